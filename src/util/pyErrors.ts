@@ -1,0 +1,33 @@
+/**
+ * Errors that mirror the Python exceptions the reference raises, so that a port
+ * that fails at the same point fails with the same kind of error.
+ */
+
+/** A missing key or element: Python's `KeyError` (`dict[key]`, `set.remove`). */
+export class KeyError extends Error {
+  override name = "KeyError";
+  readonly key: unknown;
+  constructor(key: unknown, message?: string) {
+    super(message ?? `KeyError: ${typeof key === "string" ? JSON.stringify(key) : String(key)}`);
+    this.key = key;
+  }
+}
+
+/** A failed internal consistency check: Python's `AssertionError`. */
+export class AssertionError extends Error {
+  override name = "AssertionError";
+}
+
+/** Python's `RuntimeError`: a state the reference refuses to handle. */
+export class RuntimeError extends Error {
+  override name = "RuntimeError";
+}
+
+/** Python's `assert cond, message`. The reference's asserts always run, so do these. */
+export function assert(cond: unknown, message?: string | (() => string)): asserts cond {
+  if (!cond) {
+    throw new AssertionError(
+      typeof message === "function" ? message() : (message ?? "assertion failed"),
+    );
+  }
+}
