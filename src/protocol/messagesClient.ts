@@ -1,0 +1,165 @@
+/**
+ * Messages between clients and the scheduler, with Dask's `op` names and
+ * camelCase fields. Client→scheduler messages name their client in `clientId`.
+ */
+
+import type { Key, TaskSpec } from "./messagesTaskSpec.ts";
+import type { Resources } from "./messagesWorker.ts";
+
+// ---------------------------------------------------------------------------
+// client → scheduler
+// ---------------------------------------------------------------------------
+
+/** One task of an `update-graph`. */
+export interface GraphTask {
+  readonly spec: TaskSpec;
+  /**
+   * Keys of the tasks whose results this task needs. Each is either in the same
+   * `update-graph` or already known to the scheduler, and every {@link TaskRef}
+   * in `spec.args` must be listed.
+   */
+  readonly dependencies: readonly Key[];
+  /** User priority: higher runs earlier (Dask's `priority=`). Default 0. */
+  readonly priority?: number;
+  /** How many times to re-run the task after it raises. Default 0. */
+  readonly retries?: number;
+  /** `{resource: amount}` a worker must supply to run it. */
+  readonly resources?: Resources;
+  readonly annotations?: Readonly<Record<string, unknown>>;
+}
+
+/** Submit tasks and say which keys the client wants (Dask's `update-graph`). */
+export interface UpdateGraphMsg {
+  readonly op: "update-graph";
+  /** `{key: task}`; tasks the wanted keys do not need are ignored. */
+  readonly tasks: Readonly<Record<Key, GraphTask>>;
+  /** The keys the client wants results for. */
+  readonly keys: readonly Key[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
+/** The client no longer wants these keys (Dask's `client-releases-keys`). */
+export interface ClientReleasesKeysMsg {
+  readonly op: "client-releases-keys";
+  readonly keys: readonly Key[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
+/** The client wants these already-known keys (Dask's `client-desires-keys`). */
+export interface ClientDesiresKeysMsg {
+  readonly op: "client-desires-keys";
+  readonly keys: readonly Key[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
+/** Cancel these keys and the tasks depending on them (Dask's `cancel-keys`). */
+export interface CancelKeysMsg {
+  readonly op: "cancel-keys";
+  readonly keys: readonly Key[];
+  readonly clientId: string;
+  /** Cancel even keys other clients want. Default false. */
+  readonly force?: boolean;
+  /** Passed on in `cancelled-keys`. */
+  readonly reason?: string;
+  readonly stimulusId: string;
+}
+
+/** The client disconnects: everything it wanted is released (Dask's `close-client`). */
+export interface CloseClientMsg {
+  readonly op: "close-client";
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
+/** Every message a client sends to the scheduler. */
+export type ClientToSchedulerMessage =
+  | UpdateGraphMsg
+  | ClientReleasesKeysMsg
+  | ClientDesiresKeysMsg
+  | CancelKeysMsg
+  | CloseClientMsg;
+
+// ---------------------------------------------------------------------------
+// scheduler → client
+// ---------------------------------------------------------------------------
+
+/** A wanted key's result is in a worker's memory (Dask's `key-in-memory`). */
+export interface KeyInMemoryMsg {
+  readonly op: "key-in-memory";
+  readonly key: Key;
+  readonly typename: string | null;
+  readonly stimulusId: string;
+}
+
+/**
+ * A wanted key failed (Dask's `task-erred`): it raised, or a task it depends on
+ * did (then the texts are those of the task that raised, named in `blame`).
+ */
+export interface ClientTaskErredMsg {
+  readonly op: "task-erred";
+  readonly key: Key;
+  /** The key of the task that raised: `key` itself or one of its dependencies. */
+  readonly blame: Key;
+  /** The opaque error the worker reported. */
+  readonly exception: unknown;
+  readonly traceback: unknown;
+  readonly exceptionText: string;
+  readonly tracebackText: string;
+  readonly stimulusId: string;
+}
+
+/** These keys were cancelled or cannot be computed (Dask's `cancelled-keys`). */
+export interface CancelledKeysMsg {
+  readonly op: "cancelled-keys";
+  readonly keys: readonly Key[];
+  /** Why, e.g. "lost dependencies", "cancelled by client c1", "already forgotten". */
+  readonly reason: string;
+  readonly stimulusId: string;
+}
+
+/**
+ * A task the client waits for (the key itself, or one it depends on, named in
+ * `task`) has no worker that can run it; it waits in `no-worker` until one joins.
+ */
+export interface TaskNoWorkerMsg {
+  readonly op: "task-no-worker";
+  /** The wanted key that is held up. */
+  readonly key: Key;
+  /** The task in `no-worker`: `key` itself or one of its dependencies. */
+  readonly task: Key;
+  /** Why no worker fits, e.g. "no running worker has resource 'GPU'". */
+  readonly reason: string;
+  readonly stimulusId: string;
+}
+
+/** A wanted key's only replicas were lost; it is being recomputed (Dask's `lost-data`). */
+export interface LostDataMsg {
+  readonly op: "lost-data";
+  readonly key: Key;
+  readonly stimulusId: string;
+}
+
+/** An erred key is being computed again (Dask's `task-retried`). */
+export interface TaskRetriedMsg {
+  readonly op: "task-retried";
+  readonly key: Key;
+  readonly stimulusId: string;
+}
+
+/** Every message the scheduler sends to a client. */
+export type SchedulerToClientMessage =
+  | KeyInMemoryMsg
+  | ClientTaskErredMsg
+  | CancelledKeysMsg
+  | TaskNoWorkerMsg
+  | LostDataMsg
+  | TaskRetriedMsg;
+
+/** The `op` of every client→scheduler message. */
+export type ClientToSchedulerOp = ClientToSchedulerMessage["op"];
+
+/** The `op` of every scheduler→client message. */
+export type SchedulerToClientOp = SchedulerToClientMessage["op"];

@@ -1,0 +1,73 @@
+/**
+ * What a task runs: weft's stand-in for Dask's `run_spec`.
+ *
+ * The scheduler never looks inside `args` except to check that every task
+ * reference in them is a declared dependency (see {@link collectTaskRefs}).
+ */
+
+/** A task's key: a string unique within the cluster, as in Dask (tuple keys are written as their `str()`). */
+export type Key = string;
+
+/** A reference to another task's result, standing in for that result inside {@link TaskSpec.args}. */
+export interface TaskRef {
+  /** The key of the task whose result replaces this reference when the task runs. */
+  readonly __weftRef: Key;
+}
+
+/**
+ * A task's run specification: a registered function's name and its arguments.
+ * Arguments are JSON-like values (arrays and plain objects nest) in which any
+ * {@link TaskRef} is replaced by the referenced task's result before the call.
+ */
+export interface TaskSpec {
+  /** The name the function is registered under on every worker. */
+  readonly fn: string;
+  /** The positional arguments; may contain {@link TaskRef}s at any depth. */
+  readonly args: readonly unknown[];
+}
+
+/** True iff `value` is a {@link TaskRef}: a plain object whose `__weftRef` is a string. */
+export function isTaskRef(value: unknown): value is TaskRef {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { __weftRef?: unknown }).__weftRef === "string"
+  );
+}
+
+/** A {@link TaskRef} to `key`. */
+export function taskRef(key: Key): TaskRef {
+  return { __weftRef: key };
+}
+
+/**
+ * Add to `into` the key of every {@link TaskRef} found in `value`, searching
+ * arrays and plain objects to any depth. Returns `into`.
+ */
+export function collectTaskRefs(value: unknown, into: Set<Key>): Set<Key> {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== "object" || v === null) continue;
+    if (isTaskRef(v)) {
+      into.add(v.__weftRef);
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+    } else {
+      for (const item of Object.values(v)) stack.push(item);
+    }
+  }
+  return into;
+}
+
+/**
+ * Why `spec` is not a valid {@link TaskSpec}, or null when it is one:
+ * `fn` must be a non-empty string and `args` an array.
+ */
+export function taskSpecProblem(spec: unknown): string | null {
+  if (typeof spec !== "object" || spec === null) return "spec must be an object {fn, args}";
+  const { fn, args } = spec as { fn?: unknown; args?: unknown };
+  if (typeof fn !== "string" || fn.length === 0) return "spec.fn must be a non-empty string";
+  if (!Array.isArray(args)) return "spec.args must be an array";
+  return null;
+}

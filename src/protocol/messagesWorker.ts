@@ -1,0 +1,247 @@
+/**
+ * Messages between the scheduler and its workers, with Dask's `op` names and
+ * camelCase fields. Every message carries the `stimulusId` of the stimulus
+ * that caused it.
+ *
+ * The worker's side of this protocol is the worker state machine
+ * (`src/worker/state`): scheduler→worker messages become its events
+ * (`ComputeTaskEvent`, `FreeKeysEvent`, …) and its `SendMessageToScheduler`
+ * instructions (`TaskFinishedMsg`, `TaskErredMsg`, …) become the
+ * worker→scheduler messages below.
+ */
+
+import type { Priority } from "../util/priority.ts";
+import type { StartStop, TaskStateState } from "../worker/state/taskState.ts";
+import type { Key, TaskSpec } from "./messagesTaskSpec.ts";
+
+/** `{key: [worker address, ...]}`: where replicas of each key are held. */
+export type WhoHas = Readonly<Record<Key, readonly string[]>>;
+
+/** `{key: size in bytes}`. */
+export type NBytes = Readonly<Record<Key, number>>;
+
+/** `{resource name: amount}`, e.g. `{GPU: 1}`. */
+export type Resources = Readonly<Record<string, number>>;
+
+// ---------------------------------------------------------------------------
+// scheduler → worker
+// ---------------------------------------------------------------------------
+
+/** Run a task (Dask's `compute-task`; the worker's `ComputeTaskEvent`). */
+export interface ComputeTaskMsg {
+  readonly op: "compute-task";
+  readonly key: Key;
+  /** Unique per `compute-task` sent; results reporting another run id are stale. */
+  readonly runId: number;
+  /** Where each dependency is held. Keys are exactly the task's dependencies. */
+  readonly whoHas: WhoHas;
+  /** The size of each dependency. Same keys as `whoHas`. */
+  readonly nbytes: NBytes;
+  /** The scheduler's priority tuple (user priority, generation, graph order); lower runs first. */
+  readonly priority: Priority;
+  /** Expected run time in seconds. */
+  readonly duration: number;
+  readonly runSpec: TaskSpec | null;
+  /** `{resource: amount}` the task holds while it runs; empty if unrestricted. */
+  readonly resourceRestrictions: Resources;
+  readonly actor: boolean;
+  readonly annotations: Readonly<Record<string, unknown>>;
+  readonly spanId: string | null;
+  readonly stimulusId: string;
+}
+
+/** The scheduler no longer needs these keys from this worker (Dask's `free-keys`). */
+export interface FreeKeysMsg {
+  readonly op: "free-keys";
+  readonly keys: readonly Key[];
+  readonly stimulusId: string;
+}
+
+/** Fetch replicas of these keys from peers, for housekeeping (Dask's `acquire-replicas`). */
+export interface AcquireReplicasMsg {
+  readonly op: "acquire-replicas";
+  readonly whoHas: WhoHas;
+  readonly nbytes: NBytes;
+  readonly stimulusId: string;
+}
+
+/** Drop these replicas if they are only held in memory (Dask's `remove-replicas`). */
+export interface RemoveReplicasMsg {
+  readonly op: "remove-replicas";
+  readonly keys: readonly Key[];
+  readonly stimulusId: string;
+}
+
+/** Answer to `request-refresh-who-has` (Dask's `refresh-who-has`). */
+export interface RefreshWhoHasMsg {
+  readonly op: "refresh-who-has";
+  readonly whoHas: WhoHas;
+  readonly stimulusId: string;
+}
+
+/** Give up a task that has not started, because it will run elsewhere (Dask's `steal-request`). */
+export interface StealRequestMsg {
+  readonly op: "steal-request";
+  readonly key: Key;
+  readonly stimulusId: string;
+}
+
+/** A peer left the cluster: forget its replicas (Dask's `remove-worker`). */
+export interface RemoveWorkerMsg {
+  readonly op: "remove-worker";
+  readonly worker: string;
+  readonly stimulusId: string;
+}
+
+/** Stop starting tasks and transfers (the worker's `PauseEvent`). Not emitted by the scheduler state machine. */
+export interface PauseMsg {
+  readonly op: "pause";
+  readonly stimulusId: string;
+}
+
+/** Resume after `pause` (the worker's `UnpauseEvent`). Not emitted by the scheduler state machine. */
+export interface UnpauseMsg {
+  readonly op: "unpause";
+  readonly stimulusId: string;
+}
+
+/** Every message the scheduler sends to a worker. */
+export type SchedulerToWorkerMessage =
+  | ComputeTaskMsg
+  | FreeKeysMsg
+  | AcquireReplicasMsg
+  | RemoveReplicasMsg
+  | RefreshWhoHasMsg
+  | StealRequestMsg
+  | RemoveWorkerMsg
+  | PauseMsg
+  | UnpauseMsg;
+
+// ---------------------------------------------------------------------------
+// worker → scheduler
+// ---------------------------------------------------------------------------
+
+/** A worker joins the cluster (Dask's `register-worker`). */
+export interface RegisterWorkerMsg {
+  readonly op: "register-worker";
+  /** The worker's address; must be unique among connected workers. */
+  readonly address: string;
+  /** Size of its thread pool; a positive integer. */
+  readonly nthreads: number;
+  /** `{resource: amount}` it supplies. */
+  readonly resources: Resources;
+  readonly stimulusId: string;
+}
+
+/** A worker is alive (Dask's `heartbeat_worker`). */
+export interface HeartbeatWorkerMsg {
+  readonly op: "heartbeat-worker";
+  readonly stimulusId: string;
+}
+
+/** A worker paused or resumed, e.g. under memory pressure (Dask's `worker-status-change`). */
+export interface WorkerStatusChangeMsg {
+  readonly op: "worker-status-change";
+  readonly status: "running" | "paused";
+  readonly stimulusId: string;
+}
+
+/** A task ran successfully and its result is in the worker's memory (Dask's `task-finished`). */
+export interface TaskFinishedMsg {
+  readonly op: "task-finished";
+  readonly key: Key;
+  /** The `runId` of the `compute-task` that ran. */
+  readonly runId: number;
+  /** Size of the result in bytes, if known. */
+  readonly nbytes: number | null;
+  /** The result's type name. */
+  readonly typename: string;
+  /** Timings; `compute` entries feed the scheduler's duration estimates. */
+  readonly startstops?: readonly StartStop[];
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  readonly thread?: number | null;
+  readonly stimulusId: string;
+}
+
+/** A task raised (Dask's `task-erred`). */
+export interface TaskErredMsg {
+  readonly op: "task-erred";
+  readonly key: Key;
+  readonly runId: number;
+  /** The error itself, opaque to the scheduler and passed on to clients. */
+  readonly exception: unknown;
+  /** Opaque traceback, if any. */
+  readonly traceback?: unknown;
+  readonly exceptionText: string;
+  readonly tracebackText: string;
+  readonly startstops?: readonly StartStop[];
+  readonly thread?: number | null;
+  readonly stimulusId: string;
+}
+
+/** The worker holds replicas of these keys, e.g. fetched from peers (Dask's `add-keys`). */
+export interface AddKeysMsg {
+  readonly op: "add-keys";
+  readonly keys: readonly Key[];
+  readonly stimulusId: string;
+}
+
+/** The worker dropped its replica of a key (Dask's `release-worker-data`). */
+export interface ReleaseWorkerDataMsg {
+  readonly op: "release-worker-data";
+  readonly key: Key;
+  readonly stimulusId: string;
+}
+
+/** The task asked to run elsewhere (Dask's `reschedule`, from the `Reschedule` exception). */
+export interface RescheduleMsg {
+  readonly op: "reschedule";
+  readonly key: Key;
+  readonly stimulusId: string;
+}
+
+/** The task seceded from the thread pool (Dask's `long-running`). */
+export interface LongRunningMsg {
+  readonly op: "long-running";
+  readonly key: Key;
+  /** How long it had run before seceding, in seconds, if known. */
+  readonly computeDuration: number | null;
+  /** The run it concerns; a mismatch makes the message stale. Optional, as in the seed. */
+  readonly runId?: number;
+  readonly stimulusId: string;
+}
+
+/** The worker cannot find these keys anywhere it knows of (Dask's `request-refresh-who-has`). */
+export interface RequestRefreshWhoHasMsg {
+  readonly op: "request-refresh-who-has";
+  readonly keys: readonly Key[];
+  readonly stimulusId: string;
+}
+
+/** Answer to `steal-request`: the task's state on the victim, or null if unknown (Dask's `steal-response`). */
+export interface StealResponseMsg {
+  readonly op: "steal-response";
+  readonly key: Key;
+  readonly state: TaskStateState | null;
+  readonly stimulusId: string;
+}
+
+/** Every message a worker sends to the scheduler. */
+export type WorkerToSchedulerMessage =
+  | RegisterWorkerMsg
+  | HeartbeatWorkerMsg
+  | WorkerStatusChangeMsg
+  | TaskFinishedMsg
+  | TaskErredMsg
+  | AddKeysMsg
+  | ReleaseWorkerDataMsg
+  | RescheduleMsg
+  | LongRunningMsg
+  | RequestRefreshWhoHasMsg
+  | StealResponseMsg;
+
+/** The `op` of every worker→scheduler message. */
+export type WorkerToSchedulerOp = WorkerToSchedulerMessage["op"];
+
+/** The `op` of every scheduler→worker message. */
+export type SchedulerToWorkerOp = SchedulerToWorkerMessage["op"];
