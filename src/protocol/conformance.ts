@@ -1,0 +1,280 @@
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import { TaskError } from "../worker/state/errorMessage.ts";
+import { WorkerState } from "../worker/state/workerState.ts";
+import { eventFromDict } from "./daskJson/events.ts";
+import { DaskDictError, type Dict, FieldReader, isDict } from "./daskJson/fields.ts";
+import { instructionToDict } from "./daskJson/instructions.ts";
+import { stateSnapshot } from "./daskJson/snapshot.ts";
+import { recordedSizeof, recordedTypeName } from "./daskJson/values.ts";
+
+/** One recorded step of a vector. */
+export interface VectorStep {
+  event: Dict;
+  instructions?: Dict[];
+  state?: Dict;
+  raises?: string;
+  configBefore?: Dict;
+  dataStoreErrors?: { key: string; exceptionText: string; tracebackText: string }[];
+}
+
+/** A conformance vector (`../shared/conformance/FORMAT.md`). */
+export interface Vector {
+  name: string;
+  config: Dict;
+  orderSensitive: boolean;
+  steps: VectorStep[];
+}
+
+/** Read a `.json` or `.json.gz` file (or a `.jsonl.gz` stream) as text. */
+export function readMaybeGzip(path: string): string {
+  const buf = readFileSync(path);
+  const gz = buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
+  return (gz ? gunzipSync(buf) : buf).toString("utf8");
+}
+
+/** Parse and check the shape of a vector; errors name the file and the field. */
+export function parseVector(text: string, where: string): Vector {
+  let d: unknown;
+  try {
+    d = JSON.parse(text);
+  } catch (err) {
+    throw new DaskDictError(`${where}: not valid JSON (${(err as Error).message})`);
+  }
+  if (!isDict(d)) throw new DaskDictError(`${where}: expected a JSON object`);
+  const r = new FieldReader(d, where);
+  const stepsRaw: unknown = r.raw("steps");
+  if (!Array.isArray(stepsRaw)) r.fail("steps", "a list", stepsRaw);
+  const steps = (stepsRaw as unknown[]).map((s, i): VectorStep => {
+    if (!isDict(s)) throw new DaskDictError(`${where}.steps[${i}]: expected an object`);
+    const sr = new FieldReader(s, `${where}.steps[${i}]`);
+    const step: VectorStep = { event: sr.dict("event") };
+    if (sr.has("raises")) step.raises = sr.str("raises");
+    else {
+      const instr = sr.raw("instructions");
+      if (!Array.isArray(instr) || !instr.every(isDict))
+        sr.fail("instructions", "a list of objects", instr);
+      step.instructions = instr as Dict[];
+      step.state = sr.dict("state");
+    }
+    if (sr.has("config_before")) step.configBefore = sr.dict("config_before");
+    if (sr.has("data_store_errors")) {
+      const errs: unknown = sr.raw("data_store_errors");
+      if (!Array.isArray(errs)) sr.fail("data_store_errors", "a list", errs);
+      step.dataStoreErrors = (errs as unknown[]).map((e, j) => {
+        if (!isDict(e))
+          throw new DaskDictError(
+            `${where}.steps[${i}].data_store_errors[${j}]: expected an object`,
+          );
+        const er = new FieldReader(e, `${where}.steps[${i}].data_store_errors[${j}]`);
+        return {
+          key: er.str("key"),
+          exceptionText: er.str("exception_text"),
+          tracebackText: er.str("traceback_text"),
+        };
+      });
+    }
+    return step;
+  });
+  return {
+    name: typeof d.name === "string" ? d.name : where,
+    config: r.dict("config"),
+    orderSensitive: d.order_sensitive === true,
+    steps,
+  };
+}
+
+/** A Map data store that fails for chosen keys, as a recording's spilling store did. */
+export class FailingDataStore extends Map<string, unknown> {
+  failures = new Map<string, TaskError>();
+  override set(key: string, value: unknown): this {
+    const err = this.failures.get(key);
+    if (err !== undefined) throw err;
+    return super.set(key, value);
+  }
+}
+
+/** Attributes a vector may set on the state machine (FORMAT.md `config`, `config_before`). */
+export function applyConfig(ws: WorkerState, config: Dict, where: string): void {
+  const r = new FieldReader(config, where);
+  for (const name of Object.keys(config)) {
+    switch (name) {
+      case "nthreads":
+        ws.nthreads = r.int(name);
+        break;
+      case "address":
+        ws.address = r.str(name);
+        break;
+      case "transfer_incoming_count_limit":
+        ws.transferIncomingCountLimit = r.numOrInf(name);
+        break;
+      case "transfer_incoming_bytes_limit":
+        ws.transferIncomingBytesLimit = r.numOrInf(name);
+        break;
+      case "transfer_message_bytes_limit":
+        ws.transferMessageBytesLimit = r.numOrInf(name);
+        break;
+      case "transfer_incoming_bytes_throttle_threshold":
+        ws.transferIncomingBytesThrottleThreshold = r.numOrInf(name);
+        break;
+      case "validate":
+        ws.validate = r.bool(name);
+        break;
+      case "transition_counter_max": {
+        const v = r.raw(name);
+        if (v === false || v === null) ws.transitionCounterMax = false;
+        else ws.transitionCounterMax = r.num(name);
+        break;
+      }
+      case "available_resources":
+        ws.availableResources.clear();
+        for (const [k, v] of r.numMap(name)) ws.availableResources.set(k, v);
+        break;
+      case "running":
+        ws.running = r.bool(name);
+        break;
+      case "generation":
+        ws.generation = r.int(name);
+        break;
+      default:
+        // resources are set at construction; other keys (data_type, …) are informational.
+        break;
+    }
+  }
+}
+
+/** Build the state machine a vector's config describes. */
+export function workerStateFromConfig(
+  config: Dict,
+  where: string,
+  data = new FailingDataStore(),
+): WorkerState {
+  const r = new FieldReader(config, where);
+  const ws = new WorkerState({
+    nthreads: r.has("nthreads") ? r.int("nthreads") : 1,
+    address: r.has("address") ? r.str("address") : undefined,
+    resources: r.has("resources") ? r.numMap("resources") : undefined,
+    validate: r.has("validate") ? r.bool("validate") : true,
+    data,
+    sizeof: recordedSizeof,
+    typeName: recordedTypeName,
+  });
+  applyConfig(ws, config, where);
+  return ws;
+}
+
+/** Where and how a replay first diverged from the recording. */
+export interface Mismatch {
+  step: number;
+  event: Dict;
+  what: "instructions" | "state" | "raises" | "error";
+  details: string[];
+}
+
+/** Canonical JSON: keys sorted, Sets/Maps as lists/objects. */
+export function canonical(v: unknown): string {
+  return JSON.stringify(normalize(v));
+}
+
+function normalize(v: unknown): unknown {
+  if (v === undefined) return null;
+  if (typeof v === "number" && !Number.isFinite(v)) return null;
+  if (Array.isArray(v)) return v.map(normalize);
+  if (v instanceof Set) return [...v].map(normalize);
+  if (v instanceof Map) return normalize(Object.fromEntries(v));
+  if (isDict(v)) {
+    const out: Dict = {};
+    for (const k of Object.keys(v).sort()) out[k] = normalize(v[k]);
+    return out;
+  }
+  return v;
+}
+
+/** Paths where two JSON values differ, with both sides. */
+export function jsonDiff(
+  expected: unknown,
+  actual: unknown,
+  path = "",
+  out: string[] = [],
+  limit = 20,
+): string[] {
+  if (out.length >= limit) return out;
+  const e = normalize(expected);
+  const a = normalize(actual);
+  if (canonical(e) === canonical(a)) return out;
+  if (isDict(e) && isDict(a)) {
+    for (const k of new Set([...Object.keys(e), ...Object.keys(a)])) {
+      if (!(k in a)) out.push(`${path}.${k}: expected ${canonical(e[k])}, missing`);
+      else if (!(k in e)) out.push(`${path}.${k}: unexpected ${canonical(a[k])}`);
+      else jsonDiff(e[k], a[k], `${path}.${k}`, out, limit);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+  out.push(`${path || "."}: expected ${canonical(e)}, got ${canonical(a)}`);
+  return out;
+}
+
+function instructionDiff(expected: Dict[], actual: Dict[]): string[] {
+  const exp = expected.map(canonical).sort();
+  const act = actual.map(canonical).sort();
+  const remaining = new Map<string, number>();
+  for (const x of act) remaining.set(x, (remaining.get(x) ?? 0) + 1);
+  const missing: string[] = [];
+  for (const x of exp) {
+    const n = remaining.get(x) ?? 0;
+    if (n > 0) remaining.set(x, n - 1);
+    else missing.push(x);
+  }
+  const extra: string[] = [];
+  for (const [x, n] of remaining) for (let i = 0; i < n; i++) extra.push(x);
+  return [...missing.map((x) => `- expected ${x}`), ...extra.map((x) => `+ got      ${x}`)];
+}
+
+/** Replay a vector; returns null when every step matches, else the first divergence. */
+export function replayVector(v: Vector): Mismatch | null {
+  const data = new FailingDataStore();
+  const ws = workerStateFromConfig(v.config, `${v.name}.config`, data);
+  for (let i = 0; i < v.steps.length; i++) {
+    const step = v.steps[i];
+    if (step.configBefore)
+      applyConfig(ws, step.configBefore, `${v.name}.steps[${i}].config_before`);
+    data.failures.clear();
+    for (const e of step.dataStoreErrors ?? []) {
+      data.failures.set(e.key, new TaskError(e.exceptionText, e.tracebackText));
+    }
+    const event = eventFromDict(step.event);
+    let instructions: Dict[];
+    try {
+      instructions = ws.handleStimulus(event).map(instructionToDict);
+    } catch (err) {
+      const name = err instanceof Error ? err.name : typeof err;
+      if (step.raises !== undefined && name === step.raises) continue;
+      return {
+        step: i,
+        event: step.event,
+        what: step.raises !== undefined ? "raises" : "error",
+        details: [
+          step.raises !== undefined ? `expected ${step.raises}, got ${name}` : `unexpected ${name}`,
+          ...String(err instanceof Error ? err.message : err)
+            .split("\n")
+            .slice(0, 12),
+        ],
+      };
+    }
+    if (step.raises !== undefined) {
+      return {
+        step: i,
+        event: step.event,
+        what: "raises",
+        details: [`expected ${step.raises}, nothing was raised`],
+      };
+    }
+    const diff = instructionDiff(step.instructions ?? [], instructions);
+    if (diff.length > 0) return { step: i, event: step.event, what: "instructions", details: diff };
+    const stateDiff = jsonDiff(step.state, stateSnapshot(ws));
+    if (stateDiff.length > 0)
+      return { step: i, event: step.event, what: "state", details: stateDiff };
+  }
+  return null;
+}

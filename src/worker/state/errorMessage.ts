@@ -1,0 +1,66 @@
+/**
+ * What the state machine keeps of an error: the error itself (opaque), its
+ * traceback and their texts, as Dask's `distributed.core.error_message` gives them.
+ */
+export interface ErrorMessage {
+  status: "error";
+  exception: unknown;
+  traceback: unknown;
+  exceptionText: string;
+  tracebackText: string;
+}
+
+/**
+ * An error that carries its own texts. Thrown by a data store or a task when the
+ * texts must come out exactly as given (a replayed recording, an error that crossed
+ * a process boundary).
+ */
+export class TaskError extends Error {
+  override name = "TaskError";
+  constructor(
+    readonly exceptionText: string,
+    readonly tracebackText: string,
+  ) {
+    super(exceptionText);
+  }
+}
+
+function hasTexts(err: unknown): err is { exceptionText: string; tracebackText: string } {
+  return (
+    typeof err === "object" &&
+    err !== null &&
+    typeof (err as { exceptionText?: unknown }).exceptionText === "string" &&
+    typeof (err as { tracebackText?: unknown }).tracebackText === "string"
+  );
+}
+
+/** The default conversion of a thrown value into an {@link ErrorMessage}. */
+export function errorMessage(err: unknown): ErrorMessage {
+  if (hasTexts(err)) {
+    return {
+      status: "error",
+      exception: err,
+      traceback: null,
+      exceptionText: err.exceptionText,
+      tracebackText: err.tracebackText,
+    };
+  }
+  if (err instanceof Error) {
+    const stack = err.stack ?? "";
+    const newline = stack.indexOf("\n");
+    return {
+      status: "error",
+      exception: err,
+      traceback: stack,
+      exceptionText: `${err.name}: ${err.message}`,
+      tracebackText: newline >= 0 ? stack.slice(newline + 1) : "",
+    };
+  }
+  return {
+    status: "error",
+    exception: err,
+    traceback: null,
+    exceptionText: String(err),
+    tracebackText: "",
+  };
+}

@@ -1,0 +1,562 @@
+import type { Priority } from "../../util/priority.ts";
+import { type ErrorMessage, errorMessage } from "./errorMessage.ts";
+import { SerializedTask } from "./taskState.ts";
+
+/**
+ * Stimuli that can change the worker state: messages from the scheduler, and the
+ * completions of the instructions the state machine gave the shell.
+ */
+export type StateMachineEvent =
+  | PauseEvent
+  | UnpauseEvent
+  | RetryBusyWorkerEvent
+  | GatherDepSuccessEvent
+  | GatherDepBusyEvent
+  | GatherDepNetworkFailureEvent
+  | GatherDepFailureEvent
+  | RemoveWorkerEvent
+  | ComputeTaskEvent
+  | ExecuteSuccessEvent
+  | ExecuteFailureEvent
+  | RescheduleEvent
+  | CancelComputeEvent
+  | FindMissingEvent
+  | RefreshWhoHasEvent
+  | AcquireReplicasEvent
+  | RemoveReplicasEvent
+  | FreeKeysEvent
+  | StealRequestEvent
+  | UpdateDataEvent
+  | SecedeEvent;
+
+/** Class names of all events. */
+export type EventClass = StateMachineEvent["cls"];
+
+/** Completions of a GatherDep instruction. */
+export type GatherDepDoneEvent =
+  | GatherDepSuccessEvent
+  | GatherDepBusyEvent
+  | GatherDepNetworkFailureEvent
+  | GatherDepFailureEvent;
+
+/** Completions of an Execute instruction. */
+export type ExecuteDoneEvent = ExecuteSuccessEvent | ExecuteFailureEvent | RescheduleEvent;
+
+/** `{key: [worker address, ...]}` */
+export type WhoHas = ReadonlyMap<string, readonly string[]>;
+
+/** A map given as a Map or as a plain object. */
+export type MapLike<V> = ReadonlyMap<string, V> | Readonly<Record<string, V>>;
+
+/** Accepts a Map or a plain object, for hand-written events. */
+export function toMap<V>(m: MapLike<V> | null | undefined): Map<string, V> {
+  if (m === null || m === undefined) return new Map();
+  if (m instanceof Map) return new Map(m);
+  return new Map(Object.entries(m as Record<string, V>));
+}
+
+/** Fields shared by every event. */
+abstract class EventBase {
+  /** Unique ID of the event; every transition it causes is logged with it. */
+  readonly stimulusId: string;
+  /** When the worker handled it (set on logging). */
+  handled: number | null = null;
+
+  constructor(stimulusId: string) {
+    this.stimulusId = stimulusId;
+  }
+
+  /** A copy small enough to keep in the stimulus log (values and run specs dropped). */
+  toLoggable(handled: number): this {
+    this.handled = handled;
+    return this;
+  }
+
+  protected copy(): this {
+    return Object.assign(Object.create(Object.getPrototypeOf(this)) as this, this);
+  }
+}
+
+/** Stop starting tasks and transfers; running ones go on. */
+export class PauseEvent extends EventBase {
+  readonly cls = "PauseEvent" as const;
+  constructor(f: { stimulusId: string }) {
+    super(f.stimulusId);
+  }
+}
+
+/** Resume after a PauseEvent. */
+export class UnpauseEvent extends EventBase {
+  readonly cls = "UnpauseEvent" as const;
+  constructor(f: { stimulusId: string }) {
+    super(f.stimulusId);
+  }
+}
+
+/** A busy peer may be asked again. */
+export class RetryBusyWorkerEvent extends EventBase {
+  readonly cls = "RetryBusyWorkerEvent" as const;
+  readonly worker: string;
+  constructor(f: { worker: string; stimulusId: string }) {
+    super(f.stimulusId);
+    this.worker = f.worker;
+  }
+}
+
+/** GatherDep finished: the peer sent (some of) the keys. */
+export class GatherDepSuccessEvent extends EventBase {
+  readonly cls = "GatherDepSuccessEvent" as const;
+  readonly worker: string;
+  /** Must be the same as in the GatherDep instruction. */
+  readonly totalNbytes: number;
+  /** There may be fewer keys than in GatherDep. */
+  data: ReadonlyMap<string, unknown>;
+  constructor(f: {
+    worker: string;
+    totalNbytes: number;
+    data: MapLike<unknown>;
+    stimulusId: string;
+  }) {
+    super(f.stimulusId);
+    this.worker = f.worker;
+    this.totalNbytes = f.totalNbytes;
+    this.data = toMap(f.data);
+  }
+  override toLoggable(handled: number): this {
+    const out = this.copy();
+    out.handled = handled;
+    out.data = new Map([...this.data.keys()].map((k) => [k, null]));
+    return out;
+  }
+}
+
+/** GatherDep finished: the peer was busy. */
+export class GatherDepBusyEvent extends EventBase {
+  readonly cls = "GatherDepBusyEvent" as const;
+  readonly worker: string;
+  readonly totalNbytes: number;
+  constructor(f: { worker: string; totalNbytes: number; stimulusId: string }) {
+    super(f.stimulusId);
+    this.worker = f.worker;
+    this.totalNbytes = f.totalNbytes;
+  }
+}
+
+/** GatherDep finished: the network failed while talking to the peer. */
+export class GatherDepNetworkFailureEvent extends EventBase {
+  readonly cls = "GatherDepNetworkFailureEvent" as const;
+  readonly worker: string;
+  readonly totalNbytes: number;
+  constructor(f: { worker: string; totalNbytes: number; stimulusId: string }) {
+    super(f.stimulusId);
+    this.worker = f.worker;
+    this.totalNbytes = f.totalNbytes;
+  }
+}
+
+/** GatherDep finished with another error (e.g. data failed to deserialize). */
+export class GatherDepFailureEvent extends EventBase {
+  readonly cls = "GatherDepFailureEvent" as const;
+  readonly worker: string;
+  readonly totalNbytes: number;
+  readonly exception: unknown;
+  readonly traceback: unknown;
+  readonly exceptionText: string;
+  readonly tracebackText: string;
+  constructor(f: {
+    worker: string;
+    totalNbytes: number;
+    exception: unknown;
+    traceback: unknown;
+    exceptionText: string;
+    tracebackText: string;
+    stimulusId: string;
+  }) {
+    super(f.stimulusId);
+    this.worker = f.worker;
+    this.totalNbytes = f.totalNbytes;
+    this.exception = f.exception;
+    this.traceback = f.traceback;
+    this.exceptionText = f.exceptionText;
+    this.tracebackText = f.tracebackText;
+  }
+
+  static fromException(
+    err: unknown,
+    f: { worker: string; totalNbytes: number; stimulusId: string },
+    convert: (err: unknown) => ErrorMessage = errorMessage,
+  ): GatherDepFailureEvent {
+    const msg = convert(err);
+    return new GatherDepFailureEvent({ ...f, ...msg });
+  }
+}
+
+/** The scheduler says a peer is gone. */
+export class RemoveWorkerEvent extends EventBase {
+  readonly cls = "RemoveWorkerEvent" as const;
+  readonly worker: string;
+  constructor(f: { worker: string; stimulusId: string }) {
+    super(f.stimulusId);
+    this.worker = f.worker;
+  }
+}
+
+/** Fields of a ComputeTaskEvent. */
+export interface ComputeTaskFields {
+  key: string;
+  runId: number;
+  whoHas: MapLike<readonly string[]>;
+  nbytes: MapLike<number>;
+  priority: Priority;
+  duration: number;
+  /** The task to run (anything but a SerializedTask is wrapped as its `task`). */
+  runSpec: unknown;
+  function?: unknown;
+  args?: unknown;
+  kwargs?: unknown;
+  resourceRestrictions: MapLike<number>;
+  actor: boolean;
+  annotations: Record<string, unknown>;
+  spanId: string | null;
+  stimulusId: string;
+}
+
+/** The scheduler asks this worker to compute a task (`compute-task`). */
+export class ComputeTaskEvent extends EventBase {
+  readonly cls = "ComputeTaskEvent" as const;
+  readonly key: string;
+  readonly runId: number;
+  readonly whoHas: WhoHas;
+  readonly nbytes: ReadonlyMap<string, number>;
+  readonly priority: Priority;
+  readonly duration: number;
+  runSpec: SerializedTask;
+  function: unknown;
+  args: unknown;
+  kwargs: unknown;
+  readonly resourceRestrictions: ReadonlyMap<string, number>;
+  readonly actor: boolean;
+  readonly annotations: Record<string, unknown>;
+  readonly spanId: string | null;
+
+  constructor(f: ComputeTaskFields) {
+    super(f.stimulusId);
+    this.key = f.key;
+    this.runId = f.runId;
+    this.whoHas = toMap(f.whoHas);
+    this.nbytes = toMap(f.nbytes);
+    this.priority = f.priority;
+    this.duration = f.duration;
+    const fn = f.function ?? null;
+    this.function = fn;
+    this.args = f.args ?? null;
+    this.kwargs = f.kwargs ?? null;
+    // As the seed: a (function, args, kwargs) triple or a task becomes the run spec.
+    if (fn !== null) {
+      this.runSpec = new SerializedTask(null, fn, f.args ?? null, f.kwargs ?? null);
+    } else if (f.runSpec instanceof SerializedTask) {
+      this.runSpec = f.runSpec;
+    } else {
+      this.runSpec = new SerializedTask(f.runSpec);
+    }
+    this.resourceRestrictions = toMap(f.resourceRestrictions);
+    this.actor = f.actor;
+    this.annotations = f.annotations;
+    this.spanId = f.spanId;
+  }
+
+  override toLoggable(handled: number): this {
+    const out = this.copy();
+    out.handled = handled;
+    out.function = null;
+    out.args = null;
+    out.kwargs = null;
+    out.runSpec = new SerializedTask();
+    return out;
+  }
+
+  /** An event with reasonable defaults, for tests. */
+  static dummy(
+    key: string,
+    o: {
+      runId?: number;
+      whoHas?: MapLike<readonly string[]>;
+      nbytes?: MapLike<number>;
+      priority?: Priority;
+      duration?: number;
+      resourceRestrictions?: MapLike<number>;
+      actor?: boolean;
+      annotations?: Record<string, unknown>;
+      stimulusId: string;
+    },
+  ): ComputeTaskEvent {
+    const whoHas = toMap(o.whoHas);
+    const nbytes =
+      o.nbytes !== undefined ? toMap(o.nbytes) : new Map([...whoHas.keys()].map((k) => [k, 1]));
+    return new ComputeTaskEvent({
+      key,
+      runId: o.runId ?? 0,
+      whoHas,
+      nbytes,
+      priority: o.priority ?? [0],
+      duration: o.duration ?? 1.0,
+      runSpec: null,
+      resourceRestrictions: o.resourceRestrictions ?? {},
+      actor: o.actor ?? false,
+      annotations: o.annotations ?? {},
+      spanId: null,
+      stimulusId: o.stimulusId,
+    });
+  }
+}
+
+/** Execute finished: the task returned a value. */
+export class ExecuteSuccessEvent extends EventBase {
+  readonly cls = "ExecuteSuccessEvent" as const;
+  readonly key: string;
+  readonly runId: number;
+  value: unknown;
+  readonly start: number;
+  readonly stop: number;
+  readonly nbytes: number;
+  /** The value's type name. */
+  readonly type: string | null;
+  constructor(f: {
+    key: string;
+    runId: number;
+    value: unknown;
+    start: number;
+    stop: number;
+    nbytes: number;
+    type: string | null;
+    stimulusId: string;
+  }) {
+    super(f.stimulusId);
+    this.key = f.key;
+    this.runId = f.runId;
+    this.value = f.value;
+    this.start = f.start;
+    this.stop = f.stop;
+    this.nbytes = f.nbytes;
+    this.type = f.type;
+  }
+
+  override toLoggable(handled: number): this {
+    const out = this.copy();
+    out.handled = handled;
+    out.value = null;
+    return out;
+  }
+
+  /** An event with reasonable defaults, for tests. */
+  static dummy(
+    key: string,
+    o: { value?: unknown; runId?: number; nbytes?: number; stimulusId: string },
+  ): ExecuteSuccessEvent {
+    return new ExecuteSuccessEvent({
+      key,
+      runId: o.runId ?? 1,
+      value: o.value ?? null,
+      start: 0.0,
+      stop: 1.0,
+      nbytes: o.nbytes ?? 1,
+      type: null,
+      stimulusId: o.stimulusId,
+    });
+  }
+}
+
+/** Execute finished: the task threw. */
+export class ExecuteFailureEvent extends EventBase {
+  readonly cls = "ExecuteFailureEvent" as const;
+  readonly key: string;
+  readonly runId: number;
+  readonly start: number | null;
+  readonly stop: number | null;
+  readonly exception: unknown;
+  readonly traceback: unknown;
+  readonly exceptionText: string;
+  readonly tracebackText: string;
+  constructor(f: {
+    key: string;
+    runId: number;
+    start: number | null;
+    stop: number | null;
+    exception: unknown;
+    traceback: unknown;
+    exceptionText: string;
+    tracebackText: string;
+    stimulusId: string;
+  }) {
+    super(f.stimulusId);
+    this.key = f.key;
+    this.runId = f.runId;
+    this.start = f.start;
+    this.stop = f.stop;
+    this.exception = f.exception;
+    this.traceback = f.traceback;
+    this.exceptionText = f.exceptionText;
+    this.tracebackText = f.tracebackText;
+  }
+
+  static fromException(
+    err: unknown,
+    f: {
+      key: string;
+      runId: number;
+      start?: number | null;
+      stop?: number | null;
+      stimulusId: string;
+    },
+    convert: (err: unknown) => ErrorMessage = errorMessage,
+  ): ExecuteFailureEvent {
+    const msg = convert(err);
+    return new ExecuteFailureEvent({
+      key: f.key,
+      runId: f.runId,
+      start: f.start ?? null,
+      stop: f.stop ?? null,
+      exception: msg.exception,
+      traceback: msg.traceback,
+      exceptionText: msg.exceptionText,
+      tracebackText: msg.tracebackText,
+      stimulusId: f.stimulusId,
+    });
+  }
+
+  /** An event with reasonable defaults, for tests. */
+  static dummy(key: string, o: { runId?: number; stimulusId: string }): ExecuteFailureEvent {
+    return new ExecuteFailureEvent({
+      key,
+      runId: o.runId ?? 1,
+      start: null,
+      stop: null,
+      exception: null,
+      traceback: null,
+      exceptionText: "",
+      tracebackText: "",
+      stimulusId: o.stimulusId,
+    });
+  }
+}
+
+/** Execute finished: the task asked to be rescheduled elsewhere. */
+export class RescheduleEvent extends EventBase {
+  readonly cls = "RescheduleEvent" as const;
+  readonly key: string;
+  constructor(f: { key: string; stimulusId: string }) {
+    super(f.stimulusId);
+    this.key = f.key;
+  }
+  /** For symmetry with the other ExecuteDoneEvents. */
+  static dummy(key: string, o: { stimulusId: string }): RescheduleEvent {
+    return new RescheduleEvent({ key, stimulusId: o.stimulusId });
+  }
+}
+
+/** Cancel a task that has not started yet (best effort). */
+export class CancelComputeEvent extends EventBase {
+  readonly cls = "CancelComputeEvent" as const;
+  readonly key: string;
+  constructor(f: { key: string; stimulusId: string }) {
+    super(f.stimulusId);
+    this.key = f.key;
+  }
+}
+
+/** Periodic: ask the scheduler about keys no peer is known to hold. */
+export class FindMissingEvent extends EventBase {
+  readonly cls = "FindMissingEvent" as const;
+  constructor(f: { stimulusId: string }) {
+    super(f.stimulusId);
+  }
+}
+
+/** Updated who_has from the scheduler (`refresh-who-has`). */
+export class RefreshWhoHasEvent extends EventBase {
+  readonly cls = "RefreshWhoHasEvent" as const;
+  readonly whoHas: WhoHas;
+  constructor(f: { whoHas: MapLike<readonly string[]>; stimulusId: string }) {
+    super(f.stimulusId);
+    this.whoHas = toMap(f.whoHas);
+  }
+}
+
+/** Fetch replicas of these keys (`acquire-replicas`). */
+export class AcquireReplicasEvent extends EventBase {
+  readonly cls = "AcquireReplicasEvent" as const;
+  readonly whoHas: WhoHas;
+  readonly nbytes: ReadonlyMap<string, number>;
+  constructor(f: {
+    whoHas: MapLike<readonly string[]>;
+    nbytes: MapLike<number>;
+    stimulusId: string;
+  }) {
+    super(f.stimulusId);
+    this.whoHas = toMap(f.whoHas);
+    this.nbytes = toMap(f.nbytes);
+  }
+}
+
+/** Drop these replicas if they are in memory (`remove-replicas`). */
+export class RemoveReplicasEvent extends EventBase {
+  readonly cls = "RemoveReplicasEvent" as const;
+  readonly keys: readonly string[];
+  constructor(f: { keys: readonly string[]; stimulusId: string }) {
+    super(f.stimulusId);
+    this.keys = f.keys;
+  }
+}
+
+/** The scheduler no longer needs these keys here (`free-keys`). */
+export class FreeKeysEvent extends EventBase {
+  readonly cls = "FreeKeysEvent" as const;
+  readonly keys: readonly string[];
+  constructor(f: { keys: readonly string[]; stimulusId: string }) {
+    super(f.stimulusId);
+    this.keys = f.keys;
+  }
+}
+
+/** The scheduler wants to move a task elsewhere (`steal-request`). */
+export class StealRequestEvent extends EventBase {
+  readonly cls = "StealRequestEvent" as const;
+  readonly key: string;
+  constructor(f: { key: string; stimulusId: string }) {
+    super(f.stimulusId);
+    this.key = f.key;
+  }
+}
+
+/** Values put straight into this worker (scatter). */
+export class UpdateDataEvent extends EventBase {
+  readonly cls = "UpdateDataEvent" as const;
+  data: ReadonlyMap<string, unknown>;
+  constructor(f: { data: MapLike<unknown>; stimulusId: string }) {
+    super(f.stimulusId);
+    this.data = toMap(f.data);
+  }
+  override toLoggable(handled: number): this {
+    const out = this.copy();
+    out.handled = handled;
+    out.data = new Map([...this.data.keys()].map((k) => [k, null]));
+    return out;
+  }
+}
+
+/** A running task left its thread (`secede()`). */
+export class SecedeEvent extends EventBase {
+  readonly cls = "SecedeEvent" as const;
+  readonly key: string;
+  readonly computeDuration: number;
+  constructor(f: { key: string; computeDuration: number; stimulusId: string }) {
+    super(f.stimulusId);
+    this.key = f.key;
+    this.computeDuration = f.computeDuration;
+  }
+}
+
+/** The key an event is about, if it is about one (for `stimulusStory`). */
+export function eventKey(ev: StateMachineEvent): string | null {
+  return "key" in ev ? ev.key : null;
+}

@@ -1,0 +1,117 @@
+import { TASK_STATES, type TaskState, type TaskStateState } from "./taskState.ts";
+
+const STATE_INDEX: Record<TaskStateState, number> = Object.fromEntries(
+  TASK_STATES.map((s, i) => [s, i]),
+) as Record<TaskStateState, number>;
+const NSTATES = TASK_STATES.length;
+
+/** A count or a duration per task prefix and state. */
+export interface PrefixStateValue {
+  prefix: string;
+  state: TaskStateState;
+  value: number;
+}
+
+/**
+ * Current number of tasks and cumulative time spent in each state, both broken down
+ * by task prefix. Time comes from the injected monotonic clock.
+ */
+export class TaskCounter {
+  /** When the clock was last sampled. */
+  private previousTs: number | null = null;
+  /** Counts per prefix, indexed by state. */
+  private readonly counts = new Map<string, Float64Array>();
+  /** Cumulative seconds per prefix, indexed by state. */
+  private readonly elapsed = new Map<string, Float64Array>();
+  /** Tasks just inserted in the WorkerState and about to transition. */
+  private readonly newTasks = new Set<TaskState>();
+
+  constructor(private readonly monotonic: () => number) {}
+
+  private row(map: Map<string, Float64Array>, prefix: string): Float64Array {
+    let row = map.get(prefix);
+    if (row === undefined) {
+      row = new Float64Array(NSTATES);
+      map.set(prefix, row);
+    }
+    return row;
+  }
+
+  private accumulate(now: number): void {
+    if (this.counts.size === 0) return;
+    const elapsed = now - (this.previousTs as number);
+    for (const [prefix, row] of this.counts) {
+      const acc = this.row(this.elapsed, prefix);
+      for (let i = 0; i < NSTATES; i++) if (row[i] !== 0) acc[i] += elapsed * row[i];
+    }
+  }
+
+  /** Current count of tasks per (prefix, state), or per state when `byPrefix` is false. */
+  currentCount(byPrefix = true): PrefixStateValue[] {
+    return this.flatten(this.counts, byPrefix);
+  }
+
+  /** The count of tasks with this prefix in this state. */
+  count(prefix: string, state: TaskStateState): number {
+    return this.counts.get(prefix)?.[STATE_INDEX[state]] ?? 0;
+  }
+
+  /** Ever-increasing cumulative task runtimes, as of now. */
+  cumulativeElapsed(byPrefix = true): PrefixStateValue[] {
+    if (this.counts.size > 0) {
+      const now = this.monotonic();
+      this.accumulate(now);
+      this.previousTs = now;
+    }
+    return this.flatten(this.elapsed, byPrefix);
+  }
+
+  private flatten(map: Map<string, Float64Array>, byPrefix: boolean): PrefixStateValue[] {
+    const out: PrefixStateValue[] = [];
+    if (byPrefix) {
+      for (const [prefix, row] of map) {
+        for (let i = 0; i < NSTATES; i++) {
+          if (row[i] !== 0) out.push({ prefix, state: TASK_STATES[i], value: row[i] });
+        }
+      }
+      return out;
+    }
+    const total = new Float64Array(NSTATES);
+    for (const row of map.values()) for (let i = 0; i < NSTATES; i++) total[i] += row[i];
+    for (let i = 0; i < NSTATES; i++) {
+      if (total[i] !== 0) out.push({ prefix: "", state: TASK_STATES[i], value: total[i] });
+    }
+    return out;
+  }
+
+  /** A task has just been created and is about to be fed to the transitions. */
+  newTask(ts: TaskState): void {
+    this.newTasks.add(ts);
+  }
+
+  /** Tasks have just transitioned from the given states to their current ones. */
+  transitions(prevStates: ReadonlyMap<TaskState, TaskStateState>): void {
+    if (prevStates.size === 0 && this.newTasks.size === 0) return;
+    const now = this.monotonic();
+    this.accumulate(now);
+    this.previousTs = now;
+
+    for (const [ts, prevState] of prevStates) {
+      if (ts.state !== "forgotten") this.row(this.counts, ts.prefix)[STATE_INDEX[ts.state]] += 1;
+      if (this.newTasks.has(ts)) {
+        this.newTasks.delete(ts);
+      } else {
+        const row = this.row(this.counts, ts.prefix);
+        const i = STATE_INDEX[prevState];
+        const dec = row[i] - 1;
+        if (dec < 0) throw new Error(`TaskCounter: negative count for ${ts.prefix}/${prevState}`);
+        row[i] = dec;
+        if (dec === 0 && row.every((n) => n === 0)) this.counts.delete(ts.prefix);
+      }
+    }
+    // A cancelled(flight) -> resumed(flight->waiting) task with new dependencies leaves
+    // them in released state; they are counted there.
+    for (const ts of this.newTasks) this.row(this.counts, ts.prefix)[STATE_INDEX[ts.state]] += 1;
+    this.newTasks.clear();
+  }
+}

@@ -1,0 +1,804 @@
+import { getAddressHost } from "../../util/address.ts";
+import { BoundedDeque } from "../../util/boundedDeque.ts";
+import { HeapSet } from "../../util/heapSet.ts";
+import { PyRandom } from "../../util/mt19937.ts";
+import { comparePriority, type Priority } from "../../util/priority.ts";
+import { assert, KeyError } from "../../util/pyErrors.ts";
+import { sizeof as defaultSizeof, typeName as defaultTypeName } from "../../util/sizeof.ts";
+import type { DataStore, WorkerPlugin } from "./dataStore.ts";
+import { errorMessage as defaultErrorMessage, type ErrorMessage } from "./errorMessage.ts";
+import {
+  InvalidTransition,
+  RecommendationsConflict,
+  TransitionCounterMaxExceeded,
+} from "./errors.ts";
+import { eventKey, type MapLike, type StateMachineEvent, toMap, type WhoHas } from "./events.ts";
+import { handleEvent } from "./handlers.ts";
+import { GatherDep, type Instruction, TaskFinishedMsg } from "./instructions.ts";
+import { type LogEntry, type LoggedRecs, NO_RECS, workerStory } from "./log.ts";
+import { type Finish, finishState, Recs, sameFinish } from "./recs.ts";
+import { TaskCounter } from "./taskCounter.ts";
+import { READY, TaskState, type TaskStateState } from "./taskState.ts";
+import { lookupTransition } from "./transitions.ts";
+import { validateState, validateTask } from "./validation.ts";
+
+/** Options of {@link WorkerState}, as the seed's constructor takes them plus the injected services. */
+export interface WorkerStateOptions {
+  /** Number of tasks that may execute at once. Default 1. */
+  nthreads?: number;
+  /** This worker's address; must be set before the first stimulus. */
+  address?: string;
+  /** Where values are kept. Default: a new Map. */
+  data?: DataStore;
+  /** `{key: thread id}`, filled by the shell. */
+  threads?: Map<string, number>;
+  /** Worker plugins, whose `transition` hook is called after every transition. */
+  plugins?: Map<string, WorkerPlugin>;
+  /** Total abstract resources, `{name: amount}`. */
+  resources?: MapLike<number>;
+  /** Maximum number of concurrent incoming transfers. Default 9999. */
+  transferIncomingCountLimit?: number;
+  /** Run the expensive consistency checks after every stimulus. Default true. */
+  validate?: boolean;
+  /** Raise when the transition counter reaches this; false for never. */
+  transitionCounterMax?: number | false;
+  /** Limit of bytes for incoming transfers. Default Infinity. */
+  transferIncomingBytesLimit?: number;
+  /** Bytes to gather from one peer in one GatherDep, beyond the first task. Default Infinity. */
+  transferMessageBytesLimit?: number;
+  /** Wall-clock seconds, for the logs. Default: always 0 (a pure core reads no clock). */
+  clock?: () => number;
+  /** Monotonic seconds, for the task counter. Default: `clock`. */
+  monotonic?: () => number;
+  /** Source of `random()` for tie-breaks. Default: Python's `random.Random(0)`. */
+  rng?: { random(): number };
+  /** Size in bytes of a value whose size the scheduler did not say. */
+  sizeof?: (value: unknown) => number;
+  /** Type name of a value, for `TaskFinishedMsg.typename`. */
+  typeName?: (value: unknown) => string;
+  /** Conversion of an error thrown by the data store into texts. */
+  errorMessage?: (err: unknown) => ErrorMessage;
+  /** Told about an error thrown by a plugin's hook (which is otherwise ignored). */
+  onPluginError?: (name: string, err: unknown) => void;
+}
+
+const zeroClock = () => 0;
+
+/**
+ * State machine encapsulating the lifetime of all tasks on a worker: the port of
+ * Dask's `WorkerState`.
+ *
+ * The attributes are heavily correlated with each other: never modify them directly.
+ * The state is mutated exclusively through {@link WorkerState.handleStimulus}.
+ */
+export class WorkerState {
+  private _address: string | undefined;
+  /** `{key: TaskState}`: the tasks this worker knows. */
+  readonly tasks = new Map<string, TaskState>();
+  /** `{key: thread id}` of running tasks (shared with the shell). */
+  readonly threads: Map<string, number>;
+  /** Values of tasks in memory. */
+  readonly data: DataStore;
+  /** Worker plugins. */
+  readonly plugins: Map<string, WorkerPlugin>;
+  /** Tasks ready to run without resource constraints, by priority. */
+  readonly ready: HeapSet<TaskState>;
+  /** Tasks ready to run that wait for resources, by priority. */
+  readonly constrained: HeapSet<TaskState>;
+  /** Number of tasks that can execute in parallel. */
+  nthreads: number;
+  /** False while paused: no new executions or transfers start. */
+  running = true;
+  /** Tasks waiting for data. */
+  readonly waiting = new Set<TaskState>();
+  /** `{worker: keys}`: the data we care about that we think each peer has. */
+  readonly hasWhat = new Map<string, Set<string>>();
+  /** `{worker: heap of tasks in fetch}`: tasks to fetch, per peer that holds them. */
+  readonly dataNeeded = new Map<string, HeapSet<TaskState>>();
+  /** Number of tasks in fetch state. */
+  fetchCount = 0;
+  /** Bytes to gather from one peer in one message (beyond the first task). */
+  transferMessageBytesLimit: number;
+  /** All and only tasks in missing state. */
+  readonly missingDepFlight = new Set<TaskState>();
+  /** Tasks coming to us in current transfers (flight, or cancelled/resumed from flight). */
+  readonly inFlightTasks = new Set<TaskState>();
+  /** `{worker: keys}` of the transfers under way. */
+  readonly inFlightWorkers = new Map<string, Set<string>>();
+  /** Total size of the transfers under way. */
+  transferIncomingBytes = 0;
+  /** Maximum number of concurrent incoming transfers. */
+  transferIncomingCountLimit: number;
+  /** Number of transfers started since the worker started. */
+  transferIncomingCountTotal = 0;
+  /** Ignore the count limit while fewer bytes than this are in flight. */
+  transferIncomingBytesThrottleThreshold = 10_000_000;
+  /** Peers that recently answered busy. */
+  readonly busyWorkers = new Set<string>();
+  /** Decreases with every compute-task; a tie-breaker appended to priorities (LIFO). */
+  generation = 0;
+  /** Total resources. */
+  readonly totalResources: Map<string, number>;
+  /** Resources not held by running tasks. */
+  readonly availableResources: Map<string, number>;
+  /** Running tasks that hold a thread (executing, or cancelled/resumed from executing). */
+  readonly executing = new Set<TaskState>();
+  /** Running tasks that seceded (long-running, or cancelled/resumed from long-running). */
+  readonly longRunning = new Set<TaskState>();
+  /** Number of tasks run in this worker's lifetime, failed and cancelled ones included. */
+  executedCount = 0;
+  /** Total size of the values in memory. */
+  nbytes = 0;
+  /** Actor tasks. */
+  readonly actors = new Map<string, unknown>();
+  /** Transition log, capped at 100,000 records. */
+  readonly log = new BoundedDeque<LogEntry>(100_000);
+  /** Every stimulus handled, capped at 10,000. */
+  readonly stimulusLog = new BoundedDeque<StateMachineEvent>(10_000);
+  /** Run the expensive consistency checks. */
+  validate: boolean;
+  /** Task counts and time per prefix and state. */
+  readonly taskCounter: TaskCounter;
+  /** Number of transitions so far (a path through released counts twice). */
+  transitionCounter = 0;
+  /** Raise when the transition counter reaches this; false for never. */
+  transitionCounterMax: number | false;
+  /** Limit of bytes for incoming transfers. */
+  transferIncomingBytesLimit: number;
+  /** Seeded random source for tie-breaks. */
+  readonly rng: { random(): number };
+
+  /** Injected wall clock (seconds). */
+  readonly clock: () => number;
+  /** Injected size estimate. */
+  readonly sizeof: (value: unknown) => number;
+  /** Injected type name. */
+  readonly typeName: (value: unknown) => string;
+  /** Injected error conversion. */
+  readonly errorMessage: (err: unknown) => ErrorMessage;
+  private readonly onPluginError: ((name: string, err: unknown) => void) | undefined;
+  private readonly hostCache = new Map<string, string>();
+
+  constructor(o: WorkerStateOptions = {}) {
+    this.nthreads = o.nthreads ?? 1;
+    if (o.address) this._address = o.address;
+    this.data = o.data ?? new Map<string, unknown>();
+    this.threads = o.threads ?? new Map();
+    this.plugins = o.plugins ?? new Map();
+    this.totalResources = toMap(o.resources);
+    this.availableResources = new Map(this.totalResources);
+    this.validate = o.validate ?? true;
+    this.transferIncomingCountLimit = o.transferIncomingCountLimit ?? 9999;
+    this.transferMessageBytesLimit = o.transferMessageBytesLimit ?? Number.POSITIVE_INFINITY;
+    this.transferIncomingBytesLimit = o.transferIncomingBytesLimit ?? Number.POSITIVE_INFINITY;
+    this.transitionCounterMax = o.transitionCounterMax ?? false;
+    const byPriority = (ts: TaskState) => ts.priority as Priority;
+    this.ready = new HeapSet(byPriority);
+    this.constrained = new HeapSet(byPriority);
+    this.clock = o.clock ?? zeroClock;
+    this.taskCounter = new TaskCounter(o.monotonic ?? this.clock);
+    this.rng = o.rng ?? new PyRandom(0);
+    this.sizeof = o.sizeof ?? defaultSizeof;
+    this.typeName = o.typeName ?? defaultTypeName;
+    this.errorMessage = o.errorMessage ?? defaultErrorMessage;
+    this.onPluginError = o.onPluginError;
+  }
+
+  /** This worker's address. */
+  get address(): string {
+    if (this._address === undefined) throw new Error("WorkerState.address has not been set");
+    return this._address;
+  }
+  set address(value: string) {
+    this._address = value;
+  }
+
+  /**
+   * Process one or more external events, transition the tasks they concern to new
+   * states, and return the instructions to carry out as a consequence.
+   */
+  handleStimulus(...stims: StateMachineEvent[]): Instruction[] {
+    const out: Instruction[] = [];
+    const handled = this.clock();
+    for (const stim of stims) {
+      if (stim.cls !== "FindMissingEvent") this.stimulusLog.push(stim.toLoggable(handled));
+      const recs = handleEvent(this, stim, out);
+      this.transitions(recs, stim.stimulusId, out);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- accessors
+
+  /** Number of tasks executing and counting towards `nthreads` (cancelled ones included). */
+  get executingCount(): number {
+    return this.executing.size;
+  }
+
+  /** Tasks occupying a thread, whether or not they count towards `nthreads`. */
+  get allRunningTasks(): Set<TaskState> {
+    const out = new Set(this.executing);
+    for (const ts of this.longRunning) out.add(ts);
+    return out;
+  }
+
+  /** Number of tasks being replicated from peers. */
+  get inFlightTasksCount(): number {
+    return this.inFlightTasks.size;
+  }
+
+  /** Number of open transfers from peers. */
+  get transferIncomingCount(): number {
+    return this.inFlightWorkers.size;
+  }
+
+  // ---------------------------------------------------------- dict helpers
+
+  /** `self.data_needed[worker]` of the seed's defaultdict: creates an empty heap. */
+  dataNeededFor(worker: string): HeapSet<TaskState> {
+    let heap = this.dataNeeded.get(worker);
+    if (heap === undefined) {
+      heap = new HeapSet<TaskState>((ts) => ts.priority as Priority);
+      this.dataNeeded.set(worker, heap);
+    }
+    return heap;
+  }
+
+  /** `self.has_what[worker]` of the seed's defaultdict: creates an empty set. */
+  hasWhatFor(worker: string): Set<string> {
+    let keys = this.hasWhat.get(worker);
+    if (keys === undefined) {
+      keys = new Set();
+      this.hasWhat.set(worker, keys);
+    }
+    return keys;
+  }
+
+  /** `self.tasks[key]`: throws KeyError when absent. */
+  task(key: string): TaskState {
+    const ts = this.tasks.get(key);
+    if (ts === undefined) throw new KeyError(key);
+    return ts;
+  }
+
+  // ------------------------------------------------------ shared helpers
+
+  /** @internal */
+  ensureTaskExists(key: string, priority: Priority, stimulusId: string): TaskState {
+    let ts = this.tasks.get(key);
+    if (ts === undefined) {
+      ts = new TaskState(key);
+      this.tasks.set(key, ts);
+      this.taskCounter.newTask(ts);
+    }
+    if (ts.priority === null || ts.priority.length === 0) {
+      assert(priority.length > 0);
+      ts.priority = priority;
+    }
+    this.log.push([key, "ensure-task-exists", ts.state, stimulusId, this.clock()]);
+    return ts;
+  }
+
+  /** @internal */
+  updateWhoHas(whoHas: WhoHas): void {
+    for (const [key, workerList] of whoHas) {
+      const ts = this.tasks.get(key);
+      // The answer to a refresh-who-has may arrive after the key was forgotten.
+      if (ts === undefined) continue;
+      const workers = new Set(workerList);
+      // The scheduler may believe we hold a key that rebalance() just asked us to
+      // release; a release-worker-data message is already on its way.
+      workers.delete(this.address);
+
+      if (setsEqual(ts.whoHas, workers)) continue;
+
+      for (const worker of ts.whoHas) {
+        if (workers.has(worker)) continue;
+        removeFromSet(this.hasWhatFor(worker), key);
+        if (ts.state === "fetch") this.dataNeededFor(worker).remove(ts);
+      }
+      for (const worker of workers) {
+        if (ts.whoHas.has(worker)) continue;
+        this.hasWhatFor(worker).add(key);
+        if (ts.state === "fetch") this.dataNeededFor(worker).add(ts);
+      }
+      ts.whoHas = workers;
+    }
+  }
+
+  /** Reset a task's attributes and forget it in every worker-level collection. Idempotent. */
+  purgeState(ts: TaskState): void {
+    const key = ts.key;
+    // Not data.pop(key): a spilling store would read the value back from disk.
+    if (this.data.has(key)) this.data.delete(key);
+    this.actors.delete(key);
+    this.threads.delete(key);
+
+    for (const worker of ts.whoHas) {
+      this.hasWhatFor(worker).delete(key);
+      this.dataNeededFor(worker).discard(ts);
+    }
+    ts.whoHas.clear();
+
+    for (const d of ts.dependencies) {
+      ts.waitingForData.delete(d);
+      d.waiters.delete(ts);
+    }
+    ts.waitingForData.clear();
+    ts.nbytes = null;
+    ts.previous = null;
+    ts.next = null;
+    ts.done = false;
+    ts.comingFrom = null;
+    ts.exception = null;
+    ts.traceback = null;
+    // The seed resets traceback_text twice and never exception_text; so does the port.
+    ts.tracebackText = "";
+
+    this.missingDepFlight.delete(ts);
+    this.ready.discard(ts);
+    this.constrained.discard(ts);
+    this.executing.delete(ts);
+    this.longRunning.delete(ts);
+    this.inFlightTasks.delete(ts);
+    this.waiting.delete(ts);
+  }
+
+  /** Whether to hold back new incoming transfers. */
+  shouldThrottleIncomingTransfers(): boolean {
+    const reachedCountLimit = this.inFlightWorkers.size >= this.transferIncomingCountLimit;
+    const reachedThrottleThreshold =
+      this.transferIncomingBytes >= this.transferIncomingBytesThrottleThreshold;
+    const reachedBytesLimit = this.transferIncomingBytes >= this.transferIncomingBytesLimit;
+    return (reachedCountLimit && reachedThrottleThreshold) || reachedBytesLimit;
+  }
+
+  /** Transition tasks from fetch to flight until none are left or a limit is reached. */
+  private ensureCommunicating(stimulusId: string, out: Instruction[]): Recs | null {
+    if (!this.running || this.dataNeeded.size === 0) return null;
+    if (this.shouldThrottleIncomingTransfers()) return null;
+
+    let recs: Recs | null = null;
+    for (const [worker, availableTasks] of this.selectWorkersForGather()) {
+      assert(worker !== this.address);
+      const toGatherTasks = this.selectKeysForGather(availableTasks);
+      const messageNbytes = this.lastMessageNbytes;
+      // We always load at least one task...
+      assert(toGatherTasks.length > 0 || this.transferIncomingBytes);
+      // ...but that task might have been selected in a previous iteration.
+      if (toGatherTasks.length === 0) break;
+
+      const toGatherKeys = new Set<string>();
+      for (const ts of toGatherTasks) toGatherKeys.add(ts.key);
+      this.log.push(["gather-dependencies", worker, toGatherKeys, stimulusId, this.clock()]);
+
+      if (recs === null) recs = new Recs();
+      for (const ts of toGatherTasks) {
+        if (this.validate) {
+          assert(ts.state === "fetch");
+          assert(ts.whoHas.has(worker));
+          assert(!recs.has(ts));
+        }
+        recs.set(ts, ["flight", worker]);
+      }
+      // One GatherDep per peer per call; a peer in flight is not asked again until
+      // its transfer completes.
+      out.push(new GatherDep(worker, toGatherKeys, messageNbytes, stimulusId));
+      this.inFlightWorkers.set(worker, toGatherKeys);
+      this.transferIncomingCountTotal += 1;
+      this.transferIncomingBytes += messageNbytes;
+      if (this.shouldThrottleIncomingTransfers()) break;
+    }
+    return recs;
+  }
+
+  private hostOf(address: string): string {
+    let host = this.hostCache.get(address);
+    if (host === undefined) {
+      host = getAddressHost(address);
+      if (this.hostCache.size > 100_000) this.hostCache.clear();
+      this.hostCache.set(address, host);
+    }
+    return host;
+  }
+
+  /**
+   * Peers to gather from with their tasks in data_needed, by: highest-priority task;
+   * then local peers before remote ones; then most tasks available; then a seeded
+   * random tie-break. Busy and in-flight peers are skipped; peers with no tasks left
+   * are dropped from data_needed. A generator, as the seed's: the consumer's `break`
+   * leaves the rest untouched.
+   */
+  private *selectWorkersForGather(): Generator<[string, HeapSet<TaskState>]> {
+    const host = this.hostOf(this.address);
+    const heap: GatherCandidate[] = [];
+    for (const [worker, tasks] of [...this.dataNeeded]) {
+      if (tasks.size === 0) {
+        this.dataNeeded.delete(worker);
+        continue;
+      }
+      if (this.inFlightWorkers.has(worker) || this.busyWorkers.has(worker)) continue;
+      heap.push({
+        priority: tasks.peek().priority as Priority,
+        isRemote: this.hostOf(worker) !== host,
+        ntasksNeg: -tasks.size,
+        rnd: this.rng.random(),
+        worker,
+        tasks,
+      });
+    }
+    heapify(heap);
+    while (heap.length > 0) {
+      const c = heapPop(heap);
+      const tasks = c.tasks;
+      // _select_keys_for_gather may have removed tasks also replicated on a
+      // higher-priority peer since this entry was pushed.
+      if (tasks.size === 0) {
+        deleteOrThrow(this.dataNeeded, c.worker);
+      } else if (-c.ntasksNeg !== tasks.size) {
+        heapPush(heap, {
+          priority: tasks.peek().priority as Priority,
+          isRemote: c.isRemote,
+          ntasksNeg: -tasks.size,
+          rnd: c.rnd,
+          worker: c.worker,
+          tasks,
+        });
+      } else {
+        yield [c.worker, tasks];
+        if (tasks.size === 0) deleteOrThrow(this.dataNeeded, c.worker);
+      }
+    }
+  }
+
+  /** Total bytes of the last selectKeysForGather. */
+  private lastMessageNbytes = 0;
+
+  /**
+   * All tasks replicated on this peer that fit in one message, up to the message and
+   * incoming byte limits.
+   */
+  private selectKeysForGather(available: HeapSet<TaskState>): TaskState[] {
+    const toGather: TaskState[] = [];
+    let messageNbytes = 0;
+    while (available.size > 0) {
+      const ts = available.peek();
+      if (this.taskExceedsTransferLimits(ts, messageNbytes)) break;
+      // This also pops ts from available.
+      for (const worker of ts.whoHas) this.dataNeededFor(worker).remove(ts);
+      toGather.push(ts);
+      messageNbytes += ts.getNbytes();
+    }
+    this.lastMessageNbytes = messageNbytes;
+    return toGather;
+  }
+
+  /** Would gathering this task exceed the transfer limits? */
+  private taskExceedsTransferLimits(ts: TaskState, messageNbytes: number): boolean {
+    // With no other traffic, the top-priority task goes whatever its size, for progress.
+    if (this.transferIncomingBytes === 0 && messageNbytes === 0) return false;
+    let allowance = this.transferIncomingBytesLimit - this.transferIncomingBytes;
+    // The message limit is ignored for the first task of a message, for progress.
+    if (messageNbytes !== 0) {
+      allowance = Math.min(allowance, this.transferMessageBytesLimit) - messageNbytes;
+    }
+    return ts.getNbytes() > allowance;
+  }
+
+  /** Start ready tasks while threads are free. @internal */
+  ensureComputing(): Recs | null {
+    if (!this.running) return null;
+    let recs: Recs | null = null;
+    while (this.executing.size < this.nthreads) {
+      const ts = this.nextReadyTask();
+      if (ts === null) break;
+      if (recs === null) recs = new Recs();
+      if (this.validate) {
+        assert(READY.has(ts.state));
+        assert(!recs.has(ts));
+      }
+      recs.set(ts, "executing");
+      this.acquireResources(ts);
+      this.executing.add(ts);
+    }
+    return recs;
+  }
+
+  /** Pop the top-priority task from ready or constrained. */
+  private nextReadyTask(): TaskState | null {
+    const ready = this.ready;
+    const constrained = this.constrained;
+    if (ready.size > 0 && constrained.size > 0) {
+      const tsr = ready.peek();
+      const tsc = constrained.peek();
+      assert(tsr.priority);
+      assert(tsc.priority);
+      if (
+        comparePriority(tsc.priority, tsr.priority) < 0 &&
+        this.resourceRestrictionsSatisfied(tsc)
+      ) {
+        return constrained.pop();
+      }
+      return ready.pop();
+    }
+    if (ready.size > 0) return ready.pop();
+    if (constrained.size > 0) {
+      const tsc = constrained.peek();
+      if (this.resourceRestrictionsSatisfied(tsc)) return constrained.pop();
+    }
+    return null;
+  }
+
+  /** @internal */
+  getTaskFinishedMsg(ts: TaskState, runId: number, stimulusId: string): TaskFinishedMsg {
+    if (this.validate) {
+      assert(ts.state === "memory");
+      assert(this.data.has(ts.key) || this.actors.has(ts.key));
+      assert(ts.type !== null);
+      assert(ts.nbytes !== null);
+    }
+    return new TaskFinishedMsg(
+      ts.key,
+      runId,
+      ts.nbytes,
+      ts.type,
+      ts.type ?? "NoneType",
+      ts.metadata,
+      this.threads.get(ts.key) ?? null,
+      ts.startstops,
+      stimulusId,
+    );
+  }
+
+  resourceRestrictionsSatisfied(ts: TaskState): boolean {
+    for (const [resource, needed] of ts.resourceRestrictions) {
+      const available = this.availableResources.get(resource);
+      if (available === undefined) throw new KeyError(resource);
+      if (!(available >= needed)) return false;
+    }
+    return true;
+  }
+
+  /** @internal */
+  acquireResources(ts: TaskState): void {
+    for (const [resource, needed] of ts.resourceRestrictions) {
+      const available = this.availableResources.get(resource);
+      if (available === undefined) throw new KeyError(resource);
+      this.availableResources.set(resource, available - needed);
+    }
+  }
+
+  /** @internal */
+  releaseResources(ts: TaskState): void {
+    for (const [resource, needed] of ts.resourceRestrictions) {
+      const available = this.availableResources.get(resource);
+      if (available === undefined) throw new KeyError(resource);
+      this.availableResources.set(resource, available + needed);
+    }
+  }
+
+  // ---------------------------------------------------------- transitions
+
+  private notifyPlugins(key: string, start: TaskStateState, finish: TaskStateState): void {
+    for (const [name, plugin] of this.plugins) {
+      if (typeof plugin.transition !== "function") continue;
+      try {
+        plugin.transition(key, start, finish);
+      } catch (err) {
+        this.onPluginError?.(name, err);
+      }
+    }
+  }
+
+  /**
+   * Transition a task from its current state to `finish`, through `released` when the
+   * table has no direct entry. Instructions go to `out`; returns the recommendations.
+   * @internal
+   */
+  transition(ts: TaskState, finish: Finish, stimulusId: string, out: Instruction[]): Recs | null {
+    const target = finishState(finish);
+    if (ts.state === target) return null;
+    const start = ts.state;
+    const entry = lookupTransition(start, target);
+
+    // A path through released counts twice. The counter increases before the
+    // transition runs, so that it catches infinite recursions.
+    this.transitionCounter += 1;
+    if (this.transitionCounterMax !== false && this.transitionCounterMax !== 0) {
+      if (this.transitionCounter >= this.transitionCounterMax) {
+        throw new TransitionCounterMaxExceeded(ts.key, start, target, this.story(ts));
+      }
+    }
+
+    let recs: Recs | null;
+    if (entry !== undefined) {
+      const nargs = typeof finish === "string" ? 0 : finish.length - 1;
+      if (entry.arity >= 0 && nargs !== entry.arity) {
+        throw new TypeError(
+          `transition ${start}->${target} of ${ts.key} takes ${entry.arity} arguments, got ${nargs}`,
+        );
+      }
+      recs = entry.fn(this, ts, finish, stimulusId, out);
+      if (this.plugins.size > 0) this.notifyPlugins(ts.key, start, target);
+    } else if (start !== "released" && target !== "released") {
+      // start -> released -> finish
+      try {
+        const viaReleased = this.transition(ts, "released", stimulusId, out);
+        recs = viaReleased === null ? new Recs() : viaReleased.copy();
+        for (let v = recs.delete(ts); v !== undefined; v = recs.delete(ts)) {
+          // The purpose of this path is to get to finish, not to forget.
+          if (finishState(v) === "forgotten") continue;
+          mergeRecs(recs, this.transition(ts, v, stimulusId, out));
+        }
+        mergeRecs(recs, this.transition(ts, finish, stimulusId, out));
+      } catch (err) {
+        if (err instanceof InvalidTransition || err instanceof RecommendationsConflict) {
+          throw new InvalidTransition(ts.key, start, target, this.story(ts), { cause: err });
+        }
+        throw err;
+      }
+    } else {
+      throw new InvalidTransition(ts.key, start, target, this.story(ts));
+    }
+
+    this.log.push([ts.key, start, target, ts.state, logRecs(recs), stimulusId, this.clock()]);
+    return recs;
+  }
+
+  /** Process transitions until none are left, then start transfers. */
+  private transitions(recs: Recs | null, stimulusId: string, out: Instruction[]): void {
+    const initialStates = new Map<TaskState, TaskStateState>();
+    if (recs !== null) this.processRecs(recs, initialStates, stimulusId, out);
+    // Called once all tasks have reached fetch, so that GatherDep aggregates as many
+    // keys per peer as it can (dask/distributed#6497).
+    const commRecs = this.ensureCommunicating(stimulusId, out);
+    if (commRecs !== null) this.processRecs(commRecs, initialStates, stimulusId, out);
+
+    this.taskCounter.transitions(initialStates);
+
+    if (this.validate) {
+      // Full state validation is too expensive to run here.
+      for (const ts of initialStates.keys()) validateTask(this, ts);
+    }
+  }
+
+  private processRecs(
+    recs: Recs,
+    initialStates: Map<TaskState, TaskStateState>,
+    stimulusId: string,
+    out: Instruction[],
+  ): void {
+    while (recs.size > 0) {
+      const ts = recs.lastTask() as TaskState;
+      const finish = recs.popLast();
+      if (!initialStates.has(ts)) initialStates.set(ts, ts.state);
+      recs.update(this.transition(ts, finish, stimulusId, out));
+    }
+  }
+
+  // ---------------------------------------------------------- diagnostics
+
+  /** All log records involving one or more tasks or stimulus ids. */
+  story(...keysOrTasksOrStimuli: (string | TaskState)[]): LogEntry[] {
+    const keys = new Set<string>();
+    for (const e of keysOrTasksOrStimuli) keys.add(typeof e === "string" ? e : e.key);
+    return workerStory(keys, this.log);
+  }
+
+  /** All stimuli involving one or more tasks. */
+  stimulusStory(...keysOrTasks: (string | TaskState)[]): StateMachineEvent[] {
+    const keys = new Set<string>();
+    for (const e of keysOrTasks) keys.add(typeof e === "string" ? e : e.key);
+    const out: StateMachineEvent[] = [];
+    for (const ev of this.stimulusLog) {
+      const key = eventKey(ev);
+      if (key !== null && keys.has(key)) out.push(ev);
+    }
+    return out;
+  }
+
+  /** Check one task's invariants; throws InvalidTaskState with its story. */
+  validateTask(ts: TaskState): void {
+    validateTask(this, ts);
+  }
+
+  /** Check the whole machine's invariants; throws on the first one broken. */
+  validateState(): void {
+    validateState(this);
+  }
+}
+
+/** Merge `extra` into `recs`, refusing different finishes for one task. */
+function mergeRecs(recs: Recs, extra: Recs | null): void {
+  if (extra === null) return;
+  extra.forEach((finish, ts) => {
+    const prev = recs.get(ts);
+    if (prev !== undefined && !sameFinish(prev, finish)) {
+      throw new RecommendationsConflict(
+        `Mismatched recommendations for ${ts.key}: ${String(prev)} vs. ${String(finish)}`,
+      );
+    }
+    recs.set(ts, finish);
+  });
+}
+
+function logRecs(recs: Recs | null): LoggedRecs {
+  if (recs === null || recs.size === 0) return NO_RECS;
+  const out = new Map<string, TaskStateState>();
+  recs.forEach((finish, ts) => {
+    out.set(ts.key, finishState(finish));
+  });
+  return out;
+}
+
+function setsEqual<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
+  if (a.size !== b.size) return false;
+  for (const x of a) if (!b.has(x)) return false;
+  return true;
+}
+
+/** Python's `set.remove`: KeyError when absent. */
+export function removeFromSet<T>(set: Set<T>, value: T): void {
+  if (!set.delete(value)) throw new KeyError(value);
+}
+
+function deleteOrThrow<K, V>(map: Map<K, V>, key: K): void {
+  if (!map.delete(key)) throw new KeyError(key);
+}
+
+interface GatherCandidate {
+  priority: Priority;
+  isRemote: boolean;
+  ntasksNeg: number;
+  rnd: number;
+  worker: string;
+  tasks: HeapSet<TaskState>;
+}
+
+/** Python's tuple order of (priority, is_remote, -ntasks, rnd, worker). */
+function candidateLess(a: GatherCandidate, b: GatherCandidate): boolean {
+  const c = comparePriority(a.priority, b.priority);
+  if (c !== 0) return c < 0;
+  if (a.isRemote !== b.isRemote) return !a.isRemote;
+  if (a.ntasksNeg !== b.ntasksNeg) return a.ntasksNeg < b.ntasksNeg;
+  if (a.rnd !== b.rnd) return a.rnd < b.rnd;
+  return a.worker < b.worker;
+}
+
+function siftDown(heap: GatherCandidate[], i: number): void {
+  const n = heap.length;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= n) return;
+    const r = l + 1;
+    const m = r < n && candidateLess(heap[r], heap[l]) ? r : l;
+    if (!candidateLess(heap[m], heap[i])) return;
+    [heap[i], heap[m]] = [heap[m], heap[i]];
+    i = m;
+  }
+}
+
+function heapify(heap: GatherCandidate[]): void {
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
+}
+
+function heapPop(heap: GatherCandidate[]): GatherCandidate {
+  const top = heap[0];
+  const last = heap.pop() as GatherCandidate;
+  if (heap.length > 0) {
+    heap[0] = last;
+    siftDown(heap, 0);
+  }
+  return top;
+}
+
+function heapPush(heap: GatherCandidate[], c: GatherCandidate): void {
+  heap.push(c);
+  let i = heap.length - 1;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (!candidateLess(heap[i], heap[p])) return;
+    [heap[i], heap[p]] = [heap[p], heap[i]];
+    i = p;
+  }
+}
