@@ -1,0 +1,315 @@
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { HeapSet } from "./heapSet.ts";
+import type { Priority } from "./priority.ts";
+import { comparePriority } from "./priority.ts";
+import { KeyError } from "./pyErrors.ts";
+
+/** A value with a mutable priority: the key is read when the value is added. */
+interface Item {
+  readonly id: number | string;
+  prio: number[];
+}
+
+const item = (id: number | string, ...prio: number[]): Item => ({ id, prio });
+const byPrio = (it: Item): Priority => it.prio;
+const ids = (xs: Iterable<Item>): (number | string)[] => Array.from(xs, (x) => x.id);
+
+describe("HeapSet basics", () => {
+  it("pops smallest first, ties oldest first", () => {
+    const h = new HeapSet(byPrio);
+    const [a, b, c, d] = [item("a", 2), item("b", 1), item("c", 1), item("d", 0, 5)];
+    for (const x of [a, b, c, d]) h.add(x);
+    expect(h.size).toBe(4);
+    expect(h.peek()).toBe(d);
+    expect(ids(h.peekn(2))).toEqual(["d", "b"]);
+    expect(ids(h.sorted())).toEqual(["d", "b", "c", "a"]);
+    expect([h.pop(), h.pop(), h.pop(), h.pop()].map((x) => x.id)).toEqual(["d", "b", "c", "a"]);
+    expect(h.size).toBe(0);
+  });
+
+  it("add is idempotent and keeps the original position", () => {
+    const h = new HeapSet(byPrio);
+    const a = item("a", 1);
+    const b = item("b", 1);
+    h.add(a);
+    h.add(b);
+    h.add(a);
+    expect(h.size).toBe(2);
+    expect(ids(h.sorted())).toEqual(["a", "b"]);
+  });
+
+  it("has/discard/remove", () => {
+    const h = new HeapSet(byPrio);
+    const a = item("a", 1);
+    const b = item("b", 2);
+    h.add(a);
+    h.add(b);
+    expect(h.has(a)).toBe(true);
+    h.discard(a);
+    expect(h.has(a)).toBe(false);
+    h.discard(a); // no-op
+    expect(() => h.remove(a)).toThrow(KeyError);
+    h.remove(b);
+    expect(h.size).toBe(0);
+  });
+
+  it("empty peek/pop/peekright/popright throw KeyError; peekn yields nothing", () => {
+    const h = new HeapSet(byPrio);
+    expect(() => h.peek()).toThrow(KeyError);
+    expect(() => h.pop()).toThrow("pop from an empty set");
+    expect(() => h.peekright()).toThrow("peek into empty set");
+    expect(() => h.popright()).toThrow(KeyError);
+    expect([...h.peekn(3)]).toEqual([]);
+    expect(h.sorted()).toEqual([]);
+    h.add(item("a", 1));
+    expect([...h.peekn(0)]).toEqual([]);
+    expect([...h.peekn(-1)]).toEqual([]);
+  });
+
+  it("iterates members in insertion order", () => {
+    const h = new HeapSet(byPrio);
+    const xs = [item(0, 3), item(1, 1), item(2, 2)];
+    for (const x of xs) h.add(x);
+    h.discard(xs[0]);
+    h.add(xs[0]);
+    expect(ids(h)).toEqual([1, 2, 0]);
+  });
+
+  it("peekright/popright return a value >= peek()", () => {
+    const h = new HeapSet(byPrio);
+    for (let i = 0; i < 20; i++) h.add(item(i, (i * 7) % 11));
+    const right = h.peekright();
+    expect(comparePriority(right.prio, h.peek().prio)).toBeGreaterThanOrEqual(0);
+    expect(h.popright()).toBe(right);
+    expect(h.has(right)).toBe(false);
+    expect(h.size).toBe(19);
+  });
+
+  it("clear empties it; the insertion counter keeps ties ordered", () => {
+    const h = new HeapSet(byPrio);
+    const a = item("a", 1);
+    const b = item("b", 1);
+    h.add(a);
+    h.clear();
+    expect(h.size).toBe(0);
+    expect(() => h.peek()).toThrow(KeyError);
+    h.add(b);
+    h.add(a);
+    expect(ids(h.sorted())).toEqual(["b", "a"]);
+  });
+});
+
+describe("HeapSet lazy deletion (reference semantics)", () => {
+  it("add a,b; discard a; add a: pops a then b", () => {
+    const h = new HeapSet(byPrio);
+    const a = item("a", 1);
+    const b = item("b", 2);
+    h.add(a);
+    h.add(b);
+    h.discard(a);
+    h.add(a);
+    expect(h.size).toBe(2);
+    expect(h.pop()).toBe(a);
+    expect(h.pop()).toBe(b);
+    expect(h.size).toBe(0);
+  });
+
+  it("a re-added value comes out at its OLD position via the stale entry", () => {
+    // Python: a.prio=(1,), b.prio=(2,); add a, add b; discard a; a.prio=(3,); add a
+    // -> pop() is a (the stale (1,) entry refers to a member), then b.
+    const h = new HeapSet(byPrio);
+    const a = item("a", 1);
+    const b = item("b", 2);
+    h.add(a);
+    h.add(b);
+    h.discard(a);
+    a.prio = [3];
+    h.add(a);
+    expect(h.peek()).toBe(a);
+    expect(ids(h.sorted())).toEqual(["a", "b"]); // dedup: a's newer (3,) entry is skipped
+    expect(h.pop()).toBe(a);
+    // The (3,) entry for a is still in the heap but a is no longer a member.
+    expect(h.peek()).toBe(b);
+    expect(h.pop()).toBe(b);
+    expect(() => h.pop()).toThrow(KeyError);
+  });
+
+  it("a stale entry becomes valid again after a re-add following pop", () => {
+    const h = new HeapSet(byPrio);
+    const a = item("a", 1);
+    const b = item("b", 2);
+    const c = item("c", 5);
+    h.add(a); // (1,) #0
+    h.add(b); // (2,) #1
+    h.add(c); // (5,) #2
+    h.discard(a);
+    a.prio = [3];
+    h.add(a); // (3,) #3 ; stale (1,) #0 is valid again
+    expect(h.pop()).toBe(a); // via #0
+    expect(h.pop()).toBe(b);
+    a.prio = [9];
+    h.add(a); // (9,) #4 ; entry #3 (3,) is still in the heap and valid
+    expect(h.pop()).toBe(a); // via #3, before c (5,)
+    expect(h.pop()).toBe(c);
+    expect(h.size).toBe(0);
+  });
+
+  it("discarding the last member clears stale entries", () => {
+    const h = new HeapSet(byPrio);
+    const a = item("a", 1);
+    const b = item("b", 2);
+    h.add(a);
+    h.add(b);
+    h.discard(a);
+    h.discard(b); // set empty -> clear(): the heap is emptied
+    a.prio = [3];
+    h.add(b);
+    h.add(a);
+    expect(ids([h.pop(), h.pop()])).toEqual(["b", "a"]);
+  });
+});
+
+interface Trace {
+  seed: number;
+  prios: number[][];
+  ops: [string, unknown, unknown][];
+}
+
+describe("HeapSet matches the Python reference on recorded traces", () => {
+  const traces = JSON.parse(
+    readFileSync(new URL("./__fixtures__/heapSet.json", import.meta.url), "utf8"),
+  ) as Trace[];
+
+  it.each(traces.map((t) => [t.seed, t] as const))("trace seed %i", (_seed, trace) => {
+    const items = trace.prios.map((p, i) => item(i, ...p));
+    const h = new HeapSet(byPrio);
+    const attempt = (f: () => Item): number | string | "KeyError" => {
+      try {
+        return f().id;
+      } catch (e) {
+        expect(e).toBeInstanceOf(KeyError);
+        return "KeyError";
+      }
+    };
+    trace.ops.forEach(([op, arg, out], step) => {
+      const where = `step ${step}: ${op}(${JSON.stringify(arg)})`;
+      const it = typeof arg === "number" ? items[arg] : undefined;
+      switch (op) {
+        case "add":
+          h.add(it as Item);
+          break;
+        case "discard":
+          h.discard(it as Item);
+          break;
+        case "remove":
+          expect(
+            attempt(() => {
+              h.remove(it as Item);
+              return item("ok");
+            }),
+            where,
+          ).toBe(out);
+          break;
+        case "setprio":
+          (it as Item).prio = out as number[];
+          break;
+        case "pop":
+        case "peek":
+        case "peekright":
+        case "popright":
+          expect(
+            attempt(() => h[op]()),
+            where,
+          ).toBe(out);
+          break;
+        case "peekn":
+          expect(ids(h.peekn(arg as number)), where).toEqual(out);
+          break;
+        case "sorted":
+          expect(ids(h.sorted()), where).toEqual(out);
+          break;
+        case "len":
+          expect(h.size, where).toBe(out);
+          break;
+        case "has":
+          expect(h.has(it as Item), where).toBe(out);
+          break;
+        case "iter":
+          expect(
+            ids(h).sort((x, y) => (x as number) - (y as number)),
+            where,
+          ).toEqual(out);
+          break;
+        case "clear":
+          h.clear();
+          break;
+        default:
+          throw new Error(`unknown op ${op}`);
+      }
+    });
+  });
+});
+
+describe("HeapSet properties", () => {
+  it("with fixed keys and no re-adds, pops in (key, insertion) order", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 3 }), { maxLength: 60 }),
+        fc.array(fc.nat(), { maxLength: 20 }),
+        (prios, discards) => {
+          const items = prios.map((p, i) => item(i, ...p));
+          const h = new HeapSet(byPrio);
+          for (const x of items) h.add(x);
+          const gone = new Set<number>();
+          for (const d of discards) {
+            if (items.length === 0) break;
+            const x = items[d % items.length];
+            h.discard(x);
+            gone.add(x.id as number);
+          }
+          const expected = items
+            .filter((x) => !gone.has(x.id as number))
+            .sort((x, y) => comparePriority(x.prio, y.prio) || (x.id as number) - (y.id as number));
+          expect(ids(h.sorted())).toEqual(ids(expected));
+          const popped: Item[] = [];
+          while (h.size > 0) {
+            expect(h.peek()).toBe(h.peek());
+            popped.push(h.pop());
+          }
+          expect(ids(popped)).toEqual(ids(expected));
+        },
+      ),
+    );
+  });
+
+  it("size and membership track a plain Set under random add/discard/pop", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom("add", "discard", "pop", "popright"), fc.nat(15))),
+        (ops) => {
+          const items = Array.from({ length: 16 }, (_, i) => item(i, i % 4));
+          const h = new HeapSet(byPrio);
+          const model = new Set<Item>();
+          for (const [op, i] of ops) {
+            const x = items[i];
+            if (op === "add") {
+              h.add(x);
+              model.add(x);
+            } else if (op === "discard") {
+              h.discard(x);
+              model.delete(x);
+            } else if (model.size > 0) {
+              const y = op === "pop" ? h.pop() : h.popright();
+              expect(model.has(y)).toBe(true);
+              model.delete(y);
+            }
+            expect(h.size).toBe(model.size);
+            for (const y of items) expect(h.has(y)).toBe(model.has(y));
+          }
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,289 @@
+/**
+ * A port of `distributed.collections.HeapSet`: a set whose `pop` returns the
+ * smallest member according to a key function, ties broken oldest first.
+ *
+ * The worker state machine keeps its `ready` and `constrained` queues in
+ * HeapSets, and which task runs next depends on the exact heap behaviour,
+ * including the reference's lazy deletion. So this is a line-by-line port:
+ *
+ * - the heap holds entries `(key, insertion counter, value)` compared by
+ *   `(key, counter)`; the sift routines are those of CPython's `heapq`, so the
+ *   array layout (which `peekright`/`popright` observe) matches the reference;
+ * - `discard` only removes the value from the membership set (and clears
+ *   everything once that set is empty). Its heap entry stays behind;
+ * - an entry is valid iff its value is currently a member. Re-adding a
+ *   discarded value pushes a new entry, and the old one, still in the heap,
+ *   counts as valid again, so the value may come out at its old position.
+ *
+ * The reference holds values through weak references; here entries hold strong
+ * references until they are popped or the set is cleared. A collected weakref
+ * can never be a member, so membership answers are unchanged.
+ */
+
+import type { Priority } from "./priority.ts";
+import { comparePriority } from "./priority.ts";
+import { KeyError } from "./pyErrors.ts";
+
+/** One heap entry: the reference's `(key, self._inc, weakref(value))` tuple. */
+interface Entry<T> {
+  readonly key: Priority;
+  readonly inc: number;
+  readonly value: T;
+}
+
+/** Python's `<` on `(key, inc, ...)` tuples. Counters are unique, so values are never compared. */
+function entryLess<T>(a: Entry<T>, b: Entry<T>): boolean {
+  if (a.key !== b.key) {
+    const c = comparePriority(a.key, b.key);
+    if (c !== 0) return c < 0;
+  }
+  return a.inc < b.inc;
+}
+
+/** `list.sort()` on the entry tuples: a total order because counters are unique. */
+function entryCompare<T>(a: Entry<T>, b: Entry<T>): number {
+  const c = comparePriority(a.key, b.key);
+  return c !== 0 ? c : a.inc - b.inc;
+}
+
+/**
+ * A set-like collection whose `pop` returns the smallest member by `key`,
+ * ties broken by insertion order (oldest first).
+ *
+ * The key of a value must not change while it is in the set: as in the
+ * reference, its heap position is fixed when it is added, and may stay fixed
+ * even if it is discarded and re-added later.
+ */
+export class HeapSet<T extends object> {
+  /** The sorting key function, as given to the constructor. */
+  readonly key: (value: T) => Priority;
+  /** Membership: the reference's `_data` set. Its insertion order is the iteration order. */
+  private readonly data = new Set<T>();
+  /** A binary min-heap of entries, laid out exactly as CPython's `heapq` would. */
+  private readonly heap: Entry<T>[] = [];
+  /** The insertion counter; never reset, not even by `clear`. */
+  private inc = 0;
+  /** True when `heap` is known to be fully sorted, so `sorted()` can skip sorting. */
+  private isSorted = true;
+
+  /** Create an empty HeapSet ordered by `key`. */
+  constructor(key: (value: T) => Priority) {
+    this.key = key;
+  }
+
+  /** Number of members (not heap entries). */
+  get size(): number {
+    return this.data.size;
+  }
+
+  /** Whether `value` is a member. */
+  has(value: T): boolean {
+    return this.data.has(value);
+  }
+
+  /** Add `value`; a no-op if it is already a member (its position is not refreshed). */
+  add(value: T): void {
+    if (this.data.has(value)) return;
+    const k = this.key(value);
+    this.heapPush({ key: k, inc: this.inc, value });
+    this.isSorted = false;
+    this.data.add(value);
+    this.inc += 1;
+  }
+
+  /**
+   * Remove `value` if it is a member. Lazy: its heap entry stays until it
+   * surfaces. Clears the heap once the set is empty.
+   */
+  discard(value: T): void {
+    this.data.delete(value);
+    if (this.data.size === 0) this.clear();
+  }
+
+  /** Remove `value`; throws KeyError if it is not a member (like `MutableSet.remove`). */
+  remove(value: T): void {
+    if (!this.data.has(value)) throw new KeyError(value);
+    this.discard(value);
+  }
+
+  /** Return the smallest member without removing it. Throws KeyError if empty. */
+  peek(): T {
+    if (this.data.size === 0) throw new KeyError(undefined, "peek into empty set");
+    const heap = this.heap;
+    const data = this.data;
+    for (;;) {
+      const value = heap[0].value;
+      if (data.has(value)) return value;
+      this.heapPop();
+      this.isSorted = false;
+    }
+  }
+
+  /**
+   * Iterate over the `n` smallest members without removing them: O(1) for
+   * `n === 1`, otherwise it sorts the heap (lazily, on first iteration, like
+   * the reference's generator).
+   */
+  *peekn(n: number): Generator<T, void, undefined> {
+    if (n <= 0 || this.data.size === 0) return;
+    if (n === 1) {
+      yield this.peek();
+    } else {
+      let i = 0;
+      for (const v of this.iterSorted()) {
+        // islice(self.sorted(), n): stop before pulling the (n+1)-th item.
+        yield v;
+        if (++i >= n) return;
+      }
+    }
+  }
+
+  /** Remove and return the smallest member. Throws KeyError if empty. */
+  pop(): T {
+    if (this.data.size === 0) throw new KeyError(undefined, "pop from an empty set");
+    const data = this.data;
+    for (;;) {
+      const value = this.heapPop().value;
+      this.isSorted = false;
+      if (data.has(value)) {
+        data.delete(value);
+        if (data.size === 0) this.clear();
+        return value;
+      }
+    }
+  }
+
+  /**
+   * Return one of the largest members (not necessarily the largest!) without
+   * removing it: the value of the last valid heap entry. It is guaranteed to be
+   * `>= peek()`. Throws KeyError if empty.
+   */
+  peekright(): T {
+    if (this.data.size === 0) throw new KeyError(undefined, "peek into empty set");
+    const heap = this.heap;
+    const data = this.data;
+    for (;;) {
+      const value = heap[heap.length - 1].value;
+      if (data.has(value)) return value;
+      heap.pop();
+    }
+  }
+
+  /**
+   * Remove and return one of the largest members (not necessarily the
+   * largest!), as `peekright` picks it. Throws KeyError if empty.
+   */
+  popright(): T {
+    if (this.data.size === 0) throw new KeyError(undefined, "pop from an empty set");
+    const heap = this.heap;
+    const data = this.data;
+    for (;;) {
+      const value = (heap.pop() as Entry<T>).value;
+      if (data.has(value)) {
+        data.delete(value);
+        if (data.size === 0) this.clear();
+        return value;
+      }
+    }
+  }
+
+  /**
+   * Iterate over all members in insertion order: the port's deterministic
+   * stand-in for Python's set order.
+   */
+  [Symbol.iterator](): IterableIterator<T> {
+    return this.data.values();
+  }
+
+  /**
+   * All members from smallest to largest by key and insertion order. Sorts
+   * the heap in place (a sorted array is a valid heap), as the reference does.
+   */
+  sorted(): T[] {
+    return Array.from(this.iterSorted());
+  }
+
+  /** Remove all members and all heap entries. The insertion counter is kept. */
+  clear(): void {
+    this.data.clear();
+    this.heap.length = 0;
+    this.isSorted = true;
+  }
+
+  /** The reference's `sorted()` generator: sort once, then yield valid entries, deduplicated. */
+  private *iterSorted(): Generator<T, void, undefined> {
+    if (!this.isSorted) {
+      this.heap.sort(entryCompare);
+      this.isSorted = true;
+    }
+    const seen = new Set<T>();
+    const heap = this.heap;
+    // Index-based like Python's list iterator: it tolerates mutation between yields.
+    for (let i = 0; i < heap.length; i++) {
+      const value = heap[i].value;
+      if (this.data.has(value) && !seen.has(value)) {
+        yield value;
+        seen.add(value);
+      }
+    }
+  }
+
+  /** `heapq.heappush`. */
+  private heapPush(entry: Entry<T>): void {
+    const heap = this.heap;
+    heap.push(entry);
+    this.siftDown(0, heap.length - 1);
+  }
+
+  /** `heapq.heappop`; the caller guarantees the heap is non-empty. */
+  private heapPop(): Entry<T> {
+    const heap = this.heap;
+    const last = heap.pop() as Entry<T>;
+    if (heap.length > 0) {
+      const top = heap[0];
+      heap[0] = last;
+      this.siftUp(0);
+      return top;
+    }
+    return last;
+  }
+
+  /** `heapq._siftdown`: move the entry at `pos` up towards `start` until its parent is smaller. */
+  private siftDown(start: number, pos: number): void {
+    const heap = this.heap;
+    const item = heap[pos];
+    while (pos > start) {
+      const parentPos = (pos - 1) >> 1;
+      const parent = heap[parentPos];
+      if (entryLess(item, parent)) {
+        heap[pos] = parent;
+        pos = parentPos;
+        continue;
+      }
+      break;
+    }
+    heap[pos] = item;
+  }
+
+  /**
+   * `heapq._siftup`: move the smaller child up until reaching a leaf, put the
+   * entry there, then sift it back down (CPython's bottom-up variant, which
+   * determines the exact array layout).
+   */
+  private siftUp(pos: number): void {
+    const heap = this.heap;
+    const end = heap.length;
+    const start = pos;
+    const item = heap[pos];
+    let child = 2 * pos + 1;
+    while (child < end) {
+      const right = child + 1;
+      if (right < end && !entryLess(heap[child], heap[right])) child = right;
+      heap[pos] = heap[child];
+      pos = child;
+      child = 2 * pos + 1;
+    }
+    heap[pos] = item;
+    this.siftDown(start, pos);
+  }
+}
