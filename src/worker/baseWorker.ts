@@ -1,0 +1,258 @@
+import { keySplit } from "../util/keySplit.ts";
+import type { StateMachineEvent } from "./state/events.ts";
+import { type Instruction, isSendMessageToScheduler, toMessage } from "./state/instructions.ts";
+import type { WorkerState } from "./state/workerState.ts";
+
+/** A metric's name: the activity labels, then the measured label and unit. */
+export type MetricName = readonly (string | null)[];
+
+/** Where an asynchronous instruction reports what it spent its time on. */
+export interface MetricsLedger {
+  /** Record `value` `unit`s under `label` (e.g. "deserialize", seconds). */
+  record(label: string, value: number, unit?: string): void;
+}
+
+/** Options passed to every asynchronous instruction. */
+export interface AsyncInstructionContext {
+  /** Aborted by `close()`. */
+  signal: AbortSignal;
+  /** Fine-grained metrics of the instruction. */
+  ledger: MetricsLedger;
+}
+
+class Ledger implements MetricsLedger {
+  readonly entries: [string, number, string][] = [];
+  constructor(readonly start: number) {}
+  record(label: string, value: number, unit = "seconds"): void {
+    this.entries.push([label, value, unit]);
+  }
+  /**
+   * The recorded entries, and the rest of the elapsed time under `coarseTime` (or
+   * "other" when the outcome was a success), as Dask's DelayedMetricsLedger.
+   */
+  finalize(now: number, coarseTime: string | false): [string, number, string][] {
+    let accounted = 0;
+    const out: [string, number, string][] = [];
+    for (const [label, value, unit] of this.entries) {
+      if (unit === "seconds") {
+        accounted += value;
+        out.push([coarseTime === false ? label : coarseTime, value, unit]);
+      } else {
+        out.push([label, value, unit]);
+      }
+    }
+    const rest = Math.max(0, now - this.start - accounted);
+    out.push([coarseTime === false ? "other" : coarseTime, rest, "seconds"]);
+    return out;
+  }
+}
+
+/** The abort reason `close()` gives: instructions that see it should stop quietly. */
+export class WorkerClosed extends Error {
+  override name = "WorkerClosed";
+}
+
+interface Running {
+  promise: Promise<void>;
+  controller: AbortController;
+  name: string;
+}
+
+/**
+ * Runs the instructions of a {@link WorkerState}: messages to the scheduler go to
+ * {@link batchedSend}; `Execute`, `GatherDep` and `RetryBusyWorkerLater` start
+ * asynchronous work whose resulting event is fed back to the state machine. The port
+ * of Dask's `BaseWorker`; subclasses provide the I/O (the real worker, test mock-ups,
+ * the simulator).
+ */
+export abstract class BaseWorker {
+  readonly state: WorkerState;
+  private readonly asyncInstructions = new Set<Running>();
+  private closing = false;
+  /** Clock used for metrics (seconds). */
+  protected readonly now: () => number;
+
+  constructor(state: WorkerState, now: () => number = () => performance.now() / 1000) {
+    this.state = state;
+    this.now = now;
+  }
+
+  /** Number of asynchronous instructions under way. */
+  get asyncInstructionCount(): number {
+    return this.asyncInstructions.size;
+  }
+
+  /**
+   * Forward stimuli to the state machine and carry out the instructions it returns.
+   */
+  handleStimulus(...stims: StateMachineEvent[]): void {
+    const instructions = this.state.handleStimulus(...stims);
+    for (const inst of instructions) this.dispatch(inst);
+  }
+
+  private dispatch(inst: Instruction): void {
+    if (isSendMessageToScheduler(inst)) {
+      this.batchedSend(toMessage(inst));
+      return;
+    }
+    switch (inst.cls) {
+      case "GatherDep": {
+        if (inst.toGather.size === 0) throw new Error("GatherDep without keys");
+        const keys = [...inst.toGather].slice(0, 27).join(", ");
+        const shown = keys.length > 80 ? `${keys.slice(0, 77)}...` : keys;
+        this.startAsyncInstruction(`gather_dep(${inst.worker}, {${shown}})`, null, (ctx) =>
+          this.gatherDep(inst.worker, inst.toGather, inst.totalNbytes, inst.stimulusId, ctx),
+        );
+        return;
+      }
+      case "Execute": {
+        const ts = this.state.tasks.get(inst.key);
+        this.startAsyncInstruction(`execute(${inst.key})`, ts?.spanId ?? null, (ctx) =>
+          this.execute(inst.key, inst.stimulusId, ctx),
+        );
+        return;
+      }
+      case "RetryBusyWorkerLater":
+        this.startAsyncInstruction(`retry_busy_worker_later(${inst.worker})`, null, (ctx) =>
+          this.retryBusyWorkerLater(inst.worker, ctx),
+        );
+        return;
+      default: {
+        const unknown: never = inst;
+        throw new TypeError(`unknown instruction ${String(unknown)}`);
+      }
+    }
+  }
+
+  private startAsyncInstruction(
+    name: string,
+    spanId: string | null,
+    fn: (ctx: AsyncInstructionContext) => Promise<StateMachineEvent>,
+  ): void {
+    const controller = new AbortController();
+    const ledger = new Ledger(this.now());
+    const running: Running = { controller, name, promise: Promise.resolve() };
+    running.promise = (async () => {
+      let stim: StateMachineEvent;
+      try {
+        stim = await fn({ signal: controller.signal, ledger });
+      } catch (err) {
+        this.asyncInstructions.delete(running);
+        if (controller.signal.aborted) return; // close() cancelled it
+        this.onAsyncInstructionError(name, err);
+        return;
+      }
+      this.asyncInstructions.delete(running);
+      if (controller.signal.aborted) return;
+      this.handleStimulus(stim);
+      this.finalizeMetrics(stim, ledger, spanId);
+    })();
+    this.asyncInstructions.add(running);
+  }
+
+  /**
+   * An asynchronous instruction threw instead of returning an event: a bug in the
+   * shell (instructions must turn every failure into an event). Rethrown by default.
+   */
+  protected onAsyncInstructionError(name: string, err: unknown): void {
+    queueMicrotask(() => {
+      throw new Error(`async instruction ${name} should never throw`, { cause: err });
+    });
+  }
+
+  private finalizeMetrics(stim: StateMachineEvent, ledger: Ledger, spanId: string | null): void {
+    let activity: MetricName;
+    let coarseTime: string | false;
+    switch (stim.cls) {
+      case "GatherDepSuccessEvent": {
+        activity = ["gather-dep"];
+        coarseTime = stim.data.size > 0 ? "cancelled" : "missing";
+        for (const key of stim.data.keys()) {
+          // At least one key was fetched and stored in memory.
+          if (this.state.tasks.get(key)?.state === "memory") {
+            coarseTime = false;
+            break;
+          }
+        }
+        break;
+      }
+      case "GatherDepFailureEvent":
+      case "GatherDepNetworkFailureEvent":
+        activity = ["gather-dep"];
+        coarseTime = "failed";
+        break;
+      case "GatherDepBusyEvent":
+        activity = ["gather-dep"];
+        coarseTime = "busy";
+        break;
+      case "ExecuteSuccessEvent":
+        activity = ["execute", spanId, keySplit(stim.key)];
+        coarseTime = this.state.tasks.get(stim.key)?.state === "memory" ? false : "cancelled";
+        break;
+      case "ExecuteFailureEvent":
+        activity = ["execute", spanId, keySplit(stim.key)];
+        coarseTime = "failed";
+        break;
+      case "RescheduleEvent":
+        activity = ["execute", spanId, keySplit(stim.key)];
+        coarseTime = "cancelled";
+        break;
+      default:
+        return;
+    }
+    for (const [label, value, unit] of ledger.finalize(this.now(), coarseTime)) {
+      this.digestMetric([...activity, label, unit], value);
+    }
+  }
+
+  /**
+   * Cancel every asynchronous instruction and wait up to `timeout` seconds for them to
+   * end. Returns the names of those still running after the timeout.
+   */
+  async close(timeout = 30): Promise<string[]> {
+    this.closing = true;
+    const running = [...this.asyncInstructions];
+    if (running.length === 0) return [];
+    for (const r of running) r.controller.abort(new WorkerClosed("worker closed"));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeout * 1000);
+    });
+    await Promise.race([Promise.allSettled(running.map((r) => r.promise)), timedOut]);
+    clearTimeout(timer);
+    return [...this.asyncInstructions].map((r) => r.name);
+  }
+
+  /** True once `close()` was called. */
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  /** Send a fire-and-forget message to the scheduler (batched by the shell). */
+  abstract batchedSend(msg: Record<string, unknown>): void;
+
+  /** Fetch `toGather` from `worker`; turn every outcome into a GatherDep*Event. */
+  abstract gatherDep(
+    worker: string,
+    toGather: ReadonlySet<string>,
+    totalNbytes: number,
+    stimulusId: string,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent>;
+
+  /** Run a task; turn every outcome into an Execute*Event or RescheduleEvent. */
+  abstract execute(
+    key: string,
+    stimulusId: string,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent>;
+
+  /** Wait a while, then return a RetryBusyWorkerEvent for `worker`. */
+  abstract retryBusyWorkerLater(
+    worker: string,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent>;
+
+  /** Record a numerical metric. */
+  abstract digestMetric(name: MetricName, value: number): void;
+}
