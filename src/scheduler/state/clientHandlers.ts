@@ -1,0 +1,157 @@
+/**
+ * The handlers of client→scheduler messages (Dask's `client_handlers`:
+ * `update_graph`, `client_releases_keys`, `client_desires_keys`,
+ * `stimulus_cancel`, `remove_client`).
+ */
+
+import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
+import type { ClientInfo } from "./clientInfo.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import { setAdd, setDelete } from "./sets.ts";
+import type { TaskState } from "./taskState.ts";
+import { updateGraph } from "./updateGraph.ts";
+
+/** Dispatch one client message. */
+export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMessage): void {
+  switch (msg.op) {
+    case "update-graph":
+      updateGraph(s, msg);
+      return;
+    case "client-releases-keys": {
+      const cs = s.clients.get(msg.clientId);
+      if (cs !== undefined) clientReleasesKeys(s, cs, msg.keys);
+      return;
+    }
+    case "client-desires-keys":
+      clientDesiresKeys(s, s.ensureClient(msg.clientId), msg.keys);
+      return;
+    case "cancel-keys":
+      cancelKeys(s, msg);
+      return;
+    case "close-client": {
+      const cs = s.clients.get(msg.clientId);
+      if (cs === undefined) return;
+      clientReleasesKeys(
+        s,
+        cs,
+        [...cs.wantsWhat].map((ts) => ts.key),
+      );
+      s.clients.delete(cs.id);
+      return;
+    }
+  }
+}
+
+/** Tell `cs` the outcome of `ts` if it has one (Dask's `report_on_key`). */
+export function reportOnKey(s: SchedulerState, cs: ClientInfo, ts: TaskState): void {
+  if (ts.state === "memory") {
+    s.sendToClient(cs, {
+      op: "key-in-memory",
+      key: ts.key,
+      typename: ts.typename,
+      stimulusId: s.stimulusId,
+    });
+  } else if (ts.state === "erred") {
+    const failing = ts.exceptionBlame ?? ts;
+    s.sendToClient(cs, {
+      op: "task-erred",
+      key: ts.key,
+      blame: failing.key,
+      exception: failing.exception,
+      traceback: failing.traceback,
+      exceptionText: failing.exceptionText,
+      tracebackText: failing.tracebackText,
+      stimulusId: s.stimulusId,
+    });
+  }
+}
+
+/**
+ * `cs` wants these known keys. A key already in memory or erred is reported at
+ * once; a released one is computed again. Unknown keys are answered with
+ * `cancelled-keys`.
+ */
+export function clientDesiresKeys(
+  s: SchedulerState,
+  cs: ClientInfo,
+  keys: readonly string[],
+): void {
+  let unknown: string[] | null = null;
+  for (const key of keys) {
+    const ts = s.tasks.get(key);
+    if (ts === undefined) {
+      (unknown ??= []).push(key);
+      continue;
+    }
+    ts.whoWants = setAdd(ts.whoWants, cs);
+    cs.wantsWhat.add(ts);
+    if (ts.state === "memory" || ts.state === "erred") reportOnKey(s, cs, ts);
+    else if (ts.state === "released" && ts.runSpec !== null) s.recommend(ts, "waiting");
+  }
+  if (unknown !== null) {
+    s.sendToClient(cs, {
+      op: "cancelled-keys",
+      keys: unknown,
+      reason: "unknown keys",
+      stimulusId: s.stimulusId,
+    });
+  }
+}
+
+/**
+ * `cs` no longer wants these keys (Dask's `_client_releases_keys`): a key
+ * nobody wants is forgotten if nothing depends on it, else released once no
+ * task in play needs it.
+ */
+export function clientReleasesKeys(
+  s: SchedulerState,
+  cs: ClientInfo,
+  keys: readonly string[],
+): void {
+  for (const key of keys) {
+    const ts = s.tasks.get(key);
+    if (ts === undefined || !cs.wantsWhat.delete(ts)) continue;
+    setDelete(ts.whoWants, cs);
+    if (ts.whoWants.size === 0) {
+      if (ts.dependents.size === 0) s.recommend(ts, "forgotten");
+      else if (ts.state !== "erred" && ts.waiters.size === 0) s.recommend(ts, "released");
+    }
+  }
+}
+
+/**
+ * `cancel-keys` (Dask's `stimulus_cancel`): a key wanted by this client alone
+ * (or any key, with `force`) is cancelled together with the tasks depending on
+ * it that it alone wants; the clients lose them, and every client is told with
+ * `cancelled-keys`.
+ */
+function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
+  const cs = s.clients.get(msg.clientId);
+  if (cs === undefined) return;
+  const force = msg.force === true;
+  const cancelled: TaskState[] = [];
+  const seen = new Set<TaskState>();
+  const stack: TaskState[] = [];
+  for (const key of msg.keys) {
+    const ts = s.tasks.get(key);
+    if (ts !== undefined) stack.push(ts);
+  }
+  while (stack.length > 0) {
+    const ts = stack.pop() as TaskState;
+    if (seen.has(ts)) continue;
+    seen.add(ts);
+    if (force || (ts.whoWants.size === 1 && ts.whoWants.has(cs))) {
+      cancelled.push(ts);
+      for (const dts of ts.dependents) stack.push(dts);
+    }
+  }
+  if (cancelled.length === 0) return;
+  const keys = cancelled.map((ts) => ts.key);
+  const releasing = new Set<ClientInfo>([cs]);
+  if (force) for (const ts of cancelled) for (const other of ts.whoWants) releasing.add(other);
+  for (const other of releasing) clientReleasesKeys(s, other, keys);
+  const reason = msg.reason ?? `cancelled by client ${cs.id}`;
+  for (const other of s.clients.values()) {
+    s.sendToClient(other, { op: "cancelled-keys", keys, reason, stimulusId: s.stimulusId });
+  }
+}

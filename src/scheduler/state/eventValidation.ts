@@ -1,0 +1,193 @@
+/**
+ * Shape checks for stimuli, run before a stimulus changes anything. A stimulus
+ * built by a TypeScript shell is already well typed; these checks guard
+ * against messages decoded from the wire. The contents of an `update-graph`'s
+ * tasks are checked later (a bad graph is answered to the client, not thrown).
+ */
+
+import { InvalidStimulus } from "./errors.ts";
+import type { SchedulerEvent } from "./events.ts";
+
+function fail(ev: unknown, what: string): never {
+  const e = ev as { kind?: unknown; msg?: { op?: unknown } };
+  const name =
+    typeof e?.kind === "string"
+      ? e.kind === "worker-message" || e.kind === "client-message"
+        ? `${e.kind} ${String(e.msg?.op)}`
+        : e.kind
+      : "stimulus";
+  throw new InvalidStimulus(`invalid ${name}: ${what}`);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isNonEmptyString(v: unknown): v is string {
+  return typeof v === "string" && v.length > 0;
+}
+
+function isStringArray(v: unknown): v is string[] {
+  if (!Array.isArray(v)) return false;
+  for (const x of v) if (typeof x !== "string") return false;
+  return true;
+}
+
+/** Why `v` is not `{name: finite amount ≥ 0}`, or null. */
+export function resourcesProblem(v: unknown): string | null {
+  if (!isObject(v)) return "must be an object {name: amount}";
+  for (const [name, amount] of Object.entries(v)) {
+    if (typeof amount !== "number" || !Number.isFinite(amount) || amount < 0) {
+      return `resource '${name}' must be a finite number ≥ 0, got ${String(amount)}`;
+    }
+  }
+  return null;
+}
+
+function checkString(ev: unknown, obj: Record<string, unknown>, field: string): void {
+  if (!isNonEmptyString(obj[field])) fail(ev, `${field} must be a non-empty string`);
+}
+
+function checkKeys(ev: unknown, obj: Record<string, unknown>, field: string): void {
+  if (!isStringArray(obj[field])) fail(ev, `${field} must be an array of keys`);
+}
+
+function checkRunId(ev: unknown, obj: Record<string, unknown>): void {
+  if (!Number.isInteger(obj.runId)) fail(ev, "runId must be an integer");
+}
+
+/**
+ * Throw {@link InvalidStimulus}, naming the offending field, unless `ev` is a
+ * well-formed {@link SchedulerEvent}.
+ */
+export function validateEventShape(ev: SchedulerEvent): void {
+  if (!isObject(ev)) fail(ev, "must be an object");
+  const e = ev as unknown as Record<string, unknown>;
+  switch (ev.kind) {
+    case "remove-worker":
+      checkString(ev, e, "worker");
+      checkString(ev, e, "stimulusId");
+      if (e.expected !== undefined && typeof e.expected !== "boolean") {
+        fail(ev, "expected must be a boolean");
+      }
+      return;
+    case "steal-request":
+      checkString(ev, e, "key");
+      checkString(ev, e, "victim");
+      if (e.thief !== undefined) checkString(ev, e, "thief");
+      checkString(ev, e, "stimulusId");
+      return;
+    case "worker-message":
+      checkString(ev, e, "worker");
+      if (!isObject(ev.msg)) fail(ev, "msg must be an object");
+      validateWorkerMessage(ev);
+      return;
+    case "client-message":
+      if (!isObject(ev.msg)) fail(ev, "msg must be an object");
+      validateClientMessage(ev);
+      return;
+    default:
+      fail(ev, `unknown kind ${JSON.stringify((ev as { kind?: unknown }).kind)}`);
+  }
+}
+
+function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }): void {
+  const msg = ev.msg;
+  const m = msg as unknown as Record<string, unknown>;
+  checkString(ev, m, "stimulusId");
+  switch (msg.op) {
+    case "register-worker": {
+      checkString(ev, m, "address");
+      if (msg.address !== ev.worker) fail(ev, `address ${msg.address} ≠ sender ${ev.worker}`);
+      if (!Number.isInteger(msg.nthreads) || msg.nthreads < 1) {
+        fail(ev, `nthreads must be a positive integer, got ${String(msg.nthreads)}`);
+      }
+      const problem = resourcesProblem(msg.resources);
+      if (problem !== null) fail(ev, `resources ${problem}`);
+      return;
+    }
+    case "heartbeat-worker":
+      return;
+    case "worker-status-change":
+      if (msg.status !== "running" && msg.status !== "paused") {
+        fail(ev, `status must be "running" or "paused", got ${String(msg.status)}`);
+      }
+      return;
+    case "task-finished":
+      checkString(ev, m, "key");
+      checkRunId(ev, m);
+      if (msg.nbytes !== null && (typeof msg.nbytes !== "number" || !(msg.nbytes >= 0))) {
+        fail(ev, "nbytes must be a number ≥ 0 or null");
+      }
+      if (typeof msg.typename !== "string") fail(ev, "typename must be a string");
+      if (msg.startstops !== undefined && !Array.isArray(msg.startstops)) {
+        fail(ev, "startstops must be an array");
+      }
+      if (msg.metadata !== undefined && msg.metadata !== null && !isObject(msg.metadata)) {
+        fail(ev, "metadata must be an object");
+      }
+      return;
+    case "task-erred":
+      checkString(ev, m, "key");
+      checkRunId(ev, m);
+      if (typeof msg.exceptionText !== "string") fail(ev, "exceptionText must be a string");
+      if (typeof msg.tracebackText !== "string") fail(ev, "tracebackText must be a string");
+      return;
+    case "add-keys":
+    case "request-refresh-who-has":
+      checkKeys(ev, m, "keys");
+      return;
+    case "release-worker-data":
+    case "reschedule":
+      checkString(ev, m, "key");
+      return;
+    case "long-running":
+      checkString(ev, m, "key");
+      if (
+        msg.computeDuration !== null &&
+        (typeof msg.computeDuration !== "number" || !Number.isFinite(msg.computeDuration))
+      ) {
+        fail(ev, "computeDuration must be a finite number or null");
+      }
+      if (msg.runId !== undefined) checkRunId(ev, m);
+      return;
+    case "steal-response":
+      checkString(ev, m, "key");
+      if (msg.state !== null && typeof msg.state !== "string") {
+        fail(ev, "state must be a worker task state or null");
+      }
+      return;
+    default:
+      fail(ev, `unknown op ${JSON.stringify((msg as { op?: unknown }).op)}`);
+  }
+}
+
+function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }): void {
+  const msg = ev.msg;
+  const m = msg as unknown as Record<string, unknown>;
+  checkString(ev, m, "stimulusId");
+  checkString(ev, m, "clientId");
+  switch (msg.op) {
+    case "update-graph":
+      if (!isObject(msg.tasks)) fail(ev, "tasks must be an object {key: task}");
+      checkKeys(ev, m, "keys");
+      return;
+    case "client-releases-keys":
+    case "client-desires-keys":
+      checkKeys(ev, m, "keys");
+      return;
+    case "cancel-keys":
+      checkKeys(ev, m, "keys");
+      if (msg.force !== undefined && typeof msg.force !== "boolean") {
+        fail(ev, "force must be a boolean");
+      }
+      if (msg.reason !== undefined && typeof msg.reason !== "string") {
+        fail(ev, "reason must be a string");
+      }
+      return;
+    case "close-client":
+      return;
+    default:
+      fail(ev, `unknown op ${JSON.stringify((msg as { op?: unknown }).op)}`);
+  }
+}

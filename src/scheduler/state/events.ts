@@ -1,0 +1,69 @@
+/**
+ * The stimuli of the scheduler state machine. Messages from workers and
+ * clients arrive wrapped with their origin; the shell adds the stimuli it
+ * detects itself (a worker's connection dropped, a steal it decided on).
+ */
+
+import type { ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
+import type { WorkerToSchedulerMessage } from "../../protocol/messagesWorker.ts";
+
+/** A message from the worker at `worker` (for `register-worker`, the address it registers). */
+export interface WorkerMessageEvent {
+  readonly kind: "worker-message";
+  readonly worker: string;
+  readonly msg: WorkerToSchedulerMessage;
+}
+
+/** A message from a client; the client is named in `msg.clientId`. */
+export interface ClientMessageEvent {
+  readonly kind: "client-message";
+  readonly msg: ClientToSchedulerMessage;
+}
+
+/**
+ * A worker left: its connection closed, it missed heartbeats, or it retired.
+ * `expected` (a graceful retirement) does not count against the tasks it was
+ * running (Dask's `suspicious` count and `allowed-failures`).
+ */
+export interface RemoveWorkerEvent {
+  readonly kind: "remove-worker";
+  readonly worker: string;
+  readonly expected?: boolean;
+  readonly stimulusId: string;
+}
+
+/**
+ * Try to move `key`, processing on `victim` but not yet running there, to
+ * `thief` (or, without one, to the best other worker). The scheduler sends
+ * `steal-request` to the victim and moves the task when the victim's
+ * `steal-response` says it had not started (Dask's work stealing).
+ */
+export interface StealRequestEvent {
+  readonly kind: "steal-request";
+  readonly key: string;
+  readonly victim: string;
+  readonly thief?: string;
+  readonly stimulusId: string;
+}
+
+/** Every stimulus `SchedulerState.handleStimulus` accepts. */
+export type SchedulerEvent =
+  | WorkerMessageEvent
+  | ClientMessageEvent
+  | RemoveWorkerEvent
+  | StealRequestEvent;
+
+/** The `kind` of every stimulus. */
+export type SchedulerEventKind = SchedulerEvent["kind"];
+
+/** The stimulus id an event carries (in its message, for wrapped messages). */
+export function stimulusIdOf(ev: SchedulerEvent): string {
+  switch (ev.kind) {
+    case "worker-message":
+    case "client-message":
+      return ev.msg.stimulusId;
+    case "remove-worker":
+    case "steal-request":
+      return ev.stimulusId;
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * Which worker runs a task (Dask's `decide_worker*` and `worker_objective`).
+ *
+ * - Restrictions first: a task with resource restrictions may only go to a
+ *   running worker supplying at least the amount of each resource it needs.
+ * - Root tasks (no dependencies, no restrictions) with queuing on go to the
+ *   worker with free slots that has the fewest tasks per thread, or wait in
+ *   `queued` when every worker is saturated.
+ * - Other tasks go to the candidate that can start them soonest: expected
+ *   backlog per thread (`occupancy / nthreads`) plus the time to fetch the
+ *   inputs it lacks (`missing bytes / bandwidth`). Candidates are the workers
+ *   holding any of the task's inputs, plus idle workers (fewer tasks than
+ *   threads), so data locality wins unless a holder is busy and a peer free.
+ *   Ties go to fewer tasks per thread, then less data held, then the worker
+ *   that registered first.
+ * - Tasks without inputs or restrictions, queuing off: the least occupied
+ *   worker, round-robin among those with nothing to do.
+ *
+ * No allocation on these paths: per-worker scratch fields, stamped with a
+ * pass counter, hold the bytes of inputs each worker has.
+ */
+
+import type { SchedulerState } from "./schedulerState.ts";
+import type { TaskState } from "./taskState.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+
+/** A task queuing applies to: no dependencies, no restrictions, not an actor. */
+export function isQueueable(ts: TaskState): boolean {
+  return ts.dependencies.size === 0 && ts.resourceRestrictions === null && !ts.actor;
+}
+
+/**
+ * Tasks that can be sent to `ws` without oversaturating it (Dask's
+ * `_task_slots_available`): `max(ceil(saturation × nthreads), 1)` minus the
+ * tasks it is processing that have not seceded.
+ */
+export function taskSlotsAvailable(ws: WorkerInfo, saturation: number): number {
+  return (
+    Math.max(Math.ceil(saturation * ws.nthreads), 1) - (ws.processing.size - ws.longRunning.size)
+  );
+}
+
+/** True iff `ws` supplies at least `restrictions[name]` of every resource named. */
+export function satisfiesRestrictions(
+  ws: WorkerInfo,
+  restrictions: Readonly<Record<string, number>>,
+): boolean {
+  for (const name in restrictions) {
+    if ((ws.resources[name] ?? 0) < restrictions[name]) return false;
+  }
+  return true;
+}
+
+/**
+ * The running workers `ts` may run on, or null when it has no restrictions
+ * (every running worker may). The array is scratch, valid until the next call;
+ * each listed worker gets `validEpoch === s.validEpoch`.
+ */
+export function validWorkers(s: SchedulerState, ts: TaskState): WorkerInfo[] | null {
+  const restrictions = ts.resourceRestrictions;
+  if (restrictions === null) return null;
+  const epoch = ++s.validEpoch;
+  const out = s.scratchWorkers;
+  out.length = 0;
+  for (const ws of s.running) {
+    if (satisfiesRestrictions(ws, restrictions)) {
+      ws.validEpoch = epoch;
+      out.push(ws);
+    }
+  }
+  return out;
+}
+
+/** A root task's worker with queuing on: the one with free slots and fewest tasks per thread. */
+export function decideWorkerRootishQueuingEnabled(s: SchedulerState): WorkerInfo | null {
+  let best: WorkerInfo | null = null;
+  let bestLoad = Number.POSITIVE_INFINITY;
+  for (const ws of s.idleTaskCount) {
+    const load = ws.processing.size / ws.nthreads;
+    if (load < bestLoad) {
+      best = ws;
+      bestLoad = load;
+    }
+  }
+  return best;
+}
+
+/**
+ * Stamp on each worker holding inputs of `ts` how many bytes of them it holds
+ * (`scratchBytes`, valid while `scratchEpoch === s.placementEpoch`) and return
+ * the total size of the inputs.
+ */
+function markHeldBytes(s: SchedulerState, ts: TaskState): number {
+  const epoch = ++s.placementEpoch;
+  let total = 0;
+  for (const dts of ts.dependencies) {
+    const nbytes = s.getNbytes(dts);
+    total += nbytes;
+    for (const ws of dts.whoHas) {
+      if (ws.scratchEpoch !== epoch) {
+        ws.scratchEpoch = epoch;
+        ws.scratchBytes = 0;
+      }
+      ws.scratchBytes += nbytes;
+    }
+  }
+  return total;
+}
+
+/**
+ * Keeps the best worker seen so far by the objective: expected start time,
+ * then tasks per thread, then bytes held, then registration order.
+ */
+class Best {
+  ws: WorkerInfo | null = null;
+  private cost = 0;
+  private load = 0;
+
+  reset(): void {
+    this.ws = null;
+  }
+
+  consider(s: SchedulerState, ws: WorkerInfo, totalBytes: number): void {
+    const held = ws.scratchEpoch === s.placementEpoch ? ws.scratchBytes : 0;
+    const cost = ws.occupancy / ws.nthreads + (totalBytes - held) / s.options.bandwidth;
+    const load = ws.processing.size / ws.nthreads;
+    const best = this.ws;
+    if (
+      best === null ||
+      cost < this.cost ||
+      (cost === this.cost &&
+        (load < this.load ||
+          (load === this.load &&
+            (ws.nbytes < best.nbytes || (ws.nbytes === best.nbytes && ws.index < best.index)))))
+    ) {
+      this.ws = ws;
+      this.cost = cost;
+      this.load = load;
+    }
+  }
+}
+
+const best = new Best();
+
+function isCandidate(s: SchedulerState, ws: WorkerInfo, valid: WorkerInfo[] | null): boolean {
+  return ws.status === "running" && (valid === null || ws.validEpoch === s.validEpoch);
+}
+
+/**
+ * The worker for a task that is not queued: see the module comment. Null when
+ * no running worker may run it (then it goes to `no-worker`). `exclude` (a
+ * steal's victim) is never chosen.
+ */
+export function decideWorkerNonRootish(
+  s: SchedulerState,
+  ts: TaskState,
+  exclude: WorkerInfo | null = null,
+): WorkerInfo | null {
+  if (s.running.size === 0) return null;
+  const valid = validWorkers(s, ts);
+  if (valid !== null && valid.length === 0) return null;
+  if (ts.dependencies.size === 0 && valid === null && exclude === null) {
+    return roundRobinLeastOccupied(s);
+  }
+  const total = markHeldBytes(s, ts);
+  best.reset();
+  for (const dts of ts.dependencies) {
+    for (const ws of dts.whoHas) {
+      if (ws !== exclude && isCandidate(s, ws, valid)) best.consider(s, ws, total);
+    }
+  }
+  for (const ws of s.idle) {
+    if (ws !== exclude && isCandidate(s, ws, valid)) best.consider(s, ws, total);
+  }
+  if (best.ws === null) {
+    // Nobody holding inputs or idle may run it: any worker that may.
+    for (const ws of valid ?? s.running) {
+      if (ws !== exclude) best.consider(s, ws, total);
+    }
+  }
+  const chosen = best.ws;
+  best.reset();
+  return chosen;
+}
+
+/**
+ * For tasks without inputs or restrictions when queuing is off: the least
+ * occupied idle worker (any running one if none is idle), round-robin among
+ * those with zero occupancy (Dask's fast path).
+ */
+function roundRobinLeastOccupied(s: SchedulerState): WorkerInfo | null {
+  const pool = s.idle.size > 0 ? s.idle : s.running;
+  let min: WorkerInfo | null = null;
+  let zeros = 0;
+  for (const ws of pool) {
+    if (min === null || ws.occupancy < min.occupancy) min = ws;
+    if (ws.occupancy === 0) zeros++;
+  }
+  if (zeros <= 1) return min;
+  let nth = s.nTasks % zeros;
+  for (const ws of pool) {
+    if (ws.occupancy === 0 && nth-- === 0) return ws;
+  }
+  return min;
+}
+
+function formatAmount(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toPrecision(6).replace(/\.?0+$/, "");
+}
+
+/**
+ * Why no running worker may run `ts`, in words for the client: no workers at
+ * all, all paused, or the first resource no running worker has enough of.
+ */
+export function noWorkerReason(s: SchedulerState, ts: TaskState): string {
+  if (s.workers.size === 0) return "no workers are connected";
+  if (s.running.size === 0) {
+    return `no running workers (all ${s.workers.size} connected workers are paused)`;
+  }
+  const restrictions = ts.resourceRestrictions;
+  if (restrictions === null) return "no running worker can run it";
+  for (const name in restrictions) {
+    const needed = restrictions[name];
+    let most = 0;
+    let provided = false;
+    for (const ws of s.running) {
+      const has = ws.resources[name];
+      if (has !== undefined) {
+        provided = true;
+        if (has > most) most = has;
+      }
+    }
+    if (!provided) {
+      return `no running worker provides resource '${name}' (the task needs ${formatAmount(needed)})`;
+    }
+    if (most < needed) {
+      return (
+        `no running worker has enough of resource '${name}': the task needs ` +
+        `${formatAmount(needed)}, the most any running worker has is ${formatAmount(most)}`
+      );
+    }
+  }
+  const wanted = Object.entries(restrictions)
+    .map(([name, amount]) => `${name}=${formatAmount(amount)}`)
+    .join(", ");
+  return `no single running worker has all of the resources the task needs (${wanted})`;
+}

@@ -1,0 +1,438 @@
+import type {
+  SchedulerMessage,
+  SchedulerToClientMessage,
+  SchedulerToWorkerMessage,
+} from "../../protocol/messages.ts";
+import { BoundedDeque } from "../../util/boundedDeque.ts";
+import { HeapSet } from "../../util/heapSet.ts";
+import { handleClientMessage } from "./clientHandlers.ts";
+import { ClientInfo } from "./clientInfo.ts";
+import { InvalidTaskState, InvalidTransition, TransitionCounterMaxExceeded } from "./errors.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { stimulusIdOf } from "./events.ts";
+import { validateEventShape } from "./eventValidation.ts";
+import {
+  type ResolvedSchedulerStateOptions,
+  resolveOptions,
+  type SchedulerStateOptions,
+} from "./options.ts";
+import { taskSlotsAvailable } from "./placement.ts";
+import { handleStealRequest } from "./stealing.ts";
+import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
+import type { SchedulerTaskStateName, TaskState } from "./taskState.ts";
+import { TRANSITIONS, type TransitionArgs } from "./transitions.ts";
+import { validateState, validateTask } from "./validation.ts";
+import { handleWorkerMessage } from "./workerHandlers.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+import { removeWorker } from "./workerLifecycle.ts";
+
+/** A steal the scheduler asked a victim for and awaits the `steal-response` of. */
+export interface InFlightSteal {
+  readonly victim: WorkerInfo;
+  readonly thief: WorkerInfo;
+  readonly stimulusId: string;
+}
+
+/** A compact record of one handled stimulus, for `stimulusLog`. */
+export interface StimulusRecord {
+  readonly stimulusId: string;
+  /** The event kind, with the message op for wrapped messages (`worker-message task-finished`). */
+  readonly what: string;
+  /** The worker or client it came from, or the worker it concerns. */
+  readonly origin: string;
+  /** The key it concerns, if one. */
+  readonly key: string | null;
+  readonly time: number;
+}
+
+/**
+ * The scheduler's brain: a pure, deterministic state machine in the style of
+ * the worker's (and of Dask's `SchedulerState`).
+ *
+ * Feed it stimuli with {@link handleStimulus}; it returns the messages to send,
+ * each addressed to a worker or a client. It does no I/O, reads no wall clock
+ * (`options.clock` is injected) and draws no random numbers, so the same
+ * configuration and stimuli always produce the same messages.
+ *
+ * Each stimulus is turned into recommendations `{task: finish state}`, which
+ * are processed (last in, first out, as Dask's `dict.popitem`) through the
+ * transition table in `transitions.ts` until none are left. Transitions not in
+ * the table go through `released`.
+ *
+ * The public fields are there for shells, tests and validation to read; only
+ * this package mutates them.
+ */
+export class SchedulerState {
+  /** The configuration, defaults filled in. */
+  readonly options: ResolvedSchedulerStateOptions;
+  /** The injected clock. */
+  readonly clock: () => number;
+  /** Validate every touched task after each stimulus. */
+  validate: boolean;
+
+  /** `{key: task}`: every task not forgotten. */
+  readonly tasks: Map<string, TaskState> = new Map();
+  /** `{address: worker}`: every connected worker, in registration order. */
+  readonly workers: Map<string, WorkerInfo> = new Map();
+  /** Workers whose status is `running`: the only ones that get new tasks. */
+  readonly running: Set<WorkerInfo> = new Set();
+  /** Running workers with fewer tasks executing than threads (Dask's `idle`). */
+  readonly idle: Set<WorkerInfo> = new Set();
+  /** Running workers with free queuing slots (Dask's `idle_task_count`); empty when queuing is off. */
+  readonly idleTaskCount: Set<WorkerInfo> = new Set();
+  /** `{client id: client}`. */
+  readonly clients: Map<string, ClientInfo> = new Map();
+  /** Tasks in `queued`, by priority. */
+  readonly queued: HeapSet<TaskState> = new HeapSet((ts) => ts.priority);
+  /** Tasks in `no-worker`, with the `clock()` at which they became unrunnable. */
+  readonly unrunnable: Map<TaskState, number> = new Map();
+  /** Steals awaiting their `steal-response`, by task. */
+  readonly steals: Map<TaskState, InFlightSteal> = new Map();
+  /** `{function name: average compute seconds}`, learnt from finished tasks. */
+  readonly durations: Map<string, number> = new Map();
+
+  /** Sum of the running and paused workers' threads. */
+  totalNthreads = 0;
+  /** Tasks sent to workers so far (drives round-robin placement). */
+  nTasks = 0;
+  /** Incremented by each `update-graph`; the second element of priorities. */
+  generation = 0;
+  /** Last run id handed out in a `compute-task`. */
+  runIdCounter = 0;
+  /** Transitions made so far (a transition through `released` counts twice). */
+  transitionCounter = 0;
+  /** Workers registered so far (their `index`). */
+  workerCounter = 0;
+
+  /** Transition log: `(key, start, finish, recommendations, stimulusId, time)`. */
+  readonly log: BoundedDeque<TransitionLogEntry>;
+  /** One record per handled stimulus. */
+  readonly stimulusLog: BoundedDeque<StimulusRecord>;
+
+  /** The stimulus being handled. */
+  stimulusId = "";
+  /** Placement pass counter for `WorkerInfo.scratchEpoch`. */
+  placementEpoch = 0;
+  /** Placement pass counter for `WorkerInfo.validEpoch`. */
+  validEpoch = 0;
+  /** Reused by placement for the workers valid for one task. */
+  readonly scratchWorkers: WorkerInfo[] = [];
+
+  private outbox: SchedulerMessage[] = [];
+  private readonly recStack: TaskState[] = [];
+  private readonly recPending: Map<TaskState, SchedulerTaskStateName> = new Map();
+  private curRecs: string[] | null = null;
+  private touched: Set<TaskState> | null = null;
+
+  /** An empty scheduler: no workers, clients or tasks. */
+  constructor(options: SchedulerStateOptions = {}) {
+    this.options = resolveOptions(options);
+    this.clock = this.options.clock;
+    this.validate = this.options.validate;
+    this.log = new BoundedDeque(this.options.logLength);
+    this.stimulusLog = new BoundedDeque(this.options.stimulusLogLength);
+  }
+
+  // -------------------------------------------------------------------------
+  // Entry point
+  // -------------------------------------------------------------------------
+
+  /**
+   * Handle stimuli one after the other and return the messages to send, in
+   * order. Each stimulus's recommendations are processed until none are left;
+   * then queued root tasks are released to workers with free slots.
+   *
+   * Throws `InvalidStimulus` for a malformed stimulus (before it changes
+   * anything), `InvalidTransition` for a transition the table does not allow,
+   * and `InvalidTaskState` when validation is on and a touched task is
+   * inconsistent. Messages of stimuli handled before the error are lost with it.
+   */
+  handleStimulus(...events: SchedulerEvent[]): SchedulerMessage[] {
+    for (const ev of events) {
+      validateEventShape(ev);
+      const stimulusId = stimulusIdOf(ev);
+      this.stimulusId = stimulusId;
+      this.stimulusLog.push(this.recordOf(ev, stimulusId));
+      if (this.validate) this.touched = new Set();
+      switch (ev.kind) {
+        case "worker-message":
+          handleWorkerMessage(this, ev.worker, ev.msg);
+          break;
+        case "client-message":
+          handleClientMessage(this, ev.msg);
+          break;
+        case "remove-worker":
+          removeWorker(this, ev.worker, ev.expected === true);
+          break;
+        case "steal-request":
+          handleStealRequest(this, ev);
+          break;
+      }
+      this.processRecommendations();
+      this.queueSlotsMaybeOpened();
+      if (this.touched !== null) {
+        const touched = this.touched;
+        this.touched = null;
+        for (const ts of touched) {
+          if (ts.state !== "forgotten") this.validateTaskWithStory(ts);
+        }
+      }
+    }
+    const out = this.outbox;
+    this.outbox = [];
+    return out;
+  }
+
+  private recordOf(ev: SchedulerEvent, stimulusId: string): StimulusRecord {
+    const time = this.clock();
+    switch (ev.kind) {
+      case "worker-message": {
+        const m = ev.msg as { key?: unknown };
+        const key = typeof m.key === "string" ? m.key : null;
+        return { stimulusId, what: `${ev.kind} ${ev.msg.op}`, origin: ev.worker, key, time };
+      }
+      case "client-message":
+        return {
+          stimulusId,
+          what: `${ev.kind} ${ev.msg.op}`,
+          origin: ev.msg.clientId,
+          key: null,
+          time,
+        };
+      case "remove-worker":
+        return { stimulusId, what: ev.kind, origin: ev.worker, key: null, time };
+      case "steal-request":
+        return { stimulusId, what: ev.kind, origin: ev.victim, key: ev.key, time };
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Recommendations and transitions
+  // -------------------------------------------------------------------------
+
+  /**
+   * Recommend that `ts` go to `finish`. A task recommended twice keeps its
+   * place in the work list with the latest finish state (Python dict update
+   * semantics); the work list is processed last in, first out.
+   */
+  recommend(ts: TaskState, finish: SchedulerTaskStateName): void {
+    if (!this.recPending.has(ts)) this.recStack.push(ts);
+    this.recPending.set(ts, finish);
+    const recs = this.curRecs;
+    if (recs === null) this.curRecs = [ts.key, finish];
+    else recs.push(ts.key, finish);
+  }
+
+  /** Process recommendations until none are left (Dask's `_transitions`). */
+  processRecommendations(): void {
+    const stack = this.recStack;
+    const pending = this.recPending;
+    while (stack.length > 0) {
+      const ts = stack.pop() as TaskState;
+      const finish = pending.get(ts) as SchedulerTaskStateName;
+      pending.delete(ts);
+      this.transition(ts, finish);
+    }
+  }
+
+  /**
+   * Move `ts` to `finish` now, through the transition table or, for a pair not
+   * in it, through `released` (Dask's `_transition`); `args` carry a worker's
+   * report to `memory` or `erred`. Returns the recommendations it made, which
+   * are also queued. A forgotten task, or one already in `finish`, is left alone.
+   */
+  transition(ts: TaskState, finish: SchedulerTaskStateName, args?: TransitionArgs): LoggedRecs {
+    const start = ts.state;
+    if (start === finish || start === "forgotten") return NO_RECS;
+    this.transitionCounter++;
+    const max = this.options.transitionCounterMax;
+    if (max !== false && this.transitionCounter >= max) {
+      throw new TransitionCounterMaxExceeded(ts.key, start, finish, this.story(ts.key));
+    }
+    if (this.touched !== null) this.touched.add(ts);
+    const saved = this.curRecs;
+    this.curRecs = null;
+    let logStart = start;
+    try {
+      const func = TRANSITIONS[start][finish];
+      if (func !== undefined) {
+        func(this, ts, args);
+      } else if (start !== "released" && finish !== "released") {
+        const inner = this.transition(ts, "released");
+        // As Dask's scheduler: a recommendation the first leg made for this very
+        // task takes precedence over `finish`.
+        let via: SchedulerTaskStateName = finish;
+        for (let i = inner.length - 2; i >= 0; i -= 2) {
+          if (inner[i] === ts.key) {
+            via = inner[i + 1] as SchedulerTaskStateName;
+            break;
+          }
+        }
+        const func2 = TRANSITIONS.released[via];
+        if (func2 === undefined) {
+          throw new InvalidTransition(ts.key, "released", via, this.story(ts.key));
+        }
+        func2(this, ts, args);
+        logStart = "released";
+      } else {
+        throw new InvalidTransition(ts.key, start, finish, this.story(ts.key));
+      }
+    } catch (e) {
+      this.curRecs = saved;
+      if (e instanceof InvalidTransition) throw e;
+      throw new InvalidTransition(ts.key, start, finish, this.story(ts.key), { cause: e });
+    }
+    const recs: LoggedRecs = this.curRecs ?? NO_RECS;
+    this.log.push([ts.key, logStart, ts.state, recs, this.stimulusId, this.clock()]);
+    this.curRecs = saved;
+    return recs;
+  }
+
+  /** Log a change that is not a state transition (a confirmed steal: processing → processing). */
+  logSameState(ts: TaskState): void {
+    this.log.push([ts.key, ts.state, ts.state, NO_RECS, this.stimulusId, this.clock()]);
+    if (this.touched !== null) this.touched.add(ts);
+  }
+
+  // -------------------------------------------------------------------------
+  // Queuing
+  // -------------------------------------------------------------------------
+
+  /**
+   * Send queued tasks to workers with free slots, best priority first
+   * (Dask's `stimulus_queue_slots_maybe_opened`). Runs after every stimulus.
+   */
+  queueSlotsMaybeOpened(): void {
+    if (this.queued.size === 0 || this.idleTaskCount.size === 0) return;
+    const saturation = this.options.workerSaturation;
+    let slots = 0;
+    for (const ws of this.idleTaskCount) slots += taskSlotsAvailable(ws, saturation);
+    for (let i = 0; i < slots && this.queued.size > 0; i++) {
+      const qts = this.queued.peek();
+      this.recommend(qts, "processing");
+      this.processRecommendations();
+      if (qts.state === "queued") return; // no worker had a slot after all
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Bookkeeping shared by transitions and handlers
+  // -------------------------------------------------------------------------
+
+  /** The size of a task's result, or `defaultDataSize` while unknown. */
+  getNbytes(ts: TaskState): number {
+    return ts.nbytes >= 0 ? ts.nbytes : this.options.defaultDataSize;
+  }
+
+  /** Expected compute seconds of `ts`: the average of its function so far, or `unknownTaskDuration`. */
+  taskDuration(ts: TaskState): number {
+    const fn = ts.runSpec?.fn;
+    const known = fn === undefined ? undefined : this.durations.get(fn);
+    return known ?? this.options.unknownTaskDuration;
+  }
+
+  /** Fold a measured compute time of `fn` into its average (as Dask's task prefixes do). */
+  observeDuration(fn: string, seconds: number): void {
+    if (!(seconds >= 0) || !Number.isFinite(seconds)) return;
+    const old = this.durations.get(fn);
+    this.durations.set(fn, old === undefined ? seconds : (old + seconds) / 2);
+  }
+
+  /**
+   * Recompute whether `ws` is idle (fewer tasks executing than threads) and
+   * whether it has free queuing slots (Dask's `check_idle_saturated`).
+   */
+  checkIdleSaturated(ws: WorkerInfo): void {
+    if (ws.status !== "running" || this.workers.get(ws.address) !== ws) {
+      this.idle.delete(ws);
+      this.idleTaskCount.delete(ws);
+      return;
+    }
+    const executing = ws.processing.size - ws.longRunning.size;
+    if (executing < ws.nthreads) this.idle.add(ws);
+    else this.idle.delete(ws);
+    const saturation = this.options.workerSaturation;
+    if (Number.isFinite(saturation) && taskSlotsAvailable(ws, saturation) > 0) {
+      this.idleTaskCount.add(ws);
+    } else {
+      this.idleTaskCount.delete(ws);
+    }
+  }
+
+  /** The client with id `id`, created if new. */
+  ensureClient(id: string): ClientInfo {
+    let cs = this.clients.get(id);
+    if (cs === undefined) {
+      cs = new ClientInfo(id);
+      this.clients.set(id, cs);
+    }
+    return cs;
+  }
+
+  /** Queue `msg` for the worker `ws`. */
+  sendToWorker(ws: WorkerInfo, msg: SchedulerToWorkerMessage): void {
+    this.outbox.push({ to: ws.recipient, msg });
+  }
+
+  /** Queue `msg` for the client `cs`. */
+  sendToClient(cs: ClientInfo, msg: SchedulerToClientMessage): void {
+    this.outbox.push({ to: cs.recipient, msg });
+  }
+
+  /** Queue `msg` for every client that wants `ts`. */
+  sendToWhoWants(ts: TaskState, msg: SchedulerToClientMessage): void {
+    for (const cs of ts.whoWants) this.outbox.push({ to: cs.recipient, msg });
+  }
+
+  // -------------------------------------------------------------------------
+  // Diagnostics
+  // -------------------------------------------------------------------------
+
+  /**
+   * The transition log records involving any of these keys or stimulus ids
+   * (as the task itself, as a recommended task, or as the stimulus), oldest first.
+   */
+  story(...keysOrStimulusIds: string[]): TransitionLogEntry[] {
+    return schedulerStory(new Set(keysOrStimulusIds), this.log);
+  }
+
+  /** The stimulus records with this stimulus id or concerning this key, oldest first. */
+  stimulusStory(keyOrStimulusId: string): StimulusRecord[] {
+    const out: StimulusRecord[] = [];
+    for (const r of this.stimulusLog) {
+      if (r.stimulusId === keyOrStimulusId || r.key === keyOrStimulusId) out.push(r);
+    }
+    return out;
+  }
+
+  /** `{key: [worker address, …]}` for the given keys (unknown keys map to `[]`). */
+  getWhoHas(keys: Iterable<string>): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
+    for (const key of keys) {
+      const ts = this.tasks.get(key);
+      out[key] = ts === undefined ? [] : [...ts.whoHas].map((ws) => ws.address);
+    }
+    return out;
+  }
+
+  /** Check one task's invariants; throws `InvalidTaskState` with its story. */
+  validateTask(ts: TaskState): void {
+    this.validateTaskWithStory(ts);
+  }
+
+  /**
+   * Check the whole machine: every task, worker, client and collection.
+   * Throws `InvalidTaskState` (a task) or `AssertionError` (anything else).
+   */
+  validateState(): void {
+    validateState(this, (ts) => this.validateTaskWithStory(ts));
+  }
+
+  private validateTaskWithStory(ts: TaskState): void {
+    try {
+      validateTask(this, ts);
+    } catch (e) {
+      throw new InvalidTaskState(ts.key, ts.state, this.story(ts.key), { cause: e });
+    }
+  }
+}

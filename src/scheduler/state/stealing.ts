@@ -1,0 +1,86 @@
+/**
+ * Work stealing, the scheduler's half (Dask's `WorkStealing.move_task_request`
+ * and `move_task_confirm`). Deciding *what* to steal is left to the shell or
+ * simulator, which issues a `steal-request` stimulus; the state machine asks
+ * the victim, and moves the task only if the victim confirms it had not
+ * started it.
+ */
+
+import type { StealResponseMsg } from "../../protocol/messagesWorker.ts";
+import type { StealRequestEvent } from "./events.ts";
+import { decideWorkerNonRootish, satisfiesRestrictions } from "./placement.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import { addToProcessing, exitProcessing } from "./transitions.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+
+/** Worker states in which the victim gave the task up: the steal goes ahead. */
+const CONFIRM: ReadonlySet<string> = new Set(["ready", "constrained", "waiting"]);
+
+/** Worker states in which the victim does not know the task: it must be rescheduled. */
+const UNDEFINED: ReadonlySet<string | null> = new Set([null, "released", "forgotten"]);
+
+/**
+ * `steal-request` stimulus: if `key` is processing on `victim`, not seceded,
+ * and not already being stolen, pick the thief (the given one if it is running
+ * and may run the task, else the best other worker) and send `steal-request`
+ * to the victim. Otherwise nothing happens.
+ */
+export function handleStealRequest(s: SchedulerState, ev: StealRequestEvent): void {
+  const ts = s.tasks.get(ev.key);
+  if (ts === undefined || ts.state !== "processing") return;
+  const victim = ts.processingOn;
+  if (victim === null || victim.address !== ev.victim) return;
+  if (victim.longRunning.has(ts) || s.steals.has(ts)) return;
+  let thief: WorkerInfo | null;
+  if (ev.thief !== undefined) {
+    thief = s.workers.get(ev.thief) ?? null;
+    if (
+      thief === null ||
+      thief === victim ||
+      thief.status !== "running" ||
+      (ts.resourceRestrictions !== null && !satisfiesRestrictions(thief, ts.resourceRestrictions))
+    ) {
+      return;
+    }
+  } else {
+    thief = decideWorkerNonRootish(s, ts, victim);
+    if (thief === null) return;
+  }
+  s.steals.set(ts, { victim, thief, stimulusId: s.stimulusId });
+  s.sendToWorker(victim, { op: "steal-request", key: ts.key, stimulusId: s.stimulusId });
+}
+
+/**
+ * `steal-response` from the victim. If it gave the task up (ready, constrained,
+ * waiting), the task moves to the thief with a new run id — or, if the thief
+ * has left or paused meanwhile, goes back through `released` to be placed
+ * again. If the victim no longer knew the task, it is rescheduled. If it had
+ * started (executing, in memory, …), it stays. Responses nobody waits for are
+ * ignored.
+ */
+export function handleStealResponse(
+  s: SchedulerState,
+  ws: WorkerInfo,
+  msg: StealResponseMsg,
+): void {
+  const ts = s.tasks.get(msg.key);
+  if (ts === undefined) return;
+  const steal = s.steals.get(ts);
+  if (steal === undefined || steal.victim !== ws) return;
+  s.steals.delete(ts);
+  if (ts.state !== "processing" || ts.processingOn !== ws) return;
+
+  const state = msg.state;
+  if (state !== null && CONFIRM.has(state)) {
+    const thief = steal.thief;
+    if (s.workers.get(thief.address) !== thief || thief.status !== "running") {
+      s.recommend(ts, "released");
+      return;
+    }
+    exitProcessing(s, ts);
+    addToProcessing(s, ts, thief);
+    s.logSameState(ts);
+  } else if (UNDEFINED.has(state)) {
+    s.recommend(ts, "released");
+  }
+}

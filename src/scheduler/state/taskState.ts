@@ -1,0 +1,132 @@
+import type { TaskSpec } from "../../protocol/messagesTaskSpec.ts";
+import type { Priority } from "../../util/priority.ts";
+import type { ClientInfo } from "./clientInfo.ts";
+import { EMPTY } from "./sets.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+
+/**
+ * A task's state on the scheduler (Dask's scheduler task states).
+ * Not to be confused with the worker's task states.
+ *
+ * - `released`: known, not wanted by anything in play, or about to be (re)computed;
+ * - `waiting`: on the way to running, waiting for dependencies;
+ * - `queued`: ready, without dependencies, held back because every worker is saturated;
+ * - `no-worker`: ready, but no running worker can run it (restrictions, or no workers);
+ * - `processing`: assigned to a worker (`processingOn`);
+ * - `memory`: its result is held by one or more workers (`whoHas`);
+ * - `erred`: it, or a task it depends on, raised;
+ * - `forgotten`: removed from the scheduler.
+ */
+export type SchedulerTaskStateName =
+  | "released"
+  | "waiting"
+  | "queued"
+  | "no-worker"
+  | "processing"
+  | "memory"
+  | "erred"
+  | "forgotten";
+
+/** Every scheduler task state. */
+export const SCHEDULER_TASK_STATES: readonly SchedulerTaskStateName[] = [
+  "released",
+  "waiting",
+  "queued",
+  "no-worker",
+  "processing",
+  "memory",
+  "erred",
+  "forgotten",
+];
+
+/** The states of a task that is in play: on its way to memory. */
+export const IN_PLAY: ReadonlySet<SchedulerTaskStateName> = new Set<SchedulerTaskStateName>([
+  "waiting",
+  "queued",
+  "processing",
+  "no-worker",
+]);
+
+/** `runId` of a task that was never sent to a worker. */
+export const NO_RUN_ID = -1;
+
+/** Placeholder priority of a task before `update-graph` gives it one. */
+export const NO_PRIORITY: Priority = [];
+
+/**
+ * The scheduler's view of one task (Dask's `distributed.scheduler.TaskState`).
+ *
+ * Fields are public for the transitions, handlers and validation of this
+ * package; nothing else may mutate them. Usually-empty sets share {@link EMPTY}
+ * until something is added (see `sets.ts`).
+ */
+export class TaskState {
+  /** The task's key. */
+  readonly key: string;
+  /** What to run; null for a key the scheduler only knows as a name. */
+  runSpec: TaskSpec | null;
+  /** Current state. */
+  state: SchedulerTaskStateName = "released";
+  /** `[-user priority, generation, graph order]`: lower runs first. */
+  priority: Priority = NO_PRIORITY;
+
+  /** Tasks whose results this task needs. */
+  dependencies: ReadonlySet<TaskState> = EMPTY;
+  /** Tasks that need this task's result. */
+  dependents: ReadonlySet<TaskState> = EMPTY;
+  /** Dependencies not yet in memory, while this task is `waiting`. */
+  waitingOn: ReadonlySet<TaskState> = EMPTY;
+  /** Dependents in play (waiting, queued, no-worker, processing) that need this task. */
+  waiters: ReadonlySet<TaskState> = EMPTY;
+  /** Clients that want this task's result. */
+  whoWants: ReadonlySet<ClientInfo> = EMPTY;
+  /** Workers holding the result; non-empty iff the state is `memory`. */
+  whoHas: ReadonlySet<WorkerInfo> = EMPTY;
+  /** The worker computing the task; set iff the state is `processing`. */
+  processingOn: WorkerInfo | null = null;
+
+  /** The run id of the last `compute-task` sent for it; results of other runs are stale. */
+  runId = NO_RUN_ID;
+  /** How many more times the task may be re-run after it raises. */
+  retries = 0;
+  /** How many workers died while running it (Dask's `suspicious`). */
+  suspicious = 0;
+  /** `{resource: amount}` a worker must supply to run it, or null. */
+  resourceRestrictions: Readonly<Record<string, number>> | null = null;
+  /** User annotations, passed on in `compute-task`. */
+  annotations: Readonly<Record<string, unknown>> | null = null;
+  /** Size of the result in bytes; -1 while unknown. */
+  nbytes = -1;
+  /** The result's type name, once in memory. */
+  typename: string | null = null;
+  /** Task metadata reported by workers with `task-finished`. */
+  metadata: Record<string, unknown> | null = null;
+
+  /** The opaque error, when this task raised. */
+  exception: unknown = null;
+  /** The opaque traceback, when this task raised. */
+  traceback: unknown = null;
+  /** Text of the error, when this task raised. */
+  exceptionText = "";
+  /** Text of the traceback, when this task raised. */
+  tracebackText = "";
+  /** The task that raised and made this one `erred`: itself or a dependency. */
+  exceptionBlame: TaskState | null = null;
+  /** Workers on which the task raised; told to free it when it is released. */
+  erredOn: ReadonlySet<string> = EMPTY;
+  /** A dependency was forgotten: the task can no longer be computed. */
+  hasLostDependencies = false;
+  /** Dask actors are not supported; always false. Kept for the `compute-task` message. */
+  actor = false;
+
+  /** Create a released task. */
+  constructor(key: string, runSpec: TaskSpec | null) {
+    this.key = key;
+    this.runSpec = runSpec;
+  }
+
+  /** `<TaskState 'key' state>`, as Dask prints it. */
+  toString(): string {
+    return `<TaskState '${this.key}' ${this.state}>`;
+  }
+}

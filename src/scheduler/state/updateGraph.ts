@@ -1,0 +1,225 @@
+/**
+ * `update-graph` (Dask's `update_graph` and `_create_taskstate_from_graph`):
+ * check the submitted tasks, create the new ones with their priorities, note
+ * what the client wants, and recommend the new tasks to `waiting`.
+ */
+
+import type { GraphTask, UpdateGraphMsg } from "../../protocol/messagesClient.ts";
+import { collectTaskRefs, taskSpecProblem } from "../../protocol/messagesTaskSpec.ts";
+import { comparePriority } from "../../util/priority.ts";
+import { clientDesiresKeys } from "./clientHandlers.ts";
+import { resourcesProblem } from "./eventValidation.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import { setAdd } from "./sets.ts";
+import { TaskState } from "./taskState.ts";
+
+/** At most this many problems are quoted in the error sent back for a bad graph. */
+const MAX_PROBLEMS_QUOTED = 5;
+
+/** Why `entry` (the task `key` of an update-graph) is malformed, or null. */
+function entryProblem(key: string, entry: unknown): string | null {
+  if (typeof entry !== "object" || entry === null) return `task '${key}' must be an object`;
+  const e = entry as Partial<Record<keyof GraphTask, unknown>>;
+  const specProblem = taskSpecProblem(e.spec);
+  if (specProblem !== null) return `task '${key}': ${specProblem}`;
+  const deps = e.dependencies;
+  if (!Array.isArray(deps) || deps.some((d) => typeof d !== "string")) {
+    return `task '${key}': dependencies must be an array of keys`;
+  }
+  if (deps.includes(key)) return `task '${key}' depends on itself`;
+  const refs = collectTaskRefs((e.spec as { args: unknown }).args, new Set());
+  for (const ref of refs) {
+    if (!deps.includes(ref)) {
+      return `task '${key}' refers to '${ref}' in its arguments but does not list it as a dependency`;
+    }
+  }
+  if (
+    e.priority !== undefined &&
+    (typeof e.priority !== "number" || !Number.isFinite(e.priority))
+  ) {
+    return `task '${key}': priority must be a finite number`;
+  }
+  if (e.retries !== undefined && (!Number.isInteger(e.retries) || (e.retries as number) < 0)) {
+    return `task '${key}': retries must be an integer ≥ 0`;
+  }
+  if (e.resources !== undefined) {
+    const problem = resourcesProblem(e.resources);
+    if (problem !== null) return `task '${key}': resources ${problem}`;
+  }
+  if (
+    e.annotations !== undefined &&
+    (typeof e.annotations !== "object" || e.annotations === null || Array.isArray(e.annotations))
+  ) {
+    return `task '${key}': annotations must be an object`;
+  }
+  return null;
+}
+
+/** The outcome of walking the submitted graph from the wanted keys. */
+interface Walk {
+  /** New tasks (not yet known to the scheduler) the wanted keys need, dependencies first. */
+  readonly order: string[];
+  /** New keys that need a key nobody knows: key → that missing key. */
+  readonly lost: Map<string, string>;
+  /** Malformed tasks and cycles. */
+  readonly problems: string[];
+}
+
+/**
+ * Depth-first walk of the new tasks reachable from `wanted`, giving their
+ * post-order (dependencies before dependents, one wanted key's subtree after
+ * another: the graph order of priorities), and finding malformed entries,
+ * cycles, and keys that depend on unknown keys.
+ */
+function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: string[]): Walk {
+  const order: string[] = [];
+  const lost = new Map<string, string>();
+  const problems: string[] = [];
+  /** 1: on the walk's path; 2: finished. */
+  const mark = new Map<string, 1 | 2>();
+  const depsOf = (key: string): readonly string[] => {
+    const entry = tasks[key];
+    return Array.isArray(entry?.dependencies) ? entry.dependencies : [];
+  };
+
+  for (const root of wanted) {
+    if (s.tasks.has(root) || mark.has(root)) continue;
+    if (!Object.hasOwn(tasks, root)) {
+      lost.set(root, root);
+      continue;
+    }
+    const keys: string[] = [root];
+    const next: number[] = [0];
+    mark.set(root, 1);
+    const problem = entryProblem(root, tasks[root]);
+    if (problem !== null) problems.push(problem);
+    while (keys.length > 0) {
+      const top = keys.length - 1;
+      const key = keys[top];
+      const deps = depsOf(key);
+      const i = next[top]++;
+      if (i < deps.length) {
+        const dep = deps[i];
+        if (s.tasks.has(dep)) continue;
+        if (!Object.hasOwn(tasks, dep)) {
+          if (!lost.has(key)) lost.set(key, dep);
+          continue;
+        }
+        const m = mark.get(dep);
+        if (m === 1) {
+          problems.push(`cycle: ${[...keys.slice(keys.indexOf(dep)), dep].join(" → ")}`);
+        } else if (m === undefined) {
+          mark.set(dep, 1);
+          const depProblem = entryProblem(dep, tasks[dep]);
+          if (depProblem !== null) problems.push(depProblem);
+          keys.push(dep);
+          next.push(0);
+        }
+        continue;
+      }
+      keys.pop();
+      next.pop();
+      mark.set(key, 2);
+      order.push(key);
+      if (!lost.has(key)) {
+        for (const dep of deps) {
+          const missing = lost.get(dep);
+          if (missing !== undefined) {
+            lost.set(key, missing);
+            break;
+          }
+        }
+      }
+    }
+  }
+  return { order, lost, problems };
+}
+
+/**
+ * `update-graph`. A malformed graph (a bad task, a cycle) changes nothing and
+ * every wanted key is answered with `task-erred`; wanted keys that need a key
+ * nobody knows are answered with `cancelled-keys` ("lost dependencies"); the
+ * rest is created, wanted and recommended to `waiting`. Keys already known
+ * keep their task; those already in memory or erred are reported at once.
+ */
+export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
+  const cs = s.ensureClient(msg.clientId);
+  const wanted = [...new Set(msg.keys)];
+  const walk = walkGraph(s, msg.tasks, wanted);
+
+  if (walk.problems.length > 0) {
+    const quoted = walk.problems.slice(0, MAX_PROBLEMS_QUOTED).join("; ");
+    const more =
+      walk.problems.length > MAX_PROBLEMS_QUOTED
+        ? ` (and ${walk.problems.length - MAX_PROBLEMS_QUOTED} more)`
+        : "";
+    const text = `InvalidGraph: update-graph rejected: ${quoted}${more}`;
+    for (const key of wanted) {
+      s.sendToClient(cs, {
+        op: "task-erred",
+        key,
+        blame: key,
+        exception: { name: "InvalidGraph", message: text },
+        traceback: null,
+        exceptionText: text,
+        tracebackText: "",
+        stimulusId: s.stimulusId,
+      });
+    }
+    return;
+  }
+
+  const lostWanted = wanted.filter((key) => walk.lost.has(key));
+  if (lostWanted.length > 0) {
+    const missing = [...new Set(lostWanted.map((key) => walk.lost.get(key)))].join(", ");
+    s.sendToClient(cs, {
+      op: "cancelled-keys",
+      keys: lostWanted,
+      reason: `lost dependencies: ${missing} unknown`,
+      stimulusId: s.stimulusId,
+    });
+  }
+
+  // Create the new tasks, dependencies first, with their priorities.
+  const generation = ++s.generation;
+  const created: TaskState[] = [];
+  for (const key of walk.order) {
+    if (walk.lost.has(key)) continue;
+    const entry = msg.tasks[key];
+    const ts = new TaskState(key, entry.spec);
+    ts.priority = [-(entry.priority ?? 0), generation, created.length];
+    ts.retries = entry.retries ?? 0;
+    if (entry.resources !== undefined && Object.keys(entry.resources).length > 0) {
+      ts.resourceRestrictions = { ...entry.resources };
+    }
+    if (entry.annotations !== undefined) ts.annotations = entry.annotations;
+    s.tasks.set(key, ts);
+    created.push(ts);
+  }
+  for (const ts of created) {
+    for (const depKey of msg.tasks[ts.key].dependencies) {
+      const dts = s.tasks.get(depKey) as TaskState;
+      ts.dependencies = setAdd(ts.dependencies, dts);
+      dts.dependents = setAdd(dts.dependents, ts);
+    }
+  }
+
+  clientDesiresKeys(
+    s,
+    cs,
+    wanted.filter((key) => !walk.lost.has(key)),
+  );
+
+  // Worst priority first: the work list is last in, first out.
+  const byPriority = created.slice().sort((a, b) => comparePriority(b.priority, a.priority));
+  for (const ts of byPriority) s.recommend(ts, "waiting");
+  for (const ts of created) {
+    for (const dts of ts.dependencies) {
+      if (dts.exceptionBlame !== null) {
+        ts.exceptionBlame = dts.exceptionBlame;
+        s.recommend(ts, "erred");
+        break;
+      }
+    }
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * The handlers of worker→scheduler messages (Dask's `stream_handlers` for
+ * workers: `handle_task_finished`, `handle_task_erred`, `add_keys`,
+ * `release_worker_data`, `_reschedule`, `handle_long_running`,
+ * `handle_request_refresh_who_has`, and the stealing extension's
+ * `move_task_confirm`). Messages from unknown workers, and stale ones (for a
+ * task that moved on, or of an older run), are ignored or answered with
+ * `free-keys`, as Dask does.
+ */
+
+import type {
+  AddKeysMsg,
+  LongRunningMsg,
+  RequestRefreshWhoHasMsg,
+  TaskErredMsg,
+  TaskFinishedMsg,
+  WorkerToSchedulerMessage,
+} from "../../protocol/messagesWorker.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import { handleStealResponse } from "./stealing.ts";
+import { addReplica, removeReplica } from "./transitions.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+import { registerWorker, workerStatusChange } from "./workerLifecycle.ts";
+
+/** Dispatch one message from the worker at `address`. */
+export function handleWorkerMessage(
+  s: SchedulerState,
+  address: string,
+  msg: WorkerToSchedulerMessage,
+): void {
+  if (msg.op === "register-worker") {
+    registerWorker(s, msg);
+    return;
+  }
+  const ws = s.workers.get(address);
+  if (ws === undefined) return; // a worker already removed: its news is stale
+  ws.lastSeen = s.clock();
+  switch (msg.op) {
+    case "heartbeat-worker":
+      return;
+    case "worker-status-change":
+      workerStatusChange(s, ws, msg.status);
+      return;
+    case "task-finished":
+      taskFinished(s, ws, msg);
+      return;
+    case "task-erred":
+      taskErred(s, ws, msg);
+      return;
+    case "add-keys":
+      addKeys(s, ws, msg);
+      return;
+    case "release-worker-data":
+      releaseWorkerData(s, ws, msg.key);
+      return;
+    case "reschedule":
+      reschedule(s, ws, msg.key);
+      return;
+    case "long-running":
+      longRunning(s, ws, msg);
+      return;
+    case "request-refresh-who-has":
+      requestRefreshWhoHas(s, ws, msg);
+      return;
+    case "steal-response":
+      handleStealResponse(s, ws, msg);
+      return;
+  }
+}
+
+function freeKeys(s: SchedulerState, ws: WorkerInfo, key: string): void {
+  s.sendToWorker(ws, { op: "free-keys", keys: [key], stimulusId: s.stimulusId });
+}
+
+/** `task-finished` (Dask's `stimulus_task_finished`). */
+function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): void {
+  const ts = s.tasks.get(msg.key);
+  if (
+    ts === undefined ||
+    ts.state === "released" ||
+    ts.state === "queued" ||
+    ts.state === "no-worker" ||
+    ts.state === "erred"
+  ) {
+    // Already computed elsewhere, released, or erred: the worker may drop it.
+    freeKeys(s, ws, msg.key);
+    return;
+  }
+  if (ts.runId !== msg.runId) {
+    if (ts.processingOn === ws) s.recommend(ts, "released");
+    else freeKeys(s, ws, msg.key); // a stale run
+    return;
+  }
+  if (ts.state === "memory") {
+    addReplica(s, ts, ws);
+    return;
+  }
+  if (msg.metadata !== undefined && msg.metadata !== null) {
+    ts.metadata = { ...(ts.metadata ?? {}), ...msg.metadata };
+  }
+  s.transition(ts, "memory", {
+    kind: "memory",
+    worker: ws.address,
+    nbytes: msg.nbytes,
+    typename: msg.typename,
+    startstops: msg.startstops,
+  });
+}
+
+/** `task-erred` (Dask's `stimulus_task_erred`): retry while `retries` last, else err. */
+function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
+  const ts = s.tasks.get(msg.key);
+  if (ts === undefined || ts.state !== "processing") return;
+  if (ts.runId !== msg.runId) {
+    if (ts.processingOn === ws) s.recommend(ts, "released");
+    return;
+  }
+  if (ts.retries > 0) {
+    ts.retries--;
+    s.transition(ts, "waiting");
+    return;
+  }
+  s.transition(ts, "erred", {
+    kind: "erred",
+    worker: ws.address,
+    exception: msg.exception,
+    traceback: msg.traceback ?? null,
+    exceptionText: msg.exceptionText,
+    tracebackText: msg.tracebackText,
+  });
+}
+
+/**
+ * `add-keys`: the worker holds replicas (fetched from peers). Replicas of
+ * keys not in memory are of no use: the worker is asked to drop them with
+ * `remove-replicas`.
+ */
+function addKeys(s: SchedulerState, ws: WorkerInfo, msg: AddKeysMsg): void {
+  let redundant: string[] | null = null;
+  for (const key of msg.keys) {
+    const ts = s.tasks.get(key);
+    if (ts !== undefined && ts.state === "memory") addReplica(s, ts, ws);
+    else (redundant ??= []).push(key);
+  }
+  if (redundant !== null) {
+    s.sendToWorker(ws, { op: "remove-replicas", keys: redundant, stimulusId: s.stimulusId });
+  }
+}
+
+/** `release-worker-data`: the worker dropped its replica; a key left without replicas is released. */
+function releaseWorkerData(s: SchedulerState, ws: WorkerInfo, key: string): void {
+  const ts = s.tasks.get(key);
+  if (ts === undefined || !ts.whoHas.has(ws)) return;
+  removeReplica(s, ts, ws);
+  if (ts.whoHas.size === 0) s.recommend(ts, "released");
+}
+
+/** `reschedule`: the task asked to run elsewhere; it goes back through `released`. */
+function reschedule(s: SchedulerState, ws: WorkerInfo, key: string): void {
+  const ts = s.tasks.get(key);
+  if (ts === undefined || ts.state !== "processing" || ts.processingOn !== ws) return;
+  s.recommend(ts, "released");
+}
+
+/**
+ * `long-running`: the task seceded from the thread pool. It no longer counts
+ * towards the worker's occupancy or queuing slots, and cannot be stolen.
+ */
+function longRunning(s: SchedulerState, ws: WorkerInfo, msg: LongRunningMsg): void {
+  const ts = s.tasks.get(msg.key);
+  if (ts === undefined || ts.processingOn !== ws) return;
+  if (msg.runId !== undefined && msg.runId !== ts.runId) return;
+  if (ws.longRunning.has(ts)) return;
+  const fn = ts.runSpec?.fn;
+  if (fn !== undefined && msg.computeDuration !== null) s.observeDuration(fn, msg.computeDuration);
+  const duration = ws.processing.get(ts) ?? 0;
+  ws.processing.set(ts, 0);
+  ws.occupancy -= duration;
+  if (ws.occupancy < 0) ws.occupancy = 0;
+  ws.longRunning.add(ts);
+  s.steals.delete(ts);
+  s.checkIdleSaturated(ws);
+}
+
+/**
+ * `request-refresh-who-has`: answer with `refresh-who-has` for the known keys
+ * and `free-keys` for the forgotten ones.
+ */
+function requestRefreshWhoHas(
+  s: SchedulerState,
+  ws: WorkerInfo,
+  msg: RequestRefreshWhoHasMsg,
+): void {
+  let whoHas: Record<string, string[]> | null = null;
+  let unknown: string[] | null = null;
+  for (const key of msg.keys) {
+    const ts = s.tasks.get(key);
+    if (ts === undefined) {
+      (unknown ??= []).push(key);
+    } else {
+      const holders: string[] = [];
+      for (const holder of ts.whoHas) holders.push(holder.address);
+      (whoHas ??= {})[key] = holders;
+    }
+  }
+  if (whoHas !== null) {
+    s.sendToWorker(ws, { op: "refresh-who-has", whoHas, stimulusId: s.stimulusId });
+  }
+  if (unknown !== null) {
+    s.sendToWorker(ws, { op: "free-keys", keys: unknown, stimulusId: s.stimulusId });
+  }
+}

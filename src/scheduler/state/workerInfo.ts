@@ -1,0 +1,71 @@
+import type { WorkerRecipient } from "../../protocol/messages.ts";
+import type { TaskState } from "./taskState.ts";
+
+/** A worker's status as the scheduler sees it. Only `running` workers get new tasks. */
+export type WorkerStatus = "running" | "paused" | "closed";
+
+/**
+ * The scheduler's bookkeeping for one worker (Dask's `distributed.scheduler.WorkerState`;
+ * not to be confused with the worker's own state machine).
+ *
+ * Fields are public for this package's transitions and validation; nothing
+ * else may mutate them.
+ */
+export class WorkerInfo {
+  /** The worker's address, its identity. */
+  readonly address: string;
+  /** Size of its thread pool. */
+  readonly nthreads: number;
+  /** `{resource: amount}` it supplies. */
+  readonly resources: Readonly<Record<string, number>>;
+  /** `{resource: amount}` held by its processing tasks. */
+  readonly usedResources: Record<string, number> = {};
+  /** Registration order; breaks placement ties deterministically. */
+  readonly index: number;
+  /** The envelope address for messages to this worker, shared by all of them. */
+  readonly recipient: WorkerRecipient;
+  /** Running, paused, or closed (removed). */
+  status: WorkerStatus = "running";
+
+  /** Tasks assigned to it, with the duration estimate each adds to `occupancy`. */
+  readonly processing: Map<TaskState, number> = new Map();
+  /** Processing tasks that seceded from the thread pool; a subset of `processing`. */
+  readonly longRunning: Set<TaskState> = new Set();
+  /** Tasks whose results it holds. */
+  readonly hasWhat: Set<TaskState> = new Set();
+  /** Total size of the results it holds. */
+  nbytes = 0;
+  /** Expected seconds of work assigned to it: the sum of the durations in `processing`. */
+  occupancy = 0;
+  /** `clock()` at its last message. */
+  lastSeen: number;
+
+  /** Scratch for placement: bytes of the current task's inputs held here, valid when `scratchEpoch` matches. */
+  scratchBytes = 0;
+  /** Placement pass that last wrote `scratchBytes`. */
+  scratchEpoch = 0;
+  /** Placement pass that last found this worker valid for a task's restrictions. */
+  validEpoch = 0;
+
+  /** A running worker with nothing assigned. */
+  constructor(
+    address: string,
+    nthreads: number,
+    resources: Readonly<Record<string, number>>,
+    index: number,
+    now: number,
+  ) {
+    this.address = address;
+    this.nthreads = nthreads;
+    this.resources = resources;
+    this.index = index;
+    this.lastSeen = now;
+    this.recipient = { kind: "worker", address };
+    for (const name of Object.keys(resources)) this.usedResources[name] = 0;
+  }
+
+  /** `<WorkerInfo 'address' status, processing: n, memory: n>`. */
+  toString(): string {
+    return `<WorkerInfo '${this.address}' ${this.status}, processing: ${this.processing.size}, memory: ${this.hasWhat.size}>`;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Workers joining, pausing, resuming and leaving (Dask's `add_worker`,
+ * `handle_worker_status_change` and `remove_worker`).
+ */
+
+import type { RegisterWorkerMsg } from "../../protocol/messagesWorker.ts";
+import { comparePriority } from "../../util/priority.ts";
+import { InvalidStimulus } from "./errors.ts";
+import { satisfiesRestrictions } from "./placement.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import type { TaskState } from "./taskState.ts";
+import { removeReplica } from "./transitions.ts";
+import { WorkerInfo } from "./workerInfo.ts";
+
+/**
+ * Recommend `processing` for the `no-worker` tasks `ws` may run, best priority
+ * processed first (Dask's `bulk_schedule_unrunnable_after_adding_worker`).
+ */
+function scheduleUnrunnableOn(s: SchedulerState, ws: WorkerInfo): void {
+  if (s.unrunnable.size === 0) return;
+  const runnable: TaskState[] = [];
+  for (const ts of s.unrunnable.keys()) {
+    const r = ts.resourceRestrictions;
+    if (r === null || satisfiesRestrictions(ws, r)) runnable.push(ts);
+  }
+  // The work list is last in, first out: recommend the worst priority first.
+  runnable.sort((a, b) => comparePriority(b.priority, a.priority));
+  for (const ts of runnable) s.recommend(ts, "processing");
+}
+
+/** `register-worker`: a worker joins. Registering an address twice is an error. */
+export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void {
+  if (s.workers.has(msg.address)) {
+    throw new InvalidStimulus(`invalid register-worker: ${msg.address} is already registered`);
+  }
+  const ws = new WorkerInfo(
+    msg.address,
+    msg.nthreads,
+    { ...msg.resources },
+    s.workerCounter++,
+    s.clock(),
+  );
+  s.workers.set(ws.address, ws);
+  s.running.add(ws);
+  s.totalNthreads += ws.nthreads;
+  s.checkIdleSaturated(ws);
+  scheduleUnrunnableOn(s, ws);
+}
+
+/** `worker-status-change`: a worker paused (gets no new tasks) or resumed. */
+export function workerStatusChange(
+  s: SchedulerState,
+  ws: WorkerInfo,
+  status: "running" | "paused",
+): void {
+  if (ws.status === status) return;
+  ws.status = status;
+  if (status === "running") {
+    s.running.add(ws);
+    s.checkIdleSaturated(ws);
+    scheduleUnrunnableOn(s, ws);
+  } else {
+    s.running.delete(ws);
+    s.checkIdleSaturated(ws);
+  }
+}
+
+/**
+ * A worker left (Dask's `remove_worker`). Its processing tasks go back to
+ * `released` (and on to be rescheduled), or to `erred` with `KilledWorker`
+ * once `allowedFailures` workers have died running them; the results only it
+ * held are released, and recomputed if still needed; the other workers are
+ * told with `remove-worker`. An unknown address is ignored.
+ */
+export function removeWorker(s: SchedulerState, address: string, expected: boolean): void {
+  const ws = s.workers.get(address);
+  if (ws === undefined) return;
+  s.workers.delete(address);
+  s.running.delete(ws);
+  s.idle.delete(ws);
+  s.idleTaskCount.delete(ws);
+  s.totalNthreads -= ws.nthreads;
+  ws.status = "closed";
+
+  for (const [ts, steal] of s.steals) {
+    if (steal.thief === ws) s.steals.delete(ts);
+  }
+
+  const processing = [...ws.processing.keys()];
+  for (const ts of processing) {
+    if (!expected) ts.suspicious++;
+    if (!expected && ts.suspicious > s.options.allowedFailures) {
+      const text =
+        `KilledWorker: Attempted to run task '${ts.key}' on ${ts.suspicious} different ` +
+        "workers, but all those workers died while running it. The last worker that " +
+        `attempted to run the task was ${address}.`;
+      s.transition(ts, "erred", {
+        kind: "erred",
+        worker: address,
+        exception: { name: "KilledWorker", message: text },
+        traceback: null,
+        exceptionText: text,
+        tracebackText: "",
+      });
+    } else {
+      s.recommend(ts, "released");
+    }
+  }
+
+  for (const ts of [...ws.hasWhat]) {
+    removeReplica(s, ts, ws);
+    if (ts.whoHas.size === 0) s.recommend(ts, "released");
+  }
+
+  for (const other of s.workers.values()) {
+    s.sendToWorker(other, { op: "remove-worker", worker: address, stimulusId: s.stimulusId });
+  }
+}
