@@ -1,0 +1,826 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { Packr, Unpackr } from "msgpackr";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterDump, DumpEvent } from "./clusterDump.ts";
+import {
+  classifyLogEntry,
+  DaskConfig,
+  DumpFormatError,
+  dumpEncodingOf,
+  listReprToTupleRepr,
+  loadClusterDump,
+  loadClusterDumpSync,
+  parseClusterDump,
+  parsePyStrLiteral,
+  parseTaskStateRepr,
+  pyStrRepr,
+  typeNameFromRepr,
+} from "./clusterDump.ts";
+
+const DUMPS = new URL("../../../shared/dumps/", import.meta.url);
+const dumpPath = (name: string): string => fileURLToPath(new URL(name, DUMPS));
+
+/** Per worker: [stimulus_log length, log length, transition_counter, tasks, event classes]. */
+type Expected = Record<string, [number, number, number, number, Record<string, number>]>;
+
+const EXPECTED: Record<string, Expected> = {
+  "tree.msgpack.gz": {
+    "tcp://127.0.0.1:33899": [
+      862,
+      3151,
+      1845,
+      0,
+      {
+        ComputeTaskEvent: 260,
+        ExecuteSuccessEvent: 260,
+        GatherDepSuccessEvent: 56,
+        FreeKeysEvent: 285,
+        RemoveReplicasEvent: 1,
+      },
+    ],
+    "tcp://127.0.0.1:42687": [
+      753,
+      2767,
+      1510,
+      234,
+      {
+        ComputeTaskEvent: 251,
+        ExecuteSuccessEvent: 251,
+        GatherDepSuccessEvent: 73,
+        FreeKeysEvent: 177,
+        RemoveReplicasEvent: 1,
+      },
+    ],
+  },
+  "shuffle.msgpack.gz": {
+    "tcp://127.0.0.1:41927": [
+      194,
+      1022,
+      562,
+      157,
+      { ComputeTaskEvent: 91, ExecuteSuccessEvent: 91, GatherDepSuccessEvent: 12 },
+    ],
+    "tcp://127.0.0.1:42167": [
+      198,
+      1094,
+      599,
+      169,
+      { ComputeTaskEvent: 92, ExecuteSuccessEvent: 92, GatherDepSuccessEvent: 14 },
+    ],
+    "tcp://127.0.0.1:44017": [
+      216,
+      912,
+      510,
+      135,
+      { ComputeTaskEvent: 105, ExecuteSuccessEvent: 105, GatherDepSuccessEvent: 6 },
+    ],
+  },
+  "shuffle.yaml": {
+    "tcp://127.0.0.1:41927": [
+      351,
+      1493,
+      876,
+      0,
+      {
+        ComputeTaskEvent: 91,
+        ExecuteSuccessEvent: 91,
+        GatherDepSuccessEvent: 12,
+        FreeKeysEvent: 157,
+      },
+    ],
+    "tcp://127.0.0.1:42167": [
+      367,
+      1601,
+      937,
+      0,
+      {
+        ComputeTaskEvent: 92,
+        ExecuteSuccessEvent: 92,
+        GatherDepSuccessEvent: 14,
+        FreeKeysEvent: 169,
+      },
+    ],
+    "tcp://127.0.0.1:44017": [
+      351,
+      1317,
+      780,
+      0,
+      {
+        ComputeTaskEvent: 105,
+        ExecuteSuccessEvent: 105,
+        GatherDepSuccessEvent: 6,
+        FreeKeysEvent: 135,
+      },
+    ],
+  },
+  "errors-and-cancel.msgpack.gz": {
+    "tcp://127.0.0.1:37641": [78, 247, 156, 39, { ComputeTaskEvent: 39, ExecuteSuccessEvent: 39 }],
+    "tcp://127.0.0.1:45213": [
+      77,
+      243,
+      153,
+      39,
+      {
+        ComputeTaskEvent: 38,
+        ExecuteSuccessEvent: 37,
+        ExecuteFailureEvent: 1,
+        UpdateDataEvent: 1,
+      },
+    ],
+  },
+  "lost-worker.msgpack.gz": {
+    "tcp://127.0.0.1:33607": [
+      243,
+      984,
+      558,
+      127,
+      {
+        ComputeTaskEvent: 114,
+        ExecuteSuccessEvent: 102,
+        FreeKeysEvent: 12,
+        RemoveWorkerEvent: 1,
+        GatherDepNetworkFailureEvent: 1,
+        GatherDepSuccessEvent: 13,
+      },
+    ],
+    "tcp://127.0.0.1:41991": [
+      243,
+      949,
+      535,
+      115,
+      {
+        ComputeTaskEvent: 114,
+        ExecuteSuccessEvent: 98,
+        FreeKeysEvent: 16,
+        RemoveWorkerEvent: 1,
+        GatherDepNetworkFailureEvent: 1,
+        GatherDepSuccessEvent: 13,
+      },
+    ],
+  },
+};
+
+const dumps = new Map<string, ClusterDump>();
+
+beforeAll(async () => {
+  for (const name of Object.keys(EXPECTED)) dumps.set(name, await loadClusterDump(dumpPath(name)));
+});
+
+function countBy<T>(items: Iterable<T>, key: (item: T) => string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of items) {
+    const k = key(item);
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+describe("the dumps of ../shared/dumps", () => {
+  for (const [name, workers] of Object.entries(EXPECTED)) {
+    it(`loads ${name} with the expected workers, events, logs and counters`, () => {
+      const dump = dumps.get(name)!;
+      expect(dump.encoding).toBe(name.endsWith(".yaml") ? "yaml" : "msgpack.gz");
+      expect(dump.versions.distributed).toBe("2023.7.0");
+      expect(dump.unavailableWorkers.size).toBe(0);
+      expect([...dump.workers.keys()].sort()).toEqual(Object.keys(workers).sort());
+      for (const [address, [events, logLength, counter, tasks, classes]] of Object.entries(
+        workers,
+      )) {
+        const w = dump.workers.get(address)!;
+        expect(w.address).toBe(address);
+        expect(w.nthreads).toBe(1);
+        expect(w.status).toBe("running");
+        expect(w.stimulusLog).toHaveLength(events);
+        expect(w.stimulusLogFull).toBe(false);
+        expect(w.log).toHaveLength(logLength);
+        expect(w.transitionCounter).toBe(counter);
+        expect(w.tasks.size).toBe(tasks);
+        expect(countBy(w.stimulusLog, (e) => e.cls)).toEqual(classes);
+        // Every transition is logged once: the counter is the number of transition entries.
+        const kinds = countBy(w.log, (e) => classifyLogEntry(e).kind);
+        expect(kinds.transition).toBe(counter);
+        expect(kinds.other).toBeUndefined();
+        for (const ev of w.stimulusLog) {
+          expect(typeof ev.stimulus_id).toBe("string");
+          expect(typeof ev.handled).toBe("number");
+        }
+        for (const [key, t] of w.tasks) expect(t.key).toBe(key);
+      }
+    });
+  }
+
+  it("derives the WorkerState parameters the way Worker.__init__ does", () => {
+    const w = dumps.get("shuffle.msgpack.gz")!.workers.get("tcp://127.0.0.1:41927")!;
+    expect(w.memoryLimit).toBe(8425503402);
+    expect(w.config.connectionsIncoming()).toBe(10);
+    expect(w.config.connectionsOutgoing()).toBe(50);
+    expect(w.config.transferMessageBytesLimit()).toBe(50_000_000);
+    expect(w.config.memoryTransferFraction()).toBe(0.1);
+    expect(w.config.get("distributed.worker.memory.target")).toBe(0.6);
+    expect(w.config.get("distributed.adaptive.maximum")).toBe(Number.POSITIVE_INFINITY);
+    expect(w.resourcesSource).toBe("scheduler");
+    expect(w.stateParameters).toEqual({
+      nthreads: 1,
+      address: "tcp://127.0.0.1:41927",
+      resources: {},
+      transfer_incoming_count_limit: 50, // connections.outgoing, as in Worker.__init__
+      transfer_incoming_bytes_limit: 842550340, // int(8425503402 * 0.1)
+      transfer_message_bytes_limit: 50_000_000,
+      transfer_incoming_bytes_throttle_threshold: 10_000_000,
+      validate: true,
+      transition_counter_max: false,
+    });
+    const tree = dumps.get("tree.msgpack.gz")!.workers.get("tcp://127.0.0.1:33899")!;
+    expect(tree.stateParameters.transfer_incoming_bytes_limit).toBe(1263825510);
+  });
+
+  it("gives typed events, log records and tasks", () => {
+    const dump = dumps.get("lost-worker.msgpack.gz")!;
+    const w = dump.workers.get("tcp://127.0.0.1:33607")!;
+    const compute = w.stimulusLog.find(
+      (e): e is DumpEvent => e.cls === "ComputeTaskEvent" && e.key === "y-0",
+    )!;
+    // cluster_dump excludes run_spec by default; to_loggable cleared function, args, kwargs.
+    expect(Object.hasOwn(compute, "run_spec")).toBe(false);
+    expect(compute).toMatchObject({
+      key: "y-0",
+      priority: [0, 2, 0],
+      function: null,
+      args: null,
+      kwargs: null,
+      who_has: { "x-37": ["tcp://127.0.0.1:37011"], "x-0": ["tcp://127.0.0.1:33607"] },
+      nbytes: { "x-37": 28, "x-0": 28 },
+    });
+    const success = w.stimulusLog.find((e) => e.cls === "ExecuteSuccessEvent")!;
+    expect(typeNameFromRepr(success.type as string)).toBe("int");
+    expect(success.value).toBeNull();
+
+    const records = w.log.map(classifyLogEntry);
+    expect(records[1]).toMatchObject({
+      kind: "transition",
+      key: "x-0",
+      start: "released",
+      recommended: "waiting",
+      final: "waiting",
+      recommendations: { "x-0": "ready" },
+    });
+    expect(
+      records.find((r) => r.kind === "worker" && r.action === "gather-dep-failed"),
+    ).toMatchObject({
+      worker: "tcp://127.0.0.1:37011",
+      keys: ["x-37"],
+    });
+    expect(records.find((r) => r.kind === "free-keys")).toMatchObject({ keys: ["y-62"] });
+    expect(records.find((r) => r.kind === "task" && r.action === "missing-dep")).toMatchObject({
+      key: "x-37",
+      state: null,
+    });
+
+    const erred = dumps.get("errors-and-cancel.msgpack.gz")!.workers.get("tcp://127.0.0.1:45213")!;
+    const boom = [...erred.tasks.values()].find((t) => t.state === "error")!;
+    expect(boom.exceptionText).toBe("ValueError('bad input 1')");
+    expect(boom.dependencies).toEqual([{ key: "slow-0", state: "memory" }]);
+    expect(boom.runId).toBeGreaterThan(0);
+    const scattered = erred.tasks.get("big-0")!;
+    expect(scattered).toMatchObject({ runId: -1, nbytes: 7200056, done: false, priority: null });
+
+    const tree = dumps.get("tree.msgpack.gz")!;
+    const released = [...tree.workers.get("tcp://127.0.0.1:42687")!.tasks.values()].find(
+      (t) => t.state === "released",
+    )!;
+    expect(released.nbytes).toBeNull();
+    expect(tree.workers.get("tcp://127.0.0.1:42687")!.raw.task_counts).toEqual({
+      "('inc', 'memory')": expect.any(Number),
+      "('inc', 'released')": expect.any(Number),
+      "('add', 'memory')": expect.any(Number),
+      "('add', 'released')": expect.any(Number),
+    });
+  });
+
+  it("types the scheduler part", () => {
+    const s = dumps.get("tree.msgpack.gz")!.scheduler;
+    expect(s.status).toBe("running");
+    expect(s.transitionCounter).toBe(2291);
+    expect(s.transitionLog).toHaveLength(2291);
+    expect(s.transitionLog[0]).toEqual([
+      "inc-0",
+      "released",
+      "waiting",
+      { "inc-0": "processing" },
+      "update-graph-1795992522.412089",
+      1795992522.4126472,
+    ]);
+    expect(s.tasks.size).toBe(511);
+    expect([...s.workers.keys()].sort()).toEqual([
+      "tcp://127.0.0.1:33899",
+      "tcp://127.0.0.1:42687",
+    ]);
+  });
+
+  it("reads the yaml and msgpack dumps of shuffle (taken at two moments) as the same data", () => {
+    const mp = dumps.get("shuffle.msgpack.gz")!;
+    const ym = dumps.get("shuffle.yaml")!;
+    expect([...ym.workers.keys()].sort()).toEqual([...mp.workers.keys()].sort());
+    expect(ym.versions.raw).toEqual(mp.versions.raw);
+    for (const [address, a] of mp.workers) {
+      const b = ym.workers.get(address)!;
+      expect(b.config.raw).toEqual(a.config.raw);
+      expect(b.stateParameters).toEqual(a.stateParameters);
+      expect(b.memoryLimit).toBe(a.memoryLimit);
+      expect(b.raw.id).toBe(a.raw.id);
+      // The yaml dump was taken later: its logs extend the msgpack dump's.
+      expect(b.stimulusLog.slice(0, a.stimulusLog.length)).toEqual(a.stimulusLog);
+      expect(b.log.slice(0, a.log.length)).toEqual(a.log);
+      expect(b.transitionCounter).toBeGreaterThan(a.transitionCounter);
+      // ... after the client released everything: one FreeKeysEvent per task held then.
+      const later = b.stimulusLog.slice(a.stimulusLog.length);
+      expect(later.every((e) => e.cls === "FreeKeysEvent")).toBe(true);
+      expect(later).toHaveLength(a.tasks.size);
+    }
+    const sa = mp.scheduler.transitionLog;
+    expect(ym.scheduler.transitionLog.slice(0, sa.length)).toEqual(sa);
+  });
+
+  it("has a sync variant that gives the same data", () => {
+    const sync = loadClusterDumpSync(new URL("errors-and-cancel.msgpack.gz", DUMPS));
+    const async = dumps.get("errors-and-cancel.msgpack.gz")!;
+    expect(sync.raw).toEqual(async.raw);
+    expect(sync.file).toBe(async.file);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Synthetic dumps: tuple keys, missing values, both encodings
+// ---------------------------------------------------------------------------
+
+const CONFIG = {
+  distributed: {
+    worker: {
+      connections: { incoming: 10, outgoing: 50 },
+      transfer: { "message-bytes-limit": "50MB" },
+      memory: { transfer: 0.1 },
+      validate: true,
+      resources: { GPU: 2 },
+    },
+  },
+};
+
+/** A minimal dump as Python's msgpack writes it: tuple keys are arrays, in keys and values. */
+function msgpackStyleDump(): Map<unknown, unknown> {
+  const W = "tcp://127.0.0.1:1234";
+  const m = (entries: [unknown, unknown][]) => new Map(entries);
+  const worker = m([
+    ["address", W],
+    ["nthreads", 2],
+    ["memory_limit", null],
+    ["status", "<Status.running: 'running'>"],
+    ["config", CONFIG],
+    [
+      "stimulus_log",
+      [
+        m([
+          ["cls", "ComputeTaskEvent"],
+          ["stimulus_id", "compute-1"],
+          ["handled", 1.5],
+          ["key", ["x", 1]],
+          ["run_id", 1],
+          ["who_has", m([[["y", 0], ["tcp://127.0.0.1:9"]]])],
+          ["nbytes", m([[["y", 0], 8]])],
+          ["priority", [0, 1]],
+          ["duration", 0.5],
+          ["resource_restrictions", {}],
+          ["actor", false],
+          ["annotations", {}],
+        ]),
+        m([
+          ["cls", "FreeKeysEvent"],
+          ["stimulus_id", "free-1"],
+          ["handled", 2.5],
+          ["keys", [["x", 1], "plain", 7]],
+        ]),
+      ],
+    ],
+    [
+      "log",
+      [
+        [["x", 1], "released", "waiting", "waiting", m([[["x", 1], "ready"]]), "compute-1", 1.6],
+        ["free-keys", [["x", 1]], "free-1", 2.6],
+        ["gather-dependencies", "tcp://127.0.0.1:9", [["y", 0]], "compute-1", 1.7],
+        [["x", 1], "put-in-memory", "s", 1.8],
+      ],
+    ],
+    [
+      "tasks",
+      m([
+        [
+          ["x", 1],
+          m([
+            ["key", ["x", 1]],
+            ["state", "waiting"],
+            ["dependencies", ["<TaskState ('y', 0) fetch>"]],
+          ]),
+        ],
+      ]),
+    ],
+    ["transition_counter", 1],
+    ["ready", [["x", 1]]],
+    ["has_what", m([["tcp://127.0.0.1:9", [["y", 0]]]])],
+    ["thread_id", 2n ** 60n],
+  ]);
+  return m([
+    ["scheduler", m([["transition_log", [[["x", 1], "released", "waiting", {}, "s", 1]]]])],
+    ["workers", m([[W, worker]])],
+    ["versions", { scheduler: { packages: { distributed: "2023.7.0" } }, workers: {} }],
+  ]);
+}
+
+/** The same dump the way Dask's yaml writer would have it: tuple keys in mappings as str(list). */
+const YAML_DUMP = `
+scheduler:
+  transition_log:
+  - - - x
+      - 1
+    - released
+    - waiting
+    - {}
+    - s
+    - 1
+versions:
+  scheduler:
+    packages:
+      distributed: 2023.7.0
+  workers: {}
+workers:
+  tcp://127.0.0.1:1234:
+    address: tcp://127.0.0.1:1234
+    config:
+      distributed:
+        worker:
+          connections: {incoming: 10, outgoing: 50}
+          memory: {transfer: 0.1}
+          resources: {GPU: 2}
+          transfer: {message-bytes-limit: 50MB}
+          validate: true
+    has_what:
+      tcp://127.0.0.1:9:
+      - - y
+        - 0
+    log:
+    - - [x, 1]
+      - released
+      - waiting
+      - waiting
+      - "['x', 1]": ready
+      - compute-1
+      - 1.6
+    - [free-keys, [[x, 1]], free-1, 2.6]
+    - [gather-dependencies, tcp://127.0.0.1:9, [[y, 0]], compute-1, 1.7]
+    - [[x, 1], put-in-memory, s, 1.8]
+    memory_limit: null
+    nthreads: 2
+    ready:
+    - [x, 1]
+    status: '<Status.running: ''running''>'
+    stimulus_log:
+    - actor: false
+      annotations: {}
+      cls: ComputeTaskEvent
+      duration: 0.5
+      handled: 1.5
+      key: [x, 1]
+      nbytes: {"['y', 0]": 8}
+      priority: [0, 1]
+      resource_restrictions: {}
+      run_id: 1
+      stimulus_id: compute-1
+      who_has:
+        "['y', 0]": [tcp://127.0.0.1:9]
+    - cls: FreeKeysEvent
+      handled: 2.5
+      keys: [[x, 1], plain, 7]
+      stimulus_id: free-1
+    tasks:
+      "['x', 1]":
+        dependencies:
+        - <TaskState ('y', 0) fetch>
+        key: [x, 1]
+        state: waiting
+    thread_id: 1152921504606846976
+    transition_counter: 1
+`;
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: false });
+
+describe("normalization", () => {
+  it("writes tuple keys as Python's str() in both encodings", () => {
+    const fromMsgpack = parseClusterDump(
+      gzipSync(packr.pack(msgpackStyleDump())),
+      "synthetic.msgpack.gz",
+    );
+    const fromYaml = parseClusterDump(Buffer.from(YAML_DUMP), "synthetic.yaml");
+    for (const dump of [fromMsgpack, fromYaml]) {
+      const w = dump.workers.get("tcp://127.0.0.1:1234")!;
+      expect(w.stimulusLog[0]).toMatchObject({
+        key: "('x', 1)",
+        who_has: { "('y', 0)": ["tcp://127.0.0.1:9"] },
+        nbytes: { "('y', 0)": 8 },
+      });
+      expect(w.stimulusLog[1].keys).toEqual(["('x', 1)", "plain", "7"]);
+      expect(w.log[0]).toEqual([
+        "('x', 1)",
+        "released",
+        "waiting",
+        "waiting",
+        { "('x', 1)": "ready" },
+        "compute-1",
+        1.6,
+      ]);
+      expect(w.log.map((e) => classifyLogEntry(e).kind)).toEqual([
+        "transition",
+        "free-keys",
+        "worker",
+        "task",
+      ]);
+      expect(w.log[1]).toEqual(["free-keys", ["('x', 1)"], "free-1", 2.6]);
+      expect(w.log[2][2]).toEqual(["('y', 0)"]);
+      expect([...w.tasks.keys()]).toEqual(["('x', 1)"]);
+      expect(w.tasks.get("('x', 1)")!.dependencies).toEqual([{ key: "('y', 0)", state: "fetch" }]);
+      expect(w.ready).toEqual(["('x', 1)"]);
+      expect(w.hasWhat).toEqual({ "tcp://127.0.0.1:9": ["('y', 0)"] });
+      expect(w.raw.thread_id).toBe(2n ** 60n);
+      expect(w.resources).toEqual({ GPU: 2 });
+      expect(w.resourcesSource).toBe("config");
+      expect(w.stateParameters.transfer_incoming_bytes_limit).toBeNull();
+      expect(w.stateParameters.nthreads).toBe(2);
+      expect(dump.scheduler.transitionLog[0][0]).toBe("('x', 1)");
+    }
+    expect(fromYaml.workers.get("tcp://127.0.0.1:1234")!.raw).toEqual(
+      fromMsgpack.workers.get("tcp://127.0.0.1:1234")!.raw,
+    );
+  });
+
+  it("reads plain msgpack and gzipped yaml too", () => {
+    const plain = parseClusterDump(packr.pack(msgpackStyleDump()), "x.msgpack");
+    const gzYaml = parseClusterDump(gzipSync(Buffer.from(YAML_DUMP)), "x.yml.gz");
+    expect(plain.encoding).toBe("msgpack");
+    expect(gzYaml.encoding).toBe("yaml.gz");
+    expect(gzYaml.workers.get("tcp://127.0.0.1:1234")!.stimulusLog).toEqual(
+      plain.workers.get("tcp://127.0.0.1:1234")!.stimulusLog,
+    );
+  });
+
+  it("reports a worker that did not answer instead of failing", () => {
+    const d = msgpackStyleDump();
+    (d.get("workers") as Map<string, unknown>).set("tcp://127.0.0.1:5", "OSError('gone')");
+    const dump = parseClusterDump(packr.pack(d), "x.msgpack");
+    expect(dump.unavailableWorkers.get("tcp://127.0.0.1:5")).toBe("OSError('gone')");
+    expect(dump.workers.size).toBe(1);
+  });
+
+  it("renders Python reprs", () => {
+    expect(listReprToTupleRepr("['x', 1]")).toBe("('x', 1)");
+    expect(listReprToTupleRepr("['x']")).toBe("('x',)");
+    expect(listReprToTupleRepr("[]")).toBe("()");
+    expect(listReprToTupleRepr("['a', ['b', 2.5], \"it's\"]")).toBe("('a', ('b', 2.5), \"it's\")");
+    expect(listReprToTupleRepr("['a]', 1]")).toBe("('a]', 1)");
+    expect(listReprToTupleRepr("[not {a} list]")).toBeNull();
+    expect(listReprToTupleRepr("[1] [2]")).toBeNull();
+    expect(listReprToTupleRepr("x")).toBeNull();
+    expect(pyStrRepr("it's")).toBe('"it\'s"');
+    expect(pyStrRepr("a\nb\\\u0001é")).toBe("'a\\nb\\\\\\x01é'");
+    expect(parsePyStrLiteral("'a\\nb\\\\\\x01é'")).toBe("a\nb\\\u0001é");
+    expect(parsePyStrLiteral("nope")).toBeNull();
+    expect(parseTaskStateRepr("<TaskState 'split-0-6' memory>")).toEqual({
+      key: "split-0-6",
+      state: "memory",
+    });
+    expect(parseTaskStateRepr("<TaskState ('x', 1) long-running>")).toEqual({
+      key: "('x', 1)",
+      state: "long-running",
+    });
+    expect(parseTaskStateRepr("<WorkerState 'x'>")).toBeNull();
+    expect(typeNameFromRepr("<class 'numpy.ndarray'>")).toBe("numpy.ndarray");
+    expect(typeNameFromRepr("None")).toBeNull();
+    expect(dumpEncodingOf("A.MSGPACK.GZ")).toBe("msgpack.gz");
+    expect(dumpEncodingOf("a.json")).toBeNull();
+  });
+
+  it("reads the config the way dask.config.get does", () => {
+    const config = new DaskConfig(
+      { distributed: { worker: { "memory-limit": 5, transfer: "x" } } },
+      "f",
+    );
+    expect(config.get("distributed.worker.memory_limit")).toBe(5);
+    expect(config.get("distributed.nope.x")).toBeUndefined();
+    expect(() => config.transferMessageBytesLimit()).toThrow(
+      /^f: distributed\.worker\.transfer\["message-bytes-limit"\]: missing \(expected a byte size\)$/,
+    );
+    expect(() => config.connectionsOutgoing()).toThrow(DumpFormatError);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+describe("errors", () => {
+  let dir: string;
+  const tmp = (name: string, data: Uint8Array | string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, data);
+    return path;
+  };
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "weft-dump-"));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Loads `path` (both variants) and returns the DumpFormatError, checking it names the file. */
+  async function failure(path: string, { syncToo = true } = {}): Promise<DumpFormatError> {
+    const errors: unknown[] = [];
+    await loadClusterDump(path).catch((e: unknown) => errors.push(e));
+    if (syncToo) {
+      try {
+        loadClusterDumpSync(path);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    expect(errors).toHaveLength(syncToo ? 2 : 1);
+    for (const e of errors) {
+      expect(e).toBeInstanceOf(DumpFormatError);
+      expect((e as DumpFormatError).file).toBe(path);
+      expect((e as Error).message.startsWith(`${path}: `)).toBe(true);
+    }
+    expect((errors.at(-1) as Error).message).toBe((errors[0] as Error).message);
+    return errors[0] as DumpFormatError;
+  }
+
+  const original = (): Buffer => readFileSync(dumpPath("errors-and-cancel.msgpack.gz"));
+
+  it("rejects a truncated gzip copy", async () => {
+    const data = original();
+    const e = await failure(tmp("truncated.msgpack.gz", data.subarray(0, data.length >> 1)));
+    expect(e.reason).toMatch(/truncated gzip data/);
+    expect(e.path).toBeNull();
+  });
+
+  it("rejects a corrupted copy", async () => {
+    const data = Buffer.from(original());
+    for (let i = 1000; i < 1016; i++) data[i] ^= 0xff;
+    const e = await failure(tmp("corrupt.msgpack.gz", data));
+    expect(e.reason).toMatch(/corrupt gzip data/);
+  });
+
+  it("rejects truncated msgpack inside valid gzip", async () => {
+    const raw = gunzipSync(original());
+    const e = await failure(tmp("cut.msgpack.gz", gzipSync(raw.subarray(0, raw.length - 100))));
+    expect(e.reason).toMatch(/truncated msgpack data/);
+  });
+
+  it("rejects a truncated yaml copy", async () => {
+    const text = readFileSync(dumpPath("shuffle.yaml"), "utf8");
+    // Cut mid-line: no longer YAML.
+    const once = { syncToo: false }; // each parse of this 2 MB file takes a while
+    let e = await failure(tmp("truncated.yaml", text.slice(0, text.length - 700_000)), once);
+    expect(e.reason).toMatch(/^invalid YAML: .* at line \d+, column \d+/);
+    // Cut at a line: still YAML, but the last worker (keys are sorted) lacks its logs.
+    const cut = text.lastIndexOf("\n    stimulus_log:\n") + 1;
+    e = await failure(tmp("truncated2.yaml", text.slice(0, cut)), once);
+    expect(e.message).toBe(
+      `${e.file}: workers["tcp://127.0.0.1:44017"].stimulus_log: missing (expected a list)`,
+    );
+  });
+
+  it("rejects an empty file", async () => {
+    expect((await failure(tmp("empty.msgpack.gz", ""))).reason).toBe("the file is empty");
+    expect((await failure(tmp("empty.yaml", ""))).reason).toBe("the file is empty");
+  });
+
+  it("rejects a wrong extension", async () => {
+    const e = await failure(tmp("dump.txt", original()));
+    expect(e.reason).toMatch(/unsupported file extension: a cluster dump is \.msgpack\.gz/);
+  });
+
+  it("rejects a JSON file, whatever its name", async () => {
+    const json = JSON.stringify({ scheduler: {}, workers: [] });
+    expect((await failure(tmp("dump.json", json))).reason).toMatch(/unsupported file extension/);
+    expect((await failure(tmp("json.msgpack.gz", json))).reason).toMatch(
+      /not gzip data, as a msgpack\.gz file must be \(it looks like JSON text\)/,
+    );
+    expect((await failure(tmp("json.msgpack", json))).reason).toMatch(
+      /not a msgpack cluster dump: bytes are left after the first msgpack value \(it looks like JSON text\)/,
+    );
+    // JSON is YAML: it parses, but is not a cluster dump.
+    expect((await failure(tmp("json.yaml", json))).reason).toMatch(
+      /^not a cluster dump: no "versions"/,
+    );
+    const e = await failure(
+      tmp("json2.yaml", JSON.stringify({ scheduler: {}, workers: [], versions: {} })),
+    );
+    expect(e.message).toBe(`${e.file}: workers: expected an object, got a list of 0 items`);
+  });
+
+  it("rejects invalid yaml and binary data with a yaml name", async () => {
+    expect((await failure(tmp("bad.yaml", "a: [1, 2\nb: }"))).reason).toMatch(/^invalid YAML: /);
+    expect((await failure(tmp("bin.yaml", Buffer.from([0xff, 0xfe, 0x00, 0x80])))).reason).toMatch(
+      /not UTF-8 text/,
+    );
+    expect((await failure(tmp("scalar.yaml", "42\n"))).reason).toMatch(
+      /^not a cluster dump: expected a mapping .* got the number 42$/,
+    );
+  });
+
+  it("rejects a missing file or a directory", async () => {
+    expect((await failure(join(dir, "missing.msgpack.gz"))).reason).toMatch(/does not exist/);
+    const sub = join(dir, "dir.yaml");
+    await import("node:fs/promises").then((fs) => fs.mkdir(sub));
+    expect((await failure(sub)).reason).toMatch(/is a directory/);
+  });
+
+  /** Re-encodes the errors-and-cancel dump after `edit` changed its first worker. */
+  function edited(name: string, edit: (worker: Map<string, unknown>) => void): string {
+    const decoded = new Unpackr({ mapsAsObjects: false, useRecords: false }).unpack(
+      gunzipSync(original()),
+    ) as Map<string, unknown>;
+    const workers = decoded.get("workers") as Map<string, Map<string, unknown>>;
+    edit(workers.get("tcp://127.0.0.1:37641")!);
+    return tmp(name, gzipSync(packr.pack(decoded)));
+  }
+
+  it("names the path of a bad or missing field", async () => {
+    const W = 'workers["tcp://127.0.0.1:37641"]';
+    let e = await failure(
+      edited("null-event.msgpack.gz", (w) => {
+        (w.get("stimulus_log") as unknown[])[3] = null;
+      }),
+    );
+    expect(e.path).toBe(`${W}.stimulus_log[3]`);
+    expect(e.reason).toBe("expected an object, got null");
+
+    e = await failure(edited("no-counter.msgpack.gz", (w) => w.delete("transition_counter")));
+    expect(e.message).toBe(`${e.file}: ${W}.transition_counter: missing (expected a number)`);
+
+    e = await failure(
+      edited("no-key.msgpack.gz", (w) => {
+        ((w.get("stimulus_log") as unknown[])[0] as Map<string, unknown>).delete("key");
+      }),
+    );
+    expect(e.message).toBe(
+      `${e.file}: ${W}.stimulus_log[0].key: missing (a ComputeTaskEvent has it)`,
+    );
+
+    e = await failure(
+      edited("bad-log.msgpack.gz", (w) => {
+        (w.get("log") as unknown[])[5] = "oops";
+      }),
+    );
+    expect(e.message).toBe(`${e.file}: ${W}.log[5]: expected a list, got a string ("oops")`);
+
+    e = await failure(
+      edited("bad-config.msgpack.gz", (w) => {
+        const config = w.get("config") as Map<
+          string,
+          Map<string, Map<string, Map<string, unknown>>>
+        >;
+        config
+          .get("distributed")!
+          .get("worker")!
+          .get("transfer")!
+          .set("message-bytes-limit", "5 foos");
+      }),
+    );
+    expect(e.message).toBe(
+      `${e.file}: ${W}.config.distributed.worker.transfer["message-bytes-limit"]: not a byte size: Could not interpret 'foos' as a byte unit`,
+    );
+
+    e = await failure(
+      edited("bad-task.msgpack.gz", (w) => {
+        const tasks = w.get("tasks") as Map<string, Map<string, unknown>>;
+        tasks.get("slow-1")!.set("dependents", [42]);
+      }),
+    );
+    expect(e.message).toBe(
+      `${e.file}: ${W}.tasks["slow-1"].dependents[0]: expected a string, got the number 42`,
+    );
+  });
+
+  it("parses bytes with a label and reports unsupported values", () => {
+    expect(() => parseClusterDump(new Uint8Array([0xc1]), "weird.msgpack")).toThrow(
+      /^weird\.msgpack: unsupported value/,
+    );
+    expect(() => parseClusterDump(new Uint8Array([1]), "label")).toThrow(
+      /^label: unsupported file extension/,
+    );
+    expect(() => parseClusterDump(packr.pack(3), "label", { encoding: "msgpack" })).toThrow(
+      /^label: not a cluster dump: expected a mapping .* got the number 3$/,
+    );
+  });
+});
