@@ -4,8 +4,8 @@
  * optional stimulus id and otherwise makes up a unique one.
  */
 
-import type { GraphTask } from "../../protocol/messagesClient.ts";
 import type { SchedulerMessage } from "../../protocol/messages.ts";
+import type { GraphTask } from "../../protocol/messagesClient.ts";
 import type { TaskSpec } from "../../protocol/messagesTaskSpec.ts";
 import { taskRef } from "../../protocol/messagesTaskSpec.ts";
 import type { ComputeTaskMsg, Resources } from "../../protocol/messagesWorker.ts";
@@ -39,8 +39,17 @@ export function registerWorker(
 }
 
 /** The worker at `address` left. */
-export function removeWorker(address: string, expected = false, stimulusId?: string): SchedulerEvent {
-  return { kind: "remove-worker", worker: address, expected, stimulusId: sid(stimulusId, "remove") };
+export function removeWorker(
+  address: string,
+  expected = false,
+  stimulusId?: string,
+): SchedulerEvent {
+  return {
+    kind: "remove-worker",
+    worker: address,
+    expected,
+    stimulusId: sid(stimulusId, "remove"),
+  };
 }
 
 /** A task running `fn` on `deps`' results (each passed as a task reference), with options. */

@@ -204,15 +204,17 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
     }
   }
 
+  // Worst priority first: the work list is last in, first out.
+  const byPriority = created.slice().sort((a, b) => comparePriority(b.priority, a.priority));
+  for (const ts of byPriority) s.recommend(ts, "waiting");
+
+  // Also recommends known but released wanted keys to waiting (after the new
+  // tasks, so ahead of them); new ones keep their place in the work list.
   clientDesiresKeys(
     s,
     cs,
     wanted.filter((key) => !walk.lost.has(key)),
   );
-
-  // Worst priority first: the work list is last in, first out.
-  const byPriority = created.slice().sort((a, b) => comparePriority(b.priority, a.priority));
-  for (const ts of byPriority) s.recommend(ts, "waiting");
   for (const ts of created) {
     for (const dts of ts.dependencies) {
       if (dts.exceptionBlame !== null) {

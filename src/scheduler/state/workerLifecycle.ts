@@ -112,6 +112,8 @@ export function removeWorker(s: SchedulerState, address: string, expected: boole
     if (ts.whoHas.size === 0) s.recommend(ts, "released");
   }
 
+  // As Dask: the peers hear of the removal after its consequences are sent.
+  s.processRecommendations();
   for (const other of s.workers.values()) {
     s.sendToWorker(other, { op: "remove-worker", worker: address, stimulusId: s.stimulusId });
   }

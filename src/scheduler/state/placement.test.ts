@@ -1,0 +1,143 @@
+import { describe, expect, test } from "vitest";
+import { noWorkerReason, taskSlotsAvailable } from "./placement.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+function noQueue(): SchedulerState {
+  return new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+}
+
+/** Run `key`, processing somewhere, to completion with a result of `nbytes`. */
+function finish(s: SchedulerState, key: string, nbytes: number): void {
+  const ts = s.tasks.get(key);
+  if (ts?.processingOn == null) throw new Error(`${key} is not processing`);
+  s.handleStimulus(t.taskFinished(ts.processingOn.address, key, ts.runId, nbytes));
+}
+
+describe("data locality and occupancy", () => {
+  test("a task goes to the worker holding most of its inputs' bytes", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(), c: t.task(), d: t.task(["a", "b", "c"]) }, [
+        "d",
+      ]),
+    );
+    const holders = new Set(["a", "b", "c"].map((k) => s.tasks.get(k)?.processingOn?.address));
+    expect(holders.size).toBe(3);
+    const bHolder = s.tasks.get("b")?.processingOn?.address;
+    finish(s, "a", 10);
+    finish(s, "b", 5000);
+    finish(s, "c", 20);
+    expect(s.tasks.get("d")?.processingOn?.address).toBe(bHolder);
+  });
+
+  /**
+   * w1 holds `a` (of `nbytes`) and has a backlog of 8 tasks (4 s) pinned to it
+   * by a resource only it has; w2 is idle. Where does a dependent of `a` go?
+   */
+  function dependentOfBusyHolder(nbytes: number): string | undefined {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1", 1, { PIN: 1 }), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task([], { resources: { PIN: 1 } }) }, ["a"]));
+    finish(s, "a", nbytes);
+    const backlog: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 8; i++) backlog[`busy${i}`] = t.task([], { resources: { PIN: 1 } });
+    s.handleStimulus(t.updateGraph("c", backlog, Object.keys(backlog)));
+    expect(s.workers.get("w1")?.occupancy).toBe(4);
+    s.handleStimulus(t.updateGraph("c", { b: t.task(["a"]) }, ["b"]));
+    return s.tasks.get("b")?.processingOn?.address;
+  }
+
+  test("a busy holder of a small input loses to an idle peer", () => {
+    expect(dependentOfBusyHolder(100)).toBe("w2");
+  });
+
+  test("a big input keeps the task on its busy holder", () => {
+    expect(dependentOfBusyHolder(10_000_000_000)).toBe("w1"); // 100 s to move at 100 MB/s
+  });
+
+  test("tasks without inputs spread round-robin over idle workers", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 6; i++) tasks[`x${i}`] = t.task();
+    const out = s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    const counts: Record<string, number> = {};
+    for (const { worker } of t.computeTasks(out)) counts[worker] = (counts[worker] ?? 0) + 1;
+    expect(counts).toEqual({ w1: 2, w2: 2, w3: 2 });
+  });
+});
+
+describe("resource restrictions", () => {
+  test("a restricted task only goes to a worker with enough of each resource", () => {
+    const s = noQueue();
+    s.handleStimulus(
+      t.registerWorker("cpu"),
+      t.registerWorker("small", 1, { GPU: 1, MEM: 10 }),
+      t.registerWorker("big", 1, { GPU: 2, MEM: 100 }),
+    );
+    s.handleStimulus(
+      t.updateGraph("c", { x: t.task([], { resources: { GPU: 2, MEM: 50 } }) }, ["x"]),
+    );
+    expect(s.tasks.get("x")?.processingOn?.address).toBe("big");
+  });
+
+  test("no-worker reasons name what is missing", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("a", 1, { GPU: 2 }), t.registerWorker("b", 1, { MEM: 100 }));
+    s.handleStimulus(
+      t.updateGraph("c", { x: t.task([], { resources: { GPU: 1, MEM: 50 } }) }, ["x"]),
+    );
+    const x = s.tasks.get("x");
+    if (x === undefined) throw new Error("no x");
+    expect(x.state).toBe("no-worker");
+    expect(noWorkerReason(s, x)).toBe(
+      "no single running worker has all of the resources the task needs (GPU=1, MEM=50)",
+    );
+  });
+});
+
+describe("queuing", () => {
+  test("slots are max(ceil(saturation × nthreads), 1) minus tasks not seceded", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: 1.5 });
+    s.handleStimulus(t.registerWorker("w1", 4));
+    const w1 = s.workers.get("w1");
+    if (w1 === undefined) throw new Error("no w1");
+    expect(taskSlotsAvailable(w1, 1.5)).toBe(6);
+    expect(taskSlotsAvailable(w1, 0.01)).toBe(1);
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 10; i++) tasks[`x${i}`] = t.task();
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    expect(w1.processing.size).toBe(6);
+    expect(s.queued.size).toBe(4);
+    expect(s.idleTaskCount.size).toBe(0);
+    s.validateState();
+  });
+
+  test("queued tasks go out best priority first, to the least loaded worker per thread", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: 1 });
+    const tasks = {
+      low: t.task([], { priority: -1 }),
+      high: t.task([], { priority: 5 }),
+      mid: t.task(),
+    };
+    s.handleStimulus(t.updateGraph("c", tasks, ["low", "high", "mid"]));
+    expect(s.queued.size).toBe(3);
+    const out = s.handleStimulus(t.registerWorker("w1", 2));
+    expect(t.summarize(out)).toEqual(["w1 compute-task high", "w1 compute-task mid"]);
+    const out2 = s.handleStimulus(t.registerWorker("w2", 1));
+    expect(t.summarize(out2)).toEqual(["w2 compute-task low"]);
+  });
+
+  test("tasks with dependencies are never queued", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: 1 });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(["a"]), c: t.task() }, ["b", "c"]),
+    );
+    finish(s, "a", 1);
+    expect(s.tasks.get("b")?.state).toBe("processing");
+    expect(s.tasks.get("c")?.state).toBe("queued");
+  });
+});

@@ -1,0 +1,322 @@
+import { describe, expect, test } from "vitest";
+import { InvalidTransition } from "./errors.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+import { TRANSITIONS, transitionPairs } from "./transitions.ts";
+
+function state(options: ConstructorParameters<typeof SchedulerState>[0] = {}): SchedulerState {
+  return new SchedulerState({ validate: true, ...options });
+}
+
+describe("the transition table", () => {
+  test("holds exactly Dask's scheduler pairs", () => {
+    const pairs = transitionPairs()
+      .map(([a, b]) => `${a}>${b}`)
+      .sort();
+    expect(pairs).toEqual(
+      [
+        "released>waiting",
+        "waiting>released",
+        "waiting>processing",
+        "waiting>no-worker",
+        "waiting>queued",
+        "waiting>memory",
+        "queued>released",
+        "queued>processing",
+        "queued>erred",
+        "processing>released",
+        "processing>memory",
+        "processing>erred",
+        "no-worker>released",
+        "no-worker>processing",
+        "no-worker>erred",
+        "released>forgotten",
+        "memory>forgotten",
+        "erred>released",
+        "memory>released",
+        "released>erred",
+      ].sort(),
+    );
+    expect(TRANSITIONS.forgotten).toEqual({});
+  });
+
+  test("a pair outside the table without released raises InvalidTransition with the story", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"), t.updateGraph("c", { x: t.task() }, ["x"], "s1"));
+    const ts = s.tasks.get("x");
+    expect(ts?.state).toBe("processing");
+    // released -> processing is not in the table and involves released: no fallback.
+    const r = s.tasks.get("x");
+    if (r === undefined) throw new Error("no task");
+    r.state = "released";
+    let err: unknown;
+    try {
+      s.transition(r, "processing");
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InvalidTransition);
+    const it = err as InvalidTransition;
+    expect(it.key).toBe("x");
+    expect(it.start).toBe("released");
+    expect(it.finish).toBe("processing");
+    expect(it.story.map((e) => [e[1], e[2], e[4]])).toEqual([
+      ["released", "waiting", "s1"],
+      ["waiting", "processing", "s1"],
+    ]);
+    expect(it.message).toContain("x :: released->processing");
+    expect(it.message).toContain("'s1'");
+  });
+});
+
+describe("released → waiting → processing → memory", () => {
+  test("a task without dependencies runs and its result is reported to the client", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    const out = s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"], "g"));
+    expect(t.summarize(out)).toEqual(["w1 compute-task x"]);
+    const [{ msg }] = t.computeTasks(out);
+    expect(msg).toMatchObject({
+      key: "x",
+      runId: 1,
+      whoHas: {},
+      nbytes: {},
+      priority: [-0, 1, 0],
+      duration: 0.5,
+      runSpec: { fn: "f", args: [] },
+      resourceRestrictions: {},
+      actor: false,
+      annotations: {},
+      spanId: null,
+      stimulusId: "g",
+    });
+    expect(s.tasks.get("x")?.state).toBe("processing");
+    const done = s.handleStimulus(t.taskFinished("w1", "x", 1, 42, "fin"));
+    expect(done).toEqual([
+      {
+        to: { kind: "client", id: "c" },
+        msg: { op: "key-in-memory", key: "x", typename: "number", stimulusId: "fin" },
+      },
+    ]);
+    const x = s.tasks.get("x");
+    expect(x?.state).toBe("memory");
+    expect(x?.nbytes).toBe(42);
+    expect(s.workers.get("w1")?.nbytes).toBe(42);
+    expect([...(x?.whoHas ?? [])].map((w) => w.address)).toEqual(["w1"]);
+    s.validateState();
+  });
+
+  test("a dependent waits for its inputs, then gets their locations in compute-task", () => {
+    const s = state({ workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    const out = s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(), c: t.task(["a", "b"]) }, ["c"]),
+    );
+    expect(t.summarize(out)).toEqual(["w1 compute-task a", "w2 compute-task b"]);
+    expect(s.tasks.get("c")?.state).toBe("waiting");
+    expect([...(s.tasks.get("c")?.waitingOn ?? [])].map((d) => d.key).sort()).toEqual(["a", "b"]);
+    s.handleStimulus(t.taskFinished("w1", "a", 1, 10));
+    expect(s.tasks.get("c")?.state).toBe("waiting");
+    const out2 = s.handleStimulus(t.taskFinished("w2", "b", 2, 1000));
+    const [{ worker, msg }] = t.computeTasks(out2);
+    expect(worker).toBe("w2"); // holds more of the inputs' bytes
+    expect(msg.whoHas).toEqual({ a: ["w1"], b: ["w2"] });
+    expect(msg.nbytes).toEqual({ a: 10, b: 1000 });
+    const out3 = s.handleStimulus(t.taskFinished("w2", "c", 3));
+    expect(t.summarize(out3).sort()).toEqual(
+      ["client:c key-in-memory c", "w1 free-keys a", "w2 free-keys b"].sort(),
+    );
+    expect(s.tasks.get("a")?.state).toBe("released");
+    expect(s.tasks.get("b")?.state).toBe("released");
+    s.validateState();
+  });
+});
+
+describe("waiting → queued / no-worker", () => {
+  test("root tasks beyond the saturation threshold wait in queued, then run as slots free", () => {
+    const s = state(); // workerSaturation 1.1: ceil(1.1 × 1) = 2 slots per thread
+    s.handleStimulus(t.registerWorker("w1"));
+    const tasks = { a: t.task(), b: t.task(), c: t.task(), d: t.task() };
+    const out = s.handleStimulus(t.updateGraph("c", tasks, ["a", "b", "c", "d"]));
+    expect(t.summarize(out)).toEqual(["w1 compute-task a", "w1 compute-task b"]);
+    expect(s.tasks.get("c")?.state).toBe("queued");
+    expect(s.tasks.get("d")?.state).toBe("queued");
+    const out2 = s.handleStimulus(t.taskFinished("w1", "a", 1));
+    expect(t.summarize(out2)).toEqual(["client:c key-in-memory a", "w1 compute-task c"]);
+    s.validateState();
+  });
+
+  test("with workerSaturation Infinity nothing is queued", () => {
+    const s = state({ workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    const tasks = { a: t.task(), b: t.task(), c: t.task() };
+    const out = s.handleStimulus(t.updateGraph("c", tasks, ["a", "b", "c"]));
+    expect(t.computeTasks(out)).toHaveLength(3);
+    expect(s.queued.size).toBe(0);
+  });
+
+  test("root tasks are queued while there is no worker, and run when one registers", () => {
+    const s = state();
+    const out = s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    expect(out).toEqual([]);
+    expect(s.tasks.get("a")?.state).toBe("queued");
+    const out2 = s.handleStimulus(t.registerWorker("w1"));
+    expect(t.summarize(out2)).toEqual(["w1 compute-task a"]);
+  });
+
+  test("a task needing a resource nobody has goes to no-worker and the client is told why", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1", 1, { GPU: 1 }));
+    const out = s.handleStimulus(
+      t.updateGraph("c", { x: t.task([], { resources: { GPU: 2 } }) }, ["x"], "g"),
+    );
+    expect(out).toEqual([
+      {
+        to: { kind: "client", id: "c" },
+        msg: {
+          op: "task-no-worker",
+          key: "x",
+          task: "x",
+          reason:
+            "no running worker has enough of resource 'GPU': the task needs 2, the most any running worker has is 1",
+          stimulusId: "g",
+        },
+      },
+    ]);
+    expect(s.tasks.get("x")?.state).toBe("no-worker");
+    expect(s.unrunnable.has(s.tasks.get("x") as never)).toBe(true);
+    const out2 = s.handleStimulus(t.registerWorker("w2", 1, { GPU: 4 }));
+    expect(t.summarize(out2)).toEqual(["w2 compute-task x"]);
+    expect(t.computeTasks(out2)[0].msg.resourceRestrictions).toEqual({ GPU: 2 });
+    expect(s.workers.get("w2")?.usedResources).toEqual({ GPU: 2 });
+    s.validateState();
+  });
+
+  test("the clients wanting a dependent hear about a no-worker dependency", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    const out = s.handleStimulus(
+      t.updateGraph("c", { x: t.task([], { resources: { FPGA: 1 } }), y: t.task(["x"]) }, ["y"]),
+    );
+    expect(out).toHaveLength(1);
+    expect(out[0].msg).toMatchObject({
+      op: "task-no-worker",
+      key: "y",
+      task: "x",
+      reason: "no running worker provides resource 'FPGA' (the task needs 1)",
+    });
+  });
+});
+
+describe("processing → erred and erred → released", () => {
+  test("an error errs the task and its dependents, and every wanting client is told", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(["a"]), c: t.task(["b"]) }, ["b", "c"]),
+    );
+    const out = s.handleStimulus(t.taskErred("w1", "a", 1, "Error: boom", "err"));
+    expect(t.summarize(out).sort()).toEqual(["client:c task-erred b", "client:c task-erred c"]);
+    for (const { msg } of out) {
+      expect(msg).toMatchObject({
+        blame: "a",
+        exceptionText: "Error: boom",
+        tracebackText: "at f()",
+      });
+    }
+    expect(s.tasks.get("a")?.state).toBe("erred");
+    expect(s.tasks.get("b")?.state).toBe("erred");
+    expect(s.tasks.get("c")?.state).toBe("erred");
+    expect(s.tasks.get("c")?.exceptionBlame?.key).toBe("a");
+    s.validateState();
+  });
+
+  test("retries re-run the task before it errs", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task([], { retries: 1 }) }, ["a"]));
+    const out = s.handleStimulus(t.taskErred("w1", "a", 1));
+    expect(t.summarize(out)).toEqual(["w1 free-keys a", "w1 compute-task a"]);
+    expect(t.computeTasks(out)[0].msg.runId).toBe(2);
+    expect(s.tasks.get("a")?.retries).toBe(0);
+    const out2 = s.handleStimulus(t.taskErred("w1", "a", 2));
+    expect(t.summarize(out2)).toEqual(["client:c task-erred a"]);
+    s.validateState();
+  });
+
+  test("releasing an erred key nobody needs forgets it and frees it where it erred", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskErred("w1", "a", 1));
+    const out = s.handleStimulus(t.releaseKeys("c", ["a"], "rel"));
+    expect(t.summarize(out)).toEqual(["w1 free-keys a"]);
+    expect(s.tasks.has("a")).toBe(false);
+    expect(s.story("a").map((e) => `${e[1]}>${e[2]}`)).toEqual([
+      "released>waiting",
+      "waiting>processing",
+      "processing>erred",
+      "erred>released",
+      "released>forgotten",
+    ]);
+    s.validateState();
+  });
+
+  test("a new task depending on an erred one errs at once", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskErred("w1", "a", 1));
+    const out = s.handleStimulus(t.updateGraph("c", { b: t.task(["a"]), d: t.task(["b"]) }, ["d"]));
+    expect(t.summarize(out)).toEqual(["client:c task-erred d"]);
+    expect(s.tasks.get("b")?.state).toBe("erred");
+    s.validateState();
+  });
+});
+
+describe("memory → released / forgotten", () => {
+  test("releasing a wanted key forgets it and frees it on its workers", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    const out = s.handleStimulus(t.releaseKeys("c", ["a"]));
+    expect(t.summarize(out)).toEqual(["w1 free-keys a"]);
+    expect(s.tasks.size).toBe(0);
+    expect(s.workers.get("w1")?.hasWhat.size).toBe(0);
+    expect(s.clients.get("c")?.wantsWhat.size).toBe(0);
+    s.validateState();
+  });
+
+  test("losing the only replica of a wanted key recomputes it (lost-data to the client)", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    const out = s.handleStimulus(t.fromWorker("w1", { op: "release-worker-data", key: "a" }));
+    expect(t.summarize(out)[0]).toBe("client:c lost-data a");
+    expect(t.summarize(out)[1]).toMatch(/^w\d compute-task a$/);
+    expect(out).toHaveLength(2);
+    s.validateState();
+  });
+
+  test("waiting → memory (a stale finish after the task was sent back) changes nothing", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["b"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    const b = s.tasks.get("b");
+    expect(b?.state).toBe("processing");
+    expect(b?.runId).toBe(2);
+    // The worker drops a, b's only input: b goes back to waiting, a is recomputed.
+    const out = s.handleStimulus(t.fromWorker("w1", { op: "release-worker-data", key: "a" }));
+    expect(t.summarize(out)).toEqual(["w1 free-keys b", "w1 compute-task a"]);
+    expect(b?.state).toBe("waiting");
+    // b's old run finishes anyway: waiting → memory, a no-op.
+    const out2 = s.handleStimulus(t.taskFinished("w1", "b", 2, 100, "late"));
+    expect(out2).toEqual([]);
+    expect(b?.state).toBe("waiting");
+    expect(s.story("late").map((e) => e.slice(0, 3))).toEqual([["b", "waiting", "waiting"]]);
+    s.validateState();
+  });
+});

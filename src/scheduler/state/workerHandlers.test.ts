@@ -1,0 +1,185 @@
+import { describe, expect, test } from "vitest";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+/** A scheduler with `workers` one-thread workers and no queuing. */
+function cluster(...workers: string[]): SchedulerState {
+  const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+  s.handleStimulus(...workers.map((w) => t.registerWorker(w)));
+  return s;
+}
+
+describe("task-finished", () => {
+  test("a stale run id from another worker gets free-keys; the current run is unaffected", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const x = s.tasks.get("x");
+    expect(x?.processingOn?.address).toBe("w1");
+    const out = s.handleStimulus(t.taskFinished("w2", "x", 99));
+    expect(t.summarize(out)).toEqual(["w2 free-keys x"]);
+    expect(x?.state).toBe("processing");
+  });
+
+  test("a stale run id from the worker processing it sends the task round again", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const out = s.handleStimulus(t.taskFinished("w1", "x", 99));
+    expect(t.summarize(out)).toEqual(["w1 free-keys x", "w1 compute-task x"]);
+    expect(s.tasks.get("x")?.runId).toBe(2);
+  });
+
+  test("a result for a forgotten or released key is freed on the worker", () => {
+    const s = cluster("w1");
+    expect(t.summarize(s.handleStimulus(t.taskFinished("w1", "nope", 1)))).toEqual([
+      "w1 free-keys nope",
+    ]);
+  });
+
+  test("messages from unknown workers are ignored", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    expect(s.handleStimulus(t.taskFinished("ghost", "x", 1))).toEqual([]);
+    expect(s.tasks.get("x")?.state).toBe("processing");
+  });
+
+  test("a second report of the same run adds a replica", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    s.handleStimulus(t.taskFinished("w1", "x", 1));
+    expect(s.handleStimulus(t.taskFinished("w2", "x", 1))).toEqual([]);
+    expect([...(s.tasks.get("x")?.whoHas ?? [])].map((w) => w.address)).toEqual(["w1", "w2"]);
+    s.validateState();
+  });
+
+  test("compute durations feed the estimates of later tasks of the same function", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { x: t.task([], { fn: "slow" }) }, ["x"]));
+    s.handleStimulus(
+      t.fromWorker("w1", {
+        op: "task-finished",
+        key: "x",
+        runId: 1,
+        nbytes: 8,
+        typename: "number",
+        startstops: [{ action: "compute", start: 10, stop: 13 }],
+        metadata: { note: 1 },
+      }),
+    );
+    expect(s.durations.get("slow")).toBe(3);
+    expect(s.tasks.get("x")?.metadata).toEqual({ note: 1 });
+    const out = s.handleStimulus(t.updateGraph("c", { y: t.task([], { fn: "slow" }) }, ["y"]));
+    expect(t.computeTasks(out)[0].msg.duration).toBe(3);
+    expect(s.workers.get("w1")?.occupancy).toBe(3);
+  });
+});
+
+describe("task-erred", () => {
+  test("is ignored for a task not processing, or of a stale run on another worker", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    expect(s.handleStimulus(t.taskErred("w2", "x", 7))).toEqual([]);
+    expect(s.handleStimulus(t.taskErred("w1", "unknown", 1))).toEqual([]);
+    expect(s.tasks.get("x")?.state).toBe("processing");
+  });
+
+  test("of a stale run on the worker processing it, re-runs the task", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const out = s.handleStimulus(t.taskErred("w1", "x", 7));
+    expect(t.summarize(out)).toEqual(["w1 free-keys x", "w1 compute-task x"]);
+  });
+});
+
+describe("add-keys, release-worker-data, request-refresh-who-has", () => {
+  test("add-keys records replicas of keys in memory and asks to drop the others", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    s.handleStimulus(t.taskFinished("w1", "x", 1));
+    const out = s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["x", "y"] }));
+    expect(t.summarize(out)).toEqual(["w2 remove-replicas y"]);
+    expect(s.tasks.get("x")?.whoHas.size).toBe(2);
+    expect(s.workers.get("w2")?.nbytes).toBe(100);
+    s.validateState();
+  });
+
+  test("release-worker-data drops a replica; the key survives on other holders", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    s.handleStimulus(t.taskFinished("w1", "x", 1));
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["x"] }));
+    const out = s.handleStimulus(t.fromWorker("w1", { op: "release-worker-data", key: "x" }));
+    expect(out).toEqual([]);
+    expect(s.tasks.get("x")?.state).toBe("memory");
+    expect([...(s.tasks.get("x")?.whoHas ?? [])].map((w) => w.address)).toEqual(["w2"]);
+    s.validateState();
+  });
+
+  test("request-refresh-who-has is answered with refresh-who-has and free-keys", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task(), y: t.task() }, ["x", "y"]));
+    s.handleStimulus(t.taskFinished("w1", "x", 1));
+    const out = s.handleStimulus(
+      t.fromWorker("w2", { op: "request-refresh-who-has", keys: ["x", "y", "z"] }, "refresh"),
+    );
+    expect(out).toEqual([
+      {
+        to: { kind: "worker", address: "w2" },
+        msg: { op: "refresh-who-has", whoHas: { x: ["w1"], y: [] }, stimulusId: "refresh" },
+      },
+      {
+        to: { kind: "worker", address: "w2" },
+        msg: { op: "free-keys", keys: ["z"], stimulusId: "refresh" },
+      },
+    ]);
+  });
+});
+
+describe("reschedule and long-running", () => {
+  test("reschedule sends the task back through released to be placed again", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const out = s.handleStimulus(t.fromWorker("w1", { op: "reschedule", key: "x" }));
+    expect(t.summarize(out)).toEqual(["w1 free-keys x", "w1 compute-task x"]);
+    expect(s.story("x").map((e) => `${e[1]}>${e[2]}`)).toEqual([
+      "released>waiting",
+      "waiting>processing",
+      "processing>released",
+      "released>waiting",
+      "waiting>processing",
+    ]);
+  });
+
+  test("reschedule from a worker not processing the task is ignored", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    expect(s.handleStimulus(t.fromWorker("w2", { op: "reschedule", key: "x" }))).toEqual([]);
+  });
+
+  test("a long-running task stops counting towards occupancy and queuing slots", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"));
+    const tasks = { a: t.task(), b: t.task(), c: t.task() };
+    s.handleStimulus(t.updateGraph("c", tasks, ["a", "b", "c"]));
+    expect(s.tasks.get("c")?.state).toBe("queued");
+    const w1 = s.workers.get("w1");
+    expect(w1?.occupancy).toBe(1);
+    const out = s.handleStimulus(
+      t.fromWorker("w1", { op: "long-running", key: "a", computeDuration: 2, runId: 1 }),
+    );
+    expect(t.summarize(out)).toEqual(["w1 compute-task c"]);
+    expect(w1?.longRunning.size).toBe(1);
+    expect(s.durations.get("f")).toBe(2);
+    // a no longer counts; b (estimated before a seceded) 0.5 + c (estimated after) 2.
+    expect(w1?.occupancy).toBe(2.5);
+    s.validateState();
+  });
+
+  test("a long-running message of a stale run is ignored", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(
+      t.fromWorker("w1", { op: "long-running", key: "a", computeDuration: null, runId: 5 }),
+    );
+    expect(s.workers.get("w1")?.longRunning.size).toBe(0);
+  });
+});

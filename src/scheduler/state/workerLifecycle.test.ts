@@ -1,0 +1,151 @@
+import { describe, expect, test } from "vitest";
+import { InvalidStimulus } from "./errors.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+function state(options: ConstructorParameters<typeof SchedulerState>[0] = {}): SchedulerState {
+  return new SchedulerState({
+    validate: true,
+    workerSaturation: Number.POSITIVE_INFINITY,
+    ...options,
+  });
+}
+
+describe("register-worker", () => {
+  test("records the worker; registering the same address twice is rejected unchanged", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1", 4, { GPU: 2 }));
+    const w1 = s.workers.get("w1");
+    expect(w1?.nthreads).toBe(4);
+    expect(w1?.resources).toEqual({ GPU: 2 });
+    expect(w1?.usedResources).toEqual({ GPU: 0 });
+    expect(s.totalNthreads).toBe(4);
+    expect(() => s.handleStimulus(t.registerWorker("w1", 2))).toThrow(InvalidStimulus);
+    expect(s.workers.get("w1")).toBe(w1);
+    expect(s.totalNthreads).toBe(4);
+    s.validateState();
+  });
+
+  test("malformed registrations are rejected with the field named", () => {
+    const s = state();
+    expect(() => s.handleStimulus(t.registerWorker("w1", 0))).toThrow(/nthreads/);
+    expect(() => s.handleStimulus(t.registerWorker("w1", 1, { GPU: -1 }))).toThrow(/GPU/);
+    expect(s.workers.size).toBe(0);
+  });
+});
+
+describe("remove-worker", () => {
+  test("its processing tasks are rescheduled and the other workers are told", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task() }, ["a", "b"]));
+    expect(s.tasks.get("a")?.processingOn?.address).toBe("w1");
+    const out = s.handleStimulus(t.removeWorker("w1", false, "gone"));
+    expect(t.summarize(out)).toEqual(["w2 compute-task a", "w2 remove-worker w1"]);
+    expect(s.tasks.get("a")?.suspicious).toBe(1);
+    expect(s.workers.has("w1")).toBe(false);
+    expect(s.totalNthreads).toBe(1);
+    s.validateState();
+  });
+
+  test("keys only it held are recomputed from their inputs, recursively", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(["a"]), c: t.task(["b"]) }, ["c"]),
+    );
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    s.handleStimulus(t.taskFinished("w1", "b", 2));
+    s.handleStimulus(t.taskFinished("w1", "c", 3));
+    expect(s.tasks.get("a")?.state).toBe("released");
+    expect(s.tasks.get("b")?.state).toBe("released");
+    s.handleStimulus(t.registerWorker("w2"));
+    const out = s.handleStimulus(t.removeWorker("w1"));
+    expect(t.summarize(out)).toEqual([
+      "client:c lost-data c",
+      "w2 compute-task a",
+      "w2 remove-worker w1",
+    ]);
+    expect(s.tasks.get("c")?.state).toBe("waiting");
+    expect(s.tasks.get("b")?.state).toBe("waiting");
+    s.handleStimulus(t.taskFinished("w2", "a", 4));
+    s.handleStimulus(t.taskFinished("w2", "b", 5));
+    const done = s.handleStimulus(t.taskFinished("w2", "c", 6));
+    expect(t.summarize(done)).toContain("client:c key-in-memory c");
+    s.validateState();
+  });
+
+  test("a task whose workers keep dying errs with KilledWorker after allowedFailures", () => {
+    const s = state({ allowedFailures: 1 });
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.removeWorker("w1"));
+    expect(s.tasks.get("x")?.state).toBe("no-worker");
+    s.handleStimulus(t.registerWorker("w2"));
+    expect(s.tasks.get("x")?.processingOn?.address).toBe("w2");
+    const out = s.handleStimulus(t.removeWorker("w2"));
+    expect(t.summarize(out)).toEqual(["client:c task-erred x"]);
+    const msg = out[0].msg as { exceptionText: string };
+    expect(msg.exceptionText).toMatch(/^KilledWorker: Attempted to run task 'x' on 2 different/);
+    expect(msg.exceptionText).toContain("w2");
+    expect(s.tasks.get("x")?.state).toBe("erred");
+    s.validateState();
+  });
+
+  test("an expected removal (retirement) does not count against the task", () => {
+    const s = state({ allowedFailures: 0 });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const out = s.handleStimulus(t.removeWorker("w1", true));
+    expect(t.summarize(out)).toEqual(["w2 compute-task x", "w2 remove-worker w1"]);
+    expect(s.tasks.get("x")?.suspicious).toBe(0);
+  });
+
+  test("losing every worker leaves ready tasks in no-worker with the reason told", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const out = s.handleStimulus(t.removeWorker("w1"));
+    expect(out.map((m) => m.msg)).toMatchObject([
+      { op: "task-no-worker", key: "x", reason: "no workers are connected" },
+    ]);
+  });
+
+  test("removing an unknown worker changes nothing", () => {
+    const s = state();
+    expect(s.handleStimulus(t.removeWorker("nobody"))).toEqual([]);
+  });
+});
+
+describe("worker-status-change", () => {
+  test("a paused worker gets no new tasks; resuming it schedules what waited", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.fromWorker("w1", { op: "worker-status-change", status: "paused" }));
+    expect(s.running.size).toBe(0);
+    const out = s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    expect(out.map((m) => m.msg)).toMatchObject([
+      {
+        op: "task-no-worker",
+        reason: "no running workers (all 1 connected workers are paused)",
+      },
+    ]);
+    const out2 = s.handleStimulus(
+      t.fromWorker("w1", { op: "worker-status-change", status: "running" }),
+    );
+    expect(t.summarize(out2)).toEqual(["w1 compute-task x"]);
+    s.validateState();
+  });
+
+  test("a paused worker takes no queued root tasks", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.fromWorker("w1", { op: "worker-status-change", status: "paused" }));
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    expect(s.tasks.get("x")?.state).toBe("queued");
+    const out = s.handleStimulus(
+      t.fromWorker("w1", { op: "worker-status-change", status: "running" }),
+    );
+    expect(t.summarize(out)).toEqual(["w1 compute-task x"]);
+  });
+});
