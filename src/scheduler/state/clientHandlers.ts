@@ -150,6 +150,7 @@ function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
   const releasing = new Set<ClientInfo>([cs]);
   if (force) for (const ts of cancelled) for (const other of ts.whoWants) releasing.add(other);
   for (const other of releasing) clientReleasesKeys(s, other, keys);
+  s.processRecommendations(); // as Dask: the releases happen before the report
   const reason = msg.reason ?? `cancelled by client ${cs.id}`;
   for (const other of s.clients.values()) {
     s.sendToClient(other, { op: "cancelled-keys", keys, reason, stimulusId: s.stimulusId });

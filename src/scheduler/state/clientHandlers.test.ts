@@ -1,0 +1,205 @@
+import { describe, expect, test } from "vitest";
+import { taskRef } from "../../protocol/messagesTaskSpec.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+function cluster(): SchedulerState {
+  const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+  s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+  return s;
+}
+
+describe("update-graph", () => {
+  test("priorities are (-user priority, generation, graph order), dependencies first", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { z: t.task(["y", "x"], { priority: 2 }), y: t.task(), x: t.task(), w: t.task() },
+        ["z", "w"],
+      ),
+    );
+    const p = (k: string) => s.tasks.get(k)?.priority;
+    expect(p("y")).toEqual([-0, 1, 0]);
+    expect(p("x")).toEqual([-0, 1, 1]);
+    expect(p("z")).toEqual([-2, 1, 2]);
+    expect(p("w")).toEqual([-0, 1, 3]);
+    s.handleStimulus(t.updateGraph("c", { v: t.task() }, ["v"]));
+    expect(p("v")).toEqual([-0, 2, 0]);
+  });
+
+  test("tasks the wanted keys do not need are not created", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), unused: t.task() }, ["a"]));
+    expect([...s.tasks.keys()]).toEqual(["a"]);
+  });
+
+  test("a malformed graph changes nothing; every wanted key gets task-erred", () => {
+    const s = cluster();
+    const bad = { spec: { fn: "f", args: [taskRef("b")] }, dependencies: [] };
+    const out = s.handleStimulus(t.updateGraph("c", { a: bad, b: t.task() }, ["a", "b"], "g"));
+    expect(s.tasks.size).toBe(0);
+    expect(t.summarize(out)).toEqual(["client:c task-erred a", "client:c task-erred b"]);
+    expect(out[0].msg).toMatchObject({
+      exceptionText:
+        "InvalidGraph: update-graph rejected: task 'a' refers to 'b' in its arguments but does not list it as a dependency",
+      stimulusId: "g",
+    });
+  });
+
+  test("a cycle is rejected, naming it", () => {
+    const s = cluster();
+    const out = s.handleStimulus(
+      t.updateGraph("c", { a: t.task(["b"]), b: t.task(["c"]), c: t.task(["a"]) }, ["a"]),
+    );
+    expect(s.tasks.size).toBe(0);
+    expect((out[0].msg as { exceptionText: string }).exceptionText).toBe(
+      "InvalidGraph: update-graph rejected: cycle: a → b → c → a",
+    );
+  });
+
+  test("malformed entries are named", () => {
+    const s = cluster();
+    const tasks = {
+      a: { spec: { fn: "", args: [] }, dependencies: [] },
+      b: { spec: { fn: "f", args: [] }, dependencies: [], retries: -1 },
+      c: { spec: { fn: "f", args: [] }, dependencies: ["c"] },
+    };
+    const out = s.handleStimulus(t.updateGraph("c", tasks, ["a", "b", "c"]));
+    const text = (out[0].msg as { exceptionText: string }).exceptionText;
+    expect(text).toContain("task 'a': spec.fn must be a non-empty string");
+    expect(text).toContain("task 'b': retries must be an integer ≥ 0");
+    expect(text).toContain("task 'c' depends on itself");
+  });
+
+  test("wanted keys needing unknown keys are cancelled; the rest runs", () => {
+    const s = cluster();
+    const out = s.handleStimulus(
+      t.updateGraph("c", { a: t.task(["ghost"]), b: t.task(["a"]), ok: t.task() }, ["b", "ok"]),
+    );
+    expect(t.summarize(out)).toEqual(["client:c cancelled-keys b", "w1 compute-task ok"]);
+    expect(out[0].msg).toMatchObject({ reason: "lost dependencies: ghost unknown" });
+    expect([...s.tasks.keys()]).toEqual(["ok"]);
+    s.validateState();
+  });
+
+  test("a graph may build on known keys; those in memory are reported at once", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    const out = s.handleStimulus(t.updateGraph("d", { b: t.task(["a"]) }, ["a", "b"]));
+    expect(t.summarize(out)).toEqual(["client:d key-in-memory a", "w1 compute-task b"]);
+    expect(t.computeTasks(out)[0].msg.whoHas).toEqual({ a: ["w1"] });
+    expect(s.tasks.get("a")?.whoWants.size).toBe(2);
+    s.validateState();
+  });
+
+  test("a released input is computed again for a new dependent", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["b"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    s.handleStimulus(t.taskFinished("w1", "b", 2));
+    expect(s.tasks.get("a")?.state).toBe("released");
+    const out = s.handleStimulus(t.updateGraph("c", { c: t.task(["a"]) }, ["c"]));
+    expect(t.summarize(out)).toEqual([expect.stringMatching(/^w\d compute-task a$/)]);
+    expect(s.tasks.get("c")?.state).toBe("waiting");
+    s.validateState();
+  });
+
+  test("annotations, retries and resources reach compute-task", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1", 1, { GPU: 1 }));
+    const out = s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { a: t.task([], { annotations: { team: "x" }, retries: 2, resources: { GPU: 1 } }) },
+        ["a"],
+      ),
+    );
+    expect(t.computeTasks(out)[0].msg).toMatchObject({
+      annotations: { team: "x" },
+      resourceRestrictions: { GPU: 1 },
+    });
+    expect(s.tasks.get("a")?.retries).toBe(2);
+  });
+});
+
+describe("client-releases-keys, client-desires-keys, close-client", () => {
+  test("releasing a key frees its inputs only once no one needs them", () => {
+    const s = cluster();
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(["a"]), d: t.task(["a"]) }, ["b", "d"]),
+    );
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    expect(s.tasks.get("a")?.state).toBe("memory");
+    // b is processing; releasing d (also processing) keeps a for b.
+    const dWorker = s.tasks.get("d")?.processingOn?.address;
+    const out = s.handleStimulus(t.releaseKeys("c", ["d"]));
+    expect(t.summarize(out)).toEqual([`${dWorker} free-keys d`]);
+    expect(s.tasks.has("d")).toBe(false);
+    expect(s.tasks.get("a")?.state).toBe("memory");
+    const out2 = s.handleStimulus(t.releaseKeys("c", ["b"]));
+    const bWorker = "w1"; // a is on w1
+    expect(t.summarize(out2).sort()).toEqual([`${bWorker} free-keys a`, `${bWorker} free-keys b`]);
+    expect(s.tasks.size).toBe(0);
+    s.validateState();
+  });
+
+  test("a key wanted by two clients survives one releasing it", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c1", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.updateGraph("c2", {}, ["a"]));
+    s.handleStimulus(t.releaseKeys("c1", ["a"]));
+    expect(s.tasks.get("a")?.state).toBe("processing");
+    const out = s.handleStimulus(t.taskFinished("w1", "a", 1));
+    expect(t.summarize(out)).toEqual(["client:c2 key-in-memory a"]);
+  });
+
+  test("client-desires-keys reports known outcomes and cancels unknown keys", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    const out = s.handleStimulus(
+      t.fromClient({ op: "client-desires-keys", keys: ["a", "zz"], clientId: "d" }),
+    );
+    expect(t.summarize(out)).toEqual(["client:d key-in-memory a", "client:d cancelled-keys zz"]);
+  });
+
+  test("close-client releases everything the client wanted", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task() }, ["a", "b"]));
+    const out = s.handleStimulus(t.fromClient({ op: "close-client", clientId: "c" }));
+    expect(t.summarize(out).sort()).toEqual(["w1 free-keys a", "w2 free-keys b"]);
+    expect(s.tasks.size).toBe(0);
+    expect(s.clients.size).toBe(0);
+    s.validateState();
+  });
+});
+
+describe("cancel-keys", () => {
+  test("cancels the key and its dependents wanted by this client alone", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["a", "b"]));
+    const out = s.handleStimulus(t.cancelKeys("c", ["a"], false, "cx"));
+    expect(t.summarize(out)).toEqual(["w1 free-keys a", "client:c cancelled-keys a,b"]);
+    expect(out[1].msg).toMatchObject({ reason: "cancelled by client c", stimulusId: "cx" });
+    expect(s.tasks.size).toBe(0);
+    s.validateState();
+  });
+
+  test("does not cancel a key another client wants, unless forced", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c1", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.updateGraph("c2", {}, ["a"]));
+    expect(s.handleStimulus(t.cancelKeys("c1", ["a"]))).toEqual([]);
+    expect(s.tasks.get("a")?.whoWants.size).toBe(2);
+    const out = s.handleStimulus(t.cancelKeys("c1", ["a"], true));
+    expect(t.summarize(out)).toEqual([
+      "w1 free-keys a",
+      "client:c1 cancelled-keys a",
+      "client:c2 cancelled-keys a",
+    ]);
+    expect(s.tasks.size).toBe(0);
+    s.validateState();
+  });
+});

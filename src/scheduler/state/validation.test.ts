@@ -1,0 +1,178 @@
+import { describe, expect, test } from "vitest";
+import { AssertionError } from "../../util/pyErrors.ts";
+import { InvalidStimulus, InvalidTaskState, TransitionCounterMaxExceeded } from "./errors.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+function running(options: ConstructorParameters<typeof SchedulerState>[0] = {}): SchedulerState {
+  const s = new SchedulerState({ validate: true, ...options });
+  s.handleStimulus(t.registerWorker("w1"));
+  s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["b"], "g"));
+  return s;
+}
+
+describe("malformed stimuli", () => {
+  const cases: [string, unknown, RegExp][] = [
+    ["no kind", { msg: {} }, /unknown kind/],
+    [
+      "unknown op",
+      { kind: "worker-message", worker: "w1", msg: { op: "bogus", stimulusId: "s" } },
+      /unknown op "bogus"/,
+    ],
+    ["no stimulus id", { kind: "remove-worker", worker: "w1" }, /stimulusId/],
+    [
+      "keys not an array",
+      {
+        kind: "client-message",
+        msg: { op: "client-releases-keys", keys: "a", clientId: "c", stimulusId: "s" },
+      },
+      /keys must be an array/,
+    ],
+    [
+      "run id not an integer",
+      {
+        kind: "worker-message",
+        worker: "w1",
+        msg: {
+          op: "task-finished",
+          key: "a",
+          runId: "1",
+          nbytes: 1,
+          typename: "x",
+          stimulusId: "s",
+        },
+      },
+      /runId/,
+    ],
+    [
+      "registration from another address",
+      {
+        kind: "worker-message",
+        worker: "w9",
+        msg: { op: "register-worker", address: "w1", nthreads: 1, resources: {}, stimulusId: "s" },
+      },
+      /address w1 ≠ sender w9/,
+    ],
+  ];
+  for (const [name, ev, message] of cases) {
+    test(`${name}: InvalidStimulus, state unchanged`, () => {
+      const s = running();
+      const before = s.transitionCounter;
+      expect(() => s.handleStimulus(ev as SchedulerEvent)).toThrow(InvalidStimulus);
+      expect(() => s.handleStimulus(ev as SchedulerEvent)).toThrow(message);
+      expect(s.transitionCounter).toBe(before);
+      s.validateState();
+    });
+  }
+});
+
+describe("validation", () => {
+  test("validateState catches bookkeeping that disagrees with the tasks", () => {
+    const s = running();
+    const w1 = s.workers.get("w1");
+    if (w1 === undefined) throw new Error("no w1");
+    w1.occupancy += 3;
+    expect(() => s.validateState()).toThrow(AssertionError);
+    expect(() => s.validateState()).toThrow(/occupancy/);
+  });
+
+  test("a broken task fails with InvalidTaskState carrying its story", () => {
+    const s = running();
+    const a = s.tasks.get("a");
+    if (a === undefined) throw new Error("no a");
+    s.workers.get("w1")?.processing.delete(a);
+    let err: unknown;
+    try {
+      s.validateState();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InvalidTaskState);
+    const e = err as InvalidTaskState;
+    expect(e.key).toBe("a");
+    expect(e.state).toBe("processing");
+    expect(e.story.length).toBeGreaterThan(0);
+    expect(e.message).toContain("not in processing of w1");
+  });
+
+  test("with validate on, a stimulus that leaves a touched task broken throws", () => {
+    const s = running();
+    const b = s.tasks.get("b");
+    if (b === undefined) throw new Error("no b");
+    // Corrupt: b claims a lost dependency; it breaks when a finishes and b starts.
+    b.hasLostDependencies = true;
+    expect(() => s.handleStimulus(t.taskFinished("w1", "a", 1))).toThrow(InvalidTaskState);
+  });
+
+  test("transitionCounterMax stops runaway transition loops", () => {
+    expect(() => running({ transitionCounterMax: 3 })).toThrow(TransitionCounterMaxExceeded);
+  });
+});
+
+describe("story and logs", () => {
+  test("story finds records by key, by recommended key, and by stimulus id", () => {
+    const clock = (() => {
+      let now = 100;
+      return () => now++;
+    })();
+    const s = new SchedulerState({ clock });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["b"], "g"));
+    s.handleStimulus(t.taskFinished("w1", "a", 1, 10, "fin"));
+    expect(s.story("fin").map((e) => e.slice(0, 4))).toEqual([
+      ["a", "processing", "memory", ["b", "processing"]],
+      ["b", "waiting", "processing", []],
+    ]);
+    const storyB = s.story("b");
+    expect(storyB.map((e) => `${e[0]}:${e[1]}>${e[2]}`)).toEqual([
+      "b:released>waiting",
+      "a:processing>memory",
+      "b:waiting>processing",
+    ]);
+    expect(storyB.every((e) => e[5] >= 100)).toBe(true);
+    expect(s.stimulusStory("fin")).toMatchObject([
+      { stimulusId: "fin", what: "worker-message task-finished", origin: "w1", key: "a" },
+    ]);
+  });
+
+  test("the transition log is bounded", () => {
+    const s = new SchedulerState({ logLength: 3 });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["b"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    expect(s.transitionCounter).toBe(5);
+    expect(s.log.length).toBe(3);
+    expect(s.log.toArray().map((e) => `${e[0]}:${e[1]}>${e[2]}`)).toEqual([
+      "b:released>waiting",
+      "a:processing>memory",
+      "b:waiting>processing",
+    ]);
+  });
+
+  test("the machine is deterministic: same stimuli, same messages", () => {
+    const run = (): string[] => {
+      const s = new SchedulerState();
+      const out: string[] = [];
+      const events: SchedulerEvent[] = [
+        t.registerWorker("w1", 2, {}, "r1"),
+        t.registerWorker("w2", 1, {}, "r2"),
+        t.updateGraph(
+          "c",
+          { a: t.task(), b: t.task(), c: t.task(["a", "b"]), d: t.task(["c"]) },
+          ["d"],
+          "g",
+        ),
+      ];
+      for (const ev of events) out.push(...t.summarize(s.handleStimulus(ev)));
+      return out;
+    };
+    expect(run()).toEqual(run());
+  });
+
+  test("bad options are rejected with the option named", () => {
+    expect(() => new SchedulerState({ workerSaturation: 0 })).toThrow(/workerSaturation/);
+    expect(() => new SchedulerState({ allowedFailures: -1 })).toThrow(/allowedFailures/);
+    expect(() => new SchedulerState({ bandwidth: 0 })).toThrow(/bandwidth/);
+  });
+});
