@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { BatchedSend } from "./batchedSend.ts";
+import { CommClosedError } from "./errors.ts";
+import { type CommPair, commPair } from "./testPair.ts";
+
+const pairs: CommPair[] = [];
+afterEach(async () => {
+  for (const p of pairs.splice(0)) {
+    p.client.abort();
+    p.server.abort();
+    await p.listener.close();
+  }
+});
+
+async function pair(address = "inproc://"): Promise<CommPair> {
+  const p = await commPair(address);
+  pairs.push(p);
+  return p;
+}
+
+describe.each(["inproc://", "tcp://127.0.0.1:0"])("BatchedSend over %s", (address) => {
+  it("coalesces messages sent in one turn into one list", async () => {
+    const { client, server } = await pair(address);
+    const b = new BatchedSend(client, { intervalMs: 5 });
+    b.send({ a: 1 });
+    b.send({ b: 2 }, { c: 3 });
+    expect(await server.recv()).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
+    expect(b.batchCount).toBe(1);
+    expect(b.messageCount).toBe(3);
+  });
+
+  it("waits the interval between batches and keeps the order", async () => {
+    const { client, server } = await pair(address);
+    const b = new BatchedSend(client, { intervalMs: 30 });
+    b.send(1);
+    const first = await server.recv();
+    const t0 = performance.now();
+    b.send(2);
+    b.send(3);
+    const second = await server.recv();
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(20);
+    expect([first, second]).toEqual([[1], [2, 3]]);
+  });
+
+  it("interval 0 sends at the next turn", async () => {
+    const { client, server } = await pair(address);
+    const b = new BatchedSend(client, { intervalMs: 0 });
+    for (let i = 0; i < 5; i++) b.send(i);
+    expect(await server.recv()).toEqual([0, 1, 2, 3, 4]);
+    b.send(5);
+    expect(await server.recv()).toEqual([5]);
+  });
+
+  it("close flushes what is buffered, then refuses more", async () => {
+    const { client, server } = await pair(address);
+    const b = new BatchedSend(client, { intervalMs: 1000 });
+    b.send("x");
+    expect(await server.recv()).toEqual(["x"]);
+    b.send("y");
+    await b.close();
+    expect(await server.recv()).toEqual(["y"]);
+    expect(() => b.send("z")).toThrow(CommClosedError);
+  });
+});
+
+describe("BatchedSend failures", () => {
+  it("a comm closed by the peer makes send throw", async () => {
+    const { client, server } = await pair();
+    const b = new BatchedSend(client);
+    await server.close();
+    await client.closed;
+    expect(() => b.send(1)).toThrow(CommClosedError);
+  });
+
+  it("a failed send reports the error and closes the stream", async () => {
+    const { client } = await pair("tcp://127.0.0.1:0");
+    const errors: unknown[] = [];
+    const b = new BatchedSend(client, { intervalMs: 0, onError: (e) => errors.push(e) });
+    b.send({ f: () => 1 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(errors).toHaveLength(1);
+    expect(b.isClosed).toBe(true);
+  });
+
+  it("rejects a bad interval", async () => {
+    const { client } = await pair();
+    expect(() => new BatchedSend(client, { intervalMs: -1 })).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * Coalesce the messages sent within an interval into one frame, a list: the
+ * port of Dask's `BatchedSend`. The first message after a quiet spell leaves at
+ * the next turn of the event loop; later ones wait until `intervalMs` after the
+ * previous batch. A batch is not sent before the previous one was taken by the
+ * transport (backpressure).
+ */
+
+import type { Comm } from "./comm.ts";
+import { CommClosedError } from "./errors.ts";
+
+/** Options of {@link BatchedSend}. */
+export interface BatchedSendOptions {
+  /** Minimum milliseconds between two batches; 0 sends at the next turn of the event loop. Default 2. */
+  intervalMs?: number;
+  /** Told when sending failed; the BatchedSend is closed and its buffer dropped. */
+  onError?: (err: unknown) => void;
+}
+
+/** Default interval between batches, in milliseconds. */
+export const DEFAULT_BATCH_INTERVAL_MS = 2;
+
+/** Batches messages over one comm. The receiver gets arrays of messages. */
+export class BatchedSend {
+  private buffer: unknown[] = [];
+  private readonly intervalMs: number;
+  private readonly onError: ((err: unknown) => void) | undefined;
+  private nextDeadline = 0;
+  private armed = false;
+  private sending: Promise<void> | null = null;
+  private closedFlag = false;
+  /** Number of messages sent. */
+  messageCount = 0;
+  /** Number of batches sent. */
+  batchCount = 0;
+
+  constructor(
+    readonly comm: Comm,
+    options: BatchedSendOptions = {},
+  ) {
+    const interval = options.intervalMs ?? DEFAULT_BATCH_INTERVAL_MS;
+    if (!(interval >= 0) || !Number.isFinite(interval)) {
+      throw new RangeError(`intervalMs must be a finite number >= 0, got ${interval}`);
+    }
+    this.intervalMs = interval;
+    this.onError = options.onError;
+  }
+
+  /** True once closed (by `close`, `abort` or a failed send). */
+  get isClosed(): boolean {
+    return this.closedFlag || this.comm.isClosed;
+  }
+
+  /** Number of messages waiting for the next batch. */
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  /** Queue messages for the next batch. Throws a `CommClosedError` once closed. */
+  send(...msgs: unknown[]): void {
+    if (this.isClosed)
+      throw new CommClosedError(`batched stream to ${this.comm.peerAddress} is closed`);
+    for (const m of msgs) this.buffer.push(m);
+    if (!this.armed && this.sending === null) this.arm();
+  }
+
+  private arm(): void {
+    this.armed = true;
+    const wait = this.nextDeadline - performance.now();
+    if (wait <= 0) setImmediate(this.tick);
+    else setTimeout(this.tick, wait);
+  }
+
+  private readonly tick = (): void => {
+    this.armed = false;
+    if (this.closedFlag || this.buffer.length === 0) return;
+    this.flushNow();
+  };
+
+  private flushNow(): void {
+    const batch = this.buffer;
+    this.buffer = [];
+    this.nextDeadline = performance.now() + this.intervalMs;
+    this.batchCount++;
+    this.messageCount += batch.length;
+    this.sending = this.comm.send(batch).then(
+      () => {
+        this.sending = null;
+        if (!this.closedFlag && this.buffer.length > 0 && !this.armed) this.arm();
+      },
+      (err: unknown) => {
+        this.sending = null;
+        this.abort();
+        this.onError?.(err);
+      },
+    );
+  }
+
+  /** Send what is buffered now, then stop; with `closeComm` (default true) close the comm too. */
+  async close(closeComm = true): Promise<void> {
+    if (this.sending !== null) await this.sending;
+    if (!this.closedFlag && !this.comm.isClosed && this.buffer.length > 0) {
+      this.flushNow();
+      await this.sending;
+    }
+    this.closedFlag = true;
+    this.buffer = [];
+    if (closeComm) await this.comm.close();
+  }
+
+  /** Stop at once, dropping what is buffered. The comm is left as it is. */
+  abort(): void {
+    this.closedFlag = true;
+    this.buffer = [];
+  }
+}

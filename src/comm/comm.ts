@@ -1,0 +1,83 @@
+/**
+ * The transport interface: a {@link Comm} is one bidirectional, ordered,
+ * message-oriented connection; a {@link Listener} accepts them. Two
+ * implementations share it: in-process (`inproc://name/N`, messages passed by
+ * reference) and TCP (`tcp://host:port`, length-prefixed msgpack frames).
+ */
+
+/** How a comm ended. */
+export interface CommCloseInfo {
+  /** Null for an orderly close (by either side); else what broke it. */
+  readonly error: Error | null;
+}
+
+/** One connection. Messages arrive in the order they were sent. */
+export interface Comm extends AsyncIterable<unknown> {
+  /** This end's address (`inproc://local/7`, `tcp://127.0.0.1:50123`). */
+  readonly localAddress: string;
+  /** The other end's address. For an accepted TCP comm, the peer's ephemeral port. */
+  readonly peerAddress: string;
+  /** True once closed, by either side or by an error. */
+  readonly isClosed: boolean;
+  /** Resolves (never rejects) once the comm is closed. */
+  readonly closed: Promise<CommCloseInfo>;
+  /**
+   * Send one message. Resolves once the transport has taken it (TCP: the bytes
+   * were handed to the OS, so awaiting it applies backpressure). Rejects with a
+   * `CommClosedError` if the comm is closed, a `SerializationError` if the
+   * message cannot be encoded, a `FrameTooLargeError` if it is too big (the
+   * comm stays open in the last two cases).
+   */
+  send(msg: unknown): Promise<void>;
+  /**
+   * The next message. Rejects with a `CommClosedError` (whose `cause` is the
+   * close error, if any) once the comm is closed and every message that
+   * arrived before has been read.
+   */
+  recv(): Promise<unknown>;
+  /**
+   * Iterate over received messages; ends when the comm closes in an orderly
+   * way, throws the close error when it broke.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<unknown>;
+  /**
+   * Close in an orderly way: messages already sent are still delivered, then
+   * the peer sees the comm closed. Resolves once closed. Idempotent.
+   */
+  close(): Promise<void>;
+  /** Close at once, dropping what was not yet delivered; `error` becomes the close error. */
+  abort(error?: Error): void;
+}
+
+/** Accepts connections at an address. */
+export interface Listener {
+  /** The address it listens at, with the actual port (`tcp://127.0.0.1:0` becomes `:50123`). */
+  readonly address: string;
+  /** Stop accepting connections. Comms already accepted stay open. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Called with every accepted comm. */
+export type ConnectionHandler = (comm: Comm) => void;
+
+/** Options of `connect`. */
+export interface ConnectOptions {
+  /** Give up after this many milliseconds. Default 30,000 (Dask's `distributed.comm.timeouts.connect`). */
+  timeoutMs?: number;
+  /** Abort the attempt. */
+  signal?: AbortSignal;
+  /** TCP: the largest frame sent or accepted, in bytes. Default {@link DEFAULT_MAX_FRAME_BYTES}. */
+  maxFrameBytes?: number;
+}
+
+/** Options of `listen`. */
+export interface ListenOptions {
+  /** TCP: the largest frame sent or accepted, in bytes. Default {@link DEFAULT_MAX_FRAME_BYTES}. */
+  maxFrameBytes?: number;
+}
+
+/** The default largest frame: 512 MiB. */
+export const DEFAULT_MAX_FRAME_BYTES = 512 * 1024 * 1024;
+
+/** Default connect timeout in milliseconds. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;

@@ -1,0 +1,68 @@
+/**
+ * Errors of the transport layer. A {@link CommClosedError} or a
+ * {@link ConnectError} means the network failed (the peer may be gone); a
+ * {@link SerializationError} or {@link FrameTooLargeError} means the bytes or
+ * the message were wrong, which retrying will not fix.
+ */
+
+/** Base class of every transport error. */
+export class CommError extends Error {
+  override name = "CommError";
+}
+
+/** The comm is closed: locally, by the peer, or because the connection broke. */
+export class CommClosedError extends CommError {
+  override name = "CommClosedError";
+}
+
+/** No connection could be made: refused, unreachable, timed out, or no such in-process listener. */
+export class ConnectError extends CommError {
+  override name = "ConnectError";
+  constructor(
+    message: string,
+    /** The address that was dialled. */
+    readonly address: string,
+    /** The system error code, e.g. `"ECONNREFUSED"`, `"ETIMEDOUT"`, when there is one. */
+    readonly code: string | null = null,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** A message could not be encoded, or a received frame could not be decoded. */
+export class SerializationError extends CommError {
+  override name = "SerializationError";
+}
+
+/** A frame is larger than the transport's `maxFrameBytes`. */
+export class FrameTooLargeError extends CommError {
+  override name = "FrameTooLargeError";
+  constructor(
+    /** Size of the frame in bytes. */
+    readonly bytes: number,
+    /** The limit it exceeds. */
+    readonly limit: number,
+    direction: "send" | "receive",
+  ) {
+    super(
+      direction === "send"
+        ? `cannot send a frame of ${bytes} bytes: larger than maxFrameBytes (${limit})`
+        : `received a frame header announcing ${bytes} bytes: larger than maxFrameBytes (${limit})`,
+    );
+  }
+}
+
+/**
+ * True when `err` means the network failed rather than the data: a failed
+ * connect, or a comm that closed (other than because of a bad frame). Dask
+ * treats these as `OSError`s: the peer is presumed gone.
+ */
+export function isNetworkError(err: unknown): boolean {
+  if (err instanceof ConnectError) return true;
+  if (err instanceof CommClosedError) {
+    const cause = err.cause;
+    return !(cause instanceof SerializationError || cause instanceof FrameTooLargeError);
+  }
+  return false;
+}

@@ -1,0 +1,34 @@
+/** Transports: one interface, in-process and TCP implementations, batching and request/response. */
+export { BatchedSend, type BatchedSendOptions, DEFAULT_BATCH_INTERVAL_MS } from "./batchedSend.ts";
+export {
+  type Comm,
+  type CommCloseInfo,
+  type ConnectionHandler,
+  type ConnectOptions,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_MAX_FRAME_BYTES,
+  type Listener,
+  type ListenOptions,
+} from "./comm.ts";
+export { connect, listen, SCHEMES } from "./connect.ts";
+export {
+  CommClosedError,
+  CommError,
+  ConnectError,
+  FrameTooLargeError,
+  isNetworkError,
+  SerializationError,
+} from "./errors.ts";
+export { DEFAULT_INPROC_NAME } from "./inproc.ts";
+export {
+  type CommLogger,
+  RemoteError,
+  type RpcCallOptions,
+  RpcClient,
+  type RpcContext,
+  type RpcHandler,
+  rpc,
+  serveRpc,
+} from "./rpc.ts";
+export { tcpAddress } from "./tcp.ts";
+export { decodeMessage, encodeMessage, MAP_EXTENSION_TYPE } from "./wireCodec.ts";

@@ -1,0 +1,156 @@
+/**
+ * The in-process transport: both ends live in this JavaScript realm and
+ * messages are passed by reference (no copy, no serialisation), delivered
+ * asynchronously (in a microtask) and in order. Addresses are
+ * `inproc://name/N`; a process-wide registry maps them to listeners.
+ *
+ * Because values are shared, a sender must not mutate a message after sending it.
+ */
+
+import type { Comm, ConnectionHandler, ConnectOptions, Listener } from "./comm.ts";
+import { CommBase } from "./commBase.ts";
+import { CommClosedError, ConnectError } from "./errors.ts";
+
+/** The name used by `inproc://` addresses that give none. */
+export const DEFAULT_INPROC_NAME = "local";
+
+const registry = new Map<string, InprocListener>();
+let counter = 0;
+
+const CLOSE = Symbol("close");
+
+/** One end of an in-process connection. */
+export class InprocComm extends CommBase {
+  private peer: InprocComm | null = null;
+  private outbox: unknown[] = [];
+  private flushScheduled = false;
+  private closing = false;
+  private readonly flushed: (() => void)[] = [];
+
+  constructor(
+    readonly localAddress: string,
+    readonly peerAddress: string,
+  ) {
+    super();
+  }
+
+  /** Join two ends. */
+  static pair(a: InprocComm, b: InprocComm): void {
+    a.peer = b;
+    b.peer = a;
+  }
+
+  send(msg: unknown): Promise<void> {
+    if (this.closing || this.isClosed) return Promise.reject(this.closedError());
+    this.enqueue(msg);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    if (this.closing || this.isClosed) return this.closed.then(() => undefined);
+    this.closing = true;
+    this.enqueue(CLOSE);
+    this.finish(null);
+    return new Promise((resolve) => this.flushed.push(resolve));
+  }
+
+  abort(error?: Error): void {
+    if (this.isClosed) return;
+    this.closing = true;
+    this.outbox = [];
+    this.finish(error ?? new CommClosedError("comm aborted"), true);
+    const peer = this.peer;
+    if (peer !== null) queueMicrotask(() => peer.remoteClosed());
+  }
+
+  private enqueue(item: unknown): void {
+    this.outbox.push(item);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      queueMicrotask(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const items = this.outbox;
+    this.outbox = [];
+    const peer = this.peer;
+    for (const item of items) {
+      if (peer === null) break;
+      if (item === CLOSE) peer.remoteClosed();
+      else peer.deliver(item);
+    }
+    for (const resolve of this.flushed.splice(0)) resolve();
+  }
+
+  private remoteClosed(): void {
+    this.closing = true;
+    this.finish(null);
+  }
+}
+
+/** A registered in-process listener. */
+export class InprocListener implements Listener {
+  private open = true;
+  constructor(
+    readonly address: string,
+    private readonly handler: ConnectionHandler,
+  ) {}
+
+  /** Accept a connection from `connector`'s end; returns the listener's end. */
+  accept(connectorAddress: string): InprocComm {
+    const server = new InprocComm(this.address, connectorAddress);
+    queueMicrotask(() => this.handler(server));
+    return server;
+  }
+
+  async close(): Promise<void> {
+    if (!this.open) return;
+    this.open = false;
+    if (registry.get(this.address) === this) registry.delete(this.address);
+  }
+}
+
+function newAddress(name: string): string {
+  counter += 1;
+  return `inproc://${name}/${counter}`;
+}
+
+/**
+ * Listen at `address`: `inproc://` (gets `inproc://local/N`), `inproc://name`
+ * (gets `inproc://name/N`) or an exact `inproc://name/N`, which must be free.
+ */
+export async function listenInproc(address: string, handler: ConnectionHandler): Promise<Listener> {
+  if (!address.startsWith("inproc://")) {
+    throw new Error(`not an inproc address: ${JSON.stringify(address)}`);
+  }
+  const location = address.slice("inproc://".length);
+  let full: string;
+  if (location.includes("/")) {
+    if (registry.has(address)) throw new Error(`inproc address ${address} is already in use`);
+    full = address;
+  } else {
+    full = newAddress(location === "" ? DEFAULT_INPROC_NAME : location);
+  }
+  const listener = new InprocListener(full, handler);
+  registry.set(full, listener);
+  return listener;
+}
+
+/** Connect to the in-process listener at `address`. */
+export async function connectInproc(address: string, options: ConnectOptions = {}): Promise<Comm> {
+  options.signal?.throwIfAborted();
+  const listener = registry.get(address);
+  if (listener === undefined) {
+    throw new ConnectError(
+      `cannot connect to ${address}: no in-process listener at that address`,
+      address,
+      "ECONNREFUSED",
+    );
+  }
+  const client = new InprocComm(newAddress(DEFAULT_INPROC_NAME), address);
+  const server = listener.accept(client.localAddress);
+  InprocComm.pair(client, server);
+  return client;
+}

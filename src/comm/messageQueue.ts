@@ -1,0 +1,79 @@
+/**
+ * A FIFO of received messages with waiting readers: the receive side shared
+ * by every {@link Comm} implementation.
+ */
+
+import { CommClosedError } from "./errors.ts";
+
+interface Waiter {
+  resolve(msg: unknown): void;
+  reject(err: Error): void;
+}
+
+/** Messages not yet read, and readers waiting for one. O(1) push and shift. */
+export class MessageQueue {
+  private items: unknown[] = [];
+  private head = 0;
+  private readonly waiters: Waiter[] = [];
+  private endError: Error | null = null;
+  private ended = false;
+
+  /** Number of messages waiting to be read. */
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  /** Hand a message to the oldest waiting reader, or keep it. Ignored once ended. */
+  push(msg: unknown): void {
+    if (this.ended) return;
+    const waiter = this.waiters.shift();
+    if (waiter !== undefined) {
+      waiter.resolve(msg);
+      return;
+    }
+    this.items.push(msg);
+  }
+
+  /**
+   * No more messages will come: waiting readers (and later ones, once the kept
+   * messages are read) get a `CommClosedError` caused by `error`.
+   * With `drop`, the kept messages are discarded.
+   */
+  end(error: Error | null, drop: boolean): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.endError = error;
+    if (drop) {
+      this.items = [];
+      this.head = 0;
+    }
+    const waiters = this.waiters.splice(0);
+    for (const w of waiters) w.reject(this.closedError());
+  }
+
+  /** The next message, in order. */
+  shift(): Promise<unknown> {
+    if (this.head < this.items.length) {
+      const msg = this.items[this.head];
+      this.items[this.head] = undefined;
+      this.head++;
+      if (this.head > 1024 && this.head * 2 > this.items.length) {
+        this.items = this.items.slice(this.head);
+        this.head = 0;
+      }
+      return Promise.resolve(msg);
+    }
+    if (this.ended) return Promise.reject(this.closedError());
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+    });
+  }
+
+  private closedError(): CommClosedError {
+    const err = this.endError;
+    return new CommClosedError(
+      err === null ? "comm closed" : `comm closed: ${err.message}`,
+      err === null ? undefined : { cause: err },
+    );
+  }
+}

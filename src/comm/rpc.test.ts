@@ -1,0 +1,99 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CommClosedError, isNetworkError } from "./errors.ts";
+import { RemoteError, type RpcHandler, rpc, serveRpc } from "./rpc.ts";
+import { type CommPair, commPair } from "./testPair.ts";
+
+const pairs: CommPair[] = [];
+afterEach(async () => {
+  for (const p of pairs.splice(0)) {
+    p.client.abort();
+    p.server.abort();
+    await p.listener.close();
+  }
+});
+
+describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
+  async function served(handlers: Record<string, RpcHandler>) {
+    const p = await commPair(address);
+    pairs.push(p);
+    void serveRpc(p.server, handlers);
+    return { client: rpc(p.client), pair: p };
+  }
+
+  it("calls and answers", async () => {
+    const { client } = await served({ add: (a) => (a.x as number) + (a.y as number) });
+    expect(await client.call("add", { x: 1, y: 2 })).toBe(3);
+  });
+
+  it("matches answers to requests by id, whatever the order", async () => {
+    const { client } = await served({
+      sleep: async (a) => {
+        await new Promise((r) => setTimeout(r, a.ms as number));
+        return a.ms;
+      },
+    });
+    const results = await Promise.all([30, 1, 15].map((ms) => client.call("sleep", { ms })));
+    expect(results).toEqual([30, 1, 15]);
+    expect(client.pendingCount).toBe(0);
+  });
+
+  it("a handler's error comes back as a RemoteError", async () => {
+    const { client } = await served({
+      boom: () => {
+        throw new TypeError("bad thing");
+      },
+    });
+    const err = await client.call("boom").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RemoteError);
+    expect((err as RemoteError).remoteName).toBe("TypeError");
+    expect((err as Error).message).toMatch(/boom on .* failed: TypeError: bad thing/);
+    expect(isNetworkError(err)).toBe(false);
+  });
+
+  it("unknown ops are answered with an error", async () => {
+    const { client } = await served({});
+    await expect(client.call("nope")).rejects.toThrow(/unknown op "nope"/);
+  });
+
+  it("pending calls reject with a network error when the comm closes", async () => {
+    const { client, pair } = await served({ never: () => new Promise(() => {}) });
+    const pending = client.call("never").catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 10));
+    await pair.server.close();
+    const err = await pending;
+    expect(err).toBeInstanceOf(CommClosedError);
+    expect(isNetworkError(err)).toBe(true);
+    await expect(client.call("never")).rejects.toBeInstanceOf(CommClosedError);
+  });
+
+  it("a call can be aborted or time out", async () => {
+    const { client } = await served({ never: () => new Promise(() => {}) });
+    const ac = new AbortController();
+    const p = client.call("never", {}, { signal: ac.signal });
+    ac.abort(new Error("stop"));
+    await expect(p).rejects.toThrow("stop");
+    await expect(client.call("never", {}, { timeoutMs: 10 })).rejects.toThrow(/timed out/);
+    expect(client.pendingCount).toBe(0);
+  });
+
+  it("afterReply runs once the answer was sent", async () => {
+    const events: string[] = [];
+    const { client } = await served({
+      get: (_a, ctx) => {
+        ctx.afterReply((ok) => events.push(`sent:${ok}`));
+        events.push("handled");
+        return "v";
+      },
+    });
+    expect(await client.call("get")).toBe("v");
+    await new Promise((r) => setTimeout(r, 5));
+    expect(events).toEqual(["handled", "sent:true"]);
+  });
+
+  it("malformed requests do not break the server", async () => {
+    const { client, pair } = await served({ ping: () => "pong" });
+    await pair.client.send("garbage");
+    await pair.client.send({ op: 3, id: 99 });
+    expect(await client.call("ping")).toBe("pong");
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * Request/response over a comm, with a per-request id so that several calls
+ * can share one connection and answers may come back in any order.
+ *
+ * Wire form: a request is `{op, id, args}`; the answer is `{id, result}` or
+ * `{id, error: {name, message, stack}}`.
+ */
+
+import type { Comm } from "./comm.ts";
+import { CommClosedError } from "./errors.ts";
+
+/** The logging a comm helper needs; a pino logger is one. */
+export interface CommLogger {
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** An error thrown by the remote handler, carried back. */
+export class RemoteError extends Error {
+  override name = "RemoteError";
+  constructor(
+    message: string,
+    /** The remote error's name, e.g. `"TypeError"`. */
+    readonly remoteName: string,
+    /** The remote error's stack, if it sent one. */
+    readonly remoteStack: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Options of one {@link RpcClient.call}. */
+export interface RpcCallOptions {
+  /** Stop waiting (the answer, if it comes, is ignored). */
+  signal?: AbortSignal;
+  /** Give up after this many milliseconds. */
+  timeoutMs?: number;
+}
+
+interface Pending {
+  op: string;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The calling side. Owns the comm's receive side: nothing else may read from it. */
+export class RpcClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private closeError: Error | null = null;
+
+  constructor(
+    readonly comm: Comm,
+    private readonly logger?: CommLogger,
+  ) {
+    void this.readLoop();
+  }
+
+  /** Calls waiting for an answer. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Call `op` with `args` and wait for the answer. Rejects with a
+   * `CommClosedError` if the comm closes first (its `cause` says why), with a
+   * {@link RemoteError} if the handler threw, or with the signal's reason.
+   */
+  call(
+    op: string,
+    args: Record<string, unknown> = {},
+    options: RpcCallOptions = {},
+  ): Promise<unknown> {
+    if (this.comm.isClosed) return Promise.reject(this.commClosed());
+    const { signal, timeoutMs } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const id = this.nextId++;
+    return new Promise<unknown>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => settle(() => reject(signal?.reason));
+      const settle = (fn: () => void) => {
+        if (!this.pending.delete(id)) return;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        fn();
+      };
+      this.pending.set(id, {
+        op,
+        resolve: (v) => settle(() => resolve(v)),
+        reject: (e) => settle(() => reject(e)),
+      });
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(
+          () =>
+            settle(() =>
+              reject(
+                new Error(`rpc ${op} to ${this.comm.peerAddress} timed out after ${timeoutMs} ms`),
+              ),
+            ),
+          timeoutMs,
+        );
+      }
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.comm.send({ op, id, args }).catch((err: unknown) => this.pending.get(id)?.reject(err));
+    });
+  }
+
+  /** Close the comm; pending calls reject. */
+  close(): Promise<void> {
+    return this.comm.close();
+  }
+
+  private commClosed(): CommClosedError {
+    const err = this.closeError;
+    return new CommClosedError(
+      err === null
+        ? `comm to ${this.comm.peerAddress} closed`
+        : `comm to ${this.comm.peerAddress} closed: ${err.message}`,
+      err === null ? undefined : { cause: err },
+    );
+  }
+
+  private async readLoop(): Promise<void> {
+    try {
+      for await (const msg of this.comm) this.onAnswer(msg);
+    } catch (err) {
+      this.closeError = err instanceof Error ? err : new Error(String(err));
+    }
+    const closeError = this.commClosed();
+    for (const p of [...this.pending.values()]) p.reject(closeError);
+  }
+
+  private onAnswer(msg: unknown): void {
+    if (!isRecord(msg) || typeof msg.id !== "number") {
+      this.logger?.warn({ peer: this.comm.peerAddress }, "rpc: ignoring a malformed answer");
+      return;
+    }
+    const p = this.pending.get(msg.id);
+    if (p === undefined) return; // abandoned (aborted or timed out)
+    if (isRecord(msg.error)) {
+      const name = typeof msg.error.name === "string" ? msg.error.name : "Error";
+      const message = typeof msg.error.message === "string" ? msg.error.message : "unknown error";
+      const stack = typeof msg.error.stack === "string" ? msg.error.stack : "";
+      p.reject(
+        new RemoteError(
+          `${p.op} on ${this.comm.peerAddress} failed: ${name}: ${message}`,
+          name,
+          stack,
+        ),
+      );
+    } else {
+      p.resolve(msg.result);
+    }
+  }
+}
+
+/** Make an {@link RpcClient} on `comm`. */
+export function rpc(comm: Comm, logger?: CommLogger): RpcClient {
+  return new RpcClient(comm, logger);
+}
+
+/** What a handler is told about its request. */
+export interface RpcContext {
+  /** The comm the request came on. */
+  readonly comm: Comm;
+  /** Call `cb` once the answer was handed to the transport (`ok`) or could not be sent. */
+  afterReply(cb: (ok: boolean) => void): void;
+}
+
+/** Handles one op: returns (or resolves to) the result; a throw becomes an error answer. */
+export type RpcHandler = (args: Record<string, unknown>, ctx: RpcContext) => unknown;
+
+function errorFields(err: unknown): { name: string; message: string; stack: string } {
+  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack ?? "" };
+  return { name: "Error", message: String(err), stack: "" };
+}
+
+/**
+ * Answer the requests arriving on `comm` with `handlers`, concurrently, until
+ * the comm closes. Malformed requests and unknown ops are answered with an
+ * error (or dropped if they have no usable id) and logged.
+ */
+export async function serveRpc(
+  comm: Comm,
+  handlers: Readonly<Record<string, RpcHandler>>,
+  logger?: CommLogger,
+): Promise<void> {
+  try {
+    for await (const msg of comm) void answer(comm, msg, handlers, logger);
+  } catch (err) {
+    logger?.warn({ peer: comm.peerAddress, err }, "rpc: comm broke");
+  }
+}
+
+async function answer(
+  comm: Comm,
+  msg: unknown,
+  handlers: Readonly<Record<string, RpcHandler>>,
+  logger: CommLogger | undefined,
+): Promise<void> {
+  const id = isRecord(msg) && Number.isSafeInteger(msg.id) ? (msg.id as number) : null;
+  const callbacks: ((ok: boolean) => void)[] = [];
+  const reply = async (body: Record<string, unknown>): Promise<void> => {
+    let ok = false;
+    try {
+      await comm.send({ id, ...body });
+      ok = true;
+    } catch (err) {
+      if (!comm.isClosed && !("error" in body)) {
+        logger?.warn({ peer: comm.peerAddress, err }, "rpc: cannot send the answer");
+        try {
+          await comm.send({ id, error: errorFields(err) });
+        } catch {
+          // nothing more to do
+        }
+      }
+    }
+    for (const cb of callbacks) cb(ok);
+  };
+  if (!isRecord(msg) || typeof msg.op !== "string" || id === null) {
+    logger?.warn({ peer: comm.peerAddress }, "rpc: malformed request");
+    if (id !== null)
+      await reply({ error: { name: "TypeError", message: "malformed request", stack: "" } });
+    return;
+  }
+  const handler = Object.hasOwn(handlers, msg.op) ? handlers[msg.op] : undefined;
+  if (handler === undefined) {
+    logger?.warn({ peer: comm.peerAddress, op: msg.op }, "rpc: unknown op");
+    await reply({
+      error: { name: "Error", message: `unknown op ${JSON.stringify(msg.op)}`, stack: "" },
+    });
+    return;
+  }
+  const args = msg.args === undefined ? {} : msg.args;
+  if (!isRecord(args)) {
+    await reply({
+      error: { name: "TypeError", message: `${msg.op}: args must be an object`, stack: "" },
+    });
+    return;
+  }
+  let result: unknown;
+  try {
+    result = await handler(args, { comm, afterReply: (cb) => callbacks.push(cb) });
+  } catch (err) {
+    await reply({ error: errorFields(err) });
+    return;
+  }
+  await reply({ result });
+}

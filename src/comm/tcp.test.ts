@@ -1,0 +1,166 @@
+import { connect as netConnect, type Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseHostPort } from "../util/address.ts";
+import type { Comm } from "./comm.ts";
+import { connect, listen } from "./connect.ts";
+import {
+  CommClosedError,
+  ConnectError,
+  FrameTooLargeError,
+  isNetworkError,
+  SerializationError,
+} from "./errors.ts";
+import { frameHeader } from "./framing.ts";
+import { commPair } from "./testPair.ts";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0)) await fn();
+});
+
+/** A listener whose accepted comm is given to the test, and a raw socket to it. */
+async function rawPeer(maxFrameBytes?: number): Promise<{ socket: Socket; server: Comm }> {
+  let accepted!: (c: Comm) => void;
+  const serverP = new Promise<Comm>((r) => {
+    accepted = r;
+  });
+  const listener = await listen("tcp://127.0.0.1:0", (c) => accepted(c), { maxFrameBytes });
+  const { host, port } = parseHostPort(listener.address);
+  const socket = netConnect({ host, port });
+  await new Promise((r) => socket.once("connect", r));
+  const server = await serverP;
+  cleanup.push(async () => {
+    socket.destroy();
+    server.abort();
+    await listener.close();
+  });
+  return { socket, server };
+}
+
+async function iterationError(comm: Comm): Promise<unknown> {
+  try {
+    for await (const _ of comm) {
+      // drain
+    }
+  } catch (err) {
+    return err;
+  }
+  return null;
+}
+
+describe("tcp transport", () => {
+  it("a malformed frame closes the comm with a SerializationError, not the process", async () => {
+    const { socket, server } = await rawPeer();
+    const garbage = Buffer.from([0x92, 0x01]); // an array of 2 with one element
+    socket.write(Buffer.concat([frameHeader(garbage.length), garbage]));
+    const err = await iterationError(server);
+    expect(err).toBeInstanceOf(SerializationError);
+    expect((err as Error).message).toMatch(/malformed frame/);
+    const info = await server.closed;
+    expect(info.error).toBeInstanceOf(SerializationError);
+    const recvErr = await server.recv().catch((e: unknown) => e);
+    expect(recvErr).toBeInstanceOf(CommClosedError);
+    expect(isNetworkError(recvErr)).toBe(false);
+  });
+
+  it("a frame header above maxFrameBytes closes the comm with a FrameTooLargeError", async () => {
+    const { socket, server } = await rawPeer(1024);
+    socket.write(frameHeader(1_000_000));
+    const err = await iterationError(server);
+    expect(err).toBeInstanceOf(FrameTooLargeError);
+    expect((err as Error).message).toContain("1000000");
+  });
+
+  it("a connection closed mid-message is a CommClosedError saying so", async () => {
+    const { socket, server } = await rawPeer();
+    socket.end(Buffer.concat([frameHeader(100), Buffer.alloc(10)]));
+    const err = await iterationError(server);
+    expect(err).toBeInstanceOf(CommClosedError);
+    expect((err as Error).message).toMatch(/mid-message: received 10 of 100 bytes/);
+  });
+
+  it("frames split at every byte still decode", async () => {
+    const { socket, server } = await rawPeer();
+    const { encodeMessage } = await import("./wireCodec.ts");
+    const payload = Buffer.from(encodeMessage({ hello: "world", n: [1, 2, 3] }));
+    const bytes = Buffer.concat([
+      frameHeader(payload.length),
+      payload,
+      frameHeader(payload.length),
+      payload,
+    ]);
+    for (const b of bytes) {
+      socket.write(Buffer.from([b]));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await server.recv()).toEqual({ hello: "world", n: [1, 2, 3] });
+    expect(await server.recv()).toEqual({ hello: "world", n: [1, 2, 3] });
+  });
+
+  it("sending more than maxFrameBytes rejects and leaves the comm open", async () => {
+    const p = await commPair("tcp://127.0.0.1:0", { maxFrameBytes: 1000 });
+    cleanup.push(async () => {
+      p.client.abort();
+      await p.listener.close();
+    });
+    const err = await p.client.send(new Uint8Array(2000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FrameTooLargeError);
+    expect((err as FrameTooLargeError).bytes).toBeGreaterThan(2000);
+    await p.client.send("small");
+    expect(await p.server.recv()).toBe("small");
+  });
+
+  it("a message that cannot be encoded rejects with a SerializationError; the comm stays open", async () => {
+    const p = await commPair("tcp://127.0.0.1:0");
+    cleanup.push(async () => {
+      p.client.abort();
+      await p.listener.close();
+    });
+    await expect(p.client.send({ f: () => 1 })).rejects.toBeInstanceOf(SerializationError);
+    await p.client.send("ok");
+    expect(await p.server.recv()).toBe("ok");
+  });
+
+  it("connection refused is a ConnectError with code ECONNREFUSED", async () => {
+    const listener = await listen("tcp://127.0.0.1:0", () => {});
+    await listener.close();
+    const err = await connect(listener.address).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe("ECONNREFUSED");
+    expect((err as Error).message).toBe(`connection to ${listener.address} refused (ECONNREFUSED)`);
+  });
+
+  it("a peer that vanishes (socket destroyed) closes the comm", async () => {
+    const { socket, server } = await rawPeer();
+    socket.destroy();
+    await server.closed;
+    await expect(server.send("x")).rejects.toBeInstanceOf(CommClosedError);
+  });
+
+  it("awaiting sends applies backpressure and everything arrives", async () => {
+    const p = await commPair("tcp://127.0.0.1:0");
+    cleanup.push(async () => {
+      p.client.abort();
+      await p.listener.close();
+    });
+    const chunk = new Uint8Array(1024 * 1024);
+    const sender = (async () => {
+      for (let i = 0; i < 64; i++) await p.client.send({ i, chunk });
+    })();
+    for (let i = 0; i < 64; i++) {
+      const m = (await p.server.recv()) as { i: number; chunk: Uint8Array };
+      expect(m.i).toBe(i);
+      expect(m.chunk.length).toBe(chunk.length);
+    }
+    await sender;
+  });
+
+  it("rejects unknown schemes and bad maxFrameBytes", async () => {
+    await expect(async () => connect("udp://1.2.3.4:5")).rejects.toThrow(
+      /unknown address scheme "udp"/,
+    );
+    await expect(listen("tcp://127.0.0.1:0", () => {}, { maxFrameBytes: 0 })).rejects.toThrow(
+      RangeError,
+    );
+  });
+});

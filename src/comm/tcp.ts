@@ -1,0 +1,239 @@
+/**
+ * The TCP transport: `tcp://host:port`, one message per frame (a 4-byte
+ * big-endian length, then the msgpack payload of {@link encodeMessage}).
+ */
+
+import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
+import { parseHostPort, splitScheme } from "../util/address.ts";
+import {
+  type Comm,
+  type ConnectionHandler,
+  type ConnectOptions,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_MAX_FRAME_BYTES,
+  type Listener,
+  type ListenOptions,
+} from "./comm.ts";
+import { CommBase } from "./commBase.ts";
+import { CommClosedError, ConnectError, FrameTooLargeError } from "./errors.ts";
+import { FrameReader, frameHeader, MAX_FRAME_LENGTH } from "./framing.ts";
+import { decodeMessage, encodeMessage } from "./wireCodec.ts";
+
+/** How long `close()` waits for the peer to close its side before destroying the socket. */
+const CLOSE_GRACE_MS = 5_000;
+
+/** `tcp://host:port`, with brackets around IPv6 hosts. */
+export function tcpAddress(host: string | undefined, port: number | undefined): string {
+  const h = host ?? "unknown";
+  return h.includes(":") ? `tcp://[${h}]:${port ?? 0}` : `tcp://${h}:${port ?? 0}`;
+}
+
+function checkMaxFrameBytes(n: number | undefined): number {
+  const max = n ?? DEFAULT_MAX_FRAME_BYTES;
+  if (!Number.isInteger(max) || max < 1 || max > MAX_FRAME_LENGTH) {
+    throw new RangeError(
+      `maxFrameBytes must be an integer from 1 to ${MAX_FRAME_LENGTH}, got ${max}`,
+    );
+  }
+  return max;
+}
+
+/** A comm over a connected socket. */
+export class TcpComm extends CommBase {
+  readonly localAddress: string;
+  readonly peerAddress: string;
+  private readonly reader: FrameReader;
+  private closing = false;
+  private endError: Error | null = null;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES,
+  ) {
+    super();
+    this.reader = new FrameReader(maxFrameBytes);
+    this.localAddress = tcpAddress(socket.localAddress, socket.localPort);
+    this.peerAddress = tcpAddress(socket.remoteAddress, socket.remotePort);
+    socket.setNoDelay(true);
+    socket.on("data", (chunk: Buffer) => this.onData(chunk));
+    socket.on("end", () => this.onEnd());
+    socket.on("error", (err: NodeJS.ErrnoException) => {
+      this.endError ??= new CommClosedError(
+        `connection to ${this.peerAddress} failed: ${err.message}`,
+        { cause: err },
+      );
+    });
+    socket.on("close", () => this.finish(this.endError));
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.isClosed) return;
+    let payloads: Buffer[];
+    try {
+      payloads = this.reader.push(chunk);
+    } catch (err) {
+      this.abort(err as Error);
+      return;
+    }
+    for (const payload of payloads) {
+      let msg: unknown;
+      try {
+        msg = decodeMessage(payload);
+      } catch (err) {
+        this.abort(err as Error);
+        return;
+      }
+      this.deliver(msg);
+    }
+  }
+
+  private onEnd(): void {
+    if (this.reader.pendingBytes > 0 || this.reader.expectedBytes >= 0) {
+      const expected = this.reader.expectedBytes;
+      this.endError ??= new CommClosedError(
+        expected >= 0
+          ? `connection to ${this.peerAddress} closed mid-message: received ${this.reader.pendingBytes} of ${expected} bytes`
+          : `connection to ${this.peerAddress} closed mid-message: incomplete frame header`,
+      );
+    }
+  }
+
+  send(msg: unknown): Promise<void> {
+    if (this.closing || this.isClosed) return Promise.reject(this.closedError());
+    let payload: Uint8Array;
+    try {
+      payload = encodeMessage(msg);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (payload.length > this.maxFrameBytes) {
+      return Promise.reject(new FrameTooLargeError(payload.length, this.maxFrameBytes, "send"));
+    }
+    return new Promise<void>((resolve, reject) => {
+      const socket = this.socket;
+      socket.cork();
+      socket.write(frameHeader(payload.length));
+      socket.write(payload, (err) => {
+        if (err)
+          reject(
+            new CommClosedError(`send to ${this.peerAddress} failed: ${err.message}`, {
+              cause: err,
+            }),
+          );
+        else resolve();
+      });
+      socket.uncork();
+    });
+  }
+
+  close(): Promise<void> {
+    if (!this.closing && !this.isClosed) {
+      this.closing = true;
+      const timer = setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS);
+      timer.unref();
+      this.socket.once("close", () => clearTimeout(timer));
+      this.socket.end();
+    }
+    return this.closed.then(() => undefined);
+  }
+
+  abort(error?: Error): void {
+    if (this.isClosed) return;
+    this.closing = true;
+    this.finish(error ?? new CommClosedError(`comm to ${this.peerAddress} aborted`), true);
+    this.socket.destroy();
+  }
+}
+
+/** Connect to `tcp://host:port`. Rejects with a {@link ConnectError}. */
+export function connectTcp(address: string, options: ConnectOptions = {}): Promise<Comm> {
+  const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes);
+  const { host, port } = parseHostPort(splitScheme(address).location);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const signal = options.signal;
+  return new Promise<Comm>((resolve, reject) => {
+    signal?.throwIfAborted();
+    const socket = netConnect({ host, port });
+    const cleanup = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      socket.removeListener("connect", onConnect);
+      socket.removeListener("error", onError);
+    };
+    const fail = (err: Error) => {
+      cleanup();
+      socket.destroy();
+      reject(err);
+    };
+    const onAbort = () =>
+      fail(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
+    const onConnect = () => {
+      cleanup();
+      resolve(new TcpComm(socket, maxFrameBytes));
+    };
+    const onError = (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? null;
+      const what = code === "ECONNREFUSED" ? "refused" : `failed: ${err.message}`;
+      fail(
+        new ConnectError(
+          `connection to ${address} ${what}${code ? ` (${code})` : ""}`,
+          address,
+          code,
+          {
+            cause: err,
+          },
+        ),
+      );
+    };
+    const timer = setTimeout(
+      () =>
+        fail(
+          new ConnectError(
+            `timed out connecting to ${address} after ${timeoutMs} ms`,
+            address,
+            "ETIMEDOUT",
+          ),
+        ),
+      timeoutMs,
+    );
+    signal?.addEventListener("abort", onAbort, { once: true });
+    socket.once("connect", onConnect);
+    socket.once("error", onError);
+  });
+}
+
+/** Listen at `tcp://host:port` (port 0: any free port; the listener's address tells which). */
+export async function listenTcp(
+  address: string,
+  handler: ConnectionHandler,
+  options: ListenOptions = {},
+): Promise<Listener> {
+  const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes);
+  const { host, port } = parseHostPort(splitScheme(address).location, 0);
+  const server = createServer({ noDelay: true }, (socket) => {
+    if (socket.destroyed) return;
+    handler(new TcpComm(socket, maxFrameBytes));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host: host === "" ? undefined : host, port }, () => {
+      server.removeListener("error", reject);
+      resolve();
+    });
+  });
+  server.on("error", () => {
+    // Errors of accepted sockets are reported on their comms.
+  });
+  const info = server.address() as AddressInfo;
+  const bound = tcpAddress(info.address, info.port);
+  let open = true;
+  return {
+    address: bound,
+    async close(): Promise<void> {
+      if (!open) return;
+      open = false;
+      // Stops accepting; comms already accepted stay open.
+      server.close();
+    },
+  };
+}

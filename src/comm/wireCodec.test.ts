@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { SerializationError } from "./errors.ts";
+import { decodeMessage, encodeMessage } from "./wireCodec.ts";
+
+const roundTrip = (v: unknown) => decodeMessage(encodeMessage(v));
+
+describe("wire codec", () => {
+  it("round-trips Maps (any keys) and Sets, at any depth", () => {
+    const v = {
+      m: new Map<unknown, unknown>([
+        [1, "one"],
+        ["__weird", new Map([["inner", new Set([1, new Map([["x", 1]])])]])],
+      ]),
+      list: [new Set(["a"]), { deep: new Map() }],
+    };
+    const out = roundTrip(v) as typeof v;
+    expect(out).toEqual(v);
+    expect(out.m).toBeInstanceOf(Map);
+    expect(out.m.get(1)).toBe("one");
+  });
+
+  it("plain objects stay plain objects and arrays arrays", () => {
+    expect(roundTrip({ a: [1, { b: "c" }] })).toEqual({ a: [1, { b: "c" }] });
+    expect(Array.isArray(roundTrip([1, 2]))).toBe(true);
+  });
+
+  it("does not modify the message it encodes", () => {
+    const inner = new Map([["k", 1]]);
+    const msg = { list: [inner], s: new Set([inner]) };
+    roundTrip(msg);
+    expect(msg.list[0]).toBe(inner);
+    expect([...msg.s][0]).toBe(inner);
+  });
+
+  it("ordinary messages are standard msgpack (readable without extensions)", () => {
+    const bytes = encodeMessage({ op: "x", n: 1 });
+    // a msgpack map (msgpackr writes objects as map16), with no extension byte anywhere
+    expect([0x82, 0xde]).toContain(bytes[0]);
+    expect([...bytes].some((b) => b >= 0xc7 && b <= 0xc9)).toBe(false);
+    expect([...bytes].some((b) => b >= 0xd4 && b <= 0xd8)).toBe(false);
+  });
+
+  it("refuses functions, symbols and cycles", () => {
+    expect(() => encodeMessage({ f: () => 1 })).toThrow(SerializationError);
+    expect(() => encodeMessage([Symbol("s")])).toThrow(/symbol/);
+    const cyc: Record<string, unknown> = {};
+    cyc.self = cyc;
+    expect(() => encodeMessage(cyc)).toThrow(/cycle/);
+  });
+
+  it("shared (non-cyclic) references are written twice", () => {
+    const shared = { x: 1 };
+    const out = roundTrip([shared, shared]) as unknown[];
+    expect(out).toEqual([{ x: 1 }, { x: 1 }]);
+  });
+
+  it("malformed bytes raise a SerializationError", () => {
+    expect(() => decodeMessage(new Uint8Array([0x92, 0x01]))).toThrow(SerializationError);
+    expect(() => decodeMessage(new Uint8Array([0xd4, 0x6d, 0x00, 0x01]))).toThrow(
+      SerializationError,
+    );
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * The TCP wire encoding of one message: MessagePack through msgpackr.
+ *
+ * - `useRecords: false`: plain objects are standard msgpack maps and arrays
+ *   are arrays, so ordinary messages are readable by any msgpack library.
+ * - `moreTypes: true`: msgpackr's extensions carry `Set`s, typed arrays,
+ *   `ArrayBuffer`s, `BigInt`s, `Error`s (name, message, cause) and `RegExp`s;
+ *   `Date`s use the standard timestamp extension, `undefined` ext 0.
+ * - A `Map` (which msgpackr would write as a plain msgpack map, decoded as an
+ *   object) is written as extension 0x6d (`'m'`) tagging the array of its
+ *   entries, so it comes back a `Map` with its keys of any type.
+ * - No structured clone: no cycles, no shared references (a shared object is
+ *   written twice). A cycle, a function or a symbol makes encoding fail with a
+ *   `SerializationError` (msgpackr would silently drop functions).
+ * - Class instances travel as plain objects of their own enumerable fields.
+ * - Decoding a map key `"__proto__"` yields `"__proto_"` (msgpackr's guard).
+ */
+
+import { addExtension, Packr, Unpackr } from "msgpackr";
+import { SerializationError } from "./errors.ts";
+
+/** Extension type of a `Map`. */
+export const MAP_EXTENSION_TYPE = 0x6d;
+
+/** A `Map` on its way to the wire: its entries, flattened `[k0, v0, k1, v1, …]`. */
+class WireMap {
+  constructor(readonly flat: unknown[]) {}
+}
+
+addExtension({
+  Class: WireMap,
+  type: MAP_EXTENSION_TYPE,
+  write(m: WireMap): unknown[] {
+    return m.flat;
+  },
+  read(flat: unknown): Map<unknown, unknown> {
+    if (!Array.isArray(flat) || flat.length % 2 !== 0) {
+      throw new Error("malformed Map extension: expected an array of key/value pairs");
+    }
+    const out = new Map<unknown, unknown>();
+    for (let i = 0; i < flat.length; i += 2) out.set(flat[i], flat[i + 1]);
+    return out;
+  },
+});
+
+const packr = new Packr({ useRecords: false, moreTypes: true, structuredClone: false });
+const unpackr = new Unpackr({
+  useRecords: false,
+  moreTypes: true,
+  mapsAsObjects: true,
+  structuredClone: false,
+});
+
+const MAX_DEPTH = 2000;
+
+function isLeafObject(v: object): boolean {
+  return (
+    ArrayBuffer.isView(v) ||
+    v instanceof ArrayBuffer ||
+    v instanceof Date ||
+    v instanceof RegExp ||
+    v instanceof Error
+  );
+}
+
+/**
+ * `v` with every `Map` replaced by a {@link WireMap}; `v` itself when there is
+ * none (copy on write). Throws on functions, symbols and too deep nesting.
+ */
+function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
+  const t = typeof v;
+  if (t !== "object") {
+    if (t === "function") throw new SerializationError(`cannot encode a function (${String(v)})`);
+    if (t === "symbol") throw new SerializationError(`cannot encode a symbol (${String(v)})`);
+    return v;
+  }
+  if (v === null) return v;
+  const obj = v as object;
+  if (isLeafObject(obj)) return v;
+  if (depth > MAX_DEPTH)
+    throw new SerializationError(`cannot encode: nested deeper than ${MAX_DEPTH}`);
+  if (seen.has(obj)) throw new SerializationError("cannot encode a value with a reference cycle");
+  seen.add(obj);
+  try {
+    if (Array.isArray(obj)) {
+      let out: unknown[] | null = null;
+      for (let i = 0; i < obj.length; i++) {
+        const item = obj[i];
+        const p = prepare(item, depth + 1, seen);
+        if (p !== item && out === null) out = obj.slice(0, i);
+        if (out !== null) out.push(p);
+      }
+      return out ?? obj;
+    }
+    if (obj instanceof Map) {
+      const flat: unknown[] = [];
+      for (const [k, val] of obj)
+        flat.push(prepare(k, depth + 1, seen), prepare(val, depth + 1, seen));
+      return new WireMap(flat);
+    }
+    if (obj instanceof Set) {
+      let changed = false;
+      const items: unknown[] = [];
+      for (const item of obj) {
+        const p = prepare(item, depth + 1, seen);
+        if (p !== item) changed = true;
+        items.push(p);
+      }
+      return changed ? new Set(items) : obj;
+    }
+    const rec = obj as Record<string, unknown>;
+    let out: Record<string, unknown> | null = null;
+    for (const key of Object.keys(rec)) {
+      const item = rec[key];
+      const p = prepare(item, depth + 1, seen);
+      if (p !== item && out === null) out = { ...rec };
+      if (out !== null) out[key] = p;
+    }
+    return out ?? obj;
+  } finally {
+    seen.delete(obj);
+  }
+}
+
+/** Encode one message. Throws a `SerializationError` if it cannot be encoded. */
+export function encodeMessage(msg: unknown): Uint8Array {
+  const prepared = prepare(msg, 0, new Set());
+  try {
+    return packr.pack(prepared);
+  } catch (err) {
+    throw new SerializationError(`cannot encode message: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+/** Decode one message. Throws a `SerializationError` for malformed bytes. */
+export function decodeMessage(bytes: Uint8Array): unknown {
+  try {
+    return unpackr.unpack(bytes);
+  } catch (err) {
+    throw new SerializationError(`malformed frame: ${(err as Error).message}`, { cause: err });
+  }
+}
