@@ -165,6 +165,22 @@ describe("client-releases-keys, client-desires-keys, close-client", () => {
     expect(t.summarize(out)).toEqual(["client:d key-in-memory a", "client:d cancelled-keys zz"]);
   });
 
+  test("wanting again a released key whose input erred reports it erred", () => {
+    const s = cluster();
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(["a"]), d: t.task(["a", "b"]) }, ["d"]),
+    );
+    s.handleStimulus(t.taskErred("w1", "a", 1));
+    // b was waiting for a, but d's release let it go back to released.
+    expect(s.tasks.get("b")?.state).toBe("released");
+    const out = s.handleStimulus(
+      t.fromClient({ op: "client-desires-keys", keys: ["b"], clientId: "e" }),
+    );
+    expect(t.summarize(out)).toEqual(["client:e task-erred b"]);
+    expect(out[0].msg).toMatchObject({ blame: "a", exceptionText: "Error: boom" });
+    s.validateState();
+  });
+
   test("close-client releases everything the client wanted", () => {
     const s = cluster();
     s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task() }, ["a", "b"]));

@@ -12,8 +12,9 @@ const SEARCH_LIMIT = 1000;
 /**
  * Tell the clients waiting for `ts`, which just went to `no-worker`, why no
  * worker can run it: the clients wanting `ts` itself or, if none, those
- * wanting a task that depends on it (searched breadth-first, at most
- * {@link SEARCH_LIMIT} tasks).
+ * wanting a task held up by it: a dependent, transitively, still to be
+ * computed (not in memory, not erred), searched breadth-first, at most
+ * {@link SEARCH_LIMIT} tasks.
  */
 export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
   if (s.clients.size === 0) return;
@@ -27,7 +28,7 @@ export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
   const queue: TaskState[] = [ts];
   for (let i = 0; i < queue.length && seen.size < SEARCH_LIMIT; i++) {
     for (const dts of queue[i].dependents) {
-      if (seen.has(dts)) continue;
+      if (seen.has(dts) || dts.state === "memory" || dts.state === "erred") continue;
       seen.add(dts);
       queue.push(dts);
       if (dts.whoWants.size > 0) {

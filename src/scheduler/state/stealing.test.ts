@@ -69,9 +69,12 @@ describe("work stealing", () => {
     const s = setupUnpinned();
     s.handleStimulus(t.stealRequest("y", "w1", "w2"));
     s.handleStimulus(t.removeWorker("w2"));
-    expect(s.steals.size).toBe(0); // the steal died with its thief
-    expect(s.handleStimulus(t.stealResponse("w1", "y", "ready"))).toEqual([]);
+    expect(s.steals.size).toBe(1); // still awaiting the victim's answer
+    // The victim gave y up: it must run somewhere, here back on w1.
+    const out = s.handleStimulus(t.stealResponse("w1", "y", "ready"));
+    expect(t.summarize(out)).toEqual(["w1 free-keys y", "w1 compute-task y"]);
     expect(s.tasks.get("y")?.processingOn?.address).toBe("w1");
+    s.validateState();
   });
 
   test("requests that cannot be honoured are ignored", () => {

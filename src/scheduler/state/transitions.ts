@@ -343,12 +343,22 @@ function releasedWaiting(s: SchedulerState, ts: TaskState): void {
     assert(ts.whoHas.size === 0, "released task is in memory");
     assert(ts.processingOn === null, "released task is processing");
     for (const dts of ts.dependencies) {
-      assert(dts.state !== "forgotten" && dts.state !== "erred", () => `dependency ${dts}`);
+      assert(dts.state !== "forgotten", () => `dependency ${dts} is forgotten`);
     }
   }
   if (ts.hasLostDependencies) {
     s.recommend(ts, "forgotten");
     return;
+  }
+  // A task released while a dependency erred (it was not waiting then) and
+  // wanted again cannot run: it errs with the same blame. Dask asserts this
+  // never happens; clients asking again for such a key make it happen here.
+  for (const dts of ts.dependencies) {
+    if (dts.state === "erred") {
+      ts.exceptionBlame = dts.exceptionBlame;
+      s.recommend(ts, "erred");
+      return;
+    }
   }
   ts.state = "waiting";
   for (const dts of ts.dependencies) {
@@ -568,14 +578,9 @@ function memoryReleased(s: SchedulerState, ts: TaskState): void {
   if (ts.runSpec === null || ts.hasLostDependencies) {
     s.recommend(ts, "forgotten");
   } else if (ts.whoWants.size > 0 || ts.waiters.size > 0) {
-    let depErred = false;
-    for (const dts of ts.dependencies) {
-      if (dts.state === "erred") {
-        depErred = true;
-        break;
-      }
-    }
-    if (!depErred) s.recommend(ts, "waiting");
+    // Dask skips this when a dependency erred, leaving a wanted key released
+    // for good; here released → waiting turns it into erred with the blame.
+    s.recommend(ts, "waiting");
   }
   for (const dts of ts.waiters) {
     if (dts.state === "no-worker" || dts.state === "processing" || dts.state === "queued") {

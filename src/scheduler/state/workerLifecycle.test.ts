@@ -92,6 +92,26 @@ describe("remove-worker", () => {
     s.validateState();
   });
 
+  test("a lost key whose input erred meanwhile errs too, instead of staying released", () => {
+    const s = state({ allowedFailures: 0 });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["a", "b"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    s.handleStimulus(t.taskFinished("w1", "b", 2));
+    // a is lost and recomputed on w1; w1 then dies with it: a errs (KilledWorker),
+    // and b, lost with w1 and needing a, errs with the same blame.
+    s.handleStimulus(t.fromWorker("w1", { op: "release-worker-data", key: "a" }));
+    const out = s.handleStimulus(t.removeWorker("w1"));
+    expect(t.summarize(out)).toEqual([
+      "client:c task-erred a",
+      "client:c lost-data b",
+      "client:c task-erred b",
+    ]);
+    expect(out[2].msg).toMatchObject({ blame: "a" });
+    expect(s.tasks.get("b")?.state).toBe("erred");
+    s.validateState();
+  });
+
   test("an expected removal (retirement) does not count against the task", () => {
     const s = state({ allowedFailures: 0 });
     s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));

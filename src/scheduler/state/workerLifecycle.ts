@@ -82,10 +82,6 @@ export function removeWorker(s: SchedulerState, address: string, expected: boole
   s.totalNthreads -= ws.nthreads;
   ws.status = "closed";
 
-  for (const [ts, steal] of s.steals) {
-    if (steal.thief === ws) s.steals.delete(ts);
-  }
-
   const processing = [...ws.processing.keys()];
   for (const ts of processing) {
     if (!expected) ts.suspicious++;

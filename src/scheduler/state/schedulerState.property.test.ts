@@ -1,0 +1,468 @@
+/**
+ * Property test: random graphs on a fake cluster whose workers complete the
+ * tasks they are given in random order, with errors, retries, worker deaths
+ * and arrivals, pauses, steals, secessions, reschedules, dropped replicas,
+ * stale reports and clients changing their minds, all with validation on.
+ * After a final drain, every key a client still wants is in memory or erred
+ * (and the client was told so last), nothing is left in play, the scheduler's
+ * idea of who holds what matches the workers', and `validateState()` holds.
+ */
+
+import fc from "fast-check";
+import { expect, test } from "vitest";
+import type { SchedulerMessage } from "../../protocol/messages.ts";
+import type { GraphTask } from "../../protocol/messagesClient.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+interface Assignment {
+  runId: number;
+  /** Executing already: a steal request is refused. */
+  started: boolean;
+}
+
+class FakeWorker {
+  readonly assigned = new Map<string, Assignment>();
+  readonly holds = new Set<string>();
+  paused = false;
+  constructor(
+    readonly address: string,
+    readonly resources: Record<string, number>,
+  ) {}
+}
+
+interface GraphSpec {
+  tasks: { deps: number[]; retries: number; restricted: boolean; fn: number }[];
+  wanted: number[];
+}
+
+type Action =
+  | { kind: "finish"; pick: number; nbytes: number }
+  | { kind: "err"; pick: number }
+  | { kind: "remove-worker"; pick: number; expected: boolean }
+  | { kind: "add-worker"; nthreads: number; restricted: boolean }
+  | { kind: "pause"; pick: number }
+  | { kind: "steal"; pick: number; delay: boolean }
+  | { kind: "deliver" }
+  | { kind: "long-running"; pick: number }
+  | { kind: "reschedule"; pick: number }
+  | { kind: "drop-replica"; pick: number }
+  | { kind: "stale-finish"; pick: number }
+  | { kind: "release"; pick: number }
+  | { kind: "desire"; pick: number }
+  | { kind: "second-graph"; spec: GraphSpec; base: number[] };
+
+const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
+  fc.record({
+    tasks: fc.array(
+      fc.record({
+        deps: fc.array(fc.nat(), { maxLength: 3 }),
+        retries: fc.oneof(fc.constant(0), fc.constant(0), fc.nat(2)),
+        restricted: fc.boolean().map((b) => b && Math.random() >= 0), // plain boolean
+        fn: fc.nat(2),
+      }),
+      { minLength: 1, maxLength: maxTasks },
+    ),
+    wanted: fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
+  });
+
+const action: fc.Arbitrary<Action> = fc.oneof(
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      kind: fc.constant("finish" as const),
+      pick: fc.nat(),
+      nbytes: fc.nat(5000),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("err" as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("remove-worker" as const),
+      pick: fc.nat(),
+      expected: fc.boolean(),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("add-worker" as const),
+      nthreads: fc.integer({ min: 1, max: 3 }),
+      restricted: fc.boolean(),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("pause" as const), pick: fc.nat() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("steal" as const),
+      pick: fc.nat(),
+      delay: fc.boolean(),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("deliver" as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("long-running" as const), pick: fc.nat() }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("reschedule" as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("drop-replica" as const), pick: fc.nat() }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("stale-finish" as const), pick: fc.nat() }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("release" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("desire" as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("second-graph" as const),
+      spec: graphSpec(6),
+      base: fc.array(fc.nat(), { maxLength: 3 }),
+    }),
+  },
+);
+
+function pickOf<T>(items: readonly T[], pick: number): T | undefined {
+  return items.length === 0 ? undefined : items[pick % items.length];
+}
+
+/** The graph of `spec` with keys `prefix0…`; task i depends on earlier tasks and on `base` keys. */
+function buildGraph(
+  spec: GraphSpec,
+  prefix: string,
+  base: readonly string[],
+): { tasks: Record<string, GraphTask>; wanted: string[] } {
+  const keys = spec.tasks.map((_, i) => `${prefix}${i}`);
+  const tasks: Record<string, GraphTask> = {};
+  spec.tasks.forEach((task, i) => {
+    const pool = [...keys.slice(0, i), ...base];
+    const deps = [...new Set(pool.length === 0 ? [] : task.deps.map((d) => pool[d % pool.length]))];
+    tasks[keys[i]] = t.task(deps, {
+      fn: `fn${task.fn}`,
+      retries: task.retries,
+      ...(task.restricted ? { resources: { R: 1 } } : {}),
+    });
+  });
+  const wanted = [...new Set(spec.wanted.map((w) => keys[w % keys.length]))];
+  return { tasks, wanted };
+}
+
+class Harness {
+  readonly workers = new Map<string, FakeWorker>();
+  /** What each client last heard about each key. */
+  readonly heard = new Map<string, Map<string, string>>();
+  /** What each client still wants. */
+  readonly wants = new Map<string, Set<string>>();
+  /** Steal responses not yet delivered. */
+  readonly pending: SchedulerEvent[] = [];
+  /** Runs the fake workers were told to forget: their reports are stale. */
+  readonly zombies: { worker: string; key: string; runId: number }[] = [];
+  private nextWorker = 0;
+
+  constructor(readonly s: SchedulerState) {}
+
+  send(...events: SchedulerEvent[]): void {
+    for (const ev of events) this.apply(this.s.handleStimulus(ev));
+  }
+
+  addWorker(nthreads: number, restricted: boolean): void {
+    const address = `w${this.nextWorker++}`;
+    const resources = restricted ? { R: 1 } : {};
+    this.workers.set(address, new FakeWorker(address, resources));
+    this.send(t.registerWorker(address, nthreads, resources));
+  }
+
+  private forget(w: FakeWorker, key: string): void {
+    const a = w.assigned.get(key);
+    if (a !== undefined) {
+      this.zombies.push({ worker: w.address, key, runId: a.runId });
+      w.assigned.delete(key);
+    }
+    w.holds.delete(key);
+  }
+
+  apply(out: readonly SchedulerMessage[]): void {
+    for (const { to, msg } of out) {
+      if (to.kind === "client") {
+        const heard = this.heard.get(to.id) ?? new Map<string, string>();
+        this.heard.set(to.id, heard);
+        switch (msg.op) {
+          case "key-in-memory":
+          case "task-erred":
+          case "lost-data":
+          case "task-retried":
+          case "task-no-worker":
+            heard.set(msg.key, msg.op);
+            break;
+          case "cancelled-keys":
+            for (const key of msg.keys) {
+              heard.set(key, msg.op);
+              this.wants.get(to.id)?.delete(key);
+            }
+            break;
+        }
+        continue;
+      }
+      const w = this.workers.get(to.address);
+      expect(w, `message to unknown worker ${to.address}`).toBeDefined();
+      if (w === undefined) continue;
+      switch (msg.op) {
+        case "compute-task":
+          expect(w.paused, "compute-task to a paused worker").toBe(false);
+          for (const dep of Object.keys(msg.whoHas)) {
+            expect(msg.whoHas[dep].length, `no holder of input ${dep}`).toBeGreaterThan(0);
+          }
+          if (msg.resourceRestrictions.R !== undefined) expect(w.resources.R).toBe(1);
+          w.assigned.set(msg.key, { runId: msg.runId, started: false });
+          break;
+        case "free-keys":
+          for (const key of msg.keys) this.forget(w, key);
+          break;
+        case "remove-replicas":
+          for (const key of msg.keys) w.holds.delete(key);
+          break;
+        case "steal-request": {
+          const a = w.assigned.get(msg.key);
+          let state: "ready" | "executing" | null = null;
+          if (a !== undefined) {
+            state = a.started ? "executing" : "ready";
+            if (!a.started) w.assigned.delete(msg.key);
+          }
+          this.pending.push(t.stealResponse(w.address, msg.key, state));
+          break;
+        }
+        case "acquire-replicas":
+        case "refresh-who-has":
+        case "remove-worker":
+        case "pause":
+        case "unpause":
+          break;
+      }
+    }
+  }
+
+  assignments(): { w: FakeWorker; key: string; a: Assignment }[] {
+    const out: { w: FakeWorker; key: string; a: Assignment }[] = [];
+    for (const w of this.workers.values()) {
+      for (const [key, a] of w.assigned) out.push({ w, key, a });
+    }
+    return out;
+  }
+
+  finish(w: FakeWorker, key: string, a: Assignment, nbytes: number): void {
+    w.assigned.delete(key);
+    w.holds.add(key);
+    this.send(t.taskFinished(w.address, key, a.runId, nbytes));
+  }
+
+  submit(client: string, tasks: Record<string, GraphTask>, wanted: string[]): void {
+    const wants = this.wants.get(client) ?? new Set<string>();
+    this.wants.set(client, wants);
+    for (const key of wanted) wants.add(key);
+    this.send(t.updateGraph(client, tasks, wanted));
+  }
+
+  step(act: Action, graphs: { n: number }): void {
+    const s = this.s;
+    switch (act.kind) {
+      case "finish": {
+        const x = pickOf(this.assignments(), act.pick);
+        if (x !== undefined) this.finish(x.w, x.key, x.a, act.nbytes);
+        return;
+      }
+      case "err": {
+        const x = pickOf(this.assignments(), act.pick);
+        if (x === undefined) return;
+        x.w.assigned.delete(x.key);
+        this.send(t.taskErred(x.w.address, x.key, x.a.runId));
+        return;
+      }
+      case "remove-worker": {
+        const w = pickOf([...this.workers.values()], act.pick);
+        if (w === undefined) return;
+        this.workers.delete(w.address);
+        this.send(t.removeWorker(w.address, act.expected));
+        return;
+      }
+      case "add-worker":
+        if (this.workers.size < 5) this.addWorker(act.nthreads, act.restricted);
+        return;
+      case "pause": {
+        const w = pickOf([...this.workers.values()], act.pick);
+        if (w === undefined) return;
+        w.paused = !w.paused;
+        const status = w.paused ? "paused" : "running";
+        this.send(t.fromWorker(w.address, { op: "worker-status-change", status }));
+        return;
+      }
+      case "steal": {
+        const x = pickOf(this.assignments(), act.pick);
+        if (x === undefined) return;
+        this.send(t.stealRequest(x.key, x.w.address));
+        if (!act.delay) this.deliver();
+        return;
+      }
+      case "deliver":
+        this.deliver();
+        return;
+      case "long-running": {
+        const x = pickOf(this.assignments(), act.pick);
+        if (x === undefined) return;
+        x.a.started = true;
+        this.send(
+          t.fromWorker(x.w.address, {
+            op: "long-running",
+            key: x.key,
+            computeDuration: 0.1,
+            runId: x.a.runId,
+          }),
+        );
+        return;
+      }
+      case "reschedule": {
+        const x = pickOf(this.assignments(), act.pick);
+        if (x === undefined) return;
+        x.w.assigned.delete(x.key);
+        this.send(t.fromWorker(x.w.address, { op: "reschedule", key: x.key }));
+        return;
+      }
+      case "drop-replica": {
+        const held: { w: FakeWorker; key: string }[] = [];
+        for (const w of this.workers.values()) for (const key of w.holds) held.push({ w, key });
+        const x = pickOf(held, act.pick);
+        if (x === undefined) return;
+        x.w.holds.delete(x.key);
+        this.send(t.fromWorker(x.w.address, { op: "release-worker-data", key: x.key }));
+        return;
+      }
+      case "stale-finish": {
+        const z = pickOf(this.zombies, act.pick);
+        if (z === undefined || !this.workers.has(z.worker)) return;
+        this.send(t.taskFinished(z.worker, z.key, z.runId));
+        return;
+      }
+      case "release": {
+        const all: [string, string][] = [];
+        for (const [client, keys] of this.wants) for (const key of keys) all.push([client, key]);
+        const x = pickOf(all, act.pick);
+        if (x === undefined) return;
+        this.wants.get(x[0])?.delete(x[1]);
+        this.send(t.releaseKeys(x[0], [x[1]]));
+        return;
+      }
+      case "desire": {
+        const key = pickOf([...s.tasks.keys()], act.pick);
+        if (key === undefined) return;
+        const wants = this.wants.get("c2") ?? new Set<string>();
+        this.wants.set("c2", wants);
+        wants.add(key);
+        this.send(t.fromClient({ op: "client-desires-keys", keys: [key], clientId: "c2" }));
+        return;
+      }
+      case "second-graph": {
+        const known = [...s.tasks.keys()];
+        const base = [...new Set(act.base.map((b) => pickOf(known, b)))].filter(
+          (k): k is string => k !== undefined,
+        );
+        const g = buildGraph(act.spec, `g${++graphs.n}-`, base);
+        this.submit("c2", g.tasks, g.wanted);
+        return;
+      }
+    }
+  }
+
+  deliver(): void {
+    const events = this.pending.splice(0);
+    for (const ev of events) {
+      const w = this.workers.get((ev as { worker: string }).worker);
+      if (w !== undefined) this.send(ev);
+    }
+  }
+
+  /** Bring every worker back, add one supplying everything, and run every task to the end. */
+  drain(): void {
+    for (const w of this.workers.values()) {
+      if (w.paused) {
+        w.paused = false;
+        this.send(t.fromWorker(w.address, { op: "worker-status-change", status: "running" }));
+      }
+    }
+    this.addWorker(2, true);
+    for (let round = 0; round < 10_000; round++) {
+      this.deliver();
+      const todo = this.assignments();
+      if (todo.length === 0 && this.pending.length === 0) return;
+      for (const { w, key, a } of todo) {
+        if (w.assigned.get(key) === a) this.finish(w, key, a, 10);
+      }
+    }
+    throw new Error("the cluster does not settle");
+  }
+}
+
+test("random graphs on a faulty fake cluster settle with every wanted key in memory or erred", () => {
+  fc.assert(
+    fc.property(
+      graphSpec(25),
+      fc.array(action, { maxLength: 80 }),
+      fc.record({
+        workers: fc.array(
+          fc.record({ nthreads: fc.integer({ min: 1, max: 3 }), restricted: fc.boolean() }),
+          {
+            minLength: 0,
+            maxLength: 3,
+          },
+        ),
+        saturation: fc.constantFrom(1, 1.1, 2, Number.POSITIVE_INFINITY),
+        allowedFailures: fc.nat(3),
+      }),
+      (spec, actions, config) => {
+        const s = new SchedulerState({
+          validate: true,
+          workerSaturation: config.saturation,
+          allowedFailures: config.allowedFailures,
+        });
+        const h = new Harness(s);
+        for (const w of config.workers) h.addWorker(w.nthreads, w.restricted);
+        const g = buildGraph(spec, "t", []);
+        h.submit("c1", g.tasks, g.wanted);
+        s.validateState();
+        const graphs = { n: 0 };
+        for (const act of actions) {
+          h.step(act, graphs);
+          s.validateState();
+        }
+        h.drain();
+        s.validateState();
+
+        for (const [client, keys] of h.wants) {
+          for (const key of keys) {
+            const ts = s.tasks.get(key);
+            expect(ts, `${client} wants ${key}, which is forgotten`).toBeDefined();
+            const state = ts?.state;
+            expect(["memory", "erred"], `${key} ended ${state}`).toContain(state);
+            const heard = h.heard.get(client)?.get(key);
+            expect(heard, `${client} last heard ${heard} of ${key} (${state})`).toBe(
+              state === "memory" ? "key-in-memory" : "task-erred",
+            );
+          }
+        }
+        for (const ts of s.tasks.values()) {
+          expect(["released", "memory", "erred"], `${ts.key} left ${ts.state}`).toContain(ts.state);
+        }
+        for (const ws of s.workers.values()) {
+          const fake = h.workers.get(ws.address);
+          const held = [...ws.hasWhat].map((ts) => ts.key).sort();
+          expect(held, `what ${ws.address} holds`).toEqual([...(fake?.holds ?? [])].sort());
+        }
+      },
+    ),
+    { numRuns: Number(process.env.WEFT_PROPERTY_RUNS ?? 300) },
+  );
+});
