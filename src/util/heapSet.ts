@@ -96,8 +96,8 @@ export class HeapSet<T extends object> {
    * surfaces. Clears the heap once the set is empty.
    */
   discard(value: T): void {
-    this.data.delete(value);
-    if (this.data.size === 0) this.clear();
+    // An empty set always has an empty heap, so only a removal can call for clear().
+    if (this.data.delete(value) && this.data.size === 0) this.clear();
   }
 
   /** Remove `value`; throws KeyError if it is not a member (like `MutableSet.remove`). */

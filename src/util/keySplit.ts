@@ -62,5 +62,52 @@ export function keySplit(key: string | readonly unknown[] | null | undefined): s
   let s: unknown = key;
   if (Array.isArray(s)) s = s[0];
   if (typeof s !== "string") return "Other";
-  return keySplitString(s) ?? "Other";
+  return keySplitAscii(s) ?? keySplitString(s) ?? "Other";
+}
+
+function isAsciiLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+const DASH = 45;
+
+/**
+ * The common case without allocating: a key that starts with an ASCII letter and whose
+ * words up to the first non-alphabetic one are ASCII. Returns undefined for anything
+ * else, which the general port handles.
+ */
+function keySplitAscii(s: string): string | undefined {
+  const n = s.length;
+  if (n === 0 || !isAsciiLetter(s.charCodeAt(0))) return undefined;
+  let end = 1;
+  while (end < n) {
+    const c = s.charCodeAt(end);
+    if (c === DASH) break;
+    if (c > 127) return undefined;
+    end++;
+  }
+  // s[end] is a dash (or the end): try to extend the prefix word by word.
+  while (end < n) {
+    let j = end + 1;
+    while (j < n) {
+      const c = s.charCodeAt(j);
+      if (c === DASH) break;
+      if (c > 127) return undefined;
+      if (!isAsciiLetter(c)) {
+        j = -1;
+        break;
+      }
+      j++;
+    }
+    const len = j - end - 1;
+    // Not alphabetic (or empty): the prefix ends here.
+    if (j < 0 || len === 0) break;
+    // An 8-letter word starting with a-f is taken for a hex token.
+    const first = s.charCodeAt(end + 1);
+    if (len === 8 && first >= 97 && first <= 102) break;
+    end = j;
+  }
+  const result = end === n ? s : s.slice(0, end);
+  if (end === 32 && HEX32.test(result)) return "data";
+  return result;
 }

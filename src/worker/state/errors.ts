@@ -1,4 +1,4 @@
-import type { LogEntry } from "./log.ts";
+import { type LogEntry, LoggedRecs } from "./log.ts";
 import type { TaskStateState } from "./taskState.ts";
 
 function formatStory(story: readonly LogEntry[]): string {
@@ -17,6 +17,7 @@ function formatValue(v: unknown): string {
   if (typeof v === "boolean") return v ? "True" : "False";
   if (Array.isArray(v)) return `[${v.map(formatValue).join(", ")}]`;
   if (v instanceof Set) return `{${[...v].map(formatValue).join(", ")}}`;
+  if (v instanceof LoggedRecs) return formatValue(v.toMap());
   if (v instanceof Map) {
     return `{${[...v].map(([k, x]) => `${formatValue(k)}: ${formatValue(x)}`).join(", ")}}`;
   }

@@ -1,5 +1,5 @@
 import type { Priority } from "../../util/priority.ts";
-import { type ErrorMessage, errorMessage } from "./errorMessage.ts";
+import { type ErrorMessage, errorMessage, TaskError } from "./errorMessage.ts";
 import { SerializedTask } from "./taskState.ts";
 
 /**
@@ -48,12 +48,20 @@ export type WhoHas = ReadonlyMap<string, readonly string[]>;
 /** A map given as a Map or as a plain object. */
 export type MapLike<V> = ReadonlyMap<string, V> | Readonly<Record<string, V>>;
 
-/** Accepts a Map or a plain object, for hand-written events. */
-export function toMap<V>(m: MapLike<V> | null | undefined): Map<string, V> {
-  if (m === null || m === undefined) return new Map();
-  if (m instanceof Map) return new Map(m);
+/**
+ * Accepts a Map or a plain object, for hand-written events. A Map is taken as it is
+ * (events are immutable: nothing writes to their maps).
+ */
+export function toMap<V>(m: MapLike<V> | null | undefined): ReadonlyMap<string, V> {
+  if (m === null || m === undefined) return EMPTY_MAP as ReadonlyMap<string, V>;
+  if (m instanceof Map) return m;
   return new Map(Object.entries(m as Record<string, V>));
 }
+
+const EMPTY_MAP: ReadonlyMap<string, never> = new Map<string, never>();
+
+/** The run spec of a logged ComputeTaskEvent: stripped, as the seed's `_clean`. */
+const LOGGED_RUN_SPEC = new SerializedTask();
 
 /** Fields shared by every event. */
 abstract class EventBase {
@@ -72,6 +80,7 @@ abstract class EventBase {
     return this;
   }
 
+  /** A shallow copy, for the loggable variants that drop values. */
   protected copy(): this {
     return Object.assign(Object.create(Object.getPrototypeOf(this)) as this, this);
   }
@@ -266,13 +275,22 @@ export class ComputeTaskEvent extends EventBase {
   }
 
   override toLoggable(handled: number): this {
-    const out = this.copy();
+    const out = new ComputeTaskEvent({
+      key: this.key,
+      runId: this.runId,
+      whoHas: this.whoHas,
+      nbytes: this.nbytes,
+      priority: this.priority,
+      duration: this.duration,
+      runSpec: LOGGED_RUN_SPEC,
+      resourceRestrictions: this.resourceRestrictions,
+      actor: this.actor,
+      annotations: this.annotations,
+      spanId: this.spanId,
+      stimulusId: this.stimulusId,
+    });
     out.handled = handled;
-    out.function = null;
-    out.args = null;
-    out.kwargs = null;
-    out.runSpec = new SerializedTask();
-    return out;
+    return out as this;
   }
 
   /** An event with reasonable defaults, for tests. */
@@ -342,10 +360,18 @@ export class ExecuteSuccessEvent extends EventBase {
   }
 
   override toLoggable(handled: number): this {
-    const out = this.copy();
+    const out = new ExecuteSuccessEvent({
+      key: this.key,
+      runId: this.runId,
+      value: null,
+      start: this.start,
+      stop: this.stop,
+      nbytes: this.nbytes,
+      type: this.type,
+      stimulusId: this.stimulusId,
+    });
     out.handled = handled;
-    out.value = null;
-    return out;
+    return out as this;
   }
 
   /** An event with reasonable defaults, for tests. */
@@ -431,7 +457,9 @@ export class ExecuteFailureEvent extends EventBase {
       runId: o.runId ?? 1,
       start: null,
       stop: null,
-      exception: null,
+      // As the seed's `Serialize(None)`: a truthy placeholder, which the
+      // transitions to error assert (`assert ts.exception`).
+      exception: new TaskError("", ""),
       traceback: null,
       exceptionText: "",
       tracebackText: "",

@@ -106,7 +106,7 @@ function handleUpdateData(ws: WorkerState, ev: UpdateDataEvent): Recs | null {
       ws.taskCounter.newTask(ts);
     }
     recs.set(ts, ["memory", value, RUN_ID_SENTINEL]);
-    ws.log.push([key, "receive-from-scatter", ts.state, ev.stimulusId, ws.clock()]);
+    ws.log.add5(key, "receive-from-scatter", ts.state, ev.stimulusId, ws.clock());
   }
   return recs;
 }
@@ -116,7 +116,7 @@ function handleUpdateData(ws: WorkerState, ev: UpdateDataEvent): Recs | null {
  * another one depends on.
  */
 function handleFreeKeys(ws: WorkerState, ev: FreeKeysEvent): Recs | null {
-  ws.log.push(["free-keys", ev.keys, ev.stimulusId, ws.clock()]);
+  ws.log.add4("free-keys", ev.keys, ev.stimulusId, ws.clock());
   const recs = new Recs();
   for (const key of ev.keys) {
     const ts = ws.tasks.get(key);
@@ -143,7 +143,7 @@ function handleRemoveReplicas(ws: WorkerState, ev: RemoveReplicasEvent): Recs | 
         );
       }
     }
-    ws.log.push([ts.key, "remove-replica", ev.stimulusId, ws.clock()]);
+    ws.log.add4(ts.key, "remove-replica", ev.stimulusId, ws.clock());
     recs.set(ts, "released");
   }
   return recs;
@@ -177,7 +177,7 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
     ws.tasks.set(ev.key, ts);
     ws.taskCounter.newTask(ts);
   }
-  ws.log.push([ev.key, "compute-task", ts.state, ev.stimulusId, ws.clock()]);
+  ws.log.add5(ev.key, "compute-task", ts.state, ev.stimulusId, ws.clock());
   ts.runId = ev.runId;
 
   switch (ts.state) {
@@ -206,7 +206,8 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
 
   const recs = new Recs().set(ts, "waiting");
   ts.runSpec = ev.runSpec;
-  const priority = [...ev.priority, ws.generation];
+  const priority = ev.priority.slice();
+  priority.push(ws.generation);
   ws.generation -= 1;
   if (ev.actor) ws.actors.set(ts.key, null);
 
@@ -241,8 +242,7 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
   for (const [depKey, nbytes] of ev.nbytes) {
     const depTs = ws.ensureTaskExists(depKey, priority, ev.stimulusId);
     if (depTs.state !== "memory") depTs.nbytes = nbytes;
-    ts.dependencies.add(depTs);
-    depTs.dependents.add(ts);
+    ts.addDependency(depTs);
   }
   ws.updateWhoHas(ev.whoHas);
   return recs;
@@ -275,7 +275,7 @@ function handleGatherDepSuccess(ws: WorkerState, ev: GatherDepSuccessEvent): Rec
     if (ev.data.has(ts.key)) {
       recs.set(ts, ["memory", ev.data.get(ts.key), ts.runId]);
     } else {
-      ws.log.push([ts.key, "missing-dep", ev.stimulusId, ws.clock()]);
+      ws.log.add4(ts.key, "missing-dep", ev.stimulusId, ws.clock());
       if (ws.validate) {
         assert(ts.state !== "fetch");
         assert(!ws.dataNeededFor(ev.worker).has(ts));
@@ -325,7 +325,7 @@ function handleGatherDepNetworkFailure(
 ): Recs | null {
   const recs = new Recs();
   for (const ts of gatherDepDoneCommon(ws, ev)) {
-    ws.log.push([ts.key, "missing-dep", ev.stimulusId, ws.clock()]);
+    ws.log.add4(ts.key, "missing-dep", ev.stimulusId, ws.clock());
     recs.set(ts, "fetch");
   }
   forgetWorker(ws, ev.worker, recs);
@@ -414,7 +414,7 @@ function handleCancelCompute(ws: WorkerState, ev: CancelComputeEvent): Recs | nu
   ) {
     return null;
   }
-  ws.log.push([ev.key, "cancel-compute", ev.stimulusId, ws.clock()]);
+  ws.log.add4(ev.key, "cancel-compute", ev.stimulusId, ws.clock());
   // Its dependents can't be processing on the scheduler, so they were never sent here.
   assert(ts.dependents.size === 0);
   return new Recs().set(ts, "released");
@@ -442,7 +442,7 @@ function executeDoneCommon(ws: WorkerState, ev: ExecuteDoneEvent): [TaskState, R
 function handleExecuteSuccess(ws: WorkerState, ev: ExecuteSuccessEvent): Recs | null {
   const [ts, recs] = executeDoneCommon(ws, ev);
   // For the scheduler's occupancy estimates: without thread-pool or event-loop overhead.
-  ts.startstops.push({ action: "compute", start: ev.start, stop: ev.stop });
+  ts.addStartStop({ action: "compute", start: ev.start, stop: ev.stop });
   ts.nbytes = ev.nbytes;
   ts.type = ev.type;
   recs.set(ts, ["memory", ev.value, ev.runId]);
@@ -452,7 +452,7 @@ function handleExecuteSuccess(ws: WorkerState, ev: ExecuteSuccessEvent): Recs | 
 function handleExecuteFailure(ws: WorkerState, ev: ExecuteFailureEvent): Recs | null {
   const [ts, recs] = executeDoneCommon(ws, ev);
   if (ev.start !== null && ev.stop !== null) {
-    ts.startstops.push({ action: "compute", start: ev.start, stop: ev.stop });
+    ts.addStartStop({ action: "compute", start: ev.start, stop: ev.stop });
   }
   recs.set(ts, ["error", ev.exception, ev.traceback, ev.exceptionText, ev.tracebackText, ev.runId]);
   return recs;

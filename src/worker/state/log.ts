@@ -3,7 +3,7 @@ import type { TaskStateState } from "./taskState.ts";
 /**
  * One record of the transition log, a tuple as in the seed. Shapes:
  * - `[key, start, recommended, final, recommendations, stimulusId, time]` for a transition,
- *   where `recommendations` is a `Map<key, finishState>` (not searched by `story`);
+ *   where `recommendations` is a {@link LoggedRecs} (not searched by `story`);
  * - `[key, "ensure-task-exists" | "compute-task" | "receive-from-scatter", state, stimulusId, time]`;
  * - `[key, "put-in-memory" | "missing-dep" | "remove-replica" | "cancel-compute", stimulusId, time]`;
  * - `["gather-dependencies", worker, Set<key>, stimulusId, time]`;
@@ -11,11 +11,46 @@ import type { TaskStateState } from "./taskState.ts";
  */
 export type LogEntry = readonly unknown[];
 
-/** The recommendations logged with a transition. */
-export type LoggedRecs = ReadonlyMap<string, TaskStateState>;
+/**
+ * The recommendations logged with a transition, `{key: finish state}`: keys and states
+ * alternate in one flat array, which is cheap to make on the hot path.
+ */
+export class LoggedRecs {
+  /**
+   * One recommendation is kept in `key`/`state` (the common case, without an array);
+   * more are kept as alternating keys and states in `flat`.
+   */
+  constructor(
+    private readonly key: string | null,
+    private readonly state: TaskStateState | null,
+    private readonly flat: readonly string[] | null = null,
+  ) {}
+
+  get size(): number {
+    if (this.flat !== null) return this.flat.length >> 1;
+    return this.key === null ? 0 : 1;
+  }
+
+  /** As a Map, in the order the recommendations were made. */
+  toMap(): Map<string, TaskStateState> {
+    const out = new Map<string, TaskStateState>();
+    if (this.flat !== null) {
+      for (let i = 0; i < this.flat.length; i += 2)
+        out.set(this.flat[i], this.flat[i + 1] as TaskStateState);
+    } else if (this.key !== null) {
+      out.set(this.key, this.state as TaskStateState);
+    }
+    return out;
+  }
+
+  /** As a plain object (for JSON). */
+  toJSON(): Record<string, TaskStateState> {
+    return Object.fromEntries(this.toMap());
+  }
+}
 
 /** Shared by every transition that made no recommendation. */
-export const NO_RECS: LoggedRecs = new Map();
+export const NO_RECS = new LoggedRecs(null, null);
 
 /**
  * `worker_story`: the records that mention any of `keysOrStimuli`, either as an element
@@ -43,4 +78,143 @@ function mentions(msg: LogEntry, keys: ReadonlySet<string>): boolean {
     }
   }
   return false;
+}
+
+const WIDTH = 7;
+
+/**
+ * The transition log: a ring buffer of up to `maxlen` records, like the seed's
+ * `deque(maxlen=100_000)`. Records are stored column-wise in one flat array (seven slots
+ * a record and its length), so logging a transition allocates nothing; iteration
+ * gives each record as a tuple.
+ */
+export class TransitionLog implements Iterable<LogEntry> {
+  private slots: unknown[] = [];
+  private widths: Uint8Array = new Uint8Array(0);
+  private head = 0;
+  private count = 0;
+
+  constructor(readonly maxlen: number) {}
+
+  get length(): number {
+    return this.count;
+  }
+
+  /** The slot index of a new record, evicting the oldest when full. */
+  private claim(width: number): number {
+    let capacity = this.widths.length;
+    if (this.count === capacity) {
+      if (capacity < this.maxlen) {
+        this.grow();
+        capacity = this.widths.length;
+      } else {
+        const at = this.head;
+        this.head = at + 1 === capacity ? 0 : at + 1;
+        this.widths[at] = width;
+        return at * WIDTH;
+      }
+    }
+    let at = this.head + this.count;
+    if (at >= capacity) at -= capacity;
+    this.count++;
+    this.widths[at] = width;
+    return at * WIDTH;
+  }
+
+  private grow(): void {
+    const oldCap = this.widths.length;
+    const capacity = Math.min(this.maxlen, Math.max(64, oldCap * 2));
+    const slots = new Array<unknown>(capacity * WIDTH);
+    const widths = new Uint8Array(capacity);
+    let at = this.head;
+    for (let i = 0; i < this.count; i++) {
+      for (let j = 0; j < WIDTH; j++) slots[i * WIDTH + j] = this.slots[at * WIDTH + j];
+      widths[i] = this.widths[at];
+      if (++at === oldCap) at = 0;
+    }
+    this.slots = slots;
+    this.widths = widths;
+    this.head = 0;
+  }
+
+  /** Append a record of four fields. */
+  add4(a: unknown, b: unknown, c: unknown, d: unknown): void {
+    const i = this.claim(4);
+    const s = this.slots;
+    s[i] = a;
+    s[i + 1] = b;
+    s[i + 2] = c;
+    s[i + 3] = d;
+    s[i + 4] = s[i + 5] = s[i + 6] = undefined;
+  }
+
+  /** Append a record of five fields. */
+  add5(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown): void {
+    const i = this.claim(5);
+    const s = this.slots;
+    s[i] = a;
+    s[i + 1] = b;
+    s[i + 2] = c;
+    s[i + 3] = d;
+    s[i + 4] = e;
+    s[i + 5] = s[i + 6] = undefined;
+  }
+
+  /** Append a record of seven fields (a transition). */
+  add7(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown, g: unknown): void {
+    const i = this.claim(7);
+    const s = this.slots;
+    s[i] = a;
+    s[i + 1] = b;
+    s[i + 2] = c;
+    s[i + 3] = d;
+    s[i + 4] = e;
+    s[i + 5] = f;
+    s[i + 6] = g;
+  }
+
+  /** Append a record given as a tuple (of at most seven fields). */
+  push(entry: LogEntry): void {
+    if (entry.length > WIDTH) throw new RangeError(`a log record has at most ${WIDTH} fields`);
+    const i = this.claim(entry.length);
+    for (let j = 0; j < WIDTH; j++) this.slots[i + j] = entry[j];
+  }
+
+  /** The record at `index` (negative counts from the newest), or undefined. */
+  at(index: number): LogEntry | undefined {
+    let i = Math.trunc(index);
+    if (i < 0) i += this.count;
+    if (!(i >= 0 && i < this.count)) return undefined;
+    let at = this.head + i;
+    if (at >= this.widths.length) at -= this.widths.length;
+    return this.record(at);
+  }
+
+  private record(at: number): LogEntry {
+    const w = this.widths[at];
+    const base = at * WIDTH;
+    const out = new Array<unknown>(w);
+    for (let j = 0; j < w; j++) out[j] = this.slots[base + j];
+    return out;
+  }
+
+  clear(): void {
+    this.slots = [];
+    this.widths = new Uint8Array(0);
+    this.head = 0;
+    this.count = 0;
+  }
+
+  toArray(): LogEntry[] {
+    return [...this];
+  }
+
+  *[Symbol.iterator](): IterableIterator<LogEntry> {
+    const cap = this.widths.length;
+    let at = this.head;
+    for (let i = 0; i < this.count; i++) {
+      yield this.record(at);
+      if (++at === cap) at = 0;
+    }
+  }
 }

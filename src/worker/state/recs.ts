@@ -33,8 +33,8 @@ const INDEX_THRESHOLD = 8;
  * linearly; large ones build an index.
  */
 export class Recs {
-  private tasks: (TaskState | null)[] = [];
-  private finishes: (Finish | null)[] = [];
+  /** Alternating tasks and finishes, in insertion order; deleted entries are holes (null). */
+  private items: (TaskState | Finish | null)[] = [];
   private index: Map<TaskState, number> | null = null;
   private live = 0;
 
@@ -42,13 +42,14 @@ export class Recs {
     return this.live;
   }
 
+  /** The position of `ts` in `items`, or -1. */
   private find(ts: TaskState): number {
     if (this.index !== null) {
       const i = this.index.get(ts);
       return i === undefined ? -1 : i;
     }
-    const tasks = this.tasks;
-    for (let i = 0; i < tasks.length; i++) if (tasks[i] === ts) return i;
+    const items = this.items;
+    for (let i = 0; i < items.length; i += 2) if (items[i] === ts) return i;
     return -1;
   }
 
@@ -58,30 +59,29 @@ export class Recs {
 
   get(ts: TaskState): Finish | undefined {
     const i = this.find(ts);
-    return i >= 0 ? (this.finishes[i] as Finish) : undefined;
+    return i >= 0 ? (this.items[i + 1] as Finish) : undefined;
   }
 
   set(ts: TaskState, finish: Finish): this {
     const i = this.find(ts);
     if (i >= 0) {
-      this.finishes[i] = finish;
+      this.items[i + 1] = finish;
       return this;
     }
-    const at = this.tasks.length;
-    this.tasks.push(ts);
-    this.finishes.push(finish);
+    const at = this.items.length;
+    this.items.push(ts, finish);
     this.live++;
     if (this.index !== null) this.index.set(ts, at);
-    else if (at >= INDEX_THRESHOLD) this.buildIndex();
+    else if (at >= 2 * INDEX_THRESHOLD) this.buildIndex();
     return this;
   }
 
   private buildIndex(): void {
     const index = new Map<TaskState, number>();
-    const tasks = this.tasks;
-    for (let i = 0; i < tasks.length; i++) {
-      const ts = tasks[i];
-      if (ts !== null) index.set(ts, i);
+    const items = this.items;
+    for (let i = 0; i < items.length; i += 2) {
+      const ts = items[i];
+      if (ts !== null) index.set(ts as TaskState, i);
     }
     this.index = index;
   }
@@ -90,9 +90,9 @@ export class Recs {
   delete(ts: TaskState): Finish | undefined {
     const i = this.find(ts);
     if (i < 0) return undefined;
-    const finish = this.finishes[i] as Finish;
-    this.tasks[i] = null;
-    this.finishes[i] = null;
+    const finish = this.items[i + 1] as Finish;
+    this.items[i] = null;
+    this.items[i + 1] = null;
     this.live--;
     if (this.index !== null) this.index.delete(ts);
     this.trim();
@@ -100,23 +100,21 @@ export class Recs {
   }
 
   private trim(): void {
-    const tasks = this.tasks;
-    while (tasks.length > 0 && tasks[tasks.length - 1] === null) {
-      tasks.pop();
-      this.finishes.pop();
-    }
+    const items = this.items;
+    while (items.length > 0 && items[items.length - 2] === null) items.length -= 2;
   }
 
   /** The task `popLast` would take, or null when empty. */
   lastTask(): TaskState | null {
-    const tasks = this.tasks;
-    return tasks.length > 0 ? tasks[tasks.length - 1] : null;
+    const items = this.items;
+    return items.length > 0 ? (items[items.length - 2] as TaskState) : null;
   }
 
   /** `dict.popitem()`: removes the last inserted entry and returns its finish. */
   popLast(): Finish {
-    const ts = this.tasks.pop() as TaskState;
-    const finish = this.finishes.pop() as Finish;
+    const items = this.items;
+    const finish = items.pop() as Finish;
+    const ts = items.pop() as TaskState;
     this.live--;
     if (this.index !== null) this.index.delete(ts);
     this.trim();
@@ -126,11 +124,10 @@ export class Recs {
   /** `dict.update(other)`. */
   update(other: Recs | null): void {
     if (other === null) return;
-    const tasks = other.tasks;
-    const finishes = other.finishes;
-    for (let i = 0; i < tasks.length; i++) {
-      const ts = tasks[i];
-      if (ts !== null) this.set(ts, finishes[i] as Finish);
+    const items = other.items;
+    for (let i = 0; i < items.length; i += 2) {
+      const ts = items[i];
+      if (ts !== null) this.set(ts as TaskState, items[i + 1] as Finish);
     }
   }
 
@@ -142,19 +139,18 @@ export class Recs {
   }
 
   forEach(fn: (finish: Finish, ts: TaskState) => void): void {
-    const tasks = this.tasks;
-    const finishes = this.finishes;
-    for (let i = 0; i < tasks.length; i++) {
-      const ts = tasks[i];
-      if (ts !== null) fn(finishes[i] as Finish, ts);
+    const items = this.items;
+    for (let i = 0; i < items.length; i += 2) {
+      const ts = items[i];
+      if (ts !== null) fn(items[i + 1] as Finish, ts as TaskState);
     }
   }
 
   *[Symbol.iterator](): IterableIterator<[TaskState, Finish]> {
-    const tasks = this.tasks;
-    for (let i = 0; i < tasks.length; i++) {
-      const ts = tasks[i];
-      if (ts !== null) yield [ts, this.finishes[i] as Finish];
+    const items = this.items;
+    for (let i = 0; i < items.length; i += 2) {
+      const ts = items[i];
+      if (ts !== null) yield [ts as TaskState, items[i + 1] as Finish];
     }
   }
 }

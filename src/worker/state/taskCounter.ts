@@ -23,8 +23,8 @@ export class TaskCounter {
   private readonly counts = new Map<string, Float64Array>();
   /** Cumulative seconds per prefix, indexed by state. */
   private readonly elapsed = new Map<string, Float64Array>();
-  /** Tasks just inserted in the WorkerState and about to transition. */
-  private readonly newTasks = new Set<TaskState>();
+  /** Tasks just inserted in the WorkerState and not counted yet (`ts.counted` is false). */
+  private newTasks: TaskState[] = [];
 
   constructor(private readonly monotonic: () => number) {}
 
@@ -86,20 +86,22 @@ export class TaskCounter {
 
   /** A task has just been created and is about to be fed to the transitions. */
   newTask(ts: TaskState): void {
-    this.newTasks.add(ts);
+    this.newTasks.push(ts);
   }
 
-  /** Tasks have just transitioned from the given states to their current ones. */
-  transitions(prevStates: ReadonlyMap<TaskState, TaskStateState>): void {
-    if (prevStates.size === 0 && this.newTasks.size === 0) return;
+  /** Tasks `tasks[i]` (i < n) have just transitioned from `prevStates[i]` to their current states. */
+  transitions(tasks: readonly TaskState[], prevStates: readonly TaskStateState[], n: number): void {
+    if (n === 0 && this.newTasks.length === 0) return;
     const now = this.monotonic();
     this.accumulate(now);
     this.previousTs = now;
 
-    for (const [ts, prevState] of prevStates) {
+    for (let k = 0; k < n; k++) {
+      const ts = tasks[k];
+      const prevState = prevStates[k];
       if (ts.state !== "forgotten") this.row(this.counts, ts.prefix)[STATE_INDEX[ts.state]] += 1;
-      if (this.newTasks.has(ts)) {
-        this.newTasks.delete(ts);
+      if (!ts.counted) {
+        ts.counted = true;
       } else {
         const row = this.row(this.counts, ts.prefix);
         const i = STATE_INDEX[prevState];
@@ -111,7 +113,13 @@ export class TaskCounter {
     }
     // A cancelled(flight) -> resumed(flight->waiting) task with new dependencies leaves
     // them in released state; they are counted there.
-    for (const ts of this.newTasks) this.row(this.counts, ts.prefix)[STATE_INDEX[ts.state]] += 1;
-    this.newTasks.clear();
+    if (this.newTasks.length > 0) {
+      for (const ts of this.newTasks) {
+        if (ts.counted) continue;
+        ts.counted = true;
+        this.row(this.counts, ts.prefix)[STATE_INDEX[ts.state]] += 1;
+      }
+      this.newTasks = [];
+    }
   }
 }

@@ -95,6 +95,19 @@ export class SerializedTask {
   ) {}
 }
 
+/** A shared empty set that refuses additions: adding to it would be a bug. */
+class SharedEmptySet<T> extends Set<T> {
+  override add(_value: T): this {
+    throw new Error("internal error: add() on the shared empty set; use the TaskState methods");
+  }
+}
+
+/** The empty set of tasks every task starts with. */
+export const NO_TASKS: Set<TaskState> = new SharedEmptySet<TaskState>();
+/** The empty set of workers every task starts with. */
+export const NO_WORKERS: Set<string> = new SharedEmptySet<string>();
+const NO_STARTSTOPS: readonly StartStop[] = Object.freeze([]);
+
 /** Holds volatile state relating to an individual task on a worker. */
 export class TaskState {
   /** Task key. */
@@ -105,14 +118,17 @@ export class TaskState {
   runId = RUN_ID_SENTINEL;
   /** What to run; null when the task is a dependency fetched from a peer. */
   runSpec: SerializedTask | null = null;
+  // The sets below start as one shared empty set and get their own on the first add
+  // (through the methods below): most tasks never need some of them, and a million
+  // tasks would otherwise carry five empty hash tables each.
   /** The data needed by this key to run. */
-  readonly dependencies = new Set<TaskState>();
+  dependencies: Set<TaskState> = NO_TASKS;
   /** The keys that use this dependency. */
-  readonly dependents = new Set<TaskState>();
+  dependents: Set<TaskState> = NO_TASKS;
   /** Subset of dependencies that are not in memory. */
-  readonly waitingForData = new Set<TaskState>();
+  waitingForData: Set<TaskState> = NO_TASKS;
   /** Subset of dependents that are not in memory. */
-  readonly waiters = new Set<TaskState>();
+  waiters: Set<TaskState> = NO_TASKS;
   /** The current state of the task. */
   state: TaskStateState = "released";
   /** The previous state; not null iff `state` is cancelled or resumed. */
@@ -123,8 +139,8 @@ export class TaskState {
   duration: number | null = null;
   /** The priority this task was given by the scheduler; determines run order. */
   priority: Priority | null = null;
-  /** Addresses of workers that we believe have this data. */
-  whoHas = new Set<string>();
+  /** Addresses of workers that we believe have this data (replaced, never added to). */
+  whoHas: Set<string> = NO_WORKERS;
   /** The worker that the task's data is coming from while in flight. */
   comingFrom: string | null = null;
   /** Abstract resources required to run the task. */
@@ -142,7 +158,7 @@ export class TaskState {
   /** The number of times a dependency has not been where we expected it. */
   suspiciousCount = 0;
   /** Log of transfer, load and compute times. */
-  startstops: StartStop[] = [];
+  startstops: readonly StartStop[] = NO_STARTSTOPS;
   /** Time at which the task began running. */
   startTime: number | null = null;
   /** Time at which the task finished running. */
@@ -160,10 +176,36 @@ export class TaskState {
    * behaviour of transitions out of executing, flight etc.
    */
   done = false;
+  /** Stimulus in which the task was last touched (bookkeeping of `WorkerState.transitions`). */
+  touchedEpoch = 0;
+  /** Whether the TaskCounter counts this task yet (bookkeeping of `TaskCounter`). */
+  counted = false;
 
   constructor(key: string) {
     this.key = key;
     this.prefix = keySplit(key);
+  }
+
+  /** Link `dep` as a dependency of this task (and this task as its dependent). */
+  addDependency(dep: TaskState): void {
+    if (this.dependencies === NO_TASKS) this.dependencies = new Set();
+    this.dependencies.add(dep);
+    if (dep.dependents === NO_TASKS) dep.dependents = new Set();
+    dep.dependents.add(this);
+  }
+
+  /** This task waits for `dep`'s data (and `dep` has this task as a waiter). */
+  addWaitingFor(dep: TaskState): void {
+    if (this.waitingForData === NO_TASKS) this.waitingForData = new Set();
+    this.waitingForData.add(dep);
+    if (dep.waiters === NO_TASKS) dep.waiters = new Set();
+    dep.waiters.add(this);
+  }
+
+  /** Record a transfer, load or compute time. */
+  addStartStop(ss: StartStop): void {
+    if (this.startstops === NO_STARTSTOPS) this.startstops = [ss];
+    else (this.startstops as StartStop[]).push(ss);
   }
 
   /** `nbytes`, or the default data size when unknown. */

@@ -117,11 +117,10 @@ function transitionReleasedWaiting(ws: WorkerState, ts: TaskState): Recs | null 
     for (const d of ts.dependencies) assert(ws.tasks.has(d.key));
   }
   let recs: Recs | null = null;
-  ts.waitingForData.clear();
+  if (ts.waitingForData.size > 0) ts.waitingForData.clear();
   for (const dep of ts.dependencies) {
     if (dep.state !== "memory") {
-      ts.waitingForData.add(dep);
-      dep.waiters.add(ts);
+      ts.addWaitingFor(dep);
       if (recs === null) recs = new Recs();
       recs.set(dep, "fetch");
     }
@@ -557,7 +556,7 @@ function transitionToMemory(
     }
     const stop = ws.clock();
     // The store spilled (or did other slow work).
-    if (stop - start > 0.005) ts.startstops.push({ action: "disk-write", start, stop });
+    if (stop - start > 0.005) ts.addStartStop({ action: "disk-write", start, stop });
   }
 
   ts.state = "memory";
@@ -573,7 +572,7 @@ function transitionToMemory(
       recs.set(dep, "ready");
     }
   }
-  ws.log.push([ts.key, "put-in-memory", stimulusId, ws.clock()]);
+  ws.log.add4(ts.key, "put-in-memory", stimulusId, ws.clock());
 
   // add-keys is only admissible for keys already in memory elsewhere and triggers no
   // transitions on the scheduler; task-finished does.

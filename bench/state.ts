@@ -1,0 +1,172 @@
+/**
+ * The worker state machine alone: replays the recorded stimulus streams of
+ * ../shared/bench/ with validation off, timing only handleStimulus, and measures heap
+ * bytes per task for a state machine holding 1,000,000 tasks.
+ *
+ *   npm run bench:state [-- --runs 5] [-- --streams tree,churn] [-- --tasks 1000000]
+ *
+ * Prints one JSON line per stream and one for memory.
+ */
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { Command } from "commander";
+import { readMaybeGzip, workerStateFromConfig } from "../src/protocol/conformance.ts";
+import { eventFromDict } from "../src/protocol/daskJson/events.ts";
+import { isDict } from "../src/protocol/daskJson/fields.ts";
+import {
+  ComputeTaskEvent,
+  ExecuteSuccessEvent,
+  type StateMachineEvent,
+} from "../src/worker/state/events.ts";
+import { WorkerState } from "../src/worker/state/workerState.ts";
+
+/** The reference's figures on this kind of machine (../shared/bench/README.md). */
+const REFERENCE: Record<string, { eventsPerS: number; transitionsPerS: number }> = {
+  independent: { eventsPerS: 20_869, transitionsPerS: 62_575 },
+  "fan-in-remote": { eventsPerS: 8_832, transitionsPerS: 47_873 },
+  tree: { eventsPerS: 17_056, transitionsPerS: 42_635 },
+  churn: { eventsPerS: 20_515, transitionsPerS: 38_397 },
+};
+const REFERENCE_BYTES_PER_TASK = 2_400;
+
+interface Stream {
+  name: string;
+  config: Record<string, unknown>;
+  events: StateMachineEvent[];
+  final: { events: number; instructions: number; transition_counter: number; tasks: number };
+}
+
+function loadStream(path: string): Stream {
+  const lines = readMaybeGzip(path)
+    .split("\n")
+    .filter((l) => l.length > 0);
+  const header = JSON.parse(lines[0]) as { name: string; config: Record<string, unknown> };
+  const last = JSON.parse(lines[lines.length - 1]) as { final?: Stream["final"] };
+  if (!last.final) throw new Error(`${path}: the last line has no "final" record`);
+  const events = lines.slice(1, -1).map((l, i) => {
+    const d: unknown = JSON.parse(l);
+    if (!isDict(d)) throw new Error(`${path}: line ${i + 2} is not an object`);
+    return eventFromDict(d);
+  });
+  return { name: header.name, config: header.config, events, final: last.final };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function replayOnce(stream: Stream): { seconds: number; ws: WorkerState; instructions: number } {
+  const ws = workerStateFromConfig(stream.config, stream.name);
+  ws.validate = false;
+  let instructions = 0;
+  const events = stream.events;
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < events.length; i++) instructions += ws.handleStimulus(events[i]).length;
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  return { seconds, ws, instructions };
+}
+
+function benchStream(stream: Stream, runs: number): Record<string, unknown> {
+  const times: number[] = [];
+  let check = "";
+  for (let r = 0; r < runs; r++) {
+    const { seconds, ws, instructions } = replayOnce(stream);
+    times.push(seconds);
+    const got = { instructions, transition_counter: ws.transitionCounter, tasks: ws.tasks.size };
+    const want = stream.final;
+    if (
+      got.instructions !== want.instructions ||
+      got.transition_counter !== want.transition_counter ||
+      got.tasks !== want.tasks
+    ) {
+      check = `MISMATCH: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`;
+    }
+  }
+  const t = median(times);
+  const ref = REFERENCE[stream.name];
+  const eventsPerS = stream.events.length / t;
+  const transitionsPerS = stream.final.transition_counter / t;
+  return {
+    bench: "state",
+    stream: stream.name,
+    events: stream.events.length,
+    transitions: stream.final.transition_counter,
+    runs,
+    median_s: Number(t.toFixed(4)),
+    events_per_s: Math.round(eventsPerS),
+    transitions_per_s: Math.round(transitionsPerS),
+    ratio_vs_reference: ref ? Number((transitionsPerS / ref.transitionsPerS).toFixed(1)) : null,
+    final_check: check || "ok",
+  };
+}
+
+function gc(): void {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g) {
+    g();
+    g();
+  }
+}
+
+/** Heap bytes per task for a state machine holding `n` finished tasks in memory. */
+function benchMemory(n: number): Record<string, unknown> {
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const ws = new WorkerState({ address: "127.0.0.1:1", nthreads: 1, validate: false });
+  for (let i = 0; i < n; i++) {
+    const key = `task-${i}`;
+    ws.handleStimulus(
+      ComputeTaskEvent.dummy(key, { stimulusId: `c${i}`, priority: [0, i] }),
+      ExecuteSuccessEvent.dummy(key, { value: i, runId: 0, nbytes: 8, stimulusId: `e${i}` }),
+    );
+  }
+  // The logs are bounded (100,000 and 10,000 records); measured apart, as the reference's figure excludes them.
+  gc();
+  const withLogs = process.memoryUsage().heapUsed;
+  ws.log.clear();
+  ws.stimulusLog.clear();
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  if (ws.tasks.size !== n) throw new Error(`expected ${n} tasks, got ${ws.tasks.size}`);
+  const perTask = (after - before) / n;
+  return {
+    bench: "state-memory",
+    tasks: n,
+    heap_bytes_per_task: Math.round(perTask),
+    heap_bytes_per_task_with_full_logs: Math.round((withLogs - before) / n),
+    reference_bytes_per_task: REFERENCE_BYTES_PER_TASK,
+    gc_exposed: typeof (globalThis as { gc?: unknown }).gc === "function",
+  };
+}
+
+const program = new Command()
+  .name("bench:state")
+  .description("Replay ../shared/bench streams through the worker state machine and measure memory")
+  .option("--dir <dir>", "directory of *.jsonl.gz streams", "../shared/bench")
+  .option("--runs <n>", "runs per stream (median reported)", "5")
+  .option("--streams <names>", "comma-separated stream names (default: all)")
+  .option("--tasks <n>", "tasks held for the memory measurement (0 to skip)", "1000000")
+  .action((opts: { dir: string; runs: string; streams?: string; tasks: string }) => {
+    const runs = Math.max(1, Number.parseInt(opts.runs, 10));
+    const wanted = opts.streams?.split(",");
+    const files = readdirSync(opts.dir)
+      .filter((f) => f.endsWith(".jsonl.gz"))
+      .sort();
+    let failed = false;
+    for (const f of files) {
+      const name = f.replace(/\.jsonl\.gz$/, "");
+      if (wanted && !wanted.includes(name)) continue;
+      process.stderr.write(`decoding ${name}…\n`);
+      const stream = loadStream(join(opts.dir, f));
+      const result = benchStream(stream, runs);
+      if (result.final_check !== "ok") failed = true;
+      console.log(JSON.stringify(result));
+    }
+    const n = Number.parseInt(opts.tasks, 10);
+    if (n > 0) console.log(JSON.stringify(benchMemory(n)));
+    if (failed) process.exitCode = 1;
+  });
+
+program.parse();
