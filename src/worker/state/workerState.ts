@@ -15,10 +15,11 @@ import {
 import { eventKey, type MapLike, type StateMachineEvent, toMap, type WhoHas } from "./events.ts";
 import { handleEvent } from "./handlers.ts";
 import { GatherDep, type Instruction, TaskFinishedMsg } from "./instructions.ts";
-import { type LogEntry, type LoggedRecs, NO_RECS, workerStory } from "./log.ts";
+import { type LogEntry, LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
 import { type Finish, finishState, Recs, sameFinish } from "./recs.ts";
 import { TaskCounter } from "./taskCounter.ts";
 import { READY, TaskState, type TaskStateState } from "./taskState.ts";
+import { TouchedTasks } from "./touchedTasks.ts";
 import { lookupTransition } from "./transitions.ts";
 import { validateState, validateTask } from "./validation.ts";
 
@@ -161,7 +162,7 @@ export class WorkerState {
   /** Actor tasks. */
   readonly actors = new Map<string, unknown>();
   /** Transition log, capped at 100,000 records. */
-  readonly log = new BoundedDeque<LogEntry>(100_000);
+  readonly log = new TransitionLog(100_000);
   /** Every stimulus handled, capped at 10,000. */
   readonly stimulusLog = new BoundedDeque<StateMachineEvent>(10_000);
   /** Run the expensive consistency checks. */
@@ -188,6 +189,8 @@ export class WorkerState {
   private readonly onPluginError: ((name: string, err: unknown) => void) | undefined;
   private readonly chooser: WorkerStateChooser | undefined;
   private readonly hostCache = new Map<string, string>();
+  /** The tasks transitioned by the current stimulus, with their initial states. */
+  private readonly touched = new TouchedTasks();
 
   constructor(o: WorkerStateOptions = {}) {
     this.nthreads = o.nthreads ?? 1;
@@ -195,7 +198,7 @@ export class WorkerState {
     this.data = o.data ?? new Map<string, unknown>();
     this.threads = o.threads ?? new Map();
     this.plugins = o.plugins ?? new Map();
-    this.totalResources = toMap(o.resources);
+    this.totalResources = new Map(toMap(o.resources));
     this.availableResources = new Map(this.totalResources);
     this.validate = o.validate ?? true;
     this.transferIncomingCountLimit = o.transferIncomingCountLimit ?? 9999;
@@ -306,7 +309,7 @@ export class WorkerState {
       assert(priority.length > 0);
       ts.priority = priority;
     }
-    this.log.push([key, "ensure-task-exists", ts.state, stimulusId, this.clock()]);
+    this.log.add5(key, "ensure-task-exists", ts.state, stimulusId, this.clock());
     return ts;
   }
 
@@ -345,17 +348,21 @@ export class WorkerState {
     this.actors.delete(key);
     this.threads.delete(key);
 
-    for (const worker of ts.whoHas) {
-      this.hasWhatFor(worker).delete(key);
-      this.dataNeededFor(worker).discard(ts);
+    if (ts.whoHas.size > 0) {
+      for (const worker of ts.whoHas) {
+        this.hasWhatFor(worker).delete(key);
+        this.dataNeededFor(worker).discard(ts);
+      }
+      ts.whoHas.clear();
     }
-    ts.whoHas.clear();
 
-    for (const d of ts.dependencies) {
-      ts.waitingForData.delete(d);
-      d.waiters.delete(ts);
+    if (ts.dependencies.size > 0) {
+      for (const d of ts.dependencies) {
+        ts.waitingForData.delete(d);
+        d.waiters.delete(ts);
+      }
     }
-    ts.waitingForData.clear();
+    if (ts.waitingForData.size > 0) ts.waitingForData.clear();
     ts.nbytes = null;
     ts.previous = null;
     ts.next = null;
@@ -401,7 +408,7 @@ export class WorkerState {
 
       const toGatherKeys = new Set<string>();
       for (const ts of toGatherTasks) toGatherKeys.add(ts.key);
-      this.log.push(["gather-dependencies", worker, toGatherKeys, stimulusId, this.clock()]);
+      this.log.add5("gather-dependencies", worker, toGatherKeys, stimulusId, this.clock());
 
       if (recs === null) recs = new Recs();
       for (const ts of toGatherTasks) {
@@ -585,6 +592,7 @@ export class WorkerState {
   }
 
   resourceRestrictionsSatisfied(ts: TaskState): boolean {
+    if (ts.resourceRestrictions.size === 0) return true;
     for (const [resource, needed] of ts.resourceRestrictions) {
       const available = this.availableResources.get(resource);
       if (available === undefined) throw new KeyError(resource);
@@ -595,6 +603,7 @@ export class WorkerState {
 
   /** @internal */
   acquireResources(ts: TaskState): void {
+    if (ts.resourceRestrictions.size === 0) return;
     for (const [resource, needed] of ts.resourceRestrictions) {
       const available = this.availableResources.get(resource);
       if (available === undefined) throw new KeyError(resource);
@@ -604,6 +613,7 @@ export class WorkerState {
 
   /** @internal */
   releaseResources(ts: TaskState): void {
+    if (ts.resourceRestrictions.size === 0) return;
     for (const [resource, needed] of ts.resourceRestrictions) {
       const available = this.availableResources.get(resource);
       if (available === undefined) throw new KeyError(resource);
@@ -675,38 +685,35 @@ export class WorkerState {
       throw new InvalidTransition(ts.key, start, target, this.story(ts));
     }
 
-    this.log.push([ts.key, start, target, ts.state, logRecs(recs), stimulusId, this.clock()]);
+    this.log.add7(ts.key, start, target, ts.state, logRecs(recs), stimulusId, this.clock());
     return recs;
   }
 
   /** Process transitions until none are left, then start transfers. */
   private transitions(recs: Recs | null, stimulusId: string, out: Instruction[]): void {
-    const initialStates = new Map<TaskState, TaskStateState>();
-    if (recs !== null) this.processRecs(recs, initialStates, stimulusId, out);
+    const touched = this.touched;
+    touched.begin();
+    if (recs !== null) this.processRecs(recs, stimulusId, out);
     // Called once all tasks have reached fetch, so that GatherDep aggregates as many
     // keys per peer as it can (dask/distributed#6497).
     const commRecs = this.ensureCommunicating(stimulusId, out);
-    if (commRecs !== null) this.processRecs(commRecs, initialStates, stimulusId, out);
+    if (commRecs !== null) this.processRecs(commRecs, stimulusId, out);
 
-    this.taskCounter.transitions(initialStates);
+    this.taskCounter.transitions(touched.tasks, touched.states, touched.length);
 
     if (this.validate) {
       // Full state validation is too expensive to run here.
-      for (const ts of initialStates.keys()) validateTask(this, ts);
+      for (let i = 0; i < touched.length; i++) validateTask(this, touched.tasks[i]);
     }
   }
 
-  private processRecs(
-    recs: Recs,
-    initialStates: Map<TaskState, TaskStateState>,
-    stimulusId: string,
-    out: Instruction[],
-  ): void {
+  private processRecs(recs: Recs, stimulusId: string, out: Instruction[]): void {
+    const touched = this.touched;
     while (recs.size > 0) {
       let ts = recs.lastTask() as TaskState;
       if (this.chooser !== undefined) ts = this.chosenRecommendation(recs, ts);
       const finish = recs.popLast();
-      if (!initialStates.has(ts)) initialStates.set(ts, ts.state);
+      touched.touch(ts);
       recs.update(this.transition(ts, finish, stimulusId, out));
     }
   }
@@ -771,11 +778,15 @@ function mergeRecs(recs: Recs, extra: Recs | null): void {
 
 function logRecs(recs: Recs | null): LoggedRecs {
   if (recs === null || recs.size === 0) return NO_RECS;
-  const out = new Map<string, TaskStateState>();
+  if (recs.size === 1) {
+    const ts = recs.lastTask() as TaskState;
+    return new LoggedRecs(ts.key, finishState(recs.get(ts) as Finish));
+  }
+  const flat: string[] = [];
   recs.forEach((finish, ts) => {
-    out.set(ts.key, finishState(finish));
+    flat.push(ts.key, finishState(finish));
   });
-  return out;
+  return new LoggedRecs(null, null, flat);
 }
 
 function setsEqual<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
