@@ -206,8 +206,7 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
 
   const recs = new Recs().set(ts, "waiting");
   ts.runSpec = ev.runSpec;
-  const priority = ev.priority.slice();
-  priority.push(ws.generation);
+  const priority = withGeneration(ev.priority, ws.generation);
   ws.generation -= 1;
   if (ev.actor) ws.actors.set(ts.key, null);
 
@@ -495,4 +494,23 @@ function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknow
   if (a.size !== b.size) return false;
   for (const k of a.keys()) if (!b.has(k)) return false;
   return true;
+}
+
+/** `priority + (generation,)`, as an exactly sized array. */
+function withGeneration(p: readonly number[], generation: number): number[] {
+  switch (p.length) {
+    case 0:
+      return [generation];
+    case 1:
+      return [p[0], generation];
+    case 2:
+      return [p[0], p[1], generation];
+    case 3:
+      return [p[0], p[1], p[2], generation];
+    default: {
+      const out = p.slice();
+      out.push(generation);
+      return out;
+    }
+  }
 }

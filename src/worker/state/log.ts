@@ -80,7 +80,11 @@ function mentions(msg: LogEntry, keys: ReadonlySet<string>): boolean {
   return false;
 }
 
-const WIDTH = 7;
+/** Seven fields, and an eighth slot for the state of a single logged recommendation. */
+const WIDTH = 8;
+const RECORD_FIELDS = 7;
+/** Width marking a transition record whose recommendation is stored inline. */
+const TRANSITION_INLINE = 8;
 
 /**
  * The transition log: a ring buffer of up to `maxlen` records, like the seed's
@@ -145,7 +149,7 @@ export class TransitionLog implements Iterable<LogEntry> {
     s[i + 1] = b;
     s[i + 2] = c;
     s[i + 3] = d;
-    s[i + 4] = s[i + 5] = s[i + 6] = undefined;
+    s[i + 4] = s[i + 5] = s[i + 6] = s[i + 7] = undefined;
   }
 
   /** Append a record of five fields. */
@@ -157,7 +161,7 @@ export class TransitionLog implements Iterable<LogEntry> {
     s[i + 2] = c;
     s[i + 3] = d;
     s[i + 4] = e;
-    s[i + 5] = s[i + 6] = undefined;
+    s[i + 5] = s[i + 6] = s[i + 7] = undefined;
   }
 
   /** Append a record of seven fields (a transition). */
@@ -171,11 +175,40 @@ export class TransitionLog implements Iterable<LogEntry> {
     s[i + 4] = e;
     s[i + 5] = f;
     s[i + 6] = g;
+    s[i + 7] = undefined;
+  }
+
+  /**
+   * Append a transition record `[key, start, recommended, final, recs, stimulusId, time]`
+   * with a single recommendation `recKey -> recState`, kept inline (no object).
+   */
+  addTransition1(
+    key: string,
+    start: string,
+    finish: string,
+    final: string,
+    recKey: string,
+    recState: TaskStateState,
+    stimulusId: string,
+    time: number,
+  ): void {
+    const i = this.claim(TRANSITION_INLINE);
+    const s = this.slots;
+    s[i] = key;
+    s[i + 1] = start;
+    s[i + 2] = finish;
+    s[i + 3] = final;
+    s[i + 4] = recKey;
+    s[i + 5] = stimulusId;
+    s[i + 6] = time;
+    s[i + 7] = recState;
   }
 
   /** Append a record given as a tuple (of at most seven fields). */
   push(entry: LogEntry): void {
-    if (entry.length > WIDTH) throw new RangeError(`a log record has at most ${WIDTH} fields`);
+    if (entry.length > RECORD_FIELDS) {
+      throw new RangeError(`a log record has at most ${RECORD_FIELDS} fields`);
+    }
     const i = this.claim(entry.length);
     for (let j = 0; j < WIDTH; j++) this.slots[i + j] = entry[j];
   }
@@ -193,8 +226,13 @@ export class TransitionLog implements Iterable<LogEntry> {
   private record(at: number): LogEntry {
     const w = this.widths[at];
     const base = at * WIDTH;
+    const s = this.slots;
+    if (w === TRANSITION_INLINE) {
+      const recs = new LoggedRecs(s[base + 4] as string, s[base + 7] as TaskStateState);
+      return [s[base], s[base + 1], s[base + 2], s[base + 3], recs, s[base + 5], s[base + 6]];
+    }
     const out = new Array<unknown>(w);
-    for (let j = 0; j < w; j++) out[j] = this.slots[base + j];
+    for (let j = 0; j < w; j++) out[j] = s[base + j];
     return out;
   }
 

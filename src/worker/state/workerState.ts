@@ -685,7 +685,22 @@ export class WorkerState {
       throw new InvalidTransition(ts.key, start, target, this.story(ts));
     }
 
-    this.log.add7(ts.key, start, target, ts.state, logRecs(recs), stimulusId, this.clock());
+    if (recs !== null && recs.size === 1) {
+      const rec = recs.lastTask() as TaskState;
+      const recState = finishState(recs.get(rec) as Finish);
+      this.log.addTransition1(
+        ts.key,
+        start,
+        target,
+        ts.state,
+        rec.key,
+        recState,
+        stimulusId,
+        this.clock(),
+      );
+    } else {
+      this.log.add7(ts.key, start, target, ts.state, logRecs(recs), stimulusId, this.clock());
+    }
     return recs;
   }
 
@@ -778,10 +793,6 @@ function mergeRecs(recs: Recs, extra: Recs | null): void {
 
 function logRecs(recs: Recs | null): LoggedRecs {
   if (recs === null || recs.size === 0) return NO_RECS;
-  if (recs.size === 1) {
-    const ts = recs.lastTask() as TaskState;
-    return new LoggedRecs(ts.key, finishState(recs.get(ts) as Finish));
-  }
   const flat: string[] = [];
   recs.forEach((finish, ts) => {
     flat.push(ts.key, finishState(finish));

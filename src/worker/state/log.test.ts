@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
+
+describe("TransitionLog", () => {
+  it("keeps records of every width, oldest first, as tuples", () => {
+    const log = new TransitionLog(10);
+    log.add4("k", "put-in-memory", "s1", 1);
+    log.add5("k", "compute-task", "released", "s1", 2);
+    log.add7("k", "released", "waiting", "waiting", NO_RECS, "s1", 3);
+    log.addTransition1("k", "waiting", "ready", "executing", "k", "executing", "s1", 4);
+    log.push(["free-keys", ["k"], "s2", 5]);
+    const all = log.toArray();
+    expect(all.length).toBe(5);
+    expect(all[0]).toEqual(["k", "put-in-memory", "s1", 1]);
+    expect(all[1]).toEqual(["k", "compute-task", "released", "s1", 2]);
+    expect(all[2].slice(0, 4)).toEqual(["k", "released", "waiting", "waiting"]);
+    expect((all[3][4] as LoggedRecs).toMap()).toEqual(new Map([["k", "executing"]]));
+    expect(all[3]).toHaveLength(7);
+    expect(all[4]).toEqual(["free-keys", ["k"], "s2", 5]);
+    expect(log.at(-1)).toEqual(["free-keys", ["k"], "s2", 5]);
+    expect(log.at(99)).toBeUndefined();
+  });
+
+  it("evicts the oldest records beyond maxlen, like deque(maxlen=n)", () => {
+    const log = new TransitionLog(100);
+    for (let i = 0; i < 1000; i++) log.add4(`k${i}`, "missing-dep", `s${i}`, i);
+    expect(log.length).toBe(100);
+    expect(log.at(0)?.[0]).toBe("k900");
+    expect(log.at(-1)?.[0]).toBe("k999");
+    expect([...log].map((r) => r[3])).toEqual(Array.from({ length: 100 }, (_, i) => 900 + i));
+  });
+
+  it("is found by story through keys, stimulus ids and collections, not recommendations", () => {
+    const log = new TransitionLog(10);
+    log.add5("gather-dependencies", "w", new Set(["a", "b"]), "s1", 0);
+    log.add7(
+      "c",
+      "released",
+      "fetch",
+      "fetch",
+      new LoggedRecs(null, null, ["a", "fetch"]),
+      "s2",
+      0,
+    );
+    log.add4("free-keys", ["b"], "s3", 0);
+    expect(workerStory(new Set(["a"]), log).map((r) => r[3])).toEqual(["s1"]);
+    expect(workerStory(new Set(["b"]), log).length).toBe(2);
+    expect(workerStory(new Set(["s2"]), log).map((r) => r[0])).toEqual(["c"]);
+  });
+});
