@@ -8,6 +8,8 @@ import { sizeof as defaultSizeof, typeName as defaultTypeName } from "../../util
 import type { DataStore, WorkerPlugin } from "./dataStore.ts";
 import { errorMessage as defaultErrorMessage, type ErrorMessage } from "./errorMessage.ts";
 import {
+  formatLogEntry,
+  InvalidTaskState,
   InvalidTransition,
   RecommendationsConflict,
   TransitionCounterMaxExceeded,
@@ -236,10 +238,49 @@ export class WorkerState {
     const handled = this.clock();
     for (const stim of stims) {
       if (stim.cls !== "FindMissingEvent") this.stimulusLog.push(stim.toLoggable(handled));
-      const recs = handleEvent(this, stim, out);
-      this.transitions(recs, stim.stimulusId, out);
+      try {
+        const recs = handleEvent(this, stim, out);
+        this.transitions(recs, stim.stimulusId, out);
+      } catch (err) {
+        throw this.withContext(err, stim);
+      }
     }
     return out;
+  }
+
+  /**
+   * The seed raises bare AssertionErrors and KeyErrors; the port raises the same
+   * classes but says which event failed, and the story of the task it concerns.
+   * InvalidTransition and InvalidTaskState already carry their story.
+   */
+  private withContext(err: unknown, stim: StateMachineEvent): unknown {
+    if (
+      !(err instanceof Error) ||
+      err instanceof InvalidTransition ||
+      err instanceof InvalidTaskState
+    ) {
+      return err;
+    }
+    if ((err as { weftContext?: boolean }).weftContext) return err;
+    const key = eventKey(stim);
+    let context = `\n  while handling ${stim.cls}(stimulus_id=${JSON.stringify(stim.stimulusId)}${
+      key !== null ? `, key=${JSON.stringify(key)}` : ""
+    })`;
+    if (key !== null) {
+      const ts = this.tasks.get(key);
+      context +=
+        ts === undefined ? `\n  task ${JSON.stringify(key)} is unknown` : `\n  task: ${ts}`;
+      const story = this.story(key);
+      if (story.length > 0) {
+        context += `\n  story:\n${story
+          .slice(-20)
+          .map((e) => `    ${formatLogEntry(e)}`)
+          .join("\n")}`;
+      }
+    }
+    err.message += context;
+    Object.defineProperty(err, "weftContext", { value: true });
+    return err;
   }
 
   // ---------------------------------------------------------------- accessors

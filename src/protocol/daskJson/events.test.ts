@@ -1,0 +1,154 @@
+import { describe, expect, it } from "vitest";
+import { AssertionError } from "../../util/pyErrors.ts";
+import { ExecuteSuccessEvent, FreeKeysEvent } from "../../worker/state/events.ts";
+import { WorkerState } from "../../worker/state/workerState.ts";
+import { EVENT_CLASSES, eventFromDict, eventToDict } from "./events.ts";
+import { DaskDictError } from "./fields.ts";
+import { instructionFromDict, instructionToDict } from "./instructions.ts";
+
+/** One recorded dict of every event class (FORMAT.md). */
+const SAMPLES: Record<string, Record<string, unknown>> = {
+  PauseEvent: {},
+  UnpauseEvent: {},
+  FindMissingEvent: {},
+  RetryBusyWorkerEvent: { worker: "w:1" },
+  RemoveWorkerEvent: { worker: "w:1" },
+  GatherDepSuccessEvent: {
+    worker: "w:1",
+    total_nbytes: 10,
+    data: { x: { typename: "int", sizeof: 28, value: 1 } },
+  },
+  GatherDepBusyEvent: { worker: "w:1", total_nbytes: 10 },
+  GatherDepNetworkFailureEvent: { worker: "w:1", total_nbytes: 10 },
+  GatherDepFailureEvent: {
+    worker: "w:1",
+    total_nbytes: 10,
+    exception: null,
+    traceback: null,
+    exception_text: "ValueError('x')",
+    traceback_text: "",
+  },
+  ComputeTaskEvent: {
+    key: "y",
+    run_id: 3,
+    who_has: { x: ["w:1", "w:2"] },
+    nbytes: { x: 10 },
+    priority: [0, 1],
+    duration: 0.5,
+    run_spec: null,
+    function: null,
+    args: null,
+    kwargs: null,
+    resource_restrictions: { GPU: 1 },
+    actor: false,
+    annotations: { a: 1 },
+    span_id: null,
+  },
+  ExecuteSuccessEvent: {
+    key: "y",
+    run_id: 3,
+    value: { typename: "int", sizeof: 28, value: 2 },
+    start: 0,
+    stop: 1,
+    nbytes: 28,
+    type: "int",
+  },
+  ExecuteFailureEvent: {
+    key: "y",
+    run_id: 3,
+    start: null,
+    stop: null,
+    exception: null,
+    traceback: null,
+    exception_text: "ZeroDivisionError('division by zero')",
+    traceback_text: "",
+  },
+  RescheduleEvent: { key: "y" },
+  CancelComputeEvent: { key: "y" },
+  RefreshWhoHasEvent: { who_has: { x: ["w:1"] } },
+  AcquireReplicasEvent: { who_has: { x: ["w:1"] }, nbytes: { x: 5 } },
+  RemoveReplicasEvent: { keys: ["x"] },
+  FreeKeysEvent: { keys: ["x", "y"] },
+  StealRequestEvent: { key: "y" },
+  UpdateDataEvent: { data: { x: { typename: "list", sizeof: 100, repr: "[...]" } } },
+  SecedeEvent: { key: "y", compute_duration: 0.25 },
+};
+
+describe("Dask dict codec for events", () => {
+  it("has a sample for every event class", () => {
+    expect(Object.keys(SAMPLES).sort()).toEqual([...EVENT_CLASSES].sort());
+    expect(EVENT_CLASSES.length).toBe(21);
+  });
+
+  for (const [cls, fields] of Object.entries(SAMPLES)) {
+    it(`round-trips ${cls}`, () => {
+      const d = { cls, stimulus_id: `s-${cls}`, ...fields };
+      const ev = eventFromDict(d);
+      expect(ev.cls).toBe(cls);
+      expect(ev.stimulusId).toBe(`s-${cls}`);
+      expect(eventToDict(ev)).toEqual(d);
+    });
+  }
+
+  it("rejects an unknown class, naming it and the known ones", () => {
+    expect(() => eventFromDict({ cls: "NoSuchEvent", stimulus_id: "s" })).toThrow(
+      /unknown class "NoSuchEvent" \(known: .*ComputeTaskEvent/,
+    );
+    expect(() => eventFromDict({ cls: "toString", stimulus_id: "s" })).toThrow(DaskDictError);
+  });
+
+  it("names the event and the field that is missing or of the wrong type", () => {
+    expect(() => eventFromDict({ cls: "FreeKeysEvent", stimulus_id: "s" })).toThrow(
+      "FreeKeysEvent.keys: expected a value (the field is missing), got nothing",
+    );
+    expect(() => eventFromDict({ cls: "FreeKeysEvent", stimulus_id: "s", keys: "x" })).toThrow(
+      'FreeKeysEvent.keys: expected a list of strings, got string "x"',
+    );
+    const bad = { cls: "ComputeTaskEvent", stimulus_id: "s", ...SAMPLES.ComputeTaskEvent };
+    expect(() => eventFromDict({ ...bad, who_has: { x: "w:1" } })).toThrow(
+      'ComputeTaskEvent.who_has["x"]: expected a list of worker addresses',
+    );
+    expect(() => eventFromDict({ ...bad, run_id: 1.5 })).toThrow(
+      "ComputeTaskEvent.run_id: expected an integer",
+    );
+    expect(() => eventFromDict({ ...bad, priority: null })).toThrow("ComputeTaskEvent.priority");
+    expect(() => eventFromDict(null)).toThrow(DaskDictError);
+    expect(() => eventFromDict([1, 2])).toThrow(DaskDictError);
+  });
+
+  it("round-trips instructions and rejects unknown ones", () => {
+    const d = {
+      cls: "GatherDep",
+      stimulus_id: "s",
+      worker: "w:1",
+      to_gather: ["a", "b"],
+      total_nbytes: 3,
+    };
+    expect(instructionToDict(instructionFromDict(d))).toEqual(d);
+    expect(() => instructionFromDict({ cls: "Nope", stimulus_id: "s" })).toThrow(/unknown class/);
+  });
+});
+
+describe("events the state machine rejects", () => {
+  it("an execution result for an unknown key fails naming the event and the key", () => {
+    const ws = new WorkerState({ address: "w:0" });
+    const ev = ExecuteSuccessEvent.dummy("ghost", { stimulusId: "done-ghost" });
+    let err: unknown;
+    try {
+      ws.handleStimulus(ev);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(AssertionError);
+    expect((err as Error).message).toContain(
+      'while handling ExecuteSuccessEvent(stimulus_id="done-ghost", key="ghost")',
+    );
+    expect((err as Error).message).toContain('task "ghost" is unknown');
+  });
+
+  it("freeing unknown keys is not an error", () => {
+    const ws = new WorkerState({ address: "w:0" });
+    expect(ws.handleStimulus(new FreeKeysEvent({ keys: ["nope"], stimulusId: "f" }))).toEqual([]);
+    ws.validateState();
+  });
+});
