@@ -1,0 +1,117 @@
+/**
+ * The worker's `get_data` handler: peers (and clients) ask for keys, the worker
+ * answers with the values it holds. At most `transferOutgoingCountLimit`
+ * answers are in flight at once (twice that for peers on the same host, one
+ * while paused, as in Dask); beyond that it answers `{status: "busy"}` and the
+ * peer retries later.
+ */
+
+import type { RpcContext } from "../comm/rpc.ts";
+import { getAddressHost } from "../util/address.ts";
+import type { WorkerState } from "./state/workerState.ts";
+
+/** The answer to `get_data`. */
+export type GetDataResponse =
+  | { readonly status: "OK"; readonly data: Map<string, unknown> }
+  | { readonly status: "busy" };
+
+/** What the data server needs to know of its worker. */
+export interface DataServerHost {
+  readonly state: WorkerState;
+  /** True while the worker is paused. */
+  readonly isPaused: boolean;
+}
+
+function host(address: string): string | null {
+  try {
+    return getAddressHost(address);
+  } catch {
+    return null;
+  }
+}
+
+/** Serves `get_data` with outgoing-transfer throttling. */
+export class DataServer {
+  /** Answers being sent now. */
+  outgoingCount = 0;
+  /** Answers sent since the start. */
+  outgoingCountTotal = 0;
+  /** Bytes of the answers being sent now (from the tasks' nbytes). */
+  outgoingBytes = 0;
+  /** Bytes sent since the start. */
+  outgoingBytesTotal = 0;
+  /** `busy` answers since the start. */
+  busyCountTotal = 0;
+
+  constructor(
+    private readonly worker: DataServerHost,
+    /** Dask's `transfer_outgoing_count_limit`. */
+    readonly outgoingCountLimit: number,
+  ) {}
+
+  /** The `get_data` rpc handler: `{keys: string[]}` → {@link GetDataResponse}. */
+  readonly getData = (args: Record<string, unknown>, ctx: RpcContext): GetDataResponse => {
+    const keys = args.keys;
+    if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
+      throw new TypeError("get_data: keys must be an array of strings");
+    }
+    const state = this.worker.state;
+    let max = this.outgoingCountLimit;
+    const peerHost = host(ctx.comm.peerAddress);
+    if (peerHost !== null && peerHost === host(state.address)) max *= 2;
+    if (this.worker.isPaused) max = 1;
+    if (this.outgoingCount >= max) {
+      this.busyCountTotal++;
+      return { status: "busy" };
+    }
+    const data = new Map<string, unknown>();
+    let bytes = 0;
+    for (const key of keys as string[]) {
+      if (!state.data.has(key)) continue;
+      data.set(key, state.data.get(key));
+      bytes += state.tasks.get(key)?.nbytes ?? 0;
+    }
+    this.outgoingCount++;
+    this.outgoingCountTotal++;
+    this.outgoingBytes += bytes;
+    this.outgoingBytesTotal += bytes;
+    ctx.afterReply(() => {
+      this.outgoingCount--;
+      this.outgoingBytes -= bytes;
+    });
+    return { status: "OK", data };
+  };
+}
+
+/**
+ * Check a `get_data` answer: busy, or the values of the requested keys (other
+ * keys are dropped). Throws for anything else.
+ */
+export function parseGetDataResponse(
+  response: unknown,
+  requested: ReadonlySet<string>,
+  peer: string,
+): GetDataResponse {
+  if (typeof response !== "object" || response === null) {
+    throw new TypeError(`unexpected get_data answer from ${peer}: not an object`);
+  }
+  const { status, data } = response as { status?: unknown; data?: unknown };
+  if (status === "busy") return { status: "busy" };
+  if (status !== "OK")
+    throw new TypeError(
+      `unexpected get_data answer from ${peer}: status ${JSON.stringify(status)}`,
+    );
+  const entries: Iterable<[unknown, unknown]> | null =
+    data instanceof Map
+      ? data.entries()
+      : typeof data === "object" && data !== null && !Array.isArray(data)
+        ? Object.entries(data)
+        : null;
+  if (entries === null)
+    throw new TypeError(`unexpected get_data answer from ${peer}: data is not a map`);
+  const out = new Map<string, unknown>();
+  for (const [k, v] of entries) {
+    if (typeof k === "string" && requested.has(k)) out.set(k, v);
+  }
+  return { status: "OK", data: out };
+}

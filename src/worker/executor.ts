@@ -1,0 +1,99 @@
+/**
+ * How a worker runs task functions: an {@link Executor} takes a job (function
+ * name, resolved arguments) and returns its outcome. Two exist: inline (on the
+ * main thread) and piscina (a pool of worker threads).
+ */
+
+import { errorMessage } from "./state/errorMessage.ts";
+
+/** One task to run. */
+export interface ExecuteJob {
+  /** The task's key. */
+  readonly key: string;
+  /** The registered function's name. */
+  readonly fn: string;
+  /** The arguments, task references already replaced by values. */
+  readonly args: readonly unknown[];
+}
+
+/** What the worker does when the running task calls `secede()` / `rejoin()`. */
+export interface RunControl {
+  /** The task seceded after running `computeDuration` seconds. */
+  secede(computeDuration: number): void;
+  /** The task wants a slot again; resolves once it has one. */
+  rejoin(): Promise<void>;
+}
+
+/** An error as it crosses threads and the wire: plain strings only. */
+export interface SerializedError {
+  readonly name: string;
+  readonly message: string;
+  readonly stack: string;
+  /** `"Name: message"`, or the texts a `TaskError` carried. */
+  readonly exceptionText: string;
+  /** The stack without its first line. */
+  readonly tracebackText: string;
+}
+
+/** When and where a task ran. */
+export interface RunTiming {
+  /** Wall-clock seconds at start and stop. */
+  readonly start: number;
+  readonly stop: number;
+  /** The thread it ran on (`worker_threads.threadId`; 0 is the main thread). */
+  readonly threadId: number;
+  /** Seconds it had run when it seceded, or null if it did not. */
+  readonly secededAfter: number | null;
+}
+
+/** How a task ended. */
+export type ExecuteOutcome =
+  | ({ readonly status: "ok"; readonly value: unknown } & RunTiming)
+  | ({ readonly status: "error"; readonly error: SerializedError } & RunTiming)
+  | ({ readonly status: "reschedule" } & RunTiming);
+
+/** Runs task functions. */
+export interface Executor {
+  /** `"inline"` or `"piscina"`. */
+  readonly kind: string;
+  /**
+   * Run a job. Never rejects for the task's own failures (those are `error`
+   * outcomes); rejects if aborted through `signal` or if the executor broke.
+   */
+  run(job: ExecuteJob, control: RunControl, signal: AbortSignal): Promise<ExecuteOutcome>;
+  /** Stop; running tasks are abandoned. */
+  close(): Promise<void>;
+}
+
+/** Wall-clock time in seconds, sub-millisecond, comparable across threads. */
+export function wallSeconds(): number {
+  return (performance.timeOrigin + performance.now()) / 1000;
+}
+
+/** The plain form of a thrown value. */
+export function serializeError(err: unknown): SerializedError {
+  const msg = errorMessage(err);
+  if (err instanceof Error) {
+    return {
+      name: err.name,
+      message: err.message,
+      stack: err.stack ?? "",
+      exceptionText: msg.exceptionText,
+      tracebackText: msg.tracebackText,
+    };
+  }
+  return {
+    name: "Error",
+    message: msg.exceptionText,
+    stack: "",
+    exceptionText: msg.exceptionText,
+    tracebackText: msg.tracebackText,
+  };
+}
+
+/** A {@link SerializedError} for a failure of the worker around the task (cloning, a bad spec, …). */
+export function makeError(name: string, message: string): SerializedError {
+  const err = new Error(message);
+  err.name = name;
+  return serializeError(err);
+}

@@ -1,0 +1,172 @@
+/**
+ * The piscina executor: tasks run on a pool of worker threads, `nthreads` of
+ * them computing at once, plus spare threads for tasks that seceded. Every
+ * thread imports the task modules. Arguments and results cross threads with
+ * the structured-clone algorithm (`v8.serialize`), so a value that cannot be
+ * cloned fails its task with a clear error.
+ */
+
+import { randomUUID } from "node:crypto";
+import { deserialize, serialize } from "node:v8";
+import { BroadcastChannel } from "node:worker_threads";
+import { Piscina } from "piscina";
+import {
+  type ExecuteJob,
+  type ExecuteOutcome,
+  type Executor,
+  makeError,
+  type RunControl,
+  wallSeconds,
+} from "./executor.ts";
+import {
+  isChannelMessage,
+  type ThreadInit,
+  type ThreadJob,
+  type ThreadReply,
+} from "./threadProtocol.ts";
+
+/** Options of {@link PiscinaExecutor.start}. */
+export interface PiscinaExecutorOptions {
+  /** Threads computing at once. */
+  nthreads: number;
+  /** File URLs of the task modules every thread imports. */
+  taskModules: readonly string[];
+  /** Extra threads for seceded tasks. Default 32. */
+  maxSecededThreads?: number;
+  /** Spare threads live this long once idle, in ms. Default 10,000. */
+  idleTimeoutMs?: number;
+  /** How long to wait for the first thread to start, in ms. Default 60,000. */
+  startTimeoutMs?: number;
+}
+
+const BOOTSTRAP = new URL("./threadBootstrap.mjs", import.meta.url).href;
+
+function isReply(v: unknown): v is ThreadReply {
+  return typeof v === "object" && v !== null && typeof (v as { kind?: unknown }).kind === "string";
+}
+
+/** Runs tasks on a piscina thread pool. */
+export class PiscinaExecutor implements Executor {
+  readonly kind = "piscina";
+  private readonly controls = new Map<number, RunControl>();
+  private nextToken = 1;
+  private closed = false;
+
+  private constructor(
+    private readonly pool: Piscina,
+    private readonly channel: BroadcastChannel,
+  ) {
+    channel.onmessage = (ev: unknown) => this.onChannelMessage((ev as { data?: unknown }).data);
+  }
+
+  /** Start the pool and wait until a thread has loaded the task modules. */
+  static async start(o: PiscinaExecutorOptions): Promise<PiscinaExecutor> {
+    const name = `weft-executor-${randomUUID()}`;
+    const channel = new BroadcastChannel(name);
+    channel.unref();
+    const workerData: ThreadInit = { channel: name, taskModules: [...o.taskModules] };
+    const pool = new Piscina({
+      filename: BOOTSTRAP,
+      minThreads: o.nthreads,
+      maxThreads: o.nthreads + (o.maxSecededThreads ?? 32),
+      idleTimeout: o.idleTimeoutMs ?? 10_000,
+      workerData,
+      recordTiming: false,
+    });
+    const executor = new PiscinaExecutor(pool, channel);
+    try {
+      const reply: unknown = await Promise.race([
+        pool.run({ kind: "ping" } satisfies ThreadJob),
+        new Promise((_, reject) =>
+          setTimeout(
+            () => reject(new Error("timed out waiting for a pool thread to start")),
+            o.startTimeoutMs ?? 60_000,
+          ).unref(),
+        ),
+      ]);
+      if (!isReply(reply) || reply.kind !== "pong") throw new Error("unexpected answer to ping");
+    } catch (err) {
+      await executor.close();
+      const why = err instanceof Error ? err.message : String(err);
+      throw new Error(`worker thread pool failed to start: ${why}`, { cause: err });
+    }
+    return executor;
+  }
+
+  /** Threads in the pool now. */
+  get threadCount(): number {
+    return this.pool.threads.length;
+  }
+
+  async run(job: ExecuteJob, control: RunControl, signal: AbortSignal): Promise<ExecuteOutcome> {
+    signal.throwIfAborted();
+    if (this.closed) throw new Error("executor is closed");
+    let args: Buffer;
+    try {
+      args = serialize(job.args);
+    } catch (err) {
+      const t = wallSeconds();
+      const why = err instanceof Error ? err.message : String(err);
+      return {
+        status: "error",
+        error: makeError("DataCloneError", `arguments of task ${job.key} cannot be cloned: ${why}`),
+        start: t,
+        stop: t,
+        threadId: 0,
+        secededAfter: null,
+      };
+    }
+    const token = this.nextToken++;
+    this.controls.set(token, control);
+    let reply: unknown;
+    try {
+      const msg: ThreadJob = { kind: "run", token, key: job.key, fn: job.fn, args };
+      reply = await this.pool.run(msg, { signal });
+    } finally {
+      this.controls.delete(token);
+    }
+    if (!isReply(reply) || reply.kind !== "done")
+      throw new Error("pool thread sent an unexpected reply");
+    const outcome = reply.outcome;
+    if (outcome.status !== "ok") return outcome;
+    try {
+      return { ...outcome, value: deserialize(outcome.value as Uint8Array) };
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return {
+        ...outcome,
+        status: "error",
+        error: makeError(
+          "DataCloneError",
+          `result of task ${job.key} cannot be deserialised: ${why}`,
+        ),
+      };
+    }
+  }
+
+  private onChannelMessage(msg: unknown): void {
+    if (!isChannelMessage(msg)) return;
+    const control = this.controls.get(msg.token);
+    if (control === undefined) return; // the run is over
+    if (msg.t === "secede") {
+      control.secede(msg.after);
+    } else if (msg.t === "rejoin") {
+      const token = msg.token;
+      control.rejoin().then(
+        () => {
+          if (!this.closed) this.channel.postMessage({ t: "rejoined", token });
+        },
+        () => {
+          // the worker is closing; the thread will be terminated
+        },
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.channel.close();
+    await this.pool.destroy();
+  }
+}

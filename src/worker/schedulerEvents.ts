@@ -1,0 +1,195 @@
+/**
+ * Turn the messages the scheduler sends (`compute-task`, `free-keys`, …) into
+ * state machine events, checking every field first: a malformed message is
+ * rejected with a {@link MalformedMessageError} saying what is wrong, and never
+ * reaches the state machine.
+ */
+
+import type { SchedulerToWorkerOp } from "../protocol/messagesWorker.ts";
+import {
+  AcquireReplicasEvent,
+  ComputeTaskEvent,
+  FreeKeysEvent,
+  PauseEvent,
+  RefreshWhoHasEvent,
+  RemoveReplicasEvent,
+  RemoveWorkerEvent,
+  type StateMachineEvent,
+  StealRequestEvent,
+  UnpauseEvent,
+} from "./state/events.ts";
+
+/** A message from the scheduler that cannot be acted on. */
+export class MalformedMessageError extends Error {
+  override name = "MalformedMessageError";
+}
+
+type Rec = Record<string, unknown>;
+
+function fail(op: string, why: string): never {
+  throw new MalformedMessageError(`malformed ${op} message: ${why}`);
+}
+
+function isRecord(v: unknown): v is Rec {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Map);
+}
+
+function str(m: Rec, op: string, field: string): string {
+  const v = m[field];
+  if (typeof v !== "string") fail(op, `${field} must be a string, got ${typeof v}`);
+  return v;
+}
+
+function int(m: Rec, op: string, field: string): number {
+  const v = m[field];
+  if (!Number.isSafeInteger(v)) fail(op, `${field} must be an integer, got ${JSON.stringify(v)}`);
+  return v as number;
+}
+
+function num(m: Rec, op: string, field: string, dflt?: number): number {
+  const v = m[field] ?? dflt;
+  if (typeof v !== "number" || Number.isNaN(v))
+    fail(op, `${field} must be a number, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function strList(m: Rec, op: string, field: string): string[] {
+  const v = m[field];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
+    fail(op, `${field} must be an array of strings`);
+  }
+  return v as string[];
+}
+
+/** `{key: value}` as a plain object or a Map, every value checked. */
+function mapOf<V>(
+  m: Rec,
+  op: string,
+  field: string,
+  check: (v: unknown) => v is V,
+  what: string,
+  dflt?: Rec,
+): Map<string, V> {
+  const v = m[field] ?? dflt;
+  const entries: [unknown, unknown][] =
+    v instanceof Map
+      ? [...v.entries()]
+      : isRecord(v)
+        ? Object.entries(v)
+        : fail(op, `${field} must be an object`);
+  const out = new Map<string, V>();
+  for (const [k, x] of entries) {
+    if (typeof k !== "string") fail(op, `${field} keys must be strings`);
+    if (!check(x)) fail(op, `${field}[${JSON.stringify(k)}] must be ${what}`);
+    out.set(k, x);
+  }
+  return out;
+}
+
+const isStrArray = (x: unknown): x is string[] =>
+  Array.isArray(x) && x.every((s) => typeof s === "string");
+const isNumber = (x: unknown): x is number => typeof x === "number" && !Number.isNaN(x);
+
+/** `whoHas` and `nbytes` with the same keys, each key held by at least one worker, listed once. */
+function whoHasAndNbytes(m: Rec, op: string): [Map<string, string[]>, Map<string, number>] {
+  const whoHas = mapOf(m, op, "whoHas", isStrArray, "an array of worker addresses");
+  const nbytes = mapOf(m, op, "nbytes", isNumber, "a number");
+  for (const [k, workers] of whoHas) {
+    if (!nbytes.has(k)) fail(op, `nbytes has no entry for ${JSON.stringify(k)}`);
+    if (workers.length === 0) fail(op, `whoHas[${JSON.stringify(k)}] lists no worker`);
+    if (new Set(workers).size !== workers.length)
+      fail(op, `whoHas[${JSON.stringify(k)}] lists a worker twice`);
+  }
+  for (const k of nbytes.keys()) {
+    if (!whoHas.has(k)) fail(op, `whoHas has no entry for ${JSON.stringify(k)}`);
+  }
+  return [whoHas, nbytes];
+}
+
+function computeTask(m: Rec): ComputeTaskEvent {
+  const op = "compute-task";
+  const key = str(m, op, "key");
+  const [whoHas, nbytes] = whoHasAndNbytes(m, op);
+  if (whoHas.has(key)) fail(op, `task ${JSON.stringify(key)} depends on itself`);
+  const priority = m.priority;
+  if (
+    !Array.isArray(priority) ||
+    !priority.every((p) => typeof p === "number" && Number.isFinite(p))
+  ) {
+    fail(op, "priority must be an array of finite numbers");
+  }
+  const runSpec = m.runSpec ?? null;
+  if (runSpec !== null && typeof runSpec !== "object")
+    fail(op, "runSpec must be an object or null");
+  const annotations = m.annotations ?? {};
+  if (!isRecord(annotations)) fail(op, "annotations must be an object");
+  const spanId = m.spanId ?? null;
+  if (spanId !== null && typeof spanId !== "string") fail(op, "spanId must be a string or null");
+  const actor = m.actor ?? false;
+  if (typeof actor !== "boolean") fail(op, "actor must be a boolean");
+  return new ComputeTaskEvent({
+    key,
+    runId: int(m, op, "runId"),
+    whoHas,
+    nbytes,
+    priority: priority as number[],
+    duration: num(m, op, "duration", 0.5),
+    runSpec,
+    resourceRestrictions: mapOf(m, op, "resourceRestrictions", isNumber, "a number", {}),
+    actor,
+    annotations,
+    spanId,
+    stimulusId: str(m, op, "stimulusId"),
+  });
+}
+
+/**
+ * The event for a scheduler message, or null for ops that are not events of
+ * the state machine. Throws a {@link MalformedMessageError}.
+ */
+export function schedulerMessageToEvent(msg: unknown): StateMachineEvent {
+  if (!isRecord(msg))
+    throw new MalformedMessageError("a scheduler message must be an object with an op");
+  const op = msg.op as SchedulerToWorkerOp | unknown;
+  if (typeof op !== "string")
+    throw new MalformedMessageError("a scheduler message must have a string op");
+  switch (op as SchedulerToWorkerOp) {
+    case "compute-task":
+      return computeTask(msg);
+    case "free-keys":
+      return new FreeKeysEvent({
+        keys: strList(msg, op, "keys"),
+        stimulusId: str(msg, op, "stimulusId"),
+      });
+    case "remove-replicas":
+      return new RemoveReplicasEvent({
+        keys: strList(msg, op, "keys"),
+        stimulusId: str(msg, op, "stimulusId"),
+      });
+    case "acquire-replicas": {
+      const [whoHas, nbytes] = whoHasAndNbytes(msg, op);
+      return new AcquireReplicasEvent({ whoHas, nbytes, stimulusId: str(msg, op, "stimulusId") });
+    }
+    case "refresh-who-has":
+      return new RefreshWhoHasEvent({
+        whoHas: mapOf(msg, op, "whoHas", isStrArray, "an array of worker addresses"),
+        stimulusId: str(msg, op, "stimulusId"),
+      });
+    case "steal-request":
+      return new StealRequestEvent({
+        key: str(msg, op, "key"),
+        stimulusId: str(msg, op, "stimulusId"),
+      });
+    case "remove-worker":
+      return new RemoveWorkerEvent({
+        worker: str(msg, op, "worker"),
+        stimulusId: str(msg, op, "stimulusId"),
+      });
+    case "pause":
+      return new PauseEvent({ stimulusId: str(msg, op, "stimulusId") });
+    case "unpause":
+      return new UnpauseEvent({ stimulusId: str(msg, op, "stimulusId") });
+    default:
+      throw new MalformedMessageError(`unknown scheduler op ${JSON.stringify(op)}`);
+  }
+}

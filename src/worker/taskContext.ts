@@ -1,0 +1,76 @@
+/**
+ * What task code can ask of the worker running it: {@link secede} and
+ * {@link rejoin} (Dask's), {@link currentTaskKey}, and {@link Reschedule}.
+ * Works the same on a pool thread and on the main thread (inline executor).
+ *
+ * A task that waits for other tasks must not hold a thread meanwhile, or a
+ * worker whose threads all wait would deadlock:
+ *
+ * ```ts
+ * defineTask("waitForOthers", async (...) => {
+ *   secede();              // leave the pool: another task may start in this slot
+ *   const v = await somethingOtherTasksProduce();
+ *   await rejoin();        // wait for a free slot before computing on
+ *   return compute(v);
+ * });
+ * ```
+ */
+
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** The running task's link to its worker. */
+export interface TaskRuntime {
+  /** The running task's key. */
+  readonly key: string;
+  /** Leave the thread pool (see {@link secede}). */
+  secede(): void;
+  /** Take a slot of the pool again (see {@link rejoin}). */
+  rejoin(): Promise<void>;
+}
+
+const storage = new AsyncLocalStorage<TaskRuntime>();
+
+/** Run `fn` as the task `runtime` describes (used by the executors). */
+export function runInTask<T>(runtime: TaskRuntime, fn: () => T): T {
+  return storage.run(runtime, fn);
+}
+
+function runtime(what: string): TaskRuntime {
+  const rt = storage.getStore();
+  if (rt === undefined) throw new Error(`${what} must be called from inside a running task`);
+  return rt;
+}
+
+/** The key of the task whose code is running; throws outside a task. */
+export function currentTaskKey(): string {
+  return runtime("currentTaskKey()").key;
+}
+
+/**
+ * Leave the worker's thread pool: the task keeps running, but no longer counts
+ * against `nthreads`, so the worker may start another task (Dask's `secede`).
+ * The scheduler is told the task is long-running. Calling it again before
+ * {@link rejoin} does nothing.
+ */
+export function secede(): void {
+  runtime("secede()").secede();
+}
+
+/**
+ * After {@link secede}: wait until the pool has a free slot and take it (Dask's
+ * `rejoin`). Resolves at once if the task did not secede.
+ */
+export function rejoin(): Promise<void> {
+  return runtime("rejoin()").rejoin();
+}
+
+/**
+ * Throw this from a task to have the scheduler run it elsewhere (Dask's
+ * `Reschedule`): the worker reports `reschedule` instead of an error.
+ */
+export class Reschedule extends Error {
+  override name = "Reschedule";
+  constructor(message = "task asked to be rescheduled") {
+    super(message);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * A fake scheduler for worker tests: accepts `register-worker`, records every
+ * message the workers send, and lets the test send them anything.
+ */
+
+import type { Comm, Listener } from "../comm/comm.ts";
+import { listen } from "../comm/connect.ts";
+import type { TaskSpec } from "../protocol/messagesTaskSpec.ts";
+
+/** A message a worker sent, and which worker. */
+export interface Received {
+  readonly worker: string;
+  readonly msg: Record<string, unknown>;
+}
+
+/** Options of {@link FakeScheduler.start}. */
+export interface FakeSchedulerOptions {
+  /** Where to listen. Default `inproc://sched`. */
+  address?: string;
+  /** Refuse registrations with this message. */
+  refuse?: string;
+}
+
+/** Stands in for the scheduler. */
+export class FakeScheduler {
+  /** Every message received (register-worker included), in order. */
+  readonly received: Received[] = [];
+  private readonly comms = new Map<string, Comm>();
+  private readonly waiters = new Set<() => void>();
+  private runId = 0;
+
+  private constructor(
+    private readonly listener: Listener,
+    private readonly options: FakeSchedulerOptions,
+  ) {}
+
+  /** Listen and serve. */
+  static async start(options: FakeSchedulerOptions = {}): Promise<FakeScheduler> {
+    let self: FakeScheduler | null = null;
+    const pending: Comm[] = [];
+    const listener = await listen(options.address ?? "inproc://sched", (comm) => {
+      if (self === null) pending.push(comm);
+      else void self.serve(comm);
+    });
+    self = new FakeScheduler(listener, options);
+    for (const c of pending) void self.serve(c);
+    return self;
+  }
+
+  /** The address workers connect to. */
+  get address(): string {
+    return this.listener.address;
+  }
+
+  private record(worker: string, msg: unknown): void {
+    this.received.push({ worker, msg: msg as Record<string, unknown> });
+    for (const w of [...this.waiters]) w();
+  }
+
+  private async serve(comm: Comm): Promise<void> {
+    const first = (await comm.recv().catch(() => null)) as Record<string, unknown> | null;
+    if (first === null || first.op !== "register-worker" || typeof first.address !== "string") {
+      comm.abort();
+      return;
+    }
+    const worker = first.address;
+    this.record(worker, first);
+    if (this.options.refuse !== undefined) {
+      await comm.send({
+        op: "register-worker-reply",
+        status: "error",
+        message: this.options.refuse,
+      });
+      await comm.close();
+      return;
+    }
+    this.comms.set(worker, comm);
+    await comm.send({ op: "register-worker-reply", status: "OK" });
+    try {
+      for await (const frame of comm) {
+        for (const msg of Array.isArray(frame) ? frame : [frame]) this.record(worker, msg);
+      }
+    } catch {
+      // the worker went away
+    }
+    this.comms.delete(worker);
+    this.record(worker, { op: "disconnected" });
+  }
+
+  /** Send messages (as one batch) to a worker. */
+  async send(worker: string, ...msgs: unknown[]): Promise<void> {
+    const comm = this.comms.get(worker);
+    if (comm === undefined) throw new Error(`no worker ${worker} connected`);
+    await comm.send(msgs);
+  }
+
+  /** Send `compute-task` for `key` running `spec`, with the dependencies' locations. */
+  async computeTask(
+    worker: string,
+    key: string,
+    spec: TaskSpec | null,
+    o: {
+      whoHas?: Record<string, string[]>;
+      nbytes?: Record<string, number>;
+      priority?: number[];
+      resources?: Record<string, number>;
+    } = {},
+  ): Promise<number> {
+    const runId = ++this.runId;
+    const whoHas = o.whoHas ?? {};
+    await this.send(worker, {
+      op: "compute-task",
+      key,
+      runId,
+      whoHas,
+      nbytes: o.nbytes ?? Object.fromEntries(Object.keys(whoHas).map((k) => [k, 8])),
+      priority: o.priority ?? [0, runId],
+      duration: 0.1,
+      runSpec: spec,
+      resourceRestrictions: o.resources ?? {},
+      actor: false,
+      annotations: {},
+      spanId: null,
+      stimulusId: `compute-task-${key}-${runId}`,
+    });
+    return runId;
+  }
+
+  /** Messages received so far that match. */
+  messages(
+    pred: (msg: Record<string, unknown>, worker: string) => boolean = () => true,
+  ): Record<string, unknown>[] {
+    return this.received.filter((r) => pred(r.msg, r.worker)).map((r) => r.msg);
+  }
+
+  /** The first message (already received or coming) that matches. */
+  waitFor(
+    pred: (msg: Record<string, unknown>, worker: string) => boolean,
+    timeoutMs = 10_000,
+  ): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const hit = this.received.find((r) => pred(r.msg, r.worker));
+        if (hit === undefined) return false;
+        this.waiters.delete(check);
+        clearTimeout(timer);
+        resolve(hit.msg);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        const ops = this.received.map((r) => r.msg.op).join(", ");
+        reject(
+          new Error(`FakeScheduler: no matching message within ${timeoutMs} ms (received: ${ops})`),
+        );
+      }, timeoutMs);
+      if (!check()) this.waiters.add(check);
+    });
+  }
+
+  /** The `op` message about `key` (task-finished, task-erred, …). */
+  waitForKey(op: string, key: string, timeoutMs?: number): Promise<Record<string, unknown>> {
+    return this.waitFor((m) => m.op === op && m.key === key, timeoutMs);
+  }
+
+  /** Stop listening and drop every worker connection. */
+  async close(): Promise<void> {
+    await this.listener.close();
+    for (const c of this.comms.values()) c.abort();
+  }
+}

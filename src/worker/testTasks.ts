@@ -1,0 +1,56 @@
+/**
+ * Task functions for the worker tests (a task module: imported by every pool
+ * thread and, for the inline executor, by the main thread).
+ */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import { BroadcastChannel, threadId } from "node:worker_threads";
+import { Reschedule, rejoin, secede } from "./taskContext.ts";
+import { defineTask } from "./taskRegistry.ts";
+
+/** An error class of the task module's own. */
+class ValueError extends Error {
+  override name = "ValueError";
+}
+
+defineTask("inc", (x: number) => x + 1);
+defineTask("add", (...xs: number[]) => xs.reduce((a, b) => a + b, 0));
+defineTask("identity", (x: unknown) => x);
+defineTask("boom", (message: string) => {
+  throw new ValueError(message);
+});
+defineTask("uncloneable", () => ({ callback: () => 1 }));
+defineTask("sleep", async (ms: number, value: unknown) => {
+  await sleep(ms);
+  return value;
+});
+defineTask("threadId", () => threadId);
+defineTask("reschedule", () => {
+  throw new Reschedule();
+});
+defineTask("makeMap", (n: number) => new Map(Array.from({ length: n }, (_, i) => [`k${i}`, i])));
+
+/** Secede, wait for a message on the BroadcastChannel `name`, rejoin; returns when it rejoined (ms). */
+defineTask("secedeAndWait", async (name: string) => {
+  const channel = new BroadcastChannel(name);
+  const got = new Promise<unknown>((resolve) => {
+    channel.onmessage = (ev: unknown) => resolve((ev as { data: unknown }).data);
+  });
+  secede();
+  const message = await got;
+  channel.close();
+  await rejoin();
+  return { message, rejoinedAt: Date.now() };
+});
+
+/** Post `message` on the BroadcastChannel `name`, then stay busy `ms`; returns when it ended (ms). */
+defineTask("signal", (name: string, message: unknown, ms: number) => {
+  const channel = new BroadcastChannel(name);
+  channel.postMessage(message);
+  channel.close();
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // keep the thread slot
+  }
+  return Date.now();
+});

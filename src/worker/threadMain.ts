@@ -1,0 +1,85 @@
+/**
+ * The code of a pool thread (loaded by `threadBootstrap.mjs`): imports the
+ * task modules, then runs jobs. Arguments arrive and results leave
+ * `v8.serialize`d (the structured-clone format), so a result that cannot be
+ * cloned fails its task with a clear error instead of killing the thread.
+ */
+
+import { deserialize, serialize } from "node:v8";
+import { BroadcastChannel, threadId } from "node:worker_threads";
+import { makeError, wallSeconds } from "./executor.ts";
+import { runTask, type SecedeHooks } from "./runTask.ts";
+import { taskFunctionNames } from "./taskRegistry.ts";
+import {
+  type ChannelMessage,
+  isChannelMessage,
+  type ThreadInit,
+  type ThreadJob,
+  type ThreadReply,
+} from "./threadProtocol.ts";
+
+let channel: BroadcastChannel | null = null;
+const rejoinWaiters = new Map<number, () => void>();
+
+function post(msg: ChannelMessage): void {
+  if (channel === null) throw new Error("pool thread not initialised");
+  channel.postMessage(msg);
+}
+
+/** Open the channel and import the task modules. */
+export async function init(data: unknown): Promise<void> {
+  const d = data as Partial<ThreadInit> | null;
+  if (d === null || typeof d?.channel !== "string" || !Array.isArray(d.taskModules)) {
+    throw new TypeError("pool thread: workerData must be {channel, taskModules}");
+  }
+  channel = new BroadcastChannel(d.channel);
+  channel.onmessage = (ev: unknown) => {
+    const msg = (ev as { data?: unknown }).data;
+    if (isChannelMessage(msg) && msg.t === "rejoined") rejoinWaiters.get(msg.token)?.();
+  };
+  for (const url of d.taskModules) await import(url);
+}
+
+function hooksFor(token: number): SecedeHooks {
+  return {
+    secede: (after) => post({ t: "secede", token, after }),
+    rejoin: () =>
+      new Promise<void>((resolve) => {
+        rejoinWaiters.set(token, () => {
+          rejoinWaiters.delete(token);
+          resolve();
+        });
+        post({ t: "rejoin", token });
+      }),
+  };
+}
+
+/** Run one job (the piscina handler). */
+export async function handle(job: ThreadJob): Promise<ThreadReply> {
+  if (job.kind === "ping") return { kind: "pong", tasks: taskFunctionNames(), threadId };
+  let args: unknown;
+  try {
+    args = deserialize(job.args);
+  } catch (err) {
+    const t = wallSeconds();
+    const why = err instanceof Error ? err.message : String(err);
+    return {
+      kind: "done",
+      outcome: {
+        status: "error",
+        error: makeError(
+          "DataCloneError",
+          `arguments of task ${job.key} cannot be deserialised: ${why}`,
+        ),
+        start: t,
+        stop: t,
+        threadId,
+        secededAfter: null,
+      },
+    };
+  }
+  const outcome = await runTask(job.key, job.fn, args as unknown[], hooksFor(job.token), (v) =>
+    serialize(v),
+  );
+  return { kind: "done", outcome };
+}

@@ -1,0 +1,49 @@
+/**
+ * What the worker's main thread and its pool threads say to each other.
+ * Jobs and replies go through piscina; `secede`/`rejoin` go through a
+ * `BroadcastChannel` named per worker, because a task may call them while its
+ * job is still running.
+ */
+
+import type { ExecuteOutcome } from "./executor.ts";
+
+/** `workerData` of a pool thread. */
+export interface ThreadInit {
+  /** Name of the worker's BroadcastChannel. */
+  readonly channel: string;
+  /** File URLs of the task modules to import. */
+  readonly taskModules: readonly string[];
+}
+
+/** A job for a pool thread. */
+export type ThreadJob =
+  | { readonly kind: "ping" }
+  | {
+      readonly kind: "run";
+      /** Identifies this run in channel messages. */
+      readonly token: number;
+      readonly key: string;
+      readonly fn: string;
+      /** The arguments, `v8.serialize`d on the main thread. */
+      readonly args: Uint8Array;
+    };
+
+/** A pool thread's answer: to a ping, the functions it knows; to a run, the outcome (an ok value `v8.serialize`d). */
+export type ThreadReply =
+  | { readonly kind: "pong"; readonly tasks: readonly string[]; readonly threadId: number }
+  | { readonly kind: "done"; readonly outcome: ExecuteOutcome };
+
+/** Channel messages: thread → main `secede`/`rejoin`, main → thread `rejoined`. */
+export type ChannelMessage =
+  | { readonly t: "secede"; readonly token: number; readonly after: number }
+  | { readonly t: "rejoin"; readonly token: number }
+  | { readonly t: "rejoined"; readonly token: number };
+
+/** True if `m` is a well-formed {@link ChannelMessage}. */
+export function isChannelMessage(m: unknown): m is ChannelMessage {
+  if (typeof m !== "object" || m === null) return false;
+  const { t, token } = m as { t?: unknown; token?: unknown };
+  if (typeof token !== "number") return false;
+  if (t === "secede") return typeof (m as { after?: unknown }).after === "number";
+  return t === "rejoin" || t === "rejoined";
+}

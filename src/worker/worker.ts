@@ -1,0 +1,517 @@
+/**
+ * The worker: the shell around the worker state machine. It registers with the
+ * scheduler and turns its messages into events, runs tasks on an executor,
+ * fetches missing inputs from peers with `get_data`, serves its own data to
+ * peers, and sends the state machine's messages back to the scheduler over a
+ * batched stream.
+ */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "pino";
+import { BatchedSend } from "../comm/batchedSend.ts";
+import type { Comm, Listener } from "../comm/comm.ts";
+import { connect, listen } from "../comm/connect.ts";
+import { isNetworkError } from "../comm/errors.ts";
+import { serveRpc } from "../comm/rpc.ts";
+import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
+import type { RegisterWorkerMsg } from "../protocol/messagesWorker.ts";
+import { sizeof, typeName } from "../util/sizeof.ts";
+import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
+import { DataServer, parseGetDataResponse } from "./dataServer.ts";
+import { Execution } from "./execution.ts";
+import {
+  type ExecuteOutcome,
+  type Executor,
+  type SerializedError,
+  serializeError,
+} from "./executor.ts";
+import { InlineExecutor } from "./inlineExecutor.ts";
+import { PeerPool, raceSignal } from "./peerPool.ts";
+import { PiscinaExecutor } from "./piscinaExecutor.ts";
+import { resolveArgs } from "./resolveArgs.ts";
+import { schedulerMessageToEvent } from "./schedulerEvents.ts";
+import { SlotGate } from "./slotGate.ts";
+import type { ErrorMessage } from "./state/errorMessage.ts";
+import {
+  ExecuteFailureEvent,
+  ExecuteSuccessEvent,
+  FindMissingEvent,
+  GatherDepBusyEvent,
+  GatherDepFailureEvent,
+  GatherDepNetworkFailureEvent,
+  GatherDepSuccessEvent,
+  RescheduleEvent,
+  RetryBusyWorkerEvent,
+  SecedeEvent,
+  type StateMachineEvent,
+} from "./state/events.ts";
+import { WorkerState } from "./state/workerState.ts";
+import {
+  type ResolvedWorkerOptions,
+  resolveWorkerOptions,
+  type WorkerOptions,
+} from "./workerOptions.ts";
+
+/** Where a worker is in its life. */
+export type WorkerStatus =
+  | "init"
+  | "starting"
+  | "running"
+  | "paused"
+  | "closing"
+  | "closed"
+  | "failed";
+
+/** The reply a scheduler gives to `register-worker`: `{status: "OK"}` or `{status: "error", message}`. */
+export interface RegisterWorkerReply {
+  readonly op?: "register-worker-reply";
+  readonly status: "OK" | "error";
+  readonly message?: string;
+}
+
+/** A stimulus id with Dask's shape: `prefix-<wall-clock seconds>`. */
+function stimulusId(prefix: string): string {
+  return `${prefix}-${Date.now() / 1000}`;
+}
+
+/** The opaque `exception`/`traceback` the scheduler gets: plain, serialisable fields. */
+function wireError(e: SerializedError): ErrorMessage {
+  return {
+    status: "error",
+    exception: { name: e.name, message: e.message, stack: e.stack },
+    traceback: e.stack,
+    exceptionText: e.exceptionText,
+    tracebackText: e.tracebackText,
+  };
+}
+
+function wireErrorMessage(err: unknown): ErrorMessage {
+  return wireError(serializeError(err));
+}
+
+/** The real worker: executor, data store, `get_data` server, peer gathering, scheduler stream. */
+export class Worker extends BaseWorker {
+  /** The options, defaults filled in. */
+  readonly options: ResolvedWorkerOptions;
+  readonly logger: Logger;
+  private statusValue: WorkerStatus = "init";
+  private executor: Executor | null = null;
+  private listener: Listener | null = null;
+  private schedulerComm: Comm | null = null;
+  private stream: BatchedSend | null = null;
+  private readonly peers: PeerPool;
+  /** Answers `get_data`; its counters tell the outgoing transfers. */
+  readonly dataServer: DataServer;
+  private readonly gate: SlotGate;
+  private readonly timers: ReturnType<typeof setInterval>[] = [];
+  private readonly servedComms = new Set<Comm>();
+  private readonly metricTotals = new Map<string, number>();
+  private closePromise: Promise<string[]> | null = null;
+
+  constructor(options: WorkerOptions) {
+    const o = resolveWorkerOptions(options);
+    const logger = o.logger;
+    super(
+      new WorkerState({
+        nthreads: o.nthreads,
+        resources: o.resources,
+        validate: o.validate,
+        transferIncomingCountLimit: o.transferIncomingCountLimit,
+        transferMessageBytesLimit: o.transferMessageBytesLimit,
+        transferIncomingBytesLimit: o.transferIncomingBytesLimit,
+        clock: () => Date.now() / 1000,
+        monotonic: () => performance.now() / 1000,
+        errorMessage: wireErrorMessage,
+        onPluginError: (name, err) => logger.error({ err, plugin: name }, "worker plugin failed"),
+      }),
+    );
+    this.options = o;
+    this.logger = logger;
+    this.gate = new SlotGate(o.nthreads);
+    this.peers = new PeerPool({
+      connectTimeoutMs: o.connectTimeoutMs,
+      maxFrameBytes: o.maxFrameBytes,
+      logger,
+    });
+    this.dataServer = new DataServer(this, o.transferOutgoingCountLimit);
+  }
+
+  /** Create a worker and {@link start} it. */
+  static async create(options: WorkerOptions): Promise<Worker> {
+    return new Worker(options).start();
+  }
+
+  /** Where the worker is in its life. */
+  get status(): WorkerStatus {
+    return this.statusValue;
+  }
+
+  /** True while paused (by the scheduler). */
+  get isPaused(): boolean {
+    return this.statusValue === "paused";
+  }
+
+  /** The worker's address, as peers and the scheduler know it. */
+  get address(): string {
+    return this.state.address;
+  }
+
+  /** The executor's kind (`"inline"` or `"piscina"`). */
+  get executorKind(): string {
+    return this.options.executor;
+  }
+
+  /** Totals of the metrics digested so far, by JSON-encoded metric name. */
+  get metrics(): ReadonlyMap<string, number> {
+    return this.metricTotals;
+  }
+
+  /**
+   * Start the executor, listen for peers, register with the scheduler and
+   * start the periodic callbacks. On failure everything started is closed and
+   * the error is thrown.
+   */
+  async start(): Promise<this> {
+    if (this.statusValue !== "init")
+      throw new Error(`cannot start a worker that is ${this.statusValue}`);
+    this.statusValue = "starting";
+    const o = this.options;
+    try {
+      this.executor =
+        o.executor === "inline"
+          ? await InlineExecutor.start(o.taskModules)
+          : await PiscinaExecutor.start({
+              nthreads: o.nthreads,
+              taskModules: o.taskModules,
+              maxSecededThreads: o.maxSecededThreads,
+            });
+      this.listener = await listen(o.listen, (comm) => this.servePeer(comm), {
+        maxFrameBytes: o.maxFrameBytes,
+      });
+      this.state.address = o.contactAddress ?? this.listener.address;
+      await this.register();
+    } catch (err) {
+      await this.close();
+      this.statusValue = "failed";
+      throw err;
+    }
+    this.statusValue = "running";
+    this.every(o.heartbeatIntervalMs, () => this.heartbeat());
+    this.every(o.findMissingIntervalMs, () => this.findMissing());
+    this.logger.info(
+      { address: this.address, nthreads: o.nthreads, executor: o.executor },
+      "worker started",
+    );
+    return this;
+  }
+
+  private every(ms: number, fn: () => void): void {
+    const t = setInterval(fn, ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  private async register(): Promise<void> {
+    const o = this.options;
+    const comm = await connect(o.scheduler, {
+      timeoutMs: o.connectTimeoutMs,
+      maxFrameBytes: o.maxFrameBytes,
+    });
+    this.schedulerComm = comm;
+    const msg: RegisterWorkerMsg = {
+      op: "register-worker",
+      address: this.address,
+      nthreads: o.nthreads,
+      resources: o.resources,
+      stimulusId: stimulusId("worker-connect"),
+    };
+    await comm.send(msg);
+    const timeout = sleep(o.connectTimeoutMs, null, { ref: false }).then(() => {
+      throw new Error(
+        `the scheduler at ${o.scheduler} did not answer register-worker within ${o.connectTimeoutMs} ms`,
+      );
+    });
+    const reply = (await Promise.race([
+      comm.recv(),
+      timeout,
+    ])) as Partial<RegisterWorkerReply> | null;
+    if (typeof reply !== "object" || reply === null || reply.status !== "OK") {
+      const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
+      throw new Error(`the scheduler at ${o.scheduler} refused to register this worker: ${why}`);
+    }
+    this.stream = new BatchedSend(comm, {
+      intervalMs: o.batchedSendIntervalMs,
+      onError: (err) => this.logger.error({ err }, "cannot send to the scheduler"),
+    });
+    void this.readSchedulerStream(comm);
+  }
+
+  private async readSchedulerStream(comm: Comm): Promise<void> {
+    try {
+      for await (const frame of comm) {
+        this.onSchedulerMessages(Array.isArray(frame) ? frame : [frame]);
+      }
+    } catch (err) {
+      this.logger.error({ err }, "the stream from the scheduler broke");
+    }
+    if (this.statusValue === "running" || this.statusValue === "paused") {
+      this.logger.warn(
+        { scheduler: this.options.scheduler },
+        "lost the connection to the scheduler; closing",
+      );
+      void this.close();
+    }
+  }
+
+  /** Handle a batch of scheduler messages; malformed ones are logged and skipped. */
+  private onSchedulerMessages(msgs: readonly unknown[]): void {
+    if (this.statusValue !== "running" && this.statusValue !== "paused") return;
+    const events: StateMachineEvent[] = [];
+    for (const msg of msgs) {
+      try {
+        const ev = schedulerMessageToEvent(msg);
+        if (ev.cls === "PauseEvent") this.statusValue = "paused";
+        else if (ev.cls === "UnpauseEvent") this.statusValue = "running";
+        events.push(ev);
+      } catch (err) {
+        const op =
+          typeof msg === "object" && msg !== null ? (msg as { op?: unknown }).op : undefined;
+        this.logger.error({ err, op }, "rejected a malformed message from the scheduler");
+      }
+    }
+    if (events.length > 0) this.handleStimulus(...events);
+  }
+
+  /**
+   * Feed stimuli to the state machine. An exception from it is a bug that may
+   * have left the state inconsistent: the worker logs it and closes (Dask's
+   * `fail_hard`).
+   */
+  override handleStimulus(...stims: StateMachineEvent[]): void {
+    if (
+      this.statusValue === "closing" ||
+      this.statusValue === "closed" ||
+      this.statusValue === "failed"
+    )
+      return;
+    try {
+      super.handleStimulus(...stims);
+    } catch (err) {
+      this.logger.fatal(
+        { err, stimuli: stims.map((s) => s.cls) },
+        "worker state machine failed; closing",
+      );
+      void this.close().then(() => {
+        this.statusValue = "failed";
+      });
+    }
+  }
+
+  private heartbeat(): void {
+    if (this.stream === null || this.stream.isClosed) return;
+    this.stream.send({ op: "heartbeat-worker", stimulusId: stimulusId("heartbeat") });
+  }
+
+  private findMissing(): void {
+    if (this.state.missingDepFlight.size === 0) return;
+    this.handleStimulus(new FindMissingEvent({ stimulusId: stimulusId("find-missing") }));
+  }
+
+  private servePeer(comm: Comm): void {
+    if (this.statusValue === "closing" || this.statusValue === "closed") {
+      comm.abort();
+      return;
+    }
+    this.servedComms.add(comm);
+    void serveRpc(comm, { get_data: this.dataServer.getData }, this.logger).finally(() =>
+      this.servedComms.delete(comm),
+    );
+  }
+
+  override batchedSend(msg: Record<string, unknown>): void {
+    const stream = this.stream;
+    if (stream === null || stream.isClosed) {
+      this.logger.debug({ op: msg.op }, "no stream to the scheduler; message dropped");
+      return;
+    }
+    stream.send(msg);
+  }
+
+  override async execute(
+    key: string,
+    stimId: string,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent> {
+    const ts = this.state.tasks.get(key);
+    if (ts === undefined) throw new Error(`Execute(${key}): no such task`);
+    const runId = ts.runId;
+    const executor = this.executor;
+    if (executor === null) throw new Error("Execute before start()");
+    try {
+      const spec = ts.runSpec?.task ?? null;
+      const problem = taskSpecProblem(spec);
+      if (problem !== null) throw new TypeError(`task ${key} has an invalid run spec: ${problem}`);
+      const { fn, args } = spec as TaskSpec;
+      const resolved = resolveArgs(args, this.state.data, key);
+      await this.gate.acquire(ctx.signal);
+      const execution = new Execution(
+        this.gate,
+        (computeDuration) =>
+          this.handleStimulus(
+            new SecedeEvent({ key, computeDuration, stimulusId: stimulusId("secede") }),
+          ),
+        ctx.signal,
+      );
+      let outcome: ExecuteOutcome;
+      try {
+        outcome = await executor.run({ key, fn, args: resolved }, execution, ctx.signal);
+      } catch (err) {
+        execution.finish(null);
+        throw err;
+      }
+      execution.finish(outcome.secededAfter);
+      ctx.ledger.record("thread", outcome.stop - outcome.start);
+      return this.outcomeEvent(key, runId, outcome);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      this.logger.error({ err, key, stimulusId: stimId }, "could not run task");
+      return ExecuteFailureEvent.fromException(
+        err,
+        { key, runId, stimulusId: stimulusId("execute-unknown-error") },
+        wireErrorMessage,
+      );
+    }
+  }
+
+  private outcomeEvent(key: string, runId: number, outcome: ExecuteOutcome): StateMachineEvent {
+    if (this.state.tasks.has(key)) this.state.threads.set(key, outcome.threadId);
+    switch (outcome.status) {
+      case "ok":
+        return new ExecuteSuccessEvent({
+          key,
+          runId,
+          value: outcome.value,
+          start: outcome.start,
+          stop: outcome.stop,
+          nbytes: sizeof(outcome.value),
+          type: typeName(outcome.value),
+          stimulusId: stimulusId("task-finished"),
+        });
+      case "error": {
+        const e = wireError(outcome.error);
+        return new ExecuteFailureEvent({
+          key,
+          runId,
+          start: outcome.start,
+          stop: outcome.stop,
+          exception: e.exception,
+          traceback: e.traceback,
+          exceptionText: e.exceptionText,
+          tracebackText: e.tracebackText,
+          stimulusId: stimulusId("task-erred"),
+        });
+      }
+      case "reschedule":
+        return new RescheduleEvent({ key, stimulusId: stimulusId("reschedule") });
+    }
+  }
+
+  override async gatherDep(
+    worker: string,
+    toGather: ReadonlySet<string>,
+    totalNbytes: number,
+    _stimulusId: string,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent> {
+    const start = this.now();
+    try {
+      const client = await this.peers.get(worker, ctx.signal);
+      const response = await raceSignal(
+        client.call("get_data", { keys: [...toGather], who: this.address }, { signal: ctx.signal }),
+        ctx.signal,
+      );
+      ctx.ledger.record("network", this.now() - start);
+      const parsed = parseGetDataResponse(response, toGather, worker);
+      if (parsed.status === "busy") {
+        return new GatherDepBusyEvent({
+          worker,
+          totalNbytes,
+          stimulusId: stimulusId("gather-dep-busy"),
+        });
+      }
+      return new GatherDepSuccessEvent({
+        worker,
+        totalNbytes,
+        data: parsed.data,
+        stimulusId: stimulusId("gather-dep-success"),
+      });
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      if (isNetworkError(err)) {
+        this.logger.warn({ err, peer: worker }, "network failure while gathering data from a peer");
+        return new GatherDepNetworkFailureEvent({
+          worker,
+          totalNbytes,
+          stimulusId: stimulusId("gather-dep-network-failure"),
+        });
+      }
+      this.logger.error({ err, peer: worker }, "failed to gather data from a peer");
+      return GatherDepFailureEvent.fromException(
+        err,
+        { worker, totalNbytes, stimulusId: stimulusId("gather-dep-failure") },
+        wireErrorMessage,
+      );
+    }
+  }
+
+  override async retryBusyWorkerLater(
+    worker: string,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent> {
+    await sleep(this.options.retryBusyWorkerDelayMs, undefined, { signal: ctx.signal });
+    return new RetryBusyWorkerEvent({ worker, stimulusId: stimulusId("retry-busy-worker") });
+  }
+
+  override digestMetric(name: MetricName, value: number): void {
+    const key = JSON.stringify(name);
+    this.metricTotals.set(key, (this.metricTotals.get(key) ?? 0) + value);
+  }
+
+  /**
+   * Stop: no more connections or periodic callbacks, cancel the running
+   * instructions (waiting up to `timeout` seconds), flush and close the stream
+   * to the scheduler, close peer connections and the executor. Returns the
+   * names of the instructions still running after the timeout. Idempotent.
+   */
+  override close(timeout = 30): Promise<string[]> {
+    this.closePromise ??= this.shutdown(timeout);
+    return this.closePromise;
+  }
+
+  private async shutdown(timeout: number): Promise<string[]> {
+    this.statusValue = "closing";
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    await this.listener?.close();
+    const stuck = await super.close(timeout);
+    try {
+      if (this.stream !== null) await this.stream.close();
+      else await this.schedulerComm?.close();
+    } catch (err) {
+      this.logger.debug({ err }, "error closing the scheduler stream");
+    }
+    await this.peers.closeAll();
+    for (const comm of this.servedComms) comm.abort();
+    await this.executor?.close();
+    this.statusValue = "closed";
+    this.logger.info({ address: this.safeAddress() }, "worker closed");
+    return stuck;
+  }
+
+  private safeAddress(): string | null {
+    try {
+      return this.state.address;
+    } catch {
+      return null;
+    }
+  }
+}

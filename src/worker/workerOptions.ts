@@ -1,0 +1,138 @@
+/** The options of a {@link Worker} and their defaults. */
+
+import { availableParallelism } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type Logger, pino } from "pino";
+
+/** Options of a {@link Worker}. */
+export interface WorkerOptions {
+  /** The scheduler's address, e.g. `tcp://10.0.0.1:8786` or `inproc://sched/1`. */
+  scheduler: string;
+  /** Where to listen for peers and clients. Default `tcp://127.0.0.1:0`; `inproc://` in one process. */
+  listen?: string;
+  /** The address to advertise, if not the listener's (e.g. behind NAT). */
+  contactAddress?: string;
+  /** Tasks computing at once. Default: the number of CPUs. */
+  nthreads?: number;
+  /** `"piscina"` (a thread pool, default) or `"inline"` (the main thread). */
+  executor?: "piscina" | "inline";
+  /**
+   * Modules that define the task functions (`defineTask`), as file URLs or
+   * paths; imported by every pool thread (and by the main thread for the
+   * inline executor).
+   */
+  taskModules?: readonly string[];
+  /** Spare pool threads for seceded tasks. Default 32. */
+  maxSecededThreads?: number;
+  /** Abstract resources this worker supplies, `{GPU: 2}`. */
+  resources?: Readonly<Record<string, number>>;
+  /** Check the state machine after every stimulus (slow; for tests). Default false. */
+  validate?: boolean;
+  /** Concurrent incoming transfers (Dask's `distributed.worker.connections.incoming`). Default 4. */
+  transferIncomingCountLimit?: number;
+  /** Concurrent outgoing transfers before answering `busy` (Dask's `…connections.outgoing`). Default 4. */
+  transferOutgoingCountLimit?: number;
+  /** Bytes to gather from one peer in one request, beyond the first task. Default 50 MB. */
+  transferMessageBytesLimit?: number;
+  /** Bytes of incoming transfers under way at once. Default unlimited. */
+  transferIncomingBytesLimit?: number;
+  /** Wait before asking a busy peer again, in ms. Default 150. */
+  retryBusyWorkerDelayMs?: number;
+  /** How often to look for missing dependencies, in ms (Dask's find_missing). Default 1,000. */
+  findMissingIntervalMs?: number;
+  /** How often to tell the scheduler this worker is alive, in ms. Default 1,000. */
+  heartbeatIntervalMs?: number;
+  /** Batching interval of the stream to the scheduler, in ms; 0 for the next turn. Default 2. */
+  batchedSendIntervalMs?: number;
+  /** Timeout to connect to the scheduler or a peer, in ms. Default 30,000. */
+  connectTimeoutMs?: number;
+  /** The largest TCP frame sent or accepted, in bytes. Default 512 MiB. */
+  maxFrameBytes?: number;
+  /** Where to log. Default: a pino logger named `weft.worker` at level `$WEFT_LOG_LEVEL` or `info`. */
+  logger?: Logger;
+}
+
+/** {@link WorkerOptions} with every default filled in. */
+export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, "contactAddress">> & {
+  contactAddress: string | null;
+};
+
+function positiveInt(name: string, v: number): number {
+  if (!Number.isInteger(v) || v < 1)
+    throw new RangeError(`Worker option ${name} must be a positive integer, got ${v}`);
+  return v;
+}
+
+function nonNegative(name: string, v: number): number {
+  if (typeof v !== "number" || Number.isNaN(v) || v < 0) {
+    throw new RangeError(`Worker option ${name} must be a number >= 0, got ${v}`);
+  }
+  return v;
+}
+
+/** A file URL for a module given as a URL or a path. */
+export function moduleUrl(spec: string): string {
+  if (typeof spec !== "string" || spec === "") {
+    throw new TypeError(
+      `Worker option taskModules: expected a file URL or path, got ${JSON.stringify(spec)}`,
+    );
+  }
+  if (spec.startsWith("file:")) return spec;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(spec) && !/^[a-z]:[\\/]/i.test(spec)) {
+    throw new TypeError(
+      `Worker option taskModules: only file URLs and paths are supported, got ${spec}`,
+    );
+  }
+  return pathToFileURL(isAbsolute(spec) ? spec : resolve(spec)).href;
+}
+
+/** Check `o` and fill in the defaults; throws a clear error for a bad option. */
+export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
+  if (typeof o !== "object" || o === null) throw new TypeError("Worker options must be an object");
+  if (typeof o.scheduler !== "string" || o.scheduler === "") {
+    throw new TypeError("Worker option scheduler (the scheduler's address) is required");
+  }
+  const executor = o.executor ?? "piscina";
+  if (executor !== "piscina" && executor !== "inline") {
+    throw new TypeError(
+      `Worker option executor must be "piscina" or "inline", got ${JSON.stringify(executor)}`,
+    );
+  }
+  const resources = o.resources ?? {};
+  for (const [k, v] of Object.entries(resources)) nonNegative(`resources.${k}`, v);
+  return {
+    scheduler: o.scheduler,
+    listen: o.listen ?? "tcp://127.0.0.1:0",
+    contactAddress: o.contactAddress ?? null,
+    nthreads: positiveInt("nthreads", o.nthreads ?? availableParallelism()),
+    executor,
+    taskModules: (o.taskModules ?? []).map(moduleUrl),
+    maxSecededThreads: nonNegative("maxSecededThreads", o.maxSecededThreads ?? 32),
+    resources,
+    validate: o.validate ?? false,
+    transferIncomingCountLimit: positiveInt(
+      "transferIncomingCountLimit",
+      o.transferIncomingCountLimit ?? 4,
+    ),
+    transferOutgoingCountLimit: positiveInt(
+      "transferOutgoingCountLimit",
+      o.transferOutgoingCountLimit ?? 4,
+    ),
+    transferMessageBytesLimit: nonNegative(
+      "transferMessageBytesLimit",
+      o.transferMessageBytesLimit ?? 50e6,
+    ),
+    transferIncomingBytesLimit: nonNegative(
+      "transferIncomingBytesLimit",
+      o.transferIncomingBytesLimit ?? Number.POSITIVE_INFINITY,
+    ),
+    retryBusyWorkerDelayMs: nonNegative("retryBusyWorkerDelayMs", o.retryBusyWorkerDelayMs ?? 150),
+    findMissingIntervalMs: positiveInt("findMissingIntervalMs", o.findMissingIntervalMs ?? 1000),
+    heartbeatIntervalMs: positiveInt("heartbeatIntervalMs", o.heartbeatIntervalMs ?? 1000),
+    batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
+    connectTimeoutMs: positiveInt("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
+    maxFrameBytes: positiveInt("maxFrameBytes", o.maxFrameBytes ?? 512 * 1024 * 1024),
+    logger: o.logger ?? pino({ name: "weft.worker", level: process.env.WEFT_LOG_LEVEL ?? "info" }),
+  };
+}
