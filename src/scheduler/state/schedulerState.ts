@@ -36,8 +36,10 @@ export interface InFlightSteal {
 /** A compact record of one handled stimulus, for `stimulusLog`. */
 export interface StimulusRecord {
   readonly stimulusId: string;
-  /** The event kind, with the message op for wrapped messages (`worker-message task-finished`). */
-  readonly what: string;
+  /** The event kind. */
+  readonly kind: SchedulerEvent["kind"];
+  /** The message op, for wrapped messages (`task-finished`, `update-graph`, …); else null. */
+  readonly op: string | null;
   /** The worker or client it came from, or the worker it concerns. */
   readonly origin: string;
   /** The key it concerns, if one. */
@@ -185,24 +187,19 @@ export class SchedulerState {
 
   private recordOf(ev: SchedulerEvent, stimulusId: string): StimulusRecord {
     const time = this.clock();
-    switch (ev.kind) {
+    const kind = ev.kind;
+    switch (kind) {
       case "worker-message": {
         const m = ev.msg as { key?: unknown };
         const key = typeof m.key === "string" ? m.key : null;
-        return { stimulusId, what: `${ev.kind} ${ev.msg.op}`, origin: ev.worker, key, time };
+        return { stimulusId, kind, op: ev.msg.op, origin: ev.worker, key, time };
       }
       case "client-message":
-        return {
-          stimulusId,
-          what: `${ev.kind} ${ev.msg.op}`,
-          origin: ev.msg.clientId,
-          key: null,
-          time,
-        };
+        return { stimulusId, kind, op: ev.msg.op, origin: ev.msg.clientId, key: null, time };
       case "remove-worker":
-        return { stimulusId, what: ev.kind, origin: ev.worker, key: null, time };
+        return { stimulusId, kind, op: null, origin: ev.worker, key: null, time };
       case "steal-request":
-        return { stimulusId, what: ev.kind, origin: ev.victim, key: ev.key, time };
+        return { stimulusId, kind, op: null, origin: ev.victim, key: ev.key, time };
     }
   }
 

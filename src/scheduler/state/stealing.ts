@@ -7,10 +7,10 @@
  */
 
 import type { StealResponseMsg } from "../../protocol/messagesWorker.ts";
+import { addToProcessing, exitProcessing } from "./bookkeeping.ts";
 import type { StealRequestEvent } from "./events.ts";
 import { decideWorkerNonRootish, satisfiesRestrictions } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { addToProcessing, exitProcessing } from "./transitions.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
 /** Worker states in which the victim gave the task up: the steal goes ahead. */

@@ -132,7 +132,7 @@ describe("story and logs", () => {
     ]);
     expect(storyB.every((e) => e[5] >= 100)).toBe(true);
     expect(s.stimulusStory("fin")).toMatchObject([
-      { stimulusId: "fin", what: "worker-message task-finished", origin: "w1", key: "a" },
+      { stimulusId: "fin", kind: "worker-message", op: "task-finished", origin: "w1", key: "a" },
     ]);
   });
 

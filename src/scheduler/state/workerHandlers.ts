@@ -16,9 +16,9 @@ import type {
   TaskFinishedMsg,
   WorkerToSchedulerMessage,
 } from "../../protocol/messagesWorker.ts";
+import { addReplica, removeReplica } from "./bookkeeping.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { handleStealResponse } from "./stealing.ts";
-import { addReplica, removeReplica } from "./transitions.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 import { registerWorker, workerStatusChange } from "./workerLifecycle.ts";
 

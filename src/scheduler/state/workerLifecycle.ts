@@ -5,11 +5,11 @@
 
 import type { RegisterWorkerMsg } from "../../protocol/messagesWorker.ts";
 import { comparePriority } from "../../util/priority.ts";
+import { removeReplica } from "./bookkeeping.ts";
 import { InvalidStimulus } from "./errors.ts";
 import { satisfiesRestrictions } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
-import { removeReplica } from "./transitions.ts";
 import { WorkerInfo } from "./workerInfo.ts";
 
 /**

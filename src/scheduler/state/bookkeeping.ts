@@ -1,0 +1,129 @@
+/**
+ * The bookkeeping shared by transitions and handlers: replicas and their
+ * sizes, a task's place in its worker's processing set, resources, and the
+ * `compute-task` message.
+ */
+
+import type { ComputeTaskMsg } from "../../protocol/messagesWorker.ts";
+import { assert } from "../../util/pyErrors.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import { EMPTY, setAdd, setDelete } from "./sets.ts";
+import type { TaskState } from "./taskState.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+
+/** Note that `ws` holds a replica of `ts`. */
+export function addReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
+  if (ws.hasWhat.has(ts)) return;
+  ws.hasWhat.add(ts);
+  ws.nbytes += s.getNbytes(ts);
+  ts.whoHas = setAdd(ts.whoHas, ws);
+}
+
+/** Note that `ws` no longer holds a replica of `ts`. */
+export function removeReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
+  if (!ws.hasWhat.delete(ts)) return;
+  ws.nbytes -= s.getNbytes(ts);
+  setDelete(ts.whoHas, ws);
+}
+
+export function removeAllReplicas(s: SchedulerState, ts: TaskState): void {
+  if (ts.whoHas.size === 0) return;
+  const nbytes = s.getNbytes(ts);
+  for (const ws of ts.whoHas) {
+    ws.nbytes -= nbytes;
+    ws.hasWhat.delete(ts);
+  }
+  ts.whoHas = EMPTY;
+}
+
+/** Set the size of a result, adjusting the totals of the workers holding it. */
+export function setNbytes(s: SchedulerState, ts: TaskState, nbytes: number): void {
+  const diff = nbytes - s.getNbytes(ts);
+  for (const ws of ts.whoHas) ws.nbytes += diff;
+  ts.nbytes = nbytes;
+}
+
+export function freeKeysOn(s: SchedulerState, ws: WorkerInfo, ts: TaskState): void {
+  s.sendToWorker(ws, { op: "free-keys", keys: [ts.key], stimulusId: s.stimulusId });
+}
+
+function acquireResources(ts: TaskState, ws: WorkerInfo): void {
+  const r = ts.resourceRestrictions;
+  if (r === null) return;
+  for (const name in r) ws.usedResources[name] = (ws.usedResources[name] ?? 0) + r[name];
+}
+
+function releaseResources(ts: TaskState, ws: WorkerInfo): void {
+  const r = ts.resourceRestrictions;
+  if (r === null) return;
+  for (const name in r) ws.usedResources[name] -= r[name];
+}
+
+/** The `compute-task` message for `ts`, with a fresh run id. */
+function computeTaskMsg(s: SchedulerState, ts: TaskState, duration: number): ComputeTaskMsg {
+  ts.runId = ++s.runIdCounter;
+  const whoHas: Record<string, string[]> = {};
+  const nbytes: Record<string, number> = {};
+  for (const dts of ts.dependencies) {
+    const holders: string[] = [];
+    for (const ws of dts.whoHas) holders.push(ws.address);
+    whoHas[dts.key] = holders;
+    nbytes[dts.key] = s.getNbytes(dts);
+  }
+  return {
+    op: "compute-task",
+    key: ts.key,
+    runId: ts.runId,
+    whoHas,
+    nbytes,
+    priority: ts.priority,
+    duration,
+    runSpec: ts.runSpec,
+    resourceRestrictions: ts.resourceRestrictions ?? {},
+    actor: ts.actor,
+    annotations: ts.annotations ?? {},
+    spanId: null,
+    stimulusId: s.stimulusId,
+  };
+}
+
+/** Assign `ts` to `ws` and send it `compute-task` (Dask's `_add_to_processing`). */
+export function addToProcessing(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
+  if (s.validate) {
+    assert(ts.waitingOn.size === 0, "task to process is waiting on dependencies");
+    assert(ts.whoHas.size === 0, "task to process is in memory");
+    assert(ts.processingOn === null, "task to process is already processing");
+    assert(s.running.has(ws), () => `worker ${ws.address} is not running`);
+    for (const dts of ts.dependencies) {
+      assert(dts.whoHas.size > 0, () => `dependency ${dts.key} is not in memory`);
+    }
+  }
+  const duration = s.taskDuration(ts);
+  ws.processing.set(ts, duration);
+  ws.occupancy += duration;
+  ts.processingOn = ws;
+  ts.state = "processing";
+  acquireResources(ts, ws);
+  s.checkIdleSaturated(ws);
+  s.nTasks++;
+  s.sendToWorker(ws, computeTaskMsg(s, ts, duration));
+}
+
+/**
+ * Take `ts` off its worker (Dask's `_exit_processing_common`). Returns the
+ * worker, or null if it has since been removed from the cluster.
+ */
+export function exitProcessing(s: SchedulerState, ts: TaskState): WorkerInfo | null {
+  const ws = ts.processingOn;
+  assert(ws !== null, () => `${ts.key} is not processing on any worker`);
+  ts.processingOn = null;
+  const duration = ws.processing.get(ts) ?? 0;
+  ws.processing.delete(ts);
+  ws.longRunning.delete(ts);
+  ws.occupancy = ws.processing.size === 0 ? 0 : ws.occupancy - duration;
+  s.steals.delete(ts);
+  if (s.workers.get(ws.address) !== ws) return null;
+  releaseResources(ts, ws);
+  s.checkIdleSaturated(ws);
+  return ws;
+}

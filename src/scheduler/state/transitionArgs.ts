@@ -1,0 +1,24 @@
+import type { StartStop } from "../../worker/state/taskState.ts";
+
+/** A worker reported the task's result (`task-finished`): the arguments of `→ memory`. */
+export interface MemoryArgs {
+  readonly kind: "memory";
+  readonly worker: string;
+  readonly nbytes: number | null;
+  readonly typename: string;
+  readonly startstops?: readonly StartStop[];
+}
+
+/** The task raised, or a worker running it died too often: the arguments of `→ erred`. */
+export interface ErredArgs {
+  readonly kind: "erred";
+  /** The worker it erred on, if any. */
+  readonly worker: string | null;
+  readonly exception: unknown;
+  readonly traceback: unknown;
+  readonly exceptionText: string;
+  readonly tracebackText: string;
+}
+
+/** Extra arguments some transitions take when a handler calls them directly. */
+export type TransitionArgs = MemoryArgs | ErredArgs;
