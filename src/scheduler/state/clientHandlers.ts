@@ -6,6 +6,7 @@
 
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
 import type { ClientInfo } from "./clientInfo.ts";
+import { unreachable } from "./events.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { setAdd, setDelete } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -39,6 +40,8 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
       s.clients.delete(cs.id);
       return;
     }
+    default:
+      unreachable(msg, "client message");
   }
 }
 

@@ -56,6 +56,14 @@ export type SchedulerEvent =
 /** The `kind` of every stimulus. */
 export type SchedulerEventKind = SchedulerEvent["kind"];
 
+/**
+ * Compile-time exhaustiveness for `switch`es over event kinds and message ops:
+ * a case left out makes the call site fail to type-check.
+ */
+export function unreachable(value: never, what: string): never {
+  throw new TypeError(`unexpected ${what}: ${JSON.stringify(value)}`);
+}
+
 /** The stimulus id an event carries (in its message, for wrapped messages). */
 export function stimulusIdOf(ev: SchedulerEvent): string {
   switch (ev.kind) {

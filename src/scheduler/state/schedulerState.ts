@@ -9,7 +9,7 @@ import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
 import { InvalidTaskState, InvalidTransition, TransitionCounterMaxExceeded } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
-import { stimulusIdOf } from "./events.ts";
+import { stimulusIdOf, unreachable } from "./events.ts";
 import { validateEventShape } from "./eventValidation.ts";
 import {
   type ResolvedSchedulerStateOptions,
@@ -169,6 +169,8 @@ export class SchedulerState {
         case "steal-request":
           handleStealRequest(this, ev);
           break;
+        default:
+          unreachable(ev, "stimulus");
       }
       this.processRecommendations();
       this.queueSlotsMaybeOpened();

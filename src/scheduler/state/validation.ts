@@ -5,6 +5,7 @@
  */
 
 import { assert } from "../../util/pyErrors.ts";
+import { unreachable } from "./events.ts";
 import { isQueueable, taskSlotsAvailable } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { IN_PLAY, SCHEDULER_TASK_STATES, type TaskState } from "./taskState.ts";
@@ -144,6 +145,8 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
       assert(ts.exceptionBlame !== null, () => `erred ${str(ts)} has nothing to blame`);
       assert(ts.waiters.size === 0, () => `erred ${str(ts)} has waiters`);
       return;
+    default:
+      unreachable(ts.state, "task state");
   }
 }
 

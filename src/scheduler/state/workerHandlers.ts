@@ -17,6 +17,7 @@ import type {
   WorkerToSchedulerMessage,
 } from "../../protocol/messagesWorker.ts";
 import { addReplica, removeReplica } from "./bookkeeping.ts";
+import { unreachable } from "./events.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { handleStealResponse } from "./stealing.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
@@ -65,6 +66,8 @@ export function handleWorkerMessage(
     case "steal-response":
       handleStealResponse(s, ws, msg);
       return;
+    default:
+      unreachable(msg, "worker message");
   }
 }
 
