@@ -1,0 +1,57 @@
+import { DumpFormatError } from "../protocol/clusterDump.ts";
+
+/**
+ * An input that `weft replay` or `weft story` cannot use: a file that cannot be read,
+ * a truncated or corrupt one, one of an unknown kind, or content of the wrong shape.
+ * The message is one line that starts with the file: `tree.msgpack.gz: truncated gzip data`.
+ */
+export class ReplayInputError extends Error {
+  override readonly name = "ReplayInputError";
+  /** The file (as given). */
+  readonly file: string;
+  /** What is wrong, without the file. */
+  readonly reason: string;
+
+  /** Builds the error; newlines in `reason` are folded so the message stays one line. */
+  constructor(file: string, reason: string, options?: { cause?: unknown }) {
+    const oneLine = reason.replace(/\s*\n\s*/g, "; ");
+    super(`${file}: ${oneLine}`, options);
+    this.file = file;
+    this.reason = oneLine;
+  }
+}
+
+/** Node's error code of a failed system call or zlib operation, if any. */
+function errorCode(err: unknown): string | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : null;
+}
+
+/**
+ * Any error met while reading `file` as a {@link ReplayInputError}: file-system errors
+ * and zlib errors get a plain reason, the loaders' own errors keep theirs.
+ */
+export function toInputError(file: string, err: unknown): ReplayInputError {
+  if (err instanceof ReplayInputError) return err;
+  if (err instanceof DumpFormatError) {
+    return new ReplayInputError(file, err.path ? `${err.path}: ${err.reason}` : err.reason, {
+      cause: err,
+    });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  const code = errorCode(err);
+  let reason: string;
+  if (code === "ENOENT") reason = "cannot read the file: it does not exist";
+  else if (code === "EISDIR") reason = "cannot read the file: it is a directory";
+  else if (code === "EACCES" || code === "EPERM")
+    reason = "cannot read the file: permission denied";
+  else if (code === "Z_BUF_ERROR" || /unexpected end of file/i.test(message)) {
+    reason = "truncated gzip data (the file ends too early)";
+  } else if (code === "Z_DATA_ERROR" || code === "Z_NEED_DICT") {
+    reason = `corrupt gzip data (${message})`;
+  } else {
+    // The loaders name the file themselves; do not say it twice.
+    reason = message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message;
+  }
+  return new ReplayInputError(file, reason, { cause: err });
+}

@@ -1,0 +1,85 @@
+import type { ClusterDump } from "../protocol/clusterDump.ts";
+import { loadClusterDump } from "../protocol/clusterDump.ts";
+import type { WorkerState } from "../worker/state/workerState.ts";
+import { toInputError } from "./errors.ts";
+import { replayWorker } from "./replayWorker.ts";
+import type { DumpReplayReport } from "./report.ts";
+
+/** Options of {@link replayDump}. */
+export interface ReplayDumpOptions {
+  /** See {@link ReplayWorkerOptions.followLog}. */
+  readonly followLog?: boolean;
+  /** Only these workers (addresses); all by default. */
+  readonly workers?: readonly string[];
+  /** Progress: events replayed so far, of `total` (every selected worker's stimulus log). */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/** A replayed dump: the report and each worker's state machine as the replay left it. */
+export interface DumpReplay {
+  readonly report: DumpReplayReport;
+  readonly states: ReadonlyMap<string, WorkerState>;
+}
+
+/** Loads a cluster dump; every failure is a ReplayInputError naming the file. */
+export async function loadDump(file: string): Promise<ClusterDump> {
+  try {
+    return await loadClusterDump(file);
+  } catch (err) {
+    throw toInputError(file, err);
+  }
+}
+
+/**
+ * Replays every worker of a loaded dump (see {@link replayWorker}). Throws
+ * ReplayInputError for an unknown worker in `options.workers` or an undecodable event.
+ */
+export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions = {}): DumpReplay {
+  const addresses = options.workers ?? [...dump.workers.keys()];
+  for (const a of addresses) {
+    if (!dump.workers.has(a)) {
+      const known = [...dump.workers.keys()].join(", ") || "none";
+      throw toInputError(dump.file, new Error(`no worker ${a} in the dump (workers: ${known})`));
+    }
+  }
+  let total = 0;
+  for (const a of addresses) total += dump.workers.get(a)?.stimulusLog.length ?? 0;
+  let done = 0;
+  const onProgress = options.onProgress;
+  const onEvent = onProgress === undefined ? undefined : () => onProgress(++done, total);
+  onProgress?.(0, total);
+  const states = new Map<string, WorkerState>();
+  const workers = addresses.map((address) => {
+    const before = done;
+    const { report, state } = replayWorker(dump, address, {
+      followLog: options.followLog,
+      onEvent,
+    });
+    states.set(address, state);
+    // Events not replayed (skipped, or after a failure) still count as processed.
+    done = before + report.events.inLog;
+    onProgress?.(done, total);
+    return report;
+  });
+  const report: DumpReplayReport = {
+    kind: "dump",
+    file: dump.file,
+    encoding: dump.encoding,
+    distributed: dump.versions.distributed,
+    workers,
+    unavailableWorkers: [...dump.unavailableWorkers].map(([address, reason]) => ({
+      address,
+      reason,
+    })),
+    ok: workers.every((w) => w.ok),
+  };
+  return { report, states };
+}
+
+/** Loads and replays a cluster dump file. */
+export async function replayDump(
+  file: string,
+  options: ReplayDumpOptions = {},
+): Promise<DumpReplay> {
+  return replayLoadedDump(await loadDump(file), options);
+}

@@ -1,0 +1,48 @@
+import type { WorkerState } from "../worker/state/workerState.ts";
+import { ReplayInputError } from "./errors.ts";
+import { INPUT_EXTENSIONS, inputKindOf } from "./inputKind.ts";
+import { replayDump } from "./replayDump.ts";
+import type { ReplayReport } from "./report.ts";
+import { replayStreamFile } from "./streamReplay.ts";
+import { replayVectorFile } from "./vectorReplay.ts";
+
+/** Options of {@link replayFile}. */
+export interface ReplayFileOptions {
+  /** Dumps only: follow the dumped log's set-order choices (see LogFollower). */
+  readonly followLog?: boolean;
+  /** Dumps only: replay only these workers. */
+  readonly workers?: readonly string[];
+  /** Progress in events (dumps and streams). */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/** A replayed file: its report and, for a dump, each worker's state machine. */
+export interface FileReplay {
+  readonly report: ReplayReport;
+  readonly states: ReadonlyMap<string, WorkerState>;
+}
+
+/**
+ * Replays a cluster dump, a conformance vector or a stimulus stream, as its extension
+ * says (see {@link inputKindOf}). Throws ReplayInputError, with a one-line message
+ * naming the file, for an unknown kind or an unreadable, truncated or corrupt file.
+ */
+export async function replayFile(
+  file: string,
+  options: ReplayFileOptions = {},
+): Promise<FileReplay> {
+  const kind = inputKindOf(file);
+  switch (kind) {
+    case "dump":
+      return replayDump(file, options);
+    case "vector":
+      return { report: replayVectorFile(file), states: new Map() };
+    case "stream":
+      return {
+        report: replayStreamFile(file, { onProgress: options.onProgress }),
+        states: new Map(),
+      };
+    default:
+      throw new ReplayInputError(file, `unknown kind of file: expected ${INPUT_EXTENSIONS}`);
+  }
+}

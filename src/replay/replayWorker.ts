@@ -1,0 +1,314 @@
+import type { ClusterDump, WorkerDump } from "../protocol/clusterDump.ts";
+import { FindMissingEvent, type StateMachineEvent } from "../worker/state/events.ts";
+import type { LogEntry } from "../worker/state/log.ts";
+import { WorkerState } from "../worker/state/workerState.ts";
+import { ReplayClock } from "./clock.ts";
+import { logCoverage } from "./coverage.ts";
+import { decodeStimulusLog } from "./dumpEvents.ts";
+import { type EventGroup, eventGroups } from "./eventGroups.ts";
+import { ExpectedLog } from "./expectedLog.ts";
+import { replayFailure } from "./failure.ts";
+import { LogFollower } from "./follower.ts";
+import { LogChecker } from "./logChecker.ts";
+import { type ComparableRecord, comparableRecord } from "./records.ts";
+import type { ReplayFailure, WorkerReplayReport, WorkerVerdict } from "./report.ts";
+import { Taint } from "./taint.ts";
+import { compareTasks } from "./taskComparison.ts";
+import { unknownReference } from "./unknownReference.ts";
+import { applyThrottleThreshold, workerStateOptions } from "./workerConfig.ts";
+
+/** Options of {@link replayWorker}. */
+export interface ReplayWorkerOptions {
+  /**
+   * Steer the choices that depended on Python's set order to match the dumped log
+   * (see {@link LogFollower}). Off: the port's own deterministic choices.
+   */
+  readonly followLog?: boolean;
+  /** Called after each event handed to the state machine (for progress bars). */
+  readonly onEvent?: () => void;
+}
+
+/** A replayed worker: the report and the state machine as the replay left it. */
+export interface WorkerReplay {
+  readonly report: WorkerReplayReport;
+  readonly state: WorkerState;
+}
+
+/** The records `ws` logged after the clock reading `since`, oldest first. */
+function recordsSince(ws: WorkerState, since: number): LogEntry[] {
+  const out: LogEntry[] = [];
+  for (let i = -1; ; i--) {
+    const r = ws.log.at(i);
+    if (r === undefined) break;
+    const t = r[r.length - 1];
+    if (typeof t !== "number" || t <= since) break;
+    out.push(r);
+  }
+  return out.reverse();
+}
+
+/** One event to replay, with its index in the stimulus log. */
+interface Step {
+  readonly ev: StateMachineEvent;
+  readonly index: number;
+}
+
+/**
+ * Rebuilds one worker of a cluster dump: a WorkerState configured as the dumped
+ * Worker configured its own is fed the worker's stimulus log in order, and every
+ * stimulus's records are checked against the dumped log as soon as it is replayed.
+ * Then the transition counter and the tasks are compared with the dump's.
+ *
+ * - The replay goes on after a divergence (the report keeps the first) and stops
+ *   where the state machine raises (the report has the error and the story).
+ * - `FindMissingEvent`s are not in Dask's stimulus log: where the dumped log shows
+ *   one's records, the same event is replayed there.
+ * - When the logs do not reach back to the worker's start, events that refer to what
+ *   came before are skipped, and the tasks they touch (and the tasks linked to those)
+ *   are neither checked in the log nor compared; the counter is then not comparable.
+ *
+ * Throws ReplayInputError when an event of the stimulus log cannot be decoded.
+ */
+export function replayWorker(
+  dump: ClusterDump,
+  address: string,
+  options: ReplayWorkerOptions = {},
+): WorkerReplay {
+  const w = dump.workers.get(address);
+  if (w === undefined) throw new Error(`${dump.file}: no worker ${address} in the dump`);
+  const events = decodeStimulusLog(dump.file, address, w.stimulusLog, dump.scheduler);
+  return new WorkerReplayer(w, events, options).run();
+}
+
+/** The state of one worker's replay (see {@link replayWorker}). */
+class WorkerReplayer {
+  readonly #w: WorkerDump;
+  readonly #events: readonly StateMachineEvent[];
+  readonly #options: ReplayWorkerOptions;
+  readonly #expected: ExpectedLog;
+  readonly #groups: readonly EventGroup[];
+  readonly #clock = new ReplayClock();
+  readonly #follower: LogFollower | undefined;
+  readonly #ws: WorkerState;
+  readonly #taint = new Taint();
+  readonly #checker = new LogChecker();
+  readonly #notes: string[] = [];
+  #replayed = 0;
+  #skipped = 0;
+  #findMissing = 0;
+  #unexplained = 0;
+  #failure: ReplayFailure | null = null;
+
+  constructor(w: WorkerDump, events: readonly StateMachineEvent[], options: ReplayWorkerOptions) {
+    this.#w = w;
+    this.#events = events;
+    this.#options = options;
+    this.#expected = new ExpectedLog(w.log);
+    this.#groups = eventGroups(w.stimulusLog);
+    this.#follower = options.followLog ? new LogFollower() : undefined;
+    this.#ws = new WorkerState({
+      ...workerStateOptions(w.stateParameters),
+      clock: this.#clock.now,
+      chooser: this.#follower,
+    });
+    applyThrottleThreshold(this.#ws, w.stateParameters);
+    this.#follower?.attach(this.#ws);
+  }
+
+  run(): WorkerReplay {
+    const w = this.#w;
+    const coverage = logCoverage(w, this.#expected, this.#groups);
+    this.#notes.push(...coverage.notes);
+    this.#expected.seek(coverage.recordsBefore);
+    this.#taint.add(this.#ws, coverage.keysBefore);
+
+    // Stimulus ids of the groups not replayed yet, to tell a group without records
+    // from records of a stimulus the stimulus log does not hold.
+    const pending = new Map<string, number>();
+    for (const g of this.#groups) pending.set(g.stimulusId, (pending.get(g.stimulusId) ?? 0) + 1);
+
+    for (let gi = 0; gi < this.#groups.length && this.#failure === null; gi++) {
+      const g = this.#groups[gi];
+      const checked = gi >= coverage.firstCheckedGroup;
+      if (checked) this.#replayUnlogged(g, pending);
+      const left = (pending.get(g.stimulusId) ?? 1) - 1;
+      if (left === 0) pending.delete(g.stimulusId);
+      else pending.set(g.stimulusId, left);
+      if (this.#failure !== null) break;
+      const steps: Step[] = [];
+      for (let i = g.first; i < g.end; i++) steps.push({ ev: this.#events[i], index: i });
+      this.#replayGroup(
+        g.stimulusId,
+        steps,
+        checked,
+        checked && gi === coverage.firstCheckedGroup && coverage.firstGroupPartial,
+      );
+    }
+
+    const stimulusLogFromStart =
+      coverage.recordsBefore === 0 &&
+      this.#skipped === 0 &&
+      !(coverage.stimulusLogFull && coverage.logCapped);
+    const ws = this.#ws;
+    const taint = this.#taint;
+    // After a failure the machine stopped mid-way: its tasks say nothing about the dump's.
+    const tasks =
+      this.#failure === null
+        ? compareTasks(w.tasks, ws.tasks, (key) => !taint.has(key))
+        : { compared: 0, notComparable: 0, mismatches: [] };
+    const counterEqual = ws.transitionCounter === w.transitionCounter;
+    const checker = this.#checker;
+    const verdict: WorkerVerdict =
+      this.#failure !== null
+        ? "failed"
+        : (stimulusLogFromStart && !counterEqual) || tasks.mismatches.length > 0
+          ? "diverged"
+          : checker.firstDivergence !== null
+            ? "converged"
+            : "exact";
+    const report: WorkerReplayReport = {
+      address: w.address,
+      followLog: this.#follower !== undefined,
+      events: {
+        inLog: w.stimulusLog.length,
+        replayed: this.#replayed,
+        skipped: this.#skipped,
+        findMissing: this.#findMissing,
+      },
+      coverage: {
+        stimulusLogFromStart,
+        logFromStart: !coverage.logCapped,
+        notes: this.#notes,
+      },
+      transitionCounter: {
+        replayed: ws.transitionCounter,
+        dumped: w.transitionCounter,
+        comparable: stimulusLogFromStart,
+        equal: counterEqual,
+      },
+      log: {
+        checkedStimuli: checker.checkedStimuli,
+        checkedRecords: checker.checkedRecords,
+        equal: checker.equal,
+        reordered: checker.reordered,
+        divergent: checker.divergent,
+        firstReordering: checker.firstReordering,
+        firstDivergence: checker.firstDivergence,
+        unexplainedRecords: this.#unexplained,
+        steered:
+          this.#follower === undefined
+            ? null
+            : {
+                recommendations: this.#follower.steeredRecommendations,
+                gathers: this.#follower.pinnedGathers,
+              },
+      },
+      failure: this.#failure,
+      tasks: {
+        dumped: w.tasks.size,
+        replayed: ws.tasks.size,
+        compared: tasks.compared,
+        notComparable: tasks.notComparable,
+        mismatches: tasks.mismatches,
+      },
+      verdict,
+      ok: verdict === "exact" || verdict === "converged",
+    };
+    return { report, state: ws };
+  }
+
+  /**
+   * Before group `g`: the dumped records at the cursor that belong to no stimulus of
+   * the stimulus log. A `find-missing-…` stimulus is replayed (Dask does not log
+   * FindMissingEvents); any other is skipped and counted as unexplained.
+   */
+  #replayUnlogged(g: EventGroup, pending: ReadonlyMap<string, number>): void {
+    for (;;) {
+      const sid = this.#expected.peekStimulus();
+      if (sid === null || sid === g.stimulusId || pending.has(sid)) return;
+      if (sid.startsWith("find-missing-")) {
+        this.#findMissing++;
+        const ev = new FindMissingEvent({ stimulusId: sid });
+        this.#replayGroup(sid, [{ ev, index: g.first }], true, false);
+        if (this.#failure !== null) return;
+        continue;
+      }
+      const records = this.#expected.take(sid);
+      if (this.#unexplained === 0) {
+        this.#notes.push(
+          `the log holds records of stimuli the stimulus log does not (first: ${sid} before event ${g.first}): they are skipped`,
+        );
+      }
+      this.#unexplained += records.length;
+    }
+  }
+
+  /** Replays the events of one stimulus and checks their records (when `checked`). */
+  #replayGroup(sid: string, steps: readonly Step[], checked: boolean, partial: boolean): void {
+    const ws = this.#ws;
+    const expected = checked ? this.#expected.take(sid) : [];
+    this.#follower?.begin(checked && !partial ? expected : []);
+    const since = this.#clock.last;
+    const starts: { time: number; step: Step }[] = [];
+    let skippedHere = false;
+    for (const step of steps) {
+      if (this.#checker.firstDivergence === null) {
+        const unknown = unknownReference(ws, step.ev);
+        if (unknown !== null) {
+          if (this.#skipped === 0) {
+            this.#notes.push(
+              `event ${step.index} (${unknown.reason}) is skipped: the stimulus log does not reach back to the worker's start`,
+            );
+          }
+          this.#skipped++;
+          skippedHere = true;
+          this.#taint.add(ws, unknown.keys);
+          continue;
+        }
+      }
+      this.#clock.setEventTime(step.ev.handled);
+      starts.push({ time: this.#clock.last, step });
+      try {
+        ws.handleStimulus(step.ev);
+      } catch (err) {
+        this.#failure = replayFailure(ws, step.ev, step.index, err);
+        return;
+      }
+      this.#replayed++;
+      this.#options.onEvent?.();
+    }
+    let replayed: ComparableRecord[] = recordsSince(ws, since).map(comparableRecord);
+    if (skippedHere)
+      this.#taint.add(
+        ws,
+        expected.flatMap((r) => r.keys),
+      );
+    if (this.#taint.size > 0)
+      this.#taint.spread(
+        ws,
+        replayed.flatMap((r) => r.keys),
+      );
+    if (!checked) return;
+    let wanted = expected;
+    if (this.#taint.size > 0) {
+      const taint = this.#taint;
+      wanted = expected.filter((r) => !taint.any(r.keys));
+      replayed = replayed.filter((r) => !taint.any(r.keys));
+    }
+    // The log starts inside this stimulus's records: compare the tail only.
+    if (partial) replayed = replayed.slice(Math.max(0, replayed.length - wanted.length));
+    const records = replayed;
+    const fallback = steps[steps.length - 1];
+    this.#checker.check({
+      stimulusId: sid,
+      expected: wanted,
+      replayed,
+      eventAt: (i) => {
+        const time = records[i]?.time ?? Number.POSITIVE_INFINITY;
+        let step = starts[0]?.step ?? fallback;
+        for (const s of starts) if (s.time < time) step = s.step;
+        return { index: step.index, cls: step.ev.cls };
+      },
+    });
+  }
+}

@@ -1,0 +1,170 @@
+import type { DumpEncoding } from "../protocol/clusterDump.ts";
+import type { TaskMismatch } from "./taskComparison.ts";
+
+/** Where the replayed log first differs from the dumped log. */
+export interface LogDivergence {
+  /** Index in the stimulus log of the event whose records differ. */
+  readonly eventIndex: number;
+  /** Its class (`FindMissingEvent` for one the replay added: Dask does not log those). */
+  readonly eventClass: string;
+  /** Its stimulus id. */
+  readonly stimulusId: string;
+  /** Position of the differing record among that stimulus's records. */
+  readonly recordIndex: number;
+  /** The dumped record, as Python prints it (null: the dump has no more records). */
+  readonly expected: string | null;
+  /** The replayed record (null: the replay has no more records). */
+  readonly replayed: string | null;
+  /** Dumped records of that stimulus the replay does not have. */
+  readonly missing: number;
+  /** Replayed records of that stimulus the dump does not have. */
+  readonly extra: number;
+}
+
+/** The state machine raised while replaying an event. */
+export interface ReplayFailure {
+  /** Index of the event in the stimulus log (or in the stream). */
+  readonly eventIndex: number;
+  readonly eventClass: string;
+  readonly stimulusId: string;
+  /** The error's class name (`InvalidTransition`, `AssertionError`, `KeyError`, …). */
+  readonly error: string;
+  /** Its message (a story included when the error carries one). */
+  readonly message: string;
+  /** The log records of the event's tasks and stimulus, as Python prints them. */
+  readonly story: readonly string[];
+}
+
+/** The replay of one worker of a dump. */
+export interface WorkerReplayReport {
+  readonly address: string;
+  /** `--follow-log` was on. */
+  readonly followLog: boolean;
+  readonly events: {
+    /** Events in the dumped stimulus log. */
+    readonly inLog: number;
+    /** Events handed to the state machine. */
+    readonly replayed: number;
+    /** Events left out: they refer to what happened before the stimulus log. */
+    readonly skipped: number;
+    /** `FindMissingEvent`s replayed where the dumped log shows one (Dask does not log them). */
+    readonly findMissing: number;
+  };
+  /** Whether the dumped logs reach back to the worker's start. */
+  readonly coverage: {
+    readonly stimulusLogFromStart: boolean;
+    readonly logFromStart: boolean;
+    /** What was found, in words. */
+    readonly notes: readonly string[];
+  };
+  readonly transitionCounter: {
+    readonly replayed: number;
+    readonly dumped: number;
+    /** False when the stimulus log does not reach back to the worker's start. */
+    readonly comparable: boolean;
+    readonly equal: boolean;
+  };
+  /** The replayed log checked against the dumped log, stimulus by stimulus. */
+  readonly log: {
+    /** Stimuli whose records were checked. */
+    readonly checkedStimuli: number;
+    /** Dumped records checked. */
+    readonly checkedRecords: number;
+    /** Stimuli with the same records in the same order. */
+    readonly equal: number;
+    /** Stimuli with the same records in another order (Python's set order). */
+    readonly reordered: number;
+    /** Stimuli with different records. */
+    readonly divergent: number;
+    /** The first reordering, if any. */
+    readonly firstReordering: LogDivergence | null;
+    /** The first divergence, if any. */
+    readonly firstDivergence: LogDivergence | null;
+    /** Dumped records of stimuli the stimulus log does not hold (not replayable). */
+    readonly unexplainedRecords: number;
+    /** With `--follow-log`: choices taken from the dumped log. */
+    readonly steered: { readonly recommendations: number; readonly gathers: number } | null;
+  };
+  /** The state machine raised; the replay stopped there. */
+  readonly failure: ReplayFailure | null;
+  /** The tasks compared with the dump's (none after a failure). */
+  readonly tasks: {
+    readonly dumped: number;
+    readonly replayed: number;
+    readonly compared: number;
+    readonly notComparable: number;
+    readonly mismatches: readonly TaskMismatch[];
+  };
+  /**
+   * - `exact`: replayed to the end, reaching the dumped counter and tasks (where
+   *   comparable), every record as dumped (up to order);
+   * - `converged`: the same end, but the log diverged on the way (a choice that
+   *   Python's set order made differently; `--follow-log` follows the dumped one);
+   * - `diverged`: the counter or some tasks differ from the dump;
+   * - `failed`: the state machine raised.
+   */
+  readonly verdict: WorkerVerdict;
+  /** `exact` or `converged`. */
+  readonly ok: boolean;
+}
+
+/** See {@link WorkerReplayReport.verdict}. */
+export type WorkerVerdict = "exact" | "converged" | "diverged" | "failed";
+
+/** The replay of a cluster dump. */
+export interface DumpReplayReport {
+  readonly kind: "dump";
+  readonly file: string;
+  readonly encoding: DumpEncoding;
+  /** `versions.distributed` of the dump. */
+  readonly distributed: string | null;
+  readonly workers: readonly WorkerReplayReport[];
+  /** Workers that did not answer the dump: `{address, reason}`. */
+  readonly unavailableWorkers: readonly { readonly address: string; readonly reason: string }[];
+  readonly ok: boolean;
+}
+
+/** The replay of a conformance vector (as `npm run conformance` does it). */
+export interface VectorReplayReport {
+  readonly kind: "vector";
+  readonly file: string;
+  readonly name: string;
+  readonly steps: number;
+  /** Order-sensitive vectors are skipped (FORMAT.md). */
+  readonly skipped: boolean;
+  /** The recorded transition counter after the last step that has a state. */
+  readonly transitionCounter: number | null;
+  /** The first step that differs, or null. */
+  readonly mismatch: {
+    readonly step: number;
+    readonly what: string;
+    readonly event: string;
+    readonly details: readonly string[];
+  } | null;
+  readonly ok: boolean;
+}
+
+/** The replay of a stimulus stream (`../shared/bench/*.jsonl.gz`). */
+export interface StreamReplayReport {
+  readonly kind: "stream";
+  readonly file: string;
+  readonly name: string;
+  readonly events: number;
+  readonly instructions: number;
+  readonly transitionCounter: number;
+  readonly tasks: number;
+  /** The stream's last line, when it has one: what the reference produced. */
+  readonly final: {
+    readonly events: number;
+    readonly instructions: number;
+    readonly transitionCounter: number;
+    readonly tasks: number;
+  } | null;
+  /** Fields of `final` the replay does not match. */
+  readonly finalMismatches: readonly string[];
+  readonly failure: ReplayFailure | null;
+  readonly ok: boolean;
+}
+
+/** What `weft replay` reports for any input. */
+export type ReplayReport = DumpReplayReport | VectorReplayReport | StreamReplayReport;

@@ -1,0 +1,150 @@
+import { readMaybeGzip, workerStateFromConfig } from "../protocol/conformance.ts";
+import { eventFromDict } from "../protocol/daskJson/events.ts";
+import { isDict } from "../protocol/daskJson/fields.ts";
+import type { StateMachineEvent } from "../worker/state/events.ts";
+import { ReplayInputError, toInputError } from "./errors.ts";
+import { replayFailure } from "./failure.ts";
+import type { ReplayFailure, StreamReplayReport } from "./report.ts";
+
+/** The parts of a stimulus stream (`../shared/bench/README.md`). */
+interface Stream {
+  readonly name: string;
+  readonly config: Record<string, unknown>;
+  readonly events: StateMachineEvent[];
+  readonly final: StreamReplayReport["final"];
+}
+
+function finalLine(file: string, line: number, v: unknown): NonNullable<Stream["final"]> {
+  const f = isDict(v) ? v : {};
+  const num = (k: string): number => {
+    const n = f[k];
+    if (typeof n !== "number") {
+      throw new ReplayInputError(file, `line ${line}: final.${k}: expected a number`);
+    }
+    return n;
+  };
+  return {
+    events: num("events"),
+    instructions: num("instructions"),
+    transitionCounter: num("transition_counter"),
+    tasks: num("tasks"),
+  };
+}
+
+/** Reads a stream: a header line, one event per line, and maybe the `final` line. */
+export function readStream(file: string): Stream {
+  let text: string;
+  try {
+    text = readMaybeGzip(file);
+  } catch (err) {
+    throw toInputError(file, err);
+  }
+  const lines = text.split("\n");
+  while (lines.length > 0 && lines[lines.length - 1].trim() === "") lines.pop();
+  if (lines.length === 0) throw new ReplayInputError(file, "the stream is empty");
+  const parse = (i: number): unknown => {
+    try {
+      return JSON.parse(lines[i]);
+    } catch (err) {
+      const why = i === lines.length - 1 ? " (is the file cut short?)" : "";
+      throw new ReplayInputError(
+        file,
+        `line ${i + 1}: not valid JSON${why}: ${(err as Error).message}`,
+      );
+    }
+  };
+  const header = parse(0);
+  if (!isDict(header) || !isDict(header.config)) {
+    throw new ReplayInputError(
+      file,
+      'line 1: not a stimulus stream header (expected {"name", "config", …})',
+    );
+  }
+  const events: StateMachineEvent[] = [];
+  let final: Stream["final"] = null;
+  for (let i = 1; i < lines.length; i++) {
+    const d = parse(i);
+    if (isDict(d) && "final" in d) {
+      if (i !== lines.length - 1) {
+        throw new ReplayInputError(file, `line ${i + 1}: the final line is not the last`);
+      }
+      final = finalLine(file, i + 1, d.final);
+      break;
+    }
+    try {
+      events.push(eventFromDict(d));
+    } catch (err) {
+      throw new ReplayInputError(file, `line ${i + 1}: ${(err as Error).message}`);
+    }
+  }
+  const name = typeof header.name === "string" ? header.name : file;
+  return { name, config: header.config, events, final };
+}
+
+/** Options of {@link replayStreamFile}. */
+export interface ReplayStreamOptions {
+  /** Progress: events replayed so far, of `total`. */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * Replays a stimulus stream on a WorkerState built from its header's config and,
+ * when the stream has its last line, checks what the reference produced: the number
+ * of events and instructions, the transition counter and the number of tasks. A
+ * stream cut after any line (e.g. its first N lines) replays, with nothing to check.
+ */
+export function replayStreamFile(
+  file: string,
+  options: ReplayStreamOptions = {},
+): StreamReplayReport {
+  const stream = readStream(file);
+  let ws: ReturnType<typeof workerStateFromConfig>;
+  try {
+    ws = workerStateFromConfig(stream.config, `${file}: line 1: config`);
+  } catch (err) {
+    throw toInputError(file, err);
+  }
+  const total = stream.events.length;
+  const progressEvery = Math.max(1, Math.floor(total / 200));
+  options.onProgress?.(0, total);
+  let instructions = 0;
+  let events = 0;
+  let failure: ReplayFailure | null = null;
+  for (const ev of stream.events) {
+    try {
+      instructions += ws.handleStimulus(ev).length;
+    } catch (err) {
+      failure = replayFailure(ws, ev, events, err);
+      break;
+    }
+    events++;
+    if (events % progressEvery === 0) options.onProgress?.(events, total);
+  }
+  options.onProgress?.(total, total);
+  const finalMismatches: string[] = [];
+  const f = stream.final;
+  if (f !== null && failure === null) {
+    const got = {
+      events,
+      instructions,
+      transitionCounter: ws.transitionCounter,
+      tasks: ws.tasks.size,
+    };
+    for (const k of ["events", "instructions", "transitionCounter", "tasks"] as const) {
+      if (got[k] !== f[k]) finalMismatches.push(`${k}: expected ${f[k]}, replayed ${got[k]}`);
+    }
+  }
+  return {
+    kind: "stream",
+    file,
+    name: stream.name,
+    events,
+    instructions,
+    transitionCounter: ws.transitionCounter,
+    tasks: ws.tasks.size,
+    final: f,
+    finalMismatches,
+    failure,
+    ok: failure === null && finalMismatches.length === 0,
+  };
+}
