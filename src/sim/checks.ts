@@ -1,0 +1,157 @@
+/**
+ * What a finished run must satisfy, checked once the cluster is quiet:
+ * every wanted key is in memory with the right value on every worker the
+ * scheduler says holds it, or erred with an error the simulation injected
+ * (or `KilledWorker`, after enough deaths), blamed on the key or one of its
+ * inputs; and, after the client released everything, no machine holds
+ * anything.
+ */
+
+import { SimFailure } from "./failure.ts";
+import type { SimClient } from "./simClient.ts";
+import type { SimScheduler } from "./simScheduler.ts";
+import type { SimWorker } from "./simWorker.ts";
+import { SimValue } from "./values.ts";
+import type { Workload } from "./workload.ts";
+
+/** What the checks need to know about a run. */
+export interface CheckInput {
+  readonly workload: Workload;
+  readonly expected: Uint32Array;
+  readonly index: ReadonlyMap<string, number>;
+  readonly scheduler: SimScheduler;
+  readonly workers: ReadonlyMap<string, SimWorker>;
+  readonly client: SimClient;
+  /** Error texts injected per key. */
+  readonly injected: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly allowedFailures: number;
+}
+
+function isAncestorOrSelf(w: Workload, ancestor: number, of: number): boolean {
+  if (ancestor === of) return true;
+  const seen = new Set<number>();
+  const stack = [of];
+  while (stack.length > 0) {
+    const i = stack.pop() as number;
+    for (const d of w.tasks[i].deps) {
+      if (d === ancestor) return true;
+      if (!seen.has(d)) {
+        seen.add(d);
+        stack.push(d);
+      }
+    }
+  }
+  return false;
+}
+
+/** Every replica held by a live worker has its key's correct value. */
+export function checkReplicas(x: CheckInput): void {
+  for (const w of x.workers.values()) {
+    if (!w.alive) continue;
+    for (const key of w.state.data.keys()) {
+      const v = w.state.data.get(key);
+      const i = x.index.get(key);
+      if (i === undefined)
+        throw new SimFailure("wrong-value", `${w.address} holds unknown key ${key}`);
+      if (!(v instanceof SimValue) || v.key !== key || v.v !== x.expected[i]) {
+        const got = v instanceof SimValue ? `${v.key}=${v.v}` : String(v);
+        throw new SimFailure(
+          "wrong-value",
+          `${w.address} holds ${key} = ${got}, expected ${x.expected[i]}`,
+        );
+      }
+    }
+  }
+}
+
+/** The outcome of every wanted key (see the module comment). */
+export function checkOutcomes(x: CheckInput): void {
+  const s = x.scheduler.state;
+  for (const wi of x.workload.wanted) {
+    const key = x.workload.tasks[wi].key;
+    const status = x.client.status.get(key);
+    const ts = s.tasks.get(key);
+    if (status === "pending" || status === "cancelled" || status === undefined) {
+      throw new SimFailure("lost", `wanted key ${key} ended ${status ?? "unknown"} for the client`);
+    }
+    if (ts === undefined)
+      throw new SimFailure("lost", `wanted key ${key} is unknown to the scheduler`);
+    if (status === "memory") {
+      if (ts.state !== "memory") {
+        throw new SimFailure(
+          "lost",
+          `the client was told ${key} is in memory; the scheduler says ${ts.state}`,
+        );
+      }
+      for (const ws of ts.whoHas) {
+        const w = x.workers.get(ws.address);
+        if (w === undefined || !w.alive) {
+          throw new SimFailure("lost", `${key} is held by ${ws.address}, which is dead`);
+        }
+        const v = w.state.data.get(key);
+        if (!(v instanceof SimValue)) {
+          throw new SimFailure(
+            "lost",
+            `the scheduler says ${ws.address} holds ${key}; it does not`,
+          );
+        }
+        if (v.v !== x.expected[wi]) {
+          throw new SimFailure(
+            "wrong-value",
+            `${key} on ${ws.address} = ${v.v}, expected ${x.expected[wi]}`,
+          );
+        }
+      }
+      continue;
+    }
+    // erred
+    if (ts.state !== "erred") {
+      throw new SimFailure(
+        "lost",
+        `the client was told ${key} erred; the scheduler says ${ts.state}`,
+      );
+    }
+    const err = x.client.errors.get(key);
+    if (err === undefined) throw new SimFailure("lost", `${key} erred without an error`);
+    const bi = x.index.get(err.blame);
+    if (bi === undefined || !isAncestorOrSelf(x.workload, bi, wi)) {
+      throw new SimFailure(
+        "lost",
+        `${key} erred, blamed on ${err.blame}, which is not one of its inputs`,
+      );
+    }
+    const injected = x.injected.get(err.blame);
+    const killed =
+      err.exceptionText.startsWith("KilledWorker") &&
+      (x.scheduler.deathsWhileProcessing.get(err.blame) ?? 0) > x.allowedFailures;
+    if (!killed && (injected === undefined || !injected.has(err.exceptionText))) {
+      throw new SimFailure(
+        "lost",
+        `${key} erred with an error the simulation did not inject (blame ${err.blame}): ${err.exceptionText}`,
+      );
+    }
+  }
+}
+
+/** After the client released everything: no task on the scheduler, nothing on any live worker. */
+export function checkEmpty(x: CheckInput): void {
+  const s = x.scheduler.state;
+  if (s.tasks.size > 0) {
+    const some = [...s.tasks.values()].slice(0, 5).map((ts) => `${ts.key} (${ts.state})`);
+    throw new SimFailure(
+      "leak",
+      `after the client released everything the scheduler still has ${s.tasks.size} tasks: ${some.join(", ")}`,
+    );
+  }
+  for (const w of x.workers.values()) {
+    if (!w.alive) continue;
+    if (w.state.tasks.size > 0 || w.state.data.size > 0) {
+      const some = [...w.state.tasks.values()].slice(0, 5).map((ts) => `${ts.key} (${ts.state})`);
+      throw new SimFailure(
+        "leak",
+        `after the client released everything ${w.address} still has ${w.state.tasks.size} tasks ` +
+          `and ${w.state.data.size} values: ${some.join(", ")}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * What the simulated shells share: the clock, the network, the random
+ * source, the counters and the routing between machines.
+ */
+
+import type { WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
+import type { EventQueue } from "./eventQueue.ts";
+import type { HookContext } from "./hooks.ts";
+import type { Network } from "./network.ts";
+import type { ResolvedSimOptions } from "./options.ts";
+import type { SimRng } from "./rng.ts";
+import type { SimWorker } from "./simWorker.ts";
+import type { SimStats } from "./stats.ts";
+
+/** The scheduler's address in the simulated network. */
+export const SCHEDULER_ADDRESS = "tcp://10.0.255.1:8786";
+
+/** The services a simulated shell uses. */
+export interface SimCluster {
+  readonly options: ResolvedSimOptions;
+  readonly queue: EventQueue;
+  readonly net: Network;
+  /** The one random source of the run. */
+  readonly rng: SimRng;
+  readonly stats: SimStats;
+  readonly hookContext: HookContext;
+  /** Measure the time spent in the state machines. */
+  readonly timing: boolean;
+  /** The worker (alive or dead) at `address`. */
+  worker(address: string): SimWorker | undefined;
+  /** Send `msg` from the worker at `from` to the scheduler, in order on that connection. */
+  toScheduler(from: string, msg: WorkerToSchedulerMessage, periodic?: boolean): void;
+  /** A unique stimulus id starting with `prefix`. */
+  stimulusId(prefix: string): string;
+  /** Note that the cluster made progress (a task ran, data arrived, the client heard news). */
+  progress(): void;
+  /** Note an error message the simulation made a task throw. */
+  injectedError(key: string, text: string): void;
+}

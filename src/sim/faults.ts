@@ -1,0 +1,110 @@
+/**
+ * The faults the simulator injects, each with its own rate.
+ *
+ * Rates are probabilities per opportunity (per gather, per execution) or
+ * expected occurrences per virtual second (deaths, steals, pauses), as noted
+ * on each field.
+ */
+
+/** The kinds of fault, in the order they are reported. */
+export const FAULT_KINDS = [
+  "death",
+  "network",
+  "busy",
+  "slow",
+  "error",
+  "secede",
+  "steal",
+  "pause",
+  "reschedule",
+] as const;
+
+/** One kind of fault. */
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** How often each fault happens; 0 turns a fault off. */
+export type FaultRates = Readonly<Record<FaultKind, number>>;
+
+/** What each fault does, for `--help` and the docs. */
+export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
+  death:
+    "a worker dies (per cluster per virtual second); its data is gone, the scheduler notices after a heartbeat timeout",
+  network: "a peer transfer fails on the network (per gather)",
+  busy: "the peer answers busy even below its outgoing limit (per gather)",
+  slow: "the link of a transfer is 10-100 times slower (per gather)",
+  error: "a task throws (per execution)",
+  secede: "a task secedes from its thread part-way (per execution)",
+  steal: "the scheduler tries to steal a processing task (per virtual second)",
+  pause: "a worker pauses for a while, then resumes (per cluster per virtual second)",
+  reschedule: "a task raises Reschedule (per execution)",
+};
+
+/** Every fault off. */
+export const NO_FAULTS: FaultRates = {
+  death: 0,
+  network: 0,
+  busy: 0,
+  slow: 0,
+  error: 0,
+  secede: 0,
+  steal: 0,
+  pause: 0,
+  reschedule: 0,
+};
+
+/** The default rate of each fault when it is on. */
+export const DEFAULT_FAULT_RATES: FaultRates = {
+  death: 0.8,
+  network: 0.03,
+  busy: 0.05,
+  slow: 0.05,
+  error: 0.01,
+  secede: 0.03,
+  steal: 2,
+  pause: 0.5,
+  reschedule: 0.01,
+};
+
+/** True for a known fault kind. */
+export function isFaultKind(s: string): s is FaultKind {
+  return (FAULT_KINDS as readonly string[]).includes(s);
+}
+
+/**
+ * Parse a fault selection: `all`, `none`, or a comma-separated list of kinds,
+ * each optionally with a rate (`death,network=0.1`). Listed kinds get their
+ * default rate unless given one; unlisted ones are off.
+ */
+export function parseFaults(spec: string): FaultRates {
+  const s = spec.trim();
+  if (s === "all") return { ...DEFAULT_FAULT_RATES };
+  if (s === "none" || s === "") return { ...NO_FAULTS };
+  const out: Record<FaultKind, number> = { ...NO_FAULTS };
+  for (const part of s.split(",")) {
+    const [name, rate] = part.split("=").map((x) => x.trim());
+    if (!isFaultKind(name)) {
+      throw new Error(`unknown fault '${name}'; known: ${FAULT_KINDS.join(", ")}, all, none`);
+    }
+    if (rate === undefined) {
+      out[name] = DEFAULT_FAULT_RATES[name];
+    } else {
+      const r = Number(rate);
+      if (!Number.isFinite(r) || r < 0) throw new Error(`bad rate for fault ${name}: ${rate}`);
+      out[name] = r;
+    }
+  }
+  return out;
+}
+
+/** The inverse of {@link parseFaults}: `all`, `none`, or `kind=rate,…`. */
+export function formatFaults(rates: FaultRates): string {
+  const on = FAULT_KINDS.filter((k) => rates[k] > 0);
+  if (on.length === 0) return "none";
+  if (FAULT_KINDS.every((k) => rates[k] === DEFAULT_FAULT_RATES[k])) return "all";
+  return on.map((k) => (rates[k] === DEFAULT_FAULT_RATES[k] ? k : `${k}=${rates[k]}`)).join(",");
+}
+
+/** A fresh tally of injected faults, all zero. */
+export function emptyFaultCounts(): Record<FaultKind, number> {
+  return { ...NO_FAULTS };
+}

@@ -1,0 +1,141 @@
+/**
+ * Configuration of one simulated cluster run. Every field has a default;
+ * {@link resolveSimOptions} fills them in and rejects nonsense.
+ */
+
+import { DEFAULT_FAULT_RATES, type FaultRates } from "./faults.ts";
+import type { SimHooks } from "./hooks.ts";
+
+/** The workloads the simulator can generate. `mix` picks one of the others per seed. */
+export const WORKLOAD_KINDS = ["random", "map", "tree", "shuffle", "chain", "mix"] as const;
+
+/** One workload kind. */
+export type WorkloadKind = (typeof WORKLOAD_KINDS)[number];
+
+/** Options of a simulated run (all optional but `seed`). */
+export interface SimOptions {
+  /** The seed: the same seed and options give the same run, event for event. */
+  seed: number;
+  /** Workers at the start (≥ 1). Dead workers are replaced. Default 4. */
+  workers?: number;
+  /** Each worker gets 1 to this many threads. Default 2. */
+  maxThreads?: number;
+  /** Which graph the client submits. Default `random`. */
+  workload?: WorkloadKind;
+  /**
+   * Size of the workload: tasks of a random DAG, tasks of `map`, leaves of
+   * `tree`, partitions of `shuffle`, length of `chain`. Default 40.
+   */
+  tasks?: number;
+  /** Fault rates; 0 turns a fault off. Default: every fault at its default rate. */
+  faults?: FaultRates;
+  /** Validate every machine after every stimulus. Default true. */
+  validate?: boolean;
+  /**
+   * After the client has every result, release them all and check that every
+   * machine forgets everything. Default true.
+   */
+  releasePhase?: boolean;
+  /**
+   * A deliberately broken variant of the cluster to run (see `variants.ts`),
+   * by name. Default none.
+   */
+  variant?: string;
+  /** Interception hooks (for tests); used instead of the variant's. Default none. */
+  hooks?: SimHooks;
+  /** Concurrent outgoing transfers a worker serves before answering busy. Default 2. */
+  outgoingLimit?: number;
+  /** Concurrent incoming transfers per worker. Default 4. */
+  incomingLimit?: number;
+  /** Mean one-way message latency, virtual seconds. Default 0.002. */
+  latency?: number;
+  /** Link bandwidth, bytes per virtual second. Default 100 MB/s. */
+  bandwidth?: number;
+  /** Workers send a heartbeat this often. Default 0.5 s. */
+  heartbeatInterval?: number;
+  /** The scheduler removes a worker silent for this long. Default 2 s. */
+  heartbeatTimeout?: number;
+  /** Workers look for missing data this often. Default 1 s. */
+  findMissingInterval?: number;
+  /** A worker retries a busy peer after this long (Dask: 0.15 s). */
+  retryBusyDelay?: number;
+  /** A dead worker is replaced by a new one after this long. Default 1 s. */
+  replaceDelay?: number;
+  /** How many worker deaths while running a task make it erred (Dask's `allowed-failures`). Default 3. */
+  allowedFailures?: number;
+  /** Virtual seconds without progress that count as a deadlock. Default 60. */
+  stallTimeout?: number;
+  /** Give up (as a livelock) after this many events. Default 5,000,000. */
+  maxEvents?: number;
+}
+
+/** {@link SimOptions} with the defaults filled in. */
+export type ResolvedSimOptions = Required<Omit<SimOptions, "hooks">> & { hooks: SimHooks | null };
+
+/** The defaults of every option but `seed`. */
+export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
+  workers: 4,
+  maxThreads: 2,
+  workload: "random",
+  tasks: 40,
+  faults: DEFAULT_FAULT_RATES,
+  validate: true,
+  releasePhase: true,
+  variant: "",
+  hooks: null,
+  outgoingLimit: 2,
+  incomingLimit: 4,
+  latency: 0.002,
+  bandwidth: 100_000_000,
+  heartbeatInterval: 0.5,
+  heartbeatTimeout: 2,
+  findMissingInterval: 1,
+  retryBusyDelay: 0.15,
+  replaceDelay: 1,
+  allowedFailures: 3,
+  stallTimeout: 60,
+  maxEvents: 5_000_000,
+};
+
+/** Fill in defaults; throws RangeError naming a bad option. */
+export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
+  const r: ResolvedSimOptions = { ...SIM_DEFAULTS, ...stripUndefined(o), hooks: o.hooks ?? null };
+  if (!Number.isSafeInteger(r.seed) || r.seed < 0) {
+    throw new RangeError(`seed must be an integer ≥ 0, got ${r.seed}`);
+  }
+  for (const name of [
+    "workers",
+    "maxThreads",
+    "tasks",
+    "outgoingLimit",
+    "incomingLimit",
+  ] as const) {
+    if (!Number.isInteger(r[name]) || r[name] < 1) {
+      throw new RangeError(`${name} must be an integer ≥ 1, got ${r[name]}`);
+    }
+  }
+  for (const name of [
+    "latency",
+    "bandwidth",
+    "heartbeatInterval",
+    "heartbeatTimeout",
+    "findMissingInterval",
+    "retryBusyDelay",
+    "replaceDelay",
+    "stallTimeout",
+  ] as const) {
+    if (!(r[name] > 0) || !Number.isFinite(r[name])) {
+      throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);
+    }
+  }
+  if (r.heartbeatTimeout <= r.heartbeatInterval) {
+    throw new RangeError("heartbeatTimeout must exceed heartbeatInterval");
+  }
+  return r;
+}
+
+function stripUndefined(o: SimOptions): SimOptions {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as unknown as SimOptions;
+}

@@ -1,0 +1,122 @@
+/**
+ * The simulated client: submits the workload in one `update-graph`, follows
+ * what the scheduler reports about each wanted key, and in the end releases
+ * everything.
+ */
+
+import type { GraphTask, SchedulerToClientMessage } from "../protocol/messagesClient.ts";
+import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
+import type { SimScheduler } from "./simScheduler.ts";
+import { taskSpecOf } from "./values.ts";
+import { neededTasks, type Workload } from "./workload.ts";
+
+/** What the client last heard about a wanted key. */
+export type KeyStatus = "pending" | "memory" | "erred" | "cancelled";
+
+/** The error a client was told about. */
+export interface ClientError {
+  readonly blame: string;
+  readonly exceptionText: string;
+}
+
+/** The client's address (its id) in the simulated network. */
+export const CLIENT_ID = "client-0";
+
+/** A client that wants the workload's wanted keys. */
+export class SimClient {
+  /** The latest news of each wanted key. */
+  readonly status = new Map<string, KeyStatus>();
+  /** The error reported for each erred wanted key. */
+  readonly errors = new Map<string, ClientError>();
+  /** Wanted keys not yet in memory or erred. */
+  private pending = 0;
+  /** Messages received, by op. */
+  readonly received: Record<string, number> = {};
+
+  constructor(
+    private readonly c: SimCluster,
+    private readonly scheduler: SimScheduler,
+    private readonly workload: Workload,
+  ) {
+    for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
+    this.pending = this.status.size;
+  }
+
+  /** True once every wanted key is in memory or erred (as last reported). */
+  get done(): boolean {
+    return this.pending === 0;
+  }
+
+  /** Send the graph. */
+  submit(): void {
+    const w = this.workload;
+    const needed = neededTasks(w);
+    const tasks: Record<string, GraphTask> = {};
+    for (let i = 0; i < w.tasks.length; i++) {
+      if (needed[i] === 0) continue;
+      const t = w.tasks[i];
+      const deps = t.deps.map((d) => w.tasks[d].key);
+      tasks[t.key] = {
+        spec: taskSpecOf(w, t),
+        dependencies: deps,
+        ...(t.resources !== undefined ? { resources: t.resources } : {}),
+        ...(t.retries !== undefined ? { retries: t.retries } : {}),
+      };
+    }
+    const keys = [...this.status.keys()];
+    const stimulusId = this.c.stimulusId("update-graph");
+    this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
+      this.scheduler.handle({
+        kind: "client-message",
+        msg: { op: "update-graph", tasks, keys, clientId: CLIENT_ID, stimulusId },
+      }),
+    );
+  }
+
+  /** Release every key (the client closes). */
+  close(): void {
+    const stimulusId = this.c.stimulusId("close-client");
+    this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
+      this.scheduler.handle({
+        kind: "client-message",
+        msg: { op: "close-client", clientId: CLIENT_ID, stimulusId },
+      }),
+    );
+  }
+
+  /** A message from the scheduler arrived. */
+  receive(msg: SchedulerToClientMessage): void {
+    this.received[msg.op] = (this.received[msg.op] ?? 0) + 1;
+    switch (msg.op) {
+      case "key-in-memory":
+        this.set(msg.key, "memory");
+        this.errors.delete(msg.key);
+        return;
+      case "task-erred":
+        this.set(msg.key, "erred");
+        this.errors.set(msg.key, { blame: msg.blame, exceptionText: msg.exceptionText });
+        return;
+      case "lost-data":
+      case "task-retried":
+        this.set(msg.key, "pending");
+        this.errors.delete(msg.key);
+        return;
+      case "cancelled-keys":
+        for (const key of msg.keys) this.set(key, "cancelled");
+        return;
+      case "task-no-worker":
+        return;
+    }
+  }
+
+  private set(key: string, status: KeyStatus): void {
+    const old = this.status.get(key);
+    if (old === undefined) return;
+    const wasDone = old !== "pending";
+    const isDone = status !== "pending";
+    if (wasDone && !isDone) this.pending++;
+    else if (!wasDone && isDone) this.pending--;
+    this.status.set(key, status);
+    if (old !== status) this.c.progress();
+  }
+}

@@ -1,0 +1,405 @@
+/**
+ * The simulated worker shell: what Dask's `Worker` does around its state
+ * machine, on virtual time. It turns scheduler messages into events, runs
+ * `Execute` (after a simulated duration, computing a checkable value from its
+ * inputs), performs `GatherDep` against peers and serves their `get_data`
+ * (answering busy beyond its outgoing limit), retries busy peers later, looks
+ * for missing data periodically, sends heartbeats, pauses and resumes, and
+ * dies. It never touches the state machine's fields: it reads them, and
+ * feeds it events.
+ */
+
+import type { TaskRef, TaskSpec } from "../protocol/messagesTaskSpec.ts";
+import type { Resources, SchedulerToWorkerMessage } from "../protocol/messagesWorker.ts";
+import {
+  ExecuteFailureEvent,
+  ExecuteSuccessEvent,
+  FindMissingEvent,
+  GatherDepBusyEvent,
+  GatherDepNetworkFailureEvent,
+  GatherDepSuccessEvent,
+  PauseEvent,
+  RescheduleEvent,
+  RetryBusyWorkerEvent,
+  SecedeEvent,
+  type StateMachineEvent,
+  UnpauseEvent,
+} from "../worker/state/events.ts";
+import type { Execute, GatherDep, Instruction } from "../worker/state/instructions.ts";
+import { WorkerState } from "../worker/state/workerState.ts";
+import type { SimCluster } from "./cluster.ts";
+import { SimFailure } from "./failure.ts";
+import { eventForMessage, messageForInstruction } from "./translate.ts";
+import { computeValue, SimValue, type TaskParams } from "./values.ts";
+
+function sizeofSimValue(v: unknown): number {
+  return v instanceof SimValue ? v.nbytes : 8;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+/** A simulated worker process around one `WorkerState`. */
+export class SimWorker {
+  /** The worker state machine. */
+  readonly state: WorkerState;
+  /** False once dead: it handles nothing more and its data is gone. */
+  alive = true;
+  /** Paused (by the pause fault). */
+  paused = false;
+  /** Outgoing transfers being served. */
+  outgoing = 0;
+
+  constructor(
+    private readonly c: SimCluster,
+    readonly address: string,
+    readonly nthreads: number,
+    readonly resources: Resources,
+  ) {
+    const o = c.options;
+    this.state = new WorkerState({
+      address,
+      nthreads,
+      resources,
+      validate: o.validate,
+      transferIncomingCountLimit: o.incomingLimit,
+      transferMessageBytesLimit: 50_000_000,
+      clock: () => c.queue.now,
+      sizeof: sizeofSimValue,
+      typeName: (v) => (v instanceof SimValue ? "SimValue" : typeof v),
+    });
+  }
+
+  /** Register with the scheduler and start the heartbeat and find-missing timers. */
+  start(): void {
+    this.c.toScheduler(this.address, {
+      op: "register-worker",
+      address: this.address,
+      nthreads: this.nthreads,
+      resources: this.resources,
+      stimulusId: this.c.stimulusId("register-worker"),
+    });
+    const o = this.c.options;
+    const q = this.c.queue;
+    const heartbeat = (): void => {
+      if (!this.alive) return;
+      this.c.toScheduler(
+        this.address,
+        { op: "heartbeat-worker", stimulusId: this.c.stimulusId("heartbeat") },
+        true,
+      );
+      q.at(o.heartbeatInterval, heartbeat, true);
+    };
+    q.at(o.heartbeatInterval * this.c.rng.random(), heartbeat, true);
+    const findMissing = (): void => {
+      if (!this.alive) return;
+      if (this.state.missingDepFlight.size > 0) {
+        this.handle(new FindMissingEvent({ stimulusId: this.c.stimulusId("find-missing") }));
+      }
+      q.at(o.findMissingInterval, findMissing, true);
+    };
+    q.at(o.findMissingInterval * this.c.rng.random(), findMissing, true);
+  }
+
+  /** A message from the scheduler arrived. */
+  deliver(msg: SchedulerToWorkerMessage): void {
+    if (!this.alive) return;
+    this.handle(eventForMessage(msg));
+  }
+
+  /** Feed one event to the state machine and carry out its instructions. */
+  handle(ev: StateMachineEvent): void {
+    if (!this.alive) return;
+    const c = this.c;
+    const hook = c.options.hooks?.workerEvent;
+    if (hook !== undefined) {
+      const hooked = hook(c.hookContext, this.address, ev);
+      if (hooked === null) return;
+      ev = hooked;
+    }
+    let instructions: Instruction[];
+    const t0 = c.timing ? performance.now() : 0;
+    try {
+      instructions = this.state.handleStimulus(ev);
+    } catch (e) {
+      throw new SimFailure(
+        "raised",
+        `worker ${this.address} raised handling ${ev.cls} (${ev.stimulusId}): ${errorText(e)}`,
+        "",
+        { cause: e },
+      );
+    }
+    if (c.timing) c.stats.workerMicros += (performance.now() - t0) * 1000;
+    c.stats.workerStimuli++;
+    if (c.options.validate) {
+      try {
+        this.state.validateState();
+      } catch (e) {
+        throw new SimFailure(
+          "invalid-state",
+          `worker ${this.address}: validateState failed after ${ev.cls} (${ev.stimulusId}): ${errorText(e)}`,
+          "",
+          { cause: e },
+        );
+      }
+    }
+    for (const inst of instructions) this.dispatch(inst);
+  }
+
+  private dispatch(inst: Instruction): void {
+    switch (inst.cls) {
+      case "Execute":
+        this.execute(inst);
+        return;
+      case "GatherDep":
+        this.gather(inst);
+        return;
+      case "RetryBusyWorkerLater": {
+        const worker = inst.worker;
+        this.c.queue.at(this.c.options.retryBusyDelay, () =>
+          this.handle(
+            new RetryBusyWorkerEvent({
+              worker,
+              stimulusId: this.c.stimulusId("retry-busy-worker"),
+            }),
+          ),
+        );
+        return;
+      }
+      default:
+        this.c.toScheduler(this.address, messageForInstruction(inst));
+    }
+  }
+
+  // ------------------------------------------------------------------ execute
+
+  private execute(inst: Execute): void {
+    const c = this.c;
+    const q = c.queue;
+    const rng = c.rng;
+    const faults = c.options.faults;
+    const key = inst.key;
+    const ts = this.state.tasks.get(key);
+    if (ts === undefined) {
+      throw new SimFailure("raised", `worker ${this.address}: Execute(${key}) of an unknown task`);
+    }
+    const runId = ts.runId;
+    const spec = ts.runSpec?.task as TaskSpec | null;
+    if (spec === null || spec === undefined) {
+      throw new SimFailure("raised", `worker ${this.address}: Execute(${key}) without a run spec`);
+    }
+    const params = spec.args[0] as TaskParams;
+    const inputs: number[] = [];
+    let missing: string | null = null;
+    for (let i = 1; i < spec.args.length; i++) {
+      const dep = (spec.args[i] as TaskRef).__weftRef;
+      const v = this.state.data.get(dep);
+      if (!(v instanceof SimValue)) {
+        missing = dep;
+        break;
+      }
+      inputs.push(v.v);
+    }
+    const start = q.now;
+    if (missing !== null) {
+      // As Dask's Worker.execute: an input missing from `data` raises KeyError at once.
+      const text = `KeyError: '${missing}'`;
+      q.at(0, () =>
+        this.handle(
+          new ExecuteFailureEvent({
+            key,
+            runId,
+            start,
+            stop: start,
+            exception: { name: "KeyError", message: missing },
+            traceback: null,
+            exceptionText: text,
+            tracebackText: "",
+            stimulusId: c.stimulusId("execute-unknown-error"),
+          }),
+        ),
+      );
+      return;
+    }
+    const duration = params.d * rng.uniform(0.5, 1.5);
+    if (rng.chance(faults.secede)) {
+      c.stats.faults.secede++;
+      const after = duration * rng.uniform(0.1, 0.9);
+      q.at(after, () =>
+        this.handle(
+          new SecedeEvent({ key, computeDuration: after, stimulusId: c.stimulusId("secede") }),
+        ),
+      );
+    }
+    let outcome: "ok" | "error" | "reschedule" = "ok";
+    if (rng.chance(faults.error)) outcome = "error";
+    else if (rng.chance(faults.reschedule)) outcome = "reschedule";
+    q.at(duration, () => {
+      if (!this.alive) return;
+      const stop = q.now;
+      c.progress();
+      c.stats.executions++;
+      if (outcome === "error") {
+        c.stats.faults.error++;
+        const text = `InjectedError: ${key} failed at t=${stop.toFixed(6)} on ${this.address}`;
+        c.injectedError(key, text);
+        this.handle(
+          new ExecuteFailureEvent({
+            key,
+            runId,
+            start,
+            stop,
+            exception: { name: "InjectedError", message: text },
+            traceback: null,
+            exceptionText: text,
+            tracebackText: "",
+            stimulusId: c.stimulusId("task-erred"),
+          }),
+        );
+      } else if (outcome === "reschedule") {
+        c.stats.faults.reschedule++;
+        this.handle(new RescheduleEvent({ key, stimulusId: c.stimulusId("reschedule") }));
+      } else {
+        let v = computeValue(key, inputs);
+        const hook = c.options.hooks?.taskValue;
+        if (hook !== undefined) v = hook(c.hookContext, key, v);
+        this.handle(
+          new ExecuteSuccessEvent({
+            key,
+            runId,
+            value: new SimValue(key, v, params.n),
+            start,
+            stop,
+            nbytes: params.n,
+            type: "SimValue",
+            stimulusId: c.stimulusId("task-finished"),
+          }),
+        );
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------ gather
+
+  private networkFailure(worker: string, totalNbytes: number, delay: number): void {
+    this.c.queue.at(delay, () =>
+      this.handle(
+        new GatherDepNetworkFailureEvent({
+          worker,
+          totalNbytes,
+          stimulusId: this.c.stimulusId("gather-dep-network-failure"),
+        }),
+      ),
+    );
+  }
+
+  private gather(inst: GatherDep): void {
+    const c = this.c;
+    const net = c.net;
+    const { worker, totalNbytes } = inst;
+    const keys = [...inst.toGather];
+    const peer = c.worker(worker);
+    if (c.rng.chance(c.options.faults.network)) {
+      c.stats.faults.network++;
+      this.networkFailure(worker, totalNbytes, net.latency() * 2);
+      return;
+    }
+    if (peer === undefined || !peer.alive) {
+      this.networkFailure(worker, totalNbytes, 0.05 + net.latency());
+      return;
+    }
+    c.queue.at(net.latency(), () => {
+      if (!this.alive) return; // nothing comes back to a dead requester
+      if (!peer.alive) {
+        this.networkFailure(worker, totalNbytes, 0.05);
+        return;
+      }
+      const data = peer.serveGetData(keys);
+      if (data === null) {
+        c.queue.at(net.latency(), () =>
+          this.handle(
+            new GatherDepBusyEvent({
+              worker,
+              totalNbytes,
+              stimulusId: c.stimulusId("gather-dep-busy"),
+            }),
+          ),
+        );
+        return;
+      }
+      let bytes = 0;
+      for (const v of data.values()) bytes += sizeofSimValue(v);
+      let slowdown = 1;
+      if (c.rng.chance(c.options.faults.slow)) {
+        c.stats.faults.slow++;
+        slowdown = c.rng.uniform(10, 100);
+      }
+      c.queue.at(net.transferTime(bytes, slowdown), () => {
+        peer.outgoing--;
+        if (!peer.alive) {
+          this.networkFailure(worker, totalNbytes, 0);
+          return;
+        }
+        if (!this.alive) return;
+        c.progress();
+        c.stats.transfers++;
+        this.handle(
+          new GatherDepSuccessEvent({
+            worker,
+            totalNbytes,
+            data,
+            stimulusId: c.stimulusId("gather-dep-success"),
+          }),
+        );
+      });
+    });
+  }
+
+  /**
+   * A peer asks for `keys` (Dask's `get_data`): null (busy) beyond the
+   * outgoing limit (1 while paused) or when the busy fault strikes; else the
+   * values held now, of those keys, and one more outgoing transfer.
+   */
+  serveGetData(keys: readonly string[]): Map<string, unknown> | null {
+    const c = this.c;
+    const limit = this.paused ? 1 : c.options.outgoingLimit;
+    if (this.outgoing >= limit) return null;
+    if (c.rng.chance(c.options.faults.busy)) {
+      c.stats.faults.busy++;
+      return null;
+    }
+    this.outgoing++;
+    const data = new Map<string, unknown>();
+    for (const k of keys) {
+      const v = this.state.data.get(k);
+      if (v !== undefined) data.set(k, v);
+    }
+    return data;
+  }
+
+  // ------------------------------------------------------------------ faults
+
+  /** The process dies: everything it held is gone, nothing it had scheduled happens. */
+  die(): void {
+    this.alive = false;
+  }
+
+  /** Pause (as the memory monitor does): tell the scheduler, then the state machine. */
+  pause(): void {
+    if (!this.alive || this.paused) return;
+    this.paused = true;
+    const stimulusId = this.c.stimulusId("worker-status-change");
+    this.c.toScheduler(this.address, { op: "worker-status-change", status: "paused", stimulusId });
+    this.handle(new PauseEvent({ stimulusId }));
+  }
+
+  /** Resume after {@link pause}. */
+  resume(): void {
+    if (!this.alive || !this.paused) return;
+    this.paused = false;
+    const stimulusId = this.c.stimulusId("worker-status-change");
+    this.c.toScheduler(this.address, { op: "worker-status-change", status: "running", stimulusId });
+    this.handle(new UnpauseEvent({ stimulusId }));
+  }
+}

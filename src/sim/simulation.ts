@@ -1,0 +1,301 @@
+/**
+ * One simulated cluster run: a `SchedulerState`, N `WorkerState`s and a
+ * client, joined by a simulated network on virtual time, with faults. The
+ * run ends when the client has every result and the cluster is quiet (then
+ * the results are checked, the client releases everything, and every machine
+ * must end empty), or fails: a machine raised or broke its invariants, the
+ * results were wrong or lost, or nothing progressed while work remained.
+ */
+
+import type { WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
+import { type CheckInput, checkEmpty, checkOutcomes, checkReplicas } from "./checks.ts";
+import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
+import { storiesOf, stuckKeys } from "./diagnose.ts";
+import { EventQueue } from "./eventQueue.ts";
+import { type FailureKind, SimFailure } from "./failure.ts";
+import { startFaults } from "./faultInjector.ts";
+import type { HookContext, SimHooks } from "./hooks.ts";
+import { Network } from "./network.ts";
+import { type ResolvedSimOptions, resolveSimOptions, type SimOptions } from "./options.ts";
+import { replayCommand } from "./replay.ts";
+import { SimRng } from "./rng.ts";
+import { SimClient } from "./simClient.ts";
+import { SimScheduler } from "./simScheduler.ts";
+import { SimWorker } from "./simWorker.ts";
+import { SimStats } from "./stats.ts";
+import { expectedValues } from "./values.ts";
+import { variantHooks } from "./variants.ts";
+import type { Workload } from "./workload.ts";
+import { workloadFor } from "./workloadFor.ts";
+
+/** How a run ended. */
+export interface SimResult {
+  readonly seed: number;
+  /** True when every check held. */
+  readonly ok: boolean;
+  /** Why it failed, or null. */
+  readonly failure: {
+    readonly kind: FailureKind;
+    readonly message: string;
+    /** Stories of the keys involved, for deadlocks and lost keys. */
+    readonly details: string;
+  } | null;
+  /** The workload's name, e.g. `random(40)`. */
+  readonly workload: string;
+  /** Tasks in the workload. */
+  readonly tasks: number;
+  /** Workers that took part (initial and replacements). */
+  readonly workers: number;
+  readonly stats: SimStats;
+  /** The options, defaults filled in (hooks left out). */
+  readonly options: ResolvedSimOptions;
+  /** The command that replays this run. */
+  readonly command: string;
+}
+
+/** A simulated cluster, built from options; {@link run} it once. */
+export class Simulation implements SimCluster {
+  readonly options: ResolvedSimOptions;
+  readonly queue = new EventQueue();
+  readonly rng: SimRng;
+  readonly net: Network;
+  readonly stats = new SimStats();
+  readonly hookContext: HookContext;
+  readonly timing: boolean;
+  readonly workload: Workload;
+  readonly scheduler: SimScheduler;
+  readonly client: SimClient;
+  /** Every worker that ever started, by address, dead ones included. */
+  readonly workers = new Map<string, SimWorker>();
+  /** Error texts injected, per key. */
+  readonly injected = new Map<string, Set<string>>();
+  /** `compute` until the client has everything, then `release`. */
+  phase: "compute" | "release" = "compute";
+
+  private nextWorker = 0;
+  private nextStimulus = 0;
+  private lastProgress = 0;
+
+  constructor(options: SimOptions, o: { timing?: boolean } = {}) {
+    const resolved = resolveSimOptions(options);
+    const hooks: SimHooks | null = resolved.hooks ?? variantHooks(resolved.variant);
+    this.options = { ...resolved, hooks };
+    this.timing = o.timing ?? false;
+    const root = new SimRng(this.options.seed);
+    this.workload = workloadFor(this.options, root.fork(1));
+    this.rng = root.fork(2);
+    this.net = new Network(this.queue, this.rng, this.options.latency, this.options.bandwidth);
+    this.scheduler = new SimScheduler(this, (msg) => this.client.receive(msg));
+    const queue = this.queue;
+    const scheduler = this.scheduler.state;
+    this.hookContext = {
+      scheduler,
+      get now() {
+        return queue.now;
+      },
+    };
+    this.client = new SimClient(this, this.scheduler, this.workload);
+  }
+
+  // ----------------------------------------------------------------- SimCluster
+
+  worker(address: string): SimWorker | undefined {
+    return this.workers.get(address);
+  }
+
+  toScheduler(from: string, msg: WorkerToSchedulerMessage, periodic = false): void {
+    this.net.send(
+      from,
+      SCHEDULER_ADDRESS,
+      () => this.scheduler.handle({ kind: "worker-message", worker: from, msg }),
+      periodic,
+    );
+  }
+
+  stimulusId(prefix: string): string {
+    return `${prefix}-${++this.nextStimulus}`;
+  }
+
+  progress(): void {
+    this.lastProgress = this.queue.now;
+  }
+
+  injectedError(key: string, text: string): void {
+    let texts = this.injected.get(key);
+    if (texts === undefined) {
+      texts = new Set();
+      this.injected.set(key, texts);
+    }
+    texts.add(text);
+  }
+
+  // ----------------------------------------------------------------- workers
+
+  /** Start a new worker (a replacement keeps its predecessor's threads and resources). */
+  startWorker(nthreads: number, resources: Record<string, number>): SimWorker {
+    const n = this.nextWorker++;
+    const address = `tcp://10.0.${n % 4}.1:${9000 + n}`;
+    const w = new SimWorker(this, address, nthreads, resources);
+    this.workers.set(address, w);
+    w.start();
+    return w;
+  }
+
+  /** Live workers, in start order. */
+  liveWorkers(): SimWorker[] {
+    const out: SimWorker[] = [];
+    for (const w of this.workers.values()) if (w.alive) out.push(w);
+    return out;
+  }
+
+  /** Kill `w`; a replacement starts after `replaceDelay`. */
+  kill(w: SimWorker): void {
+    w.die();
+    this.stats.faults.death++;
+    this.queue.at(this.options.replaceDelay, () => {
+      this.startWorker(w.nthreads, { ...w.resources });
+    });
+  }
+
+  /** Faults stop once the client has everything. */
+  get injecting(): boolean {
+    return this.phase === "compute" && !this.client.done;
+  }
+
+  // ----------------------------------------------------------------- run
+
+  private setUp(): void {
+    const o = this.options;
+    const res = this.workload.workerResources;
+    for (let i = 0; i < o.workers; i++) {
+      const nthreads = this.rng.range(1, o.maxThreads);
+      const gets = res !== undefined && (i === 0 || this.rng.chance(0.5));
+      this.startWorker(nthreads, gets ? { ...res } : {});
+    }
+    this.scheduler.start();
+    this.client.submit();
+    startFaults(this);
+  }
+
+  private deadStillRegistered(): boolean {
+    for (const address of this.scheduler.state.workers.keys()) {
+      const w = this.workers.get(address);
+      if (w === undefined || !w.alive) return true;
+    }
+    return false;
+  }
+
+  private checkInput(): CheckInput {
+    const index = new Map<string, number>();
+    this.workload.tasks.forEach((t, i) => index.set(t.key, i));
+    return {
+      workload: this.workload,
+      expected: expectedValues(this.workload),
+      index,
+      scheduler: this.scheduler,
+      workers: this.workers,
+      client: this.client,
+      injected: this.injected,
+      allowedFailures: this.options.allowedFailures,
+    };
+  }
+
+  private stalled(): SimFailure {
+    const pending = [...this.client.status].filter(([, st]) => st === "pending").map(([k]) => k);
+    const s = this.scheduler.state;
+    const keys = pending.length > 0 ? stuckKeys(s, pending) : stuckKeys(s, [...s.tasks.keys()]);
+    const details = storiesOf(s, this.workers.values(), keys);
+    const idle = this.queue.pendingWork === 0;
+    const what =
+      this.phase === "release"
+        ? "the cluster did not settle after the client released everything"
+        : pending.length > 0
+          ? `${pending.length} wanted keys still pending (${pending.slice(0, 5).join(", ")})`
+          : "the client has everything but the cluster never became quiet";
+    return new SimFailure(
+      idle || pending.length > 0 ? "deadlock" : "livelock",
+      `${idle ? "the event queue ran dry" : `no progress for ${this.options.stallTimeout} virtual seconds`}: ${what}; stuck: ${keys.join(", ")}`,
+      details,
+    );
+  }
+
+  /** Run to the end and report. Never throws for a failure of the cluster: it is in the result. */
+  run(): SimResult {
+    let failure: SimResult["failure"] = null;
+    try {
+      this.loop();
+    } catch (e) {
+      if (!(e instanceof SimFailure)) throw e;
+      let details = e.details;
+      if (details === "" && (e.kind === "raised" || e.kind === "invalid-state")) {
+        details = causeChain(e);
+      }
+      failure = { kind: e.kind, message: e.message, details };
+    }
+    this.stats.events = this.queue.fired;
+    this.stats.virtualTime = this.queue.now;
+    const { hooks: _hooks, ...options } = this.options;
+    return {
+      seed: this.options.seed,
+      ok: failure === null,
+      failure,
+      workload: this.workload.name,
+      tasks: this.workload.tasks.length,
+      workers: this.workers.size,
+      stats: this.stats,
+      options: { ...options, hooks: null },
+      command: replayCommand(this.options),
+    };
+  }
+
+  private loop(): void {
+    const q = this.queue;
+    const o = this.options;
+    this.setUp();
+    let releasedAt = 0;
+    for (;;) {
+      const quiet = q.pendingWork === 0 && !this.deadStillRegistered();
+      if (this.phase === "compute") {
+        if (this.client.done && quiet) {
+          const x = this.checkInput();
+          checkReplicas(x);
+          checkOutcomes(x);
+          if (!o.releasePhase) return;
+          this.phase = "release";
+          releasedAt = q.now;
+          this.client.close();
+          continue;
+        }
+        if (q.now - this.lastProgress > o.stallTimeout) throw this.stalled();
+      } else {
+        if (quiet) {
+          checkEmpty(this.checkInput());
+          return;
+        }
+        if (q.now - releasedAt > o.stallTimeout) throw this.stalled();
+      }
+      if (q.fired >= o.maxEvents) {
+        throw new SimFailure(
+          "livelock",
+          `gave up after ${q.fired} events at t=${q.now.toFixed(3)}`,
+        );
+      }
+      if (!q.step()) throw this.stalled();
+    }
+  }
+}
+
+function causeChain(e: Error): string {
+  const lines: string[] = [];
+  let cur: unknown = e.cause;
+  while (cur instanceof Error) {
+    lines.push(`${cur.name}: ${cur.message}`);
+    cur = cur.cause;
+  }
+  return lines.join("\n");
+}
+
+/** Run one simulated cluster. */
+export function simulate(options: SimOptions, o: { timing?: boolean } = {}): SimResult {
+  return new Simulation(options, o).run();
+}

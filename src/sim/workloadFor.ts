@@ -1,0 +1,54 @@
+/** Build the workload that a run's options ask for. */
+
+import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
+import type { ResolvedSimOptions, WorkloadKind } from "./options.ts";
+import { randomDag } from "./randomDag.ts";
+import type { SimRng } from "./rng.ts";
+import type { Workload } from "./workload.ts";
+
+const MIXABLE: readonly Exclude<WorkloadKind, "mix">[] = [
+  "random",
+  "random",
+  "random",
+  "random",
+  "map",
+  "tree",
+  "shuffle",
+  "chain",
+];
+
+/**
+ * The workload of kind `o.workload` and size `o.tasks`. For `mix`, the kind
+ * is drawn from `rng` (random DAGs half the time) and the benchmark graphs are
+ * sized to about `o.tasks` tasks.
+ */
+export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
+  let kind = o.workload;
+  let size = o.tasks;
+  if (kind === "mix") {
+    kind = rng.pick(MIXABLE);
+    if (kind === "tree") size = Math.max(2, Math.ceil(o.tasks / 2));
+    else if (kind === "shuffle") size = Math.max(2, Math.floor(Math.sqrt(o.tasks)));
+  }
+  switch (kind) {
+    case "random":
+      return randomDag(
+        {
+          tasks: size,
+          width: Math.max(2, Math.ceil(Math.sqrt(size) * 1.5)),
+          fanIn: 3,
+          restricted: 0.15,
+          maxBytes: 4_000_000,
+        },
+        rng,
+      );
+    case "map":
+      return mapGraph(size);
+    case "tree":
+      return treeGraph(size);
+    case "shuffle":
+      return shuffleGraph(size);
+    case "chain":
+      return chainGraph(size);
+  }
+}
