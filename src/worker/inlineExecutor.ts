@@ -6,6 +6,7 @@
  */
 
 import type { ExecuteJob, ExecuteOutcome, Executor, RunControl } from "./executor.ts";
+import { raceSignal } from "./raceSignal.ts";
 import { runTask } from "./runTask.ts";
 
 /** Runs tasks on the calling thread. */
@@ -24,21 +25,9 @@ export class InlineExecutor implements Executor {
     if (this.closed) throw new Error("executor is closed");
     // Start in a new microtask, never inside the caller's synchronous code.
     await Promise.resolve();
-    const outcome = runTask(job.key, job.fn, job.args, control);
-    return await new Promise<ExecuteOutcome>((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      outcome.then(
-        (o) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(o);
-        },
-        (err: unknown) => {
-          signal.removeEventListener("abort", onAbort);
-          reject(err);
-        },
-      );
-    });
+    signal.throwIfAborted();
+    // A task cannot be stopped on this thread: once aborted, stop waiting for it.
+    return await raceSignal(runTask(job.key, job.fn, job.args, control), signal);
   }
 
   async close(): Promise<void> {

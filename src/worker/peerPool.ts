@@ -3,32 +3,13 @@
 import { connect } from "../comm/connect.ts";
 import type { CommLogger } from "../comm/rpc.ts";
 import { type RpcClient, rpc } from "../comm/rpc.ts";
+import { raceSignal } from "./raceSignal.ts";
 
 /** Options of {@link PeerPool}. */
 export interface PeerPoolOptions {
   connectTimeoutMs: number;
   maxFrameBytes: number;
   logger?: CommLogger;
-}
-
-/** Wait for `p`, or reject with the signal's reason when it aborts first. */
-export function raceSignal<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return p;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 /** Rpc clients to peers, by address. A closed connection is replaced on next use. */

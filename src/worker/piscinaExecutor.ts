@@ -37,6 +37,8 @@ export interface PiscinaExecutorOptions {
   idleTimeoutMs?: number;
   /** How long to wait for the first thread to start, in ms. Default 60,000. */
   startTimeoutMs?: number;
+  /** Told when a pool thread dies of an error. */
+  onThreadError?: (err: Error) => void;
 }
 
 const BOOTSTRAP = new URL("./threadBootstrap.mjs", import.meta.url).href;
@@ -51,6 +53,8 @@ export class PiscinaExecutor implements Executor {
   private readonly controls = new Map<number, RunControl>();
   private nextToken = 1;
   private closed = false;
+  /** The last error a pool thread died of, if any. */
+  lastThreadError: Error | null = null;
 
   private constructor(
     private readonly pool: Piscina,
@@ -74,6 +78,12 @@ export class PiscinaExecutor implements Executor {
       recordTiming: false,
     });
     const executor = new PiscinaExecutor(pool, channel);
+    // A thread that fails (e.g. a task module that does not load) is reported
+    // here; without a listener the pool would rethrow it on the main thread.
+    pool.on("error", (err: unknown) => {
+      executor.lastThreadError = err instanceof Error ? err : new Error(String(err));
+      o.onThreadError?.(executor.lastThreadError);
+    });
     try {
       const reply: unknown = await Promise.race([
         pool.run({ kind: "ping" } satisfies ThreadJob),

@@ -26,8 +26,9 @@ import {
   serializeError,
 } from "./executor.ts";
 import { InlineExecutor } from "./inlineExecutor.ts";
-import { PeerPool, raceSignal } from "./peerPool.ts";
+import { PeerPool } from "./peerPool.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
+import { raceSignal } from "./raceSignal.ts";
 import { resolveArgs } from "./resolveArgs.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
 import { SlotGate } from "./slotGate.ts";
@@ -184,6 +185,7 @@ export class Worker extends BaseWorker {
               nthreads: o.nthreads,
               taskModules: o.taskModules,
               maxSecededThreads: o.maxSecededThreads,
+              onThreadError: (err) => this.logger.error({ err }, "a pool thread failed"),
             });
       this.listener = await listen(o.listen, (comm) => this.servePeer(comm), {
         maxFrameBytes: o.maxFrameBytes,

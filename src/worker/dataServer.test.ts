@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import type { Comm } from "../comm/comm.ts";
+import type { RpcContext } from "../comm/rpc.ts";
+import { DataServer, parseGetDataResponse } from "./dataServer.ts";
+import { UpdateDataEvent } from "./state/events.ts";
+import { WorkerState } from "./state/workerState.ts";
+
+function host(address: string, paused = false) {
+  const state = new WorkerState({ address, validate: true });
+  state.handleStimulus(new UpdateDataEvent({ data: { a: 1, b: "two" }, stimulusId: "scatter" }));
+  return { state, isPaused: paused };
+}
+
+/** A context whose answer is never sent (until `send()`): the transfer stays open. */
+function ctxFrom(peerAddress: string) {
+  const callbacks: ((ok: boolean) => void)[] = [];
+  const ctx: RpcContext = {
+    comm: { peerAddress } as Comm,
+    afterReply: (cb) => callbacks.push(cb),
+  };
+  const send = () => {
+    for (const cb of callbacks.splice(0)) cb(true);
+  };
+  return { ctx, send };
+}
+
+describe("DataServer", () => {
+  it("answers with the keys it holds", () => {
+    const server = new DataServer(host("tcp://10.0.0.1:1"), 4);
+    const { ctx, send } = ctxFrom("tcp://10.0.0.2:5");
+    expect(server.getData({ keys: ["a", "b", "zzz"] }, ctx)).toEqual({
+      status: "OK",
+      data: new Map<string, unknown>([
+        ["a", 1],
+        ["b", "two"],
+      ]),
+    });
+    expect(server.outgoingCount).toBe(1);
+    send();
+    expect(server.outgoingCount).toBe(0);
+    expect(server.outgoingCountTotal).toBe(1);
+  });
+
+  it("answers busy beyond the limit of concurrent answers", () => {
+    const server = new DataServer(host("tcp://10.0.0.1:1"), 2);
+    const other = "tcp://10.0.0.2:5";
+    const pending = [ctxFrom(other), ctxFrom(other)];
+    for (const p of pending) expect(server.getData({ keys: ["a"] }, p.ctx).status).toBe("OK");
+    expect(server.getData({ keys: ["a"] }, ctxFrom(other).ctx)).toEqual({ status: "busy" });
+    expect(server.busyCountTotal).toBe(1);
+    pending[0].send();
+    expect(server.getData({ keys: ["a"] }, ctxFrom(other).ctx).status).toBe("OK");
+  });
+
+  it("allows twice the limit to peers on the same host, and one while paused", () => {
+    const server = new DataServer(host("tcp://10.0.0.1:1"), 1);
+    const same = "tcp://10.0.0.1:7";
+    expect(server.getData({ keys: ["a"] }, ctxFrom(same).ctx).status).toBe("OK");
+    expect(server.getData({ keys: ["a"] }, ctxFrom(same).ctx).status).toBe("OK");
+    expect(server.getData({ keys: ["a"] }, ctxFrom(same).ctx).status).toBe("busy");
+    const paused = new DataServer(host("tcp://10.0.0.1:1", true), 4);
+    expect(paused.getData({ keys: ["a"] }, ctxFrom(same).ctx).status).toBe("OK");
+    expect(paused.getData({ keys: ["a"] }, ctxFrom(same).ctx).status).toBe("busy");
+  });
+
+  it("rejects malformed requests", () => {
+    const server = new DataServer(host("tcp://10.0.0.1:1"), 1);
+    expect(() => server.getData({ keys: [1] }, ctxFrom("x").ctx)).toThrow(
+      /keys must be an array of strings/,
+    );
+    expect(server.outgoingCount).toBe(0);
+  });
+});
+
+describe("parseGetDataResponse", () => {
+  const wanted = new Set(["a"]);
+  it("keeps only requested keys, from a Map or an object", () => {
+    expect(
+      parseGetDataResponse(
+        {
+          status: "OK",
+          data: new Map([
+            ["a", 1],
+            ["x", 2],
+          ]),
+        },
+        wanted,
+        "p",
+      ),
+    ).toEqual({
+      status: "OK",
+      data: new Map([["a", 1]]),
+    });
+    expect(parseGetDataResponse({ status: "OK", data: { a: 1, x: 2 } }, wanted, "p")).toEqual({
+      status: "OK",
+      data: new Map([["a", 1]]),
+    });
+    expect(parseGetDataResponse({ status: "busy" }, wanted, "p")).toEqual({ status: "busy" });
+  });
+  it("throws for anything else", () => {
+    expect(() => parseGetDataResponse(null, wanted, "p")).toThrow(/not an object/);
+    expect(() => parseGetDataResponse({ status: "OK", data: [1] }, wanted, "p")).toThrow(
+      /data is not a map/,
+    );
+    expect(() => parseGetDataResponse({ status: "nope" }, wanted, "p")).toThrow(/status "nope"/);
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { Execution } from "./execution.ts";
+import { SlotGate } from "./slotGate.ts";
+
+async function setup() {
+  const gate = new SlotGate(1);
+  await gate.acquire();
+  const seceded: number[] = [];
+  const ex = new Execution(gate, (d) => seceded.push(d), new AbortController().signal);
+  return { gate, seceded, ex };
+}
+
+describe("Execution", () => {
+  it("secede gives the slot back and is reported once, in a microtask", async () => {
+    const { gate, seceded, ex } = await setup();
+    ex.secede(0.5);
+    ex.secede(0.7);
+    expect(gate.available).toBe(1);
+    expect(seceded).toEqual([]);
+    await Promise.resolve();
+    expect(seceded).toEqual([0.5]);
+    ex.finish(0.5);
+    expect(seceded).toEqual([0.5]);
+    expect(gate.available).toBe(1);
+  });
+
+  it("a secession known only from the outcome is reported before finishing", async () => {
+    const { gate, seceded, ex } = await setup();
+    ex.finish(0.25);
+    expect(seceded).toEqual([0.25]);
+    expect(gate.available).toBe(1);
+    ex.secede(1); // late news: ignored
+    await Promise.resolve();
+    expect(seceded).toEqual([0.25]);
+  });
+
+  it("rejoin takes a slot again; finishing gives it back", async () => {
+    const { gate, ex } = await setup();
+    ex.secede(0);
+    await gate.acquire(); // another task takes the slot
+    let rejoined = false;
+    const r = ex.rejoin().then(() => {
+      rejoined = true;
+    });
+    await Promise.resolve();
+    expect(rejoined).toBe(false);
+    gate.release(); // the other task ends
+    await r;
+    expect(gate.available).toBe(0);
+    ex.finish(0);
+    expect(gate.available).toBe(1);
+  });
+});

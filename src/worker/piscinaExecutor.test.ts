@@ -1,0 +1,104 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ExecuteOutcome, RunControl } from "./executor.ts";
+import { PiscinaExecutor } from "./piscinaExecutor.ts";
+import { TEST_TASKS } from "./testWorker.ts";
+
+const run = promisify(execFile);
+const noControl: RunControl = { secede: () => {}, rejoin: async () => {} };
+
+describe("PiscinaExecutor", () => {
+  let executor: PiscinaExecutor;
+  beforeAll(async () => {
+    executor = await PiscinaExecutor.start({ nthreads: 2, taskModules: [TEST_TASKS] });
+  });
+  afterAll(async () => {
+    await executor.close();
+  });
+
+  const go = (
+    fn: string,
+    args: unknown[],
+    signal = new AbortController().signal,
+  ): Promise<ExecuteOutcome> => executor.run({ key: `k-${fn}`, fn, args }, noControl, signal);
+
+  it("runs a task function on a pool thread", async () => {
+    const o = await go("inc", [1]);
+    expect(o).toMatchObject({ status: "ok", value: 2, secededAfter: null });
+    expect(o.threadId).toBeGreaterThan(0);
+    expect(o.stop).toBeGreaterThanOrEqual(o.start);
+  });
+
+  it("values cross threads by structured clone (Maps, typed arrays, dates)", async () => {
+    const v = { m: new Map([[1, new Set(["x"])]]), t: new Float32Array([1.5]), d: new Date(5) };
+    const o = await go("identity", [v]);
+    expect(o.status).toBe("ok");
+    expect((o as { value: unknown }).value).toEqual(v);
+  });
+
+  it("an aborted run rejects (the thread is replaced)", async () => {
+    const ac = new AbortController();
+    const p = go("sleep", [60_000, 1], ac.signal);
+    setTimeout(() => ac.abort(new Error("closing")), 50);
+    await expect(p).rejects.toThrow();
+    expect((await go("inc", [2])).status).toBe("ok");
+  });
+
+  it("reports secede and waits for rejoin through the channel", async () => {
+    const events: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const control: RunControl = {
+      secede: (d) => events.push(`secede ${d >= 0}`),
+      rejoin: async () => {
+        events.push("rejoin asked");
+        await gate;
+        events.push("rejoin granted");
+      },
+    };
+    const name = `weft-exec-test-${Math.random()}`;
+    const p = executor.run(
+      { key: "w", fn: "secedeAndWait", args: [name] },
+      control,
+      new AbortController().signal,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const { BroadcastChannel } = await import("node:worker_threads");
+    const ch = new BroadcastChannel(name);
+    ch.postMessage("hello");
+    ch.close();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(events).toEqual(["secede true", "rejoin asked"]);
+    release();
+    const o = await p;
+    expect(o.status).toBe("ok");
+    expect(o.secededAfter).not.toBeNull();
+    expect(events).toEqual(["secede true", "rejoin asked", "rejoin granted"]);
+  });
+
+  it("fails to start with a clear error when a task module is missing", async () => {
+    const missing = new URL("./noSuchTasks.ts", import.meta.url).href;
+    await expect(PiscinaExecutor.start({ nthreads: 1, taskModules: [missing] })).rejects.toThrow(
+      /worker thread pool failed to start: .*noSuchTasks/,
+    );
+  });
+});
+
+describe("pool threads load TypeScript however the main thread started", () => {
+  const script = fileURLToPath(new URL("./testPoolScript.ts", import.meta.url));
+  const tsx = fileURLToPath(new URL("../../node_modules/.bin/tsx", import.meta.url));
+
+  it.each([
+    ["tsx script.ts", tsx, [script]],
+    ["node --import tsx script.ts", process.execPath, ["--import", "tsx", script]],
+  ])("%s", async (_name, cmd, args) => {
+    const { stdout } = await run(cmd, args, {
+      cwd: fileURLToPath(new URL("../..", import.meta.url)),
+    });
+    expect(JSON.parse(stdout.trim())).toMatchObject({ status: "ok", value: 42 });
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { MalformedMessageError, schedulerMessageToEvent } from "./schedulerEvents.ts";
+import { ComputeTaskEvent } from "./state/events.ts";
+import { SerializedTask } from "./state/taskState.ts";
+
+const compute = {
+  op: "compute-task",
+  key: "b",
+  runId: 3,
+  whoHas: { a: ["tcp://w1:1"] },
+  nbytes: { a: 10 },
+  priority: [0, 1, 2],
+  duration: 0.5,
+  runSpec: { fn: "inc", args: [{ __weftRef: "a" }] },
+  resourceRestrictions: { GPU: 1 },
+  actor: false,
+  annotations: { x: 1 },
+  spanId: null,
+  stimulusId: "s1",
+};
+
+describe("schedulerMessageToEvent", () => {
+  it("turns compute-task into a ComputeTaskEvent with the TaskSpec as run spec", () => {
+    const ev = schedulerMessageToEvent(compute) as ComputeTaskEvent;
+    expect(ev).toBeInstanceOf(ComputeTaskEvent);
+    expect(ev.key).toBe("b");
+    expect(ev.runId).toBe(3);
+    expect(ev.whoHas.get("a")).toEqual(["tcp://w1:1"]);
+    expect(ev.nbytes.get("a")).toBe(10);
+    expect(ev.resourceRestrictions.get("GPU")).toBe(1);
+    expect(ev.runSpec).toBeInstanceOf(SerializedTask);
+    expect(ev.runSpec.task).toEqual(compute.runSpec);
+    expect(ev.stimulusId).toBe("s1");
+  });
+
+  it("accepts Maps where objects are expected, and fills optional fields", () => {
+    const {
+      resourceRestrictions: _r,
+      actor: _a,
+      annotations: _n,
+      spanId: _s,
+      duration: _d,
+      ...minimal
+    } = compute;
+    const ev = schedulerMessageToEvent({
+      ...minimal,
+      whoHas: new Map([["a", ["w"]]]),
+      nbytes: new Map([["a", 1]]),
+    }) as ComputeTaskEvent;
+    expect(ev.whoHas.get("a")).toEqual(["w"]);
+    expect(ev.actor).toBe(false);
+    expect(ev.spanId).toBeNull();
+  });
+
+  it.each([
+    ["free-keys", { op: "free-keys", keys: ["a"], stimulusId: "s" }, "FreeKeysEvent"],
+    [
+      "remove-replicas",
+      { op: "remove-replicas", keys: ["a"], stimulusId: "s" },
+      "RemoveReplicasEvent",
+    ],
+    [
+      "acquire-replicas",
+      { op: "acquire-replicas", whoHas: { a: ["w"] }, nbytes: { a: 1 }, stimulusId: "s" },
+      "AcquireReplicasEvent",
+    ],
+    [
+      "refresh-who-has",
+      { op: "refresh-who-has", whoHas: { a: [] }, stimulusId: "s" },
+      "RefreshWhoHasEvent",
+    ],
+    ["steal-request", { op: "steal-request", key: "a", stimulusId: "s" }, "StealRequestEvent"],
+    ["remove-worker", { op: "remove-worker", worker: "w", stimulusId: "s" }, "RemoveWorkerEvent"],
+    ["pause", { op: "pause", stimulusId: "s" }, "PauseEvent"],
+    ["unpause", { op: "unpause", stimulusId: "s" }, "UnpauseEvent"],
+  ])("%s", (_op, msg, cls) => {
+    expect(schedulerMessageToEvent(msg).cls).toBe(cls);
+  });
+
+  it.each([
+    [null, "a scheduler message must be an object with an op"],
+    [{ key: "x" }, "a scheduler message must have a string op"],
+    [{ ...compute, runId: 1.5 }, "runId must be an integer, got 1.5"],
+    [{ ...compute, priority: "high" }, "priority must be an array of finite numbers"],
+    [{ ...compute, nbytes: {} }, 'nbytes has no entry for "a"'],
+    [{ ...compute, nbytes: { a: 1, z: 2 } }, 'whoHas has no entry for "z"'],
+    [{ ...compute, whoHas: { a: ["w", "w"] } }, 'whoHas["a"] lists a worker twice'],
+    [{ ...compute, whoHas: { a: "w" } }, 'whoHas["a"] must be an array of worker addresses'],
+    [{ ...compute, runSpec: "inc" }, "runSpec must be an object or null"],
+    [{ ...compute, stimulusId: 3 }, "stimulusId must be a string, got number"],
+    [{ op: "steal-request", stimulusId: "s" }, "key must be a string, got undefined"],
+  ])("rejects %j", (msg, why) => {
+    expect(() => schedulerMessageToEvent(msg)).toThrow(MalformedMessageError);
+    expect(() => schedulerMessageToEvent(msg)).toThrow(why);
+  });
+});

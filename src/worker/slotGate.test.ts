@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { SlotGate } from "./slotGate.ts";
+
+describe("SlotGate", () => {
+  it("hands out slots up to its size, then in arrival order", async () => {
+    const g = new SlotGate(2);
+    await g.acquire();
+    await g.acquire();
+    const order: string[] = [];
+    const a = g.acquire().then(() => order.push("a"));
+    const b = g.acquire().then(() => order.push("b"));
+    expect(g.waiting).toBe(2);
+    g.release();
+    await a;
+    g.release();
+    await b;
+    expect(order).toEqual(["a", "b"]);
+    expect(g.available).toBe(0);
+  });
+
+  it("a rejoining task goes before tasks waiting to start", async () => {
+    const g = new SlotGate(1);
+    await g.acquire();
+    const order: string[] = [];
+    const start = g.acquire().then(() => order.push("start"));
+    const rejoin = g.acquireForRejoin().then(() => order.push("rejoin"));
+    g.release();
+    await rejoin;
+    g.release();
+    await start;
+    expect(order).toEqual(["rejoin", "start"]);
+  });
+
+  it("a free slot does not go to a newcomer while a rejoiner waits", async () => {
+    const g = new SlotGate(1);
+    await g.acquire();
+    const rejoin = g.acquireForRejoin();
+    g.release();
+    await rejoin;
+    expect(g.available).toBe(0);
+  });
+
+  it("an aborted wait leaves the queue", async () => {
+    const g = new SlotGate(1);
+    await g.acquire();
+    const ac = new AbortController();
+    const p = g.acquire(ac.signal);
+    ac.abort(new Error("stop"));
+    await expect(p).rejects.toThrow("stop");
+    expect(g.waiting).toBe(0);
+    g.release();
+    expect(g.available).toBe(1);
+    await expect(g.acquire(AbortSignal.abort(new Error("early")))).rejects.toThrow("early");
+  });
+
+  it("refuses a release without acquire and bad sizes", () => {
+    expect(() => new SlotGate(1).release()).toThrow(/without a matching acquire/);
+    expect(() => new SlotGate(0)).toThrow(RangeError);
+  });
+});

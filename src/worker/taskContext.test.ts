@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import {
+  currentTaskKey,
+  Reschedule,
+  rejoin,
+  runInTask,
+  secede,
+  type TaskRuntime,
+} from "./taskContext.ts";
+
+describe("task context", () => {
+  it("secede/rejoin/currentTaskKey reach the running task's runtime, across awaits", async () => {
+    const calls: string[] = [];
+    const rt: TaskRuntime = {
+      key: "k1",
+      secede: () => calls.push("secede"),
+      rejoin: async () => {
+        calls.push("rejoin");
+      },
+    };
+    await runInTask(rt, async () => {
+      expect(currentTaskKey()).toBe("k1");
+      secede();
+      await new Promise((r) => setTimeout(r, 1));
+      await rejoin();
+      expect(currentTaskKey()).toBe("k1");
+    });
+    expect(calls).toEqual(["secede", "rejoin"]);
+  });
+
+  it("outside a task they throw", () => {
+    expect(() => secede()).toThrow("secede() must be called from inside a running task");
+    expect(() => currentTaskKey()).toThrow(/inside a running task/);
+  });
+
+  it("Reschedule is an Error named Reschedule", () => {
+    const r = new Reschedule();
+    expect(r).toBeInstanceOf(Error);
+    expect(r.name).toBe("Reschedule");
+  });
+});

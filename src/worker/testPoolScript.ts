@@ -1,0 +1,18 @@
+/**
+ * A script for the executor tests: starts a piscina executor with the test task
+ * module, runs `inc(41)` on a pool thread and prints the outcome as JSON. Run
+ * it under `tsx` or `node --import tsx` to check that pool threads load
+ * TypeScript however the main thread was started.
+ */
+
+import { PiscinaExecutor } from "./piscinaExecutor.ts";
+import { TEST_TASKS } from "./testWorker.ts";
+
+const executor = await PiscinaExecutor.start({ nthreads: 1, taskModules: [TEST_TASKS] });
+const outcome = await executor.run(
+  { key: "k", fn: "inc", args: [41] },
+  { secede: () => {}, rejoin: async () => {} },
+  new AbortController().signal,
+);
+await executor.close();
+process.stdout.write(`${JSON.stringify(outcome)}\n`);

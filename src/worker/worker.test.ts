@@ -1,0 +1,312 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { FakeScheduler } from "./testScheduler.ts";
+import { memoryLogger, testWorker } from "./testWorker.ts";
+import { Worker } from "./worker.ts";
+
+let sched: FakeScheduler;
+const workers: Worker[] = [];
+
+beforeEach(async () => {
+  sched = await FakeScheduler.start();
+});
+afterEach(async () => {
+  for (const w of workers.splice(0)) {
+    await w.close();
+    if (w.state.validate) w.state.validateState();
+  }
+  await sched.close();
+});
+
+async function start(o: Parameters<typeof testWorker>[1] = {}): Promise<Worker> {
+  const w = await testWorker(sched.address, o);
+  workers.push(w);
+  return w;
+}
+
+describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (executor) => {
+  it("registers with the scheduler", async () => {
+    const w = await start({ executor, nthreads: 2, resources: { GPU: 1 } });
+    const reg = await sched.waitFor((m) => m.op === "register-worker");
+    expect(reg).toMatchObject({ address: w.address, nthreads: 2, resources: { GPU: 1 } });
+    expect(w.status).toBe("running");
+    expect(w.executorKind).toBe(executor);
+    await sched.waitFor((m) => m.op === "heartbeat-worker");
+  });
+
+  it("computes a task and reports it", async () => {
+    const w = await start({ executor });
+    const runId = await sched.computeTask(w.address, "inc-1", { fn: "inc", args: [1] });
+    const msg = await sched.waitForKey("task-finished", "inc-1");
+    expect(msg).toMatchObject({ runId, typename: "number", status: "OK", nbytes: 8 });
+    expect((msg.startstops as { action: string }[])[0].action).toBe("compute");
+    expect(w.state.data.get("inc-1")).toBe(2);
+    expect(w.state.tasks.get("inc-1")?.state).toBe("memory");
+  });
+
+  it("resolves task references to the values of dependencies, at any depth", async () => {
+    const w = await start({ executor });
+    await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
+    await sched.waitForKey("task-finished", "a");
+    await sched.computeTask(
+      w.address,
+      "b",
+      { fn: "identity", args: [{ list: [taskRef("a"), { deep: taskRef("a") }], plain: 5 }] },
+      { whoHas: { a: [w.address] } },
+    );
+    await sched.waitForKey("task-finished", "b");
+    expect(w.state.data.get("b")).toEqual({ list: [2, { deep: 2 }], plain: 5 });
+  });
+
+  it("keeps structured values (Maps) intact", async () => {
+    const w = await start({ executor });
+    await sched.computeTask(w.address, "m", { fn: "makeMap", args: [3] });
+    await sched.waitForKey("task-finished", "m");
+    expect(w.state.data.get("m")).toEqual(
+      new Map([
+        ["k0", 0],
+        ["k1", 1],
+        ["k2", 2],
+      ]),
+    );
+  });
+
+  it("a thrown error carries its message and stack", async () => {
+    const w = await start({ executor });
+    await sched.computeTask(w.address, "x", { fn: "boom", args: ["it broke"] });
+    const msg = await sched.waitForKey("task-erred", "x");
+    expect(msg.exceptionText).toBe("ValueError: it broke");
+    expect(msg.tracebackText).toMatch(/testTasks\.ts/);
+    expect(msg.exception).toMatchObject({ name: "ValueError", message: "it broke" });
+    expect(String(msg.traceback)).toMatch(/^ValueError: it broke\n/);
+    expect(w.state.tasks.get("x")?.state).toBe("error");
+  });
+
+  it("an unknown function name fails the task with a clear message", async () => {
+    const w = await start({ executor });
+    await sched.computeTask(w.address, "x", { fn: "noSuchFunction", args: [] });
+    const msg = await sched.waitForKey("task-erred", "x");
+    expect(msg.exceptionText).toMatch(
+      /^UnknownTaskFunctionError: unknown task function "noSuchFunction": no task module loaded by this worker defines it \(defined: .*inc/,
+    );
+  });
+
+  it("an invalid run spec fails the task", async () => {
+    const w = await start({ executor });
+    await sched.send(w.address, {
+      op: "compute-task",
+      key: "bad",
+      runId: 7,
+      whoHas: {},
+      nbytes: {},
+      priority: [0],
+      duration: 1,
+      runSpec: { fn: 3, args: [] },
+      resourceRestrictions: {},
+      actor: false,
+      annotations: {},
+      spanId: null,
+      stimulusId: "s-bad",
+    });
+    const msg = await sched.waitForKey("task-erred", "bad");
+    expect(msg.exceptionText).toBe(
+      "TypeError: task bad has an invalid run spec: spec.fn must be a non-empty string",
+    );
+  });
+
+  it("Reschedule makes the worker ask for rescheduling", async () => {
+    const w = await start({ executor });
+    await sched.computeTask(w.address, "r", { fn: "reschedule", args: [] });
+    await sched.waitForKey("reschedule", "r");
+  });
+
+  it("secede lets another task run in the slot; rejoin waits for a free slot", async () => {
+    const w = await start({ executor, nthreads: 1 });
+    const channel = `weft-test-${executor}-${Math.random()}`;
+    await sched.computeTask(w.address, "waiter", { fn: "secedeAndWait", args: [channel] });
+    const lr = await sched.waitForKey("long-running", "waiter");
+    expect(lr.computeDuration).toBeGreaterThanOrEqual(0);
+    // With one thread, this runs only because "waiter" seceded.
+    await sched.computeTask(w.address, "signaller", { fn: "signal", args: [channel, "go", 50] });
+    await sched.waitForKey("task-finished", "signaller");
+    await sched.waitForKey("task-finished", "waiter");
+    const waiter = w.state.data.get("waiter") as { message: string; rejoinedAt: number };
+    expect(waiter.message).toBe("go");
+    // rejoin() waited until the signaller gave its slot back
+    expect(waiter.rejoinedAt).toBeGreaterThanOrEqual(w.state.data.get("signaller") as number);
+    const story = w.state.story("waiter").map((e) => e.slice(1, 3));
+    expect(story).toContainEqual(["executing", "long-running"]);
+    expect(story).toContainEqual(["long-running", "memory"]);
+  });
+
+  it("close() cancels running tasks and stops", async () => {
+    const w = await start({ executor });
+    await sched.computeTask(w.address, "slow", { fn: "sleep", args: [60_000, null] });
+    while (w.state.tasks.get("slow")?.state !== "executing")
+      await new Promise((r) => setTimeout(r, 5));
+    const t0 = performance.now();
+    const stuck = await w.close(5);
+    expect(stuck).toEqual([]);
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(w.asyncInstructionCount).toBe(0);
+    expect(w.status).toBe("closed");
+    await sched.waitFor((m) => m.op === "disconnected");
+  });
+
+  it("rejects malformed scheduler messages, logs them, and keeps working", async () => {
+    const { logger, records } = memoryLogger();
+    const w = await start({ executor, logger });
+    await sched.send(
+      w.address,
+      "not a message",
+      { op: "compute-task", key: "k" },
+      {
+        op: "compute-task",
+        key: "k",
+        runId: 1,
+        whoHas: { d: [] },
+        nbytes: { d: 1 },
+        priority: [0],
+        stimulusId: "s",
+      },
+      {
+        op: "compute-task",
+        key: "k",
+        runId: 1,
+        whoHas: { k: ["x"] },
+        nbytes: { k: 1 },
+        priority: [0],
+        stimulusId: "s",
+      },
+      { op: "free-keys", keys: "k", stimulusId: "s" },
+      { op: "no-such-op", stimulusId: "s" },
+    );
+    await sched.computeTask(w.address, "ok", { fn: "inc", args: [41] });
+    await sched.waitForKey("task-finished", "ok");
+    expect(w.state.data.get("ok")).toBe(42);
+    expect(w.state.tasks.has("k")).toBe(false);
+    const rejected = records.filter(
+      (r) => r.msg === "rejected a malformed message from the scheduler",
+    );
+    expect(rejected).toHaveLength(6);
+    const texts = rejected.map((r) => (r.err as { message: string }).message);
+    expect(texts).toEqual([
+      "a scheduler message must be an object with an op",
+      "malformed compute-task message: whoHas must be an object",
+      'malformed compute-task message: whoHas["d"] lists no worker',
+      'malformed compute-task message: task "k" depends on itself',
+      "malformed free-keys message: keys must be an array of strings",
+      'unknown scheduler op "no-such-op"',
+    ]);
+    expect(w.status).toBe("running");
+  });
+
+  it("free-keys releases a result", async () => {
+    const w = await start({ executor });
+    await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
+    await sched.waitForKey("task-finished", "a");
+    await sched.send(w.address, { op: "free-keys", keys: ["a"], stimulusId: "free-a" });
+    while (w.state.tasks.has("a")) await new Promise((r) => setTimeout(r, 5));
+    expect(w.state.data.has("a")).toBe(false);
+  });
+
+  it("pause stops new tasks until unpause", async () => {
+    const w = await start({ executor });
+    await sched.send(w.address, { op: "pause", stimulusId: "p" });
+    await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(w.status).toBe("paused");
+    expect(w.state.tasks.get("a")?.state).toBe("ready");
+    await sched.send(w.address, { op: "unpause", stimulusId: "u" });
+    await sched.waitForKey("task-finished", "a");
+    expect(w.status).toBe("running");
+  });
+});
+
+describe("Worker, piscina executor specifics", () => {
+  it("runs tasks on pool threads, nthreads at once", async () => {
+    const w = await start({ executor: "piscina", nthreads: 2 });
+    await sched.computeTask(w.address, "t", { fn: "threadId", args: [] });
+    await sched.waitForKey("task-finished", "t");
+    expect(w.state.data.get("t")).not.toBe(0);
+    const t0 = performance.now();
+    await sched.computeTask(w.address, "s1", { fn: "signal", args: ["unused", null, 300] });
+    await sched.computeTask(w.address, "s2", { fn: "signal", args: ["unused", null, 300] });
+    await sched.waitForKey("task-finished", "s1");
+    await sched.waitForKey("task-finished", "s2");
+    // two busy-waits of 300 ms ran in parallel
+    expect(performance.now() - t0).toBeLessThan(550);
+  });
+
+  it("a result that cannot be cloned fails the task with a clear error", async () => {
+    const w = await start({ executor: "piscina" });
+    await sched.computeTask(w.address, "u", { fn: "uncloneable", args: [] });
+    const msg = await sched.waitForKey("task-erred", "u");
+    expect(msg.exceptionText).toMatch(
+      /^DataCloneError: result of task u cannot be cloned: .*could not be cloned/,
+    );
+    // the thread survived
+    await sched.computeTask(w.address, "after", { fn: "inc", args: [1] });
+    await sched.waitForKey("task-finished", "after");
+  });
+
+  it("arguments that cannot be cloned fail the task with a clear error", async () => {
+    const w = await start({ executor: "piscina" });
+    await sched.computeTask(w.address, "f", { fn: "identity", args: [() => 1] });
+    const msg = await sched.waitForKey("task-erred", "f");
+    expect(msg.exceptionText).toMatch(/^DataCloneError: arguments of task f cannot be cloned: /);
+  });
+});
+
+describe("Worker, inline executor specifics", () => {
+  it("runs tasks on the main thread and keeps results by reference", async () => {
+    const w = await start({ executor: "inline" });
+    await sched.computeTask(w.address, "t", { fn: "threadId", args: [] });
+    await sched.waitForKey("task-finished", "t");
+    expect(w.state.data.get("t")).toBe(0);
+    const obj = { big: [1, 2, 3] };
+    await sched.computeTask(w.address, "same", { fn: "identity", args: [obj] });
+    await sched.waitForKey("task-finished", "same");
+    expect(w.state.data.get("same")).toBe(obj);
+  });
+});
+
+describe("Worker lifecycle", () => {
+  it("fails to start with a clear error when the scheduler refuses", async () => {
+    const refusing = await FakeScheduler.start({ refuse: "no room" });
+    await expect(testWorker(refusing.address)).rejects.toThrow(
+      /refused to register this worker: no room/,
+    );
+    await refusing.close();
+  });
+
+  it("fails to start when nobody listens at the scheduler address", async () => {
+    await expect(testWorker("inproc://nobody/1")).rejects.toThrow(/no in-process listener/);
+  });
+
+  it("fails to start when a task module cannot be loaded", async () => {
+    const missing = new URL("./noSuchModule.ts", import.meta.url).href;
+    await expect(
+      testWorker(sched.address, { executor: "piscina", taskModules: [missing] }),
+    ).rejects.toThrow(/worker thread pool failed to start/);
+  });
+
+  it("rejects bad options", () => {
+    expect(() => new Worker({ scheduler: sched.address, nthreads: 0 })).toThrow(
+      /nthreads must be a positive integer, got 0/,
+    );
+    expect(() => new Worker({ scheduler: "" })).toThrow(/scheduler .* is required/);
+    expect(() => new Worker({ scheduler: "x", executor: "gpu" as "inline" })).toThrow(
+      /executor must be/,
+    );
+    expect(() => new Worker({ scheduler: "x", taskModules: ["https://example.com/t.js"] })).toThrow(
+      /only file URLs and paths/,
+    );
+  });
+
+  it("closes itself when the scheduler goes away", async () => {
+    const w = await start();
+    await sched.close();
+    while (w.status !== "closed") await new Promise((r) => setTimeout(r, 5));
+  });
+});
