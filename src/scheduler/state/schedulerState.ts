@@ -7,7 +7,12 @@ import { BoundedDeque } from "../../util/boundedDeque.ts";
 import { HeapSet } from "../../util/heapSet.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
-import { InvalidTaskState, InvalidTransition, TransitionCounterMaxExceeded } from "./errors.ts";
+import {
+  InvalidStimulus,
+  InvalidTaskState,
+  InvalidTransition,
+  TransitionCounterMaxExceeded,
+} from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { stimulusIdOf, unreachable } from "./events.ts";
 import { validateEventShape } from "./eventValidation.ts";
@@ -144,47 +149,80 @@ export class SchedulerState {
    * order. Each stimulus's recommendations are processed until none are left;
    * then queued root tasks are released to workers with free slots.
    *
-   * Throws `InvalidStimulus` for a malformed stimulus (before it changes
-   * anything), `InvalidTransition` for a transition the table does not allow,
-   * and `InvalidTaskState` when validation is on and a touched task is
-   * inconsistent. Messages of stimuli handled before the error are lost with it.
+   * Throws `InvalidStimulus` if any stimulus is malformed, before handling any
+   * of them (the machine is unchanged). Throws `InvalidTransition` for a
+   * transition the table does not allow and `InvalidTaskState` when validation
+   * is on and a touched task is inconsistent: bugs, after which the machine is
+   * not to be trusted (the messages of the call are dropped).
    */
   handleStimulus(...events: SchedulerEvent[]): SchedulerMessage[] {
-    for (const ev of events) {
-      validateEventShape(ev);
-      const stimulusId = stimulusIdOf(ev);
-      this.stimulusId = stimulusId;
-      this.stimulusLog.push(this.recordOf(ev, stimulusId));
-      if (this.validate) this.touched = new Set();
-      switch (ev.kind) {
-        case "worker-message":
-          handleWorkerMessage(this, ev.worker, ev.msg);
-          break;
-        case "client-message":
-          handleClientMessage(this, ev.msg);
-          break;
-        case "remove-worker":
-          removeWorker(this, ev.worker, ev.expected === true);
-          break;
-        case "steal-request":
-          handleStealRequest(this, ev);
-          break;
-        default:
-          unreachable(ev, "stimulus");
-      }
-      this.processRecommendations();
-      this.queueSlotsMaybeOpened();
-      if (this.touched !== null) {
-        const touched = this.touched;
-        this.touched = null;
-        for (const ts of touched) {
-          if (ts.state !== "forgotten") this.validateTaskWithStory(ts);
-        }
-      }
+    this.checkStimuli(events);
+    try {
+      for (const ev of events) this.handleOne(ev);
+    } catch (e) {
+      // A broken invariant: drop what this call produced so that it does not
+      // leak into the next one. The machine itself cannot be trusted any more.
+      this.outbox = [];
+      this.recStack.length = 0;
+      this.recPending.clear();
+      this.curRecs = null;
+      this.touched = null;
+      throw e;
     }
     const out = this.outbox;
     this.outbox = [];
     return out;
+  }
+
+  /**
+   * Throw `InvalidStimulus` unless every event is well formed and no worker
+   * registers at an address already taken (or taken earlier in the batch).
+   */
+  private checkStimuli(events: readonly SchedulerEvent[]): void {
+    let registering: Set<string> | null = null;
+    for (const ev of events) {
+      validateEventShape(ev);
+      if (ev.kind === "worker-message" && ev.msg.op === "register-worker") {
+        const address = ev.msg.address;
+        registering ??= new Set();
+        if (this.workers.has(address) || registering.has(address)) {
+          throw new InvalidStimulus(`invalid register-worker: ${address} is already registered`);
+        }
+        registering.add(address);
+      }
+    }
+  }
+
+  private handleOne(ev: SchedulerEvent): void {
+    const stimulusId = stimulusIdOf(ev);
+    this.stimulusId = stimulusId;
+    this.stimulusLog.push(this.recordOf(ev, stimulusId));
+    if (this.validate) this.touched = new Set();
+    switch (ev.kind) {
+      case "worker-message":
+        handleWorkerMessage(this, ev.worker, ev.msg);
+        break;
+      case "client-message":
+        handleClientMessage(this, ev.msg);
+        break;
+      case "remove-worker":
+        removeWorker(this, ev.worker, ev.expected === true);
+        break;
+      case "steal-request":
+        handleStealRequest(this, ev);
+        break;
+      default:
+        unreachable(ev, "stimulus");
+    }
+    this.processRecommendations();
+    this.queueSlotsMaybeOpened();
+    if (this.touched !== null) {
+      const touched = this.touched;
+      this.touched = null;
+      for (const ts of touched) {
+        if (ts.state !== "forgotten") this.validateTaskWithStory(ts);
+      }
+    }
   }
 
   private recordOf(ev: SchedulerEvent, stimulusId: string): StimulusRecord {

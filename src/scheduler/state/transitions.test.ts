@@ -274,6 +274,46 @@ describe("processing → erred and erred → released", () => {
   });
 });
 
+describe("queued → erred and no-worker → erred", () => {
+  const args = {
+    kind: "erred" as const,
+    worker: null,
+    exception: "x",
+    traceback: null,
+    exceptionText: "Error: given up",
+    tracebackText: "",
+  };
+
+  test("a queued task erred directly leaves the queue and tells its client", () => {
+    const s = state();
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"], "g"));
+    const a = s.tasks.get("a");
+    if (a === undefined) throw new Error("no a");
+    expect(a.state).toBe("queued");
+    s.transition(a, "erred", args);
+    expect(a.state).toBe("erred");
+    expect(s.queued.has(a)).toBe(false);
+    expect(a.exceptionText).toBe("Error: given up");
+    s.validateState();
+  });
+
+  test("a no-worker task erred directly leaves the unrunnable set and errs its waiters", () => {
+    const s = state();
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { resources: { X: 1 } }), b: t.task(["a"]) }, ["b"]),
+    );
+    const a = s.tasks.get("a");
+    if (a === undefined) throw new Error("no a");
+    expect(a.state).toBe("no-worker");
+    s.transition(a, "erred", args);
+    s.processRecommendations();
+    expect(s.unrunnable.size).toBe(0);
+    expect(s.tasks.get("b")?.state).toBe("erred");
+    expect(s.tasks.get("b")?.exceptionBlame).toBe(a);
+    s.validateState();
+  });
+});
+
 describe("memory → released / forgotten", () => {
   test("releasing a wanted key forgets it and frees it on its workers", () => {
     const s = state();

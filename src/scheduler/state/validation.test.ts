@@ -67,6 +67,32 @@ describe("malformed stimuli", () => {
   }
 });
 
+describe("batches", () => {
+  test("a malformed stimulus anywhere in a batch rejects the whole batch unhandled", () => {
+    const s = running();
+    const before = s.transitionCounter;
+    expect(() =>
+      s.handleStimulus(
+        t.taskFinished("w1", "a", 1),
+        t.registerWorker("w2"),
+        t.registerWorker("w2"),
+      ),
+    ).toThrow(/w2 is already registered/);
+    expect(s.transitionCounter).toBe(before);
+    expect(s.workers.has("w2")).toBe(false);
+    expect(s.tasks.get("a")?.state).toBe("processing");
+  });
+
+  test("a failed call leaves no messages behind for the next one", () => {
+    const s = running();
+    const b = s.tasks.get("b");
+    if (b === undefined) throw new Error("no b");
+    b.hasLostDependencies = true; // breaks b's validation once a finishes and b starts
+    expect(() => s.handleStimulus(t.taskFinished("w1", "a", 1))).toThrow(InvalidTaskState);
+    expect(s.handleStimulus(t.fromWorker("w1", { op: "heartbeat-worker" }))).toEqual([]);
+  });
+});
+
 describe("validation", () => {
   test("validateState catches bookkeeping that disagrees with the tasks", () => {
     const s = running();

@@ -28,6 +28,16 @@ describe("task-finished", () => {
     expect(s.tasks.get("x")?.runId).toBe(2);
   });
 
+  test("a stale run reported by a worker holding the current result is ignored", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    s.handleStimulus(t.fromWorker("w1", { op: "reschedule", key: "x" })); // run 2
+    s.handleStimulus(t.taskFinished("w1", "x", 2));
+    expect(s.handleStimulus(t.taskFinished("w1", "x", 1))).toEqual([]);
+    expect(s.tasks.get("x")?.whoHas.size).toBe(1);
+    s.validateState();
+  });
+
   test("a result for a forgotten or released key is freed on the worker", () => {
     const s = cluster("w1");
     expect(t.summarize(s.handleStimulus(t.taskFinished("w1", "nope", 1)))).toEqual([

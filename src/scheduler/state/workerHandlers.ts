@@ -90,8 +90,10 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
     return;
   }
   if (ts.runId !== msg.runId) {
+    // A stale run. Its worker drops the result, unless that worker also holds
+    // the current run's result (then the stale report changes nothing).
     if (ts.processingOn === ws) s.recommend(ts, "released");
-    else freeKeys(s, ws, msg.key); // a stale run
+    else if (!ts.whoHas.has(ws)) freeKeys(s, ws, msg.key);
     return;
   }
   if (ts.state === "memory") {
