@@ -122,7 +122,8 @@ export interface CancelledKeysMsg {
 
 /**
  * A task the client waits for (the key itself, or one it depends on, named in
- * `task`) has no worker that can run it; it waits in `no-worker` until one joins.
+ * `task`) cannot run on any running worker, because of its resource
+ * restrictions; it waits in `no-worker` until a suitable worker joins.
  */
 export interface TaskNoWorkerMsg {
   readonly op: "task-no-worker";

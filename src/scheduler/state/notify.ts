@@ -10,14 +10,17 @@ import type { TaskState } from "./taskState.ts";
 const SEARCH_LIMIT = 1000;
 
 /**
- * Tell the clients waiting for `ts`, which just went to `no-worker`, why no
- * worker can run it: the clients wanting `ts` itself or, if none, those
+ * Tell the clients waiting for `ts`, which just went to `no-worker` although
+ * workers are running, why none of them can run it: the clients wanting `ts` itself or, if none, those
  * wanting a task held up by it: a dependent, transitively, still to be
  * computed (not in memory, not erred), searched breadth-first, at most
  * {@link SEARCH_LIMIT} tasks.
  */
 export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
-  if (s.clients.size === 0) return;
+  // With no running worker at all, every ready task lands here (a cluster
+  // starting up, or paused): clients are not flooded, as in Dask. Only tasks
+  // that the running workers cannot run, because of their restrictions, are told.
+  if (s.clients.size === 0 || s.running.size === 0) return;
   const reason = noWorkerReason(s, ts);
   const stimulusId = s.stimulusId;
   if (ts.whoWants.size > 0) {

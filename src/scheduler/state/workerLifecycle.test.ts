@@ -1,6 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { InvalidStimulus } from "./errors.ts";
+import { noWorkerReason } from "./placement.ts";
 import { SchedulerState } from "./schedulerState.ts";
+import type { TaskState } from "./taskState.ts";
 import * as t from "./testing.ts";
 
 function state(options: ConstructorParameters<typeof SchedulerState>[0] = {}): SchedulerState {
@@ -121,14 +123,15 @@ describe("remove-worker", () => {
     expect(s.tasks.get("x")?.suspicious).toBe(0);
   });
 
-  test("losing every worker leaves ready tasks in no-worker with the reason told", () => {
+  test("losing every worker leaves ready tasks in no-worker, silently", () => {
     const s = state();
     s.handleStimulus(t.registerWorker("w1"));
     s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
-    const out = s.handleStimulus(t.removeWorker("w1"));
-    expect(out.map((m) => m.msg)).toMatchObject([
-      { op: "task-no-worker", key: "x", reason: "no workers are connected" },
-    ]);
+    expect(s.handleStimulus(t.removeWorker("w1"))).toEqual([]);
+    const x = s.tasks.get("x");
+    expect(x?.state).toBe("no-worker");
+    expect(noWorkerReason(s, x as TaskState)).toBe("no workers are connected");
+    expect(t.summarize(s.handleStimulus(t.registerWorker("w2")))).toEqual(["w2 compute-task x"]);
   });
 
   test("removing an unknown worker changes nothing", () => {
@@ -143,13 +146,12 @@ describe("worker-status-change", () => {
     s.handleStimulus(t.registerWorker("w1"));
     s.handleStimulus(t.fromWorker("w1", { op: "worker-status-change", status: "paused" }));
     expect(s.running.size).toBe(0);
-    const out = s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
-    expect(out.map((m) => m.msg)).toMatchObject([
-      {
-        op: "task-no-worker",
-        reason: "no running workers (all 1 connected workers are paused)",
-      },
-    ]);
+    expect(s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]))).toEqual([]);
+    const x = s.tasks.get("x");
+    expect(x?.state).toBe("no-worker");
+    expect(noWorkerReason(s, x as TaskState)).toBe(
+      "no running workers (all 1 connected workers are paused)",
+    );
     const out2 = s.handleStimulus(
       t.fromWorker("w1", { op: "worker-status-change", status: "running" }),
     );
