@@ -69,6 +69,7 @@ export function checkOutcomes(x: CheckInput): void {
   const s = x.scheduler.state;
   for (const wi of x.workload.wanted) {
     const key = x.workload.tasks[wi].key;
+    if (x.client.released.has(key)) continue;
     const status = x.client.status.get(key);
     const ts = s.tasks.get(key);
     if (status === "pending" || status === "cancelled" || status === undefined) {

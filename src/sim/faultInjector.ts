@@ -1,6 +1,6 @@
 /**
  * The faults that strike at random times rather than per operation: worker
- * deaths, pauses and steals, each a Poisson process at its own rate. They
+ * deaths, partitions, pauses and steals, each a Poisson process at its own rate. They
  * stop once the client has every result. (Per-operation faults — network
  * failures, busy peers, slow links, task errors, secessions, reschedules —
  * are drawn by the worker shell.)
@@ -25,9 +25,15 @@ export function startFaults(sim: Simulation): void {
   };
 
   every(faults.death, () => {
-    const live = sim.liveWorkers();
+    const live = sim.healthyWorkers();
     if (live.length < 2) return; // at least one worker survives
     sim.kill(rng.pick(live));
+  });
+
+  every(faults.partition, () => {
+    const live = sim.healthyWorkers();
+    if (live.length < 2) return; // at least one worker survives
+    sim.partition(rng.pick(live));
   });
 
   every(faults.pause, () => {

@@ -17,6 +17,7 @@ export const FAULT_KINDS = [
   "steal",
   "pause",
   "reschedule",
+  "partition",
 ] as const;
 
 /** One kind of fault. */
@@ -37,6 +38,8 @@ export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
   steal: "the scheduler tries to steal a processing task (per virtual second)",
   pause: "a worker pauses for a while, then resumes (per cluster per virtual second)",
   reschedule: "a task raises Reschedule (per execution)",
+  partition:
+    "a worker loses its scheduler connection but goes on computing and serving peers until it notices and exits (per cluster per virtual second)",
 };
 
 /** Every fault off. */
@@ -50,6 +53,7 @@ export const NO_FAULTS: FaultRates = {
   steal: 0,
   pause: 0,
   reschedule: 0,
+  partition: 0,
 };
 
 /** The default rate of each fault when it is on. */
@@ -63,6 +67,7 @@ export const DEFAULT_FAULT_RATES: FaultRates = {
   steal: 2,
   pause: 0.5,
   reschedule: 0.01,
+  partition: 0.2,
 };
 
 /** True for a known fault kind. */

@@ -1,7 +1,9 @@
 /**
- * The simulated client: submits the workload in one `update-graph`, follows
- * what the scheduler reports about each wanted key, and in the end releases
- * everything.
+ * The simulated client: submits the workload in one `update-graph`, or in two
+ * (the second, later, for the other half of the wanted keys, repeating the
+ * tasks they share), sometimes releases a wanted key part-way, follows what
+ * the scheduler reports about each key it still wants, and in the end
+ * releases everything.
  */
 
 import type { GraphTask, SchedulerToClientMessage } from "../protocol/messagesClient.ts";
@@ -28,6 +30,8 @@ export class SimClient {
   readonly status = new Map<string, KeyStatus>();
   /** The error reported for each erred wanted key. */
   readonly errors = new Map<string, ClientError>();
+  /** Wanted keys the client released part-way. */
+  readonly released = new Set<string>();
   /** Wanted keys not yet in memory or erred. */
   private pending = 0;
   /** Messages received, by op. */
@@ -47,10 +51,44 @@ export class SimClient {
     return this.pending === 0;
   }
 
-  /** Send the graph. */
+  /** Send the graph (in one or two batches) and maybe schedule a release. */
   submit(): void {
+    const rng = this.c.rng;
+    const wanted = this.workload.wanted;
+    if (wanted.length > 1 && rng.chance(0.3)) {
+      const cut = rng.range(1, wanted.length - 1);
+      this.send(wanted.slice(0, cut));
+      const later = wanted.slice(cut);
+      this.c.queue.at(rng.uniform(0, 0.3), () => this.send(later));
+    } else {
+      this.send(wanted);
+    }
+    if (wanted.length > 1 && rng.chance(0.2)) {
+      const key = this.workload.tasks[rng.pick(wanted)].key;
+      this.c.queue.at(rng.uniform(0, 0.3), () => this.release(key));
+    }
+  }
+
+  /** Stop wanting `key`: it is no longer checked. */
+  private release(key: string): void {
+    const status = this.status.get(key);
+    if (status === undefined) return;
+    if (status === "pending") this.pending--;
+    this.status.delete(key);
+    this.errors.delete(key);
+    this.released.add(key);
+    const stimulusId = this.c.stimulusId("client-releases-keys");
+    this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
+      this.scheduler.handle({
+        kind: "client-message",
+        msg: { op: "client-releases-keys", keys: [key], clientId: CLIENT_ID, stimulusId },
+      }),
+    );
+  }
+
+  private send(wanted: readonly number[]): void {
     const w = this.workload;
-    const needed = neededTasks(w);
+    const needed = neededTasks({ ...w, wanted });
     const tasks: Record<string, GraphTask> = {};
     for (let i = 0; i < w.tasks.length; i++) {
       if (needed[i] === 0) continue;
@@ -63,7 +101,7 @@ export class SimClient {
         ...(t.retries !== undefined ? { retries: t.retries } : {}),
       };
     }
-    const keys = [...this.status.keys()];
+    const keys = wanted.map((i) => w.tasks[i].key).filter((k) => !this.released.has(k));
     const stimulusId = this.c.stimulusId("update-graph");
     this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
       this.scheduler.handle({

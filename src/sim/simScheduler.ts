@@ -167,7 +167,7 @@ export class SimScheduler {
     }
     const address = m.to.address;
     const worker = this.c.worker(address);
-    if (worker === undefined || !worker.alive) return; // a dead worker's connection swallows it
+    if (worker === undefined || !worker.alive || worker.cutOff) return; // lost on a dead connection
     const msg = m.msg as SchedulerToWorkerMessage;
     this.c.net.send(SCHEDULER_ADDRESS, address, () => worker.deliver(msg));
   }

@@ -50,6 +50,8 @@ export class SimWorker {
   paused = false;
   /** Outgoing transfers being served. */
   outgoing = 0;
+  /** Cut off from the scheduler (the partition fault): messages both ways are lost. */
+  cutOff = false;
 
   constructor(
     private readonly c: SimCluster,

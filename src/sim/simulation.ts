@@ -104,6 +104,7 @@ export class Simulation implements SimCluster {
   }
 
   toScheduler(from: string, msg: WorkerToSchedulerMessage, periodic = false): void {
+    if (this.workers.get(from)?.cutOff === true) return;
     this.net.send(
       from,
       SCHEDULER_ADDRESS,
@@ -148,12 +149,34 @@ export class Simulation implements SimCluster {
     return out;
   }
 
+  /** Live workers still connected to the scheduler, in start order. */
+  healthyWorkers(): SimWorker[] {
+    return this.liveWorkers().filter((w) => !w.cutOff);
+  }
+
   /** Kill `w`; a replacement starts after `replaceDelay`. */
   kill(w: SimWorker): void {
     w.die();
     this.stats.faults.death++;
     this.queue.at(this.options.replaceDelay, () => {
       this.startWorker(w.nthreads, { ...w.resources });
+    });
+  }
+
+  /**
+   * Cut `w` off from the scheduler; it goes on computing and serving peers
+   * until it notices (within 0.5 to 1.5 heartbeat timeouts) and exits.
+   */
+  partition(w: SimWorker): void {
+    w.cutOff = true;
+    this.stats.faults.partition++;
+    const o = this.options;
+    this.queue.at(this.rng.uniform(0.5, 1.5) * o.heartbeatTimeout, () => {
+      if (!w.alive) return;
+      w.die();
+      this.queue.at(o.replaceDelay, () => {
+        this.startWorker(w.nthreads, { ...w.resources });
+      });
     });
   }
 
@@ -187,7 +210,7 @@ export class Simulation implements SimCluster {
 
   private checkInput(): CheckInput {
     const index = new Map<string, number>();
-    this.workload.tasks.forEach((t, i) => index.set(t.key, i));
+    for (let i = 0; i < this.workload.tasks.length; i++) index.set(this.workload.tasks[i].key, i);
     return {
       workload: this.workload,
       expected: expectedValues(this.workload),
