@@ -6,6 +6,9 @@
  * After a final drain, every key a client still wants is in memory or erred
  * (and the client was told so last), nothing is left in play, the scheduler's
  * idea of who holds what matches the workers', and `validateState()` holds.
+ *
+ * `WEFT_PROPERTY_RUNS=n` sets the number of runs (default 300);
+ * `WEFT_PROPERTY_SEED=s` replays the runs of a reported seed.
  */
 
 import fc from "fast-check";
@@ -463,6 +466,9 @@ test("random graphs on a faulty fake cluster settle with every wanted key in mem
         }
       },
     ),
-    { numRuns: Number(process.env.WEFT_PROPERTY_RUNS ?? 300) },
+    {
+      numRuns: Number(process.env.WEFT_PROPERTY_RUNS ?? 300),
+      ...(process.env.WEFT_PROPERTY_SEED ? { seed: Number(process.env.WEFT_PROPERTY_SEED) } : {}),
+    },
   );
 });
