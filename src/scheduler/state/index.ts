@@ -19,13 +19,14 @@ export type {
 } from "./events.ts";
 export { stimulusIdOf } from "./events.ts";
 export type { ResolvedSchedulerStateOptions, SchedulerStateOptions } from "./options.ts";
+export { noWorkerReason } from "./placement.ts";
 export type { InFlightSteal, StimulusRecord } from "./schedulerState.ts";
 export { SchedulerState } from "./schedulerState.ts";
 export type { LoggedRecs, TransitionLogEntry } from "./story.ts";
 export { formatLogEntry } from "./story.ts";
 export type { SchedulerTaskStateName } from "./taskState.ts";
 export { SCHEDULER_TASK_STATES, TaskState } from "./taskState.ts";
-export type { TransitionArgs } from "./transitions.ts";
+export type { ErredArgs, MemoryArgs, TransitionArgs } from "./transitions.ts";
 export { TRANSITIONS, transitionPairs } from "./transitions.ts";
 export type { WorkerStatus } from "./workerInfo.ts";
 export { WorkerInfo } from "./workerInfo.ts";
