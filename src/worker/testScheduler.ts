@@ -26,7 +26,7 @@ export class FakeScheduler {
   /** Every message received (register-worker included), in order. */
   readonly received: Received[] = [];
   private readonly comms = new Map<string, Comm>();
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Set<(r: Received) => void>();
   private runId = 0;
 
   private constructor(
@@ -53,8 +53,9 @@ export class FakeScheduler {
   }
 
   private record(worker: string, msg: unknown): void {
-    this.received.push({ worker, msg: msg as Record<string, unknown> });
-    for (const w of [...this.waiters]) w();
+    const r: Received = { worker, msg: msg as Record<string, unknown> };
+    this.received.push(r);
+    for (const w of [...this.waiters]) w(r);
   }
 
   private async serve(comm: Comm): Promise<void> {
@@ -139,13 +140,16 @@ export class FakeScheduler {
     timeoutMs = 10_000,
   ): Promise<Record<string, unknown>> {
     return new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        const hit = this.received.find((r) => pred(r.msg, r.worker));
-        if (hit === undefined) return false;
+      const hit = this.received.find((r) => pred(r.msg, r.worker));
+      if (hit !== undefined) {
+        resolve(hit.msg);
+        return;
+      }
+      const check = (r: Received): void => {
+        if (!pred(r.msg, r.worker)) return;
         this.waiters.delete(check);
         clearTimeout(timer);
-        resolve(hit.msg);
-        return true;
+        resolve(r.msg);
       };
       const timer = setTimeout(() => {
         this.waiters.delete(check);
@@ -154,7 +158,7 @@ export class FakeScheduler {
           new Error(`FakeScheduler: no matching message within ${timeoutMs} ms (received: ${ops})`),
         );
       }, timeoutMs);
-      if (!check()) this.waiters.add(check);
+      this.waiters.add(check);
     });
   }
 

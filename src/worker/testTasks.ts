@@ -54,3 +54,12 @@ defineTask("signal", (name: string, message: unknown, ms: number) => {
   }
   return Date.now();
 });
+
+/** Stay busy `ms`; returns when it started and ended (ms) and on which thread. */
+defineTask("busySpan", (ms: number) => {
+  const start = Date.now();
+  while (Date.now() < start + ms) {
+    // keep the thread
+  }
+  return { start, end: Date.now(), threadId };
+});

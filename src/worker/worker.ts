@@ -17,6 +17,7 @@ import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts"
 import type { RegisterWorkerMsg } from "../protocol/messagesWorker.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
+import { contactAddressFor } from "./contactAddress.ts";
 import { DataServer, parseGetDataResponse } from "./dataServer.ts";
 import { Execution } from "./execution.ts";
 import {
@@ -162,7 +163,7 @@ export class Worker extends BaseWorker {
     return this.options.executor;
   }
 
-  /** Totals of the metrics digested so far, by JSON-encoded metric name. */
+  /** Totals of the metrics digested so far, by metric name joined with `/` (null parts empty). */
   get metrics(): ReadonlyMap<string, number> {
     return this.metricTotals;
   }
@@ -190,7 +191,7 @@ export class Worker extends BaseWorker {
       this.listener = await listen(o.listen, (comm) => this.servePeer(comm), {
         maxFrameBytes: o.maxFrameBytes,
       });
-      this.state.address = o.contactAddress ?? this.listener.address;
+      this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
       await this.register();
     } catch (err) {
       await this.close();
@@ -243,7 +244,10 @@ export class Worker extends BaseWorker {
     }
     this.stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
-      onError: (err) => this.logger.error({ err }, "cannot send to the scheduler"),
+      onError: (err) => {
+        this.logger.error({ err }, "cannot send to the scheduler; closing");
+        void this.close();
+      },
     });
     void this.readSchedulerStream(comm);
   }
@@ -475,7 +479,7 @@ export class Worker extends BaseWorker {
   }
 
   override digestMetric(name: MetricName, value: number): void {
-    const key = JSON.stringify(name);
+    const key = name.map((part) => part ?? "").join("/");
     this.metricTotals.set(key, (this.metricTotals.get(key) ?? 0) + value);
   }
 
