@@ -1,0 +1,40 @@
+/**
+ * The worker runtime: {@link Worker}, task definition ({@link defineTask}) and
+ * the task-side API ({@link secede}, {@link rejoin}, {@link currentTaskKey},
+ * {@link Reschedule}). The state machine is in `./state/index.ts`.
+ */
+export {
+  type AsyncInstructionContext,
+  BaseWorker,
+  type MetricName,
+  WorkerClosed,
+} from "./baseWorker.ts";
+export { contactAddressFor } from "./contactAddress.ts";
+export { DataServer, type GetDataResponse, parseGetDataResponse } from "./dataServer.ts";
+export type {
+  ExecuteJob,
+  ExecuteOutcome,
+  Executor,
+  RunControl,
+  SerializedError,
+} from "./executor.ts";
+export { InlineExecutor } from "./inlineExecutor.ts";
+export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
+export { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
+export { MalformedMessageError, schedulerMessageToEvent } from "./schedulerEvents.ts";
+export { currentTaskKey, Reschedule, rejoin, secede } from "./taskContext.ts";
+export {
+  defineTask,
+  getTaskFunction,
+  lookupTaskFunction,
+  type TaskDefinition,
+  type TaskFunction,
+  taskFunctionNames,
+  UnknownTaskFunctionError,
+} from "./taskRegistry.ts";
+export { type RegisterWorkerReply, Worker, type WorkerStatus } from "./worker.ts";
+export {
+  type ResolvedWorkerOptions,
+  resolveWorkerOptions,
+  type WorkerOptions,
+} from "./workerOptions.ts";
