@@ -268,6 +268,7 @@ export class SchedulerState {
       const ts = stack.pop() as TaskState;
       const finish = pending.get(ts) as SchedulerTaskStateName;
       pending.delete(ts);
+      if (finish === "released" && isStaleRelease(ts)) continue;
       this.transition(ts, finish);
     }
   }
@@ -472,4 +473,16 @@ export class SchedulerState {
       throw new InvalidTaskState(ts.key, ts.state, this.story(ts.key), { cause: e });
     }
   }
+}
+
+/**
+ * A recommendation to release a result that is needed again since it was made
+ * (a task was placed on one of its holders meanwhile, or a client asked for
+ * it) is stale: carried out, it would free the input of a task just assigned
+ * (Dask does; found by the simulator, seed 5537).
+ */
+function isStaleRelease(ts: TaskState): boolean {
+  return (
+    ts.state === "memory" && ts.whoHas.size > 0 && (ts.waiters.size > 0 || ts.whoWants.size > 0)
+  );
 }

@@ -73,6 +73,14 @@ function releasedWaiting(s: SchedulerState, ts: TaskState): void {
   for (const dts of ts.dependencies) {
     if (dts.state === "erred") {
       ts.exceptionBlame = dts.exceptionBlame;
+      // It will not wait: it stops being a waiter of its inputs (it may still
+      // be one, released on its way back to waiting; found by the simulator,
+      // seed 6430).
+      for (const d of ts.dependencies) {
+        if (setDelete(d.waiters, ts) && d.waiters.size === 0 && d.whoWants.size === 0) {
+          s.recommend(d, "released");
+        }
+      }
       s.recommend(ts, "erred");
       return;
     }
