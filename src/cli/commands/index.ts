@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { CliContext } from "./context.ts";
 import { replayCommand } from "./replay.ts";
+import { simCommand } from "./sim.ts";
 import { storyCommand } from "./story.ts";
 
 /** Builds one subcommand of `weft`, writing through `ctx`. */
@@ -10,4 +11,4 @@ export type CommandFactory = (ctx: CliContext) => Command;
  * The subcommands of `weft`, in the order `weft --help` lists them. To add one, write
  * `src/cli/commands/<name>.ts` exporting a {@link CommandFactory} and list it here.
  */
-export const COMMANDS: readonly CommandFactory[] = [replayCommand, storyCommand];
+export const COMMANDS: readonly CommandFactory[] = [replayCommand, storyCommand, simCommand];

@@ -1,0 +1,44 @@
+/**
+ * Regression tests for the bugs the simulator found, each named after the
+ * seed (and options) that exposed it. Each run must now pass.
+ */
+
+import { describe, expect, test } from "vitest";
+import { parseFaults } from "./faults.ts";
+import type { SimOptions } from "./options.ts";
+import { formatFailure } from "./report.ts";
+import { simulate } from "./simulation.ts";
+
+/** The heavy-fault configuration of the first stress runs. */
+const STRESS: Omit<SimOptions, "seed"> = {
+  workload: "mix",
+  workers: 3,
+  tasks: 30,
+  faults: parseFaults(
+    "death=1,network=0.1,busy=0.1,slow=0.1,error=0.03,secede=0.1,steal=5,pause=1,reschedule=0.03,partition=2",
+  ),
+};
+
+function expectPasses(options: SimOptions): void {
+  const r = simulate(options);
+  expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
+}
+
+describe("simulator regressions", () => {
+  // Scheduler: a task released on its way back to waiting that found an
+  // erred input went to erred but stayed among its inputs' waiters
+  // (validateState: "waiter … is not in play"). Fixed in releasedWaiting.
+  test("seed 6430 (stress): erred task left among its inputs' waiters", () => {
+    expectPasses({ ...STRESS, seed: 6430 });
+  });
+  test("seed 5441 (stress): same bug, through a shuffle", () => {
+    expectPasses({ ...STRESS, seed: 5441 });
+  });
+  // Scheduler: in one remove-worker, a stale recommendation released an input
+  // that had just become needed by a task placed on its holder: the worker got
+  // compute-task then free-keys for the input (a ready task without its data).
+  // Fixed by dropping stale release recommendations.
+  test("seed 5537 (stress): stale release frees the input of a task just assigned", () => {
+    expectPasses({ ...STRESS, seed: 5537 });
+  });
+});

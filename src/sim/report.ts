@@ -1,0 +1,72 @@
+/** Text reports of runs: one line per run, a failure in full, and the summary table of many runs. */
+
+import { FAULT_KINDS } from "./faults.ts";
+import type { SimSummary } from "./runMany.ts";
+import type { ShrinkResult } from "./shrink.ts";
+import type { SimResult } from "./simulation.ts";
+
+/** `seed 7: ok random(40), 4 workers, 412 events, t=1.23s, faults: death 1, steal 3`. */
+export function formatRunLine(r: SimResult): string {
+  const faults = FAULT_KINDS.filter((k) => r.stats.faults[k] > 0)
+    .map((k) => `${k} ${r.stats.faults[k]}`)
+    .join(", ");
+  const head = `seed ${r.seed}: ${r.ok ? "ok" : `FAILED (${r.failure?.kind})`}`;
+  return (
+    `${head} ${r.workload}, ${r.workers} workers, ${r.stats.events} events, ` +
+    `t=${r.stats.virtualTime.toFixed(2)}s${faults === "" ? "" : `, faults: ${faults}`}`
+  );
+}
+
+/** A failing run in full: what failed, the stories, and the command that replays it. */
+export function formatFailure(r: SimResult): string {
+  if (r.failure === null) return formatRunLine(r);
+  const lines = [formatRunLine(r), `  ${r.failure.message}`];
+  if (r.failure.details !== "") {
+    for (const line of r.failure.details.split("\n")) lines.push(`  ${line}`);
+  }
+  lines.push(`  replay: ${r.command}`);
+  return lines.join("\n");
+}
+
+/** The shrinker's outcome: the smallest failing case and how to replay it. */
+export function formatShrink(s: ShrinkResult): string {
+  if (s.smallest === s.original) {
+    return `shrinking: no smaller failing case found (${s.tried} runs tried)`;
+  }
+  return (
+    `smallest failing case (${s.tried} runs tried): ${formatRunLine(s.smallest)}\n` +
+    `  ${s.smallest.failure?.message ?? ""}\n  replay: ${s.smallest.command}`
+  );
+}
+
+function row(cells: readonly string[], widths: readonly number[]): string {
+  return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+}
+
+/** The summary table of many runs: runs, events, faults injected by kind, failures by kind. */
+export function formatSummaryTable(s: SimSummary): string {
+  const rows: [string, string][] = [
+    ["runs", String(s.runs)],
+    ["passed", String(s.passed)],
+    ["failed", String(s.failed)],
+    ["events", String(s.events)],
+    ["events / run", s.runs > 0 ? (s.events / s.runs).toFixed(0) : "0"],
+    ["tasks", String(s.tasks)],
+    ["wall seconds", s.wallSeconds.toFixed(1)],
+    ["runs / second", s.wallSeconds > 0 ? (s.runs / s.wallSeconds).toFixed(1) : "-"],
+  ];
+  for (const k of FAULT_KINDS) rows.push([`fault: ${k}`, String(s.faults[k])]);
+  for (const [k, v] of Object.entries(s.failures)) rows.push([`failure: ${k}`, String(v)]);
+  const widths = [
+    Math.max(...rows.map((r) => r[0].length)),
+    Math.max(...rows.map((r) => r[1].length)),
+  ];
+  const out = rows.map((r) => row(r, widths));
+  if (s.failingSeeds.length > 0) out.push(`failing seeds: ${s.failingSeeds.join(" ")}`);
+  return out.join("\n");
+}
+
+/** `N passed, M failed`. */
+export function formatTally(s: SimSummary): string {
+  return `${s.passed} passed, ${s.failed} failed`;
+}

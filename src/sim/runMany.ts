@@ -1,0 +1,102 @@
+/** Run many consecutive seeds and sum up what happened. */
+
+import type { FailureKind } from "./failure.ts";
+import { emptyFaultCounts, type FaultKind } from "./faults.ts";
+import type { SimOptions } from "./options.ts";
+import { type SimResult, simulate } from "./simulation.ts";
+
+/** What a batch of runs added up to. */
+export interface SimSummary {
+  runs: number;
+  passed: number;
+  failed: number;
+  /** Events fired, over all runs. */
+  events: number;
+  /** Tasks in the workloads, over all runs. */
+  tasks: number;
+  /** Faults injected, by kind, over all runs. */
+  readonly faults: Record<FaultKind, number>;
+  /** Failures by kind. */
+  readonly failures: Partial<Record<FailureKind, number>>;
+  /** The first failing seeds (at most 100). */
+  readonly failingSeeds: number[];
+  /** The first failing run, if any. */
+  firstFailure: SimResult | null;
+  /** Wall-clock seconds. */
+  wallSeconds: number;
+}
+
+/** An empty summary. */
+export function emptySummary(): SimSummary {
+  return {
+    runs: 0,
+    passed: 0,
+    failed: 0,
+    events: 0,
+    tasks: 0,
+    faults: emptyFaultCounts(),
+    failures: {},
+    failingSeeds: [],
+    firstFailure: null,
+    wallSeconds: 0,
+  };
+}
+
+/** Add one run to `s`. */
+export function addResult(s: SimSummary, r: SimResult): void {
+  s.runs++;
+  s.events += r.stats.events;
+  s.tasks += r.tasks;
+  for (const k of Object.keys(r.stats.faults) as FaultKind[]) s.faults[k] += r.stats.faults[k];
+  if (r.ok) {
+    s.passed++;
+    return;
+  }
+  s.failed++;
+  const kind = r.failure?.kind ?? "raised";
+  s.failures[kind] = (s.failures[kind] ?? 0) + 1;
+  if (s.failingSeeds.length < 100) s.failingSeeds.push(r.seed);
+  s.firstFailure ??= r;
+}
+
+/** Add the counts of `b` into `a` (for summaries of parallel batches). */
+export function mergeSummary(a: SimSummary, b: SimSummary): void {
+  a.runs += b.runs;
+  a.passed += b.passed;
+  a.failed += b.failed;
+  a.events += b.events;
+  a.tasks += b.tasks;
+  for (const k of Object.keys(b.faults) as FaultKind[]) a.faults[k] += b.faults[k];
+  for (const [k, v] of Object.entries(b.failures) as [FailureKind, number][]) {
+    a.failures[k] = (a.failures[k] ?? 0) + v;
+  }
+  for (const seed of b.failingSeeds) if (a.failingSeeds.length < 100) a.failingSeeds.push(seed);
+  a.failingSeeds.sort((x, y) => x - y);
+  if (
+    b.firstFailure !== null &&
+    (a.firstFailure === null || b.firstFailure.seed < a.firstFailure.seed)
+  ) {
+    a.firstFailure = b.firstFailure;
+  }
+}
+
+/**
+ * Run seeds `from`, `from + 1`, … (`count` of them) with the same options,
+ * calling `onResult` after each.
+ */
+export function runSeeds(
+  base: Omit<SimOptions, "seed">,
+  from: number,
+  count: number,
+  onResult?: (r: SimResult) => void,
+): SimSummary {
+  const t0 = performance.now();
+  const s = emptySummary();
+  for (let seed = from; seed < from + count; seed++) {
+    const r = simulate({ ...base, seed });
+    addResult(s, r);
+    onResult?.(r);
+  }
+  s.wallSeconds = (performance.now() - t0) / 1000;
+  return s;
+}

@@ -1,0 +1,84 @@
+/**
+ * Shrinking a failing run: look for a smaller configuration (fewer workers,
+ * fewer tasks, fewer threads, fewer faults) that fails the same way. Any
+ * change of option changes the whole random stream, so each candidate is
+ * tried on a few seeds from the original one; the first failing run of the
+ * same kind becomes the new case, until no candidate fails or the budget of
+ * runs is spent.
+ */
+
+import { FAULT_KINDS } from "./faults.ts";
+import type { ResolvedSimOptions, SimOptions } from "./options.ts";
+import { type SimResult, simulate } from "./simulation.ts";
+
+/** The original failure and the smallest found. */
+export interface ShrinkResult {
+  readonly original: SimResult;
+  readonly smallest: SimResult;
+  /** Runs tried. */
+  readonly tried: number;
+}
+
+/** Limits of the search. */
+export interface ShrinkOptions {
+  /** Most runs to try. Default 120. */
+  budget?: number;
+  /** Seeds tried per candidate (the original one, then the next ones). Default 4. */
+  seedsPerCandidate?: number;
+}
+
+type Candidate = Omit<SimOptions, "seed">;
+
+function halve(n: number, min: number): number[] {
+  const out = new Set<number>();
+  for (const x of [min, Math.floor(n / 2), Math.floor((n * 3) / 4), n - 1]) {
+    if (x >= min && x < n) out.add(x);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+function candidates(o: ResolvedSimOptions): Candidate[] {
+  const { seed: _seed, hooks: _hooks, ...base } = o;
+  const out: Candidate[] = [];
+  for (const workers of halve(o.workers, 1)) out.push({ ...base, workers });
+  for (const tasks of halve(o.tasks, 1)) out.push({ ...base, tasks });
+  for (const kind of FAULT_KINDS) {
+    if (o.faults[kind] > 0) out.push({ ...base, faults: { ...o.faults, [kind]: 0 } });
+  }
+  if (o.maxThreads > 1) out.push({ ...base, maxThreads: 1 });
+  return out;
+}
+
+/** The size of a case, to compare: workers, tasks, faults on, threads. */
+function size(o: ResolvedSimOptions): number {
+  const faultsOn = FAULT_KINDS.filter((k) => o.faults[k] > 0).length;
+  return o.workers * 1_000_000 + o.tasks * 100 + faultsOn * 10 + o.maxThreads;
+}
+
+/** Shrink the failing run `failing` (whose options name any broken variant by `variant`). */
+export function shrink(failing: SimResult, o: ShrinkOptions = {}): ShrinkResult {
+  if (failing.ok) throw new Error("shrink needs a failing run");
+  const budget = o.budget ?? 120;
+  const perCandidate = o.seedsPerCandidate ?? 4;
+  const kind = failing.failure?.kind;
+  let best = failing;
+  let tried = 0;
+  let improved = true;
+  while (improved && tried < budget) {
+    improved = false;
+    for (const c of candidates(best.options)) {
+      if (tried >= budget) break;
+      for (let k = 0; k < perCandidate && tried < budget; k++) {
+        const r = simulate({ ...c, seed: best.seed + k });
+        tried++;
+        if (!r.ok && r.failure?.kind === kind && size(r.options) < size(best.options)) {
+          best = r;
+          improved = true;
+          break;
+        }
+      }
+      if (improved) break;
+    }
+  }
+  return { original: failing, smallest: best, tried };
+}
