@@ -30,6 +30,52 @@ export interface LogCoverage {
   readonly notes: readonly string[];
 }
 
+/** The `handled` time of a group's events (Dask stamps all events of one call alike). */
+function handledAt(w: WorkerDump, g: EventGroup): number | null {
+  return w.stimulusLog[g.first].handled;
+}
+
+/**
+ * Index of the first dumped record written while handling the stimulus log's first
+ * event, or -1. By time when the events have their `handled` time (every record of
+ * an event is logged at or after it, every record of an earlier event before it;
+ * stimulus ids alone can mislead, as the Worker reuses them), else by stimulus id.
+ */
+function firstRecordOfStimulusLog(
+  w: WorkerDump,
+  expected: ExpectedLog,
+  groups: readonly EventGroup[],
+): number {
+  const records = expected.records;
+  if (groups.length === 0) return -1;
+  const handled = handledAt(w, groups[0]);
+  if (handled !== null) {
+    const i = records.findIndex((r) => r.time !== null && r.time >= handled);
+    if (i >= 0) return i;
+  }
+  const groupIds = new Set(groups.map((g) => g.stimulusId));
+  return records.findIndex((r) => groupIds.has(r.stimulusId));
+}
+
+/** The group that wrote the first dumped record (of a log that lost its beginning). */
+function groupOfFirstRecord(
+  w: WorkerDump,
+  expected: ExpectedLog,
+  groups: readonly EventGroup[],
+): number {
+  const first = expected.records[0];
+  if (first.time !== null && handledAt(w, groups[0]) !== null) {
+    let found = 0;
+    for (let g = 0; g < groups.length; g++) {
+      const t = handledAt(w, groups[g]);
+      if (t !== null && t <= first.time) found = g;
+    }
+    return found;
+  }
+  const g = groups.findIndex((x) => x.stimulusId === first.stimulusId);
+  return g < 0 ? groups.length : g;
+}
+
 /** Finds where `expected` (the dumped log) and the stimulus log's `groups` meet. */
 export function logCoverage(
   w: WorkerDump,
@@ -54,8 +100,7 @@ export function logCoverage(
     notes.push(`the log is full (${w.log.length} records): older records may have been dropped`);
   }
 
-  const groupIds = new Set(groups.map((g) => g.stimulusId));
-  const q = records.findIndex((r) => groupIds.has(r.stimulusId));
+  const q = firstRecordOfStimulusLog(w, expected, groups);
   const keysBefore = new Set<string>();
   if (q === -1) {
     if (records.length > 0) {
@@ -80,10 +125,10 @@ export function logCoverage(
   }
   let firstCheckedGroup = 0;
   let firstGroupPartial = false;
-  if (logCapped) {
-    const sid = records[q].stimulusId;
-    firstCheckedGroup = groups.findIndex((g) => g.stimulusId === sid);
-    firstGroupPartial = q === 0;
+  if (logCapped && q === 0) {
+    const sid = records[0].stimulusId;
+    firstCheckedGroup = groupOfFirstRecord(w, expected, groups);
+    firstGroupPartial = true;
     if (firstCheckedGroup > 0) {
       notes.push(
         `the log starts at event ${groups[firstCheckedGroup].first} (${sid}): the events before it are replayed but not checked`,

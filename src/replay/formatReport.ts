@@ -67,7 +67,10 @@ function mismatchLine(m: TaskMismatch): string {
 /** The text block of one replayed worker. */
 export function formatWorker(w: WorkerReplayReport, options: FormatReportOptions = {}): string {
   const maxTasks = options.maxTasks ?? 20;
-  const out = [`${w.address}: ${w.verdict.toUpperCase()}${w.followLog ? " (--follow-log)" : ""}`];
+  const partial = w.coverage.stimulusLogFromStart ? "" : " as far as comparable";
+  const out = [
+    `${w.address}: ${w.verdict.toUpperCase()}${partial}${w.followLog ? " (--follow-log)" : ""}`,
+  ];
   for (const note of w.coverage.notes) out.push(`  note: ${note}`);
   const ev = w.events;
   const extras = [
@@ -91,6 +94,11 @@ export function formatWorker(w: WorkerReplayReport, options: FormatReportOptions
   const parts = [`${log.equal} as dumped`];
   if (log.reordered > 0) parts.push(`${log.reordered} in another order only`);
   if (log.divergent > 0) parts.push(`${log.divergent} DIVERGENT`);
+  if (log.unverifiable > 0) {
+    parts.push(
+      `${log.unverifiable} unverifiable (they depend on what came before the stimulus log)`,
+    );
+  }
   out.push(
     row(
       "log",
@@ -122,6 +130,9 @@ export function formatWorker(w: WorkerReplayReport, options: FormatReportOptions
         : "    Python's set order may have chosen differently here: --follow-log follows the dumped choices",
     );
   }
+  if (log.firstUnverifiable !== null && log.firstDivergence === null) {
+    out.push(...divergenceLines("first unverifiable stimulus", log.firstUnverifiable));
+  }
   if (w.failure !== null) out.push(...failureLines(w.failure, options.maxStory ?? 20));
   const t = w.tasks;
   const notComparable = t.notComparable > 0 ? `, ${t.notComparable} not comparable` : "";
@@ -136,6 +147,9 @@ export function formatWorker(w: WorkerReplayReport, options: FormatReportOptions
     if (t.mismatches.length > maxTasks) {
       out.push(`    … and ${t.mismatches.length - maxTasks} more (--json lists them all)`);
     }
+  }
+  if (t.generationOffset !== 0) {
+    out.push(`    (priorities compared with their generation shifted by ${t.generationOffset})`);
   }
   return out.join("\n");
 }

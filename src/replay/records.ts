@@ -15,6 +15,13 @@ export function isShellRecord(entry: readonly unknown[]): boolean {
   return typeof entry[0] === "string" && SHELL_LOG_TAGS.has(entry[0]) && entry.length === 5;
 }
 
+/** Records that say in which state a stimulus found (or created) a task. */
+const CREATION_TAGS: ReadonlySet<string> = new Set([
+  "compute-task",
+  "ensure-task-exists",
+  "receive-from-scatter",
+]);
+
 /**
  * A worker log record (dumped or replayed) reduced to what a replay must reproduce:
  * the time is dropped, and what holds Python's set order — the recommendations of a
@@ -31,6 +38,11 @@ export interface ComparableRecord {
   readonly gatherFrom: string | null;
   /** Every task key the record names (its key, or its key list). */
   readonly keys: readonly string[];
+  /**
+   * The state of a `compute-task`/`ensure-task-exists`/`receive-from-scatter` record
+   * (the task's state when the stimulus found it), else null.
+   */
+  readonly createdIn: string | null;
   /** Canonical JSON of the reduced record: equal strings, equal records. */
   readonly canonical: string;
   /** The record as Python prints a tuple, without its time. */
@@ -113,9 +125,14 @@ export function comparableRecord(entry: readonly unknown[]): ComparableRecord {
     keys = key === null ? [] : [key];
     reduced = body.map(plain);
   }
+  const createdIn =
+    !isTransition && n === 5 && typeof entry[1] === "string" && CREATION_TAGS.has(entry[1])
+      ? String(entry[2])
+      : null;
   return {
     stimulusId,
     isTransition,
+    createdIn,
     key,
     gatherFrom,
     keys,

@@ -3,7 +3,7 @@ import { FindMissingEvent, type StateMachineEvent } from "../worker/state/events
 import type { LogEntry } from "../worker/state/log.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
 import { ReplayClock } from "./clock.ts";
-import { logCoverage } from "./coverage.ts";
+import { type LogCoverage, logCoverage } from "./coverage.ts";
 import { decodeStimulusLog } from "./dumpEvents.ts";
 import { type EventGroup, eventGroups } from "./eventGroups.ts";
 import { ExpectedLog } from "./expectedLog.ts";
@@ -98,6 +98,11 @@ class WorkerReplayer {
   #findMissing = 0;
   #unexplained = 0;
   #failure: ReplayFailure | null = null;
+  /** Every task the replay has logged a record of. */
+  readonly #seen = new Set<string>();
+  /** An event showed that the stimulus log does not reach back to the worker's start. */
+  #historyGap = false;
+  #coverage: LogCoverage | null = null;
 
   constructor(w: WorkerDump, events: readonly StateMachineEvent[], options: ReplayWorkerOptions) {
     this.#w = w;
@@ -118,6 +123,7 @@ class WorkerReplayer {
   run(): WorkerReplay {
     const w = this.#w;
     const coverage = logCoverage(w, this.#expected, this.#groups);
+    this.#coverage = coverage;
     this.#notes.push(...coverage.notes);
     this.#expected.seek(coverage.recordsBefore);
     this.#taint.add(this.#ws, coverage.keysBefore);
@@ -147,15 +153,19 @@ class WorkerReplayer {
 
     const stimulusLogFromStart =
       coverage.recordsBefore === 0 &&
-      this.#skipped === 0 &&
+      !this.#historyGap &&
       !(coverage.stimulusLogFull && coverage.logCapped);
     const ws = this.#ws;
     const taint = this.#taint;
+    // Without the worker's start, a task the replay never knew lived before the stimulus log.
+    const seen = this.#seen;
+    const comparable = (key: string): boolean =>
+      !taint.has(key) && (stimulusLogFromStart || seen.has(key) || ws.tasks.has(key));
     // After a failure the machine stopped mid-way: its tasks say nothing about the dump's.
     const tasks =
       this.#failure === null
-        ? compareTasks(w.tasks, ws.tasks, (key) => !taint.has(key))
-        : { compared: 0, notComparable: 0, mismatches: [] };
+        ? compareTasks(w.tasks, ws.tasks, comparable, !stimulusLogFromStart)
+        : { compared: 0, notComparable: 0, generationOffset: 0, mismatches: [] };
     const counterEqual = ws.transitionCounter === w.transitionCounter;
     const checker = this.#checker;
     const verdict: WorkerVerdict =
@@ -194,6 +204,8 @@ class WorkerReplayer {
         divergent: checker.divergent,
         firstReordering: checker.firstReordering,
         firstDivergence: checker.firstDivergence,
+        unverifiable: checker.unverifiable,
+        firstUnverifiable: checker.firstUnverifiable,
         unexplainedRecords: this.#unexplained,
         steered:
           this.#follower === undefined
@@ -209,6 +221,7 @@ class WorkerReplayer {
         replayed: ws.tasks.size,
         compared: tasks.compared,
         notComparable: tasks.notComparable,
+        generationOffset: tasks.generationOffset,
         mismatches: tasks.mismatches,
       },
       verdict,
@@ -243,6 +256,31 @@ class WorkerReplayer {
     }
   }
 
+  /** The stimulus log may not reach back to the worker's start. */
+  #headless(): boolean {
+    const c = this.#coverage;
+    if (c === null) return false;
+    return c.recordsBefore > 0 || c.stimulusLogFull || this.#historyGap;
+  }
+
+  /**
+   * Taints the tasks that the dumped records of a stimulus show with a history the
+   * replay does not have: named there but never known to the replay, or found by
+   * `compute-task`/`ensure-task-exists` in another state than `released` before the
+   * replay ever knew them.
+   */
+  #taintPreviousHistory(expected: readonly ComparableRecord[]): void {
+    const ws = this.#ws;
+    const older: string[] = [];
+    for (const r of expected) {
+      for (const k of r.keys) {
+        if (this.#seen.has(k) || this.#taint.has(k)) continue;
+        if (!ws.tasks.has(k) || (r.createdIn !== null && r.createdIn !== "released")) older.push(k);
+      }
+    }
+    if (older.length > 0) this.#taint.add(ws, older);
+  }
+
   /** Replays the events of one stimulus and checks their records (when `checked`). */
   #replayGroup(sid: string, steps: readonly Step[], checked: boolean, partial: boolean): void {
     const ws = this.#ws;
@@ -253,17 +291,26 @@ class WorkerReplayer {
     let skippedHere = false;
     for (const step of steps) {
       if (this.#checker.firstDivergence === null) {
-        const unknown = unknownReference(ws, step.ev);
+        const unknown = unknownReference(
+          ws,
+          step.ev,
+          (k) => this.#taint.has(k),
+          this.#headless(),
+          (k) => this.#seen.has(k),
+        );
         if (unknown !== null) {
-          if (this.#skipped === 0) {
+          if (!this.#historyGap) {
             this.#notes.push(
-              `event ${step.index} (${unknown.reason}) is skipped: the stimulus log does not reach back to the worker's start`,
+              `event ${step.index} refers to what came before the stimulus log (${unknown.reason}): the stimulus log does not reach back to the worker's start`,
             );
           }
-          this.#skipped++;
-          skippedHere = true;
+          this.#historyGap = true;
           this.#taint.add(ws, unknown.keys);
-          continue;
+          if (!unknown.harmless) {
+            this.#skipped++;
+            skippedHere = true;
+            continue;
+          }
         }
       }
       this.#clock.setEventTime(step.ev.handled);
@@ -283,6 +330,8 @@ class WorkerReplayer {
         ws,
         expected.flatMap((r) => r.keys),
       );
+    if (this.#headless()) this.#taintPreviousHistory(expected);
+    for (const r of replayed) for (const k of r.keys) this.#seen.add(k);
     if (this.#taint.size > 0)
       this.#taint.spread(
         ws,
@@ -299,10 +348,12 @@ class WorkerReplayer {
     if (partial) replayed = replayed.slice(Math.max(0, replayed.length - wanted.length));
     const records = replayed;
     const fallback = steps[steps.length - 1];
-    this.#checker.check({
+    const headless = this.#headless();
+    const difference = this.#checker.check({
       stimulusId: sid,
       expected: wanted,
       replayed,
+      headless,
       eventAt: (i) => {
         const time = records[i]?.time ?? Number.POSITIVE_INFINITY;
         let step = starts[0]?.step ?? fallback;
@@ -310,5 +361,12 @@ class WorkerReplayer {
         return { index: step.index, cls: step.ev.cls };
       },
     });
+    // Without the worker's start, differing records make their tasks not comparable.
+    if (difference !== null && headless) {
+      this.#taint.add(
+        ws,
+        [...wanted, ...replayed].flatMap((r) => r.keys),
+      );
+    }
   }
 }

@@ -80,6 +80,14 @@ export interface WorkerReplayReport {
     readonly firstReordering: LogDivergence | null;
     /** The first divergence, if any. */
     readonly firstDivergence: LogDivergence | null;
+    /**
+     * Stimuli with different records while the stimulus log is known not to reach back
+     * to the worker's start: they may depend on what came before (their tasks are then
+     * not compared). Not counted as divergent.
+     */
+    readonly unverifiable: number;
+    /** The first unverifiable stimulus, if any. */
+    readonly firstUnverifiable: LogDivergence | null;
     /** Dumped records of stimuli the stimulus log does not hold (not replayable). */
     readonly unexplainedRecords: number;
     /** With `--follow-log`: choices taken from the dumped log. */
@@ -93,6 +101,11 @@ export interface WorkerReplayReport {
     readonly replayed: number;
     readonly compared: number;
     readonly notComparable: number;
+    /**
+     * Without the worker's start, the generation counter (the last element of each
+     * task priority) starts elsewhere: the shift applied to replayed priorities.
+     */
+    readonly generationOffset: number;
     readonly mismatches: readonly TaskMismatch[];
   };
   /**

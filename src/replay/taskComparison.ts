@@ -72,10 +72,26 @@ export function dumpedTaskSnapshot(t: DumpTask): Record<string, unknown> {
   };
 }
 
-/** Differences between a dumped and a replayed task, field by field. */
-export function taskDifferences(dumped: DumpTask, replayed: TaskState): FieldDifference[] {
+/** A priority with its last element (the generation) shifted by `offset`. */
+function shifted(priority: unknown, offset: number): unknown {
+  if (offset === 0 || !Array.isArray(priority) || priority.length === 0) return priority;
+  const out = [...priority];
+  out[out.length - 1] = (out[out.length - 1] as number) + offset;
+  return out;
+}
+
+/**
+ * Differences between a dumped and a replayed task, field by field; the replayed
+ * priority's generation is shifted by `generationOffset` first.
+ */
+export function taskDifferences(
+  dumped: DumpTask,
+  replayed: TaskState,
+  generationOffset = 0,
+): FieldDifference[] {
   const a = dumpedTaskSnapshot(dumped);
   const b = taskSnapshot(replayed);
+  b.priority = shifted(b.priority, generationOffset);
   const out: FieldDifference[] = [];
   for (const field of COMPARED_TASK_FIELDS) {
     const x = falsyAsNull(a[field]);
@@ -85,12 +101,49 @@ export function taskDifferences(dumped: DumpTask, replayed: TaskState): FieldDif
   return out;
 }
 
+/**
+ * The most common difference between the dumped and replayed generation (last
+ * priority element) of the tasks `comparable` accepts whose priorities agree
+ * otherwise: 0 when the replay started with the worker, the worker's generation at
+ * the stimulus log's start when it did not.
+ */
+export function generationOffset(
+  dumped: ReadonlyMap<string, DumpTask>,
+  replayed: ReadonlyMap<string, TaskState>,
+  comparable: (key: string) => boolean,
+): number {
+  const votes = new Map<number, number>();
+  for (const [key, d] of dumped) {
+    const r = replayed.get(key)?.priority;
+    const p = d.priority;
+    if (!comparable(key) || r == null || p === null || p.length !== r.length || p.length === 0) {
+      continue;
+    }
+    let samePrefix = true;
+    for (let i = 0; i < p.length - 1; i++) if (p[i] !== r[i]) samePrefix = false;
+    if (!samePrefix) continue;
+    const off = p[p.length - 1] - (r[r.length - 1] as number);
+    votes.set(off, (votes.get(off) ?? 0) + 1);
+  }
+  let best = 0;
+  let bestVotes = 0;
+  for (const [off, n] of votes) {
+    if (n > bestVotes) {
+      best = off;
+      bestVotes = n;
+    }
+  }
+  return best;
+}
+
 /** Result of comparing the tasks of a replay with the dump's. */
 export interface TaskComparison {
   /** Tasks compared (on either side). */
   readonly compared: number;
   /** Tasks left out because their history began before the stimulus log. */
   readonly notComparable: number;
+  /** The generation offset applied to replayed priorities. */
+  readonly generationOffset: number;
   /** The tasks that differ, by key. */
   readonly mismatches: readonly TaskMismatch[];
 }
@@ -98,12 +151,16 @@ export interface TaskComparison {
 /**
  * Compares every task of the dump and of the replay, except those `comparable`
  * rejects: missing on one side, or differing in a {@link COMPARED_TASK_FIELDS} field.
+ * With `shiftGenerations` (a replay that did not start with the worker), replayed
+ * priorities are compared after the {@link generationOffset}.
  */
 export function compareTasks(
   dumped: ReadonlyMap<string, DumpTask>,
   replayed: ReadonlyMap<string, TaskState>,
   comparable: (key: string) => boolean,
+  shiftGenerations = false,
 ): TaskComparison {
+  const offset = shiftGenerations ? generationOffset(dumped, replayed, comparable) : 0;
   const keys = new Set([...dumped.keys(), ...replayed.keys()]);
   let compared = 0;
   let notComparable = 0;
@@ -120,8 +177,8 @@ export function compareTasks(
       mismatches.push({ key, dumped: d?.state ?? null, replayed: r?.state ?? null, fields: [] });
       continue;
     }
-    const fields = taskDifferences(d, r);
+    const fields = taskDifferences(d, r, offset);
     if (fields.length > 0) mismatches.push({ key, dumped: d.state, replayed: r.state, fields });
   }
-  return { compared, notComparable, mismatches };
+  return { compared, notComparable, generationOffset: offset, mismatches };
 }
