@@ -193,6 +193,7 @@ export class Worker extends BaseWorker {
       });
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
       await this.register();
+      if (this.closePromise !== null) throw new Error("the worker was closed while starting");
     } catch (err) {
       await this.close();
       this.statusValue = "failed";
