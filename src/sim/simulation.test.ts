@@ -1,0 +1,116 @@
+import { describe, expect, test } from "vitest";
+import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
+import { EventQueue } from "./eventQueue.ts";
+import { formatFaults, NO_FAULTS, parseFaults } from "./faults.ts";
+import { SIM_DEFAULTS } from "./options.ts";
+import { replayCommand } from "./replay.ts";
+import { SimRng } from "./rng.ts";
+import { shrink } from "./shrink.ts";
+import { simulate } from "./simulation.ts";
+import { computeValue, expectedValues } from "./values.ts";
+
+describe("SimRng", () => {
+  test("the same seed gives the same sequence, another seed another", () => {
+    const a = new SimRng(42);
+    const b = new SimRng(42);
+    const c = new SimRng(43);
+    const xs = Array.from({ length: 5 }, () => a.next32());
+    expect(Array.from({ length: 5 }, () => b.next32())).toEqual(xs);
+    expect(Array.from({ length: 5 }, () => c.next32())).not.toEqual(xs);
+  });
+  test("random() is in [0, 1) and int(n) in [0, n)", () => {
+    const r = new SimRng(7);
+    for (let i = 0; i < 1000; i++) {
+      const x = r.random();
+      expect(x >= 0 && x < 1).toBe(true);
+      const n = r.int(5);
+      expect(Number.isInteger(n) && n >= 0 && n < 5).toBe(true);
+    }
+  });
+});
+
+describe("EventQueue", () => {
+  test("fires by time, then in scheduling order", () => {
+    const q = new EventQueue();
+    const seen: string[] = [];
+    q.at(2, () => seen.push("c"));
+    q.at(1, () => seen.push("a"));
+    q.at(1, () => seen.push("b"));
+    q.at(0, () => q.at(1, () => seen.push("b2")));
+    while (q.step()) {}
+    expect(seen).toEqual(["a", "b", "b2", "c"]);
+    expect(q.now).toBe(2);
+  });
+  test("counts pending work apart from periodic housekeeping", () => {
+    const q = new EventQueue();
+    q.at(1, () => {}, true);
+    q.at(1, () => {});
+    expect(q.pendingWork).toBe(1);
+    q.step();
+    q.step();
+    expect(q.pendingWork).toBe(0);
+  });
+  test("rejects a negative delay", () => {
+    expect(() => new EventQueue().at(-1, () => {})).toThrow(RangeError);
+  });
+});
+
+describe("faults", () => {
+  test("parse and format round-trip", () => {
+    expect(formatFaults(parseFaults("all"))).toBe("all");
+    expect(formatFaults(parseFaults("none"))).toBe("none");
+    expect(parseFaults("death,network=0.5")).toEqual({ ...NO_FAULTS, death: 0.8, network: 0.5 });
+    expect(formatFaults(parseFaults("death,network=0.5"))).toBe("death,network=0.5");
+    expect(() => parseFaults("meteor")).toThrow(/unknown fault 'meteor'/);
+    expect(() => parseFaults("death=-1")).toThrow(/bad rate/);
+  });
+});
+
+describe("workloads", () => {
+  test("benchmark graphs have the documented shapes", () => {
+    expect(mapGraph(10_000).tasks.length).toBe(10_000);
+    expect(treeGraph(8_192).tasks.length).toBe(16_383);
+    expect(shuffleGraph(64).tasks.length).toBe(64 + 64 * 64 + 64);
+    expect(chainGraph(2_000).wanted).toEqual([1_999]);
+  });
+  test("values depend on the key and the inputs, in order", () => {
+    expect(computeValue("a", [1, 2])).not.toBe(computeValue("a", [2, 1]));
+    expect(computeValue("a", [])).not.toBe(computeValue("b", []));
+    const w = chainGraph(3);
+    const v = expectedValues(w);
+    expect(v[2]).toBe(computeValue("chain-2", [computeValue("chain-1", [v[0]])]));
+  });
+});
+
+describe("simulate", () => {
+  test("the same seed replays event for event", () => {
+    const a = simulate({ seed: 11 });
+    const b = simulate({ seed: 11 });
+    expect(a.ok).toBe(true);
+    expect(b.stats).toEqual(a.stats);
+    expect(simulate({ seed: 12 }).stats).not.toEqual(a.stats);
+  });
+  test.each(["map", "tree", "shuffle", "chain"] as const)("%s completes without faults", (w) => {
+    const r = simulate({ seed: 3, workload: w, tasks: 16, faults: NO_FAULTS });
+    expect(r.ok, r.failure?.message).toBe(true);
+  });
+  test("the replay command names every option that differs from its default", () => {
+    const r = simulate({ seed: 5, workers: 2, tasks: 10, faults: parseFaults("death") });
+    expect(r.command).toBe("weft sim --seed 5 --tasks 10 --workers 2 --faults death");
+    expect(replayCommand({ ...SIM_DEFAULTS, seed: 1 })).toBe("weft sim --seed 1");
+  });
+  test("rejects bad options", () => {
+    expect(() => simulate({ seed: -1 })).toThrow(RangeError);
+    expect(() => simulate({ seed: 1, workers: 0 })).toThrow(/workers/);
+    expect(() => simulate({ seed: 1, variant: "nope" })).toThrow(/unknown variant/);
+  });
+  test("shrinking finds a smaller failing case of the same kind", () => {
+    const failing = simulate({ seed: 1, variant: "wrong-value", workers: 6, tasks: 40 });
+    expect(failing.failure?.kind).toBe("wrong-value");
+    const s = shrink(failing, { budget: 30 });
+    expect(s.smallest.failure?.kind).toBe("wrong-value");
+    expect(s.smallest.options.workers * 1000 + s.smallest.options.tasks).toBeLessThan(
+      6 * 1000 + 40,
+    );
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * Proof that the simulator can fail: each deliberately broken variant is
+ * reported within a few seeds, with the failure it should cause, and the
+ * failing seed replays to exactly the same failure.
+ */
+
+import { describe, expect, test } from "vitest";
+import type { FailureKind } from "./failure.ts";
+import { NO_FAULTS } from "./faults.ts";
+import type { SimOptions } from "./options.ts";
+import { type SimResult, simulate } from "./simulation.ts";
+import { VARIANTS } from "./variants.ts";
+
+/** What each variant must be caught as, and the options that give it a chance to show. */
+const EXPECT: Record<string, { kinds: FailureKind[]; options: Omit<SimOptions, "seed"> }> = {
+  "forget-lost-keys": {
+    kinds: ["deadlock"],
+    options: { faults: { ...NO_FAULTS, death: 1 }, stallTimeout: 10 },
+  },
+  "drop-gather-completion": {
+    kinds: ["deadlock", "leak"],
+    options: { faults: NO_FAULTS, stallTimeout: 10 },
+  },
+  "drop-task-finished": { kinds: ["deadlock"], options: { faults: NO_FAULTS, stallTimeout: 10 } },
+  "wrong-value": { kinds: ["wrong-value"], options: {} },
+  "ignore-worker-death": {
+    kinds: ["deadlock"],
+    options: { faults: { ...NO_FAULTS, death: 1 }, stallTimeout: 10 },
+  },
+  "corrupt-occupancy": { kinds: ["invalid-state"], options: {} },
+};
+
+function firstFailure(variant: string, options: Omit<SimOptions, "seed">): SimResult | null {
+  for (let seed = 1; seed <= 30; seed++) {
+    const r = simulate({ ...options, seed, variant });
+    if (!r.ok) return r;
+  }
+  return null;
+}
+
+describe("broken variants are caught, with a seed that reproduces them", () => {
+  for (const v of VARIANTS) {
+    test(v.name, () => {
+      const want = EXPECT[v.name];
+      expect(want, `no expectation for variant ${v.name}`).toBeDefined();
+      const r = firstFailure(v.name, want.options);
+      expect(r, `${v.name} was never caught`).not.toBeNull();
+      if (r === null) return;
+      expect(want.kinds).toContain(r.failure?.kind);
+      expect(r.command).toContain(`--seed ${r.seed}`);
+      expect(r.command).toContain(`--variant ${v.name}`);
+      const again = simulate({ ...want.options, seed: r.seed, variant: v.name });
+      expect(again.failure).toEqual(r.failure);
+      expect(again.stats.events).toBe(r.stats.events);
+    });
+  }
+
+  test("the real cluster passes the same seeds", () => {
+    for (let seed = 1; seed <= 10; seed++) {
+      const r = simulate({ seed, faults: { ...NO_FAULTS, death: 1 }, stallTimeout: 10 });
+      expect(r.ok, r.failure?.message).toBe(true);
+    }
+  });
+});
