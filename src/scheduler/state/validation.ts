@@ -215,7 +215,7 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
       if (s.tasks.get(ts.key) !== ts) fail(() => `client ${id} wants unknown ${str(ts)}`);
     }
   }
-  for (const ts of s.queued.sorted()) {
+  for (const ts of s.queued) {
     if (ts.state !== "queued") fail(() => `${str(ts)} in the queue`);
   }
   for (const ts of s.unrunnable.keys()) {
