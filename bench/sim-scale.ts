@@ -1,0 +1,74 @@
+/**
+ * `npm run bench:sim [-- --workers 10,30,100,300,1000 --per-worker 1000 --workload tree]`:
+ * how the scheduler's and the workers' cost per task grows with the cluster.
+ * For each size, one simulated cluster (validation and faults off) computes
+ * `per-worker × workers` tasks (a tree reduction by default, so that results
+ * move between workers); the time spent inside the scheduler state machine
+ * and inside all worker state machines is measured around their
+ * `handleStimulus` calls. One JSON line per size.
+ */
+
+import { NO_FAULTS } from "../src/sim/faults.ts";
+import type { WorkloadKind } from "../src/sim/options.ts";
+import { simulate } from "../src/sim/simulation.ts";
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(name);
+  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
+}
+
+const sizes = arg("--workers", "10,30,100,300,1000").split(",").map(Number);
+const perWorker = Number(arg("--per-worker", "1000"));
+const workload = arg("--workload", "tree") as WorkloadKind;
+
+for (const workers of sizes) {
+  const tasks = workers * perWorker;
+  // The tree's size is its leaf count: about half the tasks.
+  const size = workload === "tree" ? Math.ceil(tasks / 2) : tasks;
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const r = simulate(
+    {
+      seed: 1,
+      workers,
+      maxThreads: 2,
+      workload,
+      tasks: size,
+      faults: NO_FAULTS,
+      validate: false,
+      releasePhase: false,
+    },
+    { timing: true },
+  );
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  const s = r.stats;
+  const n = r.tasks;
+  const per = (x: number): number => Math.round((x / n) * 100) / 100;
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: "sim-scale",
+      workload: r.workload,
+      workers,
+      tasks: n,
+      ok: r.ok,
+      failure: r.failure?.message ?? null,
+      events: s.events,
+      virtualSeconds: Math.round(s.virtualTime * 1000) / 1000,
+      wallSeconds: Math.round(wall * 100) / 100,
+      schedulerStimuliPerTask: per(s.schedulerStimuli),
+      schedulerMicrosPerTask: per(s.schedulerMicros),
+      schedulerMicrosPerStimulus: Math.round((s.schedulerMicros / s.schedulerStimuli) * 100) / 100,
+      workerStimuliPerTask: per(s.workerStimuli),
+      workerMicrosPerTask: per(s.workerMicros),
+      workerMicrosPerStimulus: Math.round((s.workerMicros / s.workerStimuli) * 100) / 100,
+      simMicrosPerTask: per(wall * 1e6 - s.schedulerMicros - s.workerMicros),
+      transfersPerTask: per(s.transfers),
+      cpuSeconds: Math.round(cpuSeconds * 100) / 100,
+      /** Share of the wall time this process ran: below 1 on a busy machine, where µs figures are inflated by about 1/cpuShare. */
+      cpuShare: Math.round((cpuSeconds / wall) * 100) / 100,
+      heapMB: Math.round(process.memoryUsage().heapUsed / 1e6),
+    })}\n`,
+  );
+}
