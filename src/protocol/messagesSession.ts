@@ -1,0 +1,110 @@
+/**
+ * The messages of the scheduler server's sessions that are not stimuli of the
+ * scheduler state machine: the handshakes that open a worker's or a client's
+ * connection, and the requests a client makes of the server itself (where
+ * keys are held, counters) with their replies.
+ *
+ * A connection's first message is a handshake (`register-worker`, see
+ * `messagesWorker.ts`, or {@link RegisterClientMsg}); the server answers it
+ * with one {@link RegisterReplyMsg}. After that both sides send frames that
+ * are arrays of messages (a `BatchedSend`).
+ */
+
+import type { KeyInMemoryMsg, SchedulerToClientMessage } from "./messagesClient.ts";
+import type { Key } from "./messagesTaskSpec.ts";
+
+/** A client opens its session (the first message on its connection). */
+export interface RegisterClientMsg {
+  readonly op: "register-client";
+  /** Unique among the connected clients. */
+  readonly clientId: string;
+}
+
+/** The answer to `register-worker` and `register-client`. */
+export interface RegisterReplyMsg {
+  readonly op: "register-worker-reply" | "register-client-reply";
+  readonly status: "OK" | "error";
+  /** Why the registration was refused. */
+  readonly message?: string;
+}
+
+/** Where replicas of these keys are held, answered from the scheduler's state. */
+export interface WhoHasRequestMsg {
+  readonly op: "who-has";
+  readonly requestId: number;
+  readonly keys: readonly Key[];
+}
+
+/** The server's counters ({@link SchedulerCounters}). */
+export interface CountersRequestMsg {
+  readonly op: "counters";
+  readonly requestId: number;
+}
+
+/** The connected workers ({@link WorkerIdentity}). */
+export interface WorkersRequestMsg {
+  readonly op: "workers";
+  readonly requestId: number;
+}
+
+/** A request a client makes of the server (not of the state machine). */
+export type ClientRequestMsg = WhoHasRequestMsg | CountersRequestMsg | WorkersRequestMsg;
+
+/** The `op` of every {@link ClientRequestMsg}. */
+export type ClientRequestOp = ClientRequestMsg["op"];
+
+/** The answer to a {@link ClientRequestMsg}: its `result`, or an `error` text. */
+export interface ReplyMsg {
+  readonly op: "reply";
+  readonly requestId: number;
+  readonly result?: unknown;
+  readonly error?: string;
+}
+
+/** What the server has done since it started. */
+export interface SchedulerCounters {
+  /** `task-finished` reports received. */
+  readonly tasksFinished: number;
+  /** `task-erred` reports received. */
+  readonly tasksErred: number;
+  /** Keys workers fetched from peers (the keys of `add-keys` reports). */
+  readonly keysTransferred: number;
+  /** Tasks the scheduler knows now. */
+  readonly tasks: number;
+  /** Workers connected now. */
+  readonly workers: number;
+  /** Clients connected now. */
+  readonly clients: number;
+  /** Messages rejected as malformed. */
+  readonly rejectedMessages: number;
+}
+
+/** A connected worker, as the `workers` request lists it. */
+export interface WorkerIdentity {
+  readonly address: string;
+  readonly nthreads: number;
+  readonly resources: Readonly<Record<string, number>>;
+  readonly status: string;
+}
+
+/**
+ * `key-in-memory` as the server sends it to clients: with the workers holding
+ * the key when the message left, so that the client can fetch it without
+ * asking (it asks with `who-has` if that list turns out stale).
+ */
+export interface KeyInMemoryWithHoldersMsg extends KeyInMemoryMsg {
+  readonly whoHas: readonly string[];
+}
+
+/** The scheduler cannot go on (a bug in the state machine); the connection closes next. */
+export interface SchedulerFailedMsg {
+  readonly op: "scheduler-failed";
+  readonly message: string;
+}
+
+/** Every message the server sends a client after the handshake. */
+export type ServerToClientMessage =
+  | SchedulerToClientMessage
+  | KeyInMemoryWithHoldersMsg
+  | ReplyMsg
+  | SchedulerFailedMsg;

@@ -1,0 +1,67 @@
+/**
+ * The requests a client makes of the scheduler server itself rather than of
+ * the state machine: where keys are held, the server's counters, the
+ * connected workers. Each is answered with a `reply` on the client's stream.
+ */
+
+import type { ClientRequestOp, ReplyMsg, WorkerIdentity } from "../protocol/messagesSession.ts";
+import type { SessionHost } from "./sessionHost.ts";
+
+const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
+  "who-has",
+  "counters",
+  "workers",
+]);
+
+/** True if `op` names a request to the server. */
+export function isRequestOp(op: unknown): op is ClientRequestOp {
+  return typeof op === "string" && REQUEST_OPS.has(op);
+}
+
+function isKeyList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((k) => typeof k === "string");
+}
+
+function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
+  switch (msg.op as ClientRequestOp) {
+    case "who-has":
+      if (!isKeyList(msg.keys)) throw new TypeError("who-has: keys must be an array of keys");
+      return host.state.getWhoHas(msg.keys);
+    case "counters":
+      return host.counters.snapshot({
+        tasks: host.state.tasks.size,
+        workers: host.state.workers.size,
+        clients: host.router.clients.size,
+      });
+    case "workers": {
+      const out: WorkerIdentity[] = [];
+      for (const ws of host.state.workers.values()) {
+        out.push({
+          address: ws.address,
+          nthreads: ws.nthreads,
+          resources: { ...ws.resources },
+          status: ws.status,
+        });
+      }
+      return out;
+    }
+  }
+}
+
+/** The reply to the request `msg` (whose op {@link isRequestOp}) of a client. */
+export function replyTo(host: SessionHost, msg: Record<string, unknown>): ReplyMsg | null {
+  const requestId = msg.requestId;
+  if (!Number.isSafeInteger(requestId)) {
+    host.counters.rejectedMessages++;
+    host.logger.error({ op: msg.op }, "rejected a malformed request: requestId must be an integer");
+    return null;
+  }
+  try {
+    return { op: "reply", requestId: requestId as number, result: answer(host, msg) };
+  } catch (err) {
+    host.counters.rejectedMessages++;
+    const why = err instanceof Error ? err.message : String(err);
+    host.logger.error({ op: msg.op, reason: why }, "rejected a malformed request");
+    return { op: "reply", requestId: requestId as number, error: why };
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * One client's connection: the `register-client` handshake, then the
+ * client's batched stream: its messages become stimuli (a client speaks only
+ * for itself: a message naming another client is rejected), its requests are
+ * answered, and when the connection ends the state machine is told the
+ * client closed.
+ */
+
+import { BatchedSend } from "../comm/batchedSend.ts";
+import type { Comm } from "../comm/comm.ts";
+import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
+import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
+import { newStimulusId } from "../util/stimulusId.ts";
+import { isRequestOp, replyTo } from "./clientRequests.ts";
+import type { SessionHost } from "./sessionHost.ts";
+import type { SchedulerEvent } from "./state/events.ts";
+
+async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
+  host.logger.warn({ peer: comm.peerAddress, reason: why }, "refused a client");
+  const reply: RegisterReplyMsg = { op: "register-client-reply", status: "error", message: why };
+  try {
+    await comm.send(reply);
+  } catch {
+    // the client is gone already
+  }
+  await comm.close();
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Serve the client whose first message, `first`, is a `register-client`.
+ * Resolves once its connection has ended.
+ */
+export async function serveClient(
+  host: SessionHost,
+  comm: Comm,
+  first: Record<string, unknown>,
+): Promise<void> {
+  const id = first.clientId;
+  if (typeof id !== "string" || id === "") {
+    return refuse(host, comm, "register-client must give a clientId");
+  }
+  if (host.router.clients.has(id)) return refuse(host, comm, `client ${id} is already connected`);
+  const stream = new BatchedSend(comm, {
+    intervalMs: host.options.batchedSendIntervalMs,
+    onError: (err) => host.logger.warn({ err, client: id }, "cannot send to a client"),
+  });
+  host.router.clients.set(id, stream);
+  const ok: RegisterReplyMsg = { op: "register-client-reply", status: "OK" };
+  comm.send(ok).catch(() => {});
+  host.logger.debug({ client: id }, "client connected");
+
+  try {
+    for await (const frame of comm) {
+      const msgs: unknown[] = Array.isArray(frame) ? frame : [frame];
+      let events: SchedulerEvent[] = [];
+      for (const msg of msgs) {
+        if (isRecord(msg) && isRequestOp(msg.op)) {
+          // Answer after what came before it, so that it sees its effects.
+          host.dispatch(events);
+          events = [];
+          const reply = replyTo(host, msg);
+          if (reply !== null && !stream.isClosed) stream.send(reply);
+        } else if (isRecord(msg) && msg.clientId !== id) {
+          host.counters.rejectedMessages++;
+          host.logger.error(
+            { client: id, op: msg.op, claimed: msg.clientId },
+            "rejected a malformed message: a client may only speak for itself",
+          );
+        } else {
+          events.push({ kind: "client-message", msg: msg as ClientToSchedulerMessage });
+        }
+      }
+      host.dispatch(events);
+    }
+  } catch (err) {
+    host.logger.warn({ err, client: id }, "the connection to a client broke");
+  }
+  stream.abort();
+  if (host.router.clients.get(id) !== stream) return;
+  host.router.clients.delete(id);
+  if (!host.isRunning) return;
+  host.logger.debug({ client: id }, "client left");
+  host.dispatch([
+    {
+      kind: "client-message",
+      msg: { op: "close-client", clientId: id, stimulusId: newStimulusId("client-left") },
+    },
+  ]);
+}

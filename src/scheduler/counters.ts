@@ -1,0 +1,36 @@
+/** What the scheduler server counts as it goes (reported by the `counters` request). */
+
+import type { SchedulerCounters } from "../protocol/messagesSession.ts";
+import type { SchedulerEvent } from "./state/events.ts";
+
+/** Running totals of the server; `snapshot` adds the current sizes. */
+export class Counters {
+  tasksFinished = 0;
+  tasksErred = 0;
+  keysTransferred = 0;
+  rejectedMessages = 0;
+  /** Messages that could not be delivered (their worker or client had gone). */
+  undeliverable = 0;
+
+  /** Count what a batch of handled stimuli reports. */
+  observe(events: readonly SchedulerEvent[]): void {
+    for (const ev of events) {
+      if (ev.kind !== "worker-message") continue;
+      const msg = ev.msg;
+      if (msg.op === "task-finished") this.tasksFinished++;
+      else if (msg.op === "task-erred") this.tasksErred++;
+      else if (msg.op === "add-keys") this.keysTransferred += msg.keys.length;
+    }
+  }
+
+  /** The totals with the given current sizes. */
+  snapshot(sizes: { tasks: number; workers: number; clients: number }): SchedulerCounters {
+    return {
+      tasksFinished: this.tasksFinished,
+      tasksErred: this.tasksErred,
+      keysTransferred: this.keysTransferred,
+      rejectedMessages: this.rejectedMessages,
+      ...sizes,
+    };
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Delivers the state machine's messages: each to the batched stream of the
+ * worker or client it is addressed to. A message for a worker or client that
+ * has gone is dropped (the state machine learns of the departure separately).
+ * `key-in-memory` leaves with the key's current holders, so that the client
+ * can fetch the result without asking where it is.
+ */
+
+import type { Logger } from "pino";
+import type { BatchedSend } from "../comm/batchedSend.ts";
+import type { SchedulerMessage } from "../protocol/messages.ts";
+import type {
+  KeyInMemoryWithHoldersMsg,
+  ServerToClientMessage,
+} from "../protocol/messagesSession.ts";
+import type { Counters } from "./counters.ts";
+import type { SchedulerState } from "./state/schedulerState.ts";
+
+/** The streams of the connected workers and clients, and routing to them. */
+export class Router {
+  /** `{worker address: stream}`. */
+  readonly workers = new Map<string, BatchedSend>();
+  /** `{client id: stream}`. */
+  readonly clients = new Map<string, BatchedSend>();
+
+  constructor(
+    private readonly state: SchedulerState,
+    private readonly counters: Counters,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Send each message to its recipient. */
+  route(msgs: readonly SchedulerMessage[]): void {
+    for (let i = 0; i < msgs.length; i++) {
+      const m = msgs[i];
+      if (m.to.kind === "worker") {
+        this.deliver(this.workers.get(m.to.address), m.msg, m.to.address);
+      } else {
+        const msg = m.msg.op === "key-in-memory" ? this.withHolders(m.msg) : m.msg;
+        this.deliver(this.clients.get(m.to.id), msg, m.to.id);
+      }
+    }
+  }
+
+  /** Send `msg` to client `id`, if connected. */
+  toClient(id: string, msg: ServerToClientMessage): void {
+    this.deliver(this.clients.get(id), msg, id);
+  }
+
+  private withHolders(
+    msg: SchedulerMessage["msg"] & { op: "key-in-memory" },
+  ): KeyInMemoryWithHoldersMsg {
+    const ts = this.state.tasks.get(msg.key);
+    const whoHas: string[] = [];
+    if (ts !== undefined) for (const ws of ts.whoHas) whoHas.push(ws.address);
+    return { ...msg, whoHas };
+  }
+
+  private deliver(stream: BatchedSend | undefined, msg: unknown, to: string): void {
+    if (stream === undefined || stream.isClosed) {
+      this.counters.undeliverable++;
+      this.logger.debug(
+        { to, op: (msg as { op?: unknown }).op },
+        "recipient gone; message dropped",
+      );
+      return;
+    }
+    stream.send(msg);
+  }
+}

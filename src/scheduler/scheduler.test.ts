@@ -1,0 +1,232 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Comm } from "../comm/comm.ts";
+import { connect } from "../comm/connect.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
+import { Scheduler } from "./scheduler.ts";
+import type { SchedulerOptions } from "./schedulerOptions.ts";
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+});
+
+async function start(o: SchedulerOptions = {}) {
+  const { logger, records } = memoryLogger();
+  const s = await Scheduler.start({ listen: "inproc://sched", validate: true, logger, ...o });
+  open.push(s);
+  return { s, records };
+}
+
+/** A raw connection that plays a worker or a client, recording what it receives. */
+async function peer(s: Scheduler, hello: Record<string, unknown>) {
+  const comm: Comm = await connect(s.address);
+  open.push({ close: () => comm.close() });
+  await comm.send(hello);
+  const reply = (await comm.recv()) as Record<string, unknown>;
+  const received: Record<string, unknown>[] = [];
+  const waiters: (() => void)[] = [];
+  void (async () => {
+    try {
+      for await (const frame of comm) {
+        for (const m of frame as Record<string, unknown>[]) received.push(m);
+        for (const w of waiters.splice(0)) w();
+      }
+    } catch {
+      // closed
+    }
+  })();
+  const waitFor = async (pred: (m: Record<string, unknown>) => boolean) => {
+    for (;;) {
+      const hit = received.find(pred);
+      if (hit !== undefined) return hit;
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
+  return { comm, reply, received, waitFor };
+}
+
+function registerWorker(address: string, nthreads = 1) {
+  return { op: "register-worker", address, nthreads, resources: {}, stimulusId: `reg-${address}` };
+}
+
+async function until(cond: () => boolean, ms = 5_000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error("condition not met in time");
+    await sleep(5);
+  }
+}
+
+describe("Scheduler server", () => {
+  it("registers a worker, sends it work and routes its results to the client", async () => {
+    const { s } = await start();
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    expect(w.reply).toEqual({ op: "register-worker-reply", status: "OK" });
+    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    expect(c.reply).toEqual({ op: "register-client-reply", status: "OK" });
+    await c.comm.send([
+      {
+        op: "update-graph",
+        clientId: "c1",
+        keys: ["x"],
+        stimulusId: "g1",
+        tasks: { x: { spec: { fn: "inc", args: [1] }, dependencies: [] } },
+      },
+    ]);
+    const compute = await w.waitFor((m) => m.op === "compute-task");
+    expect(compute).toMatchObject({ key: "x", runSpec: { fn: "inc", args: [1] } });
+    await w.comm.send([
+      {
+        op: "task-finished",
+        key: "x",
+        runId: compute.runId,
+        nbytes: 8,
+        typename: "number",
+        stimulusId: "f1",
+      },
+    ]);
+    const done = await c.waitFor((m) => m.op === "key-in-memory");
+    expect(done).toMatchObject({ key: "x", whoHas: ["inproc://w/1"] });
+    expect(s.countersSnapshot).toMatchObject({ tasksFinished: 1, workers: 1, clients: 1 });
+    s.state.validateState();
+  });
+
+  it("refuses a second worker at the same address", async () => {
+    const { s } = await start();
+    await peer(s, registerWorker("inproc://w/1"));
+    const again = await peer(s, registerWorker("inproc://w/1"));
+    expect(again.reply).toMatchObject({ status: "error" });
+    expect(String(again.reply.message)).toMatch(/already registered/);
+    expect(s.state.workers.size).toBe(1);
+  });
+
+  it("refuses a malformed registration", async () => {
+    const { s } = await start();
+    const w = await peer(s, { ...registerWorker("inproc://w/1"), nthreads: -1 });
+    expect(w.reply).toMatchObject({ status: "error" });
+    expect(String(w.reply.message)).toMatch(/nthreads/);
+    expect(s.state.workers.size).toBe(0);
+  });
+
+  it("rejects and logs malformed messages without touching the state, and handles the rest", async () => {
+    const { s, records } = await start();
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    await c.comm.send([
+      {
+        op: "update-graph",
+        clientId: "c1",
+        keys: ["x"],
+        stimulusId: "g1",
+        tasks: { x: { spec: { fn: "inc", args: [1] }, dependencies: [] } },
+      },
+    ]);
+    const compute = await w.waitFor((m) => m.op === "compute-task");
+    await w.comm.send([
+      { op: "task-finished", key: 42, runId: "x", stimulusId: "bad-1" },
+      "not even an object",
+      { op: "no-such-op", stimulusId: "bad-2" },
+      {
+        op: "task-finished",
+        key: "x",
+        runId: compute.runId,
+        nbytes: 8,
+        typename: "number",
+        stimulusId: "f1",
+      },
+    ]);
+    await c.waitFor((m) => m.op === "key-in-memory");
+    expect(s.counters.rejectedMessages).toBe(3);
+    const rejected = records.filter((r) => r.msg === "rejected a malformed message");
+    expect(rejected.map((r) => r.reason)).toEqual([
+      expect.stringMatching(/key must be a non-empty string/),
+      expect.stringMatching(/msg must be an object/),
+      expect.stringMatching(/unknown op "no-such-op"/),
+    ]);
+    expect(s.status).toBe("running");
+    s.state.validateState();
+  });
+
+  it("rejects a client message that speaks for another client", async () => {
+    const { s, records } = await start();
+    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    await c.comm.send([
+      { op: "update-graph", clientId: "c2", keys: ["x"], stimulusId: "g", tasks: {} },
+    ]);
+    await until(() => s.counters.rejectedMessages === 1);
+    expect(records.some((r) => String(r.msg).includes("may only speak for itself"))).toBe(true);
+    expect(s.state.clients.has("c2")).toBe(false);
+  });
+
+  it("answers who-has, counters and workers requests", async () => {
+    const { s } = await start();
+    await peer(s, registerWorker("inproc://w/1", 3));
+    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    await c.comm.send([
+      { op: "who-has", requestId: 1, keys: ["nope"] },
+      { op: "counters", requestId: 2 },
+      { op: "workers", requestId: 3 },
+      { op: "who-has", requestId: 4, keys: "not a list" },
+    ]);
+    const r1 = await c.waitFor((m) => m.requestId === 1);
+    expect(r1).toEqual({ op: "reply", requestId: 1, result: { nope: [] } });
+    const r2 = await c.waitFor((m) => m.requestId === 2);
+    expect(r2.result).toMatchObject({ workers: 1, clients: 1, tasks: 0 });
+    const r3 = await c.waitFor((m) => m.requestId === 3);
+    expect(r3.result).toEqual([
+      { address: "inproc://w/1", nthreads: 3, resources: {}, status: "running" },
+    ]);
+    const r4 = await c.waitFor((m) => m.requestId === 4);
+    expect(r4.error).toMatch(/keys must be an array/);
+  });
+
+  it("removes a worker whose connection closes, and reschedules its work", async () => {
+    const { s } = await start();
+    const w1 = await peer(s, registerWorker("inproc://w/1"));
+    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    await c.comm.send([
+      {
+        op: "update-graph",
+        clientId: "c1",
+        keys: ["x"],
+        stimulusId: "g1",
+        tasks: { x: { spec: { fn: "inc", args: [1] }, dependencies: [] } },
+      },
+    ]);
+    await w1.waitFor((m) => m.op === "compute-task");
+    await w1.comm.close();
+    await until(() => s.state.workers.size === 0);
+    // Back in line for a worker (a root task waits in `queued` with queuing on).
+    expect(s.state.tasks.get("x")?.state).toBe("queued");
+    const w2 = await peer(s, registerWorker("inproc://w/2"));
+    await w2.waitFor((m) => m.op === "compute-task" && m.key === "x");
+    s.state.validateState();
+  });
+
+  it("removes a worker that stops heartbeating", async () => {
+    const { s, records } = await start({ workerTtlMs: 150 });
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    await until(() => s.state.workers.size === 0);
+    expect(records.some((r) => r.msg === "worker missed its heartbeats; removing it")).toBe(true);
+    await w.comm.closed;
+  });
+
+  it("drops a connection whose first message is not a handshake", async () => {
+    const { s } = await start();
+    const comm = await connect(s.address);
+    await comm.send({ op: "hello" });
+    await comm.closed;
+    expect(s.counters.rejectedMessages).toBe(1);
+  });
+
+  it("close() ends every connection", async () => {
+    const { s } = await start();
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    await s.close();
+    await w.comm.closed;
+    await c.comm.closed;
+    expect(s.status).toBe("closed");
+  });
+});

@@ -1,0 +1,232 @@
+/**
+ * The scheduler server: a thin shell around `SchedulerState`. It listens on a
+ * transport address, accepts workers (`register-worker`, then their batched
+ * stream) and clients (`register-client`, then theirs), turns what they send
+ * into stimuli, and routes the messages the state machine returns over
+ * batched streams. A worker whose connection ends, or that stops
+ * heartbeating, is removed from the state machine.
+ *
+ * ```ts
+ * const scheduler = await Scheduler.start({ listen: "tcp://0.0.0.0:8786" });
+ * // workers: new Worker({ scheduler: scheduler.address, ... })
+ * // clients: await Client.connect(scheduler.address)
+ * await scheduler.close();
+ * ```
+ */
+
+import type { Logger } from "pino";
+import type { Comm, Listener } from "../comm/comm.ts";
+import { listen } from "../comm/connect.ts";
+import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messagesSession.ts";
+import { newStimulusId } from "../util/stimulusId.ts";
+import { serveClient } from "./clientSession.ts";
+import { Counters } from "./counters.ts";
+import { Router } from "./router.ts";
+import {
+  type ResolvedSchedulerOptions,
+  resolveSchedulerOptions,
+  type SchedulerOptions,
+} from "./schedulerOptions.ts";
+import type { SessionHost } from "./sessionHost.ts";
+import type { SchedulerEvent } from "./state/events.ts";
+import { SchedulerState } from "./state/schedulerState.ts";
+import { StimulusRunner } from "./stimulusRunner.ts";
+import { serveWorker } from "./workerSession.ts";
+import { silentWorkers, ttlCheckIntervalMs } from "./workerTtl.ts";
+
+/** Where a scheduler server is in its life. */
+export type SchedulerStatus = "init" | "running" | "closing" | "closed" | "failed";
+
+/** Seconds on the wall clock, sub-millisecond. */
+function now(): number {
+  return (performance.timeOrigin + performance.now()) / 1000;
+}
+
+const HANDSHAKE_TIMEOUT = Symbol("handshake timeout");
+
+/** The scheduler server. */
+export class Scheduler implements SessionHost {
+  readonly options: ResolvedSchedulerOptions;
+  readonly state: SchedulerState;
+  readonly logger: Logger;
+  readonly counters = new Counters();
+  readonly router: Router;
+  readonly runner: StimulusRunner;
+  private statusValue: SchedulerStatus = "init";
+  private listener: Listener | null = null;
+  private readonly comms = new Set<Comm>();
+  private readonly sessions = new Set<Promise<void>>();
+  private ttlTimer: ReturnType<typeof setInterval> | null = null;
+  private closePromise: Promise<void> | null = null;
+
+  constructor(options: SchedulerOptions = {}) {
+    this.options = resolveSchedulerOptions(options);
+    this.logger = this.options.logger;
+    this.state = new SchedulerState({
+      ...this.options.state,
+      clock: now,
+      validate: this.options.validate,
+    });
+    this.router = new Router(this.state, this.counters, this.logger);
+    this.runner = new StimulusRunner(this.state, this.logger, this.counters, (err) =>
+      this.onFailure(err),
+    );
+  }
+
+  /** Create a scheduler and start listening. */
+  static async start(options: SchedulerOptions = {}): Promise<Scheduler> {
+    const s = new Scheduler(options);
+    await s.listen();
+    return s;
+  }
+
+  /** The address workers and clients connect to. */
+  get address(): string {
+    if (this.listener === null) throw new Error("the scheduler is not listening");
+    return this.listener.address;
+  }
+
+  get status(): SchedulerStatus {
+    return this.statusValue;
+  }
+
+  get isRunning(): boolean {
+    return this.statusValue === "running";
+  }
+
+  /** Totals since the start and the current numbers of tasks, workers and clients. */
+  get countersSnapshot(): SchedulerCounters {
+    return this.counters.snapshot({
+      tasks: this.state.tasks.size,
+      workers: this.state.workers.size,
+      clients: this.router.clients.size,
+    });
+  }
+
+  /** Listen at `options.listen` and start checking heartbeats. */
+  async listen(): Promise<this> {
+    if (this.statusValue !== "init")
+      throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
+    this.listener = await listen(this.options.listen, (comm) => this.accept(comm), {
+      maxFrameBytes: this.options.maxFrameBytes,
+    });
+    this.statusValue = "running";
+    const ttl = this.options.workerTtlMs;
+    if (Number.isFinite(ttl)) {
+      this.ttlTimer = setInterval(() => this.removeSilentWorkers(), ttlCheckIntervalMs(ttl));
+      this.ttlTimer.unref();
+    }
+    this.logger.info({ address: this.listener.address }, "scheduler listening");
+    return this;
+  }
+
+  /** Hand stimuli to the state machine and route the messages it returns. */
+  dispatch(events: SchedulerEvent[]): void {
+    if (events.length === 0 || this.statusValue !== "running") return;
+    this.router.route(this.runner.run(events));
+  }
+
+  private accept(comm: Comm): void {
+    if (this.statusValue !== "running") {
+      comm.abort();
+      return;
+    }
+    this.comms.add(comm);
+    const session = this.serve(comm).finally(() => {
+      this.comms.delete(comm);
+      this.sessions.delete(session);
+    });
+    this.sessions.add(session);
+  }
+
+  private async serve(comm: Comm): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<typeof HANDSHAKE_TIMEOUT>((resolve) => {
+      timer = setTimeout(() => resolve(HANDSHAKE_TIMEOUT), this.options.handshakeTimeoutMs);
+    });
+    let first: unknown;
+    try {
+      first = await Promise.race([comm.recv(), timeout]);
+    } catch {
+      return; // closed before saying anything
+    } finally {
+      clearTimeout(timer);
+    }
+    if (first === HANDSHAKE_TIMEOUT) {
+      this.logger.warn({ peer: comm.peerAddress }, "a connection did not introduce itself in time");
+      comm.abort();
+      return;
+    }
+    const op = typeof first === "object" && first !== null ? (first as { op?: unknown }).op : null;
+    if (this.statusValue !== "running") {
+      comm.abort();
+    } else if (op === "register-worker") {
+      await serveWorker(this, comm, first as object);
+    } else if (op === "register-client") {
+      await serveClient(this, comm, first as Record<string, unknown>);
+    } else {
+      this.counters.rejectedMessages++;
+      this.logger.error(
+        { peer: comm.peerAddress, op },
+        "rejected a connection: its first message must be register-worker or register-client",
+      );
+      comm.abort();
+    }
+  }
+
+  /** Remove the workers not heard from for `workerTtlMs`. */
+  removeSilentWorkers(): void {
+    if (this.statusValue !== "running") return;
+    for (const address of silentWorkers(this.state, now(), this.options.workerTtlMs / 1000)) {
+      this.logger.warn({ worker: address }, "worker missed its heartbeats; removing it");
+      const stream = this.router.workers.get(address);
+      this.router.workers.delete(address);
+      stream?.comm.abort();
+      this.dispatch([
+        {
+          kind: "remove-worker",
+          worker: address,
+          expected: false,
+          stimulusId: newStimulusId("check-worker-ttl"),
+        },
+      ]);
+    }
+  }
+
+  private onFailure(err: Error): void {
+    if (this.statusValue !== "running") return;
+    this.statusValue = "failed";
+    const msg: SchedulerFailedMsg = {
+      op: "scheduler-failed",
+      message: `the scheduler failed and stopped: ${err.message}`,
+    };
+    for (const id of this.router.clients.keys()) this.router.toClient(id, msg);
+    this.closePromise ??= this.shutdown("failed");
+  }
+
+  /**
+   * Stop: accept no more connections, flush and close every stream. Workers
+   * see the connection close and shut down; clients' pending futures fail.
+   * Idempotent.
+   */
+  close(): Promise<void> {
+    if (this.statusValue === "init") this.statusValue = "closed";
+    this.closePromise ??= this.shutdown("closed");
+    return this.closePromise;
+  }
+
+  private async shutdown(final: "closed" | "failed"): Promise<void> {
+    if (this.statusValue === "running") this.statusValue = "closing";
+    if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
+    this.ttlTimer = null;
+    await this.listener?.close();
+    const streams = [...this.router.workers.values(), ...this.router.clients.values()];
+    this.router.workers.clear();
+    this.router.clients.clear();
+    await Promise.allSettled(streams.map((s) => s.close()));
+    for (const comm of this.comms) comm.abort();
+    await Promise.allSettled([...this.sessions]);
+    if (this.statusValue !== "failed") this.statusValue = final;
+    this.logger.info({ status: this.statusValue }, "scheduler closed");
+  }
+}

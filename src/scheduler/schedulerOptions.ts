@@ -1,0 +1,62 @@
+/** The options of a {@link Scheduler} server and their defaults. */
+
+import { type Logger, pino } from "pino";
+import type { SchedulerStateOptions } from "./state/options.ts";
+
+/** Options of the scheduler server. */
+export interface SchedulerOptions {
+  /** Where to listen: `tcp://host:port` (port 0: any) or `inproc://…`. Default `tcp://127.0.0.1:0`. */
+  listen?: string;
+  /** Check the state machine after every stimulus (slow; for tests). Default false. */
+  validate?: boolean;
+  /** Options of the state machine (`clock` and `validate` are set by the server). */
+  state?: Omit<SchedulerStateOptions, "clock" | "validate">;
+  /** Batching interval of the streams to workers and clients, in ms; 0 sends at the next turn. Default 2. */
+  batchedSendIntervalMs?: number;
+  /**
+   * A worker not heard from for this long is removed, in ms (Dask's
+   * `worker-ttl`; workers heartbeat every second). `Infinity` never. Default 30,000.
+   */
+  workerTtlMs?: number;
+  /** A connection must say who it is (its first message) within this many ms. Default 10,000. */
+  handshakeTimeoutMs?: number;
+  /** TCP: the largest frame sent or accepted, in bytes. Default 512 MiB. */
+  maxFrameBytes?: number;
+  /** Where to log. Default: a pino logger named `weft.scheduler` at `$WEFT_LOG_LEVEL` or `info`. */
+  logger?: Logger;
+}
+
+/** {@link SchedulerOptions} with every default filled in. */
+export type ResolvedSchedulerOptions = Required<SchedulerOptions>;
+
+function nonNegative(name: string, v: number): number {
+  if (typeof v !== "number" || Number.isNaN(v) || v < 0) {
+    throw new RangeError(`Scheduler option ${name} must be a number >= 0, got ${v}`);
+  }
+  return v;
+}
+
+/** Check `o` and fill in the defaults; throws a clear error for a bad option. */
+export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSchedulerOptions {
+  if (typeof o !== "object" || o === null)
+    throw new TypeError("Scheduler options must be an object");
+  const listen = o.listen ?? "tcp://127.0.0.1:0";
+  if (typeof listen !== "string" || listen === "") {
+    throw new TypeError(
+      `Scheduler option listen must be an address, got ${JSON.stringify(listen)}`,
+    );
+  }
+  const ttl = nonNegative("workerTtlMs", o.workerTtlMs ?? 30_000);
+  if (ttl === 0) throw new RangeError("Scheduler option workerTtlMs must be > 0 (Infinity: never)");
+  return {
+    listen,
+    validate: o.validate ?? false,
+    state: o.state ?? {},
+    batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
+    workerTtlMs: ttl,
+    handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
+    maxFrameBytes: o.maxFrameBytes ?? 512 * 1024 * 1024,
+    logger:
+      o.logger ?? pino({ name: "weft.scheduler", level: process.env.WEFT_LOG_LEVEL ?? "info" }),
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Feeds stimuli to the scheduler state machine on behalf of the server. A
+ * malformed stimulus (`InvalidStimulus`: a message from the wire that is not
+ * what it claims) is rejected and logged without touching the state; the
+ * well-formed stimuli that came with it are still handled, in order. Any other
+ * exception is a bug after which the state machine cannot be trusted: the
+ * runner stops and reports it once.
+ */
+
+import type { Logger } from "pino";
+import type { SchedulerMessage } from "../protocol/messages.ts";
+import type { Counters } from "./counters.ts";
+import { InvalidStimulus } from "./state/errors.ts";
+import type { SchedulerEvent } from "./state/events.ts";
+import type { SchedulerState } from "./state/schedulerState.ts";
+
+/** Describes a stimulus for a log line. */
+function describe(ev: unknown): Record<string, unknown> {
+  if (typeof ev !== "object" || ev === null) return { stimulus: String(ev) };
+  const e = ev as { kind?: unknown; worker?: unknown; msg?: unknown };
+  const msg = typeof e.msg === "object" && e.msg !== null ? (e.msg as Record<string, unknown>) : {};
+  return {
+    kind: e.kind,
+    worker: e.worker,
+    op: msg.op,
+    client: msg.clientId,
+    stimulusId: msg.stimulusId,
+  };
+}
+
+/** The outcome of {@link StimulusRunner.tryRun}. */
+export type RunOutcome =
+  | { readonly ok: true; readonly messages: SchedulerMessage[] }
+  | { readonly ok: false; readonly error: Error };
+
+/** Runs stimuli through a {@link SchedulerState}, rejecting malformed ones. */
+export class StimulusRunner {
+  private failure: Error | null = null;
+
+  constructor(
+    private readonly state: SchedulerState,
+    private readonly logger: Logger,
+    private readonly counters: Counters,
+    /** Told once, when the state machine failed. */
+    private readonly onFailure: (err: Error) => void,
+  ) {}
+
+  /** The bug that stopped the runner, if any. */
+  get failed(): Error | null {
+    return this.failure;
+  }
+
+  /**
+   * Handle `events`; returns the messages to send. Malformed events are
+   * rejected (logged, counted) and the others handled.
+   */
+  run(events: SchedulerEvent[]): SchedulerMessage[] {
+    if (this.failure !== null || events.length === 0) return [];
+    try {
+      const out = this.state.handleStimulus(...events);
+      this.counters.observe(events);
+      return out;
+    } catch (err) {
+      if (!(err instanceof InvalidStimulus)) return this.fail(err);
+      if (events.length === 1) {
+        this.reject(events[0], err);
+        return [];
+      }
+    }
+    // One of them is malformed and nothing was handled: one at a time.
+    const out: SchedulerMessage[] = [];
+    for (const ev of events) {
+      const r = this.tryRun([ev]);
+      if (r.ok) {
+        for (const m of r.messages) out.push(m);
+      } else if (this.failure !== null) {
+        return out;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Handle `events`; a malformed one is rejected (logged, counted) and
+   * returned as the error, nothing handled. For handshakes, whose answer
+   * depends on it.
+   */
+  tryRun(events: SchedulerEvent[]): RunOutcome {
+    if (this.failure !== null) return { ok: false, error: this.failure };
+    try {
+      const messages = this.state.handleStimulus(...events);
+      this.counters.observe(events);
+      return { ok: true, messages };
+    } catch (err) {
+      if (err instanceof InvalidStimulus) {
+        this.reject(events[0], err);
+        return { ok: false, error: err };
+      }
+      this.fail(err);
+      return { ok: false, error: this.failure ?? (err as Error) };
+    }
+  }
+
+  private reject(ev: SchedulerEvent, err: InvalidStimulus): void {
+    this.counters.rejectedMessages++;
+    this.logger.error({ ...describe(ev), reason: err.message }, "rejected a malformed message");
+  }
+
+  private fail(err: unknown): SchedulerMessage[] {
+    const e = err instanceof Error ? err : new Error(String(err));
+    if (this.failure === null) {
+      this.failure = e;
+      this.logger.fatal({ err: e }, "the scheduler state machine failed; the scheduler stops");
+      this.onFailure(e);
+    }
+    return [];
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * One worker's connection: the `register-worker` handshake, then the
+ * worker's batched stream turned into stimuli, until the connection ends and
+ * the state machine is told the worker is gone.
+ */
+
+import { BatchedSend } from "../comm/batchedSend.ts";
+import type { Comm } from "../comm/comm.ts";
+import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
+import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
+import { newStimulusId } from "../util/stimulusId.ts";
+import type { SessionHost } from "./sessionHost.ts";
+import type { SchedulerEvent } from "./state/events.ts";
+
+async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
+  host.logger.warn({ peer: comm.peerAddress, reason: why }, "refused a worker");
+  const reply: RegisterReplyMsg = { op: "register-worker-reply", status: "error", message: why };
+  try {
+    await comm.send(reply);
+  } catch {
+    // the worker is gone already
+  }
+  await comm.close();
+}
+
+/**
+ * Serve the worker whose first message, `first`, is a `register-worker`.
+ * Resolves once its connection has ended.
+ */
+export async function serveWorker(host: SessionHost, comm: Comm, first: object): Promise<void> {
+  const msg = first as RegisterWorkerMsg;
+  const address = msg.address;
+  if (typeof address !== "string" || address === "") {
+    return refuse(host, comm, "register-worker must give the worker's address");
+  }
+  if (host.router.workers.has(address)) {
+    return refuse(host, comm, `a worker is already registered at ${address}`);
+  }
+  const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
+  if (!outcome.ok) return refuse(host, comm, outcome.error.message);
+
+  const stream = new BatchedSend(comm, {
+    intervalMs: host.options.batchedSendIntervalMs,
+    onError: (err) => host.logger.warn({ err, worker: address }, "cannot send to a worker"),
+  });
+  host.router.workers.set(address, stream);
+  // Sent before the stream's first batch, which leaves at the next turn at the earliest.
+  const ok: RegisterReplyMsg = { op: "register-worker-reply", status: "OK" };
+  comm.send(ok).catch(() => {});
+  host.router.route(outcome.messages);
+  host.logger.info({ worker: address, nthreads: msg.nthreads }, "worker registered");
+
+  try {
+    for await (const frame of comm) {
+      const msgs: unknown[] = Array.isArray(frame) ? frame : [frame];
+      const events: SchedulerEvent[] = new Array(msgs.length);
+      for (let i = 0; i < msgs.length; i++) {
+        events[i] = {
+          kind: "worker-message",
+          worker: address,
+          msg: msgs[i] as WorkerToSchedulerMessage,
+        };
+      }
+      host.dispatch(events);
+    }
+  } catch (err) {
+    host.logger.warn({ err, worker: address }, "the connection to a worker broke");
+  }
+  stream.abort();
+  // Still ours unless the worker was removed already (missed heartbeats).
+  if (host.router.workers.get(address) !== stream) return;
+  host.router.workers.delete(address);
+  if (!host.isRunning) return;
+  host.logger.info({ worker: address }, "worker left");
+  host.dispatch([
+    {
+      kind: "remove-worker",
+      worker: address,
+      expected: false,
+      stimulusId: newStimulusId("worker-left"),
+    },
+  ]);
+}
