@@ -251,7 +251,7 @@ export class Simulation implements SimCluster {
       if (!(e instanceof SimFailure)) throw e;
       let details = e.details;
       if (details === "" && (e.kind === "raised" || e.kind === "invalid-state")) {
-        details = causeChain(e);
+        details = causeChain(e, e.message);
       }
       failure = { kind: e.kind, message: e.message, details };
     }
@@ -308,11 +308,12 @@ export class Simulation implements SimCluster {
   }
 }
 
-function causeChain(e: Error): string {
+/** The causes of `e` that `shown` does not already include. */
+function causeChain(e: Error, shown: string): string {
   const lines: string[] = [];
   let cur: unknown = e.cause;
   while (cur instanceof Error) {
-    lines.push(`${cur.name}: ${cur.message}`);
+    if (!shown.includes(cur.message)) lines.push(`${cur.name}: ${cur.message}`);
     cur = cur.cause;
   }
   return lines.join("\n");

@@ -1,0 +1,44 @@
+/**
+ * weft's deterministic cluster simulator: a `SchedulerState`, N
+ * `WorkerState`s and a client on virtual time, joined by a seeded network,
+ * with faults. See docs/sim.md.
+ */
+
+export { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
+export type { FailureKind, SimFailure } from "./failure.ts";
+export {
+  DEFAULT_FAULT_RATES,
+  FAULT_DESCRIPTIONS,
+  FAULT_KINDS,
+  type FaultKind,
+  type FaultRates,
+  formatFaults,
+  NO_FAULTS,
+  parseFaults,
+} from "./faults.ts";
+export type { HookContext, SimHooks } from "./hooks.ts";
+export {
+  type ResolvedSimOptions,
+  resolveSimOptions,
+  SIM_DEFAULTS,
+  type SimOptions,
+  WORKLOAD_KINDS,
+  type WorkloadKind,
+} from "./options.ts";
+export { type RandomDagSpec, randomDag } from "./randomDag.ts";
+export { replayCommand } from "./replay.ts";
+export {
+  formatFailure,
+  formatRunLine,
+  formatShrink,
+  formatSummaryTable,
+  formatTally,
+} from "./report.ts";
+export { SimRng } from "./rng.ts";
+export { addResult, emptySummary, mergeSummary, runSeeds, type SimSummary } from "./runMany.ts";
+export { type ShrinkOptions, type ShrinkResult, shrink } from "./shrink.ts";
+export { type SimResult, Simulation, simulate } from "./simulation.ts";
+export { SimStats } from "./stats.ts";
+export { computeValue, expectedValues, SimValue } from "./values.ts";
+export { VARIANTS, type Variant, variantHooks } from "./variants.ts";
+export type { SimTask, Workload } from "./workload.ts";
