@@ -8,7 +8,7 @@ import { AssertionError } from "../../util/pyErrors.ts";
 import { unreachable } from "./events.ts";
 import { isQueueable, taskSlotsAvailable } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { IN_PLAY, SCHEDULER_TASK_STATES, type TaskState } from "./taskState.ts";
+import { IN_PLAY, type TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
 /**
@@ -43,7 +43,6 @@ function assertReady(s: SchedulerState, ts: TaskState): void {
 
 /** Check the invariants of one task. Throws `AssertionError` naming the first broken one. */
 export function validateTask(s: SchedulerState, ts: TaskState): void {
-  if (!SCHEDULER_TASK_STATES.includes(ts.state)) fail(() => `unknown state ${ts.state}`);
   if (ts.state === "forgotten") {
     if (s.tasks.get(ts.key) === ts) fail(() => `${str(ts)} is forgotten but still known`);
     return;
@@ -59,10 +58,11 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
     if (!ts.dependents.has(dts)) fail(() => `${str(ts)} has non-dependent waiter ${str(dts)}`);
     if (!IN_PLAY.has(dts.state)) fail(() => `waiter ${str(dts)} of ${str(ts)} is not in play`);
   }
+  const inPlay = IN_PLAY.has(ts.state);
   for (const dts of ts.dependencies) {
     if (!dts.dependents.has(ts)) fail(() => `${str(ts)} not among dependents of ${str(dts)}`);
     if (dts.state === "forgotten") fail(() => `${str(ts)} depends on forgotten ${str(dts)}`);
-    if (IN_PLAY.has(ts.state)) {
+    if (inPlay) {
       if (!(ts.waitingOn.has(dts) || dts.whoHas.size > 0))
         fail(() => `${str(ts)} neither waits on nor has dependency ${str(dts)}`);
     }
