@@ -56,6 +56,28 @@ defineTask("signal", (name: string, message: unknown, ms: number) => {
 });
 
 /** Stay busy `ms`; returns when it started and ended (ms) and on which thread. */
+/**
+ * Meets another task on `channel`: resolves `met: true` once a task on another thread
+ * has answered, or `met: false` after `timeoutMs` (the two never ran at the same time).
+ */
+defineTask("meet", (channel: string, timeoutMs: number) => {
+  const bc = new BroadcastChannel(channel);
+  return new Promise<{ threadId: number; met: boolean }>((resolve) => {
+    const timer = setTimeout(() => {
+      bc.close();
+      resolve({ threadId, met: false });
+    }, timeoutMs);
+    bc.onmessage = (ev: MessageEvent) => {
+      if (ev.data === threadId) return;
+      clearTimeout(timer);
+      bc.postMessage(threadId);
+      bc.close();
+      resolve({ threadId, met: true });
+    };
+    bc.postMessage(threadId);
+  });
+});
+
 defineTask("busySpan", (ms: number) => {
   const start = Date.now();
   while (Date.now() < start + ms) {

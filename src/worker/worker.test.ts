@@ -229,16 +229,17 @@ describe("Worker, piscina executor specifics", () => {
     await sched.computeTask(w.address, "t", { fn: "threadId", args: [] });
     await sched.waitForKey("task-finished", "t");
     expect(w.state.data.get("t")).not.toBe(0);
-    await sched.computeTask(w.address, "s1", { fn: "busySpan", args: [300] });
-    await sched.computeTask(w.address, "s2", { fn: "busySpan", args: [300] });
+    // Two tasks that can only finish with met=true if they run at the same time: each
+    // waits for the other on a BroadcastChannel (no timing assumption but a timeout).
+    await sched.computeTask(w.address, "s1", { fn: "meet", args: ["weft-meet-test", 30_000] });
+    await sched.computeTask(w.address, "s2", { fn: "meet", args: ["weft-meet-test", 30_000] });
     await sched.waitForKey("task-finished", "s1");
     await sched.waitForKey("task-finished", "s2");
-    type Span = { start: number; end: number; threadId: number };
-    const s1 = w.state.data.get("s1") as Span;
-    const s2 = w.state.data.get("s2") as Span;
-    // the two busy-waits overlapped, on two threads
+    type Meeting = { threadId: number; met: boolean };
+    const s1 = w.state.data.get("s1") as Meeting;
+    const s2 = w.state.data.get("s2") as Meeting;
     expect(s1.threadId).not.toBe(s2.threadId);
-    expect(s1.start < s2.end && s2.start < s1.end).toBe(true);
+    expect(s1.met && s2.met).toBe(true);
   });
 
   it("a result that cannot be cloned fails the task with a clear error", async () => {
