@@ -1,0 +1,51 @@
+/** `weft sim`, run through the real `weft` program with string buffers for its streams. */
+
+import { Writable } from "node:stream";
+import { expect, test } from "vitest";
+import type { CliContext } from "../cli/commands/context.ts";
+import { main } from "../cli/weft.ts";
+
+class Sink extends Writable {
+  text = "";
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+async function weft(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const stdout = new Sink();
+  const stderr = new Sink();
+  const ctx: CliContext = { stdout, stderr, exitCode: 0 };
+  const code = await main(["node", "weft", ...args], ctx);
+  return { code, out: stdout.text, err: stderr.text };
+}
+
+test("weft sim --seed N runs one cluster", async () => {
+  const r = await weft("sim", "--seed", "4", "--tasks", "12", "--workers", "2");
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/^seed 4: ok random\(12\)/);
+});
+
+test("weft sim --runs COUNT --from SEED closes with the tally", async () => {
+  const r = await weft("sim", "--runs", "3", "--from", "7", "--tasks", "10");
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/fault: death/);
+  expect(r.out.trimEnd().split("\n").at(-1)).toBe("3 passed, 0 failed");
+});
+
+test("a failing run prints the replay command and the smallest case, and exits 1", async () => {
+  const r = await weft("sim", "--seed", "1", "--variant", "corrupt-occupancy", "--tasks", "10");
+  expect(r.code).toBe(1);
+  expect(r.out).toMatch(/FAILED \(invalid-state\)/);
+  expect(r.out).toContain("replay: weft sim --seed 1 --tasks 10 --variant corrupt-occupancy");
+  expect(r.out).toMatch(/smallest failing case|no smaller failing case/);
+});
+
+test("bad usage exits 2; --help documents the faults and variants", async () => {
+  expect((await weft("sim", "--faults", "meteor")).code).toBe(2);
+  expect((await weft("sim", "--workers", "0")).code).toBe(2);
+  const help = await weft("sim", "--help");
+  expect(help.out).toMatch(/partition/);
+  expect(help.out).toMatch(/drop-gather-completion/);
+});
