@@ -74,6 +74,9 @@ async function main(): Promise<number> {
     format:
       "soak [{bar}] {percentage}% | {value}/{total} seeds | {failed} failed | {eta_formatted}",
     hideCursor: true,
+    // Off a terminal (CI, a log file), print the bar every 30 s.
+    noTTYOutput: true,
+    notTTYSchedule: 30_000,
   });
   bar.start(runs, 0, { failed: 0 });
   let done = 0;
