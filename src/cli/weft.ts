@@ -11,13 +11,17 @@ import { COMMANDS } from "./commands/index.ts";
 
 /** Applies what every command shares: output through `ctx`, errors as exceptions. */
 function configure(cmd: Command, ctx: CliContext): Command {
-  return cmd
-    .configureOutput({
-      writeOut: (s) => ctx.stdout.write(s),
-      writeErr: (s) => ctx.stderr.write(s),
-    })
-    .exitOverride()
-    .showHelpAfterError("(run with --help for usage)");
+  return (
+    cmd
+      .configureOutput({
+        writeOut: (s) => ctx.stdout.write(s),
+        writeErr: (s) => ctx.stderr.write(s),
+      })
+      .exitOverride()
+      .showHelpAfterError("(run with --help for usage)")
+      // List subcommands with their own usage line (`story [options] <key...> <file>`).
+      .configureHelp({ subcommandTerm: (sub) => `${sub.name()} ${sub.usage()}` })
+  );
 }
 
 /** The `weft` program with every subcommand, writing through `ctx`. */

@@ -24,7 +24,11 @@ export function replayCommand(ctx: CliContext): Command {
       "--follow-log",
       "dumps: make the choices that depended on Python's set order (gather peers and keys, which ready task runs first) as the dumped log shows them",
     )
-    .option("--worker <address...>", "dumps: replay only these workers")
+    .option(
+      "--worker <address>",
+      "dumps: replay only this worker (repeat for more)",
+      (address: string, previous: string[] | undefined) => [...(previous ?? []), address],
+    )
     .option("--json", "print the report as JSON")
     .addHelpText(
       "after",

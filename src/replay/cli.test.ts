@@ -1,0 +1,166 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CliContext } from "../cli/commands/context.ts";
+import { main } from "../cli/weft.ts";
+import { sharedPath, tempDir } from "./testPaths.ts";
+
+/** A stream that keeps what is written to it. */
+class Sink extends Writable {
+  text = "";
+  constructor(readonly isTTY = false) {
+    super();
+  }
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/** Runs `weft ...args` in this process. */
+async function weft(
+  args: string[],
+  tty = false,
+): Promise<{ code: number; out: string; err: string }> {
+  const stdout = new Sink();
+  const stderr = new Sink(tty);
+  const ctx: CliContext = { stdout, stderr, exitCode: 0 };
+  const code = await main(["node", "weft", ...args], ctx);
+  return { code, out: stdout.text, err: stderr.text };
+}
+
+const TREE = sharedPath("dumps", "tree.msgpack.gz");
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+let dir: string;
+let truncated: string;
+
+beforeAll(() => {
+  dir = tempDir("replay-cli");
+  truncated = join(dir, "tree.msgpack.gz");
+  const data = readFileSync(TREE);
+  writeFileSync(truncated, data.subarray(0, data.length - 1000));
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("weft", () => {
+  it("has --help on every command", async () => {
+    const top = await weft(["--help"]);
+    expect(top.code).toBe(0);
+    expect(top.out).toContain("replay [options] <file>");
+    expect(top.out).toContain("story [options] <key...> <file>");
+    for (const cmd of ["replay", "story"]) {
+      const help = await weft([cmd, "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.out).toContain(`Usage: weft ${cmd} [options]`);
+    }
+  });
+
+  it("exits 2 on bad usage", async () => {
+    expect((await weft([])).code).toBe(2);
+    expect((await weft(["replay"])).code).toBe(2);
+    expect((await weft(["replay", "--no-such-option", TREE])).code).toBe(2);
+    const story = await weft(["story", TREE]);
+    expect(story.code).toBe(2);
+    expect(story.err).toContain("at least one key");
+  });
+
+  it("replay: exit 2 and one line naming a truncated file", async () => {
+    const r = await weft(["replay", truncated]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toBe(
+      `weft replay: ${truncated}: truncated gzip data (the compressed stream ends early)\n`,
+    );
+  });
+
+  it("replay: a worker that needs --follow-log, then with it", async () => {
+    const plain = await weft(["replay", TREE]);
+    expect(plain.code).toBe(1);
+    expect(plain.out).toContain("tcp://127.0.0.1:33899: FAILED");
+    expect(plain.out).toContain(
+      "first divergence at event 114 (GatherDepSuccessEvent gather-dep-success-1795992522.7214494), record 0:",
+    );
+    expect(plain.out).toContain("tcp://127.0.0.1:42687: EXACT");
+    expect(plain.out).toContain("hint: rerun with --follow-log");
+    const followed = await weft(["replay", "--follow-log", TREE]);
+    expect(followed.code).toBe(0);
+    expect(followed.out).toContain("tcp://127.0.0.1:33899: EXACT (--follow-log)");
+    expect(followed.out).toContain("counter   1845 replayed, 1845 dumped: equal");
+  });
+
+  it("replay --json, --worker", async () => {
+    const r = await weft(["replay", "--json", "--worker", "tcp://127.0.0.1:42687", TREE]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.out);
+    expect(report.kind).toBe("dump");
+    expect(report.workers.map((w: { address: string }) => w.address)).toEqual([
+      "tcp://127.0.0.1:42687",
+    ]);
+    expect(report.workers[0].transitionCounter).toEqual({
+      replayed: 1510,
+      dumped: 1510,
+      comparable: true,
+      equal: true,
+    });
+    const unknown = await weft(["replay", "--worker", "tcp://nowhere:1", TREE]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("no worker tcp://nowhere:1");
+  });
+
+  it("replay: a progress bar on a terminal only", async () => {
+    const lines = gunzipSync(readFileSync(sharedPath("bench", "tree.jsonl.gz")))
+      .toString()
+      .split("\n")
+      .slice(0, 5001);
+    const file = join(dir, "head.jsonl.gz");
+    writeFileSync(file, gzipSync(lines.join("\n")));
+    const piped = await weft(["replay", file]);
+    expect(piped.code).toBe(0);
+    expect(piped.err).toBe("");
+    const terminal = await weft(["replay", file], true);
+    expect(terminal.code).toBe(0);
+    expect(terminal.err).toContain("events");
+    expect(terminal.out).toBe(piped.out);
+  });
+
+  it("story: text, JSON, nothing found", async () => {
+    const r = await weft(["story", "inc-41", TREE]);
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split("\n");
+    expect(lines.some((l) => / {2}scheduler {2,}/.test(l))).toBe(true);
+    expect(lines.some((l) => l.includes("tcp://127.0.0.1:33899"))).toBe(true);
+    const json = await weft(["story", "--json", "inc-41", "add-4-0", TREE]);
+    expect(JSON.parse(json.out).length).toBeGreaterThan(lines.length);
+    const replayed = await weft(["story", "--follow-log", "inc-41", TREE]);
+    expect(replayed.out).toContain(" * ('inc-41'");
+    const none = await weft(["story", "nothing-like-this", TREE]);
+    expect(none.code).toBe(1);
+    expect(none.err).toContain("no record of nothing-like-this");
+    const notDump = await weft(["story", "x", join(dir, "head.jsonl.gz")]);
+    expect(notDump.code).toBe(2);
+  });
+
+  it("bin/weft.js runs the command", () => {
+    const help = spawnSync(process.execPath, ["bin/weft.js", "replay", "--help"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain("Usage: weft replay [options] <file>");
+    const bad = spawnSync(process.execPath, ["bin/weft.js", "replay", truncated], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.trim().split("\n")).toEqual([
+      `weft replay: ${truncated}: truncated gzip data (the compressed stream ends early)`,
+    ]);
+  });
+});

@@ -1,0 +1,91 @@
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ReplayInputError } from "./errors.ts";
+import { replayFile } from "./replayFile.ts";
+import { sharedPath, tempDir } from "./testPaths.ts";
+
+/** Damaged copies of the sample inputs, written to os.tmpdir(). */
+let dir: string;
+const files: Record<string, string> = {};
+
+function write(name: string, data: Uint8Array | string): void {
+  files[name] = join(dir, name);
+  writeFileSync(files[name], data);
+}
+
+beforeAll(() => {
+  dir = tempDir("replay-errors");
+  const tree = readFileSync(sharedPath("dumps", "tree.msgpack.gz"));
+  write("truncated.msgpack.gz", tree.subarray(0, Math.floor(tree.length / 2)));
+  // Flip bytes in the middle of the deflate stream: corrupt data, not a short file.
+  const corrupt = Buffer.from(tree);
+  for (let i = 5000; i < 5100; i++) corrupt[i] ^= 0xa5;
+  write("corrupt.msgpack.gz", corrupt);
+  // Valid gzip of msgpack cut in the middle: the msgpack data ends early.
+  const raw = gunzipSync(tree);
+  write("short-msgpack.msgpack.gz", gzipSync(raw.subarray(0, Math.floor(raw.length / 3))));
+  write("empty.msgpack.gz", new Uint8Array(0));
+  write("text.msgpack.gz", "this is not a dump\n");
+  const yaml = readFileSync(sharedPath("dumps", "shuffle.yaml"), "utf8");
+  write("truncated.yaml", yaml.slice(0, Math.floor(yaml.length / 2)));
+  write("not-a-dump.yaml", "hello: world\n");
+  write("unknown.bin", "data");
+  const vector = readFileSync(
+    sharedPath(
+      "conformance",
+      "suite/test_cancelled_state__test_abort_execution_add_as_dependency__e3415677__0.json.gz",
+    ),
+  );
+  write("truncated.json.gz", vector.subarray(0, Math.floor(vector.length / 2)));
+  write("broken.json", '{"name": "x", "steps": [');
+  const stream = readFileSync(sharedPath("bench", "tree.jsonl.gz"));
+  write("truncated.jsonl.gz", stream.subarray(0, 4000));
+  write(
+    "bad-line.jsonl",
+    '{"name": "s", "config": {}}\n{"cls": "NoSuchEvent", "stimulus_id": "x"}\n',
+  );
+  files.missing = join(dir, "missing.msgpack.gz");
+  files.directory = dir;
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The error replayFile rejects with, checked to be one line naming the file. */
+async function inputError(file: string): Promise<ReplayInputError> {
+  const err = await replayFile(file).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ReplayInputError);
+  const e = err as ReplayInputError;
+  expect(e.file).toBe(file);
+  expect(e.message.startsWith(`${file}: `)).toBe(true);
+  expect(e.message).not.toContain("\n");
+  return e;
+}
+
+describe("unreadable, truncated, corrupt and unknown inputs", () => {
+  it.each([
+    ["truncated.msgpack.gz", /truncated gzip|ends early|ends too early/],
+    ["corrupt.msgpack.gz", /gzip/],
+    ["short-msgpack.msgpack.gz", /msgpack|truncated|ends/i],
+    ["empty.msgpack.gz", /empty/],
+    ["text.msgpack.gz", /not gzip/],
+    ["truncated.yaml", /./],
+    ["not-a-dump.yaml", /not a cluster dump/],
+    ["unknown.bin", /unknown kind of file/],
+    ["truncated.json.gz", /truncated gzip|ends/],
+    ["broken.json", /not valid JSON/],
+    ["truncated.jsonl.gz", /truncated gzip|ends/],
+    ["bad-line.jsonl", /line 2: .*NoSuchEvent/],
+    ["missing", /does not exist/],
+    ["directory", /directory|unknown kind/],
+  ])("%s", async (name, reason) => {
+    const e = await inputError(files[name]);
+    expect(e.reason).toMatch(reason);
+  });
+});

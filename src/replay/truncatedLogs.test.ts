@@ -1,0 +1,83 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ClusterDump, WorkerDump } from "../protocol/clusterDump.ts";
+import { formatReport } from "./formatReport.ts";
+import { loadDump, replayLoadedDump } from "./replayDump.ts";
+import type { WorkerReplayReport } from "./report.ts";
+import { sharedPath } from "./testPaths.ts";
+
+const WORKER = "tcp://127.0.0.1:42687";
+
+let tree: ClusterDump;
+
+beforeAll(async () => {
+  tree = await loadDump(sharedPath("dumps", "tree.msgpack.gz"));
+});
+
+/** The tree dump with one worker whose logs lost their beginning, as capped deques do. */
+function capped(drop: { events?: number; records?: number }): ClusterDump {
+  const w = tree.workers.get(WORKER) as WorkerDump;
+  const cut: WorkerDump = {
+    ...w,
+    stimulusLog: w.stimulusLog.slice(drop.events ?? 0),
+    log: w.log.slice(drop.records ?? 0),
+  };
+  return { ...tree, workers: new Map([[WORKER, cut]]) };
+}
+
+function replay(dump: ClusterDump, followLog = true): WorkerReplayReport {
+  return replayLoadedDump(dump, { followLog }).report.workers[0];
+}
+
+describe("logs that do not reach back to the worker's start", () => {
+  it("a log that lost its beginning: replayed from the start, checked where the log starts", () => {
+    const w = replay(capped({ records: 900 }));
+    expect(w.coverage.logFromStart).toBe(false);
+    expect(w.coverage.stimulusLogFromStart).toBe(true);
+    expect(w.coverage.notes.join("\n")).toMatch(/larger than the \d+ transitions the log holds/);
+    expect(w.transitionCounter).toEqual({
+      replayed: 1510,
+      dumped: 1510,
+      comparable: true,
+      equal: true,
+    });
+    expect(w.log.divergent).toBe(0);
+    expect(w.log.checkedStimuli).toBeLessThan(753);
+    expect(w.tasks.mismatches).toEqual([]);
+    expect(w.verdict).toBe("exact");
+  });
+
+  it("a stimulus log that lost its beginning: earlier events are found out, not crashed on", () => {
+    const w = replay(capped({ events: 200 }));
+    expect(w.coverage.stimulusLogFromStart).toBe(false);
+    expect(w.coverage.notes.join("\n")).toMatch(/older than the stimulus log/);
+    expect(w.failure).toBeNull();
+    expect(w.events.skipped).toBeGreaterThan(0);
+    expect(w.transitionCounter.comparable).toBe(false);
+    expect(w.log.divergent).toBe(0);
+    // Only what the replay could rebuild is compared, and that is as dumped.
+    expect(w.tasks.notComparable).toBeGreaterThan(0);
+    expect(w.tasks.compared).toBeGreaterThan(0);
+    expect(w.tasks.mismatches).toEqual([]);
+    expect(w.tasks.generationOffset).not.toBe(0);
+    expect(w.ok).toBe(true);
+    expect(formatReport(replayLoadedDump(capped({ events: 200 })).report)).toContain(
+      "not comparable",
+    );
+  });
+
+  it("both logs lost their beginning: the first events refer to unknown tasks", () => {
+    for (const drop of [
+      { events: 200, records: 900 },
+      { events: 100, records: 2000 },
+      { events: 500 },
+    ]) {
+      const w = replay(capped(drop), false);
+      expect(w.coverage.stimulusLogFromStart).toBe(false);
+      expect(w.coverage.notes.join("\n")).toMatch(/does not reach back to the worker's start/);
+      expect(w.failure).toBeNull();
+      expect(w.transitionCounter.comparable).toBe(false);
+      expect(w.log.divergent).toBe(0);
+      expect(w.tasks.mismatches).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,162 @@
+import { describe, expect, it } from "vitest";
+import { ComputeTaskEvent, ExecuteSuccessEvent } from "../worker/state/events.ts";
+import { WorkerState } from "../worker/state/workerState.ts";
+import { ReplayClock } from "./clock.ts";
+import { eventGroups } from "./eventGroups.ts";
+import { LogFollower } from "./follower.ts";
+import { formatEpochSeconds } from "./formatTime.ts";
+import { inputKindOf } from "./inputKind.ts";
+import { compareRecords } from "./logComparison.ts";
+import { comparableRecord, isShellRecord } from "./records.ts";
+
+describe("comparable records", () => {
+  it("reduce dumped and replayed records alike, set order aside", () => {
+    const dumped = comparableRecord([
+      "x",
+      "flight",
+      "memory",
+      "memory",
+      { b: "ready", a: "ready" },
+      "s1",
+      1.5,
+    ]);
+    const replayed = comparableRecord([
+      "x",
+      "flight",
+      "memory",
+      "memory",
+      new Map([
+        ["a", "ready"],
+        ["b", "ready"],
+      ]),
+      "s1",
+      0.25,
+    ]);
+    expect(dumped.canonical).toBe(replayed.canonical);
+    expect(dumped.isTransition).toBe(true);
+    expect(dumped.key).toBe("x");
+    expect(dumped.time).toBe(1.5);
+    const gatherA = comparableRecord(["gather-dependencies", "w", ["b", "a"], "s2", 1]);
+    const gatherB = comparableRecord(["gather-dependencies", "w", new Set(["a", "b"]), "s2", 2]);
+    expect(gatherA.canonical).toBe(gatherB.canonical);
+    expect(gatherA.gatherFrom).toBe("w");
+    expect(gatherA.keys).toEqual(["a", "b"]);
+    expect(comparableRecord(["x", "compute-task", "released", "s3", 1]).createdIn).toBe("released");
+    expect(isShellRecord(["request-dep", "w", ["a"], "s", 1])).toBe(true);
+    expect(isShellRecord(["gather-dependencies", "w", ["a"], "s", 1])).toBe(false);
+  });
+
+  it("tell equal, reordered and divergent records apart", () => {
+    const r = (key: string) => comparableRecord([key, "put-in-memory", "s", 0]);
+    expect(compareRecords([r("a"), r("b")], [r("a"), r("b")]).verdict).toBe("equal");
+    const reordered = compareRecords([r("a"), r("b")], [r("b"), r("a")]);
+    expect(reordered.verdict).toBe("reordered");
+    expect(reordered.difference?.index).toBe(0);
+    const divergent = compareRecords([r("a"), r("b")], [r("a")]);
+    expect(divergent.verdict).toBe("divergent");
+    expect(divergent.difference).toMatchObject({ index: 1, replayed: null, missing: 1, extra: 0 });
+  });
+});
+
+describe("helpers", () => {
+  it("the replay clock is strictly increasing and follows handled times", () => {
+    const clock = new ReplayClock();
+    clock.setEventTime(1_795_992_522.5);
+    const a = clock.now();
+    const b = clock.now();
+    expect(a).toBe(1_795_992_522.5);
+    expect(b).toBeGreaterThan(a);
+    expect(b - a).toBeLessThan(1e-5);
+    clock.setEventTime(1_795_992_522.4); // earlier than the last reading: still increasing
+    expect(clock.now()).toBeGreaterThan(b);
+    clock.setEventTime(1_795_992_600);
+    expect(clock.now()).toBe(1_795_992_600);
+  });
+
+  it("groups consecutive events of one stimulus", () => {
+    const ev = (stimulus_id: string) => ({ stimulus_id });
+    expect(eventGroups([ev("a"), ev("a"), ev("b"), ev("a")])).toEqual([
+      { stimulusId: "a", first: 0, end: 2 },
+      { stimulusId: "b", first: 2, end: 3 },
+      { stimulusId: "a", first: 3, end: 4 },
+    ]);
+  });
+
+  it("knows the kinds of input and formats times", () => {
+    expect(inputKindOf("x.msgpack.gz")).toBe("dump");
+    expect(inputKindOf("x.YAML")).toBe("dump");
+    expect(inputKindOf("x.json.gz")).toBe("vector");
+    expect(inputKindOf("x.jsonl.gz")).toBe("stream");
+    expect(inputKindOf("x.txt")).toBeNull();
+    expect(formatEpochSeconds(1_795_992_522.555_337)).toBe("2026-11-29T22:48:42.555337Z");
+    expect(formatEpochSeconds(null)).toMatch(/^-+$/);
+  });
+});
+
+describe("LogFollower", () => {
+  /** Two tasks of one dependency: its completion makes both ready, one thread runs one. */
+  function twoReady(follower?: LogFollower): WorkerState {
+    const ws = new WorkerState({ address: "tcp://127.0.0.1:1", nthreads: 1, chooser: follower });
+    follower?.attach(ws);
+    const compute = (key: string, deps: string[], prio: number) =>
+      new ComputeTaskEvent({
+        key,
+        runId: prio,
+        whoHas: Object.fromEntries(deps.map((d) => [d, ["tcp://127.0.0.1:2"]])),
+        nbytes: Object.fromEntries(deps.map((d) => [d, 8])),
+        priority: [prio],
+        duration: 1,
+        runSpec: null,
+        resourceRestrictions: {},
+        actor: false,
+        annotations: {},
+        spanId: null,
+        stimulusId: `compute-${key}`,
+      });
+    follower?.begin([]);
+    ws.handleStimulus(compute("d", [], 0));
+    ws.handleStimulus(compute("x", ["d"], 1));
+    ws.handleStimulus(compute("y", ["d"], 2));
+    return ws;
+  }
+
+  const done = () =>
+    new ExecuteSuccessEvent({
+      key: "d",
+      runId: 0,
+      value: 1,
+      start: 0,
+      stop: 1,
+      nbytes: 8,
+      type: "int",
+      stimulusId: "done-d",
+    });
+
+  it("without it, the port picks; with it, the dumped log does", () => {
+    const plain = twoReady();
+    plain.handleStimulus(done());
+    const runs = (ws: WorkerState) => [...ws.executing].map((t) => t.key);
+    const defaultPick = runs(plain)[0];
+    const other = defaultPick === "x" ? "y" : "x";
+
+    const follower = new LogFollower();
+    const ws = twoReady(follower);
+    const dumped = [
+      comparableRecord(["d", "put-in-memory", "done-d", 0]),
+      comparableRecord([
+        "d",
+        "executing",
+        "memory",
+        "memory",
+        { x: "ready", y: "ready" },
+        "done-d",
+        0,
+      ]),
+      comparableRecord([other, "waiting", "ready", "ready", { [other]: "executing" }, "done-d", 0]),
+    ];
+    follower.begin(dumped);
+    ws.handleStimulus(done());
+    expect(runs(ws)).toEqual([other]);
+    expect(follower.steeredRecommendations).toBe(1);
+  });
+});

@@ -1,0 +1,139 @@
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatReport } from "./formatReport.ts";
+import { replayFile } from "./replayFile.ts";
+import { sharedPath, tempDir } from "./testPaths.ts";
+
+const VECTOR =
+  "suite/test_cancelled_state__test_abort_execution_add_as_dependency__e3415677__0.json.gz";
+
+let dir: string;
+let treeLines: string[];
+
+beforeAll(() => {
+  dir = tempDir("replay-streams");
+  treeLines = gunzipSync(readFileSync(sharedPath("bench", "tree.jsonl.gz")))
+    .toString("utf8")
+    .trimEnd()
+    .split("\n");
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("conformance vectors", () => {
+  it("replays a vector as the conformance runner does", async () => {
+    const { report } = await replayFile(sharedPath("conformance", VECTOR));
+    expect(report.kind).toBe("vector");
+    if (report.kind !== "vector") return;
+    expect(report.ok).toBe(true);
+    expect(report.mismatch).toBeNull();
+    expect(report.steps).toBe(10);
+    expect(report.transitionCounter).toBe(18);
+    expect(formatReport(report)).toContain("PASSED");
+  });
+
+  it("reports the first step whose recorded state differs", async () => {
+    const v = JSON.parse(gunzipSync(readFileSync(sharedPath("conformance", VECTOR))).toString());
+    const last = v.steps[v.steps.length - 1];
+    last.state.transition_counter += 1;
+    const file = join(dir, "tampered.json");
+    writeFileSync(file, JSON.stringify(v));
+    const { report } = await replayFile(file);
+    if (report.kind !== "vector") throw new Error("not a vector report");
+    expect(report.ok).toBe(false);
+    expect(report.mismatch?.step).toBe(v.steps.length - 1);
+    expect(report.mismatch?.what).toBe("state");
+    expect(report.mismatch?.details.join("\n")).toContain("transition_counter");
+  });
+});
+
+describe("stimulus streams", () => {
+  it("replays the first lines of a stream, with nothing to check", async () => {
+    const file = join(dir, "tree-head.jsonl.gz");
+    writeFileSync(file, gzipSync(`${treeLines.slice(0, 2001).join("\n")}\n`));
+    const { report } = await replayFile(file);
+    if (report.kind !== "stream") throw new Error("not a stream report");
+    expect(report.name).toBe("tree");
+    expect(report.events).toBe(2000);
+    expect(report.final).toBeNull();
+    expect(report.failure).toBeNull();
+    expect(report.ok).toBe(true);
+    expect(report.transitionCounter).toBeGreaterThan(2000);
+  });
+
+  it("replays a whole stream and matches its final line", async () => {
+    const final = JSON.parse(treeLines[treeLines.length - 1]).final;
+    const { report } = await replayFile(sharedPath("bench", "tree.jsonl.gz"));
+    if (report.kind !== "stream") throw new Error("not a stream report");
+    expect(report.final).toEqual({
+      events: final.events,
+      instructions: final.instructions,
+      transitionCounter: final.transition_counter,
+      tasks: final.tasks,
+    });
+    expect(report.finalMismatches).toEqual([]);
+    expect(report.events).toBe(final.events);
+    expect(report.transitionCounter).toBe(final.transition_counter);
+    expect(report.ok).toBe(true);
+  });
+
+  it("reports a final line the replay does not match", async () => {
+    const lines = treeLines.slice(0, 101);
+    lines.push(
+      JSON.stringify({ final: { events: 100, instructions: 0, transition_counter: 1, tasks: 0 } }),
+    );
+    const file = join(dir, "tree-wrong-final.jsonl");
+    writeFileSync(file, lines.join("\n"));
+    const { report } = await replayFile(file);
+    if (report.kind !== "stream") throw new Error("not a stream report");
+    expect(report.ok).toBe(false);
+    expect(report.finalMismatches.some((m) => m.startsWith("transitionCounter: expected 1"))).toBe(
+      true,
+    );
+  });
+
+  it("reports where the state machine raises, with the story", async () => {
+    const header = treeLines[0];
+    const events = [
+      {
+        cls: "ComputeTaskEvent",
+        stimulus_id: "c1",
+        key: "x",
+        run_id: 1,
+        who_has: {},
+        nbytes: {},
+        priority: [0],
+        duration: 1,
+        run_spec: null,
+        resource_restrictions: {},
+        actor: false,
+        annotations: {},
+        span_id: null,
+      },
+      // y was never computed here: the seed asserts that a finished task is known.
+      {
+        cls: "ExecuteSuccessEvent",
+        stimulus_id: "s1",
+        key: "y",
+        run_id: 1,
+        value: null,
+        start: 0,
+        stop: 1,
+        nbytes: 8,
+        type: "int",
+      },
+    ];
+    const file = join(dir, "raises.jsonl");
+    writeFileSync(file, [header, ...events.map((e) => JSON.stringify(e))].join("\n"));
+    const { report } = await replayFile(file);
+    if (report.kind !== "stream") throw new Error("not a stream report");
+    expect(report.ok).toBe(false);
+    expect(report.failure?.eventIndex).toBe(1);
+    expect(report.failure?.error).toBe("AssertionError");
+    expect(formatReport(report)).toContain("error at event 1");
+  });
+});
