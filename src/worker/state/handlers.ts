@@ -30,7 +30,7 @@ import {
   StealResponseMsg,
 } from "./instructions.ts";
 import { Recs } from "./recs.ts";
-import { RUN_ID_SENTINEL, TaskState } from "./taskState.ts";
+import { EMPTY_RESOURCES, RUN_ID_SENTINEL, TaskState } from "./taskState.ts";
 import { removeFromSet, type WorkerState } from "./workerState.ts";
 
 /**
@@ -227,7 +227,8 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
       (ts.previous === "executing" || ts.previous === "long-running")
     )
   ) {
-    ts.resourceRestrictions = ev.resourceRestrictions;
+    ts.resourceRestrictions =
+      ev.resourceRestrictions.size === 0 ? EMPTY_RESOURCES : ev.resourceRestrictions;
   }
 
   if (ws.validate) {

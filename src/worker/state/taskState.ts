@@ -223,4 +223,5 @@ export class TaskState {
   }
 }
 
-const EMPTY_RESOURCES: ReadonlyMap<string, number> = new Map();
+/** The resource restrictions of a task that has none (shared). */
+export const EMPTY_RESOURCES: ReadonlyMap<string, number> = new Map();
