@@ -67,6 +67,8 @@ export interface SimOptions {
   stallTimeout?: number;
   /** Give up (as a livelock) after this many events. Default 5,000,000. */
   maxEvents?: number;
+  /** Give up (as a livelock) after this many virtual seconds. Default 3,600. */
+  maxTime?: number;
 }
 
 /** {@link SimOptions} with the defaults filled in. */
@@ -95,6 +97,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   allowedFailures: 3,
   stallTimeout: 60,
   maxEvents: 5_000_000,
+  maxTime: 3_600,
 };
 
 /** Fill in defaults; throws RangeError naming a bad option. */
@@ -123,6 +126,7 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     "retryBusyDelay",
     "replaceDelay",
     "stallTimeout",
+    "maxTime",
   ] as const) {
     if (!(r[name] > 0) || !Number.isFinite(r[name])) {
       throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);

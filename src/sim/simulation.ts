@@ -297,7 +297,7 @@ export class Simulation implements SimCluster {
         }
         if (q.now - releasedAt > o.stallTimeout) throw this.stalled();
       }
-      if (q.fired >= o.maxEvents) {
+      if (q.fired >= o.maxEvents || q.now > o.maxTime) {
         throw new SimFailure(
           "livelock",
           `gave up after ${q.fired} events at t=${q.now.toFixed(3)}`,
