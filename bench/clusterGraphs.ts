@@ -1,0 +1,143 @@
+/**
+ * The four graphs of the cluster benchmark (../shared/bench/README.md), each
+ * with its expected answer: map (`inc(i)`, gathered), a binary tree sum over
+ * `inc(i)` leaves, a 64×64 shuffle, and a chain of `inc`. Sizes are
+ * parameters so that tests can run small versions. `prefix` keeps the keys of
+ * successive runs apart.
+ */
+
+import type { Client } from "../src/client/client.ts";
+import { concat, inc } from "./clusterTasks.ts";
+
+/** A benchmark graph: how many tasks, how to run it, how to check the answer. */
+export interface BenchGraph {
+  readonly name: string;
+  readonly tasks: number;
+  /** Submit, wait for the answer and return it. */
+  run(client: Client, prefix: string): Promise<unknown>;
+  /** Why `answer` is wrong, or null. */
+  check(answer: unknown): string | null;
+}
+
+function expectEqual(what: string, got: unknown, want: unknown): string | null {
+  return got === want ? null : `${what}: expected ${String(want)}, got ${String(got)}`;
+}
+
+/** `inc(i)` for i < n with `client.map`, gathered. */
+export function mapGraph(n = 10_000): BenchGraph {
+  return {
+    name: "map",
+    tasks: n,
+    async run(client) {
+      const futures = client.map(
+        inc,
+        Array.from({ length: n }, (_, i) => i),
+        { pure: false },
+      );
+      try {
+        return await client.gather(futures);
+      } finally {
+        for (const f of futures) f.release();
+      }
+    },
+    check(answer) {
+      const xs = answer as number[];
+      if (!Array.isArray(xs) || xs.length !== n) return `map: expected ${n} results`;
+      for (let i = 0; i < n; i++) if (xs[i] !== i + 1) return `map: result ${i} is ${xs[i]}`;
+      return null;
+    },
+  };
+}
+
+/** A binary tree of `add` over `leaves` leaves `inc(i)`; the root is wanted. */
+export function treeGraph(leaves = 8_192): BenchGraph {
+  return {
+    name: "tree",
+    tasks: 2 * leaves - 1,
+    async run(client, prefix) {
+      const graph: Record<string, unknown[]> = {};
+      let level: string[] = [];
+      for (let i = 0; i < leaves; i++) {
+        const key = `${prefix}leaf-${i}`;
+        graph[key] = ["inc", i];
+        level.push(key);
+      }
+      for (let depth = 1; level.length > 1; depth++) {
+        const next: string[] = [];
+        for (let i = 0; i < level.length; i += 2) {
+          const key = `${prefix}sum-${depth}-${i >> 1}`;
+          graph[key] = i + 1 < level.length ? ["add", level[i], level[i + 1]] : ["inc", level[i]];
+          next.push(key);
+        }
+        level = next;
+      }
+      const out = await client.get(graph, { keys: level });
+      return out[level[0]];
+    },
+    check(answer) {
+      return expectEqual("tree", answer, (leaves * (leaves + 1)) / 2);
+    },
+  };
+}
+
+/**
+ * `n` partitions of `size` ints → `n × n` splits (`v % n == j`) → `n`
+ * concatenations; the concatenations are wanted.
+ */
+export function shuffleGraph(n = 64, size = 1_000): BenchGraph {
+  return {
+    name: "shuffle",
+    tasks: n + n * n + n,
+    async run(client, prefix) {
+      const graph: Record<string, unknown[]> = {};
+      for (let i = 0; i < n; i++) graph[`${prefix}load-${i}`] = ["load", i * size, size];
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++)
+          graph[`${prefix}split-${i}-${j}`] = ["split", `${prefix}load-${i}`, n, j];
+      }
+      const keys: string[] = [];
+      for (let j = 0; j < n; j++) {
+        const key = `${prefix}concat-${j}`;
+        graph[key] = [concat, Array.from({ length: n }, (_, i) => `${prefix}split-${i}-${j}`)];
+        keys.push(key);
+      }
+      const out = await client.get(graph, { keys });
+      return keys.map((k) => out[k]);
+    },
+    check(answer) {
+      const parts = answer as number[][];
+      if (!Array.isArray(parts) || parts.length !== n) return `shuffle: expected ${n} partitions`;
+      let count = 0;
+      for (let j = 0; j < n; j++) {
+        for (const v of parts[j]) {
+          if (v % n !== j) return `shuffle: ${v} in partition ${j}`;
+        }
+        count += parts[j].length;
+      }
+      return expectEqual("shuffle: values", count, n * size);
+    },
+  };
+}
+
+/** `n` tasks, each `inc` of the previous; the last is wanted. */
+export function chainGraph(n = 2_000): BenchGraph {
+  return {
+    name: "chain",
+    tasks: n,
+    async run(client, prefix) {
+      const graph: Record<string, unknown[]> = { [`${prefix}chain-0`]: ["inc", 0] };
+      for (let i = 1; i < n; i++) graph[`${prefix}chain-${i}`] = ["inc", `${prefix}chain-${i - 1}`];
+      const last = `${prefix}chain-${n - 1}`;
+      const out = await client.get(graph, { keys: [last] });
+      return out[last];
+    },
+    check(answer) {
+      return expectEqual("chain", answer, n);
+    },
+  };
+}
+
+/** The four graphs at the sizes of the benchmark. */
+export function benchGraphs(): BenchGraph[] {
+  return [mapGraph(), treeGraph(), shuffleGraph(), chainGraph()];
+}

@@ -1,0 +1,240 @@
+/**
+ * `npm start`: a word count on an embedded local cluster of 2 workers × 1 thread.
+ *
+ * The graph: generate C chunks of text, count the words of each (map), split
+ * each chunk's counts into P partitions by the hash of the word and pick each
+ * piece (shuffle: the pieces of a partition come from both workers), merge
+ * each partition (reduce), then summarise. The answer (top words, total) is
+ * checked against a direct count in this process.
+ *
+ *   npm start                       # 32 chunks × 40,000 words, 16 partitions
+ *   WORDCOUNT_CHUNKS=64 npm start   # also WORDCOUNT_WORDS, WORDCOUNT_PARTITIONS, WORDCOUNT_EXECUTOR
+ *
+ * Exits 0 when the answer is right, 1 with a message otherwise.
+ */
+
+import { realpathSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import type { Client } from "../src/client/client.ts";
+import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
+import { watchProgress } from "../src/client/progress.ts";
+import { count, merge, pick, split, summary, text } from "./wordcountTasks.ts";
+import {
+  countWords,
+  generateText,
+  mergeCounts,
+  splitCounts,
+  summarize,
+  type WordcountSummary,
+} from "./wordcountText.ts";
+
+/** The task module every worker loads. */
+export const WORDCOUNT_TASKS = new URL("./wordcountTasks.ts", import.meta.url).href;
+
+/** The size of the job. */
+export interface WordcountSize {
+  /** Chunks of text (map tasks). */
+  readonly chunks: number;
+  /** Words per chunk. */
+  readonly words: number;
+  /** Partitions of the shuffle (reduce tasks). */
+  readonly partitions: number;
+  /** Top words to report. */
+  readonly top: number;
+  /** Seed of the generated text. */
+  readonly seed: number;
+}
+
+/** The default job of `npm start`. */
+export const DEFAULT_SIZE: WordcountSize = {
+  chunks: 32,
+  words: 40_000,
+  partitions: 16,
+  top: 10,
+  seed: 7,
+};
+
+/** The word-count graph and the key of its answer. */
+export function wordcountGraph(size: WordcountSize): {
+  graph: Record<string, unknown[]>;
+  answer: string;
+} {
+  const { chunks, words, partitions, top, seed } = size;
+  const graph: Record<string, unknown[]> = {};
+  for (let i = 0; i < chunks; i++) {
+    graph[`wc-text-${i}`] = [text, seed, i, words];
+    graph[`wc-count-${i}`] = [count, `wc-text-${i}`];
+    graph[`wc-split-${i}`] = [split, `wc-count-${i}`, partitions];
+    for (let j = 0; j < partitions; j++) graph[`wc-part-${i}-${j}`] = [pick, `wc-split-${i}`, j];
+  }
+  const merged: string[] = [];
+  for (let j = 0; j < partitions; j++) {
+    const pieces = Array.from({ length: chunks }, (_, i) => `wc-part-${i}-${j}`);
+    graph[`wc-merge-${j}`] = [merge, pieces];
+    merged.push(`wc-merge-${j}`);
+  }
+  graph["wc-summary"] = [summary, merged, top];
+  return { graph, answer: "wc-summary" };
+}
+
+/** The same answer, computed directly in this process. */
+export function directWordcount(size: WordcountSize): WordcountSummary {
+  const parts = Array.from({ length: size.partitions }, () => [] as Map<string, number>[]);
+  for (let i = 0; i < size.chunks; i++) {
+    const pieces = splitCounts(countWords(generateText(size.seed, i, size.words)), size.partitions);
+    for (let j = 0; j < size.partitions; j++) parts[j].push(pieces[j]);
+  }
+  return summarize(
+    parts.map((p) => mergeCounts(p)),
+    size.top,
+  );
+}
+
+/** What a run found. */
+export interface WordcountReport {
+  readonly answer: WordcountSummary;
+  readonly expected: WordcountSummary;
+  /** Why the answer is wrong, or null. */
+  readonly mismatch: string | null;
+  /** Tasks run. */
+  readonly tasks: number;
+  /** Keys fetched by one worker from another. */
+  readonly transfers: number;
+  readonly seconds: number;
+}
+
+function mismatch(got: WordcountSummary, want: WordcountSummary): string | null {
+  if (got.total !== want.total) return `total ${got.total}, expected ${want.total}`;
+  if (got.distinct !== want.distinct)
+    return `${got.distinct} distinct words, expected ${want.distinct}`;
+  for (let i = 0; i < want.top.length; i++) {
+    const [w, n] = want.top[i];
+    const g = got.top[i];
+    if (g === undefined || g[0] !== w || g[1] !== n) {
+      return `top word ${i + 1} is ${JSON.stringify(g)}, expected ${JSON.stringify([w, n])}`;
+    }
+  }
+  return null;
+}
+
+/** Where a run writes. */
+export interface WordcountOutput {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream & { readonly isTTY?: boolean };
+}
+
+/** Compute the word count of `size` with `client`, showing progress on `out.stderr`. */
+export async function runWordcount(
+  client: Client,
+  size: WordcountSize,
+  out: WordcountOutput,
+): Promise<WordcountReport> {
+  const { graph, answer: answerKey } = wordcountGraph(size);
+  const tasks = Object.keys(graph).length;
+  const before = await client.counters();
+  const progress = await watchProgress(client, tasks, { stream: out.stderr, label: "word count" });
+  const t0 = performance.now();
+  let answer: WordcountSummary;
+  try {
+    const result = await client.get(graph, { keys: [answerKey] });
+    answer = result[answerKey] as WordcountSummary;
+  } finally {
+    await progress.stop();
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const after = await client.counters();
+  const expected = directWordcount(size);
+  return {
+    answer,
+    expected,
+    mismatch: mismatch(answer, expected),
+    tasks: after.tasksFinished + after.tasksErred - before.tasksFinished - before.tasksErred,
+    transfers: after.keysTransferred - before.keysTransferred,
+    seconds,
+  };
+}
+
+const fmt = (n: number): string => n.toLocaleString("en-US");
+
+/** The report as the example prints it. */
+export function formatReport(r: WordcountReport, size: WordcountSize, cluster: string): string {
+  const lines = [
+    `weft word count: ${fmt(size.chunks)} chunks × ${fmt(size.words)} words, ${size.partitions} partitions, on ${cluster}`,
+    "",
+    "top words:",
+  ];
+  const width = Math.max(...r.answer.top.map(([w]) => w.length), 4);
+  r.answer.top.forEach(([w, n], i) => {
+    lines.push(`  ${String(i + 1).padStart(2)}. ${w.padEnd(width)} ${fmt(n).padStart(10)}`);
+  });
+  lines.push(
+    "",
+    `total: ${fmt(r.answer.total)} words, ${fmt(r.answer.distinct)} distinct` +
+      (r.mismatch === null ? " (checked against a direct count: equal)" : ""),
+    `summary: ${fmt(r.tasks)} tasks, ${fmt(r.transfers)} transfers between workers, ${r.seconds.toFixed(2)} s`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+function envInt(name: string, dflt: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === "") return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${name} must be a positive integer, got ${v}`);
+  return n;
+}
+
+/** `npm start`: returns the exit code. */
+export async function main(out: WordcountOutput = process): Promise<number> {
+  let cluster: LocalCluster | null = null;
+  try {
+    const size: WordcountSize = {
+      ...DEFAULT_SIZE,
+      chunks: envInt("WORDCOUNT_CHUNKS", DEFAULT_SIZE.chunks),
+      words: envInt("WORDCOUNT_WORDS", DEFAULT_SIZE.words),
+      partitions: envInt("WORDCOUNT_PARTITIONS", DEFAULT_SIZE.partitions),
+    };
+    const executor = (process.env.WORDCOUNT_EXECUTOR ??
+      "threads") as LocalClusterOptions["executor"];
+    cluster = await LocalCluster.start({
+      workers: 2,
+      threadsPerWorker: 1,
+      executor,
+      taskModules: [WORDCOUNT_TASKS],
+    });
+    const client = await cluster.client();
+    const report = await runWordcount(client, size, out);
+    out.stdout.write(
+      formatReport(report, size, `a LocalCluster of 2 workers × 1 thread (${executor})`),
+    );
+    if (report.mismatch !== null) {
+      out.stderr.write(`wordcount: wrong answer: ${report.mismatch}\n`);
+      return 1;
+    }
+    return 0;
+  } catch (err) {
+    const why = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    out.stderr.write(`wordcount: failed: ${why}\n`);
+    return 1;
+  } finally {
+    await cluster?.close();
+  }
+}
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  const code = await main();
+  process.exitCode = code;
+  // Should anything keep the event loop alive, do not hang.
+  setTimeout(() => process.exit(code), 2_000).unref();
+}

@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { Future } from "./future.ts";
+import { literal } from "./graph.ts";
+import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
+import { add, double, inc, sum } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+describe("Client", () => {
+  it("submits a task and awaits its future", async () => {
+    const { client } = await testCluster();
+    const x = client.submit(inc, 1);
+    expect(x).toBeInstanceOf(Future);
+    expect(x.key).toMatch(/^inc-[0-9a-f]{32}$/);
+    expect(x.status).toBe("pending");
+    expect(await x).toBe(2);
+    expect(x.status).toBe("finished");
+    expect(x.done).toBe(true);
+    expect(x.typename).toBe("number");
+    expect(await x.result()).toBe(2); // each await fetches again
+  });
+
+  it("passes futures as arguments, at any depth", async () => {
+    const { client } = await testCluster();
+    const x = client.submit(inc, 1);
+    const y = client.submit(add, x, 10);
+    const z = client.submit(sum, [x, y, 100]);
+    expect(await z).toBe(2 + 12 + 100);
+    const w = client.submit("identity", { nested: [x, { y }] });
+    expect(await w).toEqual({ nested: [2, { y: 12 }] });
+  });
+
+  it("maps over an iterable and gathers arrays and records", async () => {
+    const { client } = await testCluster();
+    const futures = client.map(double, [1, 2, 3, 4]);
+    expect(await client.gather(futures)).toEqual([2, 4, 6, 8]);
+    expect(await client.gather({ a: futures[0], b: futures[3] })).toEqual({ a: 2, b: 8 });
+    expect(await Promise.all(futures)).toEqual([2, 4, 6, 8]);
+  });
+
+  it("gives the same key to the same pure call, and fresh keys otherwise", async () => {
+    const { client } = await testCluster();
+    expect(client.submit(inc, 5).key).toBe(client.submit(inc, 5).key);
+    expect(client.submit(inc, 5).key).not.toBe(client.submit(inc, 6).key);
+    const a = client.submitWith({ pure: false }, inc, 5);
+    const b = client.submitWith({ pure: false }, inc, 5);
+    expect(a.key).not.toBe(b.key);
+    const named = client.submitWith({ key: "my-key" }, inc, 5);
+    expect(named.key).toBe("my-key");
+    expect(await client.gather([a, b, named])).toEqual([6, 6, 6]);
+  });
+
+  it("computes a Dask-style graph: key references, nested arrays, refs in objects, literals", async () => {
+    const { client } = await testCluster();
+    const result = await client.get({
+      one: 1,
+      pair: literal(["not", "a task"]),
+      x: ["inc", "one"],
+      y: [inc, "x"],
+      z: ["add", "x", "y"],
+      total: ["sum", ["x", "y", "z", 1000]],
+      obj: ["identity", { ref: taskRef("z"), plain: "x", pair: taskRef("pair") }],
+    });
+    expect(result).toEqual({
+      total: 2 + 3 + 5 + 1000,
+      obj: { ref: 5, plain: "x", pair: ["not", "a task"] },
+    });
+  });
+
+  it("compute() returns futures of the wanted keys; get() returns literals too", async () => {
+    const { client } = await testCluster();
+    const graph = { a: ["inc", 1], b: ["double", "a"], c: 7 };
+    const futures = client.compute(graph);
+    expect(Object.keys(futures)).toEqual(["b"]);
+    expect(await futures.b).toBe(4);
+    const both = client.compute(graph, { keys: ["a", "b"] });
+    expect(await client.gather(both)).toEqual({ a: 2, b: 4 });
+    expect(await client.get(graph, { keys: ["c", "a"] })).toEqual({ c: 7, a: 2 });
+    expect(() => client.compute(graph, { keys: ["c"] })).toThrow(/literal/);
+    expect(() => client.compute(graph, { keys: ["nope"] })).toThrow(/no key "nope"/);
+  });
+
+  it("refuses arguments that cannot travel as data", async () => {
+    const { client } = await testCluster();
+    expect(() => client.submit("identity", () => 1)).toThrow(/args\[0\] is a function/);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => client.submit("identity", cyclic)).toThrow(/reference cycle/);
+    await expect(client.get({ a: ["identity", { f: Symbol("s") }] })).rejects.toThrow(
+      /is a symbol/,
+    );
+    // biome-ignore lint/suspicious/noExplicitAny: checking the runtime error for a plain function
+    expect(() => client.submit((() => 1) as any)).toThrow(/register it with defineTask/);
+  });
+
+  it("releases results once no future holds them", async () => {
+    const { cluster, client } = await testCluster();
+    const x = client.submit(inc, 1);
+    const y = client.submit(add, x, 1);
+    const again = client.submit(inc, 1); // a second future of the same key
+    expect(await y).toBe(3);
+    x.release();
+    y.release();
+    await expect(y).rejects.toThrow(/released/);
+    expect(await again).toBe(2); // still held by `again`
+    again.release();
+    await eventually(
+      () => knownKeys(cluster).scheduler.length === 0,
+      5_000,
+      "the scheduler forgets",
+    );
+    await eventually(
+      () => cluster.workers.every((w) => w.state.tasks.size === 0 && w.state.data.size === 0),
+      5_000,
+      "the workers free the data",
+    );
+    expect(client.keyCount).toBe(0);
+  });
+
+  it("recomputes a key submitted again after it was released", async () => {
+    const { client } = await testCluster();
+    const a = client.submit(inc, 41);
+    expect(await a).toBe(42);
+    a.release();
+    const b = client.submit(inc, 41);
+    expect(await b).toBe(42);
+  });
+
+  it("reports the connected workers and the server's counters", async () => {
+    const { client } = await testCluster();
+    await client.gather(client.map(inc, [1, 2, 3]));
+    const workers = await client.workers();
+    expect(workers).toHaveLength(2);
+    expect(workers[0]).toMatchObject({ nthreads: 1, status: "running" });
+    const counters = await client.counters();
+    expect(counters).toMatchObject({ tasksFinished: 3, tasksErred: 0, workers: 2, clients: 1 });
+  });
+
+  it("fails pending futures when the client closes", async () => {
+    const { client } = await testCluster();
+    const slow = client.submit("slowInc", 1, 5_000);
+    await client.close();
+    await expect(slow).rejects.toThrow(/the client was closed/);
+    expect(slow.status).toBe("lost");
+    expect(() => client.submit(inc, 1)).toThrow(/closed/);
+  });
+
+  it("fails pending futures when the scheduler goes away", async () => {
+    const { cluster, client } = await testCluster();
+    const slow = client.submit("slowInc", 1, 5_000);
+    await cluster.scheduler.close();
+    await expect(slow).rejects.toThrow(/lost the scheduler/);
+    expect(client.isClosed).toBe(true);
+  });
+});

@@ -1,0 +1,569 @@
+/**
+ * The client: submits tasks and graphs to a scheduler, and hands back
+ * futures whose results it fetches from the workers holding them.
+ *
+ * ```ts
+ * const client = await Client.connect("tcp://10.0.0.1:8786"); // or cluster.client()
+ * const x = client.submit(inc, 1);           // a Future<number>
+ * const y = client.submit(add, x, 10);       // futures as arguments: y = add(inc(1), 10)
+ * console.log(await y);                      // 12
+ * const ys = client.map(inc, [1, 2, 3]);
+ * console.log(await client.gather(ys));      // [2, 3, 4]
+ * console.log(await client.get({ a: ["inc", 1], b: ["add", "a", 5] })); // { b: 7 }
+ * await client.close();
+ * ```
+ */
+
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Logger, pino } from "pino";
+import type { GraphTask, UpdateGraphMsg } from "../protocol/messagesClient.ts";
+import type {
+  SchedulerCounters,
+  ServerToClientMessage,
+  WorkerIdentity,
+} from "../protocol/messagesSession.ts";
+import type { Resources } from "../protocol/messagesWorker.ts";
+import { newStimulusId } from "../util/stimulusId.ts";
+import { PeerPool } from "../worker/peerPool.ts";
+import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import {
+  CancelledError,
+  ClientClosedError,
+  LostKeyError,
+  NoWorkerError,
+  RemoteTaskError,
+} from "./errors.ts";
+import { Future, type FutureHost } from "./future.ts";
+import { Gatherer, type GatherHost } from "./gatherer.ts";
+import { buildGraph, type Graph, type GraphOptions } from "./graph.ts";
+import { heldUpKeys } from "./heldUp.ts";
+import { KeyRecord } from "./keyRecord.ts";
+import { SchedulerConnection } from "./schedulerConnection.ts";
+import { argsWithRefs, taskName } from "./taskArgs.ts";
+import { tokenize, uniqueKey } from "./tokenize.ts";
+
+/** Options of {@link Client.connect}. */
+export interface ClientOptions {
+  /** Connect (to the scheduler, and to workers when fetching) within this many ms. Default 30,000. */
+  timeoutMs?: number;
+  /**
+   * Batching interval of the stream to the scheduler, in ms; 0 sends at the
+   * next turn. Default 0 for `inproc://`, 2 otherwise.
+   */
+  batchedSendIntervalMs?: number;
+  /** A prefix for the client's id. Default `client`. */
+  name?: string;
+  /** Where to log. Default: a pino logger named `weft.client` at `$WEFT_LOG_LEVEL` or `info`. */
+  logger?: Logger;
+}
+
+/** Options of one submitted task. */
+export interface SubmitOptions {
+  /** The task's key. Default: derived from the function and arguments (or random if not `pure`). */
+  readonly key?: string;
+  /**
+   * The function is pure: the same arguments give the same key, so a second
+   * submission reuses the first (Dask's `pure=True`). Default true.
+   */
+  readonly pure?: boolean;
+  /** Re-run the task this many times after it raises. Default 0. */
+  readonly retries?: number;
+  /** `{resource: amount}` a worker must supply to run it. */
+  readonly resources?: Resources;
+  /** Higher runs earlier. Default 0. */
+  readonly priority?: number;
+}
+
+/** Options of {@link Client.compute} and {@link Client.get}. */
+export interface ComputeOptions extends GraphOptions {
+  /** The keys wanted. Default: the tasks no other task depends on. */
+  readonly keys?: readonly string[];
+}
+
+/**
+ * An argument of a task function, or a future of one; inside arrays and
+ * plain objects, any element may be a future too.
+ */
+export type FutureOr<T> =
+  | T
+  | Future<T>
+  | (T extends readonly (infer E)[] ? readonly FutureOr<E>[] : never)
+  | (T extends Record<string, unknown> ? { readonly [K in keyof T]: FutureOr<T[K]> } : never);
+
+/** The arguments of `F`, each possibly a future. */
+export type FutureArgs<P extends readonly unknown[]> = { [K in keyof P]: FutureOr<P[K]> };
+
+/** The result type of a task function. */
+export type TaskResult<F extends TaskFunction> = Awaited<ReturnType<F>>;
+
+/** Values of the futures in `T` (an array or a record of futures). */
+export type Gathered<T> = { [K in keyof T]: T[K] extends Future<infer V> ? V : T[K] };
+
+/** A connection to a scheduler, and the futures of what it submitted. */
+export class Client implements FutureHost, GatherHost {
+  /** The client's id, unique on its scheduler. */
+  readonly id: string;
+  /** The scheduler's address. */
+  readonly address: string;
+  /** Rpc connections to the workers results are fetched from. */
+  readonly peers: PeerPool;
+  readonly logger: Logger;
+  private readonly records = new Map<string, KeyRecord>();
+  private toRelease: string[] = [];
+  private releaseScheduled = false;
+  private readonly gatherer: Gatherer;
+  private closedError: Error | null = null;
+
+  private constructor(
+    private readonly conn: SchedulerConnection,
+    id: string,
+    address: string,
+    timeoutMs: number,
+    logger: Logger,
+  ) {
+    this.id = id;
+    this.address = address;
+    this.logger = logger;
+    this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, maxFrameBytes: 512 * 1024 * 1024 });
+    this.gatherer = new Gatherer(this);
+    conn.onMessage = (msg) => this.onMessage(msg);
+    conn.onClose = (err) => {
+      if (err !== null) this.shutDown(new ClientClosedError(`lost the scheduler: ${err.message}`));
+    };
+  }
+
+  /** Connect to the scheduler at `address` (`tcp://host:port` or `inproc://…`). */
+  static async connect(address: string, options: ClientOptions = {}): Promise<Client> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const id = `${options.name ?? "client"}-${randomUUID().slice(0, 8)}`;
+    const conn = await SchedulerConnection.open(address, id, {
+      timeoutMs,
+      batchedSendIntervalMs:
+        options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
+    });
+    const logger =
+      options.logger ?? pino({ name: "weft.client", level: process.env.WEFT_LOG_LEVEL ?? "info" });
+    return new Client(conn, id, address, timeoutMs, logger);
+  }
+
+  /** True once closed, or once the scheduler went away. */
+  get isClosed(): boolean {
+    return this.closedError !== null;
+  }
+
+  /** Keys this client holds futures for. */
+  get keyCount(): number {
+    return this.records.size;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Submitting
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Run `fn(...args)` on a worker. `fn` is a task definition (`defineTask`) or
+   * a registered name; arguments may be futures (their results are passed).
+   */
+  submit<F extends TaskFunction>(
+    fn: TaskDefinition<F>,
+    ...args: FutureArgs<Parameters<F>>
+  ): Future<TaskResult<F>>;
+  submit(fn: string, ...args: unknown[]): Future<unknown>;
+  submit(fn: TaskDefinition<TaskFunction> | string, ...args: unknown[]): Future<unknown> {
+    return this.submitWith({}, fn as string, ...args);
+  }
+
+  /** {@link submit} with options: `retries`, `key`, `pure`, `resources`, `priority`. */
+  submitWith<F extends TaskFunction>(
+    options: SubmitOptions,
+    fn: TaskDefinition<F>,
+    ...args: FutureArgs<Parameters<F>>
+  ): Future<TaskResult<F>>;
+  submitWith(options: SubmitOptions, fn: string, ...args: unknown[]): Future<unknown>;
+  submitWith(
+    options: SubmitOptions,
+    fn: TaskDefinition<TaskFunction> | string,
+    ...args: unknown[]
+  ): Future<unknown> {
+    this.checkOpen();
+    const name = taskName(fn, "submit");
+    const what = `submit(${name})`;
+    const deps = new Set<string>();
+    const prepared = argsWithRefs(args, deps, this, what);
+    const key =
+      options.key ?? (options.pure === false ? uniqueKey(name) : tokenize(name, prepared));
+    const task = graphTask(name, prepared, deps, options);
+    return this.submitTasks({ [key]: task }, [key])[0];
+  }
+
+  /** `fn(item)` for every item, as one batch; one future per item, in order. */
+  map<F extends TaskFunction>(
+    fn: TaskDefinition<F>,
+    items: Iterable<FutureOr<Parameters<F>[0]>>,
+    options?: Omit<SubmitOptions, "key">,
+  ): Future<TaskResult<F>>[];
+  map(
+    fn: string,
+    items: Iterable<unknown>,
+    options?: Omit<SubmitOptions, "key">,
+  ): Future<unknown>[];
+  map(
+    fn: TaskDefinition<TaskFunction> | string,
+    items: Iterable<unknown>,
+    options: Omit<SubmitOptions, "key"> = {},
+  ): Future<unknown>[] {
+    this.checkOpen();
+    const name = taskName(fn, "map");
+    const tasks: Record<string, GraphTask> = {};
+    const keys: string[] = [];
+    for (const item of items) {
+      const deps = new Set<string>();
+      const prepared = argsWithRefs([item], deps, this, `map(${name})`);
+      const key = options.pure === false ? uniqueKey(name) : tokenize(name, prepared);
+      tasks[key] = graphTask(name, prepared, deps, options);
+      keys.push(key);
+    }
+    return this.submitTasks(tasks, keys);
+  }
+
+  /**
+   * Compute a Dask-style graph (`{key: [fn, ...args]}`, see `graph.ts`).
+   * Returns a future for each wanted key (default: the tasks no other task
+   * depends on). Graph keys are used as they are: they must not clash with
+   * other computations still held.
+   */
+  compute(graph: Graph, options: ComputeOptions = {}): Record<string, Future> {
+    this.checkOpen();
+    const built = buildGraph(graph, this, options);
+    const keys = options.keys ?? built.sinks;
+    for (const key of keys) {
+      if (built.literals.has(key)) {
+        throw new TypeError(
+          `compute: ${JSON.stringify(key)} is a literal in the graph, not a task`,
+        );
+      }
+      if (!Object.hasOwn(built.tasks, key)) {
+        throw new TypeError(`compute: the graph has no key ${JSON.stringify(key)}`);
+      }
+    }
+    const futures = this.submitTasks(built.tasks, keys);
+    const out: Record<string, Future> = {};
+    for (let i = 0; i < keys.length; i++) out[keys[i]] = futures[i];
+    return out;
+  }
+
+  /**
+   * Compute a graph and return the values of the wanted keys (literals
+   * included), releasing everything afterwards (Dask's `client.get`).
+   */
+  async get(graph: Graph, options: ComputeOptions = {}): Promise<Record<string, unknown>> {
+    const built = buildGraph(graph, this, options);
+    const wanted = options.keys ?? built.sinks;
+    const out: Record<string, unknown> = {};
+    const taskKeys: string[] = [];
+    for (const key of wanted) {
+      if (built.literals.has(key)) out[key] = built.literals.get(key);
+      else taskKeys.push(key);
+    }
+    if (taskKeys.length === 0) return out;
+    const futures = this.compute(graph, { ...options, keys: taskKeys });
+    try {
+      const values = await this.gather(Object.values(futures));
+      for (let i = 0; i < taskKeys.length; i++) out[taskKeys[i]] = values[i];
+      return out;
+    } finally {
+      for (const f of Object.values(futures)) f.release();
+    }
+  }
+
+  private submitTasks(tasks: Record<string, GraphTask>, keys: readonly string[]): Future[] {
+    this.flushReleases();
+    const futures = keys.map((key) => {
+      const rec = this.records.get(key);
+      if (rec !== undefined && rec.status === "cancelled") rec.reset();
+      return new Future(this, key);
+    });
+    if (this.noWorkerKeys > 0) this.markHeldUp(tasks, keys);
+    const msg: UpdateGraphMsg = {
+      op: "update-graph",
+      tasks,
+      keys: [...keys],
+      clientId: this.id,
+      stimulusId: newStimulusId("update-graph"),
+    };
+    this.conn.send(msg);
+    return futures;
+  }
+
+  /** New keys waiting behind an input no worker can run fail at once, as that input did. */
+  private markHeldUp(tasks: Record<string, GraphTask>, keys: readonly string[]): void {
+    for (const [key, input] of heldUpKeys(tasks, keys, this.records)) {
+      const rec = this.records.get(key);
+      const why = input.error;
+      if (rec === undefined || rec.status !== "pending" || !(why instanceof NoWorkerError))
+        continue;
+      rec.fail("no-worker", new NoWorkerError(key, why.task, why.reason));
+    }
+  }
+
+  /** Keys held whose status is `no-worker`. */
+  private get noWorkerKeys(): number {
+    let n = 0;
+    for (const rec of this.records.values()) if (rec.status === "no-worker") n++;
+    return n;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Results
+  // ---------------------------------------------------------------------------
+
+  /** The results of futures: an array for an array, a record for a record. */
+  gather<T extends readonly Future[] | []>(futures: T): Promise<Gathered<T>>;
+  gather<T extends Record<string, Future>>(futures: T): Promise<Gathered<T>>;
+  gather<T>(future: Future<T>): Promise<T>;
+  async gather(futures: unknown): Promise<unknown> {
+    if (futures instanceof Future) return futures.result();
+    if (Array.isArray(futures)) return Promise.all(futures.map((f) => this.resultOfFuture(f)));
+    if (typeof futures === "object" && futures !== null) {
+      const entries = Object.entries(futures);
+      const values = await Promise.all(entries.map(([, f]) => this.resultOfFuture(f)));
+      return Object.fromEntries(entries.map(([k], i) => [k, values[i]]));
+    }
+    throw new TypeError("gather: expected a future, an array of futures or a record of futures");
+  }
+
+  private resultOfFuture(f: unknown): Promise<unknown> {
+    if (!(f instanceof Future)) return Promise.resolve(f);
+    return f.result();
+  }
+
+  /** @internal The result of `key`: waits until it is done, then fetches it. */
+  async resultOf(key: string): Promise<unknown> {
+    let lostTries = 0;
+    for (;;) {
+      const rec = this.records.get(key);
+      if (rec === undefined) {
+        throw this.closedError ?? new ClientClosedError(`${key} is not held by this client`);
+      }
+      if (rec.status === "pending") {
+        await rec.settled();
+        continue;
+      }
+      if (rec.status !== "finished") throw rec.error ?? new Error(`${key} ${rec.status}`);
+      try {
+        return await this.gatherer.fetch(key);
+      } catch (err) {
+        // Lost with its worker: the scheduler recomputes it (lost-data) and reports again.
+        if (!(err instanceof LostKeyError) || ++lostTries > 3) throw err;
+        await Promise.race([rec.changed(), sleep(500)]);
+      }
+    }
+  }
+
+  /** Cancel the futures' tasks and those depending on them; their futures reject with `CancelledError`. */
+  async cancel(
+    futures: Future | readonly Future[],
+    options: { force?: boolean } = {},
+  ): Promise<void> {
+    const list = futures instanceof Future ? [futures] : futures;
+    await this.cancelKeys(
+      list.map((f) => f.key),
+      options.force,
+    );
+  }
+
+  /** @internal */
+  async cancelKeys(keys: readonly string[], force = false): Promise<void> {
+    this.checkOpen();
+    this.flushReleases();
+    this.conn.send({
+      op: "cancel-keys",
+      keys: [...keys],
+      clientId: this.id,
+      force,
+      stimulusId: newStimulusId("cancel"),
+    });
+  }
+
+  /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */
+  async counters(): Promise<SchedulerCounters> {
+    this.checkOpen();
+    return (await this.conn.request("counters")) as SchedulerCounters;
+  }
+
+  /** The workers connected to the scheduler. */
+  async workers(): Promise<WorkerIdentity[]> {
+    this.checkOpen();
+    return (await this.conn.request("workers")) as WorkerIdentity[];
+  }
+
+  /** @internal Where the scheduler says these keys are held. */
+  async whoHas(keys: readonly string[]): Promise<Record<string, readonly string[]>> {
+    return (await this.conn.request("who-has", { keys })) as Record<string, string[]>;
+  }
+
+  /** @internal */
+  holdersOf(key: string): readonly string[] {
+    return this.records.get(key)?.holders ?? [];
+  }
+
+  // ---------------------------------------------------------------------------
+  // Reference counting
+  // ---------------------------------------------------------------------------
+
+  /** @internal */
+  addRef(key: string): KeyRecord {
+    let rec = this.records.get(key);
+    if (rec === undefined) {
+      rec = new KeyRecord(key);
+      if (this.closedError !== null) rec.fail("lost", this.closedError);
+      this.records.set(key, rec);
+    }
+    rec.refs++;
+    return rec;
+  }
+
+  /** @internal */
+  dropRef(key: string): void {
+    const rec = this.records.get(key);
+    if (rec === undefined || rec.refs === 0) return;
+    rec.refs--;
+    if (rec.refs > 0 || this.closedError !== null) return;
+    this.toRelease.push(key);
+    if (!this.releaseScheduled) {
+      this.releaseScheduled = true;
+      queueMicrotask(() => this.flushReleases());
+    }
+  }
+
+  /** Tell the scheduler about the keys no future refers to any more. */
+  private flushReleases(): void {
+    this.releaseScheduled = false;
+    if (this.toRelease.length === 0) return;
+    const keys: string[] = [];
+    let released: Error | null = null;
+    for (const key of this.toRelease) {
+      const rec = this.records.get(key);
+      if (rec === undefined || rec.refs > 0) continue;
+      this.records.delete(key);
+      released ??= new ClientClosedError("the last future of the key was released");
+      rec.fail("lost", released);
+      keys.push(key);
+    }
+    this.toRelease = [];
+    if (keys.length === 0 || this.closedError !== null) return;
+    this.conn.send({
+      op: "client-releases-keys",
+      keys,
+      clientId: this.id,
+      stimulusId: newStimulusId("client-releases-keys"),
+    });
+  }
+
+  // ---------------------------------------------------------------------------
+  // Messages from the scheduler
+  // ---------------------------------------------------------------------------
+
+  private onMessage(msg: ServerToClientMessage): void {
+    switch (msg.op) {
+      case "key-in-memory":
+        this.records.get(msg.key)?.finish("whoHas" in msg ? msg.whoHas : [], msg.typename);
+        return;
+      case "task-erred":
+        this.records.get(msg.key)?.fail(
+          "error",
+          new RemoteTaskError({
+            key: msg.key,
+            blame: msg.blame,
+            exception: msg.exception,
+            exceptionText: msg.exceptionText,
+            tracebackText: msg.tracebackText,
+          }),
+        );
+        return;
+      case "cancelled-keys":
+        for (const key of msg.keys) {
+          const rec = this.records.get(key);
+          if (rec !== undefined && rec.status !== "lost") {
+            rec.fail("cancelled", new CancelledError(key, msg.reason));
+          }
+        }
+        return;
+      case "task-no-worker":
+        this.records
+          .get(msg.key)
+          ?.fail("no-worker", new NoWorkerError(msg.key, msg.task, msg.reason));
+        return;
+      case "lost-data":
+      case "task-retried":
+        this.records.get(msg.key)?.reset();
+        return;
+      case "scheduler-failed":
+        this.shutDown(new ClientClosedError(msg.message));
+        return;
+      case "reply":
+        return;
+      default:
+        this.logger.warn({ op: (msg as { op?: unknown }).op }, "ignored an unknown message");
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Closing
+  // ---------------------------------------------------------------------------
+
+  private checkOpen(): void {
+    if (this.closedError !== null) throw this.closedError;
+  }
+
+  private shutDown(error: Error): void {
+    if (this.closedError !== null) return;
+    this.closedError = error;
+    for (const rec of this.records.values()) rec.fail("lost", error);
+    void this.peers.closeAll();
+  }
+
+  /**
+   * Release everything this client holds, close the connection and fail the
+   * futures still waiting with `ClientClosedError`. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.closedError !== null) {
+      await this.conn.close();
+      return;
+    }
+    this.flushReleases();
+    if (!this.conn.isClosed) {
+      this.conn.send({
+        op: "close-client",
+        clientId: this.id,
+        stimulusId: newStimulusId("close-client"),
+      });
+    }
+    this.shutDown(new ClientClosedError("the client was closed"));
+    await this.conn.close();
+    await this.peers.closeAll();
+  }
+}
+
+function graphTask(
+  fn: string,
+  args: unknown[],
+  deps: ReadonlySet<string>,
+  options: SubmitOptions,
+): GraphTask {
+  if (
+    options.retries !== undefined &&
+    (!Number.isInteger(options.retries) || options.retries < 0)
+  ) {
+    throw new RangeError(`retries must be an integer >= 0, got ${options.retries}`);
+  }
+  return {
+    spec: { fn, args },
+    dependencies: [...deps],
+    ...(options.retries !== undefined ? { retries: options.retries } : {}),
+    ...(options.resources !== undefined ? { resources: options.resources } : {}),
+    ...(options.priority !== undefined ? { priority: options.priority } : {}),
+  };
+}

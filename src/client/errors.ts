@@ -1,0 +1,108 @@
+/** The errors a client's futures fail with. */
+
+/**
+ * A task failed on a worker: re-raised at the client with the remote error's
+ * texts. `stack` is the remote stack: the frames of the task function on the
+ * worker where it raised.
+ */
+export class RemoteTaskError extends Error {
+  override name = "RemoteTaskError";
+  /** The key the client waited for. */
+  readonly key: string;
+  /** The key of the task that raised: `key` itself or one it depends on. */
+  readonly blame: string;
+  /** The remote error's class name, e.g. `"TypeError"` (from `exceptionText` when unknown). */
+  readonly remoteName: string;
+  /** The remote error's message. */
+  readonly remoteMessage: string;
+  /** `"Name: message"`, as the worker reported it. */
+  readonly exceptionText: string;
+  /** The remote stack frames, as the worker reported them. */
+  readonly tracebackText: string;
+  /** The error object the worker sent (plain fields), if any. */
+  readonly remoteError: unknown;
+
+  constructor(fields: {
+    key: string;
+    blame: string;
+    exception: unknown;
+    exceptionText: string;
+    tracebackText: string;
+  }) {
+    const { key, blame, exceptionText, tracebackText } = fields;
+    const via = blame === key ? "" : ` (because its dependency ${blame} failed)`;
+    super(`task ${key} failed${via}: ${exceptionText}`);
+    this.key = key;
+    this.blame = blame;
+    this.exceptionText = exceptionText;
+    this.tracebackText = tracebackText;
+    this.remoteError = fields.exception;
+    const exc = fields.exception as { name?: unknown; message?: unknown } | null | undefined;
+    const colon = exceptionText.indexOf(": ");
+    this.remoteName =
+      typeof exc?.name === "string"
+        ? exc.name
+        : colon > 0
+          ? exceptionText.slice(0, colon)
+          : "Error";
+    this.remoteMessage =
+      typeof exc?.message === "string"
+        ? exc.message
+        : colon > 0
+          ? exceptionText.slice(colon + 2)
+          : exceptionText;
+    // The stack is the remote one: where the task failed on the worker.
+    const remote = tracebackText.trimEnd();
+    this.stack = `${this.name}: ${this.message}${remote === "" ? "" : `\n${remote}`}`;
+  }
+}
+
+/** The key was cancelled (by this or another client) or cannot be computed. */
+export class CancelledError extends Error {
+  override name = "CancelledError";
+  constructor(
+    readonly key: string,
+    /** The scheduler's reason, e.g. "cancelled by client c1", "lost dependencies: x unknown". */
+    readonly reason: string,
+  ) {
+    super(`${key} was cancelled: ${reason}`);
+  }
+}
+
+/**
+ * No connected worker can run the task the key needs (e.g. a resource none
+ * has). The key stays wanted: if a suitable worker joins, it is computed and
+ * the future finishes after all.
+ */
+export class NoWorkerError extends Error {
+  override name = "NoWorkerError";
+  constructor(
+    readonly key: string,
+    /** The task held up: `key` itself or one it depends on. */
+    readonly task: string,
+    /** The scheduler's reason, e.g. "no running worker has resource 'GPU'". */
+    readonly reason: string,
+  ) {
+    super(
+      task === key
+        ? `no worker can run ${key}: ${reason}`
+        : `no worker can run ${task}, which ${key} needs: ${reason}`,
+    );
+  }
+}
+
+/** The client was closed, lost its scheduler, or the future was released, before the result came. */
+export class ClientClosedError extends Error {
+  override name = "ClientClosedError";
+}
+
+/** The result of a finished key could not be fetched from any worker holding it. */
+export class LostKeyError extends Error {
+  override name = "LostKeyError";
+  constructor(
+    readonly key: string,
+    why: string,
+  ) {
+    super(`cannot fetch the result of ${key}: ${why}`);
+  }
+}

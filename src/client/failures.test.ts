@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CancelledError, NoWorkerError, RemoteTaskError } from "./errors.ts";
+import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
+import { add, boom, flaky, inc, slowInc, sum, uncloneable } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+describe("failures reach the client", () => {
+  it("a task error carries its message and remote stack, and the cluster stays usable", async () => {
+    const { client } = await testCluster();
+    const bad = client.submit(boom, "it broke");
+    const err = await bad.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RemoteTaskError);
+    const e = err as RemoteTaskError;
+    expect(e.message).toBe(`task ${bad.key} failed: ValueError: it broke`);
+    expect(e.remoteName).toBe("ValueError");
+    expect(e.remoteMessage).toBe("it broke");
+    expect(e.exceptionText).toBe("ValueError: it broke");
+    expect(e.tracebackText).toMatch(/testTasks\.ts/);
+    expect(e.stack).toMatch(
+      /^RemoteTaskError: task boom-\w+ failed: ValueError: it broke\n\s+at .*testTasks\.ts/,
+    );
+    expect(bad.status).toBe("error");
+    expect(await bad.exception()).toBe(e);
+
+    // A dependent fails with the same error, blaming the task that raised.
+    const dependent = client.submit(add, bad, 1);
+    const dep = (await dependent.catch((x: unknown) => x)) as RemoteTaskError;
+    expect(dep).toBeInstanceOf(RemoteTaskError);
+    expect(dep.blame).toBe(bad.key);
+    expect(dep.message).toMatch(
+      /failed \(because its dependency boom-\w+ failed\): ValueError: it broke/,
+    );
+
+    // The cluster goes on computing.
+    expect(await client.gather(client.map(inc, [1, 2, 3]))).toEqual([2, 3, 4]);
+    expect(await client.get({ a: ["inc", 1], b: ["add", "a", "a"] })).toEqual({ b: 4 });
+  });
+
+  it("an invalid graph (a cycle) fails its keys with a clear error", async () => {
+    const { client } = await testCluster();
+    const futures = client.compute({ a: ["inc", "b"], b: ["inc", "a"] }, { keys: ["a"] });
+    await expect(futures.a).rejects.toThrow(/InvalidGraph: update-graph rejected: cycle/);
+  });
+
+  it("retries a failing task as often as asked", async () => {
+    const { client } = await testCluster();
+    const ok = client.submitWith({ retries: 2 }, flaky, "twice", 2, 42);
+    expect(await ok).toBe(42);
+    const notEnough = client.submitWith({ retries: 1 }, flaky, "thrice", 3, 42);
+    await expect(notEnough).rejects.toThrow(/attempt 2 of thrice failed/);
+    const graph = await client.get({ x: ["flaky", "graph", 1, 7] }, { retries: 1 });
+    expect(graph).toEqual({ x: 7 });
+  });
+
+  it("a task needing a resource no worker has is reported instead of hanging", async () => {
+    const { client } = await testCluster();
+    const gpu = client.submitWith({ resources: { GPU: 1 } }, inc, 1);
+    const err = (await gpu.catch((e: unknown) => e)) as NoWorkerError;
+    expect(err).toBeInstanceOf(NoWorkerError);
+    expect(err.key).toBe(gpu.key);
+    expect(err.reason).toMatch(/GPU/);
+    expect(gpu.status).toBe("no-worker");
+    // A task waiting for it is told too, naming the task held up.
+    const after = client.submit(add, gpu, 1);
+    const err2 = (await after.catch((e: unknown) => e)) as NoWorkerError;
+    expect(err2).toBeInstanceOf(NoWorkerError);
+    expect(err2.task).toBe(gpu.key);
+    expect(err2.message).toMatch(/no worker can run .*, which .* needs/);
+    const graph = client.compute({ g: ["inc", 1] }, { resources: { GPU: 2 } });
+    await expect(graph.g).rejects.toThrow(NoWorkerError);
+    // Other work goes on.
+    expect(await client.submit(inc, 10)).toBe(11);
+  });
+
+  it("cancelling a running graph frees its keys on every worker", async () => {
+    const { cluster, client } = await testCluster();
+    const graph: Record<string, unknown[]> = {};
+    const parts: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      graph[`slow-${i}`] = ["slowInc", i, 40];
+      parts.push(`slow-${i}`);
+    }
+    graph.total = ["sum", parts];
+    const futures = client.compute(graph, { keys: ["total", "slow-0"] });
+    await futures["slow-0"]; // running: some inputs done, others computing
+    expect(knownKeys(cluster).workers.flat().length).toBeGreaterThan(0);
+    await client.cancel(Object.values(futures));
+    const err = await futures.total.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CancelledError);
+    expect((err as CancelledError).reason).toMatch(/cancelled by client/);
+    expect(futures.total.status).toBe("cancelled");
+    await eventually(
+      () => {
+        const known = knownKeys(cluster);
+        return known.scheduler.length === 0 && known.workers.every((keys) => keys.length === 0);
+      },
+      5_000,
+      "every key is forgotten",
+    );
+    for (const w of cluster.workers) expect(w.state.data.size).toBe(0);
+    // Usable afterwards, and the same keys compute again.
+    expect(await client.get({ a: ["slowInc", 1, 1], b: ["sum", ["a", "a"]] })).toEqual({ b: 4 });
+    const again = client.compute(graph, { keys: ["total"] });
+    expect(await again.total).toBe(12 + (11 * 12) / 2);
+  });
+
+  it("cancelling one future cancels what depends on it", async () => {
+    const { client } = await testCluster();
+    const x = client.submit(slowInc, 1, 200);
+    const y = client.submit(sum, [x, 1]);
+    await x.cancel();
+    await expect(x).rejects.toThrow(CancelledError);
+    await expect(y).rejects.toThrow(CancelledError);
+  });
+
+  it("a value that cannot be cloned fails its task with a clear error (threads)", async () => {
+    const { client } = await testCluster({ executor: "threads", workers: 1 });
+    const f = client.submit(uncloneable);
+    const err = (await f.catch((e: unknown) => e)) as RemoteTaskError;
+    expect(err).toBeInstanceOf(RemoteTaskError);
+    expect(err.remoteName).toBe("DataCloneError");
+    expect(err.message).toMatch(/result of task uncloneable-\w+ cannot be cloned/);
+    expect(await client.submit(inc, 1)).toBe(2);
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * A future: a handle on a key the client submitted, and a promise of its
+ * result. `await future` fetches the result from the worker holding it (each
+ * await fetches again; the result stays on the worker). While any future of a
+ * key is alive and not released, the cluster keeps the result; releasing the
+ * last one (explicitly, or by the garbage collector) lets the scheduler forget it.
+ *
+ * Futures are thenables: an `async` function that returns a future returns
+ * its result. Return `{ future }` to hand the future itself on.
+ */
+
+import { ClientClosedError } from "./errors.ts";
+import type { FutureStatus, KeyRecord } from "./keyRecord.ts";
+
+/** What a future needs of its client. */
+export interface FutureHost {
+  /** The result of `key`, fetched from a worker. */
+  resultOf(key: string): Promise<unknown>;
+  /** Cancel these keys (and what depends on them). */
+  cancelKeys(keys: readonly string[]): Promise<void>;
+  /** One reference fewer to `key`. */
+  dropRef(key: string): void;
+  /** The record of `key`, one reference more. */
+  addRef(key: string): KeyRecord;
+  /** Identifies the client in errors. */
+  readonly id: string;
+}
+
+interface Held {
+  readonly host: FutureHost;
+  readonly key: string;
+}
+
+const registry = new FinalizationRegistry<Held>((held) => held.host.dropRef(held.key));
+
+/** A submitted task's key and the promise of its result. */
+export class Future<T = unknown> implements PromiseLike<T> {
+  /** The task's key. */
+  readonly key: string;
+  /** @internal */
+  readonly host: FutureHost;
+  private readonly record: KeyRecord;
+  private released = false;
+
+  /** @internal Futures are made by a client (`submit`, `map`, `compute`). */
+  constructor(host: FutureHost, key: string) {
+    this.host = host;
+    this.key = key;
+    this.record = host.addRef(key);
+    registry.register(this, { host, key }, this);
+  }
+
+  /** What the client last heard of the key; `released` once {@link release}d. */
+  get status(): FutureStatus | "released" {
+    return this.released ? "released" : this.record.status;
+  }
+
+  /** True once the key finished, failed or was cancelled (or the client closed). */
+  get done(): boolean {
+    const s = this.status;
+    return s !== "pending";
+  }
+
+  /** The result type's name, once finished. */
+  get typename(): string | null {
+    return this.record.typename;
+  }
+
+  /**
+   * The result, fetched from a worker. Rejects with a `RemoteTaskError` if the
+   * task failed, a `CancelledError` if it was cancelled, a `NoWorkerError` if no
+   * worker can run it, a `ClientClosedError` if the client closed or the
+   * future was released.
+   */
+  result(): Promise<T> {
+    if (this.released) {
+      return Promise.reject(new ClientClosedError(`the future of ${this.key} was released`));
+    }
+    return this.host.resultOf(this.key) as Promise<T>;
+  }
+
+  /** The error the key failed with, or null once it finished. Waits until it is done. */
+  async exception(): Promise<Error | null> {
+    await this.record.settled();
+    return this.record.error;
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: a future is deliberately a thenable
+  then<R1 = T, R2 = never>(
+    onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
+    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    return this.result().then(onfulfilled, onrejected);
+  }
+
+  /** As `Promise.prototype.catch`. */
+  catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
+    return this.result().catch(onrejected);
+  }
+
+  /** As `Promise.prototype.finally`. */
+  finally(onfinally?: (() => void) | null): Promise<T> {
+    return this.result().finally(onfinally);
+  }
+
+  /** Cancel the task (and those depending on it); the future rejects with `CancelledError`. */
+  cancel(): Promise<void> {
+    return this.host.cancelKeys([this.key]);
+  }
+
+  /**
+   * Give up this reference to the key. Once no future of the key is left, the
+   * scheduler may forget it and its result. Idempotent.
+   */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    registry.unregister(this);
+    this.host.dropRef(this.key);
+  }
+
+  toString(): string {
+    return `<Future ${this.key} ${this.status}>`;
+  }
+}
+
+/** True if `v` is a {@link Future}. */
+export function isFuture(v: unknown): v is Future {
+  return v instanceof Future;
+}

@@ -1,0 +1,129 @@
+/**
+ * Dask-style graphs: `{key: [fn, ...args]}` where `fn` is a registered task
+ * name (or a `defineTask` definition) and an argument that is another key of
+ * the graph stands for that task's result:
+ *
+ * ```ts
+ * const graph = {
+ *   x: ["inc", 1],
+ *   y: ["inc", 2],
+ *   z: ["add", "x", "y"],      // add(inc(1), inc(2))
+ *   w: ["sum", ["x", "y", 10]], // keys inside arrays are results too
+ * };
+ * ```
+ *
+ * A value that is not such an array is a literal: its key stands for the
+ * value itself (wrap an array with {@link literal} to make it one). Strings
+ * are matched against keys inside arrays only, as in Dask; inside plain
+ * objects use `taskRef(key)`. Futures may appear anywhere as arguments.
+ */
+
+import type { GraphTask } from "../protocol/messagesClient.ts";
+import { isTaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
+import type { Resources } from "../protocol/messagesWorker.ts";
+import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import { Future } from "./future.ts";
+import { isTaskDefinition, mapArgs, taskName } from "./taskArgs.ts";
+
+/** A graph: `{key: [fn, ...args] | literal}`. */
+export type Graph = Readonly<Record<string, unknown>>;
+
+/** One task of a graph. */
+export type GraphTaskEntry = readonly [TaskDefinition<TaskFunction> | string, ...unknown[]];
+
+/** A literal value in a graph (see {@link literal}). */
+export interface Literal<T = unknown> {
+  readonly __weftLiteral: T;
+}
+
+/** Mark `value` as a literal, for arrays that would otherwise read as tasks. */
+export function literal<T>(value: T): Literal<T> {
+  return { __weftLiteral: value };
+}
+
+function isLiteralWrapper(v: unknown): v is Literal {
+  return typeof v === "object" && v !== null && Object.hasOwn(v, "__weftLiteral");
+}
+
+/** True if a graph value is a task (an array starting with a name or definition). */
+export function isTaskEntry(v: unknown): v is GraphTaskEntry {
+  return (
+    Array.isArray(v) &&
+    v.length > 0 &&
+    ((typeof v[0] === "string" && v[0] !== "") || isTaskDefinition(v[0]))
+  );
+}
+
+/** Options applying to every task of a graph. */
+export interface GraphOptions {
+  /** Re-run a task this many times after it raises. */
+  readonly retries?: number;
+  /** `{resource: amount}` a worker must supply to run each task. */
+  readonly resources?: Resources;
+  /** Higher runs earlier. */
+  readonly priority?: number;
+}
+
+/** A graph ready for `update-graph`. */
+export interface BuiltGraph {
+  /** The tasks, with task references for the keys their arguments name. */
+  readonly tasks: Record<string, GraphTask>;
+  /** The literal keys and their values (inlined into the tasks that use them). */
+  readonly literals: ReadonlyMap<string, unknown>;
+  /** Task keys no other task depends on, in graph order. */
+  readonly sinks: readonly string[];
+}
+
+/**
+ * Turn a graph into `update-graph` tasks. `owner` is the client whose futures
+ * may appear as arguments. Throws a TypeError naming a bad entry.
+ */
+export function buildGraph(graph: Graph, owner: object, options: GraphOptions = {}): BuiltGraph {
+  if (typeof graph !== "object" || graph === null || Array.isArray(graph)) {
+    throw new TypeError("compute: the graph must be an object {key: [fn, ...args]}");
+  }
+  const literals = new Map<string, unknown>();
+  const entries: [string, GraphTaskEntry][] = [];
+  for (const key of Object.keys(graph)) {
+    const v = graph[key];
+    if (isTaskEntry(v)) entries.push([key, v]);
+    else literals.set(key, isLiteralWrapper(v) ? v.__weftLiteral : v);
+  }
+  const tasks: Record<string, GraphTask> = {};
+  const used = new Set<string>();
+  for (const [key, entry] of entries) {
+    const what = `graph key ${JSON.stringify(key)}`;
+    const fn = taskName(entry[0], what);
+    const deps = new Set<string>();
+    const refer = (k: string): unknown => {
+      if (literals.has(k)) return literals.get(k);
+      deps.add(k);
+      used.add(k);
+      return taskRef(k);
+    };
+    const args = mapArgs(
+      entry.slice(1),
+      (v, path) => {
+        if (typeof v === "string") return Object.hasOwn(graph, v) ? refer(v) : undefined;
+        if (v instanceof Future) {
+          if (v.host !== owner)
+            throw new TypeError(`${what}: ${path} is a future of another client`);
+          deps.add(v.key);
+          return taskRef(v.key);
+        }
+        if (isTaskRef(v)) return refer(v.__weftRef);
+        return undefined;
+      },
+      what,
+    ) as unknown[];
+    tasks[key] = {
+      spec: { fn, args },
+      dependencies: [...deps],
+      ...(options.retries !== undefined ? { retries: options.retries } : {}),
+      ...(options.resources !== undefined ? { resources: options.resources } : {}),
+      ...(options.priority !== undefined ? { priority: options.priority } : {}),
+    };
+  }
+  const sinks = entries.map(([key]) => key).filter((key) => !used.has(key));
+  return { tasks, literals, sinks };
+}

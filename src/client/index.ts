@@ -1,0 +1,34 @@
+/** The client side: `Client`, futures, graphs and `LocalCluster`. */
+
+export { taskRef } from "../protocol/messagesTaskSpec.ts";
+export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
+export {
+  Client,
+  type ClientOptions,
+  type ComputeOptions,
+  type FutureArgs,
+  type FutureOr,
+  type Gathered,
+  type SubmitOptions,
+  type TaskResult,
+} from "./client.ts";
+export {
+  CancelledError,
+  ClientClosedError,
+  LostKeyError,
+  NoWorkerError,
+  RemoteTaskError,
+} from "./errors.ts";
+export { Future, isFuture } from "./future.ts";
+export {
+  type BuiltGraph,
+  buildGraph,
+  type Graph,
+  type GraphOptions,
+  type GraphTaskEntry,
+  isTaskEntry,
+  type Literal,
+  literal,
+} from "./graph.ts";
+export type { FutureStatus } from "./keyRecord.ts";
+export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";

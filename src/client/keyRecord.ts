@@ -1,0 +1,73 @@
+/**
+ * What a client knows of one key it holds futures for: the latest news from
+ * the scheduler, where the result is held, and how many futures refer to it.
+ * Every future of the same key shares one record.
+ */
+
+/**
+ * Where a key is, as the client last heard:
+ * - `pending`: not computed yet (or being recomputed after a loss or for a retry);
+ * - `finished`: the result is in a worker's memory;
+ * - `error`: the task (or one it depends on) failed;
+ * - `no-worker`: no connected worker can run it yet;
+ * - `cancelled`: cancelled, or it cannot be computed;
+ * - `lost`: the client closed or lost its scheduler.
+ */
+export type FutureStatus = "pending" | "finished" | "error" | "no-worker" | "cancelled" | "lost";
+
+/** The client's state of one key. */
+export class KeyRecord {
+  status: FutureStatus = "pending";
+  /** Why the key failed, for `error`, `no-worker`, `cancelled` and `lost`. */
+  error: Error | null = null;
+  /** The workers holding the result when it was last reported. */
+  holders: readonly string[] = [];
+  /** The result's type name, as the worker reported it. */
+  typename: string | null = null;
+  /** Futures referring to this key that were not released. */
+  refs = 0;
+  private waiters: (() => void)[] | null = null;
+
+  constructor(readonly key: string) {}
+
+  /** Resolves at the next change of status (at once if `pending` is not the status). */
+  settled(): Promise<void> {
+    if (this.status !== "pending") return Promise.resolve();
+    return this.changed();
+  }
+
+  /** Resolves at the next change of status. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => {
+      (this.waiters ??= []).push(resolve);
+    });
+  }
+
+  /** The result is in memory on `holders`. */
+  finish(holders: readonly string[], typename: string | null): void {
+    this.holders = holders;
+    this.typename = typename;
+    this.set("finished", null);
+  }
+
+  /** The key failed with `error` in `status`. */
+  fail(status: "error" | "no-worker" | "cancelled" | "lost", error: Error): void {
+    this.holders = [];
+    this.set(status, error);
+  }
+
+  /** Back to `pending` (recomputing after a loss, or retrying). */
+  reset(): void {
+    this.holders = [];
+    this.set("pending", null);
+  }
+
+  private set(status: FutureStatus, error: Error | null): void {
+    this.status = status;
+    this.error = error;
+    const waiters = this.waiters;
+    if (waiters === null) return;
+    this.waiters = null;
+    for (const w of waiters) w();
+  }
+}

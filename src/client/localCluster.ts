@@ -1,0 +1,159 @@
+/**
+ * A cluster in this process: a scheduler and workers talking over the
+ * in-process transport (`inproc://`, messages passed by reference), or over
+ * TCP on 127.0.0.1 — the same code either way.
+ *
+ * ```ts
+ * const cluster = await LocalCluster.start({ workers: 2, threadsPerWorker: 1, taskModules: [tasksUrl] });
+ * const client = await cluster.client();
+ * console.log(await client.submit(inc, 1)); // 2
+ * await cluster.close(); // closes its clients too
+ * ```
+ */
+
+import { type Logger, pino } from "pino";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
+import { Worker } from "../worker/worker.ts";
+import type { WorkerOptions } from "../worker/workerOptions.ts";
+import { Client, type ClientOptions } from "./client.ts";
+
+/** Options of {@link LocalCluster.start}. */
+export interface LocalClusterOptions {
+  /** Number of workers. Default 2. */
+  workers?: number;
+  /** Tasks each worker computes at once. Default 1. */
+  threadsPerWorker?: number;
+  /**
+   * `"threads"` (default): each worker runs tasks on its own pool of worker
+   * threads, so tasks run in parallel and values are copied (structured
+   * clone) between threads. `"inline"`: tasks run on the main thread, values
+   * are shared by reference: the least overhead, for small tasks and tests.
+   */
+  executor?: "inline" | "threads";
+  /** Modules defining the task functions (file URLs or paths), loaded by every worker. */
+  taskModules?: readonly string[];
+  /** Check every state machine after every stimulus (slow; for tests). Default false. */
+  validate?: boolean;
+  /** `"inproc"` (default) or `"tcp"` (on 127.0.0.1, random ports). */
+  protocol?: "inproc" | "tcp";
+  /** More options of the scheduler. */
+  scheduler?: Omit<SchedulerOptions, "listen" | "validate" | "logger">;
+  /** More options of every worker. */
+  worker?: Omit<
+    WorkerOptions,
+    "scheduler" | "listen" | "nthreads" | "executor" | "taskModules" | "validate" | "logger"
+  >;
+  /** Where everything logs. Default: pino at `$WEFT_LOG_LEVEL` or `warn`. */
+  logger?: Logger;
+}
+
+function positiveInt(name: string, v: number): number {
+  if (!Number.isInteger(v) || v < 1) {
+    throw new RangeError(`LocalCluster option ${name} must be a positive integer, got ${v}`);
+  }
+  return v;
+}
+
+/** A scheduler and workers in this process. */
+export class LocalCluster {
+  private readonly clients = new Set<Client>();
+  private closePromise: Promise<void> | null = null;
+
+  private constructor(
+    readonly scheduler: Scheduler,
+    readonly workers: readonly Worker[],
+    private readonly logger: Logger,
+  ) {}
+
+  /** Start the scheduler, then the workers; resolves once every worker has registered. */
+  static async start(options: LocalClusterOptions = {}): Promise<LocalCluster> {
+    const nWorkers = positiveInt("workers", options.workers ?? 2);
+    const nthreads = positiveInt("threadsPerWorker", options.threadsPerWorker ?? 1);
+    const executor = options.executor ?? "threads";
+    if (executor !== "inline" && executor !== "threads") {
+      throw new TypeError(
+        `LocalCluster option executor must be "inline" or "threads", got ${JSON.stringify(executor)}`,
+      );
+    }
+    const protocol = options.protocol ?? "inproc";
+    if (protocol !== "inproc" && protocol !== "tcp") {
+      throw new TypeError(
+        `LocalCluster option protocol must be "inproc" or "tcp", got ${JSON.stringify(protocol)}`,
+      );
+    }
+    const logger =
+      options.logger ?? pino({ name: "weft", level: process.env.WEFT_LOG_LEVEL ?? "warn" });
+    const validate = options.validate ?? false;
+    const scheduler = await Scheduler.start({
+      batchedSendIntervalMs: 0,
+      ...options.scheduler,
+      listen: protocol === "inproc" ? "inproc://scheduler" : "tcp://127.0.0.1:0",
+      validate,
+      logger: logger.child({ name: "weft.scheduler" }),
+    });
+    const started = await Promise.allSettled(
+      Array.from({ length: nWorkers }, () =>
+        Worker.create({
+          batchedSendIntervalMs: 0,
+          ...options.worker,
+          scheduler: scheduler.address,
+          listen: protocol === "inproc" ? "inproc://worker" : "tcp://127.0.0.1:0",
+          nthreads,
+          executor: executor === "threads" ? "piscina" : "inline",
+          taskModules: options.taskModules ?? [],
+          validate,
+          logger: logger.child({ name: "weft.worker" }),
+        }),
+      ),
+    );
+    const workers: Worker[] = [];
+    let failure: unknown = null;
+    for (const r of started) {
+      if (r.status === "fulfilled") workers.push(r.value);
+      else failure ??= r.reason;
+    }
+    if (failure !== null) {
+      await Promise.allSettled(workers.map((w) => w.close()));
+      await scheduler.close();
+      const why = failure instanceof Error ? failure.message : String(failure);
+      throw new Error(`LocalCluster: a worker failed to start: ${why}`, { cause: failure });
+    }
+    return new LocalCluster(scheduler, workers, logger);
+  }
+
+  /** The scheduler's address. */
+  get address(): string {
+    return this.scheduler.address;
+  }
+
+  /** Connect a new client to this cluster; {@link close} closes it. */
+  async client(options: ClientOptions = {}): Promise<Client> {
+    if (this.closePromise !== null) throw new Error("the LocalCluster is closed");
+    const client = await Client.connect(this.address, {
+      logger: this.logger.child({ name: "weft.client" }),
+      ...options,
+    });
+    this.clients.add(client);
+    return client;
+  }
+
+  /**
+   * Check every state machine's invariants (the scheduler's and each
+   * worker's `validateState()`); throws on the first broken one.
+   */
+  validateState(): void {
+    this.scheduler.state.validateState();
+    for (const w of this.workers) w.state.validateState();
+  }
+
+  /** Close the clients, the workers and the scheduler. Idempotent. */
+  close(): Promise<void> {
+    this.closePromise ??= (async () => {
+      await Promise.allSettled([...this.clients].map((c) => c.close()));
+      await Promise.allSettled(this.workers.map((w) => w.close(5)));
+      await this.scheduler.close();
+    })();
+    return this.closePromise;
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Progress of a computation, from the scheduler's counters (tasks finished
+ * or erred since the watch began) polled while it runs: a bar (cli-progress)
+ * when the stream is a terminal, otherwise a plain line now and then.
+ */
+
+import { SingleBar } from "cli-progress";
+import type { Client } from "./client.ts";
+
+/** Where and how to show progress. */
+export interface ProgressOptions {
+  /** Where to draw (stderr, usually). */
+  readonly stream: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  /** Shown before the bar or line. Default "tasks". */
+  readonly label?: string;
+  /** How often to ask the scheduler, in ms. Default 100. */
+  readonly pollMs?: number;
+  /** Without a terminal: a line at most this often, in ms. Default 1,000. */
+  readonly lineMs?: number;
+}
+
+/** A running progress display. */
+export interface ProgressWatch {
+  /** Tasks done so far (as last polled). */
+  readonly done: number;
+  /** Stop polling; draws the final state. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Show the progress of `total` tasks the client is about to submit. Call it
+ * before submitting: tasks finished before the call do not count.
+ */
+export async function watchProgress(
+  client: Client,
+  total: number,
+  o: ProgressOptions,
+): Promise<ProgressWatch> {
+  const label = o.label ?? "tasks";
+  const start = await client.counters();
+  const base = start.tasksFinished + start.tasksErred;
+  let done = 0;
+  let lastLine = 0;
+  let lastShown = -1;
+  const bar =
+    o.stream.isTTY === true
+      ? new SingleBar({
+          stream: o.stream,
+          format: `${label} [{bar}] {percentage}% | {value}/{total} tasks | {duration_formatted}`,
+          hideCursor: true,
+        })
+      : null;
+  bar?.start(total, 0);
+  const show = (final: boolean): void => {
+    if (bar !== null) {
+      bar.update(Math.min(done, total));
+      return;
+    }
+    const now = Date.now();
+    if (!final && (done === lastShown || done === 0 || now - lastLine < (o.lineMs ?? 1_000))) {
+      return;
+    }
+    lastLine = now;
+    lastShown = done;
+    const pct = total === 0 ? 100 : Math.floor((100 * Math.min(done, total)) / total);
+    o.stream.write(`${label}: ${Math.min(done, total)}/${total} tasks (${pct}%)\n`);
+  };
+  let polling: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    polling = client.counters().then(
+      (c) => {
+        done = c.tasksFinished + c.tasksErred - base;
+        show(false);
+      },
+      () => {},
+    );
+  }, o.pollMs ?? 100);
+  timer.unref();
+  return {
+    get done() {
+      return done;
+    },
+    async stop() {
+      clearInterval(timer);
+      await polling;
+      try {
+        const c = await client.counters();
+        done = c.tasksFinished + c.tasksErred - base;
+      } catch {
+        // the client is gone: show what we had
+      }
+      show(true);
+      bar?.stop();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * A client's connection to the scheduler: the `register-client` handshake,
+ * then a batched stream both ways. Messages from the scheduler go to
+ * `onMessage`, except the replies to {@link request}s, which settle them.
+ */
+
+import { BatchedSend } from "../comm/batchedSend.ts";
+import type { Comm } from "../comm/comm.ts";
+import { connect } from "../comm/connect.ts";
+import type {
+  ClientRequestOp,
+  RegisterClientMsg,
+  ReplyMsg,
+  ServerToClientMessage,
+} from "../protocol/messagesSession.ts";
+import { ClientClosedError } from "./errors.ts";
+
+/** Options of {@link SchedulerConnection.open}. */
+export interface SchedulerConnectionOptions {
+  /** Connect and handshake within this many ms. */
+  timeoutMs: number;
+  /** Batching interval of the stream to the scheduler, in ms. */
+  batchedSendIntervalMs: number;
+  /** TCP: the largest frame sent or accepted. */
+  maxFrameBytes?: number;
+}
+
+interface PendingRequest {
+  resolve(v: unknown): void;
+  reject(e: Error): void;
+}
+
+function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/** The stream between a client and its scheduler. */
+export class SchedulerConnection {
+  /** Called with every scheduler message but replies. */
+  onMessage: (msg: ServerToClientMessage) => void = () => {};
+  /** Called once when the connection ends (`error` null for an orderly close by this side). */
+  onClose: (error: Error | null) => void = () => {};
+  private readonly stream: BatchedSend;
+  private readonly pending = new Map<number, PendingRequest>();
+  private nextRequestId = 1;
+  private closing = false;
+
+  private constructor(
+    readonly comm: Comm,
+    intervalMs: number,
+  ) {
+    this.stream = new BatchedSend(comm, { intervalMs });
+  }
+
+  /** Connect to `address` as client `clientId`. Rejects if refused or unreachable. */
+  static async open(
+    address: string,
+    clientId: string,
+    o: SchedulerConnectionOptions,
+  ): Promise<SchedulerConnection> {
+    const comm = await connect(address, { timeoutMs: o.timeoutMs, maxFrameBytes: o.maxFrameBytes });
+    try {
+      const hello: RegisterClientMsg = { op: "register-client", clientId };
+      await comm.send(hello);
+      const reply = (await timeout(comm.recv(), o.timeoutMs, `registering with ${address}`)) as {
+        status?: unknown;
+        message?: unknown;
+      } | null;
+      if (reply?.status !== "OK") {
+        const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
+        throw new Error(`the scheduler at ${address} refused the client: ${why}`);
+      }
+    } catch (err) {
+      comm.abort();
+      throw err;
+    }
+    const conn = new SchedulerConnection(comm, o.batchedSendIntervalMs);
+    void conn.readLoop();
+    return conn;
+  }
+
+  /** True once closed by either side. */
+  get isClosed(): boolean {
+    return this.closing || this.stream.isClosed;
+  }
+
+  /** Queue a message for the scheduler. Throws a `ClientClosedError` once closed. */
+  send(msg: unknown): void {
+    if (this.isClosed) throw new ClientClosedError("the connection to the scheduler is closed");
+    this.stream.send(msg);
+  }
+
+  /** Ask the server (not the state machine) something; resolves with its `result`. */
+  request(op: ClientRequestOp, fields: Record<string, unknown> = {}): Promise<unknown> {
+    if (this.isClosed) {
+      return Promise.reject(new ClientClosedError("the connection to the scheduler is closed"));
+    }
+    const requestId = this.nextRequestId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(requestId, { resolve, reject });
+      this.stream.send({ op, requestId, ...fields });
+    });
+  }
+
+  private async readLoop(): Promise<void> {
+    let error: Error | null = null;
+    try {
+      for await (const frame of this.comm) {
+        const msgs = (Array.isArray(frame) ? frame : [frame]) as ServerToClientMessage[];
+        for (const msg of msgs) {
+          if (msg?.op === "reply") this.settle(msg);
+          else this.onMessage(msg);
+        }
+      }
+    } catch (err) {
+      error = err instanceof Error ? err : new Error(String(err));
+    }
+    if (!this.closing && error === null) error = new Error("the scheduler closed the connection");
+    this.closing = true;
+    this.stream.abort();
+    const why = new ClientClosedError(
+      `the connection to the scheduler ended${error === null ? "" : `: ${error.message}`}`,
+    );
+    for (const p of this.pending.values()) p.reject(why);
+    this.pending.clear();
+    this.onClose(error);
+  }
+
+  private settle(msg: ReplyMsg): void {
+    const p = this.pending.get(msg.requestId);
+    if (p === undefined) return;
+    this.pending.delete(msg.requestId);
+    if (typeof msg.error === "string") p.reject(new Error(msg.error));
+    else p.resolve(msg.result);
+  }
+
+  /** Send what is queued, then close. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    await this.stream.close();
+  }
+}

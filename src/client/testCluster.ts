@@ -1,0 +1,63 @@
+/** Test helpers: local clusters with validation on, silent logs, closed and checked after each test. */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import { pino } from "pino";
+import type { Client } from "./client.ts";
+import { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
+
+/** The task module of the client tests. */
+export const CLIENT_TEST_TASKS = new URL("./testTasks.ts", import.meta.url).href;
+
+const started: LocalCluster[] = [];
+
+/**
+ * A LocalCluster of 2 single-threaded inline workers running the client test
+ * tasks, validation on, and a client connected to it.
+ */
+export async function testCluster(
+  o: LocalClusterOptions = {},
+): Promise<{ cluster: LocalCluster; client: Client }> {
+  const cluster = await LocalCluster.start({
+    workers: 2,
+    threadsPerWorker: 1,
+    executor: "inline",
+    taskModules: [CLIENT_TEST_TASKS],
+    validate: true,
+    logger: pino({ level: "silent" }),
+    ...o,
+    worker: { heartbeatIntervalMs: 100, findMissingIntervalMs: 50, ...o.worker },
+  });
+  started.push(cluster);
+  return { cluster, client: await cluster.client() };
+}
+
+/** For `afterEach`: check every state machine of the clusters started, then close them. */
+export async function closeTestClusters(): Promise<void> {
+  const clusters = started.splice(0);
+  try {
+    for (const c of clusters) c.validateState();
+  } finally {
+    for (const c of clusters) await c.close();
+  }
+}
+
+/** Wait until `cond()` holds (polling), or fail after `ms`. */
+export async function eventually(
+  cond: () => boolean,
+  ms = 10_000,
+  what = "condition",
+): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error(`${what} not met within ${ms} ms`);
+    await sleep(5);
+  }
+}
+
+/** Keys any state machine of the cluster still knows. */
+export function knownKeys(cluster: LocalCluster): { scheduler: string[]; workers: string[][] } {
+  return {
+    scheduler: [...cluster.scheduler.state.tasks.keys()],
+    workers: cluster.workers.map((w) => [...w.state.tasks.keys()]),
+  };
+}
