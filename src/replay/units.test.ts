@@ -160,3 +160,53 @@ describe("LogFollower", () => {
     expect(follower.steeredRecommendations).toBe(1);
   });
 });
+
+describe("LogFollower and gathers", () => {
+  /** One task needing a key from each of two equally good peers; one transfer at a time. */
+  function gatherOne(follower?: LogFollower): WorkerState {
+    const ws = new WorkerState({
+      address: "tcp://127.0.0.1:1",
+      transferIncomingCountLimit: 1,
+      chooser: follower,
+    });
+    ws.transferIncomingBytesThrottleThreshold = 0;
+    follower?.attach(ws);
+    return ws;
+  }
+
+  const compute = new ComputeTaskEvent({
+    key: "x",
+    runId: 1,
+    whoHas: { a: ["tcp://127.0.0.1:2"], b: ["tcp://127.0.0.1:3"] },
+    nbytes: { a: 8, b: 8 },
+    priority: [0],
+    duration: 1,
+    runSpec: null,
+    resourceRestrictions: {},
+    actor: false,
+    annotations: {},
+    spanId: null,
+    stimulusId: "compute-x",
+  });
+
+  const peers = (ws: WorkerState, ev: ComputeTaskEvent) =>
+    ws.handleStimulus(ev).flatMap((i) => (i.cls === "GatherDep" ? [i.worker] : []));
+
+  it("asks the peer the dumped log asked when peers tie", () => {
+    const plain = gatherOne();
+    const [byDefault] = peers(plain, compute);
+    const [other, otherKey] =
+      byDefault === "tcp://127.0.0.1:2" ? ["tcp://127.0.0.1:3", "b"] : ["tcp://127.0.0.1:2", "a"];
+    // The log of a live run that asked the other peer: the same records up to the gather.
+    const dumped = [...plain.log].map((r) =>
+      r[0] === "gather-dependencies"
+        ? comparableRecord(["gather-dependencies", other, [otherKey], "compute-x", 0])
+        : comparableRecord(r),
+    );
+    const follower = new LogFollower();
+    const ws = gatherOne(follower);
+    follower.begin(dumped);
+    expect(peers(ws, compute)).toEqual([other]);
+    expect(follower.pinnedGathers).toBe(1);
+  });
+});
