@@ -48,3 +48,26 @@ describe("TransitionLog", () => {
     expect(workerStory(new Set(["s2"]), log).map((r) => r[0])).toEqual(["c"]);
   });
 });
+
+describe("WorkerState.toDict", () => {
+  it("gives the debugging dict of the seed's _to_dict", async () => {
+    const { WorkerState } = await import("./workerState.ts");
+    const { ComputeTaskEvent } = await import("./events.ts");
+    const ws = new WorkerState({ address: "127.0.0.1:1" });
+    ws.handleStimulus(
+      ComputeTaskEvent.dummy("y", { whoHas: { x: ["127.0.0.1:2"] }, stimulusId: "s" }),
+    );
+    const d = ws.toDict();
+    expect(d.address).toBe("127.0.0.1:1");
+    expect(d.transition_counter).toBe(ws.transitionCounter);
+    expect(d.in_flight_workers).toEqual({ "127.0.0.1:2": ["x"] });
+    expect((d.tasks as Record<string, Record<string, unknown>>).y).toMatchObject({
+      key: "y",
+      state: "waiting",
+      dependencies: ["<TaskState 'x' flight>"],
+    });
+    expect(d.task_counts).toEqual({ "('y', 'waiting')": 1, "('x', 'flight')": 1 });
+    expect(JSON.parse(JSON.stringify(d))).toEqual(d);
+    expect(Object.keys(ws.toDict(["log", "tasks"]))).not.toContain("log");
+  });
+});

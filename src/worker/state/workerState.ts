@@ -21,6 +21,7 @@ import { type LogEntry, LoggedRecs, NO_RECS, TransitionLog, workerStory } from "
 import { type Finish, finishState, Recs, sameFinish } from "./recs.ts";
 import { TaskCounter } from "./taskCounter.ts";
 import { READY, TaskState, type TaskStateState } from "./taskState.ts";
+import { workerStateToDict } from "./toDict.ts";
 import { TouchedTasks } from "./touchedTasks.ts";
 import { lookupTransition } from "./transitions.ts";
 import { validateState, validateTask } from "./validation.ts";
@@ -805,6 +806,11 @@ export class WorkerState {
       if (key !== null && keys.has(key)) out.push(ev);
     }
     return out;
+  }
+
+  /** The state as the seed's `_to_dict`, for debugging and dumps (see toDict.ts). */
+  toDict(exclude: readonly string[] = []): ReturnType<typeof workerStateToDict> {
+    return workerStateToDict(this, exclude);
   }
 
   /** Check one task's invariants; throws InvalidTaskState with its story. */
