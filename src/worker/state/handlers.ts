@@ -29,7 +29,7 @@ import {
   RetryBusyWorkerLater,
   StealResponseMsg,
 } from "./instructions.ts";
-import { Recs } from "./recs.ts";
+import { type Finish, Recs } from "./recs.ts";
 import { EMPTY_RESOURCES, RUN_ID_SENTINEL, TaskState } from "./taskState.ts";
 import { removeFromSet, type WorkerState } from "./workerState.ts";
 
@@ -204,7 +204,7 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
       );
   }
 
-  const recs = new Recs().set(ts, "waiting");
+  const recs = Recs.of(ts, "waiting");
   ts.runSpec = ev.runSpec;
   const priority = withGeneration(ev.priority, ws.generation);
   ws.generation -= 1;
@@ -378,7 +378,7 @@ function handleRemoveWorker(ws: WorkerState, ev: RemoveWorkerEvent): Recs | null
 function handleSecede(ws: WorkerState, ev: SecedeEvent): Recs | null {
   const ts = ws.tasks.get(ev.key);
   if (ts === undefined) return null;
-  return new Recs().set(ts, ["long-running", ev.computeDuration]);
+  return Recs.of(ts, ["long-running", ev.computeDuration]);
 }
 
 /**
@@ -395,7 +395,7 @@ function handleStealRequest(
   out.push(new StealResponseMsg(ev.key, state, ev.stimulusId));
   // A constrained task holds no resources yet: those are taken on executing.
   if (state === "ready" || state === "constrained" || state === "waiting") {
-    return new Recs().set(ts as TaskState, "released");
+    return Recs.of(ts as TaskState, "released");
   }
   return null;
 }
@@ -417,14 +417,14 @@ function handleCancelCompute(ws: WorkerState, ev: CancelComputeEvent): Recs | nu
   ws.log.add4(ev.key, "cancel-compute", ev.stimulusId, ws.clock());
   // Its dependents can't be processing on the scheduler, so they were never sent here.
   assert(ts.dependents.size === 0);
-  return new Recs().set(ts, "released");
+  return Recs.of(ts, "released");
 }
 
 /**
  * Shared by the handlers of all Execute completions. The task may be executing,
  * cancelled or resumed; after a scatter, in memory or error too.
  */
-function executeDoneCommon(ws: WorkerState, ev: ExecuteDoneEvent): [TaskState, Recs] {
+function executeDoneCommon(ws: WorkerState, ev: ExecuteDoneEvent): TaskState {
   // The key must still be in tasks: see the released -> forgotten transition.
   const ts = ws.tasks.get(ev.key);
   assert(ts, () => JSON.stringify(ws.story(ev.key)));
@@ -434,35 +434,45 @@ function executeDoneCommon(ws: WorkerState, ev: ExecuteDoneEvent): [TaskState, R
   ws.releaseResources(ts);
   ws.executing.delete(ts);
   ws.longRunning.delete(ts);
-  const recs = ws.ensureComputing() ?? new Recs();
+  return ts;
+}
+
+/** The freed thread's next task, then the finished task's own recommendation. */
+function afterExecute(ws: WorkerState, ts: TaskState, finish: Finish): Recs {
+  const recs = ws.ensureComputing();
+  if (recs === null) return Recs.of(ts, finish);
   assert(!recs.has(ts));
-  return [ts, recs];
+  return recs.set(ts, finish);
 }
 
 function handleExecuteSuccess(ws: WorkerState, ev: ExecuteSuccessEvent): Recs | null {
-  const [ts, recs] = executeDoneCommon(ws, ev);
+  const ts = executeDoneCommon(ws, ev);
   // For the scheduler's occupancy estimates: without thread-pool or event-loop overhead.
   ts.addStartStop({ action: "compute", start: ev.start, stop: ev.stop });
   ts.nbytes = ev.nbytes;
   ts.type = ev.type;
-  recs.set(ts, ["memory", ev.value, ev.runId]);
-  return recs;
+  return afterExecute(ws, ts, ["memory", ev.value, ev.runId]);
 }
 
 function handleExecuteFailure(ws: WorkerState, ev: ExecuteFailureEvent): Recs | null {
-  const [ts, recs] = executeDoneCommon(ws, ev);
+  const ts = executeDoneCommon(ws, ev);
   if (ev.start !== null && ev.stop !== null) {
     ts.addStartStop({ action: "compute", start: ev.start, stop: ev.stop });
   }
-  recs.set(ts, ["error", ev.exception, ev.traceback, ev.exceptionText, ev.tracebackText, ev.runId]);
-  return recs;
+  return afterExecute(ws, ts, [
+    "error",
+    ev.exception,
+    ev.traceback,
+    ev.exceptionText,
+    ev.tracebackText,
+    ev.runId,
+  ]);
 }
 
 /** The task raised Reschedule (not work stealing, which sends free-keys). */
 function handleReschedule(ws: WorkerState, ev: RescheduleEvent): Recs | null {
-  const [ts, recs] = executeDoneCommon(ws, ev);
-  recs.set(ts, "rescheduled");
-  return recs;
+  const ts = executeDoneCommon(ws, ev);
+  return afterExecute(ws, ts, "rescheduled");
 }
 
 function handleFindMissing(ws: WorkerState, ev: FindMissingEvent, out: Instruction[]): Recs | null {

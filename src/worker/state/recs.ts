@@ -42,6 +42,14 @@ export class Recs {
     return this.live;
   }
 
+  /** `{ts: finish}`: one recommendation, in an exactly sized array. */
+  static of(ts: TaskState, finish: Finish): Recs {
+    const r = new Recs();
+    r.items = [ts, finish];
+    r.live = 1;
+    return r;
+  }
+
   /** The position of `ts` in `items`, or -1. */
   private find(ts: TaskState): number {
     if (this.index !== null) {

@@ -35,7 +35,7 @@ export type TransitionFn = (
 ) => Recs | null;
 
 function one(ts: TaskState, finish: Finish): Recs {
-  return new Recs().set(ts, finish);
+  return Recs.of(ts, finish);
 }
 
 function arg<T>(args: Finish, i: number): T {

@@ -575,12 +575,12 @@ export class WorkerState {
     while (this.executing.size < this.nthreads) {
       const ts = this.nextReadyTask();
       if (ts === null) break;
-      if (recs === null) recs = new Recs();
       if (this.validate) {
         assert(READY.has(ts.state));
-        assert(!recs.has(ts));
+        assert(recs === null || !recs.has(ts));
       }
-      recs.set(ts, "executing");
+      if (recs === null) recs = Recs.of(ts, "executing");
+      else recs.set(ts, "executing");
       this.acquireResources(ts);
       this.executing.add(ts);
     }
