@@ -58,6 +58,11 @@ export class Scheduler implements SessionHost {
   private readonly sessions = new Set<Promise<void>>();
   private ttlTimer: ReturnType<typeof setInterval> | null = null;
   private closePromise: Promise<void> | null = null;
+  private resolveClosed!: () => void;
+  /** Resolves once the scheduler has closed (by {@link close} or after a failure). */
+  readonly closed: Promise<void> = new Promise((resolve) => {
+    this.resolveClosed = resolve;
+  });
 
   constructor(options: SchedulerOptions = {}) {
     this.options = resolveSchedulerOptions(options);
@@ -228,5 +233,6 @@ export class Scheduler implements SessionHost {
     await Promise.allSettled([...this.sessions]);
     if (this.statusValue !== "failed") this.statusValue = final;
     this.logger.info({ status: this.statusValue }, "scheduler closed");
+    this.resolveClosed();
   }
 }

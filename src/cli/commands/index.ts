@@ -1,8 +1,11 @@
 import type { Command } from "commander";
 import type { CliContext } from "./context.ts";
 import { replayCommand } from "./replay.ts";
+import { runCommand } from "./run.ts";
+import { schedulerCommand } from "./scheduler.ts";
 import { simCommand } from "./sim.ts";
 import { storyCommand } from "./story.ts";
+import { workerCommand } from "./worker.ts";
 
 /** Builds one subcommand of `weft`, writing through `ctx`. */
 export type CommandFactory = (ctx: CliContext) => Command;
@@ -11,4 +14,11 @@ export type CommandFactory = (ctx: CliContext) => Command;
  * The subcommands of `weft`, in the order `weft --help` lists them. To add one, write
  * `src/cli/commands/<name>.ts` exporting a {@link CommandFactory} and list it here.
  */
-export const COMMANDS: readonly CommandFactory[] = [replayCommand, storyCommand, simCommand];
+export const COMMANDS: readonly CommandFactory[] = [
+  runCommand,
+  schedulerCommand,
+  workerCommand,
+  replayCommand,
+  storyCommand,
+  simCommand,
+];

@@ -1,0 +1,178 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Scheduler } from "../../scheduler/scheduler.ts";
+import type { Worker } from "../../worker/worker.ts";
+import { main } from "../weft.ts";
+import type { CliContext } from "./context.ts";
+import { runScheduler } from "./scheduler.ts";
+import { runWorker } from "./worker.ts";
+
+/** A stream that keeps what is written to it. */
+class Sink extends Writable {
+  text = "";
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+function context(): CliContext & { stdout: Sink; stderr: Sink } {
+  return { stdout: new Sink(), stderr: new Sink(), exitCode: 0 };
+}
+
+async function weft(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const ctx = context();
+  const code = await main(["node", "weft", ...args], ctx);
+  return { code, out: ctx.stdout.text, err: ctx.stderr.text };
+}
+
+const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
+const GRAPH_MODULE = fileURLToPath(new URL("./testGraph.ts", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "weft-run-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function jsonFile(name: string, content: unknown): string {
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(content));
+  return file;
+}
+
+const GRAPH = {
+  graph: {
+    a: ["inc", 1],
+    b: ["add", "a", 10],
+    parts: ["load", 0, 6],
+    even: ["split", "parts", 2, 0],
+  },
+  keys: ["b", "even"],
+  tasks: [BENCH_TASKS],
+};
+
+describe("weft run, scheduler, worker", () => {
+  it("--help on each", async () => {
+    for (const cmd of ["run", "scheduler", "worker"]) {
+      const r = await weft([cmd, "--help"]);
+      expect(r.code, cmd).toBe(0);
+      expect(r.out).toMatch(new RegExp(`^Usage: weft ${cmd} `));
+    }
+  });
+
+  it("weft run computes a JSON graph on an embedded cluster", async () => {
+    const r = await weft(["run", jsonFile("g.json", GRAPH), "--executor", "inline", "--validate"]);
+    expect(r.err).toMatch(/weft run: 4\/4 tasks \(100%\)/);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
+  });
+
+  it("weft run computes a module's graph, Maps printed as objects", async () => {
+    const r = await weft(["run", GRAPH_MODULE, "--executor", "inline", "--no-progress"]);
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ total: 25, words: { x: 2, y: 1 } });
+    const only = await weft([
+      "run",
+      GRAPH_MODULE,
+      "--executor",
+      "inline",
+      "--keys",
+      "a",
+      "--no-progress",
+    ]);
+    expect(JSON.parse(only.out)).toEqual({ a: 9 });
+  });
+
+  it("weft run reports a failing task with its remote stack (exit 1) and bad input (exit 2)", async () => {
+    const bad = jsonFile("bad.json", { graph: { x: ["split", null, 2, 0] }, tasks: [BENCH_TASKS] });
+    const r = await weft(["run", bad, "--executor", "inline", "--no-progress"]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^weft run: task x failed: TypeError: .*\n\s+at .*clusterTasks\.ts/);
+    const missing = await weft(["run", join(dir, "nope.json")]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/nope\.json: cannot read the graph/);
+    const txt = await weft(["run", jsonFile("x.txt", {})]);
+    expect(txt.code).toBe(2);
+    expect(txt.err).toMatch(/expected a \.json graph or a module/);
+    const noKey = await weft([
+      "run",
+      jsonFile("k.json", GRAPH),
+      "--executor",
+      "inline",
+      "--keys",
+      "zz",
+    ]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.err).toMatch(/no key "zz"/);
+  });
+
+  it("TCP mode: weft scheduler, two weft workers and weft run --scheduler", async () => {
+    let scheduler: Scheduler | null = null;
+    let stopScheduler!: () => void;
+    const schedCtx = context();
+    const schedDone = runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", validate: true },
+      schedCtx,
+      (s) => {
+        scheduler = s;
+        return new Promise<void>((resolve) => {
+          stopScheduler = resolve;
+        });
+      },
+    );
+    while (scheduler === null) await new Promise((r) => setTimeout(r, 5));
+    const address = (scheduler as Scheduler).address;
+    expect(schedCtx.stdout.text).toBe(`scheduler at ${address}\n`);
+
+    const stops: (() => void)[] = [];
+    const workers: Worker[] = [];
+    const workerDone = [1, 2].map(() => {
+      const ctx = context();
+      return runWorker(
+        address,
+        {
+          nthreads: "1",
+          tasks: [BENCH_TASKS],
+          listen: "tcp://127.0.0.1:0",
+          executor: "inline",
+          validate: true,
+          logLevel: "silent",
+        },
+        ctx,
+        (w) => {
+          workers.push(w);
+          return new Promise<void>((resolve) => stops.push(resolve));
+        },
+      ).then(() => ctx);
+    });
+    while (workers.length < 2) await new Promise((r) => setTimeout(r, 5));
+
+    const r = await weft([
+      "run",
+      jsonFile("tcp.json", { ...GRAPH, tasks: [] }),
+      "--scheduler",
+      address,
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
+
+    for (const stop of stops) stop();
+    for (const ctx of await Promise.all(workerDone)) {
+      expect(ctx.stdout.text).toMatch(/^worker at tcp:\/\/127\.0\.0\.1:\d+ \(1 thread\) for tcp:/);
+      expect(ctx.exitCode).toBe(0);
+    }
+    stopScheduler();
+    await schedDone;
+    expect(schedCtx.exitCode).toBe(0);
+  });
+
+  it("weft worker refuses bad options with a clear message", async () => {
+    const r = await weft(["worker", "tcp://127.0.0.1:1", "--nthreads", "0"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--nthreads must be a positive integer, got 0/);
+    const res = await weft(["worker", "tcp://127.0.0.1:1", "--resources", "GPU"]);
+    expect(res.err).toMatch(/bad resource "GPU"/);
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * Where a worker listens and the address it tells peers, for `weft worker`.
+ * A worker listening on every interface (`tcp://0.0.0.0:port`) advertises
+ * the address of the interface that routes to the scheduler (found with a
+ * connected UDP socket, which sends nothing), on the same port; port 0 is
+ * resolved to a free port first, so that both agree.
+ */
+
+import { createSocket } from "node:dgram";
+import { createServer, isIPv6 } from "node:net";
+import { parseHostPort, splitScheme } from "../../util/address.ts";
+
+/** The local IP address used to reach `host` (a name or an address). */
+export function localAddressToward(host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket(isIPv6(host) ? "udp6" : "udp4");
+    socket.on("error", (err) => {
+      socket.close();
+      reject(err);
+    });
+    socket.connect(9, host, () => {
+      const { address } = socket.address();
+      socket.close();
+      resolve(address);
+    });
+  });
+}
+
+/** A TCP port free on `host` right now. */
+export function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen({ host: host === "" ? undefined : host, port: 0 }, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const bracket = (host: string): string => (host.includes(":") ? `[${host}]` : host);
+
+/**
+ * `{listen, contact}` for a worker asked to listen at `listen` and to
+ * register with `scheduler`: `contact` is null unless `listen` is on every
+ * interface.
+ */
+export async function workerAddresses(
+  listen: string,
+  scheduler: string,
+): Promise<{ listen: string; contact: string | null }> {
+  const { scheme, location } = splitScheme(listen);
+  if (scheme !== "tcp") return { listen, contact: null };
+  const { host, port: asked } = parseHostPort(location, 0);
+  if (host !== "" && host !== "0.0.0.0" && host !== "::") return { listen, contact: null };
+  const port = asked === 0 ? await freePort(host) : asked;
+  const target = parseHostPort(splitScheme(scheduler).location).host;
+  const ip = await localAddressToward(target === "" || target === "0.0.0.0" ? "127.0.0.1" : target);
+  return {
+    listen: `tcp://${bracket(host === "" ? "0.0.0.0" : host)}:${port}`,
+    contact: `tcp://${bracket(ip)}:${port}`,
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Reading the graph `weft run` computes: a JSON file (a bare graph
+ * `{key: [fn, ...args]}`, or `{"graph": {...}, "keys": [...], "tasks": [...]}`
+ * with task modules relative to the file), or a module exporting `graph` (an
+ * object, or a function returning one) and optionally `keys`; the module is
+ * a task module too (it may `defineTask`).
+ */
+
+import { readFile } from "node:fs/promises";
+import { dirname, extname, resolve } from "node:path";
+import type { Graph } from "../../client/graph.ts";
+import { moduleUrl } from "../../worker/workerOptions.ts";
+
+/** The input cannot be used; the message says why. */
+export class GraphInputError extends Error {
+  override name = "GraphInputError";
+}
+
+/** A graph to compute, the keys wanted (default: the sinks) and the task modules it needs. */
+export interface GraphInput {
+  readonly graph: Graph;
+  readonly keys: readonly string[] | undefined;
+  readonly taskModules: readonly string[];
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function checkKeys(keys: unknown, file: string): readonly string[] | undefined {
+  if (keys === undefined) return undefined;
+  if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
+    throw new GraphInputError(`${file}: keys must be an array of strings`);
+  }
+  return keys;
+}
+
+async function fromJson(file: string): Promise<GraphInput> {
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(file, "utf8"));
+  } catch (err) {
+    throw new GraphInputError(`${file}: cannot read the graph: ${(err as Error).message}`);
+  }
+  if (!isRecord(data)) throw new GraphInputError(`${file}: expected a JSON object`);
+  if (!isRecord(data.graph)) return { graph: data, keys: undefined, taskModules: [] };
+  const tasks = data.tasks ?? [];
+  if (!Array.isArray(tasks) || !tasks.every((t) => typeof t === "string")) {
+    throw new GraphInputError(`${file}: tasks must be an array of module paths`);
+  }
+  const dir = dirname(resolve(file));
+  return {
+    graph: data.graph,
+    keys: checkKeys(data.keys, file),
+    taskModules: tasks.map((t) => moduleUrl(resolve(dir, t))),
+  };
+}
+
+async function fromModule(file: string): Promise<GraphInput> {
+  const url = moduleUrl(file);
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(url)) as Record<string, unknown>;
+  } catch (err) {
+    throw new GraphInputError(`${file}: cannot import: ${(err as Error).message}`);
+  }
+  let graph = mod.graph ?? mod.default;
+  if (typeof graph === "function") graph = await (graph as () => unknown)();
+  if (!isRecord(graph)) {
+    throw new GraphInputError(
+      `${file}: export a graph: \`export const graph = { key: ["fn", ...args] }\` (or a function returning one)`,
+    );
+  }
+  return { graph, keys: checkKeys(mod.keys, file), taskModules: [url] };
+}
+
+/** Read `file` (`.json`, or a module `.ts`/`.mts`/`.js`/`.mjs`). */
+export function loadGraphInput(file: string): Promise<GraphInput> {
+  const ext = extname(file).toLowerCase();
+  if (ext === ".json") return fromJson(file);
+  if ([".ts", ".mts", ".js", ".mjs"].includes(ext)) return fromModule(file);
+  return Promise.reject(
+    new GraphInputError(`${file}: expected a .json graph or a module (.ts, .mts, .js, .mjs)`),
+  );
+}
+
+/** `value` made JSON-friendly: Maps become objects (or entry lists), Sets and typed arrays lists. */
+export function jsonFriendly(value: unknown): unknown {
+  if (value instanceof Map) {
+    const entries = [...value.entries()].map(([k, v]) => [jsonFriendly(k), jsonFriendly(v)]);
+    return entries.every(([k]) => typeof k === "string") ? Object.fromEntries(entries) : entries;
+  }
+  if (value instanceof Set) return [...value].map(jsonFriendly);
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+    return Array.from(value as unknown as ArrayLike<number | bigint>, jsonFriendly);
+  }
+  if (typeof value === "bigint") return value.toString();
+  if (value === undefined) return null;
+  if (Array.isArray(value)) return value.map(jsonFriendly);
+  if (isRecord(value) && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonFriendly(v)]));
+  }
+  return value;
+}

@@ -1,0 +1,131 @@
+import { Command, Option } from "commander";
+import { pino } from "pino";
+import { Client } from "../../client/client.ts";
+import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
+import { isTaskEntry } from "../../client/graph.ts";
+import { LocalCluster } from "../../client/localCluster.ts";
+import { watchProgress } from "../../client/progress.ts";
+import { moduleUrl } from "../../worker/workerOptions.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
+import { LOG_LEVELS, positiveInt } from "./serveUntil.ts";
+
+/** Options of `weft run`. */
+interface RunOptions {
+  readonly scheduler?: string;
+  readonly workers: string;
+  readonly nthreads: string;
+  readonly executor: "threads" | "inline";
+  readonly tasks: readonly string[];
+  readonly keys?: string;
+  readonly progress: boolean;
+  readonly validate?: boolean;
+  readonly logLevel: string;
+}
+
+function describeFailure(err: unknown): string {
+  if (err instanceof RemoteTaskError) {
+    return `${err.message}\n${err.tracebackText.trimEnd()}`;
+  }
+  if (err instanceof NoWorkerError || err instanceof CancelledError) return err.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** `weft run FILE`: compute the graph, print `{key: value}` as JSON on stdout. */
+export async function runGraph(file: string, opts: RunOptions, ctx: CliContext): Promise<void> {
+  let input: Awaited<ReturnType<typeof loadGraphInput>>;
+  let workers: number;
+  let nthreads: number;
+  let extraModules: string[];
+  try {
+    workers = positiveInt("--workers", opts.workers);
+    nthreads = positiveInt("--nthreads", opts.nthreads);
+    extraModules = opts.tasks.map((t) => moduleUrl(t));
+    input = await loadGraphInput(file);
+  } catch (err) {
+    ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  const keys = opts.keys?.split(",").map((k) => k.trim()) ?? input.keys;
+  const logger = pino({ level: opts.logLevel }, pino.destination(2));
+  let cluster: LocalCluster | null = null;
+  let client: Client | null = null;
+  try {
+    if (opts.scheduler !== undefined) {
+      client = await Client.connect(opts.scheduler, { logger });
+    } else {
+      cluster = await LocalCluster.start({
+        workers,
+        threadsPerWorker: nthreads,
+        executor: opts.executor,
+        taskModules: [...input.taskModules, ...extraModules],
+        validate: opts.validate === true,
+        logger,
+      });
+      client = await cluster.client();
+    }
+    const total = Object.values(input.graph).filter(isTaskEntry).length;
+    const progress = opts.progress
+      ? await watchProgress(client, total, { stream: ctx.stderr, label: "weft run" })
+      : null;
+    let result: Record<string, unknown>;
+    try {
+      result = await client.get(input.graph, keys === undefined ? {} : { keys });
+    } finally {
+      await progress?.stop();
+    }
+    ctx.stdout.write(`${JSON.stringify(jsonFriendly(result), null, 2)}\n`);
+  } catch (err) {
+    if (err instanceof TypeError || err instanceof GraphInputError) {
+      ctx.stderr.write(`weft run: ${file}: ${err.message}\n`);
+      ctx.exitCode = EXIT.usage;
+    } else {
+      ctx.stderr.write(`weft run: ${describeFailure(err)}\n`);
+      ctx.exitCode = EXIT.differences;
+    }
+  } finally {
+    if (cluster !== null) await cluster.close();
+    else await client?.close();
+  }
+}
+
+/** `weft run`: see docs/client.md. */
+export function runCommand(ctx: CliContext): Command {
+  return new Command("run")
+    .description("Compute a task graph on an embedded local cluster, or on a running scheduler")
+    .argument(
+      "<file>",
+      'a JSON graph ({"x": ["inc", 1], "y": ["add", "x", 2]}, or {"graph": …, "keys": […], "tasks": ["./tasks.ts"]}) or a module exporting `graph`',
+    )
+    .option("--scheduler <address>", "use this scheduler instead of an embedded cluster")
+    .option("--workers <n>", "embedded cluster: workers", "2")
+    .option("--nthreads <n>", "embedded cluster: threads per worker", "1")
+    .addOption(
+      new Option("--executor <kind>", "embedded cluster: run tasks on thread pools or inline")
+        .choices(["threads", "inline"])
+        .default("threads"),
+    )
+    .option(
+      "--tasks <module>",
+      "embedded cluster: a task module to load; repeat for more",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option("--keys <list>", "comma-separated keys to compute (default: the graph's sinks)")
+    .option("--no-progress", "no progress on stderr")
+    .option("--validate", "embedded cluster: check every state machine after every stimulus")
+    .addOption(
+      new Option("--log-level <level>", "log level (JSON lines on stderr)")
+        .choices(LOG_LEVELS)
+        .default("error"),
+    )
+    .addHelpText(
+      "after",
+      "\nPrints the values of the keys as a JSON object on stdout.\n" +
+        "Exit codes: 0 computed, 1 a task failed (its error and remote stack on stderr), 2 unusable input.",
+    )
+    .action(async (file: string, opts: RunOptions) => {
+      await runGraph(file, opts, ctx);
+    });
+}

@@ -1,0 +1,63 @@
+import { Command, Option } from "commander";
+import { Scheduler } from "../../scheduler/scheduler.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { LOG_LEVELS, positiveInt, stderrLogger, untilSignal } from "./serveUntil.ts";
+
+/** Options of `weft scheduler`. */
+interface SchedulerCliOptions {
+  readonly listen: string;
+  readonly workerTtl: string;
+  readonly validate?: boolean;
+  readonly logLevel: string;
+}
+
+/**
+ * Run a scheduler until `stop` resolves (SIGINT/SIGTERM in production).
+ * Prints its address on stdout once listening.
+ */
+export async function runScheduler(
+  opts: SchedulerCliOptions,
+  ctx: CliContext,
+  stop: (scheduler: Scheduler) => Promise<unknown>,
+): Promise<void> {
+  let scheduler: Scheduler;
+  try {
+    scheduler = await Scheduler.start({
+      listen: opts.listen,
+      validate: opts.validate === true,
+      workerTtlMs: positiveInt("--worker-ttl", opts.workerTtl),
+      logger: stderrLogger("weft.scheduler", opts.logLevel),
+    });
+  } catch (err) {
+    ctx.stderr.write(`weft scheduler: cannot start: ${(err as Error).message}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  ctx.stdout.write(`scheduler at ${scheduler.address}\n`);
+  await stop(scheduler);
+  await scheduler.close();
+  if (scheduler.status === "failed") ctx.exitCode = EXIT.differences;
+}
+
+/** `weft scheduler`: see docs/client.md. */
+export function schedulerCommand(ctx: CliContext): Command {
+  return new Command("scheduler")
+    .description("Run a scheduler that workers and clients connect to (TCP mode, many machines)")
+    .option("--listen <address>", "where to listen", "tcp://0.0.0.0:8786")
+    .option("--worker-ttl <ms>", "remove a worker not heard from for this long", "30000")
+    .option("--validate", "check the state machine after every stimulus (slow)")
+    .addOption(
+      new Option("--log-level <level>", "log level (JSON lines on stderr)")
+        .choices(LOG_LEVELS)
+        .default("info"),
+    )
+    .addHelpText(
+      "after",
+      "\nPrints `scheduler at <address>` on stdout and runs until SIGINT or SIGTERM.\n" +
+        "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine)\n" +
+        "      weft run graph.json --scheduler <address>",
+    )
+    .action(async (opts: SchedulerCliOptions) => {
+      await runScheduler(opts, ctx, (s) => untilSignal(s.closed));
+    });
+}

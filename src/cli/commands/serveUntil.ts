@@ -1,0 +1,60 @@
+/** What the long-running commands (`weft scheduler`, `weft worker`) share: logging and waiting for a stop. */
+
+import { type Logger, pino } from "pino";
+
+/** The log levels `--log-level` accepts. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** A pino logger writing JSON lines to stderr. */
+export function stderrLogger(name: string, level: string): Logger {
+  return pino({ name, level }, pino.destination(2));
+}
+
+/**
+ * Resolves on the first SIGINT or SIGTERM (with the signal's name), or when
+ * `stopped` resolves (with null). The signal handlers are removed afterwards.
+ */
+export function untilSignal(
+  stopped: Promise<void> = new Promise(() => {}),
+): Promise<string | null> {
+  return new Promise((resolve) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      cleanup();
+      resolve(sig);
+    };
+    const cleanup = () => {
+      process.removeListener("SIGINT", onSignal);
+      process.removeListener("SIGTERM", onSignal);
+    };
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    void stopped.then(() => {
+      cleanup();
+      resolve(null);
+    });
+  });
+}
+
+/** Parse `GPU=1,MEM=4e9` into `{GPU: 1, MEM: 4e9}`; throws a clear error. */
+export function parseResources(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of text.split(",")) {
+    if (part.trim() === "") continue;
+    const eq = part.indexOf("=");
+    const name = eq > 0 ? part.slice(0, eq).trim() : "";
+    const amount = Number(part.slice(eq + 1));
+    if (name === "" || !Number.isFinite(amount) || amount < 0) {
+      throw new Error(`bad resource ${JSON.stringify(part)}: expected NAME=AMOUNT, e.g. GPU=1`);
+    }
+    out[name] = amount;
+  }
+  return out;
+}
+
+/** Parse a positive integer option; throws a clear error. */
+export function positiveInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`${name} must be a positive integer, got ${text}`);
+  return n;
+}

@@ -1,0 +1,107 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Command, Option } from "commander";
+import { Worker } from "../../worker/worker.ts";
+import { workerAddresses } from "./contactAddress.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import {
+  LOG_LEVELS,
+  parseResources,
+  positiveInt,
+  stderrLogger,
+  untilSignal,
+} from "./serveUntil.ts";
+
+/** Options of `weft worker`. */
+interface WorkerCliOptions {
+  readonly nthreads: string;
+  readonly tasks: readonly string[];
+  readonly listen: string;
+  readonly contactAddress?: string;
+  readonly executor: "threads" | "inline";
+  readonly resources?: string;
+  readonly validate?: boolean;
+  readonly logLevel: string;
+}
+
+/** Resolves once `worker` has closed (it closes itself when it loses the scheduler). */
+async function whenClosed(worker: Worker): Promise<void> {
+  while (worker.status !== "closed" && worker.status !== "failed") await sleep(200);
+}
+
+/**
+ * Run a worker for the scheduler at `scheduler` until `stop` resolves
+ * (SIGINT/SIGTERM, or the worker closing, in production).
+ */
+export async function runWorker(
+  scheduler: string,
+  opts: WorkerCliOptions,
+  ctx: CliContext,
+  stop: (worker: Worker) => Promise<unknown>,
+): Promise<void> {
+  let worker: Worker;
+  let nthreads: number;
+  try {
+    nthreads = positiveInt("--nthreads", opts.nthreads);
+    const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
+    const { listen, contact } = await workerAddresses(opts.listen, scheduler);
+    worker = await Worker.create({
+      scheduler,
+      listen,
+      ...(opts.contactAddress !== undefined || contact !== null
+        ? { contactAddress: opts.contactAddress ?? contact ?? undefined }
+        : {}),
+      nthreads,
+      executor: opts.executor === "inline" ? "inline" : "piscina",
+      taskModules: opts.tasks,
+      resources,
+      validate: opts.validate === true,
+      logger: stderrLogger("weft.worker", opts.logLevel),
+    });
+  } catch (err) {
+    ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  ctx.stdout.write(
+    `worker at ${worker.address} (${nthreads} thread${nthreads === 1 ? "" : "s"}) for ${scheduler}\n`,
+  );
+  await stop(worker);
+  await worker.close();
+  if (worker.status === "failed") ctx.exitCode = EXIT.differences;
+}
+
+/** `weft worker`: see docs/client.md. */
+export function workerCommand(ctx: CliContext): Command {
+  return new Command("worker")
+    .description("Run a worker for a scheduler (TCP mode, many machines)")
+    .argument("<scheduler>", "the scheduler's address, e.g. tcp://10.0.0.1:8786")
+    .option("--nthreads <n>", "tasks computed at once", "1")
+    .option(
+      "--tasks <module>",
+      "a task module (defineTask) every thread loads; repeat for more",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option("--listen <address>", "where peers and clients reach this worker", "tcp://0.0.0.0:0")
+    .option("--contact-address <address>", "the address to advertise, if not the listening one")
+    .addOption(
+      new Option("--executor <kind>", "run tasks on a thread pool or the main thread")
+        .choices(["threads", "inline"])
+        .default("threads"),
+    )
+    .option("--resources <list>", "abstract resources this worker has, e.g. GPU=1,MEM=8e9")
+    .option("--validate", "check the state machine after every stimulus (slow)")
+    .addOption(
+      new Option("--log-level <level>", "log level (JSON lines on stderr)")
+        .choices(LOG_LEVELS)
+        .default("info"),
+    )
+    .addHelpText(
+      "after",
+      "\nRuns until SIGINT or SIGTERM, or until it loses the scheduler.\n" +
+        "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.",
+    )
+    .action(async (scheduler: string, opts: WorkerCliOptions) => {
+      await runWorker(scheduler, opts, ctx, (w) => untilSignal(whenClosed(w)));
+    });
+}
