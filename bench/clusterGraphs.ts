@@ -66,7 +66,7 @@ export function treeGraph(leaves = 8_192): BenchGraph {
         const next: string[] = [];
         for (let i = 0; i < level.length; i += 2) {
           const key = `${prefix}sum-${depth}-${i >> 1}`;
-          graph[key] = i + 1 < level.length ? ["add", level[i], level[i + 1]] : ["inc", level[i]];
+          graph[key] = ["add", level[i], i + 1 < level.length ? level[i + 1] : 0];
           next.push(key);
         }
         level = next;

@@ -1,0 +1,199 @@
+/**
+ * Whole clusters on the four standard graphs (../shared/bench/README.md): a
+ * LocalCluster of 2 workers × 1 thread computes each graph, the answer is
+ * checked, and tasks/s (median of the timed runs, from building the graph to
+ * holding the answer) is printed with Dask's figures and the ratios.
+ *
+ *   npm run bench:cluster [-- --runs 5] [-- --graphs map,chain] [-- --executor threads]
+ *
+ * Prints one JSON line per graph, after one for the configuration.
+ */
+
+import { realpathSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
+import { Command, CommanderError, Option } from "commander";
+import { pino } from "pino";
+import { LocalCluster } from "../src/client/localCluster.ts";
+import { type BenchGraph, chainGraph, mapGraph, shuffleGraph, treeGraph } from "./clusterGraphs.ts";
+
+/** Dask 2022.12 on this kind of machine (../shared/bench/README.md), tasks/s. */
+export const DASK: Record<string, { default: number; best: number }> = {
+  map: { default: 572, best: 2_264 },
+  tree: { default: 542, best: 2_073 },
+  shuffle: { default: 793, best: 786 },
+  chain: { default: 174, best: 175 },
+};
+
+const TASKS = new URL("./clusterTasks.ts", import.meta.url).href;
+
+/** Options of a benchmark run. */
+export interface ClusterBenchOptions {
+  readonly runs: number;
+  readonly warmup: number;
+  readonly graphs: readonly string[];
+  readonly executor: "inline" | "threads";
+  /** Root-task queuing threshold (Dask's `worker-saturation`); Infinity disables queuing. */
+  readonly saturation: number;
+  /** Multiply the graph sizes (for quick checks). */
+  readonly scale: number;
+}
+
+function graphOf(name: string, scale: number): BenchGraph {
+  const s = (n: number) => Math.max(2, Math.round(n * scale));
+  switch (name) {
+    case "map":
+      return mapGraph(s(10_000));
+    case "tree":
+      return treeGraph(s(8_192));
+    case "shuffle":
+      return shuffleGraph(s(64), s(1_000));
+    case "chain":
+      return chainGraph(s(2_000));
+    default:
+      throw new Error(
+        `unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle or chain`,
+      );
+  }
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const round = (x: number, digits = 0): number => Number(x.toFixed(digits));
+
+/** Run the benchmark; calls `emit` with each JSON record. Throws if an answer is wrong. */
+export async function benchCluster(
+  o: ClusterBenchOptions,
+  emit: (record: Record<string, unknown>) => void,
+): Promise<void> {
+  emit({
+    bench: "cluster",
+    workers: 2,
+    threadsPerWorker: 1,
+    executor: o.executor,
+    transport: "inproc",
+    workerSaturation: Number.isFinite(o.saturation) ? o.saturation : "inf",
+    runs: o.runs,
+    warmup: o.warmup,
+    node: process.version,
+  });
+  const cluster = await LocalCluster.start({
+    workers: 2,
+    threadsPerWorker: 1,
+    executor: o.executor,
+    taskModules: [TASKS],
+    scheduler: { state: { workerSaturation: o.saturation } },
+    logger: pino({ level: process.env.WEFT_LOG_LEVEL ?? "warn" }),
+  });
+  try {
+    const client = await cluster.client();
+    let runId = 0;
+    for (const name of o.graphs) {
+      const graph = graphOf(name, o.scale);
+      const seconds: number[] = [];
+      const cpu: number[] = [];
+      for (let r = 0; r < o.warmup + o.runs; r++) {
+        const c0 = process.cpuUsage();
+        const t0 = performance.now();
+        const answer = await graph.run(client, `b${runId++}-`);
+        const s = (performance.now() - t0) / 1000;
+        const c = process.cpuUsage(c0);
+        const wrong = graph.check(answer);
+        if (wrong !== null) throw new Error(`wrong answer: ${wrong}`);
+        if (r >= o.warmup) {
+          seconds.push(s);
+          cpu.push((c.user + c.system) / 1e6);
+        }
+        // Let the releases of this run settle before the next one starts.
+        while (cluster.scheduler.state.tasks.size > 0) await sleep(1);
+      }
+      const med = median(seconds);
+      const tasksPerS = graph.tasks / med;
+      const dask = DASK[name];
+      emit({
+        graph: name,
+        tasks: graph.tasks,
+        seconds: round(med, 4),
+        tasksPerS: round(tasksPerS),
+        ...(name === "chain" ? { msPerStep: round((1000 * med) / graph.tasks, 3) } : {}),
+        cpuSecondsPerTask: round(median(cpu) / graph.tasks, 7),
+        runsSeconds: seconds.map((x) => round(x, 4)),
+        daskBestTasksPerS: dask.best,
+        daskDefaultTasksPerS: dask.default,
+        ratioToDaskBest: round(tasksPerS / dask.best, 1),
+        ratioToDaskDefault: round(tasksPerS / dask.default, 1),
+        checked: true,
+      });
+    }
+  } finally {
+    await cluster.close();
+  }
+}
+
+/** `npm run bench:cluster`; returns the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command("bench:cluster")
+    .description(
+      "Whole-cluster benchmark: 2 workers × 1 thread on the map, tree, shuffle and chain graphs",
+    )
+    .option("--runs <n>", "timed runs per graph (the median is reported)", "3")
+    .option("--warmup <n>", "untimed runs per graph first", "1")
+    .option("--graphs <list>", "comma-separated graphs", "map,tree,shuffle,chain")
+    .addOption(
+      new Option("--executor <kind>", "how workers run tasks")
+        .choices(["inline", "threads"])
+        .default("inline"),
+    )
+    .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "1.1")
+    .option("--scale <x>", "multiply the graph sizes (quick checks)", "1")
+    .exitOverride();
+  program.parse([...argv], { from: "user" });
+  const opts = program.opts<Record<string, string>>();
+  const runs = Number(opts.runs);
+  const warmup = Number(opts.warmup);
+  const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : Number(opts.saturation);
+  const scale = Number(opts.scale);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer");
+  if (!Number.isInteger(warmup) || warmup < 0) throw new Error("--warmup must be an integer >= 0");
+  if (!(saturation > 0)) throw new Error("--saturation must be > 0 or inf");
+  if (!(scale > 0)) throw new Error("--scale must be > 0");
+  await benchCluster(
+    {
+      runs,
+      warmup,
+      graphs: opts.graphs.split(",").map((g) => g.trim()),
+      executor: opts.executor as "inline" | "threads",
+      saturation,
+      scale,
+    },
+    (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
+  );
+  return 0;
+}
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  try {
+    process.exitCode = await main(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode;
+    } else {
+      process.stderr.write(`bench:cluster: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    }
+  }
+}
