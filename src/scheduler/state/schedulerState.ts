@@ -24,7 +24,7 @@ import {
 import { taskSlotsAvailable } from "./placement.ts";
 import { handleStealRequest } from "./stealing.ts";
 import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
-import type { SchedulerTaskStateName, TaskState } from "./taskState.ts";
+import { IN_PLAY, type SchedulerTaskStateName, type TaskState } from "./taskState.ts";
 import { TRANSITIONS, type TransitionArgs } from "./transitions.ts";
 import { validateState, validateTask } from "./validation.ts";
 import { handleWorkerMessage } from "./workerHandlers.ts";
@@ -268,7 +268,13 @@ export class SchedulerState {
       const ts = stack.pop() as TaskState;
       const finish = pending.get(ts) as SchedulerTaskStateName;
       pending.delete(ts);
-      if (finish === "released" && isStaleRelease(ts)) continue;
+      if (finish === "released") {
+        if (isStaleRelease(ts)) continue;
+        if (isDoomedRelease(ts)) {
+          this.transition(ts, "erred");
+          continue;
+        }
+      }
       this.transition(ts, finish);
     }
   }
@@ -485,4 +491,18 @@ function isStaleRelease(ts: TaskState): boolean {
   return (
     ts.state === "memory" && ts.whoHas.size > 0 && (ts.waiters.size > 0 || ts.whoWants.size > 0)
   );
+}
+
+/**
+ * A recommendation to release a task in play that overrode its recommendation
+ * to err (an input of it erred), processed once something needs the task
+ * again: released, it would stay released under its waiters (its blame stops
+ * it from waiting again). It errs instead, as it was going to (Dask has the
+ * same gap; found by the simulator, seed 2075).
+ */
+function isDoomedRelease(ts: TaskState): boolean {
+  if (!IN_PLAY.has(ts.state) || ts.exceptionBlame === null) return false;
+  if (ts.waiters.size === 0 && ts.whoWants.size === 0) return false;
+  for (const dts of ts.dependencies) if (dts.state === "erred") return true;
+  return false;
 }
