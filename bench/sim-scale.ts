@@ -37,6 +37,7 @@ for (const workers of sizes) {
       faults: NO_FAULTS,
       validate: false,
       releasePhase: false,
+      maxEvents: 1e9,
     },
     { timing: true },
   );
