@@ -54,7 +54,6 @@ export class WorkerClosed extends Error {
 
 interface Running {
   promise: Promise<void>;
-  controller: AbortController;
   name: string;
 }
 
@@ -69,6 +68,12 @@ export abstract class BaseWorker {
   readonly state: WorkerState;
   private readonly asyncInstructions = new Set<Running>();
   private closing = false;
+  /**
+   * Aborted by `close()`: one for every instruction (they are only ever
+   * cancelled all together), as creating an AbortController per instruction
+   * costs more than the rest of starting one.
+   */
+  private readonly closeController = new AbortController();
   /** Clock used for metrics (seconds). */
   protected readonly now: () => number;
 
@@ -129,9 +134,9 @@ export abstract class BaseWorker {
     spanId: string | null,
     fn: (ctx: AsyncInstructionContext) => Promise<StateMachineEvent>,
   ): void {
-    const controller = new AbortController();
+    const controller = this.closeController;
     const ledger = new Ledger(this.now());
-    const running: Running = { controller, name, promise: Promise.resolve() };
+    const running: Running = { name, promise: Promise.resolve() };
     running.promise = (async () => {
       let stim: StateMachineEvent;
       try {
@@ -213,7 +218,7 @@ export abstract class BaseWorker {
     this.closing = true;
     const running = [...this.asyncInstructions];
     if (running.length === 0) return [];
-    for (const r of running) r.controller.abort(new WorkerClosed("worker closed"));
+    this.closeController.abort(new WorkerClosed("worker closed"));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, timeout * 1000);

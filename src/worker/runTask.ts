@@ -12,7 +12,7 @@ import {
   serializeError,
   wallSeconds,
 } from "./executor.ts";
-import { Reschedule, runInTask, type TaskRuntime } from "./taskContext.ts";
+import { Reschedule, runInTask, runInTaskSync, type TaskRuntime } from "./taskContext.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
 
 /** How the task's `secede()` / `rejoin()` reach the worker. */
@@ -45,6 +45,13 @@ class TaskRun implements TaskRuntime {
     await this.hooks.rejoin();
     this.holdsSlot = true;
   }
+}
+
+const AsyncFunction = (async () => {}).constructor;
+
+/** True for `async function`s and async arrows (not for functions that merely return promises). */
+function isAsyncFunction(fn: unknown): boolean {
+  return fn instanceof AsyncFunction;
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
@@ -82,7 +89,10 @@ export async function runTask(
   }
   let value: unknown;
   try {
-    value = runInTask(run, () => fn(...args));
+    // Only async functions need the context to follow them across awaits.
+    value = isAsyncFunction(fn)
+      ? runInTask(run, () => fn(...args))
+      : runInTaskSync(run, () => fn(...args));
     if (isThenable(value)) value = await value;
   } catch (err) {
     if (err instanceof Reschedule) return { status: "reschedule", ...timing() };

@@ -4,6 +4,7 @@ import {
   Reschedule,
   rejoin,
   runInTask,
+  runInTaskSync,
   secede,
   type TaskRuntime,
 } from "./taskContext.ts";
@@ -26,6 +27,30 @@ describe("task context", () => {
       expect(currentTaskKey()).toBe("k1");
     });
     expect(calls).toEqual(["secede", "rejoin"]);
+  });
+
+  it("a synchronous task's runtime is known during the call, without AsyncLocalStorage", () => {
+    const calls: string[] = [];
+    const rt = (key: string): TaskRuntime => ({
+      key,
+      secede: () => calls.push(`secede ${key}`),
+      rejoin: async () => {},
+    });
+    const got = runInTaskSync(rt("outer"), () => {
+      secede();
+      // A task run from inside another (nested executors) sees its own runtime.
+      const inner = runInTaskSync(rt("inner"), () => currentTaskKey());
+      return [inner, currentTaskKey()];
+    });
+    expect(got).toEqual(["inner", "outer"]);
+    expect(calls).toEqual(["secede outer"]);
+    expect(() => currentTaskKey()).toThrow(/inside a running task/);
+    expect(() =>
+      runInTaskSync(rt("boom"), () => {
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(() => currentTaskKey()).toThrow(/inside a running task/);
   });
 
   it("outside a task they throw", () => {
