@@ -41,7 +41,7 @@ import { heldUpKeys } from "./heldUp.ts";
 import { KeyRecord } from "./keyRecord.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, taskName } from "./taskArgs.ts";
-import { tokenize, uniqueKey } from "./tokenize.ts";
+import { tokenize } from "./tokenize.ts";
 
 /** Options of {@link Client.connect}. */
 export interface ClientOptions {
@@ -114,6 +114,7 @@ export class Client implements FutureHost, GatherHost {
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
   private closedError: Error | null = null;
+  private keyCounter = 0;
 
   private constructor(
     private readonly conn: SchedulerConnection,
@@ -145,6 +146,11 @@ export class Client implements FutureHost, GatherHost {
     const logger =
       options.logger ?? pino({ name: "weft.client", level: process.env.WEFT_LOG_LEVEL ?? "info" });
     return new Client(conn, id, address, timeoutMs, logger);
+  }
+
+  /** A key no other submission has: `name-<client id>-<counter>` (for impure tasks). */
+  private freshKey(name: string): string {
+    return `${name}-${this.id}-${(this.keyCounter++).toString(36)}`;
   }
 
   /** True once closed, or once the scheduler went away. */
@@ -189,10 +195,11 @@ export class Client implements FutureHost, GatherHost {
     this.checkOpen();
     const name = taskName(fn, "submit");
     const what = `submit(${name})`;
+    checkSubmitOptions(options);
     const deps = new Set<string>();
     const prepared = argsWithRefs(args, deps, this, what);
     const key =
-      options.key ?? (options.pure === false ? uniqueKey(name) : tokenize(name, prepared));
+      options.key ?? (options.pure === false ? this.freshKey(name) : tokenize(name, prepared));
     const task = graphTask(name, prepared, deps, options);
     return this.submitTasks({ [key]: task }, [key])[0];
   }
@@ -215,12 +222,20 @@ export class Client implements FutureHost, GatherHost {
   ): Future<unknown>[] {
     this.checkOpen();
     const name = taskName(fn, "map");
+    checkSubmitOptions(options);
     const tasks: Record<string, GraphTask> = {};
     const keys: string[] = [];
+    const what = `map(${name})`;
     for (const item of items) {
-      const deps = new Set<string>();
-      const prepared = argsWithRefs([item], deps, this, `map(${name})`);
-      const key = options.pure === false ? uniqueKey(name) : tokenize(name, prepared);
+      let deps: Set<string> | null = null;
+      let prepared: unknown[];
+      if (isScalar(item)) {
+        prepared = [item];
+      } else {
+        deps = new Set<string>();
+        prepared = argsWithRefs([item], deps, this, what);
+      }
+      const key = options.pure === false ? this.freshKey(name) : tokenize(name, prepared);
       tasks[key] = graphTask(name, prepared, deps, options);
       keys.push(key);
     }
@@ -547,23 +562,34 @@ export class Client implements FutureHost, GatherHost {
   }
 }
 
-function graphTask(
-  fn: string,
-  args: unknown[],
-  deps: ReadonlySet<string>,
-  options: SubmitOptions,
-): GraphTask {
+/** Check the options every task of a submission shares. */
+function checkSubmitOptions(options: SubmitOptions): void {
   if (
     options.retries !== undefined &&
     (!Number.isInteger(options.retries) || options.retries < 0)
   ) {
     throw new RangeError(`retries must be an integer >= 0, got ${options.retries}`);
   }
-  return {
+}
+
+function graphTask(
+  fn: string,
+  args: unknown[],
+  deps: ReadonlySet<string> | null,
+  options: SubmitOptions,
+): GraphTask {
+  const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
     spec: { fn, args },
-    dependencies: [...deps],
-    ...(options.retries !== undefined ? { retries: options.retries } : {}),
-    ...(options.resources !== undefined ? { resources: options.resources } : {}),
-    ...(options.priority !== undefined ? { priority: options.priority } : {}),
+    dependencies: deps === null || deps.size === 0 ? [] : [...deps],
   };
+  if (options.retries !== undefined) task.retries = options.retries;
+  if (options.resources !== undefined) task.resources = options.resources;
+  if (options.priority !== undefined) task.priority = options.priority;
+  return task;
+}
+
+/** True for values that cannot contain futures or task references. */
+function isScalar(v: unknown): boolean {
+  const t = typeof v;
+  return t === "number" || t === "boolean" || t === "bigint" || t === "undefined" || v === null;
 }

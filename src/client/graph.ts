@@ -23,7 +23,7 @@ import { isTaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
-import { isTaskDefinition, mapArgs, taskName } from "./taskArgs.ts";
+import { formatPath, isTaskDefinition, mapArgs, taskName } from "./taskArgs.ts";
 
 /** A graph: `{key: [fn, ...args] | literal}`. */
 export type Graph = Readonly<Record<string, unknown>>;
@@ -107,7 +107,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
         if (typeof v === "string") return Object.hasOwn(graph, v) ? refer(v) : undefined;
         if (v instanceof Future) {
           if (v.host !== owner)
-            throw new TypeError(`${what}: ${path} is a future of another client`);
+            throw new TypeError(`${what}: ${formatPath(path)} is a future of another client`);
           deps.add(v.key);
           return taskRef(v.key);
         }

@@ -9,11 +9,30 @@ import { isTaskRef, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.t
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
 
+/** Where a value sits in the arguments: built as the walk descends, formatted only for errors. */
+export interface ArgPath {
+  readonly parent: ArgPath | null;
+  /** An array index or an object key. */
+  readonly seg: number | string;
+}
+
+/** `args[0].x[2]` for a path. */
+export function formatPath(path: ArgPath | null): string {
+  const segs: (number | string)[] = [];
+  for (let p = path; p !== null; p = p.parent) segs.push(p.seg);
+  let out = "args";
+  for (let i = segs.length - 1; i >= 0; i--) {
+    const seg = segs[i];
+    out += typeof seg === "number" ? `[${seg}]` : `.${seg}`;
+  }
+  return out;
+}
+
 /**
  * How a leaf is replaced: the replacement, or `undefined` to keep it. Called
  * for strings, task references and futures.
  */
-export type LeafReplacer = (value: string | TaskRef | Future, path: string) => unknown;
+export type LeafReplacer = (value: string | TaskRef | Future, path: ArgPath | null) => unknown;
 
 function isPlainObject(v: object): v is Record<string, unknown> {
   const proto = Object.getPrototypeOf(v);
@@ -41,45 +60,49 @@ export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string
   return name;
 }
 
-/**
- * `value` with leaves replaced by `replace` (copy on write: parts without
- * replacements are shared). Strings are offered to `replace` only inside
- * arrays (as Dask matches keys in lists); task references and futures
- * anywhere. Throws a TypeError naming the path of a function, a symbol or a cycle.
- */
-export function mapArgs(
-  value: unknown,
-  replace: LeafReplacer,
-  what: string,
-  path = "args",
-  inArray = true,
-  seen: Set<object> = new Set(),
-): unknown {
+interface Walk {
+  readonly replace: LeafReplacer;
+  readonly what: string;
+  /** The arrays and objects on the way down (cycle detection). */
+  readonly seen: Set<object>;
+}
+
+function walk(w: Walk, value: unknown, path: ArgPath | null, inArray: boolean): unknown {
   switch (typeof value) {
     case "function":
-      throw new TypeError(`${what}: ${path} is a function; task arguments must be data`);
+      throw new TypeError(
+        `${w.what}: ${formatPath(path)} is a function; task arguments must be data`,
+      );
     case "symbol":
-      throw new TypeError(`${what}: ${path} is a symbol; task arguments must be data`);
+      throw new TypeError(
+        `${w.what}: ${formatPath(path)} is a symbol; task arguments must be data`,
+      );
     case "string":
       if (!inArray) return value;
-      return replace(value, path) ?? value;
+      return w.replace(value, path) ?? value;
     case "object":
       break;
     default:
       return value;
   }
   if (value === null) return value;
-  if (value instanceof Future || isTaskRef(value)) return replace(value, path) ?? value;
+  if (value instanceof Future || isTaskRef(value)) return w.replace(value, path) ?? value;
   const isArray = Array.isArray(value);
   if (!isArray && !isPlainObject(value)) return value;
-  if (seen.has(value)) throw new TypeError(`${what}: ${path} contains a reference cycle`);
-  seen.add(value);
+  if (w.seen.has(value)) {
+    throw new TypeError(`${w.what}: ${formatPath(path)} contains a reference cycle`);
+  }
+  w.seen.add(value);
   try {
     if (isArray) {
       let out: unknown[] | null = null;
       for (let i = 0; i < value.length; i++) {
         const item = value[i];
-        const r = mapArgs(item, replace, what, `${path}[${i}]`, true, seen);
+        const t = typeof item;
+        const r =
+          t === "number" || t === "boolean" || t === "undefined" || t === "bigint"
+            ? item
+            : walk(w, item, { parent: path, seg: i }, true);
         if (r !== item && out === null) out = value.slice(0, i);
         if (out !== null) out.push(r);
       }
@@ -89,14 +112,25 @@ export function mapArgs(
     let out: Record<string, unknown> | null = null;
     for (const k of Object.keys(rec)) {
       const item = rec[k];
-      const r = mapArgs(item, replace, what, `${path}.${k}`, false, seen);
+      const r = walk(w, item, { parent: path, seg: k }, false);
       if (r !== item && out === null) out = { ...rec };
       if (out !== null) out[k] = r;
     }
     return out ?? value;
   } finally {
-    seen.delete(value);
+    w.seen.delete(value);
   }
+}
+
+/**
+ * `value` (the arguments) with leaves replaced by `replace` (copy on write:
+ * parts without replacements are shared). Strings are offered to `replace`
+ * only inside arrays (as Dask matches keys in lists); task references and
+ * futures anywhere. Throws a TypeError naming the path of a function, a
+ * symbol or a cycle.
+ */
+export function mapArgs(value: unknown, replace: LeafReplacer, what: string): unknown {
+  return walk({ replace, what, seen: new Set() }, value, null, true);
 }
 
 /**
@@ -113,7 +147,9 @@ export function argsWithRefs(
     args,
     (v, path) => {
       if (v instanceof Future) {
-        if (v.host !== owner) throw new TypeError(`${what}: ${path} is a future of another client`);
+        if (v.host !== owner) {
+          throw new TypeError(`${what}: ${formatPath(path)} is a future of another client`);
+        }
         deps.add(v.key);
         return taskRef(v.key);
       }

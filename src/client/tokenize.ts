@@ -1,6 +1,6 @@
 /** Deterministic keys for submitted tasks, as Dask's `tokenize` (pure functions). */
 
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { encodeMessage } from "../comm/wireCodec.ts";
 
 /**
@@ -19,9 +19,4 @@ export function tokenize(name: string, args: readonly unknown[]): string {
     );
   }
   return `${name}-${createHash("sha1").update(bytes).digest("hex").slice(0, 32)}`;
-}
-
-/** `name-<random>`: a fresh key (impure functions). */
-export function uniqueKey(name: string): string {
-  return `${name}-${randomUUID()}`;
 }

@@ -53,7 +53,13 @@ export class Router {
     const ts = this.state.tasks.get(msg.key);
     const whoHas: string[] = [];
     if (ts !== undefined) for (const ws of ts.whoHas) whoHas.push(ws.address);
-    return { ...msg, whoHas };
+    return {
+      op: "key-in-memory",
+      key: msg.key,
+      typename: msg.typename,
+      stimulusId: msg.stimulusId,
+      whoHas,
+    };
   }
 
   private deliver(stream: BatchedSend | undefined, msg: unknown, to: string): void {
