@@ -19,11 +19,11 @@
  */
 
 import type { GraphTask } from "../protocol/messagesClient.ts";
-import { isTaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
+import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
-import { formatPath, isTaskDefinition, mapArgs, taskName } from "./taskArgs.ts";
+import { type ArgPath, formatPath, isTaskDefinition, mapArgs, taskName } from "./taskArgs.ts";
 
 /** A graph: `{key: [fn, ...args] | literal}`. */
 export type Graph = Readonly<Record<string, unknown>>;
@@ -91,38 +91,41 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   }
   const tasks: Record<string, GraphTask> = {};
   const used = new Set<string>();
-  for (const [key, entry] of entries) {
-    const what = `graph key ${JSON.stringify(key)}`;
-    const fn = taskName(entry[0], what);
-    const deps = new Set<string>();
-    const refer = (k: string): unknown => {
-      if (literals.has(k)) return literals.get(k);
-      deps.add(k);
-      used.add(k);
-      return taskRef(k);
-    };
-    const args = mapArgs(
-      entry.slice(1),
-      (v, path) => {
-        if (typeof v === "string") return Object.hasOwn(graph, v) ? refer(v) : undefined;
-        if (v instanceof Future) {
-          if (v.host !== owner)
-            throw new TypeError(`${what}: ${formatPath(path)} is a future of another client`);
-          deps.add(v.key);
-          return taskRef(v.key);
-        }
-        if (isTaskRef(v)) return refer(v.__weftRef);
-        return undefined;
-      },
-      what,
-    ) as unknown[];
-    tasks[key] = {
+  // One replacer for the whole graph, reading the task being built.
+  let key = "";
+  let deps = new Set<string>();
+  const what = (): string => `graph key ${JSON.stringify(key)}`;
+  const refer = (k: string): unknown => {
+    if (literals.has(k)) return literals.get(k);
+    deps.add(k);
+    used.add(k);
+    return taskRef(k);
+  };
+  const replace = (v: string | TaskRef | Future, path: ArgPath | null): unknown => {
+    if (typeof v === "string") return Object.hasOwn(graph, v) ? refer(v) : undefined;
+    if (v instanceof Future) {
+      if (v.host !== owner) {
+        throw new TypeError(`${what()}: ${formatPath(path)} is a future of another client`);
+      }
+      deps.add(v.key);
+      return taskRef(v.key);
+    }
+    return refer(v.__weftRef);
+  };
+  for (const [k, entry] of entries) {
+    key = k;
+    deps = new Set();
+    const head = entry[0];
+    const fn = typeof head === "string" ? head : taskName(head, what());
+    const args = mapArgs(entry.slice(1), replace, what) as unknown[];
+    const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
       spec: { fn, args },
-      dependencies: [...deps],
-      ...(options.retries !== undefined ? { retries: options.retries } : {}),
-      ...(options.resources !== undefined ? { resources: options.resources } : {}),
-      ...(options.priority !== undefined ? { priority: options.priority } : {}),
+      dependencies: deps.size === 0 ? [] : [...deps],
     };
+    if (options.retries !== undefined) task.retries = options.retries;
+    if (options.resources !== undefined) task.resources = options.resources;
+    if (options.priority !== undefined) task.priority = options.priority;
+    tasks[k] = task;
   }
   const sinks = entries.map(([key]) => key).filter((key) => !used.has(key));
   return { tasks, literals, sinks };

@@ -62,7 +62,8 @@ export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string
 
 interface Walk {
   readonly replace: LeafReplacer;
-  readonly what: string;
+  /** Names the submission in errors. */
+  readonly what: () => string;
   /** The arrays and objects on the way down (cycle detection). */
   readonly seen: Set<object>;
 }
@@ -71,11 +72,11 @@ function walk(w: Walk, value: unknown, path: ArgPath | null, inArray: boolean): 
   switch (typeof value) {
     case "function":
       throw new TypeError(
-        `${w.what}: ${formatPath(path)} is a function; task arguments must be data`,
+        `${w.what()}: ${formatPath(path)} is a function; task arguments must be data`,
       );
     case "symbol":
       throw new TypeError(
-        `${w.what}: ${formatPath(path)} is a symbol; task arguments must be data`,
+        `${w.what()}: ${formatPath(path)} is a symbol; task arguments must be data`,
       );
     case "string":
       if (!inArray) return value;
@@ -90,7 +91,7 @@ function walk(w: Walk, value: unknown, path: ArgPath | null, inArray: boolean): 
   const isArray = Array.isArray(value);
   if (!isArray && !isPlainObject(value)) return value;
   if (w.seen.has(value)) {
-    throw new TypeError(`${w.what}: ${formatPath(path)} contains a reference cycle`);
+    throw new TypeError(`${w.what()}: ${formatPath(path)} contains a reference cycle`);
   }
   w.seen.add(value);
   try {
@@ -129,8 +130,13 @@ function walk(w: Walk, value: unknown, path: ArgPath | null, inArray: boolean): 
  * futures anywhere. Throws a TypeError naming the path of a function, a
  * symbol or a cycle.
  */
-export function mapArgs(value: unknown, replace: LeafReplacer, what: string): unknown {
-  return walk({ replace, what, seen: new Set() }, value, null, true);
+export function mapArgs(
+  value: unknown,
+  replace: LeafReplacer,
+  what: string | (() => string),
+): unknown {
+  const name = typeof what === "string" ? () => what : what;
+  return walk({ replace, what: name, seen: new Set() }, value, null, true);
 }
 
 /**
