@@ -117,6 +117,37 @@ describe("failures reach the client", () => {
     await expect(y).rejects.toThrow(CancelledError);
   });
 
+  it("losing a worker mid-graph loses no result: its work is redone elsewhere", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const graph: Record<string, unknown[]> = {};
+    const parts: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      graph[`p-${i}`] = ["slowInc", i, 30];
+      parts.push(`p-${i}`);
+    }
+    graph.total = ["sum", parts];
+    const futures = client.compute(graph, { keys: ["total", "p-0"] });
+    await futures["p-0"];
+    const victim = cluster.workers.find((w) => w.state.tasks.size > 0) ?? cluster.workers[0];
+    await victim.close();
+    expect(await futures.total).toBe(12 + (11 * 12) / 2);
+    expect(await futures["p-0"]).toBe(1); // refetched from wherever it is now
+    expect(cluster.scheduler.state.workers.size).toBe(2);
+  });
+
+  it("two clients share a key: one releasing or cancelling it does not take it from the other", async () => {
+    const { cluster, client } = await testCluster();
+    const other = await cluster.client();
+    const a = client.submit(slowInc, 1, 50);
+    const b = other.submit(slowInc, 1, 50);
+    expect(a.key).toBe(b.key);
+    await client.cancel(a);
+    await expect(a).rejects.toThrow(CancelledError);
+    expect(await b).toBe(2);
+    b.release();
+    await eventually(() => cluster.scheduler.state.tasks.size === 0, 5_000, "forgotten");
+  });
+
   it("a value that cannot be cloned fails its task with a clear error (threads)", async () => {
     const { client } = await testCluster({ executor: "threads", workers: 1 });
     const f = client.submit(uncloneable);
