@@ -49,6 +49,9 @@ describe("simulator regressions", () => {
   test("seed 2075 (soak profile): a release that overrode erred leaves a waiter on a released task", () => {
     expectPasses({ seed: 2075, workload: "mix", tasks: 33, workers: 2 });
   });
+  test("seed 31807 (soak profile): same bug, found again by the soak", () => {
+    expectPasses({ seed: 31807, workload: "mix", tasks: 54 });
+  });
 });
 
 describe("known reference bugs (the worker port behaves as Dask's worker: not changed)", () => {
