@@ -38,6 +38,7 @@ import { Future, type FutureHost } from "./future.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
 import { buildGraph, type Graph, type GraphOptions } from "./graph.ts";
 import { heldUpKeys } from "./heldUp.ts";
+import { keyedRecord } from "./keyedRecord.ts";
 import { KeyRecord } from "./keyRecord.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, taskName } from "./taskArgs.ts";
@@ -201,7 +202,9 @@ export class Client implements FutureHost, GatherHost {
     const key =
       options.key ?? (options.pure === false ? this.freshKey(name) : tokenize(name, prepared));
     const task = graphTask(name, prepared, deps, options);
-    return this.submitTasks({ [key]: task }, [key])[0];
+    const tasks: Record<string, GraphTask> = keyedRecord();
+    tasks[key] = task;
+    return this.submitTasks(tasks, [key])[0];
   }
 
   /** `fn(item)` for every item, as one batch; one future per item, in order. */
@@ -223,7 +226,7 @@ export class Client implements FutureHost, GatherHost {
     this.checkOpen();
     const name = taskName(fn, "map");
     checkSubmitOptions(options);
-    const tasks: Record<string, GraphTask> = {};
+    const tasks: Record<string, GraphTask> = keyedRecord();
     const keys: string[] = [];
     const what = `map(${name})`;
     for (const item of items) {

@@ -23,6 +23,7 @@ import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
+import { keyedRecord } from "./keyedRecord.ts";
 import { type ArgPath, formatPath, isTaskDefinition, mapArgs, taskName } from "./taskArgs.ts";
 
 /** A graph: `{key: [fn, ...args] | literal}`. */
@@ -89,7 +90,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     if (isTaskEntry(v)) entries.push([key, v]);
     else literals.set(key, isLiteralWrapper(v) ? v.__weftLiteral : v);
   }
-  const tasks: Record<string, GraphTask> = {};
+  const tasks: Record<string, GraphTask> = keyedRecord();
   const used = new Set<string>();
   // One replacer for the whole graph, reading the task being built.
   let key = "";
