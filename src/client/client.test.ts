@@ -137,6 +137,23 @@ describe("Client", () => {
     expect(counters).toMatchObject({ tasksFinished: 3, tasksErred: 0, workers: 2, clients: 1 });
   });
 
+  it("a client that closes releases what it held", async () => {
+    const { cluster, client } = await testCluster();
+    const other = await cluster.client();
+    const mine = client.map(inc, [1, 2, 3]);
+    const shared = client.submit(inc, 100);
+    const theirs = other.submit(inc, 100);
+    await client.gather([...mine, shared]);
+    await client.close();
+    expect(await theirs).toBe(101);
+    await eventually(
+      () => [...cluster.scheduler.state.tasks.keys()].join() === theirs.key,
+      5_000,
+      "only the other client's key is left",
+    );
+    expect(cluster.scheduler.state.clients.has(client.id)).toBe(false);
+  });
+
   it("fails pending futures when the client closes", async () => {
     const { client } = await testCluster();
     const slow = client.submit("slowInc", 1, 5_000);
