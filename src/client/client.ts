@@ -342,13 +342,37 @@ export class Client implements FutureHost, GatherHost {
   gather<T>(future: Future<T>): Promise<T>;
   async gather(futures: unknown): Promise<unknown> {
     if (futures instanceof Future) return futures.result();
-    if (Array.isArray(futures)) return Promise.all(futures.map((f) => this.resultOfFuture(f)));
+    if (Array.isArray(futures)) {
+      await this.untilDone(futures);
+      return Promise.all(futures.map((f) => this.resultOfFuture(f)));
+    }
     if (typeof futures === "object" && futures !== null) {
       const entries = Object.entries(futures);
+      await this.untilDone(entries.map(([, f]) => f));
       const values = await Promise.all(entries.map(([, f]) => this.resultOfFuture(f)));
       return Object.fromEntries(entries.map(([k], i) => [k, values[i]]));
     }
     throw new TypeError("gather: expected a future, an array of futures or a record of futures");
+  }
+
+  /**
+   * Wait until every future is done, or one fails: then their results are
+   * fetched together (one `get_data` per worker) rather than as each finishes.
+   */
+  private untilDone(futures: readonly unknown[]): Promise<void> {
+    let pending = 0;
+    return new Promise<void>((resolve) => {
+      for (const f of futures) {
+        if (!(f instanceof Future)) continue;
+        const rec = this.records.get(f.key);
+        if (rec === undefined || rec.status !== "pending") continue;
+        pending++;
+        void rec.settled().then(() => {
+          if (--pending === 0 || rec.status !== "finished") resolve();
+        });
+      }
+      if (pending === 0) resolve();
+    });
   }
 
   private resultOfFuture(f: unknown): Promise<unknown> {

@@ -59,7 +59,8 @@ export class Gatherer {
       batch = new Map();
       this.batch = batch;
       const b = batch;
-      queueMicrotask(() => {
+      // At the end of this turn: what finishes together is fetched together.
+      setImmediate(() => {
         if (this.batch === b) this.batch = null;
         void this.run(b);
       });
