@@ -84,10 +84,10 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     throw new TypeError("compute: the graph must be an object {key: [fn, ...args]}");
   }
   const literals = new Map<string, unknown>();
-  const entries: [string, GraphTaskEntry][] = [];
+  const taskKeys: string[] = [];
   for (const key of Object.keys(graph)) {
     const v = graph[key];
-    if (isTaskEntry(v)) entries.push([key, v]);
+    if (isTaskEntry(v)) taskKeys.push(key);
     else literals.set(key, isLiteralWrapper(v) ? v.__weftLiteral : v);
   }
   const tasks: Record<string, GraphTask> = keyedRecord();
@@ -113,7 +113,8 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     }
     return refer(v.__weftRef);
   };
-  for (const [k, entry] of entries) {
+  for (const k of taskKeys) {
+    const entry = graph[k] as GraphTaskEntry;
     key = k;
     deps = new Set();
     const head = entry[0];
@@ -128,6 +129,6 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     if (options.priority !== undefined) task.priority = options.priority;
     tasks[k] = task;
   }
-  const sinks = entries.map(([key]) => key).filter((key) => !used.has(key));
+  const sinks = taskKeys.filter((k) => !used.has(k));
   return { tasks, literals, sinks };
 }
