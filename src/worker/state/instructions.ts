@@ -235,10 +235,25 @@ export function isSendMessageToScheduler(inst: Instruction): inst is SendMessage
  * `op`, the fields, `stimulusId`, and `status` for task-finished/task-erred.
  */
 export function toMessage(inst: SendMessageToScheduler): Record<string, unknown> {
+  if (inst.cls === "TaskFinishedMsg") {
+    // The message of every task: built field by field (a rest/spread copy of a
+    // class instance takes V8's slow generic path).
+    return {
+      op: inst.op,
+      key: inst.key,
+      runId: inst.runId,
+      nbytes: inst.nbytes,
+      type: inst.type,
+      typename: inst.typename,
+      metadata: inst.metadata,
+      thread: inst.thread,
+      startstops: inst.startstops,
+      stimulusId: inst.stimulusId,
+      status: "OK",
+    };
+  }
   const { cls: _cls, ...fields } = inst;
   switch (inst.cls) {
-    case "TaskFinishedMsg":
-      return { ...fields, status: "OK" };
     case "TaskErredMsg":
       return { ...fields, status: "error" };
     case "ReleaseWorkerDataMsg":
