@@ -107,7 +107,8 @@ export class Worker extends BaseWorker {
   private readonly gate: SlotGate;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private readonly servedComms = new Set<Comm>();
-  private readonly metricTotals = new Map<string, number>();
+  /** `{name joined by NUL: [name, total]}`: cheaper to key than JSON, once per task and metric. */
+  private readonly metricTotals = new Map<string, [MetricName, number]>();
   private closePromise: Promise<string[]> | null = null;
 
   constructor(options: WorkerOptions) {
@@ -165,7 +166,9 @@ export class Worker extends BaseWorker {
 
   /** Totals of the metrics digested so far, by metric name joined with `/` (null parts empty). */
   get metrics(): ReadonlyMap<string, number> {
-    return this.metricTotals;
+    const out = new Map<string, number>();
+    for (const [name, total] of this.metricTotals.values()) out.set(JSON.stringify(name), total);
+    return out;
   }
 
   /**
@@ -480,8 +483,11 @@ export class Worker extends BaseWorker {
   }
 
   override digestMetric(name: MetricName, value: number): void {
-    const key = name.map((part) => part ?? "").join("/");
-    this.metricTotals.set(key, (this.metricTotals.get(key) ?? 0) + value);
+    let key = "";
+    for (const part of name) key += part === null ? "\u0001\u0000" : `${part}\u0000`;
+    const entry = this.metricTotals.get(key);
+    if (entry === undefined) this.metricTotals.set(key, [name, value]);
+    else entry[1] += value;
   }
 
   /**
