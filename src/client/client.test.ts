@@ -128,13 +128,16 @@ describe("Client", () => {
   });
 
   it("reports the connected workers and the server's counters", async () => {
-    const { client } = await testCluster();
+    const { cluster, client } = await testCluster();
     await client.gather(client.map(inc, [1, 2, 3]));
     const workers = await client.workers();
     expect(workers).toHaveLength(2);
     expect(workers[0]).toMatchObject({ nthreads: 1, status: "running" });
     const counters = await client.counters();
     expect(counters).toMatchObject({ tasksFinished: 3, tasksErred: 0, workers: 2, clients: 1 });
+    // The workers' metrics, by JSON-encoded name.
+    const names = cluster.workers.flatMap((w) => [...w.metrics.keys()].map((k) => JSON.parse(k)));
+    expect(names).toContainEqual(["execute", null, "inc", "thread", "seconds"]);
   });
 
   it("a client that closes releases what it held", async () => {
