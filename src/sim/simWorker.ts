@@ -11,6 +11,7 @@
 
 import type { TaskRef, TaskSpec } from "../protocol/messagesTaskSpec.ts";
 import type { Resources, SchedulerToWorkerMessage } from "../protocol/messagesWorker.ts";
+import { schedulerMessageToEvent } from "../worker/schedulerEvents.ts";
 import {
   ExecuteFailureEvent,
   ExecuteSuccessEvent,
@@ -29,7 +30,7 @@ import type { Execute, GatherDep, Instruction } from "../worker/state/instructio
 import { WorkerState } from "../worker/state/workerState.ts";
 import type { SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
-import { eventForMessage, messageForInstruction } from "./translate.ts";
+import { messageForInstruction } from "./translate.ts";
 import { computeValue, SimValue, type TaskParams } from "./values.ts";
 
 function sizeofSimValue(v: unknown): number {
@@ -107,7 +108,7 @@ export class SimWorker {
   /** A message from the scheduler arrived. */
   deliver(msg: SchedulerToWorkerMessage): void {
     if (!this.alive) return;
-    this.handle(eventForMessage(msg));
+    this.handle(schedulerMessageToEvent(msg));
   }
 
   /** Feed one event to the state machine and carry out its instructions. */
