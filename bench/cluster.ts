@@ -37,6 +37,8 @@ export interface ClusterBenchOptions {
   readonly saturation: number;
   /** Multiply the graph sizes (for quick checks). */
   readonly scale: number;
+  /** The transport between scheduler, workers and client. Default inproc. */
+  readonly protocol?: "inproc" | "tcp";
 }
 
 function graphOf(name: string, scale: number): BenchGraph {
@@ -75,7 +77,7 @@ export async function benchCluster(
     workers: 2,
     threadsPerWorker: 1,
     executor: o.executor,
-    transport: "inproc",
+    transport: o.protocol ?? "inproc",
     workerSaturation: Number.isFinite(o.saturation) ? o.saturation : "inf",
     runs: o.runs,
     warmup: o.warmup,
@@ -85,9 +87,10 @@ export async function benchCluster(
     workers: 2,
     threadsPerWorker: 1,
     executor: o.executor,
+    protocol: o.protocol ?? "inproc",
     taskModules: [TASKS],
     scheduler: { state: { workerSaturation: o.saturation } },
-    logger: pino({ level: process.env.WEFT_LOG_LEVEL ?? "warn" }),
+    logger: pino({ level: process.env.WEFT_LOG_LEVEL ?? "warn" }, pino.destination(2)),
   });
   try {
     const client = await cluster.client();
@@ -150,6 +153,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "1.1")
     .option("--scale <x>", "multiply the graph sizes (quick checks)", "1")
+    .addOption(
+      new Option("--protocol <p>", "transport").choices(["inproc", "tcp"]).default("inproc"),
+    )
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
@@ -169,6 +175,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       executor: opts.executor as "inline" | "threads",
       saturation,
       scale,
+      protocol: opts.protocol as "inproc" | "tcp",
     },
     (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
   );

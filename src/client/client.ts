@@ -145,7 +145,11 @@ export class Client implements FutureHost, GatherHost {
         options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
     });
     const logger =
-      options.logger ?? pino({ name: "weft.client", level: process.env.WEFT_LOG_LEVEL ?? "info" });
+      options.logger ??
+      pino(
+        { name: "weft.client", level: process.env.WEFT_LOG_LEVEL ?? "info" },
+        pino.destination(2),
+      );
     return new Client(conn, id, address, timeoutMs, logger);
   }
 

@@ -44,7 +44,7 @@ export interface LocalClusterOptions {
     WorkerOptions,
     "scheduler" | "listen" | "nthreads" | "executor" | "taskModules" | "validate" | "logger"
   >;
-  /** Where everything logs. Default: pino at `$WEFT_LOG_LEVEL` or `warn`. */
+  /** Where everything logs. Default: pino on stderr at `$WEFT_LOG_LEVEL` or `warn`. */
   logger?: Logger;
 }
 
@@ -83,7 +83,8 @@ export class LocalCluster {
       );
     }
     const logger =
-      options.logger ?? pino({ name: "weft", level: process.env.WEFT_LOG_LEVEL ?? "warn" });
+      options.logger ??
+      pino({ name: "weft", level: process.env.WEFT_LOG_LEVEL ?? "warn" }, pino.destination(2));
     const validate = options.validate ?? false;
     const scheduler = await Scheduler.start({
       batchedSendIntervalMs: 0,

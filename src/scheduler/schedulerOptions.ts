@@ -57,6 +57,10 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
     maxFrameBytes: o.maxFrameBytes ?? 512 * 1024 * 1024,
     logger:
-      o.logger ?? pino({ name: "weft.scheduler", level: process.env.WEFT_LOG_LEVEL ?? "info" }),
+      o.logger ??
+      pino(
+        { name: "weft.scheduler", level: process.env.WEFT_LOG_LEVEL ?? "info" },
+        pino.destination(2),
+      ),
   };
 }
