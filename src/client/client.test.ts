@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { Comm } from "../comm/comm.ts";
+import { listen } from "../comm/connect.ts";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
+import { Client } from "./client.ts";
 import { Future } from "./future.ts";
 import { literal } from "./graph.ts";
 import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
@@ -155,6 +159,34 @@ describe("Client", () => {
       "only the other client's key is left",
     );
     expect(cluster.scheduler.state.clients.has(client.id)).toBe(false);
+  });
+
+  it("skips malformed messages from the scheduler and goes on", async () => {
+    let server: Comm | null = null;
+    const listener = await listen("inproc://fake-scheduler", (comm) => {
+      server = comm;
+      void comm.recv().then(() => comm.send({ op: "register-client-reply", status: "OK" }));
+    });
+    const { logger, records } = memoryLogger();
+    const client = await Client.connect(listener.address, { logger });
+    const f = client.submitWith({ key: "x" }, inc, 1);
+    const s = server as unknown as Comm;
+    await s.send([
+      null,
+      { op: "bogus" },
+      { op: "task-erred", key: "x" },
+      { op: "key-in-memory", key: "x", typename: "number", whoHas: "nope", stimulusId: "s" },
+    ]);
+    await eventually(() => f.status === "finished", 2_000, "the good message is handled");
+    expect(client.isClosed).toBe(false);
+    expect(records.map((r) => r.msg)).toEqual(
+      expect.arrayContaining([
+        "ignored a malformed message from the scheduler",
+        "ignored an unknown message",
+      ]),
+    );
+    await client.close();
+    await listener.close();
   });
 
   it("fails pending futures when the client closes", async () => {

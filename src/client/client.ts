@@ -511,11 +511,23 @@ export class Client implements FutureHost, GatherHost {
   // Messages from the scheduler
   // ---------------------------------------------------------------------------
 
+  /** A message from the scheduler; one that cannot be used is logged and skipped. */
   private onMessage(msg: ServerToClientMessage): void {
+    try {
+      this.handleMessage(msg);
+    } catch (err) {
+      const op = typeof msg === "object" && msg !== null ? (msg as { op?: unknown }).op : undefined;
+      this.logger.error({ err, op }, "ignored a malformed message from the scheduler");
+    }
+  }
+
+  private handleMessage(msg: ServerToClientMessage): void {
     switch (msg.op) {
-      case "key-in-memory":
-        this.records.get(msg.key)?.finish("whoHas" in msg ? msg.whoHas : [], msg.typename);
+      case "key-in-memory": {
+        const holders = "whoHas" in msg && Array.isArray(msg.whoHas) ? msg.whoHas : [];
+        this.records.get(msg.key)?.finish(holders, msg.typename);
         return;
+      }
       case "task-erred":
         this.records.get(msg.key)?.fail(
           "error",

@@ -29,7 +29,9 @@ export class RemoteTaskError extends Error {
     exceptionText: string;
     tracebackText: string;
   }) {
-    const { key, blame, exceptionText, tracebackText } = fields;
+    const { key, blame } = fields;
+    const exceptionText = String(fields.exceptionText);
+    const tracebackText = typeof fields.tracebackText === "string" ? fields.tracebackText : "";
     const via = blame === key ? "" : ` (because its dependency ${blame} failed)`;
     super(`task ${key} failed${via}: ${exceptionText}`);
     this.key = key;
