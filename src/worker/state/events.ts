@@ -60,6 +60,13 @@ export function toMap<V>(m: MapLike<V> | null | undefined): ReadonlyMap<string, 
 
 const EMPTY_MAP: ReadonlyMap<string, never> = new Map<string, never>();
 
+/** The keys of `data` with their values dropped, for the stimulus log. */
+function withoutValues(data: ReadonlyMap<string, unknown>): ReadonlyMap<string, null> {
+  const out = new Map<string, null>();
+  for (const k of data.keys()) out.set(k, null);
+  return out;
+}
+
 /** The run spec of a logged ComputeTaskEvent: stripped, as the seed's `_clean`. */
 const LOGGED_RUN_SPEC = new SerializedTask();
 
@@ -112,12 +119,22 @@ export class RetryBusyWorkerEvent extends EventBase {
   }
 }
 
-/** GatherDep finished: the peer sent (some of) the keys. */
-export class GatherDepSuccessEvent extends EventBase {
-  readonly cls = "GatherDepSuccessEvent" as const;
+/** Fields shared by the completions of a GatherDep instruction (the seed's GatherDepDoneEvent). */
+abstract class GatherDepDoneBase extends EventBase {
+  /** The peer that was asked. */
   readonly worker: string;
   /** Must be the same as in the GatherDep instruction. */
   readonly totalNbytes: number;
+  constructor(f: { worker: string; totalNbytes: number; stimulusId: string }) {
+    super(f.stimulusId);
+    this.worker = f.worker;
+    this.totalNbytes = f.totalNbytes;
+  }
+}
+
+/** GatherDep finished: the peer sent (some of) the keys. */
+export class GatherDepSuccessEvent extends GatherDepDoneBase {
+  readonly cls = "GatherDepSuccessEvent" as const;
   /** There may be fewer keys than in GatherDep. */
   data: ReadonlyMap<string, unknown>;
   constructor(f: {
@@ -126,48 +143,30 @@ export class GatherDepSuccessEvent extends EventBase {
     data: MapLike<unknown>;
     stimulusId: string;
   }) {
-    super(f.stimulusId);
-    this.worker = f.worker;
-    this.totalNbytes = f.totalNbytes;
+    super(f);
     this.data = toMap(f.data);
   }
   override toLoggable(handled: number): this {
     const out = this.copy();
     out.handled = handled;
-    out.data = new Map([...this.data.keys()].map((k) => [k, null]));
+    out.data = withoutValues(this.data);
     return out;
   }
 }
 
 /** GatherDep finished: the peer was busy. */
-export class GatherDepBusyEvent extends EventBase {
+export class GatherDepBusyEvent extends GatherDepDoneBase {
   readonly cls = "GatherDepBusyEvent" as const;
-  readonly worker: string;
-  readonly totalNbytes: number;
-  constructor(f: { worker: string; totalNbytes: number; stimulusId: string }) {
-    super(f.stimulusId);
-    this.worker = f.worker;
-    this.totalNbytes = f.totalNbytes;
-  }
 }
 
 /** GatherDep finished: the network failed while talking to the peer. */
-export class GatherDepNetworkFailureEvent extends EventBase {
+export class GatherDepNetworkFailureEvent extends GatherDepDoneBase {
   readonly cls = "GatherDepNetworkFailureEvent" as const;
-  readonly worker: string;
-  readonly totalNbytes: number;
-  constructor(f: { worker: string; totalNbytes: number; stimulusId: string }) {
-    super(f.stimulusId);
-    this.worker = f.worker;
-    this.totalNbytes = f.totalNbytes;
-  }
 }
 
 /** GatherDep finished with another error (e.g. data failed to deserialize). */
-export class GatherDepFailureEvent extends EventBase {
+export class GatherDepFailureEvent extends GatherDepDoneBase {
   readonly cls = "GatherDepFailureEvent" as const;
-  readonly worker: string;
-  readonly totalNbytes: number;
   readonly exception: unknown;
   readonly traceback: unknown;
   readonly exceptionText: string;
@@ -181,9 +180,7 @@ export class GatherDepFailureEvent extends EventBase {
     tracebackText: string;
     stimulusId: string;
   }) {
-    super(f.stimulusId);
-    this.worker = f.worker;
-    this.totalNbytes = f.totalNbytes;
+    super(f);
     this.exception = f.exception;
     this.traceback = f.traceback;
     this.exceptionText = f.exceptionText;
@@ -567,7 +564,7 @@ export class UpdateDataEvent extends EventBase {
   override toLoggable(handled: number): this {
     const out = this.copy();
     out.handled = handled;
-    out.data = new Map([...this.data.keys()].map((k) => [k, null]));
+    out.data = withoutValues(this.data);
     return out;
   }
 }
