@@ -55,7 +55,9 @@ export type MapLike<V> = ReadonlyMap<string, V> | Readonly<Record<string, V>>;
 export function toMap<V>(m: MapLike<V> | null | undefined): ReadonlyMap<string, V> {
   if (m === null || m === undefined) return EMPTY_MAP as ReadonlyMap<string, V>;
   if (m instanceof Map) return m;
-  return new Map(Object.entries(m as Record<string, V>));
+  const entries = Object.entries(m as Record<string, V>);
+  // Most maps of a compute-task are empty: share one instead of allocating.
+  return entries.length === 0 ? (EMPTY_MAP as ReadonlyMap<string, V>) : new Map(entries);
 }
 
 const EMPTY_MAP: ReadonlyMap<string, never> = new Map<string, never>();
