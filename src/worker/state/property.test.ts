@@ -33,7 +33,12 @@ import { WorkerState } from "./workerState.ts";
 
 const RUNS = Number(process.env.WEFT_FUZZ_RUNS ?? 200);
 const STEPS = Number(process.env.WEFT_FUZZ_STEPS ?? 500);
-const FC_SEED = process.env.WEFT_FUZZ_SEED ? Number(process.env.WEFT_FUZZ_SEED) : undefined;
+// A fixed seed by default, so that `npm test` is deterministic; WEFT_FUZZ_SEED picks
+// another (WEFT_FUZZ_SEED=random draws one, printed on failure) to explore further.
+const FC_SEED =
+  process.env.WEFT_FUZZ_SEED === "random"
+    ? undefined
+    : Number(process.env.WEFT_FUZZ_SEED ?? 20261130);
 
 /**
  * Always STEPS, but shrinks like an integer towards 1: a run with fewer steps replays
@@ -58,6 +63,14 @@ function add(into: Record<string, number>, from: Readonly<Record<string, number 
 }
 
 describe("worker state machine under random valid stimuli", () => {
+  it("seed 1621894099: a wanted task dropped during the drain by the known seed bug is not a failure", () => {
+    // A compute-task turned y-29 (in flight) into resumed(flight->waiting); the transfer of
+    // load-35, cancelled, then released its dependencies, y-29 with them (the seed does
+    // the same). The driver counts it as the known seed bug instead of failing the drain.
+    const r = runFuzz({ seed: 1621894099, steps: 499 });
+    expect(r.knownSeedBugs.droppedResumedTask).toBeGreaterThanOrEqual(1);
+  });
+
   it(`stays valid and completes everything (${RUNS} runs x ${STEPS} stimuli)`, () => {
     let runs = 0;
     let stimuli = 0;
