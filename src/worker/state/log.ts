@@ -104,41 +104,29 @@ export class TransitionLog implements Iterable<LogEntry> {
     return this.count;
   }
 
-  /** The slot index of a new record, evicting the oldest when full. */
+  /**
+   * The slot index of a new record, evicting the oldest when full. Until the ring is
+   * full, records are appended (the head stays at 0 and the arrays grow as arrays do);
+   * once full, the oldest record is overwritten.
+   */
   private claim(width: number): number {
-    let capacity = this.widths.length;
-    if (this.count === capacity) {
-      if (capacity < this.maxlen) {
-        this.grow();
-        capacity = this.widths.length;
-      } else {
-        const at = this.head;
-        this.head = at + 1 === capacity ? 0 : at + 1;
-        this.widths[at] = width;
-        return at * WIDTH;
-      }
+    const count = this.count;
+    if (count < this.maxlen) {
+      if (count === this.widths.length) this.growWidths();
+      this.count = count + 1;
+      this.widths[count] = width;
+      return count * WIDTH;
     }
-    let at = this.head + this.count;
-    if (at >= capacity) at -= capacity;
-    this.count++;
+    const at = this.head;
+    this.head = at + 1 === count ? 0 : at + 1;
     this.widths[at] = width;
     return at * WIDTH;
   }
 
-  private grow(): void {
-    const oldCap = this.widths.length;
-    const capacity = Math.min(this.maxlen, Math.max(64, oldCap * 2));
-    const slots = new Array<unknown>(capacity * WIDTH);
-    const widths = new Uint8Array(capacity);
-    let at = this.head;
-    for (let i = 0; i < this.count; i++) {
-      for (let j = 0; j < WIDTH; j++) slots[i * WIDTH + j] = this.slots[at * WIDTH + j];
-      widths[i] = this.widths[at];
-      if (++at === oldCap) at = 0;
-    }
-    this.slots = slots;
+  private growWidths(): void {
+    const widths = new Uint8Array(Math.min(this.maxlen, Math.max(64, this.widths.length * 2)));
+    widths.set(this.widths);
     this.widths = widths;
-    this.head = 0;
   }
 
   /** Append a record of four fields. */
@@ -149,7 +137,10 @@ export class TransitionLog implements Iterable<LogEntry> {
     s[i + 1] = b;
     s[i + 2] = c;
     s[i + 3] = d;
-    s[i + 4] = s[i + 5] = s[i + 6] = s[i + 7] = undefined;
+    s[i + 4] = undefined;
+    s[i + 5] = undefined;
+    s[i + 6] = undefined;
+    s[i + 7] = undefined;
   }
 
   /** Append a record of five fields. */
@@ -161,7 +152,9 @@ export class TransitionLog implements Iterable<LogEntry> {
     s[i + 2] = c;
     s[i + 3] = d;
     s[i + 4] = e;
-    s[i + 5] = s[i + 6] = s[i + 7] = undefined;
+    s[i + 5] = undefined;
+    s[i + 6] = undefined;
+    s[i + 7] = undefined;
   }
 
   /** Append a record of seven fields (a transition). */
