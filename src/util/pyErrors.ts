@@ -31,3 +31,8 @@ export function assert(cond: unknown, message?: string | (() => string)): assert
     );
   }
 }
+
+/** Python's `set.remove(value)`: KeyError when the value is absent. */
+export function setRemove<T>(set: Set<T>, value: T): void {
+  if (!set.delete(value)) throw new KeyError(value);
+}

@@ -1,4 +1,4 @@
-import { assert, KeyError, RuntimeError } from "../../util/pyErrors.ts";
+import { assert, KeyError, RuntimeError, setRemove } from "../../util/pyErrors.ts";
 import type {
   AcquireReplicasEvent,
   CancelComputeEvent,
@@ -31,7 +31,7 @@ import {
 } from "./instructions.ts";
 import { type Finish, Recs } from "./recs.ts";
 import { EMPTY_RESOURCES, RUN_ID_SENTINEL, TaskState } from "./taskState.ts";
-import { removeFromSet, type WorkerState } from "./workerState.ts";
+import type { WorkerState } from "./workerState.ts";
 
 /**
  * Dispatch an event to its handler. Handlers push instructions to `out` and return
@@ -262,7 +262,7 @@ function gatherDepDoneCommon(ws: WorkerState, ev: GatherDepDoneEvent): TaskState
     const ts = ws.task(key);
     ts.done = true;
     ts.comingFrom = null;
-    removeFromSet(ws.inFlightTasks, ts);
+    setRemove(ws.inFlightTasks, ts);
     out.push(ts);
   }
   return out;
@@ -349,7 +349,7 @@ function forgetWorker(ws: WorkerState, worker: string, recs: Recs): void {
   const keys = ws.hasWhat.get(worker);
   if (keys !== undefined) {
     ws.hasWhat.delete(worker);
-    for (const key of keys) removeFromSet(ws.task(key).whoHas, worker);
+    for (const key of keys) setRemove(ws.task(key).whoHas, worker);
   }
 }
 

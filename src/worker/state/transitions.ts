@@ -1,4 +1,4 @@
-import { assert } from "../../util/pyErrors.ts";
+import { assert, setRemove } from "../../util/pyErrors.ts";
 import type { ErrorMessage } from "./errorMessage.ts";
 import {
   AddKeysMsg,
@@ -188,7 +188,7 @@ function transitionWaitingConstrained(ws: WorkerState, ts: TaskState): Recs | nu
     assert(!ws.constrained.has(ts));
   }
   ts.state = "constrained";
-  removeOrThrow(ws.waiting, ts);
+  setRemove(ws.waiting, ts);
   ws.constrained.add(ts);
   return ws.ensureComputing();
 }
@@ -222,7 +222,7 @@ function transitionWaitingReady(ws: WorkerState, ts: TaskState): Recs | null {
   if (ts.resourceRestrictions.size > 0) return one(ts, "constrained");
   ts.state = "ready";
   assert(ts.priority !== null);
-  removeOrThrow(ws.waiting, ts);
+  setRemove(ws.waiting, ts);
   ws.ready.add(ts);
   return ws.ensureComputing();
 }
@@ -601,10 +601,6 @@ function transitionReleasedForgotten(ws: WorkerState, ts: TaskState): Recs | nul
   ts.state = "forgotten";
   ws.tasks.delete(ts.key);
   return recs;
-}
-
-function removeOrThrow<T>(set: Set<T>, value: T): void {
-  if (!set.delete(value)) throw new Error(`KeyError: ${String(value)}`);
 }
 
 // ----------------------------------------------------------------------- table

@@ -3,7 +3,7 @@ import { BoundedDeque } from "../../util/boundedDeque.ts";
 import { HeapSet } from "../../util/heapSet.ts";
 import { PyRandom } from "../../util/mt19937.ts";
 import { comparePriority, type Priority } from "../../util/priority.ts";
-import { assert, KeyError } from "../../util/pyErrors.ts";
+import { assert, KeyError, setRemove } from "../../util/pyErrors.ts";
 import { sizeof as defaultSizeof, typeName as defaultTypeName } from "../../util/sizeof.ts";
 import type { DataStore, WorkerPlugin } from "./dataStore.ts";
 import { errorMessage as defaultErrorMessage, type ErrorMessage } from "./errorMessage.ts";
@@ -370,7 +370,7 @@ export class WorkerState {
 
       for (const worker of ts.whoHas) {
         if (workers.has(worker)) continue;
-        removeFromSet(this.hasWhatFor(worker), key);
+        setRemove(this.hasWhatFor(worker), key);
         if (ts.state === "fetch") this.dataNeededFor(worker).remove(ts);
       }
       for (const worker of workers) {
@@ -851,11 +851,6 @@ function setsEqual<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
   if (a.size !== b.size) return false;
   for (const x of a) if (!b.has(x)) return false;
   return true;
-}
-
-/** Python's `set.remove`: KeyError when absent. */
-export function removeFromSet<T>(set: Set<T>, value: T): void {
-  if (!set.delete(value)) throw new KeyError(value);
 }
 
 function deleteOrThrow<K, V>(map: Map<K, V>, key: K): void {
