@@ -168,6 +168,10 @@ function walk(value: unknown, depth: number, seen: Seen): number {
  * cannot be inspected counts as {@link DEFAULT_SIZEOF}.
  */
 export function sizeof(value: unknown): number {
+  // Primitives need no bookkeeping (most task results of tiny tasks).
+  const t = typeof value;
+  if (t === "number" || t === "boolean" || t === "undefined" || value === null) return POINTER;
+  if (t === "string") return sizeofString(value as string);
   try {
     return walk(value, 0, { objects: new Set(), budget: MAX_OBJECTS });
   } catch {

@@ -4,5 +4,25 @@
  * stories; they need not be unique.
  */
 export function newStimulusId(prefix: string): string {
-  return `${prefix}-${Date.now() / 1000}`;
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastSeconds = String(ms / 1000);
+    recent.clear();
+  }
+  let id = recent.get(prefix);
+  if (id === undefined) {
+    id = `${prefix}-${lastSeconds}`;
+    recent.set(prefix, id);
+  }
+  return id;
 }
+
+/**
+ * The ids made within the current millisecond, by prefix: a busy worker makes
+ * thousands a second with the same few prefixes, and formatting the clock's
+ * number is the expensive part.
+ */
+const recent = new Map<string, string>();
+let lastMs = Number.NaN;
+let lastSeconds = "";

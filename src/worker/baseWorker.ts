@@ -190,10 +190,13 @@ export abstract class BaseWorker {
         activity = ["gather-dep"];
         coarseTime = "busy";
         break;
-      case "ExecuteSuccessEvent":
-        activity = ["execute", spanId, keySplit(stim.key)];
-        coarseTime = this.state.tasks.get(stim.key)?.state === "memory" ? false : "cancelled";
+      case "ExecuteSuccessEvent": {
+        const ts = this.state.tasks.get(stim.key);
+        // A task's prefix is keySplit(key), computed once when it was created.
+        activity = ["execute", spanId, ts === undefined ? keySplit(stim.key) : ts.prefix];
+        coarseTime = ts?.state === "memory" ? false : "cancelled";
         break;
+      }
       case "ExecuteFailureEvent":
         activity = ["execute", spanId, keySplit(stim.key)];
         coarseTime = "failed";
@@ -205,8 +208,12 @@ export abstract class BaseWorker {
       default:
         return;
     }
-    for (const [label, value, unit] of ledger.finalize(this.now(), coarseTime)) {
-      this.digestMetric([...activity, label, unit], value);
+    const entries = ledger.finalize(this.now(), coarseTime);
+    for (let i = 0; i < entries.length; i++) {
+      const [label, value, unit] = entries[i];
+      const name: (string | null)[] = activity.slice();
+      name.push(label, unit);
+      this.digestMetric(name, value);
     }
   }
 

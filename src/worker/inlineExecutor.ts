@@ -7,7 +7,7 @@
 
 import type { ExecuteJob, ExecuteOutcome, Executor, RunControl } from "./executor.ts";
 import { raceSignal } from "./raceSignal.ts";
-import { runTask } from "./runTask.ts";
+import { startTask } from "./runTask.ts";
 
 /** Runs tasks on the calling thread. */
 export class InlineExecutor implements Executor {
@@ -20,14 +20,17 @@ export class InlineExecutor implements Executor {
     return new InlineExecutor();
   }
 
-  async run(job: ExecuteJob, control: RunControl, signal: AbortSignal): Promise<ExecuteOutcome> {
-    signal.throwIfAborted();
-    if (this.closed) throw new Error("executor is closed");
+  run(job: ExecuteJob, control: RunControl, signal: AbortSignal): Promise<ExecuteOutcome> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.closed) return Promise.reject(new Error("executor is closed"));
     // Start in a new microtask, never inside the caller's synchronous code.
-    await Promise.resolve();
-    signal.throwIfAborted();
-    // A task cannot be stopped on this thread: once aborted, stop waiting for it.
-    return await raceSignal(runTask(job.key, job.fn, job.args, control), signal);
+    return Promise.resolve().then(() => {
+      signal.throwIfAborted();
+      const outcome = startTask(job.key, job.fn, job.args, control);
+      // A task cannot be stopped on this thread: once aborted, stop waiting for it.
+      // (A synchronous task has ended already: nothing to wait for.)
+      return outcome instanceof Promise ? raceSignal(outcome, signal) : outcome;
+    });
   }
 
   async close(): Promise<void> {

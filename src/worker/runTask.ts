@@ -8,7 +8,7 @@ import { threadId } from "node:worker_threads";
 import {
   type ExecuteOutcome,
   makeError,
-  type RunTiming,
+  type SerializedError,
   serializeError,
   wallSeconds,
 } from "./executor.ts";
@@ -71,42 +71,117 @@ export async function runTask(
   fnName: string,
   args: readonly unknown[],
   hooks: SecedeHooks,
-  finish: (value: unknown) => unknown = (v) => v,
+  finish?: (value: unknown) => unknown,
 ): Promise<ExecuteOutcome> {
+  return startTask(key, fnName, args, hooks, finish);
+}
+
+/**
+ * {@link runTask}, without a promise when the function returns a plain value:
+ * the outcome of a synchronous task is returned as it is, that of a task that
+ * returned a promise (or an `async` function) as a promise. The inline
+ * executor uses it so that a synchronous task costs no extra turns.
+ */
+export function startTask(
+  key: string,
+  fnName: string,
+  args: readonly unknown[],
+  hooks: SecedeHooks,
+  finish?: (value: unknown) => unknown,
+): ExecuteOutcome | Promise<ExecuteOutcome> {
   const start = wallSeconds();
   const run = new TaskRun(key, performance.now(), hooks);
-  const timing = (): RunTiming => ({
-    start,
-    stop: wallSeconds(),
-    threadId,
-    secededAfter: run.secededAfter,
-  });
   let fn: (...a: unknown[]) => unknown;
   try {
     fn = lookupTaskFunction(fnName) as (...a: unknown[]) => unknown;
   } catch (err) {
-    return { status: "error", error: serializeError(err), ...timing() };
+    return errorOutcome(serializeError(err), start, run);
   }
   let value: unknown;
   try {
     // Only async functions need the context to follow them across awaits.
-    value = isAsyncFunction(fn)
-      ? runInTask(run, () => fn(...args))
-      : runInTaskSync(run, () => fn(...args));
-    if (isThenable(value)) value = await value;
+    if (isAsyncFunction(fn)) {
+      return settle(
+        runInTask(run, () => fn(...args)),
+        key,
+        start,
+        run,
+        finish,
+      );
+    }
+    value = runInTaskSync(run, fn, args);
   } catch (err) {
-    if (err instanceof Reschedule) return { status: "reschedule", ...timing() };
-    return { status: "error", error: serializeError(err), ...timing() };
+    return thrownOutcome(err, start, run);
   }
+  if (isThenable(value)) return settle(value, key, start, run, finish);
+  return valueOutcome(value, key, start, run, finish);
+}
+
+async function settle(
+  pending: unknown,
+  key: string,
+  start: number,
+  run: TaskRun,
+  finish: ((value: unknown) => unknown) | undefined,
+): Promise<ExecuteOutcome> {
+  let value: unknown;
   try {
-    value = finish(value);
+    value = await pending;
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    return thrownOutcome(err, start, run);
+  }
+  return valueOutcome(value, key, start, run, finish);
+}
+
+function thrownOutcome(err: unknown, start: number, run: TaskRun): ExecuteOutcome {
+  if (err instanceof Reschedule) {
     return {
-      status: "error",
-      error: makeError("DataCloneError", `result of task ${key} cannot be cloned: ${why}`),
-      ...timing(),
+      status: "reschedule",
+      start,
+      stop: wallSeconds(),
+      threadId,
+      secededAfter: run.secededAfter,
     };
   }
-  return { status: "ok", value, ...timing() };
+  return errorOutcome(serializeError(err), start, run);
+}
+
+function errorOutcome(error: SerializedError, start: number, run: TaskRun): ExecuteOutcome {
+  return {
+    status: "error",
+    error,
+    start,
+    stop: wallSeconds(),
+    threadId,
+    secededAfter: run.secededAfter,
+  };
+}
+
+function valueOutcome(
+  value: unknown,
+  key: string,
+  start: number,
+  run: TaskRun,
+  finish: ((value: unknown) => unknown) | undefined,
+): ExecuteOutcome {
+  if (finish !== undefined) {
+    try {
+      value = finish(value);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return errorOutcome(
+        makeError("DataCloneError", `result of task ${key} cannot be cloned: ${why}`),
+        start,
+        run,
+      );
+    }
+  }
+  return {
+    status: "ok",
+    value,
+    start,
+    stop: wallSeconds(),
+    threadId,
+    secededAfter: run.secededAfter,
+  };
 }

@@ -31,6 +31,8 @@ export interface TaskRuntime {
 
 const storage = new AsyncLocalStorage<TaskRuntime>();
 
+const NO_ARGS: readonly unknown[] = [];
+
 /** The task running synchronously right now (see {@link runInTaskSync}). */
 let syncRuntime: TaskRuntime | null = null;
 
@@ -40,16 +42,20 @@ export function runInTask<T>(runtime: TaskRuntime, fn: () => T): T {
 }
 
 /**
- * Run `fn`, a synchronous task function, as the task `runtime` describes:
+ * Run `fn(...args)`, a synchronous task function, as the task `runtime` describes:
  * the runtime is known for the duration of the call only, without entering
  * an `AsyncLocalStorage` (whose first use makes every promise of the
  * process slower in Node 20). For functions that are not `async`.
  */
-export function runInTaskSync<T>(runtime: TaskRuntime, fn: () => T): T {
+export function runInTaskSync<T>(
+  runtime: TaskRuntime,
+  fn: (...args: never[]) => T,
+  args: readonly unknown[] = NO_ARGS,
+): T {
   const outer = syncRuntime;
   syncRuntime = runtime;
   try {
-    return fn();
+    return (fn as (...a: readonly unknown[]) => T)(...args);
   } finally {
     syncRuntime = outer;
   }

@@ -16,6 +16,7 @@ import { serveRpc } from "../comm/rpc.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import type { RegisterWorkerMsg } from "../protocol/messagesWorker.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
+import { newStimulusId } from "../util/stimulusId.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
 import { contactAddressFor } from "./contactAddress.ts";
 import { DataServer, parseGetDataResponse } from "./dataServer.ts";
@@ -72,9 +73,7 @@ export interface RegisterWorkerReply {
 }
 
 /** A stimulus id with Dask's shape: `prefix-<wall-clock seconds>`. */
-function stimulusId(prefix: string): string {
-  return `${prefix}-${Date.now() / 1000}`;
-}
+const stimulusId = newStimulusId;
 
 /** The opaque `exception`/`traceback` the scheduler gets: plain, serialisable fields. */
 function wireError(e: SerializedError): ErrorMessage {
