@@ -59,16 +59,26 @@ function releaseResources(ts: TaskState, ws: WorkerInfo): void {
   for (const name in r) ws.usedResources[name] -= r[name];
 }
 
+/**
+ * The empty `whoHas`, `nbytes`, restrictions and annotations of the messages
+ * of tasks without any: one frozen object (messages are never modified).
+ */
+const NONE: Record<string, never> = Object.freeze({});
+
 /** The `compute-task` message for `ts`, with a fresh run id. */
 function computeTaskMsg(s: SchedulerState, ts: TaskState, duration: number): ComputeTaskMsg {
   ts.runId = ++s.runIdCounter;
-  const whoHas: Record<string, string[]> = {};
-  const nbytes: Record<string, number> = {};
-  for (const dts of ts.dependencies) {
-    const holders: string[] = [];
-    for (const ws of dts.whoHas) holders.push(ws.address);
-    whoHas[dts.key] = holders;
-    nbytes[dts.key] = s.getNbytes(dts);
+  let whoHas: Record<string, string[]> = NONE;
+  let nbytes: Record<string, number> = NONE;
+  if (ts.dependencies.size > 0) {
+    whoHas = {};
+    nbytes = {};
+    for (const dts of ts.dependencies) {
+      const holders: string[] = [];
+      for (const ws of dts.whoHas) holders.push(ws.address);
+      whoHas[dts.key] = holders;
+      nbytes[dts.key] = s.getNbytes(dts);
+    }
   }
   return {
     op: "compute-task",
@@ -79,9 +89,9 @@ function computeTaskMsg(s: SchedulerState, ts: TaskState, duration: number): Com
     priority: ts.priority,
     duration,
     runSpec: ts.runSpec,
-    resourceRestrictions: ts.resourceRestrictions ?? {},
+    resourceRestrictions: ts.resourceRestrictions ?? NONE,
     actor: ts.actor,
-    annotations: ts.annotations ?? {},
+    annotations: ts.annotations ?? NONE,
     spanId: null,
     stimulusId: s.stimulusId,
   };

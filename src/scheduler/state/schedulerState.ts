@@ -25,6 +25,7 @@ import { taskSlotsAvailable } from "./placement.ts";
 import { handleStealRequest } from "./stealing.ts";
 import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
 import { IN_PLAY, type SchedulerTaskStateName, type TaskState } from "./taskState.ts";
+import { TransitionLog } from "./transitionLog.ts";
 import { TRANSITIONS, type TransitionArgs } from "./transitions.ts";
 import { validateState, validateTask } from "./validation.ts";
 import { handleWorkerMessage } from "./workerHandlers.ts";
@@ -112,12 +113,14 @@ export class SchedulerState {
   workerCounter = 0;
 
   /** Transition log: `(key, start, finish, recommendations, stimulusId, time)`. */
-  readonly log: BoundedDeque<TransitionLogEntry>;
+  readonly log: TransitionLog;
   /** One record per handled stimulus. */
   readonly stimulusLog: BoundedDeque<StimulusRecord>;
 
   /** The stimulus being handled. */
   stimulusId = "";
+  /** `clock()` when the stimulus being handled arrived: stamps its records. */
+  now = 0;
   /** Placement pass counter for `WorkerInfo.scratchEpoch`. */
   placementEpoch = 0;
   /** Placement pass counter for `WorkerInfo.validEpoch`. */
@@ -136,7 +139,7 @@ export class SchedulerState {
     this.options = resolveOptions(options);
     this.clock = this.options.clock;
     this.validate = this.options.validate;
-    this.log = new BoundedDeque(this.options.logLength);
+    this.log = new TransitionLog(this.options.logLength);
     this.stimulusLog = new BoundedDeque(this.options.stimulusLogLength);
   }
 
@@ -196,6 +199,7 @@ export class SchedulerState {
   private handleOne(ev: SchedulerEvent): void {
     const stimulusId = stimulusIdOf(ev);
     this.stimulusId = stimulusId;
+    this.now = this.clock();
     this.stimulusLog.push(this.recordOf(ev, stimulusId));
     if (this.validate) this.touched = new Set();
     switch (ev.kind) {
@@ -226,7 +230,7 @@ export class SchedulerState {
   }
 
   private recordOf(ev: SchedulerEvent, stimulusId: string): StimulusRecord {
-    const time = this.clock();
+    const time = this.now;
     const kind = ev.kind;
     switch (kind) {
       case "worker-message": {
@@ -327,14 +331,14 @@ export class SchedulerState {
       throw new InvalidTransition(ts.key, start, finish, this.story(ts.key), { cause: e });
     }
     const recs: LoggedRecs = this.curRecs ?? NO_RECS;
-    this.log.push([ts.key, logStart, ts.state, recs, this.stimulusId, this.clock()]);
+    this.log.push(ts.key, logStart, ts.state, recs, this.stimulusId, this.now);
     this.curRecs = saved;
     return recs;
   }
 
   /** Log a change that is not a state transition (a confirmed steal: processing → processing). */
   logSameState(ts: TaskState): void {
-    this.log.push([ts.key, ts.state, ts.state, NO_RECS, this.stimulusId, this.clock()]);
+    this.log.push(ts.key, ts.state, ts.state, NO_RECS, this.stimulusId, this.now);
     if (this.touched !== null) this.touched.add(ts);
   }
 
