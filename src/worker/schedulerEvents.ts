@@ -61,6 +61,10 @@ function strList(m: Rec, op: string, field: string): string[] {
   return v as string[];
 }
 
+/** Shared by every empty map of a message (events never modify their maps). */
+const EMPTY_MAP: ReadonlyMap<string, never> = new Map<string, never>();
+const EMPTY_RECORD: Rec = Object.freeze({});
+
 /** `{key: value}` as a plain object or a Map, every value checked. */
 function mapOf<V>(
   m: Rec,
@@ -69,21 +73,26 @@ function mapOf<V>(
   check: (v: unknown) => v is V,
   what: string,
   dflt?: Rec,
-): Map<string, V> {
+): ReadonlyMap<string, V> {
   const v = m[field] ?? dflt;
-  const entries: [unknown, unknown][] =
-    v instanceof Map
-      ? [...v.entries()]
-      : isRecord(v)
-        ? Object.entries(v)
-        : fail(op, `${field} must be an object`);
-  const out = new Map<string, V>();
-  for (const [k, x] of entries) {
-    if (typeof k !== "string") fail(op, `${field} keys must be strings`);
-    if (!check(x)) fail(op, `${field}[${JSON.stringify(k)}] must be ${what}`);
-    out.set(k, x);
+  let out: Map<string, V> | null = null;
+  if (v instanceof Map) {
+    for (const [k, x] of v as Map<unknown, unknown>) {
+      if (typeof k !== "string") fail(op, `${field} keys must be strings`);
+      if (!check(x)) fail(op, `${field}[${JSON.stringify(k)}] must be ${what}`);
+      (out ??= new Map()).set(k, x);
+    }
+  } else if (isRecord(v)) {
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      const x = v[k];
+      if (!check(x)) fail(op, `${field}[${JSON.stringify(k)}] must be ${what}`);
+      (out ??= new Map()).set(k, x);
+    }
+  } else {
+    fail(op, `${field} must be an object`);
   }
-  return out;
+  return out ?? (EMPTY_MAP as ReadonlyMap<string, V>);
 }
 
 const isStrArray = (x: unknown): x is string[] =>
@@ -91,7 +100,10 @@ const isStrArray = (x: unknown): x is string[] =>
 const isNumber = (x: unknown): x is number => typeof x === "number" && !Number.isNaN(x);
 
 /** `whoHas` and `nbytes` with the same keys, each key held by at least one worker, listed once. */
-function whoHasAndNbytes(m: Rec, op: string): [Map<string, string[]>, Map<string, number>] {
+function whoHasAndNbytes(
+  m: Rec,
+  op: string,
+): [ReadonlyMap<string, string[]>, ReadonlyMap<string, number>] {
   const whoHas = mapOf(m, op, "whoHas", isStrArray, "an array of worker addresses");
   const nbytes = mapOf(m, op, "nbytes", isNumber, "a number");
   for (const [k, workers] of whoHas) {
@@ -121,7 +133,7 @@ function computeTask(m: Rec): ComputeTaskEvent {
   const runSpec = m.runSpec ?? null;
   if (runSpec !== null && typeof runSpec !== "object")
     fail(op, "runSpec must be an object or null");
-  const annotations = m.annotations ?? {};
+  const annotations = m.annotations ?? EMPTY_RECORD;
   if (!isRecord(annotations)) fail(op, "annotations must be an object");
   const spanId = m.spanId ?? null;
   if (spanId !== null && typeof spanId !== "string") fail(op, "spanId must be a string or null");
@@ -135,7 +147,7 @@ function computeTask(m: Rec): ComputeTaskEvent {
     priority: priority as number[],
     duration: num(m, op, "duration", 0.5),
     runSpec,
-    resourceRestrictions: mapOf(m, op, "resourceRestrictions", isNumber, "a number", {}),
+    resourceRestrictions: mapOf(m, op, "resourceRestrictions", isNumber, "a number", EMPTY_RECORD),
     actor,
     annotations,
     spanId,
