@@ -24,20 +24,11 @@ import type { Priority } from "./priority.ts";
 import { comparePriority } from "./priority.ts";
 import { KeyError } from "./pyErrors.ts";
 
-/** One heap entry: the reference's `(key, self._inc, weakref(value))` tuple. */
+/** One heap entry: the reference's `(key, self._inc, weakref(value))` tuple (for sorting only). */
 interface Entry<T> {
   readonly key: Priority;
   readonly inc: number;
   readonly value: T;
-}
-
-/** Python's `<` on `(key, inc, ...)` tuples. Counters are unique, so values are never compared. */
-function entryLess<T>(a: Entry<T>, b: Entry<T>): boolean {
-  if (a.key !== b.key) {
-    const c = comparePriority(a.key, b.key);
-    if (c !== 0) return c < 0;
-  }
-  return a.inc < b.inc;
 }
 
 /** `list.sort()` on the entry tuples: a total order because counters are unique. */
@@ -59,8 +50,13 @@ export class HeapSet<T extends object> {
   readonly key: (value: T) => Priority;
   /** Membership: the reference's `_data` set. Its insertion order is the iteration order. */
   private readonly data = new Set<T>();
-  /** A binary min-heap of entries, laid out exactly as CPython's `heapq` would. */
-  private readonly heap: Entry<T>[] = [];
+  /**
+   * A binary min-heap of entries, laid out exactly as CPython's `heapq` would, stored
+   * column-wise (entry i is `keys[i], incs[i], values[i]`) so that a push allocates nothing.
+   */
+  private readonly keys: Priority[] = [];
+  private readonly incs: number[] = [];
+  private readonly values: T[] = [];
   /** The insertion counter; never reset, not even by `clear`. */
   private inc = 0;
   /** True when `heap` is known to be fully sorted, so `sorted()` can skip sorting. */
@@ -84,8 +80,7 @@ export class HeapSet<T extends object> {
   /** Add `value`; a no-op if it is already a member (its position is not refreshed). */
   add(value: T): void {
     if (this.data.has(value)) return;
-    const k = this.key(value);
-    this.heapPush({ key: k, inc: this.inc, value });
+    this.heapPush(this.key(value), this.inc, value);
     this.isSorted = false;
     this.data.add(value);
     this.inc += 1;
@@ -109,10 +104,10 @@ export class HeapSet<T extends object> {
   /** Return the smallest member without removing it. Throws KeyError if empty. */
   peek(): T {
     if (this.data.size === 0) throw new KeyError(undefined, "peek into empty set");
-    const heap = this.heap;
+    const values = this.values;
     const data = this.data;
     for (;;) {
-      const value = heap[0].value;
+      const value = values[0];
       if (data.has(value)) return value;
       this.heapPop();
       this.isSorted = false;
@@ -143,7 +138,7 @@ export class HeapSet<T extends object> {
     if (this.data.size === 0) throw new KeyError(undefined, "pop from an empty set");
     const data = this.data;
     for (;;) {
-      const value = this.heapPop().value;
+      const value = this.heapPop();
       this.isSorted = false;
       if (data.has(value)) {
         data.delete(value);
@@ -160,12 +155,14 @@ export class HeapSet<T extends object> {
    */
   peekright(): T {
     if (this.data.size === 0) throw new KeyError(undefined, "peek into empty set");
-    const heap = this.heap;
+    const values = this.values;
     const data = this.data;
     for (;;) {
-      const value = heap[heap.length - 1].value;
+      const value = values[values.length - 1];
       if (data.has(value)) return value;
-      heap.pop();
+      this.keys.pop();
+      this.incs.pop();
+      values.pop();
     }
   }
 
@@ -175,10 +172,11 @@ export class HeapSet<T extends object> {
    */
   popright(): T {
     if (this.data.size === 0) throw new KeyError(undefined, "pop from an empty set");
-    const heap = this.heap;
     const data = this.data;
     for (;;) {
-      const value = (heap.pop() as Entry<T>).value;
+      this.keys.pop();
+      this.incs.pop();
+      const value = this.values.pop() as T;
       if (data.has(value)) {
         data.delete(value);
         if (data.size === 0) this.clear();
@@ -206,21 +204,23 @@ export class HeapSet<T extends object> {
   /** Remove all members and all heap entries. The insertion counter is kept. */
   clear(): void {
     this.data.clear();
-    this.heap.length = 0;
+    this.keys.length = 0;
+    this.incs.length = 0;
+    this.values.length = 0;
     this.isSorted = true;
   }
 
   /** The reference's `sorted()` generator: sort once, then yield valid entries, deduplicated. */
   private *iterSorted(): Generator<T, void, undefined> {
     if (!this.isSorted) {
-      this.heap.sort(entryCompare);
+      this.sortHeap();
       this.isSorted = true;
     }
     const seen = new Set<T>();
-    const heap = this.heap;
+    const values = this.values;
     // Index-based like Python's list iterator: it tolerates mutation between yields.
-    for (let i = 0; i < heap.length; i++) {
-      const value = heap[i].value;
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
       if (this.data.has(value) && !seen.has(value)) {
         yield value;
         seen.add(value);
@@ -228,41 +228,85 @@ export class HeapSet<T extends object> {
     }
   }
 
-  /** `heapq.heappush`. */
-  private heapPush(entry: Entry<T>): void {
-    const heap = this.heap;
-    heap.push(entry);
-    this.siftDown(0, heap.length - 1);
+  /** `heap.sort()` on the entry tuples (rare: only `sorted()` and `peekn(n > 1)`). */
+  private sortHeap(): void {
+    const { keys, incs, values } = this;
+    const entries: Entry<T>[] = [];
+    for (let i = 0; i < values.length; i++) {
+      entries.push({ key: keys[i], inc: incs[i], value: values[i] });
+    }
+    entries.sort(entryCompare);
+    for (let i = 0; i < entries.length; i++) {
+      keys[i] = entries[i].key;
+      incs[i] = entries[i].inc;
+      values[i] = entries[i].value;
+    }
   }
 
-  /** `heapq.heappop`; the caller guarantees the heap is non-empty. */
-  private heapPop(): Entry<T> {
-    const heap = this.heap;
-    const last = heap.pop() as Entry<T>;
-    if (heap.length > 0) {
-      const top = heap[0];
-      heap[0] = last;
+  /** Python's `<` on the entries at `i` and `j`: by key, then counter (unique). */
+  private less(i: number, j: number): boolean {
+    const a = this.keys[i];
+    const b = this.keys[j];
+    if (a !== b) {
+      const c = comparePriority(a, b);
+      if (c !== 0) return c < 0;
+    }
+    return this.incs[i] < this.incs[j];
+  }
+
+  /** `heapq.heappush`. */
+  private heapPush(key: Priority, inc: number, value: T): void {
+    this.keys.push(key);
+    this.incs.push(inc);
+    this.values.push(value);
+    this.siftDown(0, this.values.length - 1);
+  }
+
+  /** `heapq.heappop`, returning the popped entry's value; the heap must be non-empty. */
+  private heapPop(): T {
+    const { keys, incs, values } = this;
+    const lastKey = keys.pop() as Priority;
+    const lastInc = incs.pop() as number;
+    const lastValue = values.pop() as T;
+    if (values.length > 0) {
+      const top = values[0];
+      keys[0] = lastKey;
+      incs[0] = lastInc;
+      values[0] = lastValue;
       this.siftUp(0);
       return top;
     }
-    return last;
+    return lastValue;
   }
 
   /** `heapq._siftdown`: move the entry at `pos` up towards `start` until its parent is smaller. */
   private siftDown(start: number, pos: number): void {
-    const heap = this.heap;
-    const item = heap[pos];
+    const { keys, incs, values } = this;
+    const key = keys[pos];
+    const inc = incs[pos];
+    const value = values[pos];
     while (pos > start) {
       const parentPos = (pos - 1) >> 1;
-      const parent = heap[parentPos];
-      if (entryLess(item, parent)) {
-        heap[pos] = parent;
+      const pk = keys[parentPos];
+      let less: boolean;
+      if (key !== pk) {
+        const c = comparePriority(key, pk);
+        less = c !== 0 ? c < 0 : inc < incs[parentPos];
+      } else {
+        less = inc < incs[parentPos];
+      }
+      if (less) {
+        keys[pos] = pk;
+        incs[pos] = incs[parentPos];
+        values[pos] = values[parentPos];
         pos = parentPos;
         continue;
       }
       break;
     }
-    heap[pos] = item;
+    keys[pos] = key;
+    incs[pos] = inc;
+    values[pos] = value;
   }
 
   /**
@@ -271,19 +315,25 @@ export class HeapSet<T extends object> {
    * determines the exact array layout).
    */
   private siftUp(pos: number): void {
-    const heap = this.heap;
-    const end = heap.length;
+    const { keys, incs, values } = this;
+    const end = values.length;
     const start = pos;
-    const item = heap[pos];
+    const key = keys[pos];
+    const inc = incs[pos];
+    const value = values[pos];
     let child = 2 * pos + 1;
     while (child < end) {
       const right = child + 1;
-      if (right < end && !entryLess(heap[child], heap[right])) child = right;
-      heap[pos] = heap[child];
+      if (right < end && !this.less(child, right)) child = right;
+      keys[pos] = keys[child];
+      incs[pos] = incs[child];
+      values[pos] = values[child];
       pos = child;
       child = 2 * pos + 1;
     }
-    heap[pos] = item;
+    keys[pos] = key;
+    incs[pos] = inc;
+    values[pos] = value;
     this.siftDown(start, pos);
   }
 }
