@@ -21,6 +21,16 @@ describe("TransitionLog", () => {
     expect(log.at(99)).toBeUndefined();
   });
 
+  it("keeps fractional times exactly (they live in a Float64Array column)", () => {
+    const log = new TransitionLog(4);
+    const t = 1_764_460_800.123456;
+    log.addTransition1("k", "waiting", "ready", "executing", "k", "executing", "s", t);
+    log.add7("k", "ready", "executing", "executing", NO_RECS, "s", t + 1);
+    log.add4("k", "put-in-memory", "s", t + 2);
+    log.push(["k", "missing-dep", "s", "not a number"]);
+    expect([...log].map((r) => r[r.length - 1])).toEqual([t, t + 1, t + 2, "not a number"]);
+  });
+
   it("evicts the oldest records beyond maxlen, like deque(maxlen=n)", () => {
     const log = new TransitionLog(100);
     for (let i = 0; i < 1000; i++) log.add4(`k${i}`, "missing-dep", `s${i}`, i);

@@ -85,16 +85,21 @@ const WIDTH = 8;
 const RECORD_FIELDS = 7;
 /** Width marking a transition record whose recommendation is stored inline. */
 const TRANSITION_INLINE = 8;
+/** Flag on a record's width: its last field, the time, is in the `times` column. */
+const TIMED = 0x10;
+const WIDTH_MASK = 0x0f;
 
 /**
  * The transition log: a ring buffer of up to `maxlen` records, like the seed's
- * `deque(maxlen=100_000)`. Records are stored column-wise in one flat array (seven slots
- * a record and its length), so logging a transition allocates nothing; iteration
- * gives each record as a tuple.
+ * `deque(maxlen=100_000)`. Records are stored column-wise (seven slots a record in one
+ * flat array, its time in a Float64Array, its length in a byte), so logging a
+ * transition allocates nothing, not even a heap number for the time; iteration gives
+ * each record as a tuple.
  */
 export class TransitionLog implements Iterable<LogEntry> {
   private slots: unknown[] = [];
   private widths: Uint8Array = new Uint8Array(0);
+  private times: Float64Array = new Float64Array(0);
   private head = 0;
   private count = 0;
 
@@ -105,33 +110,56 @@ export class TransitionLog implements Iterable<LogEntry> {
   }
 
   /**
-   * The slot index of a new record, evicting the oldest when full. Until the ring is
+   * The record index of a new record, evicting the oldest when full. Until the ring is
    * full, records are appended (the head stays at 0 and the arrays grow as arrays do);
    * once full, the oldest record is overwritten.
    */
   private claim(width: number): number {
     const count = this.count;
     if (count < this.maxlen) {
-      if (count === this.widths.length) this.growWidths();
+      if (count === this.widths.length) this.grow();
       this.count = count + 1;
       this.widths[count] = width;
-      return count * WIDTH;
+      return count;
     }
     const at = this.head;
     this.head = at + 1 === count ? 0 : at + 1;
     this.widths[at] = width;
-    return at * WIDTH;
+    return at;
   }
 
-  private growWidths(): void {
-    const widths = new Uint8Array(Math.min(this.maxlen, Math.max(64, this.widths.length * 2)));
+  private grow(): void {
+    const n = Math.min(this.maxlen, Math.max(64, this.widths.length * 2));
+    const widths = new Uint8Array(n);
     widths.set(this.widths);
     this.widths = widths;
+    const times = new Float64Array(n);
+    times.set(this.times);
+    this.times = times;
   }
 
-  /** Append a record of four fields. */
-  add4(a: unknown, b: unknown, c: unknown, d: unknown): void {
-    const i = this.claim(4);
+  /** Append a record of four fields, the last being the time. */
+  add4(a: unknown, b: unknown, c: unknown, time: number): void {
+    const at = this.claim(4 | TIMED);
+    this.times[at] = time;
+    const i = at * WIDTH;
+    const s = this.slots;
+    s[i] = a;
+    s[i + 1] = b;
+    s[i + 2] = c;
+    // The unused slots are cleared so that an overwritten record keeps nothing alive.
+    s[i + 3] = undefined;
+    s[i + 4] = undefined;
+    s[i + 5] = undefined;
+    s[i + 6] = undefined;
+    s[i + 7] = undefined;
+  }
+
+  /** Append a record of five fields, the last being the time. */
+  add5(a: unknown, b: unknown, c: unknown, d: unknown, time: number): void {
+    const at = this.claim(5 | TIMED);
+    this.times[at] = time;
+    const i = at * WIDTH;
     const s = this.slots;
     s[i] = a;
     s[i + 1] = b;
@@ -143,23 +171,11 @@ export class TransitionLog implements Iterable<LogEntry> {
     s[i + 7] = undefined;
   }
 
-  /** Append a record of five fields. */
-  add5(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown): void {
-    const i = this.claim(5);
-    const s = this.slots;
-    s[i] = a;
-    s[i + 1] = b;
-    s[i + 2] = c;
-    s[i + 3] = d;
-    s[i + 4] = e;
-    s[i + 5] = undefined;
-    s[i + 6] = undefined;
-    s[i + 7] = undefined;
-  }
-
-  /** Append a record of seven fields (a transition). */
-  add7(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown, g: unknown): void {
-    const i = this.claim(7);
+  /** Append a record of seven fields (a transition), the last being the time. */
+  add7(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown, time: number): void {
+    const at = this.claim(7 | TIMED);
+    this.times[at] = time;
+    const i = at * WIDTH;
     const s = this.slots;
     s[i] = a;
     s[i + 1] = b;
@@ -167,7 +183,7 @@ export class TransitionLog implements Iterable<LogEntry> {
     s[i + 3] = d;
     s[i + 4] = e;
     s[i + 5] = f;
-    s[i + 6] = g;
+    s[i + 6] = undefined;
     s[i + 7] = undefined;
   }
 
@@ -185,7 +201,9 @@ export class TransitionLog implements Iterable<LogEntry> {
     stimulusId: string,
     time: number,
   ): void {
-    const i = this.claim(TRANSITION_INLINE);
+    const at = this.claim(TRANSITION_INLINE | TIMED);
+    this.times[at] = time;
+    const i = at * WIDTH;
     const s = this.slots;
     s[i] = key;
     s[i + 1] = start;
@@ -193,17 +211,19 @@ export class TransitionLog implements Iterable<LogEntry> {
     s[i + 3] = final;
     s[i + 4] = recKey;
     s[i + 5] = stimulusId;
-    s[i + 6] = time;
+    s[i + 6] = undefined;
     s[i + 7] = recState;
   }
 
   /** Append a record given as a tuple (of at most seven fields). */
   push(entry: LogEntry): void {
-    if (entry.length > RECORD_FIELDS) {
+    const n = entry.length;
+    if (n > RECORD_FIELDS) {
       throw new RangeError(`a log record has at most ${RECORD_FIELDS} fields`);
     }
-    const i = this.claim(entry.length);
-    for (let j = 0; j < WIDTH; j++) this.slots[i + j] = entry[j];
+    const at = this.claim(n);
+    const i = at * WIDTH;
+    for (let j = 0; j < WIDTH; j++) this.slots[i + j] = j < n ? entry[j] : undefined;
   }
 
   /** The record at `index` (negative counts from the newest), or undefined. */
@@ -217,21 +237,24 @@ export class TransitionLog implements Iterable<LogEntry> {
   }
 
   private record(at: number): LogEntry {
-    const w = this.widths[at];
+    const flags = this.widths[at];
     const base = at * WIDTH;
     const s = this.slots;
-    if (w === TRANSITION_INLINE) {
+    if ((flags & WIDTH_MASK) === TRANSITION_INLINE) {
       const recs = new LoggedRecs(s[base + 4] as string, s[base + 7] as TaskStateState);
-      return [s[base], s[base + 1], s[base + 2], s[base + 3], recs, s[base + 5], s[base + 6]];
+      return [s[base], s[base + 1], s[base + 2], s[base + 3], recs, s[base + 5], this.times[at]];
     }
+    const w = flags & WIDTH_MASK;
     const out = new Array<unknown>(w);
     for (let j = 0; j < w; j++) out[j] = s[base + j];
+    if (flags & TIMED) out[w - 1] = this.times[at];
     return out;
   }
 
   clear(): void {
     this.slots = [];
     this.widths = new Uint8Array(0);
+    this.times = new Float64Array(0);
     this.head = 0;
     this.count = 0;
   }
