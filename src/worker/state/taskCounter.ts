@@ -24,7 +24,7 @@ export class TaskCounter {
   /** Cumulative seconds per prefix, indexed by state. */
   private readonly elapsed = new Map<string, Float64Array>();
   /** Tasks just inserted in the WorkerState and not counted yet (`ts.counted` is false). */
-  private newTasks: TaskState[] = [];
+  private readonly newTasks: TaskState[] = [];
 
   constructor(private readonly monotonic: () => number) {}
 
@@ -114,12 +114,14 @@ export class TaskCounter {
     // A cancelled(flight) -> resumed(flight->waiting) task with new dependencies leaves
     // them in released state; they are counted there.
     if (this.newTasks.length > 0) {
-      for (const ts of this.newTasks) {
+      const newTasks = this.newTasks;
+      for (let k = 0; k < newTasks.length; k++) {
+        const ts = newTasks[k];
         if (ts.counted) continue;
         ts.counted = true;
         this.row(this.counts, ts.prefix)[STATE_INDEX[ts.state]] += 1;
       }
-      this.newTasks = [];
+      newTasks.length = 0;
     }
   }
 }

@@ -361,6 +361,7 @@ export class WorkerState {
       const ts = this.tasks.get(key);
       // The answer to a refresh-who-has may arrive after the key was forgotten.
       if (ts === undefined) continue;
+      if (this.holdersUnchanged(ts.whoHas, workerList)) continue;
       const workers = new Set(workerList);
       // The scheduler may believe we hold a key that rebalance() just asked us to
       // release; a release-worker-data message is already on its way.
@@ -382,13 +383,32 @@ export class WorkerState {
     }
   }
 
+  /**
+   * Whether `set(workerList) - {address}` equals `whoHas`, decided without building the
+   * set in the common case (a short list of distinct peers). False means "maybe not":
+   * the caller then compares the sets.
+   */
+  private holdersUnchanged(whoHas: ReadonlySet<string>, workerList: readonly string[]): boolean {
+    const n = workerList.length;
+    if (n !== whoHas.size || n > 8 || this._address === undefined) return false;
+    for (let i = 0; i < n; i++) {
+      const w = workerList[i];
+      if (w === this._address || !whoHas.has(w)) return false;
+      // A duplicate would make set(workerList) smaller than whoHas.
+      for (let j = 0; j < i; j++) if (workerList[j] === w) return false;
+    }
+    return true;
+  }
+
   /** Reset a task's attributes and forget it in every worker-level collection. Idempotent. */
   purgeState(ts: TaskState): void {
     const key = ts.key;
     // Not data.pop(key): a spilling store would read the value back from disk.
     if (this.data.has(key)) this.data.delete(key);
-    this.actors.delete(key);
-    this.threads.delete(key);
+    // Most of these collections are empty for most tasks: a size check is cheaper than
+    // hashing the key or the task for nothing.
+    if (this.actors.size > 0) this.actors.delete(key);
+    if (this.threads.size > 0) this.threads.delete(key);
 
     if (ts.whoHas.size > 0) {
       for (const worker of ts.whoHas) {
@@ -415,13 +435,13 @@ export class WorkerState {
     // The seed resets traceback_text twice and never exception_text; so does the port.
     ts.tracebackText = "";
 
-    this.missingDepFlight.delete(ts);
-    this.ready.discard(ts);
-    this.constrained.discard(ts);
-    this.executing.delete(ts);
-    this.longRunning.delete(ts);
-    this.inFlightTasks.delete(ts);
-    this.waiting.delete(ts);
+    if (this.missingDepFlight.size > 0) this.missingDepFlight.delete(ts);
+    if (this.ready.size > 0) this.ready.discard(ts);
+    if (this.constrained.size > 0) this.constrained.discard(ts);
+    if (this.executing.size > 0) this.executing.delete(ts);
+    if (this.longRunning.size > 0) this.longRunning.delete(ts);
+    if (this.inFlightTasks.size > 0) this.inFlightTasks.delete(ts);
+    if (this.waiting.size > 0) this.waiting.delete(ts);
   }
 
   /** Whether to hold back new incoming transfers. */
