@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
+import type { DataStore } from "../worker/state/dataStore.ts";
 import { TaskError } from "../worker/state/errorMessage.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
 import { eventFromDict } from "./daskJson/events.ts";
@@ -147,7 +148,7 @@ export function applyConfig(ws: WorkerState, config: Dict, where: string): void 
 export function workerStateFromConfig(
   config: Dict,
   where: string,
-  data = new FailingDataStore(),
+  data: DataStore = new FailingDataStore(),
 ): WorkerState {
   const r = new FieldReader(config, where);
   const ws = new WorkerState({
