@@ -348,12 +348,13 @@ export class Client implements FutureHost, GatherHost {
     if (futures instanceof Future) return futures.result();
     if (Array.isArray(futures)) {
       await this.untilDone(futures);
-      return Promise.all(futures.map((f) => this.resultOfFuture(f)));
+      return this.resultsOf(futures);
     }
     if (typeof futures === "object" && futures !== null) {
       const entries = Object.entries(futures);
-      await this.untilDone(entries.map(([, f]) => f));
-      const values = await Promise.all(entries.map(([, f]) => this.resultOfFuture(f)));
+      const items = entries.map(([, f]) => f);
+      await this.untilDone(items);
+      const values = await this.resultsOf(items);
       return Object.fromEntries(entries.map(([k], i) => [k, values[i]]));
     }
     throw new TypeError("gather: expected a future, an array of futures or a record of futures");
@@ -366,17 +367,62 @@ export class Client implements FutureHost, GatherHost {
   private untilDone(futures: readonly unknown[]): Promise<void> {
     let pending = 0;
     return new Promise<void>((resolve) => {
+      // One callback for every record (no promise per future).
+      const onChange = (rec: KeyRecord): void => {
+        if (--pending === 0 || rec.status !== "finished") resolve();
+      };
       for (const f of futures) {
         if (!(f instanceof Future)) continue;
         const rec = this.records.get(f.key);
         if (rec === undefined || rec.status !== "pending") continue;
         pending++;
-        void rec.settled().then(() => {
-          if (--pending === 0 || rec.status !== "finished") resolve();
-        });
+        rec.onChange(onChange);
       }
       if (pending === 0) resolve();
     });
+  }
+
+  /**
+   * The results of `items` (futures, and values standing for themselves), as
+   * `Promise.all` of their `result()`. When every future is finished, the
+   * results are fetched together without a promise per future; a key that
+   * could not be fetched goes on as `result()` would after that failure.
+   */
+  private async resultsOf(items: readonly unknown[]): Promise<unknown[]> {
+    const out = new Array<unknown>(items.length);
+    const keys: string[] = [];
+    const at: number[] = [];
+    const recs: KeyRecord[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const f = items[i];
+      if (!(f instanceof Future)) {
+        out[i] = f;
+        continue;
+      }
+      const rec = f.status === "finished" ? this.records.get(f.key) : undefined;
+      if (rec === undefined) return Promise.all(items.map((x) => this.resultOfFuture(x)));
+      keys.push(f.key);
+      at.push(i);
+      recs.push(rec);
+    }
+    const got = await this.gatherer.fetchMany(keys);
+    const errors = got.errors;
+    let retries: Promise<void>[] | null = null;
+    for (let j = 0; j < keys.length; j++) {
+      const error = errors?.[j];
+      if (error === undefined) {
+        out[at[j]] = got.values[j];
+      } else {
+        const i = at[j];
+        (retries ??= []).push(
+          this.resultOf(keys[j], { rec: recs[j], error }).then((v) => {
+            out[i] = v;
+          }),
+        );
+      }
+    }
+    if (retries !== null) await Promise.all(retries);
+    return out;
   }
 
   private resultOfFuture(f: unknown): Promise<unknown> {
@@ -384,26 +430,40 @@ export class Client implements FutureHost, GatherHost {
     return f.result();
   }
 
-  /** @internal The result of `key`: waits until it is done, then fetches it. */
-  async resultOf(key: string): Promise<unknown> {
+  /**
+   * @internal The result of `key`: waits until it is done, then fetches it.
+   * `failed`: a fetch of the finished `rec` already failed with `error`.
+   */
+  async resultOf(key: string, failed?: { rec: KeyRecord; error: unknown }): Promise<unknown> {
     let lostTries = 0;
+    let prior = failed;
     for (;;) {
-      const rec = this.records.get(key);
-      if (rec === undefined) {
-        throw this.closedError ?? new ClientClosedError(`${key} is not held by this client`);
+      let rec: KeyRecord;
+      let error: unknown;
+      if (prior !== undefined) {
+        rec = prior.rec;
+        error = prior.error;
+        prior = undefined;
+      } else {
+        const r = this.records.get(key);
+        if (r === undefined) {
+          throw this.closedError ?? new ClientClosedError(`${key} is not held by this client`);
+        }
+        if (r.status === "pending") {
+          await r.settled();
+          continue;
+        }
+        if (r.status !== "finished") throw r.error ?? new Error(`${key} ${r.status}`);
+        try {
+          return await this.gatherer.fetch(key);
+        } catch (err) {
+          rec = r;
+          error = err;
+        }
       }
-      if (rec.status === "pending") {
-        await rec.settled();
-        continue;
-      }
-      if (rec.status !== "finished") throw rec.error ?? new Error(`${key} ${rec.status}`);
-      try {
-        return await this.gatherer.fetch(key);
-      } catch (err) {
-        // Lost with its worker: the scheduler recomputes it (lost-data) and reports again.
-        if (!(err instanceof LostKeyError) || ++lostTries > 3) throw err;
-        await Promise.race([rec.changed(), sleep(500)]);
-      }
+      // Lost with its worker: the scheduler recomputes it (lost-data) and reports again.
+      if (!(error instanceof LostKeyError) || ++lostTries > 3) throw error;
+      await Promise.race([rec.changed(), sleep(500)]);
     }
   }
 
@@ -615,6 +675,9 @@ function checkSubmitOptions(options: SubmitOptions): void {
   }
 }
 
+/** The dependencies of every task without any (messages are never modified). */
+const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
+
 function graphTask(
   fn: string,
   args: unknown[],
@@ -623,7 +686,7 @@ function graphTask(
 ): GraphTask {
   const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
     spec: { fn, args },
-    dependencies: deps === null || deps.size === 0 ? [] : [...deps],
+    dependencies: deps === null || deps.size === 0 ? NO_DEPENDENCIES : [...deps],
   };
   if (options.retries !== undefined) task.retries = options.retries;
   if (options.resources !== undefined) task.resources = options.resources;

@@ -25,55 +25,131 @@ export interface GatherHost {
   whoHas(keys: readonly string[]): Promise<Record<string, readonly string[]>>;
 }
 
-interface Deferred {
+/** Where a fetched value (or the reason it could not be fetched) goes. */
+interface Sink {
   resolve(v: unknown): void;
   reject(e: Error): void;
-  promise: Promise<unknown>;
 }
 
-function deferred(): Deferred {
-  let resolve!: (v: unknown) => void;
-  let reject!: (e: Error) => void;
-  const promise = new Promise<unknown>((res, rej) => {
-    resolve = res;
-    reject = rej;
+/** A sink with a promise: {@link Gatherer.fetch}. */
+class Deferred implements Sink {
+  resolve!: (v: unknown) => void;
+  reject!: (e: Error) => void;
+  readonly promise = new Promise<unknown>((res, rej) => {
+    this.resolve = res;
+    this.reject = rej;
   });
-  return { resolve, reject, promise };
 }
 
-/** Rounds of asking (each after refreshing the holders) before a key counts as lost. */
+/** Several sinks of one key in one batch. */
+class Fanout implements Sink {
+  constructor(readonly sinks: Sink[]) {}
+  resolve(v: unknown): void {
+    for (const s of this.sinks) s.resolve(v);
+  }
+  reject(e: Error): void {
+    for (const s of this.sinks) s.reject(e);
+  }
+}
+
+/** The outcome of {@link Gatherer.fetchMany}: a value or an error per key. */
+export interface FetchedMany {
+  readonly values: unknown[];
+  /** `errors[i]` is set for the keys that could not be fetched; null if none failed. */
+  readonly errors: (Error | undefined)[] | null;
+}
+
+/** Collects the values of many keys without a promise per key. */
+class Collector {
+  readonly values: unknown[];
+  errors: (Error | undefined)[] | null = null;
+  private left: number;
+  constructor(
+    n: number,
+    private readonly done: (got: FetchedMany) => void,
+  ) {
+    this.values = new Array(n);
+    this.left = n;
+  }
+  settleOne(): void {
+    if (--this.left === 0) this.done(this);
+  }
+}
+
+/** One key of a {@link Collector}. */
+class Slot implements Sink {
+  constructor(
+    private readonly c: Collector,
+    private readonly i: number,
+  ) {}
+  resolve(v: unknown): void {
+    this.c.values[this.i] = v;
+    this.c.settleOne();
+  }
+  reject(e: Error): void {
+    (this.c.errors ??= [])[this.i] = e;
+    this.c.settleOne();
+  }
+}
+
 const MAX_ROUNDS = 20;
 /** Wait before asking a busy worker again, in ms (grows with each round). */
 const BUSY_DELAY_MS = 10;
 
 /** Fetches results, coalescing the requests of one turn. */
 export class Gatherer {
-  private batch: Map<string, Deferred> | null = null;
+  private batch: Map<string, Sink> | null = null;
 
   constructor(private readonly host: GatherHost) {}
 
-  /** The value of `key`. Rejects with a {@link LostKeyError} if no worker has it. */
+  /** The value of `key`, fetched with the other keys asked for in this turn. */
   fetch(key: string): Promise<unknown> {
+    const batch = this.currentBatch();
+    const existing = batch.get(key);
+    if (existing instanceof Deferred) return existing.promise;
+    const d = new Deferred();
+    this.addSink(batch, key, existing, d);
+    return d.promise;
+  }
+
+  /**
+   * The values of `keys`, fetched with the other keys asked for in this turn:
+   * as {@link fetch} for each, without a promise per key. Never rejects: a key
+   * that could not be fetched has its error in `errors`.
+   */
+  fetchMany(keys: readonly string[]): Promise<FetchedMany> {
+    if (keys.length === 0) return Promise.resolve({ values: [], errors: null });
+    return new Promise((resolve) => {
+      const c = new Collector(keys.length, resolve);
+      const batch = this.currentBatch();
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i];
+        this.addSink(batch, key, batch.get(key), new Slot(c, i));
+      }
+    });
+  }
+
+  private addSink(batch: Map<string, Sink>, key: string, existing: Sink | undefined, s: Sink) {
+    if (existing === undefined) batch.set(key, s);
+    else if (existing instanceof Fanout) existing.sinks.push(s);
+    else batch.set(key, new Fanout([existing, s]));
+  }
+
+  private currentBatch(): Map<string, Sink> {
     let batch = this.batch;
     if (batch === null) {
       batch = new Map();
       this.batch = batch;
       const b = batch;
-      // At the end of this turn: what finishes together is fetched together.
       setImmediate(() => {
         if (this.batch === b) this.batch = null;
         void this.run(b);
       });
     }
-    let d = batch.get(key);
-    if (d === undefined) {
-      d = deferred();
-      batch.set(key, d);
-    }
-    return d.promise;
+    return batch;
   }
 
-  private async run(batch: Map<string, Deferred>): Promise<void> {
+  private async run(batch: Map<string, Sink>): Promise<void> {
     let remaining = [...batch.keys()];
     const override = new Map<string, readonly string[]>();
     const lastError = new Map<string, string>();
@@ -117,7 +193,7 @@ export class Gatherer {
   private async fromWorker(
     worker: string,
     keys: string[],
-    batch: Map<string, Deferred>,
+    batch: Map<string, Sink>,
     lastError: Map<string, string>,
   ): Promise<string[]> {
     let response: unknown;

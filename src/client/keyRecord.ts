@@ -26,7 +26,7 @@ export class KeyRecord {
   typename: string | null = null;
   /** Futures referring to this key that were not released. */
   refs = 0;
-  private waiters: (() => void)[] | null = null;
+  private waiters: ((rec: KeyRecord) => void)[] | null = null;
 
   constructor(readonly key: string) {}
 
@@ -39,8 +39,16 @@ export class KeyRecord {
   /** Resolves at the next change of status. */
   changed(): Promise<void> {
     return new Promise((resolve) => {
-      (this.waiters ??= []).push(resolve);
+      (this.waiters ??= []).push(() => resolve());
     });
+  }
+
+  /**
+   * Call `cb(this)` at the next change of status: a promise-free
+   * {@link changed} for waiting on many records with one callback.
+   */
+  onChange(cb: (rec: KeyRecord) => void): void {
+    (this.waiters ??= []).push(cb);
   }
 
   /** The result is in memory on `holders`. */
@@ -68,6 +76,6 @@ export class KeyRecord {
     const waiters = this.waiters;
     if (waiters === null) return;
     this.waiters = null;
-    for (const w of waiters) w();
+    for (const w of waiters) w(this);
   }
 }
