@@ -21,30 +21,42 @@ export interface AsyncInstructionContext {
 }
 
 class Ledger implements MetricsLedger {
-  readonly entries: [string, number, string][] = [];
+  /** `[label, value, unit, label, value, unit, …]`, flat. */
+  readonly entries: (string | number)[] = [];
   constructor(readonly start: number) {}
   record(label: string, value: number, unit = "seconds"): void {
-    this.entries.push([label, value, unit]);
+    this.entries.push(label, value, unit);
   }
-  /**
-   * The recorded entries, and the rest of the elapsed time under `coarseTime` (or
-   * "other" when the outcome was a success), as Dask's DelayedMetricsLedger.
-   */
-  finalize(now: number, coarseTime: string | false): [string, number, string][] {
-    let accounted = 0;
-    const out: [string, number, string][] = [];
-    for (const [label, value, unit] of this.entries) {
-      if (unit === "seconds") {
-        accounted += value;
-        out.push([coarseTime === false ? label : coarseTime, value, unit]);
-      } else {
-        out.push([label, value, unit]);
-      }
-    }
-    const rest = Math.max(0, now - this.start - accounted);
-    out.push([coarseTime === false ? "other" : coarseTime, rest, "seconds"]);
-    return out;
+}
+
+/**
+ * Metric names, interned: the same parts give the same frozen array, found
+ * through a trie of Maps without building a key (once per task and metric).
+ */
+class MetricNames {
+  private readonly root: TrieNode = { children: new Map(), name: null };
+
+  intern(activity: readonly (string | null)[], label: string, unit: string): MetricName {
+    let node = this.root;
+    for (let i = 0; i < activity.length; i++) node = child(node, activity[i]);
+    node = child(child(node, label), unit);
+    if (node.name === null) node.name = Object.freeze([...activity, label, unit]);
+    return node.name;
   }
+}
+
+interface TrieNode {
+  readonly children: Map<string | null, TrieNode>;
+  name: MetricName | null;
+}
+
+function child(node: TrieNode, part: string | null): TrieNode {
+  let next = node.children.get(part);
+  if (next === undefined) {
+    next = { children: new Map(), name: null };
+    node.children.set(part, next);
+  }
+  return next;
 }
 
 /** The abort reason `close()` gives: instructions that see it should stop quietly. */
@@ -67,6 +79,7 @@ interface Running {
 export abstract class BaseWorker {
   readonly state: WorkerState;
   private readonly asyncInstructions = new Set<Running>();
+  private readonly metricNames = new MetricNames();
   private closing = false;
   /**
    * Aborted by `close()`: one for every instruction (they are only ever
@@ -208,13 +221,25 @@ export abstract class BaseWorker {
       default:
         return;
     }
-    const entries = ledger.finalize(this.now(), coarseTime);
-    for (let i = 0; i < entries.length; i++) {
-      const [label, value, unit] = entries[i];
-      const name: (string | null)[] = activity.slice();
-      name.push(label, unit);
-      this.digestMetric(name, value);
+    // The recorded entries, and the rest of the elapsed time under `coarseTime`
+    // (or "other" when the outcome was a success), as Dask's DelayedMetricsLedger.
+    const entries = ledger.entries;
+    let accounted = 0;
+    for (let i = 0; i < entries.length; i += 3) {
+      const label = entries[i] as string;
+      const value = entries[i + 1] as number;
+      const unit = entries[i + 2] as string;
+      if (unit === "seconds") {
+        accounted += value;
+        const shown = coarseTime === false ? label : coarseTime;
+        this.digestMetric(this.metricNames.intern(activity, shown, unit), value);
+      } else {
+        this.digestMetric(this.metricNames.intern(activity, label, unit), value);
+      }
     }
+    const rest = Math.max(0, this.now() - ledger.start - accounted);
+    const shown = coarseTime === false ? "other" : coarseTime;
+    this.digestMetric(this.metricNames.intern(activity, shown, "seconds"), rest);
   }
 
   /**

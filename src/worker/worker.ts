@@ -108,6 +108,8 @@ export class Worker extends BaseWorker {
   private readonly servedComms = new Set<Comm>();
   /** `{name joined by NUL: [name, total]}`: cheaper to key than JSON, once per task and metric. */
   private readonly metricTotals = new Map<string, [MetricName, number]>();
+  /** The same entries by (frozen, interned) name array. */
+  private readonly metricByName = new Map<MetricName, [MetricName, number]>();
   private closePromise: Promise<string[]> | null = null;
 
   constructor(options: WorkerOptions) {
@@ -482,11 +484,22 @@ export class Worker extends BaseWorker {
   }
 
   override digestMetric(name: MetricName, value: number): void {
+    // BaseWorker interns its names: most calls are found by identity.
+    const known = this.metricByName.get(name);
+    if (known !== undefined) {
+      known[1] += value;
+      return;
+    }
     let key = "";
     for (const part of name) key += part === null ? "\u0001\u0000" : `${part}\u0000`;
-    const entry = this.metricTotals.get(key);
-    if (entry === undefined) this.metricTotals.set(key, [name, value]);
-    else entry[1] += value;
+    let entry = this.metricTotals.get(key);
+    if (entry === undefined) {
+      entry = [name, value];
+      this.metricTotals.set(key, entry);
+    } else {
+      entry[1] += value;
+    }
+    if (Object.isFrozen(name)) this.metricByName.set(name, entry);
   }
 
   /**
