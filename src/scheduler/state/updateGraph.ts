@@ -16,6 +16,15 @@ import { TaskState } from "./taskState.ts";
 /** At most this many problems are quoted in the error sent back for a bad graph. */
 const MAX_PROBLEMS_QUOTED = 5;
 
+/** True if no argument is an object (so none holds a task reference). */
+function allPrimitive(args: readonly unknown[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (typeof a === "object" && a !== null) return false;
+  }
+  return true;
+}
+
 /** Why `entry` (the task `key` of an update-graph) is malformed, or null. */
 function entryProblem(key: string, entry: unknown): string | null {
   if (typeof entry !== "object" || entry === null) return `task '${key}' must be an object`;
@@ -27,10 +36,12 @@ function entryProblem(key: string, entry: unknown): string | null {
     return `task '${key}': dependencies must be an array of keys`;
   }
   if (deps.includes(key)) return `task '${key}' depends on itself`;
-  const refs = collectTaskRefs((e.spec as { args: unknown }).args, new Set());
-  for (const ref of refs) {
-    if (!deps.includes(ref)) {
-      return `task '${key}' refers to '${ref}' in its arguments but does not list it as a dependency`;
+  const args = (e.spec as { args: readonly unknown[] }).args;
+  if (!allPrimitive(args)) {
+    for (const ref of collectTaskRefs(args, new Set())) {
+      if (!deps.includes(ref)) {
+        return `task '${key}' refers to '${ref}' in its arguments but does not list it as a dependency`;
+      }
     }
   }
   if (
