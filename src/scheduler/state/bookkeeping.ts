@@ -7,7 +7,7 @@
 import type { ComputeTaskMsg } from "../../protocol/messagesWorker.ts";
 import { assert } from "../../util/pyErrors.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { EMPTY, setAdd, setDelete } from "./sets.ts";
+import { EMPTY, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
@@ -16,14 +16,14 @@ export function addReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): vo
   if (ws.hasWhat.has(ts)) return;
   ws.hasWhat.add(ts);
   ws.nbytes += s.getNbytes(ts);
-  ts.whoHas = setAdd(ts.whoHas, ws);
+  ts.whoHas = sharedAdd(ts.whoHas, ws);
 }
 
 /** Note that `ws` no longer holds a replica of `ts`. */
 export function removeReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
   if (!ws.hasWhat.delete(ts)) return;
   ws.nbytes -= s.getNbytes(ts);
-  setDelete(ts.whoHas, ws);
+  ts.whoHas = sharedRemove(ts.whoHas, ws);
 }
 
 export function removeAllReplicas(s: SchedulerState, ts: TaskState): void {

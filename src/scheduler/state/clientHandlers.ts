@@ -8,7 +8,7 @@ import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/mes
 import type { ClientInfo } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { setAdd, setDelete } from "./sets.ts";
+import { sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import { updateGraph } from "./updateGraph.ts";
 
@@ -86,7 +86,7 @@ export function clientDesiresKeys(
       (unknown ??= []).push(key);
       continue;
     }
-    ts.whoWants = setAdd(ts.whoWants, cs);
+    ts.whoWants = sharedAdd(ts.whoWants, cs);
     cs.wantsWhat.add(ts);
     if (ts.state === "memory" || ts.state === "erred") reportOnKey(s, cs, ts);
     else if (ts.state === "released" && ts.runSpec !== null) s.recommend(ts, "waiting");
@@ -114,7 +114,7 @@ export function clientReleasesKeys(
   for (const key of keys) {
     const ts = s.tasks.get(key);
     if (ts === undefined || !cs.wantsWhat.delete(ts)) continue;
-    setDelete(ts.whoWants, cs);
+    ts.whoWants = sharedRemove(ts.whoWants, cs);
     if (ts.whoWants.size === 0) {
       if (ts.dependents.size === 0) s.recommend(ts, "forgotten");
       else if (ts.state !== "erred" && ts.waiters.size === 0) s.recommend(ts, "released");
