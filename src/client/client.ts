@@ -36,7 +36,7 @@ import {
 } from "./errors.ts";
 import { Future, type FutureHost } from "./future.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
-import { buildGraph, type Graph, type GraphOptions } from "./graph.ts";
+import { type BuiltGraph, buildGraph, type Graph, type GraphOptions } from "./graph.ts";
 import { heldUpKeys } from "./heldUp.ts";
 import { keyedRecord } from "./keyedRecord.ts";
 import { KeyRecord } from "./keyRecord.ts";
@@ -258,7 +258,10 @@ export class Client implements FutureHost, GatherHost {
   compute(graph: Graph, options: ComputeOptions = {}): Record<string, Future> {
     this.checkOpen();
     const built = buildGraph(graph, this, options);
-    const keys = options.keys ?? built.sinks;
+    return this.computeBuilt(built, options.keys ?? built.sinks);
+  }
+
+  private computeBuilt(built: BuiltGraph, keys: readonly string[]): Record<string, Future> {
     for (const key of keys) {
       if (built.literals.has(key)) {
         throw new TypeError(
@@ -289,7 +292,9 @@ export class Client implements FutureHost, GatherHost {
       else taskKeys.push(key);
     }
     if (taskKeys.length === 0) return out;
-    const futures = this.compute(graph, { ...options, keys: taskKeys });
+    this.checkOpen();
+    // The graph built once: compute() would build it again.
+    const futures = this.computeBuilt(built, taskKeys);
     try {
       const values = await this.gather(Object.values(futures));
       for (let i = 0; i < taskKeys.length; i++) out[taskKeys[i]] = values[i];
