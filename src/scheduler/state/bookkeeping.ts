@@ -71,8 +71,10 @@ function computeTaskMsg(s: SchedulerState, ts: TaskState, duration: number): Com
   let whoHas: Record<string, string[]> = NONE;
   let nbytes: Record<string, number> = NONE;
   if (ts.dependencies.size > 0) {
-    whoHas = {};
-    nbytes = {};
+    // Keyed by task keys: dictionaries from the start (a literal `{}` given a
+    // fresh key makes V8 build a hidden class for it).
+    whoHas = Object.create(null) as Record<string, string[]>;
+    nbytes = Object.create(null) as Record<string, number>;
     for (const dts of ts.dependencies) {
       const holders: string[] = [];
       for (const ws of dts.whoHas) holders.push(ws.address);
