@@ -1,0 +1,2 @@
+def recursive_to_dict(obj, *, exclude=(), members=False):
+    return repr(obj)
