@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { eventToDict } from "../../src/protocol/daskJson/events.ts";
 import type { StateMachineEvent } from "../../src/worker/state/events.ts";
-import { FuzzDriver } from "../../src/worker/state/fuzz/index.ts";
+import { FuzzDriver, type FuzzOptions } from "../../src/worker/state/fuzz/index.ts";
+import { Rng } from "../../src/worker/state/fuzz/rng.ts";
+import { type ActionKind, DEFAULT_WEIGHTS } from "../../src/worker/state/fuzz/stimulusGenerator.ts";
 import type { WorkerState } from "../../src/worker/state/workerState.ts";
 
 interface StoreError {
@@ -23,8 +25,20 @@ function finiteOrNull(n: number): number | null {
 }
 
 /** One fuzz run as a trace: config and events in the vectors' forms. */
-export function traceOf(seed: number, steps: number, maxKeys?: number): Record<string, unknown> {
-  const d = new FuzzDriver({ seed, steps, maxKeys, validateEvery: 0, checkLiveness: true });
+export function traceOf(
+  seed: number,
+  steps: number,
+  maxKeys?: number,
+  mixed = false,
+): Record<string, unknown> {
+  const d = new FuzzDriver({
+    seed,
+    steps,
+    maxKeys,
+    validateEvery: 0,
+    checkLiveness: true,
+    ...(mixed ? mixedOptions(seed) : {}),
+  });
   const ws = d.ws as WorkerState & { handleStimulus: WorkerState["handleStimulus"] };
   const events: Record<string, unknown>[] = [];
   const storeErrors: Record<string, StoreError[]> = {};
@@ -76,6 +90,26 @@ export function traceOf(seed: number, steps: number, maxKeys?: number): Record<s
   };
 }
 
+/**
+ * Other corners of the stream space than the driver's defaults: each action's weight
+ * scaled by 0-3 (some off), up to 8 threads, fractional resources, 1 MB messages.
+ */
+function mixedOptions(seed: number): Pick<FuzzOptions, "weights" | "config"> {
+  const rng = new Rng(seed ^ 0x5bd1e995);
+  const weights: Partial<Record<ActionKind, number>> = {};
+  for (const [kind, w] of Object.entries(DEFAULT_WEIGHTS)) {
+    weights[kind as ActionKind] = rng.chance(0.15) ? 0 : w * rng.pick([0.3, 1, 2, 3]);
+  }
+  return {
+    weights,
+    config: {
+      nthreads: rng.pick([1, 2, 4, 8]),
+      resources: (rng.chance(0.5) ? { R: rng.pick([1.5, 2, 2.5]) } : {}) as Record<string, number>,
+      transferMessageBytesLimit: rng.pick([Number.POSITIVE_INFINITY, 1_000_000, 1_000]),
+    },
+  };
+}
+
 const program = new Command()
   .name("oracle-traces")
   .description("write fuzz-driver stimulus streams as traces for tools/oracle/record.py")
@@ -84,12 +118,23 @@ const program = new Command()
   .option("--count <n>", "number of seeds", "100")
   .option("--steps <n>", "random stimuli per stream (before draining)", "200")
   .option("--max-keys <n>", "size of the task graph (default: the driver's)")
-  .action((o: { out: string; from: string; count: string; steps: string; maxKeys?: string }) => {
-    mkdirSync(o.out, { recursive: true });
-    const from = Number(o.from);
-    for (let seed = from; seed < from + Number(o.count); seed++) {
-      const trace = traceOf(seed, Number(o.steps), o.maxKeys ? Number(o.maxKeys) : undefined);
-      writeFileSync(join(o.out, `seed-${seed}.trace.json`), JSON.stringify(trace));
-    }
-  });
+  .option("--mixed", "vary action weights and worker settings per seed")
+  .action(
+    (o: {
+      out: string;
+      from: string;
+      count: string;
+      steps: string;
+      maxKeys?: string;
+      mixed?: boolean;
+    }) => {
+      mkdirSync(o.out, { recursive: true });
+      const from = Number(o.from);
+      for (let seed = from; seed < from + Number(o.count); seed++) {
+        const maxKeys = o.maxKeys ? Number(o.maxKeys) : undefined;
+        const trace = traceOf(seed, Number(o.steps), maxKeys, o.mixed === true);
+        writeFileSync(join(o.out, `seed-${seed}.trace.json`), JSON.stringify(trace));
+      }
+    },
+  );
 program.parse();
