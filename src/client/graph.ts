@@ -24,7 +24,14 @@ import type { Resources } from "../protocol/messagesWorker.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
 import { keyedRecord } from "./keyedRecord.ts";
-import { type ArgPath, formatPath, isTaskDefinition, mapArgs, taskName } from "./taskArgs.ts";
+import {
+  ArgMapper,
+  type ArgPath,
+  formatPath,
+  isTaskDefinition,
+  pathOf,
+  taskName,
+} from "./taskArgs.ts";
 
 /** A graph: `{key: [fn, ...args] | literal}`. */
 export type Graph = Readonly<Record<string, unknown>>;
@@ -75,6 +82,9 @@ export interface BuiltGraph {
   readonly sinks: readonly string[];
 }
 
+/** The dependencies of every task without any (messages are never modified). */
+const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
+
 /**
  * Turn a graph into `update-graph` tasks. `owner` is the client whose futures
  * may appear as arguments. Throws a TypeError naming a bad entry.
@@ -94,7 +104,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   const used = new Set<string>();
   // One replacer for the whole graph, reading the task being built.
   let key = "";
-  let deps = new Set<string>();
+  const deps = new Set<string>();
   const what = (): string => `graph key ${JSON.stringify(key)}`;
   const refer = (k: string): unknown => {
     if (literals.has(k)) return literals.get(k);
@@ -102,27 +112,34 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     used.add(k);
     return taskRef(k);
   };
-  const replace = (v: string | TaskRef | Future, path: ArgPath | null): unknown => {
+  const replace = (
+    v: string | TaskRef | Future,
+    parent: ArgPath | null,
+    seg: number | string | null,
+  ): unknown => {
     if (typeof v === "string") return Object.hasOwn(graph, v) ? refer(v) : undefined;
     if (v instanceof Future) {
       if (v.host !== owner) {
-        throw new TypeError(`${what()}: ${formatPath(path)} is a future of another client`);
+        throw new TypeError(
+          `${what()}: ${formatPath(pathOf(parent, seg))} is a future of another client`,
+        );
       }
       deps.add(v.key);
       return taskRef(v.key);
     }
     return refer(v.__weftRef);
   };
+  const mapper = new ArgMapper(replace, what);
   for (const k of taskKeys) {
     const entry = graph[k] as GraphTaskEntry;
     key = k;
-    deps = new Set();
+    deps.clear();
     const head = entry[0];
     const fn = typeof head === "string" ? head : taskName(head, what());
-    const args = mapArgs(entry.slice(1), replace, what) as unknown[];
+    const args = mapper.map(entry.slice(1)) as unknown[];
     const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
       spec: { fn, args },
-      dependencies: deps.size === 0 ? [] : [...deps],
+      dependencies: deps.size === 0 ? NO_DEPENDENCIES : [...deps],
     };
     if (options.retries !== undefined) task.retries = options.retries;
     if (options.resources !== undefined) task.resources = options.resources;

@@ -30,9 +30,20 @@ export function formatPath(path: ArgPath | null): string {
 
 /**
  * How a leaf is replaced: the replacement, or `undefined` to keep it. Called
- * for strings, task references and futures.
+ * for strings, task references and futures, with where the leaf sits: its
+ * container's path and its index or key (`seg`, null at the top; see
+ * {@link pathOf}), so that no path is built unless an error names it.
  */
-export type LeafReplacer = (value: string | TaskRef | Future, path: ArgPath | null) => unknown;
+export type LeafReplacer = (
+  value: string | TaskRef | Future,
+  parent: ArgPath | null,
+  seg: number | string | null,
+) => unknown;
+
+/** The path of the value at `seg` of the container at `parent` (null `seg`: the top). */
+export function pathOf(parent: ArgPath | null, seg: number | string | null): ArgPath | null {
+  return seg === null ? parent : { parent, seg };
+}
 
 function isPlainObject(v: object): v is Record<string, unknown> {
   const proto = Object.getPrototypeOf(v);
@@ -60,66 +71,91 @@ export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string
   return name;
 }
 
-interface Walk {
-  readonly replace: LeafReplacer;
-  /** Names the submission in errors. */
-  readonly what: () => string;
-  /** The arrays and objects on the way down (cycle detection). */
-  readonly seen: Set<object>;
-}
+/**
+ * Maps task arguments with one replacer (see {@link mapArgs}); reusable for
+ * many values, one after the other.
+ */
+export class ArgMapper {
+  /** The arrays and objects on the way down (cycle detection); empty between calls. */
+  private readonly seen = new Set<object>();
+  private readonly what: () => string;
 
-function walk(w: Walk, value: unknown, path: ArgPath | null, inArray: boolean): unknown {
-  switch (typeof value) {
-    case "function":
-      throw new TypeError(
-        `${w.what()}: ${formatPath(path)} is a function; task arguments must be data`,
-      );
-    case "symbol":
-      throw new TypeError(
-        `${w.what()}: ${formatPath(path)} is a symbol; task arguments must be data`,
-      );
-    case "string":
-      if (!inArray) return value;
-      return w.replace(value, path) ?? value;
-    case "object":
-      break;
-    default:
-      return value;
+  constructor(
+    private readonly replace: LeafReplacer,
+    what: string | (() => string),
+  ) {
+    this.what = typeof what === "string" ? () => what : what;
   }
-  if (value === null) return value;
-  if (value instanceof Future || isTaskRef(value)) return w.replace(value, path) ?? value;
-  const isArray = Array.isArray(value);
-  if (!isArray && !isPlainObject(value)) return value;
-  if (w.seen.has(value)) {
-    throw new TypeError(`${w.what()}: ${formatPath(path)} contains a reference cycle`);
+
+  /** `value` with leaves replaced (see {@link mapArgs}). */
+  map(value: unknown): unknown {
+    return this.walk(value, null, null, true);
   }
-  w.seen.add(value);
-  try {
-    if (isArray) {
-      let out: unknown[] | null = null;
-      for (let i = 0; i < value.length; i++) {
-        const item = value[i];
-        const t = typeof item;
-        const r =
-          t === "number" || t === "boolean" || t === "undefined" || t === "bigint"
-            ? item
-            : walk(w, item, { parent: path, seg: i }, true);
-        if (r !== item && out === null) out = value.slice(0, i);
-        if (out !== null) out.push(r);
+
+  private walk(
+    value: unknown,
+    parent: ArgPath | null,
+    seg: number | string | null,
+    inArray: boolean,
+  ): unknown {
+    switch (typeof value) {
+      case "function":
+        throw new TypeError(
+          `${this.what()}: ${formatPath(pathOf(parent, seg))} is a function; task arguments must be data`,
+        );
+      case "symbol":
+        throw new TypeError(
+          `${this.what()}: ${formatPath(pathOf(parent, seg))} is a symbol; task arguments must be data`,
+        );
+      case "string":
+        if (!inArray) return value;
+        return this.replace(value, parent, seg) ?? value;
+      case "object":
+        break;
+      default:
+        return value;
+    }
+    if (value === null) return value;
+    if (value instanceof Future || isTaskRef(value)) {
+      return this.replace(value, parent, seg) ?? value;
+    }
+    const isArray = Array.isArray(value);
+    if (!isArray && !isPlainObject(value)) return value;
+    const seen = this.seen;
+    if (seen.has(value)) {
+      throw new TypeError(
+        `${this.what()}: ${formatPath(pathOf(parent, seg))} contains a reference cycle`,
+      );
+    }
+    seen.add(value);
+    const path = pathOf(parent, seg);
+    try {
+      if (isArray) {
+        let out: unknown[] | null = null;
+        for (let i = 0; i < value.length; i++) {
+          const item = value[i];
+          const t = typeof item;
+          const r =
+            t === "number" || t === "boolean" || t === "undefined" || t === "bigint"
+              ? item
+              : this.walk(item, path, i, true);
+          if (r !== item && out === null) out = value.slice(0, i);
+          if (out !== null) out.push(r);
+        }
+        return out ?? value;
+      }
+      const rec = value as Record<string, unknown>;
+      let out: Record<string, unknown> | null = null;
+      for (const k of Object.keys(rec)) {
+        const item = rec[k];
+        const r = this.walk(item, path, k, false);
+        if (r !== item && out === null) out = { ...rec };
+        if (out !== null) out[k] = r;
       }
       return out ?? value;
+    } finally {
+      seen.delete(value);
     }
-    const rec = value as Record<string, unknown>;
-    let out: Record<string, unknown> | null = null;
-    for (const k of Object.keys(rec)) {
-      const item = rec[k];
-      const r = walk(w, item, { parent: path, seg: k }, false);
-      if (r !== item && out === null) out = { ...rec };
-      if (out !== null) out[k] = r;
-    }
-    return out ?? value;
-  } finally {
-    w.seen.delete(value);
   }
 }
 
@@ -135,8 +171,7 @@ export function mapArgs(
   replace: LeafReplacer,
   what: string | (() => string),
 ): unknown {
-  const name = typeof what === "string" ? () => what : what;
-  return walk({ replace, what: name, seen: new Set() }, value, null, true);
+  return new ArgMapper(replace, what).map(value);
 }
 
 /**
@@ -151,10 +186,12 @@ export function argsWithRefs(
 ): unknown[] {
   return mapArgs(
     args,
-    (v, path) => {
+    (v, parent, seg) => {
       if (v instanceof Future) {
         if (v.host !== owner) {
-          throw new TypeError(`${what}: ${formatPath(path)} is a future of another client`);
+          throw new TypeError(
+            `${what}: ${formatPath(pathOf(parent, seg))} is a future of another client`,
+          );
         }
         deps.add(v.key);
         return taskRef(v.key);
