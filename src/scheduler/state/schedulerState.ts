@@ -129,8 +129,8 @@ export class SchedulerState {
   readonly scratchWorkers: WorkerInfo[] = [];
 
   private outbox: SchedulerMessage[] = [];
+  /** Tasks with a pending recommendation (`ts.recommended`), processed last in, first out. */
   private readonly recStack: TaskState[] = [];
-  private readonly recPending: Map<TaskState, SchedulerTaskStateName> = new Map();
   private curRecs: string[] | null = null;
   private touched: Set<TaskState> | null = null;
 
@@ -166,8 +166,8 @@ export class SchedulerState {
       // A broken invariant: drop what this call produced so that it does not
       // leak into the next one. The machine itself cannot be trusted any more.
       this.outbox = [];
+      for (const ts of this.recStack) ts.recommended = null;
       this.recStack.length = 0;
-      this.recPending.clear();
       this.curRecs = null;
       this.touched = null;
       throw e;
@@ -257,8 +257,8 @@ export class SchedulerState {
    * semantics); the work list is processed last in, first out.
    */
   recommend(ts: TaskState, finish: SchedulerTaskStateName): void {
-    if (!this.recPending.has(ts)) this.recStack.push(ts);
-    this.recPending.set(ts, finish);
+    if (ts.recommended === null) this.recStack.push(ts);
+    ts.recommended = finish;
     const recs = this.curRecs;
     if (recs === null) this.curRecs = [ts.key, finish];
     else recs.push(ts.key, finish);
@@ -267,11 +267,10 @@ export class SchedulerState {
   /** Process recommendations until none are left (Dask's `_transitions`). */
   processRecommendations(): void {
     const stack = this.recStack;
-    const pending = this.recPending;
     while (stack.length > 0) {
       const ts = stack.pop() as TaskState;
-      const finish = pending.get(ts) as SchedulerTaskStateName;
-      pending.delete(ts);
+      const finish = ts.recommended as SchedulerTaskStateName;
+      ts.recommended = null;
       if (finish === "released") {
         if (isStaleRelease(ts)) continue;
         if (isDoomedRelease(ts)) {

@@ -114,6 +114,12 @@ export class TaskState {
   exceptionBlame: TaskState | null = null;
   /** Workers on which the task raised; told to free it when it is released. */
   erredOn: ReadonlySet<string> = EMPTY;
+  /**
+   * The finish state recommended for it and not yet acted on, or null: the
+   * state machine's work list (`SchedulerState.recommend`), kept on the task
+   * instead of in a map.
+   */
+  recommended: SchedulerTaskStateName | null = null;
   /** A dependency was forgotten: the task can no longer be computed. */
   hasLostDependencies = false;
   /** Dask actors are not supported; always false. Kept for the `compute-task` message. */
