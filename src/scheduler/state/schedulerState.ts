@@ -3,7 +3,6 @@ import type {
   SchedulerToClientMessage,
   SchedulerToWorkerMessage,
 } from "../../protocol/messages.ts";
-import { BoundedDeque } from "../../util/boundedDeque.ts";
 import { HeapSet } from "../../util/heapSet.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
@@ -25,32 +24,20 @@ import { taskSlotsAvailable } from "./placement.ts";
 import { handleStealRequest } from "./stealing.ts";
 import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
 import { IN_PLAY, type SchedulerTaskStateName, type TaskState } from "./taskState.ts";
-import { TransitionLog } from "./transitionLog.ts";
+import { StimulusLog, type StimulusRecord, TransitionLog } from "./transitionLog.ts";
 import { TRANSITIONS, type TransitionArgs } from "./transitions.ts";
 import { validateState, validateTask } from "./validation.ts";
 import { handleWorkerMessage } from "./workerHandlers.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 import { removeWorker } from "./workerLifecycle.ts";
 
+export type { StimulusRecord } from "./transitionLog.ts";
+
 /** A steal the scheduler asked a victim for and awaits the `steal-response` of. */
 export interface InFlightSteal {
   readonly victim: WorkerInfo;
   readonly thief: WorkerInfo;
   readonly stimulusId: string;
-}
-
-/** A compact record of one handled stimulus, for `stimulusLog`. */
-export interface StimulusRecord {
-  readonly stimulusId: string;
-  /** The event kind. */
-  readonly kind: SchedulerEvent["kind"];
-  /** The message op, for wrapped messages (`task-finished`, `update-graph`, …); else null. */
-  readonly op: string | null;
-  /** The worker or client it came from, or the worker it concerns. */
-  readonly origin: string;
-  /** The key it concerns, if one. */
-  readonly key: string | null;
-  readonly time: number;
 }
 
 /**
@@ -115,7 +102,7 @@ export class SchedulerState {
   /** Transition log: `(key, start, finish, recommendations, stimulusId, time)`. */
   readonly log: TransitionLog;
   /** One record per handled stimulus. */
-  readonly stimulusLog: BoundedDeque<StimulusRecord>;
+  readonly stimulusLog: StimulusLog;
 
   /** The stimulus being handled. */
   stimulusId = "";
@@ -140,7 +127,7 @@ export class SchedulerState {
     this.clock = this.options.clock;
     this.validate = this.options.validate;
     this.log = new TransitionLog(this.options.logLength);
-    this.stimulusLog = new BoundedDeque(this.options.stimulusLogLength);
+    this.stimulusLog = new StimulusLog(this.options.stimulusLogLength);
   }
 
   // -------------------------------------------------------------------------
@@ -200,7 +187,7 @@ export class SchedulerState {
     const stimulusId = stimulusIdOf(ev);
     this.stimulusId = stimulusId;
     this.now = this.clock();
-    this.stimulusLog.push(this.recordOf(ev, stimulusId));
+    this.logStimulus(ev, stimulusId);
     if (this.validate) this.touched = new Set();
     switch (ev.kind) {
       case "worker-message":
@@ -229,21 +216,25 @@ export class SchedulerState {
     }
   }
 
-  private recordOf(ev: SchedulerEvent, stimulusId: string): StimulusRecord {
+  private logStimulus(ev: SchedulerEvent, stimulusId: string): void {
     const time = this.now;
     const kind = ev.kind;
     switch (kind) {
       case "worker-message": {
         const m = ev.msg as { key?: unknown };
         const key = typeof m.key === "string" ? m.key : null;
-        return { stimulusId, kind, op: ev.msg.op, origin: ev.worker, key, time };
+        this.stimulusLog.push(stimulusId, kind, ev.msg.op, ev.worker, key, time);
+        return;
       }
       case "client-message":
-        return { stimulusId, kind, op: ev.msg.op, origin: ev.msg.clientId, key: null, time };
+        this.stimulusLog.push(stimulusId, kind, ev.msg.op, ev.msg.clientId, null, time);
+        return;
       case "remove-worker":
-        return { stimulusId, kind, op: null, origin: ev.worker, key: null, time };
+        this.stimulusLog.push(stimulusId, kind, null, ev.worker, null, time);
+        return;
       case "steal-request":
-        return { stimulusId, kind, op: null, origin: ev.victim, key: ev.key, time };
+        this.stimulusLog.push(stimulusId, kind, null, ev.victim, ev.key, time);
+        return;
     }
   }
 
