@@ -203,10 +203,14 @@ export class HeapSet<T extends object> {
 
   /** Remove all members and all heap entries. The insertion counter is kept. */
   clear(): void {
-    this.data.clear();
-    this.keys.length = 0;
-    this.incs.length = 0;
-    this.values.length = 0;
+    // Set.prototype.clear allocates a new table even for an empty set, and this runs
+    // each time the last member is popped.
+    if (this.data.size > 0) this.data.clear();
+    if (this.values.length > 0) {
+      this.keys.length = 0;
+      this.incs.length = 0;
+      this.values.length = 0;
+    }
     this.isSorted = true;
   }
 

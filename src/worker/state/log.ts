@@ -89,17 +89,24 @@ const TRANSITION_INLINE = 8;
 const TIMED = 0x10;
 const WIDTH_MASK = 0x0f;
 
+/** Records per chunk of storage (a power of two). */
+const CHUNK_BITS = 10;
+const CHUNK = 1 << CHUNK_BITS;
+const CHUNK_MASK = CHUNK - 1;
+
 /**
  * The transition log: a ring buffer of up to `maxlen` records, like the seed's
- * `deque(maxlen=100_000)`. Records are stored column-wise (seven slots a record in one
+ * `deque(maxlen=100_000)`. Records are stored column-wise (seven slots a record in a
  * flat array, its time in a Float64Array, its length in a byte), so logging a
  * transition allocates nothing, not even a heap number for the time; iteration gives
- * each record as a tuple.
+ * each record as a tuple. Storage comes in chunks of 1,024 records, added as the log
+ * fills, so that it never copies what it holds (a state machine that logs a few
+ * records pays for a few).
  */
 export class TransitionLog implements Iterable<LogEntry> {
-  private slots: unknown[] = [];
-  private widths: Uint8Array = new Uint8Array(0);
-  private times: Float64Array = new Float64Array(0);
+  private slots: unknown[][] = [];
+  private widths: Uint8Array[] = [];
+  private times: Float64Array[] = [];
   private head = 0;
   private count = 0;
 
@@ -111,39 +118,36 @@ export class TransitionLog implements Iterable<LogEntry> {
 
   /**
    * The record index of a new record, evicting the oldest when full. Until the ring is
-   * full, records are appended (the head stays at 0 and the arrays grow as arrays do);
-   * once full, the oldest record is overwritten.
+   * full, records are appended (the head stays at 0); once full, the oldest record is
+   * overwritten.
    */
   private claim(width: number): number {
     const count = this.count;
+    let at: number;
     if (count < this.maxlen) {
-      if (count === this.widths.length) this.grow();
+      if ((count & CHUNK_MASK) === 0) this.addChunk();
       this.count = count + 1;
-      this.widths[count] = width;
-      return count;
+      at = count;
+    } else {
+      at = this.head;
+      this.head = at + 1 === count ? 0 : at + 1;
     }
-    const at = this.head;
-    this.head = at + 1 === count ? 0 : at + 1;
-    this.widths[at] = width;
+    this.widths[at >> CHUNK_BITS][at & CHUNK_MASK] = width;
     return at;
   }
 
-  private grow(): void {
-    const n = Math.min(this.maxlen, Math.max(64, this.widths.length * 2));
-    const widths = new Uint8Array(n);
-    widths.set(this.widths);
-    this.widths = widths;
-    const times = new Float64Array(n);
-    times.set(this.times);
-    this.times = times;
+  private addChunk(): void {
+    this.slots.push(new Array<unknown>(CHUNK * WIDTH).fill(undefined));
+    this.widths.push(new Uint8Array(CHUNK));
+    this.times.push(new Float64Array(CHUNK));
   }
 
   /** Append a record of four fields, the last being the time. */
   add4(a: unknown, b: unknown, c: unknown, time: number): void {
     const at = this.claim(4 | TIMED);
-    this.times[at] = time;
-    const i = at * WIDTH;
-    const s = this.slots;
+    this.times[at >> CHUNK_BITS][at & CHUNK_MASK] = time;
+    const s = this.slots[at >> CHUNK_BITS];
+    const i = (at & CHUNK_MASK) * WIDTH;
     s[i] = a;
     s[i + 1] = b;
     s[i + 2] = c;
@@ -158,9 +162,9 @@ export class TransitionLog implements Iterable<LogEntry> {
   /** Append a record of five fields, the last being the time. */
   add5(a: unknown, b: unknown, c: unknown, d: unknown, time: number): void {
     const at = this.claim(5 | TIMED);
-    this.times[at] = time;
-    const i = at * WIDTH;
-    const s = this.slots;
+    this.times[at >> CHUNK_BITS][at & CHUNK_MASK] = time;
+    const s = this.slots[at >> CHUNK_BITS];
+    const i = (at & CHUNK_MASK) * WIDTH;
     s[i] = a;
     s[i + 1] = b;
     s[i + 2] = c;
@@ -174,9 +178,9 @@ export class TransitionLog implements Iterable<LogEntry> {
   /** Append a record of seven fields (a transition), the last being the time. */
   add7(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown, time: number): void {
     const at = this.claim(7 | TIMED);
-    this.times[at] = time;
-    const i = at * WIDTH;
-    const s = this.slots;
+    this.times[at >> CHUNK_BITS][at & CHUNK_MASK] = time;
+    const s = this.slots[at >> CHUNK_BITS];
+    const i = (at & CHUNK_MASK) * WIDTH;
     s[i] = a;
     s[i + 1] = b;
     s[i + 2] = c;
@@ -202,9 +206,9 @@ export class TransitionLog implements Iterable<LogEntry> {
     time: number,
   ): void {
     const at = this.claim(TRANSITION_INLINE | TIMED);
-    this.times[at] = time;
-    const i = at * WIDTH;
-    const s = this.slots;
+    this.times[at >> CHUNK_BITS][at & CHUNK_MASK] = time;
+    const s = this.slots[at >> CHUNK_BITS];
+    const i = (at & CHUNK_MASK) * WIDTH;
     s[i] = key;
     s[i + 1] = start;
     s[i + 2] = finish;
@@ -222,8 +226,9 @@ export class TransitionLog implements Iterable<LogEntry> {
       throw new RangeError(`a log record has at most ${RECORD_FIELDS} fields`);
     }
     const at = this.claim(n);
-    const i = at * WIDTH;
-    for (let j = 0; j < WIDTH; j++) this.slots[i + j] = j < n ? entry[j] : undefined;
+    const s = this.slots[at >> CHUNK_BITS];
+    const i = (at & CHUNK_MASK) * WIDTH;
+    for (let j = 0; j < WIDTH; j++) s[i + j] = j < n ? entry[j] : undefined;
   }
 
   /** The record at `index` (negative counts from the newest), or undefined. */
@@ -232,29 +237,30 @@ export class TransitionLog implements Iterable<LogEntry> {
     if (i < 0) i += this.count;
     if (!(i >= 0 && i < this.count)) return undefined;
     let at = this.head + i;
-    if (at >= this.widths.length) at -= this.widths.length;
+    if (at >= this.count) at -= this.count;
     return this.record(at);
   }
 
   private record(at: number): LogEntry {
-    const flags = this.widths[at];
-    const base = at * WIDTH;
-    const s = this.slots;
+    const flags = this.widths[at >> CHUNK_BITS][at & CHUNK_MASK];
+    const time = this.times[at >> CHUNK_BITS][at & CHUNK_MASK];
+    const s = this.slots[at >> CHUNK_BITS];
+    const base = (at & CHUNK_MASK) * WIDTH;
     if ((flags & WIDTH_MASK) === TRANSITION_INLINE) {
       const recs = new LoggedRecs(s[base + 4] as string, s[base + 7] as TaskStateState);
-      return [s[base], s[base + 1], s[base + 2], s[base + 3], recs, s[base + 5], this.times[at]];
+      return [s[base], s[base + 1], s[base + 2], s[base + 3], recs, s[base + 5], time];
     }
     const w = flags & WIDTH_MASK;
     const out = new Array<unknown>(w);
     for (let j = 0; j < w; j++) out[j] = s[base + j];
-    if (flags & TIMED) out[w - 1] = this.times[at];
+    if (flags & TIMED) out[w - 1] = time;
     return out;
   }
 
   clear(): void {
     this.slots = [];
-    this.widths = new Uint8Array(0);
-    this.times = new Float64Array(0);
+    this.widths = [];
+    this.times = [];
     this.head = 0;
     this.count = 0;
   }
@@ -264,11 +270,11 @@ export class TransitionLog implements Iterable<LogEntry> {
   }
 
   *[Symbol.iterator](): IterableIterator<LogEntry> {
-    const cap = this.widths.length;
+    const count = this.count;
     let at = this.head;
-    for (let i = 0; i < this.count; i++) {
+    for (let i = 0; i < count; i++) {
       yield this.record(at);
-      if (++at === cap) at = 0;
+      if (++at === count) at = 0;
     }
   }
 }
