@@ -90,7 +90,7 @@ const TIMED = 0x10;
 const WIDTH_MASK = 0x0f;
 
 /** Records per chunk of storage (a power of two). */
-const CHUNK_BITS = 10;
+const CHUNK_BITS = 8;
 const CHUNK = 1 << CHUNK_BITS;
 const CHUNK_MASK = CHUNK - 1;
 
@@ -99,7 +99,7 @@ const CHUNK_MASK = CHUNK - 1;
  * `deque(maxlen=100_000)`. Records are stored column-wise (seven slots a record in a
  * flat array, its time in a Float64Array, its length in a byte), so logging a
  * transition allocates nothing, not even a heap number for the time; iteration gives
- * each record as a tuple. Storage comes in chunks of 1,024 records, added as the log
+ * each record as a tuple. Storage comes in chunks of 256 records, added as the log
  * fills, so that it never copies what it holds (a state machine that logs a few
  * records pays for a few).
  */
