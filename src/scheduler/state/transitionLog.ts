@@ -1,21 +1,25 @@
 /**
  * The scheduler's bounded logs, stored flat: a fixed number of slots per
- * record in one array that grows on demand (doubling) up to `maxlen` records
- * and then becomes a ring, so that logging allocates nothing. Records are
+ * record in chunks of {@link CHUNK} records, added on demand up to `maxlen`
+ * records; then the records form a ring. Logging allocates nothing (apart
+ * from a chunk now and then) and growing copies nothing. Records are
  * materialised (tuples, objects) only when read: stories, tests, dumps.
  */
 
 import type { LoggedRecs, TransitionLogEntry } from "./story.ts";
 import type { SchedulerTaskStateName } from "./taskState.ts";
 
-const INITIAL_RECORDS = 64;
+/** Records per chunk (a power of two). */
+const CHUNK_BITS = 10;
+const CHUNK = 1 << CHUNK_BITS;
+const CHUNK_MASK = CHUNK - 1;
 
 /** A `collections.deque(maxlen=n)` of records of `fields` slots each, oldest first. */
 abstract class FlatRing<R> implements Iterable<R> {
   /** Maximum number of records kept. */
   readonly maxlen: number;
-  protected slots: unknown[] = [];
-  /** Capacity in records (`slots.length / fields`). */
+  private chunks: unknown[][] = [];
+  /** Records the chunks can hold, at most maxlen. */
   private capacity = 0;
   /** Index (in records) of the oldest record. */
   private head = 0;
@@ -36,33 +40,51 @@ abstract class FlatRing<R> implements Iterable<R> {
     return this.count;
   }
 
-  /** The first slot of a new record (evicting the oldest when full), or -1 if nothing is kept. */
-  protected claim(): number {
-    if (this.maxlen === 0) return -1;
+  /**
+   * Where a new record goes (evicting the oldest when full): sets
+   * {@link chunk} and {@link offset}. False if nothing is kept (maxlen 0).
+   */
+  protected claim(): boolean {
+    if (this.maxlen === 0) return false;
     let at: number;
     if (this.count < this.capacity) {
+      // Until the ring is full, the records start at 0 (head only moves once full).
       at = this.head + this.count;
       if (at >= this.capacity) at -= this.capacity;
       this.count++;
     } else if (this.capacity < this.maxlen) {
-      this.grow();
+      this.chunks.push(new Array(CHUNK * this.fields).fill(undefined));
+      this.capacity = Math.min(this.maxlen, this.chunks.length * CHUNK);
       at = this.count++;
     } else {
       at = this.head;
       this.head = this.head + 1 === this.capacity ? 0 : this.head + 1;
     }
-    return at * this.fields;
+    this.chunk = this.chunks[at >> CHUNK_BITS];
+    this.offset = (at & CHUNK_MASK) * this.fields;
+    return true;
   }
 
-  /** The record whose first slot is `i`. */
-  protected abstract read(i: number): R;
+  /** The chunk of the record being written or read. */
+  protected chunk: unknown[] = [];
+  /** Its first slot in {@link chunk}. */
+  protected offset = 0;
+
+  /** The record at {@link chunk}, {@link offset}. */
+  protected abstract read(): R;
+
+  private readAt(at: number): R {
+    this.chunk = this.chunks[at >> CHUNK_BITS];
+    this.offset = (at & CHUNK_MASK) * this.fields;
+    return this.read();
+  }
 
   /** The records, oldest first. */
   toArray(): R[] {
     const out: R[] = new Array(this.count);
     let at = this.head;
     for (let n = 0; n < this.count; n++) {
-      out[n] = this.read(at * this.fields);
+      out[n] = this.readAt(at);
       if (++at === this.capacity) at = 0;
     }
     return out;
@@ -72,33 +94,18 @@ abstract class FlatRing<R> implements Iterable<R> {
   *[Symbol.iterator](): Generator<R, void, undefined> {
     let at = this.head;
     for (let n = 0; n < this.count; n++) {
-      yield this.read(at * this.fields);
+      yield this.readAt(at);
       if (++at === this.capacity) at = 0;
     }
   }
 
   /** Remove every record and release the storage. */
   clear(): void {
-    this.slots = [];
+    this.chunks = [];
+    this.chunk = [];
     this.capacity = 0;
     this.head = 0;
     this.count = 0;
-  }
-
-  /** Double the capacity (capped at maxlen), unwrapping the ring to start at 0. */
-  private grow(): void {
-    const f = this.fields;
-    const capacity = Math.min(this.maxlen, Math.max(INITIAL_RECORDS, this.capacity * 2));
-    const old = this.slots;
-    const slots: unknown[] = new Array(capacity * f).fill(undefined);
-    let at = this.head;
-    for (let n = 0; n < this.count; n++) {
-      for (let k = 0; k < f; k++) slots[n * f + k] = old[at * f + k];
-      if (++at === this.capacity) at = 0;
-    }
-    this.slots = slots;
-    this.capacity = capacity;
-    this.head = 0;
   }
 }
 
@@ -117,9 +124,9 @@ export class TransitionLog extends FlatRing<TransitionLogEntry> {
     stimulusId: string,
     time: number,
   ): void {
-    const i = this.claim();
-    if (i < 0) return;
-    const s = this.slots;
+    if (!this.claim()) return;
+    const s = this.chunk;
+    const i = this.offset;
     s[i] = key;
     s[i + 1] = start;
     s[i + 2] = finish;
@@ -128,8 +135,9 @@ export class TransitionLog extends FlatRing<TransitionLogEntry> {
     s[i + 5] = time;
   }
 
-  protected read(i: number): TransitionLogEntry {
-    const s = this.slots;
+  protected read(): TransitionLogEntry {
+    const s = this.chunk;
+    const i = this.offset;
     return [
       s[i] as string,
       s[i + 1] as SchedulerTaskStateName,
@@ -170,9 +178,9 @@ export class StimulusLog extends FlatRing<StimulusRecord> {
     key: string | null,
     time: number,
   ): void {
-    const i = this.claim();
-    if (i < 0) return;
-    const s = this.slots;
+    if (!this.claim()) return;
+    const s = this.chunk;
+    const i = this.offset;
     s[i] = stimulusId;
     s[i + 1] = kind;
     s[i + 2] = op;
@@ -181,8 +189,9 @@ export class StimulusLog extends FlatRing<StimulusRecord> {
     s[i + 5] = time;
   }
 
-  protected read(i: number): StimulusRecord {
-    const s = this.slots;
+  protected read(): StimulusRecord {
+    const s = this.chunk;
+    const i = this.offset;
     return {
       stimulusId: s[i] as string,
       kind: s[i + 1] as StimulusRecord["kind"],

@@ -1,0 +1,37 @@
+import { describe, expect, test } from "vitest";
+import { BoundedDeque } from "../../util/boundedDeque.ts";
+import { StimulusLog, TransitionLog } from "./transitionLog.ts";
+
+describe("the flat logs keep what a bounded deque keeps", () => {
+  for (const maxlen of [0, 1, 5, 1023, 1024, 1025, 3000]) {
+    test(`maxlen ${maxlen}`, () => {
+      for (const n of [0, 1, 3, 1024, 1025, 2049, 7000]) {
+        const deque = new BoundedDeque<string>(maxlen);
+        const log = new TransitionLog(maxlen);
+        const stimuli = new StimulusLog(maxlen);
+        for (let i = 0; i < n; i++) {
+          deque.push(`k${i}`);
+          log.push(`k${i}`, "released", "waiting", [`d${i}`, "waiting"], `s${i}`, i);
+          stimuli.push(`s${i}`, "worker-message", "task-finished", "w1", `k${i}`, i);
+        }
+        const want = deque.toArray();
+        expect(log.length).toBe(want.length);
+        expect(log.toArray().map((e) => e[0])).toEqual(want);
+        expect([...log].map((e) => e[3][0])).toEqual(want.map((k) => `d${k.slice(1)}`));
+        expect([...stimuli].map((r) => r.key)).toEqual(want);
+        expect(stimuli.toArray().at(-1)).toEqual(
+          n === 0 || maxlen === 0
+            ? undefined
+            : {
+                stimulusId: `s${n - 1}`,
+                kind: "worker-message",
+                op: "task-finished",
+                origin: "w1",
+                key: `k${n - 1}`,
+                time: n - 1,
+              },
+        );
+      }
+    });
+  }
+});
