@@ -64,9 +64,45 @@ export class WorkerClosed extends Error {
   override name = "WorkerClosed";
 }
 
+/** An asynchronous instruction under way: a node of {@link RunningList}. */
 interface Running {
   promise: Promise<void>;
   name: string;
+  prev: Running | null;
+  next: Running | null;
+}
+
+/**
+ * The instructions under way, as an intrusive doubly linked list: adding and
+ * removing one (twice per task) costs no hashing.
+ */
+class RunningList {
+  private head: Running | null = null;
+  size = 0;
+
+  add(r: Running): void {
+    r.next = this.head;
+    if (this.head !== null) this.head.prev = r;
+    this.head = r;
+    this.size++;
+  }
+
+  delete(r: Running): void {
+    if (r.prev === null && this.head !== r) return; // not in the list
+    if (r.prev !== null) r.prev.next = r.next;
+    else this.head = r.next;
+    if (r.next !== null) r.next.prev = r.prev;
+    r.prev = null;
+    r.next = null;
+    this.size--;
+  }
+
+  /** The instructions, oldest first. */
+  toArray(): Running[] {
+    const out: Running[] = [];
+    for (let r = this.head; r !== null; r = r.next) out.push(r);
+    return out.reverse();
+  }
 }
 
 /**
@@ -78,7 +114,7 @@ interface Running {
  */
 export abstract class BaseWorker {
   readonly state: WorkerState;
-  private readonly asyncInstructions = new Set<Running>();
+  private readonly asyncInstructions = new RunningList();
   private readonly metricNames = new MetricNames();
   private closing = false;
   /**
@@ -149,7 +185,7 @@ export abstract class BaseWorker {
   ): void {
     const controller = this.closeController;
     const ledger = new Ledger(this.now());
-    const running: Running = { name, promise: Promise.resolve() };
+    const running: Running = { name, promise: Promise.resolve(), prev: null, next: null };
     running.promise = (async () => {
       let stim: StateMachineEvent;
       try {
@@ -248,7 +284,7 @@ export abstract class BaseWorker {
    */
   async close(timeout = 30): Promise<string[]> {
     this.closing = true;
-    const running = [...this.asyncInstructions];
+    const running = this.asyncInstructions.toArray();
     if (running.length === 0) return [];
     this.closeController.abort(new WorkerClosed("worker closed"));
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -257,7 +293,7 @@ export abstract class BaseWorker {
     });
     await Promise.race([Promise.allSettled(running.map((r) => r.promise)), timedOut]);
     clearTimeout(timer);
-    return [...this.asyncInstructions].map((r) => r.name);
+    return this.asyncInstructions.toArray().map((r) => r.name);
   }
 
   /** True once `close()` was called. */
