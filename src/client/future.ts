@@ -26,12 +26,22 @@ export interface FutureHost {
   readonly id: string;
 }
 
-interface Held {
-  readonly host: FutureHost;
-  readonly key: string;
+/**
+ * What the finalizer of a future needs: its host and key, and whether it was
+ * released already (then there is nothing to drop). Marking it is cheaper
+ * than unregistering the future (an unregister token costs a weak table entry).
+ */
+class Held {
+  released = false;
+  constructor(
+    readonly host: FutureHost,
+    readonly key: string,
+  ) {}
 }
 
-const registry = new FinalizationRegistry<Held>((held) => held.host.dropRef(held.key));
+const registry = new FinalizationRegistry<Held>((held) => {
+  if (!held.released) held.host.dropRef(held.key);
+});
 
 /** A submitted task's key and the promise of its result. */
 export class Future<T = unknown> implements PromiseLike<T> {
@@ -40,19 +50,20 @@ export class Future<T = unknown> implements PromiseLike<T> {
   /** @internal */
   readonly host: FutureHost;
   private readonly record: KeyRecord;
-  private released = false;
+  private readonly held: Held;
 
   /** @internal Futures are made by a client (`submit`, `map`, `compute`). */
   constructor(host: FutureHost, key: string) {
     this.host = host;
     this.key = key;
     this.record = host.addRef(key);
-    registry.register(this, { host, key }, this);
+    this.held = new Held(host, key);
+    registry.register(this, this.held);
   }
 
   /** What the client last heard of the key; `released` once {@link release}d. */
   get status(): FutureStatus | "released" {
-    return this.released ? "released" : this.record.status;
+    return this.held.released ? "released" : this.record.status;
   }
 
   /** True once the key finished, failed or was cancelled (or the client closed). */
@@ -73,7 +84,7 @@ export class Future<T = unknown> implements PromiseLike<T> {
    * future was released.
    */
   result(): Promise<T> {
-    if (this.released) {
+    if (this.held.released) {
       return Promise.reject(new ClientClosedError(`the future of ${this.key} was released`));
     }
     return this.host.resultOf(this.key) as Promise<T>;
@@ -113,9 +124,8 @@ export class Future<T = unknown> implements PromiseLike<T> {
    * scheduler may forget it and its result. Idempotent.
    */
   release(): void {
-    if (this.released) return;
-    this.released = true;
-    registry.unregister(this);
+    if (this.held.released) return;
+    this.held.released = true;
     this.host.dropRef(this.key);
   }
 
