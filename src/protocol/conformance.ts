@@ -137,6 +137,23 @@ export function applyConfig(ws: WorkerState, config: Dict, where: string): void 
       case "generation":
         ws.generation = r.int(name);
         break;
+      // Counters a test may have set directly (the seed's attributes of the same names).
+      case "transfer_incoming_bytes":
+        ws.transferIncomingBytes = r.num(name);
+        break;
+      case "transfer_incoming_count_total":
+        ws.transferIncomingCountTotal = r.int(name);
+        break;
+      case "executed_count":
+        ws.executedCount = r.int(name);
+        break;
+      case "transition_counter":
+        ws.transitionCounter = r.int(name);
+        break;
+      case "total_resources":
+        ws.totalResources.clear();
+        for (const [k, v] of r.numMap(name)) ws.totalResources.set(k, v);
+        break;
       default:
         // resources are set at construction; other keys (data_type, …) are informational.
         break;

@@ -1,0 +1,103 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { runConformance } from "./conformanceRunner.ts";
+
+const VECTOR = new URL("../../test/vectors/oracle/scenario-resources.json.gz", import.meta.url);
+
+interface Step {
+  event?: unknown;
+  instructions: { cls: string; key?: string }[];
+  state: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+function vector(): { name: string; order_sensitive: boolean; steps: Step[] } {
+  return JSON.parse(gunzipSync(readFileSync(VECTOR)).toString("utf8"));
+}
+
+function run(paths: string[]): { code: number; out: string[] } {
+  const out: string[] = [];
+  const code = runConformance(paths, { log: (l) => out.push(l) });
+  return { code, out };
+}
+
+describe("conformance runner", () => {
+  const dir = mkdtempSync(join(tmpdir(), "weft-conformance-"));
+
+  it("passes a recorded vector and closes with the counts", () => {
+    const { code, out } = run([VECTOR.pathname]);
+    expect(code).toBe(0);
+    expect(out.at(-1)).toBe("1 passed, 0 failed, 0 skipped");
+  });
+
+  it("reports the first diverging step of a changed instruction, with a readable diff", () => {
+    const v = vector();
+    v.name = "tampered-instruction";
+    v.steps[3].instructions.push({ cls: "Execute", key: "nope" });
+    const file = join(dir, "instr.json");
+    writeFileSync(file, JSON.stringify(v));
+    const { code, out } = run([file]);
+    expect(code).toBe(1);
+    expect(out[0]).toContain("FAIL tampered-instruction");
+    expect(out[1]).toContain("first divergence at step 3 (instructions)");
+    expect(out.join("\n")).toContain('"key":"nope"');
+    expect(out.at(-1)).toBe("0 passed, 1 failed, 0 skipped");
+  });
+
+  it("reports a state difference with its path and both sides", () => {
+    const v = vector();
+    v.steps[2].state.transition_counter = 999;
+    const file = join(dir, "state.json");
+    writeFileSync(file, JSON.stringify(v));
+    const { out } = run([file]);
+    expect(out[1]).toContain("first divergence at step 2 (state)");
+    expect(out.join("\n")).toMatch(/transition_counter.*999/);
+  });
+
+  it("names a broken file and goes on; skips order-sensitive vectors", () => {
+    const sub = join(dir, "mixed");
+    mkdirSync(sub);
+    writeFileSync(join(sub, "a-broken.json"), "{ not json");
+    const v = vector();
+    v.order_sensitive = true;
+    writeFileSync(join(sub, "b-order.json"), JSON.stringify(v));
+    writeFileSync(join(sub, "c-good.json"), JSON.stringify(vector()));
+    const { code, out } = run([sub]);
+    expect(code).toBe(1);
+    expect(out[0]).toMatch(/FAIL .*a-broken\.json: broken vector file/);
+    expect(out.at(-1)).toBe("1 passed, 1 failed, 1 skipped");
+  });
+
+  it("fails when a step expected to raise does not", () => {
+    const v = vector() as { steps: unknown[] };
+    v.steps[1] = { event: (v.steps[1] as Step).event, raises: "InvalidTransition" };
+    const file = join(dir, "raises.json");
+    writeFileSync(file, JSON.stringify(v));
+    const { out } = run([file]);
+    expect(out[1]).toContain("first divergence at step 1 (raises)");
+    expect(out.join("\n")).toContain("expected InvalidTransition, nothing was raised");
+  });
+
+  it("applies config_before, counters included, before the step's event", () => {
+    const v = vector();
+    v.steps[0].config_before = { transition_counter: 100, executed_count: 7 };
+    for (const step of v.steps) {
+      const state = step.state as Record<string, number>;
+      state.transition_counter += 100;
+      state.executed_count += 7;
+    }
+    const file = join(dir, "config-before.json");
+    writeFileSync(file, JSON.stringify(v));
+    expect(run([file]).out.at(-1)).toBe("1 passed, 0 failed, 0 skipped");
+  });
+
+  it("exits 1 when given nothing to run, 2 for a missing path", () => {
+    const empty = join(dir, "empty");
+    mkdirSync(empty);
+    expect(run([empty]).code).toBe(1);
+    expect(runConformance([join(dir, "missing")], { log: () => {} })).toBe(2);
+  });
+});
