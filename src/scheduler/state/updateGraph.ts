@@ -194,11 +194,14 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
   // Create the new tasks, dependencies first, with their priorities.
   const generation = ++s.generation;
   const created: TaskState[] = [];
+  /** Every new task has the same user priority: then they are in priority order already. */
+  let uniform = true;
   for (const key of walk.order) {
     if (walk.lost.has(key)) continue;
     const entry = msg.tasks[key];
     const ts = new TaskState(key, entry.spec);
     ts.priority = [-(entry.priority ?? 0), generation, created.length];
+    if (created.length > 0 && ts.priority[0] !== created[0].priority[0]) uniform = false;
     ts.retries = entry.retries ?? 0;
     if (entry.resources !== undefined && Object.keys(entry.resources).length > 0) {
       ts.resourceRestrictions = { ...entry.resources };
@@ -216,8 +219,13 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
   }
 
   // Worst priority first: the work list is last in, first out.
-  const byPriority = created.slice().sort((a, b) => comparePriority(b.priority, a.priority));
-  for (const ts of byPriority) s.recommend(ts, "waiting");
+  // (Priorities are distinct: with one user priority, the reverse of the creation order.)
+  if (uniform) {
+    for (let i = created.length - 1; i >= 0; i--) s.recommend(created[i], "waiting");
+  } else {
+    const byPriority = created.slice().sort((a, b) => comparePriority(b.priority, a.priority));
+    for (const ts of byPriority) s.recommend(ts, "waiting");
+  }
 
   // Also recommends known but released wanted keys to waiting (after the new
   // tasks, so ahead of them); new ones keep their place in the work list.
