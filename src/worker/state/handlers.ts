@@ -106,7 +106,7 @@ function handleUpdateData(ws: WorkerState, ev: UpdateDataEvent): Recs | null {
       ws.taskCounter.newTask(ts);
     }
     recs.set(ts, ["memory", value, RUN_ID_SENTINEL]);
-    ws.log.add5(key, "receive-from-scatter", ts.state, ev.stimulusId, ws.clock());
+    ws.log.add5(key, "receive-from-scatter", ts.state, ev.stimulusId, ws.stimulusTime);
   }
   return recs;
 }
@@ -116,7 +116,7 @@ function handleUpdateData(ws: WorkerState, ev: UpdateDataEvent): Recs | null {
  * another one depends on.
  */
 function handleFreeKeys(ws: WorkerState, ev: FreeKeysEvent): Recs | null {
-  ws.log.add4("free-keys", ev.keys, ev.stimulusId, ws.clock());
+  ws.log.add4("free-keys", ev.keys, ev.stimulusId, ws.stimulusTime);
   const recs = new Recs();
   for (const key of ev.keys) {
     const ts = ws.tasks.get(key);
@@ -143,7 +143,7 @@ function handleRemoveReplicas(ws: WorkerState, ev: RemoveReplicasEvent): Recs | 
         );
       }
     }
-    ws.log.add4(ts.key, "remove-replica", ev.stimulusId, ws.clock());
+    ws.log.add4(ts.key, "remove-replica", ev.stimulusId, ws.stimulusTime);
     recs.set(ts, "released");
   }
   return recs;
@@ -177,7 +177,7 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
     ws.tasks.set(ev.key, ts);
     ws.taskCounter.newTask(ts);
   }
-  ws.log.add5(ev.key, "compute-task", ts.state, ev.stimulusId, ws.clock());
+  ws.log.add5(ev.key, "compute-task", ts.state, ev.stimulusId, ws.stimulusTime);
   ts.runId = ev.runId;
 
   switch (ts.state) {
@@ -275,7 +275,7 @@ function handleGatherDepSuccess(ws: WorkerState, ev: GatherDepSuccessEvent): Rec
     if (ev.data.has(ts.key)) {
       recs.set(ts, ["memory", ev.data.get(ts.key), ts.runId]);
     } else {
-      ws.log.add4(ts.key, "missing-dep", ev.stimulusId, ws.clock());
+      ws.log.add4(ts.key, "missing-dep", ev.stimulusId, ws.stimulusTime);
       if (ws.validate) {
         assert(ts.state !== "fetch");
         assert(!ws.dataNeededFor(ev.worker).has(ts));
@@ -325,7 +325,7 @@ function handleGatherDepNetworkFailure(
 ): Recs | null {
   const recs = new Recs();
   for (const ts of gatherDepDoneCommon(ws, ev)) {
-    ws.log.add4(ts.key, "missing-dep", ev.stimulusId, ws.clock());
+    ws.log.add4(ts.key, "missing-dep", ev.stimulusId, ws.stimulusTime);
     recs.set(ts, "fetch");
   }
   forgetWorker(ws, ev.worker, recs);
@@ -414,7 +414,7 @@ function handleCancelCompute(ws: WorkerState, ev: CancelComputeEvent): Recs | nu
   ) {
     return null;
   }
-  ws.log.add4(ev.key, "cancel-compute", ev.stimulusId, ws.clock());
+  ws.log.add4(ev.key, "cancel-compute", ev.stimulusId, ws.stimulusTime);
   // Its dependents can't be processing on the scheduler, so they were never sent here.
   assert(ts.dependents.size === 0);
   return Recs.of(ts, "released");

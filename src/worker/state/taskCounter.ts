@@ -108,7 +108,7 @@ export class TaskCounter {
         const dec = row[i] - 1;
         if (dec < 0) throw new Error(`TaskCounter: negative count for ${ts.prefix}/${prevState}`);
         row[i] = dec;
-        if (dec === 0 && row.every((n) => n === 0)) this.counts.delete(ts.prefix);
+        if (dec === 0 && allZero(row)) this.counts.delete(ts.prefix);
       }
     }
     // A cancelled(flight) -> resumed(flight->waiting) task with new dependencies leaves
@@ -124,4 +124,9 @@ export class TaskCounter {
       newTasks.length = 0;
     }
   }
+}
+
+function allZero(row: Float64Array): boolean {
+  for (let i = 0; i < row.length; i++) if (row[i] !== 0) return false;
+  return true;
 }

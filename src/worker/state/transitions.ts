@@ -572,7 +572,7 @@ function transitionToMemory(
       recs.set(dep, "ready");
     }
   }
-  ws.log.add4(ts.key, "put-in-memory", stimulusId, ws.clock());
+  ws.log.add4(ts.key, "put-in-memory", stimulusId, ws.stimulusTime);
 
   // add-keys is only admissible for keys already in memory elsewhere and triggers no
   // transitions on the scheduler; task-finished does.
