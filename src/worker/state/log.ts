@@ -1,3 +1,4 @@
+import { FlatRing, RING_CHUNK, RING_CHUNK_BITS, RING_CHUNK_MASK } from "../../util/flatRing.ts";
 import type { TaskStateState } from "./taskState.ts";
 
 /**
@@ -89,65 +90,48 @@ const TRANSITION_INLINE = 8;
 const TIMED = 0x10;
 const WIDTH_MASK = 0x0f;
 
-/** Records per chunk of storage (a power of two). */
-const CHUNK_BITS = 8;
-const CHUNK = 1 << CHUNK_BITS;
-const CHUNK_MASK = CHUNK - 1;
-
 /**
  * The transition log: a ring buffer of up to `maxlen` records, like the seed's
- * `deque(maxlen=100_000)`. Records are stored column-wise (seven slots a record in a
- * flat array, its time in a Float64Array, its length in a byte), so logging a
- * transition allocates nothing, not even a heap number for the time; iteration gives
- * each record as a tuple. Storage comes in chunks of 256 records, added as the log
- * fills, so that it never copies what it holds (a state machine that logs a few
- * records pays for a few).
+ * `deque(maxlen=100_000)`, stored flat (a {@link FlatRing}): seven slots a record and an
+ * eighth for an inline recommendation, its time in a Float64Array column and its length
+ * in a byte column, so logging a transition allocates nothing, not even a heap number
+ * for the time, and growing copies nothing; iteration gives each record as a tuple.
  */
-export class TransitionLog implements Iterable<LogEntry> {
-  private slots: unknown[][] = [];
+export class TransitionLog extends FlatRing<LogEntry> {
   private widths: Uint8Array[] = [];
   private times: Float64Array[] = [];
-  private head = 0;
-  private count = 0;
 
-  constructor(readonly maxlen: number) {}
-
-  get length(): number {
-    return this.count;
+  constructor(maxlen: number) {
+    super(maxlen, WIDTH);
   }
 
-  /**
-   * The record index of a new record, evicting the oldest when full. Until the ring is
-   * full, records are appended (the head stays at 0); once full, the oldest record is
-   * overwritten.
-   */
-  private claim(width: number): number {
-    const count = this.count;
-    let at: number;
-    if (count < this.maxlen) {
-      if ((count & CHUNK_MASK) === 0) this.addChunk();
-      this.count = count + 1;
-      at = count;
-    } else {
-      at = this.head;
-      this.head = at + 1 === count ? 0 : at + 1;
-    }
-    this.widths[at >> CHUNK_BITS][at & CHUNK_MASK] = width;
+  protected override addChunk(): void {
+    this.widths.push(new Uint8Array(RING_CHUNK));
+    this.times.push(new Float64Array(RING_CHUNK));
+  }
+
+  protected override clearColumns(): void {
+    this.widths = [];
+    this.times = [];
+  }
+
+  /** Claim a record of this width (flags included) and time; its index, or -1. */
+  private claimRecord(flags: number, time: number): number {
+    const at = this.claim();
+    if (at < 0) return at;
+    const c = at >> RING_CHUNK_BITS;
+    const j = at & RING_CHUNK_MASK;
+    this.widths[c][j] = flags;
+    this.times[c][j] = time;
     return at;
-  }
-
-  private addChunk(): void {
-    this.slots.push(new Array<unknown>(CHUNK * WIDTH).fill(undefined));
-    this.widths.push(new Uint8Array(CHUNK));
-    this.times.push(new Float64Array(CHUNK));
   }
 
   /** Append a record of four fields, the last being the time. */
   add4(a: unknown, b: unknown, c: unknown, time: number): void {
-    const at = this.claim(4 | TIMED);
-    this.times[at >> CHUNK_BITS][at & CHUNK_MASK] = time;
-    const s = this.slots[at >> CHUNK_BITS];
-    const i = (at & CHUNK_MASK) * WIDTH;
+    const at = this.claimRecord(4 | TIMED, time);
+    if (at < 0) return;
+    const s = this.slots(at);
+    const i = this.slot(at);
     s[i] = a;
     s[i + 1] = b;
     s[i + 2] = c;
@@ -161,10 +145,10 @@ export class TransitionLog implements Iterable<LogEntry> {
 
   /** Append a record of five fields, the last being the time. */
   add5(a: unknown, b: unknown, c: unknown, d: unknown, time: number): void {
-    const at = this.claim(5 | TIMED);
-    this.times[at >> CHUNK_BITS][at & CHUNK_MASK] = time;
-    const s = this.slots[at >> CHUNK_BITS];
-    const i = (at & CHUNK_MASK) * WIDTH;
+    const at = this.claimRecord(5 | TIMED, time);
+    if (at < 0) return;
+    const s = this.slots(at);
+    const i = this.slot(at);
     s[i] = a;
     s[i + 1] = b;
     s[i + 2] = c;
@@ -177,10 +161,10 @@ export class TransitionLog implements Iterable<LogEntry> {
 
   /** Append a record of seven fields (a transition), the last being the time. */
   add7(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown, time: number): void {
-    const at = this.claim(7 | TIMED);
-    this.times[at >> CHUNK_BITS][at & CHUNK_MASK] = time;
-    const s = this.slots[at >> CHUNK_BITS];
-    const i = (at & CHUNK_MASK) * WIDTH;
+    const at = this.claimRecord(7 | TIMED, time);
+    if (at < 0) return;
+    const s = this.slots(at);
+    const i = this.slot(at);
     s[i] = a;
     s[i + 1] = b;
     s[i + 2] = c;
@@ -205,10 +189,10 @@ export class TransitionLog implements Iterable<LogEntry> {
     stimulusId: string,
     time: number,
   ): void {
-    const at = this.claim(TRANSITION_INLINE | TIMED);
-    this.times[at >> CHUNK_BITS][at & CHUNK_MASK] = time;
-    const s = this.slots[at >> CHUNK_BITS];
-    const i = (at & CHUNK_MASK) * WIDTH;
+    const at = this.claimRecord(TRANSITION_INLINE | TIMED, time);
+    if (at < 0) return;
+    const s = this.slots(at);
+    const i = this.slot(at);
     s[i] = key;
     s[i + 1] = start;
     s[i + 2] = finish;
@@ -225,56 +209,28 @@ export class TransitionLog implements Iterable<LogEntry> {
     if (n > RECORD_FIELDS) {
       throw new RangeError(`a log record has at most ${RECORD_FIELDS} fields`);
     }
-    const at = this.claim(n);
-    const s = this.slots[at >> CHUNK_BITS];
-    const i = (at & CHUNK_MASK) * WIDTH;
+    const at = this.claimRecord(n, 0);
+    if (at < 0) return;
+    const s = this.slots(at);
+    const i = this.slot(at);
     for (let j = 0; j < WIDTH; j++) s[i + j] = j < n ? entry[j] : undefined;
   }
 
-  /** The record at `index` (negative counts from the newest), or undefined. */
-  at(index: number): LogEntry | undefined {
-    let i = Math.trunc(index);
-    if (i < 0) i += this.count;
-    if (!(i >= 0 && i < this.count)) return undefined;
-    let at = this.head + i;
-    if (at >= this.count) at -= this.count;
-    return this.record(at);
-  }
-
-  private record(at: number): LogEntry {
-    const flags = this.widths[at >> CHUNK_BITS][at & CHUNK_MASK];
-    const time = this.times[at >> CHUNK_BITS][at & CHUNK_MASK];
-    const s = this.slots[at >> CHUNK_BITS];
-    const base = (at & CHUNK_MASK) * WIDTH;
+  protected read(at: number): LogEntry {
+    const c = at >> RING_CHUNK_BITS;
+    const j = at & RING_CHUNK_MASK;
+    const flags = this.widths[c][j];
+    const time = this.times[c][j];
+    const s = this.slots(at);
+    const base = this.slot(at);
     if ((flags & WIDTH_MASK) === TRANSITION_INLINE) {
       const recs = new LoggedRecs(s[base + 4] as string, s[base + 7] as TaskStateState);
       return [s[base], s[base + 1], s[base + 2], s[base + 3], recs, s[base + 5], time];
     }
     const w = flags & WIDTH_MASK;
     const out = new Array<unknown>(w);
-    for (let j = 0; j < w; j++) out[j] = s[base + j];
+    for (let k = 0; k < w; k++) out[k] = s[base + k];
     if (flags & TIMED) out[w - 1] = time;
     return out;
-  }
-
-  clear(): void {
-    this.slots = [];
-    this.widths = [];
-    this.times = [];
-    this.head = 0;
-    this.count = 0;
-  }
-
-  toArray(): LogEntry[] {
-    return [...this];
-  }
-
-  *[Symbol.iterator](): IterableIterator<LogEntry> {
-    const count = this.count;
-    let at = this.head;
-    for (let i = 0; i < count; i++) {
-      yield this.record(at);
-      if (++at === count) at = 0;
-    }
   }
 }
