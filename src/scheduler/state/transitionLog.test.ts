@@ -3,9 +3,9 @@ import { BoundedDeque } from "../../util/boundedDeque.ts";
 import { StimulusLog, TransitionLog } from "./transitionLog.ts";
 
 describe("the flat logs keep what a bounded deque keeps", () => {
-  for (const maxlen of [0, 1, 5, 1023, 1024, 1025, 3000]) {
+  for (const maxlen of [0, 1, 5, 255, 256, 257, 1023, 1024, 1025, 3000]) {
     test(`maxlen ${maxlen}`, () => {
-      for (const n of [0, 1, 3, 1024, 1025, 2049, 7000]) {
+      for (const n of [0, 1, 3, 256, 257, 513, 1024, 1025, 2049, 7000]) {
         const deque = new BoundedDeque<string>(maxlen);
         const log = new TransitionLog(maxlen);
         const stimuli = new StimulusLog(maxlen);
