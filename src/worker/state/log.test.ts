@@ -40,6 +40,22 @@ describe("TransitionLog", () => {
     expect([...log].map((r) => r[3])).toEqual(Array.from({ length: 100 }, (_, i) => 900 + i));
   });
 
+  it("keeps deque order across storage chunks, before and after wrapping", () => {
+    for (const [maxlen, n] of [
+      [600, 500],
+      [600, 2_000],
+      [256, 257],
+    ]) {
+      const log = new TransitionLog(maxlen);
+      for (let i = 0; i < n; i++) log.add4(`k${i}`, "missing-dep", `s${i}`, i + 0.5);
+      const kept = Math.min(maxlen, n);
+      const want = Array.from({ length: kept }, (_, j) => n - kept + j + 0.5);
+      expect([...log].map((r) => r[3])).toEqual(want);
+      expect(log.at(-1)?.[0]).toBe(`k${n - 1}`);
+      expect(log.at(0)?.[0]).toBe(`k${n - kept}`);
+    }
+  });
+
   it("is found by story through keys, stimulus ids and collections, not recommendations", () => {
     const log = new TransitionLog(10);
     log.add5("gather-dependencies", "w", new Set(["a", "b"]), "s1", 0);
