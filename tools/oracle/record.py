@@ -243,7 +243,14 @@ def record(trace: dict) -> dict:
 
 if __name__ == "__main__":
     paths = [a for a in sys.argv[1:] if a != "--ordered"]
-    with open(paths[0]) as f:
-        trace = json.load(f)
+    if len(paths) != 2 or paths[0] in ("-h", "--help"):
+        print(__doc__.strip(), file=sys.stderr if len(paths) != 2 else sys.stdout)
+        sys.exit(0 if paths[:1] in (["-h"], ["--help"]) else 2)
+    try:
+        with open(paths[0]) as f:
+            trace = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"record.py: cannot read the trace {paths[0]}: {e}", file=sys.stderr)
+        sys.exit(2)
     with open(paths[1], "w") as f:
         json.dump(record(trace), f)

@@ -141,6 +141,9 @@ SCENARIOS = {
 }
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if sys.argv[1:] in (["-h"], ["--help"]) else 2)
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, events in SCENARIOS.items():
