@@ -519,7 +519,10 @@ export class WorkerState {
   private *selectWorkersForGather(): Generator<[string, HeapSet<TaskState>]> {
     const host = this.hostOf(this.address);
     const heap: GatherCandidate[] = [];
-    for (const [worker, tasks] of [...this.dataNeeded]) {
+    // The seed iterates a copy (list(data_needed.items())) because it deletes entries on
+    // the way; a JS Map tolerates deleting the entry being visited, and nothing is added
+    // during the loop, so the live Map gives the same sequence without the copy.
+    for (const [worker, tasks] of this.dataNeeded) {
       if (tasks.size === 0) {
         this.dataNeeded.delete(worker);
         continue;
