@@ -99,7 +99,9 @@ export async function benchCluster(
       const graph = graphOf(name, o.scale);
       const seconds: number[] = [];
       const cpu: number[] = [];
+      const transfers: number[] = [];
       for (let r = 0; r < o.warmup + o.runs; r++) {
+        const before = (await client.counters()).keysTransferred;
         const c0 = process.cpuUsage();
         const t0 = performance.now();
         const answer = await graph.run(client, `b${runId++}-`);
@@ -110,6 +112,7 @@ export async function benchCluster(
         if (r >= o.warmup) {
           seconds.push(s);
           cpu.push((c.user + c.system) / 1e6);
+          transfers.push((await client.counters()).keysTransferred - before);
         }
         // Let the releases of this run settle before the next one starts.
         while (cluster.scheduler.state.tasks.size > 0) await sleep(1);
@@ -124,6 +127,7 @@ export async function benchCluster(
         tasksPerS: round(tasksPerS),
         ...(name === "chain" ? { msPerStep: round((1000 * med) / graph.tasks, 3) } : {}),
         cpuSecondsPerTask: round(median(cpu) / graph.tasks, 7),
+        transfersPerRun: median(transfers),
         runsSeconds: seconds.map((x) => round(x, 4)),
         daskBestTasksPerS: dask.best,
         daskDefaultTasksPerS: dask.default,
