@@ -69,6 +69,76 @@ describe("data locality and occupancy", () => {
   });
 });
 
+describe("co-assignment of root-ish tasks with queuing off", () => {
+  /** Where each of `x0`…`x{n-1}` (a group without inputs, one update-graph) went. */
+  function placeGroup(s: SchedulerState, n: number, prefix = "x"): string[] {
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < n; i++) tasks[`${prefix}-${i}`] = t.task();
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    return Object.keys(tasks).map((k) => s.tasks.get(k)?.processingOn?.address ?? "-");
+  }
+
+  test("a group larger than twice the threads goes in contiguous runs, one per worker", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+    expect(placeGroup(s, 12)).toEqual([
+      ...Array(4).fill("w1"),
+      ...Array(4).fill("w2"),
+      ...Array(4).fill("w3"),
+    ]);
+  });
+
+  test("a run is the group's share for the worker's threads", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("big", 3), t.registerWorker("small", 1));
+    // 16 tasks over 4 threads: 12 for the 3-thread worker, then 4.
+    expect(placeGroup(s, 16)).toEqual([...Array(12).fill("big"), ...Array(4).fill("small")]);
+  });
+
+  test("siblings a later task combines need no transfer", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 8; i++) tasks[`leaf-${i}`] = t.task();
+    for (let i = 0; i < 4; i++) tasks[`pair-${i}`] = t.task([`leaf-${2 * i}`, `leaf-${2 * i + 1}`]);
+    s.handleStimulus(t.updateGraph("c", tasks, ["pair-0", "pair-1", "pair-2", "pair-3"]));
+    for (let i = 0; i < 8; i++) finish(s, `leaf-${i}`, 8);
+    for (let i = 0; i < 4; i++) {
+      const pair = s.tasks.get(`pair-${i}`);
+      const leaf = s.tasks.get(`leaf-${2 * i}`);
+      expect(pair?.processingOn?.address).toBe([...(leaf?.whoHas ?? [])][0]?.address);
+      expect([...(s.tasks.get(`leaf-${2 * i + 1}`)?.whoHas ?? [])]).toEqual([
+        ...(leaf?.whoHas ?? []),
+      ]);
+    }
+  });
+
+  test("a run ends when its worker leaves; the rest of the group goes elsewhere", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    placeGroup(s, 3, "y"); // not root-ish (3 ≤ 4): round-robin, no run recorded
+    const first = placeGroup(s, 8, "x");
+    expect(first.slice(0, 4).every((w) => w === first[0])).toBe(true);
+    expect(s.taskGroups.get("x")?.lastWorker).toBeNull();
+    s.handleStimulus(t.removeWorker("w1"));
+    for (const ts of s.tasks.values()) {
+      if (ts.state === "processing") expect(ts.processingOn?.address).toBe("w2");
+    }
+  });
+
+  test("groups count the tasks not forgotten and are dropped when empty", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"));
+    placeGroup(s, 5, "x");
+    placeGroup(s, 2, "z");
+    expect(s.taskGroups.get("x")?.size).toBe(5);
+    expect(s.taskGroups.get("z")?.size).toBe(2);
+    s.handleStimulus(t.releaseKeys("c", ["z-0", "z-1"]));
+    expect(s.taskGroups.has("z")).toBe(false);
+    expect(s.taskGroups.get("x")?.size).toBe(5);
+  });
+});
+
 describe("resource restrictions", () => {
   test("a restricted task only goes to a worker with enough of each resource", () => {
     const s = noQueue();

@@ -13,8 +13,12 @@
  *   threads), so data locality wins unless a holder is busy and a peer free.
  *   Ties go to fewer tasks per thread, then less data held, then the worker
  *   that registered first.
- * - Tasks without inputs or restrictions, queuing off: the least occupied
- *   worker, round-robin among those with nothing to do.
+ * - Tasks without inputs or restrictions, queuing off: root-ish ones (their
+ *   group is larger than twice the cluster's threads) go in runs of
+ *   consecutive tasks to one worker (Dask's co-assignment: a run is the
+ *   group's share for that worker's threads), so that siblings a later task
+ *   combines are computed together; others go to the least occupied worker,
+ *   round-robin among those with nothing to do.
  *
  * No allocation on these paths: per-worker scratch fields, stamped with a
  * pass counter, hold the bytes of inputs each worker has.
@@ -160,7 +164,9 @@ export function decideWorkerNonRootish(
   const valid = validWorkers(s, ts);
   if (valid !== null && valid.length === 0) return null;
   if (ts.dependencies.size === 0 && valid === null && exclude === null) {
-    return roundRobinLeastOccupied(s);
+    return isRootish(s, ts)
+      ? decideWorkerRootishQueuingDisabled(s, ts)
+      : roundRobinLeastOccupied(s);
   }
   const total = markHeldBytes(s, ts);
   best.reset();
@@ -181,6 +187,52 @@ export function decideWorkerNonRootish(
   const chosen = best.ws;
   best.reset();
   return chosen;
+}
+
+/** A task without inputs of a group larger than twice the cluster's threads (Dask's `is_rootish`). */
+function isRootish(s: SchedulerState, ts: TaskState): boolean {
+  return ts.group.size > 2 * s.totalNthreads;
+}
+
+/**
+ * A root-ish task's worker with queuing off (Dask's
+ * `decide_worker_rootish_queuing_disabled`): the group's last worker while its
+ * run lasts, else the idle (or any running) worker with the least occupancy per
+ * thread, then the least data, which then takes the next
+ * `floor(group size / total threads × its threads)` tasks of the group. Placing
+ * a batch in priority order thus gives each worker a contiguous share.
+ */
+function decideWorkerRootishQueuingDisabled(s: SchedulerState, ts: TaskState): WorkerInfo | null {
+  const tg = ts.group;
+  const last = tg.lastWorker;
+  let ws: WorkerInfo | null = null;
+  if (
+    last !== null &&
+    tg.lastWorkerTasksLeft > 0 &&
+    last.status === "running" &&
+    s.workers.get(last.address) === last
+  ) {
+    ws = last;
+  } else {
+    let bestStart = 0;
+    for (const candidate of s.idle.size > 0 ? s.idle : s.running) {
+      const start = candidate.occupancy / candidate.nthreads;
+      if (
+        ws === null ||
+        start < bestStart ||
+        (start === bestStart && candidate.nbytes < ws.nbytes)
+      ) {
+        ws = candidate;
+        bestStart = start;
+      }
+    }
+    if (ws === null) return null;
+    tg.lastWorkerTasksLeft = Math.floor((tg.size / s.totalNthreads) * ws.nthreads);
+  }
+  tg.lastWorkerTasksLeft -= 1;
+  // A finished run keeps no worker alive (Dask clears it with the group's last task).
+  tg.lastWorker = tg.lastWorkerTasksLeft > 0 ? ws : null;
+  return ws;
 }
 
 /**

@@ -154,7 +154,12 @@ export function removeKey(s: SchedulerState, ts: TaskState): void {
     for (const cs of ts.whoWants) cs.wantsWhat.delete(ts);
     ts.whoWants = EMPTY;
   }
-  if (s.tasks.get(ts.key) === ts) s.tasks.delete(ts.key);
+  if (s.tasks.get(ts.key) === ts) {
+    s.tasks.delete(ts.key);
+    const tg = ts.group;
+    tg.size -= 1;
+    if (tg.size === 0 && s.taskGroups.get(tg.name) === tg) s.taskGroups.delete(tg.name);
+  }
   s.unrunnable.delete(ts);
   ts.processingOn = null;
   ts.exceptionBlame = null;

@@ -4,6 +4,7 @@ import type {
   SchedulerToWorkerMessage,
 } from "../../protocol/messages.ts";
 import { HeapSet } from "../../util/heapSet.ts";
+import { keySplit } from "../../util/keySplit.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
 import {
@@ -23,6 +24,7 @@ import {
 import { taskSlotsAvailable } from "./placement.ts";
 import { handleStealRequest } from "./stealing.ts";
 import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
+import { TaskGroup } from "./taskGroup.ts";
 import { IN_PLAY, type SchedulerTaskStateName, type TaskState } from "./taskState.ts";
 import { StimulusLog, type StimulusRecord, TransitionLog } from "./transitionLog.ts";
 import { TRANSITIONS, type TransitionArgs } from "./transitions.ts";
@@ -83,6 +85,8 @@ export class SchedulerState {
   readonly unrunnable: Map<TaskState, number> = new Map();
   /** Steals awaiting their `steal-response`, by task. */
   readonly steals: Map<TaskState, InFlightSteal> = new Map();
+  /** `{key prefix: group}`: groups with at least one task not forgotten. */
+  readonly taskGroups: Map<string, TaskGroup> = new Map();
   /** `{function name: average compute seconds}`, learnt from finished tasks. */
   readonly durations: Map<string, number> = new Map();
 
@@ -356,6 +360,17 @@ export class SchedulerState {
   // -------------------------------------------------------------------------
   // Bookkeeping shared by transitions and handlers
   // -------------------------------------------------------------------------
+
+  /** The group of the tasks whose keys have the prefix of `key`, created if new. */
+  taskGroupOf(key: string): TaskGroup {
+    const name = keySplit(key);
+    let tg = this.taskGroups.get(name);
+    if (tg === undefined) {
+      tg = new TaskGroup(name);
+      this.taskGroups.set(name, tg);
+    }
+    return tg;
+  }
 
   /** The size of a task's result, or `defaultDataSize` while unknown. */
   getNbytes(ts: TaskState): number {

@@ -2,6 +2,7 @@ import type { TaskSpec } from "../../protocol/messagesTaskSpec.ts";
 import type { Priority } from "../../util/priority.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { EMPTY } from "./sets.ts";
+import type { TaskGroup } from "./taskGroup.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
 /**
@@ -65,6 +66,8 @@ export class TaskState {
   readonly key: string;
   /** What to run; null for a key the scheduler only knows as a name. */
   runSpec: TaskSpec | null;
+  /** The group of tasks of its kind (by key prefix). */
+  readonly group: TaskGroup;
   /** Current state. */
   state: SchedulerTaskStateName = "released";
   /** `[-user priority, generation, graph order]`: lower runs first. */
@@ -125,10 +128,12 @@ export class TaskState {
   /** Dask actors are not supported; always false. Kept for the `compute-task` message. */
   actor = false;
 
-  /** Create a released task. */
-  constructor(key: string, runSpec: TaskSpec | null) {
+  /** Create a released task; counts it in `group`. */
+  constructor(key: string, runSpec: TaskSpec | null, group: TaskGroup) {
     this.key = key;
     this.runSpec = runSpec;
+    this.group = group;
+    group.size += 1;
   }
 
   /** `<TaskState 'key' state>`, as Dask prints it. */

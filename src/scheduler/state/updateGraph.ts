@@ -199,7 +199,7 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
   for (const key of walk.order) {
     if (walk.lost.has(key)) continue;
     const entry = msg.tasks[key];
-    const ts = new TaskState(key, entry.spec);
+    const ts = new TaskState(key, entry.spec, s.taskGroupOf(key));
     ts.priority = [-(entry.priority ?? 0), generation, created.length];
     if (created.length > 0 && ts.priority[0] !== created[0].priority[0]) uniform = false;
     ts.retries = entry.retries ?? 0;

@@ -8,6 +8,7 @@ import { AssertionError } from "../../util/pyErrors.ts";
 import { unreachable } from "./events.ts";
 import { isQueueable, taskSlotsAvailable } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
+import type { TaskGroup } from "./taskGroup.ts";
 import { IN_PLAY, type TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
@@ -192,9 +193,19 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
  * client, and collection against the tasks.
  */
 export function validateState(s: SchedulerState, validateOne: (ts: TaskState) => void): void {
+  const groupSizes = new Map<TaskGroup, number>();
   for (const [key, ts] of s.tasks) {
     if (ts.key !== key) fail(() => `task ${str(ts)} filed under ${key}`);
     validateOne(ts);
+    groupSizes.set(ts.group, (groupSizes.get(ts.group) ?? 0) + 1);
+  }
+  for (const [name, tg] of s.taskGroups) {
+    if (tg.name !== name) fail(() => `task group ${tg.name} filed under ${name}`);
+    const n = groupSizes.get(tg) ?? 0;
+    if (tg.size !== n) fail(() => `task group ${name} has size ${tg.size}, ${n} tasks`);
+  }
+  for (const tg of groupSizes.keys()) {
+    if (s.taskGroups.get(tg.name) !== tg) fail(() => `task group ${tg.name} is not filed`);
   }
   let nthreads = 0;
   for (const [address, ws] of s.workers) {
