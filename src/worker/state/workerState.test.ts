@@ -3,6 +3,7 @@
  * incoming transfers, execution order and resources, the data store, diagnostics and
  * errors. Ported in good part from Dask's `test_worker_state_machine.py`.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../util/pyErrors.ts";
 import { InvalidTaskState, InvalidTransition, TransitionCounterMaxExceeded } from "./errors.ts";
@@ -478,6 +479,31 @@ describe("execution", () => {
       new Execute("c", "s4"),
     ]);
     ws.validateState();
+  });
+});
+
+describe("who_has updates", () => {
+  it("whoHas becomes set(workers) minus this worker, whatever the old holders", () => {
+    const peer = fc.constantFrom(ADDR, W2, W3, "127.0.0.1:4", "127.0.0.1:5");
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.constantFrom(W2, W3, "127.0.0.1:4", "127.0.0.1:5"), { maxLength: 4 }),
+        fc.array(peer, { maxLength: 10 }),
+        (before, update) => {
+          const ws = newWs();
+          ws.handleStimulus(acquire("x", before.length > 0 ? before : [W2], "s1"));
+          if (before.length === 0) ws.updateWhoHas(new Map([["x", []]]));
+          ws.updateWhoHas(new Map([["x", update]]));
+          const expected = new Set(update.filter((w) => w !== ADDR));
+          expect([...ws.task("x").whoHas].sort()).toEqual([...expected].sort());
+          for (const w of ["127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4", "127.0.0.1:5"]) {
+            expect(ws.hasWhat.get(w)?.has("x") ?? false).toBe(expected.has(w));
+          }
+          ws.validateState();
+        },
+      ),
+      { seed: 20261130, numRuns: 300 },
+    );
   });
 });
 

@@ -392,19 +392,23 @@ export class WorkerState {
 
   /**
    * Whether `set(workerList) - {address}` equals `whoHas`, decided without building the
-   * set in the common case (a short list of distinct peers). False means "maybe not":
-   * the caller then compares the sets.
+   * set in the common case (a short list of peers, possibly naming this worker, as
+   * for inputs held here). False means "maybe not": the caller then compares the sets.
    */
   private holdersUnchanged(whoHas: ReadonlySet<string>, workerList: readonly string[]): boolean {
     const n = workerList.length;
-    if (n !== whoHas.size || n > 8 || this._address === undefined) return false;
-    for (let i = 0; i < n; i++) {
+    const self = this._address;
+    if (n > 8 || self === undefined) return false;
+    // Every other worker listed is in whoHas, and as many distinct ones as whoHas holds.
+    let distinct = 0;
+    outer: for (let i = 0; i < n; i++) {
       const w = workerList[i];
-      if (w === this._address || !whoHas.has(w)) return false;
-      // A duplicate would make set(workerList) smaller than whoHas.
-      for (let j = 0; j < i; j++) if (workerList[j] === w) return false;
+      if (w === self) continue;
+      if (!whoHas.has(w)) return false;
+      for (let j = 0; j < i; j++) if (workerList[j] === w) continue outer;
+      distinct++;
     }
-    return true;
+    return distinct === whoHas.size;
   }
 
   /** Reset a task's attributes and forget it in every worker-level collection. Idempotent. */
@@ -868,11 +872,27 @@ function mergeRecs(recs: Recs, extra: Recs | null): void {
   });
 }
 
+/**
+ * The log's copy of a transition's recommendations. The log keeps it for 100,000
+ * transitions, so it is made as small as it can be: one recommendation without an
+ * array, more in an array of the exact size.
+ */
 function logRecs(recs: Recs | null): LoggedRecs {
-  if (recs === null || recs.size === 0) return NO_RECS;
-  const flat: string[] = [];
+  if (recs === null) return NO_RECS;
+  const n = recs.size;
+  if (n === 0) return NO_RECS;
+  if (n === 1) {
+    let one: LoggedRecs = NO_RECS;
+    recs.forEach((finish, ts) => {
+      one = new LoggedRecs(ts.key, finishState(finish));
+    });
+    return one;
+  }
+  const flat = new Array<string>(2 * n);
+  let i = 0;
   recs.forEach((finish, ts) => {
-    flat.push(ts.key, finishState(finish));
+    flat[i++] = ts.key;
+    flat[i++] = finishState(finish);
   });
   return new LoggedRecs(null, null, flat);
 }
