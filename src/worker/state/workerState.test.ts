@@ -484,10 +484,12 @@ describe("execution", () => {
 
 describe("who_has updates", () => {
   it("whoHas becomes set(workers) minus this worker, whatever the old holders", () => {
-    const peer = fc.constantFrom(ADDR, W2, W3, "127.0.0.1:4", "127.0.0.1:5");
+    const peer = fc.constantFrom<string>(ADDR, W2, W3, "127.0.0.1:4", "127.0.0.1:5");
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.constantFrom(W2, W3, "127.0.0.1:4", "127.0.0.1:5"), { maxLength: 4 }),
+        fc.uniqueArray(fc.constantFrom<string>(W2, W3, "127.0.0.1:4", "127.0.0.1:5"), {
+          maxLength: 4,
+        }),
         fc.array(peer, { maxLength: 10 }),
         (before, update) => {
           const ws = newWs();
