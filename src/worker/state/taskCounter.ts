@@ -99,17 +99,25 @@ export class TaskCounter {
     for (let k = 0; k < n; k++) {
       const ts = tasks[k];
       const prevState = prevStates[k];
-      if (ts.state !== "forgotten") this.row(this.counts, ts.prefix)[STATE_INDEX[ts.state]] += 1;
+      // A counted task keeps its prefix's row (`counterRow`): the row cannot be dropped
+      // while the task is counted in it, so the prefix is looked up once per task.
+      let row = ts.counterRow;
+      if (ts.state !== "forgotten") {
+        if (row === null) row = this.row(this.counts, ts.prefix);
+        row[STATE_INDEX[ts.state]] += 1;
+      }
       if (!ts.counted) {
         ts.counted = true;
+        ts.counterRow = row;
       } else {
-        const row = this.row(this.counts, ts.prefix);
+        if (row === null) row = this.row(this.counts, ts.prefix);
         const i = STATE_INDEX[prevState];
         const dec = row[i] - 1;
         if (dec < 0) throw new Error(`TaskCounter: negative count for ${ts.prefix}/${prevState}`);
         row[i] = dec;
         if (dec === 0 && allZero(row)) this.counts.delete(ts.prefix);
       }
+      if (ts.state === "forgotten") ts.counterRow = null;
     }
     // A cancelled(flight) -> resumed(flight->waiting) task with new dependencies leaves
     // them in released state; they are counted there.
@@ -119,7 +127,9 @@ export class TaskCounter {
         const ts = newTasks[k];
         if (ts.counted) continue;
         ts.counted = true;
-        this.row(this.counts, ts.prefix)[STATE_INDEX[ts.state]] += 1;
+        const row = this.row(this.counts, ts.prefix);
+        row[STATE_INDEX[ts.state]] += 1;
+        ts.counterRow = row;
       }
       newTasks.length = 0;
     }

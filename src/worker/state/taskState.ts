@@ -180,6 +180,8 @@ export class TaskState {
   touchedEpoch = 0;
   /** Whether the TaskCounter counts this task yet (bookkeeping of `TaskCounter`). */
   counted = false;
+  /** The TaskCounter's row for this task's prefix while it counts the task (its bookkeeping). */
+  counterRow: Float64Array | null = null;
 
   constructor(key: string) {
     this.key = key;
