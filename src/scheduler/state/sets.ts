@@ -1,25 +1,104 @@
 /**
  * Copy-on-first-add sets: fields that are usually empty share one empty set
- * and get their own `Set` only when something is added, which keeps the
- * per-task footprint small at a million tasks.
+ * and get their own set only when something is added, which keeps the
+ * per-task footprint small at a million tasks. A set of a few elements (most
+ * tasks have a few dependencies, dependents and waiters) is a {@link SmallSet}
+ * kept in an array; a larger one becomes a `Set`.
  *
  * Such a field is typed `ReadonlySet<T>` so that it cannot be mutated by
- * mistake; it changes only through {@link setAdd} and {@link setDelete}.
+ * mistake; it changes only through {@link setAdd} and {@link setDelete}, and
+ * never while it is being iterated (none of the state machine's loops mutates
+ * the set it walks).
  */
 
 /** The one shared empty set. Never mutated: {@link setAdd} replaces it. */
 export const EMPTY: ReadonlySet<never> = new Set<never>();
 
-/** `s` with `value` added: `s` itself, or a new set if `s` was the shared {@link EMPTY}. */
+/** The most elements a {@link SmallSet} holds; {@link setAdd} makes a `Set` beyond. */
+export const SMALL_SET_MAX = 8;
+
+/**
+ * An insertion-ordered set of a few elements in an array. Against a `Set` of
+ * the same elements it is a third of the memory (these sets live as long as
+ * their tasks, so they are promoted and collected as old objects), and `has`
+ * and `delete` compare references without reading the elements' hashes.
+ */
+export class SmallSet<T> implements ReadonlySet<T> {
+  private readonly items: T[];
+
+  constructor(first: T) {
+    this.items = [first];
+  }
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  has(value: T): boolean {
+    return this.items.indexOf(value) >= 0;
+  }
+
+  /** Append `value` (known to be absent). For {@link setAdd}. */
+  push(value: T): void {
+    this.items.push(value);
+  }
+
+  /** Remove `value`, keeping the order of the rest; true iff it was there. For {@link setDelete}. */
+  remove(value: T): boolean {
+    const items = this.items;
+    const i = items.indexOf(value);
+    if (i < 0) return false;
+    if (i === items.length - 1) items.pop();
+    else items.splice(i, 1);
+    return true;
+  }
+
+  forEach(fn: (value: T, value2: T, set: ReadonlySet<T>) => void, thisArg?: unknown): void {
+    for (const v of this.items) fn.call(thisArg, v, v, this);
+  }
+
+  keys(): IterableIterator<T> {
+    return this.items.values();
+  }
+
+  values(): IterableIterator<T> {
+    return this.items.values();
+  }
+
+  entries(): IterableIterator<[T, T]> {
+    return this.items.map((v): [T, T] => [v, v]).values();
+  }
+
+  [Symbol.iterator](): IterableIterator<T> {
+    return this.items.values();
+  }
+}
+
+/**
+ * `s` with `value` added: `s` itself, or, when `s` was the shared {@link EMPTY}
+ * or a full {@link SmallSet}, a new set. Assign the result back to the field.
+ */
 export function setAdd<T>(s: ReadonlySet<T>, value: T): ReadonlySet<T> {
-  if (s === EMPTY) return new Set<T>([value]);
+  if (s === EMPTY) return new SmallSet<T>(value);
+  if (s instanceof SmallSet) {
+    if (s.has(value)) return s;
+    if (s.size < SMALL_SET_MAX) {
+      s.push(value);
+      return s;
+    }
+    const grown = new Set<T>(s);
+    grown.add(value);
+    return grown;
+  }
   (s as Set<T>).add(value);
   return s;
 }
 
 /** Remove `value` from `s`; true iff it was there. Safe on {@link EMPTY}. */
 export function setDelete<T>(s: ReadonlySet<T>, value: T): boolean {
-  return s.size !== 0 && (s as Set<T>).delete(value);
+  if (s.size === 0) return false;
+  if (s instanceof SmallSet) return s.remove(value);
+  return (s as Set<T>).delete(value);
 }
 
 /**
