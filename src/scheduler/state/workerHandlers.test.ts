@@ -81,6 +81,25 @@ describe("task-finished", () => {
     expect(t.computeTasks(out)[0].msg.duration).toBe(3);
     expect(s.workers.get("w1")?.occupancy).toBe(3);
   });
+
+  test("task metadata merges the workers' reports; an empty report adds nothing", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { x: t.task(), y: t.task() }, ["x", "y"]));
+    const finished = (key: string, metadata: Record<string, unknown>) =>
+      t.fromWorker("w1", {
+        op: "task-finished",
+        key,
+        runId: s.tasks.get(key)?.runId ?? -1,
+        nbytes: 8,
+        typename: "number",
+        startstops: [],
+        metadata,
+      });
+    s.handleStimulus(finished("x", {}), finished("y", { a: 1, b: 2 }));
+    expect(s.tasks.get("x")?.metadata).toBeNull();
+    expect(s.tasks.get("y")?.metadata).toEqual({ a: 1, b: 2 });
+    s.validateState();
+  });
 });
 
 describe("task-erred", () => {

@@ -100,7 +100,7 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
     addReplica(s, ts, ws);
     return;
   }
-  if (msg.metadata !== undefined && msg.metadata !== null) {
+  if (msg.metadata !== undefined && msg.metadata !== null && hasOwnKeys(msg.metadata)) {
     ts.metadata = { ...(ts.metadata ?? {}), ...msg.metadata };
   }
   s.transition(ts, "memory", {
@@ -214,4 +214,10 @@ function requestRefreshWhoHas(
   if (unknown !== null) {
     s.sendToWorker(ws, { op: "free-keys", keys: unknown, stimulusId: s.stimulusId });
   }
+}
+
+/** True if `o` has an own enumerable key: merging an empty `{}` would only allocate. */
+function hasOwnKeys(o: object): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
 }
