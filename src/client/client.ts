@@ -39,7 +39,7 @@ import { Gatherer, type GatherHost } from "./gatherer.ts";
 import { type BuiltGraph, buildGraph, type Graph, type GraphOptions } from "./graph.ts";
 import { heldUpKeys } from "./heldUp.ts";
 import { keyedRecord } from "./keyedRecord.ts";
-import { KeyRecord } from "./keyRecord.ts";
+import { KeyRecord, type StatusCounts } from "./keyRecord.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, taskName } from "./taskArgs.ts";
 import { tokenize } from "./tokenize.ts";
@@ -111,6 +111,8 @@ export class Client implements FutureHost, GatherHost {
   readonly peers: PeerPool;
   readonly logger: Logger;
   private readonly records = new Map<string, KeyRecord>();
+  /** How many of `records` are in each status the client looks for (kept by the records). */
+  private readonly statusCounts: StatusCounts = { noWorker: 0 };
   private toRelease: string[] = [];
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
@@ -334,11 +336,9 @@ export class Client implements FutureHost, GatherHost {
     }
   }
 
-  /** Keys held whose status is `no-worker`. */
+  /** Keys held whose status is `no-worker` (counted as they change: submit stays O(1)). */
   private get noWorkerKeys(): number {
-    let n = 0;
-    for (const rec of this.records.values()) if (rec.status === "no-worker") n++;
-    return n;
+    return this.statusCounts.noWorker;
   }
 
   // ---------------------------------------------------------------------------
@@ -527,7 +527,7 @@ export class Client implements FutureHost, GatherHost {
   addRef(key: string): KeyRecord {
     let rec = this.records.get(key);
     if (rec === undefined) {
-      rec = new KeyRecord(key);
+      rec = new KeyRecord(key, this.statusCounts);
       if (this.closedError !== null) rec.fail("lost", this.closedError);
       this.records.set(key, rec);
     }
