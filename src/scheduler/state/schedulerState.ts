@@ -211,6 +211,9 @@ export class SchedulerState {
     }
     this.processRecommendations();
     this.queueSlotsMaybeOpened();
+    // Only recommendations made inside a transition are logged (with it); those the
+    // handler and the queue made outside any were acted on and must not pile up.
+    this.curRecs = null;
     if (this.touched !== null) {
       const touched = this.touched;
       this.touched = null;

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { BoundedDeque } from "../../util/boundedDeque.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
 import { StimulusLog, TransitionLog } from "./transitionLog.ts";
 
 describe("the flat logs keep what a bounded deque keeps", () => {
@@ -34,4 +36,28 @@ describe("the flat logs keep what a bounded deque keeps", () => {
       }
     });
   }
+});
+
+describe("recommendations made outside a transition", () => {
+  test("are not kept from one stimulus to the next", () => {
+    // One slot: the update-graph handler recommends the new tasks, and every
+    // task-finished makes the queue recommend the next one, outside any transition.
+    const s = new SchedulerState({ validate: true, workerSaturation: 1 });
+    s.handleStimulus(t.registerWorker("w1"));
+    const pending = () => (s as unknown as { curRecs: readonly string[] | null }).curRecs;
+    for (let round = 0; round < 3; round++) {
+      const keys = [`a${round}`, `b${round}`, `c${round}`];
+      const tasks = Object.fromEntries(keys.map((k) => [k, t.task()]));
+      s.handleStimulus(t.updateGraph("c", tasks, keys));
+      expect(pending()).toBeNull();
+      for (let running = s.workers.get("w1")?.processing.keys().next().value; running; ) {
+        s.handleStimulus(t.taskFinished("w1", running.key, running.runId, 8));
+        expect(pending()).toBeNull();
+        running = s.workers.get("w1")?.processing.keys().next().value;
+      }
+      expect(keys.map((k) => s.tasks.get(k)?.state)).toEqual(["memory", "memory", "memory"]);
+      s.handleStimulus(t.releaseKeys("c", keys));
+      expect(pending()).toBeNull();
+    }
+  });
 });
