@@ -15,6 +15,11 @@ export class CommClosedError extends CommError {
   override name = "CommClosedError";
 }
 
+/** The comm was aborted on this side (`abort()` without an error): deliberately, not a failure. */
+export class CommAbortedError extends CommClosedError {
+  override name = "CommAbortedError";
+}
+
 /** No connection could be made: refused, unreachable, timed out, or no such in-process listener. */
 export class ConnectError extends CommError {
   override name = "ConnectError";

@@ -12,6 +12,7 @@ export {
 } from "./comm.ts";
 export { connect, listen, SCHEMES } from "./connect.ts";
 export {
+  CommAbortedError,
   CommClosedError,
   CommError,
   ConnectError,

@@ -9,7 +9,7 @@
 
 import type { Comm, ConnectionHandler, ConnectOptions, Listener } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
-import { CommClosedError, ConnectError } from "./errors.ts";
+import { CommAbortedError, ConnectError } from "./errors.ts";
 
 /** The name used by `inproc://` addresses that give none. */
 export const DEFAULT_INPROC_NAME = "local";
@@ -58,7 +58,7 @@ export class InprocComm extends CommBase {
     if (this.isClosed) return;
     this.closing = true;
     this.outbox = [];
-    this.finish(error ?? new CommClosedError("comm aborted"), true);
+    this.finish(error ?? new CommAbortedError("comm aborted"), true);
     const peer = this.peer;
     if (peer !== null) queueMicrotask(() => peer.remoteClosed());
   }

@@ -20,6 +20,26 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     return { client: rpc(p.client), pair: p };
   }
 
+  it("a server aborting its own comm is logged as expected, a peer breaking it as a warning", async () => {
+    const logged: string[] = [];
+    const logger = {
+      warn: (_o: object, msg?: string) => logged.push(`warn ${msg}`),
+      error: (_o: object, msg?: string) => logged.push(`error ${msg}`),
+      debug: (_o: object, msg?: string) => logged.push(`debug ${msg}`),
+    };
+    const mine = await commPair(address);
+    const theirs = await commPair(address);
+    pairs.push(mine, theirs);
+    const servedMine = serveRpc(mine.server, {}, logger);
+    const servedTheirs = serveRpc(theirs.server, {}, logger);
+    mine.server.abort();
+    await servedMine;
+    expect(logged).toEqual(["debug rpc: comm aborted"]);
+    theirs.server.abort(new CommClosedError("connection reset"));
+    await servedTheirs;
+    expect(logged).toEqual(["debug rpc: comm aborted", "warn rpc: comm broke"]);
+  });
+
   it("calls and answers", async () => {
     const { client } = await served({ add: (a) => (a.x as number) + (a.y as number) });
     expect(await client.call("add", { x: 1, y: 2 })).toBe(3);

@@ -7,12 +7,13 @@
  */
 
 import type { Comm } from "./comm.ts";
-import { CommClosedError } from "./errors.ts";
+import { CommAbortedError, CommClosedError } from "./errors.ts";
 
 /** The logging a comm helper needs; a pino logger is one. */
 export interface CommLogger {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+  debug?(obj: object, msg?: string): void;
 }
 
 /** An error thrown by the remote handler, carried back. */
@@ -192,7 +193,10 @@ export async function serveRpc(
   try {
     for await (const msg of comm) void answer(comm, msg, handlers, logger);
   } catch (err) {
-    logger?.warn({ peer: comm.peerAddress, err }, "rpc: comm broke");
+    // Aborted on this side (a server shutting down): expected, not a broken comm.
+    if (err instanceof CommAbortedError)
+      logger?.debug?.({ peer: comm.peerAddress }, "rpc: comm aborted");
+    else logger?.warn({ peer: comm.peerAddress, err }, "rpc: comm broke");
   }
 }
 

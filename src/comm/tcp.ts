@@ -15,7 +15,7 @@ import {
   type ListenOptions,
 } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
-import { CommClosedError, ConnectError, FrameTooLargeError } from "./errors.ts";
+import { CommAbortedError, CommClosedError, ConnectError, FrameTooLargeError } from "./errors.ts";
 import { FrameReader, frameHeader, MAX_FRAME_LENGTH } from "./framing.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
@@ -140,7 +140,7 @@ export class TcpComm extends CommBase {
   abort(error?: Error): void {
     if (this.isClosed) return;
     this.closing = true;
-    this.finish(error ?? new CommClosedError(`comm to ${this.peerAddress} aborted`), true);
+    this.finish(error ?? new CommAbortedError(`comm to ${this.peerAddress} aborted`), true);
     this.socket.destroy();
   }
 }
