@@ -126,6 +126,23 @@ describe("co-assignment of root-ish tasks with queuing off", () => {
     }
   });
 
+  test("a later batch of the group starts afresh on the least busy worker", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    // 21 tasks: runs of 10 on w1 and w2, then the 21st starts a new run on w1.
+    const first = placeGroup(s, 21);
+    expect(first.filter((w) => w === "w1").length).toBe(11);
+    // The next batch does not continue that run: w2 is less busy.
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 21; i < 24; i++) tasks[`x-${i}`] = t.task();
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    expect(Object.keys(tasks).map((k) => s.tasks.get(k)?.processingOn?.address)).toEqual([
+      "w2",
+      "w2",
+      "w2",
+    ]);
+  });
+
   test("groups count the tasks not forgotten and are dropped when empty", () => {
     const s = noQueue();
     s.handleStimulus(t.registerWorker("w1"));

@@ -200,7 +200,10 @@ function isRootish(s: SchedulerState, ts: TaskState): boolean {
  * run lasts, else the idle (or any running) worker with the least occupancy per
  * thread, then the least data, which then takes the next
  * `floor(group size / total threads × its threads)` tasks of the group. Placing
- * a batch in priority order thus gives each worker a contiguous share.
+ * a batch in priority order thus gives each worker a contiguous share. A run
+ * ends with the stimulus that placed it (Dask ends it when the group's last
+ * released or waiting task is placed, which is the end of the batch): the
+ * next batch of the group starts afresh on the least busy worker.
  */
 function decideWorkerRootishQueuingDisabled(s: SchedulerState, ts: TaskState): WorkerInfo | null {
   const tg = ts.group;
@@ -209,6 +212,7 @@ function decideWorkerRootishQueuingDisabled(s: SchedulerState, ts: TaskState): W
   if (
     last !== null &&
     tg.lastWorkerTasksLeft > 0 &&
+    tg.lastWorkerStimulus === s.stimulusCount &&
     last.status === "running" &&
     s.workers.get(last.address) === last
   ) {
@@ -228,9 +232,10 @@ function decideWorkerRootishQueuingDisabled(s: SchedulerState, ts: TaskState): W
     }
     if (ws === null) return null;
     tg.lastWorkerTasksLeft = Math.floor((tg.size / s.totalNthreads) * ws.nthreads);
+    tg.lastWorkerStimulus = s.stimulusCount;
   }
   tg.lastWorkerTasksLeft -= 1;
-  // A finished run keeps no worker alive (Dask clears it with the group's last task).
+  // A finished run keeps no worker alive.
   tg.lastWorker = tg.lastWorkerTasksLeft > 0 ? ws : null;
   return ws;
 }

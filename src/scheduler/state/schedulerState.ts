@@ -112,6 +112,8 @@ export class SchedulerState {
   stimulusId = "";
   /** `clock()` when the stimulus being handled arrived: stamps its records. */
   now = 0;
+  /** Stimuli handled so far, the current one included. */
+  stimulusCount = 0;
   /** Placement pass counter for `WorkerInfo.scratchEpoch`. */
   placementEpoch = 0;
   /** Placement pass counter for `WorkerInfo.validEpoch`. */
@@ -190,6 +192,7 @@ export class SchedulerState {
   private handleOne(ev: SchedulerEvent): void {
     const stimulusId = stimulusIdOf(ev);
     this.stimulusId = stimulusId;
+    this.stimulusCount++;
     this.now = this.clock();
     this.logStimulus(ev, stimulusId);
     if (this.validate) this.touched = new Set();

@@ -14,6 +14,8 @@ export class TaskGroup {
   lastWorker: WorkerInfo | null = null;
   /** How many more of the group's tasks go to `lastWorker` before another is chosen. */
   lastWorkerTasksLeft = 0;
+  /** The stimulus (`SchedulerState.stimulusCount`) that placed the run: runs end with it. */
+  lastWorkerStimulus = 0;
 
   constructor(readonly name: string) {}
 }
