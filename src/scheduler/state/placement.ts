@@ -209,9 +209,9 @@ function decideWorkerRootishQueuingDisabled(s: SchedulerState, ts: TaskState): W
   const tg = ts.group;
   const last = tg.lastWorker;
   let ws: WorkerInfo | null = null;
+  // lastWorker is null once its run is used up (below).
   if (
     last !== null &&
-    tg.lastWorkerTasksLeft > 0 &&
     tg.lastWorkerStimulus === s.stimulusCount &&
     last.status === "running" &&
     s.workers.get(last.address) === last
