@@ -20,43 +20,36 @@ export interface AsyncInstructionContext {
   ledger: MetricsLedger;
 }
 
-class Ledger implements MetricsLedger {
-  /** `[label, value, unit, label, value, unit, …]`, flat. */
-  readonly entries: (string | number)[] = [];
-  constructor(readonly start: number) {}
-  record(label: string, value: number, unit = "seconds"): void {
-    this.entries.push(label, value, unit);
-  }
-}
-
 /**
  * Metric names, interned: the same parts give the same frozen array, found
  * through a trie of Maps without building a key (once per task and metric).
  */
 class MetricNames {
-  private readonly root: TrieNode = { children: new Map(), name: null };
+  readonly root: TrieNode = { children: new Map(), parts: [], name: null };
 
-  intern(activity: readonly (string | null)[], label: string, unit: string): MetricName {
-    let node = this.root;
-    for (let i = 0; i < activity.length; i++) node = child(node, activity[i]);
-    node = child(child(node, label), unit);
-    if (node.name === null) node.name = Object.freeze([...activity, label, unit]);
+  /** The node of `parts` below `node`. */
+  child(node: TrieNode, part: string | null): TrieNode {
+    let next = node.children.get(part);
+    if (next === undefined) {
+      next = { children: new Map(), parts: [...node.parts, part], name: null };
+      node.children.set(part, next);
+    }
+    return next;
+  }
+
+  /** The name of the activity at `activity`, then `label` and `unit`. */
+  intern(activity: TrieNode, label: string, unit: string): MetricName {
+    const node = this.child(this.child(activity, label), unit);
+    if (node.name === null) node.name = Object.freeze(node.parts);
     return node.name;
   }
 }
 
 interface TrieNode {
   readonly children: Map<string | null, TrieNode>;
+  /** The path from the root (built once per node). */
+  readonly parts: (string | null)[];
   name: MetricName | null;
-}
-
-function child(node: TrieNode, part: string | null): TrieNode {
-  let next = node.children.get(part);
-  if (next === undefined) {
-    next = { children: new Map(), name: null };
-    node.children.set(part, next);
-  }
-  return next;
 }
 
 /** The abort reason `close()` gives: instructions that see it should stop quietly. */
@@ -64,13 +57,58 @@ export class WorkerClosed extends Error {
   override name = "WorkerClosed";
 }
 
-/** An asynchronous instruction under way: a node of {@link RunningList}. */
-interface Running {
-  promise: Promise<void>;
-  name: string;
-  prev: Running | null;
-  next: Running | null;
+/** An instruction that starts asynchronous work. */
+type AsyncInstruction = Extract<
+  Instruction,
+  { cls: "GatherDep" | "Execute" | "RetryBusyWorkerLater" }
+>;
+
+/**
+ * An asynchronous instruction under way: its context and metrics ledger as
+ * well as a node of {@link RunningList} (one object per instruction, as there
+ * is one per task).
+ */
+class Running implements AsyncInstructionContext, MetricsLedger {
+  promise: Promise<void> = DONE;
+  prev: Running | null = null;
+  next: Running | null = null;
+  /** `[label, value, unit, label, value, unit, …]`, flat; null until the first record. */
+  entries: (string | number)[] | null = null;
+
+  constructor(
+    readonly inst: AsyncInstruction,
+    readonly signal: AbortSignal,
+    readonly start: number,
+    readonly spanId: string | null,
+  ) {}
+
+  get ledger(): MetricsLedger {
+    return this;
+  }
+
+  record(label: string, value: number, unit = "seconds"): void {
+    (this.entries ??= []).push(label, value, unit);
+  }
+
+  /** As Dask names the asyncio task: `execute(key)`, `gather_dep(worker, {keys})`. */
+  get name(): string {
+    const inst = this.inst;
+    switch (inst.cls) {
+      case "GatherDep": {
+        const keys = [...inst.toGather].slice(0, 27).join(", ");
+        const shown = keys.length > 80 ? `${keys.slice(0, 77)}...` : keys;
+        return `gather_dep(${inst.worker}, {${shown}})`;
+      }
+      case "Execute":
+        return `execute(${inst.key})`;
+      default:
+        return `retry_busy_worker_later(${inst.worker})`;
+    }
+  }
 }
+
+const DONE: Promise<void> = Promise.resolve();
+const NO_ENTRIES: readonly (string | number)[] = [];
 
 /**
  * The instructions under way, as an intrusive doubly linked list: adding and
@@ -150,26 +188,15 @@ export abstract class BaseWorker {
       return;
     }
     switch (inst.cls) {
-      case "GatherDep": {
+      case "GatherDep":
         if (inst.toGather.size === 0) throw new Error("GatherDep without keys");
-        const keys = [...inst.toGather].slice(0, 27).join(", ");
-        const shown = keys.length > 80 ? `${keys.slice(0, 77)}...` : keys;
-        this.startAsyncInstruction(`gather_dep(${inst.worker}, {${shown}})`, null, (ctx) =>
-          this.gatherDep(inst.worker, inst.toGather, inst.totalNbytes, inst.stimulusId, ctx),
-        );
+        this.startAsyncInstruction(inst, null);
         return;
-      }
-      case "Execute": {
-        const ts = this.state.tasks.get(inst.key);
-        this.startAsyncInstruction(`execute(${inst.key})`, ts?.spanId ?? null, (ctx) =>
-          this.execute(inst.key, inst.stimulusId, ctx),
-        );
+      case "Execute":
+        this.startAsyncInstruction(inst, this.state.tasks.get(inst.key)?.spanId ?? null);
         return;
-      }
       case "RetryBusyWorkerLater":
-        this.startAsyncInstruction(`retry_busy_worker_later(${inst.worker})`, null, (ctx) =>
-          this.retryBusyWorkerLater(inst.worker, ctx),
-        );
+        this.startAsyncInstruction(inst, null);
         return;
       default: {
         const unknown: never = inst;
@@ -178,28 +205,35 @@ export abstract class BaseWorker {
     }
   }
 
-  private startAsyncInstruction(
-    name: string,
-    spanId: string | null,
-    fn: (ctx: AsyncInstructionContext) => Promise<StateMachineEvent>,
-  ): void {
-    const controller = this.closeController;
-    const ledger = new Ledger(this.now());
-    const running: Running = { name, promise: Promise.resolve(), prev: null, next: null };
+  private run(r: Running): Promise<StateMachineEvent> {
+    const inst = r.inst;
+    switch (inst.cls) {
+      case "GatherDep":
+        return this.gatherDep(inst.worker, inst.toGather, inst.totalNbytes, inst.stimulusId, r);
+      case "Execute":
+        return this.execute(inst.key, inst.stimulusId, r);
+      case "RetryBusyWorkerLater":
+        return this.retryBusyWorkerLater(inst.worker, r);
+    }
+  }
+
+  private startAsyncInstruction(inst: AsyncInstruction, spanId: string | null): void {
+    const signal = this.closeController.signal;
+    const running = new Running(inst, signal, this.now(), spanId);
     running.promise = (async () => {
       let stim: StateMachineEvent;
       try {
-        stim = await fn({ signal: controller.signal, ledger });
+        stim = await this.run(running);
       } catch (err) {
         this.asyncInstructions.delete(running);
-        if (controller.signal.aborted) return; // close() cancelled it
-        this.onAsyncInstructionError(name, err);
+        if (signal.aborted) return; // close() cancelled it
+        this.onAsyncInstructionError(running.name, err);
         return;
       }
       this.asyncInstructions.delete(running);
-      if (controller.signal.aborted) return;
+      if (signal.aborted) return;
       this.handleStimulus(stim);
-      this.finalizeMetrics(stim, ledger, spanId);
+      this.finalizeMetrics(stim, running);
     })();
     this.asyncInstructions.add(running);
   }
@@ -214,12 +248,13 @@ export abstract class BaseWorker {
     });
   }
 
-  private finalizeMetrics(stim: StateMachineEvent, ledger: Ledger, spanId: string | null): void {
-    let activity: MetricName;
+  private finalizeMetrics(stim: StateMachineEvent, running: Running): void {
+    const names = this.metricNames;
+    let activity: TrieNode;
     let coarseTime: string | false;
     switch (stim.cls) {
       case "GatherDepSuccessEvent": {
-        activity = ["gather-dep"];
+        activity = names.child(names.root, "gather-dep");
         coarseTime = stim.data.size > 0 ? "cancelled" : "missing";
         for (const key of stim.data.keys()) {
           // At least one key was fetched and stored in memory.
@@ -232,26 +267,26 @@ export abstract class BaseWorker {
       }
       case "GatherDepFailureEvent":
       case "GatherDepNetworkFailureEvent":
-        activity = ["gather-dep"];
+        activity = names.child(names.root, "gather-dep");
         coarseTime = "failed";
         break;
       case "GatherDepBusyEvent":
-        activity = ["gather-dep"];
+        activity = names.child(names.root, "gather-dep");
         coarseTime = "busy";
         break;
       case "ExecuteSuccessEvent": {
         const ts = this.state.tasks.get(stim.key);
         // A task's prefix is keySplit(key), computed once when it was created.
-        activity = ["execute", spanId, ts === undefined ? keySplit(stim.key) : ts.prefix];
+        activity = this.executeActivity(running, ts === undefined ? keySplit(stim.key) : ts.prefix);
         coarseTime = ts?.state === "memory" ? false : "cancelled";
         break;
       }
       case "ExecuteFailureEvent":
-        activity = ["execute", spanId, keySplit(stim.key)];
+        activity = this.executeActivity(running, keySplit(stim.key));
         coarseTime = "failed";
         break;
       case "RescheduleEvent":
-        activity = ["execute", spanId, keySplit(stim.key)];
+        activity = this.executeActivity(running, keySplit(stim.key));
         coarseTime = "cancelled";
         break;
       default:
@@ -259,7 +294,7 @@ export abstract class BaseWorker {
     }
     // The recorded entries, and the rest of the elapsed time under `coarseTime`
     // (or "other" when the outcome was a success), as Dask's DelayedMetricsLedger.
-    const entries = ledger.entries;
+    const entries = running.entries ?? NO_ENTRIES;
     let accounted = 0;
     for (let i = 0; i < entries.length; i += 3) {
       const label = entries[i] as string;
@@ -268,14 +303,20 @@ export abstract class BaseWorker {
       if (unit === "seconds") {
         accounted += value;
         const shown = coarseTime === false ? label : coarseTime;
-        this.digestMetric(this.metricNames.intern(activity, shown, unit), value);
+        this.digestMetric(names.intern(activity, shown, unit), value);
       } else {
-        this.digestMetric(this.metricNames.intern(activity, label, unit), value);
+        this.digestMetric(names.intern(activity, label, unit), value);
       }
     }
-    const rest = Math.max(0, this.now() - ledger.start - accounted);
+    const rest = Math.max(0, this.now() - running.start - accounted);
     const shown = coarseTime === false ? "other" : coarseTime;
-    this.digestMetric(this.metricNames.intern(activity, shown, "seconds"), rest);
+    this.digestMetric(names.intern(activity, shown, "seconds"), rest);
+  }
+
+  /** `("execute", spanId, prefix)`, the activity of a task's run. */
+  private executeActivity(running: Running, prefix: string): TrieNode {
+    const names = this.metricNames;
+    return names.child(names.child(names.child(names.root, "execute"), running.spanId), prefix);
   }
 
   /**

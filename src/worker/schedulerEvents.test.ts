@@ -85,6 +85,11 @@ describe("schedulerMessageToEvent", () => {
     [{ ...compute, nbytes: {} }, 'nbytes has no entry for "a"'],
     [{ ...compute, nbytes: { a: 1, z: 2 } }, 'whoHas has no entry for "z"'],
     [{ ...compute, whoHas: { a: ["w", "w"] } }, 'whoHas["a"] lists a worker twice'],
+    [{ ...compute, whoHas: { a: ["u", "v", "w", "v"] } }, 'whoHas["a"] lists a worker twice'],
+    [
+      { ...compute, whoHas: { a: [..."abcdefghij"].map((c) => `w${c}`).concat("wc") } },
+      'whoHas["a"] lists a worker twice',
+    ],
     [{ ...compute, whoHas: { a: "w" } }, 'whoHas["a"] must be an array of worker addresses'],
     [{ ...compute, runSpec: "inc" }, "runSpec must be an object or null"],
     [{ ...compute, stimulusId: 3 }, "stimulusId must be a string, got number"],

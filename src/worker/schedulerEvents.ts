@@ -99,6 +99,15 @@ const isStrArray = (x: unknown): x is string[] =>
   Array.isArray(x) && x.every((s) => typeof s === "string");
 const isNumber = (x: unknown): x is number => typeof x === "number" && !Number.isNaN(x);
 
+/** True if a string occurs twice in `xs` (without a `Set` for the usual one or two holders). */
+function hasDuplicate(xs: readonly string[]): boolean {
+  if (xs.length > 8) return new Set(xs).size !== xs.length;
+  for (let i = 1; i < xs.length; i++) {
+    for (let j = 0; j < i; j++) if (xs[i] === xs[j]) return true;
+  }
+  return false;
+}
+
 /** `whoHas` and `nbytes` with the same keys, each key held by at least one worker, listed once. */
 function whoHasAndNbytes(
   m: Rec,
@@ -109,8 +118,7 @@ function whoHasAndNbytes(
   for (const [k, workers] of whoHas) {
     if (!nbytes.has(k)) fail(op, `nbytes has no entry for ${JSON.stringify(k)}`);
     if (workers.length === 0) fail(op, `whoHas[${JSON.stringify(k)}] lists no worker`);
-    if (new Set(workers).size !== workers.length)
-      fail(op, `whoHas[${JSON.stringify(k)}] lists a worker twice`);
+    if (hasDuplicate(workers)) fail(op, `whoHas[${JSON.stringify(k)}] lists a worker twice`);
   }
   for (const k of nbytes.keys()) {
     if (!whoHas.has(k)) fail(op, `whoHas has no entry for ${JSON.stringify(k)}`);

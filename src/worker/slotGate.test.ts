@@ -53,6 +53,23 @@ describe("SlotGate", () => {
     await expect(g.acquire(AbortSignal.abort(new Error("early")))).rejects.toThrow("early");
   });
 
+  it("tryAcquire takes a free slot only when nobody waits for one", async () => {
+    const g = new SlotGate(1);
+    expect(g.tryAcquire()).toBe(true);
+    expect(g.tryAcquire()).toBe(false);
+    const waiter = g.acquire();
+    g.release(); // to the waiter, not to a later tryAcquire
+    expect(g.tryAcquire()).toBe(false);
+    await waiter;
+    g.release();
+    const rejoin = g.acquireForRejoin(); // granted at once: a slot is free
+    await rejoin;
+    expect(g.tryAcquire()).toBe(false);
+    g.release();
+    expect(g.tryAcquire()).toBe(true);
+    expect(g.available).toBe(0);
+  });
+
   it("refuses a release without acquire and bad sizes", () => {
     expect(() => new SlotGate(1).release()).toThrow(/without a matching acquire/);
     expect(() => new SlotGate(0)).toThrow(RangeError);

@@ -35,6 +35,18 @@ export class SlotGate {
     return this.rejoiners.length + this.starters.length;
   }
 
+  /**
+   * Take a slot to start a task if one is free and nobody waits for one; false
+   * otherwise (then {@link acquire}). Spares a promise and a turn per task.
+   */
+  tryAcquire(): boolean {
+    if (this.free > 0 && this.rejoiners.length === 0 && this.starters.length === 0) {
+      this.free--;
+      return true;
+    }
+    return false;
+  }
+
   /** Wait for a slot to start a task. Rejects with the signal's reason if aborted while waiting. */
   acquire(signal?: AbortSignal): Promise<void> {
     return this.wait(this.starters, signal);

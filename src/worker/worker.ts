@@ -364,7 +364,7 @@ export class Worker extends BaseWorker {
       if (problem !== null) throw new TypeError(`task ${key} has an invalid run spec: ${problem}`);
       const { fn, args } = spec as TaskSpec;
       const resolved = resolveArgs(args, this.state.data, key);
-      await this.gate.acquire(ctx.signal);
+      if (!this.gate.tryAcquire()) await this.gate.acquire(ctx.signal);
       const execution = new Execution(
         this.gate,
         (computeDuration) =>
