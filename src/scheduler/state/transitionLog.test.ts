@@ -13,13 +13,15 @@ describe("the flat logs keep what a bounded deque keeps", () => {
         const stimuli = new StimulusLog(maxlen);
         for (let i = 0; i < n; i++) {
           deque.push(`k${i}`);
-          log.push(`k${i}`, "released", "waiting", [`d${i}`, "waiting"], `s${i}`, i);
+          log.push(`k${i}`, "released", "waiting", [`d${i}`, "waiting"], `s${i}`, i + 0.5);
           stimuli.push(`s${i}`, "worker-message", "task-finished", "w1", `k${i}`, i);
         }
         const want = deque.toArray();
         expect(log.length).toBe(want.length);
         expect(log.toArray().map((e) => e[0])).toEqual(want);
         expect([...log].map((e) => e[3][0])).toEqual(want.map((k) => `d${k.slice(1)}`));
+        // Times live in their own column: each record keeps its own.
+        expect(log.toArray().map((e) => e[5])).toEqual(want.map((k) => Number(k.slice(1)) + 0.5));
         expect([...stimuli].map((r) => r.key)).toEqual(want);
         expect(stimuli.toArray().at(-1)).toEqual(
           n === 0 || maxlen === 0

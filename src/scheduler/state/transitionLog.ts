@@ -4,14 +4,39 @@
  * when read: stories, tests, dumps.
  */
 
-import { FlatRing } from "../../util/flatRing.ts";
+import { FlatRing, RING_CHUNK, RING_CHUNK_BITS, RING_CHUNK_MASK } from "../../util/flatRing.ts";
 import type { LoggedRecs, TransitionLogEntry } from "./story.ts";
 import type { SchedulerTaskStateName } from "./taskState.ts";
 
+/**
+ * A {@link FlatRing} whose records end with a time, kept in a Float64Array column:
+ * a time stored in a plain array slot would be boxed, a heap number per record that
+ * lives as long as the record (and so is promoted and later collected as old garbage).
+ */
+abstract class TimedRing<R> extends FlatRing<R> {
+  private times: Float64Array[] = [];
+
+  protected override addChunk(): void {
+    this.times.push(new Float64Array(RING_CHUNK));
+  }
+
+  protected override clearColumns(): void {
+    this.times = [];
+  }
+
+  protected setTime(at: number, time: number): void {
+    this.times[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK] = time;
+  }
+
+  protected time(at: number): number {
+    return this.times[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK];
+  }
+}
+
 /** The transition log: `(key, start, finish, recommendations, stimulusId, time)` records. */
-export class TransitionLog extends FlatRing<TransitionLogEntry> {
+export class TransitionLog extends TimedRing<TransitionLogEntry> {
   constructor(maxlen: number) {
-    super(maxlen, 6);
+    super(maxlen, 5);
   }
 
   /** Append a record, evicting the oldest when full. */
@@ -32,7 +57,7 @@ export class TransitionLog extends FlatRing<TransitionLogEntry> {
     s[i + 2] = finish;
     s[i + 3] = recs;
     s[i + 4] = stimulusId;
-    s[i + 5] = time;
+    this.setTime(at, time);
   }
 
   protected read(at: number): TransitionLogEntry {
@@ -44,7 +69,7 @@ export class TransitionLog extends FlatRing<TransitionLogEntry> {
       s[i + 2] as SchedulerTaskStateName,
       s[i + 3] as LoggedRecs,
       s[i + 4] as string,
-      s[i + 5] as number,
+      this.time(at),
     ];
   }
 }
@@ -64,9 +89,9 @@ export interface StimulusRecord {
 }
 
 /** The stimulus log: one {@link StimulusRecord} per handled stimulus. */
-export class StimulusLog extends FlatRing<StimulusRecord> {
+export class StimulusLog extends TimedRing<StimulusRecord> {
   constructor(maxlen: number) {
-    super(maxlen, 6);
+    super(maxlen, 5);
   }
 
   /** Append a record, evicting the oldest when full. */
@@ -87,7 +112,7 @@ export class StimulusLog extends FlatRing<StimulusRecord> {
     s[i + 2] = op;
     s[i + 3] = origin;
     s[i + 4] = key;
-    s[i + 5] = time;
+    this.setTime(at, time);
   }
 
   protected read(at: number): StimulusRecord {
@@ -99,7 +124,7 @@ export class StimulusLog extends FlatRing<StimulusRecord> {
       op: s[i + 2] as string | null,
       origin: s[i + 3] as string,
       key: s[i + 4] as string | null,
-      time: s[i + 5] as number,
+      time: this.time(at),
     };
   }
 }
