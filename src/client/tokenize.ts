@@ -47,7 +47,9 @@ function scalarText(name: string, args: readonly unknown[]): string | null {
         text += Object.is(v, -0) ? " n-0" : ` n${v}`;
         break;
       case "string":
-        text += ` s${v.length}:${v}`;
+        // Hashing converts the text to UTF-8, where a lone surrogate becomes U+FFFD:
+        // such a string is written as its UTF-16 code units instead.
+        text += v.isWellFormed() ? ` s${v.length}:${v}` : ` u${codeUnits(v)}`;
         break;
       case "boolean":
         text += v ? " T" : " F";
@@ -64,4 +66,11 @@ function scalarText(name: string, args: readonly unknown[]): string | null {
     }
   }
   return text;
+}
+
+/** The UTF-16 code units of `s` in hex, 4 digits each. */
+function codeUnits(s: string): string {
+  let out = "";
+  for (let i = 0; i < s.length; i++) out += s.charCodeAt(i).toString(16).padStart(4, "0");
+  return out;
 }
