@@ -98,6 +98,27 @@ describe("Client", () => {
     expect(() => client.submit(plain)).toThrow(/register it with defineTask/);
   });
 
+  it("refuses strings that are not well-formed Unicode (they would not survive UTF-8)", async () => {
+    const { client } = await testCluster();
+    const lone = "x\uD800";
+    const bad = /not well-formed Unicode/;
+    expect(() => client.submit("identity", lone)).toThrow(/args\[0\] is not well-formed/);
+    expect(() => client.submit("identity", { [lone]: 1 })).toThrow(/a key of args\[0\]/);
+    expect(() => client.map("identity", [[lone]])).toThrow(bad);
+    expect(() => client.submitWith({ key: lone }, "identity", 1)).toThrow(bad);
+    expect(() => client.submitWith({ key: 5 as never }, "identity", 1)).toThrow(
+      /key must be a non-empty string/,
+    );
+    expect(() => client.compute({ [lone]: ["inc", 1] })).toThrow(/graph key/);
+    expect(() => client.compute({ a: ["identity", "b"], b: { deep: [lone] } })).toThrow(
+      /literal at graph key "b"\.deep\[0\] is not well-formed/,
+    );
+    expect(() => client.compute({ a: ["identity", [lone]] })).toThrow(bad);
+    expect(() => client.submit(lone)).toThrow(/function name is not well-formed/);
+    // Well-formed strings of any script (and surrogate pairs) are fine.
+    expect(await client.submit("identity", "ζ😀")).toBe("ζ😀");
+  });
+
   it("releases results once no future holds them", async () => {
     const { cluster, client } = await testCluster();
     const x = client.submit(inc, 1);

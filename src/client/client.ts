@@ -41,7 +41,7 @@ import { heldUpKeys } from "./heldUp.ts";
 import { keyedRecord } from "./keyedRecord.ts";
 import { KeyRecord, type StatusCounts } from "./keyRecord.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
-import { argsWithRefs, taskName } from "./taskArgs.ts";
+import { argsWithRefs, stringProblem, taskName } from "./taskArgs.ts";
 import { tokenize } from "./tokenize.ts";
 
 /** Options of {@link Client.connect}. */
@@ -672,6 +672,14 @@ export class Client implements FutureHost, GatherHost {
 
 /** Check the options every task of a submission shares. */
 function checkSubmitOptions(options: SubmitOptions): void {
+  const key: unknown = options.key;
+  if (key !== undefined) {
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError(`key must be a non-empty string, got ${JSON.stringify(key)}`);
+    }
+    const problem = stringProblem(key);
+    if (problem !== null) throw new TypeError(`key ${JSON.stringify(key)} ${problem}`);
+  }
   if (
     options.retries !== undefined &&
     (!Number.isInteger(options.retries) || options.retries < 0)

@@ -27,9 +27,11 @@ import { keyedRecord } from "./keyedRecord.ts";
 import {
   ArgMapper,
   type ArgPath,
+  checkStrings,
   formatPath,
   isTaskDefinition,
   pathOf,
+  stringProblem,
   taskName,
 } from "./taskArgs.ts";
 
@@ -96,9 +98,17 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   const literals = new Map<string, unknown>();
   const taskKeys: string[] = [];
   for (const key of Object.keys(graph)) {
+    const problem = stringProblem(key);
+    if (problem !== null)
+      throw new TypeError(`compute: graph key ${JSON.stringify(key)} ${problem}`);
     const v = graph[key];
-    if (isTaskEntry(v)) taskKeys.push(key);
-    else literals.set(key, isLiteralWrapper(v) ? v.__weftLiteral : v);
+    if (isTaskEntry(v)) {
+      taskKeys.push(key);
+    } else {
+      const value = isLiteralWrapper(v) ? v.__weftLiteral : v;
+      checkStrings(value, () => `compute: the literal at graph key ${JSON.stringify(key)}`);
+      literals.set(key, value);
+    }
   }
   const tasks: Record<string, GraphTask> = keyedRecord();
   const used = new Set<string>();

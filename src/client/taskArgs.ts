@@ -1,8 +1,8 @@
 /**
  * Preparing task arguments on the client: futures (at any depth in arrays
  * and plain objects) become task references and dependencies; values that
- * cannot travel as data (functions, symbols, reference cycles) are refused
- * with an error naming where they are.
+ * cannot travel as data (functions, symbols, reference cycles, strings that
+ * are not well-formed Unicode) are refused with an error naming where they are.
  */
 
 import { isTaskRef, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
@@ -60,6 +60,39 @@ export function isTaskDefinition(v: unknown): v is TaskDefinition {
   );
 }
 
+/**
+ * Why a string cannot travel in a message, or null. Messages carry strings
+ * as UTF-8, where a lone surrogate would silently become U+FFFD: a key would
+ * no longer match (the client would wait for it forever), an argument would
+ * change.
+ */
+export function stringProblem(s: string): string | null {
+  return s.isWellFormed() ? null : "is not well-formed Unicode (it has a lone surrogate)";
+}
+
+/**
+ * Throw a TypeError if a string anywhere in `value` (arrays and plain objects,
+ * keys included) cannot travel in a message. For values put into arguments as
+ * they are (graph literals).
+ */
+export function checkStrings(value: unknown, where: () => string): void {
+  if (typeof value === "string") {
+    const problem = stringProblem(value);
+    if (problem !== null) throw new TypeError(`${where()} ${problem}`);
+    return;
+  }
+  if (typeof value !== "object" || value === null) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) checkStrings(value[i], () => `${where()}[${i}]`);
+    return;
+  }
+  if (!isPlainObject(value)) return;
+  for (const k of Object.keys(value)) {
+    checkStrings(k, () => `${where()}: a key`);
+    checkStrings((value as Record<string, unknown>)[k], () => `${where()}.${k}`);
+  }
+}
+
 /** The registered name of a task function given as a definition or a name. */
 export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string): string {
   const name = typeof fn === "string" ? fn : isTaskDefinition(fn) ? fn.name : null;
@@ -68,6 +101,8 @@ export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string
       `${what}: the function must be a task definition (from defineTask) or a registered name, got ${typeof fn === "function" ? "a plain function (register it with defineTask)" : JSON.stringify(fn)}`,
     );
   }
+  const problem = stringProblem(name);
+  if (problem !== null) throw new TypeError(`${what}: the function name ${problem}`);
   return name;
 }
 
@@ -107,9 +142,14 @@ export class ArgMapper {
         throw new TypeError(
           `${this.what()}: ${formatPath(pathOf(parent, seg))} is a symbol; task arguments must be data`,
         );
-      case "string":
+      case "string": {
+        const problem = stringProblem(value);
+        if (problem !== null) {
+          throw new TypeError(`${this.what()}: ${formatPath(pathOf(parent, seg))} ${problem}`);
+        }
         if (!inArray) return value;
         return this.replace(value, parent, seg) ?? value;
+      }
       case "object":
         break;
       default:
@@ -147,6 +187,10 @@ export class ArgMapper {
       const rec = value as Record<string, unknown>;
       let out: Record<string, unknown> | null = null;
       for (const k of Object.keys(rec)) {
+        const problem = stringProblem(k);
+        if (problem !== null) {
+          throw new TypeError(`${this.what()}: a key of ${formatPath(path)} ${problem}`);
+        }
         const item = rec[k];
         const r = this.walk(item, path, k, false);
         if (r !== item && out === null) out = { ...rec };
