@@ -115,6 +115,12 @@ describe("Client", () => {
     );
     expect(() => client.compute({ a: ["identity", [lone]] })).toThrow(bad);
     expect(() => client.submit(lone)).toThrow(/function name is not well-formed/);
+    // The wire codec renames `__proto__` keys (prototype pollution guard).
+    const proto = JSON.parse('{"__proto__": 1}');
+    expect(() => client.submit("identity", proto)).toThrow(/a key of args\[0\] is __proto__/);
+    expect(() => client.compute(JSON.parse('{"__proto__": ["inc", 1]}'))).toThrow(/__proto__/);
+    expect(() => client.submitWith({ key: "__proto__" }, "identity", 1)).toThrow(/__proto__/);
+    expect(await client.submit("identity", "__proto__")).toBe("__proto__"); // as a value: fine
     // Well-formed strings of any script (and surrogate pairs) are fine.
     expect(await client.submit("identity", "ζ😀")).toBe("ζ😀");
   });

@@ -41,7 +41,7 @@ import { heldUpKeys } from "./heldUp.ts";
 import { keyedRecord } from "./keyedRecord.ts";
 import { KeyRecord, type StatusCounts } from "./keyRecord.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
-import { argsWithRefs, stringProblem, taskName } from "./taskArgs.ts";
+import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
 import { tokenize } from "./tokenize.ts";
 
 /** Options of {@link Client.connect}. */
@@ -677,7 +677,7 @@ function checkSubmitOptions(options: SubmitOptions): void {
     if (typeof key !== "string" || key === "") {
       throw new TypeError(`key must be a non-empty string, got ${JSON.stringify(key)}`);
     }
-    const problem = stringProblem(key);
+    const problem = keyProblem(key);
     if (problem !== null) throw new TypeError(`key ${JSON.stringify(key)} ${problem}`);
   }
   if (

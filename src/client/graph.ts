@@ -30,8 +30,8 @@ import {
   checkStrings,
   formatPath,
   isTaskDefinition,
+  keyProblem,
   pathOf,
-  stringProblem,
   taskName,
 } from "./taskArgs.ts";
 
@@ -98,7 +98,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   const literals = new Map<string, unknown>();
   const taskKeys: string[] = [];
   for (const key of Object.keys(graph)) {
-    const problem = stringProblem(key);
+    const problem = keyProblem(key);
     if (problem !== null)
       throw new TypeError(`compute: graph key ${JSON.stringify(key)} ${problem}`);
     const v = graph[key];

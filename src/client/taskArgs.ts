@@ -71,6 +71,17 @@ export function stringProblem(s: string): string | null {
 }
 
 /**
+ * Why a key (of a graph, a task or an object in the arguments) cannot travel
+ * in a message, or null: {@link stringProblem}, and `__proto__`, which the
+ * wire codec renames (to `__proto_`) to keep decoding from setting prototypes.
+ */
+export function keyProblem(k: string): string | null {
+  if (k === "__proto__")
+    return "is __proto__, which the wire codec renames (a guard against prototype pollution)";
+  return stringProblem(k);
+}
+
+/**
  * Throw a TypeError if a string anywhere in `value` (arrays and plain objects,
  * keys included) cannot travel in a message. For values put into arguments as
  * they are (graph literals).
@@ -88,7 +99,8 @@ export function checkStrings(value: unknown, where: () => string): void {
   }
   if (!isPlainObject(value)) return;
   for (const k of Object.keys(value)) {
-    checkStrings(k, () => `${where()}: a key`);
+    const problem = keyProblem(k);
+    if (problem !== null) throw new TypeError(`${where()}: a key ${problem}`);
     checkStrings((value as Record<string, unknown>)[k], () => `${where()}.${k}`);
   }
 }
@@ -187,7 +199,7 @@ export class ArgMapper {
       const rec = value as Record<string, unknown>;
       let out: Record<string, unknown> | null = null;
       for (const k of Object.keys(rec)) {
-        const problem = stringProblem(k);
+        const problem = keyProblem(k);
         if (problem !== null) {
           throw new TypeError(`${this.what()}: a key of ${formatPath(path)} ${problem}`);
         }
