@@ -19,6 +19,19 @@ describe("wire codec", () => {
     expect(out.m.get(1)).toBe("one");
   });
 
+  it("keeps -0 apart from 0, at the top and nested", () => {
+    expect(Object.is(roundTrip(-0), -0)).toBe(true);
+    const out = roundTrip({ z: -0, list: [0, -0, 1.5, -2], m: new Map([[-0, -0]]) }) as {
+      z: number;
+      list: number[];
+      m: Map<number, number>;
+    };
+    expect(Object.is(out.z, -0)).toBe(true);
+    expect(out.list.map((x) => Object.is(x, -0))).toEqual([false, true, false, false]);
+    expect(Object.is([...out.m.values()][0], -0)).toBe(true);
+    expect(Object.is(roundTrip(0), 0)).toBe(true);
+  });
+
   it("plain objects stay plain objects and arrays arrays", () => {
     expect(roundTrip({ a: [1, { b: "c" }] })).toEqual({ a: [1, { b: "c" }] });
     expect(Array.isArray(roundTrip([1, 2]))).toBe(true);

@@ -13,7 +13,11 @@
  *   written twice). A cycle, a function or a symbol makes encoding fail with a
  *   `SerializationError` (msgpackr would silently drop functions).
  * - Class instances travel as plain objects of their own enumerable fields.
- * - Decoding a map key `"__proto__"` yields `"__proto_"` (msgpackr's guard).
+ * - `-0` (which msgpackr would write as the integer 0) is written as extension
+ *   0x7a (`'z'`), so that it comes back `-0`.
+ * - Holes of sparse arrays come back `undefined`.
+ * - Decoding a map key `"__proto__"` yields `"__proto_"` (msgpackr's guard; the
+ *   client refuses such keys before they reach the wire).
  */
 
 import { addExtension, Packr, Unpackr } from "msgpackr";
@@ -21,6 +25,24 @@ import { SerializationError } from "./errors.ts";
 
 /** Extension type of a `Map`. */
 export const MAP_EXTENSION_TYPE = 0x6d;
+
+/** Extension type of `-0`. */
+export const NEGATIVE_ZERO_EXTENSION_TYPE = 0x7a;
+
+/** `-0` on its way to the wire. */
+class WireNegativeZero {}
+const NEGATIVE_ZERO = new WireNegativeZero();
+
+addExtension({
+  Class: WireNegativeZero,
+  type: NEGATIVE_ZERO_EXTENSION_TYPE,
+  write(): null {
+    return null;
+  },
+  read(): number {
+    return -0;
+  },
+});
 
 /** A `Map` on its way to the wire: its entries, flattened `[k0, v0, k1, v1, …]`. */
 class WireMap {
@@ -70,6 +92,7 @@ function isLeafObject(v: object): boolean {
 function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
   const t = typeof v;
   if (t !== "object") {
+    if (v === 0 && Object.is(v, -0)) return NEGATIVE_ZERO;
     if (t === "function") throw new SerializationError(`cannot encode a function (${String(v)})`);
     if (t === "symbol") throw new SerializationError(`cannot encode a symbol (${String(v)})`);
     return v;
