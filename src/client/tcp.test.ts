@@ -89,4 +89,34 @@ describe("TCP mode", () => {
     expect((await client.counters()).keysTransferred).toBeGreaterThan(0);
     cluster.validateState();
   });
+
+  it("arguments arrive as they were sent, whichever the transport", async () => {
+    const values: unknown[] = [
+      -0,
+      [0, -0, Number.NaN, -Infinity, 2 ** 53 + 2],
+      { z: -0, n: null, u: undefined, big: 2n ** 70n, neg: -(2n ** 65n) },
+      new Map<unknown, unknown>([
+        [{ a: 1 }, "object key"],
+        [1, -0],
+      ]),
+      new Set([1, "a", { b: 2 }]),
+      [new Date(0), new Float64Array([1.5, -0]), new Uint8Array([1, 2])],
+      "a\u0000b ζ😀",
+    ];
+    for (const protocol of ["inproc", "tcp"] as const) {
+      const cluster = await LocalCluster.start({
+        protocol,
+        executor: "inline",
+        taskModules: [BENCH_TASKS],
+        logger: silent,
+      });
+      toClose.push(cluster);
+      const client = await cluster.client();
+      for (const v of values) {
+        // concat([[v]]) is [v]: the value as the task received it.
+        const got = await client.submitWith({ pure: false }, "concat", [[v]]);
+        expect(got, `${protocol}: ${String(v)}`).toStrictEqual([v]);
+      }
+    }
+  });
 });
