@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Comm } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
@@ -123,6 +125,31 @@ describe("Client", () => {
     expect(await client.submit("identity", "__proto__")).toBe("__proto__"); // as a value: fine
     // Well-formed strings of any script (and surrogate pairs) are fine.
     expect(await client.submit("identity", "ζ😀")).toBe("ζ😀");
+  });
+
+  it("a future awaited and otherwise dropped is not released while its result is awaited", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const { client } = await testCluster();
+    // `await client.submit(…)` keeps only the promise of the result; the
+    // collector runs (and the finalizers after it) while the task computes.
+    const waits = [1, 2, 3].map(
+      async (x) => await client.submitWith({ pure: false }, "slowInc", x, 150),
+    );
+    for (let i = 0; i < 6; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(await Promise.all(waits)).toEqual([2, 3, 4]);
+    // The same for gather of an array nobody else holds.
+    const all = client.gather(
+      [4, 5].map((x) => client.submitWith({ pure: false }, "slowInc", x, 150)),
+    );
+    for (let i = 0; i < 6; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(await all).toEqual([5, 6]);
   });
 
   it("releases results once no future holds them", async () => {

@@ -111,6 +111,8 @@ export class Client implements FutureHost, GatherHost {
   readonly peers: PeerPool;
   readonly logger: Logger;
   private readonly records = new Map<string, KeyRecord>();
+  /** Futures (and arrays of futures) whose results are awaited: see {@link resultOf}. */
+  private readonly awaited = new Map<object, number>();
   /** How many of `records` are in each status the client looks for (kept by the records). */
   private readonly statusCounts: StatusCounts = { noWorker: 0 };
   private toRelease: string[] = [];
@@ -394,6 +396,16 @@ export class Client implements FutureHost, GatherHost {
    * could not be fetched goes on as `result()` would after that failure.
    */
   private async resultsOf(items: readonly unknown[]): Promise<unknown[]> {
+    // The futures are held until their results are in (see resultOf).
+    this.hold(items);
+    try {
+      return await this.fetchResults(items);
+    } finally {
+      this.unhold(items);
+    }
+  }
+
+  private async fetchResults(items: readonly unknown[]): Promise<unknown[]> {
     const out = new Array<unknown>(items.length);
     const keys: string[] = [];
     const at: number[] = [];
@@ -420,7 +432,7 @@ export class Client implements FutureHost, GatherHost {
       } else {
         const i = at[j];
         (retries ??= []).push(
-          this.resultOf(keys[j], { rec: recs[j], error }).then((v) => {
+          this.fetchResult(keys[j], { rec: recs[j], error }).then((v) => {
             out[i] = v;
           }),
         );
@@ -437,9 +449,41 @@ export class Client implements FutureHost, GatherHost {
 
   /**
    * @internal The result of `key`: waits until it is done, then fetches it.
-   * `failed`: a fetch of the finished `rec` already failed with `error`.
+   * `holder` (the future, or the array of futures being gathered) is strongly
+   * held until then, so that the garbage collector cannot release the key
+   * while its result is awaited.
    */
-  async resultOf(key: string, failed?: { rec: KeyRecord; error: unknown }): Promise<unknown> {
+  async resultOf(key: string, holder: object): Promise<unknown> {
+    this.hold(holder);
+    try {
+      return await this.fetchResult(key);
+    } finally {
+      this.unhold(holder);
+    }
+  }
+
+  /**
+   * Keep `holder` reachable (counted: a future may be awaited several times at
+   * once) until the matching {@link unhold}.
+   */
+  private hold(holder: object): void {
+    this.awaited.set(holder, (this.awaited.get(holder) ?? 0) + 1);
+  }
+
+  private unhold(holder: object): void {
+    const n = (this.awaited.get(holder) ?? 1) - 1;
+    if (n === 0) this.awaited.delete(holder);
+    else this.awaited.set(holder, n);
+  }
+
+  /**
+   * The result of `key`, once it is done. `failed`: a fetch of the finished
+   * `rec` already failed with `error`.
+   */
+  private async fetchResult(
+    key: string,
+    failed?: { rec: KeyRecord; error: unknown },
+  ): Promise<unknown> {
     let lostTries = 0;
     let prior = failed;
     for (;;) {

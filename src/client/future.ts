@@ -14,8 +14,8 @@ import type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 
 /** What a future needs of its client. */
 export interface FutureHost {
-  /** The result of `key`, fetched from a worker. */
-  resultOf(key: string): Promise<unknown>;
+  /** The result of `key`, fetched from a worker; `holder` is kept alive until it settles. */
+  resultOf(key: string, holder: object): Promise<unknown>;
   /** Cancel these keys (and what depends on them). */
   cancelKeys(keys: readonly string[]): Promise<void>;
   /** One reference fewer to `key`. */
@@ -87,7 +87,9 @@ export class Future<T = unknown> implements PromiseLike<T> {
     if (this.held.released) {
       return Promise.reject(new ClientClosedError(`the future of ${this.key} was released`));
     }
-    return this.host.resultOf(this.key) as Promise<T>;
+    // The future is held until its result settles: `await client.submit(…)`
+    // keeps only the promise, and the collector must not release the key mid-wait.
+    return this.host.resultOf(this.key, this) as Promise<T>;
   }
 
   /** The error the key failed with, or null once it finished. Waits until it is done. */
