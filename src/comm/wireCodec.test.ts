@@ -32,6 +32,14 @@ describe("wire codec", () => {
     expect(Object.is(roundTrip(0), 0)).toBe(true);
   });
 
+  it("encodes objects of more than 65,535 keys (large graphs)", () => {
+    const big: Record<string, number> = {};
+    for (let i = 0; i < 70_000; i++) big[`k${i}`] = i;
+    const out = roundTrip({ op: "update-graph", tasks: big }) as { tasks: Record<string, number> };
+    expect(Object.keys(out.tasks)).toHaveLength(70_000);
+    expect(out.tasks.k69999).toBe(69_999);
+  });
+
   it("plain objects stay plain objects and arrays arrays", () => {
     expect(roundTrip({ a: [1, { b: "c" }] })).toEqual({ a: [1, { b: "c" }] });
     expect(Array.isArray(roundTrip([1, 2]))).toBe(true);

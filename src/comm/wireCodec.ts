@@ -66,6 +66,17 @@ addExtension({
 });
 
 const packr = new Packr({ useRecords: false, moreTypes: true, structuredClone: false });
+/**
+ * For messages holding an object of more than 65,535 keys (an update-graph of
+ * that many tasks), which `packr` refuses: same encoding, but object sizes
+ * (fixmap, map16, map32) are chosen per object, which is a little slower.
+ */
+const largePackr = new Packr({
+  useRecords: false,
+  moreTypes: true,
+  structuredClone: false,
+  variableMapSize: true,
+});
 const unpackr = new Unpackr({
   useRecords: false,
   moreTypes: true,
@@ -149,7 +160,12 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
 export function encodeMessage(msg: unknown): Uint8Array {
   const prepared = prepare(msg, 0, new Set());
   try {
-    return packr.pack(prepared);
+    try {
+      return packr.pack(prepared);
+    } catch (err) {
+      if (!/variableMapSize/.test((err as Error).message)) throw err;
+      return largePackr.pack(prepared);
+    }
   } catch (err) {
     throw new SerializationError(`cannot encode message: ${(err as Error).message}`, {
       cause: err,
