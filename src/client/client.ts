@@ -57,6 +57,12 @@ export interface ClientOptions {
   name?: string;
   /** Where to log. Default: a pino logger named `weft.client` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
+  /**
+   * TCP: the largest frame sent to or accepted from the scheduler, in bytes.
+   * Default 512 MiB. A graph too large to send fails its futures with a
+   * `FrameTooLargeError`.
+   */
+  maxFrameBytes?: number;
 }
 
 /** Options of one submitted task. */
@@ -137,6 +143,23 @@ export class Client implements FutureHost, GatherHost {
     conn.onClose = (err) => {
       if (err !== null) this.shutDown(new ClientClosedError(`lost the scheduler: ${err.message}`));
     };
+    conn.onSendFailed = (msg, err) => this.sendFailed(msg, err);
+  }
+
+  /**
+   * A message could not be sent to the scheduler: the futures of a graph that
+   * could not be submitted fail with the reason (they would wait forever).
+   */
+  private sendFailed(msg: unknown, err: Error): void {
+    const m = msg as { op?: unknown; keys?: unknown } | null;
+    if (m?.op === "update-graph" && Array.isArray(m.keys)) {
+      for (const key of m.keys as string[]) {
+        const rec = this.records.get(key);
+        if (rec !== undefined && rec.status === "pending") rec.fail("error", err);
+      }
+      return;
+    }
+    this.logger.error({ err, op: m?.op }, "a message to the scheduler could not be sent");
   }
 
   /** Connect to the scheduler at `address` (`tcp://host:port` or `inproc://…`). */
@@ -147,6 +170,7 @@ export class Client implements FutureHost, GatherHost {
       timeoutMs,
       batchedSendIntervalMs:
         options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
+      maxFrameBytes: options.maxFrameBytes,
     });
     const logger =
       options.logger ??

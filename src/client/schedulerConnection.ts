@@ -44,6 +44,12 @@ export class SchedulerConnection {
   onMessage: (msg: ServerToClientMessage) => void = () => {};
   /** Called once when the connection ends (`error` null for an orderly close by this side). */
   onClose: (error: Error | null) => void = () => {};
+  /**
+   * Called with a message that could not be sent (it cannot be encoded, or is
+   * larger than a frame may be) and why; the connection goes on. Requests
+   * that fail so are rejected instead.
+   */
+  onSendFailed: (msg: unknown, error: Error) => void = () => {};
   private readonly stream: BatchedSend;
   private readonly pending = new Map<number, PendingRequest>();
   private nextRequestId = 1;
@@ -53,7 +59,24 @@ export class SchedulerConnection {
     readonly comm: Comm,
     intervalMs: number,
   ) {
-    this.stream = new BatchedSend(comm, { intervalMs });
+    this.stream = new BatchedSend(comm, {
+      intervalMs,
+      onMessageError: (err, msg) => this.sendFailed(msg, asError(err)),
+      // The stream is gone: end the connection, so that everything waiting on
+      // the scheduler fails instead of waiting forever.
+      onError: (err) => comm.abort(asError(err)),
+    });
+  }
+
+  private sendFailed(msg: unknown, error: Error): void {
+    const requestId = (msg as { requestId?: unknown } | null)?.requestId;
+    const pending = typeof requestId === "number" ? this.pending.get(requestId) : undefined;
+    if (pending !== undefined) {
+      this.pending.delete(requestId as number);
+      pending.reject(error);
+      return;
+    }
+    this.onSendFailed(msg, error);
   }
 
   /** Connect to `address` as client `clientId`. Rejects if refused or unreachable. */
@@ -144,4 +167,8 @@ export class SchedulerConnection {
     this.closing = true;
     await this.stream.close();
   }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }

@@ -73,6 +73,38 @@ describe("TCP mode", () => {
     for (const w of workers) w.state.validateState();
   });
 
+  it("a graph that cannot be sent fails its futures; the client goes on", async () => {
+    const cluster = await LocalCluster.start({
+      protocol: "tcp",
+      executor: "inline",
+      taskModules: [BENCH_TASKS],
+      logger: silent,
+    });
+    toClose.push(cluster);
+    const client = await Client.connect(cluster.address, { logger: silent, maxFrameBytes: 20_000 });
+    toClose.push(client);
+    const small = client.submit("inc", 1);
+    const big = client.submitWith({ pure: false }, "concat", [
+      Array.from({ length: 10_000 }, (_, i) => i),
+    ]);
+    const request = client.counters(); // sent in the same batch
+    expect(await big.catch((e: unknown) => (e as Error).name)).toBe("FrameTooLargeError");
+    expect(await small).toBe(2);
+    expect(typeof (await request).tasks).toBe("number"); // its batch went on without the graph
+    expect(await client.submit("inc", 41)).toBe(42);
+    // More tasks than msgpack's map16 can count, in one graph.
+    const wide = await Client.connect(cluster.address, { logger: silent });
+    toClose.push(wide);
+    const results = (await wide.gather(
+      wide.map(
+        "inc",
+        Array.from({ length: 66_000 }, (_, i) => i),
+        { pure: false },
+      ),
+    )) as number[];
+    expect(results[65_999]).toBe(66_000);
+  });
+
   it("a LocalCluster on TCP computes what it computes in process", async () => {
     const cluster = await LocalCluster.start({
       protocol: "tcp",

@@ -82,6 +82,27 @@ describe("BatchedSend failures", () => {
     expect(b.isClosed).toBe(true);
   });
 
+  it("with onMessageError, a message that cannot be sent spoils only itself", async () => {
+    const { client, server } = await pair("tcp://127.0.0.1:0");
+    const failed: unknown[] = [];
+    const b = new BatchedSend(client, {
+      intervalMs: 0,
+      onMessageError: (err, msg) => failed.push([(err as Error).name, msg]),
+      onError: () => failed.push("stream error"),
+    });
+    const bad = { op: "bad", f: () => 1 };
+    b.send({ op: "a" }, bad, { op: "b" });
+    expect(await server.recv()).toEqual([{ op: "a" }]);
+    expect(await server.recv()).toEqual([{ op: "b" }]);
+    expect(failed).toEqual([["SerializationError", bad]]);
+    expect(b.isClosed).toBe(false);
+    b.send(bad); // alone in its batch
+    b.send({ op: "c" });
+    expect(await server.recv()).toEqual([{ op: "c" }]);
+    expect(failed).toHaveLength(2);
+    expect(b.isClosed).toBe(false);
+  });
+
   it("rejects a bad interval", async () => {
     const { client } = await pair();
     expect(() => new BatchedSend(client, { intervalMs: -1 })).toThrow(RangeError);

@@ -7,7 +7,7 @@
  */
 
 import type { Comm } from "./comm.ts";
-import { CommClosedError } from "./errors.ts";
+import { CommClosedError, FrameTooLargeError, SerializationError } from "./errors.ts";
 
 /** Options of {@link BatchedSend}. */
 export interface BatchedSendOptions {
@@ -15,6 +15,18 @@ export interface BatchedSendOptions {
   intervalMs?: number;
   /** Told when sending failed; the BatchedSend is closed and its buffer dropped. */
   onError?: (err: unknown) => void;
+  /**
+   * Told when one message cannot be sent (it cannot be encoded, or its frame
+   * would be too large) while the comm stays open: the other messages of its
+   * batch are sent one by one, and the stream goes on. Without it, such a
+   * failure closes the stream as any other (`onError`).
+   */
+  onMessageError?: (err: unknown, msg: unknown) => void;
+}
+
+/** A failure of one message that leaves the comm open. */
+function isMessageError(err: unknown): boolean {
+  return err instanceof SerializationError || err instanceof FrameTooLargeError;
 }
 
 /** Default interval between batches, in milliseconds. */
@@ -25,6 +37,7 @@ export class BatchedSend {
   private buffer: unknown[] = [];
   private readonly intervalMs: number;
   private readonly onError: ((err: unknown) => void) | undefined;
+  private readonly onMessageError: ((err: unknown, msg: unknown) => void) | undefined;
   private nextDeadline = 0;
   private armed = false;
   private sending: Promise<void> | null = null;
@@ -44,6 +57,7 @@ export class BatchedSend {
     }
     this.intervalMs = interval;
     this.onError = options.onError;
+    this.onMessageError = options.onMessageError;
   }
 
   /** True once closed (by `close`, `abort` or a failed send). */
@@ -84,16 +98,50 @@ export class BatchedSend {
     this.batchCount++;
     this.messageCount += batch.length;
     this.sending = this.comm.send(batch).then(
-      () => {
-        this.sending = null;
-        if (!this.closedFlag && this.buffer.length > 0 && !this.armed) this.arm();
-      },
+      () => this.sent(),
       (err: unknown) => {
-        this.sending = null;
-        this.abort();
-        this.onError?.(err);
+        if (this.onMessageError !== undefined && isMessageError(err) && !this.comm.isClosed) {
+          this.sending = this.sendEach(batch, err).then(() => this.sent());
+          return;
+        }
+        this.fail(err);
       },
     );
+  }
+
+  private sent(): void {
+    this.sending = null;
+    if (!this.closedFlag && this.buffer.length > 0 && !this.armed) this.arm();
+  }
+
+  private fail(err: unknown): void {
+    this.sending = null;
+    this.abort();
+    this.onError?.(err);
+  }
+
+  /**
+   * A message spoiled `batch` (`err`): send its messages one by one (each as a
+   * batch of one), telling `onMessageError` of those that fail the same way.
+   */
+  private async sendEach(batch: unknown[], err: unknown): Promise<void> {
+    if (batch.length === 1) {
+      this.onMessageError?.(err, batch[0]);
+      return;
+    }
+    for (const msg of batch) {
+      if (this.closedFlag) return;
+      try {
+        await this.comm.send([msg]);
+      } catch (e) {
+        if (isMessageError(e) && !this.comm.isClosed) {
+          this.onMessageError?.(e, msg);
+        } else {
+          this.fail(e);
+          return;
+        }
+      }
+    }
   }
 
   /** Send what is buffered now, then stop; with `closeComm` (default true) close the comm too. */

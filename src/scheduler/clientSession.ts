@@ -47,6 +47,12 @@ export async function serveClient(
   const stream = new BatchedSend(comm, {
     intervalMs: host.options.batchedSendIntervalMs,
     onError: (err) => host.logger.warn({ err, client: id }, "cannot send to a client"),
+    // One message that cannot be sent is dropped (and said so); the stream goes on.
+    onMessageError: (err, m) =>
+      host.logger.error(
+        { err, client: id, op: (m as { op?: unknown } | null)?.op },
+        "dropped a message that cannot be sent to a client",
+      ),
   });
   host.router.clients.set(id, stream);
   const ok: RegisterReplyMsg = { op: "register-client-reply", status: "OK" };

@@ -42,6 +42,12 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   const stream = new BatchedSend(comm, {
     intervalMs: host.options.batchedSendIntervalMs,
     onError: (err) => host.logger.warn({ err, worker: address }, "cannot send to a worker"),
+    // One message that cannot be sent is dropped (and said so); the stream goes on.
+    onMessageError: (err, m) =>
+      host.logger.error(
+        { err, worker: address, op: (m as { op?: unknown } | null)?.op },
+        "dropped a message that cannot be sent to a worker",
+      ),
   });
   host.router.workers.set(address, stream);
   // Sent before the stream's first batch, which leaves at the next turn at the earliest.
