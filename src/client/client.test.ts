@@ -96,6 +96,12 @@ describe("Client", () => {
     await expect(client.get({ a: ["identity", { f: Symbol("s") }] })).rejects.toThrow(
       /is a symbol/,
     );
+    let deep: unknown = 1;
+    for (let i = 0; i < 5000; i++) deep = [deep];
+    expect(() => client.submit("identity", deep)).toThrow(/nested deeper than 1000/);
+    expect(() => client.compute({ a: ["identity", "b"], b: deep })).toThrow(
+      /nested deeper than 1000/,
+    );
     const plain = (() => 1) as unknown as string; // a plain function, as JavaScript callers may pass
     expect(() => client.submit(plain)).toThrow(/register it with defineTask/);
   });

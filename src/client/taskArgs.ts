@@ -61,6 +61,13 @@ export function isTaskDefinition(v: unknown): v is TaskDefinition {
 }
 
 /**
+ * The deepest nesting of arrays and plain objects accepted in arguments: far
+ * beyond real data, and well within what every transport (and the stack of
+ * the encoders) can carry.
+ */
+export const MAX_ARG_DEPTH = 1000;
+
+/**
  * Why a string cannot travel in a message, or null. Messages carry strings
  * as UTF-8, where a lone surrogate would silently become U+FFFD: a key would
  * no longer match (the client would wait for it forever), an argument would
@@ -83,25 +90,31 @@ export function keyProblem(k: string): string | null {
 
 /**
  * Throw a TypeError if a string anywhere in `value` (arrays and plain objects,
- * keys included) cannot travel in a message. For values put into arguments as
- * they are (graph literals).
+ * keys included) cannot travel in a message, or if it is nested deeper than
+ * {@link MAX_ARG_DEPTH}. For values put into arguments as they are (graph literals).
  */
-export function checkStrings(value: unknown, where: () => string): void {
+export function checkStrings(value: unknown, where: () => string, depth = 0): void {
   if (typeof value === "string") {
     const problem = stringProblem(value);
     if (problem !== null) throw new TypeError(`${where()} ${problem}`);
     return;
   }
   if (typeof value !== "object" || value === null) return;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) checkStrings(value[i], () => `${where()}[${i}]`);
+  const isArray = Array.isArray(value);
+  if (!isArray && !isPlainObject(value)) return;
+  if (depth >= MAX_ARG_DEPTH) {
+    throw new TypeError(`${where()} is nested deeper than ${MAX_ARG_DEPTH} arrays or objects`);
+  }
+  if (isArray) {
+    for (let i = 0; i < value.length; i++) {
+      checkStrings(value[i], () => `${where()}[${i}]`, depth + 1);
+    }
     return;
   }
-  if (!isPlainObject(value)) return;
   for (const k of Object.keys(value)) {
     const problem = keyProblem(k);
     if (problem !== null) throw new TypeError(`${where()}: a key ${problem}`);
-    checkStrings((value as Record<string, unknown>)[k], () => `${where()}.${k}`);
+    checkStrings((value as Record<string, unknown>)[k], () => `${where()}.${k}`, depth + 1);
   }
 }
 
@@ -177,6 +190,12 @@ export class ArgMapper {
     if (seen.has(value)) {
       throw new TypeError(
         `${this.what()}: ${formatPath(pathOf(parent, seg))} contains a reference cycle`,
+      );
+    }
+    // `seen` holds the containers on the way down: its size is the depth.
+    if (seen.size >= MAX_ARG_DEPTH) {
+      throw new TypeError(
+        `${this.what()}: the arguments are nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
       );
     }
     seen.add(value);
