@@ -22,6 +22,19 @@ afterEach(async () => {
   for (const x of toClose.splice(0).reverse()) await x.close();
 });
 
+/** A LocalCluster of the benchmark's tasks (inline executor), closed after the test. */
+async function benchCluster(protocol: "inproc" | "tcp", validate = false): Promise<LocalCluster> {
+  const cluster = await LocalCluster.start({
+    protocol,
+    executor: "inline",
+    taskModules: [BENCH_TASKS],
+    validate,
+    logger: silent,
+  });
+  toClose.push(cluster);
+  return cluster;
+}
+
 async function computeEverything(client: Client, prefix: string): Promise<void> {
   for (const g of [mapGraph(300), treeGraph(256), shuffleGraph(8, 50), chainGraph(50)]) {
     expect(g.check(await g.run(client, `${prefix}${g.name}-`)), g.name).toBeNull();
@@ -74,13 +87,7 @@ describe("TCP mode", () => {
   });
 
   it("a graph that cannot be sent fails its futures; the client goes on", async () => {
-    const cluster = await LocalCluster.start({
-      protocol: "tcp",
-      executor: "inline",
-      taskModules: [BENCH_TASKS],
-      logger: silent,
-    });
-    toClose.push(cluster);
+    const cluster = await benchCluster("tcp");
     const client = await Client.connect(cluster.address, { logger: silent, maxFrameBytes: 20_000 });
     toClose.push(client);
     const small = client.submit("inc", 1);
@@ -106,14 +113,7 @@ describe("TCP mode", () => {
   });
 
   it("a LocalCluster on TCP computes what it computes in process", async () => {
-    const cluster = await LocalCluster.start({
-      protocol: "tcp",
-      executor: "inline",
-      taskModules: [BENCH_TASKS],
-      validate: true,
-      logger: silent,
-    });
-    toClose.push(cluster);
+    const cluster = await benchCluster("tcp", true);
     expect(cluster.address).toMatch(/^tcp:/);
     for (const w of cluster.workers) expect(w.address).toMatch(/^tcp:/);
     const client = await cluster.client();
@@ -136,14 +136,7 @@ describe("TCP mode", () => {
       "a\u0000b ζ😀",
     ];
     for (const protocol of ["inproc", "tcp"] as const) {
-      const cluster = await LocalCluster.start({
-        protocol,
-        executor: "inline",
-        taskModules: [BENCH_TASKS],
-        logger: silent,
-      });
-      toClose.push(cluster);
-      const client = await cluster.client();
+      const client = await (await benchCluster(protocol)).client();
       for (const v of values) {
         // concat([[v]]) is [v]: the value as the task received it.
         const got = await client.submitWith({ pure: false }, "concat", [[v]]);
