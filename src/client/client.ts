@@ -117,6 +117,8 @@ export class Client implements FutureHost, GatherHost {
   readonly peers: PeerPool;
   readonly logger: Logger;
   private readonly records = new Map<string, KeyRecord>();
+  /** The keys each `update-graph` sent asks for anew: failed if it cannot be sent. */
+  private readonly freshKeysOf = new WeakMap<object, readonly string[]>();
   /** Futures (and arrays of futures) whose results are awaited: see {@link resultOf}. */
   private readonly awaited = new Map<object, number>();
   /** How many of `records` are in each status the client looks for (kept by the records). */
@@ -151,15 +153,17 @@ export class Client implements FutureHost, GatherHost {
    * could not be submitted fail with the reason (they would wait forever).
    */
   private sendFailed(msg: unknown, err: Error): void {
-    const m = msg as { op?: unknown; keys?: unknown } | null;
-    if (m?.op === "update-graph" && Array.isArray(m.keys)) {
-      for (const key of m.keys as string[]) {
+    const fresh = typeof msg === "object" && msg !== null ? this.freshKeysOf.get(msg) : undefined;
+    if (fresh !== undefined) {
+      // Keys an earlier submission asked for are still coming: only these fail.
+      for (const key of fresh) {
         const rec = this.records.get(key);
         if (rec !== undefined && rec.status === "pending") rec.fail("error", err);
       }
       return;
     }
-    this.logger.error({ err, op: m?.op }, "a message to the scheduler could not be sent");
+    const op = (msg as { op?: unknown } | null)?.op;
+    this.logger.error({ err, op }, "a message to the scheduler could not be sent");
   }
 
   /** Connect to the scheduler at `address` (`tcp://host:port` or `inproc://…`). */
@@ -334,9 +338,16 @@ export class Client implements FutureHost, GatherHost {
 
   private submitTasks(tasks: Record<string, GraphTask>, keys: readonly string[]): Future[] {
     this.flushReleases();
+    // The keys this submission asks for anew (not pending from an earlier one).
+    const fresh: string[] = [];
     const futures = keys.map((key) => {
       const rec = this.records.get(key);
-      if (rec !== undefined && rec.status === "cancelled") rec.reset();
+      if (rec === undefined) {
+        fresh.push(key);
+      } else if (rec.status === "cancelled") {
+        rec.reset();
+        fresh.push(key);
+      }
       return new Future(this, key);
     });
     if (this.noWorkerKeys > 0) this.markHeldUp(tasks, keys);
@@ -347,6 +358,7 @@ export class Client implements FutureHost, GatherHost {
       clientId: this.id,
       stimulusId: newStimulusId("update-graph"),
     };
+    this.freshKeysOf.set(msg, fresh);
     this.conn.send(msg);
     return futures;
   }

@@ -97,6 +97,16 @@ describe("TCP mode", () => {
     const request = client.counters(); // sent in the same batch
     expect(await big.catch((e: unknown) => (e as Error).name)).toBe("FrameTooLargeError");
     expect(await small).toBe(2);
+    // A key still pending from an earlier submission, asked again in a graph
+    // that cannot be sent, is not failed: the earlier submission computes it.
+    const early = client.submitWith({ key: "shared" }, "inc", 10); // same batch, own message
+    const failing = client.compute({
+      shared: ["inc", 10],
+      huge: ["concat", [Array.from({ length: 10_000 }, (_, i) => i)]],
+    });
+    expect(await failing.huge.catch((e: unknown) => (e as Error).name)).toBe("FrameTooLargeError");
+    expect(await early).toBe(11);
+    expect(await failing.shared).toBe(11);
     expect(typeof (await request).tasks).toBe("number"); // its batch went on without the graph
     expect(await client.submit("inc", 41)).toBe(42);
     // More tasks than msgpack's map16 can count, in one graph.
