@@ -119,3 +119,30 @@ export abstract class FlatRing<R> implements Iterable<R> {
     this.clearColumns();
   }
 }
+
+/**
+ * A {@link FlatRing} whose records carry a time, kept in a Float64Array column: a
+ * time stored in a plain slot would be boxed, a heap number per record living as
+ * long as the record (so promoted, and later collected as old garbage).
+ */
+export abstract class TimedFlatRing<R> extends FlatRing<R> {
+  private times: Float64Array[] = [];
+
+  protected override addChunk(): void {
+    this.times.push(new Float64Array(RING_CHUNK));
+  }
+
+  protected override clearColumns(): void {
+    this.times = [];
+  }
+
+  /** Set the time of record `at`. */
+  protected setTime(at: number, time: number): void {
+    this.times[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK] = time;
+  }
+
+  /** The time of record `at`. */
+  protected time(at: number): number {
+    return this.times[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK];
+  }
+}

@@ -1,40 +1,15 @@
 /**
- * The scheduler's bounded logs, stored flat in a {@link FlatRing}: logging allocates
+ * The scheduler's bounded logs, stored flat in a {@link TimedFlatRing}: logging allocates
  * nothing and growing copies nothing; records are materialised (tuples, objects) only
  * when read: stories, tests, dumps.
  */
 
-import { FlatRing, RING_CHUNK, RING_CHUNK_BITS, RING_CHUNK_MASK } from "../../util/flatRing.ts";
+import { TimedFlatRing } from "../../util/flatRing.ts";
 import type { LoggedRecs, TransitionLogEntry } from "./story.ts";
 import type { SchedulerTaskStateName } from "./taskState.ts";
 
-/**
- * A {@link FlatRing} whose records end with a time, kept in a Float64Array column:
- * a time stored in a plain array slot would be boxed, a heap number per record that
- * lives as long as the record (and so is promoted and later collected as old garbage).
- */
-abstract class TimedRing<R> extends FlatRing<R> {
-  private times: Float64Array[] = [];
-
-  protected override addChunk(): void {
-    this.times.push(new Float64Array(RING_CHUNK));
-  }
-
-  protected override clearColumns(): void {
-    this.times = [];
-  }
-
-  protected setTime(at: number, time: number): void {
-    this.times[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK] = time;
-  }
-
-  protected time(at: number): number {
-    return this.times[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK];
-  }
-}
-
 /** The transition log: `(key, start, finish, recommendations, stimulusId, time)` records. */
-export class TransitionLog extends TimedRing<TransitionLogEntry> {
+export class TransitionLog extends TimedFlatRing<TransitionLogEntry> {
   constructor(maxlen: number) {
     super(maxlen, 5);
   }
@@ -89,7 +64,7 @@ export interface StimulusRecord {
 }
 
 /** The stimulus log: one {@link StimulusRecord} per handled stimulus. */
-export class StimulusLog extends TimedRing<StimulusRecord> {
+export class StimulusLog extends TimedFlatRing<StimulusRecord> {
   constructor(maxlen: number) {
     super(maxlen, 5);
   }

@@ -1,4 +1,9 @@
-import { FlatRing, RING_CHUNK, RING_CHUNK_BITS, RING_CHUNK_MASK } from "../../util/flatRing.ts";
+import {
+  RING_CHUNK,
+  RING_CHUNK_BITS,
+  RING_CHUNK_MASK,
+  TimedFlatRing,
+} from "../../util/flatRing.ts";
 import type { TaskStateState } from "./taskState.ts";
 
 /**
@@ -92,37 +97,34 @@ const WIDTH_MASK = 0x0f;
 
 /**
  * The transition log: a ring buffer of up to `maxlen` records, like the seed's
- * `deque(maxlen=100_000)`, stored flat (a {@link FlatRing}): seven slots a record and an
+ * `deque(maxlen=100_000)`, stored flat (a {@link TimedFlatRing}): seven slots a record and an
  * eighth for an inline recommendation, its time in a Float64Array column and its length
  * in a byte column, so logging a transition allocates nothing, not even a heap number
  * for the time, and growing copies nothing; iteration gives each record as a tuple.
  */
-export class TransitionLog extends FlatRing<LogEntry> {
+export class TransitionLog extends TimedFlatRing<LogEntry> {
   private widths: Uint8Array[] = [];
-  private times: Float64Array[] = [];
 
   constructor(maxlen: number) {
     super(maxlen, WIDTH);
   }
 
   protected override addChunk(): void {
+    super.addChunk();
     this.widths.push(new Uint8Array(RING_CHUNK));
-    this.times.push(new Float64Array(RING_CHUNK));
   }
 
   protected override clearColumns(): void {
+    super.clearColumns();
     this.widths = [];
-    this.times = [];
   }
 
   /** Claim a record of this width (flags included) and time; its index, or -1. */
   private claimRecord(flags: number, time: number): number {
     const at = this.claim();
     if (at < 0) return at;
-    const c = at >> RING_CHUNK_BITS;
-    const j = at & RING_CHUNK_MASK;
-    this.widths[c][j] = flags;
-    this.times[c][j] = time;
+    this.widths[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK] = flags;
+    this.setTime(at, time);
     return at;
   }
 
@@ -217,10 +219,8 @@ export class TransitionLog extends FlatRing<LogEntry> {
   }
 
   protected read(at: number): LogEntry {
-    const c = at >> RING_CHUNK_BITS;
-    const j = at & RING_CHUNK_MASK;
-    const flags = this.widths[c][j];
-    const time = this.times[c][j];
+    const flags = this.widths[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK];
+    const time = this.time(at);
     const s = this.slots(at);
     const base = this.slot(at);
     if ((flags & WIDTH_MASK) === TRANSITION_INLINE) {
