@@ -40,11 +40,7 @@ export class SlotGate {
    * otherwise (then {@link acquire}). Spares a promise and a turn per task.
    */
   tryAcquire(): boolean {
-    if (this.free > 0 && this.rejoiners.length === 0 && this.starters.length === 0) {
-      this.free--;
-      return true;
-    }
-    return false;
+    return this.take(this.starters);
   }
 
   /** Wait for a slot to start a task. Rejects with the signal's reason if aborted while waiting. */
@@ -70,14 +66,7 @@ export class SlotGate {
 
   private wait(queue: Waiter[], signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (
-      this.free > 0 &&
-      this.rejoiners.length === 0 &&
-      (queue === this.rejoiners || this.starters.length === 0)
-    ) {
-      this.free--;
-      return Promise.resolve();
-    }
+    if (this.take(queue)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: null };
       if (signal !== undefined) {
@@ -90,6 +79,22 @@ export class SlotGate {
       }
       queue.push(waiter);
     });
+  }
+
+  /**
+   * Take a free slot for a task of `queue` if nobody it would overtake waits:
+   * no rejoiner, and for a starter no other starter either.
+   */
+  private take(queue: Waiter[]): boolean {
+    if (
+      this.free > 0 &&
+      this.rejoiners.length === 0 &&
+      (queue === this.rejoiners || this.starters.length === 0)
+    ) {
+      this.free--;
+      return true;
+    }
+    return false;
   }
 
   private grant(w: Waiter): void {
