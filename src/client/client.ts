@@ -17,6 +17,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Logger, pino } from "pino";
+import { type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
 import type { GraphTask, UpdateGraphMsg } from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
@@ -57,12 +58,14 @@ export interface ClientOptions {
   name?: string;
   /** Where to log. Default: a pino logger named `weft.client` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
-  /**
-   * TCP: the largest frame sent to or accepted from the scheduler, in bytes.
-   * Default 512 MiB. A graph too large to send fails its futures with a
-   * `FrameTooLargeError`.
-   */
+  /** TCP: messages go in frames of at most this many bytes. Default 64 MiB (see `FrameLimits`). */
   maxFrameBytes?: number;
+  /**
+   * TCP: the largest message sent to or accepted from the scheduler and the
+   * workers, in bytes. Default 4 GiB − 1. A graph too large to send fails
+   * its futures with a `MessageTooLargeError`.
+   */
+  maxMessageBytes?: number;
 }
 
 /** Options of one submitted task. */
@@ -134,12 +137,13 @@ export class Client implements FutureHost, GatherHost {
     id: string,
     address: string,
     timeoutMs: number,
+    limits: FrameLimits,
     logger: Logger,
   ) {
     this.id = id;
     this.address = address;
     this.logger = logger;
-    this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, maxFrameBytes: 512 * 1024 * 1024 });
+    this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
     this.gatherer = new Gatherer(this);
     conn.onMessage = (msg) => this.onMessage(msg);
     conn.onClose = (err) => {
@@ -174,7 +178,7 @@ export class Client implements FutureHost, GatherHost {
       timeoutMs,
       batchedSendIntervalMs:
         options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
-      maxFrameBytes: options.maxFrameBytes,
+      ...frameLimitsOf(options),
     });
     const logger =
       options.logger ??
@@ -182,7 +186,7 @@ export class Client implements FutureHost, GatherHost {
         { name: "weft.client", level: process.env.WEFT_LOG_LEVEL ?? "info" },
         pino.destination(2),
       );
-    return new Client(conn, id, address, timeoutMs, logger);
+    return new Client(conn, id, address, timeoutMs, frameLimitsOf(options), logger);
   }
 
   /** A key no other submission has: `name-<client id>-<counter>` (for impure tasks). */

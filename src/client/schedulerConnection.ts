@@ -5,7 +5,7 @@
  */
 
 import { BatchedSend } from "../comm/batchedSend.ts";
-import type { Comm } from "../comm/comm.ts";
+import { type Comm, type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import type {
   ClientRequestOp,
@@ -16,13 +16,11 @@ import type {
 import { ClientClosedError } from "./errors.ts";
 
 /** Options of {@link SchedulerConnection.open}. */
-export interface SchedulerConnectionOptions {
+export interface SchedulerConnectionOptions extends FrameLimits {
   /** Connect and handshake within this many ms. */
   timeoutMs: number;
   /** Batching interval of the stream to the scheduler, in ms. */
   batchedSendIntervalMs: number;
-  /** TCP: the largest frame sent or accepted. */
-  maxFrameBytes?: number;
 }
 
 interface PendingRequest {
@@ -85,7 +83,7 @@ export class SchedulerConnection {
     clientId: string,
     o: SchedulerConnectionOptions,
   ): Promise<SchedulerConnection> {
-    const comm = await connect(address, { timeoutMs: o.timeoutMs, maxFrameBytes: o.maxFrameBytes });
+    const comm = await connect(address, { timeoutMs: o.timeoutMs, ...frameLimitsOf(o) });
     try {
       const hello: RegisterClientMsg = { op: "register-client", clientId };
       await comm.send(hello);

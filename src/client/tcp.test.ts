@@ -88,14 +88,17 @@ describe("TCP mode", () => {
 
   it("a graph that cannot be sent fails its futures; the client goes on", async () => {
     const cluster = await benchCluster("tcp");
-    const client = await Client.connect(cluster.address, { logger: silent, maxFrameBytes: 20_000 });
+    const client = await Client.connect(cluster.address, {
+      logger: silent,
+      maxMessageBytes: 20_000,
+    });
     toClose.push(client);
     const small = client.submit("inc", 1);
     const big = client.submitWith({ pure: false }, "concat", [
       Array.from({ length: 10_000 }, (_, i) => i),
     ]);
     const request = client.counters(); // sent in the same batch
-    expect(await big.catch((e: unknown) => (e as Error).name)).toBe("FrameTooLargeError");
+    expect(await big.catch((e: unknown) => (e as Error).name)).toBe("MessageTooLargeError");
     expect(await small).toBe(2);
     // A key still pending from an earlier submission, asked again in a graph
     // that cannot be sent, is not failed: the earlier submission computes it.
@@ -104,7 +107,9 @@ describe("TCP mode", () => {
       shared: ["inc", 10],
       huge: ["concat", [Array.from({ length: 10_000 }, (_, i) => i)]],
     });
-    expect(await failing.huge.catch((e: unknown) => (e as Error).name)).toBe("FrameTooLargeError");
+    expect(await failing.huge.catch((e: unknown) => (e as Error).name)).toBe(
+      "MessageTooLargeError",
+    );
     expect(await early).toBe(11);
     expect(await failing.shared).toBe(11);
     expect(typeof (await request).tasks).toBe("number"); // its batch went on without the graph

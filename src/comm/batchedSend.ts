@@ -7,7 +7,7 @@
  */
 
 import type { Comm } from "./comm.ts";
-import { CommClosedError, FrameTooLargeError, SerializationError } from "./errors.ts";
+import { CommClosedError, MessageTooLargeError, SerializationError } from "./errors.ts";
 
 /** Options of {@link BatchedSend}. */
 export interface BatchedSendOptions {
@@ -26,7 +26,7 @@ export interface BatchedSendOptions {
 
 /** A failure of one message that leaves the comm open. */
 function isMessageError(err: unknown): boolean {
-  return err instanceof SerializationError || err instanceof FrameTooLargeError;
+  return err instanceof SerializationError || err instanceof MessageTooLargeError;
 }
 
 /** Default interval between batches, in milliseconds. */

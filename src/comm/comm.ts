@@ -60,24 +60,46 @@ export interface Listener {
 /** Called with every accepted comm. */
 export type ConnectionHandler = (comm: Comm) => void;
 
+/**
+ * The TCP transport's size limits. Set the same on every process of a
+ * cluster: a frame above the reader's `maxFrameBytes` closes the connection.
+ */
+export interface FrameLimits {
+  /**
+   * A message larger than this is sent in several frames of at most this
+   * size, and a frame header announcing more closes the connection. Default
+   * {@link DEFAULT_MAX_FRAME_BYTES}.
+   */
+  maxFrameBytes?: number;
+  /**
+   * The largest message sent or accepted: sending more rejects with a
+   * `MessageTooLargeError` (the comm stays open); receiving more closes the
+   * connection. Default {@link DEFAULT_MAX_MESSAGE_BYTES}.
+   */
+  maxMessageBytes?: number;
+}
+
+/** Just the limits of `o` (options of a worker, scheduler or client), to pass to `connect` or `listen`. */
+export function frameLimitsOf(o: FrameLimits): FrameLimits {
+  return { maxFrameBytes: o.maxFrameBytes, maxMessageBytes: o.maxMessageBytes };
+}
+
 /** Options of `connect`. */
-export interface ConnectOptions {
+export interface ConnectOptions extends FrameLimits {
   /** Give up after this many milliseconds. Default 30,000 (Dask's `distributed.comm.timeouts.connect`). */
   timeoutMs?: number;
   /** Abort the attempt. */
   signal?: AbortSignal;
-  /** TCP: the largest frame sent or accepted, in bytes. Default {@link DEFAULT_MAX_FRAME_BYTES}. */
-  maxFrameBytes?: number;
 }
 
 /** Options of `listen`. */
-export interface ListenOptions {
-  /** TCP: the largest frame sent or accepted, in bytes. Default {@link DEFAULT_MAX_FRAME_BYTES}. */
-  maxFrameBytes?: number;
-}
+export type ListenOptions = FrameLimits;
 
-/** The default largest frame: 512 MiB. */
-export const DEFAULT_MAX_FRAME_BYTES = 512 * 1024 * 1024;
+/** The default largest frame: 64 MiB (Dask's shard size). */
+export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+/** The default largest message: 4 GiB − 1, about what one Node.js buffer holds. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 0xffff_ffff;
 
 /** Default connect timeout in milliseconds. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;

@@ -1,8 +1,9 @@
 /**
  * Errors of the transport layer. A {@link CommClosedError} or a
  * {@link ConnectError} means the network failed (the peer may be gone); a
- * {@link SerializationError} or {@link FrameTooLargeError} means the bytes or
- * the message were wrong, which retrying will not fix.
+ * {@link SerializationError}, {@link FrameTooLargeError} or
+ * {@link MessageTooLargeError} means the bytes or the message were wrong,
+ * which retrying will not fix.
  */
 
 /** Base class of every transport error. */
@@ -40,11 +41,29 @@ export class SerializationError extends CommError {
   override name = "SerializationError";
 }
 
-/** A frame is larger than the transport's `maxFrameBytes`. */
+/**
+ * A received frame header announces more than the transport's `maxFrameBytes`
+ * (a peer configured otherwise, or bytes that are not weft's framing).
+ */
 export class FrameTooLargeError extends CommError {
   override name = "FrameTooLargeError";
   constructor(
-    /** Size of the frame in bytes. */
+    /** Size announced by the header, in bytes. */
+    readonly bytes: number,
+    /** The limit it exceeds. */
+    readonly limit: number,
+  ) {
+    super(
+      `received a frame header announcing ${bytes} bytes: larger than maxFrameBytes (${limit})`,
+    );
+  }
+}
+
+/** A message is larger than the transport's `maxMessageBytes`. */
+export class MessageTooLargeError extends CommError {
+  override name = "MessageTooLargeError";
+  constructor(
+    /** Size of the message in bytes (on receipt: as far as it was read). */
     readonly bytes: number,
     /** The limit it exceeds. */
     readonly limit: number,
@@ -52,8 +71,8 @@ export class FrameTooLargeError extends CommError {
   ) {
     super(
       direction === "send"
-        ? `cannot send a frame of ${bytes} bytes: larger than maxFrameBytes (${limit})`
-        : `received a frame header announcing ${bytes} bytes: larger than maxFrameBytes (${limit})`,
+        ? `cannot send a message of ${bytes} bytes: larger than maxMessageBytes (${limit})`
+        : `received a message of at least ${bytes} bytes: larger than maxMessageBytes (${limit})`,
     );
   }
 }
@@ -67,7 +86,11 @@ export function isNetworkError(err: unknown): boolean {
   if (err instanceof ConnectError) return true;
   if (err instanceof CommClosedError) {
     const cause = err.cause;
-    return !(cause instanceof SerializationError || cause instanceof FrameTooLargeError);
+    return !(
+      cause instanceof SerializationError ||
+      cause instanceof FrameTooLargeError ||
+      cause instanceof MessageTooLargeError
+    );
   }
   return false;
 }

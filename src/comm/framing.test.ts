@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FrameTooLargeError } from "./errors.ts";
-import { FrameReader, frameHeader } from "./framing.ts";
+import { FrameTooLargeError, MessageTooLargeError } from "./errors.ts";
+import { FrameReader, frameHeader, framesOf } from "./framing.ts";
 
 function frames(...payloads: Buffer[]): Buffer {
   return Buffer.concat(payloads.flatMap((p) => [frameHeader(p.length), p]));
@@ -29,5 +29,45 @@ describe("FrameReader", () => {
   it("refuses a header above the limit", () => {
     const r = new FrameReader(8);
     expect(() => r.push(frameHeader(9))).toThrow(FrameTooLargeError);
+  });
+
+  it("reassembles a message sent in several frames, at any chunking", () => {
+    const big = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+    const bytes = Buffer.concat([
+      ...framesOf(big, 64),
+      ...framesOf(Buffer.from("after"), 64),
+      ...framesOf(big.subarray(0, 128), 64), // an exact multiple of the frame size
+    ]);
+    expect(framesOf(big, 64)).toHaveLength(2 * Math.ceil(1000 / 64));
+    for (const size of [1, 3, 63, 64, 65, 500, bytes.length]) {
+      const r = new FrameReader(64);
+      const out: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size) out.push(...r.push(bytes.subarray(i, i + size)));
+      expect(out).toHaveLength(3);
+      expect(out[0].equals(big), `chunks of ${size}`).toBe(true);
+      expect(out[1].toString()).toBe("after");
+      expect(out[2].equals(big.subarray(0, 128))).toBe(true);
+      expect(r.pendingBytes).toBe(0);
+      expect(r.expectedBytes).toBe(-1);
+    }
+  });
+
+  it("counts the frames already read of a message as pending", () => {
+    const r = new FrameReader(10);
+    r.push(
+      Buffer.concat([frameHeader(10, true), Buffer.alloc(10), frameHeader(10), Buffer.alloc(3)]),
+    );
+    expect(r.pendingBytes).toBe(13);
+    expect(r.expectedBytes).toBe(20);
+  });
+
+  it("refuses a message growing past the message limit", () => {
+    const r = new FrameReader(10, 25);
+    r.push(Buffer.concat([frameHeader(10, true), Buffer.alloc(10), frameHeader(10, true)]));
+    expect(() => r.push(Buffer.concat([Buffer.alloc(10), frameHeader(10)]))).toThrow(
+      MessageTooLargeError,
+    );
+    const whole = new FrameReader(100, 25);
+    expect(() => whole.push(frameHeader(26))).toThrow(/at least 26 bytes.*maxMessageBytes \(25\)/);
   });
 });

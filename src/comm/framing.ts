@@ -1,45 +1,81 @@
 /**
- * Length-prefixed framing: every frame is a 4-byte big-endian unsigned length
- * followed by that many bytes of payload.
+ * Length-prefixed framing: every frame is a 4-byte big-endian header followed
+ * by its payload. The header's low 31 bits are the payload's length; its high
+ * bit says that more frames of the same message follow. A message larger than
+ * a frame is cut into several (as Dask shards large frames), so that the
+ * frame limit bounds what one header can make a reader wait for, while the
+ * message limit bounds what a whole message may be.
  */
 
-import { FrameTooLargeError } from "./errors.ts";
+import { FrameTooLargeError, MessageTooLargeError } from "./errors.ts";
 
 /** Size of a frame header. */
 export const FRAME_HEADER_BYTES = 4;
 
 /** The largest length a header can express. */
-export const MAX_FRAME_LENGTH = 0xffff_ffff;
+export const MAX_FRAME_LENGTH = 0x7fff_ffff;
 
-/** The 4-byte header announcing a payload of `length` bytes. */
-export function frameHeader(length: number): Buffer {
+/** The header bit saying that the message goes on in the next frame. */
+const MORE_FRAMES = 0x8000_0000;
+
+/** The 4-byte header announcing a payload of `length` bytes; `more`: the message goes on. */
+export function frameHeader(length: number, more = false): Buffer {
   const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  header.writeUInt32BE(length, 0);
+  header.writeUInt32BE(more ? (length | MORE_FRAMES) >>> 0 : length, 0);
   return header;
 }
 
 /**
- * Cuts a byte stream into frames. Feed it chunks as they arrive; it returns the
- * complete payloads, copying only when a frame spans several chunks.
+ * The frames of one message: `[header, payload piece, header, piece, …]`,
+ * pieces of at most `maxFrameBytes` (views of `payload`, not copies).
+ */
+export function framesOf(payload: Uint8Array, maxFrameBytes: number): Uint8Array[] {
+  if (payload.length <= maxFrameBytes) return [frameHeader(payload.length), payload];
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < payload.length; at += maxFrameBytes) {
+    const end = Math.min(at + maxFrameBytes, payload.length);
+    out.push(frameHeader(end - at, end < payload.length), payload.subarray(at, end));
+  }
+  return out;
+}
+
+/**
+ * Cuts a byte stream into messages. Feed it chunks as they arrive; it returns
+ * the complete messages' payloads, copying only when a frame spans several
+ * chunks or a message several frames.
  */
 export class FrameReader {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private expected = -1;
+  private more = false;
+  /** The frames read so far of a message that goes on. */
+  private parts: Buffer[] = [];
+  private partsBytes = 0;
 
-  constructor(private readonly maxFrameBytes: number) {}
+  constructor(
+    private readonly maxFrameBytes: number,
+    private readonly maxMessageBytes: number = Number.POSITIVE_INFINITY,
+  ) {}
 
-  /** Bytes received that do not form a complete frame yet. */
+  /** Bytes received that do not form a complete message yet. */
   get pendingBytes(): number {
-    return this.buffered;
+    return this.buffered + this.partsBytes;
   }
 
-  /** The payload size announced by the pending header, or -1 if no header was read yet. */
+  /**
+   * The size of the pending message as far as its headers tell (the frames
+   * read plus the one announced), or -1 if no header of it was read yet.
+   */
   get expectedBytes(): number {
-    return this.expected;
+    return this.expected < 0 ? -1 : this.partsBytes + this.expected;
   }
 
-  /** Add a chunk; returns the payloads completed by it. Throws `FrameTooLargeError`. */
+  /**
+   * Add a chunk; returns the message payloads completed by it. Throws
+   * `FrameTooLargeError` for a header above the frame limit and
+   * `MessageTooLargeError` for a message growing past the message limit.
+   */
   push(chunk: Buffer): Buffer[] {
     const out: Buffer[] = [];
     if (chunk.length === 0) return out;
@@ -48,18 +84,52 @@ export class FrameReader {
     for (;;) {
       if (this.expected < 0) {
         if (this.buffered < FRAME_HEADER_BYTES) break;
-        const header = this.take(FRAME_HEADER_BYTES);
-        const length = header.readUInt32BE(0);
+        const word = this.take(FRAME_HEADER_BYTES).readUInt32BE(0);
+        const length = word & MAX_FRAME_LENGTH;
         if (length > this.maxFrameBytes) {
-          throw new FrameTooLargeError(length, this.maxFrameBytes, "receive");
+          throw new FrameTooLargeError(length, this.maxFrameBytes);
+        }
+        if (this.partsBytes + length > this.maxMessageBytes) {
+          throw new MessageTooLargeError(this.partsBytes + length, this.maxMessageBytes, "receive");
         }
         this.expected = length;
+        this.more = word >= MORE_FRAMES;
       }
       if (this.buffered < this.expected) break;
-      out.push(this.take(this.expected));
+      const length = this.expected;
       this.expected = -1;
+      if (this.more || this.parts.length > 0) {
+        // A message of several frames is copied once, when complete.
+        this.takeViews(length, this.parts);
+        this.partsBytes += length;
+        if (!this.more) {
+          out.push(Buffer.concat(this.parts, this.partsBytes));
+          this.parts = [];
+          this.partsBytes = 0;
+        }
+      } else {
+        out.push(this.take(length));
+      }
     }
     return out;
+  }
+
+  /** Remove the first `n` buffered bytes, appending views of them to `into`. */
+  private takeViews(n: number, into: Buffer[]): void {
+    let left = n;
+    while (left > 0) {
+      const c = this.chunks[0];
+      if (c.length <= left) {
+        into.push(c);
+        this.chunks.shift();
+        left -= c.length;
+      } else {
+        into.push(c.subarray(0, left));
+        this.chunks[0] = c.subarray(left);
+        left = 0;
+      }
+    }
+    this.buffered -= n;
   }
 
   /** Remove and return the first `n` buffered bytes. */

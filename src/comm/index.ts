@@ -7,6 +7,9 @@ export {
   type ConnectOptions,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type FrameLimits,
+  frameLimitsOf,
   type Listener,
   type ListenOptions,
 } from "./comm.ts";
@@ -18,6 +21,7 @@ export {
   ConnectError,
   FrameTooLargeError,
   isNetworkError,
+  MessageTooLargeError,
   SerializationError,
 } from "./errors.ts";
 export { DEFAULT_INPROC_NAME } from "./inproc.ts";

@@ -8,6 +8,7 @@ import {
   ConnectError,
   FrameTooLargeError,
   isNetworkError,
+  MessageTooLargeError,
   SerializationError,
 } from "./errors.ts";
 import { frameHeader } from "./framing.ts";
@@ -19,12 +20,18 @@ afterEach(async () => {
 });
 
 /** A listener whose accepted comm is given to the test, and a raw socket to it. */
-async function rawPeer(maxFrameBytes?: number): Promise<{ socket: Socket; server: Comm }> {
+async function rawPeer(
+  maxFrameBytes?: number,
+  maxMessageBytes?: number,
+): Promise<{ socket: Socket; server: Comm }> {
   let accepted!: (c: Comm) => void;
   const serverP = new Promise<Comm>((r) => {
     accepted = r;
   });
-  const listener = await listen("tcp://127.0.0.1:0", (c) => accepted(c), { maxFrameBytes });
+  const listener = await listen("tcp://127.0.0.1:0", (c) => accepted(c), {
+    maxFrameBytes,
+    maxMessageBytes,
+  });
   const { host, port } = parseHostPort(listener.address);
   const socket = netConnect({ host, port });
   await new Promise((r) => socket.once("connect", r));
@@ -97,17 +104,38 @@ describe("tcp transport", () => {
     expect(await server.recv()).toEqual({ hello: "world", n: [1, 2, 3] });
   });
 
-  it("sending more than maxFrameBytes rejects and leaves the comm open", async () => {
+  it("a message larger than maxFrameBytes goes in several frames and arrives whole", async () => {
     const p = await commPair("tcp://127.0.0.1:0", { maxFrameBytes: 1000 });
     cleanup.push(async () => {
       p.client.abort();
       await p.listener.close();
     });
+    const big = Uint8Array.from({ length: 100_000 }, (_, i) => i % 253);
+    await p.client.send({ big, after: "x" });
+    await p.client.send("small");
+    expect(await p.server.recv()).toEqual({ big, after: "x" });
+    expect(await p.server.recv()).toBe("small");
+  });
+
+  it("sending more than maxMessageBytes rejects and leaves the comm open", async () => {
+    const p = await commPair("tcp://127.0.0.1:0", { maxMessageBytes: 1000 });
+    cleanup.push(async () => {
+      p.client.abort();
+      await p.listener.close();
+    });
     const err = await p.client.send(new Uint8Array(2000)).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(FrameTooLargeError);
-    expect((err as FrameTooLargeError).bytes).toBeGreaterThan(2000);
+    expect(err).toBeInstanceOf(MessageTooLargeError);
+    expect((err as MessageTooLargeError).bytes).toBeGreaterThan(2000);
     await p.client.send("small");
     expect(await p.server.recv()).toBe("small");
+  });
+
+  it("receiving more than maxMessageBytes closes the comm with a MessageTooLargeError", async () => {
+    const { socket, server } = await rawPeer(1024, 1500);
+    socket.write(Buffer.concat([frameHeader(1000, true), Buffer.alloc(1000), frameHeader(1000)]));
+    const err = await iterationError(server);
+    expect(err).toBeInstanceOf(MessageTooLargeError);
+    expect(isNetworkError(await server.recv().catch((e: unknown) => e))).toBe(false);
   });
 
   it("a message that cannot be encoded rejects with a SerializationError; the comm stays open", async () => {
@@ -161,6 +189,12 @@ describe("tcp transport", () => {
     );
     await expect(listen("tcp://127.0.0.1:0", () => {}, { maxFrameBytes: 0 })).rejects.toThrow(
       RangeError,
+    );
+    await expect(listen("tcp://127.0.0.1:0", () => {}, { maxFrameBytes: 2 ** 31 })).rejects.toThrow(
+      /maxFrameBytes must be an integer from 1 to 2147483647/,
+    );
+    await expect(listen("tcp://127.0.0.1:0", () => {}, { maxMessageBytes: 1.5 })).rejects.toThrow(
+      /maxMessageBytes must be a positive integer/,
     );
   });
 });

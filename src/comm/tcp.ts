@@ -1,6 +1,7 @@
 /**
- * The TCP transport: `tcp://host:port`, one message per frame (a 4-byte
- * big-endian length, then the msgpack payload of {@link encodeMessage}).
+ * The TCP transport: `tcp://host:port`; each message is the msgpack payload of
+ * {@link encodeMessage}, in one frame or, when larger than `maxFrameBytes`,
+ * several (see `framing.ts`).
  */
 
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
@@ -11,12 +12,14 @@ import {
   type ConnectOptions,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type FrameLimits,
   type Listener,
   type ListenOptions,
 } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
-import { CommAbortedError, CommClosedError, ConnectError, FrameTooLargeError } from "./errors.ts";
-import { FrameReader, frameHeader, MAX_FRAME_LENGTH } from "./framing.ts";
+import { CommAbortedError, CommClosedError, ConnectError, MessageTooLargeError } from "./errors.ts";
+import { FrameReader, framesOf, MAX_FRAME_LENGTH } from "./framing.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
@@ -28,14 +31,19 @@ export function tcpAddress(host: string | undefined, port: number | undefined): 
   return h.includes(":") ? `tcp://[${h}]:${port ?? 0}` : `tcp://${h}:${port ?? 0}`;
 }
 
-function checkMaxFrameBytes(n: number | undefined): number {
-  const max = n ?? DEFAULT_MAX_FRAME_BYTES;
-  if (!Number.isInteger(max) || max < 1 || max > MAX_FRAME_LENGTH) {
+/** The limits of `options`, defaults filled in; throws a `RangeError` for bad ones. */
+function resolveFrameLimits(options: FrameLimits): Required<FrameLimits> {
+  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  if (!Number.isInteger(maxFrameBytes) || maxFrameBytes < 1 || maxFrameBytes > MAX_FRAME_LENGTH) {
     throw new RangeError(
-      `maxFrameBytes must be an integer from 1 to ${MAX_FRAME_LENGTH}, got ${max}`,
+      `maxFrameBytes must be an integer from 1 to ${MAX_FRAME_LENGTH}, got ${maxFrameBytes}`,
     );
   }
-  return max;
+  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
+    throw new RangeError(`maxMessageBytes must be a positive integer, got ${maxMessageBytes}`);
+  }
+  return { maxFrameBytes, maxMessageBytes };
 }
 
 /** A comm over a connected socket. */
@@ -48,10 +56,10 @@ export class TcpComm extends CommBase {
 
   constructor(
     private readonly socket: Socket,
-    private readonly maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES,
+    private readonly limits: Required<FrameLimits> = resolveFrameLimits({}),
   ) {
     super();
-    this.reader = new FrameReader(maxFrameBytes);
+    this.reader = new FrameReader(limits.maxFrameBytes, limits.maxMessageBytes);
     this.localAddress = tcpAddress(socket.localAddress, socket.localPort);
     this.peerAddress = tcpAddress(socket.remoteAddress, socket.remotePort);
     socket.setNoDelay(true);
@@ -106,14 +114,16 @@ export class TcpComm extends CommBase {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (payload.length > this.maxFrameBytes) {
-      return Promise.reject(new FrameTooLargeError(payload.length, this.maxFrameBytes, "send"));
+    const { maxFrameBytes, maxMessageBytes } = this.limits;
+    if (payload.length > maxMessageBytes) {
+      return Promise.reject(new MessageTooLargeError(payload.length, maxMessageBytes, "send"));
     }
     return new Promise<void>((resolve, reject) => {
       const socket = this.socket;
+      const frames = framesOf(payload, maxFrameBytes);
       socket.cork();
-      socket.write(frameHeader(payload.length));
-      socket.write(payload, (err) => {
+      for (let i = 0; i < frames.length - 1; i++) socket.write(frames[i]);
+      socket.write(frames[frames.length - 1], (err) => {
         if (err)
           reject(
             new CommClosedError(`send to ${this.peerAddress} failed: ${err.message}`, {
@@ -147,7 +157,7 @@ export class TcpComm extends CommBase {
 
 /** Connect to `tcp://host:port`. Rejects with a {@link ConnectError}. */
 export function connectTcp(address: string, options: ConnectOptions = {}): Promise<Comm> {
-  const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes);
+  const limits = resolveFrameLimits(options);
   const { host, port } = parseHostPort(splitScheme(address).location);
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const signal = options.signal;
@@ -169,7 +179,7 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
       fail(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
     const onConnect = () => {
       cleanup();
-      resolve(new TcpComm(socket, maxFrameBytes));
+      resolve(new TcpComm(socket, limits));
     };
     const onError = (err: NodeJS.ErrnoException) => {
       const code = err.code ?? null;
@@ -208,11 +218,11 @@ export async function listenTcp(
   handler: ConnectionHandler,
   options: ListenOptions = {},
 ): Promise<Listener> {
-  const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes);
+  const limits = resolveFrameLimits(options);
   const { host, port } = parseHostPort(splitScheme(address).location, 0);
   const server = createServer({ noDelay: true }, (socket) => {
     if (socket.destroyed) return;
-    handler(new TcpComm(socket, maxFrameBytes));
+    handler(new TcpComm(socket, limits));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

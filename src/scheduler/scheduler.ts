@@ -112,8 +112,10 @@ export class Scheduler implements SessionHost {
   async listen(): Promise<this> {
     if (this.statusValue !== "init")
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
+    const { maxFrameBytes, maxMessageBytes } = this.options;
     this.listener = await listen(this.options.listen, (comm) => this.accept(comm), {
-      maxFrameBytes: this.options.maxFrameBytes,
+      maxFrameBytes,
+      maxMessageBytes,
     });
     this.statusValue = "running";
     const ttl = this.options.workerTtlMs;

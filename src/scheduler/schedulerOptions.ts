@@ -1,6 +1,7 @@
 /** The options of a {@link Scheduler} server and their defaults. */
 
 import { type Logger, pino } from "pino";
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
 
 /** Options of the scheduler server. */
@@ -20,8 +21,10 @@ export interface SchedulerOptions {
   workerTtlMs?: number;
   /** A connection must say who it is (its first message) within this many ms. Default 10,000. */
   handshakeTimeoutMs?: number;
-  /** TCP: the largest frame sent or accepted, in bytes. Default 512 MiB. */
+  /** TCP: messages go in frames of at most this many bytes. Default 64 MiB (see `FrameLimits`). */
   maxFrameBytes?: number;
+  /** TCP: the largest message sent or accepted, in bytes. Default 4 GiB − 1 (see `FrameLimits`). */
+  maxMessageBytes?: number;
   /** Where to log. Default: a pino logger named `weft.scheduler` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
 }
@@ -55,7 +58,8 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     workerTtlMs: ttl,
     handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
-    maxFrameBytes: o.maxFrameBytes ?? 512 * 1024 * 1024,
+    maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+    maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     logger:
       o.logger ??
       pino(

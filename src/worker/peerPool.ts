@@ -1,14 +1,14 @@
 /** One rpc connection per peer, opened on first use and reused. */
 
+import type { FrameLimits } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import type { CommLogger } from "../comm/rpc.ts";
 import { type RpcClient, rpc } from "../comm/rpc.ts";
 import { raceSignal } from "./raceSignal.ts";
 
 /** Options of {@link PeerPool}. */
-export interface PeerPoolOptions {
+export interface PeerPoolOptions extends FrameLimits {
   connectTimeoutMs: number;
-  maxFrameBytes: number;
   logger?: CommLogger;
 }
 
@@ -37,6 +37,7 @@ export class PeerPool {
     const p = connect(address, {
       timeoutMs: this.options.connectTimeoutMs,
       maxFrameBytes: this.options.maxFrameBytes,
+      maxMessageBytes: this.options.maxMessageBytes,
     }).then((comm) => {
       const client = rpc(comm, this.options.logger);
       void comm.closed.then(() => {

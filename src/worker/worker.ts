@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
-import type { Comm, Listener } from "../comm/comm.ts";
+import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
 import { connect, listen } from "../comm/connect.ts";
 import { isNetworkError } from "../comm/errors.ts";
 import { serveRpc } from "../comm/rpc.ts";
@@ -134,7 +134,7 @@ export class Worker extends BaseWorker {
     this.gate = new SlotGate(o.nthreads);
     this.peers = new PeerPool({
       connectTimeoutMs: o.connectTimeoutMs,
-      maxFrameBytes: o.maxFrameBytes,
+      ...frameLimitsOf(o),
       logger,
     });
     this.dataServer = new DataServer(this, o.transferOutgoingCountLimit);
@@ -192,9 +192,7 @@ export class Worker extends BaseWorker {
               maxSecededThreads: o.maxSecededThreads,
               onThreadError: (err) => this.logger.error({ err }, "a pool thread failed"),
             });
-      this.listener = await listen(o.listen, (comm) => this.servePeer(comm), {
-        maxFrameBytes: o.maxFrameBytes,
-      });
+      this.listener = await listen(o.listen, (comm) => this.servePeer(comm), frameLimitsOf(o));
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
       await this.register();
       if (this.closePromise !== null) throw new Error("the worker was closed while starting");
@@ -221,10 +219,7 @@ export class Worker extends BaseWorker {
 
   private async register(): Promise<void> {
     const o = this.options;
-    const comm = await connect(o.scheduler, {
-      timeoutMs: o.connectTimeoutMs,
-      maxFrameBytes: o.maxFrameBytes,
-    });
+    const comm = await connect(o.scheduler, { timeoutMs: o.connectTimeoutMs, ...frameLimitsOf(o) });
     this.schedulerComm = comm;
     const msg: RegisterWorkerMsg = {
       op: "register-worker",

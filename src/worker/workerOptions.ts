@@ -4,6 +4,7 @@ import { availableParallelism } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Logger, pino } from "pino";
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
@@ -47,8 +48,10 @@ export interface WorkerOptions {
   batchedSendIntervalMs?: number;
   /** Timeout to connect to the scheduler or a peer, in ms. Default 30,000. */
   connectTimeoutMs?: number;
-  /** The largest TCP frame sent or accepted, in bytes. Default 512 MiB. */
+  /** TCP: messages go in frames of at most this many bytes. Default 64 MiB (see `FrameLimits`). */
   maxFrameBytes?: number;
+  /** TCP: the largest message sent or accepted, in bytes. Default 4 GiB − 1 (see `FrameLimits`). */
+  maxMessageBytes?: number;
   /** Where to log. Default: a pino logger named `weft.worker` at level `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
 }
@@ -132,7 +135,8 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     heartbeatIntervalMs: positiveInt("heartbeatIntervalMs", o.heartbeatIntervalMs ?? 1000),
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     connectTimeoutMs: positiveInt("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
-    maxFrameBytes: positiveInt("maxFrameBytes", o.maxFrameBytes ?? 512 * 1024 * 1024),
+    maxFrameBytes: positiveInt("maxFrameBytes", o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES),
+    maxMessageBytes: positiveInt("maxMessageBytes", o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
     logger: o.logger ?? pino({ name: "weft.worker", level: process.env.WEFT_LOG_LEVEL ?? "info" }),
   };
 }
