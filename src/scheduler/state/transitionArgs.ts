@@ -18,6 +18,11 @@ export interface ErredArgs {
   readonly traceback: unknown;
   readonly exceptionText: string;
   readonly tracebackText: string;
+  /**
+   * The worker the task is processing on does not know it failed (the
+   * scheduler decided it): tell that worker to drop the task.
+   */
+  readonly releaseOnWorker?: boolean;
 }
 
 /** Extra arguments some transitions take when a handler calls them directly. */

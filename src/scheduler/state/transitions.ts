@@ -223,7 +223,8 @@ function processingErred(s: SchedulerState, ts: TaskState, args: TransitionArgs 
     assert(ts.whoHas.size === 0, "processing task is in memory");
     assert(ts.waitingOn.size === 0, "processing task is waiting on dependencies");
   }
-  exitProcessing(s, ts);
+  const ws = exitProcessing(s, ts);
+  if (ws !== null && args?.kind === "erred" && args.releaseOnWorker === true) freeKeysOn(s, ws, ts);
   propagateErred(s, ts, args);
 }
 

@@ -117,6 +117,46 @@ describe("task-erred", () => {
     const out = s.handleStimulus(t.taskErred("w1", "x", 7));
     expect(t.summarize(out)).toEqual(["w1 free-keys x", "w1 compute-task x"]);
   });
+
+  /** `x` in memory on w1; `y(x)`, bound to w2 by a resource, processing there. */
+  function fetching(retries = 0): SchedulerState {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2", 1, { R: 1 }));
+    s.handleStimulus(
+      t.updateGraph("c", { x: t.task(), y: t.task(["x"], { resources: { R: 1 }, retries }) }, [
+        "y",
+      ]),
+    );
+    s.handleStimulus(t.taskFinished("w1", "x", 1));
+    expect(s.tasks.get("y")?.processingOn?.address).toBe("w2");
+    return s;
+  }
+
+  test("of an input a worker could not fetch, errs its tasks needing it there and frees them", () => {
+    const s = fetching();
+    const out = s.handleStimulus(t.taskErred("w2", "x", -1, "RemoteError: too large"));
+    // x, needed by nothing any more, is released as after any error.
+    expect(t.summarize(out)).toEqual(["w2 free-keys y", "client:c task-erred y", "w1 free-keys x"]);
+    const y = s.tasks.get("y");
+    expect(y?.state).toBe("erred");
+    expect(y?.exceptionText).toBe("RemoteError: too large (while fetching its input x)");
+    s.validateState();
+  });
+
+  test("of an input a worker could not fetch, retries the tasks needing it while retries last", () => {
+    const s = fetching(1);
+    const out = s.handleStimulus(t.taskErred("w2", "x", -1));
+    expect(t.summarize(out)).toEqual(["w2 free-keys y", "w2 compute-task y"]);
+    expect(s.tasks.get("y")?.retries).toBe(0);
+    s.validateState();
+  });
+
+  test("from a holder of the key, or of a real run, is not taken for a failed fetch", () => {
+    const s = fetching();
+    expect(s.handleStimulus(t.taskErred("w1", "x", -1))).toEqual([]);
+    expect(s.handleStimulus(t.taskErred("w2", "x", 1))).toEqual([]);
+    expect(s.tasks.get("y")?.state).toBe("processing");
+  });
 });
 
 describe("add-keys, release-worker-data, request-refresh-who-has", () => {

@@ -16,10 +16,12 @@ import type {
   TaskFinishedMsg,
   WorkerToSchedulerMessage,
 } from "../../protocol/messagesWorker.ts";
+import { RUN_ID_SENTINEL } from "../../worker/state/taskState.ts";
 import { addReplica, removeReplica } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { handleStealResponse } from "./stealing.ts";
+import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 import { registerWorker, workerStatusChange } from "./workerLifecycle.ts";
 
@@ -115,11 +117,53 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
 /** `task-erred` (Dask's `stimulus_task_erred`): retry while `retries` last, else err. */
 function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
   const ts = s.tasks.get(msg.key);
-  if (ts === undefined || ts.state !== "processing") return;
+  if (ts === undefined) return;
+  if (ts.state === "memory" && msg.runId === RUN_ID_SENTINEL && !ts.whoHas.has(ws)) {
+    inputUnfetchable(s, ws, ts, msg);
+    return;
+  }
+  if (ts.state !== "processing") return;
   if (ts.runId !== msg.runId) {
     if (ts.processingOn === ws) s.recommend(ts, "released");
     return;
   }
+  retryOrErr(s, ts, ws, msg, false);
+}
+
+/**
+ * A worker could not fetch `ts` from a holder for a reason other than the
+ * network (the answer could not be sent or read: larger than
+ * `maxMessageBytes`, say). Its state machine errs its copy, as Dask's does,
+ * and its tasks that need `ts` would then wait forever (Dask's open deadlock,
+ * dask/distributed#7060). Instead they retry or fail with that error.
+ */
+function inputUnfetchable(
+  s: SchedulerState,
+  ws: WorkerInfo,
+  ts: TaskState,
+  msg: TaskErredMsg,
+): void {
+  const why: TaskErredMsg = {
+    ...msg,
+    exceptionText: `${msg.exceptionText} (while fetching its input ${ts.key})`,
+  };
+  for (const dts of [...ts.dependents]) {
+    if (dts.state === "processing" && dts.processingOn === ws) retryOrErr(s, dts, ws, why, true);
+  }
+}
+
+/**
+ * `ts`, processing on `ws`, failed: back to waiting while it has retries
+ * left, else erred. `releaseOnWorker`: the worker does not know the task
+ * failed, so it is told to drop it.
+ */
+function retryOrErr(
+  s: SchedulerState,
+  ts: TaskState,
+  ws: WorkerInfo,
+  msg: TaskErredMsg,
+  releaseOnWorker: boolean,
+): void {
   if (ts.retries > 0) {
     ts.retries--;
     s.transition(ts, "waiting");
@@ -132,6 +176,7 @@ function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
     traceback: msg.traceback ?? null,
     exceptionText: msg.exceptionText,
     tracebackText: msg.tracebackText,
+    releaseOnWorker,
   });
 }
 
