@@ -34,3 +34,37 @@ export const flaky = defineTask("flaky", (id: string, failures: number, value: n
   if (n <= failures) throw new ValueError(`attempt ${n} of ${id} failed`);
   return value;
 });
+
+/** What {@link tangled} returns. */
+export interface Tangled {
+  cyc: { n: number; self?: unknown };
+  pair: object[];
+  sparse: number[];
+  proto: object;
+}
+
+/** A value only the structured-clone algorithm carries whole: a cycle, a shared object, holes, a `__proto__` key. */
+export const tangled = defineTask("tangled", (): Tangled => {
+  const cyc: Tangled["cyc"] = { n: 1 };
+  cyc.self = cyc;
+  const shared = { x: 1 };
+  const sparse = [1];
+  sparse[3] = 4;
+  return { cyc, pair: [shared, shared], sparse, proto: JSON.parse('{"__proto__": 1}') as object };
+});
+
+/** What of a {@link tangled} value survived, as the task receiving it sees it. */
+export const inspectTangled = defineTask("inspectTangled", (v: Tangled) => ({
+  cycle: v.cyc.self === v.cyc,
+  shared: v.pair[0] === v.pair[1],
+  hole: !(1 in v.sparse) && v.sparse.length === 4,
+  protoKey: Object.keys(v.proto).join(),
+}));
+
+/** `n` bytes `i % 251`. */
+export const bytes = defineTask("bytes", (n: number) =>
+  Uint8Array.from({ length: n }, (_, i) => i % 251),
+);
+
+/** The sum of the bytes. */
+export const byteSum = defineTask("byteSum", (b: Uint8Array) => b.reduce((a, x) => a + x, 0));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
@@ -80,5 +81,40 @@ describe("wire codec", () => {
     expect(() => decodeMessage(new Uint8Array([0xd4, 0x6d, 0x00, 0x01]))).toThrow(
       SerializationError,
     );
+  });
+
+  it("a ClonedValue crosses with the structured-clone algorithm's fidelity", () => {
+    const cyc: Record<string, unknown> = { n: 1 };
+    cyc.self = cyc;
+    const shared = { x: 1 };
+    const sparse = [1];
+    sparse[3] = 4;
+    const proto = JSON.parse('{"__proto__": 1}') as unknown;
+    const value = { cyc, pair: [shared, shared], sparse, proto, z: -0, big: 2n ** 70n };
+    const out = roundTrip({ op: "x", data: new Map([["k", new ClonedValue(value)]]) }) as {
+      data: Map<string, ClonedValue>;
+    };
+    const got = out.data.get("k");
+    expect(got).toBeInstanceOf(ClonedValue);
+    const v = got?.value as typeof value;
+    expect(v.cyc.self).toBe(v.cyc);
+    expect(v.pair[0]).toBe(v.pair[1]);
+    expect(1 in v.sparse).toBe(false);
+    expect(v.sparse).toHaveLength(4);
+    expect(Object.keys(v.proto as object)).toEqual(["__proto__"]);
+    expect(Object.is(v.z, -0)).toBe(true);
+    expect(v.big).toBe(2n ** 70n);
+  });
+
+  it("a ClonedValue that cannot be cloned is a SerializationError", () => {
+    expect(() => encodeMessage(new ClonedValue({ f: () => 1 }))).toThrow(
+      /cannot encode message: cannot clone a value/,
+    );
+    try {
+      encodeMessage(new ClonedValue(Symbol("s")));
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(SerializationError);
+    }
   });
 });

@@ -16,11 +16,16 @@
  * - `-0` (which msgpackr would write as the integer 0) is written as extension
  *   0x7a (`'z'`), so that it comes back `-0`.
  * - Holes of sparse arrays come back `undefined`.
+ * - A {@link ClonedValue} is extension 0x76 (`'v'`) holding the bytes of
+ *   `v8.serialize` of its value: task values keep the structured-clone
+ *   algorithm's fidelity (cycles, shared references, holes).
  * - Decoding a map key `"__proto__"` yields `"__proto_"` (msgpackr's guard; the
  *   client refuses such keys before they reach the wire).
  */
 
+import { deserialize, serialize } from "node:v8";
 import { addExtension, Packr, Unpackr } from "msgpackr";
+import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
 
 /** Extension type of a `Map`. */
@@ -28,6 +33,26 @@ export const MAP_EXTENSION_TYPE = 0x6d;
 
 /** Extension type of `-0`. */
 export const NEGATIVE_ZERO_EXTENSION_TYPE = 0x7a;
+
+/** Extension type of a {@link ClonedValue}. */
+export const CLONED_VALUE_EXTENSION_TYPE = 0x76;
+
+addExtension({
+  Class: ClonedValue,
+  type: CLONED_VALUE_EXTENSION_TYPE,
+  pack(v: ClonedValue): Buffer {
+    try {
+      return serialize(v.value);
+    } catch (err) {
+      throw new SerializationError(`cannot clone a value: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  },
+  unpack(bytes: Buffer): ClonedValue {
+    return new ClonedValue(deserialize(bytes));
+  },
+});
 
 /** `-0` on its way to the wire. */
 class WireNegativeZero {}
@@ -92,7 +117,8 @@ function isLeafObject(v: object): boolean {
     v instanceof ArrayBuffer ||
     v instanceof Date ||
     v instanceof RegExp ||
-    v instanceof Error
+    v instanceof Error ||
+    v instanceof ClonedValue
   );
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ClonedValue } from "../comm/clonedValue.ts";
 import type { Comm } from "../comm/comm.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { DataServer, parseGetDataResponse } from "./dataServer.ts";
@@ -31,8 +32,8 @@ describe("DataServer", () => {
     expect(server.getData({ keys: ["a", "b", "zzz"] }, ctx)).toEqual({
       status: "OK",
       data: new Map<string, unknown>([
-        ["a", 1],
-        ["b", "two"],
+        ["a", new ClonedValue(1)],
+        ["b", new ClonedValue("two")],
       ]),
     });
     expect(server.outgoingCount).toBe(1);
@@ -96,6 +97,12 @@ describe("parseGetDataResponse", () => {
       data: new Map([["a", 1]]),
     });
     expect(parseGetDataResponse({ status: "busy" }, wanted, "p")).toEqual({ status: "busy" });
+  });
+  it("unwraps cloned values", () => {
+    const value = { v: 1 };
+    const data = new Map([["a", new ClonedValue(value)]]);
+    const parsed = parseGetDataResponse({ status: "OK", data }, wanted, "p");
+    expect(parsed.status === "OK" && parsed.data.get("a")).toBe(value);
   });
   it("throws for anything else", () => {
     expect(() => parseGetDataResponse(null, wanted, "p")).toThrow(/not an object/);

@@ -6,11 +6,12 @@
  * peer retries later.
  */
 
+import { ClonedValue } from "../comm/clonedValue.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { getAddressHost } from "../util/address.ts";
 import type { WorkerState } from "./state/workerState.ts";
 
-/** The answer to `get_data`. */
+/** The answer to `get_data` (on the wire each value is a {@link ClonedValue}). */
 export type GetDataResponse =
   | { readonly status: "OK"; readonly data: Map<string, unknown> }
   | { readonly status: "busy" };
@@ -68,7 +69,7 @@ export class DataServer {
     let bytes = 0;
     for (const key of keys as string[]) {
       if (!state.data.has(key)) continue;
-      data.set(key, state.data.get(key));
+      data.set(key, new ClonedValue(state.data.get(key)));
       bytes += state.tasks.get(key)?.nbytes ?? 0;
     }
     this.outgoingCount++;
@@ -85,7 +86,7 @@ export class DataServer {
 
 /**
  * Check a `get_data` answer: busy, or the values of the requested keys (other
- * keys are dropped). Throws for anything else.
+ * keys are dropped), unwrapped. Throws for anything else.
  */
 export function parseGetDataResponse(
   response: unknown,
@@ -111,7 +112,7 @@ export function parseGetDataResponse(
     throw new TypeError(`unexpected get_data answer from ${peer}: data is not a map`);
   const out = new Map<string, unknown>();
   for (const [k, v] of entries) {
-    if (typeof k === "string" && requested.has(k)) out.set(k, v);
+    if (typeof k === "string" && requested.has(k)) out.set(k, ClonedValue.unwrap(v));
   }
   return { status: "OK", data: out };
 }

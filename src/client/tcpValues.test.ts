@@ -1,0 +1,114 @@
+/**
+ * Task values over TCP: they cross between workers, and to the client, with
+ * the structured-clone algorithm, in several frames when large, and a value
+ * too large to send fails its dependents instead of leaving them waiting.
+ */
+
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import { Worker } from "../worker/worker.ts";
+import type { WorkerOptions } from "../worker/workerOptions.ts";
+import { Client } from "./client.ts";
+import { RemoteTaskError } from "./errors.ts";
+import { CLIENT_TEST_TASKS } from "./testCluster.ts";
+import { byteSum, bytes, inc, inspectTangled, tangled } from "./testTasks.ts";
+
+const silent = pino({ level: "silent" });
+const toClose: { close(): Promise<unknown> }[] = [];
+
+afterEach(async () => {
+  for (const x of toClose.splice(0).reverse()) await x.close();
+});
+
+/**
+ * A scheduler and two TCP workers running the client test tasks, validation
+ * on: worker A has resource `A`, worker B resource `B`, so that a task can be
+ * made to run on one and its dependent on the other.
+ */
+async function twoWorkersAB(
+  worker: Partial<WorkerOptions> = {},
+): Promise<{ client: Client; check(): void }> {
+  const scheduler = await Scheduler.start({
+    listen: "tcp://127.0.0.1:0",
+    validate: true,
+    logger: silent,
+  });
+  toClose.push(scheduler);
+  const workers = await Promise.all(
+    ["A", "B"].map((name) =>
+      Worker.create({
+        scheduler: scheduler.address,
+        listen: "tcp://127.0.0.1:0",
+        nthreads: 1,
+        executor: "inline",
+        taskModules: [CLIENT_TEST_TASKS],
+        resources: { [name]: 1 },
+        validate: true,
+        logger: silent,
+        ...worker,
+      }),
+    ),
+  );
+  toClose.push(...workers);
+  const client = await Client.connect(scheduler.address, { logger: silent });
+  toClose.push(client);
+  return {
+    client,
+    check() {
+      scheduler.state.validateState();
+      for (const w of workers) w.state.validateState();
+    },
+  };
+}
+
+const onA = { pure: false, resources: { A: 1 } } as const;
+const onB = { pure: false, resources: { B: 1 } } as const;
+
+describe("task values over TCP", () => {
+  it("cross between workers and to the client as structured clones", async () => {
+    const { client, check } = await twoWorkersAB();
+    const value = client.submitWith(onA, tangled);
+    expect(await client.submitWith(onB, inspectTangled, value)).toEqual({
+      cycle: true,
+      shared: true,
+      hole: true,
+      protoKey: "__proto__",
+    });
+    const got = await value;
+    expect(got.cyc.self).toBe(got.cyc);
+    expect(got.pair[0]).toBe(got.pair[1]);
+    expect(1 in got.sparse).toBe(false);
+    expect((await client.counters()).keysTransferred).toBe(1);
+    check();
+  });
+
+  it("a value larger than maxFrameBytes moves between workers in several frames", async () => {
+    const { client, check } = await twoWorkersAB({ maxFrameBytes: 10_000 });
+    const b = client.submitWith(onA, bytes, 100_000);
+    let expected = 0;
+    for (let i = 0; i < 100_000; i++) expected += i % 251;
+    expect(await client.submitWith(onB, byteSum, b)).toBe(expected);
+    expect((await b).length).toBe(100_000); // to the client too
+    check();
+  });
+
+  it("a value larger than maxMessageBytes fails its dependent with the reason; the cluster goes on", async () => {
+    const { client, check } = await twoWorkersAB({ maxMessageBytes: 50_000 });
+    const b = client.submitWith(onA, bytes, 100_000);
+    const sum = client.submitWith(onB, byteSum, b);
+    const err = (await sum.catch((e: unknown) => e)) as RemoteTaskError;
+    expect(err).toBeInstanceOf(RemoteTaskError);
+    expect(err.message).toMatch(
+      /MessageTooLargeError: cannot send a message of \d+ bytes: larger than maxMessageBytes \(50000\) \(while fetching its input bytes-/,
+    );
+    expect(err.blame).toBe(sum.key);
+    // With retries, it is tried again (and fails again, for the same reason).
+    const retried = client.submitWith({ ...onB, retries: 1 }, byteSum, b);
+    await expect(retried).rejects.toThrow(/while fetching its input/);
+    // Small values still move, both ways.
+    const one = client.submitWith(onB, inc, 1);
+    expect(await client.submitWith(onA, inc, one)).toBe(3);
+    check();
+  });
+});
