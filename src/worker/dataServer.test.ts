@@ -32,7 +32,7 @@ describe("DataServer", () => {
     expect(server.getData({ keys: ["a", "b", "zzz"] }, ctx)).toEqual({
       status: "OK",
       data: new Map<string, unknown>([
-        ["a", new ClonedValue(1)],
+        ["a", 1],
         ["b", new ClonedValue("two")],
       ]),
     });

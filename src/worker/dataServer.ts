@@ -11,7 +11,7 @@ import type { RpcContext } from "../comm/rpc.ts";
 import { getAddressHost } from "../util/address.ts";
 import type { WorkerState } from "./state/workerState.ts";
 
-/** The answer to `get_data` (on the wire each value is a {@link ClonedValue}). */
+/** The answer to `get_data` (on the wire, values other than scalars are {@link ClonedValue}s). */
 export type GetDataResponse =
   | { readonly status: "OK"; readonly data: Map<string, unknown> }
   | { readonly status: "busy" };
@@ -29,6 +29,17 @@ function host(address: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * `v` as a `get_data` answer carries it: a {@link ClonedValue}, except for
+ * numbers, booleans, null, undefined and bigints, which the wire's own
+ * encoding keeps exactly and faster (strings are cloned: msgpack's UTF-8
+ * would change a lone surrogate).
+ */
+function forTheWire(v: unknown): unknown {
+  const t = typeof v;
+  return t === "number" || t === "boolean" || t === "bigint" || v == null ? v : new ClonedValue(v);
 }
 
 /** Serves `get_data` with outgoing-transfer throttling. */
@@ -69,7 +80,7 @@ export class DataServer {
     let bytes = 0;
     for (const key of keys as string[]) {
       if (!state.data.has(key)) continue;
-      data.set(key, new ClonedValue(state.data.get(key)));
+      data.set(key, forTheWire(state.data.get(key)));
       bytes += state.tasks.get(key)?.nbytes ?? 0;
     }
     this.outgoingCount++;
