@@ -132,7 +132,7 @@ export class TaskFinishedMsg {
     /** The value's type as the shell serialises it; weft sends the type name. */
     readonly type: string | null,
     readonly typename: string,
-    readonly metadata: Record<string, unknown>,
+    readonly metadata: Readonly<Record<string, unknown>>,
     readonly thread: number | null,
     readonly startstops: readonly StartStop[],
     readonly stimulusId: string,

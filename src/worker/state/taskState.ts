@@ -107,6 +107,7 @@ export const NO_TASKS: Set<TaskState> = new SharedEmptySet<TaskState>();
 /** The empty set of workers every task starts with. */
 export const NO_WORKERS: Set<string> = new SharedEmptySet<string>();
 const NO_STARTSTOPS: readonly StartStop[] = Object.freeze([]);
+const NO_METADATA: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Holds volatile state relating to an individual task on a worker. */
 export class TaskState {
@@ -163,8 +164,11 @@ export class TaskState {
   startTime: number | null = null;
   /** Time at which the task finished running. */
   stopTime: number | null = null;
-  /** Metadata related to the task (plugins). */
-  metadata: Record<string, unknown> = {};
+  /**
+   * Metadata related to the task (plugins). Shared and frozen while empty:
+   * set a new object to add to it.
+   */
+  metadata: Readonly<Record<string, unknown>> = NO_METADATA;
   /** The size of the value of the task, if in memory. */
   nbytes: number | null = null;
   /** Arbitrary task annotations. */
