@@ -33,10 +33,13 @@ const INDEX_THRESHOLD = 8;
  * linearly; large ones build an index.
  */
 export class Recs {
-  /** Alternating tasks and finishes, in insertion order; deleted entries are holes (null). */
-  private items: (TaskState | Finish | null)[] = [];
   private index: Map<TaskState, number> | null = null;
-  private live = 0;
+
+  constructor(
+    /** Alternating tasks and finishes, in insertion order; deleted entries are holes (null). */
+    private items: (TaskState | Finish | null)[] = [],
+    private live = 0,
+  ) {}
 
   get size(): number {
     return this.live;
@@ -44,10 +47,7 @@ export class Recs {
 
   /** `{ts: finish}`: one recommendation, in an exactly sized array. */
   static of(ts: TaskState, finish: Finish): Recs {
-    const r = new Recs();
-    r.items = [ts, finish];
-    r.live = 1;
-    return r;
+    return new Recs([ts, finish], 1);
   }
 
   /** The position of `ts` in `items`, or -1. */
