@@ -39,7 +39,6 @@ import { Future, type FutureHost } from "./future.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
 import { type BuiltGraph, buildGraph, type Graph, type GraphOptions } from "./graph.ts";
 import { heldUpKeys } from "./heldUp.ts";
-import { keyedRecord } from "./keyedRecord.ts";
 import { KeyRecord, type StatusCounts } from "./keyRecord.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
@@ -242,9 +241,7 @@ export class Client implements FutureHost, GatherHost {
     const key =
       options.key ?? (options.pure === false ? this.freshKey(name) : tokenize(name, prepared));
     const task = graphTask(name, prepared, deps, options);
-    const tasks: Record<string, GraphTask> = keyedRecord();
-    tasks[key] = task;
-    return this.submitTasks(tasks, [key])[0];
+    return this.submitTasks(new Map([[key, task]]), [key])[0];
   }
 
   /** `fn(item)` for every item, as one batch; one future per item, in order. */
@@ -266,7 +263,7 @@ export class Client implements FutureHost, GatherHost {
     this.checkOpen();
     const name = taskName(fn, "map");
     checkSubmitOptions(options);
-    const tasks: Record<string, GraphTask> = keyedRecord();
+    const tasks = new Map<string, GraphTask>();
     const keys: string[] = [];
     const what = `map(${name})`;
     for (const item of items) {
@@ -279,7 +276,7 @@ export class Client implements FutureHost, GatherHost {
         prepared = argsWithRefs([item], deps, this, what);
       }
       const key = options.pure === false ? this.freshKey(name) : tokenize(name, prepared);
-      tasks[key] = graphTask(name, prepared, deps, options);
+      tasks.set(key, graphTask(name, prepared, deps, options));
       keys.push(key);
     }
     return this.submitTasks(tasks, keys);
@@ -304,7 +301,7 @@ export class Client implements FutureHost, GatherHost {
           `compute: ${JSON.stringify(key)} is a literal in the graph, not a task`,
         );
       }
-      if (!Object.hasOwn(built.tasks, key)) {
+      if (!built.tasks.has(key)) {
         throw new TypeError(`compute: the graph has no key ${JSON.stringify(key)}`);
       }
     }
@@ -340,7 +337,7 @@ export class Client implements FutureHost, GatherHost {
     }
   }
 
-  private submitTasks(tasks: Record<string, GraphTask>, keys: readonly string[]): Future[] {
+  private submitTasks(tasks: ReadonlyMap<string, GraphTask>, keys: readonly string[]): Future[] {
     this.flushReleases();
     // The keys this submission asks for anew (not pending from an earlier one).
     const fresh: string[] = [];
@@ -368,7 +365,7 @@ export class Client implements FutureHost, GatherHost {
   }
 
   /** New keys waiting behind an input no worker can run fail at once, as that input did. */
-  private markHeldUp(tasks: Record<string, GraphTask>, keys: readonly string[]): void {
+  private markHeldUp(tasks: ReadonlyMap<string, GraphTask>, keys: readonly string[]): void {
     for (const [key, input] of heldUpKeys(tasks, keys, this.records)) {
       const rec = this.records.get(key);
       const why = input.error;

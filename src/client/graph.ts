@@ -23,7 +23,6 @@ import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
-import { keyedRecord } from "./keyedRecord.ts";
 import {
   ArgMapper,
   type ArgPath,
@@ -77,7 +76,7 @@ export interface GraphOptions {
 /** A graph ready for `update-graph`. */
 export interface BuiltGraph {
   /** The tasks, with task references for the keys their arguments name. */
-  readonly tasks: Record<string, GraphTask>;
+  readonly tasks: Map<string, GraphTask>;
   /** The literal keys and their values (inlined into the tasks that use them). */
   readonly literals: ReadonlyMap<string, unknown>;
   /** Task keys no other task depends on, in graph order. */
@@ -110,7 +109,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
       literals.set(key, value);
     }
   }
-  const tasks: Record<string, GraphTask> = keyedRecord();
+  const tasks = new Map<string, GraphTask>();
   const used = new Set<string>();
   // One replacer for the whole graph, reading the task being built.
   let key = "";
@@ -154,7 +153,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     if (options.retries !== undefined) task.retries = options.retries;
     if (options.resources !== undefined) task.resources = options.resources;
     if (options.priority !== undefined) task.priority = options.priority;
-    tasks[k] = task;
+    tasks.set(k, task);
   }
   const sinks = taskKeys.filter((k) => !used.has(k));
   return { tasks, literals, sinks };

@@ -14,7 +14,7 @@ import type { KeyRecord } from "./keyRecord.ts";
  * `tasks` that depend on a `no-worker` key, searched through `tasks`.
  */
 export function heldUpKeys(
-  tasks: Readonly<Record<string, GraphTask>>,
+  tasks: ReadonlyMap<string, GraphTask>,
   wanted: readonly string[],
   records: ReadonlyMap<string, KeyRecord>,
 ): Map<string, KeyRecord> {
@@ -32,7 +32,7 @@ export function heldUpKeys(
         if (known !== null) return known;
         continue;
       }
-      const task = Object.hasOwn(tasks, key) ? tasks[key] : undefined;
+      const task = tasks.get(key);
       if (task === undefined) {
         const rec = records.get(key);
         if (rec?.status === "no-worker") return rec;
@@ -43,7 +43,7 @@ export function heldUpKeys(
     return null;
   };
   for (const key of wanted) {
-    const task = Object.hasOwn(tasks, key) ? tasks[key] : undefined;
+    const task = tasks.get(key);
     if (task === undefined) continue;
     let hit: KeyRecord | null = null;
     for (const dep of task.dependencies) {

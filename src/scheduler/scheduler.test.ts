@@ -71,7 +71,7 @@ describe("Scheduler server", () => {
         clientId: "c1",
         keys: ["x"],
         stimulusId: "g1",
-        tasks: { x: { spec: { fn: "inc", args: [1] }, dependencies: [] } },
+        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
       },
     ]);
     const compute = await w.waitFor((m) => m.op === "compute-task");
@@ -119,7 +119,7 @@ describe("Scheduler server", () => {
         clientId: "c1",
         keys: ["x"],
         stimulusId: "g1",
-        tasks: { x: { spec: { fn: "inc", args: [1] }, dependencies: [] } },
+        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
       },
     ]);
     const compute = await w.waitFor((m) => m.op === "compute-task");
@@ -152,11 +152,25 @@ describe("Scheduler server", () => {
     const { s, records } = await start();
     const c = await peer(s, { op: "register-client", clientId: "c1" });
     await c.comm.send([
-      { op: "update-graph", clientId: "c2", keys: ["x"], stimulusId: "g", tasks: {} },
+      { op: "update-graph", clientId: "c2", keys: ["x"], stimulusId: "g", tasks: new Map() },
     ]);
     await until(() => s.counters.rejectedMessages === 1);
     expect(records.some((r) => String(r.msg).includes("may only speak for itself"))).toBe(true);
     expect(s.state.clients.has("c2")).toBe(false);
+  });
+
+  it("rejects an update-graph whose tasks are not a Map", async () => {
+    const { s, records } = await start();
+    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const task = { spec: { fn: "inc", args: [1] }, dependencies: [] };
+    await c.comm.send([
+      { op: "update-graph", clientId: "c1", keys: ["x"], stimulusId: "g", tasks: { x: task } },
+    ]);
+    await until(() => s.counters.rejectedMessages === 1);
+    expect(records.map((r) => String(r.reason))).toContainEqual(
+      expect.stringMatching(/tasks must be a Map key → task/),
+    );
+    expect(s.state.tasks.size).toBe(0);
   });
 
   it("answers who-has, counters and workers requests", async () => {
@@ -191,7 +205,7 @@ describe("Scheduler server", () => {
         clientId: "c1",
         keys: ["x"],
         stimulusId: "g1",
-        tasks: { x: { spec: { fn: "inc", args: [1] }, dependencies: [] } },
+        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
       },
     ]);
     await w1.waitFor((m) => m.op === "compute-task");

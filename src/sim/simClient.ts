@@ -89,17 +89,17 @@ export class SimClient {
   private send(wanted: readonly number[]): void {
     const w = this.workload;
     const needed = neededTasks({ ...w, wanted });
-    const tasks: Record<string, GraphTask> = {};
+    const tasks = new Map<string, GraphTask>();
     for (let i = 0; i < w.tasks.length; i++) {
       if (needed[i] === 0) continue;
       const t = w.tasks[i];
       const deps = t.deps.map((d) => w.tasks[d].key);
-      tasks[t.key] = {
+      tasks.set(t.key, {
         spec: taskSpecOf(w, t),
         dependencies: deps,
         ...(t.resources !== undefined ? { resources: t.resources } : {}),
         ...(t.retries !== undefined ? { retries: t.retries } : {}),
-      };
+      });
     }
     const keys = wanted.map((i) => w.tasks[i].key).filter((k) => !this.released.has(k));
     const stimulusId = this.c.stimulusId("update-graph");

@@ -169,7 +169,7 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
   checkString(ev, m, "clientId");
   switch (msg.op) {
     case "update-graph":
-      if (!isObject(msg.tasks)) fail(ev, "tasks must be an object {key: task}");
+      if (!(msg.tasks instanceof Map)) fail(ev, "tasks must be a Map key → task");
       checkKeys(ev, m, "keys");
       return;
     case "client-releases-keys":

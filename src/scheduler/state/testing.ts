@@ -71,7 +71,13 @@ export function updateGraph(
 ): SchedulerEvent {
   return {
     kind: "client-message",
-    msg: { op: "update-graph", tasks, keys, clientId, stimulusId: sid(stimulusId, "update-graph") },
+    msg: {
+      op: "update-graph",
+      tasks: new Map(Object.entries(tasks)),
+      keys,
+      clientId,
+      stimulusId: sid(stimulusId, "update-graph"),
+    },
   };
 }
 

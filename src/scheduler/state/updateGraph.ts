@@ -89,20 +89,20 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
   /** 1: on the walk's path; 2: finished. */
   const mark = new Map<string, 1 | 2>();
   const depsOf = (key: string): readonly string[] => {
-    const entry = tasks[key];
+    const entry = tasks.get(key);
     return Array.isArray(entry?.dependencies) ? entry.dependencies : [];
   };
 
   for (const root of wanted) {
     if (s.tasks.has(root) || mark.has(root)) continue;
-    if (!Object.hasOwn(tasks, root)) {
+    if (!tasks.has(root)) {
       lost.set(root, root);
       continue;
     }
     const keys: string[] = [root];
     const next: number[] = [0];
     mark.set(root, 1);
-    const problem = entryProblem(root, tasks[root]);
+    const problem = entryProblem(root, tasks.get(root));
     if (problem !== null) problems.push(problem);
     while (keys.length > 0) {
       const top = keys.length - 1;
@@ -112,7 +112,7 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
       if (i < deps.length) {
         const dep = deps[i];
         if (s.tasks.has(dep)) continue;
-        if (!Object.hasOwn(tasks, dep)) {
+        if (!tasks.has(dep)) {
           if (!lost.has(key)) lost.set(key, dep);
           continue;
         }
@@ -121,7 +121,7 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
           problems.push(`cycle: ${[...keys.slice(keys.indexOf(dep)), dep].join(" → ")}`);
         } else if (m === undefined) {
           mark.set(dep, 1);
-          const depProblem = entryProblem(dep, tasks[dep]);
+          const depProblem = entryProblem(dep, tasks.get(dep));
           if (depProblem !== null) problems.push(depProblem);
           keys.push(dep);
           next.push(0);
@@ -198,7 +198,7 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
   let uniform = true;
   for (const key of walk.order) {
     if (walk.lost.has(key)) continue;
-    const entry = msg.tasks[key];
+    const entry = msg.tasks.get(key) as GraphTask;
     const ts = new TaskState(key, entry.spec, s.taskGroupOf(key));
     ts.priority = [-(entry.priority ?? 0), generation, created.length];
     if (created.length > 0 && ts.priority[0] !== created[0].priority[0]) uniform = false;
@@ -211,7 +211,7 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
     created.push(ts);
   }
   for (const ts of created) {
-    for (const depKey of msg.tasks[ts.key].dependencies) {
+    for (const depKey of (msg.tasks.get(ts.key) as GraphTask).dependencies) {
       const dts = s.tasks.get(depKey) as TaskState;
       ts.dependencies = setAdd(ts.dependencies, dts);
       dts.dependents = setAdd(dts.dependents, ts);
