@@ -86,6 +86,13 @@ describe("tcp transport", () => {
     expect((err as Error).message).toMatch(/mid-message: received 10 of 100 bytes/);
   });
 
+  it("a connection closed between the frames of a message says how much of it came", async () => {
+    const { socket, server } = await rawPeer();
+    socket.end(Buffer.concat([frameHeader(100, true), Buffer.alloc(100)]));
+    const err = await iterationError(server);
+    expect((err as Error).message).toMatch(/mid-message: 100 bytes of it received/);
+  });
+
   it("frames split at every byte still decode", async () => {
     const { socket, server } = await rawPeer();
     const { encodeMessage } = await import("./wireCodec.ts");

@@ -101,7 +101,7 @@ export class TcpComm extends CommBase {
       this.endError ??= new CommClosedError(
         expected >= 0
           ? `connection to ${this.peerAddress} closed mid-message: received ${this.reader.pendingBytes} of ${expected} bytes`
-          : `connection to ${this.peerAddress} closed mid-message: incomplete frame header`,
+          : `connection to ${this.peerAddress} closed mid-message: ${this.reader.pendingBytes} bytes of it received`,
       );
     }
   }
