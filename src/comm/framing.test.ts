@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FrameTooLargeError, MessageTooLargeError } from "./errors.ts";
 import { FrameReader, frameHeader, framesOf } from "./framing.ts";
@@ -69,5 +70,27 @@ describe("FrameReader", () => {
     );
     const whole = new FrameReader(100, 25);
     expect(() => whole.push(frameHeader(26))).toThrow(/at least 26 bytes.*maxMessageBytes \(25\)/);
+  });
+
+  it("returns every message as sent, whatever the frame size and the chunking", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 8 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.array(fc.integer({ min: 1, max: 200 }), { minLength: 1, maxLength: 10 }),
+        (messages, maxFrameBytes, cuts) => {
+          const bytes = Buffer.concat(messages.flatMap((m) => framesOf(m, maxFrameBytes)));
+          const r = new FrameReader(maxFrameBytes);
+          const out: Buffer[] = [];
+          for (let at = 0, i = 0; at < bytes.length; i++) {
+            const end = at + cuts[i % cuts.length];
+            out.push(...r.push(bytes.subarray(at, end)));
+            at = end;
+          }
+          expect(out.map((b) => [...b])).toEqual(messages.map((m) => [...m]));
+          expect(r.pendingBytes).toBe(0);
+        },
+      ),
+    );
   });
 });
