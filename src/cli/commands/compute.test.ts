@@ -113,7 +113,13 @@ describe("weft run, scheduler, worker", () => {
     let stopScheduler!: () => void;
     const schedCtx = context();
     const schedDone = runScheduler(
-      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", validate: true },
+      {
+        listen: "tcp://127.0.0.1:0",
+        workerTtl: "30000",
+        logLevel: "silent",
+        validate: true,
+        maxFrameBytes: "64B", // every message of more than 64 bytes goes in several frames
+      },
       schedCtx,
       (s) => {
         scheduler = s;
@@ -139,6 +145,7 @@ describe("weft run, scheduler, worker", () => {
           executor: "inline",
           validate: true,
           logLevel: "silent",
+          maxFrameBytes: "64",
         },
         ctx,
         (w) => {
@@ -154,6 +161,8 @@ describe("weft run, scheduler, worker", () => {
       jsonFile("tcp.json", { ...GRAPH, tasks: [] }),
       "--scheduler",
       address,
+      "--max-frame-bytes",
+      "0.064kB",
     ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
@@ -174,5 +183,11 @@ describe("weft run, scheduler, worker", () => {
     expect(r.err).toMatch(/--nthreads must be a positive integer, got 0/);
     const res = await weft(["worker", "tcp://127.0.0.1:1", "--resources", "GPU"]);
     expect(res.err).toMatch(/bad resource "GPU"/);
+    const size = await weft(["worker", "tcp://127.0.0.1:1", "--max-message-bytes", "lots"]);
+    expect(size.code).toBe(2);
+    expect(size.err).toMatch(/--max-message-bytes must be a size such as 64MiB or 4GB, got "lots"/);
+    const sched = await weft(["scheduler", "--max-frame-bytes", "0"]);
+    expect(sched.code).toBe(2);
+    expect(sched.err).toMatch(/--max-frame-bytes must be a size/);
   });
 });

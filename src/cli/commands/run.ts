@@ -5,13 +5,20 @@ import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/err
 import { isTaskEntry } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
+import type { FrameLimits } from "../../comm/comm.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
-import { LOG_LEVELS, positiveInt } from "./serveUntil.ts";
+import {
+  addFrameLimitOptions,
+  type FrameLimitCliOptions,
+  frameLimitsFrom,
+  LOG_LEVELS,
+  positiveInt,
+} from "./serveUntil.ts";
 
 /** Options of `weft run`. */
-interface RunOptions {
+interface RunOptions extends FrameLimitCliOptions {
   readonly scheduler?: string;
   readonly workers: string;
   readonly nthreads: string;
@@ -37,8 +44,10 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   let workers: number;
   let nthreads: number;
   let extraModules: string[];
+  let limits: FrameLimits;
   try {
     workers = positiveInt("--workers", opts.workers);
+    limits = frameLimitsFrom(opts);
     nthreads = positiveInt("--nthreads", opts.nthreads);
     extraModules = opts.tasks.map((t) => moduleUrl(t));
     input = await loadGraphInput(file);
@@ -53,7 +62,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   let client: Client | null = null;
   try {
     if (opts.scheduler !== undefined) {
-      client = await Client.connect(opts.scheduler, { logger });
+      client = await Client.connect(opts.scheduler, { logger, ...limits });
     } else {
       cluster = await LocalCluster.start({
         workers,
@@ -92,7 +101,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
 
 /** `weft run`: see docs/client.md. */
 export function runCommand(ctx: CliContext): Command {
-  return new Command("run")
+  const cmd = new Command("run")
     .description("Compute a task graph on an embedded local cluster, or on a running scheduler")
     .argument(
       "<file>",
@@ -114,7 +123,8 @@ export function runCommand(ctx: CliContext): Command {
     )
     .option("--keys <list>", "comma-separated keys to compute (default: the graph's sinks)")
     .option("--no-progress", "no progress on stderr")
-    .option("--validate", "embedded cluster: check every state machine after every stimulus")
+    .option("--validate", "embedded cluster: check every state machine after every stimulus");
+  return addFrameLimitOptions(cmd)
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)

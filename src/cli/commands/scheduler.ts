@@ -1,10 +1,18 @@
 import { Command, Option } from "commander";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { LOG_LEVELS, positiveInt, stderrLogger, untilSignal } from "./serveUntil.ts";
+import {
+  addFrameLimitOptions,
+  type FrameLimitCliOptions,
+  frameLimitsFrom,
+  LOG_LEVELS,
+  positiveInt,
+  stderrLogger,
+  untilSignal,
+} from "./serveUntil.ts";
 
 /** Options of `weft scheduler`. */
-interface SchedulerCliOptions {
+interface SchedulerCliOptions extends FrameLimitCliOptions {
   readonly listen: string;
   readonly workerTtl: string;
   readonly validate?: boolean;
@@ -26,6 +34,7 @@ export async function runScheduler(
       listen: opts.listen,
       validate: opts.validate === true,
       workerTtlMs: positiveInt("--worker-ttl", opts.workerTtl),
+      ...frameLimitsFrom(opts),
       logger: stderrLogger("weft.scheduler", opts.logLevel),
     });
   } catch (err) {
@@ -41,11 +50,12 @@ export async function runScheduler(
 
 /** `weft scheduler`: see docs/client.md. */
 export function schedulerCommand(ctx: CliContext): Command {
-  return new Command("scheduler")
+  const cmd = new Command("scheduler")
     .description("Run a scheduler that workers and clients connect to (TCP mode, many machines)")
     .option("--listen <address>", "where to listen", "tcp://0.0.0.0:8786")
     .option("--worker-ttl <ms>", "remove a worker not heard from for this long", "30000")
-    .option("--validate", "check the state machine after every stimulus (slow)")
+    .option("--validate", "check the state machine after every stimulus (slow)");
+  return addFrameLimitOptions(cmd)
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)

@@ -1,6 +1,9 @@
 /** What the long-running commands (`weft scheduler`, `weft worker`) share: logging and waiting for a stop. */
 
+import { type Command, Option } from "commander";
 import { type Logger, pino } from "pino";
+import type { FrameLimits } from "../../comm/comm.ts";
+import { parseBytes } from "../../util/parseBytes.ts";
 
 /** The log levels `--log-level` accepts. */
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -49,6 +52,55 @@ export function parseResources(text: string): Record<string, number> {
     out[name] = amount;
   }
   return out;
+}
+
+/** Parse a size option (`512MiB`, `4GB`, `1e6`, dask's `parse_bytes`); throws a clear error. */
+export function byteSize(name: string, text: string): number {
+  let n: number;
+  try {
+    n = parseBytes(text);
+  } catch {
+    n = Number.NaN;
+  }
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new Error(`${name} must be a size such as 64MiB or 4GB, got ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+
+/** The TCP size options of the servers' commands, as given on the command line. */
+export interface FrameLimitCliOptions {
+  readonly maxFrameBytes?: string;
+  readonly maxMessageBytes?: string;
+}
+
+/** Add `--max-frame-bytes` and `--max-message-bytes` to `cmd`. */
+export function addFrameLimitOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option(
+        "--max-frame-bytes <size>",
+        "TCP: larger messages go in several frames of at most this size (default: 64MiB)",
+      ),
+    )
+    .addOption(
+      new Option(
+        "--max-message-bytes <size>",
+        "TCP: the largest message sent or accepted, e.g. a task's value (default: 4GiB - 1)",
+      ),
+    );
+}
+
+/** The limits given by `--max-frame-bytes` / `--max-message-bytes` (throws for bad sizes). */
+export function frameLimitsFrom(opts: FrameLimitCliOptions): FrameLimits {
+  return {
+    ...(opts.maxFrameBytes !== undefined
+      ? { maxFrameBytes: byteSize("--max-frame-bytes", opts.maxFrameBytes) }
+      : {}),
+    ...(opts.maxMessageBytes !== undefined
+      ? { maxMessageBytes: byteSize("--max-message-bytes", opts.maxMessageBytes) }
+      : {}),
+  };
 }
 
 /** Parse a positive integer option; throws a clear error. */

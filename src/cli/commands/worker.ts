@@ -4,6 +4,9 @@ import { Worker } from "../../worker/worker.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
+  addFrameLimitOptions,
+  type FrameLimitCliOptions,
+  frameLimitsFrom,
   LOG_LEVELS,
   parseResources,
   positiveInt,
@@ -12,7 +15,7 @@ import {
 } from "./serveUntil.ts";
 
 /** Options of `weft worker`. */
-interface WorkerCliOptions {
+interface WorkerCliOptions extends FrameLimitCliOptions {
   readonly nthreads: string;
   readonly tasks: readonly string[];
   readonly listen: string;
@@ -54,6 +57,7 @@ export async function runWorker(
       executor: opts.executor === "inline" ? "inline" : "piscina",
       taskModules: opts.tasks,
       resources,
+      ...frameLimitsFrom(opts),
       validate: opts.validate === true,
       logger: stderrLogger("weft.worker", opts.logLevel),
     });
@@ -72,7 +76,7 @@ export async function runWorker(
 
 /** `weft worker`: see docs/client.md. */
 export function workerCommand(ctx: CliContext): Command {
-  return new Command("worker")
+  const cmd = new Command("worker")
     .description("Run a worker for a scheduler (TCP mode, many machines)")
     .argument("<scheduler>", "the scheduler's address, e.g. tcp://10.0.0.1:8786")
     .option("--nthreads <n>", "tasks computed at once", "1")
@@ -90,7 +94,8 @@ export function workerCommand(ctx: CliContext): Command {
         .default("threads"),
     )
     .option("--resources <list>", "abstract resources this worker has, e.g. GPU=1,MEM=8e9")
-    .option("--validate", "check the state machine after every stimulus (slow)")
+    .option("--validate", "check the state machine after every stimulus (slow)");
+  return addFrameLimitOptions(cmd)
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)
