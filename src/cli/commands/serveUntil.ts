@@ -1,4 +1,4 @@
-/** What the long-running commands (`weft scheduler`, `weft worker`) share: logging and waiting for a stop. */
+/** What the commands share: logging, parsing of option values (sizes, resources, counts) and waiting for a stop. */
 
 import { type Command, Option } from "commander";
 import { type Logger, pino } from "pino";
