@@ -151,11 +151,17 @@ describe("task-erred", () => {
     s.validateState();
   });
 
-  test("from a holder of the key, or of a real run, is not taken for a failed fetch", () => {
+  test("from a holder of the key, is not taken for a failed fetch", () => {
     const s = fetching();
     expect(s.handleStimulus(t.taskErred("w1", "x", -1))).toEqual([]);
-    expect(s.handleStimulus(t.taskErred("w2", "x", 1))).toEqual([]);
     expect(s.tasks.get("y")?.state).toBe("processing");
+  });
+
+  test("of an input a worker once computed itself (a stale run id) is a failed fetch too", () => {
+    const s = fetching();
+    const out = s.handleStimulus(t.taskErred("w2", "x", 7));
+    expect(t.summarize(out)[0]).toBe("w2 free-keys y");
+    expect(s.tasks.get("y")?.state).toBe("erred");
   });
 });
 

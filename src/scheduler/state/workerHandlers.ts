@@ -16,7 +16,6 @@ import type {
   TaskFinishedMsg,
   WorkerToSchedulerMessage,
 } from "../../protocol/messagesWorker.ts";
-import { RUN_ID_SENTINEL } from "../../worker/state/taskState.ts";
 import { addReplica, removeReplica } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -118,7 +117,7 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
 function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
   const ts = s.tasks.get(msg.key);
   if (ts === undefined) return;
-  if (ts.state === "memory" && msg.runId === RUN_ID_SENTINEL && !ts.whoHas.has(ws)) {
+  if (ts.state === "memory" && !ts.whoHas.has(ws)) {
     inputUnfetchable(s, ws, ts, msg);
     return;
   }
@@ -135,7 +134,9 @@ function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
  * network (the answer could not be sent or read: larger than
  * `maxMessageBytes`, say). Its state machine errs its copy, as Dask's does,
  * and its tasks that need `ts` would then wait forever (Dask's open deadlock,
- * dask/distributed#7060). Instead they retry or fail with that error.
+ * dask/distributed#7060). Instead they retry or fail with that error. (The
+ * report's run id is that of the worker's task state: -1, or a stale run if
+ * the worker once computed the key itself.)
  */
 function inputUnfetchable(
   s: SchedulerState,
