@@ -586,6 +586,26 @@ describe("event handlers", () => {
   });
 });
 
+describe("a failed gather with a task waiting for it", () => {
+  it("leaves a state the reference's validation rejects, until the task is freed", () => {
+    // Why weft's scheduler frees such tasks (dask/distributed#7060): the seed
+    // errs the input and leaves `y` waiting for it, forever unless told.
+    const ws = newWs();
+    ws.handleStimulus(compute("y", "s1", { whoHas: { x: [W2] } }));
+    expect(ws.task("x").state).toBe("flight");
+    const err = new TaskError("SerializationError: cannot clone", "");
+    ws.handleStimulus(
+      GatherDepFailureEvent.fromException(err, { worker: W2, totalNbytes: 1, stimulusId: "s2" }),
+    );
+    expect(ws.task("x").state).toBe("error");
+    expect(ws.task("y").state).toBe("waiting");
+    expect(() => ws.validateState()).toThrow(); // x is waited for, yet neither fetched nor computed
+    ws.handleStimulus(free(["y"], "s3"));
+    expect(ws.tasks.has("y")).toBe(false);
+    ws.validateState();
+  });
+});
+
 /** Drive task "t" into each state. */
 const REACH: Record<TaskStateState | "unknown", ((ws: WorkerState) => void) | undefined> = {
   unknown: () => {},
