@@ -13,7 +13,7 @@ export function tokenize(name: string, args: readonly unknown[]): string {
   if (scalars !== null) return `${name}-${sha1Hex32(scalars)}`;
   let bytes: Uint8Array;
   try {
-    bytes = encodeMessage([name, args]);
+    bytes = encodeMessage([name, args]).payload;
   } catch (err) {
     throw new TypeError(
       `submit(${name}): the arguments cannot be sent: ${(err as Error).message}`,

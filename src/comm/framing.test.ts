@@ -79,7 +79,13 @@ describe("FrameReader", () => {
         fc.integer({ min: 1, max: 70 }),
         fc.array(fc.integer({ min: 1, max: 200 }), { minLength: 1, maxLength: 10 }),
         (messages, maxFrameBytes, cuts) => {
-          const bytes = Buffer.concat(messages.flatMap((m) => framesOf(m, maxFrameBytes)));
+          // Each message given as three pieces (some maybe empty).
+          const pieces = (m: Uint8Array) => {
+            const a = Math.min(cuts[0], m.length);
+            const b = Math.max(a, Math.min(a + cuts[cuts.length - 1], m.length));
+            return [m.subarray(0, a), m.subarray(a, b), m.subarray(b)];
+          };
+          const bytes = Buffer.concat(messages.flatMap((m) => framesOf(pieces(m), maxFrameBytes)));
           const r = new FrameReader(maxFrameBytes);
           const out: Buffer[] = [];
           for (let at = 0, i = 0; at < bytes.length; i++) {

@@ -26,15 +26,36 @@ export function frameHeader(length: number, more = false): Buffer {
 }
 
 /**
- * The frames of one message: `[header, payload piece, header, piece, …]`,
- * pieces of at most `maxFrameBytes` (views of `payload`, not copies).
+ * The frames of one message given as consecutive pieces: `[header, bytes…,
+ * header, bytes…]`, frames of at most `maxFrameBytes` (views of the pieces,
+ * not copies).
  */
-export function framesOf(payload: Uint8Array, maxFrameBytes: number): Uint8Array[] {
-  if (payload.length <= maxFrameBytes) return [frameHeader(payload.length), payload];
+export function framesOf(
+  pieces: Uint8Array | readonly Uint8Array[],
+  maxFrameBytes: number,
+): Uint8Array[] {
+  const parts = pieces instanceof Uint8Array ? [pieces] : pieces;
+  let total = 0;
+  for (const p of parts) total += p.length;
+  if (total <= maxFrameBytes) return [frameHeader(total), ...parts];
   const out: Uint8Array[] = [];
-  for (let at = 0; at < payload.length; at += maxFrameBytes) {
-    const end = Math.min(at + maxFrameBytes, payload.length);
-    out.push(frameHeader(end - at, end < payload.length), payload.subarray(at, end));
+  let part = 0;
+  let offset = 0; // into parts[part]
+  for (let left = total; left > 0; ) {
+    const size = Math.min(maxFrameBytes, left);
+    left -= size;
+    out.push(frameHeader(size, left > 0));
+    for (let need = size; need > 0; ) {
+      const p = parts[part];
+      const take = Math.min(need, p.length - offset);
+      out.push(p.subarray(offset, offset + take));
+      need -= take;
+      offset += take;
+      if (offset === p.length) {
+        part++;
+        offset = 0;
+      }
+    }
   }
   return out;
 }

@@ -36,4 +36,9 @@ export {
   serveRpc,
 } from "./rpc.ts";
 export { tcpAddress } from "./tcp.ts";
-export { decodeMessage, encodeMessage, MAP_EXTENSION_TYPE } from "./wireCodec.ts";
+export {
+  decodeMessage,
+  type EncodedMessage,
+  encodeMessage,
+  MAP_EXTENSION_TYPE,
+} from "./wireCodec.ts";

@@ -96,7 +96,8 @@ describe("tcp transport", () => {
   it("frames split at every byte still decode", async () => {
     const { socket, server } = await rawPeer();
     const { encodeMessage } = await import("./wireCodec.ts");
-    const payload = Buffer.from(encodeMessage({ hello: "world", n: [1, 2, 3] }));
+    const { messageSegments } = await import("./messageLayout.ts");
+    const payload = Buffer.concat(messageSegments(encodeMessage({ hello: "world", n: [1, 2, 3] })));
     const bytes = Buffer.concat([
       frameHeader(payload.length),
       payload,

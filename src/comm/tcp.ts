@@ -1,7 +1,7 @@
 /**
- * The TCP transport: `tcp://host:port`; each message is the msgpack payload of
- * {@link encodeMessage}, in one frame or, when larger than `maxFrameBytes`,
- * several (see `framing.ts`).
+ * The TCP transport: `tcp://host:port`; each message is {@link encodeMessage}'s
+ * payload and out-of-band buffers (laid out as `messageLayout.ts` says), in one
+ * frame or, when larger than `maxFrameBytes`, several (see `framing.ts`).
  */
 
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
@@ -20,6 +20,7 @@ import {
 import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError, MessageTooLargeError } from "./errors.ts";
 import { FrameReader, framesOf, MAX_FRAME_LENGTH } from "./framing.ts";
+import { messageLength, messageSegments, splitMessage } from "./messageLayout.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
@@ -86,7 +87,8 @@ export class TcpComm extends CommBase {
     for (const payload of payloads) {
       let msg: unknown;
       try {
-        msg = decodeMessage(payload);
+        const { payload: body, buffers } = splitMessage(payload);
+        msg = decodeMessage(body, buffers);
       } catch (err) {
         this.abort(err as Error);
         return;
@@ -108,19 +110,20 @@ export class TcpComm extends CommBase {
 
   send(msg: unknown): Promise<void> {
     if (this.closing || this.isClosed) return Promise.reject(this.closedError());
-    let payload: Uint8Array;
+    let segments: Uint8Array[];
     try {
-      payload = encodeMessage(msg);
+      segments = messageSegments(encodeMessage(msg));
     } catch (err) {
       return Promise.reject(err);
     }
     const { maxFrameBytes, maxMessageBytes } = this.limits;
-    if (payload.length > maxMessageBytes) {
-      return Promise.reject(new MessageTooLargeError(payload.length, maxMessageBytes, "send"));
+    const length = messageLength(segments);
+    if (length > maxMessageBytes) {
+      return Promise.reject(new MessageTooLargeError(length, maxMessageBytes, "send"));
     }
     return new Promise<void>((resolve, reject) => {
       const socket = this.socket;
-      const frames = framesOf(payload, maxFrameBytes);
+      const frames = framesOf(segments, maxFrameBytes);
       socket.cork();
       for (let i = 0; i < frames.length - 1; i++) socket.write(frames[i]);
       socket.write(frames[frames.length - 1], (err) => {

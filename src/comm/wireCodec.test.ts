@@ -3,7 +3,10 @@ import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
-const roundTrip = (v: unknown) => decodeMessage(encodeMessage(v));
+const roundTrip = (v: unknown) => {
+  const { payload, buffers } = encodeMessage(v);
+  return decodeMessage(payload, buffers);
+};
 
 describe("wire codec", () => {
   it("round-trips Maps (any keys) and Sets, at any depth", () => {
@@ -55,7 +58,8 @@ describe("wire codec", () => {
   });
 
   it("ordinary messages are standard msgpack (readable without extensions)", () => {
-    const bytes = encodeMessage({ op: "x", n: 1 });
+    const { payload: bytes, buffers } = encodeMessage({ op: "x", n: 1 });
+    expect(buffers).toEqual([]);
     // a msgpack map (msgpackr writes objects as map16), with no extension byte anywhere
     expect([0x82, 0xde]).toContain(bytes[0]);
     expect([...bytes].some((b) => b >= 0xc7 && b <= 0xc9)).toBe(false);
@@ -104,6 +108,38 @@ describe("wire codec", () => {
     expect(Object.keys(v.proto as object)).toEqual(["__proto__"]);
     expect(Object.is(v.z, -0)).toBe(true);
     expect(v.big).toBe(2n ** 70n);
+  });
+
+  it("typed arrays, Buffers and ArrayBuffers as cloned values travel as raw bytes", () => {
+    const values: unknown[] = [
+      Float64Array.from([1.5, -0, Number.NaN, 2 ** 60]),
+      new Float64Array(new ArrayBuffer(40), 8, 3).fill(2), // a view with an offset
+      Int16Array.from([-1, 2, 3]),
+      Uint8ClampedArray.from([0, 255]),
+      BigInt64Array.from([-(2n ** 63n), 7n]),
+      Buffer.from("bytes"),
+      Uint8Array.from([1, 2, 3]).buffer,
+      new Float32Array(0),
+    ];
+    const { payload, buffers } = encodeMessage({
+      data: new Map(values.map((v, i) => [i, new ClonedValue(v)])),
+    });
+    expect(buffers).toHaveLength(values.length);
+    expect(buffers[1].byteLength).toBe(24); // the view's bytes only
+    // As laid out on the wire, each buffer may start anywhere: aligned or not, the same values.
+    for (const shift of [0, 1, 3]) {
+      const moved = buffers.map((b) => {
+        const copy = new Uint8Array(b.length + shift);
+        copy.set(b, shift);
+        return copy.subarray(shift);
+      });
+      const out = decodeMessage(payload, moved) as { data: Map<number, ClonedValue> };
+      values.forEach((v, i) => {
+        const got = out.data.get(i)?.value;
+        expect(Object.getPrototypeOf(got), `value ${i}`).toBe(Object.getPrototypeOf(v));
+        expect(got, `value ${i}, shifted by ${shift}`).toEqual(v);
+      });
+    }
   });
 
   it("a ClonedValue that cannot be cloned is a SerializationError", () => {

@@ -16,9 +16,12 @@
  * - `-0` (which msgpackr would write as the integer 0) is written as extension
  *   0x7a (`'z'`), so that it comes back `-0`.
  * - Holes of sparse arrays come back `undefined`.
- * - A {@link ClonedValue} is extension 0x76 (`'v'`) holding the bytes of
- *   `v8.serialize` of its value: task values keep the structured-clone
- *   algorithm's fidelity (cycles, shared references, holes).
+ * - A {@link ClonedValue} is extension 0x76 (`'v'`) holding the index of an
+ *   out-of-band buffer, sent after the payload rather than copied into it (as
+ *   Dask sends frames): the bytes of `v8.serialize` of its value, so that task
+ *   values keep the structured-clone algorithm's fidelity (cycles, shared
+ *   references, holes); or, for a typed array, `Buffer` or `ArrayBuffer`, its
+ *   raw bytes and a kind byte, read in place on arrival when aligned.
  * - Decoding a map key `"__proto__"` yields `"__proto_"` (msgpackr's guard; the
  *   client refuses such keys before they reach the wire).
  */
@@ -37,20 +40,88 @@ export const NEGATIVE_ZERO_EXTENSION_TYPE = 0x7a;
 /** Extension type of a {@link ClonedValue}. */
 export const CLONED_VALUE_EXTENSION_TYPE = 0x76;
 
+/**
+ * The typed arrays (and `Buffer`, `ArrayBuffer`) a cloned value may be, sent as
+ * their raw bytes: no `v8.serialize` copy on the way out, and read in place on
+ * the way in when aligned. The index in this list is the wire's kind byte.
+ */
+const RAW_KINDS = [
+  Buffer,
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+  ArrayBuffer,
+] as const;
+
+/** The kind byte of a value sent raw, or -1 (exact classes only: a subclass is cloned). */
+function rawKind(v: unknown): number {
+  if (typeof v !== "object" || v === null) return -1;
+  if (Buffer.isBuffer(v)) return 0;
+  return RAW_KINDS.indexOf(Object.getPrototypeOf(v)?.constructor);
+}
+
+/** The raw bytes of a value of kind `kind` (a view, not a copy). */
+function rawBytes(v: ArrayBufferView | ArrayBuffer): Uint8Array {
+  return v instanceof ArrayBuffer
+    ? new Uint8Array(v)
+    : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** The value of kind `kind` whose bytes are `bytes`: in place when aligned, else copied. */
+function fromRaw(kind: number, bytes: Uint8Array): unknown {
+  const ctor = RAW_KINDS[kind];
+  if (ctor === undefined) throw new Error(`unknown raw value kind ${kind}`);
+  if (ctor === ArrayBuffer) return bytes.slice().buffer;
+  if (ctor === Buffer) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const width = (ctor as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+  if (bytes.byteLength % width !== 0) throw new Error(`${ctor.name} of ${bytes.byteLength} bytes`);
+  const at = bytes.byteOffset % width === 0 ? bytes : bytes.slice();
+  const Ctor = ctor as unknown as new (b: ArrayBufferLike, o: number, n: number) => unknown;
+  return new Ctor(at.buffer, at.byteOffset, at.byteLength / width);
+}
+
+/** The out-of-band buffers of the message being encoded (encoding is synchronous). */
+let encoding: Uint8Array[] | null = null;
+/** The out-of-band buffers of the message being decoded. */
+let decoding: readonly Uint8Array[] = [];
+
 addExtension({
   Class: ClonedValue,
   type: CLONED_VALUE_EXTENSION_TYPE,
   pack(v: ClonedValue): Buffer {
-    try {
-      return serialize(v.value);
-    } catch (err) {
-      throw new SerializationError(`cannot clone a value: ${(err as Error).message}`, {
-        cause: err,
-      });
+    if (encoding === null) throw new Error("a ClonedValue is encoded only by encodeMessage");
+    const kind = rawKind(v.value);
+    let bytes: Uint8Array;
+    if (kind >= 0) {
+      bytes = rawBytes(v.value as ArrayBufferView | ArrayBuffer);
+    } else {
+      try {
+        bytes = serialize(v.value);
+      } catch (err) {
+        throw new SerializationError(`cannot clone a value: ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
     }
+    // The buffer's index, and for a raw value its kind.
+    const ref = Buffer.allocUnsafe(kind >= 0 ? 5 : 4);
+    ref.writeUInt32BE(encoding.push(bytes) - 1, 0);
+    if (kind >= 0) ref[4] = kind;
+    return ref;
   },
-  unpack(bytes: Buffer): ClonedValue {
-    return new ClonedValue(deserialize(bytes));
+  unpack(ref: Buffer): ClonedValue {
+    const i = ref.length === 4 || ref.length === 5 ? ref.readUInt32BE(0) : -1;
+    const bytes = decoding[i];
+    if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a cloned value`);
+    return new ClonedValue(ref.length === 5 ? fromRaw(ref[4], bytes) : deserialize(bytes));
   },
 });
 
@@ -182,28 +253,45 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
   }
 }
 
+/**
+ * An encoded message: the msgpack payload, and the out-of-band buffers its
+ * cloned values refer to (none for ordinary messages).
+ */
+export interface EncodedMessage {
+  readonly payload: Uint8Array;
+  readonly buffers: readonly Uint8Array[];
+}
+
 /** Encode one message. Throws a `SerializationError` if it cannot be encoded. */
-export function encodeMessage(msg: unknown): Uint8Array {
+export function encodeMessage(msg: unknown): EncodedMessage {
   const prepared = prepare(msg, 0, new Set());
+  const buffers: Uint8Array[] = [];
+  encoding = buffers;
   try {
     try {
-      return packr.pack(prepared);
+      return { payload: packr.pack(prepared), buffers };
     } catch (err) {
       if (!/variableMapSize/.test((err as Error).message)) throw err;
-      return largePackr.pack(prepared);
+      buffers.length = 0;
+      return { payload: largePackr.pack(prepared), buffers };
     }
   } catch (err) {
     throw new SerializationError(`cannot encode message: ${(err as Error).message}`, {
       cause: err,
     });
+  } finally {
+    encoding = null;
   }
 }
 
 /** Decode one message. Throws a `SerializationError` for malformed bytes. */
-export function decodeMessage(bytes: Uint8Array): unknown {
+export function decodeMessage(payload: Uint8Array, buffers: readonly Uint8Array[] = []): unknown {
+  decoding = buffers;
   try {
-    return unpackr.unpack(bytes);
+    return unpackr.unpack(payload);
   } catch (err) {
     throw new SerializationError(`malformed frame: ${(err as Error).message}`, { cause: err });
+  } finally {
+    decoding = [];
   }
 }
