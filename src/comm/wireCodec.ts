@@ -26,8 +26,8 @@
  *   client refuses such keys before they reach the wire).
  */
 
-import { deserialize, serialize } from "node:v8";
 import { addExtension, Packr, Unpackr } from "msgpackr";
+import { clonedBytes, valueOfClonedBytes } from "./clonedBytes.ts";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
 
@@ -40,54 +40,6 @@ export const NEGATIVE_ZERO_EXTENSION_TYPE = 0x7a;
 /** Extension type of a {@link ClonedValue}. */
 export const CLONED_VALUE_EXTENSION_TYPE = 0x76;
 
-/**
- * The typed arrays (and `Buffer`, `ArrayBuffer`) a cloned value may be, sent as
- * their raw bytes: no `v8.serialize` copy on the way out, and read in place on
- * the way in when aligned. The index in this list is the wire's kind byte.
- */
-const RAW_KINDS = [
-  Buffer,
-  Int8Array,
-  Uint8Array,
-  Uint8ClampedArray,
-  Int16Array,
-  Uint16Array,
-  Int32Array,
-  Uint32Array,
-  Float32Array,
-  Float64Array,
-  BigInt64Array,
-  BigUint64Array,
-  ArrayBuffer,
-] as const;
-
-/** The kind byte of a value sent raw, or -1 (exact classes only: a subclass is cloned). */
-function rawKind(v: unknown): number {
-  if (typeof v !== "object" || v === null) return -1;
-  if (Buffer.isBuffer(v)) return 0;
-  return RAW_KINDS.indexOf(Object.getPrototypeOf(v)?.constructor);
-}
-
-/** The raw bytes of a value of kind `kind` (a view, not a copy). */
-function rawBytes(v: ArrayBufferView | ArrayBuffer): Uint8Array {
-  return v instanceof ArrayBuffer
-    ? new Uint8Array(v)
-    : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-}
-
-/** The value of kind `kind` whose bytes are `bytes`: in place when aligned, else copied. */
-function fromRaw(kind: number, bytes: Uint8Array): unknown {
-  const ctor = RAW_KINDS[kind];
-  if (ctor === undefined) throw new Error(`unknown raw value kind ${kind}`);
-  if (ctor === ArrayBuffer) return bytes.slice().buffer;
-  if (ctor === Buffer) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const width = (ctor as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
-  if (bytes.byteLength % width !== 0) throw new Error(`${ctor.name} of ${bytes.byteLength} bytes`);
-  const at = bytes.byteOffset % width === 0 ? bytes : bytes.slice();
-  const Ctor = ctor as unknown as new (b: ArrayBufferLike, o: number, n: number) => unknown;
-  return new Ctor(at.buffer, at.byteOffset, at.byteLength / width);
-}
-
 /** The out-of-band buffers of the message being encoded (encoding is synchronous). */
 let encoding: Uint8Array[] | null = null;
 /** The out-of-band buffers of the message being decoded. */
@@ -98,30 +50,18 @@ addExtension({
   type: CLONED_VALUE_EXTENSION_TYPE,
   pack(v: ClonedValue): Buffer {
     if (encoding === null) throw new Error("a ClonedValue is encoded only by encodeMessage");
-    const kind = rawKind(v.value);
-    let bytes: Uint8Array;
-    if (kind >= 0) {
-      bytes = rawBytes(v.value as ArrayBufferView | ArrayBuffer);
-    } else {
-      try {
-        bytes = serialize(v.value);
-      } catch (err) {
-        throw new SerializationError(`cannot clone a value: ${(err as Error).message}`, {
-          cause: err,
-        });
-      }
-    }
+    const { bytes, kind } = clonedBytes(v.value);
     // The buffer's index, and for a raw value its kind.
-    const ref = Buffer.allocUnsafe(kind >= 0 ? 5 : 4);
+    const ref = Buffer.allocUnsafe(kind === null ? 4 : 5);
     ref.writeUInt32BE(encoding.push(bytes) - 1, 0);
-    if (kind >= 0) ref[4] = kind;
+    if (kind !== null) ref[4] = kind;
     return ref;
   },
   unpack(ref: Buffer): ClonedValue {
     const i = ref.length === 4 || ref.length === 5 ? ref.readUInt32BE(0) : -1;
     const bytes = decoding[i];
     if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a cloned value`);
-    return new ClonedValue(ref.length === 5 ? fromRaw(ref[4], bytes) : deserialize(bytes));
+    return new ClonedValue(valueOfClonedBytes(bytes, ref.length === 5 ? ref[4] : null));
   },
 });
 

@@ -1,0 +1,79 @@
+/**
+ * The bytes a cloned value travels as (an out-of-band buffer of a TCP
+ * message): `v8.serialize`'s, which keep the structured-clone algorithm's
+ * fidelity; or, for a typed array, `Buffer` or `ArrayBuffer`, its raw bytes
+ * and a kind byte: no serializer copy on the way out, and read in place on the
+ * way in when aligned.
+ */
+
+import { deserialize, serialize } from "node:v8";
+import { SerializationError } from "./errors.ts";
+
+/**
+ * The typed array classes sent raw. Kind byte: 0 a `Buffer`, 1 an
+ * `ArrayBuffer`, 2 + the index in this list a typed array.
+ */
+const TYPED_ARRAYS = [
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+] as const;
+
+const BUFFER_KIND = 0;
+const ARRAY_BUFFER_KIND = 1;
+const FIRST_TYPED_ARRAY_KIND = 2;
+
+/** The kind byte of a value sent raw, or -1 (exact classes only: a subclass is serialized). */
+function rawKind(v: unknown): number {
+  if (typeof v !== "object" || v === null) return -1;
+  if (Buffer.isBuffer(v)) return BUFFER_KIND;
+  const ctor = Object.getPrototypeOf(v)?.constructor;
+  if (ctor === ArrayBuffer) return ARRAY_BUFFER_KIND;
+  const i = TYPED_ARRAYS.indexOf(ctor);
+  return i < 0 ? -1 : FIRST_TYPED_ARRAY_KIND + i;
+}
+
+/**
+ * The bytes of `value` and, if they are its raw bytes (a view, not a copy),
+ * their kind; else `v8.serialize`'s bytes and null. Throws a
+ * `SerializationError` for a value that cannot be cloned.
+ */
+export function clonedBytes(value: unknown): { bytes: Uint8Array; kind: number | null } {
+  const kind = rawKind(value);
+  if (kind >= 0) {
+    const v = value as ArrayBufferView | ArrayBuffer;
+    const bytes =
+      v instanceof ArrayBuffer
+        ? new Uint8Array(v)
+        : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    return { bytes, kind };
+  }
+  try {
+    return { bytes: serialize(value), kind: null };
+  } catch (err) {
+    throw new SerializationError(`cannot clone a value: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+/** The value that {@link clonedBytes} gave `bytes` and `kind` for. */
+export function valueOfClonedBytes(bytes: Uint8Array, kind: number | null): unknown {
+  if (kind === null) return deserialize(bytes);
+  if (kind === ARRAY_BUFFER_KIND) return bytes.slice().buffer;
+  if (kind === BUFFER_KIND) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const ctor = TYPED_ARRAYS[kind - FIRST_TYPED_ARRAY_KIND];
+  if (ctor === undefined) throw new Error(`unknown raw value kind ${kind}`);
+  const width = ctor.BYTES_PER_ELEMENT;
+  if (bytes.byteLength % width !== 0) throw new Error(`${ctor.name} of ${bytes.byteLength} bytes`);
+  const at = bytes.byteOffset % width === 0 ? bytes : bytes.slice();
+  return new ctor(at.buffer as ArrayBuffer, at.byteOffset, at.byteLength / width);
+}
