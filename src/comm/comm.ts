@@ -25,8 +25,8 @@ export interface Comm extends AsyncIterable<unknown> {
    * Send one message. Resolves once the transport has taken it (TCP: the bytes
    * were handed to the OS, so awaiting it applies backpressure). Rejects with a
    * `CommClosedError` if the comm is closed, a `SerializationError` if the
-   * message cannot be encoded, a `FrameTooLargeError` if it is too big (the
-   * comm stays open in the last two cases).
+   * message cannot be encoded, a `MessageTooLargeError` if it is larger than
+   * `maxMessageBytes` (the comm stays open in the last two cases).
    */
   send(msg: unknown): Promise<void>;
   /**
