@@ -77,18 +77,18 @@ export class TcpComm extends CommBase {
 
   private onData(chunk: Buffer): void {
     if (this.isClosed) return;
-    let payloads: Buffer[];
+    let messages: Buffer[];
     try {
-      payloads = this.reader.push(chunk);
+      messages = this.reader.push(chunk);
     } catch (err) {
       this.abort(err as Error);
       return;
     }
-    for (const payload of payloads) {
+    for (const bytes of messages) {
       let msg: unknown;
       try {
-        const { payload: body, buffers } = splitMessage(payload);
-        msg = decodeMessage(body, buffers);
+        const { payload, buffers } = splitMessage(bytes);
+        msg = decodeMessage(payload, buffers);
       } catch (err) {
         this.abort(err as Error);
         return;
