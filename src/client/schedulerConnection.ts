@@ -44,7 +44,7 @@ export class SchedulerConnection {
   onClose: (error: Error | null) => void = () => {};
   /**
    * Called with a message that could not be sent (it cannot be encoded, or is
-   * larger than a frame may be) and why; the connection goes on. Requests
+   * larger than `maxMessageBytes`) and why; the connection goes on. Requests
    * that fail so are rejected instead.
    */
   onSendFailed: (msg: unknown, error: Error) => void = () => {};
@@ -138,7 +138,7 @@ export class SchedulerConnection {
         }
       }
     } catch (err) {
-      error = err instanceof Error ? err : new Error(String(err));
+      error = asError(err);
     }
     if (!this.closing && error === null) error = new Error("the scheduler closed the connection");
     this.closing = true;

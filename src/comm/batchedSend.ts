@@ -7,7 +7,7 @@
  */
 
 import type { Comm } from "./comm.ts";
-import { CommClosedError, MessageTooLargeError, SerializationError } from "./errors.ts";
+import { CommClosedError, isDataError } from "./errors.ts";
 
 /** Options of {@link BatchedSend}. */
 export interface BatchedSendOptions {
@@ -16,17 +16,12 @@ export interface BatchedSendOptions {
   /** Told when sending failed; the BatchedSend is closed and its buffer dropped. */
   onError?: (err: unknown) => void;
   /**
-   * Told when one message cannot be sent (it cannot be encoded, or its frame
-   * would be too large) while the comm stays open: the other messages of its
+   * Told when one message cannot be sent (it cannot be encoded, or is larger
+   * than `maxMessageBytes`) while the comm stays open: the other messages of its
    * batch are sent one by one, and the stream goes on. Without it, such a
    * failure closes the stream as any other (`onError`).
    */
   onMessageError?: (err: unknown, msg: unknown) => void;
-}
-
-/** A failure of one message that leaves the comm open. */
-function isMessageError(err: unknown): boolean {
-  return err instanceof SerializationError || err instanceof MessageTooLargeError;
 }
 
 /** Default interval between batches, in milliseconds. */
@@ -100,7 +95,7 @@ export class BatchedSend {
     this.sending = this.comm.send(batch).then(
       () => this.sent(),
       (err: unknown) => {
-        if (this.onMessageError !== undefined && isMessageError(err) && !this.comm.isClosed) {
+        if (this.onMessageError !== undefined && isDataError(err) && !this.comm.isClosed) {
           this.sending = this.sendEach(batch, err).then(() => this.sent());
           return;
         }
@@ -134,7 +129,7 @@ export class BatchedSend {
       try {
         await this.comm.send([msg]);
       } catch (e) {
-        if (isMessageError(e) && !this.comm.isClosed) {
+        if (isDataError(e) && !this.comm.isClosed) {
           this.onMessageError?.(e, msg);
         } else {
           this.fail(e);

@@ -78,19 +78,24 @@ export class MessageTooLargeError extends CommError {
 }
 
 /**
+ * True when `err` means the bytes or the message were wrong (retrying will
+ * not help): a `SerializationError`, `FrameTooLargeError` or `MessageTooLargeError`.
+ */
+export function isDataError(err: unknown): boolean {
+  return (
+    err instanceof SerializationError ||
+    err instanceof FrameTooLargeError ||
+    err instanceof MessageTooLargeError
+  );
+}
+
+/**
  * True when `err` means the network failed rather than the data: a failed
  * connect, or a comm that closed (other than because of a bad frame). Dask
  * treats these as `OSError`s: the peer is presumed gone.
  */
 export function isNetworkError(err: unknown): boolean {
   if (err instanceof ConnectError) return true;
-  if (err instanceof CommClosedError) {
-    const cause = err.cause;
-    return !(
-      cause instanceof SerializationError ||
-      cause instanceof FrameTooLargeError ||
-      cause instanceof MessageTooLargeError
-    );
-  }
+  if (err instanceof CommClosedError) return !isDataError(err.cause);
   return false;
 }

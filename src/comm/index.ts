@@ -20,6 +20,7 @@ export {
   CommError,
   ConnectError,
   FrameTooLargeError,
+  isDataError,
   isNetworkError,
   MessageTooLargeError,
   SerializationError,
