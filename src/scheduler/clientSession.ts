@@ -6,13 +6,12 @@
  * client closed.
  */
 
-import { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
 import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
 import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
-import type { SessionHost } from "./sessionHost.ts";
+import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 
 async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
@@ -44,16 +43,7 @@ export async function serveClient(
     return refuse(host, comm, "register-client must give a clientId");
   }
   if (host.router.clients.has(id)) return refuse(host, comm, `client ${id} is already connected`);
-  const stream = new BatchedSend(comm, {
-    intervalMs: host.options.batchedSendIntervalMs,
-    onError: (err) => host.logger.warn({ err, client: id }, "cannot send to a client"),
-    // One message that cannot be sent is dropped (and said so); the stream goes on.
-    onMessageError: (err, m) =>
-      host.logger.error(
-        { err, client: id, op: (m as { op?: unknown } | null)?.op },
-        "dropped a message that cannot be sent to a client",
-      ),
-  });
+  const stream = sessionStream(host, comm, { client: id });
   host.router.clients.set(id, stream);
   const ok: RegisterReplyMsg = { op: "register-client-reply", status: "OK" };
   comm.send(ok).catch(() => {});

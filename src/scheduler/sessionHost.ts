@@ -1,6 +1,8 @@
 /** What a worker's or a client's session needs of the scheduler server. */
 
 import type { Logger } from "pino";
+import { BatchedSend } from "../comm/batchedSend.ts";
+import type { Comm } from "../comm/comm.ts";
 import type { Counters } from "./counters.ts";
 import type { Router } from "./router.ts";
 import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
@@ -20,4 +22,26 @@ export interface SessionHost {
   readonly isRunning: boolean;
   /** Hand stimuli to the state machine and route what it returns. */
   dispatch(events: SchedulerEvent[]): void;
+}
+
+/**
+ * The batched stream to a session's peer (`{worker: address}` or `{client:
+ * id}` in the logs). A failed send is logged and ends the stream; one message
+ * that cannot be sent is dropped (and said so) and the stream goes on.
+ */
+export function sessionStream(
+  host: SessionHost,
+  comm: Comm,
+  peer: { readonly worker: string } | { readonly client: string },
+): BatchedSend {
+  const kind = "worker" in peer ? "worker" : "client";
+  return new BatchedSend(comm, {
+    intervalMs: host.options.batchedSendIntervalMs,
+    onError: (err) => host.logger.warn({ err, ...peer }, `cannot send to a ${kind}`),
+    onMessageError: (err, m) =>
+      host.logger.error(
+        { err, ...peer, op: (m as { op?: unknown } | null)?.op },
+        `dropped a message that cannot be sent to a ${kind}`,
+      ),
+  });
 }

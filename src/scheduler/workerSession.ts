@@ -4,12 +4,11 @@
  * the state machine is told the worker is gone.
  */
 
-import { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
 import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
 import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
-import type { SessionHost } from "./sessionHost.ts";
+import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 
 async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
@@ -39,16 +38,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
   if (!outcome.ok) return refuse(host, comm, outcome.error.message);
 
-  const stream = new BatchedSend(comm, {
-    intervalMs: host.options.batchedSendIntervalMs,
-    onError: (err) => host.logger.warn({ err, worker: address }, "cannot send to a worker"),
-    // One message that cannot be sent is dropped (and said so); the stream goes on.
-    onMessageError: (err, m) =>
-      host.logger.error(
-        { err, worker: address, op: (m as { op?: unknown } | null)?.op },
-        "dropped a message that cannot be sent to a worker",
-      ),
-  });
+  const stream = sessionStream(host, comm, { worker: address });
   host.router.workers.set(address, stream);
   // Sent before the stream's first batch, which leaves at the next turn at the earliest.
   const ok: RegisterReplyMsg = { op: "register-worker-reply", status: "OK" };
