@@ -173,11 +173,12 @@ export class Client implements FutureHost, GatherHost {
   static async connect(address: string, options: ClientOptions = {}): Promise<Client> {
     const timeoutMs = options.timeoutMs ?? 30_000;
     const id = `${options.name ?? "client"}-${randomUUID().slice(0, 8)}`;
+    const limits = frameLimitsOf(options);
     const conn = await SchedulerConnection.open(address, id, {
       timeoutMs,
       batchedSendIntervalMs:
         options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
-      ...frameLimitsOf(options),
+      ...limits,
     });
     const logger =
       options.logger ??
@@ -185,7 +186,7 @@ export class Client implements FutureHost, GatherHost {
         { name: "weft.client", level: process.env.WEFT_LOG_LEVEL ?? "info" },
         pino.destination(2),
       );
-    return new Client(conn, id, address, timeoutMs, frameLimitsOf(options), logger);
+    return new Client(conn, id, address, timeoutMs, limits, logger);
   }
 
   /** A key no other submission has: `name-<client id>-<counter>` (for impure tasks). */
