@@ -59,10 +59,16 @@ describe("npm run bench:cluster", () => {
       (r) => records.push(r),
     );
     expect(records[0]).toMatchObject({ bench: "cluster", workers: 2, threadsPerWorker: 1 });
+    // Fresh pages fault on Linux; the probe reports null only if none did.
+    expect(records[0].freshPageMicros === null || Number(records[0].freshPageMicros) > 0).toBe(
+      true,
+    );
     expect(records.slice(1).map((r) => r.graph)).toEqual(["map", "tree", "shuffle", "chain"]);
     for (const r of records.slice(1)) {
       expect(r).toMatchObject({ checked: true, daskBestTasksPerS: expect.any(Number) });
       expect(r.tasksPerS).toBeGreaterThan(0);
+      expect(r.minorFaultsPerRun).toBeGreaterThanOrEqual(0);
+      expect(r.systemCpuSecondsPerTask).toBeGreaterThanOrEqual(0);
     }
     expect(records[4].msPerStep).toBeGreaterThan(0);
   });

@@ -21,6 +21,7 @@ import { Command, CommanderError, Option } from "commander";
 import { pino } from "pino";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { type BenchGraph, chainGraph, mapGraph, shuffleGraph, treeGraph } from "./clusterGraphs.ts";
+import { freshPageMicros, minorFaults, systemCpuSeconds } from "./memoryCost.ts";
 
 /** Dask 2022.12 on this kind of machine (../shared/bench/README.md), tasks/s. */
 export const DASK: Record<string, { default: number; best: number }> = {
@@ -87,6 +88,7 @@ export async function benchCluster(
     runs: o.runs,
     warmup: o.warmup,
     node: process.version,
+    freshPageMicros: freshPageMicros(),
   });
   const cluster = await LocalCluster.start({
     workers: 2,
@@ -105,20 +107,28 @@ export async function benchCluster(
       const seconds: number[] = [];
       const cpu: number[] = [];
       const transfers: number[] = [];
+      const faults: number[] = [];
+      const systemCpu: number[] = [];
       let firstRunSeconds = 0;
       for (let r = 0; r < o.warmup + o.runs; r++) {
         const before = (await client.counters()).keysTransferred;
         const c0 = process.cpuUsage();
+        const f0 = minorFaults();
+        const sys0 = systemCpuSeconds();
         const t0 = performance.now();
         const answer = await graph.run(client, `b${runId++}-`);
         const s = (performance.now() - t0) / 1000;
         const c = process.cpuUsage(c0);
+        const f = minorFaults() - f0;
+        const sys = systemCpuSeconds() - sys0;
         const wrong = graph.check(answer);
         if (wrong !== null) throw new Error(`wrong answer: ${wrong}`);
         if (r === 0) firstRunSeconds = s;
         if (r >= o.warmup) {
           seconds.push(s);
           cpu.push((c.user + c.system) / 1e6);
+          faults.push(f);
+          systemCpu.push(sys);
           transfers.push((await client.counters()).keysTransferred - before);
         }
         // Let the releases of this run settle before the next one starts.
@@ -134,6 +144,8 @@ export async function benchCluster(
         tasksPerS: round(tasksPerS),
         ...(name === "chain" ? { msPerStep: round((1000 * med) / graph.tasks, 3) } : {}),
         cpuSecondsPerTask: round(median(cpu) / graph.tasks, 7),
+        systemCpuSecondsPerTask: round(median(systemCpu) / graph.tasks, 7),
+        minorFaultsPerRun: median(faults),
         transfersPerRun: median(transfers),
         runsSeconds: seconds.map((x) => round(x, 4)),
         firstRunTasksPerS: round(graph.tasks / firstRunSeconds),

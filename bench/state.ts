@@ -19,6 +19,7 @@ import {
   type StateMachineEvent,
 } from "../src/worker/state/events.ts";
 import { WorkerState } from "../src/worker/state/workerState.ts";
+import { freshPageMicros, minorFaults } from "./memoryCost.ts";
 
 /** The reference's figures on this kind of machine (../shared/bench/README.md). */
 const REFERENCE: Record<string, { eventsPerS: number; transitionsPerS: number }> = {
@@ -57,7 +58,15 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-function replayOnce(stream: Stream): { seconds: number; ws: WorkerState; instructions: number } {
+interface Replay {
+  seconds: number;
+  ws: WorkerState;
+  instructions: number;
+  /** Minor page faults during the replay (fresh memory touched). */
+  faults: number;
+}
+
+function replayOnce(stream: Stream): Replay {
   // The previous run's state machine is garbage now: collect it before timing, so its
   // cost is not charged to this run (the reference frees it by reference counting).
   gc();
@@ -65,18 +74,21 @@ function replayOnce(stream: Stream): { seconds: number; ws: WorkerState; instruc
   ws.validate = false;
   let instructions = 0;
   const events = stream.events;
+  const f0 = minorFaults();
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < events.length; i++) instructions += ws.handleStimulus(events[i]).length;
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { seconds, ws, instructions };
+  return { seconds, ws, instructions, faults: minorFaults() - f0 };
 }
 
 function benchStream(stream: Stream, runs: number): Record<string, unknown> {
   const times: number[] = [];
+  const faults: number[] = [];
   let check = "";
   for (let r = 0; r < runs; r++) {
-    const { seconds, ws, instructions } = replayOnce(stream);
+    const { seconds, ws, instructions, faults: f } = replayOnce(stream);
     times.push(seconds);
+    faults.push(f);
     const got = { instructions, transition_counter: ws.transitionCounter, tasks: ws.tasks.size };
     const want = stream.final;
     if (
@@ -101,6 +113,7 @@ function benchStream(stream: Stream, runs: number): Record<string, unknown> {
     events_per_s: Math.round(eventsPerS),
     transitions_per_s: Math.round(transitionsPerS),
     ratio_vs_reference: ref ? Number((transitionsPerS / ref.transitionsPerS).toFixed(1)) : null,
+    minor_faults_per_run: median(faults),
     final_check: check || "ok",
   };
 }
@@ -158,6 +171,7 @@ const program = new Command()
       .filter((f) => f.endsWith(".jsonl.gz"))
       .sort();
     let failed = false;
+    console.log(JSON.stringify({ bench: "machine", fresh_page_us: freshPageMicros() }));
     for (const f of files) {
       const name = f.replace(/\.jsonl\.gz$/, "");
       if (wanted && !wanted.includes(name)) continue;
