@@ -102,6 +102,23 @@ describe("Client", () => {
     expect(() => client.compute({ a: ["identity", "b"], b: deep })).toThrow(
       /nested deeper than 1000/,
     );
+    // Literals are inlined into the tasks naming them: the same rules, and no references.
+    const literalCycle: unknown[] = [];
+    literalCycle.push(literalCycle);
+    expect(() => client.compute({ a: ["identity", "b"], b: literalCycle })).toThrow(
+      /the literal at graph key "b"\[0\] contains a reference cycle/,
+    );
+    expect(() => client.compute({ a: ["identity", "b"], b: { f: () => 1 } })).toThrow(
+      /the literal at graph key "b"\.f is a function/,
+    );
+    const future = client.submit("identity", 1);
+    expect(() => client.compute({ a: ["identity", "b"], b: { x: [future] } })).toThrow(
+      /the literal at graph key "b"\.x\[0\] is a future; literals are values/,
+    );
+    expect(() => client.compute({ a: ["identity", "b"], b: literal([taskRef("a")]) })).toThrow(
+      /the literal at graph key "b"\[0\] is a task reference/,
+    );
+    expect(await future).toBe(1);
     const plain = (() => 1) as unknown as string; // a plain function, as JavaScript callers may pass
     expect(() => client.submit(plain)).toThrow(/register it with defineTask/);
   });

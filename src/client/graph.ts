@@ -26,7 +26,6 @@ import { Future } from "./future.ts";
 import {
   ArgMapper,
   type ArgPath,
-  checkStrings,
   formatPath,
   isTaskDefinition,
   keyProblem,
@@ -87,6 +86,28 @@ export interface BuiltGraph {
 const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
 
 /**
+ * Throw a TypeError naming where `value`, the literal at graph key `key`, holds
+ * something that is not data: what task arguments refuse (see {@link ArgMapper}),
+ * and futures or task references, which only task arguments can hold (a literal
+ * is inlined as it is into the tasks that name its key).
+ */
+function checkLiteral(value: unknown, key: string): void {
+  const root = `the literal at graph key ${JSON.stringify(key)}`;
+  const refuseReferences = (
+    v: string | TaskRef | Future,
+    parent: ArgPath | null,
+    seg: number | string | null,
+  ): undefined => {
+    if (typeof v === "string") return undefined;
+    const what = v instanceof Future ? "a future" : "a task reference";
+    throw new TypeError(
+      `compute: ${formatPath(pathOf(parent, seg), root)} is ${what}; literals are values (pass it as a task's argument instead)`,
+    );
+  };
+  new ArgMapper(refuseReferences, "compute", root).map(value);
+}
+
+/**
  * Turn a graph into `update-graph` tasks. `owner` is the client whose futures
  * may appear as arguments. Throws a TypeError naming a bad entry.
  */
@@ -105,7 +126,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
       taskKeys.push(key);
     } else {
       const value = isLiteralWrapper(v) ? v.__weftLiteral : v;
-      checkStrings(value, () => `compute: the literal at graph key ${JSON.stringify(key)}`);
+      checkLiteral(value, key);
       literals.set(key, value);
     }
   }

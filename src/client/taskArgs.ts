@@ -16,11 +16,11 @@ export interface ArgPath {
   readonly seg: number | string;
 }
 
-/** `args[0].x[2]` for a path. */
-export function formatPath(path: ArgPath | null): string {
+/** `args[0].x[2]` for a path (`root` names the top value). */
+export function formatPath(path: ArgPath | null, root = "args"): string {
   const segs: (number | string)[] = [];
   for (let p = path; p !== null; p = p.parent) segs.push(p.seg);
-  let out = "args";
+  let out = root;
   for (let i = segs.length - 1; i >= 0; i--) {
     const seg = segs[i];
     out += typeof seg === "number" ? `[${seg}]` : `.${seg}`;
@@ -88,36 +88,6 @@ export function keyProblem(k: string): string | null {
   return stringProblem(k);
 }
 
-/**
- * Throw a TypeError if a string anywhere in `value` (arrays and plain objects,
- * keys included) cannot travel in a message, or if it is nested deeper than
- * {@link MAX_ARG_DEPTH}. For values put into arguments as they are (graph literals).
- */
-export function checkStrings(value: unknown, where: () => string, depth = 0): void {
-  if (typeof value === "string") {
-    const problem = stringProblem(value);
-    if (problem !== null) throw new TypeError(`${where()} ${problem}`);
-    return;
-  }
-  if (typeof value !== "object" || value === null) return;
-  const isArray = Array.isArray(value);
-  if (!isArray && !isPlainObject(value)) return;
-  if (depth >= MAX_ARG_DEPTH) {
-    throw new TypeError(`${where()} is nested deeper than ${MAX_ARG_DEPTH} arrays or objects`);
-  }
-  if (isArray) {
-    for (let i = 0; i < value.length; i++) {
-      checkStrings(value[i], () => `${where()}[${i}]`, depth + 1);
-    }
-    return;
-  }
-  for (const k of Object.keys(value)) {
-    const problem = keyProblem(k);
-    if (problem !== null) throw new TypeError(`${where()}: a key ${problem}`);
-    checkStrings((value as Record<string, unknown>)[k], () => `${where()}.${k}`, depth + 1);
-  }
-}
-
 /** The registered name of a task function given as a definition or a name. */
 export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string): string {
   const name = typeof fn === "string" ? fn : isTaskDefinition(fn) ? fn.name : null;
@@ -140,11 +110,17 @@ export class ArgMapper {
   private readonly seen = new Set<object>();
   private readonly what: () => string;
 
+  /** `root` names the top value in error messages (see {@link formatPath}). */
   constructor(
     private readonly replace: LeafReplacer,
     what: string | (() => string),
+    private readonly root = "args",
   ) {
     this.what = typeof what === "string" ? () => what : what;
+  }
+
+  private pathText(path: ArgPath | null): string {
+    return formatPath(path, this.root);
   }
 
   /** `value` with leaves replaced (see {@link mapArgs}). */
@@ -161,16 +137,16 @@ export class ArgMapper {
     switch (typeof value) {
       case "function":
         throw new TypeError(
-          `${this.what()}: ${formatPath(pathOf(parent, seg))} is a function; task arguments must be data`,
+          `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a function; task arguments must be data`,
         );
       case "symbol":
         throw new TypeError(
-          `${this.what()}: ${formatPath(pathOf(parent, seg))} is a symbol; task arguments must be data`,
+          `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a symbol; task arguments must be data`,
         );
       case "string": {
         const problem = stringProblem(value);
         if (problem !== null) {
-          throw new TypeError(`${this.what()}: ${formatPath(pathOf(parent, seg))} ${problem}`);
+          throw new TypeError(`${this.what()}: ${this.pathText(pathOf(parent, seg))} ${problem}`);
         }
         if (!inArray) return value;
         return this.replace(value, parent, seg) ?? value;
@@ -189,13 +165,13 @@ export class ArgMapper {
     const seen = this.seen;
     if (seen.has(value)) {
       throw new TypeError(
-        `${this.what()}: ${formatPath(pathOf(parent, seg))} contains a reference cycle`,
+        `${this.what()}: ${this.pathText(pathOf(parent, seg))} contains a reference cycle`,
       );
     }
     // `seen` holds the containers on the way down: its size is the depth.
     if (seen.size >= MAX_ARG_DEPTH) {
       throw new TypeError(
-        `${this.what()}: the arguments are nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
+        `${this.what()}: ${this.root}: nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
       );
     }
     seen.add(value);
@@ -220,7 +196,7 @@ export class ArgMapper {
       for (const k of Object.keys(rec)) {
         const problem = keyProblem(k);
         if (problem !== null) {
-          throw new TypeError(`${this.what()}: a key of ${formatPath(path)} ${problem}`);
+          throw new TypeError(`${this.what()}: a key of ${this.pathText(path)} ${problem}`);
         }
         const item = rec[k];
         const r = this.walk(item, path, k, false);
