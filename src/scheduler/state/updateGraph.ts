@@ -207,15 +207,14 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
       ts.resourceRestrictions = { ...entry.resources };
     }
     if (entry.annotations !== undefined) ts.annotations = entry.annotations;
-    s.tasks.set(key, ts);
-    created.push(ts);
-  }
-  for (const ts of created) {
-    for (const depKey of (msg.tasks.get(ts.key) as GraphTask).dependencies) {
+    // The walk's order puts dependencies first: each is known or created by now.
+    for (const depKey of entry.dependencies) {
       const dts = s.tasks.get(depKey) as TaskState;
       ts.dependencies = setAdd(ts.dependencies, dts);
       dts.dependents = setAdd(dts.dependents, ts);
     }
+    s.tasks.set(key, ts);
+    created.push(ts);
   }
 
   // Worst priority first: the work list is last in, first out.
