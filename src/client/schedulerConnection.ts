@@ -7,6 +7,7 @@
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { forEachMessage } from "../comm/forEachMessage.ts";
 import type {
   ClientRequestOp,
   RegisterClientMsg,
@@ -130,13 +131,13 @@ export class SchedulerConnection {
   private async readLoop(): Promise<void> {
     let error: Error | null = null;
     try {
-      for await (const frame of this.comm) {
+      await forEachMessage(this.comm, (frame) => {
         const msgs = (Array.isArray(frame) ? frame : [frame]) as ServerToClientMessage[];
         for (const msg of msgs) {
           if (msg?.op === "reply") this.settle(msg);
           else this.onMessage(msg);
         }
-      }
+      });
     } catch (err) {
       error = asError(err);
     }

@@ -4,6 +4,8 @@
  * too large to send fails its dependents instead of leaving them waiting.
  */
 
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { Scheduler } from "../scheduler/scheduler.ts";
@@ -91,6 +93,25 @@ describe("task values over TCP", () => {
     expect(await client.submitWith(onB, byteSum, b)).toBe(expected);
     expect((await b).length).toBe(100_000); // to the client too
     check();
+  });
+
+  it("a value fetched by the client is not kept alive by the connection it came on", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const { client } = await twoWorkersAB();
+    const fetchOnce = async (): Promise<WeakRef<Uint8Array>> => {
+      const f = client.submitWith(onA, bytes, 1_000_000);
+      const value = await f;
+      f.release();
+      return new WeakRef(value);
+    };
+    const fetched = await fetchOnce();
+    // The connection to the worker stays open (pooled) and quiet.
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(fetched.deref()).toBeUndefined();
   });
 
   it("a value larger than maxMessageBytes fails its dependent with the reason; the cluster goes on", async () => {

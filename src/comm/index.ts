@@ -25,6 +25,7 @@ export {
   MessageTooLargeError,
   SerializationError,
 } from "./errors.ts";
+export { forEachMessage } from "./forEachMessage.ts";
 export { DEFAULT_INPROC_NAME } from "./inproc.ts";
 export {
   type CommLogger,

@@ -8,6 +8,7 @@
 
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError } from "./errors.ts";
+import { forEachMessage } from "./forEachMessage.ts";
 
 /** The logging a comm helper needs; a pino logger is one. */
 export interface CommLogger {
@@ -127,7 +128,7 @@ export class RpcClient {
 
   private async readLoop(): Promise<void> {
     try {
-      for await (const msg of this.comm) this.onAnswer(msg);
+      await forEachMessage(this.comm, (msg) => this.onAnswer(msg));
     } catch (err) {
       this.closeError = err instanceof Error ? err : new Error(String(err));
     }
@@ -191,7 +192,7 @@ export async function serveRpc(
   logger?: CommLogger,
 ): Promise<void> {
   try {
-    for await (const msg of comm) void answer(comm, msg, handlers, logger);
+    await forEachMessage(comm, (msg) => void answer(comm, msg, handlers, logger));
   } catch (err) {
     // Aborted on this side (a server shutting down): expected, not a broken comm.
     if (err instanceof CommAbortedError)

@@ -7,6 +7,7 @@
  */
 
 import type { Comm } from "../comm/comm.ts";
+import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
 import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -50,7 +51,7 @@ export async function serveClient(
   host.logger.debug({ client: id }, "client connected");
 
   try {
-    for await (const frame of comm) {
+    await forEachMessage(comm, (frame) => {
       const msgs: unknown[] = Array.isArray(frame) ? frame : [frame];
       let events: SchedulerEvent[] = [];
       for (const msg of msgs) {
@@ -71,7 +72,7 @@ export async function serveClient(
         }
       }
       host.dispatch(events);
-    }
+    });
   } catch (err) {
     host.logger.warn({ err, client: id }, "the connection to a client broke");
   }

@@ -5,6 +5,7 @@
  */
 
 import type { Comm } from "../comm/comm.ts";
+import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
 import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -47,7 +48,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   host.logger.info({ worker: address, nthreads: msg.nthreads }, "worker registered");
 
   try {
-    for await (const frame of comm) {
+    await forEachMessage(comm, (frame) => {
       const msgs: unknown[] = Array.isArray(frame) ? frame : [frame];
       const events: SchedulerEvent[] = new Array(msgs.length);
       for (let i = 0; i < msgs.length; i++) {
@@ -58,7 +59,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
         };
       }
       host.dispatch(events);
-    }
+    });
   } catch (err) {
     host.logger.warn({ err, worker: address }, "the connection to a worker broke");
   }

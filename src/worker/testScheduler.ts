@@ -5,6 +5,7 @@
 
 import type { Comm, Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
+import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { TaskSpec } from "../protocol/messagesTaskSpec.ts";
 
 /** A message a worker sent, and which worker. */
@@ -78,9 +79,9 @@ export class FakeScheduler {
     this.comms.set(worker, comm);
     await comm.send({ op: "register-worker-reply", status: "OK" });
     try {
-      for await (const frame of comm) {
+      await forEachMessage(comm, (frame) => {
         for (const msg of Array.isArray(frame) ? frame : [frame]) this.record(worker, msg);
-      }
+      });
     } catch {
       // the worker went away
     }

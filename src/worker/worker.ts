@@ -12,6 +12,7 @@ import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
 import { connect, listen } from "../comm/connect.ts";
 import { isNetworkError } from "../comm/errors.ts";
+import { forEachMessage } from "../comm/forEachMessage.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import type { RegisterWorkerMsg } from "../protocol/messagesWorker.ts";
@@ -254,9 +255,9 @@ export class Worker extends BaseWorker {
 
   private async readSchedulerStream(comm: Comm): Promise<void> {
     try {
-      for await (const frame of comm) {
-        this.onSchedulerMessages(Array.isArray(frame) ? frame : [frame]);
-      }
+      await forEachMessage(comm, (frame) =>
+        this.onSchedulerMessages(Array.isArray(frame) ? frame : [frame]),
+      );
     } catch (err) {
       this.logger.error({ err }, "the stream from the scheduler broke");
     }
