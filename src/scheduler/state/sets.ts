@@ -19,9 +19,10 @@ export const SMALL_SET_MAX = 8;
 
 /**
  * An insertion-ordered set of a few elements in an array. Against a `Set` of
- * the same elements it is a third of the memory (these sets live as long as
- * their tasks, so they are promoted and collected as old objects), and `has`
- * and `delete` compare references without reading the elements' hashes.
+ * the same elements it takes about half the memory (96 against ~180 bytes for
+ * two; these sets live as long as their tasks, so they are promoted and
+ * collected as old objects), and `has` and `delete` compare references without
+ * reading the elements' hashes.
  */
 export class SmallSet<T> implements ReadonlySet<T> {
   private items: T[];
