@@ -70,4 +70,13 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
       /'mul-23', 'cancelled', 'released', 'released'|"mul-23","cancelled","released","released"/,
     );
   });
+
+  test("seed 204027 (soak profile): the same bug, with load-5 under inc-8", () => {
+    const r = simulate({ seed: 204027, workload: "mix", tasks: 47, workers: 4 });
+    expect(r.failure?.kind).toBe("invalid-state");
+    expect(r.failure?.message).toMatch(/validateState failed after GatherDepNetworkFailureEvent/);
+    expect(r.failure?.message).toMatch(
+      /'load-5', 'cancelled', 'released', 'released'|"load-5","cancelled","released","released"/,
+    );
+  });
 });
