@@ -68,6 +68,7 @@ describe("npm run bench:cluster", () => {
       expect(r).toMatchObject({ checked: true, daskBestTasksPerS: expect.any(Number) });
       expect(r.tasksPerS).toBeGreaterThan(0);
       expect(r.minorFaultsPerRun).toBeGreaterThanOrEqual(0);
+      expect(r.runsMinorFaults).toHaveLength(1); // one per timed run, beside runsSeconds
       expect(r.systemCpuSecondsPerTask).toBeGreaterThanOrEqual(0);
     }
     expect(records[4].msPerStep).toBeGreaterThan(0);

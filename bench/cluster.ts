@@ -148,6 +148,7 @@ export async function benchCluster(
         minorFaultsPerRun: median(faults),
         transfersPerRun: median(transfers),
         runsSeconds: seconds.map((x) => round(x, 4)),
+        runsMinorFaults: faults,
         firstRunTasksPerS: round(graph.tasks / firstRunSeconds),
         daskBestTasksPerS: dask.best,
         daskDefaultTasksPerS: dask.default,
