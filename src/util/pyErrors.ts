@@ -23,13 +23,30 @@ export class RuntimeError extends Error {
   override name = "RuntimeError";
 }
 
-/** Python's `assert cond, message`. The reference's asserts always run, so do these. */
+/**
+ * Python's `assert cond, message`. The reference's asserts always run, so do these.
+ * Without a message, the error names the function and line of the failed check,
+ * as Python's traceback would show its source line.
+ */
 export function assert(cond: unknown, message?: string | (() => string)): asserts cond {
   if (!cond) {
     throw new AssertionError(
-      typeof message === "function" ? message() : (message ?? "assertion failed"),
+      typeof message === "function"
+        ? message()
+        : (message ?? `assertion failed${callerOfAssert()}`),
     );
   }
+}
+
+/** ` in fn (file.ts:line)` for the code that called {@link assert}, or "" if unknown. */
+function callerOfAssert(): string {
+  // Frames: this function, assert, then its caller.
+  const frame = new Error().stack?.split("\n")[3]?.trim();
+  if (frame === undefined) return "";
+  const m = /^at (?:(.+?) \()?(?:.*[/\\])?([^/\\]+?):(\d+):\d+\)?$/.exec(frame);
+  if (m === null) return "";
+  const [, fn, file, line] = m;
+  return fn === undefined ? ` at ${file}:${line}` : ` in ${fn} (${file}:${line})`;
 }
 
 /** Python's `set.remove(value)`: KeyError when the value is absent. */
