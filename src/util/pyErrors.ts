@@ -29,19 +29,19 @@ export class RuntimeError extends Error {
  * as Python's traceback would show its source line.
  */
 export function assert(cond: unknown, message?: string | (() => string)): asserts cond {
-  if (!cond) {
-    throw new AssertionError(
-      typeof message === "function"
-        ? message()
-        : (message ?? `assertion failed${callerOfAssert()}`),
-    );
-  }
+  // Kept this small so that V8 inlines it into the hot paths that call it.
+  if (!cond) throw assertionError(message);
+}
+
+function assertionError(message: string | (() => string) | undefined): AssertionError {
+  if (typeof message === "function") return new AssertionError(message());
+  return new AssertionError(message ?? `assertion failed${callerOfAssert()}`);
 }
 
 /** ` in fn (file.ts:line)` for the code that called {@link assert}, or "" if unknown. */
 function callerOfAssert(): string {
-  // Frames: this function, assert, then its caller.
-  const frame = new Error().stack?.split("\n")[3]?.trim();
+  // Frames: this function, assertionError, assert, then its caller.
+  const frame = new Error().stack?.split("\n")[4]?.trim();
   if (frame === undefined) return "";
   const m = /^at (?:(.+?) \()?(?:.*[/\\])?([^/\\]+?):(\d+):\d+\)?$/.exec(frame);
   if (m === null) return "";
