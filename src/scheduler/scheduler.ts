@@ -15,7 +15,7 @@
  */
 
 import type { Logger } from "pino";
-import type { Comm, Listener } from "../comm/comm.ts";
+import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messagesSession.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -112,11 +112,11 @@ export class Scheduler implements SessionHost {
   async listen(): Promise<this> {
     if (this.statusValue !== "init")
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
-    const { maxFrameBytes, maxMessageBytes } = this.options;
-    this.listener = await listen(this.options.listen, (comm) => this.accept(comm), {
-      maxFrameBytes,
-      maxMessageBytes,
-    });
+    this.listener = await listen(
+      this.options.listen,
+      (comm) => this.accept(comm),
+      frameLimitsOf(this.options),
+    );
     this.statusValue = "running";
     const ttl = this.options.workerTtlMs;
     if (Number.isFinite(ttl)) {

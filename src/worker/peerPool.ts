@@ -1,6 +1,6 @@
 /** One rpc connection per peer, opened on first use and reused. */
 
-import type { FrameLimits } from "../comm/comm.ts";
+import { type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import type { CommLogger } from "../comm/rpc.ts";
 import { type RpcClient, rpc } from "../comm/rpc.ts";
@@ -36,8 +36,7 @@ export class PeerPool {
     }
     const p = connect(address, {
       timeoutMs: this.options.connectTimeoutMs,
-      maxFrameBytes: this.options.maxFrameBytes,
-      maxMessageBytes: this.options.maxMessageBytes,
+      ...frameLimitsOf(this.options),
     }).then((comm) => {
       const client = rpc(comm, this.options.logger);
       void comm.closed.then(() => {
