@@ -14,6 +14,7 @@ import type {
   ReplyMsg,
   ServerToClientMessage,
 } from "../protocol/messagesSession.ts";
+import { asError } from "../util/asError.ts";
 import { ClientClosedError } from "./errors.ts";
 
 /** Options of {@link SchedulerConnection.open}. */
@@ -166,8 +167,4 @@ export class SchedulerConnection {
     this.closing = true;
     await this.stream.close();
   }
-}
-
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
 }

@@ -6,6 +6,7 @@
  * `{id, error: {name, message, stack}}`.
  */
 
+import { asError } from "../util/asError.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
@@ -130,7 +131,7 @@ export class RpcClient {
     try {
       await forEachMessage(this.comm, (msg) => this.onAnswer(msg));
     } catch (err) {
-      this.closeError = err instanceof Error ? err : new Error(String(err));
+      this.closeError = asError(err);
     }
     const closeError = this.commClosed();
     for (const p of [...this.pending.values()]) p.reject(closeError);

@@ -9,6 +9,7 @@
 
 import type { Logger } from "pino";
 import type { SchedulerMessage } from "../protocol/messages.ts";
+import { asError } from "../util/asError.ts";
 import type { Counters } from "./counters.ts";
 import { InvalidStimulus } from "./state/errors.ts";
 import type { SchedulerEvent } from "./state/events.ts";
@@ -107,7 +108,7 @@ export class StimulusRunner {
   }
 
   private fail(err: unknown): SchedulerMessage[] {
-    const e = err instanceof Error ? err : new Error(String(err));
+    const e = asError(err);
     if (this.failure === null) {
       this.failure = e;
       this.logger.fatal({ err: e }, "the scheduler state machine failed; the scheduler stops");

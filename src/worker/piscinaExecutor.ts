@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
+import { asError } from "../util/asError.ts";
 import {
   type ExecuteJob,
   type ExecuteOutcome,
@@ -81,7 +82,7 @@ export class PiscinaExecutor implements Executor {
     // A thread that fails (e.g. a task module that does not load) is reported
     // here; without a listener the pool would rethrow it on the main thread.
     pool.on("error", (err: unknown) => {
-      executor.lastThreadError = err instanceof Error ? err : new Error(String(err));
+      executor.lastThreadError = asError(err);
       o.onThreadError?.(executor.lastThreadError);
     });
     try {
