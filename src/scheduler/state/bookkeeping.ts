@@ -7,7 +7,7 @@
 import type { ComputeTaskMsg } from "../../protocol/messagesWorker.ts";
 import { assert } from "../../util/pyErrors.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { EMPTY, sharedAdd, sharedRemove } from "./sets.ts";
+import { EMPTY, itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
@@ -75,7 +75,7 @@ function computeTaskMsg(s: SchedulerState, ts: TaskState, duration: number): Com
     // fresh key makes V8 build a hidden class for it).
     whoHas = Object.create(null) as Record<string, string[]>;
     nbytes = Object.create(null) as Record<string, number>;
-    for (const dts of ts.dependencies) {
+    for (const dts of itemsOf(ts.dependencies)) {
       const holders: string[] = [];
       for (const ws of dts.whoHas) holders.push(ws.address);
       whoHas[dts.key] = holders;
@@ -106,7 +106,7 @@ export function addToProcessing(s: SchedulerState, ts: TaskState, ws: WorkerInfo
     assert(ts.whoHas.size === 0, "task to process is in memory");
     assert(ts.processingOn === null, "task to process is already processing");
     assert(s.running.has(ws), () => `worker ${ws.address} is not running`);
-    for (const dts of ts.dependencies) {
+    for (const dts of itemsOf(ts.dependencies)) {
       assert(dts.whoHas.size > 0, () => `dependency ${dts.key} is not in memory`);
     }
   }

@@ -8,7 +8,7 @@ import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/mes
 import type { ClientInfo } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { sharedAdd, sharedRemove } from "./sets.ts";
+import { itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import { updateGraph } from "./updateGraph.ts";
 
@@ -145,7 +145,7 @@ function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
     seen.add(ts);
     if (force || (ts.whoWants.size === 1 && ts.whoWants.has(cs))) {
       cancelled.push(ts);
-      for (const dts of ts.dependents) stack.push(dts);
+      for (const dts of itemsOf(ts.dependents)) stack.push(dts);
     }
   }
   if (cancelled.length === 0) return;

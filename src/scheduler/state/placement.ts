@@ -25,6 +25,7 @@
  */
 
 import type { SchedulerState } from "./schedulerState.ts";
+import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
@@ -97,7 +98,7 @@ export function decideWorkerRootishQueuingEnabled(s: SchedulerState): WorkerInfo
 function markHeldBytes(s: SchedulerState, ts: TaskState): number {
   const epoch = ++s.placementEpoch;
   let total = 0;
-  for (const dts of ts.dependencies) {
+  for (const dts of itemsOf(ts.dependencies)) {
     const nbytes = s.getNbytes(dts);
     total += nbytes;
     for (const ws of dts.whoHas) {
@@ -170,7 +171,7 @@ export function decideWorkerNonRootish(
   }
   const total = markHeldBytes(s, ts);
   best.reset();
-  for (const dts of ts.dependencies) {
+  for (const dts of itemsOf(ts.dependencies)) {
     for (const ws of dts.whoHas) {
       if (ws !== exclude && isCandidate(s, ws, valid)) best.consider(s, ws, total);
     }

@@ -7,7 +7,7 @@ import { comparePriority } from "../../util/priority.ts";
 import { assert } from "../../util/pyErrors.ts";
 import { addReplica, freeKeysOn, removeAllReplicas } from "./bookkeeping.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { EMPTY, setAdd, setDelete } from "./sets.ts";
+import { EMPTY, itemsOf, setAdd, setDelete } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { TransitionArgs } from "./transitionArgs.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
@@ -28,14 +28,14 @@ export function addToMemory(
   // that the best is processed first (the work list is last in, first out).
   const ready = readyScratch;
   ready.length = 0;
-  for (const dts of ts.dependents) {
+  for (const dts of itemsOf(ts.dependents)) {
     if (setDelete(dts.waitingOn, ts) && dts.waitingOn.size === 0) ready.push(dts);
   }
   if (ready.length > 1) ready.sort((a, b) => comparePriority(b.priority, a.priority));
   for (const dts of ready) s.recommend(dts, "processing");
   ready.length = 0;
 
-  for (const dts of ts.dependencies) {
+  for (const dts of itemsOf(ts.dependencies)) {
     setDelete(dts.waiters, ts);
     if (dts.waiters.size === 0 && dts.whoWants.size === 0) s.recommend(dts, "released");
   }
@@ -60,7 +60,7 @@ export function propagateReleased(s: SchedulerState, ts: TaskState): void {
     toWaiting = true;
   }
   if (!toWaiting) {
-    for (const dts of ts.dependencies) {
+    for (const dts of itemsOf(ts.dependencies)) {
       if (dts.state !== "released") {
         setDelete(dts.waiters, ts);
         if (dts.waiters.size === 0 && dts.whoWants.size === 0) s.recommend(dts, "released");
@@ -106,11 +106,11 @@ export function propagateErred(
     failing = ts.exceptionBlame;
   }
 
-  for (const dts of ts.waiters) {
+  for (const dts of itemsOf(ts.waiters)) {
     dts.exceptionBlame = failing;
     s.recommend(dts, "erred");
   }
-  for (const dts of ts.dependencies) {
+  for (const dts of itemsOf(ts.dependencies)) {
     setDelete(dts.waiters, ts);
     if (dts.waiters.size === 0 && dts.whoWants.size === 0) s.recommend(dts, "released");
   }
@@ -121,7 +121,7 @@ export function propagateErred(
 /** `ts` is being forgotten: unlink it from the graph (Dask's `_propagate_forgotten`). */
 export function propagateForgotten(s: SchedulerState, ts: TaskState): void {
   ts.state = "forgotten";
-  for (const dts of ts.dependents) {
+  for (const dts of itemsOf(ts.dependents)) {
     dts.hasLostDependencies = true;
     setDelete(dts.dependencies, ts);
     setDelete(dts.waitingOn, ts);
@@ -129,7 +129,7 @@ export function propagateForgotten(s: SchedulerState, ts: TaskState): void {
   }
   ts.dependents = EMPTY;
   ts.waiters = EMPTY;
-  for (const dts of ts.dependencies) {
+  for (const dts of itemsOf(ts.dependencies)) {
     setDelete(dts.dependents, ts);
     setDelete(dts.waiters, ts);
     if (dts.dependents.size === 0 && dts.whoWants.size === 0) s.recommend(dts, "forgotten");

@@ -22,6 +22,7 @@ import {
   type SchedulerStateOptions,
 } from "./options.ts";
 import { taskSlotsAvailable } from "./placement.ts";
+import { itemsOf } from "./sets.ts";
 import { handleStealRequest } from "./stealing.ts";
 import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
 import { TaskGroup } from "./taskGroup.ts";
@@ -521,6 +522,6 @@ function isStaleRelease(ts: TaskState): boolean {
 function isDoomedRelease(ts: TaskState): boolean {
   if (!IN_PLAY.has(ts.state) || ts.exceptionBlame === null) return false;
   if (ts.waiters.size === 0 && ts.whoWants.size === 0) return false;
-  for (const dts of ts.dependencies) if (dts.state === "erred") return true;
+  for (const dts of itemsOf(ts.dependencies)) if (dts.state === "erred") return true;
   return false;
 }

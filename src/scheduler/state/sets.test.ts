@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import {
   EMPTY,
+  itemsOf,
   SMALL_SET_MAX,
   SmallSet,
   setAdd,
@@ -28,6 +29,7 @@ describe("copy-on-first-add sets", () => {
           }
           expect(s.size).toBe(model.size);
           expect([...s]).toEqual([...model]);
+          expect(itemsOf(s)).toEqual([...model]);
           for (const x of objects) expect(s.has(x)).toBe(model.has(x));
         }
         expect(EMPTY.size).toBe(0);

@@ -32,7 +32,7 @@ import {
   reportErred,
 } from "./propagation.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { EMPTY, setAdd, setDelete } from "./sets.ts";
+import { EMPTY, itemsOf, setAdd, setDelete } from "./sets.ts";
 import type { SchedulerTaskStateName, TaskState } from "./taskState.ts";
 import type { TransitionArgs } from "./transitionArgs.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
@@ -59,7 +59,7 @@ function releasedWaiting(s: SchedulerState, ts: TaskState): void {
     assert(ts.waitingOn.size === 0, "released task is waiting on dependencies");
     assert(ts.whoHas.size === 0, "released task is in memory");
     assert(ts.processingOn === null, "released task is processing");
-    for (const dts of ts.dependencies) {
+    for (const dts of itemsOf(ts.dependencies)) {
       assert(dts.state !== "forgotten", () => `dependency ${dts} is forgotten`);
     }
   }
@@ -70,13 +70,13 @@ function releasedWaiting(s: SchedulerState, ts: TaskState): void {
   // A task released while a dependency erred (it was not waiting then) and
   // wanted again cannot run: it errs with the same blame. Dask asserts this
   // never happens; clients asking again for such a key make it happen here.
-  for (const dts of ts.dependencies) {
+  for (const dts of itemsOf(ts.dependencies)) {
     if (dts.state === "erred") {
       ts.exceptionBlame = dts.exceptionBlame;
       // It will not wait: it stops being a waiter of its inputs (it may still
       // be one, released on its way back to waiting; found by the simulator,
       // seed 6430).
-      for (const d of ts.dependencies) {
+      for (const d of itemsOf(ts.dependencies)) {
         if (setDelete(d.waiters, ts) && d.waiters.size === 0 && d.whoWants.size === 0) {
           s.recommend(d, "released");
         }
@@ -86,13 +86,13 @@ function releasedWaiting(s: SchedulerState, ts: TaskState): void {
     }
   }
   ts.state = "waiting";
-  for (const dts of ts.dependencies) {
+  for (const dts of itemsOf(ts.dependencies)) {
     if (dts.whoHas.size === 0) ts.waitingOn = setAdd(ts.waitingOn, dts);
     if (dts.state === "released") s.recommend(dts, "waiting");
     else dts.waiters = setAdd(dts.waiters, ts);
   }
   ts.waiters = EMPTY;
-  for (const dts of ts.dependents) {
+  for (const dts of itemsOf(ts.dependents)) {
     if (dts.state === "waiting") ts.waiters = setAdd(ts.waiters, dts);
   }
   if (ts.waitingOn.size === 0) s.recommend(ts, "processing");
@@ -141,7 +141,7 @@ function waitingReleased(s: SchedulerState, ts: TaskState): void {
     assert(ts.whoHas.size === 0, "waiting task is in memory");
     assert(ts.processingOn === null, "waiting task is processing");
   }
-  for (const dts of ts.dependencies) {
+  for (const dts of itemsOf(ts.dependencies)) {
     if (setDelete(dts.waiters, ts)) {
       if (dts.waiters.size === 0 && dts.whoWants.size === 0) s.recommend(dts, "released");
     }
@@ -277,7 +277,7 @@ function erredReleased(s: SchedulerState, ts: TaskState): void {
   ts.exceptionText = "";
   ts.tracebackText = "";
   ts.exceptionBlame = null;
-  for (const dts of ts.dependents) {
+  for (const dts of itemsOf(ts.dependents)) {
     if (dts.state === "erred") s.recommend(dts, "waiting");
   }
   for (const address of ts.erredOn) {
@@ -308,7 +308,7 @@ function memoryReleased(s: SchedulerState, ts: TaskState): void {
     // for good; here released → waiting turns it into erred with the blame.
     s.recommend(ts, "waiting");
   }
-  for (const dts of ts.waiters) {
+  for (const dts of itemsOf(ts.waiters)) {
     if (dts.state === "no-worker" || dts.state === "processing" || dts.state === "queued") {
       s.recommend(dts, "waiting");
     } else if (dts.state === "waiting") {
@@ -324,7 +324,7 @@ function releasedErred(s: SchedulerState, ts: TaskState): void {
     assert(ts.whoHas.size === 0, "released task is in memory");
     assert(ts.waitingOn.size === 0, "released task is waiting on dependencies");
   }
-  for (const dts of ts.dependents) {
+  for (const dts of itemsOf(ts.dependents)) {
     if (dts.whoHas.size === 0 && dts.state !== "erred") {
       dts.exceptionBlame = failing;
       s.recommend(dts, "erred");

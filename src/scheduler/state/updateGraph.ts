@@ -10,7 +10,7 @@ import { comparePriority } from "../../util/priority.ts";
 import { clientDesiresKeys } from "./clientHandlers.ts";
 import { resourcesProblem } from "./eventValidation.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { setAdd } from "./sets.ts";
+import { itemsOf, setAdd } from "./sets.ts";
 import { TaskState } from "./taskState.ts";
 
 /** At most this many problems are quoted in the error sent back for a bad graph. */
@@ -234,7 +234,7 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
     wanted.filter((key) => !walk.lost.has(key)),
   );
   for (const ts of created) {
-    for (const dts of ts.dependencies) {
+    for (const dts of itemsOf(ts.dependencies)) {
       if (dts.exceptionBlame !== null) {
         ts.exceptionBlame = dts.exceptionBlame;
         s.recommend(ts, "erred");
