@@ -15,7 +15,15 @@ export class TouchedTasks {
   /** Start a new stimulus. */
   begin(): void {
     this.epoch++;
-    // Drop references to the previous stimulus's tasks, so forgotten ones can be collected.
+    this.end(); // in case the previous stimulus raised before its end()
+  }
+
+  /**
+   * The stimulus is over: drop the references to its tasks at once, so that
+   * forgotten ones (with their run specs and their graph) are not kept alive
+   * until the next stimulus, which may be long in coming.
+   */
+  end(): void {
     for (let i = 0; i < this.length; i++) this.tasks[i] = undefined as unknown as TaskState;
     this.length = 0;
   }

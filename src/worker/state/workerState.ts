@@ -796,6 +796,7 @@ export class WorkerState {
       // Full state validation is too expensive to run here.
       for (let i = 0; i < touched.length; i++) validateTask(this, touched.tasks[i]);
     }
+    touched.end();
   }
 
   private processRecs(recs: Recs, stimulusId: string, out: Instruction[]): void {
