@@ -37,13 +37,21 @@ export class TaskCounter {
     return row;
   }
 
+  /** Seconds since `previousTs`, for {@link addElapsed}. */
+  private step = 0;
+
   private accumulate(now: number): void {
     if (this.counts.size === 0) return;
-    const elapsed = now - (this.previousTs as number);
-    for (const [prefix, row] of this.counts) {
-      const acc = this.row(this.elapsed, prefix);
-      for (let i = 0; i < NSTATES; i++) if (row[i] !== 0) acc[i] += elapsed * row[i];
-    }
+    this.step = now - (this.previousTs as number);
+    // forEach with a method: a `for…of` destructuring the entries allocates an
+    // entry array per prefix, and this runs once per stimulus.
+    this.counts.forEach(this.addElapsed, this);
+  }
+
+  private addElapsed(row: Float64Array, prefix: string): void {
+    const acc = this.row(this.elapsed, prefix);
+    const step = this.step;
+    for (let i = 0; i < NSTATES; i++) if (row[i] !== 0) acc[i] += step * row[i];
   }
 
   /** Current count of tasks per (prefix, state), or per state when `byPrefix` is false. */
