@@ -70,6 +70,8 @@ type AsyncInstruction = Extract<
  */
 class Running implements AsyncInstructionContext, MetricsLedger {
   promise: Promise<void> = DONE;
+  /** The event of an instruction that ended at once, until it is settled. */
+  stim: StateMachineEvent | null = null;
   prev: Running | null = null;
   next: Running | null = null;
   /** `[label, value, unit, label, value, unit, …]`, flat; null until the first record. */
@@ -87,7 +89,10 @@ class Running implements AsyncInstructionContext, MetricsLedger {
   }
 
   record(label: string, value: number, unit = "seconds"): void {
-    (this.entries ??= []).push(label, value, unit);
+    // Most instructions record one entry: an array of exactly three, where a
+    // `push` onto an empty array would reserve seventeen slots.
+    if (this.entries === null) this.entries = [label, value, unit];
+    else this.entries.push(label, value, unit);
   }
 
   /** As Dask names the asyncio task: `execute(key)`, `gather_dep(worker, {keys})`. */
@@ -205,7 +210,7 @@ export abstract class BaseWorker {
     }
   }
 
-  private run(r: Running): Promise<StateMachineEvent> {
+  private run(r: Running): StateMachineEvent | Promise<StateMachineEvent> {
     const inst = r.inst;
     switch (inst.cls) {
       case "GatherDep":
@@ -217,25 +222,71 @@ export abstract class BaseWorker {
     }
   }
 
+  /**
+   * Start `inst` now, as Dask starts its asyncio task; its event is fed back
+   * later, never inside the stimulus that gave the instruction. An instruction
+   * that ended at once (a synchronous task on the inline executor) is settled
+   * in a microtask of its own, without the promises of an async function.
+   */
   private startAsyncInstruction(inst: AsyncInstruction, spanId: string | null): void {
-    const signal = this.closeController.signal;
-    const running = new Running(inst, signal, this.now(), spanId);
-    running.promise = (async () => {
-      let stim: StateMachineEvent;
-      try {
-        stim = await this.run(running);
-      } catch (err) {
-        this.asyncInstructions.delete(running);
-        if (signal.aborted) return; // close() cancelled it
-        this.onAsyncInstructionError(running.name, err);
-        return;
-      }
-      this.asyncInstructions.delete(running);
-      if (signal.aborted) return;
-      this.handleStimulus(stim);
-      this.finalizeMetrics(stim, running);
-    })();
+    const running = new Running(inst, this.closeController.signal, this.now(), spanId);
     this.asyncInstructions.add(running);
+    let result: StateMachineEvent | Promise<StateMachineEvent>;
+    try {
+      result = this.run(running);
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    if (result instanceof Promise) {
+      running.promise = this.settleWhenDone(running, result);
+      return;
+    }
+    running.stim = result;
+    this.settling.push(running);
+    queueMicrotask(this.settleNext);
+  }
+
+  private async settleWhenDone(
+    running: Running,
+    pending: Promise<StateMachineEvent>,
+  ): Promise<void> {
+    let stim: StateMachineEvent;
+    try {
+      stim = await pending;
+    } catch (err) {
+      this.asyncInstructions.delete(running);
+      if (running.signal.aborted) return; // close() cancelled it
+      this.onAsyncInstructionError(running.name, err);
+      return;
+    }
+    this.settle(running, stim);
+  }
+
+  /**
+   * Instructions that ended at once, oldest first from `settlingHead`: one is
+   * settled per microtask, so other microtasks still run between two tasks.
+   */
+  private settling: (Running | undefined)[] = [];
+  private settlingHead = 0;
+
+  private readonly settleNext = (): void => {
+    const running = this.settling[this.settlingHead];
+    this.settling[this.settlingHead++] = undefined;
+    if (this.settlingHead === this.settling.length) {
+      this.settling.length = 0;
+      this.settlingHead = 0;
+    }
+    if (running === undefined) return;
+    const stim = running.stim as StateMachineEvent;
+    running.stim = null;
+    this.settle(running, stim);
+  };
+
+  private settle(running: Running, stim: StateMachineEvent): void {
+    this.asyncInstructions.delete(running);
+    if (running.signal.aborted) return;
+    this.handleStimulus(stim);
+    this.finalizeMetrics(stim, running);
   }
 
   /**
@@ -354,12 +405,15 @@ export abstract class BaseWorker {
     ctx: AsyncInstructionContext,
   ): Promise<StateMachineEvent>;
 
-  /** Run a task; turn every outcome into an Execute*Event or RescheduleEvent. */
+  /**
+   * Run a task; turn every outcome into an Execute*Event or RescheduleEvent.
+   * May return the event itself when the task ended at once.
+   */
   abstract execute(
     key: string,
     stimulusId: string,
     ctx: AsyncInstructionContext,
-  ): Promise<StateMachineEvent>;
+  ): StateMachineEvent | Promise<StateMachineEvent>;
 
   /** Wait a while, then return a RetryBusyWorkerEvent for `worker`. */
   abstract retryBusyWorkerLater(

@@ -59,8 +59,15 @@ export interface Executor {
   /**
    * Run a job. Never rejects for the task's own failures (those are `error`
    * outcomes); rejects if aborted through `signal` or if the executor broke.
+   * May run the task at once and return its outcome itself (the inline
+   * executor, for a task that returns a plain value): call it outside the
+   * worker state machine's stimulus handling.
    */
-  run(job: ExecuteJob, control: RunControl, signal: AbortSignal): Promise<ExecuteOutcome>;
+  run(
+    job: ExecuteJob,
+    control: RunControl,
+    signal: AbortSignal,
+  ): ExecuteOutcome | Promise<ExecuteOutcome>;
   /** Stop; running tasks are abandoned. */
   close(): Promise<void>;
 }

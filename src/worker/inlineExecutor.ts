@@ -1,8 +1,9 @@
 /**
- * The inline executor: tasks run on the worker's main thread. No thread hop and
- * no copy (results are kept by reference), so it suits tiny tasks and tests; a
- * synchronous task blocks the worker's event loop while it runs, and
- * `nthreads` only limits how many asynchronous tasks are in progress at once.
+ * The inline executor: tasks run on the worker's main thread, when the worker
+ * starts them. No thread hop and no copy (results are kept by reference), so
+ * it suits tiny tasks and tests; a synchronous task blocks the worker's event
+ * loop while it runs, and `nthreads` only limits how many asynchronous tasks
+ * are in progress at once.
  */
 
 import type { ExecuteJob, ExecuteOutcome, Executor, RunControl } from "./executor.ts";
@@ -20,17 +21,20 @@ export class InlineExecutor implements Executor {
     return new InlineExecutor();
   }
 
-  run(job: ExecuteJob, control: RunControl, signal: AbortSignal): Promise<ExecuteOutcome> {
+  /**
+   * Runs the task at once: a synchronous task's outcome is returned as it is
+   * (no promise, no extra turn), an asynchronous task's as a promise.
+   */
+  run(
+    job: ExecuteJob,
+    control: RunControl,
+    signal: AbortSignal,
+  ): ExecuteOutcome | Promise<ExecuteOutcome> {
     if (signal.aborted) return Promise.reject(signal.reason);
     if (this.closed) return Promise.reject(new Error("executor is closed"));
-    // Start in a new microtask, never inside the caller's synchronous code.
-    return Promise.resolve().then(() => {
-      signal.throwIfAborted();
-      const outcome = startTask(job.key, job.fn, job.args, control);
-      // A task cannot be stopped on this thread: once aborted, stop waiting for it.
-      // (A synchronous task has ended already: nothing to wait for.)
-      return outcome instanceof Promise ? raceSignal(outcome, signal) : outcome;
-    });
+    const outcome = startTask(job.key, job.fn, job.args, control);
+    // A task cannot be stopped on this thread: once aborted, stop waiting for it.
+    return outcome instanceof Promise ? raceSignal(outcome, signal) : outcome;
   }
 
   async close(): Promise<void> {

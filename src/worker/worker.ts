@@ -23,6 +23,7 @@ import { contactAddressFor } from "./contactAddress.ts";
 import { DataServer, parseGetDataResponse } from "./dataServer.ts";
 import { Execution } from "./execution.ts";
 import {
+  type ExecuteJob,
   type ExecuteOutcome,
   type Executor,
   type SerializedError,
@@ -344,50 +345,129 @@ export class Worker extends BaseWorker {
     stream.send(msg);
   }
 
-  override async execute(
+  override execute(
     key: string,
     stimId: string,
     ctx: AsyncInstructionContext,
-  ): Promise<StateMachineEvent> {
+  ): StateMachineEvent | Promise<StateMachineEvent> {
     const ts = this.state.tasks.get(key);
     if (ts === undefined) throw new Error(`Execute(${key}): no such task`);
     const runId = ts.runId;
-    const executor = this.executor;
-    if (executor === null) throw new Error("Execute before start()");
+    if (this.executor === null) throw new Error("Execute before start()");
     try {
       const spec = ts.runSpec?.task ?? null;
       const problem = taskSpecProblem(spec);
       if (problem !== null) throw new TypeError(`task ${key} has an invalid run spec: ${problem}`);
       const { fn, args } = spec as TaskSpec;
-      const resolved = resolveArgs(args, this.state.data, key);
-      if (!this.gate.tryAcquire()) await this.gate.acquire(ctx.signal);
-      const execution = new Execution(
-        this.gate,
-        (computeDuration) =>
-          this.handleStimulus(
-            new SecedeEvent({ key, computeDuration, stimulusId: stimulusId("secede") }),
-          ),
-        ctx.signal,
-      );
-      let outcome: ExecuteOutcome;
-      try {
-        outcome = await executor.run({ key, fn, args: resolved }, execution, ctx.signal);
-      } catch (err) {
-        execution.finish(null);
-        throw err;
+      const job: ExecuteJob = { key, fn, args: resolveArgs(args, this.state.data, key) };
+      if (this.gate.tryAcquire()) {
+        const ended = this.runHoldingSlot(job, runId, ctx);
+        return ended instanceof Promise ? this.failedRun(ended, key, runId, stimId, ctx) : ended;
       }
-      execution.finish(outcome.secededAfter);
-      ctx.ledger.record("thread", outcome.stop - outcome.start);
-      return this.outcomeEvent(key, runId, outcome);
+      return this.failedRun(this.runWhenSlotFree(job, runId, ctx), key, runId, stimId, ctx);
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      this.logger.error({ err, key, stimulusId: stimId }, "could not run task");
-      return ExecuteFailureEvent.fromException(
-        err,
-        { key, runId, stimulusId: stimulusId("execute-unknown-error") },
-        wireErrorMessage,
-      );
+      return this.unknownError(err, key, runId, stimId, ctx);
     }
+  }
+
+  private async runWhenSlotFree(
+    job: ExecuteJob,
+    runId: number,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent> {
+    await this.gate.acquire(ctx.signal);
+    return this.runHoldingSlot(job, runId, ctx);
+  }
+
+  /**
+   * Run `job` on the executor, a slot of the gate being held; the event at once
+   * when the task ended at once (a synchronous task on the inline executor).
+   */
+  private runHoldingSlot(
+    job: ExecuteJob,
+    runId: number,
+    ctx: AsyncInstructionContext,
+  ): StateMachineEvent | Promise<StateMachineEvent> {
+    const executor = this.executor as Executor;
+    const key = job.key;
+    const execution = new Execution(
+      this.gate,
+      (computeDuration) =>
+        this.handleStimulus(
+          new SecedeEvent({ key, computeDuration, stimulusId: stimulusId("secede") }),
+        ),
+      ctx.signal,
+    );
+    let outcome: ExecuteOutcome | Promise<ExecuteOutcome>;
+    try {
+      outcome = executor.run(job, execution, ctx.signal);
+    } catch (err) {
+      execution.finish(null);
+      throw err;
+    }
+    if (outcome instanceof Promise) return this.awaitOutcome(outcome, execution, key, runId, ctx);
+    return this.ended(outcome, execution, key, runId, ctx);
+  }
+
+  private async awaitOutcome(
+    pending: Promise<ExecuteOutcome>,
+    execution: Execution,
+    key: string,
+    runId: number,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent> {
+    let outcome: ExecuteOutcome;
+    try {
+      outcome = await pending;
+    } catch (err) {
+      execution.finish(null);
+      throw err;
+    }
+    return this.ended(outcome, execution, key, runId, ctx);
+  }
+
+  private ended(
+    outcome: ExecuteOutcome,
+    execution: Execution,
+    key: string,
+    runId: number,
+    ctx: AsyncInstructionContext,
+  ): StateMachineEvent {
+    execution.finish(outcome.secededAfter);
+    ctx.ledger.record("thread", outcome.stop - outcome.start);
+    return this.outcomeEvent(key, runId, outcome);
+  }
+
+  /** `pending`, with a failure around the task turned into an ExecuteFailureEvent. */
+  private async failedRun(
+    pending: Promise<StateMachineEvent>,
+    key: string,
+    runId: number,
+    stimId: string,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent> {
+    try {
+      return await pending;
+    } catch (err) {
+      return this.unknownError(err, key, runId, stimId, ctx);
+    }
+  }
+
+  /** A failure of the worker around the task (not the task's own error). Rethrows an abort. */
+  private unknownError(
+    err: unknown,
+    key: string,
+    runId: number,
+    stimId: string,
+    ctx: AsyncInstructionContext,
+  ): StateMachineEvent {
+    if (ctx.signal.aborted) throw err;
+    this.logger.error({ err, key, stimulusId: stimId }, "could not run task");
+    return ExecuteFailureEvent.fromException(
+      err,
+      { key, runId, stimulusId: stimulusId("execute-unknown-error") },
+      wireErrorMessage,
+    );
   }
 
   private outcomeEvent(key: string, runId: number, outcome: ExecuteOutcome): StateMachineEvent {
