@@ -2,7 +2,7 @@
  * What a task runs: weft's stand-in for Dask's `run_spec`.
  *
  * The scheduler never looks inside `args` except to check that every task
- * reference in them is a declared dependency (see {@link collectTaskRefs}).
+ * reference in them is a declared dependency (see {@link undeclaredTaskRef}).
  */
 
 /** A task's key: a string unique within the cluster, as in Dask (tuple keys are written as their `str()`). */
@@ -58,6 +58,28 @@ export function collectTaskRefs(value: unknown, into: Set<Key>): Set<Key> {
     }
   }
   return into;
+}
+
+/**
+ * The key of the first {@link TaskRef} in `value` (searched as
+ * {@link collectTaskRefs} does) that is not in `declared`, or null. Builds no
+ * set: it runs on every task of every graph a scheduler receives.
+ */
+export function undeclaredTaskRef(value: unknown, declared: readonly Key[]): Key | null {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== "object" || v === null) continue;
+    if (isTaskRef(v)) {
+      if (!declared.includes(v.__weftRef)) return v.__weftRef;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    } else {
+      const items = Object.values(v);
+      for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]);
+    }
+  }
+  return null;
 }
 
 /**

@@ -5,13 +5,15 @@
  */
 
 import type { GraphTask, UpdateGraphMsg } from "../../protocol/messagesClient.ts";
-import { collectTaskRefs, taskSpecProblem } from "../../protocol/messagesTaskSpec.ts";
+import { taskSpecProblem, undeclaredTaskRef } from "../../protocol/messagesTaskSpec.ts";
 import { comparePriority } from "../../util/priority.ts";
 import { clientDesiresKeys } from "./clientHandlers.ts";
 import { resourcesProblem } from "./eventValidation.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, setAdd } from "./sets.ts";
 import { TaskState } from "./taskState.ts";
+
+const NO_KEYS: readonly string[] = [];
 
 /** At most this many problems are quoted in the error sent back for a bad graph. */
 const MAX_PROBLEMS_QUOTED = 5;
@@ -25,6 +27,11 @@ function allPrimitive(args: readonly unknown[]): boolean {
   return true;
 }
 
+function allStrings(xs: readonly unknown[]): xs is string[] {
+  for (let i = 0; i < xs.length; i++) if (typeof xs[i] !== "string") return false;
+  return true;
+}
+
 /** Why `entry` (the task `key` of an update-graph) is malformed, or null. */
 function entryProblem(key: string, entry: unknown): string | null {
   if (typeof entry !== "object" || entry === null) return `task '${key}' must be an object`;
@@ -32,16 +39,15 @@ function entryProblem(key: string, entry: unknown): string | null {
   const specProblem = taskSpecProblem(e.spec);
   if (specProblem !== null) return `task '${key}': ${specProblem}`;
   const deps = e.dependencies;
-  if (!Array.isArray(deps) || deps.some((d) => typeof d !== "string")) {
+  if (!Array.isArray(deps) || !allStrings(deps)) {
     return `task '${key}': dependencies must be an array of keys`;
   }
   if (deps.includes(key)) return `task '${key}' depends on itself`;
   const args = (e.spec as { args: readonly unknown[] }).args;
   if (!allPrimitive(args)) {
-    for (const ref of collectTaskRefs(args, new Set())) {
-      if (!deps.includes(ref)) {
-        return `task '${key}' refers to '${ref}' in its arguments but does not list it as a dependency`;
-      }
+    const ref = undeclaredTaskRef(args, deps);
+    if (ref !== null) {
+      return `task '${key}' refers to '${ref}' in its arguments but does not list it as a dependency`;
     }
   }
   if (
@@ -88,10 +94,8 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
   const problems: string[] = [];
   /** 1: on the walk's path; 2: finished. */
   const mark = new Map<string, 1 | 2>();
-  const depsOf = (key: string): readonly string[] => {
-    const entry = tasks.get(key);
-    return Array.isArray(entry?.dependencies) ? entry.dependencies : [];
-  };
+  const depsOf = (entry: GraphTask | undefined): readonly string[] =>
+    Array.isArray(entry?.dependencies) ? entry.dependencies : NO_KEYS;
 
   for (const root of wanted) {
     if (s.tasks.has(root) || mark.has(root)) continue;
@@ -99,15 +103,18 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
       lost.set(root, root);
       continue;
     }
+    // The path from the root: each key, its dependencies, the next one to visit.
+    const rootEntry = tasks.get(root);
     const keys: string[] = [root];
+    const depLists: (readonly string[])[] = [depsOf(rootEntry)];
     const next: number[] = [0];
     mark.set(root, 1);
-    const problem = entryProblem(root, tasks.get(root));
+    const problem = entryProblem(root, rootEntry);
     if (problem !== null) problems.push(problem);
     while (keys.length > 0) {
       const top = keys.length - 1;
       const key = keys[top];
-      const deps = depsOf(key);
+      const deps = depLists[top];
       const i = next[top]++;
       if (i < deps.length) {
         const dep = deps[i];
@@ -121,14 +128,17 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
           problems.push(`cycle: ${[...keys.slice(keys.indexOf(dep)), dep].join(" → ")}`);
         } else if (m === undefined) {
           mark.set(dep, 1);
-          const depProblem = entryProblem(dep, tasks.get(dep));
+          const entry = tasks.get(dep);
+          const depProblem = entryProblem(dep, entry);
           if (depProblem !== null) problems.push(depProblem);
           keys.push(dep);
+          depLists.push(depsOf(entry));
           next.push(0);
         }
         continue;
       }
       keys.pop();
+      depLists.pop();
       next.pop();
       mark.set(key, 2);
       order.push(key);
