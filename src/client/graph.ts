@@ -108,6 +108,36 @@ function checkLiteral(value: unknown, key: string): void {
 }
 
 /**
+ * The dependencies of the task being built, in order, each once: an array
+ * searched while short (a Set cleared for every task reallocates its table
+ * each time), with a Set beside it once long.
+ */
+class DependencyList {
+  private readonly keys: string[] = [];
+  private set: Set<string> | null = null;
+
+  add(key: string): void {
+    if (this.set !== null) {
+      if (this.set.has(key)) return;
+      this.set.add(key);
+    } else {
+      if (this.keys.includes(key)) return;
+      if (this.keys.length >= 32) this.set = new Set([...this.keys, key]);
+    }
+    this.keys.push(key);
+  }
+
+  /** The list (an array of its exact size), leaving this one empty for the next task. */
+  take(): readonly string[] {
+    if (this.keys.length === 0) return NO_DEPENDENCIES;
+    const out = this.keys.slice();
+    this.keys.length = 0;
+    this.set = null;
+    return out;
+  }
+}
+
+/**
  * Turn a graph into `update-graph` tasks. `owner` is the client whose futures
  * may appear as arguments. Throws a TypeError naming a bad entry.
  */
@@ -134,7 +164,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   const used = new Set<string>();
   // One replacer for the whole graph, reading the task being built.
   let key = "";
-  const deps = new Set<string>();
+  const deps = new DependencyList();
   const what = (): string => `graph key ${JSON.stringify(key)}`;
   const refer = (k: string): unknown => {
     if (literals.has(k)) return literals.get(k);
@@ -163,13 +193,12 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   for (const k of taskKeys) {
     const entry = graph[k] as GraphTaskEntry;
     key = k;
-    deps.clear();
     const head = entry[0];
     const fn = typeof head === "string" ? head : taskName(head, what());
     const args = mapper.map(entry.slice(1)) as unknown[];
     const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
       spec: { fn, args },
-      dependencies: deps.size === 0 ? NO_DEPENDENCIES : [...deps],
+      dependencies: deps.take(),
     };
     if (options.retries !== undefined) task.retries = options.retries;
     if (options.resources !== undefined) task.resources = options.resources;

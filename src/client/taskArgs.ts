@@ -106,8 +106,12 @@ export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string
  * many values, one after the other.
  */
 export class ArgMapper {
-  /** The arrays and objects on the way down (cycle detection); empty between calls. */
-  private readonly seen = new Set<object>();
+  /**
+   * The arrays and objects on the way down (cycle detection); empty between
+   * calls. An array: it is a few deep, and a Set emptied after every task
+   * reallocates its table each time.
+   */
+  private readonly seen: object[] = [];
   private readonly what: () => string;
 
   /** `root` names the top value in error messages (see {@link formatPath}). */
@@ -163,18 +167,18 @@ export class ArgMapper {
     const isArray = Array.isArray(value);
     if (!isArray && !isPlainObject(value)) return value;
     const seen = this.seen;
-    if (seen.has(value)) {
+    if (seen.includes(value)) {
       throw new TypeError(
         `${this.what()}: ${this.pathText(pathOf(parent, seg))} contains a reference cycle`,
       );
     }
-    // `seen` holds the containers on the way down: its size is the depth.
-    if (seen.size >= MAX_ARG_DEPTH) {
+    // `seen` holds the containers on the way down: its length is the depth.
+    if (seen.length >= MAX_ARG_DEPTH) {
       throw new TypeError(
         `${this.what()}: ${this.root}: nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
       );
     }
-    seen.add(value);
+    seen.push(value);
     const path = pathOf(parent, seg);
     try {
       if (isArray) {
@@ -205,7 +209,7 @@ export class ArgMapper {
       }
       return out ?? value;
     } finally {
-      seen.delete(value);
+      seen.pop();
     }
   }
 }

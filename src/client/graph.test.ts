@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { buildGraph, literal } from "./graph.ts";
+
+const owner = {};
+
+describe("buildGraph", () => {
+  it("lists each task's dependencies once, in the order its arguments name them", () => {
+    const built = buildGraph(
+      { a: ["inc", 1], b: ["inc", 2], c: ["add", "b", "a", ["b", { x: "a" }]] },
+      owner,
+    );
+    expect(built.tasks.get("c")?.dependencies).toEqual(["b", "a"]);
+    expect(built.tasks.get("a")?.dependencies).toEqual([]);
+    expect(built.sinks).toEqual(["c"]);
+  });
+
+  it("keeps them exact for a task with many repeated dependencies", () => {
+    const graph: Record<string, unknown> = {};
+    const keys = Array.from({ length: 100 }, (_, i) => `x-${i}`);
+    for (const k of keys) graph[k] = ["inc", 1];
+    graph.total = ["sum", [...keys, ...keys.slice().reverse(), ...keys]];
+    graph.after = ["inc", "x-3"];
+    const built = buildGraph(graph, owner);
+    expect(built.tasks.get("total")?.dependencies).toEqual(keys);
+    expect(built.tasks.get("after")?.dependencies).toEqual(["x-3"]);
+  });
+
+  it("inlines literals and does not count them as dependencies", () => {
+    const built = buildGraph({ n: literal(5), s: 7, t: ["add", "n", "s"] }, owner);
+    expect(built.tasks.get("t")).toMatchObject({
+      spec: { fn: "add", args: [5, 7] },
+      dependencies: [],
+    });
+    expect([...built.literals.keys()]).toEqual(["n", "s"]);
+  });
+
+  it("names an argument that holds a reference cycle, and stays usable after", () => {
+    const cyclic: unknown[] = [1];
+    cyclic.push(cyclic);
+    expect(() => buildGraph({ a: ["f", cyclic] }, owner)).toThrow(
+      /graph key "a": .* contains a reference cycle/,
+    );
+    const shared = [1, 2];
+    const built = buildGraph({ a: ["f", shared, shared], b: ["f", [shared, [shared]]] }, owner);
+    expect(built.tasks.get("b")?.spec.args).toEqual([[shared, [shared]]]);
+  });
+});
