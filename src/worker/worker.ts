@@ -362,9 +362,11 @@ export class Worker extends BaseWorker {
       const job: ExecuteJob = { key, fn, args: resolveArgs(args, this.state.data, key) };
       if (this.gate.tryAcquire()) {
         const ended = this.runHoldingSlot(job, runId, ctx);
-        return ended instanceof Promise ? this.failedRun(ended, key, runId, stimId, ctx) : ended;
+        return ended instanceof Promise
+          ? this.withFailureEvent(ended, key, runId, stimId, ctx)
+          : ended;
       }
-      return this.failedRun(this.runWhenSlotFree(job, runId, ctx), key, runId, stimId, ctx);
+      return this.withFailureEvent(this.runWhenSlotFree(job, runId, ctx), key, runId, stimId, ctx);
     } catch (err) {
       return this.unknownError(err, key, runId, stimId, ctx);
     }
@@ -439,7 +441,7 @@ export class Worker extends BaseWorker {
   }
 
   /** `pending`, with a failure around the task turned into an ExecuteFailureEvent. */
-  private async failedRun(
+  private async withFailureEvent(
     pending: Promise<StateMachineEvent>,
     key: string,
     runId: number,
