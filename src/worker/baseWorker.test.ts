@@ -17,6 +17,8 @@ class MockWorker extends BaseWorker {
   executions: string[] = [];
   gathers: string[] = [];
   blockExecute = false;
+  /** Return the event itself rather than a promise, as the inline executor's synchronous tasks do. */
+  syncExecute = false;
   busyOnce = true;
 
   batchedSend(msg: Record<string, unknown>): void {
@@ -44,7 +46,19 @@ class MockWorker extends BaseWorker {
     });
   }
 
-  async execute(
+  execute(
+    key: string,
+    stimulusId: string,
+    ctx: AsyncInstructionContext,
+  ): StateMachineEvent | Promise<StateMachineEvent> {
+    if (this.syncExecute) {
+      this.executions.push(key);
+      return ExecuteSuccessEvent.dummy(key, { value: 1, runId: 7, stimulusId: `done-${key}` });
+    }
+    return this.executeAsync(key, stimulusId, ctx);
+  }
+
+  async executeAsync(
     key: string,
     _stimulusId: string,
     ctx: AsyncInstructionContext,
@@ -99,6 +113,37 @@ describe("BaseWorker", () => {
     const names = w.metrics.map(([name]) => name.join("/"));
     expect(names).toContain("execute//inc/thread-cpu/seconds");
     expect(names).toContain("execute//inc/other/seconds");
+  });
+
+  it("feeds back an event returned at once in a later microtask, one task after another", async () => {
+    const w = new MockWorker(
+      new WorkerState({ address: "127.0.0.1:1", nthreads: 1, validate: true }),
+    );
+    w.syncExecute = true;
+    w.handleStimulus(
+      ComputeTaskEvent.dummy("a", { runId: 7, priority: [0], stimulusId: "c-a" }),
+      ComputeTaskEvent.dummy("b", { runId: 7, priority: [1], stimulusId: "c-b" }),
+    );
+    // a ran when the worker started it; its event is not fed back inside the stimulus.
+    expect(w.executions).toEqual(["a"]);
+    expect(w.state.tasks.get("a")?.state).toBe("executing");
+    expect(w.asyncInstructionCount).toBe(1);
+    await settle(w);
+    expect(w.executions).toEqual(["a", "b"]);
+    expect(w.sent.map((m) => `${m.op}:${m.key}`)).toEqual(["task-finished:a", "task-finished:b"]);
+    expect(w.asyncInstructionCount).toBe(0);
+    w.state.validateState();
+  });
+
+  it("close() drops an event returned at once that was not fed back yet", async () => {
+    const w = new MockWorker(new WorkerState({ address: "127.0.0.1:1" }));
+    w.syncExecute = true;
+    w.handleStimulus(ComputeTaskEvent.dummy("a", { stimulusId: "c" }));
+    const closing = w.close(1);
+    expect(await closing).toEqual([]);
+    expect(w.asyncInstructionCount).toBe(0);
+    expect(w.state.tasks.get("a")?.state).toBe("executing");
+    expect(w.sent).toEqual([]);
   });
 
   it("close() cancels running instructions without feeding events back", async () => {
