@@ -63,13 +63,14 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   // the same whenever its set of in-flight keys iterates R before D, which
   // depends on Python's string hashing. Reported, not fixed.
   test.each([
-    // seed, workers (as the soak profile picks them), the dependency D left released
-    [1699, 6, "mul-23"],
-    [204027, 4, "load-5"],
+    // the soak profile's options (as its replay command gives them), the dependency D left released
+    { seed: 1699, tasks: 47, workers: 6, dep: "mul-23" },
+    { seed: 204027, tasks: 47, workers: 4, dep: "load-5" },
+    { seed: 407417, tasks: 33, dep: "inc-6" },
   ])(
-    "seed %i (soak profile): a cancelled, done dependency ends released under its waiting dependent",
-    (seed, workers, dep) => {
-      const r = simulate({ seed, workload: "mix", tasks: 47, workers });
+    "seed $seed (soak profile): a cancelled, done dependency ends released under its waiting dependent",
+    ({ dep, ...options }) => {
+      const r = simulate({ workload: "mix", ...options });
       expect(r.failure?.kind).toBe("invalid-state");
       expect(r.failure?.message).toMatch(/validateState failed after GatherDepNetworkFailureEvent/);
       expect(r.failure?.message).toContain(`"${dep}","cancelled","released","released"`);
