@@ -67,6 +67,7 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
     { seed: 1699, tasks: 47, workers: 6, dep: "mul-23" },
     { seed: 204027, tasks: 47, workers: 4, dep: "load-5" },
     { seed: 407417, tasks: 33, dep: "inc-6" },
+    { seed: 438476, tasks: 33, workers: 3, dep: "load-0" },
   ])(
     "seed $seed (soak profile): a cancelled, done dependency ends released under its waiting dependent",
     ({ dep, ...options }) => {
