@@ -14,11 +14,15 @@ import type { Priority } from "../util/priority.ts";
 import type { StartStop, TaskStateState } from "../worker/state/taskState.ts";
 import type { Key, TaskSpec } from "./messagesTaskSpec.ts";
 
-/** `{key: [worker address, ...]}`: where replicas of each key are held. */
-export type WhoHas = Readonly<Record<Key, readonly string[]>>;
+/**
+ * `{key: [worker address, ...]}`: where replicas of each key are held. A `Map`
+ * (it crosses TCP as one): keyed by task keys, which a plain object would
+ * intern and keep in a dictionary of its own for every message.
+ */
+export type WhoHas = ReadonlyMap<Key, readonly string[]>;
 
-/** `{key: size in bytes}`. */
-export type NBytes = Readonly<Record<Key, number>>;
+/** `{key: size in bytes}`, a `Map` as {@link WhoHas}. */
+export type NBytes = ReadonlyMap<Key, number>;
 
 /** `{resource name: amount}`, e.g. `{GPU: 1}`. */
 export type Resources = Readonly<Record<string, number>>;

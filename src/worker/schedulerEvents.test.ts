@@ -52,6 +52,23 @@ describe("schedulerMessageToEvent", () => {
     expect(ev.spanId).toBeNull();
   });
 
+  it("takes the scheduler's Maps as they are, once checked", () => {
+    const whoHas = new Map([["a", ["w"]]]);
+    const nbytes = new Map([["a", 1]]);
+    const ev = schedulerMessageToEvent({ ...compute, whoHas, nbytes }) as ComputeTaskEvent;
+    expect(ev.whoHas).toBe(whoHas);
+    expect(ev.nbytes).toBe(nbytes);
+    expect(() =>
+      schedulerMessageToEvent({ ...compute, whoHas: new Map([["a", ["w", "w"]]]), nbytes }),
+    ).toThrow('whoHas["a"] lists a worker twice');
+    expect(() =>
+      schedulerMessageToEvent({ ...compute, whoHas: new Map([[1, ["w"]]]), nbytes }),
+    ).toThrow("whoHas keys must be strings");
+    expect(() =>
+      schedulerMessageToEvent({ ...compute, whoHas, nbytes: new Map([["a", "big"]]) }),
+    ).toThrow('nbytes["a"] must be a number');
+  });
+
   it.each([
     ["free-keys", { op: "free-keys", keys: ["a"], stimulusId: "s" }, "FreeKeysEvent"],
     [

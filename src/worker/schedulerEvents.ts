@@ -65,7 +65,7 @@ function strList(m: Rec, op: string, field: string): string[] {
 const EMPTY_MAP: ReadonlyMap<string, never> = new Map<string, never>();
 const EMPTY_RECORD: Rec = Object.freeze({});
 
-/** `{key: value}` as a plain object or a Map, every value checked. */
+/** `{key: value}` from a Map (taken as it is) or a plain object (copied), every entry checked. */
 function mapOf<V>(
   m: Rec,
   op: string,
@@ -77,11 +77,12 @@ function mapOf<V>(
   const v = m[field] ?? dflt;
   let out: Map<string, V> | null = null;
   if (v instanceof Map) {
+    // Checked and taken as it is: the sender does not touch a message once sent.
     for (const [k, x] of v as Map<unknown, unknown>) {
       if (typeof k !== "string") fail(op, `${field} keys must be strings`);
       if (!check(x)) fail(op, `${field}[${JSON.stringify(k)}] must be ${what}`);
-      (out ??= new Map()).set(k, x);
     }
+    return v.size === 0 ? (EMPTY_MAP as ReadonlyMap<string, V>) : (v as ReadonlyMap<string, V>);
   } else if (isRecord(v)) {
     for (const k in v) {
       if (!Object.hasOwn(v, k)) continue;

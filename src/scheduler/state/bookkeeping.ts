@@ -64,23 +64,25 @@ function releaseResources(ts: TaskState, ws: WorkerInfo): void {
  * of tasks without any: one frozen object (messages are never modified).
  */
 const NONE: Record<string, never> = Object.freeze({});
+/** The `whoHas` and `nbytes` of a task without dependencies (never mutated: the worker only reads them). */
+const NO_DEPENDENCIES: ReadonlyMap<string, never> = new Map<string, never>();
 
 /** The `compute-task` message for `ts`, with a fresh run id. */
 function computeTaskMsg(s: SchedulerState, ts: TaskState, duration: number): ComputeTaskMsg {
   ts.runId = ++s.runIdCounter;
-  let whoHas: Record<string, string[]> = NONE;
-  let nbytes: Record<string, number> = NONE;
+  let whoHas: ReadonlyMap<string, string[]> = NO_DEPENDENCIES;
+  let nbytes: ReadonlyMap<string, number> = NO_DEPENDENCIES;
   if (ts.dependencies.size > 0) {
-    // Keyed by task keys: dictionaries from the start (a literal `{}` given a
-    // fresh key makes V8 build a hidden class for it).
-    whoHas = Object.create(null) as Record<string, string[]>;
-    nbytes = Object.create(null) as Record<string, number>;
+    const holdersOf = new Map<string, string[]>();
+    const sizes = new Map<string, number>();
     for (const dts of itemsOf(ts.dependencies)) {
       const holders: string[] = [];
       for (const ws of dts.whoHas) holders.push(ws.address);
-      whoHas[dts.key] = holders;
-      nbytes[dts.key] = s.getNbytes(dts);
+      holdersOf.set(dts.key, holders);
+      sizes.set(dts.key, s.getNbytes(dts));
     }
+    whoHas = holdersOf;
+    nbytes = sizes;
   }
   return {
     op: "compute-task",

@@ -89,7 +89,7 @@ describe("update-graph", () => {
     s.handleStimulus(t.taskFinished("w1", "a", 1));
     const out = s.handleStimulus(t.updateGraph("d", { b: t.task(["a"]) }, ["a", "b"]));
     expect(t.summarize(out)).toEqual(["client:d key-in-memory a", "w1 compute-task b"]);
-    expect(t.computeTasks(out)[0].msg.whoHas).toEqual({ a: ["w1"] });
+    expect(t.computeTasks(out)[0].msg.whoHas).toEqual(new Map([["a", ["w1"]]]));
     expect(s.tasks.get("a")?.whoWants.size).toBe(2);
     s.validateState();
   });

@@ -218,8 +218,8 @@ class Harness {
       switch (msg.op) {
         case "compute-task":
           expect(w.paused, "compute-task to a paused worker").toBe(false);
-          for (const dep of Object.keys(msg.whoHas)) {
-            expect(msg.whoHas[dep].length, `no holder of input ${dep}`).toBeGreaterThan(0);
+          for (const [dep, holders] of msg.whoHas) {
+            expect(holders.length, `no holder of input ${dep}`).toBeGreaterThan(0);
           }
           if (msg.resourceRestrictions.R !== undefined) expect(w.resources.R).toBe(1);
           w.assigned.set(msg.key, { runId: msg.runId, started: false });

@@ -79,8 +79,8 @@ describe("released → waiting → processing → memory", () => {
     expect(msg).toMatchObject({
       key: "x",
       runId: 1,
-      whoHas: {},
-      nbytes: {},
+      whoHas: new Map(),
+      nbytes: new Map(),
       priority: [-0, 1, 0],
       duration: 0.5,
       runSpec: { fn: "f", args: [] },
@@ -120,8 +120,18 @@ describe("released → waiting → processing → memory", () => {
     const out2 = s.handleStimulus(t.taskFinished("w2", "b", 2, 1000));
     const [{ worker, msg }] = t.computeTasks(out2);
     expect(worker).toBe("w2"); // holds more of the inputs' bytes
-    expect(msg.whoHas).toEqual({ a: ["w1"], b: ["w2"] });
-    expect(msg.nbytes).toEqual({ a: 10, b: 1000 });
+    expect(msg.whoHas).toEqual(
+      new Map([
+        ["a", ["w1"]],
+        ["b", ["w2"]],
+      ]),
+    );
+    expect(msg.nbytes).toEqual(
+      new Map([
+        ["a", 10],
+        ["b", 1000],
+      ]),
+    );
     const out3 = s.handleStimulus(t.taskFinished("w2", "c", 3));
     expect(t.summarize(out3).sort()).toEqual(
       ["client:c key-in-memory c", "w1 free-keys a", "w2 free-keys b"].sort(),

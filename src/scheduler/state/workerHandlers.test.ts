@@ -199,7 +199,14 @@ describe("add-keys, release-worker-data, request-refresh-who-has", () => {
     expect(out).toEqual([
       {
         to: { kind: "worker", address: "w2" },
-        msg: { op: "refresh-who-has", whoHas: { x: ["w1"], y: [] }, stimulusId: "refresh" },
+        msg: {
+          op: "refresh-who-has",
+          whoHas: new Map([
+            ["x", ["w1"]],
+            ["y", []],
+          ]),
+          stimulusId: "refresh",
+        },
       },
       {
         to: { kind: "worker", address: "w2" },

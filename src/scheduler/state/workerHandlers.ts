@@ -242,7 +242,7 @@ function requestRefreshWhoHas(
   ws: WorkerInfo,
   msg: RequestRefreshWhoHasMsg,
 ): void {
-  let whoHas: Record<string, string[]> | null = null;
+  let whoHas: Map<string, string[]> | null = null;
   let unknown: string[] | null = null;
   for (const key of msg.keys) {
     const ts = s.tasks.get(key);
@@ -251,7 +251,7 @@ function requestRefreshWhoHas(
     } else {
       const holders: string[] = [];
       for (const holder of ts.whoHas) holders.push(holder.address);
-      (whoHas ??= {})[key] = holders;
+      (whoHas ??= new Map()).set(key, holders);
     }
   }
   if (whoHas !== null) {
