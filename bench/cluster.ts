@@ -88,6 +88,9 @@ export async function benchCluster(
     runs: o.runs,
     warmup: o.warmup,
     node: process.version,
+    // The V8 flags the run used (the npm script sets the young generation's size
+    // and the old generation's growth; see the README).
+    nodeFlags: process.execArgv.filter((a) => a.startsWith("--") && a !== "--import"),
     freshPageMicros: freshPageMicros(),
   });
   const cluster = await LocalCluster.start({
