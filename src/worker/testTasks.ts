@@ -43,6 +43,12 @@ defineTask("secedeAndWait", async (name: string) => {
   return { message, rejoinedAt: Date.now() };
 });
 
+/** A synchronous task that secedes and returns at once (its secession is reported as it ends). */
+defineTask("secedeThenReturn", (x: number) => {
+  secede();
+  return x * 10;
+});
+
 /** Post `message` on the BroadcastChannel `name`, then stay busy `ms`; returns when it ended (ms). */
 defineTask("signal", (name: string, message: unknown, ms: number) => {
   const channel = new BroadcastChannel(name);

@@ -139,6 +139,21 @@ describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (ex
     expect(story).toContainEqual(["long-running", "memory"]);
   });
 
+  it("a synchronous task that secedes and returns goes long-running, then memory", async () => {
+    const w = await start({ executor, nthreads: 1 });
+    for (const i of [1, 2, 3]) {
+      await sched.computeTask(w.address, `s-${i}`, { fn: "secedeThenReturn", args: [i] });
+    }
+    for (const i of [1, 2, 3]) await sched.waitForKey("task-finished", `s-${i}`);
+    expect([1, 2, 3].map((i) => w.state.data.get(`s-${i}`))).toEqual([10, 20, 30]);
+    for (const i of [1, 2, 3]) {
+      const story = w.state.story(`s-${i}`).map((e) => e.slice(1, 3));
+      expect(story).toContainEqual(["executing", "long-running"]);
+      expect(story).toContainEqual(["long-running", "memory"]);
+    }
+    expect(w.asyncInstructionCount).toBe(0);
+  });
+
   it("close() cancels running tasks and stops", async () => {
     const w = await start({ executor });
     await sched.computeTask(w.address, "slow", { fn: "sleep", args: [60_000, null] });
