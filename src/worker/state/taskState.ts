@@ -106,6 +106,17 @@ class SharedEmptySet<T> extends Set<T> {
 export const NO_TASKS: Set<TaskState> = new SharedEmptySet<TaskState>();
 /** The empty set of workers every task starts with. */
 export const NO_WORKERS: Set<string> = new SharedEmptySet<string>();
+
+/**
+ * `set` without `ts`, to assign back to the field: {@link NO_TASKS} once the
+ * last element goes. V8 reallocates a `Set`'s table when it empties, and a
+ * task's sets (most hold one or two tasks) empty one element at a time.
+ */
+export function withoutTask(set: Set<TaskState>, ts: TaskState): Set<TaskState> {
+  if (set.size <= 1) return set.size === 1 && set.has(ts) ? NO_TASKS : set;
+  set.delete(ts);
+  return set;
+}
 const NO_STARTSTOPS: readonly StartStop[] = Object.freeze([]);
 const NO_METADATA: Readonly<Record<string, unknown>> = Object.freeze({});
 

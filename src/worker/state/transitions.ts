@@ -11,12 +11,14 @@ import {
 } from "./instructions.ts";
 import { type Finish, Recs } from "./recs.ts";
 import {
+  NO_TASKS,
   PROCESSING,
   READY,
   RUN_ID_SENTINEL,
   TASK_STATES,
   type TaskState,
   type TaskStateState,
+  withoutTask,
 } from "./taskState.ts";
 import type { WorkerState } from "./workerState.ts";
 
@@ -117,7 +119,7 @@ function transitionReleasedWaiting(ws: WorkerState, ts: TaskState): Recs | null 
     for (const d of ts.dependencies) assert(ws.tasks.has(d.key));
   }
   let recs: Recs | null = null;
-  if (ts.waitingForData.size > 0) ts.waitingForData.clear();
+  ts.waitingForData = NO_TASKS;
   for (const dep of ts.dependencies) {
     if (dep.state !== "memory") {
       ts.addWaitingFor(dep);
@@ -566,7 +568,7 @@ function transitionToMemory(
 
   let recs: Recs | null = null;
   for (const dep of ts.dependents) {
-    dep.waitingForData.delete(ts);
+    dep.waitingForData = withoutTask(dep.waitingForData, ts);
     if (dep.waitingForData.size === 0 && dep.state === "waiting") {
       if (recs === null) recs = new Recs();
       recs.set(dep, "ready");
@@ -590,7 +592,7 @@ function transitionReleasedForgotten(ws: WorkerState, ts: TaskState): Recs | nul
   // The scheduler should have released the dependents first.
   if (ws.validate) for (const d of ts.dependents) assert(d.state === "forgotten");
   for (const dep of ts.dependencies) {
-    dep.dependents.delete(ts);
+    dep.dependents = withoutTask(dep.dependents, ts);
     if (dep.state === "released" && dep.dependents.size === 0) {
       if (recs === null) recs = new Recs();
       recs.set(dep, "forgotten");

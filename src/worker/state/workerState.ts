@@ -20,7 +20,14 @@ import { GatherDep, type Instruction, TaskFinishedMsg } from "./instructions.ts"
 import { type LogEntry, LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
 import { type Finish, finishState, Recs, sameFinish } from "./recs.ts";
 import { TaskCounter } from "./taskCounter.ts";
-import { READY, TaskState, type TaskStateState } from "./taskState.ts";
+import {
+  NO_TASKS,
+  NO_WORKERS,
+  READY,
+  TaskState,
+  type TaskStateState,
+  withoutTask,
+} from "./taskState.ts";
 import { workerStateToDict } from "./toDict.ts";
 import { TouchedTasks } from "./touchedTasks.ts";
 import { lookupTransition } from "./transitions.ts";
@@ -426,16 +433,15 @@ export class WorkerState {
         this.hasWhatFor(worker).delete(key);
         this.dataNeededFor(worker).discard(ts);
       }
-      ts.whoHas.clear();
+      ts.whoHas = NO_WORKERS;
     }
 
+    // Emptied sets go back to the shared empty ones: clearing or emptying a Set
+    // reallocates its table.
     if (ts.dependencies.size > 0) {
-      for (const d of ts.dependencies) {
-        ts.waitingForData.delete(d);
-        d.waiters.delete(ts);
-      }
+      for (const d of ts.dependencies) d.waiters = withoutTask(d.waiters, ts);
     }
-    if (ts.waitingForData.size > 0) ts.waitingForData.clear();
+    ts.waitingForData = NO_TASKS;
     ts.nbytes = null;
     ts.previous = null;
     ts.next = null;
