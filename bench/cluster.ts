@@ -184,6 +184,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     .addOption(
       new Option("--protocol <p>", "transport").choices(["inproc", "tcp"]).default("inproc"),
     )
+    .addHelpText(
+      "after",
+      "\nThe npm script runs node with --max-semi-space-size=64 --heap-growing-percent=100\n" +
+        "(V8's young generation and old-generation growth; see the README). Each run prints\n" +
+        "the flags it had as nodeFlags.",
+    )
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
