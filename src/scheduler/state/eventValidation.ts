@@ -27,7 +27,8 @@ function isNonEmptyString(v: unknown): v is string {
   return typeof v === "string" && v.length > 0;
 }
 
-function isStringArray(v: unknown): v is string[] {
+/** True for an array of strings only. */
+export function isStringArray(v: unknown): v is string[] {
   if (!Array.isArray(v)) return false;
   for (const x of v) if (typeof x !== "string") return false;
   return true;

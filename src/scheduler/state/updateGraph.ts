@@ -8,7 +8,7 @@ import type { GraphTask, UpdateGraphMsg } from "../../protocol/messagesClient.ts
 import { taskSpecProblem, undeclaredTaskRef } from "../../protocol/messagesTaskSpec.ts";
 import { comparePriority } from "../../util/priority.ts";
 import { clientDesiresKeys } from "./clientHandlers.ts";
-import { resourcesProblem } from "./eventValidation.ts";
+import { isStringArray, resourcesProblem } from "./eventValidation.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, setAdd } from "./sets.ts";
 import { TaskState } from "./taskState.ts";
@@ -27,11 +27,6 @@ function allPrimitive(args: readonly unknown[]): boolean {
   return true;
 }
 
-function allStrings(xs: readonly unknown[]): xs is string[] {
-  for (let i = 0; i < xs.length; i++) if (typeof xs[i] !== "string") return false;
-  return true;
-}
-
 /** Why `entry` (the task `key` of an update-graph) is malformed, or null. */
 function entryProblem(key: string, entry: unknown): string | null {
   if (typeof entry !== "object" || entry === null) return `task '${key}' must be an object`;
@@ -39,7 +34,7 @@ function entryProblem(key: string, entry: unknown): string | null {
   const specProblem = taskSpecProblem(e.spec);
   if (specProblem !== null) return `task '${key}': ${specProblem}`;
   const deps = e.dependencies;
-  if (!Array.isArray(deps) || !allStrings(deps)) {
+  if (!isStringArray(deps)) {
     return `task '${key}': dependencies must be an array of keys`;
   }
   if (deps.includes(key)) return `task '${key}' depends on itself`;
