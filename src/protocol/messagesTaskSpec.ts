@@ -41,37 +41,16 @@ export function taskRef(key: Key): TaskRef {
 }
 
 /**
- * Add to `into` the key of every {@link TaskRef} found in `value`, searching
- * arrays and plain objects to any depth. Returns `into`.
+ * The key of the first {@link TaskRef} in `value` (arrays and plain objects
+ * searched to any depth, in argument order) for which `stop` is true, or null.
  */
-export function collectTaskRefs(value: unknown, into: Set<Key>): Set<Key> {
+function findTaskRef(value: unknown, stop: (key: Key) => boolean): Key | null {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v !== "object" || v === null) continue;
     if (isTaskRef(v)) {
-      into.add(v.__weftRef);
-    } else if (Array.isArray(v)) {
-      for (const item of v) stack.push(item);
-    } else {
-      for (const item of Object.values(v)) stack.push(item);
-    }
-  }
-  return into;
-}
-
-/**
- * The key of the first {@link TaskRef} in `value` (searched as
- * {@link collectTaskRefs} does) that is not in `declared`, or null. Builds no
- * set: it runs on every task of every graph a scheduler receives.
- */
-export function undeclaredTaskRef(value: unknown, declared: readonly Key[]): Key | null {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v !== "object" || v === null) continue;
-    if (isTaskRef(v)) {
-      if (!declared.includes(v.__weftRef)) return v.__weftRef;
+      if (stop(v.__weftRef)) return v.__weftRef;
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
     } else {
@@ -80,6 +59,27 @@ export function undeclaredTaskRef(value: unknown, declared: readonly Key[]): Key
     }
   }
   return null;
+}
+
+/**
+ * Add to `into` the key of every {@link TaskRef} found in `value`, searching
+ * arrays and plain objects to any depth. Returns `into`.
+ */
+export function collectTaskRefs(value: unknown, into: Set<Key>): Set<Key> {
+  findTaskRef(value, (key) => {
+    into.add(key);
+    return false;
+  });
+  return into;
+}
+
+/**
+ * The key of the first {@link TaskRef} in `value` that is not in `declared`,
+ * or null. Builds no set: it runs on every task of every graph a scheduler
+ * receives.
+ */
+export function undeclaredTaskRef(value: unknown, declared: readonly Key[]): Key | null {
+  return findTaskRef(value, (key) => !declared.includes(key));
 }
 
 /**
