@@ -74,6 +74,17 @@ describe("Client", () => {
     });
   });
 
+  it("computes a graph given as a Map", async () => {
+    const { client } = await testCluster();
+    const graph = new Map<string, unknown>([
+      ["one", 1],
+      ["x", ["inc", "one"]],
+      ["y", ["add", "x", "one"]],
+    ]);
+    expect(await client.get(graph)).toEqual({ y: 3 });
+    expect(await client.get(graph, { keys: ["one", "x"] })).toEqual({ one: 1, x: 2 });
+  });
+
   it("compute() returns futures of the wanted keys; get() returns literals too", async () => {
     const { client } = await testCluster();
     const graph = { a: ["inc", 1], b: ["double", "a"], c: 7 };

@@ -44,4 +44,27 @@ describe("buildGraph", () => {
     const built = buildGraph({ a: ["f", shared, shared], b: ["f", [shared, [shared]]] }, owner);
     expect(built.tasks.get("b")?.spec.args).toEqual([[shared, [shared]]]);
   });
+
+  it("takes a Map as it takes an object", () => {
+    const entries: [string, unknown][] = [
+      ["n", literal(5)],
+      ["a", ["inc", "n"]],
+      ["b", ["add", "a", "n", ["a"]]],
+    ];
+    const fromMap = buildGraph(new Map(entries), owner);
+    const fromObject = buildGraph(Object.fromEntries(entries), owner);
+    expect([...fromMap.tasks]).toEqual([...fromObject.tasks]);
+    expect(fromMap.tasks.get("b")).toMatchObject({
+      spec: { fn: "add", args: [{ __weftRef: "a" }, 5, [{ __weftRef: "a" }]] },
+      dependencies: ["a"],
+    });
+    expect(fromMap.sinks).toEqual(["b"]);
+  });
+
+  it("refuses a Map key that is not a string, naming it", () => {
+    const graph = new Map<unknown, unknown>([[7, ["inc", 1]]]);
+    expect(() => buildGraph(graph as unknown as Map<string, unknown>, owner)).toThrow(
+      "compute: graph key 7 must be a string",
+    );
+  });
 });

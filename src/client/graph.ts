@@ -33,8 +33,13 @@ import {
   taskName,
 } from "./taskArgs.ts";
 
-/** A graph: `{key: [fn, ...args] | literal}`. */
-export type Graph = Readonly<Record<string, unknown>>;
+/**
+ * A graph: `{key: [fn, ...args] | literal}`, as an object or a `Map` (Dask's
+ * graph is any mapping). A `Map` is the cheaper of the two to build with many
+ * keys: an object's keys are internalized strings and, past a few dozen,
+ * it becomes a dictionary anyway.
+ */
+export type Graph = Readonly<Record<string, unknown>> | ReadonlyMap<string, unknown>;
 
 /** One task of a graph. */
 export type GraphTaskEntry = readonly [TaskDefinition<TaskFunction> | string, ...unknown[]];
@@ -143,22 +148,37 @@ class DependencyList {
  */
 export function buildGraph(graph: Graph, owner: object, options: GraphOptions = {}): BuiltGraph {
   if (typeof graph !== "object" || graph === null || Array.isArray(graph)) {
-    throw new TypeError("compute: the graph must be an object {key: [fn, ...args]}");
+    throw new TypeError(
+      "compute: the graph must be an object {key: [fn, ...args]} or a Map of key to task",
+    );
   }
   const literals = new Map<string, unknown>();
   const taskKeys: string[] = [];
-  for (const key of Object.keys(graph)) {
+  const taskEntries: GraphTaskEntry[] = [];
+  const sort = (key: unknown, v: unknown): void => {
+    if (typeof key !== "string") {
+      throw new TypeError(`compute: graph key ${String(key)} must be a string`);
+    }
     const problem = keyProblem(key);
     if (problem !== null)
       throw new TypeError(`compute: graph key ${JSON.stringify(key)} ${problem}`);
-    const v = graph[key];
     if (isTaskEntry(v)) {
       taskKeys.push(key);
+      taskEntries.push(v);
     } else {
       const value = isLiteralWrapper(v) ? v.__weftLiteral : v;
       checkLiteral(value, key);
       literals.set(key, value);
     }
+  };
+  let hasKey: (k: string) => boolean;
+  if (graph instanceof Map) {
+    for (const [key, v] of graph as ReadonlyMap<unknown, unknown>) sort(key, v);
+    hasKey = (k) => graph.has(k);
+  } else {
+    const record = graph as Readonly<Record<string, unknown>>;
+    for (const key of Object.keys(record)) sort(key, record[key]);
+    hasKey = (k) => Object.hasOwn(record, k);
   }
   const tasks = new Map<string, GraphTask>();
   const used = new Set<string>();
@@ -177,7 +197,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     parent: ArgPath | null,
     seg: number | string | null,
   ): unknown => {
-    if (typeof v === "string") return Object.hasOwn(graph, v) ? refer(v) : undefined;
+    if (typeof v === "string") return hasKey(v) ? refer(v) : undefined;
     if (v instanceof Future) {
       if (v.host !== owner) {
         throw new TypeError(
@@ -190,8 +210,9 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     return refer(v.__weftRef);
   };
   const mapper = new ArgMapper(replace, what);
-  for (const k of taskKeys) {
-    const entry = graph[k] as GraphTaskEntry;
+  for (let i = 0; i < taskKeys.length; i++) {
+    const k = taskKeys[i];
+    const entry = taskEntries[i];
     key = k;
     const head = entry[0];
     const fn = typeof head === "string" ? head : taskName(head, what());

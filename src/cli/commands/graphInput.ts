@@ -2,7 +2,7 @@
  * Reading the graph `weft run` computes: a JSON file (a bare graph
  * `{key: [fn, ...args]}`, or `{"graph": {...}, "keys": [...], "tasks": [...]}`
  * with task modules relative to the file), or a module exporting `graph` (an
- * object, or a function returning one) and optionally `keys`; the module is
+ * object or a Map, or a function returning one) and optionally `keys`; the module is
  * a task module too (it may `defineTask`).
  */
 
@@ -68,7 +68,7 @@ async function fromModule(file: string): Promise<GraphInput> {
   if (typeof graph === "function") graph = await (graph as () => unknown)();
   if (!isRecord(graph)) {
     throw new GraphInputError(
-      `${file}: export a graph: \`export const graph = { key: ["fn", ...args] }\` (or a function returning one)`,
+      `${file}: export a graph: \`export const graph = { key: ["fn", ...args] }\` (or a Map, or a function returning one)`,
     );
   }
   return { graph, keys: checkKeys(mod.keys, file), taskModules: [url] };
