@@ -22,6 +22,7 @@ CONFIG = {
     "transition_counter_max": False,
 }
 PEER = "127.0.0.1:2"
+PEER2 = "127.0.0.1:3"
 
 
 def compute(key, sid, run_id=1, who_has=None, prio=(0,), actor=False, rr=None):
@@ -87,6 +88,15 @@ def scatter(data, sid):
     return {"cls": "UpdateDataEvent", "stimulus_id": sid, "data": data}
 
 
+def network_failure(worker, sid, total_nbytes=1):
+    return {
+        "cls": "GatherDepNetworkFailureEvent",
+        "stimulus_id": sid,
+        "worker": worker,
+        "total_nbytes": total_nbytes,
+    }
+
+
 SCENARIOS = {
     "actor": [
         compute("a", "s1", actor=True),
@@ -131,6 +141,15 @@ SCENARIOS = {
         {"cls": "SecedeEvent", "stimulus_id": "s5", "key": "b", "compute_duration": 0.5},
         success("b", "s6"),
         success("c", "s7"),
+    ],
+    # The known reference bug the cluster simulator found (docs/sim.md): a gather
+    # of d and r fails on the network after d was cancelled and r resumed with d
+    # as its input. d, cancelled and done, ends released under the waiting r.
+    "cancelled-dep-of-resumed": [
+        compute("a", "s1", who_has={"r": [PEER], "d": [PEER2, PEER]}),
+        free(["a"], "s2"),
+        compute("r", "s3", who_has={"d": [PEER2]}, rr={"R": 1.0}),
+        network_failure(PEER, "s4", total_nbytes=2),
     ],
     "update-data": [
         scatter({"x": {"typename": "int", "sizeof": 28, "value": 1}}, "s1"),

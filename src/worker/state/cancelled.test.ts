@@ -480,3 +480,31 @@ describe("secede while cancelled or resumed", () => {
     },
   );
 });
+
+describe("known reference bug (the port behaves as Dask's worker: not changed)", () => {
+  // Found by the cluster simulator (docs/sim.md). d and r are gathered from W2 in one
+  // transfer; d's dependent is freed (d cancelled) and r is asked to compute with d as
+  // its input (r resumed). The gather fails on the network: r goes resumed → released →
+  // waiting, recommending d fetch; d, cancelled and done, goes cancelled → released and
+  // stays released under the waiting r. The reference, its sets iterating in insertion
+  // order, ends the same way (test/vectors/oracle/scenario-cancelled-dep-of-resumed).
+  it("a cancelled, done dependency ends released under its resumed dependent", () => {
+    const ws = newWs({ resources: { R: 1 } });
+    expect(ws.handleStimulus(compute("a", "s1", { whoHas: { r: [W2], d: [W3, W2] } }))).toEqual([
+      gatherDep(W2, ["d", "r"], 2, "s1"),
+    ]);
+    ws.handleStimulus(free(["a"], "s2"));
+    ws.handleStimulus(compute("r", "s3", { whoHas: { d: [W3] }, resourceRestrictions: { R: 1 } }));
+    expect([ws.task("d").state, ws.task("r").state]).toEqual(["cancelled", "resumed"]);
+    ws.validateState();
+
+    expect(ws.handleStimulus(networkFailure(W2, "s4", 2))).toEqual([]);
+    expect([ws.task("d").state, ws.task("r").state]).toEqual(["released", "waiting"]);
+    expectSubsequence(story(ws, "d"), [
+      ["d", "missing-dep"],
+      ["d", "cancelled", "fetch", "cancelled", { d: "released" }],
+      ["d", "cancelled", "released", "released", {}],
+    ]);
+    expect(() => ws.validateState()).toThrow(AssertionError);
+  });
+});
