@@ -83,7 +83,7 @@ export interface BuiltGraph {
   readonly tasks: Map<string, GraphTask>;
   /** The literal keys and their values (inlined into the tasks that use them). */
   readonly literals: ReadonlyMap<string, unknown>;
-  /** Task keys no other task depends on, in graph order. */
+  /** Task keys no other task depends on, in graph order (found when first read). */
   readonly sinks: readonly string[];
 }
 
@@ -181,7 +181,6 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     hasKey = (k) => Object.hasOwn(record, k);
   }
   const tasks = new Map<string, GraphTask>();
-  const used = new Set<string>();
   // One replacer for the whole graph, reading the task being built.
   let key = "";
   const deps = new DependencyList();
@@ -189,7 +188,6 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   const refer = (k: string): unknown => {
     if (literals.has(k)) return literals.get(k);
     deps.add(k);
-    used.add(k);
     return taskRef(k);
   };
   const replace = (
@@ -226,6 +224,21 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     if (options.priority !== undefined) task.priority = options.priority;
     tasks.set(k, task);
   }
-  const sinks = taskKeys.filter((k) => !used.has(k));
-  return { tasks, literals, sinks };
+  // Only needed when no keys are named: a set of every used key is not free for a big graph.
+  let sinks: readonly string[] | null = null;
+  return {
+    tasks,
+    literals,
+    get sinks() {
+      sinks ??= sinksOf(taskKeys, tasks);
+      return sinks;
+    },
+  };
+}
+
+/** The task keys that no task of `tasks` lists as a dependency, in the order of `taskKeys`. */
+function sinksOf(taskKeys: readonly string[], tasks: ReadonlyMap<string, GraphTask>): string[] {
+  const used = new Set<string>();
+  for (const task of tasks.values()) for (const dep of task.dependencies) used.add(dep);
+  return taskKeys.filter((k) => !used.has(k));
 }
