@@ -71,6 +71,8 @@ function entryProblem(key: string, entry: unknown): string | null {
 interface Walk {
   /** New tasks (not yet known to the scheduler) the wanted keys need, dependencies first. */
   readonly order: string[];
+  /** The entry of each key of `order`, at the same index. */
+  readonly entries: (GraphTask | undefined)[];
   /** New keys that need a key nobody knows: key → that missing key. */
   readonly lost: Map<string, string>;
   /** Malformed tasks and cycles. */
@@ -85,6 +87,7 @@ interface Walk {
  */
 function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: string[]): Walk {
   const order: string[] = [];
+  const entries: (GraphTask | undefined)[] = [];
   const lost = new Map<string, string>();
   const problems: string[] = [];
   /** 1: on the walk's path; 2: finished. */
@@ -98,9 +101,10 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
       lost.set(root, root);
       continue;
     }
-    // The path from the root: each key, its dependencies, the next one to visit.
+    // The path from the root: each key, its entry, its dependencies, the next one to visit.
     const rootEntry = tasks.get(root);
     const keys: string[] = [root];
+    const pathEntries: (GraphTask | undefined)[] = [rootEntry];
     const depLists: (readonly string[])[] = [depsOf(rootEntry)];
     const next: number[] = [0];
     mark.set(root, 1);
@@ -127,16 +131,19 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
           const depProblem = entryProblem(dep, entry);
           if (depProblem !== null) problems.push(depProblem);
           keys.push(dep);
+          pathEntries.push(entry);
           depLists.push(depsOf(entry));
           next.push(0);
         }
         continue;
       }
       keys.pop();
+      const entry = pathEntries.pop();
       depLists.pop();
       next.pop();
       mark.set(key, 2);
       order.push(key);
+      entries.push(entry);
       if (!lost.has(key)) {
         for (const dep of deps) {
           const missing = lost.get(dep);
@@ -148,7 +155,7 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
       }
     }
   }
-  return { order, lost, problems };
+  return { order, entries, lost, problems };
 }
 
 /**
@@ -201,9 +208,12 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
   const created: TaskState[] = [];
   /** Every new task has the same user priority: then they are in priority order already. */
   let uniform = true;
-  for (const key of walk.order) {
-    if (walk.lost.has(key)) continue;
-    const entry = msg.tasks.get(key) as GraphTask;
+  const lostAny = walk.lost.size > 0;
+  for (let i = 0; i < walk.order.length; i++) {
+    const key = walk.order[i];
+    if (lostAny && walk.lost.has(key)) continue;
+    // Well formed: the walk found no problem.
+    const entry = walk.entries[i] as GraphTask;
     const ts = new TaskState(key, entry.spec, s.taskGroupOf(key));
     ts.priority = [-(entry.priority ?? 0), generation, created.length];
     if (created.length > 0 && ts.priority[0] !== created[0].priority[0]) uniform = false;
