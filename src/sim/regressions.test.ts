@@ -61,13 +61,16 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   // fetch; D, cancelled and done, goes cancelled → released, and stays
   // released under the waiting R (validateState fails). Dask's worker does
   // the same whenever its set of in-flight keys iterates R before D, which
-  // depends on Python's string hashing. Reported, not fixed.
+  // depends on Python's string hashing. Reported, not fixed; pinned in the
+  // worker's own tests too (cancelled.test.ts, and the reference's recording
+  // test/vectors/oracle/scenario-cancelled-dep-of-resumed). Which seeds find it
+  // depends on every detail of the simulated cluster: these are from the soak
+  // after the scheduler began joining a stimulus's free-keys per worker
+  // (seeds 1699, 204027, 407417 and 438476 found it before).
   test.each([
     // the soak profile's options (as its replay command gives them), the dependency D left released
-    { seed: 1699, tasks: 47, workers: 6, dep: "mul-23" },
-    { seed: 204027, tasks: 47, workers: 4, dep: "load-5" },
-    { seed: 407417, tasks: 33, dep: "inc-6" },
-    { seed: 438476, tasks: 33, workers: 3, dep: "load-0" },
+    { seed: 68347, tasks: 54, dep: "load-0" },
+    { seed: 477272, tasks: 47, dep: "sum-0" },
   ])(
     "seed $seed (soak profile): a cancelled, done dependency ends released under its waiting dependent",
     ({ dep, ...options }) => {

@@ -43,10 +43,6 @@ export function setNbytes(s: SchedulerState, ts: TaskState, nbytes: number): voi
   ts.nbytes = nbytes;
 }
 
-export function freeKeysOn(s: SchedulerState, ws: WorkerInfo, ts: TaskState): void {
-  s.sendToWorker(ws, { op: "free-keys", keys: [ts.key], stimulusId: s.stimulusId });
-}
-
 function acquireResources(ts: TaskState, ws: WorkerInfo): void {
   const r = ts.resourceRestrictions;
   if (r === null) return;

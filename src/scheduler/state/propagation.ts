@@ -5,7 +5,7 @@
 
 import { comparePriority } from "../../util/priority.ts";
 import { assert } from "../../util/pyErrors.ts";
-import { addReplica, freeKeysOn, removeAllReplicas } from "./bookkeeping.ts";
+import { addReplica, removeAllReplicas } from "./bookkeeping.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { EMPTY, itemsOf, setAdd, setDelete } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -137,7 +137,7 @@ export function propagateForgotten(s: SchedulerState, ts: TaskState): void {
   ts.dependencies = EMPTY;
   ts.waitingOn = EMPTY;
   for (const ws of ts.whoHas) {
-    if (s.workers.get(ws.address) === ws) freeKeysOn(s, ws, ts);
+    if (s.workers.get(ws.address) === ws) s.freeKeys(ws, ts.key);
   }
   removeAllReplicas(s, ts);
 }

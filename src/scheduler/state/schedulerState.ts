@@ -21,6 +21,7 @@ import {
   resolveOptions,
   type SchedulerStateOptions,
 } from "./options.ts";
+import { Outbox } from "./outbox.ts";
 import { taskSlotsAvailable } from "./placement.ts";
 import { itemsOf } from "./sets.ts";
 import { handleStealRequest } from "./stealing.ts";
@@ -122,7 +123,7 @@ export class SchedulerState {
   /** Reused by placement for the workers valid for one task. */
   readonly scratchWorkers: WorkerInfo[] = [];
 
-  private outbox: SchedulerMessage[] = [];
+  private readonly outbox = new Outbox();
   /** Tasks with a pending recommendation (`ts.recommended`), processed last in, first out. */
   private readonly recStack: TaskState[] = [];
   private curRecs: string[] | null = null;
@@ -159,16 +160,14 @@ export class SchedulerState {
     } catch (e) {
       // A broken invariant: drop what this call produced so that it does not
       // leak into the next one. The machine itself cannot be trusted any more.
-      this.outbox = [];
+      this.outbox.take();
       for (const ts of this.recStack) ts.recommended = null;
       this.recStack.length = 0;
       this.curRecs = null;
       this.touched = null;
       throw e;
     }
-    const out = this.outbox;
-    this.outbox = [];
-    return out;
+    return this.outbox.take();
   }
 
   /**
@@ -434,17 +433,22 @@ export class SchedulerState {
 
   /** Queue `msg` for the worker `ws`. */
   sendToWorker(ws: WorkerInfo, msg: SchedulerToWorkerMessage): void {
-    this.outbox.push({ to: ws.recipient, msg });
+    this.outbox.toWorker(ws, msg);
+  }
+
+  /** Queue `free-keys` of `key` for the worker `ws` (joining one just queued, see `Outbox`). */
+  freeKeys(ws: WorkerInfo, key: string): void {
+    this.outbox.freeKeys(ws, key, this.stimulusId);
   }
 
   /** Queue `msg` for the client `cs`. */
   sendToClient(cs: ClientInfo, msg: SchedulerToClientMessage): void {
-    this.outbox.push({ to: cs.recipient, msg });
+    this.outbox.toClient(cs, msg);
   }
 
   /** Queue `msg` for every client that wants `ts`. */
   sendToWhoWants(ts: TaskState, msg: SchedulerToClientMessage): void {
-    for (const cs of ts.whoWants) this.outbox.push({ to: cs.recipient, msg });
+    for (const cs of ts.whoWants) this.outbox.toClient(cs, msg);
   }
 
   // -------------------------------------------------------------------------

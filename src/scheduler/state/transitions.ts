@@ -9,13 +9,7 @@
  */
 
 import { assert } from "../../util/pyErrors.ts";
-import {
-  addToProcessing,
-  exitProcessing,
-  freeKeysOn,
-  removeAllReplicas,
-  setNbytes,
-} from "./bookkeeping.ts";
+import { addToProcessing, exitProcessing, removeAllReplicas, setNbytes } from "./bookkeeping.ts";
 import { notifyNoWorker } from "./notify.ts";
 import {
   decideWorkerNonRootish,
@@ -180,7 +174,7 @@ function processingReleased(s: SchedulerState, ts: TaskState): void {
     assert(ts.waitingOn.size === 0, "processing task is waiting on dependencies");
   }
   const ws = exitProcessing(s, ts);
-  if (ws !== null) freeKeysOn(s, ws, ts);
+  if (ws !== null) s.freeKeys(ws, ts.key);
   propagateReleased(s, ts);
 }
 
@@ -224,7 +218,8 @@ function processingErred(s: SchedulerState, ts: TaskState, args: TransitionArgs 
     assert(ts.waitingOn.size === 0, "processing task is waiting on dependencies");
   }
   const ws = exitProcessing(s, ts);
-  if (ws !== null && args?.kind === "erred" && args.releaseOnWorker === true) freeKeysOn(s, ws, ts);
+  if (ws !== null && args?.kind === "erred" && args.releaseOnWorker === true)
+    s.freeKeys(ws, ts.key);
   propagateErred(s, ts, args);
 }
 
@@ -282,7 +277,7 @@ function erredReleased(s: SchedulerState, ts: TaskState): void {
   }
   for (const address of ts.erredOn) {
     const ws = s.workers.get(address);
-    if (ws !== undefined) freeKeysOn(s, ws, ts);
+    if (ws !== undefined) s.freeKeys(ws, ts.key);
   }
   ts.erredOn = EMPTY;
   s.sendToWhoWants(ts, { op: "task-retried", key: ts.key, stimulusId: s.stimulusId });
@@ -295,7 +290,7 @@ function memoryReleased(s: SchedulerState, ts: TaskState): void {
     assert(ts.processingOn === null, "task in memory is processing");
   }
   for (const ws of ts.whoHas) {
-    if (s.workers.get(ws.address) === ws) freeKeysOn(s, ws, ts);
+    if (s.workers.get(ws.address) === ws) s.freeKeys(ws, ts.key);
   }
   removeAllReplicas(s, ts);
   ts.state = "released";

@@ -72,10 +72,6 @@ export function handleWorkerMessage(
   }
 }
 
-function freeKeys(s: SchedulerState, ws: WorkerInfo, key: string): void {
-  s.sendToWorker(ws, { op: "free-keys", keys: [key], stimulusId: s.stimulusId });
-}
-
 /** `task-finished` (Dask's `stimulus_task_finished`). */
 function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): void {
   const ts = s.tasks.get(msg.key);
@@ -87,14 +83,14 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
     ts.state === "erred"
   ) {
     // Already computed elsewhere, released, or erred: the worker may drop it.
-    freeKeys(s, ws, msg.key);
+    s.freeKeys(ws, msg.key);
     return;
   }
   if (ts.runId !== msg.runId) {
     // A stale run. Its worker drops the result, unless that worker also holds
     // the current run's result (then the stale report changes nothing).
     if (ts.processingOn === ws) s.recommend(ts, "released");
-    else if (!ts.whoHas.has(ws)) freeKeys(s, ws, msg.key);
+    else if (!ts.whoHas.has(ws)) s.freeKeys(ws, msg.key);
     return;
   }
   if (ts.state === "memory") {

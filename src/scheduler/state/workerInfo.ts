@@ -1,4 +1,5 @@
 import type { WorkerRecipient } from "../../protocol/messages.ts";
+import type { OpenFreeKeys } from "./outbox.ts";
 import type { TaskState } from "./taskState.ts";
 
 /** A worker's status as the scheduler sees it. Only `running` workers get new tasks. */
@@ -46,6 +47,8 @@ export class WorkerInfo {
   scratchEpoch = 0;
   /** Placement pass that last found this worker valid for a task's restrictions. */
   validEpoch = 0;
+  /** The `free-keys` last queued for it, while it is the last message queued for it (see `Outbox`). */
+  openFreeKeys: OpenFreeKeys | null = null;
 
   /** A running worker with nothing assigned. */
   constructor(
