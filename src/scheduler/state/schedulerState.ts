@@ -112,7 +112,7 @@ export class SchedulerState {
 
   /** The stimulus being handled. */
   stimulusId = "";
-  /** `clock()` when the stimulus being handled arrived: stamps its records. */
+  /** `clock()` when the stimuli being handled arrived (once per `handleStimulus`): stamps their records. */
   now = 0;
   /** Stimuli handled so far, the current one included. */
   stimulusCount = 0;
@@ -155,6 +155,8 @@ export class SchedulerState {
    */
   handleStimulus(...events: SchedulerEvent[]): SchedulerMessage[] {
     this.checkStimuli(events);
+    // The stimuli of one call arrived together (as the worker's handleStimulus reads its clock).
+    this.now = this.clock();
     try {
       for (const ev of events) this.handleOne(ev);
     } catch (e) {
@@ -193,7 +195,6 @@ export class SchedulerState {
     const stimulusId = stimulusIdOf(ev);
     this.stimulusId = stimulusId;
     this.stimulusCount++;
-    this.now = this.clock();
     this.logStimulus(ev, stimulusId);
     if (this.validate) this.touched = new Set();
     switch (ev.kind) {

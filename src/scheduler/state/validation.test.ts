@@ -162,6 +162,23 @@ describe("story and logs", () => {
     ]);
   });
 
+  test("the stimuli of one call are stamped with one clock reading, at their arrival", () => {
+    let now = 100;
+    const s = new SchedulerState({ clock: () => now++ });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task() }, ["a", "b"]));
+    const before = now;
+    s.handleStimulus(
+      t.taskFinished("w1", "a", 1, 10, "fa"),
+      t.taskFinished("w1", "b", 2, 10, "fb"),
+    );
+    expect(now).toBe(before + 1);
+    const times = [...s.story("fa"), ...s.story("fb")].map((e) => e[5]);
+    expect(times.length).toBeGreaterThan(1);
+    expect(new Set(times)).toEqual(new Set([before]));
+    expect(s.workers.get("w1")?.lastSeen).toBe(before);
+  });
+
   test("the transition log is bounded", () => {
     const s = new SchedulerState({ logLength: 3 });
     s.handleStimulus(t.registerWorker("w1"));

@@ -36,7 +36,7 @@ export function handleWorkerMessage(
   }
   const ws = s.workers.get(address);
   if (ws === undefined) return; // a worker already removed: its news is stale
-  ws.lastSeen = s.clock();
+  ws.lastSeen = s.now;
   switch (msg.op) {
     case "heartbeat-worker":
       return;
