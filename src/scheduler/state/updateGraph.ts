@@ -117,24 +117,26 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
       const i = next[top]++;
       if (i < deps.length) {
         const dep = deps[i];
+        // Marked keys are new (the known ones are never walked): test those first.
+        const m = mark.get(dep);
+        if (m === 2) continue;
+        if (m === 1) {
+          problems.push(`cycle: ${[...keys.slice(keys.indexOf(dep)), dep].join(" → ")}`);
+          continue;
+        }
         if (s.tasks.has(dep)) continue;
-        if (!tasks.has(dep)) {
+        const entry = tasks.get(dep);
+        if (entry === undefined && !tasks.has(dep)) {
           if (!lost.has(key)) lost.set(key, dep);
           continue;
         }
-        const m = mark.get(dep);
-        if (m === 1) {
-          problems.push(`cycle: ${[...keys.slice(keys.indexOf(dep)), dep].join(" → ")}`);
-        } else if (m === undefined) {
-          mark.set(dep, 1);
-          const entry = tasks.get(dep);
-          const depProblem = entryProblem(dep, entry);
-          if (depProblem !== null) problems.push(depProblem);
-          keys.push(dep);
-          pathEntries.push(entry);
-          depLists.push(depsOf(entry));
-          next.push(0);
-        }
+        mark.set(dep, 1);
+        const depProblem = entryProblem(dep, entry);
+        if (depProblem !== null) problems.push(depProblem);
+        keys.push(dep);
+        pathEntries.push(entry);
+        depLists.push(depsOf(entry));
+        next.push(0);
         continue;
       }
       keys.pop();
@@ -144,7 +146,7 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
       mark.set(key, 2);
       order.push(key);
       entries.push(entry);
-      if (!lost.has(key)) {
+      if (lost.size > 0 && !lost.has(key)) {
         for (const dep of deps) {
           const missing = lost.get(dep);
           if (missing !== undefined) {
