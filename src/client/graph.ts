@@ -186,7 +186,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   const deps = new DependencyList();
   const what = (): string => `graph key ${JSON.stringify(key)}`;
   const refer = (k: string): unknown => {
-    if (literals.has(k)) return literals.get(k);
+    if (literals.size > 0 && literals.has(k)) return literals.get(k);
     deps.add(k);
     return taskRef(k);
   };
