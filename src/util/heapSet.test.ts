@@ -40,6 +40,22 @@ describe("HeapSet basics", () => {
     expect(ids(h.sorted())).toEqual(["a", "b"]);
   });
 
+  it("a key function that throws leaves the set as it was", () => {
+    const boom = new Error("no priority");
+    const h = new HeapSet<Item>((it) => {
+      if (it.id === "bad") throw boom;
+      return it.prio;
+    });
+    const [a, bad, c] = [item("a", 2), item("bad", 0), item("c", 1)];
+    h.add(a);
+    expect(() => h.add(bad)).toThrow(boom);
+    h.add(c);
+    expect(h.size).toBe(2);
+    expect(h.has(bad)).toBe(false);
+    expect(ids(h)).toEqual(["a", "c"]);
+    expect([h.pop(), h.pop()].map((x) => x.id)).toEqual(["c", "a"]);
+  });
+
   it("has/discard/remove", () => {
     const h = new HeapSet(byPrio);
     const a = item("a", 1);

@@ -140,8 +140,8 @@ export class HeapSet<T extends object> {
     for (;;) {
       const value = this.heapPop();
       this.isSorted = false;
-      if (data.has(value)) {
-        data.delete(value);
+      // A valid entry is one whose value is a member: delete tests and removes at once.
+      if (data.delete(value)) {
         if (data.size === 0) this.clear();
         return value;
       }
@@ -177,8 +177,7 @@ export class HeapSet<T extends object> {
       this.keys.pop();
       this.incs.pop();
       const value = this.values.pop() as T;
-      if (data.has(value)) {
-        data.delete(value);
+      if (data.delete(value)) {
         if (data.size === 0) this.clear();
         return value;
       }
