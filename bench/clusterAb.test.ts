@@ -1,0 +1,55 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { benchClusterAb, main } from "./clusterAb.ts";
+
+const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
+
+describe("bench:cluster-ab", () => {
+  it("pairs runs of two checkouts and reports the median ratio (here: this one against itself)", async () => {
+    const records: Record<string, unknown>[] = [];
+    await benchClusterAb(
+      {
+        base: ROOT,
+        graphs: ["tree", "chain"],
+        pairs: 3,
+        warmup: 1,
+        saturation: Infinity,
+        scale: 0.02,
+      },
+      (r) => records.push(r),
+    );
+    expect(records[0]).toMatchObject({ bench: "cluster-ab", base: ROOT, this: ROOT, pairs: 3 });
+    expect(records.slice(1).map((r) => r.graph)).toEqual(["tree", "chain"]);
+    for (const r of records.slice(1)) {
+      expect(r.checked).toBe(true);
+      expect(r.medianRatio).toBeGreaterThan(0);
+      const [q1, q3] = r.ratioQuartiles as number[];
+      expect(q1).toBeLessThanOrEqual(q3);
+    }
+    expect(records[1].tasks).toBe(2 * 164 - 1);
+  });
+
+  it("refuses a directory that is not a weft checkout, naming the missing file", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "weft-ab-"));
+    await expect(
+      benchClusterAb(
+        { base: empty, graphs: ["chain"], pairs: 1, warmup: 0, saturation: Infinity, scale: 0.01 },
+        () => {},
+      ),
+    ).rejects.toThrow(
+      `${empty} is not a weft checkout: ${join(empty, "src/client/localCluster.ts")} is missing`,
+    );
+  });
+
+  it("refuses bad options before starting anything", async () => {
+    await expect(main(["--base", ROOT, "--graphs", "tree,nope"])).rejects.toThrow(
+      'unknown graph "nope"',
+    );
+    await expect(main(["--base", ROOT, "--pairs", "0"])).rejects.toThrow(
+      "--pairs must be a positive integer",
+    );
+  });
+});
