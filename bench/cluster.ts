@@ -14,12 +14,11 @@
  * Prints one JSON line per graph, after one for the configuration.
  */
 
-import { realpathSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import { pino } from "pino";
 import { LocalCluster } from "../src/client/localCluster.ts";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { type BenchGraph, chainGraph, mapGraph, shuffleGraph, treeGraph } from "./clusterGraphs.ts";
 import { freshPageMicros, minorFaults, systemCpuSeconds } from "./memoryCost.ts";
 
@@ -216,17 +215,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
+if (isEntryPoint(import.meta.url)) {
   try {
     process.exitCode = await main(process.argv.slice(2));
   } catch (err) {

@@ -17,12 +17,13 @@
  * Prints one JSON line per graph, after one for the configuration.
  */
 
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Command, CommanderError } from "commander";
 import { pino } from "pino";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
 import type { BenchGraph } from "./clusterGraphs.ts";
 
 /** Options of a paired comparison. */
@@ -229,17 +230,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
+if (isEntryPoint(import.meta.url)) {
   try {
     process.exitCode = await main(process.argv.slice(2));
   } catch (err) {

@@ -13,11 +13,10 @@
  * Exits 0 when the answer is right, 1 with a message otherwise.
  */
 
-import { realpathSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import type { Client } from "../src/client/client.ts";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
 import { watchProgress } from "../src/client/progress.ts";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { count, merge, pick, split, summary, text } from "./wordcountTasks.ts";
 import {
   countWords,
@@ -222,17 +221,7 @@ export async function main(out: WordcountOutput = process): Promise<number> {
   }
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) {
+if (isEntryPoint(import.meta.url)) {
   const code = await main();
   process.exitCode = code;
   // Should anything keep the event loop alive, do not hang.

@@ -3,9 +3,8 @@
  * `src/cli/commands/` (listed in `commands/index.ts`). Run it with `npm run weft --`,
  * `npx tsx src/cli/weft.ts` or `bin/weft.js`.
  */
-import { realpathSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { Command, CommanderError } from "commander";
+import { isEntryPoint } from "../util/entryPoint.ts";
 import { type CliContext, EXIT, processContext } from "./commands/context.ts";
 import { COMMANDS } from "./commands/index.ts";
 
@@ -58,14 +57,4 @@ export async function main(
   return ctx.exitCode;
 }
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) process.exitCode = await main(process.argv);
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv);
