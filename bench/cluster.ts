@@ -15,12 +15,14 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { Command, CommanderError, Option } from "commander";
+import { Command, Option } from "commander";
 import { pino } from "pino";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { type BenchGraph, chainGraph, mapGraph, shuffleGraph, treeGraph } from "./clusterGraphs.ts";
+import { clusterRunOptions, graphNames, runScript } from "./benchCli.ts";
+import { scaledGraph } from "./clusterGraphs.ts";
 import { freshPageMicros, minorFaults, systemCpuSeconds } from "./memoryCost.ts";
+import { median, round } from "./stats.ts";
 
 /** Dask 2022.12 on this kind of machine (../shared/bench/README.md), tasks/s. */
 export const DASK: Record<string, { default: number; best: number }> = {
@@ -45,32 +47,6 @@ export interface ClusterBenchOptions {
   /** The transport between scheduler, workers and client. Default inproc. */
   readonly protocol?: "inproc" | "tcp";
 }
-
-function graphOf(name: string, scale: number): BenchGraph {
-  const s = (n: number) => Math.max(2, Math.round(n * scale));
-  switch (name) {
-    case "map":
-      return mapGraph(s(10_000));
-    case "tree":
-      return treeGraph(s(8_192));
-    case "shuffle":
-      return shuffleGraph(s(64), s(1_000));
-    case "chain":
-      return chainGraph(s(2_000));
-    default:
-      throw new Error(
-        `unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle or chain`,
-      );
-  }
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-const round = (x: number, digits = 0): number => Number(x.toFixed(digits));
 
 /** Run the benchmark; calls `emit` with each JSON record. Throws if an answer is wrong. */
 export async function benchCluster(
@@ -105,7 +81,7 @@ export async function benchCluster(
     const client = await cluster.client();
     let runId = 0;
     for (const name of o.graphs) {
-      const graph = graphOf(name, o.scale);
+      const graph = scaledGraph(name, o.scale);
       const seconds: number[] = [];
       const cpu: number[] = [];
       const transfers: number[] = [];
@@ -193,21 +169,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
   const runs = Number(opts.runs);
-  const warmup = Number(opts.warmup);
-  const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : Number(opts.saturation);
-  const scale = Number(opts.scale);
   if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer");
-  if (!Number.isInteger(warmup) || warmup < 0) throw new Error("--warmup must be an integer >= 0");
-  if (!(saturation > 0)) throw new Error("--saturation must be > 0 or inf");
-  if (!(scale > 0)) throw new Error("--scale must be > 0");
   await benchCluster(
     {
       runs,
-      warmup,
-      graphs: opts.graphs.split(",").map((g) => g.trim()),
+      ...clusterRunOptions(opts),
+      graphs: graphNames(opts.graphs),
       executor: opts.executor as "inline" | "threads",
-      saturation,
-      scale,
       protocol: opts.protocol as "inproc" | "tcp",
     },
     (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
@@ -215,15 +183,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) {
-  try {
-    process.exitCode = await main(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      process.exitCode = err.exitCode;
-    } else {
-      process.stderr.write(`bench:cluster: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    }
-  }
-}
+if (isEntryPoint(import.meta.url)) await runScript("bench:cluster", main);

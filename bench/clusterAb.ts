@@ -21,10 +21,12 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Command, CommanderError } from "commander";
+import { Command } from "commander";
 import { pino } from "pino";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import type { BenchGraph } from "./clusterGraphs.ts";
+import { clusterRunOptions, graphNames, runScript } from "./benchCli.ts";
+import { type BenchGraph, scaledGraph } from "./clusterGraphs.ts";
+import { median, quantile, round } from "./stats.ts";
 
 /** Options of a paired comparison. */
 export interface ClusterAbOptions {
@@ -49,28 +51,9 @@ interface Side {
     readonly scheduler: { readonly state: { readonly tasks: { readonly size: number } } };
   };
   readonly client: unknown;
-  readonly graphs: Record<string, (...sizes: number[]) => BenchGraph>;
+  /** Its `bench/clusterGraphs.ts`. */
+  readonly graphs: Record<string, unknown>;
 }
-
-const GRAPHS: Record<string, { fn: string; sizes: number[] }> = {
-  map: { fn: "mapGraph", sizes: [10_000] },
-  tree: { fn: "treeGraph", sizes: [8_192] },
-  shuffle: { fn: "shuffleGraph", sizes: [64, 1_000] },
-  chain: { fn: "chainGraph", sizes: [2_000] },
-};
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-function quantile(xs: readonly number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
-}
-
-const round = (x: number, digits = 0): number => Number(x.toFixed(digits));
 
 /** The files a checkout must have to take part. */
 function checkoutFiles(root: string): { cluster: string; graphs: string; tasks: string } {
@@ -103,12 +86,13 @@ async function startSide(name: Side["name"], root: string, saturation: number): 
 }
 
 function graphOn(side: Side, name: string, scale: number): BenchGraph {
-  const spec = GRAPHS[name];
-  const make = side.graphs[spec.fn];
-  if (typeof make !== "function") {
-    throw new Error(`the ${side.name} checkout's bench/clusterGraphs.ts has no ${spec.fn}`);
+  try {
+    return scaledGraph(name, scale, side.graphs);
+  } catch (err) {
+    throw new Error(
+      `the ${side.name} checkout's bench/clusterGraphs.ts: ${(err as Error).message}`,
+    );
   }
-  return make(...spec.sizes.map((n) => Math.max(2, Math.round(n * scale))));
 }
 
 /** Run `graph` once on `side`, check the answer and let its releases settle; seconds. */
@@ -211,36 +195,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
   const pairs = Number(opts.pairs);
-  const warmup = Number(opts.warmup);
-  const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : Number(opts.saturation);
-  const scale = Number(opts.scale);
-  const graphs = opts.graphs.split(",").map((g) => g.trim());
   if (!Number.isInteger(pairs) || pairs < 1) throw new Error("--pairs must be a positive integer");
-  if (!Number.isInteger(warmup) || warmup < 0) throw new Error("--warmup must be an integer >= 0");
-  if (!(saturation > 0)) throw new Error("--saturation must be > 0 or inf");
-  if (!(scale > 0)) throw new Error("--scale must be > 0");
-  for (const g of graphs) {
-    if (!(g in GRAPHS)) {
-      throw new Error(`unknown graph ${JSON.stringify(g)}: expected map, tree, shuffle or chain`);
-    }
-  }
+  const { warmup, saturation, scale } = clusterRunOptions(opts);
+  const graphs = graphNames(opts.graphs);
   await benchClusterAb({ base: opts.base, graphs, pairs, warmup, saturation, scale }, (record) =>
     process.stdout.write(`${JSON.stringify(record)}\n`),
   );
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) {
-  try {
-    process.exitCode = await main(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      process.exitCode = err.exitCode;
-    } else {
-      process.stderr.write(
-        `bench:cluster-ab: ${err instanceof Error ? err.message : String(err)}\n`,
-      );
-      process.exitCode = 1;
-    }
-  }
-}
+if (isEntryPoint(import.meta.url)) await runScript("bench:cluster-ab", main);

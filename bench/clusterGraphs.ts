@@ -152,3 +152,36 @@ export function chainGraph(n = 2_000): BenchGraph {
 export function benchGraphs(): BenchGraph[] {
   return [mapGraph(), treeGraph(), shuffleGraph(), chainGraph()];
 }
+
+/** The benchmark's graphs by name: the function of this module and its sizes. */
+export const BENCH_GRAPH_SIZES = {
+  map: { fn: "mapGraph", sizes: [10_000] },
+  tree: { fn: "treeGraph", sizes: [8_192] },
+  shuffle: { fn: "shuffleGraph", sizes: [64, 1_000] },
+  chain: { fn: "chainGraph", sizes: [2_000] },
+} as const satisfies Record<string, { fn: string; sizes: readonly number[] }>;
+
+/** A name of {@link BENCH_GRAPH_SIZES}. */
+export type BenchGraphName = keyof typeof BENCH_GRAPH_SIZES;
+
+const GRAPH_FUNCTIONS: Record<string, unknown> = { mapGraph, treeGraph, shuffleGraph, chainGraph };
+
+/**
+ * The graph `name` scaled by `scale` (sizes rounded, at least 2), built by `module`:
+ * this one, or another checkout's `bench/clusterGraphs.ts`. Throws for an unknown name.
+ */
+export function scaledGraph(
+  name: string,
+  scale: number,
+  module: Record<string, unknown> = GRAPH_FUNCTIONS,
+): BenchGraph {
+  if (!Object.hasOwn(BENCH_GRAPH_SIZES, name)) {
+    throw new Error(`unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle or chain`);
+  }
+  const spec = BENCH_GRAPH_SIZES[name as BenchGraphName];
+  const make = module[spec.fn];
+  if (typeof make !== "function") throw new Error(`no ${spec.fn} among the graph functions`);
+  return (make as (...sizes: number[]) => BenchGraph)(
+    ...spec.sizes.map((n) => Math.max(2, Math.round(n * scale))),
+  );
+}

@@ -20,6 +20,7 @@ import {
 } from "../src/worker/state/events.ts";
 import { WorkerState } from "../src/worker/state/workerState.ts";
 import { freshPageMicros, minorFaults } from "./memoryCost.ts";
+import { median } from "./stats.ts";
 
 /** The reference's figures on this kind of machine (../shared/bench/README.md). */
 const REFERENCE: Record<string, { eventsPerS: number; transitionsPerS: number }> = {
@@ -50,12 +51,6 @@ function loadStream(path: string): Stream {
     return eventFromDict(d);
   });
   return { name: header.name, config: header.config, events, final: last.final };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 interface Replay {
