@@ -28,6 +28,9 @@ describe("bench:cluster-ab", () => {
       expect(r.medianRatio).toBeGreaterThan(0);
       const [q1, q3] = r.ratioQuartiles as number[];
       expect(q1).toBeLessThanOrEqual(q3);
+      const [lo, hi] = r.medianRatioInterval95 as number[];
+      expect(lo).toBeLessThanOrEqual(r.medianRatio as number);
+      expect(hi).toBeGreaterThanOrEqual(r.medianRatio as number);
     }
     expect(records[1].tasks).toBe(2 * 164 - 1);
   });

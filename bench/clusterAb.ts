@@ -1,32 +1,32 @@
 /**
  * A paired comparison of two versions of weft on the cluster benchmark's
  * graphs: this checkout and another one (`--base DIR`, e.g. a `git worktree`
- * of an older commit with its `node_modules`). Both start a LocalCluster of 2
- * workers × 1 thread in this one process and run each graph in turn, pair
- * after pair, alternating which goes first; the result is the median of the
- * per-pair time ratios (base / this: above 1, this checkout is faster).
+ * of an older commit with its `node_modules`). Each side is a LocalCluster of
+ * 2 workers × 1 thread in a process of its own (`clusterAbSide.ts`, with this
+ * process's V8 flags); they run each graph in turn, pair after pair,
+ * alternating which goes first, while the other waits. The result is the
+ * median of the per-pair time ratios (base / this: above 1, this checkout is
+ * faster) with a 95% confidence interval and its quartiles.
  *
  * On a shared machine whose speed drifts by tens of percent within minutes,
  * two separate `bench:cluster` invocations cannot resolve a few percent; the
- * two halves of a pair run within a second of each other. What they share is
- * the heap: each cluster's garbage is partly collected during the other's
- * runs, hence the alternation. Identical code gives 0.97-1.00 over ~50 pairs.
+ * two halves of a pair run within a second of each other, each in its own
+ * heap. See `docs/client.md` for what identical code gives.
  *
  *   npm run bench:cluster-ab -- --base ../weft-old [--graphs tree,map] [--pairs 50]
  *
  * Prints one JSON line per graph, after one for the configuration.
  */
 
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { type ChildProcess, fork } from "node:child_process";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Command } from "commander";
-import { pino } from "pino";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { clusterRunOptions, graphNames, runScript } from "./benchCli.ts";
-import { type BenchGraph, scaledGraph } from "./clusterGraphs.ts";
-import { median, quantile, round } from "./stats.ts";
+import { checkoutProblem, type SideReply, type SideRequest } from "./clusterAbSide.ts";
+import { scaledGraph } from "./clusterGraphs.ts";
+import { median, medianInterval95, quantile, round } from "./stats.ts";
 
 /** Options of a paired comparison. */
 export interface ClusterAbOptions {
@@ -42,68 +42,88 @@ export interface ClusterAbOptions {
   readonly scale: number;
 }
 
-/** What a checkout provides: its LocalCluster and its benchmark graphs. */
-interface Side {
-  readonly name: "base" | "this";
-  readonly cluster: {
-    client(): Promise<unknown>;
-    close(): Promise<void>;
-    readonly scheduler: { readonly state: { readonly tasks: { readonly size: number } } };
-  };
-  readonly client: unknown;
-  /** Its `bench/clusterGraphs.ts`. */
-  readonly graphs: Record<string, unknown>;
+const SIDE_SCRIPT = fileURLToPath(new URL("./clusterAbSide.ts", import.meta.url));
+
+/** The V8 flags of this process that shape the heap: the sides run with the same. */
+function heapFlags(): string[] {
+  return process.execArgv.filter((a) =>
+    /^--(max-semi-space-size|min-semi-space-size|heap-growing-percent|max-old-space-size)=/.test(a),
+  );
 }
 
-/** The files a checkout must have to take part. */
-function checkoutFiles(root: string): { cluster: string; graphs: string; tasks: string } {
-  return {
-    cluster: join(root, "src/client/localCluster.ts"),
-    graphs: join(root, "bench/clusterGraphs.ts"),
-    tasks: join(root, "bench/clusterTasks.ts"),
-  };
-}
+/** A side process: run a graph, get its seconds. */
+class Side {
+  private nextId = 0;
+  private readonly pending = new Map<
+    number,
+    { resolve: (s: number) => void; reject: (e: Error) => void }
+  >();
+  private exited: Error | null = null;
 
-async function startSide(name: Side["name"], root: string, saturation: number): Promise<Side> {
-  const files = checkoutFiles(root);
-  for (const f of Object.values(files)) {
-    if (!existsSync(f)) throw new Error(`${root} is not a weft checkout: ${f} is missing`);
+  private constructor(
+    readonly name: "base" | "this",
+    private readonly child: ChildProcess,
+  ) {
+    child.on("message", (reply: SideReply) => {
+      if (!("id" in reply)) return;
+      const p = this.pending.get(reply.id);
+      if (p === undefined) return;
+      this.pending.delete(reply.id);
+      if ("error" in reply) p.reject(new Error(`${this.name}: ${reply.error}`));
+      else p.resolve(reply.seconds);
+    });
+    child.on("exit", (code, signal) => {
+      this.exited = new Error(`${this.name}: its process exited (${signal ?? code})`);
+      for (const p of this.pending.values()) p.reject(this.exited);
+      this.pending.clear();
+    });
   }
-  const { LocalCluster } = (await import(pathToFileURL(files.cluster).href)) as {
-    LocalCluster: { start(o: Record<string, unknown>): Promise<Side["cluster"]> };
-  };
-  const graphs = (await import(pathToFileURL(files.graphs).href)) as Side["graphs"];
-  const cluster = await LocalCluster.start({
-    workers: 2,
-    threadsPerWorker: 1,
-    executor: "inline",
-    protocol: "inproc",
-    taskModules: [pathToFileURL(files.tasks).href],
-    scheduler: { state: { workerSaturation: saturation } },
-    logger: pino({ level: process.env.WEFT_LOG_LEVEL ?? "warn" }, pino.destination(2)),
-  });
-  return { name, cluster, client: await cluster.client(), graphs };
-}
 
-function graphOn(side: Side, name: string, scale: number): BenchGraph {
-  try {
-    return scaledGraph(name, scale, side.graphs);
-  } catch (err) {
-    throw new Error(
-      `the ${side.name} checkout's bench/clusterGraphs.ts: ${(err as Error).message}`,
-    );
+  /** Fork a side for the checkout at `root`; resolves once its cluster runs. */
+  static start(name: Side["name"], root: string, saturation: number, scale: number): Promise<Side> {
+    const child = fork(SIDE_SCRIPT, [root, String(saturation), String(scale)], {
+      execArgv: [...heapFlags(), "--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    const side = new Side(name, child);
+    return new Promise((resolveStart, rejectStart) => {
+      const onMessage = (reply: SideReply): void => {
+        if ("op" in reply && reply.op === "ready") {
+          child.off("message", onMessage);
+          resolveStart(side);
+        } else if ("op" in reply && reply.op === "failed") {
+          child.off("message", onMessage);
+          rejectStart(new Error(reply.error));
+        }
+      };
+      child.on("message", onMessage);
+      child.once("exit", (code, signal) =>
+        rejectStart(new Error(`${name}: its process exited before starting (${signal ?? code})`)),
+      );
+    });
   }
-}
 
-/** Run `graph` once on `side`, check the answer and let its releases settle; seconds. */
-async function timedRun(side: Side, graph: BenchGraph, prefix: string): Promise<number> {
-  const t0 = performance.now();
-  const answer = await graph.run(side.client as never, prefix);
-  const s = (performance.now() - t0) / 1000;
-  const wrong = graph.check(answer);
-  if (wrong !== null) throw new Error(`${side.name}: wrong answer: ${wrong}`);
-  while (side.cluster.scheduler.state.tasks.size > 0) await sleep(1);
-  return s;
+  /** Run `graph` once; its seconds (the side checks the answer). */
+  run(graph: string, prefix: string): Promise<number> {
+    if (this.exited !== null) return Promise.reject(this.exited);
+    const id = this.nextId++;
+    return new Promise((resolveRun, rejectRun) => {
+      this.pending.set(id, { resolve: resolveRun, reject: rejectRun });
+      const req: SideRequest = { op: "run", id, graph, prefix };
+      this.child.send(req);
+    });
+  }
+
+  /** Close its cluster and let it exit. */
+  async close(): Promise<void> {
+    if (this.exited !== null || !this.child.connected) return;
+    const gone = new Promise<void>((r) => this.child.once("exit", () => r()));
+    const req: SideRequest = { op: "close" };
+    this.child.send(req);
+    const timer = setTimeout(() => this.child.kill(), 10_000);
+    await gone;
+    clearTimeout(timer);
+  }
 }
 
 /** Run the comparison; calls `emit` with each JSON record. Throws if an answer is wrong. */
@@ -113,6 +133,8 @@ export async function benchClusterAb(
 ): Promise<void> {
   const here = resolve(fileURLToPath(new URL("..", import.meta.url)));
   const base = resolve(o.base);
+  const problem = checkoutProblem(base);
+  if (problem !== null) throw new Error(problem);
   emit({
     bench: "cluster-ab",
     base,
@@ -121,20 +143,18 @@ export async function benchClusterAb(
     warmup: o.warmup,
     workerSaturation: Number.isFinite(o.saturation) ? o.saturation : "inf",
     node: process.version,
-    nodeFlags: process.execArgv.filter((a) => a.startsWith("--") && a !== "--import"),
+    nodeFlags: heapFlags(),
   });
   const sides: Side[] = [];
   try {
-    sides.push(await startSide("base", base, o.saturation));
-    sides.push(await startSide("this", here, o.saturation));
+    sides.push(await Side.start("base", base, o.saturation, o.scale));
+    sides.push(await Side.start("this", here, o.saturation, o.scale));
     const [a, b] = sides;
     let run = 0;
     for (const name of o.graphs) {
-      const ga = graphOn(a, name, o.scale);
-      const gb = graphOn(b, name, o.scale);
       for (let w = 0; w < o.warmup; w++) {
-        await timedRun(a, ga, `w${run}-`);
-        await timedRun(b, gb, `w${run++}-`);
+        await a.run(name, `w${run}-`);
+        await b.run(name, `w${run++}-`);
       }
       const baseSeconds: number[] = [];
       const thisSeconds: number[] = [];
@@ -144,32 +164,34 @@ export async function benchClusterAb(
         let sa: number;
         let sb: number;
         if (p % 2 === 0) {
-          sa = await timedRun(a, ga, prefix);
-          sb = await timedRun(b, gb, prefix);
+          sa = await a.run(name, prefix);
+          sb = await b.run(name, prefix);
         } else {
-          sb = await timedRun(b, gb, prefix);
-          sa = await timedRun(a, ga, prefix);
+          sb = await b.run(name, prefix);
+          sa = await a.run(name, prefix);
         }
         baseSeconds.push(sa);
         thisSeconds.push(sb);
         ratios.push(sa / sb);
       }
+      const tasks = scaledGraph(name, o.scale).tasks;
       emit({
         graph: name,
-        tasks: gb.tasks,
+        tasks,
         pairs: o.pairs,
         baseSeconds: round(median(baseSeconds), 4),
         thisSeconds: round(median(thisSeconds), 4),
-        baseTasksPerS: round(ga.tasks / median(baseSeconds)),
-        thisTasksPerS: round(gb.tasks / median(thisSeconds)),
+        baseTasksPerS: round(tasks / median(baseSeconds)),
+        thisTasksPerS: round(tasks / median(thisSeconds)),
         // base / this time: above 1, this checkout is faster.
         medianRatio: round(median(ratios), 3),
+        medianRatioInterval95: medianInterval95(ratios).map((r) => round(r, 3)),
         ratioQuartiles: [round(quantile(ratios, 0.25), 3), round(quantile(ratios, 0.75), 3)],
         checked: true,
       });
     }
   } finally {
-    for (const side of sides) await side.cluster.close();
+    await Promise.all(sides.map((s) => s.close()));
   }
 }
 
@@ -177,7 +199,7 @@ export async function benchClusterAb(
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command("bench:cluster-ab")
     .description(
-      "Paired comparison with another checkout on the cluster benchmark's graphs (2 workers × 1 thread each, one process)",
+      "Paired comparison with another checkout on the cluster benchmark's graphs (each side a process with 2 workers × 1 thread)",
     )
     .requiredOption("--base <dir>", "the other checkout (a weft directory with node_modules)")
     .option("--graphs <list>", "comma-separated graphs", "tree,map")
@@ -188,8 +210,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     .addHelpText(
       "after",
       "\nmedianRatio is the median of base/this time over the pairs: above 1, this checkout\n" +
-        "is faster. Identical code gives 0.97-1.00 over ~50 pairs on the 2-core test machine.\n" +
-        "The npm script runs node with the flags of bench:cluster.",
+        "is faster; medianRatioInterval95 is its 95% confidence interval (distribution-free):\n" +
+        "if it holds 1, the pairs do not tell the two apart (more pairs narrow it). The npm\n" +
+        "script runs node with the flags of bench:cluster; the sides inherit them.",
     )
     .exitOverride();
   program.parse([...argv], { from: "user" });

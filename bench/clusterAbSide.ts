@@ -1,0 +1,120 @@
+/**
+ * One side of `bench:cluster-ab`, in a process of its own (forked by
+ * `clusterAb.ts`): a LocalCluster of 2 workers × 1 thread from the checkout
+ * at `root`, running that checkout's benchmark graphs when asked.
+ *
+ *   (forked) clusterAbSide.ts ROOT SATURATION SCALE
+ *
+ * Messages: it sends `{ op: "ready" }` once its cluster runs (or `{ op:
+ * "failed", error }`); to `{ op: "run", id, graph, prefix }` it answers `{ id,
+ * seconds }` after checking the answer and letting the run's releases settle
+ * (or `{ id, error }`); `{ op: "close" }` closes the cluster and exits.
+ */
+
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { pathToFileURL } from "node:url";
+import { pino } from "pino";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { type BenchGraph, scaledGraph } from "./clusterGraphs.ts";
+
+/** What a side is asked to do. */
+export type SideRequest =
+  | { readonly op: "run"; readonly id: number; readonly graph: string; readonly prefix: string }
+  | { readonly op: "close" };
+
+/** What a side answers. */
+export type SideReply =
+  | { readonly op: "ready" }
+  | { readonly op: "failed"; readonly error: string }
+  | { readonly id: number; readonly seconds: number }
+  | { readonly id: number; readonly error: string };
+
+interface Cluster {
+  client(): Promise<unknown>;
+  close(): Promise<void>;
+  readonly scheduler: { readonly state: { readonly tasks: { readonly size: number } } };
+}
+
+/** The files a checkout must have to take part. */
+export function checkoutFiles(root: string): { cluster: string; graphs: string; tasks: string } {
+  return {
+    cluster: join(root, "src/client/localCluster.ts"),
+    graphs: join(root, "bench/clusterGraphs.ts"),
+    tasks: join(root, "bench/clusterTasks.ts"),
+  };
+}
+
+/** Why `root` cannot take part, or null. */
+export function checkoutProblem(root: string): string | null {
+  for (const f of Object.values(checkoutFiles(root))) {
+    if (!existsSync(f)) return `${root} is not a weft checkout: ${f} is missing`;
+  }
+  return null;
+}
+
+function send(reply: SideReply): void {
+  process.send?.(reply);
+}
+
+async function serve(root: string, saturation: number, scale: number): Promise<void> {
+  const problem = checkoutProblem(root);
+  if (problem !== null) throw new Error(problem);
+  const files = checkoutFiles(root);
+  const { LocalCluster } = (await import(pathToFileURL(files.cluster).href)) as {
+    LocalCluster: { start(o: Record<string, unknown>): Promise<Cluster> };
+  };
+  const graphFunctions = (await import(pathToFileURL(files.graphs).href)) as Record<
+    string,
+    unknown
+  >;
+  const cluster = await LocalCluster.start({
+    workers: 2,
+    threadsPerWorker: 1,
+    executor: "inline",
+    protocol: "inproc",
+    taskModules: [pathToFileURL(files.tasks).href],
+    scheduler: { state: { workerSaturation: saturation } },
+    logger: pino({ level: process.env.WEFT_LOG_LEVEL ?? "warn" }, pino.destination(2)),
+  });
+  const client = await cluster.client();
+  const graphs = new Map<string, BenchGraph>();
+  const graphNamed = (name: string): BenchGraph => {
+    let g = graphs.get(name);
+    if (g === undefined) {
+      g = scaledGraph(name, scale, graphFunctions);
+      graphs.set(name, g);
+    }
+    return g;
+  };
+  process.on("message", (req: SideRequest) => {
+    if (req.op === "close") {
+      void cluster.close().finally(() => process.exit(0));
+      return;
+    }
+    void (async () => {
+      try {
+        const graph = graphNamed(req.graph);
+        const t0 = performance.now();
+        const answer = await graph.run(client as never, req.prefix);
+        const seconds = (performance.now() - t0) / 1000;
+        const wrong = graph.check(answer);
+        if (wrong !== null) throw new Error(`wrong answer: ${wrong}`);
+        while (cluster.scheduler.state.tasks.size > 0) await sleep(1);
+        send({ id: req.id, seconds });
+      } catch (err) {
+        send({ id: req.id, error: err instanceof Error ? err.message : String(err) });
+      }
+    })();
+  });
+  send({ op: "ready" });
+}
+
+if (isEntryPoint(import.meta.url)) {
+  const [root, saturation, scale] = process.argv.slice(2);
+  serve(root, Number(saturation), Number(scale)).catch((err: unknown) => {
+    send({ op: "failed", error: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
+  });
+}
