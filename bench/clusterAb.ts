@@ -6,7 +6,8 @@
  * process's V8 flags); they run each graph in turn, pair after pair,
  * alternating which goes first, while the other waits. The result is the
  * median of the per-pair time ratios (base / this: above 1, this checkout is
- * faster) with a 95% confidence interval and its quartiles.
+ * faster), over all pairs and per round: each round starts both sides
+ * afresh, since a process's JIT and heap are a draw that lasts its life.
  *
  * On a shared machine whose speed drifts by tens of percent within minutes,
  * two separate `bench:cluster` invocations cannot resolve a few percent; the
@@ -26,14 +27,17 @@ import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { clusterRunOptions, graphNames, runScript } from "./benchCli.ts";
 import { checkoutProblem, type SideReply, type SideRequest } from "./clusterAbSide.ts";
 import { scaledGraph } from "./clusterGraphs.ts";
-import { median, medianInterval95, quantile, round } from "./stats.ts";
+import { median, quantile, round } from "./stats.ts";
 
 /** Options of a paired comparison. */
 export interface ClusterAbOptions {
   /** The other checkout (its root directory). */
   readonly base: string;
   readonly graphs: readonly string[];
+  /** Timed pairs per graph and round. */
   readonly pairs: number;
+  /** Rounds, each with fresh side processes. */
+  readonly rounds: number;
   /** Untimed runs of each graph on each side first. */
   readonly warmup: number;
   /** Root-task queuing threshold; Infinity disables queuing. */
@@ -139,59 +143,71 @@ export async function benchClusterAb(
     bench: "cluster-ab",
     base,
     this: here,
-    pairs: o.pairs,
+    rounds: o.rounds,
+    pairsPerRound: o.pairs,
     warmup: o.warmup,
     workerSaturation: Number.isFinite(o.saturation) ? o.saturation : "inf",
     node: process.version,
     nodeFlags: heapFlags(),
   });
-  const sides: Side[] = [];
-  try {
-    sides.push(await Side.start("base", base, o.saturation, o.scale));
-    sides.push(await Side.start("this", here, o.saturation, o.scale));
-    const [a, b] = sides;
-    let run = 0;
-    for (const name of o.graphs) {
-      for (let w = 0; w < o.warmup; w++) {
-        await a.run(name, `w${run}-`);
-        await b.run(name, `w${run++}-`);
-      }
-      const baseSeconds: number[] = [];
-      const thisSeconds: number[] = [];
-      const ratios: number[] = [];
-      for (let p = 0; p < o.pairs; p++) {
-        const prefix = `p${run++}-`;
-        let sa: number;
-        let sb: number;
-        if (p % 2 === 0) {
-          sa = await a.run(name, prefix);
-          sb = await b.run(name, prefix);
-        } else {
-          sb = await b.run(name, prefix);
-          sa = await a.run(name, prefix);
+  const results = new Map<string, { base: number[]; this: number[]; ratios: number[][] }>();
+  for (const name of o.graphs) results.set(name, { base: [], this: [], ratios: [] });
+  let run = 0;
+  for (let round = 0; round < o.rounds; round++) {
+    // Fresh processes each round: a process's JIT and heap are a draw that lasts its life.
+    const sides: Side[] = [];
+    try {
+      sides.push(await Side.start("base", base, o.saturation, o.scale));
+      sides.push(await Side.start("this", here, o.saturation, o.scale));
+      const [a, b] = sides;
+      for (const name of o.graphs) {
+        const r = results.get(name) as { base: number[]; this: number[]; ratios: number[][] };
+        for (let w = 0; w < o.warmup; w++) {
+          await a.run(name, `w${run}-`);
+          await b.run(name, `w${run++}-`);
         }
-        baseSeconds.push(sa);
-        thisSeconds.push(sb);
-        ratios.push(sa / sb);
+        const ratios: number[] = [];
+        for (let p = 0; p < o.pairs; p++) {
+          const prefix = `p${run++}-`;
+          let sa: number;
+          let sb: number;
+          if ((p + round) % 2 === 0) {
+            sa = await a.run(name, prefix);
+            sb = await b.run(name, prefix);
+          } else {
+            sb = await b.run(name, prefix);
+            sa = await a.run(name, prefix);
+          }
+          r.base.push(sa);
+          r.this.push(sb);
+          ratios.push(sa / sb);
+        }
+        r.ratios.push(ratios);
       }
-      const tasks = scaledGraph(name, o.scale).tasks;
-      emit({
-        graph: name,
-        tasks,
-        pairs: o.pairs,
-        baseSeconds: round(median(baseSeconds), 4),
-        thisSeconds: round(median(thisSeconds), 4),
-        baseTasksPerS: round(tasks / median(baseSeconds)),
-        thisTasksPerS: round(tasks / median(thisSeconds)),
-        // base / this time: above 1, this checkout is faster.
-        medianRatio: round(median(ratios), 3),
-        medianRatioInterval95: medianInterval95(ratios).map((r) => round(r, 3)),
-        ratioQuartiles: [round(quantile(ratios, 0.25), 3), round(quantile(ratios, 0.75), 3)],
-        checked: true,
-      });
+    } finally {
+      await Promise.all(sides.map((side) => side.close()));
     }
-  } finally {
-    await Promise.all(sides.map((s) => s.close()));
+  }
+  for (const name of o.graphs) {
+    const r = results.get(name) as { base: number[]; this: number[]; ratios: number[][] };
+    const all = r.ratios.flat();
+    const tasks = scaledGraph(name, o.scale).tasks;
+    const roundMedians = r.ratios.map((xs) => round(median(xs), 3));
+    emit({
+      graph: name,
+      tasks,
+      rounds: o.rounds,
+      pairsPerRound: o.pairs,
+      baseSeconds: round(median(r.base), 4),
+      thisSeconds: round(median(r.this), 4),
+      baseTasksPerS: round(tasks / median(r.base)),
+      thisTasksPerS: round(tasks / median(r.this)),
+      // base / this time: above 1, this checkout is faster.
+      medianRatio: round(median(all), 3),
+      roundMedianRatios: roundMedians,
+      ratioQuartiles: [round(quantile(all, 0.25), 3), round(quantile(all, 0.75), 3)],
+      checked: true,
+    });
   }
 }
 
@@ -203,26 +219,33 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .requiredOption("--base <dir>", "the other checkout (a weft directory with node_modules)")
     .option("--graphs <list>", "comma-separated graphs", "tree,map")
-    .option("--pairs <n>", "timed pairs per graph (the median ratio is reported)", "50")
-    .option("--warmup <n>", "untimed runs per graph and side first", "3")
+    .option("--rounds <n>", "rounds, each with fresh processes for both sides", "4")
+    .option("--pairs <n>", "timed pairs per graph and round", "25")
+    .option("--warmup <n>", "untimed runs per graph, side and round first", "3")
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "inf")
     .option("--scale <x>", "multiply the graph sizes (quick checks)", "1")
     .addHelpText(
       "after",
-      "\nmedianRatio is the median of base/this time over the pairs: above 1, this checkout\n" +
-        "is faster; medianRatioInterval95 is its 95% confidence interval (distribution-free):\n" +
-        "if it holds 1, the pairs do not tell the two apart (more pairs narrow it). The npm\n" +
-        "script runs node with the flags of bench:cluster; the sides inherit them.",
+      "\nmedianRatio is the median of base/this time over all pairs: above 1, this checkout\n" +
+        "is faster. roundMedianRatios gives it per round: each round starts both sides afresh,\n" +
+        "and a process's JIT and heap are a draw that lasts its life, so only rounds that agree\n" +
+        "tell the versions apart. The npm script runs node with the flags of bench:cluster;\n" +
+        "the sides inherit them.",
     )
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
   const pairs = Number(opts.pairs);
   if (!Number.isInteger(pairs) || pairs < 1) throw new Error("--pairs must be a positive integer");
+  const rounds = Number(opts.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) {
+    throw new Error("--rounds must be a positive integer");
+  }
   const { warmup, saturation, scale } = clusterRunOptions(opts);
   const graphs = graphNames(opts.graphs);
-  await benchClusterAb({ base: opts.base, graphs, pairs, warmup, saturation, scale }, (record) =>
-    process.stdout.write(`${JSON.stringify(record)}\n`),
+  await benchClusterAb(
+    { base: opts.base, graphs, pairs, rounds, warmup, saturation, scale },
+    (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
   );
   return 0;
 }
