@@ -14,7 +14,7 @@
  * two halves of a pair run within a second of each other, each in its own
  * heap. See `docs/client.md` for what identical code gives.
  *
- *   npm run bench:cluster-ab -- --base ../weft-old [--graphs tree,map] [--pairs 50]
+ *   npm run bench:cluster-ab -- --base ../weft-old [--graphs tree,map] [--rounds 4 --pairs 25]
  *
  * Prints one JSON line per graph, after one for the configuration.
  */
