@@ -4,7 +4,7 @@
  */
 
 import { CommanderError } from "commander";
-import { BENCH_GRAPH_SIZES } from "./clusterGraphs.ts";
+import { checkGraphName } from "./clusterGraphs.ts";
 
 /** `--warmup`, `--saturation` and `--scale` as given to commander, checked. */
 export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
@@ -23,13 +23,14 @@ export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
 
 /** `--graphs` split and checked against the benchmark's graph names. */
 export function graphNames(list: string): string[] {
-  const graphs = list.split(",").map((g) => g.trim());
-  for (const g of graphs) {
-    if (!Object.hasOwn(BENCH_GRAPH_SIZES, g)) {
-      throw new Error(`unknown graph ${JSON.stringify(g)}: expected map, tree, shuffle or chain`);
-    }
-  }
-  return graphs;
+  return list.split(",").map((g) => checkGraphName(g.trim()));
+}
+
+/** The value of option `flag` as a positive integer; throws otherwise. */
+export function positiveInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer`);
+  return n;
 }
 
 /**

@@ -19,7 +19,7 @@ import { Command, Option } from "commander";
 import { pino } from "pino";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { clusterRunOptions, graphNames, runScript } from "./benchCli.ts";
+import { clusterRunOptions, graphNames, positiveInteger, runScript } from "./benchCli.ts";
 import { scaledGraph } from "./clusterGraphs.ts";
 import { freshPageMicros, minorFaults, systemCpuSeconds } from "./memoryCost.ts";
 import { median, round } from "./stats.ts";
@@ -168,8 +168,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
-  const runs = Number(opts.runs);
-  if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer");
+  const runs = positiveInteger(opts.runs, "--runs");
   await benchCluster(
     {
       runs,

@@ -24,7 +24,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { clusterRunOptions, graphNames, runScript } from "./benchCli.ts";
+import { clusterRunOptions, graphNames, positiveInteger, runScript } from "./benchCli.ts";
 import { checkoutProblem, type SideReply, type SideRequest } from "./clusterAbSide.ts";
 import { scaledGraph } from "./clusterGraphs.ts";
 import { median, quantile, round } from "./stats.ts";
@@ -235,12 +235,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
-  const pairs = Number(opts.pairs);
-  if (!Number.isInteger(pairs) || pairs < 1) throw new Error("--pairs must be a positive integer");
-  const rounds = Number(opts.rounds);
-  if (!Number.isInteger(rounds) || rounds < 1) {
-    throw new Error("--rounds must be a positive integer");
-  }
+  const pairs = positiveInteger(opts.pairs, "--pairs");
+  const rounds = positiveInteger(opts.rounds, "--rounds");
   const { warmup, saturation, scale } = clusterRunOptions(opts);
   const graphs = graphNames(opts.graphs);
   await benchClusterAb(

@@ -164,6 +164,14 @@ export const BENCH_GRAPH_SIZES = {
 /** A name of {@link BENCH_GRAPH_SIZES}. */
 export type BenchGraphName = keyof typeof BENCH_GRAPH_SIZES;
 
+/** `name` if it names one of the benchmark's graphs; throws otherwise. */
+export function checkGraphName(name: string): BenchGraphName {
+  if (!Object.hasOwn(BENCH_GRAPH_SIZES, name)) {
+    throw new Error(`unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle or chain`);
+  }
+  return name as BenchGraphName;
+}
+
 const GRAPH_FUNCTIONS: Record<string, unknown> = { mapGraph, treeGraph, shuffleGraph, chainGraph };
 
 /**
@@ -175,10 +183,7 @@ export function scaledGraph(
   scale: number,
   module: Record<string, unknown> = GRAPH_FUNCTIONS,
 ): BenchGraph {
-  if (!Object.hasOwn(BENCH_GRAPH_SIZES, name)) {
-    throw new Error(`unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle or chain`);
-  }
-  const spec = BENCH_GRAPH_SIZES[name as BenchGraphName];
+  const spec = BENCH_GRAPH_SIZES[checkGraphName(name)];
   const make = module[spec.fn];
   if (typeof make !== "function") throw new Error(`no ${spec.fn} among the graph functions`);
   return (make as (...sizes: number[]) => BenchGraph)(
