@@ -7,6 +7,7 @@
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
+import { notifyHeldUpWanted } from "./notify.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -71,7 +72,8 @@ export function reportOnKey(s: SchedulerState, cs: ClientInfo, ts: TaskState): v
 
 /**
  * `cs` wants these known keys. A key already in memory or erred is reported at
- * once; a released one is computed again. Unknown keys are answered with
+ * once; a released one is computed again; one held up by a task already in
+ * `no-worker` is reported as such. Unknown keys are answered with
  * `cancelled-keys`.
  */
 export function clientDesiresKeys(
@@ -99,6 +101,7 @@ export function clientDesiresKeys(
       stimulusId: s.stimulusId,
     });
   }
+  notifyHeldUpWanted(s, cs, keys);
 }
 
 /**

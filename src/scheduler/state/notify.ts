@@ -2,8 +2,10 @@
  * Telling clients about a task that cannot run: `task-no-worker`.
  */
 
+import type { ClientInfo } from "./clientInfo.ts";
 import { noWorkerReason } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
+import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 
 /** How many dependents to search for the wanted keys a `no-worker` task holds up. */
@@ -11,10 +13,10 @@ const SEARCH_LIMIT = 1000;
 
 /**
  * Tell the clients waiting for `ts`, which just went to `no-worker` although
- * workers are running, why none of them can run it: the clients wanting `ts` itself or, if none, those
- * wanting a task held up by it: a dependent, transitively, still to be
- * computed (not in memory, not erred), searched breadth-first, at most
- * {@link SEARCH_LIMIT} tasks.
+ * workers are running, why none of them can run it: the clients wanting `ts`
+ * itself and those wanting a task held up by it, a dependent, transitively,
+ * still to be computed (not in memory, not erred), searched breadth-first, at
+ * most {@link SEARCH_LIMIT} tasks.
  */
 export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
   // With no running worker at all, every ready task lands here (a cluster
@@ -25,7 +27,6 @@ export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
   const stimulusId = s.stimulusId;
   if (ts.whoWants.size > 0) {
     s.sendToWhoWants(ts, { op: "task-no-worker", key: ts.key, task: ts.key, reason, stimulusId });
-    return;
   }
   const seen = new Set<TaskState>([ts]);
   const queue: TaskState[] = [ts];
@@ -45,4 +46,43 @@ export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
       }
     }
   }
+}
+
+/**
+ * Tell `cs`, which has just asked for `keys`, about those of them that are
+ * held up by a task already in `no-worker`: the task itself or a dependency,
+ * transitively (at most {@link SEARCH_LIMIT} tasks searched a key). That task
+ * was announced when it became unrunnable, before these keys were wanted.
+ */
+export function notifyHeldUpWanted(s: SchedulerState, cs: ClientInfo, keys: readonly string[]): void {
+  if (s.unrunnable.size === 0 || s.running.size === 0) return;
+  for (const key of keys) {
+    const ts = s.tasks.get(key);
+    if (ts === undefined || ts.state === "memory" || ts.state === "erred") continue;
+    const blocker = unrunnableInput(ts);
+    if (blocker === null) continue;
+    s.sendToClient(cs, {
+      op: "task-no-worker",
+      key,
+      task: blocker.key,
+      reason: noWorkerReason(s, blocker),
+      stimulusId: s.stimulusId,
+    });
+  }
+}
+
+/** `ts` if it is in `no-worker`, else a dependency (transitively) that is, or null. */
+function unrunnableInput(ts: TaskState): TaskState | null {
+  const seen = new Set<TaskState>([ts]);
+  const queue: TaskState[] = [ts];
+  for (let i = 0; i < queue.length && seen.size < SEARCH_LIMIT; i++) {
+    const t = queue[i];
+    if (t.state === "no-worker") return t;
+    for (const dts of itemsOf(t.dependencies)) {
+      if (seen.has(dts) || dts.state === "memory") continue;
+      seen.add(dts);
+      queue.push(dts);
+    }
+  }
+  return null;
 }

@@ -170,6 +170,21 @@ describe("resource restrictions", () => {
     expect(s.tasks.get("x")?.processingOn?.address).toBe("big");
   });
 
+  test("a worker that does not declare a resource never runs a task needing it, even 0 of it", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("plain"));
+    s.handleStimulus(t.updateGraph("c", { x: t.task([], { resources: { GPU: 0 } }) }, ["x"]));
+    const x = s.tasks.get("x");
+    if (x === undefined) throw new Error("no x");
+    expect(x.state).toBe("no-worker");
+    expect(noWorkerReason(s, x)).toBe(
+      "no running worker provides resource 'GPU' (the task needs 0)",
+    );
+    s.handleStimulus(t.registerWorker("declares", 1, { GPU: 0 }));
+    expect(x.processingOn?.address).toBe("declares");
+    s.validateState();
+  });
+
   test("no-worker reasons name what is missing", () => {
     const s = noQueue();
     s.handleStimulus(t.registerWorker("a", 1, { GPU: 2 }), t.registerWorker("b", 1, { MEM: 100 }));

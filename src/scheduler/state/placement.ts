@@ -45,13 +45,19 @@ export function taskSlotsAvailable(ws: WorkerInfo, saturation: number): number {
   );
 }
 
-/** True iff `ws` supplies at least `restrictions[name]` of every resource named. */
+/**
+ * True iff `ws` declares every resource named and supplies at least
+ * `restrictions[name]` of it. A worker that does not declare a resource is
+ * never valid for it, even for an amount of 0 (as in Dask's `valid_workers`):
+ * its state machine has no counter for that resource to acquire from.
+ */
 export function satisfiesRestrictions(
   ws: WorkerInfo,
   restrictions: Readonly<Record<string, number>>,
 ): boolean {
   for (const name in restrictions) {
-    if ((ws.resources[name] ?? 0) < restrictions[name]) return false;
+    const supplied = ws.resources[name];
+    if (supplied === undefined || supplied < restrictions[name]) return false;
   }
   return true;
 }

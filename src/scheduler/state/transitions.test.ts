@@ -216,6 +216,33 @@ describe("waiting → queued / no-worker", () => {
       reason: "no running worker provides resource 'FPGA' (the task needs 1)",
     });
   });
+  test("a client wanting both the no-worker task and its dependent hears about both", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    const out = s.handleStimulus(
+      t.updateGraph("c", { x: t.task([], { resources: { FPGA: 1 } }), y: t.task(["x"]) }, ["x", "y"]),
+    );
+    expect(t.summarize(out).sort()).toEqual([
+      "client:c task-no-worker x",
+      "client:c task-no-worker y",
+    ]);
+  });
+
+  test("keys wanted after their input went to no-worker are reported at once", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { x: t.task([], { resources: { FPGA: 1 } }) }, ["x"]));
+    // A dependent submitted later, two levels down, and the blocked key wanted by a second client.
+    const out = s.handleStimulus(
+      t.updateGraph("c", { y: t.task(["x"]), z: t.task(["y"]) }, ["z"]),
+      t.updateGraph("d", {}, ["x"]),
+    );
+    expect(t.summarize(out)).toEqual(["client:c task-no-worker z", "client:d task-no-worker x"]);
+    expect(out.map(({ msg }) => (msg as { task: string }).task)).toEqual(["x", "x"]);
+    expect((out[0].msg as { reason: string }).reason).toBe(
+      "no running worker provides resource 'FPGA' (the task needs 1)",
+    );
+  });
 });
 
 describe("processing → erred and erred → released", () => {
