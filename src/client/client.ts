@@ -38,8 +38,7 @@ import {
 import { Future, type FutureHost } from "./future.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
 import { type BuiltGraph, buildGraph, type Graph, type GraphOptions } from "./graph.ts";
-import { heldUpKeys } from "./heldUp.ts";
-import { KeyRecord, type StatusCounts } from "./keyRecord.ts";
+import { KeyRecord } from "./keyRecord.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
 import { tokenize } from "./tokenize.ts";
@@ -124,7 +123,6 @@ export class Client implements FutureHost, GatherHost {
   /** Futures (and arrays of futures) whose results are awaited: see {@link resultOf}. */
   private readonly awaited = new Map<object, number>();
   /** How many of `records` are in each status the client looks for (kept by the records). */
-  private readonly statusCounts: StatusCounts = { noWorker: 0 };
   private toRelease: string[] = [];
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
@@ -352,7 +350,6 @@ export class Client implements FutureHost, GatherHost {
       }
       return new Future(this, key);
     });
-    if (this.noWorkerKeys > 0) this.markHeldUp(tasks, keys);
     const msg: UpdateGraphMsg = {
       op: "update-graph",
       tasks,
@@ -363,22 +360,6 @@ export class Client implements FutureHost, GatherHost {
     this.freshKeysOf.set(msg, fresh);
     this.conn.send(msg);
     return futures;
-  }
-
-  /** New keys waiting behind an input no worker can run fail at once, as that input did. */
-  private markHeldUp(tasks: ReadonlyMap<string, GraphTask>, keys: readonly string[]): void {
-    for (const [key, input] of heldUpKeys(tasks, keys, this.records)) {
-      const rec = this.records.get(key);
-      const why = input.error;
-      if (rec === undefined || rec.status !== "pending" || !(why instanceof NoWorkerError))
-        continue;
-      rec.fail("no-worker", new NoWorkerError(key, why.task, why.reason));
-    }
-  }
-
-  /** Keys held whose status is `no-worker` (counted as they change: submit stays O(1)). */
-  private get noWorkerKeys(): number {
-    return this.statusCounts.noWorker;
   }
 
   // ---------------------------------------------------------------------------
@@ -609,7 +590,7 @@ export class Client implements FutureHost, GatherHost {
   addRef(key: string): KeyRecord {
     let rec = this.records.get(key);
     if (rec === undefined) {
-      rec = new KeyRecord(key, this.statusCounts);
+      rec = new KeyRecord(key);
       if (this.closedError !== null) rec.fail("lost", this.closedError);
       this.records.set(key, rec);
     }

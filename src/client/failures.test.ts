@@ -76,6 +76,21 @@ describe("failures reach the client", () => {
     expect(await client.submit(inc, 10)).toBe(11);
   });
 
+  it("a dependent submitted before its input is reported unrunnable is told too", async () => {
+    const { client } = await testCluster();
+    // Both submitted in one turn: the dependent reaches the scheduler after its
+    // input went to no-worker, before the client heard of it. 0 of a resource
+    // no worker declares is as unrunnable as 1.
+    const g = client.submitWith({ resources: { GPU: 0 } }, inc, 1);
+    const dep = client.submit(add, g, 1);
+    await expect(g).rejects.toThrow(NoWorkerError);
+    const err = (await dep.catch((e: unknown) => e)) as NoWorkerError;
+    expect(err).toBeInstanceOf(NoWorkerError);
+    expect(err.task).toBe(g.key);
+    expect(err.reason).toBe("no running worker provides resource 'GPU' (the task needs 0)");
+    expect(await client.submit(inc, 10)).toBe(11);
+  });
+
   it("cancelling a running graph frees its keys on every worker", async () => {
     const { cluster, client } = await testCluster();
     const graph: Record<string, unknown[]> = {};

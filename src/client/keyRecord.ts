@@ -15,12 +15,6 @@
  */
 export type FutureStatus = "pending" | "finished" | "error" | "no-worker" | "cancelled" | "lost";
 
-/** Counts of a client's records by status, kept by the records themselves. */
-export interface StatusCounts {
-  /** Records in `no-worker`. */
-  noWorker: number;
-}
-
 /** The client's state of one key. */
 export class KeyRecord {
   status: FutureStatus = "pending";
@@ -34,10 +28,8 @@ export class KeyRecord {
   refs = 0;
   private waiters: ((rec: KeyRecord) => void)[] | null = null;
 
-  /** `counts`, if given, is kept up to date with this record's status. */
   constructor(
     readonly key: string,
-    private readonly counts: StatusCounts | null = null,
   ) {}
 
   /** Resolves at the next change of status (at once if `pending` is not the status). */
@@ -81,11 +73,6 @@ export class KeyRecord {
   }
 
   private set(status: FutureStatus, error: Error | null): void {
-    const counts = this.counts;
-    if (counts !== null) {
-      if (this.status === "no-worker") counts.noWorker--;
-      if (status === "no-worker") counts.noWorker++;
-    }
     this.status = status;
     this.error = error;
     const waiters = this.waiters;
