@@ -98,6 +98,29 @@ describe("Client", () => {
     expect(() => client.compute(graph, { keys: ["nope"] })).toThrow(/no key "nope"/);
   });
 
+  it("a key named twice is computed and returned once, and everything is released", async () => {
+    const { cluster, client } = await testCluster();
+    const graph = { a: ["inc", 1], b: ["double", "a"] };
+    expect(await client.get(graph, { keys: ["a", "a"] })).toEqual({ a: 2 });
+    expect(await client.get(graph, { keys: ["a", "b", "a"] })).toEqual({ a: 2, b: 4 });
+    const held = client.compute(graph, { keys: ["b", "b"] });
+    expect(Object.keys(held)).toEqual(["b"]);
+    expect(await held.b).toBe(4);
+    held.b.release();
+    await eventually(() => knownKeys(cluster).scheduler.length === 0);
+  });
+
+  it("refuses a graph whose cycle no sink needs, naming the cycle", async () => {
+    const { client } = await testCluster();
+    expect(() => client.compute({ a: ["inc", "a"] })).toThrow(
+      "compute: the graph has a cycle: a → a",
+    );
+    // Beside an independent task, and behind a task the cycle feeds.
+    const graph = { a: ["inc", "b"], b: ["add", "a", "d"], c: ["inc", 1], d: ["inc", 2] };
+    await expect(client.get(graph)).rejects.toThrow(/cycle: (a → b → a|b → a → b)/);
+    expect(await client.get({ ...graph, a: ["inc", 1] })).toEqual({ b: 5, c: 2 });
+  });
+
   it("refuses arguments that cannot travel as data", async () => {
     const { client } = await testCluster();
     expect(() => client.submit("identity", () => 1)).toThrow(/args\[0\] is a function/);

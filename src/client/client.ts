@@ -290,7 +290,7 @@ export class Client implements FutureHost, GatherHost {
   compute(graph: Graph, options: ComputeOptions = {}): Record<string, Future> {
     this.checkOpen();
     const built = buildGraph(graph, this, options);
-    return this.computeBuilt(built, options.keys ?? built.sinks);
+    return this.computeBuilt(built, wantedKeys(built, options));
   }
 
   private computeBuilt(built: BuiltGraph, keys: readonly string[]): Record<string, Future> {
@@ -316,7 +316,7 @@ export class Client implements FutureHost, GatherHost {
    */
   async get(graph: Graph, options: ComputeOptions = {}): Promise<Record<string, unknown>> {
     const built = buildGraph(graph, this, options);
-    const wanted = options.keys ?? built.sinks;
+    const wanted = wantedKeys(built, options);
     const out: Record<string, unknown> = {};
     const taskKeys: string[] = [];
     for (const key of wanted) {
@@ -774,4 +774,9 @@ function graphTask(
 function isScalar(v: unknown): boolean {
   const t = typeof v;
   return t === "number" || t === "boolean" || t === "bigint" || t === "undefined" || v === null;
+}
+
+/** The keys named in `options` (each once, in the order first named), or the graph's sinks. */
+function wantedKeys(built: BuiltGraph, options: ComputeOptions): readonly string[] {
+  return options.keys === undefined ? built.sinks : [...new Set(options.keys)];
 }

@@ -236,9 +236,55 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   };
 }
 
-/** The task keys that no task of `tasks` lists as a dependency, in the order of `taskKeys`. */
+/**
+ * The task keys that no task of `tasks` lists as a dependency, in the order of
+ * `taskKeys`. Throws a TypeError naming a cycle when some tasks are not needed
+ * by any of them: those lie on or behind a cycle that nothing outside depends
+ * on, which would otherwise be left out silently (named keys reach the
+ * scheduler, which reports cycles).
+ */
 function sinksOf(taskKeys: readonly string[], tasks: ReadonlyMap<string, GraphTask>): string[] {
   const used = new Set<string>();
   for (const task of tasks.values()) for (const dep of task.dependencies) used.add(dep);
-  return taskKeys.filter((k) => !used.has(k));
+  const sinks = taskKeys.filter((k) => !used.has(k));
+  const reached = new Set<string>();
+  const stack = sinks.slice();
+  while (stack.length > 0) {
+    const key = stack.pop() as string;
+    const task = tasks.get(key);
+    // Keys of futures are dependencies too, but not tasks of this graph.
+    if (task === undefined || reached.has(key)) continue;
+    reached.add(key);
+    for (const dep of task.dependencies) stack.push(dep);
+  }
+  if (reached.size < tasks.size) {
+    throw new TypeError(`compute: the graph has a cycle: ${unreachedCycle(tasks, reached)}`);
+  }
+  return sinks;
+}
+
+/**
+ * A cycle among the tasks no sink needs, as `a → b → a`: each of them has a
+ * dependent (it is not a sink) and every dependent is one of them too (it
+ * would be needed otherwise), so following dependents from any ends in one.
+ */
+function unreachedCycle(
+  tasks: ReadonlyMap<string, GraphTask>,
+  reached: ReadonlySet<string>,
+): string {
+  const dependentOf = new Map<string, string>();
+  for (const [key, task] of tasks) {
+    if (reached.has(key)) continue;
+    for (const dep of task.dependencies) if (tasks.has(dep)) dependentOf.set(dep, key);
+  }
+  const path: string[] = [];
+  const at = new Map<string, number>();
+  let key = dependentOf.keys().next().value as string;
+  while (!at.has(key)) {
+    at.set(key, path.length);
+    path.push(key);
+    key = dependentOf.get(key) as string;
+  }
+  // Found walking up to dependents: reversed, each task is followed by one it depends on.
+  return [...path.slice(at.get(key)), key].reverse().join(" → ");
 }
