@@ -28,9 +28,7 @@ export class KeyRecord {
   refs = 0;
   private waiters: ((rec: KeyRecord) => void)[] | null = null;
 
-  constructor(
-    readonly key: string,
-  ) {}
+  constructor(readonly key: string) {}
 
   /** Resolves at the next change of status (at once if `pending` is not the status). */
   settled(): Promise<void> {
