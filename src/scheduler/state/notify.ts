@@ -54,7 +54,11 @@ export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
  * transitively (at most {@link SEARCH_LIMIT} tasks searched a key). That task
  * was announced when it became unrunnable, before these keys were wanted.
  */
-export function notifyHeldUpWanted(s: SchedulerState, cs: ClientInfo, keys: readonly string[]): void {
+export function notifyHeldUpWanted(
+  s: SchedulerState,
+  cs: ClientInfo,
+  keys: readonly string[],
+): void {
   if (s.unrunnable.size === 0 || s.running.size === 0) return;
   for (const key of keys) {
     const ts = s.tasks.get(key);

@@ -220,7 +220,10 @@ describe("waiting → queued / no-worker", () => {
     const s = state();
     s.handleStimulus(t.registerWorker("w1"));
     const out = s.handleStimulus(
-      t.updateGraph("c", { x: t.task([], { resources: { FPGA: 1 } }), y: t.task(["x"]) }, ["x", "y"]),
+      t.updateGraph("c", { x: t.task([], { resources: { FPGA: 1 } }), y: t.task(["x"]) }, [
+        "x",
+        "y",
+      ]),
     );
     expect(t.summarize(out).sort()).toEqual([
       "client:c task-no-worker x",
