@@ -288,3 +288,26 @@ function unreachedCycle(
   // Found walking up to dependents: reversed, each task is followed by one it depends on.
   return [...path.slice(at.get(key)), key].reverse().join(" → ");
 }
+
+/**
+ * How many tasks computing `keys` of `graph` runs (default keys: the sinks,
+ * so every task): the tasks they need, themselves included. For progress
+ * displays; throws the TypeError `compute` would for a bad graph.
+ */
+export function tasksToRun(graph: Graph, keys?: readonly string[]): number {
+  const built = buildGraph(graph, {});
+  if (keys === undefined) {
+    void built.sinks; // checks that every task is needed
+    return built.tasks.size;
+  }
+  const seen = new Set<string>();
+  const stack = [...keys];
+  while (stack.length > 0) {
+    const key = stack.pop() as string;
+    const task = built.tasks.get(key);
+    if (task === undefined || seen.has(key)) continue;
+    seen.add(key);
+    for (const dep of task.dependencies) stack.push(dep);
+  }
+  return seen.size;
+}

@@ -68,21 +68,17 @@ describe("weft run, scheduler, worker", () => {
     expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
   });
 
-  it("weft run computes a module's graph, Maps printed as objects", async () => {
-    const r = await weft(["run", GRAPH_MODULE, "--executor", "inline", "--no-progress"]);
-    expect(r.err).toBe("");
+  it("weft run computes a module's Map graph, Maps printed as objects", async () => {
+    const quiet = await weft(["run", GRAPH_MODULE, "--executor", "inline", "--no-progress"]);
+    expect(quiet.err).toBe("");
+    const r = await weft(["run", GRAPH_MODULE, "--executor", "inline"]);
+    expect(r.err).toMatch(/weft run: 4\/4 tasks \(100%\)\n$/);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toEqual({ total: 25, words: { x: 2, y: 1 } });
-    const only = await weft([
-      "run",
-      GRAPH_MODULE,
-      "--executor",
-      "inline",
-      "--keys",
-      "a",
-      "--no-progress",
-    ]);
-    expect(JSON.parse(only.out)).toEqual({ a: 9 });
+    // Progress counts the tasks the named keys need.
+    const only = await weft(["run", GRAPH_MODULE, "--executor", "inline", "--keys", "total"]);
+    expect(only.err).toMatch(/weft run: 3\/3 tasks \(100%\)\n$/);
+    expect(JSON.parse(only.out)).toEqual({ total: 25 });
   });
 
   it("weft run reports a failing task with its remote stack (exit 1) and bad input (exit 2)", async () => {
@@ -106,6 +102,27 @@ describe("weft run, scheduler, worker", () => {
     ]);
     expect(noKey.code).toBe(2);
     expect(noKey.err).toMatch(/no key "zz"/);
+    const cycle = await weft(["run", jsonFile("c.json", { a: ["inc", "a"] }), "--no-progress"]);
+    expect(cycle.code).toBe(2);
+    expect(cycle.err).toMatch(/the graph has a cycle: a → a/);
+    const noModule = await weft([
+      "run",
+      jsonFile("m.json", GRAPH),
+      "--executor",
+      "inline",
+      "--tasks",
+      join(dir, "nowhere.ts"),
+    ]);
+    expect(noModule.code).toBe(2);
+    expect(noModule.err).toMatch(/a worker failed to start: .*nowhere\.ts/);
+    const noScheduler = await weft([
+      "run",
+      jsonFile("s.json", GRAPH),
+      "--scheduler",
+      "tcp://127.0.0.1:1",
+    ]);
+    expect(noScheduler.code).toBe(2);
+    expect(noScheduler.err).toMatch(/refused/);
   });
 
   it("TCP mode: weft scheduler, two weft workers and weft run --scheduler", async () => {

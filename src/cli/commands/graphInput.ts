@@ -84,21 +84,31 @@ export function loadGraphInput(file: string): Promise<GraphInput> {
   );
 }
 
-/** `value` made JSON-friendly: Maps become objects (or entry lists), Sets and typed arrays lists. */
-export function jsonFriendly(value: unknown): unknown {
-  if (value instanceof Map) {
-    const entries = [...value.entries()].map(([k, v]) => [jsonFriendly(k), jsonFriendly(v)]);
-    return entries.every(([k]) => typeof k === "string") ? Object.fromEntries(entries) : entries;
-  }
-  if (value instanceof Set) return [...value].map(jsonFriendly);
-  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
-    return Array.from(value as unknown as ArrayLike<number | bigint>, jsonFriendly);
-  }
+/**
+ * `value` made JSON-friendly: Maps become objects (or entry lists), Sets and typed
+ * arrays lists, BigInts strings, errors `"Name: message"`, and a reference back to
+ * an enclosing value `"[Circular]"` (a task may return a cyclic value).
+ */
+export function jsonFriendly(value: unknown, enclosing: Set<object> = new Set()): unknown {
   if (typeof value === "bigint") return value.toString();
   if (value === undefined) return null;
-  if (Array.isArray(value)) return value.map(jsonFriendly);
-  if (isRecord(value) && !(value instanceof Date)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonFriendly(v)]));
+  if (typeof value !== "object" || value === null || value instanceof Date) return value;
+  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  if (enclosing.has(value)) return "[Circular]";
+  enclosing.add(value);
+  try {
+    const inner = (v: unknown): unknown => jsonFriendly(v, enclosing);
+    if (value instanceof Map) {
+      const entries = [...value.entries()].map(([k, v]) => [inner(k), inner(v)]);
+      return entries.every(([k]) => typeof k === "string") ? Object.fromEntries(entries) : entries;
+    }
+    if (value instanceof Set) return [...value].map(inner);
+    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) {
+      return Array.from(value as unknown as ArrayLike<number | bigint>, inner);
+    }
+    if (Array.isArray(value)) return value.map(inner);
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inner(v)]));
+  } finally {
+    enclosing.delete(value);
   }
-  return value;
 }

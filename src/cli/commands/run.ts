@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import { pino } from "pino";
 import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
-import { isTaskEntry } from "../../client/graph.ts";
+import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
@@ -61,20 +61,27 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   let cluster: LocalCluster | null = null;
   let client: Client | null = null;
   try {
-    if (opts.scheduler !== undefined) {
-      client = await Client.connect(opts.scheduler, { logger, ...limits });
-    } else {
-      cluster = await LocalCluster.start({
-        workers,
-        threadsPerWorker: nthreads,
-        executor: opts.executor,
-        taskModules: [...input.taskModules, ...extraModules],
-        validate: opts.validate === true,
-        logger,
-      });
-      client = await cluster.client();
+    try {
+      if (opts.scheduler !== undefined) {
+        client = await Client.connect(opts.scheduler, { logger, ...limits });
+      } else {
+        cluster = await LocalCluster.start({
+          workers,
+          threadsPerWorker: nthreads,
+          executor: opts.executor,
+          taskModules: [...input.taskModules, ...extraModules],
+          validate: opts.validate === true,
+          logger,
+        });
+        client = await cluster.client();
+      }
+    } catch (err) {
+      // A scheduler that cannot be reached, a task module that does not load: unusable input.
+      ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
     }
-    const total = Object.values(input.graph).filter(isTaskEntry).length;
+    const total = tasksToRun(input.graph, keys);
     const progress = opts.progress
       ? await watchProgress(client, total, { stream: ctx.stderr, label: "weft run" })
       : null;
@@ -133,7 +140,9 @@ export function runCommand(ctx: CliContext): Command {
     .addHelpText(
       "after",
       "\nPrints the values of the keys as a JSON object on stdout.\n" +
-        "Exit codes: 0 computed, 1 a task failed (its error and remote stack on stderr), 2 unusable input.",
+        "Exit codes: 0 computed, 1 a task failed (its error and remote stack on stderr) or the\n" +
+        "cluster was lost, 2 unusable input (a bad graph, a task module that does not load, a\n" +
+        "scheduler that cannot be reached).",
     )
     .action(async (file: string, opts: RunOptions) => {
       await runGraph(file, opts, ctx);

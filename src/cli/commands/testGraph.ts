@@ -10,14 +10,14 @@ defineTask("cli.counts", (words: readonly string[]) => {
   return m;
 });
 
-/** A function returning the graph (a plain object works too). */
-export function graph(): Record<string, unknown> {
-  return {
-    a: ["cli.square", 3],
-    b: ["cli.square", 4],
-    total: ["cli.sum", ["a", "b"]],
-    words: ["cli.counts", ["x", "y", "x"]],
-  };
+/** A function returning the graph, a Map (a plain object works too). */
+export function graph(): Map<string, unknown> {
+  return new Map<string, unknown>([
+    ["a", ["cli.square", 3]],
+    ["b", ["cli.square", 4]],
+    ["total", ["cli.sum", ["a", "b"]]],
+    ["words", ["cli.counts", ["x", "y", "x"]]],
+  ]);
 }
 
 export const keys = ["total", "words"];

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { jsonFriendly } from "./graphInput.ts";
+
+describe("jsonFriendly", () => {
+  it("turns what JSON cannot hold into what it can", () => {
+    const value = {
+      m: new Map<unknown, unknown>([["a", 1n]]),
+      pairs: new Map<unknown, unknown>([[1, "x"]]),
+      s: new Set([1, 2]),
+      t: new Uint8Array([3, 4]),
+      u: undefined,
+      e: new RangeError("too far"),
+      d: new Date(0),
+    };
+    expect(JSON.parse(JSON.stringify(jsonFriendly(value)))).toEqual({
+      m: { a: "1" },
+      pairs: [[1, "x"]],
+      s: [1, 2],
+      t: [3, 4],
+      u: null,
+      e: "RangeError: too far",
+      d: "1970-01-01T00:00:00.000Z",
+    });
+  });
+
+  it("prints a reference cycle as [Circular], a value seen twice in full", () => {
+    const shared = { n: 1 };
+    const cyclic: Record<string, unknown> = { shared, again: [shared] };
+    cyclic.self = cyclic;
+    const m = new Map<string, unknown>();
+    m.set("m", m);
+    expect(jsonFriendly(cyclic)).toEqual({
+      shared: { n: 1 },
+      again: [{ n: 1 }],
+      self: "[Circular]",
+    });
+    expect(jsonFriendly(m)).toEqual({ m: "[Circular]" });
+  });
+});
