@@ -127,6 +127,13 @@ export class Client implements FutureHost, GatherHost {
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
   private closedError: Error | null = null;
+  /** Submissions so far (`update-graph` messages sent). */
+  private submissions = 0;
+  /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
+  private readonly cancels = new Map<
+    string,
+    { readonly keys: readonly string[]; readonly submission: number; readonly resolve: () => void }
+  >();
   private keyCounter = 0;
 
   private constructor(
@@ -338,17 +345,21 @@ export class Client implements FutureHost, GatherHost {
 
   private submitTasks(tasks: ReadonlyMap<string, GraphTask>, keys: readonly string[]): Future[] {
     this.flushReleases();
+    const submission = ++this.submissions;
     // The keys this submission asks for anew (not pending from an earlier one).
     const fresh: string[] = [];
     const futures = keys.map((key) => {
-      const rec = this.records.get(key);
-      if (rec === undefined) {
+      const known = this.records.get(key);
+      if (known === undefined) {
         fresh.push(key);
-      } else if (rec.status === "cancelled") {
-        rec.reset();
+      } else if (known.status === "cancelled") {
+        known.reset();
         fresh.push(key);
       }
-      return new Future(this, key);
+      const future = new Future(this, key);
+      // Wanted again from here on, whatever a cancel sent before says of it.
+      (this.records.get(key) as KeyRecord).submission = submission;
+      return future;
     });
     const msg: UpdateGraphMsg = {
       op: "update-graph",
@@ -535,7 +546,13 @@ export class Client implements FutureHost, GatherHost {
     }
   }
 
-  /** Cancel the futures' tasks and those depending on them; their futures reject with `CancelledError`. */
+  /**
+   * Cancel the futures' tasks and those depending on them that no other client
+   * wants (all of them, with `force`); resolves once the scheduler has
+   * answered, when these futures (and those of the cancelled dependents) are
+   * `cancelled` and reject with `CancelledError`. A key another client wants
+   * too is cancelled for this client only.
+   */
   async cancel(
     futures: Future | readonly Future[],
     options: { force?: boolean } = {},
@@ -551,13 +568,12 @@ export class Client implements FutureHost, GatherHost {
   async cancelKeys(keys: readonly string[], force = false): Promise<void> {
     this.checkOpen();
     this.flushReleases();
-    this.conn.send({
-      op: "cancel-keys",
-      keys: [...keys],
-      clientId: this.id,
-      force,
-      stimulusId: newStimulusId("cancel"),
+    const stimulusId = newStimulusId("cancel");
+    const answered = new Promise<void>((resolve) => {
+      this.cancels.set(stimulusId, { keys: [...keys], submission: this.submissions, resolve });
     });
+    this.conn.send({ op: "cancel-keys", keys: [...keys], clientId: this.id, force, stimulusId });
+    await answered;
   }
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */
@@ -668,14 +684,24 @@ export class Client implements FutureHost, GatherHost {
           }),
         );
         return;
-      case "cancelled-keys":
-        for (const key of msg.keys) {
+      case "cancelled-keys": {
+        // The answer to this client's own cancel covers the keys it asked to
+        // cancel too, but not those submitted anew since it sent the request.
+        const own = this.cancels.get(msg.stimulusId);
+        if (own !== undefined) this.cancels.delete(msg.stimulusId);
+        const cancel = (key: string): void => {
           const rec = this.records.get(key);
-          if (rec !== undefined && rec.status !== "lost") {
-            rec.fail("cancelled", new CancelledError(key, msg.reason));
-          }
+          if (rec === undefined || rec.status === "lost") return;
+          if (own !== undefined && rec.submission > own.submission) return;
+          rec.fail("cancelled", new CancelledError(key, msg.reason));
+        };
+        for (const key of msg.keys) cancel(key);
+        if (own !== undefined) {
+          for (const key of own.keys) cancel(key);
+          own.resolve();
         }
         return;
+      }
       case "task-no-worker":
         this.records
           .get(msg.key)
@@ -707,6 +733,9 @@ export class Client implements FutureHost, GatherHost {
     if (this.closedError !== null) return;
     this.closedError = error;
     for (const rec of this.records.values()) rec.fail("lost", error);
+    // Unanswered cancels: their futures are lost now.
+    for (const { resolve } of this.cancels.values()) resolve();
+    this.cancels.clear();
     void this.peers.closeAll();
   }
 

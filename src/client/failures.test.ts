@@ -132,6 +132,27 @@ describe("failures reach the client", () => {
     await expect(y).rejects.toThrow(CancelledError);
   });
 
+  it("after cancel() resolves the futures are cancelled; a key submitted again starts afresh", async () => {
+    const { cluster, client } = await testCluster();
+    const x = client.submit(inc, 41);
+    expect(await x).toBe(42);
+    await client.cancel(x);
+    expect(x.status).toBe("cancelled");
+    await expect(client.gather([x])).rejects.toThrow(CancelledError);
+    // Cancelled and submitted again before the scheduler answered the cancel:
+    // its answer is not about the new submission.
+    const slow = client.submit(slowInc, 1, 30);
+    const cancelling = client.cancel(slow);
+    const again = client.submit(slowInc, 1, 30);
+    await cancelling;
+    expect(slow.status).toBe("pending");
+    expect(await again).toBe(2);
+    expect(slow.status).toBe("finished");
+    again.release();
+    slow.release();
+    await eventually(() => cluster.scheduler.state.tasks.size === 0, 5_000, "forgotten");
+  });
+
   it("losing a worker mid-graph loses no result: its work is redone elsewhere", async () => {
     const { cluster, client } = await testCluster({ workers: 3 });
     const graph: Record<string, unknown[]> = {};

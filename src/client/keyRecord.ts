@@ -26,6 +26,8 @@ export class KeyRecord {
   typename: string | null = null;
   /** Futures referring to this key that were not released. */
   refs = 0;
+  /** The client's count of submissions when one last asked for this key anew. */
+  submission = 0;
   private waiters: ((rec: KeyRecord) => void)[] | null = null;
 
   constructor(readonly key: string) {}

@@ -204,12 +204,14 @@ describe("cancel-keys", () => {
     s.validateState();
   });
 
-  test("does not cancel a key another client wants, unless forced", () => {
+  test("a key another client wants is cancelled for the requester alone, unless forced", () => {
     const s = cluster();
     s.handleStimulus(t.updateGraph("c1", { a: t.task() }, ["a"]));
     s.handleStimulus(t.updateGraph("c2", {}, ["a"]));
-    expect(s.handleStimulus(t.cancelKeys("c1", ["a"]))).toEqual([]);
-    expect(s.tasks.get("a")?.whoWants.size).toBe(2);
+    const mine = s.handleStimulus(t.cancelKeys("c1", ["a"]));
+    expect(t.summarize(mine)).toEqual(["client:c1 cancelled-keys a"]);
+    expect([...(s.tasks.get("a")?.whoWants ?? [])].map((c) => c.id)).toEqual(["c2"]);
+    s.handleStimulus(t.updateGraph("c1", {}, ["a"]));
     const out = s.handleStimulus(t.cancelKeys("c1", ["a"], true));
     expect(t.summarize(out)).toEqual([
       "w1 free-keys a",
@@ -217,6 +219,17 @@ describe("cancel-keys", () => {
       "client:c2 cancelled-keys a",
     ]);
     expect(s.tasks.size).toBe(0);
+    s.validateState();
+  });
+
+  test("the requester is answered even when nothing was cancelled", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c1", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.updateGraph("c2", {}, []));
+    const out = s.handleStimulus(t.cancelKeys("c2", ["a", "zz"], false, "c2x"));
+    expect(t.summarize(out)).toEqual(["client:c2 cancelled-keys"]);
+    expect(out[0].msg).toMatchObject({ keys: [], stimulusId: "c2x" });
+    expect(s.tasks.get("a")?.whoWants.size).toBe(1);
     s.validateState();
   });
 });

@@ -129,7 +129,10 @@ export function clientReleasesKeys(
  * `cancel-keys` (Dask's `stimulus_cancel`): a key wanted by this client alone
  * (or any key, with `force`) is cancelled together with the tasks depending on
  * it that it alone wants; the clients lose them, and every client is told with
- * `cancelled-keys`.
+ * `cancelled-keys`. A key other clients want too is cancelled for this client
+ * only: it stops wanting it, and only it is told. The requesting client is
+ * always answered (with the stimulus id of its request), even when nothing
+ * was cancelled, so that it can wait for the answer.
  */
 function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
   const cs = s.clients.get(msg.clientId);
@@ -142,6 +145,7 @@ function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
     const ts = s.tasks.get(key);
     if (ts !== undefined) stack.push(ts);
   }
+  const shared: TaskState[] = [];
   while (stack.length > 0) {
     const ts = stack.pop() as TaskState;
     if (seen.has(ts)) continue;
@@ -149,16 +153,24 @@ function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
     if (force || (ts.whoWants.size === 1 && ts.whoWants.has(cs))) {
       cancelled.push(ts);
       for (const dts of itemsOf(ts.dependents)) stack.push(dts);
+    } else if (cs.wantsWhat.has(ts)) {
+      shared.push(ts);
     }
   }
-  if (cancelled.length === 0) return;
   const keys = cancelled.map((ts) => ts.key);
+  const sharedKeys = shared.map((ts) => ts.key);
   const releasing = new Set<ClientInfo>([cs]);
   if (force) for (const ts of cancelled) for (const other of ts.whoWants) releasing.add(other);
   for (const other of releasing) clientReleasesKeys(s, other, keys);
+  clientReleasesKeys(s, cs, sharedKeys);
   s.processRecommendations(); // as Dask: the releases happen before the report
   const reason = msg.reason ?? `cancelled by client ${cs.id}`;
   for (const other of s.clients.values()) {
-    s.sendToClient(other, { op: "cancelled-keys", keys, reason, stimulusId: s.stimulusId });
+    if (other === cs) {
+      const mine = sharedKeys.length === 0 ? keys : [...keys, ...sharedKeys];
+      s.sendToClient(cs, { op: "cancelled-keys", keys: mine, reason, stimulusId: s.stimulusId });
+    } else if (keys.length > 0) {
+      s.sendToClient(other, { op: "cancelled-keys", keys, reason, stimulusId: s.stimulusId });
+    }
   }
 }
