@@ -1,3 +1,5 @@
+import { inspect } from "node:util";
+
 /**
  * What the state machine keeps of an error: the error itself (opaque), its
  * traceback and their texts, as Dask's `distributed.core.error_message` gives them.
@@ -60,7 +62,16 @@ export function errorMessage(err: unknown): ErrorMessage {
     status: "error",
     exception: err,
     traceback: null,
-    exceptionText: String(err),
+    exceptionText: describeThrown(err),
     tracebackText: "",
   };
+}
+
+/**
+ * The text of a thrown value that is not an Error (`throw "boom"`, `throw {code: 3}`):
+ * a string as it is, anything else as Node prints it (`{ code: 3 }`, not `[object Object]`).
+ */
+function describeThrown(err: unknown): string {
+  if (typeof err === "string") return err;
+  return inspect(err, { depth: 2, breakLength: Number.POSITIVE_INFINITY, maxStringLength: 1000 });
 }
