@@ -49,3 +49,37 @@ test("bad usage exits 2; --help documents the faults and variants", async () => 
   expect(help.out).toMatch(/partition/);
   expect(help.out).toMatch(/drop-gather-completion/);
 });
+
+/** Every line of `out`, parsed: a line that is not JSON fails the test. */
+function jsonLines(out: string): Record<string, unknown>[] {
+  return out
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+test("--json: a failing seed, and its shrink result, are JSON lines only", async () => {
+  const r = await weft("sim", "--seed", "2", "--variant", "wrong-value", "--tasks", "6", "--json");
+  expect(r.code).toBe(1);
+  const lines = jsonLines(r.out);
+  expect(lines).toHaveLength(2);
+  expect(lines[0]).toMatchObject({ seed: 2, ok: false, failure: { kind: "wrong-value" } });
+  expect(lines[1].shrink).toMatchObject({
+    smallest: { ok: false, failure: { kind: "wrong-value" } },
+  });
+});
+
+test("--json --runs: runs, first failure, shrink result and tally are JSON lines only", async () => {
+  const r = await weft("sim", "--runs", "2", "--variant", "wrong-value", "--tasks", "6", "--json");
+  expect(r.code).toBe(1);
+  const lines = jsonLines(r.out);
+  expect(lines.map((l) => Object.keys(l)[0])).toEqual([
+    "seed",
+    "seed",
+    "firstFailure",
+    "shrink",
+    "summary",
+  ]);
+  expect(lines[2].firstFailure).toMatchObject({ seed: 1, command: expect.any(String) });
+  expect(lines[4].summary).toMatchObject({ runs: 2, passed: 0, failed: 2, failingSeeds: [1, 2] });
+});

@@ -16,9 +16,9 @@ import {
   formatSummaryTable,
   formatTally,
 } from "../../sim/report.ts";
-import { runSeeds } from "../../sim/runMany.ts";
-import { shrink } from "../../sim/shrink.ts";
-import { simulate } from "../../sim/simulation.ts";
+import { runSeeds, type SimSummary } from "../../sim/runMany.ts";
+import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
+import { type SimResult, simulate } from "../../sim/simulation.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { type CliContext, EXIT } from "./context.ts";
 
@@ -149,17 +149,40 @@ export function simCommand(ctx: CliContext): Command {
     });
 }
 
+/** A run as one JSON value: the whole result, without the (unserialisable) hooks. */
+function resultJson(r: SimResult): object {
+  return { ...r, options: { ...r.options, hooks: undefined } };
+}
+
+/** The shrinker's outcome as one JSON value; `smaller` is false when nothing smaller failed. */
+function shrinkJson(s: ShrinkResult): object {
+  return { tried: s.tried, smaller: s.smallest !== s.original, smallest: resultJson(s.smallest) };
+}
+
+/** The totals of many runs as one JSON value (the first failure has its own line). */
+function summaryJson(s: SimSummary): object {
+  const { firstFailure: _first, ...totals } = s;
+  return totals;
+}
+
+/** Write one JSON line: with --json every stdout line must parse on its own. */
+function writeJson(ctx: CliContext, value: object): void {
+  ctx.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
 function runOne(ctx: CliContext, opts: SimCliOptions, base: Omit<SimOptions, "seed">): void {
   const r = simulate({ ...base, seed: opts.seed });
-  if (opts.json) {
-    ctx.stdout.write(`${JSON.stringify({ ...r, options: { ...r.options, hooks: undefined } })}\n`);
-  } else {
-    ctx.stdout.write(`${r.ok ? formatRunLine(r) : formatFailure(r)}\n`);
-  }
+  if (opts.json) writeJson(ctx, resultJson(r));
+  else ctx.stdout.write(`${r.ok ? formatRunLine(r) : formatFailure(r)}\n`);
   if (!r.ok) {
     ctx.exitCode = EXIT.differences;
-    if (opts.shrink) ctx.stdout.write(`${formatShrink(shrink(r))}\n`);
+    if (opts.shrink) reportShrink(ctx, opts, shrink(r));
   }
+}
+
+function reportShrink(ctx: CliContext, opts: SimCliOptions, s: ShrinkResult): void {
+  if (opts.json) writeJson(ctx, { shrink: shrinkJson(s) });
+  else ctx.stdout.write(`${formatShrink(s)}\n`);
 }
 
 function runMany(
@@ -184,9 +207,12 @@ function runMany(
     if (!r.ok) failed++;
     bar?.update(r.seed - from + 1, { failed });
     if (opts.json)
-      ctx.stdout.write(
-        `${JSON.stringify({ seed: r.seed, ok: r.ok, failure: r.failure?.kind ?? null, events: r.stats.events })}\n`,
-      );
+      writeJson(ctx, {
+        seed: r.seed,
+        ok: r.ok,
+        failure: r.failure?.kind ?? null,
+        events: r.stats.events,
+      });
     else if (opts.verbose) ctx.stdout.write(`${formatRunLine(r)}\n`);
   });
   bar?.stop();
@@ -194,8 +220,10 @@ function runMany(
   const first = summary.firstFailure;
   if (first !== null) {
     ctx.exitCode = EXIT.differences;
-    ctx.stdout.write(`first failure:\n${formatFailure(first)}\n`);
-    if (opts.shrink) ctx.stdout.write(`${formatShrink(shrink(first))}\n`);
+    if (opts.json) writeJson(ctx, { firstFailure: resultJson(first) });
+    else ctx.stdout.write(`first failure:\n${formatFailure(first)}\n`);
+    if (opts.shrink) reportShrink(ctx, opts, shrink(first));
   }
-  ctx.stdout.write(`${formatTally(summary)}\n`);
+  if (opts.json) writeJson(ctx, { summary: summaryJson(summary) });
+  else ctx.stdout.write(`${formatTally(summary)}\n`);
 }
