@@ -16,7 +16,7 @@
 
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import { type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
 import type { GraphTask, UpdateGraphMsg } from "../protocol/messagesClient.ts";
 import type {
@@ -25,6 +25,7 @@ import type {
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
+import { weftLogger } from "../util/logger.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
@@ -186,11 +187,7 @@ export class Client implements FutureHost, GatherHost {
       ...limits,
     });
     const logger =
-      options.logger ??
-      pino(
-        { name: "weft.client", level: process.env.WEFT_LOG_LEVEL ?? "info" },
-        pino.destination(2),
-      );
+      options.logger ?? weftLogger("weft.client", process.env.WEFT_LOG_LEVEL ?? "info");
     return new Client(conn, id, address, timeoutMs, limits, logger);
   }
 

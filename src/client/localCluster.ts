@@ -11,9 +11,10 @@
  * ```
  */
 
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
+import { weftLogger } from "../util/logger.ts";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
 import { Client, type ClientOptions } from "./client.ts";
@@ -82,9 +83,7 @@ export class LocalCluster {
         `LocalCluster option protocol must be "inproc" or "tcp", got ${JSON.stringify(protocol)}`,
       );
     }
-    const logger =
-      options.logger ??
-      pino({ name: "weft", level: process.env.WEFT_LOG_LEVEL ?? "warn" }, pino.destination(2));
+    const logger = options.logger ?? weftLogger("weft", process.env.WEFT_LOG_LEVEL ?? "warn");
     const validate = options.validate ?? false;
     const scheduler = await Scheduler.start({
       batchedSendIntervalMs: 0,

@@ -1,7 +1,8 @@
 /** The options of a {@link Scheduler} server and their defaults. */
 
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
+import { weftLogger } from "../util/logger.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
 
 /** Options of the scheduler server. */
@@ -60,11 +61,6 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-    logger:
-      o.logger ??
-      pino(
-        { name: "weft.scheduler", level: process.env.WEFT_LOG_LEVEL ?? "info" },
-        pino.destination(2),
-      ),
+    logger: o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
   };
 }

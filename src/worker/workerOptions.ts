@@ -5,6 +5,7 @@ import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Logger, pino } from "pino";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
+import { weftLogger } from "../util/logger.ts";
 
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
@@ -137,6 +138,8 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     connectTimeoutMs: positiveInt("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
     maxFrameBytes: positiveInt("maxFrameBytes", o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES),
     maxMessageBytes: positiveInt("maxMessageBytes", o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
-    logger: o.logger ?? pino({ name: "weft.worker", level: process.env.WEFT_LOG_LEVEL ?? "info" }),
+    logger:
+      o.logger ??
+      weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info", pino.destination(1)),
   };
 }

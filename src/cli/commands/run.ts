@@ -1,11 +1,11 @@
 import { Command, Option } from "commander";
-import { pino } from "pino";
 import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
 import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
+import { weftLogger } from "../../util/logger.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
@@ -57,7 +57,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
     return;
   }
   const keys = opts.keys?.split(",").map((k) => k.trim()) ?? input.keys;
-  const logger = pino({ level: opts.logLevel }, pino.destination(2));
+  const logger = weftLogger(undefined, opts.logLevel);
   let cluster: LocalCluster | null = null;
   let client: Client | null = null;
   try {

@@ -1,8 +1,9 @@
 /** What the commands share: logging, parsing of option values (sizes, resources, counts) and waiting for a stop. */
 
 import { type Command, Option } from "commander";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import type { FrameLimits } from "../../comm/comm.ts";
+import { weftLogger } from "../../util/logger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
 
 /** The log levels `--log-level` accepts. */
@@ -10,7 +11,7 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 
 /** A pino logger writing JSON lines to stderr. */
 export function stderrLogger(name: string, level: string): Logger {
-  return pino({ name, level }, pino.destination(2));
+  return weftLogger(name, level);
 }
 
 /**
