@@ -76,6 +76,50 @@ export function isFaultKind(s: string): s is FaultKind {
 }
 
 /**
+ * The faults whose rate is a probability per opportunity (per gather, per
+ * execution), so at most 1; the others are Poisson rates per virtual second.
+ */
+export const PROBABILITY_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
+  "network",
+  "busy",
+  "slow",
+  "error",
+  "secede",
+  "reschedule",
+]);
+
+/** Why `rate` is no rate for fault `kind`, or null when it is one. */
+export function faultRateProblem(kind: FaultKind, rate: number): string | null {
+  if (!Number.isFinite(rate) || rate < 0) return "expected a number ≥ 0";
+  if (PROBABILITY_FAULTS.has(kind) && rate > 1) return "expected a probability between 0 and 1";
+  return null;
+}
+
+/** The rate of one `kind=rate` part: the text after `=`, which must be one number. */
+function parseRate(kind: FaultKind, text: string): number {
+  // Number("") is 0: an empty rate must not turn the fault off unnoticed.
+  const r = text === "" ? Number.NaN : Number(text);
+  const problem = faultRateProblem(kind, r);
+  if (problem !== null) throw new Error(`bad rate for fault ${kind}: '${text}' (${problem})`);
+  return r;
+}
+
+/** One part of a fault list: `kind` or `kind=rate`. */
+function parsePart(part: string): [FaultKind, number] {
+  const [name, ...rest] = part.split("=").map((x) => x.trim());
+  if (name === "all" || name === "none") {
+    throw new Error(`'${name}' stands alone: it cannot be combined with other faults`);
+  }
+  if (name === "") throw new Error(`empty fault name in '${part}'`);
+  if (!isFaultKind(name)) {
+    throw new Error(`unknown fault '${name}'; known: ${FAULT_KINDS.join(", ")} (or all, or none)`);
+  }
+  if (rest.length === 0) return [name, DEFAULT_FAULT_RATES[name]];
+  if (rest.length > 1) throw new Error(`bad rate for fault ${name}: '${rest.join("=")}'`);
+  return [name, parseRate(name, rest[0])];
+}
+
+/**
  * Parse a fault selection: `all`, `none`, or a comma-separated list of kinds,
  * each optionally with a rate (`death,network=0.1`). Listed kinds get their
  * default rate unless given one; unlisted ones are off.
@@ -85,18 +129,13 @@ export function parseFaults(spec: string): FaultRates {
   if (s === "all") return { ...DEFAULT_FAULT_RATES };
   if (s === "none" || s === "") return { ...NO_FAULTS };
   const out: Record<FaultKind, number> = { ...NO_FAULTS };
+  const seen = new Set<FaultKind>();
   for (const part of s.split(",")) {
-    const [name, rate] = part.split("=").map((x) => x.trim());
-    if (!isFaultKind(name)) {
-      throw new Error(`unknown fault '${name}'; known: ${FAULT_KINDS.join(", ")}, all, none`);
-    }
-    if (rate === undefined) {
-      out[name] = DEFAULT_FAULT_RATES[name];
-    } else {
-      const r = Number(rate);
-      if (!Number.isFinite(r) || r < 0) throw new Error(`bad rate for fault ${name}: ${rate}`);
-      out[name] = r;
-    }
+    const [kind, rate] = parsePart(part);
+    // Two rates for one fault would silently keep the last one.
+    if (seen.has(kind)) throw new Error(`fault ${kind} is named twice`);
+    seen.add(kind);
+    out[kind] = rate;
   }
   return out;
 }

@@ -3,7 +3,7 @@
  * {@link resolveSimOptions} fills them in and rejects nonsense.
  */
 
-import { DEFAULT_FAULT_RATES, type FaultRates } from "./faults.ts";
+import { DEFAULT_FAULT_RATES, FAULT_KINDS, type FaultRates, faultRateProblem } from "./faults.ts";
 import type { SimHooks } from "./hooks.ts";
 
 /** The workloads the simulator can generate. `mix` picks one of the others per seed. */
@@ -131,6 +131,10 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     if (!(r[name] > 0) || !Number.isFinite(r[name])) {
       throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);
     }
+  }
+  for (const kind of FAULT_KINDS) {
+    const problem = faultRateProblem(kind, r.faults[kind]);
+    if (problem !== null) throw new RangeError(`faults.${kind}: ${problem}, got ${r.faults[kind]}`);
   }
   if (r.heartbeatTimeout <= r.heartbeatInterval) {
     throw new RangeError("heartbeatTimeout must exceed heartbeatInterval");

@@ -1,0 +1,42 @@
+import { describe, expect, test } from "vitest";
+import { DEFAULT_FAULT_RATES, NO_FAULTS, parseFaults } from "./faults.ts";
+import { resolveSimOptions } from "./options.ts";
+
+describe("parseFaults refuses what it cannot read", () => {
+  test("an empty rate is refused, not read as 0", () => {
+    expect(() => parseFaults("death=")).toThrow(
+      "bad rate for fault death: '' (expected a number ≥ 0)",
+    );
+  });
+  test("a part with two '=' is refused, not cut short", () => {
+    expect(() => parseFaults("death=1=5")).toThrow("bad rate for fault death: '1=5'");
+  });
+  test("a per-opportunity rate is a probability, a per-second rate is not", () => {
+    expect(() => parseFaults("network=2")).toThrow(/network: '2' \(expected a probability/);
+    expect(() => parseFaults("error=1.5")).toThrow(/probability/);
+    expect(parseFaults("network=1").network).toBe(1);
+    expect(parseFaults("death=5,steal=10")).toEqual({ ...NO_FAULTS, death: 5, steal: 10 });
+  });
+  test("all and none stand alone", () => {
+    expect(() => parseFaults("none,death")).toThrow(
+      "'none' stands alone: it cannot be combined with other faults",
+    );
+    expect(() => parseFaults("death,all")).toThrow(/'all' stands alone/);
+    expect(parseFaults(" all ")).toEqual(DEFAULT_FAULT_RATES);
+  });
+  test("an empty name and a fault named twice are refused", () => {
+    expect(() => parseFaults("death,,network")).toThrow("empty fault name in ''");
+    expect(() => parseFaults("death,death=2")).toThrow("fault death is named twice");
+  });
+  test("an unknown fault lists the known ones", () => {
+    expect(() => parseFaults("meteor")).toThrow(
+      /unknown fault 'meteor'; known: death, .*partition \(or all, or none\)/,
+    );
+  });
+});
+
+test("simulate's options refuse a fault rate out of range too", () => {
+  expect(() => resolveSimOptions({ seed: 1, faults: { ...NO_FAULTS, busy: 3 } })).toThrow(
+    "faults.busy: expected a probability between 0 and 1, got 3",
+  );
+});
