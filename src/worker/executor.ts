@@ -56,6 +56,8 @@ export type ExecuteOutcome =
 export interface Executor {
   /** `"inline"` or `"piscina"`. */
   readonly kind: string;
+  /** The task functions defined once the task modules were loaded (on a pool thread, for a pool). */
+  readonly taskNames: readonly string[];
   /**
    * Run a job. Never rejects for the task's own failures (those are `error`
    * outcomes); rejects if aborted through `signal` or if the executor broke.

@@ -9,16 +9,19 @@
 import type { ExecuteJob, ExecuteOutcome, Executor, RunControl } from "./executor.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { startTask } from "./runTask.ts";
+import { taskFunctionNames } from "./taskRegistry.ts";
 
 /** Runs tasks on the calling thread. */
 export class InlineExecutor implements Executor {
   readonly kind = "inline";
   private closed = false;
 
+  private constructor(readonly taskNames: readonly string[]) {}
+
   /** Import the task modules (file URLs) on this thread. */
   static async start(taskModules: readonly string[]): Promise<InlineExecutor> {
     for (const url of taskModules) await import(url);
-    return new InlineExecutor();
+    return new InlineExecutor(taskFunctionNames());
   }
 
   /**

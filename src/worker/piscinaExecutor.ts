@@ -51,6 +51,8 @@ function isReply(v: unknown): v is ThreadReply {
 /** Runs tasks on a piscina thread pool. */
 export class PiscinaExecutor implements Executor {
   readonly kind = "piscina";
+  /** As a pool thread reported them once it had loaded the task modules. */
+  taskNames: readonly string[] = [];
   private readonly controls = new Map<number, RunControl>();
   private nextToken = 1;
   private closed = false;
@@ -96,6 +98,7 @@ export class PiscinaExecutor implements Executor {
         ),
       ]);
       if (!isReply(reply) || reply.kind !== "pong") throw new Error("unexpected answer to ping");
+      executor.taskNames = reply.tasks;
     } catch (err) {
       await executor.close();
       const why = err instanceof Error ? err.message : String(err);

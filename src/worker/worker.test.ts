@@ -310,6 +310,18 @@ describe("Worker lifecycle", () => {
     ).rejects.toThrow(/worker thread pool failed to start/);
   });
 
+  it("warns when its task modules define no task functions", async () => {
+    // A module without defineTask (on fresh pool threads: the inline registry is the process's).
+    const empty = new URL("../util/keySplit.ts", import.meta.url).href;
+    const { logger, records } = memoryLogger();
+    const w = await start({ executor: "piscina", taskModules: [empty], logger });
+    expect(w.status).toBe("running");
+    expect(records.find((r) => r.level === 40)?.msg).toMatch(/define no task functions/);
+    const { logger: quietLogger, records: quiet } = memoryLogger();
+    await start({ executor: "piscina", logger: quietLogger });
+    expect(quiet.filter((r) => r.level === 40)).toEqual([]);
+  });
+
   it("rejects bad options", () => {
     expect(() => new Worker({ scheduler: sched.address, nthreads: 0 })).toThrow(
       /nthreads must be a positive integer, got 0/,

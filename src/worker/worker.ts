@@ -210,6 +210,15 @@ export class Worker extends BaseWorker {
       { address: this.address, nthreads: o.nthreads, executor: o.executor },
       "worker started",
     );
+    if (o.taskModules.length > 0 && this.executor.taskNames.length === 0) {
+      // Typically a module loaded as CommonJS (a .ts file outside a "type": "module"
+      // package): it gets a task registry of its own, which the executor never sees.
+      this.logger.warn(
+        { taskModules: o.taskModules },
+        "the task modules define no task functions: every task will fail as unknown " +
+          "(are they loaded as ES modules? a CommonJS module registers into a copy of weft of its own)",
+      );
+    }
     return this;
   }
 
