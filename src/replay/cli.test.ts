@@ -147,6 +147,17 @@ describe("weft", () => {
     expect(notDump.code).toBe(2);
   });
 
+  it("story --replay says which worker's replay stopped, where and why", async () => {
+    const r = await weft(["story", "--replay", "add-1-20", TREE]);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(
+      /^weft story: the replay of tcp:\/\/127\.0\.0\.1:33899 stopped at event 115 \(ExecuteSuccessEvent task-finished-[\d.]+\): AssertionError: .*its replayed records end there \(try --follow-log/,
+    );
+    expect(r.err.trimEnd().split("\n")).toHaveLength(1);
+    const followed = await weft(["story", "--follow-log", "add-1-20", TREE]);
+    expect(followed.err).toBe("");
+  });
+
   it("bin/weft.js runs the command", () => {
     const help = spawnSync(process.execPath, ["bin/weft.js", "replay", "--help"], {
       cwd: ROOT,

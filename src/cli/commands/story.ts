@@ -3,6 +3,7 @@ import { ReplayInputError } from "../../replay/errors.ts";
 import { formatStory, storyJson } from "../../replay/formatStory.ts";
 import { inputKindOf } from "../../replay/inputKind.ts";
 import { loadDump, replayLoadedDump } from "../../replay/replayDump.ts";
+import type { DumpReplayReport, ReplayFailure } from "../../replay/report.ts";
 import { clusterStory } from "../../replay/story.ts";
 import type { WorkerState } from "../../worker/state/workerState.ts";
 import { type CliContext, EXIT } from "./context.ts";
@@ -14,6 +15,22 @@ interface StoryOptions {
   readonly replay?: boolean;
   readonly followLog?: boolean;
   readonly json?: boolean;
+}
+
+/**
+ * The note for a worker whose replay raised: its replayed records stop at that
+ * event, so without it the story would look complete while it is cut short.
+ */
+function failureNote(address: string, f: ReplayFailure, opts: StoryOptions): string {
+  const message = f.message.split("\n")[0];
+  const hint = opts.followLog
+    ? "drop --replay for the dumped records"
+    : "try --follow-log, or drop --replay for the dumped records";
+  return (
+    `weft story: the replay of ${address} stopped at event ${f.eventIndex} ` +
+    `(${f.eventClass} ${f.stimulusId}): ${f.error}: ${message}; ` +
+    `its replayed records end there (${hint})`
+  );
 }
 
 /** `weft story KEY... FILE`: see docs/replay.md. */
@@ -51,13 +68,20 @@ export function storyCommand(ctx: CliContext): Command {
         let replayed: ReadonlyMap<string, WorkerState> | undefined;
         if (opts.replay || opts.followLog) {
           const progress = progressBar(ctx, "replay");
+          let report: DumpReplayReport;
           try {
-            replayed = replayLoadedDump(dump, {
+            const replay = replayLoadedDump(dump, {
               followLog: opts.followLog,
               onProgress: progress.update,
-            }).states;
+            });
+            replayed = replay.states;
+            report = replay.report;
           } finally {
             progress.stop();
+          }
+          for (const w of report.workers) {
+            if (w.failure !== null)
+              ctx.stderr.write(`${failureNote(w.address, w.failure, opts)}\n`);
           }
         }
         const lines = clusterStory(dump, keys, { replayed });
