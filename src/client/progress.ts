@@ -42,34 +42,46 @@ export async function watchProgress(
   let done = 0;
   let lastLine = 0;
   let lastShown = -1;
+  /** Why nothing may move (no worker connected), shown beside the count; "" otherwise. */
+  let note = "";
+  let lastNote = "";
   const bar =
     o.stream.isTTY === true
       ? new SingleBar({
           stream: o.stream,
-          format: `${label} [{bar}] {percentage}% | {value}/{total} tasks | {duration_formatted}`,
+          format: `${label} [{bar}] {percentage}% | {value}/{total} tasks | {duration_formatted}{note}`,
           hideCursor: true,
         })
       : null;
-  bar?.start(total, 0);
+  bar?.start(total, 0, { note });
   const show = (final: boolean): void => {
     if (bar !== null) {
-      bar.update(Math.min(done, total));
+      bar.update(Math.min(done, total), { note: note === "" ? "" : ` | ${note}` });
       return;
     }
     const now = Date.now();
-    if (!final && (done === lastShown || done === 0 || now - lastLine < (o.lineMs ?? 1_000))) {
-      return;
+    const noteChanged = note !== lastNote;
+    if (
+      final
+        ? done === lastShown && !noteChanged
+        : !noteChanged && (done === lastShown || done === 0 || now - lastLine < (o.lineMs ?? 1_000))
+    ) {
+      return; // the final state is printed once, unless the last line showed it
     }
     lastLine = now;
     lastShown = done;
+    lastNote = note;
     const pct = total === 0 ? 100 : Math.floor((100 * Math.min(done, total)) / total);
-    o.stream.write(`${label}: ${Math.min(done, total)}/${total} tasks (${pct}%)\n`);
+    const why = note === "" ? "" : `: ${note}`;
+    o.stream.write(`${label}: ${Math.min(done, total)}/${total} tasks (${pct}%)${why}\n`);
   };
   let polling: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     polling = client.counters().then(
       (c) => {
         done = c.tasksFinished + c.tasksErred - base;
+        // Without workers nothing runs: say so rather than look stuck (it waits for one to join).
+        note = c.workers === 0 ? "no workers connected, waiting for one" : "";
         show(false);
       },
       () => {},
