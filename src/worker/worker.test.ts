@@ -299,8 +299,23 @@ describe("Worker lifecycle", () => {
     await refusing.close();
   });
 
-  it("fails to start when nobody listens at the scheduler address", async () => {
-    await expect(testWorker("inproc://nobody/1")).rejects.toThrow(/no in-process listener/);
+  it("fails to start when nobody listens at the scheduler address within connectTimeoutMs", async () => {
+    await expect(testWorker("inproc://nobody/1", { connectTimeoutMs: 200 })).rejects.toThrow(
+      /no in-process listener.*: still refused after 200 ms/,
+    );
+  });
+
+  it("waits for a scheduler that starts listening after it", async () => {
+    const { logger, records } = memoryLogger();
+    const starting = testWorker("inproc://late/7", { connectTimeoutMs: 5_000, logger });
+    await new Promise((r) => setTimeout(r, 150));
+    const late = await FakeScheduler.start({ address: "inproc://late/7" });
+    const w = await starting;
+    workers.push(w);
+    expect(w.status).toBe("running");
+    expect(records.some((r) => /refuses connections/.test(String(r.msg)))).toBe(true);
+    await w.close();
+    await late.close();
   });
 
   it("fails to start when a task module cannot be loaded", async () => {

@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
 import { connect, listen } from "../comm/connect.ts";
-import { isNetworkError } from "../comm/errors.ts";
+import { ConnectError, isNetworkError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
@@ -228,9 +228,48 @@ export class Worker extends BaseWorker {
     this.timers.push(t);
   }
 
+  /**
+   * Connect to the scheduler. One that refuses the connection (not listening
+   * yet: started together with its workers) is tried again, more slowly each
+   * time, until `connectTimeoutMs` has passed since the first try, as Dask's
+   * workers wait for their scheduler.
+   */
+  private async connectToScheduler(): Promise<Comm> {
+    const o = this.options;
+    const deadline = Date.now() + o.connectTimeoutMs;
+    let pause = 50;
+    let told = false;
+    for (;;) {
+      try {
+        return await connect(o.scheduler, { timeoutMs: o.connectTimeoutMs, ...frameLimitsOf(o) });
+      } catch (err) {
+        const refused = err instanceof ConnectError && err.code === "ECONNREFUSED";
+        const left = deadline - Date.now();
+        if (!refused || left <= 0 || this.closePromise !== null) {
+          if (!refused || !told) throw err;
+          throw new ConnectError(
+            `${(err as Error).message}: still refused after ${o.connectTimeoutMs} ms`,
+            (err as ConnectError).address,
+            "ECONNREFUSED",
+            { cause: err },
+          );
+        }
+        if (!told) {
+          told = true;
+          this.logger.info(
+            { scheduler: o.scheduler, waitMs: o.connectTimeoutMs },
+            "the scheduler refuses connections (not started yet?): trying again",
+          );
+        }
+        await sleep(Math.min(pause, left));
+        pause = Math.min(pause * 2, 1_000);
+      }
+    }
+  }
+
   private async register(): Promise<void> {
     const o = this.options;
-    const comm = await connect(o.scheduler, { timeoutMs: o.connectTimeoutMs, ...frameLimitsOf(o) });
+    const comm = await this.connectToScheduler();
     this.schedulerComm = comm;
     const msg: RegisterWorkerMsg = {
       op: "register-worker",

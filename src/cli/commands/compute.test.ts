@@ -163,6 +163,7 @@ describe("weft run, scheduler, worker", () => {
           validate: true,
           logLevel: "silent",
           maxFrameBytes: "64",
+          connectTimeout: "5000",
         },
         ctx,
         (w) => {

@@ -24,6 +24,7 @@ interface WorkerCliOptions extends FrameLimitCliOptions {
   readonly resources?: string;
   readonly validate?: boolean;
   readonly logLevel: string;
+  readonly connectTimeout: string;
 }
 
 /** Resolves once `worker` has closed (it closes itself when it loses the scheduler). */
@@ -45,6 +46,7 @@ export async function runWorker(
   let nthreads: number;
   try {
     nthreads = positiveInt("--nthreads", opts.nthreads);
+    const connectTimeoutMs = positiveInt("--connect-timeout", opts.connectTimeout);
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
     const { listen, contact } = await workerAddresses(opts.listen, scheduler);
     worker = await Worker.create({
@@ -59,6 +61,7 @@ export async function runWorker(
       resources,
       ...frameLimitsFrom(opts),
       validate: opts.validate === true,
+      connectTimeoutMs,
       logger: stderrLogger("weft.worker", opts.logLevel),
     });
   } catch (err) {
@@ -94,7 +97,12 @@ export function workerCommand(ctx: CliContext): Command {
         .default("threads"),
     )
     .option("--resources <list>", "abstract resources this worker has, e.g. GPU=1,MEM=8e9")
-    .option("--validate", "check the state machine after every stimulus (slow)");
+    .option("--validate", "check the state machine after every stimulus (slow)")
+    .option(
+      "--connect-timeout <ms>",
+      "how long to wait for the scheduler (and peers) to accept a connection",
+      "30000",
+    );
   return addFrameLimitOptions(cmd)
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
