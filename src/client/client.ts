@@ -123,7 +123,6 @@ export class Client implements FutureHost, GatherHost {
   private readonly freshKeysOf = new WeakMap<object, readonly string[]>();
   /** Futures (and arrays of futures) whose results are awaited: see {@link resultOf}. */
   private readonly awaited = new Map<object, number>();
-  /** How many of `records` are in each status the client looks for (kept by the records). */
   private toRelease: string[] = [];
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
