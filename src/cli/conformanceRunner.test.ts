@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { runConformance } from "./conformanceRunner.ts";
 
@@ -99,5 +99,36 @@ describe("conformance runner", () => {
     mkdirSync(empty);
     expect(run([empty]).code).toBe(1);
     expect(runConformance([join(dir, "missing")], { log: () => {} })).toBe(2);
+  });
+
+  it("reports a missing path or a dangling symlink, runs the rest, and closes with the counts", () => {
+    const sub = join(dir, "links");
+    mkdirSync(sub);
+    writeFileSync(join(sub, "good.json"), JSON.stringify(vector()));
+    symlinkSync(join(dir, "nowhere.json"), join(sub, "dangling.json"));
+    symlinkSync(join(dir, "nowhere"), join(sub, "dangling-notes.txt"));
+    const missing = join(dir, "missing");
+    const { code, out } = run([missing, sub, join(sub, "dangling.json")]);
+    expect(code).toBe(2);
+    expect(out).toEqual([
+      `FAIL ${missing}: cannot read: no such file (or a dangling symlink)`,
+      `FAIL ${join(sub, "dangling.json")}: cannot read: no such file (or a dangling symlink)`,
+      `FAIL ${join(sub, "dangling.json")}: cannot read: no such file (or a dangling symlink)`,
+      "1 passed, 3 failed, 0 skipped",
+    ]);
+  });
+
+  it("reports a file named on the command line that is not a vector; ignores one in a directory", () => {
+    const sub = join(dir, "notes");
+    mkdirSync(sub);
+    writeFileSync(join(sub, "README.txt"), "not a vector");
+    writeFileSync(join(sub, "good.json.gz"), gzipSync(JSON.stringify(vector())));
+    const named = join(sub, "README.txt");
+    const { code, out } = run([named, sub]);
+    expect(code).toBe(2);
+    expect(out).toEqual([
+      `FAIL ${named}: not a vector file (.json or .json.gz)`,
+      "1 passed, 1 failed, 0 skipped",
+    ]);
   });
 });

@@ -3,19 +3,61 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { canonical, parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
 
-/** Every vector file under the given files and directories, sorted. */
-export function collectVectorFiles(paths: readonly string[]): string[] {
-  const out: string[] = [];
-  const walk = (p: string) => {
-    const st = statSync(p);
-    if (st.isDirectory()) {
-      for (const name of readdirSync(p).sort()) walk(join(p, name));
-    } else if (/\.json(\.gz)?$/.test(p)) {
-      out.push(p);
+const VECTOR_FILE = /\.json(\.gz)?$/;
+
+/** A vector file to run, or a path that cannot be run, and why. */
+export type VectorInput =
+  | { readonly file: string; readonly problem?: undefined }
+  | { readonly file: string; readonly problem: string };
+
+/** Why `err` (from stat or readdir) kept a path from being read, in words. */
+function cannotRead(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "ENOENT") return "cannot read: no such file (or a dangling symlink)";
+  if (code === "EACCES" || code === "EPERM") return "cannot read: permission denied";
+  return `cannot read: ${(err as Error).message}`;
+}
+
+/**
+ * Every vector file under the given files and directories, sorted, and every
+ * path that cannot be run. A path named on the command line must be a vector
+ * or a directory; inside a directory, files that are not vectors are ignored
+ * (a vector directory holds READMEs and the like), but unreadable vectors and
+ * subdirectories are reported.
+ */
+export function collectVectorInputs(paths: readonly string[]): VectorInput[] {
+  const out: VectorInput[] = [];
+  const walk = (p: string, named: boolean) => {
+    let isDir: boolean;
+    try {
+      isDir = statSync(p).isDirectory();
+    } catch (err) {
+      if (named || VECTOR_FILE.test(p)) out.push({ file: p, problem: cannotRead(err) });
+      return;
     }
+    if (!isDir) {
+      if (VECTOR_FILE.test(p)) out.push({ file: p });
+      else if (named) out.push({ file: p, problem: "not a vector file (.json or .json.gz)" });
+      return;
+    }
+    let names: string[];
+    try {
+      names = readdirSync(p).sort();
+    } catch (err) {
+      out.push({ file: p, problem: cannotRead(err) });
+      return;
+    }
+    for (const name of names) walk(join(p, name), false);
   };
-  for (const p of paths) walk(p);
+  for (const p of paths) walk(p, true);
   return out;
+}
+
+/** Every vector file under the given files and directories, sorted (unreadable paths left out). */
+export function collectVectorFiles(paths: readonly string[]): string[] {
+  return collectVectorInputs(paths)
+    .filter((i) => i.problem === undefined)
+    .map((i) => i.file);
 }
 
 /** Run the conformance vectors; returns the process exit code. */
@@ -27,14 +69,15 @@ export function runConformance(
   let passed = 0;
   let failed = 0;
   let skipped = 0;
-  let files: string[];
-  try {
-    files = collectVectorFiles(paths);
-  } catch (err) {
-    (opts.log ?? ((line: string) => console.error(line)))(`conformance: ${(err as Error).message}`);
-    return 2;
-  }
-  for (const file of files) {
+  let unusable = 0;
+  for (const { file, problem } of collectVectorInputs(paths)) {
+    if (problem !== undefined) {
+      // Counted as failed, and the run goes on: one bad path must not hide the other vectors.
+      failed++;
+      unusable++;
+      log(`FAIL ${file}: ${problem}`);
+      continue;
+    }
     let vector: ReturnType<typeof parseVector>;
     try {
       vector = parseVector(readMaybeGzip(file), file);
@@ -68,5 +111,7 @@ export function runConformance(
     for (const line of mismatch.details) log(`    ${line.slice(0, 400)}`);
   }
   log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+  // A path that could not be run is unusable input (2), as a missing path always was.
+  if (unusable > 0) return 2;
   return failed > 0 || passed + failed + skipped === 0 ? 1 : 0;
 }
