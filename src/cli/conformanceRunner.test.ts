@@ -131,4 +131,37 @@ describe("conformance runner", () => {
       "1 passed, 1 failed, 0 skipped",
     ]);
   });
+
+  it("names the file once and the field inside it", () => {
+    const v = vector() as { steps: unknown[] };
+    v.steps[0] = { ...(v.steps[0] as Step), event: null };
+    const file = join(dir, "event-null.json");
+    writeFileSync(file, JSON.stringify(v));
+    expect(run([file]).out[0]).toBe(
+      `FAIL ${file}: broken vector file: steps[0].event: expected an object, got null`,
+    );
+  });
+
+  it("names the step whose event the codec rejects", () => {
+    const v = vector();
+    (v.steps[2].event as Record<string, unknown>).stimulus_id = 7;
+    v.name = "bad-stimulus-id";
+    const file = join(dir, "stimulus-id.json");
+    writeFileSync(file, JSON.stringify(v));
+    expect(run([file]).out[0]).toMatch(
+      /^FAIL bad-stimulus-id \(.*stimulus-id\.json\): steps\[2\]\.event: \w+Event\.stimulus_id: expected a string, got number 7$/,
+    );
+    (v.steps[2].event as Record<string, unknown>).cls = "NoSuchEvent";
+    writeFileSync(file, JSON.stringify(v));
+    expect(run([file]).out[0]).toMatch(/: steps\[2\]\.event: unknown class "NoSuchEvent"/);
+  });
+
+  it("names a config field without repeating the vector's name", () => {
+    const v = vector() as unknown as { name: string; config: Record<string, unknown> };
+    v.name = "bad-config";
+    v.config.nthreads = "one";
+    const file = join(dir, "config.json");
+    writeFileSync(file, JSON.stringify(v));
+    expect(run([file]).out[0]).toMatch(/^FAIL bad-config \(.*\): config\.nthreads: expected /);
+  });
 });

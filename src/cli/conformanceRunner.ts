@@ -83,7 +83,7 @@ export function runConformance(
       vector = parseVector(readMaybeGzip(file), file);
     } catch (err) {
       failed++;
-      log(`FAIL ${file}: broken vector file: ${(err as Error).message}`);
+      log(`FAIL ${file}: broken vector file: ${withoutFile(file, (err as Error).message)}`);
       continue;
     }
     if (vector.orderSensitive) {
@@ -114,4 +114,9 @@ export function runConformance(
   // A path that could not be run is unusable input (2), as a missing path always was.
   if (unusable > 0) return 2;
   return failed > 0 || passed + failed + skipped === 0 ? 1 : 0;
+}
+
+/** `message` without a leading `FILE: `: the FAIL line names the file already. */
+function withoutFile(file: string, message: string): string {
+  return message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message;
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import type { DataStore } from "../worker/state/dataStore.ts";
 import { TaskError } from "../worker/state/errorMessage.ts";
+import type { StateMachineEvent } from "../worker/state/events.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
 import { eventFromDict } from "./daskJson/events.ts";
 import { DaskDictError, type Dict, FieldReader, isDict } from "./daskJson/fields.ts";
@@ -34,7 +35,10 @@ export function readMaybeGzip(path: string): string {
   return (gz ? gunzipSync(buf) : buf).toString("utf8");
 }
 
-/** Parse and check the shape of a vector; errors name the file and the field. */
+/**
+ * Parse and check the shape of a vector. Errors say `WHERE: PATH: problem`, the
+ * file once and then the field inside it (`steps[0].event: expected an object`).
+ */
 export function parseVector(text: string, where: string): Vector {
   let d: unknown;
   try {
@@ -43,12 +47,23 @@ export function parseVector(text: string, where: string): Vector {
     throw new DaskDictError(`${where}: not valid JSON (${(err as Error).message})`);
   }
   if (!isDict(d)) throw new DaskDictError(`${where}: expected a JSON object`);
-  const r = new FieldReader(d, where);
+  try {
+    return vectorOf(d, where);
+  } catch (err) {
+    if (!(err instanceof DaskDictError)) throw err;
+    // The top-level reader is named "" so that paths start at the field: drop its dot.
+    throw new DaskDictError(`${where}: ${err.message.replace(/^\./, "")}`, { cause: err });
+  }
+}
+
+/** The vector in `d`; errors name the path inside the vector only. */
+function vectorOf(d: Dict, where: string): Vector {
+  const r = new FieldReader(d, "");
   const stepsRaw: unknown = r.raw("steps");
   if (!Array.isArray(stepsRaw)) r.fail("steps", "a list", stepsRaw);
   const steps = (stepsRaw as unknown[]).map((s, i): VectorStep => {
-    if (!isDict(s)) throw new DaskDictError(`${where}.steps[${i}]: expected an object`);
-    const sr = new FieldReader(s, `${where}.steps[${i}]`);
+    if (!isDict(s)) throw new DaskDictError(`steps[${i}]: expected an object`);
+    const sr = new FieldReader(s, `steps[${i}]`);
     const step: VectorStep = { event: sr.dict("event") };
     if (sr.has("raises")) step.raises = sr.str("raises");
     else {
@@ -64,10 +79,8 @@ export function parseVector(text: string, where: string): Vector {
       if (!Array.isArray(errs)) sr.fail("data_store_errors", "a list", errs);
       step.dataStoreErrors = (errs as unknown[]).map((e, j) => {
         if (!isDict(e))
-          throw new DaskDictError(
-            `${where}.steps[${i}].data_store_errors[${j}]: expected an object`,
-          );
-        const er = new FieldReader(e, `${where}.steps[${i}].data_store_errors[${j}]`);
+          throw new DaskDictError(`steps[${i}].data_store_errors[${j}]: expected an object`);
+        const er = new FieldReader(e, `steps[${i}].data_store_errors[${j}]`);
         return {
           key: er.str("key"),
           exceptionText: er.str("exception_text"),
@@ -249,19 +262,30 @@ function instructionDiff(expected: Dict[], actual: Dict[]): string[] {
   return [...missing.map((x) => `- expected ${x}`), ...extra.map((x) => `+ got      ${x}`)];
 }
 
+/** The event of step `i`; a codec error names the step (`steps[6].event: …`). */
+function stepEvent(step: VectorStep, i: number): StateMachineEvent {
+  try {
+    return eventFromDict(step.event);
+  } catch (err) {
+    if (!(err instanceof DaskDictError)) throw err;
+    // The codec names the event itself "event" at the top: say it once.
+    const message = err.message.replace(/^event: /, "");
+    throw new DaskDictError(`steps[${i}].event: ${message}`, { cause: err });
+  }
+}
+
 /** Replay a vector; returns null when every step matches, else the first divergence. */
 export function replayVector(v: Vector): Mismatch | null {
   const data = new FailingDataStore();
-  const ws = workerStateFromConfig(v.config, `${v.name}.config`, data);
+  const ws = workerStateFromConfig(v.config, "config", data);
   for (let i = 0; i < v.steps.length; i++) {
     const step = v.steps[i];
-    if (step.configBefore)
-      applyConfig(ws, step.configBefore, `${v.name}.steps[${i}].config_before`);
+    if (step.configBefore) applyConfig(ws, step.configBefore, `steps[${i}].config_before`);
     data.failures.clear();
     for (const e of step.dataStoreErrors ?? []) {
       data.failures.set(e.key, new TaskError(e.exceptionText, e.tracebackText));
     }
-    const event = eventFromDict(step.event);
+    const event = stepEvent(step, i);
     let instructions: Dict[];
     try {
       instructions = ws.handleStimulus(event).map(instructionToDict);
