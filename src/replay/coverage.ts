@@ -103,15 +103,22 @@ export function logCoverage(
   const q = firstRecordOfStimulusLog(w, expected, groups);
   const keysBefore = new Set<string>();
   if (q === -1) {
+    // Events but no record of them: checking would call every stimulus divergent.
     if (records.length > 0) {
       notes.push("the log holds no record of the stimulus log's events: nothing can be checked");
+    } else if (groups.length > 0) {
+      notes.push(
+        w.log.length === 0
+          ? "the log is empty: nothing can be checked"
+          : "the log holds only the Worker's own records (request-dep, …): nothing can be checked",
+      );
     }
     return {
       stimulusLogFull,
       logCapped,
       recordsBefore: records.length,
       keysBefore,
-      firstCheckedGroup: records.length > 0 ? groups.length : 0,
+      firstCheckedGroup: groups.length,
       firstGroupPartial: false,
       notes,
     };

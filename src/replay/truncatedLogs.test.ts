@@ -81,3 +81,27 @@ describe("logs that do not reach back to the worker's start", () => {
     }
   });
 });
+
+describe("logs that hold nothing to check against", () => {
+  it("an empty log: nothing can be checked, nothing is called divergent", () => {
+    const w = replay(capped({ records: Number.MAX_SAFE_INTEGER }), false);
+    expect(w.coverage.notes).toContain("the log is empty: nothing can be checked");
+    expect(w.log.checkedStimuli).toBe(0);
+    expect(w.log.divergent).toBe(0);
+    expect(w.log.firstDivergence).toBeNull();
+    expect(w.transitionCounter.equal).toBe(true);
+    expect(w.ok).toBe(true);
+  });
+
+  it("a log of the Worker's own records only: nothing can be checked either", () => {
+    const w0 = tree.workers.get(WORKER) as WorkerDump;
+    const shellOnly = w0.log.filter((e) => e[0] === "request-dep" && e.length === 5);
+    expect(shellOnly.length).toBeGreaterThan(0);
+    const dump = { ...tree, workers: new Map([[WORKER, { ...w0, log: shellOnly }]]) };
+    const w = replay(dump, false);
+    expect(w.coverage.notes.join("\n")).toMatch(
+      /only the Worker's own records.*nothing can be checked/,
+    );
+    expect(w.log.divergent).toBe(0);
+  });
+});
