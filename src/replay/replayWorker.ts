@@ -1,10 +1,12 @@
 import type { ClusterDump, WorkerDump } from "../protocol/clusterDump.ts";
+import { formatLogEntry } from "../worker/state/errors.ts";
 import { FindMissingEvent, type StateMachineEvent } from "../worker/state/events.ts";
 import type { LogEntry } from "../worker/state/log.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
 import { ReplayClock } from "./clock.ts";
 import { type LogCoverage, logCoverage } from "./coverage.ts";
 import { decodeStimulusLog } from "./dumpEvents.ts";
+import { ReplayInputError } from "./errors.ts";
 import { type EventGroup, eventGroups } from "./eventGroups.ts";
 import { ExpectedLog } from "./expectedLog.ts";
 import { replayFailure } from "./failure.ts";
@@ -77,7 +79,25 @@ export function replayWorker(
   const w = dump.workers.get(address);
   if (w === undefined) throw new Error(`${dump.file}: no worker ${address} in the dump`);
   const events = decodeStimulusLog(dump.file, address, w.stimulusLog, dump.scheduler);
+  checkLogRecords(dump.file, address, w.log);
   return new WorkerReplayer(w, events, options).run();
+}
+
+/**
+ * Every record of a worker log ends with its stimulus id and time (Dask's
+ * `(…, stimulus_id, time())`); the log check reads both there. A record without
+ * them is refused here, or `undefined` would stand in for its stimulus in the report.
+ */
+function checkLogRecords(file: string, address: string, log: WorkerDump["log"]): void {
+  for (let i = 0; i < log.length; i++) {
+    const e = log[i];
+    const n = e.length;
+    if (n >= 3 && typeof e[n - 2] === "string" && typeof e[n - 1] === "number") continue;
+    throw new ReplayInputError(
+      file,
+      `workers[${JSON.stringify(address)}].log[${i}]: expected a record ending with its stimulus id and time, got ${formatLogEntry(e)}`,
+    );
+  }
 }
 
 /** The state of one worker's replay (see {@link replayWorker}). */

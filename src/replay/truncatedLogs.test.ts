@@ -105,3 +105,21 @@ describe("logs that hold nothing to check against", () => {
     expect(w.log.divergent).toBe(0);
   });
 });
+
+describe("a malformed log record", () => {
+  it("is refused with its worker and index, not replayed with an undefined stimulus", () => {
+    const w0 = tree.workers.get(WORKER) as WorkerDump;
+    for (const bad of [
+      ["x"],
+      ["inc-1", "compute-task", 7, 1.5],
+      ["inc-1", "released", "sid", "late"],
+    ]) {
+      const log = [...w0.log];
+      log[3] = bad;
+      const dump = { ...tree, workers: new Map([[WORKER, { ...w0, log }]]) };
+      expect(() => replayLoadedDump(dump)).toThrow(
+        `workers["${WORKER}"].log[3]: expected a record ending with its stimulus id and time, got (`,
+      );
+    }
+  });
+});
