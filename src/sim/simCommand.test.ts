@@ -83,3 +83,10 @@ test("--json --runs: runs, first failure, shrink result and tally are JSON lines
   expect(lines[2].firstFailure).toMatchObject({ seed: 1, command: expect.any(String) });
   expect(lines[4].summary).toMatchObject({ runs: 2, passed: 0, failed: 2, failingSeeds: [1, 2] });
 });
+
+test("--from without --runs is refused, not ignored", async () => {
+  const r = await weft("sim", "--from", "5");
+  expect(r.code).toBe(2);
+  expect(r.err).toContain("--from needs --runs (one run takes --seed)");
+  expect(r.out).toBe("");
+});

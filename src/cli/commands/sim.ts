@@ -137,6 +137,11 @@ export function simCommand(ctx: CliContext): Command {
     .option("--json", "print results as JSON lines")
     .addHelpText("after", HELP_AFTER)
     .action((opts: SimCliOptions, cmd: Command) => {
+      // A lone --from would run --seed and look as if it had run the seed asked for.
+      if (opts.from !== undefined && opts.runs === undefined) {
+        cmd.error("error: --from needs --runs (one run takes --seed)", { exitCode: EXIT.usage });
+        return;
+      }
       let base: Omit<SimOptions, "seed">;
       try {
         base = simOptionsOf(opts);
