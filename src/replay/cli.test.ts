@@ -69,6 +69,13 @@ describe("weft", () => {
     const story = await weft(["story", TREE]);
     expect(story.code).toBe(2);
     expect(story.err).toContain("at least one key");
+    const bare = await weft(["story"]);
+    expect(bare.code).toBe(2);
+    expect(bare.err).toContain("at least one key");
+    const help = await weft(["story", "--help"]);
+    expect(help.out).toMatch(
+      /Arguments:\n {2}key +task keys .*the\s+last argument is the cluster dump file/s,
+    );
   });
 
   it("replay: exit 2 and one line naming a truncated file", async () => {

@@ -35,62 +35,69 @@ function failureNote(address: string, f: ReplayFailure, opts: StoryOptions): str
 
 /** `weft story KEY... FILE`: see docs/replay.md. */
 export function storyCommand(ctx: CliContext): Command {
-  return new Command("story")
-    .description(
-      "The story of tasks (or stimulus ids) across the scheduler and every worker of a Dask cluster dump, in time order",
-    )
-    .usage("[options] <key...> <file>")
-    .argument(
-      "<keys-then-file...>",
-      "task keys (as Python's str() writes them) or stimulus ids, then a cluster dump (.msgpack.gz, .yaml, …)",
-    )
-    .option("--replay", "workers' records from a replay of each worker instead of the dumped logs")
-    .option("--follow-log", "with --replay (implied): replay following the dumped log's choices")
-    .option("--json", "print the records as JSON")
-    .addHelpText(
-      "after",
-      "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Exit codes: 0 found, 1 no record mentions them, 2 unreadable input.",
-    )
-    .action(async (args: string[], opts: StoryOptions, cmd: Command) => {
-      // Commander allows a variadic argument only last: split KEY... FILE here.
-      if (args.length < 2)
-        cmd.error("error: give at least one key and the dump file", { exitCode: EXIT.usage });
-      const keys = args.slice(0, -1);
-      const file = args[args.length - 1];
-      await withInputErrors(ctx, "story", async () => {
-        if (inputKindOf(file) !== "dump") {
-          throw new ReplayInputError(
-            file,
-            "not a cluster dump: a story needs one (.msgpack.gz, .yaml, …)",
-          );
-        }
-        const dump = await loadDump(file);
-        let replayed: ReadonlyMap<string, WorkerState> | undefined;
-        if (opts.replay || opts.followLog) {
-          const progress = progressBar(ctx, "replay");
-          let report: DumpReplayReport;
-          try {
-            const replay = replayLoadedDump(dump, {
-              followLog: opts.followLog,
-              onProgress: progress.update,
-            });
-            replayed = replay.states;
-            report = replay.report;
-          } finally {
-            progress.stop();
+  return (
+    new Command("story")
+      .description(
+        "The story of tasks (or stimulus ids) across the scheduler and every worker of a Dask cluster dump, in time order",
+      )
+      .usage("[options] <key...> <file>")
+      // Commander takes a variadic argument only last, so KEY... FILE is one argument,
+      // split (and checked) in the action; it is named for what the user types first.
+      .argument(
+        "[key...]",
+        "task keys (as Python's str() writes them) or stimulus ids; the last argument is the cluster dump file (.msgpack.gz, .yaml, …)",
+      )
+      .option(
+        "--replay",
+        "workers' records from a replay of each worker instead of the dumped logs",
+      )
+      .option("--follow-log", "with --replay (implied): replay following the dumped log's choices")
+      .option("--json", "print the records as JSON")
+      .addHelpText(
+        "after",
+        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Exit codes: 0 found, 1 no record mentions them, 2 unreadable input.",
+      )
+      .action(async (args: string[], opts: StoryOptions, cmd: Command) => {
+        // Commander allows a variadic argument only last: split KEY... FILE here.
+        if (args.length < 2)
+          cmd.error("error: give at least one key and the dump file", { exitCode: EXIT.usage });
+        const keys = args.slice(0, -1);
+        const file = args[args.length - 1];
+        await withInputErrors(ctx, "story", async () => {
+          if (inputKindOf(file) !== "dump") {
+            throw new ReplayInputError(
+              file,
+              "not a cluster dump: a story needs one (.msgpack.gz, .yaml, …)",
+            );
           }
-          for (const w of report.workers) {
-            if (w.failure !== null)
-              ctx.stderr.write(`${failureNote(w.address, w.failure, opts)}\n`);
+          const dump = await loadDump(file);
+          let replayed: ReadonlyMap<string, WorkerState> | undefined;
+          if (opts.replay || opts.followLog) {
+            const progress = progressBar(ctx, "replay");
+            let report: DumpReplayReport;
+            try {
+              const replay = replayLoadedDump(dump, {
+                followLog: opts.followLog,
+                onProgress: progress.update,
+              });
+              replayed = replay.states;
+              report = replay.report;
+            } finally {
+              progress.stop();
+            }
+            for (const w of report.workers) {
+              if (w.failure !== null)
+                ctx.stderr.write(`${failureNote(w.address, w.failure, opts)}\n`);
+            }
           }
-        }
-        const lines = clusterStory(dump, keys, { replayed });
-        if (opts.json) ctx.stdout.write(`${JSON.stringify(storyJson(lines), null, 2)}\n`);
-        else if (lines.length > 0) ctx.stdout.write(`${formatStory(lines)}\n`);
-        if (lines.length === 0) {
-          ctx.stderr.write(`weft story: no record of ${keys.join(", ")} in ${file}\n`);
-          ctx.exitCode = EXIT.differences;
-        }
-      });
-    });
+          const lines = clusterStory(dump, keys, { replayed });
+          if (opts.json) ctx.stdout.write(`${JSON.stringify(storyJson(lines), null, 2)}\n`);
+          else if (lines.length > 0) ctx.stdout.write(`${formatStory(lines)}\n`);
+          if (lines.length === 0) {
+            ctx.stderr.write(`weft story: no record of ${keys.join(", ")} in ${file}\n`);
+            ctx.exitCode = EXIT.differences;
+          }
+        });
+      })
+  );
 }
