@@ -3,6 +3,7 @@
  * `src/cli/commands/` (listed in `commands/index.ts`). Run it with `npm run weft --`,
  * `npx tsx src/cli/weft.ts` or `bin/weft.js`.
  */
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { isEntryPoint } from "../util/entryPoint.ts";
 import { type CliContext, EXIT, processContext } from "./commands/context.ts";
@@ -23,12 +24,20 @@ function configure(cmd: Command, ctx: CliContext): Command {
   );
 }
 
+/** weft's version, from package.json (the one place it is kept). */
+function weftVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+  return String(pkg.version);
+}
+
 /** The `weft` program with every subcommand, writing through `ctx`. */
 export function buildProgram(ctx: CliContext): Command {
   const program = configure(
-    new Command("weft").description(
-      "weft: a distributed task-graph runtime built around a port of Dask's worker state machine",
-    ),
+    new Command("weft")
+      .description(
+        "weft: a distributed task-graph runtime built around a port of Dask's worker state machine",
+      )
+      .version(weftVersion(), "-V, --version", "print weft's version"),
     ctx,
   );
   for (const make of COMMANDS) program.addCommand(configure(make(ctx), ctx));

@@ -165,6 +165,15 @@ describe("weft", () => {
     expect(followed.err).toBe("");
   });
 
+  it("weft --version prints package.json's version and exits 0", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    for (const flag of ["--version", "-V"]) {
+      const r = await weft([flag]);
+      expect(r.code).toBe(0);
+      expect(r.out).toBe(`${version}\n`);
+    }
+  });
+
   it("bin/weft.js runs the command", () => {
     const help = spawnSync(process.execPath, ["bin/weft.js", "replay", "--help"], {
       cwd: ROOT,
