@@ -3,7 +3,7 @@
 import { availableParallelism } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { weftLogger } from "../util/logger.ts";
 
@@ -138,8 +138,6 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     connectTimeoutMs: positiveInt("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
     maxFrameBytes: positiveInt("maxFrameBytes", o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES),
     maxMessageBytes: positiveInt("maxMessageBytes", o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
-    logger:
-      o.logger ??
-      weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info", pino.destination(1)),
+    logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
   };
 }

@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
 
@@ -72,6 +73,14 @@ describe("TransitionLog", () => {
     expect(workerStory(new Set(["a"]), log).map((r) => r[3])).toEqual(["s1"]);
     expect(workerStory(new Set(["b"]), log).length).toBe(2);
     expect(workerStory(new Set(["s2"]), log).map((r) => r[0])).toEqual(["c"]);
+  });
+
+  it("prints logged recommendations as the {key: state} they stand for", () => {
+    expect(inspect(new LoggedRecs(null, null, ["a", "fetch", "b", "memory"]))).toBe(
+      "{ a: 'fetch', b: 'memory' }",
+    );
+    expect(inspect(new LoggedRecs("x", "fetch"))).toBe("{ x: 'fetch' }");
+    expect(inspect(NO_RECS)).toBe("{}");
   });
 });
 

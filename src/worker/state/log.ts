@@ -53,6 +53,11 @@ export class LoggedRecs {
   toJSON(): Record<string, TaskStateState> {
     return Object.fromEntries(this.toMap());
   }
+
+  /** `console.log` of a story shows the `{key: state}` this stands for, not its fields. */
+  [Symbol.for("nodejs.util.inspect.custom")](): Record<string, TaskStateState> {
+    return this.toJSON();
+  }
 }
 
 /** Shared by every transition that made no recommendation. */
