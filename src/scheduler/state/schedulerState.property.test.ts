@@ -53,6 +53,7 @@ type Action =
   | { kind: "drop-replica"; pick: number }
   | { kind: "stale-finish"; pick: number }
   | { kind: "release"; pick: number }
+  | { kind: "cancel"; pick: number; force: boolean }
   | { kind: "desire"; pick: number }
   | { kind: "second-graph"; spec: GraphSpec; base: number[] };
 
@@ -120,6 +121,14 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant("stale-finish" as const), pick: fc.nat() }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("release" as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("cancel" as const),
+      pick: fc.nat(),
+      force: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("desire" as const), pick: fc.nat() }) },
   {
     weight: 1,
@@ -357,6 +366,21 @@ class Harness {
         if (x === undefined) return;
         this.wants.get(x[0])?.delete(x[1]);
         this.send(t.releaseKeys(x[0], [x[1]]));
+        return;
+      }
+      case "cancel": {
+        const all: [string, string][] = [];
+        for (const [client, keys] of this.wants) for (const key of keys) all.push([client, key]);
+        const x = pickOf(all, act.pick);
+        if (x === undefined) return;
+        const out = s.handleStimulus(t.cancelKeys(x[0], [x[1]], act.force, "cancel-act"));
+        // The requester is always answered, and stops wanting the key (cancelled for it).
+        const answer = out.find(
+          ({ to, msg }) => to.kind === "client" && to.id === x[0] && msg.op === "cancelled-keys",
+        );
+        expect(answer?.msg).toMatchObject({ stimulusId: "cancel-act" });
+        expect((answer?.msg as { keys: string[] }).keys).toContain(x[1]);
+        this.apply(out);
         return;
       }
       case "desire": {
