@@ -272,6 +272,20 @@ describe("Client", () => {
     expect(cluster.scheduler.state.clients.has(client.id)).toBe(false);
   });
 
+  it("a closed client says why, and its LocalCluster forgets it", async () => {
+    const { cluster } = await testCluster();
+    // The cluster's own set of clients, to see that it does not keep closed ones.
+    const held = (cluster as unknown as { clients: Set<Client> }).clients;
+    const before = held.size;
+    for (let i = 0; i < 5; i++) {
+      const c = await cluster.client();
+      expect(await c.submit(inc, i)).toBe(i + 1);
+      await c.close();
+      expect((await c.closed).message).toBe("the client was closed");
+    }
+    await eventually(() => held.size === before, 1_000, "closed clients forgotten");
+  });
+
   it("skips malformed messages from the scheduler and goes on", async () => {
     let server: Comm | null = null;
     const listener = await listen("inproc://fake-scheduler", (comm) => {

@@ -127,6 +127,8 @@ export class Client implements FutureHost, GatherHost {
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
   private closedError: Error | null = null;
+  /** Waiting for {@link closed}. */
+  private closeWaiters: ((why: Error) => void)[] = [];
   /** Submissions so far (`update-graph` messages sent). */
   private submissions = 0;
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
@@ -198,6 +200,12 @@ export class Client implements FutureHost, GatherHost {
   /** True once closed, or once the scheduler went away. */
   get isClosed(): boolean {
     return this.closedError !== null;
+  }
+
+  /** Resolves (with why) once the client is closed or has lost its scheduler; never rejects. */
+  get closed(): Promise<Error> {
+    if (this.closedError !== null) return Promise.resolve(this.closedError);
+    return new Promise((resolve) => this.closeWaiters.push(resolve));
   }
 
   /** Keys this client holds futures for. */
@@ -732,6 +740,9 @@ export class Client implements FutureHost, GatherHost {
     // Unanswered cancels: their futures are lost now.
     for (const { resolve } of this.cancels.values()) resolve();
     this.cancels.clear();
+    const waiters = this.closeWaiters;
+    this.closeWaiters = [];
+    for (const resolve of waiters) resolve(error);
     void this.peers.closeAll();
   }
 

@@ -135,6 +135,9 @@ export class LocalCluster {
       ...options,
     });
     this.clients.add(client);
+    // A closed client is forgotten: a long-lived cluster serving many short-lived clients
+    // would otherwise keep every one of them (and what it held) until the cluster closes.
+    void client.closed.then(() => this.clients.delete(client));
     return client;
   }
 
