@@ -1,13 +1,14 @@
 /**
  * The simulated client: submits the workload in one `update-graph`, or in two
  * (the second, later, for the other half of the wanted keys, repeating the
- * tasks they share), sometimes releases a wanted key part-way, follows what
- * the scheduler reports about each key it still wants, and in the end
- * releases everything.
+ * tasks they share), sometimes releases or cancels a wanted key part-way,
+ * follows what the scheduler reports about each key it still wants, and in
+ * the end releases everything.
  */
 
 import type { GraphTask, SchedulerToClientMessage } from "../protocol/messagesClient.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
+import type { SimRng } from "./rng.ts";
 import type { SimScheduler } from "./simScheduler.ts";
 import { taskSpecOf } from "./values.ts";
 import { neededTasks, type Workload } from "./workload.ts";
@@ -30,8 +31,10 @@ export class SimClient {
   readonly status = new Map<string, KeyStatus>();
   /** The error reported for each erred wanted key. */
   readonly errors = new Map<string, ClientError>();
-  /** Wanted keys the client released part-way. */
+  /** Wanted keys the client released or cancelled part-way (and what the cancels took with them). */
   readonly released = new Set<string>();
+  /** Stimulus ids of this client's `cancel-keys` not answered yet. */
+  private readonly ownCancels = new Set<string>();
   /** Wanted keys not yet in memory or erred. */
   private pending = 0;
   /** Messages received, by op. */
@@ -41,6 +44,8 @@ export class SimClient {
     private readonly c: SimCluster,
     private readonly scheduler: SimScheduler,
     private readonly workload: Workload,
+    /** Its own stream, so that runs without a cancel are the runs they were before cancels. */
+    private readonly cancelRng: SimRng,
   ) {
     for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
     this.pending = this.status.size;
@@ -67,16 +72,44 @@ export class SimClient {
       const key = this.workload.tasks[rng.pick(wanted)].key;
       this.c.queue.at(rng.uniform(0, 0.3), () => this.release(key));
     }
+    const crng = this.cancelRng;
+    if (crng.chance(0.1) && wanted.length > 0) {
+      const key = this.workload.tasks[crng.pick(wanted)].key;
+      const force = crng.chance(0.5);
+      this.c.queue.at(crng.uniform(0, 0.3), () => this.cancel(key, force));
+    }
   }
 
-  /** Stop wanting `key`: it is no longer checked. */
-  private release(key: string): void {
+  /** Forget `key`: released or cancelled, it is no longer checked. */
+  private forget(key: string): void {
     const status = this.status.get(key);
     if (status === undefined) return;
     if (status === "pending") this.pending--;
     this.status.delete(key);
     this.errors.delete(key);
     this.released.add(key);
+  }
+
+  /**
+   * Cancel `key` (and, at the scheduler, the tasks depending on it that this
+   * client alone wants): the keys the answer names are no longer checked.
+   */
+  private cancel(key: string, force: boolean): void {
+    if (!this.status.has(key)) return;
+    const stimulusId = this.c.stimulusId("cancel-keys");
+    this.ownCancels.add(stimulusId);
+    this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
+      this.scheduler.handle({
+        kind: "client-message",
+        msg: { op: "cancel-keys", keys: [key], clientId: CLIENT_ID, force, stimulusId },
+      }),
+    );
+  }
+
+  /** Stop wanting `key`: it is no longer checked. */
+  private release(key: string): void {
+    if (!this.status.has(key)) return;
+    this.forget(key);
     const stimulusId = this.c.stimulusId("client-releases-keys");
     this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
       this.scheduler.handle({
@@ -140,7 +173,9 @@ export class SimClient {
         this.errors.delete(msg.key);
         return;
       case "cancelled-keys":
-        for (const key of msg.keys) this.set(key, "cancelled");
+        // The answer to its own cancel: what it cancelled is not wanted any more.
+        if (this.ownCancels.delete(msg.stimulusId)) for (const key of msg.keys) this.forget(key);
+        else for (const key of msg.keys) this.set(key, "cancelled");
         return;
       case "task-no-worker":
         return;

@@ -94,7 +94,7 @@ export class Simulation implements SimCluster {
         return queue.now;
       },
     };
-    this.client = new SimClient(this, this.scheduler, this.workload);
+    this.client = new SimClient(this, this.scheduler, this.workload, root.fork(3));
   }
 
   // ----------------------------------------------------------------- SimCluster
