@@ -5,7 +5,7 @@
  * are not well-formed Unicode) are refused with an error naming where they are.
  */
 
-import { isTaskRef, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
+import { isTaskRef, MAX_ARG_DEPTH, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
 
@@ -59,13 +59,6 @@ export function isTaskDefinition(v: unknown): v is TaskDefinition {
     typeof (v as { fn?: unknown }).fn === "function"
   );
 }
-
-/**
- * The deepest nesting of arrays and plain objects accepted in arguments: far
- * beyond real data, and well within what every transport (and the stack of
- * the encoders) can carry.
- */
-export const MAX_ARG_DEPTH = 1000;
 
 /**
  * Why a string cannot travel in a message, or null. Messages carry strings

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   collectTaskRefs,
+  MAX_ARG_DEPTH,
+  taskArgsProblem,
   taskRef,
   taskSpecProblem,
-  undeclaredTaskRef,
 } from "./messagesTaskSpec.ts";
 
 const args = [1, taskRef("a"), { x: [taskRef("b"), "c"], y: { z: taskRef("c") } }, "d"];
@@ -13,12 +14,36 @@ describe("task references in arguments", () => {
     expect([...collectTaskRefs(args, new Set())].sort()).toEqual(["a", "b", "c"]);
   });
 
-  it("undeclaredTaskRef names the first one not declared, in argument order", () => {
-    expect(undeclaredTaskRef(args, ["a", "b", "c"])).toBeNull();
-    expect(undeclaredTaskRef(args, ["a"])).toBe("b");
-    expect(undeclaredTaskRef(args, ["b", "c"])).toBe("a");
-    expect(undeclaredTaskRef(args, ["a", "b"])).toBe("c");
-    expect(undeclaredTaskRef([1, "a", null, { a: "a" }], [])).toBeNull();
+  it("taskArgsProblem names the first one not declared, in argument order", () => {
+    const undeclared = (key: string) =>
+      `refers to '${key}' in its arguments but does not list it as a dependency`;
+    expect(taskArgsProblem(args, ["a", "b", "c"])).toBeNull();
+    expect(taskArgsProblem(args, ["a"])).toBe(undeclared("b"));
+    expect(taskArgsProblem(args, ["b", "c"])).toBe(undeclared("a"));
+    expect(taskArgsProblem(args, ["a", "b"])).toBe(undeclared("c"));
+    expect(taskArgsProblem([1, "a", null, { a: "a" }], [])).toBeNull();
+  });
+
+  it("taskArgsProblem checks many references against many dependencies in linear time", () => {
+    const keys = Array.from({ length: 50_000 }, (_, i) => `k${i}`);
+    const many = keys.map((k) => taskRef(k));
+    expect(taskArgsProblem(many, keys)).toBeNull();
+    expect(taskArgsProblem([...many, taskRef("zz")], keys)).toBe(
+      "refers to 'zz' in its arguments but does not list it as a dependency",
+    );
+  });
+
+  it("taskArgsProblem refuses arguments nested deeper than MAX_ARG_DEPTH", () => {
+    const nest = (n: number): unknown => {
+      let v: unknown = taskRef("a");
+      for (let i = 0; i < n; i++) v = i % 2 === 0 ? [v] : { v };
+      return v;
+    };
+    // The argument array itself is one level.
+    expect(taskArgsProblem([nest(MAX_ARG_DEPTH - 1)], ["a"])).toBeNull();
+    expect(taskArgsProblem([nest(MAX_ARG_DEPTH)], ["a"])).toBe(
+      `has arguments nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
+    );
   });
 });
 

@@ -41,21 +41,36 @@ export function taskRef(key: Key): TaskRef {
 }
 
 /**
- * The key of the first {@link TaskRef} in `value` (arrays and plain objects
- * searched to any depth, in argument order) for which `stop` is true, or null.
+ * How deeply arrays and objects may nest in a task's arguments: what the client
+ * accepts, and what the scheduler accepts from any client (deeper ones could not
+ * be sent on to a worker: the wire codec refuses 2,000 levels, message included).
  */
-function findTaskRef(value: unknown, stop: (key: Key) => boolean): Key | null {
+export const MAX_ARG_DEPTH = 1000;
+
+/** Found nesting deeper than {@link MAX_ARG_DEPTH} (from {@link findTaskRef}). */
+const TOO_DEEP = Symbol("too deep");
+
+/**
+ * The key of the first {@link TaskRef} in `value` (arrays and plain objects
+ * searched to any depth, in argument order) for which `stop` is true, null if
+ * none, or {@link TOO_DEEP} if `value` nests deeper than {@link MAX_ARG_DEPTH}.
+ */
+function findTaskRef(value: unknown, stop: (key: Key) => boolean): Key | null | typeof TOO_DEEP {
   const stack: unknown[] = [value];
+  const depths: number[] = [0];
   while (stack.length > 0) {
     const v = stack.pop();
+    const depth = depths.pop() as number;
     if (typeof v !== "object" || v === null) continue;
     if (isTaskRef(v)) {
       if (stop(v.__weftRef)) return v.__weftRef;
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-    } else {
-      const items = Object.values(v);
-      for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]);
+      continue;
+    }
+    if (depth >= MAX_ARG_DEPTH) return TOO_DEEP;
+    const items = Array.isArray(v) ? v : Object.values(v);
+    for (let i = items.length - 1; i >= 0; i--) {
+      stack.push(items[i]);
+      depths.push(depth + 1);
     }
   }
   return null;
@@ -66,6 +81,7 @@ function findTaskRef(value: unknown, stop: (key: Key) => boolean): Key | null {
  * arrays and plain objects to any depth. Returns `into`.
  */
 export function collectTaskRefs(value: unknown, into: Set<Key>): Set<Key> {
+  // Depth is not checked here: the scheduler has refused a graph nested too deeply.
   findTaskRef(value, (key) => {
     into.add(key);
     return false;
@@ -74,12 +90,24 @@ export function collectTaskRefs(value: unknown, into: Set<Key>): Set<Key> {
 }
 
 /**
- * The key of the first {@link TaskRef} in `value` that is not in `declared`,
- * or null. Builds no set: it runs on every task of every graph a scheduler
- * receives.
+ * Why the arguments `args` of a task declaring dependencies `declared` are not
+ * acceptable, or null: nested deeper than {@link MAX_ARG_DEPTH}, or a task
+ * reference to a key not declared.
  */
-export function undeclaredTaskRef(value: unknown, declared: readonly Key[]): Key | null {
-  return findTaskRef(value, (key) => !declared.includes(key));
+export function taskArgsProblem(args: readonly unknown[], declared: readonly Key[]): string | null {
+  const found = findTaskRef(args, undeclared(declared));
+  if (found === TOO_DEEP)
+    return `has arguments nested deeper than ${MAX_ARG_DEPTH} arrays or objects`;
+  if (found !== null)
+    return `refers to '${found}' in its arguments but does not list it as a dependency`;
+  return null;
+}
+
+/** True for a key not in `declared` (searched through a set when it is long: a task may have 50,000). */
+function undeclared(declared: readonly Key[]): (key: Key) => boolean {
+  if (declared.length <= 16) return (key) => !declared.includes(key);
+  const set = new Set(declared);
+  return (key) => !set.has(key);
 }
 
 /**

@@ -47,6 +47,18 @@ describe("update-graph", () => {
     });
   });
 
+  test("arguments nested too deeply to reach a worker are rejected", () => {
+    const s = cluster();
+    let deep: unknown = 1;
+    for (let i = 0; i < 1_900; i++) deep = [deep];
+    const bad = { spec: { fn: "f", args: [deep] }, dependencies: [] };
+    const out = s.handleStimulus(t.updateGraph("c", { a: bad }, ["a"]));
+    expect(s.tasks.size).toBe(0);
+    expect((out[0].msg as { exceptionText: string }).exceptionText).toBe(
+      "InvalidGraph: update-graph rejected: task 'a' has arguments nested deeper than 1000 arrays or objects",
+    );
+  });
+
   test("a cycle is rejected, naming it", () => {
     const s = cluster();
     const out = s.handleStimulus(

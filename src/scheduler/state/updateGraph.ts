@@ -5,7 +5,7 @@
  */
 
 import type { GraphTask, UpdateGraphMsg } from "../../protocol/messagesClient.ts";
-import { taskSpecProblem, undeclaredTaskRef } from "../../protocol/messagesTaskSpec.ts";
+import { taskArgsProblem, taskSpecProblem } from "../../protocol/messagesTaskSpec.ts";
 import { comparePriority } from "../../util/priority.ts";
 import { clientDesiresKeys } from "./clientHandlers.ts";
 import { isStringArray, resourcesProblem } from "./eventValidation.ts";
@@ -40,10 +40,8 @@ function entryProblem(key: string, entry: unknown): string | null {
   if (deps.includes(key)) return `task '${key}' depends on itself`;
   const args = (e.spec as { args: readonly unknown[] }).args;
   if (!allPrimitive(args)) {
-    const ref = undeclaredTaskRef(args, deps);
-    if (ref !== null) {
-      return `task '${key}' refers to '${ref}' in its arguments but does not list it as a dependency`;
-    }
+    const problem = taskArgsProblem(args, deps);
+    if (problem !== null) return `task '${key}' ${problem}`;
   }
   if (
     e.priority !== undefined &&
