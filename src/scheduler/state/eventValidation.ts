@@ -121,8 +121,18 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
         fail(ev, "nbytes must be a number ≥ 0 or null");
       }
       if (typeof msg.typename !== "string") fail(ev, "typename must be a string");
-      if (msg.startstops !== undefined && !Array.isArray(msg.startstops)) {
-        fail(ev, "startstops must be an array");
+      if (msg.startstops !== undefined) {
+        if (!Array.isArray(msg.startstops)) fail(ev, "startstops must be an array");
+        for (const ss of msg.startstops as unknown[]) {
+          if (
+            !isObject(ss) ||
+            typeof ss.action !== "string" ||
+            typeof ss.start !== "number" ||
+            typeof ss.stop !== "number"
+          ) {
+            fail(ev, "startstops must hold {action: string, start: number, stop: number}");
+          }
+        }
       }
       if (msg.metadata !== undefined && msg.metadata !== null && !isObject(msg.metadata)) {
         fail(ev, "metadata must be an object");

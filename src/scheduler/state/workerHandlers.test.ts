@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import { InvalidStimulus } from "./errors.ts";
 import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
 
@@ -18,6 +19,38 @@ describe("task-finished", () => {
     const out = s.handleStimulus(t.taskFinished("w2", "x", 99));
     expect(t.summarize(out)).toEqual(["w2 free-keys x"]);
     expect(x?.state).toBe("processing");
+  });
+
+  test("the current run reported by a worker it was not given to is freed there, not taken", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const x = s.tasks.get("x");
+    expect(x?.processingOn?.address).toBe("w1");
+    const out = s.handleStimulus(t.taskFinished("w2", "x", x?.runId ?? 0));
+    expect(t.summarize(out)).toEqual(["w2 free-keys x"]);
+    expect(x?.state).toBe("processing");
+    expect(t.summarize(s.handleStimulus(t.taskErred("w2", "x", x?.runId ?? 0)))).toEqual([]);
+    expect(x?.state).toBe("processing");
+    s.validateState();
+  });
+
+  test("startstops that are not {action, start, stop} are refused as an invalid stimulus", () => {
+    const s = cluster("w1");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const bad = t.fromWorker("w1", {
+      op: "task-finished",
+      key: "x",
+      runId: 1,
+      nbytes: 8,
+      typename: "number",
+      startstops: [null],
+    });
+    expect(() => s.handleStimulus(bad)).toThrow(InvalidStimulus);
+    expect(() => s.handleStimulus(bad)).toThrow(
+      /startstops must hold \{action: string, start: number, stop: number\}/,
+    );
+    expect(s.tasks.get("x")?.state).toBe("processing");
+    s.validateState();
   });
 
   test("a stale run id from the worker processing it sends the task round again", () => {

@@ -97,6 +97,13 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
     addReplica(s, ts, ws);
     return;
   }
+  if (ts.state === "processing" && ts.processingOn !== ws) {
+    // The current run, but from a worker it was not given to: no honest worker
+    // sends that (a steal gives the task a new runId). Dask raises here; a
+    // scheduler must not fall over for one bad peer: the sender drops it.
+    s.freeKeys(ws, msg.key);
+    return;
+  }
   if (msg.metadata !== undefined && msg.metadata !== null && hasOwnKeys(msg.metadata)) {
     ts.metadata = { ...(ts.metadata ?? {}), ...msg.metadata };
   }
@@ -122,6 +129,8 @@ function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
     if (ts.processingOn === ws) s.recommend(ts, "released");
     return;
   }
+  // The current run from a worker it was not given to (see taskFinished): ignored.
+  if (ts.processingOn !== ws) return;
   retryOrErr(s, ts, ws, msg, false);
 }
 
