@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { CommClosedError, isNetworkError } from "./errors.ts";
+import { CommClosedError, isNetworkError, SerializationError } from "./errors.ts";
 import { RemoteError, type RpcHandler, rpc, serveRpc } from "./rpc.ts";
 import { type CommPair, commPair } from "./testPair.ts";
 
@@ -38,6 +38,15 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     theirs.server.abort(new CommClosedError("connection reset"));
     await servedTheirs;
     expect(logged).toEqual(["debug rpc: comm aborted", "warn rpc: comm broke"]);
+    // What the peer sent could not be read: its fault, one line without a stack.
+    const garbled = await commPair(address);
+    pairs.push(garbled);
+    const servedGarbled = serveRpc(garbled.server, {}, logger);
+    garbled.server.abort(
+      new CommClosedError("malformed frame", { cause: new SerializationError("bad msgpack") }),
+    );
+    await servedGarbled;
+    expect(logged.at(-1)).toBe("warn rpc: unreadable peer");
   });
 
   it("calls and answers", async () => {

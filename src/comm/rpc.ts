@@ -8,7 +8,7 @@
 
 import { asError } from "../util/asError.ts";
 import type { Comm } from "./comm.ts";
-import { CommAbortedError, CommClosedError } from "./errors.ts";
+import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
 
 /** The logging a comm helper needs; a pino logger is one. */
@@ -198,6 +198,13 @@ export async function serveRpc(
     // Aborted on this side (a server shutting down): expected, not a broken comm.
     if (err instanceof CommAbortedError)
       logger?.debug?.({ peer: comm.peerAddress }, "rpc: comm aborted");
+    else if (!isNetworkError(err))
+      // What the peer sent could not be read (not weft's protocol, a broken frame, too large):
+      // the peer's fault, said in one line.
+      logger?.warn(
+        { peer: comm.peerAddress, reason: (err as Error).message },
+        "rpc: unreadable peer",
+      );
     else logger?.warn({ peer: comm.peerAddress, err }, "rpc: comm broke");
   }
 }

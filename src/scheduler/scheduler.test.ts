@@ -234,6 +234,30 @@ describe("Scheduler server", () => {
     expect(s.counters.rejectedMessages).toBe(1);
   });
 
+  it("logs a connection that sent what it cannot read before introducing itself; a hang-up quietly", async () => {
+    const { s, records } = await start({ listen: "tcp://127.0.0.1:0" });
+    const { host, port } = (() => {
+      const u = new URL(s.address.replace("tcp://", "http://"));
+      return { host: u.hostname, port: Number(u.port) };
+    })();
+    const { createConnection } = await import("node:net");
+    const send = (bytes: Buffer) =>
+      new Promise<void>((resolve) => {
+        const sock = createConnection({ host, port }, () => sock.end(bytes));
+        sock.on("close", () => resolve());
+        sock.on("error", () => resolve());
+      });
+    await send(Buffer.alloc(0)); // connects and hangs up
+    // A frame of 3 bytes that is no message layout, then the end.
+    await send(Buffer.from([0, 0, 0, 3, 1, 2, 3]));
+    await until(() =>
+      records.some((r) => r.msg === "a connection closed before introducing itself"),
+    );
+    const logged = records.filter((r) => r.msg === "a connection closed before introducing itself");
+    expect(logged).toHaveLength(1);
+    expect(String(logged[0].reason)).toMatch(/malformed|frame|message/);
+  });
+
   it("close() ends every connection", async () => {
     const { s } = await start();
     const w = await peer(s, registerWorker("inproc://w/1"));

@@ -17,6 +17,7 @@
 import type { Logger } from "pino";
 import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
+import { isNetworkError } from "../comm/errors.ts";
 import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messagesSession.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { serveClient } from "./clientSession.ts";
@@ -154,8 +155,15 @@ export class Scheduler implements SessionHost {
     let first: unknown;
     try {
       first = await Promise.race([comm.recv(), timeout]);
-    } catch {
-      return; // closed before saying anything
+    } catch (err) {
+      // Closed before saying anything: quietly if it just hung up, with the reason if what
+      // it sent could not be read (not weft's protocol, a broken frame, over the limits).
+      if (isNetworkError(err)) return;
+      this.logger.info(
+        { peer: comm.peerAddress, reason: (err as Error).message },
+        "a connection closed before introducing itself",
+      );
+      return;
     } finally {
       clearTimeout(timer);
     }
