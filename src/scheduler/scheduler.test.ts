@@ -101,6 +101,25 @@ describe("Scheduler server", () => {
     expect(s.state.workers.size).toBe(1);
   });
 
+  it("refuses a worker at a tcp:// address it cannot reach, unless told not to check", async () => {
+    const { s } = await start({ listen: "tcp://127.0.0.1:0" });
+    const unreachable = await peer(s, registerWorker("tcp://127.0.0.1:1"));
+    expect(unreachable.reply).toMatchObject({ status: "error" });
+    expect(String(unreachable.reply.message)).toMatch(
+      /^cannot reach the worker at its address tcp:\/\/127\.0\.0\.1:1 \(.*refused.*\): its peers could not either; check its --listen \/ --contact-address$/,
+    );
+    expect(s.state.workers.size).toBe(0);
+    // A worker that does listen there is accepted.
+    const { listen } = await import("../comm/connect.ts");
+    const listener = await listen("tcp://127.0.0.1:0", async (comm) => void comm.close());
+    open.push(listener);
+    const ok = await peer(s, registerWorker(listener.address));
+    expect(ok.reply).toMatchObject({ status: "OK" });
+    const { s: trusting } = await start({ listen: "tcp://127.0.0.1:0", checkWorkerAddress: false });
+    const unchecked = await peer(trusting, registerWorker("tcp://127.0.0.1:1"));
+    expect(unchecked.reply).toMatchObject({ status: "OK" });
+  });
+
   it("refuses a malformed registration", async () => {
     const { s } = await start();
     const w = await peer(s, { ...registerWorker("inproc://w/1"), nthreads: -1 });

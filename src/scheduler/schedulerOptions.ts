@@ -22,6 +22,13 @@ export interface SchedulerOptions {
   workerTtlMs?: number;
   /** A connection must say who it is (its first message) within this many ms. Default 10,000. */
   handshakeTimeoutMs?: number;
+  /**
+   * Before accepting a worker at a `tcp://` address, connect to that address
+   * once (within `handshakeTimeoutMs`, at most 5 s): a worker advertising an
+   * address nobody can reach (a wrong `--contact-address`) is refused at once
+   * instead of stalling every graph that needs its results. Default true.
+   */
+  checkWorkerAddress?: boolean;
   /** TCP: messages go in frames of at most this many bytes. Default 64 MiB (see `FrameLimits`). */
   maxFrameBytes?: number;
   /** TCP: the largest message sent or accepted, in bytes. Default 4 GiB − 1 (see `FrameLimits`). */
@@ -59,6 +66,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     workerTtlMs: ttl,
     handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
+    checkWorkerAddress: o.checkWorkerAddress ?? true,
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     logger: o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),

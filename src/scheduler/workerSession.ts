@@ -4,7 +4,8 @@
  * the state machine is told the worker is gone.
  */
 
-import type { Comm } from "../comm/comm.ts";
+import { type Comm, frameLimitsOf } from "../comm/comm.ts";
+import { connect } from "../comm/connect.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
 import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
@@ -23,6 +24,21 @@ async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void>
   await comm.close();
 }
 
+/** Why `address` cannot be connected to, or null once a connection was made (and closed). */
+async function reachProblem(host: SessionHost, address: string): Promise<string | null> {
+  try {
+    const probe = await connect(address, {
+      timeoutMs: Math.min(host.options.handshakeTimeoutMs, 5_000),
+      ...frameLimitsOf(host.options),
+    });
+    // Orderly: the worker's rpc server sees a peer that said nothing and left.
+    await probe.close();
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 /**
  * Serve the worker whose first message, `first`, is a `register-worker`.
  * Resolves once its connection has ended.
@@ -35,6 +51,21 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   }
   if (host.router.workers.has(address)) {
     return refuse(host, comm, `a worker is already registered at ${address}`);
+  }
+  if (host.options.checkWorkerAddress && address.startsWith("tcp://")) {
+    const problem = await reachProblem(host, address);
+    if (problem !== null) {
+      return refuse(
+        host,
+        comm,
+        `cannot reach the worker at its address ${address} (${problem}): its peers could not either; check its --listen / --contact-address`,
+      );
+    }
+    // Checked while other registrations went on.
+    if (!host.isRunning) return comm.close();
+    if (host.router.workers.has(address)) {
+      return refuse(host, comm, `a worker is already registered at ${address}`);
+    }
   }
   const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
   if (!outcome.ok) return refuse(host, comm, outcome.error.message);

@@ -17,6 +17,8 @@ interface SchedulerCliOptions extends FrameLimitCliOptions {
   readonly workerTtl: string;
   readonly validate?: boolean;
   readonly logLevel: string;
+  /** false with --no-check-worker-address. */
+  readonly checkWorkerAddress?: boolean;
 }
 
 /**
@@ -34,6 +36,7 @@ export async function runScheduler(
       listen: opts.listen,
       validate: opts.validate === true,
       workerTtlMs: positiveInt("--worker-ttl", opts.workerTtl),
+      checkWorkerAddress: opts.checkWorkerAddress !== false,
       ...frameLimitsFrom(opts),
       logger: stderrLogger("weft.scheduler", opts.logLevel),
     });
@@ -54,7 +57,11 @@ export function schedulerCommand(ctx: CliContext): Command {
     .description("Run a scheduler that workers and clients connect to (TCP mode, many machines)")
     .option("--listen <address>", "where to listen", "tcp://0.0.0.0:8786")
     .option("--worker-ttl <ms>", "remove a worker not heard from for this long", "30000")
-    .option("--validate", "check the state machine after every stimulus (slow)");
+    .option("--validate", "check the state machine after every stimulus (slow)")
+    .option(
+      "--no-check-worker-address",
+      "accept workers at addresses this scheduler cannot connect to (their peers may still)",
+    );
   return addFrameLimitOptions(cmd)
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
