@@ -153,6 +153,15 @@ describe("failures reach the client", () => {
     await eventually(() => cluster.scheduler.state.tasks.size === 0, 5_000, "forgotten");
   });
 
+  it("cancel() resolves for a client that never submitted anything", async () => {
+    const { cluster, client } = await testCluster();
+    const x = client.submit(slowInc, 1, 20);
+    const fresh = await cluster.client();
+    await fresh.cancel([]);
+    await fresh.cancel(x); // a key it does not want: nothing to cancel for it
+    expect(await x).toBe(2);
+  });
+
   it("losing a worker mid-graph loses no result: its work is redone elsewhere", async () => {
     const { cluster, client } = await testCluster({ workers: 3 });
     const graph: Record<string, unknown[]> = {};

@@ -300,6 +300,11 @@ export function tasksToRun(graph: Graph, keys?: readonly string[]): number {
     void built.sinks; // checks that every task is needed
     return built.tasks.size;
   }
+  for (const key of keys) {
+    if (!built.tasks.has(key) && !built.literals.has(key)) {
+      throw new TypeError(`compute: the graph has no key ${JSON.stringify(key)}`);
+    }
+  }
   const seen = new Set<string>();
   const stack = [...keys];
   while (stack.length > 0) {

@@ -102,9 +102,24 @@ describe("weft run, scheduler, worker", () => {
     ]);
     expect(noKey.code).toBe(2);
     expect(noKey.err).toMatch(/no key "zz"/);
+    expect(noKey.err).not.toMatch(/tasks \(/); // no progress line before the error
     const cycle = await weft(["run", jsonFile("c.json", { a: ["inc", "a"] }), "--no-progress"]);
     expect(cycle.code).toBe(2);
     expect(cycle.err).toMatch(/the graph has a cycle: a → a/);
+    // Behind a wanted key, the scheduler refuses it: unusable input too.
+    const behind = {
+      graph: { a: ["inc", "b"], b: ["inc", "a"], s: ["inc", "a"] },
+      tasks: [BENCH_TASKS],
+    };
+    const refused = await weft([
+      "run",
+      jsonFile("cb.json", behind),
+      "--executor",
+      "inline",
+      "--no-progress",
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/InvalidGraph: update-graph rejected: cycle/);
     const noModule = await weft([
       "run",
       jsonFile("m.json", GRAPH),

@@ -93,7 +93,8 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
     }
     ctx.stdout.write(`${JSON.stringify(jsonFriendly(result), null, 2)}\n`);
   } catch (err) {
-    if (err instanceof TypeError || err instanceof GraphInputError) {
+    const invalidGraph = err instanceof RemoteTaskError && err.remoteName === "InvalidGraph";
+    if (err instanceof TypeError || err instanceof GraphInputError || invalidGraph) {
       ctx.stderr.write(`weft run: ${file}: ${err.message}\n`);
       ctx.exitCode = EXIT.usage;
     } else {

@@ -242,6 +242,27 @@ describe("cancel-keys", () => {
     expect(t.summarize(out)).toEqual(["client:c2 cancelled-keys"]);
     expect(out[0].msg).toMatchObject({ keys: [], stimulusId: "c2x" });
     expect(s.tasks.get("a")?.whoWants.size).toBe(1);
+    // A client that never submitted anything is answered too.
+    const fresh = s.handleStimulus(t.cancelKeys("c3", ["a"], false, "c3x"));
+    expect(t.summarize(fresh)).toEqual(["client:c3 cancelled-keys"]);
+    s.validateState();
+  });
+
+  test("only the clients that wanted a cancelled key are told", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c1", { a: t.task(), b: t.task() }, ["a", "b"]));
+    s.handleStimulus(t.updateGraph("c2", {}, ["b"]), t.updateGraph("c3", {}, []));
+    expect(t.summarize(s.handleStimulus(t.cancelKeys("c1", ["a"])))).toEqual([
+      "w1 free-keys a",
+      "client:c1 cancelled-keys a",
+    ]);
+    // Forced: c2 loses b (and only b is named to it); c3 wanted neither and hears nothing.
+    const out = s.handleStimulus(t.cancelKeys("c1", ["b"], true));
+    expect(t.summarize(out).slice(1)).toEqual([
+      "client:c1 cancelled-keys b",
+      "client:c2 cancelled-keys b",
+    ]);
+    expect(s.tasks.size).toBe(0);
     s.validateState();
   });
 });

@@ -128,15 +128,15 @@ export function clientReleasesKeys(
 /**
  * `cancel-keys` (Dask's `stimulus_cancel`): a key wanted by this client alone
  * (or any key, with `force`) is cancelled together with the tasks depending on
- * it that it alone wants; the clients lose them, and every client is told with
- * `cancelled-keys`. A key other clients want too is cancelled for this client
- * only: it stops wanting it, and only it is told. The requesting client is
- * always answered (with the stimulus id of its request), even when nothing
- * was cancelled, so that it can wait for the answer.
+ * it that it alone wants; the clients wanting them lose them and are told of
+ * those with `cancelled-keys` (Dask tells every client). A key other clients
+ * want too is cancelled for this client only: it stops wanting it. The
+ * requesting client is always answered (with the stimulus id of its request),
+ * even when nothing was cancelled or it never submitted anything, so that it
+ * can wait for the answer.
  */
 function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
-  const cs = s.clients.get(msg.clientId);
-  if (cs === undefined) return;
+  const cs = s.ensureClient(msg.clientId);
   const force = msg.force === true;
   const cancelled: TaskState[] = [];
   const seen = new Set<TaskState>();
@@ -159,18 +159,28 @@ function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
   }
   const keys = cancelled.map((ts) => ts.key);
   const sharedKeys = shared.map((ts) => ts.key);
-  const releasing = new Set<ClientInfo>([cs]);
-  if (force) for (const ts of cancelled) for (const other of ts.whoWants) releasing.add(other);
-  for (const other of releasing) clientReleasesKeys(s, other, keys);
+  // With force, the other clients lose the cancelled keys they wanted, and are told
+  // of those only: another client's record of a key it never wanted here may be a
+  // submission of its own, on its way, that this cancel does not concern.
+  const others = new Map<ClientInfo, string[]>();
+  if (force) {
+    for (const ts of cancelled) {
+      for (const other of ts.whoWants) {
+        if (other === cs) continue;
+        const theirs = others.get(other);
+        if (theirs === undefined) others.set(other, [ts.key]);
+        else theirs.push(ts.key);
+      }
+    }
+  }
+  clientReleasesKeys(s, cs, keys);
+  for (const [other, theirs] of others) clientReleasesKeys(s, other, theirs);
   clientReleasesKeys(s, cs, sharedKeys);
   s.processRecommendations(); // as Dask: the releases happen before the report
   const reason = msg.reason ?? `cancelled by client ${cs.id}`;
-  for (const other of s.clients.values()) {
-    if (other === cs) {
-      const mine = sharedKeys.length === 0 ? keys : [...keys, ...sharedKeys];
-      s.sendToClient(cs, { op: "cancelled-keys", keys: mine, reason, stimulusId: s.stimulusId });
-    } else if (keys.length > 0) {
-      s.sendToClient(other, { op: "cancelled-keys", keys, reason, stimulusId: s.stimulusId });
-    }
+  const mine = sharedKeys.length === 0 ? keys : [...keys, ...sharedKeys];
+  s.sendToClient(cs, { op: "cancelled-keys", keys: mine, reason, stimulusId: s.stimulusId });
+  for (const [other, theirs] of others) {
+    s.sendToClient(other, { op: "cancelled-keys", keys: theirs, reason, stimulusId: s.stimulusId });
   }
 }
