@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { keySplit } from "../util/keySplit.ts";
 import type { StateMachineEvent } from "./state/events.ts";
 import { type Instruction, isSendMessageToScheduler, toMessage } from "./state/instructions.ts";
@@ -165,7 +166,7 @@ export abstract class BaseWorker {
    * cancelled all together), as creating an AbortController per instruction
    * costs more than the rest of starting one.
    */
-  private readonly closeController = new AbortController();
+  private readonly closeController = closeController();
   /** Clock used for metrics (seconds). */
   protected readonly now: () => number;
 
@@ -423,4 +424,15 @@ export abstract class BaseWorker {
 
   /** Record a numerical metric. */
   abstract digestMetric(name: MetricName, value: number): void;
+}
+
+/**
+ * The controller whose signal every running instruction listens to: as many
+ * listeners as instructions in flight, so Node's "possible leak" warning past
+ * ten is turned off for it.
+ */
+function closeController(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(0, c.signal);
+  return c;
 }

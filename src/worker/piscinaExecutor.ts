@@ -136,6 +136,11 @@ export class PiscinaExecutor implements Executor {
     try {
       const msg: ThreadJob = { kind: "run", token, key: job.key, fn: job.fn, args };
       reply = await this.pool.run(msg, { signal });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      // The task's own errors come back as outcomes: a rejection is the thread
+      // itself failing, maybe for code an earlier task left running there.
+      throw threadDied(job.key, err);
     } finally {
       this.controls.delete(token);
     }
@@ -183,4 +188,19 @@ export class PiscinaExecutor implements Executor {
     this.channel.close();
     await this.pool.destroy();
   }
+}
+
+/**
+ * The error of a task whose pool thread stopped under it: said as such, since
+ * what stopped it may be a timer or an unhandled rejection that an earlier task
+ * left on that thread, not this task.
+ */
+function threadDied(key: string, err: unknown): Error {
+  const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const out = new Error(
+    `the pool thread running task ${key} stopped: ${why} (code left running by an earlier task on that thread, a timer or an unhandled rejection, stops it too)`,
+    { cause: err },
+  );
+  out.name = "PoolThreadDied";
+  return out;
 }

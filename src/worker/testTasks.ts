@@ -25,6 +25,13 @@ defineTask("sleep", async (ms: number, value: unknown) => {
   return value;
 });
 defineTask("threadId", () => threadId);
+/** Leaves a timer that throws outside any task: on a pool thread, it ends the thread. */
+defineTask("throwLater", (ms: number) => {
+  setTimeout(() => {
+    throw new Error("uncaught in a timer");
+  }, ms);
+  return "returned";
+});
 defineTask("reschedule", () => {
   throw new Reschedule();
 });

@@ -269,6 +269,21 @@ describe("Worker, piscina executor specifics", () => {
     await sched.waitForKey("task-finished", "after");
   });
 
+  it("a task whose thread is stopped by an earlier task's leftover timer is told so", async () => {
+    const w = await start({ executor: "piscina" });
+    // One thread: the victim starts on it as soon as the early task returns.
+    await sched.computeTask(w.address, "early", { fn: "throwLater", args: [300] });
+    await sched.computeTask(w.address, "victim", { fn: "sleep", args: [5_000, 1] });
+    await sched.waitForKey("task-finished", "early");
+    const msg = await sched.waitForKey("task-erred", "victim");
+    expect(msg.exceptionText).toMatch(
+      /^PoolThreadDied: the pool thread running task victim stopped: Error: uncaught in a timer \(code left running by an earlier task/,
+    );
+    // A new thread takes its place.
+    await sched.computeTask(w.address, "after", { fn: "inc", args: [1] });
+    await sched.waitForKey("task-finished", "after");
+  });
+
   it("arguments that cannot be cloned fail the task with a clear error", async () => {
     const w = await start({ executor: "piscina" });
     await sched.computeTask(w.address, "f", { fn: "identity", args: [() => 1] });
