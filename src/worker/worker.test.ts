@@ -269,6 +269,21 @@ describe("Worker, piscina executor specifics", () => {
     await sched.waitForKey("task-finished", "after");
   });
 
+  it("warns once when every spare pool thread is held by a seceded task", async () => {
+    const { logger, records } = memoryLogger();
+    const w = await start({ executor: "piscina", maxSecededThreads: 1, logger });
+    const channel = `weft-test-spare-${Math.random()}`;
+    await sched.computeTask(w.address, "waiter", { fn: "secedeAndWait", args: [channel] });
+    await sched.waitForKey("long-running", "waiter");
+    const warned = records.filter((r) => /every spare pool thread/.test(String(r.msg)));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ seceded: 1, maxSecededThreads: 1 });
+    const bc = new BroadcastChannel(channel);
+    bc.postMessage("go");
+    bc.close();
+    await sched.waitForKey("task-finished", "waiter");
+  });
+
   it("a task whose thread is stopped by an earlier task's leftover timer is told so", async () => {
     const w = await start({ executor: "piscina" });
     // One thread: the victim starts on it as soon as the early task returns.

@@ -108,6 +108,8 @@ export class Worker extends BaseWorker {
   private readonly gate: SlotGate;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private readonly servedComms = new Set<Comm>();
+  /** Whether {@link warnIfOutOfSpareThreads} has warned. */
+  private warnedSpareThreads = false;
   /** `{name joined by NUL: [name, total]}`: cheaper to key than JSON, once per task and metric. */
   private readonly metricTotals = new Map<string, [MetricName, number]>();
   /** The same entries by (frozen, interned) name array. */
@@ -220,6 +222,23 @@ export class Worker extends BaseWorker {
       );
     }
     return this;
+  }
+
+  /**
+   * Once, when as many tasks have seceded as the pool has spare threads: from
+   * then on the next task waits for a thread, which may be held by seceded tasks
+   * waiting for it (a silent deadlock otherwise).
+   */
+  private warnIfOutOfSpareThreads(): void {
+    const o = this.options;
+    if (this.warnedSpareThreads || o.executor !== "piscina") return;
+    if (this.state.longRunning.size < o.maxSecededThreads) return;
+    this.warnedSpareThreads = true;
+    this.logger.warn(
+      { seceded: this.state.longRunning.size, maxSecededThreads: o.maxSecededThreads },
+      "every spare pool thread is held by a seceded task: further tasks wait for one " +
+        "(raise maxSecededThreads if seceded tasks wait on other tasks of this worker)",
+    );
   }
 
   private every(ms: number, fn: () => void): void {
@@ -442,10 +461,12 @@ export class Worker extends BaseWorker {
     const key = job.key;
     const execution = new Execution(
       this.gate,
-      (computeDuration) =>
+      (computeDuration) => {
         this.handleStimulus(
           new SecedeEvent({ key, computeDuration, stimulusId: stimulusId("secede") }),
-        ),
+        );
+        this.warnIfOutOfSpareThreads();
+      },
       ctx.signal,
     );
     let outcome: ExecuteOutcome | Promise<ExecuteOutcome>;
