@@ -247,16 +247,7 @@ function sinksOf(taskKeys: readonly string[], tasks: ReadonlyMap<string, GraphTa
   const used = new Set<string>();
   for (const task of tasks.values()) for (const dep of task.dependencies) used.add(dep);
   const sinks = taskKeys.filter((k) => !used.has(k));
-  const reached = new Set<string>();
-  const stack = sinks.slice();
-  while (stack.length > 0) {
-    const key = stack.pop() as string;
-    const task = tasks.get(key);
-    // Keys of futures are dependencies too, but not tasks of this graph.
-    if (task === undefined || reached.has(key)) continue;
-    reached.add(key);
-    for (const dep of task.dependencies) stack.push(dep);
-  }
+  const reached = neededTasks(tasks, sinks);
   if (reached.size < tasks.size) {
     throw new TypeError(`compute: the graph has a cycle: ${unreachedCycle(tasks, reached)}`);
   }
@@ -305,14 +296,20 @@ export function tasksToRun(graph: Graph, keys?: readonly string[]): number {
       throw new TypeError(`compute: the graph has no key ${JSON.stringify(key)}`);
     }
   }
-  const seen = new Set<string>();
-  const stack = [...keys];
+  return neededTasks(built.tasks, keys).size;
+}
+
+/** The keys of the tasks of `tasks` that `roots` need, themselves included. */
+function neededTasks(tasks: ReadonlyMap<string, GraphTask>, roots: readonly string[]): Set<string> {
+  const needed = new Set<string>();
+  const stack = roots.slice();
   while (stack.length > 0) {
     const key = stack.pop() as string;
-    const task = built.tasks.get(key);
-    if (task === undefined || seen.has(key)) continue;
-    seen.add(key);
+    const task = tasks.get(key);
+    // Keys of futures and literals are dependencies or roots too, but not tasks of this graph.
+    if (task === undefined || needed.has(key)) continue;
+    needed.add(key);
     for (const dep of task.dependencies) stack.push(dep);
   }
-  return seen.size;
+  return needed;
 }
