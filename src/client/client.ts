@@ -711,6 +711,13 @@ export class Client implements FutureHost, GatherHost {
           .get(msg.key)
           ?.fail("no-worker", new NoWorkerError(msg.key, msg.task, msg.reason));
         return;
+      case "task-runnable": {
+        const rec = this.records.get(msg.key);
+        if (rec?.status === "no-worker" && (rec.error as NoWorkerError).task === msg.task) {
+          rec.reset();
+        }
+        return;
+      }
       case "lost-data":
       case "task-retried":
         this.records.get(msg.key)?.reset();

@@ -73,8 +73,8 @@ export class CancelledError extends Error {
 
 /**
  * No connected worker can run the task the key needs (e.g. a resource none
- * has). The key stays wanted: if a suitable worker joins, it is computed and
- * the future finishes after all.
+ * has). The key stays wanted: when a suitable worker joins, the future goes
+ * back to `pending` and finishes after all.
  */
 export class NoWorkerError extends Error {
   override name = "NoWorkerError";

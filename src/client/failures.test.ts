@@ -1,6 +1,14 @@
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { Worker } from "../worker/worker.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "./errors.ts";
-import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
+import {
+  CLIENT_TEST_TASKS,
+  closeTestClusters,
+  eventually,
+  knownKeys,
+  testCluster,
+} from "./testCluster.ts";
 import { add, boom, flaky, inc, slowInc, sum, uncloneable } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
@@ -74,6 +82,32 @@ describe("failures reach the client", () => {
     await expect(graph.g).rejects.toThrow(NoWorkerError);
     // Other work goes on.
     expect(await client.submit(inc, 10)).toBe(11);
+  });
+
+  it("a no-worker future waits again, and finishes, once a suitable worker joins", async () => {
+    const { cluster, client } = await testCluster();
+    const gpu = client.submitWith({ resources: { GPU: 1 } }, slowInc, 1, 300);
+    const after = client.submit(add, gpu, 1);
+    await expect(after).rejects.toThrow(NoWorkerError);
+    expect(gpu.status).toBe("no-worker");
+    const worker = await Worker.create({
+      scheduler: cluster.address,
+      listen: "inproc://worker",
+      resources: { GPU: 1 },
+      executor: "inline",
+      taskModules: [CLIENT_TEST_TASKS],
+      validate: true,
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      // The scheduler tells the client the task can run: the futures wait again.
+      await eventually(() => after.status === "pending", 5_000, "pending again");
+      expect(gpu.status).toBe("pending");
+      expect(await after).toBe(3);
+      expect(await gpu).toBe(2);
+    } finally {
+      await worker.close();
+    }
   });
 
   it("a dependent submitted before its input is reported unrunnable is told too", async () => {

@@ -66,7 +66,7 @@ export class KeyRecord {
     this.set(status, error);
   }
 
-  /** Back to `pending` (recomputing after a loss, or retrying). */
+  /** Back to `pending` (recomputing after a loss, retrying, or runnable again after `no-worker`). */
   reset(): void {
     this.holders = [];
     this.set("pending", null);

@@ -28,6 +28,7 @@ export type {
   SchedulerToClientOp,
   TaskNoWorkerMsg,
   TaskRetriedMsg,
+  TaskRunnableMsg,
   UpdateGraphMsg,
 } from "./messagesClient.ts";
 export type { Key, TaskRef, TaskSpec } from "./messagesTaskSpec.ts";

@@ -140,6 +140,21 @@ export interface TaskNoWorkerMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * The task named in an earlier `task-no-worker` for `key` is no longer held in
+ * `no-worker` (a suitable worker joined, or the task was released): `key` is
+ * pending again, unless another task in `no-worker` holds it up (then a new
+ * `task-no-worker` names that one).
+ */
+export interface TaskRunnableMsg {
+  readonly op: "task-runnable";
+  /** The wanted key that was held up. */
+  readonly key: Key;
+  /** The task that left `no-worker`: `key` itself or one of its dependencies. */
+  readonly task: Key;
+  readonly stimulusId: string;
+}
+
 /** A wanted key's only replicas were lost; it is being recomputed (Dask's `lost-data`). */
 export interface LostDataMsg {
   readonly op: "lost-data";
@@ -160,6 +175,7 @@ export type SchedulerToClientMessage =
   | ClientTaskErredMsg
   | CancelledKeysMsg
   | TaskNoWorkerMsg
+  | TaskRunnableMsg
   | LostDataMsg
   | TaskRetriedMsg;
 

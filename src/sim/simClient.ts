@@ -178,6 +178,7 @@ export class SimClient {
         else for (const key of msg.keys) this.set(key, "cancelled");
         return;
       case "task-no-worker":
+      case "task-runnable":
         return;
     }
   }

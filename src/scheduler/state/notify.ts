@@ -1,5 +1,6 @@
 /**
- * Telling clients about a task that cannot run: `task-no-worker`.
+ * Telling clients about a task that cannot run (`task-no-worker`), and about
+ * the end of that (`task-runnable`).
  */
 
 import type { ClientInfo } from "./clientInfo.ts";
@@ -25,9 +26,51 @@ export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
   if (s.clients.size === 0 || s.running.size === 0) return;
   const reason = noWorkerReason(s, ts);
   const stimulusId = s.stimulusId;
-  if (ts.whoWants.size > 0) {
-    s.sendToWhoWants(ts, { op: "task-no-worker", key: ts.key, task: ts.key, reason, stimulusId });
+  for (const wanted of wantedHeldUpBy(ts)) {
+    ts.noWorkerTold = true;
+    s.sendToWhoWants(wanted, {
+      op: "task-no-worker",
+      key: wanted.key,
+      task: ts.key,
+      reason,
+      stimulusId,
+    });
   }
+}
+
+/**
+ * `ts` left `no-worker` (to `processing` or `released`): tell the clients that
+ * were told it held up keys they want. A key still held up by another task in
+ * `no-worker` is told about that one instead.
+ */
+export function notifyLeftNoWorker(s: SchedulerState, ts: TaskState): void {
+  if (!ts.noWorkerTold) return;
+  ts.noWorkerTold = false;
+  const stimulusId = s.stimulusId;
+  for (const wanted of wantedHeldUpBy(ts)) {
+    const blocker = s.unrunnable.size === 0 ? null : unrunnableInput(wanted);
+    if (blocker === null) {
+      s.sendToWhoWants(wanted, { op: "task-runnable", key: wanted.key, task: ts.key, stimulusId });
+    } else {
+      blocker.noWorkerTold = true;
+      s.sendToWhoWants(wanted, {
+        op: "task-no-worker",
+        key: wanted.key,
+        task: blocker.key,
+        reason: noWorkerReason(s, blocker),
+        stimulusId,
+      });
+    }
+  }
+}
+
+/**
+ * The wanted tasks `ts` holds up: itself and its dependents, transitively,
+ * still to be computed (not in memory, not erred), searched breadth-first, at
+ * most {@link SEARCH_LIMIT} tasks.
+ */
+function wantedHeldUpBy(ts: TaskState): TaskState[] {
+  const wanted: TaskState[] = ts.whoWants.size > 0 ? [ts] : [];
   const seen = new Set<TaskState>([ts]);
   const queue: TaskState[] = [ts];
   for (let i = 0; i < queue.length && seen.size < SEARCH_LIMIT; i++) {
@@ -35,17 +78,10 @@ export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
       if (seen.has(dts) || dts.state === "memory" || dts.state === "erred") continue;
       seen.add(dts);
       queue.push(dts);
-      if (dts.whoWants.size > 0) {
-        s.sendToWhoWants(dts, {
-          op: "task-no-worker",
-          key: dts.key,
-          task: ts.key,
-          reason,
-          stimulusId,
-        });
-      }
+      if (dts.whoWants.size > 0) wanted.push(dts);
     }
   }
+  return wanted;
 }
 
 /**
@@ -65,6 +101,7 @@ export function notifyHeldUpWanted(
     if (ts === undefined || ts.state === "memory" || ts.state === "erred") continue;
     const blocker = unrunnableInput(ts);
     if (blocker === null) continue;
+    blocker.noWorkerTold = true;
     s.sendToClient(cs, {
       op: "task-no-worker",
       key,

@@ -171,6 +171,8 @@ class Harness {
   readonly heard = new Map<string, Map<string, string>>();
   /** What each client still wants. */
   readonly wants = new Map<string, Set<string>>();
+  /** The keys each client was told are held up in `no-worker`, with the task holding each up. */
+  readonly heldUp = new Map<string, Map<string, string>>();
   /** Steal responses not yet delivered. */
   readonly pending: SchedulerEvent[] = [];
   /** Runs the fake workers were told to forget: their reports are stale. */
@@ -204,17 +206,28 @@ class Harness {
       if (to.kind === "client") {
         const heard = this.heard.get(to.id) ?? new Map<string, string>();
         this.heard.set(to.id, heard);
+        const heldUp = this.heldUp.get(to.id) ?? new Map<string, string>();
+        this.heldUp.set(to.id, heldUp);
         switch (msg.op) {
           case "key-in-memory":
           case "task-erred":
           case "lost-data":
           case "task-retried":
+            heard.set(msg.key, msg.op);
+            heldUp.delete(msg.key);
+            break;
           case "task-no-worker":
             heard.set(msg.key, msg.op);
+            heldUp.set(msg.key, msg.task);
+            break;
+          case "task-runnable":
+            // As the client does: only the news about the task it was told of counts.
+            if (heldUp.get(msg.key) === msg.task) heldUp.delete(msg.key);
             break;
           case "cancelled-keys":
             for (const key of msg.keys) {
               heard.set(key, msg.op);
+              heldUp.delete(key);
               this.wants.get(to.id)?.delete(key);
             }
             break;
@@ -404,6 +417,20 @@ class Harness {
     }
   }
 
+  /** A key a client wants and was told is held up is held up by a task still in `no-worker`. */
+  checkHeldUp(): void {
+    for (const [client, heldUp] of this.heldUp) {
+      const wants = this.wants.get(client);
+      for (const [key, task] of heldUp) {
+        if (wants?.has(key) !== true) continue;
+        const state = this.s.tasks.get(task)?.state;
+        expect(state, `${client} was told ${task} holds up ${key}; it is ${state}`).toBe(
+          "no-worker",
+        );
+      }
+    }
+  }
+
   deliver(): void {
     const events = this.pending.splice(0);
     for (const ev of events) {
@@ -464,9 +491,11 @@ test("random graphs on a faulty fake cluster settle with every wanted key in mem
         for (const act of actions) {
           h.step(act, graphs);
           s.validateState();
+          h.checkHeldUp();
         }
         h.drain();
         s.validateState();
+        h.checkHeldUp();
 
         for (const [client, keys] of h.wants) {
           for (const key of keys) {

@@ -125,6 +125,11 @@ export class TaskState {
   recommended: SchedulerTaskStateName | null = null;
   /** A dependency was forgotten: the task can no longer be computed. */
   hasLostDependencies = false;
+  /**
+   * Clients were told (`task-no-worker`) that this task, in `no-worker`, holds
+   * up keys they want: they are told again when it leaves `no-worker`.
+   */
+  noWorkerTold = false;
   /** Dask actors are not supported; always false. Kept for the `compute-task` message. */
   actor = false;
 

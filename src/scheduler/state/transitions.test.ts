@@ -196,7 +196,9 @@ describe("waiting → queued / no-worker", () => {
     expect(s.tasks.get("x")?.state).toBe("no-worker");
     expect(s.unrunnable.has(s.tasks.get("x") as never)).toBe(true);
     const out2 = s.handleStimulus(t.registerWorker("w2", 1, { GPU: 4 }));
-    expect(t.summarize(out2)).toEqual(["w2 compute-task x"]);
+    // The client told it could not run hears that it can now.
+    expect(t.summarize(out2)).toEqual(["w2 compute-task x", "client:c task-runnable x"]);
+    expect(out2[1].msg).toMatchObject({ task: "x" });
     expect(t.computeTasks(out2)[0].msg.resourceRestrictions).toEqual({ GPU: 2 });
     expect(s.workers.get("w2")?.usedResources).toEqual({ GPU: 2 });
     s.validateState();
@@ -245,6 +247,41 @@ describe("waiting → queued / no-worker", () => {
     expect((out[0].msg as { reason: string }).reason).toBe(
       "no running worker provides resource 'FPGA' (the task needs 1)",
     );
+  });
+});
+
+describe("leaving no-worker", () => {
+  test("a key held up by two tasks is told about the second when the first can run", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        {
+          x: t.task([], { resources: { FPGA: 1 } }),
+          w: t.task([], { resources: { GPU: 1 } }),
+          y: t.task(["x", "w"]),
+        },
+        ["y"],
+      ),
+    );
+    const gpu = s.handleStimulus(t.registerWorker("w2", 1, { GPU: 1 }));
+    expect(t.summarize(gpu)).toEqual(["w2 compute-task w", "client:c task-no-worker y"]);
+    expect(gpu[1].msg).toMatchObject({ task: "x", reason: expect.stringMatching(/FPGA/) });
+    const fpga = s.handleStimulus(t.registerWorker("w3", 1, { FPGA: 1 }));
+    expect(t.summarize(fpga)).toEqual(["w3 compute-task x", "client:c task-runnable y"]);
+    expect(fpga[1].msg).toMatchObject({ task: "x" });
+    s.validateState();
+  });
+
+  test("tasks waiting silently for the first worker are not reported runnable", () => {
+    const s = state();
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(["a"], { resources: { R: 1 } }) }, ["b"]),
+    );
+    expect(s.tasks.get("a")?.state).toBe("queued");
+    const out = s.handleStimulus(t.registerWorker("w1", 1, { R: 1 }));
+    expect(t.summarize(out)).toEqual(["w1 compute-task a"]);
   });
 });
 

@@ -10,7 +10,7 @@
 
 import { assert } from "../../util/pyErrors.ts";
 import { addToProcessing, exitProcessing, removeAllReplicas, setNbytes } from "./bookkeeping.ts";
-import { notifyNoWorker } from "./notify.ts";
+import { notifyLeftNoWorker, notifyNoWorker } from "./notify.ts";
 import {
   decideWorkerNonRootish,
   decideWorkerRootishQueuingEnabled,
@@ -226,6 +226,7 @@ function processingErred(s: SchedulerState, ts: TaskState, args: TransitionArgs 
 function noWorkerReleased(s: SchedulerState, ts: TaskState): void {
   s.unrunnable.delete(ts);
   propagateReleased(s, ts);
+  notifyLeftNoWorker(s, ts);
 }
 
 function noWorkerProcessing(s: SchedulerState, ts: TaskState): void {
@@ -233,10 +234,12 @@ function noWorkerProcessing(s: SchedulerState, ts: TaskState): void {
   if (ws === null) return; // stays in no-worker
   s.unrunnable.delete(ts);
   addToProcessing(s, ts, ws);
+  notifyLeftNoWorker(s, ts);
 }
 
 function noWorkerErred(s: SchedulerState, ts: TaskState, args: TransitionArgs | undefined): void {
   s.unrunnable.delete(ts);
+  ts.noWorkerTold = false; // its clients hear `task-erred`
   propagateErred(s, ts, args);
 }
 
