@@ -371,6 +371,7 @@ export class Client implements FutureHost, GatherHost {
       keys: [...keys],
       clientId: this.id,
       stimulusId: newStimulusId("update-graph"),
+      submission,
     };
     this.freshKeysOf.set(msg, fresh);
     this.conn.send(msg);
@@ -690,12 +691,16 @@ export class Client implements FutureHost, GatherHost {
         return;
       case "cancelled-keys": {
         // The answer to this client's own cancel covers the keys it asked to
-        // cancel too, but not those submitted anew since it sent the request.
+        // cancel too. Neither concerns keys submitted anew after the scheduler
+        // sent it (`msg.submission`: the last submission it had handled), nor,
+        // for an own cancel, after the request.
         const own = this.cancels.get(msg.stimulusId);
         if (own !== undefined) this.cancels.delete(msg.stimulusId);
+        const handled = typeof msg.submission === "number" ? msg.submission : Number.POSITIVE_INFINITY;
         const cancel = (key: string): void => {
           const rec = this.records.get(key);
           if (rec === undefined || rec.status === "lost") return;
+          if (rec.submission > handled) return;
           if (own !== undefined && rec.submission > own.submission) return;
           rec.fail("cancelled", new CancelledError(key, msg.reason));
         };

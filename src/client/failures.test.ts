@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { Worker } from "../worker/worker.ts";
@@ -225,6 +226,24 @@ describe("failures reach the client", () => {
     expect(await b).toBe(2);
     b.release();
     await eventually(() => cluster.scheduler.state.tasks.size === 0, 5_000, "forgotten");
+  });
+
+  it("another client's forced cancel does not cancel a key submitted again meanwhile", async () => {
+    const { cluster, client } = await testCluster();
+    const other = await cluster.client();
+    const a = client.submit(slowInc, 1, 200);
+    const b = other.submit(slowInc, 1, 200);
+    await eventually(() => cluster.scheduler.state.tasks.get(a.key)?.whoWants.size === 2);
+    // The cancel reaches the scheduler first; `other` asks for the key again before
+    // it hears of the cancel, so the notice it gets predates its new request.
+    const cancelled = client.cancel(a, { force: true });
+    const again = other.submit(slowInc, 1, 200);
+    await cancelled;
+    await sleep(50); // \`other\` has the notice by now
+    await expect(a).rejects.toThrow(CancelledError);
+    expect(b.status).toBe("pending");
+    expect(await again).toBe(2);
+    expect(b.status).toBe("finished");
   });
 
   it("a value that cannot be cloned fails its task with a clear error (threads)", async () => {

@@ -41,6 +41,13 @@ export interface UpdateGraphMsg {
   readonly keys: readonly Key[];
   readonly clientId: string;
   readonly stimulusId: string;
+  /**
+   * The client's count of the messages it sent that want keys, this one
+   * included (optional). The scheduler keeps the last it handled and puts it
+   * in `cancelled-keys`, so that the client can tell a notice that predates a
+   * new request for the same key.
+   */
+  readonly submission?: number;
 }
 
 /** The client no longer wants these keys (Dask's `client-releases-keys`). */
@@ -57,6 +64,8 @@ export interface ClientDesiresKeysMsg {
   readonly keys: readonly Key[];
   readonly clientId: string;
   readonly stimulusId: string;
+  /** As in {@link UpdateGraphMsg}. */
+  readonly submission?: number;
 }
 
 /** Cancel these keys and the tasks depending on them (Dask's `cancel-keys`). */
@@ -122,6 +131,12 @@ export interface CancelledKeysMsg {
   /** Why, e.g. "lost dependencies", "cancelled by client c1", "already forgotten". */
   readonly reason: string;
   readonly stimulusId: string;
+  /**
+   * The last `submission` of this client the scheduler had handled when it
+   * sent this: the keys are not cancelled for a request the client sent after
+   * that one (it is still to be handled).
+   */
+  readonly submission: number;
 }
 
 /**

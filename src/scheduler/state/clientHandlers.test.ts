@@ -1,5 +1,7 @@
 import { describe, expect, test } from "vitest";
+import type { GraphTask } from "../../protocol/messages.ts";
 import { taskRef } from "../../protocol/messagesTaskSpec.ts";
+import type { SchedulerEvent } from "./events.ts";
 import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
 
@@ -232,6 +234,35 @@ describe("cancel-keys", () => {
     ]);
     expect(s.tasks.size).toBe(0);
     s.validateState();
+  });
+
+  test("a cancel notice says which of the client's submissions it follows", () => {
+    const s = cluster();
+    const submit = (
+      clientId: string,
+      tasks: Record<string, GraphTask>,
+      submission: number,
+    ): SchedulerEvent => ({
+      kind: "client-message",
+      msg: {
+        op: "update-graph",
+        tasks: new Map(Object.entries(tasks)),
+        keys: Object.keys(tasks),
+        clientId,
+        stimulusId: `update-graph-${clientId}-${submission}`,
+        submission,
+      },
+    });
+    s.handleStimulus(submit("c1", { a: t.task() }, 1), submit("c2", { a: t.task() }, 7));
+    const out = s.handleStimulus(t.cancelKeys("c1", ["a"], true));
+    expect(out.filter((m) => m.to.kind === "client").map((m) => m.msg)).toMatchObject([
+      { op: "cancelled-keys", keys: ["a"], submission: 1 },
+      { op: "cancelled-keys", keys: ["a"], submission: 7 },
+    ]);
+    // Not a non-negative integer: refused before anything changes.
+    expect(() => s.handleStimulus(submit("c2", { b: t.task() }, -1))).toThrow(
+      /submission must be a non-negative integer/,
+    );
   });
 
   test("the requester is answered even when nothing was cancelled", () => {

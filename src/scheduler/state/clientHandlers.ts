@@ -24,9 +24,12 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
       if (cs !== undefined) clientReleasesKeys(s, cs, msg.keys);
       return;
     }
-    case "client-desires-keys":
-      clientDesiresKeys(s, s.ensureClient(msg.clientId), msg.keys);
+    case "client-desires-keys": {
+      const cs = s.ensureClient(msg.clientId);
+      if (msg.submission !== undefined) cs.lastSubmission = msg.submission;
+      clientDesiresKeys(s, cs, msg.keys);
       return;
+    }
     case "cancel-keys":
       cancelKeys(s, msg);
       return;
@@ -99,6 +102,7 @@ export function clientDesiresKeys(
       keys: unknown,
       reason: "unknown keys",
       stimulusId: s.stimulusId,
+      submission: cs.lastSubmission,
     });
   }
   notifyHeldUpWanted(s, cs, keys);
@@ -179,8 +183,17 @@ function cancelKeys(s: SchedulerState, msg: CancelKeysMsg): void {
   s.processRecommendations(); // as Dask: the releases happen before the report
   const reason = msg.reason ?? `cancelled by client ${cs.id}`;
   const mine = sharedKeys.length === 0 ? keys : [...keys, ...sharedKeys];
-  s.sendToClient(cs, { op: "cancelled-keys", keys: mine, reason, stimulusId: s.stimulusId });
+  const stimulusId = s.stimulusId;
+  const submission = cs.lastSubmission;
+  s.sendToClient(cs, { op: "cancelled-keys", keys: mine, reason, stimulusId, submission });
   for (const [other, theirs] of others) {
-    s.sendToClient(other, { op: "cancelled-keys", keys: theirs, reason, stimulusId: s.stimulusId });
+    // `other` may have asked for some of these keys again, in a request still on its way.
+    s.sendToClient(other, {
+      op: "cancelled-keys",
+      keys: theirs,
+      reason,
+      stimulusId,
+      submission: other.lastSubmission,
+    });
   }
 }

@@ -12,6 +12,8 @@ export class ClientInfo {
   readonly wantsWhat: Set<TaskState> = new Set();
   /** The envelope address for messages to this client, shared by all of them. */
   readonly recipient: ClientRecipient;
+  /** The last `submission` of its requests handled (0: none said). */
+  lastSubmission = 0;
 
   /** A client that wants nothing yet. */
   constructor(id: string) {

@@ -53,6 +53,13 @@ function checkKeys(ev: unknown, obj: Record<string, unknown>, field: string): vo
   if (!isStringArray(obj[field])) fail(ev, `${field} must be an array of keys`);
 }
 
+function checkSubmission(ev: unknown, obj: Record<string, unknown>): void {
+  const v = obj.submission;
+  if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 0)) {
+    fail(ev, "submission must be a non-negative integer");
+  }
+}
+
 function checkRunId(ev: unknown, obj: Record<string, unknown>): void {
   if (!Number.isInteger(obj.runId)) fail(ev, "runId must be an integer");
 }
@@ -182,9 +189,13 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
     case "update-graph":
       if (!(msg.tasks instanceof Map)) fail(ev, "tasks must be a Map key → task");
       checkKeys(ev, m, "keys");
+      checkSubmission(ev, m);
+      return;
+    case "client-desires-keys":
+      checkKeys(ev, m, "keys");
+      checkSubmission(ev, m);
       return;
     case "client-releases-keys":
-    case "client-desires-keys":
       checkKeys(ev, m, "keys");
       return;
     case "cancel-keys":

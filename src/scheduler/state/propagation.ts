@@ -145,13 +145,16 @@ export function propagateForgotten(s: SchedulerState, ts: TaskState): void {
 /** Remove a forgotten task from the scheduler, telling any client that still wanted it. */
 export function removeKey(s: SchedulerState, ts: TaskState): void {
   if (ts.whoWants.size > 0) {
-    s.sendToWhoWants(ts, {
-      op: "cancelled-keys",
-      keys: [ts.key],
-      reason: "already forgotten",
-      stimulusId: s.stimulusId,
-    });
-    for (const cs of ts.whoWants) cs.wantsWhat.delete(ts);
+    for (const cs of ts.whoWants) {
+      s.sendToClient(cs, {
+        op: "cancelled-keys",
+        keys: [ts.key],
+        reason: "already forgotten",
+        stimulusId: s.stimulusId,
+        submission: cs.lastSubmission,
+      });
+      cs.wantsWhat.delete(ts);
+    }
     ts.whoWants = EMPTY;
   }
   if (s.tasks.get(ts.key) === ts) {

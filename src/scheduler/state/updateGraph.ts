@@ -167,6 +167,7 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
  */
 export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
   const cs = s.ensureClient(msg.clientId);
+  if (msg.submission !== undefined) cs.lastSubmission = msg.submission;
   const wanted = [...new Set(msg.keys)];
   const walk = walkGraph(s, msg.tasks, wanted);
 
@@ -200,6 +201,7 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
       keys: lostWanted,
       reason: `lost dependencies: ${missing} unknown`,
       stimulusId: s.stimulusId,
+      submission: cs.lastSubmission,
     });
   }
 
