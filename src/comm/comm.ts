@@ -84,16 +84,36 @@ export function frameLimitsOf(o: FrameLimits): FrameLimits {
   return { maxFrameBytes: o.maxFrameBytes, maxMessageBytes: o.maxMessageBytes };
 }
 
+/** How long a TCP connection may stall; the in-process transport ignores them. */
+export interface TcpTimeouts {
+  /**
+   * Close the connection (a `CommClosedError` saying so) when a message sent
+   * is not taken by the peer for this long, per 16 MiB of messages waiting to
+   * go out: a peer that stopped reading (a frozen process, a hostile one)
+   * would otherwise hold what waits for that send (a worker's transfer slot,
+   * the scheduler's queue to a client) until it disconnects. Default
+   * {@link DEFAULT_STALL_TIMEOUT_MS}; `Infinity`: wait forever.
+   */
+  stallTimeoutMs?: number;
+  /**
+   * Idle time after which TCP keepalive probes start, so that a connection to a
+   * peer that vanished without closing it (a machine switched off, a network
+   * cut) ends instead of waiting forever for an answer. Default
+   * {@link DEFAULT_KEEPALIVE_MS}; 0: no keepalive.
+   */
+  keepAliveMs?: number;
+}
+
 /** Options of `connect`. */
-export interface ConnectOptions extends FrameLimits {
+export interface ConnectOptions extends FrameLimits, TcpTimeouts {
   /** Give up after this many milliseconds. Default 30,000 (Dask's `distributed.comm.timeouts.connect`). */
   timeoutMs?: number;
   /** Abort the attempt. */
   signal?: AbortSignal;
 }
 
-/** Options of `listen`. */
-export type ListenOptions = FrameLimits;
+/** Options of `listen`: those of every comm it accepts. */
+export type ListenOptions = FrameLimits & TcpTimeouts;
 
 /** The default largest frame: 64 MiB (Dask's shard size). */
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
@@ -103,3 +123,13 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 0xffff_ffff;
 
 /** Default connect timeout in milliseconds. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+/**
+ * Default {@link TcpTimeouts.stallTimeoutMs}: 60 s, twice Dask's
+ * `distributed.comm.timeouts.tcp` (which Dask uses as `TCP_USER_TIMEOUT`), so
+ * that a process merely busy for a while is not cut off.
+ */
+export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
+
+/** Default {@link TcpTimeouts.keepAliveMs}: 7 s, as Dask's TCP comms (`timeouts.tcp` / 4). */
+export const DEFAULT_KEEPALIVE_MS = 7_000;

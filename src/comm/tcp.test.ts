@@ -1,7 +1,7 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseHostPort } from "../util/address.ts";
-import type { Comm } from "./comm.ts";
+import type { Comm, ListenOptions } from "./comm.ts";
 import { connect, listen } from "./connect.ts";
 import {
   CommClosedError,
@@ -23,6 +23,7 @@ afterEach(async () => {
 async function rawPeer(
   maxFrameBytes?: number,
   maxMessageBytes?: number,
+  options: ListenOptions = {},
 ): Promise<{ socket: Socket; server: Comm }> {
   let accepted!: (c: Comm) => void;
   const serverP = new Promise<Comm>((r) => {
@@ -31,6 +32,7 @@ async function rawPeer(
   const listener = await listen("tcp://127.0.0.1:0", (c) => accepted(c), {
     maxFrameBytes,
     maxMessageBytes,
+    ...options,
   });
   const { host, port } = parseHostPort(listener.address);
   const socket = netConnect({ host, port });
@@ -189,6 +191,52 @@ describe("tcp transport", () => {
       expect(m.chunk.length).toBe(chunk.length);
     }
     await sender;
+  });
+
+  it("a peer that stops reading is cut off once what was sent to it stalls", async () => {
+    const { socket, server } = await rawPeer(undefined, undefined, { stallTimeoutMs: 300 });
+    socket.pause(); // reads nothing: the kernel's buffers fill, then the send waits
+    const big = new Uint8Array(40 * 1024 * 1024); // 2.5 × 16 MiB: 750 ms allowed
+    const t0 = performance.now();
+    const sent = server.send({ big }).catch((e: unknown) => e);
+    const { error } = await server.closed;
+    expect(error).toBeInstanceOf(CommClosedError);
+    expect(error?.message).toMatch(
+      /stopped reading: \d+ bytes sent to it were not taken for \d+ ms/,
+    );
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(700);
+    expect(await sent).toBeInstanceOf(CommClosedError);
+  });
+
+  it("a peer that reads late, within the stall timeout, is not cut off", async () => {
+    const { socket, server } = await rawPeer(undefined, undefined, { stallTimeoutMs: 3_000 });
+    socket.pause();
+    let received = 0;
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    const big = new Uint8Array(16 * 1024 * 1024); // more than the kernel's buffers hold
+    const sent = server.send({ big });
+    await new Promise((r) => setTimeout(r, 300));
+    socket.resume();
+    await sent;
+    expect(server.isClosed).toBe(false);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(received).toBeGreaterThan(big.length);
+  });
+
+  it("rejects bad stall and keepalive timeouts", async () => {
+    await expect(listen("tcp://127.0.0.1:0", () => {}, { stallTimeoutMs: 0 })).rejects.toThrow(
+      /stallTimeoutMs must be a positive number, got 0/,
+    );
+    await expect(listen("tcp://127.0.0.1:0", () => {}, { keepAliveMs: -1 })).rejects.toThrow(
+      /keepAliveMs must be a non-negative integer, got -1/,
+    );
+    await expect(async () =>
+      connect("tcp://127.0.0.1:1", { stallTimeoutMs: Number.NaN }),
+    ).rejects.toThrow(
+      /stallTimeoutMs must be a positive number/,
+    );
   });
 
   it("rejects unknown schemes and bad maxFrameBytes", async () => {

@@ -11,11 +11,14 @@ import {
   type ConnectionHandler,
   type ConnectOptions,
   DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_KEEPALIVE_MS,
   DEFAULT_MAX_FRAME_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_STALL_TIMEOUT_MS,
   type FrameLimits,
   type Listener,
   type ListenOptions,
+  type TcpTimeouts,
 } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError, MessageTooLargeError } from "./errors.ts";
@@ -25,6 +28,9 @@ import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
 const CLOSE_GRACE_MS = 5_000;
+
+/** The bytes waiting to go out that earn one `stallTimeoutMs` (see {@link TcpTimeouts}). */
+const STALL_BYTES = 16 * 1024 * 1024;
 
 /** `tcp://host:port`, with brackets around IPv6 hosts. */
 export function tcpAddress(host: string | undefined, port: number | undefined): string {
@@ -47,6 +53,19 @@ function resolveFrameLimits(options: FrameLimits): Required<FrameLimits> {
   return { maxFrameBytes, maxMessageBytes };
 }
 
+/** The timeouts of `options`, defaults filled in; throws a `RangeError` for bad ones. */
+function resolveTimeouts(options: TcpTimeouts): Required<TcpTimeouts> {
+  const stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+  const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
+  if (!(stallTimeoutMs > 0)) {
+    throw new RangeError(`stallTimeoutMs must be a positive number, got ${stallTimeoutMs}`);
+  }
+  if (!Number.isInteger(keepAliveMs) || keepAliveMs < 0) {
+    throw new RangeError(`keepAliveMs must be a non-negative integer, got ${keepAliveMs}`);
+  }
+  return { stallTimeoutMs, keepAliveMs };
+}
+
 /** A comm over a connected socket. */
 export class TcpComm extends CommBase {
   readonly localAddress: string;
@@ -54,16 +73,24 @@ export class TcpComm extends CommBase {
   private readonly reader: FrameReader;
   private closing = false;
   private endError: Error | null = null;
+  /** Sends handed to the socket and not yet written out, and their bytes. */
+  private unsentMessages = 0;
+  private unsentBytes = 0;
+  /** `performance.now()` when a send last completed, or when the first unsent one started. */
+  private sendProgressAt = 0;
+  private stallTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly socket: Socket,
     private readonly limits: Required<FrameLimits> = resolveFrameLimits({}),
+    private readonly timeouts: Required<TcpTimeouts> = resolveTimeouts({}),
   ) {
     super();
     this.reader = new FrameReader(limits.maxFrameBytes, limits.maxMessageBytes);
     this.localAddress = tcpAddress(socket.localAddress, socket.localPort);
     this.peerAddress = tcpAddress(socket.remoteAddress, socket.remotePort);
     socket.setNoDelay(true);
+    if (timeouts.keepAliveMs > 0) socket.setKeepAlive(true, timeouts.keepAliveMs);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
     socket.on("end", () => this.onEnd());
     socket.on("error", (err: NodeJS.ErrnoException) => {
@@ -124,19 +151,60 @@ export class TcpComm extends CommBase {
     return new Promise<void>((resolve, reject) => {
       const socket = this.socket;
       const frames = framesOf(segments, maxFrameBytes);
+      this.sendStarted(length);
       socket.cork();
       for (let i = 0; i < frames.length - 1; i++) socket.write(frames[i]);
       socket.write(frames[frames.length - 1], (err) => {
+        this.sendDone(length);
         if (err)
           reject(
             new CommClosedError(`send to ${this.peerAddress} failed: ${err.message}`, {
               cause: err,
             }),
           );
+        // A socket destroyed with the write pending calls back without an error.
+        else if (this.isClosed) reject(this.closedError());
         else resolve();
       });
       socket.uncork();
     });
+  }
+
+  private sendStarted(bytes: number): void {
+    if (this.unsentMessages === 0) this.sendProgressAt = performance.now();
+    this.unsentMessages++;
+    this.unsentBytes += bytes;
+    if (this.stallTimer === null && Number.isFinite(this.timeouts.stallTimeoutMs)) {
+      this.armStallTimer(this.timeouts.stallTimeoutMs);
+    }
+  }
+
+  private sendDone(bytes: number): void {
+    this.unsentMessages--;
+    this.unsentBytes -= bytes;
+    this.sendProgressAt = performance.now();
+  }
+
+  private armStallTimer(ms: number): void {
+    this.stallTimer = setTimeout(() => this.checkStall(), ms);
+    this.stallTimer.unref();
+  }
+
+  /** Abort when no send completed for longer than the unsent bytes allow. */
+  private checkStall(): void {
+    this.stallTimer = null;
+    if (this.unsentMessages === 0 || this.isClosed) return;
+    const allowed = this.timeouts.stallTimeoutMs * Math.max(1, this.unsentBytes / STALL_BYTES);
+    const waited = performance.now() - this.sendProgressAt;
+    if (waited < allowed) {
+      this.armStallTimer(allowed - waited);
+      return;
+    }
+    this.abort(
+      new CommClosedError(
+        `${this.peerAddress} stopped reading: ${this.unsentBytes} bytes sent to it were not taken for ${Math.round(waited)} ms`,
+      ),
+    );
   }
 
   close(): Promise<void> {
@@ -152,6 +220,7 @@ export class TcpComm extends CommBase {
 
   abort(error?: Error): void {
     if (this.isClosed) return;
+    if (this.stallTimer !== null) clearTimeout(this.stallTimer);
     this.closing = true;
     this.finish(error ?? new CommAbortedError(`comm to ${this.peerAddress} aborted`), true);
     this.socket.destroy();
@@ -161,6 +230,7 @@ export class TcpComm extends CommBase {
 /** Connect to `tcp://host:port`. Rejects with a {@link ConnectError}. */
 export function connectTcp(address: string, options: ConnectOptions = {}): Promise<Comm> {
   const limits = resolveFrameLimits(options);
+  const timeouts = resolveTimeouts(options);
   const { host, port } = parseHostPort(splitScheme(address).location);
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const signal = options.signal;
@@ -182,7 +252,7 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
       fail(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
     const onConnect = () => {
       cleanup();
-      resolve(new TcpComm(socket, limits));
+      resolve(new TcpComm(socket, limits, timeouts));
     };
     const onError = (err: NodeJS.ErrnoException) => {
       const code = err.code ?? null;
@@ -222,10 +292,11 @@ export async function listenTcp(
   options: ListenOptions = {},
 ): Promise<Listener> {
   const limits = resolveFrameLimits(options);
+  const timeouts = resolveTimeouts(options);
   const { host, port } = parseHostPort(splitScheme(address).location, 0);
   const server = createServer({ noDelay: true }, (socket) => {
     if (socket.destroyed) return;
-    handler(new TcpComm(socket, limits));
+    handler(new TcpComm(socket, limits, timeouts));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
