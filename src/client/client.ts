@@ -696,7 +696,8 @@ export class Client implements FutureHost, GatherHost {
         // for an own cancel, after the request.
         const own = this.cancels.get(msg.stimulusId);
         if (own !== undefined) this.cancels.delete(msg.stimulusId);
-        const handled = typeof msg.submission === "number" ? msg.submission : Number.POSITIVE_INFINITY;
+        const handled =
+          typeof msg.submission === "number" ? msg.submission : Number.POSITIVE_INFINITY;
         const cancel = (key: string): void => {
           const rec = this.records.get(key);
           if (rec === undefined || rec.status === "lost") return;

@@ -234,9 +234,7 @@ describe("tcp transport", () => {
     );
     await expect(async () =>
       connect("tcp://127.0.0.1:1", { stallTimeoutMs: Number.NaN }),
-    ).rejects.toThrow(
-      /stallTimeoutMs must be a positive number/,
-    );
+    ).rejects.toThrow(/stallTimeoutMs must be a positive number/);
   });
 
   it("rejects unknown schemes and bad maxFrameBytes", async () => {

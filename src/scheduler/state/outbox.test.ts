@@ -14,7 +14,13 @@ describe("Outbox", () => {
     const ws = w1();
     const cs = new ClientInfo("c");
     box.toWorker(ws, { op: "free-keys", keys: ["a"], stimulusId: "s" });
-    box.toClient(cs, { op: "cancelled-keys", keys: ["x"], reason: "r", stimulusId: "s", submission: 0 });
+    box.toClient(cs, {
+      op: "cancelled-keys",
+      keys: ["x"],
+      reason: "r",
+      stimulusId: "s",
+      submission: 0,
+    });
     expect(t.summarize(box.take())).toEqual(["w1 free-keys a", "client:c cancelled-keys x"]);
     expect(box.take()).toEqual([]);
   });
