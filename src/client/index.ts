@@ -1,6 +1,11 @@
-/** The client side: `Client`, futures, graphs and `LocalCluster`. */
+/**
+ * The package's main entry (`import … from "weft"`): `Client`, futures, graphs,
+ * `LocalCluster`, and what task modules use (`defineTask`, `secede`, …).
+ */
 
+export { MessageTooLargeError, SerializationError } from "../comm/errors.ts";
 export { taskRef } from "../protocol/messagesTaskSpec.ts";
+export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
 export {
   Client,

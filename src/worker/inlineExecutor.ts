@@ -6,6 +6,7 @@
  * are in progress at once.
  */
 
+import { importModule } from "../util/importModule.ts";
 import type { ExecuteJob, ExecuteOutcome, Executor, RunControl } from "./executor.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { startTask } from "./runTask.ts";
@@ -20,7 +21,7 @@ export class InlineExecutor implements Executor {
 
   /** Import the task modules (file URLs) on this thread. */
   static async start(taskModules: readonly string[]): Promise<InlineExecutor> {
-    for (const url of taskModules) await import(url);
+    for (const url of taskModules) await importModule(url);
     return new InlineExecutor(taskFunctionNames());
   }
 

@@ -30,7 +30,16 @@ export class UnknownTaskFunctionError extends Error {
   override name = "UnknownTaskFunctionError";
 }
 
-const registry = new Map<string, TaskDefinition>();
+/**
+ * One registry per thread, kept on `globalThis`: a task module may reach this
+ * file through another copy of it (weft's sources and its build, or its ESM
+ * and a CommonJS load of the same module), and must still register where the
+ * worker looks.
+ */
+const REGISTRY_KEY = Symbol.for("weft.taskRegistry");
+const registry: Map<string, TaskDefinition> = ((globalThis as Record<symbol, unknown>)[
+  REGISTRY_KEY
+] ??= new Map<string, TaskDefinition>()) as Map<string, TaskDefinition>;
 
 /**
  * Register `fn` under `name`, process- (thread-) wide. Throws if `name` is

@@ -1,32 +1,46 @@
 // The entry file of a worker's pool threads (given to piscina).
 //
-// Pool threads do not inherit tsx's loader from the main thread (neither under
-// `tsx`, `node --import tsx`, nor vitest), so this plain-JS file makes sure the
-// thread can import TypeScript: it tries, and if Node refuses the `.ts`
-// extension it registers tsx's ESM loader for this thread and imports again
-// under another URL (a failed import is cached per URL).
+// Plain JavaScript, so that it runs both beside weft's TypeScript sources (a
+// checkout) and in its build (`dist/`, an installed package; the build copies
+// this file there). Pool threads do not inherit a loader registered in the
+// main thread by tsx's API (only `--import tsx` on node's command line), so
+// this file registers tsx's ESM loader for the thread when it must import
+// TypeScript: weft's own sources, or task modules written in TypeScript.
+import { existsSync } from "node:fs";
 import { workerData } from "node:worker_threads";
 
-async function loadThreadMain() {
-  try {
-    return await import("./threadMain.ts");
-  } catch (err) {
-    if (err?.code !== "ERR_UNKNOWN_FILE_EXTENSION") throw err;
-  }
+const TYPESCRIPT = /\.(?:[mc]?ts|tsx)(?:[?#].*)?$/;
+
+const built = new URL("./threadMain.js", import.meta.url);
+const threadMain = existsSync(built)
+  ? built.href
+  : new URL("./threadMain.ts", import.meta.url).href;
+const taskModules = Array.isArray(workerData?.taskModules) ? workerData.taskModules : [];
+
+let registered = false;
+async function registerTsx() {
+  if (registered) return;
   let register;
   try {
     ({ register } = await import("tsx/esm/api"));
   } catch (err) {
     throw new Error(
-      "weft pool thread: Node cannot import TypeScript here and tsx is not installed",
+      "weft pool thread: importing TypeScript needs tsx, which cannot be loaded here " +
+        "(install it, or give task modules compiled to JavaScript)",
       { cause: err },
     );
   }
   register();
-  return await import("./threadMain.ts?tsx");
+  registered = true;
 }
 
-const thread = await loadThreadMain();
+// Node.js 20 cannot import TypeScript at all; 22 strips some of it, with errors of
+// its own for what it cannot strip (or files under node_modules): tsx handles all.
+if (TYPESCRIPT.test(threadMain) || taskModules.some((url) => TYPESCRIPT.test(String(url)))) {
+  await registerTsx();
+}
+
+const thread = await import(threadMain);
 await thread.init(workerData);
 
 /** The piscina handler. */

@@ -7,6 +7,7 @@
 
 import { deserialize, serialize } from "node:v8";
 import { BroadcastChannel, threadId } from "node:worker_threads";
+import { importModule } from "../util/importModule.ts";
 import { makeError, wallSeconds } from "./executor.ts";
 import { runTask, type SecedeHooks } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
@@ -37,7 +38,7 @@ export async function init(data: unknown): Promise<void> {
     const msg = (ev as { data?: unknown }).data;
     if (isChannelMessage(msg) && msg.t === "rejoined") rejoinWaiters.get(msg.token)?.();
   };
-  for (const url of d.taskModules) await import(url);
+  for (const url of d.taskModules) await importModule(url);
 }
 
 function hooksFor(token: number): SecedeHooks {

@@ -9,6 +9,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, extname, resolve } from "node:path";
 import type { Graph } from "../../client/graph.ts";
+import { importModule } from "../../util/importModule.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 
 /** The input cannot be used; the message says why. */
@@ -60,7 +61,7 @@ async function fromModule(file: string): Promise<GraphInput> {
   const url = moduleUrl(file);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(url)) as Record<string, unknown>;
+    mod = await importModule(url);
   } catch (err) {
     throw new GraphInputError(`${file}: cannot import: ${(err as Error).message}`);
   }

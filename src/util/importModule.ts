@@ -1,0 +1,44 @@
+/**
+ * Import a user's module (a task module, a graph module) by file URL, also
+ * when it is TypeScript and nothing taught Node.js to load that: tsx's loader
+ * is then registered for this thread and the import tried again.
+ */
+
+const TYPESCRIPT = /\.(?:[mc]?ts|tsx)$/;
+
+/** Errors of Node.js (20: every `.ts`; 22: what type stripping cannot do) that tsx fixes. */
+const TYPESCRIPT_LOAD_ERRORS = new Set([
+  "ERR_UNKNOWN_FILE_EXTENSION",
+  "ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING",
+  "ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX",
+  "ERR_INVALID_TYPESCRIPT_SYNTAX",
+]);
+
+let tsxRegistered = false;
+
+/** `import(url)`, registering tsx first when Node.js cannot load the TypeScript module by itself. */
+export async function importModule(url: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    const isTypeScript = URL.canParse(url) && TYPESCRIPT.test(new URL(url).pathname);
+    if (tsxRegistered || !isTypeScript || !TYPESCRIPT_LOAD_ERRORS.has(String(code))) throw err;
+  }
+  let register: () => unknown;
+  try {
+    ({ register } = await import("tsx/esm/api"));
+  } catch (cause) {
+    throw new Error(
+      `cannot import ${url}: Node.js cannot load TypeScript here and tsx cannot be loaded ` +
+        "(install tsx, run node with --import tsx, or compile the module to JavaScript)",
+      { cause },
+    );
+  }
+  register();
+  tsxRegistered = true;
+  // A failed import is cached by URL: ask again under another one.
+  const retry = new URL(url);
+  retry.searchParams.set("weft-tsx", "1");
+  return (await import(retry.href)) as Record<string, unknown>;
+}

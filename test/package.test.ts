@@ -1,0 +1,119 @@
+/**
+ * The package as a dependent project gets it: the build (`npm run build`, run by
+ * `npm test` before the tests), its entry points and types, the files `npm pack`
+ * ships, and the runtime dependencies the build imports.
+ */
+
+import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("..", import.meta.url));
+const pkg = JSON.parse(readFileSync(`${root}package.json`, "utf8")) as {
+  main: string;
+  types: string;
+  bin: Record<string, string>;
+  exports: Record<string, string | { types: string; default: string }>;
+  dependencies: Record<string, string>;
+};
+
+function built(): void {
+  if (!existsSync(`${root}dist/client/index.js`)) {
+    throw new Error("no build in dist/: run `npm run build` first (npm test does)");
+  }
+}
+
+function* jsFiles(dir: string): Generator<string> {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory()) yield* jsFiles(path);
+    else if (/\.m?js$/.test(e.name)) yield path;
+  }
+}
+
+describe("the package", () => {
+  it("every entry point resolves to the build, with its types", async () => {
+    built();
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      if (typeof target === "string") continue;
+      expect(existsSync(`${root}${target.default}`), target.default).toBe(true);
+      expect(existsSync(`${root}${target.types}`), target.types).toBe(true);
+      const mod = (await import(`weft${subpath.slice(1)}`)) as Record<string, unknown>;
+      expect(Object.keys(mod).length, subpath).toBeGreaterThan(0);
+    }
+    const main = (await import("weft")) as Record<string, unknown>;
+    for (const name of ["Client", "LocalCluster", "defineTask", "secede", "rejoin", "literal"]) {
+      expect(main[name], name).toBeDefined();
+    }
+    expect(pkg.exports["."]).toEqual({ types: pkg.types, default: pkg.main });
+  });
+
+  it("imports at run time only Node.js built-ins and its dependencies", () => {
+    built();
+    const allowed = new Set([...builtinModules, ...Object.keys(pkg.dependencies)]);
+    const bare =
+      /(?:^|[\s;])(?:import|export)\b[^"'`]*?from\s*["']([^"'./][^"']*)["']|import\(\s*["']([^"'./][^"']*)["']\s*\)/g;
+    const missing = new Set<string>();
+    for (const file of [...jsFiles(`${root}dist`), `${root}bin/weft.js`]) {
+      for (const m of readFileSync(file, "utf8").matchAll(bare)) {
+        const spec = (m[1] ?? m[2]).replace(/^node:/, "");
+        const name = spec.startsWith("@")
+          ? spec.split("/").slice(0, 2).join("/")
+          : spec.split("/")[0];
+        if (!allowed.has(name)) missing.add(`${name} (${file.slice(root.length)})`);
+      }
+    }
+    expect([...missing]).toEqual([]);
+  });
+
+  it("npm pack ships the build, the command, the docs and the license, not the sources", async () => {
+    built();
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+      cwd: root,
+    });
+    const files = (JSON.parse(stdout) as [{ files: { path: string }[] }])[0].files.map(
+      (f) => f.path,
+    );
+    for (const f of [
+      "dist/client/index.js",
+      "dist/client/index.d.ts",
+      "dist/worker/threadBootstrap.mjs",
+      "bin/weft.js",
+      "LICENSE",
+      "README.md",
+      "docs/client.md",
+    ]) {
+      expect(files, f).toContain(f);
+    }
+    expect(files.filter((f) => f.startsWith("src/") || /\.test\./.test(f))).toEqual([]);
+    expect(files.filter((f) => /(^|\/)test[A-Z]\w*\.|testing\./.test(f))).toEqual([]);
+  });
+
+  it("the built command runs without the sources", async () => {
+    built();
+    const script = `const { main } = await import(${JSON.stringify(`${root}dist/cli/weft.js`)}); process.exitCode = await main(["node", "weft", "--version"]);`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script]);
+    expect(stdout.trim()).toBe(JSON.parse(readFileSync(`${root}package.json`, "utf8")).version);
+  });
+
+  it("a cluster of the build runs task modules on pool threads", async () => {
+    built();
+    const { LocalCluster } = (await import("weft")) as typeof import("../src/client/index.ts");
+    const tasks = new URL("../src/client/testTasks.ts", import.meta.url).href;
+    const cluster = await LocalCluster.start({
+      workers: 1,
+      executor: "threads",
+      taskModules: [tasks],
+    });
+    try {
+      const client = await cluster.client();
+      expect(await client.get({ a: ["inc", 1], b: ["add", "a", 10] })).toEqual({ b: 12 });
+    } finally {
+      await cluster.close();
+    }
+  });
+});

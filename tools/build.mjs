@@ -1,0 +1,13 @@
+// `npm run build`: compile src/ into dist/ (JavaScript, declarations, source
+// maps; tests and test helpers left out), from scratch so that nothing of a
+// removed source file lingers, plus the files tsc does not emit.
+import { execFileSync } from "node:child_process";
+import { copyFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+rmSync(`${root}dist`, { recursive: true, force: true });
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+execFileSync(process.execPath, [tsc, "-p", `${root}tsconfig.build.json`], { stdio: "inherit" });
+copyFileSync(`${root}src/worker/threadBootstrap.mjs`, `${root}dist/worker/threadBootstrap.mjs`);
