@@ -2,6 +2,7 @@
 
 import { type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { CommClosedError } from "../comm/errors.ts";
 import type { CommLogger } from "../comm/rpc.ts";
 import { type RpcClient, rpc } from "../comm/rpc.ts";
 import { raceSignal } from "./raceSignal.ts";
@@ -52,12 +53,16 @@ export class PeerPool {
     return raceSignal(p, signal);
   }
 
-  /** Close the connection to `address`, if any. */
-  remove(address: string): void {
+  /**
+   * Close the connection to `address`, if any: calls waiting on it reject with a
+   * `CommClosedError` (a network failure) saying `reason`.
+   */
+  remove(address: string, reason?: string): void {
     const p = this.clients.get(address);
     if (p === undefined) return;
     this.clients.delete(address);
-    p.then((c) => c.comm.abort()).catch(() => {});
+    const error = reason === undefined ? undefined : new CommClosedError(reason);
+    p.then((c) => c.comm.abort(error)).catch(() => {});
   }
 
   /** Close every connection. */

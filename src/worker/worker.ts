@@ -347,6 +347,12 @@ export class Worker extends BaseWorker {
         const ev = schedulerMessageToEvent(msg);
         if (ev.cls === "PauseEvent") this.statusValue = "paused";
         else if (ev.cls === "UnpauseEvent") this.statusValue = "running";
+        else if (ev.cls === "RemoveWorkerEvent") {
+          // A peer the scheduler gave up on (gone silent, e.g. frozen) may never
+          // answer a fetch in flight: end it as a network failure, so the inputs are
+          // fetched from their other holders instead of waiting forever.
+          this.peers.remove(ev.worker, `${ev.worker} was removed from the cluster`);
+        }
         events.push(ev);
       } catch (err) {
         const op =

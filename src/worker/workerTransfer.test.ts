@@ -54,6 +54,11 @@ async function fakePeer(
   return { address: listener.address, requests };
 }
 
+async function eventuallyTrue(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(cond()).toBe(true);
+}
+
 function storyEvents(w: Worker): string[] {
   return w.state.stimulusLog.toArray().map((ev) => ev.cls);
 }
@@ -168,6 +173,34 @@ describe("peer failures", () => {
       status: "OK",
       data: new Map(keys.map((k) => [k, 1])),
     }));
+    await sched.send(w.address, {
+      op: "refresh-who-has",
+      whoHas: { a: [peer.address] },
+      stimulusId: "refresh",
+    });
+    await sched.waitForKey("task-finished", "b");
+    expect(w.state.data.get("b")).toBe(2);
+  });
+
+  it("a fetch from a peer the scheduler removed ends, and the input comes from another holder", async () => {
+    // A frozen peer: it accepts the request and never answers.
+    const frozen = await fakePeer(() => new Promise(() => {}));
+    const w = await start();
+    await sched.computeTask(
+      w.address,
+      "b",
+      { fn: "inc", args: [taskRef("a")] },
+      { whoHas: { a: [frozen.address] } },
+    );
+    await eventuallyTrue(() => frozen.requests.length === 1);
+    expect(w.state.tasks.get("a")?.state).toBe("flight");
+    const peer = await fakePeer((keys) => ({
+      status: "OK",
+      data: new Map(keys.map((k) => [k, 1])),
+    }));
+    await sched.send(w.address, { op: "remove-worker", worker: frozen.address, stimulusId: "ttl" });
+    await sched.waitFor((m) => m.op === "request-refresh-who-has");
+    expect(storyEvents(w)).toContain("GatherDepNetworkFailureEvent");
     await sched.send(w.address, {
       op: "refresh-who-has",
       whoHas: { a: [peer.address] },
