@@ -9,7 +9,7 @@ import { Client } from "./client.ts";
 import { Future } from "./future.ts";
 import { literal } from "./graph.ts";
 import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
-import { add, double, inc, sum } from "./testTasks.ts";
+import { add, double, inc, manhattan, sum } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -35,6 +35,16 @@ describe("Client", () => {
     expect(await z).toBe(2 + 12 + 100);
     const w = client.submit("identity", { nested: [x, { y }] });
     expect(await w).toEqual({ nested: [2, { y: 12 }] });
+  });
+
+  it("takes futures inside an argument typed with an interface", async () => {
+    const { client } = await testCluster();
+    expect(await client.submit(manhattan, { x: client.submit(inc, 1), y: -3 })).toBe(5);
+    // Types still checked inside: not called, only compiled.
+    const _wrong = () =>
+      // @ts-expect-error x must be a number or a future of one
+      client.submit(manhattan, { x: "one", y: client.submit(inc, 1) });
+    void _wrong;
   });
 
   it("maps over an iterable and gathers arrays and records", async () => {

@@ -98,7 +98,12 @@ export type FutureOr<T> =
   | T
   | Future<T>
   | (T extends readonly (infer E)[] ? readonly FutureOr<E>[] : never)
-  | (T extends Record<string, unknown> ? { readonly [K in keyof T]: FutureOr<T[K]> } : never);
+  // Any object type, interfaces included (they are not `Record<string, unknown>`).
+  | (T extends object
+      ? T extends ((...args: never[]) => unknown) | readonly unknown[]
+        ? never
+        : { readonly [K in keyof T]: FutureOr<T[K]> }
+      : never);
 
 /** The arguments of `F`, each possibly a future. */
 export type FutureArgs<P extends readonly unknown[]> = { [K in keyof P]: FutureOr<P[K]> };

@@ -16,6 +16,12 @@ export const add = defineTask("add", (a: number, b: number) => a + b);
 export const sum = defineTask("sum", (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0));
 export const identity = defineTask("identity", <T>(x: T): T => x);
 export const double = defineTask("double", (x: number) => 2 * x);
+/** A point: an interface, not a type alias (futures inside it must type-check too). */
+export interface Point {
+  readonly x: number;
+  readonly y: number;
+}
+export const manhattan = defineTask("manhattan", (p: Point) => Math.abs(p.x) + Math.abs(p.y));
 export const boom = defineTask("boom", (message: string): number => {
   throw new ValueError(message);
 });
