@@ -203,7 +203,15 @@ export class Gatherer {
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       if (!isNetworkError(err)) {
-        // The worker answered with an error (e.g. the value cannot be sent): final.
+        // The worker answered with an error (e.g. a value that cannot be sent): the
+        // answer carries every key asked for, so ask for each alone to fail only the
+        // keys at fault. For one key, final.
+        if (keys.length > 1) {
+          const missed = await Promise.all(
+            keys.map((key) => this.fromWorker(worker, [key], batch, lastError)),
+          );
+          return missed.flat();
+        }
         for (const key of keys) {
           batch
             .get(key)

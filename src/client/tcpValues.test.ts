@@ -132,4 +132,21 @@ describe("task values over TCP", () => {
     expect(await client.submitWith(onA, inc, one)).toBe(3);
     check();
   });
+
+  it("a result too large to send fails only its own future, not those fetched with it", async () => {
+    const { client, check } = await twoWorkersAB({ maxMessageBytes: 50_000 });
+    const big = client.submitWith(onA, bytes, 100_000);
+    const small = client.submitWith(onA, inc, 7);
+    for (let i = 0; i < 500 && (big.status !== "finished" || small.status !== "finished"); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // Both held by worker A: fetched in one request.
+    const [bigOutcome, smallOutcome] = await Promise.allSettled([big.result(), small.result()]);
+    expect(bigOutcome.status).toBe("rejected");
+    expect(String((bigOutcome as PromiseRejectedResult).reason)).toMatch(
+      /cannot fetch the result of bytes-.*MessageTooLargeError/,
+    );
+    expect(smallOutcome).toEqual({ status: "fulfilled", value: 8 });
+    check();
+  });
 });
