@@ -679,7 +679,10 @@ export class Client implements FutureHost, GatherHost {
     switch (msg.op) {
       case "key-in-memory": {
         const holders = "whoHas" in msg && Array.isArray(msg.whoHas) ? msg.whoHas : [];
-        this.records.get(msg.key)?.finish(holders, msg.typename);
+        const rec = this.records.get(msg.key);
+        if (rec === undefined) return;
+        this.dropFormerHolders(rec, holders);
+        rec.finish(holders, msg.typename);
         return;
       }
       case "task-erred":
@@ -730,9 +733,13 @@ export class Client implements FutureHost, GatherHost {
         return;
       }
       case "lost-data":
-      case "task-retried":
-        this.records.get(msg.key)?.reset();
+      case "task-retried": {
+        const rec = this.records.get(msg.key);
+        if (rec === undefined) return;
+        if (msg.op === "lost-data") this.dropFormerHolders(rec, []);
+        rec.reset();
         return;
+      }
       case "scheduler-failed":
         this.shutDown(new ClientClosedError(msg.message));
         return;
@@ -740,6 +747,24 @@ export class Client implements FutureHost, GatherHost {
         return;
       default:
         this.logger.warn({ op: (msg as { op?: unknown }).op }, "ignored an unknown message");
+    }
+  }
+
+  /**
+   * The scheduler no longer names some of the workers `rec`'s result was on
+   * (lost, e.g. removed for going silent): a fetch from one of them may never be
+   * answered (a frozen process keeps its connections open), so close the
+   * connections to them; fetches on them fail as network failures and are tried
+   * again where the result is now.
+   */
+  private dropFormerHolders(rec: KeyRecord, holders: readonly string[]): void {
+    for (const former of rec.holders) {
+      if (!holders.includes(former)) {
+        this.peers.remove(
+          former,
+          `the scheduler no longer names ${former} as a holder of ${rec.key}`,
+        );
+      }
     }
   }
 

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { connect, listen } from "../comm/connect.ts";
+import { serveRpc } from "../comm/rpc.ts";
 import { Worker } from "../worker/worker.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "./errors.ts";
 import {
@@ -108,6 +110,61 @@ describe("failures reach the client", () => {
       expect(await gpu).toBe(2);
     } finally {
       await worker.close();
+    }
+  });
+
+  it("a result awaited from a worker gone silent comes from where it is computed again", async () => {
+    const { cluster, client } = await testCluster({ scheduler: { workerTtlMs: 600 } });
+    // A worker that computes one task, then goes silent as a frozen process does:
+    // no heartbeats, its connections open, get_data never answered.
+    const listener = await listen("inproc://frozen", (comm) => {
+      void serveRpc(comm, { get_data: () => new Promise(() => {}) });
+    });
+    const stream = await connect(cluster.address);
+    await stream.send({
+      op: "register-worker",
+      address: listener.address,
+      nthreads: 1,
+      resources: { F: 1 },
+      stimulusId: "reg-frozen",
+    });
+    await stream.recv(); // the reply
+    try {
+      const x = client.submitWith({ resources: { F: 1 }, pure: false }, inc, 1);
+      const compute = (await stream.recv()) as { op: string; key: string; runId: number }[];
+      expect(compute[0]).toMatchObject({ op: "compute-task", key: x.key });
+      await stream.send([
+        {
+          op: "task-finished",
+          key: x.key,
+          runId: compute[0].runId,
+          nbytes: 8,
+          typename: "number",
+          stimulusId: "done",
+        },
+      ]);
+      await eventually(() => x.status === "finished", 5_000, "x finished");
+      const result = x.result(); // asks the silent worker, which never answers
+      const healthy = await Worker.create({
+        scheduler: cluster.address,
+        listen: "inproc://worker",
+        resources: { F: 1 },
+        executor: "inline",
+        taskModules: [CLIENT_TEST_TASKS],
+        heartbeatIntervalMs: 100,
+        validate: true,
+        logger: pino({ level: "silent" }),
+      });
+      try {
+        // Removed at its TTL, x is computed again on the healthy worker.
+        const hung = sleep(10_000).then(() => "still waiting for the silent worker");
+        expect(await Promise.race([result, hung])).toBe(2);
+      } finally {
+        await healthy.close();
+      }
+    } finally {
+      stream.abort();
+      await listener.close();
     }
   });
 
