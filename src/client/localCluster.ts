@@ -33,7 +33,7 @@ export interface LocalClusterOptions {
    */
   executor?: "inline" | "threads";
   /** Modules defining the task functions (file URLs or paths), loaded by every worker. */
-  taskModules?: readonly string[];
+  taskModules?: readonly (string | URL)[];
   /** Check every state machine after every stimulus (slow; for tests). Default false. */
   validate?: boolean;
   /** `"inproc"` (default) or `"tcp"` (on 127.0.0.1, random ports). */

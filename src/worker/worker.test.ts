@@ -3,6 +3,7 @@ import { taskRef } from "../protocol/messagesTaskSpec.ts";
 import { FakeScheduler } from "./testScheduler.ts";
 import { memoryLogger, testWorker } from "./testWorker.ts";
 import { Worker } from "./worker.ts";
+import { resolveWorkerOptions } from "./workerOptions.ts";
 
 let sched: FakeScheduler;
 const workers: Worker[] = [];
@@ -378,6 +379,14 @@ describe("Worker lifecycle", () => {
     expect(() => new Worker({ scheduler: "x", taskModules: ["https://example.com/t.js"] })).toThrow(
       /only file URLs and paths/,
     );
+  });
+
+  it("takes task modules as URL objects, and the executor named as LocalCluster names it", () => {
+    const tasks = new URL("./testTasks.ts", import.meta.url);
+    const o = resolveWorkerOptions({ scheduler: "x", executor: "threads", taskModules: [tasks] });
+    expect(o.taskModules).toEqual([tasks.href]);
+    expect(o.executor).toBe("piscina");
+    expect(resolveWorkerOptions({ scheduler: "x" }).executor).toBe("piscina");
   });
 
   it("closes itself when the scheduler goes away", async () => {

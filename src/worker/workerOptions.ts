@@ -17,14 +17,18 @@ export interface WorkerOptions {
   contactAddress?: string;
   /** Tasks computing at once. Default: the number of CPUs. */
   nthreads?: number;
-  /** `"piscina"` (a thread pool, default) or `"inline"` (the main thread). */
-  executor?: "piscina" | "inline";
   /**
-   * Modules that define the task functions (`defineTask`), as file URLs or
-   * paths; imported by every pool thread (and by the main thread for the
-   * inline executor).
+   * `"threads"` (a pool of worker threads, default; `"piscina"` is the same) or
+   * `"inline"` (the main thread), as `LocalCluster` and `weft worker --executor` name them.
    */
-  taskModules?: readonly string[];
+  executor?: "threads" | "piscina" | "inline";
+  /**
+   * Modules that define the task functions (`defineTask`), as file URLs
+   * (strings or `URL`s) or paths (relative ones from the working directory);
+   * imported by every pool thread (and by the main thread for the inline
+   * executor).
+   */
+  taskModules?: readonly (string | URL)[];
   /** Spare pool threads for seceded tasks. Default 32. */
   maxSecededThreads?: number;
   /** Abstract resources this worker supplies, `{GPU: 2}`. */
@@ -58,8 +62,13 @@ export interface WorkerOptions {
 }
 
 /** {@link WorkerOptions} with every default filled in. */
-export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, "contactAddress">> & {
+export type ResolvedWorkerOptions = Required<
+  Omit<WorkerOptions, "contactAddress" | "executor" | "taskModules">
+> & {
   contactAddress: string | null;
+  executor: "piscina" | "inline";
+  /** As file URLs. */
+  taskModules: readonly string[];
 };
 
 function positiveInt(name: string, v: number): number {
@@ -76,7 +85,8 @@ function nonNegative(name: string, v: number): number {
 }
 
 /** A file URL for a module given as a URL or a path. */
-export function moduleUrl(spec: string): string {
+export function moduleUrl(given: string | URL): string {
+  const spec = given instanceof URL ? given.href : given;
   if (typeof spec !== "string" || spec === "") {
     throw new TypeError(
       `Worker option taskModules: expected a file URL or path, got ${JSON.stringify(spec)}`,
@@ -97,10 +107,10 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (typeof o.scheduler !== "string" || o.scheduler === "") {
     throw new TypeError("Worker option scheduler (the scheduler's address) is required");
   }
-  const executor = o.executor ?? "piscina";
+  const executor = o.executor === "threads" ? "piscina" : (o.executor ?? "piscina");
   if (executor !== "piscina" && executor !== "inline") {
     throw new TypeError(
-      `Worker option executor must be "piscina" or "inline", got ${JSON.stringify(executor)}`,
+      `Worker option executor must be "threads" or "inline", got ${JSON.stringify(executor)}`,
     );
   }
   const resources = o.resources ?? {};
