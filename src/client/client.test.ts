@@ -134,6 +134,17 @@ describe("Client", () => {
   it("refuses arguments that cannot travel as data", async () => {
     const { client } = await testCluster();
     expect(() => client.submit("identity", () => 1)).toThrow(/args\[0\] is a function/);
+    // Instances of other classes would arrive differently by each path.
+    expect(() => client.submit("identity", { u: new URL("http://a/b") })).toThrow(
+      /args\[0\]\.u is a URL; task arguments must be data/,
+    );
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    expect(() => client.submit("identity", [new Point(1)])).toThrow(/args\[0\]\[0\] is a Point/);
+    // Data objects pass.
+    const data = [new Map([[1, 2]]), new Set([1]), new Date(0), /x/g, new Uint8Array(2)];
+    expect(await client.submit("identity", data)).toEqual(data);
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     expect(() => client.submit("identity", cyclic)).toThrow(/reference cycle/);

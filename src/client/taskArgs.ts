@@ -45,6 +45,19 @@ export function pathOf(parent: ArgPath | null, seg: number | string | null): Arg
   return seg === null ? parent : { parent, seg };
 }
 
+/** The objects other than arrays and plain objects that every path carries alike. */
+function isDataObject(v: object): boolean {
+  return (
+    v instanceof Map ||
+    v instanceof Set ||
+    v instanceof Date ||
+    v instanceof RegExp ||
+    v instanceof Error ||
+    v instanceof ArrayBuffer ||
+    ArrayBuffer.isView(v)
+  );
+}
+
 function isPlainObject(v: object): v is Record<string, unknown> {
   const proto = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
@@ -158,7 +171,15 @@ export class ArgMapper {
       return this.replace(value, parent, seg) ?? value;
     }
     const isArray = Array.isArray(value);
-    if (!isArray && !isPlainObject(value)) return value;
+    if (!isArray && !isPlainObject(value)) {
+      if (isDataObject(value)) return value;
+      // Another class's instance (a URL, a class of the caller's) would arrive as a
+      // different thing by each path (its own fields, `{}`, or a failed clone).
+      const kind = value.constructor?.name || "object with a prototype";
+      throw new TypeError(
+        `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a ${kind}; task arguments must be data (primitives, arrays, plain objects, Map, Set, Date, RegExp, errors, typed arrays, ArrayBuffer)`,
+      );
+    }
     const seen = this.seen;
     if (seen.includes(value)) {
       throw new TypeError(
