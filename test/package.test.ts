@@ -5,9 +5,10 @@
  */
 
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
-import { fileURLToPath } from "node:url";
+import { tmpdir } from "node:os";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
@@ -106,6 +107,28 @@ describe("the package", () => {
     const script = `const { main } = await import(${JSON.stringify(`${root}dist/cli/weft.js`)}); process.exitCode = await main(["node", "weft", "--version"]);`;
     const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script]);
     expect(stdout.trim()).toBe(JSON.parse(readFileSync(`${root}package.json`, "utf8")).version);
+  });
+
+  it("loads TypeScript modules through tsx, and says why a CommonJS one cannot be loaded", async () => {
+    built();
+    const dir = mkdtempSync(`${tmpdir()}/weft-cjs-`);
+    try {
+      writeFileSync(`${dir}/package.json`, '{"name": "cjs-tasks", "private": true}');
+      const source = `import { defineTask } from ${JSON.stringify(`${root}dist/client/index.js`)};\nexport const t = defineTask("t", (x: number): number => x);\n`;
+      writeFileSync(`${dir}/tasks.ts`, source);
+      writeFileSync(`${dir}/tasks.mts`, source.replace('"t"', '"t2"'));
+      const importer = JSON.stringify(`${root}dist/util/importModule.js`);
+      const script = (file: string) =>
+        `const { importModule } = await import(${importer}); try { const m = await importModule(${JSON.stringify(pathToFileURL(`${dir}/${file}`).href)}); console.log("loaded", Object.keys(m).join()); } catch (e) { console.log(e.message); }`;
+      const mts = await run(process.execPath, ["--input-type=module", "-e", script("tasks.mts")]);
+      expect(mts.stdout.trim()).toBe("loaded t");
+      const cts = await run(process.execPath, ["--input-type=module", "-e", script("tasks.ts")]);
+      expect(cts.stdout).toMatch(
+        /tasks\.ts: it is loaded as CommonJS \(its package\.json has no "type": "module"\), which cannot import weft \(an ES module\): name it \.mts, or add "type": "module"/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a cluster of the build runs task modules on pool threads", async () => {

@@ -16,6 +16,30 @@ const TYPESCRIPT_LOAD_ERRORS = new Set([
 
 let tsxRegistered = false;
 
+/**
+ * A TypeScript module of a CommonJS package (`.ts` without `"type": "module"`)
+ * is loaded as CommonJS, and then cannot import weft (ESM only): Node.js says so
+ * in words that do not point at the cause.
+ */
+function explained(err: unknown, url: string): unknown {
+  const code = String((err as { code?: unknown } | null)?.code);
+  const message = err instanceof Error ? err.message : "";
+  const path = URL.canParse(url) ? new URL(url).pathname : url;
+  if (
+    /\.(?:c?ts|tsx)$/.test(path) &&
+    (code === "ERR_REQUIRE_CYCLE_MODULE" ||
+      code === "ERR_REQUIRE_ESM" ||
+      /require\(\) ES Module/.test(message))
+  ) {
+    return new Error(
+      `cannot import ${url}: it is loaded as CommonJS (its package.json has no "type": "module"), ` +
+        'which cannot import weft (an ES module): name it .mts, or add "type": "module"',
+      { cause: err },
+    );
+  }
+  return err;
+}
+
 /** `import(url)`, registering tsx first when Node.js cannot load the TypeScript module by itself. */
 export async function importModule(url: string): Promise<Record<string, unknown>> {
   try {
@@ -23,7 +47,9 @@ export async function importModule(url: string): Promise<Record<string, unknown>
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
     const isTypeScript = URL.canParse(url) && TYPESCRIPT.test(new URL(url).pathname);
-    if (tsxRegistered || !isTypeScript || !TYPESCRIPT_LOAD_ERRORS.has(String(code))) throw err;
+    if (tsxRegistered || !isTypeScript || !TYPESCRIPT_LOAD_ERRORS.has(String(code))) {
+      throw explained(err, url);
+    }
   }
   let register: () => unknown;
   try {
@@ -40,5 +66,9 @@ export async function importModule(url: string): Promise<Record<string, unknown>
   // A failed import is cached by URL: ask again under another one.
   const retry = new URL(url);
   retry.searchParams.set("weft-tsx", "1");
-  return (await import(retry.href)) as Record<string, unknown>;
+  try {
+    return (await import(retry.href)) as Record<string, unknown>;
+  } catch (err) {
+    throw explained(err, url);
+  }
 }
