@@ -15,77 +15,64 @@ export interface PrefixStateValue {
 /**
  * Current number of tasks and cumulative time spent in each state, both broken down
  * by task prefix. Time comes from the injected monotonic clock.
+ *
+ * One row per prefix: `[counts per state…, seconds per state…, since]`. A row's
+ * seconds are brought up to date ("settled") only when its counts change or the
+ * totals are read, from the time it was last settled: the counts are constant in
+ * between, so this adds what the seed adds at every stimulus for every prefix (as
+ * Dask does), at a cost per change rather than per stimulus × live prefixes, which
+ * grew quadratically with keys of many prefixes (`x0`, `x1`, … are each their own).
  */
 export class TaskCounter {
-  /** When the clock was last sampled. */
-  private previousTs: number | null = null;
-  /** Counts per prefix, indexed by state. */
-  private readonly counts = new Map<string, Float64Array>();
-  /** Cumulative seconds per prefix, indexed by state. */
-  private readonly elapsed = new Map<string, Float64Array>();
+  /** Every prefix seen, with its row. */
+  private readonly rows = new Map<string, Float64Array>();
   /** Tasks just inserted in the WorkerState and not counted yet (`ts.counted` is false). */
   private readonly newTasks: TaskState[] = [];
 
   constructor(private readonly monotonic: () => number) {}
 
-  private row(map: Map<string, Float64Array>, prefix: string): Float64Array {
-    let row = map.get(prefix);
+  private row(prefix: string, now: number): Float64Array {
+    let row = this.rows.get(prefix);
     if (row === undefined) {
-      row = new Float64Array(NSTATES);
-      map.set(prefix, row);
+      row = new Float64Array(ROW_LENGTH);
+      row[SINCE] = now;
+      this.rows.set(prefix, row);
     }
     return row;
   }
 
-  /** Seconds since `previousTs`, for {@link addElapsed}. */
-  private step = 0;
-
-  private accumulate(now: number): void {
-    if (this.counts.size === 0) return;
-    this.step = now - (this.previousTs as number);
-    // forEach with a method: a `for…of` destructuring the entries allocates an
-    // entry array per prefix, and this runs once per stimulus.
-    this.counts.forEach(this.addElapsed, this);
-  }
-
-  private addElapsed(row: Float64Array, prefix: string): void {
-    const acc = this.row(this.elapsed, prefix);
-    const step = this.step;
-    for (let i = 0; i < NSTATES; i++) if (row[i] !== 0) acc[i] += step * row[i];
-  }
-
   /** Current count of tasks per (prefix, state), or per state when `byPrefix` is false. */
   currentCount(byPrefix = true): PrefixStateValue[] {
-    return this.flatten(this.counts, byPrefix);
+    return this.flatten(0, byPrefix);
   }
 
   /** The count of tasks with this prefix in this state. */
   count(prefix: string, state: TaskStateState): number {
-    return this.counts.get(prefix)?.[STATE_INDEX[state]] ?? 0;
+    return this.rows.get(prefix)?.[STATE_INDEX[state]] ?? 0;
   }
 
   /** Ever-increasing cumulative task runtimes, as of now. */
   cumulativeElapsed(byPrefix = true): PrefixStateValue[] {
-    if (this.counts.size > 0) {
-      const now = this.monotonic();
-      this.accumulate(now);
-      this.previousTs = now;
-    }
-    return this.flatten(this.elapsed, byPrefix);
+    const now = this.monotonic();
+    for (const row of this.rows.values()) settle(row, now);
+    return this.flatten(NSTATES, byPrefix);
   }
 
-  private flatten(map: Map<string, Float64Array>, byPrefix: boolean): PrefixStateValue[] {
+  private flatten(offset: number, byPrefix: boolean): PrefixStateValue[] {
     const out: PrefixStateValue[] = [];
     if (byPrefix) {
-      for (const [prefix, row] of map) {
+      for (const [prefix, row] of this.rows) {
         for (let i = 0; i < NSTATES; i++) {
-          if (row[i] !== 0) out.push({ prefix, state: TASK_STATES[i], value: row[i] });
+          const value = row[offset + i];
+          if (value !== 0) out.push({ prefix, state: TASK_STATES[i], value });
         }
       }
       return out;
     }
     const total = new Float64Array(NSTATES);
-    for (const row of map.values()) for (let i = 0; i < NSTATES; i++) total[i] += row[i];
+    for (const row of this.rows.values()) {
+      for (let i = 0; i < NSTATES; i++) total[i] += row[offset + i];
+    }
     for (let i = 0; i < NSTATES; i++) {
       if (total[i] !== 0) out.push({ prefix: "", state: TASK_STATES[i], value: total[i] });
     }
@@ -101,29 +88,24 @@ export class TaskCounter {
   transitions(tasks: readonly TaskState[], prevStates: readonly TaskStateState[], n: number): void {
     if (n === 0 && this.newTasks.length === 0) return;
     const now = this.monotonic();
-    this.accumulate(now);
-    this.previousTs = now;
 
     for (let k = 0; k < n; k++) {
       const ts = tasks[k];
       const prevState = prevStates[k];
-      // A counted task keeps its prefix's row (`counterRow`): the row cannot be dropped
-      // while the task is counted in it, so the prefix is looked up once per task.
+      // A counted task keeps its prefix's row (`counterRow`): the prefix is looked up
+      // once per task.
       let row = ts.counterRow;
-      if (ts.state !== "forgotten") {
-        if (row === null) row = this.row(this.counts, ts.prefix);
-        row[STATE_INDEX[ts.state]] += 1;
-      }
+      if (row === null) row = this.row(ts.prefix, now);
+      settle(row, now);
+      if (ts.state !== "forgotten") row[STATE_INDEX[ts.state]] += 1;
       if (!ts.counted) {
         ts.counted = true;
         ts.counterRow = row;
       } else {
-        if (row === null) row = this.row(this.counts, ts.prefix);
         const i = STATE_INDEX[prevState];
         const dec = row[i] - 1;
         if (dec < 0) throw new Error(`TaskCounter: negative count for ${ts.prefix}/${prevState}`);
         row[i] = dec;
-        if (dec === 0 && allZero(row)) this.counts.delete(ts.prefix);
       }
       if (ts.state === "forgotten") ts.counterRow = null;
     }
@@ -135,7 +117,8 @@ export class TaskCounter {
         const ts = newTasks[k];
         if (ts.counted) continue;
         ts.counted = true;
-        const row = this.row(this.counts, ts.prefix);
+        const row = this.row(ts.prefix, now);
+        settle(row, now);
         row[STATE_INDEX[ts.state]] += 1;
         ts.counterRow = row;
       }
@@ -144,7 +127,18 @@ export class TaskCounter {
   }
 }
 
-function allZero(row: Float64Array): boolean {
-  for (let i = 0; i < row.length; i++) if (row[i] !== 0) return false;
-  return true;
+/** Index of a row's `since`: when its seconds were last brought up to date. */
+const SINCE = 2 * NSTATES;
+const ROW_LENGTH = 2 * NSTATES + 1;
+
+/** Add to `row`'s seconds the time since it was last settled, at its counts. */
+function settle(row: Float64Array, now: number): void {
+  const step = now - row[SINCE];
+  if (step !== 0) {
+    for (let i = 0; i < NSTATES; i++) {
+      const count = row[i];
+      if (count !== 0) row[NSTATES + i] += step * count;
+    }
+  }
+  row[SINCE] = now;
 }
