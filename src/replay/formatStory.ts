@@ -4,7 +4,7 @@ import type { StoryLine } from "./story.ts";
 /** A story as text: one line per record, `time  where  record` (`*` marks replayed records). */
 export function formatStory(lines: readonly StoryLine[]): string {
   if (lines.length === 0) return "";
-  const width = Math.max(...lines.map((l) => l.where.length));
+  const width = lines.reduce((w, l) => Math.max(w, l.where.length), 0);
   return lines
     .map((l) => {
       const mark = l.source === "replay" ? "*" : " ";

@@ -58,7 +58,7 @@ export class StimulusRunner {
   run(events: SchedulerEvent[]): SchedulerMessage[] {
     if (this.failure !== null || events.length === 0) return [];
     try {
-      const out = this.state.handleStimulus(...events);
+      const out = this.state.handleStimuli(events);
       this.counters.observe(events);
       return out;
     } catch (err) {
@@ -89,7 +89,7 @@ export class StimulusRunner {
   tryRun(events: SchedulerEvent[]): RunOutcome {
     if (this.failure !== null) return { ok: false, error: this.failure };
     try {
-      const messages = this.state.handleStimulus(...events);
+      const messages = this.state.handleStimuli(events);
       this.counters.observe(events);
       return { ok: true, messages };
     } catch (err) {

@@ -184,7 +184,12 @@ export abstract class BaseWorker {
    * Forward stimuli to the state machine and carry out the instructions it returns.
    */
   handleStimulus(...stims: StateMachineEvent[]): void {
-    const instructions = this.state.handleStimulus(...stims);
+    this.handleStimuli(stims);
+  }
+
+  /** {@link handleStimulus} for an array of stimuli (any number: not spread). */
+  handleStimuli(stims: readonly StateMachineEvent[]): void {
+    const instructions = this.state.handleStimuli(stims);
     for (const inst of instructions) this.dispatch(inst);
   }
 

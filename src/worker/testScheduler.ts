@@ -91,6 +91,11 @@ export class FakeScheduler {
 
   /** Send messages (as one batch) to a worker. */
   async send(worker: string, ...msgs: unknown[]): Promise<void> {
+    await this.sendBatch(worker, msgs);
+  }
+
+  /** Send `msgs` in one batch (any number: not spread). */
+  async sendBatch(worker: string, msgs: unknown[]): Promise<void> {
     const comm = this.comms.get(worker);
     if (comm === undefined) throw new Error(`no worker ${worker} connected`);
     await comm.send(msgs);

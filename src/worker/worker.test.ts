@@ -368,6 +368,19 @@ describe("Worker lifecycle", () => {
     expect(quiet.filter((r) => r.level === 40)).toEqual([]);
   });
 
+  it("handles a batch of 150,000 scheduler messages (not spread as arguments)", async () => {
+    const w = await start();
+    const msgs = Array.from({ length: 150_000 }, (_, i) => ({
+      op: "free-keys",
+      keys: [`nothing-${i}`],
+      stimulusId: `free-${i}`,
+    }));
+    await sched.sendBatch(w.address, msgs);
+    await sched.computeTask(w.address, "after", { fn: "inc", args: [1] });
+    await sched.waitForKey("task-finished", "after");
+    expect(w.status).toBe("running");
+  });
+
   it("rejects bad options", () => {
     expect(() => new Worker({ scheduler: sched.address, nthreads: 0 })).toThrow(
       /nthreads must be a positive integer, got 0/,

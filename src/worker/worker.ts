@@ -360,7 +360,7 @@ export class Worker extends BaseWorker {
         this.logger.error({ err, op }, "rejected a malformed message from the scheduler");
       }
     }
-    if (events.length > 0) this.handleStimulus(...events);
+    if (events.length > 0) this.handleStimuli(events);
   }
 
   /**
@@ -368,7 +368,7 @@ export class Worker extends BaseWorker {
    * have left the state inconsistent: the worker logs it and closes (Dask's
    * `fail_hard`).
    */
-  override handleStimulus(...stims: StateMachineEvent[]): void {
+  override handleStimuli(stims: readonly StateMachineEvent[]): void {
     if (
       this.statusValue === "closing" ||
       this.statusValue === "closed" ||
@@ -376,10 +376,10 @@ export class Worker extends BaseWorker {
     )
       return;
     try {
-      super.handleStimulus(...stims);
+      super.handleStimuli(stims);
     } catch (err) {
       this.logger.fatal(
-        { err, stimuli: stims.map((s) => s.cls) },
+        { err, stimuli: stims.slice(0, 20).map((s) => s.cls), count: stims.length },
         "worker state machine failed; closing",
       );
       void this.close().then(() => {

@@ -154,6 +154,14 @@ export class SchedulerState {
    * not to be trusted (the messages of the call are dropped).
    */
   handleStimulus(...events: SchedulerEvent[]): SchedulerMessage[] {
+    return this.handleStimuli(events);
+  }
+
+  /**
+   * {@link handleStimulus} for an array of stimuli: shells pass what arrived
+   * together (tens of thousands at once overflow the stack as spread arguments).
+   */
+  handleStimuli(events: readonly SchedulerEvent[]): SchedulerMessage[] {
     this.checkStimuli(events);
     // The stimuli of one call arrived together (as the worker's handleStimulus reads its clock).
     this.now = this.clock();

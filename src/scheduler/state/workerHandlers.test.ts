@@ -298,3 +298,14 @@ describe("reschedule and long-running", () => {
     expect(s.workers.get("w1")?.longRunning.size).toBe(0);
   });
 });
+
+describe("many stimuli at once", () => {
+  test("200,000 stimuli in one call are handled (an array, not spread arguments)", () => {
+    const s = cluster("w1");
+    const beats = Array.from({ length: 200_000 }, (_, i) =>
+      t.fromWorker("w1", { op: "heartbeat-worker" }, `beat-${i}`),
+    );
+    expect(s.handleStimuli(beats)).toEqual([]);
+    s.validateState();
+  });
+});

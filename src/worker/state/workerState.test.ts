@@ -975,3 +975,12 @@ describe("diagnostics", () => {
     expect(i).toEqual(TaskFinishedMsg.match({ stimulusId: "s1", nbytes: 8 }));
   });
 });
+
+describe("many stimuli at once", () => {
+  it("handles 200,000 stimuli in one call (an array, not spread arguments)", () => {
+    const ws = newWs({ validate: false });
+    const stims = Array.from({ length: 200_000 }, (_, i) => free([`nothing-${i}`], `free-${i}`));
+    expect(ws.handleStimuli(stims)).toEqual([]);
+    ws.validateState();
+  });
+});

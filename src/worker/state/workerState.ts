@@ -248,6 +248,14 @@ export class WorkerState {
    * states, and return the instructions to carry out as a consequence.
    */
   handleStimulus(...stims: StateMachineEvent[]): Instruction[] {
+    return this.handleStimuli(stims);
+  }
+
+  /**
+   * {@link handleStimulus} for an array of stimuli: shells pass what arrived
+   * together (tens of thousands at once overflow the stack as spread arguments).
+   */
+  handleStimuli(stims: readonly StateMachineEvent[]): Instruction[] {
     const out: Instruction[] = [];
     const handled = this.clock();
     this.stimulusTime = handled;
