@@ -124,8 +124,15 @@ export class Client implements FutureHost, GatherHost {
   readonly peers: PeerPool;
   readonly logger: Logger;
   private readonly records = new Map<string, KeyRecord>();
-  /** The keys each `update-graph` sent asks for anew: failed if it cannot be sent. */
-  private readonly freshKeysOf = new WeakMap<object, readonly string[]>();
+  /**
+   * Of each `update-graph` sent: the keys it asks for anew (failed if it cannot be
+   * sent), and the submission number each of its keys had before (given back then:
+   * the scheduler never sees this one, and compares cancels with what it saw).
+   */
+  private readonly sentGraphs = new WeakMap<
+    object,
+    { readonly fresh: readonly string[]; readonly before: ReadonlyMap<KeyRecord, number> }
+  >();
   /** Futures (and arrays of futures) whose results are awaited: see {@link resultOf}. */
   private readonly awaited = new Map<object, number>();
   private toRelease: string[] = [];
@@ -168,10 +175,14 @@ export class Client implements FutureHost, GatherHost {
    * could not be submitted fail with the reason (they would wait forever).
    */
   private sendFailed(msg: unknown, err: Error): void {
-    const fresh = typeof msg === "object" && msg !== null ? this.freshKeysOf.get(msg) : undefined;
-    if (fresh !== undefined) {
+    const sent = typeof msg === "object" && msg !== null ? this.sentGraphs.get(msg) : undefined;
+    if (sent !== undefined) {
+      const submission = (msg as UpdateGraphMsg).submission;
+      for (const [rec, number] of sent.before) {
+        if (rec.submission === submission) rec.submission = number;
+      }
       // Keys an earlier submission asked for are still coming: only these fail.
-      for (const key of fresh) {
+      for (const key of sent.fresh) {
         const rec = this.records.get(key);
         if (rec !== undefined && rec.status === "pending") rec.fail("error", err);
       }
@@ -357,6 +368,7 @@ export class Client implements FutureHost, GatherHost {
     const submission = ++this.submissions;
     // The keys this submission asks for anew (not pending from an earlier one).
     const fresh: string[] = [];
+    const before = new Map<KeyRecord, number>();
     const futures = keys.map((key) => {
       const known = this.records.get(key);
       if (known === undefined) {
@@ -367,7 +379,9 @@ export class Client implements FutureHost, GatherHost {
       }
       const future = new Future(this, key);
       // Wanted again from here on, whatever a cancel sent before says of it.
-      (this.records.get(key) as KeyRecord).submission = submission;
+      const rec = this.records.get(key) as KeyRecord;
+      if (!before.has(rec)) before.set(rec, rec.submission);
+      rec.submission = submission;
       return future;
     });
     const msg: UpdateGraphMsg = {
@@ -378,7 +392,7 @@ export class Client implements FutureHost, GatherHost {
       stimulusId: newStimulusId("update-graph"),
       submission,
     };
-    this.freshKeysOf.set(msg, fresh);
+    this.sentGraphs.set(msg, { fresh, before });
     this.conn.send(msg);
     return futures;
   }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect, listen } from "../comm/connect.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { Worker } from "../worker/worker.ts";
+import { Client } from "./client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "./errors.ts";
 import {
   CLIENT_TEST_TASKS,
@@ -283,6 +284,35 @@ describe("failures reach the client", () => {
     expect(await b).toBe(2);
     b.release();
     await eventually(() => cluster.scheduler.state.tasks.size === 0, 5_000, "forgotten");
+  });
+
+  it("a key asked for again in a graph that could not be sent is still cancelled by a forced cancel", async () => {
+    const { cluster } = await testCluster({ protocol: "tcp" });
+    const a = await Client.connect(cluster.address, {
+      logger: pino({ level: "silent" }),
+      maxMessageBytes: 10_000,
+    });
+    const b = await cluster.client();
+    try {
+      const k = a.compute({ k: ["slowInc", 1, 2_000] }).k;
+      // Asked again with a graph too large to send: it never reaches the scheduler.
+      const big = a.compute({
+        k: ["slowInc", 1, 2_000],
+        big: ["identity", "x".repeat(50_000)],
+      }).big;
+      await expect(big).rejects.toThrow(/MessageTooLargeError|larger than maxMessageBytes/);
+      expect(k.status).toBe("pending");
+      const theirs = b.compute({ k: ["slowInc", 1, 2_000] }).k;
+      await eventually(
+        () => cluster.scheduler.state.tasks.get("k")?.whoWants.size === 2,
+        5_000,
+        "both want k",
+      );
+      await b.cancel(theirs, { force: true });
+      await expect(k).rejects.toThrow(CancelledError);
+    } finally {
+      await a.close();
+    }
   });
 
   it("another client's forced cancel does not cancel a key submitted again meanwhile", async () => {
