@@ -204,13 +204,14 @@ export class Gatherer {
       const why = err instanceof Error ? err.message : String(err);
       if (!isNetworkError(err)) {
         // The worker answered with an error (e.g. a value that cannot be sent): the
-        // answer carries every key asked for, so ask for each alone to fail only the
-        // keys at fault. For one key, final.
+        // answer carries every key asked for, so ask for each half in turn, down to
+        // the keys at fault (a few requests per bad key, one at a time: many at once
+        // would be answered busy). For one key, final.
         if (keys.length > 1) {
-          const missed = await Promise.all(
-            keys.map((key) => this.fromWorker(worker, [key], batch, lastError)),
-          );
-          return missed.flat();
+          const half = keys.length >> 1;
+          const missed = await this.fromWorker(worker, keys.slice(0, half), batch, lastError);
+          const more = await this.fromWorker(worker, keys.slice(half), batch, lastError);
+          return missed.length === 0 ? more : [...missed, ...more];
         }
         for (const key of keys) {
           batch

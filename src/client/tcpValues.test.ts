@@ -147,6 +147,13 @@ describe("task values over TCP", () => {
       /cannot fetch the result of bytes-.*MessageTooLargeError/,
     );
     expect(smallOutcome).toEqual({ status: "fulfilled", value: 8 });
+    // Among many results fetched together, only the one at fault fails (not so many
+    // that the scheduler's compute-task batch exceeds the worker's 50,000 bytes).
+    const many = Array.from({ length: 150 }, (_, i) => client.submitWith(onA, inc, i));
+    await client.gather(many);
+    const outcomes = await Promise.allSettled([big, ...many].map((f) => f.result()));
+    expect(outcomes.filter((o) => o.status === "rejected")).toHaveLength(1);
+    expect(outcomes[0].status).toBe("rejected");
     check();
   });
 });
