@@ -47,23 +47,25 @@ export async function importModule(url: string): Promise<Record<string, unknown>
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
     const isTypeScript = URL.canParse(url) && TYPESCRIPT.test(new URL(url).pathname);
-    if (tsxRegistered || !isTypeScript || !TYPESCRIPT_LOAD_ERRORS.has(String(code))) {
-      throw explained(err, url);
+    if (!isTypeScript || !TYPESCRIPT_LOAD_ERRORS.has(String(code))) throw explained(err, url);
+  }
+  if (!tsxRegistered) {
+    let register: () => unknown;
+    try {
+      ({ register } = await import("tsx/esm/api"));
+    } catch (cause) {
+      throw new Error(
+        `cannot import ${url}: Node.js cannot load TypeScript here and tsx cannot be loaded ` +
+          "(install tsx, run node with --import tsx, or compile the module to JavaScript)",
+        { cause },
+      );
     }
+    register();
+    tsxRegistered = true;
   }
-  let register: () => unknown;
-  try {
-    ({ register } = await import("tsx/esm/api"));
-  } catch (cause) {
-    throw new Error(
-      `cannot import ${url}: Node.js cannot load TypeScript here and tsx cannot be loaded ` +
-        "(install tsx, run node with --import tsx, or compile the module to JavaScript)",
-      { cause },
-    );
-  }
-  register();
-  tsxRegistered = true;
-  // A failed import is cached by URL: ask again under another one.
+  // A failed import is cached by URL (also when it is imported again later, after
+  // tsx was registered): ask under another one, the same each time, so that a module
+  // imported twice is one module.
   const retry = new URL(url);
   retry.searchParams.set("weft-tsx", "1");
   try {
