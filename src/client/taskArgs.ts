@@ -5,6 +5,7 @@
  * are not well-formed Unicode) are refused with an error naming where they are.
  */
 
+import { types } from "node:util";
 import { isTaskRef, MAX_ARG_DEPTH, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
@@ -45,22 +46,28 @@ export function pathOf(parent: ArgPath | null, seg: number | string | null): Arg
   return seg === null ? parent : { parent, seg };
 }
 
-/** The objects other than arrays and plain objects that every path carries alike. */
+/**
+ * The objects other than arrays and plain objects that every path carries alike,
+ * also when made in another realm (a `vm` context): `util.types` reads internal
+ * slots where `instanceof` would compare with this realm's constructors.
+ */
 function isDataObject(v: object): boolean {
   return (
-    v instanceof Map ||
-    v instanceof Set ||
-    v instanceof Date ||
-    v instanceof RegExp ||
+    types.isMap(v) ||
+    types.isSet(v) ||
+    types.isDate(v) ||
+    types.isRegExp(v) ||
+    types.isNativeError(v) ||
     v instanceof Error ||
-    v instanceof ArrayBuffer ||
+    types.isArrayBuffer(v) ||
     ArrayBuffer.isView(v)
   );
 }
 
+/** An object whose prototype is `Object.prototype` (of any realm) or null. */
 function isPlainObject(v: object): v is Record<string, unknown> {
   const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  return proto === null || proto === Object.prototype || Object.getPrototypeOf(proto) === null;
 }
 
 /** True if `v` is a {@link TaskDefinition} (what `defineTask` returns). */
