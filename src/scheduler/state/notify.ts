@@ -27,7 +27,7 @@ export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
   const reason = noWorkerReason(s, ts);
   const stimulusId = s.stimulusId;
   for (const wanted of wantedHeldUpBy(ts)) {
-    ts.noWorkerTold = true;
+    told(ts, wanted);
     s.sendToWhoWants(wanted, {
       op: "task-no-worker",
       key: wanted.key,
@@ -44,15 +44,20 @@ export function notifyNoWorker(s: SchedulerState, ts: TaskState): void {
  * `no-worker` is told about that one instead.
  */
 export function notifyLeftNoWorker(s: SchedulerState, ts: TaskState): void {
-  if (!ts.noWorkerTold) return;
-  ts.noWorkerTold = false;
+  const toldOf = ts.noWorkerTold;
+  if (toldOf === null) return;
+  ts.noWorkerTold = null;
   const stimulusId = s.stimulusId;
-  for (const wanted of wantedHeldUpBy(ts)) {
+  for (const wanted of toldOf) {
+    // Released by its clients (or forgotten) since, or done: nothing to say.
+    if (wanted.whoWants.size === 0 || wanted.state === "memory" || wanted.state === "erred") {
+      continue;
+    }
     const blocker = s.unrunnable.size === 0 ? null : unrunnableInput(wanted);
     if (blocker === null) {
       s.sendToWhoWants(wanted, { op: "task-runnable", key: wanted.key, task: ts.key, stimulusId });
     } else {
-      blocker.noWorkerTold = true;
+      told(blocker, wanted);
       s.sendToWhoWants(wanted, {
         op: "task-no-worker",
         key: wanted.key,
@@ -62,6 +67,11 @@ export function notifyLeftNoWorker(s: SchedulerState, ts: TaskState): void {
       });
     }
   }
+}
+
+/** Remember that the clients of `wanted` were told that `blocker` holds it up. */
+function told(blocker: TaskState, wanted: TaskState): void {
+  (blocker.noWorkerTold ??= new Set()).add(wanted);
 }
 
 /**
@@ -101,7 +111,7 @@ export function notifyHeldUpWanted(
     if (ts === undefined || ts.state === "memory" || ts.state === "erred") continue;
     const blocker = unrunnableInput(ts);
     if (blocker === null) continue;
-    blocker.noWorkerTold = true;
+    told(blocker, ts);
     s.sendToClient(cs, {
       op: "task-no-worker",
       key,

@@ -126,10 +126,11 @@ export class TaskState {
   /** A dependency was forgotten: the task can no longer be computed. */
   hasLostDependencies = false;
   /**
-   * Clients were told (`task-no-worker`) that this task, in `no-worker`, holds
-   * up keys they want: they are told again when it leaves `no-worker`.
+   * The wanted tasks whose clients were told (`task-no-worker`) that this task,
+   * in `no-worker`, holds them up: they are told again when it leaves
+   * `no-worker`. Null when none.
    */
-  noWorkerTold = false;
+  noWorkerTold: Set<TaskState> | null = null;
   /** Dask actors are not supported; always false. Kept for the `compute-task` message. */
   actor = false;
 

@@ -274,6 +274,23 @@ describe("leaving no-worker", () => {
     s.validateState();
   });
 
+  test("every key told it was held up is told it can run, however far it is", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    const tasks: Record<string, ReturnType<typeof t.task>> = {
+      x: t.task([], { resources: { GPU: 1 } }),
+    };
+    for (let i = 0; i < 1_500; i++) tasks[`a${i}`] = t.task(["x"]);
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    // Wanted later, past the 1,000 tasks a search from x would walk.
+    const told = s.handleStimulus(t.updateGraph("c", { z: t.task(["a1499"]) }, ["z"]));
+    expect(t.summarize(told)).toEqual(["client:c task-no-worker z"]);
+    const out = s.handleStimulus(t.registerWorker("w2", 1, { GPU: 1 }));
+    const runnable = out.filter((m) => m.msg.op === "task-runnable").map((m) => m.msg);
+    expect(runnable.map((m) => (m as { key: string }).key)).toContain("z");
+    s.validateState();
+  });
+
   test("tasks waiting silently for the first worker are not reported runnable", () => {
     const s = state();
     s.handleStimulus(

@@ -239,7 +239,7 @@ function noWorkerProcessing(s: SchedulerState, ts: TaskState): void {
 
 function noWorkerErred(s: SchedulerState, ts: TaskState, args: TransitionArgs | undefined): void {
   s.unrunnable.delete(ts);
-  ts.noWorkerTold = false; // its clients hear `task-erred`
+  ts.noWorkerTold = null; // its clients hear `task-erred`
   propagateErred(s, ts, args);
 }
 
