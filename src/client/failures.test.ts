@@ -4,8 +4,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect, listen } from "../comm/connect.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { Worker } from "../worker/worker.ts";
+import type { WorkerOptions } from "../worker/workerOptions.ts";
 import { Client } from "./client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "./errors.ts";
+import type { LocalCluster } from "./localCluster.ts";
 import {
   CLIENT_TEST_TASKS,
   closeTestClusters,
@@ -16,6 +18,19 @@ import {
 import { add, boom, flaky, inc, slowInc, sum, uncloneable } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
+
+/** A worker joining `cluster` later, as the test cluster's run (the caller closes it). */
+function extraWorker(cluster: LocalCluster, o: Partial<WorkerOptions>): Promise<Worker> {
+  return Worker.create({
+    scheduler: cluster.address,
+    listen: "inproc://worker",
+    executor: "inline",
+    taskModules: [CLIENT_TEST_TASKS],
+    validate: true,
+    logger: pino({ level: "silent" }),
+    ...o,
+  });
+}
 
 describe("failures reach the client", () => {
   it("a task error carries its message and remote stack, and the cluster stays usable", async () => {
@@ -94,15 +109,7 @@ describe("failures reach the client", () => {
     const after = client.submit(add, gpu, 1);
     await expect(after).rejects.toThrow(NoWorkerError);
     expect(gpu.status).toBe("no-worker");
-    const worker = await Worker.create({
-      scheduler: cluster.address,
-      listen: "inproc://worker",
-      resources: { GPU: 1 },
-      executor: "inline",
-      taskModules: [CLIENT_TEST_TASKS],
-      validate: true,
-      logger: pino({ level: "silent" }),
-    });
+    const worker = await extraWorker(cluster, { resources: { GPU: 1 } });
     try {
       // The scheduler tells the client the task can run: the futures wait again.
       await eventually(() => after.status === "pending", 5_000, "pending again");
@@ -146,16 +153,7 @@ describe("failures reach the client", () => {
       ]);
       await eventually(() => x.status === "finished", 5_000, "x finished");
       const result = x.result(); // asks the silent worker, which never answers
-      const healthy = await Worker.create({
-        scheduler: cluster.address,
-        listen: "inproc://worker",
-        resources: { F: 1 },
-        executor: "inline",
-        taskModules: [CLIENT_TEST_TASKS],
-        heartbeatIntervalMs: 100,
-        validate: true,
-        logger: pino({ level: "silent" }),
-      });
+      const healthy = await extraWorker(cluster, { resources: { F: 1 }, heartbeatIntervalMs: 100 });
       try {
         // Removed at its TTL, x is computed again on the healthy worker.
         const hung = sleep(10_000).then(() => "still waiting for the silent worker");

@@ -59,6 +59,21 @@ async function eventuallyTrue(cond: () => boolean): Promise<void> {
   expect(cond()).toBe(true);
 }
 
+/** The scheduler says another peer has `a` (= 1): `b = inc(a)` then finishes with 2. */
+async function fetchedFromAnotherPeer(w: Worker): Promise<void> {
+  const peer = await fakePeer((keys) => ({
+    status: "OK",
+    data: new Map(keys.map((k) => [k, 1])),
+  }));
+  await sched.send(w.address, {
+    op: "refresh-who-has",
+    whoHas: { a: [peer.address] },
+    stimulusId: "refresh",
+  });
+  await sched.waitForKey("task-finished", "b");
+  expect(w.state.data.get("b")).toBe(2);
+}
+
 function storyEvents(w: Worker): string[] {
   return w.state.stimulusLog.toArray().map((ev) => ev.cls);
 }
@@ -168,18 +183,7 @@ describe("peer failures", () => {
     expect(req.keys).toEqual(["a"]);
     expect(storyEvents(w)).toContain("GatherDepNetworkFailureEvent");
     expect(w.state.tasks.get("a")?.state).toBe("missing");
-    // The scheduler says another peer has it.
-    const peer = await fakePeer((keys) => ({
-      status: "OK",
-      data: new Map(keys.map((k) => [k, 1])),
-    }));
-    await sched.send(w.address, {
-      op: "refresh-who-has",
-      whoHas: { a: [peer.address] },
-      stimulusId: "refresh",
-    });
-    await sched.waitForKey("task-finished", "b");
-    expect(w.state.data.get("b")).toBe(2);
+    await fetchedFromAnotherPeer(w);
   });
 
   it("a fetch from a peer the scheduler removed ends, and the input comes from another holder", async () => {
@@ -194,20 +198,10 @@ describe("peer failures", () => {
     );
     await eventuallyTrue(() => frozen.requests.length === 1);
     expect(w.state.tasks.get("a")?.state).toBe("flight");
-    const peer = await fakePeer((keys) => ({
-      status: "OK",
-      data: new Map(keys.map((k) => [k, 1])),
-    }));
     await sched.send(w.address, { op: "remove-worker", worker: frozen.address, stimulusId: "ttl" });
     await sched.waitFor((m) => m.op === "request-refresh-who-has");
     expect(storyEvents(w)).toContain("GatherDepNetworkFailureEvent");
-    await sched.send(w.address, {
-      op: "refresh-who-has",
-      whoHas: { a: [peer.address] },
-      stimulusId: "refresh",
-    });
-    await sched.waitForKey("task-finished", "b");
-    expect(w.state.data.get("b")).toBe(2);
+    await fetchedFromAnotherPeer(w);
   });
 
   it("a malformed answer fails the dependency with a clear error", async () => {
