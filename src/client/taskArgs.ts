@@ -47,27 +47,44 @@ export function pathOf(parent: ArgPath | null, seg: number | string | null): Arg
 }
 
 /**
- * The objects other than arrays and plain objects that every path carries alike,
- * also when made in another realm (a `vm` context): `util.types` reads internal
- * slots where `instanceof` would compare with this realm's constructors.
+ * The objects other than arrays and plain objects that every path carries alike.
+ * Of this realm only: the wire codec recognises them by `instanceof`, so a `Map`
+ * made in a `vm` context would travel as `{}`.
  */
 function isDataObject(v: object): boolean {
+  return (
+    v instanceof Map ||
+    v instanceof Set ||
+    v instanceof Date ||
+    v instanceof RegExp ||
+    v instanceof Error ||
+    v instanceof ArrayBuffer ||
+    ArrayBuffer.isView(v)
+  );
+}
+
+/** A data object of another realm (see {@link isDataObject}). */
+function isForeignDataObject(v: object): boolean {
   return (
     types.isMap(v) ||
     types.isSet(v) ||
     types.isDate(v) ||
     types.isRegExp(v) ||
     types.isNativeError(v) ||
-    v instanceof Error ||
-    types.isArrayBuffer(v) ||
-    ArrayBuffer.isView(v)
+    types.isArrayBuffer(v)
   );
 }
 
-/** An object whose prototype is `Object.prototype` (of any realm) or null. */
+/**
+ * An object whose prototype is null or `Object.prototype`, of this realm or
+ * another (a `vm` context's plain objects travel as ours do).
+ */
 function isPlainObject(v: object): v is Record<string, unknown> {
   const proto = Object.getPrototypeOf(v);
-  return proto === null || proto === Object.prototype || Object.getPrototypeOf(proto) === null;
+  if (proto === null || proto === Object.prototype) return true;
+  if (Object.getPrototypeOf(proto) !== null) return false;
+  const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value;
+  return typeof ctor === "function" && ctor.name === "Object";
 }
 
 /** True if `v` is a {@link TaskDefinition} (what `defineTask` returns). */
@@ -182,7 +199,10 @@ export class ArgMapper {
       if (isDataObject(value)) return value;
       // Another class's instance (a URL, a class of the caller's) would arrive as a
       // different thing by each path (its own fields, `{}`, or a failed clone).
-      const kind = value.constructor?.name || "object with a prototype";
+      const name = value.constructor?.name || "object with a prototype";
+      const kind = isForeignDataObject(value)
+        ? `${name} made in another realm (a vm context: copy it into a ${name} of this one)`
+        : name;
       throw new TypeError(
         `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a ${kind}; task arguments must be data (primitives, arrays, plain objects, Map, Set, Date, RegExp, errors, typed arrays, ArrayBuffer)`,
       );
