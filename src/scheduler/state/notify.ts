@@ -69,9 +69,18 @@ export function notifyLeftNoWorker(s: SchedulerState, ts: TaskState): void {
   }
 }
 
-/** Remember that the clients of `wanted` were told that `blocker` holds it up. */
+/**
+ * Remember that the clients of `wanted` were told that `blocker` holds it up.
+ * Tasks nobody wants any more are dropped whenever the set doubles, so that a
+ * task that stays in `no-worker` does not keep every task released meanwhile.
+ */
 function told(blocker: TaskState, wanted: TaskState): void {
-  (blocker.noWorkerTold ??= new Set()).add(wanted);
+  const set = (blocker.noWorkerTold ??= new Set());
+  const size = set.size;
+  if (size >= 64 && (size & (size - 1)) === 0) {
+    for (const t of set) if (t.whoWants.size === 0) set.delete(t);
+  }
+  set.add(wanted);
 }
 
 /**

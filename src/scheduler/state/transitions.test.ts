@@ -291,6 +291,21 @@ describe("leaving no-worker", () => {
     s.validateState();
   });
 
+  test("a task staying in no-worker does not keep the keys told of it once released", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { x: t.task([], { resources: { GPU: 1 } }) }, ["x"]));
+    for (let i = 0; i < 2_000; i++) {
+      s.handleStimulus(t.updateGraph("c", { [`z${i}`]: t.task(["x"]) }, [`z${i}`]));
+      s.handleStimulus(
+        t.fromClient({ op: "client-releases-keys", keys: [`z${i}`], clientId: "c" }),
+      );
+    }
+    expect(s.tasks.size).toBe(1);
+    const told = s.tasks.get("x")?.noWorkerTold;
+    expect(told?.size ?? 0).toBeLessThanOrEqual(129);
+  });
+
   test("tasks waiting silently for the first worker are not reported runnable", () => {
     const s = state();
     s.handleStimulus(
