@@ -114,6 +114,9 @@ export type TaskResult<F extends TaskFunction> = Awaited<ReturnType<F>>;
 /** Values of the futures in `T` (an array or a record of futures). */
 export type Gathered<T> = { [K in keyof T]: T[K] extends Future<infer V> ? V : T[K] };
 
+/** How many failed submissions {@link Client} remembers (see `failedSubmissions`). */
+const MAX_FAILED_SUBMISSIONS = 1000;
+
 /** A connection to a scheduler, and the futures of what it submitted. */
 export class Client implements FutureHost, GatherHost {
   /** The client's id, unique on its scheduler. */
@@ -133,6 +136,12 @@ export class Client implements FutureHost, GatherHost {
     object,
     { readonly fresh: readonly string[]; readonly before: ReadonlyMap<KeyRecord, number> }
   >();
+  /**
+   * The `before` numbers of the submissions that could not be sent, by submission
+   * (the last {@link MAX_FAILED_SUBMISSIONS}): a later one that fails too gives its
+   * keys back past them, to a number the scheduler saw.
+   */
+  private readonly failedSubmissions = new Map<number, ReadonlyMap<KeyRecord, number>>();
   /** Futures (and arrays of futures) whose results are awaited: see {@link resultOf}. */
   private readonly awaited = new Map<object, number>();
   private toRelease: string[] = [];
@@ -177,9 +186,17 @@ export class Client implements FutureHost, GatherHost {
   private sendFailed(msg: unknown, err: Error): void {
     const sent = typeof msg === "object" && msg !== null ? this.sentGraphs.get(msg) : undefined;
     if (sent !== undefined) {
-      const submission = (msg as UpdateGraphMsg).submission;
+      const submission = (msg as UpdateGraphMsg).submission as number;
+      const failed = this.failedSubmissions;
+      failed.set(submission, sent.before);
+      if (failed.size > MAX_FAILED_SUBMISSIONS) failed.delete(failed.keys().next().value as number);
       for (const [rec, number] of sent.before) {
-        if (rec.submission === submission) rec.submission = number;
+        if (rec.submission !== submission) continue; // a later submission asked again
+        let back = number;
+        for (let prior = failed.get(back); prior !== undefined; prior = failed.get(back)) {
+          back = prior.get(rec) ?? 0;
+        }
+        rec.submission = back;
       }
       // Keys an earlier submission asked for are still coming: only these fail.
       for (const key of sent.fresh) {

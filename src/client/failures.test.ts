@@ -284,7 +284,7 @@ describe("failures reach the client", () => {
     await eventually(() => cluster.scheduler.state.tasks.size === 0, 5_000, "forgotten");
   });
 
-  it("a key asked for again in a graph that could not be sent is still cancelled by a forced cancel", async () => {
+  it("a key asked for again in graphs that could not be sent is still cancelled by a forced cancel", async () => {
     const { cluster } = await testCluster({ protocol: "tcp" });
     const a = await Client.connect(cluster.address, {
       logger: pino({ level: "silent" }),
@@ -293,12 +293,17 @@ describe("failures reach the client", () => {
     const b = await cluster.client();
     try {
       const k = a.compute({ k: ["slowInc", 1, 2_000] }).k;
-      // Asked again with a graph too large to send: it never reaches the scheduler.
+      // Asked again in two graphs too large to send: neither reaches the scheduler.
       const big = a.compute({
         k: ["slowInc", 1, 2_000],
         big: ["identity", "x".repeat(50_000)],
       }).big;
+      const big2 = a.compute({
+        k: ["slowInc", 1, 2_000],
+        big2: ["identity", "y".repeat(50_000)],
+      }).big2;
       await expect(big).rejects.toThrow(/MessageTooLargeError|larger than maxMessageBytes/);
+      await expect(big2).rejects.toThrow(/MessageTooLargeError|larger than maxMessageBytes/);
       expect(k.status).toBe("pending");
       const theirs = b.compute({ k: ["slowInc", 1, 2_000] }).k;
       await eventually(
