@@ -6,6 +6,7 @@
  */
 
 import { types } from "node:util";
+import { isWireDataObject } from "../comm/wireCodec.ts";
 import { isTaskRef, MAX_ARG_DEPTH, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
@@ -46,24 +47,7 @@ export function pathOf(parent: ArgPath | null, seg: number | string | null): Arg
   return seg === null ? parent : { parent, seg };
 }
 
-/**
- * The objects other than arrays and plain objects that every path carries alike.
- * Of this realm only: the wire codec recognises them by `instanceof`, so a `Map`
- * made in a `vm` context would travel as `{}`.
- */
-function isDataObject(v: object): boolean {
-  return (
-    v instanceof Map ||
-    v instanceof Set ||
-    v instanceof Date ||
-    v instanceof RegExp ||
-    v instanceof Error ||
-    v instanceof ArrayBuffer ||
-    ArrayBuffer.isView(v)
-  );
-}
-
-/** A data object of another realm (see {@link isDataObject}). */
+/** A data object of another realm, which the wire would not carry (see `isWireDataObject`). */
 function isForeignDataObject(v: object): boolean {
   return (
     types.isMap(v) ||
@@ -196,7 +180,7 @@ export class ArgMapper {
     }
     const isArray = Array.isArray(value);
     if (!isArray && !isPlainObject(value)) {
-      if (isDataObject(value)) return value;
+      if (isWireDataObject(value)) return value;
       // Another class's instance (a URL, a class of the caller's) would arrive as a
       // different thing by each path (its own fields, `{}`, or a failed clone).
       const name = value.constructor?.name || "object with a prototype";

@@ -122,15 +122,29 @@ const unpackr = new Unpackr({
 
 const MAX_DEPTH = 2000;
 
-function isLeafObject(v: object): boolean {
+/** Data objects the wire carries whole, without looking inside. */
+function isDataLeaf(v: object): boolean {
   return (
     ArrayBuffer.isView(v) ||
     v instanceof ArrayBuffer ||
     v instanceof Date ||
     v instanceof RegExp ||
-    v instanceof Error ||
-    v instanceof ClonedValue
+    v instanceof Error
   );
+}
+
+function isLeafObject(v: object): boolean {
+  return isDataLeaf(v) || v instanceof ClonedValue;
+}
+
+/**
+ * The objects other than arrays and plain objects that the wire carries as what
+ * they are: typed arrays, `ArrayBuffer`, `Date`, `RegExp`, errors, `Map`, `Set`.
+ * Recognised by `instanceof`, so of this realm only (another realm's `Map`
+ * would travel as `{}`).
+ */
+export function isWireDataObject(v: object): boolean {
+  return isDataLeaf(v) || v instanceof Map || v instanceof Set;
 }
 
 /**
