@@ -822,9 +822,10 @@ export class Client implements FutureHost, GatherHost {
 
   /**
    * Release everything this client holds, close the connection and fail the
-   * futures still waiting with `ClientClosedError`. Idempotent.
+   * futures still waiting with `ClientClosedError` ("the client was closed",
+   * followed by `why` when given). Idempotent.
    */
-  async close(): Promise<void> {
+  async close(why?: string): Promise<void> {
     if (this.closedError !== null) {
       await this.conn.close();
       return;
@@ -837,7 +838,11 @@ export class Client implements FutureHost, GatherHost {
         stimulusId: newStimulusId("close-client"),
       });
     }
-    this.shutDown(new ClientClosedError("the client was closed"));
+    this.shutDown(
+      new ClientClosedError(
+        why === undefined ? "the client was closed" : `the client was closed: ${why}`,
+      ),
+    );
     await this.conn.close();
     await this.peers.closeAll();
   }

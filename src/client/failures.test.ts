@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect, listen } from "../comm/connect.ts";
 import { serveRpc } from "../comm/rpc.ts";
+import { ExecuteSuccessEvent } from "../worker/state/events.ts";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
 import { Client } from "./client.ts";
@@ -344,5 +345,56 @@ describe("failures reach the client", () => {
     expect(err.remoteName).toBe("DataCloneError");
     expect(err.message).toMatch(/result of task uncloneable-\w+ cannot be cloned/);
     expect(await client.submit(inc, 1)).toBe(2);
+  });
+});
+
+describe("a LocalCluster replaces a worker that stops on a fault", () => {
+  /** A stimulus the worker state machine rejects (a result for a task it never had): a bug's stand-in. */
+  const breakWorker = (w: Worker) =>
+    w.handleStimulus(ExecuteSuccessEvent.dummy("never-given", { stimulusId: "test-fault" }));
+
+  it("a worker whose state machine fails is replaced in its slot, and the graph completes", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const victim = cluster.workers[0];
+    const parts = Array.from({ length: 8 }, (_, i) => client.submit(slowInc, i, 20));
+    const total = client.submit(sum, parts);
+    await sleep(30);
+    breakWorker(victim);
+    await eventually(
+      () => cluster.workers[0] !== victim && cluster.workers[0].status === "running",
+      10_000,
+      "a replacement worker",
+    );
+    expect(victim.fault).toMatch(/state machine failed/);
+    expect(await total).toBe(8 + (7 * 8) / 2);
+    await eventually(() => cluster.scheduler.state.workers.size === 2, 5_000, "two workers");
+    expect([...cluster.scheduler.state.workers.keys()]).toContain(cluster.workers[0].address);
+  });
+
+  it("a worker closed by close() is not replaced", async () => {
+    const { cluster } = await testCluster({ workers: 2 });
+    const closed = cluster.workers[1];
+    await closed.close();
+    await sleep(50);
+    expect(closed.fault).toBeNull();
+    expect(cluster.workers[1]).toBe(closed);
+    expect(cluster.scheduler.state.workers.size).toBe(1);
+  });
+
+  it("with no worker left running and none to replace it, the cluster closes: futures fail instead of waiting", async () => {
+    const { cluster, client } = await testCluster({ workers: 2, maxWorkerRestarts: 0 });
+    const pending = client.submit(slowInc, 1, 60_000);
+    await sleep(20);
+    for (const w of cluster.workers) breakWorker(w);
+    await expect(pending).rejects.toThrow(
+      /the client was closed: no worker of the LocalCluster is left running/,
+    );
+    await eventually(() => cluster.scheduler.status === "closed", 5_000, "the cluster closed");
+  });
+
+  it("refuses a negative maxWorkerRestarts", async () => {
+    await expect(testCluster({ maxWorkerRestarts: -1 })).rejects.toThrow(
+      /maxWorkerRestarts must be an integer ≥ 0, got -1/,
+    );
   });
 });

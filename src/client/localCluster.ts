@@ -47,6 +47,23 @@ export interface LocalClusterOptions {
   >;
   /** Where everything logs. Default: pino on stderr at `$WEFT_LOG_LEVEL` or `warn`. */
   logger?: Logger;
+  /**
+   * How many times a worker that stops on a fault (its state machine failed, it
+   * lost the scheduler) is replaced by a new one, per worker slot, as Dask's
+   * nanny restarts a dead worker. Default 5; 0 never replaces. A task whose
+   * workers keep dying ends as `KilledWorker` (the scheduler's
+   * `allowedFailures`). When no worker is left running and none will be
+   * replaced, the cluster closes itself, so waiting futures fail instead of
+   * waiting forever.
+   */
+  maxWorkerRestarts?: number;
+}
+
+function nonNegativeInt(name: string, v: number): number {
+  if (!Number.isInteger(v) || v < 0) {
+    throw new RangeError(`LocalCluster option ${name} must be an integer ≥ 0, got ${v}`);
+  }
+  return v;
 }
 
 function positiveInt(name: string, v: number): number {
@@ -61,11 +78,29 @@ export class LocalCluster {
   private readonly clients = new Set<Client>();
   private closePromise: Promise<void> | null = null;
 
+  /** The workers, by slot: a replacement takes the slot of the worker it replaces. */
+  private readonly slots: Worker[];
+  private readonly restarts: number[];
+
   private constructor(
     readonly scheduler: Scheduler,
-    readonly workers: readonly Worker[],
+    workers: readonly Worker[],
     private readonly logger: Logger,
-  ) {}
+    private readonly startWorker: () => Promise<Worker>,
+    private readonly maxWorkerRestarts: number,
+  ) {
+    this.slots = [...workers];
+    this.restarts = workers.map(() => 0);
+    for (const [slot, w] of this.slots.entries()) this.supervise(slot, w);
+  }
+
+  /**
+   * The workers, one per slot: a worker that stopped on a fault is replaced in
+   * its slot; one closed by a `close()` call stays, closed.
+   */
+  get workers(): readonly Worker[] {
+    return this.slots;
+  }
 
   /** Start the scheduler, then the workers; resolves once every worker has registered. */
   static async start(options: LocalClusterOptions = {}): Promise<LocalCluster> {
@@ -85,6 +120,7 @@ export class LocalCluster {
     }
     const logger = options.logger ?? weftLogger("weft", process.env.WEFT_LOG_LEVEL ?? "warn");
     const validate = options.validate ?? false;
+    const maxWorkerRestarts = nonNegativeInt("maxWorkerRestarts", options.maxWorkerRestarts ?? 5);
     const scheduler = await Scheduler.start({
       batchedSendIntervalMs: 0,
       ...options.scheduler,
@@ -92,21 +128,19 @@ export class LocalCluster {
       validate,
       logger: logger.child({ name: "weft.scheduler" }),
     });
-    const started = await Promise.allSettled(
-      Array.from({ length: nWorkers }, () =>
-        Worker.create({
-          batchedSendIntervalMs: 0,
-          ...options.worker,
-          scheduler: scheduler.address,
-          listen: protocol === "inproc" ? "inproc://worker" : "tcp://127.0.0.1:0",
-          nthreads,
-          executor: executor === "threads" ? "piscina" : "inline",
-          taskModules: options.taskModules ?? [],
-          validate,
-          logger: logger.child({ name: "weft.worker" }),
-        }),
-      ),
-    );
+    const startWorker = () =>
+      Worker.create({
+        batchedSendIntervalMs: 0,
+        ...options.worker,
+        scheduler: scheduler.address,
+        listen: protocol === "inproc" ? "inproc://worker" : "tcp://127.0.0.1:0",
+        nthreads,
+        executor: executor === "threads" ? "piscina" : "inline",
+        taskModules: options.taskModules ?? [],
+        validate,
+        logger: logger.child({ name: "weft.worker" }),
+      });
+    const started = await Promise.allSettled(Array.from({ length: nWorkers }, startWorker));
     const workers: Worker[] = [];
     let failure: unknown = null;
     for (const r of started) {
@@ -119,7 +153,50 @@ export class LocalCluster {
       const why = failure instanceof Error ? failure.message : String(failure);
       throw new Error(`LocalCluster: a worker failed to start: ${why}`, { cause: failure });
     }
-    return new LocalCluster(scheduler, workers, logger);
+    return new LocalCluster(scheduler, workers, logger, startWorker, maxWorkerRestarts);
+  }
+
+  /** When `worker` stops on a fault, start another in its slot (or give up: {@link replace}). */
+  private supervise(slot: number, worker: Worker): void {
+    void worker.closed.then(() => {
+      const fault = worker.fault;
+      if (fault === null || this.closePromise !== null || this.slots[slot] !== worker) return;
+      void this.replace(slot, worker, fault);
+    });
+  }
+
+  private async replace(slot: number, dead: Worker, fault: string): Promise<void> {
+    const address = dead.address;
+    if (this.restarts[slot] < this.maxWorkerRestarts) {
+      this.restarts[slot] += 1;
+      this.logger.warn(
+        { worker: address, fault, restart: this.restarts[slot], of: this.maxWorkerRestarts },
+        "a worker stopped on a fault; starting another in its place",
+      );
+      try {
+        const worker = await this.startWorker();
+        if (this.closePromise !== null) {
+          await worker.close();
+          return;
+        }
+        this.slots[slot] = worker;
+        this.supervise(slot, worker);
+        return;
+      } catch (err) {
+        this.logger.error({ err }, "could not start a worker in place of the one that stopped");
+      }
+    } else {
+      this.logger.error(
+        { worker: address, fault, restarts: this.maxWorkerRestarts },
+        "a worker stopped on a fault and is not replaced again (maxWorkerRestarts)",
+      );
+    }
+    const running = this.slots.some((w) => w.status === "running" || w.status === "paused");
+    if (!running && this.closePromise === null) {
+      const why = "no worker of the LocalCluster is left running (they stopped on faults)";
+      this.logger.error(`${why}; closing the cluster`);
+      await this.shutDown(why);
+    }
   }
 
   /** The scheduler's address. */
@@ -152,8 +229,13 @@ export class LocalCluster {
 
   /** Close the clients, the workers and the scheduler. Idempotent. */
   close(): Promise<void> {
+    return this.shutDown();
+  }
+
+  /** {@link close}, telling the clients' waiting futures `why` when it is not the user's call. */
+  private shutDown(why?: string): Promise<void> {
     this.closePromise ??= (async () => {
-      await Promise.allSettled([...this.clients].map((c) => c.close()));
+      await Promise.allSettled([...this.clients].map((c) => c.close(why)));
       await Promise.allSettled(this.workers.map((w) => w.close(5)));
       await this.scheduler.close();
     })();

@@ -16,6 +16,7 @@ import { forEachMessage } from "../comm/forEachMessage.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import type { RegisterWorkerMsg } from "../protocol/messagesWorker.ts";
+import { asError } from "../util/asError.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
@@ -115,6 +116,12 @@ export class Worker extends BaseWorker {
   /** The same entries by (frozen, interned) name array. */
   private readonly metricByName = new Map<MetricName, [MetricName, number]>();
   private closePromise: Promise<string[]> | null = null;
+  private faultValue: string | null = null;
+  private markClosed: () => void = () => {};
+  /** Resolves once the worker has closed, whether by {@link close} or on a {@link fault}. */
+  readonly closed: Promise<void> = new Promise((resolve) => {
+    this.markClosed = resolve;
+  });
 
   constructor(options: WorkerOptions) {
     const o = resolveWorkerOptions(options);
@@ -152,6 +159,16 @@ export class Worker extends BaseWorker {
   /** Where the worker is in its life. */
   get status(): WorkerStatus {
     return this.statusValue;
+  }
+
+  /**
+   * Why the worker closed itself, null while it has not (or was closed by a
+   * {@link close} call): its state machine failed, or it lost the scheduler.
+   * Such a worker is not coming back; a supervisor may start another
+   * (LocalCluster does).
+   */
+  get fault(): string | null {
+    return this.faultValue;
   }
 
   /** True while paused (by the scheduler). */
@@ -315,7 +332,7 @@ export class Worker extends BaseWorker {
       intervalMs: o.batchedSendIntervalMs,
       onError: (err) => {
         this.logger.error({ err }, "cannot send to the scheduler; closing");
-        void this.close();
+        this.closeOnFault(`cannot send to the scheduler: ${asError(err).message}`);
       },
     });
     void this.readSchedulerStream(comm);
@@ -334,7 +351,7 @@ export class Worker extends BaseWorker {
         { scheduler: this.options.scheduler },
         "lost the connection to the scheduler; closing",
       );
-      void this.close();
+      this.closeOnFault("lost the connection to the scheduler");
     }
   }
 
@@ -382,10 +399,16 @@ export class Worker extends BaseWorker {
         { err, stimuli: stims.slice(0, 20).map((s) => s.cls), count: stims.length },
         "worker state machine failed; closing",
       );
+      this.faultValue ??= `its state machine failed: ${asError(err).message}`;
       void this.close().then(() => {
         this.statusValue = "failed";
       });
     }
+  }
+
+  private closeOnFault(why: string): void {
+    this.faultValue ??= why;
+    void this.close();
   }
 
   private heartbeat(): void {
@@ -682,6 +705,7 @@ export class Worker extends BaseWorker {
     await this.executor?.close();
     this.statusValue = "closed";
     this.logger.info({ address: this.safeAddress() }, "worker closed");
+    this.markClosed();
     return stuck;
   }
 

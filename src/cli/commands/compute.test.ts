@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Scheduler } from "../../scheduler/scheduler.ts";
+import { Scheduler } from "../../scheduler/scheduler.ts";
 import type { Worker } from "../../worker/worker.ts";
 import { main } from "../weft.ts";
 import type { CliContext } from "./context.ts";
@@ -222,5 +223,35 @@ describe("weft run, scheduler, worker", () => {
     const sched = await weft(["scheduler", "--max-frame-bytes", "0"]);
     expect(sched.code).toBe(2);
     expect(sched.err).toMatch(/--max-frame-bytes must be a size/);
+  });
+
+  it("weft worker exits 1 saying why when it loses the scheduler", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    const ctx = context();
+    let started: Worker | null = null;
+    const done = runWorker(
+      scheduler.address,
+      {
+        nthreads: "1",
+        tasks: [],
+        listen: "tcp://127.0.0.1:0",
+        executor: "inline",
+        logLevel: "silent",
+        connectTimeout: "5000",
+      },
+      ctx,
+      (w) => {
+        started = w;
+        return w.closed;
+      },
+    );
+    while (started === null) await new Promise((r) => setTimeout(r, 5));
+    await scheduler.close();
+    await done;
+    expect(ctx.exitCode).toBe(1);
+    expect(ctx.stderr.text).toMatch(/weft worker: stopped: lost the connection to the scheduler/);
   });
 });

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { Command, Option } from "commander";
 import { Worker } from "../../worker/worker.ts";
 import { workerAddresses } from "./contactAddress.ts";
@@ -28,10 +27,6 @@ interface WorkerCliOptions extends FrameLimitCliOptions {
 }
 
 /** Resolves once `worker` has closed (it closes itself when it loses the scheduler). */
-async function whenClosed(worker: Worker): Promise<void> {
-  while (worker.status !== "closed" && worker.status !== "failed") await sleep(200);
-}
-
 /**
  * Run a worker for the scheduler at `scheduler` until `stop` resolves
  * (SIGINT/SIGTERM, or the worker closing, in production).
@@ -74,7 +69,10 @@ export async function runWorker(
   );
   await stop(worker);
   await worker.close();
-  if (worker.status === "failed") ctx.exitCode = EXIT.differences;
+  if (worker.fault !== null) {
+    ctx.stderr.write(`weft worker: stopped: ${worker.fault.split("\n")[0]}\n`);
+    ctx.exitCode = EXIT.differences;
+  }
 }
 
 /** `weft worker`: see docs/client.md. */
@@ -111,10 +109,11 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .addHelpText(
       "after",
-      "\nRuns until SIGINT or SIGTERM, or until it loses the scheduler.\n" +
+      "\nRuns until SIGINT or SIGTERM (exit 0), or until it loses the scheduler or its state\n" +
+        "machine fails (exit 1, saying why).\n" +
         "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.",
     )
     .action(async (scheduler: string, opts: WorkerCliOptions) => {
-      await runWorker(scheduler, opts, ctx, (w) => untilSignal(whenClosed(w)));
+      await runWorker(scheduler, opts, ctx, (w) => untilSignal(w.closed));
     });
 }
