@@ -55,9 +55,24 @@ describe("the package", () => {
       expect(Object.keys(mod).length, subpath).toBeGreaterThan(0);
     }
     const main = (await importPackage("weft")) as Record<string, unknown>;
-    for (const name of ["Client", "LocalCluster", "defineTask", "secede", "rejoin", "literal"]) {
+    for (const name of [
+      "Client",
+      "LocalCluster",
+      "defineTask",
+      "secede",
+      "rejoin",
+      "literal",
+      "TaskError",
+      "ConnectError",
+      "ResultFetchError",
+    ]) {
       expect(main[name], name).toBeDefined();
     }
+    // Names the docs tell users to import from these entry points.
+    const comm = (await importPackage("weft/comm")) as Record<string, unknown>;
+    expect(comm.ClonedValue).toBeDefined();
+    const worker = (await importPackage("weft/worker")) as Record<string, unknown>;
+    expect(worker.TaskError).toBeDefined();
     expect(pkg.exports["."]).toEqual({ types: pkg.types, default: pkg.main });
   });
 

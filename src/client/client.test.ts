@@ -14,6 +14,15 @@ import { add, double, inc, manhattan, sum } from "./testTasks.ts";
 afterEach(closeTestClusters);
 
 describe("Client", () => {
+  it("refuses bad connection options before connecting, naming the option", async () => {
+    await expect(Client.connect("inproc://nowhere", { timeoutMs: -1 })).rejects.toThrow(
+      /^Client option timeoutMs must be a number > 0, got -1$/,
+    );
+    await expect(Client.connect("inproc://nowhere", { maxFrameBytes: 1.5 })).rejects.toThrow(
+      /^Client option maxFrameBytes must be an integer from 1 to 2147483647, got 1.5$/,
+    );
+  });
+
   it("submits a task and awaits its future", async () => {
     const { client } = await testCluster();
     const x = client.submit(inc, 1);

@@ -17,7 +17,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
+import { type FrameLimits, frameLimitsOf, frameLimitsProblem } from "../comm/comm.ts";
 import type { GraphTask, UpdateGraphMsg } from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
@@ -212,6 +212,11 @@ export class Client implements FutureHost, GatherHost {
   /** Connect to the scheduler at `address` (`tcp://host:port` or `inproc://…`). */
   static async connect(address: string, options: ClientOptions = {}): Promise<Client> {
     const timeoutMs = options.timeoutMs ?? 30_000;
+    if (!(timeoutMs > 0)) {
+      throw new RangeError(`Client option timeoutMs must be a number > 0, got ${timeoutMs}`);
+    }
+    const limitsProblem = frameLimitsProblem(options);
+    if (limitsProblem !== null) throw new RangeError(`Client option ${limitsProblem}`);
     const id = `${options.name ?? "client"}-${randomUUID().slice(0, 8)}`;
     const limits = frameLimitsOf(options);
     const conn = await SchedulerConnection.open(address, id, {

@@ -108,3 +108,20 @@ export class LostKeyError extends Error {
     super(`cannot fetch the result of ${key}: ${why}`);
   }
 }
+
+/**
+ * A worker holding the result answered the fetch with an error: the value
+ * cannot be sent to this client (larger than `maxMessageBytes`, or not
+ * serialisable). Final: asking again would fail the same way. The worker's
+ * error is the `cause`.
+ */
+export class ResultFetchError extends Error {
+  override name = "ResultFetchError";
+  constructor(
+    readonly key: string,
+    why: string,
+    options?: ErrorOptions,
+  ) {
+    super(`cannot fetch the result of ${key}: ${why}`, options);
+  }
+}

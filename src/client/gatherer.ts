@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { isNetworkError } from "../comm/errors.ts";
 import { parseGetDataResponse } from "../worker/dataServer.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
-import { LostKeyError } from "./errors.ts";
+import { LostKeyError, ResultFetchError } from "./errors.ts";
 
 /** What the gatherer needs of its client. */
 export interface GatherHost {
@@ -214,9 +214,7 @@ export class Gatherer {
           return missed.length === 0 ? more : [...missed, ...more];
         }
         for (const key of keys) {
-          batch
-            .get(key)
-            ?.reject(new Error(`cannot fetch the result of ${key}: ${why}`, { cause: err }));
+          batch.get(key)?.reject(new ResultFetchError(key, why, { cause: err }));
         }
         return [];
       }

@@ -3,8 +3,10 @@
  * `LocalCluster`, and what task modules use (`defineTask`, `secede`, …).
  */
 
-export { MessageTooLargeError, SerializationError } from "../comm/errors.ts";
+export { ConnectError, MessageTooLargeError, SerializationError } from "../comm/errors.ts";
+export type { SchedulerCounters, WorkerIdentity } from "../protocol/messagesSession.ts";
 export { taskRef } from "../protocol/messagesTaskSpec.ts";
+export { TaskError } from "../worker/state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
 export {
@@ -23,6 +25,7 @@ export {
   LostKeyError,
   NoWorkerError,
   RemoteTaskError,
+  ResultFetchError,
 } from "./errors.ts";
 export { Future, isFuture } from "./future.ts";
 export {

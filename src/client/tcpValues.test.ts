@@ -12,7 +12,7 @@ import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
 import { Client } from "./client.ts";
-import { RemoteTaskError } from "./errors.ts";
+import { RemoteTaskError, ResultFetchError } from "./errors.ts";
 import { CLIENT_TEST_TASKS } from "./testCluster.ts";
 import { byteSum, bytes, inc, inspectTangled, tangled } from "./testTasks.ts";
 
@@ -143,6 +143,7 @@ describe("task values over TCP", () => {
     // Both held by worker A: fetched in one request.
     const [bigOutcome, smallOutcome] = await Promise.allSettled([big.result(), small.result()]);
     expect(bigOutcome.status).toBe("rejected");
+    expect((bigOutcome as PromiseRejectedResult).reason).toBeInstanceOf(ResultFetchError);
     expect(String((bigOutcome as PromiseRejectedResult).reason)).toMatch(
       /cannot fetch the result of bytes-.*MessageTooLargeError/,
     );

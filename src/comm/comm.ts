@@ -5,6 +5,9 @@
  * reference) and TCP (`tcp://host:port`, length-prefixed msgpack frames).
  */
 
+import { constants as bufferConstants } from "node:buffer";
+import { MAX_FRAME_LENGTH } from "./framing.ts";
+
 /** How a comm ended. */
 export interface CommCloseInfo {
   /** Null for an orderly close (by either side); else what broke it. */
@@ -77,6 +80,25 @@ export interface FrameLimits {
    * connection. Default {@link DEFAULT_MAX_MESSAGE_BYTES}.
    */
   maxMessageBytes?: number;
+}
+
+/**
+ * What is wrong with the limits of `o` (a set one that is not an integer, or
+ * out of range), or null. A message is assembled in one buffer, so
+ * `maxMessageBytes` cannot exceed what one Node.js buffer holds.
+ */
+export function frameLimitsProblem(o: FrameLimits): string | null {
+  const { maxFrameBytes: frame, maxMessageBytes: message } = o;
+  if (frame !== undefined && (!Number.isInteger(frame) || frame < 1 || frame > MAX_FRAME_LENGTH)) {
+    return `maxFrameBytes must be an integer from 1 to ${MAX_FRAME_LENGTH}, got ${frame}`;
+  }
+  if (
+    message !== undefined &&
+    (!Number.isInteger(message) || message < 1 || message > bufferConstants.MAX_LENGTH)
+  ) {
+    return `maxMessageBytes must be an integer from 1 to ${bufferConstants.MAX_LENGTH} (the largest Node.js buffer), got ${message}`;
+  }
+  return null;
 }
 
 /** Just the limits of `o` (options of a worker, scheduler or client), to pass to `connect` or `listen`. */

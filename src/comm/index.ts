@@ -1,5 +1,6 @@
 /** Transports: one interface, in-process and TCP implementations, batching and request/response. */
 export { BatchedSend, type BatchedSendOptions, DEFAULT_BATCH_INTERVAL_MS } from "./batchedSend.ts";
+export { ClonedValue } from "./clonedValue.ts";
 export {
   type Comm,
   type CommCloseInfo,

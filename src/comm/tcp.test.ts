@@ -251,7 +251,10 @@ describe("tcp transport", () => {
       /maxFrameBytes must be an integer from 1 to 2147483647/,
     );
     await expect(listen("tcp://127.0.0.1:0", () => {}, { maxMessageBytes: 1.5 })).rejects.toThrow(
-      /maxMessageBytes must be a positive integer/,
+      /maxMessageBytes must be an integer from 1 to \d+ \(the largest Node.js buffer\), got 1.5/,
     );
+    await expect(
+      listen("tcp://127.0.0.1:0", () => {}, { maxMessageBytes: 2 ** 40 }),
+    ).rejects.toThrow(/maxMessageBytes must be an integer from 1 to/);
   });
 });

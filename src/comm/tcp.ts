@@ -16,13 +16,14 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_STALL_TIMEOUT_MS,
   type FrameLimits,
+  frameLimitsProblem,
   type Listener,
   type ListenOptions,
   type TcpTimeouts,
 } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError, MessageTooLargeError } from "./errors.ts";
-import { FrameReader, framesOf, MAX_FRAME_LENGTH } from "./framing.ts";
+import { FrameReader, framesOf } from "./framing.ts";
 import { messageLength, messageSegments, splitMessage } from "./messageLayout.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
@@ -40,16 +41,10 @@ export function tcpAddress(host: string | undefined, port: number | undefined): 
 
 /** The limits of `options`, defaults filled in; throws a `RangeError` for bad ones. */
 function resolveFrameLimits(options: FrameLimits): Required<FrameLimits> {
+  const problem = frameLimitsProblem(options);
+  if (problem !== null) throw new RangeError(problem);
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  if (!Number.isInteger(maxFrameBytes) || maxFrameBytes < 1 || maxFrameBytes > MAX_FRAME_LENGTH) {
-    throw new RangeError(
-      `maxFrameBytes must be an integer from 1 to ${MAX_FRAME_LENGTH}, got ${maxFrameBytes}`,
-    );
-  }
-  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
-    throw new RangeError(`maxMessageBytes must be a positive integer, got ${maxMessageBytes}`);
-  }
   return { maxFrameBytes, maxMessageBytes };
 }
 

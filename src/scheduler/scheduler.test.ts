@@ -286,4 +286,15 @@ describe("Scheduler server", () => {
     await c.comm.closed;
     expect(s.status).toBe("closed");
   });
+
+  it("refuses frame limits out of range before listening, naming the option", async () => {
+    await expect(Scheduler.start({ listen: "inproc://x", maxFrameBytes: 0 })).rejects.toThrow(
+      /^Scheduler option maxFrameBytes must be an integer from 1 to 2147483647, got 0$/,
+    );
+    await expect(
+      Scheduler.start({ listen: "inproc://x", maxMessageBytes: 2 ** 40 }),
+    ).rejects.toThrow(
+      /^Scheduler option maxMessageBytes must be an integer from 1 to \d+ \(the largest Node.js buffer\)/,
+    );
+  });
 });

@@ -1,7 +1,11 @@
 /** The options of a {@link Scheduler} server and their defaults. */
 
 import type { Logger } from "pino";
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  frameLimitsProblem,
+} from "../comm/comm.ts";
 import { weftLogger } from "../util/logger.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
 
@@ -59,6 +63,8 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
   }
   const ttl = nonNegative("workerTtlMs", o.workerTtlMs ?? 30_000);
   if (ttl === 0) throw new RangeError("Scheduler option workerTtlMs must be > 0 (Infinity: never)");
+  const limitsProblem = frameLimitsProblem(o);
+  if (limitsProblem !== null) throw new RangeError(`Scheduler option ${limitsProblem}`);
   return {
     listen,
     validate: o.validate ?? false,

@@ -22,6 +22,7 @@ export { InlineExecutor } from "./inlineExecutor.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
 export { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
 export { MalformedMessageError, schedulerMessageToEvent } from "./schedulerEvents.ts";
+export { TaskError } from "./state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "./taskContext.ts";
 export {
   defineTask,

@@ -392,6 +392,12 @@ describe("Worker lifecycle", () => {
     expect(() => new Worker({ scheduler: "x", taskModules: ["https://example.com/t.js"] })).toThrow(
       /only file URLs and paths/,
     );
+    expect(() => new Worker({ scheduler: "x", maxFrameBytes: 3 * 2 ** 30 })).toThrow(
+      /^Worker option maxFrameBytes must be an integer from 1 to 2147483647, got 3221225472$/,
+    );
+    expect(() => new Worker({ scheduler: "x", maxMessageBytes: 5 * 2 ** 30 })).toThrow(
+      /^Worker option maxMessageBytes must be an integer from 1 to/,
+    );
   });
 
   it("takes task modules as URL objects, and the executor named as LocalCluster names it", () => {

@@ -4,7 +4,11 @@ import { availableParallelism } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Logger } from "pino";
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  frameLimitsProblem,
+} from "../comm/comm.ts";
 import { weftLogger } from "../util/logger.ts";
 
 /** Options of a {@link Worker}. */
@@ -115,6 +119,8 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   }
   const resources = o.resources ?? {};
   for (const [k, v] of Object.entries(resources)) nonNegative(`resources.${k}`, v);
+  const limitsProblem = frameLimitsProblem(o);
+  if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
   return {
     scheduler: o.scheduler,
     listen: o.listen ?? "tcp://127.0.0.1:0",
@@ -146,8 +152,8 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     heartbeatIntervalMs: positiveInt("heartbeatIntervalMs", o.heartbeatIntervalMs ?? 1000),
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     connectTimeoutMs: positiveInt("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
-    maxFrameBytes: positiveInt("maxFrameBytes", o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES),
-    maxMessageBytes: positiveInt("maxMessageBytes", o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
+    maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+    maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
   };
 }

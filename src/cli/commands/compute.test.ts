@@ -223,6 +223,10 @@ describe("weft run, scheduler, worker", () => {
     const sched = await weft(["scheduler", "--max-frame-bytes", "0"]);
     expect(sched.code).toBe(2);
     expect(sched.err).toMatch(/--max-frame-bytes must be a size/);
+    // Limits are checked even where they are not used (no --scheduler: an embedded cluster).
+    const run = await weft(["run", "graph.json", "--max-frame-bytes", "3GiB"]);
+    expect(run.code).toBe(2);
+    expect(run.err).toMatch(/--max-frame-bytes must be an integer from 1 to 2147483647/);
   });
 
   it("weft worker exits 1 saying why when it loses the scheduler", async () => {

@@ -2,7 +2,7 @@
 
 import { type Command, Option } from "commander";
 import type { Logger } from "pino";
-import type { FrameLimits } from "../../comm/comm.ts";
+import { type FrameLimits, frameLimitsProblem } from "../../comm/comm.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
 
@@ -94,7 +94,7 @@ export function addFrameLimitOptions(cmd: Command): Command {
 
 /** The limits given by `--max-frame-bytes` / `--max-message-bytes` (throws for bad sizes). */
 export function frameLimitsFrom(opts: FrameLimitCliOptions): FrameLimits {
-  return {
+  const limits: FrameLimits = {
     ...(opts.maxFrameBytes !== undefined
       ? { maxFrameBytes: byteSize("--max-frame-bytes", opts.maxFrameBytes) }
       : {}),
@@ -102,6 +102,15 @@ export function frameLimitsFrom(opts: FrameLimitCliOptions): FrameLimits {
       ? { maxMessageBytes: byteSize("--max-message-bytes", opts.maxMessageBytes) }
       : {}),
   };
+  const problem = frameLimitsProblem(limits);
+  if (problem !== null) {
+    throw new Error(
+      problem
+        .replace("maxFrameBytes", "--max-frame-bytes")
+        .replace("maxMessageBytes", "--max-message-bytes"),
+    );
+  }
+  return limits;
 }
 
 /** Parse a positive integer option; throws a clear error. */

@@ -15,4 +15,4 @@ export { type Finish, Recs } from "./recs.ts";
 export { TaskCounter } from "./taskCounter.ts";
 export * from "./taskState.ts";
 export { lookupTransition, TRANSITIONS_TABLE } from "./transitions.ts";
-export { WorkerState, type WorkerStateOptions } from "./workerState.ts";
+export { WorkerState, type WorkerStateChooser, type WorkerStateOptions } from "./workerState.ts";
