@@ -115,6 +115,13 @@ describe("Client", () => {
     expect(await client.get(graph, { keys: ["c", "a"] })).toEqual({ c: 7, a: 2 });
     expect(() => client.compute(graph, { keys: ["c"] })).toThrow(/literal/);
     expect(() => client.compute(graph, { keys: ["nope"] })).toThrow(/no key "nope"/);
+    // By default get() returns the literals no task uses too, in graph order.
+    expect(Object.entries(await client.get(graph))).toEqual([
+      ["b", 4],
+      ["c", 7],
+    ]);
+    expect(await client.get({ a: 5 })).toEqual({ a: 5 });
+    expect(await client.get({ a: [] })).toEqual({ a: [] });
   });
 
   it("a key named twice is computed and returned once, and everything is released", async () => {

@@ -365,12 +365,14 @@ export class Client implements FutureHost, GatherHost {
    */
   async get(graph: Graph, options: ComputeOptions = {}): Promise<Record<string, unknown>> {
     const built = buildGraph(graph, this, options);
-    const wanted = wantedKeys(built, options);
+    // By default the literals no task uses too: `{a: 5}` gives `{a: 5}`.
+    const wanted = options.keys === undefined ? built.unusedKeys : wantedKeys(built, options);
     const out: Record<string, unknown> = {};
     const taskKeys: string[] = [];
     for (const key of wanted) {
-      if (built.literals.has(key)) out[key] = built.literals.get(key);
-      else taskKeys.push(key);
+      // Every key set now, so the result lists them in the order wanted.
+      out[key] = built.literals.get(key);
+      if (!built.literals.has(key)) taskKeys.push(key);
     }
     if (taskKeys.length === 0) return out;
     this.checkOpen();

@@ -85,6 +85,11 @@ export interface BuiltGraph {
   readonly literals: ReadonlyMap<string, unknown>;
   /** Task keys no other task depends on, in graph order (found when first read). */
   readonly sinks: readonly string[];
+  /**
+   * Keys no task uses, tasks and literals, in graph order: what `get` returns by
+   * default (`{a: 5}` gives `{a: 5}`).
+   */
+  readonly unusedKeys: readonly string[];
 }
 
 /** The dependencies of every task without any (messages are never modified). */
@@ -153,6 +158,8 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     );
   }
   const literals = new Map<string, unknown>();
+  /** Every key, in graph order. */
+  const order: string[] = [];
   const taskKeys: string[] = [];
   const taskEntries: GraphTaskEntry[] = [];
   const sort = (key: unknown, v: unknown): void => {
@@ -162,6 +169,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     const problem = keyProblem(key);
     if (problem !== null)
       throw new TypeError(`compute: graph key ${JSON.stringify(key)} ${problem}`);
+    order.push(key);
     if (isTaskEntry(v)) {
       taskKeys.push(key);
       taskEntries.push(v);
@@ -185,8 +193,12 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   let key = "";
   const deps = new DependencyList();
   const what = (): string => `graph key ${JSON.stringify(key)}`;
+  const usedLiterals = new Set<string>();
   const refer = (k: string): unknown => {
-    if (literals.size > 0 && literals.has(k)) return literals.get(k);
+    if (literals.size > 0 && literals.has(k)) {
+      usedLiterals.add(k);
+      return literals.get(k);
+    }
     deps.add(k);
     return taskRef(k);
   };
@@ -225,33 +237,43 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     tasks.set(k, task);
   }
   // Only needed when no keys are named: a set of every used key is not free for a big graph.
+  let unused: readonly string[] | null = null;
   let sinks: readonly string[] | null = null;
   return {
     tasks,
     literals,
+    get unusedKeys() {
+      unused ??= unusedKeysOf(order, tasks, usedLiterals);
+      return unused;
+    },
     get sinks() {
-      sinks ??= sinksOf(taskKeys, tasks);
+      sinks ??= literals.size === 0 ? this.unusedKeys : this.unusedKeys.filter((k) => tasks.has(k));
       return sinks;
     },
   };
 }
 
 /**
- * The task keys that no task of `tasks` lists as a dependency, in the order of
- * `taskKeys`. Throws a TypeError naming a cycle when some tasks are not needed
+ * The keys that no task of `tasks` uses (as a dependency, or a literal inlined
+ * into its arguments), in graph order `order`: the tasks nothing depends on and
+ * the literals nothing uses (`{a: 5}` computes to `{a: 5}`). Throws a TypeError naming a cycle when some tasks are not needed
  * by any of them: those lie on or behind a cycle that nothing outside depends
  * on, which would otherwise be left out silently (named keys reach the
  * scheduler, which reports cycles).
  */
-function sinksOf(taskKeys: readonly string[], tasks: ReadonlyMap<string, GraphTask>): string[] {
-  const used = new Set<string>();
+function unusedKeysOf(
+  order: readonly string[],
+  tasks: ReadonlyMap<string, GraphTask>,
+  usedLiterals: ReadonlySet<string>,
+): string[] {
+  const used = new Set<string>(usedLiterals);
   for (const task of tasks.values()) for (const dep of task.dependencies) used.add(dep);
-  const sinks = taskKeys.filter((k) => !used.has(k));
-  const reached = neededTasks(tasks, sinks);
+  const unused = order.filter((k) => !used.has(k));
+  const reached = neededTasks(tasks, unused);
   if (reached.size < tasks.size) {
     throw new TypeError(`compute: the graph has a cycle: ${unreachedCycle(tasks, reached)}`);
   }
-  return sinks;
+  return unused;
 }
 
 /**

@@ -181,6 +181,11 @@ export class Worker extends BaseWorker {
     return this.state.address;
   }
 
+  /** The names of the task functions this worker can run (its task modules' `defineTask`s), once started. */
+  get taskNames(): readonly string[] {
+    return this.executor?.taskNames ?? [];
+  }
+
   /** The executor's kind (`"inline"` or `"piscina"`). */
   get executorKind(): string {
     return this.options.executor;

@@ -1,8 +1,9 @@
 /** The options of a {@link Worker} and their defaults. */
 
+import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Logger } from "pino";
 import {
   DEFAULT_MAX_FRAME_BYTES,
@@ -105,6 +106,15 @@ export function moduleUrl(given: string | URL): string {
   return pathToFileURL(isAbsolute(spec) ? spec : resolve(spec)).href;
 }
 
+/** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */
+function existingModule(url: string): string {
+  const u = new URL(url);
+  u.search = "";
+  const path = fileURLToPath(u);
+  if (!existsSync(path)) throw new Error(`Worker option taskModules: no such file: ${path}`);
+  return url;
+}
+
 /** Check `o` and fill in the defaults; throws a clear error for a bad option. */
 export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (typeof o !== "object" || o === null) throw new TypeError("Worker options must be an object");
@@ -127,7 +137,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     contactAddress: o.contactAddress ?? null,
     nthreads: positiveInt("nthreads", o.nthreads ?? availableParallelism()),
     executor,
-    taskModules: (o.taskModules ?? []).map(moduleUrl),
+    taskModules: (o.taskModules ?? []).map((m) => existingModule(moduleUrl(m))),
     maxSecededThreads: nonNegative("maxSecededThreads", o.maxSecededThreads ?? 32),
     resources,
     validate: o.validate ?? false,

@@ -82,6 +82,35 @@ describe("weft run, scheduler, worker", () => {
     expect(JSON.parse(only.out)).toEqual({ total: 25 });
   });
 
+  it("weft run refuses, before running anything, functions no task module defines and embedded options with --scheduler", async () => {
+    const plain = jsonFile("plain.json", { x: ["inc", 1], y: ["add", "x", 2] });
+    // Pool threads: this process has task functions of earlier tests registered.
+    const none = await weft(["run", plain, "--no-progress"]);
+    expect(none.code).toBe(2);
+    expect(none.err).toBe(
+      `weft run: ${plain}: no task module defines "inc", "add" (no task module was given: --tasks ./tasks.ts, or "tasks" in the graph file)\n`,
+    );
+    const typo = jsonFile("typo.json", { graph: { x: ["incc", 1] }, tasks: [BENCH_TASKS] });
+    const r = await weft(["run", typo, "--executor", "inline", "--no-progress"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/no task module defines "incc" \(the task modules define .*\binc\b/);
+    const given = await weft(["run", plain, "--tasks", BENCH_TASKS, "--executor", "inline"]);
+    expect(given.code).toBe(0);
+    expect(JSON.parse(given.out)).toEqual({ y: 4 });
+    const remote = await weft(["run", plain, "--scheduler", "tcp://127.0.0.1:1", "--workers", "3"]);
+    expect(remote.code).toBe(2);
+    expect(remote.err).toMatch(/--workers applies to the embedded cluster only/);
+    const many = await weft(["run", plain, "--workers", "1000000"]);
+    expect(many.code).toBe(2);
+    expect(many.err).toMatch(/--workers must be at most 256/);
+  });
+
+  it("weft run prints a graph's literals that no task uses", async () => {
+    const r = await weft(["run", jsonFile("lit.json", { a: 5, b: [] }), "--no-progress"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ a: 5, b: [] });
+  });
+
   it("weft run reports a failing task with its remote stack (exit 1) and bad input (exit 2)", async () => {
     const bad = jsonFile("bad.json", { graph: { x: ["split", null, 2, 0] }, tasks: [BENCH_TASKS] });
     const r = await weft(["run", bad, "--executor", "inline", "--no-progress"]);

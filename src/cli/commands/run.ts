@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
-import { tasksToRun } from "../../client/graph.ts";
+import { type Graph, isTaskEntry, tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
@@ -20,9 +20,9 @@ import {
 /** Options of `weft run`. */
 interface RunOptions extends FrameLimitCliOptions {
   readonly scheduler?: string;
-  readonly workers: string;
-  readonly nthreads: string;
-  readonly executor: "threads" | "inline";
+  readonly workers?: string;
+  readonly nthreads?: string;
+  readonly executor?: "threads" | "inline";
   readonly tasks: readonly string[];
   readonly keys?: string;
   readonly progress: boolean;
@@ -38,6 +38,17 @@ function describeFailure(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The most workers an embedded cluster may have: each is a thread pool in this process. */
+const MAX_WORKERS = 256;
+
+/** The function names (not definitions) of the graph's tasks. */
+function functionNames(graph: Graph): string[] {
+  const entries = graph instanceof Map ? [...graph.values()] : Object.values(graph);
+  const names: string[] = [];
+  for (const v of entries) if (isTaskEntry(v) && typeof v[0] === "string") names.push(v[0]);
+  return names;
+}
+
 /** `weft run FILE`: compute the graph, print `{key: value}` as JSON on stdout. */
 export async function runGraph(file: string, opts: RunOptions, ctx: CliContext): Promise<void> {
   let input: Awaited<ReturnType<typeof loadGraphInput>>;
@@ -46,9 +57,26 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   let extraModules: string[];
   let limits: FrameLimits;
   try {
-    workers = positiveInt("--workers", opts.workers);
+    if (opts.scheduler !== undefined) {
+      const embeddedOnly = [
+        opts.workers !== undefined && "--workers",
+        opts.nthreads !== undefined && "--nthreads",
+        opts.executor !== undefined && "--executor",
+        opts.tasks.length > 0 && "--tasks",
+        opts.validate === true && "--validate",
+      ].filter((o) => o !== false);
+      if (embeddedOnly.length > 0) {
+        throw new Error(
+          `${embeddedOnly.join(", ")} ${embeddedOnly.length === 1 ? "applies" : "apply"} to the embedded cluster only, not with --scheduler (the scheduler's workers load their own task modules)`,
+        );
+      }
+    }
+    workers = positiveInt("--workers", opts.workers ?? "2");
+    if (workers > MAX_WORKERS) {
+      throw new Error(`--workers must be at most ${MAX_WORKERS} (one process), got ${workers}`);
+    }
     limits = frameLimitsFrom(opts);
-    nthreads = positiveInt("--nthreads", opts.nthreads);
+    nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
     extraModules = opts.tasks.map((t) => moduleUrl(t));
     input = await loadGraphInput(file);
   } catch (err) {
@@ -68,7 +96,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
         cluster = await LocalCluster.start({
           workers,
           threadsPerWorker: nthreads,
-          executor: opts.executor,
+          executor: opts.executor ?? "threads",
           taskModules: [...input.taskModules, ...extraModules],
           validate: opts.validate === true,
           logger,
@@ -82,6 +110,26 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       return;
     }
     const total = tasksToRun(input.graph, keys);
+    if (cluster !== null) {
+      // A function no task module defines would fail its task on a worker, with a stack
+      // from inside weft: unusable input, said before anything runs.
+      const known = new Set(cluster.workers[0].taskNames);
+      const unknown = [...new Set(functionNames(input.graph))].filter((f) => !known.has(f));
+      if (unknown.length > 0) {
+        ctx.stderr.write(
+          `weft run: ${file}: no task module defines ${unknown
+            .slice(0, 5)
+            .map((f) => JSON.stringify(f))
+            .join(", ")}${unknown.length > 5 ? ", …" : ""} (${
+            known.size === 0
+              ? 'no task module was given: --tasks ./tasks.ts, or "tasks" in the graph file'
+              : `the task modules define ${[...known].sort().join(", ")}`
+          })\n`,
+        );
+        ctx.exitCode = EXIT.usage;
+        return;
+      }
+    }
     const progress = opts.progress
       ? await watchProgress(client, total, { stream: ctx.stderr, label: "weft run" })
       : null;
@@ -113,15 +161,16 @@ export function runCommand(ctx: CliContext): Command {
     .description("Compute a task graph on an embedded local cluster, or on a running scheduler")
     .argument(
       "<file>",
-      'a JSON graph ({"x": ["inc", 1], "y": ["add", "x", 2]}, or {"graph": …, "keys": […], "tasks": ["./tasks.ts"]}) or a module exporting `graph`',
+      'a JSON graph ({"graph": {"x": ["inc", 1], "y": ["add", "x", 2]}, "tasks": ["./tasks.ts"]}, or just the graph with --tasks ./tasks.ts) or a module exporting `graph`',
     )
     .option("--scheduler <address>", "use this scheduler instead of an embedded cluster")
-    .option("--workers <n>", "embedded cluster: workers", "2")
-    .option("--nthreads <n>", "embedded cluster: threads per worker", "1")
+    .option("--workers <n>", "embedded cluster: workers (default: 2)")
+    .option("--nthreads <n>", "embedded cluster: threads per worker (default: 1)")
     .addOption(
-      new Option("--executor <kind>", "embedded cluster: run tasks on thread pools or inline")
-        .choices(["threads", "inline"])
-        .default("threads"),
+      new Option(
+        "--executor <kind>",
+        "embedded cluster: run tasks on thread pools or inline (default: threads)",
+      ).choices(["threads", "inline"]),
     )
     .option(
       "--tasks <module>",
