@@ -1,6 +1,8 @@
 /** `weft sim`, run through the real `weft` program with string buffers for its streams. */
 
+import { spawnSync } from "node:child_process";
 import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { expect, test } from "vitest";
 import type { CliContext } from "../cli/commands/context.ts";
 import { main } from "../cli/weft.ts";
@@ -89,4 +91,21 @@ test("--from without --runs is refused, not ignored", async () => {
   expect(r.code).toBe(2);
   expect(r.err).toContain("--from needs --runs (one run takes --seed)");
   expect(r.out).toBe("");
+});
+
+test("npm run sim:soak: a bad or unknown flag is a one-line error with the usage, exit 2", () => {
+  const soak = fileURLToPath(new URL("./soak.ts", import.meta.url));
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ["--import", "tsx", soak, ...args], { encoding: "utf8" });
+  const bad = run("--runs", "abc");
+  expect(bad.status).toBe(2);
+  expect(bad.stderr).toBe(
+    'sim:soak: --runs must be an integer ≥ 1, got "abc"\nusage: npm run sim:soak -- [--runs N (100000)] [--from SEED (1)] [--threads T (cores)]\n',
+  );
+  const typo = run("--run", "3");
+  expect(typo.status).toBe(2);
+  expect(typo.stderr).toMatch(/^sim:soak: Unknown option '--run'/);
+  const small = run("--runs", "2", "--from", "5", "--threads", "1");
+  expect(small.status).toBe(0);
+  expect(small.stdout).toMatch(/2 passed, 0 failed/);
 });

@@ -7,6 +7,7 @@
  */
 
 import { availableParallelism } from "node:os";
+import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { SingleBar } from "cli-progress";
 import { formatFailure, formatSummaryTable, formatTally } from "./report.ts";
@@ -23,6 +24,9 @@ interface Job {
 type FromThread =
   | { readonly kind: "progress"; readonly done: number; readonly failed: number }
   | { readonly kind: "done"; readonly summary: SimSummary; readonly failures: string[] };
+
+const USAGE =
+  "usage: npm run sim:soak -- [--runs N (100000)] [--from SEED (1)] [--threads T (cores)]\n";
 
 function runJob(job: Job, post: (m: FromThread) => void): void {
   const summary = emptySummary();
@@ -50,25 +54,52 @@ function runJob(job: Job, post: (m: FromThread) => void): void {
   post({ kind: "done", summary, failures });
 }
 
-function flag(args: readonly string[], name: string, fallback: number): number {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const v = Number(args[i + 1]);
-  if (!Number.isSafeInteger(v) || v < 0) throw new Error(`${name} needs an integer ≥ 0`);
-  return v;
+/** The soak's options; a bad one is a one-line error (exit 2), not a stack. */
+function parseSoakArgs(argv: string[]): { runs: number; from: number; threads: number } | "help" {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      runs: { type: "string" },
+      from: { type: "string" },
+      threads: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help === true) return "help";
+  const int = (name: string, text: string | undefined, fallback: number, min: number): number => {
+    if (text === undefined) return fallback;
+    const v = Number(text);
+    if (text.trim() === "" || !Number.isSafeInteger(v) || v < min) {
+      throw new Error(`--${name} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
+    }
+    return v;
+  };
+  const runs = int("runs", values.runs, 100_000, 1);
+  const from = int("from", values.from, 1, 0);
+  if (from + runs - 1 > Number.MAX_SAFE_INTEGER) {
+    throw new Error(
+      `--from + --runs must stay within ${Number.MAX_SAFE_INTEGER} (seeds are safe integers)`,
+    );
+  }
+  const threads = Math.min(int("threads", values.threads, availableParallelism(), 1), runs);
+  return { runs, from, threads };
 }
 
 async function main(): Promise<number> {
-  const args = process.argv.slice(2);
-  if (args.includes("--help")) {
-    process.stdout.write(
-      "usage: npm run sim:soak -- [--runs N (100000)] [--from SEED (1)] [--threads T (cores)]\n",
-    );
+  let parsed: ReturnType<typeof parseSoakArgs>;
+  try {
+    parsed = parseSoakArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`sim:soak: ${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (parsed === "help") {
+    process.stdout.write(USAGE);
     return 0;
   }
-  const runs = flag(args, "--runs", 100_000);
-  const from = flag(args, "--from", 1);
-  const threads = Math.max(1, Math.min(flag(args, "--threads", availableParallelism()), runs));
+  const { runs, from, threads } = parsed;
   const t0 = performance.now();
   const bar = new SingleBar({
     format:
@@ -81,6 +112,15 @@ async function main(): Promise<number> {
   bar.start(runs, 0, { failed: 0 });
   let done = 0;
   let failed = 0;
+  const threadsRunning: Worker[] = [];
+  process.once("SIGINT", () => {
+    bar.stop();
+    process.stdout.write(
+      `sim:soak interrupted: ${done} of ${runs} seeds run from ${from}, ${failed} failed (failing seeds are listed at the end of a whole run: rerun with --from and --runs)\n`,
+    );
+    for (const w of threadsRunning) void w.terminate();
+    process.exit(130);
+  });
   const total = emptySummary();
   const failures: string[] = [];
   await Promise.all(
@@ -90,6 +130,7 @@ async function main(): Promise<number> {
       const job: Job = { from: from + k, count, stride: threads };
       return new Promise<void>((resolve, reject) => {
         const w = new Worker(new URL("./soakThread.mjs", import.meta.url), { workerData: job });
+        threadsRunning.push(w);
         w.on("message", (m: FromThread) => {
           if (m.kind === "progress") {
             done += m.done;
