@@ -16,7 +16,7 @@ const program = new Command()
   .option("-v, --verbose", "list every vector, not only failures")
   .addHelpText(
     "after",
-    "\nA path that cannot be read, or a file named here that is not a vector, is reported as\nFAIL and the run goes on; files in a directory that are not vectors are ignored.\nExit codes: 0 every vector passed, 1 a vector failed (or there was none), 2 a path\ncould not be run.",
+    "\nA path that cannot be read, or a file named here that is not a vector, is reported as\nFAIL and the run goes on; files in a directory that are not vectors are ignored.\nExit codes: 0 every vector passed, 1 a vector failed (or there was none), 2 a path\ncould not be run (unreadable, or not a valid vector file).",
   )
   .action((paths: string[], opts: { verbose?: boolean }) => {
     process.exitCode = runConformance(paths, opts);

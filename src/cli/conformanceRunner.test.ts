@@ -66,9 +66,21 @@ describe("conformance runner", () => {
     writeFileSync(join(sub, "b-order.json"), JSON.stringify(v));
     writeFileSync(join(sub, "c-good.json"), JSON.stringify(vector()));
     const { code, out } = run([sub]);
-    expect(code).toBe(1);
+    expect(code).toBe(2); // a file that could not be run
     expect(out[0]).toMatch(/FAIL .*a-broken\.json: broken vector file/);
     expect(out.at(-1)).toBe("1 passed, 1 failed, 1 skipped");
+  });
+
+  it("refuses an order_sensitive that is not a boolean", () => {
+    const v = vector() as Record<string, unknown>;
+    v.order_sensitive = "yes";
+    const file = join(dir, "os.json");
+    writeFileSync(file, JSON.stringify(v));
+    const bad = run([file]);
+    expect(bad.code).toBe(2);
+    expect(bad.out[0]).toMatch(
+      /broken vector file: .*order_sensitive must be true or false, got "yes"/,
+    );
   });
 
   it("fails when a step expected to raise does not", () => {
@@ -97,7 +109,9 @@ describe("conformance runner", () => {
   it("exits 1 when given nothing to run, 2 for a missing path", () => {
     const empty = join(dir, "empty");
     mkdirSync(empty);
-    expect(run([empty]).code).toBe(1);
+    const none = run([empty]);
+    expect(none.code).toBe(1);
+    expect(none.out).toEqual([`no vectors found in ${empty}`, "0 passed, 0 failed, 0 skipped"]);
     expect(runConformance([join(dir, "missing")], { log: () => {} })).toBe(2);
   });
 

@@ -83,6 +83,7 @@ export function runConformance(
       vector = parseVector(readMaybeGzip(file), file);
     } catch (err) {
       failed++;
+      unusable++;
       log(`FAIL ${file}: broken vector file: ${withoutFile(file, (err as Error).message)}`);
       continue;
     }
@@ -110,6 +111,7 @@ export function runConformance(
     log(`  event: ${canonical(mismatch.event).slice(0, 400)}`);
     for (const line of mismatch.details) log(`    ${line.slice(0, 400)}`);
   }
+  if (passed + failed + skipped === 0) log(`no vectors found in ${paths.join(", ")}`);
   log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
   // A path that could not be run is unusable input (2), as a missing path always was.
   if (unusable > 0) return 2;

@@ -90,6 +90,11 @@ function vectorOf(d: Dict, where: string): Vector {
     }
     return step;
   });
+  if (d.order_sensitive !== undefined && typeof d.order_sensitive !== "boolean") {
+    throw new TypeError(
+      `${where}: order_sensitive must be true or false, got ${JSON.stringify(d.order_sensitive)}`,
+    );
+  }
   return {
     name: typeof d.name === "string" ? d.name : where,
     config: r.dict("config"),
