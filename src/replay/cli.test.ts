@@ -150,6 +150,10 @@ describe("weft", () => {
     const none = await weft(["story", "nothing-like-this", TREE]);
     expect(none.code).toBe(1);
     expect(none.err).toContain("no record of nothing-like-this");
+    const listForm = await weft(["story", "['inc', 41]", TREE]);
+    expect(listForm.err).toContain(
+      "a key that was a tuple in Python is written as the tuple: ('inc', 41)",
+    );
     const notDump = await weft(["story", "x", join(dir, "head.jsonl.gz")]);
     expect(notDump.code).toBe(2);
   });

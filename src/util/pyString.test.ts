@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { isPyWhitespace, pyIsAlpha, pyLen, pySplitWhitespace, pyStrip } from "./pyString.ts";
+import {
+  isPyWhitespace,
+  pyIsAlpha,
+  pyKeyRepr,
+  pyLen,
+  pyRepr,
+  pySplitWhitespace,
+  pyStrip,
+} from "./pyString.ts";
 
 describe("pyString", () => {
   it("isPyWhitespace follows str.isspace, not JS \\s", () => {
@@ -41,5 +49,24 @@ describe("pyString", () => {
     expect(pyLen("🎉x")).toBe(2);
     expect(pyLen("")).toBe(0);
     expect(pyLen("\ud800x")).toBe(2); // lone surrogate counts once
+  });
+});
+
+describe("pyRepr / pyKeyRepr: how Python prints strings and keys", () => {
+  it("quotes as Python's repr does", () => {
+    expect(pyRepr("x-1")).toBe("'x-1'");
+    expect(pyRepr("it's-1")).toBe(`"it's-1"`);
+    expect(pyRepr(`both ' and "`)).toBe(`'both \\' and "'`);
+    expect(pyRepr("a\\b\nc\u0001")).toBe("'a\\\\b\\nc\\x01'");
+    expect(pyRepr("héllo")).toBe("'héllo'");
+  });
+
+  it("prints a key that was a tuple (its str() form) as the tuple", () => {
+    expect(pyKeyRepr("('slow', 1)")).toBe("('slow', 1)");
+    expect(pyKeyRepr("('x', 0, 2.5)")).toBe("('x', 0, 2.5)");
+    expect(pyKeyRepr("('solo',)")).toBe("('solo',)");
+    expect(pyKeyRepr(`("it's", 3)`)).toBe(`("it's", 3)`);
+    expect(pyKeyRepr("(not a tuple)")).toBe("'(not a tuple)'");
+    expect(pyKeyRepr("slow-1")).toBe("'slow-1'");
   });
 });

@@ -71,3 +71,35 @@ export function pyLen(s: string): number {
   }
   return n;
 }
+
+/**
+ * Python's `repr()` of a `str`: single quotes, or double quotes when the text
+ * holds a single quote and no double quote; backslashes, the quote and
+ * control characters escaped.
+ */
+export function pyRepr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    const c = ch.codePointAt(0) as number;
+    if (ch === "\\" || ch === quote) out += `\\${ch}`;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (c < 0x20 || (c >= 0x7f && c < 0xa0)) out += `\\x${c.toString(16).padStart(2, "0")}`;
+    else out += ch;
+  }
+  return out + quote;
+}
+
+/** A tuple's `str()` form, as vectors and dumps write keys that were tuples in Python. */
+const TUPLE_KEY =
+  /^\((?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)(?:, (?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?))*,?\)$/;
+
+/**
+ * How Python prints a task key: a key that was a tuple (written in its `str()`
+ * form, `('x', 0)`) as that tuple, any other as a string's `repr()`.
+ */
+export function pyKeyRepr(key: string): string {
+  return TUPLE_KEY.test(key) ? key : pyRepr(key);
+}

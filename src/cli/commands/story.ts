@@ -94,7 +94,12 @@ export function storyCommand(ctx: CliContext): Command {
           if (opts.json) ctx.stdout.write(`${JSON.stringify(storyJson(lines), null, 2)}\n`);
           else if (lines.length > 0) ctx.stdout.write(`${formatStory(lines)}\n`);
           if (lines.length === 0) {
-            ctx.stderr.write(`weft story: no record of ${keys.join(", ")} in ${file}\n`);
+            const listForm = keys.find((k) => /^\[.*\]$/.test(k));
+            const hint =
+              listForm === undefined
+                ? ""
+                : ` (a key that was a tuple in Python is written as the tuple: ${listForm.replace(/^\[(.*)\]$/, "($1)")})`;
+            ctx.stderr.write(`weft story: no record of ${keys.join(", ")} in ${file}${hint}\n`);
             ctx.exitCode = EXIT.differences;
           }
         });

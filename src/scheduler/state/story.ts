@@ -1,3 +1,4 @@
+import { pyKeyRepr, pyRepr } from "../../util/pyString.ts";
 import type { SchedulerTaskStateName } from "./taskState.ts";
 
 /**
@@ -53,8 +54,10 @@ export function schedulerStory(
 export function formatLogEntry(entry: TransitionLogEntry): string {
   const [key, start, finish, recs, stimulusId, time] = entry;
   const parts: string[] = [];
-  for (let i = 0; i < recs.length; i += 2) parts.push(`'${recs[i]}': '${recs[i + 1]}'`);
-  return `('${key}', '${start}', '${finish}', {${parts.join(", ")}}, '${stimulusId}', ${time})`;
+  for (let i = 0; i < recs.length; i += 2) {
+    parts.push(`${pyKeyRepr(recs[i])}: ${pyRepr(recs[i + 1])}`);
+  }
+  return `(${pyKeyRepr(key)}, ${pyRepr(start)}, ${pyRepr(finish)}, {${parts.join(", ")}}, ${pyRepr(stimulusId)}, ${time})`;
 }
 
 /** A story, one record a line, indented for error messages. */

@@ -1,3 +1,4 @@
+import { pyKeyRepr } from "../../util/pyString.ts";
 import { type LogEntry, LoggedRecs } from "./log.ts";
 import type { TaskStateState } from "./taskState.ts";
 
@@ -12,7 +13,7 @@ export function formatLogEntry(entry: LogEntry): string {
 }
 
 function formatValue(v: unknown): string {
-  if (typeof v === "string") return `'${v}'`;
+  if (typeof v === "string") return pyKeyRepr(v);
   if (v === null || v === undefined) return "None";
   if (typeof v === "boolean") return v ? "True" : "False";
   if (Array.isArray(v)) return `[${v.map(formatValue).join(", ")}]`;
@@ -23,7 +24,7 @@ function formatValue(v: unknown): string {
   }
   if (typeof v === "object") {
     return `{${Object.entries(v as Record<string, unknown>)
-      .map(([k, x]) => `'${k}': ${formatValue(x)}`)
+      .map(([k, x]) => `${pyKeyRepr(k)}: ${formatValue(x)}`)
       .join(", ")}}`;
   }
   return String(v);
