@@ -30,6 +30,11 @@ export interface SimCluster {
   worker(address: string): SimWorker | undefined;
   /** Send `msg` from the worker at `from` to the scheduler, in order on that connection. */
   toScheduler(from: string, msg: WorkerToSchedulerMessage, periodic?: boolean): void;
+  /**
+   * The scheduler removed the worker `w` and closed its stream: a live,
+   * connected worker exits on noticing, and is replaced.
+   */
+  streamClosed(w: SimWorker): void;
   /** A unique stimulus id starting with `prefix`. */
   stimulusId(prefix: string): string;
   /** Note that the cluster made progress (a task ran, data arrived, the client heard news). */

@@ -139,6 +139,18 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
   if (r.heartbeatTimeout <= r.heartbeatInterval) {
     throw new RangeError("heartbeatTimeout must exceed heartbeatInterval");
   }
+  // Slower links than these make every run look broken: heartbeats arrive after the
+  // scheduler gave up on their worker, or news after the no-progress window closed.
+  if (r.latency * 2 > r.heartbeatTimeout) {
+    throw new RangeError(
+      `latency must be at most half of heartbeatTimeout (${r.heartbeatTimeout} s), got ${r.latency}: heartbeats that late make the scheduler remove every worker`,
+    );
+  }
+  if (r.latency * 30 > r.stallTimeout) {
+    throw new RangeError(
+      `latency must be at most stallTimeout / 30 (${r.stallTimeout / 30} s), got ${r.latency}: the no-progress window would close on messages still in flight`,
+    );
+  }
   return r;
 }
 

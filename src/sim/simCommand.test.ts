@@ -109,3 +109,12 @@ test("npm run sim:soak: a bad or unknown flag is a one-line error with the usage
   expect(small.status).toBe(0);
   expect(small.stdout).toMatch(/2 passed, 0 failed/);
 });
+
+test("weft sim: a worker removed for late heartbeats exits and is replaced (no false deadlock); hopeless latencies are refused", async () => {
+  const slow = await weft("sim", "--faults", "none", "--latency", "1", "--no-shrink");
+  expect(slow.code).toBe(0);
+  expect(slow.out).toMatch(/^seed 1: ok /);
+  const hopeless = await weft("sim", "--latency", "5");
+  expect(hopeless.code).toBe(2);
+  expect(hopeless.err).toMatch(/latency must be at most half of heartbeatTimeout \(2 s\), got 5/);
+});

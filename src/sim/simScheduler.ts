@@ -70,6 +70,8 @@ export class SimScheduler {
         expected: false,
         stimulusId: this.c.stimulusId("check-worker-ttl"),
       });
+      const w = this.c.worker(address);
+      if (w !== undefined) this.c.streamClosed(w);
     }
   }
 

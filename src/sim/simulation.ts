@@ -180,6 +180,25 @@ export class Simulation implements SimCluster {
     });
   }
 
+  /**
+   * The scheduler removed `w` for missing heartbeats and closed its stream (as
+   * the real scheduler aborts the connection): a worker still alive and
+   * connected learns of it one latency later and exits (Dask's worker closes on
+   * losing its scheduler; its nanny starts a new one); a replacement starts
+   * after `replaceDelay`. Without this a worker whose heartbeats were only late
+   * would stay, holding results, unknown to the scheduler forever.
+   */
+  streamClosed(w: SimWorker): void {
+    if (!w.alive || w.cutOff) return;
+    this.queue.at(this.net.latency(), () => {
+      if (!w.alive) return;
+      w.die();
+      this.queue.at(this.options.replaceDelay, () => {
+        this.startWorker(w.nthreads, { ...w.resources });
+      });
+    });
+  }
+
   /** Faults stop once the client has everything. */
   get injecting(): boolean {
     return this.phase === "compute" && !this.client.done;

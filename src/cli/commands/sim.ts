@@ -8,7 +8,12 @@
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { FAULT_DESCRIPTIONS, FAULT_KINDS, parseFaults } from "../../sim/faults.ts";
-import { type SimOptions, WORKLOAD_KINDS, type WorkloadKind } from "../../sim/options.ts";
+import {
+  resolveSimOptions,
+  type SimOptions,
+  WORKLOAD_KINDS,
+  type WorkloadKind,
+} from "../../sim/options.ts";
 import {
   formatFailure,
   formatRunLine,
@@ -145,6 +150,7 @@ export function simCommand(ctx: CliContext): Command {
       let base: Omit<SimOptions, "seed">;
       try {
         base = simOptionsOf(opts);
+        resolveSimOptions({ ...base, seed: opts.seed }); // checks them together, before running
       } catch (e) {
         cmd.error(`error: ${(e as Error).message}`, { exitCode: EXIT.usage });
         return;
