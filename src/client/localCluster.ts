@@ -88,6 +88,8 @@ export class LocalCluster {
     private readonly logger: Logger,
     private readonly startWorker: () => Promise<Worker>,
     private readonly maxWorkerRestarts: number,
+    /** For the cluster's own news (workers replaced, given up on). */
+    private readonly clusterLogger: Logger,
   ) {
     this.slots = [...workers];
     this.restarts = workers.map(() => 0);
@@ -118,7 +120,8 @@ export class LocalCluster {
         `LocalCluster option protocol must be "inproc" or "tcp", got ${JSON.stringify(protocol)}`,
       );
     }
-    const logger = options.logger ?? weftLogger("weft", process.env.WEFT_LOG_LEVEL ?? "warn");
+    // Nameless: each part's child logger names it (a name here would appear twice a line).
+    const logger = options.logger ?? weftLogger(undefined, process.env.WEFT_LOG_LEVEL ?? "warn");
     const validate = options.validate ?? false;
     const maxWorkerRestarts = nonNegativeInt("maxWorkerRestarts", options.maxWorkerRestarts ?? 5);
     const scheduler = await Scheduler.start({
@@ -153,7 +156,14 @@ export class LocalCluster {
       const why = failure instanceof Error ? failure.message : String(failure);
       throw new Error(`LocalCluster: a worker failed to start: ${why}`, { cause: failure });
     }
-    return new LocalCluster(scheduler, workers, logger, startWorker, maxWorkerRestarts);
+    return new LocalCluster(
+      scheduler,
+      workers,
+      logger,
+      startWorker,
+      maxWorkerRestarts,
+      logger.child({ name: "weft.cluster" }),
+    );
   }
 
   /** When `worker` stops on a fault, start another in its slot (or give up: {@link replace}). */
@@ -169,7 +179,7 @@ export class LocalCluster {
     const address = dead.address;
     if (this.restarts[slot] < this.maxWorkerRestarts) {
       this.restarts[slot] += 1;
-      this.logger.warn(
+      this.clusterLogger.warn(
         { worker: address, fault, restart: this.restarts[slot], of: this.maxWorkerRestarts },
         "a worker stopped on a fault; starting another in its place",
       );
@@ -183,10 +193,13 @@ export class LocalCluster {
         this.supervise(slot, worker);
         return;
       } catch (err) {
-        this.logger.error({ err }, "could not start a worker in place of the one that stopped");
+        this.clusterLogger.error(
+          { err },
+          "could not start a worker in place of the one that stopped",
+        );
       }
     } else {
-      this.logger.error(
+      this.clusterLogger.error(
         { worker: address, fault, restarts: this.maxWorkerRestarts },
         "a worker stopped on a fault and is not replaced again (maxWorkerRestarts)",
       );
@@ -194,7 +207,7 @@ export class LocalCluster {
     const running = this.slots.some((w) => w.status === "running" || w.status === "paused");
     if (!running && this.closePromise === null) {
       const why = "no worker of the LocalCluster is left running (they stopped on faults)";
-      this.logger.error(`${why}; closing the cluster`);
+      this.clusterLogger.error(`${why}; closing the cluster`);
       await this.shutDown(why);
     }
   }

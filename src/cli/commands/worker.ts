@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
 import { Worker } from "../../worker/worker.ts";
 import { workerAddresses } from "./contactAddress.ts";
@@ -15,7 +16,7 @@ import {
 
 /** Options of `weft worker`. */
 interface WorkerCliOptions extends FrameLimitCliOptions {
-  readonly nthreads: string;
+  readonly nthreads?: string;
   readonly tasks: readonly string[];
   readonly listen: string;
   readonly contactAddress?: string;
@@ -40,7 +41,7 @@ export async function runWorker(
   let worker: Worker;
   let nthreads: number;
   try {
-    nthreads = positiveInt("--nthreads", opts.nthreads);
+    nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
     const connectTimeoutMs = positiveInt("--connect-timeout", opts.connectTimeout);
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
     const { listen, contact } = await workerAddresses(opts.listen, scheduler);
@@ -80,7 +81,7 @@ export function workerCommand(ctx: CliContext): Command {
   const cmd = new Command("worker")
     .description("Run a worker for a scheduler (TCP mode, many machines)")
     .argument("<scheduler>", "the scheduler's address, e.g. tcp://10.0.0.1:8786")
-    .option("--nthreads <n>", "tasks computed at once", "1")
+    .option("--nthreads <n>", "tasks computed at once (default: the CPU count, as a Worker's)")
     .option(
       "--tasks <module>",
       "a task module (defineTask) every thread loads; repeat for more",
