@@ -52,9 +52,18 @@ export class FrameTooLargeError extends CommError {
     readonly bytes: number,
     /** The limit it exceeds. */
     readonly limit: number,
+    /** The header's four bytes, when known: text there means another protocol. */
+    header?: Uint8Array,
   ) {
+    const text = header?.every((b) => b >= 0x20 && b < 0x7f)
+      ? String.fromCharCode(...header)
+      : null;
     super(
-      `received a frame header announcing ${bytes} bytes: larger than maxFrameBytes (${limit})`,
+      `received a frame header announcing ${bytes} bytes: larger than maxFrameBytes (${limit})${
+        text === null
+          ? ""
+          : `; it reads as text (${JSON.stringify(`${text}…`)}): is the peer a weft scheduler or worker?`
+      }`,
     );
   }
 }

@@ -30,6 +30,14 @@ describe("FrameReader", () => {
   it("refuses a header above the limit", () => {
     const r = new FrameReader(8);
     expect(() => r.push(frameHeader(9))).toThrow(FrameTooLargeError);
+    expect(() => new FrameReader(8).push(frameHeader(9))).not.toThrow(/reads as text/);
+  });
+
+  it("says so when the peer speaks another protocol (its first bytes are text)", () => {
+    const r = new FrameReader(64 * 1024 * 1024);
+    expect(() => r.push(Buffer.from("HTTP/1.1 400 Bad Request\r\n"))).toThrow(
+      /larger than maxFrameBytes \(67108864\); it reads as text \("HTTP…"\): is the peer a weft scheduler or worker\?/,
+    );
   });
 
   it("reassembles a message sent in several frames, at any chunking", () => {

@@ -105,10 +105,11 @@ export class FrameReader {
     for (;;) {
       if (this.expected < 0) {
         if (this.buffered < FRAME_HEADER_BYTES) break;
-        const word = this.take(FRAME_HEADER_BYTES).readUInt32BE(0);
+        const header = this.take(FRAME_HEADER_BYTES);
+        const word = header.readUInt32BE(0);
         const length = word & MAX_FRAME_LENGTH;
         if (length > this.maxFrameBytes) {
-          throw new FrameTooLargeError(length, this.maxFrameBytes);
+          throw new FrameTooLargeError(length, this.maxFrameBytes, header);
         }
         if (this.partsBytes + length > this.maxMessageBytes) {
           throw new MessageTooLargeError(this.partsBytes + length, this.maxMessageBytes, "receive");

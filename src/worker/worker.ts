@@ -11,7 +11,7 @@ import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
 import { connect, listen } from "../comm/connect.ts";
-import { ConnectError, isNetworkError } from "../comm/errors.ts";
+import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
@@ -325,10 +325,14 @@ export class Worker extends BaseWorker {
         `the scheduler at ${o.scheduler} did not answer register-worker within ${o.connectTimeoutMs} ms`,
       );
     });
-    const reply = (await Promise.race([
-      comm.recv(),
-      timeout,
-    ])) as Partial<RegisterWorkerReply> | null;
+    const answer = comm.recv().catch((err: unknown) => {
+      if (!(err instanceof CommClosedError)) throw err;
+      throw new Error(
+        `the scheduler at ${o.scheduler} closed the connection instead of answering register-worker (${err.message}): its log says why; a --max-message-bytes or --max-frame-bytes lower there than this worker's message is one cause`,
+        { cause: err },
+      );
+    });
+    const reply = (await Promise.race([answer, timeout])) as Partial<RegisterWorkerReply> | null;
     if (typeof reply !== "object" || reply === null || reply.status !== "OK") {
       const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
       throw new Error(`the scheduler at ${o.scheduler} refused to register this worker: ${why}`);
