@@ -153,6 +153,7 @@ export class Client implements FutureHost, GatherHost {
   /** Submissions so far (`update-graph` messages sent). */
   private submissions = 0;
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
+  private cancelCount = 0;
   private readonly cancels = new Map<
     string,
     { readonly keys: readonly string[]; readonly submission: number; readonly resolve: () => void }
@@ -616,7 +617,9 @@ export class Client implements FutureHost, GatherHost {
   async cancelKeys(keys: readonly string[], force = false): Promise<void> {
     this.checkOpen();
     this.flushReleases();
-    const stimulusId = newStimulusId("cancel");
+    // The answer is matched by stimulus id, which must be this cancel's alone
+    // (plain stimulus ids repeat within a millisecond).
+    const stimulusId = `${newStimulusId("cancel")}-${this.id}-${++this.cancelCount}`;
     const answered = new Promise<void>((resolve) => {
       this.cancels.set(stimulusId, { keys: [...keys], submission: this.submissions, resolve });
     });

@@ -245,6 +245,16 @@ describe("failures reach the client", () => {
     await eventually(() => cluster.scheduler.state.tasks.size === 0, 5_000, "forgotten");
   });
 
+  it("cancels made at once all resolve: each is answered on its own", async () => {
+    const { client } = await testCluster();
+    const fs = [1, 2, 3].map((i) => client.submit(slowInc, i, 1_000));
+    await Promise.all(fs.map((f) => f.cancel()));
+    expect(fs.map((f) => f.status)).toEqual(["cancelled", "cancelled", "cancelled"]);
+    const done = client.submit(inc, 10);
+    await done;
+    await Promise.all([client.cancel(done), client.cancel(done), client.cancel([done, fs[0]])]);
+  });
+
   it("cancel() resolves for a client that never submitted anything", async () => {
     const { cluster, client } = await testCluster();
     const x = client.submit(slowInc, 1, 20);
