@@ -121,6 +121,9 @@ describe("Client", () => {
       ["c", 7],
     ]);
     expect(await client.get({ a: 5 })).toEqual({ a: 5 });
+    expect(() => client.compute({ "": ["inc", 1] })).toThrow(
+      /a graph key must be a non-empty string/,
+    );
     expect(await client.get({ a: [] })).toEqual({ a: [] });
   });
 

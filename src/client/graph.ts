@@ -166,6 +166,8 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     if (typeof key !== "string") {
       throw new TypeError(`compute: graph key ${String(key)} must be a string`);
     }
+    // Workers refuse news of an empty key: its task would run and never be heard of.
+    if (key === "") throw new TypeError("compute: a graph key must be a non-empty string");
     const problem = keyProblem(key);
     if (problem !== null)
       throw new TypeError(`compute: graph key ${JSON.stringify(key)} ${problem}`);

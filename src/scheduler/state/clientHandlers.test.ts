@@ -61,6 +61,15 @@ describe("update-graph", () => {
     );
   });
 
+  test("an empty key is rejected (workers would refuse to report it)", () => {
+    const s = cluster();
+    const out = s.handleStimulus(t.updateGraph("c", { "": t.task() }, [""]));
+    expect(s.tasks.size).toBe(0);
+    expect((out[0].msg as { exceptionText: string }).exceptionText).toBe(
+      "InvalidGraph: update-graph rejected: a task key must be a non-empty string",
+    );
+  });
+
   test("a cycle is rejected, naming it", () => {
     const s = cluster();
     const out = s.handleStimulus(

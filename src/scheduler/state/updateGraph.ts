@@ -29,6 +29,7 @@ function allPrimitive(args: readonly unknown[]): boolean {
 
 /** Why `entry` (the task `key` of an update-graph) is malformed, or null. */
 function entryProblem(key: string, entry: unknown): string | null {
+  if (key === "") return "a task key must be a non-empty string";
   if (typeof entry !== "object" || entry === null) return `task '${key}' must be an object`;
   const e = entry as Partial<Record<keyof GraphTask, unknown>>;
   const specProblem = taskSpecProblem(e.spec);
