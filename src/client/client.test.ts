@@ -161,6 +161,17 @@ describe("Client", () => {
       constructor(readonly x: number) {}
     }
     expect(() => client.submit("identity", [new Point(1)])).toThrow(/args\[0\]\[0\] is a Point/);
+    // The members of a Map or Set follow the same rules.
+    expect(() => client.submit("identity", new Map([["u", new URL("http://a/b")]]))).toThrow(
+      /args\[0\]\.<value 0> is a URL/,
+    );
+    expect(() => client.submit("identity", new Set(["a\ud800"]))).toThrow(
+      /args\[0\]\.<member 0> is not well-formed Unicode/,
+    );
+    const f = client.submit(inc, 1);
+    expect(() => client.submit("identity", new Map([["k", f]]))).toThrow(
+      /args\[0\]\.<value 0> is or holds a future or task reference; inside a Map or Set/,
+    );
     // Data objects pass; plain objects also from another realm (a vm context), whose
     // data classes the wire would not recognise (a Map would travel as {}).
     const data = [new Map([[1, 2]]), new Set([1]), new Date(0), /x/g, new Uint8Array(2)];

@@ -141,6 +141,53 @@ export class ArgMapper {
     return formatPath(path, this.root);
   }
 
+  /**
+   * A Map's or Set's members are data by the same rules (strings, nesting,
+   * classes), checked but not replaced: a future or task reference inside
+   * one is refused, as Dask looks for them only in lists and dicts.
+   */
+  private walkCollection(
+    value: Map<unknown, unknown> | Set<unknown>,
+    parent: ArgPath | null,
+    seg: number | string | null,
+  ): unknown {
+    const seen = this.seen;
+    const here = pathOf(parent, seg);
+    if (seen.includes(value)) {
+      throw new TypeError(`${this.what()}: ${this.pathText(here)} contains a reference cycle`);
+    }
+    if (seen.length >= MAX_ARG_DEPTH) {
+      throw new TypeError(
+        `${this.what()}: ${this.root}: nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
+      );
+    }
+    // A member's place: `args[0].<value 2>` is the value of the Map's third entry.
+    const check = (member: unknown, at: string): void => {
+      const r = this.walk(member, here, at, false);
+      if (r !== member || member instanceof Future || isTaskRef(member)) {
+        throw new TypeError(
+          `${this.what()}: ${this.pathText(pathOf(here, at))} is or holds a future or task reference; inside a Map or Set they are not looked for (as Dask looks only in lists and dicts): use an array or a plain object`,
+        );
+      }
+    };
+    seen.push(value);
+    try {
+      let i = 0;
+      if (value instanceof Map) {
+        for (const [k, v] of value) {
+          check(k, `<key ${i}>`);
+          check(v, `<value ${i}>`);
+          i++;
+        }
+      } else {
+        for (const v of value) check(v, `<member ${i++}>`);
+      }
+    } finally {
+      seen.pop();
+    }
+    return value;
+  }
+
   /** `value` with leaves replaced (see {@link mapArgs}). */
   map(value: unknown): unknown {
     return this.walk(value, null, null, true);
@@ -179,6 +226,8 @@ export class ArgMapper {
       return this.replace(value, parent, seg) ?? value;
     }
     const isArray = Array.isArray(value);
+    if (value instanceof Map || value instanceof Set)
+      return this.walkCollection(value, parent, seg);
     if (!isArray && !isPlainObject(value)) {
       if (isWireDataObject(value)) return value;
       // Another class's instance (a URL, a class of the caller's) would arrive as a
