@@ -61,6 +61,21 @@ describe("Client", () => {
     const futures = client.map(double, [1, 2, 3, 4]);
     expect(await client.gather(futures)).toEqual([2, 4, 6, 8]);
     expect(await client.gather({ a: futures[0], b: futures[3] })).toEqual({ a: 2, b: 8 });
+    // Nested arrays and plain objects are searched, as Dask's gather does.
+    const nested = await client.gather([
+      futures[0],
+      [futures[1], { x: futures[2], n: 5 }],
+    ] as const);
+    expect(nested).toEqual([2, [4, { x: 6, n: 5 }]]);
+    const typed: number = nested[1][1].x;
+    expect(typed).toBe(6);
+    expect(await client.gather({ a: [futures[0], futures[0]] })).toEqual({ a: [2, 2] });
+    await expect(client.gather(new Map([["a", futures[0]]]) as never)).rejects.toThrow(
+      /gather: expected a future, or an array or plain object holding futures, got a Map/,
+    );
+    await expect(client.gather([new Set([futures[0]])])).rejects.toThrow(
+      /a future inside a Set is not searched for/,
+    );
     expect(await Promise.all(futures)).toEqual([2, 4, 6, 8]);
   });
 

@@ -112,7 +112,15 @@ export type FutureArgs<P extends readonly unknown[]> = { [K in keyof P]: FutureO
 export type TaskResult<F extends TaskFunction> = Awaited<ReturnType<F>>;
 
 /** Values of the futures in `T` (an array or a record of futures). */
-export type Gathered<T> = { [K in keyof T]: T[K] extends Future<infer V> ? V : T[K] };
+export type Gathered<T> = { [K in keyof T]: GatheredValue<T[K]> };
+
+/** One value of {@link Gathered}: a future's result, a container's gathered, else itself. */
+export type GatheredValue<X> =
+  X extends Future<infer V>
+    ? V
+    : X extends readonly unknown[] | Record<string, unknown>
+      ? Gathered<X>
+      : X;
 
 /** How many failed submissions {@link Client} remembers (see `failedSubmissions`). */
 const MAX_FAILED_SUBMISSIONS = 1000;
@@ -426,24 +434,29 @@ export class Client implements FutureHost, GatherHost {
   // Results
   // ---------------------------------------------------------------------------
 
-  /** The results of futures: an array for an array, a record for a record. */
-  gather<T extends readonly Future[] | []>(futures: T): Promise<Gathered<T>>;
-  gather<T extends Record<string, Future>>(futures: T): Promise<Gathered<T>>;
+  /**
+   * The results of futures: the same shape with every future replaced by its
+   * result, searched (as Dask's `gather`) in arrays and plain objects at any
+   * depth; other values stand for themselves.
+   */
+  gather<T extends readonly unknown[] | []>(futures: T): Promise<Gathered<T>>;
+  gather<T extends Record<string, unknown>>(futures: T): Promise<Gathered<T>>;
   gather<T>(future: Future<T>): Promise<T>;
   async gather(futures: unknown): Promise<unknown> {
     if (futures instanceof Future) return futures.result();
-    if (Array.isArray(futures)) {
-      await this.untilDone(futures);
-      return this.resultsOf(futures);
+    if (typeof futures !== "object" || futures === null || !isContainer(futures)) {
+      throw new TypeError(
+        `gather: expected a future, or an array or plain object holding futures, got ${describeGatherInput(futures)}`,
+      );
     }
-    if (typeof futures === "object" && futures !== null) {
-      const entries = Object.entries(futures);
-      const items = entries.map(([, f]) => f);
-      await this.untilDone(items);
-      const values = await this.resultsOf(items);
-      return Object.fromEntries(entries.map(([k], i) => [k, values[i]]));
-    }
-    throw new TypeError("gather: expected a future, an array of futures or a record of futures");
+    const seen = new Set<Future>();
+    collectFutures(futures, seen, []);
+    const found = [...seen];
+    await this.untilDone(found);
+    const values = await this.resultsOf(found);
+    const byFuture = new Map<Future, unknown>();
+    for (let i = 0; i < found.length; i++) byFuture.set(found[i], values[i]);
+    return replaceFutures(futures, byFuture);
   }
 
   /**
@@ -899,6 +912,52 @@ function graphTask(
 function isScalar(v: unknown): boolean {
   const t = typeof v;
   return t === "number" || t === "boolean" || t === "bigint" || t === "undefined" || v === null;
+}
+
+/** An array or a plain object: what `gather` searches for futures. */
+function isContainer(v: object): boolean {
+  if (Array.isArray(v)) return true;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function describeGatherInput(v: unknown): string {
+  if (v === null || typeof v !== "object") return v === null ? "null" : typeof v;
+  return `a ${v.constructor?.name ?? "object"} (futures are searched in arrays and plain objects)`;
+}
+
+/** The futures in `v` (arrays and plain objects, at any depth), each once, in order. */
+function collectFutures(v: unknown, out: Set<Future>, path: object[]): void {
+  if (v instanceof Future) {
+    out.add(v);
+    return;
+  }
+  if (typeof v !== "object" || v === null) return;
+  if (v instanceof Map || v instanceof Set) {
+    for (const m of v instanceof Map ? [...v.keys(), ...v.values()] : v) {
+      if (m instanceof Future) {
+        throw new TypeError(
+          `gather: a future inside a ${v instanceof Map ? "Map" : "Set"} is not searched for; use an array or a plain object`,
+        );
+      }
+    }
+    return;
+  }
+  if (!isContainer(v)) return;
+  if (path.includes(v)) throw new TypeError("gather: the argument contains a reference cycle");
+  path.push(v);
+  for (const item of Array.isArray(v) ? v : Object.values(v)) collectFutures(item, out, path);
+  path.pop();
+}
+
+/** `v` with each future replaced by its result (containers copied, other values shared). */
+function replaceFutures(v: unknown, results: ReadonlyMap<Future, unknown>): unknown {
+  if (v instanceof Future) return results.get(v);
+  if (typeof v !== "object" || v === null || !isContainer(v)) return v;
+  if (Array.isArray(v)) return v.map((item) => replaceFutures(item, results));
+  const out: Record<string, unknown> = {};
+  for (const [k, item] of Object.entries(v)) out[k] = replaceFutures(item, results);
+  return out;
 }
 
 /** The keys named in `options` (each once, in the order first named), or the graph's sinks. */
