@@ -16,7 +16,7 @@ import {
   knownKeys,
   testCluster,
 } from "./testCluster.ts";
-import { add, boom, flaky, inc, slowInc, sum, uncloneable } from "./testTasks.ts";
+import { add, boom, flaky, inc, slowInc, sum, uncloneable, unreadableError } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -356,6 +356,18 @@ describe("failures reach the client", () => {
     expect(err.message).toMatch(/result of task uncloneable-\w+ cannot be cloned/);
     expect(await client.submit(inc, 1)).toBe(2);
   });
+
+  for (const executor of ["threads", "inline"] as const) {
+    it(`an error whose fields cannot be read is reported as the task's error (${executor})`, async () => {
+      const { client } = await testCluster({ executor, workers: 1 });
+      for (const kind of ["message", "stack", "proxy"]) {
+        const err = (await client.submit(unreadableError, kind).catch((e: unknown) => e)) as Error;
+        expect(err, kind).toBeInstanceOf(RemoteTaskError);
+        expect(err.message, kind).not.toMatch(/PoolThreadDied/);
+      }
+      expect(await client.submit(inc, 1)).toBe(2);
+    });
+  }
 });
 
 describe("a LocalCluster replaces a worker that stops on a fault", () => {

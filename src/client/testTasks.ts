@@ -74,3 +74,29 @@ export const bytes = defineTask("bytes", (n: number) =>
 
 /** The sum of the bytes. */
 export const byteSum = defineTask("byteSum", (b: Uint8Array) => b.reduce((a, x) => a + x, 0));
+/** Throws an error some of whose fields cannot be read (a getter that throws, a Proxy). */
+export const unreadableError = defineTask("unreadableError", (kind: string): number => {
+  const e = new Error("plain");
+  if (kind === "message") {
+    Object.defineProperty(e, "message", {
+      get() {
+        throw new Error("message getter");
+      },
+    });
+    throw e;
+  }
+  if (kind === "stack") {
+    Object.defineProperty(e, "stack", {
+      get() {
+        throw new Error("stack getter");
+      },
+    });
+    throw e;
+  }
+  throw new Proxy(e, {
+    get(t, p) {
+      if (p === "message") throw new Error("proxy trap");
+      return Reflect.get(t, p);
+    },
+  });
+});

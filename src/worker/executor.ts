@@ -79,14 +79,53 @@ export function wallSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
 }
 
-/** The plain form of a thrown value. */
+/** `read()`, or `fallback(why)` when reading throws (a getter of a thrown object, a Proxy). */
+function readSafely<T>(read: () => T, fallback: (why: string) => T): T {
+  try {
+    return read();
+  } catch (e) {
+    let why: string;
+    try {
+      why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    } catch {
+      why = "an unreadable error";
+    }
+    return fallback(why);
+  }
+}
+
+/**
+ * The plain form of a thrown value. Never throws: a field whose getter throws
+ * is reported as unreadable (the task's error must reach the scheduler, not
+ * take down the pool thread reporting it).
+ */
 export function serializeError(err: unknown): SerializedError {
-  const msg = errorMessage(err);
-  if (err instanceof Error) {
+  const msg = readSafely(
+    () => errorMessage(err),
+    (why) => ({
+      exceptionText: `Error: the task threw a value whose fields cannot be read (${why})`,
+      tracebackText: "",
+    }),
+  );
+  const isError = readSafely(
+    () => err instanceof Error,
+    () => false,
+  );
+  if (isError) {
+    const e = err as Error;
     return {
-      name: err.name,
-      message: err.message,
-      stack: err.stack ?? "",
+      name: readSafely(
+        () => String(e.name),
+        () => "Error",
+      ),
+      message: readSafely(
+        () => String(e.message),
+        (why) => `<unreadable message: ${why}>`,
+      ),
+      stack: readSafely(
+        () => String(e.stack ?? ""),
+        () => "",
+      ),
       exceptionText: msg.exceptionText,
       tracebackText: msg.tracebackText,
     };
