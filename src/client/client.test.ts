@@ -165,6 +165,24 @@ describe("Client", () => {
     expect(await client.get({ ...graph, a: ["inc", 1] })).toEqual({ b: 5, c: 2 });
   });
 
+  it("refuses bad task options at the call, for submit and compute alike", async () => {
+    const { client } = await testCluster();
+    expect(() => client.submitWith({ retries: -1 }, inc, 1)).toThrow(
+      /retries must be an integer >= 0/,
+    );
+    expect(() => client.submitWith({ priority: Number.NaN }, inc, 3)).toThrow(
+      /priority must be a finite number, got NaN/,
+    );
+    expect(() => client.compute({ a: ["inc", 1] }, { retries: -3 })).toThrow(
+      /compute: retries must be an integer >= 0, got -3/,
+    );
+    expect(() => client.compute({ a: ["inc", 1] }, { resources: { GPU: -1 } })).toThrow(
+      /compute: resources resource 'GPU' must be a finite number ≥ 0, got -1/,
+    );
+    // Nothing reached the scheduler: the pure key computes with good options.
+    expect(await client.submitWith({ priority: 1 }, inc, 3)).toBe(4);
+  });
+
   it("refuses arguments that cannot travel as data", async () => {
     const { client } = await testCluster();
     expect(() => client.submit("identity", () => 1)).toThrow(/args\[0\] is a function/);

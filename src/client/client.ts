@@ -38,7 +38,13 @@ import {
 } from "./errors.ts";
 import { Future, type FutureHost } from "./future.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
-import { type BuiltGraph, buildGraph, type Graph, type GraphOptions } from "./graph.ts";
+import {
+  type BuiltGraph,
+  buildGraph,
+  type Graph,
+  type GraphOptions,
+  taskOptionsProblem,
+} from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
@@ -881,12 +887,8 @@ function checkSubmitOptions(options: SubmitOptions): void {
     const problem = keyProblem(key);
     if (problem !== null) throw new TypeError(`key ${JSON.stringify(key)} ${problem}`);
   }
-  if (
-    options.retries !== undefined &&
-    (!Number.isInteger(options.retries) || options.retries < 0)
-  ) {
-    throw new RangeError(`retries must be an integer >= 0, got ${options.retries}`);
-  }
+  const problem = taskOptionsProblem(options);
+  if (problem !== null) throw new RangeError(problem);
 }
 
 /** The dependencies of every task without any (messages are never modified). */

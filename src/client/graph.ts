@@ -21,6 +21,7 @@
 import type { GraphTask } from "../protocol/messagesClient.ts";
 import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
+import { resourcesProblem } from "../scheduler/state/eventValidation.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
 import {
@@ -151,7 +152,31 @@ class DependencyList {
  * Turn a graph into `update-graph` tasks. `owner` is the client whose futures
  * may appear as arguments. Throws a TypeError naming a bad entry.
  */
+/**
+ * Why the options shared by a submission's tasks are wrong, or null. Checked
+ * at the call: the scheduler would refuse them later, and since options are not
+ * part of a pure key, the refusal would stick to the key.
+ */
+export function taskOptionsProblem(o: GraphOptions): string | null {
+  if (o.retries !== undefined && (!Number.isInteger(o.retries) || o.retries < 0)) {
+    return `retries must be an integer >= 0, got ${o.retries}`;
+  }
+  if (
+    o.priority !== undefined &&
+    (typeof o.priority !== "number" || !Number.isFinite(o.priority))
+  ) {
+    return `priority must be a finite number, got ${String(o.priority)}`;
+  }
+  if (o.resources !== undefined) {
+    const problem = resourcesProblem(o.resources);
+    if (problem !== null) return `resources ${problem}`;
+  }
+  return null;
+}
+
 export function buildGraph(graph: Graph, owner: object, options: GraphOptions = {}): BuiltGraph {
+  const optionsProblem = taskOptionsProblem(options);
+  if (optionsProblem !== null) throw new RangeError(`compute: ${optionsProblem}`);
   if (typeof graph !== "object" || graph === null || Array.isArray(graph)) {
     throw new TypeError(
       "compute: the graph must be an object {key: [fn, ...args]} or a Map of key to task",
