@@ -102,6 +102,15 @@ describe("weft", () => {
     expect(followed.out).toContain("counter   1845 replayed, 1845 dumped: equal");
   });
 
+  it("replay: dump-only options on a vector or stream are refused", async () => {
+    const vector = sharedPath("conformance", "fuzz/fuzz-seed-2002.json.gz");
+    const r = await weft(["replay", "--follow-log", "--worker", "x", vector]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(
+      /--follow-log and --worker apply to cluster dumps only, and this is a conformance vector/,
+    );
+  });
+
   it("replay --json, --worker", async () => {
     const r = await weft(["replay", "--json", "--worker", "tcp://127.0.0.1:42687", TREE]);
     expect(r.code).toBe(0);

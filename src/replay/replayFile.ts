@@ -32,6 +32,18 @@ export async function replayFile(
   options: ReplayFileOptions = {},
 ): Promise<FileReplay> {
   const kind = inputKindOf(file);
+  if (kind === "vector" || kind === "stream") {
+    const dumpOnly = [
+      options.followLog === true && "--follow-log",
+      options.workers !== undefined && "--worker",
+    ].filter((o) => o !== false);
+    if (dumpOnly.length > 0) {
+      throw new ReplayInputError(
+        file,
+        `${dumpOnly.join(" and ")} ${dumpOnly.length === 1 ? "applies" : "apply"} to cluster dumps only, and this is a ${kind === "vector" ? "conformance vector" : "stimulus stream"}`,
+      );
+    }
+  }
   switch (kind) {
     case "dump":
       return replayDump(file, options);
