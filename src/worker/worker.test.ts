@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
 import { FakeScheduler } from "./testScheduler.ts";
@@ -353,7 +356,17 @@ describe("Worker lifecycle", () => {
     const missing = new URL("./noSuchModule.ts", import.meta.url).href;
     await expect(
       testWorker(sched.address, { executor: "piscina", taskModules: [missing] }),
-    ).rejects.toThrow(/worker thread pool failed to start/);
+    ).rejects.toThrow(/^Worker option taskModules: no such file: .*noSuchModule\.ts$/);
+    const dir = mkdtempSync(join(tmpdir(), "weft-bad-module-"));
+    const broken = join(dir, "broken.mjs");
+    writeFileSync(broken, 'throw new Error("broken at import");\n');
+    try {
+      await expect(
+        testWorker(sched.address, { executor: "piscina", taskModules: [broken] }),
+      ).rejects.toThrow(/worker thread pool failed to start: broken at import/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("warns when its task modules define no task functions", async () => {
