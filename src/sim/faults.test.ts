@@ -13,6 +13,10 @@ describe("parseFaults refuses what it cannot read", () => {
   });
   test("a per-opportunity rate is a probability, a per-second rate is not", () => {
     expect(() => parseFaults("network=2")).toThrow(/network: '2' \(expected a probability/);
+    expect(() => parseFaults("death=1e9")).toThrow(
+      /death: '1e9' \(expected at most 100 a second\)/,
+    );
+    expect(parseFaults("death=100").death).toBe(100);
     expect(() => parseFaults("error=1.5")).toThrow(/probability/);
     expect(parseFaults("network=1").network).toBe(1);
     expect(parseFaults("death=5,steal=10")).toEqual({ ...NO_FAULTS, death: 5, steal: 10 });

@@ -88,10 +88,16 @@ export const PROBABILITY_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
   "reschedule",
 ]);
 
+/** The highest rate (per virtual second) of a fault that comes as a Poisson process. */
+export const MAX_FAULT_RATE = 100;
+
 /** Why `rate` is no rate for fault `kind`, or null when it is one. */
 export function faultRateProblem(kind: FaultKind, rate: number): string | null {
   if (!Number.isFinite(rate) || rate < 0) return "expected a number ≥ 0";
-  if (PROBABILITY_FAULTS.has(kind) && rate > 1) return "expected a probability between 0 and 1";
+  if (PROBABILITY_FAULTS.has(kind))
+    return rate > 1 ? "expected a probability between 0 and 1" : null;
+  // Faster than this, a run is all faults and ends at maxEvents, telling nothing.
+  if (rate > MAX_FAULT_RATE) return `expected at most ${MAX_FAULT_RATE} a second`;
   return null;
 }
 
