@@ -51,6 +51,11 @@ export class SimClient {
     this.pending = this.status.size;
   }
 
+  /** Wanted keys in memory or erred (as last reported), and all of them: for progress. */
+  get progress(): { readonly done: number; readonly total: number } {
+    return { done: this.status.size - this.pending, total: this.status.size };
+  }
+
   /** True once every wanted key is in memory or erred (as last reported). */
   get done(): boolean {
     return this.pending === 0;

@@ -262,10 +262,14 @@ export class Simulation implements SimCluster {
   }
 
   /** Run to the end and report. Never throws for a failure of the cluster: it is in the result. */
-  run(): SimResult {
+  /**
+   * Run to the end. `onProgress(done, total)` (wanted keys the client holds the
+   * outcome of, of all) is called every few thousand events, for long runs.
+   */
+  run(onProgress?: (done: number, total: number) => void): SimResult {
     let failure: SimResult["failure"] = null;
     try {
-      this.loop();
+      this.loop(onProgress);
     } catch (e) {
       if (!(e instanceof SimFailure)) throw e;
       let details = e.details;
@@ -290,12 +294,16 @@ export class Simulation implements SimCluster {
     };
   }
 
-  private loop(): void {
+  private loop(onProgress?: (done: number, total: number) => void): void {
     const q = this.queue;
     const o = this.options;
     this.setUp();
     let releasedAt = 0;
     for (;;) {
+      if (onProgress !== undefined && (q.fired & 4095) === 0) {
+        const { done, total } = this.client.progress;
+        onProgress(done, total);
+      }
       const quiet = q.pendingWork === 0 && !this.deadStillRegistered();
       if (this.phase === "compute") {
         if (this.client.done && quiet) {

@@ -11,19 +11,26 @@ export interface Progress {
 }
 
 /**
- * A progress bar on stderr, drawn only when stderr is a terminal and the work is at
- * least {@link PROGRESS_MIN_EVENTS} events; otherwise callbacks that do nothing.
+ * A progress bar on stderr, drawn only when stderr is a terminal, the work is at
+ * least `minTotal` units ({@link PROGRESS_MIN_EVENTS} events by default) and it
+ * has gone on for `afterMs`; otherwise callbacks that do nothing.
  */
-export function progressBar(ctx: CliContext, label: string): Progress {
+export function progressBar(
+  ctx: CliContext,
+  label: string,
+  options: { unit?: string; minTotal?: number; afterMs?: number } = {},
+): Progress {
   if (ctx.stderr.isTTY !== true) return { update: () => {}, stop: () => {} };
+  const { unit = "events", minTotal = PROGRESS_MIN_EVENTS, afterMs = 0 } = options;
+  const started = Date.now();
   let bar: SingleBar | null = null;
   return {
     update: (done, total) => {
       if (bar === null) {
-        if (total < PROGRESS_MIN_EVENTS) return;
+        if (total < minTotal || Date.now() - started < afterMs) return;
         bar = new SingleBar({
           stream: ctx.stderr,
-          format: `${label} [{bar}] {percentage}% | {value}/{total} events | {eta_formatted}`,
+          format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {eta_formatted}`,
           hideCursor: true,
           clearOnComplete: true,
         });

@@ -23,9 +23,10 @@ import {
 } from "../../sim/report.ts";
 import { runSeeds, type SimSummary } from "../../sim/runMany.ts";
 import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
-import { type SimResult, simulate } from "../../sim/simulation.ts";
+import { type SimResult, Simulation } from "../../sim/simulation.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { progressBar } from "./progress.ts";
 
 /** Options of `weft sim` as commander parses them. */
 interface SimCliOptions {
@@ -182,7 +183,18 @@ function writeJson(ctx: CliContext, value: object): void {
 }
 
 function runOne(ctx: CliContext, opts: SimCliOptions, base: Omit<SimOptions, "seed">): void {
-  const r = simulate({ ...base, seed: opts.seed });
+  // A big workload with validation takes minutes: a bar once it has run for a second.
+  const progress = progressBar(ctx, `weft sim: seed ${opts.seed}`, {
+    unit: "wanted keys",
+    minTotal: 0,
+    afterMs: 1_000,
+  });
+  let r: SimResult;
+  try {
+    r = new Simulation({ ...base, seed: opts.seed }).run(progress.update);
+  } finally {
+    progress.stop();
+  }
   if (opts.json) writeJson(ctx, resultJson(r));
   else ctx.stdout.write(`${r.ok ? formatRunLine(r) : formatFailure(r)}\n`);
   if (!r.ok) {
