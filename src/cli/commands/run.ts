@@ -93,6 +93,10 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       if (opts.scheduler !== undefined) {
         client = await Client.connect(opts.scheduler, { logger, ...limits });
       } else {
+        // Each worker starts a thread pool: many take a while, which should not look like a hang.
+        if (opts.progress && workers >= 8) {
+          ctx.stderr.write(`weft run: starting ${workers} workers…\n`);
+        }
         cluster = await LocalCluster.start({
           workers,
           threadsPerWorker: nthreads,
