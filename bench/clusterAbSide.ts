@@ -17,7 +17,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { type BenchGraph, scaledGraph } from "./clusterGraphs.ts";
+// Types only: the graphs come from the checkout under test. Importing this checkout's
+// graphs would define its task functions too, in the process-wide task registry where
+// the other checkout's task module defines the same names.
+import type { BenchGraph, scaledGraph } from "./clusterGraphs.ts";
 
 /** What a side is asked to do. */
 export type SideRequest =
@@ -69,6 +72,11 @@ async function serve(root: string, saturation: number, scale: number): Promise<v
     string,
     unknown
   >;
+  if (typeof graphFunctions.scaledGraph !== "function") {
+    throw new Error(
+      `${root}: bench/clusterGraphs.ts exports no scaledGraph (too old for bench:cluster-ab)`,
+    );
+  }
   const cluster = await LocalCluster.start({
     workers: 2,
     threadsPerWorker: 1,
@@ -83,7 +91,7 @@ async function serve(root: string, saturation: number, scale: number): Promise<v
   const graphNamed = (name: string): BenchGraph => {
     let g = graphs.get(name);
     if (g === undefined) {
-      g = scaledGraph(name, scale, graphFunctions);
+      g = (graphFunctions.scaledGraph as typeof scaledGraph)(name, scale);
       graphs.set(name, g);
     }
     return g;
