@@ -81,12 +81,14 @@ export class LocalCluster {
   /** The workers, by slot: a replacement takes the slot of the worker it replaces. */
   private readonly slots: Worker[];
   private readonly restarts: number[];
+  /** Replacements being started. */
+  private readonly starting = new Set<Worker>();
 
   private constructor(
     readonly scheduler: Scheduler,
     workers: readonly Worker[],
     private readonly logger: Logger,
-    private readonly startWorker: () => Promise<Worker>,
+    private readonly newWorker: () => Worker,
     private readonly maxWorkerRestarts: number,
     /** For the cluster's own news (workers replaced, given up on). */
     private readonly clusterLogger: Logger,
@@ -131,8 +133,8 @@ export class LocalCluster {
       validate,
       logger: logger.child({ name: "weft.scheduler" }),
     });
-    const startWorker = () =>
-      Worker.create({
+    const newWorker = () =>
+      new Worker({
         batchedSendIntervalMs: 0,
         ...options.worker,
         scheduler: scheduler.address,
@@ -143,7 +145,9 @@ export class LocalCluster {
         validate,
         logger: logger.child({ name: "weft.worker" }),
       });
-    const started = await Promise.allSettled(Array.from({ length: nWorkers }, startWorker));
+    const started = await Promise.allSettled(
+      Array.from({ length: nWorkers }, () => newWorker().start()),
+    );
     const workers: Worker[] = [];
     let failure: unknown = null;
     for (const r of started) {
@@ -160,7 +164,7 @@ export class LocalCluster {
       scheduler,
       workers,
       logger,
-      startWorker,
+      newWorker,
       maxWorkerRestarts,
       logger.child({ name: "weft.cluster" }),
     );
@@ -177,35 +181,42 @@ export class LocalCluster {
 
   private async replace(slot: number, dead: Worker, fault: string): Promise<void> {
     const address = dead.address;
-    if (this.restarts[slot] < this.maxWorkerRestarts) {
+    // A replacement that fails to start uses up a restart too; the next one is tried.
+    while (this.closePromise === null && this.restarts[slot] < this.maxWorkerRestarts) {
       this.restarts[slot] += 1;
       this.clusterLogger.warn(
         { worker: address, fault, restart: this.restarts[slot], of: this.maxWorkerRestarts },
         "a worker stopped on a fault; starting another in its place",
       );
+      const worker = this.newWorker();
+      this.starting.add(worker);
       try {
-        const worker = await this.startWorker();
-        if (this.closePromise !== null) {
-          await worker.close();
-          return;
-        }
-        this.slots[slot] = worker;
-        this.supervise(slot, worker);
-        return;
+        await worker.start();
       } catch (err) {
+        if (this.closePromise !== null) return; // closed meanwhile: close() stopped it
         this.clusterLogger.error(
           { err },
           "could not start a worker in place of the one that stopped",
         );
+        continue;
+      } finally {
+        this.starting.delete(worker);
       }
-    } else {
-      this.clusterLogger.error(
-        { worker: address, fault, restarts: this.maxWorkerRestarts },
-        "a worker stopped on a fault and is not replaced again (maxWorkerRestarts)",
-      );
+      if (this.closePromise !== null) {
+        await worker.close();
+        return;
+      }
+      this.slots[slot] = worker;
+      this.supervise(slot, worker);
+      return;
     }
+    if (this.closePromise !== null) return;
+    this.clusterLogger.error(
+      { worker: address, fault, restarts: this.maxWorkerRestarts },
+      "a worker stopped on a fault and is not replaced again (maxWorkerRestarts)",
+    );
     const running = this.slots.some((w) => w.status === "running" || w.status === "paused");
-    if (!running && this.closePromise === null) {
+    if (!running) {
       const why = "no worker of the LocalCluster is left running (they stopped on faults)";
       this.clusterLogger.error(`${why}; closing the cluster`);
       await this.shutDown(why);
@@ -249,7 +260,8 @@ export class LocalCluster {
   private shutDown(why?: string): Promise<void> {
     this.closePromise ??= (async () => {
       await Promise.allSettled([...this.clients].map((c) => c.close(why)));
-      await Promise.allSettled(this.workers.map((w) => w.close(5)));
+      // Replacements still starting are stopped too (they would wait for the scheduler).
+      await Promise.allSettled([...this.workers, ...this.starting].map((w) => w.close(5)));
       await this.scheduler.close();
     })();
     return this.closePromise;

@@ -151,6 +151,10 @@ export class Worker extends BaseWorker {
     this.dataServer = new DataServer(this, o.transferOutgoingCountLimit);
   }
 
+  private throwIfClosedWhileStarting(): void {
+    if (this.closePromise !== null) throw new Error("the worker was closed while starting");
+  }
+
   /** Create a worker and {@link start} it. */
   static async create(options: WorkerOptions): Promise<Worker> {
     return new Worker(options).start();
@@ -218,12 +222,21 @@ export class Worker extends BaseWorker {
               maxSecededThreads: o.maxSecededThreads,
               onThreadError: (err) => this.logger.error({ err }, "a pool thread failed"),
             });
+      this.throwIfClosedWhileStarting();
       this.listener = await listen(o.listen, (comm) => this.servePeer(comm), frameLimitsOf(o));
+      this.throwIfClosedWhileStarting();
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
       await this.register();
-      if (this.closePromise !== null) throw new Error("the worker was closed while starting");
+      this.throwIfClosedWhileStarting();
     } catch (err) {
+      const closedMeanwhile = this.closePromise !== null;
       await this.close();
+      if (closedMeanwhile) {
+        // close() ran while a step was in progress: what that step made is closed here.
+        await this.listener?.close().catch(() => {});
+        await this.schedulerComm?.close().catch(() => {});
+        await this.executor?.close().catch(() => {});
+      }
       this.statusValue = "failed";
       throw err;
     }
