@@ -203,8 +203,13 @@ describe("Client", () => {
     );
     const f = client.submit(inc, 1);
     expect(() => client.submit("identity", new Map([["k", f]]))).toThrow(
-      /args\[0\]\.<value 0> is or holds a future or task reference; inside a Map or Set/,
+      /args\[0\]\.<value 0> is a future inside a Map or Set/,
     );
+    // A string naming a graph key inside a Map is data, not a reference.
+    expect(await client.get({ a: 7, b: ["identity", new Map([["x", ["a"]]])] })).toEqual({
+      a: 7,
+      b: new Map([["x", ["a"]]]),
+    });
     // Data objects pass; plain objects also from another realm (a vm context), whose
     // data classes the wire would not recognise (a Map would travel as {}).
     const data = [new Map([[1, 2]]), new Set([1]), new Date(0), /x/g, new Uint8Array(2)];

@@ -126,6 +126,8 @@ export class ArgMapper {
    * reallocates its table each time.
    */
   private readonly seen: object[] = [];
+  /** How many Maps and Sets the walk is inside: their members are checked, not replaced. */
+  private inCollection = 0;
   private readonly what: () => string;
 
   /** `root` names the top value in error messages (see {@link formatPath}). */
@@ -162,15 +164,12 @@ export class ArgMapper {
       );
     }
     // A member's place: `args[0].<value 2>` is the value of the Map's third entry.
+    // Members are checked, never replaced (no key lookup, no futures) inside one.
     const check = (member: unknown, at: string): void => {
-      const r = this.walk(member, here, at, false);
-      if (r !== member || member instanceof Future || isTaskRef(member)) {
-        throw new TypeError(
-          `${this.what()}: ${this.pathText(pathOf(here, at))} is or holds a future or task reference; inside a Map or Set they are not looked for (as Dask looks only in lists and dicts): use an array or a plain object`,
-        );
-      }
+      this.walk(member, here, at, false);
     };
     seen.push(value);
+    this.inCollection++;
     try {
       let i = 0;
       if (value instanceof Map) {
@@ -183,6 +182,7 @@ export class ArgMapper {
         for (const v of value) check(v, `<member ${i++}>`);
       }
     } finally {
+      this.inCollection--;
       seen.pop();
     }
     return value;
@@ -213,7 +213,7 @@ export class ArgMapper {
         if (problem !== null) {
           throw new TypeError(`${this.what()}: ${this.pathText(pathOf(parent, seg))} ${problem}`);
         }
-        if (!inArray) return value;
+        if (!inArray || this.inCollection > 0) return value;
         return this.replace(value, parent, seg) ?? value;
       }
       case "object":
@@ -223,6 +223,11 @@ export class ArgMapper {
     }
     if (value === null) return value;
     if (value instanceof Future || isTaskRef(value)) {
+      if (this.inCollection > 0) {
+        throw new TypeError(
+          `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a ${value instanceof Future ? "future" : "task reference"} inside a Map or Set, where they are not looked for (as Dask looks only in lists and dicts): use an array or a plain object`,
+        );
+      }
       return this.replace(value, parent, seg) ?? value;
     }
     const isArray = Array.isArray(value);
