@@ -146,7 +146,8 @@ export class LocalCluster {
         logger: logger.child({ name: "weft.worker" }),
       });
     const started = await Promise.allSettled(
-      Array.from({ length: nWorkers }, () => newWorker().start()),
+      // async: a bad option throws in the constructor, and must reject like a failed start.
+      Array.from({ length: nWorkers }, async () => newWorker().start()),
     );
     const workers: Worker[] = [];
     let failure: unknown = null;
