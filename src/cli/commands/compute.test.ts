@@ -94,6 +94,23 @@ describe("weft run, scheduler, worker", () => {
     const r = await weft(["run", typo, "--executor", "inline", "--no-progress"]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/no task module defines "incc" \(the task modules define .*\binc\b/);
+    // Only the tasks the wanted keys need are checked.
+    const partly = jsonFile("partly.json", {
+      x: ["inc", 1],
+      y: ["add", "x", 2],
+      z: ["nosuch", "x"],
+    });
+    const needed = await weft([
+      "run",
+      partly,
+      "--tasks",
+      BENCH_TASKS,
+      "--keys",
+      "y",
+      "--no-progress",
+    ]);
+    expect(needed.code).toBe(0);
+    expect(JSON.parse(needed.out)).toEqual({ y: 4 });
     const given = await weft(["run", plain, "--tasks", BENCH_TASKS, "--executor", "inline"]);
     expect(given.code).toBe(0);
     expect(JSON.parse(given.out)).toEqual({ y: 4 });

@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
-import { type Graph, isTaskEntry, tasksToRun } from "../../client/graph.ts";
+import { buildGraph, type Graph, tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
@@ -41,11 +41,20 @@ function describeFailure(err: unknown): string {
 /** The most workers an embedded cluster may have: each is a thread pool in this process. */
 const MAX_WORKERS = 256;
 
-/** The function names (not definitions) of the graph's tasks. */
-function functionNames(graph: Graph): string[] {
-  const entries = graph instanceof Map ? [...graph.values()] : Object.values(graph);
+/** The function names of the tasks computing `keys` (default: every task) of `graph` needs. */
+function functionNames(graph: Graph, keys: readonly string[] | undefined): string[] {
+  const built = buildGraph(graph, {});
+  const needed = new Set<string>();
+  const stack = [...(keys ?? built.tasks.keys())];
+  while (stack.length > 0) {
+    const key = stack.pop() as string;
+    const task = built.tasks.get(key);
+    if (task === undefined || needed.has(key)) continue;
+    needed.add(key);
+    stack.push(...task.dependencies);
+  }
   const names: string[] = [];
-  for (const v of entries) if (isTaskEntry(v) && typeof v[0] === "string") names.push(v[0]);
+  for (const [key, task] of built.tasks) if (needed.has(key)) names.push(task.spec.fn);
   return names;
 }
 
@@ -118,7 +127,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       // A function no task module defines would fail its task on a worker, with a stack
       // from inside weft: unusable input, said before anything runs.
       const known = new Set(cluster.workers[0].taskNames);
-      const unknown = [...new Set(functionNames(input.graph))].filter((f) => !known.has(f));
+      const unknown = [...new Set(functionNames(input.graph, keys))].filter((f) => !known.has(f));
       if (unknown.length > 0) {
         ctx.stderr.write(
           `weft run: ${file}: no task module defines ${unknown
