@@ -70,6 +70,9 @@ describe("Client", () => {
     const typed: number = nested[1][1].x;
     expect(typed).toBe(6);
     expect(await client.gather({ a: [futures[0], futures[0]] })).toEqual({ a: [2, 2] });
+    const own = await client.gather(JSON.parse('{"__proto__": {"x": 1}, "a": 0}'));
+    expect(Object.keys(own)).toEqual(["__proto__", "a"]);
+    expect((own as { x?: number }).x).toBeUndefined();
     await expect(client.gather(new Map([["a", futures[0]]]) as never)).rejects.toThrow(
       /gather: expected a future, or an array or plain object holding futures, got a Map/,
     );

@@ -957,9 +957,10 @@ function replaceFutures(v: unknown, results: ReadonlyMap<Future, unknown>): unkn
   if (v instanceof Future) return results.get(v);
   if (typeof v !== "object" || v === null || !isContainer(v)) return v;
   if (Array.isArray(v)) return v.map((item) => replaceFutures(item, results));
-  const out: Record<string, unknown> = {};
-  for (const [k, item] of Object.entries(v)) out[k] = replaceFutures(item, results);
-  return out;
+  // fromEntries defines own properties: an own "__proto__" key stays a key.
+  return Object.fromEntries(
+    Object.entries(v).map(([k, item]) => [k, replaceFutures(item, results)]),
+  );
 }
 
 /** The keys named in `options` (each once, in the order first named), or the graph's sinks. */
