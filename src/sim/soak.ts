@@ -71,14 +71,14 @@ function parseSoakArgs(argv: string[]): { runs: number; from: number; threads: n
   const int = (name: string, text: string | undefined, fallback: number, min: number): number => {
     if (text === undefined) return fallback;
     const v = Number(text);
-    if (text.trim() === "" || !Number.isSafeInteger(v) || v < min) {
+    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(v) || v < min) {
       throw new Error(`--${name} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
     }
     return v;
   };
   const runs = int("runs", values.runs, 100_000, 1);
   const from = int("from", values.from, 1, 0);
-  if (from + runs - 1 > Number.MAX_SAFE_INTEGER) {
+  if (runs - 1 > Number.MAX_SAFE_INTEGER - from) {
     throw new Error(
       `--from + --runs must stay within ${Number.MAX_SAFE_INTEGER} (seeds are safe integers)`,
     );
