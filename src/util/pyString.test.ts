@@ -61,6 +61,26 @@ describe("pyRepr / pyKeyRepr: how Python prints strings and keys", () => {
     expect(pyRepr("héllo")).toBe("'héllo'");
   });
 
+  it("escapes what Python's str.isprintable() rejects, as Python 3.11 prints it", () => {
+    // Each expected text is Python's repr() of the same string.
+    const cases: [string, string][] = [
+      ["a\u00a0b", "'a\\xa0b'"],
+      ["zero\u200bwidth", "'zero\\u200bwidth'"],
+      ["line\u2028sep", "'line\\u2028sep'"],
+      ["\ue000priv", "'\\ue000priv'"],
+      ["emoji\u{1f600}", "'emoji\u{1f600}'"],
+      ["\u{e0001}tag", "'\\U000e0001tag'"],
+      ["\u0085nel", "'\\x85nel'"],
+      ["soft\u00adhy", "'soft\\xadhy'"],
+      ["\u{10ffff}", "'\\U0010ffff'"],
+      ["ideo\u3000sp", "'ideo\\u3000sp'"],
+      ["combining e\u0301", "'combining e\u0301'"],
+      ["lone\ud800x", "'lone\\ud800x'"],
+      ["del\u007f", "'del\\x7f'"],
+    ];
+    for (const [s, repr] of cases) expect(pyRepr(s)).toBe(repr);
+  });
+
   it("prints a key that was a tuple (its str() form) as the tuple", () => {
     expect(pyKeyRepr("('slow', 1)")).toBe("('slow', 1)");
     expect(pyKeyRepr("('x', 0, 2.5)")).toBe("('x', 0, 2.5)");
@@ -68,5 +88,23 @@ describe("pyRepr / pyKeyRepr: how Python prints strings and keys", () => {
     expect(pyKeyRepr(`("it's", 3)`)).toBe(`("it's", 3)`);
     expect(pyKeyRepr("(not a tuple)")).toBe("'(not a tuple)'");
     expect(pyKeyRepr("slow-1")).toBe("'slow-1'");
+    // Python's str() of these tuples.
+    for (const t of [
+      "('x', None)",
+      "('x', True, False)",
+      "('x', 1e+20)",
+      "('x', 1.5e-07)",
+      "('x', ('y', 1))",
+      "(('a', 1),)",
+      "('x', -3)",
+      "('x', inf)",
+      "()",
+    ]) {
+      expect(pyKeyRepr(t)).toBe(t);
+    }
+    expect(pyKeyRepr("(x, 1)")).toBe("'(x, 1)'");
+    expect(pyKeyRepr("('a' 1)")).toBe(`"('a' 1)"`);
+    expect(pyKeyRepr("('a', 1,)")).toBe(`"('a', 1,)"`);
+    expect(pyKeyRepr("('a', 1)x")).toBe(`"('a', 1)x"`);
   });
 });

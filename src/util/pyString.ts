@@ -73,9 +73,18 @@ export function pyLen(s: string): number {
 }
 
 /**
+ * Code points Python's `str.isprintable()` rejects (beyond ASCII): categories
+ * Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs. Node's Unicode tables may be a version
+ * newer than the reference's Python, which only matters for unassigned (Cn)
+ * code points assigned since.
+ */
+const PY_UNPRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
+
+/**
  * Python's `repr()` of a `str`: single quotes, or double quotes when the text
- * holds a single quote and no double quote; backslashes, the quote and
- * control characters escaped.
+ * holds a single quote and no double quote; backslashes, the quote, ASCII
+ * control characters and what `str.isprintable()` rejects escaped as `\xNN`,
+ * `\uNNNN` or `\UNNNNNNNN` (lone surrogates included).
  */
 export function pyRepr(s: string): string {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
@@ -86,20 +95,52 @@ export function pyRepr(s: string): string {
     else if (ch === "\n") out += "\\n";
     else if (ch === "\r") out += "\\r";
     else if (ch === "\t") out += "\\t";
-    else if (c < 0x20 || (c >= 0x7f && c < 0xa0)) out += `\\x${c.toString(16).padStart(2, "0")}`;
-    else out += ch;
+    else if (c < 0x20 || c === 0x7f) out += `\\x${hex(c, 2)}`;
+    else if (c < 0x7f || !PY_UNPRINTABLE.test(ch)) out += ch;
+    else if (c <= 0xff) out += `\\x${hex(c, 2)}`;
+    else if (c <= 0xffff) out += `\\u${hex(c, 4)}`;
+    else out += `\\U${hex(c, 8)}`;
   }
   return out + quote;
 }
 
-/** A tuple's `str()` form, as vectors and dumps write keys that were tuples in Python. */
-const TUPLE_KEY =
-  /^\((?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)(?:, (?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?))*,?\)$/;
+function hex(c: number, width: number): string {
+  return c.toString(16).padStart(width, "0");
+}
+
+/** One element of a tuple's `str()`: a string's or number's repr, None, True, False, or a tuple. */
+const TUPLE_ATOM =
+  /'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|inf|nan)|None|True|False/y;
+
+/** The end of the tuple literal starting at `s[i]` (an opening parenthesis), or -1. */
+function tupleEnd(s: string, i: number): number {
+  if (s[i] !== "(") return -1;
+  i++;
+  if (s[i] === ")") return i + 1; // ()
+  let items = 0;
+  for (;;) {
+    if (s[i] === "(") {
+      i = tupleEnd(s, i);
+      if (i < 0) return -1;
+    } else {
+      TUPLE_ATOM.lastIndex = i;
+      if (!TUPLE_ATOM.test(s)) return -1;
+      i = TUPLE_ATOM.lastIndex;
+    }
+    items++;
+    if (s[i] === ")") return items === 1 ? -1 : i + 1; // one item needs its comma
+    if (s[i] !== ",") return -1;
+    i++;
+    if (s[i] === ")") return items === 1 ? i + 1 : -1; // only ('solo',) has a trailing comma
+    if (s[i] !== " ") return -1;
+    i++;
+  }
+}
 
 /**
  * How Python prints a task key: a key that was a tuple (written in its `str()`
  * form, `('x', 0)`) as that tuple, any other as a string's `repr()`.
  */
 export function pyKeyRepr(key: string): string {
-  return TUPLE_KEY.test(key) ? key : pyRepr(key);
+  return tupleEnd(key, 0) === key.length ? key : pyRepr(key);
 }
