@@ -79,6 +79,17 @@ describe("Client", () => {
     await expect(client.gather([new Set([futures[0]])])).rejects.toThrow(
       /a future inside a Set is not searched for/,
     );
+    // However deep inside a Map: refused, not returned unresolved.
+    await expect(client.gather([new Map([["a", [{ f: futures[0] }]]])])).rejects.toThrow(
+      /a future inside a Map is not searched for/,
+    );
+    const data = new Map<string, unknown>([["n", [1, 2]]]);
+    data.set("self", data); // a cycle inside data is data
+    const [kept] = await client.gather([data]);
+    expect(kept).toBe(data);
+    let deep: unknown = futures[0];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    await expect(client.gather([deep])).rejects.toThrow(/nests deeper than 1000 levels/);
     expect(await Promise.all(futures)).toEqual([2, 4, 6, 8]);
   });
 

@@ -928,29 +928,54 @@ function describeGatherInput(v: unknown): string {
   return `a ${v.constructor?.name ?? "object"} (futures are searched in arrays and plain objects)`;
 }
 
-/** The futures in `v` (arrays and plain objects, at any depth), each once, in order. */
-function collectFutures(v: unknown, out: Set<Future>, path: object[]): void {
+/**
+ * The futures in `v` (arrays and plain objects, at any depth), each once, in
+ * order. Maps and Sets are not searched, so a future anywhere inside one
+ * (`within`) is refused rather than returned unresolved.
+ */
+function collectFutures(
+  v: unknown,
+  out: Set<Future>,
+  path: object[],
+  within: "Map" | "Set" | null = null,
+): void {
   if (v instanceof Future) {
+    if (within !== null) {
+      throw new TypeError(
+        `gather: a future inside a ${within} is not searched for; use an array or a plain object`,
+      );
+    }
     out.add(v);
     return;
   }
   if (typeof v !== "object" || v === null) return;
-  if (v instanceof Map || v instanceof Set) {
-    for (const m of v instanceof Map ? [...v.keys(), ...v.values()] : v) {
-      if (m instanceof Future) {
-        throw new TypeError(
-          `gather: a future inside a ${v instanceof Map ? "Map" : "Set"} is not searched for; use an array or a plain object`,
-        );
-      }
-    }
-    return;
+  const isMap = v instanceof Map;
+  if (!isMap && !(v instanceof Set) && !isContainer(v)) return;
+  if (path.includes(v)) {
+    if (within !== null) return; // data, not searched: a cycle there is allowed
+    throw new TypeError("gather: the argument contains a reference cycle");
   }
-  if (!isContainer(v)) return;
-  if (path.includes(v)) throw new TypeError("gather: the argument contains a reference cycle");
+  if (path.length >= MAX_GATHER_DEPTH) {
+    throw new TypeError(`gather: the argument nests deeper than ${MAX_GATHER_DEPTH} levels`);
+  }
   path.push(v);
-  for (const item of Array.isArray(v) ? v : Object.values(v)) collectFutures(item, out, path);
+  if (isMap) {
+    for (const [k, item] of v) {
+      collectFutures(k, out, path, within ?? "Map");
+      collectFutures(item, out, path, within ?? "Map");
+    }
+  } else if (v instanceof Set) {
+    for (const item of v) collectFutures(item, out, path, within ?? "Set");
+  } else {
+    for (const item of Array.isArray(v) ? v : Object.values(v)) {
+      collectFutures(item, out, path, within);
+    }
+  }
   path.pop();
 }
+
+/** How deep `gather` searches: far beyond any real result shape, well within the stack. */
+const MAX_GATHER_DEPTH = 1_000;
 
 /** `v` with each future replaced by its result (containers copied, other values shared). */
 function replaceFutures(v: unknown, results: ReadonlyMap<Future, unknown>): unknown {
