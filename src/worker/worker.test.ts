@@ -339,6 +339,22 @@ describe("Worker lifecycle", () => {
     );
   });
 
+  it("says it was closed when close() interrupts the wait for the scheduler", async () => {
+    const w = new Worker({
+      scheduler: "inproc://never/3",
+      listen: "inproc://",
+      executor: "inline",
+      nthreads: 1,
+      connectTimeoutMs: 5_000,
+      logger: memoryLogger().logger,
+    });
+    const starting = w.start();
+    await new Promise((r) => setTimeout(r, 100));
+    await w.close();
+    await expect(starting).rejects.toThrow(/^the worker was closed while starting$/);
+    expect(w.status).toBe("failed");
+  });
+
   it("waits for a scheduler that starts listening after it", async () => {
     const { logger, records } = memoryLogger();
     const starting = testWorker("inproc://late/7", { connectTimeoutMs: 5_000, logger });

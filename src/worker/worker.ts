@@ -152,7 +152,7 @@ export class Worker extends BaseWorker {
   }
 
   private throwIfClosedWhileStarting(): void {
-    if (this.closePromise !== null) throw new Error("the worker was closed while starting");
+    if (this.closePromise !== null) throw new Error(CLOSED_WHILE_STARTING);
   }
 
   /** Create a worker and {@link start} it. */
@@ -238,6 +238,11 @@ export class Worker extends BaseWorker {
         await this.executor?.close().catch(() => {});
       }
       this.statusValue = "failed";
+      // Whatever the interrupted step reports (a refused connection, a closed stream)
+      // is a consequence of close(), not the cause to show.
+      if (closedMeanwhile && !isClosedWhileStarting(err)) {
+        throw new Error(CLOSED_WHILE_STARTING, { cause: err });
+      }
       throw err;
     }
     this.statusValue = "running";
@@ -738,4 +743,10 @@ export class Worker extends BaseWorker {
       return null;
     }
   }
+}
+
+const CLOSED_WHILE_STARTING = "the worker was closed while starting";
+
+function isClosedWhileStarting(err: unknown): boolean {
+  return err instanceof Error && err.message === CLOSED_WHILE_STARTING;
 }
