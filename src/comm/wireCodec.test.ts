@@ -126,10 +126,14 @@ describe("wire codec", () => {
     });
     expect(buffers).toHaveLength(values.length);
     expect(buffers[1].byteLength).toBe(24); // the view's bytes only
-    // As laid out on the wire, each buffer may start anywhere: aligned or not, the same values.
-    for (const shift of [0, 1, 3]) {
+    // As laid out on the wire, each buffer may start anywhere: aligned or not, the same
+    // values; a received frame is a Node.js Buffer (whose slice() is a view, not a copy).
+    for (const [shift, alloc] of [0, 1, 3].flatMap((s) => [
+      [s, (n: number) => new Uint8Array(n)] as const,
+      [s, (n: number) => Buffer.alloc(n)] as const,
+    ])) {
       const moved = buffers.map((b) => {
-        const copy = new Uint8Array(b.length + shift);
+        const copy = alloc(b.length + shift);
         copy.set(b, shift);
         return copy.subarray(shift);
       });
