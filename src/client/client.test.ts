@@ -268,6 +268,12 @@ describe("Client", () => {
     expect(await future).toBe(1);
     const plain = (() => 1) as unknown as string; // a plain function, as JavaScript callers may pass
     expect(() => client.submit(plain)).toThrow(/register it with defineTask/);
+    // Described, not JSON.stringify'd (a future's client has cycles; bigints throw).
+    expect(() => client.submit(future as never, 1)).toThrow(
+      new RegExp(`got a future \\(of "${future.key}"\\), not a function`),
+    );
+    expect(() => client.map(5n as never, [1])).toThrow(/map: the function .*, got bigint 5$/);
+    expect(() => client.submit(new Map() as never)).toThrow(/got a Map$/);
   });
 
   it("refuses strings that are not well-formed Unicode (they would not survive UTF-8)", async () => {

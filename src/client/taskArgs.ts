@@ -102,12 +102,30 @@ export function keyProblem(k: string): string | null {
   return stringProblem(k);
 }
 
+/**
+ * What was given instead of a task function, for the error. Not JSON.stringify
+ * alone: it throws on a future (a cycle through its client) and on a bigint.
+ */
+function describeNotAFunction(fn: unknown): string {
+  if (typeof fn === "function") return "a plain function (register it with defineTask)";
+  if (fn instanceof Future) return `a future (of ${JSON.stringify(fn.key)}), not a function`;
+  if (typeof fn === "bigint" || typeof fn === "symbol") return `${typeof fn} ${String(fn)}`;
+  if (typeof fn === "object" && fn !== null && !Array.isArray(fn) && !isPlainObject(fn)) {
+    return `a ${fn.constructor?.name ?? "object"}`;
+  }
+  try {
+    return JSON.stringify(fn) ?? String(fn);
+  } catch {
+    return `a ${Array.isArray(fn) ? "array" : "object"} that cannot be shown`;
+  }
+}
+
 /** The registered name of a task function given as a definition or a name. */
 export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string): string {
   const name = typeof fn === "string" ? fn : isTaskDefinition(fn) ? fn.name : null;
   if (name === null || name === "") {
     throw new TypeError(
-      `${what}: the function must be a task definition (from defineTask) or a registered name, got ${typeof fn === "function" ? "a plain function (register it with defineTask)" : JSON.stringify(fn)}`,
+      `${what}: the function must be a task definition (from defineTask) or a registered name, got ${describeNotAFunction(fn)}`,
     );
   }
   const problem = stringProblem(name);
