@@ -60,6 +60,10 @@ describe("Client", () => {
     const { client } = await testCluster();
     const futures = client.map(double, [1, 2, 3, 4]);
     expect(await client.gather(futures)).toEqual([2, 4, 6, 8]);
+    // Each item is the one argument: a function of two does not type-check (not run).
+    // @ts-expect-error add needs two arguments; map calls it with one
+    const _wrongArity = () => client.map(add, [1, 2]);
+    void _wrongArity;
     expect(await client.gather({ a: futures[0], b: futures[3] })).toEqual({ a: 2, b: 8 });
     // Nested arrays and plain objects are searched, as Dask's gather does.
     const nested = await client.gather([

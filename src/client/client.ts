@@ -307,8 +307,12 @@ export class Client implements FutureHost, GatherHost {
     return this.submitTasks(new Map([[key, task]]), [key])[0];
   }
 
-  /** `fn(item)` for every item, as one batch; one future per item, in order. */
-  map<F extends TaskFunction>(
+  /**
+   * `fn(item)` for every item, as one batch; one future per item, in order.
+   * `fn` is called with one argument: a function needing more does not
+   * type-check (Dask's `map(f, xs, ys)` is `map(f, zipped)` here).
+   */
+  map<F extends (item: never) => unknown>(
     fn: TaskDefinition<F>,
     items: Iterable<FutureOr<Parameters<F>[0]>>,
     options?: Omit<SubmitOptions, "key">,
