@@ -229,6 +229,35 @@ describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (ex
     expect(w.state.data.has("a")).toBe(false);
   });
 
+  it("a task cancelled, with its dependency freed, in the batch that starts it is no error", async () => {
+    const { logger, records } = memoryLogger();
+    const w = await start({ executor, logger });
+    await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
+    await sched.waitForKey("task-finished", "a");
+    // b starts when its compute-task is handled, and the batch's free-keys then cancels
+    // it and frees a: the shell starts a cancelled task whose argument is gone.
+    const compute = {
+      op: "compute-task",
+      key: "b",
+      runId: 100,
+      whoHas: { a: [w.address] },
+      nbytes: { a: 8 },
+      priority: [0, 100],
+      duration: 0.1,
+      runSpec: { fn: "identity", args: [taskRef("a")] },
+      resourceRestrictions: {},
+      actor: false,
+      annotations: {},
+      spanId: null,
+      stimulusId: "compute-b",
+    };
+    await sched.send(w.address, compute, { op: "free-keys", keys: ["b", "a"], stimulusId: "c" });
+    while (w.state.tasks.size > 0) await new Promise((r) => setTimeout(r, 5));
+    expect(records.filter((r) => (r.level as number) >= 50)).toEqual([]);
+    await sched.computeTask(w.address, "ok", { fn: "inc", args: [41] });
+    await sched.waitForKey("task-finished", "ok");
+  });
+
   it("pause stops new tasks until unpause", async () => {
     const w = await start({ executor });
     await sched.send(w.address, { op: "pause", stimulusId: "p" });

@@ -34,7 +34,7 @@ import { InlineExecutor } from "./inlineExecutor.ts";
 import { PeerPool } from "./peerPool.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
 import { raceSignal } from "./raceSignal.ts";
-import { resolveArgs } from "./resolveArgs.ts";
+import { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
 import { SlotGate } from "./slotGate.ts";
 import type { ErrorMessage } from "./state/errorMessage.ts";
@@ -589,7 +589,13 @@ export class Worker extends BaseWorker {
     ctx: AsyncInstructionContext,
   ): StateMachineEvent {
     if (ctx.signal.aborted) throw err;
-    this.logger.error({ err, key, stimulusId: stimId }, "could not run task");
+    if (err instanceof MissingDependencyError && this.state.tasks.get(key)?.state === "cancelled") {
+      // Cancelled, and a dependency freed, by the same batch of messages that started
+      // it (a client's cancel or release): expected, and the failure only releases it.
+      this.logger.debug({ err, key, stimulusId: stimId }, "cancelled task not run");
+    } else {
+      this.logger.error({ err, key, stimulusId: stimId }, "could not run task");
+    }
     return ExecuteFailureEvent.fromException(
       err,
       { key, runId, stimulusId: stimulusId("execute-unknown-error") },
