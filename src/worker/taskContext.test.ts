@@ -58,6 +58,13 @@ describe("task context", () => {
     expect(() => currentTaskKey()).toThrow(/inside a running task/);
   });
 
+  it("after an await in a function that is not async, the error says to declare it async", async () => {
+    // The task context of a synchronous function ends when it returns.
+    const rt: TaskRuntime = { key: "late", secede: () => {}, rejoin: async () => {} };
+    const late = runInTaskSync(rt, () => Promise.resolve().then(() => secede()));
+    await expect(late).rejects.toThrow(/must be declared async/);
+  });
+
   it("Reschedule is an Error named Reschedule", () => {
     const r = new Reschedule();
     expect(r).toBeInstanceOf(Error);

@@ -63,7 +63,13 @@ export function runInTaskSync<T>(
 
 function runtime(what: string): TaskRuntime {
   const rt = syncRuntime ?? storage.getStore();
-  if (rt === undefined) throw new Error(`${what} must be called from inside a running task`);
+  if (rt === undefined) {
+    // The likely mistake inside a task: a function that is not `async` calling it
+    // after an await (in a .then callback), when the synchronous call is over.
+    throw new Error(
+      `${what} must be called from inside a running task (a task function that calls it after an await must be declared async)`,
+    );
+  }
   return rt;
 }
 
