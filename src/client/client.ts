@@ -162,8 +162,13 @@ export class Client implements FutureHost, GatherHost {
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
   private closedError: Error | null = null;
-  /** Waiting for {@link closed}. */
-  private closeWaiters: ((why: Error) => void)[] = [];
+  /**
+   * {@link closed}: one promise however often it is read (a new one each time would
+   * keep a resolver per read, `Promise.race([work, client.closed])` in a loop, until
+   * the client closes), and its resolver.
+   */
+  private closedPromise: Promise<Error> | null = null;
+  private resolveClosed: ((why: Error) => void) | null = null;
   /** Submissions so far (`update-graph` messages sent). */
   private submissions = 0;
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
@@ -257,8 +262,13 @@ export class Client implements FutureHost, GatherHost {
 
   /** Resolves (with why) once the client is closed or has lost its scheduler; never rejects. */
   get closed(): Promise<Error> {
-    if (this.closedError !== null) return Promise.resolve(this.closedError);
-    return new Promise((resolve) => this.closeWaiters.push(resolve));
+    this.closedPromise ??=
+      this.closedError !== null
+        ? Promise.resolve(this.closedError)
+        : new Promise((resolve) => {
+            this.resolveClosed = resolve;
+          });
+    return this.closedPromise;
   }
 
   /** Keys this client holds futures for. */
@@ -847,9 +857,8 @@ export class Client implements FutureHost, GatherHost {
     // Unanswered cancels: their futures are lost now.
     for (const { resolve } of this.cancels.values()) resolve();
     this.cancels.clear();
-    const waiters = this.closeWaiters;
-    this.closeWaiters = [];
-    for (const resolve of waiters) resolve(error);
+    this.resolveClosed?.(error);
+    this.resolveClosed = null;
     void this.peers.closeAll();
   }
 
