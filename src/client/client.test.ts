@@ -49,6 +49,20 @@ describe("Client", () => {
   it("takes futures inside an argument typed with an interface", async () => {
     const { client } = await testCluster();
     expect(await client.submit(manhattan, { x: client.submit(inc, 1), y: -3 })).toBe(5);
+    // gather takes (and types) an object typed with an interface as the plain object it is.
+    interface Inputs {
+      one: Future<number>;
+      more: { two: Future<number> };
+      when: Date;
+    }
+    const inputs: Inputs = {
+      one: client.submit(inc, 0),
+      more: { two: client.submit(inc, 1) },
+      when: new Date(0),
+    };
+    const got = await client.gather(inputs);
+    const two: number = got.more.two;
+    expect([got.one, two, got.when]).toEqual([1, 2, new Date(0)]);
     // Types still checked inside: not called, only compiled.
     const _wrong = () =>
       // @ts-expect-error x must be a number or a future of one

@@ -120,13 +120,35 @@ export type TaskResult<F extends TaskFunction> = Awaited<ReturnType<F>>;
 /** Values of the futures in `T` (an array or a record of futures). */
 export type Gathered<T> = { [K in keyof T]: GatheredValue<T[K]> };
 
-/** One value of {@link Gathered}: a future's result, a container's gathered, else itself. */
+/**
+ * Objects `gather` does not search for futures (a `Map` or `Set` holding one is
+ * refused at run time): they stand for themselves.
+ */
+type NotSearched =
+  | ReadonlyMap<unknown, unknown>
+  | ReadonlySet<unknown>
+  | Date
+  | RegExp
+  | Error
+  | ArrayBufferLike
+  | ArrayBufferView
+  | ((...args: never[]) => unknown);
+
+/**
+ * One value of {@link Gathered}: a future's result, a container's gathered, else
+ * itself. Any other object type is taken for a plain object, interfaces included
+ * (they are not `Record<string, unknown>`).
+ */
 export type GatheredValue<X> =
   X extends Future<infer V>
     ? V
-    : X extends readonly unknown[] | Record<string, unknown>
+    : X extends readonly unknown[]
       ? Gathered<X>
-      : X;
+      : X extends NotSearched
+        ? X
+        : X extends object
+          ? Gathered<X>
+          : X;
 
 /** How many failed submissions {@link Client} remembers (see `failedSubmissions`). */
 const MAX_FAILED_SUBMISSIONS = 1000;
@@ -459,9 +481,10 @@ export class Client implements FutureHost, GatherHost {
    * result, searched (as Dask's `gather`) in arrays and plain objects at any
    * depth; other values stand for themselves.
    */
-  gather<T extends readonly unknown[] | []>(futures: T): Promise<Gathered<T>>;
-  gather<T extends Record<string, unknown>>(futures: T): Promise<Gathered<T>>;
   gather<T>(future: Future<T>): Promise<T>;
+  gather<T extends readonly unknown[] | []>(futures: T): Promise<Gathered<T>>;
+  // Any object type but the ones not searched: interfaces are not Record<string, unknown>.
+  gather<T extends object>(futures: T extends NotSearched ? never : T): Promise<Gathered<T>>;
   async gather(futures: unknown): Promise<unknown> {
     if (futures instanceof Future) return futures.result();
     if (typeof futures !== "object" || futures === null || !isContainer(futures)) {
