@@ -70,6 +70,35 @@ describe("Client", () => {
     void _wrong;
   });
 
+  it("takes arguments and graph literals as they are at the call", async () => {
+    const { client } = await testCluster();
+    const batch = [1, 2, 3];
+    const nested = { xs: [10], when: new Date(0), m: new Map([["k", [1]]]) };
+    const buf = Float64Array.from([1, 2]);
+    const fs = [
+      client.submit(sum, batch),
+      client.submit("identity", nested),
+      client.submit("identity", buf),
+    ];
+    const literalValue = { n: [5] };
+    const got = client.get({ lit: literalValue, out: ["identity", "lit"] });
+    // A caller reusing its values right after submitting (a batch cleared, a buffer refilled).
+    batch.length = 0;
+    nested.xs.push(11);
+    nested.when.setTime(1);
+    nested.m.get("k")?.push(2);
+    buf.fill(0);
+    literalValue.n.push(6);
+    expect(await client.gather(fs)).toEqual([
+      6,
+      { xs: [10], when: new Date(0), m: new Map([["k", [1]]]) },
+      Float64Array.from([1, 2]),
+    ]);
+    expect(await got).toEqual({ out: { n: [5] } });
+    // The key (hashed from the value at the call) and the result agree.
+    expect(await client.submit(sum, [1, 2, 3])).toBe(6);
+  });
+
   it("maps over an iterable and gathers arrays and records", async () => {
     const { client } = await testCluster();
     const futures = client.map(double, [1, 2, 3, 4]);

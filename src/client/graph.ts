@@ -97,12 +97,13 @@ export interface BuiltGraph {
 const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
 
 /**
- * Throw a TypeError naming where `value`, the literal at graph key `key`, holds
+ * A copy of `value`, the literal at graph key `key` (see {@link ArgMapper}).
+ * Throws a TypeError naming where it holds
  * something that is not data: what task arguments refuse (see {@link ArgMapper}),
  * and futures or task references, which only task arguments can hold (a literal
  * is inlined as it is into the tasks that name its key).
  */
-function checkLiteral(value: unknown, key: string): void {
+function checkLiteral(value: unknown, key: string): unknown {
   const root = `the literal at graph key ${JSON.stringify(key)}`;
   const refuseReferences = (
     v: string | TaskRef | Future,
@@ -115,7 +116,8 @@ function checkLiteral(value: unknown, key: string): void {
       `compute: ${formatPath(pathOf(parent, seg), root)} is ${what}; literals are values (pass it as a task's argument instead)`,
     );
   };
-  new ArgMapper(refuseReferences, "compute", root).map(value);
+  // The copy is what the tasks get (the graph taken as it is at the call).
+  return new ArgMapper(refuseReferences, "compute", root).map(value);
 }
 
 /**
@@ -202,8 +204,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
       taskEntries.push(v);
     } else {
       const value = isLiteralWrapper(v) ? v.__weftLiteral : v;
-      checkLiteral(value, key);
-      literals.set(key, value);
+      literals.set(key, checkLiteral(value, key));
     }
   };
   let hasKey: (k: string) => boolean;

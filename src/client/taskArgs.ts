@@ -134,6 +134,22 @@ export function taskName(fn: TaskDefinition<TaskFunction> | string, what: string
 }
 
 /**
+ * A copy of a data object the wire carries whole (see `isWireDataObject`): the
+ * mutable ones (dates, typed arrays, buffers) are copied; a RegExp or an error
+ * is shared.
+ */
+function copyOfData(v: object): object {
+  if (v instanceof Date) return new Date(v.getTime());
+  if (v instanceof ArrayBuffer) return v.slice(0);
+  if (Buffer.isBuffer(v)) return Buffer.from(v); // Buffer#slice() is a view
+  if (v instanceof DataView) {
+    return new DataView(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
+  }
+  if (ArrayBuffer.isView(v)) return (v as unknown as { slice(): object }).slice();
+  return v;
+}
+
+/**
  * Maps task arguments with one replacer (see {@link mapArgs}); reusable for
  * many values, one after the other.
  */
@@ -183,27 +199,27 @@ export class ArgMapper {
     }
     // A member's place: `args[0].<value 2>` is the value of the Map's third entry.
     // Members are checked, never replaced (no key lookup, no futures) inside one.
-    const check = (member: unknown, at: string): void => {
-      this.walk(member, here, at, false);
-    };
+    const check = (member: unknown, at: string): unknown => this.walk(member, here, at, false);
     seen.push(value);
     this.inCollection++;
     try {
       let i = 0;
+      // A copy (see `walk`), of copies.
       if (value instanceof Map) {
+        const out = new Map<unknown, unknown>();
         for (const [k, v] of value) {
-          check(k, `<key ${i}>`);
-          check(v, `<value ${i}>`);
+          out.set(check(k, `<key ${i}>`), check(v, `<value ${i}>`));
           i++;
         }
-      } else {
-        for (const v of value) check(v, `<member ${i++}>`);
+        return out;
       }
+      const out = new Set<unknown>();
+      for (const v of value) out.add(check(v, `<member ${i++}>`));
+      return out;
     } finally {
       this.inCollection--;
       seen.pop();
     }
-    return value;
   }
 
   /** `value` with leaves replaced (see {@link mapArgs}). */
@@ -252,7 +268,7 @@ export class ArgMapper {
     if (value instanceof Map || value instanceof Set)
       return this.walkCollection(value, parent, seg);
     if (!isArray && !isPlainObject(value)) {
-      if (isWireDataObject(value)) return value;
+      if (isWireDataObject(value)) return copyOfData(value);
       // Another class's instance (a URL, a class of the caller's) would arrive as a
       // different thing by each path (its own fields, `{}`, or a failed clone).
       const name = value.constructor?.name || "object with a prototype";
@@ -278,33 +294,33 @@ export class ArgMapper {
     seen.push(value);
     const path = pathOf(parent, seg);
     try {
+      // Always a copy: the arguments are taken as they are at the call (as Dask
+      // pickles them in submit). Shared, a caller reusing its array or object after
+      // submit (clearing a batch, refilling a buffer) would change what the task
+      // computes (in process by reference; over TCP, encoded only when sent) but not
+      // its key, which was hashed from the old value.
       if (isArray) {
-        let out: unknown[] | null = null;
+        const out = new Array<unknown>(value.length);
         for (let i = 0; i < value.length; i++) {
           const item = value[i];
           const t = typeof item;
-          const r =
+          out[i] =
             t === "number" || t === "boolean" || t === "undefined" || t === "bigint"
               ? item
               : this.walk(item, path, i, true);
-          if (r !== item && out === null) out = value.slice(0, i);
-          if (out !== null) out.push(r);
         }
-        return out ?? value;
+        return out;
       }
       const rec = value as Record<string, unknown>;
-      let out: Record<string, unknown> | null = null;
+      const out: Record<string, unknown> = {};
       for (const k of Object.keys(rec)) {
         const problem = keyProblem(k);
         if (problem !== null) {
           throw new TypeError(`${this.what()}: a key of ${this.pathText(path)} ${problem}`);
         }
-        const item = rec[k];
-        const r = this.walk(item, path, k, false);
-        if (r !== item && out === null) out = { ...rec };
-        if (out !== null) out[k] = r;
+        out[k] = this.walk(rec[k], path, k, false);
       }
-      return out ?? value;
+      return out;
     } finally {
       seen.pop();
     }
@@ -312,8 +328,8 @@ export class ArgMapper {
 }
 
 /**
- * `value` (the arguments) with leaves replaced by `replace` (copy on write:
- * parts without replacements are shared). Strings are offered to `replace`
+ * A copy of `value` (the arguments) with leaves replaced by `replace` (arrays,
+ * plain objects, Maps, Sets and mutable data objects are copied). Strings are offered to `replace`
  * only inside arrays (as Dask matches keys in lists); task references and
  * futures anywhere. Throws a TypeError naming the path of a function, a
  * symbol or a cycle.
