@@ -489,6 +489,8 @@ describe("Client", () => {
     await expect(slow).rejects.toThrow(/the client was closed/);
     expect(slow.status).toBe("lost");
     expect(() => client.submit(inc, 1)).toThrow(/closed/);
+    // Even a graph of literals only.
+    await expect(client.get({ a: 1 })).rejects.toThrow(/the client was closed/);
   });
 
   it("fails pending futures when the scheduler goes away", async () => {

@@ -415,6 +415,8 @@ export class Client implements FutureHost, GatherHost {
    * included), releasing everything afterwards (Dask's `client.get`).
    */
   async get(graph: Graph, options: ComputeOptions = {}): Promise<Record<string, unknown>> {
+    // Even a graph of literals only: a closed client answers nothing.
+    this.checkOpen();
     const built = buildGraph(graph, this, options);
     // By default the literals no task uses too: `{a: 5}` gives `{a: 5}`.
     const wanted = options.keys === undefined ? built.unusedKeys : wantedKeys(built, options);
@@ -426,7 +428,6 @@ export class Client implements FutureHost, GatherHost {
       if (!built.literals.has(key)) taskKeys.push(key);
     }
     if (taskKeys.length === 0) return out;
-    this.checkOpen();
     // The graph built once: compute() would build it again.
     const futures = this.computeBuilt(built, taskKeys);
     try {
