@@ -90,6 +90,12 @@ describe("helpers", () => {
     expect(inputKindOf("x.txt")).toBeNull();
     expect(formatEpochSeconds(1_795_992_522.555_337)).toBe("2026-11-29T22:48:42.555337Z");
     expect(formatEpochSeconds(null)).toMatch(/^-+$/);
+    // Outside Python's datetime range (years 1 to 9999): the seconds, not a crash or a cut year.
+    expect(formatEpochSeconds(1e20)).toBe("100000000000000000000s".padEnd(27));
+    expect(formatEpochSeconds(253_402_300_800)).toBe("253402300800s".padEnd(27));
+    expect(formatEpochSeconds(253_402_300_799.5)).toBe("9999-12-31T23:59:59.500000Z");
+    expect(formatEpochSeconds(-62_135_596_800)).toBe("0001-01-01T00:00:00.000000Z");
+    expect(formatEpochSeconds(-62_135_596_801)).toBe("-62135596801s".padEnd(27));
   });
 });
 
