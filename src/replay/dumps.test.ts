@@ -131,6 +131,14 @@ describe("replay details", () => {
     expect(errors.map((t) => t.exceptionText)).toEqual(["ValueError('bad input 1')"]);
   });
 
+  it("replays a worker named twice once", async () => {
+    const dump = await loadDump(sharedPath("dumps", "errors-and-cancel.msgpack.gz"));
+    const address = "tcp://127.0.0.1:45213";
+    const { report, states } = replayLoadedDump(dump, { workers: [address, address] });
+    expect(report.workers.map((w) => w.address)).toEqual([address]);
+    expect([...states.keys()]).toEqual([address]);
+  });
+
   it("replays the same workers from the msgpack and the later YAML dump of one cluster", async () => {
     const early = await loadDump(sharedPath("dumps", "shuffle.msgpack.gz"));
     const { report } = replayLoadedDump(early, { followLog: true });

@@ -35,7 +35,9 @@ export async function loadDump(file: string): Promise<ClusterDump> {
  * ReplayInputError for an unknown worker in `options.workers` or an undecodable event.
  */
 export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions = {}): DumpReplay {
-  const addresses = options.workers ?? [...dump.workers.keys()];
+  // A worker named twice is replayed once: `states` has one entry per address, and
+  // the report would otherwise list it (and count it) twice.
+  const addresses = [...new Set(options.workers ?? dump.workers.keys())];
   for (const a of addresses) {
     if (!dump.workers.has(a)) {
       const known = [...dump.workers.keys()].join(", ") || "none";
