@@ -63,6 +63,27 @@ describe("cluster stories", () => {
     expect(inTimeOrder(replayed.map((l) => l.time))).toBe(true);
   });
 
+  it("shows a scheduler record that does not end with a time whole", () => {
+    const sid = "update-graph-1";
+    const dump: ClusterDump = {
+      ...tree,
+      scheduler: {
+        ...tree.scheduler,
+        transitionLog: [
+          ["x", "released", "waiting", { x: "processing" }, sid],
+          ["x", "released"],
+          ["x", "waiting", "processing", {}, sid, 5.5],
+        ],
+      },
+    };
+    const lines = clusterStory(dump, ["x"]);
+    expect(lines.map((l) => [l.time, l.text])).toEqual([
+      [null, `('x', 'released', 'waiting', {'x': 'processing'}, '${sid}')`],
+      [null, "('x', 'released')"],
+      [5.5, `('x', 'waiting', 'processing', {}, '${sid}')`],
+    ]);
+  });
+
   it("renders text and JSON", () => {
     const lines = clusterStory(tree, ["inc-41"]);
     const text = formatStory(lines).split("\n");

@@ -47,9 +47,13 @@ export function schedulerStory(
 
 function line(where: string, source: StoryLine["source"], entry: LogEntry): StoryLine {
   const last = entry[entry.length - 1];
-  const body = entry.slice(0, -1);
+  // Workers' records are checked to end with their time when the dump is loaded, the
+  // scheduler's are not: a record without one (cut short, or of another shape) is
+  // shown whole, instead of losing its stimulus id, or its key, as if that were the time.
+  const timed = typeof last === "number";
+  const body = timed ? entry.slice(0, -1) : entry;
   return {
-    time: typeof last === "number" ? last : null,
+    time: timed ? last : null,
     where,
     source,
     record: plainRecord(body),
