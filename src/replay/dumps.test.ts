@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ClusterDump } from "../protocol/clusterDump.ts";
+import type { ClusterDump, WorkerDump } from "../protocol/clusterDump.ts";
 import { isShellRecord } from "./records.ts";
 import { loadDump, replayLoadedDump } from "./replayDump.ts";
 import type { WorkerReplayReport } from "./report.ts";
@@ -129,6 +129,24 @@ describe("replay details", () => {
     const erred = states.get("tcp://127.0.0.1:45213");
     const errors = [...(erred?.tasks.values() ?? [])].filter((t) => t.state === "error");
     expect(errors.map((t) => t.exceptionText)).toEqual(["ValueError('bad input 1')"]);
+  });
+
+  it("notices records of an unknown stimulus after the last event's", async () => {
+    const dump = await loadDump(sharedPath("dumps", "errors-and-cancel.msgpack.gz"));
+    const address = "tcp://127.0.0.1:45213";
+    const w = dump.workers.get(address) as WorkerDump;
+    const last = w.log[w.log.length - 1];
+    const time = last[last.length - 1] as number;
+    const extra = ["slow-0", "memory", "memory", "memory", {}, "bogus-1", time + 1];
+    const edited: ClusterDump = {
+      ...dump,
+      workers: new Map([[address, { ...w, log: [...w.log, extra] }]]),
+    };
+    const [r] = replayLoadedDump(edited).report.workers;
+    expect(r.log.unexplainedRecords).toBe(1);
+    expect(r.coverage.notes).toContain(
+      "the log holds records of stimuli the stimulus log does not (first: bogus-1 after the last event): they are skipped",
+    );
   });
 
   it("replays a worker named twice once", async () => {

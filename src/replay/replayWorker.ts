@@ -170,6 +170,12 @@ class WorkerReplayer {
         checked && gi === coverage.firstCheckedGroup && coverage.firstGroupPartial,
       );
     }
+    // Records after the last event's (a find-missing that came last, or records of
+    // stimuli the stimulus log does not hold) are handled as those before an event,
+    // instead of going unnoticed.
+    if (this.#failure === null && coverage.firstCheckedGroup < this.#groups.length) {
+      this.#replayUnlogged(null, pending);
+    }
 
     const stimulusLogFromStart =
       coverage.recordsBefore === 0 &&
@@ -251,25 +257,28 @@ class WorkerReplayer {
   }
 
   /**
-   * Before group `g`: the dumped records at the cursor that belong to no stimulus of
-   * the stimulus log. A `find-missing-…` stimulus is replayed (Dask does not log
-   * FindMissingEvents); any other is skipped and counted as unexplained.
+   * Before group `g` (null: after the last event): the dumped records at the cursor
+   * that belong to no stimulus of the stimulus log. A `find-missing-…` stimulus is
+   * replayed (Dask does not log FindMissingEvents); any other is skipped and counted
+   * as unexplained.
    */
-  #replayUnlogged(g: EventGroup, pending: ReadonlyMap<string, number>): void {
+  #replayUnlogged(g: EventGroup | null, pending: ReadonlyMap<string, number>): void {
+    const index = g?.first ?? this.#events.length;
     for (;;) {
       const sid = this.#expected.peekStimulus();
-      if (sid === null || sid === g.stimulusId || pending.has(sid)) return;
+      if (sid === null || sid === g?.stimulusId || pending.has(sid)) return;
       if (sid.startsWith("find-missing-")) {
         this.#findMissing++;
         const ev = new FindMissingEvent({ stimulusId: sid });
-        this.#replayGroup(sid, [{ ev, index: g.first }], true, false);
+        this.#replayGroup(sid, [{ ev, index }], true, false);
         if (this.#failure !== null) return;
         continue;
       }
       const records = this.#expected.take(sid);
       if (this.#unexplained === 0) {
+        const where = g === null ? "after the last event" : `before event ${index}`;
         this.#notes.push(
-          `the log holds records of stimuli the stimulus log does not (first: ${sid} before event ${g.first}): they are skipped`,
+          `the log holds records of stimuli the stimulus log does not (first: ${sid} ${where}): they are skipped`,
         );
       }
       this.#unexplained += records.length;
