@@ -57,11 +57,9 @@ export async function main(
     await program.parseAsync([...argv]);
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
-    // --help and --version end with exit code 0; `weft` alone shows the help too.
-    if (err.exitCode === 0 || err.code === "commander.help") {
-      return err.code === "commander.help" ? EXIT.usage : EXIT.ok;
-    }
-    return EXIT.usage;
+    // --help, `weft help [command]` and --version end with exit code 0; `weft` alone
+    // shows the help too, as an error (commander's exit code 1 there): a usage error.
+    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   return ctx.exitCode;
 }

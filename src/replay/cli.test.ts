@@ -59,7 +59,12 @@ describe("weft", () => {
       const help = await weft([cmd, "--help"]);
       expect(help.code).toBe(0);
       expect(help.out).toContain(`Usage: weft ${cmd} [options]`);
+      // `weft help CMD` is asked for as --help is: not a usage error.
+      const viaHelp = await weft(["help", cmd]);
+      expect(viaHelp.code).toBe(0);
+      expect(viaHelp.out).toBe(help.out);
     }
+    expect(await weft(["help"])).toEqual({ code: 0, out: top.out, err: "" });
   });
 
   it("exits 2 on bad usage", async () => {
