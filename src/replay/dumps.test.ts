@@ -149,6 +149,18 @@ describe("replay details", () => {
     );
   });
 
+  it("says why a worker that did not answer the dump cannot be replayed", async () => {
+    const dump = await loadDump(sharedPath("dumps", "errors-and-cancel.msgpack.gz"));
+    const gone = "tcp://127.0.0.1:5";
+    const edited: ClusterDump = {
+      ...dump,
+      unavailableWorkers: new Map([[gone, "OSError('gone')"]]),
+    };
+    expect(() => replayLoadedDump(edited, { workers: [gone] })).toThrow(
+      `worker ${gone} cannot be replayed: it did not answer the dump (OSError('gone')) (workers: tcp://127.0.0.1:37641, tcp://127.0.0.1:45213)`,
+    );
+  });
+
   it("replays a worker named twice once", async () => {
     const dump = await loadDump(sharedPath("dumps", "errors-and-cancel.msgpack.gz"));
     const address = "tcp://127.0.0.1:45213";

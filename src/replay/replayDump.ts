@@ -41,7 +41,14 @@ export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions =
   for (const a of addresses) {
     if (!dump.workers.has(a)) {
       const known = [...dump.workers.keys()].join(", ") || "none";
-      throw toInputError(dump.file, new Error(`no worker ${a} in the dump (workers: ${known})`));
+      // A worker that did not answer the dump is listed with its error, not its state:
+      // say so rather than that the dump does not know it.
+      const reason = dump.unavailableWorkers.get(a);
+      const why =
+        reason === undefined
+          ? `no worker ${a} in the dump`
+          : `worker ${a} cannot be replayed: it did not answer the dump (${reason})`;
+      throw toInputError(dump.file, new Error(`${why} (workers: ${known})`));
     }
   }
   let total = 0;
