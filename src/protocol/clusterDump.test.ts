@@ -810,6 +810,16 @@ describe("errors", () => {
     expect(e.message).toBe(
       `${e.file}: ${W}.tasks["slow-1"].dependents[0]: expected a string, got the number 42`,
     );
+
+    e = await failure(
+      edited("huge-nbytes.msgpack.gz", (w) => {
+        const tasks = w.get("tasks") as Map<string, Map<string, unknown>>;
+        tasks.get("slow-1")!.set("nbytes", 2n ** 60n);
+      }),
+    );
+    expect(e.message).toBe(
+      `${e.file}: ${W}.tasks["slow-1"].nbytes: expected a number, got the integer 1152921504606846976, beyond 2**53`,
+    );
   });
 
   it("parses bytes with a label and reports unsupported values", () => {

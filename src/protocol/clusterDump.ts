@@ -207,7 +207,10 @@ function describe(v: unknown): string {
     const s = v.length > 40 ? `${v.slice(0, 40)}…` : v;
     return `a string (${JSON.stringify(s)})`;
   }
-  if (typeof v === "number" || typeof v === "bigint") return `the number ${String(v)}`;
+  if (typeof v === "number") return `the number ${String(v)}`;
+  // Integers beyond 2**53 stay bigints (see normalizeTree): where a number is expected,
+  // "expected a number, got the number N" would read as a contradiction.
+  if (typeof v === "bigint") return `the integer ${String(v)}, beyond 2**53`;
   if (typeof v === "boolean") return `the boolean ${String(v)}`;
   if (Array.isArray(v)) return `a list of ${v.length} item${v.length === 1 ? "" : "s"}`;
   if (v instanceof Uint8Array) return `${v.length} bytes`;
