@@ -94,6 +94,9 @@ function plain(v: unknown): unknown {
     if (typeof toMap === "function") return plain(toMap.call(v));
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
   }
+  // The dump keeps integers beyond 2**53 as bigints, which JSON.stringify refuses (and
+  // a JSON number would round): their exact digits, as a string.
+  if (typeof v === "bigint") return v.toString();
   return v === undefined ? null : v;
 }
 
@@ -142,7 +145,10 @@ export function comparableRecord(entry: readonly unknown[]): ComparableRecord {
   };
 }
 
-/** A record's fields as plain JSON values (Sets as lists, recommendations as objects). */
+/**
+ * A record's fields as plain JSON values (Sets as lists, recommendations as objects,
+ * integers beyond 2**53 as strings of their digits).
+ */
 export function plainRecord(entry: readonly unknown[]): unknown[] {
   return entry.map(plain);
 }

@@ -84,6 +84,18 @@ describe("cluster stories", () => {
     ]);
   });
 
+  it("renders an integer beyond 2**53 in a record as JSON", () => {
+    const dump: ClusterDump = {
+      ...tree,
+      scheduler: {
+        ...tree.scheduler,
+        transitionLog: [["x", "released", "waiting", { x: 2n ** 60n }, "s", 5.5]],
+      },
+    };
+    const json = JSON.stringify(storyJson(clusterStory(dump, ["x"])));
+    expect(JSON.parse(json)[0].record[3]).toEqual({ x: "1152921504606846976" });
+  });
+
   it("renders text and JSON", () => {
     const lines = clusterStory(tree, ["inc-41"]);
     const text = formatStory(lines).split("\n");
