@@ -581,6 +581,24 @@ describe("normalization", () => {
     expect(dump.workers.size).toBe(1);
   });
 
+  it("refuses values nested more than 1,000 levels deep, naming a shallow path", () => {
+    const d = msgpackStyleDump();
+    const scheduler = d.get("scheduler") as Map<string, unknown>;
+    /** `n` lists, one inside the other. */
+    const nested = (n: number): unknown[] => {
+      let v: unknown[] = [];
+      for (let i = 1; i < n; i++) v = [v];
+      return v;
+    };
+    // The scheduler mapping is level 1: the innermost of 1,000 lists is at level 1,001.
+    scheduler.set("extensions", nested(1000));
+    expect(() => parseClusterDump(packr.pack(d), "x.msgpack")).toThrow(
+      "x.msgpack: scheduler.extensions[0][0][0][0][0][0][0][0]: holds values nested more than 1000 levels deep",
+    );
+    scheduler.set("extensions", nested(999));
+    expect(() => parseClusterDump(packr.pack(d), "x.msgpack")).not.toThrow();
+  });
+
   it("renders Python reprs", () => {
     expect(listReprToTupleRepr("['x', 1]")).toBe("('x', 1)");
     expect(listReprToTupleRepr("['x']")).toBe("('x',)");
