@@ -8,13 +8,20 @@
  * Readings of one event are a few microseconds apart: far below the 5 ms from which
  * the seed records a slow data store (`disk-write`).
  */
+/** The largest handled time followed (2**53 seconds: some 285 million years). */
+const MAX_TIME = 2 ** 53;
+
 export class ReplayClock {
   #base = 0;
   #last = Number.NEGATIVE_INFINITY;
 
-  /** The handled time of the next event (null: keep going from the last reading). */
+  /**
+   * The handled time of the next event (null: keep going from the last reading). A time
+   * beyond ±2**53 s is no time Dask wrote and is ignored as null is: near the top of the
+   * double range no larger reading exists, and `now` would step towards it forever.
+   */
   setEventTime(time: number | null): void {
-    if (time !== null && Number.isFinite(time)) this.#base = time;
+    if (time !== null && Math.abs(time) <= MAX_TIME) this.#base = time;
   }
 
   /** The last reading (−Infinity before the first). */
