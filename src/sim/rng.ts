@@ -19,7 +19,11 @@ export class SimRng {
   private c: number;
   private d: number;
 
-  /** A generator for `seed` (any finite number; only its low 53 bits matter). */
+  /**
+   * A generator for `seed` (any finite number). Its two 32-bit words are folded into
+   * one (`lo ^ hi`), so seeds at or above 2**32 collide with smaller ones: a run's
+   * seed goes through {@link SimRng.forSeed} instead.
+   */
   constructor(seed: number) {
     const st = { s: (seed | 0) ^ Math.floor(seed / 0x1_0000_0000) };
     this.a = splitmix32(st);
@@ -27,6 +31,25 @@ export class SimRng {
     this.c = splitmix32(st);
     this.d = splitmix32(st);
     for (let i = 0; i < 12; i++) this.next32();
+  }
+
+  /**
+   * The generator of a run's seed (a safe integer ≥ 0): below 2**32 the same as
+   * `new SimRng(seed)`, so every seed below keeps its run; above, the high word is
+   * mixed in on its own, so that seed 2**32 does not replay seed 1 (nor 2**32 + 1 seed 0).
+   */
+  static forSeed(seed: number): SimRng {
+    const rng = new SimRng(seed % 0x1_0000_0000);
+    const hi = Math.floor(seed / 0x1_0000_0000);
+    if (hi !== 0) {
+      const st = { s: hi | 0 };
+      rng.a ^= splitmix32(st);
+      rng.b ^= splitmix32(st);
+      rng.c ^= splitmix32(st);
+      rng.d ^= splitmix32(st);
+      for (let i = 0; i < 12; i++) rng.next32();
+    }
+    return rng;
   }
 
   /** The next 32 random bits, as an unsigned integer. */

@@ -18,6 +18,21 @@ describe("SimRng", () => {
     expect(Array.from({ length: 5 }, () => b.next32())).toEqual(xs);
     expect(Array.from({ length: 5 }, () => c.next32())).not.toEqual(xs);
   });
+  test("a run's seed: as the constructor below 2**32, no collision above", () => {
+    const seq = (r: SimRng) => Array.from({ length: 5 }, () => r.next32());
+    for (const seed of [0, 1, 7, 2 ** 31, 2 ** 32 - 1]) {
+      expect(seq(SimRng.forSeed(seed))).toEqual(seq(new SimRng(seed)));
+    }
+    // The constructor folds the words: 2**32 is seed 1 there, 2**32 + 1 seed 0.
+    expect(seq(new SimRng(2 ** 32))).toEqual(seq(new SimRng(1)));
+    const seen = new Set<string>();
+    for (const seed of [0, 1, 2, 3, 2 ** 32, 2 ** 32 + 1, 2 ** 32 + 2, 2 ** 33, 2 ** 33 + 2]) {
+      seen.add(seq(SimRng.forSeed(seed)).join());
+    }
+    expect(seen.size).toBe(9);
+    const run = (seed: number) => JSON.stringify(simulate({ seed }).stats);
+    expect(run(2 ** 32)).not.toBe(run(1));
+  });
   test("random() is in [0, 1) and int(n) in [0, n)", () => {
     const r = new SimRng(7);
     for (let i = 0; i < 1000; i++) {

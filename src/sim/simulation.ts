@@ -81,7 +81,7 @@ export class Simulation implements SimCluster {
     const hooks: SimHooks | null = resolved.hooks ?? variantHooks(resolved.variant);
     this.options = { ...resolved, hooks };
     this.timing = o.timing ?? false;
-    const root = new SimRng(this.options.seed);
+    const root = SimRng.forSeed(this.options.seed);
     this.workload = workloadFor(this.options, root.fork(1));
     this.rng = root.fork(2);
     this.net = new Network(this.queue, this.rng, this.options.latency, this.options.bandwidth);
