@@ -9,7 +9,7 @@ function formatStory(story: readonly LogEntry[]): string {
 /** Render one log entry the way Python prints a tuple, so stories read like Dask's. */
 export function formatLogEntry(entry: LogEntry): string {
   const parts = entry.map((v) => formatValue(v));
-  return `(${parts.join(", ")})`;
+  return parts.length === 1 ? `(${parts[0]},)` : `(${parts.join(", ")})`;
 }
 
 function formatValue(v: unknown): string {
@@ -17,7 +17,7 @@ function formatValue(v: unknown): string {
   if (v === null || v === undefined) return "None";
   if (typeof v === "boolean") return v ? "True" : "False";
   if (Array.isArray(v)) return `[${v.map(formatValue).join(", ")}]`;
-  if (v instanceof Set) return `{${[...v].map(formatValue).join(", ")}}`;
+  if (v instanceof Set) return v.size === 0 ? "set()" : `{${[...v].map(formatValue).join(", ")}}`;
   if (v instanceof LoggedRecs) return formatValue(v.toMap());
   if (v instanceof Map) {
     return `{${[...v].map(([k, x]) => `${formatValue(k)}: ${formatValue(x)}`).join(", ")}}`;
