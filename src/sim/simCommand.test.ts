@@ -91,6 +91,10 @@ test("--from without --runs is refused, not ignored", async () => {
   expect(r.code).toBe(2);
   expect(r.err).toContain("--from needs --runs (one run takes --seed)");
   expect(r.out).toBe("");
+  const both = await weft("sim", "--runs", "2", "--from", "5", "--seed", "9");
+  expect(both.code).toBe(2);
+  expect(both.err).toContain("--seed and --from both name the first seed of --runs");
+  expect(both.out).toBe("");
 });
 
 test("npm run sim:soak: a bad or unknown flag is a one-line error with the usage, exit 2", () => {

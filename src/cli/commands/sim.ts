@@ -148,6 +148,13 @@ export function simCommand(ctx: CliContext): Command {
         cmd.error("error: --from needs --runs (one run takes --seed)", { exitCode: EXIT.usage });
         return;
       }
+      // With --runs, --seed is the first seed unless --from names it: both would drop one.
+      if (opts.from !== undefined && cmd.getOptionValueSource("seed") === "cli") {
+        cmd.error("error: --seed and --from both name the first seed of --runs: give one", {
+          exitCode: EXIT.usage,
+        });
+        return;
+      }
       let base: Omit<SimOptions, "seed">;
       try {
         base = simOptionsOf(opts);
