@@ -708,7 +708,7 @@ describe("errors", () => {
     // Cut mid-line: no longer YAML.
     const once = { syncToo: false }; // each parse of this 2 MB file takes a while
     let e = await failure(tmp("truncated.yaml", text.slice(0, text.length - 700_000)), once);
-    expect(e.reason).toMatch(/^invalid YAML: .* at line \d+, column \d+/);
+    expect(e.reason).toMatch(/^invalid YAML: .* at line \d+, column \d+$/);
     // Cut at a line: still YAML, but the last worker (keys are sorted) lacks its logs.
     const cut = text.lastIndexOf("\n    stimulus_log:\n") + 1;
     e = await failure(tmp("truncated2.yaml", text.slice(0, cut)), once);

@@ -660,7 +660,8 @@ function decodeYaml(data: Uint8Array, ctx: Ctx): unknown {
       prettyErrors: true,
     });
     if (doc.errors.length > 0) {
-      const first = doc.errors[0].message.split("\n")[0];
+      // The first line ends with a colon introducing the code frame, which is left out.
+      const first = doc.errors[0].message.split("\n")[0].replace(/:\s*$/, "");
       const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more errors)` : "";
       return ctx.fail(null, `invalid YAML: ${first}${more}`, doc.errors[0]);
     }
