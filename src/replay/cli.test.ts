@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
+import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliContext } from "../cli/commands/context.ts";
 import { main } from "../cli/weft.ts";
@@ -170,6 +171,22 @@ describe("weft", () => {
     );
     const notDump = await weft(["story", "x", join(dir, "head.jsonl.gz")]);
     expect(notDump.code).toBe(2);
+  });
+
+  it("story says which workers did not answer the dump (their records are missing)", async () => {
+    const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
+    const d = unpackr.unpack(gunzipSync(readFileSync(TREE))) as Map<string, Map<string, unknown>>;
+    const workers = d.get("workers") as Map<string, unknown>;
+    const [gone] = workers.keys();
+    workers.set(gone, "OSError('gone')");
+    const file = join(dir, "gone.msgpack.gz");
+    writeFileSync(file, gzipSync(new Packr({ useRecords: false }).pack(d)));
+    const r = await weft(["story", "inc-41", file]);
+    expect(r.code).toBe(0);
+    expect(r.err).toBe(
+      `note: worker ${gone} is not in the dump (it did not answer: OSError('gone')): its records are missing from the story\n`,
+    );
+    expect(r.out).not.toContain(gone);
   });
 
   it("story --replay says which worker's replay stopped, where and why", async () => {

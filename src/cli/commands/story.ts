@@ -90,6 +90,12 @@ export function storyCommand(ctx: CliContext): Command {
                 ctx.stderr.write(`${failureNote(w.address, w.failure, opts)}\n`);
             }
           }
+          // Their records are not in the dump: the story may be missing parts of it.
+          for (const [address, reason] of dump.unavailableWorkers) {
+            ctx.stderr.write(
+              `note: worker ${address} is not in the dump (it did not answer: ${reason}): its records are missing from the story\n`,
+            );
+          }
           const lines = clusterStory(dump, keys, { replayed });
           if (opts.json) ctx.stdout.write(`${JSON.stringify(storyJson(lines), null, 2)}\n`);
           else if (lines.length > 0) ctx.stdout.write(`${formatStory(lines)}\n`);
