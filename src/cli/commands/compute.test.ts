@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
@@ -120,6 +121,35 @@ describe("weft run, scheduler, worker", () => {
     const many = await weft(["run", plain, "--workers", "1000000"]);
     expect(many.code).toBe(2);
     expect(many.err).toMatch(/--workers must be at most 256/);
+  });
+
+  it("weft run: Ctrl-C while computing gives the terminal back, closes the cluster, exits 130", async () => {
+    const ctx = context();
+    Object.assign(ctx.stderr, { isTTY: true }); // the progress bar hides the cursor
+    // A task module of its own: the inline executor shares this process's task registry.
+    const tasks = join(dir, "sleepTasks.mts");
+    const weftIndex = new URL("../../client/index.ts", import.meta.url).href;
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(weftIndex)};\n` +
+        `defineTask("cli.sleep", (ms) => new Promise((r) => setTimeout(() => r(ms), ms)));\n`,
+    );
+    const graph = jsonFile("interrupted.json", {
+      graph: { a: ["cli.sleep", 20_000] },
+      tasks: [tasks],
+    });
+    const running = main(["node", "weft", "run", graph, "--executor", "inline"], ctx);
+    while (!ctx.stderr.text.includes("weft run [")) await sleep(20);
+    const started = Date.now();
+    process.emit("SIGINT", "SIGINT");
+    expect(await running).toBe(130);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // Cursor shown and line wrapping back on, after the bar was drawn.
+    const err = ctx.stderr.text;
+    expect(err.lastIndexOf("\x1b[?25h")).toBeGreaterThan(err.lastIndexOf("weft run ["));
+    expect(err).toMatch(/weft run: interrupted \(SIGINT\)\n$/);
+    expect(ctx.stdout.text).toBe("");
+    expect(process.listenerCount("SIGINT")).toBe(0);
   });
 
   it("weft run prints a graph's literals that no task uses", async () => {

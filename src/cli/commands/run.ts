@@ -1,3 +1,4 @@
+import { constants } from "node:os";
 import { Command, Option } from "commander";
 import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
@@ -15,6 +16,7 @@ import {
   frameLimitsFrom,
   LOG_LEVELS,
   positiveInt,
+  untilSignal,
 } from "./serveUntil.ts";
 
 /** Options of `weft run`. */
@@ -146,11 +148,26 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
     const progress = opts.progress
       ? await watchProgress(client, total, { stream: ctx.stderr, label: "weft run" })
       : null;
+    // Ctrl-C (or SIGTERM) while computing: stop the progress bar, which gives the
+    // terminal back its cursor and line wrapping (killed by the signal, it left them
+    // off), and close the cluster or the connection (the scheduler releases the graph).
+    let finished = (): void => {};
+    const interrupted = untilSignal(new Promise<void>((r) => (finished = r)));
     let result: Record<string, unknown>;
+    let signal: string | null;
     try {
-      result = await client.get(input.graph, keys === undefined ? {} : { keys });
+      const computing = client.get(input.graph, keys === undefined ? {} : { keys });
+      signal = await Promise.race([computing.then(() => null), interrupted]);
+      result = signal === null ? await computing : {};
     } finally {
+      finished();
       await progress?.stop();
+    }
+    if (signal !== null) {
+      ctx.stderr.write(`weft run: interrupted (${signal})\n`);
+      // As a shell reports a command a signal ended: 130 for SIGINT, 143 for SIGTERM.
+      ctx.exitCode = 128 + (constants.signals[signal as NodeJS.Signals] ?? 0);
+      return;
     }
     ctx.stdout.write(`${JSON.stringify(jsonFriendly(result), null, 2)}\n`);
   } catch (err) {
@@ -205,7 +222,8 @@ export function runCommand(ctx: CliContext): Command {
       "\nPrints the values of the keys as a JSON object on stdout.\n" +
         "Exit codes: 0 computed, 1 a task failed (its error and remote stack on stderr) or the\n" +
         "cluster was lost, 2 unusable input (a bad graph, a task module that does not load, a\n" +
-        "scheduler that cannot be reached).",
+        "scheduler that cannot be reached), 130 (143) interrupted by SIGINT (SIGTERM): the cluster\n" +
+        "is closed, or the scheduler told to release the graph.",
     )
     .action(async (file: string, opts: RunOptions) => {
       await runGraph(file, opts, ctx);
