@@ -54,11 +54,14 @@ export async function workerAddresses(
   if (scheme !== "tcp") return { listen, contact: null };
   const { host, port: asked } = parseHostPort(location, 0);
   if (host !== "" && host !== "0.0.0.0" && host !== "::") return { listen, contact: null };
-  const port = asked === 0 ? await freePort(host) : asked;
   const target = parseHostPort(splitScheme(scheduler).location).host;
   const ip = await localAddressToward(target === "" || target === "0.0.0.0" ? "127.0.0.1" : target);
+  // The scheduler is reached over IPv6: listening on 0.0.0.0 (IPv4 only, the default)
+  // would refuse the advertised address; `::` takes IPv6 and IPv4 alike.
+  const any = host === "::" || isIPv6(ip) ? "::" : "0.0.0.0";
+  const port = asked === 0 ? await freePort(any) : asked;
   return {
-    listen: `tcp://${bracket(host === "" ? "0.0.0.0" : host)}:${port}`,
+    listen: `tcp://${bracket(any)}:${port}`,
     contact: `tcp://${bracket(ip)}:${port}`,
   };
 }

@@ -1,0 +1,47 @@
+import { connect, createServer } from "node:net";
+import { describe, expect, it } from "vitest";
+import { parseHostPort, splitScheme } from "../../util/address.ts";
+import { workerAddresses } from "./contactAddress.ts";
+
+/** Whether a server listening at `listen` accepts a connection to `contact`. */
+async function reachable(listen: string, contact: string): Promise<boolean> {
+  const at = parseHostPort(splitScheme(listen).location);
+  const to = parseHostPort(splitScheme(contact).location);
+  const server = createServer((s) => s.destroy());
+  await new Promise<void>((r) => server.listen({ host: at.host, port: at.port }, r));
+  try {
+    return await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: to.host, port: to.port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on("error", () => resolve(false));
+    });
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
+}
+
+describe("workerAddresses", () => {
+  it("keeps a concrete listening address, advertised as it is", async () => {
+    expect(await workerAddresses("tcp://127.0.0.1:4000", "tcp://127.0.0.1:8786")).toEqual({
+      listen: "tcp://127.0.0.1:4000",
+      contact: null,
+    });
+  });
+
+  it("on every interface, advertises the route to an IPv4 scheduler", async () => {
+    const a = await workerAddresses("tcp://0.0.0.0:0", "tcp://127.0.0.1:8786");
+    expect(a.listen).toMatch(/^tcp:\/\/0\.0\.0\.0:\d+$/);
+    expect(a.contact).toBe(`tcp://127.0.0.1:${a.listen.split(":").at(-1)}`);
+    expect(await reachable(a.listen, a.contact as string)).toBe(true);
+  });
+
+  it("on every interface, listens on IPv6 too when the scheduler is reached over IPv6", async () => {
+    // The default --listen tcp://0.0.0.0:0 with the scheduler at [::1]: the worker
+    // advertised [::1] but listened on IPv4 only, and the scheduler refused it.
+    const a = await workerAddresses("tcp://0.0.0.0:0", "tcp://[::1]:8786");
+    expect(a.contact).toMatch(/^tcp:\/\/\[::1\]:\d+$/);
+    expect(await reachable(a.listen, a.contact as string)).toBe(true);
+  });
+});
