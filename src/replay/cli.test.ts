@@ -150,6 +150,10 @@ describe("weft", () => {
     expect(terminal.code).toBe(0);
     expect(terminal.err).toContain("events");
     expect(terminal.out).toBe(piped.out);
+    // Ctrl-C cannot stop the bar of a synchronous replay: it must leave the terminal's
+    // modes alone (no hidden cursor, line wrapping on).
+    expect(terminal.err).not.toContain("\x1b[?25l");
+    expect(terminal.err).not.toContain("\x1b[?7l");
   });
 
   it("story: text, JSON, nothing found", async () => {

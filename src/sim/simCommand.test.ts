@@ -36,6 +36,22 @@ test("weft sim --runs COUNT --from SEED closes with the tally", async () => {
   expect(r.out.trimEnd().split("\n").at(-1)).toBe("3 passed, 0 failed");
 });
 
+test("weft sim --runs draws its bar on a terminal without changing the terminal's modes", async () => {
+  // Ctrl-C cannot stop the bar of the synchronous runs: a hidden cursor and line
+  // wrapping turned off would stay so.
+  const stdout = new Sink();
+  const stderr = Object.assign(new Sink(), { isTTY: true });
+  const code = await main(["node", "weft", "sim", "--runs", "2", "--tasks", "10"], {
+    stdout,
+    stderr,
+    exitCode: 0,
+  });
+  expect(code).toBe(0);
+  expect(stderr.text).toContain("seeds");
+  expect(stderr.text).not.toContain("\x1b[?25l");
+  expect(stderr.text).not.toContain("\x1b[?7l");
+});
+
 test("a failing run prints the replay command and the smallest case, and exits 1", async () => {
   const r = await weft("sim", "--seed", "1", "--variant", "corrupt-occupancy", "--tasks", "10");
   expect(r.code).toBe(1);

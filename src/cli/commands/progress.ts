@@ -1,6 +1,15 @@
 import { SingleBar } from "cli-progress";
 import type { CliContext } from "./context.ts";
 
+/**
+ * What every bar drawn while a synchronous loop runs (a replay, simulations) must
+ * use: no signal handler runs before the loop ends, so Ctrl-C kills the process
+ * with the bar up, and a bar that had hidden the cursor and turned line wrapping off
+ * (cli-progress's defaults) left the terminal so. These change no terminal mode
+ * (lines are cut to the terminal's width instead).
+ */
+export const BAR_KEEPS_TERMINAL = { hideCursor: false, linewrap: true } as const;
+
 /** Below this many events a replay is quick: no bar. */
 export const PROGRESS_MIN_EVENTS = 2_000;
 
@@ -31,7 +40,7 @@ export function progressBar(
         bar = new SingleBar({
           stream: ctx.stderr,
           format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {eta_formatted}`,
-          hideCursor: true,
+          ...BAR_KEEPS_TERMINAL,
           clearOnComplete: true,
         });
         bar.start(total, done);

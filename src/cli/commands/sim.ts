@@ -26,7 +26,7 @@ import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
 import { type SimResult, Simulation } from "../../sim/simulation.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { progressBar } from "./progress.ts";
+import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
 
 /** Options of `weft sim` as commander parses them. */
 interface SimCliOptions {
@@ -227,7 +227,7 @@ function runMany(
       ? new SingleBar({
           stream: ctx.stderr,
           format: "sim [{bar}] {value}/{total} seeds | {failed} failed | {eta_formatted}",
-          hideCursor: true,
+          ...BAR_KEEPS_TERMINAL,
           clearOnComplete: true,
         })
       : null;
