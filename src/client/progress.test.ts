@@ -53,4 +53,24 @@ describe("watchProgress (no terminal)", () => {
       "run: 4/4 tasks (100%)",
     ]);
   });
+
+  it("prints 100% once when recomputed tasks take the count past the total", async () => {
+    const now = { finished: 0, workers: 2 };
+    const out = new Lines();
+    const watch = await watchProgress(fakeClient(now), 3, {
+      stream: out,
+      label: "run",
+      pollMs: 2,
+      lineMs: 0,
+    });
+    now.finished = 3;
+    await tick(30);
+    // A lost worker's tasks computed again: the scheduler's counters go on.
+    now.finished = 4;
+    await tick(30);
+    now.finished = 5;
+    await tick(30);
+    await watch.stop();
+    expect(out.lines).toEqual(["run: 3/3 tasks (100%)"]);
+  });
 });

@@ -61,19 +61,23 @@ export async function watchProgress(
     }
     const now = Date.now();
     const noteChanged = note !== lastNote;
+    // The counters count a task recomputed (its worker lost) again, so `done` may pass
+    // `total`: compare what is shown, or every poll past it repeats the 100% line.
+    const shown = Math.min(done, total);
     if (
       final
-        ? done === lastShown && !noteChanged
-        : !noteChanged && (done === lastShown || done === 0 || now - lastLine < (o.lineMs ?? 1_000))
+        ? shown === lastShown && !noteChanged
+        : !noteChanged &&
+          (shown === lastShown || shown === 0 || now - lastLine < (o.lineMs ?? 1_000))
     ) {
       return; // the final state is printed once, unless the last line showed it
     }
     lastLine = now;
-    lastShown = done;
+    lastShown = shown;
     lastNote = note;
-    const pct = total === 0 ? 100 : Math.floor((100 * Math.min(done, total)) / total);
+    const pct = total === 0 ? 100 : Math.floor((100 * shown) / total);
     const why = note === "" ? "" : `: ${note}`;
-    o.stream.write(`${label}: ${Math.min(done, total)}/${total} tasks (${pct}%)${why}\n`);
+    o.stream.write(`${label}: ${shown}/${total} tasks (${pct}%)${why}\n`);
   };
   let polling: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
