@@ -466,6 +466,16 @@ describe("Worker lifecycle", () => {
     expect(resolveWorkerOptions({ scheduler: "x" }).executor).toBe("piscina");
   });
 
+  it("refuses a contact address peers cannot connect to, and writes out a bare one's scheme", () => {
+    const contact = (a: string) => resolveWorkerOptions({ scheduler: "x", contactAddress: a });
+    for (const bad of ["garbage", "foo://10.0.0.1:4000", "tcp://10.0.0.1", "tcp://:4000", ""]) {
+      expect(() => contact(bad), bad).toThrow(/contactAddress must be an address peers can/);
+    }
+    expect(contact("tcp://10.0.0.1:4000").contactAddress).toBe("tcp://10.0.0.1:4000");
+    expect(contact("[::1]:4000").contactAddress).toBe("tcp://[::1]:4000");
+    expect(contact("inproc://local/3").contactAddress).toBe("inproc://local/3");
+  });
+
   it("closes itself when the scheduler goes away", async () => {
     const w = await start();
     await sched.close();

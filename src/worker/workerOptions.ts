@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   frameLimitsProblem,
 } from "../comm/comm.ts";
+import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 
 /** Options of a {@link Worker}. */
@@ -107,6 +108,33 @@ export function moduleUrl(given: string | URL): string {
 }
 
 /** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */
+/**
+ * `address` as peers, clients and the scheduler will connect to it: a known scheme
+ * (none means TCP, written out so that the scheduler checks it is reachable) and, for
+ * TCP, a host and a port. A malformed one was advertised as given: the worker
+ * registered, and every fetch from it failed.
+ */
+function contactAddress(address: string): string {
+  const fail = (why: string): never => {
+    throw new TypeError(
+      `Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got ${JSON.stringify(address)}: ${why}`,
+    );
+  };
+  if (typeof address !== "string" || address === "") fail("not an address");
+  const { scheme, location } = splitScheme(address);
+  if (scheme === "inproc") return address;
+  if (scheme !== "tcp") fail(`unknown scheme ${JSON.stringify(scheme)} (inproc or tcp)`);
+  let host = "";
+  let port = 0;
+  try {
+    ({ host, port } = parseHostPort(location));
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  if (host === "" || port === 0) fail("a TCP address needs a host and a port");
+  return `tcp://${location}`;
+}
+
 function existingModule(url: string): string {
   const u = new URL(url);
   u.search = "";
@@ -134,7 +162,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   return {
     scheduler: o.scheduler,
     listen: o.listen ?? "tcp://127.0.0.1:0",
-    contactAddress: o.contactAddress ?? null,
+    contactAddress: o.contactAddress === undefined ? null : contactAddress(o.contactAddress),
     nthreads: positiveInt("nthreads", o.nthreads ?? availableParallelism()),
     executor,
     taskModules: (o.taskModules ?? []).map((m) => existingModule(moduleUrl(m))),
