@@ -44,4 +44,15 @@ describe("workerAddresses", () => {
     expect(a.contact).toMatch(/^tcp:\/\/\[::1\]:\d+$/);
     expect(await reachable(a.listen, a.contact as string)).toBe(true);
   });
+
+  it("leaves a scheduler address of another scheme to the connection, which names the problem", async () => {
+    expect(await workerAddresses("tcp://0.0.0.0:0", "foo://x")).toEqual({
+      listen: "tcp://0.0.0.0:0",
+      contact: null,
+    });
+    // Not one to wait --connect-timeout for: it cannot exist in this process.
+    await expect(workerAddresses("tcp://0.0.0.0:0", "inproc://x/1")).rejects.toThrow(
+      /inproc:\/\/ scheduler lives in another process's memory; give its tcp:\/\/host:port/,
+    );
+  });
 });
