@@ -287,6 +287,24 @@ describe("weft run, scheduler, worker", () => {
     expect(schedCtx.exitCode).toBe(0);
   });
 
+  it("weft scheduler refuses an inproc:// address, which no other process can reach", async () => {
+    const ctx = context();
+    let served = false;
+    await runScheduler(
+      { listen: "inproc://x", workerTtl: "30000", logLevel: "silent" },
+      ctx,
+      () => {
+        served = true;
+        return Promise.resolve();
+      },
+    );
+    expect(served).toBe(false);
+    expect(ctx.exitCode).toBe(2);
+    expect(ctx.stderr.text).toBe(
+      "weft scheduler: cannot start: --listen inproc://x: workers and clients in other processes need tcp://\n",
+    );
+  });
+
   it("weft worker refuses bad options with a clear message", async () => {
     const r = await weft(["worker", "tcp://127.0.0.1:1", "--nthreads", "0"]);
     expect(r.code).toBe(2);

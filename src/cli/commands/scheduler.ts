@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import { Scheduler } from "../../scheduler/scheduler.ts";
+import { splitScheme } from "../../util/address.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
   addFrameLimitOptions,
@@ -32,6 +33,12 @@ export async function runScheduler(
 ): Promise<void> {
   let scheduler: Scheduler;
   try {
+    // In-process addresses reach nothing outside this process: no worker could join.
+    if (splitScheme(opts.listen).scheme === "inproc") {
+      throw new Error(
+        `--listen ${opts.listen}: workers and clients in other processes need tcp://`,
+      );
+    }
     scheduler = await Scheduler.start({
       listen: opts.listen,
       validate: opts.validate === true,
