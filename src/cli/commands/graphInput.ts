@@ -87,11 +87,13 @@ export function loadGraphInput(file: string): Promise<GraphInput> {
 
 /**
  * `value` made JSON-friendly: Maps become objects (or entry lists), Sets and typed
- * arrays lists, BigInts strings, errors `"Name: message"`, and a reference back to
- * an enclosing value `"[Circular]"` (a task may return a cyclic value).
+ * arrays lists, BigInts strings, NaN and ±Infinity their names as strings (JSON
+ * would print null, as for a missing value), errors `"Name: message"`, and a
+ * reference back to an enclosing value `"[Circular]"` (a task may return a cyclic value).
  */
 export function jsonFriendly(value: unknown, enclosing: Set<object> = new Set()): unknown {
   if (typeof value === "bigint") return value.toString();
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
   if (value === undefined) return null;
   if (typeof value !== "object" || value === null || value instanceof Date) return value;
   if (value instanceof Error) return `${value.name}: ${value.message}`;
