@@ -5,7 +5,15 @@
  */
 
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -146,6 +154,62 @@ describe("the package", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("a dependent TypeScript project can name the types of the public API", async () => {
+    built();
+    // Inside the checkout, so that `weft` resolves to this package (a self-reference).
+    mkdirSync(`${root}.scratch`, { recursive: true });
+    const dir = mkdtempSync(`${root}.scratch/consumer-`);
+    try {
+      writeFileSync(
+        `${dir}/tsconfig.json`,
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            module: "nodenext",
+            moduleResolution: "nodenext",
+            target: "es2022",
+            types: ["node"],
+            declaration: true,
+            emitDeclarationOnly: true,
+            outDir: "out",
+            rootDir: ".",
+            skipLibCheck: false,
+          },
+          files: ["consumer.ts"],
+        }),
+      );
+      // docs/scheduler.md: what the scheduler state machine takes and gives.
+      writeFileSync(
+        `${dir}/consumer.ts`,
+        `import {
+  type ClientToSchedulerMessage,
+  type SchedulerMessage,
+  SchedulerState,
+  type SchedulerToClientMessage,
+  type SchedulerToWorkerMessage,
+  type WorkerToSchedulerMessage,
+} from "weft/scheduler/state";
+
+const s = new SchedulerState({ validate: true });
+const register: WorkerToSchedulerMessage = {
+  op: "register-worker", address: "w1", nthreads: 2, resources: {}, stimulusId: "r1",
+};
+export const out: SchedulerMessage[] = s.handleStimulus({ kind: "worker-message", worker: "w1", msg: register });
+export const step = (st: SchedulerState) => st.handleStimulus();
+export const toWorker = (m: SchedulerMessage): SchedulerToWorkerMessage | SchedulerToClientMessage => m.msg;
+export type FromClient = ClientToSchedulerMessage["op"];
+`,
+      );
+      const tsc = `${root}node_modules/typescript/bin/tsc`;
+      const result = await run(process.execPath, [tsc, "-p", dir]).catch(
+        (e: { stdout: string }) => e,
+      );
+      expect(result.stdout).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("a cluster of the build runs task modules on pool threads", async () => {
     built();

@@ -2,6 +2,25 @@
  * The scheduler's pure state machine: `SchedulerState` and what it takes and gives.
  */
 
+// What it takes (inside its events) and what it gives: the messages between
+// clients, workers and the scheduler.
+export type {
+  ClientRecipient,
+  ClientToSchedulerMessage,
+  ClientToSchedulerOp,
+  GraphTask,
+  Key,
+  SchedulerMessage,
+  SchedulerToClientMessage,
+  SchedulerToClientOp,
+  SchedulerToWorkerMessage,
+  SchedulerToWorkerOp,
+  TaskRef,
+  TaskSpec,
+  WorkerRecipient,
+  WorkerToSchedulerMessage,
+  WorkerToSchedulerOp,
+} from "../../protocol/messages.ts";
 export { ClientInfo } from "./clientInfo.ts";
 export {
   InvalidStimulus,
