@@ -179,7 +179,8 @@ describe("the package", () => {
           files: ["consumer.ts"],
         }),
       );
-      // docs/scheduler.md: what the scheduler state machine takes and gives.
+      // docs/scheduler.md and docs/replay.md: what the state machine and the replay
+      // functions take and give.
       writeFileSync(
         `${dir}/consumer.ts`,
         `import {
@@ -199,6 +200,13 @@ export const out: SchedulerMessage[] = s.handleStimulus({ kind: "worker-message"
 export const step = (st: SchedulerState) => st.handleStimulus();
 export const toWorker = (m: SchedulerMessage): SchedulerToWorkerMessage | SchedulerToClientMessage => m.msg;
 export type FromClient = ClientToSchedulerMessage["op"];
+
+// docs/replay.md: a dump loaded once, replayed and told.
+import { type ClusterDump, clusterStory, loadDump, replayLoadedDump } from "weft/replay";
+export const load = (file: string) => loadDump(file);
+export function told(dump: ClusterDump) {
+  return [replayLoadedDump(dump).report.ok, clusterStory(dump, ["x"])] as const;
+}
 `,
       );
       const tsc = `${root}node_modules/typescript/bin/tsc`;

@@ -4,6 +4,21 @@
  * dumped log, counter and tasks; replay conformance vectors and stimulus streams;
  * tell the story of tasks across a dump's scheduler and workers. See docs/replay.md.
  */
+// What `loadDump` gives and `replayLoadedDump` and `clusterStory` take: a parsed dump.
+export type {
+  ClusterDump,
+  DumpEvent,
+  DumpList,
+  DumpObject,
+  DumpTask,
+  DumpValue,
+  DumpVersions,
+  SchedulerDump,
+  WorkerDump,
+  WorkerLogEntry,
+  WorkerLogRecord,
+  WorkerStateParameters,
+} from "../protocol/clusterDump.ts";
 export { ReplayClock } from "./clock.ts";
 export { type LogCoverage, logCoverage } from "./coverage.ts";
 export { decodeStimulusLog, dumpEventDict, UNKNOWN_TYPENAME } from "./dumpEvents.ts";
