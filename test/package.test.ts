@@ -125,6 +125,22 @@ describe("the package", () => {
     expect(files.filter((f) => /(^|\/)test[A-Z]\w*\.|testing\./.test(f))).toEqual([]);
   });
 
+  it("the source maps carry the sources, which the package does not ship", () => {
+    built();
+    // Stack traces through a TypeScript task module (loaded through tsx, which turns
+    // source maps on) and debuggers follow them to src/…, absent from the package.
+    const maps = [...jsFiles(`${root}dist`)].map((f) => `${f}.map`).filter((f) => existsSync(f));
+    expect(maps.length).toBeGreaterThan(0);
+    const without = maps.filter((f) => {
+      const map = JSON.parse(readFileSync(f, "utf8")) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
+      return map.sources.some((_, i) => typeof map.sourcesContent?.[i] !== "string");
+    });
+    expect(without.map((f) => f.slice(root.length))).toEqual([]);
+  });
+
   it("the built command runs without the sources", async () => {
     built();
     const script = `const { main } = await import(${JSON.stringify(`${root}dist/cli/weft.js`)}); process.exitCode = await main(["node", "weft", "--version"]);`;
