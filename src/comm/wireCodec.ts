@@ -12,7 +12,8 @@
  * - No structured clone: no cycles, no shared references (a shared object is
  *   written twice). A cycle, a function or a symbol makes encoding fail with a
  *   `SerializationError` (msgpackr would silently drop functions).
- * - Class instances travel as plain objects of their own enumerable fields.
+ * - Class instances travel as plain objects of their own enumerable fields, or
+ *   as what their `toJSON` returns when they have one (msgpackr calls it).
  * - `-0` (which msgpackr would write as the integer 0) is written as extension
  *   0x7a (`'z'`), so that it comes back `-0`.
  * - Holes of sparse arrays come back `undefined`.
