@@ -223,6 +223,14 @@ export const load = (file: string) => loadDump(file);
 export function told(dump: ClusterDump) {
   return [replayLoadedDump(dump).report.ok, clusterStory(dump, ["x"])] as const;
 }
+
+// docs/client.md and docs/comm.md: gather's result, resources, TCP timeouts.
+import type { Client, Future, GatheredValue, Resources } from "weft";
+import type { TcpTimeouts } from "weft/comm";
+export const gathered = (c: Client, f: { a: Future<number> }) => c.gather(f);
+export type One = GatheredValue<Future<string>>;
+export const needs: Resources = { GPU: 1 };
+export const timeouts: TcpTimeouts = { stallTimeoutMs: 1_000 };
 `,
       );
       const tsc = `${root}node_modules/typescript/bin/tsc`;

@@ -6,6 +6,7 @@
 export { ConnectError, MessageTooLargeError, SerializationError } from "../comm/errors.ts";
 export type { SchedulerCounters, WorkerIdentity } from "../protocol/messagesSession.ts";
 export { taskRef } from "../protocol/messagesTaskSpec.ts";
+export type { Resources } from "../protocol/messagesWorker.ts";
 export { TaskError } from "../worker/state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
@@ -16,6 +17,7 @@ export {
   type FutureArgs,
   type FutureOr,
   type Gathered,
+  type GatheredValue,
   type SubmitOptions,
   type TaskResult,
 } from "./client.ts";

@@ -13,6 +13,7 @@ export {
   frameLimitsOf,
   type Listener,
   type ListenOptions,
+  type TcpTimeouts,
 } from "./comm.ts";
 export { connect, listen, SCHEMES } from "./connect.ts";
 export {
