@@ -317,6 +317,25 @@ describe("Worker, piscina executor specifics", () => {
     await sched.waitForKey("task-finished", "waiter");
   });
 
+  it("tasks rejoining while every pool thread is held by a seceded task do not deadlock", async () => {
+    // 1 slot, 1 spare thread: "a" secedes on the spare thread, "b" secedes on
+    // the other; "c" then needs a thread. Were "b"'s slot given back, "c" would
+    // hold it waiting for a thread while "a" and "b" held the threads waiting
+    // for it in rejoin().
+    const w = await start({ executor: "piscina", nthreads: 1, maxSecededThreads: 1 });
+    const channel = `weft-test-rejoin-${Math.random()}`;
+    for (const k of ["a", "b"]) {
+      await sched.computeTask(w.address, k, { fn: "secedeAndWait", args: [channel] });
+      await sched.waitForKey("long-running", k);
+    }
+    await sched.computeTask(w.address, "c", { fn: "inc", args: [1] });
+    const bc = new BroadcastChannel(channel);
+    bc.postMessage("go");
+    bc.close();
+    for (const k of ["a", "b", "c"]) await sched.waitForKey("task-finished", k);
+    expect(w.state.data.get("c")).toBe(2);
+  }, 30_000);
+
   it("a task whose thread is stopped by an earlier task's leftover timer is told so", async () => {
     const w = await start({ executor: "piscina" });
     // One thread: the victim starts on it as soon as the early task returns.

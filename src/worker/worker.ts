@@ -22,7 +22,7 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
 import { contactAddressFor } from "./contactAddress.ts";
 import { DataServer, parseGetDataResponse } from "./dataServer.ts";
-import { Execution } from "./execution.ts";
+import { Execution, SpareThreads } from "./execution.ts";
 import {
   type ExecuteJob,
   type ExecuteOutcome,
@@ -107,6 +107,8 @@ export class Worker extends BaseWorker {
   /** Answers `get_data`; its counters tell the outgoing transfers. */
   readonly dataServer: DataServer;
   private readonly gate: SlotGate;
+  /** The pool threads seceded tasks may keep (see {@link SpareThreads}). */
+  private readonly spareThreads: SpareThreads;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private readonly servedComms = new Set<Comm>();
   /** Whether {@link warnIfOutOfSpareThreads} has warned. */
@@ -143,6 +145,9 @@ export class Worker extends BaseWorker {
     this.options = o;
     this.logger = logger;
     this.gate = new SlotGate(o.nthreads);
+    this.spareThreads = new SpareThreads(
+      o.executor === "piscina" ? o.maxSecededThreads : Number.POSITIVE_INFINITY,
+    );
     this.peers = new PeerPool({
       connectTimeoutMs: o.connectTimeoutMs,
       ...frameLimitsOf(o),
@@ -266,8 +271,8 @@ export class Worker extends BaseWorker {
 
   /**
    * Once, when as many tasks have seceded as the pool has spare threads: from
-   * then on the next task waits for a thread, which may be held by seceded tasks
-   * waiting for it (a silent deadlock otherwise).
+   * then on a task that secedes keeps its slot, so the next task waits until a
+   * seceded one ends, which may be waiting for it (a silent deadlock otherwise).
    */
   private warnIfOutOfSpareThreads(): void {
     const o = this.options;
@@ -276,7 +281,7 @@ export class Worker extends BaseWorker {
     this.warnedSpareThreads = true;
     this.logger.warn(
       { seceded: this.state.longRunning.size, maxSecededThreads: o.maxSecededThreads },
-      "every spare pool thread is held by a seceded task: further tasks wait for one " +
+      "every spare pool thread is held by a seceded task: a task seceding now keeps its slot " +
         "(raise maxSecededThreads if seceded tasks wait on other tasks of this worker)",
     );
   }
@@ -524,6 +529,7 @@ export class Worker extends BaseWorker {
         this.warnIfOutOfSpareThreads();
       },
       ctx.signal,
+      this.spareThreads,
     );
     let outcome: ExecuteOutcome | Promise<ExecuteOutcome>;
     try {
