@@ -92,6 +92,12 @@ class Slot implements Sink {
   }
 }
 
+/**
+ * Rounds in which some key was not found (no holder, stale holders, unreachable)
+ * before it is given up as lost. Rounds in which every key left was answered
+ * `busy` do not count: a busy worker holds the key and is sending other results
+ * (large ones take seconds), and Dask's `gather_from_workers` waits for it too.
+ */
 const MAX_ROUNDS = 20;
 /** Wait before asking a busy worker again, in ms (grows with each round). */
 const BUSY_DELAY_MS = 10;
@@ -153,7 +159,9 @@ export class Gatherer {
     let remaining = [...batch.keys()];
     const override = new Map<string, readonly string[]>();
     const lastError = new Map<string, string>();
-    for (let round = 0; round < MAX_ROUNDS && remaining.length > 0; round++) {
+    const busy = new Set<string>();
+    let failedRounds = 0;
+    for (let round = 0; failedRounds < MAX_ROUNDS && remaining.length > 0; round++) {
       if (round > 0) {
         try {
           const whoHas = await this.host.whoHas(remaining);
@@ -178,9 +186,13 @@ export class Gatherer {
         keys.push(key);
       }
       const results = await Promise.all(
-        [...byWorker].map(([worker, keys]) => this.fromWorker(worker, keys, batch, lastError)),
+        [...byWorker].map(([worker, keys]) =>
+          this.fromWorker(worker, keys, batch, lastError, busy),
+        ),
       );
       for (const missed of results) for (const key of missed) next.push(key);
+      if (next.some((key) => !busy.has(key))) failedRounds++;
+      busy.clear();
       remaining = next;
       if (remaining.length > 0) await sleep(Math.min(BUSY_DELAY_MS * (round + 1), 50));
     }
@@ -189,12 +201,16 @@ export class Gatherer {
     }
   }
 
-  /** Fetch `keys` from `worker`; resolves the found ones and returns the others. */
+  /**
+   * Fetch `keys` from `worker`; resolves the found ones and returns the others
+   * (those the worker answered `busy` for are also added to `busy`).
+   */
   private async fromWorker(
     worker: string,
     keys: string[],
     batch: Map<string, Sink>,
     lastError: Map<string, string>,
+    busy: Set<string>,
   ): Promise<string[]> {
     let response: unknown;
     try {
@@ -209,8 +225,8 @@ export class Gatherer {
         // would be answered busy). For one key, final.
         if (keys.length > 1) {
           const half = keys.length >> 1;
-          const missed = await this.fromWorker(worker, keys.slice(0, half), batch, lastError);
-          const more = await this.fromWorker(worker, keys.slice(half), batch, lastError);
+          const missed = await this.fromWorker(worker, keys.slice(0, half), batch, lastError, busy);
+          const more = await this.fromWorker(worker, keys.slice(half), batch, lastError, busy);
           return missed.length === 0 ? more : [...missed, ...more];
         }
         for (const key of keys) {
@@ -229,7 +245,10 @@ export class Gatherer {
       return [];
     }
     if (parsed.status === "busy") {
-      for (const key of keys) lastError.set(key, `${worker} stayed busy`);
+      for (const key of keys) {
+        lastError.set(key, `${worker} stayed busy`);
+        busy.add(key);
+      }
       return keys;
     }
     const missed: string[] = [];
