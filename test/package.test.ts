@@ -231,6 +231,10 @@ export const gathered = (c: Client, f: { a: Future<number> }) => c.gather(f);
 export type One = GatheredValue<Future<string>>;
 export const needs: Resources = { GPU: 1 };
 export const timeouts: TcpTimeouts = { stallTimeoutMs: 1_000 };
+
+// docs/worker-state.md: the logs a story is told from.
+import type { WorkerState } from "weft/worker/state";
+export const logs = (s: WorkerState) => [s.log, s.stimulusLog] as const;
 `,
       );
       const tsc = `${root}node_modules/typescript/bin/tsc`;

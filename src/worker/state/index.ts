@@ -10,7 +10,7 @@ export {
 } from "./errors.ts";
 export * from "./events.ts";
 export * from "./instructions.ts";
-export { type LogEntry, workerStory } from "./log.ts";
+export { type LogEntry, LoggedRecs, TransitionLog, workerStory } from "./log.ts";
 export { type Finish, Recs } from "./recs.ts";
 export { TaskCounter } from "./taskCounter.ts";
 export * from "./taskState.ts";
