@@ -233,8 +233,8 @@ export const needs: Resources = { GPU: 1 };
 export const timeouts: TcpTimeouts = { stallTimeoutMs: 1_000 };
 
 // docs/worker-state.md: the logs a story is told from.
-import type { WorkerState } from "weft/worker/state";
-export const logs = (s: WorkerState) => [s.log, s.stimulusLog] as const;
+import type { TransitionLog, WorkerState } from "weft/worker/state";
+export const log = (s: WorkerState): TransitionLog => s.log;
 `,
       );
       const tsc = `${root}node_modules/typescript/bin/tsc`;
