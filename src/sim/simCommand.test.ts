@@ -138,3 +138,12 @@ test("weft sim: a worker removed for late heartbeats exits and is replaced (no f
   expect(hopeless.code).toBe(2);
   expect(hopeless.err).toMatch(/latency must be at most half of heartbeatTimeout \(2 s\), got 5/);
 });
+
+test("--runs whose last seeds pass the largest safe integer is refused before running, exit 2", async () => {
+  const r = await weft("sim", "--runs", "5", "--from", "9007199254740989", "--faults", "none");
+  expect(r.code).toBe(2);
+  expect(r.err).toContain("the seeds of --runs must stay within 9007199254740991");
+  expect(r.out).toBe("");
+  const edge = await weft("sim", "--runs", "3", "--from", "9007199254740989", "--tasks", "4");
+  expect(edge.code).toBe(0);
+});

@@ -155,6 +155,18 @@ export function simCommand(ctx: CliContext): Command {
         });
         return;
       }
+      // Every seed of --runs must be a valid seed: checked before running any, so the
+      // last ones do not end the batch with a RangeError's stack.
+      if (
+        opts.runs !== undefined &&
+        opts.runs - 1 > Number.MAX_SAFE_INTEGER - (opts.from ?? opts.seed)
+      ) {
+        cmd.error(
+          `error: the seeds of --runs must stay within ${Number.MAX_SAFE_INTEGER} (seeds are safe integers)`,
+          { exitCode: EXIT.usage },
+        );
+        return;
+      }
       let base: Omit<SimOptions, "seed">;
       try {
         base = simOptionsOf(opts);
