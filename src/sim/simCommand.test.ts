@@ -147,3 +147,13 @@ test("--runs whose last seeds pass the largest safe integer is refused before ru
   const edge = await weft("sim", "--runs", "3", "--from", "9007199254740989", "--tasks", "4");
   expect(edge.code).toBe(0);
 });
+
+test("an empty --seed or --from is refused, not read as seed 0", async () => {
+  const seed = await weft("sim", "--seed", "", "--faults", "none");
+  expect(seed.code).toBe(2);
+  expect(seed.err).toContain("expected an integer ≥ 0, got ''");
+  expect(seed.out).toBe("");
+  const from = await weft("sim", "--runs", "1", "--from", " ", "--faults", "none");
+  expect(from.code).toBe(2);
+  expect(from.out).toBe("");
+});

@@ -51,7 +51,8 @@ interface SimCliOptions {
 
 function integer(min: number): (v: string) => number {
   return (v) => {
-    const n = Number(v);
+    // Number("") and Number("  ") are 0: an empty --seed must not run seed 0 unnoticed.
+    const n = v.trim() === "" ? Number.NaN : Number(v);
     if (!Number.isSafeInteger(n) || n < min) {
       throw new InvalidArgumentError(`expected an integer ≥ ${min}, got '${v}'`);
     }
