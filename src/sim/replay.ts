@@ -15,8 +15,30 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["variant", "--variant"],
 ];
 
-/** `weft sim --seed N …`: the command that reruns exactly this run. */
-export function replayCommand(o: ResolvedSimOptions): string {
+/**
+ * Options `weft sim` has no flag for (set only from a program). One that differs from
+ * its default is named after the command, in parentheses, so that the line does not
+ * pass for the replay of a run it is not (and fails in a shell instead of running
+ * another case).
+ */
+const NO_FLAG: readonly Exclude<keyof ResolvedSimOptions, "seed" | "hooks">[] = [
+  "bandwidth",
+  "heartbeatInterval",
+  "heartbeatTimeout",
+  "findMissingInterval",
+  "retryBusyDelay",
+  "replaceDelay",
+  "allowedFailures",
+  "stallTimeout",
+  "maxEvents",
+  "maxTime",
+];
+
+/**
+ * `weft sim --seed N …`: the command that reruns exactly this run. `customHooks`:
+ * the run had hooks of its own (not a variant's), which no command line can give.
+ */
+export function replayCommand(o: ResolvedSimOptions, customHooks = false): string {
   const parts = ["weft sim", `--seed ${o.seed}`];
   for (const [name, flag] of FLAGS) {
     if (o[name] !== SIM_DEFAULTS[name]) parts.push(`${flag} ${String(o[name])}`);
@@ -25,5 +47,10 @@ export function replayCommand(o: ResolvedSimOptions): string {
   if (faults !== formatFaults(SIM_DEFAULTS.faults)) parts.push(`--faults ${faults}`);
   if (!o.validate) parts.push("--no-validate");
   if (!o.releasePhase) parts.push("--no-release");
+  const extra = NO_FLAG.filter((name) => o[name] !== SIM_DEFAULTS[name]).map(
+    (name) => `${name}=${String(o[name])}`,
+  );
+  if (customHooks) extra.push("custom hooks");
+  if (extra.length > 0) parts.push(`(not weft sim flags: ${extra.join(", ")})`);
   return parts.join(" ");
 }

@@ -114,6 +114,21 @@ describe("simulate", () => {
     expect(r.command).toBe("weft sim --seed 5 --tasks 10 --workers 2 --faults death");
     expect(replayCommand({ ...SIM_DEFAULTS, seed: 1 })).toBe("weft sim --seed 1");
   });
+  test("the replay command names the options weft sim has no flag for, rather than pass for a replay", () => {
+    // stallTimeout 10 turns the variant's deadlock at t≈60 s into one at t≈10 s:
+    // `weft sim --seed 3 --variant drop-task-finished --faults none` is another run.
+    const o = { seed: 3, variant: "drop-task-finished", faults: NO_FAULTS };
+    const r = simulate({ ...o, stallTimeout: 10, heartbeatTimeout: 3 });
+    expect(r.ok).toBe(false);
+    expect(r.stats.virtualTime).not.toBe(simulate(o).stats.virtualTime);
+    expect(r.command).toBe(
+      "weft sim --seed 3 --variant drop-task-finished --faults none (not weft sim flags: heartbeatTimeout=3, stallTimeout=10)",
+    );
+    const hooked = simulate({ seed: 1, tasks: 4, faults: NO_FAULTS, hooks: {} });
+    expect(hooked.command).toBe(
+      "weft sim --seed 1 --tasks 4 --faults none (not weft sim flags: custom hooks)",
+    );
+  });
   test("rejects bad options", () => {
     expect(() => simulate({ seed: -1 })).toThrow(RangeError);
     expect(() => simulate({ seed: 1, workers: 0 })).toThrow(/workers/);

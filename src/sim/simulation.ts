@@ -62,6 +62,8 @@ export class Simulation implements SimCluster {
   readonly stats = new SimStats();
   readonly hookContext: HookContext;
   readonly timing: boolean;
+  /** The run has hooks of its own (not a variant's): its replay command cannot give them. */
+  private readonly customHooks: boolean;
   readonly workload: Workload;
   readonly scheduler: SimScheduler;
   readonly client: SimClient;
@@ -80,6 +82,7 @@ export class Simulation implements SimCluster {
     const resolved = resolveSimOptions(options);
     const hooks: SimHooks | null = resolved.hooks ?? variantHooks(resolved.variant);
     this.options = { ...resolved, hooks };
+    this.customHooks = resolved.hooks !== null;
     this.timing = o.timing ?? false;
     const root = SimRng.forSeed(this.options.seed);
     this.workload = workloadFor(this.options, root.fork(1));
@@ -290,7 +293,7 @@ export class Simulation implements SimCluster {
       workers: this.workers.size,
       stats: this.stats,
       options: { ...options, hooks: null },
-      command: replayCommand(this.options),
+      command: replayCommand(this.options, this.customHooks),
     };
   }
 
