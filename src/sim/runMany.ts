@@ -70,8 +70,11 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
   for (const [k, v] of Object.entries(b.failures) as [FailureKind, number][]) {
     a.failures[k] = (a.failures[k] ?? 0) + v;
   }
-  for (const seed of b.failingSeeds) if (a.failingSeeds.length < 100) a.failingSeeds.push(seed);
+  // The lowest 100 of both: capping before sorting kept the first batch's seeds only
+  // (with the soak's interleaved threads, every other failing seed).
+  a.failingSeeds.push(...b.failingSeeds);
   a.failingSeeds.sort((x, y) => x - y);
+  a.failingSeeds.splice(100);
   if (
     b.firstFailure !== null &&
     (a.firstFailure === null || b.firstFailure.seed < a.firstFailure.seed)

@@ -1,0 +1,16 @@
+import { expect, test } from "vitest";
+import { emptySummary, mergeSummary } from "./runMany.ts";
+
+test("mergeSummary keeps the lowest 100 failing seeds of both batches", () => {
+  // Two soak threads with stride 2: one failed on every even seed, the other on every odd one.
+  const a = emptySummary();
+  const b = emptySummary();
+  for (let i = 0; i < 100; i++) {
+    a.failingSeeds.push(2 * i);
+    b.failingSeeds.push(2 * i + 1);
+  }
+  const total = emptySummary();
+  mergeSummary(total, a);
+  mergeSummary(total, b);
+  expect(total.failingSeeds).toEqual(Array.from({ length: 100 }, (_, i) => i));
+});
