@@ -68,7 +68,9 @@ export function shrink(failing: SimResult, o: ShrinkOptions = {}): ShrinkResult 
     improved = false;
     for (const c of candidates(best.options)) {
       if (tried >= budget) break;
-      for (let k = 0; k < perCandidate && tried < budget; k++) {
+      // The following seeds stop at the largest safe integer (beyond, no seed is valid).
+      const seeds = Math.min(perCandidate, Number.MAX_SAFE_INTEGER - best.seed + 1);
+      for (let k = 0; k < seeds && tried < budget; k++) {
         const r = simulate({ ...c, seed: best.seed + k });
         tried++;
         if (!r.ok && r.failure?.kind === kind && size(r.options) < size(best.options)) {

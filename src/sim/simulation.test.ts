@@ -134,6 +134,16 @@ describe("simulate", () => {
     expect(() => simulate({ seed: 1, workers: 0 })).toThrow(/workers/);
     expect(() => simulate({ seed: 1, variant: "nope" })).toThrow(/unknown variant/);
   });
+  test("shrinking a failure of the largest seed tries no seed beyond it", () => {
+    // With one worker nothing is gathered: the candidate passes on the seed, and the
+    // shrinker went on to seed 2**53, which simulate refuses with a RangeError.
+    const seed = Number.MAX_SAFE_INTEGER;
+    const failing = simulate({ seed, variant: "drop-gather-completion", faults: NO_FAULTS });
+    expect(failing.failure?.kind).toBe("deadlock");
+    const s = shrink(failing, { budget: 3 });
+    expect(s.tried).toBe(3);
+    expect(s.smallest.seed).toBe(seed);
+  });
   test("shrinking finds a smaller failing case of the same kind", () => {
     const failing = simulate({ seed: 1, variant: "wrong-value", workers: 6, tasks: 40 });
     expect(failing.failure?.kind).toBe("wrong-value");
