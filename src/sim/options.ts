@@ -117,6 +117,15 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
       throw new RangeError(`${name} must be an integer ≥ 1, got ${r[name]}`);
     }
   }
+  // A NaN or negative maxEvents disabled or misplaced the livelock guard unnoticed.
+  if (!Number.isSafeInteger(r.maxEvents) || r.maxEvents < 1) {
+    throw new RangeError(`maxEvents must be an integer ≥ 1, got ${r.maxEvents}`);
+  }
+  if (!(WORKLOAD_KINDS as readonly string[]).includes(r.workload)) {
+    throw new RangeError(
+      `workload must be one of ${WORKLOAD_KINDS.join(", ")}, got ${String(r.workload)}`,
+    );
+  }
   for (const name of [
     "latency",
     "bandwidth",

@@ -133,6 +133,14 @@ describe("simulate", () => {
     expect(() => simulate({ seed: -1 })).toThrow(RangeError);
     expect(() => simulate({ seed: 1, workers: 0 })).toThrow(/workers/);
     expect(() => simulate({ seed: 1, variant: "nope" })).toThrow(/unknown variant/);
+    // NaN turned the livelock guard off; 0 or less failed every run at once as a livelock.
+    for (const maxEvents of [Number.NaN, 0, -5, 1.5]) {
+      expect(() => simulate({ seed: 1, maxEvents })).toThrow(/maxEvents must be an integer ≥ 1/);
+    }
+    // From JavaScript (no type check): a TypeError from deep inside the run, before.
+    expect(() => simulate({ seed: 1, workload: "foo" as "map" })).toThrow(
+      /workload must be one of random, map, tree, shuffle, chain, mix, got foo/,
+    );
   });
   test("shrinking a failure of the largest seed tries no seed beyond it", () => {
     // With one worker nothing is gathered: the candidate passes on the seed, and the
