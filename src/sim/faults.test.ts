@@ -8,6 +8,10 @@ describe("parseFaults refuses what it cannot read", () => {
       "bad rate for fault death: '' (expected a number ≥ 0)",
     );
   });
+  test("an empty list is refused, not read as none", () => {
+    expect(() => parseFaults("")).toThrow("empty fault list: give all, none or kind[=rate],…");
+    expect(() => parseFaults("  ")).toThrow(/empty fault list/);
+  });
   test("a part with two '=' is refused, not cut short", () => {
     expect(() => parseFaults("death=1=5")).toThrow("bad rate for fault death: '1=5'");
   });

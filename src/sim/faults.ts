@@ -133,7 +133,10 @@ function parsePart(part: string): [FaultKind, number] {
 export function parseFaults(spec: string): FaultRates {
   const s = spec.trim();
   if (s === "all") return { ...DEFAULT_FAULT_RATES };
-  if (s === "none" || s === "") return { ...NO_FAULTS };
+  if (s === "none") return { ...NO_FAULTS };
+  // As an empty rate: an empty list (`--faults ''`, an unset variable) must not turn
+  // every fault off unnoticed.
+  if (s === "") throw new Error("empty fault list: give all, none or kind[=rate],…");
   const out: Record<FaultKind, number> = { ...NO_FAULTS };
   const seen = new Set<FaultKind>();
   for (const part of s.split(",")) {
