@@ -133,6 +133,7 @@ describe("simulate", () => {
     expect(() => simulate({ seed: -1 })).toThrow(RangeError);
     expect(() => simulate({ seed: 1, workers: 0 })).toThrow(/workers/);
     expect(() => simulate({ seed: 1, variant: "nope" })).toThrow(/unknown variant/);
+    expect(() => simulate({ seed: 1, variant: "nope" })).toThrow(RangeError);
     // NaN turned the livelock guard off; 0 or less failed every run at once as a livelock.
     for (const maxEvents of [Number.NaN, 0, -5, 1.5]) {
       expect(() => simulate({ seed: 1, maxEvents })).toThrow(/maxEvents must be an integer ≥ 1/);

@@ -115,7 +115,9 @@ export function variantHooks(name: string): SimHooks | null {
   if (name === "") return null;
   const v = VARIANTS.find((x) => x.name === name);
   if (v === undefined) {
-    throw new Error(`unknown variant '${name}'; known: ${VARIANTS.map((x) => x.name).join(", ")}`);
+    throw new RangeError(
+      `unknown variant '${name}'; known: ${VARIANTS.map((x) => x.name).join(", ")}`,
+    );
   }
   return v.hooks();
 }
