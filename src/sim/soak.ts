@@ -2,8 +2,9 @@
  * `npm run sim:soak [-- --runs N --from SEED --threads T]`: 100,000 seeded
  * clusters by default, spread over worker threads, with a progress bar and a
  * closing summary table (runs, events, faults injected by kind, failures);
- * every failing seed is listed with its replay command. Exit code 1 if any
- * run failed.
+ * the lowest failing seeds are listed (up to 100), and the reports of the five
+ * lowest printed whole, with their replay commands. Exit code 1 if any run
+ * failed.
  */
 
 import { availableParallelism } from "node:os";
@@ -23,14 +24,23 @@ interface Job {
 
 type FromThread =
   | { readonly kind: "progress"; readonly done: number; readonly failed: number }
-  | { readonly kind: "done"; readonly summary: SimSummary; readonly failures: string[] };
+  | { readonly kind: "done"; readonly summary: SimSummary; readonly failures: Failure[] };
+
+/** A failing run's report, with its seed to order them by. */
+interface Failure {
+  readonly seed: number;
+  readonly text: string;
+}
+
+/** How many failure reports are printed whole (and each thread keeps). */
+const FAILURES_SHOWN = 5;
 
 const USAGE =
   "usage: npm run sim:soak -- [--runs N (100000)] [--from SEED (1)] [--threads T (cores)]\n";
 
 function runJob(job: Job, post: (m: FromThread) => void): void {
   const summary = emptySummary();
-  const failures: string[] = [];
+  const failures: Failure[] = [];
   const t0 = performance.now();
   let done = 0;
   let failed = 0;
@@ -40,7 +50,8 @@ function runJob(job: Job, post: (m: FromThread) => void): void {
     done++;
     if (!r.ok) {
       failed++;
-      if (failures.length < 20) failures.push(formatFailure(r));
+      // Seeds ascend within a thread: its first failures are its lowest.
+      if (failures.length < FAILURES_SHOWN) failures.push({ seed: r.seed, text: formatFailure(r) });
     }
     if (done % 50 === 0) {
       post({ kind: "progress", done, failed });
@@ -122,7 +133,7 @@ async function main(): Promise<number> {
     process.exit(130);
   });
   const total = emptySummary();
-  const failures: string[] = [];
+  const failures: Failure[] = [];
   await Promise.all(
     Array.from({ length: threads }, (_, k) => {
       // Thread k runs seeds from + k, from + k + threads, …
@@ -149,7 +160,9 @@ async function main(): Promise<number> {
   bar.stop();
   total.wallSeconds = (performance.now() - t0) / 1000;
   process.stdout.write(`${formatSummaryTable(total)}\n`);
-  for (const f of failures.slice(0, 5)) process.stdout.write(`${f}\n`);
+  // The lowest seeds' reports, whichever thread finished first.
+  failures.sort((a, b) => a.seed - b.seed);
+  for (const f of failures.slice(0, FAILURES_SHOWN)) process.stdout.write(`${f.text}\n`);
   process.stdout.write(`${formatTally(total)}\n`);
   return total.failed > 0 ? 1 : 0;
 }
