@@ -259,7 +259,7 @@ class Harness {
             state = a.started ? "executing" : "ready";
             if (!a.started) w.assigned.delete(msg.key);
           }
-          this.pending.push(t.stealResponse(w.address, msg.key, state));
+          this.pending.push(t.stealResponse(w.address, msg.key, state, msg.stimulusId));
           break;
         }
         case "acquire-replicas":

@@ -19,8 +19,8 @@ function computeOn(
 
 /** Move `key` from `victim` to `thief` with a confirmed steal; returns the new run id. */
 function steal(s: SchedulerState, key: string, victim: string, thief: string): number {
-  s.handleStimulus(t.stealRequest(key, victim, thief));
-  s.handleStimulus(t.stealResponse(victim, key, "ready"));
+  s.handleStimulus(t.stealRequest(key, victim, thief, `steal-${key}-${victim}`));
+  s.handleStimulus(t.stealResponse(victim, key, "ready", `steal-${key}-${victim}`));
   const task = s.tasks.get(key);
   expect(task?.processingOn?.address).toBe(thief);
   return task?.runId ?? -1;

@@ -36,13 +36,13 @@ describe("work stealing", () => {
       },
     ]);
     expect(s.steals.get(s.tasks.get("y") as never)?.thief.address).toBe("w2");
-    const out2 = s.handleStimulus(t.stealResponse("w1", "y", "ready", "resp"));
+    const out2 = s.handleStimulus(t.stealResponse("w1", "y", "ready", "steal"));
     expect(t.summarize(out2)).toEqual(["w2 compute-task y"]);
     const y = s.tasks.get("y");
     expect(y?.processingOn?.address).toBe("w2");
     expect(y?.runId).toBe(3);
     expect(s.workers.get("w1")?.processing.has(y as never)).toBe(false);
-    expect(s.story("resp").map((e) => e.slice(0, 3))).toEqual([["y", "processing", "processing"]]);
+    expect(s.story("steal").map((e) => e.slice(0, 3))).toEqual([["y", "processing", "processing"]]);
     // The victim's late result for its old run is stale.
     expect(t.summarize(s.handleStimulus(t.taskFinished("w1", "y", 2)))).toEqual(["w1 free-keys y"]);
     s.validateState();
@@ -50,8 +50,8 @@ describe("work stealing", () => {
 
   test("a task the victim already runs stays there", () => {
     const s = setupUnpinned();
-    s.handleStimulus(t.stealRequest("x", "w1", "w2"));
-    expect(s.handleStimulus(t.stealResponse("w1", "x", "executing"))).toEqual([]);
+    s.handleStimulus(t.stealRequest("x", "w1", "w2", "steal"));
+    expect(s.handleStimulus(t.stealResponse("w1", "x", "executing", "steal"))).toEqual([]);
     expect(s.tasks.get("x")?.processingOn?.address).toBe("w1");
     expect(s.steals.size).toBe(0);
     s.validateState();
@@ -59,19 +59,19 @@ describe("work stealing", () => {
 
   test("a task the victim does not know is rescheduled", () => {
     const s = setupUnpinned();
-    s.handleStimulus(t.stealRequest("x", "w1", "w2"));
-    const out = s.handleStimulus(t.stealResponse("w1", "x", null));
+    s.handleStimulus(t.stealRequest("x", "w1", "w2", "steal"));
+    const out = s.handleStimulus(t.stealResponse("w1", "x", null, "steal"));
     expect(t.summarize(out)).toEqual(["w1 free-keys x", expect.stringMatching(/compute-task x$/)]);
     s.validateState();
   });
 
   test("a thief that left meanwhile: the given-up task is placed again", () => {
     const s = setupUnpinned();
-    s.handleStimulus(t.stealRequest("y", "w1", "w2"));
+    s.handleStimulus(t.stealRequest("y", "w1", "w2", "steal"));
     s.handleStimulus(t.removeWorker("w2"));
     expect(s.steals.size).toBe(1); // still awaiting the victim's answer
     // The victim gave y up: it must run somewhere, here back on w1.
-    const out = s.handleStimulus(t.stealResponse("w1", "y", "ready"));
+    const out = s.handleStimulus(t.stealResponse("w1", "y", "ready", "steal"));
     expect(t.summarize(out)).toEqual(["w1 free-keys y", "w1 compute-task y"]);
     expect(s.tasks.get("y")?.processingOn?.address).toBe("w1");
     s.validateState();
@@ -97,11 +97,31 @@ describe("work stealing", () => {
 
   test("a task that finishes while the steal is in flight stays finished", () => {
     const s = setupUnpinned();
-    s.handleStimulus(t.stealRequest("y", "w1", "w2"));
+    s.handleStimulus(t.stealRequest("y", "w1", "w2", "steal"));
     s.handleStimulus(t.taskFinished("w1", "y", 2));
     expect(s.steals.size).toBe(0);
-    expect(s.handleStimulus(t.stealResponse("w1", "y", "memory"))).toEqual([]);
+    expect(s.handleStimulus(t.stealResponse("w1", "y", "memory", "steal"))).toEqual([]);
     expect(s.tasks.get("y")?.state).toBe("memory");
+    s.validateState();
+  });
+  test("an answer to an earlier steal request is stale: the steal in flight awaits its own", () => {
+    const s = setupUnpinned();
+    s.handleStimulus(t.stealRequest("x", "w1", "w2", "steal1"));
+    // x leaves w1 and comes back (released, then submitted again while w2 is paused).
+    s.handleStimulus(t.fromClient({ op: "client-releases-keys", clientId: "c", keys: ["x"] }));
+    s.handleStimulus(t.fromWorker("w2", { op: "worker-status-change", status: "paused" }));
+    expect(t.summarize(s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"])))).toEqual([
+      "w1 compute-task x",
+    ]);
+    s.handleStimulus(t.fromWorker("w2", { op: "worker-status-change", status: "running" }));
+    s.handleStimulus(t.stealRequest("x", "w1", "w2", "steal2"));
+    // w1 was running the first x when the first request came: that answer is stale.
+    expect(s.handleStimulus(t.stealResponse("w1", "x", "executing", "steal1"))).toEqual([]);
+    expect(s.steals.size).toBe(1);
+    // w1 gave up the new x: it must move (it stayed on w1, which had dropped it, forever).
+    const out = s.handleStimulus(t.stealResponse("w1", "x", "ready", "steal2"));
+    expect(t.summarize(out)).toEqual(["w2 compute-task x"]);
+    expect(s.tasks.get("x")?.processingOn?.address).toBe("w2");
     s.validateState();
   });
 });

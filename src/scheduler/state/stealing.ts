@@ -55,8 +55,8 @@ export function handleStealRequest(s: SchedulerState, ev: StealRequestEvent): vo
  * waiting), the task moves to the thief with a new run id — or, if the thief
  * has left or paused meanwhile, goes back through `released` to be placed
  * again. If the victim no longer knew the task, it is rescheduled. If it had
- * started (executing, in memory, …), it stays. Responses nobody waits for are
- * ignored.
+ * started (executing, in memory, …), it stays. Responses nobody waits for,
+ * and answers to an earlier request (another stimulus id), are ignored.
  */
 export function handleStealResponse(
   s: SchedulerState,
@@ -66,7 +66,10 @@ export function handleStealResponse(
   const ts = s.tasks.get(msg.key);
   if (ts === undefined) return;
   const steal = s.steals.get(ts);
-  if (steal === undefined || steal.victim !== ws) return;
+  // The victim echoes the request's stimulus id: an answer to an earlier
+  // request (the task left the victim and came back meanwhile) is stale, and
+  // the steal in flight still awaits its own (Dask's `move_task_confirm`).
+  if (steal === undefined || steal.victim !== ws || steal.stimulusId !== msg.stimulusId) return;
   s.steals.delete(ts);
   if (ts.state !== "processing" || ts.processingOn !== ws) return;
 
