@@ -185,6 +185,45 @@ describe("resource restrictions", () => {
     s.validateState();
   });
 
+  test("resources named like Object members are resources like any other", () => {
+    const s = noQueue();
+    // As decoded from the wire: "__proto__" is an own key.
+    const declared = JSON.parse('{"__proto__": 1, "constructor": 2}') as Record<string, number>;
+    s.handleStimulus(t.registerWorker("w", 1, declared));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        {
+          p: t.task([], { resources: JSON.parse('{"__proto__": 1}') }),
+          k: t.task([], { resources: { constructor: 1 } }),
+          n: t.task([], { resources: { toString: 1 } }),
+        },
+        ["p", "k", "n"],
+      ),
+    );
+    const n = s.tasks.get("n");
+    if (n === undefined) throw new Error("no n");
+    // The worker does not declare toString: n must not run there.
+    expect(n.state).toBe("no-worker");
+    expect(noWorkerReason(s, n)).toBe(
+      "no running worker provides resource 'toString' (the task needs 1)",
+    );
+    const w = s.workers.get("w");
+    expect(Object.entries(w?.usedResources ?? {})).toEqual([
+      ["__proto__", 1],
+      ["constructor", 1],
+    ]);
+    s.validateState();
+    for (const key of ["p", "k"]) {
+      s.handleStimulus(t.taskFinished("w", key, s.tasks.get(key)?.runId ?? -1));
+    }
+    expect(Object.entries(w?.usedResources ?? {})).toEqual([
+      ["__proto__", 0],
+      ["constructor", 0],
+    ]);
+    s.validateState();
+  });
+
   test("no-worker reasons name what is missing", () => {
     const s = noQueue();
     s.handleStimulus(t.registerWorker("a", 1, { GPU: 2 }), t.registerWorker("b", 1, { MEM: 100 }));

@@ -154,7 +154,7 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
   if (!(s.running.has(ws) === (ws.status === "running")))
     fail(() => `${ws.address}: running-set membership vs status ${ws.status}`);
   let occupancy = 0;
-  const used: Record<string, number> = {};
+  const used: Record<string, number> = Object.create(null);
   for (const [ts, duration] of ws.processing) {
     if (ts.state !== "processing") fail(() => `${ws.address} processing ${str(ts)}`);
     if (ts.processingOn !== ws) fail(() => `${ws.address} processing ${str(ts)} of another`);

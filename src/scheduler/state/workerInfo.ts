@@ -19,8 +19,8 @@ export class WorkerInfo {
   readonly nthreads: number;
   /** `{resource: amount}` it supplies. */
   readonly resources: Readonly<Record<string, number>>;
-  /** `{resource: amount}` held by its processing tasks. */
-  readonly usedResources: Record<string, number> = {};
+  /** `{resource: amount}` held by its processing tasks (no prototype: any name is a resource). */
+  readonly usedResources: Record<string, number> = Object.create(null);
   /** Registration order; breaks placement ties deterministically. */
   readonly index: number;
   /** The envelope address for messages to this worker, shared by all of them. */

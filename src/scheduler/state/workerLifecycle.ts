@@ -33,10 +33,13 @@ export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void 
   if (s.workers.has(msg.address)) {
     throw new InvalidStimulus(`invalid register-worker: ${msg.address} is already registered`);
   }
+  // Without a prototype: a resource named like an Object member ("toString",
+  // "constructor", "__proto__" from a decoded message) is declared only if
+  // the worker declares it.
   const ws = new WorkerInfo(
     msg.address,
     msg.nthreads,
-    { ...msg.resources },
+    Object.assign(Object.create(null) as Record<string, number>, msg.resources),
     s.workerCounter++,
     s.clock(),
   );
