@@ -124,8 +124,9 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
     case "task-finished":
       checkString(ev, m, "key");
       checkRunId(ev, m);
-      if (msg.nbytes !== null && (typeof msg.nbytes !== "number" || !(msg.nbytes >= 0))) {
-        fail(ev, "nbytes must be a number ≥ 0 or null");
+      // Finite: an infinite size would make its holders' totals NaN once it is freed.
+      if (msg.nbytes !== null && !(Number.isFinite(msg.nbytes) && msg.nbytes >= 0)) {
+        fail(ev, "nbytes must be a finite number ≥ 0 or null");
       }
       if (typeof msg.typename !== "string") fail(ev, "typename must be a string");
       if (msg.startstops !== undefined) {

@@ -46,6 +46,22 @@ describe("malformed stimuli", () => {
       /runId/,
     ],
     [
+      "infinite result size",
+      {
+        kind: "worker-message",
+        worker: "w1",
+        msg: {
+          op: "task-finished",
+          key: "a",
+          runId: 1,
+          nbytes: Number.POSITIVE_INFINITY,
+          typename: "x",
+          stimulusId: "s",
+        },
+      },
+      /nbytes must be a finite number/,
+    ],
+    [
       "registration from another address",
       {
         kind: "worker-message",
