@@ -5,8 +5,12 @@
  * tasks are checked later (a bad graph is answered to the client, not thrown).
  */
 
+import { TASK_STATES } from "../../worker/state/taskState.ts";
 import { InvalidStimulus } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
+
+/** The states a worker may report in `steal-response`. */
+const WORKER_TASK_STATES: ReadonlySet<string> = new Set(TASK_STATES);
 
 function fail(ev: unknown, what: string): never {
   const e = ev as { kind?: unknown; msg?: { op?: unknown } };
@@ -172,8 +176,8 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       return;
     case "steal-response":
       checkString(ev, m, "key");
-      if (msg.state !== null && typeof msg.state !== "string") {
-        fail(ev, "state must be a worker task state or null");
+      if (msg.state !== null && !WORKER_TASK_STATES.has(msg.state)) {
+        fail(ev, `state must be a worker task state or null, got ${JSON.stringify(msg.state)}`);
       }
       return;
     default:

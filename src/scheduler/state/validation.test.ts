@@ -62,6 +62,15 @@ describe("malformed stimuli", () => {
       /nbytes must be a finite number/,
     ],
     [
+      "steal-response with an unknown state",
+      {
+        kind: "worker-message",
+        worker: "w1",
+        msg: { op: "steal-response", key: "a", state: "Ready", stimulusId: "s" },
+      },
+      /state must be a worker task state or null, got "Ready"/,
+    ],
+    [
       "registration from another address",
       {
         kind: "worker-message",
