@@ -182,16 +182,25 @@ export class SchedulerState {
 
   /**
    * Throw `InvalidStimulus` unless every event is well formed and no worker
-   * registers at an address already taken (or taken earlier in the batch).
+   * registers at an address already taken (or taken earlier in the batch) and
+   * not freed by a `remove-worker` earlier in the batch.
    */
   private checkStimuli(events: readonly SchedulerEvent[]): void {
+    /** Addresses registered by the batch so far, and those it removed (free again). */
     let registering: Set<string> | null = null;
+    let removed = null as Set<string> | null;
     for (const ev of events) {
       validateEventShape(ev);
-      if (ev.kind === "worker-message" && ev.msg.op === "register-worker") {
+      if (ev.kind === "remove-worker") {
+        registering?.delete(ev.worker);
+        (removed ??= new Set()).add(ev.worker);
+      } else if (ev.kind === "worker-message" && ev.msg.op === "register-worker") {
         const address = ev.msg.address;
         registering ??= new Set();
-        if (this.workers.has(address) || registering.has(address)) {
+        if (
+          (this.workers.has(address) && removed?.has(address) !== true) ||
+          registering.has(address)
+        ) {
           throw new InvalidStimulus(`invalid register-worker: ${address} is already registered`);
         }
         registering.add(address);

@@ -108,6 +108,17 @@ describe("batches", () => {
     expect(s.tasks.get("a")?.state).toBe("processing");
   });
 
+  test("an address a batch removes may register again later in the batch", () => {
+    const s = running();
+    const out = s.handleStimulus(t.removeWorker("w1"), t.registerWorker("w1"));
+    expect(t.summarize(out)).toEqual(["w1 compute-task a"]);
+    expect(s.workers.get("w1")?.processing.size).toBe(1);
+    expect(() =>
+      s.handleStimulus(t.removeWorker("w1"), t.registerWorker("w1"), t.registerWorker("w1")),
+    ).toThrow(/w1 is already registered/);
+    s.validateState();
+  });
+
   test("a failed call leaves no messages behind for the next one", () => {
     const s = running();
     const b = s.tasks.get("b");
