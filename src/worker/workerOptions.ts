@@ -107,7 +107,6 @@ export function moduleUrl(given: string | URL): string {
   return pathToFileURL(isAbsolute(spec) ? spec : resolve(spec)).href;
 }
 
-/** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */
 /**
  * `address` as peers, clients and the scheduler will connect to it: a known scheme
  * (none means TCP, written out so that the scheduler checks it is reachable) and, for
@@ -135,6 +134,7 @@ function contactAddress(address: string): string {
   return `tcp://${location}`;
 }
 
+/** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */
 function existingModule(url: string): string {
   const u = new URL(url);
   u.search = "";

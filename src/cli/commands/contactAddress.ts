@@ -50,7 +50,8 @@ export async function workerAddresses(
   listen: string,
   scheduler: string,
 ): Promise<{ listen: string; contact: string | null }> {
-  if (splitScheme(scheduler).scheme === "inproc") {
+  const toScheduler = splitScheme(scheduler);
+  if (toScheduler.scheme === "inproc") {
     throw new Error(
       `${scheduler}: an inproc:// scheduler lives in another process's memory; give its tcp://host:port`,
     );
@@ -61,8 +62,8 @@ export async function workerAddresses(
   if (host !== "" && host !== "0.0.0.0" && host !== "::") return { listen, contact: null };
   // No route to look up toward a scheduler that is not a TCP one: connecting says what is
   // wrong with its address (`foo://x` was reported as a missing port number).
-  if (splitScheme(scheduler).scheme !== "tcp") return { listen, contact: null };
-  const target = parseHostPort(splitScheme(scheduler).location).host;
+  if (toScheduler.scheme !== "tcp") return { listen, contact: null };
+  const target = parseHostPort(toScheduler.location).host;
   const ip = await localAddressToward(target === "" || target === "0.0.0.0" ? "127.0.0.1" : target);
   // The scheduler is reached over IPv6: listening on 0.0.0.0 (IPv4 only, the default)
   // would refuse the advertised address; `::` takes IPv6 and IPv4 alike.
