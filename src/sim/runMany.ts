@@ -84,6 +84,14 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
 }
 
 /**
+ * Whether seeds `from` … `from + count - 1` would pass `Number.MAX_SAFE_INTEGER`
+ * (seeds are safe integers), decided without computing the sum, which could round.
+ */
+export function seedsPassSafeRange(from: number, count: number): boolean {
+  return count - 1 > Number.MAX_SAFE_INTEGER - from;
+}
+
+/**
  * Run seeds `from`, `from + 1`, … (`count` of them) with the same options,
  * calling `onResult` after each.
  */

@@ -12,7 +12,13 @@ import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { SingleBar } from "cli-progress";
 import { formatFailure, formatSummaryTable, formatTally } from "./report.ts";
-import { addResult, emptySummary, mergeSummary, type SimSummary } from "./runMany.ts";
+import {
+  addResult,
+  emptySummary,
+  mergeSummary,
+  type SimSummary,
+  seedsPassSafeRange,
+} from "./runMany.ts";
 import { simulate } from "./simulation.ts";
 import { soakOptions } from "./soakProfile.ts";
 
@@ -89,7 +95,7 @@ function parseSoakArgs(argv: string[]): { runs: number; from: number; threads: n
   };
   const runs = int("runs", values.runs, 100_000, 1);
   const from = int("from", values.from, 1, 0);
-  if (runs - 1 > Number.MAX_SAFE_INTEGER - from) {
+  if (seedsPassSafeRange(from, runs)) {
     throw new Error(
       `--from + --runs must stay within ${Number.MAX_SAFE_INTEGER} (seeds are safe integers)`,
     );

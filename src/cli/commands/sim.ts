@@ -21,7 +21,7 @@ import {
   formatSummaryTable,
   formatTally,
 } from "../../sim/report.ts";
-import { runSeeds, type SimSummary } from "../../sim/runMany.ts";
+import { runSeeds, type SimSummary, seedsPassSafeRange } from "../../sim/runMany.ts";
 import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
 import { type SimResult, Simulation } from "../../sim/simulation.ts";
 import { VARIANTS } from "../../sim/variants.ts";
@@ -158,10 +158,7 @@ export function simCommand(ctx: CliContext): Command {
       }
       // Every seed of --runs must be a valid seed: checked before running any, so the
       // last ones do not end the batch with a RangeError's stack.
-      if (
-        opts.runs !== undefined &&
-        opts.runs - 1 > Number.MAX_SAFE_INTEGER - (opts.from ?? opts.seed)
-      ) {
+      if (opts.runs !== undefined && seedsPassSafeRange(opts.from ?? opts.seed, opts.runs)) {
         cmd.error(
           `error: the seeds of --runs must stay within ${Number.MAX_SAFE_INTEGER} (seeds are safe integers)`,
           { exitCode: EXIT.usage },
