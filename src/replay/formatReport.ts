@@ -154,13 +154,18 @@ export function formatWorker(w: WorkerReplayReport, options: FormatReportOptions
   return out.join("\n");
 }
 
+/** The note for a worker whose dump entry is the error the dump got from it. */
+export function unavailableWorkerNote(address: string, reason: string): string {
+  return `note: worker ${address} is not in the dump (it did not answer: ${reason})`;
+}
+
 function formatDump(r: DumpReplayReport, options: FormatReportOptions): string {
   const version = r.distributed === null ? "" : `, distributed ${r.distributed}`;
   const out = [
     `${r.file}: cluster dump (${r.encoding}${version}), ${plural(r.workers.length, "worker")} replayed`,
   ];
   for (const u of r.unavailableWorkers) {
-    out.push(`note: worker ${u.address} is not in the dump (it did not answer: ${u.reason})`);
+    out.push(unavailableWorkerNote(u.address, u.reason));
   }
   for (const w of r.workers) out.push("", formatWorker(w, options));
   const tally = new Map<string, number>();

@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { ReplayInputError } from "../../replay/errors.ts";
+import { unavailableWorkerNote } from "../../replay/formatReport.ts";
 import { formatStory, storyJson } from "../../replay/formatStory.ts";
 import { inputKindOf } from "../../replay/inputKind.ts";
 import { loadDump, replayLoadedDump } from "../../replay/replayDump.ts";
@@ -93,7 +94,7 @@ export function storyCommand(ctx: CliContext): Command {
           // Their records are not in the dump: the story may be missing parts of it.
           for (const [address, reason] of dump.unavailableWorkers) {
             ctx.stderr.write(
-              `note: worker ${address} is not in the dump (it did not answer: ${reason}): its records are missing from the story\n`,
+              `${unavailableWorkerNote(address, reason)}: its records are missing from the story\n`,
             );
           }
           const lines = clusterStory(dump, keys, { replayed });
