@@ -331,22 +331,24 @@ function unreachedCycle(
 }
 
 /**
- * How many tasks computing `keys` of `graph` runs (default keys: the sinks,
- * so every task): the tasks they need, themselves included. For progress
- * displays; throws the TypeError `compute` would for a bad graph.
+ * The tasks computing `keys` of `graph` runs (default keys: the sinks, so every
+ * task), in graph order: the tasks they need, themselves included. For progress
+ * displays and checks before submitting; throws the TypeError `compute` would
+ * for a bad graph.
  */
-export function tasksToRun(graph: Graph, keys?: readonly string[]): number {
+export function tasksToRun(graph: Graph, keys?: readonly string[]): GraphTask[] {
   const built = buildGraph(graph, {});
   if (keys === undefined) {
     void built.sinks; // checks that every task is needed
-    return built.tasks.size;
+    return [...built.tasks.values()];
   }
   for (const key of keys) {
     if (!built.tasks.has(key) && !built.literals.has(key)) {
       throw new TypeError(`compute: the graph has no key ${JSON.stringify(key)}`);
     }
   }
-  return neededTasks(built.tasks, keys).size;
+  const needed = neededTasks(built.tasks, keys);
+  return [...built.tasks].filter(([key]) => needed.has(key)).map(([, task]) => task);
 }
 
 /** The keys of the tasks of `tasks` that `roots` need, themselves included. */

@@ -2,7 +2,7 @@ import { constants } from "node:os";
 import { Command, Option } from "commander";
 import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
-import { buildGraph, type Graph, tasksToRun } from "../../client/graph.ts";
+import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
@@ -42,23 +42,6 @@ function describeFailure(err: unknown): string {
 
 /** The most workers an embedded cluster may have: each is a thread pool in this process. */
 const MAX_WORKERS = 256;
-
-/** The function names of the tasks computing `keys` (default: every task) of `graph` needs. */
-function functionNames(graph: Graph, keys: readonly string[] | undefined): string[] {
-  const built = buildGraph(graph, {});
-  const needed = new Set<string>();
-  const stack = [...(keys ?? built.tasks.keys())];
-  while (stack.length > 0) {
-    const key = stack.pop() as string;
-    const task = built.tasks.get(key);
-    if (task === undefined || needed.has(key)) continue;
-    needed.add(key);
-    stack.push(...task.dependencies);
-  }
-  const names: string[] = [];
-  for (const [key, task] of built.tasks) if (needed.has(key)) names.push(task.spec.fn);
-  return names;
-}
 
 /** `weft run FILE`: compute the graph, print `{key: value}` as JSON on stdout. */
 export async function runGraph(file: string, opts: RunOptions, ctx: CliContext): Promise<void> {
@@ -124,12 +107,13 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       ctx.exitCode = EXIT.usage;
       return;
     }
-    const total = tasksToRun(input.graph, keys);
+    const toRun = tasksToRun(input.graph, keys);
+    const total = toRun.length;
     if (cluster !== null) {
       // A function no task module defines would fail its task on a worker, with a stack
       // from inside weft: unusable input, said before anything runs.
       const known = new Set(cluster.workers[0].taskNames);
-      const unknown = [...new Set(functionNames(input.graph, keys))].filter((f) => !known.has(f));
+      const unknown = [...new Set(toRun.map((task) => task.spec.fn))].filter((f) => !known.has(f));
       if (unknown.length > 0) {
         ctx.stderr.write(
           `weft run: ${file}: no task module defines ${unknown
