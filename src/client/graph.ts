@@ -98,12 +98,11 @@ const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
 
 /**
  * A copy of `value`, the literal at graph key `key` (see {@link ArgMapper}).
- * Throws a TypeError naming where it holds
- * something that is not data: what task arguments refuse (see {@link ArgMapper}),
- * and futures or task references, which only task arguments can hold (a literal
- * is inlined as it is into the tasks that name its key).
+ * Throws a TypeError naming where it holds something that is not data: what task
+ * arguments refuse, and futures or task references, which only task arguments
+ * can hold (a literal is inlined as it is into the tasks that name its key).
  */
-function checkLiteral(value: unknown, key: string): unknown {
+function checkedCopyOfLiteral(value: unknown, key: string): unknown {
   const root = `the literal at graph key ${JSON.stringify(key)}`;
   const refuseReferences = (
     v: string | TaskRef | Future,
@@ -204,7 +203,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
       taskEntries.push(v);
     } else {
       const value = isLiteralWrapper(v) ? v.__weftLiteral : v;
-      literals.set(key, checkLiteral(value, key));
+      literals.set(key, checkedCopyOfLiteral(value, key));
     }
   };
   let hasKey: (k: string) => boolean;
