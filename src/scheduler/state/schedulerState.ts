@@ -104,6 +104,12 @@ export class SchedulerState {
   transitionCounter = 0;
   /** Workers registered so far (their `index`). */
   workerCounter = 0;
+  /**
+   * Tasks that reached `memory` or `erred`, each counted once while it lives
+   * (`TaskState.everDone`): a task computed again after its worker was lost
+   * is not counted twice. A key forgotten and submitted anew is a new task.
+   */
+  tasksDone = 0;
 
   /** Transition log: `(key, start, finish, recommendations, stimulusId, time)`. */
   readonly log: TransitionLog;
@@ -350,6 +356,10 @@ export class SchedulerState {
     }
     // The log keeps the recommendations for `logLength` transitions: an array grown by
     // push() has spare capacity, so more than one recommendation is kept as an exact copy.
+    if (!ts.everDone && (ts.state === "memory" || ts.state === "erred")) {
+      ts.everDone = true;
+      this.tasksDone++;
+    }
     const made = this.curRecs as string[] | null; // set by the transition function
     const recs: LoggedRecs = made === null ? NO_RECS : made.length > 2 ? made.slice() : made;
     this.log.push(ts.key, logStart, ts.state, recs, this.stimulusId, this.now);

@@ -123,6 +123,12 @@ export class TaskState {
    * instead of in a map.
    */
   recommended: SchedulerTaskStateName | null = null;
+  /**
+   * It has reached `memory` or `erred` at least once: counted in
+   * `SchedulerState.tasksDone`, and not again when its result is lost and it
+   * is computed again (or retried after erring) while it lives here.
+   */
+  everDone = false;
   /** A dependency was forgotten: the task can no longer be computed. */
   hasLostDependencies = false;
   /**

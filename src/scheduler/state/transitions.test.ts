@@ -337,6 +337,7 @@ describe("processing → erred and erred → released", () => {
     expect(s.tasks.get("b")?.state).toBe("erred");
     expect(s.tasks.get("c")?.state).toBe("erred");
     expect(s.tasks.get("c")?.exceptionBlame?.key).toBe("a");
+    expect(s.tasksDone).toBe(3); // erred with the blame is done too
     s.validateState();
   });
 
@@ -348,8 +349,10 @@ describe("processing → erred and erred → released", () => {
     expect(t.summarize(out)).toEqual(["w1 free-keys a", "w1 compute-task a"]);
     expect(t.computeTasks(out)[0].msg.runId).toBe(2);
     expect(s.tasks.get("a")?.retries).toBe(0);
+    expect(s.tasksDone).toBe(0); // retried, not done
     const out2 = s.handleStimulus(t.taskErred("w1", "a", 2));
     expect(t.summarize(out2)).toEqual(["client:c task-erred a"]);
+    expect(s.tasksDone).toBe(1);
     s.validateState();
   });
 

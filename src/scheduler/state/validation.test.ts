@@ -139,6 +139,18 @@ describe("validation", () => {
     expect(() => s.validateState()).toThrow(/occupancy/);
   });
 
+  test("validateState catches a task done but not counted, or a count too small", () => {
+    const s = running();
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    s.validateState();
+    s.tasksDone = 0;
+    expect(() => s.validateState()).toThrow(/tasksDone 0 < 1 tasks done/);
+    const a = s.tasks.get("a");
+    if (a === undefined) throw new Error("no a");
+    a.everDone = false;
+    expect(() => s.validateState()).toThrow(/not counted in tasksDone/);
+  });
+
   test("a broken task fails with InvalidTaskState carrying its story", () => {
     const s = running();
     const a = s.tasks.get("a");

@@ -76,6 +76,8 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
     fail(() => `${str(ts)}: processingOn is ${ts.processingOn?.address ?? null}`);
   if (!(ts.whoHas.size > 0 === (ts.state === "memory")))
     fail(() => `${str(ts)}: held by ${ts.whoHas.size} workers`);
+  if ((ts.state === "memory" || ts.state === "erred") && !ts.everDone)
+    fail(() => `${str(ts)} is not counted in tasksDone`);
   for (const ws of ts.whoHas) {
     if (!ws.hasWhat.has(ts)) fail(() => `${str(ts)} not in has-what of ${ws.address}`);
     if (s.workers.get(ws.address) !== ws) fail(() => `${str(ts)} held by removed ${ws.address}`);
@@ -194,11 +196,15 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
  */
 export function validateState(s: SchedulerState, validateOne: (ts: TaskState) => void): void {
   const groupSizes = new Map<TaskGroup, number>();
+  let everDone = 0;
   for (const [key, ts] of s.tasks) {
     if (ts.key !== key) fail(() => `task ${str(ts)} filed under ${key}`);
     validateOne(ts);
     groupSizes.set(ts.group, (groupSizes.get(ts.group) ?? 0) + 1);
+    if (ts.everDone) everDone++;
   }
+  // Forgotten tasks stay counted: the known ones can only be fewer.
+  if (everDone > s.tasksDone) fail(() => `tasksDone ${s.tasksDone} < ${everDone} tasks done`);
   for (const [name, tg] of s.taskGroups) {
     if (tg.name !== name) fail(() => `task group ${tg.name} filed under ${name}`);
     const n = groupSizes.get(tg) ?? 0;

@@ -77,6 +77,33 @@ describe("remove-worker", () => {
     s.validateState();
   });
 
+  test("a result computed again after its worker was lost counts once in tasksDone", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(["a"]), c: t.task(["b"]) }, ["c"]),
+    );
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    s.handleStimulus(t.taskFinished("w1", "b", 2));
+    s.handleStimulus(t.taskFinished("w1", "c", 3));
+    expect(s.tasksDone).toBe(3);
+    s.handleStimulus(t.registerWorker("w2"));
+    s.handleStimulus(t.removeWorker("w1"));
+    expect(s.tasksDone).toBe(3); // c lost, a and b released: none undone
+    s.handleStimulus(t.taskFinished("w2", "a", 4));
+    s.handleStimulus(t.taskFinished("w2", "b", 5));
+    s.handleStimulus(t.taskFinished("w2", "c", 6));
+    expect(s.tasks.get("c")?.state).toBe("memory");
+    expect(s.tasksDone).toBe(3);
+    // A key forgotten and submitted again is a new task: it counts again.
+    s.handleStimulus(t.releaseKeys("c", ["c"]));
+    expect(s.tasks.size).toBe(0);
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskFinished("w2", "a", 7));
+    expect(s.tasksDone).toBe(4);
+    s.validateState();
+  });
+
   test("a task whose workers keep dying errs with KilledWorker after allowedFailures", () => {
     const s = state({ allowedFailures: 1 });
     s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
@@ -111,6 +138,7 @@ describe("remove-worker", () => {
     ]);
     expect(out[2].msg).toMatchObject({ blame: "a" });
     expect(s.tasks.get("b")?.state).toBe("erred");
+    expect(s.tasksDone).toBe(2); // done once each: in memory, then erred
     s.validateState();
   });
 
