@@ -415,7 +415,13 @@ describe("Client", () => {
     expect(workers).toHaveLength(2);
     expect(workers[0]).toMatchObject({ nthreads: 1, status: "running" });
     const counters = await client.counters();
-    expect(counters).toMatchObject({ tasksFinished: 3, tasksErred: 0, workers: 2, clients: 1 });
+    expect(counters).toMatchObject({
+      tasksFinished: 3,
+      tasksErred: 0,
+      tasksDone: 3,
+      workers: 2,
+      clients: 1,
+    });
     // The workers' metrics, by JSON-encoded name.
     const names = cluster.workers.flatMap((w) => [...w.metrics.keys()].map((k) => JSON.parse(k)));
     expect(names).toContainEqual(["execute", null, "inc", "thread", "seconds"]);

@@ -17,6 +17,7 @@ function fakeClient(now: { finished: number; workers: number }): Client {
   const counters = async (): Promise<SchedulerCounters> => ({
     tasksFinished: now.finished,
     tasksErred: 0,
+    tasksDone: now.finished,
     keysTransferred: 0,
     tasks: 0,
     workers: now.workers,

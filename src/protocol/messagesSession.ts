@@ -63,10 +63,19 @@ export interface ReplyMsg {
 
 /** What the server has done since it started. */
 export interface SchedulerCounters {
-  /** `task-finished` reports received. */
+  /**
+   * `task-finished` reports received: a task computed again (its worker lost)
+   * is counted again, as are duplicate and stale reports.
+   */
   readonly tasksFinished: number;
-  /** `task-erred` reports received. */
+  /** `task-erred` reports received, those of tries that were retried included. */
   readonly tasksErred: number;
+  /**
+   * Tasks that reached memory or erred (a task erred because an input did
+   * included), each counted once while the scheduler knows it, however often
+   * it is recomputed or retried: what progress counts.
+   */
+  readonly tasksDone: number;
   /** Keys workers fetched from peers (the keys of `add-keys` reports). */
   readonly keysTransferred: number;
   /** Tasks the scheduler knows now. */

@@ -28,11 +28,7 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
       if (!isKeyList(msg.keys)) throw new TypeError("who-has: keys must be an array of keys");
       return host.state.getWhoHas(msg.keys);
     case "counters":
-      return host.counters.snapshot({
-        tasks: host.state.tasks.size,
-        workers: host.state.workers.size,
-        clients: host.router.clients.size,
-      });
+      return host.counters.snapshot(host.state, host.router.clients.size);
     case "workers": {
       const out: WorkerIdentity[] = [];
       for (const ws of host.state.workers.values()) {

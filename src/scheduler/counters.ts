@@ -2,8 +2,12 @@
 
 import type { SchedulerCounters } from "../protocol/messagesSession.ts";
 import type { SchedulerEvent } from "./state/events.ts";
+import type { SchedulerState } from "./state/schedulerState.ts";
 
-/** Running totals of the server; `snapshot` adds the current sizes. */
+/**
+ * Running totals of the server; `snapshot` adds the state machine's count of
+ * tasks done and the current sizes.
+ */
 export class Counters {
   tasksFinished = 0;
   tasksErred = 0;
@@ -23,14 +27,17 @@ export class Counters {
     }
   }
 
-  /** The totals with the given current sizes. */
-  snapshot(sizes: { tasks: number; workers: number; clients: number }): SchedulerCounters {
+  /** The totals, with what `state` counts and holds now and the number of connected clients. */
+  snapshot(state: SchedulerState, clients: number): SchedulerCounters {
     return {
       tasksFinished: this.tasksFinished,
       tasksErred: this.tasksErred,
+      tasksDone: state.tasksDone,
       keysTransferred: this.keysTransferred,
       rejectedMessages: this.rejectedMessages,
-      ...sizes,
+      tasks: state.tasks.size,
+      workers: state.workers.size,
+      clients,
     };
   }
 }

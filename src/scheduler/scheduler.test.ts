@@ -88,7 +88,12 @@ describe("Scheduler server", () => {
     ]);
     const done = await c.waitFor((m) => m.op === "key-in-memory");
     expect(done).toMatchObject({ key: "x", whoHas: ["inproc://w/1"] });
-    expect(s.countersSnapshot).toMatchObject({ tasksFinished: 1, workers: 1, clients: 1 });
+    expect(s.countersSnapshot).toMatchObject({
+      tasksFinished: 1,
+      tasksDone: 1,
+      workers: 1,
+      clients: 1,
+    });
     s.state.validateState();
   });
 

@@ -102,11 +102,7 @@ export class Scheduler implements SessionHost {
 
   /** Totals since the start and the current numbers of tasks, workers and clients. */
   get countersSnapshot(): SchedulerCounters {
-    return this.counters.snapshot({
-      tasks: this.state.tasks.size,
-      workers: this.state.workers.size,
-      clients: this.router.clients.size,
-    });
+    return this.counters.snapshot(this.state, this.router.clients.size);
   }
 
   /** Listen at `options.listen` and start checking heartbeats. */
