@@ -1,6 +1,7 @@
 /**
- * Progress of a computation, from the scheduler's counters (tasks finished
- * or erred since the watch began) polled while it runs: a bar (cli-progress)
+ * Progress of a computation, from the scheduler's `tasksDone` counter (tasks
+ * that reached memory or erred since the watch began, each counted once
+ * however often it is recomputed) polled while it runs: a bar (cli-progress)
  * when the stream is a terminal, otherwise a plain line now and then.
  */
 
@@ -38,7 +39,7 @@ export async function watchProgress(
 ): Promise<ProgressWatch> {
   const label = o.label ?? "tasks";
   const start = await client.counters();
-  const base = start.tasksFinished + start.tasksErred;
+  const base = start.tasksDone;
   let done = 0;
   let lastLine = 0;
   let lastShown = -1;
@@ -61,8 +62,9 @@ export async function watchProgress(
     }
     const now = Date.now();
     const noteChanged = note !== lastNote;
-    // The counters count a task recomputed (its worker lost) again, so `done` may pass
-    // `total`: compare what is shown, or every poll past it repeats the 100% line.
+    // A task recomputed (its worker lost) counts once, but other clients' tasks done
+    // meanwhile count too, so `done` may pass `total`: compare what is shown, or every
+    // poll past it repeats the 100% line.
     const shown = Math.min(done, total);
     if (
       final
@@ -83,7 +85,7 @@ export async function watchProgress(
   const timer = setInterval(() => {
     polling = client.counters().then(
       (c) => {
-        done = c.tasksFinished + c.tasksErred - base;
+        done = c.tasksDone - base;
         // Without workers nothing runs: say so rather than look stuck (it waits for one to join).
         note = c.workers === 0 ? "no workers connected, waiting for one" : "";
         show(false);
@@ -101,7 +103,7 @@ export async function watchProgress(
       await polling;
       try {
         const c = await client.counters();
-        done = c.tasksFinished + c.tasksErred - base;
+        done = c.tasksDone - base;
       } catch {
         // the client is gone: show what we had
       }
