@@ -95,7 +95,7 @@ export interface WordcountReport {
   readonly expected: WordcountSummary;
   /** Why the answer is wrong, or null. */
   readonly mismatch: string | null;
-  /** Tasks run. */
+  /** Tasks done, each counted once however often it was computed (a worker lost). */
   readonly tasks: number;
   /** Keys fetched by one worker from another. */
   readonly transfers: number;
@@ -147,7 +147,7 @@ export async function runWordcount(
     answer,
     expected,
     mismatch: mismatch(answer, expected),
-    tasks: after.tasksFinished + after.tasksErred - before.tasksFinished - before.tasksErred,
+    tasks: after.tasksDone - before.tasksDone,
     transfers: after.keysTransferred - before.keysTransferred,
     seconds,
   };
