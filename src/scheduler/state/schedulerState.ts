@@ -354,12 +354,12 @@ export class SchedulerState {
       if (e instanceof InvalidTransition) throw e;
       throw new InvalidTransition(ts.key, start, finish, this.story(ts.key), { cause: e });
     }
-    // The log keeps the recommendations for `logLength` transitions: an array grown by
-    // push() has spare capacity, so more than one recommendation is kept as an exact copy.
     if (!ts.everDone && (ts.state === "memory" || ts.state === "erred")) {
       ts.everDone = true;
       this.tasksDone++;
     }
+    // The log keeps the recommendations for `logLength` transitions: an array grown by
+    // push() has spare capacity, so more than one recommendation is kept as an exact copy.
     const made = this.curRecs as string[] | null; // set by the transition function
     const recs: LoggedRecs = made === null ? NO_RECS : made.length > 2 ? made.slice() : made;
     this.log.push(ts.key, logStart, ts.state, recs, this.stimulusId, this.now);
