@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -121,6 +122,45 @@ describe("weft run, scheduler, worker", () => {
     const many = await weft(["run", plain, "--workers", "1000000"]);
     expect(many.code).toBe(2);
     expect(many.err).toMatch(/--workers must be at most 256/);
+  });
+
+  it("weft run --connect-timeout bounds the wait for a scheduler that never answers", async () => {
+    const plain = jsonFile("silent.json", { x: ["inc", 1] });
+    // Accepts connections and never says a word: the registration waits for the timeout.
+    const sockets: Socket[] = [];
+    const silent = createServer((s) => sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const t0 = Date.now();
+      const r = await weft([
+        "run",
+        plain,
+        "--scheduler",
+        `tcp://127.0.0.1:${port}`,
+        "--connect-timeout",
+        "300",
+      ]);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/^weft run: .*registering with tcp:\/\/127\.0\.0\.1:\d+/);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+    const embedded = await weft(["run", plain, "--connect-timeout", "300"]);
+    expect(embedded.code).toBe(2);
+    expect(embedded.err).toBe("weft run: --connect-timeout applies with --scheduler only\n");
+    const bad = await weft([
+      "run",
+      plain,
+      "--scheduler",
+      "tcp://127.0.0.1:1",
+      "--connect-timeout",
+      "0",
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe("weft run: --connect-timeout must be a positive integer, got 0\n");
   });
 
   it("weft run: Ctrl-C while computing gives the terminal back, closes the cluster, exits 130", async () => {

@@ -29,6 +29,7 @@ interface RunOptions extends FrameLimitCliOptions {
   readonly keys?: string;
   readonly progress: boolean;
   readonly validate?: boolean;
+  readonly connectTimeout?: string;
   readonly logLevel: string;
 }
 
@@ -50,7 +51,11 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   let nthreads: number;
   let extraModules: string[];
   let limits: FrameLimits;
+  let connectTimeoutMs: number;
   try {
+    if (opts.scheduler === undefined && opts.connectTimeout !== undefined) {
+      throw new Error("--connect-timeout applies with --scheduler only");
+    }
     if (opts.scheduler !== undefined) {
       const embeddedOnly = [
         opts.workers !== undefined && "--workers",
@@ -70,6 +75,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       throw new Error(`--workers must be at most ${MAX_WORKERS} (one process), got ${workers}`);
     }
     limits = frameLimitsFrom(opts);
+    connectTimeoutMs = positiveInt("--connect-timeout", opts.connectTimeout ?? "30000");
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
     extraModules = opts.tasks.map((t) => moduleUrl(t));
     input = await loadGraphInput(file);
@@ -85,7 +91,11 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   try {
     try {
       if (opts.scheduler !== undefined) {
-        client = await Client.connect(opts.scheduler, { logger, ...limits });
+        client = await Client.connect(opts.scheduler, {
+          logger,
+          timeoutMs: connectTimeoutMs,
+          ...limits,
+        });
       } else {
         // Each worker starts a thread pool: many take a while, which should not look like a hang.
         if (opts.progress && workers >= 8) {
@@ -178,6 +188,10 @@ export function runCommand(ctx: CliContext): Command {
       'a JSON graph ({"graph": {"x": ["inc", 1], "y": ["add", "x", 2]}, "tasks": ["./tasks.ts"]}, or just the graph with --tasks ./tasks.ts) or a module exporting `graph`',
     )
     .option("--scheduler <address>", "use this scheduler instead of an embedded cluster")
+    .option(
+      "--connect-timeout <ms>",
+      "with --scheduler: how long to wait for the scheduler (and workers, when fetching results) to accept a connection and, for the scheduler, to answer it (default: 30000)",
+    )
     .option("--workers <n>", "embedded cluster: workers (default: 2)")
     .option("--nthreads <n>", "embedded cluster: threads per worker (default: 1)")
     .addOption(
