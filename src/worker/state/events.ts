@@ -73,7 +73,7 @@ function withoutValues(data: ReadonlyMap<string, unknown>): ReadonlyMap<string, 
 const LOGGED_RUN_SPEC = new SerializedTask();
 
 /** Fields shared by every event. */
-abstract class EventBase {
+export abstract class EventBase {
   /** Unique ID of the event; every transition it causes is logged with it. */
   readonly stimulusId: string;
   /** When the worker handled it (set on logging). */
@@ -122,7 +122,7 @@ export class RetryBusyWorkerEvent extends EventBase {
 }
 
 /** Fields shared by the completions of a GatherDep instruction (the seed's GatherDepDoneEvent). */
-abstract class GatherDepDoneBase extends EventBase {
+export abstract class GatherDepDoneBase extends EventBase {
   /** The peer that was asked. */
   readonly worker: string;
   /** Must be the same as in the GatherDep instruction. */

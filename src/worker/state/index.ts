@@ -1,4 +1,9 @@
 /** The worker state machine: a faithful port of Dask's `worker_state_machine.py`. */
+// The containers its fields are (shared with the scheduler's state machine).
+export { BoundedDeque } from "../../util/boundedDeque.ts";
+export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
+export { HeapSet } from "../../util/heapSet.ts";
+export type { Priority } from "../../util/priority.ts";
 export type { DataStore, WorkerPlugin } from "./dataStore.ts";
 export { type ErrorMessage, errorMessage, TaskError } from "./errorMessage.ts";
 export {
@@ -11,8 +16,14 @@ export {
 export * from "./events.ts";
 export * from "./instructions.ts";
 export { type LogEntry, LoggedRecs, TransitionLog, workerStory } from "./log.ts";
-export { type Finish, Recs } from "./recs.ts";
-export { TaskCounter } from "./taskCounter.ts";
+export { type Finish, type FinishWithArgs, Recs } from "./recs.ts";
+export { type PrefixStateValue, TaskCounter } from "./taskCounter.ts";
 export * from "./taskState.ts";
-export { lookupTransition, TRANSITIONS_TABLE } from "./transitions.ts";
+export type { DebugValue } from "./toDict.ts";
+export {
+  lookupTransition,
+  TRANSITIONS_TABLE,
+  type TransitionEntry,
+  type TransitionFn,
+} from "./transitions.ts";
 export { WorkerState, type WorkerStateChooser, type WorkerStateOptions } from "./workerState.ts";

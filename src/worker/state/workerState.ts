@@ -28,7 +28,7 @@ import {
   type TaskStateState,
   withoutTask,
 } from "./taskState.ts";
-import { workerStateToDict } from "./toDict.ts";
+import { type DebugValue, workerStateToDict } from "./toDict.ts";
 import { TouchedTasks } from "./touchedTasks.ts";
 import { lookupTransition } from "./transitions.ts";
 import { validateState, validateTask } from "./validation.ts";
@@ -858,7 +858,7 @@ export class WorkerState {
   }
 
   /** The state as the seed's `_to_dict`, for debugging and dumps (see toDict.ts). */
-  toDict(exclude: readonly string[] = []): ReturnType<typeof workerStateToDict> {
+  toDict(exclude: readonly string[] = []): { [key: string]: DebugValue } {
     return workerStateToDict(this, exclude);
   }
 
