@@ -7,18 +7,26 @@ export {
   type AsyncInstructionContext,
   BaseWorker,
   type MetricName,
+  type MetricsLedger,
   WorkerClosed,
 } from "./baseWorker.ts";
 export { contactAddressFor } from "./contactAddress.ts";
-export { DataServer, type GetDataResponse, parseGetDataResponse } from "./dataServer.ts";
+export {
+  DataServer,
+  type DataServerHost,
+  type GetDataResponse,
+  parseGetDataResponse,
+} from "./dataServer.ts";
 export type {
   ExecuteJob,
   ExecuteOutcome,
   Executor,
   RunControl,
+  RunTiming,
   SerializedError,
 } from "./executor.ts";
 export { InlineExecutor } from "./inlineExecutor.ts";
+export { PeerPool, type PeerPoolOptions } from "./peerPool.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
 export { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
 export { MalformedMessageError, schedulerMessageToEvent } from "./schedulerEvents.ts";
