@@ -124,7 +124,7 @@ export type Gathered<T> = { [K in keyof T]: GatheredValue<T[K]> };
  * Objects `gather` does not search for futures (a `Map` or `Set` holding one is
  * refused at run time): they stand for themselves.
  */
-type NotSearched =
+export type NotSearched =
   | ReadonlyMap<unknown, unknown>
   | ReadonlySet<unknown>
   | Date

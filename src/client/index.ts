@@ -18,6 +18,7 @@ export {
   type FutureOr,
   type Gathered,
   type GatheredValue,
+  type NotSearched,
   type SubmitOptions,
   type TaskResult,
 } from "./client.ts";
@@ -29,7 +30,8 @@ export {
   RemoteTaskError,
   ResultFetchError,
 } from "./errors.ts";
-export { Future, isFuture } from "./future.ts";
+export { Future, type FutureHost, isFuture } from "./future.ts";
+export type { GatherHost } from "./gatherer.ts";
 export {
   type BuiltGraph,
   buildGraph,
@@ -40,5 +42,5 @@ export {
   type Literal,
   literal,
 } from "./graph.ts";
-export type { FutureStatus } from "./keyRecord.ts";
+export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
