@@ -3,24 +3,62 @@
  */
 
 // What it takes (inside its events) and what it gives: the messages between
-// clients, workers and the scheduler.
+// clients, workers and the scheduler, each union and each of its members.
 export type {
+  AcquireReplicasMsg,
+  AddKeysMsg,
+  CancelKeysMsg,
+  CancelledKeysMsg,
+  ClientDesiresKeysMsg,
   ClientRecipient,
+  ClientReleasesKeysMsg,
+  ClientTaskErredMsg,
   ClientToSchedulerMessage,
   ClientToSchedulerOp,
+  CloseClientMsg,
+  ComputeTaskMsg,
+  FreeKeysMsg,
   GraphTask,
+  HeartbeatWorkerMsg,
   Key,
+  KeyInMemoryMsg,
+  LongRunningMsg,
+  LostDataMsg,
+  NBytes,
+  PauseMsg,
+  RefreshWhoHasMsg,
+  RegisterWorkerMsg,
+  ReleaseWorkerDataMsg,
+  RemoveReplicasMsg,
+  RemoveWorkerMsg,
+  RequestRefreshWhoHasMsg,
+  RescheduleMsg,
   SchedulerMessage,
   SchedulerToClientMessage,
   SchedulerToClientOp,
   SchedulerToWorkerMessage,
   SchedulerToWorkerOp,
+  StealRequestMsg,
+  StealResponseMsg,
+  TaskErredMsg,
+  TaskFinishedMsg,
+  TaskNoWorkerMsg,
   TaskRef,
+  TaskRetriedMsg,
+  TaskRunnableMsg,
   TaskSpec,
+  UnpauseMsg,
+  UpdateGraphMsg,
+  WhoHas,
   WorkerRecipient,
+  WorkerStatusChangeMsg,
   WorkerToSchedulerMessage,
   WorkerToSchedulerOp,
 } from "../../protocol/messages.ts";
+// The containers its fields are (shared with the worker's state machine).
+export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
+export { HeapSet } from "../../util/heapSet.ts";
+export type { Priority } from "../../util/priority.ts";
 export { ClientInfo } from "./clientInfo.ts";
 export {
   InvalidStimulus,
@@ -38,14 +76,23 @@ export type {
 } from "./events.ts";
 export { stimulusIdOf } from "./events.ts";
 export type { ResolvedSchedulerStateOptions, SchedulerStateOptions } from "./options.ts";
+export type { OpenFreeKeys } from "./outbox.ts";
 export { noWorkerReason } from "./placement.ts";
 export type { InFlightSteal, StimulusRecord } from "./schedulerState.ts";
 export { SchedulerState } from "./schedulerState.ts";
 export type { LoggedRecs, TransitionLogEntry } from "./story.ts";
 export { formatLogEntry } from "./story.ts";
+export { TaskGroup } from "./taskGroup.ts";
 export type { SchedulerTaskStateName } from "./taskState.ts";
 export { SCHEDULER_TASK_STATES, TaskState } from "./taskState.ts";
-export type { ErredArgs, MemoryArgs, TransitionArgs } from "./transitions.ts";
+export { StimulusLog, TransitionLog } from "./transitionLog.ts";
+export type {
+  ErredArgs,
+  MemoryArgs,
+  TransitionArgs,
+  TransitionFunction,
+  TransitionTable,
+} from "./transitions.ts";
 export { TRANSITIONS, transitionPairs } from "./transitions.ts";
 export type { WorkerStatus } from "./workerInfo.ts";
 export { WorkerInfo } from "./workerInfo.ts";
