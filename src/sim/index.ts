@@ -5,6 +5,8 @@
  */
 
 export { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
+export type { SimCluster } from "./cluster.ts";
+export { EventQueue } from "./eventQueue.ts";
 export type { FailureKind, SimFailure } from "./failure.ts";
 export {
   DEFAULT_FAULT_RATES,
@@ -17,6 +19,7 @@ export {
   parseFaults,
 } from "./faults.ts";
 export type { HookContext, SimHooks } from "./hooks.ts";
+export { Network } from "./network.ts";
 export {
   type ResolvedSimOptions,
   resolveSimOptions,
@@ -37,7 +40,10 @@ export {
 export { SimRng } from "./rng.ts";
 export { addResult, emptySummary, mergeSummary, runSeeds, type SimSummary } from "./runMany.ts";
 export { type ShrinkOptions, type ShrinkResult, shrink } from "./shrink.ts";
+export { type ClientError, type KeyStatus, SimClient } from "./simClient.ts";
+export { type ClientSink, SimScheduler } from "./simScheduler.ts";
 export { type SimResult, Simulation, simulate } from "./simulation.ts";
+export { SimWorker } from "./simWorker.ts";
 export { SimStats } from "./stats.ts";
 export { computeValue, expectedValues, SimValue } from "./values.ts";
 export { VARIANTS, type Variant, variantHooks } from "./variants.ts";
