@@ -7,6 +7,7 @@
 // What `loadDump` gives and `replayLoadedDump` and `clusterStory` take: a parsed dump.
 export type {
   ClusterDump,
+  DumpEncoding,
   DumpEvent,
   DumpList,
   DumpObject,
@@ -14,11 +15,13 @@ export type {
   DumpValue,
   DumpVersions,
   SchedulerDump,
+  TaskRef,
   WorkerDump,
   WorkerLogEntry,
   WorkerLogRecord,
   WorkerStateParameters,
 } from "../protocol/clusterDump.ts";
+export { DaskConfig } from "../protocol/clusterDump.ts";
 export { ReplayClock } from "./clock.ts";
 export { type LogCoverage, logCoverage } from "./coverage.ts";
 export { decodeStimulusLog, dumpEventDict, UNKNOWN_TYPENAME } from "./dumpEvents.ts";
@@ -42,7 +45,18 @@ export { type FileReplay, type ReplayFileOptions, replayFile } from "./replayFil
 export { type ReplayWorkerOptions, replayWorker, type WorkerReplay } from "./replayWorker.ts";
 export type * from "./report.ts";
 export { type ClusterStoryOptions, clusterStory, SCHEDULER, type StoryLine } from "./story.ts";
-export { type ReplayStreamOptions, readStream, replayStreamFile } from "./streamReplay.ts";
-export { COMPARED_TASK_FIELDS, compareTasks, type TaskMismatch } from "./taskComparison.ts";
+export {
+  type ReplayStreamOptions,
+  readStream,
+  replayStreamFile,
+  type Stream,
+} from "./streamReplay.ts";
+export {
+  COMPARED_TASK_FIELDS,
+  compareTasks,
+  type FieldDifference,
+  type TaskComparison,
+  type TaskMismatch,
+} from "./taskComparison.ts";
 export { replayVectorFile } from "./vectorReplay.ts";
 export { workerStateOptions } from "./workerConfig.ts";

@@ -7,7 +7,7 @@ import { replayFailure } from "./failure.ts";
 import type { ReplayFailure, StreamReplayReport } from "./report.ts";
 
 /** The parts of a stimulus stream (`../shared/bench/README.md`). */
-interface Stream {
+export interface Stream {
   readonly name: string;
   readonly config: Record<string, unknown>;
   readonly events: StateMachineEvent[];
