@@ -235,6 +235,23 @@ export const timeouts: TcpTimeouts = { stallTimeoutMs: 1_000 };
 // docs/worker-state.md: the logs a story is told from.
 import type { TransitionLog, WorkerState } from "weft/worker/state";
 export const log = (s: WorkerState): TransitionLog => s.log;
+
+// Types the API names, exported for test/publicTypes.test.ts: one per entry point.
+import type { SimCluster, Simulation } from "weft/sim";
+import type { ComputeTaskMsg } from "weft/scheduler/state";
+import type { HeapSet, TaskState } from "weft/worker/state";
+import type { Router, Scheduler } from "weft/scheduler";
+import type { FutureHost } from "weft";
+import type { PeerPool } from "weft/worker";
+import type { Stream } from "weft/replay";
+export const cluster = (sim: Simulation): SimCluster => sim;
+export const compute = (m: SchedulerToWorkerMessage): ComputeTaskMsg | null =>
+  m.op === "compute-task" ? m : null;
+export const ready = (s: WorkerState): HeapSet<TaskState> => s.ready;
+export const router = (s: Scheduler): Router => s.router;
+export const host = (f: Future<number>): FutureHost => f.host;
+export type Peers = PeerPool;
+export type Parsed = Stream;
 `,
       );
       const tsc = `${root}node_modules/typescript/bin/tsc`;
