@@ -1,0 +1,86 @@
+/**
+ * Decoding a dump file's bytes (gzip, msgpack, YAML) into plain JS values, before
+ * normalization. See the module comment of `../clusterDump.ts` for the encodings.
+ */
+
+import { gunzipSync } from "node:zlib";
+import { Unpackr } from "msgpackr";
+import { parseDocument } from "yaml";
+import type { DumpEncoding } from "./encoding.ts";
+import { type Ctx, DumpFormatError } from "./errors.ts";
+import { PYYAML_SCALARS } from "./pyyamlScalars.ts";
+
+/** A hint at what non-dump content looks like, for error messages. */
+function sniff(data: Uint8Array): string {
+  const head = data.subarray(0, 16);
+  const text = Buffer.from(head).toString("latin1");
+  if (/^\s*[[{]/.test(text)) return "it looks like JSON text";
+  if (/^[\x20-\x7e\t\r\n]+$/.test(text)) return `it starts with the text ${JSON.stringify(text)}`;
+  return `it starts with the bytes ${Buffer.from(head.subarray(0, 8)).toString("hex")}`;
+}
+
+export function gunzip(data: Uint8Array, ctx: Ctx, encoding: DumpEncoding): Uint8Array {
+  if (data.length < 2 || data[0] !== 0x1f || data[1] !== 0x8b) {
+    ctx.fail(null, `not gzip data, as a ${encoding} file must be (${sniff(data)})`);
+  }
+  let out: Buffer;
+  try {
+    out = gunzipSync(data);
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    const msg = e instanceof Error ? e.message : String(e);
+    if (code === "Z_BUF_ERROR")
+      ctx.fail(null, "truncated gzip data (the compressed stream ends early)", e);
+    if (code === "Z_DATA_ERROR") ctx.fail(null, `corrupt gzip data (${msg})`, e);
+    ctx.fail(null, `cannot decompress the gzip data (${msg})`, e);
+  }
+  if (out.length === 0) ctx.fail(null, "the gzip stream holds no data");
+  return out;
+}
+
+export function decodeMsgpack(data: Uint8Array, ctx: Ctx): unknown {
+  const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
+  try {
+    return unpackr.unpack(data);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    if (/unexpected end/i.test(msg)) {
+      return ctx.fail(null, "truncated msgpack data (the data ends inside a value)", e);
+    }
+    if (/end of buffer not reached/i.test(msg)) {
+      return ctx.fail(
+        null,
+        `not a msgpack cluster dump: bytes are left after the first msgpack value (${sniff(data)})`,
+        e,
+      );
+    }
+    return ctx.fail(null, `invalid msgpack data (${msg})`, e);
+  }
+}
+
+export function decodeYaml(data: Uint8Array, ctx: Ctx): unknown {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(data);
+  } catch (e) {
+    return ctx.fail(null, `not YAML: the file is not UTF-8 text (${sniff(data)})`, e);
+  }
+  try {
+    // Plain scalars are typed as PyYAML types them; integers may exceed 2**53.
+    const doc = parseDocument(text, {
+      schema: "failsafe",
+      customTags: [...PYYAML_SCALARS, "binary"],
+      prettyErrors: true,
+    });
+    if (doc.errors.length > 0) {
+      // The first line ends with a colon introducing the code frame, which is left out.
+      const first = doc.errors[0].message.split("\n")[0].replace(/:\s*$/, "");
+      const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more errors)` : "";
+      return ctx.fail(null, `invalid YAML: ${first}${more}`, doc.errors[0]);
+    }
+    return doc.toJS({ mapAsMap: true, maxAliasCount: -1 });
+  } catch (e) {
+    if (e instanceof DumpFormatError) throw e;
+    return ctx.fail(null, `invalid YAML (${e instanceof Error ? e.message : String(e)})`, e);
+  }
+}

@@ -1,0 +1,107 @@
+/** The entry points: reading a dump from a file or from bytes in memory. */
+
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { decodeMsgpack, decodeYaml, gunzip } from "./decode.ts";
+import { type DumpEncoding, dumpEncodingOf, SUPPORTED_EXTENSIONS } from "./encoding.ts";
+import { Ctx, DumpFormatError } from "./errors.ts";
+import { buildDump, type ClusterDump } from "./topLevel.ts";
+
+/** Options of {@link parseClusterDump}. */
+export interface ParseClusterDumpOptions {
+  /** The encoding; by default implied by the extension of the source label. */
+  readonly encoding?: DumpEncoding;
+}
+
+/**
+ * Decodes and validates a cluster dump held in memory. `source` names it in
+ * errors and, unless `options.encoding` is given, its extension selects the
+ * encoding. Throws {@link DumpFormatError} for anything unreadable.
+ */
+export function parseClusterDump(
+  data: Uint8Array,
+  source: string,
+  options: ParseClusterDumpOptions = {},
+): ClusterDump {
+  const ctx: Ctx = new Ctx(source);
+  const encoding = options.encoding ?? dumpEncodingOf(source);
+  if (encoding === null) {
+    ctx.fail(null, `unsupported file extension: a cluster dump is ${SUPPORTED_EXTENSIONS}`);
+  }
+  try {
+    if (data.length === 0) ctx.fail(null, "the file is empty");
+    let bytes = data;
+    if (encoding === "msgpack.gz" || encoding === "yaml.gz") bytes = gunzip(data, ctx, encoding);
+    const decoded = encoding.startsWith("msgpack")
+      ? decodeMsgpack(bytes, ctx)
+      : decodeYaml(bytes, ctx);
+    return buildDump(decoded, ctx, encoding);
+  } catch (e) {
+    if (e instanceof DumpFormatError) throw e;
+    // Not expected: report it as a load failure rather than leak a raw TypeError.
+    const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    throw new DumpFormatError(source, null, `cannot read the dump (${msg})`, { cause: e });
+  }
+}
+
+function displayPath(path: string | URL): string {
+  return typeof path === "string"
+    ? path
+    : path.protocol === "file:"
+      ? fileURLToPath(path)
+      : path.href;
+}
+
+function readError(file: string, e: unknown): DumpFormatError {
+  const code = (e as { code?: unknown }).code;
+  const reason =
+    code === "ENOENT"
+      ? "cannot read the file: it does not exist"
+      : code === "EISDIR"
+        ? "cannot read the file: it is a directory"
+        : code === "EACCES" || code === "EPERM"
+          ? "cannot read the file: permission denied"
+          : `cannot read the file (${e instanceof Error ? e.message : String(e)})`;
+  return new DumpFormatError(file, null, reason, { cause: e });
+}
+
+function checkExtension(file: string): void {
+  if (dumpEncodingOf(file) === null) {
+    throw new DumpFormatError(
+      file,
+      null,
+      `unsupported file extension: a cluster dump is ${SUPPORTED_EXTENSIONS}`,
+    );
+  }
+}
+
+/**
+ * Reads a cluster dump file (`.msgpack.gz`, `.msgpack`, `.yaml`, `.yml`,
+ * `.yaml.gz`, `.yml.gz`) and returns its normalized, typed content. Rejects
+ * with {@link DumpFormatError} for an unreadable file or invalid content.
+ */
+export async function loadClusterDump(path: string | URL): Promise<ClusterDump> {
+  const file = displayPath(path);
+  checkExtension(file);
+  let data: Uint8Array;
+  try {
+    data = await readFile(path);
+  } catch (e) {
+    throw readError(file, e);
+  }
+  return parseClusterDump(data, file);
+}
+
+/** Synchronous {@link loadClusterDump}. */
+export function loadClusterDumpSync(path: string | URL): ClusterDump {
+  const file = displayPath(path);
+  checkExtension(file);
+  let data: Uint8Array;
+  try {
+    data = readFileSync(path);
+  } catch (e) {
+    throw readError(file, e);
+  }
+  return parseClusterDump(data, file);
+}
