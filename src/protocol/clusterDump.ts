@@ -70,7 +70,7 @@
  *   then the memory manager's `memory_target_fraction`, `memory_spill_fraction`,
  *   `memory_pause_fraction`, `max_spill`, `memory_monitor_interval`. The
  *   dump holds no resources, transfer limits or `validate` of the WorkerState:
- *   {@link workerStateParameters} derives them the way `Worker.__init__` does.
+ *   `WorkerDump.stateParameters` derives them the way `Worker.__init__` does.
  * - `stimulus_log` (a deque of at most 10,000): events as
  *   `StateMachineEvent._to_dict` writes them, `cls` then every public attribute
  *   in alphabetical order (`handled` — when it was handled — and `stimulus_id`
