@@ -33,6 +33,20 @@ describe("task references in arguments", () => {
     );
   });
 
+  it("are not searched for in other objects: a large typed array is one value, not its elements", () => {
+    // 256 MiB (zero pages, never touched): searched element by element, it took seconds and
+    // then threw "Invalid array length", which failed the scheduler it reached.
+    const started = performance.now();
+    expect(taskArgsProblem([new Uint8Array(2 ** 28), { x: [taskRef("a")] }], ["a"])).toBeNull();
+    expect(performance.now() - started).toBeLessThan(1000);
+    // As the worker substitutes them (resolveArgs): only in arrays and plain objects.
+    class Holder {
+      ref = taskRef("zz");
+    }
+    expect(collectTaskRefs([new Holder(), new Map([[1, taskRef("m")]])], new Set()).size).toBe(0);
+    expect(taskArgsProblem([new Holder()], [])).toBeNull();
+  });
+
   it("taskArgsProblem refuses arguments nested deeper than MAX_ARG_DEPTH", () => {
     const nest = (n: number): unknown => {
       let v: unknown = taskRef("a");

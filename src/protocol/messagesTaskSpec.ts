@@ -47,6 +47,12 @@ export function taskRef(key: Key): TaskRef {
  */
 export const MAX_ARG_DEPTH = 1000;
 
+/** True for an object made by `{...}` or `Object.create(null)`. */
+function isPlainObject(v: object): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
 /** Found nesting deeper than {@link MAX_ARG_DEPTH} (from {@link findTaskRef}). */
 const TOO_DEEP = Symbol("too deep");
 
@@ -67,7 +73,12 @@ function findTaskRef(value: unknown, stop: (key: Key) => boolean): Key | null | 
       continue;
     }
     if (depth >= MAX_ARG_DEPTH) return TOO_DEEP;
-    const items = Array.isArray(v) ? v : Object.values(v);
+    // Only arrays and plain objects are searched, as the worker substitutes references
+    // (resolveArgs): any other object (a typed array, a Map, a Date) is an opaque value,
+    // and walking one element by element could take seconds or throw.
+    const isArray = Array.isArray(v);
+    if (!isArray && !isPlainObject(v)) continue;
+    const items = isArray ? v : Object.values(v);
     for (let i = items.length - 1; i >= 0; i--) {
       stack.push(items[i]);
       depths.push(depth + 1);
