@@ -7,6 +7,7 @@
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { CommClosedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type {
   ClientRequestOp,
@@ -89,7 +90,14 @@ export class SchedulerConnection {
     try {
       const hello: RegisterClientMsg = { op: "register-client", clientId };
       await comm.send(hello);
-      const reply = (await timeout(comm.recv(), o.timeoutMs, `registering with ${address}`)) as {
+      const answer = comm.recv().catch((err: unknown) => {
+        if (!(err instanceof CommClosedError)) throw err;
+        throw new Error(
+          `${address} closed the connection instead of answering register-client (${err.message}): is it a scheduler's address (not a worker's)? Its log says why`,
+          { cause: err },
+        );
+      });
+      const reply = (await timeout(answer, o.timeoutMs, `registering with ${address}`)) as {
         status?: unknown;
         message?: unknown;
       } | null;

@@ -127,6 +127,32 @@ describe("TCP mode", () => {
     expect(results[65_999]).toBe(66_000);
   });
 
+  it("a client or a worker given a worker's address for the scheduler's fails at once", async () => {
+    const cluster = await benchCluster("tcp");
+    const workerAddress = cluster.workers[0].address;
+    const started = performance.now();
+    // The worker's data server closes the connection: no waiting for a registration
+    // answer that never comes (it took the whole timeout, then said "timed out").
+    await expect(
+      Client.connect(workerAddress, { logger: silent, timeoutMs: 20_000 }),
+    ).rejects.toThrow(/closed the connection instead of answering register-client/);
+    await expect(
+      Worker.create({
+        scheduler: workerAddress,
+        listen: "tcp://127.0.0.1:0",
+        nthreads: 1,
+        executor: "inline",
+        taskModules: [BENCH_TASKS],
+        connectTimeoutMs: 20_000,
+        logger: silent,
+      }),
+    ).rejects.toThrow(/closed the connection instead of answering register-worker/);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    // The worker serves its peers as before.
+    const client = await cluster.client();
+    expect(await client.submit("inc", 1)).toBe(2);
+  }, 60_000);
+
   it("a LocalCluster on TCP computes what it computes in process", async () => {
     const cluster = await benchCluster("tcp", true);
     expect(cluster.address).toMatch(/^tcp:/);

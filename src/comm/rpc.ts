@@ -185,7 +185,8 @@ function errorFields(err: unknown): { name: string; message: string; stack: stri
 /**
  * Answer the requests arriving on `comm` with `handlers`, concurrently, until
  * the comm closes. Malformed requests and unknown ops are answered with an
- * error (or dropped if they have no usable id) and logged.
+ * error (or dropped if they have no usable id) and logged; a message naming
+ * an op without an id (another protocol's) closes the comm.
  */
 export async function serveRpc(
   comm: Comm,
@@ -234,6 +235,18 @@ async function answer(
     }
     for (const cb of callbacks) cb(ok);
   };
+  if (id === null && isRecord(msg) && typeof msg.op === "string") {
+    // A message of another protocol, with no id to answer: the peer took this address
+    // for another server's (a client or a worker given a worker's address for the
+    // scheduler's). Closed, as Dask closes a comm asking for an op it has no handler
+    // for, so that the peer learns at once instead of waiting for an answer.
+    logger?.warn(
+      { peer: comm.peerAddress, op: msg.op },
+      "rpc: a message without an id (not a request to this server): closing the connection",
+    );
+    await comm.close();
+    return;
+  }
   if (!isRecord(msg) || typeof msg.op !== "string" || id === null) {
     logger?.warn({ peer: comm.peerAddress }, "rpc: malformed request");
     if (id !== null)

@@ -351,7 +351,7 @@ export class Worker extends BaseWorker {
     const answer = comm.recv().catch((err: unknown) => {
       if (!(err instanceof CommClosedError)) throw err;
       throw new Error(
-        `the scheduler at ${o.scheduler} closed the connection instead of answering register-worker (${err.message}): its log says why; a --max-message-bytes or --max-frame-bytes lower there than this worker's message is one cause`,
+        `the scheduler at ${o.scheduler} closed the connection instead of answering register-worker (${err.message}): its log says why; a --max-message-bytes or --max-frame-bytes lower there than this worker's message is one cause, the address of a worker rather than a scheduler another`,
         { cause: err },
       );
     });
