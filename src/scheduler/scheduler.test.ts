@@ -248,6 +248,14 @@ describe("Scheduler server", () => {
     await until(() => s.state.workers.size === 0);
     expect(records.some((r) => r.msg === "worker missed its heartbeats; removing it")).toBe(true);
     await w.comm.closed;
+    // The scheduler cut the connection itself: no warning that it broke.
+    const ended = (r: Record<string, unknown>) =>
+      r.msg === "closed the connection of a removed worker" ||
+      r.msg === "the connection to a worker broke";
+    await until(() => records.some(ended));
+    expect(records.filter(ended).map((r) => r.msg)).toEqual([
+      "closed the connection of a removed worker",
+    ]);
   });
 
   it("drops a connection whose first message is not a handshake", async () => {

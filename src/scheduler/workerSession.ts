@@ -6,6 +6,7 @@
 
 import { type Comm, frameLimitsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { CommAbortedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
 import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
@@ -92,7 +93,10 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
       host.dispatch(events);
     });
   } catch (err) {
-    host.logger.warn({ err, worker: address }, "the connection to a worker broke");
+    // Aborted by the scheduler itself (a worker that missed its heartbeats): expected.
+    if (err instanceof CommAbortedError) {
+      host.logger.debug({ worker: address }, "closed the connection of a removed worker");
+    } else host.logger.warn({ err, worker: address }, "the connection to a worker broke");
   }
   stream.abort();
   // Still ours unless the worker was removed already (missed heartbeats).
