@@ -462,6 +462,9 @@ describe("Worker lifecycle", () => {
     expect(() => new Worker({ scheduler: sched.address, nthreads: 0 })).toThrow(
       /nthreads must be a positive integer, got 0/,
     );
+    expect(() => new Worker({ scheduler: sched.address, connectTimeoutMs: 1e10 })).toThrow(
+      /connectTimeoutMs must be at most 2147483647 ms/,
+    );
     expect(() => new Worker({ scheduler: "" })).toThrow(/scheduler .* is required/);
     expect(() => new Worker({ scheduler: "x", executor: "gpu" as "inline" })).toThrow(
       /executor must be/,

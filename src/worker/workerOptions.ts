@@ -83,6 +83,16 @@ function positiveInt(name: string, v: number): number {
   return v;
 }
 
+/** A positive integer a Node.js timer can wait (a longer delay fires at once, with a warning). */
+function timerMs(name: string, v: number): number {
+  if (positiveInt(name, v) > 2 ** 31 - 1) {
+    throw new RangeError(
+      `Worker option ${name} must be at most ${2 ** 31 - 1} ms (about 24.8 days), got ${v}`,
+    );
+  }
+  return v;
+}
+
 function nonNegative(name: string, v: number): number {
   if (typeof v !== "number" || Number.isNaN(v) || v < 0) {
     throw new RangeError(`Worker option ${name} must be a number >= 0, got ${v}`);
@@ -189,7 +199,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     findMissingIntervalMs: positiveInt("findMissingIntervalMs", o.findMissingIntervalMs ?? 1000),
     heartbeatIntervalMs: positiveInt("heartbeatIntervalMs", o.heartbeatIntervalMs ?? 1000),
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
-    connectTimeoutMs: positiveInt("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
+    connectTimeoutMs: timerMs("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),

@@ -349,6 +349,10 @@ describe("weft run, scheduler, worker", () => {
     const r = await weft(["worker", "tcp://127.0.0.1:1", "--nthreads", "0"]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/--nthreads must be a positive integer, got 0/);
+    // Longer than a timer can wait: it timed out at once, "after 10000000000 ms".
+    const long = await weft(["worker", "tcp://127.0.0.1:1", "--connect-timeout", "1e10"]);
+    expect(long.code).toBe(2);
+    expect(long.err).toMatch(/--connect-timeout must be at most 2147483647 ms .*, got 1e10/);
     const res = await weft(["worker", "tcp://127.0.0.1:1", "--resources", "GPU"]);
     expect(res.err).toMatch(/bad resource "GPU"/);
     const size = await weft(["worker", "tcp://127.0.0.1:1", "--max-message-bytes", "lots"]);

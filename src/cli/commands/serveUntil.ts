@@ -120,3 +120,15 @@ export function positiveInt(name: string, text: string): number {
     throw new Error(`${name} must be a positive integer, got ${text}`);
   return n;
 }
+
+/** The longest delay a Node.js timer waits (a longer one fires at once, with a warning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Parse a timeout in milliseconds: a positive integer a timer can wait; throws a clear error. */
+export function timeoutMs(name: string, text: string): number {
+  const n = positiveInt(name, text);
+  if (n > MAX_TIMER_MS) {
+    throw new Error(`${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${text}`);
+  }
+  return n;
+}

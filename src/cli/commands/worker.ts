@@ -11,6 +11,7 @@ import {
   parseResources,
   positiveInt,
   stderrLogger,
+  timeoutMs,
   untilSignal,
 } from "./serveUntil.ts";
 
@@ -42,7 +43,7 @@ export async function runWorker(
   let nthreads: number;
   try {
     nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
-    const connectTimeoutMs = positiveInt("--connect-timeout", opts.connectTimeout);
+    const connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout);
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
     const { listen, contact } = await workerAddresses(opts.listen, scheduler);
     worker = await Worker.create({
