@@ -16,7 +16,11 @@ afterEach(closeTestClusters);
 describe("Client", () => {
   it("refuses bad connection options before connecting, naming the option", async () => {
     await expect(Client.connect("inproc://nowhere", { timeoutMs: -1 })).rejects.toThrow(
-      /^Client option timeoutMs must be a number > 0, got -1$/,
+      /^Client option timeoutMs must be a number > 0 and at most 2147483647 \(about 24.8 days\), got -1$/,
+    );
+    // Longer than a Node.js timer waits: it would time out at once.
+    await expect(Client.connect("inproc://nowhere", { timeoutMs: 1e10 })).rejects.toThrow(
+      /^Client option timeoutMs must be .* got 10000000000$/,
     );
     await expect(Client.connect("inproc://nowhere", { maxFrameBytes: 1.5 })).rejects.toThrow(
       /^Client option maxFrameBytes must be an integer from 1 to 2147483647, got 1.5$/,

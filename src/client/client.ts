@@ -254,8 +254,11 @@ export class Client implements FutureHost, GatherHost {
   /** Connect to the scheduler at `address` (`tcp://host:port` or `inproc://…`). */
   static async connect(address: string, options: ClientOptions = {}): Promise<Client> {
     const timeoutMs = options.timeoutMs ?? 30_000;
-    if (!(timeoutMs > 0)) {
-      throw new RangeError(`Client option timeoutMs must be a number > 0, got ${timeoutMs}`);
+    // A Node.js timer waits at most 2^31 - 1 ms: a longer delay fires at once.
+    if (!(timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)) {
+      throw new RangeError(
+        `Client option timeoutMs must be a number > 0 and at most ${2 ** 31 - 1} (about 24.8 days), got ${timeoutMs}`,
+      );
     }
     const limitsProblem = frameLimitsProblem(options);
     if (limitsProblem !== null) throw new RangeError(`Client option ${limitsProblem}`);

@@ -161,6 +161,16 @@ describe("weft run, scheduler, worker", () => {
     ]);
     expect(bad.code).toBe(2);
     expect(bad.err).toBe("weft run: --connect-timeout must be a positive integer, got 0\n");
+    const long = await weft([
+      "run",
+      plain,
+      "--scheduler",
+      "tcp://127.0.0.1:1",
+      "--connect-timeout",
+      "1e10",
+    ]);
+    expect(long.code).toBe(2);
+    expect(long.err).toMatch(/^weft run: --connect-timeout must be at most 2147483647 ms/);
   });
 
   it("weft run: Ctrl-C while computing gives the terminal back, closes the cluster, exits 130", async () => {

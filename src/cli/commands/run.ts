@@ -16,6 +16,7 @@ import {
   frameLimitsFrom,
   LOG_LEVELS,
   positiveInt,
+  timeoutMs,
   untilSignal,
 } from "./serveUntil.ts";
 
@@ -75,7 +76,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       throw new Error(`--workers must be at most ${MAX_WORKERS} (one process), got ${workers}`);
     }
     limits = frameLimitsFrom(opts);
-    connectTimeoutMs = positiveInt("--connect-timeout", opts.connectTimeout ?? "30000");
+    connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
     extraModules = opts.tasks.map((t) => moduleUrl(t));
     input = await loadGraphInput(file);
