@@ -67,7 +67,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       ].filter((o) => o !== false);
       if (embeddedOnly.length > 0) {
         throw new Error(
-          `${embeddedOnly.join(", ")} ${embeddedOnly.length === 1 ? "applies" : "apply"} to the embedded cluster only, not with --scheduler (the scheduler's workers load their own task modules)`,
+          `${embeddedOnly.join(", ")} ${embeddedOnly.length === 1 ? "applies" : "apply"} to the embedded cluster only, not with --scheduler (the scheduler's workers are already running, with their own threads, executor and task modules)`,
         );
       }
     }

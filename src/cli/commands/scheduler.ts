@@ -77,7 +77,9 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .addHelpText(
       "after",
-      "\nPrints `scheduler at <address>` on stdout and runs until SIGINT or SIGTERM.\n" +
+      "\nPrints `scheduler at <address>` on stdout and runs until SIGINT or SIGTERM (exit 0),\n" +
+        "or until its state machine fails (exit 1). Exit 2: it cannot start (a bad option,\n" +
+        "an address in use).\n" +
         "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine)\n" +
         "      weft run graph.json --scheduler <address>",
     )

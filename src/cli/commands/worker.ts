@@ -112,7 +112,9 @@ export function workerCommand(ctx: CliContext): Command {
     .addHelpText(
       "after",
       "\nRuns until SIGINT or SIGTERM (exit 0), or until it loses the scheduler or its state\n" +
-        "machine fails (exit 1, saying why).\n" +
+        "machine fails (exit 1, saying why). Exit 2: it cannot start (a bad option, a task\n" +
+        "module that does not load, a scheduler that refuses it or is not reached within\n" +
+        "--connect-timeout).\n" +
         "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.",
     )
     .action(async (scheduler: string, opts: WorkerCliOptions) => {
