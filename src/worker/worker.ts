@@ -258,12 +258,13 @@ export class Worker extends BaseWorker {
       "worker started",
     );
     if (o.taskModules.length > 0 && this.executor.taskNames.length === 0) {
-      // Typically a module loaded as CommonJS (a .ts file outside a "type": "module"
-      // package): it gets a task registry of its own, which the executor never sees.
+      // A module that defines nothing (the wrong file, or its defineTask calls are
+      // in a module it does not import): the registry is one per thread, whichever
+      // copy of weft (or CommonJS require of it) a module calls defineTask from.
       this.logger.warn(
         { taskModules: o.taskModules },
         "the task modules define no task functions: every task will fail as unknown " +
-          "(are they loaded as ES modules? a CommonJS module registers into a copy of weft of its own)",
+          "(do they call defineTask, or import a module that does?)",
       );
     }
     return this;
