@@ -46,7 +46,9 @@ export function parseResources(text: string): Record<string, number> {
     if (part.trim() === "") continue;
     const eq = part.indexOf("=");
     const name = eq > 0 ? part.slice(0, eq).trim() : "";
-    const amount = Number(part.slice(eq + 1));
+    const text = part.slice(eq + 1).trim();
+    // Number("") is 0: "GPU=" (the amount forgotten) must not declare 0 of it.
+    const amount = text === "" ? Number.NaN : Number(text);
     if (name === "" || !Number.isFinite(amount) || amount < 0) {
       throw new Error(`bad resource ${JSON.stringify(part)}: expected NAME=AMOUNT, e.g. GPU=1`);
     }
