@@ -61,7 +61,9 @@ export function parseResources(text: string): Record<string, number> {
 export function byteSize(name: string, text: string): number {
   let n: number;
   try {
-    n = parseBytes(text);
+    // parse_bytes reads a missing number as 1 ("" is 1 byte, "MB" 1 MB): an empty
+    // value (an unset variable in a script) must not mean 1-byte frames or messages.
+    n = text.trim() === "" ? Number.NaN : parseBytes(text);
   } catch {
     n = Number.NaN;
   }
