@@ -207,7 +207,10 @@ export function runCommand(ctx: CliContext): Command {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
-    .option("--keys <list>", "comma-separated keys to compute (default: the graph's sinks)")
+    .option(
+      "--keys <list>",
+      "comma-separated keys to compute (default: the file's keys, else the graph's sinks)",
+    )
     .option("--no-progress", "no progress on stderr")
     .option("--validate", "embedded cluster: check every state machine after every stimulus");
   return addFrameLimitOptions(cmd)
