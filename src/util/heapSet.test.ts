@@ -272,7 +272,17 @@ describe("HeapSet properties", () => {
   it("with fixed keys and no re-adds, pops in (key, insertion) order", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 3 }), { maxLength: 60 }),
+        // Keys of every length up to 4, negative elements and infinities included.
+        fc.array(
+          fc.array(
+            fc.oneof(
+              fc.integer({ min: -2, max: 4 }),
+              fc.constantFrom(Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY),
+            ),
+            { maxLength: 4 },
+          ),
+          { maxLength: 60 },
+        ),
         fc.array(fc.nat(), { maxLength: 20 }),
         (prios, discards) => {
           const items = prios.map((p, i) => item(i, ...p));
