@@ -360,10 +360,11 @@ describe("failures reach the client", () => {
   for (const executor of ["threads", "inline"] as const) {
     it(`an error whose fields cannot be read is reported as the task's error (${executor})`, async () => {
       const { client } = await testCluster({ executor, workers: 1 });
-      for (const kind of ["message", "stack", "proxy"]) {
+      for (const kind of ["message", "stack", "proxy", "proto"]) {
         const err = (await client.submit(unreadableError, kind).catch((e: unknown) => e)) as Error;
         expect(err, kind).toBeInstanceOf(RemoteTaskError);
         expect(err.message, kind).not.toMatch(/PoolThreadDied/);
+        expect(err.message, kind).toMatch(/the task threw a value whose fields cannot be read/);
       }
       expect(await client.submit(inc, 1)).toBe(2);
     });

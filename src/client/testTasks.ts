@@ -74,7 +74,7 @@ export const bytes = defineTask("bytes", (n: number) =>
 
 /** The sum of the bytes. */
 export const byteSum = defineTask("byteSum", (b: Uint8Array) => b.reduce((a, x) => a + x, 0));
-/** Throws an error some of whose fields cannot be read (a getter that throws, a Proxy). */
+/** Throws an error some of whose fields cannot be read (a getter that throws, a Proxy, one whose prototype cannot be read). */
 export const unreadableError = defineTask("unreadableError", (kind: string): number => {
   const e = new Error("plain");
   if (kind === "message") {
@@ -92,6 +92,13 @@ export const unreadableError = defineTask("unreadableError", (kind: string): num
       },
     });
     throw e;
+  }
+  if (kind === "proto") {
+    throw new Proxy(e, {
+      getPrototypeOf() {
+        throw new Error("getPrototypeOf trap");
+      },
+    });
   }
   throw new Proxy(e, {
     get(t, p) {

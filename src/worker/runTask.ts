@@ -133,8 +133,17 @@ async function settle(
   return valueOutcome(value, key, start, run, finish);
 }
 
+/** `err instanceof Reschedule`, false where that throws (a Proxy whose `getPrototypeOf` trap throws). */
+function isReschedule(err: unknown): boolean {
+  try {
+    return err instanceof Reschedule;
+  } catch {
+    return false;
+  }
+}
+
 function thrownOutcome(err: unknown, start: number, run: TaskRun): ExecuteOutcome {
-  if (err instanceof Reschedule) {
+  if (isReschedule(err)) {
     return {
       status: "reschedule",
       start,
