@@ -1,4 +1,8 @@
 import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -86,6 +90,34 @@ describe("PiscinaExecutor", () => {
       /worker thread pool failed to start: .*noSuchTasks/,
     );
   });
+});
+
+describe("PiscinaExecutor, a new thread that cannot load the task modules", () => {
+  it("fails the runs waiting for a thread instead of leaving them queued forever", async () => {
+    const flag = join(tmpdir(), `weft-import-fails-${randomUUID()}`);
+    const url = new URL("./testTasksImportFails.ts", import.meta.url);
+    url.searchParams.set("flag", flag);
+    const executor = await PiscinaExecutor.start({ nthreads: 1, taskModules: [url.href] });
+    const go = (key: string, fn: string, args: unknown[]) =>
+      executor.run({ key, fn, args }, noControl, new AbortController().signal);
+    try {
+      writeFileSync(flag, "");
+      // The task ends its thread; the thread replacing it cannot import the module.
+      await expect(go("a", "exitThread", [])).rejects.toThrow(/PoolThreadDied|stopped/);
+      const err = (await go("b", "inc", [1]).catch((e: unknown) => e)) as Error;
+      expect(err).toBeInstanceOf(Error);
+      expect(err.name).toBe("PoolThreadStartFailed");
+      expect(err.message).toMatch(
+        /^no pool thread could start to run task b: Error: testTasksImportFails: refusing to load/,
+      );
+      // Once the module loads again, a new thread runs the next task.
+      rmSync(flag);
+      expect(await go("c", "inc", [2])).toMatchObject({ status: "ok", value: 3 });
+    } finally {
+      rmSync(flag, { force: true });
+      await executor.close();
+    }
+  }, 20_000);
 });
 
 describe("pool threads load TypeScript however the main thread started", () => {

@@ -54,6 +54,8 @@ export class PiscinaExecutor implements Executor {
   /** As a pool thread reported them once it had loaded the task modules. */
   taskNames: readonly string[] = [];
   private readonly controls = new Map<number, RunControl>();
+  /** Runs handed to the pool and not settled: fails them when no thread is left to run them. */
+  private readonly waiting = new Set<WaitingRun>();
   private nextToken = 1;
   private closed = false;
   /** The last error a pool thread died of, if any. */
@@ -86,6 +88,7 @@ export class PiscinaExecutor implements Executor {
     pool.on("error", (err: unknown) => {
       executor.lastThreadError = asError(err);
       o.onThreadError?.(executor.lastThreadError);
+      executor.onThreadFailed(executor.lastThreadError);
     });
     try {
       const reply: unknown = await Promise.race([
@@ -132,16 +135,23 @@ export class PiscinaExecutor implements Executor {
     }
     const token = this.nextToken++;
     this.controls.set(token, control);
+    const waiting: WaitingRun = { abort: new AbortController(), startFailure: null };
+    const forward = () => waiting.abort.abort(signal.reason);
+    signal.addEventListener("abort", forward, { once: true });
+    this.waiting.add(waiting);
     let reply: unknown;
     try {
       const msg: ThreadJob = { kind: "run", token, key: job.key, fn: job.fn, args };
-      reply = await this.pool.run(msg, { signal });
+      reply = await this.pool.run(msg, { signal: waiting.abort.signal });
     } catch (err) {
       if (signal.aborted) throw err;
+      if (waiting.startFailure !== null) throw noThreadStarted(job.key, waiting.startFailure);
       // The task's own errors come back as outcomes: a rejection is the thread
       // itself failing, maybe for code an earlier task left running there.
       throw threadDied(job.key, err);
     } finally {
+      signal.removeEventListener("abort", forward);
+      this.waiting.delete(waiting);
       this.controls.delete(token);
     }
     if (!isReply(reply) || reply.kind !== "done")
@@ -160,6 +170,21 @@ export class PiscinaExecutor implements Executor {
           `result of task ${job.key} cannot be deserialised: ${why}`,
         ),
       };
+    }
+  }
+
+  /**
+   * A pool thread failed outside any task: one that died idle is replaced by
+   * piscina, but one that failed while starting (a task module that no longer
+   * loads) is not, and piscina then keeps the runs it queued until a thread
+   * comes, which none may. With no thread left, every run waiting is queued:
+   * fail them with the thread's error (a later run tries a new thread).
+   */
+  private onThreadFailed(err: Error): void {
+    if (this.closed || this.pool.threads.length > 0) return;
+    for (const w of this.waiting) {
+      w.startFailure = err;
+      w.abort.abort(err);
     }
   }
 
@@ -188,6 +213,23 @@ export class PiscinaExecutor implements Executor {
     this.channel.close();
     await this.pool.destroy();
   }
+}
+
+/** A run handed to the pool, abortable by the executor. */
+interface WaitingRun {
+  readonly abort: AbortController;
+  /** Set when the run is failed because no pool thread could start. */
+  startFailure: Error | null;
+}
+
+/** The error of a task that waited for a pool thread none of which could start. */
+function noThreadStarted(key: string, err: Error): Error {
+  const out = new Error(
+    `no pool thread could start to run task ${key}: ${err.name}: ${err.message} (a new thread imports the task modules first)`,
+    { cause: err },
+  );
+  out.name = "PoolThreadStartFailed";
+  return out;
 }
 
 /**
