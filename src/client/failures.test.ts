@@ -16,7 +16,17 @@ import {
   knownKeys,
   testCluster,
 } from "./testCluster.ts";
-import { add, boom, flaky, inc, slowInc, sum, uncloneable, unreadableError } from "./testTasks.ts";
+import {
+  add,
+  boom,
+  flaky,
+  inc,
+  slowInc,
+  sum,
+  uncloneable,
+  unreadableError,
+  unreadableThen,
+} from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -365,6 +375,20 @@ describe("failures reach the client", () => {
         expect(err, kind).toBeInstanceOf(RemoteTaskError);
         expect(err.message, kind).not.toMatch(/PoolThreadDied/);
         expect(err.message, kind).toMatch(/the task threw a value whose fields cannot be read/);
+      }
+      expect(await client.submit(inc, 1)).toBe(2);
+    });
+
+    it(`a result whose then cannot be read fails its task with the reading's error, as a promise would (${executor})`, async () => {
+      const { client } = await testCluster({ executor, workers: 1 });
+      const expected = {
+        getter: "Error: then getter",
+        revoked: "TypeError: Cannot perform 'get' on a proxy that has been revoked",
+      };
+      for (const [kind, text] of Object.entries(expected)) {
+        const err = (await client.submit(unreadableThen, kind).catch((e: unknown) => e)) as Error;
+        expect(err, kind).toBeInstanceOf(RemoteTaskError);
+        expect((err as RemoteTaskError).exceptionText, kind).toBe(text);
       }
       expect(await client.submit(inc, 1)).toBe(2);
     });

@@ -107,3 +107,18 @@ export const unreadableError = defineTask("unreadableError", (kind: string): num
     },
   });
 });
+
+/** Returns a value whose `then` cannot be read: a getter that throws, or a revoked Proxy. */
+export const unreadableThen = defineTask("unreadableThen", (kind: string): object => {
+  if (kind === "getter") {
+    return {
+      // biome-ignore lint/suspicious/noThenProperty: the test is of a then that cannot be read
+      get then() {
+        throw new Error("then getter");
+      },
+    };
+  }
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+});

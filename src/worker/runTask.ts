@@ -110,10 +110,12 @@ export function startTask(
       );
     }
     value = runInTaskSync(run, fn, args);
+    // Reading `then` may throw (a getter, a revoked Proxy): the task's error,
+    // as a promise resolved with that value would reject with it.
+    if (isThenable(value)) return settle(value, key, start, run, finish);
   } catch (err) {
     return thrownOutcome(err, start, run);
   }
-  if (isThenable(value)) return settle(value, key, start, run, finish);
   return valueOutcome(value, key, start, run, finish);
 }
 
