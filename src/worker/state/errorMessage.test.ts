@@ -10,6 +10,17 @@ describe("errorMessage", () => {
     expect(msg.exception).toBe(err);
   });
 
+  it("an Error whose stack is not a string keeps its name and message", () => {
+    for (const stack of [42, { frames: [] }]) {
+      const err = new TypeError("bad input");
+      (err as { stack: unknown }).stack = stack;
+      const msg = errorMessage(err);
+      expect(msg.exceptionText).toBe("TypeError: bad input");
+      expect(msg.tracebackText).toBe("");
+      expect(msg.traceback).toBe("");
+    }
+  });
+
   it("keeps the texts of an error that carries them", () => {
     const msg = errorMessage(new TaskError("ZeroDivisionError()", "  File x"));
     expect([msg.exceptionText, msg.tracebackText]).toEqual(["ZeroDivisionError()", "  File x"]);

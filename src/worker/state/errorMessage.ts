@@ -48,7 +48,8 @@ export function errorMessage(err: unknown): ErrorMessage {
     };
   }
   if (err instanceof Error) {
-    const stack = err.stack ?? "";
+    // Code may set `stack` to anything; only a string is a traceback.
+    const stack = typeof err.stack === "string" ? err.stack : "";
     const newline = stack.indexOf("\n");
     return {
       status: "error",
