@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { splitScheme } from "../../util/address.ts";
+import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
   addFrameLimitOptions,
@@ -24,7 +25,9 @@ interface SchedulerCliOptions extends FrameLimitCliOptions {
 
 /**
  * Run a scheduler until `stop` resolves (SIGINT/SIGTERM in production).
- * Prints its address on stdout once listening.
+ * Prints its address on stdout once listening: on a wildcard host
+ * (`0.0.0.0`, `[::]`), one of this machine's that workers elsewhere can use
+ * (Dask prints its `get_ip()`), then the listening one.
  */
 export async function runScheduler(
   opts: SchedulerCliOptions,
@@ -52,7 +55,12 @@ export async function runScheduler(
     ctx.exitCode = EXIT.usage;
     return;
   }
-  ctx.stdout.write(`scheduler at ${scheduler.address}\n`);
+  const reachable = reachableAddressFor(scheduler.address);
+  ctx.stdout.write(
+    reachable === null
+      ? `scheduler at ${scheduler.address}\n`
+      : `scheduler at ${reachable} (listening on ${scheduler.address})\n`,
+  );
   await stop(scheduler);
   await scheduler.close();
   if (scheduler.status === "failed") ctx.exitCode = EXIT.differences;
@@ -77,9 +85,10 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .addHelpText(
       "after",
-      "\nPrints `scheduler at <address>` on stdout and runs until SIGINT or SIGTERM (exit 0),\n" +
-        "or until its state machine fails (exit 1). Exit 2: it cannot start (a bad option,\n" +
-        "an address in use).\n" +
+      "\nPrints `scheduler at <address>` on stdout (listening on 0.0.0.0 or [::]: an address of\n" +
+        "this machine's network interfaces, then `(listening on tcp://0.0.0.0:8786)`) and runs\n" +
+        "until SIGINT or SIGTERM (exit 0), or until its state machine fails (exit 1). Exit 2:\n" +
+        "it cannot start (a bad option, an address in use).\n" +
         "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine)\n" +
         "      weft run graph.json --scheduler <address>",
     )

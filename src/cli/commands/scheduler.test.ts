@@ -1,0 +1,84 @@
+import { type NetworkInterfaceInfo, networkInterfaces } from "node:os";
+import { Writable } from "node:stream";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { CliContext } from "./context.ts";
+import { runScheduler } from "./scheduler.ts";
+
+vi.mock("node:os", async (importOriginal) => {
+  const os = await importOriginal<typeof import("node:os")>();
+  return { ...os, networkInterfaces: vi.fn(os.networkInterfaces) };
+});
+afterEach(() => {
+  vi.mocked(networkInterfaces).mockReset();
+});
+
+/** A stream that keeps what is written to it. */
+class Sink extends Writable {
+  text = "";
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+function context(): CliContext & { stdout: Sink; stderr: Sink } {
+  return { stdout: new Sink(), stderr: new Sink(), exitCode: 0 };
+}
+
+/** This machine, as far as `weft scheduler` sees: loopback, and `eth0` with `addresses`. */
+function machine(...addresses: string[]): void {
+  const nic = (address: string, internal: boolean): NetworkInterfaceInfo => {
+    const common = { address, netmask: "", mac: "00:00:00:00:00:00", internal, cidr: null };
+    return address.includes(":")
+      ? { ...common, family: "IPv6", scopeid: 0 }
+      : { ...common, family: "IPv4" };
+  };
+  vi.mocked(networkInterfaces).mockReturnValue({
+    lo: [nic("127.0.0.1", true), nic("::1", true)],
+    ...(addresses.length > 0 ? { eth0: addresses.map((a) => nic(a, false)) } : {}),
+  });
+}
+
+/** Run `weft scheduler --listen <listen>` until it has printed its address; returns the line. */
+async function startupLine(listen: string): Promise<{ line: string; address: string }> {
+  const ctx = context();
+  let address = "";
+  await runScheduler({ listen, workerTtl: "30000", logLevel: "silent" }, ctx, (s) => {
+    address = s.address;
+    return Promise.resolve();
+  });
+  expect(ctx.stderr.text).toBe("");
+  expect(ctx.exitCode).toBe(0);
+  return { line: ctx.stdout.text, address };
+}
+
+describe("weft scheduler's startup line", () => {
+  it("on 0.0.0.0, gives this machine's non-internal IPv4 address, then the listening one", async () => {
+    machine("2001:db8::5", "10.0.0.5");
+    const { line, address } = await startupLine("tcp://0.0.0.0:0");
+    expect(address).toMatch(/^tcp:\/\/0\.0\.0\.0:\d+$/);
+    const port = address.split(":").at(-1);
+    expect(line).toBe(`scheduler at tcp://10.0.0.5:${port} (listening on ${address})\n`);
+  });
+
+  it("on [::], gives this machine's non-internal IPv6 address", async () => {
+    machine("10.0.0.5", "2001:db8::5");
+    const { line, address } = await startupLine("tcp://[::]:0");
+    expect(address).toMatch(/^tcp:\/\/\[::\]:\d+$/);
+    const port = address.split(":").at(-1);
+    expect(line).toBe(`scheduler at tcp://[2001:db8::5]:${port} (listening on ${address})\n`);
+  });
+
+  it("on 0.0.0.0 without a network interface, the listening address alone", async () => {
+    machine();
+    const { line, address } = await startupLine("tcp://0.0.0.0:0");
+    expect(line).toBe(`scheduler at ${address}\n`);
+  });
+
+  it("on a concrete address, that address alone", async () => {
+    machine("10.0.0.5");
+    const { line, address } = await startupLine("tcp://127.0.0.1:0");
+    expect(address).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    expect(line).toBe(`scheduler at ${address}\n`);
+  });
+});
