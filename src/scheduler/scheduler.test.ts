@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Comm } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
@@ -170,6 +170,25 @@ describe("Scheduler server", () => {
     ]);
     expect(s.status).toBe("running");
     s.state.validateState();
+  });
+
+  it("stops when its state machine fails, saying why in fault", async () => {
+    const { s } = await start();
+    expect(s.fault).toBeNull();
+    vi.spyOn(s.state, "handleStimuli").mockImplementation(() => {
+      throw new Error("a bug\nat somewhere");
+    });
+    s.dispatch([{ kind: "remove-worker", worker: "inproc://w/1", stimulusId: "r1" }]);
+    await s.closed;
+    expect(s.status).toBe("failed");
+    expect(s.fault).toBe("its state machine failed: a bug\nat somewhere");
+  });
+
+  it("has no fault when closed", async () => {
+    const { s } = await start();
+    await s.close();
+    expect(s.status).toBe("closed");
+    expect(s.fault).toBeNull();
   });
 
   it("rejects a client message that speaks for another client", async () => {

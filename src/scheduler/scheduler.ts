@@ -59,6 +59,7 @@ export class Scheduler implements SessionHost {
   private readonly sessions = new Set<Promise<void>>();
   private ttlTimer: ReturnType<typeof setInterval> | null = null;
   private closePromise: Promise<void> | null = null;
+  private faultValue: string | null = null;
   private resolveClosed!: () => void;
   /** Resolves once the scheduler has closed (by {@link close} or after a failure). */
   readonly closed: Promise<void> = new Promise((resolve) => {
@@ -94,6 +95,15 @@ export class Scheduler implements SessionHost {
 
   get status(): SchedulerStatus {
     return this.statusValue;
+  }
+
+  /**
+   * Why the scheduler stopped itself (status `failed`), null while it has not
+   * or when it was closed by {@link close}: `its state machine failed: …`, a
+   * bug after which it cannot be trusted (its clients were told).
+   */
+  get fault(): string | null {
+    return this.faultValue;
   }
 
   get isRunning(): boolean {
@@ -207,6 +217,7 @@ export class Scheduler implements SessionHost {
   private onFailure(err: Error): void {
     if (this.statusValue !== "running") return;
     this.statusValue = "failed";
+    this.faultValue = `its state machine failed: ${err.message}`;
     const msg: SchedulerFailedMsg = {
       op: "scheduler-failed",
       message: `the scheduler failed and stopped: ${err.message}`,

@@ -82,3 +82,33 @@ describe("weft scheduler's startup line", () => {
     expect(line).toBe(`scheduler at ${address}\n`);
   });
 });
+
+describe("weft scheduler stopping", () => {
+  it("exits 1 saying why on stderr when its state machine fails", async () => {
+    const ctx = context();
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent" },
+      ctx,
+      (s) => {
+        vi.spyOn(s.state, "handleStimuli").mockImplementation(() => {
+          throw new Error("a bug\n    at somewhere");
+        });
+        s.dispatch([{ kind: "remove-worker", worker: "tcp://127.0.0.1:1", stimulusId: "r1" }]);
+        return s.closed;
+      },
+    );
+    expect(ctx.exitCode).toBe(1);
+    expect(ctx.stderr.text).toBe("weft scheduler: stopped: its state machine failed: a bug\n");
+  });
+
+  it("exits 0 saying nothing when stopped (SIGINT, SIGTERM)", async () => {
+    const ctx = context();
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent" },
+      ctx,
+      () => Promise.resolve(),
+    );
+    expect(ctx.exitCode).toBe(0);
+    expect(ctx.stderr.text).toBe("");
+  });
+});

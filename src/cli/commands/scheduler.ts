@@ -63,7 +63,11 @@ export async function runScheduler(
   );
   await stop(scheduler);
   await scheduler.close();
-  if (scheduler.status === "failed") ctx.exitCode = EXIT.differences;
+  if (scheduler.status === "failed") {
+    const why = scheduler.fault ?? "its state machine failed";
+    ctx.stderr.write(`weft scheduler: stopped: ${why.split("\n")[0]}\n`);
+    ctx.exitCode = EXIT.differences;
+  }
 }
 
 /** `weft scheduler`: see docs/client.md. */
@@ -87,8 +91,8 @@ export function schedulerCommand(ctx: CliContext): Command {
       "after",
       "\nPrints `scheduler at <address>` on stdout (listening on 0.0.0.0 or [::]: an address of\n" +
         "this machine's network interfaces, then `(listening on tcp://0.0.0.0:8786)`) and runs\n" +
-        "until SIGINT or SIGTERM (exit 0), or until its state machine fails (exit 1). Exit 2:\n" +
-        "it cannot start (a bad option, an address in use).\n" +
+        "until SIGINT or SIGTERM (exit 0), or until its state machine fails (exit 1, saying why).\n" +
+        "Exit 2: it cannot start (a bad option, an address in use).\n" +
         "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine)\n" +
         "      weft run graph.json --scheduler <address>",
     )
