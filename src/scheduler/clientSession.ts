@@ -1,9 +1,9 @@
 /**
  * One client's connection: the `register-client` handshake, then the
  * client's batched stream: its messages become stimuli (a client speaks only
- * for itself: a message naming another client is rejected), its requests are
- * answered, and when the connection ends the state machine is told the
- * client closed.
+ * for itself: a message without a clientId, or naming another client, is
+ * rejected), its requests are answered, and when the connection ends the
+ * state machine is told the client closed.
  */
 
 import type { Comm } from "../comm/comm.ts";
@@ -28,6 +28,13 @@ async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void>
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** What is wrong with the `clientId` of a message from a client whose id it is not. */
+function clientIdProblem(claimed: unknown): string {
+  if (claimed === undefined) return "clientId is missing";
+  if (typeof claimed !== "string" || claimed === "") return "clientId must be a non-empty string";
+  return "a client may only speak for itself";
 }
 
 /**
@@ -65,7 +72,7 @@ export async function serveClient(
           host.counters.rejectedMessages++;
           host.logger.error(
             { client: id, op: msg.op, claimed: msg.clientId },
-            "rejected a malformed message: a client may only speak for itself",
+            `rejected a malformed message: ${clientIdProblem(msg.clientId)}`,
           );
         } else {
           events.push({ kind: "client-message", msg: msg as ClientToSchedulerMessage });

@@ -202,6 +202,21 @@ describe("Scheduler server", () => {
     expect(s.state.clients.has("c2")).toBe(false);
   });
 
+  it("rejects a client message without a valid clientId, saying so", async () => {
+    const { s, records } = await start();
+    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const graph = { op: "update-graph", keys: ["x"], stimulusId: "g", tasks: new Map() };
+    await c.comm.send([graph, { ...graph, clientId: 42 }, { ...graph, clientId: "" }]);
+    await until(() => s.counters.rejectedMessages === 3);
+    const logged = records.map((r) => String(r.msg)).filter((m) => m.startsWith("rejected"));
+    expect(logged).toEqual([
+      "rejected a malformed message: clientId is missing",
+      "rejected a malformed message: clientId must be a non-empty string",
+      "rejected a malformed message: clientId must be a non-empty string",
+    ]);
+    expect(s.state.tasks.size).toBe(0);
+  });
+
   it("rejects an update-graph whose tasks are not a Map", async () => {
     const { s, records } = await start();
     const c = await peer(s, { op: "register-client", clientId: "c1" });
