@@ -292,6 +292,36 @@ describe("Scheduler server", () => {
     ]);
   });
 
+  it("keeps a heartbeating worker when its own event loop was blocked longer than the TTL", async () => {
+    const { s, records } = await start({ workerTtlMs: 200 });
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    const beat = () => w.comm.send([{ op: "heartbeat-worker", stimulusId: "hb" }]);
+    await beat();
+    await sleep(60); // a look for silent workers ran meanwhile
+    s.removeSilentWorkers();
+    // A synchronous task of an inline worker in this process blocks everything; the
+    // scheduler's timer may fire before the heartbeats sent meanwhile are read.
+    const blockedUntil = Date.now() + 400;
+    while (Date.now() < blockedUntil) {
+      // blocked
+    }
+    s.removeSilentWorkers();
+    expect(s.state.workers.size).toBe(1);
+    expect(records.some((r) => r.msg === "worker missed its heartbeats; removing it")).toBe(false);
+    expect(
+      records.some(
+        (r) =>
+          r.msg === "the scheduler's event loop was blocked; heartbeats checked at the next look",
+      ),
+    ).toBe(true);
+    // The worker goes on heartbeating: kept.
+    for (let i = 0; i < 6; i++) {
+      await beat();
+      await sleep(50);
+    }
+    expect(s.state.workers.size).toBe(1);
+  });
+
   it("drops a connection whose first message is not a handshake", async () => {
     const { s } = await start();
     const comm = await connect(s.address);

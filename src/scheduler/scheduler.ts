@@ -58,6 +58,8 @@ export class Scheduler implements SessionHost {
   private readonly comms = new Set<Comm>();
   private readonly sessions = new Set<Promise<void>>();
   private ttlTimer: ReturnType<typeof setInterval> | null = null;
+  /** When the last look for silent workers ran (wall-clock seconds), 0 before the first. */
+  private lastTtlCheck = 0;
   private closePromise: Promise<void> | null = null;
   private faultValue: string | null = null;
   private resolveClosed!: () => void;
@@ -198,7 +200,21 @@ export class Scheduler implements SessionHost {
   /** Remove the workers not heard from for `workerTtlMs`. */
   removeSilentWorkers(): void {
     if (this.statusValue !== "running") return;
-    for (const address of silentWorkers(this.state, now(), this.options.workerTtlMs / 1000)) {
+    const t = now();
+    const ttlSeconds = this.options.workerTtlMs / 1000;
+    const sinceLastCheck = this.lastTtlCheck === 0 ? 0 : t - this.lastTtlCheck;
+    this.lastTtlCheck = t;
+    if (sinceLastCheck > ttlSeconds / 2) {
+      // This process did not run for a good part of the TTL (a synchronous task of an
+      // inline worker of the same process, a machine suspended): the heartbeats sent
+      // meanwhile have not been read yet, so silence is no evidence. Look next time.
+      this.logger.warn(
+        { blockedSeconds: Number(sinceLastCheck.toFixed(3)) },
+        "the scheduler's event loop was blocked; heartbeats checked at the next look",
+      );
+      return;
+    }
+    for (const address of silentWorkers(this.state, t, ttlSeconds)) {
       this.logger.warn({ worker: address }, "worker missed its heartbeats; removing it");
       const stream = this.router.workers.get(address);
       this.router.workers.delete(address);
