@@ -175,6 +175,13 @@ describe("TCP mode", () => {
       new Set([1, "a", { b: 2 }]),
       [new Date(0), new Float64Array([1.5, -0]), new Uint8Array([1, 2])],
       "a\u0000b ζ😀",
+      // Large enough to travel as out-of-band buffers (a view with an offset among them).
+      [
+        Float64Array.from({ length: 20_000 }, (_, i) => i - 0.5),
+        new Int16Array(new ArrayBuffer(200_008), 8, 100_000).fill(-3),
+        Buffer.alloc(100_000, 7),
+        new Uint8Array(100_000).fill(1).buffer,
+      ],
     ];
     for (const protocol of ["inproc", "tcp"] as const) {
       const client = await (await benchCluster(protocol)).client();

@@ -1,5 +1,8 @@
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { messageSegments } from "../comm/messageLayout.ts";
+import { encodeMessage, OUT_OF_BAND_MIN_BYTES } from "../comm/wireCodec.ts";
 import { tokenize } from "./tokenize.ts";
 
 const scalar = fc.oneof(
@@ -57,6 +60,35 @@ describe("tokenize", () => {
       ),
       { numRuns: 2000 },
     );
+  });
+
+  it("hashes a large byte array where it lies: the bytes of its message, as TCP lays them out", () => {
+    const n = OUT_OF_BAND_MIN_BYTES;
+    const a = Float64Array.from({ length: n / 8 }, (_, i) => i);
+    const args = [a, { b: Buffer.alloc(n, 1) }, 3];
+    // The whole message copied into one buffer, then hashed: the same key.
+    const whole = Buffer.concat(messageSegments(encodeMessage(["f", args])));
+    expect(whole.length).toBeGreaterThan(2 * n);
+    const sha = createHash("sha1").update(whole).digest("hex").slice(0, 32);
+    expect(tokenize("f", args)).toBe(`f-${sha}`);
+    // The same values the same key, wherever their bytes lie (a view with an offset).
+    const moved = new Float64Array(new ArrayBuffer(n + 8), 8, n / 8);
+    moved.set(a);
+    expect(tokenize("f", [moved, { b: Buffer.alloc(n, 1) }, 3])).toBe(tokenize("f", args));
+    // Every byte counts, and so do the class, the layout around and the other arguments.
+    const changed = a.slice();
+    changed[n / 8 - 1] = -1;
+    const keys = [
+      tokenize("f", args),
+      tokenize("f", [changed, { b: Buffer.alloc(n, 1) }, 3]),
+      tokenize("f", [new Uint8Array(a.buffer), { b: Buffer.alloc(n, 1) }, 3]),
+      tokenize("f", [a, { b: new Uint8Array(n).fill(1) }, 3]),
+      tokenize("f", [a, { b: Buffer.alloc(n, 1) }, 4]),
+      tokenize("f", [{ b: Buffer.alloc(n, 1) }, a, 3]),
+      tokenize("f", [a.subarray(1), { b: Buffer.alloc(n + 8, 1) }, 3]),
+      tokenize("f", [new Float64Array(n / 8 - 1), { b: Buffer.alloc(n, 1) }, 3]),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
   });
 
   it("says which arguments cannot be sent", () => {

@@ -1,7 +1,8 @@
 /** Deterministic keys for submitted tasks, as Dask's `tokenize` (pure functions). */
 
 import * as crypto from "node:crypto";
-import { encodeMessage } from "../comm/wireCodec.ts";
+import { messageSegments } from "../comm/messageLayout.ts";
+import { type EncodedMessage, encodeMessage } from "../comm/wireCodec.ts";
 
 /**
  * `name-<hash>`: the same function and arguments give the same key, so
@@ -11,16 +12,21 @@ import { encodeMessage } from "../comm/wireCodec.ts";
 export function tokenize(name: string, args: readonly unknown[]): string {
   const scalars = scalarText(name, args);
   if (scalars !== null) return `${name}-${sha1Hex32(scalars)}`;
-  let bytes: Uint8Array;
+  let encoded: EncodedMessage;
   try {
-    bytes = encodeMessage([name, args]).payload;
+    encoded = encodeMessage([name, args]);
   } catch (err) {
     throw new TypeError(
       `submit(${name}): the arguments cannot be sent: ${(err as Error).message}`,
       { cause: err },
     );
   }
-  return `${name}-${sha1Hex32(bytes)}`;
+  if (encoded.buffers.length === 0) return `${name}-${sha1Hex32(encoded.payload)}`;
+  // Large byte arrays are out-of-band buffers (views of the arguments, not
+  // copies): the message's bytes as TCP lays them out, hashed piece by piece.
+  const hash = crypto.createHash("sha1");
+  for (const piece of messageSegments(encoded)) hash.update(piece);
+  return `${name}-${hash.digest("hex").slice(0, 32)}`;
 }
 
 /** The first 32 hex digits of the SHA-1 of `data`. */
@@ -36,7 +42,8 @@ const sha1Hex32: (data: string | Uint8Array) => string =
  * common case), else null. Hashing it spares encoding the arguments. Strings
  * carry their length, so no two argument lists give the same text; the text
  * starts with "s", never with the byte 0x92 that begins every encoding of
- * `[name, args]`, so it cannot equal one either.
+ * `[name, args]` nor with the zero byte that begins its TCP layout, so it
+ * cannot equal one either.
  */
 function scalarText(name: string, args: readonly unknown[]): string | null {
   let text = `scalars ${name.length}:${name}`;

@@ -32,7 +32,7 @@ const ARRAY_BUFFER_KIND = 1;
 const FIRST_TYPED_ARRAY_KIND = 2;
 
 /** The kind byte of a value sent raw, or -1 (exact classes only: a subclass is serialized). */
-function rawKind(v: unknown): number {
+export function rawKind(v: unknown): number {
   if (typeof v !== "object" || v === null) return -1;
   if (Buffer.isBuffer(v)) return BUFFER_KIND;
   const ctor = Object.getPrototypeOf(v)?.constructor;

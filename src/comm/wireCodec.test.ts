@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
-import { decodeMessage, encodeMessage } from "./wireCodec.ts";
+import { messageLength, messageSegments, splitMessage } from "./messageLayout.ts";
+import { decodeMessage, encodeMessage, OUT_OF_BAND_MIN_BYTES } from "./wireCodec.ts";
 
 const roundTrip = (v: unknown) => {
   const { payload, buffers } = encodeMessage(v);
@@ -144,6 +145,39 @@ describe("wire codec", () => {
         expect(got, `value ${i}, shifted by ${shift}`).toEqual(v);
       });
     }
+  });
+
+  it("large typed arrays, Buffers and ArrayBuffers go out of band, uncopied, and come back as they were", () => {
+    const n = OUT_OF_BAND_MIN_BYTES;
+    const floats = Float64Array.from({ length: n / 8 }, (_, i) => i / 3);
+    const view = new Int32Array(new ArrayBuffer(n + 16), 4, n / 4).fill(-7); // with an offset
+    const buf = Buffer.alloc(n, 9);
+    const raw = new Uint8Array(n).fill(5).buffer;
+    const small = new Float64Array(n / 8 - 1);
+    const msg = { op: "update-graph", args: [floats, { view, buf }, raw, small] };
+    const encoded = encodeMessage(msg);
+    // The small one in the payload; the others views of the caller's memory, not copies.
+    expect(encoded.buffers).toHaveLength(4);
+    expect(encoded.buffers.map((b) => b.buffer)).toEqual([
+      floats.buffer,
+      view.buffer,
+      buf.buffer,
+      raw,
+    ]);
+    expect(encoded.buffers[1].byteOffset).toBe(4);
+    expect(encoded.payload.length).toBeLessThan(small.byteLength + 100);
+    expect(msg.args[0]).toBe(floats); // the message is not modified
+    // As a TCP message arrives: its bytes in one buffer, the arrays read where they lie.
+    const wire = Buffer.concat(messageSegments(encoded));
+    expect(wire.length).toBe(messageLength(messageSegments(encoded)));
+    const { payload, buffers } = splitMessage(wire);
+    const out = decodeMessage(payload, buffers) as typeof msg;
+    expect(out).toStrictEqual(msg);
+    expect(out.args[0]).toBeInstanceOf(Float64Array);
+    expect((out.args[0] as Float64Array).buffer).toBe(wire.buffer);
+    expect(Buffer.isBuffer((out.args[1] as { buf: unknown }).buf)).toBe(true);
+    // Below the threshold: in the payload, as before.
+    expect(encodeMessage([small, new Uint8Array(n - 1)]).buffers).toEqual([]);
   });
 
   it("a ClonedValue that cannot be cloned is a SerializationError", () => {

@@ -23,12 +23,19 @@
  *   values keep the structured-clone algorithm's fidelity (cycles, shared
  *   references, holes); or, for a typed array, `Buffer` or `ArrayBuffer`, its
  *   raw bytes and a kind byte, read in place on arrival when aligned.
+ * - A typed array, `Buffer` or `ArrayBuffer` (exactly those classes) of at
+ *   least {@link OUT_OF_BAND_MIN_BYTES} anywhere else (a large task argument)
+ *   is extension 0x62 (`'b'`): an out-of-band buffer of its raw bytes, as a
+ *   cloned one, but decoding as the array itself. Encoding does not copy it;
+ *   decoding reads it in place when aligned (a view of the received message,
+ *   as msgpackr decodes a `Buffer`), so that a large argument is copied neither
+ *   into the message nor out of it, at every hop.
  * - Decoding a map key `"__proto__"` yields `"__proto_"` (msgpackr's guard; the
  *   client refuses such keys before they reach the wire).
  */
 
 import { addExtension, Packr, Unpackr } from "msgpackr";
-import { clonedBytes, valueOfClonedBytes } from "./clonedBytes.ts";
+import { clonedBytes, rawKind, valueOfClonedBytes } from "./clonedBytes.ts";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
 
@@ -40,6 +47,16 @@ export const NEGATIVE_ZERO_EXTENSION_TYPE = 0x7a;
 
 /** Extension type of a {@link ClonedValue}. */
 export const CLONED_VALUE_EXTENSION_TYPE = 0x76;
+
+/** Extension type of a large typed array, `Buffer` or `ArrayBuffer` sent out of band. */
+export const OUT_OF_BAND_BYTES_EXTENSION_TYPE = 0x62;
+
+/**
+ * From this many bytes a typed array, `Buffer` or `ArrayBuffer` anywhere in a
+ * message (a task's argument) is sent as an out-of-band buffer rather than
+ * copied into the payload (see {@link encodeMessage}).
+ */
+export const OUT_OF_BAND_MIN_BYTES = 64 * 1024;
 
 /** The out-of-band buffers of the message being encoded (encoding is synchronous). */
 let encoding: Uint8Array[] | null = null;
@@ -63,6 +80,31 @@ addExtension({
     const bytes = decoding[i];
     if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a cloned value`);
     return new ClonedValue(valueOfClonedBytes(bytes, ref.length === 5 ? ref[4] : null));
+  },
+});
+
+/** A large typed array, `Buffer` or `ArrayBuffer` on its way to the wire (see {@link OUT_OF_BAND_MIN_BYTES}). */
+class WireBytes {
+  constructor(readonly value: ArrayBufferView | ArrayBuffer) {}
+}
+
+addExtension({
+  Class: WireBytes,
+  type: OUT_OF_BAND_BYTES_EXTENSION_TYPE,
+  pack(w: WireBytes): Buffer {
+    if (encoding === null) throw new Error("out-of-band bytes are encoded only by encodeMessage");
+    const { bytes, kind } = clonedBytes(w.value);
+    if (kind === null) throw new Error("out-of-band bytes of a value not sent raw");
+    const ref = Buffer.allocUnsafe(5);
+    ref.writeUInt32BE(encoding.push(bytes) - 1, 0);
+    ref[4] = kind;
+    return ref;
+  },
+  unpack(ref: Buffer): unknown {
+    const i = ref.length === 5 ? ref.readUInt32BE(0) : -1;
+    const bytes = decoding[i];
+    if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a byte array`);
+    return valueOfClonedBytes(bytes, ref[4]);
   },
 });
 
@@ -162,7 +204,13 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
   }
   if (v === null) return v;
   const obj = v as object;
-  if (isLeafObject(obj)) return v;
+  if (isLeafObject(obj)) {
+    // Not copied into the payload: a view of its bytes goes out as it is.
+    const bytes = ArrayBuffer.isView(obj) || obj instanceof ArrayBuffer ? obj.byteLength : 0;
+    return bytes >= OUT_OF_BAND_MIN_BYTES && rawKind(obj) >= 0
+      ? new WireBytes(obj as ArrayBufferView | ArrayBuffer)
+      : v;
+  }
   if (depth > MAX_DEPTH)
     throw new SerializationError(`cannot encode: nested deeper than ${MAX_DEPTH}`);
   if (seen.has(obj)) throw new SerializationError("cannot encode a value with a reference cycle");
