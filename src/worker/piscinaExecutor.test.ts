@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ExecuteOutcome, RunControl } from "./executor.ts";
+import { ownBuffer } from "./ownBuffer.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
 import { TEST_TASKS } from "./testWorker.ts";
 
@@ -40,6 +41,35 @@ describe("PiscinaExecutor", () => {
     const o = await go("identity", [v]);
     expect(o.status).toBe("ok");
     expect((o as { value: unknown }).value).toEqual(v);
+  });
+
+  it("moves the serialized arguments to the thread rather than copying them; large values cross whole", async () => {
+    const pool = (executor as unknown as { pool: { run: (...a: unknown[]) => unknown } }).pool;
+    const spy = vi.spyOn(pool, "run");
+    try {
+      const big = Float64Array.from({ length: 1 << 17 }, (_, i) => i / 7);
+      const o = await go("identity", [{ big, view: big.subarray(5, 9) }]);
+      expect(o.status).toBe("ok");
+      expect((o as { value: unknown }).value).toEqual({ big, view: big.subarray(5, 9) });
+      const [msg, options] = spy.mock.calls[0] as [
+        { args: Uint8Array },
+        { transferList: ArrayBuffer[] },
+      ];
+      // Moved: the main thread's copy of the bytes is gone (detached).
+      expect(options.transferList).toHaveLength(1);
+      expect(options.transferList[0].byteLength).toBe(0);
+      expect(msg.args.byteLength).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("ownBuffer: only a view spanning its whole ArrayBuffer is moved", () => {
+    const whole = new Uint8Array(16);
+    expect(ownBuffer(whole)).toEqual([whole.buffer]);
+    expect(ownBuffer(whole.subarray(1))).toEqual([]);
+    expect(ownBuffer(whole.subarray(0, 15))).toEqual([]);
+    expect(ownBuffer(Buffer.from("pooled"))).toEqual([]); // a slice of Buffer's pool
   });
 
   it("an aborted run rejects (the thread is replaced)", async () => {

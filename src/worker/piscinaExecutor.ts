@@ -19,6 +19,7 @@ import {
   type RunControl,
   wallSeconds,
 } from "./executor.ts";
+import { ownBuffer } from "./ownBuffer.ts";
 import {
   isChannelMessage,
   type ThreadInit,
@@ -142,7 +143,11 @@ export class PiscinaExecutor implements Executor {
     let reply: unknown;
     try {
       const msg: ThreadJob = { kind: "run", token, key: job.key, fn: job.fn, args };
-      reply = await this.pool.run(msg, { signal: waiting.abort.signal });
+      // The serialized arguments are moved to the thread, not copied again.
+      reply = await this.pool.run(msg, {
+        signal: waiting.abort.signal,
+        transferList: ownBuffer(args),
+      });
     } catch (err) {
       if (signal.aborted) throw err;
       if (waiting.startFailure !== null) throw noThreadStarted(job.key, waiting.startFailure);

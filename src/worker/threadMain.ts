@@ -7,8 +7,10 @@
 
 import { deserialize, serialize } from "node:v8";
 import { BroadcastChannel, threadId } from "node:worker_threads";
+import { Piscina } from "piscina";
 import { importModule } from "../util/importModule.ts";
 import { makeError, wallSeconds } from "./executor.ts";
+import { ownBuffer } from "./ownBuffer.ts";
 import { runTask, type SecedeHooks } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
 import {
@@ -82,5 +84,13 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
   const outcome = await runTask(job.key, job.fn, args as unknown[], hooksFor(job.token), (v) =>
     serialize(v),
   );
-  return { kind: "done", outcome };
+  const reply: ThreadReply = { kind: "done", outcome };
+  // The serialized value is moved to the main thread, not copied again.
+  const transfer = outcome.status === "ok" ? ownBuffer(outcome.value as Uint8Array) : [];
+  if (transfer.length === 0) return reply;
+  // (piscina unwraps the value, posting it with the transfer list)
+  const movable = { [Piscina.transferableSymbol]: transfer, [Piscina.valueSymbol]: reply };
+  return Piscina.move(
+    movable as unknown as Parameters<typeof Piscina.move>[0],
+  ) as unknown as ThreadReply;
 }
