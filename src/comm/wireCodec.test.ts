@@ -178,6 +178,10 @@ describe("wire codec", () => {
     expect(Buffer.isBuffer((out.args[1] as { buf: unknown }).buf)).toBe(true);
     // Below the threshold: in the payload, as before.
     expect(encodeMessage([small, new Uint8Array(n - 1)]).buffers).toEqual([]);
+    // A reference to a buffer the message does not have is a malformed frame.
+    expect(() => decodeMessage(encoded.payload, encoded.buffers.slice(0, 2))).toThrow(
+      /malformed frame: no out-of-band buffer 2/,
+    );
   });
 
   it("a ClonedValue that cannot be cloned is a SerializationError", () => {
