@@ -356,6 +356,54 @@ describe("processing → erred and erred → released", () => {
     s.validateState();
   });
 
+  test("a dependent errs with its input's blame at once: its own retries are not used", () => {
+    // As Dask's _propagate_erred: waiters go straight to erred; retries are for the task's own errors.
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"], { retries: 3 }) }, ["b"]));
+    const out = s.handleStimulus(t.taskErred("w1", "a", 1));
+    expect(t.summarize(out)).toEqual(["client:c task-erred b"]);
+    expect(out[0].msg).toMatchObject({ blame: "a" });
+    expect(s.tasks.get("b")?.state).toBe("erred");
+    expect(s.tasks.get("b")?.retries).toBe(3);
+    s.validateState();
+  });
+
+  test("a dependent keeps waiting while its input is retried, and errs when retries run out", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { retries: 1 }), b: t.task(["a"]) }, ["b"]),
+    );
+    expect(t.summarize(s.handleStimulus(t.taskErred("w1", "a", 1)))).toEqual([
+      "w1 free-keys a",
+      "w1 compute-task a",
+    ]);
+    expect(s.tasks.get("b")?.state).toBe("waiting");
+    expect([...(s.tasks.get("a")?.waiters ?? [])].map((ts) => ts.key)).toEqual(["b"]);
+    const out = s.handleStimulus(t.taskErred("w1", "a", 2));
+    expect(t.summarize(out)).toEqual(["client:c task-erred b"]);
+    expect(s.tasks.get("b")?.exceptionBlame?.key).toBe("a");
+    s.validateState();
+  });
+
+  test("an erred key released by its client lives while a dependent needs it, then is forgotten", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c1", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskErred("w1", "a", 1));
+    s.handleStimulus(t.updateGraph("c2", { b: t.task(["a"]) }, ["b"]));
+    // Erred with a dependent: released by nobody (Dask's _client_releases_keys).
+    expect(s.handleStimulus(t.releaseKeys("c1", ["a"]))).toEqual([]);
+    expect(s.tasks.get("a")?.state).toBe("erred");
+    expect(t.summarize(s.handleStimulus(t.releaseKeys("c2", ["b"])))).toEqual(["w1 free-keys a"]);
+    expect(s.tasks.size).toBe(0);
+    // Submitted anew, it is a new task and runs again.
+    const out = s.handleStimulus(t.updateGraph("c1", { a: t.task() }, ["a"]));
+    expect(t.summarize(out)).toEqual(["w1 compute-task a"]);
+    s.validateState();
+  });
+
   test("releasing an erred key nobody needs forgets it and frees it where it erred", () => {
     const s = state();
     s.handleStimulus(t.registerWorker("w1"));

@@ -162,6 +162,40 @@ describe("remove-worker", () => {
     expect(t.summarize(s.handleStimulus(t.registerWorker("w2")))).toEqual(["w2 compute-task x"]);
   });
 
+  test("a restricted task leaves no-worker for a suitable worker, and returns when it leaves", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { resources: { GPU: 1 } }), b: t.task(["a"]) }, ["b"]),
+    );
+    expect(s.tasks.get("a")?.state).toBe("no-worker");
+    const out = s.handleStimulus(t.registerWorker("w2", 1, { GPU: 1 }));
+    expect(t.summarize(out).filter((m) => m.startsWith("w"))).toEqual(["w2 compute-task a"]);
+    s.handleStimulus(t.removeWorker("w2"));
+    expect(s.tasks.get("a")?.state).toBe("no-worker");
+    expect(s.tasks.get("b")?.state).toBe("waiting");
+    s.validateState();
+  });
+
+  test("losing a worker re-queues its root tasks, which run best priority first", () => {
+    const s = new SchedulerState({ validate: true }); // queuing on
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 6; i++) tasks[`r-${i}`] = t.task();
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    expect(s.queued.size).toBe(2); // two slots a worker: ceil(1.1 × 1)
+    const lost = [...(s.workers.get("w1")?.processing.keys() ?? [])].map((ts) => ts.key);
+    s.handleStimulus(t.removeWorker("w1"));
+    for (const key of lost) expect(s.tasks.get(key)?.state).toBe("queued");
+    expect(s.queued.size).toBe(4);
+    expect(lost).toContain("r-0");
+    const done = [...(s.workers.get("w2")?.processing.keys() ?? [])][0];
+    const out = s.handleStimulus(t.taskFinished("w2", done.key, done.runId));
+    expect(t.computeTasks(out).map(({ msg }) => msg.key)).toEqual(["r-0"]);
+    expect(s.queued.size).toBe(3);
+    s.validateState();
+  });
+
   test("removing an unknown worker changes nothing", () => {
     const s = state();
     expect(s.handleStimulus(t.removeWorker("nobody"))).toEqual([]);
