@@ -243,7 +243,10 @@ export class Client implements FutureHost, GatherHost {
       // Keys an earlier submission asked for are still coming: only these fail.
       for (const key of sent.fresh) {
         const rec = this.records.get(key);
-        if (rec !== undefined && rec.status === "pending") rec.fail("error", err);
+        if (rec !== undefined && rec.status === "pending") {
+          rec.fail("error", err);
+          rec.unsent = true;
+        }
       }
       return;
     }
@@ -452,7 +455,8 @@ export class Client implements FutureHost, GatherHost {
       const known = this.records.get(key);
       if (known === undefined) {
         fresh.push(key);
-      } else if (known.status === "cancelled") {
+      } else if (known.status === "cancelled" || known.unsent) {
+        // Not (or no longer) asked for from the scheduler: computed afresh.
         known.reset();
         fresh.push(key);
       }

@@ -339,6 +339,30 @@ describe("failures reach the client", () => {
     }
   });
 
+  it("a key whose graph could not be sent, submitted again, is computed: its futures do not keep the old error", async () => {
+    const { cluster } = await testCluster({ protocol: "tcp" });
+    const client = await Client.connect(cluster.address, {
+      logger: pino({ level: "silent" }),
+      maxMessageBytes: 10_000,
+    });
+    try {
+      const failed = client.compute({
+        k: ["slowInc", 1, 20],
+        big: ["identity", "x".repeat(50_000)],
+      });
+      await expect(failed.k).rejects.toThrow(/larger than maxMessageBytes/);
+      // The scheduler never had k: asked for again (the failed future still
+      // held), it is computed, and its futures wait for it.
+      const again = client.compute({ k: ["slowInc", 1, 20] });
+      expect(again.k.status).toBe("pending");
+      expect(await again.k).toBe(2);
+      expect(await failed.k).toBe(2);
+      expect(await client.submit(inc, 1)).toBe(2);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("another client's forced cancel does not cancel a key submitted again meanwhile", async () => {
     const { cluster, client } = await testCluster();
     const other = await cluster.client();

@@ -28,6 +28,11 @@ export class KeyRecord {
   refs = 0;
   /** The client's count of submissions when one last asked for this key anew. */
   submission = 0;
+  /**
+   * The `error` is that of a submission that could not be sent: the scheduler
+   * never had the key from this client, so asking for it again starts afresh.
+   */
+  unsent = false;
   private waiters: ((rec: KeyRecord) => void)[] | null = null;
 
   constructor(readonly key: string) {}
@@ -74,6 +79,7 @@ export class KeyRecord {
 
   private set(status: FutureStatus, error: Error | null): void {
     this.status = status;
+    this.unsent = false;
     this.error = error;
     const waiters = this.waiters;
     if (waiters === null) return;
