@@ -164,13 +164,20 @@ export class Client implements FutureHost, GatherHost {
   readonly logger: Logger;
   private readonly records = new Map<string, KeyRecord>();
   /**
-   * Of each `update-graph` sent: the keys it asks for anew (failed if it cannot be
-   * sent), and the submission number each of its keys had before (given back then:
-   * the scheduler never sees this one, and compares cancels with what it saw).
+   * Of each `update-graph` sent: the records of the keys it asks for anew, those of
+   * keys it asks for again while an earlier ask is not known to have arrived, with
+   * the ask's place among them (see `KeyRecord.asks`: a key fails if every ask of it
+   * could not be sent), and the submission number each of its keys had before
+   * (given back then: the scheduler never sees this one, and compares cancels with
+   * what it saw).
    */
   private readonly sentGraphs = new WeakMap<
     object,
-    { readonly fresh: readonly string[]; readonly before: ReadonlyMap<KeyRecord, number> }
+    {
+      readonly fresh: readonly KeyRecord[];
+      readonly reasked: ReadonlyMap<KeyRecord, number> | null;
+      readonly before: ReadonlyMap<KeyRecord, number>;
+    }
   >();
   /**
    * The `before` numbers of the submissions that could not be sent, by submission
@@ -240,14 +247,24 @@ export class Client implements FutureHost, GatherHost {
         }
         rec.submission = back;
       }
-      // Keys an earlier submission asked for are still coming: only these fail.
-      for (const key of sent.fresh) {
-        const rec = this.records.get(key);
-        if (rec !== undefined && rec.status === "pending") {
-          rec.fail("error", err);
-          rec.unsent = true;
+      // A key fails once every ask of it failed. Failures are told in the order the
+      // messages were sent: one of an earlier ask not told of was sent, and a key
+      // asked again later waits for that ask. (Records, not keys: a key released
+      // meanwhile and asked for anew is another record.)
+      const failAsk = (rec: KeyRecord, index: number): void => {
+        if (rec.asks === 0) return; // the scheduler told of it: it has it
+        if (rec.failedAsks < index) {
+          rec.asks = 0; // an earlier ask was sent
+          return;
         }
-      }
+        if (++rec.failedAsks < rec.asks) return;
+        rec.asks = 0;
+        if (rec.status !== "pending") return;
+        rec.fail("error", err);
+        rec.unsent = true;
+      };
+      for (const rec of sent.fresh) failAsk(rec, 0);
+      if (sent.reasked !== null) for (const [rec, index] of sent.reasked) failAsk(rec, index);
       return;
     }
     const op = (msg as { op?: unknown } | null)?.op;
@@ -449,21 +466,30 @@ export class Client implements FutureHost, GatherHost {
     this.flushReleases();
     const submission = ++this.submissions;
     // The keys this submission asks for anew (not pending from an earlier one).
-    const fresh: string[] = [];
+    const fresh: KeyRecord[] = [];
+    let reasked: Map<KeyRecord, number> | null = null;
     const before = new Map<KeyRecord, number>();
     const futures = keys.map((key) => {
       const known = this.records.get(key);
-      if (known === undefined) {
-        fresh.push(key);
-      } else if (known.status === "cancelled" || known.unsent) {
+      let isFresh = known === undefined;
+      if (known !== undefined && (known.status === "cancelled" || known.unsent)) {
         // Not (or no longer) asked for from the scheduler: computed afresh.
         known.reset();
-        fresh.push(key);
+        isFresh = true;
       }
       const future = new Future(this, key);
       // Wanted again from here on, whatever a cancel sent before says of it.
       const rec = this.records.get(key) as KeyRecord;
-      if (!before.has(rec)) before.set(rec, rec.submission);
+      if (!before.has(rec)) {
+        before.set(rec, rec.submission);
+        if (isFresh) {
+          rec.asks = 1;
+          rec.failedAsks = 0;
+          fresh.push(rec);
+        } else if (rec.asks > 0) {
+          (reasked ??= new Map()).set(rec, rec.asks++);
+        }
+      }
       rec.submission = submission;
       return future;
     });
@@ -475,7 +501,7 @@ export class Client implements FutureHost, GatherHost {
       stimulusId: newStimulusId("update-graph"),
       submission,
     };
-    this.sentGraphs.set(msg, { fresh, before });
+    this.sentGraphs.set(msg, { fresh, reasked, before });
     this.conn.send(msg);
     return futures;
   }

@@ -358,6 +358,37 @@ describe("failures reach the client", () => {
       expect(await again.k).toBe(2);
       expect(await failed.k).toBe(2);
       expect(await client.submit(inc, 1)).toBe(2);
+      // In one turn: a graph that cannot be sent asks for j first, one that can be
+      // sent asks for it again: j is computed, and fails with neither graph's error.
+      const first = client.compute({
+        j: ["slowInc", 5, 20],
+        big: ["identity", "y".repeat(50_000)],
+      });
+      const second = client.compute({ j: ["slowInc", 5, 20] });
+      await expect(first.big).rejects.toThrow(/larger than maxMessageBytes/);
+      expect(await second.j).toBe(6);
+      expect(await first.j).toBe(6);
+      // Both cannot be sent: j fails (with the last one's error), rather than wait.
+      const third = client.compute({
+        i: ["slowInc", 6, 20],
+        big: ["identity", "z".repeat(50_000)],
+      });
+      const fourth = client.compute({
+        i: ["slowInc", 6, 20],
+        big2: ["identity", "w".repeat(50_000)],
+      });
+      await expect(third.i).rejects.toThrow(/larger than maxMessageBytes/);
+      await expect(fourth.i).rejects.toThrow(/larger than maxMessageBytes/);
+      // A key released in between is a new record: the first graph's failure is not its.
+      const fifth = client.compute({
+        h: ["slowInc", 7, 20],
+        big: ["identity", "v".repeat(50_000)],
+      });
+      fifth.h.release();
+      fifth.big.release();
+      await Promise.resolve(); // the release is told
+      const sixth = client.compute({ h: ["slowInc", 7, 20] });
+      expect(await sixth.h).toBe(8);
     } finally {
       await client.close();
     }

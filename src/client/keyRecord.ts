@@ -33,6 +33,13 @@ export class KeyRecord {
    * never had the key from this client, so asking for it again starts afresh.
    */
   unsent = false;
+  /**
+   * Submissions that asked for the key since one asked for it anew, while none of
+   * them is known to have reached the scheduler (0 once one is: the scheduler told
+   * of the key, or an ask was sent), and how many of them could not be sent.
+   */
+  asks = 0;
+  failedAsks = 0;
   private waiters: ((rec: KeyRecord) => void)[] | null = null;
 
   constructor(readonly key: string) {}
@@ -80,6 +87,7 @@ export class KeyRecord {
   private set(status: FutureStatus, error: Error | null): void {
     this.status = status;
     this.unsent = false;
+    this.asks = 0;
     this.error = error;
     const waiters = this.waiters;
     if (waiters === null) return;
