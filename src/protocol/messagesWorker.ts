@@ -180,6 +180,13 @@ export interface TaskErredMsg {
   readonly tracebackText: string;
   readonly startstops?: readonly StartStop[];
   readonly thread?: number | null;
+  /**
+   * True when the worker's copy erred because fetching it from a peer failed
+   * (a `GatherDepFailureEvent`), not because a run of it did: weft's scheduler
+   * then fails the tasks there that needed it (dask/distributed#7060). A weft
+   * extension; absent from Dask's message.
+   */
+  readonly fetchFailed?: boolean;
   readonly stimulusId: string;
 }
 

@@ -12,6 +12,7 @@
 import type { TaskRef, TaskSpec } from "../protocol/messagesTaskSpec.ts";
 import type { Resources, SchedulerToWorkerMessage } from "../protocol/messagesWorker.ts";
 import { schedulerMessageToEvent } from "../worker/schedulerEvents.ts";
+import { fetchFailureStimuli } from "../worker/schedulerMessage.ts";
 import {
   ExecuteFailureEvent,
   ExecuteSuccessEvent,
@@ -147,10 +148,11 @@ export class SimWorker {
         );
       }
     }
-    for (const inst of instructions) this.dispatch(inst);
+    const fetchFailures = fetchFailureStimuli([ev]);
+    for (const inst of instructions) this.dispatch(inst, fetchFailures);
   }
 
-  private dispatch(inst: Instruction): void {
+  private dispatch(inst: Instruction, fetchFailures: ReadonlySet<string> | null): void {
     switch (inst.cls) {
       case "Execute":
         this.execute(inst);
@@ -171,7 +173,7 @@ export class SimWorker {
         return;
       }
       default:
-        this.c.toScheduler(this.address, messageForInstruction(inst));
+        this.c.toScheduler(this.address, messageForInstruction(inst, fetchFailures));
     }
   }
 

@@ -6,9 +6,16 @@
  */
 
 import type { WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
-import { type SendMessageToScheduler, toMessage } from "../worker/state/instructions.ts";
+import { schedulerMessage } from "../worker/schedulerMessage.ts";
+import type { SendMessageToScheduler } from "../worker/state/instructions.ts";
 
-/** The scheduler message a worker instruction stands for (its wire form, as `toMessage` gives it). */
-export function messageForInstruction(inst: SendMessageToScheduler): WorkerToSchedulerMessage {
-  return toMessage(inst) as unknown as WorkerToSchedulerMessage;
+/**
+ * The scheduler message a worker instruction stands for: its wire form, as the real
+ * worker sends it (`schedulerMessage`; `fetchFailures` as there).
+ */
+export function messageForInstruction(
+  inst: SendMessageToScheduler,
+  fetchFailures: ReadonlySet<string> | null = null,
+): WorkerToSchedulerMessage {
+  return schedulerMessage(inst, fetchFailures) as unknown as WorkerToSchedulerMessage;
 }

@@ -1,7 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { keySplit } from "../util/keySplit.ts";
+import { fetchFailureStimuli, schedulerMessage } from "./schedulerMessage.ts";
 import type { StateMachineEvent } from "./state/events.ts";
-import { type Instruction, isSendMessageToScheduler, toMessage } from "./state/instructions.ts";
+import { type Instruction, isSendMessageToScheduler } from "./state/instructions.ts";
 import type { WorkerState } from "./state/workerState.ts";
 
 /** A metric's name: the activity labels, then the measured label and unit. */
@@ -190,12 +191,13 @@ export abstract class BaseWorker {
   /** {@link handleStimulus} for an array of stimuli (any number: not spread). */
   handleStimuli(stims: readonly StateMachineEvent[]): void {
     const instructions = this.state.handleStimuli(stims);
-    for (const inst of instructions) this.dispatch(inst);
+    const fetchFailures = fetchFailureStimuli(stims);
+    for (const inst of instructions) this.dispatch(inst, fetchFailures);
   }
 
-  private dispatch(inst: Instruction): void {
+  private dispatch(inst: Instruction, fetchFailures: ReadonlySet<string> | null): void {
     if (isSendMessageToScheduler(inst)) {
-      this.batchedSend(toMessage(inst));
+      this.batchedSend(schedulerMessage(inst, fetchFailures));
       return;
     }
     switch (inst.cls) {

@@ -155,6 +155,9 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       checkRunId(ev, m);
       if (typeof msg.exceptionText !== "string") fail(ev, "exceptionText must be a string");
       if (typeof msg.tracebackText !== "string") fail(ev, "tracebackText must be a string");
+      if (msg.fetchFailed !== undefined && typeof msg.fetchFailed !== "boolean") {
+        fail(ev, "fetchFailed must be a boolean");
+      }
       return;
     case "add-keys":
     case "request-refresh-who-has":

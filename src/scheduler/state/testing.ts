@@ -156,6 +156,29 @@ export function taskErred(
   };
 }
 
+/** `task-erred` from `worker` for a key it failed to fetch from a peer (`fetchFailed`). */
+export function fetchErred(
+  worker: string,
+  key: string,
+  runId: number,
+  exceptionText = "Error: boom",
+): SchedulerEvent {
+  return {
+    kind: "worker-message",
+    worker,
+    msg: {
+      op: "task-erred",
+      key,
+      runId,
+      exception: { message: exceptionText },
+      exceptionText,
+      tracebackText: "at f()",
+      fetchFailed: true,
+      stimulusId: sid(undefined, "gather-dep-failure"),
+    },
+  };
+}
+
 /** `steal-response` from `worker`. */
 export function stealResponse(
   worker: string,

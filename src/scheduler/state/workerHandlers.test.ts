@@ -167,7 +167,7 @@ describe("task-erred", () => {
 
   test("of an input a worker could not fetch, errs its tasks needing it there and frees them", () => {
     const s = fetching();
-    const out = s.handleStimulus(t.taskErred("w2", "x", -1, "RemoteError: too large"));
+    const out = s.handleStimulus(t.fetchErred("w2", "x", -1, "RemoteError: too large"));
     // x, needed by nothing any more, is released as after any error.
     expect(t.summarize(out)).toEqual(["w2 free-keys y", "client:c task-erred y", "w1 free-keys x"]);
     const y = s.tasks.get("y");
@@ -178,7 +178,7 @@ describe("task-erred", () => {
 
   test("of an input a worker could not fetch, retries the tasks needing it while retries last", () => {
     const s = fetching(1);
-    const out = s.handleStimulus(t.taskErred("w2", "x", -1));
+    const out = s.handleStimulus(t.fetchErred("w2", "x", -1));
     expect(t.summarize(out)).toEqual(["w2 free-keys y", "w2 compute-task y"]);
     expect(s.tasks.get("y")?.retries).toBe(0);
     s.validateState();
@@ -186,15 +186,26 @@ describe("task-erred", () => {
 
   test("from a holder of the key, is not taken for a failed fetch", () => {
     const s = fetching();
-    expect(s.handleStimulus(t.taskErred("w1", "x", -1))).toEqual([]);
+    expect(s.handleStimulus(t.fetchErred("w1", "x", -1))).toEqual([]);
     expect(s.tasks.get("y")?.state).toBe("processing");
   });
 
   test("of an input a worker once computed itself (a stale run id) is a failed fetch too", () => {
     const s = fetching();
-    const out = s.handleStimulus(t.taskErred("w2", "x", 7));
+    const out = s.handleStimulus(t.fetchErred("w2", "x", 7));
     expect(t.summarize(out)[0]).toBe("w2 free-keys y");
     expect(s.tasks.get("y")?.state).toBe("erred");
+  });
+
+  test("a late failure of a worker's own old run of a key since computed elsewhere is ignored", () => {
+    // w2 ran x once (run 7) and failed after the scheduler had moved on; x is in
+    // memory on w1 and y, which needs it, is processing on w2: y must not fail.
+    const s = fetching();
+    expect(s.handleStimulus(t.taskErred("w2", "x", 7))).toEqual([]);
+    expect(s.tasks.get("y")?.state).toBe("processing");
+    expect(s.handleStimulus(t.taskErred("w2", "x", -1))).toEqual([]);
+    expect(s.tasks.get("y")?.state).toBe("processing");
+    s.validateState();
   });
 });
 

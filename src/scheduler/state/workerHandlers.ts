@@ -121,7 +121,9 @@ function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
   const ts = s.tasks.get(msg.key);
   if (ts === undefined) return;
   if (ts.state === "memory" && !ts.whoHas.has(ws)) {
-    inputUnfetchable(s, ws, ts, msg);
+    // Else a late report of the worker's own old run of a key since computed
+    // elsewhere: stale, ignored as Dask ignores any report of a task in memory.
+    if (msg.fetchFailed === true) inputUnfetchable(s, ws, ts, msg);
     return;
   }
   if (ts.state !== "processing") return;
@@ -139,9 +141,10 @@ function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
  * network (the answer could not be sent or read: larger than
  * `maxMessageBytes`, say). Its state machine errs its copy, as Dask's does,
  * and its tasks that need `ts` would then wait forever (Dask's open deadlock,
- * dask/distributed#7060). Instead they retry or fail with that error. (The
- * report's run id is that of the worker's task state: -1, or a stale run if
- * the worker once computed the key itself.)
+ * dask/distributed#7060). Instead they retry or fail with that error. The
+ * worker says so (`fetchFailed`): the report's run id is that of the worker's
+ * task state (-1, or a stale run if the worker once computed the key itself),
+ * which cannot tell a failed fetch from a late failure of an old run.
  */
 function inputUnfetchable(
   s: SchedulerState,
