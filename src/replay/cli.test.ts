@@ -1,38 +1,12 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CliContext } from "../cli/commands/context.ts";
-import { main } from "../cli/weft.ts";
+import { runWeft as weft } from "../cli/testContext.ts";
 import { sharedPath, tempDir } from "./testPaths.ts";
-
-/** A stream that keeps what is written to it. */
-class Sink extends Writable {
-  text = "";
-  constructor(readonly isTTY = false) {
-    super();
-  }
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-/** Runs `weft ...args` in this process. */
-async function weft(
-  args: string[],
-  tty = false,
-): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new Sink();
-  const stderr = new Sink(tty);
-  const ctx: CliContext = { stdout, stderr, exitCode: 0 };
-  const code = await main(["node", "weft", ...args], ctx);
-  return { code, out: stdout.text, err: stderr.text };
-}
 
 const TREE = sharedPath("dumps", "tree.msgpack.gz");
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));

@@ -1,27 +1,11 @@
 /** `weft sim`, run through the real `weft` program with string buffers for its streams. */
 
 import { spawnSync } from "node:child_process";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { expect, test } from "vitest";
-import type { CliContext } from "../cli/commands/context.ts";
-import { main } from "../cli/weft.ts";
+import { runWeft } from "../cli/testContext.ts";
 
-class Sink extends Writable {
-  text = "";
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-async function weft(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new Sink();
-  const stderr = new Sink();
-  const ctx: CliContext = { stdout, stderr, exitCode: 0 };
-  const code = await main(["node", "weft", ...args], ctx);
-  return { code, out: stdout.text, err: stderr.text };
-}
+const weft = (...args: string[]) => runWeft(args);
 
 test("weft sim --seed N runs one cluster", async () => {
   const r = await weft("sim", "--seed", "4", "--tasks", "12", "--workers", "2");
@@ -39,17 +23,11 @@ test("weft sim --runs COUNT --from SEED closes with the tally", async () => {
 test("weft sim --runs draws its bar on a terminal without changing the terminal's modes", async () => {
   // Ctrl-C cannot stop the bar of the synchronous runs: a hidden cursor and line
   // wrapping turned off would stay so.
-  const stdout = new Sink();
-  const stderr = Object.assign(new Sink(), { isTTY: true });
-  const code = await main(["node", "weft", "sim", "--runs", "2", "--tasks", "10"], {
-    stdout,
-    stderr,
-    exitCode: 0,
-  });
-  expect(code).toBe(0);
-  expect(stderr.text).toContain("seeds");
-  expect(stderr.text).not.toContain("\x1b[?25l");
-  expect(stderr.text).not.toContain("\x1b[?7l");
+  const r = await runWeft(["sim", "--runs", "2", "--tasks", "10"], true);
+  expect(r.code).toBe(0);
+  expect(r.err).toContain("seeds");
+  expect(r.err).not.toContain("\x1b[?25l");
+  expect(r.err).not.toContain("\x1b[?7l");
 });
 
 test("a failing run prints the replay command and the smallest case, and exits 1", async () => {

@@ -2,36 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import type { Worker } from "../../worker/worker.ts";
+import { testContext as context, runWeft as weft } from "../testContext.ts";
 import { main } from "../weft.ts";
-import type { CliContext } from "./context.ts";
 import { runScheduler } from "./scheduler.ts";
 import { runWorker } from "./worker.ts";
-
-/** A stream that keeps what is written to it. */
-class Sink extends Writable {
-  text = "";
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-function context(): CliContext & { stdout: Sink; stderr: Sink } {
-  return { stdout: new Sink(), stderr: new Sink(), exitCode: 0 };
-}
-
-async function weft(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const ctx = context();
-  const code = await main(["node", "weft", ...args], ctx);
-  return { code, out: ctx.stdout.text, err: ctx.stderr.text };
-}
 
 const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
 const GRAPH_MODULE = fileURLToPath(new URL("./testGraph.ts", import.meta.url));

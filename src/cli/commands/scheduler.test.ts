@@ -1,7 +1,6 @@
 import { type NetworkInterfaceInfo, networkInterfaces } from "node:os";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { CliContext } from "./context.ts";
+import { testContext as context } from "../testContext.ts";
 import { runScheduler } from "./scheduler.ts";
 
 vi.mock("node:os", async (importOriginal) => {
@@ -11,19 +10,6 @@ vi.mock("node:os", async (importOriginal) => {
 afterEach(() => {
   vi.mocked(networkInterfaces).mockReset();
 });
-
-/** A stream that keeps what is written to it. */
-class Sink extends Writable {
-  text = "";
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-function context(): CliContext & { stdout: Sink; stderr: Sink } {
-  return { stdout: new Sink(), stderr: new Sink(), exitCode: 0 };
-}
 
 /** This machine, as far as `weft scheduler` sees: loopback, and `eth0` with `addresses`. */
 function machine(...addresses: string[]): void {

@@ -1,0 +1,32 @@
+/** A `weft` command's context for tests: string buffers for its streams, and the program run in-process. */
+
+import { Writable } from "node:stream";
+import type { CliContext } from "./commands/context.ts";
+import { main } from "./weft.ts";
+
+/** A stream that keeps what is written to it; `isTTY` as a terminal's. */
+export class Sink extends Writable {
+  text = "";
+  constructor(readonly isTTY = false) {
+    super();
+  }
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/** A context whose stdout and stderr are {@link Sink}s (stderr a terminal if `tty`). */
+export function testContext(tty = false): CliContext & { stdout: Sink; stderr: Sink } {
+  return { stdout: new Sink(), stderr: new Sink(tty), exitCode: 0 };
+}
+
+/** Runs `weft ...args` in this process: its exit code and what it wrote. */
+export async function runWeft(
+  args: readonly string[],
+  tty = false,
+): Promise<{ code: number; out: string; err: string }> {
+  const ctx = testContext(tty);
+  const code = await main(["node", "weft", ...args], ctx);
+  return { code, out: ctx.stdout.text, err: ctx.stderr.text };
+}
