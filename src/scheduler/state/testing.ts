@@ -133,13 +133,14 @@ export function taskFinished(
   };
 }
 
-/** `task-erred` from `worker`. */
+/** `task-erred` from `worker`; `fetchFailed` as a worker marks one for a key it could not fetch. */
 export function taskErred(
   worker: string,
   key: string,
   runId: number,
   exceptionText = "Error: boom",
   stimulusId?: string,
+  fetchFailed?: true,
 ): SchedulerEvent {
   return {
     kind: "worker-message",
@@ -151,6 +152,7 @@ export function taskErred(
       exception: { message: exceptionText },
       exceptionText,
       tracebackText: "at f()",
+      ...(fetchFailed === true ? { fetchFailed } : {}),
       stimulusId: sid(stimulusId, "task-erred"),
     },
   };
@@ -163,20 +165,7 @@ export function fetchErred(
   runId: number,
   exceptionText = "Error: boom",
 ): SchedulerEvent {
-  return {
-    kind: "worker-message",
-    worker,
-    msg: {
-      op: "task-erred",
-      key,
-      runId,
-      exception: { message: exceptionText },
-      exceptionText,
-      tracebackText: "at f()",
-      fetchFailed: true,
-      stimulusId: sid(undefined, "gather-dep-failure"),
-    },
-  };
+  return taskErred(worker, key, runId, exceptionText, "gather-dep-failure", true);
 }
 
 /** `steal-response` from `worker`. */
