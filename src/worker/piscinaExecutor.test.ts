@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ExecuteOutcome, RunControl } from "./executor.ts";
-import { ownBuffer } from "./ownBuffer.ts";
+import { MOVE_MIN_BYTES, ownBuffer } from "./ownBuffer.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
 import { TEST_TASKS } from "./testWorker.ts";
 
@@ -64,11 +64,12 @@ describe("PiscinaExecutor", () => {
     }
   });
 
-  it("ownBuffer: only a view spanning its whole ArrayBuffer is moved", () => {
-    const whole = new Uint8Array(16);
+  it("ownBuffer: only a large view spanning its whole ArrayBuffer is moved", () => {
+    const whole = new Uint8Array(MOVE_MIN_BYTES);
     expect(ownBuffer(whole)).toEqual([whole.buffer]);
     expect(ownBuffer(whole.subarray(1))).toEqual([]);
-    expect(ownBuffer(whole.subarray(0, 15))).toEqual([]);
+    expect(ownBuffer(whole.subarray(0, MOVE_MIN_BYTES - 1))).toEqual([]);
+    expect(ownBuffer(new Uint8Array(MOVE_MIN_BYTES - 1))).toEqual([]); // copied: cheaper
     expect(ownBuffer(Buffer.from("pooled"))).toEqual([]); // a slice of Buffer's pool
   });
 
