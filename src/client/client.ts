@@ -27,6 +27,7 @@ import type {
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { weftLogger } from "../util/logger.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import {
@@ -274,10 +275,9 @@ export class Client implements FutureHost, GatherHost {
   /** Connect to the scheduler at `address` (`tcp://host:port` or `inproc://…`). */
   static async connect(address: string, options: ClientOptions = {}): Promise<Client> {
     const timeoutMs = options.timeoutMs ?? 30_000;
-    // A Node.js timer waits at most 2^31 - 1 ms: a longer delay fires at once.
-    if (!(timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)) {
+    if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
       throw new RangeError(
-        `Client option timeoutMs must be a number > 0 and at most ${2 ** 31 - 1} (about 24.8 days), got ${timeoutMs}`,
+        `Client option timeoutMs must be a number > 0 and at most ${MAX_TIMER_MS} (about 24.8 days), got ${timeoutMs}`,
       );
     }
     const limitsProblem = frameLimitsProblem(options);

@@ -12,6 +12,7 @@ import {
 } from "../comm/comm.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
@@ -85,9 +86,9 @@ function positiveInt(name: string, v: number): number {
 
 /** A positive integer a Node.js timer can wait (a longer delay fires at once, with a warning). */
 function timerMs(name: string, v: number): number {
-  if (positiveInt(name, v) > 2 ** 31 - 1) {
+  if (positiveInt(name, v) > MAX_TIMER_MS) {
     throw new RangeError(
-      `Worker option ${name} must be at most ${2 ** 31 - 1} ms (about 24.8 days), got ${v}`,
+      `Worker option ${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${v}`,
     );
   }
   return v;

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { type FrameLimits, frameLimitsProblem } from "../../comm/comm.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
+import { MAX_TIMER_MS } from "../../util/timers.ts";
 
 /** The log levels `--log-level` accepts. */
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -124,9 +125,6 @@ export function positiveInt(name: string, text: string): number {
     throw new Error(`${name} must be a positive integer, got ${text}`);
   return n;
 }
-
-/** The longest delay a Node.js timer waits (a longer one fires at once, with a warning). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Parse a timeout in milliseconds: a positive integer a timer can wait; throws a clear error. */
 export function timeoutMs(name: string, text: string): number {
