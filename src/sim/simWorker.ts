@@ -12,7 +12,6 @@
 import type { TaskRef, TaskSpec } from "../protocol/messagesTaskSpec.ts";
 import type { Resources, SchedulerToWorkerMessage } from "../protocol/messagesWorker.ts";
 import { schedulerMessageToEvent } from "../worker/schedulerEvents.ts";
-import { fetchFailureStimuli } from "../worker/schedulerMessage.ts";
 import {
   ExecuteFailureEvent,
   ExecuteSuccessEvent,
@@ -148,11 +147,10 @@ export class SimWorker {
         );
       }
     }
-    const fetchFailures = fetchFailureStimuli([ev]);
-    for (const inst of instructions) this.dispatch(inst, fetchFailures);
+    for (const inst of instructions) this.dispatch(inst, ev);
   }
 
-  private dispatch(inst: Instruction, fetchFailures: ReadonlySet<string> | null): void {
+  private dispatch(inst: Instruction, ev: StateMachineEvent): void {
     switch (inst.cls) {
       case "Execute":
         this.execute(inst);
@@ -173,7 +171,7 @@ export class SimWorker {
         return;
       }
       default:
-        this.c.toScheduler(this.address, messageForInstruction(inst, fetchFailures));
+        this.c.toScheduler(this.address, messageForInstruction(inst, [ev]));
     }
   }
 

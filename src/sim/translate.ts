@@ -7,15 +7,16 @@
 
 import type { WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
 import { schedulerMessage } from "../worker/schedulerMessage.ts";
+import type { StateMachineEvent } from "../worker/state/events.ts";
 import type { SendMessageToScheduler } from "../worker/state/instructions.ts";
 
 /**
- * The scheduler message a worker instruction stands for: its wire form, as the real
- * worker sends it (`schedulerMessage`; `fetchFailures` as there).
+ * The scheduler message a worker instruction, returned for `stims`, stands for: its
+ * wire form, as the real worker sends it (`schedulerMessage`).
  */
 export function messageForInstruction(
   inst: SendMessageToScheduler,
-  fetchFailures: ReadonlySet<string> | null = null,
+  stims: readonly StateMachineEvent[],
 ): WorkerToSchedulerMessage {
-  return schedulerMessage(inst, fetchFailures) as unknown as WorkerToSchedulerMessage;
+  return schedulerMessage(inst, stims) as unknown as WorkerToSchedulerMessage;
 }

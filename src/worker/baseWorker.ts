@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { keySplit } from "../util/keySplit.ts";
-import { fetchFailureStimuli, schedulerMessage } from "./schedulerMessage.ts";
+import { schedulerMessage } from "./schedulerMessage.ts";
 import type { StateMachineEvent } from "./state/events.ts";
 import { type Instruction, isSendMessageToScheduler } from "./state/instructions.ts";
 import type { WorkerState } from "./state/workerState.ts";
@@ -191,13 +191,12 @@ export abstract class BaseWorker {
   /** {@link handleStimulus} for an array of stimuli (any number: not spread). */
   handleStimuli(stims: readonly StateMachineEvent[]): void {
     const instructions = this.state.handleStimuli(stims);
-    const fetchFailures = fetchFailureStimuli(stims);
-    for (const inst of instructions) this.dispatch(inst, fetchFailures);
+    for (const inst of instructions) this.dispatch(inst, stims);
   }
 
-  private dispatch(inst: Instruction, fetchFailures: ReadonlySet<string> | null): void {
+  private dispatch(inst: Instruction, stims: readonly StateMachineEvent[]): void {
     if (isSendMessageToScheduler(inst)) {
-      this.batchedSend(schedulerMessage(inst, fetchFailures));
+      this.batchedSend(schedulerMessage(inst, stims));
       return;
     }
     switch (inst.cls) {

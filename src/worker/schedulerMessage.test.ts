@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fetchFailureStimuli, schedulerMessage } from "./schedulerMessage.ts";
+import { schedulerMessage } from "./schedulerMessage.ts";
 import {
   ComputeTaskEvent,
   ExecuteFailureEvent,
@@ -11,11 +11,10 @@ import { WorkerState } from "./state/workerState.ts";
 
 /** The scheduler messages a shell sends for `stims`. */
 function messages(ws: WorkerState, stims: StateMachineEvent[]): Record<string, unknown>[] {
-  const failures = fetchFailureStimuli(stims);
   return ws
     .handleStimuli(stims)
     .filter(isSendMessageToScheduler)
-    .map((inst) => schedulerMessage(inst, failures));
+    .map((inst) => schedulerMessage(inst, stims));
 }
 
 describe("schedulerMessage", () => {
@@ -44,6 +43,5 @@ describe("schedulerMessage", () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ op: "task-erred", key: "x", runId: 3 });
     expect(sent[0]).not.toHaveProperty("fetchFailed");
-    expect(fetchFailureStimuli([])).toBeNull();
   });
 });

@@ -12,28 +12,21 @@
 import type { StateMachineEvent } from "./state/events.ts";
 import { type SendMessageToScheduler, toMessage } from "./state/instructions.ts";
 
-/** The stimulus ids of the failed fetches among `stims`, or null when there is none. */
-export function fetchFailureStimuli(
-  stims: readonly StateMachineEvent[],
-): ReadonlySet<string> | null {
-  let ids: Set<string> | null = null;
-  for (const stim of stims) {
-    if (stim.cls === "GatherDepFailureEvent") (ids ??= new Set()).add(stim.stimulusId);
-  }
-  return ids;
-}
-
 /**
  * The message for `inst`, one of the instructions the state machine returned for
- * stimuli whose failed fetches are `fetchFailures` ({@link fetchFailureStimuli}).
+ * `stims`. Only a `task-erred` looks at them (rare: no work for the others).
  */
 export function schedulerMessage(
   inst: SendMessageToScheduler,
-  fetchFailures: ReadonlySet<string> | null,
+  stims: readonly StateMachineEvent[],
 ): Record<string, unknown> {
   const msg = toMessage(inst);
-  if (fetchFailures !== null && inst.cls === "TaskErredMsg" && fetchFailures.has(inst.stimulusId)) {
+  if (inst.cls === "TaskErredMsg" && stims.some((s) => isFetchFailure(s, inst.stimulusId))) {
     msg.fetchFailed = true;
   }
   return msg;
+}
+
+function isFetchFailure(stim: StateMachineEvent, stimulusId: string): boolean {
+  return stim.cls === "GatherDepFailureEvent" && stim.stimulusId === stimulusId;
 }
