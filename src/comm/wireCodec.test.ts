@@ -75,6 +75,18 @@ describe("wire codec", () => {
     expect(() => encodeMessage(cyc)).toThrow(/cycle/);
   });
 
+  it("finds cycles of any length through arrays, maps and sets, and deep shared references are no cycle", () => {
+    const a: unknown[] = [];
+    const m = new Map<string, unknown>([["a", a]]);
+    a.push(new Set([{ m }]));
+    expect(() => encodeMessage({ op: "x", a })).toThrow(/reference cycle/);
+    // The same object many times along one deep path is a cycle only if it contains itself.
+    let deep: unknown = { leaf: 1 };
+    const shared = { s: true };
+    for (let i = 0; i < 100; i++) deep = { next: deep, shared };
+    expect(roundTrip(deep)).toEqual(deep);
+  });
+
   it("shared (non-cyclic) references are written twice", () => {
     const shared = { x: 1 };
     const out = roundTrip([shared, shared]) as unknown[];

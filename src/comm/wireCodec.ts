@@ -191,8 +191,15 @@ export function isWireDataObject(v: object): boolean {
 }
 
 /**
+ * Nesting depth from which {@link prepare} looks for reference cycles. A cycle
+ * nests without end, so it is still caught past this depth, while the shallow
+ * objects that make up nearly every message skip the bookkeeping.
+ */
+const CYCLE_CHECK_DEPTH = 32;
+
+/**
  * `v` with every `Map` replaced by a {@link WireMap}; `v` itself when there is
- * none (copy on write). Throws on functions, symbols and too deep nesting.
+ * none (copy on write). Throws on functions, symbols, cycles and too deep nesting.
  */
 function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
   const t = typeof v;
@@ -204,43 +211,55 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
   }
   if (v === null) return v;
   const obj = v as object;
-  if (isLeafObject(obj)) {
-    // Not copied into the payload: a view of its bytes goes out as it is.
-    const bytes = ArrayBuffer.isView(obj) || obj instanceof ArrayBuffer ? obj.byteLength : 0;
-    return bytes >= OUT_OF_BAND_MIN_BYTES && rawKind(obj) >= 0
-      ? new WireBytes(obj as ArrayBufferView | ArrayBuffer)
-      : v;
+  // Arrays and plain objects first: they are what messages are made of.
+  const isArray = Array.isArray(obj);
+  let proto: unknown = null;
+  if (!isArray) {
+    proto = Object.getPrototypeOf(obj);
+    if (proto !== Object.prototype && proto !== null && isLeafObject(obj)) {
+      // Not copied into the payload: a view of its bytes goes out as it is.
+      const bytes = ArrayBuffer.isView(obj) || obj instanceof ArrayBuffer ? obj.byteLength : 0;
+      return bytes >= OUT_OF_BAND_MIN_BYTES && rawKind(obj) >= 0
+        ? new WireBytes(obj as ArrayBufferView | ArrayBuffer)
+        : v;
+    }
   }
   if (depth > MAX_DEPTH)
     throw new SerializationError(`cannot encode: nested deeper than ${MAX_DEPTH}`);
-  if (seen.has(obj)) throw new SerializationError("cannot encode a value with a reference cycle");
-  seen.add(obj);
+  const checkCycle = depth >= CYCLE_CHECK_DEPTH;
+  if (checkCycle) {
+    if (seen.has(obj)) throw new SerializationError("cannot encode a value with a reference cycle");
+    seen.add(obj);
+  }
   try {
-    if (Array.isArray(obj)) {
+    if (isArray) {
+      const arr = obj as unknown[];
       let out: unknown[] | null = null;
-      for (let i = 0; i < obj.length; i++) {
-        const item = obj[i];
+      for (let i = 0; i < arr.length; i++) {
+        const item = arr[i];
         const p = prepare(item, depth + 1, seen);
-        if (p !== item && out === null) out = obj.slice(0, i);
+        if (p !== item && out === null) out = arr.slice(0, i);
         if (out !== null) out.push(p);
       }
       return out ?? obj;
     }
-    if (obj instanceof Map) {
-      const flat: unknown[] = [];
-      for (const [k, val] of obj)
-        flat.push(prepare(k, depth + 1, seen), prepare(val, depth + 1, seen));
-      return new WireMap(flat);
-    }
-    if (obj instanceof Set) {
-      let changed = false;
-      const items: unknown[] = [];
-      for (const item of obj) {
-        const p = prepare(item, depth + 1, seen);
-        if (p !== item) changed = true;
-        items.push(p);
+    if (proto !== Object.prototype && proto !== null) {
+      if (obj instanceof Map) {
+        const flat: unknown[] = [];
+        for (const [k, val] of obj)
+          flat.push(prepare(k, depth + 1, seen), prepare(val, depth + 1, seen));
+        return new WireMap(flat);
       }
-      return changed ? new Set(items) : obj;
+      if (obj instanceof Set) {
+        let changed = false;
+        const items: unknown[] = [];
+        for (const item of obj) {
+          const p = prepare(item, depth + 1, seen);
+          if (p !== item) changed = true;
+          items.push(p);
+        }
+        return changed ? new Set(items) : obj;
+      }
     }
     const rec = obj as Record<string, unknown>;
     let out: Record<string, unknown> | null = null;
@@ -252,7 +271,7 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
     }
     return out ?? obj;
   } finally {
-    seen.delete(obj);
+    if (checkCycle) seen.delete(obj);
   }
 }
 
