@@ -3,8 +3,9 @@
  * every wanted key is in memory with the right value on every worker the
  * scheduler says holds it, or erred with an error the simulation injected
  * (or `KilledWorker`, after enough deaths), blamed on the key or one of its
- * inputs; and, after the client released everything, no machine holds
- * anything.
+ * inputs; a task whose input a worker failed to fetch with an injected error
+ * (not on the network) errs with that error, naming the input; and, after the
+ * client released everything, no machine holds anything.
  */
 
 import { SimFailure } from "./failure.ts";
@@ -24,6 +25,8 @@ export interface CheckInput {
   readonly client: SimClient;
   /** Error texts injected per key. */
   readonly injected: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Error texts injected into fetches, per fetched key. */
+  readonly injectedFetch: ReadonlyMap<string, ReadonlySet<string>>;
   readonly allowedFailures: number;
 }
 
@@ -40,6 +43,21 @@ function isAncestorOrSelf(w: Workload, ancestor: number, of: number): boolean {
         stack.push(d);
       }
     }
+  }
+  return false;
+}
+
+/**
+ * True when `text` is how the scheduler fails task `i` whose input could not
+ * be fetched for a reason other than the network (`inputUnfetchable`): an
+ * injected fetch error of one of its inputs, naming that input.
+ */
+function failedFetch(x: CheckInput, i: number, text: string): boolean {
+  for (const d of x.workload.tasks[i].deps) {
+    const dep = x.workload.tasks[d].key;
+    const suffix = ` (while fetching its input ${dep})`;
+    if (!text.endsWith(suffix)) continue;
+    if (x.injectedFetch.get(dep)?.has(text.slice(0, -suffix.length)) === true) return true;
   }
   return false;
 }
@@ -125,7 +143,11 @@ export function checkOutcomes(x: CheckInput): void {
     const killed =
       err.exceptionText.startsWith("KilledWorker") &&
       (x.scheduler.deathsWhileProcessing.get(err.blame) ?? 0) > x.allowedFailures;
-    if (!killed && (injected === undefined || !injected.has(err.exceptionText))) {
+    if (
+      !killed &&
+      (injected === undefined || !injected.has(err.exceptionText)) &&
+      !failedFetch(x, bi, err.exceptionText)
+    ) {
       throw new SimFailure(
         "lost",
         `${key} erred with an error the simulation did not inject (blame ${err.blame}): ${err.exceptionText}`,

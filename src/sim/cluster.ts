@@ -41,4 +41,6 @@ export interface SimCluster {
   progress(): void;
   /** Note an error message the simulation made a task throw. */
   injectedError(key: string, text: string): void;
+  /** Note an error message the simulation made a fetch of `key` from a peer fail with. */
+  injectedFetchError(key: string, text: string): void;
 }

@@ -2,8 +2,8 @@
  * The faults that strike at random times rather than per operation: worker
  * deaths, partitions, pauses and steals, each a Poisson process at its own rate. They
  * stop once the client has every result. (Per-operation faults — network
- * failures, busy peers, slow links, task errors, secessions, reschedules —
- * are drawn by the worker shell.)
+ * failures, busy peers, slow links, failed fetches, task errors, secessions,
+ * reschedules — are drawn by the worker shell.)
  */
 
 import type { Simulation } from "./simulation.ts";

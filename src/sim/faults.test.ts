@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { DEFAULT_FAULT_RATES, NO_FAULTS, parseFaults } from "./faults.ts";
+import { DEFAULT_FAULT_RATES, formatFaults, NO_FAULTS, parseFaults } from "./faults.ts";
 import { resolveSimOptions } from "./options.ts";
 
 describe("parseFaults refuses what it cannot read", () => {
@@ -35,6 +35,19 @@ describe("parseFaults refuses what it cannot read", () => {
   test("an empty name and a fault named twice are refused", () => {
     expect(() => parseFaults("death,,network")).toThrow("empty fault name in ''");
     expect(() => parseFaults("death,death=2")).toThrow("fault death is named twice");
+  });
+  test("fetch-error is a fault per gather, on in all", () => {
+    expect(parseFaults("fetch-error")).toEqual({ ...NO_FAULTS, "fetch-error": 0.01 });
+    expect(parseFaults("network,fetch-error=1")).toEqual({
+      ...NO_FAULTS,
+      network: 0.03,
+      "fetch-error": 1,
+    });
+    expect(() => parseFaults("fetch-error=1.5")).toThrow(
+      /fetch-error: '1.5' \(expected a probability/,
+    );
+    expect(parseFaults("all")["fetch-error"]).toBe(0.01);
+    expect(formatFaults(parseFaults("death,fetch-error=0.5"))).toBe("death,fetch-error=0.5");
   });
   test("an unknown fault lists the known ones", () => {
     expect(() => parseFaults("meteor")).toThrow(

@@ -17,6 +17,7 @@ import {
   ExecuteSuccessEvent,
   FindMissingEvent,
   GatherDepBusyEvent,
+  GatherDepFailureEvent,
   GatherDepNetworkFailureEvent,
   GatherDepSuccessEvent,
   PauseEvent,
@@ -53,6 +54,13 @@ export class SimWorker {
   outgoing = 0;
   /** Cut off from the scheduler (the partition fault): messages both ways are lost. */
   cutOff = false;
+  /**
+   * Keys whose fetch the fetch-error fault failed here (dropped once out of
+   * `error`). The state machine errs such a key while its dependents here go on
+   * waiting for it, a state `validateState` rejects, as Dask's `validate_state`
+   * does, until the scheduler frees them (dask/distributed#7060).
+   */
+  private readonly fetchFailed = new Set<string>();
 
   constructor(
     private readonly c: SimCluster,
@@ -137,7 +145,12 @@ export class SimWorker {
     c.stats.workerStimuli++;
     if (c.options.validate) {
       try {
-        this.state.validateState();
+        if (this.waitingOnFailedFetch()) {
+          // Until the scheduler frees the waiting tasks, every task is still checked.
+          for (const ts of this.state.tasks.values()) this.state.validateTask(ts);
+        } else {
+          this.state.validateState();
+        }
       } catch (e) {
         throw new SimFailure(
           "invalid-state",
@@ -148,6 +161,21 @@ export class SimWorker {
       }
     }
     for (const inst of instructions) this.dispatch(inst, ev);
+  }
+
+  /** A task here waits for a key the fetch-error fault failed (see {@link fetchFailed}). */
+  private waitingOnFailedFetch(): boolean {
+    if (this.fetchFailed.size === 0) return false;
+    let waited = false;
+    for (const key of this.fetchFailed) {
+      const ts = this.state.tasks.get(key);
+      if (ts === undefined || ts.state !== "error") {
+        this.fetchFailed.delete(key);
+        continue;
+      }
+      for (const dts of ts.dependents) if (dts.waitingForData.has(ts)) waited = true;
+    }
+    return waited;
   }
 
   private dispatch(inst: Instruction, ev: StateMachineEvent): void {
@@ -297,6 +325,33 @@ export class SimWorker {
     );
   }
 
+  /**
+   * The fetch-error fault: the answer arrived but cannot be used (in Dask, the
+   * peer's `get_data` raised or the data failed to deserialize). The state
+   * machine errs the keys and reports them `task-erred`, which the shell marks
+   * `fetchFailed` (`messageForInstruction`).
+   */
+  private fetchError(worker: string, totalNbytes: number, keys: readonly string[]): void {
+    const c = this.c;
+    c.stats.faults["fetch-error"]++;
+    const text = `InjectedError: fetching ${keys.join(", ")} from ${worker} failed at t=${c.queue.now.toFixed(6)} on ${this.address}`;
+    for (const key of keys) {
+      c.injectedFetchError(key, text);
+      this.fetchFailed.add(key);
+    }
+    this.handle(
+      new GatherDepFailureEvent({
+        worker,
+        totalNbytes,
+        exception: { name: "InjectedError", message: text },
+        traceback: null,
+        exceptionText: text,
+        tracebackText: "",
+        stimulusId: c.stimulusId("gather-dep-failure"),
+      }),
+    );
+  }
+
   private gather(inst: GatherDep): void {
     const c = this.c;
     const net = c.net;
@@ -345,6 +400,10 @@ export class SimWorker {
           return;
         }
         if (!this.alive) return;
+        if (c.rng.chance(c.options.faults["fetch-error"])) {
+          this.fetchError(worker, totalNbytes, keys);
+          return;
+        }
         c.progress();
         c.stats.transfers++;
         this.handle(

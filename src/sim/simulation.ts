@@ -71,6 +71,8 @@ export class Simulation implements SimCluster {
   readonly workers = new Map<string, SimWorker>();
   /** Error texts injected, per key. */
   readonly injected = new Map<string, Set<string>>();
+  /** Error texts injected into fetches, per fetched key. */
+  readonly injectedFetch = new Map<string, Set<string>>();
   /** `compute` until the client has everything, then `release`. */
   phase: "compute" | "release" = "compute";
 
@@ -125,12 +127,11 @@ export class Simulation implements SimCluster {
   }
 
   injectedError(key: string, text: string): void {
-    let texts = this.injected.get(key);
-    if (texts === undefined) {
-      texts = new Set();
-      this.injected.set(key, texts);
-    }
-    texts.add(text);
+    addText(this.injected, key, text);
+  }
+
+  injectedFetchError(key: string, text: string): void {
+    addText(this.injectedFetch, key, text);
   }
 
   // ----------------------------------------------------------------- workers
@@ -241,6 +242,7 @@ export class Simulation implements SimCluster {
       workers: this.workers,
       client: this.client,
       injected: this.injected,
+      injectedFetch: this.injectedFetch,
       allowedFailures: this.options.allowedFailures,
     };
   }
@@ -336,6 +338,15 @@ export class Simulation implements SimCluster {
       if (!q.step()) throw this.stalled();
     }
   }
+}
+
+function addText(texts: Map<string, Set<string>>, key: string, text: string): void {
+  let set = texts.get(key);
+  if (set === undefined) {
+    set = new Set();
+    texts.set(key, set);
+  }
+  set.add(text);
 }
 
 /** The causes of `e` that `shown` does not already include. */
