@@ -27,6 +27,10 @@ const EXPECT: Record<string, { kinds: FailureKind[]; options: Omit<SimOptions, "
     kinds: ["deadlock"],
     options: { faults: { ...NO_FAULTS, death: 1 }, stallTimeout: 10 },
   },
+  "ignore-fetch-failure": {
+    kinds: ["deadlock"],
+    options: { faults: { ...NO_FAULTS, "fetch-error": 0.2 }, stallTimeout: 10 },
+  },
   "corrupt-occupancy": { kinds: ["invalid-state"], options: {} },
 };
 

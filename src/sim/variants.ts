@@ -95,6 +95,18 @@ export const VARIANTS: readonly Variant[] = [
     }),
   },
   {
+    name: "ignore-fetch-failure",
+    description:
+      "the scheduler takes a worker's failed fetch of an input for a stale report, as Dask's does (dask/distributed#7060): the tasks there that need it wait forever",
+    hooks: () => ({
+      schedulerStimulus(_ctx, ev) {
+        if (ev.kind !== "worker-message" || ev.msg.op !== "task-erred") return ev;
+        const { fetchFailed: _, ...msg } = ev.msg;
+        return { ...ev, msg };
+      },
+    }),
+  },
+  {
     name: "corrupt-occupancy",
     description: "after its 20th stimulus the scheduler's occupancy of one worker drifts by 1 s",
     hooks: () => {
