@@ -13,6 +13,14 @@
 import type { KeyInMemoryMsg, SchedulerToClientMessage } from "./messagesClient.ts";
 import type { Key } from "./messagesTaskSpec.ts";
 
+/** What a handshake and its reply say of their sender's weft. */
+export interface WireVersion {
+  /** The sender's `WIRE_PROTOCOL_VERSION`; the two ends must have the same. */
+  readonly protocolVersion: number;
+  /** The sender's weft (package) version, or "unknown": for the message of a refusal. */
+  readonly weftVersion: string;
+}
+
 /** A client opens its session (the first message on its connection). */
 export interface RegisterClientMsg {
   readonly op: "register-client";

@@ -1,0 +1,87 @@
+/**
+ * The version of the wire protocol, which the handshakes (`register-worker`,
+ * `register-client`) and the scheduler's reply carry: a scheduler, a worker
+ * or a client of another weft version is refused at once, with a message
+ * naming both versions, instead of failing obscurely later (a field one side
+ * sends and the other does not read, an op one side does not know).
+ *
+ * Workers exchange data with each other, and clients fetch results from
+ * workers, without a handshake of their own: each passed the scheduler's
+ * check, so they all speak its version.
+ */
+
+import { readFileSync } from "node:fs";
+import type { WireVersion } from "./messagesSession.ts";
+
+/**
+ * Bump it with any change to the shape or the meaning of a message that goes
+ * over the wire (the handshakes, the batched streams both ways, the requests
+ * to the scheduler and their replies, the workers' `get_data`): a field or an
+ * op added, removed, renamed or retyped, a value read differently. Peers
+ * compare it for equality: there is no range of compatible versions.
+ */
+export const WIRE_PROTOCOL_VERSION = 1;
+
+let weftVersionValue: string | undefined;
+
+/**
+ * weft's own version, from its package.json (two directories up from both
+ * `src/protocol/` and `dist/protocol/`), or "unknown" where that is not
+ * weft's (weft bundled into another program): it only makes the message of
+ * a refusal clearer.
+ */
+export function weftVersion(): string {
+  if (weftVersionValue === undefined) {
+    weftVersionValue = "unknown";
+    try {
+      const pkg = JSON.parse(
+        readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
+      ) as { name?: unknown; version?: unknown };
+      if (pkg.name === "weft" && typeof pkg.version === "string") weftVersionValue = pkg.version;
+    } catch {
+      // not there: "unknown"
+    }
+  }
+  return weftVersionValue;
+}
+
+/** This process's versions, as its handshake or its reply carries them. */
+export function wireVersion(): WireVersion {
+  return { protocolVersion: WIRE_PROTOCOL_VERSION, weftVersion: weftVersion() };
+}
+
+/** What to do about a mismatch, whichever side finds it. */
+const ADVICE = "run the same weft version on the scheduler, workers and clients";
+
+/** A peer's claimed version for a message, short whatever it sent. */
+function describe(protocolVersion: unknown, peerWeftVersion: unknown): string {
+  const protocol =
+    typeof protocolVersion === "number"
+      ? String(protocolVersion)
+      : typeof protocolVersion === "string"
+        ? JSON.stringify(protocolVersion.slice(0, 20))
+        : `of type ${typeof protocolVersion}`;
+  const weft =
+    typeof peerWeftVersion === "string" ? `weft ${peerWeftVersion.slice(0, 40)}` : "weft unknown";
+  return `wire protocol ${protocol} (${weft})`;
+}
+
+/**
+ * Why the peer whose handshake or reply is `fields` cannot talk to this
+ * process, or null if it speaks {@link WIRE_PROTOCOL_VERSION}. `peer` names
+ * the peer ("the client"), `self` this process ("this scheduler").
+ */
+export function protocolMismatch(
+  peer: string,
+  self: string,
+  fields: { readonly protocolVersion?: unknown; readonly weftVersion?: unknown },
+): string | null {
+  const theirs = fields.protocolVersion;
+  if (theirs === WIRE_PROTOCOL_VERSION) return null;
+  const ours = describe(WIRE_PROTOCOL_VERSION, weftVersion());
+  if (theirs === undefined || theirs === null) {
+    // Every weft since the check was added sends it.
+    return `${peer} speaks no wire protocol version, so it runs a weft older than ${self}, which speaks ${ours}: ${ADVICE}`;
+  }
+  return `${peer} speaks ${describe(theirs, fields.weftVersion)} and ${self} ${ours}: ${ADVICE}`;
+}
