@@ -148,6 +148,29 @@ describe("the package", () => {
     expect(stdout.trim()).toBe(JSON.parse(readFileSync(`${root}package.json`, "utf8")).version);
   });
 
+  it("the built scheduler answers a handshake with weft's version, and refuses an older client", async () => {
+    built();
+    const dist = (path: string) => JSON.stringify(`${root}dist/${path}`);
+    const script = `
+      const { Scheduler } = await import(${dist("scheduler/index.js")});
+      const { connect } = await import(${dist("comm/index.js")});
+      const s = await Scheduler.start({ listen: "inproc://pkg" });
+      const c = await connect(s.address);
+      await c.send({ op: "register-client", clientId: "old" });
+      console.log(JSON.stringify(await c.recv()));
+      await s.close();`;
+    const { stdout, stderr } = await run(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, WEFT_LOG_LEVEL: "warn" },
+    });
+    const version = JSON.parse(readFileSync(`${root}package.json`, "utf8")).version;
+    const reply = JSON.parse(stdout) as Record<string, unknown>;
+    expect(reply).toMatchObject({ status: "error", weftVersion: version });
+    expect(reply.message).toMatch(
+      `which speaks wire protocol ${reply.protocolVersion} (weft ${version})`,
+    );
+    expect(stderr).toMatch(/refused a client/);
+  });
+
   it("loads TypeScript modules through tsx, and says why a CommonJS one cannot be loaded", async () => {
     built();
     const dir = mkdtempSync(`${tmpdir()}/weft-cjs-`);

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Comm } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Client } from "./client.ts";
 import { Future } from "./future.ts";
@@ -468,7 +469,9 @@ describe("Client", () => {
     let server: Comm | null = null;
     const listener = await listen("inproc://fake-scheduler", (comm) => {
       server = comm;
-      void comm.recv().then(() => comm.send({ op: "register-client-reply", status: "OK" }));
+      void comm
+        .recv()
+        .then(() => comm.send({ op: "register-client-reply", status: "OK", ...wireVersion() }));
     });
     const { logger, records } = memoryLogger();
     const client = await Client.connect(listener.address, { logger });
@@ -489,6 +492,42 @@ describe("Client", () => {
       ]),
     );
     await client.close();
+    await listener.close();
+  });
+
+  it("refuses a scheduler of another weft version, naming both", async () => {
+    // A scheduler of another version that does not check: it accepts the client.
+    let replyVersion: Record<string, unknown> = {};
+    const hellos: unknown[] = [];
+    const hungUp: Promise<unknown>[] = [];
+    const listener = await listen("inproc://other-version", (comm) => {
+      hungUp.push(
+        (async () => {
+          hellos.push(await comm.recv());
+          await comm.send({ op: "register-client-reply", status: "OK", ...replyVersion });
+          await comm.recv().catch((err: unknown) => err);
+        })(),
+      );
+    });
+    const ours = `wire protocol ${WIRE_PROTOCOL_VERSION} (weft ${weftVersion()})`;
+    const advice = "run the same weft version on the scheduler, workers and clients";
+    await expect(Client.connect(listener.address, { timeoutMs: 5_000 })).rejects.toThrow(
+      new Error(
+        `the scheduler at ${listener.address} speaks no wire protocol version, so it runs a weft older than this client, which speaks ${ours}: ${advice}`,
+      ),
+    );
+    replyVersion = { protocolVersion: WIRE_PROTOCOL_VERSION + 1, weftVersion: "99.0.0" };
+    await expect(Client.connect(listener.address, { timeoutMs: 5_000 })).rejects.toThrow(
+      new Error(
+        `the scheduler at ${listener.address} speaks wire protocol ${WIRE_PROTOCOL_VERSION + 1} (weft 99.0.0) and this client ${ours}: ${advice}`,
+      ),
+    );
+    expect(hellos).toEqual([
+      expect.objectContaining({ op: "register-client", ...wireVersion() }),
+      expect.objectContaining({ op: "register-client", ...wireVersion() }),
+    ]);
+    // The client hung up rather than stay connected to a scheduler it cannot understand.
+    await Promise.all(hungUp);
     await listener.close();
   });
 

@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect, listen } from "../comm/connect.ts";
 import { serveRpc } from "../comm/rpc.ts";
+import { wireVersion } from "../protocol/version.ts";
 import { ExecuteSuccessEvent } from "../worker/state/events.ts";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
@@ -146,6 +147,7 @@ describe("failures reach the client", () => {
       nthreads: 1,
       resources: { F: 1 },
       stimulusId: "reg-frozen",
+      ...wireVersion(),
     });
     await stream.recv(); // the reply
     try {

@@ -12,9 +12,11 @@ import { forEachMessage } from "../comm/forEachMessage.ts";
 import type {
   ClientRequestOp,
   RegisterClientMsg,
+  RegisterReplyMsg,
   ReplyMsg,
   ServerToClientMessage,
 } from "../protocol/messagesSession.ts";
+import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { ClientClosedError } from "./errors.ts";
 
@@ -88,7 +90,7 @@ export class SchedulerConnection {
   ): Promise<SchedulerConnection> {
     const comm = await connect(address, { timeoutMs: o.timeoutMs, ...frameLimitsOf(o) });
     try {
-      const hello: RegisterClientMsg = { op: "register-client", clientId };
+      const hello: RegisterClientMsg = { op: "register-client", clientId, ...wireVersion() };
       await comm.send(hello);
       const answer = comm.recv().catch((err: unknown) => {
         if (!(err instanceof CommClosedError)) throw err;
@@ -97,14 +99,18 @@ export class SchedulerConnection {
           { cause: err },
         );
       });
-      const reply = (await timeout(answer, o.timeoutMs, `registering with ${address}`)) as {
-        status?: unknown;
-        message?: unknown;
-      } | null;
+      const reply = (await timeout(
+        answer,
+        o.timeoutMs,
+        `registering with ${address}`,
+      )) as Partial<RegisterReplyMsg> | null;
       if (reply?.status !== "OK") {
         const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
         throw new Error(`the scheduler at ${address} refused the client: ${why}`);
       }
+      // A scheduler older than the version check accepts any client: refuse it here.
+      const mismatch = protocolMismatch(`the scheduler at ${address}`, "this client", reply);
+      if (mismatch !== null) throw new Error(mismatch);
     } catch (err) {
       comm.abort();
       throw err;

@@ -4,14 +4,17 @@
  * connection, and the requests a client makes of the server itself (where
  * keys are held, counters) with their replies.
  *
- * A connection's first message is a handshake (`register-worker`, see
- * `messagesWorker.ts`, or {@link RegisterClientMsg}); the server answers it
- * with one {@link RegisterReplyMsg}. After that both sides send frames that
- * are arrays of messages (a `BatchedSend`).
+ * A connection's first message is a handshake ({@link RegisterWorkerHandshakeMsg}
+ * or {@link RegisterClientMsg}); the server answers it with one
+ * {@link RegisterReplyMsg}. Both carry their sender's {@link WireVersion}, and
+ * either end refuses the other unless they speak the same protocol version
+ * (`version.ts`). After that both sides send frames that are arrays of
+ * messages (a `BatchedSend`).
  */
 
 import type { KeyInMemoryMsg, SchedulerToClientMessage } from "./messagesClient.ts";
 import type { Key } from "./messagesTaskSpec.ts";
+import type { RegisterWorkerMsg } from "./messagesWorker.ts";
 
 /** What a handshake and its reply say of their sender's weft. */
 export interface WireVersion {
@@ -21,15 +24,22 @@ export interface WireVersion {
   readonly weftVersion: string;
 }
 
+/**
+ * A worker opens its session: its registration with its version. The server
+ * checks the version and hands the state machine the {@link RegisterWorkerMsg}
+ * without it.
+ */
+export interface RegisterWorkerHandshakeMsg extends RegisterWorkerMsg, WireVersion {}
+
 /** A client opens its session (the first message on its connection). */
-export interface RegisterClientMsg {
+export interface RegisterClientMsg extends WireVersion {
   readonly op: "register-client";
   /** Unique among the connected clients. */
   readonly clientId: string;
 }
 
-/** The answer to `register-worker` and `register-client`. */
-export interface RegisterReplyMsg {
+/** The answer to `register-worker` and `register-client`, with the scheduler's version. */
+export interface RegisterReplyMsg extends WireVersion {
   readonly op: "register-worker-reply" | "register-client-reply";
   readonly status: "OK" | "error";
   /** Why the registration was refused. */

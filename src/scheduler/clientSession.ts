@@ -10,6 +10,7 @@ import type { Comm } from "../comm/comm.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
 import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
+import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
@@ -17,7 +18,12 @@ import type { SchedulerEvent } from "./state/events.ts";
 
 async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
   host.logger.warn({ peer: comm.peerAddress, reason: why }, "refused a client");
-  const reply: RegisterReplyMsg = { op: "register-client-reply", status: "error", message: why };
+  const reply: RegisterReplyMsg = {
+    op: "register-client-reply",
+    status: "error",
+    message: why,
+    ...wireVersion(),
+  };
   try {
     await comm.send(reply);
   } catch {
@@ -46,6 +52,9 @@ export async function serveClient(
   comm: Comm,
   first: Record<string, unknown>,
 ): Promise<void> {
+  // First: a client of another version may not even give its id the same way.
+  const mismatch = protocolMismatch("the client", "this scheduler", first);
+  if (mismatch !== null) return refuse(host, comm, mismatch);
   const id = first.clientId;
   if (typeof id !== "string" || id === "") {
     return refuse(host, comm, "register-client must give a clientId");
@@ -53,7 +62,7 @@ export async function serveClient(
   if (host.router.clients.has(id)) return refuse(host, comm, `client ${id} is already connected`);
   const stream = sessionStream(host, comm, { client: id });
   host.router.clients.set(id, stream);
-  const ok: RegisterReplyMsg = { op: "register-client-reply", status: "OK" };
+  const ok: RegisterReplyMsg = { op: "register-client-reply", status: "OK", ...wireVersion() };
   comm.send(ok).catch(() => {});
   host.logger.debug({ client: id }, "client connected");
 

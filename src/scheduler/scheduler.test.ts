@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Comm } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
 import type { SchedulerOptions } from "./schedulerOptions.ts";
@@ -47,7 +48,18 @@ async function peer(s: Scheduler, hello: Record<string, unknown>) {
 }
 
 function registerWorker(address: string, nthreads = 1) {
-  return { op: "register-worker", address, nthreads, resources: {}, stimulusId: `reg-${address}` };
+  return {
+    op: "register-worker",
+    address,
+    nthreads,
+    resources: {},
+    stimulusId: `reg-${address}`,
+    ...wireVersion(),
+  };
+}
+
+function registerClient(clientId: string) {
+  return { op: "register-client", clientId, ...wireVersion() };
 }
 
 async function until(cond: () => boolean, ms = 5_000): Promise<void> {
@@ -62,9 +74,9 @@ describe("Scheduler server", () => {
   it("registers a worker, sends it work and routes its results to the client", async () => {
     const { s } = await start();
     const w = await peer(s, registerWorker("inproc://w/1"));
-    expect(w.reply).toEqual({ op: "register-worker-reply", status: "OK" });
-    const c = await peer(s, { op: "register-client", clientId: "c1" });
-    expect(c.reply).toEqual({ op: "register-client-reply", status: "OK" });
+    expect(w.reply).toEqual({ op: "register-worker-reply", status: "OK", ...wireVersion() });
+    const c = await peer(s, registerClient("c1"));
+    expect(c.reply).toEqual({ op: "register-client-reply", status: "OK", ...wireVersion() });
     await c.comm.send([
       {
         op: "update-graph",
@@ -133,10 +145,50 @@ describe("Scheduler server", () => {
     expect(s.state.workers.size).toBe(0);
   });
 
+  it("refuses a worker or a client of another weft version, naming both, and logs it", async () => {
+    const { s, records } = await start();
+    const ours = `wire protocol ${WIRE_PROTOCOL_VERSION} (weft ${weftVersion()})`;
+    const advice = "run the same weft version on the scheduler, workers and clients";
+    const newer = { protocolVersion: WIRE_PROTOCOL_VERSION + 1, weftVersion: "99.0.0" };
+    // What a weft from before the check sends: no version fields.
+    const older = ({ protocolVersion: _, weftVersion: __, ...rest }: Record<string, unknown>) =>
+      rest;
+    const cases = [
+      [
+        { ...registerWorker("inproc://w/1"), ...newer },
+        `the worker speaks wire protocol ${WIRE_PROTOCOL_VERSION + 1} (weft 99.0.0) and this scheduler ${ours}: ${advice}`,
+      ],
+      [
+        older(registerWorker("inproc://w/2")),
+        `the worker speaks no wire protocol version, so it runs a weft older than this scheduler, which speaks ${ours}: ${advice}`,
+      ],
+      [
+        { ...registerClient("c1"), ...newer },
+        `the client speaks wire protocol ${WIRE_PROTOCOL_VERSION + 1} (weft 99.0.0) and this scheduler ${ours}: ${advice}`,
+      ],
+      [
+        older(registerClient("c2")),
+        `the client speaks no wire protocol version, so it runs a weft older than this scheduler, which speaks ${ours}: ${advice}`,
+      ],
+    ] as const;
+    for (const [hello, message] of cases) {
+      const p = await peer(s, hello);
+      expect(p.reply).toEqual({
+        op: `${String(hello.op)}-reply`,
+        status: "error",
+        message,
+        ...wireVersion(),
+      });
+      expect(records.map((r) => r.reason)).toContain(message);
+    }
+    expect(s.state.workers.size).toBe(0);
+    expect(s.countersSnapshot).toMatchObject({ workers: 0, clients: 0 });
+  });
+
   it("rejects and logs malformed messages without touching the state, and handles the rest", async () => {
     const { s, records } = await start();
     const w = await peer(s, registerWorker("inproc://w/1"));
-    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const c = await peer(s, registerClient("c1"));
     await c.comm.send([
       {
         op: "update-graph",
@@ -193,7 +245,7 @@ describe("Scheduler server", () => {
 
   it("rejects a client message that speaks for another client", async () => {
     const { s, records } = await start();
-    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const c = await peer(s, registerClient("c1"));
     await c.comm.send([
       { op: "update-graph", clientId: "c2", keys: ["x"], stimulusId: "g", tasks: new Map() },
     ]);
@@ -204,7 +256,7 @@ describe("Scheduler server", () => {
 
   it("rejects a client message without a valid clientId, saying so", async () => {
     const { s, records } = await start();
-    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const c = await peer(s, registerClient("c1"));
     const graph = { op: "update-graph", keys: ["x"], stimulusId: "g", tasks: new Map() };
     await c.comm.send([graph, { ...graph, clientId: 42 }, { ...graph, clientId: "" }]);
     await until(() => s.counters.rejectedMessages === 3);
@@ -219,7 +271,7 @@ describe("Scheduler server", () => {
 
   it("rejects an update-graph whose tasks are not a Map", async () => {
     const { s, records } = await start();
-    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const c = await peer(s, registerClient("c1"));
     const task = { spec: { fn: "inc", args: [1] }, dependencies: [] };
     await c.comm.send([
       { op: "update-graph", clientId: "c1", keys: ["x"], stimulusId: "g", tasks: { x: task } },
@@ -234,7 +286,7 @@ describe("Scheduler server", () => {
   it("answers who-has, counters and workers requests", async () => {
     const { s } = await start();
     await peer(s, registerWorker("inproc://w/1", 3));
-    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const c = await peer(s, registerClient("c1"));
     await c.comm.send([
       { op: "who-has", requestId: 1, keys: ["nope"] },
       { op: "counters", requestId: 2 },
@@ -256,7 +308,7 @@ describe("Scheduler server", () => {
   it("removes a worker whose connection closes, and reschedules its work", async () => {
     const { s } = await start();
     const w1 = await peer(s, registerWorker("inproc://w/1"));
-    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const c = await peer(s, registerClient("c1"));
     await c.comm.send([
       {
         op: "update-graph",
@@ -357,7 +409,7 @@ describe("Scheduler server", () => {
   it("close() ends every connection", async () => {
     const { s } = await start();
     const w = await peer(s, registerWorker("inproc://w/1"));
-    const c = await peer(s, { op: "register-client", clientId: "c1" });
+    const c = await peer(s, registerClient("c1"));
     await s.close();
     await w.comm.closed;
     await c.comm.closed;

@@ -8,15 +8,21 @@ import { type Comm, frameLimitsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommAbortedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
-import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
+import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
 import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
+import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 
 async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
   host.logger.warn({ peer: comm.peerAddress, reason: why }, "refused a worker");
-  const reply: RegisterReplyMsg = { op: "register-worker-reply", status: "error", message: why };
+  const reply: RegisterReplyMsg = {
+    op: "register-worker-reply",
+    status: "error",
+    message: why,
+    ...wireVersion(),
+  };
   try {
     await comm.send(reply);
   } catch {
@@ -45,7 +51,13 @@ async function reachProblem(host: SessionHost, address: string): Promise<string 
  * Resolves once its connection has ended.
  */
 export async function serveWorker(host: SessionHost, comm: Comm, first: object): Promise<void> {
-  const msg = first as RegisterWorkerMsg;
+  const handshake = first as Partial<RegisterWorkerHandshakeMsg>;
+  // First: a worker of another version may not even give its address the same way.
+  const mismatch = protocolMismatch("the worker", "this scheduler", handshake);
+  if (mismatch !== null) return refuse(host, comm, mismatch);
+  // The versions are the server's business: the state machine gets the registration alone.
+  const { protocolVersion: _, weftVersion: __, ...registration } = handshake;
+  const msg = registration as RegisterWorkerMsg;
   const address = msg.address;
   if (typeof address !== "string" || address === "") {
     return refuse(host, comm, "register-worker must give the worker's address");
@@ -74,7 +86,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   const stream = sessionStream(host, comm, { worker: address });
   host.router.workers.set(address, stream);
   // Sent before the stream's first batch, which leaves at the next turn at the earliest.
-  const ok: RegisterReplyMsg = { op: "register-worker-reply", status: "OK" };
+  const ok: RegisterReplyMsg = { op: "register-worker-reply", status: "OK", ...wireVersion() };
   comm.send(ok).catch(() => {});
   host.router.route(outcome.messages);
   host.logger.info({ worker: address, nthreads: msg.nthreads }, "worker registered");

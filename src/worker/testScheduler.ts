@@ -7,6 +7,7 @@ import type { Comm, Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { TaskSpec } from "../protocol/messagesTaskSpec.ts";
+import { wireVersion } from "../protocol/version.ts";
 
 /** A message a worker sent, and which worker. */
 export interface Received {
@@ -20,6 +21,11 @@ export interface FakeSchedulerOptions {
   address?: string;
   /** Refuse registrations with this message. */
   refuse?: string;
+  /**
+   * Reply with these fields in place of this weft's versions (`{}`: a
+   * scheduler older than the version check). Workers of any version are accepted.
+   */
+  replyVersion?: Record<string, unknown>;
 }
 
 /** Stands in for the scheduler. */
@@ -67,17 +73,19 @@ export class FakeScheduler {
     }
     const worker = first.address;
     this.record(worker, first);
+    const version = this.options.replyVersion ?? wireVersion();
     if (this.options.refuse !== undefined) {
       await comm.send({
         op: "register-worker-reply",
         status: "error",
         message: this.options.refuse,
+        ...version,
       });
       await comm.close();
       return;
     }
     this.comms.set(worker, comm);
-    await comm.send({ op: "register-worker-reply", status: "OK" });
+    await comm.send({ op: "register-worker-reply", status: "OK", ...version });
     try {
       await forEachMessage(comm, (frame) => {
         for (const msg of Array.isArray(frame) ? frame : [frame]) this.record(worker, msg);

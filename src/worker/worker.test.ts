@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { FakeScheduler } from "./testScheduler.ts";
 import { memoryLogger, testWorker } from "./testWorker.ts";
 import { Worker } from "./worker.ts";
@@ -379,6 +380,35 @@ describe("Worker lifecycle", () => {
       /refused to register this worker: no room/,
     );
     await refusing.close();
+  });
+
+  it("fails to start, and leaves, when the scheduler is of another weft version", async () => {
+    const ours = `wire protocol ${WIRE_PROTOCOL_VERSION} (weft ${weftVersion()})`;
+    const advice = "run the same weft version on the scheduler, workers and clients";
+    const cases = [
+      // A scheduler from before the check: its reply has no version.
+      [
+        {},
+        "speaks no wire protocol version, so it runs a weft older than this worker, which speaks",
+      ],
+      [
+        { protocolVersion: WIRE_PROTOCOL_VERSION + 1, weftVersion: "99.0.0" },
+        `speaks wire protocol ${WIRE_PROTOCOL_VERSION + 1} (weft 99.0.0) and this worker`,
+      ],
+    ] as const;
+    for (const [i, [replyVersion, what]] of cases.entries()) {
+      const other = await FakeScheduler.start({
+        address: `inproc://other-version/${i}`,
+        replyVersion,
+      });
+      await expect(testWorker(other.address)).rejects.toThrow(
+        new Error(`the scheduler at ${other.address} ${what} ${ours}: ${advice}`),
+      );
+      expect(other.received[0].msg).toMatchObject({ op: "register-worker", ...wireVersion() });
+      // It hung up: a scheduler that registered it sees it leave.
+      await other.waitFor((m) => m.op === "disconnected");
+      await other.close();
+    }
   });
 
   it("fails to start when nobody listens at the scheduler address within connectTimeoutMs", async () => {

@@ -14,8 +14,9 @@ import { connect, listen } from "../comm/connect.ts";
 import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import { serveRpc } from "../comm/rpc.ts";
+import type { RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
-import type { RegisterWorkerMsg } from "../protocol/messagesWorker.ts";
+import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -68,11 +69,18 @@ export type WorkerStatus =
   | "closed"
   | "failed";
 
-/** The reply a scheduler gives to `register-worker`: `{status: "OK"}` or `{status: "error", message}`. */
+/**
+ * The reply a scheduler gives to `register-worker`: `{status: "OK"}` or
+ * `{status: "error", message}`, with the scheduler's versions (`RegisterReplyMsg`).
+ */
 export interface RegisterWorkerReply {
   readonly op?: "register-worker-reply";
   readonly status: "OK" | "error";
   readonly message?: string;
+  /** The scheduler's `WIRE_PROTOCOL_VERSION`: the worker refuses a scheduler of another. */
+  readonly protocolVersion: number;
+  /** The scheduler's weft version, for the message of a refusal. */
+  readonly weftVersion: string;
 }
 
 /** A stimulus id with Dask's shape: `prefix-<wall-clock seconds>`. */
@@ -336,12 +344,13 @@ export class Worker extends BaseWorker {
     const o = this.options;
     const comm = await this.connectToScheduler();
     this.schedulerComm = comm;
-    const msg: RegisterWorkerMsg = {
+    const msg: RegisterWorkerHandshakeMsg = {
       op: "register-worker",
       address: this.address,
       nthreads: o.nthreads,
       resources: o.resources,
       stimulusId: stimulusId("worker-connect"),
+      ...wireVersion(),
     };
     await comm.send(msg);
     const timeout = sleep(o.connectTimeoutMs, null, { ref: false }).then(() => {
@@ -361,6 +370,9 @@ export class Worker extends BaseWorker {
       const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
       throw new Error(`the scheduler at ${o.scheduler} refused to register this worker: ${why}`);
     }
+    // A scheduler older than the version check registers any worker: leave it here.
+    const mismatch = protocolMismatch(`the scheduler at ${o.scheduler}`, "this worker", reply);
+    if (mismatch !== null) throw new Error(mismatch);
     this.stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
       onError: (err) => {

@@ -6,7 +6,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
+import { WIRE_PROTOCOL_VERSION, weftVersion } from "../../protocol/version.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
+import { FakeScheduler } from "../../worker/testScheduler.ts";
 import type { Worker } from "../../worker/worker.ts";
 import { testContext as context, runWeft as weft } from "../testContext.ts";
 import { main } from "../weft.ts";
@@ -355,6 +357,31 @@ describe("weft run, scheduler, worker", () => {
     const run = await weft(["run", "graph.json", "--max-frame-bytes", "3GiB"]);
     expect(run.code).toBe(2);
     expect(run.err).toMatch(/--max-frame-bytes must be an integer from 1 to 2147483647/);
+  });
+
+  it("weft worker exits 2 saying why when the scheduler runs another weft version", async () => {
+    // A newer scheduler that does not check the worker's version, over TCP as across machines.
+    const newer = await FakeScheduler.start({
+      address: "tcp://127.0.0.1:0",
+      replyVersion: { protocolVersion: WIRE_PROTOCOL_VERSION + 1, weftVersion: "99.0.0" },
+    });
+    try {
+      const r = await weft([
+        "worker",
+        newer.address,
+        "--executor",
+        "inline",
+        "--log-level",
+        "silent",
+      ]);
+      expect(r.code).toBe(2);
+      expect(r.err).toBe(
+        `weft worker: cannot start: the scheduler at ${newer.address} speaks wire protocol ${WIRE_PROTOCOL_VERSION + 1} (weft 99.0.0) and this worker wire protocol ${WIRE_PROTOCOL_VERSION} (weft ${weftVersion()}): run the same weft version on the scheduler, workers and clients\n`,
+      );
+      await newer.waitFor((m) => m.op === "disconnected");
+    } finally {
+      await newer.close();
+    }
   });
 
   it("weft worker exits 1 saying why when it loses the scheduler", async () => {
