@@ -3,8 +3,8 @@
  * `src/cli/commands/` (listed in `commands/index.ts`). Run it with `npm run weft --`,
  * `npx tsx src/cli/weft.ts` or `bin/weft.js`.
  */
-import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { weftVersion } from "../protocol/version.ts";
 import { isEntryPoint } from "../util/entryPoint.ts";
 import { type CliContext, EXIT, processContext } from "./commands/context.ts";
 import { COMMANDS } from "./commands/index.ts";
@@ -22,12 +22,6 @@ function configure(cmd: Command, ctx: CliContext): Command {
       // List subcommands with their own usage line (`story [options] <key...> <file>`).
       .configureHelp({ subcommandTerm: (sub) => `${sub.name()} ${sub.usage()}` })
   );
-}
-
-/** weft's version, from package.json (the one place it is kept). */
-function weftVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
-  return String(pkg.version);
 }
 
 /** The `weft` program with every subcommand, writing through `ctx`. */
