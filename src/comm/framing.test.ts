@@ -61,6 +61,25 @@ describe("FrameReader", () => {
     }
   });
 
+  it("gives a message as views of the chunks it arrived in, copying none of it", () => {
+    const big = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+    const bytes = Buffer.concat([...framesOf(big, 300), ...framesOf(Buffer.from("after"), 300)]);
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < bytes.length; i += 97) {
+      chunks.push(Buffer.from(bytes.subarray(i, i + 97))); // each chunk its own memory
+    }
+    const r = new FrameReader(300);
+    const out = chunks.flatMap((c) => r.pushPieces(c));
+    expect(out).toHaveLength(2);
+    expect(out[0].length).toBeGreaterThan(1);
+    expect(Buffer.concat(out[0]).equals(big)).toBe(true);
+    expect(Buffer.concat(out[1]).toString()).toBe("after");
+    const received = new Set(chunks.map((c) => c.buffer));
+    for (const piece of out.flat()) expect(received.has(piece.buffer)).toBe(true);
+    // An empty message is no pieces.
+    expect(new FrameReader(10).pushPieces(frameHeader(0))).toEqual([[]]);
+  });
+
   it("counts the frames already read of a message as pending", () => {
     const r = new FrameReader(10);
     r.push(
@@ -95,14 +114,19 @@ describe("FrameReader", () => {
           };
           const bytes = Buffer.concat(messages.flatMap((m) => framesOf(pieces(m), maxFrameBytes)));
           const r = new FrameReader(maxFrameBytes);
+          const inPieces = new FrameReader(maxFrameBytes);
           const out: Buffer[] = [];
+          const outPieces: Buffer[][] = [];
           for (let at = 0, i = 0; at < bytes.length; i++) {
             const end = at + cuts[i % cuts.length];
             out.push(...r.push(bytes.subarray(at, end)));
+            outPieces.push(...inPieces.pushPieces(bytes.subarray(at, end)));
             at = end;
           }
           expect(out.map((b) => [...b])).toEqual(messages.map((m) => [...m]));
+          expect(outPieces.map((p) => [...Buffer.concat(p)])).toEqual(messages.map((m) => [...m]));
           expect(r.pendingBytes).toBe(0);
+          expect(inPieces.pendingBytes).toBe(0);
         },
       ),
     );

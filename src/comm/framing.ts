@@ -62,15 +62,16 @@ export function framesOf(
 
 /**
  * Cuts a byte stream into messages. Feed it chunks as they arrive; it returns
- * the complete messages' payloads, copying only when a frame spans several
- * chunks or a message several frames.
+ * the complete messages' payloads, joined into one buffer ({@link push}:
+ * copying only when a message spans several chunks) or as the views of the
+ * chunks it arrived in ({@link pushPieces}: never copying).
  */
 export class FrameReader {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private expected = -1;
   private more = false;
-  /** The frames read so far of a message that goes on. */
+  /** The pieces read so far of the pending message. */
   private parts: Buffer[] = [];
   private partsBytes = 0;
 
@@ -93,12 +94,26 @@ export class FrameReader {
   }
 
   /**
-   * Add a chunk; returns the message payloads completed by it. Throws
-   * `FrameTooLargeError` for a header above the frame limit and
-   * `MessageTooLargeError` for a message growing past the message limit.
+   * Add a chunk; returns the message payloads completed by it, each in one
+   * buffer. Throws as {@link pushPieces}.
    */
   push(chunk: Buffer): Buffer[] {
     const out: Buffer[] = [];
+    for (const pieces of this.pushPieces(chunk)) {
+      if (pieces.length === 1) out.push(pieces[0]);
+      else out.push(Buffer.concat(pieces));
+    }
+    return out;
+  }
+
+  /**
+   * Add a chunk; returns the message payloads completed by it, each as views
+   * of the chunks that hold it, in order (none for an empty message). Throws
+   * `FrameTooLargeError` for a header above the frame limit and
+   * `MessageTooLargeError` for a message growing past the message limit.
+   */
+  pushPieces(chunk: Buffer): Buffer[][] {
+    const out: Buffer[][] = [];
     if (chunk.length === 0) return out;
     this.chunks.push(chunk);
     this.buffered += chunk.length;
@@ -120,17 +135,12 @@ export class FrameReader {
       if (this.buffered < this.expected) break;
       const length = this.expected;
       this.expected = -1;
-      if (this.more || this.parts.length > 0) {
-        // A message of several frames is copied once, when complete.
-        this.takeViews(length, this.parts);
-        this.partsBytes += length;
-        if (!this.more) {
-          out.push(Buffer.concat(this.parts, this.partsBytes));
-          this.parts = [];
-          this.partsBytes = 0;
-        }
-      } else {
-        out.push(this.take(length));
+      this.takeViews(length, this.parts);
+      this.partsBytes += length;
+      if (!this.more) {
+        out.push(this.parts);
+        this.parts = [];
+        this.partsBytes = 0;
       }
     }
     return out;
@@ -154,10 +164,9 @@ export class FrameReader {
     this.buffered -= n;
   }
 
-  /** Remove and return the first `n` buffered bytes. */
+  /** Remove and return the first `n` (> 0) buffered bytes: a view, or a copy when they span chunks. */
   private take(n: number): Buffer {
     const first = this.chunks[0];
-    if (n === 0) return Buffer.alloc(0);
     if (first.length >= n) {
       const out = first.subarray(0, n);
       if (first.length === n) this.chunks.shift();
@@ -165,24 +174,8 @@ export class FrameReader {
       this.buffered -= n;
       return out;
     }
-    const out = Buffer.allocUnsafe(n);
-    let filled = 0;
-    let i = 0;
-    while (filled < n) {
-      const c = this.chunks[i];
-      const want = n - filled;
-      if (c.length <= want) {
-        c.copy(out, filled);
-        filled += c.length;
-        i++;
-      } else {
-        c.copy(out, filled, 0, want);
-        this.chunks[i] = c.subarray(want);
-        filled += want;
-      }
-    }
-    this.chunks = this.chunks.slice(i);
-    this.buffered -= n;
-    return out;
+    const parts: Buffer[] = [];
+    this.takeViews(n, parts);
+    return Buffer.concat(parts, n);
   }
 }
