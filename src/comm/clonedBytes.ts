@@ -65,17 +65,29 @@ export function clonedBytes(value: unknown): { bytes: Uint8Array; kind: number |
   }
 }
 
+/**
+ * Why `byteLength` raw bytes of kind `kind` are not a value (an unknown kind, a
+ * length that is not a whole number of elements), or null: what
+ * {@link valueOfClonedBytes} would throw, told without reading the bytes.
+ */
+export function rawBytesProblem(kind: number, byteLength: number): string | null {
+  if (kind === ARRAY_BUFFER_KIND || kind === BUFFER_KIND) return null;
+  const ctor = TYPED_ARRAYS[kind - FIRST_TYPED_ARRAY_KIND];
+  if (ctor === undefined) return `unknown raw value kind ${kind}`;
+  return byteLength % ctor.BYTES_PER_ELEMENT === 0 ? null : `${ctor.name} of ${byteLength} bytes`;
+}
+
 /** The value that {@link clonedBytes} gave `bytes` and `kind` for. */
 export function valueOfClonedBytes(bytes: Uint8Array, kind: number | null): unknown {
   if (kind === null) return deserialize(bytes);
+  const problem = rawBytesProblem(kind, bytes.byteLength);
+  if (problem !== null) throw new Error(problem);
   // Copies are made with `new Uint8Array(bytes)`: `bytes` is usually a Buffer (a
   // view on the received frame), whose slice() is another view, not a copy.
   if (kind === ARRAY_BUFFER_KIND) return new Uint8Array(bytes).buffer;
   if (kind === BUFFER_KIND) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const ctor = TYPED_ARRAYS[kind - FIRST_TYPED_ARRAY_KIND];
-  if (ctor === undefined) throw new Error(`unknown raw value kind ${kind}`);
   const width = ctor.BYTES_PER_ELEMENT;
-  if (bytes.byteLength % width !== 0) throw new Error(`${ctor.name} of ${bytes.byteLength} bytes`);
   const at = bytes.byteOffset % width === 0 ? bytes : new Uint8Array(bytes);
   return new ctor(at.buffer as ArrayBuffer, at.byteOffset, at.byteLength / width);
 }

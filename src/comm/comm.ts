@@ -135,7 +135,17 @@ export interface ConnectOptions extends FrameLimits, TcpTimeouts {
 }
 
 /** Options of `listen`: those of every comm it accepts. */
-export type ListenOptions = FrameLimits & TcpTimeouts;
+export interface ListenOptions extends FrameLimits, TcpTimeouts {
+  /**
+   * TCP only: decode the large byte arrays and the cloned values of raw bytes
+   * in received messages (task arguments and values) as opaque objects
+   * holding their bytes as they arrived, in pieces, which are sent on as they
+   * came (see `forwardedBytes.ts`), instead of joining the message into one
+   * buffer and making them arrays. For a process that forwards task data
+   * without reading it: the scheduler. Default false.
+   */
+  forwardOutOfBandBuffers?: boolean;
+}
 
 /** The default largest frame: 64 MiB (Dask's shard size). */
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;

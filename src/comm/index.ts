@@ -28,6 +28,7 @@ export {
   SerializationError,
 } from "./errors.ts";
 export { forEachMessage } from "./forEachMessage.ts";
+export { ForwardedBuffer, ForwardedBytes, ForwardedClonedValue } from "./forwardedBytes.ts";
 export { DEFAULT_INPROC_NAME } from "./inproc.ts";
 export {
   type CommLogger,
@@ -41,8 +42,10 @@ export {
 } from "./rpc.ts";
 export { tcpAddress } from "./tcp.ts";
 export {
+  type DecodeOptions,
   decodeMessage,
   type EncodedMessage,
   encodeMessage,
   MAP_EXTENSION_TYPE,
+  type OutOfBandBuffer,
 } from "./wireCodec.ts";

@@ -1,8 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { SerializationError } from "./errors.ts";
-import { messageLength, messageSegments, splitMessage } from "./messageLayout.ts";
+import {
+  messageLength,
+  messageSegments,
+  splitMessage,
+  splitMessagePieces,
+} from "./messageLayout.ts";
 
 const bytes = (...xs: number[]) => Uint8Array.from(xs);
+
+/** `whole` cut every `size` bytes, each piece in its own memory (as socket chunks). */
+function cut(whole: Uint8Array, size: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < whole.length; i += size) out.push(whole.slice(i, i + size));
+  return out;
+}
+
+/** A buffer given whole or in pieces, joined. */
+const joined = (b: Uint8Array | readonly Uint8Array[]): number[] =>
+  Array.isArray(b) ? [...Buffer.concat(b as Uint8Array[])] : [...(b as Uint8Array)];
 
 describe("message layout", () => {
   it("an ordinary message is four zero bytes and its payload", () => {
@@ -23,6 +39,25 @@ describe("message layout", () => {
     }
   });
 
+  it("splits a message in pieces into buffers that are views of the pieces, whatever the cuts", () => {
+    const sizes = [0, 7, 100, 9, 64];
+    const buffers = sizes.map((n, i) => Uint8Array.from({ length: n }, (_, j) => i + j));
+    const payload = bytes(0x81, 0xa1, 0x61, 0x01);
+    const whole = Buffer.concat(messageSegments({ payload, buffers }));
+    for (const size of [1, 3, 8, 13, 64, whole.length]) {
+      const pieces = cut(whole, size);
+      const split = splitMessagePieces(pieces);
+      expect(split.buffers.map(joined), `cut every ${size}`).toEqual(buffers.map((b) => [...b]));
+      expect([...split.payload]).toEqual([...payload]);
+      const received = new Set(pieces.map((p) => p.buffer));
+      for (const b of split.buffers) {
+        for (const v of Array.isArray(b) ? b : [b]) expect(received.has(v.buffer)).toBe(true);
+      }
+      // Sent on as received: the same bytes.
+      expect(Buffer.concat(messageSegments(split)).equals(whole)).toBe(true);
+    }
+  });
+
   it("refuses bytes that are not a message, with a SerializationError", () => {
     const cases: [Uint8Array, RegExp][] = [
       [bytes(0, 0, 1), /too short/],
@@ -32,6 +67,9 @@ describe("message layout", () => {
     for (const [b, why] of cases) {
       expect(() => splitMessage(b)).toThrow(SerializationError);
       expect(() => splitMessage(b)).toThrow(why);
+      expect(() => splitMessagePieces(cut(b, 2))).toThrow(SerializationError);
+      expect(() => splitMessagePieces(cut(b, 2))).toThrow(why);
     }
+    expect(() => splitMessagePieces([])).toThrow(/too short/);
   });
 });

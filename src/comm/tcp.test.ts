@@ -1,6 +1,7 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseHostPort } from "../util/address.ts";
+import { ClonedValue } from "./clonedValue.ts";
 import type { Comm, ListenOptions } from "./comm.ts";
 import { connect, listen } from "./connect.ts";
 import {
@@ -11,6 +12,7 @@ import {
   MessageTooLargeError,
   SerializationError,
 } from "./errors.ts";
+import { ForwardedBytes, ForwardedClonedValue } from "./forwardedBytes.ts";
 import { frameHeader } from "./framing.ts";
 import { commPair } from "./testPair.ts";
 
@@ -44,6 +46,13 @@ async function rawPeer(
     await listener.close();
   });
   return { socket, server };
+}
+
+/** The bytes of a typed array, `Buffer` or `ArrayBuffer`. */
+function bytesOf(v: unknown): Buffer {
+  if (v instanceof ArrayBuffer) return Buffer.from(v);
+  const view = v as ArrayBufferView;
+  return Buffer.from(view.buffer, view.byteOffset, view.byteLength);
 }
 
 async function iterationError(comm: Comm): Promise<unknown> {
@@ -226,6 +235,71 @@ describe("tcp transport", () => {
       await new Promise((r) => setTimeout(r, 25));
     }
     expect(received).toBeGreaterThan(big.length);
+  });
+
+  it("a forwarding comm passes task data on unjoined and unread, whatever the frame size", async () => {
+    const n = 1 << 20;
+    const floats = new Float64Array(new ArrayBuffer(n + 8), 8, n / 8).map((_, i) => i / 7);
+    const buf = Buffer.alloc(n + 5, 3);
+    const raw = new Uint8Array(n).fill(4).buffer;
+    const objects = Array.from({ length: 4000 }, (_, i) => ({ i, s: `value ${i}` }));
+    const msg = {
+      op: "compute-task",
+      args: [floats, { buf }, raw],
+      cloned: [new ClonedValue(new Int32Array(n / 4).fill(-2)), new ClonedValue(objects)],
+    };
+    for (const maxFrameBytes of [64 * 1024, undefined]) {
+      // client → (forwarding) scheduler → worker
+      const fromClient = await commPair("tcp://127.0.0.1:0", {
+        maxFrameBytes,
+        forwardOutOfBandBuffers: true,
+      });
+      const toWorker = await commPair("tcp://127.0.0.1:0", { maxFrameBytes });
+      for (const p of [fromClient, toWorker]) {
+        cleanup.push(async () => {
+          p.client.abort();
+          p.server.abort();
+          await p.listener.close();
+        });
+      }
+      await fromClient.client.send(msg);
+      const mid = (await fromClient.server.recv()) as {
+        args: [unknown, { buf: unknown }, unknown];
+        cloned: unknown[];
+      };
+      const held = [mid.args[0], mid.args[1].buf, mid.args[2], mid.cloned[0]];
+      expect(held.map((h) => h?.constructor)).toEqual([
+        ForwardedBytes,
+        ForwardedBytes,
+        ForwardedBytes,
+        ForwardedClonedValue,
+      ]);
+      // Views of the chunks as they came off the socket, not one joined buffer.
+      for (const h of held as ForwardedBytes[]) expect(h.pieces.length).toBeGreaterThan(1);
+      expect(mid.cloned[1]).toBeInstanceOf(ClonedValue); // serialized: read
+      await toWorker.client.send(mid);
+      const out = (await toWorker.server.recv()) as {
+        args: [unknown, { buf: unknown }, unknown];
+        cloned: ClonedValue[];
+      };
+      const [f, { buf: b }, r] = out.args;
+      expect(f).toBeInstanceOf(Float64Array);
+      expect(Buffer.isBuffer(b)).toBe(true);
+      expect(r).toBeInstanceOf(ArrayBuffer);
+      expect(out.cloned[0].value).toBeInstanceOf(Int32Array);
+      // The same bytes (compared as bytes: element by element would take seconds).
+      const pairs = [
+        [f, floats],
+        [b, buf],
+        [r, raw],
+        [out.cloned[0].value, msg.cloned[0].value],
+      ] as const;
+      for (const [got, sent] of pairs) expect(bytesOf(got).equals(bytesOf(sent))).toBe(true);
+      expect(out.cloned[1].value).toEqual(objects);
+      // Read in place, aligned, as from the client directly.
+      expect((f as Float64Array).byteOffset % 8).toBe(0);
+      expect((out.cloned[0].value as Int32Array).byteOffset % 4).toBe(0);
+    }
   });
 
   it("rejects bad stall and keepalive timeouts", async () => {

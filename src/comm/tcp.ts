@@ -24,7 +24,12 @@ import {
 import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError, MessageTooLargeError } from "./errors.ts";
 import { FrameReader, framesOf } from "./framing.ts";
-import { messageLength, messageSegments, splitMessage } from "./messageLayout.ts";
+import {
+  messageLength,
+  messageSegments,
+  splitMessage,
+  splitMessagePieces,
+} from "./messageLayout.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
@@ -32,6 +37,8 @@ const CLOSE_GRACE_MS = 5_000;
 
 /** The bytes waiting to go out that earn one `stallTimeoutMs` (see {@link TcpTimeouts}). */
 const STALL_BYTES = 16 * 1024 * 1024;
+
+const FORWARD = { forward: true } as const;
 
 /** `tcp://host:port`, with brackets around IPv6 hosts. */
 export function tcpAddress(host: string | undefined, port: number | undefined): string {
@@ -79,6 +86,8 @@ export class TcpComm extends CommBase {
     private readonly socket: Socket,
     private readonly limits: Required<FrameLimits> = resolveFrameLimits({}),
     private readonly timeouts: Required<TcpTimeouts> = resolveTimeouts({}),
+    /** See {@link ListenOptions.forwardOutOfBandBuffers}. */
+    private readonly forward = false,
   ) {
     super();
     this.reader = new FrameReader(limits.maxFrameBytes, limits.maxMessageBytes);
@@ -99,9 +108,9 @@ export class TcpComm extends CommBase {
 
   private onData(chunk: Buffer): void {
     if (this.isClosed) return;
-    let messages: Buffer[];
+    let messages: (Buffer | Buffer[])[];
     try {
-      messages = this.reader.push(chunk);
+      messages = this.forward ? this.reader.pushPieces(chunk) : this.reader.push(chunk);
     } catch (err) {
       this.abort(err as Error);
       return;
@@ -109,8 +118,13 @@ export class TcpComm extends CommBase {
     for (const bytes of messages) {
       let msg: unknown;
       try {
-        const { payload, buffers } = splitMessage(bytes);
-        msg = decodeMessage(payload, buffers);
+        if (Array.isArray(bytes)) {
+          const { payload, buffers } = splitMessagePieces(bytes);
+          msg = decodeMessage(payload, buffers, FORWARD);
+        } else {
+          const { payload, buffers } = splitMessage(bytes);
+          msg = decodeMessage(payload, buffers);
+        }
       } catch (err) {
         this.abort(err as Error);
         return;
@@ -289,9 +303,10 @@ export async function listenTcp(
   const limits = resolveFrameLimits(options);
   const timeouts = resolveTimeouts(options);
   const { host, port } = parseHostPort(splitScheme(address).location, 0);
+  const forward = options.forwardOutOfBandBuffers === true;
   const server = createServer({ noDelay: true }, (socket) => {
     if (socket.destroyed) return;
-    handler(new TcpComm(socket, limits, timeouts));
+    handler(new TcpComm(socket, limits, timeouts, forward));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -1,8 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
-import { messageLength, messageSegments, splitMessage } from "./messageLayout.ts";
-import { decodeMessage, encodeMessage, OUT_OF_BAND_MIN_BYTES } from "./wireCodec.ts";
+import { ForwardedBytes, ForwardedClonedValue } from "./forwardedBytes.ts";
+import {
+  messageLength,
+  messageSegments,
+  splitMessage,
+  splitMessagePieces,
+} from "./messageLayout.ts";
+import {
+  decodeMessage,
+  encodeMessage,
+  OUT_OF_BAND_BYTES_EXTENSION_TYPE,
+  OUT_OF_BAND_MIN_BYTES,
+} from "./wireCodec.ts";
 
 const roundTrip = (v: unknown) => {
   const { payload, buffers } = encodeMessage(v);
@@ -134,9 +145,11 @@ describe("wire codec", () => {
       Uint8Array.from([1, 2, 3]).buffer,
       new Float32Array(0),
     ];
-    const { payload, buffers } = encodeMessage({
+    const encoded = encodeMessage({
       data: new Map(values.map((v, i) => [i, new ClonedValue(v)])),
     });
+    const { payload } = encoded;
+    const buffers = encoded.buffers as Uint8Array[]; // each in one piece: made here
     expect(buffers).toHaveLength(values.length);
     expect(buffers[1].byteLength).toBe(24); // the view's bytes only
     // As laid out on the wire, each buffer may start anywhere: aligned or not, the same
@@ -168,15 +181,11 @@ describe("wire codec", () => {
     const small = new Float64Array(n / 8 - 1);
     const msg = { op: "update-graph", args: [floats, { view, buf }, raw, small] };
     const encoded = encodeMessage(msg);
+    const outOfBand = encoded.buffers as Uint8Array[]; // each in one piece: made here
     // The small one in the payload; the others views of the caller's memory, not copies.
-    expect(encoded.buffers).toHaveLength(4);
-    expect(encoded.buffers.map((b) => b.buffer)).toEqual([
-      floats.buffer,
-      view.buffer,
-      buf.buffer,
-      raw,
-    ]);
-    expect(encoded.buffers[1].byteOffset).toBe(4);
+    expect(outOfBand).toHaveLength(4);
+    expect(outOfBand.map((b) => b.buffer)).toEqual([floats.buffer, view.buffer, buf.buffer, raw]);
+    expect(outOfBand[1].byteOffset).toBe(4);
     expect(encoded.payload.length).toBeLessThan(small.byteLength + 100);
     expect(msg.args[0]).toBe(floats); // the message is not modified
     // As a TCP message arrives: its bytes in one buffer, the arrays read where they lie.
@@ -193,6 +202,85 @@ describe("wire codec", () => {
     // A reference to a buffer the message does not have is a malformed frame.
     expect(() => decodeMessage(encoded.payload, encoded.buffers.slice(0, 2))).toThrow(
       /malformed frame: no out-of-band buffer 2/,
+    );
+  });
+
+  it("forwarding, large byte arrays and raw cloned values are passed on unread, as the same bytes", () => {
+    const n = OUT_OF_BAND_MIN_BYTES;
+    const floats = Float64Array.from({ length: n / 8 }, (_, i) => i / 3);
+    const buf = Buffer.alloc(n + 3, 9);
+    const raw = new Uint8Array(n).fill(5).buffer;
+    const msg = {
+      op: "update-graph",
+      tasks: new Map([["t", { spec: { fn: "f", args: [floats, { buf }, [raw], -0] } }]]),
+      values: [new ClonedValue(floats)],
+    };
+    const wire = Buffer.concat(messageSegments(encodeMessage(msg)));
+    // As frames arrive: in chunks, each in its own memory.
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < wire.length; i += 10_000)
+      chunks.push(Buffer.from(wire.subarray(i, i + 10_000)));
+    const { payload, buffers } = splitMessagePieces(chunks);
+    const got = decodeMessage(payload, buffers, { forward: true }) as {
+      tasks: Map<string, { spec: { args: [unknown, { buf: unknown }, unknown[], number] } }>;
+      values: unknown[];
+    };
+    const args = got.tasks.get("t")?.spec.args;
+    if (args === undefined) throw new Error("task t missing");
+    const forwarded = [args[0], args[1].buf, args[2][0], got.values[0]];
+    expect(forwarded.map((f) => f?.constructor)).toEqual([
+      ForwardedBytes,
+      ForwardedBytes,
+      ForwardedBytes,
+      ForwardedClonedValue,
+    ]);
+    const received = new Set(chunks.map((c) => c.buffer));
+    for (const f of forwarded as ForwardedBytes[]) {
+      expect(f.pieces.length).toBeGreaterThan(1); // not joined
+      for (const p of f.pieces) expect(received.has(p.buffer)).toBe(true);
+    }
+    expect((args[0] as ForwardedBytes).byteLength).toBe(n);
+    // Nothing of them shows to code looking inside (validation, logs).
+    expect(Object.keys(args[0] as object)).toEqual([]);
+    expect(JSON.stringify(args[0])).toBe(`{"forwardedBytes":${n}}`);
+    expect(Object.is(args[3], -0)).toBe(true);
+    // Sent on: the bytes the sender sent, so the receiver decodes what was sent.
+    const again = Buffer.concat(messageSegments(encodeMessage(got)));
+    expect(again.equals(wire)).toBe(true);
+    const { payload: p2, buffers: b2 } = splitMessage(again);
+    expect(decodeMessage(p2, b2)).toStrictEqual(msg);
+    // Serialized values are read (and so checked for the receiver) all the same.
+    const objects = Array.from({ length: n / 16 }, (_, i) => ({ i, s: "x" }));
+    const cloned = splitMessage(
+      Buffer.concat(messageSegments(encodeMessage([new ClonedValue(objects)]))),
+    );
+    const read = decodeMessage(cloned.payload, cloned.buffers, { forward: true }) as ClonedValue[];
+    expect(read[0]).toBeInstanceOf(ClonedValue);
+    expect(read[0].value).toEqual(objects);
+  });
+
+  it("forwarding refuses raw bytes the receiver could not read", () => {
+    const n = OUT_OF_BAND_MIN_BYTES;
+    const encoded = encodeMessage([new Float64Array(n / 8), new ClonedValue(new Int32Array(4))]);
+    const { payload } = encoded;
+    const [floats, ints] = encoded.buffers as Uint8Array[];
+    // A Float64Array of a length that is not a whole number of elements.
+    expect(() => decodeMessage(payload, [floats.subarray(1), ints], { forward: true })).toThrow(
+      /malformed frame: Float64Array of 65535 bytes/,
+    );
+    expect(() => decodeMessage(payload, [floats, ints.subarray(3)], { forward: true })).toThrow(
+      /malformed frame: Int32Array of 13 bytes/,
+    );
+    // An unknown kind byte.
+    const bad = Buffer.from(payload);
+    const at = bad.indexOf(Buffer.from([0xc7, 5, OUT_OF_BAND_BYTES_EXTENSION_TYPE]));
+    expect(at).toBeGreaterThanOrEqual(0);
+    bad[at + 3 + 4] = 200;
+    expect(() => decodeMessage(bad, [floats, ints], { forward: true })).toThrow(
+      /malformed frame: unknown raw value kind 200/,
+    );
+    expect(() => decodeMessage(payload, [floats], { forward: true })).toThrow(
+      /no out-of-band buffer 1/,
     );
   });
 

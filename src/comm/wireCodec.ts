@@ -30,14 +30,19 @@
  *   decoding reads it in place when aligned (a view of the received message,
  *   as msgpackr decodes a `Buffer`), so that a large argument is copied neither
  *   into the message nor out of it, at every hop.
+ * - Decoding with `forward` (the scheduler's comms) makes of extension 0x62,
+ *   and of 0x76 holding raw bytes, a {@link ForwardedBytes} or
+ *   {@link ForwardedClonedValue}: the buffer's pieces as they arrived, checked
+ *   but not joined nor read, which encoding writes back as the same extension.
  * - Decoding a map key `"__proto__"` yields `"__proto_"` (msgpackr's guard; the
  *   client refuses such keys before they reach the wire).
  */
 
 import { addExtension, Packr, Unpackr } from "msgpackr";
-import { clonedBytes, rawKind, valueOfClonedBytes } from "./clonedBytes.ts";
+import { clonedBytes, rawBytesProblem, rawKind, valueOfClonedBytes } from "./clonedBytes.ts";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
+import { ForwardedBytes, ForwardedClonedValue, isForwarded } from "./forwardedBytes.ts";
 
 /** Extension type of a `Map`. */
 export const MAP_EXTENSION_TYPE = 0x6d;
@@ -58,29 +63,75 @@ export const OUT_OF_BAND_BYTES_EXTENSION_TYPE = 0x62;
  */
 export const OUT_OF_BAND_MIN_BYTES = 64 * 1024;
 
+/**
+ * One out-of-band buffer: its bytes in one piece, or, as a forwarding comm
+ * received it or sends it on, in the several pieces it arrived in.
+ */
+export type OutOfBandBuffer = Uint8Array | readonly Uint8Array[];
+
 /** The out-of-band buffers of the message being encoded (encoding is synchronous). */
-let encoding: Uint8Array[] | null = null;
+let encoding: OutOfBandBuffer[] | null = null;
 /** The out-of-band buffers of the message being decoded. */
-let decoding: readonly Uint8Array[] = [];
+let decoding: readonly OutOfBandBuffer[] = [];
+/** Whether the message being decoded forwards its raw out-of-band buffers (see {@link decodeMessage}). */
+let forwarding = false;
+
+/** The bytes of `b` in one piece (a copy if it is in several). */
+function contiguous(b: OutOfBandBuffer): Uint8Array {
+  if (!Array.isArray(b)) return b as Uint8Array;
+  const pieces = b as readonly Uint8Array[];
+  return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
+}
+
+/** The pieces of `b`, raw bytes of kind `kind`, once checked that a receiver can read them. */
+function forwardedPieces(b: OutOfBandBuffer, kind: number): readonly Uint8Array[] {
+  const pieces: readonly Uint8Array[] = Array.isArray(b) ? b : [b as Uint8Array];
+  let byteLength = 0;
+  for (const p of pieces) byteLength += p.byteLength;
+  const problem = rawBytesProblem(kind, byteLength);
+  if (problem !== null) throw new Error(problem);
+  return pieces;
+}
+
+/** Write the reference to out-of-band buffer `b` (its index, and its kind unless null). */
+function outOfBandRef(b: OutOfBandBuffer, kind: number | null): Buffer {
+  if (encoding === null) throw new Error("out-of-band buffers are encoded only by encodeMessage");
+  const ref = Buffer.allocUnsafe(kind === null ? 4 : 5);
+  ref.writeUInt32BE(encoding.push(b) - 1, 0);
+  if (kind !== null) ref[4] = kind;
+  return ref;
+}
+
+function unpackClonedValue(ref: Buffer): ClonedValue | ForwardedClonedValue {
+  const i = ref.length === 4 || ref.length === 5 ? ref.readUInt32BE(0) : -1;
+  const bytes = decoding[i];
+  if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a cloned value`);
+  const kind = ref.length === 5 ? ref[4] : null;
+  // Serialized bytes are read here even when forwarding: a malformed value must
+  // end the connection it came on, not the receiver's connection to this process.
+  if (forwarding && kind !== null) {
+    return new ForwardedClonedValue(forwardedPieces(bytes, kind), kind);
+  }
+  return new ClonedValue(valueOfClonedBytes(contiguous(bytes), kind));
+}
 
 addExtension({
   Class: ClonedValue,
   type: CLONED_VALUE_EXTENSION_TYPE,
   pack(v: ClonedValue): Buffer {
-    if (encoding === null) throw new Error("a ClonedValue is encoded only by encodeMessage");
     const { bytes, kind } = clonedBytes(v.value);
-    // The buffer's index, and for a raw value its kind.
-    const ref = Buffer.allocUnsafe(kind === null ? 4 : 5);
-    ref.writeUInt32BE(encoding.push(bytes) - 1, 0);
-    if (kind !== null) ref[4] = kind;
-    return ref;
+    return outOfBandRef(bytes, kind);
   },
-  unpack(ref: Buffer): ClonedValue {
-    const i = ref.length === 4 || ref.length === 5 ? ref.readUInt32BE(0) : -1;
-    const bytes = decoding[i];
-    if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a cloned value`);
-    return new ClonedValue(valueOfClonedBytes(bytes, ref.length === 5 ? ref[4] : null));
+  unpack: unpackClonedValue,
+});
+
+addExtension({
+  Class: ForwardedClonedValue,
+  type: CLONED_VALUE_EXTENSION_TYPE,
+  pack(f: ForwardedClonedValue): Buffer {
+    return outOfBandRef(f.pieces, f.kind);
   },
+  unpack: unpackClonedValue,
 });
 
 /** A large typed array, `Buffer` or `ArrayBuffer` on its way to the wire (see {@link OUT_OF_BAND_MIN_BYTES}). */
@@ -88,24 +139,32 @@ class WireBytes {
   constructor(readonly value: ArrayBufferView | ArrayBuffer) {}
 }
 
+function unpackBytes(ref: Buffer): unknown {
+  const i = ref.length === 5 ? ref.readUInt32BE(0) : -1;
+  const bytes = decoding[i];
+  if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a byte array`);
+  if (forwarding) return new ForwardedBytes(forwardedPieces(bytes, ref[4]), ref[4]);
+  return valueOfClonedBytes(contiguous(bytes), ref[4]);
+}
+
 addExtension({
   Class: WireBytes,
   type: OUT_OF_BAND_BYTES_EXTENSION_TYPE,
   pack(w: WireBytes): Buffer {
-    if (encoding === null) throw new Error("out-of-band bytes are encoded only by encodeMessage");
     const { bytes, kind } = clonedBytes(w.value);
     if (kind === null) throw new Error("out-of-band bytes of a value not sent raw");
-    const ref = Buffer.allocUnsafe(5);
-    ref.writeUInt32BE(encoding.push(bytes) - 1, 0);
-    ref[4] = kind;
-    return ref;
+    return outOfBandRef(bytes, kind);
   },
-  unpack(ref: Buffer): unknown {
-    const i = ref.length === 5 ? ref.readUInt32BE(0) : -1;
-    const bytes = decoding[i];
-    if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a byte array`);
-    return valueOfClonedBytes(bytes, ref[4]);
+  unpack: unpackBytes,
+});
+
+addExtension({
+  Class: ForwardedBytes,
+  type: OUT_OF_BAND_BYTES_EXTENSION_TYPE,
+  pack(f: ForwardedBytes): Buffer {
+    return outOfBandRef(f.pieces, f.kind);
   },
+  unpack: unpackBytes,
 });
 
 /** `-0` on its way to the wire. */
@@ -177,7 +236,7 @@ function isDataLeaf(v: object): boolean {
 }
 
 function isLeafObject(v: object): boolean {
-  return isDataLeaf(v) || v instanceof ClonedValue;
+  return isDataLeaf(v) || v instanceof ClonedValue || isForwarded(v);
 }
 
 /**
@@ -277,17 +336,17 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
 
 /**
  * An encoded message: the msgpack payload, and the out-of-band buffers its
- * cloned values refer to (none for ordinary messages).
+ * cloned values and large byte arrays refer to (none for ordinary messages).
  */
 export interface EncodedMessage {
   readonly payload: Uint8Array;
-  readonly buffers: readonly Uint8Array[];
+  readonly buffers: readonly OutOfBandBuffer[];
 }
 
 /** Encode one message. Throws a `SerializationError` if it cannot be encoded. */
 export function encodeMessage(msg: unknown): EncodedMessage {
   const prepared = prepare(msg, 0, new Set());
-  const buffers: Uint8Array[] = [];
+  const buffers: OutOfBandBuffer[] = [];
   encoding = buffers;
   try {
     try {
@@ -306,14 +365,36 @@ export function encodeMessage(msg: unknown): EncodedMessage {
   }
 }
 
-/** Decode one message. Throws a `SerializationError` for malformed bytes. */
-export function decodeMessage(payload: Uint8Array, buffers: readonly Uint8Array[] = []): unknown {
+/** Options of {@link decodeMessage}. */
+export interface DecodeOptions {
+  /**
+   * Make of every large byte array (extension 0x62) and every cloned value of
+   * raw bytes (0x76 with a kind) a {@link ForwardedBytes} or
+   * {@link ForwardedClonedValue} holding the buffer's pieces unread (their kind
+   * and length checked, so that the receiver it is sent on to can read them):
+   * for a process that only passes them on. Cloned values of serialized bytes
+   * are still read. Default false.
+   */
+  readonly forward?: boolean;
+}
+
+/**
+ * Decode one message. A buffer in several pieces is joined (a copy) where a
+ * value is read from it. Throws a `SerializationError` for malformed bytes.
+ */
+export function decodeMessage(
+  payload: Uint8Array,
+  buffers: readonly OutOfBandBuffer[] = [],
+  options: DecodeOptions = {},
+): unknown {
   decoding = buffers;
+  forwarding = options.forward === true;
   try {
     return unpackr.unpack(payload);
   } catch (err) {
     throw new SerializationError(`malformed frame: ${(err as Error).message}`, { cause: err });
   } finally {
     decoding = [];
+    forwarding = false;
   }
 }
