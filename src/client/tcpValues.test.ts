@@ -2,19 +2,23 @@
  * Task values over TCP: they cross between workers, and to the client, with
  * the structured-clone algorithm, in several frames when large, and a value
  * too large to send fails its dependents instead of leaving them waiting.
+ * Large arguments reach the worker through the scheduler, which passes them on
+ * unread.
  */
 
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { ForwardedBytes } from "../comm/forwardedBytes.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
 import { Client } from "./client.ts";
 import { RemoteTaskError, ResultFetchError } from "./errors.ts";
+import { LocalCluster } from "./localCluster.ts";
 import { CLIENT_TEST_TASKS } from "./testCluster.ts";
-import { byteSum, bytes, inc, inspectTangled, tangled } from "./testTasks.ts";
+import { byteSum, bytes, describeBytes, inc, inspectTangled, tangled } from "./testTasks.ts";
 
 const silent = pino({ level: "silent" });
 const toClose: { close(): Promise<unknown> }[] = [];
@@ -156,5 +160,74 @@ describe("task values over TCP", () => {
     expect(outcomes.filter((o) => o.status === "rejected")).toHaveLength(1);
     expect(outcomes[0].status).toBe("rejected");
     check();
+  });
+});
+
+/** Large byte arrays of each kind sent raw: a view with an offset, a Buffer, an ArrayBuffer. */
+function largeArgs(): (ArrayBufferView | ArrayBuffer)[] {
+  const n = 1 << 20;
+  return [
+    new Float64Array(new ArrayBuffer(n + 8), 8, n / 8).map((_, i) => i / 7),
+    Buffer.alloc(n + 3, 7),
+    Uint8Array.from({ length: n }, (_, i) => i % 253).buffer,
+    new Int16Array(n / 2).fill(-3),
+  ];
+}
+
+describe("large arguments over TCP", () => {
+  it("reach the worker whole and aligned; the scheduler passes them on without joining or reading them", async () => {
+    for (const maxFrameBytes of [64 * 1024, undefined]) {
+      const scheduler = await Scheduler.start({
+        listen: "tcp://127.0.0.1:0",
+        validate: true,
+        logger: silent,
+        maxFrameBytes,
+      });
+      toClose.push(scheduler);
+      const worker = await Worker.create({
+        scheduler: scheduler.address,
+        listen: "tcp://127.0.0.1:0",
+        nthreads: 1,
+        executor: "inline",
+        taskModules: [CLIENT_TEST_TASKS],
+        validate: true,
+        logger: silent,
+        maxFrameBytes,
+      });
+      toClose.push(worker);
+      const client = await Client.connect(scheduler.address, { logger: silent, maxFrameBytes });
+      toClose.push(client);
+      for (const arg of largeArgs()) {
+        const f = client.submitWith({ pure: false }, describeBytes, arg);
+        expect(await f, `${arg.constructor.name}, frames of ${maxFrameBytes}`).toEqual({
+          ...describeBytes.fn(arg),
+          aligned: true,
+        });
+        // What the scheduler holds: the bytes as they arrived, not the array.
+        const held = scheduler.state.tasks.get(f.key)?.runSpec?.args[0];
+        expect(held).toBeInstanceOf(ForwardedBytes);
+        expect((held as ForwardedBytes).pieces.length).toBeGreaterThan(1);
+        expect((held as ForwardedBytes).byteLength).toBe(arg.byteLength);
+      }
+      scheduler.state.validateState();
+      worker.state.validateState();
+    }
+  });
+
+  it("in process, nothing changes: the scheduler holds the arguments themselves", async () => {
+    const cluster = await LocalCluster.start({
+      workers: 1,
+      executor: "inline",
+      taskModules: [CLIENT_TEST_TASKS],
+      logger: silent,
+    });
+    toClose.push(cluster);
+    const client = await cluster.client();
+    for (const arg of largeArgs()) {
+      const f = client.submitWith({ pure: false }, describeBytes, arg);
+      expect(await f).toEqual(describeBytes.fn(arg));
+      const held = cluster.scheduler.state.tasks.get(f.key)?.runSpec?.args[0];
+      expect(Object.getPrototypeOf(held)).toBe(Object.getPrototypeOf(arg));
+    }
   });
 });

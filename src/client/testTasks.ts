@@ -74,6 +74,29 @@ export const bytes = defineTask("bytes", (n: number) =>
 
 /** The sum of the bytes. */
 export const byteSum = defineTask("byteSum", (b: Uint8Array) => b.reduce((a, x) => a + x, 0));
+/** What a task sees of a byte argument: its class, its size, whether it lies aligned, and a checksum. */
+export const describeBytes = defineTask(
+  "describeBytes",
+  (
+    v: ArrayBufferView | ArrayBuffer,
+  ): { type: string; byteLength: number; aligned: boolean; sum: number } => {
+    const bytes =
+      v instanceof ArrayBuffer
+        ? new Uint8Array(v)
+        : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    let sum = 0;
+    for (let i = 0; i < bytes.length; i++) sum = (sum * 31 + bytes[i]) % 1_000_000_007;
+    const width = ArrayBuffer.isView(v)
+      ? ((v as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1)
+      : 1;
+    return {
+      type: v.constructor.name,
+      byteLength: v.byteLength,
+      aligned: bytes.byteOffset % width === 0,
+      sum,
+    };
+  },
+);
 /** Throws an error some of whose fields cannot be read (a getter that throws, a Proxy, one whose prototype cannot be read). */
 export const unreadableError = defineTask("unreadableError", (kind: string): number => {
   const e = new Error("plain");

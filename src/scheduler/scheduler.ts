@@ -121,11 +121,11 @@ export class Scheduler implements SessionHost {
   async listen(): Promise<this> {
     if (this.statusValue !== "init")
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
-    this.listener = await listen(
-      this.options.listen,
-      (comm) => this.accept(comm),
-      frameLimitsOf(this.options),
-    );
+    // Task arguments are passed on to workers unread: not joined into one buffer.
+    this.listener = await listen(this.options.listen, (comm) => this.accept(comm), {
+      ...frameLimitsOf(this.options),
+      forwardOutOfBandBuffers: true,
+    });
     this.statusValue = "running";
     const ttl = this.options.workerTtlMs;
     if (Number.isFinite(ttl)) {
