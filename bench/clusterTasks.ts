@@ -18,3 +18,7 @@ export const split = defineTask("split", (part: readonly number[], n: number, j:
 export const concat = defineTask("concat", (pieces: readonly (readonly number[])[]) =>
   pieces.flat(),
 );
+/** The number of elements of `a` (a large argument's round trip, bench:large-args). */
+export const len = defineTask("len", (a: Float64Array) => a.length);
+/** `n` float64 zeros (a large result, bench:large-args). */
+export const zeros = defineTask("zeros", (n: number) => new Float64Array(n));
