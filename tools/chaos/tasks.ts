@@ -1,0 +1,32 @@
+/**
+ * The task functions of `npm run chaos:tcp` (a task module every `weft worker`
+ * of the run loads): a shuffle of the integers 0..P·N-1 into P partitions,
+ * then a chain reducing the partitions' sums (see `chaosGraph` in tcp.ts).
+ */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import { defineTask } from "../../src/worker/taskRegistry.ts";
+
+/** Block `i` of the integers: `i·n, …, i·n + n - 1`. */
+export const make = defineTask("chaos.make", (i: number, n: number) =>
+  Array.from({ length: n }, (_, k) => i * n + k),
+);
+
+/** The values `x` of `xs` with `x % p == j`. */
+export const part = defineTask("chaos.part", (xs: readonly number[], j: number, p: number) =>
+  xs.filter((x) => x % p === j),
+);
+
+/** The sum of every value of the pieces. */
+export const merge = defineTask("chaos.merge", (...pieces: (readonly number[])[]) =>
+  pieces.reduce((sum, xs) => xs.reduce((s, x) => s + x, sum), 0),
+);
+
+/**
+ * `a + b`, after `ms` milliseconds: the chain of these is the serial part of a
+ * round, the time a worker dying holds data the rest of the chain still needs.
+ */
+export const add = defineTask("chaos.add", async (a: number, b: number, ms: number) => {
+  if (ms > 0) await sleep(ms);
+  return a + b;
+});

@@ -1,0 +1,540 @@
+/**
+ * Real processes under chaos: a `weft scheduler` and `--workers` `weft worker`
+ * processes on 127.0.0.1, and a Client computing rounds of a shuffle and a
+ * chain reduction with checked answers, while a timer SIGKILLs random workers
+ * (with `--freeze`, SIGSTOPs some instead) and starts replacements.
+ *
+ * The simulator (docs/sim.md) tests the state machines; this tests what it
+ * cannot reach, the shells: TCP connections closed by a process dying, or kept
+ * open by a frozen one, and peers and the client fetching from either.
+ *
+ *   npm run chaos:tcp [-- --seed 1 --rounds 30 --workers 3 --freeze]
+ *
+ * One line per round on stdout, then a summary; the processes' errors, and any
+ * exit not caused by the harness, on stderr. Exit 0 when every round passed.
+ */
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { Command, Option } from "commander";
+import { positiveInteger, runScript } from "../../bench/benchCli.ts";
+import { Client } from "../../src/client/client.ts";
+import type { SchedulerCounters } from "../../src/protocol/messagesSession.ts";
+import { SimRng } from "../../src/sim/rng.ts";
+import { isEntryPoint } from "../../src/util/entryPoint.ts";
+import { weftLogger } from "../../src/util/logger.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The `weft` command of this checkout (it runs the sources through tsx). */
+const WEFT = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
+/** The task module every worker of a run loads. */
+export const CHAOS_TASKS = fileURLToPath(new URL("./tasks.ts", import.meta.url));
+
+/** Where a process of the run is. */
+export type ProcessState = "starting" | "up" | "frozen" | "killed" | "exited";
+
+/** A `weft scheduler` or `weft worker` process. */
+export interface WeftProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** The address it printed once started (a worker: once registered); null before. */
+  address: string | null;
+  /** Resolves with the address; rejects if the process exits first. */
+  readonly started: Promise<string>;
+  /** Resolves once the process has exited and its output has been read. */
+  readonly closed: Promise<void>;
+  state: ProcessState;
+}
+
+/** The stderr lines kept of each process, for the report of an unexpected exit. */
+const TAIL_LINES = 20;
+
+/**
+ * Every process of a run: started, frozen and killed through it, and all
+ * SIGKILLed by {@link Processes.killAll}, so that no exit path of the harness
+ * leaves one behind (a SIGSTOPped process dies of SIGKILL too, no SIGCONT needed).
+ */
+export class Processes {
+  readonly all: WeftProcess[] = [];
+  /** Processes that exited without the harness killing them. */
+  unexpectedExits = 0;
+  private stopping = false;
+
+  /** `say` gets the lines worth showing: errors of the processes, unexpected exits. */
+  constructor(private readonly say: (line: string) => void) {}
+
+  /** Start `weft <args>` as `name`. */
+  start(name: string, args: readonly string[]): WeftProcess {
+    const child = spawn(process.execPath, [WEFT, ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const tail: string[] = [];
+    let resolveStarted!: (address: string) => void;
+    let rejectStarted!: (err: Error) => void;
+    const started = new Promise<string>((resolve, reject) => {
+      resolveStarted = resolve;
+      rejectStarted = reject;
+    });
+    // A replacement is not awaited: its failure to start is reported as its exit.
+    started.catch(() => {});
+    const p: WeftProcess = {
+      name,
+      child,
+      address: null,
+      started,
+      closed: new Promise((resolve) => child.once("close", () => resolve())),
+      state: "starting",
+    };
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      const m = /^(?:scheduler|worker) at (tcp:\/\/\S+)/.exec(line);
+      if (m === null || p.address !== null) return;
+      p.address = m[1];
+      if (p.state === "starting") p.state = "up";
+      resolveStarted(m[1]);
+    });
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      tail.push(line);
+      if (tail.length > TAIL_LINES) tail.shift();
+      if (!this.stopping && worthShowing(line)) this.say(`[${name}] ${line}`);
+    });
+    child.on("error", (err) => this.say(`[${name}] ${err.message}`));
+    // "close", not "exit": the tail then holds the last lines the process wrote.
+    child.once("close", (code, signal) => {
+      const harness = p.state === "killed" || this.stopping;
+      p.state = "exited";
+      const how = signal === null ? `code ${code}` : signal;
+      rejectStarted(new Error(`${name} exited (${how}) before starting: ${tail.join("\n")}`));
+      if (harness) return;
+      this.unexpectedExits++;
+      this.say(`[${name}] exited unexpectedly (${how})`);
+      for (const line of tail) this.say(`[${name}]   ${line}`);
+    });
+    this.all.push(p);
+    return p;
+  }
+
+  /** A scheduler on 127.0.0.1, once listening. */
+  async scheduler(o: { readonly workerTtlMs: number; readonly validate: boolean }): Promise<{
+    process: WeftProcess;
+    address: string;
+  }> {
+    const p = this.start("scheduler", [
+      "scheduler",
+      "--listen",
+      "tcp://127.0.0.1:0",
+      "--worker-ttl",
+      String(o.workerTtlMs),
+      "--log-level",
+      "warn",
+      ...(o.validate ? ["--validate"] : []),
+    ]);
+    return { process: p, address: await p.started };
+  }
+
+  /** A worker of the chaos tasks for the scheduler at `scheduler`; `started` once registered. */
+  worker(
+    name: string,
+    scheduler: string,
+    o: {
+      readonly executor: "inline" | "threads";
+      readonly nthreads: number;
+      readonly validate: boolean;
+    },
+  ): WeftProcess {
+    return this.start(name, [
+      "worker",
+      scheduler,
+      "--listen",
+      "tcp://127.0.0.1:0",
+      "--nthreads",
+      String(o.nthreads),
+      "--executor",
+      o.executor,
+      "--tasks",
+      CHAOS_TASKS,
+      "--log-level",
+      "warn",
+      ...(o.validate ? ["--validate"] : []),
+    ]);
+  }
+
+  /** The workers (every process but the scheduler) in `state`. */
+  workers(state: ProcessState): WeftProcess[] {
+    return this.all.filter((p) => p.name !== "scheduler" && p.state === state);
+  }
+
+  /** SIGKILL `p`: its sockets close with it. */
+  kill(p: WeftProcess): void {
+    p.state = "killed";
+    p.child.kill("SIGKILL");
+  }
+
+  /** SIGSTOP `p`: its sockets stay open, and nothing answers on them. */
+  freeze(p: WeftProcess): void {
+    p.state = "frozen";
+    p.child.kill("SIGSTOP");
+  }
+
+  /** SIGKILL every process still there (synchronous: usable in an `exit` handler). */
+  killAll(): void {
+    this.stopping = true;
+    for (const p of this.all) {
+      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+    }
+  }
+
+  /** {@link killAll}, then wait until every process has exited. */
+  async close(): Promise<void> {
+    this.killAll();
+    await Promise.all(this.all.map((p) => p.closed));
+  }
+}
+
+/** An error or fatal pino line (level 50, 60), or a line that is not a log record (a crash). */
+function worthShowing(line: string): boolean {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return line.trim() !== "";
+  }
+  const level = (record as { level?: unknown } | null)?.level;
+  return typeof level !== "number" || level >= 50;
+}
+
+/** A round's graph, its output key and the answer it must give. */
+export interface ChaosRound {
+  readonly graph: Readonly<Record<string, unknown>>;
+  readonly key: string;
+  readonly expected: number;
+  readonly tasks: number;
+  /** The key of the last merge, which only the chain's last step needs. */
+  readonly lastMerge: string;
+}
+
+/**
+ * The integers 0..P·N-1 made in P blocks of N, shuffled into P partitions by
+ * value mod P (every block sends a piece to every partition: transfers between
+ * workers), each partition summed, and the sums added along a chain whose every
+ * step takes `stepMs`: the answer is (P·N)(P·N-1)/2. Keys start with `prefix`.
+ */
+export function chaosGraph(prefix: string, p: number, n: number, stepMs: number): ChaosRound {
+  const graph: Record<string, unknown> = {};
+  for (let i = 0; i < p; i++) graph[`${prefix}make-${i}`] = ["chaos.make", i, n];
+  for (let i = 0; i < p; i++) {
+    for (let j = 0; j < p; j++) {
+      graph[`${prefix}part-${i}-${j}`] = ["chaos.part", `${prefix}make-${i}`, j, p];
+    }
+  }
+  for (let j = 0; j < p; j++) {
+    const parts = Array.from({ length: p }, (_, i) => `${prefix}part-${i}-${j}`);
+    graph[`${prefix}merge-${j}`] = ["chaos.merge", ...parts];
+  }
+  let acc = `${prefix}merge-0`;
+  for (let j = 1; j < p; j++) {
+    graph[`${prefix}acc-${j}`] = ["chaos.add", acc, `${prefix}merge-${j}`, stepMs];
+    acc = `${prefix}acc-${j}`;
+  }
+  const m = p * n;
+  return {
+    graph,
+    key: acc,
+    expected: (m * (m - 1)) / 2,
+    tasks: Object.keys(graph).length,
+    lastMerge: `${prefix}merge-${p - 1}`,
+  };
+}
+
+/** A client of the run's scheduler; its errors go to `say`, prefixed `[client]`. */
+export function chaosClient(scheduler: string, say: (line: string) => void): Promise<Client> {
+  const logger = weftLogger("weft.client", "error", {
+    write: (line: string) => say(`[client] ${line.trimEnd()}`),
+  });
+  return Client.connect(scheduler, { timeoutMs: 30_000, logger });
+}
+
+/** Options of a chaos run. */
+export interface ChaosOptions {
+  readonly seed: number;
+  readonly rounds: number;
+  readonly workers: number;
+  readonly nthreads: number;
+  readonly executor: "inline" | "threads" | "mixed";
+  /** The chaos timer's period. */
+  readonly intervalMs: number;
+  /** The chance that a tick hits a worker. */
+  readonly killRate: number;
+  /** Freeze (SIGSTOP) half of the workers hit instead of killing them. */
+  readonly freeze: boolean;
+  readonly roundTimeoutMs: number;
+  readonly workerTtlMs: number;
+  readonly validate: boolean;
+}
+
+/** What a run did. */
+export interface ChaosSummary {
+  readonly rounds: number;
+  readonly passed: number;
+  readonly failed: number;
+  /** Rounds whose task died with `allowedFailures` workers (Dask's KilledWorker): by design. */
+  readonly killedWorker: number;
+  readonly kills: number;
+  readonly freezes: number;
+  readonly unexpectedExits: number;
+}
+
+/** Partitions of a round: from 8 to 19, as the seed picks. */
+const MIN_PARTITIONS = 8;
+const MAX_PARTITIONS = 19;
+/** Integers per block. */
+const BLOCK = 2_000;
+/** Each step of a round's chain. */
+const STEP_MS = 20;
+
+/**
+ * Run `o.rounds` rounds under chaos; round lines and the summary go to `log`,
+ * the processes' errors to `say`. Every process is killed before it returns or
+ * throws (and by `procs.killAll()` from a signal handler meanwhile).
+ */
+export async function runChaos(
+  o: ChaosOptions,
+  log: (line: string) => void,
+  say: (line: string) => void,
+  procs: Processes = new Processes(say),
+): Promise<ChaosSummary> {
+  // One stream per kind of choice: a seed picks the same graph sizes and the
+  // same sequence of chaos decisions however the timing of the run goes.
+  const root = SimRng.forSeed(o.seed);
+  const sizes = root.fork(1);
+  const decisions = root.fork(2);
+  const executors = root.fork(3);
+  let kills = 0;
+  let freezes = 0;
+  let passed = 0;
+  let failed = 0;
+  let killedWorker = 0;
+  let ticker: NodeJS.Timeout | undefined;
+  let client: Client | undefined;
+  try {
+    const { process: scheduler, address } = await procs.scheduler(o);
+    let nextWorker = 0;
+    const startWorker = () => {
+      const executor =
+        o.executor === "mixed" ? (executors.chance(0.5) ? "inline" : "threads") : o.executor;
+      return procs.worker(`w${nextWorker++}`, address, { ...o, executor });
+    };
+    const first = Array.from({ length: o.workers }, startWorker);
+    await Promise.all(first.map((w) => w.started));
+    client = await chaosClient(address, say);
+
+    const tick = () => {
+      const hit = decisions.chance(o.killRate);
+      const pick = decisions.random();
+      const freeze = decisions.chance(0.5);
+      // Only registered workers are hit (one still loading its modules, 1-2 s under
+      // tsx, would leave the cluster without workers for long stretches), and
+      // never the last one up.
+      const up = procs.workers("up");
+      if (hit && up.length >= 2) {
+        const victim = up[Math.floor(pick * up.length)];
+        if (o.freeze && freeze) {
+          // Frozen processes keep their memory: at most `workers` of them, the oldest
+          // dying when one more would exceed that.
+          const frozen = procs.workers("frozen");
+          if (frozen.length >= o.workers) procs.kill(frozen[0]);
+          procs.freeze(victim);
+          freezes++;
+        } else {
+          procs.kill(victim);
+          kills++;
+        }
+      }
+      const alive = procs.workers("starting").length + procs.workers("up").length;
+      for (let i = alive; i < o.workers; i++) startWorker();
+    };
+    ticker = setInterval(tick, o.intervalMs);
+
+    for (let r = 0; r < o.rounds; r++) {
+      const p = sizes.range(MIN_PARTITIONS, MAX_PARTITIONS);
+      const round = chaosGraph(`r${r}-`, p, BLOCK, STEP_MS);
+      const started = performance.now();
+      const outcome = await withTimeout(
+        client.get(round.graph, { keys: [round.key] }),
+        o.roundTimeoutMs,
+      );
+      const ms = Math.round(performance.now() - started);
+      const head = `round ${r}: P=${p} (${round.tasks} tasks)`;
+      const tally = `kills ${kills}, freezes ${freezes}`;
+      if (outcome.kind === "timeout") {
+        failed++;
+        log(`${head} HANG: no answer in ${o.roundTimeoutMs} ms; ${tally}`);
+        log(`  scheduler counters: ${JSON.stringify(await countersOrError(client))}`);
+        log(`  processes: ${procs.all.map((x) => `${x.name} ${x.state}`).join(", ")}`);
+        break;
+      }
+      if (outcome.kind === "error") {
+        const text = `${outcome.error.name}: ${outcome.error.message}`;
+        if (/KilledWorker/.test(text)) {
+          killedWorker++;
+          log(`${head} gave up (${text.split("\n")[0]}), ${ms} ms, ${tally}`);
+        } else {
+          failed++;
+          log(`${head} FAILED ${ms} ms: ${text}; ${tally}`);
+          if (scheduler.state === "exited") break; // every round after would fail the same way
+        }
+        continue;
+      }
+      const got = outcome.value[round.key];
+      if (got === round.expected) {
+        passed++;
+        log(`${head} ok ${ms} ms, ${tally}`);
+      } else {
+        failed++;
+        log(`${head} WRONG: ${String(got)}, expected ${round.expected}; ${tally}`);
+      }
+    }
+  } finally {
+    clearInterval(ticker);
+    // The cluster may be broken: the client is not waited for long.
+    if (client !== undefined) await withTimeout(client.close(), 5_000);
+    await procs.close();
+  }
+  return {
+    rounds: o.rounds,
+    passed,
+    failed,
+    killedWorker,
+    kills,
+    freezes,
+    unexpectedExits: procs.unexpectedExits,
+  };
+}
+
+type Outcome<T> =
+  | { kind: "value"; value: T }
+  | { kind: "error"; error: Error }
+  | { kind: "timeout" };
+
+/** `promise`'s outcome, or a timeout after `ms`. */
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<Outcome<T>> {
+  const ac = new AbortController();
+  try {
+    return await Promise.race([
+      promise.then(
+        (value): Outcome<T> => ({ kind: "value", value }),
+        (err: unknown): Outcome<T> => ({
+          kind: "error",
+          error: err instanceof Error ? err : new Error(String(err)),
+        }),
+      ),
+      sleep(ms, undefined, { signal: ac.signal }).then((): Outcome<T> => ({ kind: "timeout" })),
+    ]);
+  } finally {
+    ac.abort();
+  }
+}
+
+/** The scheduler's counters, or why they could not be had (within 5 s). */
+async function countersOrError(client: Client): Promise<SchedulerCounters | string> {
+  const outcome = await withTimeout(client.counters(), 5_000);
+  if (outcome.kind === "value") return outcome.value;
+  return outcome.kind === "timeout" ? "no answer in 5 s" : outcome.error.message;
+}
+
+/** The summary line of a run. */
+export function summaryLine(seed: number, s: ChaosSummary): string {
+  const notRun = s.rounds - s.passed - s.failed - s.killedWorker;
+  return (
+    `seed ${seed}: ${s.rounds} rounds, ${s.passed} passed, ${s.failed} failed` +
+    (s.killedWorker > 0 ? `, ${s.killedWorker} gave up (KilledWorker)` : "") +
+    (notRun > 0 ? `, ${notRun} not run` : "") +
+    `; ${s.kills} kills, ${s.freezes} freezes, ${s.unexpectedExits} unexpected exits`
+  );
+}
+
+/** Every round answered right (or gave up by design), and no process exited by itself. */
+export function passedAll(s: ChaosSummary): boolean {
+  return s.failed === 0 && s.unexpectedExits === 0 && s.passed + s.killedWorker === s.rounds;
+}
+
+/** The value of option `flag` as a number in [0, 1]; throws otherwise. */
+function rate(value: string, flag: string): number {
+  const x = Number(value);
+  if (!(x >= 0 && x <= 1)) throw new Error(`${flag} must be a number from 0 to 1`);
+  return x;
+}
+
+/** `npm run chaos:tcp`; returns the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command("chaos:tcp")
+    .description(
+      "A weft scheduler and worker processes on 127.0.0.1 computing checked rounds of a\n" +
+        "shuffle and a chain reduction while workers are SIGKILLed (and with --freeze\n" +
+        "SIGSTOPped) and replaced",
+    )
+    .option("--seed <n>", "picks the graph sizes, executors and chaos decisions", "1")
+    .option("--rounds <n>", "graphs computed one after the other", "20")
+    .option("--workers <n>", "worker processes (dead and frozen ones are replaced)", "3")
+    .option("--nthreads <n>", "threads of each worker", "2")
+    .addOption(
+      new Option("--executor <kind>", "how workers run tasks; mixed: each worker at random")
+        .choices(["inline", "threads", "mixed"])
+        .default("mixed"),
+    )
+    .option("--interval <ms>", "period of the chaos timer", "400")
+    .option("--kill-rate <p>", "chance that a tick of the timer hits a worker", "0.5")
+    .option("--freeze", "SIGSTOP half of the workers hit instead of killing them")
+    .option("--round-timeout <ms>", "a round without an answer by then is a HANG", "60000")
+    .option("--worker-ttl <ms>", "the scheduler's --worker-ttl (frozen workers go then)", "3000")
+    .option("--validate", "the processes check their state machines after every stimulus")
+    .addHelpText(
+      "after",
+      "\nA seed picks the same graph sizes, executors and sequence of chaos decisions (hit\n" +
+        "or not, kill or freeze, the draw that picks among the workers up), but not the\n" +
+        "timing: which workers are up at a tick, and what a worker is doing when hit, vary\n" +
+        "from run to run, so a failure may need a few runs to come back.\n" +
+        "Only workers that have registered are hit, never the last one up; replacements\n" +
+        "start at the next tick. Frozen workers stay frozen until the end (at most --workers\n" +
+        "of them: the oldest is killed to freeze one more), then are SIGKILLed with the rest.\n" +
+        "Every process is killed on any exit, Ctrl-C included.\n" +
+        "Exit 0: every round passed. Exit 1: a wrong answer, a failed round, a HANG (the\n" +
+        "scheduler's counters are printed), or a process that exited by itself.",
+    )
+    .exitOverride();
+  program.parse([...argv], { from: "user" });
+  const opts = program.opts<Record<string, string | boolean | undefined>>();
+  const str = (k: string) => String(opts[k]);
+  const seed = Number(str("seed"));
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error("--seed must be an integer >= 0");
+  const o: ChaosOptions = {
+    seed,
+    rounds: positiveInteger(str("rounds"), "--rounds"),
+    workers: positiveInteger(str("workers"), "--workers"),
+    nthreads: positiveInteger(str("nthreads"), "--nthreads"),
+    executor: str("executor") as ChaosOptions["executor"],
+    intervalMs: positiveInteger(str("interval"), "--interval"),
+    killRate: rate(str("killRate"), "--kill-rate"),
+    freeze: opts.freeze === true,
+    roundTimeoutMs: positiveInteger(str("roundTimeout"), "--round-timeout"),
+    workerTtlMs: positiveInteger(str("workerTtl"), "--worker-ttl"),
+    validate: opts.validate === true,
+  };
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  const procs = new Processes(say);
+  process.once("exit", () => procs.killAll());
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      procs.killAll();
+      say(`chaos:tcp: ${signal}: every process killed`);
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    });
+  }
+  const summary = await runChaos(o, (line) => process.stdout.write(`${line}\n`), say, procs);
+  process.stdout.write(`${summaryLine(seed, summary)}\n`);
+  return passedAll(summary) ? 0 : 1;
+}
+
+if (isEntryPoint(import.meta.url)) await runScript("chaos:tcp", main);
