@@ -1,0 +1,126 @@
+/**
+ * Real processes (tools/chaos/tcp.ts): a `weft scheduler` and two `weft worker`
+ * processes; one worker is SIGKILLed while it holds a partition sum the rest of
+ * the graph still needs, and the cluster must recompute it and answer right.
+ */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Client } from "../src/client/client.ts";
+import {
+  chaosClient,
+  chaosGraph,
+  main,
+  Processes,
+  passedAll,
+  runChaos,
+  summaryLine,
+} from "../tools/chaos/tcp.ts";
+
+const shown: string[] = [];
+let procs = new Processes((line) => shown.push(line));
+let client: Client | undefined;
+
+afterEach(async () => {
+  await client?.close();
+  client = undefined;
+  await procs.close();
+  procs = new Processes((line) => shown.push(line));
+  shown.length = 0;
+});
+
+const workerOptions = { executor: "inline", nthreads: 2, validate: true } as const;
+
+describe("weft processes under a SIGKILL", () => {
+  it("recompute what the dead worker held, with a replacement joining", async () => {
+    const { address } = await procs.scheduler({ workerTtlMs: 30_000, validate: true });
+    const workers = ["w0", "w1"].map((name) => procs.worker(name, address, workerOptions));
+    const [a0, a1] = await Promise.all(workers.map((w) => w.started));
+    client = await chaosClient(address, (line) => shown.push(line));
+    expect((await client.workers()).map((w) => w.address).sort()).toEqual([a0, a1].sort());
+
+    // 8 partitions, then 7 chain steps of 150 ms: the kill lands in the chain.
+    const round = chaosGraph("t-", 8, 500, 150);
+    const before = await client.counters();
+    let answered = false;
+    const answer = client.get(round.graph, { keys: [round.key] }).finally(() => {
+      answered = true;
+    });
+
+    // Wait until every partition sum is in memory while at least three steps of
+    // the chain are still to run: the last step is then not assigned yet, so the
+    // last sum is held by the worker that computed it alone, and lost with it.
+    let victim: (typeof workers)[number] | undefined;
+    while (victim === undefined && !answered) {
+      const merges = Array.from({ length: 8 }, (_, j) => `t-merge-${j}`);
+      const [holders, counters] = await Promise.all([client.whoHas(merges), client.counters()]);
+      const allHeld = merges.every((k) => (holders[k] ?? []).length > 0);
+      if (allHeld && counters.tasksDone - before.tasksDone <= round.tasks - 3) {
+        victim = workers.find((w) => holders[round.lastMerge].includes(w.address ?? ""));
+      } else {
+        await sleep(10);
+      }
+    }
+    expect(victim, "the graph finished before the kill").toBeDefined();
+    procs.kill(victim!);
+    const survivor = workers.find((w) => w !== victim)!;
+    const replacement = procs.worker("w2", address, workerOptions);
+
+    expect((await answer)[round.key]).toBe(round.expected);
+    const after = await client.counters();
+    // The lost sum, and what it needed that died with it, were computed again.
+    expect(after.tasksFinished - before.tasksFinished).toBeGreaterThan(round.tasks);
+    expect(after.keysTransferred).toBeGreaterThan(before.keysTransferred);
+    expect(after.tasksErred).toBe(0);
+
+    // The dead worker is gone from the scheduler, the replacement in, and both compute.
+    const a2 = await replacement.started;
+    expect((await client.workers()).map((w) => w.address).sort()).toEqual(
+      [survivor.address, a2].sort(),
+    );
+    const again = chaosGraph("u-", 8, 500, 0);
+    expect((await client.get(again.graph, { keys: [again.key] }))[again.key]).toBe(again.expected);
+    expect(survivor.state).toBe("up");
+    expect(procs.unexpectedExits).toBe(0);
+    expect(shown).toEqual([]); // no error logged by any process or the client
+  });
+});
+
+describe("npm run chaos:tcp", () => {
+  it("runs rounds under kills and sums them up", async () => {
+    const lines: string[] = [];
+    const summary = await runChaos(
+      {
+        seed: 3,
+        rounds: 3,
+        workers: 2,
+        nthreads: 1,
+        executor: "inline",
+        intervalMs: 300,
+        killRate: 0.5,
+        freeze: false,
+        roundTimeoutMs: 60_000,
+        workerTtlMs: 3_000,
+        validate: false,
+      },
+      (line) => lines.push(line),
+      (line) => shown.push(line),
+      procs,
+    );
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^round 0: P=\d+ \(\d+ tasks\) ok \d+ ms, kills \d+, freezes 0$/);
+    expect(passedAll(summary)).toBe(true);
+    expect(summaryLine(3, summary)).toMatch(
+      /^seed 3: 3 rounds, 3 passed, 0 failed; \d+ kills, 0 freezes, 0 unexpected exits$/,
+    );
+    // Every process has exited.
+    expect(procs.all.every((p) => p.child.exitCode !== null || p.child.signalCode !== null)).toBe(
+      true,
+    );
+  });
+
+  it("refuses bad options", async () => {
+    await expect(main(["--kill-rate", "2"])).rejects.toThrow("--kill-rate must be");
+    await expect(main(["--workers", "0"])).rejects.toThrow("--workers must be");
+  });
+});
