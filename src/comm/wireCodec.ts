@@ -42,7 +42,12 @@ import { addExtension, Packr, Unpackr } from "msgpackr";
 import { clonedBytes, rawBytesProblem, rawKind, valueOfClonedBytes } from "./clonedBytes.ts";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
-import { ForwardedBytes, ForwardedClonedValue, isForwarded } from "./forwardedBytes.ts";
+import {
+  type ForwardedBuffer,
+  ForwardedBytes,
+  ForwardedClonedValue,
+  isForwarded,
+} from "./forwardedBytes.ts";
 
 /** Extension type of a `Map`. */
 export const MAP_EXTENSION_TYPE = 0x6d;
@@ -125,14 +130,26 @@ addExtension({
   unpack: unpackClonedValue,
 });
 
-addExtension({
-  Class: ForwardedClonedValue,
-  type: CLONED_VALUE_EXTENSION_TYPE,
-  pack(f: ForwardedClonedValue): Buffer {
-    return outOfBandRef(f.pieces, f.kind);
-  },
-  unpack: unpackClonedValue,
-});
+/**
+ * Write what a forwarding decoder made of extension `type` back as that
+ * extension, its pieces as one out-of-band buffer (see `forwardedBytes.ts`).
+ */
+function addForwardedExtension(
+  Class: typeof ForwardedBytes | typeof ForwardedClonedValue,
+  type: number,
+  unpack: (ref: Buffer) => unknown,
+): void {
+  addExtension({
+    Class,
+    type,
+    pack(f: ForwardedBuffer): Buffer {
+      return outOfBandRef(f.pieces, f.kind);
+    },
+    unpack,
+  });
+}
+
+addForwardedExtension(ForwardedClonedValue, CLONED_VALUE_EXTENSION_TYPE, unpackClonedValue);
 
 /** A large typed array, `Buffer` or `ArrayBuffer` on its way to the wire (see {@link OUT_OF_BAND_MIN_BYTES}). */
 class WireBytes {
@@ -158,14 +175,7 @@ addExtension({
   unpack: unpackBytes,
 });
 
-addExtension({
-  Class: ForwardedBytes,
-  type: OUT_OF_BAND_BYTES_EXTENSION_TYPE,
-  pack(f: ForwardedBytes): Buffer {
-    return outOfBandRef(f.pieces, f.kind);
-  },
-  unpack: unpackBytes,
-});
+addForwardedExtension(ForwardedBytes, OUT_OF_BAND_BYTES_EXTENSION_TYPE, unpackBytes);
 
 /** `-0` on its way to the wire. */
 class WireNegativeZero {}
