@@ -96,8 +96,10 @@ describe("npm run chaos:tcp", () => {
         workers: 2,
         nthreads: 1,
         executor: "inline",
-        intervalMs: 300,
-        killRate: 0.5,
+        // Every tick hits while two workers are up: the first, 100 ms in, kills one
+        // during round 0 (its replacement takes a second or more to register).
+        intervalMs: 100,
+        killRate: 1,
         freeze: false,
         roundTimeoutMs: 60_000,
         workerTtlMs: 3_000,
@@ -110,6 +112,7 @@ describe("npm run chaos:tcp", () => {
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^round 0: P=\d+ \(\d+ tasks\) ok \d+ ms, kills \d+, freezes 0$/);
     expect(passedAll(summary)).toBe(true);
+    expect(summary.kills).toBeGreaterThan(0);
     expect(summaryLine(3, summary)).toMatch(
       /^seed 3: 3 rounds, 3 passed, 0 failed; \d+ kills, 0 freezes, 0 unexpected exits$/,
     );
