@@ -28,6 +28,7 @@ import {
   UnpauseEvent,
 } from "../worker/state/events.ts";
 import type { Execute, GatherDep, Instruction } from "../worker/state/instructions.ts";
+import type { ValidateStateOptions } from "../worker/state/validation.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
 import type { SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
@@ -57,8 +58,9 @@ export class SimWorker {
   /**
    * Keys whose fetch the fetch-error fault failed here (dropped once out of
    * `error`). The state machine errs such a key while its dependents here go on
-   * waiting for it, a state `validateState` rejects, as Dask's `validate_state`
-   * does, until the scheduler frees them (dask/distributed#7060).
+   * waiting for it, until the scheduler frees them (dask/distributed#7060): a
+   * state Dask's `validate_state` rejects, so `validateState` is told to
+   * tolerate exactly these keys in `error`, and checks everything else.
    */
   private readonly fetchFailed = new Set<string>();
 
@@ -145,12 +147,7 @@ export class SimWorker {
     c.stats.workerStimuli++;
     if (c.options.validate) {
       try {
-        if (this.waitingOnFailedFetch()) {
-          // Until the scheduler frees the waiting tasks, every task is still checked.
-          for (const ts of this.state.tasks.values()) this.state.validateTask(ts);
-        } else {
-          this.state.validateState();
-        }
+        this.state.validateState(this.toleratedErredInputs());
       } catch (e) {
         throw new SimFailure(
           "invalid-state",
@@ -163,19 +160,16 @@ export class SimWorker {
     for (const inst of instructions) this.dispatch(inst, ev);
   }
 
-  /** A task here waits for a key the fetch-error fault failed (see {@link fetchFailed}). */
-  private waitingOnFailedFetch(): boolean {
-    if (this.fetchFailed.size === 0) return false;
-    let waited = false;
+  /**
+   * What `validateState` may find waited for in `error`: the keys the
+   * fetch-error fault failed here, and nothing else (see {@link fetchFailed}).
+   */
+  private toleratedErredInputs(): ValidateStateOptions | undefined {
     for (const key of this.fetchFailed) {
-      const ts = this.state.tasks.get(key);
-      if (ts === undefined || ts.state !== "error") {
-        this.fetchFailed.delete(key);
-        continue;
-      }
-      for (const dts of ts.dependents) if (dts.waitingForData.has(ts)) waited = true;
+      if (this.state.tasks.get(key)?.state !== "error") this.fetchFailed.delete(key);
     }
-    return waited;
+    if (this.fetchFailed.size === 0) return undefined;
+    return { tolerateErredInput: (ts) => this.fetchFailed.has(ts.key) };
   }
 
   private dispatch(inst: Instruction, ev: StateMachineEvent): void {

@@ -600,6 +600,9 @@ describe("a failed gather with a task waiting for it", () => {
     expect(ws.task("x").state).toBe("error");
     expect(ws.task("y").state).toBe("waiting");
     expect(() => ws.validateState()).toThrow(); // x is waited for, yet neither fetched nor computed
+    // A harness that failed x's fetch on purpose may tolerate exactly that, and only that.
+    ws.validateState({ tolerateErredInput: (ts) => ts.key === "x" });
+    expect(() => ws.validateState({ tolerateErredInput: (ts) => ts.key === "z" })).toThrow();
     ws.handleStimulus(free(["y"], "s3"));
     expect(ws.tasks.has("y")).toBe(false);
     ws.validateState();

@@ -26,4 +26,5 @@ export {
   type TransitionEntry,
   type TransitionFn,
 } from "./transitions.ts";
+export type { ValidateStateOptions } from "./validation.ts";
 export { WorkerState, type WorkerStateChooser, type WorkerStateOptions } from "./workerState.ts";

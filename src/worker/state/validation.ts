@@ -200,8 +200,22 @@ export function validateTask(ws: WorkerState, ts: TaskState): void {
   }
 }
 
+/** Options of {@link validateState}. */
+export interface ValidateStateOptions {
+  /**
+   * A task some other task still waits for may be in `error` when this says so.
+   * The seed reaches that state after `GatherDepFailureEvent` (the fetched keys
+   * err while their dependents here wait on them, until the scheduler frees
+   * those: dask/distributed#7060), and its `validate_state` rejects it; a
+   * harness that injects such failures (the simulator) names the keys it failed
+   * and keeps every other invariant checked. Default: none tolerated, as the seed.
+   */
+  readonly tolerateErredInput?: (ts: TaskState) => boolean;
+}
+
 /** Check the invariants of the whole machine. */
-export function validateState(ws: WorkerState): void {
+export function validateState(ws: WorkerState, options: ValidateStateOptions = {}): void {
+  const tolerated = options.tolerateErredInput;
   for (const ts of ws.tasks.values()) {
     for (const worker of ts.whoHas) {
       assert(worker !== ws.address);
@@ -213,7 +227,11 @@ export function validateState(ws: WorkerState): void {
     }
     for (const tsWait of ts.waitingForData) {
       assert(ws.tasks.get(tsWait.key) === tsWait, storyOf(ws, tsWait));
-      assert(WAITING_FOR_DATA.has(tsWait.state), storyOf(ws, tsWait));
+      assert(
+        WAITING_FOR_DATA.has(tsWait.state) ||
+          (tsWait.state === "error" && tolerated !== undefined && tolerated(tsWait)),
+        storyOf(ws, tsWait),
+      );
     }
   }
 

@@ -31,7 +31,7 @@ import {
 import { type DebugValue, workerStateToDict } from "./toDict.ts";
 import { TouchedTasks } from "./touchedTasks.ts";
 import { lookupTransition } from "./transitions.ts";
-import { validateState, validateTask } from "./validation.ts";
+import { type ValidateStateOptions, validateState, validateTask } from "./validation.ts";
 
 /** Options of {@link WorkerState}, as the seed's constructor takes them plus the injected services. */
 export interface WorkerStateOptions {
@@ -868,8 +868,8 @@ export class WorkerState {
   }
 
   /** Check the whole machine's invariants; throws on the first one broken. */
-  validateState(): void {
-    validateState(this);
+  validateState(options?: ValidateStateOptions): void {
+    validateState(this, options);
   }
 }
 
