@@ -50,6 +50,12 @@ export interface WeftProcess {
 
 /** The stderr lines kept of each process, for the report of an unexpected exit. */
 const TAIL_LINES = 20;
+/**
+ * How long a process may take to print its address (a worker: to register).
+ * Loading under tsx takes 1–2 s, several on a loaded machine; past this the
+ * process is killed and its start fails with its last lines.
+ */
+const START_TIMEOUT_MS = 60_000;
 
 /**
  * Every process of a run: started, frozen and killed through it, and all
@@ -80,6 +86,14 @@ export class Processes {
     });
     // A replacement is not awaited: its failure to start is reported as its exit.
     started.catch(() => {});
+    const startTimer = setTimeout(() => {
+      if (p.state !== "starting") return;
+      rejectStarted(
+        new Error(`${name} did not start within ${START_TIMEOUT_MS} ms: ${tail.join("\n")}`),
+      );
+      this.kill(p);
+    }, START_TIMEOUT_MS);
+    startTimer.unref();
     const p: WeftProcess = {
       name,
       child,
@@ -93,6 +107,7 @@ export class Processes {
       if (m === null || p.address !== null) return;
       p.address = m[1];
       if (p.state === "starting") p.state = "up";
+      clearTimeout(startTimer);
       resolveStarted(m[1]);
     });
     createInterface({ input: child.stderr! }).on("line", (line) => {
@@ -103,6 +118,7 @@ export class Processes {
     child.on("error", (err) => this.say(`[${name}] ${err.message}`));
     // "close", not "exit": the tail then holds the last lines the process wrote.
     child.once("close", (code, signal) => {
+      clearTimeout(startTimer);
       const harness = p.state === "killed" || this.stopping;
       p.state = "exited";
       const how = signal === null ? `code ${code}` : signal;
@@ -161,9 +177,19 @@ export class Processes {
     ]);
   }
 
-  /** The workers (every process but the scheduler) in `state`. */
+  /**
+   * The workers (every process but the scheduler) in `state`. One that has
+   * exited but whose exit is not yet handled is neither starting nor up: the
+   * harness must not take it for a victim, nor its exit for its own doing.
+   */
   workers(state: ProcessState): WeftProcess[] {
-    return this.all.filter((p) => p.name !== "scheduler" && p.state === state);
+    return this.all.filter(
+      (p) =>
+        p.name !== "scheduler" &&
+        p.state === state &&
+        ((state !== "starting" && state !== "up") ||
+          (p.child.exitCode === null && p.child.signalCode === null)),
+    );
   }
 
   /** SIGKILL `p`: its sockets close with it. */
