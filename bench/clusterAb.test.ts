@@ -1,8 +1,8 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { benchClusterAb, main } from "./clusterAb.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -42,6 +42,7 @@ describe("bench:cluster-ab", () => {
 
   it("refuses a directory that is not a weft checkout, naming the missing file", async () => {
     const empty = mkdtempSync(join(tmpdir(), "weft-ab-"));
+    onTestFinished(() => rmSync(empty, { recursive: true, force: true }));
     await expect(
       benchClusterAb(
         {

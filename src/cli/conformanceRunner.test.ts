@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { runConformance } from "./conformanceRunner.ts";
 
 const VECTOR = new URL("../../test/vectors/oracle/scenario-resources.json.gz", import.meta.url);
@@ -26,6 +26,7 @@ function run(paths: string[]): { code: number; out: string[] } {
 
 describe("conformance runner", () => {
   const dir = mkdtempSync(join(tmpdir(), "weft-conformance-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("passes a recorded vector and closes with the counts", () => {
     const { code, out } = run([VECTOR.pathname]);

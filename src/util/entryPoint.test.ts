@@ -1,4 +1,4 @@
-import { mkdtempSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,10 +15,15 @@ describe("isEntryPoint", () => {
   it("is true for the module node was started with, also through a symlink", () => {
     process.argv[1] = thisFile;
     expect(isEntryPoint(import.meta.url)).toBe(true);
-    const link = join(mkdtempSync(join(tmpdir(), "weft-entry-")), "script.ts");
-    symlinkSync(thisFile, link);
-    process.argv[1] = link;
-    expect(isEntryPoint(import.meta.url)).toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), "weft-entry-"));
+    try {
+      const link = join(dir, "script.ts");
+      symlinkSync(thisFile, link);
+      process.argv[1] = link;
+      expect(isEntryPoint(import.meta.url)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("is false for another module, a missing script or none", () => {
