@@ -33,9 +33,9 @@ export function messageSegments(m: EncodedMessage): Uint8Array[] {
   const n = m.buffers.length;
   const prelude = Buffer.allocUnsafe(4 + 4 * n);
   prelude.writeUInt32BE(n, 0);
+  if (n === 0) return [prelude, m.payload];
   const lengths = m.buffers.map(bufferLength);
   for (let i = 0; i < n; i++) prelude.writeUInt32BE(lengths[i], 4 + 4 * i);
-  if (n === 0) return [prelude, m.payload];
   const out: Uint8Array[] = [prelude];
   let at = prelude.length;
   for (let i = 0; i < n; i++) {

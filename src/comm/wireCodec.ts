@@ -88,14 +88,19 @@ function contiguous(b: OutOfBandBuffer): Uint8Array {
   return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
 }
 
-/** The pieces of `b`, raw bytes of kind `kind`, once checked that a receiver can read them. */
-function forwardedPieces(b: OutOfBandBuffer, kind: number): readonly Uint8Array[] {
-  const pieces: readonly Uint8Array[] = Array.isArray(b) ? b : [b as Uint8Array];
-  let byteLength = 0;
-  for (const p of pieces) byteLength += p.byteLength;
-  const problem = rawBytesProblem(kind, byteLength);
+/**
+ * `b` as a forwarded buffer of class `Forwarded` (raw bytes of kind `kind`), once
+ * checked that the receiver it goes on to can read them.
+ */
+function forwarded<T extends ForwardedBuffer>(
+  Forwarded: new (pieces: readonly Uint8Array[], kind: number) => T,
+  b: OutOfBandBuffer,
+  kind: number,
+): T {
+  const f = new Forwarded(Array.isArray(b) ? b : [b as Uint8Array], kind);
+  const problem = rawBytesProblem(kind, f.byteLength);
   if (problem !== null) throw new Error(problem);
-  return pieces;
+  return f;
 }
 
 /** Write the reference to out-of-band buffer `b` (its index, and its kind unless null). */
@@ -115,7 +120,7 @@ function unpackClonedValue(ref: Buffer): ClonedValue | ForwardedClonedValue {
   // Serialized bytes are read here even when forwarding: a malformed value must
   // end the connection it came on, not the receiver's connection to this process.
   if (forwarding && kind !== null) {
-    return new ForwardedClonedValue(forwardedPieces(bytes, kind), kind);
+    return forwarded(ForwardedClonedValue, bytes, kind);
   }
   return new ClonedValue(valueOfClonedBytes(contiguous(bytes), kind));
 }
@@ -160,7 +165,7 @@ function unpackBytes(ref: Buffer): unknown {
   const i = ref.length === 5 ? ref.readUInt32BE(0) : -1;
   const bytes = decoding[i];
   if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a byte array`);
-  if (forwarding) return new ForwardedBytes(forwardedPieces(bytes, ref[4]), ref[4]);
+  if (forwarding) return forwarded(ForwardedBytes, bytes, ref[4]);
   return valueOfClonedBytes(contiguous(bytes), ref[4]);
 }
 
