@@ -1,12 +1,16 @@
 /** The scheduler server around `SchedulerState` (in `./state/`). */
 
-// What the server sends a client after the handshake (the state machine's
-// messages to clients are exported by `./state/`).
+// The handshakes and what the server sends a client after them (the state
+// machine's messages to clients are exported by `./state/`).
 export type {
   KeyInMemoryWithHoldersMsg,
+  RegisterClientMsg,
+  RegisterReplyMsg,
+  RegisterWorkerHandshakeMsg,
   ReplyMsg,
   SchedulerFailedMsg,
   ServerToClientMessage,
+  WireVersion,
 } from "../protocol/messagesSession.ts";
 export { Counters } from "./counters.ts";
 export { Router } from "./router.ts";

@@ -14,7 +14,7 @@ import { connect, listen } from "../comm/connect.ts";
 import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import { serveRpc } from "../comm/rpc.ts";
-import type { RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
+import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
@@ -71,17 +71,12 @@ export type WorkerStatus =
 
 /**
  * The reply a scheduler gives to `register-worker`: `{status: "OK"}` or
- * `{status: "error", message}`, with the scheduler's versions (`RegisterReplyMsg`).
+ * `{status: "error", message}`, with the scheduler's versions (the worker
+ * refuses a scheduler of another wire protocol).
  */
-export interface RegisterWorkerReply {
+export type RegisterWorkerReply = Omit<RegisterReplyMsg, "op"> & {
   readonly op?: "register-worker-reply";
-  readonly status: "OK" | "error";
-  readonly message?: string;
-  /** The scheduler's `WIRE_PROTOCOL_VERSION`: the worker refuses a scheduler of another. */
-  readonly protocolVersion: number;
-  /** The scheduler's weft version, for the message of a refusal. */
-  readonly weftVersion: string;
-}
+};
 
 /** A stimulus id with Dask's shape: `prefix-<wall-clock seconds>`. */
 const stimulusId = newStimulusId;
