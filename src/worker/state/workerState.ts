@@ -17,6 +17,7 @@ import {
 import { eventKey, type MapLike, type StateMachineEvent, toMap, type WhoHas } from "./events.ts";
 import { handleEvent } from "./handlers.ts";
 import { GatherDep, type Instruction, TaskFinishedMsg } from "./instructions.ts";
+import "./keptShapes.ts";
 import { type LogEntry, LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
 import { type Finish, finishState, Recs, sameFinish } from "./recs.ts";
 import { TaskCounter } from "./taskCounter.ts";
@@ -103,6 +104,13 @@ export interface WorkerStateChooser {
 }
 
 const zeroClock = () => 0;
+
+/**
+ * The key of every heap of every WorkerState. A closure per heap would be one more
+ * object that optimized code inlining it holds weakly and loses when the heap dies
+ * (see keptShapes.ts).
+ */
+const taskPriority = (ts: TaskState): Priority => ts.priority as Priority;
 
 /**
  * State machine encapsulating the lifetime of all tasks on a worker: the port of
@@ -221,9 +229,8 @@ export class WorkerState {
     this.transferMessageBytesLimit = o.transferMessageBytesLimit ?? Number.POSITIVE_INFINITY;
     this.transferIncomingBytesLimit = o.transferIncomingBytesLimit ?? Number.POSITIVE_INFINITY;
     this.transitionCounterMax = o.transitionCounterMax ?? false;
-    const byPriority = (ts: TaskState) => ts.priority as Priority;
-    this.ready = new HeapSet(byPriority);
-    this.constrained = new HeapSet(byPriority);
+    this.ready = new HeapSet(taskPriority);
+    this.constrained = new HeapSet(taskPriority);
     this.clock = o.clock ?? zeroClock;
     this.taskCounter = new TaskCounter(o.monotonic ?? this.clock);
     this.rng = o.rng ?? new PyRandom(0);
@@ -336,7 +343,7 @@ export class WorkerState {
   dataNeededFor(worker: string): HeapSet<TaskState> {
     let heap = this.dataNeeded.get(worker);
     if (heap === undefined) {
-      heap = new HeapSet<TaskState>((ts) => ts.priority as Priority);
+      heap = new HeapSet<TaskState>(taskPriority);
       this.dataNeeded.set(worker, heap);
     }
     return heap;

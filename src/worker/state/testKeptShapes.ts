@@ -1,0 +1,43 @@
+/**
+ * Run by keptShapes.test.ts in a child `node --allow-natives-syntax`: drives a state
+ * machine through the common paths and prints, for each object of a kept class that
+ * the hot path produced, whether one of KEPT_SHAPES has the same V8 map. Not part of
+ * the package.
+ */
+import { ExecuteFailureEvent, StealRequestEvent } from "./events.ts";
+import { KEPT_SHAPES } from "./keptShapes.ts";
+import { Recs } from "./recs.ts";
+import { acquire, compute, free, gathered, success, W2 } from "./testing.ts";
+import { WorkerState } from "./workerState.ts";
+
+const haveSameMap = new Function("a", "b", "return %HaveSameMap(a, b)") as (
+  a: object,
+  b: object,
+) => boolean;
+
+const ws = new WorkerState({ address: "127.0.0.1:1", nthreads: 1, validate: false });
+const produced: object[] = [];
+const run = (...evs: Parameters<WorkerState["handleStimulus"]>) =>
+  produced.push(...ws.handleStimulus(...evs));
+
+run(compute("a", "s1", { priority: [0, 1] }));
+run(compute("b", "s2", { whoHas: { x: [W2] }, nbytes: { x: 12_500 }, priority: [0, 2] }));
+run(success("a", "s3"));
+run(gathered(W2, { x: 1 }, "s4"));
+run(acquire("y", [W2], "s5", 100));
+run(gathered(W2, { y: 2 }, "s6"));
+run(ExecuteFailureEvent.dummy("b", { stimulusId: "s7" }));
+run(new StealRequestEvent({ key: "x", stimulusId: "s8" }));
+for (const ts of ws.tasks.values()) produced.push(ts);
+const many = new Recs();
+for (const ts of ws.tasks.values()) many.set(ts, "released");
+produced.push(many, Recs.of(ws.task("x"), "released"));
+run(free(["a", "b", "x", "y"], "s9"));
+
+const result: Record<string, boolean> = {};
+for (const o of produced) {
+  const name = o.constructor.name;
+  const kept = KEPT_SHAPES.some((k) => haveSameMap(k, o));
+  result[name] = (result[name] ?? true) && kept;
+}
+process.stdout.write(JSON.stringify(result));
