@@ -3,22 +3,30 @@
  * ../shared/bench/ with validation off, timing only handleStimulus, and measures heap
  * bytes per task for a state machine holding 1,000,000 tasks.
  *
- *   npm run bench:state [-- --runs 5] [-- --streams tree,churn] [-- --tasks 1000000]
+ *   npm run bench:state [-- --runs 5] [-- --warmup 1] [-- --streams tree,churn] [-- --tasks 1000000]
  *
  * Prints one JSON line per stream and one for memory.
+ *
+ * Each stream is first replayed `--warmup` times untimed: V8 compiles the hot path
+ * while it runs (the first replay takes up to twice as long as the later ones), and a
+ * worker process runs for far longer than one replay.
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { readMaybeGzip, workerStateFromConfig } from "../src/protocol/conformance.ts";
 import { eventFromDict } from "../src/protocol/daskJson/events.ts";
 import { isDict } from "../src/protocol/daskJson/fields.ts";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
 import {
   ComputeTaskEvent,
   ExecuteSuccessEvent,
   type StateMachineEvent,
 } from "../src/worker/state/events.ts";
 import { WorkerState } from "../src/worker/state/workerState.ts";
+import { positiveInteger, runScript } from "./benchCli.ts";
 import { freshPageMicros, minorFaults } from "./memoryCost.ts";
 import { median } from "./stats.ts";
 
@@ -76,7 +84,8 @@ function replayOnce(stream: Stream): Replay {
   return { seconds, ws, instructions, faults: minorFaults() - f0 };
 }
 
-function benchStream(stream: Stream, runs: number): Record<string, unknown> {
+function benchStream(stream: Stream, runs: number, warmup: number): Record<string, unknown> {
+  for (let w = 0; w < warmup; w++) replayOnce(stream);
   const times: number[] = [];
   const faults: number[] = [];
   let check = "";
@@ -104,6 +113,7 @@ function benchStream(stream: Stream, runs: number): Record<string, unknown> {
     events: stream.events.length,
     transitions: stream.final.transition_counter,
     runs,
+    warmup_runs: warmup,
     median_s: Number(t.toFixed(4)),
     events_per_s: Math.round(eventsPerS),
     transitions_per_s: Math.round(transitionsPerS),
@@ -152,33 +162,93 @@ function benchMemory(n: number): Record<string, unknown> {
   };
 }
 
-const program = new Command()
-  .name("bench:state")
-  .description("Replay ../shared/bench streams through the worker state machine and measure memory")
-  .option("--dir <dir>", "directory of *.jsonl.gz streams", "../shared/bench")
-  .option("--runs <n>", "runs per stream (median reported)", "5")
-  .option("--streams <names>", "comma-separated stream names (default: all)")
-  .option("--tasks <n>", "tasks held for the memory measurement (0 to skip)", "1000000")
-  .action((opts: { dir: string; runs: string; streams?: string; tasks: string }) => {
-    const runs = Math.max(1, Number.parseInt(opts.runs, 10));
-    const wanted = opts.streams?.split(",");
-    const files = readdirSync(opts.dir)
-      .filter((f) => f.endsWith(".jsonl.gz"))
-      .sort();
-    let failed = false;
-    console.log(JSON.stringify({ bench: "machine", fresh_page_us: freshPageMicros() }));
-    for (const f of files) {
-      const name = f.replace(/\.jsonl\.gz$/, "");
-      if (wanted && !wanted.includes(name)) continue;
-      process.stderr.write(`decoding ${name}…\n`);
-      const stream = loadStream(join(opts.dir, f));
-      const result = benchStream(stream, runs);
-      if (result.final_check !== "ok") failed = true;
-      console.log(JSON.stringify(result));
-    }
-    const n = Number.parseInt(opts.tasks, 10);
-    if (n > 0) console.log(JSON.stringify(benchMemory(n)));
-    if (failed) process.exitCode = 1;
-  });
+/** The reference's own replay of `path` on this machine, now (tools/oracle/bench_reference.py). */
+function referenceHere(path: string, python: string): { transitionsPerS: number } {
+  const script = fileURLToPath(new URL("../tools/oracle/bench_reference.py", import.meta.url));
+  const child = spawnSync(python, [script, "--runs", "3", path], { encoding: "utf8" });
+  if (child.error)
+    throw new Error(`--reference-here: cannot run ${python}: ${child.error.message}`);
+  if (child.status !== 0) {
+    throw new Error(`--reference-here: the reference's replay of ${path} failed:\n${child.stderr}`);
+  }
+  const line = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as {
+    transitions_per_s?: number;
+    final_check?: string;
+  };
+  if (line.final_check !== "ok" || typeof line.transitions_per_s !== "number") {
+    throw new Error(`--reference-here: unexpected answer from the reference: ${child.stdout}`);
+  }
+  return { transitionsPerS: line.transitions_per_s };
+}
 
-program.parse();
+function nonNegativeInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be an integer >= 0`);
+  return n;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command()
+    .name("bench:state")
+    .description(
+      "Replay ../shared/bench streams through the worker state machine and measure memory",
+    )
+    .option("--dir <dir>", "directory of *.jsonl.gz streams", "../shared/bench")
+    .option("--runs <n>", "timed runs per stream (median reported)", "5")
+    .option("--warmup <n>", "untimed runs per stream before the timed ones", "1")
+    .option("--streams <names>", "comma-separated stream names (default: all)")
+    .option("--tasks <n>", "tasks held for the memory measurement (0 to skip)", "1000000")
+    .option(
+      "--reference-here",
+      "also time the reference (python3, tools/oracle/bench_reference.py) on each stream, " +
+        "right after weft, and give the ratio of the two",
+    )
+    .option("--python <exe>", "the Python 3.10+ for --reference-here", "python3")
+    .exitOverride();
+  program.parse([...argv], { from: "user" });
+  const opts = program.opts<{
+    dir: string;
+    runs: string;
+    warmup: string;
+    streams?: string;
+    tasks: string;
+    referenceHere?: boolean;
+    python: string;
+  }>();
+  const runs = positiveInteger(opts.runs, "--runs");
+  const warmup = nonNegativeInteger(opts.warmup, "--warmup");
+  const tasks = nonNegativeInteger(opts.tasks, "--tasks");
+  const files = readdirSync(opts.dir)
+    .filter((f) => f.endsWith(".jsonl.gz"))
+    .sort();
+  const names = files.map((f) => f.replace(/\.jsonl\.gz$/, ""));
+  const wanted = opts.streams?.split(",").map((s) => s.trim());
+  for (const w of wanted ?? []) {
+    if (!names.includes(w)) {
+      throw new Error(`no stream ${JSON.stringify(w)} in ${opts.dir} (there: ${names.join(", ")})`);
+    }
+  }
+  let failed = false;
+  console.log(JSON.stringify({ bench: "machine", fresh_page_us: freshPageMicros() }));
+  for (const name of names) {
+    if (wanted && !wanted.includes(name)) continue;
+    const path = join(opts.dir, `${name}.jsonl.gz`);
+    process.stderr.write(`decoding ${name}…\n`);
+    const stream = loadStream(path);
+    const result = benchStream(stream, runs, warmup);
+    if (result.final_check !== "ok") failed = true;
+    if (opts.referenceHere) {
+      process.stderr.write(`timing the reference on ${name}…\n`);
+      const ref = referenceHere(path, opts.python);
+      result.reference_here_transitions_per_s = ref.transitionsPerS;
+      result.ratio_vs_reference_here = Number(
+        ((result.transitions_per_s as number) / ref.transitionsPerS).toFixed(1),
+      );
+    }
+    console.log(JSON.stringify(result));
+  }
+  if (tasks > 0) console.log(JSON.stringify(benchMemory(tasks)));
+  return failed ? 1 : 0;
+}
+
+if (isEntryPoint(import.meta.url)) await runScript("bench:state", main);
