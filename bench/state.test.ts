@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,6 +33,9 @@ function writeStream(name: string, final: Record<string, number>): void {
     priority: [0, 1],
     duration: 1.0,
     run_spec: null,
+    function: null,
+    args: null,
+    kwargs: null,
     resource_restrictions: {},
     actor: false,
     annotations: {},
@@ -86,6 +90,24 @@ describe("bench:state", () => {
     expect(code).toBe(1);
     expect(String(lines.find((l) => l.bench === "state")?.final_check)).toMatch(/^MISMATCH/);
   });
+
+  const python = spawnSync("python3", ["--version"]).status === 0;
+  it.runIf(python)("times the reference on the same stream with --reference-here", async () => {
+    const { code, lines } = await bench("--streams", "one", "--reference-here");
+    expect(code).toBe(0);
+    const line = lines.find((l) => l.bench === "state");
+    expect(line?.reference_here_transitions_per_s).toBeGreaterThan(0);
+    expect(line?.ratio_vs_reference_here).toBeGreaterThan(0);
+  });
+
+  it.runIf(python)(
+    "fails when the reference's replay does not end as the stream says",
+    async () => {
+      await expect(bench("--streams", "wrong", "--reference-here")).rejects.toThrow(
+        /the reference's replay of .*wrong\.jsonl\.gz failed:[\s\S]*MISMATCH/,
+      );
+    },
+  );
 
   it("refuses bad options and unknown streams with a clear message", async () => {
     await expect(bench("--runs", "x")).rejects.toThrow("--runs must be a positive integer");

@@ -169,7 +169,9 @@ function referenceHere(path: string, python: string): { transitionsPerS: number 
   if (child.error)
     throw new Error(`--reference-here: cannot run ${python}: ${child.error.message}`);
   if (child.status !== 0) {
-    throw new Error(`--reference-here: the reference's replay of ${path} failed:\n${child.stderr}`);
+    throw new Error(
+      `--reference-here: the reference's replay of ${path} failed:\n${child.stdout}${child.stderr}`,
+    );
   }
   const line = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as {
     transitions_per_s?: number;

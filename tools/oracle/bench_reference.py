@@ -15,6 +15,7 @@ Prints one JSON line per stream: {"stream", "events", "transitions", "runs",
 """
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
@@ -49,26 +50,30 @@ def replay_once(header: dict, events: list):
     return time.perf_counter() - t0, ws, instructions
 
 
+def positive_int(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be a positive integer")
+    return n
+
+
 def main(argv: list[str]) -> int:
-    runs = 3
-    paths = []
-    i = 0
-    while i < len(argv):
-        if argv[i] in ("-h", "--help"):
-            print(__doc__.strip())
-            return 0
-        if argv[i] == "--runs":
-            runs = max(1, int(argv[i + 1]))
-            i += 2
-            continue
-        paths.append(argv[i])
-        i += 1
-    if not paths:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(
+        prog="bench_reference.py",
+        description="Time the reference worker state machine on benchmark streams.",
+    )
+    parser.add_argument("--runs", type=positive_int, default=3, help="runs per stream (median)")
+    parser.add_argument("paths", nargs="+", metavar="STREAM", help="a *.jsonl.gz stream")
+    args = parser.parse_args(argv)
+    runs = args.runs
+    paths = args.paths
     failed = False
     for path in paths:
-        header, events, final = load(path)
+        try:
+            header, events, final = load(path)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"bench_reference.py: cannot read the stream {path}: {e}", file=sys.stderr)
+            return 2
         times = []
         check = "ok"
         for _ in range(runs):
