@@ -19,15 +19,15 @@
  * Prints one JSON line per graph, after one for the configuration.
  */
 
-import { type ChildProcess, fork } from "node:child_process";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { clusterRunOptions, graphNames, positiveInteger, runScript } from "./benchCli.ts";
-import { checkoutProblem, type SideReply, type SideRequest } from "./clusterAbSide.ts";
+import { checkoutProblem } from "./clusterAbSide.ts";
 import { scaledGraph } from "./clusterGraphs.ts";
-import { median, quantile, round } from "./stats.ts";
+import { heapFlags, type PairedTimes, pairedRuns, pairedSummary, Side } from "./pairedSides.ts";
+import { median, round } from "./stats.ts";
 
 /** Options of a paired comparison. */
 export interface ClusterAbOptions {
@@ -47,88 +47,6 @@ export interface ClusterAbOptions {
 }
 
 const SIDE_SCRIPT = fileURLToPath(new URL("./clusterAbSide.ts", import.meta.url));
-
-/** The V8 flags of this process that shape the heap: the sides run with the same. */
-function heapFlags(): string[] {
-  return process.execArgv.filter((a) =>
-    /^--(max-semi-space-size|min-semi-space-size|heap-growing-percent|max-old-space-size)=/.test(a),
-  );
-}
-
-/** A side process: run a graph, get its seconds. */
-class Side {
-  private nextId = 0;
-  private readonly pending = new Map<
-    number,
-    { resolve: (s: number) => void; reject: (e: Error) => void }
-  >();
-  private exited: Error | null = null;
-
-  private constructor(
-    readonly name: "base" | "this",
-    private readonly child: ChildProcess,
-  ) {
-    child.on("message", (reply: SideReply) => {
-      if (!("id" in reply)) return;
-      const p = this.pending.get(reply.id);
-      if (p === undefined) return;
-      this.pending.delete(reply.id);
-      if ("error" in reply) p.reject(new Error(`${this.name}: ${reply.error}`));
-      else p.resolve(reply.seconds);
-    });
-    child.on("exit", (code, signal) => {
-      this.exited = new Error(`${this.name}: its process exited (${signal ?? code})`);
-      for (const p of this.pending.values()) p.reject(this.exited);
-      this.pending.clear();
-    });
-  }
-
-  /** Fork a side for the checkout at `root`; resolves once its cluster runs. */
-  static start(name: Side["name"], root: string, saturation: number, scale: number): Promise<Side> {
-    const child = fork(SIDE_SCRIPT, [root, String(saturation), String(scale)], {
-      execArgv: [...heapFlags(), "--import", "tsx"],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    const side = new Side(name, child);
-    return new Promise((resolveStart, rejectStart) => {
-      const onMessage = (reply: SideReply): void => {
-        if ("op" in reply && reply.op === "ready") {
-          child.off("message", onMessage);
-          resolveStart(side);
-        } else if ("op" in reply && reply.op === "failed") {
-          child.off("message", onMessage);
-          rejectStart(new Error(reply.error));
-        }
-      };
-      child.on("message", onMessage);
-      child.once("exit", (code, signal) =>
-        rejectStart(new Error(`${name}: its process exited before starting (${signal ?? code})`)),
-      );
-    });
-  }
-
-  /** Run `graph` once; its seconds (the side checks the answer). */
-  run(graph: string, prefix: string): Promise<number> {
-    if (this.exited !== null) return Promise.reject(this.exited);
-    const id = this.nextId++;
-    return new Promise((resolveRun, rejectRun) => {
-      this.pending.set(id, { resolve: resolveRun, reject: rejectRun });
-      const req: SideRequest = { op: "run", id, graph, prefix };
-      this.child.send(req);
-    });
-  }
-
-  /** Close its cluster and let it exit. */
-  async close(): Promise<void> {
-    if (this.exited !== null || !this.child.connected) return;
-    const gone = new Promise<void>((r) => this.child.once("exit", () => r()));
-    const req: SideRequest = { op: "close" };
-    this.child.send(req);
-    const timer = setTimeout(() => this.child.kill(), 10_000);
-    await gone;
-    clearTimeout(timer);
-  }
-}
 
 /** Run the comparison; calls `emit` with each JSON record. Throws if an answer is wrong. */
 export async function benchClusterAb(
@@ -150,62 +68,27 @@ export async function benchClusterAb(
     node: process.version,
     nodeFlags: heapFlags(),
   });
-  const results = new Map<string, { base: number[]; this: number[]; ratios: number[][] }>();
-  for (const name of o.graphs) results.set(name, { base: [], this: [], ratios: [] });
-  let run = 0;
-  for (let round = 0; round < o.rounds; round++) {
-    // Fresh processes each round: a process's JIT and heap are a draw that lasts its life.
-    const sides: Side[] = [];
-    try {
-      sides.push(await Side.start("base", base, o.saturation, o.scale));
-      sides.push(await Side.start("this", here, o.saturation, o.scale));
-      const [a, b] = sides;
-      for (const name of o.graphs) {
-        const r = results.get(name) as { base: number[]; this: number[]; ratios: number[][] };
-        for (let w = 0; w < o.warmup; w++) {
-          await a.run(name, `w${run}-`);
-          await b.run(name, `w${run++}-`);
-        }
-        const ratios: number[] = [];
-        for (let p = 0; p < o.pairs; p++) {
-          const prefix = `p${run++}-`;
-          let sa: number;
-          let sb: number;
-          if ((p + round) % 2 === 0) {
-            sa = await a.run(name, prefix);
-            sb = await b.run(name, prefix);
-          } else {
-            sb = await b.run(name, prefix);
-            sa = await a.run(name, prefix);
-          }
-          r.base.push(sa);
-          r.this.push(sb);
-          ratios.push(sa / sb);
-        }
-        r.ratios.push(ratios);
-      }
-    } finally {
-      await Promise.all(sides.map((side) => side.close()));
-    }
-  }
+  const sideArgs = [String(o.saturation), String(o.scale)];
+  const results = await pairedRuns(o.graphs, o, (side) =>
+    Side.start(side, SIDE_SCRIPT, [side === "base" ? base : here, ...sideArgs], heapFlags()),
+  );
   for (const name of o.graphs) {
-    const r = results.get(name) as { base: number[]; this: number[]; ratios: number[][] };
-    const all = r.ratios.flat();
+    const times = results.get(name) as PairedTimes;
+    const r = pairedSummary(times);
     const tasks = scaledGraph(name, o.scale).tasks;
-    const roundMedians = r.ratios.map((xs) => round(median(xs), 3));
     emit({
       graph: name,
       tasks,
       rounds: o.rounds,
       pairsPerRound: o.pairs,
-      baseSeconds: round(median(r.base), 4),
-      thisSeconds: round(median(r.this), 4),
-      baseTasksPerS: round(tasks / median(r.base)),
-      thisTasksPerS: round(tasks / median(r.this)),
+      baseSeconds: r.baseSeconds,
+      thisSeconds: r.thisSeconds,
+      baseTasksPerS: round(tasks / median(times.base)),
+      thisTasksPerS: round(tasks / median(times.this)),
       // base / this time: above 1, this checkout is faster.
-      medianRatio: round(median(all), 3),
-      roundMedianRatios: roundMedians,
-      ratioQuartiles: [round(quantile(all, 0.25), 3), round(quantile(all, 0.75), 3)],
+      medianRatio: r.medianRatio,
+      roundMedianRatios: r.roundMedianRatios,
+      ratioQuartiles: r.ratioQuartiles,
       checked: true,
     });
   }

@@ -5,10 +5,11 @@
  *
  *   (forked) clusterAbSide.ts ROOT SATURATION SCALE
  *
- * Messages: it sends `{ op: "ready" }` once its cluster runs (or `{ op:
- * "failed", error }`); to `{ op: "run", id, graph, prefix }` it answers `{ id,
- * seconds }` after checking the answer and letting the run's releases settle
- * (or `{ id, error }`); `{ op: "close" }` closes the cluster and exits.
+ * Messages (pairedSides.ts): it sends `{ op: "ready" }` once its cluster runs (or
+ * `{ op: "failed", error }`); to `{ op: "run", id, name, prefix }` it runs the graph
+ * `name` and answers `{ id, seconds }` after checking the answer and letting the
+ * run's releases settle (or `{ id, error }`); `{ op: "close" }` closes the cluster and
+ * exits.
  */
 
 import { existsSync } from "node:fs";
@@ -21,18 +22,7 @@ import { isEntryPoint } from "../src/util/entryPoint.ts";
 // graphs would define its task functions too, in the process-wide task registry where
 // the other checkout's task module defines the same names.
 import type { BenchGraph, scaledGraph } from "./clusterGraphs.ts";
-
-/** What a side is asked to do. */
-export type SideRequest =
-  | { readonly op: "run"; readonly id: number; readonly graph: string; readonly prefix: string }
-  | { readonly op: "close" };
-
-/** What a side answers. */
-export type SideReply =
-  | { readonly op: "ready" }
-  | { readonly op: "failed"; readonly error: string }
-  | { readonly id: number; readonly seconds: number }
-  | { readonly id: number; readonly error: string };
+import type { SideReply, SideRequest } from "./pairedSides.ts";
 
 interface Cluster {
   client(): Promise<unknown>;
@@ -103,7 +93,7 @@ async function serve(root: string, saturation: number, scale: number): Promise<v
     }
     void (async () => {
       try {
-        const graph = graphNamed(req.graph);
+        const graph = graphNamed(req.name);
         const t0 = performance.now();
         const answer = await graph.run(client as never, req.prefix);
         const seconds = (performance.now() - t0) / 1000;
