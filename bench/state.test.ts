@@ -1,66 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { main } from "./state.ts";
+import { ONE_TASK_FINAL, writeOneTaskStream } from "./testStreams.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-bench-state-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const config = {
-  nthreads: 1,
-  address: "127.0.0.1:1",
-  resources: {},
-  transfer_incoming_count_limit: 9999,
-  transfer_incoming_bytes_limit: null,
-  transfer_message_bytes_limit: null,
-  transfer_incoming_bytes_throttle_threshold: 10000000,
-  validate: false,
-  transition_counter_max: false,
-};
-
-/** One task computed and finished: 1 Execute and 1 TaskFinishedMsg, 4 transitions. */
-function writeStream(name: string, final: Record<string, number>): void {
-  const compute = {
-    cls: "ComputeTaskEvent",
-    stimulus_id: "c1",
-    key: "x-1",
-    run_id: 1,
-    who_has: {},
-    nbytes: {},
-    priority: [0, 1],
-    duration: 1.0,
-    run_spec: null,
-    function: null,
-    args: null,
-    kwargs: null,
-    resource_restrictions: {},
-    actor: false,
-    annotations: {},
-    span_id: null,
-  };
-  const done = {
-    cls: "ExecuteSuccessEvent",
-    stimulus_id: "e1",
-    key: "x-1",
-    run_id: 1,
-    value: 1,
-    start: 0.0,
-    stop: 1.0,
-    nbytes: 28,
-    type: "int",
-  };
-  const lines = [{ name, config, format_version: 2 }, compute, done, { final }];
-  writeFileSync(
-    join(dir, `${name}.jsonl.gz`),
-    gzipSync(`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`),
-  );
-}
-
-writeStream("one", { events: 2, instructions: 2, transition_counter: 4, tasks: 1 });
-writeStream("wrong", { events: 2, instructions: 2, transition_counter: 5, tasks: 1 });
+writeOneTaskStream(dir, "one");
+writeOneTaskStream(dir, "wrong", { ...ONE_TASK_FINAL, transition_counter: 5 });
 
 async function bench(
   ...args: string[]

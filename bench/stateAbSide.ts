@@ -1,0 +1,125 @@
+/**
+ * One side of `bench:state-ab`, in a process of its own (forked by `stateAb.ts`, with
+ * `--expose-gc`): replays benchmark streams through the worker state machine of the
+ * checkout at `root`, decoded by that checkout's own codec.
+ *
+ *   (forked) stateAbSide.ts ROOT DIR
+ *
+ * Messages (pairedSides.ts): `{ op: "ready" }` once it has loaded its modules; to
+ * `{ op: "run", id, name }` it replays `DIR/<name>.jsonl.gz` once (decoded on first
+ * use; the previous replay's state machine collected first; only `handleStimulus`
+ * timed) and answers `{ id, seconds }` if the replay ends as the stream's final line
+ * says, `{ id, error }` otherwise; `{ op: "close" }` exits.
+ */
+
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
+import type { SideReply, SideRequest } from "./pairedSides.ts";
+
+/** The files a checkout must have to take part. */
+export function checkoutFiles(root: string): { conformance: string; events: string } {
+  return {
+    conformance: join(root, "src/protocol/conformance.ts"),
+    events: join(root, "src/protocol/daskJson/events.ts"),
+  };
+}
+
+/** Why `root` cannot take part, or null. */
+export function checkoutProblem(root: string): string | null {
+  for (const f of Object.values(checkoutFiles(root))) {
+    if (!existsSync(f)) return `${root} is not a weft checkout: ${f} is missing`;
+  }
+  return null;
+}
+
+/** The parts of a checkout's state machine a replay needs. */
+interface StateMachine {
+  handleStimulus(...events: unknown[]): readonly unknown[];
+  validate: boolean;
+  readonly transitionCounter: number;
+  readonly tasks: { readonly size: number };
+}
+
+interface Modules {
+  readMaybeGzip(path: string): string;
+  workerStateFromConfig(config: unknown, where: string, data: Map<string, unknown>): StateMachine;
+  eventFromDict(d: unknown): unknown;
+}
+
+interface Stream {
+  readonly config: unknown;
+  readonly events: unknown[];
+  readonly final: { instructions: number; transition_counter: number; tasks: number };
+}
+
+function send(reply: SideReply): void {
+  process.send?.(reply);
+}
+
+function loadStream(m: Modules, path: string): Stream {
+  const lines = m
+    .readMaybeGzip(path)
+    .split("\n")
+    .filter((l) => l.length > 0);
+  const header = JSON.parse(lines[0]) as { config?: unknown };
+  const last = JSON.parse(lines[lines.length - 1]) as { final?: Stream["final"] };
+  if (last.final === undefined) throw new Error(`${path}: the last line has no "final" record`);
+  const events = lines.slice(1, -1).map((l) => m.eventFromDict(JSON.parse(l)));
+  return { config: header.config, events, final: last.final };
+}
+
+function replay(m: Modules, stream: Stream, name: string): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  const ws = m.workerStateFromConfig(stream.config, name, new Map());
+  ws.validate = false;
+  const events = stream.events;
+  let instructions = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < events.length; i++) instructions += ws.handleStimulus(events[i]).length;
+  const seconds = (performance.now() - t0) / 1000;
+  const got = { instructions, transition_counter: ws.transitionCounter, tasks: ws.tasks.size };
+  const want = stream.final;
+  if (
+    got.instructions !== want.instructions ||
+    got.transition_counter !== want.transition_counter ||
+    got.tasks !== want.tasks
+  ) {
+    throw new Error(`${name}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+  }
+  return seconds;
+}
+
+async function serve(root: string, dir: string): Promise<void> {
+  const problem = checkoutProblem(root);
+  if (problem !== null) throw new Error(problem);
+  const files = checkoutFiles(root);
+  const m = {
+    ...(await import(pathToFileURL(files.conformance).href)),
+    ...(await import(pathToFileURL(files.events).href)),
+  } as Modules;
+  const streams = new Map<string, Stream>();
+  process.on("message", (req: SideRequest) => {
+    if (req.op === "close") process.exit(0);
+    try {
+      let stream = streams.get(req.name);
+      if (stream === undefined) {
+        stream = loadStream(m, join(dir, `${req.name}.jsonl.gz`));
+        streams.set(req.name, stream);
+      }
+      send({ id: req.id, seconds: replay(m, stream, req.name) });
+    } catch (err) {
+      send({ id: req.id, error: err instanceof Error ? err.message : String(err) });
+    }
+  });
+  send({ op: "ready" });
+}
+
+if (isEntryPoint(import.meta.url)) {
+  const [root, dir] = process.argv.slice(2);
+  serve(root, dir).catch((err: unknown) => {
+    send({ op: "failed", error: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
+  });
+}
