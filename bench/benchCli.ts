@@ -12,10 +12,9 @@ export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
   saturation: number;
   scale: number;
 } {
-  const warmup = Number(opts.warmup);
+  const warmup = nonNegativeInteger(opts.warmup, "--warmup");
   const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : Number(opts.saturation);
   const scale = Number(opts.scale);
-  if (!Number.isInteger(warmup) || warmup < 0) throw new Error("--warmup must be an integer >= 0");
   if (!(saturation > 0)) throw new Error("--saturation must be > 0 or inf");
   if (!(scale > 0)) throw new Error("--scale must be > 0");
   return { warmup, saturation, scale };
@@ -24,6 +23,13 @@ export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
 /** `--graphs` split and checked against the benchmark's graph names. */
 export function graphNames(list: string): string[] {
   return list.split(",").map((g) => checkGraphName(g.trim()));
+}
+
+/** The value of option `flag` as an integer >= 0; throws otherwise. */
+export function nonNegativeInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be an integer >= 0`);
+  return n;
 }
 
 /** The value of option `flag` as a positive integer; throws otherwise. */

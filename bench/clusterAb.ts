@@ -26,7 +26,14 @@ import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { clusterRunOptions, graphNames, positiveInteger, runScript } from "./benchCli.ts";
 import { checkoutProblem } from "./clusterAbSide.ts";
 import { scaledGraph } from "./clusterGraphs.ts";
-import { heapFlags, type PairedTimes, pairedRuns, pairedSummary, Side } from "./pairedSides.ts";
+import {
+  heapFlags,
+  type PairedTimes,
+  pairedHelp,
+  pairedRuns,
+  pairedSummary,
+  Side,
+} from "./pairedSides.ts";
 import { median, round } from "./stats.ts";
 
 /** Options of a paired comparison. */
@@ -107,14 +114,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--warmup <n>", "untimed runs per graph, side and round first", "3")
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "inf")
     .option("--scale <x>", "multiply the graph sizes (quick checks)", "1")
-    .addHelpText(
-      "after",
-      "\nmedianRatio is the median of base/this time over all pairs: above 1, this checkout\n" +
-        "is faster. roundMedianRatios gives it per round: each round starts both sides afresh,\n" +
-        "and a process's JIT and heap are a draw that lasts its life, so only rounds that agree\n" +
-        "tell the versions apart. The npm script runs node with the flags of bench:cluster;\n" +
-        "the sides inherit them.",
-    )
+    .addHelpText("after", pairedHelp("bench:cluster"))
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();

@@ -185,3 +185,14 @@ export function pairedSummary(r: PairedTimes): {
     ratioQuartiles: [round(quantile(all, 0.25), 3), round(quantile(all, 0.75), 3)],
   };
 }
+
+/** The paired benchmarks' `--help` epilogue; `bench` is the benchmark whose node flags the npm script uses. */
+export function pairedHelp(bench: string): string {
+  return (
+    "\nmedianRatio is the median of base/this time over all pairs: above 1, this checkout\n" +
+    "is faster. roundMedianRatios gives it per round: each round starts both sides afresh,\n" +
+    "and a process's JIT and heap are a draw that lasts its life, so only rounds that agree\n" +
+    `tell the versions apart. The npm script runs node with the heap flags of ${bench};\n` +
+    "the sides inherit them."
+  );
+}

@@ -18,7 +18,6 @@ import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { readMaybeGzip, workerStateFromConfig } from "../src/protocol/conformance.ts";
 import { eventFromDict } from "../src/protocol/daskJson/events.ts";
-import { isDict } from "../src/protocol/daskJson/fields.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import {
   ComputeTaskEvent,
@@ -26,9 +25,10 @@ import {
   type StateMachineEvent,
 } from "../src/worker/state/events.ts";
 import { WorkerState } from "../src/worker/state/workerState.ts";
-import { positiveInteger, runScript } from "./benchCli.ts";
+import { nonNegativeInteger, positiveInteger, runScript } from "./benchCli.ts";
 import { freshPageMicros, minorFaults } from "./memoryCost.ts";
 import { median } from "./stats.ts";
+import { finalMismatch, type ParsedStream, parseStream } from "./streamFile.ts";
 
 /** The reference's figures on this kind of machine (../shared/bench/README.md). */
 const REFERENCE: Record<string, { eventsPerS: number; transitionsPerS: number }> = {
@@ -39,26 +39,10 @@ const REFERENCE: Record<string, { eventsPerS: number; transitionsPerS: number }>
 };
 const REFERENCE_BYTES_PER_TASK = 2_400;
 
-interface Stream {
-  name: string;
-  config: Record<string, unknown>;
-  events: StateMachineEvent[];
-  final: { events: number; instructions: number; transition_counter: number; tasks: number };
-}
+type Stream = ParsedStream<StateMachineEvent>;
 
 function loadStream(path: string): Stream {
-  const lines = readMaybeGzip(path)
-    .split("\n")
-    .filter((l) => l.length > 0);
-  const header = JSON.parse(lines[0]) as { name: string; config: Record<string, unknown> };
-  const last = JSON.parse(lines[lines.length - 1]) as { final?: Stream["final"] };
-  if (!last.final) throw new Error(`${path}: the last line has no "final" record`);
-  const events = lines.slice(1, -1).map((l, i) => {
-    const d: unknown = JSON.parse(l);
-    if (!isDict(d)) throw new Error(`${path}: line ${i + 2} is not an object`);
-    return eventFromDict(d);
-  });
-  return { name: header.name, config: header.config, events, final: last.final };
+  return parseStream(readMaybeGzip(path), path, eventFromDict);
 }
 
 interface Replay {
@@ -94,14 +78,8 @@ function benchStream(stream: Stream, runs: number, warmup: number): Record<strin
     times.push(seconds);
     faults.push(f);
     const got = { instructions, transition_counter: ws.transitionCounter, tasks: ws.tasks.size };
-    const want = stream.final;
-    if (
-      got.instructions !== want.instructions ||
-      got.transition_counter !== want.transition_counter ||
-      got.tasks !== want.tasks
-    ) {
-      check = `MISMATCH: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`;
-    }
+    const mismatch = finalMismatch(got, stream.final);
+    if (mismatch !== null) check = `MISMATCH: ${mismatch}`;
   }
   const t = median(times);
   const ref = REFERENCE[stream.name];
@@ -181,12 +159,6 @@ function referenceHere(path: string, python: string): { transitionsPerS: number 
     throw new Error(`--reference-here: unexpected answer from the reference: ${child.stdout}`);
   }
   return { transitionsPerS: line.transitions_per_s };
-}
-
-function nonNegativeInteger(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be an integer >= 0`);
-  return n;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {

@@ -21,8 +21,15 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { positiveInteger, runScript } from "./benchCli.ts";
-import { heapFlags, type PairedTimes, pairedRuns, pairedSummary, Side } from "./pairedSides.ts";
+import { nonNegativeInteger, positiveInteger, runScript } from "./benchCli.ts";
+import {
+  heapFlags,
+  type PairedTimes,
+  pairedHelp,
+  pairedRuns,
+  pairedSummary,
+  Side,
+} from "./pairedSides.ts";
 import { checkoutProblem } from "./stateAbSide.ts";
 
 /** Options of a paired comparison. */
@@ -103,21 +110,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--rounds <n>", "rounds, each with fresh processes for both sides", "3")
     .option("--pairs <n>", "timed pairs per stream and round", "7")
     .option("--warmup <n>", "untimed replays per stream, side and round first", "1")
-    .addHelpText(
-      "after",
-      "\nmedianRatio is the median of base/this time over all pairs: above 1, this checkout\n" +
-        "is faster. roundMedianRatios gives it per round: each round starts both sides afresh,\n" +
-        "and a process's JIT and heap are a draw that lasts its life, so only rounds that agree\n" +
-        "tell the versions apart. The npm script runs node with the heap flags of bench:state;\n" +
-        "the sides inherit them.",
-    )
+    .addHelpText("after", pairedHelp("bench:state"))
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
   const pairs = positiveInteger(opts.pairs, "--pairs");
   const rounds = positiveInteger(opts.rounds, "--rounds");
-  const warmup = Number(opts.warmup);
-  if (!Number.isInteger(warmup) || warmup < 0) throw new Error("--warmup must be an integer >= 0");
+  const warmup = nonNegativeInteger(opts.warmup, "--warmup");
   const streams =
     opts.streams === undefined
       ? streamNames(opts.dir)

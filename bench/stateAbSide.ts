@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import type { SideReply, SideRequest } from "./pairedSides.ts";
+import { finalMismatch, type ParsedStream, parseStream } from "./streamFile.ts";
 
 /** The files a checkout must have to take part. */
 export function checkoutFiles(root: string): { conformance: string; events: string } {
@@ -48,26 +49,14 @@ interface Modules {
   eventFromDict(d: unknown): unknown;
 }
 
-interface Stream {
-  readonly config: unknown;
-  readonly events: unknown[];
-  readonly final: { instructions: number; transition_counter: number; tasks: number };
-}
+type Stream = ParsedStream<unknown>;
 
 function send(reply: SideReply): void {
   process.send?.(reply);
 }
 
 function loadStream(m: Modules, path: string): Stream {
-  const lines = m
-    .readMaybeGzip(path)
-    .split("\n")
-    .filter((l) => l.length > 0);
-  const header = JSON.parse(lines[0]) as { config?: unknown };
-  const last = JSON.parse(lines[lines.length - 1]) as { final?: Stream["final"] };
-  if (last.final === undefined) throw new Error(`${path}: the last line has no "final" record`);
-  const events = lines.slice(1, -1).map((l) => m.eventFromDict(JSON.parse(l)));
-  return { config: header.config, events, final: last.final };
+  return parseStream<unknown>(m.readMaybeGzip(path), path, (d) => m.eventFromDict(d));
 }
 
 function replay(m: Modules, stream: Stream, name: string): number {
@@ -80,14 +69,8 @@ function replay(m: Modules, stream: Stream, name: string): number {
   for (let i = 0; i < events.length; i++) instructions += ws.handleStimulus(events[i]).length;
   const seconds = (performance.now() - t0) / 1000;
   const got = { instructions, transition_counter: ws.transitionCounter, tasks: ws.tasks.size };
-  const want = stream.final;
-  if (
-    got.instructions !== want.instructions ||
-    got.transition_counter !== want.transition_counter ||
-    got.tasks !== want.tasks
-  ) {
-    throw new Error(`${name}: got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
-  }
+  const mismatch = finalMismatch(got, stream.final);
+  if (mismatch !== null) throw new Error(`${name}: ${mismatch}`);
   return seconds;
 }
 

@@ -1,0 +1,62 @@
+/**
+ * The benchmark streams' file format (../shared/bench/README.md): a header line, one
+ * event per line, and a last line with what the reference's replay ended with. Shared
+ * by `bench:state` and the sides of `bench:state-ab`; it imports nothing of the state
+ * machine, since a side decodes events with the code of the checkout it runs.
+ */
+
+/** What a faithful replay of a stream ends with. */
+export interface StreamFinal {
+  readonly events: number;
+  readonly instructions: number;
+  readonly transition_counter: number;
+  readonly tasks: number;
+}
+
+/** A stream's text, parsed; `decode` turns each event line's JSON into an event. */
+export interface ParsedStream<E> {
+  readonly name: string;
+  readonly config: Record<string, unknown>;
+  readonly events: E[];
+  readonly final: StreamFinal;
+}
+
+export function parseStream<E>(
+  text: string,
+  path: string,
+  decode: (dict: Record<string, unknown>) => E,
+): ParsedStream<E> {
+  const lines = text.split("\n").filter((l) => l.length > 0);
+  if (lines.length < 2) throw new Error(`${path}: no header and final line`);
+  const header = JSON.parse(lines[0]) as { name?: string; config?: Record<string, unknown> };
+  const last = JSON.parse(lines[lines.length - 1]) as { final?: StreamFinal };
+  if (last.final === undefined) throw new Error(`${path}: the last line has no "final" record`);
+  const events = lines.slice(1, -1).map((l, i) => {
+    const d: unknown = JSON.parse(l);
+    if (typeof d !== "object" || d === null || Array.isArray(d)) {
+      throw new Error(`${path}: line ${i + 2} is not an object`);
+    }
+    return decode(d as Record<string, unknown>);
+  });
+  return { name: header.name ?? path, config: header.config ?? {}, events, final: last.final };
+}
+
+/** How a replay's end differs from the stream's final line, or null when it does not. */
+export function finalMismatch(
+  got: { instructions: number; transition_counter: number; tasks: number },
+  want: StreamFinal,
+): string | null {
+  if (
+    got.instructions === want.instructions &&
+    got.transition_counter === want.transition_counter &&
+    got.tasks === want.tasks
+  ) {
+    return null;
+  }
+  const expected = {
+    instructions: want.instructions,
+    transition_counter: want.transition_counter,
+    tasks: want.tasks,
+  };
+  return `got ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`;
+}
