@@ -117,6 +117,31 @@ describe("HeapSet basics", () => {
   });
 });
 
+describe("HeapSet keys sharing a prefix", () => {
+  it("orders by the elements after the shared prefix, also once a key shortens the prefix", () => {
+    const h = new HeapSet(byPrio);
+    const [a, b, c] = [item("a", 1, 2, 3), item("b", 1, 2, 1), item("c", 1, 2, 2)];
+    const d = item("d", 1, 2);
+    for (const x of [a, b, c]) h.add(x);
+    h.add(d);
+    const e = item("e", 0, 9);
+    h.add(e);
+    const f = item("f", 1, 2, 2, -1);
+    h.add(f);
+    expect(ids([h.pop(), h.pop(), h.pop(), h.pop(), h.pop(), h.pop()])).toEqual([
+      "e",
+      "d",
+      "b",
+      "c",
+      "f",
+      "a",
+    ]);
+    // Emptied, the heap starts afresh: a longer shared prefix, then one that differs early.
+    for (const x of [item("g", 3, 3, 2), item("h", 3, 3, 1), item("i", -1)]) h.add(x);
+    expect(ids(h.sorted())).toEqual(["i", "h", "g"]);
+  });
+});
+
 describe("HeapSet lazy deletion (reference semantics)", () => {
   it("add a,b; discard a; add a: pops a then b", () => {
     const h = new HeapSet(byPrio);
@@ -277,7 +302,7 @@ describe("HeapSet properties", () => {
           fc.array(
             fc.oneof(
               fc.integer({ min: -2, max: 4 }),
-              fc.constantFrom(Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY),
+              fc.constantFrom(Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY, -0),
             ),
             { maxLength: 4 },
           ),
@@ -336,6 +361,38 @@ describe("HeapSet properties", () => {
           }
         },
       ),
+    );
+  });
+
+  it("pushes and pops interleaved come out in (key, insertion) order", () => {
+    // Keys whose first elements often tie (or are missing, or are -Infinity, which the
+    // heap also uses for a missing element), so that later elements must decide.
+    const element = fc.constantFrom(0, -0, 1, Number.NEGATIVE_INFINITY);
+    const key = fc.array(element, { maxLength: 4 });
+    fc.assert(
+      fc.property(fc.array(fc.option(key, { freq: 3 }), { maxLength: 80 }), (ops) => {
+        const h = new HeapSet(byPrio);
+        const model: Item[] = [];
+        let next = 0;
+        for (const op of ops) {
+          if (op !== null) {
+            const x = item(next++, ...op);
+            h.add(x);
+            model.push(x);
+          } else if (model.length > 0) {
+            let best = 0;
+            for (let i = 1; i < model.length; i++) {
+              const c = comparePriority(model[i].prio, model[best].prio);
+              if (c < 0 || (c === 0 && (model[i].id as number) < (model[best].id as number))) {
+                best = i;
+              }
+            }
+            expect(h.pop()).toBe(model[best]);
+            model.splice(best, 1);
+          }
+          expect(h.size).toBe(model.length);
+        }
+      }),
     );
   });
 });

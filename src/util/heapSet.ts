@@ -55,6 +55,18 @@ export class HeapSet<T extends object> {
    * column-wise (entry i is `keys[i], incs[i], values[i]`) so that a push allocates nothing.
    */
   private readonly keys: Priority[] = [];
+  /**
+   * The two elements of each key that follow the prefix all keys share (-Infinity where
+   * a key has none), beside the keys: most comparisons are decided by them without
+   * following the pointer to the key. Elements within the shared prefix decide
+   * nothing: a scheduler's priorities start with the user priority and the graph's
+   * generation, the same for every task of a graph.
+   */
+  private readonly k0: number[] = [];
+  private readonly k1: number[] = [];
+  /** A key in the heap, and how many leading elements every key in the heap shares with it. */
+  private prefixKey: Priority | null = null;
+  private prefixLength = 0;
   private readonly incs: number[] = [];
   private readonly values: T[] = [];
   /** The insertion counter; never reset, not even by `clear`. */
@@ -161,6 +173,8 @@ export class HeapSet<T extends object> {
       const value = values[values.length - 1];
       if (data.has(value)) return value;
       this.keys.pop();
+      this.k0.pop();
+      this.k1.pop();
       this.incs.pop();
       values.pop();
     }
@@ -175,6 +189,8 @@ export class HeapSet<T extends object> {
     const data = this.data;
     for (;;) {
       this.keys.pop();
+      this.k0.pop();
+      this.k1.pop();
       this.incs.pop();
       const value = this.values.pop() as T;
       if (data.delete(value)) {
@@ -207,9 +223,13 @@ export class HeapSet<T extends object> {
     if (this.data.size > 0) this.data.clear();
     if (this.values.length > 0) {
       this.keys.length = 0;
+      this.k0.length = 0;
+      this.k1.length = 0;
       this.incs.length = 0;
       this.values.length = 0;
     }
+    // The next keys may share a longer prefix (a new graph's generation, say).
+    this.prefixKey = null;
     this.isSorted = true;
   }
 
@@ -244,10 +264,43 @@ export class HeapSet<T extends object> {
       incs[i] = entries[i].inc;
       values[i] = entries[i].value;
     }
+    this.cacheElements();
+  }
+
+  /** Narrow the shared prefix to what `key` shares with it, recaching if it shrinks. */
+  private sharePrefix(key: Priority): void {
+    const ref = this.prefixKey;
+    if (ref === null) {
+      this.prefixKey = key;
+      this.prefixLength = key.length;
+      return;
+    }
+    const n = this.prefixLength;
+    let i = 0;
+    while (i < n && i < key.length && key[i] === ref[i]) i++;
+    if (i < n) {
+      this.prefixLength = i;
+      this.cacheElements();
+    }
+  }
+
+  /** Recompute every entry's cached elements after the shared prefix. */
+  private cacheElements(): void {
+    const { keys, k0, k1 } = this;
+    const at = this.prefixLength;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      k0[i] = key.length > at ? key[at] : Number.NEGATIVE_INFINITY;
+      k1[i] = key.length > at + 1 ? key[at + 1] : Number.NEGATIVE_INFINITY;
+    }
   }
 
   /** Python's `<` on the entries at `i` and `j`: by key, then counter (unique). */
   private less(i: number, j: number): boolean {
+    const k0 = this.k0;
+    const k1 = this.k1;
+    if (k0[i] !== k0[j]) return k0[i] < k0[j];
+    if (k1[i] !== k1[j]) return k1[i] < k1[j];
     const a = this.keys[i];
     const b = this.keys[j];
     if (a !== b) {
@@ -259,7 +312,11 @@ export class HeapSet<T extends object> {
 
   /** `heapq.heappush`. */
   private heapPush(key: Priority, inc: number, value: T): void {
+    this.sharePrefix(key);
+    const at = this.prefixLength;
     this.keys.push(key);
+    this.k0.push(key.length > at ? key[at] : Number.NEGATIVE_INFINITY);
+    this.k1.push(key.length > at + 1 ? key[at + 1] : Number.NEGATIVE_INFINITY);
     this.incs.push(inc);
     this.values.push(value);
     this.siftDown(0, this.values.length - 1);
@@ -267,13 +324,17 @@ export class HeapSet<T extends object> {
 
   /** `heapq.heappop`, returning the popped entry's value; the heap must be non-empty. */
   private heapPop(): T {
-    const { keys, incs, values } = this;
+    const { keys, k0, k1, incs, values } = this;
     const lastKey = keys.pop() as Priority;
+    const last0 = k0.pop() as number;
+    const last1 = k1.pop() as number;
     const lastInc = incs.pop() as number;
     const lastValue = values.pop() as T;
     if (values.length > 0) {
       const top = values[0];
       keys[0] = lastKey;
+      k0[0] = last0;
+      k1[0] = last1;
       incs[0] = lastInc;
       values[0] = lastValue;
       this.siftUp(0);
@@ -284,15 +345,23 @@ export class HeapSet<T extends object> {
 
   /** `heapq._siftdown`: move the entry at `pos` up towards `start` until its parent is smaller. */
   private siftDown(start: number, pos: number): void {
-    const { keys, incs, values } = this;
+    const { keys, k0, k1, incs, values } = this;
     const key = keys[pos];
+    const x0 = k0[pos];
+    const x1 = k1[pos];
     const inc = incs[pos];
     const value = values[pos];
     while (pos > start) {
       const parentPos = (pos - 1) >> 1;
       const pk = keys[parentPos];
+      const p0 = k0[parentPos];
+      const p1 = k1[parentPos];
       let less: boolean;
-      if (key !== pk) {
+      if (x0 !== p0) {
+        less = x0 < p0;
+      } else if (x1 !== p1) {
+        less = x1 < p1;
+      } else if (key !== pk) {
         const c = comparePriority(key, pk);
         less = c !== 0 ? c < 0 : inc < incs[parentPos];
       } else {
@@ -300,6 +369,8 @@ export class HeapSet<T extends object> {
       }
       if (less) {
         keys[pos] = pk;
+        k0[pos] = p0;
+        k1[pos] = p1;
         incs[pos] = incs[parentPos];
         values[pos] = values[parentPos];
         pos = parentPos;
@@ -308,6 +379,8 @@ export class HeapSet<T extends object> {
       break;
     }
     keys[pos] = key;
+    k0[pos] = x0;
+    k1[pos] = x1;
     incs[pos] = inc;
     values[pos] = value;
   }
@@ -318,10 +391,12 @@ export class HeapSet<T extends object> {
    * determines the exact array layout).
    */
   private siftUp(pos: number): void {
-    const { keys, incs, values } = this;
+    const { keys, k0, k1, incs, values } = this;
     const end = values.length;
     const start = pos;
     const key = keys[pos];
+    const x0 = k0[pos];
+    const x1 = k1[pos];
     const inc = incs[pos];
     const value = values[pos];
     let child = 2 * pos + 1;
@@ -329,12 +404,16 @@ export class HeapSet<T extends object> {
       const right = child + 1;
       if (right < end && !this.less(child, right)) child = right;
       keys[pos] = keys[child];
+      k0[pos] = k0[child];
+      k1[pos] = k1[child];
       incs[pos] = incs[child];
       values[pos] = values[child];
       pos = child;
       child = 2 * pos + 1;
     }
     keys[pos] = key;
+    k0[pos] = x0;
+    k1[pos] = x1;
     incs[pos] = inc;
     values[pos] = value;
     this.siftDown(start, pos);
