@@ -31,6 +31,9 @@ export function heapFlags(): string[] {
   );
 }
 
+/** How long a side may take to answer one run before it is killed. */
+const RUN_TIMEOUT_MS = 600_000;
+
 /** A side process: run a workload, get its seconds. */
 export class Side {
   private nextId = 0;
@@ -52,11 +55,18 @@ export class Side {
       if ("error" in reply) p.reject(new Error(`${this.name}: ${reply.error}`));
       else p.resolve(reply.seconds);
     });
-    child.on("exit", (code, signal) => {
-      this.exited = new Error(`${this.name}: its process exited (${signal ?? code})`);
-      for (const p of this.pending.values()) p.reject(this.exited);
-      this.pending.clear();
-    });
+    child.on("exit", (code, signal) =>
+      this.fail(new Error(`${this.name}: its process exited (${signal ?? code})`)),
+    );
+    // A failed fork, or a send on a channel the side has closed: without a listener
+    // the error would end this process with a message that does not say which side.
+    child.on("error", (err) => this.fail(new Error(`${this.name}: ${err.message}`)));
+  }
+
+  private fail(err: Error): void {
+    this.exited ??= err;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
   }
 
   /** Fork `script` with `args` (node flags `execArgv`); resolves once it is ready. */
@@ -85,17 +95,38 @@ export class Side {
       child.once("exit", (code, signal) =>
         rejectStart(new Error(`${name}: its process exited before starting (${signal ?? code})`)),
       );
+      child.once("error", (err) => rejectStart(new Error(`${name}: ${err.message}`)));
     });
   }
 
-  /** Run the workload `name` once; its seconds (the side checks the result). */
-  run(name: string, prefix: string): Promise<number> {
+  /**
+   * Run the workload `name` once; its seconds (the side checks the result). A side that
+   * does not answer within `timeoutMs` is killed, and the run fails.
+   */
+  run(name: string, prefix: string, timeoutMs = RUN_TIMEOUT_MS): Promise<number> {
     if (this.exited !== null) return Promise.reject(this.exited);
     const id = this.nextId++;
     return new Promise((resolveRun, rejectRun) => {
-      this.pending.set(id, { resolve: resolveRun, reject: rejectRun });
+      const timer = setTimeout(() => {
+        this.fail(
+          new Error(`${this.name}: no answer to a run of ${name} in ${timeoutMs / 1000} s`),
+        );
+        this.child.kill();
+      }, timeoutMs);
+      this.pending.set(id, {
+        resolve: (seconds) => {
+          clearTimeout(timer);
+          resolveRun(seconds);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          rejectRun(err);
+        },
+      });
       const req: SideRequest = { op: "run", id, name, prefix };
-      this.child.send(req);
+      this.child.send(req, (err) => {
+        if (err) this.fail(new Error(`${this.name}: ${err.message}`));
+      });
     });
   }
 
@@ -104,7 +135,8 @@ export class Side {
     if (this.exited !== null || !this.child.connected) return;
     const gone = new Promise<void>((r) => this.child.once("exit", () => r()));
     const req: SideRequest = { op: "close" };
-    this.child.send(req);
+    // If the channel closed meanwhile, the side is exiting anyway (the timer kills it otherwise).
+    this.child.send(req, () => {});
     const timer = setTimeout(() => this.child.kill(), 10_000);
     await gone;
     clearTimeout(timer);

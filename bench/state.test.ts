@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { main } from "./state.ts";
 import { ONE_TASK_FINAL, writeOneTaskStream } from "./testStreams.ts";
@@ -41,7 +42,12 @@ describe("bench:state", () => {
     expect(String(lines.find((l) => l.bench === "state")?.final_check)).toMatch(/^MISMATCH/);
   });
 
-  const python = spawnSync("python3", ["--version"]).status === 0;
+  // The reference's timing needs Python 3 and ../shared/reference (as tools/oracle does).
+  const python =
+    spawnSync("python3", ["--version"]).status === 0 &&
+    existsSync(
+      fileURLToPath(new URL("../../shared/reference/worker_state_machine.py", import.meta.url)),
+    );
   it.runIf(python)("times the reference on the same stream with --reference-here", async () => {
     const { code, lines } = await bench("--streams", "one", "--reference-here");
     expect(code).toBe(0);

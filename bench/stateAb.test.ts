@@ -54,6 +54,12 @@ describe("bench:state-ab", () => {
     await expect(benchStateAb({ ...options, streams: ["nope"] }, () => {})).rejects.toThrow(
       `no stream "nope" in ${dir} (there: one, two, wrong)`,
     );
+    await expect(benchStateAb({ ...options, streams: ["one", "one"] }, () => {})).rejects.toThrow(
+      "a stream is named twice: one, one",
+    );
+    await expect(benchStateAb({ ...options, streams: [] }, () => {})).rejects.toThrow(
+      "no streams to compare",
+    );
   });
 
   it("refuses bad options before starting anything", async () => {

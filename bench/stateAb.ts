@@ -68,6 +68,10 @@ export async function benchStateAb(
   const problem = checkoutProblem(base);
   if (problem !== null) throw new Error(problem);
   const available = streamNames(dir);
+  if (o.streams.length === 0) throw new Error(`no streams to compare (${dir} has none)`);
+  if (new Set(o.streams).size !== o.streams.length) {
+    throw new Error(`a stream is named twice: ${o.streams.join(", ")}`);
+  }
   for (const s of o.streams) {
     if (!available.includes(s)) {
       throw new Error(`no stream ${JSON.stringify(s)} in ${dir} (there: ${available.join(", ")})`);

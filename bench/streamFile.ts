@@ -26,19 +26,37 @@ export function parseStream<E>(
   path: string,
   decode: (dict: Record<string, unknown>) => E,
 ): ParsedStream<E> {
-  const lines = text.split("\n").filter((l) => l.length > 0);
+  // Line numbers as an editor shows them: blank lines are skipped but counted.
+  const lines = text
+    .split("\n")
+    .map((line, i) => ({ line, number: i + 1 }))
+    .filter((l) => l.line.length > 0);
   if (lines.length < 2) throw new Error(`${path}: no header and final line`);
-  const header = JSON.parse(lines[0]) as { name?: string; config?: Record<string, unknown> };
-  const last = JSON.parse(lines[lines.length - 1]) as { final?: StreamFinal };
-  if (last.final === undefined) throw new Error(`${path}: the last line has no "final" record`);
-  const events = lines.slice(1, -1).map((l, i) => {
-    const d: unknown = JSON.parse(l);
+  const json = (l: { line: string; number: number }): unknown => {
+    try {
+      return JSON.parse(l.line);
+    } catch (err) {
+      throw new Error(`${path}: line ${l.number}: ${(err as Error).message}`);
+    }
+  };
+  const header = json(lines[0]) as { name?: string; config?: Record<string, unknown> } | null;
+  if (typeof header?.config !== "object" || header.config === null) {
+    throw new Error(`${path}: line ${lines[0].number}: the header has no config`);
+  }
+  const last = json(lines[lines.length - 1]) as { final?: StreamFinal } | null;
+  const final = last?.final;
+  if (final === undefined) throw new Error(`${path}: the last line has no "final" record`);
+  const events = lines.slice(1, -1).map((l) => {
+    const d = json(l);
     if (typeof d !== "object" || d === null || Array.isArray(d)) {
-      throw new Error(`${path}: line ${i + 2} is not an object`);
+      throw new Error(`${path}: line ${l.number} is not an object`);
     }
     return decode(d as Record<string, unknown>);
   });
-  return { name: header.name ?? path, config: header.config ?? {}, events, final: last.final };
+  if (events.length !== final.events) {
+    throw new Error(`${path}: ${events.length} events, but the final line says ${final.events}`);
+  }
+  return { name: header.name ?? path, config: header.config, events, final };
 }
 
 /** How a replay's end differs from the stream's final line, or null when it does not. */

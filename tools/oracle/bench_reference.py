@@ -16,6 +16,7 @@ Prints one JSON line per stream: {"stream", "events", "transitions", "runs",
 from __future__ import annotations
 
 import argparse
+import gc
 import gzip
 import json
 import os
@@ -37,10 +38,21 @@ def load(path: str):
     if final is None:
         raise ValueError(f'{path}: the last line has no "final" record')
     events = [record.event_of(json.loads(line)) for line in lines[1:-1]]
+    config = header.get("config")
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: the header has no config")
+    try:
+        record.worker_state(config, record.FailingStore())
+    except KeyError as e:
+        raise ValueError(f"{path}: the config has no {e.args[0]!r}") from None
     return header, events, final
 
 
 def replay_once(header: dict, events: list):
+    # The previous run's state machine is a web of reference cycles (dependencies and
+    # dependents): collect it now, or the cycle collector would do it during this run.
+    # bench:state collects weft's before each run too.
+    gc.collect()
     ws = record.worker_state(header["config"], record.FailingStore())
     ws.validate = False
     instructions = 0

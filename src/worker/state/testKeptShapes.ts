@@ -4,10 +4,17 @@
  * the hot path produced, whether one of KEPT_SHAPES has the same V8 map. Not part of
  * the package.
  */
-import { ExecuteFailureEvent, StealRequestEvent } from "./events.ts";
+import {
+  ExecuteFailureEvent,
+  FindMissingEvent,
+  GatherDepBusyEvent,
+  RescheduleEvent,
+  RetryBusyWorkerEvent,
+  StealRequestEvent,
+} from "./events.ts";
 import { KEPT_SHAPES } from "./keptShapes.ts";
 import { Recs } from "./recs.ts";
-import { acquire, compute, free, gathered, success, W2 } from "./testing.ts";
+import { acquire, compute, free, gathered, secede, success, W2 } from "./testing.ts";
 import { WorkerState } from "./workerState.ts";
 
 const haveSameMap = new Function("a", "b", "return %HaveSameMap(a, b)") as (
@@ -33,6 +40,15 @@ const many = new Recs();
 for (const ts of ws.tasks.values()) many.set(ts, "released");
 produced.push(many, Recs.of(ws.task("x"), "released"));
 run(free(["a", "b", "x", "y"], "s9"));
+run(compute("c", "s10"));
+run(secede("c", "s11"));
+run(compute("d", "s12"));
+run(new RescheduleEvent({ key: "d", stimulusId: "s13" }));
+run(compute("e", "s14", { whoHas: { z: [W2] }, nbytes: { z: 5 } }));
+run(new GatherDepBusyEvent({ worker: W2, totalNbytes: 5, stimulusId: "s15" }));
+run(new RetryBusyWorkerEvent({ worker: W2, stimulusId: "s16" }));
+run(gathered(W2, {}, "s17", 5));
+run(new FindMissingEvent({ stimulusId: "s18" }));
 
 const result: Record<string, boolean> = {};
 for (const o of produced) {

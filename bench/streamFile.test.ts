@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { finalMismatch, parseStream } from "./streamFile.ts";
+
+const final = { events: 1, instructions: 0, transition_counter: 0, tasks: 0 };
+const text = (...lines: string[]) => `${lines.join("\n")}\n`;
+const header = JSON.stringify({ name: "s", config: { nthreads: 1 } });
+const last = JSON.stringify({ final });
+
+describe("benchmark stream files", () => {
+  it("parses the header, the events (blank lines skipped) and the final line", () => {
+    const s = parseStream(text(header, "", '{"cls":"PauseEvent"}', last), "f", (d) => d.cls);
+    expect(s).toEqual({ name: "s", config: { nthreads: 1 }, events: ["PauseEvent"], final });
+  });
+
+  it("names the file and the line (counting blank lines) of what it cannot read", () => {
+    const decode = (d: Record<string, unknown>) => d;
+    expect(() => parseStream(text(header, "", "[1]", last), "f", decode)).toThrow(
+      "f: line 3 is not an object",
+    );
+    expect(() => parseStream(text(header, "{oops", last), "f", decode)).toThrow(/^f: line 2: /);
+    expect(() => parseStream(text("{}", "{}", last), "f", decode)).toThrow(
+      "f: line 1: the header has no config",
+    );
+    expect(() => parseStream(text(header, "{}", "{}"), "f", decode)).toThrow(
+      'f: the last line has no "final" record',
+    );
+    expect(() => parseStream(text(header, last), "f", decode)).toThrow(
+      "f: 0 events, but the final line says 1",
+    );
+  });
+
+  it("says how a replay's end differs from the final line", () => {
+    expect(finalMismatch({ instructions: 0, transition_counter: 0, tasks: 0 }, final)).toBeNull();
+    expect(finalMismatch({ instructions: 1, transition_counter: 0, tasks: 0 }, final)).toBe(
+      'got {"instructions":1,"transition_counter":0,"tasks":0}, expected {"instructions":0,"transition_counter":0,"tasks":0}',
+    );
+  });
+});
