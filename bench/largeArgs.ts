@@ -18,7 +18,7 @@ import { Command } from "commander";
 import { pino } from "pino";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { positiveInteger, runScript } from "./benchCli.ts";
+import { nonNegativeInteger, positiveInteger, runScript } from "./benchCli.ts";
 import { len, zeros } from "./clusterTasks.ts";
 import { freshPageMicros } from "./memoryCost.ts";
 import { median, round } from "./stats.ts";
@@ -106,13 +106,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
-  const warmup = Number(opts.warmup);
-  if (!Number.isInteger(warmup) || warmup < 0) throw new Error("--warmup must be an integer >= 0");
   await benchLargeArgs(
     {
       mib: positiveInteger(opts.mib, "--mib"),
       runs: positiveInteger(opts.runs, "--runs"),
-      warmup,
+      warmup: nonNegativeInteger(opts.warmup, "--warmup"),
     },
     (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
   );

@@ -12,6 +12,13 @@
  * reach TCP peers only.
  */
 
+/** The total length of `pieces`. */
+export function piecesLength(pieces: readonly Uint8Array[]): number {
+  let n = 0;
+  for (const p of pieces) n += p.byteLength;
+  return n;
+}
+
 /** The bytes of one out-of-band buffer, as the pieces it arrived in, and its kind byte. */
 export abstract class ForwardedBuffer {
   readonly #pieces: readonly Uint8Array[];
@@ -21,9 +28,7 @@ export abstract class ForwardedBuffer {
   constructor(pieces: readonly Uint8Array[], kind: number) {
     this.#pieces = pieces;
     this.#kind = kind;
-    let n = 0;
-    for (const p of pieces) n += p.byteLength;
-    this.#byteLength = n;
+    this.#byteLength = piecesLength(pieces);
   }
 
   /** Views of the received chunks, in order (not copies). */

@@ -14,6 +14,7 @@
  */
 
 import { SerializationError } from "./errors.ts";
+import { piecesLength } from "./forwardedBytes.ts";
 import type { EncodedMessage, OutOfBandBuffer } from "./wireCodec.ts";
 
 const ZEROS = new Uint8Array(8);
@@ -22,10 +23,7 @@ const pad = (n: number): number => (8 - (n % 8)) % 8;
 
 /** The length of a buffer given whole or in pieces. */
 function bufferLength(b: OutOfBandBuffer): number {
-  if (!Array.isArray(b)) return (b as Uint8Array).length;
-  let n = 0;
-  for (const p of b as readonly Uint8Array[]) n += p.length;
-  return n;
+  return Array.isArray(b) ? piecesLength(b) : (b as Uint8Array).length;
 }
 
 /** The pieces of `m`'s bytes, in order (the buffers and the payload are not copied). */
@@ -94,9 +92,7 @@ class PieceReader {
   left: number;
 
   constructor(private readonly pieces: readonly Uint8Array[]) {
-    let n = 0;
-    for (const p of pieces) n += p.length;
-    this.left = n;
+    this.left = piecesLength(pieces);
   }
 
   /** Views of the next `n` bytes (at most `left`). */
