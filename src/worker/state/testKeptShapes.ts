@@ -12,7 +12,7 @@ import {
   RetryBusyWorkerEvent,
   StealRequestEvent,
 } from "./events.ts";
-import { KEPT_SHAPES } from "./keptShapes.ts";
+import { KEPT_SHAPES, keptWorkerState } from "./keptShapes.ts";
 import { Recs } from "./recs.ts";
 import { acquire, compute, free, gathered, secede, success, W2 } from "./testing.ts";
 import { WorkerState } from "./workerState.ts";
@@ -54,6 +54,48 @@ const result: Record<string, boolean> = {};
 for (const o of produced) {
   const name = o.constructor.name;
   const kept = KEPT_SHAPES.some((k) => haveSameMap(k, o));
+  result[name] = (result[name] ?? true) && kept;
+}
+
+// The state machine and its parts have the maps of the one kept by keptShapes.ts, and
+// so does each logged event.
+const keeper = keptWorkerState();
+const parts = (w: WorkerState): Record<string, object> => {
+  const o = w as unknown as Record<string, object>;
+  return {
+    WorkerState: w,
+    HeapSet: w.ready,
+    "HeapSet (constrained)": w.constrained,
+    TransitionLog: w.log,
+    BoundedDeque: w.stimulusLog,
+    TaskCounter: w.taskCounter,
+    TouchedTasks: o.touched,
+    PyRandom: w.rng,
+  };
+};
+const keptParts = keeper === null ? {} : parts(keeper);
+for (const [name, o] of Object.entries(parts(ws))) {
+  const k = (keptParts as Record<string, object>)[name];
+  result[name] = k !== undefined && haveSameMap(k, o);
+}
+// A state machine made with other options (limits, a real clock, a counter maximum)
+// has the same map too.
+const configured = new WorkerState({
+  address: "127.0.0.1:9",
+  nthreads: 4,
+  validate: false,
+  transferIncomingBytesLimit: 50_000_000,
+  transferMessageBytesLimit: 1_000_000,
+  transferIncomingCountLimit: 2,
+  transitionCounterMax: 50_000,
+  clock: () => performance.timeOrigin / 1000 + performance.now() / 1000,
+});
+configured.handleStimulus(compute("a", "s1"), success("a", "s2"), free(["a"], "s3"));
+result["WorkerState (other options)"] = keeper !== null && haveSameMap(keeper, configured);
+const keptLogged = keeper === null ? [] : [...keeper.stimulusLog];
+for (const ev of ws.stimulusLog) {
+  const name = `logged ${ev.cls}`;
+  const kept = keptLogged.some((k) => k.cls === ev.cls && haveSameMap(k, ev));
   result[name] = (result[name] ?? true) && kept;
 }
 process.stdout.write(JSON.stringify(result));

@@ -17,7 +17,7 @@ import {
 import { eventKey, type MapLike, type StateMachineEvent, toMap, type WhoHas } from "./events.ts";
 import { handleEvent } from "./handlers.ts";
 import { GatherDep, type Instruction, TaskFinishedMsg } from "./instructions.ts";
-import "./keptShapes.ts";
+import { keepWorkerStateShapes } from "./keptShapes.ts";
 import { type LogEntry, LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
 import { type Finish, finishState, Recs, sameFinish } from "./recs.ts";
 import { TaskCounter } from "./taskCounter.ts";
@@ -239,6 +239,7 @@ export class WorkerState {
     this.errorMessage = o.errorMessage ?? defaultErrorMessage;
     this.onPluginError = o.onPluginError;
     this.chooser = o.chooser;
+    keepWorkerStateShapes(WorkerState);
   }
 
   /** This worker's address. */
