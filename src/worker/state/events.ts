@@ -92,11 +92,6 @@ export abstract class EventBase {
     this.handled = handled;
     return this;
   }
-
-  /** A shallow copy, for the loggable variants that drop values. */
-  protected copy(): this {
-    return Object.assign(Object.create(Object.getPrototypeOf(this)) as this, this);
-  }
 }
 
 /** Stop starting tasks and transfers; running ones go on. */
@@ -142,7 +137,7 @@ export abstract class GatherDepDoneBase extends EventBase {
 export class GatherDepSuccessEvent extends GatherDepDoneBase {
   readonly cls = "GatherDepSuccessEvent" as const;
   /** There may be fewer keys than in GatherDep. */
-  data: ReadonlyMap<string, unknown>;
+  readonly data: ReadonlyMap<string, unknown>;
   constructor(f: {
     worker: string;
     totalNbytes: number;
@@ -153,10 +148,14 @@ export class GatherDepSuccessEvent extends GatherDepDoneBase {
     this.data = toMap(f.data);
   }
   override toLoggable(handled: number): this {
-    const out = this.copy();
+    const out = new GatherDepSuccessEvent({
+      worker: this.worker,
+      totalNbytes: this.totalNbytes,
+      data: withoutValues(this.data),
+      stimulusId: this.stimulusId,
+    });
     out.handled = handled;
-    out.data = withoutValues(this.data);
-    return out;
+    return out as this;
   }
 }
 
@@ -562,16 +561,18 @@ export class StealRequestEvent extends EventBase {
 /** Values put straight into this worker (scatter). */
 export class UpdateDataEvent extends EventBase {
   readonly cls = "UpdateDataEvent" as const;
-  data: ReadonlyMap<string, unknown>;
+  readonly data: ReadonlyMap<string, unknown>;
   constructor(f: { data: MapLike<unknown>; stimulusId: string }) {
     super(f.stimulusId);
     this.data = toMap(f.data);
   }
   override toLoggable(handled: number): this {
-    const out = this.copy();
+    const out = new UpdateDataEvent({
+      data: withoutValues(this.data),
+      stimulusId: this.stimulusId,
+    });
     out.handled = handled;
-    out.data = withoutValues(this.data);
-    return out;
+    return out as this;
   }
 }
 
