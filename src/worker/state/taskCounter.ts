@@ -1,8 +1,5 @@
-import { TASK_STATES, type TaskState, type TaskStateState } from "./taskState.ts";
+import { stateIndex, TASK_STATES, type TaskState, type TaskStateState } from "./taskState.ts";
 
-const STATE_INDEX: Record<TaskStateState, number> = Object.fromEntries(
-  TASK_STATES.map((s, i) => [s, i]),
-) as Record<TaskStateState, number>;
 const NSTATES = TASK_STATES.length;
 
 /** A count or a duration per task prefix and state. */
@@ -27,7 +24,12 @@ export class TaskCounter {
   /** Every prefix seen, with its row. */
   private readonly rows = new Map<string, Float64Array>();
   /** Tasks just inserted in the WorkerState and not counted yet (`ts.counted` is false). */
-  private readonly newTasks: TaskState[] = [];
+  private readonly newTasks: (TaskState | undefined)[] = [];
+  /**
+   * How many of `newTasks` are pending. The array is kept and its slots cleared: setting
+   * an array's length is a call into V8's runtime, once per stimulus that made tasks.
+   */
+  private newTaskCount = 0;
 
   constructor(private readonly monotonic: () => number) {}
 
@@ -48,7 +50,7 @@ export class TaskCounter {
 
   /** The count of tasks with this prefix in this state. */
   count(prefix: string, state: TaskStateState): number {
-    return this.rows.get(prefix)?.[STATE_INDEX[state]] ?? 0;
+    return this.rows.get(prefix)?.[stateIndex(state)] ?? 0;
   }
 
   /** Ever-increasing cumulative task runtimes, as of now. */
@@ -81,12 +83,12 @@ export class TaskCounter {
 
   /** A task has just been created and is about to be fed to the transitions. */
   newTask(ts: TaskState): void {
-    this.newTasks.push(ts);
+    this.newTasks[this.newTaskCount++] = ts;
   }
 
   /** Tasks `tasks[i]` (i < n) have just transitioned from `prevStates[i]` to their current states. */
   transitions(tasks: readonly TaskState[], prevStates: readonly TaskStateState[], n: number): void {
-    if (n === 0 && this.newTasks.length === 0) return;
+    if (n === 0 && this.newTaskCount === 0) return;
     const now = this.monotonic();
 
     for (let k = 0; k < n; k++) {
@@ -97,12 +99,12 @@ export class TaskCounter {
       let row = ts.counterRow;
       if (row === null) row = this.row(ts.prefix, now);
       settle(row, now);
-      if (ts.state !== "forgotten") row[STATE_INDEX[ts.state]] += 1;
+      if (ts.state !== "forgotten") row[stateIndex(ts.state)] += 1;
       if (!ts.counted) {
         ts.counted = true;
         ts.counterRow = row;
       } else {
-        const i = STATE_INDEX[prevState];
+        const i = stateIndex(prevState);
         const dec = row[i] - 1;
         if (dec < 0) throw new Error(`TaskCounter: negative count for ${ts.prefix}/${prevState}`);
         row[i] = dec;
@@ -111,18 +113,20 @@ export class TaskCounter {
     }
     // A cancelled(flight) -> resumed(flight->waiting) task with new dependencies leaves
     // them in released state; they are counted there.
-    if (this.newTasks.length > 0) {
+    if (this.newTaskCount > 0) {
       const newTasks = this.newTasks;
-      for (let k = 0; k < newTasks.length; k++) {
-        const ts = newTasks[k];
+      const count = this.newTaskCount;
+      this.newTaskCount = 0;
+      for (let k = 0; k < count; k++) {
+        const ts = newTasks[k] as TaskState;
+        newTasks[k] = undefined;
         if (ts.counted) continue;
         ts.counted = true;
         const row = this.row(ts.prefix, now);
         settle(row, now);
-        row[STATE_INDEX[ts.state]] += 1;
+        row[stateIndex(ts.state)] += 1;
         ts.counterRow = row;
       }
-      newTasks.length = 0;
     }
   }
 }

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ComputeTaskEvent, ExecuteSuccessEvent, FreeKeysEvent } from "./events.ts";
-import { NO_TASKS, TaskState, withoutTask } from "./taskState.ts";
+import {
+  NO_TASKS,
+  stateIndex,
+  TASK_STATES,
+  TaskState,
+  type TaskStateState,
+  withoutTask,
+} from "./taskState.ts";
 import { WorkerState } from "./workerState.ts";
 
 describe("withoutTask", () => {
@@ -36,5 +43,15 @@ describe("withoutTask", () => {
     expect(x.dependents).toBe(NO_TASKS);
     expect(x.waiters).toBe(NO_TASKS);
     ws.validateState();
+  });
+});
+
+describe("stateIndex", () => {
+  it("gives each state its position in TASK_STATES", () => {
+    expect(TASK_STATES.map(stateIndex)).toEqual(TASK_STATES.map((_, i) => i));
+  });
+
+  it("gives NaN for a string that is not a state", () => {
+    expect(stateIndex("running" as TaskStateState)).toBeNaN();
   });
 });

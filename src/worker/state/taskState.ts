@@ -38,6 +38,50 @@ export const TASK_STATES: readonly TaskStateState[] = [
   "waiting",
 ];
 
+/**
+ * The position of `state` in {@link TASK_STATES}, or NaN for a string that is not a
+ * state. A switch, not a lookup in an object keyed by state: such a lookup sees 15
+ * property names at one site, and V8 then resolves each one in its megamorphic cache
+ * (2.5% of the `independent` benchmark replay, where every transition took four).
+ * The common states come first.
+ */
+export function stateIndex(state: TaskStateState): number {
+  switch (state) {
+    case "released":
+      return 11;
+    case "waiting":
+      return 14;
+    case "ready":
+      return 10;
+    case "executing":
+      return 3;
+    case "memory":
+      return 8;
+    case "forgotten":
+      return 6;
+    case "fetch":
+      return 4;
+    case "flight":
+      return 5;
+    case "constrained":
+      return 1;
+    case "cancelled":
+      return 0;
+    case "resumed":
+      return 13;
+    case "error":
+      return 2;
+    case "missing":
+      return 9;
+    case "long-running":
+      return 7;
+    case "rescheduled":
+      return 12;
+    default:
+      return Number.NaN;
+  }
+}
+
 /** States in which the worker is responsible for computing the task. */
 export const PROCESSING: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
   "waiting",

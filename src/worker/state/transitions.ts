@@ -15,6 +15,7 @@ import {
   PROCESSING,
   READY,
   RUN_ID_SENTINEL,
+  stateIndex,
   TASK_STATES,
   type TaskState,
   type TaskStateState,
@@ -673,13 +674,9 @@ export const TRANSITIONS_TABLE: ReadonlyArray<
 ];
 
 const NSTATES = TASK_STATES.length;
-const STATE_INDEX = Object.fromEntries(TASK_STATES.map((s, i) => [s, i])) as Record<
-  TaskStateState,
-  number
->;
 const LOOKUP: (TransitionEntry | undefined)[] = new Array(NSTATES * NSTATES).fill(undefined);
 for (const [start, finish, fn, arity] of TRANSITIONS_TABLE) {
-  LOOKUP[STATE_INDEX[start] * NSTATES + STATE_INDEX[finish]] = { fn, arity };
+  LOOKUP[stateIndex(start) * NSTATES + stateIndex(finish)] = { fn, arity };
 }
 
 /** The table's entry for `(start, finish)`, if any. */
@@ -687,5 +684,5 @@ export function lookupTransition(
   start: TaskStateState,
   finish: TaskStateState,
 ): TransitionEntry | undefined {
-  return LOOKUP[STATE_INDEX[start] * NSTATES + STATE_INDEX[finish]];
+  return LOOKUP[stateIndex(start) * NSTATES + stateIndex(finish)];
 }
