@@ -38,6 +38,14 @@ function entryCompare<T>(a: Entry<T>, b: Entry<T>): number {
 }
 
 /**
+ * `key[i]`, or -Infinity where the key has no element `i`: the value cached beside each
+ * key. A tie on it (a key holding -Infinity itself) is settled by the full comparison.
+ */
+function elementOrBottom(key: Priority, i: number): number {
+  return key.length > i ? key[i] : Number.NEGATIVE_INFINITY;
+}
+
+/**
  * A set-like collection whose `pop` returns the smallest member by `key`,
  * ties broken by insertion order (oldest first).
  *
@@ -290,8 +298,8 @@ export class HeapSet<T extends object> {
     const at = this.prefixLength;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
-      k0[i] = key.length > at ? key[at] : Number.NEGATIVE_INFINITY;
-      k1[i] = key.length > at + 1 ? key[at + 1] : Number.NEGATIVE_INFINITY;
+      k0[i] = elementOrBottom(key, at);
+      k1[i] = elementOrBottom(key, at + 1);
     }
   }
 
@@ -315,8 +323,8 @@ export class HeapSet<T extends object> {
     this.sharePrefix(key);
     const at = this.prefixLength;
     this.keys.push(key);
-    this.k0.push(key.length > at ? key[at] : Number.NEGATIVE_INFINITY);
-    this.k1.push(key.length > at + 1 ? key[at + 1] : Number.NEGATIVE_INFINITY);
+    this.k0.push(elementOrBottom(key, at));
+    this.k1.push(elementOrBottom(key, at + 1));
     this.incs.push(inc);
     this.values.push(value);
     this.siftDown(0, this.values.length - 1);
