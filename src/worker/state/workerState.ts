@@ -391,6 +391,10 @@ export class WorkerState {
       const ts = this.tasks.get(key);
       // The answer to a refresh-who-has may arrive after the key was forgotten.
       if (ts === undefined) continue;
+      if (ts.whoHas.size === 0) {
+        this.addFirstHolders(ts, workerList);
+        continue;
+      }
       if (this.holdersUnchanged(ts.whoHas, workerList)) continue;
       const workers = new Set(workerList);
       // The scheduler may believe we hold a key that rebalance() just asked us to
@@ -411,6 +415,32 @@ export class WorkerState {
       }
       ts.whoHas = workers;
     }
+  }
+
+  /**
+   * `updateWhoHas` for a task with no known holder (most often an input just made by
+   * compute-task): nothing to compare or remove, so the holders' set is built
+   * directly, and only when some holder other than this worker is listed.
+   */
+  private addFirstHolders(ts: TaskState, workerList: readonly string[]): void {
+    // Read first: it throws while the address is unset, as the general path does.
+    const self = this.address;
+    let workers: Set<string> | null = null;
+    for (let i = 0; i < workerList.length; i++) {
+      const w = workerList[i];
+      if (w === self) continue;
+      if (workers === null) workers = new Set<string>();
+      workers.add(w);
+    }
+    // set(workerList) - {address} is empty: equal to who_has.
+    if (workers === null) return;
+    const key = ts.key;
+    const fetching = ts.state === "fetch";
+    for (const worker of workers) {
+      this.hasWhatFor(worker).add(key);
+      if (fetching) this.dataNeededFor(worker).add(ts);
+    }
+    ts.whoHas = workers;
   }
 
   /**
