@@ -35,6 +35,7 @@ describe("KEPT_SHAPES", () => {
       "TaskErredMsg",
       "TaskFinishedMsg",
       "TaskState",
+      "TaskStateExtras",
       "TouchedTasks",
       "TransitionLog",
       "WorkerState",

@@ -64,11 +64,18 @@ function keptShapes(): object[] {
   ts.startTime = 0.5;
   ts.stopTime = 0.5;
   ts.priority = [0];
+  // Gives the task its extras (see TaskStateExtras), whose map is kept with it.
+  ts.previous = "executing";
+  ts.next = "fetch";
+  ts.exceptionText = "kept-shape";
+  ts.tracebackText = "kept-shape";
+  ts.spanId = "kept-shape";
   const single = Recs.of(ts, "waiting");
   const grown = new Recs();
   for (let i = 0; i < 20; i++) grown.set(new TaskState(`kept-shape-${i}`), "released");
   return [
     ts,
+    (ts as unknown as { extras: object }).extras,
     single,
     grown,
     new GatherDep("", new Set(), 0.5, ""),

@@ -55,3 +55,72 @@ describe("stateIndex", () => {
     expect(stateIndex("running" as TaskStateState)).toBeNaN();
   });
 });
+
+describe("TaskState's seldom-used fields", () => {
+  const extrasOf = (ts: TaskState): unknown => (ts as unknown as { extras: unknown }).extras;
+  const defaults = {
+    previous: null,
+    next: null,
+    resourceRestrictions: new Map(),
+    exception: null,
+    traceback: null,
+    exceptionText: "",
+    tracebackText: "",
+    suspiciousCount: 0,
+    metadata: {},
+    spanId: null,
+  };
+  const fieldsOf = (ts: TaskState) => ({
+    previous: ts.previous,
+    next: ts.next,
+    resourceRestrictions: ts.resourceRestrictions,
+    exception: ts.exception,
+    traceback: ts.traceback,
+    exceptionText: ts.exceptionText,
+    tracebackText: ts.tracebackText,
+    suspiciousCount: ts.suspiciousCount,
+    metadata: ts.metadata,
+    spanId: ts.spanId,
+  });
+
+  it("read as their defaults, and a task given only defaults keeps no object for them", () => {
+    const ts = new TaskState("a");
+    expect(fieldsOf(ts)).toEqual(defaults);
+    const ws = new WorkerState({ address: "127.0.0.1:1", validate: true });
+    ws.handleStimulus(
+      ComputeTaskEvent.dummy("x", { stimulusId: "s1" }),
+      ExecuteSuccessEvent.dummy("x", { stimulusId: "s2" }),
+    );
+    const x = ws.tasks.get("x") as TaskState;
+    expect(x.state).toBe("memory");
+    expect(fieldsOf(x)).toEqual(defaults);
+    expect(extrasOf(x)).toBeNull();
+  });
+
+  it("hold what is set, each apart from the others, and go back to their defaults", () => {
+    const ts = new TaskState("a");
+    const set = {
+      previous: "flight" as const,
+      next: "waiting" as const,
+      resourceRestrictions: new Map([["R", 1]]),
+      exception: new Error("boom"),
+      traceback: ["frame"],
+      exceptionText: "Error: boom",
+      tracebackText: "at frame",
+      suspiciousCount: 2,
+      metadata: { plugin: 1 },
+      spanId: "span-1",
+    };
+    for (const [field, value] of Object.entries(set)) {
+      const fresh = new TaskState("b");
+      (fresh as unknown as Record<string, unknown>)[field] = value;
+      expect(fieldsOf(fresh)).toEqual({ ...defaults, [field]: value });
+      expect(extrasOf(fresh)).not.toBeNull();
+    }
+    Object.assign(ts, set);
+    expect(fieldsOf(ts)).toEqual(set);
+    Object.assign(ts, defaults);
+    expect(fieldsOf(ts)).toEqual(defaults);
+    expect(ts.toString()).toBe("<TaskState 'a' released>");
+  });
+});

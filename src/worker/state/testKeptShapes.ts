@@ -35,7 +35,12 @@ run(acquire("y", [W2], "s5", 100));
 run(gathered(W2, { y: 2 }, "s6"));
 run(ExecuteFailureEvent.dummy("b", { stimulusId: "s7" }));
 run(new StealRequestEvent({ key: "x", stimulusId: "s8" }));
-for (const ts of ws.tasks.values()) produced.push(ts);
+for (const ts of ws.tasks.values()) {
+  produced.push(ts);
+  // A task's extras (errors, cancelled and resumed states); `b` erred.
+  const extras = (ts as unknown as { extras: object | null }).extras;
+  if (extras !== null) produced.push(extras);
+}
 const many = new Recs();
 for (const ts of ws.tasks.values()) many.set(ts, "released");
 produced.push(many, Recs.of(ws.task("x"), "released"));
