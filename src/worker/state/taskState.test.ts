@@ -69,6 +69,8 @@ describe("TaskState's seldom-used fields", () => {
     suspiciousCount: 0,
     metadata: {},
     spanId: null,
+    startTime: null,
+    stopTime: null,
   };
   const fieldsOf = (ts: TaskState) => ({
     previous: ts.previous,
@@ -81,6 +83,8 @@ describe("TaskState's seldom-used fields", () => {
     suspiciousCount: ts.suspiciousCount,
     metadata: ts.metadata,
     spanId: ts.spanId,
+    startTime: ts.startTime,
+    stopTime: ts.stopTime,
   });
 
   it("read as their defaults, and a task given only defaults keeps no object for them", () => {
@@ -110,6 +114,8 @@ describe("TaskState's seldom-used fields", () => {
       suspiciousCount: 2,
       metadata: { plugin: 1 },
       spanId: "span-1",
+      startTime: 1.5,
+      stopTime: 2.5,
     };
     for (const [field, value] of Object.entries(set)) {
       const fresh = new TaskState("b");

@@ -167,8 +167,9 @@ const NO_METADATA: Readonly<Record<string, unknown>> = Object.freeze({});
 /**
  * The fields of a task that most tasks never set away from their defaults (states
  * only cancelled and resumed tasks have, errors, resources, plugins' metadata, span
- * ids), apart from the task's own object: a task waiting in a queue is copied by V8's
- * young-generation collector, and ten fewer fields make it 80 bytes smaller.
+ * ids, the run times the state machine never sets), apart from the task's own object:
+ * a task waiting in a queue is copied by V8's young-generation collector, and twelve
+ * fewer fields make it 96 bytes smaller.
  */
 class TaskStateExtras {
   previous: "executing" | "long-running" | "flight" | null = null;
@@ -181,6 +182,8 @@ class TaskStateExtras {
   suspiciousCount = 0;
   metadata: Readonly<Record<string, unknown>> = NO_METADATA;
   spanId: string | null = null;
+  startTime: number | null = null;
+  stopTime: number | null = null;
 }
 
 /** Holds volatile state relating to an individual task on a worker. */
@@ -218,10 +221,6 @@ export class TaskState {
   type: string | null = null;
   /** Log of transfer, load and compute times. */
   startstops: readonly StartStop[] = NO_STARTSTOPS;
-  /** Time at which the task began running. */
-  startTime: number | null = null;
-  /** Time at which the task finished running. */
-  stopTime: number | null = null;
   /** The size of the value of the task, if in memory. */
   nbytes: number | null = null;
   /** Arbitrary task annotations. */
@@ -341,6 +340,24 @@ export class TaskState {
   }
   set metadata(v: Readonly<Record<string, unknown>>) {
     if (v !== NO_METADATA || this.extras !== null) this.ownExtras().metadata = v;
+  }
+
+  /** Time at which the task began running (the state machine itself never sets it). */
+  get startTime(): number | null {
+    const x = this.extras;
+    return x === null ? null : x.startTime;
+  }
+  set startTime(v: number | null) {
+    if (v !== null || this.extras !== null) this.ownExtras().startTime = v;
+  }
+
+  /** Time at which the task finished running (the state machine itself never sets it). */
+  get stopTime(): number | null {
+    const x = this.extras;
+    return x === null ? null : x.stopTime;
+  }
+  set stopTime(v: number | null) {
+    if (v !== null || this.extras !== null) this.ownExtras().stopTime = v;
   }
 
   /** Unique span id. */
