@@ -190,8 +190,6 @@ class TaskStateExtras {
 export class TaskState {
   /** Task key. */
   readonly key: string;
-  /** Task prefix (leftmost part of the key). */
-  readonly prefix: string;
   /** Task run ID. */
   runId = RUN_ID_SENTINEL;
   /** What to run; null when the task is a dependency fetched from a peer. */
@@ -242,7 +240,15 @@ export class TaskState {
 
   constructor(key: string) {
     this.key = key;
-    this.prefix = keySplit(key);
+  }
+
+  /**
+   * Task prefix (leftmost part of the key), computed when read rather than kept: the
+   * task counter reads it once per task (and then keeps the prefix's row on the task),
+   * so a string per task would outlive its use.
+   */
+  get prefix(): string {
+    return keySplit(this.key);
   }
 
   /** `extras`, made on the first field set away from its default. */
