@@ -30,7 +30,7 @@ import {
   StealResponseMsg,
 } from "./instructions.ts";
 import { type Finish, Recs } from "./recs.ts";
-import { EMPTY_RESOURCES, RUN_ID_SENTINEL, TaskState } from "./taskState.ts";
+import { EMPTY_RESOURCES, RUN_ID_SENTINEL, TaskState, withoutHolder } from "./taskState.ts";
 import type { WorkerState } from "./workerState.ts";
 
 /**
@@ -280,7 +280,7 @@ function handleGatherDepSuccess(ws: WorkerState, ev: GatherDepSuccessEvent): Rec
         assert(ts.state !== "fetch");
         assert(!ws.dataNeededFor(ev.worker).has(ts));
       }
-      ts.whoHas.delete(ev.worker);
+      ts.whoHas = withoutHolder(ts.whoHas, ev.worker);
       ws.hasWhat.get(ev.worker)?.delete(ts.key);
       recs.set(ts, "fetch");
     }
@@ -349,7 +349,12 @@ function forgetWorker(ws: WorkerState, worker: string, recs: Recs): void {
   const keys = ws.hasWhat.get(worker);
   if (keys !== undefined) {
     ws.hasWhat.delete(worker);
-    for (const key of keys) setRemove(ws.task(key).whoHas, worker);
+    for (const key of keys) {
+      // who_has.remove(worker): a KeyError when it is not there.
+      const ts = ws.task(key);
+      if (!ts.whoHas.has(worker)) throw new KeyError(worker);
+      ts.whoHas = withoutHolder(ts.whoHas, worker);
+    }
   }
 }
 

@@ -30,6 +30,7 @@ describe("KEPT_SHAPES", () => {
       "RequestRefreshWhoHasMsg",
       "RescheduleMsg",
       "RetryBusyWorkerLater",
+      "SharedHolders",
       "StealResponseMsg",
       "TaskCounter",
       "TaskErredMsg",

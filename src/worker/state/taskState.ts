@@ -146,6 +146,35 @@ class SharedEmptySet<T> extends Set<T> {
   }
 }
 
+/**
+ * A set of one worker shared by every task that worker alone holds (most inputs have
+ * one replica): `whoHas` is replaced, never changed in place, so one set per peer
+ * serves them all instead of a hash table per task. It refuses changes;
+ * {@link withoutHolder} replaces it.
+ */
+export class SharedHolders extends Set<string> {
+  constructor(worker: string) {
+    super();
+    super.add(worker);
+  }
+  override add(_value: string): this {
+    throw new Error("internal error: add() on a shared set of holders; assign a new set");
+  }
+  override delete(_value: string): boolean {
+    throw new Error("internal error: delete() on a shared set of holders; use withoutHolder");
+  }
+  override clear(): void {
+    throw new Error("internal error: clear() on a shared set of holders; assign a new set");
+  }
+}
+
+/** `whoHas` without `worker`, to assign back to the field (a shared set is replaced). */
+export function withoutHolder(whoHas: Set<string>, worker: string): Set<string> {
+  if (whoHas instanceof SharedHolders) return whoHas.has(worker) ? NO_WORKERS : whoHas;
+  whoHas.delete(worker);
+  return whoHas;
+}
+
 /** The empty set of tasks every task starts with. */
 export const NO_TASKS: Set<TaskState> = new SharedEmptySet<TaskState>();
 /** The empty set of workers every task starts with. */

@@ -76,6 +76,7 @@ const parts = (w: WorkerState): Record<string, object> => {
     TaskCounter: w.taskCounter,
     TouchedTasks: o.touched,
     PyRandom: w.rng,
+    SharedHolders: (o.sharedHolders as Map<string, object>).values().next().value as object,
   };
 };
 const keptParts = keeper === null ? {} : parts(keeper);

@@ -25,6 +25,7 @@ import {
   NO_TASKS,
   NO_WORKERS,
   READY,
+  SharedHolders,
   TaskState,
   type TaskStateState,
   withoutTask,
@@ -213,6 +214,8 @@ export class WorkerState {
   private readonly onPluginError: ((name: string, err: unknown) => void) | undefined;
   private readonly chooser: WorkerStateChooser | undefined;
   private readonly hostCache = new Map<string, string>();
+  /** One shared set of holders per peer (see SharedHolders). */
+  private readonly sharedHolders = new Map<string, SharedHolders>();
   /** The tasks transitioned by the current stimulus, with their initial states. */
   private readonly touched = new TouchedTasks();
 
@@ -425,15 +428,29 @@ export class WorkerState {
   private addFirstHolders(ts: TaskState, workerList: readonly string[]): void {
     // Read first: it throws while the address is unset, as the general path does.
     const self = this.address;
-    let workers: Set<string> | null = null;
+    let first: string | null = null;
+    let several = false;
     for (let i = 0; i < workerList.length; i++) {
       const w = workerList[i];
-      if (w === self) continue;
-      if (workers === null) workers = new Set<string>();
-      workers.add(w);
+      if (w === self || w === first) continue;
+      if (first === null) {
+        first = w;
+      } else {
+        several = true;
+        break;
+      }
     }
     // set(workerList) - {address} is empty: equal to who_has.
-    if (workers === null) return;
+    if (first === null) return;
+    let workers: Set<string>;
+    if (several) {
+      workers = new Set<string>();
+      for (let i = 0; i < workerList.length; i++) {
+        if (workerList[i] !== self) workers.add(workerList[i]);
+      }
+    } else {
+      workers = this.sharedHoldersOf(first);
+    }
     const key = ts.key;
     const fetching = ts.state === "fetch";
     for (const worker of workers) {
@@ -441,6 +458,19 @@ export class WorkerState {
       if (fetching) this.dataNeededFor(worker).add(ts);
     }
     ts.whoHas = workers;
+  }
+
+  /** The shared set of holders `{worker}` (see SharedHolders). */
+  private sharedHoldersOf(worker: string): Set<string> {
+    let shared = this.sharedHolders.get(worker);
+    if (shared === undefined) {
+      // Bounded like hostCache: a worker that has seen many peers come and go starts
+      // afresh; tasks keep the sets they have.
+      if (this.sharedHolders.size >= 10_000) this.sharedHolders.clear();
+      shared = new SharedHolders(worker);
+      this.sharedHolders.set(worker, shared);
+    }
+    return shared;
   }
 
   /**
