@@ -197,8 +197,8 @@ const NO_METADATA: Readonly<Record<string, unknown>> = Object.freeze({});
  * The fields of a task that most tasks never set away from their defaults (states
  * only cancelled and resumed tasks have, errors, resources, plugins' metadata, span
  * ids, the run times the state machine never sets), apart from the task's own object:
- * a task waiting in a queue is copied by V8's young-generation collector, and twelve
- * fewer fields make it 96 bytes smaller.
+ * a task waiting in a queue is copied by V8's young-generation collector, and the
+ * task's object is 88 bytes smaller without them (twelve fields out, one pointer in).
  */
 class TaskStateExtras {
   previous: "executing" | "long-running" | "flight" | null = null;
