@@ -10,6 +10,10 @@
  * Each stream is first replayed `--warmup` times untimed: V8 compiles the hot path
  * while it runs (the first replay takes up to twice as long as the later ones), and a
  * worker process runs for far longer than one replay.
+ *
+ * The state machine reads a real wall clock (`Date.now() / 1000`, as the reference
+ * reads `time()` for its logs when its figures were measured), not the recordings'
+ * zero clock.
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -41,6 +45,9 @@ const REFERENCE_BYTES_PER_TASK = 2_400;
 
 type Stream = ParsedStream<StateMachineEvent>;
 
+/** Seconds since the epoch, as Python's `time.time()`. */
+const wallClock = (): number => Date.now() / 1000;
+
 function loadStream(path: string): Stream {
   return parseStream(readMaybeGzip(path), path, eventFromDict);
 }
@@ -57,7 +64,7 @@ function replayOnce(stream: Stream): Replay {
   // The previous run's state machine is garbage now: collect it before timing, so its
   // cost is not charged to this run (the reference frees it by reference counting).
   gc();
-  const ws = workerStateFromConfig(stream.config, stream.name, new Map());
+  const ws = workerStateFromConfig(stream.config, stream.name, new Map(), wallClock);
   ws.validate = false;
   let instructions = 0;
   const events = stream.events;

@@ -179,14 +179,19 @@ export function applyConfig(ws: WorkerState, config: Dict, where: string): void 
   }
 }
 
-/** Build the state machine a vector's config describes. */
+/**
+ * Build the state machine a vector's config describes. `clock` is the wall clock its
+ * logs read (default: always 0, as the recordings were made).
+ */
 export function workerStateFromConfig(
   config: Dict,
   where: string,
   data: DataStore = new FailingDataStore(),
+  clock?: () => number,
 ): WorkerState {
   const r = new FieldReader(config, where);
   const ws = new WorkerState({
+    clock,
     nthreads: r.has("nthreads") ? r.int("nthreads") : 1,
     address: r.has("address") ? r.str("address") : undefined,
     resources: r.has("resources") ? r.numMap("resources") : undefined,
