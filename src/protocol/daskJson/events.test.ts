@@ -1,9 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../util/pyErrors.ts";
 import { ExecuteSuccessEvent, FreeKeysEvent } from "../../worker/state/events.ts";
 import { WorkerState } from "../../worker/state/workerState.ts";
 import { EVENT_CLASSES, eventFromDict, eventToDict } from "./events.ts";
-import { DaskDictError } from "./fields.ts";
+import { DaskDictError, showValue } from "./fields.ts";
 import { instructionFromDict, instructionToDict } from "./instructions.ts";
 
 /** One recorded dict of every event class (FORMAT.md). */
@@ -150,5 +151,127 @@ describe("events the state machine rejects", () => {
     const ws = new WorkerState({ address: "w:0" });
     expect(ws.handleStimulus(new FreeKeysEvent({ keys: ["nope"], stimulusId: "f" }))).toEqual([]);
     ws.validateState();
+  });
+});
+
+/** One recorded dict of every instruction class (FORMAT.md). */
+const INSTRUCTION_SAMPLES: Record<string, unknown>[] = [
+  { cls: "GatherDep", worker: "w:1", to_gather: ["a", "b"], total_nbytes: 3 },
+  { cls: "Execute", key: "y" },
+  { cls: "RetryBusyWorkerLater", worker: "w:1" },
+  { cls: "TaskFinishedMsg", op: "task-finished", key: "y", run_id: 1, nbytes: 8, typename: "int" },
+  {
+    cls: "TaskErredMsg",
+    op: "task-erred",
+    key: "y",
+    run_id: 1,
+    exception_text: "ValueError()",
+    traceback_text: "",
+  },
+  { cls: "ReleaseWorkerDataMsg", op: "release-worker-data", key: "y" },
+  { cls: "RescheduleMsg", op: "reschedule", key: "y" },
+  { cls: "LongRunningMsg", op: "long-running", key: "y", compute_duration: 0.5 },
+  { cls: "AddKeysMsg", op: "add-keys", keys: ["x"] },
+  { cls: "RequestRefreshWhoHasMsg", op: "request-refresh-who-has", keys: ["x"] },
+  { cls: "StealResponseMsg", op: "steal-response", key: "y", state: "ready" },
+].map((d) => ({ ...d, stimulus_id: "s" }));
+
+/** Every path to a field or nested element of `v`, up to three levels down. */
+function pathsOf(v: unknown, prefix: string[] = [], out: string[][] = []): string[][] {
+  if (typeof v === "object" && v !== null && prefix.length < 3) {
+    for (const k of Object.keys(v)) {
+      out.push([...prefix, k]);
+      pathsOf((v as Record<string, unknown>)[k], [...prefix, k], out);
+    }
+  }
+  return out;
+}
+
+/** `d` with the field at `path` set to `value`, or deleted; copied along the path only. */
+function mutated(d: unknown, path: string[], value: unknown, remove: boolean): unknown {
+  if (typeof d !== "object" || d === null) return d;
+  const copy = (Array.isArray(d) ? [...d] : { ...d }) as Record<string, unknown>;
+  const [k, ...rest] = path;
+  if (rest.length > 0) copy[k] = mutated(copy[k], rest, value, remove);
+  else if (remove) delete copy[k];
+  else copy[k] = value;
+  return copy;
+}
+
+const cyclic: Record<string, unknown> = {};
+cyclic.self = cyclic;
+
+/** Values of every kind JSON and msgpack can and cannot carry. */
+const anyValue = fc.oneof(
+  fc.anything(),
+  fc.bigInt(),
+  fc.double(),
+  fc.constantFrom<unknown>(
+    null,
+    undefined,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    cyclic,
+    Object.create(null),
+    Symbol("s"),
+    () => 1,
+  ),
+);
+
+/** Random edits of valid dicts: decoding gives a value or a DaskDictError, nothing else. */
+function decodesOrRefuses(samples: unknown[], decode: (d: unknown) => unknown): void {
+  fc.assert(
+    fc.property(
+      fc.nat(),
+      fc.array(fc.tuple(fc.nat(), anyValue, fc.boolean()), { minLength: 1, maxLength: 3 }),
+      (i, edits) => {
+        let d = samples[i % samples.length];
+        for (const [j, value, remove] of edits) {
+          const paths = pathsOf(d);
+          if (paths.length === 0) break;
+          d = mutated(d, paths[j % paths.length], value, remove);
+        }
+        try {
+          decode(d);
+        } catch (err) {
+          if (!(err instanceof DaskDictError)) {
+            throw new Error(`${showValue(d, 200)} raised ${String(err)}`);
+          }
+        }
+      },
+    ),
+    { numRuns: 3000 },
+  );
+}
+
+describe("Dask dict codec on bad input", () => {
+  const events = Object.entries(SAMPLES).map(([cls, f]) => ({ cls, stimulus_id: "s", ...f }));
+
+  it("decodes or refuses with a DaskDictError any edit of a valid event", () => {
+    decodesOrRefuses(events, (d) => eventFromDict(d));
+  });
+
+  it("decodes or refuses with a DaskDictError any edit of a valid instruction", () => {
+    expect(INSTRUCTION_SAMPLES.map((d) => instructionToDict(instructionFromDict(d)))).toEqual(
+      INSTRUCTION_SAMPLES,
+    );
+    decodesOrRefuses(INSTRUCTION_SAMPLES, instructionFromDict);
+  });
+
+  it("names values JSON cannot show", () => {
+    expect(() => eventFromDict({ cls: 1n, stimulus_id: "s" })).toThrow(
+      'event: "cls" must be a string, got "1n"',
+    );
+    expect(() => instructionFromDict({ cls: Object.create(null) })).toThrow(
+      'instruction: "cls" must be a string, got {}',
+    );
+    expect(() => eventFromDict({ cls: "FreeKeysEvent", stimulus_id: "s", keys: cyclic })).toThrow(
+      "FreeKeysEvent.keys: expected a list of strings, got an object ([object Object])",
+    );
+    expect(() =>
+      instructionFromDict({ cls: "StealResponseMsg", stimulus_id: "s", key: "y", state: "done" }),
+    ).toThrow(
+      /StealResponseMsg\.state: expected a task state \(cancelled, .*\) or null, got string "done"/,
+    );
   });
 });

@@ -23,7 +23,7 @@ import {
   UnpauseEvent,
   UpdateDataEvent,
 } from "../../worker/state/events.ts";
-import { DaskDictError, type Dict, FieldReader, isDict } from "./fields.ts";
+import { DaskDictError, type Dict, FieldReader, isDict, showValue } from "./fields.ts";
 import { encodeValue, RecordedValue } from "./values.ts";
 
 /** How a recorded value (`{"typename", "sizeof", "value"|"repr"}`) becomes a JS value. */
@@ -171,11 +171,10 @@ export function eventFromDict(
   d: unknown,
   decodeValue: ValueDecoder = decodeRecordedValue,
 ): StateMachineEvent {
-  if (!isDict(d))
-    throw new DaskDictError(`event: expected an object, got ${JSON.stringify(d)?.slice(0, 80)}`);
+  if (!isDict(d)) throw new DaskDictError(`event: expected an object, got ${showValue(d, 80)}`);
   const cls = d.cls;
   if (typeof cls !== "string")
-    throw new DaskDictError(`event: "cls" must be a string, got ${JSON.stringify(cls)}`);
+    throw new DaskDictError(`event: "cls" must be a string, got ${showValue(cls)}`);
   if (!Object.hasOwn(DECODERS, cls)) {
     throw new DaskDictError(
       `event: unknown class ${JSON.stringify(cls)} (known: ${EVENT_CLASSES.join(", ")})`,

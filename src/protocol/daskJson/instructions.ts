@@ -12,8 +12,8 @@ import {
   TaskErredMsg,
   TaskFinishedMsg,
 } from "../../worker/state/instructions.ts";
-import type { TaskStateState } from "../../worker/state/taskState.ts";
-import { DaskDictError, type Dict, FieldReader, isDict } from "./fields.ts";
+import { TASK_STATES, type TaskStateState } from "../../worker/state/taskState.ts";
+import { DaskDictError, type Dict, FieldReader, isDict, showValue } from "./fields.ts";
 
 /** Python's `sorted()` of strings: by code point. */
 export function sortedStrings(xs: Iterable<string>): string[] {
@@ -84,9 +84,12 @@ export function instructionToDict(inst: Instruction): Dict {
 /** An instruction from its recorded dict (the inverse of {@link instructionToDict}). */
 export function instructionFromDict(d: unknown): Instruction {
   if (!isDict(d))
-    throw new DaskDictError(`instruction: expected an object, got ${JSON.stringify(d)}`);
+    throw new DaskDictError(`instruction: expected an object, got ${showValue(d, 80)}`);
   const cls = d.cls;
-  const r = new FieldReader(d, String(cls));
+  if (typeof cls !== "string") {
+    throw new DaskDictError(`instruction: "cls" must be a string, got ${showValue(cls)}`);
+  }
+  const r = new FieldReader(d, cls);
   const sid = () => r.str("stimulus_id");
   switch (cls) {
     case "GatherDep":
@@ -135,12 +138,17 @@ export function instructionFromDict(d: unknown): Instruction {
     case "RequestRefreshWhoHasMsg":
       return new RequestRefreshWhoHasMsg(r.strList("keys"), sid());
     case "StealResponseMsg":
-      return new StealResponseMsg(
-        r.str("key"),
-        r.strOrNull("state") as TaskStateState | null,
-        sid(),
-      );
+      return new StealResponseMsg(r.str("key"), taskStateOrNull(r, "state"), sid());
     default:
       throw new DaskDictError(`instruction: unknown class ${JSON.stringify(cls)}`);
   }
+}
+
+/** A task state or null; anything else is refused, naming the field. */
+function taskStateOrNull(r: FieldReader, field: string): TaskStateState | null {
+  const v = r.strOrNull(field);
+  if (v !== null && !(TASK_STATES as readonly string[]).includes(v)) {
+    r.fail(field, `a task state (${TASK_STATES.join(", ")}) or null`, v);
+  }
+  return v as TaskStateState | null;
 }
