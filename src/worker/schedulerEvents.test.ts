@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MalformedMessageError, schedulerMessageToEvent } from "./schedulerEvents.ts";
 import { ComputeTaskEvent } from "./state/events.ts";
@@ -66,7 +67,7 @@ describe("schedulerMessageToEvent", () => {
     ).toThrow("whoHas keys must be strings");
     expect(() =>
       schedulerMessageToEvent({ ...compute, whoHas, nbytes: new Map([["a", "big"]]) }),
-    ).toThrow('nbytes["a"] must be a number');
+    ).toThrow('nbytes["a"] must be an integer from 0 to 2^53 - 1, got "big"');
   });
 
   it.each([
@@ -111,8 +112,94 @@ describe("schedulerMessageToEvent", () => {
     [{ ...compute, runSpec: "inc" }, "runSpec must be an object or null"],
     [{ ...compute, stimulusId: 3 }, "stimulusId must be a string, got number"],
     [{ op: "steal-request", stimulusId: "s" }, "key must be a string, got undefined"],
+    // Sizes are added to and subtracted from the transfer totals, which must come back exactly.
+    [{ ...compute, nbytes: { a: 1.5 } }, 'nbytes["a"] must be an integer from 0 to 2^53 - 1'],
+    [{ ...compute, nbytes: { a: -1 } }, 'nbytes["a"] must be an integer from 0 to 2^53 - 1'],
+    [{ ...compute, nbytes: { a: 2 ** 60 } }, 'nbytes["a"] must be an integer from 0 to 2^53'],
+    [{ ...compute, resourceRestrictions: { GPU: -1 } }, "must be a finite number ≥ 0, got -1"],
   ])("rejects %j", (msg, why) => {
     expect(() => schedulerMessageToEvent(msg)).toThrow(MalformedMessageError);
     expect(() => schedulerMessageToEvent(msg)).toThrow(why);
+  });
+});
+
+describe("schedulerMessageToEvent on edited messages", () => {
+  const samples: unknown[] = [
+    compute,
+    { op: "free-keys", keys: ["a"], stimulusId: "s" },
+    { op: "remove-replicas", keys: ["a"], stimulusId: "s" },
+    { op: "acquire-replicas", whoHas: { a: ["w"] }, nbytes: { a: 1 }, stimulusId: "s" },
+    { op: "refresh-who-has", whoHas: { a: ["w"] }, stimulusId: "s" },
+    { op: "steal-request", key: "a", stimulusId: "s" },
+    { op: "remove-worker", worker: "w", stimulusId: "s" },
+    { op: "pause", stimulusId: "s" },
+  ];
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  /** What msgpack (with weft's extensions) can carry, and more. */
+  const anyValue = fc.oneof(
+    fc.anything(),
+    fc.bigInt(),
+    fc.double(),
+    fc.constantFrom<unknown>(
+      null,
+      undefined,
+      cyclic,
+      Object.create(null),
+      Symbol("s"),
+      new Map([["a", 1n]]),
+      new Map([[1, "w"]]),
+    ),
+  );
+  const pathsOf = (v: unknown, prefix: string[] = [], out: string[][] = []): string[][] => {
+    if (typeof v === "object" && v !== null && prefix.length < 3) {
+      for (const k of Object.keys(v)) {
+        out.push([...prefix, k]);
+        pathsOf((v as Record<string, unknown>)[k], [...prefix, k], out);
+      }
+    }
+    return out;
+  };
+  const edited = (d: unknown, path: string[], value: unknown, remove: boolean): unknown => {
+    if (typeof d !== "object" || d === null) return d;
+    const copy = (Array.isArray(d) ? [...d] : { ...d }) as Record<string, unknown>;
+    const [k, ...rest] = path;
+    if (rest.length > 0) copy[k] = edited(copy[k], rest, value, remove);
+    else if (remove) delete copy[k];
+    else copy[k] = value;
+    return copy;
+  };
+
+  it("shows values JSON cannot hold in its errors", () => {
+    expect(() => schedulerMessageToEvent({ ...compute, runId: 1n })).toThrow(
+      'runId must be an integer, got "1n"',
+    );
+    expect(() => schedulerMessageToEvent({ ...compute, nbytes: new Map([["a", 1n]]) })).toThrow(
+      'nbytes["a"] must be an integer from 0 to 2^53 - 1, got "1n"',
+    );
+    expect(() => schedulerMessageToEvent({ op: 7n })).toThrow(MalformedMessageError);
+  });
+
+  it("gives an event or a MalformedMessageError, never another error", () => {
+    fc.assert(
+      fc.property(
+        fc.nat(),
+        fc.array(fc.tuple(fc.nat(), anyValue, fc.boolean()), { minLength: 1, maxLength: 3 }),
+        (i, edits) => {
+          let msg = samples[i % samples.length];
+          for (const [j, value, remove] of edits) {
+            const paths = pathsOf(msg);
+            if (paths.length === 0) break;
+            msg = edited(msg, paths[j % paths.length], value, remove);
+          }
+          try {
+            schedulerMessageToEvent(msg);
+          } catch (err) {
+            if (!(err instanceof MalformedMessageError)) throw err;
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -6,6 +6,7 @@
  */
 
 import type { SchedulerToWorkerOp } from "../protocol/messagesWorker.ts";
+import { showValue } from "../util/showValue.ts";
 import {
   AcquireReplicasEvent,
   ComputeTaskEvent,
@@ -42,14 +43,14 @@ function str(m: Rec, op: string, field: string): string {
 
 function int(m: Rec, op: string, field: string): number {
   const v = m[field];
-  if (!Number.isSafeInteger(v)) fail(op, `${field} must be an integer, got ${JSON.stringify(v)}`);
+  if (!Number.isSafeInteger(v)) fail(op, `${field} must be an integer, got ${showValue(v)}`);
   return v as number;
 }
 
 function num(m: Rec, op: string, field: string, dflt?: number): number {
   const v = m[field] ?? dflt;
   if (typeof v !== "number" || Number.isNaN(v))
-    fail(op, `${field} must be a number, got ${JSON.stringify(v)}`);
+    fail(op, `${field} must be a number, got ${showValue(v)}`);
   return v;
 }
 
@@ -80,14 +81,16 @@ function mapOf<V>(
     // Checked and taken as it is: the sender does not touch a message once sent.
     for (const [k, x] of v as Map<unknown, unknown>) {
       if (typeof k !== "string") fail(op, `${field} keys must be strings`);
-      if (!check(x)) fail(op, `${field}[${JSON.stringify(k)}] must be ${what}`);
+      if (!check(x))
+        fail(op, `${field}[${showValue(k, 200)}] must be ${what}, got ${showValue(x)}`);
     }
     return v.size === 0 ? (EMPTY_MAP as ReadonlyMap<string, V>) : (v as ReadonlyMap<string, V>);
   } else if (isRecord(v)) {
     for (const k in v) {
       if (!Object.hasOwn(v, k)) continue;
       const x = v[k];
-      if (!check(x)) fail(op, `${field}[${JSON.stringify(k)}] must be ${what}`);
+      if (!check(x))
+        fail(op, `${field}[${showValue(k, 200)}] must be ${what}, got ${showValue(x)}`);
       (out ??= new Map()).set(k, x);
     }
   } else {
@@ -98,7 +101,14 @@ function mapOf<V>(
 
 const isStrArray = (x: unknown): x is string[] =>
   Array.isArray(x) && x.every((s) => typeof s === "string");
-const isNumber = (x: unknown): x is number => typeof x === "number" && !Number.isNaN(x);
+/**
+ * A size in bytes: a whole number below 2^53, so that the transfer totals it is added to
+ * and later subtracted from return exactly to where they were.
+ */
+const isByteCount = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
+/** A resource amount: finite and not negative, as the scheduler checks a worker's resources. */
+const isResourceAmount = (x: unknown): x is number =>
+  typeof x === "number" && Number.isFinite(x) && x >= 0;
 
 /** True if a string occurs twice in `xs` (without a `Set` for the usual one or two holders). */
 function hasDuplicate(xs: readonly string[]): boolean {
@@ -115,14 +125,14 @@ function whoHasAndNbytes(
   op: string,
 ): [ReadonlyMap<string, string[]>, ReadonlyMap<string, number>] {
   const whoHas = mapOf(m, op, "whoHas", isStrArray, "an array of worker addresses");
-  const nbytes = mapOf(m, op, "nbytes", isNumber, "a number");
+  const nbytes = mapOf(m, op, "nbytes", isByteCount, "an integer from 0 to 2^53 - 1");
   for (const [k, workers] of whoHas) {
-    if (!nbytes.has(k)) fail(op, `nbytes has no entry for ${JSON.stringify(k)}`);
-    if (workers.length === 0) fail(op, `whoHas[${JSON.stringify(k)}] lists no worker`);
-    if (hasDuplicate(workers)) fail(op, `whoHas[${JSON.stringify(k)}] lists a worker twice`);
+    if (!nbytes.has(k)) fail(op, `nbytes has no entry for ${showValue(k, 200)}`);
+    if (workers.length === 0) fail(op, `whoHas[${showValue(k, 200)}] lists no worker`);
+    if (hasDuplicate(workers)) fail(op, `whoHas[${showValue(k, 200)}] lists a worker twice`);
   }
   for (const k of nbytes.keys()) {
-    if (!whoHas.has(k)) fail(op, `whoHas has no entry for ${JSON.stringify(k)}`);
+    if (!whoHas.has(k)) fail(op, `whoHas has no entry for ${showValue(k, 200)}`);
   }
   return [whoHas, nbytes];
 }
@@ -131,7 +141,7 @@ function computeTask(m: Rec): ComputeTaskEvent {
   const op = "compute-task";
   const key = str(m, op, "key");
   const [whoHas, nbytes] = whoHasAndNbytes(m, op);
-  if (whoHas.has(key)) fail(op, `task ${JSON.stringify(key)} depends on itself`);
+  if (whoHas.has(key)) fail(op, `task ${showValue(key, 200)} depends on itself`);
   const priority = m.priority;
   if (
     !Array.isArray(priority) ||
@@ -156,7 +166,14 @@ function computeTask(m: Rec): ComputeTaskEvent {
     priority: priority as number[],
     duration: num(m, op, "duration", 0.5),
     runSpec,
-    resourceRestrictions: mapOf(m, op, "resourceRestrictions", isNumber, "a number", EMPTY_RECORD),
+    resourceRestrictions: mapOf(
+      m,
+      op,
+      "resourceRestrictions",
+      isResourceAmount,
+      "a finite number ≥ 0",
+      EMPTY_RECORD,
+    ),
     actor,
     annotations,
     spanId,
@@ -211,6 +228,6 @@ export function schedulerMessageToEvent(msg: unknown): StateMachineEvent {
     case "unpause":
       return new UnpauseEvent({ stimulusId: str(msg, op, "stimulusId") });
     default:
-      throw new MalformedMessageError(`unknown scheduler op ${JSON.stringify(op)}`);
+      throw new MalformedMessageError(`unknown scheduler op ${showValue(op)}`);
   }
 }

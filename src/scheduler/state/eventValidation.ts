@@ -128,9 +128,11 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
     case "task-finished":
       checkString(ev, m, "key");
       checkRunId(ev, m);
-      // Finite: an infinite size would make its holders' totals NaN once it is freed.
-      if (msg.nbytes !== null && !(Number.isFinite(msg.nbytes) && msg.nbytes >= 0)) {
-        fail(ev, "nbytes must be a finite number ≥ 0 or null");
+      // A whole number of bytes below 2^53: the holders' totals add and subtract sizes,
+      // which is exact for such integers. 1e300 (or 1.5) bytes would leave a total that
+      // no longer returns to zero when the data is freed.
+      if (msg.nbytes !== null && !(Number.isSafeInteger(msg.nbytes) && msg.nbytes >= 0)) {
+        fail(ev, `nbytes must be an integer from 0 to 2^53 - 1 or null, got ${String(msg.nbytes)}`);
       }
       if (typeof msg.typename !== "string") fail(ev, "typename must be a string");
       if (msg.startstops !== undefined) {

@@ -59,8 +59,19 @@ describe("malformed stimuli", () => {
           stimulusId: "s",
         },
       },
-      /nbytes must be a finite number/,
+      /nbytes must be an integer from 0 to 2\^53 - 1 or null, got Infinity/,
     ],
+    ...[1.5, 1e300, -1].map((nbytes): [string, unknown, RegExp] => [
+      `result size ${nbytes}`,
+      {
+        kind: "worker-message",
+        worker: "w1",
+        msg: { op: "task-finished", key: "a", runId: 1, nbytes, typename: "x", stimulusId: "s" },
+      },
+      new RegExp(
+        `nbytes must be an integer from 0 to 2\\^53 - 1 or null, got ${String(nbytes).replace("+", "\\+")}`,
+      ),
+    ]),
     [
       "steal-response with an unknown state",
       {
