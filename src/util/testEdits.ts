@@ -1,0 +1,70 @@
+/**
+ * Random edits of valid inputs, for property tests of decoders: every field (or nested
+ * element, a few levels down) of a sample may be set to an odd value or deleted. A
+ * decoder given the result must return a value or throw its own error, never a
+ * TypeError from deep inside or from building its message.
+ */
+
+import fc from "fast-check";
+
+/** Every path to a field or nested element of `v`, up to `depth` levels down. */
+export function pathsOf(v: unknown, depth = 3, prefix: string[] = [], out: string[][] = []) {
+  if (typeof v === "object" && v !== null && prefix.length < depth) {
+    for (const k of Object.keys(v)) {
+      out.push([...prefix, k]);
+      pathsOf((v as Record<string, unknown>)[k], depth, [...prefix, k], out);
+    }
+  }
+  return out;
+}
+
+/** `d` with the field at `path` set to `value`, or deleted; copied along the path only. */
+export function edited(d: unknown, path: readonly string[], value: unknown, remove: boolean) {
+  if (typeof d !== "object" || d === null) return d;
+  const copy = (Array.isArray(d) ? [...d] : { ...d }) as Record<string, unknown>;
+  const [k, ...rest] = path;
+  if (rest.length > 0) copy[k] = edited(copy[k], rest, value, remove);
+  else if (remove) delete copy[k];
+  else copy[k] = value;
+  return copy;
+}
+
+const cyclic: Record<string, unknown> = {};
+cyclic.self = cyclic;
+
+/** Values of every kind JSON and msgpack (with weft's extensions) can and cannot carry. */
+export const oddValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.anything(),
+  fc.bigInt(),
+  fc.double(),
+  fc.constantFrom<unknown>(
+    null,
+    undefined,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    cyclic,
+    Object.create(null),
+    Symbol("s"),
+    () => 1,
+    new Map([["a", 1n]]),
+    new Map([[1, "w"]]),
+  ),
+);
+
+/** One of `samples` with one to three random edits. */
+export function editedSample(samples: readonly unknown[]): fc.Arbitrary<unknown> {
+  return fc
+    .tuple(
+      fc.nat(),
+      fc.array(fc.tuple(fc.nat(), oddValue, fc.boolean()), { minLength: 1, maxLength: 3 }),
+    )
+    .map(([i, edits]) => {
+      let d = samples[i % samples.length];
+      for (const [j, value, remove] of edits) {
+        const paths = pathsOf(d);
+        if (paths.length === 0) break;
+        d = edited(d, paths[j % paths.length], value, remove);
+      }
+      return d;
+    });
+}
