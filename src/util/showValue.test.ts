@@ -7,6 +7,12 @@ describe("showValue", () => {
     expect(showValue({ a: [1, null] })).toBe('{"a":[1,null]}');
   });
 
+  it("shows numbers JSON would print as null", () => {
+    expect(showValue(Number.NaN)).toBe("NaN");
+    expect(showValue(Number.NEGATIVE_INFINITY)).toBe("-Infinity");
+    expect(showValue([1, Number.POSITIVE_INFINITY])).toBe('[1,"Infinity"]');
+  });
+
   it("shows what JSON cannot hold without throwing", () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;

@@ -5,6 +5,7 @@
  * tasks are checked later (a bad graph is answered to the client, not thrown).
  */
 
+import { showValue } from "../../util/showValue.ts";
 import { TASK_STATES } from "../../worker/state/taskState.ts";
 import { InvalidStimulus } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
@@ -17,7 +18,7 @@ function fail(ev: unknown, what: string): never {
   const name =
     typeof e?.kind === "string"
       ? e.kind === "worker-message" || e.kind === "client-message"
-        ? `${e.kind} ${String(e.msg?.op)}`
+        ? `${e.kind} ${typeof e.msg?.op === "string" ? e.msg.op : showValue(e.msg?.op)}`
         : e.kind
       : "stimulus";
   throw new InvalidStimulus(`invalid ${name}: ${what}`);
@@ -43,7 +44,7 @@ export function resourcesProblem(v: unknown): string | null {
   if (!isObject(v)) return "must be an object {name: amount}";
   for (const [name, amount] of Object.entries(v)) {
     if (typeof amount !== "number" || !Number.isFinite(amount) || amount < 0) {
-      return `resource '${name}' must be a finite number ≥ 0, got ${String(amount)}`;
+      return `resource '${name}' must be a finite number ≥ 0, got ${showValue(amount)}`;
     }
   }
   return null;
@@ -99,7 +100,7 @@ export function validateEventShape(ev: SchedulerEvent): void {
       validateClientMessage(ev);
       return;
     default:
-      fail(ev, `unknown kind ${JSON.stringify((ev as { kind?: unknown }).kind)}`);
+      fail(ev, `unknown kind ${showValue((ev as { kind?: unknown }).kind)}`);
   }
 }
 
@@ -112,7 +113,7 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       checkString(ev, m, "address");
       if (msg.address !== ev.worker) fail(ev, `address ${msg.address} ≠ sender ${ev.worker}`);
       if (!Number.isInteger(msg.nthreads) || msg.nthreads < 1) {
-        fail(ev, `nthreads must be a positive integer, got ${String(msg.nthreads)}`);
+        fail(ev, `nthreads must be a positive integer, got ${showValue(msg.nthreads)}`);
       }
       const problem = resourcesProblem(msg.resources);
       if (problem !== null) fail(ev, `resources ${problem}`);
@@ -122,7 +123,7 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       return;
     case "worker-status-change":
       if (msg.status !== "running" && msg.status !== "paused") {
-        fail(ev, `status must be "running" or "paused", got ${String(msg.status)}`);
+        fail(ev, `status must be "running" or "paused", got ${showValue(msg.status)}`);
       }
       return;
     case "task-finished":
@@ -132,7 +133,10 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       // which is exact for such integers. 1e300 (or 1.5) bytes would leave a total that
       // no longer returns to zero when the data is freed.
       if (msg.nbytes !== null && !(Number.isSafeInteger(msg.nbytes) && msg.nbytes >= 0)) {
-        fail(ev, `nbytes must be an integer from 0 to 2^53 - 1 or null, got ${String(msg.nbytes)}`);
+        fail(
+          ev,
+          `nbytes must be an integer from 0 to 2^53 - 1 or null, got ${showValue(msg.nbytes)}`,
+        );
       }
       if (typeof msg.typename !== "string") fail(ev, "typename must be a string");
       if (msg.startstops !== undefined) {
@@ -182,11 +186,11 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
     case "steal-response":
       checkString(ev, m, "key");
       if (msg.state !== null && !WORKER_TASK_STATES.has(msg.state)) {
-        fail(ev, `state must be a worker task state or null, got ${JSON.stringify(msg.state)}`);
+        fail(ev, `state must be a worker task state or null, got ${showValue(msg.state)}`);
       }
       return;
     default:
-      fail(ev, `unknown op ${JSON.stringify((msg as { op?: unknown }).op)}`);
+      fail(ev, `unknown op ${showValue((msg as { op?: unknown }).op)}`);
   }
 }
 
@@ -220,6 +224,6 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
     case "close-client":
       return;
     default:
-      fail(ev, `unknown op ${JSON.stringify((msg as { op?: unknown }).op)}`);
+      fail(ev, `unknown op ${showValue((msg as { op?: unknown }).op)}`);
   }
 }

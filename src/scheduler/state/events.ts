@@ -6,6 +6,7 @@
 
 import type { ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
 import type { WorkerToSchedulerMessage } from "../../protocol/messagesWorker.ts";
+import { showValue } from "../../util/showValue.ts";
 
 /** A message from the worker at `worker` (for `register-worker`, the address it registers). */
 export interface WorkerMessageEvent {
@@ -61,7 +62,7 @@ export type SchedulerEventKind = SchedulerEvent["kind"];
  * a case left out makes the call site fail to type-check.
  */
 export function unreachable(value: never, what: string): never {
-  throw new TypeError(`unexpected ${what}: ${JSON.stringify(value)}`);
+  throw new TypeError(`unexpected ${what}: ${showValue(value)}`);
 }
 
 /** The stimulus id an event carries (in its message, for wrapped messages). */

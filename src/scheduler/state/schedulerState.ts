@@ -5,6 +5,7 @@ import type {
 } from "../../protocol/messages.ts";
 import { HeapSet } from "../../util/heapSet.ts";
 import { keySplit } from "../../util/keySplit.ts";
+import { showValue } from "../../util/showValue.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
 import {
@@ -196,7 +197,15 @@ export class SchedulerState {
     let registering: Set<string> | null = null;
     let removed = null as Set<string> | null;
     for (const ev of events) {
-      validateEventShape(ev);
+      try {
+        validateEventShape(ev);
+      } catch (err) {
+        // Reading a hostile message may throw on its own (a getter, a Proxy): that is a
+        // malformed message too, not a failure of the machine, which would stop the scheduler.
+        if (err instanceof InvalidStimulus) throw err;
+        const why = err instanceof Error ? err.message : showValue(err);
+        throw new InvalidStimulus(`invalid stimulus: ${why}`, { cause: err });
+      }
       if (ev.kind === "remove-worker") {
         registering?.delete(ev.worker);
         (removed ??= new Set()).add(ev.worker);

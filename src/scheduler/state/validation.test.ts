@@ -1,5 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { AssertionError } from "../../util/pyErrors.ts";
+import { editedSample } from "../../util/testEdits.ts";
 import { InvalidStimulus, InvalidTaskState, TransitionCounterMaxExceeded } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { SchedulerState } from "./schedulerState.ts";
@@ -90,6 +92,58 @@ describe("malformed stimuli", () => {
       },
       /address w1 ≠ sender w9/,
     ],
+    [
+      "an op JSON cannot show",
+      { kind: "worker-message", worker: "w1", msg: { op: 1n, stimulusId: "s" } },
+      /invalid worker-message "1n": unknown op "1n"/,
+    ],
+    [
+      "a client op without a prototype",
+      {
+        kind: "client-message",
+        msg: { op: Object.create(null), clientId: "c", stimulusId: "s" },
+      },
+      /invalid client-message \{\}: unknown op \{\}/,
+    ],
+    [
+      "steal-response with a BigInt state",
+      {
+        kind: "worker-message",
+        worker: "w1",
+        msg: { op: "steal-response", key: "a", state: 2n, stimulusId: "s" },
+      },
+      /state must be a worker task state or null, got "2n"/,
+    ],
+    [
+      "nthreads without a prototype",
+      {
+        kind: "worker-message",
+        worker: "w2",
+        msg: {
+          op: "register-worker",
+          address: "w2",
+          nthreads: Object.create(null),
+          resources: {},
+          stimulusId: "s",
+        },
+      },
+      /nthreads must be a positive integer, got \{\}/,
+    ],
+    [
+      "a field that throws when read",
+      {
+        kind: "worker-message",
+        worker: "w1",
+        msg: {
+          op: "task-finished",
+          get key(): string {
+            throw new Error("no key here");
+          },
+          stimulusId: "s",
+        },
+      },
+      /invalid stimulus: no key here/,
+    ],
   ];
   for (const [name, ev, message] of cases) {
     test(`${name}: InvalidStimulus, state unchanged`, () => {
@@ -101,6 +155,53 @@ describe("malformed stimuli", () => {
       s.validateState();
     });
   }
+});
+
+describe("edited stimuli", () => {
+  /** A running scheduler: `a` computing on w1, `b` waiting for it, w2 idle. */
+  function busy(): SchedulerState {
+    const s = running();
+    s.handleStimulus(t.registerWorker("w2"));
+    return s;
+  }
+  const runIdOfA = (s: SchedulerState): number => s.tasks.get("a")?.runId ?? 0;
+  const samples = (s: SchedulerState): SchedulerEvent[] => [
+    t.updateGraph("c2", { x: t.task(), y: t.task(["x"], { priority: 1, retries: 1 }) }, ["y"]),
+    t.taskFinished("w1", "a", runIdOfA(s)),
+    t.taskErred("w1", "a", runIdOfA(s)),
+    t.stealResponse("w1", "a", "executing"),
+    t.stealRequest("a", "w1", "w2"),
+    t.registerWorker("w3", 2, { GPU: 1 }),
+    t.removeWorker("w1"),
+    t.releaseKeys("c", ["b"]),
+    t.cancelKeys("c", ["b"], true),
+    t.fromClient({ op: "client-desires-keys", clientId: "c", keys: ["a"] }),
+    t.fromWorker("w1", { op: "add-keys", keys: ["a"] }),
+    t.fromWorker("w1", { op: "long-running", key: "a", computeDuration: 0.5, runId: 1 }),
+    t.fromWorker("w1", { op: "reschedule", key: "a" }),
+    t.fromWorker("w1", { op: "release-worker-data", key: "a" }),
+    t.fromWorker("w1", { op: "worker-status-change", status: "paused" }),
+    t.fromWorker("w1", { op: "request-refresh-who-has", keys: ["a"] }),
+  ];
+
+  test("are refused with InvalidStimulus before any change, or handled; nothing else", () => {
+    const template = samples(busy());
+    fc.assert(
+      fc.property(editedSample(template, 4), (ev) => {
+        const s = busy();
+        const before = s.transitionCounter;
+        try {
+          s.handleStimulus(ev as SchedulerEvent);
+        } catch (err) {
+          // Anything but InvalidStimulus stops a scheduler (stimulusRunner.ts).
+          if (!(err instanceof InvalidStimulus)) throw err;
+          expect(s.transitionCounter).toBe(before);
+        }
+        s.validateState();
+      }),
+      { numRuns: 3000 },
+    );
+  });
 });
 
 describe("batches", () => {
