@@ -110,5 +110,9 @@ describe("parseGetDataResponse", () => {
       /data is not a map/,
     );
     expect(() => parseGetDataResponse({ status: "nope" }, wanted, "p")).toThrow(/status "nope"/);
+    // The peer's answer is shown whatever it holds (msgpack carries BigInts).
+    expect(() => parseGetDataResponse({ status: 7n }, wanted, "p")).toThrow(
+      'unexpected get_data answer from p: status "7n"',
+    );
   });
 });

@@ -9,6 +9,7 @@
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { getAddressHost } from "../util/address.ts";
+import { showValue } from "../util/showValue.ts";
 import type { WorkerState } from "./state/workerState.ts";
 
 /** The answer to `get_data` (on the wire, values other than scalars are {@link ClonedValue}s). */
@@ -110,9 +111,7 @@ export function parseGetDataResponse(
   const { status, data } = response as { status?: unknown; data?: unknown };
   if (status === "busy") return { status: "busy" };
   if (status !== "OK")
-    throw new TypeError(
-      `unexpected get_data answer from ${peer}: status ${JSON.stringify(status)}`,
-    );
+    throw new TypeError(`unexpected get_data answer from ${peer}: status ${showValue(status)}`);
   const entries: Iterable<[unknown, unknown]> | null =
     data instanceof Map
       ? data.entries()
