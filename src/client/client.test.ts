@@ -196,6 +196,8 @@ describe("Client", () => {
     expect(await client.get(graph, { keys: ["c", "a"] })).toEqual({ c: 7, a: 2 });
     expect(() => client.compute(graph, { keys: ["c"] })).toThrow(/literal/);
     expect(() => client.compute(graph, { keys: ["nope"] })).toThrow(/no key "nope"/);
+    // A key of another type is named, not lost in a TypeError from formatting it.
+    expect(() => client.compute(graph, { keys: [7n as never] })).toThrow(/no key "7n"/);
     // By default get() returns the literals no task uses too, in graph order.
     expect(Object.entries(await client.get(graph))).toEqual([
       ["b", 4],
@@ -338,6 +340,9 @@ describe("Client", () => {
     expect(() => client.submitWith({ key: lone }, "identity", 1)).toThrow(bad);
     expect(() => client.submitWith({ key: 5 as never }, "identity", 1)).toThrow(
       /key must be a non-empty string/,
+    );
+    expect(() => client.submitWith({ key: 5n as never }, "identity", 1)).toThrow(
+      'key must be a non-empty string, got "5n"',
     );
     expect(() => client.compute({ [lone]: ["inc", 1] })).toThrow(/graph key/);
     expect(() => client.compute({ a: ["identity", "b"], b: { deep: [lone] } })).toThrow(

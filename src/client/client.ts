@@ -26,6 +26,7 @@ import type {
 } from "../protocol/messagesSession.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { weftLogger } from "../util/logger.ts";
+import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
@@ -420,11 +421,11 @@ export class Client implements FutureHost, GatherHost {
     for (const key of keys) {
       if (built.literals.has(key)) {
         throw new TypeError(
-          `compute: ${JSON.stringify(key)} is a literal in the graph, not a task`,
+          `compute: ${showValue(key, 200)} is a literal in the graph, not a task`,
         );
       }
       if (!built.tasks.has(key)) {
-        throw new TypeError(`compute: the graph has no key ${JSON.stringify(key)}`);
+        throw new TypeError(`compute: the graph has no key ${showValue(key, 200)}`);
       }
     }
     const futures = this.submitTasks(built.tasks, keys);
@@ -952,7 +953,7 @@ function checkSubmitOptions(options: SubmitOptions): void {
   const key: unknown = options.key;
   if (key !== undefined) {
     if (typeof key !== "string" || key === "") {
-      throw new TypeError(`key must be a non-empty string, got ${JSON.stringify(key)}`);
+      throw new TypeError(`key must be a non-empty string, got ${showValue(key)}`);
     }
     const problem = keyProblem(key);
     if (problem !== null) throw new TypeError(`key ${JSON.stringify(key)} ${problem}`);

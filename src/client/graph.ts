@@ -22,6 +22,7 @@ import type { GraphTask } from "../protocol/messagesClient.ts";
 import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { resourcesProblem } from "../scheduler/state/eventValidation.ts";
+import { showValue } from "../util/showValue.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
 import {
@@ -343,7 +344,7 @@ export function tasksToRun(graph: Graph, keys?: readonly string[]): GraphTask[] 
   }
   for (const key of keys) {
     if (!built.tasks.has(key) && !built.literals.has(key)) {
-      throw new TypeError(`compute: the graph has no key ${JSON.stringify(key)}`);
+      throw new TypeError(`compute: the graph has no key ${showValue(key, 200)}`);
     }
   }
   const needed = neededTasks(built.tasks, keys);

@@ -1,6 +1,7 @@
 /** `connect` and `listen` for any address: the scheme picks the transport. */
 
 import { splitScheme } from "../util/address.ts";
+import { showValue } from "../util/showValue.ts";
 import type { Comm, ConnectionHandler, ConnectOptions, Listener, ListenOptions } from "./comm.ts";
 import { connectInproc, listenInproc } from "./inproc.ts";
 import { connectTcp, listenTcp } from "./tcp.ts";
@@ -10,7 +11,7 @@ export const SCHEMES = ["inproc", "tcp"] as const;
 
 function scheme(address: string): string {
   if (typeof address !== "string" || address === "") {
-    throw new TypeError(`expected an address string, got ${JSON.stringify(address)}`);
+    throw new TypeError(`expected an address string, got ${showValue(address)}`);
   }
   const s = splitScheme(address).scheme;
   if (s !== "inproc" && s !== "tcp") {

@@ -318,6 +318,9 @@ describe("tcp transport", () => {
     await expect(async () => connect("udp://1.2.3.4:5")).rejects.toThrow(
       /unknown address scheme "udp"/,
     );
+    await expect(async () => connect(4000n as never)).rejects.toThrow(
+      'expected an address string, got "4000n"',
+    );
     await expect(listen("tcp://127.0.0.1:0", () => {}, { maxFrameBytes: 0 })).rejects.toThrow(
       RangeError,
     );
