@@ -21,6 +21,9 @@ describe("task registry", () => {
     defineTask("registry-test-dup", () => 1);
     expect(() => defineTask("registry-test-dup", () => 2)).toThrow(/already defined/);
     expect(() => defineTask("", () => 1)).toThrow(/non-empty string/);
+    expect(() => defineTask(1n as never, () => 1)).toThrow(
+      'defineTask: the name must be a non-empty string, got "1n"',
+    );
     expect(() => defineTask("registry-test-nofn", 3 as unknown as () => unknown)).toThrow(
       /expected a function/,
     );

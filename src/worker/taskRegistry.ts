@@ -11,6 +11,8 @@
  * A task's `TaskSpec` names the function (`{fn: "inc", args: [1]}`).
  */
 
+import { showValue } from "../util/showValue.ts";
+
 /**
  * A function a task can run: any parameters, any (or a promised) result.
  * (`never[]` parameters accept every function type without `any`.)
@@ -47,9 +49,7 @@ const registry: Map<string, TaskDefinition> = ((globalThis as Record<symbol, unk
  */
 export function defineTask<F extends TaskFunction>(name: string, fn: F): TaskDefinition<F> {
   if (typeof name !== "string" || name.length === 0) {
-    throw new TypeError(
-      `defineTask: the name must be a non-empty string, got ${JSON.stringify(name)}`,
-    );
+    throw new TypeError(`defineTask: the name must be a non-empty string, got ${showValue(name)}`);
   }
   if (typeof fn !== "function") {
     throw new TypeError(
