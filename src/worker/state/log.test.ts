@@ -1,6 +1,7 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
+import { TASK_STATES } from "./taskState.ts";
 
 describe("TransitionLog", () => {
   it("keeps records of every width, oldest first, as tuples", () => {
@@ -20,6 +21,54 @@ describe("TransitionLog", () => {
     expect(all[4]).toEqual(["free-keys", ["k"], "s2", 5]);
     expect(log.at(-1)).toEqual(["free-keys", ["k"], "s2", 5]);
     expect(log.at(99)).toBeUndefined();
+  });
+
+  it("keeps every state of a transition, packed as numbers, and its recommendations", () => {
+    const log = new TransitionLog(100);
+    for (const a of TASK_STATES) {
+      for (const b of TASK_STATES) {
+        log.addTransition1(`k-${a}`, a, b, a, `r-${b}`, b, "s", 1);
+        log.addTransition(`k-${b}`, b, a, b, NO_RECS, "s", 2);
+      }
+    }
+    const records = log.toArray();
+    expect(records).toHaveLength(100);
+    // The last 50 of the 450 records: the last pairs of (a, b) in order.
+    const pairs = TASK_STATES.flatMap((a) => TASK_STATES.map((b) => [a, b])).slice(-50);
+    records.forEach((r, i) => {
+      const [a, b] = pairs[i >> 1];
+      if (i % 2 === 0) {
+        expect(r.slice(0, 4)).toEqual([`k-${a}`, a, b, a]);
+        expect((r[4] as LoggedRecs).toMap()).toEqual(new Map([[`r-${b}`, b]]));
+      } else {
+        expect(r).toEqual([`k-${b}`, b, a, b, NO_RECS, "s", 2]);
+      }
+    });
+  });
+
+  it("keeps records of five to seven fields whole, next to records of four slots", () => {
+    const log = new TransitionLog(3);
+    log.add5("a", "compute-task", "released", "s1", 1);
+    log.add4("b", "missing-dep", "s2", 2);
+    log.add5("c", "ensure-task-exists", "fetch", "s3", 3);
+    expect(log.toArray()).toEqual([
+      ["a", "compute-task", "released", "s1", 1],
+      ["b", "missing-dep", "s2", 2],
+      ["c", "ensure-task-exists", "fetch", "s3", 3],
+    ]);
+    const entry = ["x", "y", "z", 1, 2, 3, "t"];
+    log.push(entry);
+    log.add7("k", "released", "waiting", "waiting", NO_RECS, "s", 4);
+    log.push(["k", "s"]);
+    entry[0] = "changed";
+    expect(log.toArray()).toEqual([
+      ["x", "y", "z", 1, 2, 3, "t"],
+      ["k", "released", "waiting", "waiting", NO_RECS, "s", 4],
+      ["k", "s"],
+    ]);
+    // A record read is a copy: changing it changes nothing in the log.
+    (log.at(0) as unknown[])[0] = "again";
+    expect(log.at(0)?.[0]).toBe("x");
   });
 
   it("keeps fractional times exactly (they live in a Float64Array column)", () => {

@@ -4,7 +4,7 @@ import {
   RING_CHUNK_MASK,
   TimedFlatRing,
 } from "../../util/flatRing.ts";
-import type { TaskStateState } from "./taskState.ts";
+import { stateIndex, TASK_STATES, type TaskStateState } from "./taskState.ts";
 
 /**
  * One record of the transition log, a tuple as in the seed. Shapes:
@@ -91,24 +91,60 @@ function mentions(msg: LogEntry, keys: ReadonlySet<string>): boolean {
   return false;
 }
 
-/** Seven fields, and an eighth slot for the state of a single logged recommendation. */
-const WIDTH = 8;
+/** Pointer slots a record: a transition's key, recommendation(s) and stimulus id fit. */
+const WIDTH = 4;
+/** The most fields a record given as a tuple (or to `add7`) may have. */
 const RECORD_FIELDS = 7;
-/** Width marking a transition record whose recommendation is stored inline. */
+
+/*
+ * A record's meta word (one Uint32 a record, beside the slots):
+ * - bits 0-3, its kind: 1-4 for a record of that many fields held in the slots, or one
+ *   of the kinds below;
+ * - bit 4, TIMED: its last field, the time, is in the `times` column rather than a slot;
+ * - bits 8-23, for a transition, its states as indices in TASK_STATES, four bits each:
+ *   start, recommended, final, and the state of an inline recommendation.
+ * Four slots of 8 bytes and the states as numbers: a record is half a cache line, where
+ * eight slots with the states as pointers made a transition log of 100,000 records
+ * 6.4 MB, written through the processor's cache at every transition.
+ */
+/** `[key, start, recommended, final, {recKey: recState}, stimulusId, time]`: slots key, recKey, stimulusId. */
 const TRANSITION_INLINE = 8;
-/** Flag on a record's width: its last field, the time, is in the `times` column. */
+/** `[key, start, recommended, final, recs, stimulusId, time]`: slots key, recs, stimulusId. */
+const TRANSITION_RECS = 9;
+/** A record of 5 to 7 fields, kept as a frozen tuple in the first slot (rare: `push`, `add7`). */
+const BOXED = 10;
+const KIND_MASK = 0x0f;
 const TIMED = 0x10;
-const WIDTH_MASK = 0x0f;
+const STATES_SHIFT = 8;
+
+function packStates(
+  start: TaskStateState,
+  finish: TaskStateState,
+  final: TaskStateState,
+  rec: TaskStateState | null,
+): number {
+  const r = rec === null ? 0 : stateIndex(rec);
+  return (
+    ((stateIndex(start) | (stateIndex(finish) << 4) | (stateIndex(final) << 8) | (r << 12)) <<
+      STATES_SHIFT) |
+    TIMED
+  );
+}
+
+/** The state packed at `shift` (0, 4, 8 or 12) in a meta word. */
+function unpackState(meta: number, shift: number): TaskStateState {
+  return TASK_STATES[(meta >>> (STATES_SHIFT + shift)) & 0x0f];
+}
 
 /**
  * The transition log: a ring buffer of up to `maxlen` records, like the seed's
- * `deque(maxlen=100_000)`, stored flat (a {@link TimedFlatRing}): seven slots a record and an
- * eighth for an inline recommendation, its time in a Float64Array column and its length
- * in a byte column, so logging a transition allocates nothing, not even a heap number
+ * `deque(maxlen=100_000)`, stored flat (a {@link TimedFlatRing}): four pointer slots a
+ * record, its time in a Float64Array column and its kind and a transition's states in a
+ * Uint32Array column, so logging a transition allocates nothing, not even a heap number
  * for the time, and growing copies nothing; iteration gives each record as a tuple.
  */
 export class TransitionLog extends TimedFlatRing<LogEntry> {
-  private widths: Uint8Array[] = [];
+  private metas: Uint32Array[] = [];
 
   constructor(maxlen: number) {
     super(maxlen, WIDTH);
@@ -116,19 +152,19 @@ export class TransitionLog extends TimedFlatRing<LogEntry> {
 
   protected override addChunk(): void {
     super.addChunk();
-    this.widths.push(new Uint8Array(RING_CHUNK));
+    this.metas.push(new Uint32Array(RING_CHUNK));
   }
 
   protected override clearColumns(): void {
     super.clearColumns();
-    this.widths = [];
+    this.metas = [];
   }
 
-  /** Claim a record of this width (flags included) and time; its index, or -1. */
-  private claimRecord(flags: number, time: number): number {
+  /** Claim a record with this meta word and time; its index, or -1. */
+  private claimRecord(meta: number, time: number): number {
     const at = this.claim();
     if (at < 0) return at;
-    this.widths[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK] = flags;
+    this.metas[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK] = meta;
     this.setTime(at, time);
     return at;
   }
@@ -142,12 +178,8 @@ export class TransitionLog extends TimedFlatRing<LogEntry> {
     s[i] = a;
     s[i + 1] = b;
     s[i + 2] = c;
-    // The unused slots are cleared so that an overwritten record keeps nothing alive.
+    // The unused slot is cleared so that an overwritten record keeps nothing alive.
     s[i + 3] = undefined;
-    s[i + 4] = undefined;
-    s[i + 5] = undefined;
-    s[i + 6] = undefined;
-    s[i + 7] = undefined;
   }
 
   /** Append a record of five fields, the last being the time. */
@@ -160,26 +192,29 @@ export class TransitionLog extends TimedFlatRing<LogEntry> {
     s[i + 1] = b;
     s[i + 2] = c;
     s[i + 3] = d;
-    s[i + 4] = undefined;
-    s[i + 5] = undefined;
-    s[i + 6] = undefined;
-    s[i + 7] = undefined;
   }
 
-  /** Append a record of seven fields (a transition), the last being the time. */
-  add7(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown, time: number): void {
-    const at = this.claimRecord(7 | TIMED, time);
+  /**
+   * Append a transition record `[key, start, recommended, final, recs, stimulusId, time]`
+   * whose recommendations (none, or more than one) are in `recs`.
+   */
+  addTransition(
+    key: string,
+    start: TaskStateState,
+    finish: TaskStateState,
+    final: TaskStateState,
+    recs: LoggedRecs,
+    stimulusId: string,
+    time: number,
+  ): void {
+    const at = this.claimRecord(TRANSITION_RECS | packStates(start, finish, final, null), time);
     if (at < 0) return;
     const s = this.slots(at);
     const i = this.slot(at);
-    s[i] = a;
-    s[i + 1] = b;
-    s[i + 2] = c;
-    s[i + 3] = d;
-    s[i + 4] = e;
-    s[i + 5] = f;
-    s[i + 6] = undefined;
-    s[i + 7] = undefined;
+    s[i] = key;
+    s[i + 1] = recs;
+    s[i + 2] = stimulusId;
+    s[i + 3] = undefined;
   }
 
   /**
@@ -188,26 +223,30 @@ export class TransitionLog extends TimedFlatRing<LogEntry> {
    */
   addTransition1(
     key: string,
-    start: string,
-    finish: string,
-    final: string,
+    start: TaskStateState,
+    finish: TaskStateState,
+    final: TaskStateState,
     recKey: string,
     recState: TaskStateState,
     stimulusId: string,
     time: number,
   ): void {
-    const at = this.claimRecord(TRANSITION_INLINE | TIMED, time);
+    const at = this.claimRecord(
+      TRANSITION_INLINE | packStates(start, finish, final, recState),
+      time,
+    );
     if (at < 0) return;
     const s = this.slots(at);
     const i = this.slot(at);
     s[i] = key;
-    s[i + 1] = start;
-    s[i + 2] = finish;
-    s[i + 3] = final;
-    s[i + 4] = recKey;
-    s[i + 5] = stimulusId;
-    s[i + 6] = undefined;
-    s[i + 7] = recState;
+    s[i + 1] = recKey;
+    s[i + 2] = stimulusId;
+    s[i + 3] = undefined;
+  }
+
+  /** Append a record of seven fields, the last being the time (kept as a tuple). */
+  add7(a: unknown, b: unknown, c: unknown, d: unknown, e: unknown, f: unknown, time: number): void {
+    this.push([a, b, c, d, e, f, time]);
   }
 
   /** Append a record given as a tuple (of at most seven fields). */
@@ -216,26 +255,45 @@ export class TransitionLog extends TimedFlatRing<LogEntry> {
     if (n > RECORD_FIELDS) {
       throw new RangeError(`a log record has at most ${RECORD_FIELDS} fields`);
     }
-    const at = this.claimRecord(n, 0);
+    const at = this.claimRecord(n > WIDTH ? BOXED : n, 0);
     if (at < 0) return;
     const s = this.slots(at);
     const i = this.slot(at);
-    for (let j = 0; j < WIDTH; j++) s[i + j] = j < n ? entry[j] : undefined;
+    if (n > WIDTH) {
+      s[i] = Object.freeze([...entry]);
+      for (let j = 1; j < WIDTH; j++) s[i + j] = undefined;
+    } else {
+      for (let j = 0; j < WIDTH; j++) s[i + j] = j < n ? entry[j] : undefined;
+    }
   }
 
   protected read(at: number): LogEntry {
-    const flags = this.widths[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK];
-    const time = this.time(at);
+    const meta = this.metas[at >> RING_CHUNK_BITS][at & RING_CHUNK_MASK];
     const s = this.slots(at);
     const base = this.slot(at);
-    if ((flags & WIDTH_MASK) === TRANSITION_INLINE) {
-      const recs = new LoggedRecs(s[base + 4] as string, s[base + 7] as TaskStateState);
-      return [s[base], s[base + 1], s[base + 2], s[base + 3], recs, s[base + 5], time];
+    const kind = meta & KIND_MASK;
+    if (kind === TRANSITION_INLINE || kind === TRANSITION_RECS) {
+      const recs =
+        kind === TRANSITION_INLINE
+          ? new LoggedRecs(s[base + 1] as string, unpackState(meta, 12))
+          : s[base + 1];
+      return [
+        s[base],
+        unpackState(meta, 0),
+        unpackState(meta, 4),
+        unpackState(meta, 8),
+        recs,
+        s[base + 2],
+        this.time(at),
+      ];
     }
-    const w = flags & WIDTH_MASK;
-    const out = new Array<unknown>(w);
-    for (let k = 0; k < w; k++) out[k] = s[base + k];
-    if (flags & TIMED) out[w - 1] = time;
+    if (kind === BOXED) return [...(s[base] as LogEntry)];
+    // A timed record's last field is in the times column, the others in the slots.
+    const timed = (meta & TIMED) !== 0;
+    const out = new Array<unknown>(kind);
+    const inSlots = timed ? kind - 1 : kind;
+    for (let k = 0; k < inSlots; k++) out[k] = s[base + k];
+    if (timed) out[kind - 1] = this.time(at);
     return out;
   }
 }

@@ -857,7 +857,15 @@ export class WorkerState {
         this.stimulusTime,
       );
     } else {
-      this.log.add7(ts.key, start, target, ts.state, logRecs(recs), stimulusId, this.stimulusTime);
+      this.log.addTransition(
+        ts.key,
+        start,
+        target,
+        ts.state,
+        logRecs(recs),
+        stimulusId,
+        this.stimulusTime,
+      );
     }
     return recs;
   }
