@@ -1,11 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../util/pyErrors.ts";
+import { showValue } from "../../util/showValue.ts";
 import { editedSample } from "../../util/testEdits.ts";
 import { ExecuteSuccessEvent, FreeKeysEvent } from "../../worker/state/events.ts";
 import { WorkerState } from "../../worker/state/workerState.ts";
 import { EVENT_CLASSES, eventFromDict, eventToDict } from "./events.ts";
-import { DaskDictError, showValue } from "./fields.ts";
+import { DaskDictError } from "./fields.ts";
 import { instructionFromDict, instructionToDict } from "./instructions.ts";
 
 /** One recorded dict of every event class (FORMAT.md). */

@@ -1,3 +1,4 @@
+import { showValue } from "../../util/showValue.ts";
 import { TaskError } from "../../worker/state/errorMessage.ts";
 import {
   AcquireReplicasEvent,
@@ -23,7 +24,7 @@ import {
   UnpauseEvent,
   UpdateDataEvent,
 } from "../../worker/state/events.ts";
-import { DaskDictError, type Dict, FieldReader, isDict, showValue } from "./fields.ts";
+import { DaskDictError, type Dict, FieldReader, isDict } from "./fields.ts";
 import { encodeValue, RecordedValue } from "./values.ts";
 
 /** How a recorded value (`{"typename", "sizeof", "value"|"repr"}`) becomes a JS value. */

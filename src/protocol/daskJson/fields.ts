@@ -3,14 +3,12 @@
  * object and the field instead of a TypeError deep in the state machine.
  */
 
+import { showValue } from "../../util/showValue.ts";
+
 /** A Dask dict (event, instruction, config) that does not have the expected shape. */
 export class DaskDictError extends Error {
   override name = "DaskDictError";
 }
-
-import { showValue } from "../../util/showValue.ts";
-
-export { showValue };
 
 export type Dict = Record<string, unknown>;
 

@@ -1,3 +1,4 @@
+import { showValue } from "../../util/showValue.ts";
 import {
   AddKeysMsg,
   Execute,
@@ -13,7 +14,7 @@ import {
   TaskFinishedMsg,
 } from "../../worker/state/instructions.ts";
 import { TASK_STATES, type TaskStateState } from "../../worker/state/taskState.ts";
-import { DaskDictError, type Dict, FieldReader, isDict, showValue } from "./fields.ts";
+import { DaskDictError, type Dict, FieldReader, isDict } from "./fields.ts";
 
 /** Python's `sorted()` of strings: by code point. */
 export function sortedStrings(xs: Iterable<string>): string[] {
