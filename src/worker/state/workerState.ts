@@ -19,6 +19,7 @@ import { handleEvent } from "./handlers.ts";
 import { GatherDep, type Instruction, TaskFinishedMsg } from "./instructions.ts";
 import { keepWorkerStateShapes } from "./keptShapes.ts";
 import { type LogEntry, LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
+import { checkWorkerStateOptions } from "./options.ts";
 import { type Finish, finishState, Recs, sameFinish } from "./recs.ts";
 import { TaskCounter } from "./taskCounter.ts";
 import {
@@ -220,6 +221,7 @@ export class WorkerState {
   private readonly touched = new TouchedTasks();
 
   constructor(o: WorkerStateOptions = {}) {
+    checkWorkerStateOptions(o);
     this.nthreads = o.nthreads ?? 1;
     if (o.address) this._address = o.address;
     this.data = o.data ?? new Map<string, unknown>();

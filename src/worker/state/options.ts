@@ -1,0 +1,94 @@
+/**
+ * The checks `new WorkerState(options)` makes before it builds anything. TypeScript
+ * callers get most of them from the types; a JavaScript caller or a configuration file
+ * does not, and a bad value would otherwise surface much later, if at all: `nthreads:
+ * "4"` is never greater than the number of tasks executing, so nothing would ever run.
+ */
+
+import { showValue } from "../../util/showValue.ts";
+import type { WorkerStateOptions } from "./workerState.ts";
+
+function fail(field: string, expected: string, got: unknown): never {
+  throw new TypeError(`WorkerState: ${field} must be ${expected}, got ${showValue(got)}`);
+}
+
+/** Absent: `null` too, as the constructor's `??` defaults take it. */
+function given(v: unknown): boolean {
+  return v !== undefined && v !== null;
+}
+
+function isNonNegativeInteger(v: unknown): boolean {
+  return Number.isSafeInteger(v) && (v as number) >= 0;
+}
+
+/** A count, or a number of bytes: not negative, whole or infinite. */
+function isLimit(v: unknown): boolean {
+  return isNonNegativeInteger(v) || v === Number.POSITIVE_INFINITY;
+}
+
+function hasMethods(v: unknown, names: readonly string[]): boolean {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return names.every((n) => typeof o[n] === "function");
+}
+
+const FUNCTIONS = [
+  "clock",
+  "monotonic",
+  "sizeof",
+  "typeName",
+  "errorMessage",
+  "onPluginError",
+] as const;
+
+/** Throw a TypeError naming the first option that is given (not null) and not of its kind. */
+export function checkWorkerStateOptions(o: WorkerStateOptions): void {
+  if (typeof o !== "object" || o === null) fail("the options", "an object", o);
+  if (given(o.nthreads) && !isNonNegativeInteger(o.nthreads)) {
+    fail("nthreads", "an integer ≥ 0", o.nthreads);
+  }
+  if (given(o.address) && typeof o.address !== "string") {
+    fail("address", "a string", o.address);
+  }
+  if (given(o.resources)) {
+    const r: unknown = o.resources;
+    if (typeof r !== "object" || Array.isArray(r)) fail("resources", "{name: amount}", r);
+    const entries = r instanceof Map ? [...r] : Object.entries(r as object);
+    for (const [name, amount] of entries) {
+      if (typeof name !== "string") fail("resources", "keyed by name", name);
+      if (typeof amount !== "number" || !Number.isFinite(amount) || amount < 0) {
+        fail(`resources[${showValue(name)}]`, "a finite number ≥ 0", amount);
+      }
+    }
+  }
+  for (const field of [
+    "transferIncomingCountLimit",
+    "transferIncomingBytesLimit",
+    "transferMessageBytesLimit",
+  ] as const) {
+    const v = o[field];
+    if (given(v) && !isLimit(v)) fail(field, "an integer ≥ 0 or Infinity", v);
+  }
+  const max = o.transitionCounterMax;
+  if (given(max) && max !== false && !isNonNegativeInteger(max)) {
+    fail("transitionCounterMax", "false or an integer ≥ 0", max);
+  }
+  if (given(o.validate) && typeof o.validate !== "boolean") {
+    fail("validate", "a boolean", o.validate);
+  }
+  for (const field of FUNCTIONS) {
+    const v = o[field];
+    if (given(v) && typeof v !== "function") fail(field, "a function", v);
+  }
+  if (given(o.rng) && !hasMethods(o.rng, ["random"])) {
+    fail("rng", "an object with a random() method", o.rng);
+  }
+  if (given(o.data) && !hasMethods(o.data, ["has", "get", "set", "delete", "keys"])) {
+    fail("data", "a Map-like store (has, get, set, delete, keys)", o.data);
+  }
+  if (given(o.threads) && !(o.threads instanceof Map)) fail("threads", "a Map", o.threads);
+  if (given(o.plugins) && !(o.plugins instanceof Map)) fail("plugins", "a Map", o.plugins);
+  if (given(o.chooser) && !hasMethods(o.chooser, ["nextRecommendation", "gatherTieBreak"])) {
+    fail("chooser", "a WorkerStateChooser", o.chooser);
+  }
+}
