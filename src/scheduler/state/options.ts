@@ -1,3 +1,5 @@
+import { showValue } from "../../util/showValue.ts";
+
 /** Configuration of a `SchedulerState`; every field has a default. */
 export interface SchedulerStateOptions {
   /**
@@ -53,29 +55,48 @@ export function resolveOptions(options: SchedulerStateOptions = {}): ResolvedSch
     logLength: options.logLength ?? 100_000,
     stimulusLogLength: options.stimulusLogLength ?? 10_000,
   };
-  if (typeof resolved.clock !== "function") throw new TypeError("clock must be a function");
-  if (!(resolved.workerSaturation > 0)) {
+  if (typeof resolved.clock !== "function") {
+    throw new TypeError(`clock must be a function, got ${showValue(resolved.clock)}`);
+  }
+  if (typeof resolved.validate !== "boolean") {
+    throw new TypeError(`validate must be a boolean, got ${showValue(resolved.validate)}`);
+  }
+  // typeof first: "2" > 0 and 2n > 0 hold too, and would poison the arithmetic later.
+  const positive = (v: unknown): boolean => typeof v === "number" && v > 0;
+  if (!positive(resolved.workerSaturation)) {
     throw new RangeError(
-      `workerSaturation must be > 0 (Infinity disables queuing), got ${resolved.workerSaturation}`,
+      `workerSaturation must be > 0 (Infinity disables queuing), got ${showValue(resolved.workerSaturation)}`,
     );
   }
   if (!Number.isInteger(resolved.allowedFailures) || resolved.allowedFailures < 0) {
-    throw new RangeError(`allowedFailures must be an integer ≥ 0, got ${resolved.allowedFailures}`);
+    throw new RangeError(
+      `allowedFailures must be an integer ≥ 0, got ${showValue(resolved.allowedFailures)}`,
+    );
   }
-  for (const name of ["unknownTaskDuration", "defaultDataSize"] as const) {
-    const v = resolved[name];
-    if (!Number.isFinite(v) || v < 0) throw new RangeError(`${name} must be ≥ 0, got ${v}`);
+  const unknown = resolved.unknownTaskDuration;
+  if (typeof unknown !== "number" || !Number.isFinite(unknown) || unknown < 0) {
+    throw new RangeError(`unknownTaskDuration must be ≥ 0, got ${showValue(unknown)}`);
   }
-  if (!(resolved.bandwidth > 0)) {
-    throw new RangeError(`bandwidth must be > 0, got ${resolved.bandwidth}`);
+  // A size in bytes, added to and taken from the workers' totals, as reported sizes are.
+  if (!Number.isSafeInteger(resolved.defaultDataSize) || resolved.defaultDataSize < 0) {
+    throw new RangeError(
+      `defaultDataSize must be an integer ≥ 0, got ${showValue(resolved.defaultDataSize)}`,
+    );
+  }
+  if (!positive(resolved.bandwidth)) {
+    throw new RangeError(`bandwidth must be > 0, got ${showValue(resolved.bandwidth)}`);
   }
   const max = resolved.transitionCounterMax;
   if (max !== false && (!Number.isInteger(max) || max < 1)) {
-    throw new RangeError(`transitionCounterMax must be false or a positive integer, got ${max}`);
+    throw new RangeError(
+      `transitionCounterMax must be false or a positive integer, got ${showValue(max)}`,
+    );
   }
   for (const name of ["logLength", "stimulusLogLength"] as const) {
     const v = resolved[name];
-    if (!Number.isInteger(v) || v < 0) throw new RangeError(`${name} must be an integer ≥ 0`);
+    if (!Number.isInteger(v) || v < 0) {
+      throw new RangeError(`${name} must be an integer ≥ 0, got ${showValue(v)}`);
+    }
   }
   return resolved;
 }

@@ -377,5 +377,21 @@ describe("story and logs", () => {
     expect(() => new SchedulerState({ workerSaturation: 0 })).toThrow(/workerSaturation/);
     expect(() => new SchedulerState({ allowedFailures: -1 })).toThrow(/allowedFailures/);
     expect(() => new SchedulerState({ bandwidth: 0 })).toThrow(/bandwidth/);
+    // Values that compare as positive but are not numbers would poison the arithmetic.
+    expect(() => new SchedulerState({ workerSaturation: "2" as never })).toThrow(
+      'workerSaturation must be > 0 (Infinity disables queuing), got "2"',
+    );
+    expect(() => new SchedulerState({ bandwidth: 5n as never })).toThrow(
+      'bandwidth must be > 0, got "5n"',
+    );
+    expect(() => new SchedulerState({ defaultDataSize: 1.5 })).toThrow(
+      "defaultDataSize must be an integer ≥ 0, got 1.5",
+    );
+    expect(() => new SchedulerState({ validate: 1 as never })).toThrow(
+      "validate must be a boolean, got 1",
+    );
+    expect(() => new SchedulerState({ clock: Object.create(null) })).toThrow(
+      "clock must be a function, got {}",
+    );
   });
 });
