@@ -9,7 +9,7 @@ describe("WorkerState options", () => {
       resources: new Map([["GPU", 0.5]]),
       transferIncomingCountLimit: 0,
       transferIncomingBytesLimit: Number.POSITIVE_INFINITY,
-      transferMessageBytesLimit: 50_000_000,
+      transferMessageBytesLimit: 2.5e6 + 0.5,
       transitionCounterMax: false,
       validate: false,
       clock: () => 1,

@@ -21,9 +21,14 @@ function isNonNegativeInteger(v: unknown): boolean {
   return Number.isSafeInteger(v) && (v as number) >= 0;
 }
 
-/** A count, or a number of bytes: not negative, whole or infinite. */
-function isLimit(v: unknown): boolean {
+/** A count: whole and not negative, or infinite. */
+function isCount(v: unknown): boolean {
   return isNonNegativeInteger(v) || v === Number.POSITIVE_INFINITY;
+}
+
+/** A number of bytes, as the seed's float limits: not negative (infinite allowed), not NaN. */
+function isBytes(v: unknown): boolean {
+  return typeof v === "number" && v >= 0;
 }
 
 function hasMethods(v: unknown, names: readonly string[]): boolean {
@@ -61,13 +66,12 @@ export function checkWorkerStateOptions(o: WorkerStateOptions): void {
       }
     }
   }
-  for (const field of [
-    "transferIncomingCountLimit",
-    "transferIncomingBytesLimit",
-    "transferMessageBytesLimit",
-  ] as const) {
+  if (given(o.transferIncomingCountLimit) && !isCount(o.transferIncomingCountLimit)) {
+    fail("transferIncomingCountLimit", "an integer ≥ 0 or Infinity", o.transferIncomingCountLimit);
+  }
+  for (const field of ["transferIncomingBytesLimit", "transferMessageBytesLimit"] as const) {
     const v = o[field];
-    if (given(v) && !isLimit(v)) fail(field, "an integer ≥ 0 or Infinity", v);
+    if (given(v) && !isBytes(v)) fail(field, "a number ≥ 0 (Infinity for no limit)", v);
   }
   const max = o.transitionCounterMax;
   if (given(max) && max !== false && !isNonNegativeInteger(max)) {
