@@ -508,6 +508,10 @@ describe("Worker lifecycle", () => {
     expect(() => new Worker({ scheduler: "x", maxMessageBytes: 5 * 2 ** 30 })).toThrow(
       /^Worker option maxMessageBytes must be an integer from 1 to/,
     );
+    // The scheduler would refuse the registration; the worker says so at once.
+    expect(
+      () => new Worker({ scheduler: "x", resources: { GPU: Number.POSITIVE_INFINITY } }),
+    ).toThrow("Worker option resources.GPU must be finite, got Infinity");
   });
 
   it("takes task modules as URL objects, and the executor named as LocalCluster names it", () => {

@@ -167,7 +167,12 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     );
   }
   const resources = o.resources ?? {};
-  for (const [k, v] of Object.entries(resources)) nonNegative(`resources.${k}`, v);
+  for (const [k, v] of Object.entries(resources)) {
+    // Finite: the scheduler refuses a worker registering an infinite amount.
+    if (!Number.isFinite(nonNegative(`resources.${k}`, v))) {
+      throw new RangeError(`Worker option resources.${k} must be finite, got ${v}`);
+    }
+  }
   const limitsProblem = frameLimitsProblem(o);
   if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
   return {
