@@ -396,3 +396,88 @@ describe("HeapSet properties", () => {
     );
   });
 });
+
+describe("HeapSet.marked", () => {
+  interface MItem extends Item {
+    heapMarks: number;
+  }
+  const mitem = (id: number, ...prio: number[]): MItem => ({ id, prio, heapMarks: 0 });
+
+  it("gives what a plain HeapSet gives, under random adds, discards, re-adds and pops", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.constantFrom("add", "add", "discard", "pop", "peek", "sorted", "reprio", "clear"),
+            fc.nat(11),
+            fc.integer({ min: -2, max: 3 }),
+          ),
+          { maxLength: 80 },
+        ),
+        (ops) => {
+          const items = Array.from({ length: 12 }, (_, i) => mitem(i, i % 3));
+          const plain = new HeapSet<MItem>(byPrio);
+          const marked = HeapSet.marked<MItem>(byPrio, 4);
+          for (const [op, i, p] of ops) {
+            const x = items[i];
+            switch (op) {
+              case "add":
+                plain.add(x);
+                marked.add(x);
+                break;
+              case "discard":
+                plain.discard(x);
+                marked.discard(x);
+                break;
+              case "reprio":
+                // Lazy deletion: an entry keeps the key it was added with.
+                if (!plain.has(x)) x.prio = [p];
+                break;
+              case "clear":
+                plain.clear();
+                marked.clear();
+                break;
+              case "pop":
+                if (plain.size > 0) expect(marked.pop()).toBe(plain.pop());
+                break;
+              case "peek":
+                if (plain.size > 0) expect(marked.peek()).toBe(plain.peek());
+                break;
+              case "sorted":
+                expect(ids(marked.sorted())).toEqual(ids(plain.sorted()));
+                break;
+            }
+            expect(marked.size).toBe(plain.size);
+            for (const y of items) expect(marked.has(y)).toBe(plain.has(y));
+            expect(ids(marked).sort()).toEqual(ids(plain).sort());
+          }
+          // Only bit 4 was ever set, and only on members.
+          for (const y of items) expect(y.heapMarks).toBe(plain.has(y) ? 4 : 0);
+        },
+      ),
+    );
+  });
+
+  it("keeps two heaps of the same values apart, and clear() unmarks its members", () => {
+    const a = mitem(1, 1);
+    const b = mitem(2, 0);
+    const ready = HeapSet.marked<MItem>(byPrio, 1);
+    const constrained = HeapSet.marked<MItem>(byPrio, 2);
+    ready.add(a);
+    ready.add(b);
+    constrained.add(a);
+    expect(a.heapMarks).toBe(3);
+    expect(ready.pop()).toBe(b);
+    expect(constrained.has(b)).toBe(false);
+    constrained.clear();
+    expect(a.heapMarks).toBe(1);
+    expect(ready.has(a)).toBe(true);
+    expect(() => constrained.remove(a)).toThrow(KeyError);
+  });
+
+  it("takes one power of two as its bit", () => {
+    for (const bad of [0, 3, -1, 0.5, 2 ** 31]) {
+      expect(() => HeapSet.marked<MItem>(byPrio, bad)).toThrow(/power of two/);
+    }
+  });
+});

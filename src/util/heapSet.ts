@@ -45,6 +45,11 @@ function elementOrBottom(key: Priority, i: number): number {
   return key.length > i ? key[i] : Number.NEGATIVE_INFINITY;
 }
 
+/** A value that can carry its own membership of a few HeapSets, one bit each. */
+export interface HeapMarked {
+  heapMarks: number;
+}
+
 /**
  * A set-like collection whose `pop` returns the smallest member by `key`,
  * ties broken by insertion order (oldest first).
@@ -82,27 +87,76 @@ export class HeapSet<T extends object> {
   /** True when `heap` is known to be fully sorted, so `sorted()` can skip sorting. */
   private isSorted = true;
 
+  /**
+   * Membership kept as this bit of each value's `heapMarks` rather than in `data` (0:
+   * in `data`). Marking costs no hash lookup; see {@link HeapSet.marked}.
+   */
+  private bit = 0;
+  /** Number of members when they are marked. */
+  private marked = 0;
+
   /** Create an empty HeapSet ordered by `key`. */
   constructor(key: (value: T) => Priority) {
     this.key = key;
   }
 
+  /**
+   * A HeapSet whose members carry their membership as `bit` of their `heapMarks` field
+   * (a power of two that no other HeapSet holding the same values uses). Pops come in
+   * the same order as from a plain HeapSet; iteration is in heap order, not insertion
+   * order. The worker's `ready` and `constrained` queues, which every task passes through.
+   */
+  static marked<T extends HeapMarked>(key: (value: T) => Priority, bit: number): HeapSet<T> {
+    if (!Number.isInteger(Math.log2(bit)) || bit < 1 || bit > 2 ** 30) {
+      throw new RangeError(`HeapSet.marked: bit must be a power of two, got ${bit}`);
+    }
+    const h = new HeapSet<T>(key);
+    h.bit = bit;
+    return h;
+  }
+
   /** Number of members (not heap entries). */
   get size(): number {
-    return this.data.size;
+    return this.bit === 0 ? this.data.size : this.marked;
   }
 
   /** Whether `value` is a member. */
   has(value: T): boolean {
-    return this.data.has(value);
+    return this.bit === 0
+      ? this.data.has(value)
+      : ((value as unknown as HeapMarked).heapMarks & this.bit) !== 0;
+  }
+
+  /** Make `value` a member; false if it was one already. */
+  private mark(value: T): boolean {
+    if (this.bit === 0) {
+      const before = this.data.size;
+      this.data.add(value);
+      return this.data.size !== before;
+    }
+    const v = value as unknown as HeapMarked;
+    if ((v.heapMarks & this.bit) !== 0) return false;
+    v.heapMarks |= this.bit;
+    this.marked++;
+    return true;
+  }
+
+  /** Make `value` no member; false if it was none. */
+  private unmark(value: T): boolean {
+    if (this.bit === 0) return this.data.delete(value);
+    const v = value as unknown as HeapMarked;
+    if ((v.heapMarks & this.bit) === 0) return false;
+    v.heapMarks &= ~this.bit;
+    this.marked--;
+    return true;
   }
 
   /** Add `value`; a no-op if it is already a member (its position is not refreshed). */
   add(value: T): void {
-    if (this.data.has(value)) return;
+    if (this.has(value)) return;
     this.heapPush(this.key(value), this.inc, value);
     this.isSorted = false;
-    this.data.add(value);
+    this.mark(value);
     this.inc += 1;
   }
 
@@ -112,23 +166,22 @@ export class HeapSet<T extends object> {
    */
   discard(value: T): void {
     // An empty set always has an empty heap, so only a removal can call for clear().
-    if (this.data.delete(value) && this.data.size === 0) this.clear();
+    if (this.unmark(value) && this.size === 0) this.clear();
   }
 
   /** Remove `value`; throws KeyError if it is not a member (like `MutableSet.remove`). */
   remove(value: T): void {
-    if (!this.data.has(value)) throw new KeyError(value);
+    if (!this.has(value)) throw new KeyError(value);
     this.discard(value);
   }
 
   /** Return the smallest member without removing it. Throws KeyError if empty. */
   peek(): T {
-    if (this.data.size === 0) throw new KeyError(undefined, "peek into empty set");
+    if (this.size === 0) throw new KeyError(undefined, "peek into empty set");
     const values = this.values;
-    const data = this.data;
     for (;;) {
       const value = values[0];
-      if (data.has(value)) return value;
+      if (this.has(value)) return value;
       this.heapPop();
       this.isSorted = false;
     }
@@ -140,7 +193,7 @@ export class HeapSet<T extends object> {
    * the reference's generator).
    */
   *peekn(n: number): Generator<T, void, undefined> {
-    if (n <= 0 || this.data.size === 0) return;
+    if (n <= 0 || this.size === 0) return;
     if (n === 1) {
       yield this.peek();
     } else {
@@ -155,14 +208,13 @@ export class HeapSet<T extends object> {
 
   /** Remove and return the smallest member. Throws KeyError if empty. */
   pop(): T {
-    if (this.data.size === 0) throw new KeyError(undefined, "pop from an empty set");
-    const data = this.data;
+    if (this.size === 0) throw new KeyError(undefined, "pop from an empty set");
     for (;;) {
       const value = this.heapPop();
       this.isSorted = false;
-      // A valid entry is one whose value is a member: delete tests and removes at once.
-      if (data.delete(value)) {
-        if (data.size === 0) this.clear();
+      // A valid entry is one whose value is a member: unmark tests and removes at once.
+      if (this.unmark(value)) {
+        if (this.size === 0) this.clear();
         return value;
       }
     }
@@ -174,12 +226,11 @@ export class HeapSet<T extends object> {
    * `>= peek()`. Throws KeyError if empty.
    */
   peekright(): T {
-    if (this.data.size === 0) throw new KeyError(undefined, "peek into empty set");
+    if (this.size === 0) throw new KeyError(undefined, "peek into empty set");
     const values = this.values;
-    const data = this.data;
     for (;;) {
       const value = values[values.length - 1];
-      if (data.has(value)) return value;
+      if (this.has(value)) return value;
       this.keys.pop();
       this.k0.pop();
       this.k1.pop();
@@ -193,16 +244,15 @@ export class HeapSet<T extends object> {
    * largest!), as `peekright` picks it. Throws KeyError if empty.
    */
   popright(): T {
-    if (this.data.size === 0) throw new KeyError(undefined, "pop from an empty set");
-    const data = this.data;
+    if (this.size === 0) throw new KeyError(undefined, "pop from an empty set");
     for (;;) {
       this.keys.pop();
       this.k0.pop();
       this.k1.pop();
       this.incs.pop();
       const value = this.values.pop() as T;
-      if (data.delete(value)) {
-        if (data.size === 0) this.clear();
+      if (this.unmark(value)) {
+        if (this.size === 0) this.clear();
         return value;
       }
     }
@@ -210,10 +260,24 @@ export class HeapSet<T extends object> {
 
   /**
    * Iterate over all members in insertion order: the port's deterministic
-   * stand-in for Python's set order.
+   * stand-in for Python's set order (in heap order for a {@link HeapSet.marked} one).
    */
   [Symbol.iterator](): IterableIterator<T> {
-    return this.data.values();
+    return this.bit === 0 ? this.data.values() : this.markedMembers();
+  }
+
+  /** The members of a marked HeapSet, each once, in heap order. */
+  private *markedMembers(): Generator<T, undefined, undefined> {
+    const seen = new Set<T>();
+    const values = this.values;
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      if (this.has(value) && !seen.has(value)) {
+        seen.add(value);
+        yield value;
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -229,6 +293,9 @@ export class HeapSet<T extends object> {
     // Set.prototype.clear allocates a new table even for an empty set, and this runs
     // each time the last member is popped.
     if (this.data.size > 0) this.data.clear();
+    if (this.marked > 0) {
+      for (const value of this.values) this.unmark(value);
+    }
     if (this.values.length > 0) {
       this.keys.length = 0;
       this.k0.length = 0;
@@ -252,7 +319,7 @@ export class HeapSet<T extends object> {
     // Index-based like Python's list iterator: it tolerates mutation between yields.
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
-      if (this.data.has(value) && !seen.has(value)) {
+      if (this.has(value) && !seen.has(value)) {
         yield value;
         seen.add(value);
       }

@@ -259,6 +259,8 @@ export class TaskState {
   done = false;
   /** Stimulus in which the task was last touched (bookkeeping of `WorkerState.transitions`). */
   touchedEpoch = 0;
+  /** Which of the worker's `ready` and `constrained` heaps hold this task (one bit each). */
+  heapMarks = 0;
   /** Whether the TaskCounter counts this task yet (bookkeeping of `TaskCounter`). */
   counted = false;
   /** The TaskCounter's row for this task's prefix while it counts the task (its bookkeeping). */

@@ -37,6 +37,10 @@ import { lookupTransition } from "./transitions.ts";
 import { type ValidateStateOptions, validateState, validateTask } from "./validation.ts";
 
 /** Options of {@link WorkerState}, as the seed's constructor takes them plus the injected services. */
+/** The bits of `TaskState.heapMarks` that say a task is in `ready` / `constrained`. */
+const READY_MARK = 1;
+const CONSTRAINED_MARK = 2;
+
 export interface WorkerStateOptions {
   /** Number of tasks that may execute at once. Default 1. */
   nthreads?: number;
@@ -234,8 +238,9 @@ export class WorkerState {
     this.transferMessageBytesLimit = o.transferMessageBytesLimit ?? Number.POSITIVE_INFINITY;
     this.transferIncomingBytesLimit = o.transferIncomingBytesLimit ?? Number.POSITIVE_INFINITY;
     this.transitionCounterMax = o.transitionCounterMax ?? false;
-    this.ready = new HeapSet(taskPriority);
-    this.constrained = new HeapSet(taskPriority);
+    // Every task passes through one of these: membership as a bit on the task, not a hash lookup.
+    this.ready = HeapSet.marked(taskPriority, READY_MARK);
+    this.constrained = HeapSet.marked(taskPriority, CONSTRAINED_MARK);
     this.clock = o.clock ?? zeroClock;
     this.taskCounter = new TaskCounter(o.monotonic ?? this.clock);
     this.rng = o.rng ?? new PyRandom(0);
