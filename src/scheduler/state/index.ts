@@ -57,7 +57,7 @@ export type {
 } from "../../protocol/messages.ts";
 // The containers its fields are (shared with the worker's state machine).
 export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
-export { HeapSet } from "../../util/heapSet.ts";
+export { type HeapMarked, HeapSet } from "../../util/heapSet.ts";
 export type { Priority } from "../../util/priority.ts";
 export { ClientInfo } from "./clientInfo.ts";
 export {

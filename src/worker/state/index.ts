@@ -2,7 +2,7 @@
 // The containers its fields are (shared with the scheduler's state machine).
 export { BoundedDeque } from "../../util/boundedDeque.ts";
 export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
-export { HeapSet } from "../../util/heapSet.ts";
+export { type HeapMarked, HeapSet } from "../../util/heapSet.ts";
 export type { Priority } from "../../util/priority.ts";
 export type { DataStore, WorkerPlugin } from "./dataStore.ts";
 export { type ErrorMessage, errorMessage, TaskError } from "./errorMessage.ts";
