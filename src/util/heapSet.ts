@@ -127,18 +127,14 @@ export class HeapSet<T extends object> {
       : ((value as unknown as HeapMarked).heapMarks & this.bit) !== 0;
   }
 
-  /** Make `value` a member; false if it was one already. */
-  private mark(value: T): boolean {
+  /** Make `value`, which is not one, a member. */
+  private mark(value: T): void {
     if (this.bit === 0) {
-      const before = this.data.size;
       this.data.add(value);
-      return this.data.size !== before;
+    } else {
+      (value as unknown as HeapMarked).heapMarks |= this.bit;
+      this.marked++;
     }
-    const v = value as unknown as HeapMarked;
-    if ((v.heapMarks & this.bit) !== 0) return false;
-    v.heapMarks |= this.bit;
-    this.marked++;
-    return true;
   }
 
   /** Make `value` no member; false if it was none. */
@@ -263,21 +259,7 @@ export class HeapSet<T extends object> {
    * stand-in for Python's set order (in heap order for a {@link HeapSet.marked} one).
    */
   [Symbol.iterator](): IterableIterator<T> {
-    return this.bit === 0 ? this.data.values() : this.markedMembers();
-  }
-
-  /** The members of a marked HeapSet, each once, in heap order. */
-  private *markedMembers(): Generator<T, undefined, undefined> {
-    const seen = new Set<T>();
-    const values = this.values;
-    for (let i = 0; i < values.length; i++) {
-      const value = values[i];
-      if (this.has(value) && !seen.has(value)) {
-        seen.add(value);
-        yield value;
-      }
-    }
-    return undefined;
+    return this.bit === 0 ? this.data.values() : this.entryMembers();
   }
 
   /**
@@ -314,6 +296,11 @@ export class HeapSet<T extends object> {
       this.sortHeap();
       this.isSorted = true;
     }
+    yield* this.entryMembers();
+  }
+
+  /** The values of valid entries, each once, in heap order. */
+  private *entryMembers(): Generator<T, void, undefined> {
     const seen = new Set<T>();
     const values = this.values;
     // Index-based like Python's list iterator: it tolerates mutation between yields.
