@@ -6,6 +6,7 @@
  */
 
 import type { SchedulerToWorkerOp } from "../protocol/messagesWorker.ts";
+import { isResourceAmount } from "../util/resourceAmount.ts";
 import { showValue } from "../util/showValue.ts";
 import {
   AcquireReplicasEvent,
@@ -106,9 +107,6 @@ const isStrArray = (x: unknown): x is string[] =>
  * and later subtracted from return exactly to where they were.
  */
 const isByteCount = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
-/** A resource amount: finite and not negative, as the scheduler checks a worker's resources. */
-const isResourceAmount = (x: unknown): x is number =>
-  typeof x === "number" && Number.isFinite(x) && x >= 0;
 
 /** True if a string occurs twice in `xs` (without a `Set` for the usual one or two holders). */
 function hasDuplicate(xs: readonly string[]): boolean {

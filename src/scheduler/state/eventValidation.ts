@@ -5,6 +5,7 @@
  * tasks are checked later (a bad graph is answered to the client, not thrown).
  */
 
+import { isResourceAmount } from "../../util/resourceAmount.ts";
 import { showValue } from "../../util/showValue.ts";
 import { TASK_STATES } from "../../worker/state/taskState.ts";
 import { InvalidStimulus } from "./errors.ts";
@@ -43,7 +44,7 @@ export function isStringArray(v: unknown): v is string[] {
 export function resourcesProblem(v: unknown): string | null {
   if (!isObject(v)) return "must be an object {name: amount}";
   for (const [name, amount] of Object.entries(v)) {
-    if (typeof amount !== "number" || !Number.isFinite(amount) || amount < 0) {
+    if (!isResourceAmount(amount)) {
       return `resource '${name}' must be a finite number ≥ 0, got ${showValue(amount)}`;
     }
   }

@@ -5,6 +5,7 @@
  * "4"` is never greater than the number of tasks executing, so nothing would ever run.
  */
 
+import { isResourceAmount } from "../../util/resourceAmount.ts";
 import { showValue } from "../../util/showValue.ts";
 import type { WorkerStateOptions } from "./workerState.ts";
 
@@ -61,7 +62,7 @@ export function checkWorkerStateOptions(o: WorkerStateOptions): void {
     const entries = r instanceof Map ? [...r] : Object.entries(r as object);
     for (const [name, amount] of entries) {
       if (typeof name !== "string") fail("resources", "keyed by name", name);
-      if (typeof amount !== "number" || !Number.isFinite(amount) || amount < 0) {
+      if (!isResourceAmount(amount)) {
         fail(`resources[${showValue(name)}]`, "a finite number ≥ 0", amount);
       }
     }
