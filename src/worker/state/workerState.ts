@@ -15,6 +15,7 @@ import {
   TransitionCounterMaxExceeded,
 } from "./errors.ts";
 import { eventKey, type MapLike, type StateMachineEvent, toMap, type WhoHas } from "./events.ts";
+import { GatherCandidates } from "./gatherCandidates.ts";
 import { handleEvent } from "./handlers.ts";
 import { GatherDep, type Instruction, TaskFinishedMsg } from "./instructions.ts";
 import { keepWorkerStateShapes } from "./keptShapes.ts";
@@ -219,6 +220,7 @@ export class WorkerState {
   private readonly onPluginError: ((name: string, err: unknown) => void) | undefined;
   private readonly chooser: WorkerStateChooser | undefined;
   private readonly hostCache = new Map<string, string>();
+  private readonly gatherCandidates = new GatherCandidates();
   /** One shared set of holders per peer (see SharedHolders). */
   private readonly sharedHolders = new Map<string, SharedHolders>();
   /** The tasks transitioned by the current stimulus, with their initial states. */
@@ -559,35 +561,61 @@ export class WorkerState {
     if (this.shouldThrottleIncomingTransfers()) return null;
 
     let recs: Recs | null = null;
-    for (const [worker, availableTasks] of this.selectWorkersForGather()) {
-      assert(worker !== this.address);
-      const toGatherTasks = this.selectKeysForGather(availableTasks);
-      const messageNbytes = this.lastMessageNbytes;
-      // We always load at least one task...
-      assert(toGatherTasks.length > 0 || this.transferIncomingBytes);
-      // ...but that task might have been selected in a previous iteration.
-      if (toGatherTasks.length === 0) break;
-
-      const toGatherKeys = new Set<string>();
-      for (const ts of toGatherTasks) toGatherKeys.add(ts.key);
-      this.log.add5("gather-dependencies", worker, toGatherKeys, stimulusId, this.stimulusTime);
-
-      if (recs === null) recs = new Recs();
-      for (const ts of toGatherTasks) {
-        if (this.validate) {
-          assert(ts.state === "fetch");
-          assert(ts.whoHas.has(worker));
-          assert(!recs.has(ts));
+    const candidates = this.selectWorkersForGather();
+    try {
+      // The seed's generator _select_workers_for_gather, inlined: an entry whose task
+      // count changed since it was pushed (_select_keys_for_gather took tasks also
+      // replicated on a higher-priority peer) goes back with its new order. A `break`
+      // below is the consumer's break, which closes the seed's generator before its
+      // code after the yield runs.
+      while (candidates.size > 0) {
+        const c = candidates.pop();
+        const availableTasks = c.tasks;
+        const worker = c.worker;
+        if (availableTasks.size === 0) {
+          deleteOrThrow(this.dataNeeded, worker);
+          continue;
         }
-        recs.set(ts, ["flight", worker]);
+        if (-c.ntasksNeg !== availableTasks.size) {
+          c.priority = availableTasks.peek().priority as Priority;
+          c.ntasksNeg = -availableTasks.size;
+          candidates.push(c);
+          continue;
+        }
+
+        assert(worker !== this.address);
+        const toGatherTasks = this.selectKeysForGather(availableTasks);
+        const messageNbytes = this.lastMessageNbytes;
+        // We always load at least one task...
+        assert(toGatherTasks.length > 0 || this.transferIncomingBytes);
+        // ...but that task might have been selected in a previous iteration.
+        if (toGatherTasks.length === 0) break;
+
+        const toGatherKeys = new Set<string>();
+        for (const ts of toGatherTasks) toGatherKeys.add(ts.key);
+        this.log.add5("gather-dependencies", worker, toGatherKeys, stimulusId, this.stimulusTime);
+
+        if (recs === null) recs = new Recs();
+        for (const ts of toGatherTasks) {
+          if (this.validate) {
+            assert(ts.state === "fetch");
+            assert(ts.whoHas.has(worker));
+            assert(!recs.has(ts));
+          }
+          recs.set(ts, ["flight", worker]);
+        }
+        // One GatherDep per peer per call; a peer in flight is not asked again until
+        // its transfer completes.
+        out.push(new GatherDep(worker, toGatherKeys, messageNbytes, stimulusId));
+        this.inFlightWorkers.set(worker, toGatherKeys);
+        this.transferIncomingCountTotal += 1;
+        this.transferIncomingBytes += messageNbytes;
+        if (this.shouldThrottleIncomingTransfers()) break;
+
+        if (availableTasks.size === 0) deleteOrThrow(this.dataNeeded, worker);
       }
-      // One GatherDep per peer per call; a peer in flight is not asked again until
-      // its transfer completes.
-      out.push(new GatherDep(worker, toGatherKeys, messageNbytes, stimulusId));
-      this.inFlightWorkers.set(worker, toGatherKeys);
-      this.transferIncomingCountTotal += 1;
-      this.transferIncomingBytes += messageNbytes;
-      if (this.shouldThrottleIncomingTransfers()) break;
+    } finally {
+      candidates.clear();
     }
     return recs;
   }
@@ -603,15 +631,14 @@ export class WorkerState {
   }
 
   /**
-   * Peers to gather from with their tasks in data_needed, by: highest-priority task;
-   * then local peers before remote ones; then most tasks available; then a seeded
-   * random tie-break. Busy and in-flight peers are skipped; peers with no tasks left
-   * are dropped from data_needed. A generator, as the seed's: the consumer's `break`
-   * leaves the rest untouched.
+   * The peers to gather from with their tasks in data_needed, as a heap ordered by:
+   * highest-priority task; then local peers before remote ones; then most tasks
+   * available; then a seeded random tie-break. Busy and in-flight peers are skipped;
+   * peers with no tasks left are dropped from data_needed.
    */
-  private *selectWorkersForGather(): Generator<[string, HeapSet<TaskState>]> {
+  private selectWorkersForGather(): GatherCandidates {
     const host = this.hostOf(this.address);
-    const heap: GatherCandidate[] = [];
+    const candidates = this.gatherCandidates;
     // The seed iterates a copy (list(data_needed.items())) because it deletes entries on
     // the way; a JS Map tolerates deleting the entry being visited, and nothing is added
     // during the loop, so the live Map gives the same sequence without the copy.
@@ -621,40 +648,19 @@ export class WorkerState {
         continue;
       }
       if (this.inFlightWorkers.has(worker) || this.busyWorkers.has(worker)) continue;
-      heap.push({
-        priority: tasks.peek().priority as Priority,
-        isRemote: this.hostOf(worker) !== host,
-        ntasksNeg: -tasks.size,
-        rnd:
-          this.chooser === undefined
-            ? this.rng.random()
-            : this.chooser.gatherTieBreak(worker, this.rng.random()),
+      candidates.add(
+        tasks.peek().priority as Priority,
+        this.hostOf(worker) !== host,
+        -tasks.size,
+        this.chooser === undefined
+          ? this.rng.random()
+          : this.chooser.gatherTieBreak(worker, this.rng.random()),
         worker,
         tasks,
-      });
+      );
     }
-    heapify(heap);
-    while (heap.length > 0) {
-      const c = heapPop(heap);
-      const tasks = c.tasks;
-      // _select_keys_for_gather may have removed tasks also replicated on a
-      // higher-priority peer since this entry was pushed.
-      if (tasks.size === 0) {
-        deleteOrThrow(this.dataNeeded, c.worker);
-      } else if (-c.ntasksNeg !== tasks.size) {
-        heapPush(heap, {
-          priority: tasks.peek().priority as Priority,
-          isRemote: c.isRemote,
-          ntasksNeg: -tasks.size,
-          rnd: c.rnd,
-          worker: c.worker,
-          tasks,
-        });
-      } else {
-        yield [c.worker, tasks];
-        if (tasks.size === 0) deleteOrThrow(this.dataNeeded, c.worker);
-      }
-    }
+    candidates.heapify();
+    return candidates;
   }
 
   /** Total bytes of the last selectKeysForGather. */
@@ -1003,61 +1009,4 @@ function setsEqual<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
 
 function deleteOrThrow<K, V>(map: Map<K, V>, key: K): void {
   if (!map.delete(key)) throw new KeyError(key);
-}
-
-interface GatherCandidate {
-  priority: Priority;
-  isRemote: boolean;
-  ntasksNeg: number;
-  rnd: number;
-  worker: string;
-  tasks: HeapSet<TaskState>;
-}
-
-/** Python's tuple order of (priority, is_remote, -ntasks, rnd, worker). */
-function candidateLess(a: GatherCandidate, b: GatherCandidate): boolean {
-  const c = comparePriority(a.priority, b.priority);
-  if (c !== 0) return c < 0;
-  if (a.isRemote !== b.isRemote) return !a.isRemote;
-  if (a.ntasksNeg !== b.ntasksNeg) return a.ntasksNeg < b.ntasksNeg;
-  if (a.rnd !== b.rnd) return a.rnd < b.rnd;
-  return a.worker < b.worker;
-}
-
-function siftDown(heap: GatherCandidate[], i: number): void {
-  const n = heap.length;
-  for (;;) {
-    const l = 2 * i + 1;
-    if (l >= n) return;
-    const r = l + 1;
-    const m = r < n && candidateLess(heap[r], heap[l]) ? r : l;
-    if (!candidateLess(heap[m], heap[i])) return;
-    [heap[i], heap[m]] = [heap[m], heap[i]];
-    i = m;
-  }
-}
-
-function heapify(heap: GatherCandidate[]): void {
-  for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(heap, i);
-}
-
-function heapPop(heap: GatherCandidate[]): GatherCandidate {
-  const top = heap[0];
-  const last = heap.pop() as GatherCandidate;
-  if (heap.length > 0) {
-    heap[0] = last;
-    siftDown(heap, 0);
-  }
-  return top;
-}
-
-function heapPush(heap: GatherCandidate[], c: GatherCandidate): void {
-  heap.push(c);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const p = (i - 1) >> 1;
-    if (!candidateLess(heap[i], heap[p])) return;
-    [heap[i], heap[p]] = [heap[p], heap[i]];
-    i = p;
-  }
 }
