@@ -2,6 +2,7 @@ import type { DataStore } from "../dataStore.ts";
 import { TaskError } from "../errorMessage.ts";
 import {
   ExecuteSuccessEvent,
+  eventKey,
   FindMissingEvent,
   GatherDepSuccessEvent,
   RefreshWhoHasEvent,
@@ -60,6 +61,11 @@ export interface FuzzResult {
   drainStimuli: number;
   /** Stimuli handled per event class (random and drain). */
   events: Record<string, number>;
+  /**
+   * Stimuli about one key, by class and the state its task was in when the stimulus
+   * came (`ComputeTaskEvent@waiting`; `@absent` for a key the worker did not know).
+   */
+  eventsAt: Record<string, number>;
   /** Instructions given per class. */
   instructions: Record<string, number>;
   /** Candidate keys or actions a validity rule turned down, by rule. */
@@ -125,6 +131,7 @@ export class FuzzDriver {
   readonly generator: StimulusGenerator;
   readonly config: FuzzWorkerConfig;
   readonly events: Record<string, number> = {};
+  readonly eventsAt: Record<string, number> = {};
   /** Occurrences of seed bugs the port reproduces faithfully and the driver tolerates. */
   readonly knownSeedBugs: Record<string, number> = {};
   /** Keys the scheduler wanted that the seed bug of {@link detectDroppedResumed} dropped. */
@@ -179,6 +186,11 @@ export class FuzzDriver {
     this.trace.push(describeStimulus(ev));
     if (this.trace.length > TRACE_LENGTH) this.trace.shift();
     const resumed = this.resumedToWaiting();
+    const key = eventKey(ev);
+    if (key !== null) {
+      const at = `${ev.cls}@${this.ws.tasks.get(key)?.state ?? "absent"}`;
+      this.eventsAt[at] = (this.eventsAt[at] ?? 0) + 1;
+    }
     this.cluster.noteStimulus(this.ws, ev);
     const instructions = this.ws.handleStimulus(ev);
     this.cluster.observe(this.ws, instructions);
@@ -435,6 +447,7 @@ export class FuzzDriver {
       steps,
       drainStimuli,
       events: { ...this.events },
+      eventsAt: { ...this.eventsAt },
       instructions: { ...this.cluster.instructionCounts },
       skipped: { ...this.generator.skipped },
       knownSeedBugs: { ...this.knownSeedBugs },

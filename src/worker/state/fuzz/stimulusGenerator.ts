@@ -32,6 +32,7 @@ import type { Rng } from "./rng.ts";
 export type ActionKind =
   // the scheduler
   | "compute"
+  | "recompute"
   | "free"
   | "steal"
   | "cancel"
@@ -52,6 +53,7 @@ export type ActionKind =
 /** Relative weights of the actions, when they are possible. */
 export const DEFAULT_WEIGHTS: Readonly<Record<ActionKind, number>> = {
   compute: 18,
+  recompute: 2,
   free: 6,
   steal: 3,
   cancel: 2,
@@ -147,6 +149,8 @@ export class StimulusGenerator {
     switch (kind) {
       case "compute":
         return this.compute();
+      case "recompute":
+        return this.recompute();
       case "free":
         return this.free();
       case "steal":
@@ -313,7 +317,7 @@ export class StimulusGenerator {
   // ------------------------------------------------------------ the scheduler
 
   private compute(): StateMachineEvent | null {
-    const { cluster: c, rng, ws } = this;
+    const { cluster: c, rng } = this;
     let spec: KeySpec | null = null;
     if (c.keys.length < this.maxKeys && (c.keys.length < 3 || rng.chance(0.3))) {
       // Sometimes on data that only peers hold, that this worker never heard of.
@@ -339,7 +343,22 @@ export class StimulusGenerator {
       }
     }
     if (spec === null) return this.skip("compute: no eligible key");
+    return this.computeTaskEvent(spec, "compute");
+  }
 
+  /**
+   * compute-task again, with a new run_id, for a task already waiting, queued or
+   * running here. The published fuzz vectors hold such events; the seed logs them and
+   * takes the new run_id, and looks at nothing else in them.
+   */
+  private recompute(): StateMachineEvent | null {
+    const keys = this.keysInStates(READY_OR_PROCESSING, 1);
+    if (keys.length === 0) return this.skip("recompute: no task processing here");
+    return this.computeTaskEvent(this.cluster.spec(keys[0]), "recompute");
+  }
+
+  private computeTaskEvent(spec: KeySpec, kind: string): ComputeTaskEvent {
+    const { cluster: c, rng, ws } = this;
     const whoHas = new Map<string, string[]>();
     const nbytes = new Map<string, number>();
     for (const d of spec.deps) {
@@ -366,7 +385,7 @@ export class StimulusGenerator {
       actor: spec.actor,
       annotations: {},
       spanId: null,
-      stimulusId: this.sid("compute"),
+      stimulusId: this.sid(kind),
     });
   }
 
