@@ -219,7 +219,8 @@ export class FakeCluster {
         break;
       case "SecedeEvent": {
         const ex = this.executes.get(ev.key);
-        if (ex === undefined || ex.seceded) throw new Error(`cannot secede ${ev.key}`);
+        // Twice is fine: secede(), rejoin(), secede() (rejoin tells no one).
+        if (ex === undefined) throw new Error(`cannot secede ${ev.key}: not running`);
         ex.seceded = true;
         break;
       }

@@ -47,6 +47,7 @@ export type ActionKind =
   // completions of outstanding instructions
   | "executeDone"
   | "secede"
+  | "resecede"
   | "gatherDone"
   | "retryBusy";
 
@@ -67,6 +68,7 @@ export const DEFAULT_WEIGHTS: Readonly<Record<ActionKind, number>> = {
   unpause: 4,
   executeDone: 22,
   secede: 3,
+  resecede: 1,
   gatherDone: 22,
   retryBusy: 6,
 };
@@ -128,6 +130,7 @@ export class StimulusGenerator {
     if (c.executes.size === 0) {
       w.executeDone = 0;
       w.secede = 0;
+      w.resecede = 0;
     }
     if (c.gathers.size === 0) w.gatherDone = 0;
     if (c.retries.length === 0) w.retryBusy = 0;
@@ -177,6 +180,8 @@ export class StimulusGenerator {
         return this.executeDone();
       case "secede":
         return this.secede();
+      case "resecede":
+        return this.resecede();
       case "gatherDone":
         return this.gatherDone();
       case "retryBusy":
@@ -563,6 +568,22 @@ export class StimulusGenerator {
     const { cluster: c, rng } = this;
     const candidates = [...c.executes].filter(([, ex]) => !ex.seceded).map(([k]) => k);
     if (candidates.length === 0) return this.skip("secede: every running task seceded");
+    return new SecedeEvent({
+      key: rng.pick(candidates),
+      computeDuration: rng.random(),
+      stimulusId: this.sid("secede"),
+    });
+  }
+
+  /**
+   * secede() again from a task that seceded, then rejoin()ed: rejoin does not tell the
+   * state machine, so the second SecedeEvent finds the task long-running (or cancelled or
+   * resumed from there). The published fuzz vectors hold such events.
+   */
+  private resecede(): StateMachineEvent | null {
+    const { cluster: c, rng } = this;
+    const candidates = [...c.executes].filter(([, ex]) => ex.seceded).map(([k]) => k);
+    if (candidates.length === 0) return this.skip("resecede: no running task seceded");
     return new SecedeEvent({
       key: rng.pick(candidates),
       computeDuration: rng.random(),
