@@ -27,7 +27,7 @@ import {
   type StateMachineEvent,
   UnpauseEvent,
 } from "./events.ts";
-import { type FuzzResult, runFuzz } from "./fuzz/index.ts";
+import { DEFAULT_WEIGHTS, type FuzzResult, runFuzz } from "./fuzz/index.ts";
 import { TRANSITIONS_TABLE } from "./transitions.ts";
 import { WorkerState } from "./workerState.ts";
 
@@ -67,9 +67,13 @@ describe("worker state machine under random valid stimuli", () => {
     // A compute-task turned y-29 (in flight) into resumed(flight->waiting); the transfer of
     // load-35, cancelled, then released its dependencies, y-29 with them (the seed does
     // the same). The driver counts it as the known seed bug instead of failing the drain.
-    // The stream as generated before the recompute and resecede actions existed (a
-    // weight of 0 draws the same random numbers).
-    const r = runFuzz({ seed: 1621894099, steps: 499, weights: { recompute: 0, resecede: 0 } });
+    // The stream as generated before the recompute, resecede and takeOver actions
+    // existed (a weight of 0 draws the same random numbers).
+    const r = runFuzz({
+      seed: 1621894099,
+      steps: 499,
+      weights: { recompute: 0, resecede: 0, takeOver: 0 },
+    });
     expect(r.knownSeedBugs.droppedResumedTask).toBeGreaterThanOrEqual(1);
   });
 
@@ -142,14 +146,18 @@ describe("worker state machine under random valid stimuli", () => {
     const instructions: Record<string, number> = {};
     const transitions: Record<string, number> = {};
     const eventsAt: Record<string, number> = {};
+    const actions: Record<string, number> = {};
     for (let seed = 0; seed < 40; seed++) {
       const r = runFuzz({ seed, steps: 500 });
       add(events, r.events);
+      add(actions, r.actions);
       add(eventsAt, r.eventsAt);
       add(instructions, r.instructions);
       add(transitions, r.transitions);
     }
     for (const cls of EVENT_CLASSES) expect(events[cls] ?? 0, cls).toBeGreaterThan(0);
+    for (const kind of Object.keys(DEFAULT_WEIGHTS))
+      expect(actions[kind] ?? 0, kind).toBeGreaterThan(0);
     for (const cls of INSTRUCTION_CLASSES) expect(instructions[cls] ?? 0, cls).toBeGreaterThan(0);
     // compute-task in every state the seed's handler tells apart, the already-processing
     // ones too (the published fuzz vectors send it to waiting and ready tasks).

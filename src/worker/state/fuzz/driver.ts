@@ -70,6 +70,8 @@ export interface FuzzResult {
   instructions: Record<string, number>;
   /** Candidate keys or actions a validity rule turned down, by rule. */
   skipped: Record<string, number>;
+  /** Random stimuli made, by action of the generator. */
+  actions: Partial<Record<ActionKind, number>>;
   /** Occurrences of tolerated seed bugs. */
   knownSeedBugs: Record<string, number>;
   /** task-finished messages carrying an older run_id than the scheduler's latest. */
@@ -450,6 +452,7 @@ export class FuzzDriver {
       eventsAt: { ...this.eventsAt },
       instructions: { ...this.cluster.instructionCounts },
       skipped: { ...this.generator.skipped },
+      actions: { ...this.generator.made },
       knownSeedBugs: { ...this.knownSeedBugs },
       staleRunIds: this.cluster.staleRunIds,
       transitions,

@@ -57,6 +57,13 @@ export class FakeCluster {
   readonly replicas = new Map<string, Set<string>>();
   /** Keys the scheduler asked this worker to compute and still expects from it, with the run id. */
   readonly assigned = new Map<string, number>();
+  /**
+   * Keys the scheduler took back while this worker may still compute them: it holds them
+   * as in memory on a peer and asked this worker for them (acquire-replicas, or as a
+   * dependency of compute-task). Whatever the worker does with such a task is fine by
+   * the scheduler, task-finished included (Dask's scheduler takes it as a new replica).
+   */
+  readonly takenOver = new Set<string>();
   /** Outstanding Execute instructions, by key. */
   readonly executes = new Map<string, OutstandingExecute>();
   /** Outstanding GatherDep instructions, by peer. */
@@ -201,6 +208,11 @@ export class FakeCluster {
     switch (ev.cls) {
       case "ComputeTaskEvent":
         this.assigned.set(ev.key, ev.runId);
+        this.takenOver.delete(ev.key);
+        for (const d of ev.nbytes.keys()) this.takeOver(d);
+        break;
+      case "AcquireReplicasEvent":
+        for (const k of ev.nbytes.keys()) this.takeOver(k);
         break;
       case "FreeKeysEvent":
         for (const k of ev.keys) this.assigned.delete(k);
@@ -255,6 +267,10 @@ export class FakeCluster {
     }
   }
 
+  private takeOver(key: string): void {
+    if (this.assigned.delete(key)) this.takenOver.add(key);
+  }
+
   /** Record the instructions the worker gave in answer to a stimulus. */
   observe(ws: WorkerState, instructions: readonly Instruction[]): void {
     for (const inst of instructions) {
@@ -287,6 +303,7 @@ export class FakeCluster {
           // The scheduler accepts task-finished only from the worker processing the task.
           const runId = this.assigned.get(inst.key);
           if (runId === undefined) {
+            if (this.takenOver.has(inst.key)) break;
             throw new Error(`task-finished for ${inst.key}, which the scheduler did not ask for`);
           }
           if (inst.runId !== runId) this.staleRunIds++;
@@ -354,7 +371,7 @@ export class FakeCluster {
     }
     for (const ts of ws.tasks.values()) {
       const active = PROCESSING.has(ts.state) || (ts.state === "resumed" && ts.next === "waiting");
-      if (active !== this.assigned.has(ts.key)) {
+      if (active !== this.assigned.has(ts.key) && !this.takenOver.has(ts.key)) {
         throw new Error(
           `${ts}: ${active ? "computing a task the scheduler does not expect" : "the scheduler expects it"}`,
         );

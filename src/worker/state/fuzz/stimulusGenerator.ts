@@ -33,6 +33,7 @@ export type ActionKind =
   // the scheduler
   | "compute"
   | "recompute"
+  | "takeOver"
   | "free"
   | "steal"
   | "cancel"
@@ -55,6 +56,7 @@ export type ActionKind =
 export const DEFAULT_WEIGHTS: Readonly<Record<ActionKind, number>> = {
   compute: 18,
   recompute: 2,
+  takeOver: 1,
   free: 6,
   steal: 3,
   cancel: 2,
@@ -100,6 +102,8 @@ const READY_OR_PROCESSING = new Set([
 export class StimulusGenerator {
   /** Candidate keys or actions a validity rule turned down, by rule. */
   readonly skipped: Record<string, number> = {};
+  /** Stimuli made, by action. */
+  readonly made: Partial<Record<ActionKind, number>> = {};
   private readonly weights: Record<ActionKind, number>;
   private readonly maxKeys: number;
   private n = 0;
@@ -142,7 +146,10 @@ export class StimulusGenerator {
       const kind = this.rng.weighted(w);
       if (kind === null) break;
       const ev = this.make(kind);
-      if (ev !== null) return ev;
+      if (ev !== null) {
+        this.made[kind] = (this.made[kind] ?? 0) + 1;
+        return ev;
+      }
     }
     return new FindMissingEvent({ stimulusId: this.sid("find-missing") });
   }
@@ -154,6 +161,8 @@ export class StimulusGenerator {
         return this.compute();
       case "recompute":
         return this.recompute();
+      case "takeOver":
+        return this.takeOver();
       case "free":
         return this.free();
       case "steal":
@@ -224,14 +233,15 @@ export class StimulusGenerator {
   /**
    * The scheduler computes a task only when it is not already processing here, none of
    * its dependents is processing here (they would need it in memory first), and all its
-   * dependencies are in memory somewhere (so none of them is processing here).
+   * dependencies are in memory somewhere (so none of them is processing here, except
+   * `takenOver`: see {@link takeOver}).
    */
-  private canCompute(spec: KeySpec): boolean {
+  private canCompute(spec: KeySpec, takenOver: string | null = null): boolean {
     const c = this.cluster;
     if (c.assigned.has(spec.key)) return false;
     const ts = this.ws.tasks.get(spec.key);
     if (ts !== undefined && c.hasActiveDependent(ts)) return false;
-    for (const d of spec.deps) if (c.assigned.has(d)) return false;
+    for (const d of spec.deps) if (d !== takenOver && c.assigned.has(d)) return false;
     for (const d of spec.deps) if (!this.fetchable(d)) return false;
     if (ts !== undefined && ts.comingFrom !== null) {
       // See fetchable(): computing a task in flight links it to its dependencies; one
@@ -360,6 +370,37 @@ export class StimulusGenerator {
     const keys = this.keysInStates(READY_OR_PROCESSING, 1);
     if (keys.length === 0) return this.skip("recompute: no task processing here");
     return this.computeTaskEvent(this.cluster.spec(keys[0]), "recompute");
+  }
+
+  /**
+   * The scheduler holds a task it assigned here as in memory on a peer (another worker
+   * computed it, and this worker has not heard of the cancel yet), and asks this worker
+   * for it: as a replica (acquire-replicas) or as the dependency of a task to compute
+   * here. The published fuzz vectors do both, to tasks ready, executing and
+   * resumed(flight->waiting). The fake scheduler no longer expects the task from this
+   * worker (see FakeCluster.takenOver).
+   */
+  private takeOver(): StateMachineEvent | null {
+    const { cluster: c, rng } = this;
+    const candidates = [...c.assigned.keys()].filter((k) => !c.spec(k).actor && this.fetchable(k));
+    if (candidates.length === 0) return this.skip("takeOver: no task processing here");
+    const key = rng.pick(candidates);
+    c.materialize(rng, key);
+    if (rng.chance(0.5)) {
+      return new AcquireReplicasEvent({
+        whoHas: new Map([[key, c.whoHasFor(rng, key)]]),
+        nbytes: new Map([[key, c.spec(key).nbytes]]),
+        stimulusId: this.sid("acquire"),
+      });
+    }
+    const dependents = c.keys.filter((k) => c.spec(k).deps.includes(key));
+    for (const k of rng.sample(dependents, 4)) {
+      if (this.canCompute(c.spec(k), key)) return this.computeTaskEvent(c.spec(k), "compute");
+    }
+    if (c.keys.length >= this.maxKeys) return this.skip("takeOver: no dependent to compute");
+    const spec = c.newKey(rng, { extraDeps: [key] });
+    if (!this.canCompute(spec, key)) return this.skip("takeOver: no dependent to compute");
+    return this.computeTaskEvent(spec, "compute");
   }
 
   private computeTaskEvent(spec: KeySpec, kind: string): ComputeTaskEvent {
