@@ -411,7 +411,11 @@ export class StimulusGenerator {
       // The dependency is in memory on some peer(s): if none holds it (lost, computed
       // here, scattered here...), the scheduler computed or replicated it there first.
       c.materialize(rng, d);
-      whoHas.set(d, c.whoHasFor(rng, d));
+      const holders = c.whoHasFor(rng, d);
+      // The scheduler names every holder it knows of: this worker too, for a dependency
+      // in memory here (the published fuzz vectors always do).
+      if (ws.tasks.get(d)?.state === "memory") holders.unshift(c.address);
+      whoHas.set(d, holders);
       nbytes.set(d, c.spec(d).nbytes);
     }
     const resources = new Map<string, number>();
