@@ -7,6 +7,7 @@ export default defineConfig({
       "test/**/*.test.ts",
       "examples/**/*.test.ts",
       "bench/**/*.test.ts",
+      "tools/**/*.test.ts",
     ],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -284,8 +284,19 @@ function stepEvent(step: VectorStep, i: number): StateMachineEvent {
   }
 }
 
+/** Options of {@link replayVector}. */
+export interface ReplayVectorOptions {
+  /** Called before each step's stimulus is handled, with the state machine as it is then. */
+  readonly beforeStep?: (ws: WorkerState, event: StateMachineEvent, step: number) => void;
+  /**
+   * False: only replay (stimuli, configuration changes and store failures), comparing
+   * nothing; an error the step does not expect still ends the replay. Default true.
+   */
+  readonly compare?: boolean;
+}
+
 /** Replay a vector; returns null when every step matches, else the first divergence. */
-export function replayVector(v: Vector): Mismatch | null {
+export function replayVector(v: Vector, options: ReplayVectorOptions = {}): Mismatch | null {
   const data = new FailingDataStore();
   const ws = workerStateFromConfig(v.config, "config", data);
   for (let i = 0; i < v.steps.length; i++) {
@@ -296,6 +307,7 @@ export function replayVector(v: Vector): Mismatch | null {
       data.failures.set(e.key, new TaskError(e.exceptionText, e.tracebackText));
     }
     const event = stepEvent(step, i);
+    options.beforeStep?.(ws, event, i);
     let instructions: Dict[];
     try {
       instructions = ws.handleStimulus(event).map(instructionToDict);
@@ -314,6 +326,7 @@ export function replayVector(v: Vector): Mismatch | null {
         ],
       };
     }
+    if (options.compare === false) continue;
     if (step.raises !== undefined) {
       return {
         step: i,

@@ -1,0 +1,161 @@
+/**
+ * Which stimuli a set of conformance vectors holds, and in which task states: each
+ * stimulus is replayed through the port (as the conformance runner replays it, store
+ * failures included, but comparing nothing) and counted by class and the state of the task it names; for the
+ * keys of acquire-replicas, refresh-who-has, remove-replicas, free-keys and
+ * update-data, the dependencies of compute-task and the keys in flight from a peer
+ * whose transfer ends, each key's state is counted as well. A cancelled or resumed task
+ * counts with its `previous` and `next`.
+ *
+ * With `--against DIR`, lists the combinations the vectors of DIR hold that the given
+ * ones do not (exit code 1 if any): did the oracle's streams meet everything the
+ * published vectors do?
+ *
+ *   npx tsx tools/oracle/coverage.ts /tmp/oracle [--against ../shared/conformance]
+ */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { Command } from "commander";
+import { parseVector, readMaybeGzip, replayVector } from "../../src/protocol/conformance.ts";
+import { isEntryPoint } from "../../src/util/entryPoint.ts";
+import type { StateMachineEvent } from "../../src/worker/state/events.ts";
+import type { TaskState } from "../../src/worker/state/taskState.ts";
+import type { WorkerState } from "../../src/worker/state/workerState.ts";
+
+/** A task's state for counting: `absent`, the state, or e.g. `resumed(executing->fetch)`. */
+export function stateLabel(ts: TaskState | undefined): string {
+  if (ts === undefined) return "absent";
+  if (ts.state === "cancelled" || ts.state === "resumed") {
+    return `${ts.state}(${ts.previous}->${ts.next})`;
+  }
+  return ts.state;
+}
+
+/** The combinations `ev` makes with the state `ws` is in just before handling it. */
+export function stimulusCombinations(ws: WorkerState, ev: StateMachineEvent): string[] {
+  const at = (key: string) => stateLabel(ws.tasks.get(key));
+  const out: string[] = [];
+  const each = (role: string, keys: Iterable<string>) => {
+    for (const k of keys) out.push(`${ev.cls}.${role} @ ${at(k)}`);
+  };
+  switch (ev.cls) {
+    case "ComputeTaskEvent":
+      out.push(`${ev.cls} @ ${at(ev.key)}`);
+      each("dependency", ev.nbytes.keys());
+      break;
+    case "AcquireReplicasEvent":
+    case "RefreshWhoHasEvent":
+      out.push(ev.cls);
+      each("key", ev.whoHas.keys());
+      break;
+    case "RemoveReplicasEvent":
+    case "FreeKeysEvent":
+      out.push(ev.cls);
+      each("key", ev.keys);
+      break;
+    case "UpdateDataEvent":
+      out.push(ev.cls);
+      each("key", ev.data.keys());
+      break;
+    case "GatherDepSuccessEvent":
+    case "GatherDepBusyEvent":
+    case "GatherDepNetworkFailureEvent":
+    case "GatherDepFailureEvent": {
+      out.push(ev.cls);
+      for (const k of ws.inFlightWorkers.get(ev.worker) ?? []) {
+        const sent = ev.cls !== "GatherDepSuccessEvent" ? "" : ev.data.has(k) ? "+sent" : "-sent";
+        out.push(`${ev.cls}.in-flight${sent} @ ${at(k)}`);
+      }
+      break;
+    }
+    default:
+      out.push("key" in ev ? `${ev.cls} @ ${at(ev.key)}` : ev.cls);
+  }
+  return out;
+}
+
+/** What {@link coverageOf} found. */
+export interface Coverage {
+  /** Occurrences of each combination. */
+  readonly combinations: Map<string, number>;
+  /** Vector files read. */
+  readonly vectors: number;
+  /** Files that are not valid vectors, with why. */
+  readonly unreadable: string[];
+  /** Vectors whose replay raised where the recording did not (counted up to there). */
+  readonly diverged: string[];
+}
+
+function vectorFiles(path: string, out: string[]): void {
+  if (!statSync(path).isDirectory()) {
+    out.push(path);
+    return;
+  }
+  for (const name of readdirSync(path).sort()) {
+    const p = join(path, name);
+    if (statSync(p).isDirectory()) vectorFiles(p, out);
+    else if (name.endsWith(".json") || name.endsWith(".json.gz")) out.push(p);
+  }
+}
+
+/** Replay every vector under `paths` (files or directories) and count its stimuli. */
+export function coverageOf(paths: readonly string[]): Coverage {
+  const files: string[] = [];
+  for (const p of paths) vectorFiles(p, files);
+  const combinations = new Map<string, number>();
+  const unreadable: string[] = [];
+  const diverged: string[] = [];
+  for (const file of files) {
+    let vector: ReturnType<typeof parseVector>;
+    try {
+      vector = parseVector(readMaybeGzip(file), file);
+    } catch (err) {
+      unreadable.push(`${file}: ${err instanceof Error ? err.message : String(err)}`);
+      continue;
+    }
+    const mismatch = replayVector(vector, {
+      compare: false,
+      beforeStep: (ws, ev) => {
+        for (const c of stimulusCombinations(ws, ev)) {
+          combinations.set(c, (combinations.get(c) ?? 0) + 1);
+        }
+      },
+    });
+    if (mismatch !== null) diverged.push(`${file}: step ${mismatch.step} (${mismatch.what})`);
+  }
+  return { combinations, vectors: files.length - unreadable.length, unreadable, diverged };
+}
+
+function main(argv: readonly string[]): void {
+  new Command()
+    .name("oracle-coverage")
+    .description(
+      "count the stimuli of conformance vectors by class and task state; with --against, list what other vectors hold that these do not",
+    )
+    .argument("<path...>", "vector files or directories")
+    .option("--against <path...>", "vectors whose combinations the given ones should all hold")
+    .action((paths: string[], o: { against?: string[] }) => {
+      const mine = coverageOf(paths);
+      for (const u of mine.unreadable) console.error(`unreadable: ${u}`);
+      for (const d of mine.diverged) console.error(`raised (counted up to there): ${d}`);
+      if (o.against === undefined) {
+        for (const [c, n] of [...mine.combinations].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+          console.log(`${String(n).padStart(8)}  ${c}`);
+        }
+        console.log(`${mine.combinations.size} combinations in ${mine.vectors} vectors`);
+        return;
+      }
+      const theirs = coverageOf(o.against);
+      const missing = [...theirs.combinations.keys()].filter((c) => !mine.combinations.has(c));
+      for (const c of missing.sort()) {
+        console.log(`missing  ${c}  (${theirs.combinations.get(c)} in ${o.against.join(" ")})`);
+      }
+      console.log(
+        `${mine.combinations.size} combinations in ${mine.vectors} vectors; ${theirs.combinations.size} in ${theirs.vectors} vectors against; ${missing.length} of those missing`,
+      );
+      if (missing.length > 0) process.exitCode = 1;
+    })
+    .parse(argv as string[]);
+}
+
+if (isEntryPoint(import.meta.url)) main(process.argv);
