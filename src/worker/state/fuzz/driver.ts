@@ -223,8 +223,9 @@ export class FuzzDriver {
    * these, so it is cancelled although the scheduler asked this worker to compute it,
    * and it is then forgotten without telling the scheduler, which waits forever.
    * Detected precisely (the task was resumed(flight->waiting) and expected by the
-   * scheduler before the stimulus, and is cancelled(flight) after it although the
-   * scheduler did not release it) and counted; the fake scheduler then gives up on it.
+   * scheduler before the stimulus, and is cancelled(flight), or back in flight (below),
+   * after it although the scheduler did not release it) and counted; the fake
+   * scheduler then gives up on it.
    */
   private detectDroppedResumed(before: readonly TaskState[]): void {
     for (const ts of before) {
@@ -237,6 +238,15 @@ export class FuzzDriver {
         this.cluster.assigned.delete(ts.key);
         this.droppedBySeedBug.add(ts.key);
         this.knownSeedBugs.droppedResumedTask = (this.knownSeedBugs.droppedResumedTask ?? 0) + 1;
+      } else if (same && ts.state === "flight") {
+        // The other half of the same bug: a dependent going released -> waiting
+        // recommends `fetch` for its dependencies not in memory, and resumed -> fetch
+        // turns a task resumed(flight->waiting) back into flight, forgetting the
+        // compute request (seen once compute-task may target a task others wait for:
+        // see StimulusGenerator.computeForWaiters).
+        this.cluster.assigned.delete(ts.key);
+        this.droppedBySeedBug.add(ts.key);
+        this.knownSeedBugs.resumedBackToFlight = (this.knownSeedBugs.resumedBackToFlight ?? 0) + 1;
       }
       // Anything else is left to checkConsistency() to report.
     }

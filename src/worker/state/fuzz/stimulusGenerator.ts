@@ -34,6 +34,7 @@ export type ActionKind =
   | "compute"
   | "recompute"
   | "takeOver"
+  | "computeForWaiters"
   | "free"
   | "steal"
   | "cancel"
@@ -57,6 +58,7 @@ export const DEFAULT_WEIGHTS: Readonly<Record<ActionKind, number>> = {
   compute: 18,
   recompute: 2,
   takeOver: 1,
+  computeForWaiters: 1,
   free: 6,
   steal: 3,
   cancel: 2,
@@ -163,6 +165,8 @@ export class StimulusGenerator {
         return this.recompute();
       case "takeOver":
         return this.takeOver();
+      case "computeForWaiters":
+        return this.computeForWaiters();
       case "free":
         return this.free();
       case "steal":
@@ -234,13 +238,14 @@ export class StimulusGenerator {
    * The scheduler computes a task only when it is not already processing here, none of
    * its dependents is processing here (they would need it in memory first), and all its
    * dependencies are in memory somewhere (so none of them is processing here, except
-   * `takenOver`: see {@link takeOver}).
+   * `takenOver`: see {@link takeOver}). `forWaiters`: dependents processing here are
+   * fine (see {@link computeForWaiters}).
    */
-  private canCompute(spec: KeySpec, takenOver: string | null = null): boolean {
+  private canCompute(spec: KeySpec, takenOver: string | null = null, forWaiters = false): boolean {
     const c = this.cluster;
     if (c.assigned.has(spec.key)) return false;
     const ts = this.ws.tasks.get(spec.key);
-    if (ts !== undefined && c.hasActiveDependent(ts)) return false;
+    if (!forWaiters && ts !== undefined && c.hasActiveDependent(ts)) return false;
     for (const d of spec.deps) if (d !== takenOver && c.assigned.has(d)) return false;
     for (const d of spec.deps) if (!this.fetchable(d)) return false;
     if (ts !== undefined && ts.comingFrom !== null) {
@@ -403,6 +408,29 @@ export class StimulusGenerator {
     return this.computeTaskEvent(spec, "compute");
   }
 
+  /**
+   * compute-task for a task that dependents processing here wait for (fetching it, or
+   * waiting for it to be found): no real scheduler does that, as it assigns a task only
+   * once its dependencies are in memory, but the published fuzz vectors do, and the seed
+   * turns a task in flight into resumed(flight->waiting) then. The generator then never
+   * fails, reschedules or steals a task others wait for here, which would leave them
+   * waiting for a task in error or released (invalid states in the seed too).
+   */
+  private computeForWaiters(): StateMachineEvent | null {
+    const { cluster: c, rng, ws } = this;
+    const candidates: string[] = [];
+    for (const ts of ws.tasks.values()) {
+      if (!c.assigned.has(ts.key) && hasWaiter(ts) && !c.spec(ts.key).actor) {
+        candidates.push(ts.key);
+      }
+    }
+    for (const k of rng.sample(candidates, 4)) {
+      if (this.canCompute(c.spec(k), null, true))
+        return this.computeTaskEvent(c.spec(k), "compute");
+    }
+    return this.skip("computeForWaiters: no task others wait for");
+  }
+
   private computeTaskEvent(spec: KeySpec, kind: string): ComputeTaskEvent {
     const { cluster: c, rng, ws } = this;
     const whoHas = new Map<string, string[]>();
@@ -467,6 +495,10 @@ export class StimulusGenerator {
   private steal(): StateMachineEvent | null {
     const k = this.randomAssignedOrKnown();
     if (k === null) return this.skip("steal: no key");
+    const ts = this.ws.tasks.get(k);
+    if (ts !== undefined && ORDINARY.has(ts.state) && hasWaiter(ts)) {
+      return this.skip("steal: a task others wait for here (see computeForWaiters)");
+    }
     return new StealRequestEvent({ key: k, stimulusId: this.sid("steal") });
   }
 
@@ -579,6 +611,12 @@ export class StimulusGenerator {
     const { cluster: c, rng } = this;
     const [key, ex] = rng.pick([...c.executes]);
     const outcome = rng.weighted({ success: 75, failure: 15, reschedule: 10 });
+    if (outcome !== "success") {
+      const ts = this.ws.tasks.get(key);
+      if (ts !== undefined && hasWaiter(ts)) {
+        return this.skip("executeDone: failure of a task others wait for (see computeForWaiters)");
+      }
+    }
     if (outcome === "failure") {
       return new ExecuteFailureEvent({
         key,
