@@ -59,6 +59,12 @@ describe("coverageOf", () => {
     expect(c.unreadable).toEqual([]);
     expect(c.diverged).toEqual([]);
     expect(c.combinations.get("ComputeTaskEvent @ absent")).toBeGreaterThan(0);
+    expect(
+      c.combinations.get("transition released -> waiting => waiting (ComputeTaskEvent)"),
+    ).toBeGreaterThan(0);
+    expect(
+      c.combinations.get("transition released -> forgotten => forgotten (FreeKeysEvent)"),
+    ).toBeGreaterThan(0);
 
     const dir = mkdtempSync(join(tmpdir(), "weft-coverage-"));
     writeFileSync(join(dir, "broken.json"), "{");

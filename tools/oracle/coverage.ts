@@ -5,7 +5,8 @@
  * keys of acquire-replicas, refresh-who-has, remove-replicas, free-keys and
  * update-data, the dependencies of compute-task and the keys in flight from a peer
  * whose transfer ends, each key's state is counted as well. A cancelled or resumed task
- * counts with its `previous` and `next`.
+ * counts with its `previous` and `next`. Every transition of the table is counted too,
+ * with the task's state after it and the stimulus that caused it.
  *
  * With `--against DIR`, lists the combinations the vectors of DIR hold that the given
  * ones do not (exit code 1 if any): did the oracle's streams meet everything the
@@ -74,6 +75,20 @@ export function stimulusCombinations(ws: WorkerState, ev: StateMachineEvent): st
   return out;
 }
 
+/**
+ * A transition of the table as counted: `start -> finish`, the task's state after it
+ * (`forgotten` once it left `tasks`) and the stimulus that caused it.
+ */
+export function transitionCombination(
+  start: string,
+  finish: string,
+  after: TaskState | undefined,
+  stimulus: string,
+): string {
+  const state = after === undefined ? "forgotten" : stateLabel(after);
+  return `transition ${start} -> ${finish} => ${state} (${stimulus})`;
+}
+
 /** What {@link coverageOf} found. */
 export interface Coverage {
   /** Occurrences of each combination. */
@@ -113,11 +128,18 @@ export function coverageOf(paths: readonly string[]): Coverage {
       unreadable.push(`${file}: ${err instanceof Error ? err.message : String(err)}`);
       continue;
     }
+    const count = (c: string) => combinations.set(c, (combinations.get(c) ?? 0) + 1);
+    let stimulus = "";
     const mismatch = replayVector(vector, {
       compare: false,
-      beforeStep: (ws, ev) => {
-        for (const c of stimulusCombinations(ws, ev)) {
-          combinations.set(c, (combinations.get(c) ?? 0) + 1);
+      beforeStep: (ws, ev, i) => {
+        for (const c of stimulusCombinations(ws, ev)) count(c);
+        stimulus = ev.cls;
+        if (i === 0) {
+          ws.plugins.set("oracle-coverage", {
+            transition: (key, start, finish) =>
+              count(transitionCombination(start, finish, ws.tasks.get(key), stimulus)),
+          });
         }
       },
     });
