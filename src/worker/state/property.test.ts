@@ -67,12 +67,12 @@ describe("worker state machine under random valid stimuli", () => {
     // A compute-task turned y-29 (in flight) into resumed(flight->waiting); the transfer of
     // load-35, cancelled, then released its dependencies, y-29 with them (the seed does
     // the same). The driver counts it as the known seed bug instead of failing the drain.
-    // The stream as generated before the recompute, resecede, takeOver and
-    // computeForWaiters actions existed (a weight of 0 draws the same random numbers).
+    // The stream as generated before the recompute, resecede, takeOver,
+    // computeForWaiters and failWaitedFor actions existed (a weight of 0 draws the same random numbers).
     const r = runFuzz({
       seed: 1621894099,
       steps: 499,
-      weights: { recompute: 0, resecede: 0, takeOver: 0, computeForWaiters: 0 },
+      weights: { recompute: 0, resecede: 0, takeOver: 0, computeForWaiters: 0, failWaitedFor: 0 },
     });
     expect(r.knownSeedBugs.droppedResumedTask).toBeGreaterThanOrEqual(1);
   });

@@ -4,6 +4,7 @@ import {
   ExecuteSuccessEvent,
   eventKey,
   FindMissingEvent,
+  FreeKeysEvent,
   GatherDepSuccessEvent,
   RefreshWhoHasEvent,
   RetryBusyWorkerEvent,
@@ -138,6 +139,8 @@ export class FuzzDriver {
   readonly knownSeedBugs: Record<string, number> = {};
   /** Keys the scheduler wanted that the seed bug of {@link detectDroppedResumed} dropped. */
   private readonly droppedBySeedBug = new Set<string>();
+  /** Keys the fake scheduler released while draining because a dependency erred. */
+  private readonly erredByDependency = new Set<string>();
   /** Stimuli handled so far (random and drain). */
   stimuli = 0;
   private readonly validateEvery: number;
@@ -197,11 +200,32 @@ export class FuzzDriver {
     const instructions = this.ws.handleStimulus(ev);
     this.cluster.observe(this.ws, instructions);
     this.detectDroppedResumed(resumed);
+    this.detectComputeTurnedFetch();
     this.events[ev.cls] = (this.events[ev.cls] ?? 0) + 1;
     this.stimuli++;
     if (this.validateEvery > 0 && this.stimuli % this.validateEvery === 0) this.validate();
     this.onStimulus?.(ev, instructions);
     return instructions;
+  }
+
+  /**
+   * A seed quirk, faithfully ported, met once compute-task may target a task others
+   * wait for (StimulusGenerator.computeForWaiters): a dependent going released ->
+   * waiting recommends `fetch` for each dependency not in memory, a running one too,
+   * which becomes resumed(executing->fetch): the worker now means to fetch the task the
+   * scheduler asked it to compute. Its execution still ends in task-finished, so the
+   * fake scheduler tolerates whatever the worker does with it (FakeCluster.takenOver).
+   */
+  private detectComputeTurnedFetch(): void {
+    const c = this.cluster;
+    for (const k of c.assigned.keys()) {
+      const ts = this.ws.tasks.get(k);
+      if (ts !== undefined && ts.state === "resumed" && ts.next === "fetch") {
+        c.assigned.delete(k);
+        c.takenOver.add(k);
+        this.knownSeedBugs.computeTurnedFetch = (this.knownSeedBugs.computeTurnedFetch ?? 0) + 1;
+      }
+    }
   }
 
   /** Tasks the scheduler asked this worker to compute while they were in flight. */
@@ -254,8 +278,24 @@ export class FuzzDriver {
 
   /** The full consistency checks. */
   validate(): void {
-    this.ws.validateState();
+    // A task waiting for one in error (StimulusGenerator.failWaitedFor) is a state the
+    // seed's validate_state rejects too; the rest is checked while it lasts.
+    if (this.waitersOfErred().length === 0) this.ws.validateState();
     this.cluster.checkConsistency(this.ws);
+  }
+
+  /** Tasks waiting for a dependency in error (dask/distributed#6705). */
+  private waitersOfErred(): TaskState[] {
+    const out: TaskState[] = [];
+    for (const ts of this.ws.waiting) {
+      for (const d of ts.waitingForData) {
+        if (d.state === "error") {
+          out.push(ts);
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   /** One random stimulus. */
@@ -311,6 +351,18 @@ export class FuzzDriver {
             stimulusId: id(),
           }),
         );
+      } else if (this.waitersOfErred().length > 0) {
+        // The scheduler errs the tasks whose dependency erred, and their dependents,
+        // and releases them here.
+        const keys = new Set<string>();
+        const add = (ts: TaskState) => {
+          if (keys.has(ts.key)) return;
+          keys.add(ts.key);
+          for (const d of ts.dependents) if (c.isActive(d)) add(d);
+        };
+        for (const ts of this.waitersOfErred()) add(ts);
+        for (const k of keys) this.erredByDependency.add(k);
+        this.handle(new FreeKeysEvent({ keys: [...keys], stimulusId: id() }));
       } else if (c.refreshRequests.length > 0) {
         const keys = c.refreshRequests.shift() as string[];
         if (recompute) {
@@ -407,7 +459,7 @@ export class FuzzDriver {
     if (c.assigned.size > 0) fail(`the scheduler still expects [${[...c.assigned.keys()]}]`);
     for (const k of wanted) {
       // Dropped during the drain by the faithfully ported seed bug (counted, not a port bug).
-      if (this.droppedBySeedBug.has(k)) continue;
+      if (this.droppedBySeedBug.has(k) || this.erredByDependency.has(k)) continue;
       const ts = ws.tasks.get(k);
       if (ts === undefined || (ts.state !== "memory" && ts.state !== "error")) {
         fail(`wanted task ${k} ended as ${ts ?? "forgotten"}`);

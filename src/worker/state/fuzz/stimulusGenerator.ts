@@ -35,6 +35,7 @@ export type ActionKind =
   | "recompute"
   | "takeOver"
   | "computeForWaiters"
+  | "failWaitedFor"
   | "free"
   | "steal"
   | "cancel"
@@ -59,6 +60,7 @@ export const DEFAULT_WEIGHTS: Readonly<Record<ActionKind, number>> = {
   recompute: 2,
   takeOver: 1,
   computeForWaiters: 1,
+  failWaitedFor: 1,
   free: 6,
   steal: 3,
   cancel: 2,
@@ -167,6 +169,8 @@ export class StimulusGenerator {
         return this.takeOver();
       case "computeForWaiters":
         return this.computeForWaiters();
+      case "failWaitedFor":
+        return this.failWaitedFor();
       case "free":
         return this.free();
       case "steal":
@@ -671,6 +675,52 @@ export class StimulusGenerator {
       key: rng.pick(candidates),
       computeDuration: rng.random(),
       stimulusId: this.sid("secede"),
+    });
+  }
+
+  /**
+   * The failure of a transfer or an execution of a task that others wait for here,
+   * which the other actions avoid: the waiting tasks are then left waiting for a task in
+   * error (dask/distributed#6705), a state the seed's `validate_state` rejects, but the
+   * published fuzz vectors reach it and go on (a cancel-compute of such a waiting task
+   * releases its dependency in error). The driver stops checking `validateState()` while
+   * a task waits for one in error, and its fake scheduler frees such tasks when it
+   * drains (see FuzzDriver).
+   */
+  private failWaitedFor(): StateMachineEvent | null {
+    const { cluster: c, rng, ws } = this;
+    const waitedFor = (k: string) => {
+      const ts = ws.tasks.get(k);
+      return (
+        ts !== undefined && (ts.state === "flight" || ts.state === "executing") && hasWaiter(ts)
+      );
+    };
+    const gathers = [...c.gathers].filter(([, g]) => g.keys.some(waitedFor));
+    const executes = [...c.executes.keys()].filter(waitedFor);
+    if (gathers.length + executes.length === 0) return this.skip("failWaitedFor: none");
+    if (executes.length === 0 || (gathers.length > 0 && rng.chance(0.5))) {
+      const [worker, g] = rng.pick(gathers);
+      return new GatherDepFailureEvent({
+        worker,
+        totalNbytes: g.totalNbytes,
+        exception: "OSError('cannot deserialize')",
+        traceback: null,
+        exceptionText: "OSError: cannot deserialize",
+        tracebackText: "",
+        stimulusId: this.sid("gather-failure"),
+      });
+    }
+    const key = rng.pick(executes);
+    return new ExecuteFailureEvent({
+      key,
+      runId: (c.executes.get(key) as { runId: number }).runId,
+      start: 1,
+      stop: 2,
+      exception: "ValueError('boom')",
+      traceback: null,
+      exceptionText: "ValueError: boom",
+      tracebackText: "",
+      stimulusId: this.sid("execute-failure"),
     });
   }
 
