@@ -621,19 +621,8 @@ export class StimulusGenerator {
         return this.skip("executeDone: failure of a task others wait for (see computeForWaiters)");
       }
     }
-    if (outcome === "failure") {
-      return new ExecuteFailureEvent({
-        key,
-        runId: ex.runId,
-        start: rng.chance(0.8) ? 1 : null,
-        stop: 2,
-        exception: "ValueError('boom')",
-        traceback: null,
-        exceptionText: "ValueError: boom",
-        tracebackText: "",
-        stimulusId: this.sid("execute-failure"),
-      });
-    }
+    if (outcome === "failure")
+      return this.executeFailure(key, ex.runId, rng.chance(0.8) ? 1 : null);
     if (outcome === "reschedule") {
       return new RescheduleEvent({ key, stimulusId: this.sid("reschedule") });
     }
@@ -652,11 +641,15 @@ export class StimulusGenerator {
 
   /** secede() from a task running on a thread that has not seceded yet. */
   private secede(): StateMachineEvent | null {
-    const { cluster: c, rng } = this;
-    const candidates = [...c.executes].filter(([, ex]) => !ex.seceded).map(([k]) => k);
+    const candidates = [...this.cluster.executes].filter(([, ex]) => !ex.seceded);
     if (candidates.length === 0) return this.skip("secede: every running task seceded");
+    return this.secedeOneOf(candidates.map(([k]) => k));
+  }
+
+  private secedeOneOf(keys: readonly string[]): SecedeEvent {
+    const { rng } = this;
     return new SecedeEvent({
-      key: rng.pick(candidates),
+      key: rng.pick(keys),
       computeDuration: rng.random(),
       stimulusId: this.sid("secede"),
     });
@@ -668,14 +661,9 @@ export class StimulusGenerator {
    * resumed from there). The published fuzz vectors hold such events.
    */
   private resecede(): StateMachineEvent | null {
-    const { cluster: c, rng } = this;
-    const candidates = [...c.executes].filter(([, ex]) => ex.seceded).map(([k]) => k);
+    const candidates = [...this.cluster.executes].filter(([, ex]) => ex.seceded);
     if (candidates.length === 0) return this.skip("resecede: no running task seceded");
-    return new SecedeEvent({
-      key: rng.pick(candidates),
-      computeDuration: rng.random(),
-      stimulusId: this.sid("secede"),
-    });
+    return this.secedeOneOf(candidates.map(([k]) => k));
   }
 
   /**
@@ -700,27 +688,35 @@ export class StimulusGenerator {
     if (gathers.length + executes.length === 0) return this.skip("failWaitedFor: none");
     if (executes.length === 0 || (gathers.length > 0 && rng.chance(0.5))) {
       const [worker, g] = rng.pick(gathers);
-      return new GatherDepFailureEvent({
-        worker,
-        totalNbytes: g.totalNbytes,
-        exception: "OSError('cannot deserialize')",
-        traceback: null,
-        exceptionText: "OSError: cannot deserialize",
-        tracebackText: "",
-        stimulusId: this.sid("gather-failure"),
-      });
+      return this.gatherFailure(worker, g.totalNbytes);
     }
     const key = rng.pick(executes);
+    return this.executeFailure(key, (c.executes.get(key) as { runId: number }).runId, 1);
+  }
+
+  private executeFailure(key: string, runId: number, start: number | null): ExecuteFailureEvent {
     return new ExecuteFailureEvent({
       key,
-      runId: (c.executes.get(key) as { runId: number }).runId,
-      start: 1,
+      runId,
+      start,
       stop: 2,
       exception: "ValueError('boom')",
       traceback: null,
       exceptionText: "ValueError: boom",
       tracebackText: "",
       stimulusId: this.sid("execute-failure"),
+    });
+  }
+
+  private gatherFailure(worker: string, totalNbytes: number): GatherDepFailureEvent {
+    return new GatherDepFailureEvent({
+      worker,
+      totalNbytes,
+      exception: "OSError('cannot deserialize')",
+      traceback: null,
+      exceptionText: "OSError: cannot deserialize",
+      tracebackText: "",
+      stimulusId: this.sid("gather-failure"),
     });
   }
 
@@ -751,14 +747,7 @@ export class StimulusGenerator {
           return this.skip("gatherDone: failure of a dependency with waiters (dask#6705)");
         }
       }
-      return new GatherDepFailureEvent({
-        ...f,
-        exception: "OSError('cannot deserialize')",
-        traceback: null,
-        exceptionText: "OSError: cannot deserialize",
-        tracebackText: "",
-        stimulusId: this.sid("gather-failure"),
-      });
+      return this.gatherFailure(worker, g.totalNbytes);
     }
     const mode = rng.weighted({ all: 70, some: 20, none: 10 });
     const data = new Map<string, unknown>();
