@@ -14,9 +14,8 @@
  *
  *   npx tsx tools/oracle/coverage.ts /tmp/oracle [--against ../shared/conformance]
  */
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { Command } from "commander";
+import { collectVectorInputs } from "../../src/cli/conformanceRunner.ts";
 import { parseVector, readMaybeGzip, replayVector } from "../../src/protocol/conformance.ts";
 import { isEntryPoint } from "../../src/util/entryPoint.ts";
 import type { StateMachineEvent } from "../../src/worker/state/events.ts";
@@ -101,26 +100,17 @@ export interface Coverage {
   readonly diverged: string[];
 }
 
-function vectorFiles(path: string, out: string[]): void {
-  if (!statSync(path).isDirectory()) {
-    out.push(path);
-    return;
-  }
-  for (const name of readdirSync(path).sort()) {
-    const p = join(path, name);
-    if (statSync(p).isDirectory()) vectorFiles(p, out);
-    else if (name.endsWith(".json") || name.endsWith(".json.gz")) out.push(p);
-  }
-}
-
 /** Replay every vector under `paths` (files or directories) and count its stimuli. */
 export function coverageOf(paths: readonly string[]): Coverage {
-  const files: string[] = [];
-  for (const p of paths) vectorFiles(p, files);
   const combinations = new Map<string, number>();
   const unreadable: string[] = [];
   const diverged: string[] = [];
-  for (const file of files) {
+  let vectors = 0;
+  for (const { file, problem } of collectVectorInputs(paths)) {
+    if (problem !== undefined) {
+      unreadable.push(`${file}: ${problem}`);
+      continue;
+    }
     let vector: ReturnType<typeof parseVector>;
     try {
       vector = parseVector(readMaybeGzip(file), file);
@@ -128,6 +118,7 @@ export function coverageOf(paths: readonly string[]): Coverage {
       unreadable.push(`${file}: ${err instanceof Error ? err.message : String(err)}`);
       continue;
     }
+    vectors++;
     const count = (c: string) => combinations.set(c, (combinations.get(c) ?? 0) + 1);
     let stimulus = "";
     const mismatch = replayVector(vector, {
@@ -145,7 +136,7 @@ export function coverageOf(paths: readonly string[]): Coverage {
     });
     if (mismatch !== null) diverged.push(`${file}: step ${mismatch.step} (${mismatch.what})`);
   }
-  return { combinations, vectors: files.length - unreadable.length, unreadable, diverged };
+  return { combinations, vectors, unreadable, diverged };
 }
 
 function main(argv: readonly string[]): void {
