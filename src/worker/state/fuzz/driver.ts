@@ -14,7 +14,7 @@ import {
 import type { Instruction } from "../instructions.ts";
 import { PROCESSING, TASK_STATES, type TaskState, type TaskStateState } from "../taskState.ts";
 import { WorkerState } from "../workerState.ts";
-import { FakeCluster } from "./fakeCluster.ts";
+import { FakeCluster, hasWaiter } from "./fakeCluster.ts";
 import { Rng } from "./rng.ts";
 import { type ActionKind, StimulusGenerator } from "./stimulusGenerator.ts";
 
@@ -573,11 +573,6 @@ class FlakyStore implements DataStore {
   get size(): number {
     return this.map.size;
   }
-}
-
-function hasWaiter(ts: TaskState): boolean {
-  for (const d of ts.dependents) if (d.waitingForData.has(ts)) return true;
-  return false;
 }
 
 function isState(x: unknown): x is TaskStateState {

@@ -383,6 +383,12 @@ export class FakeCluster {
   }
 }
 
+/** Whether some dependent of `ts` waits for its data here. */
+export function hasWaiter(ts: TaskState): boolean {
+  for (const d of ts.dependents) if (d.waitingForData.has(ts)) return true;
+  return false;
+}
+
 /** Sizes from tiny to over the transfer limits. */
 function randomNbytes(rng: Rng): number {
   const r = rng.random();

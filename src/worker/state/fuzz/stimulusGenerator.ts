@@ -25,7 +25,7 @@ import {
 } from "../events.ts";
 import type { TaskState } from "../taskState.ts";
 import type { WorkerState } from "../workerState.ts";
-import type { FakeCluster, KeySpec } from "./fakeCluster.ts";
+import { type FakeCluster, hasWaiter, type KeySpec } from "./fakeCluster.ts";
 import type { Rng } from "./rng.ts";
 
 /** The kinds of random action the generator picks from. */
@@ -766,8 +766,3 @@ export class StimulusGenerator {
 }
 
 const SCATTERABLE = new Set(["released", "fetch", "missing", "memory", "error"]);
-
-function hasWaiter(ts: TaskState): boolean {
-  for (const d of ts.dependents) if (d.waitingForData.has(ts)) return true;
-  return false;
-}
