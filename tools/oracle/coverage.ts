@@ -18,61 +18,8 @@ import { Command } from "commander";
 import { collectVectorInputs } from "../../src/cli/conformanceRunner.ts";
 import { parseVector, readMaybeGzip, replayVector } from "../../src/protocol/conformance.ts";
 import { isEntryPoint } from "../../src/util/entryPoint.ts";
-import type { StateMachineEvent } from "../../src/worker/state/events.ts";
+import { stateLabel, stimulusCombinations } from "../../src/worker/state/fuzz/stimulusCoverage.ts";
 import type { TaskState } from "../../src/worker/state/taskState.ts";
-import type { WorkerState } from "../../src/worker/state/workerState.ts";
-
-/** A task's state for counting: `absent`, the state, or e.g. `resumed(executing->fetch)`. */
-export function stateLabel(ts: TaskState | undefined): string {
-  if (ts === undefined) return "absent";
-  if (ts.state === "cancelled" || ts.state === "resumed") {
-    return `${ts.state}(${ts.previous}->${ts.next})`;
-  }
-  return ts.state;
-}
-
-/** The combinations `ev` makes with the state `ws` is in just before handling it. */
-export function stimulusCombinations(ws: WorkerState, ev: StateMachineEvent): string[] {
-  const at = (key: string) => stateLabel(ws.tasks.get(key));
-  const out: string[] = [];
-  const each = (role: string, keys: Iterable<string>) => {
-    for (const k of keys) out.push(`${ev.cls}.${role} @ ${at(k)}`);
-  };
-  switch (ev.cls) {
-    case "ComputeTaskEvent":
-      out.push(`${ev.cls} @ ${at(ev.key)}`);
-      each("dependency", ev.nbytes.keys());
-      break;
-    case "AcquireReplicasEvent":
-    case "RefreshWhoHasEvent":
-      out.push(ev.cls);
-      each("key", ev.whoHas.keys());
-      break;
-    case "RemoveReplicasEvent":
-    case "FreeKeysEvent":
-      out.push(ev.cls);
-      each("key", ev.keys);
-      break;
-    case "UpdateDataEvent":
-      out.push(ev.cls);
-      each("key", ev.data.keys());
-      break;
-    case "GatherDepSuccessEvent":
-    case "GatherDepBusyEvent":
-    case "GatherDepNetworkFailureEvent":
-    case "GatherDepFailureEvent": {
-      out.push(ev.cls);
-      for (const k of ws.inFlightWorkers.get(ev.worker) ?? []) {
-        const sent = ev.cls !== "GatherDepSuccessEvent" ? "" : ev.data.has(k) ? "+sent" : "-sent";
-        out.push(`${ev.cls}.in-flight${sent} @ ${at(k)}`);
-      }
-      break;
-    }
-    default:
-      out.push("key" in ev ? `${ev.cls} @ ${at(ev.key)}` : ev.cls);
-  }
-  return out;
-}
 
 /**
  * A transition of the table as counted: `start -> finish`, the task's state after it

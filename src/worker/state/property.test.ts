@@ -161,11 +161,14 @@ describe("worker state machine under random valid stimuli", () => {
     for (const cls of INSTRUCTION_CLASSES) expect(instructions[cls] ?? 0, cls).toBeGreaterThan(0);
     // compute-task in every state the seed's handler tells apart, the already-processing
     // ones too (the published fuzz vectors send it to waiting and ready tasks).
-    for (const state of COMPUTE_TASK_STATES) {
-      expect(eventsAt[`ComputeTaskEvent@${state}`] ?? 0, state).toBeGreaterThan(0);
-    }
+    const computeTaskStates = new Set(
+      Object.keys(eventsAt)
+        .filter((k) => k.startsWith("ComputeTaskEvent @ "))
+        .map((k) => k.slice("ComputeTaskEvent @ ".length).replace(/\(.*$/, "")),
+    );
+    for (const state of COMPUTE_TASK_STATES) expect(computeTaskStates, state).toContain(state);
     // A second secede (after rejoin) finds the task long-running already.
-    expect(eventsAt["SecedeEvent@long-running"] ?? 0).toBeGreaterThan(0);
+    expect(eventsAt["SecedeEvent @ long-running"] ?? 0).toBeGreaterThan(0);
     // Not reachable with valid stimuli: a missing task is never recommended error, nor a
     // cancelled one missing. Rare: released -> error needs a store failing on a scatter,
     // and the resumed(executing->fetch) ones a root task fetched while it runs.

@@ -2,7 +2,6 @@ import type { DataStore } from "../dataStore.ts";
 import { TaskError } from "../errorMessage.ts";
 import {
   ExecuteSuccessEvent,
-  eventKey,
   FindMissingEvent,
   FreeKeysEvent,
   GatherDepSuccessEvent,
@@ -16,6 +15,7 @@ import { PROCESSING, TASK_STATES, type TaskState, type TaskStateState } from "..
 import { WorkerState } from "../workerState.ts";
 import { FakeCluster, hasWaiter } from "./fakeCluster.ts";
 import { Rng } from "./rng.ts";
+import { stimulusCombinations } from "./stimulusCoverage.ts";
 import { type ActionKind, StimulusGenerator } from "./stimulusGenerator.ts";
 
 /** The worker settings of one fuzz run, drawn from its seed. */
@@ -63,8 +63,9 @@ export interface FuzzResult {
   /** Stimuli handled per event class (random and drain). */
   events: Record<string, number>;
   /**
-   * Stimuli about one key, by class and the state its task was in when the stimulus
-   * came (`ComputeTaskEvent@waiting`; `@absent` for a key the worker did not know).
+   * Stimuli by class and the state of the task(s) they concern when they came
+   * (`ComputeTaskEvent @ waiting`, `FreeKeysEvent.key @ cancelled(flight->null)`...:
+   * see stimulusCombinations).
    */
   eventsAt: Record<string, number>;
   /** Instructions given per class. */
@@ -191,9 +192,7 @@ export class FuzzDriver {
     this.trace.push(describeStimulus(ev));
     if (this.trace.length > TRACE_LENGTH) this.trace.shift();
     const resumed = this.resumedToWaiting();
-    const key = eventKey(ev);
-    if (key !== null) {
-      const at = `${ev.cls}@${this.ws.tasks.get(key)?.state ?? "absent"}`;
+    for (const at of stimulusCombinations(this.ws, ev)) {
       this.eventsAt[at] = (this.eventsAt[at] ?? 0) + 1;
     }
     this.cluster.noteStimulus(this.ws, ev);
