@@ -2,19 +2,25 @@
 
     python3 tools/oracle/record.py [--ordered] TRACE.json OUT.json
 
-TRACE is `{"name", "config", "events": [...], "data_store_errors": {step: [...]}}`:
-a configuration and events in the vectors' own forms. Each event is replayed through
+TRACE is `{"name", "config", "events": [...], "data_store_errors": {step: [...]},
+"config_before": {step: {...}}}` (the last two optional): a configuration and events in
+the vectors' own forms, the data store's failures and the attributes set before a step. Each event is replayed through
 the reference worker state machine; the instructions and the state snapshot after it
 are written as a vector step, or `raises` and the end of the vector when it raises.
 """
 from __future__ import annotations
 
 import json
+import logging
 import math
 import sys
 from collections import UserDict
 
 from seed import load_seed
+
+# The reference logs the story of every task that fails validation before it raises;
+# the vector records what was raised, and the conformance runner shows the port's story.
+logging.disable(logging.CRITICAL)
 
 ORDERED = "--ordered" in sys.argv
 wsm = load_seed(ordered=ORDERED)
@@ -51,6 +57,10 @@ def recorded_sizeof(v, default_size=1e6):
 
 
 wsm.sizeof = recorded_sizeof
+
+
+# Attributes whose null in a vector means infinity (FORMAT.md `config`).
+INFINITE_WHEN_NULL = {"transfer_incoming_bytes_limit", "transfer_message_bytes_limit"}
 
 
 def inf(x):
@@ -214,9 +224,14 @@ def record(trace: dict) -> dict:
     data = FailingStore()
     ws = worker_state(trace["config"], data)
     failures = trace.get("data_store_errors", {})
+    tampering = trace.get("config_before", {})
     steps = []
     for i, event in enumerate(trace["events"]):
         step = {"event": event}
+        if str(i) in tampering:
+            step["config_before"] = tampering[str(i)]
+            for name, value in tampering[str(i)].items():
+                setattr(ws, name, inf(value) if name in INFINITE_WHEN_NULL else value)
         errs = failures.get(str(i), [])
         if errs:
             step["data_store_errors"] = errs
