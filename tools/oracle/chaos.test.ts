@@ -5,11 +5,13 @@ import {
   workerStateFromConfig,
 } from "../../src/protocol/conformance.ts";
 import { EVENT_CLASSES, eventFromDict } from "../../src/protocol/daskJson/events.ts";
+import { stateSnapshot } from "../../src/protocol/daskJson/snapshot.ts";
 import { TaskError } from "../../src/worker/state/errorMessage.ts";
 import { chaosTrace } from "./chaos.ts";
 
 interface Trace {
   port_error: string | null;
+  port_state: unknown;
   config: Record<string, unknown>;
   events: Record<string, unknown>[];
   data_store_errors: Record<string, { key: string; exception_text: string }[]>;
@@ -18,7 +20,7 @@ interface Trace {
 
 describe("chaosTrace", () => {
   it("is deterministic and its events replay to the same outcome", () => {
-    for (let seed = 1; seed <= 40; seed++) {
+    for (let seed = 1; seed <= 60; seed++) {
       const trace = chaosTrace(seed, 80) as unknown as Trace;
       expect(chaosTrace(seed, 80)).toEqual(trace);
       const store = new FailingDataStore();
@@ -38,6 +40,7 @@ describe("chaosTrace", () => {
         }
       });
       expect(error).toBe(trace.port_error);
+      if (error === null) expect(stateSnapshot(ws)).toEqual(trace.port_state);
     }
   });
 

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { applyConfig, FailingDataStore } from "../../src/protocol/conformance.ts";
 import { eventToDict } from "../../src/protocol/daskJson/events.ts";
+import { stateSnapshot } from "../../src/protocol/daskJson/snapshot.ts";
 import { isEntryPoint } from "../../src/util/entryPoint.ts";
 import { TaskError } from "../../src/worker/state/errorMessage.ts";
 import {
@@ -67,12 +68,15 @@ class ChaosStream {
   readonly store = new FailingDataStore();
   private n = 0;
   private runId = 0;
+  /** Whether a task's inputs are only keys before it, as in a graph Dask would build. */
+  readonly acyclic: boolean;
   /** How often a completion answers nothing the port asked for. */
   readonly oddity: number;
 
   constructor(seed: number, validate: boolean) {
     this.rng = new Rng(seed);
-    const nkeys = this.rng.range(2, 7);
+    const nkeys = this.rng.pick([2, 3, 4, 5, 6, 7, 10, 14]);
+    this.acyclic = this.rng.chance(0.5);
     this.keys = Array.from({ length: nkeys }, (_, i) => `k${i}`);
     this.oddity = this.rng.pick([0.005, 0.02, 0.05, 0.15]);
     this.ws = new WorkerState({
@@ -149,7 +153,9 @@ class ChaosStream {
         throw new Error("chaos: no action has a weight");
       case "compute": {
         const key = rng.pick(this.keys);
-        const deps = this.someKeys(2).filter((k) => k !== key);
+        const deps = this.someKeys(2).filter((k) =>
+          this.acyclic ? this.keys.indexOf(k) < this.keys.indexOf(key) : k !== key,
+        );
         return ComputeTaskEvent.dummy(key, {
           runId: ++this.runId,
           whoHas: new Map(deps.map((d) => [d, this.holders()])),
@@ -334,6 +340,18 @@ export function chaosTrace(seed: number, steps: number): Record<string, unknown>
   const events: Record<string, unknown>[] = [];
   const storeErrors: Record<string, StoreError[]> = {};
   const configBefore: Record<string, Record<string, unknown>> = {};
+  // Taken before the stream: tampering changes these attributes as it goes.
+  const config = {
+    nthreads: s.ws.nthreads,
+    address: ADDRESS,
+    resources: Object.fromEntries(s.ws.totalResources),
+    transfer_incoming_count_limit: s.ws.transferIncomingCountLimit,
+    transfer_incoming_bytes_limit: null,
+    transfer_message_bytes_limit: null,
+    transfer_incoming_bytes_throttle_threshold: s.ws.transferIncomingBytesThrottleThreshold,
+    validate,
+    transition_counter_max: false,
+  };
   let error: string | null = null;
   for (let i = 0; i < steps && error === null; i++) {
     const tampered = s.tamper();
@@ -360,17 +378,9 @@ export function chaosTrace(seed: number, steps: number): Record<string, unknown>
   return {
     name: `oracle-chaos-seed-${seed}`,
     port_error: error,
-    config: {
-      nthreads: s.ws.nthreads,
-      address: ADDRESS,
-      resources: Object.fromEntries(s.ws.totalResources),
-      transfer_incoming_count_limit: s.ws.transferIncomingCountLimit,
-      transfer_incoming_bytes_limit: null,
-      transfer_message_bytes_limit: null,
-      transfer_incoming_bytes_throttle_threshold: s.ws.transferIncomingBytesThrottleThreshold,
-      validate,
-      transition_counter_max: false,
-    },
+    // What the port held after the last stimulus, for checking that the trace replays it.
+    port_state: error === null ? stateSnapshot(s.ws) : null,
+    config,
     events,
     data_store_errors: storeErrors,
     config_before: configBefore,
