@@ -6,6 +6,7 @@ import type { TaskState, TaskStateState } from "./taskState.ts";
  * `["long-running", computeDuration]`, `["flight", worker]`).
  */
 export type Finish = TaskStateState | FinishWithArgs;
+/** A finish state with its transition's arguments, as the seed's `(state, *args)` tuples. */
 export type FinishWithArgs = readonly [TaskStateState, ...unknown[]];
 
 /** The state a recommendation leads to. */

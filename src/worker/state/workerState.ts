@@ -42,6 +42,10 @@ import { type ValidateStateOptions, validateState, validateTask } from "./valida
 const READY_MARK = 1;
 const CONSTRAINED_MARK = 2;
 
+/**
+ * What `new WorkerState(options)` takes: the seed's constructor arguments, plus the
+ * injected clocks, randomness and value functions.
+ */
 export interface WorkerStateOptions {
   /** Number of tasks that may execute at once. Default 1. */
   nthreads?: number;
