@@ -150,10 +150,7 @@ function handleRemoveReplicas(ws: WorkerState, ev: RemoveReplicasEvent): Recs | 
 }
 
 function handleAcquireReplicas(ws: WorkerState, ev: AcquireReplicasEvent): Recs | null {
-  if (ws.validate) {
-    assert(sameKeys(ev.whoHas, ev.nbytes));
-    for (const workers of ev.whoHas.values()) assert(workers.length > 0);
-  }
+  if (ws.validate) checkHolders(ev.whoHas, ev.nbytes, false);
   const recs = new Recs();
   for (const [key, nbytes] of ev.nbytes) {
     // After the inputs of computations with default or high priority, before those of
@@ -231,13 +228,7 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
       ev.resourceRestrictions.size === 0 ? EMPTY_RESOURCES : ev.resourceRestrictions;
   }
 
-  if (ws.validate) {
-    assert(sameKeys(ev.whoHas, ev.nbytes));
-    for (const depWorkers of ev.whoHas.values()) {
-      assert(depWorkers.length > 0);
-      assert(depWorkers.length === new Set(depWorkers).size);
-    }
-  }
+  if (ws.validate) checkHolders(ev.whoHas, ev.nbytes, true);
 
   for (const [depKey, nbytes] of ev.nbytes) {
     const depTs = ws.ensureTaskExists(depKey, priority, ev.stimulusId);
@@ -255,7 +246,12 @@ function handleComputeTask(ws: WorkerState, ev: ComputeTaskEvent, out: Instructi
 function gatherDepDoneCommon(ws: WorkerState, ev: GatherDepDoneEvent): TaskState[] {
   ws.transferIncomingBytes -= ev.totalNbytes;
   const keys = ws.inFlightWorkers.get(ev.worker);
-  if (keys === undefined) throw new KeyError(ev.worker);
+  if (keys === undefined) {
+    throw new KeyError(
+      ev.worker,
+      `KeyError: ${JSON.stringify(ev.worker)} (no transfer from this peer is in flight)`,
+    );
+  }
   ws.inFlightWorkers.delete(ev.worker);
   const out: TaskState[] = [];
   for (const key of keys) {
@@ -421,7 +417,11 @@ function handleCancelCompute(ws: WorkerState, ev: CancelComputeEvent): Recs | nu
   }
   ws.log.add4(ev.key, "cancel-compute", ev.stimulusId, ws.stimulusTime);
   // Its dependents can't be processing on the scheduler, so they were never sent here.
-  assert(ts.dependents.size === 0);
+  assert(
+    ts.dependents.size === 0,
+    () =>
+      `cancel-compute of ${JSON.stringify(ev.key)}, which tasks here depend on: ${JSON.stringify([...ts.dependents].map((d) => d.key))}`,
+  );
   return Recs.of(ts, "released");
 }
 
@@ -432,8 +432,16 @@ function handleCancelCompute(ws: WorkerState, ev: CancelComputeEvent): Recs | nu
 function executeDoneCommon(ws: WorkerState, ev: ExecuteDoneEvent): TaskState {
   // The key must still be in tasks: see the released -> forgotten transition.
   const ts = ws.tasks.get(ev.key);
-  assert(ts, () => JSON.stringify(ws.story(ev.key)));
-  if (ws.validate) assert(ws.executing.has(ts) !== ws.longRunning.has(ts));
+  assert(
+    ts,
+    () => `${ev.cls} for ${JSON.stringify(ev.key)}, a task this worker does not hold (forgotten?)`,
+  );
+  if (ws.validate) {
+    assert(
+      ws.executing.has(ts) !== ws.longRunning.has(ts),
+      () => `${ev.cls} for ${JSON.stringify(ev.key)}, which is not running here (${ts.state})`,
+    );
+  }
   ts.done = true;
   ws.executedCount += 1;
   ws.releaseResources(ts);
@@ -504,6 +512,31 @@ function handleRefreshWhoHas(ws: WorkerState, ev: RefreshWhoHasEvent): Recs | nu
     // _transitions calls _ensure_communicating even without recommendations.
   }
   return recs;
+}
+
+/**
+ * The seed's asserts on `who_has` and `nbytes` (validation only): the same keys, at
+ * least one holder each and, for compute-task, no holder named twice.
+ */
+function checkHolders(
+  whoHas: ReadonlyMap<string, readonly string[]>,
+  nbytes: ReadonlyMap<string, unknown>,
+  distinct: boolean,
+): void {
+  assert(
+    sameKeys(whoHas, nbytes),
+    () =>
+      `who_has and nbytes name different keys: ${JSON.stringify([...whoHas.keys()])} and ${JSON.stringify([...nbytes.keys()])}`,
+  );
+  for (const [key, workers] of whoHas) {
+    assert(workers.length > 0, () => `who_has names no holder of ${JSON.stringify(key)}`);
+    if (distinct) {
+      assert(
+        workers.length === new Set(workers).size,
+        () => `who_has names a holder of ${JSON.stringify(key)} twice: ${JSON.stringify(workers)}`,
+      );
+    }
+  }
 }
 
 function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>): boolean {

@@ -1,4 +1,4 @@
-import { assert, setRemove } from "../../util/pyErrors.ts";
+import { AssertionError, assert, setRemove } from "../../util/pyErrors.ts";
 import type { ErrorMessage } from "./errorMessage.ts";
 import {
   AddKeysMsg,
@@ -179,14 +179,22 @@ function transitionMemoryReleased(
 
 // ------------------------------------------------------------ ready & execute
 
+/** Validation: every input of a task about to run is in memory here. */
+function assertInputsInMemory(ws: WorkerState, ts: TaskState): void {
+  for (const dep of ts.dependencies) {
+    if (!(dep.state === "memory" && (ws.data.has(dep.key) || ws.actors.has(dep.key)))) {
+      throw new AssertionError(
+        `${JSON.stringify(ts.key)} about to run while its input ${JSON.stringify(dep.key)} is ${dep.state}`,
+      );
+    }
+  }
+}
+
 function transitionWaitingConstrained(ws: WorkerState, ts: TaskState): Recs | null {
   if (ws.validate) {
     assert(ts.state === "waiting");
     assert(ts.waitingForData.size === 0);
-    for (const dep of ts.dependencies) {
-      assert(ws.data.has(dep.key) || ws.actors.has(dep.key));
-      assert(dep.state === "memory");
-    }
+    assertInputsInMemory(ws, ts);
     assert(!ws.ready.has(ts));
     assert(!ws.constrained.has(ts));
   }
@@ -217,10 +225,7 @@ function transitionWaitingReady(ws: WorkerState, ts: TaskState): Recs | null {
     assert(!ws.ready.has(ts));
     assert(!ws.constrained.has(ts));
     assert(ts.waitingForData.size === 0);
-    for (const dep of ts.dependencies) {
-      assert(ws.data.has(dep.key) || ws.actors.has(dep.key));
-      assert(dep.state === "memory");
-    }
+    assertInputsInMemory(ws, ts);
   }
   if (ts.resourceRestrictions.size > 0) return one(ts, "constrained");
   ts.state = "ready";
@@ -582,7 +587,12 @@ function transitionToMemory(
   if (msgType === "add-keys") {
     out.push(new AddKeysMsg([ts.key], stimulusId));
   } else if (msgType === "task-finished") {
-    assert(runId !== RUN_ID_SENTINEL);
+    if (runId === RUN_ID_SENTINEL) {
+      throw new AssertionError(
+        `task-finished for ${JSON.stringify(ts.key)} without a run_id: it reached memory ` +
+          "by another way than its own execution (e.g. a scatter) while assigned here",
+      );
+    }
     out.push(ws.getTaskFinishedMsg(ts, runId, stimulusId));
   }
   return recs;

@@ -310,9 +310,10 @@ export class WorkerState {
     }
     if ((err as { weftContext?: boolean }).weftContext) return err;
     const key = eventKey(stim);
+    const peer = "worker" in stim ? `, worker=${JSON.stringify(stim.worker)}` : "";
     let context = `\n  while handling ${stim.cls}(stimulus_id=${JSON.stringify(stim.stimulusId)}${
       key !== null ? `, key=${JSON.stringify(key)}` : ""
-    })`;
+    }${peer})`;
     if (key !== null) {
       const ts = this.tasks.get(key);
       context +=
