@@ -7,6 +7,7 @@ import {
 import { EVENT_CLASSES, eventFromDict } from "../../src/protocol/daskJson/events.ts";
 import { stateSnapshot } from "../../src/protocol/daskJson/snapshot.ts";
 import { TaskError } from "../../src/worker/state/errorMessage.ts";
+import { InvalidTaskState, InvalidTransition } from "../../src/worker/state/errors.ts";
 import { chaosTrace } from "./chaos.ts";
 
 interface Trace {
@@ -33,10 +34,18 @@ describe("chaosTrace", () => {
         store.failures.clear();
         for (const e of trace.data_store_errors[String(i)] ?? [])
           store.failures.set(e.key, new TaskError(e.exception_text, ""));
+        const ev = eventFromDict(d);
         try {
-          ws.handleStimulus(eventFromDict(d));
+          ws.handleStimulus(ev);
         } catch (err) {
-          error = `${(err as Error).name}: ${String(err).split("\n")[0]}`;
+          expect(err).toBeInstanceOf(Error);
+          const e = err as Error;
+          error = `${e.name}: ${String(e).split("\n")[0]}`;
+          // Errors of the seed's own classes carry the story; the others say which
+          // event failed (workerState.ts, withContext).
+          if (!(e instanceof InvalidTransition || e instanceof InvalidTaskState)) {
+            expect(e.message).toContain(`while handling ${ev.cls}(stimulus_id=`);
+          }
         }
       });
       expect(error).toBe(trace.port_error);
