@@ -81,6 +81,6 @@ describe("chaosTrace", () => {
     );
     expect(longest).toBe(80);
     expect(storeFailures).toBeGreaterThan(0);
-    expect(tampered.size).toBe(8);
+    expect(tampered.size).toBe(10);
   });
 });

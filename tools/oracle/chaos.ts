@@ -293,7 +293,7 @@ class ChaosStream {
   tamper(): Record<string, unknown> | null {
     const { rng, ws } = this;
     if (!rng.chance(0.04)) return null;
-    switch (rng.int(8)) {
+    switch (rng.int(10)) {
       case 0:
         return { transfer_incoming_count_limit: rng.pick([0, 1, 4, 50]) };
       case 1:
@@ -308,6 +308,15 @@ class ChaosStream {
         return { nthreads: rng.range(1, 3) };
       case 6:
         return { generation: rng.range(-3, 3) };
+      case 7:
+        return { running: rng.chance(0.5) };
+      case 8:
+        // What a test does to hold back or free tasks with resource restrictions.
+        return {
+          available_resources: Object.fromEntries(
+            [...ws.totalResources.keys()].map((r) => [r, rng.pick([0, 0.5, 1])]),
+          ),
+        };
       default:
         return {
           transition_counter_max: rng.chance(0.3) ? false : ws.transitionCounter + rng.range(1, 8),
@@ -340,6 +349,11 @@ export function chaosTrace(seed: number, steps: number): Record<string, unknown>
   const events: Record<string, unknown>[] = [];
   const storeErrors: Record<string, StoreError[]> = {};
   const configBefore: Record<string, Record<string, unknown>> = {};
+  // Attributes a recording sets after construction (FORMAT.md `config`), now and then.
+  const extras: Record<string, unknown> = {};
+  if (s.rng.chance(0.1)) extras.running = false;
+  if (s.rng.chance(0.1)) extras.generation = s.rng.range(-5, 0);
+  applyConfig(s.ws, extras, "config");
   // Taken before the stream: tampering changes these attributes as it goes.
   const config = {
     nthreads: s.ws.nthreads,
@@ -351,6 +365,7 @@ export function chaosTrace(seed: number, steps: number): Record<string, unknown>
     transfer_incoming_bytes_throttle_threshold: s.ws.transferIncomingBytesThrottleThreshold,
     validate,
     transition_counter_max: false,
+    ...extras,
   };
   let error: string | null = null;
   for (let i = 0; i < steps && error === null; i++) {

@@ -10,6 +10,7 @@ are written as a vector step, or `raises` and the end of the vector when it rais
 """
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -217,6 +218,10 @@ def worker_state(config: dict, data: FailingStore):
     ws.transfer_incoming_bytes_throttle_threshold = config[
         "transfer_incoming_bytes_throttle_threshold"
     ]
+    # Set after construction when they differ from what it gives (FORMAT.md `config`).
+    for name in ("available_resources", "running", "generation"):
+        if name in config:
+            setattr(ws, name, copy.deepcopy(config[name]))
     return ws
 
 
@@ -230,7 +235,8 @@ def record(trace: dict) -> dict:
         step = {"event": event}
         if str(i) in tampering:
             step["config_before"] = tampering[str(i)]
-            for name, value in tampering[str(i)].items():
+            # A copy: the vector keeps the value as set, the state machine mutates its own.
+            for name, value in copy.deepcopy(tampering[str(i)]).items():
                 setattr(ws, name, inf(value) if name in INFINITE_WHEN_NULL else value)
         errs = failures.get(str(i), [])
         if errs:
