@@ -104,7 +104,10 @@ class ChaosStream {
     const hs = new Set<string>();
     const n = this.rng.chance(this.oddity) ? 0 : this.rng.range(1, 2);
     for (let i = 0; i < n; i++) hs.add(this.rng.pick([...PEERS, ADDRESS]));
-    return [...hs];
+    const out = [...hs];
+    // A holder named twice: compute-task refuses it when validating, the others take it.
+    if (out.length > 0 && this.rng.chance(this.oddity)) out.push(out[0]);
+    return out;
   }
 
   /** A key the port is running, or now and then any key; null for none. */
