@@ -163,7 +163,8 @@ class ChaosStream {
           runId: ++this.runId,
           whoHas: new Map(deps.map((d) => [d, this.holders()])),
           nbytes: new Map(deps.map((d) => [d, rng.pick([1, 100, 1_000_000])])),
-          priority: [rng.int(3), rng.int(5)],
+          // Tuples of other lengths too, as Dask's are compared element by element.
+          priority: Array.from({ length: rng.pick([1, 2, 2, 3, 4]) }, () => rng.range(-2, 3)),
           resourceRestrictions:
             rng.chance(0.2) && (this.ws.totalResources.size > 0 || rng.chance(this.oddity))
               ? { R: 1 }
