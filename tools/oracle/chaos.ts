@@ -83,7 +83,8 @@ class ChaosStream {
       data: this.store,
       address: ADDRESS,
       nthreads: this.rng.pick([1, 2]),
-      resources: this.rng.chance(0.3) ? { R: 1 } : {},
+      // Fractional amounts too: what is left is float arithmetic in both languages.
+      resources: this.rng.chance(0.3) ? { R: this.rng.pick([1, 1.5, 2]) } : {},
       validate,
       transferIncomingCountLimit: this.rng.pick([1, 4]),
     });
@@ -167,7 +168,7 @@ class ChaosStream {
           priority: Array.from({ length: rng.pick([1, 2, 2, 3, 4]) }, () => rng.range(-2, 3)),
           resourceRestrictions:
             rng.chance(0.2) && (this.ws.totalResources.size > 0 || rng.chance(this.oddity))
-              ? { R: 1 }
+              ? { R: rng.pick([1, 0.5, 0.7]) }
               : {},
           actor: rng.chance(0.05),
           stimulusId: this.sid("compute"),
