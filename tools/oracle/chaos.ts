@@ -45,7 +45,15 @@ import type { Instruction } from "../../src/worker/state/instructions.ts";
 import { WorkerState } from "../../src/worker/state/workerState.ts";
 
 const ADDRESS = "tcp://127.0.0.1:9000";
-const PEERS = ["tcp://10.0.0.1:1", "tcp://10.0.0.2:1", "tcp://10.0.0.3:1"];
+/** Peers; the last two share this worker's host, which gathering prefers. */
+const ALL_PEERS = [
+  "tcp://10.0.0.1:1",
+  "tcp://10.0.0.2:1",
+  "tcp://10.0.0.3:1",
+  "tcp://10.0.0.4:1",
+  "tcp://127.0.0.1:9001",
+  "tcp://127.0.0.1:9002",
+];
 
 interface StoreError {
   key: string;
@@ -68,6 +76,8 @@ class ChaosStream {
   readonly store = new FailingDataStore();
   private n = 0;
   private runId = 0;
+  /** The peers of this stream: three, or all six. */
+  readonly peers: string[];
   /** Whether a task's inputs are only keys before it, as in a graph Dask would build. */
   readonly acyclic: boolean;
   /** How often a completion answers nothing the port asked for. */
@@ -79,10 +89,11 @@ class ChaosStream {
     this.acyclic = this.rng.chance(0.5);
     this.keys = Array.from({ length: nkeys }, (_, i) => `k${i}`);
     this.oddity = this.rng.pick([0.005, 0.02, 0.05, 0.15]);
+    this.peers = ALL_PEERS.slice(0, this.rng.pick([3, 6]));
     this.ws = new WorkerState({
       data: this.store,
       address: ADDRESS,
-      nthreads: this.rng.pick([1, 2]),
+      nthreads: this.rng.pick([1, 2, 4]),
       // Fractional amounts too: what is left is float arithmetic in both languages.
       resources: this.rng.chance(0.3) ? { R: this.rng.pick([1, 1.5, 2]) } : {},
       validate,
@@ -103,8 +114,8 @@ class ChaosStream {
 
   private holders(): string[] {
     const hs = new Set<string>();
-    const n = this.rng.chance(this.oddity) ? 0 : this.rng.range(1, 2);
-    for (let i = 0; i < n; i++) hs.add(this.rng.pick([...PEERS, ADDRESS]));
+    const n = this.rng.chance(this.oddity) ? 0 : this.rng.range(1, 3);
+    for (let i = 0; i < n; i++) hs.add(this.rng.pick([...this.peers, ADDRESS]));
     const out = [...hs];
     // A holder named twice: compute-task refuses it when validating, the others take it.
     if (out.length > 0 && this.rng.chance(this.oddity)) out.push(out[0]);
@@ -222,7 +233,11 @@ class ChaosStream {
         if (!asked && !rng.chance(this.oddity)) return null;
         const g = asked
           ? this.out.gathers.splice(rng.int(this.out.gathers.length), 1)[0]
-          : { worker: rng.pick(PEERS), keys: this.someKeys(), totalNbytes: rng.pick([1, 100]) };
+          : {
+              worker: rng.pick(this.peers),
+              keys: this.someKeys(),
+              totalNbytes: rng.pick([1, 100]),
+            };
         const f = { worker: g.worker, totalNbytes: g.totalNbytes };
         if (kind === "gatherBusy")
           return new GatherDepBusyEvent({ ...f, stimulusId: this.sid("gather-busy") });
@@ -280,10 +295,13 @@ class ChaosStream {
       case "unpause":
         return new UnpauseEvent({ stimulusId: this.sid("unpause") });
       case "retryBusy":
-        return new RetryBusyWorkerEvent({ worker: rng.pick(PEERS), stimulusId: this.sid("retry") });
+        return new RetryBusyWorkerEvent({
+          worker: rng.pick(this.peers),
+          stimulusId: this.sid("retry"),
+        });
       case "removeWorker":
         return new RemoveWorkerEvent({
-          worker: rng.pick(PEERS),
+          worker: rng.pick(this.peers),
           stimulusId: this.sid("remove-worker"),
         });
       case "findMissing":
