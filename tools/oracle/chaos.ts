@@ -43,6 +43,7 @@ import {
 import { Rng } from "../../src/worker/state/fuzz/rng.ts";
 import type { Instruction } from "../../src/worker/state/instructions.ts";
 import { WorkerState } from "../../src/worker/state/workerState.ts";
+import type { StoreError } from "./traceFormat.ts";
 
 const ADDRESS = "tcp://127.0.0.1:9000";
 /** Peers; the last two share this worker's host, which gathering prefers. */
@@ -54,12 +55,6 @@ const ALL_PEERS = [
   "tcp://127.0.0.1:9001",
   "tcp://127.0.0.1:9002",
 ];
-
-interface StoreError {
-  key: string;
-  exception_text: string;
-  traceback_text: string;
-}
 
 /** What the port was asked to do and has not yet been told the end of. */
 interface Outstanding {
@@ -130,6 +125,13 @@ class ChaosStream {
     return [this.rng.pick(this.keys), this.rng.chance(0.5) ? this.runId : this.rng.range(0, 3)];
   }
 
+  /** {@link executedKey}, no longer outstanding: the execution is about to end. */
+  private finishedKey(): [string, number] | null {
+    const ran = this.executedKey();
+    if (ran !== null) this.out.executes.delete(ran[0]);
+    return ran;
+  }
+
   next(): StateMachineEvent {
     for (;;) {
       const ev = this.attempt();
@@ -186,10 +188,9 @@ class ChaosStream {
         });
       }
       case "executeSuccess": {
-        const ran = this.executedKey();
+        const ran = this.finishedKey();
         if (ran === null) return null;
         const [key, runId] = ran;
-        this.out.executes.delete(key);
         return new ExecuteSuccessEvent({
           key,
           runId,
@@ -202,10 +203,9 @@ class ChaosStream {
         });
       }
       case "executeFailure": {
-        const ran = this.executedKey();
+        const ran = this.finishedKey();
         if (ran === null) return null;
         const [key, runId] = ran;
-        this.out.executes.delete(key);
         return new ExecuteFailureEvent({
           key,
           runId,
@@ -219,11 +219,9 @@ class ChaosStream {
         });
       }
       case "reschedule": {
-        const ran = this.executedKey();
+        const ran = this.finishedKey();
         if (ran === null) return null;
-        const [key] = ran;
-        this.out.executes.delete(key);
-        return new RescheduleEvent({ key, stimulusId: this.sid("reschedule") });
+        return new RescheduleEvent({ key: ran[0], stimulusId: this.sid("reschedule") });
       }
       case "gatherSuccess":
       case "gatherBusy":

@@ -13,12 +13,7 @@ import { FuzzDriver, type FuzzOptions } from "../../src/worker/state/fuzz/index.
 import { Rng } from "../../src/worker/state/fuzz/rng.ts";
 import { type ActionKind, DEFAULT_WEIGHTS } from "../../src/worker/state/fuzz/stimulusGenerator.ts";
 import type { WorkerState } from "../../src/worker/state/workerState.ts";
-
-interface StoreError {
-  key: string;
-  exception_text: string;
-  traceback_text: string;
-}
+import type { StoreError } from "./traceFormat.ts";
 
 function finiteOrNull(n: number): number | null {
   return Number.isFinite(n) ? n : null;
