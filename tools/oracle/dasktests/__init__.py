@@ -1,0 +1,1 @@
+"""One module a Dask test file; see ../dasktests.py."""
