@@ -19,6 +19,29 @@ WS_CONFIG = {
     "transition_counter_max": 50_000,
 }
 
+# The configuration of a worker of Dask's `gen_cluster` tests, as the published suite
+# vectors recorded from them have it (the address is made up).
+CLUSTER_WORKER_CONFIG = {
+    "nthreads": 1,
+    "address": "tcp://127.0.0.1:40001",
+    "resources": {},
+    "transfer_incoming_count_limit": 50,
+    "transfer_incoming_bytes_limit": 2_527_651_020,
+    "transfer_message_bytes_limit": 50_000_000,
+    "transfer_incoming_bytes_throttle_threshold": 10_000_000,
+    "validate": True,
+    "transition_counter_max": 50_000,
+}
+
+
+def cluster_worker(address, nthreads, events, **config):
+    """One gen_cluster worker's stream: its events, and `CLUSTER_WORKER_CONFIG` with this
+    address, thread count and any other overrides."""
+    return {
+        "events": events,
+        "config": {**CLUSTER_WORKER_CONFIG, "address": address, "nthreads": nthreads, **config},
+    }
+
 
 def value(v=None, typename=None, sizeof=None):
     """A task's value: the recorded type name and size, and the value itself."""
