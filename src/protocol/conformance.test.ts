@@ -33,3 +33,132 @@ describe("replayVector options", () => {
     expect(steps).toBe(v.steps.length);
   });
 });
+
+describe("sets in a recording", () => {
+  // Keys that were tuples in Python are recorded as their str(); a recording may have
+  // sorted them as tuples, where ('x', 9) comes before ('x', 10).
+  const X9 = "('x', 9)";
+  const X10 = "('x', 10)";
+  const PEER = "127.0.0.1:2";
+  const config = {
+    nthreads: 1,
+    address: "127.0.0.1:1",
+    resources: {},
+    transfer_incoming_count_limit: 10,
+    transfer_incoming_bytes_limit: null,
+    transfer_message_bytes_limit: null,
+    transfer_incoming_bytes_throttle_threshold: 10_000_000,
+    validate: true,
+    transition_counter_max: false,
+  };
+  const event = {
+    cls: "ComputeTaskEvent",
+    stimulus_id: "s1",
+    key: "('y', 0)",
+    run_id: 0,
+    who_has: { [X10]: [PEER], [X9]: [PEER] },
+    nbytes: { [X10]: 1, [X9]: 1 },
+    priority: [0],
+    duration: 1,
+    run_spec: null,
+    function: null,
+    args: null,
+    kwargs: null,
+    resource_restrictions: {},
+    actor: false,
+    annotations: {},
+    span_id: null,
+  };
+
+  /** What the port records for the step, with every set of the two keys in tuple order. */
+  function recordedInTupleOrder(): Record<string, unknown> {
+    const tupleOrder = [X9, X10];
+    return {
+      event,
+      instructions: [
+        {
+          cls: "GatherDep",
+          stimulus_id: "s1",
+          worker: PEER,
+          to_gather: tupleOrder,
+          total_nbytes: 2,
+        },
+      ],
+      state: {
+        tasks: {
+          [X10]: task("flight", ["('y', 0)"], PEER),
+          [X9]: task("flight", ["('y', 0)"], PEER),
+          "('y', 0)": {
+            ...task("waiting", [], null),
+            run_id: 0,
+            dependencies: tupleOrder,
+            waiting_for_data: tupleOrder,
+            nbytes: null,
+            who_has: [],
+            waiters: [],
+          },
+        },
+        ready: [],
+        constrained: [],
+        waiting: ["('y', 0)"],
+        executing: [],
+        long_running: [],
+        in_flight_tasks: tupleOrder,
+        in_flight_workers: { [PEER]: tupleOrder },
+        missing_dep_flight: [],
+        busy_workers: [],
+        data_needed: {},
+        has_what: { [PEER]: tupleOrder },
+        data: [],
+        actors: [],
+        fetch_count: 0,
+        transfer_incoming_bytes: 2,
+        transfer_incoming_count_total: 1,
+        nbytes: 0,
+        executed_count: 0,
+        generation: -1,
+        running: true,
+        available_resources: {},
+        transition_counter: 5,
+      },
+    };
+  }
+
+  function task(state: string, dependents: string[], comingFrom: string | null) {
+    return {
+      state,
+      previous: null,
+      next: null,
+      done: false,
+      priority: [0, 0],
+      run_id: -1,
+      nbytes: 1,
+      who_has: [PEER],
+      dependencies: [],
+      dependents,
+      waiting_for_data: [],
+      waiters: dependents,
+      coming_from: comingFrom,
+      resource_restrictions: {},
+      exception_text: "",
+    };
+  }
+
+  it("compare as sets, whatever order the recording sorted them in", () => {
+    const step = recordedInTupleOrder();
+    const v = parseVector(JSON.stringify({ name: "tuples", config, steps: [step] }), "tuples");
+    expect(replayVector(v)).toBeNull();
+  });
+
+  it("still differ when an element differs", () => {
+    const step = recordedInTupleOrder() as { state: { in_flight_tasks: string[] } };
+    step.state.in_flight_tasks = [X9, "('x', 11)"];
+    const v = parseVector(JSON.stringify({ name: "tuples", config, steps: [step] }), "tuples");
+    const mismatch = replayVector(v);
+    expect(mismatch?.what).toBe("state");
+    // The diff shows both sides sorted by code point.
+    expect(mismatch?.details).toEqual([
+      `.in_flight_tasks: expected ["('x', 11)","${X9}"], got ["${X10}","${X9}"]`,
+    ]);
+  });
+});

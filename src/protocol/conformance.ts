@@ -4,6 +4,7 @@ import type { DataStore } from "../worker/state/dataStore.ts";
 import { TaskError } from "../worker/state/errorMessage.ts";
 import type { StateMachineEvent } from "../worker/state/events.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
+import { instructionWithSetsSorted, stateWithSetsSorted } from "./conformanceSets.ts";
 import { eventFromDict } from "./daskJson/events.ts";
 import { DaskDictError, type Dict, FieldReader, isDict } from "./daskJson/fields.ts";
 import { instructionToDict } from "./daskJson/instructions.ts";
@@ -335,9 +336,11 @@ export function replayVector(v: Vector, options: ReplayVectorOptions = {}): Mism
         details: [`expected ${step.raises}, nothing was raised`],
       };
     }
-    const diff = instructionDiff(step.instructions ?? [], instructions);
+    const expected = (step.instructions ?? []).map(instructionWithSetsSorted);
+    const diff = instructionDiff(expected, instructions);
     if (diff.length > 0) return { step: i, event: step.event, what: "instructions", details: diff };
-    const stateDiff = jsonDiff(step.state, stateSnapshot(ws));
+    const state = step.state === undefined ? undefined : stateWithSetsSorted(step.state);
+    const stateDiff = jsonDiff(state, stateSnapshot(ws));
     if (stateDiff.length > 0)
       return { step: i, event: step.event, what: "state", details: stateDiff };
   }
