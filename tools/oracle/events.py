@@ -52,6 +52,11 @@ def value(v=None, typename=None, sizeof=None):
     return {"typename": typename, "sizeof": sizeof, "value": v}
 
 
+def as_value(v):
+    """`v` as a task's value: a `value(...)` dict as it is, a plain value through `value`."""
+    return v if isinstance(v, dict) and "typename" in v else value(v)
+
+
 def compute(
     key,
     sid,
@@ -92,7 +97,7 @@ def success(key, sid, *, run_id=1, v=None, nbytes=1, start=0.0, stop=1.0, type_=
         "stimulus_id": sid,
         "key": key,
         "run_id": run_id,
-        "value": v if isinstance(v, dict) and "typename" in v else value(v),
+        "value": as_value(v),
         "start": start,
         "stop": stop,
         "nbytes": nbytes,
@@ -142,7 +147,7 @@ def scatter(data, sid):
     return {
         "cls": "UpdateDataEvent",
         "stimulus_id": sid,
-        "data": {k: v if isinstance(v, dict) and "typename" in v else value(v) for k, v in data.items()},
+        "data": {k: as_value(v) for k, v in data.items()},
     }
 
 
@@ -175,7 +180,7 @@ def gather_success(worker, data, sid, total_nbytes=1):
         "stimulus_id": sid,
         "worker": worker,
         "total_nbytes": total_nbytes,
-        "data": {k: v if isinstance(v, dict) and "typename" in v else value(v) for k, v in data.items()},
+        "data": {k: as_value(v) for k, v in data.items()},
     }
 
 
