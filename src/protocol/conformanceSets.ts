@@ -34,21 +34,16 @@ function sortedCopy(v: unknown): unknown {
   return [...v].sort(compareCodePoints);
 }
 
+/** A copy of `d` with the lists in `fields` sorted. */
 function withListsSorted(d: Dict, fields: readonly string[]): Dict {
-  let out: Dict | null = null;
-  for (const f of fields) {
-    const v = d[f];
-    const sorted = sortedCopy(v);
-    if (sorted === v) continue;
-    out ??= { ...d };
-    out[f] = sorted;
-  }
-  return out ?? d;
+  const out: Dict = { ...d };
+  for (const f of fields) if (f in d) out[f] = sortedCopy(d[f]);
+  return out;
 }
 
 /** A copy of a recorded state snapshot with its sets sorted by code point. */
 export function stateWithSetsSorted(state: Dict): Dict {
-  const out: Dict = { ...withListsSorted(state, STATE_SETS) };
+  const out = withListsSorted(state, STATE_SETS);
   for (const f of STATE_SET_MAPS) {
     const m = state[f];
     if (!isDict(m)) continue;
