@@ -297,6 +297,25 @@ export class FuzzDriver {
     return out;
   }
 
+  /**
+   * What the scheduler does about tasks whose dependency erred: errs them and their
+   * dependents, and releases them here. Returns false, handling nothing, if there are none.
+   */
+  private releaseWaitersOfErred(stimulusId: string): boolean {
+    const waiters = this.waitersOfErred();
+    if (waiters.length === 0) return false;
+    const keys = new Set<string>();
+    const add = (ts: TaskState) => {
+      if (keys.has(ts.key)) return;
+      keys.add(ts.key);
+      for (const d of ts.dependents) if (this.cluster.isActive(d)) add(d);
+    };
+    for (const ts of waiters) add(ts);
+    for (const k of keys) this.erredByDependency.add(k);
+    this.handle(new FreeKeysEvent({ keys: [...keys], stimulusId }));
+    return true;
+  }
+
   /** One random stimulus. */
   step(): StateMachineEvent {
     const ev = this.generator.next();
@@ -350,18 +369,8 @@ export class FuzzDriver {
             stimulusId: id(),
           }),
         );
-      } else if (this.waitersOfErred().length > 0) {
-        // The scheduler errs the tasks whose dependency erred, and their dependents,
-        // and releases them here.
-        const keys = new Set<string>();
-        const add = (ts: TaskState) => {
-          if (keys.has(ts.key)) return;
-          keys.add(ts.key);
-          for (const d of ts.dependents) if (c.isActive(d)) add(d);
-        };
-        for (const ts of this.waitersOfErred()) add(ts);
-        for (const k of keys) this.erredByDependency.add(k);
-        this.handle(new FreeKeysEvent({ keys: [...keys], stimulusId: id() }));
+      } else if (this.releaseWaitersOfErred(id())) {
+        // The scheduler erred the tasks whose dependency erred and released them here.
       } else if (c.refreshRequests.length > 0) {
         const keys = c.refreshRequests.shift() as string[];
         if (recompute) {
