@@ -306,7 +306,7 @@ function checked(end: ReplayEnd, stream: Stream, who: string): number {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const program = new Command("leanIndependent")
+  const program = new Command("bench:lean")
     .description("Alternate a lean replay of the independent stream with the port's")
     .option("--stream <path>", "the stream", "../shared/bench/independent.jsonl.gz")
     .option("--pairs <n>", "timed pairs", "12")
@@ -346,4 +346,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("leanIndependent", main);
+if (isEntryPoint(import.meta.url)) await runScript("bench:lean", main);

@@ -8,68 +8,105 @@
  * `handleStimulus` calls. One JSON line per size.
  */
 
+import { Command } from "commander";
 import { NO_FAULTS } from "../src/sim/faults.ts";
-import type { WorkloadKind } from "../src/sim/options.ts";
+import { WORKLOAD_KINDS, type WorkloadKind } from "../src/sim/options.ts";
 import { simulate } from "../src/sim/simulation.ts";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { positiveInteger, runScript } from "./benchCli.ts";
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(name);
-  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
+/** What one invocation measures. */
+export interface SimScaleOptions {
+  /** Cluster sizes, one simulated cluster each. */
+  workers: number[];
+  perWorker: number;
+  workload: WorkloadKind;
 }
 
-const sizes = arg("--workers", "10,30,100,300,1000").split(",").map(Number);
-const perWorker = Number(arg("--per-worker", "1000"));
-const workload = arg("--workload", "tree") as WorkloadKind;
-
-for (const workers of sizes) {
-  const tasks = workers * perWorker;
-  // The tree's size is its leaf count: about half the tasks.
-  const size = workload === "tree" ? Math.ceil(tasks / 2) : tasks;
-  const t0 = performance.now();
-  const cpu0 = process.cpuUsage();
-  const r = simulate(
-    {
-      seed: 1,
-      workers,
-      maxThreads: 2,
-      workload,
-      tasks: size,
-      faults: NO_FAULTS,
-      validate: false,
-      releasePhase: false,
-      maxEvents: 1e9,
-    },
-    { timing: true },
-  );
-  const wall = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  const s = r.stats;
-  const n = r.tasks;
-  const per = (x: number): number => Math.round((x / n) * 100) / 100;
-  process.stdout.write(
-    `${JSON.stringify({
-      bench: "sim-scale",
-      workload: r.workload,
-      workers,
-      tasks: n,
-      ok: r.ok,
-      failure: r.failure?.message ?? null,
-      events: s.events,
-      virtualSeconds: Math.round(s.virtualTime * 1000) / 1000,
-      wallSeconds: Math.round(wall * 100) / 100,
-      schedulerStimuliPerTask: per(s.schedulerStimuli),
-      schedulerMicrosPerTask: per(s.schedulerMicros),
-      schedulerMicrosPerStimulus: Math.round((s.schedulerMicros / s.schedulerStimuli) * 100) / 100,
-      workerStimuliPerTask: per(s.workerStimuli),
-      workerMicrosPerTask: per(s.workerMicros),
-      workerMicrosPerStimulus: Math.round((s.workerMicros / s.workerStimuli) * 100) / 100,
-      simMicrosPerTask: per(wall * 1e6 - s.schedulerMicros - s.workerMicros),
-      transfersPerTask: per(s.transfers),
-      cpuSeconds: Math.round(cpuSeconds * 100) / 100,
-      /** Share of the wall time this process ran: below 1 on a busy machine, where µs figures are inflated by about 1/cpuShare. */
-      cpuShare: Math.round((cpuSeconds / wall) * 100) / 100,
-      heapMB: Math.round(process.memoryUsage().heapUsed / 1e6),
-    })}\n`,
-  );
+/** `--workers`, `--per-worker` and `--workload` as given to commander, checked. */
+export function simScaleOptions(opts: Readonly<Record<string, string>>): SimScaleOptions {
+  const workers = opts.workers.split(",").map((w) => positiveInteger(w.trim(), "--workers"));
+  const perWorker = positiveInteger(opts.perWorker, "--per-worker");
+  const workload = opts.workload;
+  if (!(WORKLOAD_KINDS as readonly string[]).includes(workload)) {
+    throw new Error(`--workload must be one of ${WORKLOAD_KINDS.join(", ")}, got '${workload}'`);
+  }
+  return { workers, perWorker, workload: workload as WorkloadKind };
 }
+
+/** Simulate one cluster per size and emit one result a size. */
+export function benchSimScale(o: SimScaleOptions, emit: (line: string) => void): void {
+  const { perWorker, workload } = o;
+  for (const workers of o.workers) {
+    const tasks = workers * perWorker;
+    // The tree's size is its leaf count: about half the tasks.
+    const size = workload === "tree" ? Math.ceil(tasks / 2) : tasks;
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const r = simulate(
+      {
+        seed: 1,
+        workers,
+        maxThreads: 2,
+        workload,
+        tasks: size,
+        faults: NO_FAULTS,
+        validate: false,
+        releasePhase: false,
+        maxEvents: 1e9,
+      },
+      { timing: true },
+    );
+    const wall = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    const s = r.stats;
+    const n = r.tasks;
+    const per = (x: number): number => Math.round((x / n) * 100) / 100;
+    emit(
+      JSON.stringify({
+        bench: "sim-scale",
+        workload: r.workload,
+        workers,
+        tasks: n,
+        ok: r.ok,
+        failure: r.failure?.message ?? null,
+        events: s.events,
+        virtualSeconds: Math.round(s.virtualTime * 1000) / 1000,
+        wallSeconds: Math.round(wall * 100) / 100,
+        schedulerStimuliPerTask: per(s.schedulerStimuli),
+        schedulerMicrosPerTask: per(s.schedulerMicros),
+        schedulerMicrosPerStimulus:
+          Math.round((s.schedulerMicros / s.schedulerStimuli) * 100) / 100,
+        workerStimuliPerTask: per(s.workerStimuli),
+        workerMicrosPerTask: per(s.workerMicros),
+        workerMicrosPerStimulus: Math.round((s.workerMicros / s.workerStimuli) * 100) / 100,
+        simMicrosPerTask: per(wall * 1e6 - s.schedulerMicros - s.workerMicros),
+        transfersPerTask: per(s.transfers),
+        cpuSeconds: Math.round(cpuSeconds * 100) / 100,
+        /** Share of the wall time this process ran: below 1 on a busy machine, where µs figures are inflated by about 1/cpuShare. */
+        cpuShare: Math.round((cpuSeconds / wall) * 100) / 100,
+        heapMB: Math.round(process.memoryUsage().heapUsed / 1e6),
+      }),
+    );
+  }
+}
+
+/** The command line: `--workers`, `--per-worker`, `--workload`. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command("bench:sim")
+    .description(
+      "How the scheduler's and the workers' cost per task grows with the cluster: one simulated cluster (validation and faults off) per size, one JSON line each",
+    )
+    .option("--workers <list>", "comma-separated cluster sizes", "10,30,100,300,1000")
+    .option("--per-worker <n>", "tasks per worker", "1000")
+    .option("--workload <kind>", `the graph (${WORKLOAD_KINDS.join(", ")})`, "tree")
+    .exitOverride();
+  program.parse([...argv], { from: "user" });
+  benchSimScale(simScaleOptions(program.opts<Record<string, string>>()), (line) =>
+    console.log(line),
+  );
+  return 0;
+}
+
+if (isEntryPoint(import.meta.url)) await runScript("bench:sim", main);

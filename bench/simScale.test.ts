@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { benchSimScale, main, simScaleOptions } from "./sim-scale.ts";
+
+describe("bench:sim", () => {
+  it("simulates one cluster per size and reports its cost per task", () => {
+    const lines: string[] = [];
+    benchSimScale({ workers: [2, 3], perWorker: 10, workload: "tree" }, (l) => lines.push(l));
+    const rows = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.map((r) => r.workers)).toEqual([2, 3]);
+    for (const r of rows) {
+      expect(r.ok).toBe(true);
+      expect(r.failure).toBeNull();
+      expect(r.workerStimuliPerTask).toBeGreaterThan(1);
+    }
+    // The tree is sized to hold about perWorker × workers tasks.
+    for (const [i, n] of [20, 30].entries()) {
+      expect(rows[i].tasks).toBeGreaterThanOrEqual(n - 1);
+      expect(rows[i].tasks).toBeLessThanOrEqual(n + 1);
+    }
+  });
+
+  it("checks its options", () => {
+    const ok = { workers: "1, 4", perWorker: "5", workload: "map" };
+    expect(simScaleOptions(ok)).toEqual({ workers: [1, 4], perWorker: 5, workload: "map" });
+    expect(() => simScaleOptions({ ...ok, workers: "3,x" })).toThrow(
+      "--workers must be a positive integer",
+    );
+    expect(() => simScaleOptions({ ...ok, perWorker: "0" })).toThrow(
+      "--per-worker must be a positive integer",
+    );
+    expect(() => simScaleOptions({ ...ok, workload: "nope" })).toThrow(
+      "--workload must be one of random, map, tree, shuffle, chain, mix, got 'nope'",
+    );
+  });
+
+  it("rejects an unknown option through commander", async () => {
+    await expect(main(["--nope"])).rejects.toThrow("unknown option '--nope'");
+  });
+});
