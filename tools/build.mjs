@@ -6,6 +6,12 @@ import { copyFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(
+    "usage: npm run build\n\nCompiles src/ into dist/ from scratch (JavaScript, declarations, source maps;\ntests left out), as prepack does before npm pack.",
+  );
+  process.exit(0);
+}
 const root = fileURLToPath(new URL("..", import.meta.url));
 rmSync(`${root}dist`, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");

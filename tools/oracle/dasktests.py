@@ -1,4 +1,5 @@
-"""Streams written after the reference's own unit tests of a WorkerState on its own.
+"""Streams written after Dask's own tests: those that drive a WorkerState on its own,
+and the stimuli one worker's state machine receives in cluster (gen_cluster) tests.
 
     python3 tools/oracle/dasktests.py OUTDIR   # writes OUTDIR/traces/<name>.trace.json
     tools/oracle/record-and-replay.sh OUTDIR   # the reference records, the port replays
