@@ -51,6 +51,12 @@ export class Future<T = unknown> implements PromiseLike<T> {
   readonly host: FutureHost;
   private readonly record: KeyRecord;
   private readonly held: Held;
+  /**
+   * Callbacks of {@link whenDone} waiting for a release. On the future, not on its
+   * `Held`: the registry holds that strongly, and a closure over the future there
+   * would keep the future from ever being collected.
+   */
+  private onRelease: (() => void)[] | null = null;
 
   /** @internal Futures are made by a client (`submit`, `map`, `compute`). */
   constructor(host: FutureHost, key: string) {
@@ -70,6 +76,31 @@ export class Future<T = unknown> implements PromiseLike<T> {
   get done(): boolean {
     const s = this.status;
     return s !== "pending";
+  }
+
+  /**
+   * @internal Call `cb` once the future is done (synchronously, if it is now): when
+   * its key's status leaves `pending`, or when the future is released. For waiting
+   * on many futures without a promise each (`wait`, `asCompleted`).
+   */
+  whenDone(cb: () => void): void {
+    if (this.done) {
+      cb();
+      return;
+    }
+    let called = false;
+    const once = () => {
+      if (called) return;
+      if (!this.done) {
+        // Pending again (a reset after a loss): wait for the next change.
+        this.record.onChange(once);
+        return;
+      }
+      called = true;
+      cb();
+    };
+    this.record.onChange(once);
+    (this.onRelease ??= []).push(once);
   }
 
   /** The result type's name, once finished. */
@@ -129,6 +160,9 @@ export class Future<T = unknown> implements PromiseLike<T> {
     if (this.held.released) return;
     this.held.released = true;
     this.host.dropRef(this.key);
+    const waiting = this.onRelease;
+    this.onRelease = null;
+    if (waiting !== null) for (const cb of waiting) cb();
   }
 
   toString(): string {

@@ -23,6 +23,15 @@ export {
   type TaskResult,
 } from "./client.ts";
 export {
+  AsCompleted,
+  asCompleted,
+  type Completed,
+  type DoneAndNotDone,
+  type WaitOptions,
+  WaitTimeoutError,
+  wait,
+} from "./completion.ts";
+export {
   CancelledError,
   ClientClosedError,
   LostKeyError,

@@ -1,0 +1,144 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
+import { AsCompleted, asCompleted, WaitTimeoutError, wait } from "./completion.ts";
+import { RemoteTaskError } from "./errors.ts";
+import type { Future } from "./future.ts";
+import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
+import { boom, inc, slowInc } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+/** One worker with room for every task at once, so tasks finish in the order of their durations. */
+const oneWideWorker = () => testCluster({ workers: 1, threadsPerWorker: 4 });
+
+describe("asCompleted", () => {
+  it("yields futures in the order they finish, each once", async () => {
+    const { client } = await oneWideWorker();
+    const futures = [400, 150, 10].map((ms, i) => client.submit(slowInc, i, ms));
+    const it = asCompleted(futures);
+    expect(it.count).toBe(3);
+    const seen: [string, unknown][] = [];
+    for await (const { future } of it) seen.push([future.key, await future]);
+    expect(seen).toEqual([
+      [futures[2].key, 3],
+      [futures[1].key, 2],
+      [futures[0].key, 1],
+    ]);
+    expect(it.count).toBe(0);
+    expect(await it.next()).toEqual({ value: undefined, done: true });
+  });
+
+  it("yields a failed future too; awaiting it gives the error", async () => {
+    const { client } = await oneWideWorker();
+    const bad = client.submit(boom, "no");
+    const good = client.submit(slowInc, 1, 100);
+    const order: Future[] = [];
+    for await (const { future } of asCompleted<unknown>([good, bad])) order.push(future);
+    expect(order).toEqual([bad, good]);
+    await expect(bad).rejects.toBeInstanceOf(RemoteTaskError);
+  });
+
+  it("takes futures added while iterating, and ends after the last", async () => {
+    const { client } = await oneWideWorker();
+    const it = new AsCompleted([client.submit(inc, 1)]);
+    const keys: string[] = [];
+    for await (const { future } of it) {
+      expectTypeOf(future).toEqualTypeOf<Future<number>>();
+      keys.push(future.key);
+      if (keys.length === 1) it.add(client.submit(slowInc, 5, 50));
+    }
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toMatch(/^slowInc-/);
+  });
+
+  it("ends readers waiting beyond the last future", async () => {
+    const { client } = await oneWideWorker();
+    const it = asCompleted([client.submit(slowInc, 1, 30)]);
+    const [a, b] = await Promise.all([it.next(), it.next()]);
+    expect(a.done).toBe(false);
+    expect(b).toEqual({ value: undefined, done: true });
+  });
+
+  it("of nothing ends at once; anything but futures is refused", async () => {
+    expect(await asCompleted([]).next()).toEqual({ value: undefined, done: true });
+    expect(() => asCompleted([1 as unknown as Future])).toThrow(
+      "asCompleted: item 0 is not a Future (number)",
+    );
+  });
+});
+
+describe("wait", () => {
+  it("waits for every future without fetching results, failed ones counting as done", async () => {
+    const { client } = await oneWideWorker();
+    const futures = [client.submit(slowInc, 1, 120), client.submit(boom, "x")];
+    const { done, notDone } = await wait(futures);
+    expect(done).toEqual(futures);
+    expect(notDone).toEqual([]);
+    expect(futures.map((f) => f.status)).toEqual(["finished", "error"]);
+  });
+
+  it('returns at the first done with returnWhen: "first"', async () => {
+    const { client } = await oneWideWorker();
+    const slow = client.submit(slowInc, 1, 2_000);
+    const quick = client.submit(slowInc, 2, 20);
+    const { done, notDone } = await wait([slow, quick], { returnWhen: "first" });
+    expect(done).toEqual([quick]);
+    expect(notDone).toEqual([slow]);
+    await slow.cancel();
+  });
+
+  it("rejects with WaitTimeoutError naming what is not done", async () => {
+    const { client } = await oneWideWorker();
+    const slow = client.submit(slowInc, 1, 2_000);
+    const err = await wait([slow, client.submit(inc, 1)], { timeout: 100 }).catch((e) => e);
+    expect(err).toBeInstanceOf(WaitTimeoutError);
+    expect((err as WaitTimeoutError).notDone).toEqual([slow]);
+    expect((err as WaitTimeoutError).message).toBe(`1 future not done after 100 ms: ${slow.key}`);
+    await slow.cancel();
+  });
+
+  it("a future released while waited for is done", async () => {
+    const { client } = await oneWideWorker();
+    const slow = client.submit(slowInc, 1, 2_000);
+    const waiting = wait(slow);
+    setTimeout(() => slow.release(), 20);
+    const { done } = await waiting;
+    expect(done).toEqual([slow]);
+    expect(slow.status).toBe("released");
+  });
+
+  it("resolves at once for done futures and for none; refuses bad input", async () => {
+    const { client } = await oneWideWorker();
+    const x = client.submit(inc, 1);
+    await x;
+    expect(await wait([x], { timeout: 0 })).toEqual({ done: [x], notDone: [] });
+    expect(await wait([])).toEqual({ done: [], notDone: [] });
+    await expect(wait([{} as Future])).rejects.toThrow("wait: item 0 is not a Future (object)");
+    await expect(wait(x, { returnWhen: "any" as "all" })).rejects.toThrow(
+      'wait: returnWhen must be "all" or "first", got any',
+    );
+    await expect(wait(x, { timeout: -1 })).rejects.toThrow(
+      "wait: timeout must be a number of milliseconds ≥ 0, got -1",
+    );
+  });
+
+  it("does not keep a future it waited for from being collected", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const { cluster, client } = await oneWideWorker();
+    await (async () => {
+      const f = client.submitWith({ pure: false }, "slowInc", 1, 10);
+      await wait(f);
+      f.whenDone(() => {}); // done: called at once, nothing kept
+    })();
+    await eventually(
+      () => {
+        gc();
+        return knownKeys(cluster).scheduler.length === 0;
+      },
+      5_000,
+      "the collected future's key is released",
+    );
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * Waiting for futures to be done without fetching their results: Dask's `wait`
+ * and `as_completed`. A future is done once its key's status leaves `pending`
+ * (finished, failed, cancelled, no worker can run it, the client closed) or it
+ * is released: what {@link Future.done} says.
+ */
+
+import { Future } from "./future.ts";
+
+/** What {@link wait} waits for. */
+export interface WaitOptions {
+  /** `"all"` (the default): until every future is done; `"first"`: until one is. */
+  returnWhen?: "all" | "first";
+  /** Give up after this many milliseconds, rejecting with a {@link WaitTimeoutError}. */
+  timeout?: number;
+}
+
+/** The futures {@link wait} was given, split by whether they are done. */
+export interface DoneAndNotDone<T = unknown> {
+  done: Future<T>[];
+  notDone: Future<T>[];
+}
+
+/** {@link wait} gave up before its futures were done. */
+export class WaitTimeoutError extends Error {
+  override name = "WaitTimeoutError";
+  constructor(
+    readonly timeout: number,
+    /** The futures that were not done then. */
+    readonly notDone: readonly Future[],
+  ) {
+    super(
+      `${notDone.length} future${notDone.length === 1 ? "" : "s"} not done after ${timeout} ms: ${notDone
+        .slice(0, 5)
+        .map((f) => f.key)
+        .join(", ")}${notDone.length > 5 ? ", …" : ""}`,
+    );
+  }
+}
+
+function futuresOf<T>(futures: Future<T> | Iterable<Future<T>>, what: string): Future<T>[] {
+  const list = futures instanceof Future ? [futures] : [...futures];
+  for (const [i, f] of list.entries()) {
+    if (!(f instanceof Future)) {
+      throw new TypeError(`${what}: item ${i} is not a Future (${typeof f})`);
+    }
+  }
+  return list;
+}
+
+/**
+ * Wait until the futures are done (all of them, or the first with
+ * `returnWhen: "first"`), without fetching a result: a failed or cancelled
+ * future counts as done, as in Dask. Resolves with the futures split by
+ * whether they are done. With `timeout` (ms), rejects with a
+ * {@link WaitTimeoutError} if they are not done by then.
+ */
+export function wait<T>(
+  futures: Future<T> | Iterable<Future<T>>,
+  options: WaitOptions = {},
+): Promise<DoneAndNotDone<T>> {
+  const { returnWhen = "all", timeout } = options;
+  let list: Future<T>[];
+  try {
+    list = futuresOf(futures, "wait");
+    if (returnWhen !== "all" && returnWhen !== "first") {
+      throw new TypeError(`wait: returnWhen must be "all" or "first", got ${String(returnWhen)}`);
+    }
+    if (timeout !== undefined && !(timeout >= 0)) {
+      throw new TypeError(`wait: timeout must be a number of milliseconds ≥ 0, got ${timeout}`);
+    }
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const split = (): DoneAndNotDone<T> => ({
+    done: list.filter((f) => f.done),
+    notDone: list.filter((f) => !f.done),
+  });
+  const needed = returnWhen === "all" ? list.length : Math.min(1, list.length);
+  return new Promise((resolve, reject) => {
+    let count = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
+      resolve(split());
+    };
+    if (needed === 0) {
+      finish();
+      return;
+    }
+    for (const f of list) {
+      f.whenDone(() => {
+        if (++count === needed) finish();
+      });
+      if (settled) return;
+    }
+    if (timeout !== undefined) {
+      timer = setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        reject(new WaitTimeoutError(timeout, split().notDone));
+      }, timeout);
+    }
+  });
+}
+
+/**
+ * What {@link AsCompleted} yields: a done future, wrapped. A future is a thenable,
+ * and TypeScript types the items of `for await` as awaited (a bare future would be
+ * typed as its result), so it comes in an object, as an `async` function returns one.
+ */
+export interface Completed<T = unknown> {
+  future: Future<T>;
+}
+
+/**
+ * The futures in the order they are done, as an async iterator: Dask's
+ * `as_completed`. Each future added is yielded once, when done (a failed or
+ * cancelled one too: `await` it to get its result or its error), as
+ * `{ future }`. Futures may be added while iterating; the iteration ends once
+ * every future added has been yielded.
+ *
+ * ```ts
+ * for await (const { future } of asCompleted(futures)) console.log(future.key, await future);
+ * ```
+ */
+export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed<T>> {
+  /** Done futures not yielded yet, in the order they were done. */
+  private readonly ready: Completed<T>[] = [];
+  private readonly readers: ((r: IteratorResult<Completed<T>>) => void)[] = [];
+  private notDone = 0;
+
+  constructor(futures: Iterable<Future<T>> = []) {
+    for (const f of futuresOf(futures, "asCompleted")) this.add(f);
+  }
+
+  /** Add a future: it is yielded when done. */
+  add(future: Future<T>): void {
+    futuresOf([future], "asCompleted.add");
+    this.notDone++;
+    future.whenDone(() => {
+      this.notDone--;
+      const item = { future };
+      const reader = this.readers.shift();
+      if (reader !== undefined) reader({ value: item, done: false });
+      else this.ready.push(item);
+      // Readers beyond the last future (several `next()` calls at once) end.
+      if (this.notDone === 0) {
+        for (const r of this.readers.splice(0)) r({ value: undefined, done: true });
+      }
+    });
+  }
+
+  /** How many futures added are not yielded yet. */
+  get count(): number {
+    return this.notDone + this.ready.length;
+  }
+
+  next(): Promise<IteratorResult<Completed<T>>> {
+    const item = this.ready.shift();
+    if (item !== undefined) return Promise.resolve({ value: item, done: false });
+    if (this.notDone === 0) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => this.readers.push(resolve));
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Completed<T>> {
+    return this;
+  }
+}
+
+/** The futures in the order they are done: `new AsCompleted(futures)`. */
+export function asCompleted<T>(futures: Iterable<Future<T>>): AsCompleted<T> {
+  return new AsCompleted(futures);
+}
