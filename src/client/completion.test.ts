@@ -114,6 +114,11 @@ describe("wait", () => {
     await x;
     expect(await wait([x], { timeout: 0 })).toEqual({ done: [x], notDone: [] });
     expect(await wait([])).toEqual({ done: [], notDone: [] });
+    // Timeouts beyond what Node's timers take mean no timeout, not an immediate one.
+    const slow = client.submit(slowInc, 2, 150);
+    for (const timeout of [Number.POSITIVE_INFINITY, 2 ** 40]) {
+      expect(await wait(slow, { timeout })).toEqual({ done: [slow], notDone: [] });
+    }
     await expect(wait([{} as Future])).rejects.toThrow("wait: item 0 is not a Future (object)");
     await expect(wait(x, { returnWhen: "any" as "all" })).rejects.toThrow(
       'wait: returnWhen must be "all" or "first", got any',

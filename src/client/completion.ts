@@ -38,6 +38,9 @@ export class WaitTimeoutError extends Error {
   }
 }
 
+/** The longest delay Node's timers take (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function futuresOf<T>(futures: Future<T> | Iterable<Future<T>>, what: string): Future<T>[] {
   const list = futures instanceof Future ? [futures] : [...futures];
   for (const [i, f] of list.entries()) {
@@ -97,7 +100,8 @@ export function wait<T>(
       });
       if (settled) return;
     }
-    if (timeout !== undefined) {
+    // Node fires a timer of more than 2^31 - 1 ms (or Infinity) at once: no timer then.
+    if (timeout !== undefined && timeout <= MAX_TIMER_MS) {
       timer = setTimeout(() => {
         if (settled) return;
         settled = true;
