@@ -5,6 +5,7 @@
  * is released: what {@link Future.done} says.
  */
 
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import { Future } from "./future.ts";
 
 /** What {@link wait} waits for. */
@@ -37,9 +38,6 @@ export class WaitTimeoutError extends Error {
     );
   }
 }
-
-/** The longest delay Node's timers take (about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function futuresOf<T>(futures: Future<T> | Iterable<Future<T>>, what: string): Future<T>[] {
   const list = futures instanceof Future ? [futures] : [...futures];
