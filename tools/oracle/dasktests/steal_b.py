@@ -11,96 +11,29 @@ from __future__ import annotations
 
 import hashlib
 
-from events import (
-    cluster_worker,
-    compute,
-    free,
-    gather_success,
-    pause,
-    scatter,
-    steal,
-    success,
-    value,
+from dasktests.steal import (
+    NONE,
+    addr,
+    W1,
+    W2,
+    closing,
+    done,
+    fetched,
+    obj,
+    on,
+    put,
+    releases,
+    task,
+    worker,
 )
+from events import free, steal, value
 
 SCENARIOS: dict = {}
-
-
-def addr(n):
-    """The address of the test's n-th worker (1-based)."""
-    return f"tcp://127.0.0.1:4000{n}"
-
-
-W1, W2, W3 = addr(1), addr(2), addr(3)
-
-
-def worker(n, nthreads, events, **config):
-    return cluster_worker(addr(n), nthreads, events, **config)
 
 
 def token(*parts):
     """A made-up 32-hex-digit token, as dask appends to task names."""
     return hashlib.md5("-".join(map(str, parts)).encode()).hexdigest()
-
-
-def task(key, t, run_id, prio, who_has=None, nbytes=None, ann=None, rr=None, duration=0.5):
-    """A compute-task from the scheduler."""
-    return compute(
-        key,
-        f"compute-task-{t}",
-        run_id=run_id,
-        who_has=who_has,
-        nbytes=nbytes,
-        prio=prio,
-        duration=duration,
-        rr=rr,
-        annotations=ann or {},
-    )
-
-
-def obj(typename, sizeof):
-    """A value JSON cannot hold, known by its type name and size."""
-    return {"typename": typename, "sizeof": sizeof, "repr": f"<{typename}>"}
-
-
-NONE = value(None)
-
-
-def done(key, t, run_id, v):
-    """The executor finished the task with value `v` (a `value(...)`/`obj(...)` dict)."""
-    type_ = None if v["typename"] == "NoneType" else v["typename"]
-    return success(
-        key, f"task-finished-{t}", run_id=run_id, v=v, nbytes=v["sizeof"], type_=type_
-    )
-
-
-def fetched(peer, t, data):
-    """A peer answered get_data with these values."""
-    return gather_success(
-        peer,
-        data,
-        f"gather-dep-success-{t}",
-        total_nbytes=sum(v["sizeof"] for v in data.values()),
-    )
-
-
-def put(data, t):
-    """The client scattered these values here."""
-    return scatter(data, f"update-data-{t}")
-
-
-def releases(keys, t):
-    """The client lets go of these keys one by one (the scheduler frees each separately)."""
-    return [free([k], f"client-releases-keys-{t}.{i:02d}") for i, k in enumerate(keys)]
-
-
-def closing(t):
-    return pause(f"worker-status-change-{t}")
-
-
-def on(workers, **extra):
-    """Annotations of a task submitted with `workers=`."""
-    return {"workers": list(workers), **extra}
 
 
 # ---------------------------------------------------------------------------------------
