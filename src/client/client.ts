@@ -37,6 +37,7 @@ import {
   LostKeyError,
   NoWorkerError,
   RemoteTaskError,
+  WorkersTimeoutError,
 } from "./errors.ts";
 import { Future, type FutureHost } from "./future.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
@@ -728,6 +729,42 @@ export class Client implements FutureHost, GatherHost {
   async workers(): Promise<WorkerIdentity[]> {
     this.checkOpen();
     return (await this.conn.request("workers")) as WorkerIdentity[];
+  }
+
+  /**
+   * Wait until at least `n` workers are running (connected and not paused), as
+   * Dask's `Client.wait_for_workers`: for a script that connects to a scheduler
+   * before its workers have joined. Resolves with the workers connected then;
+   * with `timeoutMs`, rejects with a {@link WorkersTimeoutError} if fewer are
+   * running by then. Asks the scheduler every `pollMs` (default 100 ms).
+   */
+  async waitForWorkers(
+    n: number,
+    options: { timeoutMs?: number; pollMs?: number } = {},
+  ): Promise<WorkerIdentity[]> {
+    const { timeoutMs, pollMs = 100 } = options;
+    if (!Number.isSafeInteger(n) || n < 0) {
+      throw new TypeError(`waitForWorkers: n must be an integer ≥ 0, got ${showValue(n)}`);
+    }
+    if (timeoutMs !== undefined && !(timeoutMs >= 0)) {
+      throw new TypeError(
+        `waitForWorkers: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
+      );
+    }
+    if (!(pollMs > 0 && pollMs <= MAX_TIMER_MS)) {
+      throw new TypeError(
+        `waitForWorkers: pollMs must be a number of milliseconds > 0, got ${showValue(pollMs)}`,
+      );
+    }
+    const start = Date.now();
+    for (;;) {
+      const workers = await this.workers();
+      const running = workers.filter((w) => w.status === "running").length;
+      if (running >= n) return workers;
+      const left = timeoutMs === undefined ? pollMs : timeoutMs - (Date.now() - start);
+      if (left <= 0) throw new WorkersTimeoutError(n, running, timeoutMs as number);
+      await sleep(Math.min(pollMs, left));
+    }
   }
 
   /** @internal Where the scheduler says these keys are held. */

@@ -93,6 +93,20 @@ export class NoWorkerError extends Error {
   }
 }
 
+/** `Client.waitForWorkers` gave up: fewer workers than asked for were running when it timed out. */
+export class WorkersTimeoutError extends Error {
+  override name = "WorkersTimeoutError";
+  constructor(
+    /** How many running workers were asked for. */
+    readonly wanted: number,
+    /** How many were running at the last look. */
+    readonly running: number,
+    readonly timeoutMs: number,
+  ) {
+    super(`only ${running} of ${wanted} workers running after ${timeoutMs} ms`);
+  }
+}
+
 /** The client was closed, lost its scheduler, or the future was released, before the result came. */
 export class ClientClosedError extends Error {
   override name = "ClientClosedError";

@@ -38,6 +38,7 @@ export {
   NoWorkerError,
   RemoteTaskError,
   ResultFetchError,
+  WorkersTimeoutError,
 } from "./errors.ts";
 export { Future, type FutureHost, isFuture } from "./future.ts";
 export type { GatherHost } from "./gatherer.ts";
