@@ -98,6 +98,17 @@ describe("wait", () => {
     await slow.cancel();
   });
 
+  it("futures of a client closed while waited for are done, lost", async () => {
+    const { client } = await oneWideWorker();
+    const slow = client.submit(slowInc, 1, 2_000);
+    const waiting = wait(slow);
+    const iterated = asCompleted([slow]).next();
+    await client.close();
+    expect(await waiting).toEqual({ done: [slow], notDone: [] });
+    expect((await iterated).value?.future).toBe(slow);
+    expect(slow.status).toBe("lost");
+  });
+
   it("a future released while waited for is done", async () => {
     const { client } = await oneWideWorker();
     const slow = client.submit(slowInc, 1, 2_000);
