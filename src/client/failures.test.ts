@@ -5,15 +5,13 @@ import { connect, listen } from "../comm/connect.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { wireVersion } from "../protocol/version.ts";
 import { ExecuteSuccessEvent } from "../worker/state/events.ts";
-import { Worker } from "../worker/worker.ts";
-import type { WorkerOptions } from "../worker/workerOptions.ts";
+import type { Worker } from "../worker/worker.ts";
 import { Client } from "./client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "./errors.ts";
-import type { LocalCluster } from "./localCluster.ts";
 import {
-  CLIENT_TEST_TASKS,
   closeTestClusters,
   eventually,
+  extraWorker,
   knownKeys,
   testCluster,
 } from "./testCluster.ts";
@@ -30,19 +28,6 @@ import {
 } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
-
-/** A worker joining `cluster` later, as the test cluster's run (the caller closes it). */
-function extraWorker(cluster: LocalCluster, o: Partial<WorkerOptions>): Promise<Worker> {
-  return Worker.create({
-    scheduler: cluster.address,
-    listen: "inproc://worker",
-    executor: "inline",
-    taskModules: [CLIENT_TEST_TASKS],
-    validate: true,
-    logger: pino({ level: "silent" }),
-    ...o,
-  });
-}
 
 describe("failures reach the client", () => {
   it("a task error carries its message and remote stack, and the cluster stays usable", async () => {

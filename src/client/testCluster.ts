@@ -2,6 +2,8 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
+import { Worker } from "../worker/worker.ts";
+import type { WorkerOptions } from "../worker/workerOptions.ts";
 import type { Client } from "./client.ts";
 import { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 
@@ -29,6 +31,22 @@ export async function testCluster(
   });
   started.push(cluster);
   return { cluster, client: await cluster.client() };
+}
+
+/** A worker joining `cluster` later, as the test cluster's run (the caller closes it). */
+export function extraWorker(
+  cluster: LocalCluster,
+  o: Partial<WorkerOptions> = {},
+): Promise<Worker> {
+  return Worker.create({
+    scheduler: cluster.address,
+    listen: "inproc://worker",
+    executor: "inline",
+    taskModules: [CLIENT_TEST_TASKS],
+    validate: true,
+    logger: pino({ level: "silent" }),
+    ...o,
+  });
 }
 
 /** For `afterEach`: check every state machine of the clusters started, then close them. */

@@ -1,8 +1,6 @@
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { Worker } from "../worker/worker.ts";
 import { ClientClosedError, WorkersTimeoutError } from "./errors.ts";
-import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
+import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
 
 afterEach(closeTestClusters);
 
@@ -20,14 +18,7 @@ describe("Client.waitForWorkers", () => {
     expect((err as Error).message).toBe("only 1 of 2 workers running after 150 ms");
 
     const waiting = client.waitForWorkers(2, { pollMs: 20 });
-    const late = await Worker.create({
-      scheduler: cluster.address,
-      listen: "inproc://worker",
-      executor: "inline",
-      taskModules: [CLIENT_TEST_TASKS],
-      validate: true,
-      logger: pino({ level: "silent" }),
-    });
+    const late = await extraWorker(cluster);
     try {
       const workers = await waiting;
       expect(workers.map((w) => w.address)).toContain(late.address);
