@@ -46,6 +46,7 @@ import {
   buildGraph,
   type Graph,
   type GraphOptions,
+  setTaskOptions,
   taskOptionsProblem,
 } from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
@@ -76,8 +77,8 @@ export interface ClientOptions {
   maxMessageBytes?: number;
 }
 
-/** Options of one submitted task. */
-export interface SubmitOptions {
+/** Options of one submitted task (`workers`, `allowOtherWorkers`: see {@link GraphOptions}). */
+export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOtherWorkers"> {
   /** The task's key. Default: derived from the function and arguments (or random if not `pure`). */
   readonly key?: string;
   /**
@@ -340,7 +341,7 @@ export class Client implements FutureHost, GatherHost {
     return this.submitWith({}, fn as string, ...args);
   }
 
-  /** {@link submit} with options: `retries`, `key`, `pure`, `resources`, `priority`. */
+  /** {@link submit} with options: `retries`, `key`, `pure`, `resources`, `priority`, `workers`, `allowOtherWorkers`. */
   submitWith<F extends TaskFunction>(
     options: SubmitOptions,
     fn: TaskDefinition<F>,
@@ -1012,9 +1013,7 @@ function graphTask(
     spec: { fn, args },
     dependencies: deps === null || deps.size === 0 ? NO_DEPENDENCIES : [...deps],
   };
-  if (options.retries !== undefined) task.retries = options.retries;
-  if (options.resources !== undefined) task.resources = options.resources;
-  if (options.priority !== undefined) task.priority = options.priority;
+  setTaskOptions(task, options);
   return task;
 }
 

@@ -21,7 +21,7 @@
 import type { GraphTask } from "../protocol/messagesClient.ts";
 import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
-import { resourcesProblem } from "../scheduler/state/eventValidation.ts";
+import { resourcesProblem, workersProblem } from "../scheduler/state/eventValidation.ts";
 import { showValue } from "../util/showValue.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
@@ -77,6 +77,19 @@ export interface GraphOptions {
   readonly resources?: Resources;
   /** Higher runs earlier. */
   readonly priority?: number;
+  /**
+   * The workers that may run each task: addresses (`tcp://10.0.0.1:4000`) or
+   * hosts (`10.0.0.1`: any worker there), as Dask's `workers=`.
+   */
+  readonly workers?: string | readonly string[];
+  /** With `workers`: run elsewhere when none of them can (Dask's `allow_other_workers`). Default false. */
+  readonly allowOtherWorkers?: boolean;
+}
+
+/** `workers` as `update-graph` carries it: an array (Dask also takes one name). */
+export function workersOption(o: GraphOptions): readonly string[] | undefined {
+  const w = o.workers;
+  return typeof w === "string" ? [w] : w;
 }
 
 /** A graph ready for `update-graph`. */
@@ -173,7 +186,32 @@ export function taskOptionsProblem(o: GraphOptions): string | null {
     const problem = resourcesProblem(o.resources);
     if (problem !== null) return `resources ${problem}`;
   }
+  if (o.workers !== undefined) {
+    const problem = workersProblem(workersOption(o));
+    if (problem !== null) return `workers ${problem}`;
+  }
+  if (o.allowOtherWorkers !== undefined && typeof o.allowOtherWorkers !== "boolean") {
+    return `allowOtherWorkers must be a boolean, got ${showValue(o.allowOtherWorkers)}`;
+  }
+  if (o.allowOtherWorkers === true && o.workers === undefined) {
+    return "allowOtherWorkers needs workers";
+  }
   return null;
+}
+
+/** Copy the per-task options of `options` onto an `update-graph` task. */
+export function setTaskOptions(
+  task: { -readonly [K in keyof GraphTask]: GraphTask[K] },
+  options: GraphOptions,
+): void {
+  if (options.retries !== undefined) task.retries = options.retries;
+  if (options.resources !== undefined) task.resources = options.resources;
+  if (options.priority !== undefined) task.priority = options.priority;
+  const workers = workersOption(options);
+  if (workers !== undefined) {
+    task.workers = workers;
+    if (options.allowOtherWorkers === true) task.allowOtherWorkers = true;
+  }
 }
 
 export function buildGraph(graph: Graph, owner: object, options: GraphOptions = {}): BuiltGraph {
@@ -259,9 +297,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
       spec: { fn, args },
       dependencies: deps.take(),
     };
-    if (options.retries !== undefined) task.retries = options.retries;
-    if (options.resources !== undefined) task.resources = options.resources;
-    if (options.priority !== undefined) task.priority = options.priority;
+    setTaskOptions(task, options);
     tasks.set(k, task);
   }
   // Only needed when no keys are named: a set of every used key is not free for a big graph.

@@ -25,6 +25,13 @@ export interface GraphTask {
   readonly retries?: number;
   /** `{resource: amount}` a worker must supply to run it. */
   readonly resources?: Resources;
+  /**
+   * The workers that may run it: addresses (`tcp://10.0.0.1:4000`) or hosts
+   * (`10.0.0.1`: any worker there), as Dask's `workers=`.
+   */
+  readonly workers?: readonly string[];
+  /** With `workers`: run elsewhere when none of them can (Dask's `allow_other_workers`). */
+  readonly allowOtherWorkers?: boolean;
   readonly annotations?: Readonly<Record<string, unknown>>;
 }
 

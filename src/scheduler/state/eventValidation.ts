@@ -51,6 +51,14 @@ export function resourcesProblem(v: unknown): string | null {
   return null;
 }
 
+/** Why `v` is not a non-empty array of worker addresses or hosts, or null. */
+export function workersProblem(v: unknown): string | null {
+  if (!Array.isArray(v) || v.length === 0 || !v.every(isNonEmptyString)) {
+    return `must be a non-empty array of worker addresses or hosts, got ${showValue(v)}`;
+  }
+  return null;
+}
+
 function checkString(ev: unknown, obj: Record<string, unknown>, field: string): void {
   if (!isNonEmptyString(obj[field])) fail(ev, `${field} must be a non-empty string`);
 }

@@ -282,3 +282,111 @@ describe("queuing", () => {
     expect(s.tasks.get("c")?.state).toBe("queued");
   });
 });
+
+describe("worker restrictions (workers=, allowOtherWorkers)", () => {
+  const where = (s: SchedulerState, key: string) => s.tasks.get(key)?.processingOn?.address;
+
+  test("a task runs only on the workers it names, by address or by host", () => {
+    const s = noQueue();
+    s.handleStimulus(
+      t.registerWorker("tcp://10.0.0.1:1"),
+      t.registerWorker("tcp://10.0.0.2:1"),
+      t.registerWorker("tcp://10.0.0.2:2"),
+    );
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 4; i++) tasks[`a${i}`] = t.task([], { workers: ["tcp://10.0.0.1:1"] });
+    for (let i = 0; i < 4; i++) tasks[`h${i}`] = t.task([], { workers: ["10.0.0.2"] });
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    for (let i = 0; i < 4; i++) {
+      expect(where(s, `a${i}`)).toBe("tcp://10.0.0.1:1");
+      expect(where(s, `h${i}`)).toMatch(/^tcp:\/\/10\.0\.0\.2:/);
+    }
+    // Not queued even with queuing on: only the named workers may take them.
+    const q = new SchedulerState({ validate: true, workerSaturation: 1 });
+    q.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    q.handleStimulus(t.updateGraph("c", { x: t.task([], { workers: ["w2"] }) }, ["x"]));
+    expect(where(q, "x")).toBe("w2");
+  });
+
+  test("no named worker running: no-worker with the reason, runnable once one joins", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"));
+    const out = s.handleStimulus(
+      t.updateGraph("c", { x: t.task([], { workers: ["w2", "w3"] }) }, ["x"]),
+    );
+    const x = s.tasks.get("x");
+    expect(x?.state).toBe("no-worker");
+    if (x === undefined) throw new Error("no x");
+    expect(noWorkerReason(s, x)).toBe(
+      "none of the workers it is restricted to is running (workers=[w2, w3])",
+    );
+    expect(t.summarize(out)).toContain("client:c task-no-worker x");
+    const out2 = s.handleStimulus(t.registerWorker("w3"));
+    expect(t.summarize(out2)).toEqual(["w3 compute-task x", "client:c task-runnable x"]);
+  });
+
+  test("allowOtherWorkers: the named workers first, any other when none of them runs", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        {
+          named: t.task([], { workers: ["w2"], allowOtherWorkers: true }),
+          absent: t.task([], { workers: ["w9"], allowOtherWorkers: true }),
+        },
+        ["named", "absent"],
+      ),
+    );
+    expect(where(s, "named")).toBe("w2");
+    expect(["w1", "w2"]).toContain(where(s, "absent"));
+  });
+
+  test("a restricted task is not stolen by a worker it does not name", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { x: t.task([], { workers: ["w1"] }) }, ["x"]));
+    expect(where(s, "x")).toBe("w1");
+    const out = s.handleStimulus(t.stealRequest("x", "w1", "w2"));
+    expect(t.summarize(out)).toEqual([]);
+    // Without a thief named, no other worker may take it either.
+    expect(t.summarize(s.handleStimulus(t.stealRequest("x", "w1")))).toEqual([]);
+  });
+
+  test("the named worker leaving sends the task to no-worker, not elsewhere", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { x: t.task([], { workers: ["w1"] }) }, ["x"]));
+    s.handleStimulus(t.removeWorker("w1"));
+    expect(s.tasks.get("x")?.state).toBe("no-worker");
+    s.validateState();
+  });
+});
+
+describe("update-graph refuses malformed worker restrictions", () => {
+  test.each([
+    [[], "must be a non-empty array of worker addresses or hosts, got []"],
+    [["w1", ""], "must be a non-empty array of worker addresses or hosts"],
+    ["w1", "must be a non-empty array of worker addresses or hosts"],
+  ])("workers %j", (workers, message) => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"));
+    const out = s.handleStimulus(
+      t.updateGraph("c", { x: t.task([], { workers: workers as unknown as string[] }) }, ["x"]),
+    );
+    expect(JSON.stringify(out)).toContain(`task 'x': workers ${message}`);
+    expect(s.tasks.has("x")).toBe(false);
+  });
+
+  test("allowOtherWorkers must be a boolean", () => {
+    const s = noQueue();
+    const out = s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { x: t.task([], { workers: ["w1"], allowOtherWorkers: 1 as unknown as boolean }) },
+        ["x"],
+      ),
+    );
+    expect(JSON.stringify(out)).toContain("task 'x': allowOtherWorkers must be a boolean");
+  });
+});

@@ -31,7 +31,12 @@ import type { WorkerInfo } from "./workerInfo.ts";
 
 /** A task queuing applies to: no dependencies, no restrictions, not an actor. */
 export function isQueueable(ts: TaskState): boolean {
-  return ts.dependencies.size === 0 && ts.resourceRestrictions === null && !ts.actor;
+  return (
+    ts.dependencies.size === 0 &&
+    ts.resourceRestrictions === null &&
+    ts.workerRestrictions === null &&
+    !ts.actor
+  );
 }
 
 /**
@@ -62,21 +67,55 @@ export function satisfiesRestrictions(
   return true;
 }
 
+/** True iff `ws` is one of the workers `allowed` names, by address or by host. */
+export function isNamedWorker(ws: WorkerInfo, allowed: ReadonlySet<string>): boolean {
+  if (allowed.has(ws.address)) return true;
+  const host = ws.host;
+  return host !== null && allowed.has(host);
+}
+
+/**
+ * True iff `ws` may run `ts`: it supplies the task's resources and, unless the
+ * task's worker restrictions are loose, is one of the workers it names. (A loose
+ * task prefers the workers it names: {@link validWorkers} says which.)
+ */
+export function mayRunOn(ws: WorkerInfo, ts: TaskState): boolean {
+  const r = ts.resourceRestrictions;
+  if (r !== null && !satisfiesRestrictions(ws, r)) return false;
+  const named = ts.workerRestrictions;
+  return named === null || ts.looseRestrictions || isNamedWorker(ws, named);
+}
+
 /**
  * The running workers `ts` may run on, or null when it has no restrictions
- * (every running worker may). The array is scratch, valid until the next call;
- * each listed worker gets `validEpoch === s.validEpoch`.
+ * (every running worker may). A task with loose worker restrictions may run on
+ * the workers it names, or on any worker if none of them can (Dask's
+ * `valid_workers` with `loose_restrictions`). The array is scratch, valid
+ * until the next call; each listed worker gets `validEpoch === s.validEpoch`.
  */
 export function validWorkers(s: SchedulerState, ts: TaskState): WorkerInfo[] | null {
-  const restrictions = ts.resourceRestrictions;
-  if (restrictions === null) return null;
+  const resources = ts.resourceRestrictions;
+  const named = ts.workerRestrictions;
+  if (resources === null && named === null) return null;
   const epoch = ++s.validEpoch;
   const out = s.scratchWorkers;
   out.length = 0;
   for (const ws of s.running) {
-    if (satisfiesRestrictions(ws, restrictions)) {
+    if (
+      (resources === null || satisfiesRestrictions(ws, resources)) &&
+      (named === null || isNamedWorker(ws, named))
+    ) {
       ws.validEpoch = epoch;
       out.push(ws);
+    }
+  }
+  if (out.length === 0 && named !== null && ts.looseRestrictions) {
+    if (resources === null) return null;
+    for (const ws of s.running) {
+      if (satisfiesRestrictions(ws, resources)) {
+        ws.validEpoch = epoch;
+        out.push(ws);
+      }
     }
   }
   return out;
@@ -280,6 +319,15 @@ export function noWorkerReason(s: SchedulerState, ts: TaskState): string {
   if (s.workers.size === 0) return "no workers are connected";
   if (s.running.size === 0) {
     return `no running workers (all ${s.workers.size} connected workers are paused)`;
+  }
+  const named = ts.workerRestrictions;
+  if (named !== null && !ts.looseRestrictions) {
+    let any = false;
+    for (const ws of s.running) if (isNamedWorker(ws, named)) any = true;
+    if (!any) {
+      const list = [...named].slice(0, 5).join(", ");
+      return `none of the workers it is restricted to is running (workers=[${list}${named.size > 5 ? ", …" : ""}])`;
+    }
   }
   const restrictions = ts.resourceRestrictions;
   if (restrictions === null) return "no running worker can run it";

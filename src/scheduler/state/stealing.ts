@@ -9,7 +9,7 @@
 import type { StealResponseMsg } from "../../protocol/messagesWorker.ts";
 import { addToProcessing, exitProcessing } from "./bookkeeping.ts";
 import type { StealRequestEvent } from "./events.ts";
-import { decideWorkerNonRootish, satisfiesRestrictions } from "./placement.ts";
+import { decideWorkerNonRootish, mayRunOn } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
@@ -34,12 +34,7 @@ export function handleStealRequest(s: SchedulerState, ev: StealRequestEvent): vo
   let thief: WorkerInfo | null;
   if (ev.thief !== undefined) {
     thief = s.workers.get(ev.thief) ?? null;
-    if (
-      thief === null ||
-      thief === victim ||
-      thief.status !== "running" ||
-      (ts.resourceRestrictions !== null && !satisfiesRestrictions(thief, ts.resourceRestrictions))
-    ) {
+    if (thief === null || thief === victim || thief.status !== "running" || !mayRunOn(thief, ts)) {
       return;
     }
   } else {

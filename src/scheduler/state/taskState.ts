@@ -96,6 +96,10 @@ export class TaskState {
   suspicious = 0;
   /** `{resource: amount}` a worker must supply to run it, or null. */
   resourceRestrictions: Readonly<Record<string, number>> | null = null;
+  /** The worker addresses and hosts that may run it, or null for any (Dask's `worker_restrictions` and `host_restrictions`). */
+  workerRestrictions: ReadonlySet<string> | null = null;
+  /** Run elsewhere when no worker of `workerRestrictions` can (Dask's `loose_restrictions`). */
+  looseRestrictions = false;
   /** User annotations, passed on in `compute-task`. */
   annotations: Readonly<Record<string, unknown>> | null = null;
   /** Size of the result in bytes; -1 while unknown. */

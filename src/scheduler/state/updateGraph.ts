@@ -8,7 +8,7 @@ import type { GraphTask, UpdateGraphMsg } from "../../protocol/messagesClient.ts
 import { taskArgsProblem, taskSpecProblem } from "../../protocol/messagesTaskSpec.ts";
 import { comparePriority } from "../../util/priority.ts";
 import { clientDesiresKeys } from "./clientHandlers.ts";
-import { isStringArray, resourcesProblem } from "./eventValidation.ts";
+import { isStringArray, resourcesProblem, workersProblem } from "./eventValidation.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, setAdd } from "./sets.ts";
 import { TaskState } from "./taskState.ts";
@@ -56,6 +56,13 @@ function entryProblem(key: string, entry: unknown): string | null {
   if (e.resources !== undefined) {
     const problem = resourcesProblem(e.resources);
     if (problem !== null) return `task '${key}': resources ${problem}`;
+  }
+  if (e.workers !== undefined) {
+    const problem = workersProblem(e.workers);
+    if (problem !== null) return `task '${key}': workers ${problem}`;
+  }
+  if (e.allowOtherWorkers !== undefined && typeof e.allowOtherWorkers !== "boolean") {
+    return `task '${key}': allowOtherWorkers must be a boolean`;
   }
   if (
     e.annotations !== undefined &&
@@ -223,6 +230,10 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
     ts.retries = entry.retries ?? 0;
     if (entry.resources !== undefined && Object.keys(entry.resources).length > 0) {
       ts.resourceRestrictions = { ...entry.resources };
+    }
+    if (entry.workers !== undefined) {
+      ts.workerRestrictions = new Set(entry.workers);
+      ts.looseRestrictions = entry.allowOtherWorkers === true;
     }
     if (entry.annotations !== undefined) ts.annotations = entry.annotations;
     // The walk's order puts dependencies first: each is known or created by now.

@@ -6,7 +6,7 @@
 
 import { AssertionError } from "../../util/pyErrors.ts";
 import { unreachable } from "./events.ts";
-import { isQueueable, taskSlotsAvailable } from "./placement.ts";
+import { isQueueable, mayRunOn, taskSlotsAvailable } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskGroup } from "./taskGroup.ts";
 import { IN_PLAY, type TaskState } from "./taskState.ts";
@@ -161,6 +161,7 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
     if (ts.state !== "processing") fail(() => `${ws.address} processing ${str(ts)}`);
     if (ts.processingOn !== ws) fail(() => `${ws.address} processing ${str(ts)} of another`);
     occupancy += duration;
+    if (!mayRunOn(ws, ts)) fail(() => `${ws.address} may not run ${str(ts)} (its restrictions)`);
     const r = ts.resourceRestrictions;
     if (r !== null) for (const name in r) used[name] = (used[name] ?? 0) + r[name];
   }

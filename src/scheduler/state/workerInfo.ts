@@ -1,4 +1,5 @@
 import type { WorkerRecipient } from "../../protocol/messages.ts";
+import { getAddressHost } from "../../util/address.ts";
 import type { OpenFreeKeys } from "./outbox.ts";
 import type { TaskState } from "./taskState.ts";
 
@@ -49,6 +50,20 @@ export class WorkerInfo {
   validEpoch = 0;
   /** The `free-keys` last queued for it, while it is the last message queued for it (see `Outbox`). */
   openFreeKeys: OpenFreeKeys | null = null;
+  /** {@link host}, once read. */
+  private hostValue: string | null | undefined = undefined;
+
+  /** The host its address is on (for `workers=` restrictions naming a host), or null if none can be read. */
+  get host(): string | null {
+    if (this.hostValue === undefined) {
+      try {
+        this.hostValue = getAddressHost(this.address);
+      } catch {
+        this.hostValue = null;
+      }
+    }
+    return this.hostValue;
+  }
 
   /** A running worker with nothing assigned. */
   constructor(

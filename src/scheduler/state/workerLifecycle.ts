@@ -7,7 +7,7 @@ import type { RegisterWorkerMsg } from "../../protocol/messagesWorker.ts";
 import { comparePriority } from "../../util/priority.ts";
 import { removeReplica } from "./bookkeeping.ts";
 import { InvalidStimulus } from "./errors.ts";
-import { satisfiesRestrictions } from "./placement.ts";
+import { mayRunOn } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
 import { WorkerInfo } from "./workerInfo.ts";
@@ -20,8 +20,7 @@ function scheduleUnrunnableOn(s: SchedulerState, ws: WorkerInfo): void {
   if (s.unrunnable.size === 0) return;
   const runnable: TaskState[] = [];
   for (const ts of s.unrunnable.keys()) {
-    const r = ts.resourceRestrictions;
-    if (r === null || satisfiesRestrictions(ws, r)) runnable.push(ts);
+    if (mayRunOn(ws, ts)) runnable.push(ts);
   }
   // The work list is last in, first out: recommend the worst priority first.
   runnable.sort((a, b) => comparePriority(b.priority, a.priority));
