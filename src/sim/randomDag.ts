@@ -20,6 +20,27 @@ export interface RandomDagSpec {
   readonly restricted: number;
   /** Largest result size in bytes (sizes are log-uniform from 8 bytes up). */
   readonly maxBytes: number;
+  /**
+   * Fraction of tasks with worker restrictions (`workers=`, hosts of
+   * {@link SIM_HOSTS}); 0 draws nothing, so the other workloads' seeds stay as
+   * they were.
+   */
+  readonly pinned?: number;
+}
+
+/** The hosts the simulator's workers are on (`tcp://10.0.<n % 4>.1:<port>`). */
+export const SIM_HOSTS: readonly string[] = ["10.0.0.1", "10.0.1.1", "10.0.2.1", "10.0.3.1"];
+
+/**
+ * Worker restrictions for a pinned task: loose ones to one host (preferred, any
+ * other when it has no running worker), or strict ones to every host (always
+ * satisfiable: a strict restriction to fewer could wait for good once faults
+ * have emptied its hosts, which is not a bug).
+ */
+function pinning(rng: SimRng): Pick<SimTask, "workers" | "allowOtherWorkers"> {
+  return rng.chance(0.7)
+    ? { workers: [rng.pick(SIM_HOSTS)], allowOtherWorkers: true }
+    : { workers: SIM_HOSTS };
 }
 
 const FNS = ["inc", "add", "load", "sum", "mul"] as const;
@@ -54,6 +75,7 @@ export function randomDag(spec: RandomDagSpec, rng: SimRng): Workload {
         duration: rng.exp(0.05) + 0.001,
         ...(restricted ? { resources: { R: 1 } } : {}),
         ...(rng.chance(0.1) ? { retries: rng.range(1, 2) } : {}),
+        ...((spec.pinned ?? 0) > 0 && rng.chance(spec.pinned ?? 0) ? pinning(rng) : {}),
       });
       layer.push(i);
     }

@@ -137,6 +137,8 @@ export class SimClient {
         dependencies: deps,
         ...(t.resources !== undefined ? { resources: t.resources } : {}),
         ...(t.retries !== undefined ? { retries: t.retries } : {}),
+        ...(t.workers !== undefined ? { workers: t.workers } : {}),
+        ...(t.allowOtherWorkers !== undefined ? { allowOtherWorkers: t.allowOtherWorkers } : {}),
       });
     }
     const keys = wanted.map((i) => w.tasks[i].key).filter((k) => !this.released.has(k));

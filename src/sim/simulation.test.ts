@@ -3,6 +3,7 @@ import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs
 import { EventQueue } from "./eventQueue.ts";
 import { formatFaults, NO_FAULTS, parseFaults } from "./faults.ts";
 import { SIM_DEFAULTS } from "./options.ts";
+import { randomDag, SIM_HOSTS } from "./randomDag.ts";
 import { replayCommand } from "./replay.ts";
 import { SimRng } from "./rng.ts";
 import { shrink } from "./shrink.ts";
@@ -109,6 +110,25 @@ describe("simulate", () => {
     const r = simulate({ seed: 3, workload: w, tasks: 16, faults: NO_FAULTS });
     expect(r.ok, r.failure?.message).toBe(true);
   });
+  test("pinned: random DAGs with workers= restrictions, complete with and without faults", () => {
+    const spec = { tasks: 60, width: 8, fanIn: 3, restricted: 0.15, maxBytes: 1000 };
+    const plain = randomDag(spec, new SimRng(9));
+    // pinned: 0 draws nothing more: the random workload's seeds stay as they were.
+    expect(randomDag({ ...spec, pinned: 0 }, new SimRng(9))).toEqual(plain);
+    const pinned = randomDag({ ...spec, pinned: 0.4 }, new SimRng(9)).tasks;
+    const loose = pinned.filter((t) => t.allowOtherWorkers === true);
+    const strict = pinned.filter((t) => t.workers !== undefined && t.allowOtherWorkers !== true);
+    expect(loose.length).toBeGreaterThan(5);
+    expect(strict.length).toBeGreaterThan(2);
+    for (const t of loose) expect(SIM_HOSTS).toContain(t.workers?.[0]);
+    for (const t of strict) expect(t.workers).toEqual(SIM_HOSTS);
+    for (const seed of [1, 2, 3]) {
+      const r = simulate({ seed, workload: "pinned", tasks: 30 });
+      expect(r.ok, r.failure?.message).toBe(true);
+      expect(r.workload).toBe("pinned(30)");
+    }
+    expect(simulate({ seed: 4, workload: "pinned", faults: NO_FAULTS }).ok).toBe(true);
+  });
   test("the replay command names every option that differs from its default", () => {
     const r = simulate({ seed: 5, workers: 2, tasks: 10, faults: parseFaults("death") });
     expect(r.command).toBe("weft sim --seed 5 --tasks 10 --workers 2 --faults death");
@@ -140,7 +160,7 @@ describe("simulate", () => {
     }
     // From JavaScript (no type check): a TypeError from deep inside the run, before.
     expect(() => simulate({ seed: 1, workload: "foo" as "map" })).toThrow(
-      /workload must be one of random, map, tree, shuffle, chain, mix, got foo/,
+      /workload must be one of random, map, tree, shuffle, chain, mix, pinned, got foo/,
     );
   });
   test("shrinking a failure of the largest seed tries no seed beyond it", () => {

@@ -20,6 +20,10 @@ export interface SimTask {
   readonly resources?: Resources;
   /** How many times the scheduler re-runs it after it raises. */
   readonly retries?: number;
+  /** The workers (hosts) that may run it, if restricted (`workers=`). */
+  readonly workers?: readonly string[];
+  /** With `workers`: it may run elsewhere when none of them can. */
+  readonly allowOtherWorkers?: boolean;
 }
 
 /** A task graph and the keys the client asks for. */

@@ -32,16 +32,20 @@ export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
   }
   switch (kind) {
     case "random":
-      return randomDag(
+    case "pinned": {
+      const dag = randomDag(
         {
           tasks: size,
           width: Math.max(2, Math.ceil(Math.sqrt(size) * 1.5)),
           fanIn: 3,
           restricted: 0.15,
           maxBytes: 4_000_000,
+          ...(kind === "pinned" ? { pinned: 0.4 } : {}),
         },
         rng,
       );
+      return kind === "pinned" ? { ...dag, name: `pinned(${size})` } : dag;
+    }
     case "map":
       return mapGraph(size);
     case "tree":

@@ -116,7 +116,7 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option(
       "--tasks <n>",
-      "workload size: tasks (random, map), leaves (tree), partitions (shuffle), length (chain); default 40",
+      "workload size: tasks (random, pinned, map), leaves (tree), partitions (shuffle), length (chain); default 40",
       integer(1),
     )
     .option("--workers <n>", "workers at the start (default 4)", integer(1))
