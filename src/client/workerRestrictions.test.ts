@@ -51,6 +51,14 @@ describe("workers= restrictions", () => {
     }
   });
 
+  it("over TCP too", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tcp", workers: 2 });
+    const target = cluster.workers[1].address;
+    const futures = [41, 42, 43, 44].map((x) => client.submitWith({ workers: [target] }, inc, x));
+    expect(await client.gather(futures)).toEqual([42, 43, 44, 45]);
+    for (const f of futures) expect(client.holdersOf(f.key)).toEqual([target]);
+  });
+
   it("refuses malformed restrictions at the call", async () => {
     const { client } = await testCluster({ workers: 1 });
     expect(() => client.submitWith({ workers: [] }, inc, 1)).toThrow(
