@@ -83,7 +83,7 @@ export { SchedulerState } from "./schedulerState.ts";
 export type { LoggedRecs, TransitionLogEntry } from "./story.ts";
 export { formatLogEntry } from "./story.ts";
 export { TaskGroup } from "./taskGroup.ts";
-export type { SchedulerTaskStateName } from "./taskState.ts";
+export type { SchedulerTaskStateName, WorkerRestrictions } from "./taskState.ts";
 export { SCHEDULER_TASK_STATES, TaskState } from "./taskState.ts";
 export { StimulusLog, TransitionLog } from "./transitionLog.ts";
 export type {

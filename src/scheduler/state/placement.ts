@@ -83,7 +83,7 @@ export function mayRunOn(ws: WorkerInfo, ts: TaskState): boolean {
   const r = ts.resourceRestrictions;
   if (r !== null && !satisfiesRestrictions(ws, r)) return false;
   const named = ts.workerRestrictions;
-  return named === null || ts.looseRestrictions || isNamedWorker(ws, named);
+  return named === null || named.loose || isNamedWorker(ws, named.names);
 }
 
 /**
@@ -103,13 +103,13 @@ export function validWorkers(s: SchedulerState, ts: TaskState): WorkerInfo[] | n
   for (const ws of s.running) {
     if (
       (resources === null || satisfiesRestrictions(ws, resources)) &&
-      (named === null || isNamedWorker(ws, named))
+      (named === null || isNamedWorker(ws, named.names))
     ) {
       ws.validEpoch = epoch;
       out.push(ws);
     }
   }
-  if (out.length === 0 && named !== null && ts.looseRestrictions) {
+  if (out.length === 0 && named !== null && named.loose) {
     if (resources === null) return null;
     for (const ws of s.running) {
       if (satisfiesRestrictions(ws, resources)) {
@@ -321,12 +321,13 @@ export function noWorkerReason(s: SchedulerState, ts: TaskState): string {
     return `no running workers (all ${s.workers.size} connected workers are paused)`;
   }
   const named = ts.workerRestrictions;
-  if (named !== null && !ts.looseRestrictions) {
+  if (named !== null && !named.loose) {
     let any = false;
-    for (const ws of s.running) if (isNamedWorker(ws, named)) any = true;
+    for (const ws of s.running) if (isNamedWorker(ws, named.names)) any = true;
     if (!any) {
-      const list = [...named].slice(0, 5).join(", ");
-      return `none of the workers it is restricted to is running (workers=[${list}${named.size > 5 ? ", …" : ""}])`;
+      const list = [...named.names].slice(0, 5).join(", ");
+      const more = named.names.size > 5 ? ", …" : "";
+      return `none of the workers it is restricted to is running (workers=[${list}${more}])`;
     }
   }
   const restrictions = ts.resourceRestrictions;

@@ -54,6 +54,14 @@ export const NO_RUN_ID = -1;
 /** Placeholder priority of a task before `update-graph` gives it one. */
 export const NO_PRIORITY: Priority = [];
 
+/** Where a task may run (Dask's `worker_restrictions`, `host_restrictions` and `loose_restrictions`). */
+export interface WorkerRestrictions {
+  /** Worker addresses, and hosts meaning any worker there. */
+  readonly names: ReadonlySet<string>;
+  /** Run elsewhere when none of them can (`allowOtherWorkers`). */
+  readonly loose: boolean;
+}
+
 /**
  * The scheduler's view of one task (Dask's `distributed.scheduler.TaskState`).
  *
@@ -96,10 +104,8 @@ export class TaskState {
   suspicious = 0;
   /** `{resource: amount}` a worker must supply to run it, or null. */
   resourceRestrictions: Readonly<Record<string, number>> | null = null;
-  /** The worker addresses and hosts that may run it, or null for any (Dask's `worker_restrictions` and `host_restrictions`). */
-  workerRestrictions: ReadonlySet<string> | null = null;
-  /** Run elsewhere when no worker of `workerRestrictions` can (Dask's `loose_restrictions`). */
-  looseRestrictions = false;
+  /** The workers that may run it (`workers=`), or null for any. One field: every task pays for it. */
+  workerRestrictions: WorkerRestrictions | null = null;
   /** User annotations, passed on in `compute-task`. */
   annotations: Readonly<Record<string, unknown>> | null = null;
   /** Size of the result in bytes; -1 while unknown. */

@@ -232,8 +232,10 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
       ts.resourceRestrictions = { ...entry.resources };
     }
     if (entry.workers !== undefined) {
-      ts.workerRestrictions = new Set(entry.workers);
-      ts.looseRestrictions = entry.allowOtherWorkers === true;
+      ts.workerRestrictions = {
+        names: new Set(entry.workers),
+        loose: entry.allowOtherWorkers === true,
+      };
     }
     if (entry.annotations !== undefined) ts.annotations = entry.annotations;
     // The walk's order puts dependencies first: each is known or created by now.
