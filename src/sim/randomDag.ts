@@ -49,6 +49,7 @@ const FNS = ["inc", "add", "load", "sum", "mul"] as const;
 export function randomDag(spec: RandomDagSpec, rng: SimRng): Workload {
   const tasks: SimTask[] = [];
   const layers: number[][] = [];
+  const pinned = spec.pinned ?? 0;
   while (tasks.length < spec.tasks) {
     const width = Math.min(rng.range(1, Math.max(1, spec.width)), spec.tasks - tasks.length);
     const layer: number[] = [];
@@ -75,7 +76,7 @@ export function randomDag(spec: RandomDagSpec, rng: SimRng): Workload {
         duration: rng.exp(0.05) + 0.001,
         ...(restricted ? { resources: { R: 1 } } : {}),
         ...(rng.chance(0.1) ? { retries: rng.range(1, 2) } : {}),
-        ...((spec.pinned ?? 0) > 0 && rng.chance(spec.pinned ?? 0) ? pinning(rng) : {}),
+        ...(pinned > 0 && rng.chance(pinned) ? pinning(rng) : {}),
       });
       layer.push(i);
     }

@@ -97,25 +97,30 @@ export function validWorkers(s: SchedulerState, ts: TaskState): WorkerInfo[] | n
   const resources = ts.resourceRestrictions;
   const named = ts.workerRestrictions;
   if (resources === null && named === null) return null;
+  const out = runningWorkersWith(s, resources, named?.names ?? null);
+  if (out.length > 0 || named === null || !named.loose) return out;
+  return resources === null ? null : runningWorkersWith(s, resources, null);
+}
+
+/**
+ * The running workers supplying `resources` and named in `names` (either null:
+ * no condition), in `s.scratchWorkers`, each stamped with a new `validEpoch`.
+ */
+function runningWorkersWith(
+  s: SchedulerState,
+  resources: Readonly<Record<string, number>> | null,
+  names: ReadonlySet<string> | null,
+): WorkerInfo[] {
   const epoch = ++s.validEpoch;
   const out = s.scratchWorkers;
   out.length = 0;
   for (const ws of s.running) {
     if (
       (resources === null || satisfiesRestrictions(ws, resources)) &&
-      (named === null || isNamedWorker(ws, named.names))
+      (names === null || isNamedWorker(ws, names))
     ) {
       ws.validEpoch = epoch;
       out.push(ws);
-    }
-  }
-  if (out.length === 0 && named !== null && named.loose) {
-    if (resources === null) return null;
-    for (const ws of s.running) {
-      if (satisfiesRestrictions(ws, resources)) {
-        ws.validEpoch = epoch;
-        out.push(ws);
-      }
     }
   }
   return out;
@@ -322,9 +327,7 @@ export function noWorkerReason(s: SchedulerState, ts: TaskState): string {
   }
   const named = ts.workerRestrictions;
   if (named !== null && !named.loose) {
-    let any = false;
-    for (const ws of s.running) if (isNamedWorker(ws, named.names)) any = true;
-    if (!any) {
+    if (runningWorkersWith(s, null, named.names).length === 0) {
       const list = [...named.names].slice(0, 5).join(", ");
       const more = named.names.size > 5 ? ", …" : "";
       return `none of the workers it is restricted to is running (workers=[${list}${more}])`;
