@@ -94,13 +94,38 @@ export interface CloseClientMsg {
   readonly stimulusId: string;
 }
 
+/** One key of an {@link UpdateDataMsg}: a value the client put on workers. */
+export interface ScatteredKey {
+  readonly key: Key;
+  /** The workers that took the value (with `update_data`): addresses. */
+  readonly workers: readonly string[];
+  /** Its size in bytes, as the workers measured it. */
+  readonly nbytes: number;
+  /** Its type name, as the workers reported it. */
+  readonly typename: string;
+}
+
+/**
+ * The client put these values on workers itself (`scatter`, Dask's
+ * `update_data`): the scheduler records each new key as a task in memory on
+ * those workers, without a run spec (it cannot be recomputed), and wanted by
+ * the client. Answered with `data-updated`.
+ */
+export interface UpdateDataMsg {
+  readonly op: "update-data";
+  readonly keys: readonly ScatteredKey[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** Every message a client sends to the scheduler. */
 export type ClientToSchedulerMessage =
   | UpdateGraphMsg
   | ClientReleasesKeysMsg
   | ClientDesiresKeysMsg
   | CancelKeysMsg
-  | CloseClientMsg;
+  | CloseClientMsg
+  | UpdateDataMsg;
 
 // ---------------------------------------------------------------------------
 // scheduler → client
@@ -191,9 +216,23 @@ export interface TaskRetriedMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * The answer to `update-data`, with its stimulus id. The keys not rejected are
+ * in memory and wanted by the client (their `key-in-memory` came first). A key
+ * is rejected when the scheduler already has a task of that name, or when none
+ * of its workers is connected any more; the copies of a rejected key on the
+ * connected workers that do not hold that task are freed.
+ */
+export interface DataUpdatedMsg {
+  readonly op: "data-updated";
+  readonly rejected: readonly { readonly key: Key; readonly reason: string }[];
+  readonly stimulusId: string;
+}
+
 /** Every message the scheduler sends to a client. */
 export type SchedulerToClientMessage =
   | KeyInMemoryMsg
+  | DataUpdatedMsg
   | ClientTaskErredMsg
   | CancelledKeysMsg
   | TaskNoWorkerMsg

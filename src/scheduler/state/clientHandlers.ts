@@ -1,7 +1,7 @@
 /**
  * The handlers of client→scheduler messages (Dask's `client_handlers`:
  * `update_graph`, `client_releases_keys`, `client_desires_keys`,
- * `stimulus_cancel`, `remove_client`).
+ * `stimulus_cancel`, `remove_client`, and the `update_data` rpc).
  */
 
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
@@ -11,6 +11,7 @@ import { notifyHeldUpWanted } from "./notify.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
+import { updateData } from "./updateData.ts";
 import { updateGraph } from "./updateGraph.ts";
 
 /** Dispatch one client message. */
@@ -32,6 +33,9 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
     }
     case "cancel-keys":
       cancelKeys(s, msg);
+      return;
+    case "update-data":
+      updateData(s, msg);
       return;
     case "close-client": {
       const cs = s.clients.get(msg.clientId);

@@ -232,7 +232,32 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
       return;
     case "close-client":
       return;
+    case "update-data":
+      checkScatteredKeys(ev, m.keys);
+      return;
     default:
       fail(ev, `unknown op ${showValue((msg as { op?: unknown }).op)}`);
+  }
+}
+
+/** `update-data`'s keys: each named once, with its workers, size and type name. */
+function checkScatteredKeys(ev: unknown, keys: unknown): void {
+  if (!Array.isArray(keys)) fail(ev, "keys must be an array of {key, workers, nbytes, typename}");
+  const seen = new Set<string>();
+  for (let i = 0; i < keys.length; i++) {
+    const entry: unknown = keys[i];
+    if (!isObject(entry)) fail(ev, `keys[${i}] must be an object {key, workers, nbytes, typename}`);
+    if (!isNonEmptyString(entry.key)) fail(ev, `keys[${i}].key must be a non-empty string`);
+    if (seen.has(entry.key)) fail(ev, `key '${entry.key}' is listed twice`);
+    seen.add(entry.key);
+    const workers = workersProblem(entry.workers);
+    if (workers !== null) fail(ev, `keys[${i}].workers ${workers}`);
+    const { nbytes } = entry;
+    if (typeof nbytes !== "number" || !Number.isFinite(nbytes) || nbytes < 0) {
+      fail(ev, `keys[${i}].nbytes must be a finite number ≥ 0, got ${showValue(nbytes)}`);
+    }
+    if (typeof entry.typename !== "string") {
+      fail(ev, `keys[${i}].typename must be a string, got ${showValue(entry.typename)}`);
+    }
   }
 }

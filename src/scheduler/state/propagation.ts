@@ -142,21 +142,29 @@ export function propagateForgotten(s: SchedulerState, ts: TaskState): void {
   removeAllReplicas(s, ts);
 }
 
+/** The clients wanting `ts` lose it, told why with `cancelled-keys`. */
+export function cancelForWanters(s: SchedulerState, ts: TaskState, reason: string): void {
+  if (ts.whoWants.size === 0) return;
+  for (const cs of ts.whoWants) {
+    s.sendToClient(cs, {
+      op: "cancelled-keys",
+      keys: [ts.key],
+      reason,
+      stimulusId: s.stimulusId,
+      submission: cs.lastSubmission,
+    });
+    cs.wantsWhat.delete(ts);
+  }
+  ts.whoWants = EMPTY;
+}
+
 /** Remove a forgotten task from the scheduler, telling any client that still wanted it. */
 export function removeKey(s: SchedulerState, ts: TaskState): void {
-  if (ts.whoWants.size > 0) {
-    for (const cs of ts.whoWants) {
-      s.sendToClient(cs, {
-        op: "cancelled-keys",
-        keys: [ts.key],
-        reason: "already forgotten",
-        stimulusId: s.stimulusId,
-        submission: cs.lastSubmission,
-      });
-      cs.wantsWhat.delete(ts);
-    }
-    ts.whoWants = EMPTY;
-  }
+  cancelForWanters(
+    s,
+    ts,
+    ts.hasLostDependencies ? "lost dependencies: a task it needs was lost" : "already forgotten",
+  );
   if (s.tasks.get(ts.key) === ts) {
     s.tasks.delete(ts.key);
     const tg = ts.group;

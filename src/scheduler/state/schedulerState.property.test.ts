@@ -55,7 +55,8 @@ type Action =
   | { kind: "release"; pick: number }
   | { kind: "cancel"; pick: number; force: boolean }
   | { kind: "desire"; pick: number }
-  | { kind: "second-graph"; spec: GraphSpec; base: number[] };
+  | { kind: "second-graph"; spec: GraphSpec; base: number[] }
+  | { kind: "scatter"; pick: number; spread: number; known: boolean; gone: boolean };
 
 const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   fc.record({
@@ -72,6 +73,16 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   });
 
 const action: fc.Arbitrary<Action> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("scatter" as const),
+      pick: fc.nat(),
+      spread: fc.integer({ min: 1, max: 3 }),
+      known: fc.nat(4).map((n) => n === 0), // one in five names a key the scheduler has
+      gone: fc.nat(4).map((n) => n === 0), // one in five names a worker that left too
+    }),
+  },
   {
     weight: 12,
     arbitrary: fc.record({
@@ -178,6 +189,7 @@ class Harness {
   /** Runs the fake workers were told to forget: their reports are stale. */
   readonly zombies: { worker: string; key: string; runId: number }[] = [];
   private nextWorker = 0;
+  private scattered = 0;
 
   constructor(readonly s: SchedulerState) {}
 
@@ -405,6 +417,9 @@ class Harness {
         this.send(t.fromClient({ op: "client-desires-keys", keys: [key], clientId: "c2" }));
         return;
       }
+      case "scatter":
+        this.scatter(act);
+        return;
       case "second-graph": {
         const known = [...s.tasks.keys()];
         const base = [...new Set(act.base.map((b) => pickOf(known, b)))].filter(
@@ -415,6 +430,46 @@ class Harness {
         return;
       }
     }
+  }
+
+  /**
+   * Client c3 puts a value on up to `spread` workers and tells the scheduler,
+   * which rejects a key it has (freeing the copies on workers where that task
+   * has no business; only those are picked, as a real overwrite of a held or
+   * running key cannot be undone) and drops a worker that left.
+   */
+  scatter(act: Action & { kind: "scatter" }): void {
+    const s = this.s;
+    let key: string;
+    let targets = [...this.workers.values()];
+    if (act.known) {
+      const ts = pickOf([...s.tasks.values()], act.pick);
+      if (ts === undefined) return;
+      key = ts.key;
+      const busy = new Set([ts, ...ts.dependents]);
+      targets = targets.filter(
+        (w) => !w.holds.has(key) && ![...busy].some((b) => w.assigned.has(b.key)),
+      );
+    } else {
+      key = `s${this.scattered++}`;
+    }
+    const chosen = targets.slice(act.pick % Math.max(1, targets.length)).slice(0, act.spread);
+    const addresses = chosen.map((w) => w.address);
+    if (act.gone) addresses.push("gone");
+    if (addresses.length === 0) return;
+    for (const w of chosen) w.holds.add(key);
+    const out = s.handleStimulus(t.updateData("c3", { [key]: addresses }, "scatter-act"));
+    const answer = out.find(({ msg }) => msg.op === "data-updated")?.msg;
+    const rejected = answer?.op === "data-updated" ? answer.rejected : [];
+    expect(rejected.length === 1, `${key} rejected: ${JSON.stringify(rejected)}`).toBe(
+      act.known || chosen.length === 0,
+    );
+    if (rejected.length === 0) {
+      const wants = this.wants.get("c3") ?? new Set<string>();
+      this.wants.set("c3", wants);
+      wants.add(key);
+    }
+    this.apply(out);
   }
 
   /** A key a client wants and was told is held up is held up by a task still in `no-worker`. */

@@ -376,6 +376,11 @@ export class SchedulerState {
     return recs;
   }
 
+  /** Validate `ts` after this stimulus (with validation on), though no transition moved it. */
+  touch(ts: TaskState): void {
+    if (this.touched !== null) this.touched.add(ts);
+  }
+
   /** Log a change that is not a state transition (a confirmed steal: processing → processing). */
   logSameState(ts: TaskState): void {
     this.log.push(ts.key, ts.state, ts.state, NO_RECS, this.stimulusId, this.now);

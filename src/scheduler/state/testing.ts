@@ -111,6 +111,28 @@ export function cancelKeys(
   };
 }
 
+/** `update-data` from `clientId`: `key → workers`, each value 100 bytes of type "int". */
+export function updateData(
+  clientId: string,
+  keys: Record<string, readonly string[]>,
+  stimulusId?: string,
+): SchedulerEvent {
+  return {
+    kind: "client-message",
+    msg: {
+      op: "update-data",
+      keys: Object.entries(keys).map(([key, workers]) => ({
+        key,
+        workers,
+        nbytes: 100,
+        typename: "int",
+      })),
+      clientId,
+      stimulusId: sid(stimulusId, "update-data"),
+    },
+  };
+}
+
 /** `task-finished` from `worker`. */
 export function taskFinished(
   worker: string,

@@ -19,6 +19,7 @@ import {
 import {
   addToMemory,
   assertForgettable,
+  cancelForWanters,
   propagateErred,
   propagateForgotten,
   propagateReleased,
@@ -287,6 +288,10 @@ function erredReleased(s: SchedulerState, ts: TaskState): void {
   ts.state = "released";
 }
 
+/** Why the clients of scattered data lose it when no worker holds it any more. */
+export const SCATTERED_DATA_LOST =
+  "scattered data lost: no worker holds it any more, and it cannot be computed again";
+
 function memoryReleased(s: SchedulerState, ts: TaskState): void {
   if (s.validate) {
     assert(ts.waitingOn.size === 0, "task in memory is waiting on dependencies");
@@ -297,9 +302,17 @@ function memoryReleased(s: SchedulerState, ts: TaskState): void {
   }
   removeAllReplicas(s, ts);
   ts.state = "released";
+  if (ts.runSpec === null) {
+    // Scattered data: nothing can compute it again, so its clients lose it now, and
+    // forgetting it cancels the tasks that need it. (Sending its waiters back to
+    // waiting, as below, would have them recommend it to waiting in turn.)
+    cancelForWanters(s, ts, SCATTERED_DATA_LOST);
+    s.recommend(ts, "forgotten");
+    return;
+  }
   s.sendToWhoWants(ts, { op: "lost-data", key: ts.key, stimulusId: s.stimulusId });
 
-  if (ts.runSpec === null || ts.hasLostDependencies) {
+  if (ts.hasLostDependencies) {
     s.recommend(ts, "forgotten");
   } else if (ts.whoWants.size > 0 || ts.waiters.size > 0) {
     // Dask skips this when a dependency erred, leaving a wanted key released

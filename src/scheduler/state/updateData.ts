@@ -1,0 +1,79 @@
+/**
+ * `update-data` (Dask's `Scheduler.update_data`): a client put values on
+ * workers itself (`scatter`), and the scheduler records each as a task in
+ * memory without a run spec, wanted by that client.
+ */
+
+import type { UpdateDataMsg } from "../../protocol/messagesClient.ts";
+import { addReplica } from "./bookkeeping.ts";
+import { clientDesiresKeys } from "./clientHandlers.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import { itemsOf } from "./sets.ts";
+import { NO_RECS } from "./story.ts";
+import { TaskState } from "./taskState.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+
+/**
+ * Record the scattered keys, then answer `data-updated`. Unlike Dask, which
+ * puts any key in memory whatever its task was doing, a key the scheduler
+ * already has is rejected: two values under one name would be fetched
+ * interchangeably. Its copies are freed on the workers where the task has no
+ * business (on the others, the value may already have replaced the task's).
+ * A worker that left since it took the value is dropped
+ * from the key's holders (the value went with it); a key left without holders
+ * is rejected too.
+ */
+export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
+  const cs = s.ensureClient(msg.clientId);
+  const accepted: string[] = [];
+  const rejected: { key: string; reason: string }[] = [];
+  for (const entry of msg.keys) {
+    const { key } = entry;
+    const known = s.tasks.get(key);
+    if (known !== undefined) {
+      rejected.push({ key, reason: `the scheduler already has a task '${key}' (${known.state})` });
+      // Free the copies this scatter made, where the task has no business.
+      for (const address of entry.workers) {
+        const ws = s.workers.get(address);
+        if (ws !== undefined && !isInvolved(known, ws)) s.freeKeys(ws, key);
+      }
+      continue;
+    }
+    const holders: WorkerInfo[] = [];
+    for (const address of entry.workers) {
+      const ws = s.workers.get(address);
+      if (ws !== undefined) holders.push(ws);
+    }
+    if (holders.length === 0) {
+      rejected.push({
+        key,
+        reason: `none of its workers is connected any more (${entry.workers.join(", ")})`,
+      });
+      continue;
+    }
+    const ts = new TaskState(key, null, s.taskGroupOf(key));
+    ts.nbytes = entry.nbytes;
+    ts.typename = entry.typename;
+    ts.state = "memory";
+    ts.everDone = true; // done as far as progress goes
+    s.tasksDone++;
+    s.tasks.set(key, ts);
+    for (const ws of holders) addReplica(s, ts, ws);
+    // Not a transition Dask logs, but the key's story starts here.
+    s.log.push(key, "released", "memory", NO_RECS, s.stimulusId, s.now);
+    s.touch(ts);
+    accepted.push(key);
+  }
+  clientDesiresKeys(s, cs, accepted);
+  s.sendToClient(cs, { op: "data-updated", rejected, stimulusId: s.stimulusId });
+}
+
+/**
+ * True if `ws` holds `ts`, runs it, or runs a task that needs it: there a
+ * `free-keys` of the key would release what the scheduler counts on.
+ */
+function isInvolved(ts: TaskState, ws: WorkerInfo): boolean {
+  if (ts.whoHas.has(ws) || ts.processingOn === ws) return true;
+  for (const dts of itemsOf(ts.dependents)) if (dts.processingOn === ws) return true;
+  return false;
+}
