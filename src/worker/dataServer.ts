@@ -33,12 +33,12 @@ function host(address: string): string | null {
 }
 
 /**
- * `v` as a `get_data` answer carries it: a {@link ClonedValue}, except for
+ * `v` as a `get_data` answer (or a client's `update_data`) carries it: a {@link ClonedValue}, except for
  * numbers, booleans, null, undefined and bigints, which the wire's own
  * encoding keeps exactly and faster (strings are cloned: msgpack's UTF-8
  * would change a lone surrogate).
  */
-function forTheWire(v: unknown): unknown {
+export function asWireValue(v: unknown): unknown {
   const t = typeof v;
   return t === "number" || t === "boolean" || t === "bigint" || v == null ? v : new ClonedValue(v);
 }
@@ -81,7 +81,7 @@ export class DataServer {
     let bytes = 0;
     for (const key of keys as string[]) {
       if (!state.data.has(key)) continue;
-      data.set(key, forTheWire(state.data.get(key)));
+      data.set(key, asWireValue(state.data.get(key)));
       bytes += state.tasks.get(key)?.nbytes ?? 0;
     }
     this.outgoingCount++;

@@ -53,6 +53,7 @@ import {
   type StateMachineEvent,
 } from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
+import { updateDataHandler } from "./updateData.ts";
 import {
   type ResolvedWorkerOptions,
   resolveWorkerOptions,
@@ -461,15 +462,24 @@ export class Worker extends BaseWorker {
     this.handleStimulus(new FindMissingEvent({ stimulusId: stimulusId("find-missing") }));
   }
 
+  /** Answers a client's `update_data` (its scatter). */
+  private readonly updateData = updateDataHandler({
+    state: this.state,
+    refusal: () =>
+      this.statusValue === "running" || this.statusValue === "paused"
+        ? null
+        : `the worker ${this.address} is ${this.statusValue}`,
+    handleStimulus: (...stims) => this.handleStimuli(stims),
+  });
+
   private servePeer(comm: Comm): void {
     if (this.statusValue === "closing" || this.statusValue === "closed") {
       comm.abort();
       return;
     }
     this.servedComms.add(comm);
-    void serveRpc(comm, { get_data: this.dataServer.getData }, this.logger).finally(() =>
-      this.servedComms.delete(comm),
-    );
+    const handlers = { get_data: this.dataServer.getData, update_data: this.updateData };
+    void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
 
   override batchedSend(msg: Record<string, unknown>): void {
