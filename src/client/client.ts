@@ -10,6 +10,7 @@
  * const ys = client.map(inc, [1, 2, 3]);
  * console.log(await client.gather(ys));      // [2, 3, 4]
  * console.log(await client.get({ a: ["inc", 1], b: ["add", "a", 5] })); // { b: 7 }
+ * const [big] = await client.scatter([bigArray]); // on a worker once, an input to many tasks
  * await client.close();
  * ```
  */
@@ -18,7 +19,12 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type FrameLimits, frameLimitsOf, frameLimitsProblem } from "../comm/comm.ts";
-import type { GraphTask, UpdateGraphMsg } from "../protocol/messagesClient.ts";
+import type {
+  GraphTask,
+  ScatteredKey,
+  UpdateDataMsg,
+  UpdateGraphMsg,
+} from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
   ServerToClientMessage,
@@ -37,6 +43,7 @@ import {
   LostKeyError,
   NoWorkerError,
   RemoteTaskError,
+  ScatterError,
   WorkersTimeoutError,
 } from "./errors.ts";
 import { Future, type FutureHost } from "./future.ts";
@@ -50,6 +57,7 @@ import {
   taskOptionsProblem,
 } from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
+import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
 import { tokenize } from "./tokenize.ts";
@@ -194,6 +202,7 @@ export class Client implements FutureHost, GatherHost {
   private toRelease: string[] = [];
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
+  private readonly scatterer: Scatterer;
   private closedError: Error | null = null;
   /**
    * {@link closed}: one promise however often it is read (a new one each time would
@@ -225,6 +234,12 @@ export class Client implements FutureHost, GatherHost {
     this.logger = logger;
     this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
     this.gatherer = new Gatherer(this);
+    this.scatterer = new Scatterer({
+      id,
+      peers: this.peers,
+      workers: () => this.workers(),
+      inProcess: address.startsWith("inproc://"),
+    });
     conn.onMessage = (msg) => this.onMessage(msg);
     conn.onClose = (err) => {
       if (err !== null) this.shutDown(new ClientClosedError(`lost the scheduler: ${err.message}`));
@@ -237,6 +252,7 @@ export class Client implements FutureHost, GatherHost {
    * could not be submitted fail with the reason (they would wait forever).
    */
   private sendFailed(msg: unknown, err: Error): void {
+    if (this.scatterer.sendFailed(msg, err)) return;
     const sent = typeof msg === "object" && msg !== null ? this.sentGraphs.get(msg) : undefined;
     if (sent !== undefined) {
       const submission = (msg as UpdateGraphMsg).submission as number;
@@ -507,6 +523,108 @@ export class Client implements FutureHost, GatherHost {
     this.sentGraphs.set(msg, { fresh, reasked, before });
     this.conn.send(msg);
     return futures;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Scattering
+  // ---------------------------------------------------------------------------
+
+  /**
+   * Put values on workers and get futures of them (Dask's `scatter`): each
+   * value travels once, and tasks that take its future as an argument read it
+   * where it is (or fetch it from there) rather than receiving it with every
+   * task. An array gives an array of futures, a plain object an object of
+   * futures under the same names; to scatter one value, `const [f] = await
+   * client.scatter([value])`. Resolves once the scheduler knows the values.
+   *
+   * The values are spread over the running workers (each worker as often as
+   * it has threads), or put on every one with `broadcast`; `workers` limits
+   * them to some workers (addresses or hosts). Each value gets a key of its
+   * own (`<type>-<uuid>`). Scattered data cannot be recomputed: when every
+   * worker holding it is gone, its futures (and those of tasks waiting for
+   * it) fail with `CancelledError`.
+   *
+   * Rejects with a `ScatterError` when no worker is running (among
+   * `workers`), none of them can be reached, or a worker refuses a value;
+   * what had been put on workers is released. A value that cannot be sent
+   * (a function, a symbol) is refused with a TypeError.
+   */
+  scatter<T>(values: readonly T[], options?: ScatterOptions): Promise<Future<T>[]>;
+  scatter<T extends Record<string, unknown>>(
+    values: T,
+    options?: ScatterOptions,
+  ): Promise<{ [K in keyof T]: Future<T[K]> }>;
+  async scatter(values: unknown, options: ScatterOptions = {}): Promise<unknown> {
+    this.checkOpen();
+    const problem = scatterOptionsProblem(options);
+    if (problem !== null) throw new TypeError(`scatter: ${problem}`);
+    let names: string[] | null = null;
+    let list: readonly unknown[];
+    if (Array.isArray(values)) {
+      list = values;
+    } else if (typeof values === "object" && values !== null && isContainer(values)) {
+      names = Object.keys(values);
+      list = Object.values(values);
+    } else {
+      throw new TypeError(
+        `scatter: expected an array or a plain object of values, got ${describeScatterInput(values)}; to scatter one value: const [future] = await client.scatter([value])`,
+      );
+    }
+    const futures = list.length === 0 ? [] : await this.scatterList(list, options);
+    if (names === null) return futures;
+    const out: Record<string, Future> = {};
+    for (let i = 0; i < names.length; i++) out[names[i]] = futures[i];
+    return out;
+  }
+
+  private async scatterList(list: readonly unknown[], options: ScatterOptions): Promise<Future[]> {
+    const keys = this.scatterer.keysFor(list);
+    let placed: ScatteredKey[];
+    try {
+      placed = await this.scatterer.place(keys, list, options);
+    } catch (err) {
+      if (err instanceof ScatterError) this.dropScattered(err.stored);
+      throw err;
+    }
+    this.checkOpen();
+    // Held before the scheduler hears of them: its key-in-memory finishes them.
+    const futures = keys.map((key) => new Future(this, key));
+    for (const key of keys) (this.records.get(key) as KeyRecord).submission = this.submissions;
+    const { msg, answered } = this.scatterer.request(placed);
+    this.flushReleases();
+    this.conn.send(msg);
+    try {
+      const answer = await answered;
+      if (answer.rejected.length > 0) {
+        const { key, reason } = answer.rejected[0];
+        const more = answer.rejected.length > 1 ? ` (and ${answer.rejected.length - 1} more)` : "";
+        throw new ScatterError(
+          `scatter: the scheduler rejected value ${keys.indexOf(key)} (${key}): ${reason}${more}`,
+        );
+      }
+    } catch (err) {
+      for (const f of futures) f.release();
+      throw err;
+    }
+    return futures;
+  }
+
+  /** Values a failed scatter had put on workers: register them and let them go at once. */
+  private dropScattered(stored: readonly ScatteredKey[]): void {
+    if (stored.length === 0 || this.closedError !== null) return;
+    const msg: UpdateDataMsg = {
+      op: "update-data",
+      keys: stored,
+      clientId: this.id,
+      stimulusId: newStimulusId("update-data"),
+    };
+    this.conn.send(msg);
+    this.conn.send({
+      op: "client-releases-keys",
+      keys: stored.map((s) => s.key),
+      clientId: this.id,
+      stimulusId: newStimulusId("client-releases-keys"),
+    });
   }
 
   // ---------------------------------------------------------------------------
@@ -910,6 +1028,9 @@ export class Client implements FutureHost, GatherHost {
         rec.reset();
         return;
       }
+      case "data-updated":
+        this.scatterer.answered(msg);
+        return;
       case "scheduler-failed":
         this.shutDown(new ClientClosedError(msg.message));
         return;
@@ -953,6 +1074,7 @@ export class Client implements FutureHost, GatherHost {
     // Unanswered cancels: their futures are lost now.
     for (const { resolve } of this.cancels.values()) resolve();
     this.cancels.clear();
+    this.scatterer.closeAll(error);
     this.resolveClosed?.(error);
     this.resolveClosed = null;
     void this.peers.closeAll();
@@ -1028,6 +1150,11 @@ function isContainer(v: object): boolean {
   if (Array.isArray(v)) return true;
   const proto = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
+}
+
+function describeScatterInput(v: unknown): string {
+  if (v === null || typeof v !== "object") return v === null ? "null" : typeof v;
+  return `a ${v.constructor?.name ?? "object"}`;
 }
 
 function describeGatherInput(v: unknown): string {

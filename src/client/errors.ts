@@ -1,5 +1,7 @@
 /** The errors a client's futures fail with. */
 
+import type { ScatteredKey } from "../protocol/messagesClient.ts";
+
 /**
  * A task failed on a worker: re-raised at the client with the remote error's
  * texts. `stack` is the remote stack: the frames of the task function on the
@@ -138,4 +140,15 @@ export class ResultFetchError extends Error {
   ) {
     super(`cannot fetch the result of ${key}: ${why}`, options);
   }
+}
+
+/**
+ * `Client.scatter` failed: no worker was running (among those asked for), none
+ * could be reached, a worker could not store a value, or the scheduler
+ * rejected a key. The values it had put on workers are released.
+ */
+export class ScatterError extends Error {
+  override name = "ScatterError";
+  /** @internal What had been put on workers when it failed. */
+  stored: readonly ScatteredKey[] = [];
 }

@@ -38,6 +38,7 @@ export {
   NoWorkerError,
   RemoteTaskError,
   ResultFetchError,
+  ScatterError,
   WorkersTimeoutError,
 } from "./errors.ts";
 export { Future, type FutureHost, isFuture } from "./future.ts";
@@ -54,3 +55,4 @@ export {
 } from "./graph.ts";
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
+export type { ScatterOptions } from "./scatter.ts";

@@ -1,0 +1,271 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ConnectError } from "../comm/errors.ts";
+import type { WorkerIdentity } from "../protocol/messagesSession.ts";
+import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
+import { getAddressHost } from "../util/address.ts";
+import type { PeerPool } from "../worker/peerPool.ts";
+import { UpdateDataEvent } from "../worker/state/events.ts";
+import { CancelledError, ScatterError } from "./errors.ts";
+import type { Future } from "./future.ts";
+import type { LocalCluster } from "./localCluster.ts";
+import { Scatterer } from "./scatter.ts";
+import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
+import { add, byteSum, inc, sum } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+/** The worker addresses holding each future's key, as the scheduler has them. */
+function holders(cluster: LocalCluster, fs: readonly Future[]): string[][] {
+  return fs.map((f) =>
+    [...(cluster.scheduler.state.tasks.get(f.key)?.whoHas ?? [])].map((ws) => ws.address),
+  );
+}
+
+describe("scatter", () => {
+  it("puts values on the workers, spread by threads, and tasks take them as inputs", async () => {
+    const { cluster, client } = await testCluster({ workers: 2, threadsPerWorker: 2 });
+    const fs = await client.scatter([1, 2, 3, 4]);
+    expect(fs.map((f) => f.status)).toEqual(["finished", "finished", "finished", "finished"]);
+    expect(fs[0].key).toMatch(/^number-[0-9a-f-]{36}$/);
+    expect(await client.gather(fs)).toEqual([1, 2, 3, 4]);
+    // Each worker as often as it has threads: two values each.
+    const spread = holders(cluster, fs).map((h) => h.join());
+    const counts = new Map<string, number>();
+    for (const h of spread) counts.set(h, (counts.get(h) ?? 0) + 1);
+    expect([...counts.values()]).toEqual([2, 2]);
+    // The worker state machines hold them as scatters.
+    const w = cluster.workers.find((x) => x.address === spread[0]);
+    expect(w?.state.tasks.get(fs[0].key)?.state).toBe("memory");
+    expect(w?.state.stimulusLog.toArray().some((ev) => ev instanceof UpdateDataEvent)).toBe(true);
+
+    expect(await client.submit(inc, fs[0])).toBe(2);
+    expect(await client.submit(sum, fs)).toBe(10);
+    expect(await client.gather(client.map(inc, fs))).toEqual([2, 3, 4, 5]);
+  });
+
+  it("an object gives futures under the same names; values are copies", async () => {
+    const { client } = await testCluster();
+    const data = { xs: new Uint8Array([1, 2, 3]), n: 5, nested: { a: [1, { b: 2 }] } };
+    const fs = await client.scatter(data);
+    expect(Object.keys(fs)).toEqual(["xs", "n", "nested"]);
+    expect(fs.xs.key).toMatch(/^Uint8Array-/);
+    data.xs[0] = 100; // the workers hold a copy, as they would over TCP
+    expect(await client.submit(byteSum, fs.xs)).toBe(6);
+    expect(await client.submit(add, fs.n, 1)).toBe(6);
+    expect(await fs.nested).toEqual({ a: [1, { b: 2 }] });
+    expect(await client.scatter([])).toEqual([]);
+    expect(await client.scatter({})).toEqual({});
+  });
+
+  it("broadcast puts every value on every worker; workers= limits where they go", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const all = await client.scatter(["a", "b"], { broadcast: true });
+    for (const h of holders(cluster, all))
+      expect(h.sort()).toEqual(cluster.workers.map((w) => w.address).sort());
+
+    const target = cluster.workers[1].address;
+    const some = await client.scatter([1, 2, 3], { workers: [target] });
+    expect(holders(cluster, some)).toEqual([[target], [target], [target]]);
+    const byHost = await client.scatter([4], {
+      workers: [getAddressHost(target)],
+      broadcast: true,
+    });
+    expect(holders(cluster, byHost)[0].length).toBe(3); // every worker is on that host
+  });
+
+  it("consecutive scatters take turns over the workers", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const a = await client.scatter([1]);
+    const b = await client.scatter([2]);
+    expect(holders(cluster, [a[0], b[0]]).flat().sort()).toEqual(
+      cluster.workers.map((w) => w.address).sort(),
+    );
+  });
+
+  it("releasing the futures frees the values on the workers", async () => {
+    const { cluster, client } = await testCluster();
+    const fs = await client.scatter([1, 2]);
+    const keys = fs.map((f) => f.key);
+    for (const f of fs) f.release();
+    await eventually(
+      () =>
+        keys.every(
+          (k) =>
+            !cluster.scheduler.state.tasks.has(k) &&
+            cluster.workers.every((w) => !w.state.tasks.has(k)),
+        ),
+      5000,
+      "the scattered keys forgotten everywhere",
+    );
+  });
+
+  it("losing the only holder cancels the futures and the tasks waiting for them", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const w2 = await extraWorker(cluster, { resources: { R: 1 } });
+    try {
+      const [x] = await client.scatter([1], { workers: [cluster.workers[0].address] });
+      const y = client.submitWith({ resources: { R: 1 } }, add, x, client.submit(inc, 0));
+      await cluster.workers[0].close();
+      await expect(x.result()).rejects.toThrow(CancelledError);
+      await expect(x.result()).rejects.toThrow(SCATTERED_DATA_LOST);
+      await expect(y.result()).rejects.toThrow(CancelledError);
+      expect(x.status).toBe("cancelled");
+    } finally {
+      await w2.close();
+    }
+  });
+
+  it("refuses bad input with a clear error, and fails without workers", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    await expect(client.scatter(5 as never)).rejects.toThrow(
+      "scatter: expected an array or a plain object of values, got number; to scatter one value: const [future] = await client.scatter([value])",
+    );
+    await expect(client.scatter(new Map() as never)).rejects.toThrow("got a Map");
+    await expect(client.scatter([() => 1])).rejects.toThrow(
+      /^scatter: value 0 \(function\) cannot be sent to a worker: /,
+    );
+    await expect(client.scatter([1], { workers: [] })).rejects.toThrow(
+      "scatter: workers must be a non-empty array of worker addresses or hosts, got []",
+    );
+    await expect(client.scatter([1], { broadcast: "yes" as never })).rejects.toThrow(
+      'scatter: broadcast must be a boolean, got "yes"',
+    );
+    await expect(client.scatter([1], { workers: ["inproc://nowhere/9"] })).rejects.toThrow(
+      new ScatterError(
+        `scatter: none of the workers inproc://nowhere/9 is running (running: ${cluster.workers[0].address})`,
+      ),
+    );
+    await cluster.workers[0].close();
+    await eventually(() => cluster.scheduler.state.workers.size === 0, 5000, "worker gone");
+    await expect(client.scatter([1])).rejects.toThrow(
+      "scatter: no running worker to put the values on (start one, or wait with client.waitForWorkers)",
+    );
+    await client.close();
+    await expect(client.scatter([1])).rejects.toThrow("the client was closed");
+  });
+
+  it("a value a worker cannot store fails the scatter, and the values stored are released", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const [w1, w2] = cluster.workers;
+    const store = w2.state.data as Map<string, unknown>;
+    store.set = () => {
+      throw new RangeError("no room");
+    };
+    const err = await client
+      .scatter([1, 2], { workers: [w1.address, w2.address] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ScatterError);
+    expect((err as Error).message).toMatch(
+      /^scatter: inproc:\/\/\S+ could not store value \d: RangeError: no room$/,
+    );
+    // Nothing is left behind: not the value w1 stored, not the erred task on w2.
+    await eventually(
+      () =>
+        cluster.scheduler.state.tasks.size === 0 &&
+        w1.state.tasks.size === 0 &&
+        w2.state.tasks.size === 0,
+      5000,
+      "the stored value released",
+    );
+    expect(client.keyCount).toBe(0);
+  });
+
+  it("over TCP", async () => {
+    const { client } = await testCluster({ protocol: "tcp", workers: 2 });
+    const fs = await client.scatter({ big: new Float64Array(100_000).fill(0.5), n: 3n });
+    expect(fs.big.key).toMatch(/^Float64Array-/);
+    expect(((await fs.big) as Float64Array).length).toBe(100_000);
+    expect(await fs.n).toBe(3n);
+    await expect(client.scatter([Symbol("s")])).rejects.toThrow(ScatterError);
+  });
+});
+
+/**
+ * A scatterer on fake workers `w1…wn` (one thread each): `unreachable` ones
+ * fail to connect, `refusing` ones cannot store any value; the others store
+ * what they get. `calls` records each update_data: worker and keys.
+ */
+function fakeScatterer(n: number, unreachable: string[] = [], refusing: string[] = []) {
+  const calls: [string, string[]][] = [];
+  const workers: WorkerIdentity[] = Array.from({ length: n }, (_, i) => ({
+    address: `tcp://10.0.0.${i + 1}:1`,
+    nthreads: 1,
+    resources: {},
+    status: "running",
+  }));
+  const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
+  const peers = {
+    get: async (address: string) => {
+      if (unreachable.includes(name(address)))
+        throw new ConnectError(`cannot reach ${address}`, address);
+      return {
+        call: async (_op: string, args: { data: Map<string, unknown> }) => {
+          const keys = [...args.data.keys()];
+          calls.push([name(address), keys]);
+          const refuse = refusing.includes(name(address));
+          return {
+            status: "OK",
+            stored: refuse
+              ? {}
+              : Object.fromEntries(keys.map((k) => [k, { nbytes: 8, typename: "number" }])),
+            failed: refuse ? Object.fromEntries(keys.map((k) => [k, "MemoryError: full"])) : {},
+          };
+        },
+      };
+    },
+  } as unknown as PeerPool;
+  const scatterer = new Scatterer({
+    id: "c",
+    peers,
+    workers: async () => workers,
+    inProcess: false,
+  });
+  return { scatterer, calls, name };
+}
+
+describe("Scatterer", () => {
+  it("deals the keys to the workers in turn, across calls", async () => {
+    const { scatterer, calls } = fakeScatterer(3);
+    await scatterer.place(["a", "b"], [1, 2], {});
+    await scatterer.place(["c", "d"], [3, 4], {});
+    expect(calls).toEqual([
+      ["w1", ["a"]],
+      ["w2", ["b"]],
+      ["w3", ["c"]],
+      ["w1", ["d"]],
+    ]);
+  });
+
+  it("an unreachable worker's share goes to the others", async () => {
+    const { scatterer, calls, name } = fakeScatterer(3, ["w2"]);
+    const placed = await scatterer.place(["a", "b", "c", "d"], [1, 2, 3, 4], {});
+    expect(placed.map((p) => [p.key, p.workers.map(name)])).toEqual([
+      ["a", ["w1"]],
+      ["b", ["w1"]],
+      ["c", ["w3"]],
+      ["d", ["w1"]],
+    ]);
+    // w2's share (b) went to the next in turn of the two left.
+    expect(calls.map(([w]) => w)).toEqual(["w1", "w3", "w1"]);
+  });
+
+  it("broadcast goes to every reachable worker", async () => {
+    const { scatterer, name } = fakeScatterer(3, ["w3"]);
+    const placed = await scatterer.place(["a"], [1], { broadcast: true });
+    expect(placed[0].workers.map(name).sort()).toEqual(["w1", "w2"]);
+  });
+
+  it("fails when no worker can be reached, or one refuses a value, saying what was stored", async () => {
+    const none = fakeScatterer(2, ["w1", "w2"]).scatterer;
+    await expect(none.place(["a"], [1], {})).rejects.toThrow(
+      "scatter: no worker could take the values: tcp://10.0.0.1:1: cannot reach tcp://10.0.0.1:1; tcp://10.0.0.2:1: cannot reach tcp://10.0.0.2:1",
+    );
+    const { scatterer } = fakeScatterer(2, [], ["w2"]);
+    const err = await scatterer.place(["a", "b"], [1, 2], {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ScatterError);
+    expect((err as Error).message).toBe(
+      "scatter: tcp://10.0.0.2:1 could not store value 1: MemoryError: full",
+    );
+    expect((err as ScatterError).stored.map((p) => p.key)).toEqual(["a"]);
+  });
+});
