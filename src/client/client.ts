@@ -238,6 +238,7 @@ export class Client implements FutureHost, GatherHost {
       id,
       peers: this.peers,
       workers: () => this.workers(),
+      dropStored: (stored) => this.dropScattered(stored),
       inProcess: address.startsWith("inproc://"),
     });
     conn.onMessage = (msg) => this.onMessage(msg);
@@ -579,13 +580,7 @@ export class Client implements FutureHost, GatherHost {
 
   private async scatterList(list: readonly unknown[], options: ScatterOptions): Promise<Future[]> {
     const keys = this.scatterer.keysFor(list);
-    let placed: ScatteredKey[];
-    try {
-      placed = await this.scatterer.place(keys, list, options);
-    } catch (err) {
-      if (err instanceof ScatterError) this.dropScattered(err.stored);
-      throw err;
-    }
+    const placed = await this.scatterer.place(keys, list, options);
     this.checkOpen();
     // Held before the scheduler hears of them: its key-in-memory finishes them.
     const futures = keys.map((key) => new Future(this, key));

@@ -1,7 +1,5 @@
 /** The errors a client's futures fail with. */
 
-import type { ScatteredKey } from "../protocol/messagesClient.ts";
-
 /**
  * A task failed on a worker: re-raised at the client with the remote error's
  * texts. `stack` is the remote stack: the frames of the task function on the
@@ -149,6 +147,4 @@ export class ResultFetchError extends Error {
  */
 export class ScatterError extends Error {
   override name = "ScatterError";
-  /** @internal What had been put on workers when it failed. */
-  stored: readonly ScatteredKey[] = [];
 }

@@ -14,7 +14,9 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { isNetworkError } from "../comm/errors.ts";
+import { serialize } from "node:v8";
+import { ClonedValue } from "../comm/clonedValue.ts";
+import { isNetworkError, SerializationError } from "../comm/errors.ts";
 import type { DataUpdatedMsg, ScatteredKey, UpdateDataMsg } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { getAddressHost } from "../util/address.ts";
@@ -43,6 +45,8 @@ export interface ScatterHost {
   readonly peers: PeerPool;
   /** The workers connected to the scheduler. */
   workers(): Promise<WorkerIdentity[]>;
+  /** Let go of what a failed scatter had put on workers. */
+  dropStored(stored: readonly ScatteredKey[]): void;
   /** True for an in-process scheduler (`inproc://`): messages are not serialised. */
   readonly inProcess: boolean;
 }
@@ -109,7 +113,8 @@ export class Scatterer {
   /**
    * Put the `values` under `keys` on workers: resolves with where each went.
    * Rejects with a {@link ScatterError} when no worker could take them, or one
-   * refused a value; its `stored` says what had been put on workers by then.
+   * refused a value, and with a TypeError for a value that cannot be sent;
+   * what had been put on workers by then goes to the host's `dropStored`.
    */
   async place(
     keys: readonly string[],
@@ -144,7 +149,8 @@ export class Scatterer {
             : [...failedWorkers.values()].flat();
       }
     } catch (err) {
-      if (err instanceof ScatterError) err.stored = whereStored(placement);
+      const stored = whereStored(placement);
+      if (stored.length > 0) this.host.dropStored(stored);
       throw err;
     }
     return whereStored(placement);
@@ -225,12 +231,10 @@ export class Scatterer {
           if (isNetworkError(err)) {
             failedWorkers.set(address, [...keys]);
             unreachable.push(`${address}: ${(err as Error).message}`);
+          } else if (err instanceof SerializationError) {
+            errors.push(uncloneable(keys, placement) ?? asScatterError(address, err));
           } else {
-            errors.push(
-              new ScatterError(`scatter: ${address} did not take the values: ${message(err)}`, {
-                cause: err,
-              }),
-            );
+            errors.push(asScatterError(address, err));
           }
           return;
         }
@@ -300,6 +304,31 @@ export class Scatterer {
     for (const p of this.pending.values()) p.reject(why);
     this.pending.clear();
   }
+}
+
+function asScatterError(address: string, err: unknown): ScatterError {
+  return new ScatterError(`scatter: ${address} did not take the values: ${message(err)}`, {
+    cause: err,
+  });
+}
+
+/**
+ * The first of `keys` whose value cannot be cloned, as the TypeError an
+ * in-process scatter gives (the wire's error does not say which value it was).
+ */
+function uncloneable(keys: readonly string[], placement: Placement): TypeError | null {
+  for (const key of keys) {
+    const value = ClonedValue.unwrap(placement.values.get(key));
+    try {
+      serialize(value);
+    } catch (err) {
+      const index = placement.keys.indexOf(key);
+      return new TypeError(
+        `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${message(err)}`,
+      );
+    }
+  }
+  return null;
 }
 
 function hostOf(address: string): string {
