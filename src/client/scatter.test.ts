@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { ConnectError } from "../comm/errors.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
@@ -25,6 +25,7 @@ describe("scatter", () => {
   it("puts values on the workers, spread by threads, and tasks take them as inputs", async () => {
     const { cluster, client } = await testCluster({ workers: 2, threadsPerWorker: 2 });
     const fs = await client.scatter([1, 2, 3, 4]);
+    expectTypeOf(fs).toEqualTypeOf<Future<number>[]>();
     expect(fs.map((f) => f.status)).toEqual(["finished", "finished", "finished", "finished"]);
     expect(fs[0].key).toMatch(/^number-[0-9a-f-]{36}$/);
     expect(await client.gather(fs)).toEqual([1, 2, 3, 4]);
@@ -48,6 +49,8 @@ describe("scatter", () => {
     const data = { xs: new Uint8Array([1, 2, 3]), n: 5, nested: { a: [1, { b: 2 }] } };
     const fs = await client.scatter(data);
     expect(Object.keys(fs)).toEqual(["xs", "n", "nested"]);
+    expectTypeOf(fs.xs).toEqualTypeOf<Future<typeof data.xs>>();
+    expectTypeOf(fs.n).toEqualTypeOf<Future<number>>();
     expect(fs.xs.key).toMatch(/^Uint8Array-/);
     data.xs[0] = 100; // the workers hold a copy, as they would over TCP
     expect(await client.submit(byteSum, fs.xs)).toBe(6);
