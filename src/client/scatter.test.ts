@@ -67,7 +67,7 @@ describe("scatter", () => {
       expect(h.sort()).toEqual(cluster.workers.map((w) => w.address).sort());
 
     const target = cluster.workers[1].address;
-    const some = await client.scatter([1, 2, 3], { workers: [target] });
+    const some = await client.scatter([1, 2, 3], { workers: target });
     expect(holders(cluster, some)).toEqual([[target], [target], [target]]);
     const byHost = await client.scatter([4], {
       workers: [getAddressHost(target)],
@@ -128,7 +128,7 @@ describe("scatter", () => {
       /^scatter: value 0 \(function\) cannot be sent to a worker: /,
     );
     await expect(client.scatter([1], { workers: [] })).rejects.toThrow(
-      "scatter: workers must be a non-empty array of worker addresses or hosts, got []",
+      "scatter: workers must be a worker address or host, or a non-empty array of them, got []",
     );
     await expect(client.scatter([1], { broadcast: "yes" as never })).rejects.toThrow(
       'scatter: broadcast must be a boolean, got "yes"',

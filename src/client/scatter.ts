@@ -28,13 +28,14 @@ import type { PeerPool } from "../worker/peerPool.ts";
 import { parseUpdateDataResponse } from "../worker/updateData.ts";
 import { ScatterError } from "./errors.ts";
 
-/** Options of `Client.scatter` and `Client.scatterAll`. */
+/** Options of `Client.scatter`. */
 export interface ScatterOptions {
   /**
    * Put the values on these workers only: addresses (`tcp://10.0.0.1:4000`)
-   * or hosts (`10.0.0.1`: any worker there). Default: any running worker.
+   * or hosts (`10.0.0.1`: any worker there), one or an array, as `workers`
+   * of `submitWith`. Default: any running worker.
    */
-  readonly workers?: readonly string[];
+  readonly workers?: string | readonly string[];
   /** Put every value on every one of those workers, rather than spreading them. Default false. */
   readonly broadcast?: boolean;
 }
@@ -55,13 +56,14 @@ export interface ScatterHost {
 export function scatterOptionsProblem(options: unknown): string | null {
   if (typeof options !== "object" || options === null) return "options must be an object";
   const { workers, broadcast } = options as Record<string, unknown>;
+  const names = typeof workers === "string" ? [workers] : workers;
   if (
-    workers !== undefined &&
-    (!Array.isArray(workers) ||
-      workers.length === 0 ||
-      !workers.every((w) => typeof w === "string" && w !== ""))
+    names !== undefined &&
+    (!Array.isArray(names) ||
+      names.length === 0 ||
+      !names.every((w) => typeof w === "string" && w !== ""))
   ) {
-    return `workers must be a non-empty array of worker addresses or hosts, got ${showValue(workers)}`;
+    return `workers must be a worker address or host, or a non-empty array of them, got ${showValue(workers)}`;
   }
   if (broadcast !== undefined && typeof broadcast !== "boolean") {
     return `broadcast must be a boolean, got ${showValue(broadcast)}`;
@@ -127,7 +129,8 @@ export class Scatterer {
       stored: new Map(),
       sizes: new Map(),
     };
-    let candidates = await this.candidates(options.workers);
+    const names = typeof options.workers === "string" ? [options.workers] : options.workers;
+    let candidates = await this.candidates(names);
     let todo = [...keys];
     const unreachable: string[] = [];
     try {
