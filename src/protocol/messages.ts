@@ -21,14 +21,17 @@ export type {
   ClientToSchedulerMessage,
   ClientToSchedulerOp,
   CloseClientMsg,
+  DataUpdatedMsg,
   GraphTask,
   KeyInMemoryMsg,
   LostDataMsg,
+  ScatteredKey,
   SchedulerToClientMessage,
   SchedulerToClientOp,
   TaskNoWorkerMsg,
   TaskRetriedMsg,
   TaskRunnableMsg,
+  UpdateDataMsg,
   UpdateGraphMsg,
 } from "./messagesClient.ts";
 export type { Key, TaskRef, TaskSpec } from "./messagesTaskSpec.ts";

@@ -41,6 +41,12 @@ export {
   taskFunctionNames,
   UnknownTaskFunctionError,
 } from "./taskRegistry.ts";
+export {
+  parseUpdateDataResponse,
+  type UpdateDataHost,
+  type UpdateDataResponse,
+  updateDataHandler,
+} from "./updateData.ts";
 export { type RegisterWorkerReply, Worker, type WorkerStatus } from "./worker.ts";
 export {
   type ResolvedWorkerOptions,
