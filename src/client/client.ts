@@ -540,10 +540,10 @@ export class Client implements FutureHost, GatherHost {
    *
    * The values are spread over the running workers (each worker as often as
    * it has threads), or put on every one with `broadcast`; `workers` limits
-   * them to some workers (an address or host, or an array). Each value gets a key of its
-   * own (`<type>-<uuid>`). Scattered data cannot be recomputed: when every
-   * worker holding it is gone, its futures (and those of tasks waiting for
-   * it) fail with `CancelledError`.
+   * them to some workers (an address or host, or an array). Each value gets
+   * a key of its own (`<type>-<uuid>`). Scattered data cannot be recomputed:
+   * when every worker holding it is gone, its futures (and those of tasks
+   * waiting for it) fail with `CancelledError`.
    *
    * Rejects with a `ScatterError` when no worker is running (among
    * `workers`), none of them can be reached, or a worker refuses a value;
