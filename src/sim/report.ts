@@ -4,6 +4,7 @@ import { FAULT_KINDS } from "./faults.ts";
 import type { SimSummary } from "./runMany.ts";
 import type { ShrinkResult } from "./shrink.ts";
 import type { SimResult } from "./simulation.ts";
+import { SCATTER_COUNTS } from "./stats.ts";
 
 /** `seed 7: ok random(40), 4 workers, 412 events, t=1.23s, faults: death 1, steal 3`. */
 export function formatRunLine(r: SimResult): string {
@@ -43,7 +44,11 @@ function row(cells: readonly string[], widths: readonly number[]): string {
   return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
 }
 
-/** The summary table of many runs: runs, events, faults injected by kind, failures by kind. */
+/**
+ * The summary table of many runs: runs, events, faults injected by kind, the
+ * `scatter` workload's counters (when it ran: the total, and in how many runs),
+ * failures by kind.
+ */
 export function formatSummaryTable(s: SimSummary): string {
   const rows: [string, string][] = [
     ["runs", String(s.runs)],
@@ -56,6 +61,11 @@ export function formatSummaryTable(s: SimSummary): string {
     ["runs / second", s.wallSeconds > 0 ? (s.runs / s.wallSeconds).toFixed(1) : "-"],
   ];
   for (const k of FAULT_KINDS) rows.push([`fault: ${k}`, String(s.faults[k])]);
+  if (s.scatter.values > 0) {
+    for (const k of SCATTER_COUNTS) {
+      rows.push([`scatter: ${k}`, `${s.scatter[k]} in ${s.scatterRuns[k]} runs`]);
+    }
+  }
   for (const [k, v] of Object.entries(s.failures)) rows.push([`failure: ${k}`, String(v)]);
   const widths = [
     Math.max(...rows.map((r) => r[0].length)),

@@ -4,6 +4,7 @@ import type { FailureKind } from "./failure.ts";
 import { emptyFaultCounts, type FaultKind } from "./faults.ts";
 import type { SimOptions } from "./options.ts";
 import { type SimResult, simulate } from "./simulation.ts";
+import { emptyScatterCounts, type ScatterCount } from "./stats.ts";
 
 /** What a batch of runs added up to. */
 export interface SimSummary {
@@ -16,6 +17,10 @@ export interface SimSummary {
   tasks: number;
   /** Faults injected, by kind, over all runs. */
   readonly faults: Record<FaultKind, number>;
+  /** The `scatter` workload's counters, over all runs. */
+  readonly scatter: Record<ScatterCount, number>;
+  /** Runs in which each `scatter` counter was not zero. */
+  readonly scatterRuns: Record<ScatterCount, number>;
   /** Failures by kind. */
   readonly failures: Partial<Record<FailureKind, number>>;
   /** The first failing seeds (at most 100). */
@@ -35,6 +40,8 @@ export function emptySummary(): SimSummary {
     events: 0,
     tasks: 0,
     faults: emptyFaultCounts(),
+    scatter: emptyScatterCounts(),
+    scatterRuns: emptyScatterCounts(),
     failures: {},
     failingSeeds: [],
     firstFailure: null,
@@ -48,6 +55,10 @@ export function addResult(s: SimSummary, r: SimResult): void {
   s.events += r.stats.events;
   s.tasks += r.tasks;
   for (const k of Object.keys(r.stats.faults) as FaultKind[]) s.faults[k] += r.stats.faults[k];
+  for (const k of Object.keys(r.stats.scatter) as ScatterCount[]) {
+    s.scatter[k] += r.stats.scatter[k];
+    if (r.stats.scatter[k] > 0) s.scatterRuns[k]++;
+  }
   if (r.ok) {
     s.passed++;
     return;
@@ -67,6 +78,10 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
   a.events += b.events;
   a.tasks += b.tasks;
   for (const k of Object.keys(b.faults) as FaultKind[]) a.faults[k] += b.faults[k];
+  for (const k of Object.keys(b.scatter) as ScatterCount[]) {
+    a.scatter[k] += b.scatter[k];
+    a.scatterRuns[k] += b.scatterRuns[k];
+  }
   for (const [k, v] of Object.entries(b.failures) as [FailureKind, number][]) {
     a.failures[k] = (a.failures[k] ?? 0) + v;
   }

@@ -2,6 +2,45 @@
 
 import { emptyFaultCounts, type FaultKind } from "./faults.ts";
 
+/**
+ * What the `scatter` workload counts (all zero in the other workloads), in the order
+ * they are reported: `values` the client scattered; `copies` workers stored;
+ * `unreachable`, `update_data` requests that found no live worker (dead, or the
+ * network failed); `resent`, values sent to another worker after every worker
+ * given them failed; `dropped`, values no worker stored (the scheduler never
+ * hears of them); `rejected`, keys the scheduler rejected in `data-updated`;
+ * `departedHolder`, keys whose `update-data` named a worker that had died since it
+ * stored the value but that the scheduler still counted, and `removedHolder`, one
+ * it had removed; `holderDiedWhileNeeded`, deaths of a worker holding a scattered
+ * value that tasks waiting at the scheduler needed; `lost`, scattered keys the
+ * scheduler lost with their last holder (as the scatter ledger checked); and
+ * `cancelledWanted`, wanted keys that ended cancelled because scattered data they
+ * need was lost.
+ */
+export const SCATTER_COUNTS = [
+  "values",
+  "copies",
+  "unreachable",
+  "resent",
+  "dropped",
+  "rejected",
+  "departedHolder",
+  "removedHolder",
+  "holderDiedWhileNeeded",
+  "lost",
+  "cancelledWanted",
+] as const;
+
+/** One scatter counter. */
+export type ScatterCount = (typeof SCATTER_COUNTS)[number];
+
+/** A fresh set of scatter counters, all zero. */
+export function emptyScatterCounts(): Record<ScatterCount, number> {
+  const out = {} as Record<ScatterCount, number>;
+  for (const k of SCATTER_COUNTS) out[k] = 0;
+  return out;
+}
+
 /** What a run counted. */
 export class SimStats {
   /** Events the event queue fired. */
@@ -22,4 +61,6 @@ export class SimStats {
   virtualTime = 0;
   /** Faults injected, by kind. */
   readonly faults: Record<FaultKind, number> = emptyFaultCounts();
+  /** What the `scatter` workload's client and checks saw (see {@link SCATTER_COUNTS}). */
+  readonly scatter: Record<ScatterCount, number> = emptyScatterCounts();
 }
