@@ -30,6 +30,7 @@ import {
 import type { Execute, GatherDep, Instruction } from "../worker/state/instructions.ts";
 import type { ValidateStateOptions } from "../worker/state/validation.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
+import { type UpdateDataResponse, updateDataHandler } from "../worker/updateData.ts";
 import type { SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
 import { messageForInstruction } from "./translate.ts";
@@ -432,6 +433,26 @@ export class SimWorker {
       if (v !== undefined) data.set(k, v);
     }
     return data;
+  }
+
+  // ------------------------------------------------------------------ scatter
+
+  /**
+   * A client's `update_data` arrived (its scatter): the real worker's handler,
+   * feeding `UpdateDataEvent` (and, for a key it could not store, `FreeKeysEvent`)
+   * through {@link handle}. Its answer gives each key's size and type name; null
+   * when the worker is dead (the client's connection fails).
+   */
+  updateData(data: ReadonlyMap<string, unknown>, stimulusId: string): UpdateDataResponse | null {
+    if (!this.alive) return null;
+    const rpc = updateDataHandler({
+      state: this.state,
+      refusal: () => null,
+      handleStimulus: (...stims) => {
+        for (const ev of stims) this.handle(ev);
+      },
+    });
+    return rpc({ data: new Map(data), stimulusId });
   }
 
   // ------------------------------------------------------------------ faults
