@@ -4,14 +4,19 @@
  * scheduler says holds it, or erred with an error the simulation injected
  * (or `KilledWorker`, after enough deaths), blamed on the key or one of its
  * inputs; a task whose input a worker failed to fetch with an injected error
- * (not on the network) errs with that error, naming the input; and, after the
- * client released everything, no machine holds anything.
+ * (not on the network) errs with that error, naming the input; or (the
+ * `scatter` workload) cancelled because it is, or needs, scattered data that
+ * the run lost (see {@link scatterCancellation}); and, after the client
+ * released everything, no machine holds anything.
  */
 
+import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
 import { SimFailure } from "./failure.ts";
-import type { SimClient } from "./simClient.ts";
+import type { ScatterLedger } from "./scatterLedger.ts";
+import { type SimClient, WITHHELD } from "./simClient.ts";
 import type { SimScheduler } from "./simScheduler.ts";
 import type { SimWorker } from "./simWorker.ts";
+import type { ScatterCount } from "./stats.ts";
 import { SimValue } from "./values.ts";
 import type { Workload } from "./workload.ts";
 
@@ -28,6 +33,10 @@ export interface CheckInput {
   /** Error texts injected into fetches, per fetched key. */
   readonly injectedFetch: ReadonlyMap<string, ReadonlySet<string>>;
   readonly allowedFailures: number;
+  /** The record of the scattered keys (the `scatter` workload), or null. */
+  readonly scatter: ScatterLedger | null;
+  /** The run's scatter counters (wanted keys cancelled for lost scattered data are counted). */
+  readonly counts: Record<ScatterCount, number>;
 }
 
 function isAncestorOrSelf(w: Workload, ancestor: number, of: number): boolean {
@@ -62,6 +71,46 @@ function failedFetch(x: CheckInput, i: number, text: string): boolean {
   return false;
 }
 
+/** The reason the scheduler gives dependents of a forgotten key (`removeKey`). */
+const LOST_DEPENDENCIES = "lost dependencies: a task it needs was lost";
+
+/** The reason `update-graph` gives wanted keys that need keys it does not know. */
+const UNKNOWN_DEPENDENCIES = /^lost dependencies: (.+) unknown$/;
+
+/**
+ * Null when wanted key `i`, which the scheduler cancelled with `reason`, had
+ * to be: it is, or depends on, a scattered key the run lost (dropped from the
+ * scatter, rejected by the scheduler, lost with its last holder as the scatter
+ * ledger checked, or given up by the client), and the reason says so
+ * (`SCATTERED_DATA_LOST` for a lost scattered key itself, "lost dependencies"
+ * for what needs one, "lost dependencies: K unknown" naming such a key for a
+ * key submitted after its loss, or the client's own {@link WITHHELD} for a key
+ * it did not submit). Else why not.
+ */
+function scatterCancellation(x: CheckInput, i: number, reason: string | undefined): string | null {
+  const ledger = x.scatter;
+  if (ledger === null) return "no scattered data in this workload";
+  const key = x.workload.tasks[i].key;
+  const gone = [...ledger.records.values()].filter(
+    (r) => ledger.gone(r.key) && isAncestorOrSelf(x.workload, r.index, i),
+  );
+  if (gone.length === 0) return "it needs no scattered data the run lost";
+  if (reason === LOST_DEPENDENCIES || reason === WITHHELD) return null;
+  if (reason === SCATTERED_DATA_LOST) {
+    return gone.some((r) => r.key === key && r.fate === "lost")
+      ? null
+      : `the reason is that it is lost scattered data, which ${key} is not`;
+  }
+  const unknown = reason === undefined ? null : UNKNOWN_DEPENDENCIES.exec(reason);
+  if (unknown !== null) {
+    const named = new Set(unknown[1].split(", "));
+    return gone.some((r) => named.has(r.key))
+      ? null
+      : `the reason names none of the lost scattered keys it needs (${gone.map((r) => r.key).join(", ")})`;
+  }
+  return `unexpected reason for needing lost scattered data: ${reason ?? "none"}`;
+}
+
 /** Every replica held by a live worker has its key's correct value. */
 export function checkReplicas(x: CheckInput): void {
   for (const w of x.workers.values()) {
@@ -90,7 +139,19 @@ export function checkOutcomes(x: CheckInput): void {
     if (x.client.released.has(key)) continue;
     const status = x.client.status.get(key);
     const ts = s.tasks.get(key);
-    if (status === "pending" || status === "cancelled" || status === undefined) {
+    if (status === "cancelled") {
+      const reason = x.client.cancelReasons.get(key);
+      const why = scatterCancellation(x, wi, reason);
+      if (why !== null) {
+        throw new SimFailure(
+          "lost",
+          `wanted key ${key} ended cancelled for the client (${reason ?? "no reason"}): ${why}`,
+        );
+      }
+      x.counts.cancelledWanted++;
+      continue;
+    }
+    if (status === "pending" || status === undefined) {
       throw new SimFailure("lost", `wanted key ${key} ended ${status ?? "unknown"} for the client`);
     }
     if (ts === undefined)

@@ -9,6 +9,7 @@ import type { HookContext } from "./hooks.ts";
 import type { Network } from "./network.ts";
 import type { ResolvedSimOptions } from "./options.ts";
 import type { SimRng } from "./rng.ts";
+import type { ScatterLedger } from "./scatterLedger.ts";
 import type { SimWorker } from "./simWorker.ts";
 import type { SimStats } from "./stats.ts";
 
@@ -28,6 +29,14 @@ export interface SimCluster {
   readonly timing: boolean;
   /** The worker (alive or dead) at `address`. */
   worker(address: string): SimWorker | undefined;
+  /** Live workers still connected to the scheduler, in start order. */
+  healthyWorkers(): SimWorker[];
+  /** Kill `w` (the death fault; a replacement starts after `replaceDelay`). */
+  kill(w: SimWorker): void;
+  /** True while faults strike: until the client has every result. */
+  readonly injecting: boolean;
+  /** The record of the scattered keys (the `scatter` workload), or null. */
+  readonly scatter: ScatterLedger | null;
   /** Send `msg` from the worker at `from` to the scheduler, in order on that connection. */
   toScheduler(from: string, msg: WorkerToSchedulerMessage, periodic?: boolean): void;
   /**

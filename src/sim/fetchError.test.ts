@@ -37,6 +37,8 @@ function checkInputOf(sim: Simulation): CheckInput {
     injected: sim.injected,
     injectedFetch: sim.injectedFetch,
     allowedFailures: sim.options.allowedFailures,
+    scatter: sim.scatter,
+    counts: sim.stats.scatter,
   };
 }
 

@@ -24,6 +24,7 @@ export {
   type ResolvedSimOptions,
   resolveSimOptions,
   SIM_DEFAULTS,
+  SIM_WORKLOAD_KINDS,
   type SimOptions,
   WORKLOAD_KINDS,
   type WorkloadKind,
@@ -39,12 +40,14 @@ export {
 } from "./report.ts";
 export { SimRng } from "./rng.ts";
 export { addResult, emptySummary, mergeSummary, runSeeds, type SimSummary } from "./runMany.ts";
+export { SCATTERED_ROOTS, scatterRoots } from "./scatter.ts";
+export { type ScatterFate, ScatterLedger, type ScatterRecord } from "./scatterLedger.ts";
 export { type ShrinkOptions, type ShrinkResult, shrink } from "./shrink.ts";
 export { type ClientError, type KeyStatus, SimClient } from "./simClient.ts";
 export { type ClientSink, SimScheduler } from "./simScheduler.ts";
 export { type SimResult, Simulation, simulate } from "./simulation.ts";
 export { SimWorker } from "./simWorker.ts";
-export { SimStats } from "./stats.ts";
+export { SCATTER_COUNTS, type ScatterCount, SimStats } from "./stats.ts";
 export { computeValue, expectedValues, SimValue } from "./values.ts";
 export { VARIANTS, type Variant, variantHooks } from "./variants.ts";
 export type { SimTask, Workload } from "./workload.ts";

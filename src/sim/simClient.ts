@@ -3,12 +3,15 @@
  * (the second, later, for the other half of the wanted keys, repeating the
  * tasks they share), sometimes releases or cancels a wanted key part-way,
  * follows what the scheduler reports about each key it still wants, and in
- * the end releases everything.
+ * the end releases everything. In the `scatter` workload it first scatters the
+ * workload's scattered keys (`scatter.ts`), and submits the graph once the
+ * scheduler has registered them.
  */
 
 import type { GraphTask, SchedulerToClientMessage } from "../protocol/messagesClient.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
 import type { SimRng } from "./rng.ts";
+import { needingAny, SimScatter } from "./scatter.ts";
 import type { SimScheduler } from "./simScheduler.ts";
 import { taskSpecOf } from "./values.ts";
 import { neededTasks, type Workload } from "./workload.ts";
@@ -25,6 +28,13 @@ export interface ClientError {
 /** The client's address (its id) in the simulated network. */
 export const CLIENT_ID = "client-0";
 
+/**
+ * The reason the client gives itself for a wanted key it does not submit: it
+ * needs scattered data the client knows is lost, and no task can be given it
+ * (as the real client, whose failed scatter leaves no futures to submit with).
+ */
+export const WITHHELD = "not submitted: it needs scattered data the client knows is lost";
+
 /** A client that wants the workload's wanted keys. */
 export class SimClient {
   /** The latest news of each wanted key. */
@@ -39,6 +49,10 @@ export class SimClient {
   private pending = 0;
   /** Messages received, by op. */
   readonly received: Record<string, number> = {};
+  /** Why each wanted key the scheduler cancelled (not at this client's request) was cancelled, last. */
+  readonly cancelReasons = new Map<string, string>();
+  /** The scatter of the workload's scattered keys, if it has any. */
+  private readonly scatterer: SimScatter | null;
 
   constructor(
     private readonly c: SimCluster,
@@ -46,9 +60,17 @@ export class SimClient {
     private readonly workload: Workload,
     /** Its own stream, so that runs without a cancel are the runs they were before cancels. */
     private readonly cancelRng: SimRng,
+    /** The scatter's own stream (used only when the workload has scattered keys). */
+    scatterRng?: SimRng,
   ) {
     for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
     this.pending = this.status.size;
+    this.scatterer =
+      c.scatter !== null && scatterRng !== undefined
+        ? new SimScatter(c, scheduler, CLIENT_ID, workload, scatterRng, c.scatter, () =>
+            this.submitGraph(),
+          )
+        : null;
   }
 
   /** Wanted keys in memory or erred (as last reported), and all of them: for progress. */
@@ -61,8 +83,14 @@ export class SimClient {
     return this.pending === 0;
   }
 
-  /** Send the graph (in one or two batches) and maybe schedule a release. */
+  /** Scatter the scattered keys, if any, then {@link submitGraph}. */
   submit(): void {
+    if (this.scatterer !== null) this.scatterer.start();
+    else this.submitGraph();
+  }
+
+  /** Send the graph (in one or two batches) and maybe schedule a release. */
+  private submitGraph(): void {
     const rng = this.c.rng;
     const wanted = this.workload.wanted;
     if (wanted.length > 1 && rng.chance(0.3)) {
@@ -101,6 +129,7 @@ export class SimClient {
    */
   private cancel(key: string, force: boolean): void {
     if (!this.status.has(key)) return;
+    this.c.scatter?.disown(key);
     const stimulusId = this.c.stimulusId("cancel-keys");
     this.ownCancels.add(stimulusId);
     this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
@@ -115,6 +144,7 @@ export class SimClient {
   private release(key: string): void {
     if (!this.status.has(key)) return;
     this.forget(key);
+    this.c.scatter?.disown(key);
     const stimulusId = this.c.stimulusId("client-releases-keys");
     this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
       this.scheduler.handle({
@@ -124,13 +154,28 @@ export class SimClient {
     );
   }
 
-  private send(wanted: readonly number[]): void {
+  private send(asked: readonly number[]): void {
     const w = this.workload;
+    let wanted = asked;
+    const lost = this.scatterer?.knownLost;
+    if (lost !== undefined && lost.size > 0) {
+      const doomed = needingAny(w, lost);
+      wanted = asked.filter((i) => doomed[i] === 0);
+      for (const i of asked) {
+        const key = w.tasks[i].key;
+        if (doomed[i] === 1 && this.status.get(key) === "pending") {
+          this.set(key, "cancelled");
+          this.cancelReasons.set(key, WITHHELD);
+        }
+      }
+      if (wanted.length === 0) return;
+    }
     const needed = neededTasks({ ...w, wanted });
     const tasks = new Map<string, GraphTask>();
     for (let i = 0; i < w.tasks.length; i++) {
       if (needed[i] === 0) continue;
       const t = w.tasks[i];
+      if (t.scattered === true) continue; // the scheduler has it from update-data (or lost it)
       const deps = t.deps.map((d) => w.tasks[d].key);
       tasks.set(t.key, {
         spec: taskSpecOf(w, t),
@@ -153,6 +198,7 @@ export class SimClient {
 
   /** Release every key (the client closes). */
   close(): void {
+    this.c.scatter?.close();
     const stimulusId = this.c.stimulusId("close-client");
     this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
       this.scheduler.handle({
@@ -182,7 +228,16 @@ export class SimClient {
       case "cancelled-keys":
         // The answer to its own cancel: what it cancelled is not wanted any more.
         if (this.ownCancels.delete(msg.stimulusId)) for (const key of msg.keys) this.forget(key);
-        else for (const key of msg.keys) this.set(key, "cancelled");
+        else {
+          this.scatterer?.cancelled(msg.keys, msg.reason);
+          for (const key of msg.keys) {
+            this.set(key, "cancelled");
+            if (this.status.has(key)) this.cancelReasons.set(key, msg.reason);
+          }
+        }
+        return;
+      case "data-updated":
+        this.scatterer?.dataUpdated(msg);
         return;
       case "task-no-worker":
       case "task-runnable":

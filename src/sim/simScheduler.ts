@@ -129,7 +129,7 @@ export class SimScheduler {
     } catch (e) {
       throw new SimFailure(
         "raised",
-        `scheduler raised handling ${describe(ev)}: ${errorText(e)}`,
+        `scheduler raised handling ${describeStimulus(ev)}: ${errorText(e)}`,
         "",
         {
           cause: e,
@@ -145,12 +145,13 @@ export class SimScheduler {
       } catch (e) {
         throw new SimFailure(
           "invalid-state",
-          `scheduler: validateState failed after ${describe(ev)}: ${errorText(e)}`,
+          `scheduler: validateState failed after ${describeStimulus(ev)}: ${errorText(e)}`,
           "",
           { cause: e },
         );
       }
     }
+    c.scatter?.afterSchedulerStimulus(ev);
     for (let m of out) {
       if (hooks?.schedulerMessage !== undefined) {
         const hooked = hooks.schedulerMessage(c.hookContext, m);
@@ -175,7 +176,8 @@ export class SimScheduler {
   }
 }
 
-function describe(ev: SchedulerEvent): string {
+/** A scheduler stimulus in a few words, for failure messages. */
+export function describeStimulus(ev: SchedulerEvent): string {
   switch (ev.kind) {
     case "worker-message":
       return `${ev.msg.op} from ${ev.worker} (${ev.msg.stimulusId})`;

@@ -160,7 +160,7 @@ describe("simulate", () => {
     }
     // From JavaScript (no type check): a TypeError from deep inside the run, before.
     expect(() => simulate({ seed: 1, workload: "foo" as "map" })).toThrow(
-      /workload must be one of random, map, tree, shuffle, chain, mix, pinned, got foo/,
+      /workload must be one of random, map, tree, shuffle, chain, mix, pinned, scatter, got foo/,
     );
   });
   test("shrinking a failure of the largest seed tries no seed beyond it", () => {

@@ -19,6 +19,7 @@ import { Network } from "./network.ts";
 import { type ResolvedSimOptions, resolveSimOptions, type SimOptions } from "./options.ts";
 import { replayCommand } from "./replay.ts";
 import { SimRng } from "./rng.ts";
+import { ScatterLedger } from "./scatterLedger.ts";
 import { SimClient } from "./simClient.ts";
 import { SimScheduler } from "./simScheduler.ts";
 import { SimWorker } from "./simWorker.ts";
@@ -67,6 +68,8 @@ export class Simulation implements SimCluster {
   readonly workload: Workload;
   readonly scheduler: SimScheduler;
   readonly client: SimClient;
+  /** The record of the scattered keys (the `scatter` workload), or null. */
+  readonly scatter: ScatterLedger | null;
   /** Every worker that ever started, by address, dead ones included. */
   readonly workers = new Map<string, SimWorker>();
   /** Error texts injected, per key. */
@@ -99,7 +102,11 @@ export class Simulation implements SimCluster {
         return queue.now;
       },
     };
-    this.client = new SimClient(this, this.scheduler, this.workload, root.fork(3));
+    this.scatter = this.workload.tasks.some((t) => t.scattered === true)
+      ? new ScatterLedger(this.workload, this.stats.scatter, scheduler, (a) => this.workers.get(a))
+      : null;
+    // The scatter's stream is forked last: the streams before it are what they always were.
+    this.client = new SimClient(this, this.scheduler, this.workload, root.fork(3), root.fork(4));
   }
 
   // ----------------------------------------------------------------- SimCluster
@@ -160,7 +167,7 @@ export class Simulation implements SimCluster {
 
   /** Kill `w`; a replacement starts after `replaceDelay`. */
   kill(w: SimWorker): void {
-    w.die();
+    this.retire(w);
     this.stats.faults.death++;
     this.queue.at(this.options.replaceDelay, () => {
       this.startWorker(w.nthreads, { ...w.resources });
@@ -177,7 +184,7 @@ export class Simulation implements SimCluster {
     const o = this.options;
     this.queue.at(this.rng.uniform(0.5, 1.5) * o.heartbeatTimeout, () => {
       if (!w.alive) return;
-      w.die();
+      this.retire(w);
       this.queue.at(o.replaceDelay, () => {
         this.startWorker(w.nthreads, { ...w.resources });
       });
@@ -196,11 +203,17 @@ export class Simulation implements SimCluster {
     if (!w.alive || w.cutOff) return;
     this.queue.at(this.net.latency(), () => {
       if (!w.alive) return;
-      w.die();
+      this.retire(w);
       this.queue.at(this.options.replaceDelay, () => {
         this.startWorker(w.nthreads, { ...w.resources });
       });
     });
+  }
+
+  /** `w` dies (killed, or it exits): what it held is gone. */
+  private retire(w: SimWorker): void {
+    this.scatter?.workerDied(w);
+    w.die();
   }
 
   /** Faults stop once the client has everything. */
@@ -244,6 +257,8 @@ export class Simulation implements SimCluster {
       injected: this.injected,
       injectedFetch: this.injectedFetch,
       allowedFailures: this.options.allowedFailures,
+      scatter: this.scatter,
+      counts: this.stats.scatter,
     };
   }
 

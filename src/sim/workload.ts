@@ -24,6 +24,11 @@ export interface SimTask {
   readonly workers?: readonly string[];
   /** With `workers`: it may run elsewhere when none of them can. */
   readonly allowOtherWorkers?: boolean;
+  /**
+   * Not computed: the client scatters its value (a root's, the same number a
+   * computation would give) to workers before it submits the graph.
+   */
+  readonly scattered?: boolean;
 }
 
 /** A task graph and the keys the client asks for. */

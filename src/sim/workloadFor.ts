@@ -4,6 +4,7 @@ import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs
 import type { ResolvedSimOptions, WorkloadKind } from "./options.ts";
 import { randomDag } from "./randomDag.ts";
 import type { SimRng } from "./rng.ts";
+import { scatterRoots } from "./scatter.ts";
 import type { Workload } from "./workload.ts";
 
 const MIXABLE: readonly Exclude<WorkloadKind, "mix">[] = [
@@ -20,7 +21,8 @@ const MIXABLE: readonly Exclude<WorkloadKind, "mix">[] = [
 /**
  * The workload of kind `o.workload` and size `o.tasks`. For `mix`, the kind
  * is drawn from `rng` (random DAGs half the time) and the benchmark graphs are
- * sized to about `o.tasks` tasks.
+ * sized to about `o.tasks` tasks. `scatter` is the `random` DAG of the same seed
+ * with some of its roots scattered.
  */
 export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
   let kind = o.workload;
@@ -32,7 +34,8 @@ export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
   }
   switch (kind) {
     case "random":
-    case "pinned": {
+    case "pinned":
+    case "scatter": {
       const dag = randomDag(
         {
           tasks: size,
@@ -44,7 +47,9 @@ export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
         },
         rng,
       );
-      return kind === "pinned" ? { ...dag, name: `pinned(${size})` } : dag;
+      if (kind === "pinned") return { ...dag, name: `pinned(${size})` };
+      // The random DAG of the seed, then some of its roots scattered (more draws after it).
+      return kind === "scatter" ? scatterRoots(dag, rng) : dag;
     }
     case "map":
       return mapGraph(size);

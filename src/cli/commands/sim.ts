@@ -10,8 +10,8 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { FAULT_DESCRIPTIONS, FAULT_KINDS, parseFaults } from "../../sim/faults.ts";
 import {
   resolveSimOptions,
+  SIM_WORKLOAD_KINDS,
   type SimOptions,
-  WORKLOAD_KINDS,
   type WorkloadKind,
 } from "../../sim/options.ts";
 import {
@@ -111,12 +111,12 @@ export function simCommand(ctx: CliContext): Command {
     .option("--from <seed>", "with --runs: the first seed (default: --seed)", integer(0))
     .addOption(
       new Option("--workload <kind>", "the graph the client submits")
-        .choices(WORKLOAD_KINDS)
+        .choices(SIM_WORKLOAD_KINDS)
         .default("random"),
     )
     .option(
       "--tasks <n>",
-      "workload size: tasks (random, pinned, map), leaves (tree), partitions (shuffle), length (chain); default 40",
+      "workload size: tasks (random, pinned, scatter, map), leaves (tree), partitions (shuffle), length (chain); default 40",
       integer(1),
     )
     .option("--workers <n>", "workers at the start (default 4)", integer(1))
