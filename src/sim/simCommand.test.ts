@@ -20,6 +20,26 @@ test("weft sim --runs COUNT --from SEED closes with the tally", async () => {
   expect(r.out.trimEnd().split("\n").at(-1)).toBe("3 passed, 0 failed");
 });
 
+test("weft sim --workload scatter: the summary counts what the scatters met", async () => {
+  const r = await weft(
+    "sim",
+    "--workload",
+    "scatter",
+    "--runs",
+    "3",
+    "--from",
+    "1",
+    "--tasks",
+    "12",
+  );
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/^scatter: values +\d+ in 3 runs$/m);
+  expect(r.out).toMatch(/^scatter: lost +\d+ in \d runs$/m);
+  expect(r.out.trimEnd().split("\n").at(-1)).toBe("3 passed, 0 failed");
+  // The other workloads' summaries have no scatter rows.
+  expect((await weft("sim", "--runs", "2", "--tasks", "10")).out).not.toContain("scatter:");
+});
+
 test("weft sim --runs draws its bar on a terminal without changing the terminal's modes", async () => {
   // Ctrl-C cannot stop the bar of the synchronous runs: a hidden cursor and line
   // wrapping turned off would stay so.
