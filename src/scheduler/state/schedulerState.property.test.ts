@@ -446,9 +446,12 @@ class Harness {
       const ts = pickOf([...s.tasks.values()], act.pick);
       if (ts === undefined) return;
       key = ts.key;
+      // As the scheduler sees it: a steal may have taken a task off the fake already.
       const busy = new Set([ts, ...ts.dependents]);
       targets = targets.filter(
-        (w) => !w.holds.has(key) && ![...busy].some((b) => w.assigned.has(b.key)),
+        (w) =>
+          !w.holds.has(key) &&
+          ![...busy].some((b) => w.assigned.has(b.key) || b.processingOn?.address === w.address),
       );
     } else {
       key = `s${this.scattered++}`;
