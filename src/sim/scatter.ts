@@ -25,7 +25,7 @@
  * is slow to send `update-data` (1 to 3 s), so that the scheduler may have
  * removed such a worker by then (its copies are dropped; a key left without
  * any is rejected). Holders dying while tasks wait for their values need no
- * help: the death fault kills one in about a third of the runs.
+ * help: the death fault kills one in about two runs of five.
  */
 
 import type { DataUpdatedMsg, ScatteredKey } from "../protocol/messagesClient.ts";
