@@ -25,6 +25,8 @@ export type {
   GraphTask,
   KeyInMemoryMsg,
   LostDataMsg,
+  ReplicatedMsg,
+  ReplicateMsg,
   ScatteredKey,
   SchedulerToClientMessage,
   SchedulerToClientOp,

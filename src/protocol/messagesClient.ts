@@ -118,6 +118,22 @@ export interface UpdateDataMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * Copy these keys' results to more workers (Dask's `replicate`), so that each
+ * is held by `n` of the running workers that `workers` allows. Answered with
+ * `replicated` once every copy asked for has arrived or failed.
+ */
+export interface ReplicateMsg {
+  readonly op: "replicate";
+  readonly keys: readonly Key[];
+  /** Holders wanted per key, among the allowed workers (at most all of them). Default: all. */
+  readonly n?: number;
+  /** The workers that may hold copies: addresses or hosts. Default: every running worker. */
+  readonly workers?: readonly string[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** Every message a client sends to the scheduler. */
 export type ClientToSchedulerMessage =
   | UpdateGraphMsg
@@ -125,7 +141,8 @@ export type ClientToSchedulerMessage =
   | ClientDesiresKeysMsg
   | CancelKeysMsg
   | CloseClientMsg
-  | UpdateDataMsg;
+  | UpdateDataMsg
+  | ReplicateMsg;
 
 // ---------------------------------------------------------------------------
 // scheduler → client
@@ -229,10 +246,23 @@ export interface DataUpdatedMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * The answer to `replicate`, with its stimulus id, once every copy it asked for
+ * arrived or failed: a key not in memory, a worker that left before it had its
+ * copy, a copy the worker could not fetch, a key released meanwhile.
+ */
+export interface ReplicatedMsg {
+  readonly op: "replicated";
+  /** The keys that did not get every copy asked for, with why. */
+  readonly failed: readonly { readonly key: Key; readonly reason: string }[];
+  readonly stimulusId: string;
+}
+
 /** Every message the scheduler sends to a client. */
 export type SchedulerToClientMessage =
   | KeyInMemoryMsg
   | DataUpdatedMsg
+  | ReplicatedMsg
   | ClientTaskErredMsg
   | CancelledKeysMsg
   | TaskNoWorkerMsg

@@ -1,13 +1,14 @@
 /**
  * The handlers of client→scheduler messages (Dask's `client_handlers`:
  * `update_graph`, `client_releases_keys`, `client_desires_keys`,
- * `stimulus_cancel`, `remove_client`, and the `update_data` rpc).
+ * `stimulus_cancel`, `remove_client`, and the `update_data` and `replicate` rpcs).
  */
 
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
 import { notifyHeldUpWanted } from "./notify.ts";
+import { replicate, replicatorClientLeft } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -37,6 +38,9 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
     case "update-data":
       updateData(s, msg);
       return;
+    case "replicate":
+      replicate(s, msg);
+      return;
     case "close-client": {
       const cs = s.clients.get(msg.clientId);
       if (cs === undefined) return;
@@ -45,6 +49,7 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
         cs,
         [...cs.wantsWhat].map((ts) => ts.key),
       );
+      replicatorClientLeft(s, cs);
       s.clients.delete(cs.id);
       return;
     }

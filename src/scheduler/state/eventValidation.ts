@@ -235,6 +235,15 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
     case "update-data":
       checkScatteredKeys(ev, m.keys);
       return;
+    case "replicate": {
+      checkKeys(ev, m, "keys");
+      if (msg.n !== undefined && !(Number.isSafeInteger(msg.n) && msg.n >= 1)) {
+        fail(ev, `n must be an integer ≥ 1, got ${showValue(msg.n)}`);
+      }
+      const workers = msg.workers === undefined ? null : workersProblem(msg.workers);
+      if (workers !== null) fail(ev, `workers ${workers}`);
+      return;
+    }
     default:
       fail(ev, `unknown op ${showValue((msg as { op?: unknown }).op)}`);
   }

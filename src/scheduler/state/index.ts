@@ -32,6 +32,8 @@ export type {
   ReleaseWorkerDataMsg,
   RemoveReplicasMsg,
   RemoveWorkerMsg,
+  ReplicatedMsg,
+  ReplicateMsg,
   RequestRefreshWhoHasMsg,
   RescheduleMsg,
   ScatteredKey,

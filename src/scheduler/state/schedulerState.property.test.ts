@@ -56,7 +56,8 @@ type Action =
   | { kind: "cancel"; pick: number; force: boolean }
   | { kind: "desire"; pick: number }
   | { kind: "second-graph"; spec: GraphSpec; base: number[] }
-  | { kind: "scatter"; pick: number; spread: number; known: boolean; gone: boolean };
+  | { kind: "scatter"; pick: number; spread: number; known: boolean; gone: boolean }
+  | { kind: "replicate"; pick: number; n: number };
 
 const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   fc.record({
@@ -73,6 +74,14 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   });
 
 const action: fc.Arbitrary<Action> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("replicate" as const),
+      pick: fc.nat(),
+      n: fc.integer({ min: 1, max: 4 }),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -189,6 +198,11 @@ class Harness {
   /** Runs the fake workers were told to forget: their reports are stale. */
   readonly zombies: { worker: string; key: string; runId: number }[] = [];
   private nextWorker = 0;
+  /** Copies the fake workers were asked to fetch (acquire-replicas), not yet arrived. */
+  readonly fetches: { worker: string; key: string }[] = [];
+  /** `replicate` requests not answered yet, by stimulus id. */
+  readonly replicates = new Set<string>();
+  private replicateCount = 0;
   private scattered = 0;
 
   constructor(readonly s: SchedulerState) {}
@@ -231,6 +245,11 @@ class Harness {
           case "task-no-worker":
             heard.set(msg.key, msg.op);
             heldUp.set(msg.key, msg.task);
+            break;
+          case "replicated":
+            expect(this.replicates.delete(msg.stimulusId), `unexpected ${msg.stimulusId}`).toBe(
+              true,
+            );
             break;
           case "task-runnable":
             // As the client does: only the news about the task it was told of counts.
@@ -275,6 +294,8 @@ class Harness {
           break;
         }
         case "acquire-replicas":
+          for (const key of msg.whoHas.keys()) this.fetches.push({ worker: w.address, key });
+          break;
         case "refresh-who-has":
         case "remove-worker":
         case "pause":
@@ -420,6 +441,15 @@ class Harness {
       case "scatter":
         this.scatter(act);
         return;
+      case "replicate": {
+        const inMemory = [...s.tasks.values()].filter((ts) => ts.state === "memory");
+        const ts = pickOf(inMemory, act.pick);
+        if (ts === undefined) return;
+        const stimulusId = `replicate-${++this.replicateCount}`;
+        this.replicates.add(stimulusId);
+        this.send(t.replicate("c1", [ts.key], { n: act.n }, stimulusId));
+        return;
+      }
       case "second-graph": {
         const known = [...s.tasks.keys()];
         const base = [...new Set(act.base.map((b) => pickOf(known, b)))].filter(
@@ -490,6 +520,15 @@ class Harness {
   }
 
   deliver(): void {
+    // Copies arrive from a worker that still holds the key (else the fetch finds nothing).
+    for (const { worker, key } of this.fetches.splice(0)) {
+      const w = this.workers.get(worker);
+      if (w === undefined) continue;
+      const held = [...this.workers.values()].some((h) => h !== w && h.holds.has(key));
+      if (!held) continue;
+      w.holds.add(key);
+      this.send(t.fromWorker(worker, { op: "add-keys", keys: [key] }));
+    }
     const events = this.pending.splice(0);
     for (const ev of events) {
       const w = this.workers.get((ev as { worker: string }).worker);
@@ -509,7 +548,7 @@ class Harness {
     for (let round = 0; round < 10_000; round++) {
       this.deliver();
       const todo = this.assignments();
-      if (todo.length === 0 && this.pending.length === 0) return;
+      if (todo.length === 0 && this.pending.length === 0 && this.fetches.length === 0) return;
       for (const { w, key, a } of todo) {
         if (w.assigned.get(key) === a) this.finish(w, key, a, 10);
       }
@@ -554,6 +593,7 @@ test("random graphs on a faulty fake cluster settle with every wanted key in mem
         h.drain();
         s.validateState();
         h.checkHeldUp();
+        expect([...h.replicates], "replicate requests never answered").toEqual([]);
 
         for (const [client, keys] of h.wants) {
           for (const key of keys) {

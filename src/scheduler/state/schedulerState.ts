@@ -24,6 +24,7 @@ import {
 } from "./options.ts";
 import { Outbox } from "./outbox.ts";
 import { taskSlotsAvailable } from "./placement.ts";
+import type { Replication } from "./replicate.ts";
 import { itemsOf } from "./sets.ts";
 import { handleStealRequest } from "./stealing.ts";
 import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
@@ -88,6 +89,8 @@ export class SchedulerState {
   readonly unrunnable: Map<TaskState, number> = new Map();
   /** Steals awaiting their `steal-response`, by task. */
   readonly steals: Map<TaskState, InFlightSteal> = new Map();
+  /** `replicate` requests waiting for copies. */
+  readonly replications: Set<Replication> = new Set();
   /** `{key prefix: group}`: groups with at least one task not forgotten. */
   readonly taskGroups: Map<string, TaskGroup> = new Map();
   /** `{function name: average compute seconds}`, learnt from finished tasks. */

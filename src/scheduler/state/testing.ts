@@ -133,6 +133,19 @@ export function updateData(
   };
 }
 
+/** `replicate` from `clientId`. */
+export function replicate(
+  clientId: string,
+  keys: readonly string[],
+  options: { n?: number; workers?: readonly string[] } = {},
+  stimulusId?: string,
+): SchedulerEvent {
+  return {
+    kind: "client-message",
+    msg: { op: "replicate", keys, ...options, clientId, stimulusId: sid(stimulusId, "replicate") },
+  };
+}
+
 /** `task-finished` from `worker`. */
 export function taskFinished(
   worker: string,

@@ -26,6 +26,7 @@ import {
   removeKey,
   reportErred,
 } from "./propagation.ts";
+import { replicatedKeyLost } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { EMPTY, itemsOf, setAdd, setDelete } from "./sets.ts";
 import type { SchedulerTaskStateName, TaskState } from "./taskState.ts";
@@ -256,6 +257,7 @@ function releasedForgotten(s: SchedulerState, ts: TaskState): void {
 }
 
 function memoryForgotten(s: SchedulerState, ts: TaskState): void {
+  replicatedKeyLost(s, ts);
   if (s.validate) {
     assert(ts.processingOn === null, "task in memory is processing");
     assert(ts.waitingOn.size === 0, "task in memory is waiting on dependencies");
@@ -293,6 +295,7 @@ export const SCATTERED_DATA_LOST =
   "scattered data lost: no worker holds it any more, and it cannot be computed again";
 
 function memoryReleased(s: SchedulerState, ts: TaskState): void {
+  replicatedKeyLost(s, ts);
   if (s.validate) {
     assert(ts.waitingOn.size === 0, "task in memory is waiting on dependencies");
     assert(ts.processingOn === null, "task in memory is processing");

@@ -7,6 +7,7 @@
 import { AssertionError } from "../../util/pyErrors.ts";
 import { unreachable } from "./events.ts";
 import { isQueueable, mayRunOn, taskSlotsAvailable } from "./placement.ts";
+import type { Replication } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskGroup } from "./taskGroup.ts";
 import { IN_PLAY, type TaskState } from "./taskState.ts";
@@ -147,6 +148,30 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
   }
 }
 
+/** A pending `replicate`: its client is connected, and each copy it waits for can still come. */
+function validateReplication(s: SchedulerState, r: Replication): void {
+  if (s.clients.get(r.client.id) !== r.client)
+    fail(() => `replicate of a gone client ${r.client.id}`);
+  if (r.pending.size === 0) fail(() => `replicate ${r.stimulusId} has nothing pending`);
+  for (const [ts, targets] of r.pending) {
+    if (s.tasks.get(ts.key) !== ts || ts.state !== "memory") {
+      fail(() => `replicate ${r.stimulusId} waits for ${str(ts)}, not in memory`);
+    }
+    if (targets.size === 0)
+      fail(() => `replicate ${r.stimulusId} waits on no worker for ${str(ts)}`);
+    for (const ws of targets) {
+      if (s.workers.get(ws.address) !== ws) {
+        fail(
+          () => `replicate ${r.stimulusId} waits for a copy of ${str(ts)} on removed ${ws.address}`,
+        );
+      }
+      if (ts.whoHas.has(ws)) {
+        fail(() => `replicate ${r.stimulusId} waits for a copy of ${str(ts)} ${ws.address} holds`);
+      }
+    }
+  }
+}
+
 function near(a: number, b: number): boolean {
   return Math.abs(a - b) <= EPSILON * Math.max(1, Math.abs(a), Math.abs(b));
 }
@@ -226,6 +251,7 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
       if (s.workers.get(ws.address) !== ws) fail(() => `removed worker ${ws.address} in a set`);
     }
   }
+  for (const r of s.replications) validateReplication(s, r);
   for (const [id, cs] of s.clients) {
     if (cs.id !== id) fail(() => `client ${cs.id} filed under ${id}`);
     for (const ts of cs.wantsWhat) {

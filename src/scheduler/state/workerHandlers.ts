@@ -18,6 +18,7 @@ import type {
 } from "../../protocol/messagesWorker.ts";
 import { addReplica, removeReplica } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
+import { replicaArrived, replicaFailed } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { handleStealResponse } from "./stealing.ts";
 import type { TaskState } from "./taskState.ts";
@@ -123,7 +124,10 @@ function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
   if (ts.state === "memory" && !ts.whoHas.has(ws)) {
     // Else a late report of the worker's own old run of a key since computed
     // elsewhere: stale, ignored as Dask ignores any report of a task in memory.
-    if (msg.fetchFailed === true) inputUnfetchable(s, ws, ts, msg);
+    if (msg.fetchFailed === true) {
+      inputUnfetchable(s, ws, ts, msg);
+      replicaFailed(s, ts, ws, `${ws.address} could not fetch it: ${msg.exceptionText}`);
+    }
     return;
   }
   if (ts.state !== "processing") return;
@@ -198,8 +202,12 @@ function addKeys(s: SchedulerState, ws: WorkerInfo, msg: AddKeysMsg): void {
   let redundant: string[] | null = null;
   for (const key of msg.keys) {
     const ts = s.tasks.get(key);
-    if (ts !== undefined && ts.state === "memory") addReplica(s, ts, ws);
-    else (redundant ??= []).push(key);
+    if (ts !== undefined && ts.state === "memory") {
+      addReplica(s, ts, ws);
+      replicaArrived(s, ts, ws);
+    } else {
+      (redundant ??= []).push(key);
+    }
   }
   if (redundant !== null) {
     s.sendToWorker(ws, { op: "remove-replicas", keys: redundant, stimulusId: s.stimulusId });

@@ -8,6 +8,7 @@ import { comparePriority } from "../../util/priority.ts";
 import { removeReplica } from "./bookkeeping.ts";
 import { InvalidStimulus } from "./errors.ts";
 import { mayRunOn } from "./placement.ts";
+import { replicatorLeft } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
 import { WorkerInfo } from "./workerInfo.ts";
@@ -77,6 +78,7 @@ export function workerStatusChange(
 export function removeWorker(s: SchedulerState, address: string, expected: boolean): void {
   const ws = s.workers.get(address);
   if (ws === undefined) return;
+  replicatorLeft(s, ws);
   s.workers.delete(address);
   s.running.delete(ws);
   s.idle.delete(ws);

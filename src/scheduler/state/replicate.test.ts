@@ -1,0 +1,156 @@
+import { describe, expect, test } from "vitest";
+import type { SchedulerMessage } from "../../protocol/messages.ts";
+import { InvalidStimulus } from "./errors.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+/** Three workers; `x` scattered on w1 (100 bytes), `big` on w2 (500 bytes, so w2 is the busiest). */
+function state(): SchedulerState {
+  const s = new SchedulerState({ validate: true });
+  s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+  s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w1", "w2"] }));
+  s.handleStimulus({
+    kind: "client-message",
+    msg: {
+      op: "update-data",
+      keys: [{ key: "big", workers: ["w2"], nbytes: 500, typename: "Buffer" }],
+      clientId: "c",
+      stimulusId: "big",
+    },
+  });
+  return s;
+}
+
+function acquires(out: readonly SchedulerMessage[]): string[] {
+  return out.flatMap(({ to, msg }) =>
+    to.kind === "worker" && msg.op === "acquire-replicas"
+      ? [`${to.address} ${[...msg.whoHas].map(([k, h]) => `${k}<${h.join("+")}`).join(" ")}`]
+      : [],
+  );
+}
+
+function answer(out: readonly SchedulerMessage[]) {
+  const found = out.find(({ msg }) => msg.op === "replicated");
+  return found?.msg.op === "replicated" ? found.msg : undefined;
+}
+
+const addKeys = (worker: string, ...keys: string[]): SchedulerEvent =>
+  t.fromWorker(worker, { op: "add-keys", keys });
+
+describe("replicate", () => {
+  test("asks the least loaded workers without a copy to fetch one, and answers once they have", () => {
+    const s = state();
+    const out = s.handleStimulus(t.replicate("c", ["x", "y"], { n: 2 }, "r1"));
+    // w3 holds nothing, w1 200 bytes, w2 600: x goes to w3; y (on w1, w2) has its 2.
+    expect(acquires(out)).toEqual(["w3 x<w1"]);
+    expect(answer(out)).toBeUndefined();
+    expect(s.replications.size).toBe(1);
+    s.validateState();
+    const done = s.handleStimulus(addKeys("w3", "x"));
+    expect(answer(done)).toEqual({ op: "replicated", failed: [], stimulusId: "r1" });
+    expect([...(s.tasks.get("x")?.whoHas ?? [])].map((ws) => ws.address)).toEqual(["w1", "w3"]);
+    expect(s.replications.size).toBe(0);
+    s.validateState();
+  });
+
+  test("without n, every allowed worker gets a copy; workers= limits them", () => {
+    const s = state();
+    expect(acquires(s.handleStimulus(t.replicate("c", ["x"])))).toEqual(["w3 x<w1", "w2 x<w1"]);
+    const s2 = state();
+    expect(acquires(s2.handleStimulus(t.replicate("c", ["x"], { workers: ["w2"] })))).toEqual([
+      "w2 x<w1",
+    ]);
+  });
+
+  test("nothing to do, or keys not in memory: answered at once", () => {
+    const s = state();
+    s.handleStimulus(t.updateGraph("c", { z: t.task() }, ["z"]));
+    const out = s.handleStimulus(t.replicate("c", ["y", "z", "nope"], { n: 2 }, "r2"));
+    expect(acquires(out)).toEqual([]);
+    expect(answer(out)?.failed).toEqual([
+      { key: "z", reason: "it is processing, not in memory" },
+      { key: "nope", reason: "the scheduler does not know it, not in memory" },
+    ]);
+    const none = s.handleStimulus(t.replicate("c", ["x"], { workers: ["elsewhere"] }));
+    expect(answer(none)?.failed).toEqual([
+      { key: "x", reason: "none of the workers elsewhere is running" },
+    ]);
+    expect(s.replications.size).toBe(0);
+  });
+
+  test("a target that leaves, or cannot fetch, fails its copy", () => {
+    const s = state();
+    const failed = s.handleStimulus(t.replicate("c", ["x"], { workers: ["w2"] }, "r0"));
+    expect(acquires(failed)).toEqual(["w2 x<w1"]);
+    const erred = s.handleStimulus(
+      t.fromWorker("w2", {
+        op: "task-erred",
+        key: "x",
+        runId: -1,
+        exception: null,
+        traceback: null,
+        exceptionText: "SerializationError: bad frame",
+        tracebackText: "",
+        fetchFailed: true,
+      }),
+    );
+    expect(answer(erred)?.failed).toEqual([
+      { key: "x", reason: "w2 could not fetch it: SerializationError: bad frame" },
+    ]);
+    s.handleStimulus(t.replicate("c", ["x", "big"], { n: 3 }, "r3"));
+    const left = s.handleStimulus(t.removeWorker("w3"));
+    expect(answer(left)).toBeUndefined(); // w2 still fetches x
+    const out = s.handleStimulus(
+      t.fromWorker("w2", {
+        op: "task-erred",
+        key: "x",
+        runId: -1,
+        exception: null,
+        traceback: null,
+        exceptionText: "SerializationError: bad frame",
+        tracebackText: "",
+        fetchFailed: true,
+      }),
+    );
+    expect(answer(out)).toBeUndefined(); // w1 still fetches big
+    const done = s.handleStimulus(addKeys("w1", "big"));
+    expect(answer(done)?.failed).toEqual([
+      { key: "x", reason: "w3 left before it had a copy" },
+      { key: "big", reason: "w3 left before it had a copy" },
+    ]);
+    s.validateState();
+  });
+
+  test("a key released or lost meanwhile fails; a client that left gets no answer", () => {
+    const s = state();
+    s.handleStimulus(t.replicate("c", ["x"], { n: 2 }, "r4"));
+    const out = s.handleStimulus(t.releaseKeys("c", ["x"]));
+    expect(answer(out)?.failed).toEqual([
+      { key: "x", reason: "its result was released or lost meanwhile" },
+    ]);
+    s.handleStimulus(t.replicate("c", ["y"], { n: 3 }, "r5"));
+    const closed = s.handleStimulus(t.fromClient({ op: "close-client", clientId: "c" }));
+    expect(answer(closed)).toBeUndefined();
+    expect(s.replications.size).toBe(0);
+    // The copy arriving later is of a forgotten key: dropped.
+    const late = s.handleStimulus(addKeys("w3", "y"));
+    expect(t.summarize(late)).toEqual(["w3 remove-replicas y"]);
+    s.validateState();
+  });
+
+  const malformed: [string, Record<string, unknown>][] = [
+    ["keys not an array", { keys: "x" }],
+    ["n zero", { keys: ["x"], n: 0 }],
+    ["n not an integer", { keys: ["x"], n: 1.5 }],
+    ["workers empty", { keys: ["x"], workers: [] }],
+  ];
+  for (const [name, fields] of malformed) {
+    test(`${name}: InvalidStimulus`, () => {
+      const s = state();
+      const ev = t.fromClient({ op: "replicate", clientId: "c", ...fields }) as SchedulerEvent;
+      expect(() => s.handleStimulus(ev)).toThrow(InvalidStimulus);
+      expect(s.replications.size).toBe(0);
+    });
+  }
+});

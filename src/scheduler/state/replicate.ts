@@ -1,0 +1,150 @@
+/**
+ * `replicate` (Dask's `Scheduler.replicate`): copies of keys in memory go to
+ * more workers. The scheduler asks each chosen worker to fetch its copies
+ * (`acquire-replicas`, which the worker's state machine carries out as the
+ * seed's `AcquireReplicasEvent`) and answers the client once every copy has
+ * arrived (`add-keys`) or cannot: the worker left, could not fetch it, or the
+ * key left memory.
+ */
+
+import type { ReplicateMsg } from "../../protocol/messagesClient.ts";
+import type { ClientInfo } from "./clientInfo.ts";
+import { isNamedWorker } from "./placement.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import type { TaskState } from "./taskState.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+
+/** One `replicate` request still waiting for copies. */
+export class Replication {
+  /** The copies not arrived yet: key → the workers asked to fetch it. */
+  readonly pending = new Map<TaskState, Set<WorkerInfo>>();
+  /** Keys that will not get every copy asked for, with why (the first reason each). */
+  readonly failed: { key: string; reason: string }[] = [];
+
+  constructor(
+    readonly client: ClientInfo,
+    readonly stimulusId: string,
+  ) {}
+
+  /** Note that the copy of `ts` on `ws` will not come. */
+  fail(ts: TaskState, ws: WorkerInfo, reason: string): void {
+    const targets = this.pending.get(ts);
+    if (targets === undefined || !targets.delete(ws)) return;
+    if (targets.size === 0) this.pending.delete(ts);
+    if (!this.failed.some((f) => f.key === ts.key)) this.failed.push({ key: ts.key, reason });
+  }
+}
+
+/** Handle `replicate`: choose the workers, ask them to fetch, answer once settled. */
+export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
+  const r = new Replication(s.ensureClient(msg.clientId), s.stimulusId);
+  const names = msg.workers === undefined ? null : new Set(msg.workers);
+  const allowed: WorkerInfo[] = [];
+  for (const ws of s.running) if (names === null || isNamedWorker(ws, names)) allowed.push(ws);
+  // Least loaded first; the address breaks ties, so that runs repeat.
+  allowed.sort((a, b) => a.nbytes - b.nbytes || (a.address < b.address ? -1 : 1));
+  const perWorker = new Map<WorkerInfo, TaskState[]>();
+  for (const key of new Set(msg.keys)) {
+    const ts = s.tasks.get(key);
+    if (ts === undefined || ts.state !== "memory") {
+      const why = ts === undefined ? "the scheduler does not know it" : `it is ${ts.state}`;
+      r.failed.push({ key, reason: `${why}, not in memory` });
+      continue;
+    }
+    if (allowed.length === 0) {
+      r.failed.push({ key, reason: noWorkerReason(msg.workers) });
+      continue;
+    }
+    let need = Math.min(msg.n ?? allowed.length, allowed.length);
+    for (const ws of allowed) if (ts.whoHas.has(ws)) need--;
+    if (need <= 0) continue;
+    const targets = new Set<WorkerInfo>();
+    for (const ws of allowed) {
+      if (targets.size === need) break;
+      if (ts.whoHas.has(ws)) continue;
+      targets.add(ws);
+      const keys = perWorker.get(ws);
+      if (keys === undefined) perWorker.set(ws, [ts]);
+      else keys.push(ts);
+    }
+    r.pending.set(ts, targets);
+  }
+  for (const [ws, keys] of perWorker) {
+    const whoHas = new Map<string, string[]>();
+    const nbytes = new Map<string, number>();
+    for (const ts of keys) {
+      whoHas.set(
+        ts.key,
+        [...ts.whoHas].map((h) => h.address),
+      );
+      nbytes.set(ts.key, s.getNbytes(ts));
+    }
+    s.sendToWorker(ws, { op: "acquire-replicas", whoHas, nbytes, stimulusId: s.stimulusId });
+  }
+  if (r.pending.size === 0) answer(s, r);
+  else s.replications.add(r);
+}
+
+function noWorkerReason(workers: readonly string[] | undefined): string {
+  return workers === undefined
+    ? "no worker is running"
+    : `none of the workers ${workers.join(", ")} is running`;
+}
+
+function answer(s: SchedulerState, r: Replication): void {
+  s.replications.delete(r);
+  if (s.clients.get(r.client.id) !== r.client) return; // the client left
+  s.sendToClient(r.client, { op: "replicated", failed: r.failed, stimulusId: r.stimulusId });
+}
+
+/** `ws` now holds a copy of `ts` (`add-keys`). */
+export function replicaArrived(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
+  if (s.replications.size === 0) return;
+  for (const r of [...s.replications]) {
+    const targets = r.pending.get(ts);
+    if (targets === undefined || !targets.delete(ws)) continue;
+    if (targets.size === 0) r.pending.delete(ts);
+    if (r.pending.size === 0) answer(s, r);
+  }
+}
+
+/** The copy of `ts` on `ws` will not come: the worker could not fetch it. */
+export function replicaFailed(
+  s: SchedulerState,
+  ts: TaskState,
+  ws: WorkerInfo,
+  reason: string,
+): void {
+  if (s.replications.size === 0) return;
+  for (const r of [...s.replications]) {
+    r.fail(ts, ws, reason);
+    if (r.pending.size === 0) answer(s, r);
+  }
+}
+
+/** `ws` left: the copies it was to fetch will not come. */
+export function replicatorLeft(s: SchedulerState, ws: WorkerInfo): void {
+  if (s.replications.size === 0) return;
+  for (const r of [...s.replications]) {
+    for (const [ts, targets] of [...r.pending]) {
+      if (targets.has(ws)) r.fail(ts, ws, `${ws.address} left before it had a copy`);
+    }
+    if (r.pending.size === 0) answer(s, r);
+  }
+}
+
+/** `ts` lost every replica (released, forgotten or lost): no copy of it will come. */
+export function replicatedKeyLost(s: SchedulerState, ts: TaskState): void {
+  if (s.replications.size === 0) return;
+  for (const r of [...s.replications]) {
+    const targets = r.pending.get(ts);
+    if (targets === undefined) continue;
+    for (const ws of [...targets]) r.fail(ts, ws, "its result was released or lost meanwhile");
+    if (r.pending.size === 0) answer(s, r);
+  }
+}
+
+/** The client left: its requests are dropped unanswered. */
+export function replicatorClientLeft(s: SchedulerState, cs: ClientInfo): void {
+  for (const r of [...s.replications]) if (r.client === cs) s.replications.delete(r);
+}
