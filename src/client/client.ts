@@ -20,7 +20,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type FrameLimits, frameLimitsOf, frameLimitsProblem } from "../comm/comm.ts";
 import type {
+  DataUpdatedMsg,
   GraphTask,
+  ReplicatedMsg,
+  ReplicateMsg,
   ScatteredKey,
   UpdateDataMsg,
   UpdateGraphMsg,
@@ -43,6 +46,7 @@ import {
   LostKeyError,
   NoWorkerError,
   RemoteTaskError,
+  ReplicateError,
   ScatterError,
   WorkersTimeoutError,
 } from "./errors.ts";
@@ -57,6 +61,7 @@ import {
   taskOptionsProblem,
 } from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
+import { PendingAnswers } from "./pendingAnswers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
@@ -213,8 +218,11 @@ export class Client implements FutureHost, GatherHost {
   private resolveClosed: ((why: Error) => void) | null = null;
   /** Submissions so far (`update-graph` messages sent). */
   private submissions = 0;
+  /** Requests made so far whose answer is matched by stimulus id (see {@link uniqueStimulusId}). */
+  private requestCount = 0;
+  /** This client's `update-data` and `replicate` requests not answered yet. */
+  private readonly answers = new PendingAnswers<DataUpdatedMsg | ReplicatedMsg>();
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
-  private cancelCount = 0;
   private readonly cancels = new Map<
     string,
     { readonly keys: readonly string[]; readonly submission: number; readonly resolve: () => void }
@@ -253,7 +261,18 @@ export class Client implements FutureHost, GatherHost {
    * could not be submitted fail with the reason (they would wait forever).
    */
   private sendFailed(msg: unknown, err: Error): void {
-    if (this.scatterer.sendFailed(msg, err)) return;
+    const op = (msg as { op?: unknown } | null)?.op;
+    if (op === "update-data" || op === "replicate") {
+      const { stimulusId } = msg as UpdateDataMsg | ReplicateMsg;
+      const why = `the scheduler could not be told: ${err.message}`;
+      this.answers.fail(
+        stimulusId,
+        op === "update-data"
+          ? new ScatterError(`scatter: ${why}`)
+          : new ReplicateError([], `replicate: ${why}`),
+      );
+      return;
+    }
     const sent = typeof msg === "object" && msg !== null ? this.sentGraphs.get(msg) : undefined;
     if (sent !== undefined) {
       const submission = (msg as UpdateGraphMsg).submission as number;
@@ -288,7 +307,6 @@ export class Client implements FutureHost, GatherHost {
       if (sent.reasked !== null) for (const [rec, index] of sent.reasked) failAsk(rec, index);
       return;
     }
-    const op = (msg as { op?: unknown } | null)?.op;
     this.logger.error({ err, op }, "a message to the scheduler could not be sent");
   }
 
@@ -313,6 +331,14 @@ export class Client implements FutureHost, GatherHost {
     const logger =
       options.logger ?? weftLogger("weft.client", process.env.WEFT_LOG_LEVEL ?? "info");
     return new Client(conn, id, address, timeoutMs, limits, logger);
+  }
+
+  /**
+   * A stimulus id no other request has, for requests whose answer is matched
+   * by it (plain stimulus ids repeat within a millisecond, and across clients).
+   */
+  private uniqueStimulusId(prefix: string): string {
+    return `${newStimulusId(prefix)}-${this.id}-${++this.requestCount}`;
   }
 
   /** A key no other submission has: `name-<client id>-<counter>` (for impure tasks). */
@@ -585,7 +611,9 @@ export class Client implements FutureHost, GatherHost {
     // Held before the scheduler hears of them: its key-in-memory finishes them.
     const futures = keys.map((key) => new Future(this, key));
     for (const key of keys) (this.records.get(key) as KeyRecord).submission = this.submissions;
-    const { msg, answered } = this.scatterer.request(placed);
+    const stimulusId = this.uniqueStimulusId("update-data");
+    const msg: UpdateDataMsg = { op: "update-data", keys: placed, clientId: this.id, stimulusId };
+    const answered = this.answers.wait(stimulusId) as Promise<DataUpdatedMsg>;
     this.flushReleases();
     this.conn.send(msg);
     try {
@@ -602,6 +630,76 @@ export class Client implements FutureHost, GatherHost {
       throw err;
     }
     return futures;
+  }
+
+  /**
+   * Copy the futures' results to more workers (Dask's `replicate`), so that
+   * each is held by `n` of the running workers (default: all of them), among
+   * `workers` (an address or host, or an array) when given: a result then
+   * survives the loss of a worker without being computed again, and
+   * scattered data, which cannot be, survives at all. Waits for the futures
+   * first; rejects with the error of one that failed. The workers holding
+   * fewest bytes get the copies; they fetch them from the holders, and the
+   * call resolves once every copy has arrived. Rejects with a
+   * `ReplicateError` naming the keys that did not get all their copies (a
+   * worker left or could not fetch one, or the key was released meanwhile);
+   * the copies that arrived stay. Copies are never removed: with `n` below
+   * the holders already there, nothing happens.
+   */
+  async replicate(
+    futures: Future | readonly Future[],
+    options: { n?: number; workers?: string | readonly string[] } = {},
+  ): Promise<void> {
+    this.checkOpen();
+    const { n, workers } = options;
+    if (n !== undefined && !(Number.isSafeInteger(n) && n >= 1)) {
+      throw new TypeError(`replicate: n must be an integer ≥ 1, got ${showValue(n)}`);
+    }
+    const names = typeof workers === "string" ? [workers] : workers;
+    if (
+      names !== undefined &&
+      (!Array.isArray(names) ||
+        names.length === 0 ||
+        !names.every((w) => typeof w === "string" && w !== ""))
+    ) {
+      throw new TypeError(
+        `replicate: workers must be a worker address or host, or a non-empty array of them, got ${showValue(workers)}`,
+      );
+    }
+    const list = futures instanceof Future ? [futures] : futures;
+    for (const f of list) {
+      if (!(f instanceof Future) || f.host !== this) {
+        throw new TypeError(`replicate: expected futures of this client, got ${showValue(f)}`);
+      }
+    }
+    if (list.length === 0) return;
+    this.hold(list);
+    try {
+      await this.untilDone(list);
+      for (const f of list) {
+        const rec = this.records.get(f.key);
+        if (rec?.status !== "finished") {
+          throw rec?.error ?? this.closedError ?? new ClientClosedError(`${f.key} was released`);
+        }
+      }
+      this.checkOpen();
+      const stimulusId = this.uniqueStimulusId("replicate");
+      const answered = this.answers.wait(stimulusId) as Promise<ReplicatedMsg>;
+      this.flushReleases();
+      const msg: ReplicateMsg = {
+        op: "replicate",
+        keys: [...new Set(list.map((f) => f.key))],
+        ...(n !== undefined ? { n } : {}),
+        ...(names !== undefined ? { workers: [...names] } : {}),
+        clientId: this.id,
+        stimulusId,
+      };
+      this.conn.send(msg);
+      const answer = await answered;
+      if (answer.failed.length > 0) throw new ReplicateError(answer.failed);
+    } finally {
+      this.unhold(list);
+    }
   }
 
   /** Values a failed scatter had put on workers: register them and let them go at once. */
@@ -825,7 +923,7 @@ export class Client implements FutureHost, GatherHost {
     this.flushReleases();
     // The answer is matched by stimulus id, which must be this cancel's alone
     // (plain stimulus ids repeat within a millisecond).
-    const stimulusId = `${newStimulusId("cancel")}-${this.id}-${++this.cancelCount}`;
+    const stimulusId = this.uniqueStimulusId("cancel");
     const answered = new Promise<void>((resolve) => {
       this.cancels.set(stimulusId, { keys: [...keys], submission: this.submissions, resolve });
     });
@@ -1023,8 +1121,9 @@ export class Client implements FutureHost, GatherHost {
         rec.reset();
         return;
       }
+      case "replicated":
       case "data-updated":
-        this.scatterer.answered(msg);
+        this.answers.answer(msg.stimulusId, msg);
         return;
       case "scheduler-failed":
         this.shutDown(new ClientClosedError(msg.message));
@@ -1069,7 +1168,7 @@ export class Client implements FutureHost, GatherHost {
     // Unanswered cancels: their futures are lost now.
     for (const { resolve } of this.cancels.values()) resolve();
     this.cancels.clear();
-    this.scatterer.closeAll(error);
+    this.answers.failAll(error);
     this.resolveClosed?.(error);
     this.resolveClosed = null;
     void this.peers.closeAll();

@@ -148,3 +148,21 @@ export class ResultFetchError extends Error {
 export class ScatterError extends Error {
   override name = "ScatterError";
 }
+
+/**
+ * `Client.replicate` did not get every copy it asked for: `failed` names each
+ * such key with why (a worker left before it had its copy, could not fetch
+ * it, or the key was released or lost meanwhile). The copies that arrived stay.
+ */
+export class ReplicateError extends Error {
+  override name = "ReplicateError";
+  constructor(
+    readonly failed: readonly { readonly key: string; readonly reason: string }[],
+    message = `replicate: ${failed.length} key${failed.length === 1 ? "" : "s"} did not get every copy: ${failed
+      .slice(0, 3)
+      .map((f) => `${f.key}: ${f.reason}`)
+      .join("; ")}${failed.length > 3 ? "; …" : ""}`,
+  ) {
+    super(message);
+  }
+}

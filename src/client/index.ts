@@ -37,6 +37,7 @@ export {
   LostKeyError,
   NoWorkerError,
   RemoteTaskError,
+  ReplicateError,
   ResultFetchError,
   ScatterError,
   WorkersTimeoutError,

@@ -17,7 +17,7 @@ import { randomUUID } from "node:crypto";
 import { serialize } from "node:v8";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { isNetworkError, SerializationError } from "../comm/errors.ts";
-import type { DataUpdatedMsg, ScatteredKey, UpdateDataMsg } from "../protocol/messagesClient.ts";
+import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { getAddressHost } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
@@ -96,12 +96,6 @@ function whereStored(placement: Placement): ScatteredKey[] {
 
 /** Puts values on workers and registers them with the scheduler. */
 export class Scatterer {
-  /** `update-data` requests not answered yet, by stimulus id. */
-  private readonly pending = new Map<
-    string,
-    { resolve: (msg: DataUpdatedMsg) => void; reject: (err: Error) => void }
-  >();
-  private count = 0;
   /** Where the next spread starts in the list of worker slots, so that scatters take turns. */
   private cursor = 0;
 
@@ -264,48 +258,6 @@ export class Scatterer {
     );
     if (errors.length > 0) throw errors[0];
     return failedWorkers;
-  }
-
-  /** The `update-data` message registering `keys`, and the promise of its answer. */
-  request(keys: readonly ScatteredKey[]): {
-    msg: UpdateDataMsg;
-    answered: Promise<DataUpdatedMsg>;
-  } {
-    // The answer is matched by stimulus id, which must be this request's alone.
-    const stimulusId = `${newStimulusId("update-data")}-${this.host.id}-${++this.count}`;
-    const msg: UpdateDataMsg = { op: "update-data", keys, clientId: this.host.id, stimulusId };
-    const answered = new Promise<DataUpdatedMsg>((resolve, reject) => {
-      this.pending.set(stimulusId, { resolve, reject });
-    });
-    return { msg, answered };
-  }
-
-  /** The scheduler's `data-updated`: true if it answered one of these requests. */
-  answered(msg: DataUpdatedMsg): boolean {
-    const p = this.pending.get(msg.stimulusId);
-    if (p === undefined) return false;
-    this.pending.delete(msg.stimulusId);
-    p.resolve(msg);
-    return true;
-  }
-
-  /** `msg` could not be sent: its scatter fails. True if it was one of these requests. */
-  sendFailed(msg: unknown, err: Error): boolean {
-    const id = (msg as { op?: unknown; stimulusId?: unknown } | null)?.stimulusId;
-    if ((msg as { op?: unknown } | null)?.op !== "update-data" || typeof id !== "string") {
-      return false;
-    }
-    const p = this.pending.get(id);
-    if (p === undefined) return true;
-    this.pending.delete(id);
-    p.reject(new ScatterError(`scatter: the scheduler could not be told: ${err.message}`));
-    return true;
-  }
-
-  /** The client closed: every scatter waiting for the scheduler fails with `why`. */
-  closeAll(why: Error): void {
-    for (const p of this.pending.values()) p.reject(why);
-    this.pending.clear();
   }
 }
 

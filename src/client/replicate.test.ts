@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ClientClosedError, RemoteTaskError, ReplicateError } from "./errors.ts";
+import type { Future } from "./future.ts";
+import type { LocalCluster } from "./localCluster.ts";
+import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { boom, inc, sum } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+function holders(cluster: LocalCluster, f: Future): string[] {
+  const ts = cluster.scheduler.state.tasks.get(f.key);
+  return [...(ts?.whoHas ?? [])].map((ws) => ws.address).sort();
+}
+
+describe("replicate", () => {
+  it("copies scattered data to n workers; it survives the loss of its first holder", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const [first] = cluster.workers;
+    const [x] = await client.scatter([41], { workers: first.address });
+    await client.replicate(x, { n: 2 });
+    const held = holders(cluster, x);
+    expect(held).toHaveLength(2);
+    expect(held).toContain(first.address);
+    // The copy went through the worker's state machine: AcquireReplicasEvent, then add-keys.
+    const copier = cluster.workers.find(
+      (w) => w.address !== first.address && held.includes(w.address),
+    );
+    expect(
+      copier?.state.stimulusLog.toArray().some((ev) => ev.cls === "AcquireReplicasEvent"),
+    ).toBe(true);
+    await first.close();
+    await eventually(() => !cluster.scheduler.state.workers.has(first.address), 5000, "w1 gone");
+    expect(await x).toBe(41);
+    expect(await client.submit(inc, x)).toBe(42);
+    // n no more than the holders there: nothing to do (copies are never removed).
+    await client.replicate([x], { n: 1 });
+    expect(holders(cluster, x)).toEqual([copier?.address]);
+  });
+
+  it("without n, every running worker gets a copy; workers= limits them", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const f = client.submit(sum, [1, 2, 3]);
+    await client.replicate([f]);
+    expect(holders(cluster, f)).toEqual(cluster.workers.map((w) => w.address).sort());
+    const g = client.submitWith({ workers: cluster.workers[0].address }, inc, 1);
+    await client.replicate(g, {
+      workers: [cluster.workers[0].address, cluster.workers[1].address],
+    });
+    expect(holders(cluster, g)).toEqual(
+      [cluster.workers[0].address, cluster.workers[1].address].sort(),
+    );
+  });
+
+  it("rejects with the error of a future that failed, and refuses bad input", async () => {
+    const { cluster, client } = await testCluster();
+    const bad = client.submit(boom, "no");
+    await expect(client.replicate(bad)).rejects.toThrow(RemoteTaskError);
+    await expect(client.replicate([], { n: 0 })).rejects.toThrow(
+      "replicate: n must be an integer ≥ 1, got 0",
+    );
+    await expect(client.replicate([], { workers: [] })).rejects.toThrow(
+      "replicate: workers must be a worker address or host, or a non-empty array of them, got []",
+    );
+    await expect(client.replicate([1 as never])).rejects.toThrow(
+      "replicate: expected futures of this client, got 1",
+    );
+    const [x] = await client.scatter([1]);
+    await expect(client.replicate(x, { workers: "inproc://nowhere/1" })).rejects.toThrow(
+      new ReplicateError([
+        { key: x.key, reason: "none of the workers inproc://nowhere/1 is running" },
+      ]),
+    );
+    expect(cluster.scheduler.state.replications.size).toBe(0);
+    await client.close();
+    await expect(client.replicate(x)).rejects.toThrow(ClientClosedError);
+  });
+
+  it("over TCP", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tcp", workers: 2 });
+    const [big] = await client.scatter([new Float64Array(50_000).fill(2)]);
+    await client.replicate(big);
+    expect(holders(cluster, big)).toHaveLength(2);
+    for (const w of cluster.workers) expect((w.state.data.get(big.key) as Float64Array)[0]).toBe(2);
+  });
+});
