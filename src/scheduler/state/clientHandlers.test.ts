@@ -106,6 +106,20 @@ describe("update-graph", () => {
     s.validateState();
   });
 
+  test("new tasks only cancelled keys need are not created (they would never be released)", () => {
+    const s = cluster();
+    const tasks = {
+      a: t.task(),
+      b: t.task(["a", "ghost"]),
+      c: t.task(["shared"]),
+      shared: t.task(),
+    };
+    const out = s.handleStimulus(t.updateGraph("c", tasks, ["b", "c"]));
+    expect(t.summarize(out)).toEqual(["client:c cancelled-keys b", "w1 compute-task shared"]);
+    expect([...s.tasks.keys()].sort()).toEqual(["c", "shared"]);
+    s.validateState();
+  });
+
   test("a graph may build on known keys; those in memory are reported at once", () => {
     const s = cluster();
     s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));

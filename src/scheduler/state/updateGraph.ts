@@ -167,6 +167,28 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
 }
 
 /**
+ * The new tasks the wanted keys that can be computed need: not those only lost
+ * keys need, which nobody would ever release (Dask drops them too).
+ */
+function neededNewTasks(s: SchedulerState, walk: Walk, wanted: readonly string[]): Set<string> {
+  const entryOf = new Map<string, GraphTask>();
+  for (let i = 0; i < walk.order.length; i++) {
+    if (!walk.lost.has(walk.order[i])) entryOf.set(walk.order[i], walk.entries[i] as GraphTask);
+  }
+  const needed = new Set<string>();
+  const stack = wanted.filter((key) => entryOf.has(key));
+  while (stack.length > 0) {
+    const key = stack.pop() as string;
+    if (needed.has(key)) continue;
+    needed.add(key);
+    for (const dep of (entryOf.get(key) as GraphTask).dependencies) {
+      if (entryOf.has(dep) && !needed.has(dep)) stack.push(dep);
+    }
+  }
+  return needed;
+}
+
+/**
  * `update-graph`. A malformed graph (a bad task, a cycle) changes nothing and
  * every wanted key is answered with `task-erred`; wanted keys that need a key
  * nobody knows are answered with `cancelled-keys` ("lost dependencies"); the
@@ -218,10 +240,10 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
   const created: TaskState[] = [];
   /** Every new task has the same user priority: then they are in priority order already. */
   let uniform = true;
-  const lostAny = walk.lost.size > 0;
+  const needed = walk.lost.size > 0 ? neededNewTasks(s, walk, wanted) : null;
   for (let i = 0; i < walk.order.length; i++) {
     const key = walk.order[i];
-    if (lostAny && walk.lost.has(key)) continue;
+    if (needed !== null && !needed.has(key)) continue;
     // Well formed: the walk found no problem.
     const entry = walk.entries[i] as GraphTask;
     const ts = new TaskState(key, entry.spec, s.taskGroupOf(key));
