@@ -11,6 +11,17 @@ import { EMPTY, itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
+/**
+ * True if `ws` holds `ts`, runs it, or runs a task that needs it (and so may
+ * be fetching it): there a `free-keys` of the key would release what the
+ * scheduler counts on.
+ */
+export function isInvolved(ts: TaskState, ws: WorkerInfo): boolean {
+  if (ts.whoHas.has(ws) || ts.processingOn === ws) return true;
+  for (const dts of itemsOf(ts.dependents)) if (dts.processingOn === ws) return true;
+  return false;
+}
+
 /** Note that `ws` holds a replica of `ts`. */
 export function addReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
   if (ws.hasWhat.has(ts)) return;

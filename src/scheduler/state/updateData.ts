@@ -5,10 +5,9 @@
  */
 
 import type { UpdateDataMsg } from "../../protocol/messagesClient.ts";
-import { addReplica } from "./bookkeeping.ts";
+import { addReplica, isInvolved } from "./bookkeeping.ts";
 import { clientDesiresKeys } from "./clientHandlers.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { itemsOf } from "./sets.ts";
 import { NO_RECS } from "./story.ts";
 import { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
@@ -66,14 +65,4 @@ export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
   }
   clientDesiresKeys(s, cs, accepted);
   s.sendToClient(cs, { op: "data-updated", rejected, stimulusId: s.stimulusId });
-}
-
-/**
- * True if `ws` holds `ts`, runs it, or runs a task that needs it: there a
- * `free-keys` of the key would release what the scheduler counts on.
- */
-function isInvolved(ts: TaskState, ws: WorkerInfo): boolean {
-  if (ts.whoHas.has(ws) || ts.processingOn === ws) return true;
-  for (const dts of itemsOf(ts.dependents)) if (dts.processingOn === ws) return true;
-  return false;
 }

@@ -170,7 +170,7 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
  * The new tasks the wanted keys that can be computed need: not those only lost
  * keys need, which nobody would ever release (Dask drops them too).
  */
-function neededNewTasks(s: SchedulerState, walk: Walk, wanted: readonly string[]): Set<string> {
+function neededNewTasks(walk: Walk, wanted: readonly string[]): Set<string> {
   const entryOf = new Map<string, GraphTask>();
   for (let i = 0; i < walk.order.length; i++) {
     if (!walk.lost.has(walk.order[i])) entryOf.set(walk.order[i], walk.entries[i] as GraphTask);
@@ -240,7 +240,7 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
   const created: TaskState[] = [];
   /** Every new task has the same user priority: then they are in priority order already. */
   let uniform = true;
-  const needed = walk.lost.size > 0 ? neededNewTasks(s, walk, wanted) : null;
+  const needed = walk.lost.size > 0 ? neededNewTasks(walk, wanted) : null;
   for (let i = 0; i < walk.order.length; i++) {
     const key = walk.order[i];
     if (needed !== null && !needed.has(key)) continue;

@@ -71,6 +71,21 @@ describe("task-finished", () => {
     s.validateState();
   });
 
+  test("a stale run reported by a worker running a task that needs the key is ignored", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.registerWorker("w3", 1, { R: 1 }));
+    const tasks = { x: t.task([], { workers: ["w1"] }), y: t.task(["x"], { resources: { R: 1 } }) };
+    s.handleStimulus(t.updateGraph("c", tasks, ["y"]));
+    s.handleStimulus(t.taskFinished("w1", "x", 1));
+    // y runs on w3, which fetches x; a late report of an old run of x from w3 must not
+    // free it there (it would cancel the fetch y waits for).
+    expect(s.tasks.get("y")?.processingOn?.address).toBe("w3");
+    expect(s.handleStimulus(t.taskFinished("w3", "x", 0))).toEqual([]);
+    // Anywhere else it is freed, as before.
+    expect(t.summarize(s.handleStimulus(t.taskFinished("w2", "x", 0)))).toEqual(["w2 free-keys x"]);
+    s.validateState();
+  });
+
   test("a result for a forgotten or released key is freed on the worker", () => {
     const s = cluster("w1");
     expect(t.summarize(s.handleStimulus(t.taskFinished("w1", "nope", 1)))).toEqual([

@@ -16,7 +16,7 @@ import type {
   TaskFinishedMsg,
   WorkerToSchedulerMessage,
 } from "../../protocol/messagesWorker.ts";
-import { addReplica, removeReplica } from "./bookkeeping.ts";
+import { addReplica, isInvolved, removeReplica } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
 import { replicaArrived, replicaFailed } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -89,9 +89,10 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
   }
   if (ts.runId !== msg.runId) {
     // A stale run. Its worker drops the result, unless that worker also holds
-    // the current run's result (then the stale report changes nothing).
+    // the current run's result, or runs a task that needs it and may be fetching
+    // it (then the stale report changes nothing).
     if (ts.processingOn === ws) s.recommend(ts, "released");
-    else if (!ts.whoHas.has(ws)) s.freeKeys(ws, msg.key);
+    else if (!isInvolved(ts, ws)) s.freeKeys(ws, msg.key);
     return;
   }
   if (ts.state === "memory") {
