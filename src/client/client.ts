@@ -605,8 +605,8 @@ export class Client implements FutureHost, GatherHost {
   }
 
   private async scatterList(list: readonly unknown[], options: ScatterOptions): Promise<Future[]> {
-    const keys = this.scatterer.keysFor(list);
-    const placed = await this.scatterer.place(keys, list, options);
+    const placed = await this.scatterer.place(list, options);
+    const keys = placed.map((p) => p.key);
     this.checkOpen();
     // Held before the scheduler hears of them: its key-in-memory finishes them.
     const futures = keys.map((key) => new Future(this, key));

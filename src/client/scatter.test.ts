@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
-import { ConnectError } from "../comm/errors.ts";
+import { CommClosedError, ConnectError } from "../comm/errors.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
 import { getAddressHost } from "../util/address.ts";
@@ -196,11 +196,16 @@ describe("scatter", () => {
 
 /**
  * A scatterer on fake workers `w1…wn` (one thread each): `unreachable` ones
- * fail to connect, `refusing` ones cannot store any value; the others store
- * what they get. `calls` records each update_data: worker and keys.
+ * fail to connect, `breaking` ones store what they get but the connection
+ * breaks before they answer, `refusing` ones cannot store any value; the
+ * others store what they get. `calls` records each update_data: worker and
+ * values; `dropped` the keys handed to dropStored, with their workers.
  */
-function fakeScatterer(n: number, unreachable: string[] = [], refusing: string[] = []) {
-  const calls: [string, string[]][] = [];
+function fakeScatterer(
+  n: number,
+  o: { unreachable?: string[]; breaking?: string[]; refusing?: string[] } = {},
+) {
+  const calls: [string, unknown[]][] = [];
   const workers: WorkerIdentity[] = Array.from({ length: n }, (_, i) => ({
     address: `tcp://10.0.0.${i + 1}:1`,
     nthreads: 1,
@@ -210,13 +215,14 @@ function fakeScatterer(n: number, unreachable: string[] = [], refusing: string[]
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
   const peers = {
     get: async (address: string) => {
-      if (unreachable.includes(name(address)))
-        throw new ConnectError(`cannot reach ${address}`, address);
+      const w = name(address);
+      if (o.unreachable?.includes(w)) throw new ConnectError(`cannot reach ${address}`, address);
       return {
         call: async (_op: string, args: { data: Map<string, unknown> }) => {
           const keys = [...args.data.keys()];
-          calls.push([name(address), keys]);
-          const refuse = refusing.includes(name(address));
+          calls.push([w, [...args.data.values()]]);
+          if (o.breaking?.includes(w)) throw new CommClosedError("connection reset");
+          const refuse = o.refusing?.includes(w) === true;
           return {
             status: "OK",
             stored: refuse
@@ -228,60 +234,88 @@ function fakeScatterer(n: number, unreachable: string[] = [], refusing: string[]
       };
     },
   } as unknown as PeerPool;
-  const dropped: string[] = [];
+  const dropped: [string, string[]][] = [];
   const scatterer = new Scatterer({
     id: "c",
     peers,
     workers: async () => workers,
-    dropStored: (stored) => dropped.push(...stored.map((p) => p.key)),
+    dropStored: (stored) => {
+      for (const d of stored) dropped.push([d.key, d.workers.map(name)]);
+    },
     inProcess: false,
   });
   return { scatterer, calls, name, dropped };
 }
 
 describe("Scatterer", () => {
-  it("deals the keys to the workers in turn, across calls", async () => {
+  it("deals the values to the workers in turn, across calls, each under a key of its own", async () => {
     const { scatterer, calls } = fakeScatterer(3);
-    await scatterer.place(["a", "b"], [1, 2], {});
-    await scatterer.place(["c", "d"], [3, 4], {});
+    const first = await scatterer.place([1, 2], {});
+    await scatterer.place([3, 4], {});
     expect(calls).toEqual([
-      ["w1", ["a"]],
-      ["w2", ["b"]],
-      ["w3", ["c"]],
-      ["w1", ["d"]],
+      ["w1", [1]],
+      ["w2", [2]],
+      ["w3", [3]],
+      ["w1", [4]],
     ]);
+    expect(first.map((p) => p.key)).toEqual([
+      expect.stringMatching(/^number-/),
+      expect.stringMatching(/^number-/),
+    ]);
+    expect(first[0].key).not.toBe(first[1].key);
   });
 
   it("an unreachable worker's share goes to the others", async () => {
-    const { scatterer, calls, name } = fakeScatterer(3, ["w2"]);
-    const placed = await scatterer.place(["a", "b", "c", "d"], [1, 2, 3, 4], {});
-    expect(placed.map((p) => [p.key, p.workers.map(name)])).toEqual([
-      ["a", ["w1"]],
-      ["b", ["w1"]],
-      ["c", ["w3"]],
-      ["d", ["w1"]],
+    const { scatterer, calls, name, dropped } = fakeScatterer(3, { unreachable: ["w2"] });
+    const placed = await scatterer.place([1, 2, 3, 4], {});
+    expect(placed.map((p) => p.workers.map(name))).toEqual([["w1"], ["w1"], ["w3"], ["w1"]]);
+    // w2's share (value 2) went to the next in turn of the two left; w2 never had
+    // it (it could not be reached), so its key stays.
+    expect(calls).toEqual([
+      ["w1", [1, 4]],
+      ["w3", [3]],
+      ["w1", [2]],
     ]);
-    // w2's share (b) went to the next in turn of the two left.
-    expect(calls.map(([w]) => w)).toEqual(["w1", "w3", "w1"]);
+    expect(dropped).toEqual([]);
+  });
+
+  it("a worker whose connection broke may hold the value: it goes again under a new key, the old one is let go", async () => {
+    const { scatterer, calls, dropped } = fakeScatterer(2, { breaking: ["w1"] });
+    const placed = await scatterer.place([7], {});
+    expect(calls).toEqual([
+      ["w1", [7]],
+      ["w2", [7]],
+    ]);
+    expect(dropped).toHaveLength(1);
+    const [oldKey, where] = dropped[0];
+    expect(where).toEqual(["w1"]);
+    expect(placed[0].key).not.toBe(oldKey);
+    expect(placed[0].key).toMatch(/^number-/);
   });
 
   it("broadcast goes to every reachable worker", async () => {
-    const { scatterer, name } = fakeScatterer(3, ["w3"]);
-    const placed = await scatterer.place(["a"], [1], { broadcast: true });
+    const { scatterer, name } = fakeScatterer(3, { unreachable: ["w3"] });
+    const placed = await scatterer.place([1], { broadcast: true });
     expect(placed[0].workers.map(name).sort()).toEqual(["w1", "w2"]);
+    // A broken connection: every copy goes again under a new key, the old key is let go everywhere.
+    const broken = fakeScatterer(3, { breaking: ["w2"] });
+    const again = await broken.scatterer.place([1], { broadcast: true });
+    expect(again[0].workers.map(broken.name).sort()).toEqual(["w1", "w3"]);
+    expect(broken.dropped.map(([, where]) => where.sort())).toEqual([["w1", "w2", "w3"]]);
+    expect(broken.dropped[0][0]).not.toBe(again[0].key);
   });
 
-  it("fails when no worker can be reached, or one refuses a value, saying what was stored", async () => {
-    const none = fakeScatterer(2, ["w1", "w2"]).scatterer;
-    await expect(none.place(["a"], [1], {})).rejects.toThrow(
+  it("fails when no worker can be reached, or one refuses a value, letting go of what was stored", async () => {
+    const none = fakeScatterer(2, { unreachable: ["w1", "w2"] }).scatterer;
+    await expect(none.place([1], {})).rejects.toThrow(
       "scatter: no worker could take the values: tcp://10.0.0.1:1: cannot reach tcp://10.0.0.1:1; tcp://10.0.0.2:1: cannot reach tcp://10.0.0.2:1",
     );
-    const { scatterer, dropped } = fakeScatterer(2, [], ["w2"]);
-    const err = await scatterer.place(["a", "b"], [1, 2], {}).catch((e: unknown) => e);
+    const { scatterer, dropped } = fakeScatterer(2, { refusing: ["w2"] });
+    const err = await scatterer.place([1, 2], {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ScatterError);
     expect((err as Error).message).toBe(
       "scatter: tcp://10.0.0.2:1 could not store value 1: MemoryError: full",
     );
-    expect(dropped).toEqual(["a"]);
+    expect(dropped.map(([, where]) => where)).toEqual([["w1"]]);
   });
 });

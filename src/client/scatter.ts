@@ -15,8 +15,7 @@
 
 import { randomUUID } from "node:crypto";
 import { serialize } from "node:v8";
-import { ClonedValue } from "../comm/clonedValue.ts";
-import { isNetworkError, SerializationError } from "../comm/errors.ts";
+import { ConnectError, isNetworkError, SerializationError } from "../comm/errors.ts";
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { getAddressHost } from "../util/address.ts";
@@ -71,62 +70,72 @@ export function scatterOptionsProblem(options: unknown): string | null {
   return null;
 }
 
-/** A scatter's values, keyed, and where each went. */
+/** A scatter in progress, by value: its current key, wire form, holders and size. */
 interface Placement {
-  readonly keys: readonly string[];
-  readonly values: ReadonlyMap<string, unknown>;
-  /** key → workers that stored it. */
-  readonly stored: Map<string, string[]>;
-  /** key → size and type name, from the first worker that stored it. */
-  readonly sizes: Map<string, { nbytes: number; typename: string }>;
+  readonly values: readonly unknown[];
+  readonly wire: readonly unknown[];
+  readonly keys: string[];
+  /** The workers that stored each value under its current key. */
+  readonly holders: string[][];
+  /** Each value's size and type name, from the first worker that stored it. */
+  readonly sizes: ({ readonly nbytes: number; readonly typename: string } | null)[];
 }
 
-/** Where `placement`'s values were stored, in key order. */
-function whereStored(placement: Placement): ScatteredKey[] {
+/** A fresh key for `value`: `<type name>-<uuid>`. */
+function freshKey(value: unknown): string {
+  return `${typeName(value)}-${randomUUID()}`;
+}
+
+/** The values of `p` stored somewhere, under their current keys. */
+function whereStored(p: Placement): ScatteredKey[] {
   const out: ScatteredKey[] = [];
-  for (const key of placement.keys) {
-    const workers = placement.stored.get(key);
-    const size = placement.sizes.get(key);
-    if (workers !== undefined && size !== undefined) {
-      out.push({ key, workers, nbytes: size.nbytes, typename: size.typename });
+  for (let i = 0; i < p.keys.length; i++) {
+    const size = p.sizes[i];
+    if (p.holders[i].length > 0 && size !== null) {
+      out.push({ key: p.keys[i], workers: p.holders[i], ...size });
     }
   }
   return out;
 }
 
-/** Puts values on workers and registers them with the scheduler. */
+/** A worker that did not answer `update_data`: the values it was sent, and whether it may have stored them. */
+interface Unanswered {
+  readonly indices: readonly number[];
+  /** The request may have reached it (the connection failed after connecting). */
+  readonly mayHaveStored: boolean;
+}
+
+/** Puts values on workers, for the client to register with the scheduler. */
 export class Scatterer {
   /** Where the next spread starts in the list of worker slots, so that scatters take turns. */
   private cursor = 0;
 
   constructor(private readonly host: ScatterHost) {}
 
-  /** Fresh keys for `values`: `<type name>-<uuid>`. */
-  keysFor(values: readonly unknown[]): string[] {
-    return values.map((v) => `${typeName(v)}-${randomUUID()}`);
-  }
-
   /**
-   * Put the `values` under `keys` on workers: resolves with where each went.
-   * Rejects with a {@link ScatterError} when no worker could take them, or one
-   * refused a value, and with a TypeError for a value that cannot be sent;
-   * what had been put on workers by then goes to the host's `dropStored`.
+   * Put `values` on workers, each under a fresh key: resolves with the keys
+   * and where each value went, in the order of `values`. A worker that cannot
+   * be reached is left out and its share goes to the others; if the request
+   * may have reached it (the connection broke after it was sent), the value is
+   * sent again under a new key and the old key is let go where it may be (the
+   * host's `dropStored`), so that no copy is left on a worker nobody knows of.
+   * Rejects with a {@link ScatterError} when no worker could take the values,
+   * or one refused a value, and with a TypeError for a value that cannot be
+   * sent; what had been put on workers by then goes to `dropStored` too.
    */
-  async place(
-    keys: readonly string[],
-    values: readonly unknown[],
-    options: ScatterOptions,
-  ): Promise<ScatteredKey[]> {
-    const placement: Placement = {
-      keys,
-      values: new Map(keys.map((k, i) => [k, this.forTransfer(values[i], i)])),
-      stored: new Map(),
-      sizes: new Map(),
+  async place(values: readonly unknown[], options: ScatterOptions): Promise<ScatteredKey[]> {
+    const p: Placement = {
+      values,
+      wire: values.map((v, i) => this.forTransfer(v, i)),
+      keys: values.map(freshKey),
+      holders: values.map(() => []),
+      sizes: values.map(() => null),
     };
     const names = typeof options.workers === "string" ? [options.workers] : options.workers;
     let candidates = await this.candidates(names);
-    let todo = [...keys];
+    let todo = values.map((_, i) => i);
     const unreachable: string[] = [];
+    const abandoned: ScatteredKey[] = [];
     try {
       while (todo.length > 0) {
         if (candidates.length === 0) {
@@ -138,19 +147,42 @@ export class Scatterer {
           options.broadcast === true
             ? new Map(candidates.map((w) => [w.address, todo]))
             : this.spread(todo, candidates);
-        const failedWorkers = await this.send(plan, placement, unreachable);
-        candidates = candidates.filter((w) => !failedWorkers.has(w.address));
-        todo =
-          options.broadcast === true
-            ? todo.filter((k) => !placement.stored.has(k))
-            : [...failedWorkers.values()].flat();
+        const { failed, error } = await this.send(plan, p, unreachable);
+        candidates = candidates.filter((w) => !failed.has(w.address));
+        const missed = new Set<number>();
+        for (const { indices } of failed.values()) for (const i of indices) missed.add(i);
+        const again: number[] = [];
+        for (const i of missed) {
+          const maybe = [...failed].filter(([, u]) => u.mayHaveStored && u.indices.includes(i));
+          if (maybe.length === 0) {
+            // Surely not stored there; done if another worker took it (broadcast).
+            if (p.holders[i].length === 0) again.push(i);
+            continue;
+          }
+          // The value may be on those workers under this key: let the key go, and
+          // send the value again under another.
+          const size = p.sizes[i];
+          abandoned.push({
+            key: p.keys[i],
+            workers: [...p.holders[i], ...maybe.map(([address]) => address)],
+            nbytes: size?.nbytes ?? 0,
+            typename: size?.typename ?? typeName(p.values[i]),
+          });
+          p.keys[i] = freshKey(p.values[i]);
+          p.holders[i] = [];
+          p.sizes[i] = null;
+          again.push(i);
+        }
+        if (error !== null) throw error;
+        todo = again;
       }
     } catch (err) {
-      const stored = whereStored(placement);
+      const stored = [...abandoned, ...whereStored(p)];
       if (stored.length > 0) this.host.dropStored(stored);
       throw err;
     }
-    return whereStored(placement);
+    if (abandoned.length > 0) this.host.dropStored(abandoned);
+    return whereStored(p);
   }
 
   /**
@@ -186,78 +218,84 @@ export class Scatterer {
     return allowed.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
   }
 
-  /** `keys` dealt to the workers in turn, each worker as many times as it has threads. */
+  /** The values `indices` dealt to the workers in turn, each as many times as it has threads. */
   private spread(
-    keys: readonly string[],
+    indices: readonly number[],
     workers: readonly WorkerIdentity[],
-  ): Map<string, string[]> {
+  ): Map<string, number[]> {
     const slots: string[] = [];
-    for (const w of workers)
+    for (const w of workers) {
       for (let i = 0; i < Math.max(1, w.nthreads); i++) slots.push(w.address);
-    const plan = new Map<string, string[]>();
-    for (const key of keys) {
+    }
+    const plan = new Map<string, number[]>();
+    for (const index of indices) {
       const address = slots[this.cursor++ % slots.length];
       const mine = plan.get(address);
-      if (mine === undefined) plan.set(address, [key]);
-      else mine.push(key);
+      if (mine === undefined) plan.set(address, [index]);
+      else mine.push(index);
     }
     return plan;
   }
 
   /**
-   * Send each worker its keys. Returns the workers that could not be reached,
-   * with the keys they were to take (noted in `unreachable`); throws for a
-   * worker that refused a value, or an error that another worker would meet too.
+   * Send each worker its values. Returns the workers that did not answer, with
+   * what they were sent (noted in `unreachable`), and the error that ends the
+   * scatter, if any: a worker refused a value, or an error another worker would
+   * meet too.
    */
   private async send(
-    plan: ReadonlyMap<string, readonly string[]>,
-    placement: Placement,
+    plan: ReadonlyMap<string, readonly number[]>,
+    p: Placement,
     unreachable: string[],
-  ): Promise<Map<string, string[]>> {
-    const failedWorkers = new Map<string, string[]>();
+  ): Promise<{ failed: Map<string, Unanswered>; error: Error | null }> {
+    const failed = new Map<string, Unanswered>();
     const errors: Error[] = [];
     const stimulusId = newStimulusId("scatter");
     await Promise.all(
-      [...plan].map(async ([address, keys]) => {
-        const data = new Map(keys.map((k) => [k, placement.values.get(k)]));
+      [...plan].map(async ([address, indices]) => {
+        const data = new Map(indices.map((i) => [p.keys[i], p.wire[i]]));
         let response: unknown;
+        let connected = false;
         try {
           const rpc = await this.host.peers.get(address);
+          connected = true;
           response = await rpc.call("update_data", { data, stimulusId, who: this.host.id });
         } catch (err) {
           if (isNetworkError(err)) {
-            failedWorkers.set(address, [...keys]);
+            const mayHaveStored = connected && !(err instanceof ConnectError);
+            failed.set(address, { indices, mayHaveStored });
             unreachable.push(`${address}: ${(err as Error).message}`);
           } else if (err instanceof SerializationError) {
-            errors.push(uncloneable(keys, placement) ?? asScatterError(address, err));
+            errors.push(uncloneable(indices, p) ?? asScatterError(address, err));
           } else {
             errors.push(asScatterError(address, err));
           }
           return;
         }
         try {
+          const keys = indices.map((i) => p.keys[i]);
           const answer = parseUpdateDataResponse(response, keys, address);
-          for (const [key, size] of Object.entries(answer.stored)) {
-            const holders = placement.stored.get(key);
-            if (holders === undefined) placement.stored.set(key, [address]);
-            else holders.push(address);
-            if (!placement.sizes.has(key)) placement.sizes.set(key, size);
+          for (const i of indices) {
+            const size = answer.stored[p.keys[i]];
+            if (size === undefined) continue;
+            p.holders[i].push(address);
+            p.sizes[i] ??= size;
           }
-          const refused = Object.entries(answer.failed);
-          if (refused.length > 0) {
-            const [key, why] = refused[0];
-            const index = placement.keys.indexOf(key);
-            errors.push(
-              new ScatterError(`scatter: ${address} could not store value ${index}: ${why}`),
-            );
+          for (const i of indices) {
+            const why = answer.failed[p.keys[i]];
+            if (why !== undefined) {
+              errors.push(
+                new ScatterError(`scatter: ${address} could not store value ${i}: ${why}`),
+              );
+              break;
+            }
           }
         } catch (err) {
           errors.push(new ScatterError(`scatter: ${message(err)}`, { cause: err }));
         }
       }),
     );
-    if (errors.length > 0) throw errors[0];
-    return failedWorkers;
+    return { failed, error: errors[0] ?? null };
   }
 }
 
@@ -271,15 +309,14 @@ function asScatterError(address: string, err: unknown): ScatterError {
  * The first of `keys` whose value cannot be cloned, as the TypeError an
  * in-process scatter gives (the wire's error does not say which value it was).
  */
-function uncloneable(keys: readonly string[], placement: Placement): TypeError | null {
-  for (const key of keys) {
-    const value = ClonedValue.unwrap(placement.values.get(key));
+function uncloneable(indices: readonly number[], p: Placement): TypeError | null {
+  for (const i of indices) {
+    const value = p.values[i];
     try {
       serialize(value);
     } catch (err) {
-      const index = placement.keys.indexOf(key);
       return new TypeError(
-        `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${message(err)}`,
+        `scatter: value ${i} (${typeName(value)}) cannot be sent to a worker: ${message(err)}`,
       );
     }
   }
