@@ -87,4 +87,32 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
       expect(r.failure?.message).toContain(`"${dep}","cancelled","released","released"`);
     },
   );
+  // Three scheduler bugs the scatter workload found (the first two also have a
+  // unit test in src/scheduler/state; the third needs an order of recommendations
+  // within one remove-worker that no small graph gave).
+  // update-graph: new tasks only cancelled keys needed were still created, then
+  // computed for nobody and kept released (a leak). Fixed in updateGraph.
+  test("seed 36 (scatter): tasks only cancelled keys need are not created", () => {
+    expectPasses({ seed: 36, workload: "scatter" });
+  });
+  // A stale task-finished from a worker fetching the key for a task of its own
+  // was answered with free-keys, which cancelled that fetch (the worker's
+  // validateState failed). Fixed: such a report is ignored.
+  test("seed 236 (scatter): a stale report does not free a key its worker is fetching", () => {
+    expectPasses({ seed: 236, workload: "scatter" });
+  });
+  // In one remove-worker, a task whose last dependent was forgotten (it needed
+  // lost scattered data) was recommended forgotten, then sent back to waiting
+  // as a waiter of another lost input: computed for nobody, kept released.
+  // Fixed: a waiting recommendation for a task nothing needs forgets it.
+  test.each([953, 1498, 1799])(
+    "seed %i (scatter): an orphaned input is forgotten, not recomputed",
+    (seed) => {
+      expectPasses({ seed, workload: "scatter" });
+    },
+  );
+  test("seed 387 (scatter, 60 tasks) and 24 (scatter, 5 workers): the same", () => {
+    expectPasses({ seed: 387, workload: "scatter", tasks: 60 });
+    expectPasses({ seed: 24, workload: "scatter", workers: 5 });
+  });
 });

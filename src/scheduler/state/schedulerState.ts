@@ -314,6 +314,9 @@ export class SchedulerState {
           this.transition(ts, "erred");
           continue;
         }
+      } else if (finish === "waiting" && isOrphan(ts)) {
+        this.transition(ts, "forgotten");
+        continue;
       }
       this.transition(ts, finish);
     }
@@ -559,6 +562,19 @@ function isStaleRelease(ts: TaskState): boolean {
   return (
     ts.state === "memory" && ts.whoHas.size > 0 && (ts.waiters.size > 0 || ts.whoWants.size > 0)
   );
+}
+
+/**
+ * A recommendation to compute a task that nothing needs any more (no client
+ * wants it, no task depends on it) is stale: it overrode the recommendation to
+ * forget it made when its last dependent was forgotten in the same stimulus
+ * (a later one sent it back to waiting, as a waiter of a lost input). Carried
+ * out, the task would be computed for nobody and stay released for ever (Dask
+ * does; found by the simulator's scatter workload, seed 953). It is forgotten
+ * instead, as it was going to be.
+ */
+function isOrphan(ts: TaskState): boolean {
+  return ts.whoWants.size === 0 && ts.dependents.size === 0 && ts.runSpec !== null;
 }
 
 /**

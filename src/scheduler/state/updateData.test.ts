@@ -104,6 +104,25 @@ describe("update-data (scatter)", () => {
     s.validateState();
   });
 
+  test("an input whose last dependent is cancelled by the loss is forgotten, not computed for nobody", () => {
+    const s = state();
+    s.handleStimulus(t.updateData("c", { x: ["w1"] }));
+    const tasks = {
+      a: t.task([], { workers: ["w1"] }),
+      l: t.task(["a"], { workers: ["w2"] }),
+      y: t.task(["l", "x"]),
+    };
+    s.handleStimulus(t.updateGraph("c", tasks, ["y"]));
+    s.handleStimulus(t.taskFinished("w1", "a", s.tasks.get("a")?.runId ?? -1));
+    expect(s.tasks.get("l")?.processingOn?.address).toBe("w2");
+    // Losing w1 loses x (y, and so l's only dependent, is cancelled) and a (l's input,
+    // which sends l back to waiting): l must be forgotten all the same.
+    const out = s.handleStimulus(t.removeWorker("w1"));
+    expect(t.summarize(out)).toContain("w2 free-keys l");
+    expect([...s.tasks.keys()]).toEqual([]);
+    s.validateState();
+  });
+
   test("losing one of two holders keeps the key", () => {
     const s = state();
     s.handleStimulus(t.updateData("c", { x: ["w1", "w2"] }));
