@@ -83,6 +83,7 @@ export { stimulusIdOf } from "./events.ts";
 export type { ResolvedSchedulerStateOptions, SchedulerStateOptions } from "./options.ts";
 export type { OpenFreeKeys } from "./outbox.ts";
 export { noWorkerReason } from "./placement.ts";
+export { Replication } from "./replicate.ts";
 export type { InFlightSteal, StimulusRecord } from "./schedulerState.ts";
 export { SchedulerState } from "./schedulerState.ts";
 export type { LoggedRecs, TransitionLogEntry } from "./story.ts";
@@ -98,6 +99,6 @@ export type {
   TransitionFunction,
   TransitionTable,
 } from "./transitions.ts";
-export { TRANSITIONS, transitionPairs } from "./transitions.ts";
+export { SCATTERED_DATA_LOST, TRANSITIONS, transitionPairs } from "./transitions.ts";
 export type { WorkerStatus } from "./workerInfo.ts";
 export { WorkerInfo } from "./workerInfo.ts";
