@@ -34,6 +34,7 @@ import type {
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
+import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { weftLogger } from "../util/logger.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -59,6 +60,7 @@ import {
   type GraphOptions,
   setTaskOptions,
   taskOptionsProblem,
+  workersOption,
 } from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
@@ -655,17 +657,9 @@ export class Client implements FutureHost, GatherHost {
     if (n !== undefined && !(Number.isSafeInteger(n) && n >= 1)) {
       throw new TypeError(`replicate: n must be an integer ≥ 1, got ${showValue(n)}`);
     }
-    const names = typeof workers === "string" ? [workers] : workers;
-    if (
-      names !== undefined &&
-      (!Array.isArray(names) ||
-        names.length === 0 ||
-        !names.every((w) => typeof w === "string" && w !== ""))
-    ) {
-      throw new TypeError(
-        `replicate: workers must be a worker address or host, or a non-empty array of them, got ${showValue(workers)}`,
-      );
-    }
+    const names = workersOption(options);
+    const problem = workers === undefined ? null : workersProblem(names);
+    if (problem !== null) throw new TypeError(`replicate: workers ${problem}`);
     const list = futures instanceof Future ? [futures] : futures;
     for (const f of list) {
       if (!(f instanceof Future) || f.host !== this) {

@@ -87,7 +87,9 @@ export interface GraphOptions {
 }
 
 /** `workers` as `update-graph` carries it: an array (Dask also takes one name). */
-export function workersOption(o: GraphOptions): readonly string[] | undefined {
+export function workersOption(o: {
+  readonly workers?: string | readonly string[];
+}): readonly string[] | undefined {
   const w = o.workers;
   return typeof w === "string" ? [w] : w;
 }

@@ -59,7 +59,7 @@ describe("replicate", () => {
       "replicate: n must be an integer ≥ 1, got 0",
     );
     await expect(client.replicate([], { workers: [] })).rejects.toThrow(
-      "replicate: workers must be a worker address or host, or a non-empty array of them, got []",
+      "replicate: workers must be a non-empty array of worker addresses or hosts, got []",
     );
     await expect(client.replicate([1 as never])).rejects.toThrow(
       "replicate: expected futures of this client, got 1",

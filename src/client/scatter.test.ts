@@ -128,7 +128,7 @@ describe("scatter", () => {
       /^scatter: value 0 \(function\) cannot be sent to a worker: /,
     );
     await expect(client.scatter([1], { workers: [] })).rejects.toThrow(
-      "scatter: workers must be a worker address or host, or a non-empty array of them, got []",
+      "scatter: workers must be a non-empty array of worker addresses or hosts, got []",
     );
     await expect(client.scatter([1], { broadcast: "yes" as never })).rejects.toThrow(
       'scatter: broadcast must be a boolean, got "yes"',

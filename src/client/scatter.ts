@@ -18,6 +18,7 @@ import { serialize } from "node:v8";
 import { ConnectError, isNetworkError, SerializationError } from "../comm/errors.ts";
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
+import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { getAddressHost } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
 import { typeName } from "../util/sizeof.ts";
@@ -26,6 +27,7 @@ import { asWireValue } from "../worker/dataServer.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { parseUpdateDataResponse } from "../worker/updateData.ts";
 import { ScatterError } from "./errors.ts";
+import { workersOption } from "./graph.ts";
 
 /** Options of `Client.scatter`. */
 export interface ScatterOptions {
@@ -54,16 +56,12 @@ export interface ScatterHost {
 /** Why `options` are not valid scatter options, or null. */
 export function scatterOptionsProblem(options: unknown): string | null {
   if (typeof options !== "object" || options === null) return "options must be an object";
-  const { workers, broadcast } = options as Record<string, unknown>;
-  const names = typeof workers === "string" ? [workers] : workers;
-  if (
-    names !== undefined &&
-    (!Array.isArray(names) ||
-      names.length === 0 ||
-      !names.every((w) => typeof w === "string" && w !== ""))
-  ) {
-    return `workers must be a worker address or host, or a non-empty array of them, got ${showValue(workers)}`;
+  const o = options as ScatterOptions;
+  if (o.workers !== undefined) {
+    const problem = workersProblem(workersOption(o));
+    if (problem !== null) return `workers ${problem}`;
   }
+  const { broadcast } = o as { broadcast?: unknown };
   if (broadcast !== undefined && typeof broadcast !== "boolean") {
     return `broadcast must be a boolean, got ${showValue(broadcast)}`;
   }
@@ -131,8 +129,7 @@ export class Scatterer {
       holders: values.map(() => []),
       sizes: values.map(() => null),
     };
-    const names = typeof options.workers === "string" ? [options.workers] : options.workers;
-    let candidates = await this.candidates(names);
+    let candidates = await this.candidates(workersOption(options));
     let todo = values.map((_, i) => i);
     const unreachable: string[] = [];
     const abandoned: ScatteredKey[] = [];

@@ -97,6 +97,18 @@ export class DataServer {
 }
 
 /**
+ * The entries of a map as a peer may send one: a `Map`, or a plain object (a
+ * peer may not send a Map); null for anything else.
+ */
+export function mapEntries(data: unknown): Iterable<[unknown, unknown]> | null {
+  if (data instanceof Map) return data.entries();
+  if (typeof data === "object" && data !== null && !Array.isArray(data)) {
+    return Object.entries(data);
+  }
+  return null;
+}
+
+/**
  * Check a `get_data` answer: busy, or the values of the requested keys (other
  * keys are dropped), unwrapped. Throws for anything else.
  */
@@ -112,12 +124,7 @@ export function parseGetDataResponse(
   if (status === "busy") return { status: "busy" };
   if (status !== "OK")
     throw new TypeError(`unexpected get_data answer from ${peer}: status ${showValue(status)}`);
-  const entries: Iterable<[unknown, unknown]> | null =
-    data instanceof Map
-      ? data.entries()
-      : typeof data === "object" && data !== null && !Array.isArray(data)
-        ? Object.entries(data)
-        : null;
+  const entries = mapEntries(data);
   if (entries === null)
     throw new TypeError(`unexpected get_data answer from ${peer}: data is not a map`);
   const out = new Map<string, unknown>();

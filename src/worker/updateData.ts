@@ -8,6 +8,7 @@
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { mapEntries } from "./dataServer.ts";
 import { FreeKeysEvent, type StateMachineEvent, UpdateDataEvent } from "./state/events.ts";
 import type { WorkerState } from "./state/workerState.ts";
 
@@ -61,12 +62,7 @@ export function updateDataHandler(
 
 /** `data` as a Map of non-empty keys to unwrapped values; throws a TypeError naming the problem. */
 function parseData(data: unknown): Map<string, unknown> {
-  const entries: Iterable<[unknown, unknown]> | null =
-    data instanceof Map
-      ? data.entries()
-      : typeof data === "object" && data !== null && !Array.isArray(data)
-        ? Object.entries(data)
-        : null;
+  const entries = mapEntries(data);
   if (entries === null) {
     throw new TypeError(`update_data: data must be a map of key → value, got ${showValue(data)}`);
   }

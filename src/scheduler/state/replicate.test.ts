@@ -83,36 +83,14 @@ describe("replicate", () => {
     const s = state();
     const failed = s.handleStimulus(t.replicate("c", ["x"], { workers: ["w2"] }, "r0"));
     expect(acquires(failed)).toEqual(["w2 x<w1"]);
-    const erred = s.handleStimulus(
-      t.fromWorker("w2", {
-        op: "task-erred",
-        key: "x",
-        runId: -1,
-        exception: null,
-        traceback: null,
-        exceptionText: "SerializationError: bad frame",
-        tracebackText: "",
-        fetchFailed: true,
-      }),
-    );
+    const erred = s.handleStimulus(t.fetchErred("w2", "x", -1, "SerializationError: bad frame"));
     expect(answer(erred)?.failed).toEqual([
       { key: "x", reason: "w2 could not fetch it: SerializationError: bad frame" },
     ]);
     s.handleStimulus(t.replicate("c", ["x", "big"], { n: 3 }, "r3"));
     const left = s.handleStimulus(t.removeWorker("w3"));
     expect(answer(left)).toBeUndefined(); // w2 still fetches x
-    const out = s.handleStimulus(
-      t.fromWorker("w2", {
-        op: "task-erred",
-        key: "x",
-        runId: -1,
-        exception: null,
-        traceback: null,
-        exceptionText: "SerializationError: bad frame",
-        tracebackText: "",
-        fetchFailed: true,
-      }),
-    );
+    const out = s.handleStimulus(t.fetchErred("w2", "x", -1, "SerializationError: bad frame"));
     expect(answer(out)).toBeUndefined(); // w1 still fetches big
     const done = s.handleStimulus(addKeys("w1", "big"));
     expect(answer(done)?.failed).toEqual([
