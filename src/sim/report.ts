@@ -4,7 +4,7 @@ import { FAULT_KINDS } from "./faults.ts";
 import type { SimSummary } from "./runMany.ts";
 import type { ShrinkResult } from "./shrink.ts";
 import type { SimResult } from "./simulation.ts";
-import { SCATTER_COUNTS } from "./stats.ts";
+import { REPLICATE_COUNTS, SCATTER_COUNTS } from "./stats.ts";
 
 /** `seed 7: ok random(40), 4 workers, 412 events, t=1.23s, faults: death 1, steal 3`. */
 export function formatRunLine(r: SimResult): string {
@@ -46,8 +46,8 @@ function row(cells: readonly string[], widths: readonly number[]): string {
 
 /**
  * The summary table of many runs: runs, events, faults injected by kind, the
- * `scatter` workload's counters (when it ran: the total, and in how many runs),
- * failures by kind.
+ * `scatter` workload's counters (when it ran: the total, and in how many runs)
+ * and those of its `replicate` requests (when there were any), failures by kind.
  */
 export function formatSummaryTable(s: SimSummary): string {
   const rows: [string, string][] = [
@@ -64,6 +64,11 @@ export function formatSummaryTable(s: SimSummary): string {
   if (s.scatter.values > 0) {
     for (const k of SCATTER_COUNTS) {
       rows.push([`scatter: ${k}`, `${s.scatter[k]} in ${s.scatterRuns[k]} runs`]);
+    }
+  }
+  if (s.replicate.requests > 0) {
+    for (const k of REPLICATE_COUNTS) {
+      rows.push([`replicate: ${k}`, `${s.replicate[k]} in ${s.replicateRuns[k]} runs`]);
     }
   }
   for (const [k, v] of Object.entries(s.failures)) rows.push([`failure: ${k}`, String(v)]);

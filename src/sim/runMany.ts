@@ -4,7 +4,12 @@ import type { FailureKind } from "./failure.ts";
 import { emptyFaultCounts, type FaultKind } from "./faults.ts";
 import type { SimOptions } from "./options.ts";
 import { type SimResult, simulate } from "./simulation.ts";
-import { emptyScatterCounts, type ScatterCount } from "./stats.ts";
+import {
+  emptyReplicateCounts,
+  emptyScatterCounts,
+  type ReplicateCount,
+  type ScatterCount,
+} from "./stats.ts";
 
 /** What a batch of runs added up to. */
 export interface SimSummary {
@@ -21,6 +26,10 @@ export interface SimSummary {
   readonly scatter: Record<ScatterCount, number>;
   /** Runs in which each `scatter` counter was not zero. */
   readonly scatterRuns: Record<ScatterCount, number>;
+  /** The `scatter` workload's `replicate` counters, over all runs. */
+  readonly replicate: Record<ReplicateCount, number>;
+  /** Runs in which each `replicate` counter was not zero. */
+  readonly replicateRuns: Record<ReplicateCount, number>;
   /** Failures by kind. */
   readonly failures: Partial<Record<FailureKind, number>>;
   /** The first failing seeds (at most 100). */
@@ -42,6 +51,8 @@ export function emptySummary(): SimSummary {
     faults: emptyFaultCounts(),
     scatter: emptyScatterCounts(),
     scatterRuns: emptyScatterCounts(),
+    replicate: emptyReplicateCounts(),
+    replicateRuns: emptyReplicateCounts(),
     failures: {},
     failingSeeds: [],
     firstFailure: null,
@@ -58,6 +69,10 @@ export function addResult(s: SimSummary, r: SimResult): void {
   for (const k of Object.keys(r.stats.scatter) as ScatterCount[]) {
     s.scatter[k] += r.stats.scatter[k];
     if (r.stats.scatter[k] > 0) s.scatterRuns[k]++;
+  }
+  for (const k of Object.keys(r.stats.replicate) as ReplicateCount[]) {
+    s.replicate[k] += r.stats.replicate[k];
+    if (r.stats.replicate[k] > 0) s.replicateRuns[k]++;
   }
   if (r.ok) {
     s.passed++;
@@ -81,6 +96,10 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
   for (const k of Object.keys(b.scatter) as ScatterCount[]) {
     a.scatter[k] += b.scatter[k];
     a.scatterRuns[k] += b.scatterRuns[k];
+  }
+  for (const k of Object.keys(b.replicate) as ReplicateCount[]) {
+    a.replicate[k] += b.replicate[k];
+    a.replicateRuns[k] += b.replicateRuns[k];
   }
   for (const [k, v] of Object.entries(b.failures) as [FailureKind, number][]) {
     a.failures[k] = (a.failures[k] ?? 0) + v;

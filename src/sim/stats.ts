@@ -41,6 +41,46 @@ export function emptyScatterCounts(): Record<ScatterCount, number> {
   return out;
 }
 
+/**
+ * What the `scatter` workload's `replicate` requests met (all zero elsewhere, and
+ * in the runs that do not replicate), in the order they are reported: `requests`
+ * the client sent; `copiesAsked`, copies of a key the scheduler asked a worker to
+ * fetch (`acquire-replicas`); `copiesArrived`, those whose `add-keys` it took; the
+ * failures the answers gave, by kind of reason: `failedNotInMemory` (a key not in
+ * memory when asked), `failedNoWorker` (no allowed worker running),
+ * `failedTargetLeft` (a worker asked for a copy left first), `failedFetch` (it
+ * could not fetch the copy), `failedKeyLost` (the key left memory meanwhile); and
+ * the races the workload is there for: `targetDied` (a worker died with copies to
+ * fetch), `holderDied` (a holder of a key died while copies of it were on their
+ * way), `releasedWhileCopying` (the scheduler took the client's release of a key
+ * while copies of it were on their way), `copyFetchFailed` (a worker asked for a
+ * copy reported it could not fetch it: `task-erred`, `fetchFailed`).
+ */
+export const REPLICATE_COUNTS = [
+  "requests",
+  "copiesAsked",
+  "copiesArrived",
+  "failedNotInMemory",
+  "failedNoWorker",
+  "failedTargetLeft",
+  "failedFetch",
+  "failedKeyLost",
+  "targetDied",
+  "holderDied",
+  "releasedWhileCopying",
+  "copyFetchFailed",
+] as const;
+
+/** One replicate counter. */
+export type ReplicateCount = (typeof REPLICATE_COUNTS)[number];
+
+/** A fresh set of replicate counters, all zero. */
+export function emptyReplicateCounts(): Record<ReplicateCount, number> {
+  const out = {} as Record<ReplicateCount, number>;
+  for (const k of REPLICATE_COUNTS) out[k] = 0;
+  return out;
+}
+
 /** What a run counted. */
 export class SimStats {
   /** Events the event queue fired. */
@@ -63,4 +103,6 @@ export class SimStats {
   readonly faults: Record<FaultKind, number> = emptyFaultCounts();
   /** What the `scatter` workload's client and checks saw (see {@link SCATTER_COUNTS}). */
   readonly scatter: Record<ScatterCount, number> = emptyScatterCounts();
+  /** What the `scatter` workload's `replicate` requests met (see {@link REPLICATE_COUNTS}). */
+  readonly replicate: Record<ReplicateCount, number> = emptyReplicateCounts();
 }
