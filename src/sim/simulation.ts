@@ -236,6 +236,20 @@ export class Simulation implements SimCluster {
     startFaults(this);
   }
 
+  /**
+   * A live worker has tasks in `missing`: it will ask the scheduler where they are
+   * at its next find-missing (a periodic event, which `pendingWork` does not count),
+   * and be told to free those the scheduler forgot. Only a copy fetched for
+   * `acquire-replicas` is missing with no task of its own needing it (its key freed
+   * meanwhile); the release phase waits for that answer before it checks for leaks.
+   */
+  private workersStillAsking(): boolean {
+    for (const w of this.workers.values()) {
+      if (w.alive && w.state.missingDepFlight.size > 0) return true;
+    }
+    return false;
+  }
+
   private deadStillRegistered(): boolean {
     for (const address of this.scheduler.state.workers.keys()) {
       const w = this.workers.get(address);
@@ -338,7 +352,7 @@ export class Simulation implements SimCluster {
         }
         if (q.now - this.lastProgress > o.stallTimeout) throw this.stalled();
       } else {
-        if (quiet) {
+        if (quiet && !this.workersStillAsking()) {
           checkEmpty(this.checkInput());
           return;
         }
