@@ -8,6 +8,7 @@ import type { EventQueue } from "./eventQueue.ts";
 import type { HookContext } from "./hooks.ts";
 import type { Network } from "./network.ts";
 import type { ResolvedSimOptions } from "./options.ts";
+import type { ReplicateLedger } from "./replicateLedger.ts";
 import type { SimRng } from "./rng.ts";
 import type { ScatterLedger } from "./scatterLedger.ts";
 import type { SimWorker } from "./simWorker.ts";
@@ -37,6 +38,8 @@ export interface SimCluster {
   readonly injecting: boolean;
   /** The record of the scattered keys (the `scatter` workload), or null. */
   readonly scatter: ScatterLedger | null;
+  /** The record of the client's `replicate` requests (the `scatter` workload), or null. */
+  readonly replicas: ReplicateLedger | null;
   /** Send `msg` from the worker at `from` to the scheduler, in order on that connection. */
   toScheduler(from: string, msg: WorkerToSchedulerMessage, periodic?: boolean): void;
   /**

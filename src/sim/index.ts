@@ -31,6 +31,14 @@ export {
 } from "./options.ts";
 export { type RandomDagSpec, randomDag } from "./randomDag.ts";
 export { replayCommand } from "./replay.ts";
+export { MAX_REQUESTS, SimReplicator } from "./replicate.ts";
+export {
+  type CopyRecord,
+  failureKind,
+  type ReplicateFailureKind,
+  ReplicateLedger,
+  type ReplicateRecord,
+} from "./replicateLedger.ts";
 export {
   formatFailure,
   formatRunLine,
@@ -47,7 +55,13 @@ export { type ClientError, type KeyStatus, SimClient } from "./simClient.ts";
 export { type ClientSink, SimScheduler } from "./simScheduler.ts";
 export { type SimResult, Simulation, simulate } from "./simulation.ts";
 export { SimWorker } from "./simWorker.ts";
-export { SCATTER_COUNTS, type ScatterCount, SimStats } from "./stats.ts";
+export {
+  REPLICATE_COUNTS,
+  type ReplicateCount,
+  SCATTER_COUNTS,
+  type ScatterCount,
+  SimStats,
+} from "./stats.ts";
 export { computeValue, expectedValues, SimValue } from "./values.ts";
 export { VARIANTS, type Variant, variantHooks } from "./variants.ts";
 export type { SimTask, Workload } from "./workload.ts";

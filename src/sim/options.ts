@@ -83,6 +83,12 @@ export interface SimOptions {
   replaceDelay?: number;
   /** How many worker deaths while running a task make it erred (Dask's `allowed-failures`). Default 3. */
   allowedFailures?: number;
+  /**
+   * The share of `scatter` runs whose client also replicates (see `replicate.ts`;
+   * decided per run from a random stream of its own, so that the runs that do not
+   * replicate are those they were before). 0 to 1; default 0.5.
+   */
+  replicate?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
   stallTimeout?: number;
   /** Give up (as a livelock) after this many events. Default 5,000,000. */
@@ -115,6 +121,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   retryBusyDelay: 0.15,
   replaceDelay: 1,
   allowedFailures: 3,
+  replicate: 0.5,
   stallTimeout: 60,
   maxEvents: 5_000_000,
   maxTime: 3_600,
@@ -160,6 +167,9 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     if (!(r[name] > 0) || !Number.isFinite(r[name])) {
       throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);
     }
+  }
+  if (!(r.replicate >= 0 && r.replicate <= 1)) {
+    throw new RangeError(`replicate must be a number from 0 to 1, got ${r.replicate}`);
   }
   for (const kind of FAULT_KINDS) {
     const problem = faultRateProblem(kind, r.faults[kind]);

@@ -29,6 +29,7 @@ const NO_FLAG: readonly Exclude<keyof ResolvedSimOptions, "seed" | "hooks">[] = 
   "retryBusyDelay",
   "replaceDelay",
   "allowedFailures",
+  "replicate",
   "stallTimeout",
   "maxEvents",
   "maxTime",

@@ -5,11 +5,14 @@
  * follows what the scheduler reports about each key it still wants, and in
  * the end releases everything. In the `scatter` workload it first scatters the
  * workload's scattered keys (`scatter.ts`), and submits the graph once the
- * scheduler has registered them.
+ * scheduler has registered them; in half of those runs it also replicates some
+ * keys (`replicate.ts`), and awaits the answers as it awaits its results.
  */
 
 import type { GraphTask, SchedulerToClientMessage } from "../protocol/messagesClient.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
+import { SimFailure } from "./failure.ts";
+import { SimReplicator } from "./replicate.ts";
 import type { SimRng } from "./rng.ts";
 import { needingAny, SimScatter } from "./scatter.ts";
 import type { SimScheduler } from "./simScheduler.ts";
@@ -53,6 +56,8 @@ export class SimClient {
   readonly cancelReasons = new Map<string, string>();
   /** The scatter of the workload's scattered keys, if it has any. */
   private readonly scatterer: SimScatter | null;
+  /** The `replicate` requests (the `scatter` workload), if any. */
+  readonly replicator: SimReplicator | null;
 
   constructor(
     private readonly c: SimCluster,
@@ -62,6 +67,8 @@ export class SimClient {
     private readonly cancelRng: SimRng,
     /** The scatter's own stream (used only when the workload has scattered keys). */
     scatterRng?: SimRng,
+    /** Replicate's own stream (likewise). */
+    replicateRng?: SimRng,
   ) {
     for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
     this.pending = this.status.size;
@@ -71,6 +78,18 @@ export class SimClient {
             this.submitGraph(),
           )
         : null;
+    this.replicator =
+      c.replicas !== null && replicateRng !== undefined
+        ? new SimReplicator(
+            c,
+            scheduler,
+            CLIENT_ID,
+            replicateRng,
+            c.replicas,
+            (key) => this.release(key),
+            (key) => this.status.has(key),
+          )
+        : null;
   }
 
   /** Wanted keys in memory or erred (as last reported), and all of them: for progress. */
@@ -78,9 +97,12 @@ export class SimClient {
     return { done: this.status.size - this.pending, total: this.status.size };
   }
 
-  /** True once every wanted key is in memory or erred (as last reported). */
+  /**
+   * True once every wanted key is in memory or erred (as last reported), and
+   * every `replicate` request is answered.
+   */
   get done(): boolean {
-    return this.pending === 0;
+    return this.pending === 0 && (this.replicator?.pending ?? 0) === 0;
   }
 
   /** Scatter the scattered keys, if any, then {@link submitGraph}. */
@@ -199,6 +221,7 @@ export class SimClient {
   /** Release every key (the client closes). */
   close(): void {
     this.c.scatter?.close();
+    this.replicator?.close();
     const stimulusId = this.c.stimulusId("close-client");
     this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
       this.scheduler.handle({
@@ -212,10 +235,19 @@ export class SimClient {
   receive(msg: SchedulerToClientMessage): void {
     this.received[msg.op] = (this.received[msg.op] ?? 0) + 1;
     switch (msg.op) {
-      case "key-in-memory":
+      case "key-in-memory": {
+        const was = this.status.get(msg.key);
         this.set(msg.key, "memory");
         this.errors.delete(msg.key);
+        if (
+          was !== undefined &&
+          was !== "memory" &&
+          this.c.scatter?.records.has(msg.key) !== true
+        ) {
+          this.replicator?.keyInMemory(msg.key);
+        }
         return;
+      }
       case "task-erred":
         this.set(msg.key, "erred");
         this.errors.set(msg.key, { blame: msg.blame, exceptionText: msg.exceptionText });
@@ -237,7 +269,22 @@ export class SimClient {
         }
         return;
       case "data-updated":
-        this.scatterer?.dataUpdated(msg);
+        if (this.scatterer?.dataUpdated(msg) === true && this.c.scatter !== null) {
+          const registered: string[] = [];
+          for (const rec of this.c.scatter.records.values()) {
+            if (rec.fate === "registered") registered.push(rec.key);
+          }
+          this.replicator?.afterScatter(registered);
+        }
+        return;
+      case "replicated":
+        if (this.replicator === null) {
+          throw new SimFailure(
+            "lost",
+            `the client got replicated (${msg.stimulusId}) and never replicated`,
+          );
+        }
+        this.replicator.answered(msg);
         return;
       case "task-no-worker":
       case "task-runnable":

@@ -152,6 +152,7 @@ export class SimScheduler {
       }
     }
     c.scatter?.afterSchedulerStimulus(ev);
+    c.replicas?.afterSchedulerStimulus(ev, out);
     for (let m of out) {
       if (hooks?.schedulerMessage !== undefined) {
         const hooked = hooks.schedulerMessage(c.hookContext, m);
@@ -165,6 +166,7 @@ export class SimScheduler {
   private route(m: SchedulerMessage): void {
     if (m.to.kind === "client") {
       const msg = m.msg as SchedulerToClientMessage;
+      if (msg.op === "replicated") this.c.replicas?.answerSent(msg);
       this.c.net.send(SCHEDULER_ADDRESS, m.to.id, () => this.toClient(msg));
       return;
     }

@@ -18,6 +18,7 @@ import type { HookContext, SimHooks } from "./hooks.ts";
 import { Network } from "./network.ts";
 import { type ResolvedSimOptions, resolveSimOptions, type SimOptions } from "./options.ts";
 import { replayCommand } from "./replay.ts";
+import { ReplicateLedger } from "./replicateLedger.ts";
 import { SimRng } from "./rng.ts";
 import { ScatterLedger } from "./scatterLedger.ts";
 import { SimClient } from "./simClient.ts";
@@ -70,6 +71,8 @@ export class Simulation implements SimCluster {
   readonly client: SimClient;
   /** The record of the scattered keys (the `scatter` workload), or null. */
   readonly scatter: ScatterLedger | null;
+  /** The record of the client's `replicate` requests (the `scatter` workload), or null. */
+  readonly replicas: ReplicateLedger | null;
   /** Every worker that ever started, by address, dead ones included. */
   readonly workers = new Map<string, SimWorker>();
   /** Error texts injected, per key. */
@@ -105,8 +108,18 @@ export class Simulation implements SimCluster {
     this.scatter = this.workload.tasks.some((t) => t.scattered === true)
       ? new ScatterLedger(this.workload, this.stats.scatter, scheduler, (a) => this.workers.get(a))
       : null;
-    // The scatter's stream is forked last: the streams before it are what they always were.
-    this.client = new SimClient(this, this.scheduler, this.workload, root.fork(3), root.fork(4));
+    this.replicas =
+      this.scatter !== null ? new ReplicateLedger(this.stats.replicate, scheduler) : null;
+    // The scatter's stream, then replicate's, are forked last: the streams before them are
+    // what they always were.
+    this.client = new SimClient(
+      this,
+      this.scheduler,
+      this.workload,
+      root.fork(3),
+      root.fork(4),
+      root.fork(5),
+    );
   }
 
   // ----------------------------------------------------------------- SimCluster
@@ -213,6 +226,7 @@ export class Simulation implements SimCluster {
   /** `w` dies (killed, or it exits): what it held is gone. */
   private retire(w: SimWorker): void {
     this.scatter?.workerDied(w);
+    this.replicas?.workerDied(w);
     w.die();
   }
 
@@ -279,7 +293,17 @@ export class Simulation implements SimCluster {
   private stalled(): SimFailure {
     const pending = [...this.client.status].filter(([, st]) => st === "pending").map(([k]) => k);
     const s = this.scheduler.state;
-    const keys = pending.length > 0 ? stuckKeys(s, pending) : stuckKeys(s, [...s.tasks.keys()]);
+    const unanswered =
+      this.phase === "compute" && (this.client.replicator?.pending ?? 0) > 0
+        ? (this.replicas?.describePending() ?? [])
+        : [];
+    const copying = this.replicas?.pendingKeys() ?? [];
+    const keys =
+      pending.length > 0
+        ? stuckKeys(s, pending)
+        : unanswered.length > 0 && copying.length > 0
+          ? copying
+          : stuckKeys(s, [...s.tasks.keys()]);
     const details = storiesOf(s, this.workers.values(), keys);
     const idle = this.queue.pendingWork === 0;
     const what =
@@ -287,9 +311,11 @@ export class Simulation implements SimCluster {
         ? "the cluster did not settle after the client released everything"
         : pending.length > 0
           ? `${pending.length} wanted keys still pending (${pending.slice(0, 5).join(", ")})`
-          : "the client has everything but the cluster never became quiet";
+          : unanswered.length > 0
+            ? `the client awaits the answer to replicate: ${unanswered.join("; ")}`
+            : "the client has everything but the cluster never became quiet";
     return new SimFailure(
-      idle || pending.length > 0 ? "deadlock" : "livelock",
+      idle || pending.length > 0 || unanswered.length > 0 ? "deadlock" : "livelock",
       `${idle ? "the event queue ran dry" : `no progress for ${this.options.stallTimeout} virtual seconds`}: ${what}; stuck: ${keys.join(", ")}`,
       details,
     );

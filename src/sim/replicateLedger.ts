@@ -1,0 +1,384 @@
+/**
+ * What a run records about the client's `replicate` requests (the `scatter`
+ * workload), so that each answer can be checked against what the machines
+ * were told rather than against the scheduler's own bookkeeping.
+ *
+ * When the scheduler handles a request, the ledger notes the running workers
+ * the request allows (by address or host), each key's holders among them, and
+ * the copies the scheduler asks for (its `acquire-replicas`, which it checks:
+ * allowed workers that hold no copy, as many as `n` holders need). It then
+ * follows each copy: it arrives when the scheduler takes the target's
+ * `add-keys` with the key in memory; it cannot come when the target is removed
+ * first, reports that it could not fetch it (`task-erred`, `fetchFailed`), or
+ * the key leaves memory meanwhile. When the scheduler sends `replicated`
+ * (checked as it leaves, after the hooks), it must answer a request the client
+ * sent, once, after every copy asked for arrived or could not come; each key
+ * it says failed must have failed in the run, for the reason it gives; and each
+ * key it does not name got every copy, and then (if still in memory) has at
+ * least min(n, allowed workers) holders among the allowed workers, counting
+ * those that left or dropped their copy since. Anything else fails the run as
+ * `lost`.
+ */
+
+import type { SchedulerMessage } from "../protocol/messages.ts";
+import type { ReplicatedMsg, ReplicateMsg } from "../protocol/messagesClient.ts";
+import type { SchedulerEvent } from "../scheduler/state/events.ts";
+import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
+import { SimFailure } from "./failure.ts";
+import type { SimWorker } from "./simWorker.ts";
+import type { ReplicateCount } from "./stats.ts";
+
+/** Why a key of a request did not get every copy asked for. */
+export type ReplicateFailureKind =
+  | "notInMemory"
+  | "noWorker"
+  | "targetLeft"
+  | "fetchFailed"
+  | "keyLost";
+
+/** The counter of each kind of failure an answer gives. */
+const FAILED_COUNT: Readonly<Record<ReplicateFailureKind, ReplicateCount>> = {
+  notInMemory: "failedNotInMemory",
+  noWorker: "failedNoWorker",
+  targetLeft: "failedTargetLeft",
+  fetchFailed: "failedFetch",
+  keyLost: "failedKeyLost",
+};
+
+/**
+ * The kind of a failure reason in a `replicated` answer, from its wording (the
+ * scheduler's `replicate.ts`), or null for a reason of no known kind.
+ */
+export function failureKind(reason: string): ReplicateFailureKind | null {
+  if (/, not in memory$/.test(reason)) return "notInMemory";
+  if (/^(no worker is running|none of the workers .+ is running)$/.test(reason)) return "noWorker";
+  if (/ left before it had a copy$/.test(reason)) return "targetLeft";
+  if (/ could not fetch it: /.test(reason)) return "fetchFailed";
+  if (reason === "its result was released or lost meanwhile") return "keyLost";
+  return null;
+}
+
+/** One key of a request: its copies, followed. */
+export interface CopyRecord {
+  readonly key: string;
+  /** The key was in memory when the scheduler handled the request. */
+  readonly inMemory: boolean;
+  /** Its holders among the allowed workers then. */
+  readonly holders: ReadonlySet<string>;
+  /** The workers asked to fetch a copy. */
+  readonly targets: Set<string>;
+  /** Targets whose copy arrived (`add-keys` taken, the key in memory). */
+  readonly arrived: Set<string>;
+  /** Targets whose copy cannot come, and why. */
+  readonly failed: Map<string, ReplicateFailureKind>;
+  /** Allowed workers that left, or said they dropped the key, since the request. */
+  readonly excused: Set<string>;
+  /** The kinds of failure the run shows for this key. */
+  readonly why: Set<ReplicateFailureKind>;
+}
+
+/** One `replicate` request of the client. */
+export interface ReplicateRecord {
+  readonly msg: ReplicateMsg;
+  /** The scheduler handled it. */
+  handled: boolean;
+  /** The scheduler answered it. */
+  answered: boolean;
+  /** The running workers it allows, when the scheduler handled it. */
+  allowed: ReadonlySet<string>;
+  /** Its keys (each once), by key. */
+  readonly copies: Map<string, CopyRecord>;
+}
+
+/** The host of a simulated worker's address (`tcp://10.0.1.1:9001` → `10.0.1.1`). */
+function hostOf(address: string): string {
+  const m = /^[a-z]+:\/\/(.+):\d+$/.exec(address);
+  return m === null ? address : m[1];
+}
+
+/** The scheduler's workers that are running and that `names` (addresses or hosts) allow. */
+function allowedRunning(s: SchedulerState, names: readonly string[] | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const ws of s.workers.values()) {
+    if (ws.status !== "running") continue;
+    if (names === undefined || names.includes(ws.address) || names.includes(hostOf(ws.address))) {
+      out.add(ws.address);
+    }
+  }
+  return out;
+}
+
+function holdersOf(s: SchedulerState, key: string): Set<string> {
+  const out = new Set<string>();
+  const ts = s.tasks.get(key);
+  if (ts !== undefined) for (const ws of ts.whoHas) out.add(ws.address);
+  return out;
+}
+
+function isPending(c: CopyRecord, target: string): boolean {
+  return c.targets.has(target) && !c.arrived.has(target) && !c.failed.has(target);
+}
+
+/** The client's `replicate` requests and what became of them. */
+export class ReplicateLedger {
+  /** Every request the client sent, by stimulus id. */
+  readonly requests = new Map<string, ReplicateRecord>();
+  /** Requests handled and not answered yet: followed after each scheduler stimulus. */
+  private readonly open = new Set<ReplicateRecord>();
+  /** Called once the scheduler handled a request (for faults aimed at its copies). */
+  onHandled: ((r: ReplicateRecord) => void) | null = null;
+
+  constructor(
+    private readonly counts: Record<ReplicateCount, number>,
+    private readonly scheduler: SchedulerState,
+  ) {}
+
+  /** The client sends `msg`. */
+  sent(msg: ReplicateMsg): void {
+    this.counts.requests++;
+    this.requests.set(msg.stimulusId, {
+      msg,
+      handled: false,
+      answered: false,
+      allowed: new Set(),
+      copies: new Map(),
+    });
+  }
+
+  /** Copies of `key` asked for and neither arrived nor failed yet, over the open requests. */
+  pendingCopies(key: string): number {
+    let n = 0;
+    for (const r of this.open) {
+      const c = r.copies.get(key);
+      if (c !== undefined) for (const t of c.targets) if (isPending(c, t)) n++;
+    }
+    return n;
+  }
+
+  /** Worker `w` dies (or exits): count the copies it takes with it, as target or holder. */
+  workerDied(w: SimWorker): void {
+    for (const r of this.open) {
+      for (const c of r.copies.values()) {
+        const pending = [...c.targets].filter((t) => isPending(c, t));
+        if (pending.length === 0) continue;
+        if (pending.includes(w.address)) this.counts.targetDied++;
+        else if (w.state.data.has(c.key)) this.counts.holderDied++;
+      }
+    }
+  }
+
+  /**
+   * The scheduler handled `ev` (and passed its validation), returning `out`:
+   * record a request, follow its copies.
+   */
+  afterSchedulerStimulus(ev: SchedulerEvent, out: readonly SchedulerMessage[]): void {
+    if (ev.kind === "client-message") {
+      const msg = ev.msg;
+      if (msg.op === "replicate") {
+        const r = this.requests.get(msg.stimulusId);
+        if (r !== undefined && !r.handled) this.handled(r, out);
+      } else if (msg.op === "client-releases-keys") {
+        for (const key of msg.keys) {
+          if (this.pendingCopies(key) > 0) this.counts.releasedWhileCopying++;
+        }
+      }
+    }
+    if (this.open.size === 0) return;
+    const s = this.scheduler;
+    if (ev.kind === "remove-worker") {
+      for (const r of this.open) {
+        for (const c of r.copies.values()) {
+          if (isPending(c, ev.worker)) {
+            c.failed.set(ev.worker, "targetLeft");
+            c.why.add("targetLeft");
+          }
+          if (r.allowed.has(ev.worker)) c.excused.add(ev.worker);
+        }
+      }
+    } else if (ev.kind === "worker-message") {
+      const msg = ev.msg;
+      const from = ev.worker;
+      if (msg.op === "add-keys") {
+        for (const key of msg.keys) {
+          const ts = s.tasks.get(key);
+          if (ts?.state !== "memory" || !holdersOf(s, key).has(from)) continue;
+          for (const r of this.open) {
+            const c = r.copies.get(key);
+            if (c !== undefined && isPending(c, from)) {
+              c.arrived.add(from);
+              this.counts.copiesArrived++;
+            }
+          }
+        }
+      } else if (msg.op === "task-erred" && msg.fetchFailed === true) {
+        for (const r of this.open) {
+          const c = r.copies.get(msg.key);
+          if (c !== undefined && isPending(c, from)) {
+            c.failed.set(from, "fetchFailed");
+            c.why.add("fetchFailed");
+            this.counts.copyFetchFailed++;
+          }
+        }
+      } else if (msg.op === "release-worker-data") {
+        for (const r of this.open) {
+          if (r.allowed.has(from)) r.copies.get(msg.key)?.excused.add(from);
+        }
+      }
+    }
+    // A key that left memory: none of its pending copies can come.
+    for (const r of this.open) {
+      for (const c of r.copies.values()) {
+        if (s.tasks.get(c.key)?.state === "memory") continue;
+        for (const t of c.targets) {
+          if (!isPending(c, t)) continue;
+          c.failed.set(t, "keyLost");
+          c.why.add("keyLost");
+        }
+      }
+    }
+  }
+
+  /** The scheduler handled request `r`, returning `out`: note and check its choice of copies. */
+  private handled(r: ReplicateRecord, out: readonly SchedulerMessage[]): void {
+    const s = this.scheduler;
+    const msg = r.msg;
+    r.handled = true;
+    r.allowed = allowedRunning(s, msg.workers);
+    for (const key of msg.keys) {
+      if (r.copies.has(key)) continue;
+      const ts = s.tasks.get(key);
+      const inMemory = ts?.state === "memory";
+      const holders = new Set([...holdersOf(s, key)].filter((a) => r.allowed.has(a)));
+      const c: CopyRecord = {
+        key,
+        inMemory,
+        holders,
+        targets: new Set(),
+        arrived: new Set(),
+        failed: new Map(),
+        excused: new Set(),
+        why: new Set(),
+      };
+      if (!inMemory) c.why.add("notInMemory");
+      else if (r.allowed.size === 0) c.why.add("noWorker");
+      r.copies.set(key, c);
+    }
+    for (const m of out) {
+      if (m.to.kind !== "worker" || m.msg.op !== "acquire-replicas") continue;
+      if (m.msg.stimulusId !== msg.stimulusId) continue;
+      for (const key of m.msg.whoHas.keys()) {
+        const c = r.copies.get(key);
+        if (c === undefined) {
+          throw new SimFailure(
+            "lost",
+            `replicate ${msg.stimulusId} asked ${m.to.address} for a copy of ${key}, which it does not name`,
+          );
+        }
+        c.targets.add(m.to.address);
+        this.counts.copiesAsked++;
+      }
+    }
+    const want = (allowed: number): number => Math.min(msg.n ?? allowed, allowed);
+    for (const c of r.copies.values()) {
+      const bad = [...c.targets].filter((t) => !r.allowed.has(t) || c.holders.has(t));
+      const need = c.inMemory ? Math.max(0, want(r.allowed.size) - c.holders.size) : 0;
+      if (bad.length > 0 || c.targets.size !== need) {
+        throw new SimFailure(
+          "lost",
+          `replicate ${msg.stimulusId} of ${c.key} (n=${msg.n ?? "all"}, ${c.inMemory ? "in memory" : "not in memory"}, ` +
+            `held by ${c.holders.size} of the ${r.allowed.size} allowed running workers) ` +
+            `asked for ${c.targets.size} copies (${[...c.targets].join(", ")}), not ${need}` +
+            (bad.length > 0
+              ? `; ${bad.join(", ")} not allowed, not running or already holding it`
+              : ""),
+        );
+      }
+    }
+    this.open.add(r);
+    this.onHandled?.(r);
+  }
+
+  /**
+   * The scheduler sends `msg` to the client (after the hooks, at the moment of the
+   * answer): check it against the run.
+   */
+  answerSent(msg: ReplicatedMsg): void {
+    const id = msg.stimulusId;
+    const bad = (why: string): SimFailure =>
+      new SimFailure("lost", `the scheduler's replicated (${id}) ${why}`);
+    const r = this.requests.get(id);
+    if (r === undefined || !r.handled) throw bad("answers no replicate it handled");
+    if (r.answered) throw bad("answers its request a second time");
+    r.answered = true;
+    this.open.delete(r);
+    for (const c of r.copies.values()) {
+      for (const t of c.targets) {
+        if (isPending(c, t)) throw bad(`is sent while the copy of ${c.key} on ${t} is on its way`);
+      }
+    }
+    const named = new Set<string>();
+    for (const { key, reason } of msg.failed) {
+      const c = r.copies.get(key);
+      if (c === undefined) throw bad(`names ${key}, which the request does not`);
+      if (named.has(key)) throw bad(`names ${key} twice`);
+      named.add(key);
+      const kind = failureKind(reason);
+      if (kind === null) throw bad(`gives ${key} a reason of no known kind: ${reason}`);
+      if (!c.why.has(kind)) {
+        throw bad(
+          `says ${key} failed (${reason}), but in the run ${c.why.size === 0 ? "every copy of it arrived" : `it failed as ${[...c.why].join(", ")}`}`,
+        );
+      }
+      this.counts[FAILED_COUNT[kind]]++;
+    }
+    const s = this.scheduler;
+    const want = Math.min(r.msg.n ?? r.allowed.size, r.allowed.size);
+    for (const c of r.copies.values()) {
+      if (named.has(c.key)) continue;
+      if (c.why.size > 0) {
+        throw bad(
+          `does not name ${c.key}, which did not get every copy (${[...c.why].join(", ")})`,
+        );
+      }
+      if (s.tasks.get(c.key)?.state !== "memory") continue; // it left memory after its copies came
+      const holders = [...holdersOf(s, c.key)].filter((a) => r.allowed.has(a));
+      const counted = new Set([...holders, ...c.excused]);
+      if (counted.size < want) {
+        throw bad(
+          `does not name ${c.key}, which the scheduler lists on ${holders.length} of the allowed workers ` +
+            `(${holders.join(", ")}${c.excused.size > 0 ? `; ${[...c.excused].join(", ")} left or dropped it` : ""}), ` +
+            `fewer than min(n=${r.msg.n ?? "all"}, ${r.allowed.size} allowed running workers) = ${want}`,
+        );
+      }
+    }
+  }
+
+  /** The keys of the copies on their way, over the open requests. */
+  pendingKeys(): string[] {
+    const out = new Set<string>();
+    for (const r of this.open) {
+      for (const c of r.copies.values()) {
+        for (const t of c.targets) if (isPending(c, t)) out.add(c.key);
+      }
+    }
+    return [...out];
+  }
+
+  /** The requests handled and not answered, with their pending copies: for a stall's report. */
+  describePending(): string[] {
+    const out: string[] = [];
+    for (const r of this.open) {
+      const copies: string[] = [];
+      for (const c of r.copies.values()) {
+        for (const t of c.targets) if (isPending(c, t)) copies.push(`${c.key} on ${t}`);
+      }
+      out.push(
+        `replicate ${r.msg.stimulusId} unanswered, copies on their way: ${copies.join(", ") || "none"}`,
+      );
+    }
+    for (const r of this.requests.values()) {
+      if (!r.handled) out.push(`replicate ${r.msg.stimulusId} not handled by the scheduler yet`);
+    }
+    return out;
+  }
+}
