@@ -71,6 +71,7 @@ describe("the scatter workload", () => {
         const r = simulate({ seed, workload, tasks: 20, workers: 3 });
         const s = r.stats;
         expect(Object.values(s.scatter).every((n) => n === 0)).toBe(true);
+        expect(Object.values(s.replicate).every((n) => n === 0)).toBe(true);
         h.update(
           JSON.stringify([
             r.ok,

@@ -38,6 +38,27 @@ test("weft sim --workload scatter: the summary counts what the scatters met", as
   expect(r.out.trimEnd().split("\n").at(-1)).toBe("3 passed, 0 failed");
   // The other workloads' summaries have no scatter rows.
   expect((await weft("sim", "--runs", "2", "--tasks", "10")).out).not.toContain("scatter:");
+  // Nor replicate rows where no client replicated (seeds 1 to 3 do not).
+  expect(r.out).not.toContain("replicate:");
+});
+
+test("weft sim --workload scatter: the summary counts the replicate requests when there were any", async () => {
+  const r = await weft(
+    "sim",
+    "--workload",
+    "scatter",
+    "--runs",
+    "3",
+    "--from",
+    "4",
+    "--tasks",
+    "12",
+  );
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/^replicate: requests +4 in 2 runs$/m);
+  expect(r.out).toMatch(/^replicate: copiesArrived +\d+ in \d runs$/m);
+  expect(r.out).toMatch(/^replicate: failedTargetLeft +\d+ in \d runs$/m);
+  expect(r.out.trimEnd().split("\n").at(-1)).toBe("3 passed, 0 failed");
 });
 
 test("weft sim --runs draws its bar on a terminal without changing the terminal's modes", async () => {
