@@ -250,23 +250,3 @@ describe("replicate in the scatter workload", () => {
     );
   });
 });
-
-describe("known scheduler bug found by replicate (reported, not fixed in src/sim)", () => {
-  // A worker asked for a copy (acquire-replicas) fails to fetch it otherwise than on
-  // the network (the fetch-error fault): its state machine errs the key and reports
-  // task-erred (fetchFailed). The scheduler answers the replicate, but nothing on that
-  // worker needs the key, and nothing ever tells the worker to free it: once the client
-  // releases everything, the worker still holds the erred task (a leak). When the fix
-  // lands, these seeds pass: move them to regressions.test.ts.
-  test.each([
-    { seed: 21, options: {}, worker: "tcp://10.0.0.1:9000", key: "load-20" },
-    { seed: 2860, options: {}, worker: "tcp://10.0.1.1:9009", key: "inc-4" },
-    { seed: 235, options: { workers: 5 }, worker: "tcp://10.0.0.1:9000", key: "mul-19" },
-  ])("seed $seed: an erred copy is never freed on its worker", ({ seed, options, worker, key }) => {
-    const r = simulate({ seed, workload: "scatter", ...options });
-    expect(r.failure?.kind).toBe("leak");
-    expect(r.failure?.message).toBe(
-      `after the client released everything ${worker} still has 1 tasks and 0 values: ${key} (error)`,
-    );
-  });
-});

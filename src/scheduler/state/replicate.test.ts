@@ -87,6 +87,8 @@ describe("replicate", () => {
     expect(answer(erred)?.failed).toEqual([
       { key: "x", reason: "w2 could not fetch it: SerializationError: bad frame" },
     ]);
+    expect(t.summarize(erred)).toContain("w2 free-keys x"); // its erred copy
+    s.validateState();
     s.handleStimulus(t.replicate("c", ["x", "big"], { n: 3 }, "r3"));
     const left = s.handleStimulus(t.removeWorker("w3"));
     expect(answer(left)).toBeUndefined(); // w2 still fetches x

@@ -183,8 +183,13 @@ describe("task-erred", () => {
   test("of an input a worker could not fetch, errs its tasks needing it there and frees them", () => {
     const s = fetching();
     const out = s.handleStimulus(t.fetchErred("w2", "x", -1, "RemoteError: too large"));
-    // x, needed by nothing any more, is released as after any error.
-    expect(t.summarize(out)).toEqual(["w2 free-keys y", "client:c task-erred y", "w1 free-keys x"]);
+    // w2 drops y and its erred copy of x; x, needed by nothing any more, is
+    // released as after any error.
+    expect(t.summarize(out)).toEqual([
+      "w2 free-keys y,x",
+      "client:c task-erred y",
+      "w1 free-keys x",
+    ]);
     const y = s.tasks.get("y");
     expect(y?.state).toBe("erred");
     expect(y?.exceptionText).toBe("RemoteError: too large (while fetching its input x)");
@@ -194,7 +199,8 @@ describe("task-erred", () => {
   test("of an input a worker could not fetch, retries the tasks needing it while retries last", () => {
     const s = fetching(1);
     const out = s.handleStimulus(t.fetchErred("w2", "x", -1));
-    expect(t.summarize(out)).toEqual(["w2 free-keys y", "w2 compute-task y"]);
+    // y goes back to w2 (the only worker with R), which fetches x anew.
+    expect(t.summarize(out)).toEqual(["w2 free-keys y,x", "w2 compute-task y"]);
     expect(s.tasks.get("y")?.retries).toBe(0);
     s.validateState();
   });
@@ -208,8 +214,19 @@ describe("task-erred", () => {
   test("of an input a worker once computed itself (a stale run id) is a failed fetch too", () => {
     const s = fetching();
     const out = s.handleStimulus(t.fetchErred("w2", "x", 7));
-    expect(t.summarize(out)[0]).toBe("w2 free-keys y");
+    expect(t.summarize(out)[0]).toBe("w2 free-keys y,x");
     expect(s.tasks.get("y")?.state).toBe("erred");
+  });
+
+  test("of a key the scheduler forgot, or no longer has in memory, frees the worker's erred copy", () => {
+    const s = fetching();
+    expect(t.summarize(s.handleStimulus(t.fetchErred("w2", "gone", -1)))).toEqual([
+      "w2 free-keys gone",
+    ]);
+    s.handleStimulus(t.registerWorker("w3"));
+    expect(t.summarize(s.handleStimulus(t.fetchErred("w3", "y", -1)))).toEqual(["w3 free-keys y"]);
+    expect(s.tasks.get("y")?.state).toBe("processing"); // on w2, untouched
+    s.validateState();
   });
 
   test("a late failure of a worker's own old run of a key since computed elsewhere is ignored", () => {

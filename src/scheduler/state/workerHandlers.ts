@@ -121,16 +121,14 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
 /** `task-erred` (Dask's `stimulus_task_erred`): retry while `retries` last, else err. */
 function taskErred(s: SchedulerState, ws: WorkerInfo, msg: TaskErredMsg): void {
   const ts = s.tasks.get(msg.key);
-  if (ts === undefined) return;
-  if (ts.state === "memory" && !ts.whoHas.has(ws)) {
-    // Else a late report of the worker's own old run of a key since computed
-    // elsewhere: stale, ignored as Dask ignores any report of a task in memory.
-    if (msg.fetchFailed === true) {
-      inputUnfetchable(s, ws, ts, msg);
-      replicaFailed(s, ts, ws, `${ws.address} could not fetch it: ${msg.exceptionText}`);
-    }
+  if (msg.fetchFailed === true && !(ts?.state === "processing" && ts.processingOn === ws)) {
+    fetchFailed(s, ws, msg, ts);
     return;
   }
+  if (ts === undefined) return;
+  // A late report of the worker's own old run of a key since computed
+  // elsewhere: stale, ignored as Dask ignores any report of a task in memory.
+  if (ts.state === "memory" && !ts.whoHas.has(ws)) return;
   if (ts.state !== "processing") return;
   if (ts.runId !== msg.runId) {
     if (ts.processingOn === ws) s.recommend(ts, "released");
@@ -164,6 +162,25 @@ function inputUnfetchable(
   for (const dts of [...ts.dependents]) {
     if (dts.state === "processing" && dts.processingOn === ws) retryOrErr(s, dts, ws, why, true);
   }
+}
+
+/**
+ * `ws` could not fetch `msg.key` (`fetchFailed`): the tasks there that needed it
+ * retry or err with the error, a copy asked for by `replicate` fails, and the
+ * worker is told to free its erred copy (Dask ignores the report: the copy
+ * stays on the worker for good), unless it still has business with the key.
+ */
+function fetchFailed(
+  s: SchedulerState,
+  ws: WorkerInfo,
+  msg: TaskErredMsg,
+  ts: TaskState | undefined,
+): void {
+  if (ts !== undefined && ts.state === "memory" && !ts.whoHas.has(ws)) {
+    inputUnfetchable(s, ws, ts, msg);
+    replicaFailed(s, ts, ws, `${ws.address} could not fetch it: ${msg.exceptionText}`);
+  }
+  if (ts === undefined || !isInvolved(ts, ws)) s.freeKeys(ws, msg.key);
 }
 
 /**
