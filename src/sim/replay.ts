@@ -12,6 +12,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["outgoingLimit", "--outgoing-limit"],
   ["incomingLimit", "--incoming-limit"],
   ["latency", "--latency"],
+  ["replicate", "--replicate"],
   ["variant", "--variant"],
 ];
 
@@ -29,7 +30,6 @@ const NO_FLAG: readonly Exclude<keyof ResolvedSimOptions, "seed" | "hooks">[] = 
   "retryBusyDelay",
   "replaceDelay",
   "allowedFailures",
-  "replicate",
   "stallTimeout",
   "maxEvents",
   "maxTime",

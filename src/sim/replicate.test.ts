@@ -68,7 +68,7 @@ describe("replicate in the scatter workload", () => {
       ).toBeGreaterThan(0);
       const off = simulate({ seed, workload: "scatter", tasks: 20, workers: 3, replicate: 0 });
       expect(off.stats.replicate.requests).toBe(0);
-      expect(off.command).toContain("(not weft sim flags: replicate=0)");
+      expect(off.command).toContain("--replicate 0");
     }
     expect(new Simulation({ seed: 1, workload: "mix" }).replicas).toBeNull();
   });

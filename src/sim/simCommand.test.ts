@@ -59,6 +59,25 @@ test("weft sim --workload scatter: the summary counts the replicate requests whe
   expect(r.out).toMatch(/^replicate: copiesArrived +\d+ in \d runs$/m);
   expect(r.out).toMatch(/^replicate: failedTargetLeft +\d+ in \d runs$/m);
   expect(r.out.trimEnd().split("\n").at(-1)).toBe("3 passed, 0 failed");
+  // --replicate sets the share of runs that replicate: none with 0.
+  const none = await weft(
+    "sim",
+    "--workload",
+    "scatter",
+    "--runs",
+    "3",
+    "--from",
+    "4",
+    "--tasks",
+    "12",
+    "--replicate",
+    "0",
+  );
+  expect(none.code).toBe(0);
+  expect(none.out).not.toContain("replicate:");
+  const bad = await weft("sim", "--workload", "scatter", "--replicate", "1.5");
+  expect(bad.code).toBe(2);
+  expect(bad.err).toContain("expected a number from 0 to 1, got '1.5'");
 });
 
 test("weft sim --runs draws its bar on a terminal without changing the terminal's modes", async () => {

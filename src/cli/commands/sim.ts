@@ -40,6 +40,7 @@ interface SimCliOptions {
   readonly outgoingLimit?: number;
   readonly incomingLimit?: number;
   readonly latency?: number;
+  readonly replicate?: number;
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
@@ -67,6 +68,13 @@ function positive(v: string): number {
   return n;
 }
 
+function share(v: string): number {
+  const n = v.trim() === "" ? Number.NaN : Number(v);
+  if (!(n >= 0 && n <= 1))
+    throw new InvalidArgumentError(`expected a number from 0 to 1, got '${v}'`);
+  return n;
+}
+
 function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
   let faults: SimOptions["faults"];
   try {
@@ -82,6 +90,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     outgoingLimit: o.outgoingLimit,
     incomingLimit: o.incomingLimit,
     latency: o.latency,
+    replicate: o.replicate,
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
@@ -128,6 +137,11 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option("--incoming-limit <n>", "transfers a worker makes at once (default 4)", integer(1))
     .option("--latency <seconds>", "mean message latency (default 0.002)", positive)
+    .option(
+      "--replicate <share>",
+      "scatter workload: the share of runs whose client also replicates (default 0.5)",
+      share,
+    )
     .option("--faults <spec>", "which faults, and their rates", "all")
     .addOption(
       new Option("--variant <name>", "run a deliberately broken variant").choices(
