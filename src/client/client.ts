@@ -250,6 +250,7 @@ export class Client implements FutureHost, GatherHost {
       workers: () => this.workers(),
       dropStored: (stored) => this.dropScattered(stored),
       inProcess: address.startsWith("inproc://"),
+      timeoutMs,
     });
     conn.onMessage = (msg) => this.onMessage(msg);
     conn.onClose = (err) => {

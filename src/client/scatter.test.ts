@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { CommClosedError, ConnectError } from "../comm/errors.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
@@ -118,6 +119,22 @@ describe("scatter", () => {
     }
   });
 
+  it("waits for a worker to join, as Dask's scatter does", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    await cluster.workers[0].close();
+    await eventually(() => cluster.scheduler.state.workers.size === 0, 5000, "worker gone");
+    const scattered = client.scatter([5]);
+    await sleep(300);
+    const late = await extraWorker(cluster);
+    try {
+      const [f] = await scattered;
+      expect(client.holdersOf(f.key)).toEqual([late.address]);
+      expect(await client.submit(inc, f)).toBe(6);
+    } finally {
+      await late.close();
+    }
+  });
+
   it("refuses bad input with a clear error, and fails without workers", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     await expect(client.scatter(5 as never)).rejects.toThrow(
@@ -133,15 +150,20 @@ describe("scatter", () => {
     await expect(client.scatter([1], { broadcast: "yes" as never })).rejects.toThrow(
       'scatter: broadcast must be a boolean, got "yes"',
     );
-    await expect(client.scatter([1], { workers: ["inproc://nowhere/9"] })).rejects.toThrow(
+    await expect(client.scatter([1], { timeoutMs: 0 })).rejects.toThrow(
+      "scatter: timeoutMs must be a number > 0 and at most 2147483647, got 0",
+    );
+    await expect(
+      client.scatter([1], { workers: ["inproc://nowhere/9"], timeoutMs: 100 }),
+    ).rejects.toThrow(
       new ScatterError(
-        `scatter: none of the workers inproc://nowhere/9 is running (running: ${cluster.workers[0].address})`,
+        `scatter: none of the workers inproc://nowhere/9 is running within 100 ms (running: ${cluster.workers[0].address})`,
       ),
     );
     await cluster.workers[0].close();
     await eventually(() => cluster.scheduler.state.workers.size === 0, 5000, "worker gone");
-    await expect(client.scatter([1])).rejects.toThrow(
-      "scatter: no running worker to put the values on (start one, or wait with client.waitForWorkers)",
+    await expect(client.scatter([1], { timeoutMs: 100 })).rejects.toThrow(
+      "scatter: no running worker to put the values on within 100 ms (start one, or wait with client.waitForWorkers)",
     );
     await client.close();
     await expect(client.scatter([1])).rejects.toThrow("the client was closed");
@@ -203,7 +225,7 @@ describe("scatter", () => {
  */
 function fakeScatterer(
   n: number,
-  o: { unreachable?: string[]; breaking?: string[]; refusing?: string[] } = {},
+  o: { unreachable?: string[]; breaking?: string[]; refusing?: string[]; hanging?: string[] } = {},
 ) {
   const calls: [string, unknown[]][] = [];
   const workers: WorkerIdentity[] = Array.from({ length: n }, (_, i) => ({
@@ -213,7 +235,11 @@ function fakeScatterer(
     status: "running",
   }));
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
+  /** The calls to hanging workers, failed when their connection is removed. */
+  const hung = new Map<string, (err: Error) => void>();
+  let asked = 0;
   const peers = {
+    remove: (address: string, reason: string) => hung.get(address)?.(new CommClosedError(reason)),
     get: async (address: string) => {
       const w = name(address);
       if (o.unreachable?.includes(w)) throw new ConnectError(`cannot reach ${address}`, address);
@@ -222,6 +248,9 @@ function fakeScatterer(
           const keys = [...args.data.keys()];
           calls.push([w, [...args.data.values()]]);
           if (o.breaking?.includes(w)) throw new CommClosedError("connection reset");
+          if (o.hanging?.includes(w)) {
+            return new Promise((_, reject) => hung.set(address, reject));
+          }
           const refuse = o.refusing?.includes(w) === true;
           return {
             status: "OK",
@@ -238,11 +267,14 @@ function fakeScatterer(
   const scatterer = new Scatterer({
     id: "c",
     peers,
-    workers: async () => workers,
+    // A hanging worker is frozen: the scheduler drops it after the first answer.
+    workers: async () =>
+      asked++ === 0 ? workers : workers.filter((w) => !o.hanging?.includes(name(w.address))),
     dropStored: (stored) => {
       for (const d of stored) dropped.push([d.key, d.workers.map(name)]);
     },
     inProcess: false,
+    timeoutMs: 60,
   });
   return { scatterer, calls, name, dropped };
 }
@@ -293,6 +325,14 @@ describe("Scatterer", () => {
     expect(placed[0].key).toMatch(/^number-/);
   });
 
+  it("a worker that leaves the cluster while taking values (frozen) is given up on: they go elsewhere", async () => {
+    const { scatterer, calls, dropped, name } = fakeScatterer(2, { hanging: ["w1"] });
+    const placed = await scatterer.place([3], {});
+    expect(calls.map(([w]) => w)).toEqual(["w1", "w2"]);
+    expect(placed[0].workers.map(name)).toEqual(["w2"]);
+    expect(dropped.map(([, where]) => where)).toEqual([["w1"]]); // it may have stored it
+  });
+
   it("broadcast goes to every reachable worker", async () => {
     const { scatterer, name } = fakeScatterer(3, { unreachable: ["w3"] });
     const placed = await scatterer.place([1], { broadcast: true });
@@ -308,7 +348,7 @@ describe("Scatterer", () => {
   it("fails when no worker can be reached, or one refuses a value, letting go of what was stored", async () => {
     const none = fakeScatterer(2, { unreachable: ["w1", "w2"] }).scatterer;
     await expect(none.place([1], {})).rejects.toThrow(
-      "scatter: no worker could take the values: tcp://10.0.0.1:1: cannot reach tcp://10.0.0.1:1; tcp://10.0.0.2:1: cannot reach tcp://10.0.0.2:1",
+      "scatter: no worker could take the values within 60 ms: tcp://10.0.0.1:1: cannot reach tcp://10.0.0.1:1; tcp://10.0.0.2:1: cannot reach tcp://10.0.0.2:1",
     );
     const { scatterer, dropped } = fakeScatterer(2, { refusing: ["w2"] });
     const err = await scatterer.place([1, 2], {}).catch((e: unknown) => e);

@@ -14,6 +14,7 @@
  */
 
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { serialize } from "node:v8";
 import { ConnectError, isNetworkError, SerializationError } from "../comm/errors.ts";
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
@@ -23,11 +24,15 @@ import { getAddressHost } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
 import { typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import { asWireValue } from "../worker/dataServer.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { parseUpdateDataResponse } from "../worker/updateData.ts";
 import { ScatterError } from "./errors.ts";
 import { workersOption } from "./graph.ts";
+
+/** How often a scatter asks the scheduler for workers while it has none, and while a worker takes its values. */
+const WAIT_MS = 200;
 
 /** Options of `Client.scatter`. */
 export interface ScatterOptions {
@@ -39,6 +44,12 @@ export interface ScatterOptions {
   readonly workers?: string | readonly string[];
   /** Put every value on every one of those workers, rather than spreading them. Default false. */
   readonly broadcast?: boolean;
+  /**
+   * How long to wait for a worker to take the values while none (of those
+   * allowed) is running or can be reached, in milliseconds. Default: the
+   * client's `timeoutMs` (30 s).
+   */
+  readonly timeoutMs?: number;
 }
 
 /** What the scatterer needs of its client. */
@@ -51,6 +62,8 @@ export interface ScatterHost {
   dropStored(stored: readonly ScatteredKey[]): void;
   /** True for an in-process scheduler (`inproc://`): messages are not serialised. */
   readonly inProcess: boolean;
+  /** The default of {@link ScatterOptions.timeoutMs}. */
+  readonly timeoutMs: number;
 }
 
 /** Why `options` are not valid scatter options, or null. */
@@ -61,7 +74,13 @@ export function scatterOptionsProblem(options: unknown): string | null {
     const problem = workersProblem(workersOption(o));
     if (problem !== null) return `workers ${problem}`;
   }
-  const { broadcast } = o as { broadcast?: unknown };
+  const { broadcast, timeoutMs } = o as { broadcast?: unknown; timeoutMs?: unknown };
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)
+  ) {
+    return `timeoutMs must be a number > 0 and at most ${MAX_TIMER_MS}, got ${showValue(timeoutMs)}`;
+  }
   if (broadcast !== undefined && typeof broadcast !== "boolean") {
     return `broadcast must be a boolean, got ${showValue(broadcast)}`;
   }
@@ -129,23 +148,27 @@ export class Scatterer {
       holders: values.map(() => []),
       sizes: values.map(() => null),
     };
-    let candidates = await this.candidates(workersOption(options));
+    const names = workersOption(options);
+    const timeoutMs = options.timeoutMs ?? this.host.timeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    /** Workers that did not answer: not asked again by this scatter. */
+    const gone = new Set<string>();
     let todo = values.map((_, i) => i);
     const unreachable: string[] = [];
     const abandoned: ScatteredKey[] = [];
     try {
+      let candidates = await this.candidates(names, gone, deadline, timeoutMs, unreachable);
       while (todo.length > 0) {
         if (candidates.length === 0) {
-          throw new ScatterError(
-            `scatter: no worker could take the values: ${unreachable.join("; ")}`,
-          );
+          candidates = await this.candidates(names, gone, deadline, timeoutMs, unreachable);
         }
         const plan =
           options.broadcast === true
             ? new Map(candidates.map((w) => [w.address, todo]))
             : this.spread(todo, candidates);
         const { failed, error } = await this.send(plan, p, unreachable);
-        candidates = candidates.filter((w) => !failed.has(w.address));
+        for (const address of failed.keys()) gone.add(address);
+        candidates = candidates.filter((w) => !gone.has(w.address));
         const missed = new Set<number>();
         for (const { indices } of failed.values()) for (const i of indices) missed.add(i);
         const again: number[] = [];
@@ -199,20 +222,72 @@ export class Scatterer {
   }
 
   /** The running workers that `names` (addresses or hosts) allow, in address order. */
-  private async candidates(names: readonly string[] | undefined): Promise<WorkerIdentity[]> {
-    const running = (await this.host.workers()).filter((w) => w.status === "running");
-    const allowed =
-      names === undefined
-        ? running
-        : running.filter((w) => names.includes(w.address) || names.includes(hostOf(w.address)));
-    if (allowed.length === 0) {
-      throw new ScatterError(
-        names === undefined
-          ? "scatter: no running worker to put the values on (start one, or wait with client.waitForWorkers)"
-          : `scatter: none of the workers ${names.join(", ")} is running (running: ${running.map((w) => w.address).join(", ") || "none"})`,
+  /**
+   * The running workers `names` (addresses or hosts) allow, in address order,
+   * but for those in `gone`. While there are none, the scheduler is asked
+   * again every {@link WAIT_MS} until `deadline` (`timeoutMs` after the start);
+   * then a {@link ScatterError} says why (`unreachable`: the workers that did
+   * not answer).
+   */
+  private async candidates(
+    names: readonly string[] | undefined,
+    gone: ReadonlySet<string>,
+    deadline: number,
+    timeoutMs: number,
+    unreachable: readonly string[],
+  ): Promise<WorkerIdentity[]> {
+    for (;;) {
+      const running = (await this.host.workers()).filter((w) => w.status === "running");
+      const allowed = running.filter(
+        (w) =>
+          !gone.has(w.address) &&
+          (names === undefined || names.includes(w.address) || names.includes(hostOf(w.address))),
       );
+      if (allowed.length > 0) {
+        return allowed.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const waited = `within ${timeoutMs} ms`;
+        throw new ScatterError(
+          unreachable.length > 0
+            ? `scatter: no worker could take the values ${waited}: ${unreachable.join("; ")}`
+            : names === undefined
+              ? `scatter: no running worker to put the values on ${waited} (start one, or wait with client.waitForWorkers)`
+              : `scatter: none of the workers ${names.join(", ")} is running ${waited} (running: ${running.map((w) => w.address).join(", ") || "none"})`,
+        );
+      }
+      await sleep(Math.min(WAIT_MS, left));
     }
-    return allowed.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  }
+
+  /**
+   * While `pending` workers are taking values, ask the scheduler every
+   * {@link WAIT_MS} which workers it has, and close the connection to one it
+   * no longer has: a worker frozen with its connection open would never
+   * answer. The call then fails as a network failure (the worker may have
+   * stored the values: they go again under new keys). Resolves once `pending`
+   * is empty.
+   */
+  private async closeLeavers(pending: Set<string>): Promise<void> {
+    while (pending.size > 0) {
+      await sleep(WAIT_MS);
+      if (pending.size === 0) return;
+      let listed: Set<string>;
+      try {
+        listed = new Set((await this.host.workers()).map((w) => w.address));
+      } catch {
+        return; // the client closed: its connections close with it
+      }
+      for (const address of pending) {
+        if (!listed.has(address)) {
+          this.host.peers.remove(
+            address,
+            `${address} left the cluster while taking scattered values`,
+          );
+        }
+      }
+    }
   }
 
   /** The values `indices` dealt to the workers in turn, each as many times as it has threads. */
@@ -245,55 +320,82 @@ export class Scatterer {
     p: Placement,
     unreachable: string[],
   ): Promise<{ failed: Map<string, Unanswered>; error: Error | null }> {
-    const failed = new Map<string, Unanswered>();
-    const errors: Error[] = [];
-    const stimulusId = newStimulusId("scatter");
+    const round: Round = {
+      p,
+      stimulusId: newStimulusId("scatter"),
+      failed: new Map(),
+      errors: [],
+      unreachable,
+    };
+    const pending = new Set(plan.keys());
+    const watching = this.closeLeavers(pending);
     await Promise.all(
-      [...plan].map(async ([address, indices]) => {
-        const data = new Map(indices.map((i) => [p.keys[i], p.wire[i]]));
-        let response: unknown;
-        let connected = false;
-        try {
-          const rpc = await this.host.peers.get(address);
-          connected = true;
-          response = await rpc.call("update_data", { data, stimulusId, who: this.host.id });
-        } catch (err) {
-          if (isNetworkError(err)) {
-            const mayHaveStored = connected && !(err instanceof ConnectError);
-            failed.set(address, { indices, mayHaveStored });
-            unreachable.push(`${address}: ${(err as Error).message}`);
-          } else if (err instanceof SerializationError) {
-            errors.push(uncloneable(indices, p) ?? asScatterError(address, err));
-          } else {
-            errors.push(asScatterError(address, err));
-          }
+      [...plan].map(([address, indices]) =>
+        this.sendTo(address, indices, round).finally(() => pending.delete(address)),
+      ),
+    );
+    await watching;
+    return { failed: round.failed, error: round.errors[0] ?? null };
+  }
+
+  /** Send `address` the values `indices` of the round, and note how it went. */
+  private async sendTo(address: string, indices: readonly number[], r: Round): Promise<void> {
+    const { p } = r;
+    const data = new Map(indices.map((i) => [p.keys[i], p.wire[i]]));
+    let response: unknown;
+    let connected = false;
+    try {
+      const rpc = await this.host.peers.get(address);
+      connected = true;
+      response = await rpc.call("update_data", {
+        data,
+        stimulusId: r.stimulusId,
+        who: this.host.id,
+      });
+    } catch (err) {
+      if (isNetworkError(err)) {
+        const mayHaveStored = connected && !(err instanceof ConnectError);
+        r.failed.set(address, { indices, mayHaveStored });
+        r.unreachable.push(`${address}: ${(err as Error).message}`);
+      } else if (err instanceof SerializationError) {
+        r.errors.push(uncloneable(indices, p) ?? asScatterError(address, err));
+      } else {
+        r.errors.push(asScatterError(address, err));
+      }
+      return;
+    }
+    try {
+      const keys = indices.map((i) => p.keys[i]);
+      const answer = parseUpdateDataResponse(response, keys, address);
+      for (const i of indices) {
+        const size = answer.stored[p.keys[i]];
+        if (size === undefined) continue;
+        p.holders[i].push(address);
+        p.sizes[i] ??= size;
+      }
+      for (const i of indices) {
+        const why = answer.failed[p.keys[i]];
+        if (why !== undefined) {
+          r.errors.push(new ScatterError(`scatter: ${address} could not store value ${i}: ${why}`));
           return;
         }
-        try {
-          const keys = indices.map((i) => p.keys[i]);
-          const answer = parseUpdateDataResponse(response, keys, address);
-          for (const i of indices) {
-            const size = answer.stored[p.keys[i]];
-            if (size === undefined) continue;
-            p.holders[i].push(address);
-            p.sizes[i] ??= size;
-          }
-          for (const i of indices) {
-            const why = answer.failed[p.keys[i]];
-            if (why !== undefined) {
-              errors.push(
-                new ScatterError(`scatter: ${address} could not store value ${i}: ${why}`),
-              );
-              break;
-            }
-          }
-        } catch (err) {
-          errors.push(new ScatterError(`scatter: ${message(err)}`, { cause: err }));
-        }
-      }),
-    );
-    return { failed, error: errors[0] ?? null };
+      }
+    } catch (err) {
+      r.errors.push(new ScatterError(`scatter: ${message(err)}`, { cause: err }));
+    }
   }
+}
+
+/** One round of `update_data` calls of a scatter, and how they went. */
+interface Round {
+  readonly p: Placement;
+  readonly stimulusId: string;
+  /** The workers that did not answer. */
+  readonly failed: Map<string, Unanswered>;
+  /** What ends the scatter (the first is thrown). */
+  readonly errors: Error[];
+  /** Why each worker that did not answer did not, for the error if no worker does. */
+  readonly unreachable: string[];
 }
 
 function asScatterError(address: string, err: unknown): ScatterError {
