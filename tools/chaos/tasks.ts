@@ -8,9 +8,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { defineTask } from "../../src/worker/taskRegistry.ts";
 
 /** Block `i` of the integers: `i·n, …, i·n + n - 1`. */
-export const make = defineTask("chaos.make", (i: number, n: number) =>
-  Array.from({ length: n }, (_, k) => i * n + k),
-);
+export function makeBlock(i: number, n: number): number[] {
+  return Array.from({ length: n }, (_, k) => i * n + k);
+}
+
+/** {@link makeBlock} as a task. */
+export const make = defineTask("chaos.make", makeBlock);
 
 /** The values `x` of `xs` with `x % p == j`. */
 export const part = defineTask("chaos.part", (xs: readonly number[], j: number, p: number) =>

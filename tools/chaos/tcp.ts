@@ -21,10 +21,13 @@ import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { positiveInteger, runScript } from "../../bench/benchCli.ts";
 import { Client } from "../../src/client/client.ts";
+import { ReplicateError } from "../../src/client/errors.ts";
+import type { Future } from "../../src/client/future.ts";
 import type { SchedulerCounters } from "../../src/protocol/messagesSession.ts";
 import { SimRng } from "../../src/sim/rng.ts";
 import { isEntryPoint } from "../../src/util/entryPoint.ts";
 import { weftLogger } from "../../src/util/logger.ts";
+import { makeBlock } from "./tasks.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The `weft` command of this checkout (it runs the sources through tsx). */
@@ -246,13 +249,24 @@ export interface ChaosRound {
  * value mod P (every block sends a piece to every partition: transfers between
  * workers), each partition summed, and the sums added along a chain whose every
  * step takes `stepMs`: the answer is (P·N)(P·N-1)/2. Keys start with `prefix`.
+ * With `blocks` (futures of the P blocks, scattered by the client), the graph
+ * starts from those instead of making them.
  */
-export function chaosGraph(prefix: string, p: number, n: number, stepMs: number): ChaosRound {
+export function chaosGraph(
+  prefix: string,
+  p: number,
+  n: number,
+  stepMs: number,
+  blocks?: readonly Future[],
+): ChaosRound {
   const graph: Record<string, unknown> = {};
-  for (let i = 0; i < p; i++) graph[`${prefix}make-${i}`] = ["chaos.make", i, n];
+  if (blocks === undefined) {
+    for (let i = 0; i < p; i++) graph[`${prefix}make-${i}`] = ["chaos.make", i, n];
+  }
   for (let i = 0; i < p; i++) {
+    const block = blocks === undefined ? `${prefix}make-${i}` : blocks[i];
     for (let j = 0; j < p; j++) {
-      graph[`${prefix}part-${i}-${j}`] = ["chaos.part", `${prefix}make-${i}`, j, p];
+      graph[`${prefix}part-${i}-${j}`] = ["chaos.part", block, j, p];
     }
   }
   for (let j = 0; j < p; j++) {
@@ -298,6 +312,11 @@ export interface ChaosOptions {
   readonly roundTimeoutMs: number;
   readonly workerTtlMs: number;
   readonly validate: boolean;
+  /**
+   * The client scatters each round's blocks, and replicates them to two
+   * workers, instead of having tasks make them.
+   */
+  readonly scatter?: boolean;
 }
 
 /** What a run did. */
@@ -305,7 +324,10 @@ export interface ChaosSummary {
   readonly rounds: number;
   readonly passed: number;
   readonly failed: number;
-  /** Rounds whose task died with `allowedFailures` workers (Dask's KilledWorker): by design. */
+  /**
+   * Rounds given up by design: a task died with `allowedFailures` workers
+   * (Dask's KilledWorker), or (with `scatter`) every holder of a block died.
+   */
   readonly killedWorker: number;
   readonly kills: number;
   readonly freezes: number;
@@ -385,12 +407,25 @@ export async function runChaos(
 
     for (let r = 0; r < o.rounds; r++) {
       const p = sizes.range(MIN_PARTITIONS, MAX_PARTITIONS);
-      const round = chaosGraph(`r${r}-`, p, BLOCK, STEP_MS);
       const started = performance.now();
+      const c = client;
+      let round = chaosGraph(`r${r}-`, p, BLOCK, STEP_MS);
+      let blocks: Future[] = [];
       const outcome = await withTimeout(
-        client.get(round.graph, { keys: [round.key] }),
+        (async () => {
+          if (o.scatter === true) {
+            blocks = await c.scatter(Array.from({ length: p }, (_, i) => makeBlock(i, BLOCK)));
+            // A copy lost to a kill is no failure: the round goes on from the holders left.
+            await c.replicate(blocks, { n: 2 }).catch((e: unknown) => {
+              if (!(e instanceof ReplicateError)) throw e;
+            });
+            round = chaosGraph(`r${r}-`, p, BLOCK, STEP_MS, blocks);
+          }
+          return c.get(round.graph, { keys: [round.key] });
+        })(),
         o.roundTimeoutMs,
       );
+      for (const b of blocks) b.release();
       const ms = Math.round(performance.now() - started);
       const head = `round ${r}: P=${p} (${round.tasks} tasks)`;
       const tally = `kills ${kills}, freezes ${freezes}`;
@@ -403,7 +438,7 @@ export async function runChaos(
       }
       if (outcome.kind === "error") {
         const text = `${outcome.error.name}: ${outcome.error.message}`;
-        if (/KilledWorker/.test(text)) {
+        if (/KilledWorker|scattered data lost|lost dependencies/.test(text)) {
           killedWorker++;
           log(`${head} gave up (${text.split("\n")[0]}), ${ms} ms, ${tally}`);
         } else {
@@ -475,7 +510,7 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
   const notRun = s.rounds - s.passed - s.failed - s.killedWorker;
   return (
     `seed ${seed}: ${s.rounds} rounds, ${s.passed} passed, ${s.failed} failed` +
-    (s.killedWorker > 0 ? `, ${s.killedWorker} gave up (KilledWorker)` : "") +
+    (s.killedWorker > 0 ? `, ${s.killedWorker} gave up (KilledWorker, or data lost)` : "") +
     (notRun > 0 ? `, ${notRun} not run` : "") +
     `; ${s.kills} kills, ${s.freezes} freezes, ${s.unexpectedExits} unexpected exits`
   );
@@ -516,6 +551,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--round-timeout <ms>", "a round without an answer by then is a HANG", "60000")
     .option("--worker-ttl <ms>", "the scheduler's --worker-ttl (frozen workers go then)", "3000")
     .option("--validate", "the processes check their state machines after every stimulus")
+    .option(
+      "--scatter",
+      "the client scatters each round's blocks (and replicates them to 2 workers) instead of making them in tasks",
+    )
     .addHelpText(
       "after",
       "\nA seed picks the same graph sizes, executors and sequence of chaos decisions (hit\n" +
@@ -547,6 +586,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     roundTimeoutMs: positiveInteger(str("roundTimeout"), "--round-timeout"),
     workerTtlMs: positiveInteger(str("workerTtl"), "--worker-ttl"),
     validate: opts.validate === true,
+    scatter: opts.scatter === true,
   };
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const procs = new Processes(say);
