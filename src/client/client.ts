@@ -210,6 +210,8 @@ export class Client implements FutureHost, GatherHost {
   private releaseScheduled = false;
   private readonly gatherer: Gatherer;
   private readonly scatterer: Scatterer;
+  /** `ClientOptions.timeoutMs`: connecting, and the default of a scatter's wait. */
+  private readonly timeoutMs: number;
   private closedError: Error | null = null;
   /**
    * {@link closed}: one promise however often it is read (a new one each time would
@@ -242,6 +244,7 @@ export class Client implements FutureHost, GatherHost {
     this.id = id;
     this.address = address;
     this.logger = logger;
+    this.timeoutMs = timeoutMs;
     this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
     this.gatherer = new Gatherer(this);
     this.scatterer = new Scatterer({
@@ -607,32 +610,66 @@ export class Client implements FutureHost, GatherHost {
     return out;
   }
 
+  /**
+   * Scatter `list` and register it. Values whose workers all left before the
+   * scheduler heard of them are scattered again (under new keys) until
+   * `timeoutMs` has passed.
+   */
   private async scatterList(list: readonly unknown[], options: ScatterOptions): Promise<Future[]> {
-    const placed = await this.scatterer.place(list, options);
-    const keys = placed.map((p) => p.key);
-    this.checkOpen();
-    // Held before the scheduler hears of them: its key-in-memory finishes them.
-    const futures = keys.map((key) => new Future(this, key));
-    for (const key of keys) (this.records.get(key) as KeyRecord).submission = this.submissions;
-    const stimulusId = this.uniqueStimulusId("update-data");
-    const msg: UpdateDataMsg = { op: "update-data", keys: placed, clientId: this.id, stimulusId };
-    const answered = this.answers.wait(stimulusId) as Promise<DataUpdatedMsg>;
-    this.flushReleases();
-    this.conn.send(msg);
+    const deadline = Date.now() + (options.timeoutMs ?? this.timeoutMs);
+    const futures: Future[] = new Array(list.length);
+    let todo = list.map((_, i) => i);
     try {
-      const answer = await answered;
-      if (answer.rejected.length > 0) {
-        const { key, reason } = answer.rejected[0];
-        const more = answer.rejected.length > 1 ? ` (and ${answer.rejected.length - 1} more)` : "";
-        throw new ScatterError(
-          `scatter: the scheduler rejected value ${keys.indexOf(key)} (${key}): ${reason}${more}`,
+      for (;;) {
+        const placed = await this.scatterer.place(
+          todo.map((i) => list[i]),
+          { ...options, timeoutMs: Math.max(1, deadline - Date.now()) },
         );
+        this.checkOpen();
+        // Held before the scheduler hears of them: its key-in-memory finishes them.
+        const fresh = placed.map((p) => new Future(this, p.key));
+        for (const f of fresh) (this.records.get(f.key) as KeyRecord).submission = this.submissions;
+        const stimulusId = this.uniqueStimulusId("update-data");
+        const msg: UpdateDataMsg = {
+          op: "update-data",
+          keys: placed,
+          clientId: this.id,
+          stimulusId,
+        };
+        const answered = this.answers.wait(stimulusId) as Promise<DataUpdatedMsg>;
+        this.flushReleases();
+        this.conn.send(msg);
+        const answer = await answered.catch((err: unknown) => {
+          for (const f of fresh) f.release();
+          throw err;
+        });
+        const rejected = new Map(answer.rejected.map((r) => [r.key, r]));
+        const again: number[] = [];
+        let fatal: { index: number; key: string; reason: string } | null = null;
+        for (let j = 0; j < todo.length; j++) {
+          const r = rejected.get(placed[j].key);
+          if (r === undefined) {
+            futures[todo[j]] = fresh[j];
+            continue;
+          }
+          fresh[j].release();
+          if (r.workersGone && Date.now() < deadline) again.push(todo[j]);
+          else fatal ??= { index: todo[j], key: r.key, reason: r.reason };
+        }
+        if (fatal !== null) {
+          const more =
+            answer.rejected.length > 1 ? ` (and ${answer.rejected.length - 1} more)` : "";
+          throw new ScatterError(
+            `scatter: the scheduler rejected value ${fatal.index} (${fatal.key}): ${fatal.reason}${more}`,
+          );
+        }
+        if (again.length === 0) return futures;
+        todo = again;
       }
     } catch (err) {
-      for (const f of futures) f.release();
+      for (const f of futures) f?.release();
       throw err;
     }
-    return futures;
   }
 
   /**

@@ -119,6 +119,31 @@ describe("scatter", () => {
     }
   });
 
+  it("a value whose workers all left before the scheduler heard of it is scattered again", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const [w1, w2] = cluster.workers;
+    // The scheduler loses w1 just before it handles the update-data: w1's value is
+    // rejected (its workers are gone), and the client puts it elsewhere.
+    const state = cluster.scheduler.state;
+    const handle = state.handleStimuli.bind(state);
+    let removed = false;
+    state.handleStimuli = (events) => {
+      const registering = events.some(
+        (ev) => ev.kind === "client-message" && ev.msg.op === "update-data",
+      );
+      if (!registering || removed) return handle(events);
+      removed = true;
+      const lost = handle([{ kind: "remove-worker", worker: w1.address, stimulusId: "test" }]);
+      return [...lost, ...handle(events)];
+    };
+    const fs = await client.scatter([1, 2], { workers: [w1.address, w2.address] });
+    expect(removed).toBe(true);
+    for (const f of fs) expect(client.holdersOf(f.key)).toEqual([w2.address]);
+    expect(await client.gather(fs)).toEqual([1, 2]);
+    state.handleStimuli = handle;
+    await w1.close();
+  });
+
   it("waits for a worker to join, as Dask's scatter does", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     await cluster.workers[0].close();

@@ -242,7 +242,12 @@ export interface TaskRetriedMsg {
  */
 export interface DataUpdatedMsg {
   readonly op: "data-updated";
-  readonly rejected: readonly { readonly key: Key; readonly reason: string }[];
+  readonly rejected: readonly {
+    readonly key: Key;
+    readonly reason: string;
+    /** None of its workers is connected any more: the value may be scattered again. */
+    readonly workersGone: boolean;
+  }[];
   readonly stimulusId: string;
 }
 

@@ -57,7 +57,7 @@ describe("update-data (scatter)", () => {
     const runner = s.tasks.get("b")?.processingOn?.address;
     const out = s.handleStimulus(t.updateData("c", { a: ["w1", "w2", "w3"] }));
     expect(answer(out)?.rejected).toEqual([
-      { key: "a", reason: "the scheduler already has a task 'a' (memory)" },
+      { key: "a", reason: "the scheduler already has a task 'a' (memory)", workersGone: false },
     ]);
     const freed = t.summarize(out).filter((line) => line.includes("free-keys"));
     const expected = ["w1", "w2", "w3"]
@@ -73,7 +73,11 @@ describe("update-data (scatter)", () => {
     const s = state();
     const out = s.handleStimulus(t.updateData("c", { x: ["w1", "gone"], y: ["gone", "left"] }));
     expect(answer(out)?.rejected).toEqual([
-      { key: "y", reason: "none of its workers is connected any more (gone, left)" },
+      {
+        key: "y",
+        reason: "none of its workers is connected any more (gone, left)",
+        workersGone: true,
+      },
     ]);
     expect(t.summarize(out)).toEqual(["client:c key-in-memory x", "client:c data-updated"]);
     expect([...(s.tasks.get("x")?.whoHas ?? [])].map((ws) => ws.address)).toEqual(["w1"]);

@@ -25,12 +25,16 @@ import type { WorkerInfo } from "./workerInfo.ts";
 export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
   const cs = s.ensureClient(msg.clientId);
   const accepted: string[] = [];
-  const rejected: { key: string; reason: string }[] = [];
+  const rejected: { key: string; reason: string; workersGone: boolean }[] = [];
   for (const entry of msg.keys) {
     const { key } = entry;
     const known = s.tasks.get(key);
     if (known !== undefined) {
-      rejected.push({ key, reason: `the scheduler already has a task '${key}' (${known.state})` });
+      rejected.push({
+        key,
+        reason: `the scheduler already has a task '${key}' (${known.state})`,
+        workersGone: false,
+      });
       // Free the copies this scatter made, where the task has no business.
       for (const address of entry.workers) {
         const ws = s.workers.get(address);
@@ -47,6 +51,7 @@ export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
       rejected.push({
         key,
         reason: `none of its workers is connected any more (${entry.workers.join(", ")})`,
+        workersGone: true,
       });
       continue;
     }
