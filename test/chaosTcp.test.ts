@@ -122,6 +122,33 @@ describe("npm run chaos:tcp", () => {
     );
   });
 
+  it("--scatter: rounds start from blocks the client scattered and replicated", async () => {
+    const lines: string[] = [];
+    const summary = await runChaos(
+      {
+        seed: 4,
+        rounds: 2,
+        workers: 2,
+        nthreads: 1,
+        executor: "inline",
+        intervalMs: 1_000,
+        killRate: 0,
+        freeze: false,
+        roundTimeoutMs: 60_000,
+        workerTtlMs: 3_000,
+        validate: true,
+        scatter: true,
+      },
+      (line) => lines.push(line),
+      (line) => shown.push(line),
+      procs,
+    );
+    // No make tasks: P² parts, P merges and P-1 chain steps.
+    const p = Number(/P=(\d+)/.exec(lines[0])?.[1]);
+    expect(lines[0]).toMatch(new RegExp(`^round 0: P=${p} \\(${p * p + 2 * p - 1} tasks\\) ok `));
+    expect(passedAll(summary)).toBe(true);
+  });
+
   it("refuses bad options", async () => {
     await expect(main(["--kill-rate", "2"])).rejects.toThrow("--kill-rate must be");
     await expect(main(["--workers", "0"])).rejects.toThrow("--workers must be");
