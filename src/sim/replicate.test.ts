@@ -6,6 +6,7 @@ import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import { NO_FAULTS } from "./faults.ts";
 import type { SimHooks } from "./hooks.ts";
 import type { SimOptions } from "./options.ts";
+import { replayFields } from "./replayFields.ts";
 import { failureKind, type ReplicateFailureKind } from "./replicateLedger.ts";
 import { formatFailure } from "./report.ts";
 import { Simulation, simulate } from "./simulation.ts";
@@ -43,20 +44,7 @@ describe("replicate in the scatter workload", () => {
         const r = simulate({ seed, workload: "scatter", tasks: 20, workers: 3 });
         const s = r.stats;
         expect(s.replicate.requests, `seed ${seed}`).toBe(0);
-        h.update(
-          JSON.stringify([
-            r.ok,
-            r.workload,
-            s.events,
-            s.schedulerStimuli,
-            s.workerStimuli,
-            s.executions,
-            s.transfers,
-            s.virtualTime,
-            s.faults,
-            s.scatter,
-          ]),
-        );
+        h.update(JSON.stringify([...replayFields(r), s.scatter]));
       }
       return h.digest("hex").slice(0, 16);
     };

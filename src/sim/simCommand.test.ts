@@ -43,36 +43,17 @@ test("weft sim --workload scatter: the summary counts what the scatters met", as
 });
 
 test("weft sim --workload scatter: the summary counts the replicate requests when there were any", async () => {
-  const r = await weft(
-    "sim",
-    "--workload",
-    "scatter",
-    "--runs",
-    "3",
-    "--from",
-    "4",
-    "--tasks",
-    "12",
-  );
+  // Three small scatter runs from seed 4, with more options.
+  const scatterRuns = (...more: string[]) =>
+    weft("sim", "--workload", "scatter", "--runs", "3", "--from", "4", "--tasks", "12", ...more);
+  const r = await scatterRuns();
   expect(r.code).toBe(0);
   expect(r.out).toMatch(/^replicate: requests +4 in 2 runs$/m);
   expect(r.out).toMatch(/^replicate: copiesArrived +\d+ in \d runs$/m);
   expect(r.out).toMatch(/^replicate: failedTargetLeft +\d+ in \d runs$/m);
   expect(r.out.trimEnd().split("\n").at(-1)).toBe("3 passed, 0 failed");
   // --replicate sets the share of runs that replicate: none with 0.
-  const none = await weft(
-    "sim",
-    "--workload",
-    "scatter",
-    "--runs",
-    "3",
-    "--from",
-    "4",
-    "--tasks",
-    "12",
-    "--replicate",
-    "0",
-  );
+  const none = await scatterRuns("--replicate", "0");
   expect(none.code).toBe(0);
   expect(none.out).not.toContain("replicate:");
   const bad = await weft("sim", "--workload", "scatter", "--replicate", "1.5");
