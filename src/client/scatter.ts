@@ -20,7 +20,7 @@ import { ConnectError, isNetworkError, SerializationError } from "../comm/errors
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
-import { getAddressHost } from "../util/address.ts";
+import { addressHostOrNull } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
 import { typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -239,9 +239,7 @@ export class Scatterer {
     for (;;) {
       const running = (await this.host.workers()).filter((w) => w.status === "running");
       const allowed = running.filter(
-        (w) =>
-          !gone.has(w.address) &&
-          (names === undefined || names.includes(w.address) || names.includes(hostOf(w.address))),
+        (w) => !gone.has(w.address) && (names === undefined || isNamed(w.address, names)),
       );
       if (allowed.length > 0) {
         return allowed.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
@@ -398,6 +396,13 @@ interface Round {
   readonly unreachable: string[];
 }
 
+/** True if `names` holds `address`, or its host (any worker there), as `workers=` means. */
+function isNamed(address: string, names: readonly string[]): boolean {
+  if (names.includes(address)) return true;
+  const host = addressHostOrNull(address);
+  return host !== null && names.includes(host);
+}
+
 function asScatterError(address: string, err: unknown): ScatterError {
   return new ScatterError(`scatter: ${address} did not take the values: ${message(err)}`, {
     cause: err,
@@ -420,14 +425,6 @@ function uncloneable(indices: readonly number[], p: Placement): TypeError | null
     }
   }
   return null;
-}
-
-function hostOf(address: string): string {
-  try {
-    return getAddressHost(address);
-  } catch {
-    return address;
-  }
 }
 
 function message(err: unknown): string {

@@ -144,3 +144,12 @@ export function getAddressHost(address: string): string {
   }
   return parseHostPort(location).host;
 }
+
+/** {@link getAddressHost}, or null for an address it cannot read. */
+export function addressHostOrNull(address: string): string | null {
+  try {
+    return getAddressHost(address);
+  } catch {
+    return null;
+  }
+}

@@ -8,7 +8,7 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { RpcContext } from "../comm/rpc.ts";
-import { getAddressHost } from "../util/address.ts";
+import { addressHostOrNull } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
 import type { WorkerState } from "./state/workerState.ts";
 
@@ -22,14 +22,6 @@ export interface DataServerHost {
   readonly state: WorkerState;
   /** True while the worker is paused. */
   readonly isPaused: boolean;
-}
-
-function host(address: string): string | null {
-  try {
-    return getAddressHost(address);
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -70,8 +62,8 @@ export class DataServer {
     }
     const state = this.worker.state;
     let max = this.outgoingCountLimit;
-    const peerHost = host(ctx.comm.peerAddress);
-    if (peerHost !== null && peerHost === host(state.address)) max *= 2;
+    const peerHost = addressHostOrNull(ctx.comm.peerAddress);
+    if (peerHost !== null && peerHost === addressHostOrNull(state.address)) max *= 2;
     if (this.worker.isPaused) max = 1;
     if (this.outgoingCount >= max) {
       this.busyCountTotal++;

@@ -1,5 +1,5 @@
 import type { WorkerRecipient } from "../../protocol/messages.ts";
-import { getAddressHost } from "../../util/address.ts";
+import { addressHostOrNull } from "../../util/address.ts";
 import type { OpenFreeKeys } from "./outbox.ts";
 import type { TaskState } from "./taskState.ts";
 
@@ -55,13 +55,7 @@ export class WorkerInfo {
 
   /** The host its address is on (for `workers=` restrictions naming a host), or null if none can be read. */
   get host(): string | null {
-    if (this.hostValue === undefined) {
-      try {
-        this.hostValue = getAddressHost(this.address);
-      } catch {
-        this.hostValue = null;
-      }
-    }
+    if (this.hostValue === undefined) this.hostValue = addressHostOrNull(this.address);
     return this.hostValue;
   }
 
