@@ -14,6 +14,7 @@ import type {
   ServerToClientMessage,
 } from "../protocol/messagesSession.ts";
 import type { Counters } from "./counters.ts";
+import { holderAddresses } from "./state/bookkeeping.ts";
 import type { SchedulerState } from "./state/schedulerState.ts";
 
 /** The streams of the connected workers and clients, and routing to them. */
@@ -51,8 +52,7 @@ export class Router {
     msg: SchedulerMessage["msg"] & { op: "key-in-memory" },
   ): KeyInMemoryWithHoldersMsg {
     const ts = this.state.tasks.get(msg.key);
-    const whoHas: string[] = [];
-    if (ts !== undefined) for (const ws of ts.whoHas) whoHas.push(ws.address);
+    const whoHas = ts === undefined ? [] : holderAddresses(ts);
     return {
       op: "key-in-memory",
       key: msg.key,

@@ -22,6 +22,13 @@ export function isInvolved(ts: TaskState, ws: WorkerInfo): boolean {
   return false;
 }
 
+/** The addresses of the workers holding `ts`. */
+export function holderAddresses(ts: TaskState): string[] {
+  const out: string[] = [];
+  for (const ws of ts.whoHas) out.push(ws.address);
+  return out;
+}
+
 /** Note that `ws` holds a replica of `ts`. */
 export function addReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
   if (ws.hasWhat.has(ts)) return;
@@ -83,9 +90,7 @@ function computeTaskMsg(s: SchedulerState, ts: TaskState, duration: number): Com
     const holdersOf = new Map<string, string[]>();
     const sizes = new Map<string, number>();
     for (const dts of itemsOf(ts.dependencies)) {
-      const holders: string[] = [];
-      for (const ws of dts.whoHas) holders.push(ws.address);
-      holdersOf.set(dts.key, holders);
+      holdersOf.set(dts.key, holderAddresses(dts));
       sizes.set(dts.key, s.getNbytes(dts));
     }
     whoHas = holdersOf;

@@ -8,6 +8,7 @@
  */
 
 import type { ReplicateMsg } from "../../protocol/messagesClient.ts";
+import { holderAddresses } from "./bookkeeping.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { isNamedWorker } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -73,10 +74,7 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
     const whoHas = new Map<string, string[]>();
     const nbytes = new Map<string, number>();
     for (const ts of keys) {
-      whoHas.set(
-        ts.key,
-        [...ts.whoHas].map((h) => h.address),
-      );
+      whoHas.set(ts.key, holderAddresses(ts));
       nbytes.set(ts.key, s.getNbytes(ts));
     }
     s.sendToWorker(ws, { op: "acquire-replicas", whoHas, nbytes, stimulusId: s.stimulusId });

@@ -6,6 +6,7 @@ import type {
 import { HeapSet } from "../../util/heapSet.ts";
 import { keySplit } from "../../util/keySplit.ts";
 import { showValue } from "../../util/showValue.ts";
+import { holderAddresses } from "./bookkeeping.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
 import {
@@ -525,7 +526,7 @@ export class SchedulerState {
     const out: Record<string, string[]> = {};
     for (const key of keys) {
       const ts = this.tasks.get(key);
-      out[key] = ts === undefined ? [] : [...ts.whoHas].map((ws) => ws.address);
+      out[key] = ts === undefined ? [] : holderAddresses(ts);
     }
     return out;
   }

@@ -16,7 +16,7 @@ import type {
   TaskFinishedMsg,
   WorkerToSchedulerMessage,
 } from "../../protocol/messagesWorker.ts";
-import { addReplica, isInvolved, removeReplica } from "./bookkeeping.ts";
+import { addReplica, holderAddresses, isInvolved, removeReplica } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
 import { replicaArrived, replicaFailed } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -283,9 +283,7 @@ function requestRefreshWhoHas(
     if (ts === undefined) {
       (unknown ??= []).push(key);
     } else {
-      const holders: string[] = [];
-      for (const holder of ts.whoHas) holders.push(holder.address);
-      (whoHas ??= new Map()).set(key, holders);
+      (whoHas ??= new Map()).set(key, holderAddresses(ts));
     }
   }
   if (whoHas !== null) {
