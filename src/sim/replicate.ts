@@ -24,6 +24,7 @@
  */
 
 import type { ReplicatedMsg, ReplicateMsg } from "../protocol/messagesClient.ts";
+import { addressHostOrNull } from "../util/address.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
 import type { ReplicateLedger, ReplicateRecord } from "./replicateLedger.ts";
@@ -49,8 +50,7 @@ const RELEASE_AFTER = 0.25;
 
 /** The host of a simulated worker's address. */
 function hostOf(address: string): string {
-  const m = /^[a-z]+:\/\/(.+):\d+$/.exec(address);
-  return m === null ? address : m[1];
+  return addressHostOrNull(address) ?? address;
 }
 
 /** The client's `replicate` requests. */

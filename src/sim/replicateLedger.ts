@@ -90,18 +90,16 @@ export interface ReplicateRecord {
   readonly copies: Map<string, CopyRecord>;
 }
 
-/** The host of a simulated worker's address (`tcp://10.0.1.1:9001` → `10.0.1.1`). */
-function hostOf(address: string): string {
-  const m = /^[a-z]+:\/\/(.+):\d+$/.exec(address);
-  return m === null ? address : m[1];
-}
-
 /** The scheduler's workers that are running and that `names` (addresses or hosts) allow. */
 function allowedRunning(s: SchedulerState, names: readonly string[] | undefined): Set<string> {
   const out = new Set<string>();
   for (const ws of s.workers.values()) {
     if (ws.status !== "running") continue;
-    if (names === undefined || names.includes(ws.address) || names.includes(hostOf(ws.address))) {
+    if (
+      names === undefined ||
+      names.includes(ws.address) ||
+      (ws.host !== null && names.includes(ws.host))
+    ) {
       out.add(ws.address);
     }
   }
