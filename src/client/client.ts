@@ -683,8 +683,9 @@ export class Client implements FutureHost, GatherHost {
    * call resolves once every copy has arrived. Rejects with a
    * `ReplicateError` naming the keys that did not get all their copies (a
    * worker left or could not fetch one, or the key was released meanwhile);
-   * the copies that arrived stay. Copies are never removed: with `n` below
-   * the holders already there, nothing happens.
+   * the copies that arrived stay. A key held by more than `n` of those
+   * workers loses the copies beyond `n`, from the workers holding the most
+   * bytes, but for those running a task that needs it.
    */
   async replicate(
     futures: Future | readonly Future[],

@@ -32,9 +32,32 @@ describe("replicate", () => {
     await eventually(() => !cluster.scheduler.state.workers.has(first.address), 5000, "w1 gone");
     expect(await x).toBe(41);
     expect(await client.submit(inc, x)).toBe(42);
-    // n no more than the holders there: nothing to do (copies are never removed).
+    // n no more than the holders there: nothing to do.
     await client.replicate([x], { n: 1 });
     expect(holders(cluster, x)).toEqual([copier?.address]);
+  });
+
+  it("drops the copies beyond n, on the workers themselves too", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const [x] = await client.scatter([7], { broadcast: true });
+    expect(holders(cluster, x)).toHaveLength(3);
+    await client.replicate(x, { n: 1 });
+    const [kept] = holders(cluster, x);
+    expect(holders(cluster, x)).toEqual([kept]);
+    // Each other worker took remove-replicas through its state machine and let the value go.
+    await eventually(
+      () => cluster.workers.every((w) => w.state.data.has(x.key) === (w.address === kept)),
+      5000,
+      "the dropped copies gone from the workers",
+    );
+    for (const w of cluster.workers) {
+      if (w.address === kept) continue;
+      expect(w.state.stimulusLog.toArray().some((ev) => ev.cls === "RemoveReplicasEvent")).toBe(
+        true,
+      );
+    }
+    expect(await client.submit(inc, x)).toBe(8);
+    expect(await x).toBe(7);
   });
 
   it("without n, every running worker gets a copy; workers= limits them", async () => {

@@ -62,6 +62,7 @@ describe("replicate in the scatter workload", () => {
   });
 
   test("a quiet cluster: every copy arrives, and each answer names no failure", () => {
+    let dropped = 0;
     for (const seed of [4, 13, 17]) {
       const { sim, answers } = answersOf({
         seed,
@@ -83,11 +84,22 @@ describe("replicate in the scatter workload", () => {
           // Enough holders were asked for: min(n, allowed running workers) in all.
           const want = Math.min(r.msg.n ?? r.allowed.size, r.allowed.size);
           expect(copy.holders.size + copy.targets.size).toBeGreaterThanOrEqual(want);
+          // A copy beyond n was dropped: its worker's state machine took remove-replicas.
+          for (const address of copy.dropped) {
+            dropped++;
+            const log = sim.workers.get(address)?.state.stimulusLog.toArray() ?? [];
+            expect(
+              log.some(
+                (ev) => ev.cls === "RemoveReplicasEvent" && ev.stimulusId === r.msg.stimulusId,
+              ),
+            ).toBe(true);
+          }
         }
       }
       // The replicas were freed with the rest: the release phase found no leak.
       expect(sim.client.replicator?.pending).toBe(0);
     }
+    expect(dropped).toBeGreaterThan(0); // seed 17 asks for one copy of a key held twice
   });
 
   test("under faults: failures of every kind, each explained by the run", () => {

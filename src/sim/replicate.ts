@@ -6,7 +6,9 @@
  * the scheduler to copy some of the values it scattered to more workers once
  * `data-updated` registered them, and, now and then, a computed wanted key
  * once it hears it is in memory (at most {@link MAX_REQUESTS} requests a run).
- * Each asks for `n` = 2 or 3 holders, and a third of them name the workers
+ * Each asks for `n` = 2 or 3 holders, or (a third of them, drawn from a
+ * stream of their own) for one, which drops the copies the key's fetches left
+ * on other workers; a third of them name the workers
  * that may hold copies (addresses or hosts of workers the scheduler lists,
  * dead ones included).
  *
@@ -37,6 +39,9 @@ export const MAX_REQUESTS = 4;
 
 /** Chance that the client replicates a computed wanted key when it hears it is in memory. */
 const ON_MEMORY = 0.2;
+
+/** Chance that a request asks for a single copy (trimming the others). */
+const ONE_COPY = 1 / 3;
 
 /** Chance that a request names the workers that may hold copies. */
 const NAMED_WORKERS = 1 / 3;
@@ -71,6 +76,8 @@ export class SimReplicator {
     private readonly clientId: string,
     /** Replicate's own random stream: the runs that do not replicate draw one number from it. */
     private readonly rng: SimRng,
+    /** Chooses the requests for one copy: a stream apart, so that the others replay as before. */
+    private readonly trimRng: SimRng,
     private readonly ledger: ReplicateLedger,
     /** Release a wanted key (the client's own release; nothing if it no longer wants it). */
     private readonly release: (key: string) => void,
@@ -110,7 +117,8 @@ export class SimReplicator {
     const rng = this.rng;
     const c = this.c;
     this.sent++;
-    const n = rng.range(2, 3);
+    const drawn = rng.range(2, 3);
+    const n = this.trimRng.chance(ONE_COPY) ? 1 : drawn;
     let workers: string[] | undefined;
     if (rng.chance(NAMED_WORKERS)) {
       const known = [...this.scheduler.state.workers.keys()];

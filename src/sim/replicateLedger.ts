@@ -16,8 +16,12 @@
  * it says failed must have failed in the run, for the reason it gives; and each
  * key it does not name got every copy, and then (if still in memory) has at
  * least min(n, allowed workers) holders among the allowed workers, counting
- * those that left or dropped their copy since. Anything else fails the run as
- * `lost`.
+ * those that left or dropped their copy since. The copies the request drops
+ * (its `remove-replicas`) are checked as it is handled: only of its keys, on
+ * allowed workers that held them and run no task needing them, never leaving
+ * fewer than min(n, allowed workers) of the holders among the allowed
+ * workers, and leaving more only on workers running such a task. Anything
+ * else fails the run as `lost`.
  */
 
 import type { SchedulerMessage } from "../protocol/messages.ts";
@@ -63,12 +67,14 @@ export interface CopyRecord {
   readonly key: string;
   /** The key was in memory when the scheduler handled the request. */
   readonly inMemory: boolean;
-  /** Its holders among the allowed workers then. */
-  readonly holders: ReadonlySet<string>;
+  /** Its holders among the allowed workers then (those it dropped included). */
+  readonly holders: Set<string>;
   /** The workers asked to fetch a copy. */
   readonly targets: Set<string>;
   /** Targets whose copy arrived (`add-keys` taken, the key in memory). */
   readonly arrived: Set<string>;
+  /** Allowed holders the request asked to drop their copy. */
+  readonly dropped: Set<string>;
   /** Targets whose copy cannot come, and why. */
   readonly failed: Map<string, ReplicateFailureKind>;
   /** Allowed workers that left, or said they dropped the key, since the request. */
@@ -253,6 +259,7 @@ export class ReplicateLedger {
         holders,
         targets: new Set(),
         arrived: new Set(),
+        dropped: new Set(),
         failed: new Map(),
         excused: new Set(),
         why: new Set(),
@@ -260,6 +267,26 @@ export class ReplicateLedger {
       if (!inMemory) c.why.add("notInMemory");
       else if (r.allowed.size === 0) c.why.add("noWorker");
       r.copies.set(key, c);
+    }
+    for (const m of out) {
+      if (m.to.kind !== "worker" || m.msg.op !== "remove-replicas") continue;
+      if (m.msg.stimulusId !== msg.stimulusId) continue;
+      for (const key of m.msg.keys) {
+        const c = r.copies.get(key);
+        if (c === undefined || !r.allowed.has(m.to.address)) {
+          throw new SimFailure(
+            "lost",
+            `replicate ${msg.stimulusId} asked ${m.to.address} to drop its copy of ${key}, ` +
+              (c === undefined ? "which it does not name" : "a worker it does not allow"),
+          );
+        }
+        c.dropped.add(m.to.address);
+        // The scheduler forgot the copy when it asked: it held one then.
+        c.holders.add(m.to.address);
+        this.counts.copiesDropped++;
+        // Other requests waiting for copies of the key do not count on this one.
+        for (const other of this.open) other.copies.get(key)?.excused.add(m.to.address);
+      }
     }
     for (const m of out) {
       if (m.to.kind !== "worker" || m.msg.op !== "acquire-replicas") continue;
@@ -277,6 +304,7 @@ export class ReplicateLedger {
       }
     }
     const want = (allowed: number): number => Math.min(msg.n ?? allowed, allowed);
+    for (const c of r.copies.values()) this.checkDrops(r, c, want(r.allowed.size));
     for (const c of r.copies.values()) {
       const bad = [...c.targets].filter((t) => !r.allowed.has(t) || c.holders.has(t));
       const need = c.inMemory ? Math.max(0, want(r.allowed.size) - c.holders.size) : 0;
@@ -294,6 +322,39 @@ export class ReplicateLedger {
     }
     this.open.add(r);
     this.onHandled?.(r);
+  }
+
+  /**
+   * Check the copies of `c` that request `r` dropped: held by allowed workers
+   * running no task that needs the key, and as many as the holders beyond
+   * `want` (at least `want` left) that such a task does not keep.
+   */
+  private checkDrops(r: ReplicateRecord, c: CopyRecord, want: number): void {
+    const s = this.scheduler;
+    const ts = s.tasks.get(c.key);
+    const runsDependent = (address: string): boolean => {
+      for (const dts of ts?.dependents ?? [])
+        if (dts.processingOn?.address === address) return true;
+      return false;
+    };
+    const bad = (why: string): SimFailure =>
+      new SimFailure(
+        "lost",
+        `replicate ${r.msg.stimulusId} of ${c.key} (n=${r.msg.n ?? "all"}, held by ` +
+          `${[...c.holders].join(", ") || "none"} of the ${r.allowed.size} allowed running workers) ` +
+          `dropped the copies on ${[...c.dropped].join(", ") || "none"}: ${why}`,
+      );
+    const left = [...c.holders].filter((a) => !c.dropped.has(a));
+    for (const a of c.dropped) {
+      if (holdersOf(s, c.key).has(a)) throw bad(`the scheduler still lists ${a}`);
+      if (runsDependent(a)) throw bad(`${a} runs a task that needs it`);
+    }
+    if (c.dropped.size > 0 && left.length < want)
+      throw bad(`${left.length} left, fewer than ${want}`);
+    const kept = left.filter(runsDependent).length;
+    if (left.length > want && left.length - want > kept) {
+      throw bad(`${left.length} left, more than ${want} and only ${kept} run a task that needs it`);
+    }
   }
 
   /**

@@ -8,7 +8,9 @@
  * the run on its own, from what the machines were told rather than from the
  * scheduler's bookkeeping: the workers the scheduler was told hold it (those
  * connected when `update-data` arrived, and those whose `add-keys` for it it
- * took), less those that said they dropped it (`release-worker-data`). After
+ * took), less those that said they dropped it (`release-worker-data`) or
+ * that the scheduler told to drop it (`remove-replicas`, as `replicate` trims
+ * copies). After
  * every scheduler stimulus it checks each registered key: still in memory, or
  * forgotten either because the client gave it up, or in a `remove-worker`
  * that took the last such holder. Anything else (forgotten while a connected
@@ -18,6 +20,7 @@
  * its workers is connected.
  */
 
+import type { SchedulerMessage } from "../protocol/messages.ts";
 import type { UpdateDataMsg } from "../protocol/messagesClient.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
@@ -157,7 +160,7 @@ export class ScatterLedger {
   }
 
   /** The scheduler handled `ev` (and passed its validation): follow and check the scattered keys. */
-  afterSchedulerStimulus(ev: SchedulerEvent): void {
+  afterSchedulerStimulus(ev: SchedulerEvent, out: readonly SchedulerMessage[]): void {
     if (this.closed) return;
     const s = this.scheduler;
     if (ev.kind === "client-message") {
@@ -174,6 +177,10 @@ export class ScatterLedger {
       } else if (msg.op === "release-worker-data") {
         this.records.get(msg.key)?.told.delete(ev.worker);
       }
+    }
+    for (const { to, msg } of out) {
+      if (to.kind !== "worker" || msg.op !== "remove-replicas") continue;
+      for (const key of msg.keys) this.records.get(key)?.told.delete(to.address);
     }
     for (const rec of this.live) {
       const ts = s.tasks.get(rec.key);

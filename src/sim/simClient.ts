@@ -69,6 +69,8 @@ export class SimClient {
     scatterRng?: SimRng,
     /** Replicate's own stream (likewise). */
     replicateRng?: SimRng,
+    /** The stream choosing the `replicate` requests that ask for one copy (likewise). */
+    trimRng?: SimRng,
   ) {
     for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
     this.pending = this.status.size;
@@ -79,12 +81,13 @@ export class SimClient {
           )
         : null;
     this.replicator =
-      c.replicas !== null && replicateRng !== undefined
+      c.replicas !== null && replicateRng !== undefined && trimRng !== undefined
         ? new SimReplicator(
             c,
             scheduler,
             CLIENT_ID,
             replicateRng,
+            trimRng,
             c.replicas,
             (key) => this.release(key),
             (key) => this.status.has(key),

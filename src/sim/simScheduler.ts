@@ -151,7 +151,7 @@ export class SimScheduler {
         );
       }
     }
-    c.scatter?.afterSchedulerStimulus(ev);
+    c.scatter?.afterSchedulerStimulus(ev, out);
     c.replicas?.afterSchedulerStimulus(ev, out);
     for (let m of out) {
       if (hooks?.schedulerMessage !== undefined) {

@@ -110,8 +110,8 @@ export class Simulation implements SimCluster {
       : null;
     this.replicas =
       this.scatter !== null ? new ReplicateLedger(this.stats.replicate, scheduler) : null;
-    // The scatter's stream, then replicate's, are forked last: the streams before them are
-    // what they always were.
+    // The scatter's stream, then replicate's, then the one choosing the requests that trim
+    // copies, are forked last: the streams before them are what they always were.
     this.client = new SimClient(
       this,
       this.scheduler,
@@ -119,6 +119,7 @@ export class Simulation implements SimCluster {
       root.fork(3),
       root.fork(4),
       root.fork(5),
+      root.fork(6),
     );
   }
 

@@ -45,7 +45,8 @@ export function emptyScatterCounts(): Record<ScatterCount, number> {
  * What the `scatter` workload's `replicate` requests met (all zero elsewhere, and
  * in the runs that do not replicate), in the order they are reported: `requests`
  * the client sent; `copiesAsked`, copies of a key the scheduler asked a worker to
- * fetch (`acquire-replicas`); `copiesArrived`, those whose `add-keys` it took; the
+ * fetch (`acquire-replicas`); `copiesArrived`, those whose `add-keys` it took;
+ * `copiesDropped`, copies beyond `n` it asked a worker to drop (`remove-replicas`); the
  * failures the answers gave, by kind of reason: `failedNotInMemory` (a key not in
  * memory when asked), `failedNoWorker` (no allowed worker running),
  * `failedTargetLeft` (a worker asked for a copy left first), `failedFetch` (it
@@ -60,6 +61,7 @@ export const REPLICATE_COUNTS = [
   "requests",
   "copiesAsked",
   "copiesArrived",
+  "copiesDropped",
   "failedNotInMemory",
   "failedNoWorker",
   "failedTargetLeft",

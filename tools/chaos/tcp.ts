@@ -314,7 +314,8 @@ export interface ChaosOptions {
   readonly validate: boolean;
   /**
    * The client scatters each round's blocks, and replicates them to two
-   * workers, instead of having tasks make them.
+   * workers, instead of having tasks make them; as the round's tasks start,
+   * it trims them back to one copy each.
    */
   readonly scatter?: boolean;
 }
@@ -420,6 +421,15 @@ export async function runChaos(
               if (!(e instanceof ReplicateError)) throw e;
             });
             round = chaosGraph(`r${r}-`, p, BLOCK, STEP_MS, blocks);
+            const result = c.get(round.graph, { keys: [round.key] });
+            // While the parts start, trim each block back to one copy (remove-replicas):
+            // tasks fetching a dropped copy must find the other, and a worker running
+            // a task that needs its copy keeps it.
+            const trimmed = c.replicate(blocks, { n: 1 }).catch((e: unknown) => {
+              if (!(e instanceof ReplicateError)) throw e;
+            });
+            const [value] = await Promise.all([result, trimmed]);
+            return value;
           }
           return c.get(round.graph, { keys: [round.key] });
         })(),
@@ -553,7 +563,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--validate", "the processes check their state machines after every stimulus")
     .option(
       "--scatter",
-      "the client scatters each round's blocks (and replicates them to 2 workers) instead of making them in tasks",
+      "the client scatters each round's blocks (replicates them to 2 workers, then trims them to 1 as the tasks start) instead of making them in tasks",
     )
     .addHelpText(
       "after",

@@ -119,6 +119,58 @@ describe("replicate", () => {
     s.validateState();
   });
 
+  test("copies beyond n on allowed workers are dropped from the busiest, without waiting", () => {
+    const s = state();
+    s.handleStimulus(t.replicate("c", ["x"], { n: 3 }, "r6"));
+    s.handleStimulus(addKeys("w2", "x"), addKeys("w3", "x"));
+    const holders = (key: string) =>
+      [...(s.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.address).sort();
+    expect(holders("x")).toEqual(["w1", "w2", "w3"]);
+    // w2 holds big (500 bytes), w1 x and y: w2, then w1, are the busiest.
+    const out = s.handleStimulus(t.replicate("c", ["x", "y"], { n: 1 }, "r7"));
+    expect(t.summarize(out)).toEqual([
+      "w2 remove-replicas x,y",
+      "w1 remove-replicas x",
+      "client:c replicated",
+    ]);
+    expect(answer(out)?.failed).toEqual([]);
+    expect(holders("x")).toEqual(["w3"]);
+    expect(holders("y")).toEqual(["w1"]);
+    s.validateState();
+    // The workers' releases that follow are stale: the copies left stay.
+    s.handleStimulus(t.fromWorker("w2", { op: "release-worker-data", key: "x" }));
+    s.handleStimulus(t.fromWorker("w1", { op: "release-worker-data", key: "x" }));
+    expect(s.tasks.get("x")?.state).toBe("memory");
+    expect(holders("x")).toEqual(["w3"]);
+    s.validateState();
+  });
+
+  test("only copies on allowed workers count or go", () => {
+    const s = state();
+    // y is on w1 and w2; with workers=[w1, w3], w1's copy is the only one that counts.
+    const out = s.handleStimulus(t.replicate("c", ["y"], { n: 1, workers: ["w1", "w3"] }));
+    expect(t.summarize(out)).toEqual(["client:c replicated"]);
+    const two = s.handleStimulus(t.replicate("c", ["y"], { n: 5, workers: ["w1", "w3"] }));
+    expect(acquires(two)).toEqual(["w3 y<w1+w2"]); // n is at most the allowed workers
+  });
+
+  test("a worker running a task that needs the key keeps its copy", () => {
+    const s = state();
+    s.handleStimulus(t.updateGraph("c", { z: t.task(["y"], { workers: ["w1"] }) }, ["z"]));
+    expect(s.tasks.get("z")?.processingOn?.address).toBe("w1");
+    const out = s.handleStimulus(t.replicate("c", ["y"], { n: 1 }, "r8"));
+    // w2 is the busier, and goes; with n=1 and only w1 left, nothing more.
+    expect(t.summarize(out)).toEqual(["w2 remove-replicas y", "client:c replicated"]);
+    s.handleStimulus(t.replicate("c", ["y"], { n: 2 }));
+    s.handleStimulus(addKeys("w3", "y"));
+    // Now y is on w1 (running z) and w3; w1 is the busier but keeps its copy.
+    const kept = s.handleStimulus(t.replicate("c", ["y"], { n: 1 }));
+    expect(t.summarize(kept)).toEqual(["w3 remove-replicas y", "client:c replicated"]);
+    const none = s.handleStimulus(t.replicate("c", ["y"], { n: 1, workers: ["w1"] }));
+    expect(t.summarize(none)).toEqual(["client:c replicated"]);
+    s.validateState();
+  });
+
   const malformed: [string, Record<string, unknown>][] = [
     ["keys not an array", { keys: "x" }],
     ["n zero", { keys: ["x"], n: 0 }],

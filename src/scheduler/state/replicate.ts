@@ -1,17 +1,20 @@
 /**
- * `replicate` (Dask's `Scheduler.replicate`): copies of keys in memory go to
- * more workers. The scheduler asks each chosen worker to fetch its copies
- * (`acquire-replicas`, which the worker's state machine carries out as the
- * seed's `AcquireReplicasEvent`) and answers the client once every copy has
- * arrived (`add-keys`) or cannot: the worker left, could not fetch it, or the
- * key left memory.
+ * `replicate` (Dask's `Scheduler.replicate`): each key in memory ends up on
+ * `n` of the allowed workers. The scheduler asks each chosen worker to fetch
+ * its copies (`acquire-replicas`, which the worker's state machine carries
+ * out as the seed's `AcquireReplicasEvent`) and answers the client once every
+ * copy has arrived (`add-keys`) or cannot: the worker left, could not fetch
+ * it, or the key left memory. Copies beyond `n` on allowed workers are
+ * dropped (`remove-replicas`, the seed's `RemoveReplicasEvent`) without
+ * waiting, as Dask's `delete=True`.
  */
 
 import type { ReplicateMsg } from "../../protocol/messagesClient.ts";
-import { holderAddresses } from "./bookkeeping.ts";
+import { holderAddresses, removeReplica } from "./bookkeeping.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { isNamedWorker } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
+import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
@@ -36,7 +39,10 @@ export class Replication {
   }
 }
 
-/** Handle `replicate`: choose the workers, ask them to fetch, answer once settled. */
+/**
+ * Handle `replicate`: choose the workers, ask them to fetch or to drop their
+ * copies, answer once the fetches are settled.
+ */
 export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
   const r = new Replication(s.ensureClient(msg.clientId), s.stimulusId);
   const names = msg.workers === undefined ? null : new Set(msg.workers);
@@ -45,6 +51,7 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
   // Least loaded first; the address breaks ties, so that runs repeat.
   allowed.sort((a, b) => a.nbytes - b.nbytes || (a.address < b.address ? -1 : 1));
   const perWorker = new Map<WorkerInfo, TaskState[]>();
+  const drops = new Map<WorkerInfo, string[]>();
   for (const key of new Set(msg.keys)) {
     const ts = s.tasks.get(key);
     if (ts === undefined || ts.state !== "memory") {
@@ -56,8 +63,10 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
       r.failed.push({ key, reason: noWorkerReason(msg.workers) });
       continue;
     }
-    let need = Math.min(msg.n ?? allowed.length, allowed.length);
+    const n = Math.min(msg.n ?? allowed.length, allowed.length);
+    let need = n;
     for (const ws of allowed) if (ts.whoHas.has(ws)) need--;
+    if (need < 0) dropExtraCopies(s, ts, allowed, -need, drops);
     if (need <= 0) continue;
     const targets = new Set<WorkerInfo>();
     for (const ws of allowed) {
@@ -79,8 +88,44 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
     }
     s.sendToWorker(ws, { op: "acquire-replicas", whoHas, nbytes, stimulusId: s.stimulusId });
   }
+  for (const [ws, keys] of drops) {
+    s.sendToWorker(ws, { op: "remove-replicas", keys, stimulusId: s.stimulusId });
+  }
   if (r.pending.size === 0) answer(s, r);
   else s.replications.add(r);
+}
+
+/**
+ * Take `excess` copies of `ts` off the busiest of the `allowed` workers
+ * (sorted least loaded first) that hold one, noting each in `drops`. The
+ * scheduler forgets a copy when it asks for its removal, as Dask's
+ * `request_remove_replicas` does; the worker's `release-worker-data` that
+ * follows is then stale. A worker running a task that needs `ts` keeps its
+ * copy: the seed's worker refuses to drop it (a `RuntimeError`) while such a
+ * task executes, so fewer copies may go than asked.
+ */
+function dropExtraCopies(
+  s: SchedulerState,
+  ts: TaskState,
+  allowed: readonly WorkerInfo[],
+  excess: number,
+  drops: Map<WorkerInfo, string[]>,
+): void {
+  for (let i = allowed.length - 1; i >= 0 && excess > 0; i--) {
+    const ws = allowed[i];
+    if (!ts.whoHas.has(ws) || runsDependentOf(ts, ws)) continue;
+    removeReplica(s, ts, ws);
+    const keys = drops.get(ws);
+    if (keys === undefined) drops.set(ws, [ts.key]);
+    else keys.push(ts.key);
+    excess--;
+  }
+}
+
+/** True if a task that needs `ts` is processing on `ws`. */
+function runsDependentOf(ts: TaskState, ws: WorkerInfo): boolean {
+  for (const dts of itemsOf(ts.dependents)) if (dts.processingOn === ws) return true;
+  return false;
 }
 
 function noWorkerReason(workers: readonly string[] | undefined): string {

@@ -1,0 +1,123 @@
+/**
+ * The replicate ledger's checks of the copies a request drops, fed a real
+ * scheduler's state and output, then output or state bent the way a broken
+ * scheduler would bend them.
+ */
+
+import { describe, expect, test } from "vitest";
+import type { SchedulerMessage } from "../protocol/messages.ts";
+import type { ReplicateMsg } from "../protocol/messagesClient.ts";
+import { removeReplica } from "../scheduler/state/bookkeeping.ts";
+import { SchedulerState } from "../scheduler/state/schedulerState.ts";
+import * as t from "../scheduler/state/testing.ts";
+import { SimFailure } from "./failure.ts";
+import { ReplicateLedger } from "./replicateLedger.ts";
+import { emptyReplicateCounts } from "./stats.ts";
+
+/** y on w1 and w2, z (needing y) processing on w1 when `running` is set; w3 holds nothing. */
+function cluster(running = false): SchedulerState {
+  const s = new SchedulerState({ validate: true });
+  s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+  s.handleStimulus(t.updateData("c", { y: ["w1", "w2"] }));
+  if (running)
+    s.handleStimulus(t.updateGraph("c", { z: t.task(["y"], { workers: ["w1"] }) }, ["z"]));
+  return s;
+}
+
+/**
+ * The ledger's verdict on request `sent` when the scheduler handles `handled`
+ * (the same request unless a test bends it), after `bend` changed the output.
+ */
+function verdict(
+  s: SchedulerState,
+  sent: ReplicateMsg,
+  handled: ReplicateMsg = sent,
+  bend: (out: SchedulerMessage[]) => SchedulerMessage[] = (out) => out,
+): { dropped: number; error: string | null } {
+  const counts = emptyReplicateCounts();
+  const ledger = new ReplicateLedger(counts, s);
+  ledger.sent(sent);
+  const ev = { kind: "client-message", msg: handled } as const;
+  const out = bend([...s.handleStimulus(ev)]);
+  try {
+    ledger.afterSchedulerStimulus(ev, out);
+  } catch (e) {
+    if (!(e instanceof SimFailure)) throw e;
+    expect(e.kind).toBe("lost");
+    return { dropped: counts.copiesDropped, error: e.message };
+  }
+  return { dropped: counts.copiesDropped, error: null };
+}
+
+const request = (n: number, stimulusId = "r1"): ReplicateMsg => ({
+  op: "replicate",
+  keys: ["y"],
+  n,
+  clientId: "c",
+  stimulusId,
+});
+
+const drop = (to: string, stimulusId = "r1"): SchedulerMessage => ({
+  to: { kind: "worker", address: to },
+  msg: { op: "remove-replicas", keys: ["y"], stimulusId },
+});
+
+describe("the replicate ledger's check of dropped copies", () => {
+  test("the scheduler's own drops pass", () => {
+    expect(verdict(cluster(), request(1))).toEqual({ dropped: 1, error: null });
+    // w1 runs z, which needs y: only w2 can go, and goes.
+    expect(verdict(cluster(true), request(1))).toEqual({ dropped: 1, error: null });
+  });
+
+  test("a copy left beyond n fails the run", () => {
+    // The scheduler handles the request as if it asked for two copies: it drops none.
+    const { error } = verdict(cluster(), request(1), request(2));
+    expect(error).toBe(
+      "replicate r1 of y (n=1, held by w1, w2 of the 3 allowed running workers) dropped the copies on none: " +
+        "2 left, more than 1 and only 0 run a task that needs it",
+    );
+  });
+
+  test("a drop the scheduler did not note fails the run", () => {
+    const { error } = verdict(cluster(), request(1), request(1), (out) => [...out, drop("w1")]);
+    expect(error).toMatch(/dropped the copies on w2, w1: the scheduler still lists w1$/);
+  });
+
+  test("too many drops, or one from a worker running a task that needs the key, fail the run", () => {
+    const s = cluster(true);
+    const w1 = s.workers.get("w1");
+    const y = s.tasks.get("y");
+    if (w1 === undefined || y === undefined) throw new Error("no w1 or y");
+    const bend = (out: SchedulerMessage[]): SchedulerMessage[] => {
+      removeReplica(s, y, w1); // the scheduler forgets the copy z needs, and asks w1 to drop it
+      return [...out, drop("w1")];
+    };
+    const { error } = verdict(s, request(1), request(1), bend);
+    expect(error).toMatch(/dropped the copies on w2, w1: w1 runs a task that needs it$/);
+    const quiet = cluster();
+    const { error: under } = verdict(quiet, request(1), request(1), (out) => {
+      const w = quiet.workers.get("w1");
+      const key = quiet.tasks.get("y");
+      if (w !== undefined && key !== undefined) removeReplica(quiet, key, w);
+      return [...out, drop("w1")];
+    });
+    expect(under).toMatch(/dropped the copies on w2, w1: 0 left, fewer than 1$/);
+  });
+
+  test("a drop of a key the request does not name, or on a worker it does not allow, fails the run", () => {
+    const other = (out: SchedulerMessage[]): SchedulerMessage[] => [
+      ...out,
+      {
+        to: { kind: "worker", address: "w3" },
+        msg: { op: "remove-replicas", keys: ["q"], stimulusId: "r1" },
+      },
+    ];
+    expect(verdict(cluster(), request(1), request(1), other).error).toBe(
+      "replicate r1 asked w3 to drop its copy of q, which it does not name",
+    );
+    const limited: ReplicateMsg = { ...request(1), workers: ["w2", "w3"] };
+    expect(verdict(cluster(), limited, limited, (out) => [...out, drop("w1")]).error).toBe(
+      "replicate r1 asked w1 to drop its copy of y, a worker it does not allow",
+    );
+  });
+});
