@@ -224,6 +224,10 @@ export class Client implements FutureHost, GatherHost {
   private submissions = 0;
   /** Requests made so far whose answer is matched by stimulus id (see {@link uniqueStimulusId}). */
   private requestCount = 0;
+  /** Scatters placing values on workers, not yet registered with the scheduler. */
+  private readonly placing = new Set<Promise<unknown>>();
+  /** The close in progress or done: close() is idempotent. */
+  private closing: Promise<void> | null = null;
   /** This client's `update-data` and `replicate` requests not answered yet. */
   private readonly answers = new PendingAnswers<DataUpdatedMsg | ReplicatedMsg>();
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
@@ -621,10 +625,14 @@ export class Client implements FutureHost, GatherHost {
     let todo = list.map((_, i) => i);
     try {
       for (;;) {
-        const placed = await this.scatterer.place(
+        const placing = this.scatterer.place(
           todo.map((i) => list[i]),
           { ...options, timeoutMs: Math.max(1, deadline - Date.now()) },
         );
+        // close() waits for it: the update-data below, or the release of what a
+        // failed placement stored, then reaches the scheduler before close-client.
+        this.placing.add(placing);
+        const placed = await placing.finally(() => this.placing.delete(placing));
         this.checkOpen();
         // Held before the scheduler hears of them: its key-in-memory finishes them.
         const fresh = placed.map((p) => new Future(this, p.key));
@@ -1210,12 +1218,36 @@ export class Client implements FutureHost, GatherHost {
   /**
    * Release everything this client holds, close the connection and fail the
    * futures still waiting with `ClientClosedError` ("the client was closed",
-   * followed by `why` when given). Idempotent.
+   * followed by `why` when given). A scatter in progress stops and rejects
+   * with it too, after the values it had put on workers are registered or
+   * let go (waiting at most the client's `timeoutMs`), so that none stays on
+   * a worker unknown to the scheduler. Idempotent.
    */
-  async close(why?: string): Promise<void> {
+  close(why?: string): Promise<void> {
+    this.closing ??= this.closeOnce(why);
+    return this.closing;
+  }
+
+  private async closeOnce(why: string | undefined): Promise<void> {
     if (this.closedError !== null) {
       await this.conn.close();
       return;
+    }
+    if (this.placing.size > 0) {
+      // Values a scatter stored on workers are known to nobody until the
+      // scheduler hears of them: stop the scatters, and let each register or
+      // let go of what it stored while the connection is still open.
+      this.scatterer.abort(closedError(why));
+      const settled = Promise.allSettled([...this.placing]);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.timeoutMs);
+      });
+      await Promise.race([settled, timeout]).finally(() => clearTimeout(timer));
+      if (this.closedError !== null) {
+        await this.conn.close();
+        return;
+      }
     }
     this.flushReleases();
     if (!this.conn.isClosed) {
@@ -1225,14 +1257,17 @@ export class Client implements FutureHost, GatherHost {
         stimulusId: newStimulusId("close-client"),
       });
     }
-    this.shutDown(
-      new ClientClosedError(
-        why === undefined ? "the client was closed" : `the client was closed: ${why}`,
-      ),
-    );
+    this.shutDown(closedError(why));
     await this.conn.close();
     await this.peers.closeAll();
   }
+}
+
+/** The error of the futures a `close(why)` fails. */
+function closedError(why: string | undefined): ClientClosedError {
+  return new ClientClosedError(
+    why === undefined ? "the client was closed" : `the client was closed: ${why}`,
+  );
 }
 
 /** Check the options every task of a submission shares. */

@@ -103,6 +103,30 @@ describe("scatter", () => {
     );
   });
 
+  it("closing the client mid-scatter leaves no value behind on the workers", async () => {
+    // Each delay stops the scatter at another point: before, while or after the
+    // workers store the values, or while the scheduler registers them.
+    for (const delay of [0, 1, 2, 5, 10, 20, 50, 300]) {
+      const { cluster, client } = await testCluster({ workers: 3 });
+      const values = Array.from({ length: 60 }, (_, i) => new Float64Array(2_000).fill(i));
+      const scattering = client.scatter(values).then(
+        () => "scattered",
+        (e: unknown) => (e instanceof Error ? e.name : String(e)),
+      );
+      await sleep(delay);
+      await client.close();
+      expect(["scattered", "ClientClosedError"]).toContain(await scattering);
+      await eventually(
+        () =>
+          cluster.scheduler.state.tasks.size === 0 &&
+          cluster.workers.every((w) => w.state.data.size === 0 && w.state.tasks.size === 0),
+        5000,
+        `no value left after a close ${delay} ms into the scatter (${cluster.workers.map((w) => w.state.data.size).join(", ")} values on the workers)`,
+      );
+      await cluster.close();
+    }
+  });
+
   it("losing the only holder cancels the futures and the tasks waiting for them", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const w2 = await extraWorker(cluster, { resources: { R: 1 } });

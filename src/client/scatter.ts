@@ -126,8 +126,19 @@ interface Unanswered {
 export class Scatterer {
   /** Where the next spread starts in the list of worker slots, so that scatters take turns. */
   private cursor = 0;
+  /** Set by {@link abort}: scatters stop at their next step with this error. */
+  private aborted: Error | null = null;
 
   constructor(private readonly host: ScatterHost) {}
+
+  /**
+   * Stop every scatter in progress, and refuse new ones, with `error`. A
+   * scatter finishes the `update_data` calls it has made, then lets go of
+   * what it had stored (the host's `dropStored`) and rejects.
+   */
+  abort(error: Error): void {
+    this.aborted ??= error;
+  }
 
   /**
    * Put `values` on workers, each under a fresh key: resolves with the keys
@@ -159,6 +170,7 @@ export class Scatterer {
     try {
       let candidates = await this.candidates(names, gone, deadline, timeoutMs, unreachable);
       while (todo.length > 0) {
+        if (this.aborted !== null) throw this.aborted;
         if (candidates.length === 0) {
           candidates = await this.candidates(names, gone, deadline, timeoutMs, unreachable);
         }
@@ -196,6 +208,7 @@ export class Scatterer {
         if (error !== null) throw error;
         todo = again;
       }
+      if (this.aborted !== null) throw this.aborted;
     } catch (err) {
       const stored = [...abandoned, ...whereStored(p)];
       if (stored.length > 0) this.host.dropStored(stored);
@@ -221,7 +234,6 @@ export class Scatterer {
     }
   }
 
-  /** The running workers that `names` (addresses or hosts) allow, in address order. */
   /**
    * The running workers `names` (addresses or hosts) allow, in address order,
    * but for those in `gone`. While there are none, the scheduler is asked
@@ -237,6 +249,7 @@ export class Scatterer {
     unreachable: readonly string[],
   ): Promise<WorkerIdentity[]> {
     for (;;) {
+      if (this.aborted !== null) throw this.aborted;
       const running = (await this.host.workers()).filter((w) => w.status === "running");
       const allowed = running.filter(
         (w) => !gone.has(w.address) && (names === undefined || isNamed(w.address, names)),
