@@ -89,6 +89,12 @@ export interface SimOptions {
    * replicate are those they were before). 0 to 1; default 0.5.
    */
   replicate?: number;
+  /**
+   * The share of those runs' `replicate` requests that ask for a single copy,
+   * so that the scheduler drops the others (decided per request from a random
+   * stream of its own). 0 to 1; default 1/3.
+   */
+  replicateOne?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
   stallTimeout?: number;
   /** Give up (as a livelock) after this many events. Default 5,000,000. */
@@ -122,6 +128,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   replaceDelay: 1,
   allowedFailures: 3,
   replicate: 0.5,
+  replicateOne: 1 / 3,
   stallTimeout: 60,
   maxEvents: 5_000_000,
   maxTime: 3_600,
@@ -168,8 +175,10 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
       throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);
     }
   }
-  if (!(r.replicate >= 0 && r.replicate <= 1)) {
-    throw new RangeError(`replicate must be a number from 0 to 1, got ${r.replicate}`);
+  for (const name of ["replicate", "replicateOne"] as const) {
+    if (!(r[name] >= 0 && r[name] <= 1)) {
+      throw new RangeError(`${name} must be a number from 0 to 1, got ${r[name]}`);
+    }
   }
   for (const kind of FAULT_KINDS) {
     const problem = faultRateProblem(kind, r.faults[kind]);

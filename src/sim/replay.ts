@@ -13,6 +13,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["incomingLimit", "--incoming-limit"],
   ["latency", "--latency"],
   ["replicate", "--replicate"],
+  ["replicateOne", "--replicate-one"],
   ["variant", "--variant"],
 ];
 

@@ -58,6 +58,10 @@ describe("replicate in the scatter workload", () => {
       expect(off.stats.replicate.requests).toBe(0);
       expect(off.command).toContain("--replicate 0");
     }
+    // replicateOne, the share of requests for one copy, is named in the replay line.
+    const one = simulate({ seed: 17, workload: "scatter", tasks: 20, replicateOne: 1 });
+    expect(one.command).toContain("--replicate-one 1");
+    expect(one.stats.replicate.requests).toBeGreaterThan(0);
     expect(new Simulation({ seed: 1, workload: "mix" }).replicas).toBeNull();
   });
 

@@ -6,8 +6,8 @@
  * the scheduler to copy some of the values it scattered to more workers once
  * `data-updated` registered them, and, now and then, a computed wanted key
  * once it hears it is in memory (at most {@link MAX_REQUESTS} requests a run).
- * Each asks for `n` = 2 or 3 holders, or (a third of them, drawn from a
- * stream of their own) for one, which drops the copies the key's fetches left
+ * Each asks for `n` = 2 or 3 holders, or (a third of them by default, the
+ * `replicateOne` option, drawn from a stream of their own) for one, which drops the copies the key's fetches left
  * on other workers; a third of them name the workers
  * that may hold copies (addresses or hosts of workers the scheduler lists,
  * dead ones included).
@@ -39,9 +39,6 @@ export const MAX_REQUESTS = 4;
 
 /** Chance that the client replicates a computed wanted key when it hears it is in memory. */
 const ON_MEMORY = 0.2;
-
-/** Chance that a request asks for a single copy (trimming the others). */
-const ONE_COPY = 1 / 3;
 
 /** Chance that a request names the workers that may hold copies. */
 const NAMED_WORKERS = 1 / 3;
@@ -118,7 +115,7 @@ export class SimReplicator {
     const c = this.c;
     this.sent++;
     const drawn = rng.range(2, 3);
-    const n = this.trimRng.chance(ONE_COPY) ? 1 : drawn;
+    const n = this.trimRng.chance(c.options.replicateOne) ? 1 : drawn;
     let workers: string[] | undefined;
     if (rng.chance(NAMED_WORKERS)) {
       const known = [...this.scheduler.state.workers.keys()];

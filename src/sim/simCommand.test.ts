@@ -59,6 +59,13 @@ test("weft sim --workload scatter: the summary counts the replicate requests whe
   const bad = await weft("sim", "--workload", "scatter", "--replicate", "1.5");
   expect(bad.code).toBe(2);
   expect(bad.err).toContain("expected a number from 0 to 1, got '1.5'");
+  // --replicate-one sets the share of requests for one copy.
+  const one = await scatterRuns("--replicate-one", "1");
+  expect(one.code).toBe(0);
+  expect(one.out).toMatch(/^replicate: requests +\d+ in \d runs$/m);
+  const badOne = await weft("sim", "--workload", "scatter", "--replicate-one", "-1");
+  expect(badOne.code).toBe(2);
+  expect(badOne.err).toContain("expected a number from 0 to 1, got '-1'");
 });
 
 test("weft sim --runs draws its bar on a terminal without changing the terminal's modes", async () => {

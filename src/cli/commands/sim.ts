@@ -41,6 +41,7 @@ interface SimCliOptions {
   readonly incomingLimit?: number;
   readonly latency?: number;
   readonly replicate?: number;
+  readonly replicateOne?: number;
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
@@ -91,6 +92,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     incomingLimit: o.incomingLimit,
     latency: o.latency,
     replicate: o.replicate,
+    replicateOne: o.replicateOne,
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
@@ -140,6 +142,11 @@ export function simCommand(ctx: CliContext): Command {
     .option(
       "--replicate <share>",
       "scatter workload: the share of runs whose client also replicates (default 0.5)",
+      share,
+    )
+    .option(
+      "--replicate-one <share>",
+      "scatter workload: the share of replicate requests asking for one copy, which drops the others (default 0.333…)",
       share,
     )
     .option("--faults <spec>", "which faults, and their rates", "all")
