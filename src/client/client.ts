@@ -628,6 +628,7 @@ export class Client implements FutureHost, GatherHost {
         const placing = this.scatterer.place(
           todo.map((i) => list[i]),
           { ...options, timeoutMs: Math.max(1, deadline - Date.now()) },
+          todo,
         );
         // close() waits for it: the update-data below, or the release of what a
         // failed placement stored, then reaches the scheduler before close-client.

@@ -406,5 +406,10 @@ describe("Scatterer", () => {
       "scatter: tcp://10.0.0.2:1 could not store value 1: MemoryError: full",
     );
     expect(dropped.map(([, where]) => where)).toEqual([["w1"]]);
+    // Values scattered again (a part of the caller's list) are named by their place in it.
+    const again = fakeScatterer(2, { refusing: ["w2"] }).scatterer;
+    await expect(again.place([1, 2], {}, [4, 9])).rejects.toThrow(
+      "scatter: tcp://10.0.0.2:1 could not store value 9: MemoryError: full",
+    );
   });
 });

@@ -90,6 +90,8 @@ export function scatterOptionsProblem(options: unknown): string | null {
 /** A scatter in progress, by value: its current key, wire form, holders and size. */
 interface Placement {
   readonly values: readonly unknown[];
+  /** Each value's position in the caller's list, for messages. */
+  readonly positions: readonly number[];
   readonly wire: readonly unknown[];
   readonly keys: string[];
   /** The workers that stored each value under its current key. */
@@ -150,11 +152,19 @@ export class Scatterer {
    * Rejects with a {@link ScatterError} when no worker could take the values,
    * or one refused a value, and with a TypeError for a value that cannot be
    * sent; what had been put on workers by then goes to `dropStored` too.
+   * Errors name a value by its position in `values`, or, given `positions`,
+   * by `positions[i]` (its place in the caller's list, when `values` is a
+   * part of it).
    */
-  async place(values: readonly unknown[], options: ScatterOptions): Promise<ScatteredKey[]> {
+  async place(
+    values: readonly unknown[],
+    options: ScatterOptions,
+    positions: readonly number[] = values.map((_, i) => i),
+  ): Promise<ScatteredKey[]> {
     const p: Placement = {
       values,
-      wire: values.map((v, i) => this.forTransfer(v, i)),
+      positions,
+      wire: values.map((v, i) => this.forTransfer(v, positions[i])),
       keys: values.map(freshKey),
       holders: values.map(() => []),
       sizes: values.map(() => null),
@@ -387,7 +397,9 @@ export class Scatterer {
       for (const i of indices) {
         const why = answer.failed[p.keys[i]];
         if (why !== undefined) {
-          r.errors.push(new ScatterError(`scatter: ${address} could not store value ${i}: ${why}`));
+          r.errors.push(
+            new ScatterError(`scatter: ${address} could not store value ${p.positions[i]}: ${why}`),
+          );
           return;
         }
       }
@@ -433,7 +445,7 @@ function uncloneable(indices: readonly number[], p: Placement): TypeError | null
       serialize(value);
     } catch (err) {
       return new TypeError(
-        `scatter: value ${i} (${typeName(value)}) cannot be sent to a worker: ${message(err)}`,
+        `scatter: value ${p.positions[i]} (${typeName(value)}) cannot be sent to a worker: ${message(err)}`,
       );
     }
   }
