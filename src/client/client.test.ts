@@ -437,6 +437,32 @@ describe("Client", () => {
     expect(names).toContainEqual(["execute", null, "inc", "thread", "seconds"]);
   });
 
+  it("says where results are held (whoHas) and what each worker holds (hasWhat)", async () => {
+    const { cluster, client } = await testCluster();
+    const [a, b] = cluster.workers.map((w) => w.address);
+    const x = client.submitWith({ workers: a }, inc, 1);
+    const y = client.submitWith({ workers: b }, inc, 2);
+    await client.gather([x, y]);
+    expect(await client.whoHas([x, y])).toEqual({ [x.key]: [a], [y.key]: [b] });
+    expect(await client.whoHas(x)).toEqual({ [x.key]: [a] });
+    expect(await client.whoHas([y.key, "unknown"])).toEqual({ [y.key]: [b], unknown: [] });
+    expect(await client.whoHas()).toEqual({ [x.key]: [a], [y.key]: [b] });
+    expect(await client.hasWhat()).toEqual({ [a]: [x.key], [b]: [y.key] });
+    expect(await client.hasWhat([b, "inproc://nowhere/1"])).toEqual({
+      [b]: [y.key],
+      "inproc://nowhere/1": [],
+    });
+    await client.replicate(x);
+    expect((await client.whoHas(x))[x.key]).toEqual([a, b]);
+    expect((await client.hasWhat(b))[b]).toEqual([y.key, x.key]);
+    await expect(client.whoHas([1 as never])).rejects.toThrow(
+      "whoHas: expected futures of this client or keys, got 1",
+    );
+    await expect(client.hasWhat([""])).rejects.toThrow(
+      'hasWhat: expected worker addresses, got [""]',
+    );
+  });
+
   it("a client that closes releases what it held", async () => {
     const { cluster, client } = await testCluster();
     const other = await cluster.client();

@@ -1021,9 +1021,48 @@ export class Client implements FutureHost, GatherHost {
     }
   }
 
-  /** @internal Where the scheduler says these keys are held. */
-  async whoHas(keys: readonly string[]): Promise<Record<string, readonly string[]>> {
-    return (await this.conn.request("who-has", { keys })) as Record<string, string[]>;
+  /**
+   * Where the scheduler says results are held (Dask's `who_has`): for each
+   * future or key given, the addresses of the workers holding it (`[]` for a
+   * key not in memory, or unknown). Without an argument, every key the
+   * scheduler knows.
+   */
+  async whoHas(
+    futures?: Future | string | readonly (Future | string)[],
+  ): Promise<Record<string, readonly string[]>> {
+    this.checkOpen();
+    let keys: string[] | undefined;
+    if (futures !== undefined) {
+      const list = typeof futures === "string" || futures instanceof Future ? [futures] : futures;
+      if (!Array.isArray(list)) {
+        throw new TypeError(`whoHas: expected futures or keys, got ${showValue(futures)}`);
+      }
+      keys = list.map((f: unknown) => {
+        if (f instanceof Future && f.host === this) return f.key;
+        if (typeof f === "string" && f !== "") return f;
+        throw new TypeError(`whoHas: expected futures of this client or keys, got ${showValue(f)}`);
+      });
+    }
+    const fields = keys === undefined ? {} : { keys };
+    return (await this.conn.request("who-has", fields)) as Record<string, string[]>;
+  }
+
+  /**
+   * The keys each worker holds, as the scheduler has them (Dask's
+   * `has_what`): for each address given (`[]` for one not connected), or
+   * without an argument for every connected worker.
+   */
+  async hasWhat(workers?: string | readonly string[]): Promise<Record<string, readonly string[]>> {
+    this.checkOpen();
+    const list = typeof workers === "string" ? [workers] : workers;
+    if (
+      list !== undefined &&
+      !(Array.isArray(list) && list.every((w: unknown) => typeof w === "string" && w !== ""))
+    ) {
+      throw new TypeError(`hasWhat: expected worker addresses, got ${showValue(workers)}`);
+    }
+    const fields = list === undefined ? {} : { workers: list };
+    return (await this.conn.request("has-what", fields)) as Record<string, string[]>;
   }
 
   /** @internal */

@@ -46,11 +46,25 @@ export interface RegisterReplyMsg extends WireVersion {
   readonly message?: string;
 }
 
-/** Where replicas of these keys are held, answered from the scheduler's state. */
+/**
+ * Where replicas of these keys are held, answered from the scheduler's state:
+ * `{key: [worker address]}`, every task the scheduler knows without `keys`.
+ */
 export interface WhoHasRequestMsg {
   readonly op: "who-has";
   readonly requestId: number;
-  readonly keys: readonly Key[];
+  readonly keys?: readonly Key[];
+}
+
+/**
+ * The keys each worker holds, answered from the scheduler's state:
+ * `{address: [key]}`, every connected worker without `workers` (an address
+ * not connected gets `[]`).
+ */
+export interface HasWhatRequestMsg {
+  readonly op: "has-what";
+  readonly requestId: number;
+  readonly workers?: readonly string[];
 }
 
 /** The server's counters ({@link SchedulerCounters}). */
@@ -66,7 +80,11 @@ export interface WorkersRequestMsg {
 }
 
 /** A request a client makes of the server (not of the state machine). */
-export type ClientRequestMsg = WhoHasRequestMsg | CountersRequestMsg | WorkersRequestMsg;
+export type ClientRequestMsg =
+  | WhoHasRequestMsg
+  | HasWhatRequestMsg
+  | CountersRequestMsg
+  | WorkersRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

@@ -1,7 +1,7 @@
 /**
  * The requests a client makes of the scheduler server itself rather than of
- * the state machine: where keys are held, the server's counters, the
- * connected workers. Each is answered with a `reply` on the client's stream.
+ * the state machine: where keys are held, what workers hold, the server's
+ * counters, the connected workers. Each is answered with a `reply` on the client's stream.
  */
 
 import type { ClientRequestOp, ReplyMsg, WorkerIdentity } from "../protocol/messagesSession.ts";
@@ -9,6 +9,7 @@ import type { SessionHost } from "./sessionHost.ts";
 
 const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "who-has",
+  "has-what",
   "counters",
   "workers",
 ]);
@@ -25,8 +26,15 @@ function isKeyList(v: unknown): v is string[] {
 function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
   switch (msg.op as ClientRequestOp) {
     case "who-has":
+      if (msg.keys === undefined) return host.state.getWhoHas(host.state.tasks.keys());
       if (!isKeyList(msg.keys)) throw new TypeError("who-has: keys must be an array of keys");
       return host.state.getWhoHas(msg.keys);
+    case "has-what":
+      if (msg.workers === undefined) return host.state.getHasWhat(host.state.workers.keys());
+      if (!isKeyList(msg.workers)) {
+        throw new TypeError("has-what: workers must be an array of worker addresses");
+      }
+      return host.state.getHasWhat(msg.workers);
     case "counters":
       return host.counters.snapshot(host.state, host.router.clients.size);
     case "workers": {

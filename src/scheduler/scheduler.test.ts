@@ -292,6 +292,10 @@ describe("Scheduler server", () => {
       { op: "counters", requestId: 2 },
       { op: "workers", requestId: 3 },
       { op: "who-has", requestId: 4, keys: "not a list" },
+      { op: "who-has", requestId: 5 },
+      { op: "has-what", requestId: 6 },
+      { op: "has-what", requestId: 7, workers: ["inproc://w/1", "inproc://w/9"] },
+      { op: "has-what", requestId: 8, workers: [3] },
     ]);
     const r1 = await c.waitFor((m) => m.requestId === 1);
     expect(r1).toEqual({ op: "reply", requestId: 1, result: { nope: [] } });
@@ -303,6 +307,15 @@ describe("Scheduler server", () => {
     ]);
     const r4 = await c.waitFor((m) => m.requestId === 4);
     expect(r4.error).toMatch(/keys must be an array/);
+    expect((await c.waitFor((m) => m.requestId === 5)).result).toEqual({});
+    expect((await c.waitFor((m) => m.requestId === 6)).result).toEqual({ "inproc://w/1": [] });
+    expect((await c.waitFor((m) => m.requestId === 7)).result).toEqual({
+      "inproc://w/1": [],
+      "inproc://w/9": [],
+    });
+    expect((await c.waitFor((m) => m.requestId === 8)).error).toBe(
+      "has-what: workers must be an array of worker addresses",
+    );
   });
 
   it("removes a worker whose connection closes, and reschedules its work", async () => {

@@ -531,6 +531,18 @@ export class SchedulerState {
     return out;
   }
 
+  /** The keys each of the `workers` holds (Dask's `get_has_what`): [] for an unknown address. */
+  getHasWhat(workers: Iterable<string>): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
+    for (const address of workers) {
+      const ws = this.workers.get(address);
+      const keys: string[] = [];
+      if (ws !== undefined) for (const ts of ws.hasWhat) keys.push(ts.key);
+      out[address] = keys;
+    }
+    return out;
+  }
+
   /** Check one task's invariants; throws `InvalidTaskState` with its story. */
   validateTask(ts: TaskState): void {
     this.validateTaskWithStory(ts);
