@@ -22,6 +22,8 @@ import { type FrameLimits, frameLimitsOf, frameLimitsProblem } from "../comm/com
 import type {
   DataUpdatedMsg,
   GraphTask,
+  RebalancedMsg,
+  RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
   ScatteredKey,
@@ -46,6 +48,7 @@ import {
   ClientClosedError,
   LostKeyError,
   NoWorkerError,
+  RebalanceError,
   RemoteTaskError,
   ReplicateError,
   ScatterError,
@@ -229,7 +232,7 @@ export class Client implements FutureHost, GatherHost {
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
   /** This client's `update-data` and `replicate` requests not answered yet. */
-  private readonly answers = new PendingAnswers<DataUpdatedMsg | ReplicatedMsg>();
+  private readonly answers = new PendingAnswers<DataUpdatedMsg | ReplicatedMsg | RebalancedMsg>();
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
   private readonly cancels = new Map<
     string,
@@ -272,14 +275,16 @@ export class Client implements FutureHost, GatherHost {
    */
   private sendFailed(msg: unknown, err: Error): void {
     const op = (msg as { op?: unknown } | null)?.op;
-    if (op === "update-data" || op === "replicate") {
-      const { stimulusId } = msg as UpdateDataMsg | ReplicateMsg;
+    if (op === "update-data" || op === "replicate" || op === "rebalance") {
+      const { stimulusId } = msg as UpdateDataMsg | ReplicateMsg | RebalanceMsg;
       const why = `the scheduler could not be told: ${err.message}`;
       this.answers.fail(
         stimulusId,
         op === "update-data"
           ? new ScatterError(`scatter: ${why}`)
-          : new ReplicateError([], `replicate: ${why}`),
+          : op === "replicate"
+            ? new ReplicateError([], `replicate: ${why}`)
+            : new RebalanceError([], `rebalance: ${why}`),
       );
       return;
     }
@@ -744,6 +749,72 @@ export class Client implements FutureHost, GatherHost {
     }
   }
 
+  /**
+   * Even out the bytes the workers hold (Dask's `rebalance`) by moving the
+   * futures' results (all results in memory, of every client, without
+   * futures) from the workers holding more than the mean to those holding
+   * less, among `workers` (an address or host, or an array) when given.
+   * Waits for the futures first; rejects with the error of one that failed.
+   * A move copies the result to the recipient and, once it has arrived, drops
+   * the sender's copy, so a result is never held by no one; a sender running
+   * a task that needs a result keeps it. Resolves with the number of moves
+   * made; rejects with a `RebalanceError` naming the keys whose move failed
+   * (the recipient left or could not fetch it, or the key was released
+   * meanwhile).
+   */
+  async rebalance(
+    futures?: Future | readonly Future[],
+    options: { workers?: string | readonly string[] } = {},
+  ): Promise<number> {
+    this.checkOpen();
+    const names = workersOption(options);
+    const problem = options.workers === undefined ? null : workersProblem(names);
+    if (problem !== null) throw new TypeError(`rebalance: workers ${problem}`);
+    const list = futures === undefined ? null : futures instanceof Future ? [futures] : futures;
+    if (list !== null) {
+      if (!Array.isArray(list)) {
+        throw new TypeError(
+          `rebalance: expected futures of this client, got ${showValue(futures)}`,
+        );
+      }
+      for (const f of list) {
+        if (!(f instanceof Future) || f.host !== this) {
+          throw new TypeError(`rebalance: expected futures of this client, got ${showValue(f)}`);
+        }
+      }
+      if (list.length === 0) return 0;
+      this.hold(list);
+    }
+    try {
+      if (list !== null) {
+        await this.untilDone(list);
+        for (const f of list) {
+          const rec = this.records.get(f.key);
+          if (rec?.status !== "finished") {
+            throw rec?.error ?? this.closedError ?? new ClientClosedError(`${f.key} was released`);
+          }
+        }
+      }
+      this.checkOpen();
+      const stimulusId = this.uniqueStimulusId("rebalance");
+      const answered = this.answers.wait(stimulusId) as Promise<RebalancedMsg>;
+      this.flushReleases();
+      const msg: RebalanceMsg = {
+        op: "rebalance",
+        ...(list !== null ? { keys: [...new Set(list.map((f) => f.key))] } : {}),
+        ...(names !== undefined ? { workers: [...names] } : {}),
+        clientId: this.id,
+        stimulusId,
+      };
+      this.conn.send(msg);
+      const answer = await answered;
+      if (answer.failed.length > 0) throw new RebalanceError(answer.failed);
+      return answer.moved;
+    } finally {
+      if (list !== null) this.unhold(list);
+    }
+  }
+
   /** Values a failed scatter had put on workers: register them and let them go at once. */
   private dropScattered(stored: readonly ScatteredKey[]): void {
     if (stored.length === 0 || this.closedError !== null) return;
@@ -1203,6 +1274,7 @@ export class Client implements FutureHost, GatherHost {
         return;
       }
       case "replicated":
+      case "rebalanced":
       case "data-updated":
         this.answers.answer(msg.stimulusId, msg);
         return;

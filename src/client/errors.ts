@@ -166,3 +166,23 @@ export class ReplicateError extends Error {
     super(message);
   }
 }
+
+/**
+ * `Client.rebalance` did not make every move it started: `failed` names each
+ * such key with why (the recipient left before it had its copy, could not
+ * fetch it, or the key was released or lost meanwhile), and the keys asked
+ * for that were not in memory. The sender keeps its copy of a key whose move
+ * failed; the moves that were made stay.
+ */
+export class RebalanceError extends Error {
+  override name = "RebalanceError";
+  constructor(
+    readonly failed: readonly { readonly key: string; readonly reason: string }[],
+    message = `rebalance: ${failed.length} key${failed.length === 1 ? "" : "s"} could not be moved: ${failed
+      .slice(0, 3)
+      .map((f) => `${f.key}: ${f.reason}`)
+      .join("; ")}${failed.length > 3 ? "; …" : ""}`,
+  ) {
+    super(message);
+  }
+}

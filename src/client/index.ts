@@ -36,6 +36,7 @@ export {
   ClientClosedError,
   LostKeyError,
   NoWorkerError,
+  RebalanceError,
   RemoteTaskError,
   ReplicateError,
   ResultFetchError,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ClientClosedError, RemoteTaskError, ReplicateError } from "./errors.ts";
+import { ClientClosedError, RebalanceError, RemoteTaskError, ReplicateError } from "./errors.ts";
 import type { Future } from "./future.ts";
 import type { LocalCluster } from "./localCluster.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
@@ -104,5 +104,79 @@ describe("replicate", () => {
     await client.replicate(big);
     expect(holders(cluster, big)).toHaveLength(2);
     for (const w of cluster.workers) expect((w.state.data.get(big.key) as Float64Array)[0]).toBe(2);
+  });
+});
+
+describe("rebalance", () => {
+  /** Bytes each worker holds, as the scheduler has them, in the cluster's worker order. */
+  function held(cluster: LocalCluster): number[] {
+    return cluster.workers.map((w) => cluster.scheduler.state.workers.get(w.address)?.nbytes ?? 0);
+  }
+
+  it("moves results from the fullest worker to the others, copy first, then drop", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const [first] = cluster.workers;
+    const values = [8, 6, 4, 2, 2, 2].map((k) => new Float64Array(k * 1000).fill(k));
+    const fs = await client.scatter(values, { workers: first.address });
+    const before = held(cluster);
+    expect(before[1] + before[2]).toBe(0);
+    const moved = await client.rebalance();
+    expect(moved).toBeGreaterThan(0);
+    const after = held(cluster);
+    expect(after.reduce((a, b) => a + b)).toBe(before[0]); // moved, not copied
+    expect(Math.max(...after)).toBeLessThan(before[0]);
+    expect(after[1] + after[2]).toBeGreaterThan(0);
+    // Each key is held once, and the sender's state machine dropped what it gave.
+    for (const f of fs) expect(holders(cluster, f)).toHaveLength(1);
+    await eventually(
+      () =>
+        first.state.data.size === fs.filter((f) => holders(cluster, f)[0] === first.address).length,
+      5000,
+      "the moved values gone from the sender",
+    );
+    expect(first.state.stimulusLog.toArray().some((ev) => ev.cls === "RemoveReplicasEvent")).toBe(
+      true,
+    );
+    expect(await client.gather(fs)).toEqual(values);
+    // Balanced as far as Dask's rule goes: another call moves nothing.
+    expect(await client.rebalance()).toBe(0);
+  });
+
+  it("moves only the futures given, among the workers given; refuses bad input", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const [first, second, third] = cluster.workers;
+    const fs = await client.scatter(
+      [1, 2, 3, 4].map((k) => new Float64Array(1000).fill(k)),
+      {
+        workers: first.address,
+      },
+    );
+    expect(
+      await client.rebalance(fs.slice(0, 2), { workers: [first.address, second.address] }),
+    ).toBe(2);
+    // Both named futures go to the second worker (two of four equal values each), the others stay.
+    expect(fs.map((f) => holders(cluster, f)[0])).toEqual([
+      second.address,
+      second.address,
+      first.address,
+      first.address,
+    ]);
+    expect(held(cluster)[2]).toBe(0);
+    expect(third.state.data.size).toBe(0);
+    await expect(client.rebalance([], {})).resolves.toBe(0);
+    await expect(client.rebalance(fs, { workers: [] })).rejects.toThrow(
+      "rebalance: workers must be a non-empty array of worker addresses or hosts, got []",
+    );
+    await expect(client.rebalance([1 as never])).rejects.toThrow(
+      "rebalance: expected futures of this client, got 1",
+    );
+    await expect(client.rebalance(client.submit(boom, "no"))).rejects.toThrow(RemoteTaskError);
+    const [x] = await client.scatter([1]);
+    await expect(client.rebalance(x, { workers: "inproc://nowhere/1" })).rejects.toThrow(
+      new RebalanceError([
+        { key: x.key, reason: "none of the workers inproc://nowhere/1 is running" },
+      ]),
+    );
+    expect(cluster.scheduler.state.replications.size).toBe(0);
   });
 });

@@ -25,6 +25,8 @@ export type {
   GraphTask,
   KeyInMemoryMsg,
   LostDataMsg,
+  RebalancedMsg,
+  RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
   ScatteredKey,

@@ -134,6 +134,23 @@ export interface ReplicateMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * Even out the bytes held by the allowed running workers (Dask's
+ * `rebalance`) by moving these keys' results (every key in memory if absent)
+ * from the workers holding more than the mean to those holding less. A move
+ * is a copy (`acquire-replicas`) and, once it has arrived, the removal of the
+ * sender's (`remove-replicas`). Answered with `rebalanced` once every copy
+ * asked for has arrived or failed.
+ */
+export interface RebalanceMsg {
+  readonly op: "rebalance";
+  readonly keys?: readonly Key[];
+  /** The workers to balance: addresses or hosts. Default: every running worker. */
+  readonly workers?: readonly string[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** Every message a client sends to the scheduler. */
 export type ClientToSchedulerMessage =
   | UpdateGraphMsg
@@ -142,7 +159,8 @@ export type ClientToSchedulerMessage =
   | CancelKeysMsg
   | CloseClientMsg
   | UpdateDataMsg
-  | ReplicateMsg;
+  | ReplicateMsg
+  | RebalanceMsg;
 
 // ---------------------------------------------------------------------------
 // scheduler → client
@@ -263,11 +281,25 @@ export interface ReplicatedMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * The answer to `rebalance`, with its stimulus id, once every move it started
+ * has arrived or failed (as `replicated`'s copies).
+ */
+export interface RebalancedMsg {
+  readonly op: "rebalanced";
+  /** The keys whose move failed, or that were not in memory, with why. */
+  readonly failed: readonly { readonly key: Key; readonly reason: string }[];
+  /** The moves made: the copy arrived and the sender was asked to drop its own. */
+  readonly moved: number;
+  readonly stimulusId: string;
+}
+
 /** Every message the scheduler sends to a client. */
 export type SchedulerToClientMessage =
   | KeyInMemoryMsg
   | DataUpdatedMsg
   | ReplicatedMsg
+  | RebalancedMsg
   | ClientTaskErredMsg
   | CancelledKeysMsg
   | TaskNoWorkerMsg

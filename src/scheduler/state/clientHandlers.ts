@@ -1,13 +1,15 @@
 /**
  * The handlers of client→scheduler messages (Dask's `client_handlers`:
  * `update_graph`, `client_releases_keys`, `client_desires_keys`,
- * `stimulus_cancel`, `remove_client`, and the `update_data` and `replicate` rpcs).
+ * `stimulus_cancel`, `remove_client`, and the `update_data`, `replicate` and
+ * `rebalance` rpcs).
  */
 
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
 import { notifyHeldUpWanted } from "./notify.ts";
+import { rebalance } from "./rebalance.ts";
 import { replicate, replicatorClientLeft } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
@@ -40,6 +42,9 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
       return;
     case "replicate":
       replicate(s, msg);
+      return;
+    case "rebalance":
+      rebalance(s, msg);
       return;
     case "close-client": {
       const cs = s.clients.get(msg.clientId);

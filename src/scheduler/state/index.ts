@@ -27,6 +27,8 @@ export type {
   LostDataMsg,
   NBytes,
   PauseMsg,
+  RebalancedMsg,
+  RebalanceMsg,
   RefreshWhoHasMsg,
   RegisterWorkerMsg,
   ReleaseWorkerDataMsg,

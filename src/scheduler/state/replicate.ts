@@ -18,16 +18,25 @@ import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
-/** One `replicate` request still waiting for copies. */
+/** One `replicate` (or `rebalance`) request still waiting for copies. */
 export class Replication {
   /** The copies not arrived yet: key → the workers asked to fetch it. */
   readonly pending = new Map<TaskState, Set<WorkerInfo>>();
   /** Keys that will not get every copy asked for, with why (the first reason each). */
   readonly failed: { key: string; reason: string }[] = [];
+  /**
+   * A `rebalance`'s moves: key → recipient → the sender whose copy goes once
+   * the recipient's has arrived. Empty for a `replicate`.
+   */
+  readonly moves = new Map<TaskState, Map<WorkerInfo, WorkerInfo>>();
+  /** Moves whose copy arrived and whose sender was asked to drop its own. */
+  moved = 0;
 
   constructor(
     readonly client: ClientInfo,
     readonly stimulusId: string,
+    /** What the request is, and so how it is answered. */
+    readonly kind: "replicate" | "rebalance" = "replicate",
   ) {}
 
   /** Note that the copy of `ts` on `ws` will not come. */
@@ -45,11 +54,7 @@ export class Replication {
  */
 export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
   const r = new Replication(s.ensureClient(msg.clientId), s.stimulusId);
-  const names = msg.workers === undefined ? null : new Set(msg.workers);
-  const allowed: WorkerInfo[] = [];
-  for (const ws of s.running) if (names === null || isNamedWorker(ws, names)) allowed.push(ws);
-  // Least loaded first; the address breaks ties, so that runs repeat.
-  allowed.sort((a, b) => a.nbytes - b.nbytes || (a.address < b.address ? -1 : 1));
+  const allowed = allowedWorkers(s, msg.workers);
   const perWorker = new Map<WorkerInfo, TaskState[]>();
   const drops = new Map<WorkerInfo, string[]>();
   for (const key of new Set(msg.keys)) {
@@ -79,15 +84,7 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
     }
     r.pending.set(ts, targets);
   }
-  for (const [ws, keys] of perWorker) {
-    const whoHas = new Map<string, string[]>();
-    const nbytes = new Map<string, number>();
-    for (const ts of keys) {
-      whoHas.set(ts.key, holderAddresses(ts));
-      nbytes.set(ts.key, s.getNbytes(ts));
-    }
-    s.sendToWorker(ws, { op: "acquire-replicas", whoHas, nbytes, stimulusId: s.stimulusId });
-  }
+  askForCopies(s, perWorker);
   for (const [ws, keys] of drops) {
     s.sendToWorker(ws, { op: "remove-replicas", keys, stimulusId: s.stimulusId });
   }
@@ -123,21 +120,57 @@ function dropExtraCopies(
 }
 
 /** True if a task that needs `ts` is processing on `ws`. */
-function runsDependentOf(ts: TaskState, ws: WorkerInfo): boolean {
+export function runsDependentOf(ts: TaskState, ws: WorkerInfo): boolean {
   for (const dts of itemsOf(ts.dependents)) if (dts.processingOn === ws) return true;
   return false;
 }
 
-function noWorkerReason(workers: readonly string[] | undefined): string {
+/** Ask each worker to fetch a copy of its keys from their holders (`acquire-replicas`). */
+export function askForCopies(s: SchedulerState, perWorker: Map<WorkerInfo, TaskState[]>): void {
+  for (const [ws, keys] of perWorker) {
+    const whoHas = new Map<string, string[]>();
+    const nbytes = new Map<string, number>();
+    for (const ts of keys) {
+      whoHas.set(ts.key, holderAddresses(ts));
+      nbytes.set(ts.key, s.getNbytes(ts));
+    }
+    s.sendToWorker(ws, { op: "acquire-replicas", whoHas, nbytes, stimulusId: s.stimulusId });
+  }
+}
+
+/**
+ * The running workers that `workers` (addresses or hosts) allows, all without
+ * it: least loaded first, the address breaking ties, so that runs repeat.
+ */
+export function allowedWorkers(
+  s: SchedulerState,
+  workers: readonly string[] | undefined,
+): WorkerInfo[] {
+  const names = workers === undefined ? null : new Set(workers);
+  const allowed: WorkerInfo[] = [];
+  for (const ws of s.running) if (names === null || isNamedWorker(ws, names)) allowed.push(ws);
+  allowed.sort((a, b) => a.nbytes - b.nbytes || (a.address < b.address ? -1 : 1));
+  return allowed;
+}
+
+/** Why a request's keys get no copy: no allowed worker is running. */
+export function noWorkerReason(workers: readonly string[] | undefined): string {
   return workers === undefined
     ? "no worker is running"
     : `none of the workers ${workers.join(", ")} is running`;
 }
 
-function answer(s: SchedulerState, r: Replication): void {
+/** Answer request `r`, now settled (or at once, when it asked for nothing). */
+export function answer(s: SchedulerState, r: Replication): void {
   s.replications.delete(r);
   if (s.clients.get(r.client.id) !== r.client) return; // the client left
-  s.sendToClient(r.client, { op: "replicated", failed: r.failed, stimulusId: r.stimulusId });
+  const { failed, stimulusId } = r;
+  s.sendToClient(
+    r.client,
+    r.kind === "replicate"
+      ? { op: "replicated", failed, stimulusId }
+      : { op: "rebalanced", failed, moved: r.moved, stimulusId },
+  );
 }
 
 /** `ws` now holds a copy of `ts` (`add-keys`). */
@@ -147,8 +180,27 @@ export function replicaArrived(s: SchedulerState, ts: TaskState, ws: WorkerInfo)
     const targets = r.pending.get(ts);
     if (targets === undefined || !targets.delete(ws)) continue;
     if (targets.size === 0) r.pending.delete(ts);
+    const sender = r.moves.get(ts)?.get(ws);
+    if (sender !== undefined && dropMovedCopy(s, ts, sender, r.stimulusId)) r.moved++;
     if (r.pending.size === 0) answer(s, r);
   }
+}
+
+/**
+ * The copy of `ts` a move made has arrived: ask `sender` to drop its own, if
+ * it still holds it, runs no task that needs it, and another copy stays.
+ * True if it was asked.
+ */
+function dropMovedCopy(
+  s: SchedulerState,
+  ts: TaskState,
+  sender: WorkerInfo,
+  stimulusId: string,
+): boolean {
+  if (!ts.whoHas.has(sender) || ts.whoHas.size < 2 || runsDependentOf(ts, sender)) return false;
+  removeReplica(s, ts, sender);
+  s.sendToWorker(sender, { op: "remove-replicas", keys: [ts.key], stimulusId });
+  return true;
 }
 
 /** The copy of `ts` on `ws` will not come: the worker could not fetch it. */

@@ -23,6 +23,8 @@ interface Assignment {
   runId: number;
   /** Executing already: a steal request is refused. */
   started: boolean;
+  /** Its inputs. */
+  deps: readonly string[];
 }
 
 class FakeWorker {
@@ -57,7 +59,8 @@ type Action =
   | { kind: "desire"; pick: number }
   | { kind: "second-graph"; spec: GraphSpec; base: number[] }
   | { kind: "scatter"; pick: number; spread: number; known: boolean; gone: boolean }
-  | { kind: "replicate"; pick: number; n: number };
+  | { kind: "replicate"; pick: number; n: number }
+  | { kind: "rebalance"; pick: number; all: boolean };
 
 const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   fc.record({
@@ -74,6 +77,14 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   });
 
 const action: fc.Arbitrary<Action> = fc.oneof(
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("rebalance" as const),
+      pick: fc.nat(),
+      all: fc.boolean(),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -247,6 +258,7 @@ class Harness {
             heldUp.set(msg.key, msg.task);
             break;
           case "replicated":
+          case "rebalanced":
             expect(this.replicates.delete(msg.stimulusId), `unexpected ${msg.stimulusId}`).toBe(
               true,
             );
@@ -275,13 +287,26 @@ class Harness {
             expect(holders.length, `no holder of input ${dep}`).toBeGreaterThan(0);
           }
           if (msg.resourceRestrictions.R !== undefined) expect(w.resources.R).toBe(1);
-          w.assigned.set(msg.key, { runId: msg.runId, started: false });
+          w.assigned.set(msg.key, {
+            runId: msg.runId,
+            started: false,
+            deps: [...msg.whoHas.keys()],
+          });
           break;
         case "free-keys":
           for (const key of msg.keys) this.forget(w, key);
           break;
         case "remove-replicas":
-          for (const key of msg.keys) w.holds.delete(key);
+          for (const key of msg.keys) {
+            // The seed's worker raises if a task needing the key executes there.
+            for (const [task, a] of w.assigned) {
+              expect(
+                a.deps,
+                `remove-replicas of ${key}, an input of ${task} on ${w.address}`,
+              ).not.toContain(key);
+            }
+            w.holds.delete(key);
+          }
           break;
         case "steal-request": {
           const a = w.assigned.get(msg.key);
@@ -448,6 +473,16 @@ class Harness {
         const stimulusId = `replicate-${++this.replicateCount}`;
         this.replicates.add(stimulusId);
         this.send(t.replicate("c1", [ts.key], { n: act.n }, stimulusId));
+        return;
+      }
+      case "rebalance": {
+        const inMemory = [...s.tasks.values()].filter((ts) => ts.state === "memory");
+        const ts = pickOf(inMemory, act.pick);
+        if (!act.all && ts === undefined) return;
+        const stimulusId = `rebalance-${++this.replicateCount}`;
+        this.replicates.add(stimulusId);
+        const keys = act.all || ts === undefined ? {} : { keys: [ts.key] };
+        this.send(t.fromClient({ op: "rebalance", ...keys, clientId: "c1" }, stimulusId));
         return;
       }
       case "second-graph": {

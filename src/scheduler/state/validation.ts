@@ -170,6 +170,21 @@ function validateReplication(s: SchedulerState, r: Replication): void {
       }
     }
   }
+  if (r.kind === "replicate" && r.moves.size > 0) {
+    fail(() => `replicate ${r.stimulusId} has moves`);
+  }
+  if (r.kind === "rebalance") {
+    for (const [ts, targets] of r.pending) {
+      for (const ws of targets) {
+        if (r.moves.get(ts)?.has(ws) !== true) {
+          fail(
+            () =>
+              `rebalance ${r.stimulusId} waits for a copy of ${str(ts)} on ${ws.address}, no move's`,
+          );
+        }
+      }
+    }
+  }
 }
 
 function near(a: number, b: number): boolean {
