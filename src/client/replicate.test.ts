@@ -104,6 +104,21 @@ describe("replicate", () => {
     await client.replicate(big);
     expect(holders(cluster, big)).toHaveLength(2);
     for (const w of cluster.workers) expect((w.state.data.get(big.key) as Float64Array)[0]).toBe(2);
+    // And the trim, whoHas and rebalance, over the wire too.
+    await client.replicate(big, { n: 1 });
+    const [kept] = holders(cluster, big);
+    expect(await client.whoHas(big)).toEqual({ [big.key]: [kept] });
+    const parts = await client.scatter(
+      [1, 2, 3].map((k) => new Float64Array(1000).fill(k)),
+      {
+        workers: kept,
+      },
+    );
+    // big keeps its worker the fuller: all three parts go to the other.
+    expect(await client.rebalance(parts)).toBe(3);
+    const hasWhat = await client.hasWhat();
+    expect(hasWhat[kept]).toEqual([big.key]);
+    expect(Object.values(hasWhat).map((keys) => keys.length)).toContain(3);
   });
 });
 
