@@ -95,6 +95,12 @@ export interface SimOptions {
    * stream of its own). 0 to 1; default 1/3.
    */
   replicateOne?: number;
+  /**
+   * The share of those runs' requests that are `rebalance`s rather than
+   * `replicate`s (decided per request from the stream that picks the requests
+   * for one copy). 0 to 1; default 0.25.
+   */
+  rebalance?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
   stallTimeout?: number;
   /** Give up (as a livelock) after this many events. Default 5,000,000. */
@@ -129,6 +135,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   allowedFailures: 3,
   replicate: 0.5,
   replicateOne: 1 / 3,
+  rebalance: 0.25,
   stallTimeout: 60,
   maxEvents: 5_000_000,
   maxTime: 3_600,
@@ -175,7 +182,7 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
       throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);
     }
   }
-  for (const name of ["replicate", "replicateOne"] as const) {
+  for (const name of ["replicate", "replicateOne", "rebalance"] as const) {
     if (!(r[name] >= 0 && r[name] <= 1)) {
       throw new RangeError(`${name} must be a number from 0 to 1, got ${r[name]}`);
     }

@@ -14,6 +14,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["latency", "--latency"],
   ["replicate", "--replicate"],
   ["replicateOne", "--replicate-one"],
+  ["rebalance", "--rebalance"],
   ["variant", "--variant"],
 ];
 

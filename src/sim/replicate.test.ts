@@ -11,6 +11,9 @@ import { failureKind, type ReplicateFailureKind } from "./replicateLedger.ts";
 import { formatFailure } from "./report.ts";
 import { Simulation, simulate } from "./simulation.ts";
 
+/** The `scatter` workload as the seeds of the tests of `replicate` alone were chosen: before rebalances. */
+const BEFORE = { workload: "scatter", rebalance: 0 } as const;
+
 /** The `replicated` answers of a run (a hook that changes nothing: the run is the same). */
 function answersOf(options: Omit<SimOptions, "hooks">): {
   sim: Simulation;
@@ -51,9 +54,13 @@ describe("replicate in the scatter workload", () => {
     expect(digest([1, 2, 3, 5, 7, 8, 9, 10, 11, 12, 14, 15])).toBe("0f06685df3d0e486");
     // The others do, and replicate: 0 turns it off.
     for (const seed of [4, 6, 13, 16]) {
-      expect(
-        simulate({ seed, workload: "scatter", tasks: 20, workers: 3 }).stats.replicate.requests,
-      ).toBeGreaterThan(0);
+      const { requests, rebalances } = simulate({
+        seed,
+        workload: "scatter",
+        tasks: 20,
+        workers: 3,
+      }).stats.replicate;
+      expect(requests + rebalances).toBeGreaterThan(0);
       const off = simulate({ seed, workload: "scatter", tasks: 20, workers: 3, replicate: 0 });
       expect(off.stats.replicate.requests).toBe(0);
       expect(off.command).toContain("--replicate 0");
@@ -86,8 +93,10 @@ describe("replicate in the scatter workload", () => {
         for (const copy of r.copies.values()) {
           expect(copy.arrived).toEqual(copy.targets);
           // Enough holders were asked for: min(n, allowed running workers) in all.
-          const want = Math.min(r.msg.n ?? r.allowed.size, r.allowed.size);
-          expect(copy.holders.size + copy.targets.size).toBeGreaterThanOrEqual(want);
+          if (r.msg.op === "replicate") {
+            const want = Math.min(r.msg.n ?? r.allowed.size, r.allowed.size);
+            expect(copy.holders.size + copy.targets.size).toBeGreaterThanOrEqual(want);
+          }
           // A copy beyond n was dropped: its worker's state machine took remove-replicas.
           for (const address of copy.dropped) {
             dropped++;
@@ -106,25 +115,62 @@ describe("replicate in the scatter workload", () => {
     expect(dropped).toBeGreaterThan(0); // seed 17 asks for one copy of a key held twice
   });
 
+  test("rebalances on a quiet cluster: each giver drops its copy once the taker's arrived", () => {
+    let moves = 0;
+    for (const seed of [3, 4, 13]) {
+      const { sim, answers } = answersOf({
+        seed,
+        workload: "scatter",
+        tasks: 20,
+        faults: NO_FAULTS,
+        replicate: 1,
+        rebalance: 1,
+      });
+      const c = sim.stats.replicate;
+      expect(c.requests).toBe(0);
+      expect(answers.length).toBe(0); // only rebalances: no replicated answer
+      expect(c.copiesArrived).toBe(c.copiesAsked);
+      const ledger = sim.replicas;
+      if (ledger === null) throw new Error("no replicate ledger");
+      for (const r of ledger.requests.values()) {
+        expect(r.msg.op).toBe("rebalance");
+        expect(r.answered).toBe(true);
+        moves += r.moves;
+        for (const copy of r.copies.values()) {
+          expect(copy.arrived).toEqual(copy.targets);
+          for (const giver of copy.dropped) {
+            const log = sim.workers.get(giver)?.state.stimulusLog.toArray() ?? [];
+            expect(
+              log.some(
+                (ev) => ev.cls === "RemoveReplicasEvent" && ev.stimulusId === r.msg.stimulusId,
+              ),
+            ).toBe(true);
+          }
+        }
+      }
+    }
+    expect(moves).toBeGreaterThan(0);
+  });
+
   test("under faults: failures of every kind, each explained by the run", () => {
     // A worker asked for a copy dies before it has it; a holder dies while copies of
     // its key are fetched; the client releases a key while its copies are on their way.
-    const a = answersOf({ seed: 43, workload: "scatter", tasks: 20, workers: 3 });
+    const a = answersOf({ ...BEFORE, seed: 43, tasks: 20, workers: 3 });
     const c = a.sim.stats.replicate;
     expect(c.targetDied).toBeGreaterThan(0);
     expect(c.holderDied).toBeGreaterThan(0);
     expect(c.releasedWhileCopying).toBeGreaterThan(0);
     expect(kindsOf(a.answers)).toEqual(new Set(["noWorker", "targetLeft", "keyLost"]));
     // The workers the request names are all gone: no worker to copy to.
-    const b = answersOf({ seed: 513, workload: "scatter", tasks: 20, workers: 3 });
+    const b = answersOf({ ...BEFORE, seed: 513, tasks: 20, workers: 3 });
     expect(kindsOf(b.answers)).toEqual(new Set(["noWorker"]));
     expect(b.answers[0].failed[0].reason).toMatch(/^none of the workers .+ is running$/);
     // The fetch-error fault strikes the fetch of a copy.
-    const f = answersOf({ seed: 369, workload: "scatter", tasks: 20, workers: 3 });
+    const f = answersOf({ ...BEFORE, seed: 369, tasks: 20, workers: 3 });
     expect(f.sim.stats.replicate.copyFetchFailed).toBe(1);
     expect(kindsOf(f.answers)).toEqual(new Set(["fetchFailed"]));
     // A key no longer in memory when the scheduler gets the request.
-    const m = answersOf({ seed: 36, workload: "scatter" });
+    const m = answersOf({ ...BEFORE, seed: 36 });
     expect(kindsOf(m.answers)).toContain("notInMemory");
     expect(m.sim.stats.replicate.failedNotInMemory).toBe(1);
   });
@@ -179,7 +225,7 @@ describe("replicate in the scatter workload", () => {
       schedulerMessage(_ctx, m): SchedulerMessage {
         if (forged !== null || m.to.kind !== "client" || m.msg.op !== "replicated") return m;
         const r = sim.replicas?.requests.get(m.msg.stimulusId);
-        const key = r?.msg.keys[0];
+        const key = r?.msg.keys?.[0];
         if (key === undefined) return m;
         forged = key;
         const failed = [{ key, reason: "tcp://10.0.0.1:9000 left before it had a copy" }];

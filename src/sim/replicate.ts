@@ -25,7 +25,12 @@
  * quarter of the requests.
  */
 
-import type { ReplicatedMsg, ReplicateMsg } from "../protocol/messagesClient.ts";
+import type {
+  RebalancedMsg,
+  RebalanceMsg,
+  ReplicatedMsg,
+  ReplicateMsg,
+} from "../protocol/messagesClient.ts";
 import { addressHostOrNull } from "../util/address.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
@@ -73,8 +78,11 @@ export class SimReplicator {
     private readonly clientId: string,
     /** Replicate's own random stream: the runs that do not replicate draw one number from it. */
     private readonly rng: SimRng,
-    /** Chooses the requests for one copy: a stream apart, so that the others replay as before. */
-    private readonly trimRng: SimRng,
+    /**
+     * Chooses the rebalances, and the requests for one copy: a stream apart, so
+     * that the other requests are those they were.
+     */
+    private readonly kindRng: SimRng,
     private readonly ledger: ReplicateLedger,
     /** Release a wanted key (the client's own release; nothing if it no longer wants it). */
     private readonly release: (key: string) => void,
@@ -115,7 +123,9 @@ export class SimReplicator {
     const c = this.c;
     this.sent++;
     const drawn = rng.range(2, 3);
-    const n = this.trimRng.chance(c.options.replicateOne) ? 1 : drawn;
+    const kind = this.kindRng;
+    const rebalance = kind.chance(c.options.rebalance);
+    const n = !rebalance && kind.chance(c.options.replicateOne) ? 1 : drawn;
     let workers: string[] | undefined;
     if (rng.chance(NAMED_WORKERS)) {
       const known = [...this.scheduler.state.workers.keys()];
@@ -130,14 +140,23 @@ export class SimReplicator {
       if (x < KILL_TARGET) this.aims.set(stimulusId, "target");
       else if (x < KILL_TARGET + KILL_HOLDER) this.aims.set(stimulusId, "holder");
     }
-    const msg: ReplicateMsg = {
-      op: "replicate",
-      keys,
-      n,
-      ...(workers !== undefined ? { workers } : {}),
-      clientId: this.clientId,
-      stimulusId,
-    };
+    const msg: ReplicateMsg | RebalanceMsg = rebalance
+      ? {
+          op: "rebalance",
+          // Half of them move any key in memory, whichever client's.
+          ...(kind.chance(0.5) ? {} : { keys }),
+          ...(workers !== undefined ? { workers } : {}),
+          clientId: this.clientId,
+          stimulusId,
+        }
+      : {
+          op: "replicate",
+          keys,
+          n,
+          ...(workers !== undefined ? { workers } : {}),
+          clientId: this.clientId,
+          stimulusId,
+        };
     this.unanswered.add(stimulusId);
     this.ledger.sent(msg);
     c.net.send(this.clientId, SCHEDULER_ADDRESS, () =>
@@ -154,7 +173,7 @@ export class SimReplicator {
   }
 
   /** The scheduler's `replicated` arrived: it must answer a request of this client not answered yet. */
-  answered(msg: ReplicatedMsg): void {
+  answered(msg: ReplicatedMsg | RebalancedMsg): void {
     if (!this.unanswered.delete(msg.stimulusId)) {
       throw new SimFailure(
         "lost",

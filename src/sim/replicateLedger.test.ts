@@ -6,8 +6,9 @@
 
 import { describe, expect, test } from "vitest";
 import type { SchedulerMessage } from "../protocol/messages.ts";
-import type { ReplicateMsg } from "../protocol/messagesClient.ts";
+import type { RebalanceMsg, ReplicateMsg } from "../protocol/messagesClient.ts";
 import { removeReplica } from "../scheduler/state/bookkeeping.ts";
+import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import { SchedulerState } from "../scheduler/state/schedulerState.ts";
 import * as t from "../scheduler/state/testing.ts";
 import { SimFailure } from "./failure.ts";
@@ -118,6 +119,108 @@ describe("the replicate ledger's check of dropped copies", () => {
     const limited: ReplicateMsg = { ...request(1), workers: ["w2", "w3"] };
     expect(verdict(cluster(), limited, limited, (out) => [...out, drop("w1")]).error).toBe(
       "replicate r1 asked w1 to drop its copy of y, a worker it does not allow",
+    );
+  });
+});
+
+describe("the replicate ledger's check of rebalance moves", () => {
+  /** a (300) and b (200) on w1, c (50) on w2; w3 empty: mean 183. */
+  function unbalanced(): SchedulerState {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+    const scatter = (key: string, worker: string, nbytes: number) =>
+      s.handleStimulus({
+        kind: "client-message",
+        msg: {
+          op: "update-data",
+          keys: [{ key, workers: [worker], nbytes, typename: "Buffer" }],
+          clientId: "c",
+          stimulusId: `scatter-${key}`,
+        },
+      });
+    scatter("a", "w1", 300);
+    scatter("b", "w1", 200);
+    scatter("c", "w2", 50);
+    return s;
+  }
+
+  const rebalance: RebalanceMsg = { op: "rebalance", clientId: "c", stimulusId: "rb" };
+
+  /** Feed `ev` to the scheduler and the ledger, with `bend` applied to the output the ledger sees. */
+  function step(
+    s: SchedulerState,
+    ledger: ReplicateLedger,
+    ev: SchedulerEvent,
+    bend: (out: SchedulerMessage[]) => SchedulerMessage[] = (out) => out,
+  ): SchedulerMessage[] {
+    const out = bend([...s.handleStimulus(ev)]);
+    ledger.afterSchedulerStimulus(ev, out);
+    return out;
+  }
+
+  const addKeys = (worker: string, key: string): SchedulerEvent =>
+    t.fromWorker(worker, { op: "add-keys", keys: [key] });
+
+  function thrown(f: () => unknown): string {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof SimFailure) return e.message;
+      throw e;
+    }
+    return "nothing thrown";
+  }
+
+  test("the scheduler's own moves pass, and its answer counts them", () => {
+    const s = unbalanced();
+    const counts = emptyReplicateCounts();
+    const ledger = new ReplicateLedger(counts, s);
+    ledger.sent(rebalance);
+    const out = step(s, ledger, { kind: "client-message", msg: rebalance });
+    expect(t.summarize(out)).toEqual(["w3 acquire-replicas"]); // b goes to w3
+    const done = step(s, ledger, addKeys("w3", "b"));
+    expect(t.summarize(done)).toEqual(["w1 remove-replicas b", "client:c rebalanced"]);
+    const answer = done[1].msg;
+    if (answer.op !== "rebalanced") throw new Error("no answer");
+    expect(thrown(() => ledger.answerSent(answer))).toBe("nothing thrown");
+    expect(counts.moves).toBe(1);
+    expect(counts.rebalances).toBe(1);
+  });
+
+  test("a drop before the copy arrived, from the taker, or a miscounted answer, fails the run", () => {
+    const early = unbalanced();
+    const l1 = new ReplicateLedger(emptyReplicateCounts(), early);
+    l1.sent(rebalance);
+    const dropA = (to: string, key: string): SchedulerMessage => ({
+      to: { kind: "worker", address: to },
+      msg: { op: "remove-replicas", keys: [key], stimulusId: "rb" },
+    });
+    expect(
+      thrown(() =>
+        step(early, l1, { kind: "client-message", msg: rebalance }, (out) => [
+          ...out,
+          dropA("w1", "b"),
+        ]),
+      ),
+    ).toBe("rebalance rb asked w1 to drop b before any copy arrived");
+
+    const taker = unbalanced();
+    const l2 = new ReplicateLedger(emptyReplicateCounts(), taker);
+    l2.sent(rebalance);
+    step(taker, l2, { kind: "client-message", msg: rebalance });
+    expect(
+      thrown(() => step(taker, l2, addKeys("w3", "b"), (out) => [...out, dropA("w3", "b")])),
+    ).toBe("rebalance rb asked w3 to drop b: a worker that did not hold it");
+
+    const miscount = unbalanced();
+    const l3 = new ReplicateLedger(emptyReplicateCounts(), miscount);
+    l3.sent(rebalance);
+    step(miscount, l3, { kind: "client-message", msg: rebalance });
+    const done = step(miscount, l3, addKeys("w3", "b"));
+    const answer = done[1].msg;
+    if (answer.op !== "rebalanced") throw new Error("no answer");
+    expect(thrown(() => l3.answerSent({ ...answer, moved: 2 }))).toBe(
+      "the scheduler's rebalanced (rb) says it made 2 moves, not 1",
     );
   });
 });

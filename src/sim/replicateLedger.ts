@@ -25,7 +25,12 @@
  */
 
 import type { SchedulerMessage } from "../protocol/messages.ts";
-import type { ReplicatedMsg, ReplicateMsg } from "../protocol/messagesClient.ts";
+import type {
+  RebalancedMsg,
+  RebalanceMsg,
+  ReplicatedMsg,
+  ReplicateMsg,
+} from "../protocol/messagesClient.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
 import { SimFailure } from "./failure.ts";
@@ -83,17 +88,21 @@ export interface CopyRecord {
   readonly why: Set<ReplicateFailureKind>;
 }
 
-/** One `replicate` request of the client. */
+/** One `replicate` (or `rebalance`) request of the client. */
 export interface ReplicateRecord {
-  readonly msg: ReplicateMsg;
+  readonly msg: ReplicateMsg | RebalanceMsg;
   /** The scheduler handled it. */
   handled: boolean;
   /** The scheduler answered it. */
   answered: boolean;
   /** The running workers it allows, when the scheduler handled it. */
   allowed: ReadonlySet<string>;
-  /** Its keys (each once), by key. */
+  /** Its keys (each once), by key; for a `rebalance` of every key, those it moves. */
   readonly copies: Map<string, CopyRecord>;
+  /** A `rebalance`: the bytes each allowed worker held when it was handled. */
+  heldAtStart: ReadonlyMap<string, number>;
+  /** A `rebalance`: the copies dropped once their move's copy arrived. */
+  moves: number;
 }
 
 /** The scheduler's workers that are running and that `names` (addresses or hosts) allow. */
@@ -138,14 +147,16 @@ export class ReplicateLedger {
   ) {}
 
   /** The client sends `msg`. */
-  sent(msg: ReplicateMsg): void {
-    this.counts.requests++;
+  sent(msg: ReplicateMsg | RebalanceMsg): void {
+    this.counts[msg.op === "replicate" ? "requests" : "rebalances"]++;
     this.requests.set(msg.stimulusId, {
       msg,
       handled: false,
       answered: false,
       allowed: new Set(),
       copies: new Map(),
+      heldAtStart: new Map(),
+      moves: 0,
     });
   }
 
@@ -178,7 +189,7 @@ export class ReplicateLedger {
   afterSchedulerStimulus(ev: SchedulerEvent, out: readonly SchedulerMessage[]): void {
     if (ev.kind === "client-message") {
       const msg = ev.msg;
-      if (msg.op === "replicate") {
+      if (msg.op === "replicate" || msg.op === "rebalance") {
         const r = this.requests.get(msg.stimulusId);
         if (r !== undefined && !r.handled) this.handled(r, out);
       } else if (msg.op === "client-releases-keys") {
@@ -240,6 +251,7 @@ export class ReplicateLedger {
         }
       }
     }
+    this.followMoves(out);
   }
 
   /** The scheduler handled request `r`, returning `out`: note and check its choice of copies. */
@@ -248,29 +260,16 @@ export class ReplicateLedger {
     const msg = r.msg;
     r.handled = true;
     r.allowed = allowedRunning(s, msg.workers);
-    for (const key of msg.keys) {
-      if (r.copies.has(key)) continue;
-      const ts = s.tasks.get(key);
-      const inMemory = ts?.state === "memory";
-      const holders = new Set([...holdersOf(s, key)].filter((a) => r.allowed.has(a)));
-      const c: CopyRecord = {
-        key,
-        inMemory,
-        holders,
-        targets: new Set(),
-        arrived: new Set(),
-        dropped: new Set(),
-        failed: new Map(),
-        excused: new Set(),
-        why: new Set(),
-      };
-      if (!inMemory) c.why.add("notInMemory");
-      else if (r.allowed.size === 0) c.why.add("noWorker");
-      r.copies.set(key, c);
-    }
+    for (const key of msg.keys ?? []) this.copyRecord(r, key);
     for (const m of out) {
       if (m.to.kind !== "worker" || m.msg.op !== "remove-replicas") continue;
       if (m.msg.stimulusId !== msg.stimulusId) continue;
+      if (msg.op === "rebalance") {
+        throw new SimFailure(
+          "lost",
+          `rebalance ${msg.stimulusId} asked ${m.to.address} to drop ${m.msg.keys.join(", ")} before any copy arrived`,
+        );
+      }
       for (const key of m.msg.keys) {
         const c = r.copies.get(key);
         if (c === undefined || !r.allowed.has(m.to.address)) {
@@ -284,25 +283,63 @@ export class ReplicateLedger {
         // The scheduler forgot the copy when it asked: it held one then.
         c.holders.add(m.to.address);
         this.counts.copiesDropped++;
-        // Other requests waiting for copies of the key do not count on this one.
-        for (const other of this.open) other.copies.get(key)?.excused.add(m.to.address);
+        this.excuseElsewhere(r, key, m.to.address);
       }
     }
     for (const m of out) {
       if (m.to.kind !== "worker" || m.msg.op !== "acquire-replicas") continue;
       if (m.msg.stimulusId !== msg.stimulusId) continue;
       for (const key of m.msg.whoHas.keys()) {
-        const c = r.copies.get(key);
+        // A rebalance of every key names the keys it moves only here.
+        const c =
+          r.copies.get(key) ??
+          (msg.op === "rebalance" && msg.keys === undefined ? this.copyRecord(r, key) : undefined);
         if (c === undefined) {
           throw new SimFailure(
             "lost",
-            `replicate ${msg.stimulusId} asked ${m.to.address} for a copy of ${key}, which it does not name`,
+            `${msg.op} ${msg.stimulusId} asked ${m.to.address} for a copy of ${key}, which it does not name`,
           );
         }
         c.targets.add(m.to.address);
         this.counts.copiesAsked++;
       }
     }
+    if (msg.op === "replicate") this.checkCopies(r, msg);
+    else this.checkMoves(r);
+    this.open.add(r);
+    this.onHandled?.(r);
+  }
+
+  /** The record of `key` in request `r`, made with its state when the scheduler handled `r`. */
+  private copyRecord(r: ReplicateRecord, key: string): CopyRecord {
+    const known = r.copies.get(key);
+    if (known !== undefined) return known;
+    const s = this.scheduler;
+    const inMemory = s.tasks.get(key)?.state === "memory";
+    const c: CopyRecord = {
+      key,
+      inMemory,
+      holders: new Set([...holdersOf(s, key)].filter((a) => r.allowed.has(a))),
+      targets: new Set(),
+      arrived: new Set(),
+      dropped: new Set(),
+      failed: new Map(),
+      excused: new Set(),
+      why: new Set(),
+    };
+    if (!inMemory) c.why.add("notInMemory");
+    else if (r.allowed.size === 0) c.why.add("noWorker");
+    r.copies.set(key, c);
+    return c;
+  }
+
+  /** `address` dropped its copy of `key` for `r`: the other requests waiting for copies of it do not count on it. */
+  private excuseElsewhere(r: ReplicateRecord, key: string, address: string): void {
+    for (const other of this.open) if (other !== r) other.copies.get(key)?.excused.add(address);
+  }
+
+  /** A `replicate`'s copies: as many as `n` holders need, on allowed workers without one. */
+  private checkCopies(r: ReplicateRecord, msg: ReplicateMsg): void {
     const want = (allowed: number): number => Math.min(msg.n ?? allowed, allowed);
     for (const c of r.copies.values()) this.checkDrops(r, c, want(r.allowed.size));
     for (const c of r.copies.values()) {
@@ -320,8 +357,87 @@ export class ReplicateLedger {
         );
       }
     }
-    this.open.add(r);
-    this.onHandled?.(r);
+  }
+
+  /**
+   * A `rebalance`'s copies: each of a key in memory, to an allowed worker that
+   * holds no copy and held less than the allowed workers' mean of bytes when
+   * the request was handled, one taker per key.
+   */
+  private checkMoves(r: ReplicateRecord): void {
+    const s = this.scheduler;
+    const held = new Map<string, number>();
+    let total = 0;
+    for (const address of r.allowed) {
+      const bytes = s.workers.get(address)?.nbytes ?? 0;
+      held.set(address, bytes);
+      total += bytes;
+    }
+    r.heldAtStart = held;
+    const mean = r.allowed.size === 0 ? 0 : total / r.allowed.size;
+    for (const c of r.copies.values()) {
+      if (c.targets.size === 0) continue;
+      const why = !c.inMemory
+        ? "it is not in memory"
+        : c.targets.size > 1
+          ? `it goes to ${c.targets.size} workers`
+          : [...c.targets].some((t) => !r.allowed.has(t) || c.holders.has(t))
+            ? "the taker is not allowed, not running or already holds it"
+            : [...c.targets].some((t) => (held.get(t) as number) >= mean)
+              ? `the taker held ${held.get([...c.targets][0])} bytes, not below the mean ${mean}`
+              : null;
+      if (why !== null) {
+        throw new SimFailure(
+          "lost",
+          `rebalance ${r.msg.stimulusId} moves ${c.key} to ${[...c.targets].join(", ")}: ${why}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Check the `remove-replicas` of a rebalance in `out`: each drops the giver's
+   * copy of a key the rebalance moves, once its copy arrived, from a worker
+   * that held it and more than the mean when the rebalance was handled, runs
+   * no task needing it, and leaves another copy.
+   */
+  private followMoves(out: readonly SchedulerMessage[]): void {
+    const s = this.scheduler;
+    for (const m of out) {
+      if (m.to.kind !== "worker" || m.msg.op !== "remove-replicas") continue;
+      const r = this.requests.get(m.msg.stimulusId);
+      if (r === undefined || r.msg.op !== "rebalance") continue;
+      const giver = m.to.address;
+      for (const key of m.msg.keys) {
+        const c = r.copies.get(key);
+        const ts = s.tasks.get(key);
+        const mean = [...r.heldAtStart.values()].reduce((a, b) => a + b, 0) / r.heldAtStart.size;
+        const why =
+          c === undefined
+            ? "a key it does not move"
+            : c.arrived.size === 0
+              ? "before its copy arrived"
+              : !c.holders.has(giver)
+                ? "a worker that did not hold it"
+                : (r.heldAtStart.get(giver) ?? 0) <= mean
+                  ? `a worker that held ${r.heldAtStart.get(giver) ?? 0} bytes, not above the mean ${mean}`
+                  : (ts?.whoHas.size ?? 0) === 0
+                    ? "its last copy"
+                    : [...(ts?.dependents ?? [])].some((d) => d.processingOn?.address === giver)
+                      ? "a worker running a task that needs it"
+                      : null;
+        if (why !== null) {
+          throw new SimFailure(
+            "lost",
+            `rebalance ${r.msg.stimulusId} asked ${giver} to drop ${key}: ${why}`,
+          );
+        }
+        c?.dropped.add(giver);
+        r.moves++;
+        this.counts.moves++;
+        this.excuseElsewhere(r, key, giver);
+      }
+    }
   }
 
   /**
@@ -340,7 +456,7 @@ export class ReplicateLedger {
     const bad = (why: string): SimFailure =>
       new SimFailure(
         "lost",
-        `replicate ${r.msg.stimulusId} of ${c.key} (n=${r.msg.n ?? "all"}, held by ` +
+        `replicate ${r.msg.stimulusId} of ${c.key} (n=${(r.msg as ReplicateMsg).n ?? "all"}, held by ` +
           `${[...c.holders].join(", ") || "none"} of the ${r.allowed.size} allowed running workers) ` +
           `dropped the copies on ${[...c.dropped].join(", ") || "none"}: ${why}`,
       );
@@ -361,12 +477,14 @@ export class ReplicateLedger {
    * The scheduler sends `msg` to the client (after the hooks, at the moment of the
    * answer): check it against the run.
    */
-  answerSent(msg: ReplicatedMsg): void {
+  answerSent(msg: ReplicatedMsg | RebalancedMsg): void {
     const id = msg.stimulusId;
     const bad = (why: string): SimFailure =>
-      new SimFailure("lost", `the scheduler's replicated (${id}) ${why}`);
+      new SimFailure("lost", `the scheduler's ${msg.op} (${id}) ${why}`);
     const r = this.requests.get(id);
-    if (r === undefined || !r.handled) throw bad("answers no replicate it handled");
+    const asked = msg.op === "replicated" ? "replicate" : "rebalance";
+    if (r === undefined || !r.handled || r.msg.op !== asked)
+      throw bad(`answers no ${asked} it handled`);
     if (r.answered) throw bad("answers its request a second time");
     r.answered = true;
     this.open.delete(r);
@@ -390,8 +508,6 @@ export class ReplicateLedger {
       }
       this.counts[FAILED_COUNT[kind]]++;
     }
-    const s = this.scheduler;
-    const want = Math.min(r.msg.n ?? r.allowed.size, r.allowed.size);
     for (const c of r.copies.values()) {
       if (named.has(c.key)) continue;
       if (c.why.size > 0) {
@@ -399,6 +515,16 @@ export class ReplicateLedger {
           `does not name ${c.key}, which did not get every copy (${[...c.why].join(", ")})`,
         );
       }
+    }
+    if (msg.op === "rebalanced") {
+      if (msg.moved !== r.moves) throw bad(`says it made ${msg.moved} moves, not ${r.moves}`);
+      return;
+    }
+    const s = this.scheduler;
+    const n = (r.msg as ReplicateMsg).n;
+    const want = Math.min(n ?? r.allowed.size, r.allowed.size);
+    for (const c of r.copies.values()) {
+      if (named.has(c.key)) continue;
       if (s.tasks.get(c.key)?.state !== "memory") continue; // it left memory after its copies came
       const holders = [...holdersOf(s, c.key)].filter((a) => r.allowed.has(a));
       const counted = new Set([...holders, ...c.excused]);
@@ -406,7 +532,7 @@ export class ReplicateLedger {
         throw bad(
           `does not name ${c.key}, which the scheduler lists on ${holders.length} of the allowed workers ` +
             `(${holders.join(", ")}${c.excused.size > 0 ? `; ${[...c.excused].join(", ")} left or dropped it` : ""}), ` +
-            `fewer than min(n=${r.msg.n ?? "all"}, ${r.allowed.size} allowed running workers) = ${want}`,
+            `fewer than min(n=${n ?? "all"}, ${r.allowed.size} allowed running workers) = ${want}`,
         );
       }
     }

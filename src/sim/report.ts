@@ -47,7 +47,8 @@ function row(cells: readonly string[], widths: readonly number[]): string {
 /**
  * The summary table of many runs: runs, events, faults injected by kind, the
  * `scatter` workload's counters (when it ran: the total, and in how many runs)
- * and those of its `replicate` requests (when there were any), failures by kind.
+ * and those of its `replicate` and `rebalance` requests (when there were any),
+ * failures by kind.
  */
 export function formatSummaryTable(s: SimSummary): string {
   const rows: [string, string][] = [
@@ -66,7 +67,7 @@ export function formatSummaryTable(s: SimSummary): string {
       rows.push([`scatter: ${k}`, `${s.scatter[k]} in ${s.scatterRuns[k]} runs`]);
     }
   }
-  if (s.replicate.requests > 0) {
+  if (s.replicate.requests > 0 || s.replicate.rebalances > 0) {
     for (const k of REPLICATE_COUNTS) {
       rows.push([`replicate: ${k}`, `${s.replicate[k]} in ${s.replicateRuns[k]} runs`]);
     }

@@ -69,8 +69,8 @@ export class SimClient {
     scatterRng?: SimRng,
     /** Replicate's own stream (likewise). */
     replicateRng?: SimRng,
-    /** The stream choosing the `replicate` requests that ask for one copy (likewise). */
-    trimRng?: SimRng,
+    /** The stream choosing the rebalances, and the `replicate` requests for one copy (likewise). */
+    kindRng?: SimRng,
   ) {
     for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
     this.pending = this.status.size;
@@ -81,13 +81,13 @@ export class SimClient {
           )
         : null;
     this.replicator =
-      c.replicas !== null && replicateRng !== undefined && trimRng !== undefined
+      c.replicas !== null && replicateRng !== undefined && kindRng !== undefined
         ? new SimReplicator(
             c,
             scheduler,
             CLIENT_ID,
             replicateRng,
-            trimRng,
+            kindRng,
             c.replicas,
             (key) => this.release(key),
             (key) => this.status.has(key),
@@ -281,10 +281,11 @@ export class SimClient {
         }
         return;
       case "replicated":
+      case "rebalanced":
         if (this.replicator === null) {
           throw new SimFailure(
             "lost",
-            `the client got replicated (${msg.stimulusId}) and never replicated`,
+            `the client got ${msg.op} (${msg.stimulusId}) and never replicated or rebalanced`,
           );
         }
         this.replicator.answered(msg);

@@ -46,7 +46,7 @@ test("weft sim --workload scatter: the summary counts the replicate requests whe
   // Three small scatter runs from seed 4, with more options.
   const scatterRuns = (...more: string[]) =>
     weft("sim", "--workload", "scatter", "--runs", "3", "--from", "4", "--tasks", "12", ...more);
-  const r = await scatterRuns();
+  const r = await scatterRuns("--rebalance", "0");
   expect(r.code).toBe(0);
   expect(r.out).toMatch(/^replicate: requests +4 in 2 runs$/m);
   expect(r.out).toMatch(/^replicate: copiesArrived +\d+ in \d runs$/m);
@@ -63,6 +63,11 @@ test("weft sim --workload scatter: the summary counts the replicate requests whe
   const one = await scatterRuns("--replicate-one", "1");
   expect(one.code).toBe(0);
   expect(one.out).toMatch(/^replicate: requests +\d+ in \d runs$/m);
+  // --rebalance sets the share of requests that are rebalances.
+  const rebalances = await scatterRuns("--rebalance", "1");
+  expect(rebalances.code).toBe(0);
+  expect(rebalances.out).toMatch(/^replicate: rebalances +4 in 2 runs$/m);
+  expect(rebalances.out).toMatch(/^replicate: requests +0 in 0 runs$/m);
   const badOne = await weft("sim", "--workload", "scatter", "--replicate-one", "-1");
   expect(badOne.code).toBe(2);
   expect(badOne.err).toContain("expected a number from 0 to 1, got '-1'");

@@ -166,7 +166,7 @@ export class SimScheduler {
   private route(m: SchedulerMessage): void {
     if (m.to.kind === "client") {
       const msg = m.msg as SchedulerToClientMessage;
-      if (msg.op === "replicated") this.c.replicas?.answerSent(msg);
+      if (msg.op === "replicated" || msg.op === "rebalanced") this.c.replicas?.answerSent(msg);
       this.c.net.send(SCHEDULER_ADDRESS, m.to.id, () => this.toClient(msg));
       return;
     }

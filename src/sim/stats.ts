@@ -46,7 +46,9 @@ export function emptyScatterCounts(): Record<ScatterCount, number> {
  * in the runs that do not replicate), in the order they are reported: `requests`
  * the client sent; `copiesAsked`, copies of a key the scheduler asked a worker to
  * fetch (`acquire-replicas`); `copiesArrived`, those whose `add-keys` it took;
- * `copiesDropped`, copies beyond `n` it asked a worker to drop (`remove-replicas`); the
+ * `copiesDropped`, copies beyond `n` it asked a worker to drop (`remove-replicas`);
+ * `rebalances` the client sent, and the `moves` they made (a giver asked to drop
+ * its copy once the taker's arrived); the
  * failures the answers gave, by kind of reason: `failedNotInMemory` (a key not in
  * memory when asked), `failedNoWorker` (no allowed worker running),
  * `failedTargetLeft` (a worker asked for a copy left first), `failedFetch` (it
@@ -62,6 +64,8 @@ export const REPLICATE_COUNTS = [
   "copiesAsked",
   "copiesArrived",
   "copiesDropped",
+  "rebalances",
+  "moves",
   "failedNotInMemory",
   "failedNoWorker",
   "failedTargetLeft",

@@ -42,6 +42,7 @@ interface SimCliOptions {
   readonly latency?: number;
   readonly replicate?: number;
   readonly replicateOne?: number;
+  readonly rebalance?: number;
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
@@ -93,6 +94,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     latency: o.latency,
     replicate: o.replicate,
     replicateOne: o.replicateOne,
+    rebalance: o.rebalance,
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
@@ -147,6 +149,11 @@ export function simCommand(ctx: CliContext): Command {
     .option(
       "--replicate-one <share>",
       "scatter workload: the share of replicate requests asking for one copy, which drops the others (default 0.333…)",
+      share,
+    )
+    .option(
+      "--rebalance <share>",
+      "scatter workload: the share of the client's requests that are rebalances (default 0.25)",
       share,
     )
     .option("--faults <spec>", "which faults, and their rates", "all")
