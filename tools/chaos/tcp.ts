@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { positiveInteger, runScript } from "../../bench/benchCli.ts";
 import { Client } from "../../src/client/client.ts";
-import { ReplicateError } from "../../src/client/errors.ts";
+import { RebalanceError, ReplicateError } from "../../src/client/errors.ts";
 import type { Future } from "../../src/client/future.ts";
 import type { SchedulerCounters } from "../../src/protocol/messagesSession.ts";
 import { SimRng } from "../../src/sim/rng.ts";
@@ -314,8 +314,8 @@ export interface ChaosOptions {
   readonly validate: boolean;
   /**
    * The client scatters each round's blocks, and replicates them to two
-   * workers, instead of having tasks make them; as the round's tasks start,
-   * it trims them back to one copy each.
+   * workers, instead of having tasks make them; as the tasks of every other
+   * round start, it trims them back to one copy each, then rebalances them.
    */
   readonly scatter?: boolean;
 }
@@ -422,12 +422,17 @@ export async function runChaos(
             });
             round = chaosGraph(`r${r}-`, p, BLOCK, STEP_MS, blocks);
             const result = c.get(round.graph, { keys: [round.key] });
-            // While the parts start, trim each block back to one copy (remove-replicas):
-            // tasks fetching a dropped copy must find the other, and a worker running
-            // a task that needs its copy keeps it.
-            const trimmed = c.replicate(blocks, { n: 1 }).catch((e: unknown) => {
-              if (!(e instanceof ReplicateError)) throw e;
-            });
+            // Every other round keeps its two copies, to outlive a kill.
+            if (r % 2 === 0) return result;
+            // While the parts start, trim each block back to one copy (remove-replicas),
+            // then rebalance them (copies, then drops): tasks fetching a dropped copy
+            // must find another, and a worker running a task that needs its copy keeps it.
+            const trimmed = c
+              .replicate(blocks, { n: 1 })
+              .then(() => c.rebalance(blocks))
+              .catch((e: unknown) => {
+                if (!(e instanceof ReplicateError || e instanceof RebalanceError)) throw e;
+              });
             const [value] = await Promise.all([result, trimmed]);
             return value;
           }
@@ -563,7 +568,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--validate", "the processes check their state machines after every stimulus")
     .option(
       "--scatter",
-      "the client scatters each round's blocks (replicates them to 2 workers, then trims them to 1 as the tasks start) instead of making them in tasks",
+      "the client scatters each round's blocks (replicates them to 2 workers; in every other round trims them to 1 and rebalances them as the tasks start) instead of making them in tasks",
     )
     .addHelpText(
       "after",

@@ -17,7 +17,15 @@ import type { WorkerInfo } from "./workerInfo.ts";
  * scheduler counts on.
  */
 export function isInvolved(ts: TaskState, ws: WorkerInfo): boolean {
-  if (ts.whoHas.has(ws) || ts.processingOn === ws) return true;
+  return ts.whoHas.has(ws) || ts.processingOn === ws || runsDependentOf(ts, ws);
+}
+
+/**
+ * True if a task that needs `ts` is processing on `ws`: there `ts` must stay
+ * (the seed's worker raises if told to drop a key while a task needing it
+ * executes).
+ */
+export function runsDependentOf(ts: TaskState, ws: WorkerInfo): boolean {
   for (const dts of itemsOf(ts.dependents)) if (dts.processingOn === ws) return true;
   return false;
 }

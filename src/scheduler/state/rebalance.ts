@@ -16,14 +16,8 @@
  */
 
 import type { RebalanceMsg } from "../../protocol/messagesClient.ts";
-import {
-  allowedWorkers,
-  answer,
-  askForCopies,
-  noWorkerReason,
-  Replication,
-  runsDependentOf,
-} from "./replicate.ts";
+import { runsDependentOf } from "./bookkeeping.ts";
+import { allowedWorkers, answer, askForCopies, noWorkerReason, Replication } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";

@@ -10,11 +10,10 @@
  */
 
 import type { ReplicateMsg } from "../../protocol/messagesClient.ts";
-import { holderAddresses, removeReplica } from "./bookkeeping.ts";
+import { holderAddresses, removeReplica, runsDependentOf } from "./bookkeeping.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { isNamedWorker } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
@@ -117,12 +116,6 @@ function dropExtraCopies(
     else keys.push(ts.key);
     excess--;
   }
-}
-
-/** True if a task that needs `ts` is processing on `ws`. */
-export function runsDependentOf(ts: TaskState, ws: WorkerInfo): boolean {
-  for (const dts of itemsOf(ts.dependents)) if (dts.processingOn === ws) return true;
-  return false;
 }
 
 /** Ask each worker to fetch a copy of its keys from their holders (`acquire-replicas`). */
