@@ -714,21 +714,11 @@ export class Client implements FutureHost, GatherHost {
     const problem = workers === undefined ? null : workersProblem(names);
     if (problem !== null) throw new TypeError(`replicate: workers ${problem}`);
     const list = futures instanceof Future ? [futures] : futures;
-    for (const f of list) {
-      if (!(f instanceof Future) || f.host !== this) {
-        throw new TypeError(`replicate: expected futures of this client, got ${showValue(f)}`);
-      }
-    }
+    this.checkOwnFutures("replicate", list);
     if (list.length === 0) return;
     this.hold(list);
     try {
-      await this.untilDone(list);
-      for (const f of list) {
-        const rec = this.records.get(f.key);
-        if (rec?.status !== "finished") {
-          throw rec?.error ?? this.closedError ?? new ClientClosedError(`${f.key} was released`);
-        }
-      }
+      await this.untilFinished(list);
       this.checkOpen();
       const stimulusId = this.uniqueStimulusId("replicate");
       const answered = this.answers.wait(stimulusId) as Promise<ReplicatedMsg>;
@@ -777,24 +767,12 @@ export class Client implements FutureHost, GatherHost {
           `rebalance: expected futures of this client, got ${showValue(futures)}`,
         );
       }
-      for (const f of list) {
-        if (!(f instanceof Future) || f.host !== this) {
-          throw new TypeError(`rebalance: expected futures of this client, got ${showValue(f)}`);
-        }
-      }
+      this.checkOwnFutures("rebalance", list);
       if (list.length === 0) return 0;
       this.hold(list);
     }
     try {
-      if (list !== null) {
-        await this.untilDone(list);
-        for (const f of list) {
-          const rec = this.records.get(f.key);
-          if (rec?.status !== "finished") {
-            throw rec?.error ?? this.closedError ?? new ClientClosedError(`${f.key} was released`);
-          }
-        }
-      }
+      if (list !== null) await this.untilFinished(list);
       this.checkOpen();
       const stimulusId = this.uniqueStimulusId("rebalance");
       const answered = this.answers.wait(stimulusId) as Promise<RebalancedMsg>;
@@ -812,6 +790,26 @@ export class Client implements FutureHost, GatherHost {
       return answer.moved;
     } finally {
       if (list !== null) this.unhold(list);
+    }
+  }
+
+  /** Throw a TypeError naming `op` unless every element of `list` is a future of this client. */
+  private checkOwnFutures(op: string, list: readonly unknown[]): asserts list is readonly Future[] {
+    for (const f of list) {
+      if (!(f instanceof Future) || f.host !== this) {
+        throw new TypeError(`${op}: expected futures of this client, got ${showValue(f)}`);
+      }
+    }
+  }
+
+  /** Wait until `futures` are done; throw the error of one that failed or was released. */
+  private async untilFinished(futures: readonly Future[]): Promise<void> {
+    await this.untilDone(futures);
+    for (const f of futures) {
+      const rec = this.records.get(f.key);
+      if (rec?.status !== "finished") {
+        throw rec?.error ?? this.closedError ?? new ClientClosedError(`${f.key} was released`);
+      }
     }
   }
 
