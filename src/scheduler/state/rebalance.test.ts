@@ -109,11 +109,11 @@ describe("rebalance", () => {
   });
 
   test("a move whose recipient leaves, or whose key is released, fails: the sender keeps its copy", () => {
-    const s2 = state();
-    s2.handleStimulus(rebalance());
-    const gone = s2.handleStimulus(t.removeWorker("w2"));
+    const s = state();
+    s.handleStimulus(rebalance());
+    const gone = s.handleStimulus(t.removeWorker("w2"));
     expect(answer(gone)).toBeUndefined(); // c's copy is still on its way
-    const released = s2.handleStimulus(t.releaseKeys("c", ["c"]));
+    const released = s.handleStimulus(t.releaseKeys("c", ["c"]));
     expect(answer(released)).toEqual({
       op: "rebalanced",
       failed: [
@@ -123,8 +123,8 @@ describe("rebalance", () => {
       moved: 0,
       stimulusId: "rb",
     });
-    expect([...(s2.tasks.get("b")?.whoHas ?? [])].map((ws) => ws.address)).toEqual(["w1"]);
-    s2.validateState();
+    expect([...(s.tasks.get("b")?.whoHas ?? [])].map((ws) => ws.address)).toEqual(["w1"]);
+    s.validateState();
   });
 
   test("a sender running a task that needs a key keeps it", () => {
