@@ -231,7 +231,7 @@ export class Client implements FutureHost, GatherHost {
   private readonly placing = new Set<Promise<unknown>>();
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
-  /** This client's `update-data` and `replicate` requests not answered yet. */
+  /** This client's `update-data`, `replicate` and `rebalance` requests not answered yet. */
   private readonly answers = new PendingAnswers<DataUpdatedMsg | ReplicatedMsg | RebalancedMsg>();
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
   private readonly cancels = new Map<
