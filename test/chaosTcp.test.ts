@@ -149,6 +149,24 @@ describe("npm run chaos:tcp", () => {
     expect(passedAll(summary)).toBe(true);
   });
 
+  it("the summary names the first unexpected exit, which fails the run", () => {
+    const summary = {
+      rounds: 2,
+      passed: 2,
+      failed: 0,
+      killedWorker: 0,
+      kills: 1,
+      freezes: 0,
+      unexpectedExits: 1,
+      firstUnexpectedExit: "worker-3 (code 3): weft worker: stopped: lost the scheduler",
+    };
+    expect(summaryLine(7, summary)).toBe(
+      "seed 7: 2 rounds, 2 passed, 0 failed; 1 kills, 0 freezes, 1 unexpected exits " +
+        "(first: worker-3 (code 3): weft worker: stopped: lost the scheduler)",
+    );
+    expect(passedAll(summary)).toBe(false);
+  });
+
   it("refuses bad options", async () => {
     await expect(main(["--kill-rate", "2"])).rejects.toThrow("--kill-rate must be");
     await expect(main(["--workers", "0"])).rejects.toThrow("--workers must be");

@@ -69,6 +69,8 @@ export class Processes {
   readonly all: WeftProcess[] = [];
   /** Processes that exited without the harness killing them. */
   unexpectedExits = 0;
+  /** The first of them: its name, how it exited and the last line it wrote on stderr. */
+  firstUnexpectedExit: string | null = null;
   private stopping = false;
 
   /** `say` gets the lines worth showing: errors of the processes, unexpected exits. */
@@ -128,6 +130,7 @@ export class Processes {
       rejectStarted(new Error(`${name} exited (${how}) before starting: ${tail.join("\n")}`));
       if (harness) return;
       this.unexpectedExits++;
+      this.firstUnexpectedExit ??= `${name} (${how}): ${tail.at(-1) ?? "nothing on stderr"}`;
       this.say(`[${name}] exited unexpectedly (${how})`);
       for (const line of tail) this.say(`[${name}]   ${line}`);
     });
@@ -333,6 +336,8 @@ export interface ChaosSummary {
   readonly kills: number;
   readonly freezes: number;
   readonly unexpectedExits: number;
+  /** The first unexpected exit, with the last line the process wrote, or null. */
+  readonly firstUnexpectedExit: string | null;
 }
 
 /** Partitions of a round: from 8 to 19, as the seed picks. */
@@ -486,6 +491,7 @@ export async function runChaos(
     kills,
     freezes,
     unexpectedExits: procs.unexpectedExits,
+    firstUnexpectedExit: procs.firstUnexpectedExit,
   };
 }
 
@@ -527,7 +533,8 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
     `seed ${seed}: ${s.rounds} rounds, ${s.passed} passed, ${s.failed} failed` +
     (s.killedWorker > 0 ? `, ${s.killedWorker} gave up (KilledWorker, or data lost)` : "") +
     (notRun > 0 ? `, ${notRun} not run` : "") +
-    `; ${s.kills} kills, ${s.freezes} freezes, ${s.unexpectedExits} unexpected exits`
+    `; ${s.kills} kills, ${s.freezes} freezes, ${s.unexpectedExits} unexpected exits` +
+    (s.firstUnexpectedExit !== null ? ` (first: ${s.firstUnexpectedExit})` : "")
   );
 }
 
