@@ -20,7 +20,7 @@ import { ConnectError, isNetworkError, SerializationError } from "../comm/errors
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
-import { addressHostOrNull } from "../util/address.ts";
+import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
 import { typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -258,11 +258,14 @@ export class Scatterer {
     timeoutMs: number,
     unreachable: readonly string[],
   ): Promise<WorkerIdentity[]> {
+    const named = names === undefined ? null : new Set(names);
     for (;;) {
       if (this.aborted !== null) throw this.aborted;
       const running = (await this.host.workers()).filter((w) => w.status === "running");
       const allowed = running.filter(
-        (w) => !gone.has(w.address) && (names === undefined || isNamed(w.address, names)),
+        (w) =>
+          !gone.has(w.address) &&
+          (named === null || namesWorker(named, w.address, addressHostOrNull(w.address))),
       );
       if (allowed.length > 0) {
         return allowed.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
@@ -419,13 +422,6 @@ interface Round {
   readonly errors: Error[];
   /** Why each worker that did not answer did not, for the error if no worker does. */
   readonly unreachable: string[];
-}
-
-/** True if `names` holds `address`, or its host (any worker there), as `workers=` means. */
-function isNamed(address: string, names: readonly string[]): boolean {
-  if (names.includes(address)) return true;
-  const host = addressHostOrNull(address);
-  return host !== null && names.includes(host);
 }
 
 function asScatterError(address: string, err: unknown): ScatterError {

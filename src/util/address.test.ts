@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_SCHEME,
   getAddressHost,
+  namesWorker,
   parseAddress,
   parseHostPort,
   splitScheme,
@@ -93,5 +94,15 @@ describe("splitScheme / unparseAddress", () => {
   it("round-trips", () => {
     const { scheme, location } = splitScheme("ws://h:1");
     expect(unparseAddress(scheme, location)).toBe("ws://h:1");
+  });
+});
+
+describe("namesWorker", () => {
+  it("names a worker by its address, or by its host", () => {
+    const names = new Set(["tcp://10.0.0.1:9000", "10.0.0.2"]);
+    expect(namesWorker(names, "tcp://10.0.0.1:9000", "10.0.0.1")).toBe(true);
+    expect(namesWorker(names, "tcp://10.0.0.1:9001", "10.0.0.1")).toBe(false);
+    expect(namesWorker(names, "tcp://10.0.0.2:9001", "10.0.0.2")).toBe(true);
+    expect(namesWorker(names, "weird", null)).toBe(false);
   });
 });

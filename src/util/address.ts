@@ -153,3 +153,16 @@ export function addressHostOrNull(address: string): string | null {
     return null;
   }
 }
+
+/**
+ * True if `names` (worker addresses or hosts, as a `workers=` option gives
+ * them) names the worker at `address`, on `host`: by its address, or by its
+ * host (any worker there).
+ */
+export function namesWorker(
+  names: ReadonlySet<string>,
+  address: string,
+  host: string | null,
+): boolean {
+  return names.has(address) || (host !== null && names.has(host));
+}

@@ -24,6 +24,7 @@
  * pass counter, hold the bytes of inputs each worker has.
  */
 
+import { namesWorker } from "../../util/address.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -69,9 +70,7 @@ export function satisfiesRestrictions(
 
 /** True iff `ws` is one of the workers `allowed` names, by address or by host. */
 export function isNamedWorker(ws: WorkerInfo, allowed: ReadonlySet<string>): boolean {
-  if (allowed.has(ws.address)) return true;
-  const host = ws.host;
-  return host !== null && allowed.has(host);
+  return namesWorker(allowed, ws.address, ws.host);
 }
 
 /**
