@@ -12,7 +12,7 @@
  * last copy, and at the end every request is answered, with a rebalance's
  * count of moves equal to the drops it sent.
  *
- * `WEFT_PROPERTY_RUNS=n` sets the number of runs (default 300);
+ * `WEFT_PROPERTY_RUNS=n` sets the number of runs (default 1,000);
  * `WEFT_PROPERTY_SEED=s` replays the runs of a reported seed.
  */
 
@@ -35,17 +35,23 @@ type Action =
 const picks = fc.array(fc.nat(), { minLength: 1, maxLength: 4 });
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  fc.record({
-    kind: fc.constant("replicate" as const),
-    keys: picks,
-    n: fc.integer({ min: 1, max: 4 }),
-    limit: fc.option(picks, { nil: null }),
-  }),
-  fc.record({
-    kind: fc.constant("rebalance" as const),
-    keys: fc.option(picks, { nil: null }),
-    limit: fc.option(picks, { nil: null }),
-  }),
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("replicate" as const),
+      keys: picks,
+      n: fc.integer({ min: 1, max: 4 }),
+      limit: fc.option(picks, { nil: null }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("rebalance" as const),
+      keys: fc.option(picks, { nil: null }),
+      limit: fc.option(picks, { nil: null }),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("deliver" as const), pick: fc.nat() }) },
   fc.record({ kind: fc.constant("fail" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("finish" as const), pick: fc.nat() }),
@@ -259,7 +265,7 @@ class Harness {
 
 test("copies, trims and moves keep every key held, never drop an input of a running task, and answer", () => {
   fc.assert(
-    fc.property(setup, fc.array(action, { maxLength: 60 }), (start, actions) => {
+    fc.property(setup, fc.array(action, { minLength: 10, maxLength: 60 }), (start, actions) => {
       const h = new Harness(start.workers);
       const all = h.addresses;
       start.keys.forEach((k, i) => {
@@ -276,7 +282,7 @@ test("copies, trims and moves keep every key held, never drop an input of a runn
       h.drain();
     }),
     {
-      numRuns: Number(process.env.WEFT_PROPERTY_RUNS ?? 300),
+      numRuns: Number(process.env.WEFT_PROPERTY_RUNS ?? 1000),
       ...(process.env.WEFT_PROPERTY_SEED !== undefined
         ? { seed: Number(process.env.WEFT_PROPERTY_SEED) }
         : {}),
