@@ -127,6 +127,19 @@ describe("rebalance", () => {
     s.validateState();
   });
 
+  test("a client that leaves gets no answer, but its moves are made", () => {
+    const s = state();
+    // Another client wants b and c too: they outlive c's close.
+    s.handleStimulus(t.fromClient({ op: "client-desires-keys", keys: ["b", "c"], clientId: "d" }));
+    s.handleStimulus(rebalance());
+    s.handleStimulus(t.fromClient({ op: "close-client", clientId: "c" }));
+    s.validateState();
+    const out = s.handleStimulus(addKeys("w2", "b"), addKeys("w3", "c"));
+    expect(t.summarize(out)).toEqual(["w1 remove-replicas b", "w1 remove-replicas c"]);
+    expect(s.replications.size).toBe(0);
+    s.validateState();
+  });
+
   test("a sender running a task that needs a key keeps it", () => {
     const s = state();
     s.handleStimulus(t.updateGraph("c", { z: t.task(["b"], { workers: ["w1"] }) }, ["z"]));

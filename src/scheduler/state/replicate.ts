@@ -232,7 +232,11 @@ export function replicatedKeyLost(s: SchedulerState, ts: TaskState): void {
   }
 }
 
-/** The client left: its requests are dropped unanswered. */
+/** The client left: its `replicate` requests are dropped unanswered; its rebalances go on, unanswered. */
 export function replicatorClientLeft(s: SchedulerState, cs: ClientInfo): void {
-  for (const r of [...s.replications]) if (r.client === cs) s.replications.delete(r);
+  // A rebalance goes on: its copies are on their way, and its givers' copies
+  // are dropped as they arrive (Dask's rebalance does not depend on its client).
+  for (const r of [...s.replications]) {
+    if (r.client === cs && r.kind === "replicate") s.replications.delete(r);
+  }
 }

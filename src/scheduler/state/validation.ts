@@ -150,7 +150,7 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
 
 /** A pending `replicate`: its client is connected, and each copy it waits for can still come. */
 function validateReplication(s: SchedulerState, r: Replication): void {
-  if (s.clients.get(r.client.id) !== r.client)
+  if (r.kind === "replicate" && s.clients.get(r.client.id) !== r.client)
     fail(() => `replicate of a gone client ${r.client.id}`);
   if (r.pending.size === 0) fail(() => `replicate ${r.stimulusId} has nothing pending`);
   for (const [ts, targets] of r.pending) {
