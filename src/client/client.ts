@@ -26,9 +26,11 @@ import type {
   RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
+  RetireWorkersMsg,
   ScatteredKey,
   UpdateDataMsg,
   UpdateGraphMsg,
+  WorkersRetiredMsg,
 } from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
@@ -231,8 +233,10 @@ export class Client implements FutureHost, GatherHost {
   private readonly placing = new Set<Promise<unknown>>();
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
-  /** This client's `update-data`, `replicate` and `rebalance` requests not answered yet. */
-  private readonly answers = new PendingAnswers<DataUpdatedMsg | ReplicatedMsg | RebalancedMsg>();
+  /** This client's `update-data`, `replicate`, `rebalance` and `retire-workers` requests not answered yet. */
+  private readonly answers = new PendingAnswers<
+    DataUpdatedMsg | ReplicatedMsg | RebalancedMsg | WorkersRetiredMsg
+  >();
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
   private readonly cancels = new Map<
     string,
@@ -275,6 +279,14 @@ export class Client implements FutureHost, GatherHost {
    */
   private sendFailed(msg: unknown, err: Error): void {
     const op = (msg as { op?: unknown } | null)?.op;
+    if (op === "retire-workers") {
+      const { stimulusId } = msg as RetireWorkersMsg;
+      this.answers.fail(
+        stimulusId,
+        new Error(`retireWorkers: the scheduler could not be told: ${err.message}`),
+      );
+      return;
+    }
     if (op === "update-data" || op === "replicate" || op === "rebalance") {
       const { stimulusId } = msg as UpdateDataMsg | ReplicateMsg | RebalanceMsg;
       const why = `the scheduler could not be told: ${err.message}`;
@@ -793,6 +805,36 @@ export class Client implements FutureHost, GatherHost {
     }
   }
 
+  /**
+   * Retire workers (Dask's `retire_workers`): each worker named (by address,
+   * or by host for every worker there) stops getting tasks; the results only
+   * it holds are copied to other running workers; then the scheduler removes
+   * it and tells it to close, and its unfinished tasks run elsewhere. Resolves
+   * once every worker named is retired or cannot be: `retired` lists the
+   * addresses retired, `failed` the others with why (no other running worker
+   * could take its data, and it goes on running; it left first; it was being
+   * retired already; no connected worker matches the name).
+   */
+  async retireWorkers(
+    workers: string | readonly string[],
+  ): Promise<{ retired: string[]; failed: { worker: string; reason: string }[] }> {
+    this.checkOpen();
+    const names = workersOption({ workers });
+    const problem = workersProblem(names);
+    if (problem !== null) throw new TypeError(`retireWorkers: workers ${problem}`);
+    const stimulusId = this.uniqueStimulusId("retire-workers");
+    const answered = this.answers.wait(stimulusId) as Promise<WorkersRetiredMsg>;
+    const msg: RetireWorkersMsg = {
+      op: "retire-workers",
+      workers: [...(names ?? [])],
+      clientId: this.id,
+      stimulusId,
+    };
+    this.conn.send(msg);
+    const answer = await answered;
+    return { retired: [...answer.retired], failed: answer.failed.map((f) => ({ ...f })) };
+  }
+
   /** Throw a TypeError naming `op` unless every element of `list` is a future of this client. */
   private checkOwnFutures(op: string, list: readonly unknown[]): asserts list is readonly Future[] {
     for (const f of list) {
@@ -1273,6 +1315,7 @@ export class Client implements FutureHost, GatherHost {
       }
       case "replicated":
       case "rebalanced":
+      case "workers-retired":
       case "data-updated":
         this.answers.answer(msg.stimulusId, msg);
         return;

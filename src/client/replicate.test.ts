@@ -195,3 +195,36 @@ describe("rebalance", () => {
     expect(cluster.scheduler.state.replications.size).toBe(0);
   });
 });
+
+describe("retireWorkers", () => {
+  it("moves what only the worker holds, then the worker closes and is not replaced", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const [first, second] = cluster.workers;
+    const [x] = await client.scatter([new Float64Array(1000).fill(3)], { workers: first.address });
+    const y = client.submitWith({ workers: first.address }, inc, 1);
+    await y;
+    const answer = await client.retireWorkers(first.address);
+    expect(answer).toEqual({ retired: [first.address], failed: [] });
+    await eventually(() => first.status === "closed", 5000, "the retired worker closed");
+    expect(first.fault).toBeNull();
+    expect(cluster.scheduler.state.workers.has(first.address)).toBe(false);
+    expect(holders(cluster, x)).toHaveLength(1);
+    expect(holders(cluster, x)).not.toContain(first.address);
+    // Its results are still there, and the cluster goes on with the others.
+    expect(((await x) as Float64Array)[0]).toBe(3);
+    expect(await y).toBe(2);
+    expect(await client.submit(inc, y)).toBe(3);
+    expect(cluster.workers).toContain(first); // its slot keeps the closed worker
+    // The last two: one can go, the other has nowhere to put its data.
+    const both = await client.retireWorkers([second.address, cluster.workers[2].address]);
+    expect(both.retired.length + both.failed.length).toBe(2);
+    expect(both.failed.length).toBeGreaterThanOrEqual(1); // x is on one of them
+    for (const f of both.failed) {
+      expect(f.reason).toMatch(/^no other running worker can take its copy of /);
+    }
+    expect(await client.submit(inc, 10)).toBe(11);
+    await expect(client.retireWorkers([])).rejects.toThrow(
+      "retireWorkers: workers must be a non-empty array of worker addresses or hosts, got []",
+    );
+  });
+});

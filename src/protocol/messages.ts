@@ -29,6 +29,7 @@ export type {
   RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
+  RetireWorkersMsg,
   ScatteredKey,
   SchedulerToClientMessage,
   SchedulerToClientOp,
@@ -37,6 +38,7 @@ export type {
   TaskRunnableMsg,
   UpdateDataMsg,
   UpdateGraphMsg,
+  WorkersRetiredMsg,
 } from "./messagesClient.ts";
 export type { Key, TaskRef, TaskSpec } from "./messagesTaskSpec.ts";
 export {
@@ -48,6 +50,7 @@ export {
 export type {
   AcquireReplicasMsg,
   AddKeysMsg,
+  CloseWorkerMsg,
   ComputeTaskMsg,
   FreeKeysMsg,
   HeartbeatWorkerMsg,

@@ -151,6 +151,19 @@ export interface RebalanceMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * Retire these workers (addresses or hosts; Dask's `retire_workers`): each
+ * stops getting tasks, the results only it holds are copied to other running
+ * workers, and then it is removed from the cluster and told to close
+ * (`close-worker`). Answered with `workers-retired`.
+ */
+export interface RetireWorkersMsg {
+  readonly op: "retire-workers";
+  readonly workers: readonly string[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** Every message a client sends to the scheduler. */
 export type ClientToSchedulerMessage =
   | UpdateGraphMsg
@@ -160,7 +173,8 @@ export type ClientToSchedulerMessage =
   | CloseClientMsg
   | UpdateDataMsg
   | ReplicateMsg
-  | RebalanceMsg;
+  | RebalanceMsg
+  | RetireWorkersMsg;
 
 // ---------------------------------------------------------------------------
 // scheduler → client
@@ -294,12 +308,26 @@ export interface RebalancedMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * The answer to `retire-workers`, with its stimulus id, once every worker it
+ * named is retired or cannot be: `failed` names those, with why (no other
+ * running worker could take its data, it left first, it was being retired
+ * already, or no connected worker matches the name).
+ */
+export interface WorkersRetiredMsg {
+  readonly op: "workers-retired";
+  readonly retired: readonly string[];
+  readonly failed: readonly { readonly worker: string; readonly reason: string }[];
+  readonly stimulusId: string;
+}
+
 /** Every message the scheduler sends to a client. */
 export type SchedulerToClientMessage =
   | KeyInMemoryMsg
   | DataUpdatedMsg
   | ReplicatedMsg
   | RebalancedMsg
+  | WorkersRetiredMsg
   | ClientTaskErredMsg
   | CancelledKeysMsg
   | TaskNoWorkerMsg

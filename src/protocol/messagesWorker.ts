@@ -97,15 +97,30 @@ export interface RemoveWorkerMsg {
   readonly stimulusId: string;
 }
 
-/** Stop starting tasks and transfers (the worker's `PauseEvent`). Not emitted by the scheduler state machine. */
+/**
+ * Stop starting tasks and transfers (the worker's `PauseEvent`). The scheduler
+ * state machine sends it to a worker it retires, so that it starts nothing new
+ * while its data moves.
+ */
 export interface PauseMsg {
   readonly op: "pause";
   readonly stimulusId: string;
 }
 
-/** Resume after `pause` (the worker's `UnpauseEvent`). Not emitted by the scheduler state machine. */
+/** Resume after `pause` (the worker's `UnpauseEvent`): sent to a worker whose retirement failed. */
 export interface UnpauseMsg {
   readonly op: "unpause";
+  readonly stimulusId: string;
+}
+
+/**
+ * Close: the worker was retired (its data is held elsewhere, and the scheduler
+ * has removed it). Not an event of the worker's state machine: the worker
+ * shell closes itself, as on a `close()` call, without a fault.
+ */
+export interface CloseWorkerMsg {
+  readonly op: "close-worker";
+  readonly reason: string;
   readonly stimulusId: string;
 }
 
@@ -119,7 +134,8 @@ export type SchedulerToWorkerMessage =
   | StealRequestMsg
   | RemoveWorkerMsg
   | PauseMsg
-  | UnpauseMsg;
+  | UnpauseMsg
+  | CloseWorkerMsg;
 
 // ---------------------------------------------------------------------------
 // worker → scheduler

@@ -401,6 +401,13 @@ export class Worker extends BaseWorker {
     if (this.statusValue !== "running" && this.statusValue !== "paused") return;
     const events: StateMachineEvent[] = [];
     for (const msg of msgs) {
+      if (isCloseWorker(msg)) {
+        // Retired: the scheduler has removed this worker; its data is held elsewhere.
+        this.logger.info({ reason: msg.reason }, "the scheduler retired this worker; closing");
+        if (events.length > 0) this.handleStimuli(events);
+        void this.close();
+        return;
+      }
       try {
         const ev = schedulerMessageToEvent(msg);
         if (ev.cls === "PauseEvent") this.statusValue = "paused";
@@ -779,4 +786,9 @@ const CLOSED_WHILE_STARTING = "the worker was closed while starting";
 
 function isClosedWhileStarting(err: unknown): boolean {
   return err instanceof Error && err.message === CLOSED_WHILE_STARTING;
+}
+
+/** True for the scheduler's `close-worker` (not an event of the state machine). */
+function isCloseWorker(msg: unknown): msg is { op: "close-worker"; reason?: unknown } {
+  return typeof msg === "object" && msg !== null && (msg as { op?: unknown }).op === "close-worker";
 }

@@ -1,8 +1,8 @@
 /**
  * The handlers of client→scheduler messages (Dask's `client_handlers`:
  * `update_graph`, `client_releases_keys`, `client_desires_keys`,
- * `stimulus_cancel`, `remove_client`, and the `update_data`, `replicate` and
- * `rebalance` rpcs).
+ * `stimulus_cancel`, `remove_client`, and the `update_data`, `replicate`,
+ * `rebalance` and `retire_workers` rpcs).
  */
 
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
@@ -11,6 +11,7 @@ import { unreachable } from "./events.ts";
 import { notifyHeldUpWanted } from "./notify.ts";
 import { rebalance } from "./rebalance.ts";
 import { replicate, replicatorClientLeft } from "./replicate.ts";
+import { retireWorkers } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -45,6 +46,9 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
       return;
     case "rebalance":
       rebalance(s, msg);
+      return;
+    case "retire-workers":
+      retireWorkers(s, msg);
       return;
     case "close-client": {
       const cs = s.clients.get(msg.clientId);

@@ -16,6 +16,7 @@ export type {
   ClientToSchedulerMessage,
   ClientToSchedulerOp,
   CloseClientMsg,
+  CloseWorkerMsg,
   ComputeTaskMsg,
   DataUpdatedMsg,
   FreeKeysMsg,
@@ -38,6 +39,7 @@ export type {
   ReplicateMsg,
   RequestRefreshWhoHasMsg,
   RescheduleMsg,
+  RetireWorkersMsg,
   ScatteredKey,
   SchedulerMessage,
   SchedulerToClientMessage,
@@ -59,6 +61,7 @@ export type {
   WhoHas,
   WorkerRecipient,
   WorkerStatusChangeMsg,
+  WorkersRetiredMsg,
   WorkerToSchedulerMessage,
   WorkerToSchedulerOp,
 } from "../../protocol/messages.ts";
@@ -86,6 +89,7 @@ export type { ResolvedSchedulerStateOptions, SchedulerStateOptions } from "./opt
 export type { OpenFreeKeys } from "./outbox.ts";
 export { noWorkerReason } from "./placement.ts";
 export { Replication } from "./replicate.ts";
+export { Retirement } from "./retire.ts";
 export type { InFlightSteal, StimulusRecord } from "./schedulerState.ts";
 export { SchedulerState } from "./schedulerState.ts";
 export type { LoggedRecs, TransitionLogEntry } from "./story.ts";

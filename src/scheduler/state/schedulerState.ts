@@ -26,6 +26,7 @@ import {
 import { Outbox } from "./outbox.ts";
 import { taskSlotsAvailable } from "./placement.ts";
 import type { Replication } from "./replicate.ts";
+import { advanceRetirements, type Retirement } from "./retire.ts";
 import { itemsOf } from "./sets.ts";
 import { handleStealRequest } from "./stealing.ts";
 import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
@@ -92,6 +93,8 @@ export class SchedulerState {
   readonly steals: Map<TaskState, InFlightSteal> = new Map();
   /** `replicate` requests waiting for copies. */
   readonly replications: Set<Replication> = new Set();
+  /** `retire-workers` requests under way (see `retire.ts`). */
+  readonly retirements: Set<Retirement> = new Set();
   /** `{key prefix: group}`: groups with at least one task not forgotten. */
   readonly taskGroups: Map<string, TaskGroup> = new Map();
   /** `{function name: average compute seconds}`, learnt from finished tasks. */
@@ -250,6 +253,8 @@ export class SchedulerState {
         unreachable(ev, "stimulus");
     }
     this.processRecommendations();
+    // A retirement moves on as copies arrive or fail, workers leave and tasks finish.
+    if (this.retirements.size > 0) advanceRetirements(this);
     this.queueSlotsMaybeOpened();
     // Only recommendations made inside a transition are logged (with it); those the
     // handler and the queue made outside any were acted on and must not pile up.

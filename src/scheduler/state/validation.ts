@@ -267,6 +267,16 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
     }
   }
   for (const r of s.replications) validateReplication(s, r);
+  const retiring = new Set<WorkerInfo>();
+  for (const r of s.retirements) {
+    if (r.workers.size === 0) fail(() => `retirement ${r.stimulusId} retires nothing`);
+    for (const ws of r.workers) {
+      if (s.workers.get(ws.address) !== ws) fail(() => `retiring ${ws.address} was removed`);
+      if (s.running.has(ws)) fail(() => `retiring ${ws.address} gets tasks`);
+      if (retiring.has(ws)) fail(() => `${ws.address} is retired twice`);
+      retiring.add(ws);
+    }
+  }
   for (const [id, cs] of s.clients) {
     if (cs.id !== id) fail(() => `client ${cs.id} filed under ${id}`);
     for (const ts of cs.wantsWhat) {

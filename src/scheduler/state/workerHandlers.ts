@@ -19,6 +19,7 @@ import type {
 import { addReplica, holderAddresses, isInvolved, removeReplica } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
 import { replicaArrived, replicaFailed } from "./replicate.ts";
+import { isRetiring, retirementCopyFailed } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { handleStealResponse } from "./stealing.ts";
 import type { TaskState } from "./taskState.ts";
@@ -42,6 +43,8 @@ export function handleWorkerMessage(
     case "heartbeat-worker":
       return;
     case "worker-status-change":
+      // A worker being retired stays paused until it is removed (or its retirement fails).
+      if (msg.status === "running" && isRetiring(s, ws)) return;
       workerStatusChange(s, ws, msg.status);
       return;
     case "task-finished":
@@ -179,6 +182,7 @@ function fetchFailed(
   if (ts !== undefined && ts.state === "memory" && !ts.whoHas.has(ws)) {
     inputUnfetchable(s, ws, ts, msg);
     replicaFailed(s, ts, ws, `${ws.address} could not fetch it: ${msg.exceptionText}`);
+    retirementCopyFailed(s, ts, ws);
   }
   if (ts === undefined || !isInvolved(ts, ws)) s.freeKeys(ws, msg.key);
 }

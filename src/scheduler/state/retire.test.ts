@@ -1,0 +1,155 @@
+import { describe, expect, test } from "vitest";
+import type { SchedulerMessage } from "../../protocol/messages.ts";
+import { InvalidStimulus } from "./errors.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+/** Three workers; x on w1 alone, y on w1 and w2, big (500 bytes) on w2. */
+function state(): SchedulerState {
+  const s = new SchedulerState({ validate: true });
+  s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+  s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w1", "w2"] }));
+  s.handleStimulus({
+    kind: "client-message",
+    msg: {
+      op: "update-data",
+      keys: [{ key: "big", workers: ["w2"], nbytes: 500, typename: "Buffer" }],
+      clientId: "c",
+      stimulusId: "big",
+    },
+  });
+  return s;
+}
+
+const retire = (workers: string[], stimulusId = "rt"): SchedulerEvent => ({
+  kind: "client-message",
+  msg: { op: "retire-workers", workers, clientId: "c", stimulusId },
+});
+
+const addKeys = (worker: string, ...keys: string[]): SchedulerEvent =>
+  t.fromWorker(worker, { op: "add-keys", keys });
+
+function answer(out: readonly SchedulerMessage[]) {
+  const found = out.find(({ msg }) => msg.op === "workers-retired");
+  return found?.msg.op === "workers-retired" ? found.msg : undefined;
+}
+
+const holders = (s: SchedulerState, key: string) =>
+  [...(s.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.address).sort();
+
+describe("retire-workers", () => {
+  test("pauses the worker, copies what only it holds, then closes and removes it", () => {
+    const s = state();
+    const out = s.handleStimulus(retire(["w1"]));
+    // w3 holds least: it takes x; y is on w2 already.
+    expect(t.summarize(out)).toEqual(["w1 pause", "w3 acquire-replicas"]);
+    expect(s.workers.get("w1")?.status).toBe("paused");
+    expect(s.running.has(s.workers.get("w1") as never)).toBe(false);
+    expect(answer(out)).toBeUndefined();
+    s.validateState();
+    // A worker being retired stays paused.
+    s.handleStimulus(t.fromWorker("w1", { op: "worker-status-change", status: "running" }));
+    expect(s.workers.get("w1")?.status).toBe("paused");
+    const done = s.handleStimulus(addKeys("w3", "x"));
+    expect(t.summarize(done)).toEqual([
+      "w1 close-worker",
+      "w2 remove-worker w1",
+      "w3 remove-worker w1",
+      "client:c workers-retired",
+    ]);
+    expect(answer(done)).toEqual({
+      op: "workers-retired",
+      retired: ["w1"],
+      failed: [],
+      stimulusId: "rt",
+    });
+    expect(s.workers.has("w1")).toBe(false);
+    expect(holders(s, "x")).toEqual(["w3"]);
+    expect(holders(s, "y")).toEqual(["w2"]);
+    expect(s.tasks.get("x")?.state).toBe("memory");
+    // The worker's own leaving, later, is stale.
+    s.handleStimulus(t.removeWorker("w1"));
+    s.validateState();
+  });
+
+  test("a worker holding nothing only its own is retired at once; names by host; unknown names fail", () => {
+    const s = state();
+    const out = s.handleStimulus(retire(["w3", "nowhere"]));
+    expect(answer(out)).toEqual({
+      op: "workers-retired",
+      retired: ["w3"],
+      failed: [{ worker: "nowhere", reason: "no connected worker matches it" }],
+      stimulusId: "rt",
+    });
+    expect(s.workers.has("w3")).toBe(false);
+    s.validateState();
+  });
+
+  test("its unfinished tasks run elsewhere once it is gone, without counting against them", () => {
+    const s = state();
+    s.handleStimulus(
+      t.updateGraph("c", { z: t.task(["x"], { workers: ["w1"], allowOtherWorkers: true }) }, ["z"]),
+    );
+    expect(s.tasks.get("z")?.processingOn?.address).toBe("w1");
+    s.handleStimulus(retire(["w1"]));
+    expect(s.tasks.get("z")?.processingOn?.address).toBe("w1"); // not taken away before
+    const done = s.handleStimulus(addKeys("w3", "x"));
+    const computes = t.computeTasks(done);
+    expect(computes.map((c) => c.worker)).toEqual(["w3"]);
+    expect(s.tasks.get("z")?.suspicious).toBe(0);
+    s.validateState();
+  });
+
+  test("a copy that fails, or whose worker leaves, is asked of another worker", () => {
+    const s = state();
+    s.handleStimulus(retire(["w1"]));
+    const failed = s.handleStimulus(t.fetchErred("w3", "x", -1, "OSError: reset"));
+    // w3 still holds least: it is asked again (after the free-keys of its erred copy).
+    expect(t.summarize(failed).filter((m) => m.includes("acquire-replicas"))).toEqual([
+      "w3 acquire-replicas",
+    ]);
+    const left = s.handleStimulus(t.removeWorker("w3"));
+    expect(t.summarize(left)).toContain("w2 acquire-replicas");
+    const done = s.handleStimulus(addKeys("w2", "x"));
+    expect(answer(done)?.retired).toEqual(["w1"]);
+    expect(holders(s, "x")).toEqual(["w2"]);
+    s.validateState();
+  });
+
+  test("with no other worker to take its data it is not retired, and runs again", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateData("c", { x: ["w1"] }));
+    const out = s.handleStimulus(retire(["w1"]));
+    expect(t.summarize(out)).toEqual(["w1 pause", "w1 unpause", "client:c workers-retired"]);
+    expect(answer(out)?.failed).toEqual([
+      { worker: "w1", reason: "no other running worker can take its copy of x" },
+    ]);
+    expect(s.workers.get("w1")?.status).toBe("running");
+    s.validateState();
+  });
+
+  test("a worker that leaves while retired, or is retired twice, fails", () => {
+    const s = state();
+    s.handleStimulus(retire(["w1"]));
+    const twice = s.handleStimulus(retire(["w1"], "rt2"));
+    expect(answer(twice)?.failed).toEqual([
+      { worker: "w1", reason: "it is being retired already" },
+    ]);
+    const left = s.handleStimulus(t.removeWorker("w1"));
+    expect(answer(left)).toEqual({
+      op: "workers-retired",
+      retired: [],
+      failed: [{ worker: "w1", reason: "it left before its data was moved" }],
+      stimulusId: "rt",
+    });
+    s.validateState();
+  });
+
+  test("workers empty: InvalidStimulus", () => {
+    const s = state();
+    expect(() => s.handleStimulus(retire([]))).toThrow(InvalidStimulus);
+    expect(s.retirements.size).toBe(0);
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * `retire-workers` (Dask's `Scheduler.retire_workers`): remove workers from
+ * the cluster without losing what they hold. Each worker named stops getting
+ * tasks (the scheduler pauses it, and tells it to pause, so that it starts
+ * nothing new); each result it holds that no other running worker holds is
+ * copied to the least loaded running worker without one (`acquire-replicas`,
+ * as for `replicate`); once none is left, the worker is told to close
+ * (`close-worker`) and removed as a worker that left on purpose: its tasks not
+ * finished go back to be scheduled elsewhere, without counting against them.
+ * The client is answered `workers-retired` once every worker named is retired
+ * or cannot be.
+ *
+ * Where Dask's Active Memory Manager plans the copies, this is checked after
+ * every stimulus while a retirement is under way: a copy that fails, or whose
+ * worker leaves or is retired too, is asked for again of another worker, and a
+ * result the retiring worker computes meanwhile is copied as well. A worker
+ * whose results no other running worker can take is not retired: it is
+ * resumed, and named in `failed`.
+ */
+
+import type { RetireWorkersMsg } from "../../protocol/messagesClient.ts";
+import type { ClientInfo } from "./clientInfo.ts";
+import { isNamedWorker } from "./placement.ts";
+import { askForCopies } from "./replicate.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import type { TaskState } from "./taskState.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+import { removeWorker, workerStatusChange } from "./workerLifecycle.ts";
+
+/** One `retire-workers` request under way. */
+export class Retirement {
+  /** The workers still being retired. */
+  readonly workers = new Set<WorkerInfo>();
+  readonly retired: string[] = [];
+  readonly failed: { worker: string; reason: string }[] = [];
+  /** The copies asked for: key → the worker asked to fetch it. */
+  readonly copies = new Map<TaskState, WorkerInfo>();
+  /** Each worker's status before its retirement, restored if it fails. */
+  readonly before = new Map<WorkerInfo, "running" | "paused">();
+
+  constructor(
+    readonly client: ClientInfo,
+    readonly stimulusId: string,
+  ) {}
+}
+
+/** True if `ws` is being retired. */
+export function isRetiring(s: SchedulerState, ws: WorkerInfo): boolean {
+  for (const r of s.retirements) if (r.workers.has(ws)) return true;
+  return false;
+}
+
+/** Handle `retire-workers`: pause the workers named, then move their data (see {@link advanceRetirements}). */
+export function retireWorkers(s: SchedulerState, msg: RetireWorkersMsg): void {
+  const r = new Retirement(s.ensureClient(msg.clientId), s.stimulusId);
+  const names = new Set(msg.workers);
+  const matched = new Set<string>();
+  for (const ws of s.workers.values()) {
+    if (!isNamedWorker(ws, names)) continue;
+    matched.add(ws.address);
+    if (ws.host !== null) matched.add(ws.host);
+    if (isRetiring(s, ws)) {
+      r.failed.push({ worker: ws.address, reason: "it is being retired already" });
+      continue;
+    }
+    r.workers.add(ws);
+    r.before.set(ws, ws.status === "paused" ? "paused" : "running");
+    if (ws.status === "running") {
+      workerStatusChange(s, ws, "paused");
+      s.sendToWorker(ws, { op: "pause", stimulusId: s.stimulusId });
+    }
+  }
+  for (const name of names) {
+    if (!matched.has(name))
+      r.failed.push({ worker: name, reason: "no connected worker matches it" });
+  }
+  s.retirements.add(r);
+  advance(s, r);
+}
+
+/** Advance every retirement under way: after each stimulus, while there are any. */
+export function advanceRetirements(s: SchedulerState): void {
+  for (const r of [...s.retirements]) advance(s, r);
+}
+
+/** A copy asked for by retirement `r` failed: `ws` could not fetch `ts` (it is asked of another). */
+export function retirementCopyFailed(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
+  for (const r of s.retirements) if (r.copies.get(ts) === ws) r.copies.delete(ts);
+}
+
+function advance(s: SchedulerState, r: Retirement): void {
+  const asked = new Map<WorkerInfo, TaskState[]>();
+  for (const ws of [...r.workers]) {
+    if (s.workers.get(ws.address) !== ws) {
+      r.workers.delete(ws);
+      r.failed.push({ worker: ws.address, reason: "it left before its data was moved" });
+      continue;
+    }
+    let waiting = false;
+    let stuck: TaskState | null = null;
+    for (const ts of ws.hasWhat) {
+      if (heldElsewhere(s, ts, ws)) continue;
+      const to = r.copies.get(ts);
+      if (to !== undefined && isCandidate(s, to)) {
+        waiting = true; // on its way
+        continue;
+      }
+      const recipient = leastLoadedWithout(s, ts);
+      if (recipient === null) {
+        stuck = ts;
+        break;
+      }
+      r.copies.set(ts, recipient);
+      const keys = asked.get(recipient);
+      if (keys === undefined) asked.set(recipient, [ts]);
+      else keys.push(ts);
+      waiting = true;
+    }
+    if (stuck !== null) {
+      r.workers.delete(ws);
+      r.failed.push({
+        worker: ws.address,
+        reason: `no other running worker can take its copy of ${stuck.key}`,
+      });
+      if (r.before.get(ws) === "running") {
+        workerStatusChange(s, ws, "running");
+        s.sendToWorker(ws, { op: "unpause", stimulusId: r.stimulusId });
+      }
+    } else if (!waiting) {
+      r.workers.delete(ws);
+      r.retired.push(ws.address);
+      // The retirement's stimulus id: what the worker is told comes from the request.
+      s.sendToWorker(ws, { op: "close-worker", reason: "retired", stimulusId: r.stimulusId });
+      removeWorker(s, ws.address, true);
+    }
+  }
+  askForCopies(s, asked);
+  if (r.workers.size > 0) return;
+  for (const ts of [...r.copies.keys()]) r.copies.delete(ts);
+  s.retirements.delete(r);
+  if (s.clients.get(r.client.id) !== r.client) return; // the client left
+  s.sendToClient(r.client, {
+    op: "workers-retired",
+    retired: r.retired,
+    failed: r.failed,
+    stimulusId: r.stimulusId,
+  });
+}
+
+/** A worker that may take copies: connected, running and not being retired. */
+function isCandidate(s: SchedulerState, ws: WorkerInfo): boolean {
+  return s.workers.get(ws.address) === ws && s.running.has(ws) && !isRetiring(s, ws);
+}
+
+/** True if a worker other than `ws` that may take copies holds `ts`. */
+function heldElsewhere(s: SchedulerState, ts: TaskState, ws: WorkerInfo): boolean {
+  for (const holder of ts.whoHas) if (holder !== ws && isCandidate(s, holder)) return true;
+  return false;
+}
+
+/** The running worker not being retired that holds least and no copy of `ts`, or null. */
+function leastLoadedWithout(s: SchedulerState, ts: TaskState): WorkerInfo | null {
+  let best: WorkerInfo | null = null;
+  for (const ws of s.running) {
+    if (ts.whoHas.has(ws) || isRetiring(s, ws)) continue;
+    if (
+      best === null ||
+      ws.nbytes < best.nbytes ||
+      (ws.nbytes === best.nbytes && ws.address < best.address)
+    ) {
+      best = ws;
+    }
+  }
+  return best;
+}
