@@ -47,6 +47,11 @@ export interface SimCluster {
    * connected worker exits on noticing, and is replaced.
    */
   streamClosed(w: SimWorker): void;
+  /**
+   * The scheduler retired `w` (`close-worker` arrived): it closes, its data
+   * held elsewhere, and a replacement starts after `replaceDelay`.
+   */
+  closeRetired(w: SimWorker): void;
   /** A unique stimulus id starting with `prefix`. */
   stimulusId(prefix: string): string;
   /** Note that the cluster made progress (a task ran, data arrived, the client heard news). */

@@ -101,6 +101,11 @@ export interface SimOptions {
    * for one copy). 0 to 1; default 0.25.
    */
   rebalance?: number;
+  /**
+   * The share of the other requests that retire a worker the scheduler lists
+   * instead (decided per request from the same stream). 0 to 1; default 0.1.
+   */
+  retire?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
   stallTimeout?: number;
   /** Give up (as a livelock) after this many events. Default 5,000,000. */
@@ -136,6 +141,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   replicate: 0.5,
   replicateOne: 1 / 3,
   rebalance: 0.25,
+  retire: 0.1,
   stallTimeout: 60,
   maxEvents: 5_000_000,
   maxTime: 3_600,
@@ -182,7 +188,7 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
       throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);
     }
   }
-  for (const name of ["replicate", "replicateOne", "rebalance"] as const) {
+  for (const name of ["replicate", "replicateOne", "rebalance", "retire"] as const) {
     if (!(r[name] >= 0 && r[name] <= 1)) {
       throw new RangeError(`${name} must be a number from 0 to 1, got ${r[name]}`);
     }

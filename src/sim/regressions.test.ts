@@ -125,7 +125,7 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   // erred copy, nothing there needing it: a leak once the client released
   // everything. Fixed: such a report is answered with free-keys.
   // They were found before replicate asked for single copies, and before rebalances
-  // (`replicateOne: 0, rebalance: 0`).
+  // and retirements (`replicateOne: 0, rebalance: 0, retire: 0`).
   test.each([
     { seed: 21, options: {} },
     { seed: 2860, options: {} },
@@ -133,7 +133,14 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   ])(
     "seed $seed (scatter, replicating): an erred copy is freed on its worker",
     ({ seed, options }) => {
-      expectPasses({ seed, workload: "scatter", replicateOne: 0, rebalance: 0, ...options });
+      expectPasses({
+        seed,
+        workload: "scatter",
+        replicateOne: 0,
+        rebalance: 0,
+        retire: 0,
+        ...options,
+      });
     },
   );
 });

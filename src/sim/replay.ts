@@ -15,6 +15,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["replicate", "--replicate"],
   ["replicateOne", "--replicate-one"],
   ["rebalance", "--rebalance"],
+  ["retire", "--retire"],
   ["variant", "--variant"],
 ];
 

@@ -11,8 +11,8 @@ import { failureKind, type ReplicateFailureKind } from "./replicateLedger.ts";
 import { formatFailure } from "./report.ts";
 import { Simulation, simulate } from "./simulation.ts";
 
-/** The `scatter` workload as the seeds of the tests of `replicate` alone were chosen: before rebalances. */
-const BEFORE = { workload: "scatter", rebalance: 0 } as const;
+/** The `scatter` workload as the seeds of the tests of `replicate` alone were chosen: before rebalances and retirements. */
+const BEFORE = { workload: "scatter", rebalance: 0, retire: 0 } as const;
 
 /** The `replicated` answers of a run (a hook that changes nothing: the run is the same). */
 function answersOf(options: Omit<SimOptions, "hooks">): {
@@ -152,6 +152,33 @@ describe("replicate in the scatter workload", () => {
     expect(moves).toBeGreaterThan(0);
   });
 
+  test("retirements on a quiet cluster: the workers retired close, their results held elsewhere", () => {
+    for (const seed of [36, 39]) {
+      const sim = new Simulation({
+        seed,
+        workload: "scatter",
+        tasks: 20,
+        faults: NO_FAULTS,
+        replicate: 1,
+        retire: 1,
+      });
+      const r = sim.run();
+      expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
+      const c = sim.stats.replicate;
+      expect(c.retirements).toBe(4);
+      expect(c.retired).toBe(3);
+      expect(c.retireFailed).toBe(1); // a worker whose data no other running worker could take
+      const ledger = sim.replicas;
+      if (ledger === null) throw new Error("no replicate ledger");
+      expect(ledger.retirements.size).toBe(0); // every request answered
+      // The retired workers took the scheduler's pause, then closed.
+      const retired = [...sim.workers.values()].filter(
+        (w) => !w.alive && w.state.stimulusLog.toArray().some((ev) => ev.cls === "PauseEvent"),
+      );
+      expect(retired.length).toBe(3);
+    }
+  });
+
   test("under faults: failures of every kind, each explained by the run", () => {
     // A worker asked for a copy dies before it has it; a holder dies while copies of
     // its key are fetched; the client releases a key while its copies are on their way.
@@ -280,7 +307,7 @@ describe("replicate in the scatter workload", () => {
         return { ...ev, msg: { ...ev.msg, n: 1 } };
       },
     };
-    const r = simulate({ seed: 4, workload: "scatter", tasks: 20, faults: NO_FAULTS, hooks });
+    const r = simulate({ ...BEFORE, seed: 4, tasks: 20, faults: NO_FAULTS, hooks });
     expect(changed).not.toBeNull();
     expect(r.failure?.kind).toBe("lost");
     expect(r.failure?.message).toBe(

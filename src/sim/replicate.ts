@@ -30,6 +30,8 @@ import type {
   RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
+  RetireWorkersMsg,
+  WorkersRetiredMsg,
 } from "../protocol/messagesClient.ts";
 import { addressHostOrNull } from "../util/address.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
@@ -126,6 +128,8 @@ export class SimReplicator {
     const kind = this.kindRng;
     const rebalance = kind.chance(c.options.rebalance);
     const n = !rebalance && kind.chance(c.options.replicateOne) ? 1 : drawn;
+    const known = [...this.scheduler.state.workers.keys()];
+    const retire = !rebalance && known.length > 0 && kind.chance(c.options.retire);
     let workers: string[] | undefined;
     if (rng.chance(NAMED_WORKERS)) {
       const known = [...this.scheduler.state.workers.keys()];
@@ -140,28 +144,46 @@ export class SimReplicator {
       if (x < KILL_TARGET) this.aims.set(stimulusId, "target");
       else if (x < KILL_TARGET + KILL_HOLDER) this.aims.set(stimulusId, "holder");
     }
-    const msg: ReplicateMsg | RebalanceMsg = rebalance
-      ? {
-          op: "rebalance",
-          // Half of them move any key in memory, whichever client's.
-          ...(kind.chance(0.5) ? {} : { keys }),
-          ...(workers !== undefined ? { workers } : {}),
-          clientId: this.clientId,
-          stimulusId,
-        }
-      : {
-          op: "replicate",
-          keys,
-          n,
-          ...(workers !== undefined ? { workers } : {}),
-          clientId: this.clientId,
-          stimulusId,
-        };
-    this.unanswered.add(stimulusId);
-    this.ledger.sent(msg);
-    c.net.send(this.clientId, SCHEDULER_ADDRESS, () =>
-      this.scheduler.handle({ kind: "client-message", msg }),
-    );
+    if (retire) {
+      // A worker the scheduler lists, to be retired instead of this request's copies.
+      const msg: RetireWorkersMsg = {
+        op: "retire-workers",
+        workers: [kind.pick(known)],
+        clientId: this.clientId,
+        stimulusId,
+      };
+      this.unanswered.add(stimulusId);
+      this.ledger.sentRetire(msg);
+      c.net.send(this.clientId, SCHEDULER_ADDRESS, () =>
+        this.scheduler.handle({ kind: "client-message", msg }),
+      );
+    }
+    const msg: ReplicateMsg | RebalanceMsg | null = retire
+      ? null
+      : rebalance
+        ? {
+            op: "rebalance",
+            // Half of them move any key in memory, whichever client's.
+            ...(kind.chance(0.5) ? {} : { keys }),
+            ...(workers !== undefined ? { workers } : {}),
+            clientId: this.clientId,
+            stimulusId,
+          }
+        : {
+            op: "replicate",
+            keys,
+            n,
+            ...(workers !== undefined ? { workers } : {}),
+            clientId: this.clientId,
+            stimulusId,
+          };
+    if (msg !== null) {
+      this.unanswered.add(stimulusId);
+      this.ledger.sent(msg);
+      c.net.send(this.clientId, SCHEDULER_ADDRESS, () =>
+        this.scheduler.handle({ kind: "client-message", msg }),
+      );
+    }
     if (rng.chance(RELEASE_AFTER)) {
       const wanted = keys.filter((k) => this.holds(k));
       if (wanted.length > 0) {
@@ -173,7 +195,7 @@ export class SimReplicator {
   }
 
   /** The scheduler's `replicated` arrived: it must answer a request of this client not answered yet. */
-  answered(msg: ReplicatedMsg | RebalancedMsg): void {
+  answered(msg: ReplicatedMsg | RebalancedMsg | WorkersRetiredMsg): void {
     if (!this.unanswered.delete(msg.stimulusId)) {
       throw new SimFailure(
         "lost",

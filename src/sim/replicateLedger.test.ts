@@ -6,7 +6,7 @@
 
 import { describe, expect, test } from "vitest";
 import type { SchedulerMessage } from "../protocol/messages.ts";
-import type { RebalanceMsg, ReplicateMsg } from "../protocol/messagesClient.ts";
+import type { RebalanceMsg, ReplicateMsg, RetireWorkersMsg } from "../protocol/messagesClient.ts";
 import { removeReplica } from "../scheduler/state/bookkeeping.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import { SchedulerState } from "../scheduler/state/schedulerState.ts";
@@ -221,6 +221,76 @@ describe("the replicate ledger's check of rebalance moves", () => {
     if (answer.op !== "rebalanced") throw new Error("no answer");
     expect(thrown(() => l3.answerSent({ ...answer, moved: 2 }))).toBe(
       "the scheduler's rebalanced (rb) says it made 2 moves, not 1",
+    );
+  });
+});
+
+describe("the replicate ledger's check of retirements", () => {
+  const retireMsg: RetireWorkersMsg = {
+    op: "retire-workers",
+    workers: ["w1"],
+    clientId: "c",
+    stimulusId: "rt",
+  };
+
+  function thrownBy(f: () => unknown): string {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof SimFailure) return e.message;
+      throw e;
+    }
+    return "nothing thrown";
+  }
+
+  test("the scheduler's own retirement passes; a close it did not make, or a misreported answer, fails", () => {
+    const s = cluster();
+    const ledger = new ReplicateLedger(emptyReplicateCounts(), s);
+    ledger.sentRetire(retireMsg);
+    const ev = { kind: "client-message", msg: retireMsg } as const;
+    ledger.beforeSchedulerStimulus();
+    const out = [...s.handleStimulus(ev)];
+    // y is on w2 too: w1 is retired at once.
+    expect(t.summarize(out)[0]).toBe("w1 pause");
+    ledger.afterSchedulerStimulus(ev, out);
+    const answer = out.find((m) => m.msg.op === "workers-retired")?.msg;
+    if (answer?.op !== "workers-retired") throw new Error("no answer");
+    expect(thrownBy(() => ledger.retiredSent({ ...answer, retired: [] }))).toBe(
+      "the scheduler's workers-retired (rt) says it retired [], but closed [w1]",
+    );
+    const stray: SchedulerMessage = {
+      to: { kind: "worker", address: "w2" },
+      msg: { op: "close-worker", reason: "retired", stimulusId: "nobody" },
+    };
+    expect(thrownBy(() => ledger.afterSchedulerStimulus(ev, [stray]))).toBe(
+      "the scheduler retired w2 (nobody) for no retire-workers of the client",
+    );
+  });
+
+  test("a retirement that leaves a result it alone held to be computed again fails", () => {
+    // z (computed on w1, to which it is pinned, and needed by the wanted q) is on w1 alone.
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { z: t.task([], { workers: ["w1"] }), q: t.task(["z"], { workers: ["w2"] }) },
+        ["q"],
+      ),
+    );
+    s.handleStimulus(t.taskFinished("w1", "z", s.tasks.get("z")?.runId ?? 0, 10));
+    const ledger = new ReplicateLedger(emptyReplicateCounts(), s);
+    ledger.sentRetire(retireMsg);
+    ledger.beforeSchedulerStimulus();
+    // A broken scheduler: it closes and removes w1 without a copy of z.
+    const ev = t.removeWorker("w1", true);
+    const out = [...s.handleStimulus(ev)];
+    const close: SchedulerMessage = {
+      to: { kind: "worker", address: "w1" },
+      msg: { op: "close-worker", reason: "retired", stimulusId: "rt" },
+    };
+    expect(thrownBy(() => ledger.afterSchedulerStimulus(ev, [...out, close]))).toBe(
+      "the scheduler retired w1 (rt) while it held the only copy of z, now no-worker to be computed again",
     );
   });
 });

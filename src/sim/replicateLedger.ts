@@ -30,6 +30,8 @@ import type {
   RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
+  RetireWorkersMsg,
+  WorkersRetiredMsg,
 } from "../protocol/messagesClient.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
@@ -66,6 +68,17 @@ export function failureKind(reason: string): ReplicateFailureKind | null {
   if (reason === "its result was released or lost meanwhile") return "keyLost";
   return null;
 }
+
+/** The states of a result lost while still needed: on its way to be computed again. */
+const RECOMPUTING: ReadonlySet<string> = new Set(["waiting", "queued", "processing", "no-worker"]);
+
+/** The reasons a `workers-retired` answer may give a worker it did not retire (`retire.ts`). */
+const RETIRE_FAILURES: readonly RegExp[] = [
+  /^no other running worker can take its copy of /,
+  /^it left before its data was moved$/,
+  /^it is being retired already$/,
+  /^no connected worker matches it$/,
+];
 
 /** One key of a request: its copies, followed. */
 export interface CopyRecord {
@@ -141,10 +154,97 @@ export class ReplicateLedger {
   /** Called once the scheduler handled a request (for faults aimed at its copies). */
   onHandled: ((r: ReplicateRecord) => void) | null = null;
 
+  /** The client's `retire-workers` requests, by stimulus id: the workers the scheduler closed for each. */
+  readonly retirements = new Map<string, { readonly msg: RetireWorkersMsg; closed: Set<string> }>();
+
   constructor(
     private readonly counts: Record<ReplicateCount, number>,
     private readonly scheduler: SchedulerState,
   ) {}
+
+  /** The scheduler removed the worker at `address`: the copies it was to fetch cannot come. */
+  private workerRemoved(address: string): void {
+    for (const r of this.open) {
+      for (const c of r.copies.values()) {
+        if (isPending(c, address)) {
+          c.failed.set(address, "targetLeft");
+          c.why.add("targetLeft");
+        }
+        if (r.allowed.has(address)) c.excused.add(address);
+      }
+    }
+  }
+
+  /** The client sends `msg`. */
+  sentRetire(msg: RetireWorkersMsg): void {
+    this.counts.retirements++;
+    this.retirements.set(msg.stimulusId, { msg, closed: new Set() });
+  }
+
+  /**
+   * Before each scheduler stimulus while the client has retirements under
+   * way: each worker's results, with their holders, as the scheduler has them.
+   */
+  beforeSchedulerStimulus(): void {
+    this.heldBefore = null;
+    if (this.retirements.size === 0) return;
+    const held = new Map<string, Map<string, number>>();
+    for (const ws of this.scheduler.workers.values()) {
+      const keys = new Map<string, number>();
+      for (const ts of ws.hasWhat) keys.set(ts.key, ts.whoHas.size);
+      held.set(ws.address, keys);
+    }
+    this.heldBefore = held;
+  }
+
+  /** What {@link beforeSchedulerStimulus} noted: worker → key → its number of holders. */
+  private heldBefore: Map<string, Map<string, number>> | null = null;
+
+  /**
+   * Check each `close-worker` of a retirement in `out`: the scheduler no
+   * longer lists the worker, and no result it alone held before the stimulus
+   * is being computed again (what a result lost while needed becomes). One
+   * released or forgotten in the stimulus was no longer needed; a scattered
+   * one lost would fail the scatter ledger's checks.
+   */
+  private followRetirements(out: readonly SchedulerMessage[]): void {
+    const s = this.scheduler;
+    for (const m of out) {
+      if (m.to.kind !== "worker" || m.msg.op !== "close-worker") continue;
+      const address = m.to.address;
+      const r = this.retirements.get(m.msg.stimulusId);
+      const bad = (why: string): SimFailure =>
+        new SimFailure("lost", `the scheduler retired ${address} (${m.msg.stimulusId}) ${why}`);
+      if (r === undefined) throw bad("for no retire-workers of the client");
+      if (s.workers.has(address)) throw bad("but still lists it");
+      r.closed.add(address);
+      this.workerRemoved(address);
+      for (const [key, holders] of this.heldBefore?.get(address) ?? []) {
+        const ts = s.tasks.get(key);
+        if (holders > 1 || ts === undefined || !RECOMPUTING.has(ts.state)) continue;
+        throw bad(`while it held the only copy of ${key}, now ${ts.state} to be computed again`);
+      }
+    }
+  }
+
+  /** The scheduler sends `workers-retired` (checked as it leaves, after the hooks). */
+  retiredSent(msg: WorkersRetiredMsg): void {
+    const r = this.retirements.get(msg.stimulusId);
+    const bad = (why: string): SimFailure =>
+      new SimFailure("lost", `the scheduler's workers-retired (${msg.stimulusId}) ${why}`);
+    if (r === undefined) throw bad("answers no retire-workers of the client");
+    this.retirements.delete(msg.stimulusId);
+    const said = [...msg.retired].sort().join(", ");
+    const closed = [...r.closed].sort().join(", ");
+    if (said !== closed) throw bad(`says it retired [${said}], but closed [${closed}]`);
+    for (const f of msg.failed) {
+      if (!RETIRE_FAILURES.some((re) => re.test(f.reason))) {
+        throw bad(`gives ${f.worker} a reason of no known kind: ${f.reason}`);
+      }
+    }
+    this.counts.retired += msg.retired.length;
+    this.counts.retireFailed += msg.failed.length;
+  }
 
   /** The client sends `msg`. */
   sent(msg: ReplicateMsg | RebalanceMsg): void {
@@ -198,18 +298,11 @@ export class ReplicateLedger {
         }
       }
     }
+    this.followRetirements(out);
     if (this.open.size === 0) return;
     const s = this.scheduler;
     if (ev.kind === "remove-worker") {
-      for (const r of this.open) {
-        for (const c of r.copies.values()) {
-          if (isPending(c, ev.worker)) {
-            c.failed.set(ev.worker, "targetLeft");
-            c.why.add("targetLeft");
-          }
-          if (r.allowed.has(ev.worker)) c.excused.add(ev.worker);
-        }
-      }
+      this.workerRemoved(ev.worker);
     } else if (ev.kind === "worker-message") {
       const msg = ev.msg;
       const from = ev.worker;

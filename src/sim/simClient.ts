@@ -282,6 +282,7 @@ export class SimClient {
         return;
       case "replicated":
       case "rebalanced":
+      case "workers-retired":
         if (this.replicator === null) {
           throw new SimFailure(
             "lost",

@@ -46,7 +46,7 @@ test("weft sim --workload scatter: the summary counts the replicate requests whe
   // Three small scatter runs from seed 4, with more options.
   const scatterRuns = (...more: string[]) =>
     weft("sim", "--workload", "scatter", "--runs", "3", "--from", "4", "--tasks", "12", ...more);
-  const r = await scatterRuns("--rebalance", "0");
+  const r = await scatterRuns("--rebalance", "0", "--retire", "0");
   expect(r.code).toBe(0);
   expect(r.out).toMatch(/^replicate: requests +4 in 2 runs$/m);
   expect(r.out).toMatch(/^replicate: copiesArrived +\d+ in \d runs$/m);

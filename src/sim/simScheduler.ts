@@ -123,6 +123,7 @@ export class SimScheduler {
       ev = hooked;
     }
     let out: SchedulerMessage[];
+    c.replicas?.beforeSchedulerStimulus();
     const t0 = c.timing ? performance.now() : 0;
     try {
       out = this.state.handleStimulus(ev);
@@ -167,6 +168,7 @@ export class SimScheduler {
     if (m.to.kind === "client") {
       const msg = m.msg as SchedulerToClientMessage;
       if (msg.op === "replicated" || msg.op === "rebalanced") this.c.replicas?.answerSent(msg);
+      else if (msg.op === "workers-retired") this.c.replicas?.retiredSent(msg);
       this.c.net.send(SCHEDULER_ADDRESS, m.to.id, () => this.toClient(msg));
       return;
     }

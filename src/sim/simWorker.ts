@@ -119,6 +119,10 @@ export class SimWorker {
   /** A message from the scheduler arrived. */
   deliver(msg: SchedulerToWorkerMessage): void {
     if (!this.alive) return;
+    if (msg.op === "close-worker") {
+      this.c.closeRetired(this);
+      return;
+    }
     this.handle(schedulerMessageToEvent(msg));
   }
 

@@ -224,6 +224,15 @@ export class Simulation implements SimCluster {
     });
   }
 
+  /** The scheduler retired `w`: it closes (its data held elsewhere) and is replaced after `replaceDelay`. */
+  closeRetired(w: SimWorker): void {
+    if (!w.alive) return;
+    w.die();
+    this.queue.at(this.options.replaceDelay, () => {
+      this.startWorker(w.nthreads, { ...w.resources });
+    });
+  }
+
   /** `w` dies (killed, or it exits): what it held is gone. */
   private retire(w: SimWorker): void {
     this.scatter?.workerDied(w);

@@ -48,7 +48,8 @@ export function emptyScatterCounts(): Record<ScatterCount, number> {
  * fetch (`acquire-replicas`); `copiesArrived`, those whose `add-keys` it took;
  * `copiesDropped`, copies beyond `n` it asked a worker to drop (`remove-replicas`);
  * `rebalances` the client sent, and the `moves` they made (a giver asked to drop
- * its copy once the taker's arrived); the
+ * its copy once the taker's arrived); `retirements` the client asked for, the
+ * workers `retired` and those whose retirement failed (`retireFailed`); the
  * failures the answers gave, by kind of reason: `failedNotInMemory` (a key not in
  * memory when asked), `failedNoWorker` (no allowed worker running),
  * `failedTargetLeft` (a worker asked for a copy left first), `failedFetch` (it
@@ -66,6 +67,9 @@ export const REPLICATE_COUNTS = [
   "copiesDropped",
   "rebalances",
   "moves",
+  "retirements",
+  "retired",
+  "retireFailed",
   "failedNotInMemory",
   "failedNoWorker",
   "failedTargetLeft",

@@ -43,6 +43,7 @@ interface SimCliOptions {
   readonly replicate?: number;
   readonly replicateOne?: number;
   readonly rebalance?: number;
+  readonly retire?: number;
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
@@ -95,6 +96,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     replicate: o.replicate,
     replicateOne: o.replicateOne,
     rebalance: o.rebalance,
+    retire: o.retire,
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
@@ -154,6 +156,11 @@ export function simCommand(ctx: CliContext): Command {
     .option(
       "--rebalance <share>",
       "scatter workload: the share of the client's requests that are rebalances (default 0.25)",
+      share,
+    )
+    .option(
+      "--retire <share>",
+      "scatter workload: the share of the other requests that retire a worker instead (default 0.1)",
       share,
     )
     .option("--faults <spec>", "which faults, and their rates", "all")
