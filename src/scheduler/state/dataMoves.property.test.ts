@@ -2,8 +2,8 @@
  * Property test of the scheduler's data movements: scattered keys of random
  * sizes on random workers, tasks that need them running there, and random
  * `replicate` (with `n` from 1, so that copies are trimmed) and `rebalance`
- * requests, while copies arrive late or fail, tasks finish, keys are
- * released and workers leave, all with validation on.
+ * requests, and retirements of workers, while copies arrive late or fail,
+ * tasks finish, keys are released and workers leave, all with validation on.
  *
  * Fake workers hold what the scheduler's messages put on them and fail the
  * test on what the seed's worker would refuse: a `remove-replicas` of an
@@ -30,7 +30,8 @@ type Action =
   | { kind: "fail"; pick: number }
   | { kind: "finish"; pick: number }
   | { kind: "release"; pick: number }
-  | { kind: "remove"; pick: number };
+  | { kind: "remove"; pick: number }
+  | { kind: "retire"; pick: number };
 
 const picks = fc.array(fc.nat(), { minLength: 1, maxLength: 4 });
 
@@ -57,6 +58,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ kind: fc.constant("finish" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("release" as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant("remove" as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant("retire" as const), pick: fc.nat() }),
 );
 
 /** The start: each scattered key's size and holders, and tasks needing keys pinned to workers. */
@@ -105,7 +107,7 @@ class Harness {
   private apply(out: readonly SchedulerMessage[]): void {
     for (const { to, msg } of out) {
       if (to.kind === "client") {
-        if (msg.op === "replicated" || msg.op === "rebalanced") {
+        if (msg.op === "replicated" || msg.op === "rebalanced" || msg.op === "workers-retired") {
           const r = this.open.get(msg.stimulusId);
           expect(r, `an answer to nothing: ${msg.stimulusId}`).toBeDefined();
           if (msg.op === "rebalanced") expect(msg.moved).toBe(r?.drops);
@@ -145,6 +147,21 @@ class Harness {
             holds.delete(key);
             assigned.delete(key);
           }
+          break;
+        case "close-worker":
+          // Retired: the scheduler removed it; nothing it held may be lost with it.
+          expect(this.s.workers.has(to.address), `${to.address} closed but listed`).toBe(false);
+          for (const key of holds) {
+            const ts = this.s.tasks.get(key);
+            if (ts === undefined) continue;
+            expect(
+              ts.state === "memory" ||
+                !["waiting", "processing", "no-worker", "queued"].includes(ts.state),
+              `${key}, held by retired ${to.address}, is ${ts.state}`,
+            ).toBe(true);
+          }
+          this.holds.delete(to.address);
+          this.assigned.delete(to.address);
           break;
         default:
           break;
@@ -239,6 +256,14 @@ class Harness {
       case "release": {
         const key = pickOf([...this.s.tasks.keys()], a.pick);
         if (key !== undefined) this.send(t.releaseKeys("c", [key]));
+        return;
+      }
+      case "retire": {
+        const w = pickOf(this.addresses, a.pick);
+        if (w === undefined) return;
+        const stimulusId = `retire-${++this.requests}`;
+        this.open.set(stimulusId, { rebalance: false, drops: 0 });
+        this.send(t.fromClient({ op: "retire-workers", workers: [w], clientId: "c" }, stimulusId));
         return;
       }
       case "remove": {
