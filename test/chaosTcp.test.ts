@@ -127,7 +127,8 @@ describe("npm run chaos:tcp", () => {
     const summary = await runChaos(
       {
         seed: 4,
-        rounds: 2,
+        // Round 1 trims and rebalances the blocks; round 3 retires a worker too.
+        rounds: 4,
         workers: 2,
         nthreads: 1,
         executor: "inline",
@@ -147,6 +148,7 @@ describe("npm run chaos:tcp", () => {
     const p = Number(/P=(\d+)/.exec(lines[0])?.[1]);
     expect(lines[0]).toMatch(new RegExp(`^round 0: P=${p} \\(${p * p + 2 * p - 1} tasks\\) ok `));
     expect(passedAll(summary)).toBe(true);
+    expect(summary.retired).toBe(1);
   });
 
   it("the summary names the first unexpected exit, which fails the run", () => {
@@ -157,6 +159,7 @@ describe("npm run chaos:tcp", () => {
       killedWorker: 0,
       kills: 1,
       freezes: 0,
+      retired: 0,
       unexpectedExits: 1,
       firstUnexpectedExit: "worker-3 (code 3): weft worker: stopped: lost the scheduler",
     };

@@ -36,7 +36,7 @@ const WEFT = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
 export const CHAOS_TASKS = fileURLToPath(new URL("./tasks.ts", import.meta.url));
 
 /** Where a process of the run is. */
-export type ProcessState = "starting" | "up" | "frozen" | "killed" | "exited";
+export type ProcessState = "starting" | "up" | "retiring" | "frozen" | "killed" | "exited";
 
 /** A `weft scheduler` or `weft worker` process. */
 export interface WeftProcess {
@@ -124,7 +124,9 @@ export class Processes {
     // "close", not "exit": the tail then holds the last lines the process wrote.
     child.once("close", (code, signal) => {
       clearTimeout(startTimer);
-      const harness = p.state === "killed" || this.stopping;
+      // A worker the client retired exits by itself, with code 0.
+      const harness =
+        p.state === "killed" || this.stopping || (p.state === "retiring" && code === 0);
       p.state = "exited";
       const how = signal === null ? `code ${code}` : signal;
       rejectStarted(new Error(`${name} exited (${how}) before starting: ${tail.join("\n")}`));
@@ -202,6 +204,16 @@ export class Processes {
   kill(p: WeftProcess): void {
     p.state = "killed";
     p.child.kill("SIGKILL");
+  }
+
+  /** `p` is being retired (`client.retireWorkers`): its exit with code 0 is expected. */
+  retiring(p: WeftProcess): void {
+    p.state = "retiring";
+  }
+
+  /** `p`'s retirement failed: it goes on as before. */
+  notRetired(p: WeftProcess): void {
+    if (p.state === "retiring") p.state = "up";
   }
 
   /** SIGSTOP `p`: its sockets stay open, and nothing answers on them. */
@@ -318,7 +330,8 @@ export interface ChaosOptions {
   /**
    * The client scatters each round's blocks, and replicates them to two
    * workers, instead of having tasks make them; as the tasks of every other
-   * round start, it trims them back to one copy each, then rebalances them.
+   * round start, it trims them back to one copy each, then rebalances them,
+   * and in every fourth round it retires a worker meanwhile.
    */
   readonly scatter?: boolean;
 }
@@ -335,6 +348,8 @@ export interface ChaosSummary {
   readonly killedWorker: number;
   readonly kills: number;
   readonly freezes: number;
+  /** Workers the client retired (`--scatter`, every fourth round). */
+  readonly retired: number;
   readonly unexpectedExits: number;
   /** The first unexpected exit, with the last line the process wrote, or null. */
   readonly firstUnexpectedExit: string | null;
@@ -365,7 +380,9 @@ export async function runChaos(
   const sizes = root.fork(1);
   const decisions = root.fork(2);
   const executors = root.fork(3);
+  const retirements = root.fork(4);
   let kills = 0;
+  let retired = 0;
   let freezes = 0;
   let passed = 0;
   let failed = 0;
@@ -411,6 +428,18 @@ export async function runChaos(
     };
     ticker = setInterval(tick, o.intervalMs);
 
+    /** Retire one worker that is up (not the last), as the client's `retireWorkers`. */
+    const retireOne = async (c: Client): Promise<void> => {
+      const up = procs.workers("up").filter((w) => w.address !== null);
+      const pick = retirements.random();
+      if (up.length < 2) return;
+      const victim = up[Math.floor(pick * up.length)];
+      procs.retiring(victim);
+      const answer = await c.retireWorkers(victim.address as string);
+      if (answer.retired.includes(victim.address as string)) retired++;
+      else procs.notRetired(victim);
+    };
+
     for (let r = 0; r < o.rounds; r++) {
       const p = sizes.range(MIN_PARTITIONS, MAX_PARTITIONS);
       const started = performance.now();
@@ -438,7 +467,9 @@ export async function runChaos(
               .catch((e: unknown) => {
                 if (!(e instanceof ReplicateError || e instanceof RebalanceError)) throw e;
               });
-            const [value] = await Promise.all([result, trimmed]);
+            // In every fourth round, a worker is retired while the tasks run.
+            const retire = r % 4 === 3 ? retireOne(c) : Promise.resolve();
+            const [value] = await Promise.all([result, trimmed, retire]);
             return value;
           }
           return c.get(round.graph, { keys: [round.key] });
@@ -490,6 +521,7 @@ export async function runChaos(
     killedWorker,
     kills,
     freezes,
+    retired,
     unexpectedExits: procs.unexpectedExits,
     firstUnexpectedExit: procs.firstUnexpectedExit,
   };
@@ -533,7 +565,9 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
     `seed ${seed}: ${s.rounds} rounds, ${s.passed} passed, ${s.failed} failed` +
     (s.killedWorker > 0 ? `, ${s.killedWorker} gave up (KilledWorker, or data lost)` : "") +
     (notRun > 0 ? `, ${notRun} not run` : "") +
-    `; ${s.kills} kills, ${s.freezes} freezes, ${s.unexpectedExits} unexpected exits` +
+    `; ${s.kills} kills, ${s.freezes} freezes` +
+    (s.retired > 0 ? `, ${s.retired} retired` : "") +
+    `, ${s.unexpectedExits} unexpected exits` +
     (s.firstUnexpectedExit !== null ? ` (first: ${s.firstUnexpectedExit})` : "")
   );
 }
@@ -575,7 +609,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--validate", "the processes check their state machines after every stimulus")
     .option(
       "--scatter",
-      "the client scatters each round's blocks (replicates them to 2 workers; in every other round trims them to 1 and rebalances them as the tasks start) instead of making them in tasks",
+      "the client scatters each round's blocks (replicates them to 2 workers; in every other round trims them to 1 and rebalances them as the tasks start, and in every fourth retires a worker) instead of making them in tasks",
     )
     .addHelpText(
       "after",
