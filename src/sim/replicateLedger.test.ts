@@ -63,6 +63,17 @@ const drop = (to: string, stimulusId = "r1"): SchedulerMessage => ({
   msg: { op: "remove-replicas", keys: ["y"], stimulusId },
 });
 
+/** The message of the run's failure `f` throws, or "nothing thrown". */
+function thrown(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof SimFailure) return e.message;
+    throw e;
+  }
+  return "nothing thrown";
+}
+
 describe("the replicate ledger's check of dropped copies", () => {
   test("the scheduler's own drops pass", () => {
     expect(verdict(cluster(), request(1))).toEqual({ dropped: 1, error: null });
@@ -161,16 +172,6 @@ describe("the replicate ledger's check of rebalance moves", () => {
   const addKeys = (worker: string, key: string): SchedulerEvent =>
     t.fromWorker(worker, { op: "add-keys", keys: [key] });
 
-  function thrown(f: () => unknown): string {
-    try {
-      f();
-    } catch (e) {
-      if (e instanceof SimFailure) return e.message;
-      throw e;
-    }
-    return "nothing thrown";
-  }
-
   test("the scheduler's own moves pass, and its answer counts them", () => {
     const s = unbalanced();
     const counts = emptyReplicateCounts();
@@ -233,16 +234,6 @@ describe("the replicate ledger's check of retirements", () => {
     stimulusId: "rt",
   };
 
-  function thrownBy(f: () => unknown): string {
-    try {
-      f();
-    } catch (e) {
-      if (e instanceof SimFailure) return e.message;
-      throw e;
-    }
-    return "nothing thrown";
-  }
-
   test("the scheduler's own retirement passes; a close it did not make, or a misreported answer, fails", () => {
     const s = cluster();
     const ledger = new ReplicateLedger(emptyReplicateCounts(), s);
@@ -255,14 +246,14 @@ describe("the replicate ledger's check of retirements", () => {
     ledger.afterSchedulerStimulus(ev, out);
     const answer = out.find((m) => m.msg.op === "workers-retired")?.msg;
     if (answer?.op !== "workers-retired") throw new Error("no answer");
-    expect(thrownBy(() => ledger.retiredSent({ ...answer, retired: [] }))).toBe(
+    expect(thrown(() => ledger.retiredSent({ ...answer, retired: [] }))).toBe(
       "the scheduler's workers-retired (rt) says it retired [], but closed [w1]",
     );
     const stray: SchedulerMessage = {
       to: { kind: "worker", address: "w2" },
       msg: { op: "close-worker", reason: "retired", stimulusId: "nobody" },
     };
-    expect(thrownBy(() => ledger.afterSchedulerStimulus(ev, [stray]))).toBe(
+    expect(thrown(() => ledger.afterSchedulerStimulus(ev, [stray]))).toBe(
       "the scheduler retired w2 (nobody) for no retire-workers of the client",
     );
   });
@@ -289,7 +280,7 @@ describe("the replicate ledger's check of retirements", () => {
       to: { kind: "worker", address: "w1" },
       msg: { op: "close-worker", reason: "retired", stimulusId: "rt" },
     };
-    expect(thrownBy(() => ledger.afterSchedulerStimulus(ev, [...out, close]))).toBe(
+    expect(thrown(() => ledger.afterSchedulerStimulus(ev, [...out, close]))).toBe(
       "the scheduler retired w1 (rt) while it held the only copy of z, now no-worker to be computed again",
     );
   });
