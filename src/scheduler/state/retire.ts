@@ -136,7 +136,7 @@ function advance(s: SchedulerState, r: Retirement): void {
   }
   askForCopies(s, asked);
   if (r.workers.size > 0) return;
-  for (const ts of [...r.copies.keys()]) r.copies.delete(ts);
+  r.copies.clear();
   s.retirements.delete(r);
   if (s.clients.get(r.client.id) !== r.client) return; // the client left
   s.sendToClient(r.client, {
