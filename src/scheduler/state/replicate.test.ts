@@ -2,25 +2,10 @@ import { describe, expect, test } from "vitest";
 import type { SchedulerMessage } from "../../protocol/messages.ts";
 import { InvalidStimulus } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
-import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
 
-/** Three workers; `x` scattered on w1 (100 bytes), `big` on w2 (500 bytes, so w2 is the busiest). */
-function state(): SchedulerState {
-  const s = new SchedulerState({ validate: true });
-  s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
-  s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w1", "w2"] }));
-  s.handleStimulus({
-    kind: "client-message",
-    msg: {
-      op: "update-data",
-      keys: [{ key: "big", workers: ["w2"], nbytes: 500, typename: "Buffer" }],
-      clientId: "c",
-      stimulusId: "big",
-    },
-  });
-  return s;
-}
+/** Three workers; x on w1 alone, y on w1 and w2, big (500 bytes) on w2. */
+const state = t.threeWorkersWithData;
 
 function acquires(out: readonly SchedulerMessage[]): string[] {
   return out.flatMap(({ to, msg }) =>

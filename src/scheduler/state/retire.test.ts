@@ -6,21 +6,7 @@ import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
 
 /** Three workers; x on w1 alone, y on w1 and w2, big (500 bytes) on w2. */
-function state(): SchedulerState {
-  const s = new SchedulerState({ validate: true });
-  s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
-  s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w1", "w2"] }));
-  s.handleStimulus({
-    kind: "client-message",
-    msg: {
-      op: "update-data",
-      keys: [{ key: "big", workers: ["w2"], nbytes: 500, typename: "Buffer" }],
-      clientId: "c",
-      stimulusId: "big",
-    },
-  });
-  return s;
-}
+const state = t.threeWorkersWithData;
 
 const retire = (workers: string[], stimulusId = "rt"): SchedulerEvent => ({
   kind: "client-message",

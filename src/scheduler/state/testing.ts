@@ -11,6 +11,7 @@ import { taskRef } from "../../protocol/messagesTaskSpec.ts";
 import type { ComputeTaskMsg, Resources } from "../../protocol/messagesWorker.ts";
 import type { TaskStateState } from "../../worker/state/taskState.ts";
 import type { SchedulerEvent } from "./events.ts";
+import { SchedulerState } from "./schedulerState.ts";
 
 let counter = 0;
 
@@ -270,4 +271,25 @@ export function computeTasks(
     if (to.kind === "worker" && msg.op === "compute-task") found.push({ worker: to.address, msg });
   }
   return found;
+}
+
+/**
+ * A validating scheduler state with three workers and data scattered by
+ * client `c`: `x` on w1 alone and `y` on w1 and w2 (100 bytes each), `big` on
+ * w2 (500 bytes: w2 holds the most, w3 nothing).
+ */
+export function threeWorkersWithData(): SchedulerState {
+  const s = new SchedulerState({ validate: true });
+  s.handleStimulus(registerWorker("w1"), registerWorker("w2"), registerWorker("w3"));
+  s.handleStimulus(updateData("c", { x: ["w1"], y: ["w1", "w2"] }));
+  s.handleStimulus({
+    kind: "client-message",
+    msg: {
+      op: "update-data",
+      keys: [{ key: "big", workers: ["w2"], nbytes: 500, typename: "Buffer" }],
+      clientId: "c",
+      stimulusId: "big",
+    },
+  });
+  return s;
 }
