@@ -655,16 +655,12 @@ export class Client implements FutureHost, GatherHost {
         // Held before the scheduler hears of them: its key-in-memory finishes them.
         const fresh = placed.map((p) => new Future(this, p.key));
         for (const f of fresh) (this.records.get(f.key) as KeyRecord).submission = this.submissions;
-        const stimulusId = this.uniqueStimulusId("update-data");
-        const msg: UpdateDataMsg = {
+        const answered = this.ask({
           op: "update-data",
           keys: placed,
           clientId: this.id,
-          stimulusId,
-        };
-        const answered = this.answers.wait(stimulusId) as Promise<DataUpdatedMsg>;
-        this.flushReleases();
-        this.conn.send(msg);
+          stimulusId: this.uniqueStimulusId("update-data"),
+        }) as Promise<DataUpdatedMsg>;
         const answer = await answered.catch((err: unknown) => {
           for (const f of fresh) f.release();
           throw err;
@@ -725,26 +721,20 @@ export class Client implements FutureHost, GatherHost {
     const names = workersOption(options);
     const problem = workers === undefined ? null : workersProblem(names);
     if (problem !== null) throw new TypeError(`replicate: workers ${problem}`);
-    const list = futures instanceof Future ? [futures] : futures;
-    this.checkOwnFutures("replicate", list);
+    const list = this.ownFutures("replicate", futures);
     if (list.length === 0) return;
     this.hold(list);
     try {
       await this.untilFinished(list);
       this.checkOpen();
-      const stimulusId = this.uniqueStimulusId("replicate");
-      const answered = this.answers.wait(stimulusId) as Promise<ReplicatedMsg>;
-      this.flushReleases();
-      const msg: ReplicateMsg = {
+      const answer = (await this.ask({
         op: "replicate",
         keys: [...new Set(list.map((f) => f.key))],
         ...(n !== undefined ? { n } : {}),
         ...(names !== undefined ? { workers: [...names] } : {}),
         clientId: this.id,
-        stimulusId,
-      };
-      this.conn.send(msg);
-      const answer = await answered;
+        stimulusId: this.uniqueStimulusId("replicate"),
+      })) as ReplicatedMsg;
       if (answer.failed.length > 0) throw new ReplicateError(answer.failed);
     } finally {
       this.unhold(list);
@@ -772,32 +762,21 @@ export class Client implements FutureHost, GatherHost {
     const names = workersOption(options);
     const problem = options.workers === undefined ? null : workersProblem(names);
     if (problem !== null) throw new TypeError(`rebalance: workers ${problem}`);
-    const list = futures === undefined ? null : futures instanceof Future ? [futures] : futures;
+    const list = futures === undefined ? null : this.ownFutures("rebalance", futures);
     if (list !== null) {
-      if (!Array.isArray(list)) {
-        throw new TypeError(
-          `rebalance: expected futures of this client, got ${showValue(futures)}`,
-        );
-      }
-      this.checkOwnFutures("rebalance", list);
       if (list.length === 0) return 0;
       this.hold(list);
     }
     try {
       if (list !== null) await this.untilFinished(list);
       this.checkOpen();
-      const stimulusId = this.uniqueStimulusId("rebalance");
-      const answered = this.answers.wait(stimulusId) as Promise<RebalancedMsg>;
-      this.flushReleases();
-      const msg: RebalanceMsg = {
+      const answer = (await this.ask({
         op: "rebalance",
         ...(list !== null ? { keys: [...new Set(list.map((f) => f.key))] } : {}),
         ...(names !== undefined ? { workers: [...names] } : {}),
         clientId: this.id,
-        stimulusId,
-      };
-      this.conn.send(msg);
-      const answer = await answered;
+        stimulusId: this.uniqueStimulusId("rebalance"),
+      })) as RebalancedMsg;
       if (answer.failed.length > 0) throw new RebalanceError(answer.failed);
       return answer.moved;
     } finally {
@@ -822,26 +801,43 @@ export class Client implements FutureHost, GatherHost {
     const names = workersOption({ workers });
     const problem = workersProblem(names);
     if (problem !== null) throw new TypeError(`retireWorkers: workers ${problem}`);
-    const stimulusId = this.uniqueStimulusId("retire-workers");
-    const answered = this.answers.wait(stimulusId) as Promise<WorkersRetiredMsg>;
-    const msg: RetireWorkersMsg = {
+    const answer = (await this.ask({
       op: "retire-workers",
       workers: [...(names ?? [])],
       clientId: this.id,
-      stimulusId,
-    };
-    this.conn.send(msg);
-    const answer = await answered;
+      stimulusId: this.uniqueStimulusId("retire-workers"),
+    })) as WorkersRetiredMsg;
     return { retired: [...answer.retired], failed: answer.failed.map((f) => ({ ...f })) };
   }
 
-  /** Throw a TypeError naming `op` unless every element of `list` is a future of this client. */
-  private checkOwnFutures(op: string, list: readonly unknown[]): asserts list is readonly Future[] {
+  /**
+   * Send `msg`, a request the scheduler answers under its (unique) stimulus
+   * id, after the releases pending, and wait for the answer.
+   */
+  private ask(
+    msg: UpdateDataMsg | ReplicateMsg | RebalanceMsg | RetireWorkersMsg,
+  ): Promise<DataUpdatedMsg | ReplicatedMsg | RebalancedMsg | WorkersRetiredMsg> {
+    const answered = this.answers.wait(msg.stimulusId);
+    this.flushReleases();
+    this.conn.send(msg);
+    return answered;
+  }
+
+  /**
+   * `futures` (one, or an array) as an array; a TypeError naming `op` unless
+   * each is a future of this client.
+   */
+  private ownFutures(op: string, futures: Future | readonly Future[]): readonly Future[] {
+    const list: unknown = futures instanceof Future ? [futures] : futures;
+    if (!Array.isArray(list)) {
+      throw new TypeError(`${op}: expected futures of this client, got ${showValue(futures)}`);
+    }
     for (const f of list) {
       if (!(f instanceof Future) || f.host !== this) {
         throw new TypeError(`${op}: expected futures of this client, got ${showValue(f)}`);
       }
     }
+    return list as readonly Future[];
   }
 
   /** Wait until `futures` are done; throw the error of one that failed or was released. */
