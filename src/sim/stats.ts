@@ -34,11 +34,16 @@ export const SCATTER_COUNTS = [
 /** One scatter counter. */
 export type ScatterCount = (typeof SCATTER_COUNTS)[number];
 
+/** A counter of each of `names`, all zero. */
+function zeroCounts<K extends string>(names: readonly K[]): Record<K, number> {
+  const out = {} as Record<K, number>;
+  for (const k of names) out[k] = 0;
+  return out;
+}
+
 /** A fresh set of scatter counters, all zero. */
 export function emptyScatterCounts(): Record<ScatterCount, number> {
-  const out = {} as Record<ScatterCount, number>;
-  for (const k of SCATTER_COUNTS) out[k] = 0;
-  return out;
+  return zeroCounts(SCATTER_COUNTS);
 }
 
 /**
@@ -86,9 +91,7 @@ export type ReplicateCount = (typeof REPLICATE_COUNTS)[number];
 
 /** A fresh set of replicate counters, all zero. */
 export function emptyReplicateCounts(): Record<ReplicateCount, number> {
-  const out = {} as Record<ReplicateCount, number>;
-  for (const k of REPLICATE_COUNTS) out[k] = 0;
-  return out;
+  return zeroCounts(REPLICATE_COUNTS);
 }
 
 /** What a run counted. */
