@@ -35,6 +35,7 @@ import type {
 } from "../protocol/messagesClient.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
+import { namesWorker } from "../util/address.ts";
 import { SimFailure } from "./failure.ts";
 import type { SimWorker } from "./simWorker.ts";
 import type { ReplicateCount } from "./stats.ts";
@@ -114,24 +115,29 @@ export interface ReplicateRecord {
   readonly copies: Map<string, CopyRecord>;
   /** A `rebalance`: the bytes each allowed worker held when it was handled. */
   heldAtStart: ReadonlyMap<string, number>;
+  /** A `rebalance`: their mean then. */
+  meanAtStart: number;
   /** A `rebalance`: the copies dropped once their move's copy arrived. */
   moves: number;
 }
 
 /** The scheduler's workers that are running and that `names` (addresses or hosts) allow. */
 function allowedRunning(s: SchedulerState, names: readonly string[] | undefined): Set<string> {
+  const named = names === undefined ? null : new Set(names);
   const out = new Set<string>();
   for (const ws of s.workers.values()) {
     if (ws.status !== "running") continue;
-    if (
-      names === undefined ||
-      names.includes(ws.address) ||
-      (ws.host !== null && names.includes(ws.host))
-    ) {
-      out.add(ws.address);
-    }
+    if (named === null || namesWorker(named, ws.address, ws.host)) out.add(ws.address);
   }
   return out;
+}
+
+/** True if a task that needs `key` is processing on the worker at `address`, as the scheduler has it. */
+function runsTaskNeeding(s: SchedulerState, key: string, address: string): boolean {
+  for (const dts of s.tasks.get(key)?.dependents ?? []) {
+    if (dts.processingOn?.address === address) return true;
+  }
+  return false;
 }
 
 function holdersOf(s: SchedulerState, key: string): Set<string> {
@@ -256,6 +262,7 @@ export class ReplicateLedger {
       allowed: new Set(),
       copies: new Map(),
       heldAtStart: new Map(),
+      meanAtStart: 0,
       moves: 0,
     });
   }
@@ -466,8 +473,9 @@ export class ReplicateLedger {
       held.set(address, bytes);
       total += bytes;
     }
-    r.heldAtStart = held;
     const mean = r.allowed.size === 0 ? 0 : total / r.allowed.size;
+    r.heldAtStart = held;
+    r.meanAtStart = mean;
     for (const c of r.copies.values()) {
       if (c.targets.size === 0) continue;
       const why = !c.inMemory
@@ -504,7 +512,7 @@ export class ReplicateLedger {
       for (const key of m.msg.keys) {
         const c = r.copies.get(key);
         const ts = s.tasks.get(key);
-        const mean = [...r.heldAtStart.values()].reduce((a, b) => a + b, 0) / r.heldAtStart.size;
+        const mean = r.meanAtStart;
         const why =
           c === undefined
             ? "a key it does not move"
@@ -516,7 +524,7 @@ export class ReplicateLedger {
                   ? `a worker that held ${r.heldAtStart.get(giver) ?? 0} bytes, not above the mean ${mean}`
                   : (ts?.whoHas.size ?? 0) === 0
                     ? "its last copy"
-                    : [...(ts?.dependents ?? [])].some((d) => d.processingOn?.address === giver)
+                    : runsTaskNeeding(s, key, giver)
                       ? "a worker running a task that needs it"
                       : null;
         if (why !== null) {
@@ -540,12 +548,7 @@ export class ReplicateLedger {
    */
   private checkDrops(r: ReplicateRecord, c: CopyRecord, want: number): void {
     const s = this.scheduler;
-    const ts = s.tasks.get(c.key);
-    const runsDependent = (address: string): boolean => {
-      for (const dts of ts?.dependents ?? [])
-        if (dts.processingOn?.address === address) return true;
-      return false;
-    };
+    const runsDependent = (address: string): boolean => runsTaskNeeding(s, c.key, address);
     const bad = (why: string): SimFailure =>
       new SimFailure(
         "lost",
