@@ -1066,6 +1066,34 @@ export class Client implements FutureHost, GatherHost {
     );
   }
 
+  /**
+   * Run the futures' tasks to the end even once no future of them is left
+   * (Dask's `fire_and_forget`): for tasks run for what they do rather than
+   * for their result. The scheduler holds each key until its task is done,
+   * running it again if a worker is lost meanwhile, and then lets its result
+   * go. The futures stay usable, but releasing them, or closing the client,
+   * no longer stops their tasks; `cancel` with `force` still does. A future
+   * already done is skipped; a released one is refused with a TypeError.
+   */
+  fireAndForget(futures: Future | readonly Future[]): void {
+    this.checkOpen();
+    const keys = new Set<string>();
+    for (const f of this.ownFutures("fireAndForget", futures)) {
+      const status = f.status;
+      if (status === "released") {
+        throw new TypeError(`fireAndForget: the future of ${f.key} was released`);
+      }
+      if (status === "pending" || status === "no-worker") keys.add(f.key);
+    }
+    if (keys.size === 0) return;
+    this.conn.send({
+      op: "fire-and-forget",
+      keys: [...keys],
+      clientId: this.id,
+      stimulusId: newStimulusId("fire-and-forget"),
+    });
+  }
+
   /** @internal */
   async cancelKeys(keys: readonly string[], force = false): Promise<void> {
     this.checkOpen();

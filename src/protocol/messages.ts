@@ -22,6 +22,7 @@ export type {
   ClientToSchedulerOp,
   CloseClientMsg,
   DataUpdatedMsg,
+  FireAndForgetMsg,
   GraphTask,
   KeyInMemoryMsg,
   LostDataMsg,

@@ -94,6 +94,18 @@ export interface CloseClientMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * Run these keys' tasks even once no client wants them (Dask's
+ * `fire_and_forget`): the scheduler holds them for a stand-in client until
+ * each is done, then lets them go. Keys already done, or unknown, are ignored.
+ */
+export interface FireAndForgetMsg {
+  readonly op: "fire-and-forget";
+  readonly keys: readonly Key[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** One key of an {@link UpdateDataMsg}: a value the client put on workers. */
 export interface ScatteredKey {
   readonly key: Key;
@@ -171,6 +183,7 @@ export type ClientToSchedulerMessage =
   | ClientDesiresKeysMsg
   | CancelKeysMsg
   | CloseClientMsg
+  | FireAndForgetMsg
   | UpdateDataMsg
   | ReplicateMsg
   | RebalanceMsg

@@ -14,6 +14,7 @@ import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
+import { isStandInClientId } from "./state/clientInfo.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 
 async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
@@ -59,6 +60,7 @@ export async function serveClient(
   if (typeof id !== "string" || id === "") {
     return refuse(host, comm, "register-client must give a clientId");
   }
+  if (isStandInClientId(id)) return refuse(host, comm, `client id ${id} is reserved`);
   if (host.router.clients.has(id)) return refuse(host, comm, `client ${id} is already connected`);
   const stream = sessionStream(host, comm, { client: id });
   host.router.clients.set(id, stream);

@@ -243,6 +243,12 @@ describe("Scheduler server", () => {
     expect(s.fault).toBeNull();
   });
 
+  it("refuses a client taking the id of the fire-and-forget stand-in", async () => {
+    const { s } = await start();
+    const c = await peer(s, registerClient("fire-and-forget"));
+    expect(c.reply).toMatchObject({ status: "error", message: expect.stringMatching(/reserved/) });
+  });
+
   it("rejects a client message that speaks for another client", async () => {
     const { s, records } = await start();
     const c = await peer(s, registerClient("c1"));

@@ -1,13 +1,14 @@
 /**
  * The handlers of client→scheduler messages (Dask's `client_handlers`:
  * `update_graph`, `client_releases_keys`, `client_desires_keys`,
- * `stimulus_cancel`, `remove_client`, and the `update_data`, `replicate`,
+ * `stimulus_cancel`, `remove_client`, the `fire-and-forget` client, and the `update_data`, `replicate`,
  * `rebalance` and `retire_workers` rpcs).
  */
 
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
+import { fireAndForget } from "./fireAndForget.ts";
 import { notifyHeldUpWanted } from "./notify.ts";
 import { rebalance } from "./rebalance.ts";
 import { replicate, replicatorClientLeft } from "./replicate.ts";
@@ -37,6 +38,9 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
     }
     case "cancel-keys":
       cancelKeys(s, msg);
+      return;
+    case "fire-and-forget":
+      fireAndForget(s, msg);
       return;
     case "update-data":
       updateData(s, msg);

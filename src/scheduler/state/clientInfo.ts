@@ -1,6 +1,14 @@
 import type { ClientRecipient } from "../../protocol/messages.ts";
 import type { TaskState } from "./taskState.ts";
 
+/** The id of the stand-in client of `fire-and-forget`. */
+export const FIRE_AND_FORGET_CLIENT = "fire-and-forget";
+
+/** True if `id` is that of a stand-in client, which no connected client may take. */
+export function isStandInClientId(id: string): boolean {
+  return id === FIRE_AND_FORGET_CLIENT;
+}
+
 /**
  * The scheduler's bookkeeping for one client (Dask's `ClientState`): the
  * tasks whose results it wants.
@@ -14,11 +22,18 @@ export class ClientInfo {
   readonly recipient: ClientRecipient;
   /** The last `submission` of its requests handled (0: none said). */
   lastSubmission = 0;
+  /**
+   * A stand-in with no connection, which holds keys on behalf of no one in
+   * particular (`fire-and-forget`, as in Dask): it is sent nothing, and it never
+   * closes.
+   */
+  readonly standIn: boolean;
 
   /** A client that wants nothing yet. */
-  constructor(id: string) {
+  constructor(id: string, standIn = false) {
     this.id = id;
     this.recipient = { kind: "client", id };
+    this.standIn = standIn;
   }
 
   /** `<ClientInfo 'id'>`. */

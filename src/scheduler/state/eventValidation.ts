@@ -8,6 +8,7 @@
 import { isResourceAmount } from "../../util/resourceAmount.ts";
 import { showValue } from "../../util/showValue.ts";
 import { TASK_STATES } from "../../worker/state/taskState.ts";
+import { isStandInClientId } from "./clientInfo.ts";
 import { InvalidStimulus } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
 
@@ -208,6 +209,7 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
   const m = msg as unknown as Record<string, unknown>;
   checkString(ev, m, "stimulusId");
   checkString(ev, m, "clientId");
+  if (isStandInClientId(msg.clientId)) fail(ev, `clientId ${msg.clientId} is reserved`);
   switch (msg.op) {
     case "update-graph":
       if (!(msg.tasks instanceof Map)) fail(ev, "tasks must be a Map key → task");
@@ -219,6 +221,7 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
       checkSubmission(ev, m);
       return;
     case "client-releases-keys":
+    case "fire-and-forget":
       checkKeys(ev, m, "keys");
       return;
     case "cancel-keys":

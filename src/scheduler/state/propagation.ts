@@ -6,6 +6,7 @@
 import { comparePriority } from "../../util/priority.ts";
 import { assert } from "../../util/pyErrors.ts";
 import { addReplica, removeAllReplicas } from "./bookkeeping.ts";
+import { doneForFireAndForget } from "./fireAndForget.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { EMPTY, itemsOf, setAdd, setDelete } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -47,6 +48,7 @@ export function addToMemory(
   }
   ts.state = "memory";
   ts.typename = typename;
+  doneForFireAndForget(s, ts);
 }
 
 /** `ts` is now released; recommend what follows (Dask's `_propagate_released`). */
@@ -116,6 +118,7 @@ export function propagateErred(
   }
   ts.waiters = EMPTY;
   reportErred(s, ts, failing);
+  doneForFireAndForget(s, ts);
 }
 
 /** `ts` is being forgotten: unlink it from the graph (Dask's `_propagate_forgotten`). */

@@ -2,9 +2,11 @@
  * Property test: random graphs on a fake cluster whose workers complete the
  * tasks they are given in random order, with errors, retries, worker deaths
  * and arrivals, pauses, steals, secessions, reschedules, dropped replicas,
- * stale reports and clients changing their minds, all with validation on.
+ * stale reports, clients changing their minds and firing and forgetting, all
+ * with validation on.
  * After a final drain, every key a client still wants is in memory or erred
- * (and the client was told so last), nothing is left in play, the scheduler's
+ * (and the client was told so last), every key fired and forgotten was let go
+ * once done, nothing is left in play, the scheduler's
  * idea of who holds what matches the workers', and `validateState()` holds.
  *
  * `WEFT_PROPERTY_RUNS=n` sets the number of runs (default 300);
@@ -57,6 +59,7 @@ type Action =
   | { kind: "release"; pick: number }
   | { kind: "cancel"; pick: number; force: boolean }
   | { kind: "desire"; pick: number }
+  | { kind: "fire-and-forget"; pick: number }
   | { kind: "second-graph"; spec: GraphSpec; base: number[] }
   | { kind: "scatter"; pick: number; spread: number; known: boolean; gone: boolean }
   | { kind: "replicate"; pick: number; n: number }
@@ -161,6 +164,10 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("desire" as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("fire-and-forget" as const), pick: fc.nat() }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -463,6 +470,15 @@ class Harness {
         this.send(t.fromClient({ op: "client-desires-keys", keys: [key], clientId: "c2" }));
         return;
       }
+      case "fire-and-forget": {
+        // c1 fires one of its keys and forgets it: the task must still run to its end.
+        const key = pickOf([...(this.wants.get("c1") ?? [])], act.pick);
+        if (key === undefined) return;
+        this.send(t.fromClient({ op: "fire-and-forget", keys: [key], clientId: "c1" }));
+        this.wants.get("c1")?.delete(key);
+        this.send(t.releaseKeys("c1", [key]));
+        return;
+      }
       case "scatter":
         this.scatter(act);
         return;
@@ -629,6 +645,11 @@ test("random graphs on a faulty fake cluster settle with every wanted key in mem
         s.validateState();
         h.checkHeldUp();
         expect([...h.replicates], "replicate requests never answered").toEqual([]);
+        const standIn = s.clients.get("fire-and-forget");
+        expect(
+          [...(standIn?.wantsWhat ?? [])].map((ts) => ts.key),
+          "fired, never let go",
+        ).toEqual([]);
 
         for (const [client, keys] of h.wants) {
           for (const key of keys) {

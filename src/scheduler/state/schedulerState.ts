@@ -497,12 +497,12 @@ export class SchedulerState {
 
   /** Queue `msg` for the client `cs`. */
   sendToClient(cs: ClientInfo, msg: SchedulerToClientMessage): void {
-    this.outbox.toClient(cs, msg);
+    if (!cs.standIn) this.outbox.toClient(cs, msg);
   }
 
   /** Queue `msg` for every client that wants `ts`. */
   sendToWhoWants(ts: TaskState, msg: SchedulerToClientMessage): void {
-    for (const cs of ts.whoWants) this.outbox.toClient(cs, msg);
+    for (const cs of ts.whoWants) if (!cs.standIn) this.outbox.toClient(cs, msg);
   }
 
   // -------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 import { assert } from "../../util/pyErrors.ts";
 import { addToProcessing, exitProcessing, removeAllReplicas, setNbytes } from "./bookkeeping.ts";
+import { doneForFireAndForget } from "./fireAndForget.ts";
 import { notifyLeftNoWorker, notifyNoWorker } from "./notify.ts";
 import {
   decideWorkerNonRootish,
@@ -346,6 +347,8 @@ function releasedErred(s: SchedulerState, ts: TaskState): void {
   }
   reportErred(s, ts, failing);
   ts.state = "erred";
+  // Dask leaves a fire-and-forget key erred this way held for good.
+  doneForFireAndForget(s, ts);
 }
 
 /** The transition table, Dask's pairs exactly. */
