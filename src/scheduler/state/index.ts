@@ -19,6 +19,7 @@ export type {
   CloseWorkerMsg,
   ComputeTaskMsg,
   DataUpdatedMsg,
+  FireAndForgetMsg,
   FreeKeysMsg,
   GraphTask,
   HeartbeatWorkerMsg,
