@@ -57,6 +57,7 @@ import {
   WorkersTimeoutError,
 } from "./errors.ts";
 import { Future, type FutureHost } from "./future.ts";
+import { isContainer, replaceFutures, searchFutures } from "./futureSearch.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
 import {
   type BuiltGraph,
@@ -890,13 +891,13 @@ export class Client implements FutureHost, GatherHost {
       );
     }
     const seen = new Set<Future>();
-    collectFutures(futures, seen, []);
+    searchFutures(futures, "gather", (f) => seen.add(f));
     const found = [...seen];
     await this.untilDone(found);
     const values = await this.resultsOf(found);
     const byFuture = new Map<Future, unknown>();
     for (let i = 0; i < found.length; i++) byFuture.set(found[i], values[i]);
-    return replaceFutures(futures, byFuture);
+    return replaceFutures(futures, (f) => byFuture.get(f));
   }
 
   /**
@@ -1484,13 +1485,6 @@ function isScalar(v: unknown): boolean {
   return t === "number" || t === "boolean" || t === "bigint" || t === "undefined" || v === null;
 }
 
-/** An array or a plain object: what `gather` searches for futures. */
-function isContainer(v: object): boolean {
-  if (Array.isArray(v)) return true;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
-
 function describeScatterInput(v: unknown): string {
   if (v === null || typeof v !== "object") return v === null ? "null" : typeof v;
   return `a ${v.constructor?.name ?? "object"}`;
@@ -1499,66 +1493,6 @@ function describeScatterInput(v: unknown): string {
 function describeGatherInput(v: unknown): string {
   if (v === null || typeof v !== "object") return v === null ? "null" : typeof v;
   return `a ${v.constructor?.name ?? "object"} (futures are searched in arrays and plain objects)`;
-}
-
-/**
- * The futures in `v` (arrays and plain objects, at any depth), each once, in
- * order. Maps and Sets are not searched, so a future anywhere inside one
- * (`within`) is refused rather than returned unresolved.
- */
-function collectFutures(
-  v: unknown,
-  out: Set<Future>,
-  path: object[],
-  within: "Map" | "Set" | null = null,
-): void {
-  if (v instanceof Future) {
-    if (within !== null) {
-      throw new TypeError(
-        `gather: a future inside a ${within} is not searched for; use an array or a plain object`,
-      );
-    }
-    out.add(v);
-    return;
-  }
-  if (typeof v !== "object" || v === null) return;
-  const isMap = v instanceof Map;
-  if (!isMap && !(v instanceof Set) && !isContainer(v)) return;
-  if (path.includes(v)) {
-    if (within !== null) return; // data, not searched: a cycle there is allowed
-    throw new TypeError("gather: the argument contains a reference cycle");
-  }
-  if (path.length >= MAX_GATHER_DEPTH) {
-    throw new TypeError(`gather: the argument nests deeper than ${MAX_GATHER_DEPTH} levels`);
-  }
-  path.push(v);
-  if (isMap) {
-    for (const [k, item] of v) {
-      collectFutures(k, out, path, within ?? "Map");
-      collectFutures(item, out, path, within ?? "Map");
-    }
-  } else if (v instanceof Set) {
-    for (const item of v) collectFutures(item, out, path, within ?? "Set");
-  } else {
-    for (const item of Array.isArray(v) ? v : Object.values(v)) {
-      collectFutures(item, out, path, within);
-    }
-  }
-  path.pop();
-}
-
-/** How deep `gather` searches: far beyond any real result shape, well within the stack. */
-const MAX_GATHER_DEPTH = 1_000;
-
-/** `v` with each future replaced by its result (containers copied, other values shared). */
-function replaceFutures(v: unknown, results: ReadonlyMap<Future, unknown>): unknown {
-  if (v instanceof Future) return results.get(v);
-  if (typeof v !== "object" || v === null || !isContainer(v)) return v;
-  if (Array.isArray(v)) return v.map((item) => replaceFutures(item, results));
-  // fromEntries defines own properties: an own "__proto__" key stays a key.
-  return Object.fromEntries(
-    Object.entries(v).map(([k, item]) => [k, replaceFutures(item, results)]),
-  );
 }
 
 /** The keys named in `options` (each once, in the order first named), or the graph's sinks. */

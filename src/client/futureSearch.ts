@@ -1,0 +1,102 @@
+/**
+ * Finding the futures inside a value, as Dask's `gather` does: in arrays and
+ * plain objects at any depth. Maps and Sets are not searched, so a future
+ * inside one is refused rather than left unresolved. Shared by `gather` and
+ * the datasets.
+ */
+
+import { Future } from "./future.ts";
+
+/** How deep values are searched: far beyond any real result shape, well within the stack. */
+export const MAX_SEARCH_DEPTH = 1_000;
+
+/** An array or a plain object: what is searched for futures. */
+export function isContainer(v: object): boolean {
+  if (Array.isArray(v)) return true;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** One step down into a container: an array index or an object's own key. */
+export type PathStep = number | string;
+
+/**
+ * Call `visit(future, steps)` for each place a future is found in `v` (arrays
+ * and plain objects, at any depth), in order; `steps` leads there from `v`
+ * (the visitor must copy it to keep it). A TypeError, its message starting
+ * with `op`, refuses a future inside a Map or Set, a reference cycle among
+ * the containers searched, and a value nesting deeper than
+ * {@link MAX_SEARCH_DEPTH}.
+ */
+export function searchFutures(
+  v: unknown,
+  op: string,
+  visit: (f: Future, steps: readonly PathStep[]) => void,
+): void {
+  search(v, op, visit, [], [], null);
+}
+
+function search(
+  v: unknown,
+  op: string,
+  visit: (f: Future, steps: readonly PathStep[]) => void,
+  path: object[],
+  steps: PathStep[],
+  within: "Map" | "Set" | null,
+): void {
+  if (v instanceof Future) {
+    if (within !== null) {
+      throw new TypeError(
+        `${op}: a future inside a ${within} is not searched for; use an array or a plain object`,
+      );
+    }
+    visit(v, steps);
+    return;
+  }
+  if (typeof v !== "object" || v === null) return;
+  const isMap = v instanceof Map;
+  if (!isMap && !(v instanceof Set) && !isContainer(v)) return;
+  if (path.includes(v)) {
+    if (within !== null) return; // data, not searched: a cycle there is allowed
+    throw new TypeError(`${op}: the argument contains a reference cycle`);
+  }
+  if (path.length >= MAX_SEARCH_DEPTH) {
+    throw new TypeError(`${op}: the argument nests deeper than ${MAX_SEARCH_DEPTH} levels`);
+  }
+  path.push(v);
+  if (isMap) {
+    for (const [k, item] of v) {
+      search(k, op, visit, path, steps, within ?? "Map");
+      search(item, op, visit, path, steps, within ?? "Map");
+    }
+  } else if (v instanceof Set) {
+    for (const item of v) search(item, op, visit, path, steps, within ?? "Set");
+  } else if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      steps.push(i);
+      search(v[i], op, visit, path, steps, within);
+      steps.pop();
+    }
+  } else {
+    for (const [k, item] of Object.entries(v)) {
+      steps.push(k);
+      search(item, op, visit, path, steps, within);
+      steps.pop();
+    }
+  }
+  path.pop();
+}
+
+/**
+ * `v` with each future `f` in arrays and plain objects replaced by
+ * `replace(f)` (containers copied, other values shared).
+ */
+export function replaceFutures(v: unknown, replace: (f: Future) => unknown): unknown {
+  if (v instanceof Future) return replace(v);
+  if (typeof v !== "object" || v === null || !isContainer(v)) return v;
+  if (Array.isArray(v)) return v.map((item) => replaceFutures(item, replace));
+  // fromEntries defines own properties: an own "__proto__" key stays a key.
+  return Object.fromEntries(
+    Object.entries(v).map(([k, item]) => [k, replaceFutures(item, replace)]),
+  );
+}
