@@ -20,14 +20,20 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type FrameLimits, frameLimitsOf, frameLimitsProblem } from "../comm/comm.ts";
 import type {
+  DatasetMsg,
+  DatasetPublishedMsg,
+  DatasetUnpublishedMsg,
   DataUpdatedMsg,
+  GetDatasetMsg,
   GraphTask,
+  PublishDatasetMsg,
   RebalancedMsg,
   RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
   RetireWorkersMsg,
   ScatteredKey,
+  UnpublishDatasetMsg,
   UpdateDataMsg,
   UpdateGraphMsg,
   WorkersRetiredMsg,
@@ -38,6 +44,7 @@ import type {
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
+import { isStandInClientId } from "../scheduler/state/clientInfo.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { weftLogger } from "../util/logger.ts";
 import { showValue } from "../util/showValue.ts";
@@ -45,9 +52,11 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import { checkDatasetName, decodeDataset, encodeDataset } from "./datasets.ts";
 import {
   CancelledError,
   ClientClosedError,
+  DatasetError,
   LostKeyError,
   NoWorkerError,
   RebalanceError,
@@ -75,6 +84,33 @@ import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
 import { tokenize } from "./tokenize.ts";
 
+/** The requests answered under their stimulus id (see `Client.ask`). */
+type Request =
+  | UpdateDataMsg
+  | ReplicateMsg
+  | RebalanceMsg
+  | RetireWorkersMsg
+  | PublishDatasetMsg
+  | GetDatasetMsg
+  | UnpublishDatasetMsg;
+
+/** A dataset got: its value, with futures of this client made as the answer arrived. */
+interface ReceivedDataset {
+  readonly op: "dataset";
+  readonly found: boolean;
+  readonly value: unknown;
+}
+
+/** The answers to {@link Request}s. */
+type Answer =
+  | DataUpdatedMsg
+  | ReplicatedMsg
+  | RebalancedMsg
+  | WorkersRetiredMsg
+  | DatasetPublishedMsg
+  | ReceivedDataset
+  | DatasetUnpublishedMsg;
+
 /** Options of {@link Client.connect}. */
 export interface ClientOptions {
   /** Connect (to the scheduler, and to workers when fetching) within this many ms. Default 30,000. */
@@ -84,7 +120,10 @@ export interface ClientOptions {
    * next turn. Default 0 for `inproc://`, 2 otherwise.
    */
   batchedSendIntervalMs?: number;
-  /** A prefix for the client's id. Default `client`. */
+  /**
+   * A prefix for the client's id. Default `client`. `published` is refused: ids
+   * starting with `published-` are the scheduler's, for its datasets.
+   */
   name?: string;
   /** Where to log. Default: a pino logger named `weft.client` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
@@ -234,10 +273,8 @@ export class Client implements FutureHost, GatherHost {
   private readonly placing = new Set<Promise<unknown>>();
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
-  /** This client's `update-data`, `replicate`, `rebalance` and `retire-workers` requests not answered yet. */
-  private readonly answers = new PendingAnswers<
-    DataUpdatedMsg | ReplicatedMsg | RebalancedMsg | WorkersRetiredMsg
-  >();
+  /** This client's requests answered by stimulus id (see {@link ask}) not answered yet. */
+  private readonly answers = new PendingAnswers<Answer>();
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
   private readonly cancels = new Map<
     string,
@@ -285,6 +322,19 @@ export class Client implements FutureHost, GatherHost {
       this.answers.fail(
         stimulusId,
         new Error(`retireWorkers: the scheduler could not be told: ${err.message}`),
+      );
+      return;
+    }
+    if (op === "publish-dataset" || op === "get-dataset" || op === "unpublish-dataset") {
+      const { stimulusId } = msg as PublishDatasetMsg | GetDatasetMsg | UnpublishDatasetMsg;
+      const method = {
+        "publish-dataset": "publish",
+        "get-dataset": "get",
+        "unpublish-dataset": "unpublish",
+      }[op];
+      this.answers.fail(
+        stimulusId,
+        new DatasetError(`${method}Dataset: the scheduler could not be told: ${err.message}`),
       );
       return;
     }
@@ -349,6 +399,11 @@ export class Client implements FutureHost, GatherHost {
     const limitsProblem = frameLimitsProblem(options);
     if (limitsProblem !== null) throw new RangeError(`Client option ${limitsProblem}`);
     const id = `${options.name ?? "client"}-${randomUUID().slice(0, 8)}`;
+    if (isStandInClientId(id)) {
+      throw new RangeError(
+        `Client option name ${JSON.stringify(options.name)} makes ids the scheduler keeps for its stand-in clients (published-…)`,
+      );
+    }
     const limits = frameLimitsOf(options);
     const conn = await SchedulerConnection.open(address, id, {
       timeoutMs,
@@ -812,12 +867,131 @@ export class Client implements FutureHost, GatherHost {
   }
 
   /**
+   * Publish `value` under `name` for any client to get (Dask's
+   * `publish_dataset`): the scheduler keeps the value, and the futures in it
+   * (searched in arrays and plain objects, as `gather` searches them) are
+   * kept computing and their results held, whoever published them, until the
+   * dataset is unpublished. The rest of the value is structured-cloned, as
+   * task values are. Rejects with a `DatasetError` if a dataset of that name
+   * exists (unless `override`), or if the scheduler no longer has a future's
+   * key (released, cancelled); a released future or one of another client is
+   * refused with a TypeError.
+   */
+  async publishDataset(
+    name: string,
+    value: unknown,
+    options: { override?: boolean } = {},
+  ): Promise<void> {
+    this.checkOpen();
+    checkDatasetName("publishDataset", name);
+    const { keys, data } = encodeDataset(value, (f) => {
+      if (f.host !== this) {
+        throw new TypeError(`publishDataset: the future of ${f.key} is of another client`);
+      }
+      if (f.status === "released") {
+        throw new TypeError(`publishDataset: the future of ${f.key} was released`);
+      }
+    });
+    const answer = (await this.ask({
+      op: "publish-dataset",
+      name,
+      keys,
+      data,
+      ...(options.override === true ? { override: true } : {}),
+      clientId: this.id,
+      stimulusId: this.uniqueStimulusId("publish-dataset"),
+    })) as DatasetPublishedMsg;
+    if (answer.error !== null) throw new DatasetError(`publishDataset: ${answer.error}`);
+  }
+
+  /**
+   * The dataset published under `name` (Dask's `get_dataset`), with futures
+   * of this client in place of the publisher's: they hold the keys as any
+   * future does, even once the dataset is unpublished. Without a dataset of
+   * that name, resolves with `options.default` if given, else rejects with a
+   * `DatasetError`.
+   */
+  async getDataset<T = unknown>(name: string, options: { default?: T } = {}): Promise<T> {
+    this.checkOpen();
+    checkDatasetName("getDataset", name);
+    const answer = (await this.ask({
+      op: "get-dataset",
+      name,
+      clientId: this.id,
+      stimulusId: this.uniqueStimulusId("get-dataset"),
+      submission: ++this.submissions,
+    })) as ReceivedDataset;
+    if (answer.found) return answer.value as T;
+    if ("default" in options) return options.default as T;
+    throw new DatasetError(`getDataset: no dataset ${JSON.stringify(name)}`);
+  }
+
+  /**
+   * Forget the dataset published under `name` (Dask's `unpublish_dataset`):
+   * its futures' keys are let go unless a client or task still needs them.
+   * Resolves with whether there was such a dataset.
+   */
+  async unpublishDataset(name: string): Promise<boolean> {
+    this.checkOpen();
+    checkDatasetName("unpublishDataset", name);
+    const answer = (await this.ask({
+      op: "unpublish-dataset",
+      name,
+      clientId: this.id,
+      stimulusId: this.uniqueStimulusId("unpublish-dataset"),
+    })) as DatasetUnpublishedMsg;
+    return answer.existed;
+  }
+
+  /** The names of the datasets published, sorted (Dask's `list_datasets`). */
+  async listDatasets(): Promise<string[]> {
+    this.checkOpen();
+    return (await this.conn.request("list-datasets")) as string[];
+  }
+
+  /**
+   * A dataset arrived: make this client's futures of its keys now, before the
+   * scheduler's news of them (which follows the answer) is handled, and hand
+   * them to the request waiting (or let them go if none is).
+   */
+  private receiveDataset(msg: DatasetMsg): void {
+    if (!msg.found) {
+      this.answers.answer(msg.stimulusId, { op: "dataset", found: false, value: undefined });
+      return;
+    }
+    let got: { value: unknown; futures: Future[] };
+    try {
+      got = decodeDataset(msg.name, msg.data, (key) => this.datasetFuture(key, msg.submission));
+    } catch (err) {
+      this.answers.fail(msg.stimulusId, err as Error);
+      this.conn.send({
+        op: "client-releases-keys",
+        keys: msg.keys.filter((key) => this.records.get(key) === undefined),
+        clientId: this.id,
+        stimulusId: newStimulusId("client-releases-keys"),
+      });
+      return;
+    }
+    if (!this.answers.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value })) {
+      for (const f of got.futures) f.release();
+    }
+  }
+
+  /** A future of `key`, got in a dataset asked for in `submission`. */
+  private datasetFuture(key: string, submission: number | undefined): Future {
+    const known = this.records.get(key);
+    // A key this client had cancelled is wanted anew: the scheduler's news of it follows.
+    if (known !== undefined && (known.status === "cancelled" || known.unsent)) known.reset();
+    const f = new Future(this, key);
+    if (submission !== undefined) (this.records.get(key) as KeyRecord).submission = submission;
+    return f;
+  }
+
+  /**
    * Send `msg`, a request the scheduler answers under its (unique) stimulus
    * id, after the releases pending, and wait for the answer.
    */
-  private ask(
-    msg: UpdateDataMsg | ReplicateMsg | RebalanceMsg | RetireWorkersMsg,
-  ): Promise<DataUpdatedMsg | ReplicatedMsg | RebalancedMsg | WorkersRetiredMsg> {
+  private ask(msg: Request): Promise<Answer> {
     const answered = this.answers.wait(msg.stimulusId);
     this.flushReleases();
     this.conn.send(msg);
@@ -1342,7 +1516,12 @@ export class Client implements FutureHost, GatherHost {
       case "rebalanced":
       case "workers-retired":
       case "data-updated":
+      case "dataset-published":
+      case "dataset-unpublished":
         this.answers.answer(msg.stimulusId, msg);
+        return;
+      case "dataset":
+        this.receiveDataset(msg);
         return;
       case "scheduler-failed":
         this.shutDown(new ClientClosedError(msg.message));

@@ -150,6 +150,15 @@ export class ScatterError extends Error {
 }
 
 /**
+ * A dataset call failed: `getDataset` of a name nothing is published under,
+ * `publishDataset` of a name taken (without `override`) or of futures whose
+ * keys the scheduler no longer has, or the scheduler could not be told.
+ */
+export class DatasetError extends Error {
+  override name = "DatasetError";
+}
+
+/**
  * `Client.replicate` did not get every copy it asked for: `failed` names each
  * such key with why (a worker left before it had its copy, could not fetch
  * it, or the key was released or lost meanwhile). The copies that arrived stay.

@@ -34,6 +34,7 @@ export {
 export {
   CancelledError,
   ClientClosedError,
+  DatasetError,
   LostKeyError,
   NoWorkerError,
   RebalanceError,

@@ -106,6 +106,43 @@ export interface FireAndForgetMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * Publish a dataset under `name` (Dask's `publish_dataset`): the scheduler
+ * keeps `data` and holds `keys` for a stand-in client of its own until the
+ * dataset is unpublished, whoever published it. Answered with
+ * `dataset-published`.
+ */
+export interface PublishDatasetMsg {
+  readonly op: "publish-dataset";
+  readonly name: string;
+  /** The keys of the futures in `data`: each must be known to the scheduler. */
+  readonly keys: readonly Key[];
+  /** What the client gets back, opaque to the scheduler (the client's encoding of its value). */
+  readonly data: unknown;
+  /** Replace a dataset of that name (else publishing one refuses). */
+  readonly override?: boolean;
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
+/** Get the dataset `name` (Dask's `get_dataset`): answered with `dataset`. */
+export interface GetDatasetMsg {
+  readonly op: "get-dataset";
+  readonly name: string;
+  readonly clientId: string;
+  readonly stimulusId: string;
+  /** As in {@link UpdateGraphMsg}: the client then wants the dataset's keys. */
+  readonly submission?: number;
+}
+
+/** Forget the dataset `name` (Dask's `unpublish_dataset`): answered with `dataset-unpublished`. */
+export interface UnpublishDatasetMsg {
+  readonly op: "unpublish-dataset";
+  readonly name: string;
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** One key of an {@link UpdateDataMsg}: a value the client put on workers. */
 export interface ScatteredKey {
   readonly key: Key;
@@ -184,6 +221,9 @@ export type ClientToSchedulerMessage =
   | CancelKeysMsg
   | CloseClientMsg
   | FireAndForgetMsg
+  | PublishDatasetMsg
+  | GetDatasetMsg
+  | UnpublishDatasetMsg
   | UpdateDataMsg
   | ReplicateMsg
   | RebalanceMsg
@@ -334,6 +374,36 @@ export interface WorkersRetiredMsg {
   readonly stimulusId: string;
 }
 
+/** The answer to `publish-dataset`, with its stimulus id: `error` says why it was refused. */
+export interface DatasetPublishedMsg {
+  readonly op: "dataset-published";
+  readonly error: string | null;
+  readonly stimulusId: string;
+}
+
+/**
+ * The answer to `get-dataset`, with its stimulus id. When `found`, the client
+ * wants `keys` from then on, and what the scheduler knows of them (as for
+ * `client-desires-keys`) follows this message.
+ */
+export interface DatasetMsg {
+  readonly op: "dataset";
+  readonly name: string;
+  readonly found: boolean;
+  readonly keys: readonly Key[];
+  readonly data: unknown;
+  /** The request's `submission`, given back: the client's records of `keys` take it. */
+  readonly submission?: number;
+  readonly stimulusId: string;
+}
+
+/** The answer to `unpublish-dataset`, with its stimulus id: whether there was such a dataset. */
+export interface DatasetUnpublishedMsg {
+  readonly op: "dataset-unpublished";
+  readonly existed: boolean;
+  readonly stimulusId: string;
+}
+
 /** Every message the scheduler sends to a client. */
 export type SchedulerToClientMessage =
   | KeyInMemoryMsg
@@ -341,6 +411,9 @@ export type SchedulerToClientMessage =
   | ReplicatedMsg
   | RebalancedMsg
   | WorkersRetiredMsg
+  | DatasetPublishedMsg
+  | DatasetMsg
+  | DatasetUnpublishedMsg
   | ClientTaskErredMsg
   | CancelledKeysMsg
   | TaskNoWorkerMsg

@@ -79,12 +79,19 @@ export interface WorkersRequestMsg {
   readonly requestId: number;
 }
 
+/** The names of the published datasets, sorted. */
+export interface ListDatasetsRequestMsg {
+  readonly op: "list-datasets";
+  readonly requestId: number;
+}
+
 /** A request a client makes of the server (not of the state machine). */
 export type ClientRequestMsg =
   | WhoHasRequestMsg
   | HasWhatRequestMsg
   | CountersRequestMsg
-  | WorkersRequestMsg;
+  | WorkersRequestMsg
+  | ListDatasetsRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

@@ -1,7 +1,8 @@
 /**
  * The requests a client makes of the scheduler server itself rather than of
  * the state machine: where keys are held, what workers hold, the server's
- * counters, the connected workers. Each is answered with a `reply` on the client's stream.
+ * counters, the connected workers, the published datasets. Each is answered
+ * with a `reply` on the client's stream.
  */
 
 import type { ClientRequestOp, ReplyMsg, WorkerIdentity } from "../protocol/messagesSession.ts";
@@ -12,6 +13,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "has-what",
   "counters",
   "workers",
+  "list-datasets",
 ]);
 
 /** True if `op` names a request to the server. */
@@ -37,6 +39,8 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
       return host.state.getHasWhat(msg.workers);
     case "counters":
       return host.counters.snapshot(host.state, host.router.clients.size);
+    case "list-datasets":
+      return [...host.state.datasets.keys()].sort();
     case "workers": {
       const out: WorkerIdentity[] = [];
       for (const ws of host.state.workers.values()) {

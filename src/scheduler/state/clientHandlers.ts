@@ -1,12 +1,14 @@
 /**
  * The handlers of client→scheduler messages (Dask's `client_handlers`:
  * `update_graph`, `client_releases_keys`, `client_desires_keys`,
- * `stimulus_cancel`, `remove_client`, the `fire-and-forget` client, and the `update_data`, `replicate`,
+ * `stimulus_cancel`, `remove_client`, the `fire-and-forget` client, the
+ * datasets of Dask's `PublishExtension`, and the `update_data`, `replicate`,
  * `rebalance` and `retire_workers` rpcs).
  */
 
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
 import type { ClientInfo } from "./clientInfo.ts";
+import { getDataset, publishDataset, unpublishDataset } from "./datasets.ts";
 import { unreachable } from "./events.ts";
 import { fireAndForget } from "./fireAndForget.ts";
 import { notifyHeldUpWanted } from "./notify.ts";
@@ -41,6 +43,15 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
       return;
     case "fire-and-forget":
       fireAndForget(s, msg);
+      return;
+    case "publish-dataset":
+      publishDataset(s, msg);
+      return;
+    case "get-dataset":
+      getDataset(s, msg);
+      return;
+    case "unpublish-dataset":
+      unpublishDataset(s, msg);
       return;
     case "update-data":
       updateData(s, msg);

@@ -4,9 +4,12 @@ import type { TaskState } from "./taskState.ts";
 /** The id of the stand-in client of `fire-and-forget`. */
 export const FIRE_AND_FORGET_CLIENT = "fire-and-forget";
 
+/** The prefix of the id of the stand-in client holding a published dataset's keys (as Dask's). */
+export const DATASET_CLIENT_PREFIX = "published-";
+
 /** True if `id` is that of a stand-in client, which no connected client may take. */
 export function isStandInClientId(id: string): boolean {
-  return id === FIRE_AND_FORGET_CLIENT;
+  return id === FIRE_AND_FORGET_CLIENT || id.startsWith(DATASET_CLIENT_PREFIX);
 }
 
 /**
@@ -24,8 +27,8 @@ export class ClientInfo {
   lastSubmission = 0;
   /**
    * A stand-in with no connection, which holds keys on behalf of no one in
-   * particular (`fire-and-forget`, as in Dask): it is sent nothing, and it never
-   * closes.
+   * particular (`fire-and-forget`, or a published dataset, as in Dask): it is
+   * sent nothing, and it never closes.
    */
   readonly standIn: boolean;
 

@@ -247,6 +247,20 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
       if (workers !== null) fail(ev, `workers ${workers}`);
       return;
     }
+    case "publish-dataset":
+      checkDatasetName(ev, m);
+      checkKeys(ev, m, "keys");
+      if (msg.override !== undefined && typeof msg.override !== "boolean") {
+        fail(ev, "override must be a boolean");
+      }
+      return;
+    case "get-dataset":
+      checkDatasetName(ev, m);
+      checkSubmission(ev, m);
+      return;
+    case "unpublish-dataset":
+      checkDatasetName(ev, m);
+      return;
     case "retire-workers": {
       const workers = workersProblem(msg.workers);
       if (workers !== null) fail(ev, `workers ${workers}`);
@@ -261,6 +275,12 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
     default:
       fail(ev, `unknown op ${showValue((msg as { op?: unknown }).op)}`);
   }
+}
+
+/** A dataset's `name`: a non-empty string. */
+function checkDatasetName(ev: unknown, m: Record<string, unknown>): void {
+  if (!isNonEmptyString(m.name))
+    fail(ev, `name must be a non-empty string, got ${showValue(m.name)}`);
 }
 
 /** `update-data`'s keys: each named once, with its workers, size and type name. */

@@ -18,9 +18,13 @@ export type {
   CloseClientMsg,
   CloseWorkerMsg,
   ComputeTaskMsg,
+  DatasetMsg,
+  DatasetPublishedMsg,
+  DatasetUnpublishedMsg,
   DataUpdatedMsg,
   FireAndForgetMsg,
   FreeKeysMsg,
+  GetDatasetMsg,
   GraphTask,
   HeartbeatWorkerMsg,
   Key,
@@ -29,6 +33,7 @@ export type {
   LostDataMsg,
   NBytes,
   PauseMsg,
+  PublishDatasetMsg,
   RebalancedMsg,
   RebalanceMsg,
   RefreshWhoHasMsg,
@@ -57,6 +62,7 @@ export type {
   TaskRunnableMsg,
   TaskSpec,
   UnpauseMsg,
+  UnpublishDatasetMsg,
   UpdateDataMsg,
   UpdateGraphMsg,
   WhoHas,
@@ -70,7 +76,13 @@ export type {
 export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
 export { type HeapMarked, HeapSet } from "../../util/heapSet.ts";
 export type { Priority } from "../../util/priority.ts";
-export { ClientInfo } from "./clientInfo.ts";
+export {
+  ClientInfo,
+  DATASET_CLIENT_PREFIX,
+  FIRE_AND_FORGET_CLIENT,
+  isStandInClientId,
+} from "./clientInfo.ts";
+export type { Dataset } from "./datasets.ts";
 export {
   InvalidStimulus,
   InvalidTaskState,

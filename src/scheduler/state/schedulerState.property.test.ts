@@ -2,11 +2,11 @@
  * Property test: random graphs on a fake cluster whose workers complete the
  * tasks they are given in random order, with errors, retries, worker deaths
  * and arrivals, pauses, steals, secessions, reschedules, dropped replicas,
- * stale reports, clients changing their minds and firing and forgetting, all
- * with validation on.
+ * stale reports, clients changing their minds, firing and forgetting, and
+ * publishing, getting and unpublishing datasets, all with validation on.
  * After a final drain, every key a client still wants is in memory or erred
  * (and the client was told so last), every key fired and forgotten was let go
- * once done, nothing is left in play, the scheduler's
+ * once done, every key a dataset holds is in memory or erred, nothing is left in play, the scheduler's
  * idea of who holds what matches the workers', and `validateState()` holds.
  *
  * `WEFT_PROPERTY_RUNS=n` sets the number of runs (default 300);
@@ -60,6 +60,9 @@ type Action =
   | { kind: "cancel"; pick: number; force: boolean }
   | { kind: "desire"; pick: number }
   | { kind: "fire-and-forget"; pick: number }
+  | { kind: "publish"; pick: number; name: number; override: boolean; release: boolean }
+  | { kind: "get-dataset"; name: number }
+  | { kind: "unpublish"; name: number }
   | { kind: "second-graph"; spec: GraphSpec; base: number[] }
   | { kind: "scatter"; pick: number; spread: number; known: boolean; gone: boolean }
   | { kind: "replicate"; pick: number; n: number }
@@ -168,6 +171,21 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant("fire-and-forget" as const), pick: fc.nat() }),
   },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("publish" as const),
+      pick: fc.nat(),
+      name: fc.nat(1),
+      override: fc.boolean(),
+      release: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("get-dataset" as const), name: fc.nat(1) }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("unpublish" as const), name: fc.nat(1) }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -479,6 +497,45 @@ class Harness {
         this.send(t.releaseKeys("c1", [key]));
         return;
       }
+      case "publish": {
+        // c1 publishes one or two of its keys, and may then let them go.
+        const mine = [...(this.wants.get("c1") ?? [])];
+        const keys = [...new Set([pickOf(mine, act.pick), pickOf(mine, act.pick >> 3)])].filter(
+          (k): k is string => k !== undefined,
+        );
+        if (keys.length === 0) return;
+        const name = `ds${act.name}`;
+        const taken = s.datasets.has(name) && !act.override;
+        const out = s.handleStimulus(
+          t.fromClient({
+            op: "publish-dataset",
+            name,
+            keys,
+            data: keys,
+            override: act.override,
+            clientId: "c1",
+          }),
+        );
+        const answer = out.find(({ msg }) => msg.op === "dataset-published")?.msg;
+        expect(answer).toMatchObject({ error: taken ? expect.any(String) : null });
+        this.apply(out);
+        if (act.release && !taken) {
+          for (const key of keys) this.wants.get("c1")?.delete(key);
+          this.send(t.releaseKeys("c1", keys));
+        }
+        return;
+      }
+      case "get-dataset": {
+        // c2 then wants the dataset's keys (those gone are cancelled for it at once).
+        const wants = this.wants.get("c2") ?? new Set<string>();
+        this.wants.set("c2", wants);
+        for (const key of s.datasets.get(`ds${act.name}`)?.keys ?? []) wants.add(key);
+        this.send(t.fromClient({ op: "get-dataset", name: `ds${act.name}`, clientId: "c2" }));
+        return;
+      }
+      case "unpublish":
+        this.send(t.fromClient({ op: "unpublish-dataset", name: `ds${act.name}`, clientId: "c1" }));
+        return;
       case "scatter":
         this.scatter(act);
         return;

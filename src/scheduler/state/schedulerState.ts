@@ -9,6 +9,7 @@ import { showValue } from "../../util/showValue.ts";
 import { holderAddresses } from "./bookkeeping.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
+import type { Dataset } from "./datasets.ts";
 import {
   InvalidStimulus,
   InvalidTaskState,
@@ -95,6 +96,8 @@ export class SchedulerState {
   readonly replications: Set<Replication> = new Set();
   /** `retire-workers` requests under way (see `retire.ts`). */
   readonly retirements: Set<Retirement> = new Set();
+  /** Published datasets, by name (see `datasets.ts`). */
+  readonly datasets: Map<string, Dataset> = new Map();
   /** `{key prefix: group}`: groups with at least one task not forgotten. */
   readonly taskGroups: Map<string, TaskGroup> = new Map();
   /** `{function name: average compute seconds}`, learnt from finished tasks. */

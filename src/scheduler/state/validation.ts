@@ -5,6 +5,7 @@
  */
 
 import { AssertionError } from "../../util/pyErrors.ts";
+import { DATASET_CLIENT_PREFIX } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
 import { isQueueable, mayRunOn, taskSlotsAvailable } from "./placement.ts";
 import type { Replication } from "./replicate.ts";
@@ -277,8 +278,22 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
       retiring.add(ws);
     }
   }
+  for (const [name, ds] of s.datasets) {
+    const holder = ds.holder;
+    if (s.clients.get(holder.id) !== holder || !holder.standIn) {
+      fail(() => `dataset ${name} held by unknown client ${holder.id}`);
+    }
+    const keys = new Set(ds.keys);
+    for (const ts of holder.wantsWhat) {
+      if (!keys.has(ts.key)) fail(() => `dataset ${name} holds ${str(ts)}, not among its keys`);
+    }
+  }
   for (const [id, cs] of s.clients) {
     if (cs.id !== id) fail(() => `client ${cs.id} filed under ${id}`);
+    if (id.startsWith(DATASET_CLIENT_PREFIX)) {
+      const ds = s.datasets.get(id.slice(DATASET_CLIENT_PREFIX.length));
+      if (ds?.holder !== cs) fail(() => `client ${id} holds no dataset`);
+    }
     for (const ts of cs.wantsWhat) {
       if (!ts.whoWants.has(cs)) fail(() => `client ${id} wants ${str(ts)}, which does not know it`);
       if (s.tasks.get(ts.key) !== ts) fail(() => `client ${id} wants unknown ${str(ts)}`);
