@@ -106,6 +106,13 @@ export interface SimOptions {
    * instead (decided per request from the same stream). 0 to 1; default 0.1.
    */
   retire?: number;
+  /**
+   * The share of runs whose client fires and forgets one of its wanted keys
+   * (`fire-and-forget`, then a release), at a random time early in the run
+   * (decided from a random stream of its own, so that the other runs are those
+   * they were before). 0 to 1; default 0.15.
+   */
+  fireAndForget?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
   stallTimeout?: number;
   /** Give up (as a livelock) after this many events. Default 5,000,000. */
@@ -142,6 +149,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   replicateOne: 1 / 3,
   rebalance: 0.25,
   retire: 0.1,
+  fireAndForget: 0.15,
   stallTimeout: 60,
   maxEvents: 5_000_000,
   maxTime: 3_600,
@@ -188,7 +196,13 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
       throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);
     }
   }
-  for (const name of ["replicate", "replicateOne", "rebalance", "retire"] as const) {
+  for (const name of [
+    "replicate",
+    "replicateOne",
+    "rebalance",
+    "retire",
+    "fireAndForget",
+  ] as const) {
     if (!(r[name] >= 0 && r[name] <= 1)) {
       throw new RangeError(`${name} must be a number from 0 to 1, got ${r[name]}`);
     }

@@ -16,6 +16,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["replicateOne", "--replicate-one"],
   ["rebalance", "--rebalance"],
   ["retire", "--retire"],
+  ["fireAndForget", "--fire-and-forget"],
   ["variant", "--variant"],
 ];
 

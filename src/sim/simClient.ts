@@ -2,6 +2,7 @@
  * The simulated client: submits the workload in one `update-graph`, or in two
  * (the second, later, for the other half of the wanted keys, repeating the
  * tasks they share), sometimes releases or cancels a wanted key part-way,
+ * sometimes fires and forgets one (`fire-and-forget`, then a release),
  * follows what the scheduler reports about each key it still wants, and in
  * the end releases everything. In the `scatter` workload it first scatters the
  * workload's scattered keys (`scatter.ts`), and submits the graph once the
@@ -46,6 +47,8 @@ export class SimClient {
   readonly errors = new Map<string, ClientError>();
   /** Wanted keys the client released or cancelled part-way (and what the cancels took with them). */
   readonly released = new Set<string>();
+  /** Wanted keys it fired and forgot (`fire-and-forget`, then released). */
+  readonly fired: string[] = [];
   /** Stimulus ids of this client's `cancel-keys` not answered yet. */
   private readonly ownCancels = new Set<string>();
   /** Wanted keys not yet in memory or erred. */
@@ -71,6 +74,8 @@ export class SimClient {
     replicateRng?: SimRng,
     /** The stream choosing the rebalances, and the `replicate` requests for one copy (likewise). */
     kindRng?: SimRng,
+    /** The stream choosing the keys fired and forgotten (`fire-and-forget`), and when. */
+    private readonly fireRng?: SimRng,
   ) {
     for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
     this.pending = this.status.size;
@@ -136,6 +141,29 @@ export class SimClient {
       const force = crng.chance(0.5);
       this.c.queue.at(crng.uniform(0, 0.3), () => this.cancel(key, force));
     }
+    const frng = this.fireRng;
+    if (frng !== undefined && wanted.length > 0 && frng.chance(this.c.options.fireAndForget)) {
+      const key = this.workload.tasks[frng.pick(wanted)].key;
+      this.c.queue.at(frng.uniform(0, 0.3), () => this.fireAndForget(key));
+    }
+  }
+
+  /**
+   * Fire `key` and forget it (`fire-and-forget`, then release): the scheduler must
+   * still run its task to the end, and then let it go (checked once the cluster
+   * is quiet).
+   */
+  private fireAndForget(key: string): void {
+    if (!this.status.has(key)) return;
+    this.fired.push(key);
+    const stimulusId = this.c.stimulusId("fire-and-forget");
+    this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
+      this.scheduler.handle({
+        kind: "client-message",
+        msg: { op: "fire-and-forget", keys: [key], clientId: CLIENT_ID, stimulusId },
+      }),
+    );
+    this.release(key);
   }
 
   /** Forget `key`: released or cancelled, it is no longer checked. */

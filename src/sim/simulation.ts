@@ -8,6 +8,8 @@
  */
 
 import type { WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
+import { FIRE_AND_FORGET_CLIENT } from "../scheduler/state/clientInfo.ts";
+import type { TaskState } from "../scheduler/state/taskState.ts";
 import { type CheckInput, checkEmpty, checkOutcomes, checkReplicas } from "./checks.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
 import { storiesOf, stuckKeys } from "./diagnose.ts";
@@ -120,6 +122,7 @@ export class Simulation implements SimCluster {
       root.fork(4),
       root.fork(5),
       root.fork(6),
+      root.fork(7),
     );
   }
 
@@ -308,12 +311,16 @@ export class Simulation implements SimCluster {
         ? (this.replicas?.describePending() ?? [])
         : [];
     const copying = this.replicas?.pendingKeys() ?? [];
+    const fired = this.phase === "compute" ? this.fired() : [];
+    const firedDone = fired.filter((ts) => ts.state === "memory" || ts.state === "erred");
     const keys =
       pending.length > 0
         ? stuckKeys(s, pending)
         : unanswered.length > 0 && copying.length > 0
           ? copying
-          : stuckKeys(s, [...s.tasks.keys()]);
+          : firedDone.length > 0
+            ? firedDone.map((ts) => ts.key)
+            : stuckKeys(s, fired.length > 0 ? fired.map((ts) => ts.key) : [...s.tasks.keys()]);
     const details = storiesOf(s, this.workers.values(), keys);
     const idle = this.queue.pendingWork === 0;
     const what =
@@ -323,12 +330,29 @@ export class Simulation implements SimCluster {
           ? `${pending.length} wanted keys still pending (${pending.slice(0, 5).join(", ")})`
           : unanswered.length > 0
             ? `the client awaits the answer to replicate: ${unanswered.join("; ")}`
-            : "the client has everything but the cluster never became quiet";
+            : firedDone.length > 0
+              ? "keys fired and forgotten are done, but the scheduler never let them go"
+              : fired.length > 0
+                ? `keys fired and forgotten never ran to their end (${fired
+                    .slice(0, 5)
+                    .map((ts) => ts.key)
+                    .join(", ")})`
+                : "the client has everything but the cluster never became quiet";
     return new SimFailure(
       idle || pending.length > 0 || unanswered.length > 0 ? "deadlock" : "livelock",
       `${idle ? "the event queue ran dry" : `no progress for ${this.options.stallTimeout} virtual seconds`}: ${what}; stuck: ${keys.join(", ")}`,
       details,
     );
+  }
+
+  /**
+   * The keys the scheduler's `fire-and-forget` stand-in still wants: the compute
+   * phase ends only once every key the client fired and forgot ran to its end and
+   * was let go (or was cancelled, or lost a task it needs, as any wanted key may be).
+   */
+  private fired(): TaskState[] {
+    const standIn = this.scheduler.state.clients.get(FIRE_AND_FORGET_CLIENT);
+    return standIn === undefined ? [] : [...standIn.wantsWhat];
   }
 
   /** Run to the end and report. Never throws for a failure of the cluster: it is in the result. */
@@ -376,7 +400,7 @@ export class Simulation implements SimCluster {
       }
       const quiet = q.pendingWork === 0 && !this.deadStillRegistered();
       if (this.phase === "compute") {
-        if (this.client.done && quiet) {
+        if (this.client.done && quiet && this.fired().length === 0) {
           const x = this.checkInput();
           checkReplicas(x);
           checkOutcomes(x);

@@ -44,6 +44,7 @@ interface SimCliOptions {
   readonly replicateOne?: number;
   readonly rebalance?: number;
   readonly retire?: number;
+  readonly fireAndForget?: number;
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
@@ -97,6 +98,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     replicateOne: o.replicateOne,
     rebalance: o.rebalance,
     retire: o.retire,
+    fireAndForget: o.fireAndForget,
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
@@ -161,6 +163,11 @@ export function simCommand(ctx: CliContext): Command {
     .option(
       "--retire <share>",
       "scatter workload: the share of the other requests that retire a worker instead (default 0.1)",
+      share,
+    )
+    .option(
+      "--fire-and-forget <share>",
+      "the share of runs whose client fires and forgets a wanted key, which must still run to its end (default 0.15)",
       share,
     )
     .option("--faults <spec>", "which faults, and their rates", "all")
