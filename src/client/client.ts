@@ -842,24 +842,36 @@ export class Client implements FutureHost, GatherHost {
 
   /**
    * Retire workers (Dask's `retire_workers`): each worker named (by address,
-   * or by host for every worker there) stops getting tasks; the results only
-   * it holds are copied to other running workers; then the scheduler removes
-   * it and tells it to close, and its unfinished tasks run elsewhere. Resolves
-   * once every worker named is retired or cannot be: `retired` lists the
-   * addresses retired, `failed` the others with why (no other running worker
-   * could take its data, and it goes on running; it left first; it was being
-   * retired already; no connected worker matches the name).
+   * or by host for every worker there), or with `{ n }` the `n` workers the
+   * scheduler picks (those running no task first, then those holding fewest
+   * bytes), stops getting tasks; the results only it holds are copied to
+   * other running workers; then the scheduler removes it and tells it to
+   * close, and its unfinished tasks run elsewhere. Resolves once every worker
+   * is retired or cannot be: `retired` lists the addresses retired, `failed`
+   * the others with why (no other running worker could take its data, and it
+   * goes on running; it left first; it was being retired already; no
+   * connected worker matches the name).
    */
   async retireWorkers(
-    workers: string | readonly string[],
+    workers: string | readonly string[] | { readonly n: number },
   ): Promise<{ retired: string[]; failed: { worker: string; reason: string }[] }> {
     this.checkOpen();
-    const names = workersOption({ workers });
-    const problem = workersProblem(names);
-    if (problem !== null) throw new TypeError(`retireWorkers: workers ${problem}`);
+    let which: { workers: string[] } | { n: number };
+    if (typeof workers === "object" && workers !== null && !Array.isArray(workers)) {
+      const n: unknown = (workers as { n?: unknown }).n;
+      if (!(Number.isSafeInteger(n) && (n as number) >= 1)) {
+        throw new TypeError(`retireWorkers: n must be an integer ≥ 1, got ${showValue(n)}`);
+      }
+      which = { n: n as number };
+    } else {
+      const names = workersOption({ workers: workers as string | readonly string[] });
+      const problem = workersProblem(names);
+      if (problem !== null) throw new TypeError(`retireWorkers: workers ${problem}`);
+      which = { workers: [...(names ?? [])] };
+    }
     const answer = (await this.ask({
       op: "retire-workers",
-      workers: [...(names ?? [])],
+      ...which,
       clientId: this.id,
       stimulusId: this.uniqueStimulusId("retire-workers"),
     })) as WorkersRetiredMsg;

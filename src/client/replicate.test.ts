@@ -227,4 +227,22 @@ describe("retireWorkers", () => {
       "retireWorkers: workers must be a non-empty array of worker addresses or hosts, got []",
     );
   });
+
+  it("given { n }, retires the n workers the scheduler picks: idle, holding least", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const [keeper] = cluster.workers;
+    const [x] = await client.scatter([41], { workers: keeper.address });
+    const answer = await client.retireWorkers({ n: 2 });
+    expect(answer.failed).toEqual([]);
+    expect(answer.retired.sort()).toEqual(
+      cluster.workers
+        .filter((w) => w !== keeper)
+        .map((w) => w.address)
+        .sort(),
+    );
+    expect(await client.submit(inc, x)).toBe(42);
+    await expect(client.retireWorkers({ n: 0 })).rejects.toThrow(
+      "retireWorkers: n must be an integer ≥ 1, got 0",
+    );
+  });
 });

@@ -201,14 +201,21 @@ export interface RebalanceMsg {
 }
 
 /**
- * Retire these workers (addresses or hosts; Dask's `retire_workers`): each
+ * Retire these workers (addresses or hosts, or `n` the scheduler picks; Dask's
+ * `retire_workers`): each
  * stops getting tasks, the results only it holds are copied to other running
  * workers, and then it is removed from the cluster and told to close
  * (`close-worker`). Answered with `workers-retired`.
  */
 export interface RetireWorkersMsg {
   readonly op: "retire-workers";
-  readonly workers: readonly string[];
+  /** The workers to retire; or, instead, `n`. */
+  readonly workers?: readonly string[];
+  /**
+   * Retire this many workers, picked by the scheduler (Dask's `retire_workers(n=…)`):
+   * those running no task first, then those holding least.
+   */
+  readonly n?: number;
   readonly clientId: string;
   readonly stimulusId: string;
 }

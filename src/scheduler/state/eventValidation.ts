@@ -262,6 +262,13 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
       checkDatasetName(ev, m);
       return;
     case "retire-workers": {
+      if (msg.n !== undefined) {
+        if (!(Number.isSafeInteger(msg.n) && msg.n >= 1)) {
+          fail(ev, `n must be an integer ≥ 1, got ${showValue(msg.n)}`);
+        }
+        if (msg.workers !== undefined) fail(ev, "give workers or n, not both");
+        return;
+      }
       const workers = workersProblem(msg.workers);
       if (workers !== null) fail(ev, `workers ${workers}`);
       return;

@@ -133,6 +133,30 @@ describe("retire-workers", () => {
     s.validateState();
   });
 
+  test("given n, the scheduler picks the workers running fewest tasks, then holding least", () => {
+    const s = state();
+    const n = (count: number, stimulusId = "rn"): SchedulerEvent => ({
+      kind: "client-message",
+      msg: { op: "retire-workers", n: count, clientId: "c", stimulusId },
+    });
+    // w3 holds nothing: it goes first, at once.
+    const one = s.handleStimulus(n(1, "r1"));
+    expect(answer(one)).toMatchObject({ retired: ["w3"], failed: [] });
+    // w1 holds x and y, fewer bytes than w2 (y and big), but it runs a task: w2 goes first.
+    s.handleStimulus(t.updateGraph("c", { a: t.task([], { workers: ["w1"] }) }, ["a"]));
+    expect(s.tasks.get("a")?.processingOn?.address).toBe("w1");
+    const two = s.handleStimulus(n(1, "r2"));
+    expect(t.summarize(two)[0]).toBe("w2 pause");
+    s.validateState();
+    expect(() => s.handleStimulus(n(0))).toThrow(/n must be an integer ≥ 1/);
+    expect(() =>
+      s.handleStimulus({
+        kind: "client-message",
+        msg: { op: "retire-workers", n: 1, workers: ["w1"], clientId: "c", stimulusId: "x" },
+      }),
+    ).toThrow(/not both/);
+  });
+
   test("workers empty: InvalidStimulus", () => {
     const s = state();
     expect(() => s.handleStimulus(retire([]))).toThrow(InvalidStimulus);

@@ -50,10 +50,32 @@ export function isRetiring(s: SchedulerState, ws: WorkerInfo): boolean {
   return false;
 }
 
-/** Handle `retire-workers`: pause the workers named, then move their data (see {@link advanceRetirements}). */
+/**
+ * The `n` workers best retired (Dask's `workers_to_close` given `n`): those
+ * running no task first, then those running fewest, each group holding fewest
+ * bytes first (ties by address); never one being retired already.
+ */
+export function workersToClose(s: SchedulerState, n: number): WorkerInfo[] {
+  const candidates = [...s.workers.values()].filter((ws) => !isRetiring(s, ws));
+  candidates.sort(
+    (a, b) =>
+      a.processing.size - b.processing.size ||
+      a.nbytes - b.nbytes ||
+      (a.address < b.address ? -1 : a.address > b.address ? 1 : 0),
+  );
+  return candidates.slice(0, n);
+}
+
+/**
+ * Handle `retire-workers`: pause the workers named (or, given `n`, those
+ * {@link workersToClose} picks), then move their data (see
+ * {@link advanceRetirements}).
+ */
 export function retireWorkers(s: SchedulerState, msg: RetireWorkersMsg): void {
   const r = new Retirement(s.ensureClient(msg.clientId), s.stimulusId);
-  const names = new Set(msg.workers);
+  const names = new Set(
+    msg.n !== undefined ? workersToClose(s, msg.n).map((ws) => ws.address) : (msg.workers ?? []),
+  );
   const matched = new Set<string>();
   for (const ws of s.workers.values()) {
     if (!isNamedWorker(ws, names)) continue;
