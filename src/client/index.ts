@@ -10,6 +10,7 @@ export type { Resources } from "../protocol/messagesWorker.ts";
 export { TaskError } from "../worker/state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
+export { Adaptive, type AdaptiveHost, type AdaptOptions } from "./adaptive.ts";
 export {
   Client,
   type ClientOptions,

@@ -15,13 +15,15 @@ import type { Logger } from "pino";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
 import { weftLogger } from "../util/logger.ts";
+import { showValue } from "../util/showValue.ts";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
+import { Adaptive, type AdaptOptions } from "./adaptive.ts";
 import { Client, type ClientOptions } from "./client.ts";
 
 /** Options of {@link LocalCluster.start}. */
 export interface LocalClusterOptions {
-  /** Number of workers. Default 2. */
+  /** Number of workers at the start (0 or more; see `scale` and `adapt`). Default 2. */
   workers?: number;
   /** Tasks each worker computes at once. Default 1. */
   threadsPerWorker?: number;
@@ -66,6 +68,12 @@ function nonNegativeInt(name: string, v: number): number {
   return v;
 }
 
+/** A worker that runs, or will: not closing, closed or failed. */
+function isLive(w: Worker): boolean {
+  const status = w.status;
+  return status !== "closing" && status !== "closed" && status !== "failed";
+}
+
 function positiveInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 1) {
     throw new RangeError(`LocalCluster option ${name} must be a positive integer, got ${v}`);
@@ -81,8 +89,14 @@ export class LocalCluster {
   /** The workers, by slot: a replacement takes the slot of the worker it replaces. */
   private readonly slots: Worker[];
   private readonly restarts: number[];
-  /** Replacements being started. */
+  /** Replacements and new workers being started. */
   private readonly starting = new Set<Worker>();
+  /** The last {@link scale} (or adaptive step) under way: they run one after another. */
+  private scaling: Promise<void> = Promise.resolve();
+  /** The client retiring workers for {@link scale}, made on first use. */
+  private ownClient: Promise<Client> | null = null;
+  /** The adaptive scaling running, if any. */
+  private adaptive: Adaptive | null = null;
 
   private constructor(
     readonly scheduler: Scheduler,
@@ -108,7 +122,7 @@ export class LocalCluster {
 
   /** Start the scheduler, then the workers; resolves once every worker has registered. */
   static async start(options: LocalClusterOptions = {}): Promise<LocalCluster> {
-    const nWorkers = positiveInt("workers", options.workers ?? 2);
+    const nWorkers = nonNegativeInt("workers", options.workers ?? 2);
     const nthreads = positiveInt("threadsPerWorker", options.threadsPerWorker ?? 1);
     const executor = options.executor ?? "threads";
     if (executor !== "inline" && executor !== "threads") {
@@ -224,6 +238,129 @@ export class LocalCluster {
     }
   }
 
+  /** The workers running or starting, not closing or closed: what {@link scale} counts. */
+  get workerCount(): number {
+    let n = this.starting.size;
+    for (const w of this.slots) if (isLive(w)) n++;
+    return n;
+  }
+
+  /**
+   * Scale to `n` workers (Dask's `cluster.scale(n)`), and stop any adaptive
+   * scaling ({@link adapt}). More workers are started (each in a free slot: one
+   * whose worker was retired or closed, else a new one); fewer are retired
+   * through the scheduler, as `client.retireWorkers({ n })` does: those
+   * running no task and holding least go first, their results moved to the
+   * others. Resolves once the new workers have registered, or the retired
+   * ones have closed. A worker whose results no other can take is not retired
+   * (logged), so a cluster holding results keeps one worker. Calls run one
+   * after another.
+   */
+  scale(n: number): Promise<void> {
+    if (!Number.isInteger(n) || n < 0) {
+      return Promise.reject(new RangeError(`scale: n must be an integer ≥ 0, got ${showValue(n)}`));
+    }
+    this.adaptive?.stop();
+    this.adaptive = null;
+    return this.scaleTo(n);
+  }
+
+  /**
+   * Scale with the work (Dask's `cluster.adapt`): every `intervalMs` (1,000),
+   * the scheduler's state says how many workers would run the work there is
+   * in about `targetDurationMs` (5,000), from the tasks' measured durations
+   * (`adaptiveTarget`); the cluster scales to that, within `minimum` (0) and
+   * `maximum` (no limit): up at once, down after `waitCount` (3) intervals in a
+   * row asking for fewer, retiring idle workers first. Replaces an adaptive
+   * scaling running already; `stop()` it, call {@link scale}, or close the
+   * cluster to end it. Throws a RangeError naming a bad option.
+   */
+  adapt(options: AdaptOptions = {}): Adaptive {
+    if (this.closePromise !== null) throw new Error("the LocalCluster is closed");
+    const adaptive = new Adaptive(
+      {
+        state: this.scheduler.state,
+        workerCount: () => this.workerCount,
+        scaleTo: (n) => this.scaleTo(n),
+        logger: this.clusterLogger,
+      },
+      options,
+    );
+    this.adaptive?.stop();
+    this.adaptive = adaptive;
+    return adaptive;
+  }
+
+  private scaleTo(n: number): Promise<void> {
+    const run = this.scaling.then(() => this.scaleNow(n));
+    this.scaling = run.catch(() => {});
+    return run;
+  }
+
+  private async scaleNow(n: number): Promise<void> {
+    if (this.closePromise !== null) throw new Error("the LocalCluster is closed");
+    const have = this.workerCount;
+    if (n > have) await this.startWorkers(n - have);
+    else if (n < have) await this.retire(have - n);
+  }
+
+  private async startWorkers(count: number): Promise<void> {
+    const started = await Promise.allSettled(
+      Array.from({ length: count }, async () => {
+        const w = this.newWorker();
+        this.starting.add(w);
+        try {
+          return await w.start();
+        } finally {
+          this.starting.delete(w);
+        }
+      }),
+    );
+    let failure: unknown = null;
+    for (const r of started) {
+      if (r.status === "rejected") {
+        failure ??= r.reason;
+        continue;
+      }
+      const w = r.value;
+      if (this.closePromise !== null) {
+        await w.close();
+        continue;
+      }
+      let slot = this.slots.findIndex((old) => old.status === "closed" && old.fault === null);
+      if (slot < 0) slot = this.slots.length;
+      this.slots[slot] = w;
+      this.restarts[slot] = 0;
+      this.supervise(slot, w);
+    }
+    if (failure !== null) {
+      const why = failure instanceof Error ? failure.message : String(failure);
+      throw new Error(`scale: a worker failed to start: ${why}`, { cause: failure });
+    }
+  }
+
+  private async retire(count: number): Promise<void> {
+    this.ownClient ??= this.client({ name: "cluster" });
+    let client: Client;
+    try {
+      client = await this.ownClient;
+    } catch (err) {
+      this.ownClient = null;
+      throw err;
+    }
+    if (client.isClosed) {
+      this.ownClient = null; // lost its scheduler: the next call connects again
+      throw new Error("scale: the cluster's client is closed");
+    }
+    const { retired, failed } = await client.retireWorkers({ n: count });
+    if (failed.length > 0) {
+      this.clusterLogger.warn({ failed }, "scale: some workers could not be retired");
+    }
+    // Retired, a worker is told to close: wait until it has.
+    const gone = new Set(retired);
+    await Promise.all(this.slots.filter((w) => gone.has(w.address)).map((w) => w.closed));
+  }
+
   /** The scheduler's address. */
   get address(): string {
     return this.scheduler.address;
@@ -260,6 +397,7 @@ export class LocalCluster {
   /** {@link close}, telling the clients' waiting futures `why` when it is not the user's call. */
   private shutDown(why?: string): Promise<void> {
     this.closePromise ??= (async () => {
+      this.adaptive?.stop();
       await Promise.allSettled([...this.clients].map((c) => c.close(why)));
       // Replacements still starting are stopped too (they would wait for the scheduler).
       await Promise.allSettled([...this.workers, ...this.starting].map((w) => w.close(5)));

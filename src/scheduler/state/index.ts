@@ -76,6 +76,7 @@ export type {
 export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
 export { type HeapMarked, HeapSet } from "../../util/heapSet.ts";
 export type { Priority } from "../../util/priority.ts";
+export { adaptiveTarget } from "./adaptive.ts";
 export {
   ClientInfo,
   DATASET_CLIENT_PREFIX,
@@ -102,7 +103,7 @@ export type { ResolvedSchedulerStateOptions, SchedulerStateOptions } from "./opt
 export type { OpenFreeKeys } from "./outbox.ts";
 export { noWorkerReason } from "./placement.ts";
 export { Replication } from "./replicate.ts";
-export { Retirement } from "./retire.ts";
+export { Retirement, workersToClose } from "./retire.ts";
 export type { InFlightSteal, StimulusRecord } from "./schedulerState.ts";
 export { SchedulerState } from "./schedulerState.ts";
 export type { LoggedRecs, TransitionLogEntry } from "./story.ts";

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { LocalCluster } from "./localCluster.ts";
+import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { inc, slowInc } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+/** The workers the scheduler has. */
+function registered(cluster: LocalCluster): number {
+  return cluster.scheduler.state.workers.size;
+}
+
+describe("LocalCluster.scale", () => {
+  it("starts workers, and retires them keeping their results", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    await cluster.scale(3);
+    expect(registered(cluster)).toBe(3);
+    expect(cluster.workerCount).toBe(3);
+    const futures = cluster.workers.map((w, i) =>
+      client.submitWith({ workers: w.address }, inc, i),
+    );
+    expect(await client.gather(futures)).toEqual([1, 2, 3]);
+    await cluster.scale(1);
+    expect(registered(cluster)).toBe(1);
+    expect(cluster.workerCount).toBe(1);
+    // The retired workers closed without a fault and were not replaced; the results moved.
+    const closed = cluster.workers.filter((w) => w.status === "closed");
+    expect(closed).toHaveLength(2);
+    for (const w of closed) expect(w.fault).toBeNull();
+    expect(await client.gather(futures)).toEqual([1, 2, 3]);
+    // Scaling up again reuses the closed workers' slots.
+    await cluster.scale(2);
+    expect(registered(cluster)).toBe(2);
+    expect(cluster.workers).toHaveLength(3);
+    expect(await client.submit(inc, 41)).toBe(42);
+  });
+
+  it("to 0 once nothing is held; from 0 at the start", async () => {
+    const { cluster, client } = await testCluster({ workers: 0 });
+    expect(registered(cluster)).toBe(0);
+    await cluster.scale(1);
+    const f = client.submit(inc, 1);
+    expect(await f).toBe(2);
+    // The last worker holds f's result, which no other can take: it stays.
+    await cluster.scale(0);
+    expect(registered(cluster)).toBe(1);
+    f.release();
+    await eventually(() => cluster.scheduler.state.tasks.size === 0, 5000, "f forgotten");
+    await cluster.scale(0);
+    expect(registered(cluster)).toBe(0);
+    await expect(cluster.scale(-1)).rejects.toThrow("scale: n must be an integer ≥ 0, got -1");
+    await expect(cluster.scale(1.5)).rejects.toThrow(RangeError);
+  });
+});
+
+describe("LocalCluster.adapt", () => {
+  it("grows with the work, then shrinks back to the minimum", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const adaptive = cluster.adapt({
+      minimum: 1,
+      maximum: 4,
+      intervalMs: 20,
+      waitCount: 3,
+      targetDurationMs: 100,
+    });
+    // Twenty tasks of 100 ms: 2 s of work, to finish in 100 ms, needs the maximum.
+    const futures = Array.from({ length: 20 }, (_, i) => client.submit(slowInc, i, 100));
+    await eventually(() => registered(cluster) === 4, 5000, "4 workers");
+    expect(await client.gather(futures)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    let most = 0;
+    // Idle, it shrinks to the minimum; the results stay.
+    await eventually(
+      () => {
+        most = Math.max(most, registered(cluster));
+        return registered(cluster) === 1;
+      },
+      5000,
+      "back to 1 worker",
+    );
+    expect(most).toBeLessThanOrEqual(4);
+    expect(await client.gather(futures)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(adaptive.isStopped).toBe(false);
+    // scale() ends it.
+    await cluster.scale(2);
+    expect(adaptive.isStopped).toBe(true);
+    expect(registered(cluster)).toBe(2);
+  });
+
+  it("starts the minimum, stops when the cluster closes, and refuses bad options", async () => {
+    const { cluster } = await testCluster({ workers: 0 });
+    expect(() => cluster.adapt({ minimum: 3, maximum: 2 })).toThrow(
+      "adapt: maximum (2) must be at least minimum (3)",
+    );
+    expect(() => cluster.adapt({ intervalMs: 0 })).toThrow(/intervalMs must be a number > 0/);
+    expect(() => cluster.adapt({ waitCount: 0 })).toThrow(/waitCount must be an integer ≥ 1/);
+    const adaptive = cluster.adapt({ minimum: 2, intervalMs: 10 });
+    await eventually(() => registered(cluster) === 2, 5000, "the minimum");
+    // Idle at the minimum: no change.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(registered(cluster)).toBe(2);
+    const second = cluster.adapt({ minimum: 1, intervalMs: 10, waitCount: 2 });
+    expect(adaptive.isStopped).toBe(true);
+    await eventually(() => registered(cluster) === 1, 5000, "the new minimum");
+    await cluster.close();
+    expect(second.isStopped).toBe(true);
+    expect(() => cluster.adapt()).toThrow("the LocalCluster is closed");
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * Adaptive scaling of a LocalCluster (Dask's `Adaptive`): every interval, ask
+ * the scheduler's state how many workers the work calls for
+ * (`adaptiveTarget`), within a minimum and a maximum, and scale to it: up at
+ * once, down only once that many intervals in a row have asked for fewer, so
+ * that a pause between two computations does not throw workers away.
+ */
+
+import type { Logger } from "pino";
+import { adaptiveTarget } from "../scheduler/state/adaptive.ts";
+import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
+import { showValue } from "../util/showValue.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
+
+/** Options of `LocalCluster.adapt`. */
+export interface AdaptOptions {
+  /** Never fewer workers. Default 0. */
+  minimum?: number;
+  /** Never more workers. Default: no limit. */
+  maximum?: number;
+  /** How often to look, in ms. Default 1,000 (Dask's `interval`). */
+  intervalMs?: number;
+  /** Consecutive intervals asking for fewer workers before the cluster shrinks. Default 3 (Dask's `wait_count`). */
+  waitCount?: number;
+  /** Workers enough to run the work there is in about this long, in ms. Default 5,000 (Dask's `target_duration`). */
+  targetDurationMs?: number;
+}
+
+/** What adaptive scaling needs of its cluster. */
+export interface AdaptiveHost {
+  /** The scheduler's state machine, read each interval. */
+  readonly state: SchedulerState;
+  /** The workers running or starting, not being closed. */
+  workerCount(): number;
+  /** Start or retire workers until there are `n`. */
+  scaleTo(n: number): Promise<void>;
+  readonly logger: Logger;
+}
+
+function checkCount(name: string, v: unknown, min: number): number {
+  if (!(Number.isInteger(v) && (v as number) >= min) && v !== Number.POSITIVE_INFINITY) {
+    throw new RangeError(`adapt: ${name} must be an integer ≥ ${min}, got ${showValue(v)}`);
+  }
+  return v as number;
+}
+
+function checkMs(name: string, v: unknown): number {
+  if (!(typeof v === "number" && v > 0 && v <= MAX_TIMER_MS)) {
+    throw new RangeError(
+      `adapt: ${name} must be a number > 0 and at most ${MAX_TIMER_MS}, got ${showValue(v)}`,
+    );
+  }
+  return v;
+}
+
+/** A running adaptive scaling; {@link stop} ends it (closing the cluster does too). */
+export class Adaptive {
+  readonly minimum: number;
+  readonly maximum: number;
+  readonly intervalMs: number;
+  readonly waitCount: number;
+  readonly targetDurationMs: number;
+  private readonly timer: NodeJS.Timeout;
+  private busy = false;
+  private downs = 0;
+  private stopped = false;
+
+  /** Start looking every `intervalMs`; throws a RangeError naming a bad option. */
+  constructor(
+    private readonly host: AdaptiveHost,
+    options: AdaptOptions = {},
+  ) {
+    this.minimum = checkCount("minimum", options.minimum ?? 0, 0);
+    if (this.minimum === Number.POSITIVE_INFINITY) {
+      throw new RangeError("adapt: minimum must be finite");
+    }
+    this.maximum = checkCount("maximum", options.maximum ?? Number.POSITIVE_INFINITY, 1);
+    if (this.maximum < this.minimum) {
+      throw new RangeError(
+        `adapt: maximum (${this.maximum}) must be at least minimum (${this.minimum})`,
+      );
+    }
+    this.intervalMs = checkMs("intervalMs", options.intervalMs ?? 1000);
+    this.waitCount = checkCount("waitCount", options.waitCount ?? 3, 1);
+    this.targetDurationMs = checkMs("targetDurationMs", options.targetDurationMs ?? 5000);
+    this.timer = setInterval(() => void this.tick(), this.intervalMs);
+  }
+
+  /** True once stopped. */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** The workers the work calls for now, within the minimum and the maximum. */
+  target(): number {
+    const wanted = adaptiveTarget(this.host.state, this.targetDurationMs / 1000);
+    return Math.min(this.maximum, Math.max(this.minimum, wanted));
+  }
+
+  /** One look: scale up at once, down after `waitCount` looks in a row asking for fewer. */
+  async tick(): Promise<void> {
+    if (this.busy || this.stopped) return;
+    this.busy = true;
+    try {
+      const target = this.target();
+      const have = this.host.workerCount();
+      if (target > have || (target < have && ++this.downs >= this.waitCount)) {
+        this.downs = 0;
+        this.host.logger.info({ from: have, to: target }, "adaptive: scaling");
+        await this.host.scaleTo(target);
+      } else if (target >= have) {
+        this.downs = 0;
+      }
+    } catch (err) {
+      if (!this.stopped) {
+        this.host.logger.error({ err }, "adaptive scaling failed; trying again next interval");
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Stop scaling; the workers there are stay. Idempotent. */
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,65 @@
+import { describe, expect, test } from "vitest";
+import { adaptiveTarget } from "./adaptive.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+/** `n` independent tasks running `fn`, wanted by client c. */
+function tasks(s: SchedulerState, n: number, fn = "f", prefix = "t"): void {
+  const graph: Record<string, ReturnType<typeof t.task>> = {};
+  for (let i = 0; i < n; i++) graph[`${prefix}${i}`] = t.task([], { fn });
+  s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+}
+
+describe("adaptiveTarget", () => {
+  test("no work and no workers: none", () => {
+    const s = new SchedulerState({ validate: true });
+    expect(adaptiveTarget(s, 5)).toBe(0);
+  });
+
+  test("tasks waiting with no worker ask for one at least", () => {
+    const s = new SchedulerState({ validate: true });
+    tasks(s, 3);
+    expect(s.unrunnable.size + s.queued.size).toBe(3);
+    expect(adaptiveTarget(s, 5)).toBe(1); // 1.5 s of work
+    expect(adaptiveTarget(s, 0.5)).toBe(3); // never more than the tasks
+  });
+
+  test("threads for the work within the target duration, as workers of the mean size", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1", 2), t.registerWorker("w2", 2));
+    s.observeDuration("slow", 2);
+    tasks(s, 100, "slow");
+    // 200 s of work in 10 s: 20 threads, 10 workers of 2.
+    expect(adaptiveTarget(s, 10)).toBe(10);
+    // Within 1,000 s: one thread would do, but the busy workers stay.
+    expect(adaptiveTarget(s, 1000)).toBe(2);
+  });
+
+  test("a few long tasks do not ask for more workers than tasks", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.observeDuration("long", 600);
+    tasks(s, 2, "long");
+    expect(adaptiveTarget(s, 5)).toBe(2);
+  });
+
+  test("below the workers there are: less those running nothing; retiring ones are not counted", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(
+      t.registerWorker("w1"),
+      t.registerWorker("w2"),
+      t.registerWorker("w3"),
+      t.registerWorker("w4"),
+    );
+    tasks(s, 1);
+    expect(adaptiveTarget(s, 5)).toBe(1);
+    s.handleStimulus(
+      t.fromClient({ op: "retire-workers", workers: ["w4"], clientId: "c" }, "retire"),
+    );
+    expect(s.workers.has("w4")).toBe(false); // it held nothing: gone at once
+    tasks(s, 40, "f", "u");
+    // 20.5 s of work in 5 s: 5 threads wanted, more than the 3 workers left.
+    expect(adaptiveTarget(s, 5)).toBe(5);
+    expect(() => adaptiveTarget(s, 0)).toThrow(RangeError);
+  });
+});
