@@ -308,11 +308,12 @@ export class LocalCluster {
     const started = await Promise.allSettled(
       Array.from({ length: count }, async () => {
         const w = this.newWorker();
-        this.starting.add(w);
+        this.starting.add(w); // until it has a slot: counted, and closed by close()
         try {
           return await w.start();
-        } finally {
+        } catch (err) {
           this.starting.delete(w);
+          throw err;
         }
       }),
     );
@@ -323,6 +324,7 @@ export class LocalCluster {
         continue;
       }
       const w = r.value;
+      this.starting.delete(w);
       if (this.closePromise !== null) {
         await w.close();
         continue;
