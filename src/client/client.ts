@@ -976,12 +976,16 @@ export class Client implements FutureHost, GatherHost {
       got = decodeDataset(msg.name, msg.data, (key) => this.datasetFuture(key, msg.submission));
     } catch (err) {
       this.answers.fail(msg.stimulusId, err as Error);
-      this.conn.send({
-        op: "client-releases-keys",
-        keys: msg.keys.filter((key) => this.records.get(key) === undefined),
-        clientId: this.id,
-        stimulusId: newStimulusId("client-releases-keys"),
-      });
+      // The scheduler has this client want the keys: let go those it holds no future of.
+      const keys = msg.keys.filter((key) => this.records.get(key) === undefined);
+      if (keys.length > 0) {
+        this.conn.send({
+          op: "client-releases-keys",
+          keys,
+          clientId: this.id,
+          stimulusId: newStimulusId("client-releases-keys"),
+        });
+      }
       return;
     }
     if (!this.answers.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value })) {

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ClonedValue } from "../comm/clonedValue.ts";
+import { decodeDataset } from "./datasets.ts";
 import { DatasetError } from "./errors.ts";
 import { Future } from "./future.ts";
 import type { LocalCluster } from "./localCluster.ts";
@@ -133,5 +135,29 @@ describe("datasets", () => {
     await client.cancel(c, { force: true });
     const [got] = (await client.getDataset("soon-gone")) as Future[];
     await expect(got).rejects.toThrow(/cancelled/);
+  });
+
+  it("a malformed dataset from the scheduler makes no future", () => {
+    const made: string[] = [];
+    const futureOf = (key: string): Future => {
+      made.push(key);
+      throw new Error("not expected");
+    };
+    for (const data of [
+      null,
+      new ClonedValue({ value: [null], slots: "x" }),
+      new ClonedValue({ value: [null], slots: [{ steps: [0], key: 5 }] }),
+      // The first place is fine, the second goes through a number: nothing is made.
+      new ClonedValue({
+        value: { a: [null], b: 1 },
+        slots: [
+          { steps: ["a", 0], key: "k" },
+          { steps: ["b", "c"], key: "k" },
+        ],
+      }),
+    ]) {
+      expect(() => decodeDataset("d", data, futureOf)).toThrow(DatasetError);
+    }
+    expect(made).toEqual([]);
   });
 });
