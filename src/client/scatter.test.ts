@@ -282,6 +282,9 @@ function fakeScatterer(
     nthreads: 1,
     resources: {},
     status: "running",
+    processing: 0,
+    keys: 0,
+    nbytes: 0,
   }));
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
   /** The calls to hanging workers, failed when their connection is removed. */

@@ -137,6 +137,12 @@ export interface WorkerIdentity {
   readonly nthreads: number;
   readonly resources: Readonly<Record<string, number>>;
   readonly status: string;
+  /** Tasks assigned to it, running or about to (Dask's `processing`). */
+  readonly processing: number;
+  /** Results it holds. */
+  readonly keys: number;
+  /** Their bytes, as the workers measured them (Dask's `nbytes`). */
+  readonly nbytes: number;
 }
 
 /**

@@ -49,6 +49,9 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
           nthreads: ws.nthreads,
           resources: { ...ws.resources },
           status: ws.status,
+          processing: ws.processing.size,
+          keys: ws.hasWhat.size,
+          nbytes: ws.nbytes,
         });
       }
       return out;

@@ -309,7 +309,15 @@ describe("Scheduler server", () => {
     expect(r2.result).toMatchObject({ workers: 1, clients: 1, tasks: 0 });
     const r3 = await c.waitFor((m) => m.requestId === 3);
     expect(r3.result).toEqual([
-      { address: "inproc://w/1", nthreads: 3, resources: {}, status: "running" },
+      {
+        address: "inproc://w/1",
+        nthreads: 3,
+        resources: {},
+        status: "running",
+        processing: 0,
+        keys: 0,
+        nbytes: 0,
+      },
     ]);
     const r4 = await c.waitFor((m) => m.requestId === 4);
     expect(r4.error).toMatch(/keys must be an array/);

@@ -1,9 +1,11 @@
 import type { Command } from "commander";
 import type { CliContext } from "./context.ts";
 import { replayCommand } from "./replay.ts";
+import { retireCommand } from "./retire.ts";
 import { runCommand } from "./run.ts";
 import { schedulerCommand } from "./scheduler.ts";
 import { simCommand } from "./sim.ts";
+import { statusCommand } from "./status.ts";
 import { storyCommand } from "./story.ts";
 import { workerCommand } from "./worker.ts";
 
@@ -18,6 +20,8 @@ export const COMMANDS: readonly CommandFactory[] = [
   runCommand,
   schedulerCommand,
   workerCommand,
+  statusCommand,
+  retireCommand,
   replayCommand,
   storyCommand,
   simCommand,

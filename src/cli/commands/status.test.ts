@@ -1,0 +1,66 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { closeTestClusters, eventually, testCluster } from "../../client/testCluster.ts";
+import { inc } from "../../client/testTasks.ts";
+import { runWeft } from "../testContext.ts";
+
+afterEach(closeTestClusters);
+
+describe("weft status", () => {
+  it("prints the workers, the counters and the datasets; --json the same as JSON", async () => {
+    const { cluster, client } = await testCluster();
+    const f = client.submit(inc, 1);
+    await f;
+    await client.publishDataset("results", [f]);
+    const r = await runWeft(["status", cluster.address]);
+    expect(r.code).toBe(0);
+    expect(r.err).toBe("");
+    const lines = r.out.trimEnd().split("\n");
+    expect(lines[0]).toBe(`scheduler ${cluster.address}: 2 workers (2 threads), 1 other client`);
+    expect(lines[1]).toMatch(/^worker +threads +status +processing +keys +bytes$/);
+    const holder = cluster.scheduler.state.tasks.get(f.key)?.whoHas.values().next().value;
+    const row = lines.find((l) => l.startsWith(holder?.address ?? "?"));
+    expect(row).toMatch(/ +1 +running +0 +1 +\d+ B$/);
+    expect(lines).toContain('datasets: "results"');
+    expect(lines.at(-2)).toMatch(/^tasks: 1 known, 1 done; reports: 1 finished, 0 erred;/);
+    const json = await runWeft(["status", cluster.address, "--json"]);
+    const status = JSON.parse(json.out);
+    expect(status.workers).toHaveLength(2);
+    expect(status.datasets).toEqual(["results"]);
+    expect(status.counters).toMatchObject({ tasks: 1, workers: 2, clients: 2 });
+  });
+
+  it("says why it cannot reach a scheduler (exit 2)", async () => {
+    const r = await runWeft(["status", "tcp://127.0.0.1:1", "--connect-timeout", "500"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^weft status: connection to tcp:\/\/127\.0\.0\.1:1 refused/);
+    const bad = await runWeft(["status", "tcp://127.0.0.1:1", "--connect-timeout", "0"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("--connect-timeout must be a positive integer, got 0");
+  });
+});
+
+describe("weft retire", () => {
+  it("retires the workers named, or --n the scheduler picks; exit 1 if one is not", async () => {
+    const { cluster } = await testCluster({ workers: 3 });
+    const [first] = cluster.workers;
+    const named = await runWeft(["retire", cluster.address, first.address]);
+    expect(named).toEqual({ code: 0, out: `retired ${first.address}\n`, err: "" });
+    await eventually(() => first.status === "closed", 5000, "the retired worker closed");
+    const n = await runWeft(["retire", cluster.address, "--n", "1", "--json"]);
+    expect(n.code).toBe(0);
+    expect(JSON.parse(n.out)).toMatchObject({ retired: [expect.any(String)], failed: [] });
+    expect(cluster.scheduler.state.workers.size).toBe(1);
+    const unknown = await runWeft(["retire", cluster.address, "tcp://10.9.9.9:1"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.out).toBe("not retired tcp://10.9.9.9:1: no connected worker matches it\n");
+  });
+
+  it("refuses bad usage (exit 2)", async () => {
+    const none = await runWeft(["retire", "tcp://127.0.0.1:1"]);
+    expect(none).toMatchObject({ code: 2, err: expect.stringContaining("or give --n") });
+    const both = await runWeft(["retire", "tcp://127.0.0.1:1", "w", "--n", "1"]);
+    expect(both.err).toContain("give workers or --n, not both");
+    const zero = await runWeft(["retire", "tcp://127.0.0.1:1", "--n", "0"]);
+    expect(zero).toMatchObject({ code: 2, err: expect.stringContaining("--n must be a positive") });
+  });
+});
