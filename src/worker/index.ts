@@ -30,6 +30,7 @@ export { PeerPool, type PeerPoolOptions } from "./peerPool.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
 export { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
 export { MalformedMessageError, schedulerMessageToEvent } from "./schedulerEvents.ts";
+export { type SpillStats, SpillStore, type SpillStoreOptions } from "./spillStore.ts";
 export { TaskError } from "./state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "./taskContext.ts";
 export {

@@ -38,6 +38,7 @@ import { raceSignal } from "./raceSignal.ts";
 import { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
 import { SlotGate } from "./slotGate.ts";
+import { type SpillStats, SpillStore } from "./spillStore.ts";
 import type { ErrorMessage } from "./state/errorMessage.ts";
 import {
   ExecuteFailureEvent,
@@ -121,6 +122,8 @@ export class Worker extends BaseWorker {
   private readonly metricTotals = new Map<string, [MetricName, number]>();
   /** The same entries by (frozen, interned) name array. */
   private readonly metricByName = new Map<MetricName, [MetricName, number]>();
+  /** The data store when it spills to disk (`memoryLimit`), else null. */
+  private readonly spill: SpillStore | null;
   private closePromise: Promise<string[]> | null = null;
   private faultValue: string | null = null;
   private markClosed: () => void = () => {};
@@ -132,8 +135,19 @@ export class Worker extends BaseWorker {
   constructor(options: WorkerOptions) {
     const o = resolveWorkerOptions(options);
     const logger = o.logger;
+    const spill =
+      o.memoryLimit === null
+        ? null
+        : new SpillStore({
+            targetBytes: Math.floor(o.memoryLimit * o.memoryTarget),
+            directory: o.spillDirectory,
+            sizeof,
+            onSpillFailed: (key, err) =>
+              logger.warn({ key, err }, "a value could not be spilled to disk; it stays in memory"),
+          });
     super(
       new WorkerState({
+        ...(spill !== null ? { data: spill } : {}),
         nthreads: o.nthreads,
         resources: o.resources,
         validate: o.validate,
@@ -148,6 +162,7 @@ export class Worker extends BaseWorker {
     );
     this.options = o;
     this.logger = logger;
+    this.spill = spill;
     this.gate = new SlotGate(o.nthreads);
     this.spareThreads = new SpareThreads(
       o.executor === "piscina" ? o.maxSecededThreads : Number.POSITIVE_INFINITY,
@@ -767,10 +782,16 @@ export class Worker extends BaseWorker {
     await this.peers.closeAll();
     for (const comm of this.servedComms) comm.abort();
     await this.executor?.close();
+    this.spill?.close();
     this.statusValue = "closed";
     this.logger.info({ address: this.safeAddress() }, "worker closed");
     this.markClosed();
     return stuck;
+  }
+
+  /** Where task values are, with `memoryLimit`: in memory or spilled to disk, and the spills so far; else null. */
+  get spillStats(): SpillStats | null {
+    return this.spill?.stats ?? null;
   }
 
   private safeAddress(): string | null {

@@ -1,7 +1,7 @@
 /** The options of a {@link Worker} and their defaults. */
 
 import { existsSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Logger } from "pino";
@@ -12,6 +12,7 @@ import {
 } from "../comm/comm.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
+import { parseBytes } from "../util/parseBytes.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 
 /** Options of a {@link Worker}. */
@@ -64,15 +65,28 @@ export interface WorkerOptions {
   maxFrameBytes?: number;
   /** TCP: the largest message sent or accepted, in bytes. Default 4 GiB − 1 (see `FrameLimits`). */
   maxMessageBytes?: number;
+  /**
+   * Bytes of task values this worker keeps in memory before it spills to disk
+   * (Dask's `memory_limit`): a number, or a size such as `"2GiB"`. Values
+   * beyond `memoryTarget` of it go to files, least recently used first, and
+   * come back when needed. Default: none (everything stays in memory).
+   */
+  memoryLimit?: number | string;
+  /** The share of `memoryLimit` kept in memory (Dask's `distributed.worker.memory.target`). Default 0.6. */
+  memoryTarget?: number;
+  /** Where spilled values go (a directory of their own is made there). Default: the system's temporary directory. */
+  spillDirectory?: string;
   /** Where to log. Default: a pino logger named `weft.worker` at level `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
 }
 
 /** {@link WorkerOptions} with every default filled in. */
 export type ResolvedWorkerOptions = Required<
-  Omit<WorkerOptions, "contactAddress" | "executor" | "taskModules">
+  Omit<WorkerOptions, "contactAddress" | "executor" | "taskModules" | "memoryLimit">
 > & {
   contactAddress: string | null;
+  /** In bytes; null: no limit, no spilling. */
+  memoryLimit: number | null;
   executor: "piscina" | "inline";
   /** As file URLs. */
   taskModules: readonly string[];
@@ -208,6 +222,39 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     connectTimeoutMs: timerMs("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    memoryLimit: memoryLimit(o.memoryLimit),
+    memoryTarget: fraction("memoryTarget", o.memoryTarget ?? 0.6),
+    spillDirectory: spillDirectory(o.spillDirectory),
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
   };
+}
+
+/** `memoryLimit` in bytes (null for none); a clear error for a bad one. */
+function memoryLimit(v: number | string | undefined): number | null {
+  if (v === undefined) return null;
+  let n: number;
+  try {
+    n = typeof v === "string" ? parseBytes(v) : v;
+  } catch (err) {
+    throw new RangeError(`Worker option memoryLimit: ${(err as Error).message}`);
+  }
+  if (!(typeof n === "number" && Number.isFinite(n) && n > 0)) {
+    throw new RangeError(`Worker option memoryLimit must be a size > 0, got ${JSON.stringify(v)}`);
+  }
+  return Math.floor(n);
+}
+
+function fraction(name: string, v: number): number {
+  if (!(typeof v === "number" && v > 0 && v <= 1)) {
+    throw new RangeError(`Worker option ${name} must be a number in (0, 1], got ${v}`);
+  }
+  return v;
+}
+
+function spillDirectory(v: string | undefined): string {
+  if (v === undefined) return tmpdir();
+  if (typeof v !== "string" || v === "" || !existsSync(v)) {
+    throw new RangeError(`Worker option spillDirectory: no such directory: ${JSON.stringify(v)}`);
+  }
+  return resolve(v);
 }

@@ -39,7 +39,7 @@ const GRAPH = {
 
 describe("weft run, scheduler, worker", () => {
   it("--help on each", async () => {
-    for (const cmd of ["run", "scheduler", "worker"]) {
+    for (const cmd of ["run", "scheduler", "worker", "status", "retire"]) {
       const r = await weft([cmd, "--help"]);
       expect(r.code, cmd).toBe(0);
       expect(r.out).toMatch(new RegExp(`^Usage: weft ${cmd} `));
@@ -347,6 +347,13 @@ describe("weft run, scheduler, worker", () => {
     expect(long.err).toMatch(/--connect-timeout must be at most 2147483647 ms .*, got 1e10/);
     const res = await weft(["worker", "tcp://127.0.0.1:1", "--resources", "GPU"]);
     expect(res.err).toMatch(/bad resource "GPU"/);
+    const mem = await weft(["worker", "tcp://127.0.0.1:1", "--memory-limit", "lots"]);
+    expect(mem.code).toBe(2);
+    expect(mem.err).toMatch(/--memory-limit must be a size such as 64MiB or 4GB, got "lots"/);
+    const target = await weft(["worker", "tcp://127.0.0.1:1", "--memory-target", "0"]);
+    expect(target.err).toMatch(/--memory-target must be a number in \(0, 1\], got 0/);
+    const dir = await weft(["worker", "tcp://127.0.0.1:1", "--spill-directory", "/no/such/dir"]);
+    expect(dir.err).toMatch(/spillDirectory: no such directory: "\/no\/such\/dir"/);
     const size = await weft(["worker", "tcp://127.0.0.1:1", "--max-message-bytes", "lots"]);
     expect(size.code).toBe(2);
     expect(size.err).toMatch(/--max-message-bytes must be a size such as 64MiB or 4GB, got "lots"/);

@@ -5,6 +5,7 @@ import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
   addFrameLimitOptions,
+  byteSize,
   type FrameLimitCliOptions,
   frameLimitsFrom,
   LOG_LEVELS,
@@ -23,12 +24,21 @@ interface WorkerCliOptions extends FrameLimitCliOptions {
   readonly contactAddress?: string;
   readonly executor: "threads" | "inline";
   readonly resources?: string;
+  readonly memoryLimit?: string;
+  readonly memoryTarget?: string;
+  readonly spillDirectory?: string;
   readonly validate?: boolean;
   readonly logLevel: string;
   readonly connectTimeout: string;
 }
 
-/** Resolves once `worker` has closed (it closes itself when it loses the scheduler). */
+/** A number in (0, 1] given as text; throws a clear error. */
+function fractionOption(name: string, text: string): number {
+  const n = Number(text);
+  if (!(n > 0 && n <= 1)) throw new Error(`${name} must be a number in (0, 1], got ${text}`);
+  return n;
+}
+
 /**
  * Run a worker for the scheduler at `scheduler` until `stop` resolves
  * (SIGINT/SIGTERM, or the worker closing, in production).
@@ -56,6 +66,13 @@ export async function runWorker(
       executor: opts.executor === "inline" ? "inline" : "piscina",
       taskModules: opts.tasks,
       resources,
+      ...(opts.memoryLimit !== undefined
+        ? { memoryLimit: byteSize("--memory-limit", opts.memoryLimit) }
+        : {}),
+      ...(opts.memoryTarget !== undefined
+        ? { memoryTarget: fractionOption("--memory-target", opts.memoryTarget) }
+        : {}),
+      ...(opts.spillDirectory !== undefined ? { spillDirectory: opts.spillDirectory } : {}),
       ...frameLimitsFrom(opts),
       validate: opts.validate === true,
       connectTimeoutMs,
@@ -97,6 +114,18 @@ export function workerCommand(ctx: CliContext): Command {
         .default("threads"),
     )
     .option("--resources <list>", "abstract resources this worker has, e.g. GPU=1,MEM=8e9")
+    .option(
+      "--memory-limit <size>",
+      "spill task values to disk beyond --memory-target of this size, e.g. 4GiB (default: never)",
+    )
+    .option(
+      "--memory-target <fraction>",
+      "the share of --memory-limit kept in memory (default: 0.6)",
+    )
+    .option(
+      "--spill-directory <dir>",
+      "where spilled values go (default: the system's temporary directory)",
+    )
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(
       "--connect-timeout <ms>",

@@ -1,0 +1,72 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { resolveWorkerOptions } from "../worker/workerOptions.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { byteSum, bytes } from "./testTasks.ts";
+
+let dir = "";
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "weft-spill-cluster-"));
+});
+afterEach(async () => {
+  await closeTestClusters();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The sum of the bytes `bytes(n)` makes. */
+function expectedSum(n: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += i % 251;
+  return s;
+}
+
+describe("workers with a memoryLimit spill to disk", () => {
+  for (const protocol of ["inproc", "tcp"] as const) {
+    it(`results beyond the limit go to disk and come back right (${protocol})`, async () => {
+      const { cluster, client } = await testCluster({
+        protocol,
+        worker: { memoryLimit: "20kB", memoryTarget: 0.5, spillDirectory: dir },
+      });
+      // 40 values of 2 kB on 2 workers keeping 10 kB each: most go to disk.
+      const parts = Array.from({ length: 40 }, (_, i) => client.submit(bytes, 2000 + i));
+      await client.gather(parts);
+      const stats = cluster.workers.map((w) => w.spillStats);
+      for (const s of stats) {
+        expect(s?.memoryBytes).toBeLessThanOrEqual(10_000);
+      }
+      const spilled = stats.reduce((n, s) => n + (s?.spilledKeys ?? 0), 0);
+      expect(spilled).toBeGreaterThan(20);
+      expect(readdirSync(dir).length).toBeGreaterThan(0);
+      // Tasks read them back, on their worker or fetched by the other.
+      const sums = parts.map((p) => client.submit(byteSum, p));
+      expect(await client.gather(sums)).toEqual(parts.map((_, i) => expectedSum(2000 + i)));
+      // And so does the client.
+      expect((await parts[0]) as Uint8Array).toHaveLength(2000);
+      expect(cluster.workers.some((w) => (w.spillStats?.unspillCount ?? 0) > 0)).toBe(true);
+      await cluster.close();
+      // Closed, the workers removed their spill directories.
+      expect(readdirSync(dir)).toEqual([]);
+    });
+  }
+
+  it("refuses bad options, naming them", () => {
+    const base = { scheduler: "inproc://x" };
+    expect(resolveWorkerOptions({ ...base, memoryLimit: "2GiB" }).memoryLimit).toBe(2 ** 31);
+    expect(resolveWorkerOptions(base).memoryLimit).toBeNull();
+    expect(() => resolveWorkerOptions({ ...base, memoryLimit: "lots" })).toThrow(
+      /^Worker option memoryLimit: /,
+    );
+    expect(() => resolveWorkerOptions({ ...base, memoryLimit: 0 })).toThrow(
+      "Worker option memoryLimit must be a size > 0, got 0",
+    );
+    expect(() => resolveWorkerOptions({ ...base, memoryTarget: 1.5 })).toThrow(
+      "Worker option memoryTarget must be a number in (0, 1], got 1.5",
+    );
+    expect(() => resolveWorkerOptions({ ...base, spillDirectory: join(dir, "nope") })).toThrow(
+      /^Worker option spillDirectory: no such directory/,
+    );
+    expect(existsSync(dir)).toBe(true);
+  });
+});

@@ -1,0 +1,108 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SpillStore } from "./spillStore.ts";
+
+let base = "";
+beforeEach(() => {
+  base = mkdtempSync(join(tmpdir(), "weft-spill-test-"));
+});
+afterEach(() => {
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** A store keeping `target` bytes of byte arrays (and 10 bytes per other value) in memory. */
+function store(target: number, failed: string[] = []): SpillStore {
+  return new SpillStore({
+    targetBytes: target,
+    directory: base,
+    sizeof: (v) => (v instanceof Uint8Array ? v.byteLength : 10),
+    onSpillFailed: (key) => failed.push(key),
+  });
+}
+
+const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
+
+/** The files spilled now. */
+function spilledFiles(): string[] {
+  return readdirSync(base).flatMap((d) => readdirSync(join(base, d)));
+}
+
+describe("SpillStore", () => {
+  it("keeps the target in memory, spills the least recently used, reads them back", () => {
+    const s = store(100);
+    s.set("a", bytes(40, 1)).set("b", bytes(40, 2));
+    expect(readdirSync(base)).toEqual([]); // no directory until a spill
+    s.set("c", bytes(40, 3));
+    expect(s.stats).toMatchObject({ memoryKeys: 2, memoryBytes: 80, spilledKeys: 1 });
+    expect(spilledFiles()).toHaveLength(1);
+    // a went to disk (least recently used); reading it back spills b, now the oldest.
+    expect(s.get("a")).toEqual(bytes(40, 1));
+    expect(s.stats).toMatchObject({ memoryBytes: 80, spilledBytes: 40, spillCount: 2 });
+    expect(s.stats.unspillCount).toBe(1);
+    // A read makes a value recent: c survives the next spill, a does not.
+    s.get("c");
+    s.set("d", bytes(40, 4));
+    expect(s.get("b")).toEqual(bytes(40, 2));
+    expect([...s.keys()].sort()).toEqual(["a", "b", "c", "d"]);
+    expect(s.size).toBe(4);
+    for (const [k, fill] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+      ["d", 4],
+    ] as const) {
+      expect(s.get(k)).toEqual(bytes(40, fill));
+    }
+    expect(s.stats.memoryBytes).toBeLessThanOrEqual(100);
+  });
+
+  it("a value larger than the target goes straight to disk; delete and close free the files", () => {
+    const s = store(100);
+    s.set("big", bytes(500, 7));
+    expect(s.stats).toMatchObject({ memoryKeys: 0, spilledKeys: 1, spilledBytes: 500 });
+    s.set("small", bytes(10, 1));
+    expect(s.delete("big")).toBe(true);
+    expect(s.delete("big")).toBe(false);
+    expect(s.has("big")).toBe(false);
+    expect(spilledFiles()).toEqual([]);
+    s.set("big2", bytes(500, 8));
+    // Setting a key anew replaces its value, wherever it was.
+    s.set("big2", bytes(5, 9));
+    expect(s.get("big2")).toEqual(bytes(5, 9));
+    expect(spilledFiles()).toEqual([]);
+    s.set("big3", bytes(500, 1));
+    s.close();
+    expect(readdirSync(base)).toEqual([]);
+    // The keys are still listed (the worker's state machine does), but cannot be read.
+    expect(s.size).toBe(3);
+    expect(() => s.get("big3")).toThrow("SpillStore: closed; big3 was on disk");
+    expect(s.get("small")).toEqual(bytes(10, 1));
+  });
+
+  it("a value that cannot be serialised stays in memory; too large, set throws", () => {
+    const failed: string[] = [];
+    const s = store(25, failed);
+    const fn = { run: () => 1 };
+    s.set("fn", fn);
+    s.set("x", bytes(20, 1)); // over the target: fn cannot go, x is the one just set
+    expect(failed).toEqual(["fn"]);
+    expect(s.get("fn")).toBe(fn);
+    expect(s.stats).toMatchObject({ spillFailures: 1, memoryKeys: 2 });
+    s.set("y", bytes(20, 2)); // x goes; fn is not tried again
+    expect(failed).toEqual(["fn"]);
+    expect(s.stats.spilledKeys).toBe(1);
+    const tooBig = new SpillStore({
+      targetBytes: 5,
+      directory: base,
+      sizeof: () => 10,
+    });
+    expect(() => tooBig.set("f", { run: () => 1 })).toThrow(/could not be cloned/);
+    expect(tooBig.has("f")).toBe(false);
+    expect(() => new SpillStore({ targetBytes: -1, directory: base, sizeof: () => 1 })).toThrow(
+      RangeError,
+    );
+    expect(existsSync(base)).toBe(true);
+  });
+});

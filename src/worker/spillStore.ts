@@ -1,0 +1,202 @@
+/**
+ * A data store that spills to disk (Dask's `SpillBuffer`, zict's LRU over a
+ * file store): it keeps at most `targetBytes` of values in memory, as `sizeof`
+ * measures them, and writes the least recently used others to files
+ * (`v8.serialize`, the structured clone that carries values between threads),
+ * reading each back, into memory, when it is next asked for.
+ *
+ * - A value larger than the target on its own goes straight to disk.
+ * - A value that cannot be serialised stays in memory; a value set straight
+ *   to disk that cannot be makes `set` throw (the seed's `data[key] = value`
+ *   failing: the task errs with that error).
+ * - The files live in a directory of their own, made on the first spill in
+ *   `directory`, and removed by {@link close}.
+ */
+
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { deserialize, serialize } from "node:v8";
+import type { DataStore } from "./state/dataStore.ts";
+
+/** Options of a {@link SpillStore}. */
+export interface SpillStoreOptions {
+  /** Bytes of values kept in memory, as `sizeof` measures them. */
+  readonly targetBytes: number;
+  /** Where to make the directory of spilled values. */
+  readonly directory: string;
+  /** A value's size in bytes (the worker's `sizeof`). */
+  readonly sizeof: (value: unknown) => number;
+  /** Told of a value that could not be spilled: it stays in memory. */
+  readonly onSpillFailed?: (key: string, err: unknown) => void;
+}
+
+/** How much a {@link SpillStore} holds where, and what it did. */
+export interface SpillStats {
+  /** Values in memory, and their bytes. */
+  readonly memoryKeys: number;
+  readonly memoryBytes: number;
+  /** Values on disk, and their bytes (as measured in memory). */
+  readonly spilledKeys: number;
+  readonly spilledBytes: number;
+  /** Values written to disk so far, and read back. */
+  readonly spillCount: number;
+  readonly unspillCount: number;
+  /** Values that could not be written (kept in memory). */
+  readonly spillFailures: number;
+}
+
+interface InMemory {
+  readonly value: unknown;
+  readonly bytes: number;
+}
+
+interface OnDisk {
+  readonly file: string;
+  readonly bytes: number;
+}
+
+/** A {@link DataStore} keeping at most `targetBytes` in memory, the rest on disk. */
+export class SpillStore implements DataStore {
+  /** In least recently used order (a read moves a value to the end). */
+  private readonly fast = new Map<string, InMemory>();
+  private readonly slow = new Map<string, OnDisk>();
+  /** Values that could not be serialised: not tried again until set anew. */
+  private readonly unspillable = new Set<string>();
+  private dir: string | null = null;
+  private files = 0;
+  private memoryBytes = 0;
+  private spilledBytes = 0;
+  private spillCount = 0;
+  private unspillCount = 0;
+  private spillFailures = 0;
+  private closed = false;
+
+  constructor(private readonly options: SpillStoreOptions) {
+    if (!(options.targetBytes >= 0)) {
+      throw new RangeError(`SpillStore: targetBytes must be ≥ 0, got ${options.targetBytes}`);
+    }
+  }
+
+  get size(): number {
+    return this.fast.size + this.slow.size;
+  }
+
+  has(key: string): boolean {
+    return this.fast.has(key) || this.slow.has(key);
+  }
+
+  get(key: string): unknown {
+    const held = this.fast.get(key);
+    if (held !== undefined) {
+      this.fast.delete(key);
+      this.fast.set(key, held);
+      return held.value;
+    }
+    const spilled = this.slow.get(key);
+    if (spilled === undefined) return undefined;
+    if (this.closed) throw new Error(`SpillStore: closed; ${key} was on disk`);
+    const value = deserialize(readFileSync(spilled.file));
+    this.forgetFile(key, spilled);
+    this.unspillCount++;
+    this.fast.set(key, { value, bytes: spilled.bytes });
+    this.memoryBytes += spilled.bytes;
+    this.evict(key);
+    return value;
+  }
+
+  set(key: string, value: unknown): this {
+    this.delete(key);
+    const bytes = this.options.sizeof(value);
+    if (bytes > this.options.targetBytes) {
+      this.write(key, value, bytes); // throws if it cannot be: nothing is stored
+      return this;
+    }
+    this.fast.set(key, { value, bytes });
+    this.memoryBytes += bytes;
+    this.evict(key);
+    return this;
+  }
+
+  delete(key: string): boolean {
+    this.unspillable.delete(key);
+    const held = this.fast.get(key);
+    if (held !== undefined) {
+      this.fast.delete(key);
+      this.memoryBytes -= held.bytes;
+      return true;
+    }
+    const spilled = this.slow.get(key);
+    if (spilled === undefined) return false;
+    this.forgetFile(key, spilled);
+    return true;
+  }
+
+  *keys(): IterableIterator<string> {
+    // Copies: a caller may delete keys as it goes.
+    yield* [...this.fast.keys(), ...this.slow.keys()];
+  }
+
+  /** Where values are now, and the spills so far. */
+  get stats(): SpillStats {
+    return {
+      memoryKeys: this.fast.size,
+      memoryBytes: this.memoryBytes,
+      spilledKeys: this.slow.size,
+      spilledBytes: this.spilledBytes,
+      spillCount: this.spillCount,
+      unspillCount: this.unspillCount,
+      spillFailures: this.spillFailures,
+    };
+  }
+
+  /**
+   * Remove the spill directory (its worker has closed). The bookkeeping stays, as
+   * the worker's state machine still lists the keys; a spilled value can no longer
+   * be read, nor a value spilled. Idempotent.
+   */
+  close(): void {
+    this.closed = true;
+    if (this.dir !== null) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = null;
+  }
+
+  /** Spill the least recently used values, but `keep`, until memory is within the target. */
+  private evict(keep: string): void {
+    if (this.memoryBytes <= this.options.targetBytes) return;
+    for (const [key, held] of this.fast) {
+      if (this.memoryBytes <= this.options.targetBytes) return;
+      if (key === keep || this.unspillable.has(key)) continue;
+      try {
+        this.write(key, held.value, held.bytes);
+      } catch (err) {
+        this.unspillable.add(key);
+        this.spillFailures++;
+        this.options.onSpillFailed?.(key, err);
+        continue;
+      }
+      this.fast.delete(key);
+      this.memoryBytes -= held.bytes;
+    }
+  }
+
+  private write(key: string, value: unknown, bytes: number): void {
+    if (this.closed) throw new Error("SpillStore: closed");
+    const payload = serialize(value);
+    this.dir ??= mkdtempSync(join(this.options.directory, "weft-spill-"));
+    const file = join(this.dir, String(++this.files));
+    writeFileSync(file, payload);
+    this.slow.set(key, { file, bytes });
+    this.spilledBytes += bytes;
+    this.spillCount++;
+  }
+
+  private forgetFile(key: string, spilled: OnDisk): void {
+    this.slow.delete(key);
+    this.spilledBytes -= spilled.bytes;
+    try {
+      unlinkSync(spilled.file);
+    } catch {
+      // Gone already (the directory removed): nothing to free.
+    }
+  }
+}
