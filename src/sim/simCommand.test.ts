@@ -45,21 +45,8 @@ test("weft sim --workload scatter: the summary counts what the scatters met", as
 test("weft sim --workload scatter: the summary counts the replicate requests when there were any", async () => {
   // Three small scatter runs from seed 4, with more options (as they were before the
   // client fired and forgot keys).
-  const scatterRuns = (...more: string[]) =>
-    weft(
-      "sim",
-      "--workload",
-      "scatter",
-      "--runs",
-      "3",
-      "--from",
-      "4",
-      "--tasks",
-      "12",
-      "--fire-and-forget",
-      "0",
-      ...more,
-    );
+  const base = "sim --workload scatter --runs 3 --from 4 --tasks 12 --fire-and-forget 0";
+  const scatterRuns = (...more: string[]) => weft(...base.split(" "), ...more);
   const r = await scatterRuns("--rebalance", "0", "--retire", "0");
   expect(r.code).toBe(0);
   expect(r.out).toMatch(/^replicate: requests +4 in 2 runs$/m);

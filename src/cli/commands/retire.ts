@@ -8,7 +8,7 @@
 import { Command } from "commander";
 import { type CliContext, EXIT } from "./context.ts";
 import { positiveInt } from "./serveUntil.ts";
-import { type ConnectCliOptions, connectFor } from "./status.ts";
+import { type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft retire`. */
 export interface RetireCliOptions extends ConnectCliOptions {
@@ -36,9 +36,7 @@ export async function runRetire(
     ctx.exitCode = EXIT.usage;
     return;
   }
-  const client = await connectFor("retire", address, opts, ctx);
-  if (client === null) return;
-  try {
+  await withClient("retire", address, opts, ctx, async (client) => {
     const { retired, failed } = await client.retireWorkers(which);
     if (opts.json === true) {
       ctx.stdout.write(`${JSON.stringify({ retired, failed }, null, 2)}\n`);
@@ -47,12 +45,7 @@ export async function runRetire(
       for (const f of failed) ctx.stdout.write(`not retired ${f.worker}: ${f.reason}\n`);
     }
     if (failed.length > 0) ctx.exitCode = EXIT.differences;
-  } catch (err) {
-    ctx.stderr.write(`weft retire: ${(err as Error).message}\n`);
-    ctx.exitCode = EXIT.differences;
-  } finally {
-    await client.close();
-  }
+  });
 }
 
 /** `weft retire`: see docs/client.md. */

@@ -16,23 +16,40 @@ export interface ConnectCliOptions {
   readonly connectTimeout?: string;
 }
 
-/** Connect to `address` for the command `name`: null (said on stderr, exit 2) if it cannot. */
-export async function connectFor(
+/**
+ * Connect to `address` as a client for the command `name` and run `body` with
+ * it, then close it. A scheduler that cannot be reached, or a bad
+ * `--connect-timeout`, is said on stderr with exit 2; an error of `body` with
+ * exit 1.
+ */
+export async function withClient(
   name: string,
   address: string,
   opts: ConnectCliOptions,
   ctx: CliContext,
-): Promise<Client | null> {
+  body: (client: Client) => Promise<void>,
+): Promise<void> {
+  let client: Client;
   try {
-    return await Client.connect(address, {
+    client = await Client.connect(address, {
       name,
       timeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000"),
       logger: stderrLogger(`weft.${name}`, "silent"),
     });
   } catch (err) {
-    ctx.stderr.write(`weft ${name}: ${(err as Error).message}\n`);
+    ctx.stderr.write(`weft ${name}: ${(err as Error).message}
+`);
     ctx.exitCode = EXIT.usage;
-    return null;
+    return;
+  }
+  try {
+    await body(client);
+  } catch (err) {
+    ctx.stderr.write(`weft ${name}: ${(err as Error).message}
+`);
+    ctx.exitCode = EXIT.differences;
+  } finally {
+    await client.close();
   }
 }
 
@@ -99,19 +116,12 @@ export async function runStatus(
   opts: ConnectCliOptions & { readonly json?: boolean },
   ctx: CliContext,
 ): Promise<void> {
-  const client = await connectFor("status", address, opts, ctx);
-  if (client === null) return;
-  try {
+  await withClient("status", address, opts, ctx, async (client) => {
     const status = await clusterStatus(client);
     ctx.stdout.write(
       opts.json === true ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status),
     );
-  } catch (err) {
-    ctx.stderr.write(`weft status: ${(err as Error).message}\n`);
-    ctx.exitCode = EXIT.differences;
-  } finally {
-    await client.close();
-  }
+  });
 }
 
 /** `weft status`: see docs/client.md. */
