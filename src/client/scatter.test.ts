@@ -285,6 +285,7 @@ function fakeScatterer(
     processing: 0,
     keys: 0,
     nbytes: 0,
+    spilled: null,
   }));
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
   /** The calls to hanging workers, failed when their connection is removed. */

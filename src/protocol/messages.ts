@@ -74,6 +74,7 @@ export type {
   Resources,
   SchedulerToWorkerMessage,
   SchedulerToWorkerOp,
+  SpilledValues,
   StealRequestMsg,
   StealResponseMsg,
   TaskErredMsg,

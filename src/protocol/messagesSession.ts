@@ -14,7 +14,7 @@
 
 import type { KeyInMemoryMsg, SchedulerToClientMessage } from "./messagesClient.ts";
 import type { Key } from "./messagesTaskSpec.ts";
-import type { RegisterWorkerMsg } from "./messagesWorker.ts";
+import type { RegisterWorkerMsg, SpilledValues } from "./messagesWorker.ts";
 
 /** What a handshake and its reply say of their sender's weft. */
 export interface WireVersion {
@@ -143,6 +143,8 @@ export interface WorkerIdentity {
   readonly keys: number;
   /** Their bytes, as the workers measured them (Dask's `nbytes`). */
   readonly nbytes: number;
+  /** Of those, what it keeps on disk, as of its last heartbeat (with a `memoryLimit`), or null. */
+  readonly spilled: SpilledValues | null;
 }
 
 /**

@@ -156,7 +156,15 @@ export interface RegisterWorkerMsg {
 /** A worker is alive (Dask's `heartbeat_worker`). */
 export interface HeartbeatWorkerMsg {
   readonly op: "heartbeat-worker";
+  /** With a `memoryLimit`: the values the worker has spilled to disk, and their bytes. */
+  readonly spilled?: SpilledValues;
   readonly stimulusId: string;
+}
+
+/** Values a worker keeps on disk rather than in memory, and their bytes (as measured in memory). */
+export interface SpilledValues {
+  readonly keys: number;
+  readonly bytes: number;
 }
 
 /** A worker paused or resumed, e.g. under memory pressure (Dask's `worker-status-change`). */

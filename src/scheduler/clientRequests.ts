@@ -52,6 +52,7 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
           processing: ws.processing.size,
           keys: ws.hasWhat.size,
           nbytes: ws.nbytes,
+          spilled: ws.spilled,
         });
       }
       return out;

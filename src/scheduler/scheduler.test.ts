@@ -317,6 +317,7 @@ describe("Scheduler server", () => {
         processing: 0,
         keys: 0,
         nbytes: 0,
+        spilled: null,
       },
     ]);
     const r4 = await c.waitFor((m) => m.requestId === 4);

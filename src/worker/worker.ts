@@ -476,7 +476,14 @@ export class Worker extends BaseWorker {
 
   private heartbeat(): void {
     if (this.stream === null || this.stream.isClosed) return;
-    this.stream.send({ op: "heartbeat-worker", stimulusId: stimulusId("heartbeat") });
+    const spill = this.spill?.stats;
+    this.stream.send({
+      op: "heartbeat-worker",
+      ...(spill !== undefined
+        ? { spilled: { keys: spill.spilledKeys, bytes: spill.spilledBytes } }
+        : {}),
+      stimulusId: stimulusId("heartbeat"),
+    });
   }
 
   private findMissing(): void {

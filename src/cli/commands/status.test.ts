@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { closeTestClusters, eventually, testCluster } from "../../client/testCluster.ts";
-import { inc } from "../../client/testTasks.ts";
+import { bytes, inc } from "../../client/testTasks.ts";
 import { runWeft } from "../testContext.ts";
 
 afterEach(closeTestClusters);
@@ -27,6 +27,26 @@ describe("weft status", () => {
     expect(status.workers).toHaveLength(2);
     expect(status.datasets).toEqual(["results"]);
     expect(status.counters).toMatchObject({ tasks: 1, workers: 2, clients: 2 });
+  });
+
+  it("shows what workers with a memory limit spilled, as their heartbeats said", async () => {
+    const { cluster, client } = await testCluster({ worker: { memoryLimit: 4000 } });
+    const parts = Array.from({ length: 10 }, (_, i) => client.submit(bytes, 1000 + i));
+    await client.gather(parts);
+    await eventually(
+      () => [...cluster.scheduler.state.workers.values()].some((ws) => (ws.spilled?.keys ?? 0) > 0),
+      5000,
+      "a heartbeat telling of spilled values",
+    );
+    const r = await runWeft(["status", cluster.address]);
+    expect(r.out.split("\n")[1]).toMatch(/ bytes +spilled$/);
+    expect(r.out).toMatch(/ \d+(\.\d+)? kiB$/m);
+    const json = JSON.parse((await runWeft(["status", cluster.address, "--json"])).out);
+    const spilled = json.workers.reduce(
+      (n: number, w: { spilled: { keys: number } }) => n + w.spilled.keys,
+      0,
+    );
+    expect(spilled).toBeGreaterThan(0);
   });
 
   it("says why it cannot reach a scheduler (exit 2)", async () => {

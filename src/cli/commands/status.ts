@@ -1,7 +1,8 @@
 /**
  * `weft status <scheduler>`: what a running scheduler has, as a client sees it:
- * its workers (threads, status, tasks assigned, results held), its counters
- * and the datasets published. A table, or JSON with `--json`.
+ * its workers (threads, status, tasks assigned, results held, and spilled to
+ * disk when they have a memory limit), its counters and the datasets
+ * published. A table, or JSON with `--json`.
  */
 
 import { Command } from "commander";
@@ -80,8 +81,18 @@ export function formatStatus(status: ClusterStatus): string {
     `scheduler ${status.scheduler}: ${workers.length} worker${workers.length === 1 ? "" : "s"} (${threads} thread${threads === 1 ? "" : "s"}), ${counters.clients - 1} other client${counters.clients === 2 ? "" : "s"}`,
   ];
   if (workers.length > 0) {
+    // Spilled bytes only when some worker spills (has a memoryLimit).
+    const spills = workers.some((w) => w.spilled !== null);
     const rows = [
-      ["worker", "threads", "status", "processing", "keys", "bytes"],
+      [
+        "worker",
+        "threads",
+        "status",
+        "processing",
+        "keys",
+        "bytes",
+        ...(spills ? ["spilled"] : []),
+      ],
       ...workers.map((w) => [
         w.address,
         String(w.nthreads),
@@ -89,6 +100,7 @@ export function formatStatus(status: ClusterStatus): string {
         String(w.processing),
         String(w.keys),
         formatBytes(w.nbytes),
+        ...(spills ? [w.spilled === null ? "-" : formatBytes(w.spilled.bytes)] : []),
       ]),
     ];
     const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));

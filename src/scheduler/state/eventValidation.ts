@@ -129,8 +129,15 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       if (problem !== null) fail(ev, `resources ${problem}`);
       return;
     }
-    case "heartbeat-worker":
+    case "heartbeat-worker": {
+      if (msg.spilled === undefined) return;
+      const sp: unknown = msg.spilled;
+      const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+      if (!isObject(sp) || !count(sp.keys) || !count(sp.bytes)) {
+        fail(ev, `spilled must be {keys, bytes} counts, got ${showValue(sp)}`);
+      }
       return;
+    }
     case "worker-status-change":
       if (msg.status !== "running" && msg.status !== "paused") {
         fail(ev, `status must be "running" or "paused", got ${showValue(msg.status)}`);

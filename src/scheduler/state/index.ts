@@ -52,6 +52,7 @@ export type {
   SchedulerToClientOp,
   SchedulerToWorkerMessage,
   SchedulerToWorkerOp,
+  SpilledValues,
   StealRequestMsg,
   StealResponseMsg,
   TaskErredMsg,

@@ -352,3 +352,23 @@ describe("many stimuli at once", () => {
     s.validateState();
   });
 });
+
+describe("heartbeat-worker", () => {
+  test("keeps what the worker says it spilled; refuses a malformed count", () => {
+    const s = cluster("w1");
+    const ws = s.workers.get("w1");
+    expect(ws?.spilled).toBeNull();
+    s.handleStimulus(t.fromWorker("w1", { op: "heartbeat-worker" }));
+    expect(ws?.spilled).toBeNull();
+    s.handleStimulus(
+      t.fromWorker("w1", { op: "heartbeat-worker", spilled: { keys: 3, bytes: 3000 } }),
+    );
+    expect(ws?.spilled).toEqual({ keys: 3, bytes: 3000 });
+    expect(() =>
+      s.handleStimulus(
+        t.fromWorker("w1", { op: "heartbeat-worker", spilled: { keys: -1, bytes: 0 } }),
+      ),
+    ).toThrow(/spilled must be \{keys, bytes\} counts/);
+    expect(ws?.spilled).toEqual({ keys: 3, bytes: 3000 });
+  });
+});

@@ -41,6 +41,7 @@ export function handleWorkerMessage(
   ws.lastSeen = s.now;
   switch (msg.op) {
     case "heartbeat-worker":
+      if (msg.spilled !== undefined) ws.spilled = msg.spilled;
       return;
     case "worker-status-change":
       // A worker being retired stays paused until it is removed (or its retirement fails).

@@ -1,4 +1,5 @@
 import type { WorkerRecipient } from "../../protocol/messages.ts";
+import type { SpilledValues } from "../../protocol/messagesWorker.ts";
 import { addressHostOrNull } from "../../util/address.ts";
 import type { OpenFreeKeys } from "./outbox.ts";
 import type { TaskState } from "./taskState.ts";
@@ -41,6 +42,8 @@ export class WorkerInfo {
   occupancy = 0;
   /** `clock()` at its last message. */
   lastSeen: number;
+  /** What it last said it keeps on disk (a worker with a `memoryLimit`), or null. */
+  spilled: SpilledValues | null = null;
 
   /** Scratch for placement: bytes of the current task's inputs held here, valid when `scratchEpoch` matches. */
   scratchBytes = 0;
