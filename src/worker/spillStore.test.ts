@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -104,5 +105,24 @@ describe("SpillStore", () => {
       RangeError,
     );
     expect(existsSync(base)).toBe(true);
+  });
+
+  it("the first spill removes the directories of processes no longer running", () => {
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid as number;
+    mkdirSync(join(base, `weft-spill-${dead}-abc`));
+    mkdirSync(join(base, `weft-spill-${process.pid}-mine`));
+    mkdirSync(join(base, "other"));
+    const s = store(10);
+    s.set("x", bytes(20, 1));
+    const left = readdirSync(base).sort();
+    expect(left).toHaveLength(3);
+    expect(left).toContain(`weft-spill-${process.pid}-mine`);
+    expect(left).toContain("other");
+    expect(
+      left.some(
+        (d) => d.startsWith(`weft-spill-${process.pid}-`) && d !== `weft-spill-${process.pid}-mine`,
+      ),
+    ).toBe(true);
+    expect(left).not.toContain(`weft-spill-${dead}-abc`);
   });
 });

@@ -10,10 +10,13 @@
  *   to disk that cannot be makes `set` throw (the seed's `data[key] = value`
  *   failing: the task errs with that error).
  * - The files live in a directory of their own, made on the first spill in
- *   `directory`, and removed by {@link close}.
+ *   `directory` and named after the process (`weft-spill-<pid>-…`), and removed
+ *   by {@link close}. A process killed before it could remove its directories
+ *   leaves them behind: the first spill of a later process removes those of
+ *   processes no longer running.
  */
 
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import type { DataStore } from "./state/dataStore.ts";
@@ -53,6 +56,26 @@ interface InMemory {
 interface OnDisk {
   readonly file: string;
   readonly bytes: number;
+}
+
+/** A new spill directory in `base`, once the directories of dead processes there are removed. */
+function spillDirectoryIn(base: string): string {
+  for (const name of readdirSync(base)) {
+    const pid = Number(/^weft-spill-(\d+)-/.exec(name)?.[1] ?? Number.NaN);
+    if (!Number.isSafeInteger(pid) || pid === process.pid || isRunning(pid)) continue;
+    rmSync(join(base, name), { recursive: true, force: true });
+  }
+  return mkdtempSync(join(base, `weft-spill-${process.pid}-`));
+}
+
+/** True if a process `pid` runs (one of another user's counts: it may not be signalled). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** A {@link DataStore} keeping at most `targetBytes` in memory, the rest on disk. */
@@ -182,7 +205,7 @@ export class SpillStore implements DataStore {
   private write(key: string, value: unknown, bytes: number): void {
     if (this.closed) throw new Error("SpillStore: closed");
     const payload = serialize(value);
-    this.dir ??= mkdtempSync(join(this.options.directory, "weft-spill-"));
+    this.dir ??= spillDirectoryIn(this.options.directory);
     const file = join(this.dir, String(++this.files));
     writeFileSync(file, payload);
     this.slow.set(key, { file, bytes });

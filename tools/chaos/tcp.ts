@@ -166,6 +166,7 @@ export class Processes {
       readonly executor: "inline" | "threads";
       readonly nthreads: number;
       readonly validate: boolean;
+      readonly memoryLimit?: string;
     },
   ): WeftProcess {
     return this.start(name, [
@@ -182,6 +183,7 @@ export class Processes {
       "--log-level",
       "warn",
       ...(o.validate ? ["--validate"] : []),
+      ...(o.memoryLimit !== undefined ? ["--memory-limit", o.memoryLimit] : []),
     ]);
   }
 
@@ -327,6 +329,8 @@ export interface ChaosOptions {
   readonly roundTimeoutMs: number;
   readonly workerTtlMs: number;
   readonly validate: boolean;
+  /** Each worker's `--memory-limit`: it spills values to disk beyond 60% of it. Default none. */
+  readonly memoryLimit?: string;
   /**
    * The client scatters each round's blocks, and replicates them to two
    * workers, instead of having tasks make them; as the tasks of every other
@@ -608,6 +612,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--worker-ttl <ms>", "the scheduler's --worker-ttl (frozen workers go then)", "3000")
     .option("--validate", "the processes check their state machines after every stimulus")
     .option(
+      "--memory-limit <size>",
+      "each worker's --memory-limit (e.g. 256kB): values beyond 60% of it are spilled to disk",
+    )
+    .option(
       "--scatter",
       "the client scatters each round's blocks (replicates them to 2 workers; in every other round trims them to 1 and rebalances them as the tasks start, and in every fourth retires a worker) instead of making them in tasks",
     )
@@ -643,6 +651,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     workerTtlMs: positiveInteger(str("workerTtl"), "--worker-ttl"),
     validate: opts.validate === true,
     scatter: opts.scatter === true,
+    ...(opts.memoryLimit !== undefined ? { memoryLimit: str("memoryLimit") } : {}),
   };
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const procs = new Processes(say);
