@@ -14,7 +14,8 @@ const SAMPLED = 100;
 /**
  * The number of workers the cluster should have to run its work in about
  * `targetDuration` seconds (Dask's `adaptive_target`, without its memory term:
- * weft's workers have no memory limit). Workers being retired are not counted.
+ * the scheduler does not know the workers' memory limits, which only bound what
+ * each keeps in memory before it spills). Workers being retired are not counted.
  *
  * - The seconds of work assigned to the workers (their occupancy) and of the
  *   tasks waiting for one (queued or unrunnable: the expected durations of up
