@@ -98,6 +98,22 @@ describe("weft run, scheduler, worker", () => {
     const given = await weft(["run", plain, "--tasks", BENCH_TASKS, "--executor", "inline"]);
     expect(given.code).toBe(0);
     expect(JSON.parse(given.out)).toEqual({ y: 4 });
+    // --memory-limit: the embedded workers spill beyond 60% of it.
+    const args = ["run", plain, "--tasks", BENCH_TASKS, "--executor", "inline", "--no-progress"];
+    const limited = await weft([...args, "--memory-limit", "1kB"]);
+    expect(JSON.parse(limited.out)).toEqual({ y: 4 });
+    const badLimit = await weft([...args, "--memory-limit", "some"]);
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.err).toMatch(/--memory-limit must be a size such as 64MiB/);
+    const remoteLimit = await weft([
+      "run",
+      plain,
+      "--scheduler",
+      "tcp://127.0.0.1:1",
+      "--memory-limit",
+      "1GB",
+    ]);
+    expect(remoteLimit.err).toMatch(/--memory-limit applies to the embedded cluster only/);
     const remote = await weft(["run", plain, "--scheduler", "tcp://127.0.0.1:1", "--workers", "3"]);
     expect(remote.code).toBe(2);
     expect(remote.err).toMatch(/--workers applies to the embedded cluster only/);

@@ -12,6 +12,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import {
   addFrameLimitOptions,
+  byteSize,
   type FrameLimitCliOptions,
   frameLimitsFrom,
   LOG_LEVELS,
@@ -26,6 +27,7 @@ interface RunOptions extends FrameLimitCliOptions {
   readonly workers?: string;
   readonly nthreads?: string;
   readonly executor?: "threads" | "inline";
+  readonly memoryLimit?: string;
   readonly tasks: readonly string[];
   readonly keys?: string;
   readonly progress: boolean;
@@ -53,6 +55,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   let extraModules: string[];
   let limits: FrameLimits;
   let connectTimeoutMs: number;
+  let memoryLimit: number | undefined;
   try {
     if (opts.scheduler === undefined && opts.connectTimeout !== undefined) {
       throw new Error("--connect-timeout applies with --scheduler only");
@@ -62,6 +65,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
         opts.workers !== undefined && "--workers",
         opts.nthreads !== undefined && "--nthreads",
         opts.executor !== undefined && "--executor",
+        opts.memoryLimit !== undefined && "--memory-limit",
         opts.tasks.length > 0 && "--tasks",
         opts.validate === true && "--validate",
       ].filter((o) => o !== false);
@@ -78,6 +82,8 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
     limits = frameLimitsFrom(opts);
     connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
+    memoryLimit =
+      opts.memoryLimit === undefined ? undefined : byteSize("--memory-limit", opts.memoryLimit);
     extraModules = opts.tasks.map((t) => moduleUrl(t));
     input = await loadGraphInput(file);
   } catch (err) {
@@ -108,6 +114,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
           executor: opts.executor ?? "threads",
           taskModules: [...input.taskModules, ...extraModules],
           validate: opts.validate === true,
+          ...(memoryLimit !== undefined ? { worker: { memoryLimit } } : {}),
           logger,
         });
         client = await cluster.client();
@@ -200,6 +207,10 @@ export function runCommand(ctx: CliContext): Command {
         "--executor <kind>",
         "embedded cluster: run tasks on thread pools or inline (default: threads)",
       ).choices(["threads", "inline"]),
+    )
+    .option(
+      "--memory-limit <size>",
+      "embedded cluster: each worker spills values to disk beyond 60% of this, e.g. 2GiB (default: never)",
     )
     .option(
       "--tasks <module>",
