@@ -46,6 +46,7 @@ import type {
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { isStandInClientId } from "../scheduler/state/clientInfo.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
+import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -79,6 +80,7 @@ import {
 } from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
+import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
@@ -1297,6 +1299,42 @@ export class Client implements FutureHost, GatherHost {
     });
     this.conn.send({ op: "cancel-keys", keys: [...keys], clientId: this.id, force, stimulusId });
     await answered;
+  }
+
+  /**
+   * Run the task function `fn` (a definition or a registered name) on `args`
+   * on every worker, outside any graph (Dask's `Client.run`): for setting
+   * workers up, or looking at them. Each runs it as it runs a task, holding one
+   * of its threads. Resolves with `{worker address: value}`; rejects with the
+   * `RunError` of the first worker (by address) where it failed.
+   */
+  run(
+    fn: TaskDefinition<TaskFunction> | string,
+    ...args: unknown[]
+  ): Promise<Record<string, unknown>> {
+    return this.runWith({}, fn, ...args);
+  }
+
+  /** {@link run} with options: `workers` (addresses or hosts) to run on, `onError`. */
+  async runWith(
+    options: RunOptions,
+    fn: TaskDefinition<TaskFunction> | string,
+    ...args: unknown[]
+  ): Promise<Record<string, unknown>> {
+    this.checkOpen();
+    const name = taskName(fn, "run");
+    const onError = options.onError ?? "raise";
+    if (onError !== "raise" && onError !== "return") {
+      throw new TypeError(`run: onError must be "raise" or "return", got ${showValue(onError)}`);
+    }
+    const names = workersOption(options);
+    const problem = options.workers === undefined ? null : workersProblem(names);
+    if (problem !== null) throw new TypeError(`run: workers ${problem}`);
+    const chosen = names === undefined ? null : new Set(names);
+    const addresses = (await this.workers())
+      .map((w) => w.address)
+      .filter((a) => chosen === null || namesWorker(chosen, a, addressHostOrNull(a)));
+    return runOnWorkers(this.peers, addresses, name, args, onError);
   }
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */

@@ -150,6 +150,26 @@ export class ScatterError extends Error {
 }
 
 /**
+ * A function `client.run` ran on a worker failed there (`remoteName`,
+ * `exceptionText` and `tracebackText` are its error's), or the worker could not
+ * be asked (then `cause` is why).
+ */
+export class RunError extends Error {
+  override name = "RunError";
+  constructor(
+    /** The worker's address. */
+    readonly worker: string,
+    /** `"Name: message"` of the error. */
+    readonly exceptionText: string,
+    /** The remote stack frames, when the function threw. */
+    readonly tracebackText = "",
+    options?: ErrorOptions,
+  ) {
+    super(`run on ${worker} failed: ${exceptionText}`, options);
+  }
+}
+
+/**
  * A dataset call failed: `getDataset` of a name nothing is published under,
  * `publishDataset` of a name taken (without `override`) or of futures whose
  * keys the scheduler no longer has, or the scheduler could not be told.

@@ -42,6 +42,7 @@ export {
   RemoteTaskError,
   ReplicateError,
   ResultFetchError,
+  RunError,
   ScatterError,
   WorkersTimeoutError,
 } from "./errors.ts";
@@ -59,4 +60,5 @@ export {
 } from "./graph.ts";
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
+export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";

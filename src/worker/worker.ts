@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
+import { ClonedValue } from "../comm/clonedValue.ts";
 import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
 import { connect, listen } from "../comm/connect.ts";
 import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts";
@@ -22,7 +23,7 @@ import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
 import { contactAddressFor } from "./contactAddress.ts";
-import { DataServer, parseGetDataResponse } from "./dataServer.ts";
+import { asWireValue, DataServer, parseGetDataResponse } from "./dataServer.ts";
 import { Execution, SpareThreads } from "./execution.ts";
 import {
   type ExecuteJob,
@@ -122,6 +123,8 @@ export class Worker extends BaseWorker {
   private readonly metricTotals = new Map<string, [MetricName, number]>();
   /** The same entries by (frozen, interned) name array. */
   private readonly metricByName = new Map<MetricName, [MetricName, number]>();
+  /** `run` calls answered so far (names their runs). */
+  private runCount = 0;
   /** The data store when it spills to disk (`memoryLimit`), else null. */
   private readonly spill: SpillStore | null;
   private closePromise: Promise<string[]> | null = null;
@@ -507,9 +510,51 @@ export class Worker extends BaseWorker {
       return;
     }
     this.servedComms.add(comm);
-    const handlers = { get_data: this.dataServer.getData, update_data: this.updateData };
+    const handlers = {
+      get_data: this.dataServer.getData,
+      update_data: this.updateData,
+      run: this.runFunction,
+    };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
+
+  /**
+   * Answers a client's `run` (Dask's `Client.run`): the task function `fn` on
+   * `args`, outside any graph, run by the executor as a task is and holding
+   * one of the worker's threads meanwhile. `{status: "OK", value}`, or
+   * `{status: "error", error}` with the error it threw, as a task's.
+   */
+  private readonly runFunction = async (args: Record<string, unknown>): Promise<unknown> => {
+    const fn = args.fn;
+    const given = args.args;
+    if (typeof fn !== "string" || !Array.isArray(given)) {
+      throw new TypeError("run: expected {fn: a task function's name, args: an array}");
+    }
+    const executor = this.executor;
+    if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
+      throw new Error(`run: the worker is ${this.statusValue}`);
+    }
+    const signal = new AbortController().signal;
+    await this.gate.acquire(signal);
+    // A run that secedes gives its slot back, as a task does; nobody else is told.
+    const execution = new Execution(this.gate, () => {}, signal, this.spareThreads);
+    const job: ExecuteJob = {
+      key: `run-${fn}-${++this.runCount}`,
+      fn,
+      args: given.map((a) => ClonedValue.unwrap(a)),
+    };
+    let outcome: ExecuteOutcome;
+    try {
+      outcome = await executor.run(job, execution, signal);
+    } catch (err) {
+      execution.finish(null);
+      throw err;
+    }
+    execution.finish(outcome.secededAfter);
+    if (outcome.status === "ok") return { status: "OK", value: asWireValue(outcome.value) };
+    if (outcome.status === "error") return { status: "error", error: outcome.error };
+    throw new Error(`run: ${fn} raised Reschedule, which only a task may`);
+  };
 
   override batchedSend(msg: Record<string, unknown>): void {
     const stream = this.stream;

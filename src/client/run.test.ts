@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { RunError } from "./errors.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { add, boom, slowInc } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+describe("client.run", () => {
+  for (const protocol of ["inproc", "tcp"] as const) {
+    it(`runs a task function on every worker, by address (${protocol})`, async () => {
+      const { cluster, client } = await testCluster({ protocol });
+      const addresses = cluster.workers.map((w) => w.address).sort();
+      const got = await client.run(add, 40, 2);
+      expect(Object.keys(got)).toEqual(addresses);
+      expect(Object.values(got)).toEqual([42, 42]);
+      // By name too, and on the workers named only.
+      expect(await client.runWith({ workers: addresses[1] }, "add", 1, 1)).toEqual({
+        [addresses[1]]: 2,
+      });
+      // Values cross as task values do.
+      const map = new Map([["k", new Uint8Array([1, 2])]]);
+      const echoed = await client.runWith({ workers: [addresses[0]] }, "identity", map);
+      expect(echoed[addresses[0]]).toEqual(map);
+    });
+  }
+
+  it("a failure rejects with the worker's RunError, or is returned with onError", async () => {
+    const { cluster, client } = await testCluster();
+    const [first] = cluster.workers.map((w) => w.address).sort();
+    const err = await client.run(boom, "from run").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunError);
+    expect(err).toMatchObject({ worker: first, exceptionText: "ValueError: from run" });
+    expect((err as RunError).tracebackText).not.toBe("");
+    const returned = await client.runWith({ onError: "return" }, boom, "again");
+    for (const v of Object.values(returned)) expect(v).toBeInstanceOf(RunError);
+    // A function no task module defines.
+    const unknown = await client.run("nosuch").catch((e: unknown) => e);
+    expect((unknown as RunError).exceptionText).toMatch(/nosuch/);
+  });
+
+  it("holds a worker thread while it runs: two runs on one thread take turns", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const address = cluster.workers[0].address;
+    const t0 = performance.now();
+    const both = await Promise.all([client.run(slowInc, 1, 150), client.run(slowInc, 2, 150)]);
+    // Together they would end after 150 ms; one after the other, after 300 at least.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(295);
+    expect(both).toEqual([{ [address]: 2 }, { [address]: 3 }]);
+  });
+
+  it("refuses bad input", async () => {
+    const { client } = await testCluster();
+    await expect(client.run(42 as never)).rejects.toThrow(
+      /run: the function must be a task definition/,
+    );
+    await expect(client.runWith({ onError: "ignore" as never }, add, 1, 2)).rejects.toThrow(
+      'run: onError must be "raise" or "return", got "ignore"',
+    );
+    await expect(client.runWith({ workers: [] }, add, 1, 2)).rejects.toThrow(
+      /run: workers must be/,
+    );
+    expect(await client.runWith({ workers: "tcp://10.9.9.9:1" }, add, 1, 2)).toEqual({});
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * `Client.run` (Dask's): a task function run on workers outside any graph,
+ * each worker answering for itself (its `run` rpc).
+ */
+
+import { ClonedValue } from "../comm/clonedValue.ts";
+import type { PeerPool } from "../worker/peerPool.ts";
+import { RunError } from "./errors.ts";
+
+/** Options of `Client.runWith`. */
+export interface RunOptions {
+  /** Only these workers (addresses, or hosts for every worker there). Default: every worker. */
+  readonly workers?: string | readonly string[];
+  /**
+   * `"raise"` (default): reject with the `RunError` of the first worker (by address)
+   * that failed; `"return"`: resolve with the `RunError` as that worker's value.
+   */
+  readonly onError?: "raise" | "return";
+}
+
+/** The answer of one worker's `run`: its value, or why it failed. */
+async function runOn(
+  peers: PeerPool,
+  address: string,
+  fn: string,
+  args: readonly unknown[],
+): Promise<unknown> {
+  let response: unknown;
+  try {
+    const rpc = await peers.get(address);
+    response = await rpc.call("run", { fn, args: args.map((a) => new ClonedValue(a)) });
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return new RunError(address, why, "", { cause: err });
+  }
+  const r = response as { status?: unknown; value?: unknown; error?: unknown } | null;
+  if (r?.status === "OK") return ClonedValue.unwrap(r.value);
+  const e = r?.error as { exceptionText?: unknown; tracebackText?: unknown } | undefined;
+  if (r?.status === "error" && typeof e?.exceptionText === "string") {
+    return new RunError(
+      address,
+      e.exceptionText,
+      typeof e.tracebackText === "string" ? e.tracebackText : "",
+    );
+  }
+  return new RunError(address, `malformed answer to run: ${String(JSON.stringify(response))}`);
+}
+
+/**
+ * `fn(...args)` on each of `addresses`, at once: `{address: value}` in address
+ * order. A failure rejects with the first `RunError` (by address), or with
+ * `onError: "return"` is that worker's value.
+ */
+export async function runOnWorkers(
+  peers: PeerPool,
+  addresses: readonly string[],
+  fn: string,
+  args: readonly unknown[],
+  onError: "raise" | "return",
+): Promise<Record<string, unknown>> {
+  const sorted = [...addresses].sort();
+  const values = await Promise.all(sorted.map((a) => runOn(peers, a, fn, args)));
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < sorted.length; i++) {
+    const v = values[i];
+    if (v instanceof RunError && onError === "raise") throw v;
+    out[sorted[i]] = v;
+  }
+  return out;
+}
