@@ -695,15 +695,18 @@ export class Client implements FutureHost, GatherHost {
    * `timeoutMs` has passed.
    */
   private async scatterList(list: readonly unknown[], options: ScatterOptions): Promise<Future[]> {
-    const deadline = Date.now() + (options.timeoutMs ?? this.timeoutMs);
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const deadline = Date.now() + timeoutMs;
     const futures: Future[] = new Array(list.length);
     let todo = list.map((_, i) => i);
     try {
       for (;;) {
+        // The whole scatter waits timeoutMs, retries included; errors say so.
         const placing = this.scatterer.place(
           todo.map((i) => list[i]),
-          { ...options, timeoutMs: Math.max(1, deadline - Date.now()) },
+          { ...options, timeoutMs },
           todo,
+          deadline,
         );
         // close() waits for it: the update-data below, or the release of what a
         // failed placement stored, then reaches the scheduler before close-client.

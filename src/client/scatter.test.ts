@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
+import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
 import { CommClosedError, ConnectError } from "../comm/errors.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
@@ -216,6 +216,23 @@ describe("scatter", () => {
     );
     await client.close();
     await expect(client.scatter([1])).rejects.toThrow("the client was closed");
+  });
+
+  it("a timeout names the wait asked for, however long the scatter took to start", async () => {
+    const { client } = await testCluster({ workers: 0 });
+    // Every reading of the clock 3 ms later: the scatter's own steps take time.
+    let t = Date.now();
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => {
+      t += 3;
+      return t;
+    });
+    try {
+      await expect(client.scatter([1], { timeoutMs: 100 })).rejects.toThrow(
+        "scatter: no running worker to put the values on within 100 ms (start one, or wait with client.waitForWorkers)",
+      );
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("a value a worker cannot store fails the scatter, and the values stored are released", async () => {

@@ -154,12 +154,15 @@ export class Scatterer {
    * sent; what had been put on workers by then goes to `dropStored` too.
    * Errors name a value by its position in `values`, or, given `positions`,
    * by `positions[i]` (its place in the caller's list, when `values` is a
-   * part of it).
+   * part of it). It waits for a running worker until `deadline` (a `Date.now()`
+   * time), by default `options.timeoutMs` from now; errors say it waited
+   * `options.timeoutMs`, the caller's whole wait when it gives a deadline.
    */
   async place(
     values: readonly unknown[],
     options: ScatterOptions,
     positions: readonly number[] = values.map((_, i) => i),
+    deadline?: number,
   ): Promise<ScatteredKey[]> {
     const p: Placement = {
       values,
@@ -171,18 +174,18 @@ export class Scatterer {
     };
     const names = workersOption(options);
     const timeoutMs = options.timeoutMs ?? this.host.timeoutMs;
-    const deadline = Date.now() + timeoutMs;
+    const end = deadline ?? Date.now() + timeoutMs;
     /** Workers that did not answer: not asked again by this scatter. */
     const gone = new Set<string>();
     let todo = values.map((_, i) => i);
     const unreachable: string[] = [];
     const abandoned: ScatteredKey[] = [];
     try {
-      let candidates = await this.candidates(names, gone, deadline, timeoutMs, unreachable);
+      let candidates = await this.candidates(names, gone, end, timeoutMs, unreachable);
       while (todo.length > 0) {
         if (this.aborted !== null) throw this.aborted;
         if (candidates.length === 0) {
-          candidates = await this.candidates(names, gone, deadline, timeoutMs, unreachable);
+          candidates = await this.candidates(names, gone, end, timeoutMs, unreachable);
         }
         const plan =
           options.broadcast === true
