@@ -303,6 +303,7 @@ function fakeScatterer(
     keys: 0,
     nbytes: 0,
     spilled: null,
+    memoryLimit: null,
   }));
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
   /** The calls to hanging workers, failed when their connection is removed. */

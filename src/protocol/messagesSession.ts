@@ -145,6 +145,8 @@ export interface WorkerIdentity {
   readonly nbytes: number;
   /** Of those, what it keeps on disk, as of its last heartbeat (with a `memoryLimit`), or null. */
   readonly spilled: SpilledValues | null;
+  /** Its `memoryLimit` in bytes, or null for none. */
+  readonly memoryLimit: number | null;
 }
 
 /**

@@ -150,6 +150,8 @@ export interface RegisterWorkerMsg {
   readonly nthreads: number;
   /** `{resource: amount}` it supplies. */
   readonly resources: Resources;
+  /** Its `memoryLimit` in bytes (it spills beyond a share of it), if it has one. */
+  readonly memoryLimit?: number;
   readonly stimulusId: string;
 }
 

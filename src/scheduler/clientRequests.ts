@@ -53,6 +53,7 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
           keys: ws.hasWhat.size,
           nbytes: ws.nbytes,
           spilled: ws.spilled,
+          memoryLimit: ws.memoryLimit,
         });
       }
       return out;

@@ -318,6 +318,7 @@ describe("Scheduler server", () => {
         keys: 0,
         nbytes: 0,
         spilled: null,
+        memoryLimit: null,
       },
     ]);
     const r4 = await c.waitFor((m) => m.requestId === 4);

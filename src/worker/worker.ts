@@ -363,6 +363,7 @@ export class Worker extends BaseWorker {
       address: this.address,
       nthreads: o.nthreads,
       resources: o.resources,
+      ...(o.memoryLimit !== null ? { memoryLimit: o.memoryLimit } : {}),
       stimulusId: stimulusId("worker-connect"),
       ...wireVersion(),
     };

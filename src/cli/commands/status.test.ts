@@ -39,7 +39,8 @@ describe("weft status", () => {
       "a heartbeat telling of spilled values",
     );
     const r = await runWeft(["status", cluster.address]);
-    expect(r.out.split("\n")[1]).toMatch(/ bytes +spilled$/);
+    expect(r.out.split("\n")[1]).toMatch(/ bytes +limit +spilled$/);
+    expect(r.out.split("\n")[2]).toMatch(/ 3\.91 kiB +\d+(\.\d+)? kiB$/);
     expect(r.out).toMatch(/ \d+(\.\d+)? kiB$/m);
     const json = JSON.parse((await runWeft(["status", cluster.address, "--json"])).out);
     const spilled = json.workers.reduce(

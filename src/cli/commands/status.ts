@@ -81,8 +81,8 @@ export function formatStatus(status: ClusterStatus): string {
     `scheduler ${status.scheduler}: ${workers.length} worker${workers.length === 1 ? "" : "s"} (${threads} thread${threads === 1 ? "" : "s"}), ${counters.clients - 1} other client${counters.clients === 2 ? "" : "s"}`,
   ];
   if (workers.length > 0) {
-    // Spilled bytes only when some worker spills (has a memoryLimit).
-    const spills = workers.some((w) => w.spilled !== null);
+    // The memory columns only when some worker has a memory limit (and so spills).
+    const limited = workers.some((w) => w.memoryLimit !== null || w.spilled !== null);
     const rows = [
       [
         "worker",
@@ -91,7 +91,7 @@ export function formatStatus(status: ClusterStatus): string {
         "processing",
         "keys",
         "bytes",
-        ...(spills ? ["spilled"] : []),
+        ...(limited ? ["limit", "spilled"] : []),
       ],
       ...workers.map((w) => [
         w.address,
@@ -100,7 +100,12 @@ export function formatStatus(status: ClusterStatus): string {
         String(w.processing),
         String(w.keys),
         formatBytes(w.nbytes),
-        ...(spills ? [w.spilled === null ? "-" : formatBytes(w.spilled.bytes)] : []),
+        ...(limited
+          ? [
+              w.memoryLimit === null ? "-" : formatBytes(w.memoryLimit),
+              w.spilled === null ? "-" : formatBytes(w.spilled.bytes),
+            ]
+          : []),
       ]),
     ];
     const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));

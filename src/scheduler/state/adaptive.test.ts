@@ -62,4 +62,46 @@ describe("adaptiveTarget", () => {
     expect(adaptiveTarget(s, 5)).toBe(5);
     expect(() => adaptiveTarget(s, 0)).toThrow(RangeError);
   });
+
+  test("results beyond 60% of the workers' memory limits ask for twice the workers (Dask's memory term)", () => {
+    const s = new SchedulerState({ validate: true });
+    const register = (address: string, memoryLimit?: number) =>
+      t.fromWorker(address, {
+        op: "register-worker",
+        address,
+        nthreads: 1,
+        resources: {},
+        ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+      });
+    s.handleStimulus(register("w1", 1000), register("w2", 1000));
+    expect(s.workers.get("w1")?.memoryLimit).toBe(1000);
+    // 1,100 bytes held: under 60% of 2,000. Idle, with nothing to run: none wanted.
+    s.handleStimulus({
+      kind: "client-message",
+      msg: {
+        op: "update-data",
+        keys: [{ key: "x", workers: ["w1"], nbytes: 1100, typename: "Buffer" }],
+        clientId: "c",
+        stimulusId: "x",
+      },
+    });
+    expect(adaptiveTarget(s, 5)).toBe(0);
+    s.handleStimulus({
+      kind: "client-message",
+      msg: {
+        op: "update-data",
+        keys: [{ key: "y", workers: ["w2"], nbytes: 200, typename: "Buffer" }],
+        clientId: "c",
+        stimulusId: "y",
+      },
+    });
+    // 1,300 bytes: over 1,200.
+    expect(adaptiveTarget(s, 5)).toBe(4);
+    // A worker without a limit adds nothing to the limits.
+    s.handleStimulus(register("w3"));
+    expect(adaptiveTarget(s, 5)).toBe(6);
+    expect(() => s.handleStimulus(register("w4", -5))).toThrow(
+      /memoryLimit must be a positive integer/,
+    );
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * How many workers the work calls for (Dask's `Scheduler.adaptive_target`),
  * for adaptive scaling: enough to finish the work assigned and waiting within a
- * target duration, given the tasks' expected durations; fewer only by the
- * workers that run nothing.
+ * target duration, given the tasks' expected durations, and more when the
+ * results outgrow the workers' memory limits; fewer only by the workers that
+ * run nothing.
  */
 
 import { isRetiring } from "./retire.ts";
@@ -13,9 +14,8 @@ const SAMPLED = 100;
 
 /**
  * The number of workers the cluster should have to run its work in about
- * `targetDuration` seconds (Dask's `adaptive_target`, without its memory term:
- * the scheduler does not know the workers' memory limits, which only bound what
- * each keeps in memory before it spills). Workers being retired are not counted.
+ * `targetDuration` seconds (Dask's `adaptive_target`). Workers being retired
+ * are not counted.
  *
  * - The seconds of work assigned to the workers (their occupancy) and of the
  *   tasks waiting for one (queued or unrunnable: the expected durations of up
@@ -24,6 +24,8 @@ const SAMPLED = 100;
  *   long tasks do not ask for many workers.
  * - Threads become workers at the cluster's mean threads per worker; with no
  *   worker, waiting tasks ask for one.
+ * - Results held beyond 60% of the workers' memory limits (those that
+ *   registered one) ask for twice the workers there are, as Dask's do.
  * - Below the workers there are, the target is those there are less those
  *   running nothing: a busy worker is not given up.
  */
@@ -48,16 +50,23 @@ export function adaptiveTarget(s: SchedulerState, targetDuration: number): numbe
   let running = 0;
   let threads = 0;
   let idle = 0;
+  let limit = 0;
+  let held = 0;
   for (const ws of workers) {
     occupancy += ws.occupancy;
     running += ws.processing.size;
     threads += ws.nthreads;
     if (ws.processing.size === 0) idle++;
+    limit += ws.memoryLimit ?? 0;
+    held += ws.nbytes;
   }
   let cpu = Math.ceil((occupancy + waitingSeconds) / targetDuration);
   cpu = Math.min(cpu, waiting + running);
   if (workers.length > 0) cpu = Math.ceil((cpu / threads) * workers.length);
   else if (waiting > 0) cpu = Math.max(1, cpu);
-  if (cpu >= workers.length) return cpu;
+  // Dask's memory term: results beyond 60% of the workers' limits ask for twice the workers.
+  const memory = limit > 0 && held > 0.6 * limit ? 2 * workers.length : 0;
+  const target = Math.max(cpu, memory);
+  if (target >= workers.length) return target;
   return workers.length - idle;
 }

@@ -127,6 +127,12 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       }
       const problem = resourcesProblem(msg.resources);
       if (problem !== null) fail(ev, `resources ${problem}`);
+      if (
+        msg.memoryLimit !== undefined &&
+        !(Number.isSafeInteger(msg.memoryLimit) && msg.memoryLimit > 0)
+      ) {
+        fail(ev, `memoryLimit must be a positive integer, got ${showValue(msg.memoryLimit)}`);
+      }
       return;
     }
     case "heartbeat-worker": {

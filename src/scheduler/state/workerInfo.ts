@@ -42,6 +42,8 @@ export class WorkerInfo {
   occupancy = 0;
   /** `clock()` at its last message. */
   lastSeen: number;
+  /** Its `memoryLimit` in bytes, as it registered, or null for none. */
+  memoryLimit: number | null = null;
   /** What it last said it keeps on disk (a worker with a `memoryLimit`), or null. */
   spilled: SpilledValues | null = null;
 

@@ -43,6 +43,7 @@ export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void 
     s.workerCounter++,
     s.clock(),
   );
+  if (msg.memoryLimit !== undefined) ws.memoryLimit = msg.memoryLimit;
   s.workers.set(ws.address, ws);
   s.running.add(ws);
   s.totalNthreads += ws.nthreads;
