@@ -76,25 +76,19 @@ describe("adaptiveTarget", () => {
     s.handleStimulus(register("w1", 1000), register("w2", 1000));
     expect(s.workers.get("w1")?.memoryLimit).toBe(1000);
     // 1,100 bytes held: under 60% of 2,000. Idle, with nothing to run: none wanted.
-    s.handleStimulus({
-      kind: "client-message",
-      msg: {
-        op: "update-data",
-        keys: [{ key: "x", workers: ["w1"], nbytes: 1100, typename: "Buffer" }],
-        clientId: "c",
-        stimulusId: "x",
-      },
-    });
+    const scattered = (key: string, worker: string, nbytes: number) =>
+      s.handleStimulus({
+        kind: "client-message",
+        msg: {
+          op: "update-data",
+          keys: [{ key, workers: [worker], nbytes, typename: "Buffer" }],
+          clientId: "c",
+          stimulusId: key,
+        },
+      });
+    scattered("x", "w1", 1100);
     expect(adaptiveTarget(s, 5)).toBe(0);
-    s.handleStimulus({
-      kind: "client-message",
-      msg: {
-        op: "update-data",
-        keys: [{ key: "y", workers: ["w2"], nbytes: 200, typename: "Buffer" }],
-        clientId: "c",
-        stimulusId: "y",
-      },
-    });
+    scattered("y", "w2", 200);
     // 1,300 bytes: over 1,200.
     expect(adaptiveTarget(s, 5)).toBe(4);
     // A worker without a limit adds nothing to the limits.
