@@ -76,19 +76,9 @@ describe("adaptiveTarget", () => {
     s.handleStimulus(register("w1", 1000), register("w2", 1000));
     expect(s.workers.get("w1")?.memoryLimit).toBe(1000);
     // 1,100 bytes held: under 60% of 2,000. Idle, with nothing to run: none wanted.
-    const scattered = (key: string, worker: string, nbytes: number) =>
-      s.handleStimulus({
-        kind: "client-message",
-        msg: {
-          op: "update-data",
-          keys: [{ key, workers: [worker], nbytes, typename: "Buffer" }],
-          clientId: "c",
-          stimulusId: key,
-        },
-      });
-    scattered("x", "w1", 1100);
+    s.handleStimulus(t.updateData("c", { x: ["w1"] }, "x", 1100));
     expect(adaptiveTarget(s, 5)).toBe(0);
-    scattered("y", "w2", 200);
+    s.handleStimulus(t.updateData("c", { y: ["w2"] }, "y", 200));
     // 1,300 bytes: over 1,200.
     expect(adaptiveTarget(s, 5)).toBe(4);
     // A worker without a limit adds nothing to the limits.

@@ -112,11 +112,12 @@ export function cancelKeys(
   };
 }
 
-/** `update-data` from `clientId`: `key → workers`, each value 100 bytes of type "int". */
+/** `update-data` from `clientId`: `key → workers`, each value `nbytes` (100) bytes of type "int". */
 export function updateData(
   clientId: string,
   keys: Record<string, readonly string[]>,
   stimulusId?: string,
+  nbytes = 100,
 ): SchedulerEvent {
   return {
     kind: "client-message",
@@ -125,7 +126,7 @@ export function updateData(
       keys: Object.entries(keys).map(([key, workers]) => ({
         key,
         workers,
-        nbytes: 100,
+        nbytes,
         typename: "int",
       })),
       clientId,
