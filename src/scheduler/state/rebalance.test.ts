@@ -169,4 +169,47 @@ describe("rebalance", () => {
       expect(s.replications.size).toBe(0);
     });
   }
+
+  test("workers with memory limits: sender-min, recipient-max and the gap, as Dask's defaults", () => {
+    /** Three workers with limits of 10,000 bytes, holding these keys. */
+    const limited = (keys: Record<string, [string, number]>) => {
+      const s = new SchedulerState({ validate: true });
+      for (const w of ["w1", "w2", "w3"]) {
+        s.handleStimulus(
+          t.fromWorker(w, {
+            op: "register-worker",
+            address: w,
+            nthreads: 1,
+            resources: {},
+            memoryLimit: 10_000,
+          }),
+        );
+      }
+      for (const [key, [worker, nbytes]] of Object.entries(keys)) {
+        s.handleStimulus(t.updateData("c", { [key]: [worker] }, key, nbytes));
+      }
+      return s;
+    };
+    // w1 holds 2,000: above the mean, but under 30% of its limit: nothing moves.
+    const low = limited({ a: ["w1", 1000], b: ["w1", 1000] });
+    expect(answer(low.handleStimulus(rebalance()))).toMatchObject({ moved: 0, failed: [] });
+    // The same without limits moves a key.
+    const free = state({ a: 1000, b: 1000 });
+    expect(acquires(free.handleStimulus(rebalance()))).toHaveLength(1);
+    // w1 holds 9,000 and w2 6,500: both above the mean (5,167) by more than the gap
+    // (500). w3 is the only recipient: w2 is at recipient-max (60%) anyway.
+    const high = limited({
+      a: ["w1", 3000],
+      b: ["w1", 3000],
+      c: ["w1", 3000],
+      d: ["w2", 3500],
+      e: ["w2", 3000],
+    });
+    const out = high.handleStimulus(rebalance());
+    expect(acquires(out)).toEqual(["w3 a<w1"]);
+    // Within the gap of the mean, nobody moves.
+    const near = limited({ a: ["w1", 3400], b: ["w2", 3000], c: ["w3", 2700] });
+    expect(answer(near.handleStimulus(rebalance()))).toMatchObject({ moved: 0 });
+    high.validateState();
+  });
 });

@@ -13,6 +13,13 @@
  * move from turning the imbalance around). Bytes are the results' sizes the
  * workers reported, Dask's `managed` measure. Like `replicate`'s trimming, a
  * sender running a task that needs a key keeps it: that key does not move.
+ *
+ * A worker that registered a `memoryLimit` is weighed against it, with Dask's
+ * defaults (`distributed.worker.memory.rebalance`): it gives only while it
+ * holds at least 30% of its limit (`sender-min`), takes only while it holds
+ * less than 60% (`recipient-max`), and either only beyond half of 10% of its
+ * limit (`sender-recipient-gap`) from the mean, so that workers near the mean
+ * are left alone. A worker without a limit has none of these bounds.
  */
 
 import type { RebalanceMsg } from "../../protocol/messagesClient.ts";
@@ -60,6 +67,28 @@ export function rebalance(s: SchedulerState, msg: RebalanceMsg): void {
   else s.replications.add(r);
 }
 
+/** Dask's `distributed.worker.memory.rebalance` defaults, as shares of a worker's memory limit. */
+const SENDER_MIN = 0.3;
+const RECIPIENT_MAX = 0.6;
+const HALF_GAP = 0.1 / 2;
+
+/** How far from the mean `ws` must be to give or take (half the gap; 0 without a limit). */
+function halfGap(ws: WorkerInfo): number {
+  return ws.memoryLimit === null ? 0 : HALF_GAP * ws.memoryLimit;
+}
+
+/** True if `ws` gives: beyond the gap above the mean, and holding at least `sender-min`. */
+function isSender(ws: WorkerInfo, mean: number): boolean {
+  if (ws.nbytes <= mean + halfGap(ws)) return false;
+  return ws.memoryLimit === null || ws.nbytes >= SENDER_MIN * ws.memoryLimit;
+}
+
+/** True if `ws` takes: beyond the gap below the mean, and holding less than `recipient-max`. */
+function isRecipient(ws: WorkerInfo, mean: number): boolean {
+  if (ws.nbytes >= mean - halfGap(ws)) return false;
+  return ws.memoryLimit === null || ws.nbytes < RECIPIENT_MAX * ws.memoryLimit;
+}
+
 /** One planned move: `recipient` fetches `ts`, then `sender` drops its copy. */
 interface Move {
   readonly ts: TaskState;
@@ -86,8 +115,8 @@ function planMoves(
     total += ws.nbytes;
   }
   const mean = total / allowed.length;
-  const recipients = allowed.filter((ws) => ws.nbytes < mean);
-  const senders = allowed.filter((ws) => ws.nbytes > mean).reverse(); // fullest first
+  const recipients = allowed.filter((ws) => isRecipient(ws, mean));
+  const senders = allowed.filter((ws) => isSender(ws, mean)).reverse(); // fullest first
   const moving = new Set<TaskState>();
   for (const r of s.replications) for (const ts of r.pending.keys()) moving.add(ts);
   const moves: Move[] = [];
@@ -102,7 +131,9 @@ function planMoves(
     keys.sort((a, b) => s.getNbytes(b) - s.getNbytes(a) || (a.key < b.key ? -1 : 1));
     for (const ts of keys) {
       const from = held.get(sender) as number;
-      if (from <= mean) break;
+      // Once chosen, a sender gives down to the gap even below sender-min, and a
+      // recipient takes up to it even beyond recipient-max, as in Dask.
+      if (from <= mean + halfGap(sender)) break;
       const nbytes = s.getNbytes(ts);
       if (nbytes <= 0) break; // the rest are empty too: moving them evens nothing out
       let recipient: WorkerInfo | null = null;
@@ -117,7 +148,9 @@ function planMoves(
       if (to + nbytes > from - nbytes) continue; // the recipient would end the fuller
       held.set(sender, from - nbytes);
       held.set(recipient, to + nbytes);
-      if (to + nbytes >= mean) recipients.splice(recipients.indexOf(recipient), 1);
+      if (to + nbytes >= mean - halfGap(recipient)) {
+        recipients.splice(recipients.indexOf(recipient), 1);
+      }
       moving.add(ts);
       moves.push({ ts, sender, recipient });
     }
