@@ -124,10 +124,8 @@ export function clientDesiresKeys(
       (unknown ??= []).push(key);
       continue;
     }
-    ts.whoWants = sharedAdd(ts.whoWants, cs);
-    cs.wantsWhat.add(ts);
+    addWant(s, cs, ts);
     if (ts.state === "memory" || ts.state === "erred") reportOnKey(s, cs, ts);
-    else if (ts.state === "released" && ts.runSpec !== null) s.recommend(ts, "waiting");
   }
   if (unknown !== null) {
     s.sendToClient(cs, {
@@ -139,6 +137,16 @@ export function clientDesiresKeys(
     });
   }
   notifyHeldUpWanted(s, cs, keys);
+}
+
+/**
+ * `cs` (a client, or a stand-in) wants `ts`: a released task that can be
+ * computed again goes back to waiting.
+ */
+export function addWant(s: SchedulerState, cs: ClientInfo, ts: TaskState): void {
+  ts.whoWants = sharedAdd(ts.whoWants, cs);
+  cs.wantsWhat.add(ts);
+  if (ts.state === "released" && ts.runSpec !== null) s.recommend(ts, "waiting");
 }
 
 /**

@@ -11,10 +11,9 @@ import type {
   PublishDatasetMsg,
   UnpublishDatasetMsg,
 } from "../../protocol/messagesClient.ts";
-import { clientDesiresKeys, clientReleasesKeys } from "./clientHandlers.ts";
+import { addWant, clientDesiresKeys, clientReleasesKeys } from "./clientHandlers.ts";
 import { ClientInfo, DATASET_CLIENT_PREFIX } from "./clientInfo.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { sharedAdd } from "./sets.ts";
 
 /** One published dataset. */
 export interface Dataset {
@@ -55,10 +54,7 @@ export function publishDataset(s: SchedulerState, msg: PublishDatasetMsg): void 
   const keys = [...new Set(msg.keys)];
   for (const key of keys) {
     const ts = s.tasks.get(key);
-    if (ts === undefined || holder.wantsWhat.has(ts)) continue;
-    ts.whoWants = sharedAdd(ts.whoWants, holder);
-    holder.wantsWhat.add(ts);
-    if (ts.state === "released" && ts.runSpec !== null) s.recommend(ts, "waiting");
+    if (ts !== undefined && !holder.wantsWhat.has(ts)) addWant(s, holder, ts);
   }
   if (old !== undefined) {
     const kept = new Set(keys);

@@ -6,10 +6,9 @@
  */
 
 import type { FireAndForgetMsg } from "../../protocol/messagesClient.ts";
-import { clientReleasesKeys } from "./clientHandlers.ts";
+import { addWant, clientReleasesKeys } from "./clientHandlers.ts";
 import { ClientInfo, FIRE_AND_FORGET_CLIENT } from "./clientInfo.ts";
 import type { SchedulerState } from "./schedulerState.ts";
-import { sharedAdd } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 
 /**
@@ -27,9 +26,7 @@ export function fireAndForget(s: SchedulerState, msg: FireAndForgetMsg): void {
       cs = new ClientInfo(FIRE_AND_FORGET_CLIENT, true);
       s.clients.set(cs.id, cs);
     }
-    ts.whoWants = sharedAdd(ts.whoWants, cs);
-    cs.wantsWhat.add(ts);
-    if (ts.state === "released") s.recommend(ts, "waiting");
+    addWant(s, cs, ts);
   }
 }
 
