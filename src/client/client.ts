@@ -103,6 +103,17 @@ interface ReceivedDataset {
   readonly value: unknown;
 }
 
+/** The error of a {@link Request} that could not be sent, by op, from why. */
+const UNSENT_REQUEST: { readonly [Op in Request["op"]]: (why: string) => Error } = {
+  "update-data": (why) => new ScatterError(`scatter: ${why}`),
+  replicate: (why) => new ReplicateError([], `replicate: ${why}`),
+  rebalance: (why) => new RebalanceError([], `rebalance: ${why}`),
+  "retire-workers": (why) => new Error(`retireWorkers: ${why}`),
+  "publish-dataset": (why) => new DatasetError(`publishDataset: ${why}`),
+  "get-dataset": (why) => new DatasetError(`getDataset: ${why}`),
+  "unpublish-dataset": (why) => new DatasetError(`unpublishDataset: ${why}`),
+};
+
 /** The answers to {@link Request}s. */
 type Answer =
   | DataUpdatedMsg
@@ -319,38 +330,13 @@ export class Client implements FutureHost, GatherHost {
    */
   private sendFailed(msg: unknown, err: Error): void {
     const op = (msg as { op?: unknown } | null)?.op;
-    if (op === "retire-workers") {
-      const { stimulusId } = msg as RetireWorkersMsg;
-      this.answers.fail(
-        stimulusId,
-        new Error(`retireWorkers: the scheduler could not be told: ${err.message}`),
-      );
-      return;
-    }
-    if (op === "publish-dataset" || op === "get-dataset" || op === "unpublish-dataset") {
-      const { stimulusId } = msg as PublishDatasetMsg | GetDatasetMsg | UnpublishDatasetMsg;
-      const method = {
-        "publish-dataset": "publish",
-        "get-dataset": "get",
-        "unpublish-dataset": "unpublish",
-      }[op];
-      this.answers.fail(
-        stimulusId,
-        new DatasetError(`${method}Dataset: the scheduler could not be told: ${err.message}`),
-      );
-      return;
-    }
-    if (op === "update-data" || op === "replicate" || op === "rebalance") {
-      const { stimulusId } = msg as UpdateDataMsg | ReplicateMsg | RebalanceMsg;
-      const why = `the scheduler could not be told: ${err.message}`;
-      this.answers.fail(
-        stimulusId,
-        op === "update-data"
-          ? new ScatterError(`scatter: ${why}`)
-          : op === "replicate"
-            ? new ReplicateError([], `replicate: ${why}`)
-            : new RebalanceError([], `rebalance: ${why}`),
-      );
+    const unsent =
+      typeof op === "string" && Object.hasOwn(UNSENT_REQUEST, op)
+        ? UNSENT_REQUEST[op as Request["op"]]
+        : undefined;
+    if (unsent !== undefined) {
+      const { stimulusId } = msg as Request;
+      this.answers.fail(stimulusId, unsent(`the scheduler could not be told: ${err.message}`));
       return;
     }
     const sent = typeof msg === "object" && msg !== null ? this.sentGraphs.get(msg) : undefined;

@@ -137,6 +137,17 @@ describe("datasets", () => {
     await expect(got).rejects.toThrow(/cancelled/);
   });
 
+  it("a request that cannot be sent fails with a DatasetError saying why", async () => {
+    const { cluster } = await testCluster({ protocol: "tcp" });
+    const small = await cluster.client({ maxMessageBytes: 4096 });
+    const err = await small
+      .publishDataset("big", { data: new Uint8Array(100_000) })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DatasetError);
+    expect((err as Error).message).toMatch(/^publishDataset: the scheduler could not be told: /);
+    expect(await small.listDatasets()).toEqual([]);
+  });
+
   it("a malformed dataset from the scheduler makes no future", () => {
     const made: string[] = [];
     const futureOf = (key: string): Future => {
