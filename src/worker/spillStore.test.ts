@@ -59,6 +59,26 @@ describe("SpillStore", () => {
     expect(s.stats.memoryBytes).toBeLessThanOrEqual(100);
   });
 
+  it("evictOne spills the least recently used value that can be, until none can", () => {
+    const failed: string[] = [];
+    const s = store(1000, failed);
+    s.set("a", bytes(30, 1))
+      .set("f", () => 0)
+      .set("b", bytes(20, 2));
+    s.get("a"); // now b is the least recently used byte array
+    // f is older still, but a function cannot be serialised: b goes.
+    expect(s.evictOne()).toBe(20);
+    expect(failed).toEqual(["f"]);
+    expect(s.stats).toMatchObject({ memoryKeys: 2, spilledKeys: 1, spillFailures: 1 });
+    expect(s.evictOne()).toBe(30);
+    expect(s.evictOne()).toBe(-1); // only f is left, not tried again
+    expect(failed).toEqual(["f"]);
+    expect(s.stats).toMatchObject({ memoryKeys: 1, memoryBytes: 10, spilledBytes: 50 });
+    expect(s.get("b")).toEqual(bytes(20, 2));
+    s.close();
+    expect(s.evictOne()).toBe(-1);
+  });
+
   it("a value larger than the target goes straight to disk; delete and close free the files", () => {
     const s = store(100);
     s.set("big", bytes(500, 7));

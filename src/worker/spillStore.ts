@@ -183,23 +183,41 @@ export class SpillStore implements DataStore {
     this.dir = null;
   }
 
+  /**
+   * Spill the least recently used value that can be (Dask's `SpillBuffer.evict`,
+   * which its memory monitor calls when the process uses too much): the bytes
+   * it held in memory, or -1 when no value in memory can be spilled.
+   */
+  evictOne(): number {
+    if (this.closed) return -1;
+    for (const [key, held] of this.fast) {
+      if (!this.unspillable.has(key) && this.spill(key, held)) return held.bytes;
+    }
+    return -1;
+  }
+
   /** Spill the least recently used values, but `keep`, until memory is within the target. */
   private evict(keep: string): void {
     if (this.memoryBytes <= this.options.targetBytes) return;
     for (const [key, held] of this.fast) {
       if (this.memoryBytes <= this.options.targetBytes) return;
-      if (key === keep || this.unspillable.has(key)) continue;
-      try {
-        this.write(key, held.value, held.bytes);
-      } catch (err) {
-        this.unspillable.add(key);
-        this.spillFailures++;
-        this.options.onSpillFailed?.(key, err);
-        continue;
-      }
-      this.fast.delete(key);
-      this.memoryBytes -= held.bytes;
+      if (key !== keep && !this.unspillable.has(key)) this.spill(key, held);
     }
+  }
+
+  /** Move `key` from memory to disk; false (and never tried again) if it cannot be serialised. */
+  private spill(key: string, held: InMemory): boolean {
+    try {
+      this.write(key, held.value, held.bytes);
+    } catch (err) {
+      this.unspillable.add(key);
+      this.spillFailures++;
+      this.options.onSpillFailed?.(key, err);
+      return false;
+    }
+    this.fast.delete(key);
+    this.memoryBytes -= held.bytes;
+    return true;
   }
 
   private write(key: string, value: unknown, bytes: number): void {
