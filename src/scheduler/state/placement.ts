@@ -329,7 +329,12 @@ export function noWorkerReason(s: SchedulerState, ts: TaskState): string {
     if (runningWorkersWith(s, null, named.names).length === 0) {
       const list = [...named.names].slice(0, 5).join(", ");
       const more = named.names.size > 5 ? ", …" : "";
-      return `none of the workers it is restricted to is running (workers=[${list}${more}])`;
+      let paused = 0;
+      for (const ws of s.workers.values()) {
+        if (ws.status === "paused" && isNamedWorker(ws, named.names)) paused++;
+      }
+      const why = paused === 0 ? "" : `; ${paused === 1 ? "one is" : `${paused} are`} paused`;
+      return `none of the workers it is restricted to is running (workers=[${list}${more}]${why})`;
     }
   }
   const restrictions = ts.resourceRestrictions;

@@ -116,6 +116,50 @@ describe("retire-workers", () => {
     s.validateState();
   });
 
+  test("a failed retirement leaves the worker as its own reports since say (memory pauses)", () => {
+    const status = (s: SchedulerState) => s.workers.get("w1")?.status;
+    const statusChange = (status: "running" | "paused") =>
+      t.fromWorker("w1", { op: "worker-status-change", status });
+    const twoWorkers = () => {
+      const s = new SchedulerState({ validate: true });
+      s.handleStimulus(t.registerWorker("w1"));
+      s.handleStimulus(t.registerWorker("w2"));
+      s.handleStimulus(t.updateData("c", { x: ["w1"] }));
+      return s;
+    };
+
+    // Running when retired: paused by the retirement, then by its memory as well.
+    const a = twoWorkers();
+    expect(t.summarize(a.handleStimulus(retire(["w1"])))).toEqual([
+      "w1 pause",
+      "w2 acquire-replicas",
+    ]);
+    a.handleStimulus(statusChange("paused"));
+    // w2 leaves before it has x: nobody can take it. w1 is told to resume, but its
+    // memory holds it paused, so the scheduler keeps it paused.
+    const failed = a.handleStimulus(t.removeWorker("w2"));
+    expect(t.summarize(failed)).toContain("w1 unpause");
+    expect(answer(failed)?.failed).toHaveLength(1);
+    expect(status(a)).toBe("paused");
+    expect(a.running.size).toBe(0);
+    a.handleStimulus(statusChange("running"));
+    expect(status(a)).toBe("running");
+    a.validateState();
+
+    // Paused by its memory when retired: not told to pause, nor to resume; it
+    // resumed meanwhile, so it runs once the retirement fails.
+    const b = twoWorkers();
+    b.handleStimulus(statusChange("paused"));
+    expect(t.summarize(b.handleStimulus(retire(["w1"])))).toEqual(["w2 acquire-replicas"]);
+    b.handleStimulus(statusChange("running"));
+    expect(status(b)).toBe("paused"); // being retired
+    const failedB = b.handleStimulus(t.removeWorker("w2"));
+    expect(t.summarize(failedB).filter((m) => /^w1 (un)?pause/.test(m))).toEqual([]);
+    expect(status(b)).toBe("running");
+    expect(b.running.has(b.workers.get("w1") as never)).toBe(true);
+    b.validateState();
+  });
+
   test("a worker that leaves while retired, or is retired twice, fails", () => {
     const s = state();
     s.handleStimulus(retire(["w1"]));

@@ -35,8 +35,14 @@ export class Retirement {
   readonly failed: { worker: string; reason: string }[] = [];
   /** The copies asked for: key → the worker asked to fetch it. */
   readonly copies = new Map<TaskState, WorkerInfo>();
-  /** Each worker's status before its retirement, restored if it fails. */
-  readonly before = new Map<WorkerInfo, "running" | "paused">();
+  /**
+   * Each worker's own status: as before its retirement, then as it reports
+   * (its memory monitor may pause or resume it meanwhile); restored if the
+   * retirement fails.
+   */
+  readonly reported = new Map<WorkerInfo, "running" | "paused">();
+  /** The workers this retirement told to pause: told to resume if it fails. */
+  readonly pausedHere = new Set<WorkerInfo>();
 
   constructor(
     readonly client: ClientInfo,
@@ -48,6 +54,18 @@ export class Retirement {
 export function isRetiring(s: SchedulerState, ws: WorkerInfo): boolean {
   for (const r of s.retirements) if (r.workers.has(ws)) return true;
   return false;
+}
+
+/**
+ * A worker being retired reported its own status (`worker-status-change`): it
+ * stays paused while retired, and returns to that status if the retirement fails.
+ */
+export function retiringWorkerReported(
+  s: SchedulerState,
+  ws: WorkerInfo,
+  status: "running" | "paused",
+): void {
+  for (const r of s.retirements) if (r.workers.has(ws)) r.reported.set(ws, status);
 }
 
 /**
@@ -86,10 +104,11 @@ export function retireWorkers(s: SchedulerState, msg: RetireWorkersMsg): void {
       continue;
     }
     r.workers.add(ws);
-    r.before.set(ws, ws.status === "paused" ? "paused" : "running");
+    r.reported.set(ws, ws.status === "paused" ? "paused" : "running");
     if (ws.status === "running") {
       workerStatusChange(s, ws, "paused");
       s.sendToWorker(ws, { op: "pause", stimulusId: s.stimulusId });
+      r.pausedHere.add(ws);
     }
   }
   for (const name of names) {
@@ -144,10 +163,10 @@ function advance(s: SchedulerState, r: Retirement): void {
         worker: ws.address,
         reason: `no other running worker can take its copy of ${stuck.key}`,
       });
-      if (r.before.get(ws) === "running") {
-        workerStatusChange(s, ws, "running");
+      if (r.pausedHere.has(ws)) {
         s.sendToWorker(ws, { op: "unpause", stimulusId: r.stimulusId });
       }
+      if (r.reported.get(ws) === "running") workerStatusChange(s, ws, "running");
     } else if (!waiting) {
       r.workers.delete(ws);
       r.retired.push(ws.address);
