@@ -9,7 +9,7 @@ import { WorkerState } from "./state/workerState.ts";
 function host(address: string, paused = false) {
   const state = new WorkerState({ address, validate: true });
   state.handleStimulus(new UpdateDataEvent({ data: { a: 1, b: "two" }, stimulusId: "scatter" }));
-  return { state, isPaused: paused };
+  return { state, isPausedForMemory: paused };
 }
 
 /** A context whose answer is never sent (until `send()`): the transfer stays open. */
@@ -53,7 +53,7 @@ describe("DataServer", () => {
     expect(server.getData({ keys: ["a"] }, ctxFrom(other).ctx).status).toBe("OK");
   });
 
-  it("allows twice the limit to peers on the same host, and one while paused", () => {
+  it("allows twice the limit to peers on the same host, and one while paused for memory", () => {
     const server = new DataServer(host("tcp://10.0.0.1:1"), 1);
     const same = "tcp://10.0.0.1:7";
     expect(server.getData({ keys: ["a"] }, ctxFrom(same).ctx).status).toBe("OK");

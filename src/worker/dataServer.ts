@@ -2,7 +2,7 @@
  * The worker's `get_data` handler: peers (and clients) ask for keys, the worker
  * answers with the values it holds. At most `transferOutgoingCountLimit`
  * answers are in flight at once (twice that for peers on the same host, one
- * while paused, as in Dask); beyond that it answers `{status: "busy"}` and the
+ * while paused for memory, as in Dask); beyond that it answers `{status: "busy"}` and the
  * peer retries later.
  */
 
@@ -20,8 +20,12 @@ export type GetDataResponse =
 /** What the data server needs to know of its worker. */
 export interface DataServerHost {
   readonly state: WorkerState;
-  /** True while the worker is paused. */
-  readonly isPaused: boolean;
+  /**
+   * True while the worker's memory monitor holds it paused. A worker the
+   * scheduler pauses to retire it serves at the full rate, as Dask's
+   * (`closing_gracefully`) does: its data is on its way out.
+   */
+  readonly isPausedForMemory: boolean;
 }
 
 /**
@@ -64,7 +68,7 @@ export class DataServer {
     let max = this.outgoingCountLimit;
     const peerHost = addressHostOrNull(ctx.comm.peerAddress);
     if (peerHost !== null && peerHost === addressHostOrNull(state.address)) max *= 2;
-    if (this.worker.isPaused) max = 1;
+    if (this.worker.isPausedForMemory) max = 1;
     if (this.outgoingCount >= max) {
       this.busyCountTotal++;
       return { status: "busy" };

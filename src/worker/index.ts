@@ -26,6 +26,15 @@ export type {
   SerializedError,
 } from "./executor.ts";
 export { InlineExecutor } from "./inlineExecutor.ts";
+export {
+  type MemoryMeasure,
+  MemoryMonitor,
+  type MemoryMonitorHooks,
+  type MemoryThresholds,
+  type MemoryVerdict,
+  memoryVerdict,
+} from "./memoryMonitor.ts";
+export { type PauseChange, PauseReasons } from "./pauseReasons.ts";
 export { PeerPool, type PeerPoolOptions } from "./peerPool.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
 export { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";

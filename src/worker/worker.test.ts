@@ -272,6 +272,61 @@ describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (ex
   });
 });
 
+describe("Worker paused by the scheduler and by its memory", () => {
+  it("resumes only when both let go, and keeps the scheduler told", async () => {
+    const memory = { bytes: 0 };
+    const w = await start({
+      memoryLimit: 1000,
+      memoryMeasure: () => memory.bytes,
+      memoryMonitorIntervalMs: 5,
+    });
+    const statusChanges = () =>
+      sched.messages((m) => m.op === "worker-status-change").map((m) => m.status);
+    const until = async (cond: () => boolean) => {
+      const deadline = Date.now() + 5_000;
+      while (!cond()) {
+        if (Date.now() > deadline) throw new Error(`not within 5 s: ${cond}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    // The scheduler pauses it (retiring it); its memory then runs short too.
+    await sched.send(w.address, { op: "pause", stimulusId: "retire" });
+    await until(() => w.isPaused);
+    memory.bytes = 900;
+    await until(() => statusChanges().length === 1);
+    expect(w.isPausedForMemory).toBe(true);
+    expect(statusChanges()).toEqual(["paused"]);
+    // The retirement failed: the scheduler lets go, but memory is still short.
+    await sched.send(w.address, { op: "unpause", stimulusId: "retire-failed" });
+    await until(() => statusChanges().length === 2);
+    expect(statusChanges()).toEqual(["paused", "paused"]);
+    expect(w.isPaused).toBe(true);
+    await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(w.state.tasks.get("a")?.state).toBe("ready");
+    // Memory recovers: it runs again, and says so.
+    memory.bytes = 100;
+    await sched.waitForKey("task-finished", "a");
+    await until(() => statusChanges().length === 3);
+    expect(statusChanges()).toEqual(["paused", "paused", "running"]);
+    expect(w.status).toBe("running");
+    // The other way round: memory short, then the scheduler pauses and lets go.
+    memory.bytes = 900;
+    await until(() => statusChanges().length === 4);
+    await sched.send(w.address, { op: "pause", stimulusId: "retire-2" });
+    memory.bytes = 100;
+    await until(() => !w.isPausedForMemory);
+    expect(w.isPaused).toBe(true); // the scheduler still holds it
+    expect(statusChanges()).toEqual(["paused", "paused", "running", "paused"]);
+    await sched.send(w.address, { op: "unpause", stimulusId: "retire-2-failed" });
+    await until(() => !w.isPaused);
+    expect(w.state.running).toBe(true);
+    // Nothing to tell: the scheduler took it for running when it let go.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(statusChanges()).toHaveLength(4);
+  });
+});
+
 describe("Worker, piscina executor specifics", () => {
   it("runs tasks on pool threads, nthreads at once", async () => {
     const w = await start({ executor: "piscina", nthreads: 2 });

@@ -19,6 +19,7 @@ import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/m
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
+import { formatBytes } from "../util/parseBytes.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
@@ -33,6 +34,8 @@ import {
   serializeError,
 } from "./executor.ts";
 import { InlineExecutor } from "./inlineExecutor.ts";
+import { MemoryMonitor } from "./memoryMonitor.ts";
+import { type PauseChange, PauseReasons } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
 import { raceSignal } from "./raceSignal.ts";
@@ -49,10 +52,12 @@ import {
   GatherDepFailureEvent,
   GatherDepNetworkFailureEvent,
   GatherDepSuccessEvent,
+  PauseEvent,
   RescheduleEvent,
   RetryBusyWorkerEvent,
   SecedeEvent,
   type StateMachineEvent,
+  UnpauseEvent,
 } from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { updateDataHandler } from "./updateData.ts";
@@ -127,6 +132,10 @@ export class Worker extends BaseWorker {
   private runCount = 0;
   /** The data store when it spills to disk (`memoryLimit`), else null. */
   private readonly spill: SpillStore | null;
+  /** Acts on the worker's memory (`memoryLimit` and a threshold set), else null. */
+  private readonly memory: MemoryMonitor | null;
+  /** Why the worker is paused: the scheduler (retiring it), its memory, or both. */
+  private readonly pauses = new PauseReasons();
   private closePromise: Promise<string[]> | null = null;
   private faultValue: string | null = null;
   private markClosed: () => void = () => {};
@@ -166,6 +175,7 @@ export class Worker extends BaseWorker {
     this.options = o;
     this.logger = logger;
     this.spill = spill;
+    this.memory = spill === null ? null : this.newMemoryMonitor(spill);
     this.gate = new SlotGate(o.nthreads);
     this.spareThreads = new SpareThreads(
       o.executor === "piscina" ? o.maxSecededThreads : Number.POSITIVE_INFINITY,
@@ -202,9 +212,14 @@ export class Worker extends BaseWorker {
     return this.faultValue;
   }
 
-  /** True while paused (by the scheduler). */
+  /** True while paused: by the scheduler (retiring it), or for memory. */
   get isPaused(): boolean {
     return this.statusValue === "paused";
+  }
+
+  /** True while the memory monitor holds the worker paused (see `memoryPause`). */
+  get isPausedForMemory(): boolean {
+    return this.pauses.pausedForMemory;
   }
 
   /** The worker's address, as peers and the scheduler know it. */
@@ -250,6 +265,7 @@ export class Worker extends BaseWorker {
               onThreadError: (err) => this.logger.error({ err }, "a pool thread failed"),
             });
       this.throwIfClosedWhileStarting();
+      this.refuseMemoryLimitTooSmall();
       this.listener = await listen(o.listen, (comm) => this.servePeer(comm), frameLimitsOf(o));
       this.throwIfClosedWhileStarting();
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
@@ -275,6 +291,10 @@ export class Worker extends BaseWorker {
     this.statusValue = "running";
     this.every(o.heartbeatIntervalMs, () => this.heartbeat());
     this.every(o.findMissingIntervalMs, () => this.findMissing());
+    if (this.memory !== null) {
+      const monitor = this.memory;
+      this.every(o.memoryMonitorIntervalMs, () => monitor.check());
+    }
     this.logger.info(
       { address: this.address, nthreads: o.nthreads, executor: o.executor },
       "worker started",
@@ -290,6 +310,83 @@ export class Worker extends BaseWorker {
       );
     }
     return this;
+  }
+
+  private newMemoryMonitor(spill: SpillStore): MemoryMonitor | null {
+    const o = this.options;
+    if (o.memoryLimit === null) return null;
+    if (o.memorySpill === false && o.memoryPause === false && o.memoryTerminate === false) {
+      return null;
+    }
+    const measure = o.memoryMeasure;
+    return new MemoryMonitor(
+      o.memoryLimit,
+      {
+        target: o.memoryTarget,
+        spill: o.memorySpill,
+        pause: o.memoryPause,
+        terminate: o.memoryTerminate,
+      },
+      {
+        measure:
+          measure === "managed"
+            ? () => spill.stats.memoryBytes
+            : measure === "process"
+              ? () => process.memoryUsage.rss()
+              : measure,
+        // The store keeps the values it measures within the target itself.
+        evictOne: measure === "managed" ? null : () => spill.evictOne(),
+        setPaused: (paused) => this.changePause(this.pauses.memory(paused)),
+        terminate: (why) => this.closeOnFault(why),
+        measureName:
+          measure === "managed"
+            ? "managed memory"
+            : measure === "process"
+              ? "process memory"
+              : "memory",
+        logger: this.logger,
+      },
+    );
+  }
+
+  /**
+   * A worker beyond its pause or terminate threshold before it has done
+   * anything would pause, or close, for good: refuse to start, saying why.
+   */
+  private refuseMemoryLimitTooSmall(): void {
+    const now = this.memory?.look();
+    if (now === undefined || now === null) return;
+    const { memory, verdict } = now;
+    if (!verdict.pause && !verdict.terminate) return;
+    const o = this.options;
+    const [share, name, act] = verdict.terminate
+      ? [o.memoryTerminate as number, "memoryTerminate", "closes"]
+      : [o.memoryPause as number, "memoryPause", "pauses"];
+    const measured = typeof o.memoryMeasure === "function" ? "measured" : o.memoryMeasure;
+    throw new RangeError(
+      `memoryLimit ${formatBytes(o.memoryLimit as number)} is too small: the ${measured} memory ` +
+        `is ${formatBytes(memory)} already, beyond the ${Math.round(share * 100)}% of it at which ` +
+        `the worker ${act} (${name}); give a larger limit` +
+        (o.memoryMeasure === "process"
+          ? ', or measure only the task values held (memoryMeasure "managed")'
+          : ""),
+    );
+  }
+
+  /** Carry out a change of the reasons the worker is paused (the memory monitor's). */
+  private changePause(change: PauseChange): void {
+    if (this.statusValue !== "running" && this.statusValue !== "paused") return;
+    const id = stimulusId("worker-status-change");
+    if (change.tell !== null) {
+      this.batchedSend({ op: "worker-status-change", status: change.tell, stimulusId: id });
+    }
+    if (change.feed === "pause") {
+      this.statusValue = "paused";
+      this.handleStimulus(new PauseEvent({ stimulusId: id }));
+    } else if (change.feed === "unpause") {
+      this.statusValue = "running";
+      this.handleStimulus(new UnpauseEvent({ stimulusId: id }));
+    }
   }
 
   /**
@@ -429,9 +526,18 @@ export class Worker extends BaseWorker {
       }
       try {
         const ev = schedulerMessageToEvent(msg);
-        if (ev.cls === "PauseEvent") this.statusValue = "paused";
-        else if (ev.cls === "UnpauseEvent") this.statusValue = "running";
-        else if (ev.cls === "RemoveWorkerEvent") {
+        if (ev.cls === "PauseEvent" || ev.cls === "UnpauseEvent") {
+          const change = this.pauses.scheduler(ev.cls === "PauseEvent");
+          if (change.tell !== null) {
+            this.batchedSend({
+              op: "worker-status-change",
+              status: change.tell,
+              stimulusId: ev.stimulusId,
+            });
+          }
+          if (change.feed === null) continue; // still paused for memory
+          this.statusValue = change.feed === "pause" ? "paused" : "running";
+        } else if (ev.cls === "RemoveWorkerEvent") {
           // A peer the scheduler gave up on (gone silent, e.g. frozen) may never
           // answer a fetch in flight: end it as a network failure, so the inputs are
           // fetched from their other holders instead of waiting forever.

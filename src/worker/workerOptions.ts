@@ -14,6 +14,7 @@ import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 import { parseBytes } from "../util/parseBytes.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
+import type { MemoryMeasure } from "./memoryMonitor.ts";
 
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
@@ -76,6 +77,34 @@ export interface WorkerOptions {
   memoryTarget?: number;
   /** Where spilled values go (a directory of their own is made there). Default: the system's temporary directory. */
   spillDirectory?: string;
+  /**
+   * What the memory monitor compares with `memoryLimit` (see `MemoryMonitor`):
+   * `"managed"`, the task values held in memory; `"process"`, the process's
+   * resident set (Dask's measure: right when the worker has the process to
+   * itself, as `weft worker` has); or a function giving bytes. Default
+   * `"managed"`: several workers may share a process.
+   */
+  memoryMeasure?: MemoryMeasure;
+  /**
+   * Beyond this share of `memoryLimit`, values are spilled until the measure is
+   * back at `memoryTarget` (Dask's `distributed.worker.memory.spill`); with the
+   * `"managed"` measure the store does this itself. Default 0.7; false: never.
+   */
+  memorySpill?: number | false;
+  /**
+   * Beyond this share of `memoryLimit` the worker pauses: it starts no task and
+   * fetches no input, and the scheduler assigns it nothing, until it is back
+   * within it (Dask's `distributed.worker.memory.pause`). Default 0.8; false: never.
+   */
+  memoryPause?: number | false;
+  /**
+   * Beyond this share of `memoryLimit` the worker closes on a fault, as Dask's
+   * nanny kills its worker (`distributed.worker.memory.terminate`): its results
+   * are computed again elsewhere. Default 0.95; false: never.
+   */
+  memoryTerminate?: number | false;
+  /** How often the memory monitor measures, in ms (Dask's `memory.monitor-interval`). Default 100. */
+  memoryMonitorIntervalMs?: number;
   /** Where to log. Default: a pino logger named `weft.worker` at level `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
 }
@@ -225,6 +254,11 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     memoryLimit: memoryLimit(o.memoryLimit),
     memoryTarget: fraction("memoryTarget", o.memoryTarget ?? 0.6),
     spillDirectory: spillDirectory(o.spillDirectory),
+    memoryMeasure: memoryMeasure(o.memoryMeasure),
+    memorySpill: fractionOrFalse("memorySpill", o.memorySpill ?? 0.7),
+    memoryPause: fractionOrFalse("memoryPause", o.memoryPause ?? 0.8),
+    memoryTerminate: fractionOrFalse("memoryTerminate", o.memoryTerminate ?? 0.95),
+    memoryMonitorIntervalMs: timerMs("memoryMonitorIntervalMs", o.memoryMonitorIntervalMs ?? 100),
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
   };
 }
@@ -249,6 +283,22 @@ function fraction(name: string, v: number): number {
     throw new RangeError(`Worker option ${name} must be a number in (0, 1], got ${v}`);
   }
   return v;
+}
+
+function fractionOrFalse(name: string, v: number | false): number | false {
+  if (v === false) return false;
+  if (!(typeof v === "number" && v > 0 && v <= 1)) {
+    throw new RangeError(`Worker option ${name} must be a number in (0, 1] or false, got ${v}`);
+  }
+  return v;
+}
+
+function memoryMeasure(v: MemoryMeasure | undefined): MemoryMeasure {
+  if (v === undefined) return "managed";
+  if (v === "managed" || v === "process" || typeof v === "function") return v;
+  throw new RangeError(
+    `Worker option memoryMeasure must be "managed", "process" or a function giving bytes, got ${JSON.stringify(v)}`,
+  );
 }
 
 function spillDirectory(v: string | undefined): string {

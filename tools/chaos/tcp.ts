@@ -183,7 +183,10 @@ export class Processes {
       "--log-level",
       "warn",
       ...(o.validate ? ["--validate"] : []),
-      ...(o.memoryLimit !== undefined ? ["--memory-limit", o.memoryLimit] : []),
+      // A limit of a few kB makes workers spill: held against the values, not the process.
+      ...(o.memoryLimit !== undefined
+        ? ["--memory-limit", o.memoryLimit, "--memory-measure", "managed"]
+        : []),
     ]);
   }
 

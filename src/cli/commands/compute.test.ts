@@ -368,6 +368,17 @@ describe("weft run, scheduler, worker", () => {
     expect(mem.err).toMatch(/--memory-limit must be a size such as 64MiB or 4GB, got "lots"/);
     const target = await weft(["worker", "tcp://127.0.0.1:1", "--memory-target", "0"]);
     expect(target.err).toMatch(/--memory-target must be a number in \(0, 1\], got 0/);
+    const pause = await weft(["worker", "tcp://127.0.0.1:1", "--memory-pause", "80%"]);
+    expect(pause.err).toMatch(/--memory-pause must be a number in \(0, 1\] or off, got 80%/);
+    const measure = await weft(["worker", "tcp://127.0.0.1:1", "--memory-measure", "rss"]);
+    expect(measure.code).toBe(2);
+    expect(measure.err).toMatch(/Allowed choices are process, managed/);
+    // The process is beyond 95% of 64 kB before it starts: it would close at once.
+    const small = await weft(["worker", "tcp://127.0.0.1:1", "--memory-limit", "64kB"]);
+    expect(small.code).toBe(2);
+    expect(small.err).toMatch(
+      /memoryLimit 62.50 kiB is too small: the process memory is .* already, beyond the 95% of it at which the worker closes \(memoryTerminate\); give a larger limit, or measure only the task values held/,
+    );
     const dir = await weft(["worker", "tcp://127.0.0.1:1", "--spill-directory", "/no/such/dir"]);
     expect(dir.err).toMatch(/spillDirectory: no such directory: "\/no\/such\/dir"/);
     const size = await weft(["worker", "tcp://127.0.0.1:1", "--max-message-bytes", "lots"]);

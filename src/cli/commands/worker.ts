@@ -27,6 +27,11 @@ interface WorkerCliOptions extends FrameLimitCliOptions {
   readonly memoryLimit?: string;
   readonly memoryTarget?: string;
   readonly spillDirectory?: string;
+  /** Default `process`: a `weft worker` has its process to itself. */
+  readonly memoryMeasure?: "process" | "managed";
+  readonly memorySpill?: string;
+  readonly memoryPause?: string;
+  readonly memoryTerminate?: string;
   readonly validate?: boolean;
   readonly logLevel: string;
   readonly connectTimeout: string;
@@ -36,6 +41,14 @@ interface WorkerCliOptions extends FrameLimitCliOptions {
 function fractionOption(name: string, text: string): number {
   const n = Number(text);
   if (!(n > 0 && n <= 1)) throw new Error(`${name} must be a number in (0, 1], got ${text}`);
+  return n;
+}
+
+/** A number in (0, 1], or `off` (false), given as text; throws a clear error. */
+function thresholdOption(name: string, text: string): number | false {
+  if (text === "off") return false;
+  const n = Number(text);
+  if (!(n > 0 && n <= 1)) throw new Error(`${name} must be a number in (0, 1] or off, got ${text}`);
   return n;
 }
 
@@ -73,6 +86,16 @@ export async function runWorker(
         ? { memoryTarget: fractionOption("--memory-target", opts.memoryTarget) }
         : {}),
       ...(opts.spillDirectory !== undefined ? { spillDirectory: opts.spillDirectory } : {}),
+      memoryMeasure: opts.memoryMeasure ?? "process",
+      ...(opts.memorySpill !== undefined
+        ? { memorySpill: thresholdOption("--memory-spill", opts.memorySpill) }
+        : {}),
+      ...(opts.memoryPause !== undefined
+        ? { memoryPause: thresholdOption("--memory-pause", opts.memoryPause) }
+        : {}),
+      ...(opts.memoryTerminate !== undefined
+        ? { memoryTerminate: thresholdOption("--memory-terminate", opts.memoryTerminate) }
+        : {}),
       ...frameLimitsFrom(opts),
       validate: opts.validate === true,
       connectTimeoutMs,
@@ -116,7 +139,7 @@ export function workerCommand(ctx: CliContext): Command {
     .option("--resources <list>", "abstract resources this worker has, e.g. GPU=1,MEM=8e9")
     .option(
       "--memory-limit <size>",
-      "spill task values to disk beyond --memory-target of this size, e.g. 4GiB (default: never)",
+      "the worker's memory budget, e.g. 4GiB: it spills, pauses and closes at shares of it (default: none)",
     )
     .option(
       "--memory-target <fraction>",
@@ -125,6 +148,26 @@ export function workerCommand(ctx: CliContext): Command {
     .option(
       "--spill-directory <dir>",
       "where spilled values go (default: the system's temporary directory)",
+    )
+    .addOption(
+      new Option(
+        "--memory-measure <what>",
+        "what is held against --memory-limit: the process's resident memory, or the task values held",
+      )
+        .choices(["process", "managed"])
+        .default("process"),
+    )
+    .option(
+      "--memory-spill <fraction>",
+      "process measure: beyond this share of --memory-limit, spill values until back at --memory-target (default: 0.7; off: never)",
+    )
+    .option(
+      "--memory-pause <fraction>",
+      "beyond this share of --memory-limit, start no task and fetch no input until back within it (default: 0.8; off: never)",
+    )
+    .option(
+      "--memory-terminate <fraction>",
+      "beyond this share of --memory-limit, close (exit 1), losing the results held (default: 0.95; off: never)",
     )
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(
@@ -140,10 +183,11 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .addHelpText(
       "after",
-      "\nRuns until SIGINT or SIGTERM (exit 0), or until it loses the scheduler or its state\n" +
-        "machine fails (exit 1, saying why). Exit 2: it cannot start (a bad option, a task\n" +
-        "module that does not load, a scheduler that refuses it or is not reached within\n" +
-        "--connect-timeout).\n" +
+      "\nRuns until SIGINT or SIGTERM (exit 0), or until it loses the scheduler, its state\n" +
+        "machine fails or its memory passes --memory-terminate (exit 1, saying why). Exit 2:\n" +
+        "it cannot start (a bad option, a task module that does not load, a scheduler that\n" +
+        "refuses it or is not reached within --connect-timeout, a --memory-limit the process\n" +
+        "is beyond already).\n" +
         "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.",
     )
     .action(async (scheduler: string, opts: WorkerCliOptions) => {

@@ -1,0 +1,161 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { sizeof } from "../util/sizeof.ts";
+import type { Worker } from "../worker/worker.ts";
+import { resolveWorkerOptions } from "../worker/workerOptions.ts";
+import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
+import { bytes, inc } from "./testTasks.ts";
+
+let dir = "";
+const extra: Worker[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "weft-memory-monitor-"));
+});
+afterEach(async () => {
+  for (const w of extra.splice(0)) await w.close();
+  await closeTestClusters();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A cluster of one plain worker, and a worker with a limit of 100 kB whose memory the test sets. */
+async function clusterWithMeasuredWorker(memory = { bytes: 0 }) {
+  const { cluster, client } = await testCluster({ workers: 1 });
+  const measured = await extraWorker(cluster, {
+    memoryLimit: 100_000,
+    memoryMeasure: () => memory.bytes,
+    memoryMonitorIntervalMs: 5,
+    spillDirectory: dir,
+  });
+  extra.push(measured);
+  await client.waitForWorkers(2);
+  const seen = () => cluster.scheduler.state.workers.get(measured.address);
+  return { cluster, client, measured, memory, seen };
+}
+
+describe("the memory monitor", () => {
+  it("pauses a worker beyond memoryPause: it gets no task until back within it", async () => {
+    const { client, measured, memory, seen } = await clusterWithMeasuredWorker();
+    memory.bytes = 85_000;
+    await eventually(() => seen()?.status === "paused", 5_000, "the scheduler seeing the pause");
+    expect(measured.isPaused && measured.isPausedForMemory).toBe(true);
+    expect(measured.state.running).toBe(false);
+    // Tasks that may run anywhere all go to the other worker.
+    const parts = Array.from({ length: 20 }, (_, i) => client.submit(inc, i));
+    expect(await client.gather(parts)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(measured.state.tasks.size).toBe(0);
+    // A task that must run there cannot while it is paused: the client is told so
+    // (NoWorkerError), and the task runs once the worker resumes.
+    const there = client.submitWith({ workers: [measured.address] }, inc, 100);
+    await expect(there).rejects.toThrow(
+      `none of the workers it is restricted to is running (workers=[${measured.address}]; one is paused)`,
+    );
+    expect(measured.state.tasks.size).toBe(0);
+    memory.bytes = 80_000; // at the threshold, not beyond it
+    await eventually(() => there.status === "pending" || there.status === "finished", 5_000);
+    expect(await there).toBe(101);
+    expect(seen()?.status).toBe("running");
+    expect(measured.isPaused).toBe(false);
+    expect(measured.state.running).toBe(true);
+  });
+
+  it("a worker paused for memory stays paused through a failed retirement", async () => {
+    const { client, cluster, measured, memory, seen } = await clusterWithMeasuredWorker();
+    // x is on the measured worker alone; then its memory runs short.
+    const [x] = await client.scatter([7], { workers: [measured.address] });
+    memory.bytes = 90_000;
+    await eventually(() => seen()?.status === "paused", 5_000, "the pause");
+    // The only other worker leaves: nobody can take x, so the retirement fails.
+    const other = cluster.workers[0];
+    await client.retireWorkers([other.address]);
+    const answer = await client.retireWorkers([measured.address]);
+    expect(answer.failed.map((f) => f.worker)).toEqual([measured.address]);
+    expect(seen()?.status).toBe("paused");
+    expect(measured.isPaused).toBe(true);
+    memory.bytes = 0;
+    await eventually(() => seen()?.status === "running", 5_000, "the resumption");
+    expect(await client.submit(inc, x)).toBe(8);
+  });
+
+  it("closes a worker beyond memoryTerminate on a fault; its tasks run elsewhere", async () => {
+    const { client, measured, memory, seen } = await clusterWithMeasuredWorker();
+    const [x] = await client.scatter([1], { workers: [measured.address] });
+    memory.bytes = 96_000;
+    await measured.closed;
+    expect(measured.fault).toBe("its memory (93.75 kiB) exceeded 95% of its limit (97.66 kiB)");
+    await eventually(() => seen() === undefined, 5_000, "the scheduler removing it");
+    // x was lost with it: a scattered value cannot be computed again.
+    await expect(client.submit(inc, x)).rejects.toThrow(/was cancelled: lost dependencies/);
+    expect(await client.submit(inc, 1)).toBe(2);
+  });
+
+  it("with a measure other than managed, spills values beyond memorySpill back to the target", async () => {
+    const { client, measured, memory } = await clusterWithMeasuredWorker();
+    const parts = Array.from({ length: 10 }, (_, i) =>
+      client.submitWith({ workers: [measured.address] }, bytes, 3000 + i),
+    );
+    await client.gather(parts);
+    expect(measured.spillStats?.spilledKeys).toBe(0);
+    // 75% measured: 15 kB to spill to be back at 60%, i.e. 5 of the 3 kB values.
+    memory.bytes = 75_000;
+    await eventually(() => (measured.spillStats?.spilledKeys ?? 0) > 0, 5_000, "a spill");
+    expect(measured.spillStats?.spilledKeys).toBe(5);
+    // The least recently used: the first five made.
+    const firstFive = [0, 1, 2, 3, 4].reduce((n, i) => n + sizeof(new Uint8Array(3000 + i)), 0);
+    expect(measured.spillStats?.spilledBytes).toBe(firstFive);
+    expect(measured.isPaused).toBe(false);
+    expect(((await parts[0]) as Uint8Array).length).toBe(3000);
+  });
+
+  it("refuses to start a worker beyond a threshold already, saying what to change", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    await expect(
+      extraWorker(cluster, { memoryLimit: 1000, memoryMeasure: () => 900 }),
+    ).rejects.toThrow(
+      "memoryLimit 0.98 kiB is too small: the measured memory is 900 B already, beyond the 80% " +
+        "of it at which the worker pauses (memoryPause); give a larger limit",
+    );
+    await expect(
+      extraWorker(cluster, { memoryLimit: "64kB", memoryMeasure: "process" }),
+    ).rejects.toThrow(
+      /^memoryLimit 62\.50 kiB is too small: the process memory is .* already, beyond the 95% of it at which the worker closes \(memoryTerminate\); give a larger limit, or measure only the task values held \(memoryMeasure "managed"\)$/,
+    );
+    // Without the thresholds it starts.
+    const w = await extraWorker(cluster, {
+      memoryLimit: "64kB",
+      memoryMeasure: "process",
+      memoryPause: false,
+      memoryTerminate: false,
+      memorySpill: false,
+    });
+    extra.push(w);
+    expect(w.status).toBe("running");
+  });
+
+  it("refuses bad options, naming them", () => {
+    const base = { scheduler: "inproc://x" };
+    const o = resolveWorkerOptions(base);
+    expect([o.memoryMeasure, o.memorySpill, o.memoryPause, o.memoryTerminate]).toEqual([
+      "managed",
+      0.7,
+      0.8,
+      0.95,
+    ]);
+    expect(o.memoryMonitorIntervalMs).toBe(100);
+    expect(() => resolveWorkerOptions({ ...base, memoryPause: 1.5 })).toThrow(
+      "Worker option memoryPause must be a number in (0, 1] or false, got 1.5",
+    );
+    expect(() =>
+      resolveWorkerOptions({ ...base, memoryTerminate: true as unknown as false }),
+    ).toThrow("Worker option memoryTerminate must be a number in (0, 1] or false, got true");
+    expect(() =>
+      resolveWorkerOptions({ ...base, memoryMeasure: "rss" as unknown as "process" }),
+    ).toThrow(
+      'Worker option memoryMeasure must be "managed", "process" or a function giving bytes, got "rss"',
+    );
+    expect(() => resolveWorkerOptions({ ...base, memoryMonitorIntervalMs: 0 })).toThrow(
+      /memoryMonitorIntervalMs must be a positive integer/,
+    );
+  });
+});

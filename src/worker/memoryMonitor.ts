@@ -1,0 +1,188 @@
+/**
+ * A worker's memory monitor (Dask's `WorkerMemoryManager.memory_monitor`, and
+ * the nanny's terminate threshold). Every `memoryMonitorIntervalMs` a worker
+ * with a `memoryLimit` measures its memory and, as a share of the limit:
+ *
+ * - beyond `spill` (0.7), spills values, least recently used first, until it
+ *   expects to be back at `target` (0.6): only when it measures the process,
+ *   as the spilling store keeps the values it measures itself within the target;
+ * - beyond `pause` (0.8), pauses: starts no task and fetches no input (the state
+ *   machine's `PauseEvent`), and the scheduler assigns it nothing, until it is
+ *   back at or below the threshold;
+ * - beyond `terminate` (0.95), closes on a fault, as Dask's nanny kills its
+ *   worker: its results are lost and computed again elsewhere, and a supervisor
+ *   (LocalCluster, or whatever restarts `weft worker`) may start another.
+ */
+
+import type { Logger } from "pino";
+import { formatBytes } from "../util/parseBytes.ts";
+
+/**
+ * What a worker's memory is, against its `memoryLimit`: `"managed"`, the bytes
+ * of the task values it holds in memory as `sizeof` measures them; `"process"`,
+ * the resident set of the whole process (Dask's measure, right for a worker
+ * that has its process to itself); or a function giving bytes.
+ */
+export type MemoryMeasure = "managed" | "process" | (() => number);
+
+/** Shares of the memory limit at which the monitor acts; false: never. */
+export interface MemoryThresholds {
+  /** Where spilling stops (`memoryTarget`). */
+  readonly target: number;
+  readonly spill: number | false;
+  readonly pause: number | false;
+  readonly terminate: number | false;
+}
+
+/** What to do at a measured memory use. */
+export interface MemoryVerdict {
+  /** The memory as a share of the limit. */
+  readonly fraction: number;
+  /** Whether the worker should be paused now. */
+  readonly pause: boolean;
+  readonly terminate: boolean;
+  /** Bytes to spill to get back to the target; 0 at or below the spill threshold. */
+  readonly spillBytes: number;
+}
+
+/** What the thresholds say of `memory` bytes against `limit` (each acts only strictly beyond its share, as Dask's). */
+export function memoryVerdict(memory: number, limit: number, t: MemoryThresholds): MemoryVerdict {
+  const fraction = memory / limit;
+  return {
+    fraction,
+    pause: t.pause !== false && fraction > t.pause,
+    terminate: t.terminate !== false && fraction > t.terminate,
+    spillBytes: t.spill !== false && fraction > t.spill ? Math.ceil(memory - limit * t.target) : 0,
+  };
+}
+
+/** What a {@link MemoryMonitor} measures and acts on. */
+export interface MemoryMonitorHooks {
+  /** The memory now, in bytes. */
+  measure(): number;
+  /**
+   * Spill the least recently used value that can be: its bytes, or -1 when none
+   * can (`SpillStore.evictOne`). Null when spilling is not the monitor's to do.
+   */
+  readonly evictOne: (() => number) | null;
+  /** Pause the worker, or let it resume (it may stay paused for another reason). */
+  setPaused(paused: boolean): void;
+  /** Close the worker on a fault saying `why`. Called once. */
+  terminate(why: string): void;
+  /** What the measure is, in lower case, for the log: `"process memory"`, `"managed memory"`. */
+  readonly measureName: string;
+  readonly logger: Logger;
+}
+
+/** Measures and acts on each {@link check}; see the module's comment. */
+export class MemoryMonitor {
+  private paused = false;
+  private terminated = false;
+  /** Whether the episode beyond the spill threshold has warned that nothing is left to spill. */
+  private warnedNothingToSpill = false;
+  private warnedBadMeasure = false;
+
+  constructor(
+    private readonly limit: number,
+    private readonly thresholds: MemoryThresholds,
+    private readonly hooks: MemoryMonitorHooks,
+  ) {}
+
+  /** True while the monitor holds the worker paused. */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Measure once, without acting: the memory and what it calls for; null if the measure failed. */
+  look(): { readonly memory: number; readonly verdict: MemoryVerdict } | null {
+    const memory = this.measure();
+    return memory === null
+      ? null
+      : { memory, verdict: memoryVerdict(memory, this.limit, this.thresholds) };
+  }
+
+  /** Measure once and act; null if the measure failed (logged once) or the worker was terminated. */
+  check(): MemoryVerdict | null {
+    if (this.terminated) return null;
+    const memory = this.measure();
+    if (memory === null) return null;
+    const v = memoryVerdict(memory, this.limit, this.thresholds);
+    const { logger } = this.hooks;
+    const { measureName } = this.hooks;
+    const usage = `${capitalized(measureName)}: ${formatBytes(memory)} -- Worker memory limit: ${formatBytes(this.limit)}`;
+    const percent = Math.floor(v.fraction * 100);
+    if (v.terminate) {
+      this.terminated = true;
+      const share = Math.round((this.thresholds.terminate as number) * 100);
+      const why = `its ${measureName} (${formatBytes(memory)}) exceeded ${share}% of its limit (${formatBytes(this.limit)})`;
+      logger.warn(
+        { memory, limit: this.limit },
+        `Worker exceeded ${share}% memory budget. ${usage}`,
+      );
+      this.hooks.terminate(why);
+      return v;
+    }
+    if (v.pause !== this.paused) {
+      this.paused = v.pause;
+      logger.warn(
+        { memory, limit: this.limit },
+        `Worker is at ${percent}% memory usage. ${v.pause ? "Pausing" : "Resuming"} worker. ${usage}`,
+      );
+      this.hooks.setPaused(v.pause);
+    }
+    if (v.spillBytes > 0) this.spill(v.spillBytes, memory);
+    else this.warnedNothingToSpill = false;
+    return v;
+  }
+
+  private measure(): number | null {
+    let memory: unknown;
+    try {
+      memory = this.hooks.measure();
+    } catch (err) {
+      memory = err;
+    }
+    if (typeof memory === "number" && Number.isFinite(memory) && memory >= 0) return memory;
+    if (!this.warnedBadMeasure) {
+      this.warnedBadMeasure = true;
+      this.hooks.logger.error(
+        { got: memory instanceof Error ? memory : String(memory) },
+        "the memory measure failed or gave no byte count: the memory monitor does nothing until it works",
+      );
+    }
+    return null;
+  }
+
+  /** Spill `need` bytes of values (as the store measures them), or all that can be. */
+  private spill(need: number, memory: number): void {
+    const evictOne = this.hooks.evictOne;
+    if (evictOne === null) return;
+    let spilled = 0;
+    let count = 0;
+    while (spilled < need) {
+      const bytes = evictOne();
+      if (bytes < 0) {
+        if (!this.warnedNothingToSpill) {
+          this.warnedNothingToSpill = true;
+          this.hooks.logger.warn(
+            { memory, limit: this.limit },
+            `Unmanaged memory use is high: no value left to spill. -- ${capitalized(this.hooks.measureName)}: ${formatBytes(memory)} -- Worker memory limit: ${formatBytes(this.limit)}`,
+          );
+        }
+        break;
+      }
+      spilled += bytes;
+      count++;
+    }
+    if (count > 0) {
+      this.hooks.logger.debug(
+        { count, bytes: spilled },
+        "moved values to disk: memory use is high",
+      );
+    }
+  }
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
