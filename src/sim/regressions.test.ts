@@ -147,4 +147,12 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
       });
     },
   );
+  // The simulator's replicate ledger: a worker died holding the only copy of a key
+  // a rebalance was moving, and the retirement this advanced closed the worker the
+  // copy was for. The scheduler failed the copy as lost (the death came first);
+  // the ledger followed the retirement's close first and expected "left before it
+  // had a copy". Fixed: the ledger follows a stimulus in the scheduler's order.
+  test("seed 83780 (scatter, 3 workers, retiring often): a copy fails as the scheduler saw it first", () => {
+    expectPasses({ seed: 83780, workload: "scatter", workers: 3, retire: 0.8 });
+  });
 });

@@ -305,8 +305,16 @@ export class ReplicateLedger {
         }
       }
     }
+    // In the scheduler's order: the stimulus itself (a worker removed, keys lost),
+    // then the retirements it advanced (workers closed, their data held elsewhere).
+    if (this.open.size > 0) this.followStimulus(ev);
     this.followRetirements(out);
     if (this.open.size === 0) return;
+    this.followMoves(out);
+  }
+
+  /** Follow the copies through what stimulus `ev` did (its own effects, before any retirement it advanced). */
+  private followStimulus(ev: SchedulerEvent): void {
     const s = this.scheduler;
     if (ev.kind === "remove-worker") {
       this.workerRemoved(ev.worker);
@@ -351,7 +359,6 @@ export class ReplicateLedger {
         }
       }
     }
-    this.followMoves(out);
   }
 
   /** The scheduler handled request `r`, returning `out`: note and check its choice of copies. */
