@@ -217,6 +217,26 @@ export function checkOutcomes(x: CheckInput): void {
   }
 }
 
+/**
+ * With nothing in flight: the scheduler takes each live worker it knows for
+ * paused exactly while the worker is paused, whoever paused it (a retirement,
+ * the pause fault, or both, in either order).
+ */
+export function checkPauses(x: CheckInput): void {
+  for (const w of x.workers.values()) {
+    if (!w.alive || w.cutOff) continue;
+    const ws = x.scheduler.state.workers.get(w.address);
+    if (ws === undefined) continue;
+    const status = w.paused ? "paused" : "running";
+    if (ws.status !== status) {
+      throw new SimFailure(
+        "invalid-state",
+        `${w.address} is ${status}${w.pausedForMemory ? " (for memory)" : ""}, but the scheduler takes it for ${ws.status}`,
+      );
+    }
+  }
+}
+
 /** After the client released everything: no task on the scheduler, nothing on any live worker. */
 export function checkEmpty(x: CheckInput): void {
   const s = x.scheduler.state;

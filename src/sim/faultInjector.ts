@@ -37,7 +37,7 @@ export function startFaults(sim: Simulation): void {
   });
 
   every(faults.pause, () => {
-    const candidates = sim.liveWorkers().filter((w) => !w.paused);
+    const candidates = sim.liveWorkers().filter((w) => !w.pausedForMemory);
     if (candidates.length === 0) return;
     const w = rng.pick(candidates);
     sim.stats.faults.pause++;

@@ -155,4 +155,17 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   test("seed 83780 (scatter, 3 workers, retiring often): a copy fails as the scheduler saw it first", () => {
     expectPasses({ seed: 83780, workload: "scatter", workers: 3, retire: 0.8 });
   });
+  // A worker paused by a retirement paused for memory too, then resumed for memory
+  // without telling the scheduler (which held it anyway). The retirement failed:
+  // the scheduler resumed it but, as it last heard, kept it paused, assigning it
+  // nothing more. Fixed: the worker tells of every change for memory.
+  test("seed 91565 (scatter, replicating, rebalancing, retiring): the scheduler hears the worker resume", () => {
+    expectPasses({
+      seed: 91565,
+      workload: "scatter",
+      replicate: 1,
+      rebalance: 0.3,
+      retire: 0.5,
+    });
+  });
 });

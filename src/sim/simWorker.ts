@@ -11,6 +11,7 @@
 
 import type { TaskRef, TaskSpec } from "../protocol/messagesTaskSpec.ts";
 import type { Resources, SchedulerToWorkerMessage } from "../protocol/messagesWorker.ts";
+import { type PauseChange, PauseReasons } from "../worker/pauseReasons.ts";
 import { schedulerMessageToEvent } from "../worker/schedulerEvents.ts";
 import {
   ExecuteFailureEvent,
@@ -50,8 +51,8 @@ export class SimWorker {
   readonly state: WorkerState;
   /** False once dead: it handles nothing more and its data is gone. */
   alive = true;
-  /** Paused (by the pause fault). */
-  paused = false;
+  /** Why it is paused: the scheduler (retiring it), the pause fault (its memory), or both. */
+  private readonly pauses = new PauseReasons();
   /** Outgoing transfers being served. */
   outgoing = 0;
   /** Cut off from the scheduler (the partition fault): messages both ways are lost. */
@@ -123,7 +124,34 @@ export class SimWorker {
       this.c.closeRetired(this);
       return;
     }
+    if (msg.op === "pause" || msg.op === "unpause") {
+      this.changePause(this.pauses.scheduler(msg.op === "pause"), msg.stimulusId);
+      return;
+    }
     this.handle(schedulerMessageToEvent(msg));
+  }
+
+  /** True while paused, by the scheduler or the pause fault. */
+  get paused(): boolean {
+    return this.pauses.paused;
+  }
+
+  /** True while the pause fault (the memory monitor, in a real worker) holds it paused. */
+  get pausedForMemory(): boolean {
+    return this.pauses.pausedForMemory;
+  }
+
+  /** Carry out a change of the reasons it is paused, as the real worker does. */
+  private changePause(change: PauseChange, stimulusId: string): void {
+    if (change.tell !== null) {
+      this.c.toScheduler(this.address, {
+        op: "worker-status-change",
+        status: change.tell,
+        stimulusId,
+      });
+    }
+    if (change.feed === "pause") this.handle(new PauseEvent({ stimulusId }));
+    else if (change.feed === "unpause") this.handle(new UnpauseEvent({ stimulusId }));
   }
 
   /** Feed one event to the state machine and carry out its instructions. */
@@ -424,7 +452,7 @@ export class SimWorker {
    */
   serveGetData(keys: readonly string[]): Map<string, unknown> | null {
     const c = this.c;
-    const limit = this.paused ? 1 : c.options.outgoingLimit;
+    const limit = this.pausedForMemory ? 1 : c.options.outgoingLimit;
     if (this.outgoing >= limit) return null;
     if (c.rng.chance(c.options.faults.busy)) {
       c.stats.faults.busy++;
@@ -468,19 +496,13 @@ export class SimWorker {
 
   /** Pause (as the memory monitor does): tell the scheduler, then the state machine. */
   pause(): void {
-    if (!this.alive || this.paused) return;
-    this.paused = true;
-    const stimulusId = this.c.stimulusId("worker-status-change");
-    this.c.toScheduler(this.address, { op: "worker-status-change", status: "paused", stimulusId });
-    this.handle(new PauseEvent({ stimulusId }));
+    if (!this.alive || this.pausedForMemory) return;
+    this.changePause(this.pauses.memory(true), this.c.stimulusId("worker-status-change"));
   }
 
-  /** Resume after {@link pause}. */
+  /** Resume after {@link pause} (unless the scheduler holds it paused too). */
   resume(): void {
-    if (!this.alive || !this.paused) return;
-    this.paused = false;
-    const stimulusId = this.c.stimulusId("worker-status-change");
-    this.c.toScheduler(this.address, { op: "worker-status-change", status: "running", stimulusId });
-    this.handle(new UnpauseEvent({ stimulusId }));
+    if (!this.alive || !this.pausedForMemory) return;
+    this.changePause(this.pauses.memory(false), this.c.stimulusId("worker-status-change"));
   }
 }

@@ -10,7 +10,13 @@
 import type { WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
 import { FIRE_AND_FORGET_CLIENT } from "../scheduler/state/clientInfo.ts";
 import type { TaskState } from "../scheduler/state/taskState.ts";
-import { type CheckInput, checkEmpty, checkOutcomes, checkReplicas } from "./checks.ts";
+import {
+  type CheckInput,
+  checkEmpty,
+  checkOutcomes,
+  checkPauses,
+  checkReplicas,
+} from "./checks.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
 import { storiesOf, stuckKeys } from "./diagnose.ts";
 import { EventQueue } from "./eventQueue.ts";
@@ -404,6 +410,7 @@ export class Simulation implements SimCluster {
           const x = this.checkInput();
           checkReplicas(x);
           checkOutcomes(x);
+          checkPauses(x);
           if (!o.releasePhase) return;
           this.phase = "release";
           releasedAt = q.now;

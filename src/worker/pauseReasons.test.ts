@@ -32,11 +32,12 @@ describe("PauseReasons", () => {
     expect(p.paused).toBe(false);
   });
 
-  it("memory recovers while the scheduler still holds the worker: it stays paused, silently", () => {
+  it("memory recovers while the scheduler still holds the worker: it stays paused, and says so", () => {
     const p = new PauseReasons();
     p.memory(true);
     expect(p.scheduler(true)).toEqual({ feed: "pause", tell: null });
-    expect(p.memory(false)).toEqual({ feed: null, tell: null });
+    // The scheduler keeps it paused while retiring it, and resumes it if that fails.
+    expect(p.memory(false)).toEqual({ feed: null, tell: "running" });
     expect(p.paused).toBe(true);
     expect(p.scheduler(false)).toEqual({ feed: "unpause", tell: null });
     expect(p.paused).toBe(false);

@@ -2,8 +2,10 @@
  * Why a worker is paused. Two parties pause it: the scheduler, while it retires
  * the worker (`pause`, then `unpause` if the retirement fails), and the
  * worker's own memory monitor. Either keeps it paused, so neither may resume a
- * worker the other still holds, and the scheduler, which tracks the worker's
- * status, must hear of the monitor's pauses even while it holds one itself.
+ * worker the other still holds. The scheduler, which tracks the worker's
+ * status and returns it to what the worker last said if the retirement fails,
+ * hears of every pause and resumption of the monitor's, even while it holds
+ * the worker paused itself.
  * Dask needs none of this: its retirement uses a status of its own
  * (`closing_gracefully`), which the memory monitor leaves alone.
  */
@@ -47,6 +49,6 @@ export class PauseReasons {
     if (pause === this.forMemory) return NOTHING;
     this.forMemory = pause;
     if (pause) return { feed: this.byScheduler ? null : "pause", tell: "paused" };
-    return this.byScheduler ? NOTHING : { feed: "unpause", tell: "running" };
+    return { feed: this.byScheduler ? null : "unpause", tell: "running" };
   }
 }

@@ -315,15 +315,17 @@ describe("Worker paused by the scheduler and by its memory", () => {
     await until(() => statusChanges().length === 4);
     await sched.send(w.address, { op: "pause", stimulusId: "retire-2" });
     memory.bytes = 100;
-    await until(() => !w.isPausedForMemory);
-    expect(w.isPaused).toBe(true); // the scheduler still holds it
-    expect(statusChanges()).toEqual(["paused", "paused", "running", "paused"]);
+    // The scheduler hears of it (to resume it if the retirement fails), but holds it.
+    await until(() => statusChanges().length === 5);
+    expect(statusChanges()).toEqual(["paused", "paused", "running", "paused", "running"]);
+    expect(w.isPausedForMemory).toBe(false);
+    expect(w.isPaused).toBe(true);
     await sched.send(w.address, { op: "unpause", stimulusId: "retire-2-failed" });
     await until(() => !w.isPaused);
     expect(w.state.running).toBe(true);
     // Nothing to tell: the scheduler took it for running when it let go.
     await new Promise((r) => setTimeout(r, 50));
-    expect(statusChanges()).toHaveLength(4);
+    expect(statusChanges()).toHaveLength(5);
   });
 });
 
