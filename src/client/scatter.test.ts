@@ -304,6 +304,7 @@ function fakeScatterer(
     nbytes: 0,
     spilled: null,
     memoryLimit: null,
+    memory: null,
   }));
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
   /** The calls to hanging workers, failed when their connection is removed. */

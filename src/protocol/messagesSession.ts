@@ -147,6 +147,8 @@ export interface WorkerIdentity {
   readonly spilled: SpilledValues | null;
   /** Its `memoryLimit` in bytes, or null for none. */
   readonly memoryLimit: number | null;
+  /** The memory its monitor measured, as of its last heartbeat (with a `memoryLimit`), or null. */
+  readonly memory: number | null;
 }
 
 /**

@@ -160,6 +160,8 @@ export interface HeartbeatWorkerMsg {
   readonly op: "heartbeat-worker";
   /** With a `memoryLimit`: the values the worker has spilled to disk, and their bytes. */
   readonly spilled?: SpilledValues;
+  /** With a memory monitor: the memory it last measured (its `memoryMeasure`), in bytes. */
+  readonly memory?: number;
   readonly stimulusId: string;
 }
 

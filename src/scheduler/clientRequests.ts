@@ -54,6 +54,7 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
           nbytes: ws.nbytes,
           spilled: ws.spilled,
           memoryLimit: ws.memoryLimit,
+          memory: ws.memory,
         });
       }
       return out;

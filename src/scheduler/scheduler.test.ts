@@ -319,6 +319,7 @@ describe("Scheduler server", () => {
         nbytes: 0,
         spilled: null,
         memoryLimit: null,
+        memory: null,
       },
     ]);
     const r4 = await c.waitFor((m) => m.requestId === 4);

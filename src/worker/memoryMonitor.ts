@@ -81,12 +81,18 @@ export class MemoryMonitor {
   /** Whether the episode beyond the spill threshold has warned that nothing is left to spill. */
   private warnedNothingToSpill = false;
   private warnedBadMeasure = false;
+  private lastMeasured: number | null = null;
 
   constructor(
     private readonly limit: number,
     private readonly thresholds: MemoryThresholds,
     private readonly hooks: MemoryMonitorHooks,
   ) {}
+
+  /** The memory the last {@link check} measured, in bytes; null before one worked. */
+  get memory(): number | null {
+    return this.lastMeasured;
+  }
 
   /** True while the monitor holds the worker paused. */
   get isPaused(): boolean {
@@ -106,6 +112,7 @@ export class MemoryMonitor {
     if (this.terminated) return null;
     const memory = this.measure();
     if (memory === null) return null;
+    this.lastMeasured = memory;
     const v = memoryVerdict(memory, this.limit, this.thresholds);
     const { logger } = this.hooks;
     const { measureName } = this.hooks;

@@ -587,11 +587,13 @@ export class Worker extends BaseWorker {
   private heartbeat(): void {
     if (this.stream === null || this.stream.isClosed) return;
     const spill = this.spill?.stats;
+    const memory = this.memory?.memory ?? null;
     this.stream.send({
       op: "heartbeat-worker",
       ...(spill !== undefined
         ? { spilled: { keys: spill.spilledKeys, bytes: spill.spilledBytes } }
         : {}),
+      ...(memory !== null ? { memory: Math.round(memory) } : {}),
       stimulusId: stimulusId("heartbeat"),
     });
   }

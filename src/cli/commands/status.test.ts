@@ -38,9 +38,15 @@ describe("weft status", () => {
       5000,
       "a heartbeat telling of spilled values",
     );
+    await eventually(
+      () => [...cluster.scheduler.state.workers.values()].every((ws) => ws.memory !== null),
+      5000,
+      "heartbeats telling of the memory measured",
+    );
     const r = await runWeft(["status", cluster.address]);
-    expect(r.out.split("\n")[1]).toMatch(/ bytes +limit +spilled$/);
-    expect(r.out.split("\n")[2]).toMatch(/ 3\.91 kiB +\d+(\.\d+)? kiB$/);
+    expect(r.out.split("\n")[1]).toMatch(/ bytes +memory +limit +spilled$/);
+    // The memory its monitor measured (the values held), within 60% of the limit.
+    expect(r.out.split("\n")[2]).toMatch(/ \d+(\.\d+)? (B|kiB) +3\.91 kiB +\d+(\.\d+)? kiB$/);
     expect(r.out).toMatch(/ \d+(\.\d+)? kiB$/m);
     const json = JSON.parse((await runWeft(["status", cluster.address, "--json"])).out);
     const spilled = json.workers.reduce(
@@ -48,6 +54,7 @@ describe("weft status", () => {
       0,
     );
     expect(spilled).toBeGreaterThan(0);
+    for (const w of json.workers) expect(w.memory).toBeLessThanOrEqual(0.6 * 4000);
   });
 
   it("says why it cannot reach a scheduler (exit 2)", async () => {

@@ -91,7 +91,7 @@ export function formatStatus(status: ClusterStatus): string {
         "processing",
         "keys",
         "bytes",
-        ...(limited ? ["limit", "spilled"] : []),
+        ...(limited ? ["memory", "limit", "spilled"] : []),
       ],
       ...workers.map((w) => [
         w.address,
@@ -102,6 +102,7 @@ export function formatStatus(status: ClusterStatus): string {
         formatBytes(w.nbytes),
         ...(limited
           ? [
+              w.memory === null ? "-" : formatBytes(w.memory),
               w.memoryLimit === null ? "-" : formatBytes(w.memoryLimit),
               w.spilled === null ? "-" : formatBytes(w.spilled.bytes),
             ]

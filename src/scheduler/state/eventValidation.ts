@@ -136,9 +136,12 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       return;
     }
     case "heartbeat-worker": {
+      const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+      if (msg.memory !== undefined && !count(msg.memory)) {
+        fail(ev, `memory must be a count of bytes, got ${showValue(msg.memory)}`);
+      }
       if (msg.spilled === undefined) return;
       const sp: unknown = msg.spilled;
-      const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
       if (!isObject(sp) || !count(sp.keys) || !count(sp.bytes)) {
         fail(ev, `spilled must be {keys, bytes} counts, got ${showValue(sp)}`);
       }

@@ -371,4 +371,23 @@ describe("heartbeat-worker", () => {
     ).toThrow(/spilled must be \{keys, bytes\} counts/);
     expect(ws?.spilled).toEqual({ keys: 3, bytes: 3000 });
   });
+
+  test("keeps the memory the worker measured; refuses one that is not a count of bytes", () => {
+    const s = cluster("w1");
+    const ws = s.workers.get("w1");
+    expect(ws?.memory).toBeNull();
+    s.handleStimulus(t.fromWorker("w1", { op: "heartbeat-worker", memory: 123_456 }));
+    expect(ws?.memory).toBe(123_456);
+    for (const memory of [-1, 1.5, "1kB"]) {
+      expect(() =>
+        s.handleStimulus(
+          t.fromWorker("w1", { op: "heartbeat-worker", memory } as never as {
+            op: "heartbeat-worker";
+          }),
+        ),
+      ).toThrow(/memory must be a count of bytes/);
+    }
+    s.handleStimulus(t.fromWorker("w1", { op: "heartbeat-worker" }));
+    expect(ws?.memory).toBe(123_456);
+  });
 });

@@ -42,6 +42,7 @@ export function handleWorkerMessage(
   switch (msg.op) {
     case "heartbeat-worker":
       if (msg.spilled !== undefined) ws.spilled = msg.spilled;
+      if (msg.memory !== undefined) ws.memory = msg.memory;
       return;
     case "worker-status-change":
       // A worker being retired stays paused until it is removed (or its retirement fails).

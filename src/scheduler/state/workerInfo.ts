@@ -46,6 +46,8 @@ export class WorkerInfo {
   memoryLimit: number | null = null;
   /** What it last said it keeps on disk (a worker with a `memoryLimit`), or null. */
   spilled: SpilledValues | null = null;
+  /** The memory its monitor last measured, as its heartbeat said, or null. */
+  memory: number | null = null;
 
   /** Scratch for placement: bytes of the current task's inputs held here, valid when `scratchEpoch` matches. */
   scratchBytes = 0;
