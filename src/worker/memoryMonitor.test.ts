@@ -25,6 +25,7 @@ function monitor(values: number[] | null, thresholds: MemoryThresholds = DASK) {
             calls.push(`evict ${bytes}`);
             return bytes;
           },
+    collectGarbage: () => calls.push("gc"),
     setPaused: (paused) => calls.push(paused ? "pause" : "resume"),
     terminate: (why) => calls.push(`terminate: ${why}`),
     measureName: "process memory",
@@ -73,7 +74,8 @@ describe("MemoryMonitor", () => {
     expect(t.m.isPaused).toBe(true);
     t.at(800);
     t.at(100);
-    expect(t.calls).toEqual(["pause", "resume"]);
+    // While paused it collects garbage at each look (the hook throttles).
+    expect(t.calls).toEqual(["pause", "gc", "gc", "resume"]);
     expect(t.log).toEqual([
       "Worker is at 85% memory usage. Pausing worker. Process memory: 850 B -- Worker memory limit: 0.98 kiB",
       "Worker is at 80% memory usage. Resuming worker. Process memory: 800 B -- Worker memory limit: 0.98 kiB",
@@ -84,8 +86,8 @@ describe("MemoryMonitor", () => {
     const t = monitor([50, 100, 30, 400]);
     t.at(700); // not beyond the spill share
     expect(t.calls).toEqual([]);
-    t.at(780); // 180 bytes to spill: 50 + 100 + 30
-    expect(t.calls).toEqual(["evict 50", "evict 100", "evict 30"]);
+    t.at(780); // 180 bytes to spill: 50 + 100 + 30, then collect what they held
+    expect(t.calls).toEqual(["evict 50", "evict 100", "evict 30", "gc"]);
     expect(t.log).toContain("moved values to disk: memory use is high");
   });
 
@@ -94,7 +96,7 @@ describe("MemoryMonitor", () => {
     t.at(800);
     t.at(790);
     const warning = t.log.filter((l) => l.startsWith("Unmanaged memory use is high"));
-    expect(t.calls).toEqual(["evict 100"]);
+    expect(t.calls).toEqual(["evict 100", "gc"]);
     expect(warning).toHaveLength(1);
     t.at(600); // the episode ends
     t.at(750);
@@ -137,6 +139,7 @@ describe("MemoryMonitor", () => {
         return readings[calls - 2] as number;
       },
       evictOne: null,
+      collectGarbage: null,
       setPaused: () => {},
       terminate: () => {},
       measureName: "memory",

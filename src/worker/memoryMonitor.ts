@@ -65,6 +65,12 @@ export interface MemoryMonitorHooks {
    * can (`SpillStore.evictOne`). Null when spilling is not the monitor's to do.
    */
   readonly evictOne: (() => number) | null;
+  /**
+   * A (throttled) full garbage collection, so that memory let go of shows in
+   * the measure: run at each look while beyond the pause share, and after a
+   * spill, as Dask's monitor does. Null where collecting changes nothing measured.
+   */
+  readonly collectGarbage: (() => void) | null;
   /** Pause the worker, or let it resume (it may stay paused for another reason). */
   setPaused(paused: boolean): void;
   /** Close the worker on a fault saying `why`. Called once. */
@@ -137,8 +143,11 @@ export class MemoryMonitor {
       );
       this.hooks.setPaused(v.pause);
     }
-    if (v.spillBytes > 0) this.spill(v.spillBytes, memory);
+    let spilled = 0;
+    if (v.spillBytes > 0) spilled = this.spill(v.spillBytes, memory);
     else this.warnedNothingToSpill = false;
+    // What tasks let go of, and the values spilled, leave the resident set only once collected.
+    if (v.pause || spilled > 0) this.hooks.collectGarbage?.();
     return v;
   }
 
@@ -160,10 +169,10 @@ export class MemoryMonitor {
     return null;
   }
 
-  /** Spill `need` bytes of values (as the store measures them), or all that can be. */
-  private spill(need: number, memory: number): void {
+  /** Spill `need` bytes of values (as the store measures them), or all that can be: the values spilled. */
+  private spill(need: number, memory: number): number {
     const evictOne = this.hooks.evictOne;
-    if (evictOne === null) return;
+    if (evictOne === null) return 0;
     let spilled = 0;
     let count = 0;
     while (spilled < need) {
@@ -187,6 +196,7 @@ export class MemoryMonitor {
         "moved values to disk: memory use is high",
       );
     }
+    return count;
   }
 }
 

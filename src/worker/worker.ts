@@ -60,6 +60,7 @@ import {
   UnpauseEvent,
 } from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
+import { collectGarbageOnDemand } from "./throttledGc.ts";
 import { updateDataHandler } from "./updateData.ts";
 import {
   type ResolvedWorkerOptions,
@@ -336,6 +337,10 @@ export class Worker extends BaseWorker {
               : measure,
         // The store keeps the values it measures within the target itself.
         evictOne: measure === "managed" ? null : () => spill.evictOne(),
+        collectGarbage:
+          measure === "managed"
+            ? null
+            : collectGarbageOnDemand((msg, ms) => this.logger.warn({ ms }, msg)),
         setPaused: (paused) => this.changePause(this.pauses.memory(paused)),
         terminate: (why) => this.closeOnFault(why),
         measureName:

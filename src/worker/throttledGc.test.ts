@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { fullGarbageCollection, ThrottledGc } from "./throttledGc.ts";
+
+describe("ThrottledGc", () => {
+  it("collects only while collections take at most the share of the time", () => {
+    let now = 0;
+    const slow: number[] = [];
+    let cost = 100; // each collection takes 100 ms
+    const gc = new ThrottledGc({
+      collect: () => {
+        now += cost;
+      },
+      now: () => now,
+      onSlow: (ms) => slow.push(ms),
+      slowMs: 150,
+    });
+    now = 10;
+    expect(gc.collect()).toBe(true); // nothing collected before
+    // 100 ms of collection needs 2 s since it began for a share of 5%.
+    now = 1_000;
+    expect(gc.collect()).toBe(false);
+    now = 2_011;
+    expect(gc.collect()).toBe(true);
+    expect(gc.collections).toBe(2);
+    cost = 200;
+    now = 10_000;
+    expect(gc.collect()).toBe(true);
+    expect(slow).toEqual([200]);
+    now = 13_000; // 200 ms needs 4 s
+    expect(gc.collect()).toBe(false);
+  });
+
+  it("runs V8's full collection, exposed if need be", () => {
+    const gc = fullGarbageCollection();
+    expect(gc).toBeTypeOf("function");
+    expect(() => gc?.()).not.toThrow();
+  });
+});
