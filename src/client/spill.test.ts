@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { resolveWorkerOptions } from "../worker/workerOptions.ts";
+import { resolveWorkerOptions, systemMemory } from "../worker/workerOptions.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 import { byteSum, bytes } from "./testTasks.ts";
 
@@ -55,6 +55,14 @@ describe("workers with a memoryLimit spill to disk", () => {
     const base = { scheduler: "inproc://x" };
     expect(resolveWorkerOptions({ ...base, memoryLimit: "2GiB" }).memoryLimit).toBe(2 ** 31);
     expect(resolveWorkerOptions(base).memoryLimit).toBeNull();
+    // "auto": the machine's memory (or its container's) times the share of the CPUs.
+    const cpus = availableParallelism();
+    const auto = resolveWorkerOptions({ ...base, memoryLimit: "auto", nthreads: 1 }).memoryLimit;
+    expect(auto).toBe(Math.floor(systemMemory() * Math.min(1, 1 / cpus)));
+    expect(
+      resolveWorkerOptions({ ...base, memoryLimit: "auto", nthreads: cpus * 4 }).memoryLimit,
+    ).toBe(Math.floor(systemMemory()));
+    expect(systemMemory()).toBeLessThanOrEqual(totalmem());
     expect(() => resolveWorkerOptions({ ...base, memoryLimit: "lots" })).toThrow(
       /^Worker option memoryLimit: /,
     );

@@ -1,7 +1,7 @@
 /** The options of a {@link Worker} and their defaults. */
 
 import { existsSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Logger } from "pino";
@@ -68,9 +68,12 @@ export interface WorkerOptions {
   maxMessageBytes?: number;
   /**
    * Bytes of task values this worker keeps in memory before it spills to disk
-   * (Dask's `memory_limit`): a number, or a size such as `"2GiB"`. Values
-   * beyond `memoryTarget` of it go to files, least recently used first, and
-   * come back when needed. Default: none (everything stays in memory).
+   * (Dask's `memory_limit`): a number, a size such as `"2GiB"`, or `"auto"`,
+   * the machine's memory (or its container's) times the worker's share of the
+   * CPUs, `nthreads` of them, as Dask's default. Values beyond `memoryTarget`
+   * of it go to files, least recently used first, and come back when needed;
+   * the memory monitor acts at other shares of it. Default: none (everything
+   * stays in memory).
    */
   memoryLimit?: number | string;
   /** The share of `memoryLimit` kept in memory (Dask's `distributed.worker.memory.target`). Default 0.6. */
@@ -218,11 +221,12 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   }
   const limitsProblem = frameLimitsProblem(o);
   if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
+  const nthreads = positiveInt("nthreads", o.nthreads ?? availableParallelism());
   return {
     scheduler: o.scheduler,
     listen: o.listen ?? "tcp://127.0.0.1:0",
     contactAddress: o.contactAddress === undefined ? null : contactAddress(o.contactAddress),
-    nthreads: positiveInt("nthreads", o.nthreads ?? availableParallelism()),
+    nthreads,
     executor,
     taskModules: (o.taskModules ?? []).map((m) => existingModule(moduleUrl(m))),
     maxSecededThreads: nonNegative("maxSecededThreads", o.maxSecededThreads ?? 32),
@@ -251,7 +255,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     connectTimeoutMs: timerMs("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-    memoryLimit: memoryLimit(o.memoryLimit),
+    memoryLimit: memoryLimit(o.memoryLimit, nthreads),
     memoryTarget: fraction("memoryTarget", o.memoryTarget ?? 0.6),
     spillDirectory: spillDirectory(o.spillDirectory),
     memoryMeasure: memoryMeasure(o.memoryMeasure),
@@ -263,9 +267,25 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   };
 }
 
+/**
+ * The memory of this machine, or of the container it runs in if that has less
+ * (Dask's `system.MEMORY_LIMIT`, which reads the cgroup's limit too).
+ */
+export function systemMemory(): number {
+  const total = totalmem();
+  const constrained = process.constrainedMemory?.() ?? 0;
+  return constrained > 0 && constrained < total ? constrained : total;
+}
+
+/** `"auto"`: the worker's share of the machine's memory, by its threads (Dask's). */
+export function autoMemoryLimit(nthreads: number): number {
+  return Math.floor(systemMemory() * Math.min(1, nthreads / availableParallelism()));
+}
+
 /** `memoryLimit` in bytes (null for none); a clear error for a bad one. */
-function memoryLimit(v: number | string | undefined): number | null {
+function memoryLimit(v: number | string | undefined, nthreads: number): number | null {
   if (v === undefined) return null;
+  if (v === "auto") return autoMemoryLimit(nthreads);
   let n: number;
   try {
     n = typeof v === "string" ? parseBytes(v) : v;

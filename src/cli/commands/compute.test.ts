@@ -102,6 +102,8 @@ describe("weft run, scheduler, worker", () => {
     const args = ["run", plain, "--tasks", BENCH_TASKS, "--executor", "inline", "--no-progress"];
     const limited = await weft([...args, "--memory-limit", "1kB"]);
     expect(JSON.parse(limited.out)).toEqual({ y: 4 });
+    const auto = await weft([...args, "--memory-limit", "auto"]);
+    expect(JSON.parse(auto.out)).toEqual({ y: 4 });
     const badLimit = await weft([...args, "--memory-limit", "some"]);
     expect(badLimit.code).toBe(2);
     expect(badLimit.err).toMatch(/--memory-limit must be a size such as 64MiB/);
@@ -368,6 +370,8 @@ describe("weft run, scheduler, worker", () => {
     expect(mem.err).toMatch(/--memory-limit must be a size such as 64MiB or 4GB, got "lots"/);
     const target = await weft(["worker", "tcp://127.0.0.1:1", "--memory-target", "0"]);
     expect(target.err).toMatch(/--memory-target must be a number in \(0, 1\], got 0/);
+    const auto = await weft(["worker", "tcp://127.0.0.1:1", "--memory-limit", "autumn"]);
+    expect(auto.err).toMatch(/--memory-limit must be a size such as 64MiB or 4GB, got "autumn"/);
     const pause = await weft(["worker", "tcp://127.0.0.1:1", "--memory-pause", "80%"]);
     expect(pause.err).toMatch(/--memory-pause must be a number in \(0, 1\] or off, got 80%/);
     const measure = await weft(["worker", "tcp://127.0.0.1:1", "--memory-measure", "rss"]);

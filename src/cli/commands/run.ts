@@ -55,7 +55,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   let extraModules: string[];
   let limits: FrameLimits;
   let connectTimeoutMs: number;
-  let memoryLimit: number | undefined;
+  let memoryLimit: number | "auto" | undefined;
   try {
     if (opts.scheduler === undefined && opts.connectTimeout !== undefined) {
       throw new Error("--connect-timeout applies with --scheduler only");
@@ -83,7 +83,9 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
     connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
     memoryLimit =
-      opts.memoryLimit === undefined ? undefined : byteSize("--memory-limit", opts.memoryLimit);
+      opts.memoryLimit === undefined || opts.memoryLimit === "auto"
+        ? opts.memoryLimit
+        : byteSize("--memory-limit", opts.memoryLimit);
     extraModules = opts.tasks.map((t) => moduleUrl(t));
     input = await loadGraphInput(file);
   } catch (err) {
@@ -210,7 +212,7 @@ export function runCommand(ctx: CliContext): Command {
     )
     .option(
       "--memory-limit <size>",
-      "embedded cluster: each worker spills values to disk beyond 60% of this, e.g. 2GiB (default: never)",
+      "embedded cluster: each worker's memory budget, e.g. 2GiB or auto (its share of the machine's memory, by threads): it spills values beyond 60% of it (default: never)",
     )
     .option(
       "--tasks <module>",

@@ -80,7 +80,10 @@ export async function runWorker(
       taskModules: opts.tasks,
       resources,
       ...(opts.memoryLimit !== undefined
-        ? { memoryLimit: byteSize("--memory-limit", opts.memoryLimit) }
+        ? {
+            memoryLimit:
+              opts.memoryLimit === "auto" ? "auto" : byteSize("--memory-limit", opts.memoryLimit),
+          }
         : {}),
       ...(opts.memoryTarget !== undefined
         ? { memoryTarget: fractionOption("--memory-target", opts.memoryTarget) }
@@ -139,7 +142,7 @@ export function workerCommand(ctx: CliContext): Command {
     .option("--resources <list>", "abstract resources this worker has, e.g. GPU=1,MEM=8e9")
     .option(
       "--memory-limit <size>",
-      "the worker's memory budget, e.g. 4GiB: it spills, pauses and closes at shares of it (default: none)",
+      "the worker's memory budget, e.g. 4GiB, or auto (the machine's memory times the worker's share of the CPUs, as Dask's default): it spills, pauses and closes at shares of it (default: none)",
     )
     .option(
       "--memory-target <fraction>",
