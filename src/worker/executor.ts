@@ -70,6 +70,16 @@ export interface Executor {
     control: RunControl,
     signal: AbortSignal,
   ): ExecuteOutcome | Promise<ExecuteOutcome>;
+  /**
+   * Have the threads that run tasks collect their garbage, if they are not
+   * the main thread (whose collection the worker runs itself).
+   */
+  collectGarbage?(): void;
+  /**
+   * Have the threads that run tasks collect their garbage, if they are not
+   * the main thread (whose collection the worker runs itself).
+   */
+  collectGarbage?(): void;
   /** Stop; running tasks are abandoned. */
   close(): Promise<void>;
 }

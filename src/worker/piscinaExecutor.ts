@@ -58,6 +58,8 @@ export class PiscinaExecutor implements Executor {
   /** Runs handed to the pool and not settled: fails them when no thread is left to run them. */
   private readonly waiting = new Set<WaitingRun>();
   private nextToken = 1;
+  /** Garbage collection jobs on their way (see {@link collectGarbage}). */
+  private collecting = 0;
   private closed = false;
   /** The last error a pool thread died of, if any. */
   lastThreadError: Error | null = null;
@@ -109,6 +111,24 @@ export class PiscinaExecutor implements Executor {
       throw new Error(`worker thread pool failed to start: ${why}`, { cause: err });
     }
     return executor;
+  }
+
+  /**
+   * Every idle pool thread collects its garbage (the worker is short of
+   * memory): an idle thread allocates nothing, so V8 would not. One job per
+   * idle thread, none while the last ones run; a busy thread collects as it
+   * allocates.
+   */
+  collectGarbage(): void {
+    if (this.closed || this.collecting > 0) return;
+    const idle = this.pool.threads.length - this.controls.size;
+    for (let i = 0; i < idle; i++) {
+      this.collecting++;
+      this.pool
+        .run({ kind: "gc" } satisfies ThreadJob)
+        .catch(() => {}) // a thread that died, or the pool closed: nothing to collect
+        .finally(() => this.collecting--);
+    }
   }
 
   /** Threads in the pool now. */

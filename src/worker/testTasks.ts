@@ -4,6 +4,7 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
+import { getHeapStatistics } from "node:v8";
 import { BroadcastChannel, threadId } from "node:worker_threads";
 import { Reschedule, rejoin, secede } from "./taskContext.ts";
 import { defineTask } from "./taskRegistry.ts";
@@ -98,3 +99,7 @@ defineTask("busySpan", (ms: number) => {
   }
   return { start, end: Date.now(), threadId };
 });
+
+// Garbage: a million small objects let go of at once, and the thread's heap in use.
+defineTask("makeGarbage", () => Array.from({ length: 1_000_000 }, (_, i) => ({ i })).length);
+defineTask("heapUsed", () => getHeapStatistics().used_heap_size);

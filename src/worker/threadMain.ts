@@ -20,8 +20,11 @@ import {
   type ThreadJob,
   type ThreadReply,
 } from "./threadProtocol.ts";
+import { fullGarbageCollection } from "./throttledGc.ts";
 
 let channel: BroadcastChannel | null = null;
+/** This thread's full collection, exposed on first use; null if it cannot be had. */
+let gc: (() => void) | null | undefined;
 const rejoinWaiters = new Map<number, () => void>();
 
 function post(msg: ChannelMessage): void {
@@ -60,6 +63,12 @@ function hooksFor(token: number): SecedeHooks {
 /** Run one job (the piscina handler). */
 export async function handle(job: ThreadJob): Promise<ThreadReply> {
   if (job.kind === "ping") return { kind: "pong", tasks: taskFunctionNames(), threadId };
+  if (job.kind === "gc") {
+    // Each thread has a heap of its own: the main thread's collection misses it.
+    gc ??= fullGarbageCollection();
+    gc?.();
+    return { kind: "collected", collected: gc !== null, threadId };
+  }
   let args: unknown;
   try {
     args = deserialize(job.args);

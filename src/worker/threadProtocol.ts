@@ -18,6 +18,8 @@ export interface ThreadInit {
 /** A job for a pool thread. */
 export type ThreadJob =
   | { readonly kind: "ping" }
+  /** Collect this thread's garbage (the worker is short of memory). */
+  | { readonly kind: "gc" }
   | {
       readonly kind: "run";
       /** Identifies this run in channel messages. */
@@ -28,9 +30,10 @@ export type ThreadJob =
       readonly args: Uint8Array;
     };
 
-/** A pool thread's answer: to a ping, the functions it knows; to a run, the outcome (an ok value `v8.serialize`d). */
+/** A pool thread's answer: to a ping, the functions it knows; to a gc, whether it could; to a run, the outcome (an ok value `v8.serialize`d). */
 export type ThreadReply =
   | { readonly kind: "pong"; readonly tasks: readonly string[]; readonly threadId: number }
+  | { readonly kind: "collected"; readonly collected: boolean; readonly threadId: number }
   | { readonly kind: "done"; readonly outcome: ExecuteOutcome };
 
 /** Channel messages: thread → main `secede`/`rejoin`, main → thread `rejoined`. */

@@ -66,18 +66,25 @@ export class ThrottledGc {
 /**
  * A throttled full collection, the collector exposed on first use (a process
  * that never needs it never changes a V8 flag); does nothing, after one
- * warning, where it cannot be had.
+ * warning, where it cannot be had. `elsewhere` asks other threads (the pool's)
+ * to collect theirs at the same time: each isolate has a heap of its own.
  */
-export function collectGarbageOnDemand(warn: (msg: string, ms?: number) => void): () => void {
+export function collectGarbageOnDemand(
+  warn: (msg: string, ms?: number) => void,
+  elsewhere: () => void = () => {},
+): () => void {
   let gc: ThrottledGc | null | undefined;
   return () => {
     if (gc === undefined) {
-      const collect = fullGarbageCollection();
+      const here = fullGarbageCollection();
       gc =
-        collect === null
+        here === null
           ? null
           : new ThrottledGc({
-              collect,
+              collect: () => {
+                elsewhere();
+                here();
+              },
               now: () => performance.now(),
               onSlow: (ms) =>
                 warn(

@@ -340,7 +340,10 @@ export class Worker extends BaseWorker {
         collectGarbage:
           measure === "managed"
             ? null
-            : collectGarbageOnDemand((msg, ms) => this.logger.warn({ ms }, msg)),
+            : collectGarbageOnDemand(
+                (msg, ms) => this.logger.warn({ ms }, msg),
+                () => this.executor?.collectGarbage?.(),
+              ),
         setPaused: (paused) => this.changePause(this.pauses.memory(paused)),
         terminate: (why) => this.closeOnFault(why),
         measureName:
