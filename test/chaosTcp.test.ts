@@ -160,6 +160,8 @@ describe("npm run chaos:tcp", () => {
       kills: 1,
       freezes: 0,
       retired: 0,
+      pressured: 0,
+      pausesSeen: 0,
       unexpectedExits: 1,
       firstUnexpectedExit: "worker-3 (code 3): weft worker: stopped: lost the scheduler",
     };
@@ -173,5 +175,8 @@ describe("npm run chaos:tcp", () => {
   it("refuses bad options", async () => {
     await expect(main(["--kill-rate", "2"])).rejects.toThrow("--kill-rate must be");
     await expect(main(["--workers", "0"])).rejects.toThrow("--workers must be");
+    await expect(main(["--memory-pressure", "--memory-limit", "1MB"])).rejects.toThrow(
+      "--memory-pressure sets the workers' memory limit",
+    );
   });
 });

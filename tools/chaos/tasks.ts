@@ -33,3 +33,20 @@ export const add = defineTask("chaos.add", async (a: number, b: number, ms: numb
   if (ms > 0) await sleep(ms);
   return a + b;
 });
+
+/**
+ * Hold `mb` MiB (pages touched) for `ms` milliseconds, then let go of it: the
+ * memory pressure of `--memory-pressure`, which pauses the worker it runs on
+ * (as `client.run`, holding one of its threads meanwhile) until it is over.
+ * It takes the memory 16 MiB at a time: on the inline executor, one long
+ * allocation would block the worker past the scheduler's `--worker-ttl`.
+ */
+export const hog = defineTask("chaos.hog", async (mb: number, ms: number) => {
+  const held: Buffer[] = [];
+  for (let i = 0; i < mb; i++) {
+    held.push(Buffer.alloc(1 << 20, 1));
+    if (i % 16 === 15) await new Promise((resolve) => setImmediate(resolve));
+  }
+  await sleep(ms);
+  return held.length;
+});

@@ -167,6 +167,7 @@ export class Processes {
       readonly nthreads: number;
       readonly validate: boolean;
       readonly memoryLimit?: string;
+      readonly memoryPressure?: boolean;
     },
   ): WeftProcess {
     return this.start(name, [
@@ -186,6 +187,10 @@ export class Processes {
       // A limit of a few kB makes workers spill: held against the values, not the process.
       ...(o.memoryLimit !== undefined
         ? ["--memory-limit", o.memoryLimit, "--memory-measure", "managed"]
+        : []),
+      // Memory pressure: held against the process's resident memory, as Dask's.
+      ...(o.memoryPressure === true
+        ? ["--memory-limit", String(PRESSURE_LIMIT), "--memory-measure", "process"]
         : []),
     ]);
   }
@@ -335,6 +340,13 @@ export interface ChaosOptions {
   /** Each worker's `--memory-limit`: it spills values to disk beyond 60% of it. Default none. */
   readonly memoryLimit?: string;
   /**
+   * Workers get a memory limit of {@link PRESSURE_LIMIT} against their
+   * process's memory, and half of the ticks that hit a worker make it hold
+   * memory beyond its pause share for a while (`chaos.hog`) instead of killing
+   * or freezing it.
+   */
+  readonly memoryPressure?: boolean;
+  /**
    * The client scatters each round's blocks, and replicates them to two
    * workers, instead of having tasks make them; as the tasks of every other
    * round start, it trims them back to one copy each, then rebalances them,
@@ -357,10 +369,18 @@ export interface ChaosSummary {
   readonly freezes: number;
   /** Workers the client retired (`--scatter`, every fourth round). */
   readonly retired: number;
+  /** Workers made to hold memory (`--memory-pressure`), and ticks that saw a worker paused. */
+  readonly pressured: number;
+  readonly pausesSeen: number;
   readonly unexpectedExits: number;
   /** The first unexpected exit, with the last line the process wrote, or null. */
   readonly firstUnexpectedExit: string | null;
 }
+
+/** Each worker's memory limit with `--memory-pressure`: 1 GiB of its process's memory. */
+export const PRESSURE_LIMIT = 2 ** 30;
+/** The share of it a pressured worker is taken to: beyond the pause share (0.8), short of terminate (0.95). */
+const PRESSURE_SHARE = 0.87;
 
 /** Partitions of a round: from 8 to 19, as the seed picks. */
 const MIN_PARTITIONS = 8;
@@ -388,6 +408,11 @@ export async function runChaos(
   const decisions = root.fork(2);
   const executors = root.fork(3);
   const retirements = root.fork(4);
+  const pressures = root.fork(5);
+  let pressured = 0;
+  /** Workers holding memory for the pressure now. */
+  const squeezing = new Set<WeftProcess>();
+  let pausesSeen = 0;
   let kills = 0;
   let retired = 0;
   let freezes = 0;
@@ -408,15 +433,54 @@ export async function runChaos(
     await Promise.all(first.map((w) => w.started));
     client = await chaosClient(address, say);
 
+    /**
+     * Make `victim` hold memory beyond its pause share for a while: what it needs
+     * on top of the memory its last heartbeat gave (none if it gave none yet).
+     */
+    const pressure = (c: Client, victim: WeftProcess, holdMs: number): void => {
+      // One hold at a time a worker: its heartbeat's memory does not count the first.
+      if (squeezing.has(victim)) return;
+      squeezing.add(victim);
+      pressured++;
+      void (async () => {
+        const me = (await c.workers()).find((w) => w.address === victim.address);
+        if (me?.memory === null || me?.memory === undefined) return;
+        const mb = Math.floor((PRESSURE_SHARE * PRESSURE_LIMIT - me.memory) / 2 ** 20);
+        if (mb > 0) await c.runWith({ workers: [me.address] }, "chaos.hog", mb, holdMs);
+      })()
+        .catch(() => {
+          // The worker died or was retired meanwhile: nothing held.
+        })
+        .finally(() => squeezing.delete(victim));
+    };
+
     const tick = () => {
       const hit = decisions.chance(o.killRate);
       const pick = decisions.random();
       const freeze = decisions.chance(0.5);
+      let squeezed = false;
+      if (o.memoryPressure === true && client !== undefined) {
+        const c = client;
+        void c.workers().then(
+          (ws) => {
+            if (ws.some((w) => w.status === "paused")) pausesSeen++;
+          },
+          () => {},
+        );
+        // Its own stream: the other decisions are those of a run without pressure.
+        const squeeze = pressures.chance(0.5);
+        const holdMs = pressures.range(200, 1500);
+        const up = procs.workers("up").filter((w) => w.address !== null);
+        if (hit && squeeze && up.length >= 1) {
+          pressure(c, up[Math.floor(pick * up.length)], holdMs);
+          squeezed = true;
+        }
+      }
       // Only registered workers are hit (one still loading its modules, 1-2 s under
       // tsx, would leave the cluster without workers for long stretches), and
       // never the last one up.
       const up = procs.workers("up");
-      if (hit && up.length >= 2) {
+      if (hit && !squeezed && up.length >= 2) {
         const victim = up[Math.floor(pick * up.length)];
         if (o.freeze && freeze) {
           // Frozen processes keep their memory: at most `workers` of them, the oldest
@@ -529,6 +593,8 @@ export async function runChaos(
     kills,
     freezes,
     retired,
+    pressured,
+    pausesSeen,
     unexpectedExits: procs.unexpectedExits,
     firstUnexpectedExit: procs.firstUnexpectedExit,
   };
@@ -574,6 +640,9 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
     (notRun > 0 ? `, ${notRun} not run` : "") +
     `; ${s.kills} kills, ${s.freezes} freezes` +
     (s.retired > 0 ? `, ${s.retired} retired` : "") +
+    (s.pressured > 0
+      ? `, ${s.pressured} pressured (${s.pausesSeen} ticks saw a worker paused)`
+      : "") +
     `, ${s.unexpectedExits} unexpected exits` +
     (s.firstUnexpectedExit !== null ? ` (first: ${s.firstUnexpectedExit})` : "")
   );
@@ -619,6 +688,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       "each worker's --memory-limit (e.g. 256kB): values beyond 60% of it are spilled to disk",
     )
     .option(
+      "--memory-pressure",
+      "workers get a 1 GiB limit on their process's memory, and half of the hits make a worker hold memory beyond its pause share (87%) for 0.2-1.5 s instead",
+    )
+    .option(
       "--scatter",
       "the client scatters each round's blocks (replicates them to 2 workers; in every other round trims them to 1 and rebalances them as the tasks start, and in every fourth retires a worker) instead of making them in tasks",
     )
@@ -655,7 +728,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     validate: opts.validate === true,
     scatter: opts.scatter === true,
     ...(opts.memoryLimit !== undefined ? { memoryLimit: str("memoryLimit") } : {}),
+    memoryPressure: opts.memoryPressure === true,
   };
+  if (o.memoryPressure === true && o.memoryLimit !== undefined) {
+    throw new Error("--memory-pressure sets the workers' memory limit: give it or --memory-limit");
+  }
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const procs = new Processes(say);
   process.once("exit", () => procs.killAll());
