@@ -84,6 +84,7 @@ import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
+import { loadOnWorkers, sortedByKey, taskModuleUrl } from "./taskModules.ts";
 import { tokenize } from "./tokenize.ts";
 
 /** The requests answered under their stimulus id (see `Client.ask`). */
@@ -1324,6 +1325,33 @@ export class Client implements FutureHost, GatherHost {
       .map((w) => w.address)
       .filter((a) => chosen === null || namesWorker(chosen, a, addressHostOrNull(a)));
     return runOnWorkers(this.peers, addresses, name, args, onError);
+  }
+
+  /**
+   * Import more task modules on every worker, for their tasks from now on
+   * (Dask's `upload_file`, for modules already on the workers' machines):
+   * paths (resolved against this process's directory) or file URLs, which
+   * each worker must find on its own machine. The scheduler keeps them, so
+   * that every worker joining later imports them before anything else.
+   * Resolves with `{worker address: task functions it defines}`; rejects with
+   * the `TaskModuleError` of the first worker (by address) that could not
+   * import them, or could not be asked.
+   */
+  async loadTaskModules(
+    modules: string | URL | readonly (string | URL)[],
+  ): Promise<Record<string, readonly string[]>> {
+    this.checkOpen();
+    const list = (Array.isArray(modules) ? modules : [modules]) as (string | URL)[];
+    if (list.length === 0) throw new TypeError("loadTaskModules: no module given");
+    const urls = list.map(taskModuleUrl);
+    const first = (await this.workers()).map((w) => w.address);
+    const loaded = await loadOnWorkers(this.peers, first, urls);
+    // Only modules that load are kept for the workers to come.
+    await this.conn.request("load-task-modules", { modules: urls });
+    // A worker that registered meanwhile was told of them neither way.
+    const late = (await this.workers()).map((w) => w.address).filter((a) => !(a in loaded));
+    const more = late.length > 0 ? await loadOnWorkers(this.peers, late, urls) : {};
+    return sortedByKey({ ...loaded, ...more });
   }
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */

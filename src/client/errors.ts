@@ -169,6 +169,20 @@ export class RunError extends Error {
   }
 }
 
+/** A worker could not import the task modules `loadTaskModules` gave it (or could not be asked). */
+export class TaskModuleError extends Error {
+  override name = "TaskModuleError";
+  constructor(
+    /** The worker's address. */
+    readonly worker: string,
+    /** What went wrong there. */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`loading task modules on ${worker} failed: ${reason}`, options);
+  }
+}
+
 /**
  * A dataset call failed: `getDataset` of a name nothing is published under,
  * `publishDataset` of a name taken (without `override`) or of futures whose

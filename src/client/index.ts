@@ -44,6 +44,7 @@ export {
   ResultFetchError,
   RunError,
   ScatterError,
+  TaskModuleError,
   WorkersTimeoutError,
 } from "./errors.ts";
 export { Future, type FutureHost, isFuture } from "./future.ts";

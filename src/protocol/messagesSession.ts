@@ -44,6 +44,11 @@ export interface RegisterReplyMsg extends WireVersion {
   readonly status: "OK" | "error";
   /** Why the registration was refused. */
   readonly message?: string;
+  /**
+   * To a worker: the task modules clients loaded into the cluster since it
+   * started (`Client.loadTaskModules`), which it imports before anything else.
+   */
+  readonly taskModules?: readonly string[];
 }
 
 /**
@@ -85,13 +90,25 @@ export interface ListDatasetsRequestMsg {
   readonly requestId: number;
 }
 
+/**
+ * Task modules (file URLs) every worker that registers from now on imports
+ * (`Client.loadTaskModules`: the client has the workers already there import
+ * them). Answered with the cluster's list, in the order loaded.
+ */
+export interface LoadTaskModulesRequestMsg {
+  readonly op: "load-task-modules";
+  readonly requestId: number;
+  readonly modules: readonly string[];
+}
+
 /** A request a client makes of the server (not of the state machine). */
 export type ClientRequestMsg =
   | WhoHasRequestMsg
   | HasWhatRequestMsg
   | CountersRequestMsg
   | WorkersRequestMsg
-  | ListDatasetsRequestMsg;
+  | ListDatasetsRequestMsg
+  | LoadTaskModulesRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

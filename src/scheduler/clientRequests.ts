@@ -14,6 +14,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "counters",
   "workers",
   "list-datasets",
+  "load-task-modules",
 ]);
 
 /** True if `op` names a request to the server. */
@@ -39,6 +40,14 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
       return host.state.getHasWhat(msg.workers);
     case "counters":
       return host.counters.snapshot(host.state, host.router.clients.size);
+    case "load-task-modules": {
+      const modules = msg.modules;
+      if (!isKeyList(modules) || !modules.every((m) => URL.canParse(m))) {
+        throw new TypeError("load-task-modules: modules must be an array of URLs");
+      }
+      for (const m of modules) if (!host.taskModules.includes(m)) host.taskModules.push(m);
+      return [...host.taskModules];
+    }
     case "list-datasets":
       return [...host.state.datasets.keys()].sort();
     case "workers": {

@@ -335,6 +335,29 @@ describe("Scheduler server", () => {
     );
   });
 
+  it("keeps the task modules clients load, and tells each worker registering later", async () => {
+    const { s } = await start();
+    const early = await peer(s, registerWorker("inproc://w/1"));
+    expect(early.reply.taskModules).toBeUndefined();
+    const c = await peer(s, registerClient("c1"));
+    const url = "file:///tasks/later.mjs";
+    await c.comm.send([
+      { op: "load-task-modules", requestId: 1, modules: [url] },
+      { op: "load-task-modules", requestId: 2, modules: [url, "file:///tasks/more.mjs"] },
+      { op: "load-task-modules", requestId: 3, modules: ["not a url"] },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 1)).result).toEqual([url]);
+    expect((await c.waitFor((m) => m.requestId === 2)).result).toEqual([
+      url,
+      "file:///tasks/more.mjs",
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 3)).error).toBe(
+      "load-task-modules: modules must be an array of URLs",
+    );
+    const late = await peer(s, registerWorker("inproc://w/2"));
+    expect(late.reply.taskModules).toEqual([url, "file:///tasks/more.mjs"]);
+  });
+
   it("removes a worker whose connection closes, and reschedules its work", async () => {
     const { s } = await start();
     const w1 = await peer(s, registerWorker("inproc://w/1"));

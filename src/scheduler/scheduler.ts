@@ -51,6 +51,7 @@ export class Scheduler implements SessionHost {
   readonly state: SchedulerState;
   readonly logger: Logger;
   readonly counters = new Counters();
+  readonly taskModules: string[] = [];
   readonly router: Router;
   readonly runner: StimulusRunner;
   private statusValue: SchedulerStatus = "init";

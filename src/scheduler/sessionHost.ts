@@ -20,6 +20,8 @@ export interface SessionHost {
   readonly logger: Logger;
   /** True until the server closes or fails. */
   readonly isRunning: boolean;
+  /** The task modules clients loaded into the cluster, in order: told to each worker that registers. */
+  readonly taskModules: string[];
   /** Hand stimuli to the state machine and route what it returns. */
   dispatch(events: SchedulerEvent[]): void;
 }

@@ -86,7 +86,12 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   const stream = sessionStream(host, comm, { worker: address });
   host.router.workers.set(address, stream);
   // Sent before the stream's first batch, which leaves at the next turn at the earliest.
-  const ok: RegisterReplyMsg = { op: "register-worker-reply", status: "OK", ...wireVersion() };
+  const ok: RegisterReplyMsg = {
+    op: "register-worker-reply",
+    status: "OK",
+    ...(host.taskModules.length > 0 ? { taskModules: [...host.taskModules] } : {}),
+    ...wireVersion(),
+  };
   comm.send(ok).catch(() => {});
   host.router.route(outcome.messages);
   host.logger.info({ worker: address, nthreads: msg.nthreads }, "worker registered");

@@ -71,10 +71,12 @@ export interface Executor {
     signal: AbortSignal,
   ): ExecuteOutcome | Promise<ExecuteOutcome>;
   /**
-   * Have the threads that run tasks collect their garbage, if they are not
-   * the main thread (whose collection the worker runs itself).
+   * Import more task modules (file URLs), for every task from now on (Dask's
+   * `upload_file`, for modules already on this machine): resolves with the
+   * task functions then defined; rejects if a module fails to import, which
+   * is then not imported anywhere else. Modules imported already are skipped.
    */
-  collectGarbage?(): void;
+  loadModules(urls: readonly string[]): Promise<readonly string[]>;
   /**
    * Have the threads that run tasks collect their garbage, if they are not
    * the main thread (whose collection the worker runs itself).

@@ -17,7 +17,15 @@ export class InlineExecutor implements Executor {
   readonly kind = "inline";
   private closed = false;
 
-  private constructor(readonly taskNames: readonly string[]) {}
+  private constructor(public taskNames: readonly string[]) {}
+
+  /** Import more task modules on this thread (a module imported already is not again). */
+  async loadModules(urls: readonly string[]): Promise<readonly string[]> {
+    if (this.closed) throw new Error("executor is closed");
+    for (const url of urls) await importModule(url);
+    this.taskNames = taskFunctionNames();
+    return this.taskNames;
+  }
 
   /** Import the task modules (file URLs) on this thread. */
   static async start(taskModules: readonly string[]): Promise<InlineExecutor> {

@@ -58,6 +58,8 @@ export class PiscinaExecutor implements Executor {
   /** Runs handed to the pool and not settled: fails them when no thread is left to run them. */
   private readonly waiting = new Set<WaitingRun>();
   private nextToken = 1;
+  /** Task modules loaded since the pool started ({@link loadModules}), in order: a new list each time. */
+  private loaded: readonly string[] = [];
   /** Garbage collection jobs on their way (see {@link collectGarbage}). */
   private collecting = 0;
   private closed = false;
@@ -67,6 +69,8 @@ export class PiscinaExecutor implements Executor {
   private constructor(
     private readonly pool: Piscina,
     private readonly channel: BroadcastChannel,
+    /** The task modules every thread imports as it starts. */
+    private readonly initial: readonly string[],
   ) {
     channel.onmessage = (ev: unknown) => this.onChannelMessage((ev as { data?: unknown }).data);
   }
@@ -85,7 +89,7 @@ export class PiscinaExecutor implements Executor {
       workerData,
       recordTiming: false,
     });
-    const executor = new PiscinaExecutor(pool, channel);
+    const executor = new PiscinaExecutor(pool, channel, [...o.taskModules]);
     // A thread that fails (e.g. a task module that does not load) is reported
     // here; without a listener the pool would rethrow it on the main thread.
     pool.on("error", (err: unknown) => {
@@ -95,7 +99,7 @@ export class PiscinaExecutor implements Executor {
     });
     try {
       const reply: unknown = await Promise.race([
-        pool.run({ kind: "ping" } satisfies ThreadJob),
+        pool.run({ kind: "ping", loaded: [] } satisfies ThreadJob),
         new Promise((_, reject) =>
           setTimeout(
             () => reject(new Error("timed out waiting for a pool thread to start")),
@@ -131,6 +135,25 @@ export class PiscinaExecutor implements Executor {
     }
   }
 
+  /**
+   * Import task modules on every thread, from now on: one thread imports them
+   * at once, to report the task functions or the import's error; each other
+   * thread (and each one started later) before its next task. Resolves with
+   * the task functions then defined. A module that fails to import there is
+   * not imported anywhere else.
+   */
+  async loadModules(urls: readonly string[]): Promise<readonly string[]> {
+    if (this.closed) throw new Error("executor is closed");
+    const fresh = urls.filter((u) => !this.loaded.includes(u) && !this.initial.includes(u));
+    if (fresh.length === 0) return this.taskNames;
+    const loaded = [...this.loaded, ...fresh];
+    const reply: unknown = await this.pool.run({ kind: "ping", loaded } satisfies ThreadJob);
+    if (!isReply(reply) || reply.kind !== "pong") throw new Error("unexpected answer to ping");
+    this.loaded = loaded;
+    this.taskNames = reply.tasks;
+    return reply.tasks;
+  }
+
   /** Threads in the pool now. */
   get threadCount(): number {
     return this.pool.threads.length;
@@ -162,7 +185,14 @@ export class PiscinaExecutor implements Executor {
     this.waiting.add(waiting);
     let reply: unknown;
     try {
-      const msg: ThreadJob = { kind: "run", token, key: job.key, fn: job.fn, args };
+      const msg: ThreadJob = {
+        kind: "run",
+        loaded: this.loaded,
+        token,
+        key: job.key,
+        fn: job.fn,
+        args,
+      };
       // The serialized arguments are moved to the thread, not copied again.
       reply = await this.pool.run(msg, {
         signal: waiting.abort.signal,

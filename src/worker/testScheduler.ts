@@ -26,6 +26,8 @@ export interface FakeSchedulerOptions {
    * scheduler older than the version check). Workers of any version are accepted.
    */
   replyVersion?: Record<string, unknown>;
+  /** The task modules the reply tells workers to import (`taskModules`). */
+  taskModules?: readonly string[];
 }
 
 /** Stands in for the scheduler. */
@@ -85,7 +87,12 @@ export class FakeScheduler {
       return;
     }
     this.comms.set(worker, comm);
-    await comm.send({ op: "register-worker-reply", status: "OK", ...version });
+    await comm.send({
+      op: "register-worker-reply",
+      status: "OK",
+      ...(this.options.taskModules !== undefined ? { taskModules: this.options.taskModules } : {}),
+      ...version,
+    });
     try {
       await forEachMessage(comm, (frame) => {
         for (const msg of Array.isArray(frame) ? frame : [frame]) this.record(worker, msg);

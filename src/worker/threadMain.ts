@@ -60,9 +60,23 @@ function hooksFor(token: number): SecedeHooks {
   };
 }
 
+/** How many of the task modules loaded since the pool started this thread has imported. */
+let imported = 0;
+
+/** Import the modules of `loaded` this thread has not (in order: each list extends the last). */
+async function importLoaded(loaded: readonly string[]): Promise<void> {
+  while (imported < loaded.length) {
+    await importModule(loaded[imported]);
+    imported++;
+  }
+}
+
 /** Run one job (the piscina handler). */
 export async function handle(job: ThreadJob): Promise<ThreadReply> {
-  if (job.kind === "ping") return { kind: "pong", tasks: taskFunctionNames(), threadId };
+  if (job.kind === "ping") {
+    await importLoaded(job.loaded);
+    return { kind: "pong", tasks: taskFunctionNames(), threadId };
+  }
   if (job.kind === "gc") {
     // Each thread has a heap of its own: the main thread's collection misses it.
     gc ??= fullGarbageCollection();
@@ -70,6 +84,26 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
     return { kind: "collected", collected: gc !== null, threadId };
   }
   let args: unknown;
+  try {
+    await importLoaded(job.loaded);
+  } catch (err) {
+    const t = wallSeconds();
+    const why = err instanceof Error ? err.message : String(err);
+    return {
+      kind: "done",
+      outcome: {
+        status: "error",
+        error: makeError(
+          "ImportError",
+          `task ${job.key}: its thread could not import the task module ${job.loaded[imported]}: ${why}`,
+        ),
+        start: t,
+        stop: t,
+        threadId,
+        secededAfter: null,
+      },
+    };
+  }
   try {
     args = deserialize(job.args);
   } catch (err) {

@@ -17,11 +17,17 @@ export interface ThreadInit {
 
 /** A job for a pool thread. */
 export type ThreadJob =
-  | { readonly kind: "ping" }
+  | {
+      readonly kind: "ping";
+      /** Task modules loaded since the pool started: the thread imports those it has not. */
+      readonly loaded: readonly string[];
+    }
   /** Collect this thread's garbage (the worker is short of memory). */
   | { readonly kind: "gc" }
   | {
       readonly kind: "run";
+      /** As a ping's: the thread imports first those it has not. */
+      readonly loaded: readonly string[];
       /** Identifies this run in channel messages. */
       readonly token: number;
       readonly key: string;

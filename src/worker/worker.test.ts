@@ -439,6 +439,52 @@ describe("Worker lifecycle", () => {
     await refusing.close();
   });
 
+  it("imports the task modules the register reply names, or fails to start saying which", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-reply-modules-"));
+    try {
+      const registry = new URL("./taskRegistry.ts", import.meta.url).href;
+      const good = join(dir, "good.mjs");
+      writeFileSync(
+        good,
+        `import { defineTask } from ${JSON.stringify(registry)};\ndefineTask("fromReply", (x) => x * 3);\n`,
+      );
+      const bad = join(dir, "bad.mjs");
+      writeFileSync(bad, 'throw new Error("no good");\n');
+      const url = (p: string) => `file://${p}`;
+      const ok = await FakeScheduler.start({
+        address: "inproc://modules/1",
+        taskModules: [url(good)],
+      });
+      const w = await testWorker(ok.address, { executor: "piscina" });
+      workers.push(w);
+      expect(w.taskNames).toContain("fromReply");
+      await ok.computeTask(w.address, "t", { fn: "fromReply", args: [5] });
+      await ok.waitForKey("task-finished", "t");
+      expect(w.state.data.get("t")).toBe(15);
+      await ok.close();
+      for (const [modules, why] of [
+        [
+          [url(bad)],
+          /cannot import the task modules loaded into the cluster \(file:.*bad\.mjs\): .*no good/,
+        ],
+        [
+          [url(join(dir, "gone.mjs"))],
+          /register reply: no such file on this worker's machine: file:/,
+        ],
+        [["http://x/y.mjs"], /register reply: not a file URL: http:\/\/x\/y\.mjs/],
+      ] as const) {
+        const refusing = await FakeScheduler.start({
+          address: "inproc://modules/2",
+          taskModules: modules,
+        });
+        await expect(testWorker(refusing.address, { executor: "piscina" })).rejects.toThrow(why);
+        await refusing.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("fails to start, and leaves, when the scheduler is of another weft version", async () => {
     const ours = `wire protocol ${WIRE_PROTOCOL_VERSION} (weft ${weftVersion()})`;
     const advice = "run the same weft version on the scheduler, workers and clients";

@@ -6,7 +6,9 @@
  * batched stream.
  */
 
+import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
@@ -20,6 +22,7 @@ import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts"
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { formatBytes } from "../util/parseBytes.ts";
+import { showValue } from "../util/showValue.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
@@ -493,6 +496,8 @@ export class Worker extends BaseWorker {
     // A scheduler older than the version check registers any worker: leave it here.
     const mismatch = protocolMismatch(`the scheduler at ${o.scheduler}`, "this worker", reply);
     if (mismatch !== null) throw new Error(mismatch);
+    // Before the first message is read: tasks may need them.
+    await this.importClusterModules(reply.taskModules);
     this.stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
       onError: (err) => {
@@ -631,9 +636,45 @@ export class Worker extends BaseWorker {
       get_data: this.dataServer.getData,
       update_data: this.updateData,
       run: this.runFunction,
+      load_task_modules: this.loadTaskModules,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
+
+  /**
+   * The task modules clients loaded into the cluster before this worker came
+   * (the scheduler's register reply): imported, or the start fails saying why.
+   */
+  private async importClusterModules(modules: unknown): Promise<void> {
+    if (modules === undefined) return;
+    const problem = taskModulesProblem(modules);
+    if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
+    try {
+      await (this.executor as Executor).loadModules(modules as string[]);
+    } catch (err) {
+      throw new Error(
+        `cannot import the task modules loaded into the cluster (${(modules as string[]).join(", ")}): ${asError(err).message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /**
+   * Answers a client's `load_task_modules` (its `loadTaskModules`, Dask's
+   * `upload_file` for modules already on the workers' machines): `{status:
+   * "OK", tasks}` with the task functions then defined; throws (the client
+   * gets the error) if a module is not a file here or fails to import.
+   */
+  private readonly loadTaskModules = async (args: Record<string, unknown>): Promise<unknown> => {
+    const problem = taskModulesProblem(args.modules);
+    if (problem !== null) throw new TypeError(`load_task_modules: ${problem}`);
+    const executor = this.executor;
+    if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
+      throw new Error(`load_task_modules: the worker is ${this.statusValue}`);
+    }
+    const tasks = await executor.loadModules(args.modules as string[]);
+    return { status: "OK", tasks };
+  };
 
   /**
    * Answers a client's `run` (Dask's `Client.run`): the task function `fn` on
@@ -973,6 +1014,18 @@ export class Worker extends BaseWorker {
 }
 
 const CLOSED_WHILE_STARTING = "the worker was closed while starting";
+
+/** Why `modules` is not a list of task modules this machine has (file URLs of existing files), or null. */
+function taskModulesProblem(modules: unknown): string | null {
+  if (!Array.isArray(modules) || !modules.every((m) => typeof m === "string")) {
+    return `expected an array of file URLs, got ${showValue(modules)}`;
+  }
+  for (const m of modules as string[]) {
+    if (!URL.canParse(m) || new URL(m).protocol !== "file:") return `not a file URL: ${m}`;
+    if (!existsSync(fileURLToPath(m))) return `no such file on this worker's machine: ${m}`;
+  }
+  return null;
+}
 
 function isClosedWhileStarting(err: unknown): boolean {
   return err instanceof Error && err.message === CLOSED_WHILE_STARTING;

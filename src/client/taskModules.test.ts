@@ -1,0 +1,92 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Worker } from "../worker/worker.ts";
+import { TaskModuleError } from "./errors.ts";
+import { taskModuleUrl } from "./taskModules.ts";
+import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
+
+const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
+
+let dir = "";
+const extra: Worker[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "weft-task-modules-"));
+});
+afterEach(async () => {
+  for (const w of extra.splice(0)) await w.close();
+  await closeTestClusters();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A task module defining `<name>` (doubling its argument), with a name of its own per test. */
+function moduleDefining(body = ""): { path: string; name: string } {
+  const name = `later.double-${randomUUID()}`;
+  const path = join(dir, `${name}.mjs`);
+  writeFileSync(
+    path,
+    `import { defineTask } from ${JSON.stringify(REGISTRY)};\n` +
+      `${body}\ndefineTask(${JSON.stringify(name)}, (x) => 2 * x);\n`,
+  );
+  return { path, name };
+}
+
+describe("Client.loadTaskModules", () => {
+  for (const executor of ["inline", "threads"] as const) {
+    it(`workers there and joining later run the module's tasks (${executor})`, async () => {
+      const { cluster, client } = await testCluster({ executor, threadsPerWorker: 2 });
+      const { path, name } = moduleDefining();
+      await expect(client.submit(name, 1)).rejects.toThrow(/UnknownTaskFunctionError/);
+      const loaded = await client.loadTaskModules(path);
+      const addresses = cluster.workers.map((w) => w.address).sort();
+      expect(Object.keys(loaded)).toEqual(addresses);
+      for (const names of Object.values(loaded)) expect(names).toContain(name);
+      // Every thread of every worker: more tasks than threads, at once.
+      const doubled = await client.gather(
+        Array.from({ length: 12 }, (_, i) => client.submitWith({ pure: false }, name, i)),
+      );
+      expect(doubled).toEqual(Array.from({ length: 12 }, (_, i) => 2 * i));
+      // A worker joining later imports it as it registers.
+      const late = await extraWorker(cluster, {
+        executor: executor === "threads" ? "piscina" : "inline",
+      });
+      extra.push(late);
+      expect(late.taskNames).toContain(name);
+      expect(await client.submitWith({ workers: [late.address] }, name, 50)).toBe(100);
+      // Loading it again changes nothing.
+      expect(Object.keys(await client.loadTaskModules(pathToFileURL(path)))).toHaveLength(3);
+    });
+  }
+
+  it("a module that fails to import rejects, naming the worker, and is not kept", async () => {
+    const { cluster, client } = await testCluster();
+    const broken = moduleDefining('throw new Error("broken at import");');
+    const first = cluster.workers.map((w) => w.address).sort()[0];
+    const err = await client.loadTaskModules(broken.path).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskModuleError);
+    expect(err).toMatchObject({ worker: first });
+    expect((err as Error).message).toMatch(
+      /^loading task modules on .* failed: .*broken at import/,
+    );
+    // The scheduler did not keep it: a worker joining later starts.
+    const late = await extraWorker(cluster);
+    extra.push(late);
+    expect(late.status).toBe("running");
+    const missing = await client.loadTaskModules(join(dir, "nope.mjs")).catch((e: unknown) => e);
+    expect((missing as Error).message).toMatch(/no such file on this worker's machine: file:/);
+    await expect(client.loadTaskModules([])).rejects.toThrow("loadTaskModules: no module given");
+    await expect(client.loadTaskModules("https://example.com/t.mjs")).rejects.toThrow(
+      "loadTaskModules: not a file URL or path: https://example.com/t.mjs",
+    );
+  });
+
+  it("taskModuleUrl: paths resolve against the current directory, file URLs stay", () => {
+    expect(taskModuleUrl("/a/b.mjs")).toBe("file:///a/b.mjs");
+    expect(taskModuleUrl("b.mjs")).toBe(pathToFileURL(join(process.cwd(), "b.mjs")).href);
+    expect(taskModuleUrl(new URL("file:///x/y.ts"))).toBe("file:///x/y.ts");
+    expect(() => taskModuleUrl(new URL("http://h/y.ts"))).toThrow(/not a file URL/);
+  });
+});
