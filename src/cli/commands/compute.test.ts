@@ -327,6 +327,41 @@ describe("weft run, scheduler, worker", () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
 
+    // --tasks with --scheduler: the running workers import the module.
+    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+    const more = join(dir, "more-tasks.mjs");
+    writeFileSync(
+      more,
+      `import { defineTask } from ${JSON.stringify(registry)};\ndefineTask("cli.triple", (x) => 3 * x);\n`,
+    );
+    const tripled = await weft([
+      "run",
+      jsonFile("tcp3.json", { graph: { t: ["cli.triple", 14] }, keys: ["t"] }),
+      "--scheduler",
+      address,
+      "--tasks",
+      more,
+      "--no-progress",
+      "--max-frame-bytes",
+      "64B",
+    ]);
+    expect(tripled.err).toBe("");
+    expect(JSON.parse(tripled.out)).toEqual({ t: 42 });
+    const missing = await weft([
+      "run",
+      jsonFile("tcp4.json", GRAPH),
+      "--scheduler",
+      address,
+      "--tasks",
+      join(dir, "absent.mjs"),
+      "--max-frame-bytes",
+      "64B",
+    ]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(
+      /^weft run: loading task modules on tcp:.* failed: .*no such file on this worker's machine/,
+    );
+
     for (const stop of stops) stop();
     for (const ctx of await Promise.all(workerDone)) {
       expect(ctx.stdout.text).toMatch(/^worker at tcp:\/\/127\.0\.0\.1:\d+ \(1 thread\) for tcp:/);

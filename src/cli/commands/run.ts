@@ -66,12 +66,11 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
         opts.nthreads !== undefined && "--nthreads",
         opts.executor !== undefined && "--executor",
         opts.memoryLimit !== undefined && "--memory-limit",
-        opts.tasks.length > 0 && "--tasks",
         opts.validate === true && "--validate",
       ].filter((o) => o !== false);
       if (embeddedOnly.length > 0) {
         throw new Error(
-          `${embeddedOnly.join(", ")} ${embeddedOnly.length === 1 ? "applies" : "apply"} to the embedded cluster only, not with --scheduler (the scheduler's workers are already running, with their own threads, executor and task modules)`,
+          `${embeddedOnly.join(", ")} ${embeddedOnly.length === 1 ? "applies" : "apply"} to the embedded cluster only, not with --scheduler (the scheduler's workers are already running, with their own threads and executor)`,
         );
       }
     }
@@ -105,6 +104,8 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
           timeoutMs: connectTimeoutMs,
           ...limits,
         });
+        // --tasks: the running workers import them, and so will those joining later.
+        if (extraModules.length > 0) await client.loadTaskModules(extraModules);
       } else {
         // Each worker starts a thread pool: many take a while, which should not look like a hang.
         if (opts.progress && workers >= 8) {
@@ -216,7 +217,7 @@ export function runCommand(ctx: CliContext): Command {
     )
     .option(
       "--tasks <module>",
-      "embedded cluster: a task module to load; repeat for more",
+      "a task module to load (with --scheduler: into the running workers, and those joining later); repeat for more",
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
