@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ExecuteOutcome, RunControl } from "./executor.ts";
@@ -196,5 +196,39 @@ describe("pool threads load TypeScript however the main thread started", () => {
       cwd: fileURLToPath(new URL("../..", import.meta.url)),
     });
     expect(JSON.parse(stdout.trim())).toMatchObject({ status: "ok", value: 42 });
+  });
+});
+
+describe("PiscinaExecutor.loadModules", () => {
+  it("loads modules given at once, one call after the other, on every thread", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-load-modules-"));
+    const registry = new URL("./taskRegistry.ts", import.meta.url).href;
+    const urls = ["a", "b", "c"].map((n) => {
+      const path = join(dir, `${n}.mjs`);
+      writeFileSync(
+        path,
+        `import { defineTask } from ${JSON.stringify(registry)};\ndefineTask("loaded.${n}", () => "${n}");\n`,
+      );
+      return pathToFileURL(path).href;
+    });
+    const executor = await PiscinaExecutor.start({ nthreads: 3, taskModules: [TEST_TASKS] });
+    try {
+      // Concurrent calls: none may drop another's module.
+      const names = await Promise.all(urls.map((u) => executor.loadModules([u])));
+      expect(names[2]).toEqual(expect.arrayContaining(["loaded.a", "loaded.b", "loaded.c"]));
+      const runs = Array.from({ length: 9 }, (_, i) =>
+        executor.run(
+          { key: `k${i}`, fn: `loaded.${"abc"[i % 3]}`, args: [] },
+          noControl,
+          new AbortController().signal,
+        ),
+      );
+      for (const [i, o] of (await Promise.all(runs)).entries()) {
+        expect(o).toMatchObject({ status: "ok", value: "abc"[i % 3] });
+      }
+    } finally {
+      await executor.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

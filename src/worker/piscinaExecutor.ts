@@ -60,6 +60,8 @@ export class PiscinaExecutor implements Executor {
   private nextToken = 1;
   /** Task modules loaded since the pool started ({@link loadModules}), in order: a new list each time. */
   private loaded: readonly string[] = [];
+  /** The last {@link loadModules} call, settled or not. */
+  private loading: Promise<unknown> = Promise.resolve();
   /** Garbage collection jobs on their way (see {@link collectGarbage}). */
   private collecting = 0;
   private closed = false;
@@ -142,7 +144,14 @@ export class PiscinaExecutor implements Executor {
    * the task functions then defined. A module that fails to import there is
    * not imported anywhere else.
    */
-  async loadModules(urls: readonly string[]): Promise<readonly string[]> {
+  loadModules(urls: readonly string[]): Promise<readonly string[]> {
+    // One at a time: each list must extend the last, which the threads count on.
+    const next = this.loading.then(() => this.loadModulesNow(urls));
+    this.loading = next.catch(() => {});
+    return next;
+  }
+
+  private async loadModulesNow(urls: readonly string[]): Promise<readonly string[]> {
     if (this.closed) throw new Error("executor is closed");
     const fresh = urls.filter((u) => !this.loaded.includes(u) && !this.initial.includes(u));
     if (fresh.length === 0) return this.taskNames;
