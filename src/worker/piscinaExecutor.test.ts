@@ -231,4 +231,51 @@ describe("PiscinaExecutor.loadModules", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("a task on a thread that cannot import a loaded module fails with ImportError", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-load-modules-"));
+    const registry = new URL("./taskRegistry.ts", import.meta.url).href;
+    const path = join(dir, "gone.mjs");
+    writeFileSync(
+      path,
+      `import { defineTask } from ${JSON.stringify(registry)};\ndefineTask("loaded.gone", async () => { await new Promise((r) => setTimeout(r, 200)); return 1; });\n`,
+    );
+    const executor = await PiscinaExecutor.start({
+      nthreads: 2,
+      maxSecededThreads: 0,
+      taskModules: [TEST_TASKS],
+    });
+    try {
+      // Both threads up (one may still be starting): two runs at once, on two threads.
+      const warm = await Promise.all(
+        [1, 2].map((i) =>
+          executor.run(
+            { key: `w${i}`, fn: "sleep", args: [100, i] },
+            noControl,
+            new AbortController().signal,
+          ),
+        ),
+      );
+      expect(new Set(warm.map((o) => o.threadId)).size).toBe(2);
+      await executor.loadModules([pathToFileURL(path).href]);
+      rmSync(path); // the thread that imported it has it; the other cannot import it now
+      const signal = new AbortController().signal;
+      const outcomes = await Promise.all(
+        [1, 2].map((i) =>
+          executor.run({ key: `g${i}`, fn: "loaded.gone", args: [] }, noControl, signal),
+        ),
+      );
+      const statuses = outcomes.map((o) => o.status).sort();
+      expect(statuses).toEqual(["error", "ok"]);
+      const failed = outcomes.find((o) => o.status === "error") as {
+        error: { exceptionText: string };
+      };
+      expect(failed.error.exceptionText).toMatch(
+        /^ImportError: task g\d: its thread could not import the task module file:.*gone\.mjs: /,
+      );
+    } finally {
+      await executor.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

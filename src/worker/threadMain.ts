@@ -71,6 +71,23 @@ async function importLoaded(loaded: readonly string[]): Promise<void> {
   }
 }
 
+/** The reply for a task that failed before it could run: `name: what: why`. */
+function failedBeforeRun(name: string, what: string, err: unknown): ThreadReply {
+  const t = wallSeconds();
+  const why = err instanceof Error ? err.message : String(err);
+  return {
+    kind: "done",
+    outcome: {
+      status: "error",
+      error: makeError(name, `${what}: ${why}`),
+      start: t,
+      stop: t,
+      threadId,
+      secededAfter: null,
+    },
+  };
+}
+
 /** Run one job (the piscina handler). */
 export async function handle(job: ThreadJob): Promise<ThreadReply> {
   if (job.kind === "ping") {
@@ -87,42 +104,21 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
   try {
     await importLoaded(job.loaded);
   } catch (err) {
-    const t = wallSeconds();
-    const why = err instanceof Error ? err.message : String(err);
-    return {
-      kind: "done",
-      outcome: {
-        status: "error",
-        error: makeError(
-          "ImportError",
-          `task ${job.key}: its thread could not import the task module ${job.loaded[imported]}: ${why}`,
-        ),
-        start: t,
-        stop: t,
-        threadId,
-        secededAfter: null,
-      },
-    };
+    const module = job.loaded[imported];
+    return failedBeforeRun(
+      "ImportError",
+      `task ${job.key}: its thread could not import the task module ${module}`,
+      err,
+    );
   }
   try {
     args = deserialize(job.args);
   } catch (err) {
-    const t = wallSeconds();
-    const why = err instanceof Error ? err.message : String(err);
-    return {
-      kind: "done",
-      outcome: {
-        status: "error",
-        error: makeError(
-          "DataCloneError",
-          `arguments of task ${job.key} cannot be deserialised: ${why}`,
-        ),
-        start: t,
-        stop: t,
-        threadId,
-        secededAfter: null,
-      },
-    };
+    return failedBeforeRun(
+      "DataCloneError",
+      `arguments of task ${job.key} cannot be deserialised`,
+      err,
+    );
   }
   const outcome = await runTask(job.key, job.fn, args as unknown[], hooksFor(job.token), (v) =>
     serialize(v),
