@@ -407,6 +407,9 @@ describe("weft run, scheduler, worker", () => {
     expect(target.err).toMatch(/--memory-target must be a number in \(0, 1\], got 0/);
     const auto = await weft(["worker", "tcp://127.0.0.1:1", "--memory-limit", "autumn"]);
     expect(auto.err).toMatch(/--memory-limit must be a size such as 64MiB or 4GB, got "autumn"/);
+    const restarts = await weft(["worker", "tcp://127.0.0.1:1", "--nanny", "--max-restarts", "-1"]);
+    expect(restarts.code).toBe(2);
+    expect(restarts.err).toMatch(/--max-restarts must be an integer ≥ 0, got -1/);
     const pause = await weft(["worker", "tcp://127.0.0.1:1", "--memory-pause", "80%"]);
     expect(pause.err).toMatch(/--memory-pause must be a number in \(0, 1\] or off, got 80%/);
     const measure = await weft(["worker", "tcp://127.0.0.1:1", "--memory-measure", "rss"]);

@@ -126,6 +126,15 @@ export function positiveInt(name: string, text: string): number {
   return n;
 }
 
+/** Parse an integer option ≥ 0; throws a clear error. */
+export function nonNegativeInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || text.trim() === "") {
+    throw new Error(`${name} must be an integer ≥ 0, got ${text}`);
+  }
+  return n;
+}
+
 /** Parse a timeout in milliseconds: a positive integer a timer can wait; throws a clear error. */
 export function timeoutMs(name: string, text: string): number {
   const n = positiveInt(name, text);

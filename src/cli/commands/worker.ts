@@ -3,12 +3,14 @@ import { Command, Option } from "commander";
 import { Worker } from "../../worker/worker.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { givenArgs, runNanny } from "./nanny.ts";
 import {
   addFrameLimitOptions,
   byteSize,
   type FrameLimitCliOptions,
   frameLimitsFrom,
   LOG_LEVELS,
+  nonNegativeInt,
   parseResources,
   positiveInt,
   stderrLogger,
@@ -33,6 +35,8 @@ interface WorkerCliOptions extends FrameLimitCliOptions {
   readonly memoryPause?: string;
   readonly memoryTerminate?: string;
   readonly validate?: boolean;
+  readonly nanny?: boolean;
+  readonly maxRestarts?: string;
   readonly logLevel: string;
   readonly connectTimeout: string;
 }
@@ -174,6 +178,15 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(
+      "--nanny",
+      "run the worker in a child process, started again when it stops on a fault (as Dask's nanny)",
+    )
+    .option(
+      "--max-restarts <n>",
+      "with --nanny: restarts in a row (a minute of running resets the count) before giving up",
+      "5",
+    )
+    .option(
       "--connect-timeout <ms>",
       "how long to wait for the scheduler (and peers) to accept a connection",
       "30000",
@@ -194,6 +207,19 @@ export function workerCommand(ctx: CliContext): Command {
         "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.",
     )
     .action(async (scheduler: string, opts: WorkerCliOptions) => {
+      if (opts.nanny === true) {
+        let maxRestarts: number;
+        try {
+          maxRestarts = nonNegativeInt("--max-restarts", opts.maxRestarts ?? "5");
+        } catch (err) {
+          ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
+          ctx.exitCode = EXIT.usage;
+          return;
+        }
+        const args = givenArgs(cmd, [scheduler], ["--nanny", "--max-restarts"]);
+        await runNanny({ args, maxRestarts, stop: untilSignal() }, ctx);
+        return;
+      }
       await runWorker(scheduler, opts, ctx, (w) => untilSignal(w.closed));
     });
 }

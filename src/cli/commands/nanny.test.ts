@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Command } from "commander";
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { Client } from "../../client/client.ts";
+import { Scheduler } from "../../scheduler/scheduler.ts";
+import { testContext } from "../testContext.ts";
+import { givenArgs, runNanny } from "./nanny.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("givenArgs", () => {
+  it("gives back the options set on the command line, but those dropped", () => {
+    const cmd = new Command("w")
+      .argument("<s>")
+      .option("--tasks <m>", "", (v: string, p: string[]) => [...p, v], [] as string[])
+      .option("--nthreads <n>")
+      .option("--validate")
+      .option("--nanny")
+      .option("--level <l>", "", "info")
+      .exitOverride();
+    cmd.parse(["tcp://s:1", "--tasks", "a.ts", "--nanny", "--tasks", "b.ts", "--validate"], {
+      from: "user",
+    });
+    expect(givenArgs(cmd, ["tcp://s:1"], ["--nanny"])).toEqual([
+      "tcp://s:1",
+      "--tasks",
+      "a.ts",
+      "--tasks",
+      "b.ts",
+      "--validate",
+    ]);
+  });
+});
+
+describe("weft worker --nanny", () => {
+  it("starts another worker process when one stops on a fault, and stops with it", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+    const tasks = join(dir, "exiting.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(registry)};\n` +
+        'defineTask("nanny.exit", () => process.exit(1));\n',
+    );
+    const ctx = testContext();
+    let stop!: () => void;
+    const nanny = runNanny(
+      {
+        args: [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
+        maxRestarts: 2,
+        stop: new Promise<void>((r) => {
+          stop = r;
+        }),
+      },
+      ctx,
+    );
+    const client = await Client.connect(scheduler.address);
+    try {
+      const [first] = await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      // The worker process dies of its task (exit 1): the nanny starts another.
+      void client.runWith({ onError: "return" }, "nanny.exit");
+      for (let i = 0; i < 600; i++) {
+        const ws = await client.workers();
+        if (ws.length === 1 && ws[0].address !== first.address) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const [second] = await client.workers();
+      expect(second.address).not.toBe(first.address);
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the worker stopped on a fault; starting another (1 of at most 2 in a row)",
+      );
+      expect(ctx.stdout.text.match(/^worker at /gm)).toHaveLength(2);
+      stop();
+      await nanny;
+      expect(ctx.exitCode).toBe(0);
+    } finally {
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,100 @@
+/**
+ * `weft worker --nanny`: the worker runs in a child process that this one
+ * watches, as Dask's nanny does, and a new one starts when it stops on a
+ * fault (exit 1: it lost its scheduler, its state machine failed, or its
+ * memory passed `--memory-terminate`): a fresh process, so memory a task
+ * leaked is gone. At most `--max-restarts` times in a row without a minute of
+ * running between; a child that cannot start (exit 2) or stops by itself (exit
+ * 0: retired) is not started again, and its exit code is the nanny's.
+ */
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
+import type { CliContext } from "./context.ts";
+
+/** The `weft` command of this package (sources through tsx in a checkout, else the build). */
+const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+
+/** A child that ran this long was healthy: its restarts are forgotten. */
+const HEALTHY_MS = 60_000;
+
+/**
+ * The command line of `cmd` as the user gave it, but the options in `drop`:
+ * each option set on the command line (not a default), with its value.
+ */
+export function givenArgs(
+  cmd: Command,
+  positional: readonly string[],
+  drop: readonly string[],
+): string[] {
+  const out = [...positional];
+  const values = cmd.opts<Record<string, unknown>>();
+  for (const option of cmd.options) {
+    const name = option.attributeName();
+    if (option.long === undefined || drop.includes(option.long)) continue;
+    if (cmd.getOptionValueSource(name) !== "cli") continue;
+    const value = values[name];
+    if (value === true) out.push(option.long);
+    else if (Array.isArray(value)) for (const v of value) out.push(option.long, String(v));
+    else if (value !== undefined && value !== false) out.push(option.long, String(value));
+  }
+  return out;
+}
+
+/** Options of {@link runNanny}. */
+export interface NannyOptions {
+  /** The arguments of `weft worker` for each child. */
+  readonly args: readonly string[];
+  readonly maxRestarts: number;
+  /** Resolves when the nanny is to stop (a signal): the child is sent SIGTERM. */
+  readonly stop: Promise<unknown>;
+}
+
+/** Run `weft worker` children one after another, as the module's comment says. */
+export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> {
+  let stopping = false;
+  let child: ChildProcess | null = null;
+  void o.stop.then(() => {
+    stopping = true;
+    child?.kill("SIGTERM");
+  });
+  let restarts = 0;
+  for (;;) {
+    const started = Date.now();
+    const running = spawn(process.execPath, [WEFT_BIN, "worker", ...o.args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child = running;
+    running.stdout?.on("data", (d: Buffer) => ctx.stdout.write(d.toString()));
+    running.stderr?.on("data", (d: Buffer) => ctx.stderr.write(d.toString()));
+    const code = await new Promise<number>((resolve) => {
+      running.once("error", (err) => {
+        ctx.stderr.write(`weft worker: nanny: cannot start a worker process: ${err.message}\n`);
+        resolve(2);
+      });
+      running.once("close", (c, signal) => resolve(c ?? (signal === "SIGTERM" ? 0 : 1)));
+    });
+    child = null;
+    if (stopping) {
+      ctx.exitCode = code === 1 ? 1 : 0;
+      return;
+    }
+    if (code !== 1) {
+      ctx.exitCode = code;
+      return;
+    }
+    if (Date.now() - started >= HEALTHY_MS) restarts = 0;
+    if (restarts >= o.maxRestarts) {
+      ctx.stderr.write(
+        `weft worker: nanny: the worker stopped on a fault ${restarts + 1} times in a row; giving up\n`,
+      );
+      ctx.exitCode = 1;
+      return;
+    }
+    restarts++;
+    ctx.stderr.write(
+      `weft worker: nanny: the worker stopped on a fault; starting another (${restarts} of at most ${o.maxRestarts} in a row)\n`,
+    );
+  }
+}
