@@ -1,6 +1,9 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
@@ -82,6 +85,31 @@ describe("weft worker --nanny", () => {
       expect(ctx.exitCode).toBe(0);
     } finally {
       await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
+  it("a worker whose nanny is killed closes too", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    const bin = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+    const nanny = spawn(
+      process.execPath,
+      [bin, "worker", scheduler.address, "--nanny", "--nthreads", "1", "--executor", "inline"],
+      { stdio: "ignore" },
+    );
+    const count = () => scheduler.state.workers.size;
+    try {
+      for (let i = 0; i < 600 && count() === 0; i++) await sleep(100);
+      expect(count()).toBe(1);
+      nanny.kill("SIGKILL");
+      // Its child hears its channel close, closes, and the scheduler sees it leave.
+      for (let i = 0; i < 300 && count() > 0; i++) await sleep(100);
+      expect(count()).toBe(0);
+    } finally {
+      nanny.kill("SIGKILL");
       await scheduler.close();
     }
   }, 120_000);

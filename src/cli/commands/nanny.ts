@@ -16,6 +16,21 @@ import type { CliContext } from "./context.ts";
 /** The `weft` command of this package (sources through tsx in a checkout, else the build). */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
 
+/** Set in a child's environment: it was started by a nanny, over an IPC channel. */
+const NANNY_CHILD = "WEFT_NANNY_CHILD";
+
+/**
+ * In a worker a nanny started: resolves when the nanny is gone (its end of the
+ * IPC channel closed, as when it is SIGKILLed), so that the worker does not
+ * live on without it; never otherwise. The channel does not keep the process up.
+ */
+export function nannyGone(): Promise<void> {
+  const channel = process.channel;
+  if (process.env[NANNY_CHILD] !== "1" || channel === undefined) return new Promise(() => {});
+  channel.unref();
+  return new Promise((resolve) => process.once("disconnect", () => resolve()));
+}
+
 /** A child that ran this long was healthy: its restarts are forgotten. */
 const HEALTHY_MS = 60_000;
 
@@ -62,8 +77,10 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
   let restarts = 0;
   for (;;) {
     const started = Date.now();
+    // The IPC channel tells the child when the nanny is gone, killed or not (see nannyGone).
     const running = spawn(process.execPath, [WEFT_BIN, "worker", ...o.args], {
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+      env: { ...process.env, [NANNY_CHILD]: "1" },
     });
     child = running;
     running.stdout?.on("data", (d: Buffer) => ctx.stdout.write(d.toString()));

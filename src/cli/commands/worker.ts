@@ -3,7 +3,7 @@ import { Command, Option } from "commander";
 import { Worker } from "../../worker/worker.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { givenArgs, runNanny } from "./nanny.ts";
+import { givenArgs, nannyGone, runNanny } from "./nanny.ts";
 import {
   addFrameLimitOptions,
   byteSize,
@@ -220,6 +220,9 @@ export function workerCommand(ctx: CliContext): Command {
         await runNanny({ args, maxRestarts, stop: untilSignal() }, ctx);
         return;
       }
-      await runWorker(scheduler, opts, ctx, (w) => untilSignal(w.closed));
+      const orphaned = nannyGone().then(() => {
+        ctx.stderr.write("weft worker: its nanny is gone; closing\n");
+      });
+      await runWorker(scheduler, opts, ctx, (w) => untilSignal(Promise.race([w.closed, orphaned])));
     });
 }
