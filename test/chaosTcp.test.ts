@@ -162,6 +162,7 @@ describe("npm run chaos:tcp", () => {
       retired: 0,
       pressured: 0,
       pausesSeen: 0,
+      nannyRestarts: 0,
       unexpectedExits: 1,
       firstUnexpectedExit: "worker-3 (code 3): weft worker: stopped: lost the scheduler",
     };
@@ -175,6 +176,7 @@ describe("npm run chaos:tcp", () => {
   it("refuses bad options", async () => {
     await expect(main(["--kill-rate", "2"])).rejects.toThrow("--kill-rate must be");
     await expect(main(["--workers", "0"])).rejects.toThrow("--workers must be");
+    await expect(main(["--nanny", "--freeze"])).rejects.toThrow("--nanny and --freeze");
     await expect(main(["--memory-pressure", "--memory-limit", "1MB"])).rejects.toThrow(
       "--memory-pressure sets the workers' memory limit",
     );

@@ -71,6 +71,8 @@ export class Processes {
   unexpectedExits = 0;
   /** The first of them: its name, how it exited and the last line it wrote on stderr. */
   firstUnexpectedExit: string | null = null;
+  /** Workers a nanny started again after a fault (`--nanny`). */
+  nannyRestarts = 0;
   private stopping = false;
 
   /** `say` gets the lines worth showing: errors of the processes, unexpected exits. */
@@ -109,13 +111,18 @@ export class Processes {
     };
     createInterface({ input: child.stdout! }).on("line", (line) => {
       const m = /^(?:scheduler|worker) at (tcp:\/\/\S+)/.exec(line);
-      if (m === null || p.address !== null) return;
+      if (m === null) return;
+      // A nanny's worker started again comes back at another address.
       p.address = m[1];
       if (p.state === "starting") p.state = "up";
       clearTimeout(startTimer);
       resolveStarted(m[1]);
     });
     createInterface({ input: child.stderr! }).on("line", (line) => {
+      if (line.startsWith("weft worker: nanny: the worker stopped on a fault; starting another")) {
+        this.nannyRestarts++;
+        return; // expected: the worker's own last line says why
+      }
       tail.push(line);
       if (tail.length > TAIL_LINES) tail.shift();
       if (!this.stopping && worthShowing(line)) this.say(`[${name}] ${line}`);
@@ -168,6 +175,7 @@ export class Processes {
       readonly validate: boolean;
       readonly memoryLimit?: string;
       readonly memoryPressure?: boolean;
+      readonly nanny?: boolean;
     },
   ): WeftProcess {
     return this.start(name, [
@@ -184,6 +192,7 @@ export class Processes {
       "--log-level",
       "warn",
       ...(o.validate ? ["--validate"] : []),
+      ...(o.nanny === true ? ["--nanny"] : []),
       // A limit of a few kB makes workers spill: held against the values, not the process.
       ...(o.memoryLimit !== undefined
         ? ["--memory-limit", o.memoryLimit, "--memory-measure", "managed"]
@@ -347,6 +356,12 @@ export interface ChaosOptions {
    */
   readonly memoryPressure?: boolean;
   /**
+   * Workers run under a nanny (`weft worker --nanny`), and with
+   * `memoryPressure` a third of the holds go beyond the terminate share: the
+   * worker closes, and its nanny starts another.
+   */
+  readonly nanny?: boolean;
+  /**
    * The client scatters each round's blocks, and replicates them to two
    * workers, instead of having tasks make them; as the tasks of every other
    * round start, it trims them back to one copy each, then rebalances them,
@@ -372,6 +387,8 @@ export interface ChaosSummary {
   /** Workers made to hold memory (`--memory-pressure`), and ticks that saw a worker paused. */
   readonly pressured: number;
   readonly pausesSeen: number;
+  /** Workers a nanny started again (`--nanny`). */
+  readonly nannyRestarts: number;
   readonly unexpectedExits: number;
   /** The first unexpected exit, with the last line the process wrote, or null. */
   readonly firstUnexpectedExit: string | null;
@@ -381,6 +398,8 @@ export interface ChaosSummary {
 export const PRESSURE_LIMIT = 2 ** 30;
 /** The share of it a pressured worker is taken to: beyond the pause share (0.8), short of terminate (0.95). */
 const PRESSURE_SHARE = 0.87;
+/** With `--nanny`, now and then: beyond the terminate share. */
+const TERMINATE_SHARE = 1.05;
 
 /** Partitions of a round: from 8 to 19, as the seed picks. */
 const MIN_PARTITIONS = 8;
@@ -437,7 +456,7 @@ export async function runChaos(
      * Make `victim` hold memory beyond its pause share for a while: what it needs
      * on top of the memory its last heartbeat gave (none if it gave none yet).
      */
-    const pressure = (c: Client, victim: WeftProcess, holdMs: number): void => {
+    const pressure = (c: Client, victim: WeftProcess, holdMs: number, share: number): void => {
       // One hold at a time a worker: its heartbeat's memory does not count the first.
       if (squeezing.has(victim)) return;
       squeezing.add(victim);
@@ -445,7 +464,7 @@ export async function runChaos(
       void (async () => {
         const me = (await c.workers()).find((w) => w.address === victim.address);
         if (me?.memory === null || me?.memory === undefined) return;
-        const mb = Math.floor((PRESSURE_SHARE * PRESSURE_LIMIT - me.memory) / 2 ** 20);
+        const mb = Math.floor((share * PRESSURE_LIMIT - me.memory) / 2 ** 20);
         if (mb > 0) await c.runWith({ workers: [me.address] }, "chaos.hog", mb, holdMs);
       })()
         .catch(() => {
@@ -470,9 +489,11 @@ export async function runChaos(
         // Its own stream: the other decisions are those of a run without pressure.
         const squeeze = pressures.chance(0.5);
         const holdMs = pressures.range(200, 1500);
+        const share =
+          o.nanny === true && pressures.chance(1 / 3) ? TERMINATE_SHARE : PRESSURE_SHARE;
         const up = procs.workers("up").filter((w) => w.address !== null);
         if (hit && squeeze && up.length >= 1) {
-          pressure(c, up[Math.floor(pick * up.length)], holdMs);
+          pressure(c, up[Math.floor(pick * up.length)], holdMs, share);
           squeezed = true;
         }
       }
@@ -595,6 +616,7 @@ export async function runChaos(
     retired,
     pressured,
     pausesSeen,
+    nannyRestarts: procs.nannyRestarts,
     unexpectedExits: procs.unexpectedExits,
     firstUnexpectedExit: procs.firstUnexpectedExit,
   };
@@ -643,6 +665,7 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
     (s.pressured > 0
       ? `, ${s.pressured} pressured (${s.pausesSeen} ticks saw a worker paused)`
       : "") +
+    (s.nannyRestarts > 0 ? `, ${s.nannyRestarts} nanny restarts` : "") +
     `, ${s.unexpectedExits} unexpected exits` +
     (s.firstUnexpectedExit !== null ? ` (first: ${s.firstUnexpectedExit})` : "")
   );
@@ -692,6 +715,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       "workers get a 1 GiB limit on their process's memory, and half of the hits make a worker hold memory beyond its pause share (87%) for 0.2-1.5 s instead",
     )
     .option(
+      "--nanny",
+      "workers run under a nanny (weft worker --nanny); with --memory-pressure a third of the holds go beyond the terminate share, and the nanny starts the worker again",
+    )
+    .option(
       "--scatter",
       "the client scatters each round's blocks (replicates them to 2 workers; in every other round trims them to 1 and rebalances them as the tasks start, and in every fourth retires a worker) instead of making them in tasks",
     )
@@ -729,7 +756,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     scatter: opts.scatter === true,
     ...(opts.memoryLimit !== undefined ? { memoryLimit: str("memoryLimit") } : {}),
     memoryPressure: opts.memoryPressure === true,
+    nanny: opts.nanny === true,
   };
+  if (o.nanny === true && o.freeze) {
+    throw new Error("--nanny and --freeze: the harness would freeze the nanny, not its worker");
+  }
   if (o.memoryPressure === true && o.memoryLimit !== undefined) {
     throw new Error("--memory-pressure sets the workers' memory limit: give it or --memory-limit");
   }
