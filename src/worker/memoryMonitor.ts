@@ -120,8 +120,7 @@ export class MemoryMonitor {
     if (memory === null) return null;
     this.lastMeasured = memory;
     const v = memoryVerdict(memory, this.limit, this.thresholds);
-    const { logger } = this.hooks;
-    const { measureName } = this.hooks;
+    const { logger, measureName } = this.hooks;
     const usage = `${capitalized(measureName)}: ${formatBytes(memory)} -- Worker memory limit: ${formatBytes(this.limit)}`;
     const percent = Math.floor(v.fraction * 100);
     if (v.terminate) {
