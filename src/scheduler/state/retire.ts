@@ -57,15 +57,22 @@ export function isRetiring(s: SchedulerState, ws: WorkerInfo): boolean {
 }
 
 /**
- * A worker being retired reported its own status (`worker-status-change`): it
- * stays paused while retired, and returns to that status if the retirement fails.
+ * A worker reported its own status (`worker-status-change`): if it is being
+ * retired, it stays paused, and returns to that status if the retirement
+ * fails. False if it is not being retired.
  */
 export function retiringWorkerReported(
   s: SchedulerState,
   ws: WorkerInfo,
   status: "running" | "paused",
-): void {
-  for (const r of s.retirements) if (r.workers.has(ws)) r.reported.set(ws, status);
+): boolean {
+  let retiring = false;
+  for (const r of s.retirements) {
+    if (!r.workers.has(ws)) continue;
+    r.reported.set(ws, status);
+    retiring = true;
+  }
+  return retiring;
 }
 
 /**

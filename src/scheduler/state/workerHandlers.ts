@@ -19,7 +19,7 @@ import type {
 import { addReplica, holderAddresses, isInvolved, removeReplica } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
 import { replicaArrived, replicaFailed } from "./replicate.ts";
-import { isRetiring, retirementCopyFailed, retiringWorkerReported } from "./retire.ts";
+import { retirementCopyFailed, retiringWorkerReported } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { handleStealResponse } from "./stealing.ts";
 import type { TaskState } from "./taskState.ts";
@@ -46,8 +46,7 @@ export function handleWorkerMessage(
       return;
     case "worker-status-change":
       // A worker being retired stays paused until it is removed (or its retirement fails).
-      if (isRetiring(s, ws)) retiringWorkerReported(s, ws, msg.status);
-      else workerStatusChange(s, ws, msg.status);
+      if (!retiringWorkerReported(s, ws, msg.status)) workerStatusChange(s, ws, msg.status);
       return;
     case "task-finished":
       taskFinished(s, ws, msg);
