@@ -323,6 +323,7 @@ export class Worker extends BaseWorker {
       return null;
     }
     const measure = o.memoryMeasure;
+    const managed = measure === "managed";
     return new MemoryMonitor(
       o.memoryLimit,
       {
@@ -332,29 +333,22 @@ export class Worker extends BaseWorker {
         terminate: o.memoryTerminate,
       },
       {
-        measure:
-          measure === "managed"
-            ? () => spill.stats.memoryBytes
-            : measure === "process"
-              ? () => process.memoryUsage.rss()
-              : measure,
+        measure: managed
+          ? () => spill.stats.memoryBytes
+          : measure === "process"
+            ? () => process.memoryUsage.rss()
+            : measure,
         // The store keeps the values it measures within the target itself.
-        evictOne: measure === "managed" ? null : () => spill.evictOne(),
-        collectGarbage:
-          measure === "managed"
-            ? null
-            : collectGarbageOnDemand(
-                (msg, ms) => this.logger.warn({ ms }, msg),
-                () => this.executor?.collectGarbage?.(),
-              ),
+        evictOne: managed ? null : () => spill.evictOne(),
+        collectGarbage: managed
+          ? null
+          : collectGarbageOnDemand(
+              (msg, ms) => this.logger.warn({ ms }, msg),
+              () => this.executor?.collectGarbage?.(),
+            ),
         setPaused: (paused) => this.changePause(this.pauses.memory(paused)),
         terminate: (why) => this.closeOnFault(why),
-        measureName:
-          measure === "managed"
-            ? "managed memory"
-            : measure === "process"
-              ? "process memory"
-              : "memory",
+        measureName: typeof measure === "function" ? "memory" : `${measure} memory`,
         logger: this.logger,
       },
     );
