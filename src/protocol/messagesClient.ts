@@ -220,6 +220,19 @@ export interface RetireWorkersMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * Restart the cluster (Dask's `restart`): every task is forgotten, every
+ * client loses the keys it wants (`cancelled-keys`), published datasets are
+ * dropped, and every worker is told to close (`close-worker` with
+ * `restart`) and removed; a worker with a nanny is started again by it.
+ * Answered with `restarted`.
+ */
+export interface RestartMsg {
+  readonly op: "restart";
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** Every message a client sends to the scheduler. */
 export type ClientToSchedulerMessage =
   | UpdateGraphMsg
@@ -234,7 +247,8 @@ export type ClientToSchedulerMessage =
   | UpdateDataMsg
   | ReplicateMsg
   | RebalanceMsg
-  | RetireWorkersMsg;
+  | RetireWorkersMsg
+  | RestartMsg;
 
 // ---------------------------------------------------------------------------
 // scheduler → client
@@ -381,6 +395,18 @@ export interface WorkersRetiredMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * The answer to `restart`, with its stimulus id, once the scheduler has
+ * forgotten every task and told every worker to close: `workers` lists the
+ * workers there were, `nannies` those of them a nanny starts again.
+ */
+export interface RestartedMsg {
+  readonly op: "restarted";
+  readonly workers: readonly string[];
+  readonly nannies: readonly string[];
+  readonly stimulusId: string;
+}
+
 /** The answer to `publish-dataset`, with its stimulus id: `error` says why it was refused. */
 export interface DatasetPublishedMsg {
   readonly op: "dataset-published";
@@ -418,6 +444,7 @@ export type SchedulerToClientMessage =
   | ReplicatedMsg
   | RebalancedMsg
   | WorkersRetiredMsg
+  | RestartedMsg
   | DatasetPublishedMsg
   | DatasetMsg
   | DatasetUnpublishedMsg

@@ -115,12 +115,15 @@ export interface UnpauseMsg {
 
 /**
  * Close: the worker was retired (its data is held elsewhere, and the scheduler
- * has removed it). Not an event of the worker's state machine: the worker
- * shell closes itself, as on a `close()` call, without a fault.
+ * has removed it), or the cluster restarts. Not an event of the worker's
+ * state machine: the worker shell closes itself, as on a `close()` call,
+ * without a fault.
  */
 export interface CloseWorkerMsg {
   readonly op: "close-worker";
   readonly reason: string;
+  /** The cluster restarts (`restart`): a worker with a nanny is started again by it. */
+  readonly restart?: boolean;
   readonly stimulusId: string;
 }
 
@@ -152,6 +155,11 @@ export interface RegisterWorkerMsg {
   readonly resources: Resources;
   /** Its `memoryLimit` in bytes (it spills beyond a share of it), if it has one. */
   readonly memoryLimit?: number;
+  /**
+   * A nanny (a `weft worker --nanny` process, a `LocalCluster`) starts another
+   * worker in its place when the cluster restarts. Default false.
+   */
+  readonly nanny?: boolean;
   readonly stimulusId: string;
 }
 

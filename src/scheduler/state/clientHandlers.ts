@@ -3,7 +3,7 @@
  * `update_graph`, `client_releases_keys`, `client_desires_keys`,
  * `stimulus_cancel`, `remove_client`, the `fire-and-forget` client, the
  * datasets of Dask's `PublishExtension`, and the `update_data`, `replicate`,
- * `rebalance` and `retire_workers` rpcs).
+ * `rebalance`, `retire_workers` and `restart` rpcs).
  */
 
 import type { CancelKeysMsg, ClientToSchedulerMessage } from "../../protocol/messagesClient.ts";
@@ -14,6 +14,7 @@ import { fireAndForget } from "./fireAndForget.ts";
 import { notifyHeldUpWanted } from "./notify.ts";
 import { rebalance } from "./rebalance.ts";
 import { replicate, replicatorClientLeft } from "./replicate.ts";
+import { restart } from "./restart.ts";
 import { retireWorkers } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
@@ -64,6 +65,9 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
       return;
     case "retire-workers":
       retireWorkers(s, msg);
+      return;
+    case "restart":
+      restart(s, msg);
       return;
     case "close-client": {
       const cs = s.clients.get(msg.clientId);

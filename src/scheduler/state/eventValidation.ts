@@ -133,6 +133,9 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       ) {
         fail(ev, `memoryLimit must be a positive integer, got ${showValue(msg.memoryLimit)}`);
       }
+      if (msg.nanny !== undefined && typeof msg.nanny !== "boolean") {
+        fail(ev, `nanny must be a boolean, got ${showValue(msg.nanny)}`);
+      }
       return;
     }
     case "heartbeat-worker": {
@@ -250,6 +253,7 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
       }
       return;
     case "close-client":
+    case "restart":
       return;
     case "update-data":
       checkScatteredKeys(ev, m.keys);

@@ -183,7 +183,11 @@ function advance(s: SchedulerState, r: Retirement): void {
     }
   }
   askForCopies(s, asked);
-  if (r.workers.size > 0) return;
+  if (r.workers.size === 0) finish(s, r);
+}
+
+/** End `r`, whose workers are all retired or failed, and answer its client. */
+function finish(s: SchedulerState, r: Retirement): void {
   r.copies.clear();
   s.retirements.delete(r);
   if (s.clients.get(r.client.id) !== r.client) return; // the client left
@@ -193,6 +197,18 @@ function advance(s: SchedulerState, r: Retirement): void {
     failed: r.failed,
     stimulusId: r.stimulusId,
   });
+}
+
+/**
+ * End every retirement under way, each worker still being retired failing
+ * with `reason` (the cluster restarts: every worker closes anyway).
+ */
+export function abandonRetirements(s: SchedulerState, reason: string): void {
+  for (const r of [...s.retirements]) {
+    for (const ws of r.workers) r.failed.push({ worker: ws.address, reason });
+    r.workers.clear();
+    finish(s, r);
+  }
 }
 
 /** A worker that may take copies: connected, running and not being retired. */

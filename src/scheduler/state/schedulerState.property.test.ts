@@ -66,7 +66,8 @@ type Action =
   | { kind: "second-graph"; spec: GraphSpec; base: number[] }
   | { kind: "scatter"; pick: number; spread: number; known: boolean; gone: boolean }
   | { kind: "replicate"; pick: number; n: number }
-  | { kind: "rebalance"; pick: number; all: boolean };
+  | { kind: "rebalance"; pick: number; all: boolean }
+  | { kind: "restart"; client: number };
 
 const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   fc.record({
@@ -83,6 +84,14 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   });
 
 const action: fc.Arbitrary<Action> = fc.oneof(
+  {
+    // Rare: a restart wipes out what the run built up.
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("restart" as const),
+      client: fc.nat(7),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -558,6 +567,9 @@ class Harness {
         this.send(t.fromClient({ op: "rebalance", ...keys, clientId: "c1" }, stimulusId));
         return;
       }
+      case "restart":
+        if (act.client < 3) this.restart(`c${act.client + 1}`);
+        return;
       case "second-graph": {
         const known = [...s.tasks.keys()];
         const base = [...new Set(act.base.map((b) => pickOf(known, b)))].filter(
@@ -611,6 +623,28 @@ class Harness {
       wants.add(key);
     }
     this.apply(out);
+  }
+
+  /**
+   * `client` restarts the cluster: nothing is left but clients, every client
+   * lost what it wanted, and workers like the old ones register in their place.
+   */
+  restart(client: string): void {
+    const s = this.s;
+    const before = [...this.workers.values()];
+    const out = s.handleStimulus(t.fromClient({ op: "restart", clientId: client }, "restart-act"));
+    this.apply(out);
+    expect([...s.tasks.keys()], "tasks left after a restart").toEqual([]);
+    expect(s.workers.size + s.datasets.size + s.retirements.size + s.replications.size).toBe(0);
+    const closed = out.flatMap(({ to, msg }) =>
+      to.kind === "worker" && msg.op === "close-worker" ? [to.address] : [],
+    );
+    expect(closed).toEqual(before.map((w) => w.address));
+    expect(out.at(-1)?.msg).toMatchObject({ op: "restarted", workers: closed });
+    for (const [c, keys] of this.wants) expect([...keys], `${c} still wants`).toEqual([]);
+    expect([...this.replicates], "replicate requests never answered").toEqual([]);
+    this.workers.clear();
+    for (const w of before) this.addWorker(1, w.resources.R === 1);
   }
 
   /** A key a client wants and was told is held up is held up by a task still in `no-worker`. */

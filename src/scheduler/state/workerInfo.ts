@@ -48,6 +48,8 @@ export class WorkerInfo {
   spilled: SpilledValues | null = null;
   /** The memory its monitor last measured, as its heartbeat said, or null. */
   memory: number | null = null;
+  /** A nanny starts another worker in its place when the cluster restarts (it registered so). */
+  nanny = false;
 
   /** Scratch for placement: bytes of the current task's inputs held here, valid when `scratchEpoch` matches. */
   scratchBytes = 0;

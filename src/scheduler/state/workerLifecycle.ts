@@ -44,6 +44,7 @@ export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void 
     s.clock(),
   );
   if (msg.memoryLimit !== undefined) ws.memoryLimit = msg.memoryLimit;
+  ws.nanny = msg.nanny === true;
   s.workers.set(ws.address, ws);
   s.running.add(ws);
   s.totalNthreads += ws.nthreads;
@@ -74,9 +75,15 @@ export function workerStatusChange(
  * `released` (and on to be rescheduled), or to `erred` with `KilledWorker`
  * once `allowedFailures` workers have died running them; the results only it
  * held are released, and recomputed if still needed; the other workers are
- * told with `remove-worker`. An unknown address is ignored.
+ * told with `remove-worker` (unless `tellPeers` is false: they are all
+ * leaving too). An unknown address is ignored.
  */
-export function removeWorker(s: SchedulerState, address: string, expected: boolean): void {
+export function removeWorker(
+  s: SchedulerState,
+  address: string,
+  expected: boolean,
+  tellPeers = true,
+): void {
   const ws = s.workers.get(address);
   if (ws === undefined) return;
   replicatorLeft(s, ws);
@@ -115,6 +122,7 @@ export function removeWorker(s: SchedulerState, address: string, expected: boole
 
   // As Dask: the peers hear of the removal after its consequences are sent.
   s.processRecommendations();
+  if (!tellPeers) return;
   for (const other of s.workers.values()) {
     s.sendToWorker(other, { op: "remove-worker", worker: address, stimulusId: s.stimulusId });
   }

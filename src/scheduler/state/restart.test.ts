@@ -1,0 +1,175 @@
+import { describe, expect, test } from "vitest";
+import type { SchedulerMessage } from "../../protocol/messages.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { RESTART_REASON } from "./restart.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+const restart = (clientId = "c", stimulusId = "rs"): SchedulerEvent =>
+  t.fromClient({ op: "restart", clientId }, stimulusId);
+
+function messages(out: readonly SchedulerMessage[], op: string) {
+  return out.filter(({ msg }) => msg.op === op);
+}
+
+describe("restart", () => {
+  test("forgets every task, cancels every client's keys, closes and removes every worker", () => {
+    const s = t.threeWorkersWithData();
+    s.handleStimulus(t.updateGraph("c", { z: t.task(["x"]) }, ["z"]));
+    s.handleStimulus(t.updateGraph("d", { w: t.task(["y"]) }, ["w"]));
+    expect(s.tasks.get("z")?.state).toBe("processing");
+    const out = s.handleStimulus(restart());
+    expect(s.tasks.size).toBe(0);
+    expect(s.workers.size).toBe(0);
+    expect(s.running.size).toBe(0);
+    expect(s.totalNthreads).toBe(0);
+    expect(s.taskGroups.size).toBe(0);
+    const closes = messages(out, "close-worker");
+    expect(closes.map(({ to }) => (to.kind === "worker" ? to.address : ""))).toEqual([
+      "w1",
+      "w2",
+      "w3",
+    ]);
+    for (const { msg } of closes) {
+      expect(msg).toEqual({
+        op: "close-worker",
+        reason: "restart",
+        restart: true,
+        stimulusId: "rs",
+      });
+    }
+    // The leaving workers are not told of each other.
+    expect(messages(out, "remove-worker")).toEqual([]);
+    const cancelled = messages(out, "cancelled-keys").map(({ to, msg }) => ({ to, msg }));
+    expect(cancelled).toEqual([
+      {
+        to: { kind: "client", id: "c" },
+        msg: {
+          op: "cancelled-keys",
+          keys: ["x", "y", "big", "z"],
+          reason: RESTART_REASON,
+          stimulusId: "rs",
+          submission: 0,
+        },
+      },
+      {
+        to: { kind: "client", id: "d" },
+        msg: {
+          op: "cancelled-keys",
+          keys: ["w"],
+          reason: RESTART_REASON,
+          stimulusId: "rs",
+          submission: 0,
+        },
+      },
+    ]);
+    // The answer comes last, after the requester's own cancelled keys.
+    expect(out.at(-1)).toEqual({
+      to: { kind: "client", id: "c" },
+      msg: { op: "restarted", workers: ["w1", "w2", "w3"], nannies: [], stimulusId: "rs" },
+    });
+    // Tasks are forgotten while the workers are there to be told.
+    expect(t.summarize(out).filter((m) => m.includes("free-keys")).length).toBeGreaterThan(0);
+    s.validateState();
+  });
+
+  test("names the workers with a nanny; those registering afterwards get new tasks", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(
+      t.fromWorker("n1", {
+        op: "register-worker",
+        address: "n1",
+        nthreads: 1,
+        resources: {},
+        nanny: true,
+      }),
+    );
+    s.handleStimulus(t.registerWorker("w2"));
+    const out = s.handleStimulus(restart("c"));
+    expect(messages(out, "restarted")[0]?.msg).toMatchObject({
+      workers: ["n1", "w2"],
+      nannies: ["n1"],
+    });
+    // The nanny's new worker may even take the old address.
+    s.handleStimulus(
+      t.fromWorker("n1", {
+        op: "register-worker",
+        address: "n1",
+        nthreads: 1,
+        resources: {},
+        nanny: true,
+      }),
+    );
+    const later = s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    const sent = t.computeTasks(later);
+    expect(sent.map((c) => c.worker)).toEqual(["n1"]);
+    // A message of the old worker arriving late is stale.
+    s.handleStimulus(t.taskFinished("w2", "a", sent[0]?.msg.runId ?? 0));
+    expect(s.tasks.get("a")?.state).toBe("processing");
+    s.validateState();
+  });
+
+  test("an idle cluster, or none at all, restarts; the requester is answered", () => {
+    const s = new SchedulerState({ validate: true });
+    expect(s.handleStimulus(restart("c"))).toEqual([
+      {
+        to: { kind: "client", id: "c" },
+        msg: { op: "restarted", workers: [], nannies: [], stimulusId: "rs" },
+      },
+    ]);
+    s.validateState();
+  });
+
+  test("drops published datasets and fire-and-forget keys, and ends retirements under way", () => {
+    const s = t.threeWorkersWithData();
+    s.handleStimulus(
+      t.fromClient({ op: "publish-dataset", name: "ds", keys: ["x"], data: null, clientId: "c" }),
+    );
+    s.handleStimulus(t.updateGraph("c", { slow: t.task() }, ["slow"]));
+    s.handleStimulus(t.fromClient({ op: "fire-and-forget", keys: ["slow"], clientId: "c" }));
+    s.handleStimulus(t.fromClient({ op: "retire-workers", workers: ["w1"], clientId: "e" }, "rt"));
+    expect(s.retirements.size).toBe(1);
+    const out = s.handleStimulus(restart());
+    expect(s.datasets.size).toBe(0);
+    expect(s.retirements.size).toBe(0);
+    expect([...s.clients.keys()].sort()).toEqual(["c", "e"]);
+    expect(messages(out, "workers-retired")[0]?.msg).toEqual({
+      op: "workers-retired",
+      retired: [],
+      failed: [{ worker: "w1", reason: RESTART_REASON }],
+      stimulusId: "rt",
+    });
+    expect(s.tasks.size).toBe(0);
+    s.validateState();
+  });
+
+  test("a client wanting nothing is not told of keys; malformed restarts are rejected", () => {
+    const s = t.threeWorkersWithData();
+    const out = s.handleStimulus(restart("other"));
+    // c lost its scattered keys; "other" wanted nothing: only its answer.
+    expect(messages(out, "cancelled-keys").map(({ to }) => to)).toEqual([
+      { kind: "client", id: "c" },
+    ]);
+    expect(() =>
+      s.handleStimulus({ kind: "client-message", msg: { op: "restart", clientId: "c" } } as never),
+    ).toThrow(/stimulusId/);
+    expect(() =>
+      s.handleStimulus(t.fromClient({ op: "restart", clientId: "fire-and-forget" })),
+    ).toThrow(/reserved/);
+  });
+
+  test("register-worker's nanny must be a boolean", () => {
+    const s = new SchedulerState();
+    expect(() =>
+      s.handleStimulus(
+        t.fromWorker("n1", {
+          op: "register-worker",
+          address: "n1",
+          nthreads: 1,
+          resources: {},
+          nanny: "yes",
+        }),
+      ),
+    ).toThrow(/nanny must be a boolean/);
+  });
+});
