@@ -31,6 +31,8 @@ import type {
   RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
+  RestartedMsg,
+  RestartMsg,
   RetireWorkersMsg,
   ScatteredKey,
   UnpublishDatasetMsg,
@@ -63,6 +65,7 @@ import {
   RebalanceError,
   RemoteTaskError,
   ReplicateError,
+  RestartTimeoutError,
   ScatterError,
   WorkersTimeoutError,
 } from "./errors.ts";
@@ -93,6 +96,7 @@ type Request =
   | ReplicateMsg
   | RebalanceMsg
   | RetireWorkersMsg
+  | RestartMsg
   | PublishDatasetMsg
   | GetDatasetMsg
   | UnpublishDatasetMsg;
@@ -110,6 +114,7 @@ const UNSENT_REQUEST: { readonly [Op in Request["op"]]: (why: string) => Error }
   replicate: (why) => new ReplicateError([], `replicate: ${why}`),
   rebalance: (why) => new RebalanceError([], `rebalance: ${why}`),
   "retire-workers": (why) => new Error(`retireWorkers: ${why}`),
+  restart: (why) => new Error(`restart: ${why}`),
   "publish-dataset": (why) => new DatasetError(`publishDataset: ${why}`),
   "get-dataset": (why) => new DatasetError(`getDataset: ${why}`),
   "unpublish-dataset": (why) => new DatasetError(`unpublishDataset: ${why}`),
@@ -121,6 +126,7 @@ type Answer =
   | ReplicatedMsg
   | RebalancedMsg
   | WorkersRetiredMsg
+  | RestartedMsg
   | DatasetPublishedMsg
   | ReceivedDataset
   | DatasetUnpublishedMsg;
@@ -871,6 +877,52 @@ export class Client implements FutureHost, GatherHost {
   }
 
   /**
+   * Restart the cluster (Dask's `Client.restart`), to start afresh (after a
+   * task leaked memory, say). The scheduler forgets every task: the futures
+   * of every client are cancelled (`CancelledError`, "the cluster
+   * restarted"), and published datasets are dropped. Every worker closes; a
+   * worker with a nanny (`weft worker --nanny`, a `LocalCluster`'s) is
+   * started again by it, fresh, and imports the modules of
+   * `loadTaskModules` again. Resolves once as many workers as there were are
+   * connected again, or, with `waitForWorkers: false`, once the scheduler has
+   * restarted. Rejects with a {@link RestartTimeoutError} if they are not
+   * back within `timeoutMs` (default 30,000): a worker without a nanny comes
+   * back only if something else starts it again.
+   */
+  async restart(options: { timeoutMs?: number; waitForWorkers?: boolean } = {}): Promise<void> {
+    this.checkOpen();
+    const { timeoutMs = 30_000, waitForWorkers = true } = options;
+    if (!(timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
+      throw new TypeError(
+        `restart: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
+      );
+    }
+    if (typeof waitForWorkers !== "boolean") {
+      throw new TypeError(
+        `restart: waitForWorkers must be a boolean, got ${showValue(waitForWorkers)}`,
+      );
+    }
+    const start = Date.now();
+    const answer = (await this.ask({
+      op: "restart",
+      clientId: this.id,
+      stimulusId: this.uniqueStimulusId("restart"),
+    })) as RestartedMsg;
+    if (!waitForWorkers) return;
+    const wanted = answer.workers.length;
+    const left = Math.max(0, timeoutMs - (Date.now() - start));
+    await this.untilWorkers(
+      wanted,
+      left,
+      100,
+      () => true,
+      (seen) => {
+        return new RestartTimeoutError(wanted, seen, timeoutMs, answer.nannies.length);
+      },
+    );
+  }
+
+  /**
    * Publish `value` under `name` for any client to get (Dask's
    * `publish_dataset`): the scheduler keeps the value, and the futures in it
    * (searched in arrays and plain objects, as `gather` searches them) are
@@ -1391,13 +1443,33 @@ export class Client implements FutureHost, GatherHost {
         `waitForWorkers: pollMs must be a number of milliseconds > 0, got ${showValue(pollMs)}`,
       );
     }
+    return this.untilWorkers(
+      n,
+      timeoutMs,
+      pollMs,
+      (w) => w.status === "running",
+      (running) => new WorkersTimeoutError(n, running, timeoutMs as number),
+    );
+  }
+
+  /**
+   * Ask the scheduler for its workers every `pollMs` until `n` of them are
+   * `counted`; after `timeoutMs` (if given), throw `timedOut(how many were)`.
+   */
+  private async untilWorkers(
+    n: number,
+    timeoutMs: number | undefined,
+    pollMs: number,
+    counted: (w: WorkerIdentity) => boolean,
+    timedOut: (seen: number) => Error,
+  ): Promise<WorkerIdentity[]> {
     const start = Date.now();
     for (;;) {
       const workers = await this.workers();
-      const running = workers.filter((w) => w.status === "running").length;
-      if (running >= n) return workers;
+      const seen = workers.filter(counted).length;
+      if (seen >= n) return workers;
       const left = timeoutMs === undefined ? pollMs : timeoutMs - (Date.now() - start);
-      if (left <= 0) throw new WorkersTimeoutError(n, running, timeoutMs as number);
+      if (left <= 0) throw timedOut(seen);
       await sleep(Math.min(pollMs, left));
     }
   }
@@ -1586,6 +1658,7 @@ export class Client implements FutureHost, GatherHost {
       case "replicated":
       case "rebalanced":
       case "workers-retired":
+      case "restarted":
       case "data-updated":
       case "dataset-published":
       case "dataset-unpublished":

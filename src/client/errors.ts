@@ -107,6 +107,32 @@ export class WorkersTimeoutError extends Error {
   }
 }
 
+/**
+ * `Client.restart` gave up waiting: fewer workers than there were before the
+ * restart had come back when it timed out (Dask's message, with its advice).
+ */
+export class RestartTimeoutError extends WorkersTimeoutError {
+  override name = "RestartTimeoutError";
+  constructor(
+    wanted: number,
+    running: number,
+    timeoutMs: number,
+    /** How many of the workers had a nanny to start them again. */
+    readonly nannies: number,
+  ) {
+    super(wanted, running, timeoutMs);
+    let message =
+      `waited ${timeoutMs} ms for ${wanted} worker(s) to come back after the restart, but only ` +
+      `${running} did: restart with a longer timeoutMs, or with waitForWorkers: false`;
+    if (nannies < wanted) {
+      message +=
+        `. ${wanted - nannies} of them had no nanny, so they were closed rather than restarted: ` +
+        "unless something starts them again (weft worker --nanny does), they never come back";
+    }
+    this.message = message;
+  }
+}
+
 /** The client was closed, lost its scheduler, or the future was released, before the result came. */
 export class ClientClosedError extends Error {
   override name = "ClientClosedError";

@@ -41,6 +41,7 @@ export {
   RebalanceError,
   RemoteTaskError,
   ReplicateError,
+  RestartTimeoutError,
   ResultFetchError,
   RunError,
   ScatterError,

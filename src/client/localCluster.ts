@@ -45,7 +45,14 @@ export interface LocalClusterOptions {
   /** More options of every worker. */
   worker?: Omit<
     WorkerOptions,
-    "scheduler" | "listen" | "nthreads" | "executor" | "taskModules" | "validate" | "logger"
+    | "scheduler"
+    | "listen"
+    | "nthreads"
+    | "executor"
+    | "taskModules"
+    | "validate"
+    | "logger"
+    | "nanny"
   >;
   /** Where everything logs. Default: pino on stderr at `$WEFT_LOG_LEVEL` or `warn`. */
   logger?: Logger;
@@ -113,8 +120,9 @@ export class LocalCluster {
   }
 
   /**
-   * The workers, one per slot: a worker that stopped on a fault is replaced in
-   * its slot; one closed by a `close()` call stays, closed.
+   * The workers, one per slot: a worker that stopped on a fault, or closed
+   * for a restart (`client.restart()`), is replaced in its slot; one closed by
+   * a `close()` call stays, closed.
    */
   get workers(): readonly Worker[] {
     return this.slots;
@@ -157,6 +165,8 @@ export class LocalCluster {
         executor: executor === "threads" ? "piscina" : "inline",
         taskModules: options.taskModules ?? [],
         validate,
+        // The cluster is its workers' nanny: it starts another when one closes for a restart.
+        nanny: true,
         logger: logger.child({ name: "weft.worker" }),
       });
     const started = await Promise.allSettled(
@@ -185,24 +195,41 @@ export class LocalCluster {
     );
   }
 
-  /** When `worker` stops on a fault, start another in its slot (or give up: {@link replace}). */
+  /**
+   * When `worker` stops on a fault, or closes for a restart of the cluster,
+   * start another in its slot (or give up: {@link replace}).
+   */
   private supervise(slot: number, worker: Worker): void {
     void worker.closed.then(() => {
-      const fault = worker.fault;
-      if (fault === null || this.closePromise !== null || this.slots[slot] !== worker) return;
-      void this.replace(slot, worker, fault);
+      if (this.closePromise !== null || this.slots[slot] !== worker) return;
+      if (worker.restartRequested) void this.replace(slot, worker, null);
+      else if (worker.fault !== null) void this.replace(slot, worker, worker.fault);
     });
   }
 
-  private async replace(slot: number, dead: Worker, fault: string): Promise<void> {
+  /** Start a worker in place of `dead`, which stopped on `fault` (null: closed for a restart). */
+  private async replace(slot: number, dead: Worker, fault: string | null): Promise<void> {
     const address = dead.address;
+    // A restart asked for is no fault: its first start counts against nothing.
+    let asked = fault === null;
+    if (asked) this.restarts[slot] = 0;
     // A replacement that fails to start uses up a restart too; the next one is tried.
-    while (this.closePromise === null && this.restarts[slot] < this.maxWorkerRestarts) {
-      this.restarts[slot] += 1;
-      this.clusterLogger.warn(
-        { worker: address, fault, restart: this.restarts[slot], of: this.maxWorkerRestarts },
-        "a worker stopped on a fault; starting another in its place",
-      );
+    while (this.closePromise === null && (asked || this.restarts[slot] < this.maxWorkerRestarts)) {
+      if (asked) {
+        this.clusterLogger.info({ worker: address }, "the cluster restarts; starting a new worker");
+      } else {
+        this.restarts[slot] += 1;
+        this.clusterLogger.warn(
+          {
+            worker: address,
+            fault: fault ?? "could not start after a restart",
+            restart: this.restarts[slot],
+            of: this.maxWorkerRestarts,
+          },
+          "a worker stopped on a fault; starting another in its place",
+        );
+      }
+      asked = false;
       const worker = this.newWorker();
       this.starting.add(worker);
       try {

@@ -35,6 +35,8 @@ export type {
   RebalanceMsg,
   ReplicatedMsg,
   ReplicateMsg,
+  RestartedMsg,
+  RestartMsg,
   RetireWorkersMsg,
   ScatteredKey,
   SchedulerToClientMessage,

@@ -118,6 +118,27 @@ describe("Scheduler server", () => {
     expect(s.state.workers.size).toBe(1);
   });
 
+  it("gives the address of a worker it removed to a new one, even before the old connection ends", async () => {
+    const { s } = await start();
+    const old = await peer(s, registerWorker("inproc://w/1"));
+    const c = await peer(s, registerClient("c1"));
+    await c.comm.send([{ op: "restart", clientId: "c1", stimulusId: "rs" }]);
+    expect(await c.waitFor((m) => m.op === "restarted")).toMatchObject({
+      workers: ["inproc://w/1"],
+      nannies: [],
+    });
+    // The old worker has been told to close, but has not yet.
+    expect(await old.waitFor((m) => m.op === "close-worker")).toMatchObject({ restart: true });
+    const again = await peer(s, { ...registerWorker("inproc://w/1"), nanny: true });
+    expect(again.reply).toMatchObject({ status: "OK" });
+    expect(s.state.workers.get("inproc://w/1")?.nanny).toBe(true);
+    // The old connection was dropped, and its end does not remove the new worker.
+    await until(() => old.comm.isClosed);
+    await sleep(20);
+    expect(s.state.workers.size).toBe(1);
+    s.state.validateState();
+  });
+
   it("refuses a worker at a tcp:// address it cannot reach, unless told not to check", async () => {
     const { s } = await start({ listen: "tcp://127.0.0.1:0" });
     const unreachable = await peer(s, registerWorker("tcp://127.0.0.1:1"));

@@ -47,6 +47,21 @@ async function reachProblem(host: SessionHost, address: string): Promise<string 
 }
 
 /**
+ * True if a registered worker has `address`. The connection of a worker the
+ * scheduler removed (retired, or the cluster restarted) may outlive it for a
+ * while: it is dropped, and the address given to the new worker (a nanny's,
+ * listening where the old one did).
+ */
+function addressTaken(host: SessionHost, address: string): boolean {
+  const old = host.router.workers.get(address);
+  if (old === undefined) return false;
+  if (host.state.workers.has(address)) return true;
+  host.router.workers.delete(address);
+  old.comm.abort();
+  return false;
+}
+
+/**
  * Serve the worker whose first message, `first`, is a `register-worker`.
  * Resolves once its connection has ended.
  */
@@ -62,7 +77,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   if (typeof address !== "string" || address === "") {
     return refuse(host, comm, "register-worker must give the worker's address");
   }
-  if (host.router.workers.has(address)) {
+  if (addressTaken(host, address)) {
     return refuse(host, comm, `a worker is already registered at ${address}`);
   }
   if (host.options.checkWorkerAddress && address.startsWith("tcp://")) {
@@ -76,7 +91,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     }
     // Checked while other registrations went on.
     if (!host.isRunning) return comm.close();
-    if (host.router.workers.has(address)) {
+    if (addressTaken(host, address)) {
       return refuse(host, comm, `a worker is already registered at ${address}`);
     }
   }

@@ -142,6 +142,7 @@ export class Worker extends BaseWorker {
   private readonly pauses = new PauseReasons();
   private closePromise: Promise<string[]> | null = null;
   private faultValue: string | null = null;
+  private restartRequestedValue = false;
   private markClosed: () => void = () => {};
   /** Resolves once the worker has closed, whether by {@link close} or on a {@link fault}. */
   readonly closed: Promise<void> = new Promise((resolve) => {
@@ -214,6 +215,15 @@ export class Worker extends BaseWorker {
    */
   get fault(): string | null {
     return this.faultValue;
+  }
+
+  /**
+   * True once the scheduler told this worker to close for a restart of the
+   * cluster (`client.restart()`): not a fault; its nanny, if it has one
+   * (`nanny` option), starts another worker in its place.
+   */
+  get restartRequested(): boolean {
+    return this.restartRequestedValue;
   }
 
   /** True while paused: by the scheduler (retiring it), or for memory. */
@@ -466,6 +476,7 @@ export class Worker extends BaseWorker {
       nthreads: o.nthreads,
       resources: o.resources,
       ...(o.memoryLimit !== null ? { memoryLimit: o.memoryLimit } : {}),
+      ...(o.nanny ? { nanny: true } : {}),
       stimulusId: stimulusId("worker-connect"),
       ...wireVersion(),
     };
@@ -525,8 +536,17 @@ export class Worker extends BaseWorker {
     const events: StateMachineEvent[] = [];
     for (const msg of msgs) {
       if (isCloseWorker(msg)) {
-        // Retired: the scheduler has removed this worker; its data is held elsewhere.
-        this.logger.info({ reason: msg.reason }, "the scheduler retired this worker; closing");
+        // Retired (its data is held elsewhere) or restarted: the scheduler has removed this worker.
+        if (msg.restart === true) {
+          this.restartRequestedValue = true;
+          this.logger.info(
+            this.options.nanny
+              ? "the cluster restarts; closing, for the nanny to start another worker"
+              : "the cluster restarts; closing (no nanny will start this worker again)",
+          );
+        } else {
+          this.logger.info({ reason: msg.reason }, "the scheduler retired this worker; closing");
+        }
         if (events.length > 0) this.handleStimuli(events);
         void this.close();
         return;
@@ -1026,6 +1046,8 @@ function isClosedWhileStarting(err: unknown): boolean {
 }
 
 /** True for the scheduler's `close-worker` (not an event of the state machine). */
-function isCloseWorker(msg: unknown): msg is { op: "close-worker"; reason?: unknown } {
+function isCloseWorker(
+  msg: unknown,
+): msg is { op: "close-worker"; reason?: unknown; restart?: unknown } {
   return typeof msg === "object" && msg !== null && (msg as { op?: unknown }).op === "close-worker";
 }

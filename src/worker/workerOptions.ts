@@ -108,6 +108,14 @@ export interface WorkerOptions {
   memoryTerminate?: number | false;
   /** How often the memory monitor measures, in ms (Dask's `memory.monitor-interval`). Default 100. */
   memoryMonitorIntervalMs?: number;
+  /**
+   * Whoever started this worker starts another in its place when the cluster
+   * restarts (`client.restart()`), as Dask's nanny does: a `weft worker
+   * --nanny` process or a `LocalCluster`. The scheduler is told, so that the
+   * restart waits for the new worker. Default false: on a restart, the worker
+   * closes for good ({@link Worker.restartRequested} says why it closed).
+   */
+  nanny?: boolean;
   /** Where to log. Default: a pino logger named `weft.worker` at level `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
 }
@@ -123,6 +131,13 @@ export type ResolvedWorkerOptions = Required<
   /** As file URLs. */
   taskModules: readonly string[];
 };
+
+function booleanOption(name: string, v: boolean): boolean {
+  if (typeof v !== "boolean") {
+    throw new TypeError(`Worker option ${name} must be true or false, got ${JSON.stringify(v)}`);
+  }
+  return v;
+}
 
 function positiveInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 1)
@@ -263,6 +278,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     memoryPause: fractionOrFalse("memoryPause", o.memoryPause ?? 0.8),
     memoryTerminate: fractionOrFalse("memoryTerminate", o.memoryTerminate ?? 0.95),
     memoryMonitorIntervalMs: timerMs("memoryMonitorIntervalMs", o.memoryMonitorIntervalMs ?? 100),
+    nanny: booleanOption("nanny", o.nanny ?? false),
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
   };
 }

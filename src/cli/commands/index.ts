@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { CliContext } from "./context.ts";
 import { replayCommand } from "./replay.ts";
+import { restartCommand } from "./restart.ts";
 import { retireCommand } from "./retire.ts";
 import { runCommand } from "./run.ts";
 import { schedulerCommand } from "./scheduler.ts";
@@ -22,6 +23,7 @@ export const COMMANDS: readonly CommandFactory[] = [
   workerCommand,
   statusCommand,
   retireCommand,
+  restartCommand,
   replayCommand,
   storyCommand,
   simCommand,

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -11,6 +12,15 @@ import { Client } from "../../client/client.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { testContext } from "../testContext.ts";
 import { givenArgs, runNanny } from "./nanny.ts";
+
+/** A TCP port free on 127.0.0.1 a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -80,6 +90,51 @@ describe("weft worker --nanny", () => {
         "weft worker: nanny: the worker stopped on a fault; starting another (1 of at most 2 in a row)",
       );
       expect(ctx.stdout.text.match(/^worker at /gm)).toHaveLength(2);
+      stop();
+      await nanny;
+      expect(ctx.exitCode).toBe(0);
+    } finally {
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
+  it("starts a new worker, at the same address, when the cluster restarts", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    const port = await freePort();
+    const ctx = testContext();
+    let stop!: () => void;
+    const nanny = runNanny(
+      {
+        args: [scheduler.address, "--nthreads", "1", "--executor", "inline"].concat([
+          "--listen",
+          `tcp://127.0.0.1:${port}`,
+        ]),
+        // Restarts asked for are no faults: they count against nothing.
+        maxRestarts: 0,
+        stop: new Promise<void>((r) => {
+          stop = r;
+        }),
+      },
+      ctx,
+    );
+    const client = await Client.connect(scheduler.address);
+    try {
+      const [first] = await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      expect(scheduler.state.workers.get(first.address)?.nanny).toBe(true);
+      for (let i = 1; i <= 2; i++) {
+        await client.restart({ timeoutMs: 60_000 });
+        const workers = await client.workers();
+        expect(workers.map((w) => w.address)).toEqual([first.address]);
+        expect(ctx.stdout.text.match(/^worker at /gm)).toHaveLength(i + 1);
+      }
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the cluster restarts; starting a new worker",
+      );
+      expect(ctx.stderr.text).not.toContain("on a fault");
       stop();
       await nanny;
       expect(ctx.exitCode).toBe(0);

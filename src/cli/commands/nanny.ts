@@ -5,7 +5,9 @@
  * memory passed `--memory-terminate`): a fresh process, so memory a task
  * leaked is gone. At most `--max-restarts` times in a row without a minute of
  * running between; a child that cannot start (exit 2) or stops by itself (exit
- * 0: retired) is not started again, and its exit code is the nanny's.
+ * 0: retired) is not started again, and its exit code is the nanny's. A child
+ * closed for a restart of the cluster (exit 3, `client.restart()`) is started
+ * again at once, which counts as no fault.
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
@@ -18,6 +20,14 @@ const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url))
 
 /** Set in a child's environment: it was started by a nanny, over an IPC channel. */
 const NANNY_CHILD = "WEFT_NANNY_CHILD";
+
+/** The exit code of a nanny's child closed for a restart of the cluster: start another. */
+export const EXIT_RESTART = 3;
+
+/** True in a worker process a nanny started (and still watches). */
+export function underNanny(): boolean {
+  return process.env[NANNY_CHILD] === "1" && process.channel !== undefined;
+}
 
 /**
  * In a worker a nanny started: resolves when the nanny is gone (its end of the
@@ -96,6 +106,11 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     if (stopping) {
       ctx.exitCode = code === 1 ? 1 : 0;
       return;
+    }
+    if (code === EXIT_RESTART) {
+      restarts = 0;
+      ctx.stderr.write("weft worker: nanny: the cluster restarts; starting a new worker\n");
+      continue;
     }
     if (code !== 1) {
       ctx.exitCode = code;

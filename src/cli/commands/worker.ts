@@ -3,7 +3,7 @@ import { Command, Option } from "commander";
 import { Worker } from "../../worker/worker.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { givenArgs, nannyGone, runNanny } from "./nanny.ts";
+import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
 import {
   addFrameLimitOptions,
   byteSize,
@@ -105,6 +105,7 @@ export async function runWorker(
         : {}),
       ...frameLimitsFrom(opts),
       validate: opts.validate === true,
+      nanny: underNanny(),
       connectTimeoutMs,
       logger: stderrLogger("weft.worker", opts.logLevel),
     });
@@ -121,6 +122,14 @@ export async function runWorker(
   if (worker.fault !== null) {
     ctx.stderr.write(`weft worker: stopped: ${worker.fault.split("\n")[0]}\n`);
     ctx.exitCode = EXIT.differences;
+  } else if (worker.restartRequested) {
+    if (worker.options.nanny) {
+      ctx.exitCode = EXIT_RESTART;
+    } else {
+      ctx.stderr.write(
+        "weft worker: closed: the cluster restarted, and this worker has no nanny to start it again (run it with --nanny)\n",
+      );
+    }
   }
 }
 
@@ -179,7 +188,7 @@ export function workerCommand(ctx: CliContext): Command {
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(
       "--nanny",
-      "run the worker in a child process, started again when it stops on a fault (as Dask's nanny)",
+      "run the worker in a child process, started again when it stops on a fault or the cluster restarts (as Dask's nanny)",
     )
     .option(
       "--max-restarts <n>",
@@ -199,8 +208,9 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .addHelpText(
       "after",
-      "\nRuns until SIGINT or SIGTERM (exit 0), or until it loses the scheduler, its state\n" +
-        "machine fails or its memory passes --memory-terminate (exit 1, saying why). Exit 2:\n" +
+      "\nRuns until SIGINT or SIGTERM (exit 0), until it is retired or the cluster restarts\n" +
+        "(exit 0; under --nanny a restart starts a new worker), or until it loses the scheduler, its\n" +
+        "state machine fails or its memory passes --memory-terminate (exit 1, saying why). Exit 2:\n" +
         "it cannot start (a bad option, a task module that does not load, a scheduler that\n" +
         "refuses it or is not reached within --connect-timeout, a --memory-limit the process\n" +
         "is beyond already).\n" +

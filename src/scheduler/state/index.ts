@@ -45,6 +45,8 @@ export type {
   ReplicateMsg,
   RequestRefreshWhoHasMsg,
   RescheduleMsg,
+  RestartedMsg,
+  RestartMsg,
   RetireWorkersMsg,
   ScatteredKey,
   SchedulerMessage,

@@ -1,0 +1,77 @@
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { CancelledError } from "../../client/errors.ts";
+import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
+import { inc, slowInc } from "../../client/testTasks.ts";
+import { Scheduler } from "../../scheduler/scheduler.ts";
+import type { Worker } from "../../worker/worker.ts";
+import { runWeft, testContext } from "../testContext.ts";
+import { runWorker } from "./worker.ts";
+
+afterEach(closeTestClusters);
+
+describe("weft restart", () => {
+  it("restarts the cluster and waits for its workers; --no-wait does not", async () => {
+    const { cluster, client } = await testCluster();
+    const f = client.submit(slowInc, 1, 60_000);
+    const r = await runWeft(["restart", cluster.address]);
+    expect(r).toEqual({ code: 0, out: "restarted; 2 workers running\n", err: "" });
+    await expect(f.result()).rejects.toThrow(CancelledError);
+    expect(await client.submit(inc, 1)).toBe(2);
+    const quick = await runWeft(["restart", cluster.address, "--no-wait"]);
+    expect(quick).toEqual({ code: 0, out: "restarted; the workers are starting again\n", err: "" });
+    await client.waitForWorkers(2, { timeoutMs: 10_000 });
+  });
+
+  it("a weft worker without a nanny exits 0 saying so, and the restart times out (exit 1)", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      const ctx = testContext();
+      let started: Worker | null = null;
+      const done = runWorker(
+        scheduler.address,
+        {
+          nthreads: "1",
+          tasks: [],
+          listen: "tcp://127.0.0.1:0",
+          executor: "inline",
+          logLevel: "silent",
+          connectTimeout: "5000",
+        },
+        ctx,
+        (w) => {
+          started = w;
+          return w.closed;
+        },
+      );
+      while (started === null) await new Promise((r) => setTimeout(r, 5));
+      const r = await runWeft(["restart", scheduler.address, "--timeout", "200"]);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(
+        /^weft restart: waited 200 ms for 1 worker\(s\).*1 of them had no nanny/,
+      );
+      await done;
+      expect(ctx.exitCode).toBe(0);
+      expect(ctx.stderr.text).toContain(
+        "weft worker: closed: the cluster restarted, and this worker has no nanny to start it again (run it with --nanny)",
+      );
+    } finally {
+      await scheduler.close();
+    }
+  });
+
+  it("refuses bad usage (exit 2)", async () => {
+    const bad = await runWeft(["restart", "tcp://127.0.0.1:1", "--timeout", "0"]);
+    expect(bad).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("--timeout must be a positive"),
+    });
+    const gone = await runWeft(["restart", "tcp://127.0.0.1:1", "--connect-timeout", "200"]);
+    expect(gone.code).toBe(2);
+    const help = await runWeft(["restart", "--help"]);
+    expect(help.out).toContain("--no-wait");
+  });
+});
