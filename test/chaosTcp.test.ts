@@ -151,6 +151,40 @@ describe("npm run chaos:tcp", () => {
     expect(summary.retired).toBe(1);
   });
 
+  it("--restart: a round restarts the cluster; the nannies' new workers compute the next", async () => {
+    const lines: string[] = [];
+    const summary = await runChaos(
+      {
+        seed: 1,
+        // Seed 1 restarts in round 3, 275 ms after submitting it.
+        rounds: 5,
+        workers: 2,
+        nthreads: 1,
+        executor: "inline",
+        intervalMs: 1_000,
+        killRate: 0,
+        freeze: false,
+        roundTimeoutMs: 60_000,
+        workerTtlMs: 3_000,
+        validate: true,
+        nanny: true,
+        restart: true,
+      },
+      (line) => lines.push(line),
+      (line) => shown.push(line),
+      procs,
+    );
+    expect(passedAll(summary)).toBe(true);
+    // Its answer may come first on a fast machine; the round after runs on new workers.
+    expect(lines[3]).toMatch(
+      /^round 3: .* (cancelled by a restart after 275 ms|ok \d+ ms \(answered before its restart\)), /,
+    );
+    expect(lines[4]).toMatch(/^round 4: .* ok /);
+    expect(summary.restartedWorkers).toBe(2);
+    expect(summary.unexpectedExits).toBe(0);
+    expect(shown).toEqual([]);
+  });
+
   it("the summary names the first unexpected exit, which fails the run", () => {
     const summary = {
       rounds: 2,
@@ -163,6 +197,8 @@ describe("npm run chaos:tcp", () => {
       pressured: 0,
       pausesSeen: 0,
       nannyRestarts: 0,
+      restartedRounds: 0,
+      restartedWorkers: 0,
       unexpectedExits: 1,
       firstUnexpectedExit: "worker-3 (code 3): weft worker: stopped: lost the scheduler",
     };
@@ -176,7 +212,12 @@ describe("npm run chaos:tcp", () => {
   it("refuses bad options", async () => {
     await expect(main(["--kill-rate", "2"])).rejects.toThrow("--kill-rate must be");
     await expect(main(["--workers", "0"])).rejects.toThrow("--workers must be");
-    await expect(main(["--nanny", "--freeze"])).rejects.toThrow("--nanny and --freeze");
+    await expect(main(["--nanny", "--freeze"])).rejects.toThrow(
+      "--nanny (or --restart) and --freeze",
+    );
+    await expect(main(["--restart", "--freeze"])).rejects.toThrow(
+      "--nanny (or --restart) and --freeze",
+    );
     await expect(main(["--memory-pressure", "--memory-limit", "1MB"])).rejects.toThrow(
       "--memory-pressure sets the workers' memory limit",
     );

@@ -73,6 +73,8 @@ export class Processes {
   firstUnexpectedExit: string | null = null;
   /** Workers a nanny started again after a fault (`--nanny`). */
   nannyRestarts = 0;
+  /** Workers a nanny started again for a restart of the cluster (`--restart`). */
+  restartedWorkers = 0;
   private stopping = false;
 
   /** `say` gets the lines worth showing: errors of the processes, unexpected exits. */
@@ -122,6 +124,10 @@ export class Processes {
       if (line.startsWith("weft worker: nanny: the worker stopped on a fault; starting another")) {
         this.nannyRestarts++;
         return; // expected: the worker's own last line says why
+      }
+      if (line === "weft worker: nanny: the cluster restarts; starting a new worker") {
+        this.restartedWorkers++;
+        return;
       }
       tail.push(line);
       if (tail.length > TAIL_LINES) tail.shift();
@@ -368,6 +374,12 @@ export interface ChaosOptions {
    * and in every fourth round it retires a worker meanwhile.
    */
   readonly scatter?: boolean;
+  /**
+   * A third of the rounds restart the cluster (`client.restart()`) while their
+   * tasks run: the round's futures are cancelled, and the nannies (implied)
+   * start every worker again for the rounds after.
+   */
+  readonly restart?: boolean;
 }
 
 /** What a run did. */
@@ -389,6 +401,9 @@ export interface ChaosSummary {
   readonly pausesSeen: number;
   /** Workers a nanny started again (`--nanny`). */
   readonly nannyRestarts: number;
+  /** Rounds whose futures a restart of the cluster cancelled (`--restart`), and workers started again for one. */
+  readonly restartedRounds: number;
+  readonly restartedWorkers: number;
   readonly unexpectedExits: number;
   /** The first unexpected exit, with the last line the process wrote, or null. */
   readonly firstUnexpectedExit: string | null;
@@ -428,6 +443,8 @@ export async function runChaos(
   const executors = root.fork(3);
   const retirements = root.fork(4);
   const pressures = root.fork(5);
+  const restarts = root.fork(6);
+  let restartedRounds = 0;
   let pressured = 0;
   /** Workers holding memory for the pressure now. */
   const squeezing = new Set<WeftProcess>();
@@ -538,8 +555,29 @@ export async function runChaos(
       const c = client;
       let round = chaosGraph(`r${r}-`, p, BLOCK, STEP_MS);
       let blocks: Future[] = [];
+      // Its own stream: the other decisions are those of a run without restarts.
+      const restartAfterMs =
+        o.restart === true && restarts.chance(1 / 3) ? restarts.range(0, 300) : -1;
+      /** With a restart: whether the answer came before it. */
+      let answeredFirst = false;
       const outcome = await withTimeout(
         (async () => {
+          if (restartAfterMs >= 0) {
+            const result = c.get(round.graph, { keys: [round.key] });
+            void result.then(
+              () => {
+                answeredFirst = true;
+              },
+              () => {},
+            );
+            // The workers come back while the next round starts: a kill meanwhile may
+            // leave fewer than there were for a while, which is no failure here.
+            const restarted = sleep(restartAfterMs).then(() =>
+              c.restart({ waitForWorkers: false }),
+            );
+            const [value] = await Promise.all([result, restarted]);
+            return value;
+          }
           if (o.scatter === true) {
             blocks = await c.scatter(Array.from({ length: p }, (_, i) => makeBlock(i, BLOCK)));
             // A copy lost to a kill is no failure: the round goes on from the holders left.
@@ -581,6 +619,11 @@ export async function runChaos(
       }
       if (outcome.kind === "error") {
         const text = `${outcome.error.name}: ${outcome.error.message}`;
+        if (restartAfterMs >= 0 && /^CancelledError: .* the cluster restarted$/.test(text)) {
+          restartedRounds++;
+          log(`${head} cancelled by a restart after ${restartAfterMs} ms, ${ms} ms, ${tally}`);
+          continue;
+        }
         if (/KilledWorker|scattered data lost|lost dependencies/.test(text)) {
           killedWorker++;
           log(`${head} gave up (${text.split("\n")[0]}), ${ms} ms, ${tally}`);
@@ -594,7 +637,8 @@ export async function runChaos(
       const got = outcome.value[round.key];
       if (got === round.expected) {
         passed++;
-        log(`${head} ok ${ms} ms, ${tally}`);
+        const note = restartAfterMs >= 0 && answeredFirst ? ` (answered before its restart)` : "";
+        log(`${head} ok ${ms} ms${note}, ${tally}`);
       } else {
         failed++;
         log(`${head} WRONG: ${String(got)}, expected ${round.expected}; ${tally}`);
@@ -617,6 +661,8 @@ export async function runChaos(
     pressured,
     pausesSeen,
     nannyRestarts: procs.nannyRestarts,
+    restartedRounds,
+    restartedWorkers: procs.restartedWorkers,
     unexpectedExits: procs.unexpectedExits,
     firstUnexpectedExit: procs.firstUnexpectedExit,
   };
@@ -655,7 +701,7 @@ async function countersOrError(client: Client): Promise<SchedulerCounters | stri
 
 /** The summary line of a run. */
 export function summaryLine(seed: number, s: ChaosSummary): string {
-  const notRun = s.rounds - s.passed - s.failed - s.killedWorker;
+  const notRun = s.rounds - s.passed - s.failed - s.killedWorker - s.restartedRounds;
   return (
     `seed ${seed}: ${s.rounds} rounds, ${s.passed} passed, ${s.failed} failed` +
     (s.killedWorker > 0 ? `, ${s.killedWorker} gave up (KilledWorker, or data lost)` : "") +
@@ -666,6 +712,9 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
       ? `, ${s.pressured} pressured (${s.pausesSeen} ticks saw a worker paused)`
       : "") +
     (s.nannyRestarts > 0 ? `, ${s.nannyRestarts} nanny restarts` : "") +
+    (s.restartedRounds > 0
+      ? `, ${s.restartedRounds} rounds cancelled by a restart (${s.restartedWorkers} workers started again)`
+      : "") +
     `, ${s.unexpectedExits} unexpected exits` +
     (s.firstUnexpectedExit !== null ? ` (first: ${s.firstUnexpectedExit})` : "")
   );
@@ -673,7 +722,11 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
 
 /** Every round answered right (or gave up by design), and no process exited by itself. */
 export function passedAll(s: ChaosSummary): boolean {
-  return s.failed === 0 && s.unexpectedExits === 0 && s.passed + s.killedWorker === s.rounds;
+  return (
+    s.failed === 0 &&
+    s.unexpectedExits === 0 &&
+    s.passed + s.killedWorker + s.restartedRounds === s.rounds
+  );
 }
 
 /** The value of option `flag` as a number in [0, 1]; throws otherwise. */
@@ -722,6 +775,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       "--scatter",
       "the client scatters each round's blocks (replicates them to 2 workers; in every other round trims them to 1 and rebalances them as the tasks start, and in every fourth retires a worker) instead of making them in tasks",
     )
+    .option(
+      "--restart",
+      "a third of the rounds restart the cluster (client.restart) while their tasks run, after 0-300 ms: their futures are cancelled; workers run under a nanny, which starts them again",
+    )
     .addHelpText(
       "after",
       "\nA seed picks the same graph sizes, executors and sequence of chaos decisions (hit\n" +
@@ -756,10 +813,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     scatter: opts.scatter === true,
     ...(opts.memoryLimit !== undefined ? { memoryLimit: str("memoryLimit") } : {}),
     memoryPressure: opts.memoryPressure === true,
-    nanny: opts.nanny === true,
+    nanny: opts.nanny === true || opts.restart === true,
+    restart: opts.restart === true,
   };
   if (o.nanny === true && o.freeze) {
-    throw new Error("--nanny and --freeze: the harness would freeze the nanny, not its worker");
+    throw new Error(
+      "--nanny (or --restart) and --freeze: the harness would freeze the nanny, not its worker",
+    );
   }
   if (o.memoryPressure === true && o.memoryLimit !== undefined) {
     throw new Error("--memory-pressure sets the workers' memory limit: give it or --memory-limit");
