@@ -842,7 +842,10 @@ export class Client implements FutureHost, GatherHost {
    * Retire workers (Dask's `retire_workers`): each worker named (by address,
    * or by host for every worker there), or with `{ n }` the `n` workers the
    * scheduler picks (those running no task first, then those holding fewest
-   * bytes), stops getting tasks; the results only it holds are copied to
+   * bytes), or with nothing the idle workers the cluster can spare (those
+   * running no task, fewest bytes first, while the `memoryLimit`s of the
+   * workers left add up to twice the bytes held: without limits, every idle
+   * worker when nothing is held, else none), stops getting tasks; the results only it holds are copied to
    * other running workers; then the scheduler removes it and tells it to
    * close, and its unfinished tasks run elsewhere. Resolves once every worker
    * is retired or cannot be: `retired` lists the addresses retired, `failed`
@@ -851,11 +854,13 @@ export class Client implements FutureHost, GatherHost {
    * connected worker matches the name).
    */
   async retireWorkers(
-    workers: string | readonly string[] | { readonly n: number },
+    workers?: string | readonly string[] | { readonly n: number },
   ): Promise<{ retired: string[]; failed: { worker: string; reason: string }[] }> {
     this.checkOpen();
-    let which: { workers: string[] } | { n: number };
-    if (typeof workers === "object" && workers !== null && !Array.isArray(workers)) {
+    let which: { workers: string[] } | { n: number } | Record<string, never>;
+    if (workers === undefined) {
+      which = {};
+    } else if (typeof workers === "object" && workers !== null && !Array.isArray(workers)) {
       const n: unknown = (workers as { n?: unknown }).n;
       if (!(Number.isSafeInteger(n) && (n as number) >= 1)) {
         throw new TypeError(`retireWorkers: n must be an integer ≥ 1, got ${showValue(n)}`);

@@ -3,7 +3,7 @@ import { ClientClosedError, RebalanceError, RemoteTaskError, ReplicateError } fr
 import type { Future } from "./future.ts";
 import type { LocalCluster } from "./localCluster.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
-import { boom, inc, sum } from "./testTasks.ts";
+import { boom, inc, slowInc, sum } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -244,5 +244,23 @@ describe("retireWorkers", () => {
     await expect(client.retireWorkers({ n: 0 })).rejects.toThrow(
       "retireWorkers: n must be an integer ≥ 1, got 0",
     );
+  });
+
+  it("given nothing, retires the idle workers the cluster can spare", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const [busy] = cluster.workers;
+    const running = client.submitWith({ workers: busy.address, pure: false }, slowInc, 1, 300);
+    await eventually(() => busy.state.executingCount > 0, 5000, "the task running");
+    // Nothing held, no memory limits: every idle worker goes.
+    const answer = await client.retireWorkers();
+    expect(answer.retired.sort()).toEqual(
+      cluster.workers
+        .filter((w) => w !== busy)
+        .map((w) => w.address)
+        .sort(),
+    );
+    expect(await running).toBe(2);
+    // Now a result is held: without memory limits, no worker can be spared.
+    expect(await client.retireWorkers()).toEqual({ retired: [], failed: [] });
   });
 });

@@ -201,15 +201,19 @@ export interface RebalanceMsg {
 }
 
 /**
- * Retire these workers (addresses or hosts, or `n` the scheduler picks; Dask's
- * `retire_workers`): each
+ * Retire these workers (addresses or hosts, or `n` the scheduler picks, or
+ * with neither the idle workers it can spare; Dask's `retire_workers`): each
  * stops getting tasks, the results only it holds are copied to other running
  * workers, and then it is removed from the cluster and told to close
  * (`close-worker`). Answered with `workers-retired`.
  */
 export interface RetireWorkersMsg {
   readonly op: "retire-workers";
-  /** The workers to retire; or, instead, `n`. */
+  /**
+   * The workers to retire; or, instead, `n`. With neither: the workers running
+   * no task, fewest bytes first, while the memory limits of those left add up
+   * to twice the bytes held (Dask's `workers_to_close()`).
+   */
   readonly workers?: readonly string[];
   /**
    * Retire this many workers, picked by the scheduler (Dask's `retire_workers(n=…)`):

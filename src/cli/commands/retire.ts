@@ -1,8 +1,9 @@
 /**
- * `weft retire <scheduler> [worker...] | --n N`: take workers out of a running
- * cluster without losing their results (Dask's `retire_workers`): the ones
- * named (addresses or hosts), or N the scheduler picks. Each retired worker is
- * told to close, and a `weft worker` process exits 0.
+ * `weft retire <scheduler> [worker...] | --n N | --idle`: take workers out of
+ * a running cluster without losing their results (Dask's `retire_workers`):
+ * the ones named (addresses or hosts), N the scheduler picks, or the idle
+ * ones it can spare. Each retired worker is told to close, and a `weft
+ * worker` process exits 0.
  */
 
 import { Command } from "commander";
@@ -13,6 +14,7 @@ import { type ConnectCliOptions, withClient } from "./status.ts";
 /** Options of `weft retire`. */
 export interface RetireCliOptions extends ConnectCliOptions {
   readonly n?: string;
+  readonly idle?: boolean;
   readonly json?: boolean;
 }
 
@@ -23,14 +25,16 @@ export async function runRetire(
   opts: RetireCliOptions,
   ctx: CliContext,
 ): Promise<void> {
-  let which: readonly string[] | { n: number };
+  let which: readonly string[] | { n: number } | undefined;
   try {
-    if (opts.n !== undefined && workers.length > 0)
-      throw new Error("give workers or --n, not both");
-    if (opts.n === undefined && workers.length === 0) {
-      throw new Error("name the workers to retire (addresses or hosts), or give --n");
+    const given =
+      (workers.length > 0 ? 1 : 0) + (opts.n !== undefined ? 1 : 0) + (opts.idle ? 1 : 0);
+    if (given > 1) throw new Error("give workers, --n or --idle, only one of them");
+    if (given === 0) {
+      throw new Error("name the workers to retire (addresses or hosts), or give --n or --idle");
     }
-    which = opts.n !== undefined ? { n: positiveInt("--n", opts.n) } : workers;
+    which =
+      opts.n !== undefined ? { n: positiveInt("--n", opts.n) } : opts.idle ? undefined : workers;
   } catch (err) {
     ctx.stderr.write(`weft retire: ${(err as Error).message}\n`);
     ctx.exitCode = EXIT.usage;
@@ -57,6 +61,10 @@ export function retireCommand(ctx: CliContext): Command {
     .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
     .argument("[workers...]", "the workers to retire: addresses, or hosts for every worker there")
     .option("--n <n>", "retire this many workers, picked by the scheduler (idle, holding least)")
+    .option(
+      "--idle",
+      "retire the idle workers the cluster can spare: running no task, fewest bytes first, while the memory limits of those left add up to twice the bytes held (without limits: all of them if nothing is held, else none)",
+    )
     .option(
       "--connect-timeout <ms>",
       "how long to wait for the scheduler to accept the connection (default: 10000)",

@@ -81,13 +81,22 @@ describe("weft retire", () => {
     const unknown = await runWeft(["retire", cluster.address, "tcp://10.9.9.9:1"]);
     expect(unknown.code).toBe(1);
     expect(unknown.out).toBe("not retired tcp://10.9.9.9:1: no connected worker matches it\n");
+    // The one worker left holds nothing and runs nothing: it can be spared.
+    const idle = await runWeft(["retire", cluster.address, "--idle"]);
+    expect(idle).toMatchObject({
+      code: 0,
+      out: expect.stringMatching(/^retired tcp:|^retired inproc:/),
+    });
+    expect(cluster.scheduler.state.workers.size).toBe(0);
   });
 
   it("refuses bad usage (exit 2)", async () => {
     const none = await runWeft(["retire", "tcp://127.0.0.1:1"]);
     expect(none).toMatchObject({ code: 2, err: expect.stringContaining("or give --n") });
     const both = await runWeft(["retire", "tcp://127.0.0.1:1", "w", "--n", "1"]);
-    expect(both.err).toContain("give workers or --n, not both");
+    expect(both.err).toContain("give workers, --n or --idle, only one of them");
+    const idleToo = await runWeft(["retire", "tcp://127.0.0.1:1", "--n", "1", "--idle"]);
+    expect(idleToo).toMatchObject({ code: 2, err: expect.stringContaining("only one of them") });
     const zero = await runWeft(["retire", "tcp://127.0.0.1:1", "--n", "0"]);
     expect(zero).toMatchObject({ code: 2, err: expect.stringContaining("--n must be a positive") });
   });

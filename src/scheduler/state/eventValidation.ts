@@ -289,6 +289,7 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
         if (msg.workers !== undefined) fail(ev, "give workers or n, not both");
         return;
       }
+      if (msg.workers === undefined) return; // the idle workers the cluster can spare
       const workers = workersProblem(msg.workers);
       if (workers !== null) fail(ev, `workers ${workers}`);
       return;

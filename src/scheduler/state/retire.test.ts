@@ -201,6 +201,67 @@ describe("retire-workers", () => {
     ).toThrow(/not both/);
   });
 
+  test("given nothing, the idle workers the cluster can spare (Dask's workers_to_close())", () => {
+    const idle: SchedulerEvent = {
+      kind: "client-message",
+      msg: { op: "retire-workers", clientId: "c", stimulusId: "ri" },
+    };
+    // Without memory limits, nothing goes while anything is held.
+    const held = state();
+    expect(answer(held.handleStimulus(idle))).toEqual({
+      op: "workers-retired",
+      retired: [],
+      failed: [],
+      stimulusId: "ri",
+    });
+    expect(held.workers.size).toBe(3);
+    // Nothing held: every idle worker goes, not one running a task.
+    const empty = new SchedulerState({ validate: true });
+    empty.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+    empty.handleStimulus(t.updateGraph("c", { a: t.task([], { workers: ["w2"] }) }, ["a"]));
+    expect(answer(empty.handleStimulus(idle))?.retired).toEqual(["w1", "w3"]);
+    expect([...empty.workers.keys()]).toEqual(["w2"]);
+    // Every worker running a task: none goes.
+    expect(
+      answer(empty.handleStimulus({ ...idle, msg: { ...idle.msg, stimulusId: "r2" } })),
+    ).toMatchObject({
+      retired: [],
+    });
+    empty.validateState();
+  });
+
+  test("given nothing, workers go fewest bytes first while the limits left are twice the bytes held", () => {
+    const s = new SchedulerState({ validate: true });
+    for (const w of ["w1", "w2", "w3"]) {
+      s.handleStimulus(
+        t.fromWorker(w, {
+          op: "register-worker",
+          address: w,
+          nthreads: 1,
+          resources: {},
+          memoryLimit: 1000,
+        }),
+      );
+    }
+    // 800 bytes held: 2,000 of limits left without w3 (nothing held) suffice; 1,000 would not.
+    s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w1", "w2"] }));
+    s.handleStimulus({
+      kind: "client-message",
+      msg: {
+        op: "update-data",
+        keys: [{ key: "big", workers: ["w2"], nbytes: 500, typename: "Buffer" }],
+        clientId: "c",
+        stimulusId: "big",
+      },
+    });
+    const out = s.handleStimulus({
+      kind: "client-message",
+      msg: { op: "retire-workers", clientId: "c", stimulusId: "ri" },
+    });
+    expect(answer(out)).toMatchObject({ retired: ["w3"], failed: [] });
+    s.validateState();
+  });
+
   test("workers empty: InvalidStimulus", () => {
     const s = state();
     expect(() => s.handleStimulus(retire([]))).toThrow(InvalidStimulus);

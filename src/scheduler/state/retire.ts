@@ -91,16 +91,56 @@ export function workersToClose(s: SchedulerState, n: number): WorkerInfo[] {
   return candidates.slice(0, n);
 }
 
+/** Dask's `memory_ratio` of `workers_to_close()`: the limits left must be twice the bytes held. */
+const MEMORY_RATIO = 2;
+
+/**
+ * The workers that can be spared (Dask's `workers_to_close()` with nothing
+ * given, as `retire_workers()` with nothing named): none if every worker is
+ * running a task; else the workers running none, fewest bytes held first
+ * (ties by address), each as long as the `memoryLimit`s of the workers left
+ * (0 for one without) add up to at least twice the bytes all of them hold.
+ * Without any limit, that is every idle worker when nothing is held, and none
+ * otherwise. Never one being retired already.
+ */
+export function idleWorkersToClose(s: SchedulerState): WorkerInfo[] {
+  const candidates = [...s.workers.values()].filter((ws) => !isRetiring(s, ws));
+  if (candidates.every((ws) => ws.processing.size > 0)) return [];
+  let limit = 0;
+  let total = 0;
+  for (const ws of candidates) {
+    limit += ws.memoryLimit ?? 0;
+    total += ws.nbytes;
+  }
+  const idle = candidates.filter((ws) => ws.processing.size === 0);
+  idle.sort(
+    (a, b) => a.nbytes - b.nbytes || (a.address < b.address ? -1 : a.address > b.address ? 1 : 0),
+  );
+  const out: WorkerInfo[] = [];
+  for (const ws of idle) {
+    limit -= ws.memoryLimit ?? 0;
+    if (limit < MEMORY_RATIO * total) break;
+    out.push(ws);
+  }
+  return out;
+}
+
+/** The workers a `retire-workers` asks for: those named, `n` picked, or the idle ones to spare. */
+function workersToRetire(s: SchedulerState, msg: RetireWorkersMsg): Set<string> {
+  if (msg.n !== undefined) return new Set(workersToClose(s, msg.n).map((ws) => ws.address));
+  if (msg.workers === undefined) return new Set(idleWorkersToClose(s).map((ws) => ws.address));
+  return new Set(msg.workers);
+}
+
 /**
  * Handle `retire-workers`: pause the workers named (or, given `n`, those
- * {@link workersToClose} picks), then move their data (see
+ * {@link workersToClose} picks; given neither, those
+ * {@link idleWorkersToClose} picks), then move their data (see
  * {@link advanceRetirements}).
  */
 export function retireWorkers(s: SchedulerState, msg: RetireWorkersMsg): void {
   const r = new Retirement(s.ensureClient(msg.clientId), s.stimulusId);
-  const names = new Set(
-    msg.n !== undefined ? workersToClose(s, msg.n).map((ws) => ws.address) : (msg.workers ?? []),
-  );
+  const names = workersToRetire(s, msg);
   const matched = new Set<string>();
   for (const ws of s.workers.values()) {
     if (!isNamedWorker(ws, names)) continue;
