@@ -113,6 +113,15 @@ export interface SimOptions {
    * they were before). 0 to 1; default 0.15.
    */
   fireAndForget?: number;
+  /**
+   * The share of runs whose client restarts the cluster once (`restart`), at a
+   * random time early in the run, then submits its graph again: every task is
+   * forgotten, every worker closes and a new one starts in its place after
+   * `replaceDelay`, and the client must still get every answer (decided from
+   * a random stream of its own). Not in the `scatter` workload, whose values
+   * a restart loses for good. 0 to 1; default 0.05.
+   */
+  restart?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
   stallTimeout?: number;
   /** Give up (as a livelock) after this many events. Default 5,000,000. */
@@ -150,6 +159,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   rebalance: 0.25,
   retire: 0.1,
   fireAndForget: 0.15,
+  restart: 0.05,
   stallTimeout: 60,
   maxEvents: 5_000_000,
   maxTime: 3_600,
@@ -202,6 +212,7 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     "rebalance",
     "retire",
     "fireAndForget",
+    "restart",
   ] as const) {
     if (!(r[name] >= 0 && r[name] <= 1)) {
       throw new RangeError(`${name} must be a number from 0 to 1, got ${r[name]}`);

@@ -17,6 +17,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["rebalance", "--rebalance"],
   ["retire", "--retire"],
   ["fireAndForget", "--fire-and-forget"],
+  ["restart", "--restart"],
   ["variant", "--variant"],
 ];
 

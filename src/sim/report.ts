@@ -6,7 +6,7 @@ import type { ShrinkResult } from "./shrink.ts";
 import type { SimResult } from "./simulation.ts";
 import { REPLICATE_COUNTS, SCATTER_COUNTS } from "./stats.ts";
 
-/** `seed 7: ok random(40), 4 workers, 412 events, t=1.23s, faults: death 1, steal 3`. */
+/** `seed 7: ok random(40), 4 workers, 412 events, t=1.23s[, restarted], faults: death 1, steal 3`. */
 export function formatRunLine(r: SimResult): string {
   const faults = FAULT_KINDS.filter((k) => r.stats.faults[k] > 0)
     .map((k) => `${k} ${r.stats.faults[k]}`)
@@ -14,7 +14,8 @@ export function formatRunLine(r: SimResult): string {
   const head = `seed ${r.seed}: ${r.ok ? "ok" : `FAILED (${r.failure?.kind})`}`;
   return (
     `${head} ${r.workload}, ${r.workers} workers, ${r.stats.events} events, ` +
-    `t=${r.stats.virtualTime.toFixed(2)}s${faults === "" ? "" : `, faults: ${faults}`}`
+    `t=${r.stats.virtualTime.toFixed(2)}s${r.stats.restarts > 0 ? ", restarted" : ""}` +
+    `${faults === "" ? "" : `, faults: ${faults}`}`
   );
 }
 
@@ -45,7 +46,8 @@ function row(cells: readonly string[], widths: readonly number[]): string {
 }
 
 /**
- * The summary table of many runs: runs, events, faults injected by kind, the
+ * The summary table of many runs: runs, events, runs whose client restarted
+ * the cluster, faults injected by kind, the
  * `scatter` workload's counters (when it ran: the total, and in how many runs)
  * and those of its `replicate` and `rebalance` requests (when there were any),
  * failures by kind.
@@ -61,6 +63,7 @@ export function formatSummaryTable(s: SimSummary): string {
     ["wall seconds", s.wallSeconds.toFixed(1)],
     ["runs / second", s.wallSeconds > 0 ? (s.runs / s.wallSeconds).toFixed(1) : "-"],
   ];
+  rows.push(["restarted runs", String(s.restartedRuns)]);
   for (const k of FAULT_KINDS) rows.push([`fault: ${k}`, String(s.faults[k])]);
   if (s.scatter.values > 0) {
     for (const k of SCATTER_COUNTS) {

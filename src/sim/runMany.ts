@@ -20,6 +20,8 @@ export interface SimSummary {
   events: number;
   /** Tasks in the workloads, over all runs. */
   tasks: number;
+  /** Runs whose client restarted the cluster. */
+  restartedRuns: number;
   /** Faults injected, by kind, over all runs. */
   readonly faults: Record<FaultKind, number>;
   /** The `scatter` workload's counters, over all runs. */
@@ -48,6 +50,7 @@ export function emptySummary(): SimSummary {
     failed: 0,
     events: 0,
     tasks: 0,
+    restartedRuns: 0,
     faults: emptyFaultCounts(),
     scatter: emptyScatterCounts(),
     scatterRuns: emptyScatterCounts(),
@@ -65,6 +68,7 @@ export function addResult(s: SimSummary, r: SimResult): void {
   s.runs++;
   s.events += r.stats.events;
   s.tasks += r.tasks;
+  if (r.stats.restarts > 0) s.restartedRuns++;
   for (const k of Object.keys(r.stats.faults) as FaultKind[]) s.faults[k] += r.stats.faults[k];
   for (const k of Object.keys(r.stats.scatter) as ScatterCount[]) {
     s.scatter[k] += r.stats.scatter[k];
@@ -92,6 +96,7 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
   a.failed += b.failed;
   a.events += b.events;
   a.tasks += b.tasks;
+  a.restartedRuns += b.restartedRuns;
   for (const k of Object.keys(b.faults) as FaultKind[]) a.faults[k] += b.faults[k];
   for (const k of Object.keys(b.scatter) as ScatterCount[]) {
     a.scatter[k] += b.scatter[k];

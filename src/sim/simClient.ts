@@ -51,6 +51,8 @@ export class SimClient {
   readonly fired: string[] = [];
   /** Stimulus ids of this client's `cancel-keys` not answered yet. */
   private readonly ownCancels = new Set<string>();
+  /** The stimulus id of this client's `restart` not answered yet, or null. */
+  private restarting: string | null = null;
   /** Wanted keys not yet in memory or erred. */
   private pending = 0;
   /** Messages received, by op. */
@@ -76,6 +78,8 @@ export class SimClient {
     kindRng?: SimRng,
     /** The stream choosing the keys fired and forgotten (`fire-and-forget`), and when. */
     private readonly fireRng?: SimRng,
+    /** The stream choosing whether, and when, the client restarts the cluster. */
+    private readonly restartRng?: SimRng,
   ) {
     for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
     this.pending = this.status.size;
@@ -107,10 +111,10 @@ export class SimClient {
 
   /**
    * True once every wanted key is in memory or erred (as last reported), and
-   * every `replicate` request is answered.
+   * every `replicate` and `restart` request is answered.
    */
   get done(): boolean {
-    return this.pending === 0 && (this.replicator?.pending ?? 0) === 0;
+    return this.pending === 0 && (this.replicator?.pending ?? 0) === 0 && this.restarting === null;
   }
 
   /** Scatter the scattered keys, if any, then {@link submitGraph}. */
@@ -146,6 +150,48 @@ export class SimClient {
       const key = this.workload.tasks[frng.pick(wanted)].key;
       this.c.queue.at(frng.uniform(0, 0.3), () => this.fireAndForget(key));
     }
+    // Not with scattered values: the restart loses them for good.
+    const rrng = this.restartRng;
+    if (rrng !== undefined && this.scatterer === null && rrng.chance(this.c.options.restart)) {
+      this.c.queue.at(rrng.uniform(0, 0.5), () => this.restart());
+    }
+  }
+
+  /**
+   * Restart the cluster (`restart`): the scheduler cancels every wanted key,
+   * and once it answers, the client submits its graph again.
+   */
+  private restart(): void {
+    const stimulusId = this.c.stimulusId("restart");
+    this.restarting = stimulusId;
+    this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
+      this.scheduler.handle({
+        kind: "client-message",
+        msg: { op: "restart", clientId: CLIENT_ID, stimulusId },
+      }),
+    );
+  }
+
+  /** The scheduler restarted the cluster at this client's request: submit again what it still wants. */
+  private restarted(stimulusId: string): void {
+    if (stimulusId !== this.restarting) {
+      throw new SimFailure(
+        "lost",
+        `the client got restarted (${stimulusId}) for no restart of its own`,
+      );
+    }
+    this.restarting = null;
+    this.c.stats.restarts++;
+    const again: number[] = [];
+    for (const i of this.workload.wanted) {
+      const key = this.workload.tasks[i].key;
+      if (!this.status.has(key)) continue; // released or cancelled by the client
+      this.set(key, "pending");
+      this.errors.delete(key);
+      this.cancelReasons.delete(key);
+      again.push(i);
+    }
+    if (again.length > 0) this.send(again);
   }
 
   /**
@@ -318,6 +364,9 @@ export class SimClient {
           );
         }
         this.replicator.answered(msg);
+        return;
+      case "restarted":
+        this.restarted(msg.stimulusId);
         return;
       case "task-no-worker":
       case "task-runnable":

@@ -5,6 +5,7 @@ import { formatFaults, NO_FAULTS, parseFaults } from "./faults.ts";
 import { SIM_DEFAULTS } from "./options.ts";
 import { randomDag, SIM_HOSTS } from "./randomDag.ts";
 import { replayCommand } from "./replay.ts";
+import { formatRunLine } from "./report.ts";
 import { SimRng } from "./rng.ts";
 import { shrink } from "./shrink.ts";
 import { Simulation, simulate } from "./simulation.ts";
@@ -110,7 +111,7 @@ describe("simulate", () => {
     let fired = 0;
     let checked = 0;
     for (let seed = 1; seed <= 30; seed++) {
-      const sim = new Simulation({ seed, fireAndForget: 1, releasePhase: false });
+      const sim = new Simulation({ seed, fireAndForget: 1, restart: 0, releasePhase: false });
       const r = sim.run();
       expect(r.ok, r.failure?.message).toBe(true);
       fired += sim.client.fired.length;
@@ -129,6 +130,21 @@ describe("simulate", () => {
     expect(checked).toBeGreaterThan(15);
     expect(simulate({ seed: 1, fireAndForget: 0.5 }).command).toContain("--fire-and-forget 0.5");
     expect(() => simulate({ seed: 1, fireAndForget: 2 })).toThrow(/fireAndForget must be/);
+  });
+  test("a client that restarts the cluster gets every answer from the new workers", () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const sim = new Simulation({ seed, workload: "mix", restart: 1 });
+      const r = sim.run();
+      expect(r.ok, r.failure?.message).toBe(true);
+      expect(r.stats.restarts).toBe(1);
+      // Every worker closed and was replaced: the scheduler has none of the first ones.
+      expect(r.workers).toBeGreaterThanOrEqual(2 * 4);
+      expect(formatRunLine(r)).toContain(", restarted");
+    }
+    // The scatter workload does not restart: its values would be lost for good.
+    expect(simulate({ seed: 1, workload: "scatter", restart: 1 }).stats.restarts).toBe(0);
+    expect(simulate({ seed: 1, restart: 0.5 }).command).toContain("--restart 0.5");
+    expect(() => simulate({ seed: 1, restart: -1 })).toThrow(/restart must be/);
   });
   test.each(["map", "tree", "shuffle", "chain"] as const)("%s completes without faults", (w) => {
     const r = simulate({ seed: 3, workload: w, tasks: 16, faults: NO_FAULTS });

@@ -129,6 +129,7 @@ export class Simulation implements SimCluster {
       root.fork(5),
       root.fork(6),
       root.fork(7),
+      root.fork(8),
     );
   }
 

@@ -110,6 +110,8 @@ export class SimStats {
   executions = 0;
   /** Peer transfers that delivered data. */
   transfers = 0;
+  /** Restarts of the cluster the client asked for (and got `restarted` for). */
+  restarts = 0;
   /** Virtual seconds at the end. */
   virtualTime = 0;
   /** Faults injected, by kind. */

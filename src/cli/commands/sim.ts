@@ -45,6 +45,7 @@ interface SimCliOptions {
   readonly rebalance?: number;
   readonly retire?: number;
   readonly fireAndForget?: number;
+  readonly restart?: number;
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
@@ -99,6 +100,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     rebalance: o.rebalance,
     retire: o.retire,
     fireAndForget: o.fireAndForget,
+    restart: o.restart,
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
@@ -168,6 +170,11 @@ export function simCommand(ctx: CliContext): Command {
     .option(
       "--fire-and-forget <share>",
       "the share of runs whose client fires and forgets a wanted key, which must still run to its end (default 0.15)",
+      share,
+    )
+    .option(
+      "--restart <share>",
+      "the share of runs whose client restarts the cluster once, then submits its graph again (not the scatter workload; default 0.05)",
       share,
     )
     .option("--faults <spec>", "which faults, and their rates", "all")
