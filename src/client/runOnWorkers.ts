@@ -5,6 +5,7 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
+import { askEachWorker } from "./askWorkers.ts";
 import { RunError } from "./errors.ts";
 
 /** Options of `Client.runWith`. */
@@ -51,20 +52,16 @@ async function runOn(
  * order. A failure rejects with the first `RunError` (by address), or with
  * `onError: "return"` is that worker's value.
  */
-export async function runOnWorkers(
+export function runOnWorkers(
   peers: PeerPool,
   addresses: readonly string[],
   fn: string,
   args: readonly unknown[],
   onError: "raise" | "return",
 ): Promise<Record<string, unknown>> {
-  const sorted = [...addresses].sort();
-  const values = await Promise.all(sorted.map((a) => runOn(peers, a, fn, args)));
-  const out: Record<string, unknown> = {};
-  for (let i = 0; i < sorted.length; i++) {
-    const v = values[i];
-    if (v instanceof RunError && onError === "raise") throw v;
-    out[sorted[i]] = v;
-  }
-  return out;
+  return askEachWorker(
+    addresses,
+    (a) => runOn(peers, a, fn, args),
+    (v) => (v instanceof RunError && onError === "raise" ? v : null),
+  );
 }

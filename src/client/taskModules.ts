@@ -8,6 +8,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { PeerPool } from "../worker/peerPool.ts";
+import { askEachWorker } from "./askWorkers.ts";
 import { TaskModuleError } from "./errors.ts";
 
 /** A task module as a file URL: a `file:` URL as it is, a path resolved against the current directory. */
@@ -35,9 +36,9 @@ export async function loadOnWorkers(
   addresses: readonly string[],
   modules: readonly string[],
 ): Promise<Record<string, readonly string[]>> {
-  const sorted = [...addresses].sort();
-  const answers = await Promise.all(
-    sorted.map(async (address): Promise<readonly string[] | TaskModuleError> => {
+  const loaded = await askEachWorker(
+    addresses,
+    async (address): Promise<readonly string[] | TaskModuleError> => {
       try {
         const rpc = await peers.get(address);
         const r = (await rpc.call("load_task_modules", { modules: [...modules] })) as {
@@ -50,15 +51,11 @@ export async function loadOnWorkers(
         const why = err instanceof Error ? err.message : String(err);
         return new TaskModuleError(address, why, { cause: err });
       }
-    }),
+    },
+    (a) => (a instanceof TaskModuleError ? a : null),
   );
-  const out: Record<string, readonly string[]> = {};
-  for (let i = 0; i < sorted.length; i++) {
-    const a = answers[i];
-    if (a instanceof TaskModuleError) throw a;
-    out[sorted[i]] = a;
-  }
-  return out;
+  // Every answer is a list now: an error would have been thrown.
+  return loaded as Record<string, readonly string[]>;
 }
 
 /** `record` with its keys in order. */
