@@ -11,7 +11,7 @@
 
 import type { TaskRef, TaskSpec } from "../protocol/messagesTaskSpec.ts";
 import type { Resources, SchedulerToWorkerMessage } from "../protocol/messagesWorker.ts";
-import { type PauseChange, PauseReasons } from "../worker/pauseReasons.ts";
+import { type PauseChange, PauseReasons, pauseChangeOutputs } from "../worker/pauseReasons.ts";
 import { schedulerMessageToEvent } from "../worker/schedulerEvents.ts";
 import {
   ExecuteFailureEvent,
@@ -21,12 +21,10 @@ import {
   GatherDepFailureEvent,
   GatherDepNetworkFailureEvent,
   GatherDepSuccessEvent,
-  PauseEvent,
   RescheduleEvent,
   RetryBusyWorkerEvent,
   SecedeEvent,
   type StateMachineEvent,
-  UnpauseEvent,
 } from "../worker/state/events.ts";
 import type { Execute, GatherDep, Instruction } from "../worker/state/instructions.ts";
 import type { ValidateStateOptions } from "../worker/state/validation.ts";
@@ -143,15 +141,9 @@ export class SimWorker {
 
   /** Carry out a change of the reasons it is paused, as the real worker does. */
   private changePause(change: PauseChange, stimulusId: string): void {
-    if (change.tell !== null) {
-      this.c.toScheduler(this.address, {
-        op: "worker-status-change",
-        status: change.tell,
-        stimulusId,
-      });
-    }
-    if (change.feed === "pause") this.handle(new PauseEvent({ stimulusId }));
-    else if (change.feed === "unpause") this.handle(new UnpauseEvent({ stimulusId }));
+    const { tell, feed } = pauseChangeOutputs(change, stimulusId);
+    if (tell !== null) this.c.toScheduler(this.address, tell);
+    if (feed !== null) this.handle(feed);
   }
 
   /** Feed one event to the state machine and carry out its instructions. */

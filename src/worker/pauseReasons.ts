@@ -10,6 +10,9 @@
  * (`closing_gracefully`), which the memory monitor leaves alone.
  */
 
+import type { WorkerStatusChangeMsg } from "../protocol/messagesWorker.ts";
+import { PauseEvent, UnpauseEvent } from "./state/events.ts";
+
 /** What one change of a {@link PauseReasons} asks the worker to do. */
 export interface PauseChange {
   /** The event to feed the worker's state machine (`PauseEvent`, `UnpauseEvent`), if any. */
@@ -19,6 +22,29 @@ export interface PauseChange {
 }
 
 const NOTHING: PauseChange = { feed: null, tell: null };
+
+/**
+ * `change` carried out with `stimulusId`: the message to send the scheduler
+ * and the event to feed the state machine, each null if none. One worker
+ * shell and the simulator's carry changes out alike.
+ */
+export function pauseChangeOutputs(
+  change: PauseChange,
+  stimulusId: string,
+): {
+  readonly tell: WorkerStatusChangeMsg | null;
+  readonly feed: PauseEvent | UnpauseEvent | null;
+} {
+  const tell: WorkerStatusChangeMsg | null =
+    change.tell === null ? null : { op: "worker-status-change", status: change.tell, stimulusId };
+  const feed =
+    change.feed === "pause"
+      ? new PauseEvent({ stimulusId })
+      : change.feed === "unpause"
+        ? new UnpauseEvent({ stimulusId })
+        : null;
+  return { tell, feed };
+}
 
 /** The reasons a worker is paused; see the module's comment. */
 export class PauseReasons {

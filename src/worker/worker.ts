@@ -38,7 +38,7 @@ import {
 } from "./executor.ts";
 import { InlineExecutor } from "./inlineExecutor.ts";
 import { MemoryMonitor } from "./memoryMonitor.ts";
-import { type PauseChange, PauseReasons } from "./pauseReasons.ts";
+import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
 import { raceSignal } from "./raceSignal.ts";
@@ -55,12 +55,10 @@ import {
   GatherDepFailureEvent,
   GatherDepNetworkFailureEvent,
   GatherDepSuccessEvent,
-  PauseEvent,
   RescheduleEvent,
   RetryBusyWorkerEvent,
   SecedeEvent,
   type StateMachineEvent,
-  UnpauseEvent,
 } from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { collectGarbageOnDemand } from "./throttledGc.ts";
@@ -391,17 +389,11 @@ export class Worker extends BaseWorker {
   /** Carry out a change of the reasons the worker is paused (the memory monitor's). */
   private changePause(change: PauseChange): void {
     if (this.statusValue !== "running" && this.statusValue !== "paused") return;
-    const id = stimulusId("worker-status-change");
-    if (change.tell !== null) {
-      this.batchedSend({ op: "worker-status-change", status: change.tell, stimulusId: id });
-    }
-    if (change.feed === "pause") {
-      this.statusValue = "paused";
-      this.handleStimulus(new PauseEvent({ stimulusId: id }));
-    } else if (change.feed === "unpause") {
-      this.statusValue = "running";
-      this.handleStimulus(new UnpauseEvent({ stimulusId: id }));
-    }
+    const { tell, feed } = pauseChangeOutputs(change, stimulusId("worker-status-change"));
+    if (tell !== null) this.batchedSend({ ...tell });
+    if (feed === null) return;
+    this.statusValue = feed.cls === "PauseEvent" ? "paused" : "running";
+    this.handleStimulus(feed);
   }
 
   /**
@@ -555,15 +547,10 @@ export class Worker extends BaseWorker {
         const ev = schedulerMessageToEvent(msg);
         if (ev.cls === "PauseEvent" || ev.cls === "UnpauseEvent") {
           const change = this.pauses.scheduler(ev.cls === "PauseEvent");
-          if (change.tell !== null) {
-            this.batchedSend({
-              op: "worker-status-change",
-              status: change.tell,
-              stimulusId: ev.stimulusId,
-            });
-          }
-          if (change.feed === null) continue; // still paused for memory
-          this.statusValue = change.feed === "pause" ? "paused" : "running";
+          const { tell, feed } = pauseChangeOutputs(change, ev.stimulusId);
+          if (tell !== null) this.batchedSend({ ...tell });
+          if (feed === null) continue; // still paused for memory
+          this.statusValue = feed.cls === "PauseEvent" ? "paused" : "running";
         } else if (ev.cls === "RemoveWorkerEvent") {
           // A peer the scheduler gave up on (gone silent, e.g. frozen) may never
           // answer a fetch in flight: end it as a network failure, so the inputs are
