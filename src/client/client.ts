@@ -33,11 +33,13 @@ import type {
   ReplicateMsg,
   RestartedMsg,
   RestartMsg,
+  RestartWorkersMsg,
   RetireWorkersMsg,
   ScatteredKey,
   UnpublishDatasetMsg,
   UpdateDataMsg,
   UpdateGraphMsg,
+  WorkersRestartedMsg,
   WorkersRetiredMsg,
 } from "../protocol/messagesClient.ts";
 import type {
@@ -97,6 +99,7 @@ type Request =
   | RebalanceMsg
   | RetireWorkersMsg
   | RestartMsg
+  | RestartWorkersMsg
   | PublishDatasetMsg
   | GetDatasetMsg
   | UnpublishDatasetMsg;
@@ -115,6 +118,7 @@ const UNSENT_REQUEST: { readonly [Op in Request["op"]]: (why: string) => Error }
   rebalance: (why) => new RebalanceError([], `rebalance: ${why}`),
   "retire-workers": (why) => new Error(`retireWorkers: ${why}`),
   restart: (why) => new Error(`restart: ${why}`),
+  "restart-workers": (why) => new Error(`restartWorkers: ${why}`),
   "publish-dataset": (why) => new DatasetError(`publishDataset: ${why}`),
   "get-dataset": (why) => new DatasetError(`getDataset: ${why}`),
   "unpublish-dataset": (why) => new DatasetError(`unpublishDataset: ${why}`),
@@ -127,9 +131,29 @@ type Answer =
   | RebalancedMsg
   | WorkersRetiredMsg
   | RestartedMsg
+  | WorkersRestartedMsg
   | DatasetPublishedMsg
   | ReceivedDataset
   | DatasetUnpublishedMsg;
+
+/** The options of `restart` and `restartWorkers`, defaults filled in; a TypeError naming `op` if bad. */
+function restartOptions(
+  op: string,
+  options: { timeoutMs?: number; waitForWorkers?: boolean },
+): { timeoutMs: number; waitForWorkers: boolean } {
+  const { timeoutMs = 30_000, waitForWorkers = true } = options;
+  if (!(timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
+    throw new TypeError(
+      `${op}: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
+    );
+  }
+  if (typeof waitForWorkers !== "boolean") {
+    throw new TypeError(
+      `${op}: waitForWorkers must be a boolean, got ${showValue(waitForWorkers)}`,
+    );
+  }
+  return { timeoutMs, waitForWorkers };
+}
 
 /** Options of {@link Client.connect}. */
 export interface ClientOptions {
@@ -896,17 +920,7 @@ export class Client implements FutureHost, GatherHost {
    */
   async restart(options: { timeoutMs?: number; waitForWorkers?: boolean } = {}): Promise<void> {
     this.checkOpen();
-    const { timeoutMs = 30_000, waitForWorkers = true } = options;
-    if (!(timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
-      throw new TypeError(
-        `restart: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
-      );
-    }
-    if (typeof waitForWorkers !== "boolean") {
-      throw new TypeError(
-        `restart: waitForWorkers must be a boolean, got ${showValue(waitForWorkers)}`,
-      );
-    }
+    const { timeoutMs, waitForWorkers } = restartOptions("restart", options);
     const start = Date.now();
     const answer = (await this.ask({
       op: "restart",
@@ -925,6 +939,54 @@ export class Client implements FutureHost, GatherHost {
         return new RestartTimeoutError(wanted, seen, timeoutMs, answer.nannies.length);
       },
     );
+  }
+
+  /**
+   * Restart some workers (Dask's `restart_workers`), e.g. one whose memory a
+   * task leaked: each worker named (by address, or by host for every worker
+   * there) that has a nanny is told to close and removed, and its nanny
+   * starts a fresh one; its unfinished tasks run elsewhere, and the results
+   * only it held are computed again. The cluster's other work goes on.
+   * Resolves with `restarted` (the addresses told to close) and `failed` (the
+   * others with why: no nanny, being retired, no connected worker matches the
+   * name), once as many workers as there were are connected again (or at
+   * once with `waitForWorkers: false`); rejects with a
+   * {@link RestartTimeoutError} if they are not back within `timeoutMs`
+   * (default 30,000).
+   */
+  async restartWorkers(
+    workers: string | readonly string[],
+    options: { timeoutMs?: number; waitForWorkers?: boolean } = {},
+  ): Promise<{ restarted: string[]; failed: { worker: string; reason: string }[] }> {
+    this.checkOpen();
+    const names = workersOption({ workers });
+    const problem = workersProblem(names);
+    if (problem !== null) throw new TypeError(`restartWorkers: workers ${problem}`);
+    const { timeoutMs, waitForWorkers } = restartOptions("restartWorkers", options);
+    const start = Date.now();
+    const answer = (await this.ask({
+      op: "restart-workers",
+      workers: [...(names ?? [])],
+      clientId: this.id,
+      stimulusId: this.uniqueStimulusId("restart-workers"),
+    })) as WorkersRestartedMsg;
+    const out = {
+      restarted: [...answer.restarted],
+      failed: answer.failed.map((f) => ({ ...f })),
+    };
+    if (!waitForWorkers || answer.restarted.length === 0) return out;
+    const wanted = answer.remaining + answer.restarted.length;
+    const left = Math.max(0, timeoutMs - (Date.now() - start));
+    await this.untilWorkers(
+      wanted,
+      left,
+      100,
+      () => true,
+      (seen) => {
+        return new RestartTimeoutError(wanted, seen, timeoutMs, wanted);
+      },
+    );
+    return out;
   }
 
   /**
@@ -1664,6 +1726,7 @@ export class Client implements FutureHost, GatherHost {
       case "rebalanced":
       case "workers-retired":
       case "restarted":
+      case "workers-restarted":
       case "data-updated":
       case "dataset-published":
       case "dataset-unpublished":

@@ -4,7 +4,13 @@ import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
 import { Client } from "./client.ts";
 import { CancelledError, RestartTimeoutError, WorkersTimeoutError } from "./errors.ts";
-import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import {
+  CLIENT_TEST_TASKS,
+  closeTestClusters,
+  eventually,
+  extraWorker,
+  testCluster,
+} from "./testCluster.ts";
 import { inc, slowInc } from "./testTasks.ts";
 
 const silent = pino({ level: "silent" });
@@ -106,5 +112,32 @@ describe("Client.restart", () => {
     cleanups.push(() => again.close());
     expect(again.address).toBe(worker.address);
     expect(await client.submit(inc, 1)).toBe(2);
+  });
+
+  it("restartWorkers restarts the named workers only; their results are computed again", async () => {
+    const { cluster, client } = await testCluster({ workers: 3 });
+    const [first, second] = cluster.workers;
+    const held = client.submitWith({ workers: first.address, allowOtherWorkers: true }, inc, 1);
+    const elsewhere = client.submitWith({ workers: second.address }, inc, 2);
+    expect(await held).toBe(2);
+    expect(await elsewhere).toBe(3);
+    const loose = await extraWorker(cluster);
+    cleanups.push(() => loose.close());
+    const answer = await client.restartWorkers([first.address, loose.address, "tcp://10.9.9.9:1"]);
+    expect(answer).toEqual({
+      restarted: [first.address],
+      failed: [
+        { worker: loose.address, reason: "it has no nanny to start it again" },
+        { worker: "tcp://10.9.9.9:1", reason: "no connected worker matches it" },
+      ],
+    });
+    expect(first.restartRequested).toBe(true);
+    expect(cluster.workers).not.toContain(first);
+    expect(cluster.workers).toContain(second);
+    // The other result stayed; the lost one is computed again, on another worker.
+    expect(elsewhere.status).toBe("finished");
+    expect(await client.gather(held)).toBe(2);
+    expect((await client.workers()).length).toBe(4);
+    await expect(client.restartWorkers([])).rejects.toThrow(/workers must be a non-empty array/);
   });
 });

@@ -37,6 +37,7 @@ export type {
   ReplicateMsg,
   RestartedMsg,
   RestartMsg,
+  RestartWorkersMsg,
   RetireWorkersMsg,
   ScatteredKey,
   SchedulerToClientMessage,
@@ -47,6 +48,7 @@ export type {
   UnpublishDatasetMsg,
   UpdateDataMsg,
   UpdateGraphMsg,
+  WorkersRestartedMsg,
   WorkersRetiredMsg,
 } from "./messagesClient.ts";
 export type { Key, TaskRef, TaskSpec } from "./messagesTaskSpec.ts";

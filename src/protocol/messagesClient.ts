@@ -237,6 +237,20 @@ export interface RestartMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * Restart these workers (addresses or hosts; Dask's `restart_workers`): each
+ * one with a nanny is told to close (`close-worker` with `restart`) and
+ * removed, its unfinished tasks rescheduled and the results only it held
+ * computed again, and its nanny starts another; the other tasks go on.
+ * Answered with `workers-restarted`.
+ */
+export interface RestartWorkersMsg {
+  readonly op: "restart-workers";
+  readonly workers: readonly string[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** Every message a client sends to the scheduler. */
 export type ClientToSchedulerMessage =
   | UpdateGraphMsg
@@ -252,7 +266,8 @@ export type ClientToSchedulerMessage =
   | ReplicateMsg
   | RebalanceMsg
   | RetireWorkersMsg
-  | RestartMsg;
+  | RestartMsg
+  | RestartWorkersMsg;
 
 // ---------------------------------------------------------------------------
 // scheduler → client
@@ -411,6 +426,21 @@ export interface RestartedMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * The answer to `restart-workers`, with its stimulus id: `restarted` lists the
+ * workers told to close for their nannies to start others, `failed` the
+ * others with why (it has no nanny, it is being retired, no connected worker
+ * matches the name); `remaining`, how many workers the scheduler had left
+ * then, for the client to wait for the new ones.
+ */
+export interface WorkersRestartedMsg {
+  readonly op: "workers-restarted";
+  readonly restarted: readonly string[];
+  readonly failed: readonly { readonly worker: string; readonly reason: string }[];
+  readonly remaining: number;
+  readonly stimulusId: string;
+}
+
 /** The answer to `publish-dataset`, with its stimulus id: `error` says why it was refused. */
 export interface DatasetPublishedMsg {
   readonly op: "dataset-published";
@@ -449,6 +479,7 @@ export type SchedulerToClientMessage =
   | RebalancedMsg
   | WorkersRetiredMsg
   | RestartedMsg
+  | WorkersRestartedMsg
   | DatasetPublishedMsg
   | DatasetMsg
   | DatasetUnpublishedMsg

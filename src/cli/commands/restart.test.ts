@@ -63,6 +63,23 @@ describe("weft restart", () => {
     }
   });
 
+  it("with workers named, restarts those only; exit 1 if one could not be", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const [first, second] = cluster.workers;
+    const f = client.submitWith({ workers: second.address }, inc, 1);
+    expect(await f).toBe(2);
+    const r = await runWeft(["restart", cluster.address, first.address]);
+    expect(r).toEqual({ code: 0, out: `restarted ${first.address}\n`, err: "" });
+    expect(first.restartRequested).toBe(true);
+    expect(f.status).toBe("finished");
+    const bad = await runWeft(["restart", cluster.address, "tcp://10.9.9.9:1"]);
+    expect(bad).toEqual({
+      code: 1,
+      out: "not restarted tcp://10.9.9.9:1: no connected worker matches it\n",
+      err: "",
+    });
+  });
+
   it("refuses bad usage (exit 2)", async () => {
     const bad = await runWeft(["restart", "tcp://127.0.0.1:1", "--timeout", "0"]);
     expect(bad).toMatchObject({

@@ -1,9 +1,11 @@
 /**
- * `weft restart <scheduler>`: restart a running cluster (Dask's
+ * `weft restart <scheduler> [worker...]`: restart a running cluster (Dask's
  * `Client.restart`). The scheduler forgets every task, every client's
  * futures are cancelled, and every worker closes; a `weft worker --nanny`
- * starts again, fresh, and one without a nanny exits 0 for good. Waits until
- * as many workers as there were are back, unless `--no-wait`.
+ * starts again, fresh, and one without a nanny exits 0 for good. With
+ * workers named, only those restart (Dask's `restart_workers`), and the
+ * work goes on. Waits until as many workers as there were are back, unless
+ * `--no-wait`.
  */
 
 import { Command } from "commander";
@@ -21,6 +23,7 @@ export interface RestartCliOptions extends ConnectCliOptions {
 /** `weft restart ADDRESS`. */
 export async function runRestart(
   address: string,
+  workers: readonly string[],
   opts: RestartCliOptions,
   ctx: CliContext,
 ): Promise<void> {
@@ -35,6 +38,16 @@ export async function runRestart(
   const wait = opts.wait !== false;
   await withClient("restart", address, opts, ctx, async (client) => {
     try {
+      if (workers.length > 0) {
+        const { restarted, failed } = await client.restartWorkers(workers, {
+          timeoutMs: timeout,
+          waitForWorkers: wait,
+        });
+        for (const w of restarted) ctx.stdout.write(`restarted ${w}\n`);
+        for (const f of failed) ctx.stdout.write(`not restarted ${f.worker}: ${f.reason}\n`);
+        if (failed.length > 0) ctx.exitCode = EXIT.differences;
+        return;
+      }
       await client.restart({ timeoutMs: timeout, waitForWorkers: wait });
     } catch (err) {
       if (!(err instanceof RestartTimeoutError)) throw err;
@@ -58,6 +71,10 @@ export function restartCommand(ctx: CliContext): Command {
       "Restart a running cluster: forget every task, cancel every client's futures, start the workers afresh",
     )
     .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
+    .argument(
+      "[workers...]",
+      "restart only these workers (addresses, or hosts for every worker there), each with a nanny; the work goes on",
+    )
     .option(
       "--timeout <ms>",
       "how long to wait for as many workers as there were to come back (default: 30000)",
@@ -70,11 +87,14 @@ export function restartCommand(ctx: CliContext): Command {
     .addHelpText(
       "after",
       "\nA worker run with --nanny starts again; one without exits 0 and does not come back\n" +
-        "unless something starts it again.\n" +
+        "unless something starts it again. With workers named, only those restart (each must\n" +
+        "have a nanny): their unfinished tasks run elsewhere, and the results only they held\n" +
+        "are computed again; it prints `restarted ADDRESS` or `not restarted ADDRESS: why`.\n" +
         "Exit code: 0 once the workers are back (or at once with --no-wait), 1 if they are not\n" +
-        "back within --timeout, 2 for bad usage or a scheduler that cannot be reached.",
+        "back within --timeout or a worker named could not be restarted, 2 for bad usage or a\n" +
+        "scheduler that cannot be reached.",
     )
-    .action(async (address: string, opts: RestartCliOptions) => {
-      await runRestart(address, opts, ctx);
+    .action(async (address: string, workers: string[], opts: RestartCliOptions) => {
+      await runRestart(address, workers, opts, ctx);
     });
 }

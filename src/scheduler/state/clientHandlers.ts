@@ -14,7 +14,7 @@ import { fireAndForget } from "./fireAndForget.ts";
 import { notifyHeldUpWanted } from "./notify.ts";
 import { rebalance } from "./rebalance.ts";
 import { replicate, replicatorClientLeft } from "./replicate.ts";
-import { restart } from "./restart.ts";
+import { restart, restartWorkers } from "./restart.ts";
 import { retireWorkers } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
@@ -68,6 +68,9 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
       return;
     case "restart":
       restart(s, msg);
+      return;
+    case "restart-workers":
+      restartWorkers(s, msg);
       return;
     case "close-client": {
       const cs = s.clients.get(msg.clientId);

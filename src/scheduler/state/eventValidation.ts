@@ -294,6 +294,11 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
       if (workers !== null) fail(ev, `workers ${workers}`);
       return;
     }
+    case "restart-workers": {
+      const workers = workersProblem(msg.workers);
+      if (workers !== null) fail(ev, `workers ${workers}`);
+      return;
+    }
     case "rebalance": {
       if (msg.keys !== undefined) checkKeys(ev, m, "keys");
       const workers = msg.workers === undefined ? null : workersProblem(msg.workers);

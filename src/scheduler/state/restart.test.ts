@@ -172,4 +172,49 @@ describe("restart", () => {
       ),
     ).toThrow(/nanny must be a boolean/);
   });
+
+  test("restart-workers closes the named workers with a nanny; the rest goes on", () => {
+    const s = new SchedulerState({ validate: true });
+    const reg = (address: string, nanny: boolean) =>
+      t.fromWorker(address, { op: "register-worker", address, nthreads: 1, resources: {}, nanny });
+    s.handleStimulus(reg("n1", true), reg("n2", true), reg("w3", false));
+    const g = s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { workers: ["n1"], allowOtherWorkers: true }) }, ["a"]),
+    );
+    expect(t.computeTasks(g).map((x) => x.worker)).toEqual(["n1"]);
+    // n2 holds what no other worker does: its retirement waits for a copy.
+    s.handleStimulus(t.updateData("c", { x: ["n2"] }));
+    s.handleStimulus(t.fromClient({ op: "retire-workers", workers: ["n2"], clientId: "c" }, "rt"));
+    const out = s.handleStimulus(
+      t.fromClient(
+        { op: "restart-workers", workers: ["n1", "n2", "w3", "nowhere"], clientId: "c" },
+        "rw",
+      ),
+    );
+    expect(messages(out, "workers-restarted")[0]?.msg).toEqual({
+      op: "workers-restarted",
+      restarted: ["n1"],
+      failed: [
+        { worker: "n2", reason: "it is being retired" },
+        { worker: "w3", reason: "it has no nanny to start it again" },
+        { worker: "nowhere", reason: "no connected worker matches it" },
+      ],
+      remaining: 2,
+      stimulusId: "rw",
+    });
+    expect(messages(out, "close-worker").map(({ to, msg }) => [to, msg])).toEqual([
+      [
+        { kind: "worker", address: "n1" },
+        { op: "close-worker", reason: "restart", restart: true, stimulusId: "rw" },
+      ],
+    ]);
+    // Its task runs elsewhere, without counting against it; the other workers hear of it.
+    expect(t.computeTasks(out).map((x) => x.worker)).toEqual(["w3"]);
+    expect(s.tasks.get("a")?.suspicious).toBe(0);
+    expect(t.summarize(out)).toContain("w3 remove-worker n1");
+    expect(() =>
+      s.handleStimulus(t.fromClient({ op: "restart-workers", workers: [], clientId: "c" })),
+    ).toThrow(/workers must be a non-empty array/);
+    s.validateState();
+  });
 });

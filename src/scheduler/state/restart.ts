@@ -10,12 +10,19 @@
  *
  * Dask also forgets what it learnt of task durations; they are kept here, as
  * a restart does not change how long a function takes.
+ *
+ * `restart-workers` (Dask's `restart_workers`) restarts some workers only, the
+ * tasks going on: each named worker with a nanny is told to close (`close-worker`
+ * with `restart`) and removed as one that left on purpose, so that its
+ * unfinished tasks are rescheduled and the results only it held are computed
+ * again, without counting against them.
  */
 
-import type { RestartMsg } from "../../protocol/messagesClient.ts";
+import type { RestartMsg, RestartWorkersMsg } from "../../protocol/messagesClient.ts";
 import { clientReleasesKeys } from "./clientHandlers.ts";
 import type { ClientInfo } from "./clientInfo.ts";
-import { abandonRetirements } from "./retire.ts";
+import { isNamedWorker } from "./placement.ts";
+import { abandonRetirements, isRetiring } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { removeWorker } from "./workerLifecycle.ts";
 
@@ -60,4 +67,42 @@ export function restart(s: SchedulerState, msg: RestartMsg): void {
     });
   }
   s.sendToClient(requester, { op: "restarted", workers, nannies, stimulusId: s.stimulusId });
+}
+
+/** Handle `restart-workers`: see the module's comment. */
+export function restartWorkers(s: SchedulerState, msg: RestartWorkersMsg): void {
+  const cs = s.ensureClient(msg.clientId);
+  const names = new Set(msg.workers);
+  const matched = new Set<string>();
+  const restarted: string[] = [];
+  const failed: { worker: string; reason: string }[] = [];
+  for (const ws of [...s.workers.values()]) {
+    if (!isNamedWorker(ws, names)) continue;
+    matched.add(ws.address);
+    if (ws.host !== null) matched.add(ws.host);
+    if (!ws.nanny) {
+      failed.push({ worker: ws.address, reason: "it has no nanny to start it again" });
+    } else if (isRetiring(s, ws)) {
+      failed.push({ worker: ws.address, reason: "it is being retired" });
+    } else {
+      restarted.push(ws.address);
+      s.sendToWorker(ws, {
+        op: "close-worker",
+        reason: "restart",
+        restart: true,
+        stimulusId: s.stimulusId,
+      });
+      removeWorker(s, ws.address, true);
+    }
+  }
+  for (const name of names) {
+    if (!matched.has(name)) failed.push({ worker: name, reason: "no connected worker matches it" });
+  }
+  s.sendToClient(cs, {
+    op: "workers-restarted",
+    restarted,
+    failed,
+    remaining: s.workers.size,
+    stimulusId: s.stimulusId,
+  });
 }

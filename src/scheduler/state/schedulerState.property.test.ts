@@ -67,7 +67,8 @@ type Action =
   | { kind: "scatter"; pick: number; spread: number; known: boolean; gone: boolean }
   | { kind: "replicate"; pick: number; n: number }
   | { kind: "rebalance"; pick: number; all: boolean }
-  | { kind: "restart"; client: number };
+  | { kind: "restart"; client: number }
+  | { kind: "restart-worker"; pick: number };
 
 const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   fc.record({
@@ -84,6 +85,10 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   });
 
 const action: fc.Arbitrary<Action> = fc.oneof(
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("restart-worker" as const), pick: fc.nat() }),
+  },
   {
     // Rare: a restart wipes out what the run built up.
     weight: 1,
@@ -260,7 +265,11 @@ class Harness {
     const address = `w${this.nextWorker++}`;
     const resources: Record<string, number> = restricted ? { R: 1 } : {};
     this.workers.set(address, new FakeWorker(address, resources));
-    this.send(t.registerWorker(address, nthreads, resources));
+    // Every other worker has a nanny, which starts another when it is restarted.
+    const nanny = this.nextWorker % 2 === 0;
+    this.send(
+      t.fromWorker(address, { op: "register-worker", address, nthreads, resources, nanny }),
+    );
   }
 
   private forget(w: FakeWorker, key: string): void {
@@ -405,6 +414,27 @@ class Harness {
         if (w === undefined) return;
         this.workers.delete(w.address);
         this.send(t.removeWorker(w.address, act.expected));
+        return;
+      }
+      case "restart-worker": {
+        const w = pickOf([...this.workers.values()], act.pick);
+        if (w === undefined) return;
+        const nanny = s.workers.get(w.address)?.nanny === true;
+        const out = s.handleStimulus(
+          t.fromClient({ op: "restart-workers", workers: [w.address], clientId: "c1" }),
+        );
+        this.apply(out);
+        const answer = out.find(({ msg }) => msg.op === "workers-restarted")?.msg;
+        const restarted = answer?.op === "workers-restarted" ? answer.restarted : [];
+        const retiring = [...s.retirements].some((r) =>
+          [...r.workers].some((ws) => ws.address === w.address),
+        );
+        expect(restarted).toEqual(nanny && !retiring ? [w.address] : []);
+        if (restarted.length === 0) return;
+        expect(s.workers.has(w.address)).toBe(false);
+        // Its nanny starts another like it.
+        this.workers.delete(w.address);
+        this.addWorker(1, w.resources.R === 1);
         return;
       }
       case "add-worker":
