@@ -180,7 +180,7 @@ describe("npm run chaos:tcp", () => {
       /^round 3: .* (cancelled by a restart after 275 ms|ok \d+ ms \(answered before its restart\)), /,
     );
     expect(lines[4]).toMatch(/^round 4: .* ok /);
-    expect(summary.restartedWorkers).toBe(2);
+    expect(summary.restartedWorkers).toBeGreaterThanOrEqual(2);
     expect(summary.unexpectedExits).toBe(0);
     expect(shown).toEqual([]);
   });
@@ -199,6 +199,7 @@ describe("npm run chaos:tcp", () => {
       nannyRestarts: 0,
       restartedRounds: 0,
       restartedWorkers: 0,
+      restartedOne: 0,
       unexpectedExits: 1,
       firstUnexpectedExit: "worker-3 (code 3): weft worker: stopped: lost the scheduler",
     };

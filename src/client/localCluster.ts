@@ -216,7 +216,10 @@ export class LocalCluster {
     // A replacement that fails to start uses up a restart too; the next one is tried.
     while (this.closePromise === null && (asked || this.restarts[slot] < this.maxWorkerRestarts)) {
       if (asked) {
-        this.clusterLogger.info({ worker: address }, "the cluster restarts; starting a new worker");
+        this.clusterLogger.info(
+          { worker: address },
+          "the scheduler restarts a worker; starting a new one",
+        );
       } else {
         this.restarts[slot] += 1;
         this.clusterLogger.warn(

@@ -533,8 +533,8 @@ export class Worker extends BaseWorker {
           this.restartRequestedValue = true;
           this.logger.info(
             this.options.nanny
-              ? "the cluster restarts; closing, for the nanny to start another worker"
-              : "the cluster restarts; closing (no nanny will start this worker again)",
+              ? "the scheduler restarts this worker; closing, for the nanny to start another"
+              : "the scheduler restarts this worker; closing (no nanny will start it again)",
           );
         } else {
           this.logger.info({ reason: msg.reason }, "the scheduler retired this worker; closing");

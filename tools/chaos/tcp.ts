@@ -125,7 +125,7 @@ export class Processes {
         this.nannyRestarts++;
         return; // expected: the worker's own last line says why
       }
-      if (line === "weft worker: nanny: the cluster restarts; starting a new worker") {
+      if (line === "weft worker: nanny: the scheduler restarts the worker; starting a new one") {
         this.restartedWorkers++;
         return;
       }
@@ -377,7 +377,9 @@ export interface ChaosOptions {
   /**
    * A third of the rounds restart the cluster (`client.restart()`) while their
    * tasks run: the round's futures are cancelled, and the nannies (implied)
-   * start every worker again for the rounds after.
+   * start every worker again for the rounds after. A third of the others
+   * restart one worker (`client.restartWorkers`) while their tasks run, and
+   * must still answer right.
    */
   readonly restart?: boolean;
 }
@@ -404,6 +406,8 @@ export interface ChaosSummary {
   /** Rounds whose futures a restart of the cluster cancelled (`--restart`), and workers started again for one. */
   readonly restartedRounds: number;
   readonly restartedWorkers: number;
+  /** Workers restarted alone (`client.restartWorkers`) while a round ran (`--restart`). */
+  readonly restartedOne: number;
   readonly unexpectedExits: number;
   /** The first unexpected exit, with the last line the process wrote, or null. */
   readonly firstUnexpectedExit: string | null;
@@ -444,7 +448,9 @@ export async function runChaos(
   const retirements = root.fork(4);
   const pressures = root.fork(5);
   const restarts = root.fork(6);
+  const restartOnes = root.fork(7);
   let restartedRounds = 0;
+  let restartedOne = 0;
   let pressured = 0;
   /** Workers holding memory for the pressure now. */
   const squeezing = new Set<WeftProcess>();
@@ -560,6 +566,25 @@ export async function runChaos(
         o.restart === true && restarts.chance(1 / 3) ? restarts.range(0, 300) : -1;
       /** With a restart: whether the answer came before it. */
       let answeredFirst = false;
+      // In another third of the rounds, one worker restarts while the tasks run.
+      const restartOneAfterMs =
+        o.restart === true && restartAfterMs < 0 && restartOnes.chance(1 / 2)
+          ? restartOnes.range(0, 300)
+          : -1;
+      const restartOnePick = restartOneAfterMs >= 0 ? restartOnes.random() : 0;
+      let restartedHere = "";
+      const restartOne = async (): Promise<void> => {
+        await sleep(restartOneAfterMs);
+        const up = procs.workers("up").filter((w) => w.address !== null);
+        if (up.length === 0) return;
+        const victim = up[Math.floor(restartOnePick * up.length)];
+        const { restarted } = await c.restartWorkers(victim.address as string, {
+          waitForWorkers: false,
+        });
+        restartedOne += restarted.length;
+        if (restarted.length > 0)
+          restartedHere = ` (${victim.name} restarted after ${restartOneAfterMs} ms)`;
+      };
       const outcome = await withTimeout(
         (async () => {
           if (restartAfterMs >= 0) {
@@ -576,6 +601,13 @@ export async function runChaos(
               c.restart({ waitForWorkers: false }),
             );
             const [value] = await Promise.all([result, restarted]);
+            return value;
+          }
+          if (restartOneAfterMs >= 0) {
+            const [value] = await Promise.all([
+              c.get(round.graph, { keys: [round.key] }),
+              restartOne(),
+            ]);
             return value;
           }
           if (o.scatter === true) {
@@ -637,7 +669,8 @@ export async function runChaos(
       const got = outcome.value[round.key];
       if (got === round.expected) {
         passed++;
-        const note = restartAfterMs >= 0 && answeredFirst ? ` (answered before its restart)` : "";
+        const note =
+          restartAfterMs >= 0 && answeredFirst ? " (answered before its restart)" : restartedHere;
         log(`${head} ok ${ms} ms${note}, ${tally}`);
       } else {
         failed++;
@@ -663,6 +696,7 @@ export async function runChaos(
     nannyRestarts: procs.nannyRestarts,
     restartedRounds,
     restartedWorkers: procs.restartedWorkers,
+    restartedOne,
     unexpectedExits: procs.unexpectedExits,
     firstUnexpectedExit: procs.firstUnexpectedExit,
   };
@@ -715,6 +749,7 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
     (s.restartedRounds > 0
       ? `, ${s.restartedRounds} rounds cancelled by a restart (${s.restartedWorkers} workers started again)`
       : "") +
+    (s.restartedOne > 0 ? `, ${s.restartedOne} workers restarted alone` : "") +
     `, ${s.unexpectedExits} unexpected exits` +
     (s.firstUnexpectedExit !== null ? ` (first: ${s.firstUnexpectedExit})` : "")
   );
@@ -777,7 +812,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .option(
       "--restart",
-      "a third of the rounds restart the cluster (client.restart) while their tasks run, after 0-300 ms: their futures are cancelled; workers run under a nanny, which starts them again",
+      "a third of the rounds restart the cluster (client.restart) while their tasks run, after 0-300 ms: their futures are cancelled; half of the others restart one worker (client.restartWorkers) and must answer right; workers run under a nanny, which starts them again",
     )
     .addHelpText(
       "after",

@@ -132,7 +132,7 @@ describe("weft worker --nanny", () => {
         expect(ctx.stdout.text.match(/^worker at /gm)).toHaveLength(i + 1);
       }
       expect(ctx.stderr.text).toContain(
-        "weft worker: nanny: the cluster restarts; starting a new worker",
+        "weft worker: nanny: the scheduler restarts the worker; starting a new one",
       );
       expect(ctx.stderr.text).not.toContain("on a fault");
       stop();

@@ -109,7 +109,9 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     }
     if (code === EXIT_RESTART) {
       restarts = 0;
-      ctx.stderr.write("weft worker: nanny: the cluster restarts; starting a new worker\n");
+      ctx.stderr.write(
+        "weft worker: nanny: the scheduler restarts the worker; starting a new one\n",
+      );
       continue;
     }
     if (code !== 1) {
