@@ -86,6 +86,19 @@ describe("weft processes under a SIGKILL", () => {
   });
 });
 
+/** Two one-thread inline workers, no kills, validation on: the rounds alone. */
+const QUIET = {
+  workers: 2,
+  nthreads: 1,
+  executor: "inline",
+  intervalMs: 1_000,
+  killRate: 0,
+  freeze: false,
+  roundTimeoutMs: 60_000,
+  workerTtlMs: 3_000,
+  validate: true,
+} as const;
+
 describe("npm run chaos:tcp", () => {
   it("runs rounds under kills and sums them up", async () => {
     const lines: string[] = [];
@@ -126,18 +139,10 @@ describe("npm run chaos:tcp", () => {
     const lines: string[] = [];
     const summary = await runChaos(
       {
+        ...QUIET,
         seed: 4,
         // Round 1 trims and rebalances the blocks; round 3 retires a worker too.
         rounds: 4,
-        workers: 2,
-        nthreads: 1,
-        executor: "inline",
-        intervalMs: 1_000,
-        killRate: 0,
-        freeze: false,
-        roundTimeoutMs: 60_000,
-        workerTtlMs: 3_000,
-        validate: true,
         scatter: true,
       },
       (line) => lines.push(line),
@@ -155,18 +160,10 @@ describe("npm run chaos:tcp", () => {
     const lines: string[] = [];
     const summary = await runChaos(
       {
+        ...QUIET,
         seed: 1,
         // Seed 1 restarts in round 3, 275 ms after submitting it.
         rounds: 5,
-        workers: 2,
-        nthreads: 1,
-        executor: "inline",
-        intervalMs: 1_000,
-        killRate: 0,
-        freeze: false,
-        roundTimeoutMs: 60_000,
-        workerTtlMs: 3_000,
-        validate: true,
         nanny: true,
         restart: true,
       },

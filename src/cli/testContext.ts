@@ -1,7 +1,9 @@
 /** A `weft` command's context for tests: string buffers for its streams, and the program run in-process. */
 
 import { Writable } from "node:stream";
+import type { Worker } from "../worker/worker.ts";
 import type { CliContext } from "./commands/context.ts";
+import { runWorker } from "./commands/worker.ts";
 import { main } from "./weft.ts";
 
 /** A stream that keeps what is written to it; `isTTY` as a terminal's. */
@@ -29,4 +31,34 @@ export async function runWeft(
   const ctx = testContext(tty);
   const code = await main(["node", "weft", ...args], ctx);
   return { code, out: ctx.stdout.text, err: ctx.stderr.text };
+}
+
+/**
+ * `weft worker SCHEDULER` run in this process (one inline thread, silent,
+ * listening on 127.0.0.1) until its worker closes: the worker once started,
+ * and the end of the run, after which `ctx` holds its exit code and output.
+ */
+export async function cliWorker(
+  scheduler: string,
+  ctx: CliContext,
+): Promise<{ worker: Worker; done: Promise<void> }> {
+  let started: Worker | null = null;
+  const done = runWorker(
+    scheduler,
+    {
+      nthreads: "1",
+      tasks: [],
+      listen: "tcp://127.0.0.1:0",
+      executor: "inline",
+      logLevel: "silent",
+      connectTimeout: "5000",
+    },
+    ctx,
+    (w) => {
+      started = w;
+      return w.closed;
+    },
+  );
+  while (started === null) await new Promise((r) => setTimeout(r, 5));
+  return { worker: started, done };
 }

@@ -927,17 +927,29 @@ export class Client implements FutureHost, GatherHost {
       clientId: this.id,
       stimulusId: this.uniqueStimulusId("restart"),
     })) as RestartedMsg;
-    if (!waitForWorkers) return;
-    const wanted = answer.workers.length;
+    if (waitForWorkers) {
+      await this.untilBack(answer.workers.length, answer.nannies.length, timeoutMs, start);
+    }
+  }
+
+  /**
+   * After a restart asked for at `start`: wait until `wanted` workers are
+   * connected, or throw a {@link RestartTimeoutError} once `timeoutMs` have
+   * passed since `start`.
+   */
+  private async untilBack(
+    wanted: number,
+    nannies: number,
+    timeoutMs: number,
+    start: number,
+  ): Promise<void> {
     const left = Math.max(0, timeoutMs - (Date.now() - start));
     await this.untilWorkers(
       wanted,
       left,
       100,
       () => true,
-      (seen) => {
-        return new RestartTimeoutError(wanted, seen, timeoutMs, answer.nannies.length);
-      },
+      (seen) => new RestartTimeoutError(wanted, seen, timeoutMs, nannies),
     );
   }
 
@@ -974,18 +986,11 @@ export class Client implements FutureHost, GatherHost {
       restarted: [...answer.restarted],
       failed: answer.failed.map((f) => ({ ...f })),
     };
-    if (!waitForWorkers || answer.restarted.length === 0) return out;
-    const wanted = answer.remaining + answer.restarted.length;
-    const left = Math.max(0, timeoutMs - (Date.now() - start));
-    await this.untilWorkers(
-      wanted,
-      left,
-      100,
-      () => true,
-      (seen) => {
-        return new RestartTimeoutError(wanted, seen, timeoutMs, wanted);
-      },
-    );
+    if (waitForWorkers && answer.restarted.length > 0) {
+      // Every worker restarted has a nanny.
+      const wanted = answer.remaining + answer.restarted.length;
+      await this.untilBack(wanted, wanted, timeoutMs, start);
+    }
     return out;
   }
 

@@ -10,7 +10,7 @@ import { WIRE_PROTOCOL_VERSION, weftVersion } from "../../protocol/version.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { FakeScheduler } from "../../worker/testScheduler.ts";
 import type { Worker } from "../../worker/worker.ts";
-import { testContext as context, runWeft as weft } from "../testContext.ts";
+import { cliWorker, testContext as context, runWeft as weft } from "../testContext.ts";
 import { main } from "../weft.ts";
 import { runScheduler } from "./scheduler.ts";
 import { runWorker } from "./worker.ts";
@@ -466,24 +466,7 @@ describe("weft run, scheduler, worker", () => {
       logger: pino({ level: "silent" }),
     });
     const ctx = context();
-    let started: Worker | null = null;
-    const done = runWorker(
-      scheduler.address,
-      {
-        nthreads: "1",
-        tasks: [],
-        listen: "tcp://127.0.0.1:0",
-        executor: "inline",
-        logLevel: "silent",
-        connectTimeout: "5000",
-      },
-      ctx,
-      (w) => {
-        started = w;
-        return w.closed;
-      },
-    );
-    while (started === null) await new Promise((r) => setTimeout(r, 5));
+    const { done } = await cliWorker(scheduler.address, ctx);
     await scheduler.close();
     await done;
     expect(ctx.exitCode).toBe(1);

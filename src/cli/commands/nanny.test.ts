@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Client } from "../../client/client.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { testContext } from "../testContext.ts";
+import type { CliContext } from "./context.ts";
 import { givenArgs, runNanny } from "./nanny.ts";
 
 /** A TCP port free on 127.0.0.1 a moment ago. */
@@ -20,6 +21,19 @@ async function freePort(): Promise<number> {
   const port = (server.address() as AddressInfo).port;
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** `runNanny` of `weft worker args`, until `stop()`. */
+function startNanny(
+  args: string[],
+  maxRestarts: number,
+  ctx: CliContext,
+): { nanny: Promise<void>; stop: () => void } {
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => {
+    stop = r;
+  });
+  return { nanny: runNanny({ args, maxRestarts, stop: stopped }, ctx), stop };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
@@ -63,15 +77,9 @@ describe("weft worker --nanny", () => {
         'defineTask("nanny.exit", () => process.exit(1));\n',
     );
     const ctx = testContext();
-    let stop!: () => void;
-    const nanny = runNanny(
-      {
-        args: [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
-        maxRestarts: 2,
-        stop: new Promise<void>((r) => {
-          stop = r;
-        }),
-      },
+    const { nanny, stop } = startNanny(
+      [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
+      2,
       ctx,
     );
     const client = await Client.connect(scheduler.address);
@@ -106,19 +114,13 @@ describe("weft worker --nanny", () => {
     });
     const port = await freePort();
     const ctx = testContext();
-    let stop!: () => void;
-    const nanny = runNanny(
-      {
-        args: [scheduler.address, "--nthreads", "1", "--executor", "inline"].concat([
-          "--listen",
-          `tcp://127.0.0.1:${port}`,
-        ]),
-        // Restarts asked for are no faults: they count against nothing.
-        maxRestarts: 0,
-        stop: new Promise<void>((r) => {
-          stop = r;
-        }),
-      },
+    const { nanny, stop } = startNanny(
+      [scheduler.address, "--nthreads", "1", "--executor", "inline"].concat([
+        "--listen",
+        `tcp://127.0.0.1:${port}`,
+      ]),
+      // Restarts asked for are no faults: they count against nothing.
+      0,
       ctx,
     );
     const client = await Client.connect(scheduler.address);

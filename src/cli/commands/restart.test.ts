@@ -4,9 +4,7 @@ import { CancelledError } from "../../client/errors.ts";
 import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { inc, slowInc } from "../../client/testTasks.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
-import type { Worker } from "../../worker/worker.ts";
-import { runWeft, testContext } from "../testContext.ts";
-import { runWorker } from "./worker.ts";
+import { cliWorker, runWeft, testContext } from "../testContext.ts";
 
 afterEach(closeTestClusters);
 
@@ -30,24 +28,7 @@ describe("weft restart", () => {
     });
     try {
       const ctx = testContext();
-      let started: Worker | null = null;
-      const done = runWorker(
-        scheduler.address,
-        {
-          nthreads: "1",
-          tasks: [],
-          listen: "tcp://127.0.0.1:0",
-          executor: "inline",
-          logLevel: "silent",
-          connectTimeout: "5000",
-        },
-        ctx,
-        (w) => {
-          started = w;
-          return w.closed;
-        },
-      );
-      while (started === null) await new Promise((r) => setTimeout(r, 5));
+      const { done } = await cliWorker(scheduler.address, ctx);
       const r = await runWeft(["restart", scheduler.address, "--timeout", "200"]);
       expect(r.code).toBe(1);
       expect(r.err).toMatch(

@@ -75,15 +75,7 @@ describe("restart", () => {
 
   test("names the workers with a nanny; those registering afterwards get new tasks", () => {
     const s = new SchedulerState({ validate: true });
-    s.handleStimulus(
-      t.fromWorker("n1", {
-        op: "register-worker",
-        address: "n1",
-        nthreads: 1,
-        resources: {},
-        nanny: true,
-      }),
-    );
+    s.handleStimulus(t.registerWorker("n1", 1, {}, undefined, { nanny: true }));
     s.handleStimulus(t.registerWorker("w2"));
     const out = s.handleStimulus(restart("c"));
     expect(messages(out, "restarted")[0]?.msg).toMatchObject({
@@ -91,15 +83,7 @@ describe("restart", () => {
       nannies: ["n1"],
     });
     // The nanny's new worker may even take the old address.
-    s.handleStimulus(
-      t.fromWorker("n1", {
-        op: "register-worker",
-        address: "n1",
-        nthreads: 1,
-        resources: {},
-        nanny: true,
-      }),
-    );
+    s.handleStimulus(t.registerWorker("n1", 1, {}, undefined, { nanny: true }));
     const later = s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
     const sent = t.computeTasks(later);
     expect(sent.map((c) => c.worker)).toEqual(["n1"]);
@@ -161,22 +145,14 @@ describe("restart", () => {
   test("register-worker's nanny must be a boolean", () => {
     const s = new SchedulerState();
     expect(() =>
-      s.handleStimulus(
-        t.fromWorker("n1", {
-          op: "register-worker",
-          address: "n1",
-          nthreads: 1,
-          resources: {},
-          nanny: "yes",
-        }),
-      ),
+      s.handleStimulus(t.registerWorker("n1", 1, {}, undefined, { nanny: "yes" as never })),
     ).toThrow(/nanny must be a boolean/);
   });
 
   test("restart-workers closes the named workers with a nanny; the rest goes on", () => {
     const s = new SchedulerState({ validate: true });
     const reg = (address: string, nanny: boolean) =>
-      t.fromWorker(address, { op: "register-worker", address, nthreads: 1, resources: {}, nanny });
+      t.registerWorker(address, 1, {}, undefined, { nanny });
     s.handleStimulus(reg("n1", true), reg("n2", true), reg("w3", false));
     const g = s.handleStimulus(
       t.updateGraph("c", { a: t.task([], { workers: ["n1"], allowOtherWorkers: true }) }, ["a"]),

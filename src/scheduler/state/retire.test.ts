@@ -231,29 +231,8 @@ describe("retire-workers", () => {
   });
 
   test("given nothing, workers go fewest bytes first while the limits left are twice the bytes held", () => {
-    const s = new SchedulerState({ validate: true });
-    for (const w of ["w1", "w2", "w3"]) {
-      s.handleStimulus(
-        t.fromWorker(w, {
-          op: "register-worker",
-          address: w,
-          nthreads: 1,
-          resources: {},
-          memoryLimit: 1000,
-        }),
-      );
-    }
+    const s = state({ memoryLimit: 1000 });
     // 800 bytes held: 2,000 of limits left without w3 (nothing held) suffice; 1,000 would not.
-    s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w1", "w2"] }));
-    s.handleStimulus({
-      kind: "client-message",
-      msg: {
-        op: "update-data",
-        keys: [{ key: "big", workers: ["w2"], nbytes: 500, typename: "Buffer" }],
-        clientId: "c",
-        stimulusId: "big",
-      },
-    });
     const out = s.handleStimulus({
       kind: "client-message",
       msg: { op: "retire-workers", clientId: "c", stimulusId: "ri" },

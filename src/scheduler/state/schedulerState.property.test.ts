@@ -267,9 +267,7 @@ class Harness {
     this.workers.set(address, new FakeWorker(address, resources));
     // Every other worker has a nanny, which starts another when it is restarted.
     const nanny = this.nextWorker % 2 === 0;
-    this.send(
-      t.fromWorker(address, { op: "register-worker", address, nthreads, resources, nanny }),
-    );
+    this.send(t.registerWorker(address, nthreads, resources, undefined, { nanny }));
   }
 
   private forget(w: FakeWorker, key: string): void {

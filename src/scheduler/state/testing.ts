@@ -8,7 +8,11 @@ import type { SchedulerMessage } from "../../protocol/messages.ts";
 import type { GraphTask } from "../../protocol/messagesClient.ts";
 import type { TaskSpec } from "../../protocol/messagesTaskSpec.ts";
 import { taskRef } from "../../protocol/messagesTaskSpec.ts";
-import type { ComputeTaskMsg, Resources } from "../../protocol/messagesWorker.ts";
+import type {
+  ComputeTaskMsg,
+  RegisterWorkerMsg,
+  Resources,
+} from "../../protocol/messagesWorker.ts";
 import type { TaskStateState } from "../../worker/state/taskState.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { SchedulerState } from "./schedulerState.ts";
@@ -19,12 +23,16 @@ function sid(stimulusId: string | undefined, prefix: string): string {
   return stimulusId ?? `${prefix}-${++counter}`;
 }
 
+/** What else a worker may register with: a memory limit, a nanny. */
+export type RegistrationExtras = Pick<RegisterWorkerMsg, "memoryLimit" | "nanny">;
+
 /** `register-worker` from `address`. */
 export function registerWorker(
   address: string,
   nthreads = 1,
   resources: Resources = {},
   stimulusId?: string,
+  extras: RegistrationExtras = {},
 ): SchedulerEvent {
   return {
     kind: "worker-message",
@@ -34,6 +42,7 @@ export function registerWorker(
       address,
       nthreads,
       resources,
+      ...extras,
       stimulusId: sid(stimulusId, "register"),
     },
   };
@@ -279,9 +288,10 @@ export function computeTasks(
  * client `c`: `x` on w1 alone and `y` on w1 and w2 (100 bytes each), `big` on
  * w2 (500 bytes: w2 holds the most, w3 nothing).
  */
-export function threeWorkersWithData(): SchedulerState {
+export function threeWorkersWithData(extras: RegistrationExtras = {}): SchedulerState {
   const s = new SchedulerState({ validate: true });
-  s.handleStimulus(registerWorker("w1"), registerWorker("w2"), registerWorker("w3"));
+  const reg = (address: string) => registerWorker(address, 1, {}, undefined, extras);
+  s.handleStimulus(reg("w1"), reg("w2"), reg("w3"));
   s.handleStimulus(updateData("c", { x: ["w1"], y: ["w1", "w2"] }));
   s.handleStimulus({
     kind: "client-message",
