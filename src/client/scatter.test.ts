@@ -305,6 +305,7 @@ function fakeScatterer(
     spilled: null,
     memoryLimit: null,
     memory: null,
+    nanny: false,
   }));
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
   /** The calls to hanging workers, failed when their connection is removed. */

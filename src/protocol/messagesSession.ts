@@ -166,6 +166,8 @@ export interface WorkerIdentity {
   readonly memoryLimit: number | null;
   /** The memory its monitor measured, as of its last heartbeat (with a `memoryLimit`), or null. */
   readonly memory: number | null;
+  /** A nanny starts another in its place when it is restarted (`weft worker --nanny`, a `LocalCluster`'s). */
+  readonly nanny: boolean;
 }
 
 /**

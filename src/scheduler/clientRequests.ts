@@ -64,6 +64,7 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
           spilled: ws.spilled,
           memoryLimit: ws.memoryLimit,
           memory: ws.memory,
+          nanny: ws.nanny,
         });
       }
       return out;

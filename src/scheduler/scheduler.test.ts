@@ -341,6 +341,7 @@ describe("Scheduler server", () => {
         spilled: null,
         memoryLimit: null,
         memory: null,
+        nanny: false,
       },
     ]);
     const r4 = await c.waitFor((m) => m.requestId === 4);

@@ -16,10 +16,11 @@ describe("weft status", () => {
     expect(r.err).toBe("");
     const lines = r.out.trimEnd().split("\n");
     expect(lines[0]).toBe(`scheduler ${cluster.address}: 2 workers (2 threads), 1 other client`);
-    expect(lines[1]).toMatch(/^worker +threads +status +processing +keys +bytes$/);
+    // A LocalCluster's workers have a nanny: the cluster.
+    expect(lines[1]).toMatch(/^worker +threads +status +nanny +processing +keys +bytes$/);
     const holder = cluster.scheduler.state.tasks.get(f.key)?.whoHas.values().next().value;
     const row = lines.find((l) => l.startsWith(holder?.address ?? "?"));
-    expect(row).toMatch(/ +1 +running +0 +1 +\d+ B$/);
+    expect(row).toMatch(/ +1 +running +yes +0 +1 +\d+ B$/);
     expect(lines).toContain('datasets: "results"');
     expect(lines.at(-2)).toMatch(/^tasks: 1 known, 1 done; reports: 1 finished, 0 erred;/);
     const json = await runWeft(["status", cluster.address, "--json"]);

@@ -83,11 +83,14 @@ export function formatStatus(status: ClusterStatus): string {
   if (workers.length > 0) {
     // The memory columns only when some worker has a memory limit (and so spills).
     const limited = workers.some((w) => w.memoryLimit !== null || w.spilled !== null);
+    // Whether each worker has a nanny (restartable), only when some has one.
+    const nannies = workers.some((w) => w.nanny === true);
     const rows = [
       [
         "worker",
         "threads",
         "status",
+        ...(nannies ? ["nanny"] : []),
         "processing",
         "keys",
         "bytes",
@@ -97,6 +100,7 @@ export function formatStatus(status: ClusterStatus): string {
         w.address,
         String(w.nthreads),
         w.status,
+        ...(nannies ? [w.nanny === true ? "yes" : "no"] : []),
         String(w.processing),
         String(w.keys),
         formatBytes(w.nbytes),
