@@ -958,7 +958,8 @@ export class Client implements FutureHost, GatherHost {
    * task leaked: each worker named (by address, or by host for every worker
    * there) that has a nanny is told to close and removed, and its nanny
    * starts a fresh one; its unfinished tasks run elsewhere, and the results
-   * only it held are computed again. The cluster's other work goes on.
+   * only it held are computed again (scattered values only it held are
+   * lost, as with a worker that dies). The cluster's other work goes on.
    * Resolves with `restarted` (the addresses told to close) and `failed` (the
    * others with why: no nanny, being retired, no connected worker matches the
    * name), once as many workers as there were are connected again (or at
