@@ -7,6 +7,7 @@
 
 import { constants as bufferConstants } from "node:buffer";
 import { MAX_FRAME_LENGTH } from "./framing.ts";
+import type { TlsCredentials } from "./tls.ts";
 
 /** How a comm ended. */
 export interface CommCloseInfo {
@@ -106,6 +107,17 @@ export function frameLimitsOf(o: FrameLimits): FrameLimits {
   return { maxFrameBytes: o.maxFrameBytes, maxMessageBytes: o.maxMessageBytes };
 }
 
+/** What a process's connections share: the frame limits, and TLS credentials for `tls://`. */
+export interface CommOptions extends FrameLimits {
+  /** The credentials of `tls://` connections (see `tls.ts`); `tls://` refuses to work without. */
+  tls?: TlsCredentials;
+}
+
+/** Only the {@link CommOptions} of `o` (a process's options), to spread into `connect`/`listen` options. */
+export function commOptionsOf(o: CommOptions): CommOptions {
+  return { ...frameLimitsOf(o), ...(o.tls !== undefined ? { tls: o.tls } : {}) };
+}
+
 /** How long a TCP connection may stall; the in-process transport ignores them. */
 export interface TcpTimeouts {
   /**
@@ -127,7 +139,7 @@ export interface TcpTimeouts {
 }
 
 /** Options of `connect`. */
-export interface ConnectOptions extends FrameLimits, TcpTimeouts {
+export interface ConnectOptions extends CommOptions, TcpTimeouts {
   /** Give up after this many milliseconds. Default 30,000 (Dask's `distributed.comm.timeouts.connect`). */
   timeoutMs?: number;
   /** Abort the attempt. */
@@ -135,7 +147,7 @@ export interface ConnectOptions extends FrameLimits, TcpTimeouts {
 }
 
 /** Options of `listen`: those of every comm it accepts. */
-export interface ListenOptions extends FrameLimits, TcpTimeouts {
+export interface ListenOptions extends CommOptions, TcpTimeouts {
   /**
    * TCP only: decode the large byte arrays and the cloned values of raw bytes
    * in received messages (task arguments and values) as opaque objects

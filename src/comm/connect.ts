@@ -7,14 +7,14 @@ import { connectInproc, listenInproc } from "./inproc.ts";
 import { connectTcp, listenTcp } from "./tcp.ts";
 
 /** The schemes `connect` and `listen` know. */
-export const SCHEMES = ["inproc", "tcp"] as const;
+export const SCHEMES = ["inproc", "tcp", "tls"] as const;
 
 function scheme(address: string): string {
   if (typeof address !== "string" || address === "") {
     throw new TypeError(`expected an address string, got ${showValue(address)}`);
   }
   const s = splitScheme(address).scheme;
-  if (s !== "inproc" && s !== "tcp") {
+  if (s !== "inproc" && s !== "tcp" && s !== "tls") {
     throw new Error(
       `unknown address scheme ${JSON.stringify(s)} in ${JSON.stringify(address)}: expected one of ${SCHEMES.join(", ")}`,
     );
@@ -22,7 +22,10 @@ function scheme(address: string): string {
   return s;
 }
 
-/** Connect to `inproc://name/N` or `tcp://host:port` (a bare `host:port` is TCP). */
+/**
+ * Connect to `inproc://name/N`, `tcp://host:port` (a bare `host:port` is TCP)
+ * or `tls://host:port` (with `options.tls`).
+ */
 export function connect(address: string, options: ConnectOptions = {}): Promise<Comm> {
   return scheme(address) === "inproc"
     ? connectInproc(address, options)
@@ -30,8 +33,9 @@ export function connect(address: string, options: ConnectOptions = {}): Promise<
 }
 
 /**
- * Listen at `inproc://`, `inproc://name`, `inproc://name/N` or `tcp://host:port`;
- * `handler` is called with every accepted comm.
+ * Listen at `inproc://`, `inproc://name`, `inproc://name/N`, `tcp://host:port`
+ * or `tls://host:port` (with `options.tls`); `handler` is called with every
+ * accepted comm.
  */
 export function listen(
   address: string,

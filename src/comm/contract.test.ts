@@ -1,23 +1,25 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Comm, Listener } from "./comm.ts";
+import type { Comm, ConnectOptions, Listener } from "./comm.ts";
 import { connect, listen } from "./connect.ts";
 import { CommClosedError, ConnectError, isNetworkError } from "./errors.ts";
 import { commPair } from "./testPair.ts";
+import { testTls } from "./testTls.ts";
 
 /** The behaviour every transport must share. */
-const TRANSPORTS = [
-  { name: "inproc", address: "inproc://" },
-  { name: "tcp", address: "tcp://127.0.0.1:0" },
+const TRANSPORTS: { name: string; address: string; options: ConnectOptions }[] = [
+  { name: "inproc", address: "inproc://", options: {} },
+  { name: "tcp", address: "tcp://127.0.0.1:0", options: {} },
+  { name: "tls", address: "tls://127.0.0.1:0", options: { tls: testTls() } },
 ];
 
-describe.each(TRANSPORTS)("comm contract: $name", ({ address }) => {
+describe.each(TRANSPORTS)("comm contract: $name", ({ address, options }) => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const fn of cleanup.splice(0)) await fn();
   });
 
   async function pair() {
-    const p = await commPair(address);
+    const p = await commPair(address, options);
     cleanup.push(async () => {
       p.client.abort();
       p.server.abort();
@@ -133,10 +135,10 @@ describe.each(TRANSPORTS)("comm contract: $name", ({ address }) => {
   });
 
   it("connect to an address nobody listens at fails with a ConnectError", async () => {
-    const listener = await listen(address, () => {});
+    const listener = await listen(address, () => {}, options);
     const dead = listener.address;
     await listener.close();
-    const err = await connect(dead, { timeoutMs: 5000 }).catch((e: unknown) => e);
+    const err = await connect(dead, { ...options, timeoutMs: 5000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectError);
     expect((err as ConnectError).address).toBe(dead);
     expect((err as Error).message).toContain(dead);
@@ -146,7 +148,7 @@ describe.each(TRANSPORTS)("comm contract: $name", ({ address }) => {
   it("a closed listener accepts no more, but its comms go on", async () => {
     const { listener, client, server } = await pair();
     await listener.close();
-    await expect(connect(listener.address, { timeoutMs: 5000 })).rejects.toBeInstanceOf(
+    await expect(connect(listener.address, { ...options, timeoutMs: 5000 })).rejects.toBeInstanceOf(
       ConnectError,
     );
     await client.send("still");
@@ -155,14 +157,20 @@ describe.each(TRANSPORTS)("comm contract: $name", ({ address }) => {
 
   it("serves many connections at once", async () => {
     const accepted: Comm[] = [];
-    const listener: Listener = await listen(address, (c) => {
-      accepted.push(c);
-      void (async () => {
-        for await (const m of c) await c.send(m);
-      })();
-    });
+    const listener: Listener = await listen(
+      address,
+      (c) => {
+        accepted.push(c);
+        void (async () => {
+          for await (const m of c) await c.send(m);
+        })();
+      },
+      options,
+    );
     cleanup.push(() => listener.close());
-    const clients = await Promise.all(Array.from({ length: 20 }, () => connect(listener.address)));
+    const clients = await Promise.all(
+      Array.from({ length: 20 }, () => connect(listener.address, options)),
+    );
     const answers = await Promise.all(
       clients.map(async (c, i) => {
         await c.send({ i });

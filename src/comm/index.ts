@@ -4,8 +4,10 @@ export { ClonedValue } from "./clonedValue.ts";
 export {
   type Comm,
   type CommCloseInfo,
+  type CommOptions,
   type ConnectionHandler,
   type ConnectOptions,
+  commOptionsOf,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_FRAME_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -40,7 +42,13 @@ export {
   rpc,
   serveRpc,
 } from "./rpc.ts";
-export { tcpAddress } from "./tcp.ts";
+export { type TcpScheme, tcpAddress } from "./tcp.ts";
+export {
+  loadTlsCredentials,
+  type TlsCredentials,
+  type TlsFiles,
+  tlsCredentialsProblem,
+} from "./tls.ts";
 export {
   type DecodeOptions,
   decodeMessage,

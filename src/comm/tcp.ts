@@ -2,9 +2,12 @@
  * The TCP transport: `tcp://host:port`; each message is {@link encodeMessage}'s
  * payload and out-of-band buffers (laid out as `messageLayout.ts` says), in one
  * frame or, when larger than `maxFrameBytes`, several (see `framing.ts`).
+ * `tls://host:port` is the same over TLS, both ends showing a certificate of
+ * the cluster's CA (see `tls.ts`).
  */
 
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
+import { createServer as createTlsServer, connect as tlsConnect } from "node:tls";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import {
   type Comm,
@@ -30,6 +33,7 @@ import {
   splitMessage,
   splitMessagePieces,
 } from "./messageLayout.ts";
+import { secureContextOptions, type TlsCredentials } from "./tls.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
@@ -40,10 +44,31 @@ const STALL_BYTES = 16 * 1024 * 1024;
 
 const FORWARD = { forward: true } as const;
 
-/** `tcp://host:port`, with brackets around IPv6 hosts. */
-export function tcpAddress(host: string | undefined, port: number | undefined): string {
+/** The schemes of this transport: plain TCP, and TCP over TLS. */
+export type TcpScheme = "tcp" | "tls";
+
+/** `tcp://host:port` (or `tls://`), with brackets around IPv6 hosts. */
+export function tcpAddress(
+  host: string | undefined,
+  port: number | undefined,
+  scheme: TcpScheme = "tcp",
+): string {
   const h = host ?? "unknown";
-  return h.includes(":") ? `tcp://[${h}]:${port ?? 0}` : `tcp://${h}:${port ?? 0}`;
+  return h.includes(":") ? `${scheme}://[${h}]:${port ?? 0}` : `${scheme}://${h}:${port ?? 0}`;
+}
+
+/** The scheme of `address` (`tls` or, bare or not, `tcp`), and for `tls` the credentials it needs. */
+function schemeOf(
+  address: string,
+  tls: TlsCredentials | undefined,
+): { scheme: TcpScheme; tls: TlsCredentials | null } {
+  if (splitScheme(address).scheme !== "tls") return { scheme: "tcp", tls: null };
+  if (tls === undefined) {
+    throw new Error(
+      `${address}: tls:// needs TLS credentials (the tls option: ca, cert, key; on the command line --tls-ca-file, --tls-cert, --tls-key)`,
+    );
+  }
+  return { scheme: "tls", tls };
 }
 
 /** The limits of `options`, defaults filled in; throws a `RangeError` for bad ones. */
@@ -75,6 +100,8 @@ export class TcpComm extends CommBase {
   private readonly reader: FrameReader;
   private closing = false;
   private endError: Error | null = null;
+  /** Whether any byte came from the peer. */
+  private receivedAny = false;
   /** Sends handed to the socket and not yet written out, and their bytes. */
   private unsentMessages = 0;
   private unsentBytes = 0;
@@ -88,11 +115,18 @@ export class TcpComm extends CommBase {
     private readonly timeouts: Required<TcpTimeouts> = resolveTimeouts({}),
     /** See {@link ListenOptions.forwardOutOfBandBuffers}. */
     private readonly forward = false,
+    scheme: TcpScheme = "tcp",
+    /**
+     * Why the peer may close the connection before sending anything (a dialled
+     * TLS connection: the peer refused this end's certificate, and TLS 1.3 lets
+     * the handshake end on this side first), said if it does; null: an orderly close.
+     */
+    private readonly silentCloseHint: string | null = null,
   ) {
     super();
     this.reader = new FrameReader(limits.maxFrameBytes, limits.maxMessageBytes);
-    this.localAddress = tcpAddress(socket.localAddress, socket.localPort);
-    this.peerAddress = tcpAddress(socket.remoteAddress, socket.remotePort);
+    this.localAddress = tcpAddress(socket.localAddress, socket.localPort, scheme);
+    this.peerAddress = tcpAddress(socket.remoteAddress, socket.remotePort, scheme);
     socket.setNoDelay(true);
     if (timeouts.keepAliveMs > 0) socket.setKeepAlive(true, timeouts.keepAliveMs);
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
@@ -108,6 +142,7 @@ export class TcpComm extends CommBase {
 
   private onData(chunk: Buffer): void {
     if (this.isClosed) return;
+    this.receivedAny = true;
     let messages: (Buffer | Buffer[])[];
     try {
       messages = this.forward ? this.reader.pushPieces(chunk) : this.reader.push(chunk);
@@ -134,6 +169,11 @@ export class TcpComm extends CommBase {
   }
 
   private onEnd(): void {
+    if (!this.receivedAny && this.silentCloseHint !== null && !this.closing) {
+      this.endError ??= new CommClosedError(
+        `connection to ${this.peerAddress} closed before anything arrived: ${this.silentCloseHint}`,
+      );
+    }
     if (this.reader.pendingBytes > 0 || this.reader.expectedBytes >= 0) {
       const expected = this.reader.expectedBytes;
       this.endError ??= new CommClosedError(
@@ -236,20 +276,36 @@ export class TcpComm extends CommBase {
   }
 }
 
-/** Connect to `tcp://host:port`. Rejects with a {@link ConnectError}. */
+/**
+ * Connect to `tcp://host:port`, or `tls://host:port` with `options.tls`.
+ * Rejects with a {@link ConnectError} (for TLS, also when the handshake fails:
+ * a peer whose certificate the CA did not sign, or that refuses this one's).
+ */
 export function connectTcp(address: string, options: ConnectOptions = {}): Promise<Comm> {
   const limits = resolveFrameLimits(options);
   const timeouts = resolveTimeouts(options);
+  const { scheme, tls } = schemeOf(address, options.tls);
   const { host, port } = parseHostPort(splitScheme(address).location);
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const signal = options.signal;
   return new Promise<Comm>((resolve, reject) => {
     signal?.throwIfAborted();
-    const socket = netConnect({ host, port });
+    // The peer's certificate must be signed by the CA; its host name is not checked (see tls.ts).
+    const socket =
+      tls === null
+        ? netConnect({ host, port })
+        : tlsConnect({
+            host,
+            port,
+            ...secureContextOptions(tls),
+            rejectUnauthorized: true,
+            checkServerIdentity: () => undefined,
+          });
+    const connected = tls === null ? "connect" : "secureConnect";
     const cleanup = () => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
-      socket.removeListener("connect", onConnect);
+      socket.removeListener(connected, onConnect);
       socket.removeListener("error", onError);
     };
     const fail = (err: Error) => {
@@ -261,11 +317,18 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
       fail(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
     const onConnect = () => {
       cleanup();
-      resolve(new TcpComm(socket, limits, timeouts));
+      resolve(
+        new TcpComm(socket, limits, timeouts, false, scheme, tls === null ? null : TLS_REFUSAL),
+      );
     };
     const onError = (err: NodeJS.ErrnoException) => {
       const code = err.code ?? null;
-      const what = code === "ECONNREFUSED" ? "refused" : `failed: ${err.message}`;
+      const what =
+        code === "ECONNREFUSED"
+          ? "refused"
+          : tls !== null && isTlsError(err)
+            ? `failed: the TLS handshake failed: ${err.message}`
+            : `failed: ${err.message}`;
       fail(
         new ConnectError(
           `connection to ${address} ${what}${code ? ` (${code})` : ""}`,
@@ -289,12 +352,32 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
       timeoutMs,
     );
     signal?.addEventListener("abort", onAbort, { once: true });
-    socket.once("connect", onConnect);
+    socket.once(connected, onConnect);
     socket.once("error", onError);
   });
 }
 
-/** Listen at `tcp://host:port` (port 0: any free port; the listener's address tells which). */
+/** Why a TLS peer may close a connection it accepted before saying anything. */
+const TLS_REFUSAL =
+  "the peer may have refused this process's TLS certificate (is it signed by the CA the peer trusts?)";
+
+/** True for an error of TLS rather than of the network (a certificate refused, a protocol mismatch). */
+function isTlsError(err: NodeJS.ErrnoException): boolean {
+  const code = err.code ?? "";
+  return (
+    code.startsWith("ERR_SSL") ||
+    code.startsWith("ERR_TLS") ||
+    /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code) ||
+    err.message.includes("alert")
+  );
+}
+
+/**
+ * Listen at `tcp://host:port` (port 0: any free port; the listener's address
+ * tells which), or `tls://host:port` with `options.tls`: then only peers
+ * showing a certificate the CA signed get through the handshake (the others
+ * are dropped unseen).
+ */
 export async function listenTcp(
   address: string,
   handler: ConnectionHandler,
@@ -302,12 +385,27 @@ export async function listenTcp(
 ): Promise<Listener> {
   const limits = resolveFrameLimits(options);
   const timeouts = resolveTimeouts(options);
+  const { scheme, tls } = schemeOf(address, options.tls);
   const { host, port } = parseHostPort(splitScheme(address).location, 0);
   const forward = options.forwardOutOfBandBuffers === true;
-  const server = createServer({ noDelay: true }, (socket) => {
+  const accept = (socket: Socket) => {
     if (socket.destroyed) return;
-    handler(new TcpComm(socket, limits, timeouts, forward));
-  });
+    handler(new TcpComm(socket, limits, timeouts, forward, scheme));
+  };
+  const server =
+    tls === null
+      ? createServer({ noDelay: true }, accept)
+      : createTlsServer(
+          {
+            ...secureContextOptions(tls),
+            noDelay: true,
+            requestCert: true,
+            rejectUnauthorized: true,
+          },
+          accept,
+        );
+  // A peer that failed the handshake never became a comm: nothing to report it to.
+  server.on("tlsClientError", (_err: Error, socket: Socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen({ host: host === "" ? undefined : host, port }, () => {
@@ -319,7 +417,7 @@ export async function listenTcp(
     // Errors of accepted sockets are reported on their comms.
   });
   const info = server.address() as AddressInfo;
-  const bound = tcpAddress(info.address, info.port);
+  const bound = tcpAddress(info.address, info.port, scheme);
   let open = true;
   return {
     address: bound,

@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Comm } from "./comm.ts";
+import { connect, listen } from "./connect.ts";
+import { ConnectError, isNetworkError } from "./errors.ts";
+import { commPair } from "./testPair.ts";
+import { strangerTls, TEST_TLS_FILES, testTls } from "./testTls.ts";
+import { loadTlsCredentials, tlsCredentialsProblem } from "./tls.ts";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0)) await fn();
+});
+
+/** A tls:// listener with the test cluster's credentials; the comms it accepted. */
+async function tlsListener() {
+  const accepted: Comm[] = [];
+  const listener = await listen("tls://127.0.0.1:0", (c) => accepted.push(c), { tls: testTls() });
+  cleanup.push(async () => {
+    for (const c of accepted) c.abort();
+    await listener.close();
+  });
+  return { listener, accepted };
+}
+
+describe("tls transport", () => {
+  it("refuses a peer whose certificate another CA signed, both ways", async () => {
+    const { listener, accepted } = await tlsListener();
+    // A stranger dialling in, trusting the cluster's CA: the server refuses its certificate.
+    // With TLS 1.3 the client's side of the handshake ends before the server's verdict,
+    // which then closes the connection, saying why.
+    const intruder = { ...strangerTls(), ca: testTls().ca };
+    const comm = await connect(listener.address, { tls: intruder, timeoutMs: 5000 });
+    const closed = await comm.closed;
+    expect(closed.error?.message).toMatch(
+      /^connection to tls:\/\/127\.0\.0\.1:\d+ closed before anything arrived: the peer may have refused this process.s TLS certificate/,
+    );
+    expect(isNetworkError(closed.error)).toBe(true);
+    // One that does not trust the cluster's CA refuses the server's certificate.
+    const err = await connect(listener.address, { tls: strangerTls(), timeoutMs: 5000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as Error).message).toMatch(
+      /^connection to tls:\/\/127\.0\.0\.1:\d+ failed: the TLS handshake failed: /,
+    );
+    expect(isNetworkError(err)).toBe(true);
+    // A stranger listening: the cluster's client refuses the server's certificate.
+    const stranger = await listen("tls://127.0.0.1:0", () => {}, { tls: strangerTls() });
+    cleanup.push(() => stranger.close());
+    const err2 = await connect(stranger.address, { tls: testTls(), timeoutMs: 5000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(err2).toBeInstanceOf(ConnectError);
+    expect((err2 as Error).message).toMatch(/TLS handshake failed/);
+    expect(accepted).toEqual([]);
+  });
+
+  it("a plain tcp:// client gets nothing through; the listener goes on", async () => {
+    const { listener, accepted } = await tlsListener();
+    const plain = await connect(listener.address.replace("tls://", "tcp://"), { timeoutMs: 5000 });
+    await plain.send({ hello: "in clear" }).catch(() => {});
+    const closed = await plain.closed;
+    expect(plain.isClosed).toBe(true);
+    expect(closed).toBeDefined();
+    expect(accepted).toEqual([]);
+    // A member still gets in.
+    const member = await connect(listener.address, { tls: testTls(), timeoutMs: 5000 });
+    cleanup.push(() => member.abort());
+    await member.send("hi");
+    while (accepted.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(await accepted[0].recv()).toBe("hi");
+  });
+
+  it("carries a message larger than a frame whole, with bytes out of band", async () => {
+    const p = await commPair("tls://127.0.0.1:0", { tls: testTls(), maxFrameBytes: 1000 });
+    cleanup.push(async () => {
+      p.client.abort();
+      p.server.abort();
+      await p.listener.close();
+    });
+    const big = new Uint8Array(100_000).map((_, i) => i % 251);
+    await p.client.send({ big, text: "x".repeat(5000) });
+    const got = (await p.server.recv()) as { big: Uint8Array; text: string };
+    expect(Buffer.from(got.big).equals(Buffer.from(big))).toBe(true);
+    expect(got.text).toHaveLength(5000);
+    expect(p.server.peerAddress).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it("tls:// without credentials says what is missing", async () => {
+    await expect(listen("tls://127.0.0.1:0", () => {})).rejects.toThrow(
+      /tls:\/\/ needs TLS credentials \(the tls option: ca, cert, key; on the command line --tls-ca-file, --tls-cert, --tls-key\)/,
+    );
+    await expect(async () => connect("tls://127.0.0.1:1")).rejects.toThrow(
+      /tls:\/\/ needs TLS credentials/,
+    );
+  });
+
+  it("loading credentials names the file that cannot be read or holds no PEM", () => {
+    expect(loadTlsCredentials(TEST_TLS_FILES).ca.toString()).toContain("BEGIN CERTIFICATE");
+    expect(() =>
+      loadTlsCredentials({ ...TEST_TLS_FILES, keyFile: "/nonexistent/key.pem" }),
+    ).toThrow(/^cannot read the TLS key \/nonexistent\/key\.pem: ENOENT/);
+    const dir = mkdtempSync(join(tmpdir(), "weft-tls-"));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const junk = join(dir, "junk.pem");
+    writeFileSync(junk, "not a certificate");
+    expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, caFile: junk })).toThrow(
+      `the TLS CA file ${junk} holds no PEM block (-----BEGIN …)`,
+    );
+    expect(tlsCredentialsProblem({ ca: "x", cert: 1, key: "y" })).toBe(
+      "tls.cert must be PEM text (a string or a Buffer)",
+    );
+    expect(tlsCredentialsProblem(testTls())).toBeNull();
+  });
+});
