@@ -18,7 +18,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { type FrameLimits, frameLimitsOf, frameLimitsProblem } from "../comm/comm.ts";
+import { type CommOptions, commOptionsOf, frameLimitsProblem } from "../comm/comm.ts";
+import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import type {
   DatasetMsg,
   DatasetPublishedMsg,
@@ -179,6 +180,11 @@ export interface ClientOptions {
    * its futures with a `MessageTooLargeError`.
    */
   maxMessageBytes?: number;
+  /**
+   * The cluster's TLS credentials, for a `tls://` scheduler and its workers
+   * (see `comm/tls.ts`). Default none.
+   */
+  tls?: TlsCredentials;
 }
 
 /** Options of one submitted task (`workers`, `allowOtherWorkers`: see {@link GraphOptions}). */
@@ -331,7 +337,7 @@ export class Client implements FutureHost, GatherHost {
     id: string,
     address: string,
     timeoutMs: number,
-    limits: FrameLimits,
+    limits: CommOptions,
     logger: Logger,
   ) {
     this.id = id;
@@ -407,7 +413,7 @@ export class Client implements FutureHost, GatherHost {
     this.logger.error({ err, op }, "a message to the scheduler could not be sent");
   }
 
-  /** Connect to the scheduler at `address` (`tcp://host:port` or `inproc://…`). */
+  /** Connect to the scheduler at `address` (`tcp://host:port`, `tls://host:port` with `tls`, or `inproc://…`). */
   static async connect(address: string, options: ClientOptions = {}): Promise<Client> {
     const timeoutMs = options.timeoutMs ?? 30_000;
     if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
@@ -417,13 +423,15 @@ export class Client implements FutureHost, GatherHost {
     }
     const limitsProblem = frameLimitsProblem(options);
     if (limitsProblem !== null) throw new RangeError(`Client option ${limitsProblem}`);
+    const tlsProblem = options.tls === undefined ? null : tlsCredentialsProblem(options.tls);
+    if (tlsProblem !== null) throw new TypeError(`Client option ${tlsProblem}`);
     const id = `${options.name ?? "client"}-${randomUUID().slice(0, 8)}`;
     if (isStandInClientId(id)) {
       throw new RangeError(
         `Client option name ${JSON.stringify(options.name)} makes ids the scheduler keeps for its stand-in clients (published-…)`,
       );
     }
-    const limits = frameLimitsOf(options);
+    const limits = commOptionsOf(options);
     const conn = await SchedulerConnection.open(address, id, {
       timeoutMs,
       batchedSendIntervalMs:

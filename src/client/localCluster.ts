@@ -12,6 +12,7 @@
  */
 
 import type { Logger } from "pino";
+import type { TlsCredentials } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
 import { weftLogger } from "../util/logger.ts";
@@ -38,8 +39,13 @@ export interface LocalClusterOptions {
   taskModules?: readonly (string | URL)[];
   /** Check every state machine after every stimulus (slow; for tests). Default false. */
   validate?: boolean;
-  /** `"inproc"` (default) or `"tcp"` (on 127.0.0.1, random ports). */
-  protocol?: "inproc" | "tcp";
+  /**
+   * `"inproc"` (default), `"tcp"` (on 127.0.0.1, random ports) or `"tls"`
+   * (the same over TLS, with `tls`).
+   */
+  protocol?: "inproc" | "tcp" | "tls";
+  /** The cluster's TLS credentials (see `comm/tls.ts`): for `protocol: "tls"`, which needs them. */
+  tls?: TlsCredentials;
   /** More options of the scheduler. */
   scheduler?: Omit<SchedulerOptions, "listen" | "validate" | "logger">;
   /** More options of every worker. */
@@ -113,6 +119,8 @@ export class LocalCluster {
     private readonly maxWorkerRestarts: number,
     /** For the cluster's own news (workers replaced, given up on). */
     private readonly clusterLogger: Logger,
+    /** The credentials its clients connect with (`protocol: "tls"`). */
+    private readonly tls: TlsCredentials | undefined,
   ) {
     this.slots = [...workers];
     this.restarts = workers.map(() => 0);
@@ -139,11 +147,19 @@ export class LocalCluster {
       );
     }
     const protocol = options.protocol ?? "inproc";
-    if (protocol !== "inproc" && protocol !== "tcp") {
+    if (protocol !== "inproc" && protocol !== "tcp" && protocol !== "tls") {
       throw new TypeError(
-        `LocalCluster option protocol must be "inproc" or "tcp", got ${JSON.stringify(protocol)}`,
+        `LocalCluster option protocol must be "inproc", "tcp" or "tls", got ${JSON.stringify(protocol)}`,
       );
     }
+    const tls = options.tls;
+    if (protocol === "tls" && tls === undefined) {
+      throw new TypeError(
+        'LocalCluster option protocol "tls" needs the tls option (ca, cert, key)',
+      );
+    }
+    const listenAt = protocol === "inproc" ? null : `${protocol}://127.0.0.1:0`;
+    const secure = tls !== undefined ? { tls } : {};
     // Nameless: each part's child logger names it (a name here would appear twice a line).
     const logger = options.logger ?? weftLogger(undefined, process.env.WEFT_LOG_LEVEL ?? "warn");
     const validate = options.validate ?? false;
@@ -151,7 +167,8 @@ export class LocalCluster {
     const scheduler = await Scheduler.start({
       batchedSendIntervalMs: 0,
       ...options.scheduler,
-      listen: protocol === "inproc" ? "inproc://scheduler" : "tcp://127.0.0.1:0",
+      listen: listenAt ?? "inproc://scheduler",
+      ...secure,
       validate,
       logger: logger.child({ name: "weft.scheduler" }),
     });
@@ -160,7 +177,8 @@ export class LocalCluster {
         batchedSendIntervalMs: 0,
         ...options.worker,
         scheduler: scheduler.address,
-        listen: protocol === "inproc" ? "inproc://worker" : "tcp://127.0.0.1:0",
+        listen: listenAt ?? "inproc://worker",
+        ...secure,
         nthreads,
         executor: executor === "threads" ? "piscina" : "inline",
         taskModules: options.taskModules ?? [],
@@ -192,6 +210,7 @@ export class LocalCluster {
       newWorker,
       maxWorkerRestarts,
       logger.child({ name: "weft.cluster" }),
+      tls,
     );
   }
 
@@ -403,6 +422,7 @@ export class LocalCluster {
     if (this.closePromise !== null) throw new Error("the LocalCluster is closed");
     const client = await Client.connect(this.address, {
       logger: this.logger.child({ name: "weft.client" }),
+      ...(this.tls !== undefined ? { tls: this.tls } : {}),
       ...options,
     });
     this.clients.add(client);

@@ -5,7 +5,7 @@
  */
 
 import { BatchedSend } from "../comm/batchedSend.ts";
-import { type Comm, type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
+import { type Comm, type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
@@ -21,7 +21,7 @@ import { asError } from "../util/asError.ts";
 import { ClientClosedError } from "./errors.ts";
 
 /** Options of {@link SchedulerConnection.open}. */
-export interface SchedulerConnectionOptions extends FrameLimits {
+export interface SchedulerConnectionOptions extends CommOptions {
   /** Connect and handshake within this many ms. */
   timeoutMs: number;
   /** Batching interval of the stream to the scheduler, in ms. */
@@ -88,7 +88,7 @@ export class SchedulerConnection {
     clientId: string,
     o: SchedulerConnectionOptions,
   ): Promise<SchedulerConnection> {
-    const comm = await connect(address, { timeoutMs: o.timeoutMs, ...frameLimitsOf(o) });
+    const comm = await connect(address, { timeoutMs: o.timeoutMs, ...commOptionsOf(o) });
     try {
       const hello: RegisterClientMsg = { op: "register-client", clientId, ...wireVersion() };
       await comm.send(hello);

@@ -15,7 +15,7 @@
  */
 
 import type { Logger } from "pino";
-import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
+import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import { isNetworkError } from "../comm/errors.ts";
 import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messagesSession.ts";
@@ -124,7 +124,7 @@ export class Scheduler implements SessionHost {
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
     // Task arguments are passed on to workers unread: not joined into one buffer.
     this.listener = await listen(this.options.listen, (comm) => this.accept(comm), {
-      ...frameLimitsOf(this.options),
+      ...commOptionsOf(this.options),
       forwardOutOfBandBuffers: true,
     });
     this.statusValue = "running";

@@ -6,13 +6,23 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   frameLimitsProblem,
 } from "../comm/comm.ts";
+import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { weftLogger } from "../util/logger.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
 
 /** Options of the scheduler server. */
 export interface SchedulerOptions {
-  /** Where to listen: `tcp://host:port` (port 0: any) or `inproc://…`. Default `tcp://127.0.0.1:0`. */
+  /**
+   * Where to listen: `tcp://host:port` (port 0: any), `tls://host:port` (with
+   * `tls`) or `inproc://…`. Default `tcp://127.0.0.1:0`.
+   */
   listen?: string;
+  /**
+   * The cluster's TLS credentials, for `tls://` (see `comm/tls.ts`): the CA
+   * whose certificates workers and clients must show, and this scheduler's
+   * certificate and key. Default none.
+   */
+  tls?: TlsCredentials;
   /** Check the state machine after every stimulus (slow; for tests). Default false. */
   validate?: boolean;
   /** Options of the state machine (`clock` and `validate` are set by the server). */
@@ -42,7 +52,9 @@ export interface SchedulerOptions {
 }
 
 /** {@link SchedulerOptions} with every default filled in. */
-export type ResolvedSchedulerOptions = Required<SchedulerOptions>;
+export type ResolvedSchedulerOptions = Required<Omit<SchedulerOptions, "tls">> & {
+  tls?: TlsCredentials;
+};
 
 function nonNegative(name: string, v: number): number {
   if (typeof v !== "number" || Number.isNaN(v) || v < 0) {
@@ -65,8 +77,11 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
   if (ttl === 0) throw new RangeError("Scheduler option workerTtlMs must be > 0 (Infinity: never)");
   const limitsProblem = frameLimitsProblem(o);
   if (limitsProblem !== null) throw new RangeError(`Scheduler option ${limitsProblem}`);
+  const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
+  if (tlsProblem !== null) throw new TypeError(`Scheduler option ${tlsProblem}`);
   return {
     listen,
+    ...(o.tls !== undefined ? { tls: o.tls } : {}),
     validate: o.validate ?? false,
     state: o.state ?? {},
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),

@@ -4,7 +4,7 @@
  * the state machine is told the worker is gone.
  */
 
-import { type Comm, frameLimitsOf } from "../comm/comm.ts";
+import { type Comm, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommAbortedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
@@ -36,7 +36,7 @@ async function reachProblem(host: SessionHost, address: string): Promise<string 
   try {
     const probe = await connect(address, {
       timeoutMs: Math.min(host.options.handshakeTimeoutMs, 5_000),
-      ...frameLimitsOf(host.options),
+      ...commOptionsOf(host.options),
     });
     // Orderly: the worker's rpc server sees a peer that said nothing and left.
     await probe.close();
@@ -80,7 +80,10 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   if (addressTaken(host, address)) {
     return refuse(host, comm, `a worker is already registered at ${address}`);
   }
-  if (host.options.checkWorkerAddress && address.startsWith("tcp://")) {
+  if (
+    host.options.checkWorkerAddress &&
+    (address.startsWith("tcp://") || address.startsWith("tls://"))
+  ) {
     const problem = await reachProblem(host, address);
     if (problem !== null) {
       return refuse(

@@ -30,19 +30,22 @@ export function externalIPv4(): string {
   return firstExternalAddress("IPv4") ?? "127.0.0.1";
 }
 
-/** The host and port of a `tcp://` address on a wildcard host (`0.0.0.0`, `::`, none), else null. */
-function wildcardTcp(address: string): { host: string; port: number } | null {
+/**
+ * The scheme (`tcp`, `tls`), host and port of a TCP address on a wildcard host
+ * (`0.0.0.0`, `::`, none), else null.
+ */
+function wildcardTcp(address: string): { scheme: string; host: string; port: number } | null {
   const { scheme, location } = splitScheme(address);
-  if (scheme !== "tcp") return null;
+  if (scheme !== "tcp" && scheme !== "tls") return null;
   const { host, port } = parseHostPort(location);
-  return host === "0.0.0.0" || host === "::" || host === "" ? { host, port } : null;
+  return host === "0.0.0.0" || host === "::" || host === "" ? { scheme, host, port } : null;
 }
 
 /** `listenerAddress`, with a wildcard TCP host replaced by {@link externalIPv4}. */
 export function contactAddressFor(listenerAddress: string): string {
   const wildcard = wildcardTcp(listenerAddress);
   if (wildcard === null) return listenerAddress;
-  return `tcp://${externalIPv4()}:${wildcard.port}`;
+  return `${wildcard.scheme}://${externalIPv4()}:${wildcard.port}`;
 }
 
 /**
@@ -57,8 +60,8 @@ export function reachableAddressFor(listenerAddress: string): string | null {
   if (wildcard === null) return null;
   if (wildcard.host !== "0.0.0.0") {
     const ip6 = firstExternalAddress("IPv6");
-    if (ip6 !== null) return `tcp://[${ip6}]:${wildcard.port}`;
+    if (ip6 !== null) return `${wildcard.scheme}://[${ip6}]:${wildcard.port}`;
   }
   const ip4 = firstExternalAddress("IPv4");
-  return ip4 === null ? null : `tcp://${ip4}:${wildcard.port}`;
+  return ip4 === null ? null : `${wildcard.scheme}://${ip4}:${wildcard.port}`;
 }

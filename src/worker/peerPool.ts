@@ -1,6 +1,6 @@
 /** One rpc connection per peer, opened on first use and reused. */
 
-import { type FrameLimits, frameLimitsOf } from "../comm/comm.ts";
+import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import type { CommLogger } from "../comm/rpc.ts";
@@ -8,7 +8,7 @@ import { type RpcClient, rpc } from "../comm/rpc.ts";
 import { raceSignal } from "./raceSignal.ts";
 
 /** Options of {@link PeerPool}. */
-export interface PeerPoolOptions extends FrameLimits {
+export interface PeerPoolOptions extends CommOptions {
   connectTimeoutMs: number;
   logger?: CommLogger;
 }
@@ -37,7 +37,7 @@ export class PeerPool {
     }
     const p = connect(address, {
       timeoutMs: this.options.connectTimeoutMs,
-      ...frameLimitsOf(this.options),
+      ...commOptionsOf(this.options),
     }).then((comm) => {
       const client = rpc(comm, this.options.logger);
       void comm.closed.then(() => {

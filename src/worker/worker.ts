@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { type Comm, frameLimitsOf, type Listener } from "../comm/comm.ts";
+import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { connect, listen } from "../comm/connect.ts";
 import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
@@ -185,7 +185,7 @@ export class Worker extends BaseWorker {
     );
     this.peers = new PeerPool({
       connectTimeoutMs: o.connectTimeoutMs,
-      ...frameLimitsOf(o),
+      ...commOptionsOf(o),
       logger,
     });
     this.dataServer = new DataServer(this, o.transferOutgoingCountLimit);
@@ -278,7 +278,7 @@ export class Worker extends BaseWorker {
             });
       this.throwIfClosedWhileStarting();
       this.refuseMemoryLimitTooSmall();
-      this.listener = await listen(o.listen, (comm) => this.servePeer(comm), frameLimitsOf(o));
+      this.listener = await listen(o.listen, (comm) => this.servePeer(comm), commOptionsOf(o));
       this.throwIfClosedWhileStarting();
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
       await this.register();
@@ -432,7 +432,7 @@ export class Worker extends BaseWorker {
     let told = false;
     for (;;) {
       try {
-        return await connect(o.scheduler, { timeoutMs: o.connectTimeoutMs, ...frameLimitsOf(o) });
+        return await connect(o.scheduler, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) });
       } catch (err) {
         const refused = err instanceof ConnectError && err.code === "ECONNREFUSED";
         const left = deadline - Date.now();

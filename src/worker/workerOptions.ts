@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   frameLimitsProblem,
 } from "../comm/comm.ts";
+import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 import { parseBytes } from "../util/parseBytes.ts";
@@ -24,6 +25,11 @@ export interface WorkerOptions {
   listen?: string;
   /** The address to advertise, if not the listener's (e.g. behind NAT). */
   contactAddress?: string;
+  /**
+   * The cluster's TLS credentials, for `tls://` scheduler, listen and peer
+   * addresses (see `comm/tls.ts`). Default none.
+   */
+  tls?: TlsCredentials;
   /** Tasks computing at once. Default: the number of CPUs. */
   nthreads?: number;
   /**
@@ -122,8 +128,9 @@ export interface WorkerOptions {
 
 /** {@link WorkerOptions} with every default filled in. */
 export type ResolvedWorkerOptions = Required<
-  Omit<WorkerOptions, "contactAddress" | "executor" | "taskModules" | "memoryLimit">
+  Omit<WorkerOptions, "contactAddress" | "executor" | "taskModules" | "memoryLimit" | "tls">
 > & {
+  tls?: TlsCredentials;
   contactAddress: string | null;
   /** In bytes; null: no limit, no spilling. */
   memoryLimit: number | null;
@@ -194,7 +201,9 @@ function contactAddress(address: string): string {
   if (typeof address !== "string" || address === "") fail("not an address");
   const { scheme, location } = splitScheme(address);
   if (scheme === "inproc") return address;
-  if (scheme !== "tcp") fail(`unknown scheme ${JSON.stringify(scheme)} (inproc or tcp)`);
+  if (scheme !== "tcp" && scheme !== "tls") {
+    fail(`unknown scheme ${JSON.stringify(scheme)} (inproc, tcp or tls)`);
+  }
   let host = "";
   let port = 0;
   try {
@@ -203,7 +212,7 @@ function contactAddress(address: string): string {
     fail((err as Error).message);
   }
   if (host === "" || port === 0) fail("a TCP address needs a host and a port");
-  return `tcp://${location}`;
+  return `${scheme}://${location}`;
 }
 
 /** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */
@@ -236,11 +245,14 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   }
   const limitsProblem = frameLimitsProblem(o);
   if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
+  const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
+  if (tlsProblem !== null) throw new TypeError(`Worker option ${tlsProblem}`);
   const nthreads = positiveInt("nthreads", o.nthreads ?? availableParallelism());
   return {
     scheduler: o.scheduler,
     listen: o.listen ?? "tcp://127.0.0.1:0",
     contactAddress: o.contactAddress === undefined ? null : contactAddress(o.contactAddress),
+    ...(o.tls !== undefined ? { tls: o.tls } : {}),
     nthreads,
     executor,
     taskModules: (o.taskModules ?? []).map((m) => existingModule(moduleUrl(m))),

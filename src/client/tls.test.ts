@@ -1,0 +1,63 @@
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { strangerTls, testTls } from "../comm/testTls.ts";
+import { Worker } from "../worker/worker.ts";
+import { Client } from "./client.ts";
+import { LocalCluster } from "./localCluster.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
+import { inc, sum } from "./testTasks.ts";
+
+const silent = pino({ level: "silent" });
+afterEach(closeTestClusters);
+
+describe("a cluster over tls://", () => {
+  it("computes, moves data between workers, scatters and gathers, all over TLS", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tls", tls: testTls() });
+    expect(cluster.address).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+    for (const w of cluster.workers) expect(w.address).toMatch(/^tls:\/\//);
+    const [first, second] = cluster.workers;
+    const a = client.submitWith({ workers: first.address }, inc, 1);
+    const b = client.submitWith({ workers: second.address }, inc, 2);
+    // The sum needs a transfer between the workers.
+    expect(await client.submit(sum, [a, b])).toBe(5);
+    const [x] = await client.scatter([41]);
+    expect(await client.submit(inc, x)).toBe(42);
+    await client.restart();
+    expect(await client.submit(inc, 9)).toBe(10);
+  });
+
+  it("refuses clients and workers without the cluster's credentials, saying why", async () => {
+    const { cluster } = await testCluster({ protocol: "tls", tls: testTls() });
+    await expect(Client.connect(cluster.address, { logger: silent })).rejects.toThrow(
+      /tls:\/\/ needs TLS credentials/,
+    );
+    await expect(
+      Client.connect(cluster.address, { logger: silent, tls: strangerTls(), timeoutMs: 5000 }),
+    ).rejects.toThrow(/the TLS handshake failed/);
+    // A worker trusting the cluster's CA, with a certificate another CA signed: refused.
+    const intruder = { ...strangerTls(), ca: testTls().ca };
+    const err = await Worker.create({
+      scheduler: cluster.address,
+      listen: "tls://127.0.0.1:0",
+      tls: intruder,
+      executor: "inline",
+      taskModules: [CLIENT_TEST_TASKS],
+      connectTimeoutMs: 5000,
+      logger: silent,
+    }).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/may have refused this process's TLS certificate/);
+    expect(cluster.scheduler.state.workers.size).toBe(2);
+  });
+
+  it("protocol tls needs the credentials; bad credentials are named", async () => {
+    await expect(LocalCluster.start({ protocol: "tls", logger: silent })).rejects.toThrow(
+      'LocalCluster option protocol "tls" needs the tls option (ca, cert, key)',
+    );
+    await expect(
+      Client.connect("tls://127.0.0.1:1", { tls: { ca: "x", cert: "y" } as never }),
+    ).rejects.toThrow("Client option tls.key must be PEM text (a string or a Buffer)");
+    expect(
+      () => new Worker({ scheduler: "tls://127.0.0.1:1", tls: { ca: 1 } as never, logger: silent }),
+    ).toThrow("Worker option tls.ca must be PEM text");
+  });
+});
