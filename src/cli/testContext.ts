@@ -41,6 +41,7 @@ export async function runWeft(
 export async function cliWorker(
   scheduler: string,
   ctx: CliContext,
+  more: Partial<Parameters<typeof runWorker>[1]> = {},
 ): Promise<{ worker: Worker; done: Promise<void> }> {
   let started: Worker | null = null;
   const done = runWorker(
@@ -52,6 +53,7 @@ export async function cliWorker(
       executor: "inline",
       logLevel: "silent",
       connectTimeout: "5000",
+      ...more,
     },
     ctx,
     (w) => {

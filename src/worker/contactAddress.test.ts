@@ -33,6 +33,7 @@ describe("contactAddressFor", () => {
   });
   it("replaces wildcard hosts", () => {
     expect(contactAddressFor("tcp://0.0.0.0:4000")).toBe(`tcp://${externalIPv4()}:4000`);
+    expect(contactAddressFor("tls://0.0.0.0:4000")).toBe(`tls://${externalIPv4()}:4000`);
     expect(contactAddressFor("tcp://[::]:4000")).toBe(`tcp://${externalIPv4()}:4000`);
   });
   it("falls back to 127.0.0.1 on a machine without a network", () => {

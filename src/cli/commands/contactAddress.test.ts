@@ -37,6 +37,12 @@ describe("workerAddresses", () => {
     expect(await reachable(a.listen, a.contact as string)).toBe(true);
   });
 
+  it("keeps the tls:// scheme of a worker listening on every interface", async () => {
+    const a = await workerAddresses("tls://0.0.0.0:0", "tls://127.0.0.1:8786");
+    expect(a.listen).toMatch(/^tls:\/\/0\.0\.0\.0:\d+$/);
+    expect(a.contact).toBe(`tls://127.0.0.1:${a.listen.split(":").at(-1)}`);
+  });
+
   it("on every interface, listens on IPv6 too when the scheduler is reached over IPv6", async () => {
     // The default --listen tcp://0.0.0.0:0 with the scheduler at [::1]: the worker
     // advertised [::1] but listened on IPv4 only, and the scheduler refused it.

@@ -1,6 +1,6 @@
 /**
  * Where a worker listens and the address it tells peers, for `weft worker`.
- * A worker listening on every interface (`tcp://0.0.0.0:port`) advertises
+ * A worker listening on every interface (`tcp://0.0.0.0:port`, or `tls://`) advertises
  * the address of the interface that routes to the scheduler (found with a
  * connected UDP socket, which sends nothing), on the same port; port 0 is
  * resolved to a free port first, so that both agree.
@@ -57,12 +57,14 @@ export async function workerAddresses(
     );
   }
   const { scheme, location } = splitScheme(listen);
-  if (scheme !== "tcp") return { listen, contact: null };
+  if (scheme !== "tcp" && scheme !== "tls") return { listen, contact: null };
   const { host, port: asked } = parseHostPort(location, 0);
   if (host !== "" && host !== "0.0.0.0" && host !== "::") return { listen, contact: null };
   // No route to look up toward a scheduler that is not a TCP one: connecting says what is
   // wrong with its address (`foo://x` was reported as a missing port number).
-  if (toScheduler.scheme !== "tcp") return { listen, contact: null };
+  if (toScheduler.scheme !== "tcp" && toScheduler.scheme !== "tls") {
+    return { listen, contact: null };
+  }
   const target = parseHostPort(toScheduler.location).host;
   const ip = await localAddressToward(target === "" || target === "0.0.0.0" ? "127.0.0.1" : target);
   // The scheduler is reached over IPv6: listening on 0.0.0.0 (IPv4 only, the default)
@@ -70,7 +72,7 @@ export async function workerAddresses(
   const any = host === "::" || isIPv6(ip) ? "::" : "0.0.0.0";
   const port = asked === 0 ? await freePort(any) : asked;
   return {
-    listen: `tcp://${bracket(any)}:${port}`,
-    contact: `tcp://${bracket(ip)}:${port}`,
+    listen: `${scheme}://${bracket(any)}:${port}`,
+    contact: `${scheme}://${bracket(ip)}:${port}`,
   };
 }

@@ -12,7 +12,7 @@ import { Command } from "commander";
 import { RestartTimeoutError } from "../../client/errors.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { timeoutMs } from "./serveUntil.ts";
-import { type ConnectCliOptions, withClient } from "./status.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft restart`. */
 export interface RestartCliOptions extends ConnectCliOptions {
@@ -66,7 +66,7 @@ export async function runRestart(
 
 /** `weft restart`: see docs/client.md. */
 export function restartCommand(ctx: CliContext): Command {
-  return new Command("restart")
+  return addConnectOptions(new Command("restart"))
     .description(
       "Restart a running cluster: forget every task, cancel every client's futures, start the workers afresh",
     )
@@ -80,10 +80,6 @@ export function restartCommand(ctx: CliContext): Command {
       "how long to wait for as many workers as there were to come back (default: 30000)",
     )
     .option("--no-wait", "return once the scheduler has restarted, without waiting for the workers")
-    .option(
-      "--connect-timeout <ms>",
-      "how long to wait for the scheduler to accept the connection (default: 10000)",
-    )
     .addHelpText(
       "after",
       "\nA worker run with --nanny starts again; one without exits 0 and does not come back\n" +

@@ -9,7 +9,7 @@
 import { Command } from "commander";
 import { type CliContext, EXIT } from "./context.ts";
 import { positiveInt } from "./serveUntil.ts";
-import { type ConnectCliOptions, withClient } from "./status.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft retire`. */
 export interface RetireCliOptions extends ConnectCliOptions {
@@ -54,7 +54,7 @@ export async function runRetire(
 
 /** `weft retire`: see docs/client.md. */
 export function retireCommand(ctx: CliContext): Command {
-  return new Command("retire")
+  return addConnectOptions(new Command("retire"))
     .description(
       "Take workers out of a running cluster without losing their results; each retired worker closes",
     )
@@ -64,10 +64,6 @@ export function retireCommand(ctx: CliContext): Command {
     .option(
       "--idle",
       "retire the idle workers the cluster can spare: running no task, fewest bytes first, while the memory limits of those left add up to twice the bytes held (without limits: all of them if nothing is held, else none)",
-    )
-    .option(
-      "--connect-timeout <ms>",
-      "how long to wait for the scheduler to accept the connection (default: 10000)",
     )
     .option("--json", "print JSON ({retired, failed}) instead of lines")
     .addHelpText(

@@ -6,23 +6,27 @@ import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
+import type { TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import {
   addFrameLimitOptions,
+  addTlsOptions,
   byteSize,
   type FrameLimitCliOptions,
   frameLimitsFrom,
   LOG_LEVELS,
   positiveInt,
+  type TlsCliOptions,
   timeoutMs,
+  tlsFrom,
   untilSignal,
 } from "./serveUntil.ts";
 
 /** Options of `weft run`. */
-interface RunOptions extends FrameLimitCliOptions {
+interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly scheduler?: string;
   readonly workers?: string;
   readonly nthreads?: string;
@@ -54,6 +58,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   let nthreads: number;
   let extraModules: string[];
   let limits: FrameLimits;
+  let secure: { tls?: TlsCredentials } = {};
   let connectTimeoutMs: number;
   let memoryLimit: number | "auto" | undefined;
   try {
@@ -79,6 +84,10 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       throw new Error(`--workers must be at most ${MAX_WORKERS} (one process), got ${workers}`);
     }
     limits = frameLimitsFrom(opts);
+    if (opts.scheduler === undefined && tlsFrom(opts).tls !== undefined) {
+      throw new Error("--tls-ca-file, --tls-cert and --tls-key apply with --scheduler only");
+    }
+    secure = tlsFrom(opts);
     connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
     memoryLimit =
@@ -103,6 +112,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
           logger,
           timeoutMs: connectTimeoutMs,
           ...limits,
+          ...secure,
         });
         // --tasks: the running workers import them, and so will those joining later.
         if (extraModules.length > 0) await client.loadTaskModules(extraModules);
@@ -227,7 +237,7 @@ export function runCommand(ctx: CliContext): Command {
     )
     .option("--no-progress", "no progress on stderr")
     .option("--validate", "embedded cluster: check every state machine after every stimulus");
-  return addFrameLimitOptions(cmd)
+  return addTlsOptions(addFrameLimitOptions(cmd))
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)

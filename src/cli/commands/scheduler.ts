@@ -5,16 +5,19 @@ import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
   addFrameLimitOptions,
+  addTlsOptions,
   type FrameLimitCliOptions,
   frameLimitsFrom,
   LOG_LEVELS,
   positiveInt,
   stderrLogger,
+  type TlsCliOptions,
+  tlsFrom,
   untilSignal,
 } from "./serveUntil.ts";
 
 /** Options of `weft scheduler`. */
-interface SchedulerCliOptions extends FrameLimitCliOptions {
+interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly listen: string;
   readonly workerTtl: string;
   readonly validate?: boolean;
@@ -39,7 +42,7 @@ export async function runScheduler(
     // In-process addresses reach nothing outside this process: no worker could join.
     if (splitScheme(opts.listen).scheme === "inproc") {
       throw new Error(
-        `--listen ${opts.listen}: workers and clients in other processes need tcp://`,
+        `--listen ${opts.listen}: workers and clients in other processes need tcp:// (or tls://)`,
       );
     }
     scheduler = await Scheduler.start({
@@ -48,6 +51,7 @@ export async function runScheduler(
       workerTtlMs: positiveInt("--worker-ttl", opts.workerTtl),
       checkWorkerAddress: opts.checkWorkerAddress !== false,
       ...frameLimitsFrom(opts),
+      ...tlsFrom(opts),
       logger: stderrLogger("weft.scheduler", opts.logLevel),
     });
   } catch (err) {
@@ -81,7 +85,7 @@ export function schedulerCommand(ctx: CliContext): Command {
       "--no-check-worker-address",
       "accept workers at addresses this scheduler cannot connect to (their peers may still)",
     );
-  return addFrameLimitOptions(cmd)
+  return addTlsOptions(addFrameLimitOptions(cmd))
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)

@@ -3,6 +3,7 @@
 import { type Command, Option } from "commander";
 import type { Logger } from "pino";
 import { type FrameLimits, frameLimitsProblem } from "../../comm/comm.ts";
+import { loadTlsCredentials, type TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
@@ -95,6 +96,52 @@ export function addFrameLimitOptions(cmd: Command): Command {
         "TCP: the largest message sent or accepted, e.g. a task's value (default: 4GiB - 1)",
       ),
     );
+}
+
+/** `--tls-ca-file`, `--tls-cert`, `--tls-key` as commander parses them. */
+export interface TlsCliOptions {
+  readonly tlsCaFile?: string;
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
+}
+
+/** Add `--tls-ca-file`, `--tls-cert` and `--tls-key` to `cmd` (Dask's names). */
+export function addTlsOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      "--tls-ca-file <file>",
+      "tls://: the CA certificate (PEM) that signed every certificate of the cluster",
+    )
+    .option("--tls-cert <file>", "tls://: this process's certificate (PEM), signed by that CA")
+    .option("--tls-key <file>", "tls://: the private key (PEM) of that certificate");
+}
+
+/**
+ * The TLS credentials `--tls-ca-file`, `--tls-cert` and `--tls-key` give,
+ * read from their files, as `{ tls }` to spread into options; `{}` when none
+ * is given. Throws naming a missing one (all three or none) or a file that
+ * cannot be read.
+ */
+export function tlsFrom(opts: TlsCliOptions): { tls?: TlsCredentials } {
+  const given = [
+    ["--tls-ca-file", opts.tlsCaFile],
+    ["--tls-cert", opts.tlsCert],
+    ["--tls-key", opts.tlsKey],
+  ] as const;
+  const missing = given.filter(([, v]) => v === undefined).map(([flag]) => flag);
+  if (missing.length === 3) return {};
+  if (missing.length > 0) {
+    throw new Error(
+      `TLS needs --tls-ca-file, --tls-cert and --tls-key: ${missing.join(", ")} missing`,
+    );
+  }
+  return {
+    tls: loadTlsCredentials({
+      caFile: opts.tlsCaFile as string,
+      certFile: opts.tlsCert as string,
+      keyFile: opts.tlsKey as string,
+    }),
+  };
 }
 
 /** The limits given by `--max-frame-bytes` / `--max-message-bytes` (throws for bad sizes). */

@@ -10,11 +10,27 @@ import { Client } from "../../client/client.ts";
 import type { SchedulerCounters, WorkerIdentity } from "../../protocol/messagesSession.ts";
 import { formatBytes } from "../../util/parseBytes.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { stderrLogger, timeoutMs } from "./serveUntil.ts";
+import {
+  addTlsOptions,
+  stderrLogger,
+  type TlsCliOptions,
+  timeoutMs,
+  tlsFrom,
+} from "./serveUntil.ts";
 
 /** Options of the commands that connect to a scheduler as a client. */
-export interface ConnectCliOptions {
+export interface ConnectCliOptions extends TlsCliOptions {
   readonly connectTimeout?: string;
+}
+
+/** Add the options of {@link ConnectCliOptions} (`--connect-timeout`, TLS) to `cmd`. */
+export function addConnectOptions(cmd: Command): Command {
+  return addTlsOptions(
+    cmd.option(
+      "--connect-timeout <ms>",
+      "how long to wait for the scheduler to accept the connection (default: 10000)",
+    ),
+  );
 }
 
 /**
@@ -35,6 +51,7 @@ export async function withClient(
     client = await Client.connect(address, {
       name,
       timeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000"),
+      ...tlsFrom(opts),
       logger: stderrLogger(`weft.${name}`, "silent"),
     });
   } catch (err) {
@@ -148,13 +165,11 @@ export async function runStatus(
 
 /** `weft status`: see docs/client.md. */
 export function statusCommand(ctx: CliContext): Command {
-  return new Command("status")
-    .description("What a running scheduler has: its workers, counters and datasets")
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
-    .option(
-      "--connect-timeout <ms>",
-      "how long to wait for the scheduler to accept the connection (default: 10000)",
-    )
+  return addConnectOptions(
+    new Command("status")
+      .description("What a running scheduler has: its workers, counters and datasets")
+      .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)"),
+  )
     .option("--json", "print JSON instead of a table")
     .action(async (address: string, opts: ConnectCliOptions & { json?: boolean }) => {
       await runStatus(address, opts, ctx);

@@ -6,6 +6,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
 import {
   addFrameLimitOptions,
+  addTlsOptions,
   byteSize,
   type FrameLimitCliOptions,
   frameLimitsFrom,
@@ -14,12 +15,14 @@ import {
   parseResources,
   positiveInt,
   stderrLogger,
+  type TlsCliOptions,
   timeoutMs,
+  tlsFrom,
   untilSignal,
 } from "./serveUntil.ts";
 
 /** Options of `weft worker`. */
-interface WorkerCliOptions extends FrameLimitCliOptions {
+interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly nthreads?: string;
   readonly tasks: readonly string[];
   readonly listen: string;
@@ -104,6 +107,7 @@ export async function runWorker(
         ? { memoryTerminate: thresholdOption("--memory-terminate", opts.memoryTerminate) }
         : {}),
       ...frameLimitsFrom(opts),
+      ...tlsFrom(opts),
       validate: opts.validate === true,
       nanny: underNanny(),
       connectTimeoutMs,
@@ -200,7 +204,7 @@ export function workerCommand(ctx: CliContext): Command {
       "how long to wait for the scheduler (and peers) to accept a connection",
       "30000",
     );
-  return addFrameLimitOptions(cmd)
+  return addTlsOptions(addFrameLimitOptions(cmd))
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)

@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { TEST_TLS_FILES } from "../../comm/testTls.ts";
+import type { Scheduler } from "../../scheduler/scheduler.ts";
+import { cliWorker, runWeft, testContext } from "../testContext.ts";
+import { runScheduler } from "./scheduler.ts";
+
+const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "weft-cli-tls-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The TLS flags of the test cluster's credentials. */
+const TLS_FLAGS = [
+  "--tls-ca-file",
+  TEST_TLS_FILES.caFile,
+  "--tls-cert",
+  TEST_TLS_FILES.certFile,
+  "--tls-key",
+  TEST_TLS_FILES.keyFile,
+];
+const TLS_OPTS = {
+  tlsCaFile: TEST_TLS_FILES.caFile,
+  tlsCert: TEST_TLS_FILES.certFile,
+  tlsKey: TEST_TLS_FILES.keyFile,
+};
+
+describe("TCP mode over TLS", () => {
+  it("weft scheduler, weft worker, weft run and weft status with --tls-*", async () => {
+    let scheduler: Scheduler | null = null;
+    let stop!: () => void;
+    const schedDone = runScheduler(
+      {
+        listen: "tls://127.0.0.1:0",
+        workerTtl: "30000",
+        logLevel: "silent",
+        validate: true,
+        ...TLS_OPTS,
+      },
+      testContext(),
+      (s) => {
+        scheduler = s;
+        return new Promise<void>((resolve) => {
+          stop = resolve;
+        });
+      },
+    );
+    while (scheduler === null) await new Promise((r) => setTimeout(r, 5));
+    const address = (scheduler as Scheduler).address;
+    expect(address).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+    const workerCtx = testContext();
+    const { worker, done } = await cliWorker(address, workerCtx, {
+      listen: "tls://127.0.0.1:0",
+      tasks: [BENCH_TASKS],
+      ...TLS_OPTS,
+    });
+    expect(worker.address).toMatch(/^tls:\/\//);
+    try {
+      const graph = join(dir, "g.json");
+      writeFileSync(graph, JSON.stringify({ graph: { a: ["inc", 1], b: ["inc", "a"] } }));
+      const r = await runWeft(["run", graph, "--scheduler", address, ...TLS_FLAGS]);
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.out)).toEqual({ b: 3 });
+      const status = await runWeft(["status", address, "--json", ...TLS_FLAGS]);
+      expect(JSON.parse(status.out).workers.map((w: { address: string }) => w.address)).toEqual([
+        worker.address,
+      ]);
+      // Without the credentials: refused, saying what is missing.
+      const bare = await runWeft(["status", address]);
+      expect(bare.code).toBe(2);
+      expect(bare.err).toMatch(/tls:\/\/ needs TLS credentials/);
+      const partial = await runWeft(["status", address, "--tls-cert", TEST_TLS_FILES.certFile]);
+      expect(partial).toMatchObject({ code: 2 });
+      expect(partial.err).toContain(
+        "TLS needs --tls-ca-file, --tls-cert and --tls-key: --tls-ca-file, --tls-key missing",
+      );
+      const unreadable = await runWeft(["status", address, ...TLS_FLAGS.slice(0, 5), "/nope.pem"]);
+      expect(unreadable.err).toContain("cannot read the TLS key /nope.pem");
+    } finally {
+      await worker.close();
+      await done;
+      stop();
+      await schedDone;
+    }
+  });
+
+  it("weft run refuses the TLS flags without --scheduler", async () => {
+    const graph = join(dir, "h.json");
+    writeFileSync(graph, JSON.stringify({ graph: { a: ["inc", 1] }, tasks: [BENCH_TASKS] }));
+    const r = await runWeft(["run", graph, ...TLS_FLAGS]);
+    expect(r).toMatchObject({ code: 2 });
+    expect(r.err).toContain("--tls-ca-file, --tls-cert and --tls-key apply with --scheduler only");
+  });
+});
