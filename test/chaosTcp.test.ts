@@ -182,6 +182,19 @@ describe("npm run chaos:tcp", () => {
     expect(shown).toEqual([]);
   });
 
+  it("--tls: every connection over tls://", async () => {
+    const lines: string[] = [];
+    const summary = await runChaos(
+      { ...QUIET, seed: 2, rounds: 2, tls: true },
+      (line) => lines.push(line),
+      (line) => shown.push(line),
+      procs,
+    );
+    expect(passedAll(summary)).toBe(true);
+    expect(procs.all.every((p) => p.address?.startsWith("tls://") === true)).toBe(true);
+    expect(shown).toEqual([]);
+  });
+
   it("the summary names the first unexpected exit, which fails the run", () => {
     const summary = {
       rounds: 2,

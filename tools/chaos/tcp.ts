@@ -23,6 +23,8 @@ import { positiveInteger, runScript } from "../../bench/benchCli.ts";
 import { Client } from "../../src/client/client.ts";
 import { RebalanceError, ReplicateError } from "../../src/client/errors.ts";
 import type { Future } from "../../src/client/future.ts";
+import { TEST_TLS_FILES } from "../../src/comm/testTls.ts";
+import { loadTlsCredentials } from "../../src/comm/tls.ts";
 import type { SchedulerCounters } from "../../src/protocol/messagesSession.ts";
 import { SimRng } from "../../src/sim/rng.ts";
 import { isEntryPoint } from "../../src/util/entryPoint.ts";
@@ -50,6 +52,16 @@ export interface WeftProcess {
   readonly closed: Promise<void>;
   state: ProcessState;
 }
+
+/** With `--tls`: every process shows the test credentials (`test/fixtures/tls`). */
+const TLS_FLAGS = [
+  "--tls-ca-file",
+  TEST_TLS_FILES.caFile,
+  "--tls-cert",
+  TEST_TLS_FILES.certFile,
+  "--tls-key",
+  TEST_TLS_FILES.keyFile,
+];
 
 /** The stderr lines kept of each process, for the report of an unexpected exit. */
 const TAIL_LINES = 20;
@@ -112,7 +124,7 @@ export class Processes {
       state: "starting",
     };
     createInterface({ input: child.stdout! }).on("line", (line) => {
-      const m = /^(?:scheduler|worker) at (tcp:\/\/\S+)/.exec(line);
+      const m = /^(?:scheduler|worker) at ((?:tcp|tls):\/\/\S+)/.exec(line);
       if (m === null) return;
       // A nanny's worker started again comes back at another address.
       p.address = m[1];
@@ -154,14 +166,19 @@ export class Processes {
   }
 
   /** A scheduler on 127.0.0.1, once listening. */
-  async scheduler(o: { readonly workerTtlMs: number; readonly validate: boolean }): Promise<{
+  async scheduler(o: {
+    readonly workerTtlMs: number;
+    readonly validate: boolean;
+    readonly tls?: boolean;
+  }): Promise<{
     process: WeftProcess;
     address: string;
   }> {
     const p = this.start("scheduler", [
       "scheduler",
       "--listen",
-      "tcp://127.0.0.1:0",
+      `${o.tls === true ? "tls" : "tcp"}://127.0.0.1:0`,
+      ...(o.tls === true ? TLS_FLAGS : []),
       "--worker-ttl",
       String(o.workerTtlMs),
       "--log-level",
@@ -182,13 +199,15 @@ export class Processes {
       readonly memoryLimit?: string;
       readonly memoryPressure?: boolean;
       readonly nanny?: boolean;
+      readonly tls?: boolean;
     },
   ): WeftProcess {
     return this.start(name, [
       "worker",
       scheduler,
       "--listen",
-      "tcp://127.0.0.1:0",
+      `${o.tls === true ? "tls" : "tcp"}://127.0.0.1:0`,
+      ...(o.tls === true ? TLS_FLAGS : []),
       "--nthreads",
       String(o.nthreads),
       "--executor",
@@ -333,7 +352,8 @@ export function chaosClient(scheduler: string, say: (line: string) => void): Pro
   const logger = weftLogger("weft.client", "error", {
     write: (line: string) => say(`[client] ${line.trimEnd()}`),
   });
-  return Client.connect(scheduler, { timeoutMs: 30_000, logger });
+  const tls = scheduler.startsWith("tls://") ? { tls: loadTlsCredentials(TEST_TLS_FILES) } : {};
+  return Client.connect(scheduler, { timeoutMs: 30_000, logger, ...tls });
 }
 
 /** Options of a chaos run. */
@@ -382,6 +402,8 @@ export interface ChaosOptions {
    * must still answer right.
    */
   readonly restart?: boolean;
+  /** Every connection over `tls://`, with the test credentials. */
+  readonly tls?: boolean;
 }
 
 /** What a run did. */
@@ -814,6 +836,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       "--restart",
       "a third of the rounds restart the cluster (client.restart) while their tasks run, after 0-300 ms: their futures are cancelled; half of the others restart one worker (client.restartWorkers) and must answer right; workers run under a nanny, which starts them again",
     )
+    .option("--tls", "every connection over tls://, with the test credentials (test/fixtures/tls)")
     .addHelpText(
       "after",
       "\nA seed picks the same graph sizes, executors and sequence of chaos decisions (hit\n" +
@@ -850,6 +873,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     memoryPressure: opts.memoryPressure === true,
     nanny: opts.nanny === true || opts.restart === true,
     restart: opts.restart === true,
+    tls: opts.tls === true,
   };
   if (o.nanny === true && o.freeze) {
     throw new Error(
