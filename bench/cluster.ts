@@ -18,6 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Command, Option } from "commander";
 import { pino } from "pino";
 import { LocalCluster } from "../src/client/localCluster.ts";
+import { testTls } from "../src/comm/testTls.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { clusterRunOptions, graphNames, positiveInteger, runScript } from "./benchCli.ts";
 import { scaledGraph } from "./clusterGraphs.ts";
@@ -44,8 +45,8 @@ export interface ClusterBenchOptions {
   readonly saturation: number;
   /** Multiply the graph sizes (for quick checks). */
   readonly scale: number;
-  /** The transport between scheduler, workers and client. Default inproc. */
-  readonly protocol?: "inproc" | "tcp";
+  /** The transport between scheduler, workers and client (tls: the test credentials). Default inproc. */
+  readonly protocol?: "inproc" | "tcp" | "tls";
 }
 
 /** Run the benchmark; calls `emit` with each JSON record. Throws if an answer is wrong. */
@@ -73,6 +74,7 @@ export async function benchCluster(
     threadsPerWorker: 1,
     executor: o.executor,
     protocol: o.protocol ?? "inproc",
+    ...(o.protocol === "tls" ? { tls: testTls() } : {}),
     taskModules: [TASKS],
     scheduler: { state: { workerSaturation: o.saturation } },
     logger: pino({ level: process.env.WEFT_LOG_LEVEL ?? "warn" }, pino.destination(2)),
@@ -157,7 +159,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "1.1")
     .option("--scale <x>", "multiply the graph sizes (quick checks)", "1")
     .addOption(
-      new Option("--protocol <p>", "transport").choices(["inproc", "tcp"]).default("inproc"),
+      new Option("--protocol <p>", "transport (tls: with the test credentials)")
+        .choices(["inproc", "tcp", "tls"])
+        .default("inproc"),
     )
     .addHelpText(
       "after",
@@ -175,7 +179,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...clusterRunOptions(opts),
       graphs: graphNames(opts.graphs),
       executor: opts.executor as "inline" | "threads",
-      protocol: opts.protocol as "inproc" | "tcp",
+      protocol: opts.protocol as "inproc" | "tcp" | "tls",
     },
     (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
   );
