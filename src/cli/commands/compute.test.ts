@@ -386,7 +386,7 @@ describe("weft run, scheduler, worker", () => {
     expect(served).toBe(false);
     expect(ctx.exitCode).toBe(2);
     expect(ctx.stderr.text).toBe(
-      "weft scheduler: cannot start: --listen inproc://x: workers and clients in other processes need tcp://\n",
+      "weft scheduler: cannot start: --listen inproc://x: workers and clients in other processes need tcp:// (or tls://)\n",
     );
   });
 
