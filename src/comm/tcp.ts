@@ -33,7 +33,7 @@ import {
   splitMessage,
   splitMessagePieces,
 } from "./messageLayout.ts";
-import { secureContextOptions, type TlsCredentials } from "./tls.ts";
+import { secureContextFor, type TlsCredentials } from "./tls.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
@@ -68,6 +68,7 @@ function schemeOf(
       `${address}: tls:// needs TLS credentials (the tls option: ca, cert, key; on the command line --tls-ca-file, --tls-cert, --tls-key)`,
     );
   }
+  secureContextFor(tls); // throws, saying why, for credentials that cannot be used
   return { scheme: "tls", tls };
 }
 
@@ -297,7 +298,7 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
         : tlsConnect({
             host,
             port,
-            ...secureContextOptions(tls),
+            secureContext: secureContextFor(tls),
             rejectUnauthorized: true,
             checkServerIdentity: () => undefined,
           });
@@ -397,7 +398,10 @@ export async function listenTcp(
       ? createServer({ noDelay: true }, accept)
       : createTlsServer(
           {
-            ...secureContextOptions(tls),
+            // tls.createServer takes no secureContext: the credentials themselves (checked above).
+            ca: tls.ca,
+            cert: tls.cert,
+            key: tls.key,
             noDelay: true,
             requestCert: true,
             rejectUnauthorized: true,

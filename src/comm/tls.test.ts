@@ -110,6 +110,17 @@ describe("tls transport", () => {
     expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, caFile: junk })).toThrow(
       `the TLS CA file ${junk} holds no PEM block (-----BEGIN …)`,
     );
+    // A key that is not the certificate's.
+    const mismatched = {
+      ...TEST_TLS_FILES,
+      keyFile: TEST_TLS_FILES.keyFile.replace("key.pem", "other-key.pem"),
+    };
+    expect(() => loadTlsCredentials(mismatched)).toThrow(
+      /^the TLS credentials cannot be used: .*key values mismatch \(the certificate and the key must be a pair, and all three PEM\)$/,
+    );
+    expect(tlsCredentialsProblem({ ...testTls(), key: strangerTls().key })).toMatch(
+      /^tls: the TLS credentials cannot be used: /,
+    );
     expect(tlsCredentialsProblem({ ca: "x", cert: 1, key: "y" })).toBe(
       "tls.cert must be PEM text (a string or a Buffer)",
     );

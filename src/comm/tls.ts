@@ -7,7 +7,7 @@
  */
 
 import { readFileSync } from "node:fs";
-import type { SecureContextOptions } from "node:tls";
+import { createSecureContext, type SecureContext } from "node:tls";
 
 /** A process's TLS credentials, PEM-encoded. */
 export interface TlsCredentials {
@@ -26,9 +26,31 @@ export interface TlsFiles {
   readonly keyFile: string;
 }
 
-/** The options `tls.connect` and `tls.createServer` get from `credentials`. */
-export function secureContextOptions(credentials: TlsCredentials): SecureContextOptions {
-  return { ca: credentials.ca, cert: credentials.cert, key: credentials.key };
+/** The secure contexts made so far, by credentials: one a process, made once. */
+const contexts = new WeakMap<TlsCredentials, SecureContext>();
+
+/**
+ * The secure context of `credentials`, for `tls.connect` and
+ * `tls.createServer`. Throws an Error saying what is wrong with them (PEM that
+ * does not parse, a key that is not the certificate's).
+ */
+export function secureContextFor(credentials: TlsCredentials): SecureContext {
+  let context = contexts.get(credentials);
+  if (context === undefined) {
+    try {
+      context = createSecureContext({
+        ca: credentials.ca,
+        cert: credentials.cert,
+        key: credentials.key,
+      });
+    } catch (err) {
+      throw new Error(
+        `the TLS credentials cannot be used: ${(err as Error).message} (the certificate and the key must be a pair, and all three PEM)`,
+      );
+    }
+    contexts.set(credentials, context);
+  }
+  return context;
 }
 
 /**
@@ -48,11 +70,13 @@ export function loadTlsCredentials(files: TlsFiles): TlsCredentials {
     }
     return data;
   };
-  return {
+  const credentials = {
     ca: read("CA file", files.caFile),
     cert: read("certificate", files.certFile),
     key: read("key", files.keyFile),
   };
+  secureContextFor(credentials); // says now, naming the problem, if they cannot be used
+  return credentials;
 }
 
 /** Why `v` is not usable as {@link TlsCredentials}, or null. */
@@ -63,6 +87,11 @@ export function tlsCredentialsProblem(v: unknown): string | null {
     if (typeof x !== "string" && !Buffer.isBuffer(x)) {
       return `tls.${k} must be PEM text (a string or a Buffer)`;
     }
+  }
+  try {
+    secureContextFor(v as TlsCredentials);
+  } catch (err) {
+    return `tls: ${(err as Error).message}`;
   }
   return null;
 }
