@@ -16,6 +16,16 @@ export const TEST_TLS_FILES: TlsFiles = {
   keyFile: `${DIR}key.pem`,
 };
 
+/** The command-line flags of the test cluster's credentials. */
+export const TEST_TLS_FLAGS: readonly string[] = [
+  "--tls-ca-file",
+  TEST_TLS_FILES.caFile,
+  "--tls-cert",
+  TEST_TLS_FILES.certFile,
+  "--tls-key",
+  TEST_TLS_FILES.keyFile,
+];
+
 /** The test cluster's credentials. */
 export function testTls(): TlsCredentials {
   return loadTlsCredentials(TEST_TLS_FILES);

@@ -23,7 +23,7 @@ import { positiveInteger, runScript } from "../../bench/benchCli.ts";
 import { Client } from "../../src/client/client.ts";
 import { RebalanceError, ReplicateError } from "../../src/client/errors.ts";
 import type { Future } from "../../src/client/future.ts";
-import { TEST_TLS_FILES } from "../../src/comm/testTls.ts";
+import { TEST_TLS_FILES, TEST_TLS_FLAGS } from "../../src/comm/testTls.ts";
 import { loadTlsCredentials } from "../../src/comm/tls.ts";
 import type { SchedulerCounters } from "../../src/protocol/messagesSession.ts";
 import { SimRng } from "../../src/sim/rng.ts";
@@ -54,14 +54,7 @@ export interface WeftProcess {
 }
 
 /** With `--tls`: every process shows the test credentials (`test/fixtures/tls`). */
-const TLS_FLAGS = [
-  "--tls-ca-file",
-  TEST_TLS_FILES.caFile,
-  "--tls-cert",
-  TEST_TLS_FILES.certFile,
-  "--tls-key",
-  TEST_TLS_FILES.keyFile,
-];
+const TLS_FLAGS = TEST_TLS_FLAGS;
 
 /** The stderr lines kept of each process, for the report of an unexpected exit. */
 const TAIL_LINES = 20;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { TEST_TLS_FILES } from "../../comm/testTls.ts";
+import { TEST_TLS_FILES, TEST_TLS_FLAGS } from "../../comm/testTls.ts";
 import type { Scheduler } from "../../scheduler/scheduler.ts";
 import { cliWorker, runWeft, testContext } from "../testContext.ts";
 import { runScheduler } from "./scheduler.ts";
@@ -12,15 +12,7 @@ const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", impo
 const dir = mkdtempSync(join(tmpdir(), "weft-cli-tls-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The TLS flags of the test cluster's credentials. */
-const TLS_FLAGS = [
-  "--tls-ca-file",
-  TEST_TLS_FILES.caFile,
-  "--tls-cert",
-  TEST_TLS_FILES.certFile,
-  "--tls-key",
-  TEST_TLS_FILES.keyFile,
-];
+const TLS_FLAGS = TEST_TLS_FLAGS;
 const TLS_OPTS = {
   tlsCaFile: TEST_TLS_FILES.caFile,
   tlsCert: TEST_TLS_FILES.certFile,
