@@ -122,6 +122,14 @@ export interface SimOptions {
    * a restart loses for good. 0 to 1; default 0.05.
    */
   restart?: number;
+  /**
+   * The share of runs whose client restarts one worker (`restart-workers`), at
+   * a random time early in the run: the scheduler removes it, its tasks run
+   * elsewhere, what only it held is computed again, and another starts in its
+   * place after `replaceDelay` (decided from a random stream of its own). Not
+   * in the `scatter` workload. 0 to 1; default 0.05.
+   */
+  restartWorker?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
   stallTimeout?: number;
   /** Give up (as a livelock) after this many events. Default 5,000,000. */
@@ -160,6 +168,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   retire: 0.1,
   fireAndForget: 0.15,
   restart: 0.05,
+  restartWorker: 0.05,
   stallTimeout: 60,
   maxEvents: 5_000_000,
   maxTime: 3_600,
@@ -213,6 +222,7 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     "retire",
     "fireAndForget",
     "restart",
+    "restartWorker",
   ] as const) {
     if (!(r[name] >= 0 && r[name] <= 1)) {
       throw new RangeError(`${name} must be a number from 0 to 1, got ${r[name]}`);

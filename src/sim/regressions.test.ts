@@ -34,7 +34,7 @@ const SCATTER: Omit<SimOptions, "seed"> = { workload: "scatter", replicate: 0 };
  * restarting the cluster, which came later (its runs that do would be other runs).
  */
 function expectPasses(options: SimOptions): void {
-  const r = simulate({ fireAndForget: 0, restart: 0, ...options });
+  const r = simulate({ fireAndForget: 0, restart: 0, restartWorker: 0, ...options });
   expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
 }
 

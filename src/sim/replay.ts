@@ -18,6 +18,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["retire", "--retire"],
   ["fireAndForget", "--fire-and-forget"],
   ["restart", "--restart"],
+  ["restartWorker", "--restart-worker"],
   ["variant", "--variant"],
 ];
 

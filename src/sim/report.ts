@@ -6,7 +6,7 @@ import type { ShrinkResult } from "./shrink.ts";
 import type { SimResult } from "./simulation.ts";
 import { REPLICATE_COUNTS, SCATTER_COUNTS } from "./stats.ts";
 
-/** `seed 7: ok random(40), 4 workers, 412 events, t=1.23s[, restarted], faults: death 1, steal 3`. */
+/** `seed 7: ok random(40), 4 workers, 412 events, t=1.23s[, restarted][, 1 worker restarted], faults: death 1, steal 3`. */
 export function formatRunLine(r: SimResult): string {
   const faults = FAULT_KINDS.filter((k) => r.stats.faults[k] > 0)
     .map((k) => `${k} ${r.stats.faults[k]}`)
@@ -15,6 +15,7 @@ export function formatRunLine(r: SimResult): string {
   return (
     `${head} ${r.workload}, ${r.workers} workers, ${r.stats.events} events, ` +
     `t=${r.stats.virtualTime.toFixed(2)}s${r.stats.restarts > 0 ? ", restarted" : ""}` +
+    `${r.stats.workerRestarts > 0 ? `, ${r.stats.workerRestarts} worker restarted` : ""}` +
     `${faults === "" ? "" : `, faults: ${faults}`}`
   );
 }
@@ -64,6 +65,7 @@ export function formatSummaryTable(s: SimSummary): string {
     ["runs / second", s.wallSeconds > 0 ? (s.runs / s.wallSeconds).toFixed(1) : "-"],
   ];
   rows.push(["restarted runs", String(s.restartedRuns)]);
+  rows.push(["runs restarting a worker", String(s.workerRestartedRuns)]);
   for (const k of FAULT_KINDS) rows.push([`fault: ${k}`, String(s.faults[k])]);
   if (s.scatter.values > 0) {
     for (const k of SCATTER_COUNTS) {

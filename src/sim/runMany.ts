@@ -22,6 +22,8 @@ export interface SimSummary {
   tasks: number;
   /** Runs whose client restarted the cluster. */
   restartedRuns: number;
+  /** Runs whose client restarted a worker alone. */
+  workerRestartedRuns: number;
   /** Faults injected, by kind, over all runs. */
   readonly faults: Record<FaultKind, number>;
   /** The `scatter` workload's counters, over all runs. */
@@ -51,6 +53,7 @@ export function emptySummary(): SimSummary {
     events: 0,
     tasks: 0,
     restartedRuns: 0,
+    workerRestartedRuns: 0,
     faults: emptyFaultCounts(),
     scatter: emptyScatterCounts(),
     scatterRuns: emptyScatterCounts(),
@@ -69,6 +72,7 @@ export function addResult(s: SimSummary, r: SimResult): void {
   s.events += r.stats.events;
   s.tasks += r.tasks;
   if (r.stats.restarts > 0) s.restartedRuns++;
+  if (r.stats.workerRestarts > 0) s.workerRestartedRuns++;
   for (const k of Object.keys(r.stats.faults) as FaultKind[]) s.faults[k] += r.stats.faults[k];
   for (const k of Object.keys(r.stats.scatter) as ScatterCount[]) {
     s.scatter[k] += r.stats.scatter[k];
@@ -97,6 +101,7 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
   a.events += b.events;
   a.tasks += b.tasks;
   a.restartedRuns += b.restartedRuns;
+  a.workerRestartedRuns += b.workerRestartedRuns;
   for (const k of Object.keys(b.faults) as FaultKind[]) a.faults[k] += b.faults[k];
   for (const k of Object.keys(b.scatter) as ScatterCount[]) {
     a.scatter[k] += b.scatter[k];

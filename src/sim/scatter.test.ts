@@ -70,7 +70,15 @@ describe("the scatter workload", () => {
     const digest = (workload: "random" | "mix" | "pinned"): string => {
       const h = createHash("sha256");
       for (let seed = 1; seed <= 6; seed++) {
-        const r = simulate({ seed, workload, tasks: 20, workers: 3, fireAndForget: 0, restart: 0 });
+        const r = simulate({
+          seed,
+          workload,
+          tasks: 20,
+          workers: 3,
+          fireAndForget: 0,
+          restart: 0,
+          restartWorker: 0,
+        });
         const s = r.stats;
         expect(Object.values(s.scatter).every((n) => n === 0)).toBe(true);
         expect(Object.values(s.replicate).every((n) => n === 0)).toBe(true);

@@ -53,6 +53,8 @@ export class SimClient {
   private readonly ownCancels = new Set<string>();
   /** The stimulus id of this client's `restart` not answered yet, or null. */
   private restarting: string | null = null;
+  /** The stimulus ids of this client's `restart-workers` not answered yet. */
+  private readonly restartingWorkers = new Set<string>();
   /** Wanted keys not yet in memory or erred. */
   private pending = 0;
   /** Messages received, by op. */
@@ -80,6 +82,8 @@ export class SimClient {
     private readonly fireRng?: SimRng,
     /** The stream choosing whether, and when, the client restarts the cluster. */
     private readonly restartRng?: SimRng,
+    /** The stream choosing whether, when and which worker the client restarts alone. */
+    private readonly restartWorkerRng?: SimRng,
   ) {
     for (const i of workload.wanted) this.status.set(workload.tasks[i].key, "pending");
     this.pending = this.status.size;
@@ -114,7 +118,12 @@ export class SimClient {
    * every `replicate` and `restart` request is answered.
    */
   get done(): boolean {
-    return this.pending === 0 && (this.replicator?.pending ?? 0) === 0 && this.restarting === null;
+    return (
+      this.pending === 0 &&
+      (this.replicator?.pending ?? 0) === 0 &&
+      this.restarting === null &&
+      this.restartingWorkers.size === 0
+    );
   }
 
   /** Scatter the scattered keys, if any, then {@link submitGraph}. */
@@ -155,6 +164,34 @@ export class SimClient {
     if (rrng !== undefined && this.scatterer === null && rrng.chance(this.c.options.restart)) {
       this.c.queue.at(rrng.uniform(0, 0.5), () => this.restart());
     }
+    const wrng = this.restartWorkerRng;
+    if (
+      wrng !== undefined &&
+      this.scatterer === null &&
+      wrng.chance(this.c.options.restartWorker)
+    ) {
+      const pick = wrng.random();
+      this.c.queue.at(wrng.uniform(0, 0.5), () => this.restartWorker(pick));
+    }
+  }
+
+  /**
+   * Restart one worker the scheduler has (`restart-workers`), the one `pick`
+   * (in [0, 1)) falls on: its tasks must run elsewhere, and what only it held
+   * be computed again.
+   */
+  private restartWorker(pick: number): void {
+    const addresses = [...this.scheduler.state.workers.keys()];
+    if (addresses.length === 0) return;
+    const address = addresses[Math.floor(pick * addresses.length)];
+    const stimulusId = this.c.stimulusId("restart-workers");
+    this.restartingWorkers.add(stimulusId);
+    this.c.net.send(CLIENT_ID, SCHEDULER_ADDRESS, () =>
+      this.scheduler.handle({
+        kind: "client-message",
+        msg: { op: "restart-workers", workers: [address], clientId: CLIENT_ID, stimulusId },
+      }),
+    );
   }
 
   /**
@@ -367,6 +404,15 @@ export class SimClient {
         return;
       case "restarted":
         this.restarted(msg.stimulusId);
+        return;
+      case "workers-restarted":
+        if (!this.restartingWorkers.delete(msg.stimulusId)) {
+          throw new SimFailure(
+            "lost",
+            `the client got workers-restarted (${msg.stimulusId}) for no restart-workers of its own`,
+          );
+        }
+        this.c.stats.workerRestarts += msg.restarted.length;
         return;
       case "task-no-worker":
       case "task-runnable":

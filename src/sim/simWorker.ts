@@ -91,6 +91,8 @@ export class SimWorker {
       address: this.address,
       nthreads: this.nthreads,
       resources: this.resources,
+      // The simulation starts another worker in place of one the scheduler closes.
+      nanny: true,
       stimulusId: this.c.stimulusId("register-worker"),
     });
     const o = this.c.options;

@@ -131,7 +131,7 @@ describe("simulate", () => {
     expect(simulate({ seed: 1, fireAndForget: 0.5 }).command).toContain("--fire-and-forget 0.5");
     expect(() => simulate({ seed: 1, fireAndForget: 2 })).toThrow(/fireAndForget must be/);
   });
-  test("a client that restarts the cluster gets every answer from the new workers", () => {
+  test("a client that restarts the cluster, or one worker, gets every answer", () => {
     for (let seed = 1; seed <= 20; seed++) {
       const sim = new Simulation({ seed, workload: "mix", restart: 1 });
       const r = sim.run();
@@ -141,6 +141,16 @@ describe("simulate", () => {
       expect(r.workers).toBeGreaterThanOrEqual(2 * 4);
       expect(formatRunLine(r)).toContain(", restarted");
     }
+    let restartedOne = 0;
+    for (let seed = 1; seed <= 20; seed++) {
+      const r = simulate({ seed, workload: "mix", restartWorker: 1, restart: 0 });
+      expect(r.ok, r.failure?.message).toBe(true);
+      expect(r.stats.workerRestarts).toBeLessThanOrEqual(1);
+      restartedOne += r.stats.workerRestarts;
+      if (r.stats.workerRestarts === 1) expect(formatRunLine(r)).toContain(", 1 worker restarted");
+    }
+    expect(restartedOne).toBeGreaterThan(15);
+    expect(simulate({ seed: 1, restartWorker: 0.5 }).command).toContain("--restart-worker 0.5");
     // The scatter workload does not restart: its values would be lost for good.
     expect(simulate({ seed: 1, workload: "scatter", restart: 1 }).stats.restarts).toBe(0);
     expect(simulate({ seed: 1, restart: 0.5 }).command).toContain("--restart 0.5");

@@ -130,6 +130,7 @@ export class Simulation implements SimCluster {
       root.fork(6),
       root.fork(7),
       root.fork(8),
+      root.fork(9),
     );
   }
 

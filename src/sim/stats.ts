@@ -112,6 +112,8 @@ export class SimStats {
   transfers = 0;
   /** Restarts of the cluster the client asked for (and got `restarted` for). */
   restarts = 0;
+  /** Workers the client restarted alone (`restart-workers`), as the scheduler answered. */
+  workerRestarts = 0;
   /** Virtual seconds at the end. */
   virtualTime = 0;
   /** Faults injected, by kind. */

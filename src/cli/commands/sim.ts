@@ -46,6 +46,7 @@ interface SimCliOptions {
   readonly retire?: number;
   readonly fireAndForget?: number;
   readonly restart?: number;
+  readonly restartWorker?: number;
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
@@ -101,6 +102,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     retire: o.retire,
     fireAndForget: o.fireAndForget,
     restart: o.restart,
+    restartWorker: o.restartWorker,
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
@@ -175,6 +177,11 @@ export function simCommand(ctx: CliContext): Command {
     .option(
       "--restart <share>",
       "the share of runs whose client restarts the cluster once, then submits its graph again (not the scatter workload; default 0.05)",
+      share,
+    )
+    .option(
+      "--restart-worker <share>",
+      "the share of runs whose client restarts one worker while the work goes on (not the scatter workload; default 0.05)",
       share,
     )
     .option("--faults <spec>", "which faults, and their rates", "all")
