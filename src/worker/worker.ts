@@ -216,9 +216,10 @@ export class Worker extends BaseWorker {
   }
 
   /**
-   * True once the scheduler told this worker to close for a restart of the
-   * cluster (`client.restart()`): not a fault; its nanny, if it has one
-   * (`nanny` option), starts another worker in its place.
+   * True once the scheduler told this worker to close for a restart (of the
+   * cluster, `client.restart()`, or of this worker, `client.restartWorkers()`):
+   * not a fault; its nanny, if it has one (`nanny` option), starts another
+   * worker in its place.
    */
   get restartRequested(): boolean {
     return this.restartRequestedValue;

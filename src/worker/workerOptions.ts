@@ -115,11 +115,13 @@ export interface WorkerOptions {
   /** How often the memory monitor measures, in ms (Dask's `memory.monitor-interval`). Default 100. */
   memoryMonitorIntervalMs?: number;
   /**
-   * Whoever started this worker starts another in its place when the cluster
-   * restarts (`client.restart()`), as Dask's nanny does: a `weft worker
-   * --nanny` process or a `LocalCluster`. The scheduler is told, so that the
-   * restart waits for the new worker. Default false: on a restart, the worker
-   * closes for good ({@link Worker.restartRequested} says why it closed).
+   * Whoever started this worker starts another in its place when the
+   * scheduler restarts it (`client.restart()`, `client.restartWorkers()`), as
+   * Dask's nanny does: a `weft worker --nanny` process or a `LocalCluster`.
+   * The scheduler is told: only such a worker is restarted alone, and a
+   * restart waits for the new one. Default false: on a restart of the cluster,
+   * the worker closes for good ({@link Worker.restartRequested} says why it
+   * closed).
    */
   nanny?: boolean;
   /** Where to log. Default: a pino logger named `weft.worker` at level `$WEFT_LOG_LEVEL` or `info`. */

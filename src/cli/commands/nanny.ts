@@ -6,8 +6,8 @@
  * leaked is gone. At most `--max-restarts` times in a row without a minute of
  * running between; a child that cannot start (exit 2) or stops by itself (exit
  * 0: retired) is not started again, and its exit code is the nanny's. A child
- * closed for a restart of the cluster (exit 3, `client.restart()`) is started
- * again at once, which counts as no fault.
+ * the scheduler restarts (exit 3: `client.restart()`, `client.restartWorkers()`)
+ * is started again at once, which counts as no fault.
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
@@ -21,7 +21,7 @@ const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url))
 /** Set in a child's environment: it was started by a nanny, over an IPC channel. */
 const NANNY_CHILD = "WEFT_NANNY_CHILD";
 
-/** The exit code of a nanny's child closed for a restart of the cluster: start another. */
+/** The exit code of a nanny's child the scheduler restarts: start another. */
 export const EXIT_RESTART = 3;
 
 /** True in a worker process a nanny started (and still watches). */

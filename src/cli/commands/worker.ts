@@ -192,7 +192,7 @@ export function workerCommand(ctx: CliContext): Command {
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(
       "--nanny",
-      "run the worker in a child process, started again when it stops on a fault or the cluster restarts (as Dask's nanny)",
+      "run the worker in a child process, started again when it stops on a fault or the scheduler restarts it (as Dask's nanny)",
     )
     .option(
       "--max-restarts <n>",
