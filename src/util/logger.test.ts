@@ -1,6 +1,10 @@
+import { spawn } from "node:child_process";
 import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { weftLogger } from "./logger.ts";
+
+const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
 
 describe("weftLogger", () => {
   it("logs an error's message once, with its cause nested", () => {
@@ -22,4 +26,32 @@ describe("weftLogger", () => {
     expect(entry.err.message).toBe("send to w1 failed: socket ended by the other party");
     expect(entry.err.cause.message).toBe("socket ended by the other party");
   });
+
+  it("a process whose stderr reader is gone still exits after logging", async () => {
+    // Lines logged just before exiting, to a pipe nobody reads any more (a nanny
+    // killed): pino's asynchronous destination retried them forever at exit.
+    const script =
+      `const { weftLogger } = await import(${JSON.stringify(LOGGER)});\n` +
+      `const logger = weftLogger("t", "info");\n` +
+      `setTimeout(() => { for (let i = 0; i < 5; i++) logger.warn("closing " + i); process.exit(3); }, 200);\n`;
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      {
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    child.stderr?.destroy();
+    const exit = await new Promise<number | string>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        resolve("hung");
+      }, 20_000);
+      child.on("exit", (code, signal) => {
+        clearTimeout(timer);
+        resolve(code ?? signal ?? "?");
+      });
+    });
+    expect(exit).toBe(3);
+  }, 30_000);
 });

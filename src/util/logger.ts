@@ -6,11 +6,17 @@ import { type DestinationStream, type Logger, pino } from "pino";
  * as they are: pino's default serializer appends every cause's message to the
  * error's own, and weft's messages already quote their cause ("send to … failed:
  * <why>"), which then printed twice.
+ *
+ * Stderr is written synchronously, as Node writes `process.stderr` to files,
+ * terminals and (on Linux) pipes. pino's asynchronous destination flushes
+ * what it still holds when the process exits, and its flush retries a broken
+ * pipe forever: a worker whose nanny was killed (the reader of its stderr)
+ * never exited, writing its last lines again and again.
  */
 export function weftLogger(
   name: string | undefined,
   level: string,
-  destination: DestinationStream = pino.destination(2),
+  destination: DestinationStream = pino.destination({ dest: 2, sync: true }),
 ): Logger {
   return pino(
     {
