@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 /**
  * Real processes (tools/chaos/tcp.ts): a `weft scheduler` and two `weft worker`
  * processes; one worker is SIGKILLed while it holds a partition sum the rest of
@@ -5,11 +6,13 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Client } from "../src/client/client.ts";
 import {
   chaosClient,
   chaosGraph,
+  killLeftBehind,
   main,
   Processes,
   passedAll,
@@ -195,6 +198,27 @@ describe("npm run chaos:tcp", () => {
     expect(shown).toEqual([]);
   });
 
+  it("a worker process of the run that outlives the harness's processes is found and killed", async () => {
+    const bin = fileURLToPath(new URL("../bin/weft.js", import.meta.url));
+    // A worker of a scheduler nobody runs: it waits for it, as an orphan would.
+    const orphan = spawn(
+      process.execPath,
+      [bin, "worker", "tcp://127.0.0.1:9", "--connect-timeout", "60000"],
+      { stdio: "ignore" },
+    );
+    try {
+      await sleep(300);
+      const said: string[] = [];
+      expect(await killLeftBehind("tcp://127.0.0.1:9", (l) => said.push(l), 200)).toBe(1);
+      expect(said[0]).toMatch(
+        /^\[harness\] a worker process \(pid \d+\) outlived its nanny; killed$/,
+      );
+      await new Promise((r) => orphan.once("exit", r));
+    } finally {
+      orphan.kill("SIGKILL");
+    }
+  });
+
   it("the summary names the first unexpected exit, which fails the run", () => {
     const summary = {
       rounds: 2,
@@ -211,6 +235,7 @@ describe("npm run chaos:tcp", () => {
       restartedWorkers: 0,
       restartedOne: 0,
       unexpectedExits: 1,
+      leftBehind: 0,
       firstUnexpectedExit: "worker-3 (code 3): weft worker: stopped: lost the scheduler",
     };
     expect(summaryLine(7, summary)).toBe(

@@ -15,6 +15,7 @@
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -424,6 +425,11 @@ export interface ChaosSummary {
   /** Workers restarted alone (`client.restartWorkers`) while a round ran (`--restart`). */
   readonly restartedOne: number;
   readonly unexpectedExits: number;
+  /**
+   * Worker processes of the run still alive after it (a nanny's child outliving
+   * its nanny): killed then, and a failure.
+   */
+  readonly leftBehind: number;
   /** The first unexpected exit, with the last line the process wrote, or null. */
   readonly firstUnexpectedExit: string | null;
 }
@@ -478,8 +484,11 @@ export async function runChaos(
   let killedWorker = 0;
   let ticker: NodeJS.Timeout | undefined;
   let client: Client | undefined;
+  let schedulerAddress: string | null = null;
+  let leftBehind = 0;
   try {
     const { process: scheduler, address } = await procs.scheduler(o);
+    schedulerAddress = address;
     let nextWorker = 0;
     const startWorker = () => {
       const executor =
@@ -697,6 +706,7 @@ export async function runChaos(
     // The cluster may be broken: the client is not waited for long.
     if (client !== undefined) await withTimeout(client.close(), 5_000);
     await procs.close();
+    if (schedulerAddress !== null) leftBehind = await killLeftBehind(schedulerAddress, say);
   }
   return {
     rounds: o.rounds,
@@ -713,8 +723,59 @@ export async function runChaos(
     restartedWorkers: procs.restartedWorkers,
     restartedOne,
     unexpectedExits: procs.unexpectedExits,
+    leftBehind,
     firstUnexpectedExit: procs.firstUnexpectedExit,
   };
+}
+
+/** The pids of the `weft worker` processes for `scheduler` still alive (Linux: read from /proc). */
+function workersOf(scheduler: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return []; // no /proc: nothing to look at
+  }
+  const out: number[] = [];
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${e}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const i = args.indexOf("worker");
+    if (i > 0 && args[i + 1] === scheduler && args[i - 1]?.endsWith("weft.js")) out.push(Number(e));
+  }
+  return out;
+}
+
+/**
+ * Once every process the harness started has exited: wait up to `waitMs` for
+ * the workers of the run that a nanny started to exit too (they close when
+ * their nanny dies), then SIGKILL those left and say so. Returns how many were left.
+ */
+export async function killLeftBehind(
+  scheduler: string,
+  say: (line: string) => void,
+  waitMs = 20_000,
+): Promise<number> {
+  const deadline = Date.now() + waitMs;
+  let left = workersOf(scheduler);
+  while (left.length > 0 && Date.now() < deadline) {
+    await sleep(250);
+    left = workersOf(scheduler);
+  }
+  for (const pid of left) {
+    say(`[harness] a worker process (pid ${pid}) outlived its nanny; killed`);
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return left.length;
 }
 
 type Outcome<T> =
@@ -766,6 +827,7 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
       : "") +
     (s.restartedOne > 0 ? `, ${s.restartedOne} workers restarted alone` : "") +
     `, ${s.unexpectedExits} unexpected exits` +
+    (s.leftBehind > 0 ? `, ${s.leftBehind} processes left behind` : "") +
     (s.firstUnexpectedExit !== null ? ` (first: ${s.firstUnexpectedExit})` : "")
   );
 }
@@ -775,6 +837,7 @@ export function passedAll(s: ChaosSummary): boolean {
   return (
     s.failed === 0 &&
     s.unexpectedExits === 0 &&
+    s.leftBehind === 0 &&
     s.passed + s.killedWorker + s.restartedRounds === s.rounds
   );
 }

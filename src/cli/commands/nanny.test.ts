@@ -146,6 +146,36 @@ describe("weft worker --nanny", () => {
     }
   }, 120_000);
 
+  it("a worker whose nanny died while it was starting closes once started", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    const bin = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+    // As a nanny's child, whose channel closes before the child listens for it.
+    const child = spawn(
+      process.execPath,
+      [bin, "worker", scheduler.address, "--nthreads", "1", "--executor", "inline"],
+      {
+        stdio: ["ignore", "ignore", "pipe", "ipc"],
+        env: { ...process.env, WEFT_NANNY_CHILD: "1" },
+      },
+    );
+    child.disconnect();
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    try {
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(code).toBe(0);
+      expect(stderr).toContain("weft worker: its nanny is gone; closing");
+    } finally {
+      child.kill("SIGKILL");
+      await scheduler.close();
+    }
+  }, 120_000);
+
   it("a worker whose nanny is killed closes too", async () => {
     const scheduler = await Scheduler.start({
       listen: "tcp://127.0.0.1:0",

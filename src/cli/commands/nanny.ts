@@ -35,8 +35,10 @@ export function underNanny(): boolean {
  * live on without it; never otherwise. The channel does not keep the process up.
  */
 export function nannyGone(): Promise<void> {
+  if (process.env[NANNY_CHILD] !== "1") return new Promise(() => {});
   const channel = process.channel;
-  if (process.env[NANNY_CHILD] !== "1" || channel === undefined) return new Promise(() => {});
+  // Gone already, while this process was loading: its disconnect came before anyone listened.
+  if (channel === undefined || !process.connected) return Promise.resolve();
   channel.unref();
   return new Promise((resolve) => process.once("disconnect", () => resolve()));
 }
