@@ -23,6 +23,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The `weft` command of this checkout. */
+const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+
+/** A scheduler on 127.0.0.1 that logs nothing. */
+function quietScheduler(): Promise<Scheduler> {
+  return Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: pino({ level: "silent" }) });
+}
+
 /** `runNanny` of `weft worker args`, until `stop()`. */
 function startNanny(
   args: string[],
@@ -65,10 +73,7 @@ describe("givenArgs", () => {
 
 describe("weft worker --nanny", () => {
   it("starts another worker process when one stops on a fault, and stops with it", async () => {
-    const scheduler = await Scheduler.start({
-      listen: "tcp://127.0.0.1:0",
-      logger: pino({ level: "silent" }),
-    });
+    const scheduler = await quietScheduler();
     const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
     const tasks = join(dir, "exiting.mjs");
     writeFileSync(
@@ -108,10 +113,7 @@ describe("weft worker --nanny", () => {
   }, 120_000);
 
   it("starts a new worker, at the same address, when the cluster restarts", async () => {
-    const scheduler = await Scheduler.start({
-      listen: "tcp://127.0.0.1:0",
-      logger: pino({ level: "silent" }),
-    });
+    const scheduler = await quietScheduler();
     const port = await freePort();
     const ctx = testContext();
     const { nanny, stop } = startNanny(
@@ -147,15 +149,11 @@ describe("weft worker --nanny", () => {
   }, 120_000);
 
   it("a worker whose nanny died while it was starting closes once started", async () => {
-    const scheduler = await Scheduler.start({
-      listen: "tcp://127.0.0.1:0",
-      logger: pino({ level: "silent" }),
-    });
-    const bin = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+    const scheduler = await quietScheduler();
     // As a nanny's child, whose channel closes before the child listens for it.
     const child = spawn(
       process.execPath,
-      [bin, "worker", scheduler.address, "--nthreads", "1", "--executor", "inline"],
+      [WEFT_BIN, "worker", scheduler.address, "--nthreads", "1", "--executor", "inline"],
       {
         stdio: ["ignore", "ignore", "pipe", "ipc"],
         env: { ...process.env, WEFT_NANNY_CHILD: "1" },
@@ -177,14 +175,10 @@ describe("weft worker --nanny", () => {
   }, 120_000);
 
   it("a worker whose nanny is killed closes too", async () => {
-    const scheduler = await Scheduler.start({
-      listen: "tcp://127.0.0.1:0",
-      logger: pino({ level: "silent" }),
-    });
-    const bin = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+    const scheduler = await quietScheduler();
     const nanny = spawn(
       process.execPath,
-      [bin, "worker", scheduler.address, "--nanny", "--nthreads", "1", "--executor", "inline"],
+      [WEFT_BIN, "worker", scheduler.address, "--nanny", "--nthreads", "1", "--executor", "inline"],
       { stdio: "ignore" },
     );
     const count = () => scheduler.state.workers.size;
