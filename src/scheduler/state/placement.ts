@@ -74,6 +74,26 @@ export function isNamedWorker(ws: WorkerInfo, allowed: ReadonlySet<string>): boo
 }
 
 /**
+ * The connected workers `names` names (addresses or hosts), in registration
+ * order, and the names that match none of them (for a request's `failed`:
+ * "no connected worker matches it").
+ */
+export function namedWorkers(
+  s: SchedulerState,
+  names: ReadonlySet<string>,
+): { workers: WorkerInfo[]; unmatched: string[] } {
+  const workers: WorkerInfo[] = [];
+  const matched = new Set<string>();
+  for (const ws of s.workers.values()) {
+    if (!isNamedWorker(ws, names)) continue;
+    workers.push(ws);
+    matched.add(ws.address);
+    if (ws.host !== null) matched.add(ws.host);
+  }
+  return { workers, unmatched: [...names].filter((name) => !matched.has(name)) };
+}
+
+/**
  * True iff `ws` may run `ts`: it supplies the task's resources and, unless the
  * task's worker restrictions are loose, is one of the workers it names. (A loose
  * task prefers the workers it names: {@link validWorkers} says which.)

@@ -21,7 +21,7 @@
 import type { RestartMsg, RestartWorkersMsg } from "../../protocol/messagesClient.ts";
 import { clientReleasesKeys } from "./clientHandlers.ts";
 import type { ClientInfo } from "./clientInfo.ts";
-import { isNamedWorker } from "./placement.ts";
+import { namedWorkers } from "./placement.ts";
 import { abandonRetirements, isRetiring } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { removeWorker } from "./workerLifecycle.ts";
@@ -72,14 +72,10 @@ export function restart(s: SchedulerState, msg: RestartMsg): void {
 /** Handle `restart-workers`: see the module's comment. */
 export function restartWorkers(s: SchedulerState, msg: RestartWorkersMsg): void {
   const cs = s.ensureClient(msg.clientId);
-  const names = new Set(msg.workers);
-  const matched = new Set<string>();
+  const { workers, unmatched } = namedWorkers(s, new Set(msg.workers));
   const restarted: string[] = [];
   const failed: { worker: string; reason: string }[] = [];
-  for (const ws of [...s.workers.values()]) {
-    if (!isNamedWorker(ws, names)) continue;
-    matched.add(ws.address);
-    if (ws.host !== null) matched.add(ws.host);
+  for (const ws of workers) {
     if (!ws.nanny) {
       failed.push({ worker: ws.address, reason: "it has no nanny to start it again" });
     } else if (isRetiring(s, ws)) {
@@ -95,9 +91,8 @@ export function restartWorkers(s: SchedulerState, msg: RestartWorkersMsg): void 
       removeWorker(s, ws.address, true);
     }
   }
-  for (const name of names) {
-    if (!matched.has(name)) failed.push({ worker: name, reason: "no connected worker matches it" });
-  }
+  for (const name of unmatched)
+    failed.push({ worker: name, reason: "no connected worker matches it" });
   s.sendToClient(cs, {
     op: "workers-restarted",
     restarted,

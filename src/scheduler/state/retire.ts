@@ -20,7 +20,7 @@
 
 import type { RetireWorkersMsg } from "../../protocol/messagesClient.ts";
 import type { ClientInfo } from "./clientInfo.ts";
-import { isNamedWorker } from "./placement.ts";
+import { namedWorkers } from "./placement.ts";
 import { askForCopies } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
@@ -140,12 +140,8 @@ function workersToRetire(s: SchedulerState, msg: RetireWorkersMsg): Set<string> 
  */
 export function retireWorkers(s: SchedulerState, msg: RetireWorkersMsg): void {
   const r = new Retirement(s.ensureClient(msg.clientId), s.stimulusId);
-  const names = workersToRetire(s, msg);
-  const matched = new Set<string>();
-  for (const ws of s.workers.values()) {
-    if (!isNamedWorker(ws, names)) continue;
-    matched.add(ws.address);
-    if (ws.host !== null) matched.add(ws.host);
+  const { workers, unmatched } = namedWorkers(s, workersToRetire(s, msg));
+  for (const ws of workers) {
     if (isRetiring(s, ws)) {
       r.failed.push({ worker: ws.address, reason: "it is being retired already" });
       continue;
@@ -158,9 +154,8 @@ export function retireWorkers(s: SchedulerState, msg: RetireWorkersMsg): void {
       r.pausedHere.add(ws);
     }
   }
-  for (const name of names) {
-    if (!matched.has(name))
-      r.failed.push({ worker: name, reason: "no connected worker matches it" });
+  for (const name of unmatched) {
+    r.failed.push({ worker: name, reason: "no connected worker matches it" });
   }
   s.retirements.add(r);
   advance(s, r);
