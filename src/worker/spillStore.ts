@@ -16,9 +16,10 @@
  *   processes no longer running.
  */
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
+import { scratchDirectoryIn } from "../util/scratchDirectory.ts";
 import type { DataStore } from "./state/dataStore.ts";
 
 /** Options of a {@link SpillStore}. */
@@ -56,26 +57,6 @@ interface InMemory {
 interface OnDisk {
   readonly file: string;
   readonly bytes: number;
-}
-
-/** A new spill directory in `base`, once the directories of dead processes there are removed. */
-function spillDirectoryIn(base: string): string {
-  for (const name of readdirSync(base)) {
-    const pid = Number(/^weft-spill-(\d+)-/.exec(name)?.[1] ?? Number.NaN);
-    if (!Number.isSafeInteger(pid) || pid === process.pid || isRunning(pid)) continue;
-    rmSync(join(base, name), { recursive: true, force: true });
-  }
-  return mkdtempSync(join(base, `weft-spill-${process.pid}-`));
-}
-
-/** True if a process `pid` runs (one of another user's counts: it may not be signalled). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** A {@link DataStore} keeping at most `targetBytes` in memory, the rest on disk. */
@@ -223,7 +204,7 @@ export class SpillStore implements DataStore {
   private write(key: string, value: unknown, bytes: number): void {
     if (this.closed) throw new Error("SpillStore: closed");
     const payload = serialize(value);
-    this.dir ??= spillDirectoryIn(this.options.directory);
+    this.dir ??= scratchDirectoryIn(this.options.directory, "weft-spill");
     const file = join(this.dir, String(++this.files));
     writeFileSync(file, payload);
     this.slow.set(key, { file, bytes });
