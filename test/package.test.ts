@@ -114,6 +114,7 @@ describe("the package", () => {
       "dist/client/index.js",
       "dist/client/index.d.ts",
       "dist/worker/threadBootstrap.mjs",
+      "dist/util/uploadResolve.mjs",
       "bin/weft.js",
       "LICENSE",
       "README.md",

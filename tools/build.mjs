@@ -17,3 +17,4 @@ rmSync(`${root}dist`, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 execFileSync(process.execPath, [tsc, "-p", `${root}tsconfig.build.json`], { stdio: "inherit" });
 copyFileSync(`${root}src/worker/threadBootstrap.mjs`, `${root}dist/worker/threadBootstrap.mjs`);
+copyFileSync(`${root}src/util/uploadResolve.mjs`, `${root}dist/util/uploadResolve.mjs`);

@@ -92,6 +92,7 @@ import { SchedulerConnection } from "./schedulerConnection.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
 import { loadOnWorkers, sortedByKey, taskModuleUrl } from "./taskModules.ts";
 import { tokenize } from "./tokenize.ts";
+import { readUpload, type UploadFileOptions, uploadToWorkers } from "./uploads.ts";
 
 /** The requests answered under their stimulus id (see `Client.ask`). */
 type Request =
@@ -1477,14 +1478,66 @@ export class Client implements FutureHost, GatherHost {
     const list = (Array.isArray(modules) ? modules : [modules]) as (string | URL)[];
     if (list.length === 0) throw new TypeError("loadTaskModules: no module given");
     const urls = list.map(taskModuleUrl);
+    return this.onEveryWorker(
+      (addresses) => loadOnWorkers(this.peers, addresses, urls),
+      () => this.conn.request("load-task-modules", { modules: urls }),
+    );
+  }
+
+  /**
+   * Send a file to every worker, which saves it and, if it is a task module,
+   * imports it for its tasks from now on (Dask's `upload_file`): so that
+   * workers on other machines run tasks of a module only the client's machine
+   * has. `path` is a path (resolved against this process's directory) or a
+   * `file:` URL, of at most 64 MiB. Each worker keeps its uploads side by side
+   * in a directory of its own (removed when it closes): an uploaded module
+   * imports another uploaded module, or reads an uploaded data file, by a
+   * relative URL (`new URL("./table.json", import.meta.url)`), and imports
+   * packages by name as from the worker's working directory, else weft's.
+   * Upload what a module imports before the module. The scheduler keeps the
+   * file: workers joining later, and those a restart starts, save and import
+   * it as they register, before the modules of `loadTaskModules`.
+   *
+   * Workers accept uploads only when started to (`weft worker
+   * --allow-uploads`, the Worker option `acceptUploads`; a `LocalCluster`'s
+   * do): an upload runs code of the client's choosing there.
+   *
+   * `load` (default: true for `.js`, `.mjs`, `.cjs`, `.ts`, `.mts`, `.cts` and
+   * `.tsx` files) imports the file once saved. The same file again changes
+   * nothing; another file under a name already uploaded is refused (modules
+   * stay imported: give it another name). Resolves with `{worker address:
+   * task functions it defines}`; rejects with a TypeError for a file that
+   * cannot be uploaded, or with the `UploadError` (`worker`, `file`,
+   * `reason`) of the first worker, by address, that could not save or import
+   * it (then no later worker is given it).
+   */
+  async uploadFile(
+    path: string | URL,
+    options: UploadFileOptions = {},
+  ): Promise<Record<string, readonly string[]>> {
+    this.checkOpen();
+    const file = await readUpload(path, options);
+    return this.onEveryWorker(
+      (addresses) => uploadToWorkers(this.peers, addresses, file),
+      () => this.conn.request("upload-file", { ...file }),
+    );
+  }
+
+  /**
+   * `ask` the workers connected, then have the scheduler `record` it for the
+   * workers to come (only once all could), then `ask` those that registered
+   * meanwhile, told neither way: their answers by address.
+   */
+  private async onEveryWorker<T>(
+    ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
+    record: () => Promise<unknown>,
+  ): Promise<Record<string, T>> {
     const first = (await this.workers()).map((w) => w.address);
-    const loaded = await loadOnWorkers(this.peers, first, urls);
-    // Only modules that load are kept for the workers to come.
-    await this.conn.request("load-task-modules", { modules: urls });
-    // A worker that registered meanwhile was told of them neither way.
-    const late = (await this.workers()).map((w) => w.address).filter((a) => !(a in loaded));
-    const more = late.length > 0 ? await loadOnWorkers(this.peers, late, urls) : {};
-    return sortedByKey({ ...loaded, ...more });
+    const answered = await ask(first);
+    await record();
+    const late = (await this.workers()).map((w) => w.address).filter((a) => !(a in answered));
+    const more = late.length > 0 ? await ask(late) : {};
+    return sortedByKey({ ...answered, ...more });
   }
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */

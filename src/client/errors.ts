@@ -209,6 +209,22 @@ export class TaskModuleError extends Error {
   }
 }
 
+/** A worker could not save or import a file `uploadFile` gave it (or could not be asked). */
+export class UploadError extends Error {
+  override name = "UploadError";
+  constructor(
+    /** The worker's address. */
+    readonly worker: string,
+    /** The file's name. */
+    readonly file: string,
+    /** What went wrong there. */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`uploading ${file} to ${worker} failed: ${reason}`, options);
+  }
+}
+
 /**
  * A dataset call failed: `getDataset` of a name nothing is published under,
  * `publishDataset` of a name taken (without `override`) or of futures whose

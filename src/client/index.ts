@@ -46,6 +46,7 @@ export {
   RunError,
   ScatterError,
   TaskModuleError,
+  UploadError,
   WorkersTimeoutError,
 } from "./errors.ts";
 export { Future, type FutureHost, isFuture } from "./future.ts";
@@ -64,3 +65,4 @@ export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
+export type { UploadFileOptions } from "./uploads.ts";

@@ -185,6 +185,8 @@ export class LocalCluster {
         validate,
         // The cluster is its workers' nanny: it starts another when one closes for a restart.
         nanny: true,
+        // Its clients are of this process, which could run any code anyway.
+        acceptUploads: true,
         logger: logger.child({ name: "weft.worker" }),
       });
     const started = await Promise.allSettled(

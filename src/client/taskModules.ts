@@ -31,31 +31,49 @@ export function taskModuleUrl(module: string | URL): string {
 }
 
 /** Have each worker of `addresses` import `modules`: `{address: task functions then defined}`, by address. */
-export async function loadOnWorkers(
+export function loadOnWorkers(
   peers: PeerPool,
   addresses: readonly string[],
   modules: readonly string[],
 ): Promise<Record<string, readonly string[]>> {
-  const loaded = await askEachWorker(
+  return askForTasks(
+    peers,
     addresses,
-    async (address): Promise<readonly string[] | TaskModuleError> => {
+    "load_task_modules",
+    { modules: [...modules] },
+    (address, why, cause) => new TaskModuleError(address, why, { cause }),
+  );
+}
+
+/**
+ * Ask each worker of `addresses` the rpc `op` whose answer is `{status: "OK",
+ * tasks}` (the task functions then defined): `{address: tasks}`, by address;
+ * rejects with `failed(address, why)` of the first worker, by address, that
+ * could not do it or could not be asked.
+ */
+export async function askForTasks(
+  peers: PeerPool,
+  addresses: readonly string[],
+  op: string,
+  args: Record<string, unknown>,
+  failed: (address: string, why: string, cause?: unknown) => Error,
+): Promise<Record<string, readonly string[]>> {
+  const answers = await askEachWorker(
+    addresses,
+    async (address): Promise<readonly string[] | Error> => {
       try {
         const rpc = await peers.get(address);
-        const r = (await rpc.call("load_task_modules", { modules: [...modules] })) as {
-          status?: unknown;
-          tasks?: unknown;
-        } | null;
+        const r = (await rpc.call(op, args)) as { status?: unknown; tasks?: unknown } | null;
         if (r?.status === "OK" && Array.isArray(r.tasks)) return r.tasks as string[];
-        return new TaskModuleError(address, `malformed answer: ${String(JSON.stringify(r))}`);
+        return failed(address, `malformed answer: ${String(JSON.stringify(r))}`);
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
-        return new TaskModuleError(address, why, { cause: err });
+        return failed(address, err instanceof Error ? err.message : String(err), err);
       }
     },
-    (a) => (a instanceof TaskModuleError ? a : null),
+    (a) => (a instanceof Error ? a : null),
   );
   // Every answer is a list now: an error would have been thrown.
-  return loaded as Record<string, readonly string[]>;
+  return answers as Record<string, readonly string[]>;
 }
 
 /** `record` with its keys in order. */

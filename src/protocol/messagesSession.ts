@@ -15,6 +15,7 @@
 import type { KeyInMemoryMsg, SchedulerToClientMessage } from "./messagesClient.ts";
 import type { Key } from "./messagesTaskSpec.ts";
 import type { RegisterWorkerMsg, SpilledValues } from "./messagesWorker.ts";
+import type { UploadedFile } from "./uploads.ts";
 
 /** What a handshake and its reply say of their sender's weft. */
 export interface WireVersion {
@@ -49,6 +50,12 @@ export interface RegisterReplyMsg extends WireVersion {
    * started (`Client.loadTaskModules`), which it imports before anything else.
    */
   readonly taskModules?: readonly string[];
+  /**
+   * To a worker: the files clients uploaded into the cluster
+   * (`Client.uploadFile`), in the order uploaded, which it saves and imports
+   * (those with `load`) before the task modules.
+   */
+  readonly uploads?: readonly UploadedFile[];
 }
 
 /**
@@ -101,6 +108,17 @@ export interface LoadTaskModulesRequestMsg {
   readonly modules: readonly string[];
 }
 
+/**
+ * A file every worker that registers from now on saves and, with `load`,
+ * imports (`Client.uploadFile`: the client has the workers already there save
+ * it). Answered with the names of the cluster's uploaded files, in the order
+ * uploaded; refused if a different file of that name was uploaded already.
+ */
+export interface UploadFileRequestMsg extends UploadedFile {
+  readonly op: "upload-file";
+  readonly requestId: number;
+}
+
 /** A request a client makes of the server (not of the state machine). */
 export type ClientRequestMsg =
   | WhoHasRequestMsg
@@ -108,7 +126,8 @@ export type ClientRequestMsg =
   | CountersRequestMsg
   | WorkersRequestMsg
   | ListDatasetsRequestMsg
-  | LoadTaskModulesRequestMsg;
+  | LoadTaskModulesRequestMsg
+  | UploadFileRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

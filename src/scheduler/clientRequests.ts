@@ -5,7 +5,14 @@
  * with a `reply` on the client's stream.
  */
 
+import { ForwardedBytes } from "../comm/forwardedBytes.ts";
 import type { ClientRequestOp, ReplyMsg, WorkerIdentity } from "../protocol/messagesSession.ts";
+import {
+  sameBytes,
+  type UploadedFile,
+  uploadConflict,
+  uploadedFileProblem,
+} from "../protocol/uploads.ts";
 import type { SessionHost } from "./sessionHost.ts";
 
 const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
@@ -15,6 +22,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "workers",
   "list-datasets",
   "load-task-modules",
+  "upload-file",
 ]);
 
 /** True if `op` names a request to the server. */
@@ -47,6 +55,23 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
       }
       for (const m of modules) if (!host.taskModules.includes(m)) host.taskModules.push(m);
       return [...host.taskModules];
+    }
+    case "upload-file": {
+      // Over TCP the scheduler's comms leave large buffers unread: this one it compares.
+      const data = msg.data instanceof ForwardedBytes ? Buffer.concat(msg.data.pieces) : msg.data;
+      const file = { name: msg.name, data, load: msg.load } as UploadedFile;
+      const problem = uploadedFileProblem(file);
+      if (problem !== null) throw new TypeError(`upload-file: ${problem}`);
+      const before = host.uploads.find((f) => f.name === file.name);
+      if (before === undefined) {
+        host.uploads.push(file);
+      } else if (!sameBytes(before.data, file.data)) {
+        throw new Error(`upload-file: ${uploadConflict(file.name)}`);
+      } else if (file.load && !before.load) {
+        // Saved only until now: from now on imported too, where it was.
+        host.uploads[host.uploads.indexOf(before)] = { ...before, load: true };
+      }
+      return host.uploads.map((f) => f.name);
     }
     case "list-datasets":
       return [...host.state.datasets.keys()].sort();

@@ -12,6 +12,7 @@ export type {
   ServerToClientMessage,
   WireVersion,
 } from "../protocol/messagesSession.ts";
+export type { UploadedFile } from "../protocol/uploads.ts";
 export { Counters } from "./counters.ts";
 export { Router } from "./router.ts";
 export { Scheduler, type SchedulerStatus } from "./scheduler.ts";

@@ -380,6 +380,45 @@ describe("Scheduler server", () => {
     expect(late.reply.taskModules).toEqual([url, "file:///tasks/more.mjs"]);
   });
 
+  it("keeps the files clients upload, and gives them to each worker registering later", async () => {
+    const { s } = await start();
+    const early = await peer(s, registerWorker("inproc://w/1"));
+    expect(early.reply.uploads).toBeUndefined();
+    const c = await peer(s, registerClient("c1"));
+    const a = new TextEncoder().encode("export const a = 1;\n");
+    const b = new TextEncoder().encode("{}");
+    await c.comm.send([
+      { op: "upload-file", requestId: 1, name: "a.mjs", data: a, load: false },
+      { op: "upload-file", requestId: 2, name: "b.json", data: b, load: false },
+      // The same again, to be imported from now on.
+      { op: "upload-file", requestId: 3, name: "a.mjs", data: a, load: true },
+      { op: "upload-file", requestId: 4, name: "a.mjs", data: b, load: true },
+      { op: "upload-file", requestId: 5, name: "../a.mjs", data: a, load: true },
+      { op: "upload-file", requestId: 6, name: "b.json", data: b, load: true },
+      { op: "upload-file", requestId: 7, name: "c.mjs", data: "text", load: true },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 1)).result).toEqual(["a.mjs"]);
+    expect((await c.waitFor((m) => m.requestId === 2)).result).toEqual(["a.mjs", "b.json"]);
+    expect((await c.waitFor((m) => m.requestId === 3)).result).toEqual(["a.mjs", "b.json"]);
+    expect((await c.waitFor((m) => m.requestId === 4)).error).toMatch(
+      /^upload-file: a different file named a\.mjs was uploaded already/,
+    );
+    expect((await c.waitFor((m) => m.requestId === 5)).error).toBe(
+      'upload-file: "../a.mjs" is not a file name (no directory part, no NUL)',
+    );
+    expect((await c.waitFor((m) => m.requestId === 6)).error).toMatch(
+      /^upload-file: b\.json cannot be imported/,
+    );
+    expect((await c.waitFor((m) => m.requestId === 7)).error).toBe(
+      "upload-file: the data of c.mjs must be bytes",
+    );
+    const late = await peer(s, registerWorker("inproc://w/2"));
+    expect(late.reply.uploads).toEqual([
+      { name: "a.mjs", data: a, load: true },
+      { name: "b.json", data: b, load: false },
+    ]);
+  });
+
   it("removes a worker whose connection closes, and reschedules its work", async () => {
     const { s } = await start();
     const w1 = await peer(s, registerWorker("inproc://w/1"));

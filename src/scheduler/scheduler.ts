@@ -19,6 +19,7 @@ import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import { isNetworkError } from "../comm/errors.ts";
 import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messagesSession.ts";
+import type { UploadedFile } from "../protocol/uploads.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { serveClient } from "./clientSession.ts";
 import { Counters } from "./counters.ts";
@@ -52,6 +53,7 @@ export class Scheduler implements SessionHost {
   readonly logger: Logger;
   readonly counters = new Counters();
   readonly taskModules: string[] = [];
+  readonly uploads: UploadedFile[] = [];
   readonly router: Router;
   readonly runner: StimulusRunner;
   private statusValue: SchedulerStatus = "init";

@@ -3,6 +3,7 @@
 import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
+import type { UploadedFile } from "../protocol/uploads.ts";
 import type { Counters } from "./counters.ts";
 import type { Router } from "./router.ts";
 import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
@@ -22,6 +23,8 @@ export interface SessionHost {
   readonly isRunning: boolean;
   /** The task modules clients loaded into the cluster, in order: told to each worker that registers. */
   readonly taskModules: string[];
+  /** The files clients uploaded into the cluster, in order: given to each worker that registers. */
+  readonly uploads: UploadedFile[];
   /** Hand stimuli to the state machine and route what it returns. */
   dispatch(events: SchedulerEvent[]): void;
 }

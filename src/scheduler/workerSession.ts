@@ -108,6 +108,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     op: "register-worker-reply",
     status: "OK",
     ...(host.taskModules.length > 0 ? { taskModules: [...host.taskModules] } : {}),
+    ...(host.uploads.length > 0 ? { uploads: [...host.uploads] } : {}),
     ...wireVersion(),
   };
   comm.send(ok).catch(() => {});

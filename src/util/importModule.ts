@@ -4,6 +4,8 @@
  * is then registered for this thread and the import tried again.
  */
 
+import { isUploadedModule, resolveUploadedImports } from "./uploadImports.ts";
+
 const TYPESCRIPT = /\.(?:[mc]?ts|tsx)$/;
 
 /** Errors of Node.js (20: every `.ts`; 22: what type stripping cannot do) that tsx fixes. */
@@ -42,6 +44,7 @@ function explained(err: unknown, url: string): unknown {
 
 /** `import(url)`, registering tsx first when Node.js cannot load the TypeScript module by itself. */
 export async function importModule(url: string): Promise<Record<string, unknown>> {
+  if (isUploadedModule(url)) resolveUploadedImports();
   try {
     return (await import(url)) as Record<string, unknown>;
   } catch (err) {

@@ -19,6 +19,11 @@ import { forEachMessage } from "../comm/forEachMessage.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
+import {
+  type UploadedFile,
+  uploadedFileProblem,
+  uploadedFilesProblem,
+} from "../protocol/uploads.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { formatBytes } from "../util/parseBytes.ts";
@@ -63,6 +68,7 @@ import {
 import { WorkerState } from "./state/workerState.ts";
 import { collectGarbageOnDemand } from "./throttledGc.ts";
 import { updateDataHandler } from "./updateData.ts";
+import { processUploadDirectory } from "./uploadDirectory.ts";
 import {
   type ResolvedWorkerOptions,
   resolveWorkerOptions,
@@ -113,6 +119,8 @@ export class Worker extends BaseWorker {
   readonly logger: Logger;
   private statusValue: WorkerStatus = "init";
   private executor: Executor | null = null;
+  /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
+  private readonly uploads = processUploadDirectory();
   private listener: Listener | null = null;
   private schedulerComm: Comm | null = null;
   private stream: BatchedSend | null = null;
@@ -495,6 +503,7 @@ export class Worker extends BaseWorker {
     const mismatch = protocolMismatch(`the scheduler at ${o.scheduler}`, "this worker", reply);
     if (mismatch !== null) throw new Error(mismatch);
     // Before the first message is read: tasks may need them.
+    await this.saveClusterUploads(reply.uploads);
     await this.importClusterModules(reply.taskModules);
     this.stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
@@ -639,9 +648,66 @@ export class Worker extends BaseWorker {
       update_data: this.updateData,
       run: this.runFunction,
       load_task_modules: this.loadTaskModules,
+      upload_file: this.uploadFile,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
+
+  /**
+   * The files clients uploaded into the cluster before this worker came (the
+   * scheduler's register reply): saved, and its modules imported in the order
+   * uploaded, or the start fails saying why.
+   */
+  private async saveClusterUploads(uploads: unknown): Promise<void> {
+    if (uploads === undefined) return;
+    const problem = uploadedFilesProblem(uploads);
+    if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
+    const files = uploads as UploadedFile[];
+    if (files.length === 0) return;
+    if (!this.options.acceptUploads) {
+      throw new Error(
+        `the cluster has uploaded files (${files.map((f) => f.name).join(", ")}), which this worker does not accept: start it with --allow-uploads (the Worker option acceptUploads)`,
+      );
+    }
+    try {
+      const urls: string[] = [];
+      for (const f of files) {
+        const url = await this.uploads.save(f);
+        if (f.load) urls.push(url);
+      }
+      await (this.executor as Executor).loadModules(urls);
+    } catch (err) {
+      throw new Error(
+        `cannot save or import the files uploaded into the cluster: ${asError(err).message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /**
+   * Answers a client's `upload_file` (its `uploadFile`, Dask's
+   * `upload_file`): saves the file with the others uploaded and, if `load`,
+   * imports it as a task module. `{status: "OK", tasks}` with the task
+   * functions then defined; throws (the client gets the error) if this worker
+   * does not accept uploads, or the file cannot be saved or imported.
+   */
+  private readonly uploadFile = async (args: Record<string, unknown>): Promise<unknown> => {
+    if (!this.options.acceptUploads) {
+      throw new Error(
+        "this worker does not accept uploaded files: start it with --allow-uploads (the Worker option acceptUploads)",
+      );
+    }
+    const file = args as unknown as UploadedFile;
+    const problem = uploadedFileProblem(file);
+    if (problem !== null) throw new TypeError(`upload_file: ${problem}`);
+    const executor = this.executor;
+    if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
+      throw new Error(`upload_file: the worker is ${this.statusValue}`);
+    }
+    const url = await this.uploads.save(file);
+    const tasks = file.load ? await executor.loadModules([url]) : executor.taskNames;
+    return { status: "OK", tasks };
+  };
 
   /**
    * The task modules clients loaded into the cluster before this worker came

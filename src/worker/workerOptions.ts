@@ -124,6 +124,14 @@ export interface WorkerOptions {
    * closed).
    */
   nanny?: boolean;
+  /**
+   * Save and import the files clients upload into the cluster
+   * (`client.uploadFile`, Dask's `upload_file`): a client that may upload
+   * runs code of its choosing on this worker. Default false: uploads are
+   * refused, and so is a cluster that has some (the worker does not start).
+   * A `LocalCluster`'s workers accept them: its clients are its process's.
+   */
+  acceptUploads?: boolean;
   /** Where to log. Default: a pino logger named `weft.worker` at level `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
 }
@@ -293,6 +301,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     memoryTerminate: fractionOrFalse("memoryTerminate", o.memoryTerminate ?? 0.95),
     memoryMonitorIntervalMs: timerMs("memoryMonitorIntervalMs", o.memoryMonitorIntervalMs ?? 100),
     nanny: booleanOption("nanny", o.nanny ?? false),
+    acceptUploads: booleanOption("acceptUploads", o.acceptUploads ?? false),
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
   };
 }

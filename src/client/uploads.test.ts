@@ -1,0 +1,182 @@
+import { randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Worker } from "../worker/worker.ts";
+import { UploadError } from "./errors.ts";
+import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
+
+const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
+
+let dir = "";
+const extra: Worker[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "weft-upload-test-"));
+});
+afterEach(async () => {
+  for (const w of extra.splice(0)) await w.close();
+  await closeTestClusters();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A file `name` in the test's directory (not where workers look), with `text`. */
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/**
+ * An uploadable task module defining a task of its own name, which uses a
+ * package by bare name (`yaml`: not reachable from a temporary directory), a
+ * sibling module and a sibling data file, both uploaded.
+ */
+function moduleSet(): { helper: string; table: string; main: string; task: string } {
+  const id = randomUUID();
+  const task = `uploaded-${id}`;
+  const helper = file(`helper-${id}.mjs`, "export const twice = (x) => 2 * x;\n");
+  const table = file(`table-${id}.json`, '{"offset": 100}\n');
+  const main = file(
+    `main-${id}.ts`,
+    `import { readFileSync } from "node:fs";\n` +
+      `import YAML from "yaml";\n` +
+      `import { defineTask } from ${JSON.stringify(REGISTRY)};\n` +
+      `import { twice } from "./helper-${id}.mjs";\n` +
+      `const { offset } = JSON.parse(readFileSync(new URL("./table-${id}.json", import.meta.url), "utf8"));\n` +
+      `defineTask(${JSON.stringify(task)}, (x: number): string => YAML.stringify({ v: twice(x) + offset }).trim());\n`,
+  );
+  return { helper, table, main, task };
+}
+
+describe("Client.uploadFile", () => {
+  for (const executor of ["inline", "threads"] as const) {
+    it(`workers there, joining later and restarted run the uploaded module's tasks (${executor})`, async () => {
+      const { cluster, client } = await testCluster({ executor, threadsPerWorker: 2 });
+      const { helper, table, main, task } = moduleSet();
+      const addresses = cluster.workers.map((w) => w.address).sort();
+      expect(Object.keys(await client.uploadFile(helper, { load: false }))).toEqual(addresses);
+      expect(Object.keys(await client.uploadFile(pathToFileURL(table)))).toEqual(addresses);
+      const loaded = await client.uploadFile(main);
+      expect(Object.keys(loaded)).toEqual(addresses);
+      for (const names of Object.values(loaded)) expect(names).toContain(task);
+      // Every thread of every worker: more tasks than threads, at once.
+      const results = await client.gather(
+        Array.from({ length: 8 }, (_, i) => client.submitWith({ pure: false }, task, i)),
+      );
+      expect(results).toEqual(Array.from({ length: 8 }, (_, i) => `v: ${2 * i + 100}`));
+      // A worker joining later saves and imports them as it registers.
+      const late = await extraWorker(cluster, {
+        executor: executor === "threads" ? "piscina" : "inline",
+        acceptUploads: true,
+      });
+      extra.push(late);
+      expect(late.taskNames).toContain(task);
+      expect(await client.submitWith({ workers: [late.address] }, task, 7)).toBe("v: 114");
+      // The same file again changes nothing.
+      expect(Object.keys(await client.uploadFile(main))).toHaveLength(3);
+      await late.close();
+      extra.length = 0;
+      // The workers a restart starts get them too.
+      await client.restart();
+      expect(await client.submitWith({ pure: false }, task, 1)).toBe("v: 102");
+    });
+  }
+
+  it("over TCP, a file large enough to travel out of band reaches workers joining later", async () => {
+    const { cluster, client } = await testCluster({ workers: 1, protocol: "tcp" });
+    const name = `large-${randomUUID()}`;
+    // Above the wire's out-of-band threshold (64 KiB): the scheduler's comm leaves it unread.
+    const padding = `// ${"x".repeat(200_000)}\n`;
+    const path = file(
+      `${name}.mjs`,
+      `${padding}import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, () => 7);\n`,
+    );
+    await client.uploadFile(path);
+    // Again: the scheduler compares it with the copy it keeps.
+    await client.uploadFile(path);
+    const late = await extraWorker(cluster, { listen: "tcp://127.0.0.1:0", acceptUploads: true });
+    extra.push(late);
+    expect(late.taskNames).toContain(name);
+    expect(await client.submitWith({ workers: [late.address] }, name)).toBe(7);
+  });
+
+  it("refuses files it cannot upload, before any worker is asked", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const data = file("data.json", "{}");
+    await expect(client.uploadFile(data, { load: true })).rejects.toThrow(
+      /^uploadFile: data\.json cannot be imported: only \.js, .* are modules/,
+    );
+    await expect(client.uploadFile(join(dir, "nope.mjs"))).rejects.toThrow(
+      /^uploadFile: cannot read .*nope\.mjs: ENOENT/,
+    );
+    mkdirSync(join(dir, "sub"));
+    await expect(client.uploadFile(join(dir, "sub"))).rejects.toThrow(/sub is not a file/);
+    await expect(client.uploadFile(file("package.json", "{}"))).rejects.toThrow(
+      /package\.json cannot be uploaded/,
+    );
+    await expect(client.uploadFile(new URL("https://example.com/x.mjs"))).rejects.toThrow(
+      "uploadFile: not a file URL: https://example.com/x.mjs",
+    );
+    await expect(client.uploadFile("")).rejects.toThrow(/expected a path or file URL/);
+    expect((await client.workers())[0].address).toBeTruthy();
+  });
+
+  it("another file under a name uploaded already is refused, and the first stays", async () => {
+    const { cluster, client } = await testCluster();
+    const name = `same-${randomUUID()}`;
+    const first = file(
+      `${name}.mjs`,
+      `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, () => 1);\n`,
+    );
+    await client.uploadFile(first);
+    const other = join(dir, "other");
+    mkdirSync(other);
+    writeFileSync(join(other, `${name}.mjs`), "export const x = 2;\n");
+    const err = await client.uploadFile(join(other, `${name}.mjs`)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UploadError);
+    expect(err).toMatchObject({
+      worker: cluster.workers.map((w) => w.address).sort()[0],
+      file: `${name}.mjs`,
+    });
+    expect((err as Error).message).toMatch(
+      /^uploading .*\.mjs to .* failed: .*Error: a different file named .* was uploaded already/,
+    );
+    expect(await client.submitWith({ pure: false }, name)).toBe(1);
+  });
+
+  it("a worker that does not accept uploads refuses them, and cannot join a cluster that has some", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const refusing = await extraWorker(cluster);
+    extra.push(refusing);
+    const { helper } = moduleSet();
+    const err = await client.uploadFile(helper).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UploadError);
+    expect((err as Error).message).toContain(
+      "this worker does not accept uploaded files: start it with --allow-uploads",
+    );
+    // Refused by one: not kept for the workers to come.
+    const later = await extraWorker(cluster);
+    extra.push(later);
+    expect(later.status).toBe("running");
+    await refusing.close();
+    await later.close();
+    extra.length = 0;
+    await client.uploadFile(helper);
+    await expect(extraWorker(cluster)).rejects.toThrow(
+      /the cluster has uploaded files \(helper-.*\.mjs\), which this worker does not accept: start it with --allow-uploads/,
+    );
+  });
+
+  it("a module that fails to import rejects, naming the worker, and is not kept", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const broken = file(`broken-${randomUUID()}.mjs`, 'throw new Error("broken at import");\n');
+    const err = await client.uploadFile(broken).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UploadError);
+    expect((err as Error).message).toMatch(/^uploading broken-.* failed: .*broken at import/);
+    const late = await extraWorker(cluster, { acceptUploads: true });
+    extra.push(late);
+    expect(late.status).toBe("running");
+  });
+});

@@ -1,0 +1,47 @@
+// A module resolution hook (Node.js `module.register`) for the modules clients
+// upload into the cluster (`Client.uploadFile`). A worker saves them in a
+// directory of its own under the system's temporary directory, where no
+// node_modules is: a bare import there (`weft`, a package) that Node.js cannot
+// resolve is resolved as from the worker's working directory, then as from
+// weft's own package, as a Python module uploaded to a Dask worker imports
+// from the worker's sys.path.
+//
+// Plain JavaScript: the hooks run on a thread of their own, which no
+// TypeScript loader may have reached (the build copies this file to dist/).
+
+/** `/weft-uploads-<pid>-…/` in a module's URL: `worker/uploadDirectory.ts` made its directory. */
+const UPLOADED = /\/weft-uploads-\d+-[^/]+\/[^/]+$/;
+
+let fallbacks = [];
+
+export function initialize(data) {
+  fallbacks = Array.isArray(data?.fallbacks) ? data.fallbacks : [];
+}
+
+function isBare(specifier) {
+  return !/^(?:[./#]|[a-zA-Z][a-zA-Z\d+.-]*:)/.test(specifier);
+}
+
+export async function resolve(specifier, context, nextResolve) {
+  try {
+    return await nextResolve(specifier, context);
+  } catch (err) {
+    const parent = context.parentURL;
+    if (
+      err?.code !== "ERR_MODULE_NOT_FOUND" ||
+      !isBare(specifier) ||
+      typeof parent !== "string" ||
+      !UPLOADED.test(parent)
+    ) {
+      throw err;
+    }
+    for (const parentURL of fallbacks) {
+      try {
+        return await nextResolve(specifier, { ...context, parentURL });
+      } catch {
+        // Not there either: the next, then the original error.
+      }
+    }
+    throw err;
+  }
+}
