@@ -8,6 +8,7 @@ import { schedulerCommand } from "./scheduler.ts";
 import { simCommand } from "./sim.ts";
 import { statusCommand } from "./status.ts";
 import { storyCommand } from "./story.ts";
+import { uploadCommand } from "./upload.ts";
 import { workerCommand } from "./worker.ts";
 
 /** Builds one subcommand of `weft`, writing through `ctx`. */
@@ -24,6 +25,7 @@ export const COMMANDS: readonly CommandFactory[] = [
   statusCommand,
   retireCommand,
   restartCommand,
+  uploadCommand,
   replayCommand,
   storyCommand,
   simCommand,

@@ -39,6 +39,7 @@ interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly memoryTerminate?: string;
   readonly validate?: boolean;
   readonly nanny?: boolean;
+  readonly allowUploads?: boolean;
   readonly maxRestarts?: string;
   readonly logLevel: string;
   readonly connectTimeout: string;
@@ -110,6 +111,7 @@ export async function runWorker(
       ...tlsFrom(opts),
       validate: opts.validate === true,
       nanny: underNanny(),
+      acceptUploads: opts.allowUploads === true,
       connectTimeoutMs,
       logger: stderrLogger("weft.worker", opts.logLevel),
     });
@@ -193,6 +195,10 @@ export function workerCommand(ctx: CliContext): Command {
     .option(
       "--nanny",
       "run the worker in a child process, started again when it stops on a fault or the scheduler restarts it (as Dask's nanny)",
+    )
+    .option(
+      "--allow-uploads",
+      "save and import the files clients upload (client.uploadFile, weft upload): any client that reaches the scheduler then runs code of its choosing here",
     )
     .option(
       "--max-restarts <n>",

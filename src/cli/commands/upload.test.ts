@@ -1,0 +1,105 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { Client } from "../../client/client.ts";
+import { Scheduler } from "../../scheduler/scheduler.ts";
+import { cliWorker, runWeft, testContext } from "../testContext.ts";
+import { runNanny } from "./nanny.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-upload-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A scheduler on 127.0.0.1 that logs nothing. */
+function quietScheduler(): Promise<Scheduler> {
+  return Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: pino({ level: "silent" }) });
+}
+
+describe("weft upload", () => {
+  it("sends modules to worker processes, which import them (bare imports too) and keep them across restarts", async () => {
+    if (!existsSync(fileURLToPath(new URL("../../../dist/client/index.js", import.meta.url)))) {
+      throw new Error("no build in dist/: run `npm run build` first (npm test does)");
+    }
+    const helper = join(dir, "helper.mjs");
+    writeFileSync(helper, "export const twice = (x) => 2 * x;\n");
+    const main = join(dir, "cli-tasks.ts");
+    // `weft` and `yaml` by name: neither is reachable from the worker's upload directory.
+    writeFileSync(
+      main,
+      'import YAML from "yaml";\nimport { defineTask } from "weft";\nimport { twice } from "./helper.mjs";\n' +
+        'export const where = defineTask("upload.where", () => import.meta.url);\n' +
+        'defineTask("upload.yaml", (x: number): string => YAML.stringify({ v: twice(x) }).trim());\n',
+    );
+    const scheduler = await quietScheduler();
+    const ctx = testContext();
+    let stop!: () => void;
+    const stopped = new Promise<void>((r) => {
+      stop = r;
+    });
+    const nanny = runNanny(
+      {
+        args: [scheduler.address, "--nthreads", "1", "--executor", "inline", "--allow-uploads"],
+        maxRestarts: 0,
+        stop: stopped,
+      },
+      ctx,
+    );
+    const client = await Client.connect(scheduler.address);
+    try {
+      await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      const up = await runWeft(["upload", scheduler.address, helper, main]);
+      expect(up).toMatchObject({ code: 0, err: "" });
+      expect(up.out).toBe(`uploaded ${helper} to 1 worker\nuploaded ${main} to 1 worker\n`);
+      expect(await client.submit("upload.yaml", 21)).toBe("v: 42");
+      const first = (await client.submitWith({ pure: false }, "upload.where")) as string;
+      expect(first).toMatch(/\/weft-uploads-\d+-[^/]+\/cli-tasks\.ts$/);
+      // The worker process a restart starts saves and imports them as it registers.
+      await client.restart({ timeoutMs: 60_000 });
+      expect(await client.submitWith({ pure: false }, "upload.yaml", 1)).toBe("v: 2");
+      const second = (await client.submitWith({ pure: false }, "upload.where")) as string;
+      expect(second).not.toBe(first);
+      // The first process removed its upload directory as it exited.
+      expect(existsSync(fileURLToPath(new URL(".", first)))).toBe(false);
+      stop();
+      await nanny;
+      expect(existsSync(fileURLToPath(new URL(".", second)))).toBe(false);
+    } finally {
+      stop();
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
+  it("fails, saying why, for a worker that does not accept uploads and for a file that cannot be one", async () => {
+    const scheduler = await quietScheduler();
+    const wctx = testContext();
+    const { worker, done } = await cliWorker(scheduler.address, wctx);
+    try {
+      const file = join(dir, "refused.mjs");
+      writeFileSync(file, "export {};\n");
+      const refused = await runWeft(["upload", scheduler.address, file]);
+      expect(refused.code).toBe(1);
+      expect(refused.out).toBe("");
+      expect(refused.err).toMatch(
+        /^weft upload: uploading refused\.mjs to tcp:\/\/127\.0\.0\.1:\d+ failed: .*this worker does not accept uploaded files: start it with --allow-uploads/,
+      );
+      const missing = await runWeft(["upload", scheduler.address, join(dir, "nope.mjs")]);
+      expect(missing.code).toBe(2);
+      expect(missing.err).toMatch(/^weft upload: uploadFile: cannot read .*nope\.mjs: ENOENT\n$/);
+      const data = join(dir, "data.txt");
+      writeFileSync(data, "x");
+      // Only saved, not imported: still refused by this worker.
+      const saved = await runWeft(["upload", scheduler.address, "--no-load", data]);
+      expect(saved.code).toBe(1);
+      const help = await runWeft(["upload", "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.out).toContain("--allow-uploads");
+    } finally {
+      await worker.close();
+      await done;
+      await scheduler.close();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * `weft upload <scheduler> <file...>`: send files to every worker of a
+ * running cluster (Dask's `Client.upload_file`), which saves them and imports
+ * the task modules among them; workers that join later get them too. The
+ * workers must have been started with `--allow-uploads`.
+ */
+
+import { Command } from "commander";
+import { UploadError } from "../../client/errors.ts";
+import type { CliContext } from "./context.ts";
+import { EXIT } from "./context.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+
+/** Options of `weft upload`. */
+export interface UploadCliOptions extends ConnectCliOptions {
+  /** False with `--no-load`: save the files without importing them. */
+  readonly load?: boolean;
+}
+
+/** `weft upload ADDRESS FILE...`: the files in the order given, stopping at the first that fails. */
+export async function runUpload(
+  address: string,
+  files: readonly string[],
+  opts: UploadCliOptions,
+  ctx: CliContext,
+): Promise<void> {
+  await withClient("upload", address, opts, ctx, async (client) => {
+    for (const file of files) {
+      let answers: Record<string, readonly string[]>;
+      try {
+        answers = await client.uploadFile(file, opts.load === false ? { load: false } : {});
+      } catch (err) {
+        if (!(err instanceof UploadError || err instanceof TypeError)) throw err;
+        ctx.stderr.write(`weft upload: ${err.message}\n`);
+        ctx.exitCode = err instanceof TypeError ? EXIT.usage : EXIT.differences;
+        return;
+      }
+      const n = Object.keys(answers).length;
+      ctx.stdout.write(`uploaded ${file} to ${n} worker${n === 1 ? "" : "s"}\n`);
+    }
+  });
+}
+
+/** `weft upload`: see docs/client.md. */
+export function uploadCommand(ctx: CliContext): Command {
+  return addConnectOptions(new Command("upload"))
+    .description(
+      "Send files to every worker of a running cluster, which saves them and imports the task modules among them",
+    )
+    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
+    .argument("<files...>", "the files, in order (what a module imports before the module)")
+    .option("--no-load", "only save the files: import none of them")
+    .addHelpText(
+      "after",
+      "\nThe workers must run with --allow-uploads. Each keeps its uploads side by side in a\n" +
+        "directory of its own: an uploaded module imports another by a relative path, and\n" +
+        "packages by name as from the worker's working directory. Modules (.js, .mjs, .cjs,\n" +
+        ".ts, .mts, .cts, .tsx) are imported once saved; other files are only saved. The\n" +
+        "scheduler keeps the files: workers that join later, or that a restart starts, get them\n" +
+        "as they register. The same file again changes nothing; another file under a name\n" +
+        "uploaded already is refused. Prints `uploaded FILE to N workers` for each file.\n" +
+        "Exit code: 0 once every file is uploaded; 1 if a worker could not save or import\n" +
+        "one (the files after it are not sent); 2 for bad usage, a file that cannot be\n" +
+        "uploaded, or a scheduler that cannot be reached.",
+    )
+    .action(async (address: string, files: string[], opts: UploadCliOptions) => {
+      await runUpload(address, files, opts, ctx);
+    });
+}
