@@ -22,14 +22,28 @@ function scheme(address: string): string {
   return s;
 }
 
+/** How {@link connect} dials instead of by the address's transport (see {@link setDialer}). */
+export type Dialer = (address: string, options: ConnectOptions) => Promise<Comm>;
+
+let dialer: Dialer | null = null;
+
+/**
+ * Have every {@link connect} of this thread go through `dial` (null: by the
+ * address's transport again). A worker's pool thread sets it, so that a
+ * task's client connects through the worker's main thread (`bridge.ts`).
+ */
+export function setDialer(dial: Dialer | null): void {
+  dialer = dial;
+}
+
 /**
  * Connect to `inproc://name/N`, `tcp://host:port` (a bare `host:port` is TCP)
  * or `tls://host:port` (with `options.tls`).
  */
 export function connect(address: string, options: ConnectOptions = {}): Promise<Comm> {
-  return scheme(address) === "inproc"
-    ? connectInproc(address, options)
-    : connectTcp(address, options);
+  const s = scheme(address);
+  if (dialer !== null) return dialer(address, options);
+  return s === "inproc" ? connectInproc(address, options) : connectTcp(address, options);
 }
 
 /**

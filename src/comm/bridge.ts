@@ -1,0 +1,218 @@
+/**
+ * Connections a pool thread makes through its worker's main thread: a task's
+ * client (`getClient()`) on a pool thread reaches the scheduler and the
+ * workers as the main thread would, whatever the transport (an `inproc://`
+ * cluster lives in the main thread's realm; TLS credentials are the main
+ * thread's). The thread asks on its executor's channel (a `dial` message); the
+ * main thread connects and pumps messages between the real comm and a
+ * `BroadcastChannel` of that connection alone, which only the two ends open.
+ * Messages cross it encoded as on TCP (`wireCodec.ts`), so a thread's client
+ * sees what a TCP client would.
+ */
+
+import { BroadcastChannel, threadId } from "node:worker_threads";
+import type { Comm } from "./comm.ts";
+import { CommBase } from "./commBase.ts";
+import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
+import { forEachMessage } from "./forEachMessage.ts";
+import { decodeMessage, encodeMessage, type OutOfBandBuffer } from "./wireCodec.ts";
+
+/** The thread's ask, on the executor's channel: connect to `address` for connection `id`. */
+export interface DialMessage {
+  readonly t: "dial";
+  readonly id: string;
+  /** The asking thread's `threadId`: its connections end when it does. */
+  readonly thread: number;
+  readonly address: string;
+}
+
+/** What crosses a connection's channel, both ways. */
+type BridgeFrame =
+  /** The main thread connected (to the thread). */
+  | { readonly k: "open" }
+  /** One message, encoded. */
+  | {
+      readonly k: "msg";
+      readonly payload: Uint8Array;
+      readonly buffers: readonly OutOfBandBuffer[];
+    }
+  /** The other end closed: orderly (`error` null) or not. */
+  | { readonly k: "closed"; readonly error: string | null };
+
+/** The name of connection `id`'s channel. */
+function channelOf(executorChannel: string, id: string): string {
+  return `${executorChannel}/bridge/${id}`;
+}
+
+function post(channel: BroadcastChannel, frame: BridgeFrame): void {
+  channel.postMessage(frame);
+}
+
+function isFrame(v: unknown): v is BridgeFrame {
+  return typeof v === "object" && v !== null && typeof (v as { k?: unknown }).k === "string";
+}
+
+function encoded(msg: unknown): BridgeFrame {
+  const { payload, buffers } = encodeMessage(msg);
+  return { k: "msg", payload, buffers };
+}
+
+let nextId = 0;
+
+/** The thread's end of a bridged connection. */
+class BridgeComm extends CommBase {
+  readonly localAddress: string;
+
+  constructor(
+    readonly peerAddress: string,
+    id: string,
+    private readonly channel: BroadcastChannel,
+  ) {
+    super();
+    this.localAddress = `bridge://${id}`;
+    channel.onmessage = (ev: unknown) => this.onFrame((ev as { data?: unknown }).data);
+    void this.closed.then(() => channel.close());
+  }
+
+  private onFrame(frame: unknown): void {
+    if (!isFrame(frame) || this.isClosed) return;
+    if (frame.k === "msg") {
+      this.deliver(decodeMessage(frame.payload, frame.buffers));
+    } else if (frame.k === "closed") {
+      this.finish(frame.error === null ? null : new CommClosedError(frame.error));
+    }
+  }
+
+  send(msg: unknown): Promise<void> {
+    if (this.isClosed) return Promise.reject(this.closedError());
+    try {
+      post(this.channel, encoded(msg));
+    } catch (err) {
+      // A SerializationError for what cannot be encoded: the comm stays open.
+      return Promise.reject(err);
+    }
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    if (!this.isClosed) {
+      post(this.channel, { k: "closed", error: null });
+      this.finish(null);
+    }
+    return this.closed.then(() => undefined);
+  }
+
+  abort(error?: Error): void {
+    if (this.isClosed) return;
+    post(this.channel, { k: "closed", error: error?.message ?? "aborted" });
+    this.finish(error ?? new CommAbortedError("comm aborted"), true);
+  }
+}
+
+/**
+ * On a pool thread: connect to `address` through the main thread of the
+ * executor whose channel is `executorChannel` (`ask` posts the dial there).
+ * Rejects with a `ConnectError` if the main thread cannot connect, or does not
+ * answer within `timeoutMs`.
+ */
+export function dialThroughBridge(
+  executorChannel: string,
+  ask: (dial: DialMessage) => void,
+  address: string,
+  timeoutMs: number,
+): Promise<Comm> {
+  const id = `${threadId}-${++nextId}`;
+  const channel = new BroadcastChannel(channelOf(executorChannel, id));
+  return new Promise<Comm>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      channel.close();
+      reject(
+        new ConnectError(
+          `timed out connecting to ${address} through the worker's main thread`,
+          address,
+        ),
+      );
+    }, timeoutMs);
+    channel.onmessage = (ev: unknown) => {
+      const frame = (ev as { data?: unknown }).data;
+      if (!isFrame(frame)) return;
+      clearTimeout(timer);
+      if (frame.k === "open") {
+        resolve(new BridgeComm(address, id, channel));
+      } else {
+        channel.close();
+        const why = frame.k === "closed" ? frame.error : "unexpected answer";
+        reject(new ConnectError(`cannot connect to ${address}: ${why}`, address));
+      }
+    };
+    ask({ t: "dial", id, thread: threadId, address });
+  });
+}
+
+/**
+ * On the main thread: answer a thread's {@link DialMessage} by connecting
+ * with `dial` and pumping messages until either end closes. Resolves once the
+ * bridged connection is over; `signal` ends it at once (the thread gone, or
+ * the executor closing: a thread that ends cannot say so itself).
+ */
+export async function serveBridge(
+  executorChannel: string,
+  msg: DialMessage,
+  dial: (address: string) => Promise<Comm>,
+  signal: AbortSignal,
+): Promise<void> {
+  const channel = new BroadcastChannel(channelOf(executorChannel, msg.id));
+  channel.unref();
+  let comm: Comm;
+  try {
+    comm = await dial(msg.address);
+  } catch (err) {
+    post(channel, { k: "closed", error: err instanceof Error ? err.message : String(err) });
+    channel.close();
+    return;
+  }
+  const onAbort = () => comm.abort(new CommAbortedError("the worker's executor closed"));
+  if (signal.aborted) onAbort();
+  signal.addEventListener("abort", onAbort, { once: true });
+  channel.onmessage = (ev: unknown) => {
+    const frame = (ev as { data?: unknown }).data;
+    if (!isFrame(frame)) return;
+    if (frame.k === "msg") {
+      comm.send(decodeMessage(frame.payload, frame.buffers)).catch((err: unknown) => {
+        comm.abort(err instanceof Error ? err : new Error(String(err)));
+      });
+    } else if (frame.k === "closed") {
+      if (frame.error === null) void comm.close();
+      else comm.abort(new CommClosedError(frame.error));
+    }
+  };
+  post(channel, { k: "open" });
+  let error: string | null = null;
+  try {
+    await forEachMessage(comm, (m) => {
+      try {
+        post(channel, encoded(m));
+      } catch (err) {
+        comm.abort(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+  } catch (err) {
+    error = err instanceof Error ? err.message : String(err);
+  }
+  const info = await comm.closed;
+  post(channel, { k: "closed", error: error ?? info.error?.message ?? null });
+  signal.removeEventListener("abort", onAbort);
+  channel.close();
+}
+
+/** True if `m` is a {@link DialMessage}. */
+export function isDialMessage(m: unknown): m is DialMessage {
+  if (typeof m !== "object" || m === null) return false;
+  const { t, id, thread, address } = m as Record<string, unknown>;
+  return (
+    t === "dial" &&
+    typeof id === "string" &&
+    typeof thread === "number" &&
+    typeof address === "string"
+  );
+}
