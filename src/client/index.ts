@@ -65,4 +65,5 @@ export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
+export { getClient, workerClient } from "./taskClient.ts";
 export type { UploadFileOptions } from "./uploads.ts";

@@ -4,7 +4,9 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
+import { rejoin, secede } from "../worker/taskContext.ts";
 import { defineTask } from "../worker/taskRegistry.ts";
+import { getClient, workerClient } from "./taskClient.ts";
 
 /** An error class of the task module's own. */
 class ValueError extends Error {
@@ -145,3 +147,36 @@ export const unreadableThen = defineTask("unreadableThen", (kind: string): objec
   revoke();
   return proxy;
 });
+
+/** Fibonacci numbers, each task submitting the two before it (a graph that grows as it runs). */
+export const fib = defineTask("fib", async (n: number): Promise<number> => {
+  if (n < 2) return n;
+  return workerClient(async (client) => {
+    const [a, b] = [client.submit(fib, n - 1), client.submit(fib, n - 2)];
+    return (await a) + (await b);
+  });
+});
+
+/** `inc` of each of `0..n-1` as tasks of their own, summed: a task mapping over the cluster. */
+export const sumOfIncs = defineTask("sumOfIncs", async (n: number): Promise<number> => {
+  const client = await getClient();
+  secede();
+  const values = await client.gather(
+    client.map(
+      inc,
+      Array.from({ length: n }, (_, i) => i),
+    ),
+  );
+  await rejoin();
+  return values.reduce((a, b) => a + b, 0);
+});
+
+/** Where the task's client is connected: its scheduler's address (after `holdMs` more). */
+export const clientScheduler = defineTask(
+  "clientScheduler",
+  async (holdMs = 0): Promise<string> => {
+    const client = await getClient();
+    await sleep(holdMs);
+    return client.address;
+  },
+);

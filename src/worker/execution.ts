@@ -40,7 +40,13 @@ export class Execution implements RunControl {
     private readonly onSecede: OnSecede,
     private readonly signal: AbortSignal,
     private readonly spare: SpareThreads = new SpareThreads(Number.POSITIVE_INFINITY),
+    /** The worker's client for task code on its main thread (the inline executor). */
+    private readonly taskClient: () => Promise<unknown> = noTaskClient,
   ) {}
+
+  client(): Promise<unknown> {
+    return this.taskClient();
+  }
 
   secede(computeDuration: number): void {
     if (this.finished || !this.holdsSlot) return;
@@ -93,4 +99,8 @@ export class Execution implements RunControl {
       this.gate.release();
     }
   }
+}
+
+function noTaskClient(): Promise<unknown> {
+  return Promise.reject(new Error("getClient(): this run has no client"));
 }

@@ -22,6 +22,8 @@ export interface RunControl {
   secede(computeDuration: number): void;
   /** The task wants a slot again; resolves once it has one. */
   rejoin(): Promise<void>;
+  /** The client of the task's code (`getClient()`), on the thread the task runs on. */
+  client(): Promise<unknown>;
 }
 
 /** An error as it crosses threads and the wire: plain strings only. */

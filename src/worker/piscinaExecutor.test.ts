@@ -12,7 +12,8 @@ import { PiscinaExecutor } from "./piscinaExecutor.ts";
 import { TEST_TASKS } from "./testWorker.ts";
 
 const run = promisify(execFile);
-const noControl: RunControl = { secede: () => {}, rejoin: async () => {} };
+const noClient = () => Promise.reject(new Error("no client in this test"));
+const noControl: RunControl = { secede: () => {}, rejoin: async () => {}, client: noClient };
 
 describe("PiscinaExecutor", () => {
   let executor: PiscinaExecutor;
@@ -88,6 +89,7 @@ describe("PiscinaExecutor", () => {
       release = r;
     });
     const control: RunControl = {
+      client: noClient,
       secede: (d) => events.push(`secede ${d >= 0}`),
       rejoin: async () => {
         events.push("rejoin asked");

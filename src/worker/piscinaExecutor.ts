@@ -10,6 +10,9 @@ import { randomUUID } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
+import { type DialMessage, isDialMessage, serveBridge } from "../comm/bridge.ts";
+import type { Comm } from "../comm/comm.ts";
+import { connect } from "../comm/connect.ts";
 import { asError } from "../util/asError.ts";
 import {
   type ExecuteJob,
@@ -41,6 +44,12 @@ export interface PiscinaExecutorOptions {
   startTimeoutMs?: number;
   /** Told when a pool thread dies of an error. */
   onThreadError?: (err: Error) => void;
+  /** The scheduler a task's client (`getClient()`) connects to. Default: none (it fails). */
+  scheduler?: string;
+  /** How the threads' connections are made, on the main thread (see `comm/bridge.ts`). Default: `connect`. */
+  dial?: (address: string) => Promise<Comm>;
+  /** How long a task's client waits for a connection, in ms. Default 30,000. */
+  connectTimeoutMs?: number;
 }
 
 const BOOTSTRAP = new URL("./threadBootstrap.mjs", import.meta.url).href;
@@ -65,6 +74,8 @@ export class PiscinaExecutor implements Executor {
   /** Garbage collection jobs on their way (see {@link collectGarbage}). */
   private collecting = 0;
   private closed = false;
+  /** The connections made for each pool thread (by `threadId`): aborted when it ends. */
+  private readonly bridges = new Map<number, Set<AbortController>>();
   /** The last error a pool thread died of, if any. */
   lastThreadError: Error | null = null;
 
@@ -73,6 +84,8 @@ export class PiscinaExecutor implements Executor {
     private readonly channel: BroadcastChannel,
     /** The task modules every thread imports as it starts. */
     private readonly initial: readonly string[],
+    /** Makes the connections the threads ask for. */
+    private readonly dial: (address: string) => Promise<Comm>,
   ) {
     channel.onmessage = (ev: unknown) => this.onChannelMessage((ev as { data?: unknown }).data);
   }
@@ -82,7 +95,12 @@ export class PiscinaExecutor implements Executor {
     const name = `weft-executor-${randomUUID()}`;
     const channel = new BroadcastChannel(name);
     channel.unref();
-    const workerData: ThreadInit = { channel: name, taskModules: [...o.taskModules] };
+    const workerData: ThreadInit = {
+      channel: name,
+      taskModules: [...o.taskModules],
+      scheduler: o.scheduler ?? null,
+      connectTimeoutMs: o.connectTimeoutMs ?? 30_000,
+    };
     const pool = new Piscina({
       filename: BOOTSTRAP,
       minThreads: o.nthreads,
@@ -91,9 +109,12 @@ export class PiscinaExecutor implements Executor {
       workerData,
       recordTiming: false,
     });
-    const executor = new PiscinaExecutor(pool, channel, [...o.taskModules]);
+    const executor = new PiscinaExecutor(pool, channel, [...o.taskModules], o.dial ?? connect);
     // A thread that fails (e.g. a task module that does not load) is reported
     // here; without a listener the pool would rethrow it on the main thread.
+    pool.on("workerDestroy", (thread: { id?: unknown }) => {
+      if (typeof thread?.id === "number") executor.onThreadEnded(thread.id);
+    });
     pool.on("error", (err: unknown) => {
       executor.lastThreadError = asError(err);
       o.onThreadError?.(executor.lastThreadError);
@@ -253,6 +274,10 @@ export class PiscinaExecutor implements Executor {
   }
 
   private onChannelMessage(msg: unknown): void {
+    if (isDialMessage(msg)) {
+      if (!this.closed) this.bridge(msg);
+      return;
+    }
     if (!isChannelMessage(msg)) return;
     const control = this.controls.get(msg.token);
     if (control === undefined) return; // the run is over
@@ -271,9 +296,28 @@ export class PiscinaExecutor implements Executor {
     }
   }
 
+  /** Connect for a thread (see `comm/bridge.ts`), until either end closes or the thread ends. */
+  private bridge(msg: DialMessage): void {
+    const ended = new AbortController();
+    let mine = this.bridges.get(msg.thread);
+    if (mine === undefined) this.bridges.set(msg.thread, (mine = new Set()));
+    mine.add(ended);
+    void serveBridge(this.channel.name, msg, this.dial, ended.signal).finally(() => {
+      mine.delete(ended);
+      if (mine.size === 0 && this.bridges.get(msg.thread) === mine) this.bridges.delete(msg.thread);
+    });
+  }
+
+  /** A pool thread ended: its connections with it. */
+  private onThreadEnded(thread: number): void {
+    for (const ended of this.bridges.get(thread) ?? []) ended.abort();
+    this.bridges.delete(thread);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const thread of [...this.bridges.keys()]) this.onThreadEnded(thread);
     this.channel.close();
     await this.pool.destroy();
   }

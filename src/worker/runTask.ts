@@ -15,10 +15,11 @@ import {
 import { Reschedule, runInTask, runInTaskSync, type TaskRuntime } from "./taskContext.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
 
-/** How the task's `secede()` / `rejoin()` reach the worker. */
+/** How the task's `secede()`, `rejoin()` and `getClient()` reach the worker. */
 export interface SecedeHooks {
   secede(computeDuration: number): void;
   rejoin(): Promise<void>;
+  client(): Promise<unknown>;
 }
 
 /** The running task's state, as `secede()` / `rejoin()` see it. */
@@ -44,6 +45,10 @@ class TaskRun implements TaskRuntime {
     if (this.holdsSlot) return;
     await this.hooks.rejoin();
     this.holdsSlot = true;
+  }
+
+  client(): Promise<unknown> {
+    return this.hooks.client();
   }
 }
 

@@ -9,11 +9,14 @@ import {
   type TaskRuntime,
 } from "./taskContext.ts";
 
+const noClient = () => Promise.reject(new Error("no client in this test"));
+
 describe("task context", () => {
   it("secede/rejoin/currentTaskKey reach the running task's runtime, across awaits", async () => {
     const calls: string[] = [];
     const rt: TaskRuntime = {
       key: "k1",
+      client: noClient,
       secede: () => calls.push("secede"),
       rejoin: async () => {
         calls.push("rejoin");
@@ -33,6 +36,7 @@ describe("task context", () => {
     const calls: string[] = [];
     const rt = (key: string): TaskRuntime => ({
       key,
+      client: noClient,
       secede: () => calls.push(`secede ${key}`),
       rejoin: async () => {},
     });
@@ -60,7 +64,12 @@ describe("task context", () => {
 
   it("after an await in a function that is not async, the error says to declare it async", async () => {
     // The task context of a synchronous function ends when it returns.
-    const rt: TaskRuntime = { key: "late", secede: () => {}, rejoin: async () => {} };
+    const rt: TaskRuntime = {
+      key: "late",
+      secede: () => {},
+      rejoin: async () => {},
+      client: noClient,
+    };
     const late = runInTaskSync(rt, () => Promise.resolve().then(() => secede()));
     await expect(late).rejects.toThrow(/must be declared async/);
   });

@@ -27,6 +27,8 @@ export interface TaskRuntime {
   secede(): void;
   /** Take a slot of the pool again (see {@link rejoin}). */
   rejoin(): Promise<void>;
+  /** The client of the task's code, connected on first use (see `getClient()` in the client). */
+  client(): Promise<unknown>;
 }
 
 const storage = new AsyncLocalStorage<TaskRuntime>();
@@ -94,6 +96,16 @@ export function secede(): void {
  */
 export function rejoin(): Promise<void> {
   return runtime("rejoin()").rejoin();
+}
+
+/**
+ * The client of the running task's code, connected to the worker's scheduler
+ * on its thread's first call and kept for the thread's later tasks: typed and
+ * documented as `getClient()` (`client/taskClient.ts`), which the client's
+ * module exports.
+ */
+export function taskClient(): Promise<unknown> {
+  return runtime("getClient()").client();
 }
 
 /**

@@ -11,7 +11,11 @@ import { TEST_TASKS } from "./testWorker.ts";
 const executor = await PiscinaExecutor.start({ nthreads: 1, taskModules: [TEST_TASKS] });
 const outcome = await executor.run(
   { key: "k", fn: "inc", args: [41] },
-  { secede: () => {}, rejoin: async () => {} },
+  {
+    secede: () => {},
+    rejoin: async () => {},
+    client: () => Promise.reject(new Error("no client")),
+  },
   new AbortController().signal,
 );
 await executor.close();

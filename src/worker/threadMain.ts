@@ -23,6 +23,7 @@ import {
 import { fullGarbageCollection } from "./throttledGc.ts";
 
 let channel: BroadcastChannel | null = null;
+let init_: ThreadInit | null = null;
 /** This thread's full collection, exposed on first use; null if it cannot be had. */
 let gc: (() => void) | null | undefined;
 const rejoinWaiters = new Map<number, () => void>();
@@ -38,6 +39,7 @@ export async function init(data: unknown): Promise<void> {
   if (d === null || typeof d?.channel !== "string" || !Array.isArray(d.taskModules)) {
     throw new TypeError("pool thread: workerData must be {channel, taskModules}");
   }
+  init_ = d as ThreadInit;
   channel = new BroadcastChannel(d.channel);
   channel.onmessage = (ev: unknown) => {
     const msg = (ev as { data?: unknown }).data;
@@ -57,7 +59,41 @@ function hooksFor(token: number): SecedeHooks {
         });
         post({ t: "rejoin", token });
       }),
+    client: threadClient,
   };
+}
+
+/** This thread's client for task code, once asked for: connected through the main thread. */
+let client: Promise<unknown> | null = null;
+
+function threadClient(): Promise<unknown> {
+  client ??= connectThreadClient().catch((err: unknown) => {
+    client = null; // the next task asks again
+    throw err;
+  });
+  return client;
+}
+
+async function connectThreadClient(): Promise<unknown> {
+  const d = init_;
+  if (d === null || channel === null) throw new Error("pool thread not initialised");
+  if (d.scheduler === null) throw new Error("getClient(): this worker has no scheduler");
+  // Loaded on first use: most pool threads never need a client.
+  const [{ Client }, { setDialer }, { dialThroughBridge }] = await Promise.all([
+    import("../client/client.ts"),
+    import("../comm/connect.ts"),
+    import("../comm/bridge.ts"),
+  ]);
+  const own = channel;
+  setDialer((address, o) =>
+    dialThroughBridge(
+      d.channel,
+      (m) => own.postMessage(m),
+      address,
+      o.timeoutMs ?? d.connectTimeoutMs,
+    ),
+  );
+  return Client.connect(d.scheduler, { name: "worker-client", timeoutMs: d.connectTimeoutMs });
 }
 
 /** How many of the task modules loaded since the pool started this thread has imported. */

@@ -13,6 +13,10 @@ export interface ThreadInit {
   readonly channel: string;
   /** File URLs of the task modules to import. */
   readonly taskModules: readonly string[];
+  /** The worker's scheduler, which a task's client (`getClient()`) connects to; null: none. */
+  readonly scheduler: string | null;
+  /** How long a task's client waits for a connection, in ms. */
+  readonly connectTimeoutMs: number;
 }
 
 /** A job for a pool thread. */

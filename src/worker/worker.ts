@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
+import type { Client } from "../client/client.ts";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
@@ -119,6 +120,8 @@ export class Worker extends BaseWorker {
   readonly logger: Logger;
   private statusValue: WorkerStatus = "init";
   private executor: Executor | null = null;
+  /** The client of task code on the main thread (`getClient()`), once asked for. */
+  private taskClientPromise: Promise<Client> | null = null;
   /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
   private readonly uploads = processUploadDirectory();
   private listener: Listener | null = null;
@@ -284,6 +287,10 @@ export class Worker extends BaseWorker {
               taskModules: o.taskModules,
               maxSecededThreads: o.maxSecededThreads,
               onThreadError: (err) => this.logger.error({ err }, "a pool thread failed"),
+              scheduler: o.scheduler,
+              dial: (address) =>
+                connect(address, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) }),
+              connectTimeoutMs: o.connectTimeoutMs,
             });
       this.throwIfClosedWhileStarting();
       this.refuseMemoryLimitTooSmall();
@@ -654,6 +661,32 @@ export class Worker extends BaseWorker {
   }
 
   /**
+   * The client of task code running on this worker's main thread (the inline
+   * executor; a pool thread has its own): connected to the worker's
+   * scheduler on the first `getClient()`, kept until the worker closes.
+   */
+  private readonly taskClient = (): Promise<Client> => {
+    if (this.statusValue === "closing" || this.statusValue === "closed") {
+      return Promise.reject(new Error(`getClient(): the worker is ${this.statusValue}`));
+    }
+    this.taskClientPromise ??= (async () => {
+      // Loaded on first use, and not at the top: the client's modules import the worker's.
+      const { Client } = await import("../client/client.ts");
+      const o = this.options;
+      return Client.connect(o.scheduler, {
+        name: "worker-client",
+        timeoutMs: o.connectTimeoutMs,
+        ...commOptionsOf(o),
+        logger: this.logger.child({ name: "weft.worker-client" }),
+      });
+    })().catch((err: unknown) => {
+      this.taskClientPromise = null; // the next task asks again
+      throw err;
+    });
+    return this.taskClientPromise;
+  };
+
+  /**
    * The files clients uploaded into the cluster before this worker came (the
    * scheduler's register reply): saved, and its modules imported in the order
    * uploaded, or the start fails saying why.
@@ -763,7 +796,13 @@ export class Worker extends BaseWorker {
     const signal = new AbortController().signal;
     await this.gate.acquire(signal);
     // A run that secedes gives its slot back, as a task does; nobody else is told.
-    const execution = new Execution(this.gate, () => {}, signal, this.spareThreads);
+    const execution = new Execution(
+      this.gate,
+      () => {},
+      signal,
+      this.spareThreads,
+      this.taskClient,
+    );
     const job: ExecuteJob = {
       key: `run-${fn}-${++this.runCount}`,
       fn,
@@ -848,6 +887,7 @@ export class Worker extends BaseWorker {
       },
       ctx.signal,
       this.spareThreads,
+      this.taskClient,
     );
     let outcome: ExecuteOutcome | Promise<ExecuteOutcome>;
     try {
@@ -1057,6 +1097,8 @@ export class Worker extends BaseWorker {
     } catch (err) {
       this.logger.debug({ err }, "error closing the scheduler stream");
     }
+    const client = await this.taskClientPromise?.catch(() => null);
+    await client?.close().catch(() => {});
     await this.peers.closeAll();
     for (const comm of this.servedComms) comm.abort();
     await this.executor?.close();

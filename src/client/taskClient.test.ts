@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { testTls } from "../comm/testTls.ts";
+import type { RunControl } from "../worker/executor.ts";
+import { PiscinaExecutor } from "../worker/piscinaExecutor.ts";
+import { getClient, workerClient } from "./taskClient.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
+import { clientScheduler, fib, sumOfIncs } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+const NO_SIGNAL = new AbortController().signal;
+
+async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("getClient and workerClient: tasks that submit tasks", () => {
+  for (const executor of ["inline", "threads"] as const) {
+    for (const protocol of ["inproc", "tcp", "tls"] as const) {
+      it(`a task's client reaches the cluster running it (${executor}, ${protocol})`, async () => {
+        const tls = protocol === "tls" ? { tls: testTls() } : {};
+        const { cluster, client } = await testCluster({ executor, protocol, ...tls });
+        // Every task of the recursion waits on two others: one thread a worker would
+        // deadlock on the first wait without the secession workerClient does.
+        expect(await client.submit(fib, 7)).toBe(13);
+        expect(await client.submit(sumOfIncs, 20)).toBe(210);
+        expect(await client.submitWith({ pure: false }, clientScheduler)).toBe(cluster.address);
+        // The clients of the workers' tasks are the scheduler's clients too.
+        const { clients } = await client.counters();
+        expect(clients).toBeGreaterThan(1);
+      });
+    }
+  }
+
+  it("a pool thread's client goes with the thread", async () => {
+    const { cluster } = await testCluster({ workers: 0 });
+    const executor = await PiscinaExecutor.start({
+      nthreads: 1,
+      taskModules: [CLIENT_TEST_TASKS],
+      scheduler: cluster.address,
+      idleTimeoutMs: 200,
+    });
+    try {
+      const control: RunControl = {
+        secede: () => {},
+        rejoin: async () => {},
+        client: () => Promise.reject(new Error("the pool threads have their own")),
+      };
+      const clients = () => cluster.scheduler.router.clients.size;
+      const before = clients();
+      // Two at once: the second runs on a thread started for it, ended once idle.
+      const runs = [0, 1].map((i) =>
+        executor.run({ key: `k${i}`, fn: "clientScheduler", args: [300] }, control, NO_SIGNAL),
+      );
+      let most = before;
+      let over = false;
+      const all = Promise.all(runs).finally(() => {
+        over = true;
+      });
+      while (!over) {
+        most = Math.max(most, clients());
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const outcomes = await all;
+      for (const o of outcomes) expect(o).toMatchObject({ status: "ok" });
+      expect(new Set(outcomes.map((o) => o.threadId)).size).toBe(2);
+      expect(most).toBe(before + 2);
+      await until(() => executor.threadCount === 1);
+      await until(() => clients() === before + 1);
+    } finally {
+      await executor.close();
+    }
+    await until(() => cluster.scheduler.router.clients.size === 1);
+  });
+
+  it("outside a task, getClient and workerClient say so", async () => {
+    await expect(getClient()).rejects.toThrow(
+      /getClient\(\) must be called from inside a running task/,
+    );
+    await expect(workerClient(async () => 1)).rejects.toThrow(/inside a running task/);
+  });
+});
