@@ -52,6 +52,19 @@ function isFrame(v: unknown): v is BridgeFrame {
   return typeof v === "object" && v !== null && typeof (v as { k?: unknown }).k === "string";
 }
 
+/**
+ * The message a `msg` frame carries. Its buffers crossed as plain
+ * `Uint8Array`s (a structured clone drops `Buffer`'s prototype), which the
+ * decoder reads as `Buffer`s: views of the same bytes, no copy.
+ */
+function decoded(frame: { payload: Uint8Array; buffers: readonly OutOfBandBuffer[] }): unknown {
+  const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+  return decodeMessage(
+    asBuffer(frame.payload),
+    frame.buffers.map((b) => (b instanceof Uint8Array ? asBuffer(b) : b.map(asBuffer))),
+  );
+}
+
 function encoded(msg: unknown): BridgeFrame {
   const { payload, buffers } = encodeMessage(msg);
   return { k: "msg", payload, buffers };
@@ -77,7 +90,14 @@ class BridgeComm extends CommBase {
   private onFrame(frame: unknown): void {
     if (!isFrame(frame) || this.isClosed) return;
     if (frame.k === "msg") {
-      this.deliver(decodeMessage(frame.payload, frame.buffers));
+      let msg: unknown;
+      try {
+        msg = decoded(frame);
+      } catch (err) {
+        this.abort(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      this.deliver(msg);
     } else if (frame.k === "closed") {
       this.finish(frame.error === null ? null : new CommClosedError(frame.error));
     }
@@ -178,7 +198,14 @@ export async function serveBridge(
     const frame = (ev as { data?: unknown }).data;
     if (!isFrame(frame)) return;
     if (frame.k === "msg") {
-      comm.send(decodeMessage(frame.payload, frame.buffers)).catch((err: unknown) => {
+      let m: unknown;
+      try {
+        m = decoded(frame);
+      } catch (err) {
+        comm.abort(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      comm.send(m).catch((err: unknown) => {
         comm.abort(err instanceof Error ? err : new Error(String(err)));
       });
     } else if (frame.k === "closed") {
