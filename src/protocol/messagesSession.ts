@@ -119,6 +119,37 @@ export interface UploadFileRequestMsg extends UploadedFile {
   readonly requestId: number;
 }
 
+/** The ops of the requests to the scheduler's coordination primitives. */
+export type CoordinationOp =
+  | "semaphore-acquire"
+  | "semaphore-release"
+  | "semaphore-leases"
+  | "event-set"
+  | "event-clear"
+  | "event-is-set"
+  | "event-wait"
+  | "variable-set"
+  | "variable-get"
+  | "variable-delete"
+  | "queue-put"
+  | "queue-get"
+  | "queue-get-batch"
+  | "queue-size";
+
+/**
+ * A request to one of the scheduler's coordination primitives, by `name`
+ * (`Client.semaphore`, `lock`, `event`, `variable`, `queue`): the fields each
+ * op takes are checked by `scheduler/coordination/coordination.ts`. One that
+ * must wait (an acquire, a wait, a get, a put into a full queue) is answered
+ * once it can be, or once its `timeoutMs` has passed.
+ */
+export interface CoordinationRequestMsg {
+  readonly op: CoordinationOp;
+  readonly requestId: number;
+  readonly name: string;
+  readonly [field: string]: unknown;
+}
+
 /** A request a client makes of the server (not of the state machine). */
 export type ClientRequestMsg =
   | WhoHasRequestMsg
@@ -127,7 +158,8 @@ export type ClientRequestMsg =
   | WorkersRequestMsg
   | ListDatasetsRequestMsg
   | LoadTaskModulesRequestMsg
-  | UploadFileRequestMsg;
+  | UploadFileRequestMsg
+  | CoordinationRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

@@ -6,13 +6,19 @@
  */
 
 import { ForwardedBytes } from "../comm/forwardedBytes.ts";
-import type { ClientRequestOp, ReplyMsg, WorkerIdentity } from "../protocol/messagesSession.ts";
+import type {
+  ClientRequestOp,
+  CoordinationOp,
+  ReplyMsg,
+  WorkerIdentity,
+} from "../protocol/messagesSession.ts";
 import {
   sameBytes,
   type UploadedFile,
   uploadConflict,
   uploadedFileProblem,
 } from "../protocol/uploads.ts";
+import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import type { SessionHost } from "./sessionHost.ts";
 
 const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
@@ -23,7 +29,9 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "list-datasets",
   "load-task-modules",
   "upload-file",
+  ...COORDINATION_OPS,
 ]);
+const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
 
 /** True if `op` names a request to the server. */
 export function isRequestOp(op: unknown): op is ClientRequestOp {
@@ -34,8 +42,11 @@ function isKeyList(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((k) => typeof k === "string");
 }
 
-function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
-  switch (msg.op as ClientRequestOp) {
+function answer(host: SessionHost, client: string, msg: Record<string, unknown>): unknown {
+  if (COORDINATION.has(msg.op as string)) {
+    return host.coordination.answer(client, msg.op as CoordinationOp, msg);
+  }
+  switch (msg.op as Exclude<ClientRequestOp, CoordinationOp>) {
     case "who-has":
       if (msg.keys === undefined) return host.state.getWhoHas(host.state.tasks.keys());
       if (!isKeyList(msg.keys)) throw new TypeError("who-has: keys must be an array of keys");
@@ -97,8 +108,15 @@ function answer(host: SessionHost, msg: Record<string, unknown>): unknown {
   }
 }
 
-/** The reply to the request `msg` (whose op {@link isRequestOp}) of a client. */
-export function replyTo(host: SessionHost, msg: Record<string, unknown>): ReplyMsg | null {
+/**
+ * The reply to the request `msg` (whose op {@link isRequestOp}) of `client`;
+ * null for a malformed one, and for one a coordination primitive answers later.
+ */
+export function replyTo(
+  host: SessionHost,
+  client: string,
+  msg: Record<string, unknown>,
+): ReplyMsg | null {
   const requestId = msg.requestId;
   if (!Number.isSafeInteger(requestId)) {
     host.counters.rejectedMessages++;
@@ -106,7 +124,9 @@ export function replyTo(host: SessionHost, msg: Record<string, unknown>): ReplyM
     return null;
   }
   try {
-    return { op: "reply", requestId: requestId as number, result: answer(host, msg) };
+    const result = answer(host, client, msg);
+    if (result === DEFERRED) return null;
+    return { op: "reply", requestId: requestId as number, result };
   } catch (err) {
     host.counters.rejectedMessages++;
     const why = err instanceof Error ? err.message : String(err);

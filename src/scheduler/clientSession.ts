@@ -77,7 +77,7 @@ export async function serveClient(
           // Answer after what came before it, so that it sees its effects.
           host.dispatch(events);
           events = [];
-          const reply = replyTo(host, msg);
+          const reply = replyTo(host, id, msg);
           if (reply !== null && !stream.isClosed) stream.send(reply);
         } else if (isRecord(msg) && msg.clientId !== id) {
           host.counters.rejectedMessages++;
@@ -97,6 +97,7 @@ export async function serveClient(
   stream.abort();
   if (host.router.clients.get(id) !== stream) return;
   host.router.clients.delete(id);
+  host.coordination.clientLeft(id);
   if (!host.isRunning) return;
   host.logger.debug({ client: id }, "client left");
   host.dispatch([

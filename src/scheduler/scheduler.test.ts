@@ -419,6 +419,56 @@ describe("Scheduler server", () => {
     ]);
   });
 
+  it("answers coordination requests, later for those that wait, and refuses malformed ones", async () => {
+    const { s } = await start();
+    const c = await peer(s, registerClient("c1"));
+    const d = await peer(s, registerClient("c2"));
+    await c.comm.send([
+      {
+        op: "semaphore-acquire",
+        requestId: 1,
+        name: "S",
+        maxLeases: 1,
+        lease: "a",
+        timeoutMs: null,
+      },
+      {
+        op: "semaphore-acquire",
+        requestId: 2,
+        name: "S",
+        maxLeases: 1,
+        lease: "b",
+        timeoutMs: null,
+      },
+      { op: "semaphore-acquire", requestId: 3, name: "", maxLeases: 1, lease: "c" },
+      { op: "semaphore-acquire", requestId: 4, name: "S", maxLeases: 0, lease: "c" },
+      { op: "event-wait", requestId: 5, name: "E", timeoutMs: -1 },
+      { op: "queue-put", requestId: 6, name: "Q", maxsize: 1.5, value: 1 },
+      { op: "semaphore-release", requestId: 7, name: "S", lease: "nope" },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 1)).result).toBe(true);
+    expect((await c.waitFor((m) => m.requestId === 3)).error).toBe(
+      "semaphore-acquire: name must be a non-empty string",
+    );
+    expect((await c.waitFor((m) => m.requestId === 4)).error).toBe(
+      "semaphore-acquire: maxLeases must be an integer ≥ 1",
+    );
+    expect((await c.waitFor((m) => m.requestId === 5)).error).toMatch(
+      /^event-wait: timeoutMs must be/,
+    );
+    expect((await c.waitFor((m) => m.requestId === 6)).error).toBe(
+      "queue-put: maxsize must be an integer ≥ 0",
+    );
+    expect((await c.waitFor((m) => m.requestId === 7)).error).toMatch(
+      /lease nope of "S" is not held/,
+    );
+    // Request 2 waits for lease a, which is released by its id (the client's secret).
+    await d.comm.send([{ op: "semaphore-release", requestId: 1, name: "S", lease: "a" }]);
+    expect((await d.waitFor((m) => m.requestId === 1)).result).toBeNull();
+    expect((await c.waitFor((m) => m.requestId === 2)).result).toBe(true);
+    expect(s.coordination.semaphores.leases("S")).toBe(1);
+  });
+
   it("removes a worker whose connection closes, and reschedules its work", async () => {
     const { s } = await start();
     const w1 = await peer(s, registerWorker("inproc://w/1"));

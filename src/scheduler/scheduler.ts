@@ -22,6 +22,7 @@ import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messages
 import type { UploadedFile } from "../protocol/uploads.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { serveClient } from "./clientSession.ts";
+import { Coordination } from "./coordination/coordination.ts";
 import { Counters } from "./counters.ts";
 import { Router } from "./router.ts";
 import {
@@ -55,6 +56,10 @@ export class Scheduler implements SessionHost {
   readonly taskModules: string[] = [];
   readonly uploads: UploadedFile[] = [];
   readonly router: Router;
+  readonly coordination: Coordination = new Coordination((client, requestId, result) => {
+    const stream = this.router.clients.get(client);
+    if (stream !== undefined && !stream.isClosed) stream.send({ op: "reply", requestId, result });
+  });
   readonly runner: StimulusRunner;
   private statusValue: SchedulerStatus = "init";
   private listener: Listener | null = null;
@@ -261,6 +266,7 @@ export class Scheduler implements SessionHost {
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
     this.ttlTimer = null;
     await this.listener?.close();
+    this.coordination.dropAll();
     const streams = [...this.router.workers.values(), ...this.router.clients.values()];
     this.router.workers.clear();
     this.router.clients.clear();

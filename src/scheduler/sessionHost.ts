@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
+import type { Coordination } from "./coordination/coordination.ts";
 import type { Counters } from "./counters.ts";
 import type { Router } from "./router.ts";
 import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
@@ -25,6 +26,8 @@ export interface SessionHost {
   readonly taskModules: string[];
   /** The files clients uploaded into the cluster, in order: given to each worker that registers. */
   readonly uploads: UploadedFile[];
+  /** The coordination primitives clients use (semaphores, events, variables, queues). */
+  readonly coordination: Coordination;
   /** Hand stimuli to the state machine and route what it returns. */
   dispatch(events: SchedulerEvent[]): void;
 }

@@ -1,0 +1,161 @@
+/**
+ * The requests clients make of the scheduler's coordination primitives
+ * (`Client.semaphore`, `lock`, `event`, `variable`, `queue`; Dask's
+ * `Semaphore`, `Lock`, `Event`, `Variable` and `Queue`): each checked, then
+ * answered at once or later, when the primitive can (a lease free, the event
+ * set, a value there) or the request's timeout passes.
+ */
+
+import type { CoordinationOp } from "../../protocol/messagesSession.ts";
+import { MAX_TIMER_MS } from "../../util/timers.ts";
+import { Events } from "./events.ts";
+import { Queues } from "./queues.ts";
+import { Semaphores } from "./semaphores.ts";
+import { Variables } from "./variables.ts";
+import { DEFERRED, type Reply } from "./waiters.ts";
+
+export { DEFERRED };
+
+/** The ops of the coordination requests. */
+export const COORDINATION_OPS: readonly CoordinationOp[] = [
+  "semaphore-acquire",
+  "semaphore-release",
+  "semaphore-leases",
+  "event-set",
+  "event-clear",
+  "event-is-set",
+  "event-wait",
+  "variable-set",
+  "variable-get",
+  "variable-delete",
+  "queue-put",
+  "queue-get",
+  "queue-get-batch",
+  "queue-size",
+];
+
+function nameOf(msg: Record<string, unknown>): string {
+  const name = msg.name;
+  if (typeof name !== "string" || name === "") {
+    throw new TypeError(`${String(msg.op)}: name must be a non-empty string`);
+  }
+  return name;
+}
+
+/** null (wait as long as it takes) or milliseconds ≥ 0. */
+function timeoutOf(msg: Record<string, unknown>): number | null {
+  const t = msg.timeoutMs;
+  if (t === null || t === undefined) return null;
+  if (typeof t !== "number" || !(t >= 0 && t <= MAX_TIMER_MS)) {
+    throw new TypeError(
+      `${String(msg.op)}: timeoutMs must be null or a number of milliseconds ≥ 0`,
+    );
+  }
+  return t;
+}
+
+function countOf(msg: Record<string, unknown>, field: string, min: number): number {
+  const n = msg[field];
+  if (!Number.isSafeInteger(n) || (n as number) < min) {
+    throw new TypeError(`${String(msg.op)}: ${field} must be an integer ≥ ${min}`);
+  }
+  return n as number;
+}
+
+function leaseOf(msg: Record<string, unknown>): string {
+  const lease = msg.lease;
+  if (typeof lease !== "string" || lease === "") {
+    throw new TypeError(`${String(msg.op)}: lease must be a non-empty string`);
+  }
+  return lease;
+}
+
+/** The scheduler server's coordination primitives. */
+export class Coordination {
+  readonly semaphores: Semaphores;
+  readonly events: Events;
+  readonly variables: Variables;
+  readonly queues: Queues;
+
+  constructor(reply: Reply) {
+    this.semaphores = new Semaphores(reply);
+    this.events = new Events(reply);
+    this.variables = new Variables(reply);
+    this.queues = new Queues(reply);
+  }
+
+  /** The answer to `client`'s request `msg`, or {@link DEFERRED}. Throws for a malformed one. */
+  answer(client: string, op: CoordinationOp, msg: Record<string, unknown>): unknown {
+    const requestId = msg.requestId as number;
+    switch (op) {
+      case "semaphore-acquire":
+        return this.semaphores.acquire(
+          client,
+          requestId,
+          nameOf(msg),
+          countOf(msg, "maxLeases", 1),
+          leaseOf(msg),
+          timeoutOf(msg),
+        );
+      case "semaphore-release":
+        return this.semaphores.release(nameOf(msg), leaseOf(msg));
+      case "semaphore-leases":
+        return this.semaphores.leases(nameOf(msg));
+      case "event-set":
+        return this.events.set(nameOf(msg));
+      case "event-clear":
+        return this.events.clear(nameOf(msg));
+      case "event-is-set":
+        return this.events.isSet(nameOf(msg));
+      case "event-wait":
+        return this.events.wait(client, requestId, nameOf(msg), timeoutOf(msg));
+      case "variable-set":
+        return this.variables.set(nameOf(msg), msg.value);
+      case "variable-get":
+        return this.variables.get(client, requestId, nameOf(msg), timeoutOf(msg));
+      case "variable-delete":
+        return this.variables.delete(nameOf(msg));
+      case "queue-put":
+        return this.queues.put(
+          client,
+          requestId,
+          nameOf(msg),
+          countOf(msg, "maxsize", 0),
+          msg.value,
+          timeoutOf(msg),
+        );
+      case "queue-get":
+        return this.queues.get(
+          client,
+          requestId,
+          nameOf(msg),
+          countOf(msg, "maxsize", 0),
+          timeoutOf(msg),
+        );
+      case "queue-get-batch":
+        return this.queues.getBatch(
+          nameOf(msg),
+          countOf(msg, "maxsize", 0),
+          msg.n === null || msg.n === undefined ? null : countOf(msg, "n", 0),
+        );
+      case "queue-size":
+        return this.queues.size(nameOf(msg));
+    }
+  }
+
+  /** A client left: its leases are released, its waiting requests dropped. */
+  clientLeft(client: string): void {
+    this.semaphores.clientLeft(client);
+    this.events.clientLeft(client);
+    this.variables.clientLeft(client);
+    this.queues.clientLeft(client);
+  }
+
+  /** The server closes: everything goes, no waiting request is answered. */
+  dropAll(): void {
+    this.semaphores.dropAll();
+    this.events.dropAll();
+    this.variables.dropAll();
+    this.queues.dropAll();
+  }
+}

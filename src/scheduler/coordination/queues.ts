@@ -1,0 +1,145 @@
+/**
+ * Queues the scheduler server keeps for clients (Dask's `QueueExtension`,
+ * for data): by name, first in first out, at most `maxsize` items (0: no
+ * bound), with getters waiting while it is empty and putters while it is
+ * full; dropped once empty with nobody waiting.
+ */
+
+import type { ValueOrTimeout } from "./variables.ts";
+import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
+
+/** What `queue-put` answers. */
+export type PutOrTimeout = { readonly ok: true } | { readonly timedOut: true };
+
+interface Queue {
+  readonly maxsize: number;
+  readonly items: unknown[];
+  readonly getters: Waiters<null>;
+  /** Each with the value it puts. */
+  readonly putters: Waiters<unknown>;
+}
+
+export class Queues {
+  private readonly byName = new Map<string, Queue>();
+
+  constructor(private readonly reply: Reply) {}
+
+  put(
+    client: string,
+    requestId: number,
+    name: string,
+    maxsize: number,
+    value: unknown,
+    timeoutMs: number | null,
+  ): PutOrTimeout | typeof DEFERRED {
+    const q = this.queue(name, maxsize);
+    if (q.getters.size > 0) {
+      // Waiting getters mean an empty queue: straight to the first.
+      q.getters.answerFirst({ value });
+      this.dropIfIdle(name);
+      return { ok: true };
+    }
+    if (q.maxsize === 0 || q.items.length < q.maxsize) {
+      q.items.push(value);
+      return { ok: true };
+    }
+    if (timeoutMs === 0) return { timedOut: true };
+    q.putters.add(client, requestId, value, timeoutMs, () => ({ timedOut: true }));
+    return DEFERRED;
+  }
+
+  get(
+    client: string,
+    requestId: number,
+    name: string,
+    maxsize: number,
+    timeoutMs: number | null,
+  ): ValueOrTimeout | typeof DEFERRED {
+    const q = this.queue(name, maxsize);
+    if (q.items.length > 0) {
+      const value = q.items.shift();
+      this.admitPutters(name, q);
+      return { value };
+    }
+    if (timeoutMs === 0) {
+      this.dropIfIdle(name);
+      return { timedOut: true };
+    }
+    q.getters.add(client, requestId, null, timeoutMs, () => {
+      queueMicrotask(() => this.dropIfIdle(name));
+      return { timedOut: true };
+    });
+    return DEFERRED;
+  }
+
+  /** Up to `n` items (all with null) at once, without waiting. */
+  getBatch(name: string, maxsize: number, n: number | null): unknown[] {
+    const q = this.byName.get(name);
+    if (q === undefined) return [];
+    this.checkMaxsize(name, q, maxsize);
+    const out = q.items.splice(0, n ?? q.items.length);
+    this.admitPutters(name, q);
+    return out;
+  }
+
+  size(name: string): number {
+    return this.byName.get(name)?.items.length ?? 0;
+  }
+
+  clientLeft(client: string): void {
+    for (const [name, q] of [...this.byName]) {
+      q.getters.dropClient(client);
+      q.putters.dropClient(client);
+      this.dropIfIdle(name);
+    }
+  }
+
+  dropAll(): void {
+    for (const q of this.byName.values()) {
+      q.getters.clear();
+      q.putters.clear();
+    }
+    this.byName.clear();
+  }
+
+  private queue(name: string, maxsize: number): Queue {
+    let q = this.byName.get(name);
+    if (q === undefined) {
+      q = {
+        maxsize,
+        items: [],
+        getters: new Waiters(this.reply),
+        putters: new Waiters(this.reply),
+      };
+      this.byName.set(name, q);
+    }
+    this.checkMaxsize(name, q, maxsize);
+    return q;
+  }
+
+  private checkMaxsize(name: string, q: Queue, maxsize: number): void {
+    if (q.maxsize !== maxsize) {
+      throw new Error(`queue ${JSON.stringify(name)} has maxsize ${q.maxsize}, not ${maxsize}`);
+    }
+  }
+
+  /** Room freed: the waiting putters' values go in, in order. */
+  private admitPutters(name: string, q: Queue): void {
+    for (
+      let w = q.putters.peek();
+      w !== undefined && (q.maxsize === 0 || q.items.length < q.maxsize);
+      w = q.putters.peek()
+    ) {
+      q.items.push(w.ask);
+      q.putters.answerFirst({ ok: true });
+    }
+    this.dropIfIdle(name);
+  }
+
+  private dropIfIdle(name: string): void {
+    const q = this.byName.get(name);
+    if (q !== undefined && q.items.length === 0 && q.getters.size === 0 && q.putters.size === 0) {
+      this.byName.delete(name);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Semaphores the scheduler server keeps for clients (Dask's
+ * `SemaphoreExtension`; a `Lock` is one of one lease): by name, created on
+ * first use, dropped once no lease is held and nobody waits. A client's
+ * leases are released when it leaves.
+ */
+
+import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
+
+/** A semaphore: at most `maxLeases` leases held at once, each by a client. */
+export class Semaphores {
+  private readonly byName = new Map<
+    string,
+    { maxLeases: number; holders: Map<string, string>; waiters: Waiters<string> }
+  >();
+
+  constructor(private readonly reply: Reply) {}
+
+  acquire(
+    client: string,
+    requestId: number,
+    name: string,
+    maxLeases: number,
+    lease: string,
+    timeoutMs: number | null,
+  ): boolean | typeof DEFERRED {
+    let s = this.byName.get(name);
+    if (s === undefined) {
+      s = { maxLeases, holders: new Map(), waiters: new Waiters(this.reply) };
+      this.byName.set(name, s);
+    }
+    if (s.maxLeases !== maxLeases) {
+      throw new Error(
+        `semaphore ${JSON.stringify(name)} has maxLeases ${s.maxLeases}, not ${maxLeases}`,
+      );
+    }
+    if (s.holders.has(lease))
+      throw new Error(`lease ${lease} of ${JSON.stringify(name)} is held already`);
+    if (s.holders.size < s.maxLeases && s.waiters.size === 0) {
+      s.holders.set(lease, client);
+      return true;
+    }
+    if (timeoutMs === 0) {
+      this.dropIfIdle(name);
+      return false;
+    }
+    s.waiters.add(client, requestId, lease, timeoutMs, () => {
+      queueMicrotask(() => this.dropIfIdle(name));
+      return false;
+    });
+    return DEFERRED;
+  }
+
+  release(name: string, lease: string): null {
+    const s = this.byName.get(name);
+    if (s === undefined || !s.holders.delete(lease)) {
+      throw new Error(
+        `lease ${lease} of ${JSON.stringify(name)} is not held (released already, or its client left)`,
+      );
+    }
+    this.grant(name);
+    return null;
+  }
+
+  /** The leases held. */
+  leases(name: string): number {
+    return this.byName.get(name)?.holders.size ?? 0;
+  }
+
+  clientLeft(client: string): void {
+    for (const [name, s] of [...this.byName]) {
+      s.waiters.dropClient(client);
+      for (const [lease, holder] of [...s.holders]) if (holder === client) s.holders.delete(lease);
+      this.grant(name);
+    }
+  }
+
+  dropAll(): void {
+    for (const s of this.byName.values()) s.waiters.clear();
+    this.byName.clear();
+  }
+
+  private grant(name: string): void {
+    const s = this.byName.get(name);
+    if (s === undefined) return;
+    for (
+      let w = s.waiters.peek();
+      w !== undefined && s.holders.size < s.maxLeases;
+      w = s.waiters.peek()
+    ) {
+      s.holders.set(w.ask, w.client);
+      s.waiters.answerFirst(true);
+    }
+    this.dropIfIdle(name);
+  }
+
+  private dropIfIdle(name: string): void {
+    const s = this.byName.get(name);
+    if (s !== undefined && s.holders.size === 0 && s.waiters.size === 0) this.byName.delete(name);
+  }
+}

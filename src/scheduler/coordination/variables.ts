@@ -1,0 +1,61 @@
+/**
+ * Variables the scheduler server keeps for clients (Dask's
+ * `VariableExtension`, for data): by name, a value or none, with clients
+ * waiting for one to be set.
+ */
+
+import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
+
+/** What `variable-get` answers. */
+export type ValueOrTimeout = { readonly value: unknown } | { readonly timedOut: true };
+
+export class Variables {
+  private readonly values = new Map<string, unknown>();
+  private readonly waiting = new Map<string, Waiters<null>>();
+
+  constructor(private readonly reply: Reply) {}
+
+  set(name: string, value: unknown): null {
+    this.values.set(name, value);
+    const w = this.waiting.get(name);
+    this.waiting.delete(name);
+    w?.answerAll({ value });
+    return null;
+  }
+
+  get(
+    client: string,
+    requestId: number,
+    name: string,
+    timeoutMs: number | null,
+  ): ValueOrTimeout | typeof DEFERRED {
+    if (this.values.has(name)) return { value: this.values.get(name) };
+    if (timeoutMs === 0) return { timedOut: true };
+    let w = this.waiting.get(name);
+    if (w === undefined) this.waiting.set(name, (w = new Waiters(this.reply)));
+    const waiters = w;
+    waiters.add(client, requestId, null, timeoutMs, () => {
+      if (waiters.size === 0 && this.waiting.get(name) === waiters) this.waiting.delete(name);
+      return { timedOut: true };
+    });
+    return DEFERRED;
+  }
+
+  delete(name: string): null {
+    this.values.delete(name);
+    return null;
+  }
+
+  clientLeft(client: string): void {
+    for (const [name, w] of [...this.waiting]) {
+      w.dropClient(client);
+      if (w.size === 0) this.waiting.delete(name);
+    }
+  }
+
+  dropAll(): void {
+    for (const w of this.waiting.values()) w.clear();
+    this.waiting.clear();
+    this.values.clear();
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * Requests a coordination primitive answers later (a lock's acquire, an
+ * event's wait, a queue's get): each waits, in the order it came, until the
+ * primitive answers it or its timeout passes, or until its client leaves.
+ */
+
+/** What a request handler returns when it will answer later. */
+export const DEFERRED: unique symbol = Symbol("deferred");
+
+/** Sends the deferred answer of a client's request. */
+export type Reply = (client: string, requestId: number, result: unknown) => void;
+
+/** One request waiting. */
+export interface Waiter<T> {
+  readonly client: string;
+  readonly requestId: number;
+  /** What the request asked, for the primitive. */
+  readonly ask: T;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+/** The requests waiting on one primitive, first come first served. */
+export class Waiters<T> {
+  private readonly queue: Waiter<T>[] = [];
+
+  constructor(private readonly reply: Reply) {}
+
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** The first waiter, if any. */
+  peek(): Waiter<T> | undefined {
+    return this.queue[0];
+  }
+
+  /**
+   * Add a waiter; with `timeoutMs` (null: forever), it is answered
+   * `timedOut()` then and removed.
+   */
+  add(
+    client: string,
+    requestId: number,
+    ask: T,
+    timeoutMs: number | null,
+    timedOut: () => unknown,
+  ): void {
+    const w: Waiter<T> = { client, requestId, ask, timer: null };
+    if (timeoutMs !== null) {
+      w.timer = setTimeout(() => {
+        w.timer = null;
+        this.remove(w);
+        this.reply(client, requestId, timedOut());
+      }, timeoutMs);
+      w.timer.unref();
+    }
+    this.queue.push(w);
+  }
+
+  /** Answer the first waiter with `result` and remove it. */
+  answerFirst(result: unknown): void {
+    const w = this.queue.shift();
+    if (w === undefined) return;
+    if (w.timer !== null) clearTimeout(w.timer);
+    this.reply(w.client, w.requestId, result);
+  }
+
+  /** Answer every waiter with `result`. */
+  answerAll(result: unknown): void {
+    while (this.queue.length > 0) this.answerFirst(result);
+  }
+
+  /** Drop the waiters of a client that left (nobody is left to answer). */
+  dropClient(client: string): void {
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const w = this.queue[i];
+      if (w.client !== client) continue;
+      if (w.timer !== null) clearTimeout(w.timer);
+      this.queue.splice(i, 1);
+    }
+  }
+
+  /** Drop every waiter, unanswered (the scheduler closing). */
+  clear(): void {
+    for (const w of this.queue) if (w.timer !== null) clearTimeout(w.timer);
+    this.queue.length = 0;
+  }
+
+  private remove(w: Waiter<T>): void {
+    const i = this.queue.indexOf(w);
+    if (i >= 0) this.queue.splice(i, 1);
+  }
+}
