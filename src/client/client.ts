@@ -58,6 +58,14 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import {
+  type CoordinationRequest,
+  Event,
+  Lock,
+  Queue,
+  Semaphore,
+  Variable,
+} from "./coordination.ts";
 import { checkDatasetName, decodeDataset, encodeDataset } from "./datasets.ts";
 import {
   CancelledError,
@@ -1539,6 +1547,48 @@ export class Client implements FutureHost, GatherHost {
     const more = late.length > 0 ? await ask(late) : {};
     return sortedByKey({ ...answered, ...more });
   }
+
+  /**
+   * The cluster's semaphore `name` (Dask's `Semaphore`): at most `maxLeases`
+   * (default 1) leases held at once by all clients and their tasks; every
+   * user of the name must give the same `maxLeases`. See `coordination.ts`.
+   */
+  semaphore(name: string, options: { readonly maxLeases?: number } = {}): Semaphore {
+    return new Semaphore(this.coordinationRequest, name, options.maxLeases ?? 1);
+  }
+
+  /** The cluster's lock `name` (Dask's `Lock`): held by one `Lock` object at a time. */
+  lock(name: string): Lock {
+    return new Lock(this.coordinationRequest, name);
+  }
+
+  /** The cluster's event `name` (Dask's `Event`): set or clear, waited for. */
+  event(name: string): Event {
+    return new Event(this.coordinationRequest, name);
+  }
+
+  /** The cluster's variable `name` (Dask's `Variable`, for data). */
+  variable<T = unknown>(name: string): Variable<T> {
+    return new Variable<T>(this.coordinationRequest, name);
+  }
+
+  /**
+   * The cluster's queue `name` (Dask's `Queue`, for data), holding at most
+   * `maxsize` items (default 0: no bound); every user of the name must give
+   * the same `maxsize`.
+   */
+  queue<T = unknown>(name: string, options: { readonly maxsize?: number } = {}): Queue<T> {
+    return new Queue<T>(this.coordinationRequest, name, options.maxsize ?? 0);
+  }
+
+  private readonly coordinationRequest: CoordinationRequest = (op, fields) => {
+    try {
+      this.checkOpen();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.conn.request(op, fields);
+  };
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */
   async counters(): Promise<SchedulerCounters> {

@@ -133,6 +133,11 @@ export class RestartTimeoutError extends WorkersTimeoutError {
   }
 }
 
+/** A `Variable.get`, `Queue.get` or `Queue.put` waited `timeoutMs` in vain (Dask's `TimeoutError`). */
+export class CoordinationTimeoutError extends Error {
+  override name = "CoordinationTimeoutError";
+}
+
 /** The client was closed, lost its scheduler, or the future was released, before the result came. */
 export class ClientClosedError extends Error {
   override name = "ClientClosedError";

@@ -33,8 +33,18 @@ export {
   wait,
 } from "./completion.ts";
 export {
+  type CoordinationRequest,
+  type CoordinationWaitOptions,
+  Event,
+  Lock,
+  Queue,
+  Semaphore,
+  Variable,
+} from "./coordination.ts";
+export {
   CancelledError,
   ClientClosedError,
+  CoordinationTimeoutError,
   DatasetError,
   LostKeyError,
   NoWorkerError,

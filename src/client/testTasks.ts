@@ -180,3 +180,21 @@ export const clientScheduler = defineTask(
     return client.address;
   },
 );
+
+/** Add one to the variable `name`, under the lock `name`: tasks that must take turns. */
+export const lockedIncrement = defineTask("lockedIncrement", async (name: string, i: number) => {
+  const client = await getClient();
+  const lock = client.lock(name);
+  const counter = client.variable<number>(name);
+  secede();
+  await lock.acquire();
+  try {
+    const now = await counter.get();
+    await sleep(1);
+    await counter.set(now + 1);
+  } finally {
+    await lock.release();
+  }
+  await rejoin();
+  return i;
+});

@@ -1,0 +1,149 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CoordinationTimeoutError } from "./errors.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { lockedIncrement } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+describe("Lock and Semaphore", () => {
+  it("one Lock holds it at a time; a release, or its client leaving, lets the next in", async () => {
+    const { cluster, client: a } = await testCluster({ workers: 1 });
+    const b = await cluster.client();
+    const c = await cluster.client();
+    const la = a.lock("L");
+    const lb = b.lock("L");
+    expect(await la.acquire()).toBe(true);
+    expect(await la.locked()).toBe(true);
+    expect(await lb.acquire({ timeoutMs: 30 })).toBe(false);
+    expect(await lb.acquire({ blocking: false })).toBe(false);
+    await expect(la.acquire()).rejects.toThrow(/holds "L" already \(locks are not reentrant\)/);
+    const waiting = lb.acquire();
+    await la.release();
+    expect(await waiting).toBe(true);
+    await expect(la.release()).rejects.toThrow('Lock.release: this Lock does not hold "L"');
+    // b leaves holding it: c's waiting acquire gets it.
+    const lc = c.lock("L");
+    const cWaits = lc.acquire();
+    await b.close();
+    expect(await cWaits).toBe(true);
+    await lc.release();
+    expect(await lc.locked()).toBe(false);
+    // A lock and a semaphore of the same name are apart.
+    expect(await a.semaphore("L").acquire({ timeoutMs: 0 })).toBe(true);
+  });
+
+  it("a semaphore lets maxLeases in at once, first come first served", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const s = client.semaphore("S", { maxLeases: 2 });
+    expect(await s.acquire()).toBe(true);
+    expect(await s.acquire()).toBe(true);
+    expect(await s.getValue()).toBe(2);
+    const order: string[] = [];
+    const first = s.acquire().then(() => order.push("first"));
+    const second = s.acquire().then(() => order.push("second"));
+    await s.release();
+    await first;
+    await s.release();
+    await second;
+    expect(order).toEqual(["first", "second"]);
+    expect(await s.getValue()).toBe(2);
+    await expect(client.semaphore("S", { maxLeases: 3 }).acquire()).rejects.toThrow(
+      'semaphore "S" has maxLeases 2, not 3',
+    );
+    await expect(client.semaphore("T").release()).rejects.toThrow(/holds no lease here/);
+    expect(() => client.semaphore("S", { maxLeases: 0 })).toThrow(
+      /maxLeases must be an integer ≥ 1/,
+    );
+    await expect(s.acquire({ timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be a number/);
+    expect(() => client.lock("")).toThrow(/the name must be a non-empty string/);
+  });
+
+  it("tasks take turns under a lock (their clients, on pool threads)", async () => {
+    const { client } = await testCluster({ executor: "threads", threadsPerWorker: 2 });
+    await client.variable<number>("turns").set(0);
+    const done = await client.gather(
+      Array.from({ length: 12 }, (_, i) => client.submit(lockedIncrement, "turns", i)),
+    );
+    expect(done).toHaveLength(12);
+    expect(await client.variable<number>("turns").get()).toBe(12);
+  });
+});
+
+describe("Event", () => {
+  it("wait resolves once it is set, or false after its timeout", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const other = await cluster.client();
+    const e = client.event("E");
+    expect(await e.isSet()).toBe(false);
+    expect(await e.wait({ timeoutMs: 20 })).toBe(false);
+    expect(await e.wait({ timeoutMs: 0 })).toBe(false);
+    const waiting = e.wait();
+    await other.event("E").set();
+    expect(await waiting).toBe(true);
+    expect(await e.isSet()).toBe(true);
+    expect(await e.wait({ timeoutMs: 0 })).toBe(true);
+    await e.clear();
+    expect(await e.isSet()).toBe(false);
+  });
+});
+
+describe("Variable", () => {
+  for (const protocol of ["inproc", "tcp"] as const) {
+    it(`holds a copy of a value, which get waits for (${protocol})`, async () => {
+      const { cluster, client } = await testCluster({ workers: 1, protocol });
+      const other = await cluster.client();
+      const v = client.variable<{ xs: number[]; when: Date }>("V");
+      const err = await v.get({ timeoutMs: 20 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CoordinationTimeoutError);
+      expect((err as Error).message).toBe('Variable.get "V": timed out after 20 ms');
+      const waiting = other.variable("V").get();
+      const value = { xs: [1, 2], when: new Date(0) };
+      await v.set(value);
+      value.xs.push(3);
+      expect(await waiting).toEqual({ xs: [1, 2], when: new Date(0) });
+      const got = await v.get();
+      got.xs.push(4);
+      expect((await v.get()).xs).toEqual([1, 2]);
+      await v.delete();
+      await expect(v.get({ timeoutMs: 0 })).rejects.toThrow(CoordinationTimeoutError);
+      const f = client.submit("inc", 1);
+      await expect(v.set({ f } as never)).rejects.toThrow(/a future cannot be shared this way/);
+      await expect(v.set((() => 1) as never)).rejects.toThrow(/the value cannot be sent/);
+      await f;
+    });
+  }
+});
+
+describe("Queue", () => {
+  it("first in, first out; get waits for a value, put for room", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const other = await cluster.client();
+    const q = client.queue<number>("Q", { maxsize: 2 });
+    const getting = other.queue<number>("Q", { maxsize: 2 }).get();
+    await q.put(1);
+    expect(await getting).toBe(1);
+    await q.put(2);
+    await q.put(3);
+    expect(await q.qsize()).toBe(2);
+    await expect(q.put(4, { timeoutMs: 10 })).rejects.toThrow(
+      'Queue.put "Q": no room within 10 ms',
+    );
+    const putting = q.put(4);
+    expect(await q.get()).toBe(2);
+    await putting;
+    expect(await q.getBatch()).toEqual([3, 4]);
+    expect(await q.getBatch(5)).toEqual([]);
+    await expect(q.get({ timeoutMs: 5 })).rejects.toThrow(CoordinationTimeoutError);
+    await q.put(5);
+    await expect(client.queue("Q").get()).rejects.toThrow('queue "Q" has maxsize 2, not 0');
+    expect(() => client.queue("Q", { maxsize: -1 })).toThrow(/maxsize must be an integer ≥ 0/);
+    // Its client gone, a get waiting is dropped: the value stays for the next.
+    const gone = await cluster.client();
+    const unbounded = gone.queue<string>("R");
+    void unbounded.get().catch(() => {});
+    await new Promise((r) => setTimeout(r, 20));
+    await gone.close();
+    await client.queue<string>("R").put("kept");
+    expect(await client.queue<string>("R").get()).toBe("kept");
+  });
+});
