@@ -4,7 +4,11 @@
  */
 
 export { ConnectError, MessageTooLargeError, SerializationError } from "../comm/errors.ts";
-export type { SchedulerCounters, WorkerIdentity } from "../protocol/messagesSession.ts";
+export type {
+  CoordinationOp,
+  SchedulerCounters,
+  WorkerIdentity,
+} from "../protocol/messagesSession.ts";
 export { taskRef } from "../protocol/messagesTaskSpec.ts";
 export type { Resources } from "../protocol/messagesWorker.ts";
 export { TaskError } from "../worker/state/errorMessage.ts";

@@ -3,6 +3,8 @@
 // The handshakes and what the server sends a client after them (the state
 // machine's messages to clients are exported by `./state/`).
 export type {
+  CoordinationOp,
+  CoordinationRequestMsg,
   KeyInMemoryWithHoldersMsg,
   RegisterClientMsg,
   RegisterReplyMsg,
@@ -13,6 +15,12 @@ export type {
   WireVersion,
 } from "../protocol/messagesSession.ts";
 export type { UploadedFile } from "../protocol/uploads.ts";
+export { COORDINATION_OPS, Coordination } from "./coordination/coordination.ts";
+export { Events } from "./coordination/events.ts";
+export { type PutOrTimeout, Queues } from "./coordination/queues.ts";
+export { Semaphores } from "./coordination/semaphores.ts";
+export { type ValueOrTimeout, Variables } from "./coordination/variables.ts";
+export { DEFERRED, type Reply, type Waiter, Waiters } from "./coordination/waiters.ts";
 export { Counters } from "./counters.ts";
 export { Router } from "./router.ts";
 export { Scheduler, type SchedulerStatus } from "./scheduler.ts";
