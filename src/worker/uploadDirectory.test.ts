@@ -59,6 +59,17 @@ describe("UploadDirectory", () => {
     uploads.close();
   });
 
+  it("the same file saved again while the first save writes is ready only once written", async () => {
+    const uploads = new UploadDirectory(base);
+    const data = new Uint8Array(32 * 1024 * 1024).fill(7);
+    const first = uploads.save({ name: "big.mjs", data, load: false });
+    // Another worker of the process, given the same file: it must not import a partial one.
+    const url = await uploads.save({ name: "big.mjs", data, load: false });
+    expect(readFileSync(fileURLToPath(url)).length).toBe(data.length);
+    expect(await first).toBe(url);
+    uploads.close();
+  });
+
   it("refuses names that are not a file's, and what cannot be imported", async () => {
     const uploads = new UploadDirectory(base);
     const data = bytes("x");

@@ -31,11 +31,15 @@ import { scratchDirectoryIn } from "../util/scratchDirectory.ts";
 /** The prefix of upload directories' names (which `util/uploadImports.ts` recognises). */
 export const UPLOAD_DIRECTORY_PREFIX = "weft-uploads";
 
-/** A worker's uploaded files, on disk. */
+/** A process's uploaded files, on disk. */
 export class UploadDirectory {
   private dir: string | null = null;
-  /** What was saved under each name, so that a second upload of a name is checked against it. */
-  private readonly saved = new Map<string, Uint8Array>();
+  /**
+   * What was saved under each name, so that a second upload of a name is
+   * checked against it, and its write: the same file saved again (by the
+   * process's next worker) is ready only once the first write is done.
+   */
+  private readonly saved = new Map<string, { data: Uint8Array; written: Promise<void> }>();
   private closed = false;
 
   /** @param base Where the directory is made. Default: the system's temporary directory. */
@@ -56,16 +60,18 @@ export class UploadDirectory {
     if (problem !== null) throw new TypeError(problem);
     if (this.closed) throw new Error("the upload directory is removed: the process is exiting");
     const before = this.saved.get(file.name);
-    if (before !== undefined && !sameBytes(before, file.data)) {
+    if (before !== undefined && !sameBytes(before.data, file.data)) {
       throw new Error(uploadConflict(file.name));
     }
-    const dir = this.directory();
-    const path = join(dir, file.name);
-    if (before === undefined) {
-      // Claimed before the write, so that a second upload of the name meanwhile is checked too.
-      this.saved.set(file.name, file.data);
+    const path = join(this.directory(), file.name);
+    if (before !== undefined) {
+      await before.written;
+    } else {
+      // Claimed before the write, so that a second upload of the name meanwhile waits for it.
+      const written = writeFile(path, file.data);
+      this.saved.set(file.name, { data: file.data, written });
       try {
-        await writeFile(path, file.data);
+        await written;
       } catch (err) {
         this.saved.delete(file.name);
         throw err;
