@@ -1,10 +1,12 @@
 /**
  * The task functions of `npm run chaos:tcp` (a task module every `weft worker`
  * of the run loads): a shuffle of the integers 0..P·N-1 into P partitions,
- * then a chain reducing the partitions' sums (see `chaosGraph` in tcp.ts).
+ * then a chain reducing the partitions' sums (see `chaosGraph` in tcp.ts);
+ * with `--dynamic`, tasks summing ranges that submit tasks (`rangeSum`).
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
+import { workerClient } from "../../src/client/taskClient.ts";
 import { defineTask } from "../../src/worker/taskRegistry.ts";
 
 /** Block `i` of the integers: `i·n, …, i·n + n - 1`. */
@@ -50,3 +52,30 @@ export const hog = defineTask("chaos.hog", async (mb: number, ms: number) => {
   await sleep(ms);
   return held.length;
 });
+
+/**
+ * The sum of `lo, …, hi - 1`, each task splitting its range in two tasks of
+ * its own (through its client, `--dynamic`) down to ranges of at most `leaf`,
+ * each summed after `ms` milliseconds: a graph that grows as it runs, whose
+ * waiting tasks a kill may take with their clients.
+ */
+export const rangeSum = defineTask(
+  "chaos.rangeSum",
+  async (lo: number, hi: number, leaf: number, ms: number): Promise<number> => {
+    if (hi - lo <= leaf) {
+      if (ms > 0) await sleep(ms);
+      let sum = 0;
+      for (let x = lo; x < hi; x++) sum += x;
+      return sum;
+    }
+    const mid = Math.floor((lo + hi) / 2);
+    return workerClient(async (client) => {
+      const halves = [
+        client.submit(rangeSum, lo, mid, leaf, ms),
+        client.submit(rangeSum, mid, hi, leaf, ms),
+      ];
+      const [a, b] = await client.gather(halves);
+      return a + b;
+    });
+  },
+);

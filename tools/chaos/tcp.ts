@@ -30,7 +30,7 @@ import type { SchedulerCounters } from "../../src/protocol/messagesSession.ts";
 import { SimRng } from "../../src/sim/rng.ts";
 import { isEntryPoint } from "../../src/util/entryPoint.ts";
 import { weftLogger } from "../../src/util/logger.ts";
-import { makeBlock } from "./tasks.ts";
+import { makeBlock, rangeSum } from "./tasks.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The `weft` command of this checkout (it runs the sources through tsx). */
@@ -398,6 +398,12 @@ export interface ChaosOptions {
   readonly restart?: boolean;
   /** Every connection over `tls://`, with the test credentials. */
   readonly tls?: boolean;
+  /**
+   * Every other round sums the integers 0..P·N-1 with tasks that split their
+   * range through their clients (`getClient`, `workerClient`) rather than with
+   * the shuffle graph.
+   */
+  readonly dynamic?: boolean;
 }
 
 /** What a run did. */
@@ -658,13 +664,20 @@ export async function runChaos(
             const [value] = await Promise.all([result, trimmed, retire]);
             return value;
           }
+          if (o.dynamic === true && r % 2 === 1) {
+            // Every range of at most BLOCK a leaf: about 2P tasks, each waiting on two.
+            const m = p * BLOCK;
+            const sum = await c.submitWith({ pure: false }, rangeSum, 0, m, BLOCK, STEP_MS);
+            return { [round.key]: sum };
+          }
           return c.get(round.graph, { keys: [round.key] });
         })(),
         o.roundTimeoutMs,
       );
       for (const b of blocks) b.release();
       const ms = Math.round(performance.now() - started);
-      const head = `round ${r}: P=${p} (${round.tasks} tasks)`;
+      const dynamic = o.dynamic === true && r % 2 === 1;
+      const head = `round ${r}: P=${p} (${dynamic ? "dynamic: tasks submit tasks" : `${round.tasks} tasks`})`;
       const tally = `kills ${kills}, freezes ${freezes}`;
       if (outcome.kind === "timeout") {
         failed++;
@@ -893,6 +906,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       "a third of the rounds restart the cluster (client.restart) while their tasks run, after 0-300 ms: their futures are cancelled; half of the others restart one worker (client.restartWorkers) and must answer right; workers run under a nanny, which starts them again",
     )
     .option("--tls", "every connection over tls://, with the test credentials (test/fixtures/tls)")
+    .option(
+      "--dynamic",
+      "every other round sums the same integers with tasks that split their range in tasks of their own (getClient, workerClient), down to blocks",
+    )
     .addHelpText(
       "after",
       "\nA seed picks the same graph sizes, executors and sequence of chaos decisions (hit\n" +
@@ -930,6 +947,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     nanny: opts.nanny === true || opts.restart === true,
     restart: opts.restart === true,
     tls: opts.tls === true,
+    dynamic: opts.dynamic === true,
   };
   if (o.nanny === true && o.freeze) {
     throw new Error(
