@@ -77,6 +77,33 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
     await until(() => cluster.scheduler.router.clients.size === 1);
   });
 
+  it("a pool thread's client that cannot connect fails its task, saying why", async () => {
+    const executor = await PiscinaExecutor.start({
+      nthreads: 1,
+      taskModules: [CLIENT_TEST_TASKS],
+      // Nothing listens on port 1.
+      scheduler: "tcp://127.0.0.1:1",
+      connectTimeoutMs: 2_000,
+    });
+    try {
+      const control: RunControl = {
+        secede: () => {},
+        rejoin: async () => {},
+        client: () => Promise.reject(new Error("the pool threads have their own")),
+      };
+      const outcome = await executor.run(
+        { key: "k", fn: "clientScheduler", args: [] },
+        control,
+        NO_SIGNAL,
+      );
+      expect(outcome.status).toBe("error");
+      const error = (outcome as { error: { exceptionText: string } }).error;
+      expect(error.exceptionText).toMatch(/cannot connect to tcp:\/\/127\.0\.0\.1:1/);
+    } finally {
+      await executor.close();
+    }
+  });
+
   it("outside a task, getClient and workerClient say so", async () => {
     await expect(getClient()).rejects.toThrow(
       /getClient\(\) must be called from inside a running task/,
