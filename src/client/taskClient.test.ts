@@ -10,6 +10,21 @@ afterEach(closeTestClusters);
 
 const NO_SIGNAL = new AbortController().signal;
 
+/** The main thread's side of a run on a pool thread, which makes a client of its own. */
+const control: RunControl = {
+  secede: () => {},
+  rejoin: async () => {},
+  client: () => Promise.reject(new Error("the pool threads have their own")),
+};
+
+/** A pool of one thread (plus spares) running the client test tasks, whose clients go to `scheduler`. */
+function threadPool(
+  scheduler: string,
+  o: { idleTimeoutMs?: number; connectTimeoutMs?: number } = {},
+): Promise<PiscinaExecutor> {
+  return PiscinaExecutor.start({ nthreads: 1, taskModules: [CLIENT_TEST_TASKS], scheduler, ...o });
+}
+
 async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -38,18 +53,8 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
 
   it("a pool thread's client goes with the thread", async () => {
     const { cluster } = await testCluster({ workers: 0 });
-    const executor = await PiscinaExecutor.start({
-      nthreads: 1,
-      taskModules: [CLIENT_TEST_TASKS],
-      scheduler: cluster.address,
-      idleTimeoutMs: 200,
-    });
+    const executor = await threadPool(cluster.address, { idleTimeoutMs: 200 });
     try {
-      const control: RunControl = {
-        secede: () => {},
-        rejoin: async () => {},
-        client: () => Promise.reject(new Error("the pool threads have their own")),
-      };
       const clients = () => cluster.scheduler.router.clients.size;
       const before = clients();
       // Two at once: the second runs on a thread started for it, ended once idle.
@@ -78,19 +83,9 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
   });
 
   it("a pool thread's client that cannot connect fails its task, saying why", async () => {
-    const executor = await PiscinaExecutor.start({
-      nthreads: 1,
-      taskModules: [CLIENT_TEST_TASKS],
-      // Nothing listens on port 1.
-      scheduler: "tcp://127.0.0.1:1",
-      connectTimeoutMs: 2_000,
-    });
+    // Nothing listens on port 1.
+    const executor = await threadPool("tcp://127.0.0.1:1", { connectTimeoutMs: 2_000 });
     try {
-      const control: RunControl = {
-        secede: () => {},
-        rejoin: async () => {},
-        client: () => Promise.reject(new Error("the pool threads have their own")),
-      };
       const outcome = await executor.run(
         { key: "k", fn: "clientScheduler", args: [] },
         control,

@@ -11,6 +11,7 @@
  */
 
 import { BroadcastChannel, threadId } from "node:worker_threads";
+import { asError } from "../util/asError.ts";
 import type { Comm } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
@@ -65,6 +66,21 @@ function decoded(frame: { payload: Uint8Array; buffers: readonly OutOfBandBuffer
   );
 }
 
+const UNDECODABLE: unique symbol = Symbol("undecodable");
+
+/** {@link decoded}, or, for a frame that cannot be decoded, `failed(why)` and {@link UNDECODABLE}. */
+function decodedOr(
+  frame: { payload: Uint8Array; buffers: readonly OutOfBandBuffer[] },
+  failed: (err: Error) => void,
+): unknown {
+  try {
+    return decoded(frame);
+  } catch (err) {
+    failed(asError(err));
+    return UNDECODABLE;
+  }
+}
+
 function encoded(msg: unknown): BridgeFrame {
   const { payload, buffers } = encodeMessage(msg);
   return { k: "msg", payload, buffers };
@@ -90,14 +106,8 @@ class BridgeComm extends CommBase {
   private onFrame(frame: unknown): void {
     if (!isFrame(frame) || this.isClosed) return;
     if (frame.k === "msg") {
-      let msg: unknown;
-      try {
-        msg = decoded(frame);
-      } catch (err) {
-        this.abort(err instanceof Error ? err : new Error(String(err)));
-        return;
-      }
-      this.deliver(msg);
+      const msg = decodedOr(frame, (err) => this.abort(err));
+      if (msg !== UNDECODABLE) this.deliver(msg);
     } else if (frame.k === "closed") {
       this.finish(frame.error === null ? null : new CommClosedError(frame.error));
     }
@@ -187,7 +197,7 @@ export async function serveBridge(
   try {
     comm = await dial(msg.address);
   } catch (err) {
-    post(channel, { k: "closed", error: err instanceof Error ? err.message : String(err) });
+    post(channel, { k: "closed", error: asError(err).message });
     channel.close();
     return;
   }
@@ -198,16 +208,9 @@ export async function serveBridge(
     const frame = (ev as { data?: unknown }).data;
     if (!isFrame(frame)) return;
     if (frame.k === "msg") {
-      let m: unknown;
-      try {
-        m = decoded(frame);
-      } catch (err) {
-        comm.abort(err instanceof Error ? err : new Error(String(err)));
-        return;
-      }
-      comm.send(m).catch((err: unknown) => {
-        comm.abort(err instanceof Error ? err : new Error(String(err)));
-      });
+      const m = decodedOr(frame, (err) => comm.abort(err));
+      if (m === UNDECODABLE) return;
+      comm.send(m).catch((err: unknown) => comm.abort(asError(err)));
     } else if (frame.k === "closed") {
       if (frame.error === null) void comm.close();
       else comm.abort(new CommClosedError(frame.error));
@@ -220,11 +223,11 @@ export async function serveBridge(
       try {
         post(channel, encoded(m));
       } catch (err) {
-        comm.abort(err instanceof Error ? err : new Error(String(err)));
+        comm.abort(asError(err));
       }
     });
   } catch (err) {
-    error = err instanceof Error ? err.message : String(err);
+    error = asError(err).message;
   }
   const info = await comm.closed;
   post(channel, { k: "closed", error: error ?? info.error?.message ?? null });
