@@ -1,23 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sizeof } from "../util/sizeof.ts";
-import type { Worker } from "../worker/worker.ts";
 import { resolveWorkerOptions } from "../worker/workerOptions.ts";
-import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
+import { clusterScratch, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { bytes, inc } from "./testTasks.ts";
 
-let dir = "";
-const extra: Worker[] = [];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "weft-memory-monitor-"));
-});
-afterEach(async () => {
-  for (const w of extra.splice(0)) await w.close();
-  await closeTestClusters();
-  rmSync(dir, { recursive: true, force: true });
-});
+const scratch = clusterScratch("memory-monitor");
+const extra = scratch.workers;
 
 /** A cluster of one plain worker, and a worker with a limit of 100 kB whose memory the test sets. */
 async function clusterWithMeasuredWorker(memory = { bytes: 0 }) {
@@ -26,7 +14,7 @@ async function clusterWithMeasuredWorker(memory = { bytes: 0 }) {
     memoryLimit: 100_000,
     memoryMeasure: () => memory.bytes,
     memoryMonitorIntervalMs: 5,
-    spillDirectory: dir,
+    spillDirectory: scratch.dir,
   });
   extra.push(measured);
   await client.waitForWorkers(2);

@@ -1,31 +1,21 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Worker } from "../worker/worker.ts";
+import { describe, expect, it } from "vitest";
 import { TaskModuleError } from "./errors.ts";
 import { taskModuleUrl } from "./taskModules.ts";
-import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
+import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
-let dir = "";
-const extra: Worker[] = [];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "weft-task-modules-"));
-});
-afterEach(async () => {
-  for (const w of extra.splice(0)) await w.close();
-  await closeTestClusters();
-  rmSync(dir, { recursive: true, force: true });
-});
+const scratch = clusterScratch("task-modules");
+const extra = scratch.workers;
 
 /** A task module defining `<name>` (doubling its argument), with a name of its own per test. */
 function moduleDefining(body = ""): { path: string; name: string } {
   const name = `later.double-${randomUUID()}`;
-  const path = join(dir, `${name}.mjs`);
+  const path = join(scratch.dir, `${name}.mjs`);
   writeFileSync(
     path,
     `import { defineTask } from ${JSON.stringify(REGISTRY)};\n` +
@@ -75,7 +65,9 @@ describe("Client.loadTaskModules", () => {
     const late = await extraWorker(cluster);
     extra.push(late);
     expect(late.status).toBe("running");
-    const missing = await client.loadTaskModules(join(dir, "nope.mjs")).catch((e: unknown) => e);
+    const missing = await client
+      .loadTaskModules(join(scratch.dir, "nope.mjs"))
+      .catch((e: unknown) => e);
     expect((missing as Error).message).toMatch(/no such file on this worker's machine: file:/);
     await expect(client.loadTaskModules([])).rejects.toThrow("loadTaskModules: no module given");
     await expect(client.loadTaskModules("https://example.com/t.mjs")).rejects.toThrow(

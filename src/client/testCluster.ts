@@ -1,7 +1,11 @@
 /** Test helpers: local clusters with validation on, silent logs, closed and checked after each test. */
 
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
+import { afterEach, beforeEach } from "vitest";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
 import type { Client } from "./client.ts";
@@ -77,5 +81,33 @@ export function knownKeys(cluster: LocalCluster): { scheduler: string[]; workers
   return {
     scheduler: [...cluster.scheduler.state.tasks.keys()],
     workers: cluster.workers.map((w) => [...w.state.tasks.keys()]),
+  };
+}
+
+/**
+ * For a test file whose tests make files and extra workers: before each test
+ * a fresh directory under the system's temporary one (`scratch.dir`); after
+ * it, the workers pushed on `scratch.workers` closed, the test clusters
+ * checked and closed, and the directory removed.
+ */
+export function clusterScratch(prefix: string): {
+  readonly dir: string;
+  readonly workers: Worker[];
+} {
+  let dir = "";
+  const workers: Worker[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), `weft-${prefix}-`));
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) await w.close();
+    await closeTestClusters();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    get dir() {
+      return dir;
+    },
+    workers,
   };
 }

@@ -1,29 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Worker } from "../worker/worker.ts";
+import { describe, expect, it } from "vitest";
 import { UploadError } from "./errors.ts";
-import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
+import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
-let dir = "";
-const extra: Worker[] = [];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "weft-upload-test-"));
-});
-afterEach(async () => {
-  for (const w of extra.splice(0)) await w.close();
-  await closeTestClusters();
-  rmSync(dir, { recursive: true, force: true });
-});
+const scratch = clusterScratch("upload-test");
+const extra = scratch.workers;
 
 /** A file `name` in the test's directory (not where workers look), with `text`. */
 function file(name: string, text: string): string {
-  const path = join(dir, name);
+  const path = join(scratch.dir, name);
   writeFileSync(path, text);
   return path;
 }
@@ -108,11 +98,11 @@ describe("Client.uploadFile", () => {
     await expect(client.uploadFile(data, { load: true })).rejects.toThrow(
       /^uploadFile: data\.json cannot be imported: only \.js, .* are modules/,
     );
-    await expect(client.uploadFile(join(dir, "nope.mjs"))).rejects.toThrow(
+    await expect(client.uploadFile(join(scratch.dir, "nope.mjs"))).rejects.toThrow(
       /^uploadFile: cannot read .*nope\.mjs: ENOENT/,
     );
-    mkdirSync(join(dir, "sub"));
-    await expect(client.uploadFile(join(dir, "sub"))).rejects.toThrow(/sub is not a file/);
+    mkdirSync(join(scratch.dir, "sub"));
+    await expect(client.uploadFile(join(scratch.dir, "sub"))).rejects.toThrow(/sub is not a file/);
     await expect(client.uploadFile(file("package.json", "{}"))).rejects.toThrow(
       /package\.json cannot be uploaded/,
     );
@@ -131,7 +121,7 @@ describe("Client.uploadFile", () => {
       `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, () => 1);\n`,
     );
     await client.uploadFile(first);
-    const other = join(dir, "other");
+    const other = join(scratch.dir, "other");
     mkdirSync(other);
     writeFileSync(join(other, `${name}.mjs`), "export const x = 2;\n");
     const err = await client.uploadFile(join(other, `${name}.mjs`)).catch((e: unknown) => e);
