@@ -33,6 +33,7 @@ interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly executor?: "threads" | "inline";
   readonly memoryLimit?: string;
   readonly tasks: readonly string[];
+  readonly upload: readonly string[];
   readonly keys?: string;
   readonly progress: boolean;
   readonly validate?: boolean;
@@ -79,6 +80,11 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
         );
       }
     }
+    if (opts.scheduler === undefined && opts.upload.length > 0) {
+      throw new Error(
+        "--upload applies with --scheduler only (an embedded cluster's workers import --tasks from this machine)",
+      );
+    }
     workers = positiveInt("--workers", opts.workers ?? "2");
     if (workers > MAX_WORKERS) {
       throw new Error(`--workers must be at most ${MAX_WORKERS} (one process), got ${workers}`);
@@ -114,7 +120,8 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
           ...limits,
           ...secure,
         });
-        // --tasks: the running workers import them, and so will those joining later.
+        // --upload, then --tasks: the running workers take them, and so will those joining later.
+        for (const path of opts.upload) await client.uploadFile(path);
         if (extraModules.length > 0) await client.loadTaskModules(extraModules);
       } else {
         // Each worker starts a thread pool: many take a while, which should not look like a hang.
@@ -228,6 +235,12 @@ export function runCommand(ctx: CliContext): Command {
     .option(
       "--tasks <module>",
       "a task module to load (with --scheduler: into the running workers, and those joining later); repeat for more",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option(
+      "--upload <file>",
+      "with --scheduler: send a file to the workers (run with --allow-uploads), which import it if it is a module, as weft upload does; repeat for more, what a module imports first",
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )

@@ -102,4 +102,40 @@ describe("weft upload", () => {
       await scheduler.close();
     }
   });
+
+  it("weft run --upload sends modules before computing, with --scheduler only", async () => {
+    const scheduler = await quietScheduler();
+    const wctx = testContext();
+    const { worker, done } = await cliWorker(scheduler.address, wctx, { allowUploads: true });
+    try {
+      const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+      const module = join(dir, "run-upload.mjs");
+      writeFileSync(
+        module,
+        `import { defineTask } from ${JSON.stringify(registry)};\ndefineTask("run.upload.double", (x) => 2 * x);\n`,
+      );
+      const graph = join(dir, "run-upload.json");
+      writeFileSync(graph, JSON.stringify({ graph: { y: ["run.upload.double", 21] } }));
+      const ran = await runWeft([
+        "run",
+        graph,
+        "--scheduler",
+        scheduler.address,
+        "--upload",
+        module,
+        "--no-progress",
+      ]);
+      expect(ran).toMatchObject({ code: 0, err: "" });
+      expect(JSON.parse(ran.out)).toEqual({ y: 42 });
+      const embedded = await runWeft(["run", graph, "--upload", module, "--no-progress"]);
+      expect(embedded.code).toBe(2);
+      expect(embedded.err).toBe(
+        "weft run: --upload applies with --scheduler only (an embedded cluster's workers import --tasks from this machine)\n",
+      );
+    } finally {
+      await worker.close();
+      await done;
+      await scheduler.close();
+    }
+  });
 });
