@@ -46,6 +46,7 @@ import type {
 import type {
   SchedulerCounters,
   ServerToClientMessage,
+  TaskStreamRecord,
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
@@ -1589,6 +1590,33 @@ export class Client implements FutureHost, GatherHost {
     }
     return this.conn.request(op, fields);
   };
+
+  /**
+   * The task runs the workers reported (Dask's `get_task_stream`), oldest
+   * first: each task's key, worker, status (`"OK"`, `"error"`), result bytes,
+   * and `startstops`, the wall-clock seconds of its compute and of the
+   * transfers it waited for. `since` (wall-clock seconds, as `Date.now() /
+   * 1000`) keeps the runs ending then or later, `count` the last so many. The
+   * scheduler keeps the last 100,000 (its `taskStreamLength`).
+   */
+  async getTaskStream(
+    options: { readonly since?: number; readonly count?: number } = {},
+  ): Promise<TaskStreamRecord[]> {
+    this.checkOpen();
+    const { since, count } = options;
+    if (since !== undefined && !Number.isFinite(since)) {
+      throw new TypeError(
+        `getTaskStream: since must be a number of seconds, got ${showValue(since)}`,
+      );
+    }
+    if (count !== undefined && (!Number.isSafeInteger(count) || count < 0)) {
+      throw new TypeError(`getTaskStream: count must be an integer ≥ 0, got ${showValue(count)}`);
+    }
+    return (await this.conn.request("task-stream", {
+      ...(since !== undefined ? { since } : {}),
+      ...(count !== undefined ? { count } : {}),
+    })) as TaskStreamRecord[];
+  }
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */
   async counters(): Promise<SchedulerCounters> {

@@ -7,6 +7,7 @@ export { ConnectError, MessageTooLargeError, SerializationError } from "../comm/
 export type {
   CoordinationOp,
   SchedulerCounters,
+  TaskStreamRecord,
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
 export { taskRef } from "../protocol/messagesTaskSpec.ts";

@@ -12,6 +12,7 @@
  * messages (a `BatchedSend`).
  */
 
+import type { StartStop } from "../worker/state/taskState.ts";
 import type { KeyInMemoryMsg, SchedulerToClientMessage } from "./messagesClient.ts";
 import type { Key } from "./messagesTaskSpec.ts";
 import type { RegisterWorkerMsg, SpilledValues } from "./messagesWorker.ts";
@@ -119,6 +120,30 @@ export interface UploadFileRequestMsg extends UploadedFile {
   readonly requestId: number;
 }
 
+/** One task run, as its worker reported it. */
+export interface TaskStreamRecord {
+  readonly key: string;
+  /** The worker's address. */
+  readonly worker: string;
+  /** `"OK"`: the task finished; `"error"`: it raised. */
+  readonly status: "OK" | "error";
+  /** Wall-clock seconds: the compute, and the transfers and disk reads it waited for. */
+  readonly startstops: readonly StartStop[];
+  /** The result's bytes, for a task that finished (null if unknown). */
+  readonly nbytes: number | null;
+}
+
+/**
+ * The task runs the workers reported (the task stream), oldest first: those
+ * ending at `since` (wall-clock seconds) or later, the last `count` of them.
+ */
+export interface TaskStreamRequestMsg {
+  readonly op: "task-stream";
+  readonly requestId: number;
+  readonly since?: number;
+  readonly count?: number;
+}
+
 /** The ops of the requests to the scheduler's coordination primitives. */
 export type CoordinationOp =
   | "semaphore-acquire"
@@ -159,6 +184,7 @@ export type ClientRequestMsg =
   | ListDatasetsRequestMsg
   | LoadTaskModulesRequestMsg
   | UploadFileRequestMsg
+  | TaskStreamRequestMsg
   | CoordinationRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */

@@ -29,6 +29,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "list-datasets",
   "load-task-modules",
   "upload-file",
+  "task-stream",
   ...COORDINATION_OPS,
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
@@ -83,6 +84,19 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         host.uploads[host.uploads.indexOf(before)] = { ...before, load: true };
       }
       return host.uploads.map((f) => f.name);
+    }
+    case "task-stream": {
+      const { since, count } = msg;
+      if (since !== undefined && (typeof since !== "number" || !Number.isFinite(since))) {
+        throw new TypeError("task-stream: since must be a number of seconds");
+      }
+      if (count !== undefined && (!Number.isSafeInteger(count) || (count as number) < 0)) {
+        throw new TypeError("task-stream: count must be an integer ≥ 0");
+      }
+      return host.taskStream.query({
+        ...(since !== undefined ? { since: since as number } : {}),
+        ...(count !== undefined ? { count: count as number } : {}),
+      });
     }
     case "list-datasets":
       return [...host.state.datasets.keys()].sort();

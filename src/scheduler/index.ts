@@ -12,6 +12,8 @@ export type {
   ReplyMsg,
   SchedulerFailedMsg,
   ServerToClientMessage,
+  TaskStreamRecord,
+  TaskStreamRequestMsg,
   WireVersion,
 } from "../protocol/messagesSession.ts";
 export type { UploadedFile } from "../protocol/uploads.ts";
@@ -31,3 +33,4 @@ export {
 } from "./schedulerOptions.ts";
 export type { SessionHost } from "./sessionHost.ts";
 export { type RunOutcome, StimulusRunner } from "./stimulusRunner.ts";
+export { TaskStream, type TaskStreamQuery } from "./taskStream.ts";

@@ -34,6 +34,7 @@ import type { SessionHost } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { SchedulerState } from "./state/schedulerState.ts";
 import { StimulusRunner } from "./stimulusRunner.ts";
+import { TaskStream } from "./taskStream.ts";
 import { serveWorker } from "./workerSession.ts";
 import { silentWorkers, ttlCheckIntervalMs } from "./workerTtl.ts";
 
@@ -56,6 +57,7 @@ export class Scheduler implements SessionHost {
   readonly taskModules: string[] = [];
   readonly uploads: UploadedFile[] = [];
   readonly router: Router;
+  readonly taskStream: TaskStream;
   readonly coordination: Coordination = new Coordination((client, requestId, result) => {
     const stream = this.router.clients.get(client);
     if (stream !== undefined && !stream.isClosed) stream.send({ op: "reply", requestId, result });
@@ -85,6 +87,7 @@ export class Scheduler implements SessionHost {
       validate: this.options.validate,
     });
     this.router = new Router(this.state, this.counters, this.logger);
+    this.taskStream = new TaskStream(this.options.taskStreamLength);
     this.runner = new StimulusRunner(this.state, this.logger, this.counters, (err) =>
       this.onFailure(err),
     );

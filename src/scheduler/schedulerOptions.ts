@@ -47,6 +47,12 @@ export interface SchedulerOptions {
   maxFrameBytes?: number;
   /** TCP: the largest message sent or accepted, in bytes. Default 4 GiB − 1 (see `FrameLimits`). */
   maxMessageBytes?: number;
+  /**
+   * How many task runs the task stream keeps (`Client.getTaskStream`, Dask's
+   * `distributed.scheduler.dashboard.tasks.task-stream-length`). 0: none.
+   * Default 100,000.
+   */
+  taskStreamLength?: number;
   /** Where to log. Default: a pino logger named `weft.scheduler` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
 }
@@ -59,6 +65,13 @@ export type ResolvedSchedulerOptions = Required<Omit<SchedulerOptions, "tls">> &
 function nonNegative(name: string, v: number): number {
   if (typeof v !== "number" || Number.isNaN(v) || v < 0) {
     throw new RangeError(`Scheduler option ${name} must be a number >= 0, got ${v}`);
+  }
+  return v;
+}
+
+function taskStreamLength(v: number): number {
+  if (!Number.isSafeInteger(v) || v < 0) {
+    throw new RangeError(`Scheduler option taskStreamLength must be an integer >= 0, got ${v}`);
   }
   return v;
 }
@@ -90,6 +103,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     checkWorkerAddress: o.checkWorkerAddress ?? true,
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    taskStreamLength: taskStreamLength(o.taskStreamLength ?? 100_000),
     logger: o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
   };
 }

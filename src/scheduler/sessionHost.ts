@@ -11,6 +11,7 @@ import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import type { SchedulerState } from "./state/schedulerState.ts";
 import type { StimulusRunner } from "./stimulusRunner.ts";
+import type { TaskStream } from "./taskStream.ts";
 
 /** The scheduler server as its sessions see it. */
 export interface SessionHost {
@@ -26,6 +27,8 @@ export interface SessionHost {
   readonly taskModules: string[];
   /** The files clients uploaded into the cluster, in order: given to each worker that registers. */
   readonly uploads: UploadedFile[];
+  /** The task runs the workers reported, for `Client.getTaskStream`. */
+  readonly taskStream: TaskStream;
   /** The coordination primitives clients use (semaphores, events, variables, queues). */
   readonly coordination: Coordination;
   /** Hand stimuli to the state machine and route what it returns. */

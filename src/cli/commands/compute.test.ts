@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +51,50 @@ describe("weft run, scheduler, worker", () => {
     expect(r.err).toMatch(/weft run: 4\/4 tasks \(100%\)/);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
+  });
+
+  it("weft run --task-stream writes the task runs, also of a graph that fails", async () => {
+    const stream = join(dir, "stream.json");
+    const r = await weft([
+      "run",
+      jsonFile("ts.json", GRAPH),
+      "--executor",
+      "inline",
+      "--no-progress",
+      "--task-stream",
+      stream,
+    ]);
+    expect(r).toMatchObject({ code: 0, err: "" });
+    const runs = JSON.parse(readFileSync(stream, "utf8")) as { key: string; status: string }[];
+    expect(runs.map((x) => x.key).sort()).toEqual(["a", "b", "even", "parts"]);
+    expect(runs.every((x) => x.status === "OK")).toBe(true);
+    const bad = jsonFile("ts-bad.json", {
+      graph: { x: ["split", null, 2, 0] },
+      tasks: [BENCH_TASKS],
+    });
+    const failed = await weft([
+      "run",
+      bad,
+      "--executor",
+      "inline",
+      "--no-progress",
+      "--task-stream",
+      stream,
+    ]);
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(readFileSync(stream, "utf8"))).toMatchObject([{ key: "x", status: "error" }]);
+    const unwritable = await weft([
+      "run",
+      jsonFile("ts2.json", GRAPH),
+      "--executor",
+      "inline",
+      "--no-progress",
+      "--task-stream",
+      join(dir, "no-such-dir", "s.json"),
+    ]);
+    expect(unwritable.code).toBe(2);
+    expect(JSON.parse(unwritable.out)).toEqual({ b: 12, even: [0, 2, 4] });
+    expect(unwritable.err).toMatch(/^weft run: cannot write the task stream to .*s\.json: ENOENT/);
   });
 
   it("weft run computes a module's Map graph, Maps printed as objects", async () => {

@@ -1,3 +1,4 @@
+import { writeFile } from "node:fs/promises";
 import { constants } from "node:os";
 import { Command, Option } from "commander";
 import { Client } from "../../client/client.ts";
@@ -34,6 +35,7 @@ interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly memoryLimit?: string;
   readonly tasks: readonly string[];
   readonly upload: readonly string[];
+  readonly taskStream?: string;
   readonly keys?: string;
   readonly progress: boolean;
   readonly validate?: boolean;
@@ -111,6 +113,19 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
   const logger = weftLogger(undefined, opts.logLevel);
   let cluster: LocalCluster | null = null;
   let client: Client | null = null;
+  let startedAt: number | null = null;
+  /** --task-stream: the runs the scheduler recorded since the graph was submitted, as JSON. */
+  const writeTaskStream = async (): Promise<void> => {
+    if (opts.taskStream === undefined || client === null || startedAt === null) return;
+    const runs = await client.getTaskStream({ since: startedAt });
+    try {
+      await writeFile(opts.taskStream, `${JSON.stringify(runs, null, 2)}\n`);
+    } catch (err) {
+      throw new Error(
+        `cannot write the task stream to ${opts.taskStream}: ${(err as Error).message}`,
+      );
+    }
+  };
   try {
     try {
       if (opts.scheduler !== undefined) {
@@ -177,6 +192,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
     const interrupted = untilSignal(new Promise<void>((r) => (finished = r)));
     let result: Record<string, unknown>;
     let signal: string | null;
+    startedAt = Date.now() / 1000;
     try {
       const computing = client.get(input.graph, keys === undefined ? {} : { keys });
       signal = await Promise.race([computing.then(() => null), interrupted]);
@@ -191,6 +207,13 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       ctx.exitCode = 128 + (constants.signals[signal as NodeJS.Signals] ?? 0);
       return;
     }
+    try {
+      await writeTaskStream();
+    } catch (err) {
+      // Computed all the same: the values are printed, the exit code says what failed.
+      ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
+      ctx.exitCode = EXIT.usage;
+    }
     ctx.stdout.write(`${JSON.stringify(jsonFriendly(result), null, 2)}\n`);
   } catch (err) {
     const invalidGraph = err instanceof RemoteTaskError && err.remoteName === "InvalidGraph";
@@ -200,6 +223,10 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
     } else {
       ctx.stderr.write(`weft run: ${describeFailure(err)}\n`);
       ctx.exitCode = EXIT.differences;
+      // The runs up to the failure, for a look at what happened.
+      await writeTaskStream().catch((e: unknown) => {
+        ctx.stderr.write(`weft run: ${(e as Error).message}\n`);
+      });
     }
   } finally {
     if (cluster !== null) await cluster.close();
@@ -243,6 +270,10 @@ export function runCommand(ctx: CliContext): Command {
       "with --scheduler: send a file to the workers (run with --allow-uploads), which import it if it is a module, as weft upload does; repeat for more, what a module imports first",
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
+    )
+    .option(
+      "--task-stream <file>",
+      "write the task runs of the computation (key, worker, status, compute and transfer times; with --scheduler, other clients' too) to this file as JSON",
     )
     .option(
       "--keys <list>",
