@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { processUploadDirectory } from "../worker/uploadDirectory.ts";
 import { UploadError } from "./errors.ts";
 import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
 
@@ -10,6 +11,8 @@ const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
 const scratch = clusterScratch("upload-test");
 const extra = scratch.workers;
+// The workers' uploads, in this process: a test process may end without its exit handlers.
+afterAll(() => processUploadDirectory().close());
 
 /** A file `name` in the test's directory (not where workers look), with `text`. */
 function file(name: string, text: string): string {

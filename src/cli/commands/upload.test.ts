@@ -6,11 +6,16 @@ import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { Client } from "../../client/client.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
+import { processUploadDirectory } from "../../worker/uploadDirectory.ts";
 import { cliWorker, runWeft, testContext } from "../testContext.ts";
 import { runNanny } from "./nanny.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-upload-cli-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  // The in-process worker's uploads: a test process may end without its exit handlers.
+  processUploadDirectory().close();
+});
 
 /** A scheduler on 127.0.0.1 that logs nothing. */
 function quietScheduler(): Promise<Scheduler> {
