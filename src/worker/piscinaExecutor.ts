@@ -112,13 +112,14 @@ export class PiscinaExecutor implements Executor {
     const executor = new PiscinaExecutor(pool, channel, [...o.taskModules], o.dial ?? connect);
     // A thread that fails (e.g. a task module that does not load) is reported
     // here; without a listener the pool would rethrow it on the main thread.
-    pool.on("workerDestroy", (thread: { id?: unknown }) => {
-      if (typeof thread?.id === "number") executor.onThreadEnded(thread.id);
-    });
     pool.on("error", (err: unknown) => {
       executor.lastThreadError = asError(err);
       o.onThreadError?.(executor.lastThreadError);
       executor.onThreadFailed(executor.lastThreadError);
+    });
+    // A thread that ends cannot say so: its connections are ended here.
+    pool.on("workerDestroy", (thread: { id?: unknown }) => {
+      if (typeof thread?.id === "number") executor.onThreadEnded(thread.id);
     });
     try {
       const reply: unknown = await Promise.race([

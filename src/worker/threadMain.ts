@@ -23,7 +23,7 @@ import {
 import { fullGarbageCollection } from "./throttledGc.ts";
 
 let channel: BroadcastChannel | null = null;
-let init_: ThreadInit | null = null;
+let threadInit: ThreadInit | null = null;
 /** This thread's full collection, exposed on first use; null if it cannot be had. */
 let gc: (() => void) | null | undefined;
 const rejoinWaiters = new Map<number, () => void>();
@@ -39,7 +39,7 @@ export async function init(data: unknown): Promise<void> {
   if (d === null || typeof d?.channel !== "string" || !Array.isArray(d.taskModules)) {
     throw new TypeError("pool thread: workerData must be {channel, taskModules}");
   }
-  init_ = d as ThreadInit;
+  threadInit = d as ThreadInit;
   channel = new BroadcastChannel(d.channel);
   channel.onmessage = (ev: unknown) => {
     const msg = (ev as { data?: unknown }).data;
@@ -75,9 +75,10 @@ function threadClient(): Promise<unknown> {
 }
 
 async function connectThreadClient(): Promise<unknown> {
-  const d = init_;
+  const d = threadInit;
   if (d === null || channel === null) throw new Error("pool thread not initialised");
-  if (d.scheduler === null) throw new Error("getClient(): this worker has no scheduler");
+  const scheduler = d.scheduler;
+  if (typeof scheduler !== "string") throw new Error("getClient(): this worker has no scheduler");
   // Loaded on first use: most pool threads never need a client.
   const [{ Client }, { setDialer }, { dialThroughBridge }] = await Promise.all([
     import("../client/client.ts"),
@@ -93,7 +94,7 @@ async function connectThreadClient(): Promise<unknown> {
       o.timeoutMs ?? d.connectTimeoutMs,
     ),
   );
-  return Client.connect(d.scheduler, { name: "worker-client", timeoutMs: d.connectTimeoutMs });
+  return Client.connect(scheduler, { name: "worker-client", timeoutMs: d.connectTimeoutMs });
 }
 
 /** How many of the task modules loaded since the pool started this thread has imported. */
