@@ -7,8 +7,7 @@
 
 import { Command } from "commander";
 import { UploadError } from "../../client/errors.ts";
-import type { CliContext } from "./context.ts";
-import { EXIT } from "./context.ts";
+import { type CliContext, EXIT } from "./context.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft upload`. */
