@@ -1,0 +1,92 @@
+/**
+ * Tasks that submit tasks, and coordinate: the number below N with the
+ * longest Collatz sequence, on an embedded local cluster. One task is
+ * submitted; it splits its range in two tasks it submits itself
+ * (`workerClient`), and so on down to ranges of a few thousand numbers (see
+ * `collatzTasks.ts`). Each leaf records its best in a variable of the
+ * cluster, under a lock. The answer is checked against a direct loop, and the
+ * task stream says where the tasks ran.
+ *
+ *   npx tsx examples/collatz.ts            # N = 300,000, 2 workers × 2 threads
+ *   npx tsx examples/collatz.ts 1000000
+ *
+ * The workers run their tasks inline: most of these tasks wait for others,
+ * and on the thread pool each waiting (seceded) task keeps its thread, so the
+ * pool starts another for the next task, which takes about a second here (it
+ * imports the task modules, and the client once a task asks for one).
+ *
+ * Exits 0 when the answer is right, 1 with a message otherwise.
+ */
+
+import type { Client } from "../src/client/client.ts";
+import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { type Best, bestIn, search } from "./collatzTasks.ts";
+
+/** The task module every worker loads. */
+export const COLLATZ_TASKS = new URL("./collatzTasks.ts", import.meta.url).href;
+
+/** What a search found, and how. */
+export interface CollatzReport {
+  /** What the root task returned. */
+  readonly best: Best;
+  /** What the leaves left in the variable `collatz.best`. */
+  readonly recorded: Best;
+  /** Task runs by worker, from the task stream. */
+  readonly runsByWorker: Readonly<Record<string, number>>;
+}
+
+/** Search `1..n-1` on `client`'s cluster, with leaves of `leaf` numbers. */
+export async function runCollatz(client: Client, n: number, leaf: number): Promise<CollatzReport> {
+  const since = Date.now() / 1000;
+  const best = await client.submitWith({ pure: false }, search, 1, n, leaf);
+  const recorded = await client.variable<Best>("collatz.best").get();
+  const runsByWorker: Record<string, number> = {};
+  for (const run of await client.getTaskStream({ since })) {
+    runsByWorker[run.worker] = (runsByWorker[run.worker] ?? 0) + 1;
+  }
+  return { best, recorded, runsByWorker };
+}
+
+/** Run the example: print the answer and where the tasks ran; 0 if right, 1 otherwise. */
+export async function main(
+  n = 300_000,
+  options: LocalClusterOptions = {},
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
+  if (!Number.isSafeInteger(n) || n < 2) {
+    out.write(`collatz: N must be an integer ≥ 2, got ${n}\n`);
+    return 1;
+  }
+  const leaf = Math.max(1_000, Math.ceil(n / 32));
+  const cluster = await LocalCluster.start({
+    workers: 2,
+    threadsPerWorker: 2,
+    executor: "inline",
+    taskModules: [COLLATZ_TASKS],
+    ...options,
+  });
+  try {
+    const client = await cluster.client();
+    const started = performance.now();
+    const { best, recorded, runsByWorker } = await runCollatz(client, n, leaf);
+    const ms = Math.round(performance.now() - started);
+    out.write(`below ${n.toLocaleString("en")}: ${best.n} takes ${best.steps} steps to reach 1\n`);
+    for (const [worker, runs] of Object.entries(runsByWorker).sort()) {
+      out.write(`  ${worker}: ${runs} tasks\n`);
+    }
+    const direct = bestIn(1, n);
+    const right = best.n === direct.n && recorded.n === direct.n;
+    out.write(
+      `${right ? "checked against a direct loop: equal" : `WRONG: a direct loop finds ${direct.n} (${direct.steps} steps), the variable holds ${recorded.n}`} (${ms} ms)\n`,
+    );
+    return right ? 0 : 1;
+  } finally {
+    await cluster.close();
+  }
+}
+
+if (isEntryPoint(import.meta.url)) {
+  const arg = process.argv[2];
+  process.exitCode = await main(arg === undefined ? undefined : Number(arg));
+}
