@@ -1,8 +1,10 @@
 /** A `weft` command's context for tests: string buffers for its streams, and the program run in-process. */
 
 import { Writable } from "node:stream";
+import type { Scheduler } from "../scheduler/scheduler.ts";
 import type { Worker } from "../worker/worker.ts";
 import type { CliContext } from "./commands/context.ts";
+import { runScheduler } from "./commands/scheduler.ts";
 import { runWorker } from "./commands/worker.ts";
 import { main } from "./weft.ts";
 
@@ -63,4 +65,26 @@ export async function cliWorker(
   );
   while (started === null) await new Promise((r) => setTimeout(r, 5));
   return { worker: started, done };
+}
+
+/**
+ * `weft scheduler` run in this process with `opts` until `stop()`: the
+ * scheduler once started, and the end of the run, after which `ctx` holds
+ * its exit code and output.
+ */
+export async function cliScheduler(
+  opts: Parameters<typeof runScheduler>[0],
+  ctx: CliContext,
+): Promise<{ scheduler: Scheduler; stop: () => void; done: Promise<void> }> {
+  let started: Scheduler | null = null;
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  const done = runScheduler(opts, ctx, (s) => {
+    started = s;
+    return stopped;
+  });
+  while (started === null) await new Promise((r) => setTimeout(r, 5));
+  return { scheduler: started, stop, done };
 }

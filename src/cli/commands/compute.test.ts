@@ -10,7 +10,12 @@ import { WIRE_PROTOCOL_VERSION, weftVersion } from "../../protocol/version.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { FakeScheduler } from "../../worker/testScheduler.ts";
 import type { Worker } from "../../worker/worker.ts";
-import { cliWorker, testContext as context, runWeft as weft } from "../testContext.ts";
+import {
+  cliScheduler,
+  cliWorker,
+  testContext as context,
+  runWeft as weft,
+} from "../testContext.ts";
 import { main } from "../weft.ts";
 import { runScheduler } from "./scheduler.ts";
 import { runWorker } from "./worker.ts";
@@ -312,10 +317,12 @@ describe("weft run, scheduler, worker", () => {
   });
 
   it("TCP mode: weft scheduler, two weft workers and weft run --scheduler", async () => {
-    let scheduler: Scheduler | null = null;
-    let stopScheduler!: () => void;
     const schedCtx = context();
-    const schedDone = runScheduler(
+    const {
+      scheduler,
+      stop: stopScheduler,
+      done: schedDone,
+    } = await cliScheduler(
       {
         listen: "tcp://127.0.0.1:0",
         workerTtl: "30000",
@@ -324,15 +331,8 @@ describe("weft run, scheduler, worker", () => {
         maxFrameBytes: "64B", // every message of more than 64 bytes goes in several frames
       },
       schedCtx,
-      (s) => {
-        scheduler = s;
-        return new Promise<void>((resolve) => {
-          stopScheduler = resolve;
-        });
-      },
     );
-    while (scheduler === null) await new Promise((r) => setTimeout(r, 5));
-    const address = (scheduler as Scheduler).address;
+    const address = scheduler.address;
     expect(schedCtx.stdout.text).toBe(`scheduler at ${address}\n`);
 
     const stops: (() => void)[] = [];

@@ -4,9 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_TLS_FILES, TEST_TLS_FLAGS } from "../../comm/testTls.ts";
-import type { Scheduler } from "../../scheduler/scheduler.ts";
-import { cliWorker, runWeft, testContext } from "../testContext.ts";
-import { runScheduler } from "./scheduler.ts";
+import { cliScheduler, cliWorker, runWeft, testContext } from "../testContext.ts";
 
 const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-cli-tls-"));
@@ -21,9 +19,11 @@ const TLS_OPTS = {
 
 describe("TCP mode over TLS", () => {
   it("weft scheduler, weft worker, weft run and weft status with --tls-*", async () => {
-    let scheduler: Scheduler | null = null;
-    let stop!: () => void;
-    const schedDone = runScheduler(
+    const {
+      scheduler,
+      stop,
+      done: schedDone,
+    } = await cliScheduler(
       {
         listen: "tls://127.0.0.1:0",
         workerTtl: "30000",
@@ -32,15 +32,8 @@ describe("TCP mode over TLS", () => {
         ...TLS_OPTS,
       },
       testContext(),
-      (s) => {
-        scheduler = s;
-        return new Promise<void>((resolve) => {
-          stop = resolve;
-        });
-      },
     );
-    while (scheduler === null) await new Promise((r) => setTimeout(r, 5));
-    const address = (scheduler as Scheduler).address;
+    const address = scheduler.address;
     expect(address).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
     const workerCtx = testContext();
     const { worker, done } = await cliWorker(address, workerCtx, {
