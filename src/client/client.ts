@@ -1582,12 +1582,8 @@ export class Client implements FutureHost, GatherHost {
     return new Queue<T>(this.coordinationRequest, name, options.maxsize ?? 0);
   }
 
-  private readonly coordinationRequest: CoordinationRequest = (op, fields) => {
-    try {
-      this.checkOpen();
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  private readonly coordinationRequest: CoordinationRequest = async (op, fields) => {
+    this.checkOpen();
     return this.conn.request(op, fields);
   };
 

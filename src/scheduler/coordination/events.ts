@@ -38,7 +38,7 @@ export class Events {
     if (this.isSet(name)) return true;
     if (timeoutMs === 0) return false;
     this.get(name).waiters.add(client, requestId, null, timeoutMs, () => {
-      queueMicrotask(() => this.dropIfIdle(name));
+      this.dropIfIdle(name);
       return false;
     });
     return DEFERRED;

@@ -66,7 +66,7 @@ export class Queues {
       return { timedOut: true };
     }
     q.getters.add(client, requestId, null, timeoutMs, () => {
-      queueMicrotask(() => this.dropIfIdle(name));
+      this.dropIfIdle(name);
       return { timedOut: true };
     });
     return DEFERRED;

@@ -45,7 +45,7 @@ export class Semaphores {
       return false;
     }
     s.waiters.add(client, requestId, lease, timeoutMs, () => {
-      queueMicrotask(() => this.dropIfIdle(name));
+      this.dropIfIdle(name);
       return false;
     });
     return DEFERRED;

@@ -35,8 +35,9 @@ export class Waiters<T> {
   }
 
   /**
-   * Add a waiter; with `timeoutMs` (null: forever), it is answered
-   * `timedOut()` then and removed.
+   * Add a waiter; with `timeoutMs` (null: forever), it is removed then and
+   * answered `timedOut()` (called once it is removed, so that the primitive
+   * may drop itself if nobody is left).
    */
   add(
     client: string,
