@@ -32,6 +32,12 @@ export interface GraphTask {
   readonly workers?: readonly string[];
   /** With `workers`: run elsewhere when none of them can (Dask's `allow_other_workers`). */
   readonly allowOtherWorkers?: boolean;
+  /**
+   * The task's result is an actor (Dask's `actor=True`): the object stays on
+   * the worker that made it, and its future's result is a handle through
+   * which clients and tasks call its methods. Default false.
+   */
+  readonly actor?: boolean;
   readonly annotations?: Readonly<Record<string, unknown>>;
 }
 
