@@ -8,6 +8,7 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { RpcContext } from "../comm/rpc.ts";
+import { actorRef } from "../protocol/actors.ts";
 import { addressHostOrNull } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
 import type { WorkerState } from "./state/workerState.ts";
@@ -76,9 +77,13 @@ export class DataServer {
     const data = new Map<string, unknown>();
     let bytes = 0;
     for (const key of keys as string[]) {
-      if (!state.data.has(key)) continue;
-      data.set(key, asWireValue(state.data.get(key)));
-      bytes += state.tasks.get(key)?.nbytes ?? 0;
+      if (state.data.has(key)) {
+        data.set(key, asWireValue(state.data.get(key)));
+        bytes += state.tasks.get(key)?.nbytes ?? 0;
+      } else if (state.actors.has(key) && state.tasks.get(key)?.state === "memory") {
+        // An actor stays here: what travels is the handle naming it and this worker.
+        data.set(key, asWireValue(actorRef(key, state.address)));
+      }
     }
     this.outgoingCount++;
     this.outgoingCountTotal++;

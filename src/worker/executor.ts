@@ -14,6 +14,11 @@ export interface ExecuteJob {
   readonly fn: string;
   /** The arguments, task references already replaced by values. */
   readonly args: readonly unknown[];
+  /**
+   * Some of the arguments are `ActorRef`s: the thread running the task makes
+   * each a handle calling through the task's client. Default false.
+   */
+  readonly hasActors?: boolean;
 }
 
 /** What the worker does when the running task calls `secede()` / `rejoin()`. */

@@ -37,7 +37,12 @@ export {
 export { type PauseChange, PauseReasons } from "./pauseReasons.ts";
 export { PeerPool, type PeerPoolOptions } from "./peerPool.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
-export { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
+export {
+  type HeldActors,
+  MissingDependencyError,
+  type ResolvedArgs,
+  resolveArgs,
+} from "./resolveArgs.ts";
 export { MalformedMessageError, schedulerMessageToEvent } from "./schedulerEvents.ts";
 export { type SpillStats, SpillStore, type SpillStoreOptions } from "./spillStore.ts";
 export { TaskError } from "./state/errorMessage.ts";

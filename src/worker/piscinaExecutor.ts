@@ -223,6 +223,7 @@ export class PiscinaExecutor implements Executor {
         key: job.key,
         fn: job.fn,
         args,
+        hasActors: job.hasActors === true,
       };
       // The serialized arguments are moved to the thread, not copied again.
       reply = await this.pool.run(msg, {

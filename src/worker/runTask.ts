@@ -5,6 +5,7 @@
  */
 
 import { threadId } from "node:worker_threads";
+import { type ActorHost, bindActorRefs } from "../client/actor.ts";
 import {
   type ExecuteOutcome,
   makeError,
@@ -69,7 +70,9 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
 
 /**
  * Run `fn(...args)` for task `key`. `finish` may post-process a returned value
- * (the pool threads serialise it); it runs inside the timing.
+ * (the pool threads serialise it); it runs inside the timing. With
+ * `hasActors`, the `ActorRef`s among the arguments become handles calling
+ * through the task's client.
  */
 export async function runTask(
   key: string,
@@ -77,8 +80,9 @@ export async function runTask(
   args: readonly unknown[],
   hooks: SecedeHooks,
   finish?: (value: unknown) => unknown,
+  hasActors = false,
 ): Promise<ExecuteOutcome> {
-  return startTask(key, fnName, args, hooks, finish);
+  return startTask(key, fnName, args, hooks, finish, hasActors);
 }
 
 /**
@@ -93,9 +97,13 @@ export function startTask(
   args: readonly unknown[],
   hooks: SecedeHooks,
   finish?: (value: unknown) => unknown,
+  hasActors = false,
 ): ExecuteOutcome | Promise<ExecuteOutcome> {
   const start = wallSeconds();
   const run = new TaskRun(key, performance.now(), hooks);
+  if (hasActors) {
+    args = bindActorRefs(args, () => run.client() as Promise<ActorHost>) as unknown[];
+  }
   let fn: (...a: unknown[]) => unknown;
   try {
     fn = lookupTaskFunction(fnName) as (...a: unknown[]) => unknown;

@@ -157,8 +157,13 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
       err,
     );
   }
-  const outcome = await runTask(job.key, job.fn, args as unknown[], hooksFor(job.token), (v) =>
-    serialize(v),
+  const outcome = await runTask(
+    job.key,
+    job.fn,
+    args as unknown[],
+    hooksFor(job.token),
+    (v) => serialize(v),
+    job.hasActors,
   );
   const reply: ThreadReply = { kind: "done", outcome };
   // The serialized value is moved to the main thread, not copied again.

@@ -38,6 +38,8 @@ export type ThreadJob =
       readonly fn: string;
       /** The arguments, `v8.serialize`d on the main thread. */
       readonly args: Uint8Array;
+      /** Some arguments are `ActorRef`s, to be made handles (see `ExecuteJob`). */
+      readonly hasActors: boolean;
     };
 
 /** A pool thread's answer: to a ping, the functions it knows; to a gc, whether it could; to a run, the outcome (an ok value `v8.serialize`d). */

@@ -31,6 +31,7 @@ import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { ActorServer } from "./actorServer.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
 import { contactAddressFor } from "./contactAddress.ts";
 import { asWireValue, DataServer, parseGetDataResponse } from "./dataServer.ts";
@@ -122,6 +123,16 @@ export class Worker extends BaseWorker {
   private executor: Executor | null = null;
   /** The client of task code on the main thread (`getClient()`), once asked for. */
   private taskClientPromise: Promise<Client> | null = null;
+  /**
+   * Runs actor tasks on the main thread, where their objects must stay to be
+   * called (a pool thread's result is a copy): with a pool, made at the first
+   * actor task, importing the task modules then.
+   */
+  private actorExecutorPromise: Promise<Executor> | null = null;
+  /** The modules loaded into the executor since it started (task modules, uploads), in order. */
+  private readonly loadedModules: string[] = [];
+  /** Serves `actor_execute` and `actor_attribute`. */
+  private readonly actorServer: ActorServer;
   /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
   private readonly uploads = processUploadDirectory();
   private listener: Listener | null = null;
@@ -200,6 +211,7 @@ export class Worker extends BaseWorker {
       logger,
     });
     this.dataServer = new DataServer(this, o.transferOutgoingCountLimit);
+    this.actorServer = new ActorServer({ state: this.state, taskClient: this.taskClient });
   }
 
   private throwIfClosedWhileStarting(): void {
@@ -656,6 +668,8 @@ export class Worker extends BaseWorker {
       run: this.runFunction,
       load_task_modules: this.loadTaskModules,
       upload_file: this.uploadFile,
+      actor_execute: this.actorServer.execute,
+      actor_attribute: this.actorServer.attribute,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
@@ -708,7 +722,7 @@ export class Worker extends BaseWorker {
         const url = await this.uploads.save(f);
         if (f.load) urls.push(url);
       }
-      await (this.executor as Executor).loadModules(urls);
+      await this.loadModules(urls);
     } catch (err) {
       throw new Error(
         `cannot save or import the files uploaded into the cluster: ${asError(err).message}`,
@@ -738,7 +752,7 @@ export class Worker extends BaseWorker {
       throw new Error(`upload_file: the worker is ${this.statusValue}`);
     }
     const url = await this.uploads.save(file);
-    const tasks = file.load ? await executor.loadModules([url]) : executor.taskNames;
+    const tasks = file.load ? await this.loadModules([url]) : executor.taskNames;
     return { status: "OK", tasks };
   };
 
@@ -751,7 +765,7 @@ export class Worker extends BaseWorker {
     const problem = taskModulesProblem(modules);
     if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
     try {
-      await (this.executor as Executor).loadModules(modules as string[]);
+      await this.loadModules(modules as string[]);
     } catch (err) {
       throw new Error(
         `cannot import the task modules loaded into the cluster (${(modules as string[]).join(", ")}): ${asError(err).message}`,
@@ -773,9 +787,38 @@ export class Worker extends BaseWorker {
     if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
       throw new Error(`load_task_modules: the worker is ${this.statusValue}`);
     }
-    const tasks = await executor.loadModules(args.modules as string[]);
+    const tasks = await this.loadModules(args.modules as string[]);
     return { status: "OK", tasks };
   };
+
+  /**
+   * Import more modules into the executor, and into the actor executor if
+   * there is one: the task functions then defined (see `Executor.loadModules`).
+   */
+  private async loadModules(urls: readonly string[]): Promise<readonly string[]> {
+    const executor = this.executor as Executor;
+    const tasks = await executor.loadModules(urls);
+    this.loadedModules.push(...urls);
+    if (this.actorExecutorPromise !== null) {
+      // Made before these were pushed, or while they were: importing twice is a no-op.
+      await (await this.actorExecutorPromise).loadModules(urls);
+    }
+    return tasks;
+  }
+
+  /** The executor of actor tasks: the inline executor itself, or one made beside the pool. */
+  private actorExecutor(): Promise<Executor> {
+    const executor = this.executor as Executor;
+    if (executor.kind === "inline") return Promise.resolve(executor);
+    this.actorExecutorPromise ??= InlineExecutor.start([
+      ...this.options.taskModules,
+      ...this.loadedModules,
+    ]).catch((err: unknown) => {
+      this.actorExecutorPromise = null; // the next actor task tries again
+      throw err;
+    });
+    return this.actorExecutorPromise;
+  }
 
   /**
    * Answers a client's `run` (Dask's `Client.run`): the task function `fn` on
@@ -844,14 +887,20 @@ export class Worker extends BaseWorker {
       const problem = taskSpecProblem(spec);
       if (problem !== null) throw new TypeError(`task ${key} has an invalid run spec: ${problem}`);
       const { fn, args } = spec as TaskSpec;
-      const job: ExecuteJob = { key, fn, args: resolveArgs(args, this.state.data, key) };
+      const resolved = resolveArgs(args, this.state.data, key, this.state);
+      const job: ExecuteJob = { key, fn, args: resolved.args, hasActors: resolved.hasActors };
+      if (this.state.actors.has(key) && this.executor.kind !== "inline") {
+        const onMainThread = this.runActorTask(job, runId, ctx);
+        return this.withFailureEvent(onMainThread, key, runId, stimId, ctx);
+      }
       if (this.gate.tryAcquire()) {
-        const ended = this.runHoldingSlot(job, runId, ctx);
+        const ended = this.runHoldingSlot(job, runId, ctx, this.executor);
         return ended instanceof Promise
           ? this.withFailureEvent(ended, key, runId, stimId, ctx)
           : ended;
       }
-      return this.withFailureEvent(this.runWhenSlotFree(job, runId, ctx), key, runId, stimId, ctx);
+      const later = this.runWhenSlotFree(job, runId, ctx, this.executor);
+      return this.withFailureEvent(later, key, runId, stimId, ctx);
     } catch (err) {
       return this.unknownError(err, key, runId, stimId, ctx);
     }
@@ -861,9 +910,20 @@ export class Worker extends BaseWorker {
     job: ExecuteJob,
     runId: number,
     ctx: AsyncInstructionContext,
+    executor: Executor,
   ): Promise<StateMachineEvent> {
     await this.gate.acquire(ctx.signal);
-    return this.runHoldingSlot(job, runId, ctx);
+    return this.runHoldingSlot(job, runId, ctx, executor);
+  }
+
+  /** An actor task, with a pool: on the main thread, holding a slot as any task. */
+  private async runActorTask(
+    job: ExecuteJob,
+    runId: number,
+    ctx: AsyncInstructionContext,
+  ): Promise<StateMachineEvent> {
+    const executor = await this.actorExecutor();
+    return this.runWhenSlotFree(job, runId, ctx, executor);
   }
 
   /**
@@ -874,8 +934,8 @@ export class Worker extends BaseWorker {
     job: ExecuteJob,
     runId: number,
     ctx: AsyncInstructionContext,
+    executor: Executor,
   ): StateMachineEvent | Promise<StateMachineEvent> {
-    const executor = this.executor as Executor;
     const key = job.key;
     const execution = new Execution(
       this.gate,
@@ -1102,6 +1162,8 @@ export class Worker extends BaseWorker {
     await this.peers.closeAll();
     for (const comm of this.servedComms) comm.abort();
     await this.executor?.close();
+    const actorExecutor = await this.actorExecutorPromise?.catch(() => null);
+    await actorExecutor?.close();
     this.spill?.close();
     this.statusValue = "closed";
     this.logger.info({ address: this.safeAddress() }, "worker closed");

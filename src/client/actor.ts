@@ -1,0 +1,196 @@
+/**
+ * Actor handles (Dask's `Actor`): an object made by a task submitted with
+ * `{ actor: true }` stays on the worker that made it, and this handle calls
+ * its methods and reads its fields there, each call one round trip to that
+ * worker (the scheduler is not involved).
+ *
+ * ```ts
+ * class Counter {
+ *   n = 0;
+ *   increment(by = 1): number { return (this.n += by); }
+ * }
+ * export const counter = defineTask("counter", () => new Counter());
+ *
+ * const handle = await client.submitWith({ actor: true }, counter).result();
+ * await handle.call("increment", 2); // 2
+ * await handle.get("n"); // 2
+ * ```
+ *
+ * A handle travels as its {@link ActorRef} (the task's key and the holding
+ * worker's address): passed as a task's argument (directly, or as the actor
+ * future) a task receives a handle of its own, whose calls go through the
+ * task's client; a handle passed to an actor's method arrives as a handle too.
+ */
+
+import { ClonedValue } from "../comm/clonedValue.ts";
+import { type ActorOp, type ActorRef, isActorRef } from "../protocol/actors.ts";
+import { MAX_ARG_DEPTH } from "../protocol/messagesTaskSpec.ts";
+
+/** What a handle sends its calls through: a client (in a task, the task's own). */
+export interface ActorHost {
+  /** Send `op` to the worker at `address`; resolves with its answer. */
+  callActor(address: string, op: ActorOp, args: Record<string, unknown>): Promise<unknown>;
+}
+
+/** A call on an actor failed: the method threw, or the actor or its worker is gone. */
+export class ActorError extends Error {
+  override name = "ActorError";
+  constructor(
+    /** The actor task's key. */
+    readonly key: string,
+    /** `"Name: message"` of the error. */
+    readonly exceptionText: string,
+    /** The remote stack frames, when the method threw. */
+    readonly tracebackText = "",
+    options?: ErrorOptions,
+  ) {
+    super(`actor ${key}: ${exceptionText}`, options);
+  }
+}
+
+/** The names of `T`'s methods. */
+export type ActorMethod<T> = {
+  [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never;
+}[keyof T] &
+  string;
+
+/** The names of `T`'s fields (what is not a method). */
+export type ActorField<T> = {
+  [K in keyof T]: T[K] extends (...args: never[]) => unknown ? never : K;
+}[keyof T] &
+  string;
+
+/** The arguments of `T`'s method `K`. */
+export type ActorArgs<T, K extends keyof T> = T[K] extends (...args: infer P) => unknown
+  ? P
+  : never;
+
+/** What a call of `T`'s method `K` resolves to. */
+export type ActorResult<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R
+  ? Awaited<R>
+  : never;
+
+/** A handle to the object of type `T` an actor task made, on the worker holding it. */
+export class Actor<T = unknown> implements ActorRef {
+  /** The actor task's key (its future's key). */
+  readonly __weftActor: string;
+  /** The worker holding the object. */
+  readonly address: string;
+  // Private, so that a handle cloned or encoded is its ActorRef alone.
+  readonly #host: () => Promise<ActorHost>;
+
+  constructor(ref: ActorRef, host: () => Promise<ActorHost>) {
+    this.__weftActor = ref.__weftActor;
+    this.address = ref.address;
+    this.#host = host;
+  }
+
+  /** The actor task's key. */
+  get key(): string {
+    return this.__weftActor;
+  }
+
+  /**
+   * Call method `method` of the object with `args` (cloned, as a task's
+   * arguments), on its worker: resolves with what it returns, awaited. Calls
+   * run in the order they arrive; an `async` method's calls may interleave at
+   * its awaits. Rejects with an {@link ActorError} if the method threw, the
+   * object has no such method, or the actor or its worker is gone.
+   */
+  async call<K extends ActorMethod<T>>(
+    method: K,
+    ...args: ActorArgs<T, K>
+  ): Promise<ActorResult<T, K>> {
+    const answer = await this.send("actor_execute", {
+      actor: this.__weftActor,
+      function: method,
+      args: args.map((a) => new ClonedValue(a)),
+    });
+    return answer as ActorResult<T, K>;
+  }
+
+  /** Read field `attribute` of the object on its worker (Dask's attribute access). */
+  async get<K extends ActorField<T>>(attribute: K): Promise<T[K]> {
+    return (await this.send("actor_attribute", {
+      actor: this.__weftActor,
+      attribute,
+    })) as T[K];
+  }
+
+  toString(): string {
+    return `Actor(${this.__weftActor} on ${this.address})`;
+  }
+
+  private async send(op: ActorOp, args: Record<string, unknown>): Promise<unknown> {
+    let answer: unknown;
+    try {
+      const host = await this.#host();
+      answer = await host.callActor(this.address, op, args);
+    } catch (err) {
+      if (err instanceof ActorError) throw err;
+      const why = err instanceof Error ? err.message : String(err);
+      throw new ActorError(
+        this.__weftActor,
+        `cannot reach the actor's worker ${this.address}: ${why}`,
+        "",
+        { cause: err },
+      );
+    }
+    const r = answer as {
+      status?: unknown;
+      result?: unknown;
+      exceptionText?: unknown;
+      tracebackText?: unknown;
+    } | null;
+    if (r?.status === "OK") return bindActorRefs(ClonedValue.unwrap(r.result), this.#host);
+    if (r?.status === "error" && typeof r.exceptionText === "string") {
+      throw new ActorError(
+        this.__weftActor,
+        r.exceptionText,
+        typeof r.tracebackText === "string" ? r.tracebackText : "",
+      );
+    }
+    throw new ActorError(
+      this.__weftActor,
+      `malformed answer to ${op}: ${String(JSON.stringify(answer))}`,
+    );
+  }
+}
+
+function isPlainObject(v: object): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * `value` with every {@link ActorRef} in it (itself, or in arrays and plain
+ * objects to {@link MAX_ARG_DEPTH} levels) made an {@link Actor} calling
+ * through `host`. Parts without one are shared, not copied.
+ */
+export function bindActorRefs(value: unknown, host: () => Promise<ActorHost>): unknown {
+  return bind(value, host, 0);
+}
+
+function bind(v: unknown, host: () => Promise<ActorHost>, depth: number): unknown {
+  if (typeof v !== "object" || v === null) return v;
+  if (isActorRef(v)) return new Actor(v, host);
+  if (depth >= MAX_ARG_DEPTH) return v;
+  if (Array.isArray(v)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const r = bind(v[i], host, depth + 1);
+      if (r !== v[i] && out === null) out = v.slice(0, i);
+      if (out !== null) out.push(r);
+    }
+    return out ?? v;
+  }
+  if (!isPlainObject(v)) return v;
+  const o = v as Record<string, unknown>;
+  let out: Record<string, unknown> | null = null;
+  for (const k of Object.keys(o)) {
+    const r = bind(o[k], host, depth + 1);
+    if (r !== o[k] && out === null) out = { ...o };
+    if (out !== null) out[k] = r;
+  }
+  return out ?? v;
+}

@@ -1,0 +1,156 @@
+/**
+ * The worker's side of actors (Dask's `Worker.actor_execute` and
+ * `actor_attribute`): clients and tasks call methods of, and read fields of,
+ * the objects actor tasks made here. Calls run on the main thread, where the
+ * objects live, as they arrive: a synchronous method runs to its end before
+ * the next call starts (as on Dask's single actor thread); an `async` one
+ * lets others in at its awaits.
+ *
+ * Inside a method, `getClient()` gives the worker's client, and handles among
+ * the arguments are callable.
+ */
+
+import { type ActorHost, bindActorRefs } from "../client/actor.ts";
+import { ClonedValue } from "../comm/clonedValue.ts";
+import { type ActorReply, actorAttributeProblem, actorExecuteProblem } from "../protocol/actors.ts";
+import { asWireValue } from "./dataServer.ts";
+import { serializeError } from "./executor.ts";
+import type { WorkerState } from "./state/workerState.ts";
+import { runInTask, runInTaskSync, type TaskRuntime } from "./taskContext.ts";
+
+/** What the actor server needs of its worker. */
+export interface ActorServerHost {
+  readonly state: WorkerState;
+  /** The client of code running on the main thread (`getClient()`). */
+  readonly taskClient: () => Promise<unknown>;
+}
+
+const AsyncFunction = (async () => {}).constructor;
+
+/** The context of one method call: `getClient()` works, `secede()` / `rejoin()` do nothing. */
+class ActorCall implements TaskRuntime {
+  constructor(
+    readonly key: string,
+    private readonly host: ActorServerHost,
+  ) {}
+  secede(): void {}
+  async rejoin(): Promise<void> {}
+  client(): Promise<unknown> {
+    return this.host.taskClient();
+  }
+}
+
+function errorReply(exceptionText: string, tracebackText = ""): ActorReply {
+  return { status: "error", exceptionText, tracebackText };
+}
+
+/** Serves `actor_execute` and `actor_attribute`. */
+export class ActorServer {
+  /** Handles among a call's arguments call through the worker's client. */
+  private readonly callers: () => Promise<ActorHost>;
+
+  constructor(private readonly host: ActorServerHost) {
+    this.callers = host.taskClient as () => Promise<ActorHost>;
+  }
+
+  /** `{actor, function, args}`: the method's result, awaited. */
+  readonly execute = async (args: Record<string, unknown>): Promise<ActorReply> => {
+    const problem = actorExecuteProblem(args);
+    if (problem !== null) throw new TypeError(`actor_execute: ${problem}`);
+    const key = args.actor as string;
+    const name = args.function as string;
+    const found = this.actorOf(key);
+    if (!found.ok) return found.reply;
+    const actor = found.actor;
+    let method: unknown;
+    try {
+      method = actor[name];
+    } catch (err) {
+      return this.thrown(err);
+    }
+    if (typeof method !== "function") {
+      return errorReply(
+        `AttributeError: ${className(actor)} has no method ${JSON.stringify(name)}` +
+          (method === undefined ? "" : ` (it is a ${typeof method} field: read it with get)`),
+      );
+    }
+    const call = new ActorCall(key, this.host);
+    const callArgs = (args.args as unknown[]).map((a) =>
+      bindActorRefs(ClonedValue.unwrap(a), this.callers),
+    );
+    const fn = method as (...a: unknown[]) => unknown;
+    try {
+      const result =
+        fn instanceof AsyncFunction
+          ? await runInTask(call, () => fn.apply(actor, callArgs))
+          : await runInTaskSync(call, (...a: unknown[]) => fn.apply(actor, a), callArgs);
+      return { status: "OK", result: asWireValue(result) };
+    } catch (err) {
+      return this.thrown(err);
+    }
+  };
+
+  /** `{actor, attribute}`: the field's value. */
+  readonly attribute = async (args: Record<string, unknown>): Promise<ActorReply> => {
+    const problem = actorAttributeProblem(args);
+    if (problem !== null) throw new TypeError(`actor_attribute: ${problem}`);
+    const key = args.actor as string;
+    const name = args.attribute as string;
+    const found = this.actorOf(key);
+    if (!found.ok) return found.reply;
+    let value: unknown;
+    try {
+      value = found.actor[name];
+    } catch (err) {
+      return this.thrown(err);
+    }
+    if (typeof value === "function") {
+      return errorReply(
+        `AttributeError: ${JSON.stringify(name)} of ${className(found.actor)} is a method: call it with call`,
+      );
+    }
+    return { status: "OK", result: asWireValue(value) };
+  };
+
+  /** The object the actor task `key` made here, or the error reply saying why there is none. */
+  private actorOf(
+    key: string,
+  ):
+    | { readonly ok: true; readonly actor: Record<string, unknown> }
+    | { readonly ok: false; readonly reply: ActorReply } {
+    const state = this.host.state;
+    const ts = state.tasks.get(key);
+    const actor = state.actors.get(key);
+    if (ts === undefined || ts.state !== "memory" || !state.actors.has(key)) {
+      return {
+        ok: false,
+        reply: errorReply(
+          `ActorLostError: worker ${state.address} holds no actor ${JSON.stringify(key)} (released, lost with a restart, or never made here)`,
+        ),
+      };
+    }
+    if ((typeof actor !== "object" && typeof actor !== "function") || actor === null) {
+      return {
+        ok: false,
+        reply: errorReply(
+          `TypeError: the actor task ${JSON.stringify(key)} returned ${actor === null ? "null" : typeof actor}, which has no methods or fields`,
+        ),
+      };
+    }
+    return { ok: true, actor: actor as Record<string, unknown> };
+  }
+
+  private thrown(err: unknown): ActorReply {
+    const e = serializeError(err);
+    return errorReply(e.exceptionText, e.tracebackText);
+  }
+}
+
+function className(o: object): string {
+  try {
+    const name = (o as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === "string" && name !== "" ? name : "the actor";
+  } catch {
+    return "the actor";
+  }
+}
