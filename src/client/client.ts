@@ -20,6 +20,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf, frameLimitsProblem } from "../comm/comm.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
+import type { ActorOp } from "../protocol/actors.ts";
 import type {
   DatasetMsg,
   DatasetPublishedMsg,
@@ -59,6 +60,7 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import type { Actor, ActorHost } from "./actor.ts";
 import {
   type CoordinationRequest,
   Event,
@@ -212,6 +214,12 @@ export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOthe
   readonly resources?: Resources;
   /** Higher runs earlier. Default 0. */
   readonly priority?: number;
+  /**
+   * The task makes an actor (Dask's `actor=True`): the object it returns stays
+   * on the worker that ran it, and the future's result is an {@link Actor}
+   * handle calling its methods there. Default false.
+   */
+  readonly actor?: boolean;
 }
 
 /** Options of {@link Client.compute} and {@link Client.get}. */
@@ -278,7 +286,7 @@ export type GatheredValue<X> =
 const MAX_FAILED_SUBMISSIONS = 1000;
 
 /** A connection to a scheduler, and the futures of what it submitted. */
-export class Client implements FutureHost, GatherHost {
+export class Client implements FutureHost, GatherHost, ActorHost {
   /** The client's id, unique on its scheduler. */
   readonly id: string;
   /** The scheduler's address. */
@@ -504,7 +512,16 @@ export class Client implements FutureHost, GatherHost {
     return this.submitWith({}, fn as string, ...args);
   }
 
-  /** {@link submit} with options: `retries`, `key`, `pure`, `resources`, `priority`, `workers`, `allowOtherWorkers`. */
+  /**
+   * {@link submit} with options: `retries`, `key`, `pure`, `resources`,
+   * `priority`, `workers`, `allowOtherWorkers`, `actor`. With `actor: true`
+   * the future's result is an {@link Actor} handle to the object `fn` returns.
+   */
+  submitWith<F extends TaskFunction>(
+    options: SubmitOptions & { readonly actor: true },
+    fn: TaskDefinition<F>,
+    ...args: FutureArgs<Parameters<F>>
+  ): Future<Actor<TaskResult<F>>>;
   submitWith<F extends TaskFunction>(
     options: SubmitOptions,
     fn: TaskDefinition<F>,
@@ -536,7 +553,7 @@ export class Client implements FutureHost, GatherHost {
   map<F extends (item: never) => unknown>(
     fn: TaskDefinition<F>,
     items: Iterable<FutureOr<Parameters<F>[0]>>,
-    options?: Omit<SubmitOptions, "key">,
+    options?: Omit<SubmitOptions, "key" | "actor">,
   ): Future<TaskResult<F>>[];
   map(
     fn: string,
@@ -1615,6 +1632,16 @@ export class Client implements FutureHost, GatherHost {
   }
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */
+  /**
+   * @internal Send an actor handle's `op` to the worker at `address` (see
+   * {@link Actor}): its answer, or the connection's error.
+   */
+  async callActor(address: string, op: ActorOp, args: Record<string, unknown>): Promise<unknown> {
+    this.checkOpen();
+    const rpc = await this.peers.get(address);
+    return rpc.call(op, args);
+  }
+
   async counters(): Promise<SchedulerCounters> {
     this.checkOpen();
     return (await this.conn.request("counters")) as SchedulerCounters;
@@ -1992,6 +2019,9 @@ function checkSubmitOptions(options: SubmitOptions): void {
   }
   const problem = taskOptionsProblem(options);
   if (problem !== null) throw new RangeError(problem);
+  if (options.actor !== undefined && typeof options.actor !== "boolean") {
+    throw new TypeError(`actor must be a boolean, got ${showValue(options.actor)}`);
+  }
 }
 
 /** The dependencies of every task without any (messages are never modified). */
@@ -2008,6 +2038,7 @@ function graphTask(
     dependencies: deps === null || deps.size === 0 ? NO_DEPENDENCIES : [...deps],
   };
   setTaskOptions(task, options);
+  if (options.actor === true) task.actor = true;
   return task;
 }
 

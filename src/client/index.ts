@@ -4,6 +4,7 @@
  */
 
 export { ConnectError, MessageTooLargeError, SerializationError } from "../comm/errors.ts";
+export type { ActorOp, ActorRef } from "../protocol/actors.ts";
 export type {
   CoordinationOp,
   SchedulerCounters,
@@ -15,6 +16,15 @@ export type { Resources } from "../protocol/messagesWorker.ts";
 export { TaskError } from "../worker/state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
+export {
+  Actor,
+  type ActorArgs,
+  ActorError,
+  type ActorField,
+  type ActorHost,
+  type ActorMethod,
+  type ActorResult,
+} from "./actor.ts";
 export { Adaptive, type AdaptiveHost, type AdaptOptions } from "./adaptive.ts";
 export {
   Client,

@@ -9,6 +9,7 @@ import { types } from "node:util";
 import { isWireDataObject } from "../comm/wireCodec.ts";
 import { isTaskRef, MAX_ARG_DEPTH, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import { Actor } from "./actor.ts";
 import { Future } from "./future.ts";
 
 /** Where a value sits in the arguments: built as the walk descends, formatted only for errors. */
@@ -256,6 +257,9 @@ export class ArgMapper {
         return value;
     }
     if (value === null) return value;
+    // A handle stands for its actor task, as Dask's Actor is a TaskRef: the task
+    // depends on the actor and gets a handle of its own.
+    if (value instanceof Actor) return this.walk(taskRef(value.key), parent, seg, inArray);
     if (value instanceof Future || isTaskRef(value)) {
       if (this.inCollection > 0) {
         throw new TypeError(

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { rejoin, secede } from "../worker/taskContext.ts";
 import { defineTask } from "../worker/taskRegistry.ts";
+import type { Actor } from "./actor.ts";
 import { getClient, workerClient } from "./taskClient.ts";
 
 /** An error class of the task module's own. */
@@ -197,4 +198,44 @@ export const lockedIncrement = defineTask("lockedIncrement", async (name: string
   }
   await rejoin();
   return i;
+});
+
+/** An actor's class: a counter kept on the worker that made it. */
+export class Counter {
+  n: number;
+  constructor(start = 0) {
+    this.n = start;
+  }
+  increment(by = 1): number {
+    this.n += by;
+    return this.n;
+  }
+  /** Adds after `ms`: calls of an async method interleave at its awaits. */
+  async slowIncrement(by: number, ms: number): Promise<number> {
+    await sleep(ms);
+    this.n += by;
+    return this.n;
+  }
+  fail(message: string): number {
+    throw new ValueError(message);
+  }
+  /** Adds the count of another actor, read through its handle. */
+  async addFrom(other: Actor<Counter>): Promise<number> {
+    this.n += await other.get("n");
+    return this.n;
+  }
+  /** The scheduler of the client a method gets with `getClient()`. */
+  async clientScheduler(): Promise<string> {
+    return (await getClient()).address;
+  }
+}
+
+/** Makes a {@link Counter}: submitted with `{ actor: true }`, an actor. */
+export const counter = defineTask("counter", (start = 0) => new Counter(start));
+
+/** Increments the counter actor `c` `times` times, one call after another: the last count. */
+export const bump = defineTask("bump", async (c: Actor<Counter>, times: number) => {
+  let last = 0;
+  for (let i = 0; i < times; i++) last = await c.call("increment", 1);
+  return last;
 });
