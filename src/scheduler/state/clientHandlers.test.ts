@@ -95,6 +95,30 @@ describe("update-graph", () => {
     expect(text).toContain("task 'c' depends on itself");
   });
 
+  test("a task marked actor is an actor, told so in compute-task; a non-boolean mark is refused", () => {
+    const s = cluster();
+    const out = s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { actor: true }), b: t.task() }, ["a", "b"]),
+    );
+    expect(s.tasks.get("a")?.actor).toBe(true);
+    expect(s.tasks.get("b")?.actor).toBe(false);
+    const actorOf = new Map(t.computeTasks(out).map(({ msg }) => [msg.key, msg.actor]));
+    expect(actorOf).toEqual(
+      new Map([
+        ["a", true],
+        ["b", false],
+      ]),
+    );
+
+    const bad = s.handleStimulus(
+      t.updateGraph("c", { x: t.task([], { actor: "yes" as unknown as boolean }) }, ["x"]),
+    );
+    expect(s.tasks.has("x")).toBe(false);
+    expect((bad[0].msg as { exceptionText: string }).exceptionText).toBe(
+      "InvalidGraph: update-graph rejected: task 'x': actor must be a boolean",
+    );
+  });
+
   test("wanted keys needing unknown keys are cancelled; the rest runs", () => {
     const s = cluster();
     const out = s.handleStimulus(

@@ -147,7 +147,11 @@ export class TaskState {
    * `no-worker`. Null when none.
    */
   noWorkerTold: Set<TaskState> | null = null;
-  /** Dask actors are not supported; always false. Kept for the `compute-task` message. */
+  /**
+   * The task's result is an actor (Dask's `actor=True`, from the graph): an
+   * object that stays on the worker that made it, called through handles.
+   * Never queued. Sent to the worker in `compute-task`.
+   */
   actor = false;
 
   /** Create a released task; counts it in `group`. */

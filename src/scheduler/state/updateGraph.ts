@@ -64,6 +64,9 @@ function entryProblem(key: string, entry: unknown): string | null {
   if (e.allowOtherWorkers !== undefined && typeof e.allowOtherWorkers !== "boolean") {
     return `task '${key}': allowOtherWorkers must be a boolean`;
   }
+  if (e.actor !== undefined && typeof e.actor !== "boolean") {
+    return `task '${key}': actor must be a boolean`;
+  }
   if (
     e.annotations !== undefined &&
     (typeof e.annotations !== "object" || e.annotations === null || Array.isArray(e.annotations))
@@ -260,6 +263,7 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
       };
     }
     if (entry.annotations !== undefined) ts.annotations = entry.annotations;
+    ts.actor = entry.actor === true;
     // The walk's order puts dependencies first: each is known or created by now.
     for (const depKey of entry.dependencies) {
       const dts = s.tasks.get(depKey) as TaskState;
