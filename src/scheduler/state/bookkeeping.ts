@@ -45,19 +45,26 @@ export function addReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): vo
   ts.whoHas = sharedAdd(ts.whoHas, ws);
 }
 
-/** Note that `ws` no longer holds a replica of `ts`. */
+/**
+ * Note that `ws` no longer holds a replica of `ts`. For an actor, the replica
+ * on the worker where it lives is the object itself: the worker no longer has
+ * that actor either.
+ */
 export function removeReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
   if (!ws.hasWhat.delete(ts)) return;
   ws.nbytes -= s.getNbytes(ts);
   ts.whoHas = sharedRemove(ts.whoHas, ws);
+  if (ts.actor) ws.actors.delete(ts);
 }
 
+/** Note that no worker holds `ts` any more (an actor's object included: see {@link removeReplica}). */
 export function removeAllReplicas(s: SchedulerState, ts: TaskState): void {
   if (ts.whoHas.size === 0) return;
   const nbytes = s.getNbytes(ts);
   for (const ws of ts.whoHas) {
     ws.nbytes -= nbytes;
     ws.hasWhat.delete(ts);
+    if (ts.actor) ws.actors.delete(ts);
   }
   ts.whoHas = EMPTY;
 }
@@ -137,6 +144,9 @@ export function addToProcessing(s: SchedulerState, ts: TaskState, ws: WorkerInfo
   ws.occupancy += duration;
   ts.processingOn = ws;
   ts.state = "processing";
+  // Dask counts an actor on its worker from the moment it is assigned there:
+  // the objective that spreads actors counts those on their way too.
+  if (ts.actor) ws.actors.add(ts);
   acquireResources(ts, ws);
   s.checkIdleSaturated(ws);
   s.nTasks++;
@@ -155,6 +165,9 @@ export function exitProcessing(s: SchedulerState, ts: TaskState): WorkerInfo | n
   ws.processing.delete(ts);
   ws.longRunning.delete(ts);
   ws.occupancy = ws.processing.size === 0 ? 0 : ws.occupancy - duration;
+  // An actor that finishes here is counted here again as it reaches memory
+  // (processing → memory); any other way out of processing takes it off.
+  if (ts.actor) ws.actors.delete(ts);
   s.steals.delete(ts);
   if (s.workers.get(ws.address) !== ws) return null;
   releaseResources(ts, ws);

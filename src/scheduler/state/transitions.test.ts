@@ -520,3 +520,100 @@ describe("memory → released / forgotten", () => {
     s.validateState();
   });
 });
+
+/** The keys of the actors `address` counts (`WorkerInfo.actors`), sorted. */
+function actorsOn(s: SchedulerState, address: string): string[] {
+  return [...(s.workers.get(address)?.actors ?? [])].map((ts) => ts.key).sort();
+}
+
+describe("actors: the workers they live on (WorkerInfo.actors)", () => {
+  test("an actor counts on its worker while it runs there and once it is in memory there", () => {
+    const s = state({ workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { actor: true }), x: t.task() }, ["a", "x"]),
+    );
+    const a = s.tasks.get("a");
+    const home = a?.processingOn?.address as string;
+    expect(actorsOn(s, home)).toEqual(["a"]);
+    s.handleStimulus(t.taskFinished(home, "a", a?.runId as number));
+    expect(a?.state).toBe("memory");
+    expect(actorsOn(s, home)).toEqual(["a"]);
+    // x, not an actor, counts nowhere.
+    const x = s.tasks.get("x");
+    s.handleStimulus(t.taskFinished(x?.processingOn?.address as string, "x", x?.runId as number));
+    expect(actorsOn(s, "w1").concat(actorsOn(s, "w2"))).toEqual(["a"]);
+    s.validateState();
+  });
+
+  test("a worker holding a handle it fetched (add-keys) does not count the actor", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task([], { actor: true }) }, ["a"]));
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    // A task on w2 needed it: w2 fetched its handle and says so.
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["a"] }));
+    const a = s.tasks.get("a");
+    expect([...(a?.whoHas ?? [])].map((ws) => ws.address).sort()).toEqual(["w1", "w2"]);
+    expect(actorsOn(s, "w1")).toEqual(["a"]);
+    expect(actorsOn(s, "w2")).toEqual([]);
+    s.validateState();
+    // The handle goes: the actor stays where it lives.
+    s.handleStimulus(t.fromWorker("w2", { op: "release-worker-data", key: "a" }));
+    expect(a?.state).toBe("memory");
+    expect(actorsOn(s, "w1")).toEqual(["a"]);
+    s.validateState();
+  });
+
+  test("an actor leaves its worker's count when it is released, rescheduled or forgotten", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { a: t.task([], { actor: true }), b: t.task(["a"]), r: t.task([], { actor: true }) },
+        ["b", "r"],
+      ),
+    );
+    expect(actorsOn(s, "w1")).toEqual(["a", "r"]);
+    // processing → released (the task asked to run elsewhere), then back.
+    s.handleStimulus(t.fromWorker("w1", { op: "reschedule", key: "r" }));
+    const r = s.tasks.get("r");
+    expect(r?.state).toBe("processing");
+    expect(r?.runId).toBe(3);
+    expect(actorsOn(s, "w1")).toEqual(["a", "r"]);
+    // processing → released for good: its client lets it go.
+    s.handleStimulus(t.releaseKeys("c", ["r"]));
+    expect(r?.state).toBe("forgotten");
+    expect(actorsOn(s, "w1")).toEqual(["a"]);
+    // a reaches memory, feeds b, and is released once b is done (memory → released).
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    expect(actorsOn(s, "w1")).toEqual(["a"]);
+    s.handleStimulus(t.taskFinished("w1", "b", s.tasks.get("b")?.runId as number));
+    expect(s.tasks.get("a")?.state).toBe("released");
+    expect(actorsOn(s, "w1")).toEqual([]);
+    s.validateState();
+    // memory → forgotten.
+    s.handleStimulus(t.updateGraph("c", { f: t.task([], { actor: true }) }, ["f"]));
+    s.handleStimulus(t.taskFinished("w1", "f", s.tasks.get("f")?.runId as number));
+    expect(actorsOn(s, "w1")).toEqual(["f"]);
+    s.handleStimulus(t.releaseKeys("c", ["f"]));
+    expect(s.tasks.has("f")).toBe(false);
+    expect(actorsOn(s, "w1")).toEqual([]);
+    s.validateState();
+  });
+
+  test("an actor processing on a worker that leaves is counted where it runs next", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task([], { actor: true }) }, ["a"]));
+    s.handleStimulus(t.registerWorker("w2"));
+    const w1 = s.workers.get("w1");
+    expect(actorsOn(s, "w1")).toEqual(["a"]);
+    s.handleStimulus(t.removeWorker("w1"));
+    expect(w1?.actors.size).toBe(0);
+    expect(s.tasks.get("a")?.processingOn?.address).toBe("w2");
+    expect(actorsOn(s, "w2")).toEqual(["a"]);
+    s.validateState();
+  });
+});

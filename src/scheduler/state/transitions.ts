@@ -212,6 +212,9 @@ function processingMemory(
   }
   if (args.nbytes !== null) setNbytes(s, ts, args.nbytes);
   exitProcessing(s, ts);
+  // The actor's object lives where it ran, and nowhere else: the handles other
+  // workers fetch later (as inputs, reported by `add-keys`) are replicas only.
+  if (ts.actor) ws.actors.add(ts);
   addToMemory(s, ts, ws, args.typename);
 }
 

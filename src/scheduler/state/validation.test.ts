@@ -263,6 +263,39 @@ describe("validation", () => {
     expect(() => s.validateState()).toThrow(/not counted in tasksDone/);
   });
 
+  test("validateState catches an actor its worker does not count, or one counted elsewhere", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { actor: true }), x: t.task() }, ["a", "x"]),
+    );
+    const a = s.tasks.get("a");
+    const x = s.tasks.get("x");
+    if (a === undefined || x === undefined) throw new Error("no a or x");
+    const home = a.processingOn;
+    const other = s.workers.get(home?.address === "w1" ? "w2" : "w1");
+    if (home === null || other === undefined) throw new Error("a is not processing");
+    home.actors.delete(a);
+    expect(() => s.validateState()).toThrow(
+      /actor <TaskState 'a' processing> not among the actors/,
+    );
+    home.actors.add(a);
+    s.handleStimulus(t.taskFinished(home.address, "a", a.runId));
+    s.validateState();
+    home.actors.delete(a);
+    expect(() => s.validateState()).toThrow(
+      /actor <TaskState 'a' memory> lives on 0 of its holders/,
+    );
+    home.actors.add(a);
+    other.actors.add(a);
+    expect(() => s.validateState()).toThrow(
+      /counts actor <TaskState 'a' memory>, neither processing/,
+    );
+    other.actors.delete(a);
+    home.actors.add(x);
+    expect(() => s.validateState()).toThrow(/counts <TaskState 'x' processing>, not an actor/);
+  });
+
   test("a broken task fails with InvalidTaskState carrying its story", () => {
     const s = running();
     const a = s.tasks.get("a");

@@ -92,6 +92,17 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
     if (!(ts.waiters.size > 0 || ts.whoWants.size > 0))
       fail(() => `${str(ts)} is in memory but neither wanted nor waited for`);
   }
+  if (ts.actor) {
+    // Dask's check: the object lives on exactly one holder, the worker that
+    // ran it; any other holder has a handle to it, fetched as an input.
+    if (ts.state === "memory") {
+      let living = 0;
+      for (const ws of ts.whoHas) if (ws.actors.has(ts)) living++;
+      if (living !== 1) fail(() => `actor ${str(ts)} lives on ${living} of its holders`);
+    } else if (ts.state === "processing" && ts.processingOn?.actors.has(ts) !== true) {
+      fail(() => `actor ${str(ts)} not among the actors of ${ts.processingOn?.address}`);
+    }
+  }
   if (!(s.queued.has(ts) === (ts.state === "queued"))) fail(() => `${str(ts)}: queue membership`);
   if (!(s.unrunnable.has(ts) === (ts.state === "no-worker"))) fail(() => `${str(ts)}: unrunnable`);
   const steal = s.steals.get(ts);
@@ -222,6 +233,11 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
     nbytes += s.getNbytes(ts);
   }
   if (nbytes !== ws.nbytes) fail(() => `${ws.address}: nbytes ${ws.nbytes} ≠ ${nbytes}`);
+  for (const ts of ws.actors) {
+    if (!ts.actor) fail(() => `${ws.address} counts ${str(ts)}, not an actor, among its actors`);
+    if (!(ts.processingOn === ws || ts.whoHas.has(ws)))
+      fail(() => `${ws.address} counts actor ${str(ts)}, neither processing nor held there`);
+  }
 
   const running = ws.status === "running";
   const executing = ws.processing.size - ws.longRunning.size;

@@ -36,6 +36,15 @@ export class WorkerInfo {
   readonly longRunning: Set<TaskState> = new Set();
   /** Tasks whose results it holds. */
   readonly hasWhat: Set<TaskState> = new Set();
+  /**
+   * The actor tasks processing here or whose object lives here (Dask's
+   * `WorkerState.actors`): one joins when it starts processing here, stays when
+   * it finishes here, and leaves when it stops processing otherwise or its
+   * result is dropped or lost. Not the handles it fetched (as inputs of its
+   * tasks) to actors living elsewhere: those are in `hasWhat` as replicas.
+   * Placement spreads actors by its size.
+   */
+  readonly actors: Set<TaskState> = new Set();
   /** Total size of the results it holds. */
   nbytes = 0;
   /** Expected seconds of work assigned to it: the sum of the durations in `processing`. */
