@@ -390,3 +390,62 @@ describe("update-graph refuses malformed worker restrictions", () => {
     expect(JSON.stringify(out)).toContain("task 'x': allowOtherWorkers must be a boolean");
   });
 });
+
+describe("actors", () => {
+  test("two actors go to different workers of an idle cluster, even when one holds their input", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { d: t.task() }, ["d"]));
+    const holder = s.tasks.get("d")?.processingOn?.address;
+    finish(s, "d", 10_000_000_000); // 100 s to move at 100 MB/s: locality would win
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { a1: t.task(["d"], { actor: true }), a2: t.task(["d"], { actor: true }) },
+        ["a1", "a2"],
+      ),
+    );
+    const homes = ["a1", "a2"].map((k) => s.tasks.get(k)?.processingOn?.address);
+    expect(homes[0]).toBe(holder);
+    expect(new Set(homes).size).toBe(2);
+    s.validateState();
+  });
+
+  test("the worker with fewest actors wins over a less busy one; actors take no root-task path", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1", 1, { PIN: 1 }), t.registerWorker("w2"));
+    const backlog: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 8; i++) backlog[`busy${i}`] = t.task([], { resources: { PIN: 1 } });
+    s.handleStimulus(t.updateGraph("c", backlog, Object.keys(backlog)));
+    expect(s.workers.get("w1")?.occupancy).toBe(4);
+    // Both have no actor: the less busy takes the first.
+    s.handleStimulus(t.updateGraph("c", { a1: t.task([], { actor: true }) }, ["a1"]));
+    expect(s.tasks.get("a1")?.processingOn?.address).toBe("w2");
+    // w2 has one now: the busy w1 has none, and takes the second (as Dask's objective).
+    s.handleStimulus(t.updateGraph("c", { a2: t.task([], { actor: true }) }, ["a2"]));
+    expect(s.tasks.get("a2")?.processingOn?.address).toBe("w1");
+    // A task that is no actor still goes by occupancy alone.
+    s.handleStimulus(t.updateGraph("c", { plain: t.task() }, ["plain"]));
+    expect(s.tasks.get("plain")?.processingOn?.address).toBe("w2");
+    s.validateState();
+  });
+
+  test("restrictions still bind an actor, and queuing never holds one back", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: 1 });
+    s.handleStimulus(t.registerWorker("w1", 1, { GPU: 1 }), t.registerWorker("w2"));
+    s.handleStimulus(
+      t.updateGraph("c", { a1: t.task([], { actor: true, resources: { GPU: 1 } }) }, ["a1"]),
+    );
+    s.handleStimulus(
+      t.updateGraph("c", { a2: t.task([], { actor: true, resources: { GPU: 1 } }) }, ["a2"]),
+    );
+    expect(s.tasks.get("a1")?.processingOn?.address).toBe("w1");
+    expect(s.tasks.get("a2")?.processingOn?.address).toBe("w1");
+    // Every slot is taken: a root task would be queued, an actor is placed.
+    s.handleStimulus(t.updateGraph("c", { r: t.task() }, ["r"]));
+    s.handleStimulus(t.updateGraph("c", { a3: t.task([], { actor: true }) }, ["a3"]));
+    expect(s.tasks.get("r")?.processingOn?.address).toBe("w2");
+    expect(s.tasks.get("a3")?.processingOn?.address).toBe("w2");
+    s.validateState();
+  });
+});

@@ -13,6 +13,11 @@
  *   threads), so data locality wins unless a holder is busy and a peer free.
  *   Ties go to fewer tasks per thread, then less data held, then the worker
  *   that registered first.
+ * - Actors (Dask's `decide_worker` and `worker_objective` for `actor=True`):
+ *   every running worker that may run one is a candidate, holding its inputs
+ *   or not, and the fewest actors (processing or living there) comes before
+ *   the objective above, so that actors spread over the workers. They take
+ *   none of the root-task paths, queued or round-robin.
  * - Tasks without inputs or restrictions, queuing off: root-ish ones (their
  *   group is larger than twice the cluster's threads) go in runs of
  *   consecutive tasks to one worker (Dask's co-assignment: a run is the
@@ -182,11 +187,14 @@ function markHeldBytes(s: SchedulerState, ts: TaskState): number {
 }
 
 /**
- * Keeps the best worker seen so far by the objective: expected start time,
- * then tasks per thread, then bytes held, then registration order.
+ * Keeps the best worker seen so far by the objective: for an actor, the
+ * fewest actors first (Dask's `worker_objective` returns `(len(ws.actors),
+ * start_time, ws.nbytes)` for one); then expected start time, then tasks per
+ * thread, then bytes held, then registration order.
  */
 class Best {
   ws: WorkerInfo | null = null;
+  private actors = 0;
   private cost = 0;
   private load = 0;
 
@@ -194,20 +202,27 @@ class Best {
     this.ws = null;
   }
 
-  consider(s: SchedulerState, ws: WorkerInfo, totalBytes: number): void {
+  /** Weigh `ws` for a task whose inputs total `totalBytes`; `actor`: the task is an actor. */
+  consider(s: SchedulerState, ws: WorkerInfo, totalBytes: number, actor: boolean): void {
+    // 0 for every worker when the task is no actor: the count then decides nothing.
+    const actors = actor ? ws.actors.size : 0;
     const held = ws.scratchEpoch === s.placementEpoch ? ws.scratchBytes : 0;
     const cost = ws.occupancy / ws.nthreads + (totalBytes - held) / s.options.bandwidth;
     const load = ws.processing.size / ws.nthreads;
     const best = this.ws;
     if (
       best === null ||
-      cost < this.cost ||
-      (cost === this.cost &&
-        (load < this.load ||
-          (load === this.load &&
-            (ws.nbytes < best.nbytes || (ws.nbytes === best.nbytes && ws.index < best.index)))))
+      actors < this.actors ||
+      (actors === this.actors &&
+        (cost < this.cost ||
+          (cost === this.cost &&
+            (load < this.load ||
+              (load === this.load &&
+                (ws.nbytes < best.nbytes ||
+                  (ws.nbytes === best.nbytes && ws.index < best.index)))))))
     ) {
       this.ws = ws;
+      this.actors = actors;
       this.cost = cost;
       this.load = load;
     }
@@ -233,25 +248,34 @@ export function decideWorkerNonRootish(
   if (s.running.size === 0) return null;
   const valid = validWorkers(s, ts);
   if (valid !== null && valid.length === 0) return null;
-  if (ts.dependencies.size === 0 && valid === null && exclude === null) {
+  const actor = ts.actor;
+  if (ts.dependencies.size === 0 && valid === null && exclude === null && !actor) {
     return isRootish(s, ts)
       ? decideWorkerRootishQueuingDisabled(s, ts)
       : roundRobinLeastOccupied(s);
   }
   const total = markHeldBytes(s, ts);
   best.reset();
-  for (const dts of itemsOf(ts.dependencies)) {
-    for (const ws of dts.whoHas) {
-      if (ws !== exclude && isCandidate(s, ws, valid)) best.consider(s, ws, total);
-    }
-  }
-  for (const ws of s.idle) {
-    if (ws !== exclude && isCandidate(s, ws, valid)) best.consider(s, ws, total);
-  }
-  if (best.ws === null) {
-    // Nobody holding inputs or idle may run it: any worker that may.
+  if (actor) {
+    // Every worker that may run it, as Dask's `decide_worker` for an actor: the
+    // holders of its inputs would otherwise gather every actor that needs them.
     for (const ws of valid ?? s.running) {
-      if (ws !== exclude) best.consider(s, ws, total);
+      if (ws !== exclude) best.consider(s, ws, total, true);
+    }
+  } else {
+    for (const dts of itemsOf(ts.dependencies)) {
+      for (const ws of dts.whoHas) {
+        if (ws !== exclude && isCandidate(s, ws, valid)) best.consider(s, ws, total, false);
+      }
+    }
+    for (const ws of s.idle) {
+      if (ws !== exclude && isCandidate(s, ws, valid)) best.consider(s, ws, total, false);
+    }
+    if (best.ws === null) {
+      // Nobody holding inputs or idle may run it: any worker that may.
+      for (const ws of valid ?? s.running) {
+        if (ws !== exclude) best.consider(s, ws, total, false);
+      }
     }
   }
   const chosen = best.ws;
