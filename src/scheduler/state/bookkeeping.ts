@@ -69,6 +69,18 @@ export function removeAllReplicas(s: SchedulerState, ts: TaskState): void {
   ts.whoHas = EMPTY;
 }
 
+/**
+ * True if `ts` is an actor whose object no worker holds any more: the worker
+ * it lived on dropped it or was lost, and only handles to it (fetched by other
+ * workers as inputs, and naming that worker) are left, if any. Such a result
+ * is as good as gone, and is released as if no worker held it.
+ */
+export function isLostActor(ts: TaskState): boolean {
+  if (!ts.actor || ts.state !== "memory") return false;
+  for (const ws of ts.whoHas) if (ws.actors.has(ts)) return false;
+  return true;
+}
+
 /** Set the size of a result, adjusting the totals of the workers holding it. */
 export function setNbytes(s: SchedulerState, ts: TaskState, nbytes: number): void {
   const diff = nbytes - s.getNbytes(ts);

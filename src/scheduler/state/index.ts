@@ -124,6 +124,6 @@ export type {
   TransitionFunction,
   TransitionTable,
 } from "./transitions.ts";
-export { SCATTERED_DATA_LOST, TRANSITIONS, transitionPairs } from "./transitions.ts";
+export { ACTOR_LOST, SCATTERED_DATA_LOST, TRANSITIONS, transitionPairs } from "./transitions.ts";
 export type { WorkerStatus } from "./workerInfo.ts";
 export { WorkerInfo } from "./workerInfo.ts";

@@ -6,7 +6,7 @@ import type {
 import { HeapSet } from "../../util/heapSet.ts";
 import { keySplit } from "../../util/keySplit.ts";
 import { showValue } from "../../util/showValue.ts";
-import { holderAddresses } from "./bookkeeping.ts";
+import { holderAddresses, isLostActor } from "./bookkeeping.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
 import type { Dataset } from "./datasets.ts";
@@ -577,11 +577,15 @@ export class SchedulerState {
  * A recommendation to release a result that is needed again since it was made
  * (a task was placed on one of its holders meanwhile, or a client asked for
  * it) is stale: carried out, it would free the input of a task just assigned
- * (Dask does; found by the simulator, seed 5537).
+ * (Dask does; found by the simulator, seed 5537). Not so for an actor whose
+ * object is lost: the handles left do not make it needed-and-held.
  */
 function isStaleRelease(ts: TaskState): boolean {
   return (
-    ts.state === "memory" && ts.whoHas.size > 0 && (ts.waiters.size > 0 || ts.whoWants.size > 0)
+    ts.state === "memory" &&
+    ts.whoHas.size > 0 &&
+    (ts.waiters.size > 0 || ts.whoWants.size > 0) &&
+    !isLostActor(ts)
   );
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { InvalidTransition } from "./errors.ts";
 import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
-import { TRANSITIONS, transitionPairs } from "./transitions.ts";
+import { ACTOR_LOST, TRANSITIONS, transitionPairs } from "./transitions.ts";
 
 function state(options: ConstructorParameters<typeof SchedulerState>[0] = {}): SchedulerState {
   return new SchedulerState({ validate: true, ...options });
@@ -614,6 +614,119 @@ describe("actors: the workers they live on (WorkerInfo.actors)", () => {
     expect(w1?.actors.size).toBe(0);
     expect(s.tasks.get("a")?.processingOn?.address).toBe("w2");
     expect(actorsOn(s, "w2")).toEqual(["a"]);
+    s.validateState();
+  });
+});
+
+/** Report `key`, processing somewhere, finished (100 bytes). */
+function finish(s: SchedulerState, key: string): void {
+  const ts = s.tasks.get(key);
+  if (ts?.processingOn == null) throw new Error(`${key} is not processing`);
+  s.handleStimulus(t.taskFinished(ts.processingOn.address, key, ts.runId));
+}
+
+describe("actors: losing the worker an actor lives on", () => {
+  /**
+   * w1 runs the actor `a` and `slow`; once `a` is in memory its dependent `b`
+   * runs on w2, which fetched a handle to `a` (add-keys); `c` needs `a` and
+   * waits for `slow`. The client wants `a`, `b` and `c`.
+   */
+  function actorWithDependents(): SchedulerState {
+    const s = state({ workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        {
+          a: t.task([], { actor: true }),
+          slow: t.task(),
+          b: t.task(["a"]),
+          c: t.task(["a", "slow"]),
+        },
+        ["a", "b", "c"],
+      ),
+    );
+    s.handleStimulus(t.registerWorker("w2"));
+    finish(s, "a");
+    expect(s.tasks.get("b")?.processingOn?.address).toBe("w2");
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["a"] }));
+    expect(s.tasks.get("c")?.state).toBe("waiting");
+    return s;
+  }
+
+  test("a wanted actor errs with ACTOR_LOST, not computed again, and its dependents err", () => {
+    const s = actorWithDependents();
+    const out = s.handleStimulus(t.removeWorker("w1", false, "lost"));
+    const summary = t.summarize(out);
+    expect(summary).toContain("w2 free-keys a,b");
+    for (const key of ["a", "b", "c"]) expect(summary).toContain(`client:c task-erred ${key}`);
+    expect(summary.filter((m) => / (lost-data|compute-task) a$/.test(m))).toEqual([]);
+    const erred = out.filter(({ msg }) => msg.op === "task-erred").map(({ msg }) => msg);
+    for (const msg of erred) {
+      expect(msg).toMatchObject({
+        blame: "a",
+        exception: { name: "RuntimeError", message: ACTOR_LOST },
+        exceptionText: `RuntimeError: ${ACTOR_LOST}`,
+        stimulusId: "lost",
+      });
+    }
+    for (const key of ["a", "b", "c"]) expect(s.tasks.get(key)?.state).toBe("erred");
+    expect(s.tasks.get("b")?.processingOn).toBe(null);
+    expect(s.workers.get("w2")?.actors.size).toBe(0);
+    expect(ACTOR_LOST).toBe("Worker holding Actor was lost");
+    s.validateState();
+  });
+
+  test("an actor its worker drops is lost, though another worker holds a handle to it", () => {
+    const s = actorWithDependents();
+    const out = s.handleStimulus(t.fromWorker("w1", { op: "release-worker-data", key: "a" }));
+    expect(t.summarize(out)).toContain("client:c task-erred a");
+    expect(t.summarize(out)).toContain("w2 free-keys a,b");
+    expect(s.tasks.get("a")?.state).toBe("erred");
+    expect(s.tasks.get("a")?.whoHas.size).toBe(0);
+    s.validateState();
+    // Losing a handle is losing a replica: the actor stays.
+    const t2 = actorWithDependents();
+    t2.handleStimulus(t.removeWorker("w2"));
+    expect(t2.tasks.get("a")?.state).toBe("memory");
+    expect(t2.workers.get("w1")?.actors.has(t2.tasks.get("a") as never)).toBe(true);
+    t2.validateState();
+  });
+
+  test("an actor nobody wants is computed again for the tasks waiting on it", () => {
+    const s = state({ workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { a: t.task([], { actor: true }), slow: t.task(), b: t.task(["a", "slow"]) },
+        ["b"],
+      ),
+    );
+    finish(s, "a");
+    s.handleStimulus(t.registerWorker("w2"));
+    const out = s.handleStimulus(t.removeWorker("w1"));
+    expect(t.summarize(out)).toEqual(
+      expect.arrayContaining(["w2 compute-task a", "w2 compute-task slow"]),
+    );
+    expect(out.some(({ msg }) => msg.op === "task-erred")).toBe(false);
+    expect(s.workers.get("w2")?.actors.has(s.tasks.get("a") as never)).toBe(true);
+    s.validateState();
+  });
+
+  test("an actor its client let go is forgotten, and its worker's loss changes nothing", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task([], { actor: true }) }, ["a"]));
+    const home = s.tasks.get("a")?.processingOn?.address as string;
+    finish(s, "a");
+    const out = s.handleStimulus(t.releaseKeys("c", ["a"]));
+    expect(t.summarize(out)).toEqual([`${home} free-keys a`]);
+    expect(s.tasks.has("a")).toBe(false);
+    expect(s.workers.get(home)?.actors.size).toBe(0);
+    expect(s.handleStimulus(t.removeWorker(home))).toEqual([
+      { to: expect.anything(), msg: expect.objectContaining({ op: "remove-worker" }) },
+    ]);
     s.validateState();
   });
 });

@@ -224,7 +224,13 @@ function processingErred(s: SchedulerState, ts: TaskState, args: TransitionArgs 
     assert(ts.waitingOn.size === 0, "processing task is waiting on dependencies");
   }
   const ws = exitProcessing(s, ts);
-  if (ws !== null && args?.kind === "erred" && args.releaseOnWorker === true)
+  // The worker does not know the task failed when the scheduler decided it:
+  // without arguments, it errs because an input did (a lost actor, which errs
+  // while its dependents run: see memoryReleased). Dask leaves it running there.
+  if (
+    ws !== null &&
+    (args === undefined || (args.kind === "erred" && args.releaseOnWorker === true))
+  )
     s.freeKeys(ws, ts.key);
   propagateErred(s, ts, args);
 }
@@ -298,6 +304,29 @@ function erredReleased(s: SchedulerState, ts: TaskState): void {
 export const SCATTERED_DATA_LOST =
   "scattered data lost: no worker holds it any more, and it cannot be computed again";
 
+/**
+ * Why a wanted actor errs when the worker it lived on is lost (the text of
+ * Dask's `RuntimeError("Worker holding Actor was lost")`).
+ */
+export const ACTOR_LOST = "Worker holding Actor was lost";
+
+/**
+ * A wanted actor, just released, lost its object: it errs, blamed on itself,
+ * rather than being computed again (Dask: "don't try to recreate"). The object
+ * lived on one worker only, with a state its callers changed, and a new run
+ * would make another object, not bring that one back. Its clients get
+ * `task-erred` (no `lost-data`); released → erred errs its dependents not in
+ * memory, those waiting on it included, with the same blame.
+ */
+function actorLost(s: SchedulerState, ts: TaskState): void {
+  ts.exception = { name: "RuntimeError", message: ACTOR_LOST };
+  ts.traceback = null;
+  ts.exceptionText = `RuntimeError: ${ACTOR_LOST}`;
+  ts.tracebackText = "";
+  ts.exceptionBlame = ts;
+  s.recommend(ts, "erred");
+}
+
 function memoryReleased(s: SchedulerState, ts: TaskState): void {
   replicatedKeyLost(s, ts);
   if (s.validate) {
@@ -315,6 +344,13 @@ function memoryReleased(s: SchedulerState, ts: TaskState): void {
     // waiting, as below, would have them recommend it to waiting in turn.)
     cancelForWanters(s, ts, SCATTERED_DATA_LOST);
     s.recommend(ts, "forgotten");
+    return;
+  }
+  if (ts.actor && ts.whoWants.size > 0) {
+    // Wanted, an actor leaves memory only when its object is lost: a client's
+    // release, a cancel or a restart stops its wanting first. Unwanted, it goes
+    // the usual way below (computed again for its waiters, or forgotten).
+    actorLost(s, ts);
     return;
   }
   s.sendToWhoWants(ts, { op: "lost-data", key: ts.key, stimulusId: s.stimulusId });

@@ -16,7 +16,13 @@ import type {
   TaskFinishedMsg,
   WorkerToSchedulerMessage,
 } from "../../protocol/messagesWorker.ts";
-import { addReplica, holderAddresses, isInvolved, removeReplica } from "./bookkeeping.ts";
+import {
+  addReplica,
+  holderAddresses,
+  isInvolved,
+  isLostActor,
+  removeReplica,
+} from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
 import { replicaArrived, replicaFailed } from "./replicate.ts";
 import { retirementCopyFailed, retiringWorkerReported } from "./retire.ts";
@@ -237,12 +243,16 @@ function addKeys(s: SchedulerState, ws: WorkerInfo, msg: AddKeysMsg): void {
   }
 }
 
-/** `release-worker-data`: the worker dropped its replica; a key left without replicas is released. */
+/**
+ * `release-worker-data`: the worker dropped its replica; a key left without
+ * replicas is released, and so is an actor whose object it was (the replicas
+ * left are handles to it).
+ */
 function releaseWorkerData(s: SchedulerState, ws: WorkerInfo, key: string): void {
   const ts = s.tasks.get(key);
   if (ts === undefined || !ts.whoHas.has(ws)) return;
   removeReplica(s, ts, ws);
-  if (ts.whoHas.size === 0) s.recommend(ts, "released");
+  if (ts.whoHas.size === 0 || isLostActor(ts)) s.recommend(ts, "released");
 }
 
 /** `reschedule`: the task asked to run elsewhere; it goes back through `released`. */

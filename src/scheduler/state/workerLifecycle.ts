@@ -5,7 +5,7 @@
 
 import type { RegisterWorkerMsg } from "../../protocol/messagesWorker.ts";
 import { comparePriority } from "../../util/priority.ts";
-import { removeReplica } from "./bookkeeping.ts";
+import { isLostActor, removeReplica } from "./bookkeeping.ts";
 import { InvalidStimulus } from "./errors.ts";
 import { mayRunOn } from "./placement.ts";
 import { replicatorLeft } from "./replicate.ts";
@@ -74,7 +74,8 @@ export function workerStatusChange(
  * A worker left (Dask's `remove_worker`). Its processing tasks go back to
  * `released` (and on to be rescheduled), or to `erred` with `KilledWorker`
  * once `allowedFailures` workers have died running them; the results only it
- * held are released, and recomputed if still needed; the other workers are
+ * held, and the actors living on it, are released, and recomputed if still
+ * needed (a wanted actor errs instead: see `memoryReleased`); the other workers are
  * told with `remove-worker` (unless `tellPeers` is false: they are all
  * leaving too). An unknown address is ignored.
  */
@@ -117,7 +118,7 @@ export function removeWorker(
 
   for (const ts of [...ws.hasWhat]) {
     removeReplica(s, ts, ws);
-    if (ts.whoHas.size === 0) s.recommend(ts, "released");
+    if (ts.whoHas.size === 0 || isLostActor(ts)) s.recommend(ts, "released");
   }
 
   // As Dask: the peers hear of the removal after its consequences are sent.
