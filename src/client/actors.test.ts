@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { Actor, ActorError } from "./actor.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { bump, type Counter, counter, identity } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+describe("actors: objects kept on a worker, called through handles", () => {
+  for (const executor of ["inline", "threads"] as const) {
+    for (const protocol of ["inproc", "tcp"] as const) {
+      it(`a client and tasks call one object on its worker (${executor}, ${protocol})`, async () => {
+        const { cluster, client } = await testCluster({ executor, protocol });
+        const future = client.submitWith({ actor: true }, counter, 10);
+        const handle: Actor<Counter> = await future.result();
+        expect(handle).toBeInstanceOf(Actor);
+        expect(handle.key).toBe(future.key);
+        const holder = cluster.workers.find((w) => w.address === handle.address);
+        expect(holder?.state.actors.has(future.key)).toBe(true);
+
+        expect(await handle.call("increment", 5)).toBe(15);
+        // Synchronous methods run one at a time: no increment is lost.
+        const counts = await Promise.all(
+          Array.from({ length: 20 }, () => handle.call("increment", 1)),
+        );
+        expect(new Set(counts).size).toBe(20);
+        expect(await handle.get("n")).toBe(35);
+
+        // A task given the future, or the handle, calls the same object.
+        expect(await client.submit(bump, future, 3)).toBe(38);
+        expect(await client.submitWith({ pure: false }, bump, handle, 2)).toBe(40);
+        expect(await handle.call("slowIncrement", 2, 5)).toBe(42);
+        // The object never left its worker: the only copy is the actor's.
+        expect(holder?.state.data.has(future.key)).toBe(false);
+      });
+    }
+  }
+
+  it("a method gets a handle to another actor, and the worker's client", async () => {
+    const { cluster, client } = await testCluster();
+    const a = await client.submitWith({ actor: true }, counter, 1).result();
+    const b = await client.submitWith({ actor: true }, counter, 100).result();
+    expect(await a.call("addFrom", b)).toBe(101);
+    expect(await a.call("clientScheduler")).toBe(cluster.address);
+  });
+
+  it("reports a method that threw, a missing method and a misused field as ActorErrors", async () => {
+    const { client } = await testCluster();
+    const handle = await client.submitWith({ actor: true }, counter).result();
+    const thrown = await handle.call("fail", "no good").catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(ActorError);
+    expect((thrown as ActorError).exceptionText).toBe("ValueError: no good");
+    expect((thrown as ActorError).tracebackText).toContain("fail");
+
+    const untyped = handle as unknown as Actor<Record<string, () => unknown>>;
+    await expect(untyped.call("nothing")).rejects.toThrow(
+      'AttributeError: Counter has no method "nothing"',
+    );
+    await expect(untyped.call("n")).rejects.toThrow("it is a number field: read it with get");
+    await expect(
+      (handle as unknown as Actor<Record<string, number>>).get("increment"),
+    ).rejects.toThrow('"increment" of Counter is a method: call it with call');
+    // The actor is unharmed.
+    expect(await handle.call("increment")).toBe(1);
+  });
+
+  it("a handle whose actor was released says so", async () => {
+    const { cluster, client } = await testCluster();
+    const future = client.submitWith({ actor: true }, counter);
+    const handle = await future.result();
+    await future.release();
+    const holder = cluster.workers.find((w) => w.address === handle.address);
+    await expect.poll(() => holder?.state.actors.size, { timeout: 5_000 }).toBe(0);
+    await expect(handle.call("increment")).rejects.toThrow(
+      `ActorLostError: worker ${handle.address} holds no actor "${future.key}"`,
+    );
+  });
+
+  it("a handle whose worker is gone cannot reach it", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tcp" });
+    const handle = await client.submitWith({ actor: true }, counter).result();
+    const holder = cluster.workers.find((w) => w.address === handle.address);
+    await holder?.close();
+    const err = await handle.call("increment").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ActorError);
+    expect((err as Error).message).toContain(`cannot reach the actor's worker ${handle.address}`);
+  });
+
+  it("spreads actors over the workers, and a task elsewhere fetches a handle", async () => {
+    const { cluster, client } = await testCluster();
+    const [a, b] = await client.gather([
+      client.submitWith({ actor: true, pure: false }, counter, 0),
+      client.submitWith({ actor: true, pure: false }, counter, 0),
+    ]);
+    expect(a.address).not.toBe(b.address);
+    // Run on the worker not holding `a`: the input arrives from the holder as a handle.
+    const elsewhere = cluster.workers.find((w) => w.address !== a.address)?.address as string;
+    const far = client.submitWith({ workers: elsewhere, pure: false }, bump, a, 4);
+    expect(await far).toBe(4);
+    expect(await a.get("n")).toBe(4);
+  });
+
+  it("fails the future of an actor whose worker was lost, and its dependents", async () => {
+    const { cluster, client } = await testCluster();
+    const future = client.submitWith({ actor: true }, counter, 0);
+    const handle = await future.result();
+    await handle.call("increment");
+    const holder = cluster.workers.find((w) => w.address === handle.address);
+    await holder?.close();
+    await expect(future.result()).rejects.toThrow("Worker holding Actor was lost");
+    await expect(client.submit(bump, future, 1)).rejects.toThrow("Worker holding Actor was lost");
+    // Submitted again under a new key, it is a new object.
+    const again = await client.submitWith({ actor: true, pure: false }, counter, 0).result();
+    expect(again.address).not.toBe(handle.address);
+    expect(await again.call("increment")).toBe(1);
+  });
+
+  it("refuses a non-boolean actor option", () => {
+    return testCluster().then(({ client }) => {
+      expect(() => client.submitWith({ actor: "yes" as unknown as boolean }, identity, 1)).toThrow(
+        "actor must be a boolean",
+      );
+    });
+  });
+});
