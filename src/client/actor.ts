@@ -78,11 +78,33 @@ export class Actor<T = unknown> implements ActorRef {
   readonly address: string;
   // Private, so that a handle cloned or encoded is its ActorRef alone.
   readonly #host: () => Promise<ActorHost>;
+  /** What keeps the actor task's key wanted while the handle lives (a client's future), if anything. */
+  #keepAlive: { release(): void } | null;
 
-  constructor(ref: ActorRef, host: () => Promise<ActorHost>) {
+  /**
+   * A handle to the actor `ref` names, calling through `host`. `keepAlive`
+   * (a future of the actor) is held, and released with the handle.
+   */
+  constructor(
+    ref: ActorRef,
+    host: () => Promise<ActorHost>,
+    keepAlive: { release(): void } | null = null,
+  ) {
     this.__weftActor = ref.__weftActor;
     this.address = ref.address;
     this.#host = host;
+    this.#keepAlive = keepAlive;
+  }
+
+  /**
+   * Stop keeping the actor alive through this handle (a client's handle keeps
+   * it, as a future of it does, until released or garbage collected). Once no
+   * future or handle of it is left, the scheduler forgets it and its worker
+   * drops the object. Idempotent.
+   */
+  release(): void {
+    this.#keepAlive?.release();
+    this.#keepAlive = null;
   }
 
   /** The actor task's key. */

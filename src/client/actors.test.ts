@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { Actor, ActorError } from "./actor.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
@@ -67,12 +69,36 @@ describe("actors: objects kept on a worker, called through handles", () => {
     const { cluster, client } = await testCluster();
     const future = client.submitWith({ actor: true }, counter);
     const handle = await future.result();
-    await future.release();
+    future.release();
+    // The handle kept it alive too.
+    await new Promise((r) => setTimeout(r, 200));
     const holder = cluster.workers.find((w) => w.address === handle.address);
+    expect(holder?.state.actors.size).toBe(1);
+    handle.release();
     await expect.poll(() => holder?.state.actors.size, { timeout: 5_000 }).toBe(0);
     await expect(handle.call("increment")).rejects.toThrow(
       `ActorLostError: worker ${handle.address} holds no actor "${future.key}"`,
     );
+  });
+
+  it("a handle keeps its actor alive once its future is collected, until the handle is", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const { cluster, client } = await testCluster();
+    const collect = async () => {
+      for (let i = 0; i < 4; i++) {
+        gc();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    // Only the handle is kept: the future is garbage once the result is in.
+    let handle: Actor<Counter> | null = await client.submitWith({ actor: true }, counter).result();
+    await collect();
+    expect(await handle.call("increment")).toBe(1);
+    const holder = cluster.workers.find((w) => w.address === handle?.address);
+    handle = null;
+    await collect();
+    await expect.poll(() => holder?.state.actors.size, { timeout: 5_000 }).toBe(0);
   });
 
   it("a handle whose worker is gone cannot reach it", async () => {

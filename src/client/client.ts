@@ -20,7 +20,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf, frameLimitsProblem } from "../comm/comm.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
-import type { ActorOp } from "../protocol/actors.ts";
+import type { ActorOp, ActorRef } from "../protocol/actors.ts";
 import type {
   DatasetMsg,
   DatasetPublishedMsg,
@@ -60,7 +60,7 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
-import type { Actor, ActorHost } from "./actor.ts";
+import { Actor, type ActorHost } from "./actor.ts";
 import {
   type CoordinationRequest,
   Event,
@@ -1632,6 +1632,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */
+  /**
+   * @internal The handle of a fetched actor result: calling through this
+   * client, and keeping the actor alive as a future of it does.
+   */
+  actorHandle(ref: ActorRef): Actor {
+    return new Actor(ref, () => Promise.resolve(this), new Future(this, ref.__weftActor));
+  }
+
   /**
    * @internal Send an actor handle's `op` to the worker at `address` (see
    * {@link Actor}): its answer, or the connection's error.

@@ -19,7 +19,10 @@ function busyHost(busyTimes: number) {
     peers: { get: async () => rpc } as unknown as PeerPool,
     holdersOf: () => ["tcp://w:1"],
     whoHas: async (keys) => Object.fromEntries(keys.map((k) => [k, ["tcp://w:1"]])),
-    callActor: async (address, op, args) => ({ status: "OK", result: { address, op, args } }),
+    actorHandle: (ref) =>
+      new Actor(ref, async () => ({
+        callActor: async (address, op, args) => ({ status: "OK", result: { address, op, args } }),
+      })),
   };
   return { host, calls: () => calls };
 }

@@ -9,14 +9,16 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { isNetworkError } from "../comm/errors.ts";
-import { isActorRef } from "../protocol/actors.ts";
+import { type ActorRef, isActorRef } from "../protocol/actors.ts";
 import { parseGetDataResponse } from "../worker/dataServer.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
-import { Actor, type ActorHost } from "./actor.ts";
+import type { Actor } from "./actor.ts";
 import { LostKeyError, ResultFetchError } from "./errors.ts";
 
 /** What the gatherer needs of its client. */
-export interface GatherHost extends ActorHost {
+export interface GatherHost {
+  /** What a fetched actor's result becomes: a handle calling through the client. */
+  actorHandle(ref: ActorRef): Actor;
   /** The client's id (told to workers as `who`). */
   readonly id: string;
   /** Rpc connections to workers. */
@@ -107,11 +109,8 @@ const BUSY_DELAY_MS = 10;
 /** Fetches results, coalescing the requests of one turn. */
 export class Gatherer {
   private batch: Map<string, Sink> | null = null;
-  private readonly actorHost: () => Promise<ActorHost>;
 
-  constructor(private readonly host: GatherHost) {
-    this.actorHost = () => Promise.resolve(host);
-  }
+  constructor(private readonly host: GatherHost) {}
 
   /** The value of `key`, fetched with the other keys asked for in this turn. */
   fetch(key: string): Promise<unknown> {
@@ -260,8 +259,7 @@ export class Gatherer {
     for (const key of keys) {
       if (parsed.data.has(key)) {
         const value = parsed.data.get(key);
-        // An actor's result: a handle calling through this client.
-        batch.get(key)?.resolve(isActorRef(value) ? new Actor(value, this.actorHost) : value);
+        batch.get(key)?.resolve(isActorRef(value) ? this.host.actorHandle(value) : value);
       } else {
         lastError.set(key, `${worker} no longer holds it`);
         missed.push(key);
