@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { SchedulerMessage } from "../../protocol/messages.ts";
 import { InvalidStimulus } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
+import { ACTOR_STAYS } from "./replicate.ts";
 import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
 
@@ -137,6 +138,28 @@ describe("rebalance", () => {
     const out = s.handleStimulus(addKeys("w2", "b"), addKeys("w3", "c"));
     expect(t.summarize(out)).toEqual(["w1 remove-replicas b", "w1 remove-replicas c"]);
     expect(s.replications.size).toBe(0);
+    s.validateState();
+  });
+
+  test("an actor never moves: passed over, or failed when named", () => {
+    const s = state();
+    s.handleStimulus(
+      t.updateGraph("c", { act: t.task([], { actor: true, workers: ["w1"] }) }, ["act"]),
+    );
+    s.handleStimulus(t.taskFinished("w1", "act", 1, 400));
+    // Mean 433: a goes to w2; act (400) would go to w3, but stays; b and c go instead.
+    const out = s.handleStimulus(rebalance());
+    expect(acquires(out)).toEqual(["w2 a<w1", "w3 b<w1 c<w1"]);
+    s.handleStimulus(addKeys("w2", "a"), addKeys("w3", "b", "c"));
+    const named = s.handleStimulus(rebalance({ keys: ["act"] }, "rb2"));
+    expect(t.summarize(named)).toEqual(["client:c rebalanced"]);
+    expect(answer(named)).toEqual({
+      op: "rebalanced",
+      failed: [{ key: "act", reason: ACTOR_STAYS }],
+      moved: 0,
+      stimulusId: "rb2",
+    });
+    expect([...(s.tasks.get("act")?.whoHas ?? [])].map((ws) => ws.address)).toEqual(["w1"]);
     s.validateState();
   });
 

@@ -20,11 +20,22 @@
  * less than 60% (`recipient-max`), and either only beyond half of 10% of its
  * limit (`sender-recipient-gap`) from the mean, so that workers near the mean
  * are left alone. A worker without a limit has none of these bounds.
+ *
+ * Actors never move: their objects live where they ran (and a copy of one is
+ * a handle to it). A rebalance of everything passes them over; one naming an
+ * actor's key lists it in `failed` ({@link ACTOR_STAYS}).
  */
 
 import type { RebalanceMsg } from "../../protocol/messagesClient.ts";
 import { runsDependentOf } from "./bookkeeping.ts";
-import { allowedWorkers, answer, askForCopies, noWorkerReason, Replication } from "./replicate.ts";
+import {
+  ACTOR_STAYS,
+  allowedWorkers,
+  answer,
+  askForCopies,
+  noWorkerReason,
+  Replication,
+} from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
@@ -42,6 +53,8 @@ export function rebalance(s: SchedulerState, msg: RebalanceMsg): void {
       if (ts === undefined || ts.state !== "memory") {
         const why = ts === undefined ? "the scheduler does not know it" : `it is ${ts.state}`;
         r.failed.push({ key, reason: `${why}, not in memory` });
+      } else if (ts.actor) {
+        r.failed.push({ key, reason: ACTOR_STAYS });
       } else if (allowed.length === 0) {
         r.failed.push({ key, reason: noWorkerReason(msg.workers) });
       } else {
@@ -124,7 +137,9 @@ function planMoves(
     const keys: TaskState[] = [];
     for (const ts of sender.hasWhat) {
       if (movable !== null && !movable.has(ts)) continue;
-      if (ts.state !== "memory" || moving.has(ts) || runsDependentOf(ts, sender)) continue;
+      if (ts.state !== "memory" || ts.actor || moving.has(ts) || runsDependentOf(ts, sender)) {
+        continue;
+      }
       keys.push(ts);
     }
     // Largest first; the key breaks ties, so that runs repeat.

@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { SchedulerMessage } from "../../protocol/messages.ts";
 import { InvalidStimulus } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
+import { ACTOR_STAYS } from "./replicate.ts";
 import * as t from "./testing.ts";
 
 /** Three workers; x on w1 alone, y on w1 and w2, big (500 bytes) on w2. */
@@ -137,6 +138,32 @@ describe("replicate", () => {
     expect(t.summarize(out)).toEqual(["client:c replicated"]);
     const two = s.handleStimulus(t.replicate("c", ["y"], { n: 5, workers: ["w1", "w3"] }));
     expect(acquires(two)).toEqual(["w3 y<w1+w2"]); // n is at most the allowed workers
+  });
+
+  test("an actor is neither copied nor trimmed: it is answered as failed", () => {
+    const s = state();
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { actor: true, workers: ["w3"] }) }, ["a"]),
+    );
+    s.handleStimulus(t.taskFinished("w3", "a", 1));
+    // w1 fetched a handle to it, as the input of a task of its own.
+    s.handleStimulus(addKeys("w1", "a"));
+    for (const n of [undefined, 1]) {
+      const out = s.handleStimulus(t.replicate("c", ["a"], n === undefined ? {} : { n }, "ra"));
+      // Every worker would get a copy, or one of the two would go: neither happens.
+      expect(t.summarize(out)).toEqual(["client:c replicated"]);
+      expect(answer(out)).toEqual({
+        op: "replicated",
+        failed: [{ key: "a", reason: ACTOR_STAYS }],
+        stimulusId: "ra",
+      });
+    }
+    expect([...(s.tasks.get("a")?.whoHas ?? [])].map((ws) => ws.address).sort()).toEqual([
+      "w1",
+      "w3",
+    ]);
+    expect(s.replications.size).toBe(0);
+    s.validateState();
   });
 
   test("a worker running a task that needs the key keeps its copy", () => {

@@ -6,7 +6,10 @@
  * copy has arrived (`add-keys`) or cannot: the worker left, could not fetch
  * it, or the key left memory. Copies beyond `n` on allowed workers are
  * dropped (`remove-replicas`, the seed's `RemoveReplicasEvent`) without
- * waiting, as Dask's `delete=True`.
+ * waiting, as Dask's `delete=True`. An actor is never copied nor trimmed
+ * (Dask's Active Memory Manager rejects it: "task is an actor"): its object
+ * lives on one worker, and a copy would be a handle to it, so the key is
+ * listed in `failed` with {@link ACTOR_STAYS}.
  */
 
 import type { ReplicateMsg } from "../../protocol/messagesClient.ts";
@@ -16,6 +19,12 @@ import { isNamedWorker } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
+
+/**
+ * Why `replicate` and `rebalance` (a key named in it) leave an actor where it
+ * is, in their answer's `failed`.
+ */
+export const ACTOR_STAYS = "it is an actor, which stays on the worker it lives on";
 
 /** One `replicate` (or `rebalance`) request still waiting for copies. */
 export class Replication {
@@ -61,6 +70,11 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
     if (ts === undefined || ts.state !== "memory") {
       const why = ts === undefined ? "the scheduler does not know it" : `it is ${ts.state}`;
       r.failed.push({ key, reason: `${why}, not in memory` });
+      continue;
+    }
+    if (ts.actor) {
+      // Counted as not replicated: the client asked for copies it cannot have.
+      r.failed.push({ key, reason: ACTOR_STAYS });
       continue;
     }
     if (allowed.length === 0) {

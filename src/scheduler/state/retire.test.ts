@@ -116,6 +116,40 @@ describe("retire-workers", () => {
     s.validateState();
   });
 
+  test("a worker an actor runs or lives on is not retired; a handle to one elsewhere is not copied", () => {
+    const s = state();
+    s.handleStimulus(
+      t.updateGraph("c", { act: t.task([], { actor: true, workers: ["w3"] }) }, ["act"]),
+    );
+    for (const stage of ["processing", "memory"]) {
+      expect(s.tasks.get("act")?.state).toBe(stage);
+      const out = s.handleStimulus(retire(["w3"], `rt-${stage}`));
+      expect(t.summarize(out)).toEqual(["w3 pause", "w3 unpause", "client:c workers-retired"]);
+      expect(answer(out)).toEqual({
+        op: "workers-retired",
+        retired: [],
+        failed: [{ worker: "w3", reason: "it holds actor act, which cannot be moved" }],
+        stimulusId: `rt-${stage}`,
+      });
+      expect(s.workers.get("w3")?.status).toBe("running");
+      s.validateState();
+      s.handleStimulus(t.taskFinished("w3", "act", 1));
+    }
+    // w1 fetched a handle to act (an input of a task of its own), and act's own
+    // worker is paused: only x is copied, though no running worker holds act.
+    s.handleStimulus(addKeys("w1", "act"));
+    s.handleStimulus(t.fromWorker("w3", { op: "worker-status-change", status: "paused" }));
+    const out = s.handleStimulus(retire(["w1"]));
+    expect(t.summarize(out)).toEqual(["w1 pause", "w2 acquire-replicas"]);
+    const acquire = out[1].msg;
+    expect(acquire.op === "acquire-replicas" && [...acquire.whoHas.keys()]).toEqual(["x"]);
+    const done = s.handleStimulus(addKeys("w2", "x"));
+    expect(answer(done)?.retired).toEqual(["w1"]);
+    expect(holders(s, "act")).toEqual(["w3"]);
+    expect(s.tasks.get("act")?.state).toBe("memory");
+    s.validateState();
+  });
+
   test("a failed retirement leaves the worker as its own reports since say (memory pauses)", () => {
     const status = (s: SchedulerState) => s.workers.get("w1")?.status;
     const statusChange = (status: "running" | "paused") =>

@@ -16,6 +16,13 @@
  * result the retiring worker computes meanwhile is copied as well. A worker
  * whose results no other running worker can take is not retired: it is
  * resumed, and named in `failed`.
+ *
+ * Nor is a worker that an actor runs or lives on (Dask's `RetireWorker`
+ * policy: "it holds actor(s) …, which can't be moved. The worker will not be
+ * retired."): an actor's object cannot be copied, and closing the worker would
+ * lose it (a wanted actor would then err, `ACTOR_LOST`). The handles to
+ * actors living elsewhere that the worker fetched as inputs are not copied
+ * either: they go with it.
  */
 
 import type { RetireWorkersMsg } from "../../protocol/messagesClient.ts";
@@ -171,6 +178,12 @@ export function retirementCopyFailed(s: SchedulerState, ts: TaskState, ws: Worke
   for (const r of s.retirements) if (r.copies.get(ts) === ws) r.copies.delete(ts);
 }
 
+/** Why `ws` cannot be retired if an actor runs or lives on it, else null. */
+function heldActorReason(ws: WorkerInfo): string | null {
+  for (const ts of ws.actors) return `it holds actor ${ts.key}, which cannot be moved`;
+  return null;
+}
+
 function advance(s: SchedulerState, r: Retirement): void {
   const asked = new Map<WorkerInfo, TaskState[]>();
   for (const ws of [...r.workers]) {
@@ -180,9 +193,13 @@ function advance(s: SchedulerState, r: Retirement): void {
       continue;
     }
     let waiting = false;
-    let stuck: TaskState | null = null;
+    // Why it cannot be retired, once found: first, an actor running or living on it.
+    let stuck = heldActorReason(ws);
     for (const ts of ws.hasWhat) {
-      if (heldElsewhere(s, ts, ws)) continue;
+      if (stuck !== null) break;
+      // An actor here is a handle to one living elsewhere (none lives here, by
+      // now), which a copy would not save.
+      if (ts.actor || heldElsewhere(s, ts, ws)) continue;
       const to = r.copies.get(ts);
       if (to !== undefined && isCandidate(s, to)) {
         waiting = true; // on its way
@@ -190,7 +207,7 @@ function advance(s: SchedulerState, r: Retirement): void {
       }
       const recipient = leastLoadedWithout(s, ts);
       if (recipient === null) {
-        stuck = ts;
+        stuck = `no other running worker can take its copy of ${ts.key}`;
         break;
       }
       r.copies.set(ts, recipient);
@@ -201,10 +218,7 @@ function advance(s: SchedulerState, r: Retirement): void {
     }
     if (stuck !== null) {
       r.workers.delete(ws);
-      r.failed.push({
-        worker: ws.address,
-        reason: `no other running worker can take its copy of ${stuck.key}`,
-      });
+      r.failed.push({ worker: ws.address, reason: stuck });
       if (r.pausedHere.has(ws)) {
         s.sendToWorker(ws, { op: "unpause", stimulusId: r.stimulusId });
       }

@@ -87,6 +87,18 @@ describe("work stealing", () => {
     expect(s.steals.size).toBe(0);
   });
 
+  test("an actor is never stolen", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task([], { actor: true }) }, ["a"]));
+    s.handleStimulus(t.registerWorker("w2"));
+    expect(s.handleStimulus(t.stealRequest("a", "w1", "w2"))).toEqual([]);
+    expect(s.handleStimulus(t.stealRequest("a", "w1"))).toEqual([]);
+    expect(s.steals.size).toBe(0);
+    expect(s.tasks.get("a")?.processingOn?.address).toBe("w1");
+    s.validateState();
+  });
+
   test("a long-running task cannot be stolen; an unsolicited response is ignored", () => {
     const s = setupUnpinned();
     s.handleStimulus(t.fromWorker("w1", { op: "long-running", key: "x", computeDuration: null }));

@@ -21,13 +21,17 @@ const UNDEFINED: ReadonlySet<string | null> = new Set([null, "released", "forgot
 
 /**
  * `steal-request` stimulus: if `key` is processing on `victim`, not seceded,
- * and not already being stolen, pick the thief (the given one if it is running
+ * not an actor, and not already being stolen, pick the thief (the given one if it is running
  * and may run the task, else the best other worker) and send `steal-request`
  * to the victim. Otherwise nothing happens.
  */
 export function handleStealRequest(s: SchedulerState, ev: StealRequestEvent): void {
   const ts = s.tasks.get(ev.key);
-  if (ts === undefined || ts.state !== "processing") return;
+  // An actor is never stolen: placement chose its worker to spread the actors
+  // (fewest first), which a thief the shell picks by its own measure would
+  // undo, and that worker is where its object will live. (Dask's stealing may
+  // move one that has not started, weighing the thieves' actors first.)
+  if (ts === undefined || ts.state !== "processing" || ts.actor) return;
   const victim = ts.processingOn;
   if (victim === null || victim.address !== ev.victim) return;
   if (victim.longRunning.has(ts) || s.steals.has(ts)) return;
