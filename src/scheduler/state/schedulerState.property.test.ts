@@ -3,7 +3,8 @@
  * tasks they are given in random order, with errors, retries, worker deaths
  * and arrivals, pauses, steals, secessions, reschedules, dropped replicas,
  * stale reports, clients changing their minds, firing and forgetting, and
- * publishing, getting and unpublishing datasets, all with validation on.
+ * publishing, getting and unpublishing datasets, with some tasks actors, all
+ * with validation on.
  * After a final drain, every key a client still wants is in memory or erred
  * (and the client was told so last), every key fired and forgotten was let go
  * once done, every key a dataset holds is in memory or erred, nothing is left in play, the scheduler's
@@ -40,7 +41,7 @@ class FakeWorker {
 }
 
 interface GraphSpec {
-  tasks: { deps: number[]; retries: number; restricted: boolean; fn: number }[];
+  tasks: { deps: number[]; retries: number; restricted: boolean; actor: boolean; fn: number }[];
   wanted: number[];
 }
 
@@ -77,6 +78,7 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
         deps: fc.array(fc.nat(), { maxLength: 3 }),
         retries: fc.oneof(fc.constant(0), fc.constant(0), fc.nat(2)),
         restricted: fc.nat(3).map((n) => n === 0), // one task in four needs R
+        actor: fc.nat(4).map((n) => n === 0), // one task in five is an actor
         fn: fc.nat(2),
       }),
       { minLength: 1, maxLength: maxTasks },
@@ -229,9 +231,12 @@ function buildGraph(
       fn: `fn${task.fn}`,
       retries: task.retries,
       ...(task.restricted ? { resources: { R: 1 } } : {}),
+      ...(task.actor ? { actor: true } : {}),
     });
   });
-  const wanted = [...new Set(spec.wanted.map((w) => keys[w % keys.length]))];
+  // An actor is wanted, as Dask's are (submitted with actor=True): the client holds its handle.
+  const actors = keys.filter((_, i) => spec.tasks[i].actor);
+  const wanted = [...new Set([...spec.wanted.map((w) => keys[w % keys.length]), ...actors])];
   return { tasks, wanted };
 }
 
@@ -380,6 +385,15 @@ class Harness {
   }
 
   finish(w: FakeWorker, key: string, a: Assignment, nbytes: number): void {
+    // It fetched its inputs: an actor's as a handle to it, which it reports
+    // (add-keys), as a real worker does, and holds as a replica.
+    for (const dep of a.deps) {
+      const dts = this.s.tasks.get(dep);
+      if (dts?.actor === true && dts.state === "memory" && !w.holds.has(dep)) {
+        w.holds.add(dep);
+        this.send(t.fromWorker(w.address, { op: "add-keys", keys: [dep] }));
+      }
+    }
     w.assigned.delete(key);
     w.holds.add(key);
     this.send(t.taskFinished(w.address, key, a.runId, nbytes));
