@@ -149,8 +149,11 @@ export class TaskState {
   noWorkerTold: Set<TaskState> | null = null;
   /**
    * The task's result is an actor (Dask's `actor=True`, from the graph): an
-   * object that stays on the worker that made it, called through handles.
-   * Never queued. Sent to the worker in `compute-task`.
+   * object that stays on the worker that made it (the one counting it in
+   * `WorkerInfo.actors`), called through handles; other holders have handles.
+   * Placed to spread actors, never queued, copied, moved or stolen, and erred
+   * (`ACTOR_LOST`) when its worker is lost while a client wants it. Sent to
+   * the worker in `compute-task`.
    */
   actor = false;
 
