@@ -264,6 +264,42 @@ describe("retire-workers", () => {
     empty.validateState();
   });
 
+  test("workers holding actors are picked last given n, and never as idle ones to spare", () => {
+    const s = new SchedulerState({ validate: true });
+    const limit = { memoryLimit: 10_000 };
+    s.handleStimulus(
+      t.registerWorker("w1", 1, {}, undefined, limit),
+      t.registerWorker("w2", 1, {}, undefined, limit),
+    );
+    s.handleStimulus(
+      t.updateGraph("c", { act: t.task([], { actor: true, workers: ["w1"] }) }, ["act"]),
+    );
+    s.handleStimulus(t.taskFinished("w1", "act", 1));
+    // w1 holds less (w2 a 500-byte result), and the limits could spare either, but
+    // w1's actor cannot move.
+    s.handleStimulus(t.updateData("c", { big: ["w2"] }, "ud", 500));
+    const idle = s.handleStimulus({
+      kind: "client-message",
+      msg: { op: "retire-workers", clientId: "c", stimulusId: "ri" },
+    });
+    expect(t.summarize(idle)[0]).toBe("w2 pause");
+    s.validateState();
+    // Given n, the same: w1 runs no task and holds less, but w2 goes.
+    const fresh = new SchedulerState({ validate: true });
+    fresh.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    fresh.handleStimulus(
+      t.updateGraph("c", { act: t.task([], { actor: true, workers: ["w1"] }) }, ["act"]),
+    );
+    fresh.handleStimulus(t.taskFinished("w1", "act", 1));
+    fresh.handleStimulus(t.updateData("c", { big: ["w2"] }, "ud", 500));
+    const one = fresh.handleStimulus({
+      kind: "client-message",
+      msg: { op: "retire-workers", n: 1, clientId: "c", stimulusId: "rn" },
+    });
+    expect(t.summarize(one)[0]).toBe("w2 pause");
+    fresh.validateState();
+  });
+
   test("given nothing, workers go fewest bytes first while the limits left are twice the bytes held", () => {
     const s = state({ memoryLimit: 1000 });
     // 800 bytes held: 2,000 of limits left without w3 (nothing held) suffice; 1,000 would not.

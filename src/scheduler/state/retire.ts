@@ -85,12 +85,15 @@ export function retiringWorkerReported(
 /**
  * The `n` workers best retired (Dask's `workers_to_close` given `n`): those
  * running no task first, then those running fewest, each group holding fewest
- * bytes first (ties by address); never one being retired already.
+ * bytes first (ties by address); never one being retired already. Workers
+ * with actors come last: their retirement fails (an actor cannot move), so
+ * that a scale-down picking them would keep failing (Dask does not look).
  */
 export function workersToClose(s: SchedulerState, n: number): WorkerInfo[] {
   const candidates = [...s.workers.values()].filter((ws) => !isRetiring(s, ws));
   candidates.sort(
     (a, b) =>
+      Number(a.actors.size > 0) - Number(b.actors.size > 0) ||
       a.processing.size - b.processing.size ||
       a.nbytes - b.nbytes ||
       (a.address < b.address ? -1 : a.address > b.address ? 1 : 0),
@@ -108,7 +111,7 @@ const MEMORY_RATIO = 2;
  * (ties by address), each as long as the `memoryLimit`s of the workers left
  * (0 for one without) add up to at least twice the bytes all of them hold.
  * Without any limit, that is every idle worker when nothing is held, and none
- * otherwise. Never one being retired already.
+ * otherwise. Never one being retired already, nor one holding an actor.
  */
 export function idleWorkersToClose(s: SchedulerState): WorkerInfo[] {
   const candidates = [...s.workers.values()].filter((ws) => !isRetiring(s, ws));
@@ -119,7 +122,8 @@ export function idleWorkersToClose(s: SchedulerState): WorkerInfo[] {
     limit += ws.memoryLimit ?? 0;
     total += ws.nbytes;
   }
-  const idle = candidates.filter((ws) => ws.processing.size === 0);
+  // A worker holding an actor cannot be spared: its retirement would fail.
+  const idle = candidates.filter((ws) => ws.processing.size === 0 && ws.actors.size === 0);
   idle.sort(
     (a, b) => a.nbytes - b.nbytes || (a.address < b.address ? -1 : a.address > b.address ? 1 : 0),
   );
