@@ -185,6 +185,20 @@ describe("npm run chaos:tcp", () => {
     expect(shown).toEqual([]);
   });
 
+  it("--dynamic --actors: rounds of tasks that submit tasks, and of tasks reporting to an actor", async () => {
+    const lines: string[] = [];
+    const summary = await runChaos(
+      { ...QUIET, seed: 5, rounds: 4, dynamic: true, actors: true },
+      (line) => lines.push(line),
+      (line) => shown.push(line),
+      procs,
+    );
+    expect(passedAll(summary)).toBe(true);
+    expect(lines[1]).toMatch(/^round 1: P=\d+ \(dynamic: tasks submit tasks\) ok /);
+    expect(lines[3]).toMatch(/^round 3: P=(\d+) \(actors: \1 tasks report to one\) ok /);
+    expect(shown).toEqual([]);
+  });
+
   it("--tls: every connection over tls://", async () => {
     const lines: string[] = [];
     const summary = await runChaos(

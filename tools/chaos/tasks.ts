@@ -2,10 +2,12 @@
  * The task functions of `npm run chaos:tcp` (a task module every `weft worker`
  * of the run loads): a shuffle of the integers 0..P·N-1 into P partitions,
  * then a chain reducing the partitions' sums (see `chaosGraph` in tcp.ts);
- * with `--dynamic`, tasks summing ranges that submit tasks (`rangeSum`).
+ * with `--dynamic`, tasks summing ranges that submit tasks (`rangeSum`); with
+ * `--actors`, tasks reporting their blocks' sums to an actor (`Tally`).
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Actor } from "../../src/client/actor.ts";
 import { workerClient } from "../../src/client/taskClient.ts";
 import { defineTask } from "../../src/worker/taskRegistry.ts";
 
@@ -77,5 +79,38 @@ export const rangeSum = defineTask(
       const [a, b] = await client.gather(halves);
       return a + b;
     });
+  },
+);
+
+/**
+ * The actor of an `--actors` round: the sums of the blocks reported to it, by
+ * block, so that a task run again after its worker died reports the same
+ * block again without counting it twice.
+ */
+export class Tally {
+  private readonly sums = new Map<number, number>();
+  /** Record block `i`'s sum; the blocks recorded so far. */
+  add(i: number, sum: number): number {
+    this.sums.set(i, sum);
+    return this.sums.size;
+  }
+  /** The sum of the blocks recorded. */
+  total(): number {
+    let t = 0;
+    for (const s of this.sums.values()) t += s;
+    return t;
+  }
+}
+
+/** Makes a {@link Tally}: submitted with `{ actor: true }`. */
+export const tally = defineTask("chaos.tally", () => new Tally());
+
+/** Sum block `i` of `n` integers after `ms` milliseconds, and report it to the tally `t`. */
+export const tallyBlock = defineTask(
+  "chaos.tallyBlock",
+  async (t: Actor<Tally>, i: number, n: number, ms: number): Promise<number> => {
+    if (ms > 0) await sleep(ms);
+    const sum = makeBlock(i, n).reduce((a, b) => a + b, 0);
+    return t.call("add", i, sum);
   },
 );

@@ -30,7 +30,7 @@ import type { SchedulerCounters } from "../../src/protocol/messagesSession.ts";
 import { SimRng } from "../../src/sim/rng.ts";
 import { isEntryPoint } from "../../src/util/entryPoint.ts";
 import { weftLogger } from "../../src/util/logger.ts";
-import { makeBlock, rangeSum } from "./tasks.ts";
+import { makeBlock, tally as makeTally, rangeSum, tallyBlock } from "./tasks.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The `weft` command of this checkout (it runs the sources through tsx). */
@@ -404,6 +404,11 @@ export interface ChaosOptions {
    * the shuffle graph.
    */
   readonly dynamic?: boolean;
+  /**
+   * Every other round (alternating with `dynamic`'s) sums the blocks with
+   * tasks that report them to an actor, through handles, and asks it the total.
+   */
+  readonly actors?: boolean;
 }
 
 /** What a run did. */
@@ -591,6 +596,9 @@ export async function runChaos(
       const c = client;
       let round = chaosGraph(`r${r}-`, p, BLOCK, STEP_MS);
       let blocks: Future[] = [];
+      const kind = roundKind(o, r);
+      /** The worker holding an `actors` round's actor, once made. */
+      let actorAt: string | null = null;
       // Its own stream: the other decisions are those of a run without restarts.
       const restartAfterMs =
         o.restart === true && restarts.chance(1 / 3) ? restarts.range(0, 300) : -1;
@@ -664,11 +672,26 @@ export async function runChaos(
             const [value] = await Promise.all([result, trimmed, retire]);
             return value;
           }
-          if (o.dynamic === true && r % 2 === 1) {
+          if (kind === "dynamic") {
             // Every range of at most BLOCK a leaf: about 2P tasks, each waiting on two.
             const m = p * BLOCK;
             const sum = await c.submitWith({ pure: false }, rangeSum, 0, m, BLOCK, STEP_MS);
             return { [round.key]: sum };
+          }
+          if (kind === "actors") {
+            const future = c.submitWith({ actor: true, pure: false }, makeTally);
+            const handle = await future.result();
+            actorAt = handle.address;
+            try {
+              const adds = Array.from({ length: p }, (_, i) =>
+                c.submitWith({ pure: false }, tallyBlock, handle, i, BLOCK, STEP_MS),
+              );
+              await c.gather(adds);
+              return { [round.key]: await handle.call("total") };
+            } finally {
+              future.release();
+              handle.release();
+            }
           }
           return c.get(round.graph, { keys: [round.key] });
         })(),
@@ -676,8 +699,13 @@ export async function runChaos(
       );
       for (const b of blocks) b.release();
       const ms = Math.round(performance.now() - started);
-      const dynamic = o.dynamic === true && r % 2 === 1;
-      const head = `round ${r}: P=${p} (${dynamic ? "dynamic: tasks submit tasks" : `${round.tasks} tasks`})`;
+      const what =
+        kind === "dynamic"
+          ? "dynamic: tasks submit tasks"
+          : kind === "actors"
+            ? `actors: ${p} tasks report to one`
+            : `${round.tasks} tasks`;
+      const head = `round ${r}: P=${p} (${what})`;
       const tally = `kills ${kills}, freezes ${freezes}`;
       if (outcome.kind === "timeout") {
         failed++;
@@ -696,6 +724,12 @@ export async function runChaos(
         if (/KilledWorker|scattered data lost|lost dependencies/.test(text)) {
           killedWorker++;
           log(`${head} gave up (${text.split("\n")[0]}), ${ms} ms, ${tally}`);
+        } else if (kind === "actors" && ACTOR_GONE.test(text) && !isUp(procs, actorAt)) {
+          // The actor's worker was killed or frozen: the actor is gone by design.
+          killedWorker++;
+          log(
+            `${head} gave up (its actor's worker went: ${text.split("\n")[0]}), ${ms} ms, ${tally}`,
+          );
         } else {
           failed++;
           log(`${head} FAILED ${ms} ms: ${text}; ${tally}`);
@@ -855,6 +889,26 @@ export function passedAll(s: ChaosSummary): boolean {
   );
 }
 
+/**
+ * What round `r` computes: the shuffle graph, or in every other round the same sum
+ * with `--dynamic`'s tasks that submit tasks or `--actors`' actor (with both, each
+ * in every fourth round).
+ */
+function roundKind(o: ChaosOptions, r: number): "graph" | "dynamic" | "actors" {
+  if (r % 2 === 0) return "graph";
+  if (o.dynamic === true && o.actors === true) return r % 4 === 1 ? "dynamic" : "actors";
+  if (o.dynamic === true) return "dynamic";
+  return o.actors === true ? "actors" : "graph";
+}
+
+/** How an `actors` round ends when its actor's worker is gone. */
+const ACTOR_GONE = /Worker holding Actor was lost|ActorLostError|cannot reach the actor's worker/;
+
+/** True while the worker at `address` is up (not killed, frozen or exited). */
+function isUp(procs: Processes, address: string | null): boolean {
+  return address !== null && procs.workers("up").some((w) => w.address === address);
+}
+
 /** The value of option `flag` as a number in [0, 1]; throws otherwise. */
 function rate(value: string, flag: string): number {
   const x = Number(value);
@@ -910,6 +964,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       "--dynamic",
       "every other round sums the same integers with tasks that split their range in tasks of their own (getClient, workerClient), down to blocks",
     )
+    .option(
+      "--actors",
+      "every other round (with --dynamic, every fourth) sums the blocks with tasks that report them to an actor through its handle; a round whose actor's worker was killed or frozen gives up (Worker holding Actor was lost)",
+    )
     .addHelpText(
       "after",
       "\nA seed picks the same graph sizes, executors and sequence of chaos decisions (hit\n" +
@@ -948,6 +1006,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     restart: opts.restart === true,
     tls: opts.tls === true,
     dynamic: opts.dynamic === true,
+    actors: opts.actors === true,
   };
   if (o.nanny === true && o.freeze) {
     throw new Error(
