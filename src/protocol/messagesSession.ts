@@ -144,6 +144,13 @@ export interface TaskStreamRequestMsg {
   readonly count?: number;
 }
 
+/** The last `n` records the scheduler logged (all it keeps, without `n`), oldest first. */
+export interface LogsRequestMsg {
+  readonly op: "logs";
+  readonly requestId: number;
+  readonly n?: number;
+}
+
 /** The ops of the requests to the scheduler's coordination primitives. */
 export type CoordinationOp =
   | "semaphore-acquire"
@@ -185,6 +192,7 @@ export type ClientRequestMsg =
   | LoadTaskModulesRequestMsg
   | UploadFileRequestMsg
   | TaskStreamRequestMsg
+  | LogsRequestMsg
   | CoordinationRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */

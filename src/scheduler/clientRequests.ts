@@ -18,6 +18,7 @@ import {
   uploadConflict,
   uploadedFileProblem,
 } from "../protocol/uploads.ts";
+import { logCountProblem } from "../util/logRecords.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import type { SessionHost } from "./sessionHost.ts";
 
@@ -30,6 +31,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "load-task-modules",
   "upload-file",
   "task-stream",
+  "logs",
   ...COORDINATION_OPS,
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
@@ -97,6 +99,11 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         ...(since !== undefined ? { since: since as number } : {}),
         ...(count !== undefined ? { count: count as number } : {}),
       });
+    }
+    case "logs": {
+      const problem = logCountProblem(msg.n);
+      if (problem !== null) throw new TypeError(`logs: ${problem}`);
+      return host.logRecords.recent(msg.n as number | undefined);
     }
     case "list-datasets":
       return [...host.state.datasets.keys()].sort();

@@ -17,6 +17,7 @@ export type {
   WireVersion,
 } from "../protocol/messagesSession.ts";
 export type { UploadedFile } from "../protocol/uploads.ts";
+export { LogRecords } from "../util/logRecords.ts";
 export { COORDINATION_OPS, Coordination } from "./coordination/coordination.ts";
 export { Events } from "./coordination/events.ts";
 export { type PutOrTimeout, Queues } from "./coordination/queues.ts";

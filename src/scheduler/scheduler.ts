@@ -20,6 +20,7 @@ import { listen } from "../comm/connect.ts";
 import { isNetworkError } from "../comm/errors.ts";
 import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
+import { LogRecords } from "../util/logRecords.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { serveClient } from "./clientSession.ts";
 import { Coordination } from "./coordination/coordination.ts";
@@ -58,6 +59,8 @@ export class Scheduler implements SessionHost {
   readonly uploads: UploadedFile[] = [];
   readonly router: Router;
   readonly taskStream: TaskStream;
+  /** The last records the scheduler logged, for `client.getSchedulerLogs`. */
+  readonly logRecords: LogRecords;
   readonly coordination: Coordination = new Coordination((client, requestId, result) => {
     const stream = this.router.clients.get(client);
     if (stream !== undefined && !stream.isClosed) stream.send({ op: "reply", requestId, result });
@@ -80,7 +83,8 @@ export class Scheduler implements SessionHost {
 
   constructor(options: SchedulerOptions = {}) {
     this.options = resolveSchedulerOptions(options);
-    this.logger = this.options.logger;
+    this.logRecords = new LogRecords(this.options.logLength);
+    this.logger = this.logRecords.wrap(this.options.logger);
     this.state = new SchedulerState({
       ...this.options.state,
       clock: now,

@@ -55,6 +55,12 @@ export interface SchedulerOptions {
   taskStreamLength?: number;
   /** Where to log. Default: a pino logger named `weft.scheduler` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
+  /**
+   * How many of its last log records the scheduler keeps for clients to read
+   * (`client.getSchedulerLogs`, Dask's `distributed.admin.log-length`). 0:
+   * none. Default 10,000.
+   */
+  logLength?: number;
 }
 
 /** {@link SchedulerOptions} with every default filled in. */
@@ -69,9 +75,9 @@ function nonNegative(name: string, v: number): number {
   return v;
 }
 
-function taskStreamLength(v: number): number {
+function nonNegativeInt(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0) {
-    throw new RangeError(`Scheduler option taskStreamLength must be an integer >= 0, got ${v}`);
+    throw new RangeError(`Scheduler option ${name} must be an integer >= 0, got ${v}`);
   }
   return v;
 }
@@ -103,7 +109,8 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     checkWorkerAddress: o.checkWorkerAddress ?? true,
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-    taskStreamLength: taskStreamLength(o.taskStreamLength ?? 100_000),
+    taskStreamLength: nonNegativeInt("taskStreamLength", o.taskStreamLength ?? 100_000),
     logger: o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
+    logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
   };
 }

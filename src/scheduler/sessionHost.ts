@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
+import type { LogRecords } from "../util/logRecords.ts";
 import type { Coordination } from "./coordination/coordination.ts";
 import type { Counters } from "./counters.ts";
 import type { Router } from "./router.ts";
@@ -29,6 +30,8 @@ export interface SessionHost {
   readonly uploads: UploadedFile[];
   /** The task runs the workers reported, for `Client.getTaskStream`. */
   readonly taskStream: TaskStream;
+  /** The last records the scheduler logged, for `Client.getSchedulerLogs`. */
+  readonly logRecords: LogRecords;
   /** The coordination primitives clients use (semaphores, events, variables, queues). */
   readonly coordination: Coordination;
   /** Hand stimuli to the state machine and route what it returns. */

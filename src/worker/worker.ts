@@ -27,6 +27,7 @@ import {
 } from "../protocol/uploads.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
+import { type LogRecord, LogRecords, logCountProblem } from "../util/logRecords.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
@@ -133,6 +134,8 @@ export class Worker extends BaseWorker {
   private readonly loadedModules: string[] = [];
   /** Serves `actor_execute` and `actor_attribute`. */
   private readonly actorServer: ActorServer;
+  /** The last records the worker logged, for `get_logs` (`client.getWorkerLogs`). */
+  private readonly logRecords: LogRecords;
   /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
   private readonly uploads = processUploadDirectory();
   private listener: Listener | null = null;
@@ -171,7 +174,8 @@ export class Worker extends BaseWorker {
 
   constructor(options: WorkerOptions) {
     const o = resolveWorkerOptions(options);
-    const logger = o.logger;
+    const logRecords = new LogRecords(o.logLength);
+    const logger = logRecords.wrap(o.logger);
     const spill =
       o.memoryLimit === null
         ? null
@@ -199,6 +203,7 @@ export class Worker extends BaseWorker {
     );
     this.options = o;
     this.logger = logger;
+    this.logRecords = logRecords;
     this.spill = spill;
     this.memory = spill === null ? null : this.newMemoryMonitor(spill);
     this.gate = new SlotGate(o.nthreads);
@@ -670,6 +675,7 @@ export class Worker extends BaseWorker {
       upload_file: this.uploadFile,
       actor_execute: this.actorServer.execute,
       actor_attribute: this.actorServer.attribute,
+      get_logs: this.getLogs,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
@@ -789,6 +795,16 @@ export class Worker extends BaseWorker {
     }
     const tasks = await this.loadModules(args.modules as string[]);
     return { status: "OK", tasks };
+  };
+
+  /**
+   * Answers `get_logs` (a client's `getWorkerLogs`, Dask's `get_logs`): the
+   * last `n` records the worker logged (all it keeps, without `n`), oldest first.
+   */
+  private readonly getLogs = (args: Record<string, unknown>): LogRecord[] => {
+    const problem = logCountProblem(args.n);
+    if (problem !== null) throw new TypeError(`get_logs: ${problem}`);
+    return this.logRecords.recent(args.n as number | undefined);
   };
 
   /**

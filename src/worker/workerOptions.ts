@@ -134,6 +134,12 @@ export interface WorkerOptions {
   acceptUploads?: boolean;
   /** Where to log. Default: a pino logger named `weft.worker` at level `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
+  /**
+   * How many of its last log records the worker keeps for clients to read
+   * (`client.getWorkerLogs`, Dask's `distributed.admin.log-length`). 0: none.
+   * Default 10,000.
+   */
+  logLength?: number;
 }
 
 /** {@link WorkerOptions} with every default filled in. */
@@ -169,6 +175,12 @@ function timerMs(name: string, v: number): number {
       `Worker option ${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${v}`,
     );
   }
+  return v;
+}
+
+function nonNegativeInt(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new RangeError(`Worker option ${name} must be an integer >= 0, got ${v}`);
   return v;
 }
 
@@ -303,6 +315,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     nanny: booleanOption("nanny", o.nanny ?? false),
     acceptUploads: booleanOption("acceptUploads", o.acceptUploads ?? false),
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
+    logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
   };
 }
 

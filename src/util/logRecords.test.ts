@@ -1,0 +1,55 @@
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { LogRecords, logCountProblem } from "./logRecords.ts";
+
+/** A pino logger writing into `lines`. */
+function logger(level: string, lines: string[]) {
+  return pino({ name: "weft.test", level }, { write: (s: string) => lines.push(s) });
+}
+
+describe("LogRecords", () => {
+  it("records what the wrapped logger and its children write, at the levels it lets through", () => {
+    const lines: string[] = [];
+    const records = new LogRecords(100);
+    const log = records.wrap(logger("info", lines));
+    log.debug("not enabled");
+    log.info("started %d threads", 4);
+    log.warn({ key: "x" }, "slow");
+    const child = log.child({ name: "weft.peer" });
+    child.error({ err: new RangeError("too far") }, "fetch failed");
+    child.error(new TypeError("bad"));
+    const got = records.recent();
+    expect(got.map(({ time: _, ...r }) => r)).toEqual([
+      { level: "info", msg: "started 4 threads", name: "weft.test" },
+      { level: "warn", msg: "slow", name: "weft.test" },
+      { level: "error", msg: "fetch failed", name: "weft.peer", err: "RangeError: too far" },
+      { level: "error", msg: "bad", name: "weft.peer", err: "TypeError: bad" },
+    ]);
+    expect(got.every((r) => Math.abs(r.time - Date.now()) < 10_000)).toBe(true);
+    // The logger still writes to its destination, and works as a logger.
+    expect(lines).toHaveLength(4);
+    expect(log.isLevelEnabled("debug")).toBe(false);
+    log.level = "debug";
+    log.debug("now enabled");
+    expect(records.recent(1)[0].msg).toBe("now enabled");
+  });
+
+  it("keeps the last records only, and nothing with length 0", () => {
+    const records = new LogRecords(3);
+    const log = records.wrap(logger("info", []));
+    for (let i = 0; i < 5; i++) log.info(`line ${i}`);
+    expect(records.recent().map((r) => r.msg)).toEqual(["line 2", "line 3", "line 4"]);
+    expect(records.recent(2).map((r) => r.msg)).toEqual(["line 3", "line 4"]);
+    expect(records.recent(0)).toEqual([]);
+    const none = new LogRecords(0);
+    const plain = logger("info", []);
+    expect(none.wrap(plain)).toBe(plain);
+  });
+
+  it("says what is wrong with a count", () => {
+    expect(logCountProblem(undefined)).toBeNull();
+    expect(logCountProblem(5)).toBeNull();
+    expect(logCountProblem(-1)).toBe("n must be an integer ≥ 0");
+    expect(logCountProblem("5")).toBe("n must be an integer ≥ 0");
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * The recent log of a process, kept in memory for clients to read (Dask's
+ * `DequeHandler` behind `Client.get_worker_logs` and `get_scheduler_logs`):
+ * the last `length` records its logger wrote, whatever its destination.
+ *
+ * The logger is wrapped rather than given a second destination, so that a
+ * logger the user made (any pino logger, a silent one included) is recorded
+ * as it is: what its level lets through, children included.
+ */
+
+import { format } from "node:util";
+import type { Logger } from "pino";
+import { BoundedDeque } from "./boundedDeque.ts";
+
+/** One record of a process's log. */
+export interface LogRecord {
+  /** Wall-clock milliseconds (`Date.now()`) when it was written. */
+  readonly time: number;
+  /** pino's level label: `"trace"`, `"debug"`, `"info"`, `"warn"`, `"error"`, `"fatal"`. */
+  readonly level: string;
+  /** The message. */
+  readonly msg: string;
+  /** The logger's `name` (`weft.worker`, a child's own), when it has one. */
+  readonly name?: string;
+  /** `"Name: message"` of the error logged with it (pino's `err` field), if any. */
+  readonly err?: string;
+}
+
+const LEVELS: ReadonlySet<string> = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
+
+/** The last records a logger wrote. */
+export class LogRecords {
+  private readonly records: BoundedDeque<LogRecord>;
+
+  /** @param length How many records to keep (0: none). */
+  constructor(length: number) {
+    this.records = new BoundedDeque(length);
+  }
+
+  /** The last `n` records (all kept, without `n`), oldest first. */
+  recent(n?: number): LogRecord[] {
+    const all = [...this.records];
+    return n === undefined ? all : all.slice(Math.max(0, all.length - n));
+  }
+
+  /**
+   * `logger`, recording here what it writes (and what its children write).
+   * A logger that keeps nothing (length 0) is returned as it is.
+   */
+  wrap(logger: Logger): Logger {
+    if (this.records.maxlen === 0) return logger;
+    return this.wrapWithName(logger, nameOf(logger));
+  }
+
+  private wrapWithName(logger: Logger, name: string | undefined): Logger {
+    const methods = new Map<PropertyKey, unknown>();
+    return new Proxy(logger, {
+      get: (target, prop) => {
+        const value = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        const cached = methods.get(prop);
+        if (cached !== undefined) return cached;
+        let method: unknown;
+        if (typeof prop === "string" && LEVELS.has(prop)) {
+          method = (...args: unknown[]) => {
+            if (target.isLevelEnabled(prop)) this.record(prop, name, args);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        } else if (prop === "child") {
+          method = (bindings: Record<string, unknown>, ...rest: unknown[]) => {
+            const child = (value as (...a: unknown[]) => Logger).call(target, bindings, ...rest);
+            const childName = typeof bindings?.name === "string" ? bindings.name : name;
+            return this.wrapWithName(child, childName);
+          };
+        } else {
+          method = (value as (...a: unknown[]) => unknown).bind(target);
+        }
+        methods.set(prop, method);
+        return method;
+      },
+    });
+  }
+
+  private record(level: string, name: string | undefined, args: readonly unknown[]): void {
+    let msg: string;
+    let err: string | undefined;
+    const first = args[0];
+    if (typeof first === "object" && first !== null) {
+      // pino's (object, message, ...interpolation) form; an Error alone is its own message.
+      const rest = args.slice(1);
+      msg = rest.length > 0 ? format(...rest) : "";
+      const e = first instanceof Error ? first : (first as { err?: unknown }).err;
+      if (e instanceof Error) {
+        err = `${e.name}: ${e.message}`;
+        if (msg === "") msg = e.message;
+      }
+    } else {
+      msg = format(...args);
+    }
+    this.records.push({
+      time: Date.now(),
+      level,
+      msg,
+      ...(name !== undefined ? { name } : {}),
+      ...(err !== undefined ? { err } : {}),
+    });
+  }
+}
+
+/** The `name` a pino logger was made with, if any. */
+function nameOf(logger: Logger): string | undefined {
+  try {
+    const bindings = logger.bindings();
+    return typeof bindings.name === "string" ? bindings.name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why `n` is not a count of records to read, or null. */
+export function logCountProblem(n: unknown): string | null {
+  if (n === undefined) return null;
+  return Number.isSafeInteger(n) && (n as number) >= 0 ? null : "n must be an integer ≥ 0";
+}
