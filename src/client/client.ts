@@ -55,6 +55,7 @@ import { isStandInClientId } from "../scheduler/state/clientInfo.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
+import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
@@ -96,6 +97,7 @@ import {
   workersOption,
 } from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
+import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
@@ -1629,6 +1631,41 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       ...(since !== undefined ? { since } : {}),
       ...(count !== undefined ? { count } : {}),
     })) as TaskStreamRecord[];
+  }
+
+  /**
+   * The last records each worker logged (Dask's `get_worker_logs`), oldest
+   * first, by worker address: each keeps its last 10,000 (its `logLength`),
+   * at the levels its logger lets through. `n`: the last `n` of each;
+   * `workers`: only these (addresses, or hosts). Rejects naming the first
+   * worker (by address) that could not be read.
+   */
+  async getWorkerLogs(options: WorkerLogsOptions = {}): Promise<Record<string, LogRecord[]>> {
+    this.checkOpen();
+    const problem = logCountProblem(options.n);
+    if (problem !== null)
+      throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
+    const names = workersOption(options);
+    const namesProblem = options.workers === undefined ? null : workersProblem(names);
+    if (namesProblem !== null) throw new TypeError(`getWorkerLogs: workers ${namesProblem}`);
+    const chosen = names === undefined ? null : new Set(names);
+    const addresses = (await this.workers())
+      .map((w) => w.address)
+      .filter((a) => chosen === null || namesWorker(chosen, a, addressHostOrNull(a)));
+    return logsOfWorkers(this.peers, addresses, options.n);
+  }
+
+  /** The last records the scheduler logged (Dask's `get_scheduler_logs`), oldest first; `n`: the last `n`. */
+  async getSchedulerLogs(options: LogsOptions = {}): Promise<LogRecord[]> {
+    this.checkOpen();
+    const problem = logCountProblem(options.n);
+    if (problem !== null) {
+      throw new TypeError(`getSchedulerLogs: ${problem}, got ${showValue(options.n)}`);
+    }
+    return (await this.conn.request(
+      "logs",
+      options.n === undefined ? {} : { n: options.n },
+    )) as LogRecord[];
   }
 
   /** The scheduler server's counters (tasks finished and erred, keys transferred, …). */

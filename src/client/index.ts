@@ -13,6 +13,7 @@ export type {
 } from "../protocol/messagesSession.ts";
 export { taskRef } from "../protocol/messagesTaskSpec.ts";
 export type { Resources } from "../protocol/messagesWorker.ts";
+export type { LogRecord } from "../util/logRecords.ts";
 export { TaskError } from "../worker/state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
@@ -88,6 +89,7 @@ export {
 } from "./graph.ts";
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
+export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
 export { getClient, workerClient } from "./taskClient.ts";

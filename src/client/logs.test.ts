@@ -1,0 +1,43 @@
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+
+afterEach(closeTestClusters);
+
+/** An info-level logger writing nowhere: the cluster keeps its records all the same. */
+const quietInfo = () => pino({ level: "info" }, { write: () => {} });
+
+describe("getWorkerLogs and getSchedulerLogs", () => {
+  it("read the last records each process logged", async () => {
+    const { cluster, client } = await testCluster({ logger: quietInfo() });
+    const logs = await client.getWorkerLogs();
+    const addresses = cluster.workers.map((w) => w.address).sort();
+    expect(Object.keys(logs)).toEqual(addresses);
+    for (const address of addresses) {
+      const started = logs[address].find((r) => r.msg === "worker started");
+      expect(started).toMatchObject({ level: "info" });
+      expect(Math.abs((started?.time ?? 0) - Date.now())).toBeLessThan(60_000);
+    }
+    // One worker, by address; the last record only.
+    const one = await client.getWorkerLogs({ workers: addresses[0], n: 1 });
+    expect(Object.keys(one)).toEqual([addresses[0]]);
+    expect(one[addresses[0]]).toHaveLength(1);
+
+    const scheduler = await client.getSchedulerLogs();
+    expect(scheduler.length).toBeGreaterThan(0);
+    expect(scheduler.some((r) => r.level === "info")).toBe(true);
+    expect(await client.getSchedulerLogs({ n: 0 })).toEqual([]);
+  });
+
+  it("keep nothing below the logger's level, and refuse a bad count", async () => {
+    const { client } = await testCluster();
+    const logs = await client.getWorkerLogs();
+    expect(Object.values(logs).every((records) => records.length === 0)).toBe(true);
+    await expect(client.getWorkerLogs({ n: -1 })).rejects.toThrow(
+      "getWorkerLogs: n must be an integer ≥ 0, got -1",
+    );
+    await expect(client.getSchedulerLogs({ n: 1.5 })).rejects.toThrow(
+      "getSchedulerLogs: n must be an integer ≥ 0, got 1.5",
+    );
+  });
+});
