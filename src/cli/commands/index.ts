@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { CliContext } from "./context.ts";
+import { logsCommand } from "./logs.ts";
 import { replayCommand } from "./replay.ts";
 import { restartCommand } from "./restart.ts";
 import { retireCommand } from "./retire.ts";
@@ -26,6 +27,7 @@ export const COMMANDS: readonly CommandFactory[] = [
   retireCommand,
   restartCommand,
   uploadCommand,
+  logsCommand,
   replayCommand,
   storyCommand,
   simCommand,

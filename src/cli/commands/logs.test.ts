@@ -1,0 +1,88 @@
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
+import { boom } from "../../client/testTasks.ts";
+import { runWeft } from "../testContext.ts";
+import { formatLogLine, mergedLines } from "./logs.ts";
+
+afterEach(closeTestClusters);
+
+describe("weft logs", () => {
+  it("prints the scheduler's and the workers' last records, merged by time", async () => {
+    const { cluster, client } = await testCluster({
+      logger: pino({ level: "info" }, { write: () => {} }),
+    });
+    await client.submit(boom, "on purpose").catch(() => {});
+    const r = await runWeft(["logs", cluster.address, "--n", "all"]);
+    expect(r).toMatchObject({ code: 0, err: "" });
+    const lines = r.out.trimEnd().split("\n");
+    for (const w of cluster.workers) {
+      expect(
+        lines.some((l) => l.includes(` INFO  ${w.address}`) && l.endsWith("worker started")),
+      ).toBe(true);
+    }
+    expect(lines.some((l) => / INFO {2}scheduler/.test(l))).toBe(true);
+    const times = lines.map((l) => Date.parse(l.split(" ")[0]));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+
+    const one = cluster.workers[0].address;
+    const only = await runWeft(["logs", cluster.address, "--no-scheduler", "--worker", one]);
+    expect(
+      only.out
+        .trimEnd()
+        .split("\n")
+        .every((l) => l.includes(` ${one}`)),
+    ).toBe(true);
+
+    const json = await runWeft(["logs", cluster.address, "--json", "--n", "1", "--no-scheduler"]);
+    const parsed = JSON.parse(json.out);
+    expect(parsed.scheduler).toBeUndefined();
+    expect(Object.keys(parsed.workers).sort()).toEqual(
+      cluster.workers.map((w) => w.address).sort(),
+    );
+    for (const records of Object.values(parsed.workers)) expect(records).toHaveLength(1);
+
+    const errors = await runWeft(["logs", cluster.address, "--level", "error"]);
+    expect(errors.out.split("\n").filter((l) => / (INFO|WARN) /.test(l))).toEqual([]);
+  });
+
+  it("refuses bad options", async () => {
+    const { cluster } = await testCluster();
+    const badN = await runWeft(["logs", cluster.address, "--n", "x"]);
+    expect(badN).toMatchObject({
+      code: 2,
+      err: 'weft logs: --n must be an integer >= 0 or "all", got "x"\n',
+    });
+    const badLevel = await runWeft(["logs", cluster.address, "--level", "loud"]);
+    expect(badLevel.code).toBe(2);
+    expect(badLevel.err).toContain("--level must be one of trace, debug, info, warn, error, fatal");
+    const nothing = await runWeft(["logs", cluster.address, "--no-scheduler", "--no-workers"]);
+    expect(nothing.code).toBe(2);
+    const unreachable = await runWeft(["logs", "tcp://127.0.0.1:1", "--connect-timeout", "500"]);
+    expect(unreachable.code).toBe(2);
+  });
+
+  it("formats a record as one line", () => {
+    const r = {
+      time: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+      level: "warn",
+      msg: "slow",
+      name: "weft.worker",
+      err: "Error: x",
+    };
+    expect(formatLogLine("tcp://w:1", r)).toBe(
+      "2026-01-02T03:04:05.006Z WARN  tcp://w:1 weft.worker: slow (Error: x)",
+    );
+    expect(
+      mergedLines({
+        scheduler: [{ time: 2, level: "info", msg: "b" }],
+        workers: {
+          "tcp://w:1": [
+            { time: 1, level: "info", msg: "a" },
+            { time: 2, level: "info", msg: "c" },
+          ],
+        },
+      }).map((l) => l.split(": ")[1]),
+    ).toEqual(["a", "b", "c"]);
+  });
+});

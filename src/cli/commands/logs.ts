@@ -1,0 +1,138 @@
+/**
+ * `weft logs <scheduler>`: the last records the scheduler and its workers
+ * logged (Dask's `get_scheduler_logs` and `get_worker_logs`), merged by time:
+ * what went wrong where, without a shell on each machine. JSON with `--json`.
+ */
+
+import { Command } from "commander";
+import type { LogRecord } from "../../util/logRecords.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+
+/** Options of `weft logs`. */
+export interface LogsCliOptions extends ConnectCliOptions {
+  readonly n?: string;
+  /** `--worker ADDRESS` (repeatable): only these workers' logs. */
+  readonly worker?: readonly string[];
+  /** False with `--no-scheduler`. */
+  readonly scheduler?: boolean;
+  /** False with `--no-workers`. */
+  readonly workers?: boolean;
+  readonly level?: string;
+  readonly json?: boolean;
+}
+
+/** pino's levels, least severe first. */
+const LEVELS = ["trace", "debug", "info", "warn", "error", "fatal"] as const;
+
+/** What `weft logs --json` prints. */
+export interface ClusterLogs {
+  readonly scheduler?: readonly LogRecord[];
+  readonly workers?: Readonly<Record<string, readonly LogRecord[]>>;
+}
+
+/** One record as a line: time, level, process, logger name, message, error. */
+export function formatLogLine(process: string, r: LogRecord): string {
+  const time = new Date(r.time).toISOString();
+  const name = r.name === undefined ? "" : ` ${r.name}`;
+  const err = r.err === undefined ? "" : ` (${r.err})`;
+  return `${time} ${r.level.toUpperCase().padEnd(5)} ${process}${name}: ${r.msg}${err}`;
+}
+
+/** The records of every process, oldest first (a process's own order kept for equal times). */
+export function mergedLines(logs: ClusterLogs): string[] {
+  const all: { process: string; r: LogRecord; i: number }[] = [];
+  for (const r of logs.scheduler ?? []) all.push({ process: "scheduler", r, i: all.length });
+  for (const [address, records] of Object.entries(logs.workers ?? {})) {
+    for (const r of records) all.push({ process: address, r, i: all.length });
+  }
+  all.sort((a, b) => a.r.time - b.r.time || a.i - b.i);
+  return all.map(({ process, r }) => formatLogLine(process, r));
+}
+
+function parseCount(given: string | undefined): number | string {
+  if (given === undefined) return 100;
+  if (given === "all") return Number.POSITIVE_INFINITY;
+  const n = Number(given);
+  return /^\d+$/.test(given) && Number.isSafeInteger(n)
+    ? n
+    : `--n must be an integer >= 0 or "all", got ${JSON.stringify(given)}`;
+}
+
+/** `weft logs ADDRESS`. */
+export async function runLogs(
+  address: string,
+  opts: LogsCliOptions,
+  ctx: CliContext,
+): Promise<void> {
+  const n = parseCount(opts.n);
+  const level = opts.level ?? "trace";
+  const problem =
+    typeof n === "string"
+      ? n
+      : !(LEVELS as readonly string[]).includes(level)
+        ? `--level must be one of ${LEVELS.join(", ")}, got ${JSON.stringify(level)}`
+        : opts.scheduler === false && opts.workers === false
+          ? "--no-scheduler and --no-workers leave nothing to show"
+          : null;
+  if (problem !== null) {
+    ctx.stderr.write(`weft logs: ${problem}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  const count = Number.isFinite(n as number) ? { n: n as number } : {};
+  const atLeast = LEVELS.indexOf(level as (typeof LEVELS)[number]);
+  const shown = (records: readonly LogRecord[]) =>
+    records.filter((r) => LEVELS.indexOf(r.level as (typeof LEVELS)[number]) >= atLeast);
+  await withClient("logs", address, opts, ctx, async (client) => {
+    const logs: { scheduler?: LogRecord[]; workers?: Record<string, LogRecord[]> } = {};
+    if (opts.scheduler !== false) logs.scheduler = shown(await client.getSchedulerLogs(count));
+    if (opts.workers !== false) {
+      const given = opts.worker ?? [];
+      const byWorker = await client.getWorkerLogs({
+        ...count,
+        ...(given.length > 0 ? { workers: given } : {}),
+      });
+      logs.workers = {};
+      for (const [worker, records] of Object.entries(byWorker)) {
+        logs.workers[worker] = shown(records);
+      }
+    }
+    if (opts.json === true) {
+      ctx.stdout.write(`${JSON.stringify(logs, null, 2)}\n`);
+      return;
+    }
+    for (const line of mergedLines(logs)) ctx.stdout.write(`${line}\n`);
+  });
+}
+
+/** `weft logs`: see docs/client.md. */
+export function logsCommand(ctx: CliContext): Command {
+  return addConnectOptions(new Command("logs"))
+    .description(
+      "Print the last records the scheduler and its workers logged, merged by time (Dask's get_worker_logs)",
+    )
+    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
+    .option("--n <n>", 'the last n records of each process, or "all" it keeps', "100")
+    .option(
+      "--worker <address>",
+      "only this worker's (an address, or a host for every worker there; repeatable)",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option("--no-scheduler", "leave out the scheduler's records")
+    .option("--no-workers", "leave out the workers' records")
+    .option("--level <level>", "only records of this level or more severe (trace … fatal)")
+    .option("--json", "print {scheduler: [records], workers: {address: [records]}} as JSON")
+    .addHelpText(
+      "after",
+      "\nEach process keeps its last 10,000 records (the scheduler's and the worker's\n" +
+        "logLength), at the levels its logger writes ($WEFT_LOG_LEVEL, info by default),\n" +
+        "whether its stderr goes to a terminal, a file or nowhere. A line is\n" +
+        "`TIME LEVEL PROCESS LOGGER: MESSAGE (ERROR)`, the process `scheduler` or a worker's\n" +
+        "address. Exit code: 0; 1 if a worker's records could not be read; 2 for bad usage or\n" +
+        "a scheduler that cannot be reached.",
+    )
+    .action(async (address: string, opts: LogsCliOptions) => {
+      await runLogs(address, opts, ctx);
+    });
+}
