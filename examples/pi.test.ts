@@ -1,0 +1,45 @@
+import { PassThrough } from "node:stream";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { main } from "./pi.ts";
+import { hitsOfChunk, PiTally } from "./piTasks.ts";
+
+function sink(): { stream: PassThrough; text: () => string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on("data", (c: Buffer) => chunks.push(c));
+  return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
+}
+
+describe("the π actor example", () => {
+  it("counts darts the same way every time, and a chunk once", () => {
+    expect(hitsOfChunk(3, 10_000)).toBe(hitsOfChunk(3, 10_000));
+    expect(Math.abs((4 * hitsOfChunk(0, 100_000)) / 100_000 - Math.PI)).toBeLessThan(0.05);
+    const t = new PiTally();
+    expect(t.report(0, 10, 8)).toBe(true);
+    expect(t.report(0, 10, 8)).toBe(false);
+    expect(t.estimate()).toBe(3.2);
+  });
+
+  it("tallies the tasks' reports in one actor, read as they come", async () => {
+    const out = sink();
+    const code = await main(
+      12,
+      20_000,
+      { executor: "inline", validate: true, logger: pino({ level: "silent" }) },
+      out.stream,
+    );
+    const text = out.text();
+    expect(text).toMatch(/^the tally lives on inproc:\/\/\S+\n/);
+    expect(text).toMatch(/^ {2}240,000 of 240,000 darts$/m);
+    expect(text).toMatch(/^π ≈ 3\.1\d{5} from 240,000 darts/m);
+    expect(text).toMatch(/checked against a direct loop: equal\n$/);
+    expect(code).toBe(0);
+  });
+
+  it("refuses counts it cannot use", async () => {
+    const out = sink();
+    expect(await main(0, 10, {}, out.stream)).toBe(1);
+    expect(out.text()).toBe("pi: CHUNKS must be an integer ≥ 1, got 0\n");
+  });
+});

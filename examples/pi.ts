@@ -1,0 +1,85 @@
+/**
+ * An actor: π by throwing darts, on an embedded local cluster. The client
+ * makes one `PiTally` object, which stays on the worker that made it; then
+ * submits a task per chunk of darts, each given the tally's handle. A task
+ * counts its chunk's hits and reports them to the tally (one call to that
+ * worker); meanwhile the client reads the tally's counts to show progress.
+ * The estimate is checked against the same darts counted by a direct loop.
+ *
+ *   npx tsx examples/pi.ts              # 64 chunks of 250,000 darts
+ *   npx tsx examples/pi.ts 256 1000000
+ *
+ * Exits 0 when the tally matches the direct count, 1 otherwise.
+ */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { hitsOfChunk, piChunk, piTally } from "./piTasks.ts";
+
+/** The task module every worker loads. */
+export const PI_TASKS = new URL("./piTasks.ts", import.meta.url).href;
+
+/** Run the example: print progress, the estimate and the check; 0 if right, 1 otherwise. */
+export async function main(
+  chunks = 64,
+  samples = 250_000,
+  options: LocalClusterOptions = {},
+  out: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
+  for (const [name, v] of [
+    ["CHUNKS", chunks],
+    ["SAMPLES", samples],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 1) {
+      out.write(`pi: ${name} must be an integer ≥ 1, got ${v}\n`);
+      return 1;
+    }
+  }
+  const cluster = await LocalCluster.start({
+    workers: 2,
+    threadsPerWorker: 2,
+    taskModules: [PI_TASKS],
+    ...options,
+  });
+  try {
+    const client = await cluster.client();
+    const started = performance.now();
+    const tally = await client.submitWith({ actor: true }, piTally).result();
+    out.write(`the tally lives on ${tally.address}\n`);
+    const tasks = Array.from({ length: chunks }, (_, i) =>
+      client.submit(piChunk, tally, i, samples),
+    );
+    const total = chunks * samples;
+    let done = false;
+    const all = client.gather(tasks).finally(() => {
+      done = true;
+    });
+    // The tasks report as they finish: the tally's count is the progress.
+    while (!done) {
+      await Promise.race([all.catch(() => {}), sleep(250)]);
+      const seen = await tally.get("samples");
+      out.write(`  ${seen.toLocaleString("en")} of ${total.toLocaleString("en")} darts\n`);
+    }
+    const hits = (await all).reduce((a, b) => a + b, 0);
+    const estimate = await tally.call("estimate");
+    const ms = Math.round(performance.now() - started);
+    out.write(`π ≈ ${estimate.toFixed(6)} from ${total.toLocaleString("en")} darts (${ms} ms)\n`);
+    let direct = 0;
+    for (let i = 0; i < chunks; i++) direct += hitsOfChunk(i, samples);
+    const right = (await tally.get("hits")) === direct && hits === direct;
+    out.write(
+      right
+        ? "checked against a direct loop: equal\n"
+        : `WRONG: a direct loop counts ${direct} hits, the tally ${await tally.get("hits")}\n`,
+    );
+    return right ? 0 : 1;
+  } finally {
+    await cluster.close();
+  }
+}
+
+if (isEntryPoint(import.meta.url)) {
+  const [chunks, samples] = process.argv.slice(2).map(Number);
+  process.exitCode = await main(chunks, samples);
+}
