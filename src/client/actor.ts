@@ -25,6 +25,7 @@
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { type ActorOp, type ActorRef, isActorRef } from "../protocol/actors.ts";
 import { MAX_ARG_DEPTH } from "../protocol/messagesTaskSpec.ts";
+import { ClientClosedError } from "./errors.ts";
 
 /** What a handle sends its calls through: a client (in a task, the task's own). */
 export interface ActorHost {
@@ -149,7 +150,8 @@ export class Actor<T = unknown> implements ActorRef {
       const host = await this.#host();
       answer = await host.callActor(this.address, op, args);
     } catch (err) {
-      if (err instanceof ActorError) throw err;
+      // A closed client is the caller's own doing, not the worker's.
+      if (err instanceof ActorError || err instanceof ClientClosedError) throw err;
       const why = err instanceof Error ? err.message : String(err);
       throw new ActorError(
         this.__weftActor,

@@ -2,6 +2,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { Actor, ActorError } from "./actor.ts";
+import { ClientClosedError } from "./errors.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 import { bump, type Counter, counter, identity } from "./testTasks.ts";
 
@@ -138,6 +139,14 @@ describe("actors: objects kept on a worker, called through handles", () => {
     const again = await client.submitWith({ actor: true, pure: false }, counter, 0).result();
     expect(again.address).not.toBe(handle.address);
     expect(await again.call("increment")).toBe(1);
+  });
+
+  it("a handle of a closed client says so", async () => {
+    const { cluster } = await testCluster();
+    const other = await cluster.client();
+    const handle = await other.submitWith({ actor: true }, counter).result();
+    await other.close();
+    await expect(handle.call("increment")).rejects.toBeInstanceOf(ClientClosedError);
   });
 
   it("refuses a non-boolean actor option", () => {
