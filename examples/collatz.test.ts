@@ -1,15 +1,8 @@
-import { PassThrough } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { main } from "./collatz.ts";
 import { bestIn, better, collatzSteps } from "./collatzTasks.ts";
-
-function sink(): { stream: PassThrough; text: () => string } {
-  const stream = new PassThrough();
-  const chunks: Buffer[] = [];
-  stream.on("data", (c: Buffer) => chunks.push(c));
-  return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
-}
+import { outputSink } from "./outputSink.ts";
 
 describe("the Collatz search example", () => {
   it("counts steps and picks the longest, then the smaller", () => {
@@ -21,7 +14,7 @@ describe("the Collatz search example", () => {
   });
 
   it("finds the answer with tasks that submit tasks, and says where they ran", async () => {
-    const out = sink();
+    const out = outputSink();
     const code = await main(
       20_000,
       { executor: "inline", validate: true, logger: pino({ level: "silent" }) },
@@ -34,7 +27,7 @@ describe("the Collatz search example", () => {
   });
 
   it("refuses an N it cannot search", async () => {
-    const out = sink();
+    const out = outputSink();
     expect(await main(1, {}, out.stream)).toBe(1);
     expect(out.text()).toBe("collatz: N must be an integer ≥ 2, got 1\n");
   });

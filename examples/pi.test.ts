@@ -1,15 +1,8 @@
-import { PassThrough } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { outputSink } from "./outputSink.ts";
 import { main } from "./pi.ts";
 import { hitsOfChunk, PiTally } from "./piTasks.ts";
-
-function sink(): { stream: PassThrough; text: () => string } {
-  const stream = new PassThrough();
-  const chunks: Buffer[] = [];
-  stream.on("data", (c: Buffer) => chunks.push(c));
-  return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
-}
 
 describe("the π actor example", () => {
   it("counts darts the same way every time, and a chunk once", () => {
@@ -22,7 +15,7 @@ describe("the π actor example", () => {
   });
 
   it("tallies the tasks' reports in one actor, read as they come", async () => {
-    const out = sink();
+    const out = outputSink();
     const code = await main(
       12,
       20_000,
@@ -38,7 +31,7 @@ describe("the π actor example", () => {
   });
 
   it("refuses counts it cannot use", async () => {
-    const out = sink();
+    const out = outputSink();
     expect(await main(0, 10, {}, out.stream)).toBe(1);
     expect(out.text()).toBe("pi: CHUNKS must be an integer ≥ 1, got 0\n");
   });

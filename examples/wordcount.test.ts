@@ -1,7 +1,7 @@
-import { PassThrough } from "node:stream";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalCluster } from "../src/client/localCluster.ts";
+import { outputSink } from "./outputSink.ts";
 import {
   DEFAULT_SIZE,
   directWordcount,
@@ -14,13 +14,6 @@ import {
 } from "./wordcount.ts";
 
 const SMALL: WordcountSize = { ...DEFAULT_SIZE, chunks: 6, words: 3_000, partitions: 4 };
-
-function sink(): { stream: PassThrough; text: () => string } {
-  const stream = new PassThrough();
-  const chunks: Buffer[] = [];
-  stream.on("data", (c: Buffer) => chunks.push(c));
-  return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
-}
 
 let cluster: LocalCluster | null = null;
 afterEach(async () => {
@@ -45,8 +38,11 @@ describe("the word-count example", () => {
       logger: pino({ level: "silent" }),
     });
     const client = await cluster.client();
-    const err = sink();
-    const report = await runWordcount(client, SMALL, { stdout: sink().stream, stderr: err.stream });
+    const err = outputSink();
+    const report = await runWordcount(client, SMALL, {
+      stdout: outputSink().stream,
+      stderr: err.stream,
+    });
     expect(report.mismatch).toBeNull();
     expect(report.answer).toEqual(directWordcount(SMALL));
     expect(report.answer.total).toBe(6 * 3_000);
@@ -71,15 +67,15 @@ describe("the word-count example", () => {
         WORDCOUNT_EXECUTOR: "inline",
         WEFT_LOG_LEVEL: "silent",
       });
-      const out = sink();
-      const err = sink();
+      const out = outputSink();
+      const err = outputSink();
       expect(await main({ stdout: out.stream, stderr: err.stream })).toBe(0);
       expect(out.text()).toMatch(/^weft word count: 4 chunks × 500 words, 2 partitions/);
       expect(out.text()).toMatch(/summary: 23 tasks/);
 
       process.env.WORDCOUNT_CHUNKS = "lots";
-      const err2 = sink();
-      expect(await main({ stdout: sink().stream, stderr: err2.stream })).toBe(1);
+      const err2 = outputSink();
+      expect(await main({ stdout: outputSink().stream, stderr: err2.stream })).toBe(1);
       expect(err2.text()).toMatch(
         /^wordcount: failed: Error: WORDCOUNT_CHUNKS must be a positive integer, got lots/,
       );

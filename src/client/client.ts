@@ -1479,14 +1479,26 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (onError !== "raise" && onError !== "return") {
       throw new TypeError(`run: onError must be "raise" or "return", got ${showValue(onError)}`);
     }
+    const addresses = await this.workersNamed("run", options);
+    return runOnWorkers(this.peers, addresses, name, args, onError);
+  }
+
+  /**
+   * The addresses of the connected workers `options.workers` names (addresses,
+   * or hosts for every worker there), or of every worker without it; a
+   * TypeError naming `op` for a malformed list.
+   */
+  private async workersNamed(
+    op: string,
+    options: { readonly workers?: string | readonly string[] },
+  ): Promise<string[]> {
     const names = workersOption(options);
     const problem = options.workers === undefined ? null : workersProblem(names);
-    if (problem !== null) throw new TypeError(`run: workers ${problem}`);
+    if (problem !== null) throw new TypeError(`${op}: workers ${problem}`);
     const chosen = names === undefined ? null : new Set(names);
-    const addresses = (await this.workers())
+    return (await this.workers())
       .map((w) => w.address)
       .filter((a) => chosen === null || namesWorker(chosen, a, addressHostOrNull(a)));
-    return runOnWorkers(this.peers, addresses, name, args, onError);
   }
 
   /**
@@ -1645,13 +1657,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const problem = logCountProblem(options.n);
     if (problem !== null)
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
-    const names = workersOption(options);
-    const namesProblem = options.workers === undefined ? null : workersProblem(names);
-    if (namesProblem !== null) throw new TypeError(`getWorkerLogs: workers ${namesProblem}`);
-    const chosen = names === undefined ? null : new Set(names);
-    const addresses = (await this.workers())
-      .map((w) => w.address)
-      .filter((a) => chosen === null || namesWorker(chosen, a, addressHostOrNull(a)));
+    const addresses = await this.workersNamed("getWorkerLogs", options);
     return logsOfWorkers(this.peers, addresses, options.n);
   }
 
