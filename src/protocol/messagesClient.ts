@@ -257,6 +257,18 @@ export interface RestartWorkersMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * Compute these erred keys again (Dask's `retry`): each goes back to waiting,
+ * through the erred inputs it failed with. The clients wanting a key hear
+ * `task-retried`; keys not erred are left as they are.
+ */
+export interface RetryMsg {
+  readonly op: "retry";
+  readonly keys: readonly Key[];
+  readonly clientId: string;
+  readonly stimulusId: string;
+}
+
 /** Every message a client sends to the scheduler. */
 export type ClientToSchedulerMessage =
   | UpdateGraphMsg
@@ -273,7 +285,8 @@ export type ClientToSchedulerMessage =
   | RebalanceMsg
   | RetireWorkersMsg
   | RestartMsg
-  | RestartWorkersMsg;
+  | RestartWorkersMsg
+  | RetryMsg;
 
 // ---------------------------------------------------------------------------
 // scheduler → client

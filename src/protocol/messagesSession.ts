@@ -151,6 +151,17 @@ export interface LogsRequestMsg {
   readonly n?: number;
 }
 
+/**
+ * Compute these erred keys again (`Client.retry`, Dask's `retry`): the server
+ * hands the state machine a `retry` and answers once it has, with the keys it
+ * sent back to be computed, after the `task-retried` notices it sent.
+ */
+export interface RetryRequestMsg {
+  readonly op: "retry";
+  readonly requestId: number;
+  readonly keys: readonly string[];
+}
+
 /** The ops of the requests to the scheduler's coordination primitives. */
 export type CoordinationOp =
   | "semaphore-acquire"
@@ -193,6 +204,7 @@ export type ClientRequestMsg =
   | UploadFileRequestMsg
   | TaskStreamRequestMsg
   | LogsRequestMsg
+  | RetryRequestMsg
   | CoordinationRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */

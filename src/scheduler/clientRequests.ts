@@ -19,6 +19,7 @@ import {
   uploadedFileProblem,
 } from "../protocol/uploads.ts";
 import { logCountProblem } from "../util/logRecords.ts";
+import { newStimulusId } from "../util/stimulusId.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import type { SessionHost } from "./sessionHost.ts";
 
@@ -32,6 +33,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "upload-file",
   "task-stream",
   "logs",
+  "retry",
   ...COORDINATION_OPS,
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
@@ -104,6 +106,18 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       const problem = logCountProblem(msg.n);
       if (problem !== null) throw new TypeError(`logs: ${problem}`);
       return host.logRecords.recent(msg.n as number | undefined);
+    }
+    case "retry": {
+      if (!isKeyList(msg.keys)) throw new TypeError("retry: keys must be an array of keys");
+      const erred = msg.keys.filter((k) => host.state.tasks.get(k)?.state === "erred");
+      if (erred.length === 0) return [];
+      host.dispatch([
+        {
+          kind: "client-message",
+          msg: { op: "retry", keys: erred, clientId: client, stimulusId: newStimulusId("retry") },
+        },
+      ]);
+      return erred.filter((k) => host.state.tasks.get(k)?.state !== "erred");
     }
     case "list-datasets":
       return [...host.state.datasets.keys()].sort();

@@ -344,3 +344,40 @@ describe("cancel-keys", () => {
     s.validateState();
   });
 });
+
+describe("retry", () => {
+  test("sends the failed input back to be computed, and the keys that failed through it after it", () => {
+    const s = cluster();
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(["a"]), x: t.task() }, ["b", "x"]),
+    );
+    const runOfA = s.tasks.get("a")?.processingOn?.address as string;
+    s.handleStimulus(t.taskErred(runOfA, "a", 1));
+    s.handleStimulus(t.taskFinished(s.tasks.get("x")?.processingOn?.address as string, "x", 2));
+    expect(s.tasks.get("b")?.state).toBe("erred");
+    const out = s.handleStimulus(
+      t.fromClient({ op: "retry", keys: ["b", "x", "unknown"], clientId: "c" }),
+    );
+    // a is computed again; b waits on it; x, in memory, and the unknown key stay as they were.
+    expect(s.tasks.get("a")?.state).toBe("processing");
+    expect(s.tasks.get("b")?.state).toBe("waiting");
+    expect(s.tasks.get("x")?.state).toBe("memory");
+    const summary = t.summarize(out);
+    expect(summary).toContain("client:c task-retried b");
+    expect(summary.some((m) => m.endsWith("compute-task a"))).toBe(true);
+    expect(s.tasks.get("a")?.exceptionBlame).toBeNull();
+    s.validateState();
+    // This time it works.
+    s.handleStimulus(t.taskFinished(s.tasks.get("a")?.processingOn?.address as string, "a", 3));
+    s.handleStimulus(t.taskFinished(s.tasks.get("b")?.processingOn?.address as string, "b", 4));
+    expect(s.tasks.get("b")?.state).toBe("memory");
+    s.validateState();
+  });
+
+  test("a malformed retry is refused", () => {
+    const s = cluster();
+    expect(() => s.handleStimulus(t.fromClient({ op: "retry", keys: "a", clientId: "c" }))).toThrow(
+      /keys/,
+    );
+  });
+});

@@ -72,6 +72,9 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
     case "restart-workers":
       restartWorkers(s, msg);
       return;
+    case "retry":
+      retry(s, msg.keys);
+      return;
     case "close-client": {
       const cs = s.clients.get(msg.clientId);
       if (cs === undefined) return;
@@ -86,6 +89,37 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
     }
     default:
       unreachable(msg, "client message");
+  }
+}
+
+/**
+ * `retry` (Dask's `stimulus_retry`): compute erred keys again. From each erred
+ * key the walk goes down its erred dependencies to the tasks that failed
+ * themselves (no erred dependency), which are sent back to waiting; going
+ * through released, each tells its clients `task-retried` and sends its erred
+ * dependents back to waiting, and so the keys asked for follow. Keys unknown
+ * or not erred are left alone (Dask would send a key in memory back to
+ * waiting).
+ */
+function retry(s: SchedulerState, keys: readonly string[]): void {
+  const stack: TaskState[] = [];
+  for (const key of keys) {
+    const ts = s.tasks.get(key);
+    if (ts?.state === "erred") stack.push(ts);
+  }
+  const seen = new Set<TaskState>();
+  while (stack.length > 0) {
+    const ts = stack.pop() as TaskState;
+    if (seen.has(ts)) continue;
+    seen.add(ts);
+    let erredInput = false;
+    for (const dts of itemsOf(ts.dependencies)) {
+      if (dts.state === "erred") {
+        erredInput = true;
+        stack.push(dts);
+      }
+    }
+    if (!erredInput) s.recommend(ts, "waiting");
   }
 }
 

@@ -241,6 +241,7 @@ function validateClientMessage(ev: SchedulerEvent & { kind: "client-message" }):
       return;
     case "client-releases-keys":
     case "fire-and-forget":
+    case "retry":
       checkKeys(ev, m, "keys");
       return;
     case "cancel-keys":
