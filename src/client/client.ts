@@ -1454,6 +1454,34 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /**
+   * Compute the failed futures' tasks again (Dask's `Client.retry`): each
+   * erred future's task, and the erred inputs it failed with, run anew.
+   * Resolves once the scheduler has sent them back to be computed: the
+   * futures are pending then, and settle with the new outcome (the futures of
+   * this and other clients that failed with them too). A future that did not
+   * fail is left as it is. Resolves with the keys sent back.
+   */
+  async retry(futures: Future | readonly Future[]): Promise<string[]> {
+    this.checkOpen();
+    const list: readonly unknown[] = futures instanceof Future ? [futures] : futures;
+    if (!Array.isArray(list)) {
+      throw new TypeError(
+        `retry: expected a future or an array of futures, got ${showValue(futures)}`,
+      );
+    }
+    const keys: string[] = [];
+    for (const f of list) {
+      if (!(f instanceof Future))
+        throw new TypeError(`retry: expected futures, got ${showValue(f)}`);
+      if (f.host !== this) throw new TypeError(`retry: ${f.key} is a future of another client`);
+      if (this.records.get(f.key)?.status === "error") keys.push(f.key);
+    }
+    if (keys.length === 0) return [];
+    this.flushReleases();
+    return (await this.conn.request("retry", { keys })) as string[];
+  }
+
+  /**
    * Run the task function `fn` (a definition or a registered name) on `args`
    * on every worker, outside any graph (Dask's `Client.run`): for setting
    * workers up, or looking at them. Each runs it as it runs a task, holding one

@@ -18,6 +18,8 @@ export interface FutureHost {
   resultOf(key: string, holder: object): Promise<unknown>;
   /** Cancel these keys (and what depends on them). */
   cancelKeys(keys: readonly string[]): Promise<void>;
+  /** Compute this failed future's task again (see `Client.retry`). */
+  retry(future: Future): Promise<readonly string[]>;
   /** One reference fewer to `key`. */
   dropRef(key: string): void;
   /** The record of `key`, one reference more. */
@@ -145,6 +147,15 @@ export class Future<T = unknown> implements PromiseLike<T> {
   /** As `Promise.prototype.finally`. */
   finally(onfinally?: (() => void) | null): Promise<T> {
     return this.result().finally(onfinally);
+  }
+
+  /**
+   * Compute the task again if it failed (Dask's `Future.retry`), with the
+   * failed inputs it failed through: see `Client.retry`. Resolves once the
+   * scheduler has sent it back to be computed; the future is pending then.
+   */
+  retry(): Promise<readonly string[]> {
+    return this.host.retry(this);
   }
 
   /** Cancel the task (and those depending on it); the future rejects with `CancelledError`. */

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { RemoteTaskError } from "./errors.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { flaky, inc } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+describe("retry: computing failed futures again", () => {
+  it("runs a failed task again, with the dependents that failed through it", async () => {
+    const { client } = await testCluster();
+    const id = `retry-${Math.random()}`;
+    const first = client.submit(flaky, id, 1, 41);
+    const next = client.submit(inc, first);
+    await expect(next).rejects.toBeInstanceOf(RemoteTaskError);
+    await expect(first).rejects.toThrow(`attempt 1 of ${id} failed`);
+    // The dependent alone: its failed input goes first.
+    expect(await client.retry(next)).toEqual([next.key]);
+    expect(next.status).toBe("pending");
+    expect(first.status).toBe("pending");
+    expect(await next).toBe(42);
+    expect(await first).toBe(41);
+    // A future that did not fail is left as it is.
+    expect(await client.retry([first, next])).toEqual([]);
+  });
+
+  it("Future.retry, again and again while it fails", async () => {
+    const { client } = await testCluster();
+    const id = `retry-${Math.random()}`;
+    const f = client.submit(flaky, id, 2, 7);
+    await expect(f).rejects.toThrow("attempt 1");
+    await f.retry();
+    await expect(f).rejects.toThrow("attempt 2");
+    await f.retry();
+    expect(await f).toBe(7);
+  });
+
+  it("refuses what is not a future of its own", async () => {
+    const { cluster, client } = await testCluster();
+    const other = await cluster.client();
+    const theirs = other.submit(inc, 1);
+    await expect(client.retry(theirs)).rejects.toThrow("a future of another client");
+    await expect(client.retry(["x"] as never)).rejects.toThrow("retry: expected futures");
+  });
+});
