@@ -10,14 +10,14 @@
  * released everything, no machine holds anything.
  */
 
-import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
+import { ACTOR_LOST, SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
 import { SimFailure } from "./failure.ts";
 import type { ScatterLedger } from "./scatterLedger.ts";
-import { type SimClient, WITHHELD } from "./simClient.ts";
+import { type ClientError, type SimClient, WITHHELD } from "./simClient.ts";
 import type { SimScheduler } from "./simScheduler.ts";
 import type { SimWorker } from "./simWorker.ts";
-import type { ScatterCount } from "./stats.ts";
-import { SimValue } from "./values.ts";
+import type { ActorCount, ScatterCount } from "./stats.ts";
+import { SimActorRef, SimValue } from "./values.ts";
 import type { Workload } from "./workload.ts";
 
 /** What the checks need to know about a run. */
@@ -37,6 +37,10 @@ export interface CheckInput {
   readonly scatter: ScatterLedger | null;
   /** The run's scatter counters (wanted keys cancelled for lost scattered data are counted). */
   readonly counts: Record<ScatterCount, number>;
+  /** The workers each actor was held on (its task ran there), per actor key. */
+  readonly actorHomes: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The run's actor counters (wanted keys erred for a lost actor are counted). */
+  readonly actorCounts: Record<ActorCount, number>;
 }
 
 function isAncestorOrSelf(w: Workload, ancestor: number, of: number): boolean {
@@ -111,7 +115,19 @@ function scatterCancellation(x: CheckInput, i: number, reason: string | undefine
   return `unexpected reason for needing lost scattered data: ${reason ?? "none"}`;
 }
 
-/** Every replica held by a live worker has its key's correct value. */
+/** How a held value shows in a failure message. */
+function shown(v: unknown): string {
+  if (v instanceof SimValue) return `${v.key}=${v.v}`;
+  if (v instanceof SimActorRef) return `a handle to ${v.key}=${v.v} on ${v.address}`;
+  return String(v);
+}
+
+/**
+ * Every replica held by a live worker has its key's correct value: a value in
+ * `data`, or for an actor, a handle to it (naming its key, a worker it was
+ * held on, and its number) in `data`, or its object in `actors` on the worker
+ * that ran it (once its task is in memory there).
+ */
 export function checkReplicas(x: CheckInput): void {
   for (const w of x.workers.values()) {
     if (!w.alive) continue;
@@ -120,15 +136,86 @@ export function checkReplicas(x: CheckInput): void {
       const i = x.index.get(key);
       if (i === undefined)
         throw new SimFailure("wrong-value", `${w.address} holds unknown key ${key}`);
-      if (!(v instanceof SimValue) || v.key !== key || v.v !== x.expected[i]) {
-        const got = v instanceof SimValue ? `${v.key}=${v.v}` : String(v);
+      const actor = x.workload.tasks[i].actor === true;
+      const ok = actor
+        ? v instanceof SimActorRef &&
+          v.key === key &&
+          v.v === x.expected[i] &&
+          x.actorHomes.get(key)?.has(v.address) === true
+        : v instanceof SimValue && v.key === key && v.v === x.expected[i];
+      if (!ok) {
         throw new SimFailure(
           "wrong-value",
-          `${w.address} holds ${key} = ${got}, expected ${x.expected[i]}`,
+          `${w.address} holds ${key} = ${shown(v)}, expected ${actor ? "a handle to the actor, " : ""}${x.expected[i]}`,
+        );
+      }
+    }
+    for (const [key, v] of w.state.actors) {
+      const i = x.index.get(key);
+      if (i === undefined || x.workload.tasks[i].actor !== true) {
+        throw new SimFailure(
+          "wrong-value",
+          `${w.address} holds ${key} as an actor, which it is not`,
+        );
+      }
+      if (w.state.tasks.get(key)?.state !== "memory") continue;
+      if (!(v instanceof SimValue) || v.key !== key || v.v !== x.expected[i]) {
+        throw new SimFailure(
+          "wrong-value",
+          `${w.address} holds actor ${key} = ${shown(v)}, expected its object, ${x.expected[i]}`,
         );
       }
     }
   }
+}
+
+/**
+ * Null when actor `key`, in memory for the client, is right where the scheduler
+ * says it is: its object on exactly one worker it names (in that worker's
+ * `actors`, not its `data`, with the right number), and on the other workers
+ * it names, a handle in `data` naming that worker. Else why not.
+ */
+function actorPlacement(x: CheckInput, key: string, expected: number): string | null {
+  const ts = x.scheduler.state.tasks.get(key);
+  if (ts === undefined) return "the scheduler does not know it";
+  const homes = [...ts.whoHas].filter((ws) => ws.actors.has(ts));
+  if (homes.length !== 1) {
+    return `the scheduler says it lives on ${homes.length} workers (${homes.map((ws) => ws.address).join(", ")})`;
+  }
+  const home = homes[0].address;
+  for (const ws of ts.whoHas) {
+    const w = x.workers.get(ws.address);
+    if (w === undefined || !w.alive) return `it is held by ${ws.address}, which is dead`;
+    if (ws.address === home) {
+      const v = w.state.actors.get(key);
+      if (w.state.data.has(key)) return `${home}, where it lives, has it in data`;
+      if (!(v instanceof SimValue) || v.v !== expected) {
+        return `${home}, where it lives, holds ${shown(v)} in actors, expected its object, ${expected}`;
+      }
+    } else {
+      const v = w.state.data.get(key);
+      if (!(v instanceof SimActorRef) || v.address !== home || v.v !== expected) {
+        return `${ws.address} holds ${shown(v)}, expected a handle to ${key}=${expected} on ${home}`;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * True when `err` is how the scheduler errs a wanted actor whose worker was
+ * lost, and what needs it (`ACTOR_LOST`, blamed on the actor): the blamed
+ * task is an actor, and a worker it was held on died or was removed.
+ */
+function lostActor(x: CheckInput, err: ClientError): boolean {
+  if (err.exceptionText !== `RuntimeError: ${ACTOR_LOST}`) return false;
+  const bi = x.index.get(err.blame);
+  if (bi === undefined || x.workload.tasks[bi].actor !== true) return false;
+  for (const address of x.actorHomes.get(err.blame) ?? []) {
+    const w = x.workers.get(address);
+    if (w === undefined || !w.alive || !x.scheduler.state.workers.has(address)) return true;
+  }
+  return false;
 }
 
 /** The outcome of every wanted key (see the module comment). */
@@ -162,6 +249,11 @@ export function checkOutcomes(x: CheckInput): void {
           "lost",
           `the client was told ${key} is in memory; the scheduler says ${ts.state}`,
         );
+      }
+      if (x.workload.tasks[wi].actor === true) {
+        const why = actorPlacement(x, key, x.expected[wi]);
+        if (why !== null) throw new SimFailure("lost", `actor ${key} is in memory, but ${why}`);
+        continue;
       }
       for (const ws of ts.whoHas) {
         const w = x.workers.get(ws.address);
@@ -199,6 +291,10 @@ export function checkOutcomes(x: CheckInput): void {
         "lost",
         `${key} erred, blamed on ${err.blame}, which is not one of its inputs`,
       );
+    }
+    if (lostActor(x, err)) {
+      x.actorCounts.actorsLost++;
+      continue;
     }
     const injected = x.injected.get(err.blame);
     const killed =

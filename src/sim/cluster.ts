@@ -60,4 +60,6 @@ export interface SimCluster {
   injectedError(key: string, text: string): void;
   /** Note an error message the simulation made a fetch of `key` from a peer fail with. */
   injectedFetchError(key: string, text: string): void;
+  /** Note that the worker at `address` holds the actor `key` (its task ran there). */
+  actorHeld(key: string, address: string): void;
 }

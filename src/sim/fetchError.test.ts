@@ -12,7 +12,6 @@ import { NO_FAULTS } from "./faults.ts";
 import type { SimOptions } from "./options.ts";
 import { formatFailure } from "./report.ts";
 import { Simulation } from "./simulation.ts";
-import { expectedValues } from "./values.ts";
 
 /** Every gather fails: no task runs on an input from a peer. */
 const EVERY_GATHER: Omit<SimOptions, "seed"> = {
@@ -25,21 +24,7 @@ const EVERY_GATHER: Omit<SimOptions, "seed"> = {
 const UNFETCHABLE = / \(while fetching its input ([^)]+)\)$/;
 
 function checkInputOf(sim: Simulation): CheckInput {
-  const index = new Map<string, number>();
-  for (const [i, t] of sim.workload.tasks.entries()) index.set(t.key, i);
-  return {
-    workload: sim.workload,
-    expected: expectedValues(sim.workload),
-    index,
-    scheduler: sim.scheduler,
-    workers: sim.workers,
-    client: sim.client,
-    injected: sim.injected,
-    injectedFetch: sim.injectedFetch,
-    allowedFailures: sim.options.allowedFailures,
-    scatter: sim.scatter,
-    counts: sim.stats.scatter,
-  };
+  return sim.checkInput();
 }
 
 describe("the fetch-error fault", () => {

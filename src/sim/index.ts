@@ -56,12 +56,14 @@ export { type ClientSink, SimScheduler } from "./simScheduler.ts";
 export { type SimResult, Simulation, simulate } from "./simulation.ts";
 export { SimWorker } from "./simWorker.ts";
 export {
+  ACTOR_COUNTS,
+  type ActorCount,
   REPLICATE_COUNTS,
   type ReplicateCount,
   SCATTER_COUNTS,
   type ScatterCount,
   SimStats,
 } from "./stats.ts";
-export { computeValue, expectedValues, SimValue } from "./values.ts";
+export { computeValue, expectedValues, SimActorRef, SimValue } from "./values.ts";
 export { VARIANTS, type Variant, variantHooks } from "./variants.ts";
 export type { SimTask, Workload } from "./workload.ts";

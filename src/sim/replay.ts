@@ -19,6 +19,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["fireAndForget", "--fire-and-forget"],
   ["restart", "--restart"],
   ["restartWorker", "--restart-worker"],
+  ["actors", "--actors"],
   ["variant", "--variant"],
 ];
 

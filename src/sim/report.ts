@@ -4,7 +4,7 @@ import { FAULT_KINDS } from "./faults.ts";
 import type { SimSummary } from "./runMany.ts";
 import type { ShrinkResult } from "./shrink.ts";
 import type { SimResult } from "./simulation.ts";
-import { REPLICATE_COUNTS, SCATTER_COUNTS } from "./stats.ts";
+import { ACTOR_COUNTS, REPLICATE_COUNTS, SCATTER_COUNTS } from "./stats.ts";
 
 /** `seed 7: ok random(40), 4 workers, 412 events, t=1.23s[, restarted][, 1 worker restarted], faults: death 1, steal 3`. */
 export function formatRunLine(r: SimResult): string {
@@ -51,7 +51,7 @@ function row(cells: readonly string[], widths: readonly number[]): string {
  * the cluster, faults injected by kind, the
  * `scatter` workload's counters (when it ran: the total, and in how many runs)
  * and those of its `replicate` and `rebalance` requests (when there were any),
- * failures by kind.
+ * the actors' counters (when the workloads had actors), failures by kind.
  */
 export function formatSummaryTable(s: SimSummary): string {
   const rows: [string, string][] = [
@@ -75,6 +75,11 @@ export function formatSummaryTable(s: SimSummary): string {
   if (s.replicate.requests > 0 || s.replicate.rebalances > 0) {
     for (const k of REPLICATE_COUNTS) {
       rows.push([`replicate: ${k}`, `${s.replicate[k]} in ${s.replicateRuns[k]} runs`]);
+    }
+  }
+  if (s.actors.actors > 0) {
+    for (const k of ACTOR_COUNTS) {
+      rows.push([`actors: ${k}`, `${s.actors[k]} in ${s.actorRuns[k]} runs`]);
     }
   }
   for (const [k, v] of Object.entries(s.failures)) rows.push([`failure: ${k}`, String(v)]);

@@ -5,6 +5,8 @@ import { emptyFaultCounts, type FaultKind } from "./faults.ts";
 import type { SimOptions } from "./options.ts";
 import { type SimResult, simulate } from "./simulation.ts";
 import {
+  type ActorCount,
+  emptyActorCounts,
   emptyReplicateCounts,
   emptyScatterCounts,
   type ReplicateCount,
@@ -34,6 +36,10 @@ export interface SimSummary {
   readonly replicate: Record<ReplicateCount, number>;
   /** Runs in which each `replicate` counter was not zero. */
   readonly replicateRuns: Record<ReplicateCount, number>;
+  /** The actors' counters, over all runs. */
+  readonly actors: Record<ActorCount, number>;
+  /** Runs in which each actor counter was not zero. */
+  readonly actorRuns: Record<ActorCount, number>;
   /** Failures by kind. */
   readonly failures: Partial<Record<FailureKind, number>>;
   /** The first failing seeds (at most 100). */
@@ -59,6 +65,8 @@ export function emptySummary(): SimSummary {
     scatterRuns: emptyScatterCounts(),
     replicate: emptyReplicateCounts(),
     replicateRuns: emptyReplicateCounts(),
+    actors: emptyActorCounts(),
+    actorRuns: emptyActorCounts(),
     failures: {},
     failingSeeds: [],
     firstFailure: null,
@@ -81,6 +89,10 @@ export function addResult(s: SimSummary, r: SimResult): void {
   for (const k of Object.keys(r.stats.replicate) as ReplicateCount[]) {
     s.replicate[k] += r.stats.replicate[k];
     if (r.stats.replicate[k] > 0) s.replicateRuns[k]++;
+  }
+  for (const k of Object.keys(r.stats.actors) as ActorCount[]) {
+    s.actors[k] += r.stats.actors[k];
+    if (r.stats.actors[k] > 0) s.actorRuns[k]++;
   }
   if (r.ok) {
     s.passed++;
@@ -110,6 +122,10 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
   for (const k of Object.keys(b.replicate) as ReplicateCount[]) {
     a.replicate[k] += b.replicate[k];
     a.replicateRuns[k] += b.replicateRuns[k];
+  }
+  for (const k of Object.keys(b.actors) as ActorCount[]) {
+    a.actors[k] += b.actors[k];
+    a.actorRuns[k] += b.actorRuns[k];
   }
   for (const [k, v] of Object.entries(b.failures) as [FailureKind, number][]) {
     a.failures[k] = (a.failures[k] ?? 0) + v;

@@ -320,6 +320,7 @@ export class SimClient {
         ...(t.retries !== undefined ? { retries: t.retries } : {}),
         ...(t.workers !== undefined ? { workers: t.workers } : {}),
         ...(t.allowOtherWorkers !== undefined ? { allowOtherWorkers: t.allowOtherWorkers } : {}),
+        ...(t.actor === true ? { actor: true } : {}),
       });
     }
     const keys = wanted.map((i) => w.tasks[i].key).filter((k) => !this.released.has(k));

@@ -98,6 +98,8 @@ test("bad usage exits 2; --help documents the faults and variants", async () => 
   const help = await weft("sim", "--help");
   expect(help.out).toMatch(/partition/);
   expect(help.out).toMatch(/drop-gather-completion/);
+  expect(help.out).toMatch(/--actors <share>/);
+  expect((await weft("sim", "--actors", "2")).code).toBe(2);
 });
 
 /** Every line of `out`, parsed: a line that is not JSON fails the test. */

@@ -33,10 +33,14 @@ import { type UpdateDataResponse, updateDataHandler } from "../worker/updateData
 import type { SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
 import { messageForInstruction } from "./translate.ts";
-import { computeValue, SimValue, type TaskParams } from "./values.ts";
+import { computeValue, SimActorRef, SimValue, type TaskParams } from "./values.ts";
 
 function sizeofSimValue(v: unknown): number {
-  return v instanceof SimValue ? v.nbytes : 8;
+  return v instanceof SimValue || v instanceof SimActorRef ? v.nbytes : 8;
+}
+
+function typeNameOf(v: unknown): string {
+  return v instanceof SimValue ? "SimValue" : v instanceof SimActorRef ? "Actor" : typeof v;
 }
 
 function errorText(e: unknown): string {
@@ -80,7 +84,7 @@ export class SimWorker {
       transferMessageBytesLimit: 50_000_000,
       clock: () => c.queue.now,
       sizeof: sizeofSimValue,
-      typeName: (v) => (v instanceof SimValue ? "SimValue" : typeof v),
+      typeName: typeNameOf,
     });
   }
 
@@ -244,14 +248,38 @@ export class SimWorker {
     const params = spec.args[0] as TaskParams;
     const inputs: number[] = [];
     let missing: string | null = null;
+    let handles = 0;
+    let local = 0;
     for (let i = 1; i < spec.args.length; i++) {
       const dep = (spec.args[i] as TaskRef).__weftRef;
+      // As the real worker's resolveArgs: `data` first (a value, or the handle of an
+      // actor fetched from a peer), then an actor held here, read through its handle.
       const v = this.state.data.get(dep);
-      if (!(v instanceof SimValue)) {
+      if (v instanceof SimValue) {
+        inputs.push(v.v);
+      } else if (v instanceof SimActorRef) {
+        handles++;
+        inputs.push(v.v);
+      } else if (v === undefined && this.state.actors.has(dep)) {
+        const actor = this.state.actors.get(dep);
+        if (!(actor instanceof SimValue)) {
+          // The real worker would give the task a handle naming itself, whose calls
+          // find no actor object here.
+          const held =
+            actor instanceof SimActorRef
+              ? `a handle to it on ${actor.address}, fetched from a peer`
+              : String(actor);
+          throw new SimFailure(
+            "wrong-value",
+            `worker ${this.address}: Execute(${key}) needs actor ${dep}, which the worker holds in its actors without its object: ${held}`,
+          );
+        }
+        local++;
+        inputs.push(actor.v);
+      } else {
         missing = dep;
         break;
       }
-      inputs.push(v.v);
     }
     const start = q.now;
     if (missing !== null) {
@@ -274,6 +302,8 @@ export class SimWorker {
       );
       return;
     }
+    c.stats.actors.handleInputs += handles > 0 ? 1 : 0;
+    c.stats.actors.localInputs += local > 0 ? 1 : 0;
     const duration = params.d * rng.uniform(0.5, 1.5);
     if (rng.chance(faults.secede)) {
       c.stats.faults.secede++;
@@ -316,11 +346,12 @@ export class SimWorker {
         let v = computeValue(key, inputs);
         const hook = c.options.hooks?.taskValue;
         if (hook !== undefined) v = hook(c.hookContext, key, v);
+        const value = new SimValue(key, v, params.n);
         this.handle(
           new ExecuteSuccessEvent({
             key,
             runId,
-            value: new SimValue(key, v, params.n),
+            value,
             start,
             stop,
             nbytes: params.n,
@@ -328,6 +359,11 @@ export class SimWorker {
             stimulusId: c.stimulusId("task-finished"),
           }),
         );
+        // The state machine keeps an actor's result in `actors`, not `data`.
+        if (this.state.actors.get(key) === value) {
+          c.stats.actors.actorRuns++;
+          c.actorHeld(key, this.address);
+        }
       }
     });
   }
@@ -456,7 +492,16 @@ export class SimWorker {
     const data = new Map<string, unknown>();
     for (const k of keys) {
       const v = this.state.data.get(k);
-      if (v !== undefined) data.set(k, v);
+      if (v !== undefined) {
+        data.set(k, v);
+      } else if (this.state.actors.has(k) && this.state.tasks.get(k)?.state === "memory") {
+        // As the real worker's DataServer: an actor stays here, and what travels is
+        // the handle naming it and this worker (read through it, its number).
+        const actor = this.state.actors.get(k);
+        const n = actor instanceof SimValue || actor instanceof SimActorRef ? actor.v : Number.NaN;
+        data.set(k, new SimActorRef(k, this.address, n));
+        c.stats.actors.handlesServed++;
+      }
     }
     return data;
   }

@@ -36,7 +36,7 @@ import { SimStats } from "./stats.ts";
 import { expectedValues } from "./values.ts";
 import { variantHooks } from "./variants.ts";
 import type { Workload } from "./workload.ts";
-import { workloadFor } from "./workloadFor.ts";
+import { withActors, workloadFor } from "./workloadFor.ts";
 
 /** How a run ended. */
 export interface SimResult {
@@ -87,6 +87,8 @@ export class Simulation implements SimCluster {
   readonly injected = new Map<string, Set<string>>();
   /** Error texts injected into fetches, per fetched key. */
   readonly injectedFetch = new Map<string, Set<string>>();
+  /** The workers each actor was held on (its task ran there), per actor key. */
+  readonly actorHomes = new Map<string, Set<string>>();
   /** `compute` until the client has everything, then `release`. */
   phase: "compute" | "release" = "compute";
 
@@ -101,8 +103,17 @@ export class Simulation implements SimCluster {
     this.customHooks = resolved.hooks !== null;
     this.timing = o.timing ?? false;
     const root = SimRng.forSeed(this.options.seed);
-    this.workload = workloadFor(this.options, root.fork(1));
+    const graph = workloadFor(this.options, root.fork(1));
     this.rng = root.fork(2);
+    // The client's streams, then the actors' (forked last: the streams before it are
+    // what they always were).
+    const clientRngs = [3, 4, 5, 6, 7, 8, 9].map((salt) => root.fork(salt));
+    const actorRng = root.fork(10);
+    this.workload =
+      this.options.workload === "scatter"
+        ? graph
+        : withActors(graph, this.options.actors, actorRng);
+    for (const t of this.workload.tasks) if (t.actor === true) this.stats.actors.actors++;
     this.net = new Network(this.queue, this.rng, this.options.latency, this.options.bandwidth);
     this.scheduler = new SimScheduler(this, (msg) => this.client.receive(msg));
     const queue = this.queue;
@@ -124,13 +135,13 @@ export class Simulation implements SimCluster {
       this,
       this.scheduler,
       this.workload,
-      root.fork(3),
-      root.fork(4),
-      root.fork(5),
-      root.fork(6),
-      root.fork(7),
-      root.fork(8),
-      root.fork(9),
+      clientRngs[0],
+      clientRngs[1],
+      clientRngs[2],
+      clientRngs[3],
+      clientRngs[4],
+      clientRngs[5],
+      clientRngs[6],
     );
   }
 
@@ -164,6 +175,10 @@ export class Simulation implements SimCluster {
 
   injectedFetchError(key: string, text: string): void {
     addText(this.injectedFetch, key, text);
+  }
+
+  actorHeld(key: string, address: string): void {
+    addText(this.actorHomes, key, address);
   }
 
   // ----------------------------------------------------------------- workers
@@ -293,7 +308,8 @@ export class Simulation implements SimCluster {
     return false;
   }
 
-  private checkInput(): CheckInput {
+  /** What the checks read of this run. */
+  checkInput(): CheckInput {
     const index = new Map<string, number>();
     for (let i = 0; i < this.workload.tasks.length; i++) index.set(this.workload.tasks[i].key, i);
     return {
@@ -308,6 +324,8 @@ export class Simulation implements SimCluster {
       allowedFailures: this.options.allowedFailures,
       scatter: this.scatter,
       counts: this.stats.scatter,
+      actorHomes: this.actorHomes,
+      actorCounts: this.stats.actors,
     };
   }
 

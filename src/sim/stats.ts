@@ -94,6 +94,32 @@ export function emptyReplicateCounts(): Record<ReplicateCount, number> {
   return zeroCounts(REPLICATE_COUNTS);
 }
 
+/**
+ * What the actors of a run met (all zero when it has none), in the order they
+ * are reported: `actors`, actor tasks in the workload; `actorRuns`, actor tasks
+ * run to completion (reruns included); `handlesServed`, handles a worker's
+ * `get_data` gave a peer in place of an actor; `handleInputs`, tasks run with a
+ * fetched handle as an input; `localInputs`, tasks run with an actor held on
+ * their own worker as an input; `actorsLost`, wanted keys accepted as erred
+ * because the worker holding an actor they are or need was lost.
+ */
+export const ACTOR_COUNTS = [
+  "actors",
+  "actorRuns",
+  "handlesServed",
+  "handleInputs",
+  "localInputs",
+  "actorsLost",
+] as const;
+
+/** One actor counter. */
+export type ActorCount = (typeof ACTOR_COUNTS)[number];
+
+/** A fresh set of actor counters, all zero. */
+export function emptyActorCounts(): Record<ActorCount, number> {
+  return zeroCounts(ACTOR_COUNTS);
+}
+
 /** What a run counted. */
 export class SimStats {
   /** Events the event queue fired. */
@@ -122,4 +148,6 @@ export class SimStats {
   readonly scatter: Record<ScatterCount, number> = emptyScatterCounts();
   /** What the `scatter` workload's `replicate` requests met (see {@link REPLICATE_COUNTS}). */
   readonly replicate: Record<ReplicateCount, number> = emptyReplicateCounts();
+  /** What the actors met (see {@link ACTOR_COUNTS}). */
+  readonly actors: Record<ActorCount, number> = emptyActorCounts();
 }

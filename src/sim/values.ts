@@ -21,6 +21,30 @@ export class SimValue {
   ) {}
 }
 
+/**
+ * What a peer gets for an actor (Dask's `Actor`, weft's `ActorRef`): the actor
+ * stays on the worker that ran it, in its state machine's `actors`, and what a
+ * peer's `get_data` answers, and a worker holding it keeps in its `data`, is a
+ * handle naming the key and that worker. A task given the handle computes from
+ * the number the actor holds, as a real task would read it through the handle,
+ * so its dependents' values are checked as any others.
+ */
+export class SimActorRef {
+  constructor(
+    /** The actor task's key. */
+    readonly key: string,
+    /** The worker the actor lives on (the one that answered `get_data`). */
+    readonly address: string,
+    /** The actor's number, as read through the handle. */
+    readonly v: number,
+  ) {}
+
+  /** A handle is small, whatever the actor holds. */
+  get nbytes(): number {
+    return 64;
+  }
+}
+
 /** How long a task runs and how big its result is: the first argument of every simulated task. */
 export interface TaskParams {
   /** Mean compute time, virtual seconds. */

@@ -29,6 +29,11 @@ export interface SimTask {
    * computation would give) to workers before it submits the graph.
    */
   readonly scattered?: boolean;
+  /**
+   * An actor (Dask's `actor=True`): its result stays on the worker that ran it,
+   * and peers get a handle to it (see `SimActorRef`).
+   */
+  readonly actor?: boolean;
 }
 
 /** A task graph and the keys the client asks for. */

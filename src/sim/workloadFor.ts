@@ -61,3 +61,20 @@ export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
       return chainGraph(size);
   }
 }
+
+/**
+ * `w` with each of its tasks an actor with chance `share` (none of the
+ * scattered ones, whose values are data), drawn from `rng`, a stream of the
+ * actors' own: the graph and every other draw of the run stay as they were.
+ * A share of 0 draws nothing and gives `w` itself.
+ */
+export function withActors(w: Workload, share: number, rng: SimRng): Workload {
+  if (share === 0) return w;
+  let marked = 0;
+  const tasks = w.tasks.map((t) => {
+    if (!rng.chance(share) || t.scattered === true) return t;
+    marked++;
+    return { ...t, actor: true };
+  });
+  return marked === 0 ? w : { ...w, tasks };
+}

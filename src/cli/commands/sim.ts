@@ -47,6 +47,7 @@ interface SimCliOptions {
   readonly fireAndForget?: number;
   readonly restart?: number;
   readonly restartWorker?: number;
+  readonly actors?: number;
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
@@ -103,6 +104,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     fireAndForget: o.fireAndForget,
     restart: o.restart,
     restartWorker: o.restartWorker,
+    actors: o.actors,
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
@@ -182,6 +184,11 @@ export function simCommand(ctx: CliContext): Command {
     .option(
       "--restart-worker <share>",
       "the share of runs whose client restarts one worker while the work goes on (not the scatter workload; default 0.05)",
+      share,
+    )
+    .option(
+      "--actors <share>",
+      "the share of the workload's tasks that are actors, whose object stays on the worker that ran it (not the scatter workload; default 0, the runs as they were before actors came)",
       share,
     )
     .option("--faults <spec>", "which faults, and their rates", "all")
