@@ -1,0 +1,159 @@
+/**
+ * Actors in the simulator (`--actors`): a share of the workload's tasks are
+ * actors, whose object stays on the worker that ran it, in its state
+ * machine's `actors`, while peers fetch a handle to it (`SimActorRef`). The
+ * checks accept an actor, or what needs it, erred with `ACTOR_LOST` only when
+ * a worker the actor was held on died or was removed; with the share at 0
+ * nothing is drawn and the runs are those they were before actors came.
+ */
+
+import { describe, expect, test } from "vitest";
+import { ACTOR_LOST } from "../scheduler/state/transitions.ts";
+import { type CheckInput, checkOutcomes, checkReplicas } from "./checks.ts";
+import { resolveSimOptions } from "./options.ts";
+import { formatFailure } from "./report.ts";
+import { SimRng } from "./rng.ts";
+import { Simulation, simulate } from "./simulation.ts";
+import { emptyActorCounts } from "./stats.ts";
+import { SimActorRef, SimValue } from "./values.ts";
+import { withActors, workloadFor } from "./workloadFor.ts";
+
+const LOST_TEXT = `RuntimeError: ${ACTOR_LOST}`;
+
+/** A run's check input with its actor homes replaced, and fresh actor counters. */
+function withHomes(x: CheckInput, homes: ReadonlyMap<string, ReadonlySet<string>>): CheckInput {
+  return { ...x, actorHomes: homes, actorCounts: emptyActorCounts() };
+}
+
+/** Runs (ok) of the `random` workload with actors, one of whose wanted keys erred for a lost actor. */
+function runWithLostActor(): { sim: Simulation; key: string; blame: string } {
+  for (let seed = 1; seed <= 60; seed++) {
+    const sim = new Simulation({ seed, actors: 0.3, releasePhase: false });
+    const r = sim.run();
+    expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
+    for (const [key, err] of sim.client.errors) {
+      if (err.exceptionText === LOST_TEXT) return { sim, key, blame: err.blame };
+    }
+  }
+  throw new Error("no run in seeds 1..60 lost an actor");
+}
+
+describe("actors", () => {
+  test("seeds with actors run clean, every actor path taken", () => {
+    const totals = emptyActorCounts();
+    for (const [workload, from] of [
+      ["random", 1],
+      ["mix", 1],
+      ["pinned", 1],
+    ] as const) {
+      for (let seed = from; seed < from + 25; seed++) {
+        const r = simulate({ seed, workload, actors: 0.3 });
+        expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
+        for (const [k, n] of Object.entries(r.stats.actors)) totals[k as keyof typeof totals] += n;
+      }
+    }
+    for (const [k, n] of Object.entries(totals)) expect(n, `actors: ${k}`).toBeGreaterThan(0);
+  });
+
+  test("a lost actor is accepted only when a worker it was held on died or was removed", () => {
+    const { sim, key, blame } = runWithLostActor();
+    const x = sim.checkInput();
+    const homes = x.actorHomes.get(blame);
+    expect(homes).toBeDefined();
+    expect(
+      [...(homes ?? [])].some(
+        (a) => sim.workers.get(a)?.alive !== true || !sim.scheduler.state.workers.has(a),
+      ),
+    ).toBe(true);
+    // As the run was: accepted, and counted.
+    const asRun = withHomes(x, new Map(x.actorHomes));
+    checkOutcomes(asRun);
+    expect(asRun.actorCounts.actorsLost).toBeGreaterThan(0);
+    // Had the actor lived only on workers still up and registered, the same error is a failure.
+    const live = [...sim.scheduler.state.workers.keys()].filter((a) => sim.workers.get(a)?.alive);
+    expect(live.length).toBeGreaterThan(0);
+    const stayed = new Map(x.actorHomes);
+    stayed.set(blame, new Set(live));
+    expect(() => checkOutcomes(withHomes(x, stayed))).toThrow(
+      new RegExp(`${key} erred with an error the simulation did not inject`),
+    );
+    // And an actor that never ran anywhere cannot have been lost either.
+    const never = new Map(x.actorHomes);
+    never.delete(blame);
+    expect(() => checkOutcomes(withHomes(x, never))).toThrow(/did not inject/);
+  });
+
+  test("the error is accepted only as the scheduler gives it: blamed on an actor", () => {
+    const { sim, blame } = runWithLostActor();
+    const x = sim.checkInput();
+    const i = x.index.get(blame) as number;
+    const tasks = x.workload.tasks.map((t, j) => (j === i ? { ...t, actor: false } : t));
+    expect(() => checkOutcomes({ ...x, workload: { ...x.workload, tasks } })).toThrow(
+      /did not inject/,
+    );
+  });
+
+  test("the replica check: an actor's object only in actors, a handle elsewhere naming a worker it was held on", () => {
+    let found: { sim: Simulation; key: string; holder: string } | null = null;
+    for (let seed = 1; seed <= 60 && found === null; seed++) {
+      const sim = new Simulation({ seed, actors: 0.3, releasePhase: false });
+      expect(sim.run().ok).toBe(true);
+      for (const w of sim.workers.values()) {
+        if (!w.alive) continue;
+        for (const key of w.state.data.keys()) {
+          if (w.state.data.get(key) instanceof SimActorRef) found = { sim, key, holder: w.address };
+        }
+      }
+    }
+    if (found === null)
+      throw new Error("no run in seeds 1..60 ended with a handle in a worker's data");
+    const { sim, key, holder } = found;
+    const x = sim.checkInput();
+    checkReplicas(x);
+    const data = sim.workers.get(holder)?.state.data;
+    const handle = data?.get(key) as SimActorRef;
+    // A handle naming a worker the actor never lived on.
+    const nowhere = new Map(x.actorHomes);
+    nowhere.set(key, new Set(["tcp://10.9.9.9:1"]));
+    expect(() => checkReplicas(withHomes(x, nowhere))).toThrow(/expected a handle to the actor/);
+    // The actor's object in data, where only a handle may be.
+    data?.set(key, new SimValue(key, handle.v, 8));
+    expect(() => checkReplicas(x)).toThrow(/expected a handle to the actor/);
+    // A handle with another number.
+    data?.set(key, new SimActorRef(key, handle.address, (handle.v + 1) >>> 0));
+    expect(() => checkReplicas(x)).toThrow(/expected a handle to the actor/);
+    data?.set(key, handle);
+    checkReplicas(x);
+  });
+
+  test("with the share at 0 nothing is drawn; else the graph is the same, some tasks marked", () => {
+    expect(resolveSimOptions({ seed: 1 }).actors).toBe(0);
+    expect(() => resolveSimOptions({ seed: 1, actors: 1.5 })).toThrow(/actors/);
+    const o = resolveSimOptions({ seed: 3, workload: "mix" });
+    const w = workloadFor(o, new SimRng(9));
+    const rng = new SimRng(5);
+    expect(withActors(w, 0, rng)).toBe(w);
+    expect(rng.next32()).toBe(new SimRng(5).next32());
+    const marked = withActors(w, 0.5, new SimRng(5));
+    const plain = (t: object) => ({ ...t, actor: undefined });
+    expect(marked.tasks.map(plain)).toEqual(w.tasks.map(plain));
+    expect(marked.wanted).toEqual(w.wanted);
+    expect(marked.tasks.some((t) => t.actor === true)).toBe(true);
+    // The scatter workload has none; the replay line gives the share.
+    expect(new Simulation({ seed: 1, workload: "scatter", actors: 1 }).stats.actors.actors).toBe(0);
+    expect(simulate({ seed: 1, actors: 0.2 }).command).toContain("--actors 0.2");
+    expect(simulate({ seed: 1 }).command).not.toContain("--actors");
+  });
+
+  // Worker state machine (and Dask's): a worker fetching an actor's handle for a
+  // task the scheduler then frees (the actor's worker was lost) is asked to compute
+  // the actor itself. The compute-task marks the key an actor and resumes the
+  // fetch: validateTaskFlight fails ("key in actors"), and without validation the
+  // fetched handle becomes the actor's object on that worker. Not fixed (src/worker,
+  // docs/sim.md); when it is, this test fails: make it a plain test, and think of
+  // giving --actors a default above 0.
+  test.fails("seed 132 --actors 0.2: compute-task of an actor whose handle is in flight (open worker bug)", () => {
+    const r = simulate({ seed: 132, actors: 0.2 });
+    expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
+  });
+});
