@@ -306,6 +306,7 @@ function fakeScatterer(
     memoryLimit: null,
     memory: null,
     nanny: false,
+    actors: 0,
   }));
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
   /** The calls to hanging workers, failed when their connection is removed. */

@@ -265,6 +265,8 @@ export interface WorkerIdentity {
   readonly memory: number | null;
   /** A nanny starts another in its place when it is restarted (`weft worker --nanny`, a `LocalCluster`'s). */
   readonly nanny: boolean;
+  /** The actors living on it, or being made there (Dask's `WorkerState.actors`). */
+  readonly actors: number;
 }
 
 /**

@@ -136,6 +136,7 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
           memoryLimit: ws.memoryLimit,
           memory: ws.memory,
           nanny: ws.nanny,
+          actors: ws.actors.size,
         });
       }
       return out;

@@ -342,6 +342,7 @@ describe("Scheduler server", () => {
         memoryLimit: null,
         memory: null,
         nanny: false,
+        actors: 0,
       },
     ]);
     const r4 = await c.waitFor((m) => m.requestId === 4);

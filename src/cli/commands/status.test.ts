@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { closeTestClusters, eventually, testCluster } from "../../client/testCluster.ts";
-import { bytes, inc } from "../../client/testTasks.ts";
+import { bytes, counter, inc } from "../../client/testTasks.ts";
 import { runWeft } from "../testContext.ts";
 
 afterEach(closeTestClusters);
@@ -28,6 +28,18 @@ describe("weft status", () => {
     expect(status.workers).toHaveLength(2);
     expect(status.datasets).toEqual(["results"]);
     expect(status.counters).toMatchObject({ tasks: 1, workers: 2, clients: 2 });
+  });
+
+  it("shows the actors each worker holds, when some worker holds one", async () => {
+    const { cluster, client } = await testCluster();
+    const handle = await client.submitWith({ actor: true }, counter).result();
+    const r = await runWeft(["status", cluster.address]);
+    const lines = r.out.split("\n");
+    expect(lines[1]).toMatch(/ bytes +actors$/);
+    expect(lines.find((l) => l.startsWith(handle.address))).toMatch(/ 1$/);
+    expect(lines.find((l) => l.startsWith("inproc") && !l.startsWith(handle.address))).toMatch(
+      / 0$/,
+    );
   });
 
   it("shows what workers with a memory limit spilled, as their heartbeats said", async () => {

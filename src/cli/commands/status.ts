@@ -102,6 +102,8 @@ export function formatStatus(status: ClusterStatus): string {
     const limited = workers.some((w) => w.memoryLimit !== null || w.spilled !== null);
     // Whether each worker has a nanny (restartable), only when some has one.
     const nannies = workers.some((w) => w.nanny === true);
+    // The actors each holds, only when some worker has one.
+    const actors = workers.some((w) => (w.actors ?? 0) > 0);
     const rows = [
       [
         "worker",
@@ -111,6 +113,7 @@ export function formatStatus(status: ClusterStatus): string {
         "processing",
         "keys",
         "bytes",
+        ...(actors ? ["actors"] : []),
         ...(limited ? ["memory", "limit", "spilled"] : []),
       ],
       ...workers.map((w) => [
@@ -121,6 +124,7 @@ export function formatStatus(status: ClusterStatus): string {
         String(w.processing),
         String(w.keys),
         formatBytes(w.nbytes),
+        ...(actors ? [String(w.actors ?? 0)] : []),
         ...(limited
           ? [
               w.memory === null ? "-" : formatBytes(w.memory),
