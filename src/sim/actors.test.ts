@@ -8,9 +8,11 @@
  */
 
 import { describe, expect, test } from "vitest";
+import { ACTOR_STAYS } from "../scheduler/state/replicate.ts";
 import { ACTOR_LOST } from "../scheduler/state/transitions.ts";
 import { type CheckInput, checkOutcomes, checkReplicas } from "./checks.ts";
 import { resolveSimOptions } from "./options.ts";
+import { failureKind } from "./replicateLedger.ts";
 import { formatFailure } from "./report.ts";
 import { SimRng } from "./rng.ts";
 import { Simulation, simulate } from "./simulation.ts";
@@ -53,6 +55,20 @@ describe("actors", () => {
       }
     }
     for (const [k, n] of Object.entries(totals)) expect(n, `actors: ${k}`).toBeGreaterThan(0);
+  });
+
+  test("scatter runs with actors: replicate, rebalance and retire leave actors where they live", () => {
+    let failedActor = 0;
+    let retireFailed = 0;
+    for (let seed = 21; seed < 41; seed++) {
+      const r = simulate({ seed, workload: "scatter", actors: 0.3, replicate: 1, retire: 0.5 });
+      expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
+      failedActor += r.stats.replicate.failedActor;
+      retireFailed += r.stats.replicate.retireFailed;
+    }
+    expect(failedActor).toBeGreaterThan(0);
+    expect(retireFailed).toBeGreaterThan(0);
+    expect(failureKind(ACTOR_STAYS)).toBe("actor");
   });
 
   test("a lost actor is accepted only when a worker it was held on died or was removed", () => {
@@ -139,8 +155,9 @@ describe("actors", () => {
     expect(marked.tasks.map(plain)).toEqual(w.tasks.map(plain));
     expect(marked.wanted).toEqual(w.wanted);
     expect(marked.tasks.some((t) => t.actor === true)).toBe(true);
-    // The scatter workload has none; the replay line gives the share.
-    expect(new Simulation({ seed: 1, workload: "scatter", actors: 1 }).stats.actors.actors).toBe(0);
+    // Scattered data is never an actor; the replay line gives the share.
+    const scatter = new Simulation({ seed: 1, workload: "scatter", actors: 1 }).workload;
+    for (const t of scatter.tasks) expect(t.actor === true).toBe(t.scattered !== true);
     expect(simulate({ seed: 1, actors: 0.2 }).command).toContain("--actors 0.2");
     expect(simulate({ seed: 1 }).command).not.toContain("--actors");
   });

@@ -136,7 +136,7 @@ export interface SimOptions {
    * a wanted actor whose worker is lost errs). Each task is one with this
    * chance, drawn from a random stream of its own, so that the graph is the
    * same whatever the share, and a share of 0 draws nothing: the runs are
-   * those they were before actors came. Not in the `scatter` workload. 0 to 1;
+   * those they were before actors came. Scattered data is never one. 0 to 1;
    * default 0 (with actors, about one run in a hundred meets a worker state
    * machine bug: docs/sim.md).
    */

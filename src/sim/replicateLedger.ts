@@ -34,6 +34,7 @@ import type {
   WorkersRetiredMsg,
 } from "../protocol/messagesClient.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
+import { ACTOR_STAYS } from "../scheduler/state/replicate.ts";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
 import { namesWorker } from "../util/address.ts";
 import { SimFailure } from "./failure.ts";
@@ -46,7 +47,8 @@ export type ReplicateFailureKind =
   | "noWorker"
   | "targetLeft"
   | "fetchFailed"
-  | "keyLost";
+  | "keyLost"
+  | "actor";
 
 /** The counter of each kind of failure an answer gives. */
 const FAILED_COUNT: Readonly<Record<ReplicateFailureKind, ReplicateCount>> = {
@@ -55,6 +57,7 @@ const FAILED_COUNT: Readonly<Record<ReplicateFailureKind, ReplicateCount>> = {
   targetLeft: "failedTargetLeft",
   fetchFailed: "failedFetch",
   keyLost: "failedKeyLost",
+  actor: "failedActor",
 };
 
 /**
@@ -67,6 +70,7 @@ export function failureKind(reason: string): ReplicateFailureKind | null {
   if (/ left before it had a copy$/.test(reason)) return "targetLeft";
   if (/ could not fetch it: /.test(reason)) return "fetchFailed";
   if (reason === "its result was released or lost meanwhile") return "keyLost";
+  if (reason === ACTOR_STAYS) return "actor";
   return null;
 }
 
@@ -79,6 +83,7 @@ const RETIRE_FAILURES: readonly RegExp[] = [
   /^it left before its data was moved$/,
   /^it is being retired already$/,
   /^no connected worker matches it$/,
+  /^it holds actor \S+, which cannot be moved$/,
 ];
 
 /** One key of a request: its copies, followed. */
@@ -86,6 +91,8 @@ export interface CopyRecord {
   readonly key: string;
   /** The key was in memory when the scheduler handled the request. */
   readonly inMemory: boolean;
+  /** The key is an actor: never copied, moved nor trimmed (`ACTOR_STAYS`). */
+  readonly actor: boolean;
   /** Its holders among the allowed workers then (those it dropped included). */
   readonly holders: Set<string>;
   /** The workers asked to fetch a copy. */
@@ -193,18 +200,28 @@ export class ReplicateLedger {
    */
   beforeSchedulerStimulus(): void {
     this.heldBefore = null;
+    this.actorsBefore = null;
     if (this.retirements.size === 0) return;
     const held = new Map<string, Map<string, number>>();
+    const actors = new Map<string, string[]>();
     for (const ws of this.scheduler.workers.values()) {
       const keys = new Map<string, number>();
       for (const ts of ws.hasWhat) keys.set(ts.key, ts.whoHas.size);
       held.set(ws.address, keys);
+      if (ws.actors.size > 0)
+        actors.set(
+          ws.address,
+          [...ws.actors].map((ts) => ts.key),
+        );
     }
     this.heldBefore = held;
+    this.actorsBefore = actors;
   }
 
   /** What {@link beforeSchedulerStimulus} noted: worker → key → its number of holders. */
   private heldBefore: Map<string, Map<string, number>> | null = null;
+  /** What {@link beforeSchedulerStimulus} noted: worker → the actors running or living there. */
+  private actorsBefore: Map<string, string[]> | null = null;
 
   /**
    * Check each `close-worker` of a retirement in `out`: the scheduler no
@@ -223,6 +240,8 @@ export class ReplicateLedger {
         new SimFailure("lost", `the scheduler retired ${address} (${m.msg.stimulusId}) ${why}`);
       if (r === undefined) throw bad("for no retire-workers of the client");
       if (s.workers.has(address)) throw bad("but still lists it");
+      const actors = this.actorsBefore?.get(address) ?? [];
+      if (actors.length > 0) throw bad(`while actors ran or lived on it (${actors.join(", ")})`);
       r.closed.add(address);
       this.workerRemoved(address);
       for (const [key, holders] of this.heldBefore?.get(address) ?? []) {
@@ -422,10 +441,13 @@ export class ReplicateLedger {
     const known = r.copies.get(key);
     if (known !== undefined) return known;
     const s = this.scheduler;
-    const inMemory = s.tasks.get(key)?.state === "memory";
+    const ts = s.tasks.get(key);
+    const inMemory = ts?.state === "memory";
+    const actor = ts?.actor === true;
     const c: CopyRecord = {
       key,
       inMemory,
+      actor,
       holders: new Set([...holdersOf(s, key)].filter((a) => r.allowed.has(a))),
       targets: new Set(),
       arrived: new Set(),
@@ -435,6 +457,7 @@ export class ReplicateLedger {
       why: new Set(),
     };
     if (!inMemory) c.why.add("notInMemory");
+    else if (actor) c.why.add("actor");
     else if (r.allowed.size === 0) c.why.add("noWorker");
     r.copies.set(key, c);
     return c;
@@ -451,7 +474,7 @@ export class ReplicateLedger {
     for (const c of r.copies.values()) this.checkDrops(r, c, want(r.allowed.size));
     for (const c of r.copies.values()) {
       const bad = [...c.targets].filter((t) => !r.allowed.has(t) || c.holders.has(t));
-      const need = c.inMemory ? Math.max(0, want(r.allowed.size) - c.holders.size) : 0;
+      const need = c.inMemory && !c.actor ? Math.max(0, want(r.allowed.size) - c.holders.size) : 0;
       if (bad.length > 0 || c.targets.size !== need) {
         throw new SimFailure(
           "lost",
@@ -487,13 +510,15 @@ export class ReplicateLedger {
       if (c.targets.size === 0) continue;
       const why = !c.inMemory
         ? "it is not in memory"
-        : c.targets.size > 1
-          ? `it goes to ${c.targets.size} workers`
-          : [...c.targets].some((t) => !r.allowed.has(t) || c.holders.has(t))
-            ? "the taker is not allowed, not running or already holds it"
-            : [...c.targets].some((t) => (held.get(t) as number) >= mean)
-              ? `the taker held ${held.get([...c.targets][0])} bytes, not below the mean ${mean}`
-              : null;
+        : c.actor
+          ? "it is an actor, which stays where it lives"
+          : c.targets.size > 1
+            ? `it goes to ${c.targets.size} workers`
+            : [...c.targets].some((t) => !r.allowed.has(t) || c.holders.has(t))
+              ? "the taker is not allowed, not running or already holds it"
+              : [...c.targets].some((t) => (held.get(t) as number) >= mean)
+                ? `the taker held ${held.get([...c.targets][0])} bytes, not below the mean ${mean}`
+                : null;
       if (why !== null) {
         throw new SimFailure(
           "lost",
@@ -564,6 +589,7 @@ export class ReplicateLedger {
           `dropped the copies on ${[...c.dropped].join(", ") || "none"}: ${why}`,
       );
     const left = [...c.holders].filter((a) => !c.dropped.has(a));
+    if (c.actor && c.dropped.size > 0) throw bad("it is an actor, whose copies are never trimmed");
     for (const a of c.dropped) {
       if (holdersOf(s, c.key).has(a)) throw bad(`the scheduler still lists ${a}`);
       if (runsDependent(a)) throw bad(`${a} runs a task that needs it`);

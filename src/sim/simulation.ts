@@ -109,10 +109,7 @@ export class Simulation implements SimCluster {
     // what they always were).
     const clientRngs = [3, 4, 5, 6, 7, 8, 9].map((salt) => root.fork(salt));
     const actorRng = root.fork(10);
-    this.workload =
-      this.options.workload === "scatter"
-        ? graph
-        : withActors(graph, this.options.actors, actorRng);
+    this.workload = withActors(graph, this.options.actors, actorRng);
     for (const t of this.workload.tasks) if (t.actor === true) this.stats.actors.actors++;
     this.net = new Network(this.queue, this.rng, this.options.latency, this.options.bandwidth);
     this.scheduler = new SimScheduler(this, (msg) => this.client.receive(msg));

@@ -58,7 +58,8 @@ export function emptyScatterCounts(): Record<ScatterCount, number> {
  * failures the answers gave, by kind of reason: `failedNotInMemory` (a key not in
  * memory when asked), `failedNoWorker` (no allowed worker running),
  * `failedTargetLeft` (a worker asked for a copy left first), `failedFetch` (it
- * could not fetch the copy), `failedKeyLost` (the key left memory meanwhile); and
+ * could not fetch the copy), `failedKeyLost` (the key left memory meanwhile),
+ * `failedActor` (the key is an actor, which stays where it lives); and
  * the races the workload is there for: `targetDied` (a worker died with copies to
  * fetch), `holderDied` (a holder of a key died while copies of it were on their
  * way), `releasedWhileCopying` (the scheduler took the client's release of a key
@@ -80,6 +81,7 @@ export const REPLICATE_COUNTS = [
   "failedTargetLeft",
   "failedFetch",
   "failedKeyLost",
+  "failedActor",
   "targetDied",
   "holderDied",
   "releasedWhileCopying",
