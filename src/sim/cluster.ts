@@ -60,6 +60,8 @@ export interface SimCluster {
   injectedError(key: string, text: string): void;
   /** Note an error message the simulation made a fetch of `key` from a peer fail with. */
   injectedFetchError(key: string, text: string): void;
+  /** True if task `key` of the workload is an actor. */
+  isActor(key: string): boolean;
   /** Note that the worker at `address` holds the actor `key` (its task ran there). */
   actorHeld(key: string, address: string): void;
 }

@@ -223,9 +223,36 @@ export class SimWorker {
         );
         return;
       }
+      case "TaskFinishedMsg":
+        this.checkActorFinished(inst.key, ev);
+        this.c.toScheduler(this.address, messageForInstruction(inst, [ev]));
+        return;
       default:
         this.c.toScheduler(this.address, messageForInstruction(inst, [ev]));
     }
+  }
+
+  /**
+   * A worker reporting an actor finished must hold its object: the scheduler
+   * takes it for the worker the actor lives on, and peers then fetch handles
+   * naming it. A handle fetched from a peer, or no object at all, would send
+   * every call through them to a worker without the actor.
+   */
+  private checkActorFinished(key: string, ev: StateMachineEvent): void {
+    if (!this.c.isActor(key)) return;
+    const v = this.state.actors.get(key);
+    if (v instanceof SimValue) return;
+    const held = this.state.data.get(key);
+    const what =
+      held instanceof SimActorRef
+        ? `only a handle to it on ${held.address}, fetched from a peer, in its data`
+        : v instanceof SimActorRef
+          ? `a handle to it on ${v.address}, fetched from a peer, as its object`
+          : "no object for it";
+    throw new SimFailure(
+      "wrong-value",
+      `worker ${this.address} reports actor ${key} finished after ${ev.cls} (${ev.stimulusId}), holding ${what}: the scheduler takes it for the worker the actor lives on`,
+    );
   }
 
   // ------------------------------------------------------------------ execute

@@ -89,6 +89,8 @@ export class Simulation implements SimCluster {
   readonly injectedFetch = new Map<string, Set<string>>();
   /** The workers each actor was held on (its task ran there), per actor key. */
   readonly actorHomes = new Map<string, Set<string>>();
+  /** The workload's actor tasks, by key. */
+  private readonly actorKeys = new Set<string>();
   /** `compute` until the client has everything, then `release`. */
   phase: "compute" | "release" = "compute";
 
@@ -110,7 +112,8 @@ export class Simulation implements SimCluster {
     const clientRngs = [3, 4, 5, 6, 7, 8, 9].map((salt) => root.fork(salt));
     const actorRng = root.fork(10);
     this.workload = withActors(graph, this.options.actors, actorRng);
-    for (const t of this.workload.tasks) if (t.actor === true) this.stats.actors.actors++;
+    for (const t of this.workload.tasks) if (t.actor === true) this.actorKeys.add(t.key);
+    this.stats.actors.actors = this.actorKeys.size;
     this.net = new Network(this.queue, this.rng, this.options.latency, this.options.bandwidth);
     this.scheduler = new SimScheduler(this, (msg) => this.client.receive(msg));
     const queue = this.queue;
@@ -172,6 +175,10 @@ export class Simulation implements SimCluster {
 
   injectedFetchError(key: string, text: string): void {
     addText(this.injectedFetch, key, text);
+  }
+
+  isActor(key: string): boolean {
+    return this.actorKeys.has(key);
   }
 
   actorHeld(key: string, address: string): void {
