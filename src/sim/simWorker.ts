@@ -246,9 +246,11 @@ export class SimWorker {
     const what =
       held instanceof SimActorRef
         ? `only a handle to it on ${held.address}, fetched from a peer, in its data`
-        : v instanceof SimActorRef
-          ? `a handle to it on ${v.address}, fetched from a peer, as its object`
-          : "no object for it";
+        : held instanceof SimValue
+          ? "its object in its data, not its actors (peers would get copies, not handles)"
+          : v instanceof SimActorRef
+            ? `a handle to it on ${v.address}, fetched from a peer, as its object`
+            : "no object for it";
     throw new SimFailure(
       "wrong-value",
       `worker ${this.address} reports actor ${key} finished after ${ev.cls} (${ev.stimulusId}), holding ${what}: the scheduler takes it for the worker the actor lives on`,
