@@ -7,11 +7,13 @@
  * nothing is drawn and the runs are those they were before actors came.
  */
 
+import { createHash } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import { ACTOR_STAYS } from "../scheduler/state/replicate.ts";
 import { ACTOR_LOST } from "../scheduler/state/transitions.ts";
 import { type CheckInput, checkOutcomes, checkReplicas } from "./checks.ts";
 import { resolveSimOptions } from "./options.ts";
+import { replayFields } from "./replayFields.ts";
 import { failureKind } from "./replicateLedger.ts";
 import { formatFailure } from "./report.ts";
 import { SimRng } from "./rng.ts";
@@ -140,6 +142,21 @@ describe("actors", () => {
     expect(() => checkReplicas(x)).toThrow(/expected a handle to the actor/);
     data?.set(key, handle);
     checkReplicas(x);
+  });
+
+  test("with the share at 0 (the default) the runs replay as they did before actors came", () => {
+    // Digests taken with the code before actors (the same runs, event for event).
+    const digest = (workload: "mix" | "scatter"): string => {
+      const h = createHash("sha256");
+      for (let seed = 1; seed <= 12; seed++) {
+        const r = simulate({ seed, workload, tasks: 20, workers: 3 });
+        expect(r.stats.actors.actors).toBe(0);
+        h.update(JSON.stringify(replayFields(r)));
+      }
+      return h.digest("hex").slice(0, 16);
+    };
+    expect(digest("mix")).toBe("d2bfd98421561ef0");
+    expect(digest("scatter")).toBe("8624d789ad78e002");
   });
 
   test("with the share at 0 nothing is drawn; else the graph is the same, some tasks marked", () => {
