@@ -5,6 +5,7 @@
  */
 
 export { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
+export type { CheckInput } from "./checks.ts";
 export type { SimCluster } from "./cluster.ts";
 export { EventQueue } from "./eventQueue.ts";
 export type { FailureKind, SimFailure } from "./failure.ts";
