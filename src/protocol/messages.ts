@@ -39,6 +39,7 @@ export type {
   RestartMsg,
   RestartWorkersMsg,
   RetireWorkersMsg,
+  RetryMsg,
   ScatteredKey,
   SchedulerToClientMessage,
   SchedulerToClientOp,

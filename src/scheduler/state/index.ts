@@ -49,6 +49,7 @@ export type {
   RestartMsg,
   RestartWorkersMsg,
   RetireWorkersMsg,
+  RetryMsg,
   ScatteredKey,
   SchedulerMessage,
   SchedulerToClientMessage,
