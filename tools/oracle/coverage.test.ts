@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -21,7 +21,12 @@ describe("coverageOf", () => {
 
     const tmp = mkdtempSync(join(tmpdir(), "weft-coverage-"));
     writeFileSync(join(tmp, "broken.json"), "{");
-    const broken = coverageOf([tmp]);
+    let broken: ReturnType<typeof coverageOf>;
+    try {
+      broken = coverageOf([tmp]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
     expect(broken.vectors).toBe(0);
     expect(broken.unreadable).toHaveLength(1);
     expect(broken.unreadable[0]).toContain("broken.json");
