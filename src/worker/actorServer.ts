@@ -15,6 +15,7 @@ import { ClonedValue } from "../comm/clonedValue.ts";
 import { type ActorReply, actorAttributeProblem, actorExecuteProblem } from "../protocol/actors.ts";
 import { asWireValue } from "./dataServer.ts";
 import { serializeError } from "./executor.ts";
+import { isAsyncFunction } from "./runTask.ts";
 import type { WorkerState } from "./state/workerState.ts";
 import { runInTask, runInTaskSync, type TaskRuntime } from "./taskContext.ts";
 
@@ -24,8 +25,6 @@ export interface ActorServerHost {
   /** The client of code running on the main thread (`getClient()`). */
   readonly taskClient: () => Promise<unknown>;
 }
-
-const AsyncFunction = (async () => {}).constructor;
 
 /** The context of one method call: `getClient()` works, `secede()` / `rejoin()` do nothing. */
 class ActorCall implements TaskRuntime {
@@ -80,10 +79,9 @@ export class ActorServer {
     );
     const fn = method as (...a: unknown[]) => unknown;
     try {
-      const result =
-        fn instanceof AsyncFunction
-          ? await runInTask(call, () => fn.apply(actor, callArgs))
-          : await runInTaskSync(call, (...a: unknown[]) => fn.apply(actor, a), callArgs);
+      const result = isAsyncFunction(fn)
+        ? await runInTask(call, () => fn.apply(actor, callArgs))
+        : await runInTaskSync(call, (...a: unknown[]) => fn.apply(actor, a), callArgs);
       return { status: "OK", result: asWireValue(result) };
     } catch (err) {
       return this.thrown(err);

@@ -56,7 +56,7 @@ class TaskRun implements TaskRuntime {
 const AsyncFunction = (async () => {}).constructor;
 
 /** True for `async function`s and async arrows (not for functions that merely return promises). */
-function isAsyncFunction(fn: unknown): boolean {
+export function isAsyncFunction(fn: unknown): boolean {
   return fn instanceof AsyncFunction;
 }
 
