@@ -11,6 +11,7 @@
 
 import type { TaskRef, TaskSpec } from "../protocol/messagesTaskSpec.ts";
 import type { Resources, SchedulerToWorkerMessage } from "../protocol/messagesWorker.ts";
+import { ActorHandleGuard, feedGuarded } from "../worker/actorHandleGuard.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "../worker/pauseReasons.ts";
 import { schedulerMessageToEvent } from "../worker/schedulerEvents.ts";
 import {
@@ -51,6 +52,8 @@ function errorText(e: unknown): string {
 export class SimWorker {
   /** The worker state machine. */
   readonly state: WorkerState;
+  /** As the real worker's: see actorHandleGuard.ts. */
+  private readonly actorGuard: ActorHandleGuard;
   /** False once dead: it handles nothing more and its data is gone. */
   alive = true;
   /** Why it is paused: the scheduler (retiring it), the pause fault (its memory), or both. */
@@ -86,6 +89,7 @@ export class SimWorker {
       sizeof: sizeofSimValue,
       typeName: typeNameOf,
     });
+    this.actorGuard = new ActorHandleGuard(this.state);
   }
 
   /** Register with the scheduler and start the heartbeat and find-missing timers. */
@@ -162,6 +166,15 @@ export class SimWorker {
       if (hooked === null) return;
       ev = hooked;
     }
+    // As the real worker's shell does: see actorHandleGuard.ts.
+    feedGuarded(this.actorGuard, [ev], (batch) => {
+      for (const e of batch) if (this.alive) this.feed(e);
+    });
+  }
+
+  /** Feed one event to the state machine and carry out its instructions. */
+  private feed(ev: StateMachineEvent): void {
+    const c = this.c;
     let instructions: Instruction[];
     const t0 = c.timing ? performance.now() : 0;
     try {

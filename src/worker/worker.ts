@@ -32,6 +32,7 @@ import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { ActorHandleGuard, feedGuarded } from "./actorHandleGuard.ts";
 import { ActorServer } from "./actorServer.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
 import { contactAddressFor } from "./contactAddress.ts";
@@ -132,6 +133,8 @@ export class Worker extends BaseWorker {
   private actorExecutorPromise: Promise<Executor> | null = null;
   /** The modules loaded into the executor since it started (task modules, uploads), in order. */
   private readonly loadedModules: string[] = [];
+  /** Keeps a handle to an actor from being taken for the actor (see actorHandleGuard.ts). */
+  private readonly actorGuard = new ActorHandleGuard(this.state);
   /** Serves `actor_execute` and `actor_attribute`. */
   private readonly actorServer: ActorServer;
   /** The last records the worker logged, for `get_logs` (`client.getWorkerLogs`). */
@@ -614,7 +617,8 @@ export class Worker extends BaseWorker {
     )
       return;
     try {
-      super.handleStimuli(stims);
+      // Through the guard: see actorHandleGuard.ts (a handle taken for its actor).
+      feedGuarded(this.actorGuard, stims, (batch) => super.handleStimuli(batch));
     } catch (err) {
       this.logger.fatal(
         { err, stimuli: stims.slice(0, 20).map((s) => s.cls), count: stims.length },
