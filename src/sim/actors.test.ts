@@ -144,12 +144,12 @@ describe("actors", () => {
     checkReplicas(x);
   });
 
-  test("with the share at 0 (the default) the runs replay as they did before actors came", () => {
+  test("with the share at 0 the runs replay as they did before actors came", () => {
     // Digests taken with the code before actors (the same runs, event for event).
     const digest = (workload: "mix" | "scatter"): string => {
       const h = createHash("sha256");
       for (let seed = 1; seed <= 12; seed++) {
-        const r = simulate({ seed, workload, tasks: 20, workers: 3 });
+        const r = simulate({ seed, workload, tasks: 20, workers: 3, actors: 0 });
         expect(r.stats.actors.actors).toBe(0);
         h.update(JSON.stringify(replayFields(r)));
       }
@@ -160,9 +160,9 @@ describe("actors", () => {
   });
 
   test("with the share at 0 nothing is drawn; else the graph is the same, some tasks marked", () => {
-    expect(resolveSimOptions({ seed: 1 }).actors).toBe(0);
+    expect(resolveSimOptions({ seed: 1 }).actors).toBe(0.1);
     expect(() => resolveSimOptions({ seed: 1, actors: 1.5 })).toThrow(/actors/);
-    const o = resolveSimOptions({ seed: 3, workload: "mix" });
+    const o = resolveSimOptions({ seed: 3, workload: "mix", actors: 0 });
     const w = workloadFor(o, new SimRng(9));
     const rng = new SimRng(5);
     expect(withActors(w, 0, rng)).toBe(w);
@@ -177,38 +177,26 @@ describe("actors", () => {
     for (const t of scatter.tasks) expect(t.actor === true).toBe(t.scattered !== true);
     expect(simulate({ seed: 1, actors: 0.2 }).command).toContain("--actors 0.2");
     expect(simulate({ seed: 1 }).command).not.toContain("--actors");
+    expect(simulate({ seed: 1, actors: 0 }).command).toContain("--actors 0");
   });
 
-  // Worker state machine (and Dask's): a worker fetching an actor's handle for a
-  // task the scheduler then frees (the actor's worker was lost) is asked to compute
-  // the actor itself. The compute-task marks the key an actor and resumes the
-  // fetch: validateTaskFlight fails ("key in actors"), and without validation the
-  // fetched handle becomes the actor's object on that worker. Not fixed (src/worker,
-  // docs/sim.md); when it is, this test fails: make it a plain test, and think of
-  // giving --actors a default above 0.
-  // Worker state machine (and Dask's): a worker fetched an actor's handle for a
-  // task, and its add-keys is on its way when the actor's worker is lost; the
-  // scheduler, not knowing of the handle, computes the actor (wanted by no client)
-  // again on that worker. Its compute-task finds the key in memory (the handle) and
-  // answers task-finished at once, as for any task (handleComputeTask, "memory"):
-  // the scheduler takes the handle for the actor. Caught by the shell's check of
-  // what a worker reports finished.
-  test.fails("seed 2751 --workload mix --actors 0.1: a handle reported as the actor (open worker bug)", () => {
+  // A worker asked to compute an actor whose handle it holds, fetches or misses
+  // (the actor's worker was lost, nobody wanted the actor, and the scheduler
+  // computes it again for its waiters, as Dask's does): the seed's state machine,
+  // as Dask's, takes the handle for the actor or drops the actor mark. The
+  // shells' guard (src/worker/actorHandleGuard.ts) prevents it; these runs met
+  // each case.
+  test("seed 2751 --workload mix --actors 0.1: a handle in memory, asked to compute the actor", () => {
     const r = simulate({ seed: 2751, workload: "mix", actors: 0.1 });
     expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
   });
 
-  // Worker state machine (and Dask's): compute-task of an actor for a key the
-  // worker is fetching or misses (`fetch`, `missing`) marks it an actor, then the
-  // transition to waiting goes through released, whose purge drops that mark: the
-  // actor runs as an ordinary task, its object lands in `data`, and peers would
-  // get copies of it rather than handles.
-  test.fails("seed 897 --workload mix --actors 0.1: an actor run as an ordinary task (open worker bug)", () => {
+  test("seed 897 --workload mix --actors 0.1: a key in fetch, asked to compute the actor", () => {
     const r = simulate({ seed: 897, workload: "mix", actors: 0.1 });
     expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
   });
 
-  test.fails("seed 132 --actors 0.2: compute-task of an actor whose handle is in flight (open worker bug)", () => {
+  test("seed 132 --actors 0.2: a handle in flight, asked to compute the actor", () => {
     const r = simulate({ seed: 132, actors: 0.2 });
     expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
   });

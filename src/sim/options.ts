@@ -137,8 +137,7 @@ export interface SimOptions {
    * chance, drawn from a random stream of its own, so that the graph is the
    * same whatever the share, and a share of 0 draws nothing: the runs are
    * those they were before actors came. Scattered data is never one. 0 to 1;
-   * default 0 (with actors, about one run in a hundred meets a worker state
-   * machine bug: docs/sim.md).
+   * default 0.1.
    */
   actors?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
@@ -180,7 +179,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   fireAndForget: 0.15,
   restart: 0.05,
   restartWorker: 0.05,
-  actors: 0,
+  actors: 0.1,
   stallTimeout: 60,
   maxEvents: 5_000_000,
   maxTime: 3_600,

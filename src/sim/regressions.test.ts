@@ -30,11 +30,12 @@ const SOAK_FAULTS = { ...DEFAULT_FAULT_RATES, "fetch-error": 0 };
 const SCATTER: Omit<SimOptions, "seed"> = { workload: "scatter", replicate: 0 };
 
 /**
- * Each seed runs as found: without the client firing and forgetting keys, or
- * restarting the cluster, which came later (its runs that do would be other runs).
+ * Each seed runs as found: without the client firing and forgetting keys,
+ * restarting the cluster, or actors, which came later (its runs that do would
+ * be other runs).
  */
 function expectPasses(options: SimOptions): void {
-  const r = simulate({ fireAndForget: 0, restart: 0, restartWorker: 0, ...options });
+  const r = simulate({ fireAndForget: 0, restart: 0, restartWorker: 0, actors: 0, ...options });
   expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
 }
 
@@ -88,7 +89,7 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   ])(
     "seed $seed (soak profile): a cancelled, done dependency ends released under its waiting dependent",
     ({ dep, ...options }) => {
-      const r = simulate({ workload: "mix", faults: SOAK_FAULTS, ...options });
+      const r = simulate({ workload: "mix", faults: SOAK_FAULTS, actors: 0, ...options });
       expect(r.failure?.kind).toBe("invalid-state");
       expect(r.failure?.message).toMatch(/validateState failed after GatherDepNetworkFailureEvent/);
       expect(r.failure?.message).toContain(`"${dep}","cancelled","released","released"`);

@@ -26,7 +26,8 @@ function answersOf(options: Omit<SimOptions, "hooks">): {
       return m;
     },
   };
-  const sim = new Simulation({ ...options, hooks });
+  // Without actors, which came later, unless asked: the seeds were chosen before.
+  const sim = new Simulation({ actors: 0, ...options, hooks });
   const r = sim.run();
   expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
   return { sim, answers };
@@ -45,7 +46,14 @@ describe("replicate in the scatter workload", () => {
     const digest = (seeds: readonly number[]): string => {
       const h = createHash("sha256");
       for (const seed of seeds) {
-        const r = simulate({ seed, workload: "scatter", tasks: 20, workers: 3, fireAndForget: 0 });
+        const r = simulate({
+          seed,
+          workload: "scatter",
+          tasks: 20,
+          workers: 3,
+          fireAndForget: 0,
+          actors: 0,
+        });
         const s = r.stats;
         expect(s.replicate.requests, `seed ${seed}`).toBe(0);
         h.update(JSON.stringify([...replayFields(r), s.scatter]));
@@ -60,6 +68,7 @@ describe("replicate in the scatter workload", () => {
         workload: "scatter",
         tasks: 20,
         workers: 3,
+        actors: 0,
       }).stats.replicate;
       expect(requests + rebalances).toBeGreaterThan(0);
       const off = simulate({ seed, workload: "scatter", tasks: 20, workers: 3, replicate: 0 });
@@ -67,7 +76,13 @@ describe("replicate in the scatter workload", () => {
       expect(off.command).toContain("--replicate 0");
     }
     // replicateOne, the share of requests for one copy, is named in the replay line.
-    const one = simulate({ seed: 17, workload: "scatter", tasks: 20, replicateOne: 1 });
+    const one = simulate({
+      seed: 17,
+      workload: "scatter",
+      tasks: 20,
+      replicateOne: 1,
+      actors: 0,
+    });
     expect(one.command).toContain("--replicate-one 1");
     expect(one.stats.replicate.requests).toBeGreaterThan(0);
     expect(new Simulation({ seed: 1, workload: "mix" }).replicas).toBeNull();
@@ -162,6 +177,7 @@ describe("replicate in the scatter workload", () => {
         faults: NO_FAULTS,
         replicate: 1,
         retire: 1,
+        actors: 0,
       });
       const r = sim.run();
       expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);

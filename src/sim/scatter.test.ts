@@ -78,6 +78,7 @@ describe("the scatter workload", () => {
           fireAndForget: 0,
           restart: 0,
           restartWorker: 0,
+          actors: 0,
         });
         const s = r.stats;
         expect(Object.values(s.scatter).every((n) => n === 0)).toBe(true);

@@ -188,7 +188,7 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option(
       "--actors <share>",
-      "the share of the workload's tasks that are actors, whose object stays on the worker that ran it (default 0: the runs as they were before actors came)",
+      "the share of the workload's tasks that are actors, whose object stays on the worker that ran it (default 0.1; 0: the runs as they were before actors came)",
       share,
     )
     .option("--faults <spec>", "which faults, and their rates", "all")
