@@ -65,6 +65,8 @@ import { Actor, type ActorHost } from "./actor.ts";
 import {
   type CoordinationRequest,
   Event,
+  HELD_DATASET_PREFIX,
+  type HeldDatasets,
   Lock,
   Queue,
   Semaphore,
@@ -1050,24 +1052,37 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<void> {
     this.checkOpen();
     checkDatasetName("publishDataset", name);
-    const { keys, data } = encodeDataset(value, (f) => {
-      if (f.host !== this) {
-        throw new TypeError(`publishDataset: the future of ${f.key} is of another client`);
-      }
-      if (f.status === "released") {
-        throw new TypeError(`publishDataset: the future of ${f.key} was released`);
-      }
-    });
+    await this.publish("publishDataset", name, value, options.override === true);
+  }
+
+  private async publish(
+    what: string,
+    name: string,
+    value: unknown,
+    override: boolean,
+  ): Promise<void> {
+    const { keys, data } = encodeDataset(
+      value,
+      (f) => {
+        if (f.host !== this) {
+          throw new TypeError(`${what}: the future of ${f.key} is of another client`);
+        }
+        if (f.status === "released") {
+          throw new TypeError(`${what}: the future of ${f.key} was released`);
+        }
+      },
+      what,
+    );
     const answer = (await this.ask({
       op: "publish-dataset",
       name,
       keys,
       data,
-      ...(options.override === true ? { override: true } : {}),
+      ...(override ? { override: true } : {}),
       clientId: this.id,
       stimulusId: this.uniqueStimulusId("publish-dataset"),
     })) as DatasetPublishedMsg;
-    if (answer.error !== null) throw new DatasetError(`publishDataset: ${answer.error}`);
+    if (answer.error !== null) throw new DatasetError(`${what}: ${answer.error}`);
   }
 
   /**
@@ -1080,13 +1095,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async getDataset<T = unknown>(name: string, options: { default?: T } = {}): Promise<T> {
     this.checkOpen();
     checkDatasetName("getDataset", name);
-    const answer = (await this.ask({
-      op: "get-dataset",
-      name,
-      clientId: this.id,
-      stimulusId: this.uniqueStimulusId("get-dataset"),
-      submission: ++this.submissions,
-    })) as ReceivedDataset;
+    const answer = await this.askDataset(name);
     if (answer.found) return answer.value as T;
     if ("default" in options) return options.default as T;
     throw new DatasetError(`getDataset: no dataset ${JSON.stringify(name)}`);
@@ -1109,11 +1118,41 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return answer.existed;
   }
 
-  /** The names of the datasets published, sorted (Dask's `list_datasets`). */
+  private async askDataset(name: string): Promise<ReceivedDataset> {
+    return (await this.ask({
+      op: "get-dataset",
+      name,
+      clientId: this.id,
+      stimulusId: this.uniqueStimulusId("get-dataset"),
+      submission: ++this.submissions,
+    })) as ReceivedDataset;
+  }
+
+  /**
+   * The names of the datasets published, sorted (Dask's `list_datasets`);
+   * not those holding the futures of variables and queues.
+   */
   async listDatasets(): Promise<string[]> {
     this.checkOpen();
-    return (await this.conn.request("list-datasets")) as string[];
+    const names = (await this.conn.request("list-datasets")) as string[];
+    return names.filter((name) => !name.startsWith(HELD_DATASET_PREFIX));
   }
+
+  /** Where variables and queues keep values with futures (see `coordination.ts`). */
+  private readonly heldDatasets: HeldDatasets = {
+    publish: (what, name, value) => {
+      this.checkOpen();
+      return this.publish(what, name, value, false);
+    },
+    get: async (name) => {
+      this.checkOpen();
+      const answer = await this.askDataset(name);
+      return answer.found ? { value: answer.value } : null;
+    },
+    unpublish: async (name) => {
+      await this.unpublishDataset(name);
+    },
+  };
 
   /**
    * A dataset arrived: make this client's futures of its keys now, before the
@@ -1627,18 +1666,18 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return new Event(this.coordinationRequest, name);
   }
 
-  /** The cluster's variable `name` (Dask's `Variable`, for data). */
+  /** The cluster's variable `name` (Dask's `Variable`): data, or futures in it too. */
   variable<T = unknown>(name: string): Variable<T> {
-    return new Variable<T>(this.coordinationRequest, name);
+    return new Variable<T>(this.coordinationRequest, this.heldDatasets, name);
   }
 
   /**
-   * The cluster's queue `name` (Dask's `Queue`, for data), holding at most
+   * The cluster's queue `name` (Dask's `Queue`), holding at most
    * `maxsize` items (default 0: no bound); every user of the name must give
    * the same `maxsize`.
    */
   queue<T = unknown>(name: string, options: { readonly maxsize?: number } = {}): Queue<T> {
-    return new Queue<T>(this.coordinationRequest, name, options.maxsize ?? 0);
+    return new Queue<T>(this.coordinationRequest, this.heldDatasets, name, options.maxsize ?? 0);
   }
 
   private readonly coordinationRequest: CoordinationRequest = async (op, fields) => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CoordinationTimeoutError } from "./errors.ts";
-import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { Future } from "./future.ts";
+import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { lockedIncrement } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
@@ -106,10 +107,46 @@ describe("Variable", () => {
       expect((await v.get()).xs).toEqual([1, 2]);
       await v.delete();
       await expect(v.get({ timeoutMs: 0 })).rejects.toThrow(CoordinationTimeoutError);
-      const f = client.submit("inc", 1);
-      await expect(v.set({ f } as never)).rejects.toThrow(/a future cannot be shared this way/);
+      const f = client.submit("inc", 1) as Future<number>;
+      await expect(v.set(f as never)).rejects.toThrow(
+        /Variable.set: a future alone would be got as its result .*give \[future\] or \{ future \}/,
+      );
       await expect(v.set((() => 1) as never)).rejects.toThrow(/the value cannot be sent/);
       await f;
+    });
+
+    it(`holds the futures in its value until it is set again or deleted (${protocol})`, async () => {
+      const { cluster, client } = await testCluster({ workers: 1, protocol });
+      const other = await cluster.client();
+      const tasks = cluster.scheduler.state.tasks;
+      const v = client.variable<{ f: Future<number>; n: number }>("V");
+      const f = client.submit("inc", 1) as Future<number>;
+      const waiting = other.variable<{ f: Future<number>; n: number }>("V").get();
+      await v.set({ f, n: 2 });
+      // Its client lets the future go: the variable holds the key for the others.
+      f.release();
+      const got = await waiting;
+      expect(got.n).toBe(2);
+      expect(got.f).toBeInstanceOf(Future);
+      expect(got.f.key).toBe(f.key);
+      expect(await got.f).toBe(2);
+      got.f.release();
+      await new Promise((r) => setTimeout(r, 30));
+      expect(tasks.get(f.key)?.state).toBe("memory");
+      // Hidden from the datasets listed.
+      expect(await client.listDatasets()).toEqual([]);
+      // Set again: the old value's futures are let go, the new one's held.
+      const g = client.submit("inc", 10) as Future<number>;
+      await v.set({ f: g, n: 3 });
+      g.release();
+      await eventually(() => !tasks.has(f.key), 5000, "f let go");
+      expect(await (await other.variable<{ f: Future<number> }>("V").get()).f).toBe(11);
+      // Deleted: nothing holds g any more (the future got above was collected by no one: release it).
+      await v.delete();
+      await expect(v.get({ timeoutMs: 0 })).rejects.toThrow(CoordinationTimeoutError);
+      await expect(v.set({ f } as never)).rejects.toThrow(/the future of .* was released/);
+      await other.close();
+      await eventually(() => !tasks.has(g.key), 5000, "g let go");
     });
   }
 });
@@ -145,5 +182,34 @@ describe("Queue", () => {
     await gone.close();
     await client.queue<string>("R").put("kept");
     expect(await client.queue<string>("R").get()).toBe("kept");
+  });
+
+  it("holds the futures of an item until a get takes it, then the taker's futures hold them", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const other = await cluster.client();
+    const tasks = cluster.scheduler.state.tasks;
+    const q = client.queue<Future<number>[]>("F", { maxsize: 1 });
+    const f = client.submit("inc", 1) as Future<number>;
+    await q.put([f]);
+    f.release();
+    // No room: the item's futures are let go again, not held for nothing.
+    const g = client.submit("inc", 20) as Future<number>;
+    await expect(q.put([g], { timeoutMs: 10 })).rejects.toThrow(/no room within 10 ms/);
+    g.release();
+    await eventually(() => !tasks.has(g.key), 5000, "g let go");
+    await new Promise((r) => setTimeout(r, 30));
+    expect(tasks.get(f.key)?.state).toBe("memory");
+    const [got] = await other.queue<Future<number>[]>("F", { maxsize: 1 }).get();
+    expect(await got).toBe(2);
+    // The item taken, only the taker's future holds the key.
+    got.release();
+    await eventually(() => !tasks.has(f.key), 5000, "f let go");
+    // getBatch takes them the same way.
+    const h = client.submit("inc", 5) as Future<number>;
+    await q.put([h]);
+    h.release();
+    const batch = await other.queue<Future<number>[]>("F", { maxsize: 1 }).getBatch();
+    expect(await batch[0][0]).toBe(6);
+    expect(await client.listDatasets()).toEqual([]);
   });
 });

@@ -3,8 +3,11 @@
  * scheduler (Dask's `Semaphore`, `Lock`, `Event`, `Variable` and `Queue`):
  * made with `client.semaphore(name, …)`, `client.lock(name)`, … and found by
  * name, so that any client of the cluster, a task's (`getClient()`) among
- * them, uses the same one. Values of variables and queues are data, copied
- * as task arguments are; futures are shared with `publishDataset`.
+ * them, uses the same one. Values of variables and queues are copied as task
+ * arguments are; the futures in them (in arrays and plain objects, as
+ * `gather` finds them) go through datasets of their own, hidden, whose keys
+ * the scheduler holds until the value is replaced or taken (see
+ * {@link HeldDatasets}).
  *
  * A client's leases are released when it leaves, its waiting calls dropped:
  * a task that dies holding a lock does not hold it for good, as long as its
@@ -16,6 +19,7 @@ import { ClonedValue } from "../comm/clonedValue.ts";
 import type { CoordinationOp } from "../protocol/messagesSession.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { CoordinationTimeoutError } from "./errors.ts";
+import { Future } from "./future.ts";
 import { searchFutures } from "./futureSearch.ts";
 
 /** How a primitive asks the scheduler: the client's request. */
@@ -47,15 +51,57 @@ function timeoutOf(what: string, o: CoordinationWaitOptions): number | null {
   return t;
 }
 
-/** `value` as it travels: data only (no future), copied now. */
-function encodeValue(what: string, value: unknown): ClonedValue {
-  searchFutures(value, what, () => {
+/** The names of the datasets that hold values of variables and queues (hidden from `listDatasets`). */
+export const HELD_DATASET_PREFIX = "weft:held/";
+
+/**
+ * Where the values of variables and queues that hold futures are kept: in
+ * datasets of their own (named {@link HELD_DATASET_PREFIX}…), whose stand-in
+ * clients hold the futures' keys on the scheduler, as Dask's variables and
+ * queues hold theirs. The value itself then holds only the dataset's name.
+ * A client getting the value gets the dataset, with futures of its own, as
+ * `getDataset` does: their keys are held before the dataset can go.
+ */
+export interface HeldDatasets {
+  /** Publish `value` under `name`; a TypeError (naming `what`) for a future that cannot be shared. */
+  publish(what: string, name: string, value: unknown): Promise<void>;
+  /** The value published under `name`, with futures of this client; null if there is none. */
+  get(name: string): Promise<{ value: unknown } | null>;
+  unpublish(name: string): Promise<void>;
+}
+
+/** What travels for a value: data, or the name of the dataset holding a value with futures. */
+type Held = { readonly data: unknown } | { readonly dataset: string };
+
+/**
+ * `value` as it travels, copied now; a value with futures is published first,
+ * in a dataset named after `owner`, whose name is returned to be let go if the
+ * value is not kept.
+ */
+async function hold(
+  what: string,
+  owner: string,
+  value: unknown,
+  datasets: HeldDatasets,
+): Promise<{ wire: ClonedValue; dataset: string | null }> {
+  if (value instanceof Future) {
     throw new TypeError(
-      `${what}: a future cannot be shared this way (futures are the client's): publish it with publishDataset`,
+      `${what}: a future alone would be got as its result (futures are thenables): give [future] or { future }`,
     );
+  }
+  let futures = false;
+  searchFutures(value, what, () => {
+    futures = true;
   });
+  if (futures) {
+    const dataset = `${HELD_DATASET_PREFIX}${owner}/${randomUUID()}`;
+    await datasets.publish(what, dataset, value);
+    const held: Held = { dataset };
+    return { wire: new ClonedValue(held), dataset };
+  }
   try {
-    return new ClonedValue(structuredClone(value));
+    const held: Held = { data: structuredClone(value) };
+    return { wire: new ClonedValue(held), dataset: null };
   } catch (err) {
     throw new TypeError(
       `${what}: the value cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
@@ -63,16 +109,48 @@ function encodeValue(what: string, value: unknown): ClonedValue {
   }
 }
 
-/** A value as the scheduler sent it: a copy of its own (in one process, the scheduler's is shared). */
-function decodeValue(v: unknown): unknown {
-  return structuredClone(ClonedValue.unwrap(v));
+/** A value as the scheduler sent it; "malformed" if it is not one {@link hold} made. */
+function heldOf(v: unknown): Held | "malformed" {
+  const held = ClonedValue.unwrap(v);
+  if (typeof held !== "object" || held === null) return "malformed";
+  if ("data" in held) return held as Held;
+  if ("dataset" in held && typeof held.dataset === "string") return held as Held;
+  return "malformed";
 }
 
-function valueOrTimeout(what: string, name: string, timeoutMs: number | null, r: unknown): unknown {
-  if (typeof r === "object" && r !== null && "value" in r) return decodeValue(r.value);
-  throw new CoordinationTimeoutError(
+/**
+ * The value the scheduler sent, a copy of its own (in one process, the
+ * scheduler's is shared), with futures of this client; null if its dataset
+ * is gone (the value was replaced or deleted since).
+ */
+async function unhold(
+  what: string,
+  v: unknown,
+  datasets: HeldDatasets,
+): Promise<{ value: unknown; dataset: string | null } | null> {
+  const held = heldOf(v);
+  if (held === "malformed") throw new Error(`${what}: the scheduler sent a malformed value`);
+  if ("data" in held) return { value: structuredClone(held.data), dataset: null };
+  const got = await datasets.get(held.dataset);
+  return got === null ? null : { value: got.value, dataset: held.dataset };
+}
+
+/** Let go of the dataset of a value the scheduler no longer keeps (`{old}`: what it answered). */
+async function letGo(answer: unknown, datasets: HeldDatasets): Promise<void> {
+  if (typeof answer !== "object" || answer === null || !("old" in answer)) return;
+  if (answer.old === null) return;
+  const held = heldOf(answer.old);
+  if (held !== "malformed" && "dataset" in held) await datasets.unpublish(held.dataset);
+}
+
+function timedOut(what: string, name: string, timeoutMs: number | null): CoordinationTimeoutError {
+  return new CoordinationTimeoutError(
     `${what} ${JSON.stringify(name)}: timed out after ${timeoutMs} ms`,
   );
+}
+
+function hasValue(r: unknown): r is { value: unknown } {
+  return typeof r === "object" && r !== null && "value" in r;
 }
 
 /**
@@ -203,44 +281,72 @@ export class Event {
   }
 }
 
-/** A variable (Dask's `Variable`, for data): a value that can be set, read and deleted. */
+/**
+ * A variable (Dask's `Variable`): a value that can be set, read and deleted.
+ * The futures in it are held on the scheduler while it is set to that value.
+ */
 export class Variable<T = unknown> {
   constructor(
     private readonly request: CoordinationRequest,
+    private readonly datasets: HeldDatasets,
     readonly name: string,
   ) {
     checkName("variable", name);
   }
 
-  /** Set the value (a copy is taken now); the `get`s waiting get it. */
+  /**
+   * Set the value (a copy is taken now); the `get`s waiting get it. Its
+   * futures (of this client, not released) keep their keys held until the
+   * variable is set again or deleted; a future alone cannot be the value (it
+   * would be got as its result): give `[future]` or `{ future }`.
+   */
   async set(value: T): Promise<void> {
-    const data = encodeValue("Variable.set", value);
-    await this.request("variable-set", { name: this.name, value: data });
+    const { wire, dataset } = await hold(
+      "Variable.set",
+      `variable/${this.name}`,
+      value,
+      this.datasets,
+    );
+    let answer: unknown;
+    try {
+      answer = await this.request("variable-set", { name: this.name, value: wire });
+    } catch (err) {
+      if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
+      throw err;
+    }
+    await letGo(answer, this.datasets);
   }
 
   /**
-   * The value, once there is one: rejects with a `CoordinationTimeoutError`
-   * if none was set within `timeoutMs`.
+   * The value, once there is one, with futures of this client in it: rejects
+   * with a `CoordinationTimeoutError` if none was set within `timeoutMs`.
    */
   async get(options: CoordinationWaitOptions = {}): Promise<T> {
     const timeoutMs = timeoutOf("Variable.get", options);
-    const r = await this.request("variable-get", { name: this.name, timeoutMs });
-    return valueOrTimeout("Variable.get", this.name, timeoutMs, r) as T;
+    for (;;) {
+      const r = await this.request("variable-get", { name: this.name, timeoutMs });
+      if (!hasValue(r)) throw timedOut("Variable.get", this.name, timeoutMs);
+      const got = await unhold("Variable.get", r.value, this.datasets);
+      if (got !== null) return got.value as T;
+      // Set again (or deleted) meanwhile: its dataset went with it. Ask again.
+    }
   }
 
-  /** Remove the value: a later `get` waits for another. */
+  /** Remove the value, letting its futures go: a later `get` waits for another. */
   async delete(): Promise<void> {
-    await this.request("variable-delete", { name: this.name });
+    await letGo(await this.request("variable-delete", { name: this.name }), this.datasets);
   }
 }
 
 /**
- * A queue (Dask's `Queue`, for data): first in, first out, holding at most
- * `maxsize` items (0, the default: no bound).
+ * A queue (Dask's `Queue`): first in, first out, holding at most `maxsize`
+ * items (0, the default: no bound). The futures in an item are held on the
+ * scheduler until a `get` takes it.
  */
 export class Queue<T = unknown> {
   constructor(
     private readonly request: CoordinationRequest,
+    private readonly datasets: HeldDatasets,
     readonly name: string,
     readonly maxsize = 0,
   ) {
@@ -252,18 +358,26 @@ export class Queue<T = unknown> {
 
   /**
    * Add a value (a copy is taken now), once there is room: rejects with a
-   * `CoordinationTimeoutError` if there was none within `timeoutMs`.
+   * `CoordinationTimeoutError` if there was none within `timeoutMs`. Futures
+   * in it are held as a variable's are, until the item is taken.
    */
   async put(value: T, options: CoordinationWaitOptions = {}): Promise<void> {
     const timeoutMs = timeoutOf("Queue.put", options);
-    const data = encodeValue("Queue.put", value);
-    const r = await this.request("queue-put", {
-      name: this.name,
-      maxsize: this.maxsize,
-      value: data,
-      timeoutMs,
-    });
+    const { wire, dataset } = await hold("Queue.put", `queue/${this.name}`, value, this.datasets);
+    let r: unknown;
+    try {
+      r = await this.request("queue-put", {
+        name: this.name,
+        maxsize: this.maxsize,
+        value: wire,
+        timeoutMs,
+      });
+    } catch (err) {
+      if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
+      throw err;
+    }
     if (typeof r !== "object" || r === null || !("ok" in r)) {
+      if (dataset !== null) await this.datasets.unpublish(dataset);
       throw new CoordinationTimeoutError(
         `Queue.put ${JSON.stringify(this.name)}: no room within ${timeoutMs} ms`,
       );
@@ -281,7 +395,8 @@ export class Queue<T = unknown> {
       maxsize: this.maxsize,
       timeoutMs,
     });
-    return valueOrTimeout("Queue.get", this.name, timeoutMs, r) as T;
+    if (!hasValue(r)) throw timedOut("Queue.get", this.name, timeoutMs);
+    return (await this.take(r.value)) as T;
   }
 
   /** Take up to `n` values (all without `n`) at once, without waiting: maybe none. */
@@ -294,7 +409,20 @@ export class Queue<T = unknown> {
       maxsize: this.maxsize,
       n: n ?? null,
     });
-    return (r as unknown[]).map(decodeValue) as T[];
+    const out: T[] = [];
+    for (const v of r as unknown[]) out.push((await this.take(v)) as T);
+    return out;
+  }
+
+  /** An item taken off the queue: its value, its dataset (if any) let go once this client holds its futures. */
+  private async take(v: unknown): Promise<unknown> {
+    const got = await unhold("Queue.get", v, this.datasets);
+    if (got === null) {
+      // Only the client taking an item lets its dataset go: someone removed it by hand.
+      throw new Error(`Queue.get ${JSON.stringify(this.name)}: the futures of the item were lost`);
+    }
+    if (got.dataset !== null) await this.datasets.unpublish(got.dataset);
+    return got.value;
   }
 
   /** The number of values in it now. */

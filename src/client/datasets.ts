@@ -34,19 +34,20 @@ export function checkDatasetName(op: string, name: unknown): void {
  * keeps. Futures are searched as `gather` searches them (arrays and plain
  * objects); `check` may refuse one by throwing. A value that cannot be cloned
  * (a function, a symbol), and a future alone, which `getDataset` could only
- * resolve with its result, are refused with a TypeError.
+ * resolve with its result, are refused with a TypeError naming `what`.
  */
 export function encodeDataset(
   value: unknown,
   check: (f: Future) => void,
+  what = "publishDataset",
 ): { keys: string[]; data: ClonedValue } {
   if (value instanceof Future) {
     throw new TypeError(
-      "publishDataset: a future alone would be got as its result (futures are thenables): publish [future] or { future }",
+      `${what}: a future alone would be got as its result (futures are thenables): publish [future] or { future }`,
     );
   }
   const slots: Slot[] = [];
-  searchFutures(value, "publishDataset", (f, steps) => {
+  searchFutures(value, what, (f, steps) => {
     check(f);
     slots.push({ steps: [...steps], key: f.key });
   });
@@ -56,7 +57,7 @@ export function encodeDataset(
     cloned = structuredClone(replaceFutures(value, () => null));
   } catch (err) {
     throw new TypeError(
-      `publishDataset: the value cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
+      `${what}: the value cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
   const encoded: EncodedDataset = { value: cloned, slots };

@@ -52,6 +52,7 @@ export {
   type CoordinationRequest,
   type CoordinationWaitOptions,
   Event,
+  type HeldDatasets,
   Lock,
   Queue,
   Semaphore,

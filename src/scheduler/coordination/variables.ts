@@ -1,7 +1,9 @@
 /**
  * Variables the scheduler server keeps for clients (Dask's
- * `VariableExtension`, for data): by name, a value or none, with clients
- * waiting for one to be set.
+ * `VariableExtension`): by name, a value or none, with clients waiting for
+ * one to be set. Values are opaque here: a client keeps the futures of its
+ * value in a dataset and lets it go when `set` or `delete` answers with the
+ * value replaced (`{old}`).
  */
 
 import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
@@ -15,12 +17,13 @@ export class Variables {
 
   constructor(private readonly reply: Reply) {}
 
-  set(name: string, value: unknown): null {
+  set(name: string, value: unknown): { old: unknown } {
+    const old = this.values.get(name) ?? null;
     this.values.set(name, value);
     const w = this.waiting.get(name);
     this.waiting.delete(name);
     w?.answerAll({ value });
-    return null;
+    return { old };
   }
 
   get(
@@ -41,9 +44,10 @@ export class Variables {
     return DEFERRED;
   }
 
-  delete(name: string): null {
+  delete(name: string): { old: unknown } {
+    const old = this.values.get(name) ?? null;
     this.values.delete(name);
-    return null;
+    return { old };
   }
 
   clientLeft(client: string): void {
