@@ -63,6 +63,14 @@ import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import {
+  clusterDump,
+  type DumpClusterStateOptions,
+  dumpFileName,
+  dumpOptionsProblem,
+  workerDumps,
+  writeClusterDump,
+} from "./clusterDump.ts";
+import {
   type CoordinationRequest,
   Event,
   HELD_DATASET_PREFIX,
@@ -1726,6 +1734,32 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
     const addresses = await this.workersNamed("getWorkerLogs", options);
     return logsOfWorkers(this.peers, addresses, options.n);
+  }
+
+  /**
+   * Write the cluster's state to a file (Dask's `dump_cluster_state`): the
+   * scheduler's transition log, tasks and workers, and each worker's state
+   * machine, with its transition log and stimulus log, in the layout of
+   * Dask's cluster dumps. `weft replay FILE` replays each worker from it and
+   * `weft story KEY… FILE` tells a task's story across the cluster.
+   * `filename` gets the extension of `format` (`.msgpack.gz`, the default,
+   * or `.yaml`) unless it has it. A worker that cannot be asked has the text
+   * of the error in its place. Resolves with the path written.
+   */
+  async dumpClusterState(
+    filename = "weft-cluster-dump",
+    options: DumpClusterStateOptions = {},
+  ): Promise<string> {
+    this.checkOpen();
+    const problem = dumpOptionsProblem(filename, options);
+    if (problem !== null) throw new TypeError(`dumpClusterState: ${problem}`);
+    const format = options.format ?? "msgpack";
+    const path = dumpFileName(filename, format);
+    const scheduler = await this.conn.request("dump-state", {});
+    const addresses = (await this.workers()).map((w) => w.address);
+    const workers = await workerDumps(this.peers, addresses);
+    await writeClusterDump(clusterDump(scheduler, workers), path, format);
+    return path;
   }
 
   /** The last records the scheduler logged (Dask's `get_scheduler_logs`), oldest first; `n`: the last `n`. */

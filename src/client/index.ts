@@ -90,6 +90,7 @@ export {
 } from "./graph.ts";
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
+export type { ClusterDumpFormat, DumpClusterStateOptions } from "./clusterDump.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";

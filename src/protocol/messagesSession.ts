@@ -152,6 +152,15 @@ export interface LogsRequestMsg {
 }
 
 /**
+ * The scheduler's part of a cluster dump (`Client.dumpClusterState`, Dask's
+ * `Scheduler._to_dict`): its transition log, workers and tasks.
+ */
+export interface DumpStateRequestMsg {
+  readonly op: "dump-state";
+  readonly requestId: number;
+}
+
+/**
  * Compute these erred keys again (`Client.retry`, Dask's `retry`): the server
  * hands the state machine a `retry` and answers once it has, with the keys it
  * sent back to be computed, after the `task-retried` notices it sent.
@@ -205,6 +214,7 @@ export type ClientRequestMsg =
   | TaskStreamRequestMsg
   | LogsRequestMsg
   | RetryRequestMsg
+  | DumpStateRequestMsg
   | CoordinationRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */

@@ -21,6 +21,7 @@ import {
 import { logCountProblem } from "../util/logRecords.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
+import { schedulerDumpDict } from "./dumpState.ts";
 import type { SessionHost } from "./sessionHost.ts";
 
 const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
@@ -34,6 +35,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "task-stream",
   "logs",
   "retry",
+  "dump-state",
   ...COORDINATION_OPS,
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
@@ -107,6 +109,11 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       if (problem !== null) throw new TypeError(`logs: ${problem}`);
       return host.logRecords.recent(msg.n as number | undefined);
     }
+    case "dump-state":
+      return schedulerDumpDict(host.state, {
+        address: host.address,
+        status: host.isRunning ? "running" : "closing",
+      });
     case "retry": {
       if (!isKeyList(msg.keys)) throw new TypeError("retry: keys must be an array of keys");
       const erred = msg.keys.filter((k) => host.state.tasks.get(k)?.state === "erred");

@@ -16,6 +16,8 @@ import type { TaskStream } from "./taskStream.ts";
 
 /** The scheduler server as its sessions see it. */
 export interface SessionHost {
+  /** The address clients and workers reach it at. */
+  readonly address: string;
   readonly options: ResolvedSchedulerOptions;
   readonly state: SchedulerState;
   readonly router: Router;

@@ -37,6 +37,7 @@ import { ActorServer } from "./actorServer.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
 import { contactAddressFor } from "./contactAddress.ts";
 import { asWireValue, DataServer, parseGetDataResponse } from "./dataServer.ts";
+import { workerDumpDict } from "./dumpState.ts";
 import { Execution, SpareThreads } from "./execution.ts";
 import {
   type ExecuteJob,
@@ -198,7 +199,8 @@ export class Worker extends BaseWorker {
         transferIncomingCountLimit: o.transferIncomingCountLimit,
         transferMessageBytesLimit: o.transferMessageBytesLimit,
         transferIncomingBytesLimit: o.transferIncomingBytesLimit,
-        clock: () => Date.now() / 1000,
+        // Wall-clock seconds at sub-millisecond resolution, as the scheduler stamps its records.
+        clock: () => (performance.timeOrigin + performance.now()) / 1000,
         monotonic: () => performance.now() / 1000,
         errorMessage: wireErrorMessage,
         onPluginError: (name, err) => logger.error({ err, plugin: name }, "worker plugin failed"),
@@ -680,6 +682,7 @@ export class Worker extends BaseWorker {
       actor_execute: this.actorServer.execute,
       actor_attribute: this.actorServer.attribute,
       get_logs: this.getLogs,
+      dump_state: this.dumpState,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
@@ -810,6 +813,17 @@ export class Worker extends BaseWorker {
     if (problem !== null) throw new TypeError(`get_logs: ${problem}`);
     return this.logRecords.recent(args.n as number | undefined);
   };
+
+  /** This worker in a cluster dump (`Client.dumpClusterState`; see dumpState.ts). */
+  private readonly dumpState = (): Record<string, unknown> =>
+    workerDumpDict({
+      address: this.address,
+      scheduler: this.options.scheduler,
+      status: this.statusValue,
+      memoryLimit: this.options.memoryLimit,
+      logs: this.logRecords.recent(),
+      state: this.state,
+    });
 
   /**
    * Import more modules into the executor, and into the actor executor if

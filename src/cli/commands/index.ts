@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { CliContext } from "./context.ts";
+import { dumpCommand } from "./dump.ts";
 import { logsCommand } from "./logs.ts";
 import { replayCommand } from "./replay.ts";
 import { restartCommand } from "./restart.ts";
@@ -28,6 +29,7 @@ export const COMMANDS: readonly CommandFactory[] = [
   restartCommand,
   uploadCommand,
   logsCommand,
+  dumpCommand,
   replayCommand,
   storyCommand,
   simCommand,

@@ -119,6 +119,37 @@ function optionalKeyListsByWorker(
   return keyListsByWorker(obj[field], child(path, field), ctx);
 }
 
+/**
+ * The `WorkerState` options a weft worker writes into its dump
+ * (`state_parameters`, `src/worker/dumpState.ts`): weft's limits are options
+ * of their own, which Dask's configuration cannot always express.
+ */
+function dumpedStateParameters(p: DumpObject, path: PathNode, ctx: Ctx): WorkerStateParameters {
+  const optionalLimit = (field: string): number | null =>
+    ctx.optionalNumber(p[field], child(path, field));
+  const counterMax = p.transition_counter_max;
+  return {
+    nthreads: ctx.number(p.nthreads, child(path, "nthreads")),
+    address: ctx.string(p.address, child(path, "address")),
+    resources: numberRecord(p.resources, child(path, "resources"), ctx),
+    transfer_incoming_count_limit: ctx.number(
+      p.transfer_incoming_count_limit,
+      child(path, "transfer_incoming_count_limit"),
+    ),
+    transfer_incoming_bytes_limit: optionalLimit("transfer_incoming_bytes_limit"),
+    transfer_message_bytes_limit: optionalLimit("transfer_message_bytes_limit"),
+    transfer_incoming_bytes_throttle_threshold: ctx.number(
+      p.transfer_incoming_bytes_throttle_threshold,
+      child(path, "transfer_incoming_bytes_throttle_threshold"),
+    ),
+    validate: ctx.optionalBoolean(p.validate, child(path, "validate")) ?? false,
+    transition_counter_max:
+      counterMax === false || counterMax === null || counterMax === undefined
+        ? false
+        : ctx.number(counterMax, child(path, "transition_counter_max")),
+  };
+}
+
 export function buildWorker(
   address: string,
   w: DumpObject,
@@ -163,18 +194,20 @@ export function buildWorker(
   }
 
   const fraction = config.memoryTransferFraction();
-  const stateParameters: WorkerStateParameters = {
-    nthreads,
-    address,
-    resources,
-    transfer_incoming_count_limit: config.connectionsOutgoing(),
-    transfer_incoming_bytes_limit:
-      memoryLimit !== null && fraction !== false ? Math.trunc(memoryLimit * fraction) : null,
-    transfer_message_bytes_limit: config.transferMessageBytesLimit(),
-    transfer_incoming_bytes_throttle_threshold: 10_000_000,
-    validate: config.workerValidate(),
-    transition_counter_max: false,
-  };
+  const stateParameters: WorkerStateParameters = isDumpObject(w.state_parameters)
+    ? dumpedStateParameters(w.state_parameters, child(path, "state_parameters"), ctx)
+    : {
+        nthreads,
+        address,
+        resources,
+        transfer_incoming_count_limit: config.connectionsOutgoing(),
+        transfer_incoming_bytes_limit:
+          memoryLimit !== null && fraction !== false ? Math.trunc(memoryLimit * fraction) : null,
+        transfer_message_bytes_limit: config.transferMessageBytesLimit(),
+        transfer_incoming_bytes_throttle_threshold: 10_000_000,
+        validate: config.workerValidate(),
+        transition_counter_max: false,
+      };
 
   let dataKeys: string[] = [];
   if (w.data !== undefined && w.data !== null)

@@ -1,0 +1,68 @@
+/**
+ * `weft dump <scheduler>`: write the cluster's state to a file (Dask's
+ * `dump_cluster_state`), in the layout of Dask's cluster dumps, for `weft
+ * replay` and `weft story` to read.
+ */
+
+import { Command } from "commander";
+import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+
+/** Options of `weft dump`. */
+export interface DumpCliOptions extends ConnectCliOptions {
+  readonly output?: string;
+  readonly format?: string;
+}
+
+/** `weft dump ADDRESS`. */
+export async function runDump(
+  address: string,
+  opts: DumpCliOptions,
+  ctx: CliContext,
+): Promise<void> {
+  const format = opts.format ?? "msgpack";
+  if (format !== "msgpack" && format !== "yaml") {
+    ctx.stderr.write(
+      `weft dump: --format must be msgpack or yaml, got ${JSON.stringify(format)}\n`,
+    );
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  await withClient("dump", address, opts, ctx, async (client) => {
+    const path = await client.dumpClusterState(opts.output ?? "weft-cluster-dump", {
+      format: format as ClusterDumpFormat,
+    });
+    ctx.stdout.write(
+      `${path}\nreplay its workers: weft replay ${path}\na task's story:     weft story KEY ${path}\n`,
+    );
+  });
+}
+
+/** `weft dump`: see docs/replay.md. */
+export function dumpCommand(ctx: CliContext): Command {
+  return addConnectOptions(new Command("dump"))
+    .description(
+      "Write the cluster's state to a file, as Dask's dump_cluster_state: for weft replay and weft story",
+    )
+    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
+    .option(
+      "-o, --output <file>",
+      "the file; .msgpack.gz or .yaml is added unless it has it",
+      "weft-cluster-dump",
+    )
+    .option("--format <format>", "msgpack (gzipped, Dask's default) or yaml", "msgpack")
+    .addHelpText(
+      "after",
+      "\nThe dump holds the scheduler's transition log, tasks and workers, and each worker's\n" +
+        "state machine with its transition log (the last 100,000 records) and stimulus log\n" +
+        "(the last 10,000 stimuli): `weft replay FILE` replays each worker from it and checks\n" +
+        "the replay against the logs; `weft story KEY... FILE` merges what the scheduler and\n" +
+        "the workers recorded of a task. A worker that cannot be reached is written with the\n" +
+        "error in its place. Prints the path written. Exit code: 0; 1 if the dump failed;\n" +
+        "2 for bad usage or a scheduler that cannot be reached.",
+    )
+    .action(async (address: string, opts: DumpCliOptions) => {
+      await runDump(address, opts, ctx);
+    });
+}

@@ -1,0 +1,99 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runWeft } from "../cli/testContext.ts";
+import { loadDump, replayLoadedDump } from "../replay/replayDump.ts";
+import { clusterStory, SCHEDULER } from "../replay/story.ts";
+import { dumpFileName } from "./clusterDump.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "weft-dump-test-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(closeTestClusters);
+
+describe("dumpClusterState", () => {
+  for (const protocol of ["inproc", "tcp"] as const) {
+    it(`writes a dump that weft replay replays exactly and weft story reads (${protocol})`, async () => {
+      const { cluster, client } = await testCluster({ workers: 2, protocol });
+      // A tree of adds over 64 incs: transfers between the workers at every level.
+      let layer = client.map(
+        "inc",
+        Array.from({ length: 64 }, (_, i) => i),
+      );
+      while (layer.length > 1) {
+        const next = [];
+        for (let i = 0; i < layer.length; i += 2)
+          next.push(client.submit("add", layer[i], layer[i + 1]));
+        layer = next;
+      }
+      const total = layer[0];
+      expect(await total).toBe((64 * 65) / 2);
+      for (const format of ["msgpack", "yaml"] as const) {
+        const path = await client.dumpClusterState(join(dir, `${protocol}-dump`), { format });
+        expect(path).toBe(
+          join(dir, `${protocol}-dump.${format === "msgpack" ? "msgpack.gz" : "yaml"}`),
+        );
+        const dump = await loadDump(path);
+        expect([...dump.workers.keys()].sort()).toEqual(
+          cluster.workers.map((w) => w.address).sort(),
+        );
+        expect(dump.unavailableWorkers.size).toBe(0);
+        expect(dump.scheduler.tasks.get(total.key)?.state).toBe("memory");
+        const { report } = replayLoadedDump(dump);
+        expect(report.ok).toBe(true);
+        for (const w of report.workers) {
+          expect(w.events.replayed).toBe(w.events.inLog);
+          expect(w.transitionCounter).toMatchObject({ comparable: true, equal: true });
+        }
+        // The workers fetched inputs from each other: transfers are in the logs replayed.
+        const fetched = [...dump.workers.values()].some((w) =>
+          w.stimulusLog.some((ev) => ev.cls === "GatherDepSuccessEvent"),
+        );
+        expect(fetched).toBe(true);
+        const story = clusterStory(dump, [total.key]);
+        const where = new Set(story.map((line) => line.where));
+        expect(where.has(SCHEDULER)).toBe(true);
+        expect([...where].some((w) => w !== SCHEDULER)).toBe(true);
+      }
+    });
+  }
+
+  it("names the file after the format and refuses bad arguments", async () => {
+    expect(dumpFileName("d", "msgpack")).toBe("d.msgpack.gz");
+    expect(dumpFileName("d.msgpack.gz", "msgpack")).toBe("d.msgpack.gz");
+    expect(dumpFileName("d.yaml", "yaml")).toBe("d.yaml");
+    expect(dumpFileName("d.yaml", "msgpack")).toBe("d.yaml.msgpack.gz");
+    const { client } = await testCluster({ workers: 1 });
+    await expect(client.dumpClusterState("")).rejects.toThrow(
+      /dumpClusterState: the file name must be a non-empty string/,
+    );
+    await expect(client.dumpClusterState("x", { format: "json" as never })).rejects.toThrow(
+      /format must be "msgpack" or "yaml", got "json"/,
+    );
+    await expect(client.dumpClusterState(join(dir, "no-such-dir", "d"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("weft dump writes the file and says how to read it", async () => {
+    const { cluster, client } = await testCluster({ workers: 1, protocol: "tcp" });
+    await client.submit("inc", 41);
+    const out = join(dir, "cli");
+    const r = await runWeft(["dump", cluster.address, "-o", out, "--format", "yaml"]);
+    expect(r).toMatchObject({ code: 0, err: "" });
+    expect(r.out).toContain(`${out}.yaml\n`);
+    expect(r.out).toContain(`weft replay ${out}.yaml`);
+    const replay = await runWeft(["replay", `${out}.yaml`]);
+    expect(replay.code).toBe(0);
+    expect(replay.out).toContain("1 worker");
+    const bad = await runWeft(["dump", cluster.address, "--format", "xml"]);
+    expect(bad).toMatchObject({
+      code: 2,
+      err: 'weft dump: --format must be msgpack or yaml, got "xml"\n',
+    });
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The scheduler as Dask's `Scheduler._to_dict` writes it into a cluster dump
+ * (`Client.dump_cluster_state`, `weft dump`): its transition log (Dask's
+ * tuples), its workers and tasks, with references to other tasks and workers
+ * as their reprs, as Dask's `recursive_to_dict` leaves them. The client adds
+ * every worker's own dump (`src/worker/dumpState.ts`).
+ */
+
+import { pyKeyRepr } from "../util/pyString.ts";
+import type { SchedulerState } from "./state/schedulerState.ts";
+import type { TaskState } from "./state/taskState.ts";
+import type { WorkerInfo } from "./state/workerInfo.ts";
+
+const taskRepr = (ts: TaskState): string => `<TaskState ${pyKeyRepr(ts.key)} ${ts.state}>`;
+const workerRepr = (ws: WorkerInfo): string =>
+  `<WorkerState '${ws.address}', status: ${ws.status}, memory: ${ws.hasWhat.size}, processing: ${ws.processing.size}>`;
+
+function taskDict(ts: TaskState): Record<string, unknown> {
+  return {
+    key: ts.key,
+    state: ts.state,
+    priority: ts.priority === null ? null : [...ts.priority],
+    dependencies: [...ts.dependencies].map(taskRepr),
+    dependents: [...ts.dependents].map(taskRepr),
+    waiting_on: [...ts.waitingOn].map(taskRepr),
+    waiters: [...ts.waiters].map(taskRepr),
+    who_wants: [...ts.whoWants].map((cs) => `<Client '${cs.id}'>`),
+    who_has: [...ts.whoHas].map(workerRepr),
+    processing_on: ts.processingOn === null ? null : workerRepr(ts.processingOn),
+    nbytes: ts.nbytes,
+    type: ts.typename,
+    exception_text: ts.exceptionText,
+    traceback_text: ts.tracebackText,
+    exception_blame: ts.exceptionBlame === null ? null : taskRepr(ts.exceptionBlame),
+    suspicious: ts.suspicious,
+    retries: ts.retries,
+    actor: ts.actor,
+  };
+}
+
+function workerDict(ws: WorkerInfo): Record<string, unknown> {
+  return {
+    address: ws.address,
+    nthreads: ws.nthreads,
+    memory_limit: ws.memoryLimit,
+    resources: { ...ws.resources },
+    used_resources: { ...ws.usedResources },
+    status: `<Status.${ws.status}: '${ws.status}'>`,
+    nbytes: ws.nbytes,
+    processing: Object.fromEntries([...ws.processing].map(([ts, cost]) => [taskRepr(ts), cost])),
+    long_running: [...ws.longRunning].map(taskRepr),
+    has_what: [...ws.hasWhat].map(taskRepr),
+    actors: [...ws.actors].map(taskRepr),
+  };
+}
+
+/** The scheduler's dict in a cluster dump; `status` is the server's. */
+export function schedulerDumpDict(
+  s: SchedulerState,
+  o: { readonly address: string; readonly status: string },
+): Record<string, unknown> {
+  const workers: Record<string, unknown> = {};
+  for (const [address, ws] of s.workers) workers[address] = workerDict(ws);
+  const tasks: Record<string, unknown> = {};
+  for (const [key, ts] of s.tasks) tasks[key] = taskDict(ts);
+  const clients: Record<string, unknown> = {};
+  for (const [id, cs] of s.clients) {
+    clients[id] = { client_key: id, wants_what: [...cs.wantsWhat].map(taskRepr) };
+  }
+  const transitionLog = s.log.toArray().map(([key, start, finish, recs, stimulusId, time]) => {
+    const recommendations: Record<string, string> = {};
+    for (let i = 0; i < recs.length; i += 2) recommendations[recs[i]] = recs[i + 1];
+    return [key, start, finish, recommendations, stimulusId, time];
+  });
+  return {
+    type: "Scheduler",
+    id: null,
+    address: o.address,
+    services: {},
+    workers,
+    status: `<Status.${o.status}: '${o.status}'>`,
+    thread_id: null,
+    transition_log: transitionLog,
+    transition_counter: s.transitionCounter,
+    tasks,
+    task_groups: {},
+    clients,
+    memory: {},
+    events: {},
+    extensions: {},
+  };
+}
