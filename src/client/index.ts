@@ -39,6 +39,7 @@ export {
   type SubmitOptions,
   type TaskResult,
 } from "./client.ts";
+export type { ClusterDumpFormat, DumpClusterStateOptions } from "./clusterDump.ts";
 export {
   AsCompleted,
   asCompleted,
@@ -90,7 +91,6 @@ export {
 } from "./graph.ts";
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
-export type { ClusterDumpFormat, DumpClusterStateOptions } from "./clusterDump.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
