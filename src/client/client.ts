@@ -112,6 +112,7 @@ import { PendingAnswers } from "./pendingAnswers.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
+import { mergedStory, type StoryRecord, storiesOfWorkers, storyKeysProblem } from "./story.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
 import { loadOnWorkers, sortedByKey, taskModuleUrl } from "./taskModules.ts";
 import { tokenize } from "./tokenize.ts";
@@ -1734,6 +1735,24 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
     const addresses = await this.workersNamed("getWorkerLogs", options);
     return logsOfWorkers(this.peers, addresses, options.n);
+  }
+
+  /**
+   * The story of keys or stimulus ids across the cluster (Dask's `story`):
+   * the records of the scheduler's transition log and of every worker's that
+   * name one of them (as the task, a recommended task or the stimulus), in
+   * time order, each with where it was logged. Workers keep their last
+   * 100,000 records, the scheduler its last 100,000. Rejects naming the first
+   * worker (by address) whose records could not be read.
+   */
+  async story(...keysOrStimulusIds: string[]): Promise<StoryRecord[]> {
+    this.checkOpen();
+    const problem = storyKeysProblem(keysOrStimulusIds);
+    if (problem !== null) throw new TypeError(`story: ${problem}`);
+    const scheduler = await this.conn.request("story", { keys: keysOrStimulusIds });
+    const addresses = (await this.workers()).map((w) => w.address);
+    const workers = await storiesOfWorkers(this.peers, addresses, keysOrStimulusIds);
+    return mergedStory(scheduler, workers);
   }
 
   /**

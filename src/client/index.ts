@@ -94,5 +94,6 @@ export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
+export type { StoryRecord } from "./story.ts";
 export { getClient, workerClient } from "./taskClient.ts";
 export type { UploadFileOptions } from "./uploads.ts";

@@ -152,6 +152,16 @@ export interface LogsRequestMsg {
 }
 
 /**
+ * The scheduler's transition log records of these keys or stimulus ids
+ * (`Client.story`, Dask's `get_story`), as Dask's tuples, oldest first.
+ */
+export interface StoryRequestMsg {
+  readonly op: "story";
+  readonly requestId: number;
+  readonly keys: readonly string[];
+}
+
+/**
  * The scheduler's part of a cluster dump (`Client.dumpClusterState`, Dask's
  * `Scheduler._to_dict`): its transition log, workers and tasks.
  */
@@ -215,6 +225,7 @@ export type ClientRequestMsg =
   | LogsRequestMsg
   | RetryRequestMsg
   | DumpStateRequestMsg
+  | StoryRequestMsg
   | CoordinationRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */

@@ -14,8 +14,8 @@ export interface StoryLine {
   readonly time: number | null;
   /** `"scheduler"` or a worker's address. */
   readonly where: string;
-  /** From the dumped logs, or from a replay of the worker. */
-  readonly source: "dump" | "replay";
+  /** From the dumped logs, from a replay of the worker, or from a running cluster (`Client.story`). */
+  readonly source: "dump" | "replay" | "live";
   /** The record without its time, as plain JSON values. */
   readonly record: readonly unknown[];
   /** The same as Python prints a tuple. */
@@ -84,6 +84,21 @@ export function clusterStory(
       for (const r of workerStory(wanted, w.log)) lines.push(line(address, "dump", r));
     }
   }
+  return inTimeOrder(lines);
+}
+
+/**
+ * The records a running cluster gave (`Client.story`: each `{where, record}`,
+ * the record's time last) as a story, in time order.
+ */
+export function liveStory(
+  records: readonly { readonly where: string; readonly record: readonly unknown[] }[],
+): StoryLine[] {
+  return inTimeOrder(records.map((r) => line(r.where, "live", r.record)));
+}
+
+/** `lines` by time; lines of one log keep their order at equal times. */
+function inTimeOrder(lines: readonly StoryLine[]): StoryLine[] {
   const order = lines.map((l, i) => ({ l, i }));
   order.sort((a, b) => {
     const ta = a.l.time ?? Number.NEGATIVE_INFINITY;

@@ -21,7 +21,7 @@ import {
 import { logCountProblem } from "../util/logRecords.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
-import { schedulerDumpDict } from "./dumpState.ts";
+import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
 import type { SessionHost } from "./sessionHost.ts";
 
 const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
@@ -36,6 +36,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "logs",
   "retry",
   "dump-state",
+  "story",
   ...COORDINATION_OPS,
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
@@ -114,6 +115,9 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         address: host.address,
         status: host.isRunning ? "running" : "closing",
       });
+    case "story":
+      if (!isKeyList(msg.keys)) throw new TypeError("story: keys must be an array of keys");
+      return host.state.story(...msg.keys).map(dumpedLogEntry);
     case "retry": {
       if (!isKeyList(msg.keys)) throw new TypeError("retry: keys must be an array of keys");
       const erred = msg.keys.filter((k) => host.state.tasks.get(k)?.state === "erred");

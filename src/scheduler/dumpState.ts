@@ -8,6 +8,7 @@
 
 import { pyKeyRepr } from "../util/pyString.ts";
 import type { SchedulerState } from "./state/schedulerState.ts";
+import type { TransitionLogEntry } from "./state/story.ts";
 import type { TaskState } from "./state/taskState.ts";
 import type { WorkerInfo } from "./state/workerInfo.ts";
 
@@ -54,6 +55,14 @@ function workerDict(ws: WorkerInfo): Record<string, unknown> {
   };
 }
 
+/** A transition log record as Dask's tuple: `[key, start, finish, {key: state}, stimulus_id, time]`. */
+export function dumpedLogEntry(entry: TransitionLogEntry): unknown[] {
+  const [key, start, finish, recs, stimulusId, time] = entry;
+  const recommendations: Record<string, string> = {};
+  for (let i = 0; i < recs.length; i += 2) recommendations[recs[i]] = recs[i + 1];
+  return [key, start, finish, recommendations, stimulusId, time];
+}
+
 /** The scheduler's dict in a cluster dump; `status` is the server's. */
 export function schedulerDumpDict(
   s: SchedulerState,
@@ -67,11 +76,7 @@ export function schedulerDumpDict(
   for (const [id, cs] of s.clients) {
     clients[id] = { client_key: id, wants_what: [...cs.wantsWhat].map(taskRepr) };
   }
-  const transitionLog = s.log.toArray().map(([key, start, finish, recs, stimulusId, time]) => {
-    const recommendations: Record<string, string> = {};
-    for (let i = 0; i < recs.length; i += 2) recommendations[recs[i]] = recs[i + 1];
-    return [key, start, finish, recommendations, stimulusId, time];
-  });
+  const transitionLog = s.log.toArray().map(dumpedLogEntry);
   return {
     type: "Scheduler",
     id: null,

@@ -70,6 +70,7 @@ import {
   SecedeEvent,
   type StateMachineEvent,
 } from "./state/events.ts";
+import { debugValue } from "./state/toDict.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { collectGarbageOnDemand } from "./throttledGc.ts";
 import { updateDataHandler } from "./updateData.ts";
@@ -683,6 +684,7 @@ export class Worker extends BaseWorker {
       actor_attribute: this.actorServer.attribute,
       get_logs: this.getLogs,
       dump_state: this.dumpState,
+      get_story: this.getStory,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
@@ -812,6 +814,15 @@ export class Worker extends BaseWorker {
     const problem = logCountProblem(args.n);
     if (problem !== null) throw new TypeError(`get_logs: ${problem}`);
     return this.logRecords.recent(args.n as number | undefined);
+  };
+
+  /** The transition log records of these keys or stimulus ids (`Client.story`), oldest first. */
+  private readonly getStory = (args: Record<string, unknown>): unknown[] => {
+    const keys = args.keys;
+    if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
+      throw new TypeError("get_story: keys must be an array of keys");
+    }
+    return this.state.story(...keys).map((entry) => debugValue(entry));
   };
 
   /** This worker in a cluster dump (`Client.dumpClusterState`; see dumpState.ts). */

@@ -5,14 +5,15 @@ import { formatStory, storyJson } from "../../replay/formatStory.ts";
 import { inputKindOf } from "../../replay/inputKind.ts";
 import { loadDump, replayLoadedDump } from "../../replay/replayDump.ts";
 import type { DumpReplayReport, ReplayFailure } from "../../replay/report.ts";
-import { clusterStory } from "../../replay/story.ts";
+import { clusterStory, liveStory, type StoryLine } from "../../replay/story.ts";
 import type { WorkerState } from "../../worker/state/workerState.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { withInputErrors } from "./inputErrors.ts";
 import { progressBar } from "./progress.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft story`. */
-interface StoryOptions {
+interface StoryOptions extends ConnectCliOptions {
   readonly replay?: boolean;
   readonly followLog?: boolean;
   readonly json?: boolean;
@@ -34,19 +35,45 @@ function failureNote(address: string, f: ReplayFailure, opts: StoryOptions): str
   );
 }
 
-/** `weft story KEY... FILE`: see docs/replay.md. */
+/** A scheduler's address rather than a file: the story is asked of the running cluster. */
+function isSchedulerAddress(arg: string): boolean {
+  return /^(tcp|tls):\/\//.test(arg);
+}
+
+/** Print `lines` (or say there are none, exit 1), as text or JSON. */
+function printStory(
+  ctx: CliContext,
+  lines: readonly StoryLine[],
+  keys: readonly string[],
+  from: string,
+  opts: StoryOptions,
+): void {
+  if (opts.json) ctx.stdout.write(`${JSON.stringify(storyJson(lines), null, 2)}\n`);
+  else if (lines.length > 0) ctx.stdout.write(`${formatStory(lines)}\n`);
+  if (lines.length === 0) {
+    const listForm = keys.find((k) => /^\[.*\]$/.test(k));
+    const hint =
+      listForm === undefined
+        ? ""
+        : ` (a key that was a tuple in Python is written as the tuple: ${listForm.replace(/^\[(.*)\]$/, "($1)")})`;
+    ctx.stderr.write(`weft story: no record of ${keys.join(", ")} in ${from}${hint}\n`);
+    ctx.exitCode = EXIT.differences;
+  }
+}
+
+/** `weft story KEY... FILE|SCHEDULER`: see docs/replay.md. */
 export function storyCommand(ctx: CliContext): Command {
-  return (
+  return addConnectOptions(
     new Command("story")
       .description(
-        "The story of tasks (or stimulus ids) across the scheduler and every worker of a Dask cluster dump, in time order",
+        "The story of tasks (or stimulus ids) across the scheduler and every worker, in time order: of a cluster dump, or of a running cluster",
       )
       .usage("[options] <key...> <file>")
       // Commander takes a variadic argument only last, so KEY... FILE is one argument,
       // split (and checked) in the action; it is named for what the user types first.
       .argument(
         "[key...]",
-        "task keys (as Python's str() writes them) or stimulus ids; the last argument is the cluster dump file (.msgpack.gz, .yaml, …)",
+        "task keys (as Python's str() writes them) or stimulus ids; the last argument is the cluster dump file (.msgpack.gz, .yaml, …) or a running cluster's scheduler (tcp://host:port, tls://host:port)",
       )
       .option(
         "--replay",
@@ -56,7 +83,7 @@ export function storyCommand(ctx: CliContext): Command {
       .option("--json", "print the records as JSON")
       .addHelpText(
         "after",
-        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Exit codes: 0 found, 1 no record mentions them, 2 unreadable input.",
+        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Of a running cluster, the records its scheduler and\nworkers keep now (client.story); --replay and --follow-log are for dumps. Exit codes:\n0 found, 1 no record mentions them (or a worker's could not be read), 2 unreadable\ninput or a scheduler that cannot be reached.",
       )
       .action(async (args: string[], opts: StoryOptions, cmd: Command) => {
         // Commander allows a variadic argument only last: split KEY... FILE here.
@@ -64,6 +91,17 @@ export function storyCommand(ctx: CliContext): Command {
           cmd.error("error: give at least one key and the dump file", { exitCode: EXIT.usage });
         const keys = args.slice(0, -1);
         const file = args[args.length - 1];
+        if (isSchedulerAddress(file)) {
+          if (opts.replay || opts.followLog) {
+            cmd.error("error: --replay and --follow-log replay a dump, not a running cluster", {
+              exitCode: EXIT.usage,
+            });
+          }
+          await withClient("story", file, opts, ctx, async (client) => {
+            printStory(ctx, liveStory(await client.story(...keys)), keys, file, opts);
+          });
+          return;
+        }
         await withInputErrors(ctx, "story", async () => {
           if (inputKindOf(file) !== "dump") {
             throw new ReplayInputError(
@@ -97,19 +135,8 @@ export function storyCommand(ctx: CliContext): Command {
               `${unavailableWorkerNote(address, reason)}: its records are missing from the story\n`,
             );
           }
-          const lines = clusterStory(dump, keys, { replayed });
-          if (opts.json) ctx.stdout.write(`${JSON.stringify(storyJson(lines), null, 2)}\n`);
-          else if (lines.length > 0) ctx.stdout.write(`${formatStory(lines)}\n`);
-          if (lines.length === 0) {
-            const listForm = keys.find((k) => /^\[.*\]$/.test(k));
-            const hint =
-              listForm === undefined
-                ? ""
-                : ` (a key that was a tuple in Python is written as the tuple: ${listForm.replace(/^\[(.*)\]$/, "($1)")})`;
-            ctx.stderr.write(`weft story: no record of ${keys.join(", ")} in ${file}${hint}\n`);
-            ctx.exitCode = EXIT.differences;
-          }
+          printStory(ctx, clusterStory(dump, keys, { replayed }), keys, file, opts);
         });
-      })
+      }),
   );
 }

@@ -10,7 +10,8 @@ export type DebugValue =
   | DebugValue[]
   | { [key: string]: DebugValue };
 
-function debugValue(v: unknown, depth = 0): DebugValue {
+/** `v` as plain JSON-friendly values: sets and maps as arrays and objects, `toJSON` applied. */
+export function debugValue(v: unknown, depth = 0): DebugValue {
   if (v === null || v === undefined) return null;
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
   if (typeof v === "string" || typeof v === "boolean") return v;

@@ -1,0 +1,74 @@
+/**
+ * The story of keys or stimulus ids across a running cluster (Dask's
+ * `Client.story`): the scheduler's transition log records and every worker's,
+ * merged in time order.
+ */
+
+import type { PeerPool } from "../worker/peerPool.ts";
+import { askEachWorker } from "./askWorkers.ts";
+
+/** One record of a story: where it was logged, and the record as Dask's tuple (its time last). */
+export interface StoryRecord {
+  /** `"scheduler"` or a worker's address. */
+  readonly where: string;
+  /** When it was logged (wall-clock seconds), or null for a record without a time. */
+  readonly time: number | null;
+  /** The transition log record: the scheduler's `[key, start, finish, {key: state}, stimulus_id, time]`, or a worker's (`[key, start, recommended, final, {…}, stimulus_id, time]`, and the other kinds). */
+  readonly record: readonly unknown[];
+}
+
+/** Why `keys` cannot be asked for, or null. */
+export function storyKeysProblem(keys: readonly unknown[]): string | null {
+  if (keys.length === 0) return "give at least one key or stimulus id";
+  const bad = keys.find((k) => typeof k !== "string" || k === "");
+  return bad === undefined ? null : `keys must be non-empty strings, got ${String(bad)}`;
+}
+
+function isRecordList(v: unknown): v is unknown[][] {
+  return Array.isArray(v) && v.every(Array.isArray);
+}
+
+/** `records` from `where`, each with its time. */
+function timed(where: string, records: readonly (readonly unknown[])[]): StoryRecord[] {
+  return records.map((record) => {
+    const last = record[record.length - 1];
+    return { where, time: typeof last === "number" ? last : null, record };
+  });
+}
+
+/** Each worker's records of `keys`; rejects naming the first worker (by address) that could not tell. */
+export async function storiesOfWorkers(
+  peers: PeerPool,
+  addresses: readonly string[],
+  keys: readonly string[],
+): Promise<StoryRecord[]> {
+  const answers = await askEachWorker(
+    addresses,
+    async (address): Promise<StoryRecord[] | Error> => {
+      try {
+        const rpc = await peers.get(address);
+        const got = await rpc.call("get_story", { keys: [...keys] });
+        if (isRecordList(got)) return timed(address, got);
+        return new Error(`story: ${address} answered get_story with no records`);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        return new Error(`story: cannot read the story of ${address}: ${why}`, { cause: err });
+      }
+    },
+    (answer) => (answer instanceof Error ? answer : null),
+  );
+  return Object.values(answers).flat() as StoryRecord[];
+}
+
+/** The scheduler's records (answered to `story`) and the workers', merged in time order. */
+export function mergedStory(scheduler: unknown, workers: readonly StoryRecord[]): StoryRecord[] {
+  if (!isRecordList(scheduler)) throw new Error("story: the scheduler answered with no records");
+  const all = [...timed("scheduler", scheduler), ...workers];
+  const order = all.map((r, i) => ({ r, i }));
+  order.sort((a, b) => {
+    const ta = a.r.time ?? Number.NEGATIVE_INFINITY;
+    const tb = b.r.time ?? Number.NEGATIVE_INFINITY;
+    return ta !== tb ? ta - tb : a.i - b.i;
+  });
+  return order.map((x) => x.r);
+}
