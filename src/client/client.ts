@@ -21,6 +21,7 @@ import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf, frameLimitsProblem } from "../comm/comm.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
+import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/clusterDump/write.ts";
 import type {
   DatasetMsg,
   DatasetPublishedMsg,
@@ -62,14 +63,7 @@ import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
-import {
-  clusterDump,
-  type DumpClusterStateOptions,
-  dumpFileName,
-  dumpOptionsProblem,
-  workerDumps,
-  writeClusterDump,
-} from "./clusterDump.ts";
+import { type DumpClusterStateOptions, dumpOptionsProblem, workerDumps } from "./clusterDump.ts";
 import {
   type CoordinationRequest,
   Event,

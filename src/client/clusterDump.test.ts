@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runWeft } from "../cli/testContext.ts";
+import { dumpFileName } from "../protocol/clusterDump/write.ts";
 import { loadDump, replayLoadedDump } from "../replay/replayDump.ts";
 import { clusterStory, SCHEDULER } from "../replay/story.ts";
-import { dumpFileName } from "./clusterDump.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
 let dir: string;

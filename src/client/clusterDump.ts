@@ -6,38 +6,16 @@
  * (and `src/protocol/clusterDump.ts`) read it as they read Dask's.
  */
 
-import { writeFile } from "node:fs/promises";
-import { hostname } from "node:os";
-import { gzipSync } from "node:zlib";
-import { Packr } from "msgpackr";
-import { stringify } from "yaml";
-import { dumpEncodingOf } from "../protocol/clusterDump/encoding.ts";
-import { weftVersion } from "../protocol/version.ts";
+import type { ClusterDumpFormat } from "../protocol/clusterDump/write.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { askEachWorker } from "./askWorkers.ts";
 
-/** The encodings `dumpClusterState` writes: gzipped msgpack (Dask's default) or YAML. */
-export type ClusterDumpFormat = "msgpack" | "yaml";
+export type { ClusterDumpFormat } from "../protocol/clusterDump/write.ts";
 
 /** Options of `Client.dumpClusterState`. */
 export interface DumpClusterStateOptions {
   /** The encoding (default `"msgpack"`); the file name's extension is added unless it has it. */
   readonly format?: ClusterDumpFormat;
-}
-
-/** The version entry of a process (Dask's `{host, packages}`). */
-function versions(): Record<string, unknown> {
-  return {
-    host: { hostname: hostname() },
-    packages: { weft: weftVersion(), node: process.version },
-  };
-}
-
-/** `filename` with the extension of `format` (as Dask adds `.msgpack.gz` or `.yaml`). */
-export function dumpFileName(filename: string, format: ClusterDumpFormat): string {
-  const encoding = dumpEncodingOf(filename);
-  const wanted = format === "msgpack" ? "msgpack.gz" : "yaml";
-  return encoding === wanted ? filename : `${filename}.${wanted}`;
 }
 
 /** Why `options` are not valid dump options, or null. */
@@ -73,31 +51,4 @@ export async function workerDumps(
     },
     () => null,
   );
-}
-
-/** The whole dump, `{scheduler, workers, versions}`. */
-export function clusterDump(
-  scheduler: unknown,
-  workers: Record<string, unknown>,
-): Record<string, unknown> {
-  const workerVersions: Record<string, unknown> = {};
-  for (const [address, w] of Object.entries(workers)) {
-    if (typeof w === "object" && w !== null) workerVersions[address] = versions();
-  }
-  return { scheduler, workers, versions: { scheduler: versions(), workers: workerVersions } };
-}
-
-/** Write `dump` to `path` in `format`. */
-export async function writeClusterDump(
-  dump: Record<string, unknown>,
-  path: string,
-  format: ClusterDumpFormat,
-): Promise<void> {
-  if (format === "msgpack") {
-    // Plain msgpack maps and arrays, as Python's msgpack writes and reads them.
-    const packr = new Packr({ useRecords: false, variableMapSize: true });
-    await writeFile(path, gzipSync(packr.pack(dump)));
-  } else {
-    await writeFile(path, stringify(dump, { aliasDuplicateObjects: false }));
-  }
 }

@@ -1,4 +1,4 @@
-import type { DumpEvent, DumpObject, SchedulerDump } from "../protocol/clusterDump.ts";
+import type { DumpEvent, DumpObject, DumpTask, SchedulerDump } from "../protocol/clusterDump.ts";
 import { isDumpObject, typeNameFromRepr } from "../protocol/clusterDump.ts";
 import { eventFromDict } from "../protocol/daskJson/events.ts";
 import type { StateMachineEvent } from "../worker/state/events.ts";
@@ -15,14 +15,20 @@ function standIn(typename: string, sizeof: number): DumpObject {
 /**
  * The stand-in for a value the dump stripped from a transfer or a scatter: its type
  * name and size as the scheduler recorded them for the task (`TaskState.type`,
- * `nbytes`), else unknown ({@link UNKNOWN_TYPENAME}, 0 bytes).
+ * `nbytes`); for a task the scheduler had forgotten by the dump, as the worker
+ * itself recorded them, if it still knew the task; else unknown
+ * ({@link UNKNOWN_TYPENAME}, 0 bytes).
  */
-function transferredValue(key: string, scheduler: SchedulerDump): DumpObject {
-  const task = scheduler.tasks.get(key);
-  const type = task?.type;
+function transferredValue(
+  key: string,
+  scheduler: SchedulerDump,
+  workerTasks: ReadonlyMap<string, DumpTask> | undefined,
+): DumpObject {
+  const task = scheduler.tasks.get(key) ?? workerTasks?.get(key)?.raw;
+  const type = typeof task?.type === "string" ? (typeNameFromRepr(task.type) ?? "") : "";
   const nbytes = task?.nbytes;
   return standIn(
-    typeof type === "string" && type !== "" ? type : UNKNOWN_TYPENAME,
+    type !== "" ? type : UNKNOWN_TYPENAME,
     typeof nbytes === "number" && nbytes >= 0 ? nbytes : 0,
   );
 }
@@ -35,7 +41,11 @@ function transferredValue(key: string, scheduler: SchedulerDump): DumpObject {
  * - `GatherDepSuccessEvent`, `UpdateDataEvent`: each value a stand-in with the type
  *   and size the scheduler recorded for the task.
  */
-export function dumpEventDict(ev: DumpEvent, scheduler: SchedulerDump): DumpObject {
+export function dumpEventDict(
+  ev: DumpEvent,
+  scheduler: SchedulerDump,
+  workerTasks?: ReadonlyMap<string, DumpTask>,
+): DumpObject {
   switch (ev.cls) {
     case "ExecuteSuccessEvent": {
       const repr = ev.type;
@@ -48,7 +58,9 @@ export function dumpEventDict(ev: DumpEvent, scheduler: SchedulerDump): DumpObje
     case "UpdateDataEvent": {
       if (!isDumpObject(ev.data)) return ev;
       const data: DumpObject = {};
-      for (const key of Object.keys(ev.data)) data[key] = transferredValue(key, scheduler);
+      for (const key of Object.keys(ev.data)) {
+        data[key] = transferredValue(key, scheduler, workerTasks);
+      }
       return { ...ev, data };
     }
     default:
@@ -65,10 +77,11 @@ export function decodeStimulusLog(
   address: string,
   events: readonly DumpEvent[],
   scheduler: SchedulerDump,
+  workerTasks?: ReadonlyMap<string, DumpTask>,
 ): StateMachineEvent[] {
   return events.map((ev, i) => {
     try {
-      return eventFromDict(dumpEventDict(ev, scheduler));
+      return eventFromDict(dumpEventDict(ev, scheduler, workerTasks));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       throw new ReplayInputError(

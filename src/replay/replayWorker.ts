@@ -78,7 +78,7 @@ export function replayWorker(
 ): WorkerReplay {
   const w = dump.workers.get(address);
   if (w === undefined) throw new Error(`${dump.file}: no worker ${address} in the dump`);
-  const events = decodeStimulusLog(dump.file, address, w.stimulusLog, dump.scheduler);
+  const events = decodeStimulusLog(dump.file, address, w.stimulusLog, dump.scheduler, w.tasks);
   checkLogRecords(dump.file, address, w.log);
   return new WorkerReplayer(w, events, options).run();
 }

@@ -1,9 +1,13 @@
 /** `weft sim`, run through the real `weft` program with string buffers for its streams. */
 
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, test } from "vitest";
 import { runWeft } from "../cli/testContext.ts";
+import { loadDump } from "../replay/replayDump.ts";
 
 const weft = (...args: string[]) => runWeft(args);
 
@@ -190,4 +194,29 @@ test("an empty --seed or --from is refused, not read as seed 0", async () => {
   const from = await weft("sim", "--runs", "1", "--from", " ", "--faults", "none");
   expect(from.code).toBe(2);
   expect(from.out).toBe("");
+});
+
+test("--dump writes the run's cluster as a dump that weft replay and weft story read", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "weft-sim-dump-"));
+  try {
+    const file = join(dir, "run");
+    const r = await weft("sim", "--seed", "4", "--tasks", "12", "--workers", "2", "--dump", file);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain(`weft sim: wrote ${file}.msgpack.gz`);
+    const replay = await weft("replay", `${file}.msgpack.gz`);
+    expect(replay.code).toBe(0);
+    expect(replay.out).toMatch(/\d+ workers: \d+ exact/);
+    const dump = await loadDump(`${file}.msgpack.gz`);
+    const key = [...dump.scheduler.tasks.keys()][0] ?? "load-0";
+    const story = await weft("story", key, `${file}.msgpack.gz`);
+    expect(story.code).toBe(0);
+    expect(story.out).toContain("scheduler");
+    const yaml = await weft("sim", "--seed", "4", "--tasks", "12", "--dump", join(dir, "run.yaml"));
+    expect(yaml.err).toContain(`wrote ${join(dir, "run.yaml")}`);
+    const many = await weft("sim", "--runs", "2", "--dump", file);
+    expect(many.code).toBe(2);
+    expect(many.err).toContain("--dump writes one run");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

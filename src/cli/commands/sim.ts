@@ -7,6 +7,9 @@
 
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
+import { dumpFileName, writeClusterDump } from "../../protocol/clusterDump/write.ts";
+import { simDump } from "../../sim/dump.ts";
 import { FAULT_DESCRIPTIONS, FAULT_KINDS, parseFaults } from "../../sim/faults.ts";
 import {
   resolveSimOptions,
@@ -55,6 +58,7 @@ interface SimCliOptions {
   readonly shrink: boolean;
   readonly verbose?: boolean;
   readonly json?: boolean;
+  readonly dump?: string;
 }
 
 function integer(min: number): (v: string) => number {
@@ -204,9 +208,19 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option("--no-shrink", "do not look for a smaller failing case")
     .option("--verbose", "with --runs: one line per run")
+    .option(
+      "--dump <file>",
+      "one run: write the cluster as it ended (or failed) as a cluster dump, for weft story and weft replay (.yaml for YAML, else .msgpack.gz)",
+    )
     .option("--json", "print results as JSON lines")
     .addHelpText("after", HELP_AFTER)
-    .action((opts: SimCliOptions, cmd: Command) => {
+    .action(async (opts: SimCliOptions, cmd: Command) => {
+      if (opts.dump !== undefined && opts.runs !== undefined) {
+        cmd.error("error: --dump writes one run: give --seed, not --runs", {
+          exitCode: EXIT.usage,
+        });
+        return;
+      }
       // A lone --from would run --seed and look as if it had run the seed asked for.
       if (opts.from !== undefined && opts.runs === undefined) {
         cmd.error("error: --from needs --runs (one run takes --seed)", { exitCode: EXIT.usage });
@@ -236,7 +250,7 @@ export function simCommand(ctx: CliContext): Command {
         cmd.error(`error: ${(e as Error).message}`, { exitCode: EXIT.usage });
         return;
       }
-      if (opts.runs === undefined) runOne(ctx, opts, base);
+      if (opts.runs === undefined) await runOne(ctx, opts, base);
       else runMany(ctx, opts, base, opts.runs, opts.from ?? opts.seed);
     });
 }
@@ -262,7 +276,11 @@ function writeJson(ctx: CliContext, value: object): void {
   ctx.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
-function runOne(ctx: CliContext, opts: SimCliOptions, base: Omit<SimOptions, "seed">): void {
+async function runOne(
+  ctx: CliContext,
+  opts: SimCliOptions,
+  base: Omit<SimOptions, "seed">,
+): Promise<void> {
   // A big workload with validation takes minutes: a bar once it has run for a second.
   const progress = progressBar(ctx, `weft sim: seed ${opts.seed}`, {
     unit: "wanted keys",
@@ -270,13 +288,26 @@ function runOne(ctx: CliContext, opts: SimCliOptions, base: Omit<SimOptions, "se
     afterMs: 1_000,
   });
   let r: SimResult;
+  const sim = new Simulation({ ...base, seed: opts.seed });
   try {
-    r = new Simulation({ ...base, seed: opts.seed }).run(progress.update);
+    r = sim.run(progress.update);
   } finally {
     progress.stop();
   }
   if (opts.json) writeJson(ctx, resultJson(r));
   else ctx.stdout.write(`${r.ok ? formatRunLine(r) : formatFailure(r)}\n`);
+  if (opts.dump !== undefined) {
+    const format = dumpEncodingOf(opts.dump)?.startsWith("yaml") ? "yaml" : "msgpack";
+    const path = dumpFileName(opts.dump, format);
+    try {
+      await writeClusterDump(simDump(sim), path, format);
+      ctx.stderr.write(`weft sim: wrote ${path} (weft story KEY ${path}; weft replay ${path})\n`);
+    } catch (err) {
+      ctx.stderr.write(`weft sim: cannot write ${path}: ${(err as Error).message}\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
+  }
   if (!r.ok) {
     ctx.exitCode = EXIT.differences;
     if (opts.shrink) reportShrink(ctx, opts, shrink(r));

@@ -1,0 +1,61 @@
+/**
+ * Writing a cluster dump in Dask's layout and encodings (`{scheduler,
+ * workers, versions}`; gzipped msgpack or YAML), as `Client.dumpClusterState`
+ * and `weft sim --dump` make them, for `weft replay` and `weft story`.
+ */
+
+import { writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { gzipSync } from "node:zlib";
+import { Packr } from "msgpackr";
+import { stringify } from "yaml";
+import { weftVersion } from "../version.ts";
+import { dumpEncodingOf } from "./encoding.ts";
+
+/** The encodings a dump is written in: gzipped msgpack (Dask's default) or YAML. */
+export type ClusterDumpFormat = "msgpack" | "yaml";
+
+/** The version entry of a process (Dask's `{host, packages}`). */
+function versions(): Record<string, unknown> {
+  return {
+    host: { hostname: hostname() },
+    packages: { weft: weftVersion(), node: process.version },
+  };
+}
+
+/** `filename` with the extension of `format` (as Dask adds `.msgpack.gz` or `.yaml`). */
+export function dumpFileName(filename: string, format: ClusterDumpFormat): string {
+  const encoding = dumpEncodingOf(filename);
+  const wanted = format === "msgpack" ? "msgpack.gz" : "yaml";
+  return encoding === wanted ? filename : `${filename}.${wanted}`;
+}
+
+/**
+ * The whole dump, `{scheduler, workers, versions}`; a worker whose entry is
+ * not an object (the text of the error met asking it) has no versions.
+ */
+export function clusterDump(
+  scheduler: unknown,
+  workers: Record<string, unknown>,
+): Record<string, unknown> {
+  const workerVersions: Record<string, unknown> = {};
+  for (const [address, w] of Object.entries(workers)) {
+    if (typeof w === "object" && w !== null) workerVersions[address] = versions();
+  }
+  return { scheduler, workers, versions: { scheduler: versions(), workers: workerVersions } };
+}
+
+/** Write `dump` to `path` in `format`. */
+export async function writeClusterDump(
+  dump: Record<string, unknown>,
+  path: string,
+  format: ClusterDumpFormat,
+): Promise<void> {
+  if (format === "msgpack") {
+    // Plain msgpack maps and arrays, as Python's msgpack writes and reads them.
+    const packr = new Packr({ useRecords: false, variableMapSize: true });
+    await writeFile(path, gzipSync(packr.pack(dump)));
+  } else {
+    await writeFile(path, stringify(dump, { aliasDuplicateObjects: false }));
+  }
+}
