@@ -409,6 +409,12 @@ export interface ChaosOptions {
    * tasks that report them to an actor, through handles, and asks it the total.
    */
   readonly actors?: boolean;
+  /**
+   * At the first round that hangs, fails or answers wrong, dump the cluster
+   * (`client.dumpClusterState`) to `<dump>-round<r>.msgpack.gz`, for `weft
+   * story` and `weft replay`. Default none.
+   */
+  readonly dump?: string;
 }
 
 /** What a run did. */
@@ -712,6 +718,7 @@ export async function runChaos(
         log(`${head} HANG: no answer in ${o.roundTimeoutMs} ms; ${tally}`);
         log(`  scheduler counters: ${JSON.stringify(await countersOrError(client))}`);
         log(`  processes: ${procs.all.map((x) => `${x.name} ${x.state}`).join(", ")}`);
+        if (failed === 1) await dumpCluster(client, o, r, log);
         break;
       }
       if (outcome.kind === "error") {
@@ -733,6 +740,7 @@ export async function runChaos(
         } else {
           failed++;
           log(`${head} FAILED ${ms} ms: ${text}; ${tally}`);
+          if (failed === 1) await dumpCluster(client, o, r, log);
           if (scheduler.state === "exited") break; // every round after would fail the same way
         }
         continue;
@@ -746,6 +754,7 @@ export async function runChaos(
       } else {
         failed++;
         log(`${head} WRONG: ${String(got)}, expected ${round.expected}; ${tally}`);
+        if (failed === 1) await dumpCluster(client, o, r, log);
       }
     }
   } finally {
@@ -829,6 +838,25 @@ type Outcome<T> =
   | { kind: "value"; value: T }
   | { kind: "error"; error: Error }
   | { kind: "timeout" };
+
+/**
+ * With `--dump`, the cluster as the first failed round left it, for `weft
+ * story` and `weft replay` (a frozen worker's entry is the error met asking it).
+ */
+async function dumpCluster(
+  client: Client,
+  o: ChaosOptions,
+  round: number,
+  log: (line: string) => void,
+): Promise<void> {
+  if (o.dump === undefined) return;
+  const out = await withTimeout(client.dumpClusterState(`${o.dump}-round${round}`), 30_000);
+  if (out.kind === "value") log(`  cluster dumped: ${out.value} (weft story KEY ${out.value})`);
+  else {
+    const why = out.kind === "timeout" ? "no answer in 30 s" : out.error.message;
+    log(`  cannot dump the cluster: ${why}`);
+  }
+}
 
 /** `promise`'s outcome, or a timeout after `ms`. */
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<Outcome<T>> {
@@ -961,6 +989,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .option("--tls", "every connection over tls://, with the test credentials (test/fixtures/tls)")
     .option(
+      "--dump <prefix>",
+      "at the first failed round, dump the cluster to PREFIX-roundR.msgpack.gz (weft story, weft replay)",
+    )
+    .option(
       "--dynamic",
       "every other round sums the same integers with tasks that split their range in tasks of their own (getClient, workerClient), down to blocks",
     )
@@ -1007,6 +1039,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     tls: opts.tls === true,
     dynamic: opts.dynamic === true,
     actors: opts.actors === true,
+    ...(opts.dump !== undefined ? { dump: str("dump") } : {}),
   };
   if (o.nanny === true && o.freeze) {
     throw new Error(
