@@ -68,7 +68,7 @@ export function storyCommand(ctx: CliContext): Command {
       .description(
         "The story of tasks (or stimulus ids) across the scheduler and every worker, in time order: of a cluster dump, or of a running cluster",
       )
-      .usage("[options] <key...> <file>")
+      .usage("[options] <key...> <file|scheduler>")
       // Commander takes a variadic argument only last, so KEY... FILE is one argument,
       // split (and checked) in the action; it is named for what the user types first.
       .argument(
