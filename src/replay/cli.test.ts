@@ -29,7 +29,7 @@ describe("weft", () => {
     const top = await weft(["--help"]);
     expect(top.code).toBe(0);
     expect(top.out).toContain("replay [options] <file>");
-    expect(top.out).toContain("story [options] <key...> <file>");
+    expect(top.out).toContain("story [options] <key...> <file|scheduler>");
     for (const cmd of ["replay", "story"]) {
       const help = await weft([cmd, "--help"]);
       expect(help.code).toBe(0);
