@@ -88,6 +88,14 @@ import {
   ScatterError,
   WorkersTimeoutError,
 } from "./errors.ts";
+import {
+  type ClusterEvent,
+  decodeEvent,
+  type EventHandler,
+  encodeEventMessage,
+  Subscriptions,
+  topicsOf,
+} from "./events.ts";
 import { Future, type FutureHost } from "./future.ts";
 import { isContainer, replaceFutures, searchFutures } from "./futureSearch.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
@@ -301,6 +309,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /** Rpc connections to the workers results are fetched from. */
   readonly peers: PeerPool;
   readonly logger: Logger;
+  /** The handlers of the topics subscribed to (`subscribeTopic`). */
+  private readonly subscriptions: Subscriptions;
   private readonly records = new Map<string, KeyRecord>();
   /**
    * Of each `update-graph` sent: the records of the keys it asks for anew, those of
@@ -368,6 +378,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.id = id;
     this.address = address;
     this.logger = logger;
+    this.subscriptions = new Subscriptions(logger);
     this.timeoutMs = timeoutMs;
     this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
     this.gatherer = new Gatherer(this);
@@ -1732,6 +1743,64 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /**
+   * Log an event under `topic`, or under each of several topics (Dask's
+   * `log_event`): the scheduler keeps it with the time (the last 100,000 of
+   * each topic, its `eventsLogLength`) and sends it to the clients subscribed
+   * to the topic. `msg` is copied as task values are; a future cannot be one.
+   * Tasks log events through their client (`getClient()`).
+   */
+  async logEvent(topic: string | readonly string[], msg: unknown): Promise<void> {
+    this.checkOpen();
+    const topics = topicsOf("logEvent", topic);
+    await this.conn.request("log-event", { topics, msg: encodeEventMessage(msg) });
+  }
+
+  /**
+   * The events the scheduler keeps of `topic`, oldest first, each `[time,
+   * msg]` (Dask's `get_events`); without a topic, those of every topic, by
+   * topic. The scheduler logs its own under `"all"` and under each worker's
+   * address: `{ action: "add-worker" | "remove-worker", worker }`.
+   */
+  async getEvents(topic: string): Promise<ClusterEvent[]>;
+  async getEvents(): Promise<Record<string, ClusterEvent[]>>;
+  async getEvents(topic?: string): Promise<ClusterEvent[] | Record<string, ClusterEvent[]>> {
+    this.checkOpen();
+    if (topic === undefined) {
+      const all = (await this.conn.request("get-events", {})) as Record<string, unknown[]>;
+      const out: Record<string, ClusterEvent[]> = {};
+      for (const [name, events] of Object.entries(all)) out[name] = events.map(decodeEvent);
+      return out;
+    }
+    const [name] = topicsOf("getEvents", topic);
+    const events = (await this.conn.request("get-events", { topic: name })) as unknown[];
+    return events.map(decodeEvent);
+  }
+
+  /**
+   * Call `handler` with each event logged under `topic` from now on (Dask's
+   * `subscribe_topic`); subscribing again replaces the handler. What the
+   * handler throws is logged. Resolves once the scheduler has the
+   * subscription: events logged after that reach the handler.
+   */
+  async subscribeTopic(topic: string, handler: EventHandler): Promise<void> {
+    this.checkOpen();
+    const [name] = topicsOf("subscribeTopic", topic);
+    if (typeof handler !== "function") {
+      throw new TypeError(`subscribeTopic: the handler must be a function, got ${String(handler)}`);
+    }
+    this.subscriptions.set(name, handler);
+    await this.conn.request("subscribe-topic", { topic: name });
+  }
+
+  /** Stop calling the handler of `topic` (Dask's `unsubscribe_topic`). */
+  async unsubscribeTopic(topic: string): Promise<void> {
+    this.checkOpen();
+    const [name] = topicsOf("unsubscribeTopic", topic);
+    this.subscriptions.delete(name);
+    await this.conn.request("unsubscribe-topic", { topic: name });
+  }
+
+  /**
    * The story of keys or stimulus ids across the cluster (Dask's `story`):
    * the records of the scheduler's transition log and of every worker's that
    * name one of them (as the task, a recommended task or the stimulus), in
@@ -2070,6 +2139,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         return;
       case "scheduler-failed":
         this.shutDown(new ClientClosedError(msg.message));
+        return;
+      case "event":
+        this.subscriptions.deliver(msg.topic, msg.event);
         return;
       case "reply":
         return;

@@ -77,6 +77,7 @@ export {
   UploadError,
   WorkersTimeoutError,
 } from "./errors.ts";
+export type { ClusterEvent, EventHandler } from "./events.ts";
 export { Future, type FutureHost, isFuture } from "./future.ts";
 export type { GatherHost } from "./gatherer.ts";
 export {

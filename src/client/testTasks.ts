@@ -239,3 +239,10 @@ export const bump = defineTask("bump", async (c: Actor<Counter>, times: number) 
   for (let i = 0; i < times; i++) last = await c.call("increment", 1);
   return last;
 });
+
+/** Logs `{ task: n }` under `topic` through the task's client (`Client.logEvent`), and returns n. */
+export const logsEvent = defineTask("logsEvent", async (topic: string, n: number) => {
+  const client = await getClient();
+  await client.logEvent(topic, { task: n });
+  return n;
+});

@@ -152,6 +152,39 @@ export interface LogsRequestMsg {
 }
 
 /**
+ * Log `msg` (a client's copy, opaque to the server) under each of `topics`
+ * (`Client.logEvent`, Dask's `log_event`): kept with the time, and sent to
+ * the topics' subscribers.
+ */
+export interface LogEventRequestMsg {
+  readonly op: "log-event";
+  readonly requestId: number;
+  readonly topics: readonly string[];
+  readonly msg: unknown;
+}
+
+/** The events kept of `topic`, or of every topic without one (`Client.getEvents`). */
+export interface GetEventsRequestMsg {
+  readonly op: "get-events";
+  readonly requestId: number;
+  readonly topic?: string;
+}
+
+/** Be sent (`event`) each event logged under `topic` from now on, or no longer. */
+export interface SubscribeTopicRequestMsg {
+  readonly op: "subscribe-topic" | "unsubscribe-topic";
+  readonly requestId: number;
+  readonly topic: string;
+}
+
+/** An event logged under a topic the client subscribed to: `[time, msg]`. */
+export interface EventMsg {
+  readonly op: "event";
+  readonly topic: string;
+  readonly event: readonly [number, unknown];
+}
+
+/**
  * The scheduler's transition log records of these keys or stimulus ids
  * (`Client.story`, Dask's `get_story`), as Dask's tuples, oldest first.
  */
@@ -226,6 +259,9 @@ export type ClientRequestMsg =
   | RetryRequestMsg
   | DumpStateRequestMsg
   | StoryRequestMsg
+  | LogEventRequestMsg
+  | GetEventsRequestMsg
+  | SubscribeTopicRequestMsg
   | CoordinationRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
@@ -310,4 +346,5 @@ export type ServerToClientMessage =
   | SchedulerToClientMessage
   | KeyInMemoryWithHoldersMsg
   | ReplyMsg
+  | EventMsg
   | SchedulerFailedMsg;

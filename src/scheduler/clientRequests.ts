@@ -20,6 +20,7 @@ import {
 } from "../protocol/uploads.ts";
 import { logCountProblem } from "../util/logRecords.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { wallSeconds } from "../util/wallClock.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
 import type { SessionHost } from "./sessionHost.ts";
@@ -37,6 +38,10 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "retry",
   "dump-state",
   "story",
+  "log-event",
+  "get-events",
+  "subscribe-topic",
+  "unsubscribe-topic",
   ...COORDINATION_OPS,
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
@@ -44,6 +49,14 @@ const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
 /** True if `op` names a request to the server. */
 export function isRequestOp(op: unknown): op is ClientRequestOp {
   return typeof op === "string" && REQUEST_OPS.has(op);
+}
+
+function isTopic(v: unknown): v is string {
+  return typeof v === "string" && v !== "";
+}
+
+function isTopicList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every(isTopic);
 }
 
 function isKeyList(v: unknown): v is string[] {
@@ -115,6 +128,24 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         address: host.address,
         status: host.isRunning ? "running" : "closing",
       });
+    case "log-event": {
+      const topics = msg.topics;
+      if (!isTopicList(topics) || topics.length === 0) {
+        throw new TypeError("log-event: topics must be a non-empty array of non-empty strings");
+      }
+      host.events.log(topics, msg.msg, wallSeconds());
+      return null;
+    }
+    case "get-events":
+      if (msg.topic === undefined) return host.events.all();
+      if (!isTopic(msg.topic)) throw new TypeError("get-events: topic must be a non-empty string");
+      return host.events.get(msg.topic);
+    case "subscribe-topic":
+    case "unsubscribe-topic":
+      if (!isTopic(msg.topic)) throw new TypeError(`${msg.op}: topic must be a non-empty string`);
+      if (msg.op === "subscribe-topic") host.events.subscribe(msg.topic, client);
+      else host.events.unsubscribe(msg.topic, client);
+      return null;
     case "story":
       if (!isKeyList(msg.keys)) throw new TypeError("story: keys must be an array of keys");
       return host.state.story(...msg.keys).map(dumpedLogEntry);

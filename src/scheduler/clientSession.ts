@@ -98,6 +98,7 @@ export async function serveClient(
   if (host.router.clients.get(id) !== stream) return;
   host.router.clients.delete(id);
   host.coordination.clientLeft(id);
+  host.events.clientLeft(id);
   if (!host.isRunning) return;
   host.logger.debug({ client: id }, "client left");
   host.dispatch([

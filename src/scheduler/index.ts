@@ -5,6 +5,7 @@
 export type {
   CoordinationOp,
   CoordinationRequestMsg,
+  EventMsg,
   KeyInMemoryWithHoldersMsg,
   RegisterClientMsg,
   RegisterReplyMsg,
@@ -25,6 +26,7 @@ export { Semaphores } from "./coordination/semaphores.ts";
 export { type ValueOrTimeout, Variables } from "./coordination/variables.ts";
 export { DEFERRED, type Reply, type Waiter, Waiters } from "./coordination/waiters.ts";
 export { Counters } from "./counters.ts";
+export { EventBroker, type EventSink, type LoggedEvent, logWorkerEvent } from "./events.ts";
 export { Router } from "./router.ts";
 export { Scheduler, type SchedulerStatus } from "./scheduler.ts";
 export {

@@ -22,9 +22,11 @@ import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messages
 import type { UploadedFile } from "../protocol/uploads.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { wallSeconds as now } from "../util/wallClock.ts";
 import { serveClient } from "./clientSession.ts";
 import { Coordination } from "./coordination/coordination.ts";
 import { Counters } from "./counters.ts";
+import { EventBroker, logWorkerEvent } from "./events.ts";
 import { Router } from "./router.ts";
 import {
   type ResolvedSchedulerOptions,
@@ -41,11 +43,6 @@ import { silentWorkers, ttlCheckIntervalMs } from "./workerTtl.ts";
 
 /** Where a scheduler server is in its life. */
 export type SchedulerStatus = "init" | "running" | "closing" | "closed" | "failed";
-
-/** Seconds on the wall clock, sub-millisecond. */
-function now(): number {
-  return (performance.timeOrigin + performance.now()) / 1000;
-}
 
 const HANDSHAKE_TIMEOUT = Symbol("handshake timeout");
 
@@ -66,6 +63,7 @@ export class Scheduler implements SessionHost {
     if (stream !== undefined && !stream.isClosed) stream.send({ op: "reply", requestId, result });
   });
   readonly runner: StimulusRunner;
+  readonly events: EventBroker;
   private statusValue: SchedulerStatus = "init";
   private listener: Listener | null = null;
   private readonly comms = new Set<Comm>();
@@ -84,6 +82,10 @@ export class Scheduler implements SessionHost {
   constructor(options: SchedulerOptions = {}) {
     this.options = resolveSchedulerOptions(options);
     this.logRecords = new LogRecords(this.options.logLength);
+    this.events = new EventBroker(this.options.eventsLogLength, (client, topic, event) => {
+      const stream = this.router.clients.get(client);
+      if (stream !== undefined && !stream.isClosed) stream.send({ op: "event", topic, event });
+    });
     this.logger = this.logRecords.wrap(this.options.logger);
     this.state = new SchedulerState({
       ...this.options.state,
@@ -231,6 +233,7 @@ export class Scheduler implements SessionHost {
     }
     for (const address of silentWorkers(this.state, t, ttlSeconds)) {
       this.logger.warn({ worker: address }, "worker missed its heartbeats; removing it");
+      logWorkerEvent(this, "remove-worker", address);
       const stream = this.router.workers.get(address);
       this.router.workers.delete(address);
       stream?.comm.abort();

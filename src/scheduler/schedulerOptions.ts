@@ -61,6 +61,12 @@ export interface SchedulerOptions {
    * none. Default 10,000.
    */
   logLength?: number;
+  /**
+   * How many events it keeps of each topic (`Client.logEvent`, Dask's
+   * `distributed.scheduler.events-log-length`). 0: none (subscribers are
+   * still sent them). Default 100,000.
+   */
+  eventsLogLength?: number;
 }
 
 /** {@link SchedulerOptions} with every default filled in. */
@@ -112,5 +118,6 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     taskStreamLength: nonNegativeInt("taskStreamLength", o.taskStreamLength ?? 100_000),
     logger: o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
+    eventsLogLength: nonNegativeInt("eventsLogLength", o.eventsLogLength ?? 100_000),
   };
 }

@@ -7,6 +7,7 @@ import type { UploadedFile } from "../protocol/uploads.ts";
 import type { LogRecords } from "../util/logRecords.ts";
 import type { Coordination } from "./coordination/coordination.ts";
 import type { Counters } from "./counters.ts";
+import type { EventBroker } from "./events.ts";
 import type { Router } from "./router.ts";
 import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
 import type { SchedulerEvent } from "./state/events.ts";
@@ -34,6 +35,8 @@ export interface SessionHost {
   readonly taskStream: TaskStream;
   /** The last records the scheduler logged, for `Client.getSchedulerLogs`. */
   readonly logRecords: LogRecords;
+  /** Structured events by topic (`Client.logEvent`, `getEvents`, `subscribeTopic`). */
+  readonly events: EventBroker;
   /** The coordination primitives clients use (semaphores, events, variables, queues). */
   readonly coordination: Coordination;
   /** Hand stimuli to the state machine and route what it returns. */

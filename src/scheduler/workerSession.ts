@@ -12,6 +12,7 @@ import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/m
 import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { logWorkerEvent } from "./events.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 
@@ -114,6 +115,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   comm.send(ok).catch(() => {});
   host.router.route(outcome.messages);
   host.logger.info({ worker: address, nthreads: msg.nthreads }, "worker registered");
+  logWorkerEvent(host, "add-worker", address);
 
   try {
     await forEachMessage(comm, (frame) => {
@@ -141,6 +143,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   host.router.workers.delete(address);
   if (!host.isRunning) return;
   host.logger.info({ worker: address }, "worker left");
+  logWorkerEvent(host, "remove-worker", address);
   host.dispatch([
     {
       kind: "remove-worker",

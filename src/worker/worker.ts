@@ -32,6 +32,7 @@ import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { wallSeconds } from "../util/wallClock.ts";
 import { ActorHandleGuard, feedGuarded } from "./actorHandleGuard.ts";
 import { ActorServer } from "./actorServer.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
@@ -200,8 +201,7 @@ export class Worker extends BaseWorker {
         transferIncomingCountLimit: o.transferIncomingCountLimit,
         transferMessageBytesLimit: o.transferMessageBytesLimit,
         transferIncomingBytesLimit: o.transferIncomingBytesLimit,
-        // Wall-clock seconds at sub-millisecond resolution, as the scheduler stamps its records.
-        clock: () => (performance.timeOrigin + performance.now()) / 1000,
+        clock: wallSeconds,
         monotonic: () => performance.now() / 1000,
         errorMessage: wireErrorMessage,
         onPluginError: (name, err) => logger.error({ err, plugin: name }, "worker plugin failed"),

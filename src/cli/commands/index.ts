@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { CliContext } from "./context.ts";
 import { dumpCommand } from "./dump.ts";
+import { eventsCommand } from "./events.ts";
 import { logsCommand } from "./logs.ts";
 import { replayCommand } from "./replay.ts";
 import { restartCommand } from "./restart.ts";
@@ -29,6 +30,7 @@ export const COMMANDS: readonly CommandFactory[] = [
   restartCommand,
   uploadCommand,
   logsCommand,
+  eventsCommand,
   dumpCommand,
   replayCommand,
   storyCommand,

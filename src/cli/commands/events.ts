@@ -1,0 +1,133 @@
+/**
+ * `weft events <scheduler>`: the structured events the scheduler keeps
+ * (Dask's `get_events`), merged by time, and with `--follow` those logged
+ * from then on (`subscribe_topic`), until Ctrl-C.
+ */
+
+import { Command } from "commander";
+import type { Client } from "../../client/client.ts";
+import type { ClusterEvent } from "../../client/events.ts";
+import { formatEpochSeconds } from "../../replay/formatTime.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+
+/** Options of `weft events`. */
+export interface EventsCliOptions extends ConnectCliOptions {
+  /** `--topic T` (repeatable): only these topics. */
+  readonly topic?: readonly string[];
+  readonly follow?: boolean;
+  readonly json?: boolean;
+}
+
+/** One event as a line: time (UTC), topic, message as JSON. */
+export function formatEventLine(topic: string, [time, msg]: ClusterEvent): string {
+  return `${formatEpochSeconds(time)}  ${topic}  ${JSON.stringify(msg) ?? String(msg)}`;
+}
+
+/** The events of `topics` (every topic without), oldest first; one topic's own order kept. */
+async function eventsOf(
+  client: Client,
+  topics: readonly string[],
+): Promise<{ topic: string; event: ClusterEvent }[]> {
+  const byTopic: Record<string, ClusterEvent[]> =
+    topics.length === 0 ? await client.getEvents() : {};
+  for (const t of topics) byTopic[t] = await client.getEvents(t);
+  const all = Object.entries(byTopic).flatMap(([topic, events]) =>
+    events.map((event, i) => ({ topic, event, i })),
+  );
+  all.sort((a, b) => a.event[0] - b.event[0] || a.i - b.i);
+  return all.map(({ topic, event }) => ({ topic, event }));
+}
+
+/**
+ * `weft events ADDRESS`; with `--follow`, the events as they come until
+ * `until` settles (Ctrl-C from the command line).
+ */
+export async function runEvents(
+  address: string,
+  opts: EventsCliOptions,
+  ctx: CliContext,
+  until: Promise<void>,
+): Promise<void> {
+  const topics = opts.topic ?? [];
+  if (opts.follow === true && topics.length === 0) {
+    ctx.stderr.write(
+      "weft events: --follow needs --topic (the topics to follow; all: the scheduler's own)\n",
+    );
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  const print = (topic: string, event: ClusterEvent) =>
+    ctx.stdout.write(
+      opts.json === true
+        ? `${JSON.stringify({ topic, time: event[0], msg: event[1] })}\n`
+        : `${formatEventLine(topic, event)}\n`,
+    );
+  await withClient("events", address, opts, ctx, async (client) => {
+    if (opts.follow === true) {
+      // Subscribed first, so that no event falls between the backlog and the stream;
+      // one logged in between is printed twice at worst, never lost.
+      const early: { topic: string; event: ClusterEvent }[] = [];
+      let live = false;
+      for (const topic of topics) {
+        await client.subscribeTopic(topic, (event) => {
+          if (live) print(topic, event);
+          else early.push({ topic, event });
+        });
+      }
+      const backlog = await eventsOf(client, topics);
+      for (const e of backlog) print(e.topic, e.event);
+      const last = backlog.length > 0 ? backlog[backlog.length - 1].event[0] : 0;
+      for (const e of early) if (e.event[0] > last) print(e.topic, e.event);
+      live = true;
+      const lost = await Promise.race([until.then(() => null), client.closed]);
+      if (lost !== null) {
+        ctx.stderr.write(`weft events: ${lost.message}\n`);
+        ctx.exitCode = EXIT.differences;
+      }
+      return;
+    }
+    const events = await eventsOf(client, topics);
+    for (const e of events) print(e.topic, e.event);
+    if (events.length === 0) {
+      ctx.stderr.write(
+        `weft events: no events${topics.length > 0 ? ` under ${topics.join(", ")}` : ""}\n`,
+      );
+      ctx.exitCode = EXIT.differences;
+    }
+  });
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function interrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+}
+
+/** `weft events`: see docs/client.md. */
+export function eventsCommand(ctx: CliContext): Command {
+  return addConnectOptions(new Command("events"))
+    .description(
+      "Print the structured events a running scheduler keeps, by time (Dask's get_events); --follow prints them as they come",
+    )
+    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
+    .option(
+      "--topic <topic>",
+      "only this topic (repeatable); the scheduler's own are under all and each worker's address",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option("--follow", "with --topic: after the events kept, print those logged, until Ctrl-C")
+    .option("--json", "one JSON object a line: {topic, time, msg}")
+    .addHelpText(
+      "after",
+      "\nEach line: the time (UTC), the topic, the message as JSON. Clients and tasks log\n" +
+        "events with client.logEvent(topic, msg); the scheduler keeps the last 100,000 of\n" +
+        "each topic. Exit code: 0; 1 if there are no events (without --follow); 2 for bad\n" +
+        "usage or a scheduler that cannot be reached.",
+    )
+    .action(async (address: string, opts: EventsCliOptions) => {
+      await runEvents(address, opts, ctx, opts.follow === true ? interrupted() : Promise.resolve());
+    });
+}
