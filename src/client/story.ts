@@ -4,6 +4,7 @@
  * merged in time order.
  */
 
+import { inTimeOrder } from "../util/timeOrder.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { askEachWorker } from "./askWorkers.ts";
 
@@ -63,12 +64,5 @@ export async function storiesOfWorkers(
 /** The scheduler's records (answered to `story`) and the workers', merged in time order. */
 export function mergedStory(scheduler: unknown, workers: readonly StoryRecord[]): StoryRecord[] {
   if (!isRecordList(scheduler)) throw new Error("story: the scheduler answered with no records");
-  const all = [...timed("scheduler", scheduler), ...workers];
-  const order = all.map((r, i) => ({ r, i }));
-  order.sort((a, b) => {
-    const ta = a.r.time ?? Number.NEGATIVE_INFINITY;
-    const tb = b.r.time ?? Number.NEGATIVE_INFINITY;
-    return ta !== tb ? ta - tb : a.i - b.i;
-  });
-  return order.map((x) => x.r);
+  return inTimeOrder([...timed("scheduler", scheduler), ...workers], (r) => r.time);
 }

@@ -1,5 +1,6 @@
 import type { ClusterDump, DumpValue } from "../protocol/clusterDump.ts";
 import { isDumpObject } from "../protocol/clusterDump.ts";
+import { inTimeOrder } from "../util/timeOrder.ts";
 import { formatLogEntry } from "../worker/state/errors.ts";
 import { type LogEntry, workerStory } from "../worker/state/log.ts";
 import type { WorkerState } from "../worker/state/workerState.ts";
@@ -84,7 +85,7 @@ export function clusterStory(
       for (const r of workerStory(wanted, w.log)) lines.push(line(address, "dump", r));
     }
   }
-  return inTimeOrder(lines);
+  return inTimeOrder(lines, (l) => l.time);
 }
 
 /**
@@ -94,16 +95,8 @@ export function clusterStory(
 export function liveStory(
   records: readonly { readonly where: string; readonly record: readonly unknown[] }[],
 ): StoryLine[] {
-  return inTimeOrder(records.map((r) => line(r.where, "live", r.record)));
-}
-
-/** `lines` by time; lines of one log keep their order at equal times. */
-function inTimeOrder(lines: readonly StoryLine[]): StoryLine[] {
-  const order = lines.map((l, i) => ({ l, i }));
-  order.sort((a, b) => {
-    const ta = a.l.time ?? Number.NEGATIVE_INFINITY;
-    const tb = b.l.time ?? Number.NEGATIVE_INFINITY;
-    return ta !== tb ? ta - tb : a.i - b.i;
-  });
-  return order.map((x) => x.l);
+  return inTimeOrder(
+    records.map((r) => line(r.where, "live", r.record)),
+    (l) => l.time,
+  );
 }

@@ -8,6 +8,7 @@ import { Command } from "commander";
 import type { Client } from "../../client/client.ts";
 import type { ClusterEvent } from "../../client/events.ts";
 import { formatEpochSeconds } from "../../replay/formatTime.ts";
+import { inTimeOrder } from "../../util/timeOrder.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
@@ -33,10 +34,9 @@ async function eventsOf(
     topics.length === 0 ? await client.getEvents() : {};
   for (const t of topics) byTopic[t] = await client.getEvents(t);
   const all = Object.entries(byTopic).flatMap(([topic, events]) =>
-    events.map((event, i) => ({ topic, event, i })),
+    events.map((event) => ({ topic, event })),
   );
-  all.sort((a, b) => a.event[0] - b.event[0] || a.i - b.i);
-  return all.map(({ topic, event }) => ({ topic, event }));
+  return inTimeOrder(all, (e) => e.event[0]);
 }
 
 /**

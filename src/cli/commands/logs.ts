@@ -6,6 +6,7 @@
 
 import { Command } from "commander";
 import type { LogRecord } from "../../util/logRecords.ts";
+import { inTimeOrder } from "../../util/timeOrder.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
@@ -41,13 +42,12 @@ export function formatLogLine(process: string, r: LogRecord): string {
 
 /** The records of every process, oldest first (a process's own order kept for equal times). */
 export function mergedLines(logs: ClusterLogs): string[] {
-  const all: { process: string; r: LogRecord; i: number }[] = [];
-  for (const r of logs.scheduler ?? []) all.push({ process: "scheduler", r, i: all.length });
+  const all: { process: string; r: LogRecord }[] = [];
+  for (const r of logs.scheduler ?? []) all.push({ process: "scheduler", r });
   for (const [address, records] of Object.entries(logs.workers ?? {})) {
-    for (const r of records) all.push({ process: address, r, i: all.length });
+    for (const r of records) all.push({ process: address, r });
   }
-  all.sort((a, b) => a.r.time - b.r.time || a.i - b.i);
-  return all.map(({ process, r }) => formatLogLine(process, r));
+  return inTimeOrder(all, (x) => x.r.time).map(({ process, r }) => formatLogLine(process, r));
 }
 
 function parseCount(given: string | undefined): number | string {
