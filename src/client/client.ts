@@ -80,6 +80,7 @@ import {
   ClientClosedError,
   DatasetError,
   LostKeyError,
+  MetadataKeyError,
   NoWorkerError,
   RebalanceError,
   RemoteTaskError,
@@ -110,6 +111,7 @@ import {
 } from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
+import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
@@ -1740,6 +1742,38 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
     const addresses = await this.workersNamed("getWorkerLogs", options);
     return logsOfWorkers(this.peers, addresses, options.n);
+  }
+
+  /**
+   * Set the cluster's metadata at `keys` (Dask's `set_metadata`): a key, or
+   * a path of keys into nested objects (`["model", "version"]`), which are
+   * made on the way. The value is copied as task values are; a future cannot
+   * be one. The scheduler keeps it until it is set again, or the scheduler ends.
+   */
+  async setMetadata(keys: string | readonly string[], value: unknown): Promise<void> {
+    this.checkOpen();
+    const path = metadataKeys("setMetadata", keys, false);
+    await this.conn.request("set-metadata", { keys: path, value: encodeMetadata(value) });
+  }
+
+  /**
+   * The cluster's metadata at `keys` (Dask's `get_metadata`; `[]`: all of
+   * it), a copy of this client's own. Without a value there, resolves with
+   * `options.default` if given, else rejects with a `MetadataKeyError`.
+   */
+  async getMetadata<T = unknown>(
+    keys: string | readonly string[],
+    options: { readonly default?: T } = {},
+  ): Promise<T> {
+    this.checkOpen();
+    const path = metadataKeys("getMetadata", keys, true);
+    const answer = (await this.conn.request("get-metadata", { keys: path })) as {
+      found: boolean;
+      value?: unknown;
+    };
+    if (answer.found) return decodeMetadata(answer.value) as T;
+    if ("default" in options) return options.default as T;
+    throw new MetadataKeyError(`getMetadata: no metadata at ${JSON.stringify(path)}`);
   }
 
   /**

@@ -133,6 +133,11 @@ export class RestartTimeoutError extends WorkersTimeoutError {
   }
 }
 
+/** `getMetadata` found nothing at the keys and was given no default (Dask's `KeyError`). */
+export class MetadataKeyError extends Error {
+  override name = "MetadataKeyError";
+}
+
 /** A `Variable.get`, `Queue.get` or `Queue.put` waited `timeoutMs` in vain (Dask's `TimeoutError`). */
 export class CoordinationTimeoutError extends Error {
   override name = "CoordinationTimeoutError";

@@ -65,6 +65,7 @@ export {
   CoordinationTimeoutError,
   DatasetError,
   LostKeyError,
+  MetadataKeyError,
   NoWorkerError,
   RebalanceError,
   RemoteTaskError,

@@ -177,6 +177,17 @@ export interface SubscribeTopicRequestMsg {
   readonly topic: string;
 }
 
+/**
+ * Set the cluster's metadata at a key path (`Client.setMetadata`, Dask's
+ * `set_metadata`), or read it (`get-metadata`, answered `{found, value?}`).
+ */
+export interface MetadataRequestMsg {
+  readonly op: "set-metadata" | "get-metadata";
+  readonly requestId: number;
+  readonly keys: readonly string[];
+  readonly value?: unknown;
+}
+
 /** An event logged under a topic the client subscribed to: `[time, msg]`. */
 export interface EventMsg {
   readonly op: "event";
@@ -262,6 +273,7 @@ export type ClientRequestMsg =
   | LogEventRequestMsg
   | GetEventsRequestMsg
   | SubscribeTopicRequestMsg
+  | MetadataRequestMsg
   | CoordinationRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */

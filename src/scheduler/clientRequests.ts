@@ -5,6 +5,7 @@
  * with a `reply` on the client's stream.
  */
 
+import { ClonedValue } from "../comm/clonedValue.ts";
 import { ForwardedBytes } from "../comm/forwardedBytes.ts";
 import type {
   ClientRequestOp,
@@ -42,6 +43,8 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "get-events",
   "subscribe-topic",
   "unsubscribe-topic",
+  "set-metadata",
+  "get-metadata",
   ...COORDINATION_OPS,
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
@@ -146,6 +149,18 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       if (msg.op === "subscribe-topic") host.events.subscribe(msg.topic, client);
       else host.events.unsubscribe(msg.topic, client);
       return null;
+    case "set-metadata":
+    case "get-metadata": {
+      const keys = msg.keys;
+      if (!isKeyList(keys)) throw new TypeError(`${msg.op}: keys must be an array of strings`);
+      if (msg.op === "get-metadata") {
+        const got = host.metadata.get(keys);
+        // Wrapped, so that it travels with the structured-clone algorithm, as it came.
+        return got.found ? { found: true, value: new ClonedValue(got.value) } : got;
+      }
+      host.metadata.set(keys, ClonedValue.unwrap(msg.value));
+      return null;
+    }
     case "story":
       if (!isKeyList(msg.keys)) throw new TypeError("story: keys must be an array of keys");
       return host.state.story(...msg.keys).map(dumpedLogEntry);

@@ -7,6 +7,7 @@ export type {
   CoordinationRequestMsg,
   EventMsg,
   KeyInMemoryWithHoldersMsg,
+  MetadataRequestMsg,
   RegisterClientMsg,
   RegisterReplyMsg,
   RegisterWorkerHandshakeMsg,
@@ -27,6 +28,7 @@ export { type ValueOrTimeout, Variables } from "./coordination/variables.ts";
 export { DEFERRED, type Reply, type Waiter, Waiters } from "./coordination/waiters.ts";
 export { Counters } from "./counters.ts";
 export { EventBroker, type EventSink, type LoggedEvent, logWorkerEvent } from "./events.ts";
+export { Metadata } from "./metadata.ts";
 export { Router } from "./router.ts";
 export { Scheduler, type SchedulerStatus } from "./scheduler.ts";
 export {

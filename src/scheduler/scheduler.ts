@@ -27,6 +27,7 @@ import { serveClient } from "./clientSession.ts";
 import { Coordination } from "./coordination/coordination.ts";
 import { Counters } from "./counters.ts";
 import { EventBroker, logWorkerEvent } from "./events.ts";
+import { Metadata } from "./metadata.ts";
 import { Router } from "./router.ts";
 import {
   type ResolvedSchedulerOptions,
@@ -64,6 +65,7 @@ export class Scheduler implements SessionHost {
   });
   readonly runner: StimulusRunner;
   readonly events: EventBroker;
+  readonly metadata = new Metadata();
   private statusValue: SchedulerStatus = "init";
   private listener: Listener | null = null;
   private readonly comms = new Set<Comm>();

@@ -8,6 +8,7 @@ import type { LogRecords } from "../util/logRecords.ts";
 import type { Coordination } from "./coordination/coordination.ts";
 import type { Counters } from "./counters.ts";
 import type { EventBroker } from "./events.ts";
+import type { Metadata } from "./metadata.ts";
 import type { Router } from "./router.ts";
 import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
 import type { SchedulerEvent } from "./state/events.ts";
@@ -35,6 +36,8 @@ export interface SessionHost {
   readonly taskStream: TaskStream;
   /** The last records the scheduler logged, for `Client.getSchedulerLogs`. */
   readonly logRecords: LogRecords;
+  /** The cluster's metadata (`Client.setMetadata`, `getMetadata`). */
+  readonly metadata: Metadata;
   /** Structured events by topic (`Client.logEvent`, `getEvents`, `subscribeTopic`). */
   readonly events: EventBroker;
   /** The coordination primitives clients use (semaphores, events, variables, queues). */

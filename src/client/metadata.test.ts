@@ -1,0 +1,50 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { MetadataKeyError } from "./errors.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+
+afterEach(closeTestClusters);
+
+describe("setMetadata and getMetadata", () => {
+  for (const protocol of ["inproc", "tcp"] as const) {
+    it(`keeps values by key path, copied, for every client (${protocol})`, async () => {
+      const { cluster, client } = await testCluster({ workers: 1, protocol });
+      const other = await cluster.client();
+      const model = { version: 3, trained: new Date(0), tags: new Set(["a"]) };
+      await client.setMetadata("model", model);
+      model.version = 99;
+      expect(await other.getMetadata("model")).toEqual({
+        version: 3,
+        trained: new Date(0),
+        tags: new Set(["a"]),
+      });
+      await client.setMetadata(["runs", "r1", "loss"], 0.5);
+      await client.setMetadata(["runs", "r2"], { loss: 0.25 });
+      expect(await other.getMetadata(["runs", "r1", "loss"])).toBe(0.5);
+      expect(await other.getMetadata(["runs", "r2", "loss"])).toBe(0.25);
+      const runs = await other.getMetadata<Record<string, { loss: number }>>("runs");
+      expect(runs).toEqual({ r1: { loss: 0.5 }, r2: { loss: 0.25 } });
+      runs.r1.loss = 7;
+      expect(await other.getMetadata(["runs", "r1", "loss"])).toBe(0.5);
+      const all = await other.getMetadata<Record<string, unknown>>([]);
+      expect(Object.keys(all).sort()).toEqual(["model", "runs"]);
+      await client.setMetadata("__proto__", 1);
+      expect(await other.getMetadata("__proto__")).toBe(1);
+    });
+  }
+
+  it("a missing key rejects unless a default is given; bad arguments are refused", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const err = await client.getMetadata(["no", "such"]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MetadataKeyError);
+    expect((err as Error).message).toBe('getMetadata: no metadata at ["no","such"]');
+    expect(await client.getMetadata("no", { default: 5 })).toBe(5);
+    await client.setMetadata("leaf", 1);
+    await expect(client.setMetadata(["leaf", "below"], 2)).rejects.toThrow(
+      /\["leaf"\] holds a value, not metadata under keys/,
+    );
+    expect(await client.getMetadata(["leaf", "below"], { default: null })).toBeNull();
+    await expect(client.setMetadata([], 1)).rejects.toThrow(/at least one/);
+    await expect(client.setMetadata(3 as never, 1)).rejects.toThrow(/the keys must be a string/);
+    await expect(client.setMetadata("f", () => 1)).rejects.toThrow(/the value cannot be sent/);
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * The cluster's metadata (Dask's `set_metadata` and `get_metadata`): a tree
+ * of plain objects the scheduler keeps, read and written by key paths
+ * (`["model", "version"]`), which go into the plain objects of the values set
+ * as into the tree's own (as Dask's nested dicts). Clients send values
+ * copied (structured-cloned), and get them back so.
+ */
+
+type Tree = Record<string, unknown>;
+
+function isTree(v: unknown): v is Tree {
+  return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+export class Metadata {
+  private readonly root: Tree = Object.create(null);
+
+  /**
+   * Set the value at `keys` (the whole tree for none: refused), making the
+   * objects on the way; a TypeError if a value on the way is not an object.
+   */
+  set(keys: readonly string[], value: unknown): void {
+    if (keys.length === 0) throw new TypeError("set-metadata: give at least one key");
+    let at: Tree = this.root;
+    for (let i = 0; i < keys.length - 1; i++) {
+      const next = at[keys[i]];
+      if (next === undefined) {
+        const made: Tree = Object.create(null);
+        define(at, keys[i], made);
+        at = made;
+      } else if (isTree(next) || Object.getPrototypeOf(next) === null) {
+        at = next as Tree;
+      } else {
+        throw new TypeError(
+          `set-metadata: ${JSON.stringify(keys.slice(0, i + 1))} holds a value, not metadata under keys`,
+        );
+      }
+    }
+    define(at, keys[keys.length - 1], value);
+  }
+
+  /** The value at `keys` (the whole tree for none), or `found: false`. */
+  get(keys: readonly string[]): { found: true; value: unknown } | { found: false } {
+    let at: unknown = this.root;
+    for (const key of keys) {
+      if (typeof at !== "object" || at === null || !Object.hasOwn(at, key)) return { found: false };
+      at = (at as Tree)[key];
+    }
+    return { found: true, value: at };
+  }
+}
+
+/** Defined, not assigned: a key such as `__proto__` stays a key. */
+function define(tree: Tree, key: string, value: unknown): void {
+  Object.defineProperty(tree, key, { value, writable: true, enumerable: true, configurable: true });
+}
