@@ -28,6 +28,7 @@ export function formatFailure(r: SimResult): string {
     for (const line of r.failure.details.split("\n")) lines.push(`  ${line}`);
   }
   lines.push(`  replay: ${r.command}`);
+  lines.push(`  inspect: ${r.command} --dump run.msgpack.gz, then weft story KEY run.msgpack.gz`);
   return lines.join("\n");
 }
 

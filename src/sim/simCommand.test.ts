@@ -93,6 +93,9 @@ test("a failing run prints the replay command and the smallest case, and exits 1
   expect(r.code).toBe(1);
   expect(r.out).toMatch(/FAILED \(invalid-state\)/);
   expect(r.out).toContain("replay: weft sim --seed 1 --tasks 10 --variant corrupt-occupancy");
+  expect(r.out).toContain(
+    "inspect: weft sim --seed 1 --tasks 10 --variant corrupt-occupancy --dump run.msgpack.gz, then weft story KEY run.msgpack.gz",
+  );
   expect(r.out).toMatch(/smallest failing case|no smaller failing case/);
 });
 
