@@ -98,7 +98,7 @@ describe("events: logEvent, getEvents, subscribeTopic", () => {
     );
     await expect(client.logEvent([], 1)).rejects.toThrow(/logEvent: the topic must be/);
     await expect(client.logEvent("t", () => 1)).rejects.toThrow(
-      /logEvent: the message cannot be sent/,
+      /logEvent: the value cannot be sent/,
     );
     const f = client.submit("inc", 1);
     await expect(client.logEvent("t", { f })).rejects.toThrow(

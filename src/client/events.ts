@@ -8,7 +8,7 @@
 
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { searchFutures } from "./futureSearch.ts";
+import { wireCopy } from "./wireCopy.ts";
 
 /** One event: when it was logged (wall-clock seconds) and its message (Dask's `(time, msg)`). */
 export type ClusterEvent = readonly [time: number, msg: unknown];
@@ -29,18 +29,7 @@ export function topicsOf(what: string, topic: unknown): string[] {
 
 /** `msg` as it travels: copied now; a future is refused (it is the client's). */
 export function encodeEventMessage(msg: unknown): ClonedValue {
-  searchFutures(msg, "logEvent", () => {
-    throw new TypeError(
-      "logEvent: a future cannot be an event's message (futures are the client's)",
-    );
-  });
-  try {
-    return new ClonedValue(structuredClone(msg));
-  } catch (err) {
-    throw new TypeError(
-      `logEvent: the message cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  return wireCopy("logEvent", msg, "an event's message");
 }
 
 /** An event as the scheduler sent it, its message a copy of its own (in process the scheduler's is shared). */

@@ -6,7 +6,7 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { searchFutures } from "./futureSearch.ts";
+import { wireCopy } from "./wireCopy.ts";
 
 /** The key path: one key, or an array of them (none: the whole tree, for reading). */
 export function metadataKeys(what: string, keys: unknown, allowEmpty: boolean): string[] {
@@ -21,16 +21,7 @@ export function metadataKeys(what: string, keys: unknown, allowEmpty: boolean): 
 
 /** A value as it travels: copied now; a future is refused (it is the client's). */
 export function encodeMetadata(value: unknown): ClonedValue {
-  searchFutures(value, "setMetadata", () => {
-    throw new TypeError("setMetadata: a future cannot be metadata (futures are the client's)");
-  });
-  try {
-    return new ClonedValue(structuredClone(value));
-  } catch (err) {
-    throw new TypeError(
-      `setMetadata: the value cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  return wireCopy("setMetadata", value, "metadata");
 }
 
 /** What the scheduler answered, a copy of this client's own (in process the scheduler's is shared). */
