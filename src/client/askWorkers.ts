@@ -1,8 +1,11 @@
 /**
  * Asking every worker of a list the same thing at once (`Client.run`,
- * `Client.loadTaskModules`): the answers in address order, so that the error
- * reported, when there are several, does not depend on which came first.
+ * `Client.loadTaskModules`, the logs, stories and dumps of the workers): the
+ * answers in address order, so that the error reported, when there are
+ * several, does not depend on which came first.
  */
+
+import type { PeerPool } from "../worker/peerPool.ts";
 
 /**
  * `ask(address)` for each of `addresses`, at once: `{address: answer}` in
@@ -23,4 +26,39 @@ export async function askEachWorker<T>(
     out[sorted[i]] = answers[i];
   }
   return out;
+}
+
+/**
+ * The rpc `method(args)` of each of `addresses`, at once, each answer read by
+ * `read` (null: not the answer expected): `{address: read answer}` in address
+ * order. Rejects, naming `op` and the first worker (by address) that failed,
+ * with `cannot read the <what> of <address>: <why>` when it could not be
+ * asked, or `<address> answered <method> with <expected>` when its answer was
+ * not one.
+ */
+export async function callEachWorker<T>(
+  peers: PeerPool,
+  addresses: readonly string[],
+  call: { readonly op: string; readonly method: string; readonly args: Record<string, unknown> },
+  what: { readonly noun: string; readonly expected: string },
+  read: (got: unknown, address: string) => T | null,
+): Promise<Record<string, T>> {
+  const answers = await askEachWorker(
+    addresses,
+    async (address): Promise<T | Error> => {
+      try {
+        const rpc = await peers.get(address);
+        const got = read(await rpc.call(call.method, call.args), address);
+        if (got !== null) return got;
+        return new Error(`${call.op}: ${address} answered ${call.method} with ${what.expected}`);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        return new Error(`${call.op}: cannot read the ${what.noun} of ${address}: ${why}`, {
+          cause: err,
+        });
+      }
+    },
+    (answer) => (answer instanceof Error ? answer : null),
+  );
+  return answers as Record<string, T>;
 }

@@ -7,7 +7,7 @@
 
 import type { LogRecord } from "../util/logRecords.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
-import { askEachWorker } from "./askWorkers.ts";
+import { callEachWorker } from "./askWorkers.ts";
 
 /** Options of `Client.getWorkerLogs` and `getSchedulerLogs`. */
 export interface LogsOptions {
@@ -42,22 +42,11 @@ export async function logsOfWorkers(
   addresses: readonly string[],
   n: number | undefined,
 ): Promise<Record<string, LogRecord[]>> {
-  const answers = await askEachWorker(
+  return callEachWorker(
+    peers,
     addresses,
-    async (address): Promise<LogRecord[] | Error> => {
-      try {
-        const rpc = await peers.get(address);
-        const got = await rpc.call("get_logs", n === undefined ? {} : { n });
-        if (isLogRecords(got)) return got;
-        return new Error(`getWorkerLogs: ${address} answered get_logs with no log records`);
-      } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
-        return new Error(`getWorkerLogs: cannot read the logs of ${address}: ${why}`, {
-          cause: err,
-        });
-      }
-    },
-    (answer) => (answer instanceof Error ? answer : null),
+    { op: "getWorkerLogs", method: "get_logs", args: n === undefined ? {} : { n } },
+    { noun: "logs", expected: "no log records" },
+    (got) => (isLogRecords(got) ? got : null),
   );
-  return answers as Record<string, LogRecord[]>;
 }

@@ -6,7 +6,7 @@
 
 import { inTimeOrder } from "../util/timeOrder.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
-import { askEachWorker } from "./askWorkers.ts";
+import { callEachWorker } from "./askWorkers.ts";
 
 /** One record of a story: where it was logged, and the record as Dask's tuple (its time last). */
 export interface StoryRecord {
@@ -43,22 +43,14 @@ export async function storiesOfWorkers(
   addresses: readonly string[],
   keys: readonly string[],
 ): Promise<StoryRecord[]> {
-  const answers = await askEachWorker(
+  const answers = await callEachWorker(
+    peers,
     addresses,
-    async (address): Promise<StoryRecord[] | Error> => {
-      try {
-        const rpc = await peers.get(address);
-        const got = await rpc.call("get_story", { keys: [...keys] });
-        if (isRecordList(got)) return timed(address, got);
-        return new Error(`story: ${address} answered get_story with no records`);
-      } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
-        return new Error(`story: cannot read the story of ${address}: ${why}`, { cause: err });
-      }
-    },
-    (answer) => (answer instanceof Error ? answer : null),
+    { op: "story", method: "get_story", args: { keys: [...keys] } },
+    { noun: "story", expected: "no records" },
+    (got, address) => (isRecordList(got) ? timed(address, got) : null),
   );
-  return Object.values(answers).flat() as StoryRecord[];
+  return Object.values(answers).flat();
 }
 
 /** The scheduler's records (answered to `story`) and the workers', merged in time order. */

@@ -6,33 +6,28 @@
  * every worker's own dump (`src/worker/dumpState.ts`).
  */
 
-import { pyKeyRepr } from "../util/pyString.ts";
 import type { SchedulerState } from "./state/schedulerState.ts";
 import type { TransitionLogEntry } from "./state/story.ts";
 import type { TaskState } from "./state/taskState.ts";
 import type { WorkerInfo } from "./state/workerInfo.ts";
-
-const taskRepr = (ts: TaskState): string => `<TaskState ${pyKeyRepr(ts.key)} ${ts.state}>`;
-const workerRepr = (ws: WorkerInfo): string =>
-  `<WorkerState '${ws.address}', status: ${ws.status}, memory: ${ws.hasWhat.size}, processing: ${ws.processing.size}>`;
 
 function taskDict(ts: TaskState): Record<string, unknown> {
   return {
     key: ts.key,
     state: ts.state,
     priority: ts.priority === null ? null : [...ts.priority],
-    dependencies: [...ts.dependencies].map(taskRepr),
-    dependents: [...ts.dependents].map(taskRepr),
-    waiting_on: [...ts.waitingOn].map(taskRepr),
-    waiters: [...ts.waiters].map(taskRepr),
-    who_wants: [...ts.whoWants].map((cs) => `<Client '${cs.id}'>`),
-    who_has: [...ts.whoHas].map(workerRepr),
-    processing_on: ts.processingOn === null ? null : workerRepr(ts.processingOn),
+    dependencies: [...ts.dependencies].map(String),
+    dependents: [...ts.dependents].map(String),
+    waiting_on: [...ts.waitingOn].map(String),
+    waiters: [...ts.waiters].map(String),
+    who_wants: [...ts.whoWants].map(String),
+    who_has: [...ts.whoHas].map(String),
+    processing_on: ts.processingOn === null ? null : String(ts.processingOn),
     nbytes: ts.nbytes,
     type: ts.typename,
     exception_text: ts.exceptionText,
     traceback_text: ts.tracebackText,
-    exception_blame: ts.exceptionBlame === null ? null : taskRepr(ts.exceptionBlame),
+    exception_blame: ts.exceptionBlame === null ? null : String(ts.exceptionBlame),
     suspicious: ts.suspicious,
     retries: ts.retries,
     actor: ts.actor,
@@ -48,10 +43,10 @@ function workerDict(ws: WorkerInfo): Record<string, unknown> {
     used_resources: { ...ws.usedResources },
     status: `<Status.${ws.status}: '${ws.status}'>`,
     nbytes: ws.nbytes,
-    processing: Object.fromEntries([...ws.processing].map(([ts, cost]) => [taskRepr(ts), cost])),
-    long_running: [...ws.longRunning].map(taskRepr),
-    has_what: [...ws.hasWhat].map(taskRepr),
-    actors: [...ws.actors].map(taskRepr),
+    processing: Object.fromEntries([...ws.processing].map(([ts, cost]) => [String(ts), cost])),
+    long_running: [...ws.longRunning].map(String),
+    has_what: [...ws.hasWhat].map(String),
+    actors: [...ws.actors].map(String),
   };
 }
 
@@ -74,7 +69,7 @@ export function schedulerDumpDict(
   for (const [key, ts] of s.tasks) tasks[key] = taskDict(ts);
   const clients: Record<string, unknown> = {};
   for (const [id, cs] of s.clients) {
-    clients[id] = { client_key: id, wants_what: [...cs.wantsWhat].map(taskRepr) };
+    clients[id] = { client_key: id, wants_what: [...cs.wantsWhat].map(String) };
   }
   const transitionLog = s.log.toArray().map(dumpedLogEntry);
   return {
