@@ -35,7 +35,6 @@ export interface WorkerDumpSource {
 export function dumpedEvent(ev: StateMachineEvent): Record<string, unknown> {
   const d = eventToDict(ev) as Record<string, unknown>;
   d.handled = ev.handled ?? null;
-  if (ev.cls === "ExecuteSuccessEvent") d.type = ev.type ?? null;
   return d;
 }
 
