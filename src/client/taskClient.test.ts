@@ -51,6 +51,22 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
     }
   }
 
+  it("a recursion far deeper than the pool's threads runs on them: a waiting task lends its thread", async () => {
+    // 1 worker × 1 thread and no thread beyond it (the pool's maximum): fib(9)
+    // makes the tasks fib(9) … fib(0) (pure: one a key), fib(9) … fib(2) each
+    // waiting for two others, eight at once.
+    const { client, cluster } = await testCluster({
+      workers: 1,
+      executor: "threads",
+      worker: { maxSecededThreads: 0 },
+    });
+    const since = Date.now() / 1000;
+    expect(await client.submit(fib, 9)).toBe(34);
+    const runs = await client.getTaskStream({ since });
+    expect(runs).toHaveLength(10);
+    expect(new Set(runs.map((r) => r.worker))).toEqual(new Set([cluster.workers[0]?.address]));
+  }, 60_000);
+
   it("a pool thread's client goes with the thread", async () => {
     const { cluster } = await testCluster({ workers: 0 });
     const executor = await threadPool(cluster.address, { idleTimeoutMs: 200 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Execution, SpareThreads } from "./execution.ts";
+import { Execution } from "./execution.ts";
 import { SlotGate } from "./slotGate.ts";
 
 async function setup() {
@@ -48,32 +48,6 @@ describe("Execution", () => {
     await r;
     expect(gate.available).toBe(0);
     ex.finish(0);
-    expect(gate.available).toBe(1);
-  });
-
-  it("a run seceding when no spare thread is left keeps its slot (no task gets a slot without a thread)", async () => {
-    const gate = new SlotGate(1);
-    const spare = new SpareThreads(1);
-    const seceded: number[] = [];
-    const signal = new AbortController().signal;
-    await gate.acquire();
-    const first = new Execution(gate, (d) => seceded.push(d), signal, spare);
-    first.secede(0.1); // takes the one spare thread, gives the slot back
-    expect(gate.available).toBe(1);
-    await gate.acquire();
-    const second = new Execution(gate, (d) => seceded.push(d), signal, spare);
-    second.secede(0.2); // no spare thread: keeps the slot, still reported
-    expect(gate.available).toBe(0);
-    await Promise.resolve();
-    expect(seceded).toEqual([0.1, 0.2]);
-    await second.rejoin(); // holds its slot already
-    // The first one's rejoin waits for the slot, which the second gives back as it ends.
-    const rejoined = first.rejoin();
-    second.finish(0.2);
-    await rejoined;
-    expect(spare.taken).toBe(0);
-    expect(gate.available).toBe(0);
-    first.finish(0.1);
     expect(gate.available).toBe(1);
   });
 });

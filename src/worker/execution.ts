@@ -12,25 +12,9 @@ import type { SlotGate } from "./slotGate.ts";
 /** Told that the run seceded after `computeDuration` seconds (once). */
 export type OnSecede = (computeDuration: number) => void;
 
-/**
- * The threads a worker has for runs that seceded (the pool's spare threads; none
- * bound the inline executor): a seceded run keeps its thread, without a slot,
- * until it ends or rejoins. A run that secedes when all of them are taken keeps
- * its slot instead: given back, the slot would go to a task with no thread to
- * run on, which would hold it while the seceded runs, which hold the threads,
- * wait for it in `rejoin()` (a deadlock Dask's unbounded pool does not have).
- */
-export class SpareThreads {
-  /** Seceded runs holding a thread but no slot. */
-  taken = 0;
-  constructor(readonly limit: number) {}
-}
-
 /** The worker's side of one task run. */
 export class Execution implements RunControl {
   private holdsSlot = true;
-  /** Seceded without a slot: counted in {@link SpareThreads.taken}. */
-  private onSpareThread = false;
   private secedeReported = false;
   private finished = false;
 
@@ -39,7 +23,6 @@ export class Execution implements RunControl {
     private readonly gate: SlotGate,
     private readonly onSecede: OnSecede,
     private readonly signal: AbortSignal,
-    private readonly spare: SpareThreads = new SpareThreads(Number.POSITIVE_INFINITY),
     /** The worker's client for task code on its main thread (the inline executor). */
     private readonly taskClient: () => Promise<unknown> = noTaskClient,
   ) {}
@@ -50,14 +33,8 @@ export class Execution implements RunControl {
 
   secede(computeDuration: number): void {
     if (this.finished || !this.holdsSlot) return;
-    // The state machine hears of it either way (the task is long-running for it
-    // and Dask); only the slot stays taken while no spare thread is left.
-    if (this.spare.taken < this.spare.limit) {
-      this.holdsSlot = false;
-      this.onSpareThread = true;
-      this.spare.taken++;
-      this.gate.release();
-    }
+    this.holdsSlot = false;
+    this.gate.release();
     // Not synchronously: the task may be running inside the caller's stack.
     queueMicrotask(() => this.report(computeDuration));
   }
@@ -70,13 +47,6 @@ export class Execution implements RunControl {
       return;
     }
     this.holdsSlot = true;
-    this.leaveSpareThread();
-  }
-
-  private leaveSpareThread(): void {
-    if (!this.onSpareThread) return;
-    this.onSpareThread = false;
-    this.spare.taken--;
   }
 
   private report(computeDuration: number): void {
@@ -93,7 +63,6 @@ export class Execution implements RunControl {
     if (this.finished) return;
     if (secededAfter !== null) this.report(secededAfter);
     this.finished = true;
-    this.leaveSpareThread();
     if (this.holdsSlot) {
       this.holdsSlot = false;
       this.gate.release();

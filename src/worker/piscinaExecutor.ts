@@ -23,6 +23,7 @@ import {
   wallSeconds,
 } from "./executor.ts";
 import { ownBuffer } from "./ownBuffer.ts";
+import { ThreadPlacement } from "./threadPlacement.ts";
 import {
   isChannelMessage,
   type ThreadInit,
@@ -36,7 +37,11 @@ export interface PiscinaExecutorOptions {
   nthreads: number;
   /** File URLs of the task modules every thread imports. */
   taskModules: readonly string[];
-  /** Extra threads for seceded tasks. Default 32. */
+  /**
+   * Threads the pool may start beyond `nthreads`, while some are still
+   * starting (a seceded task's thread takes other tasks: see
+   * `threadPlacement.ts`). Default 32.
+   */
   maxSecededThreads?: number;
   /** Spare threads live this long once idle, in ms. Default 10,000. */
   idleTimeoutMs?: number;
@@ -81,6 +86,8 @@ export class PiscinaExecutor implements Executor {
 
   private constructor(
     private readonly pool: Piscina,
+    /** Where the runs are: the pool's load balancer. */
+    private readonly placement: ThreadPlacement,
     private readonly channel: BroadcastChannel,
     /** The task modules every thread imports as it starts. */
     private readonly initial: readonly string[],
@@ -101,15 +108,23 @@ export class PiscinaExecutor implements Executor {
       scheduler: o.scheduler ?? null,
       connectTimeoutMs: o.connectTimeoutMs ?? 30_000,
     };
+    const placement = new ThreadPlacement();
     const pool = new Piscina({
       filename: BOOTSTRAP,
+      loadBalancer: (task, threads) => placement.choose(runToken(task), threads),
       minThreads: o.nthreads,
       maxThreads: o.nthreads + (o.maxSecededThreads ?? 32),
       idleTimeout: o.idleTimeoutMs ?? 10_000,
       workerData,
       recordTiming: false,
     });
-    const executor = new PiscinaExecutor(pool, channel, [...o.taskModules], o.dial ?? connect);
+    const executor = new PiscinaExecutor(
+      pool,
+      placement,
+      channel,
+      [...o.taskModules],
+      o.dial ?? connect,
+    );
     // A thread that fails (e.g. a task module that does not load) is reported
     // here; without a listener the pool would rethrow it on the main thread.
     pool.on("error", (err: unknown) => {
@@ -149,7 +164,7 @@ export class PiscinaExecutor implements Executor {
    */
   collectGarbage(): void {
     if (this.closed || this.collecting > 0) return;
-    const idle = this.pool.threads.length - this.controls.size;
+    const idle = this.pool.threads.filter((t) => this.placement.runsOn(t.threadId) === 0).length;
     for (let i = 0; i < idle; i++) {
       this.collecting++;
       this.pool
@@ -216,7 +231,8 @@ export class PiscinaExecutor implements Executor {
     this.waiting.add(waiting);
     let reply: unknown;
     try {
-      const msg: ThreadJob = {
+      const msg: ThreadJob & RunQueueOptions = {
+        [Piscina.queueOptionsSymbol]: { token },
         kind: "run",
         loaded: this.loaded,
         token,
@@ -240,6 +256,7 @@ export class PiscinaExecutor implements Executor {
       signal.removeEventListener("abort", forward);
       this.waiting.delete(waiting);
       this.controls.delete(token);
+      this.placement.settled(token);
     }
     if (!isReply(reply) || reply.kind !== "done")
       throw new Error("pool thread sent an unexpected reply");
@@ -284,12 +301,15 @@ export class PiscinaExecutor implements Executor {
     const control = this.controls.get(msg.token);
     if (control === undefined) return; // the run is over
     if (msg.t === "secede") {
+      this.placement.seceded(msg.token);
       control.secede(msg.after);
     } else if (msg.t === "rejoin") {
       const token = msg.token;
       control.rejoin().then(
         () => {
-          if (!this.closed) this.channel.postMessage({ t: "rejoined", token });
+          if (this.closed) return;
+          this.placement.rejoined(token);
+          this.channel.postMessage({ t: "rejoined", token });
         },
         () => {
           // the worker is closing; the thread will be terminated
@@ -323,6 +343,19 @@ export class PiscinaExecutor implements Executor {
     this.channel.close();
     await this.pool.destroy();
   }
+}
+
+/** What a run's job carries for the load balancer (piscina's queue options: not sent to the thread). */
+interface RunQueueOptions {
+  readonly [Piscina.queueOptionsSymbol]: { readonly token: number };
+}
+
+/** The run token a job for the pool carries, or null for a job that is not a task run. */
+function runToken(task: object): number | null {
+  const options: unknown = (task as Partial<Record<symbol, unknown>>)[Piscina.queueOptionsSymbol];
+  if (typeof options !== "object" || options === null) return null;
+  const token = (options as { token?: unknown }).token;
+  return typeof token === "number" ? token : null;
 }
 
 /** A run handed to the pool, abortable by the executor. */

@@ -39,7 +39,7 @@ import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./bas
 import { contactAddressFor } from "./contactAddress.ts";
 import { asWireValue, DataServer, parseGetDataResponse } from "./dataServer.ts";
 import { workerDumpDict } from "./dumpState.ts";
-import { Execution, SpareThreads } from "./execution.ts";
+import { Execution } from "./execution.ts";
 import {
   type ExecuteJob,
   type ExecuteOutcome,
@@ -151,12 +151,8 @@ export class Worker extends BaseWorker {
   /** Answers `get_data`; its counters tell the outgoing transfers. */
   readonly dataServer: DataServer;
   private readonly gate: SlotGate;
-  /** The pool threads seceded tasks may keep (see {@link SpareThreads}). */
-  private readonly spareThreads: SpareThreads;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private readonly servedComms = new Set<Comm>();
-  /** Whether {@link warnIfOutOfSpareThreads} has warned. */
-  private warnedSpareThreads = false;
   /** `{name joined by NUL: [name, total]}`: cheaper to key than JSON, once per task and metric. */
   private readonly metricTotals = new Map<string, [MetricName, number]>();
   /** The same entries by (frozen, interned) name array. */
@@ -213,9 +209,6 @@ export class Worker extends BaseWorker {
     this.spill = spill;
     this.memory = spill === null ? null : this.newMemoryMonitor(spill);
     this.gate = new SlotGate(o.nthreads);
-    this.spareThreads = new SpareThreads(
-      o.executor === "piscina" ? o.maxSecededThreads : Number.POSITIVE_INFINITY,
-    );
     this.peers = new PeerPool({
       connectTimeoutMs: o.connectTimeoutMs,
       ...commOptionsOf(o),
@@ -433,23 +426,6 @@ export class Worker extends BaseWorker {
     if (feed === null) return;
     this.statusValue = feed.cls === "PauseEvent" ? "paused" : "running";
     this.handleStimulus(feed);
-  }
-
-  /**
-   * Once, when as many tasks have seceded as the pool has spare threads: from
-   * then on a task that secedes keeps its slot, so the next task waits until a
-   * seceded one ends, which may be waiting for it (a silent deadlock otherwise).
-   */
-  private warnIfOutOfSpareThreads(): void {
-    const o = this.options;
-    if (this.warnedSpareThreads || o.executor !== "piscina") return;
-    if (this.state.longRunning.size < o.maxSecededThreads) return;
-    this.warnedSpareThreads = true;
-    this.logger.warn(
-      { seceded: this.state.longRunning.size, maxSecededThreads: o.maxSecededThreads },
-      "every spare pool thread is held by a seceded task: a task seceding now keeps its slot " +
-        "(raise maxSecededThreads if seceded tasks wait on other tasks of this worker)",
-    );
   }
 
   private every(ms: number, fn: () => void): void {
@@ -884,13 +860,7 @@ export class Worker extends BaseWorker {
     const signal = new AbortController().signal;
     await this.gate.acquire(signal);
     // A run that secedes gives its slot back, as a task does; nobody else is told.
-    const execution = new Execution(
-      this.gate,
-      () => {},
-      signal,
-      this.spareThreads,
-      this.taskClient,
-    );
+    const execution = new Execution(this.gate, () => {}, signal, this.taskClient);
     const job: ExecuteJob = {
       key: `run-${fn}-${++this.runCount}`,
       fn,
@@ -988,10 +958,8 @@ export class Worker extends BaseWorker {
         this.handleStimulus(
           new SecedeEvent({ key, computeDuration, stimulusId: stimulusId("secede") }),
         );
-        this.warnIfOutOfSpareThreads();
       },
       ctx.signal,
-      this.spareThreads,
       this.taskClient,
     );
     let outcome: ExecuteOutcome | Promise<ExecuteOutcome>;

@@ -44,7 +44,11 @@ export interface WorkerOptions {
    * executor).
    */
   taskModules?: readonly (string | URL)[];
-  /** Spare pool threads for seceded tasks. Default 32. */
+  /**
+   * Threads the pool may start beyond `nthreads`, while some of those are still
+   * starting (a seceded task's thread runs other tasks meanwhile, so waiting
+   * tasks need no threads of their own). Default 32.
+   */
   maxSecededThreads?: number;
   /** Abstract resources this worker supplies, `{GPU: 2}`. */
   resources?: Readonly<Record<string, number>>;
