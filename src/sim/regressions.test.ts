@@ -95,6 +95,26 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
       expect(r.failure?.message).toContain(`"${dep}","cancelled","released","released"`);
     },
   );
+  // Worker: x, cancelled while executing, is asked to compute again; its
+  // compute-task gives its missing input k a holder, but x only resumes
+  // (cancelled → executing) and nothing moves k out of missing (validateState
+  // fails; without validation a refresh of who-has fetches it). k had gone
+  // missing when, x cancelled, k was dropped as a replica and another task's
+  // compute-task named this worker alone for it. Pinned in the worker's tests
+  // too (cancelled.test.ts, test/vectors/oracle/scenario-missing-dep-of-recomputed).
+  test("seed 601484 (restarts): a missing input given a holder by its resumed dependent stays missing", () => {
+    const r = simulate({ seed: 601484, restart: 0.3, restartWorker: 0.3 });
+    expect(r.failure?.kind).toBe("invalid-state");
+    expect(r.failure?.message).toMatch(/validateState failed after ComputeTaskEvent/);
+    expect(r.failure?.message).toMatch(/InvalidTaskState: load-2 :: missing/);
+    const unvalidated = simulate({
+      seed: 601484,
+      restart: 0.3,
+      restartWorker: 0.3,
+      validate: false,
+    });
+    expect(unvalidated.failure).toBeNull();
+  });
   // Three scheduler bugs the scatter workload found (the first two also have a
   // unit test in src/scheduler/state; the third needs an order of recommendations
   // within one remove-worker that no small graph gave). Their seeds run without

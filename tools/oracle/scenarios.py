@@ -13,7 +13,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import events  # noqa: E402
-from events import free, scatter, steal  # noqa: E402
+from events import free, gather_success, remove_replicas, scatter, steal  # noqa: E402
 from events import gather_network_failure as network_failure  # noqa: E402
 
 CONFIG = {
@@ -101,6 +101,19 @@ SCENARIOS = {
         free(["a"], "s2"),
         compute("r", "s3", who_has={"d": [PEER2]}, rr={"R": 1.0}),
         network_failure(PEER, "s4", total_nbytes=2),
+    ],
+    # A second reference bug the cluster simulator found (docs/sim.md, seed 601484):
+    # x runs on k, is cancelled (still executing), and k, no longer protected, is
+    # dropped as a replica; y's compute-task then names this worker alone for k,
+    # which goes missing; x's compute-task again gives k a holder, but x only
+    # resumes (cancelled -> executing) and nothing moves k out of missing.
+    "missing-dep-of-recomputed": [
+        compute("x", "s1", who_has={"k": [PEER]}),
+        gather_success(PEER, {"k": {"typename": "int", "sizeof": 28, "value": 1}}, "s2"),
+        free(["x"], "s3"),
+        remove_replicas(["k"], "s4"),
+        compute("y", "s5", who_has={"k": ["127.0.0.1:1"]}),
+        compute("x", "s6", who_has={"k": [PEER]}),
     ],
     "update-data": [
         scatter({"x": {"typename": "int", "sizeof": 28, "value": 1}}, "s1"),

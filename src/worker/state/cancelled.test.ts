@@ -9,6 +9,7 @@ import {
   ExecuteFailureEvent,
   ExecuteSuccessEvent,
   GatherDepFailureEvent,
+  RemoveReplicasEvent,
   RescheduleEvent,
   UpdateDataEvent,
 } from "./events.ts";
@@ -481,7 +482,7 @@ describe("secede while cancelled or resumed", () => {
   );
 });
 
-describe("known reference bug (the port behaves as Dask's worker: not changed)", () => {
+describe("known reference bugs (the port behaves as Dask's worker: not changed)", () => {
   // Found by the cluster simulator (docs/sim.md). d and r are gathered from W2 in one
   // transfer; d's dependent is freed (d cancelled) and r is asked to compute with d as
   // its input (r resumed). The gather fails on the network: r goes resumed → released →
@@ -506,5 +507,29 @@ describe("known reference bug (the port behaves as Dask's worker: not changed)",
       ["d", "cancelled", "released", "released", {}],
     ]);
     expect(() => ws.validateState()).toThrow(AssertionError);
+  });
+
+  // Found by the cluster simulator (docs/sim.md, seed 601484). x runs on k, is
+  // cancelled while executing, and k, no longer protected, is dropped as a replica;
+  // y's compute-task names this worker alone for k (the scheduler's view, a moment
+  // stale), so k goes missing; x's compute-task gives k a holder again, but x only
+  // resumes (cancelled → executing, no recommendation) and k stays missing with a
+  // holder: validateState fails, until a refresh of who-has (find-missing) fetches
+  // it. The reference ends the same way
+  // (test/vectors/oracle/scenario-missing-dep-of-recomputed).
+  it("a missing dependency given a holder by its resumed dependent's compute-task stays missing", () => {
+    const ws = newWs();
+    ws.handleStimulus(compute("x", "s1", { whoHas: { k: [W2] } }));
+    ws.handleStimulus(gathered(W2, { k: 1 }, "s2"));
+    ws.handleStimulus(free(["x"], "s3"));
+    ws.handleStimulus(new RemoveReplicasEvent({ keys: ["k"], stimulusId: "s4" }));
+    ws.handleStimulus(compute("y", "s5", { whoHas: { k: [ADDR] } }));
+    expect([ws.task("k").state, ws.task("x").state]).toEqual(["missing", "cancelled"]);
+    ws.validateState();
+
+    expect(ws.handleStimulus(compute("x", "s6", { whoHas: { k: [W2] } }))).toEqual([]);
+    expect([ws.task("k").state, ws.task("x").state]).toEqual(["missing", "executing"]);
+    expect([...ws.task("k").whoHas]).toEqual([W2]);
+    expect(() => ws.validateState()).toThrow(/k :: missing/);
   });
 });
