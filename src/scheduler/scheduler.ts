@@ -18,6 +18,7 @@ import type { Logger } from "pino";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import { isNetworkError } from "../comm/errors.ts";
+import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
 import { LogRecords } from "../util/logRecords.ts";
@@ -27,6 +28,7 @@ import { serveClient } from "./clientSession.ts";
 import { Coordination } from "./coordination/coordination.ts";
 import { Counters } from "./counters.ts";
 import { EventBroker, logWorkerEvent } from "./events.ts";
+import { startSchedulerHttp } from "./httpEndpoints.ts";
 import { Metadata } from "./metadata.ts";
 import { Router } from "./router.ts";
 import {
@@ -68,6 +70,8 @@ export class Scheduler implements SessionHost {
   readonly metadata = new Metadata();
   private statusValue: SchedulerStatus = "init";
   private listener: Listener | null = null;
+  /** The HTTP endpoints, with `httpAddress`. */
+  private http: HttpEndpoints | null = null;
   private readonly comms = new Set<Comm>();
   private readonly sessions = new Set<Promise<void>>();
   private ttlTimer: ReturnType<typeof setInterval> | null = null;
@@ -108,6 +112,11 @@ export class Scheduler implements SessionHost {
     return s;
   }
 
+  /** Where the HTTP endpoints are (`http://host:port`), null without `httpAddress`. */
+  get httpUrl(): string | null {
+    return this.http?.url ?? null;
+  }
+
   /** The address workers and clients connect to. */
   get address(): string {
     if (this.listener === null) throw new Error("the scheduler is not listening");
@@ -145,13 +154,26 @@ export class Scheduler implements SessionHost {
       ...commOptionsOf(this.options),
       forwardOutOfBandBuffers: true,
     });
+    const httpAddress = this.options.httpAddress;
+    if (httpAddress !== null) {
+      try {
+        this.http = await startSchedulerHttp(this, httpAddress, this.options.metricsNamespace);
+      } catch (err) {
+        await this.listener.close();
+        this.listener = null;
+        throw err;
+      }
+    }
     this.statusValue = "running";
     const ttl = this.options.workerTtlMs;
     if (Number.isFinite(ttl)) {
       this.ttlTimer = setInterval(() => this.removeSilentWorkers(), ttlCheckIntervalMs(ttl));
       this.ttlTimer.unref();
     }
-    this.logger.info({ address: this.listener.address }, "scheduler listening");
+    this.logger.info(
+      { address: this.listener.address, ...(this.http !== null ? { http: this.http.url } : {}) },
+      "scheduler listening",
+    );
     return this;
   }
 
@@ -278,6 +300,7 @@ export class Scheduler implements SessionHost {
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
     this.ttlTimer = null;
     await this.listener?.close();
+    await this.http?.close();
     this.coordination.dropAll();
     const streams = [...this.router.workers.values(), ...this.router.clients.values()];
     this.router.workers.clear();

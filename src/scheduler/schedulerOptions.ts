@@ -6,8 +6,10 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   frameLimitsProblem,
 } from "../comm/comm.ts";
+import { parseHttpAddress } from "../comm/httpEndpoints.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { weftLogger } from "../util/logger.ts";
+import { metricsNamespaceProblem } from "../util/promRegistry.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
 
 /** Options of the scheduler server. */
@@ -67,6 +69,14 @@ export interface SchedulerOptions {
    * still sent them). Default 100,000.
    */
   eventsLogLength?: number;
+  /**
+   * Serve `/health`, `/metrics` (Prometheus) and a little JSON over HTTP at this
+   * address (`:8787`, `127.0.0.1:8787`, port 0: any; Dask's
+   * `--dashboard-address`). Default none.
+   */
+  httpAddress?: string | null;
+  /** The first word of every metric's name at `/metrics`. Default `weft` (Dask's is `dask`). */
+  metricsNamespace?: string;
 }
 
 /** {@link SchedulerOptions} with every default filled in. */
@@ -104,6 +114,17 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
   if (limitsProblem !== null) throw new RangeError(`Scheduler option ${limitsProblem}`);
   const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
   if (tlsProblem !== null) throw new TypeError(`Scheduler option ${tlsProblem}`);
+  const httpAddress = o.httpAddress ?? null;
+  if (httpAddress !== null) {
+    try {
+      parseHttpAddress(httpAddress);
+    } catch (err) {
+      throw new TypeError(`Scheduler option httpAddress: ${(err as Error).message}`);
+    }
+  }
+  const metricsNamespace = o.metricsNamespace ?? "weft";
+  const namespaceProblem = metricsNamespaceProblem(metricsNamespace);
+  if (namespaceProblem !== null) throw new TypeError(`Scheduler option ${namespaceProblem}`);
   return {
     listen,
     ...(o.tls !== undefined ? { tls: o.tls } : {}),
@@ -119,5 +140,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     logger: o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     eventsLogLength: nonNegativeInt("eventsLogLength", o.eventsLogLength ?? 100_000),
+    httpAddress,
+    metricsNamespace,
   };
 }

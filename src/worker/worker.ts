@@ -17,6 +17,7 @@ import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { connect, listen } from "../comm/connect.ts";
 import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
+import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
@@ -47,6 +48,7 @@ import {
   type SerializedError,
   serializeError,
 } from "./executor.ts";
+import { startWorkerHttp } from "./httpEndpoints.ts";
 import { InlineExecutor } from "./inlineExecutor.ts";
 import { MemoryMonitor } from "./memoryMonitor.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
@@ -145,6 +147,8 @@ export class Worker extends BaseWorker {
   /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
   private readonly uploads = processUploadDirectory();
   private listener: Listener | null = null;
+  /** The HTTP endpoints, with `httpAddress`. */
+  private http: HttpEndpoints | null = null;
   private schedulerComm: Comm | null = null;
   private stream: BatchedSend | null = null;
   private readonly peers: PeerPool;
@@ -262,6 +266,11 @@ export class Worker extends BaseWorker {
     return this.pauses.pausedForMemory;
   }
 
+  /** Where the HTTP endpoints are (`http://host:port`), null without `httpAddress`. */
+  get httpUrl(): string | null {
+    return this.http?.url ?? null;
+  }
+
   /** The worker's address, as peers and the scheduler know it. */
   get address(): string {
     return this.state.address;
@@ -313,6 +322,10 @@ export class Worker extends BaseWorker {
       this.listener = await listen(o.listen, (comm) => this.servePeer(comm), commOptionsOf(o));
       this.throwIfClosedWhileStarting();
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
+      if (o.httpAddress !== null) {
+        this.http = await startWorkerHttp(this, o.httpAddress, o.metricsNamespace);
+        this.throwIfClosedWhileStarting();
+      }
       await this.register();
       this.throwIfClosedWhileStarting();
     } catch (err) {
@@ -321,6 +334,7 @@ export class Worker extends BaseWorker {
       if (closedMeanwhile) {
         // close() ran while a step was in progress: what that step made is closed here.
         await this.listener?.close().catch(() => {});
+        await this.http?.close();
         await this.schedulerComm?.close().catch(() => {});
         await this.executor?.close().catch(() => {});
       }
@@ -1163,6 +1177,7 @@ export class Worker extends BaseWorker {
     this.statusValue = "closing";
     for (const t of this.timers.splice(0)) clearInterval(t);
     await this.listener?.close();
+    await this.http?.close();
     const stuck = await super.close(timeout);
     try {
       if (this.stream !== null) await this.stream.close();

@@ -10,10 +10,12 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   frameLimitsProblem,
 } from "../comm/comm.ts";
+import { parseHttpAddress } from "../comm/httpEndpoints.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 import { parseBytes } from "../util/parseBytes.ts";
+import { metricsNamespaceProblem } from "../util/promRegistry.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { MemoryMeasure } from "./memoryMonitor.ts";
 
@@ -144,6 +146,13 @@ export interface WorkerOptions {
    * Default 10,000.
    */
   logLength?: number;
+  /**
+   * Serve `/health`, `/metrics` (Prometheus) and a little JSON over HTTP at this
+   * address (`:8788`, `127.0.0.1:0`; Dask's `--dashboard-address`). Default none.
+   */
+  httpAddress?: string | null;
+  /** The first word of every metric's name at `/metrics`. Default `weft` (Dask's is `dask`). */
+  metricsNamespace?: string;
 }
 
 /** {@link WorkerOptions} with every default filled in. */
@@ -273,6 +282,17 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
   const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
   if (tlsProblem !== null) throw new TypeError(`Worker option ${tlsProblem}`);
+  const httpAddress = o.httpAddress ?? null;
+  if (httpAddress !== null) {
+    try {
+      parseHttpAddress(httpAddress);
+    } catch (err) {
+      throw new TypeError(`Worker option httpAddress: ${(err as Error).message}`);
+    }
+  }
+  const metricsNamespace = o.metricsNamespace ?? "weft";
+  const namespaceProblem = metricsNamespaceProblem(metricsNamespace);
+  if (namespaceProblem !== null) throw new TypeError(`Worker option ${namespaceProblem}`);
   const nthreads = positiveInt("nthreads", o.nthreads ?? availableParallelism());
   return {
     scheduler: o.scheduler,
@@ -320,6 +340,8 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     acceptUploads: booleanOption("acceptUploads", o.acceptUploads ?? false),
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
+    httpAddress,
+    metricsNamespace,
   };
 }
 

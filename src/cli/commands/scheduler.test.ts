@@ -98,3 +98,47 @@ describe("weft scheduler stopping", () => {
     expect(ctx.stderr.text).toBe("");
   });
 });
+
+describe("weft scheduler --http-address", () => {
+  it("prints where the HTTP endpoints are, and serves them while it runs", async () => {
+    const ctx = context();
+    let health = "";
+    await runScheduler(
+      {
+        listen: "tcp://127.0.0.1:0",
+        workerTtl: "30000",
+        logLevel: "silent",
+        httpAddress: "127.0.0.1:0",
+      },
+      ctx,
+      async (s) => {
+        health = await (await fetch(`${s.httpUrl}/health`)).text();
+      },
+    );
+    expect(ctx.exitCode).toBe(0);
+    expect(ctx.stdout.text).toMatch(
+      /^scheduler at tcp:\/\/127\.0\.0\.1:\d+\nhttp at http:\/\/127\.0\.0\.1:\d+\n$/,
+    );
+    expect(health).toBe("ok\n");
+  });
+
+  it("a bad address or namespace: exit 2, saying which", async () => {
+    for (const [given, message] of [
+      [
+        { httpAddress: "nowhere" },
+        /Scheduler option httpAddress: HTTP address must be \[host\]:port/,
+      ],
+      [{ metricsNamespace: "a-b" }, /Scheduler option metricsNamespace must be a Prometheus name/],
+    ] as const) {
+      const ctx = context();
+      await runScheduler(
+        { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...given },
+        ctx,
+        () => Promise.resolve(),
+      );
+      expect(ctx.exitCode).toBe(2);
+      expect(ctx.stderr.text).toMatch(message);
+      expect(ctx.stdout.text).toBe("");
+    }
+  });
+});

@@ -5,9 +5,12 @@ import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
   addFrameLimitOptions,
+  addHttpOptions,
   addTlsOptions,
   type FrameLimitCliOptions,
   frameLimitsFrom,
+  type HttpCliOptions,
+  httpFrom,
   LOG_LEVELS,
   positiveInt,
   stderrLogger,
@@ -17,7 +20,7 @@ import {
 } from "./serveUntil.ts";
 
 /** Options of `weft scheduler`. */
-interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions {
+interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliOptions {
   readonly listen: string;
   readonly workerTtl: string;
   readonly validate?: boolean;
@@ -52,6 +55,7 @@ export async function runScheduler(
       checkWorkerAddress: opts.checkWorkerAddress !== false,
       ...frameLimitsFrom(opts),
       ...tlsFrom(opts),
+      ...httpFrom(opts),
       logger: stderrLogger("weft.scheduler", opts.logLevel),
     });
   } catch (err) {
@@ -65,6 +69,7 @@ export async function runScheduler(
       ? `scheduler at ${scheduler.address}\n`
       : `scheduler at ${reachable} (listening on ${scheduler.address})\n`,
   );
+  if (scheduler.httpUrl !== null) ctx.stdout.write(`http at ${scheduler.httpUrl}\n`);
   await stop(scheduler);
   await scheduler.close();
   if (scheduler.status === "failed") {
@@ -85,7 +90,7 @@ export function schedulerCommand(ctx: CliContext): Command {
       "--no-check-worker-address",
       "accept workers at addresses this scheduler cannot connect to (their peers may still)",
     );
-  return addTlsOptions(addFrameLimitOptions(cmd))
+  return addHttpOptions(addTlsOptions(addFrameLimitOptions(cmd)))
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)
@@ -94,8 +99,10 @@ export function schedulerCommand(ctx: CliContext): Command {
     .addHelpText(
       "after",
       "\nPrints `scheduler at <address>` on stdout (listening on 0.0.0.0 or [::]: an address of\n" +
-        "this machine's network interfaces, then `(listening on tcp://0.0.0.0:8786)`) and runs\n" +
-        "until SIGINT or SIGTERM (exit 0), or until its state machine fails (exit 1, saying why).\n" +
+        "this machine's network interfaces, then `(listening on tcp://0.0.0.0:8786)`), and with\n" +
+        "--http-address `http at http://<host>:<port>` (GET /health, /metrics, /json/identity.json,\n" +
+        "/json/counts.json); runs until SIGINT or SIGTERM (exit 0), or until its state machine\n" +
+        "fails (exit 1, saying why).\n" +
         "Exit 2: it cannot start (a bad option, an address in use).\n" +
         "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine)\n" +
         "      weft run graph.json --scheduler <address>",

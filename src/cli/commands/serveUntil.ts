@@ -105,6 +105,37 @@ export interface TlsCliOptions {
   readonly tlsKey?: string;
 }
 
+/** Options of the HTTP endpoints (`--http-address`, `--metrics-namespace`). */
+export interface HttpCliOptions {
+  readonly httpAddress?: string;
+  readonly metricsNamespace?: string;
+}
+
+/** Add `--http-address` and `--metrics-namespace` to `cmd`. */
+export function addHttpOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      "--http-address <address>",
+      "serve /health, /metrics (Prometheus) and /json/… over HTTP here ([host]:port, e.g. :8787; Dask's --dashboard-address)",
+    )
+    .option(
+      "--metrics-namespace <name>",
+      "first word of the metrics' names (Dask's: dask)",
+      "weft",
+    );
+}
+
+/** `{ httpAddress, metricsNamespace }` to spread into a server's options. */
+export function httpFrom(opts: HttpCliOptions): {
+  httpAddress?: string;
+  metricsNamespace?: string;
+} {
+  return {
+    ...(opts.httpAddress !== undefined ? { httpAddress: opts.httpAddress } : {}),
+    ...(opts.metricsNamespace !== undefined ? { metricsNamespace: opts.metricsNamespace } : {}),
+  };
+}
+
 /** Add `--tls-ca-file`, `--tls-cert` and `--tls-key` to `cmd` (Dask's names). */
 export function addTlsOptions(cmd: Command): Command {
   return cmd

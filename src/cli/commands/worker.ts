@@ -6,10 +6,13 @@ import { type CliContext, EXIT } from "./context.ts";
 import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
 import {
   addFrameLimitOptions,
+  addHttpOptions,
   addTlsOptions,
   byteSize,
   type FrameLimitCliOptions,
   frameLimitsFrom,
+  type HttpCliOptions,
+  httpFrom,
   LOG_LEVELS,
   nonNegativeInt,
   parseResources,
@@ -22,7 +25,7 @@ import {
 } from "./serveUntil.ts";
 
 /** Options of `weft worker`. */
-interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions {
+interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliOptions {
   readonly nthreads?: string;
   readonly tasks: readonly string[];
   readonly listen: string;
@@ -109,6 +112,7 @@ export async function runWorker(
         : {}),
       ...frameLimitsFrom(opts),
       ...tlsFrom(opts),
+      ...httpFrom(opts),
       validate: opts.validate === true,
       nanny: underNanny(),
       acceptUploads: opts.allowUploads === true,
@@ -123,6 +127,7 @@ export async function runWorker(
   ctx.stdout.write(
     `worker at ${worker.address} (${nthreads} thread${nthreads === 1 ? "" : "s"}) for ${scheduler}\n`,
   );
+  if (worker.httpUrl !== null) ctx.stdout.write(`http at ${worker.httpUrl}\n`);
   await stop(worker);
   await worker.close();
   if (worker.fault !== null) {
@@ -210,7 +215,7 @@ export function workerCommand(ctx: CliContext): Command {
       "how long to wait for the scheduler (and peers) to accept a connection",
       "30000",
     );
-  return addTlsOptions(addFrameLimitOptions(cmd))
+  return addHttpOptions(addTlsOptions(addFrameLimitOptions(cmd)))
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)
@@ -224,7 +229,9 @@ export function workerCommand(ctx: CliContext): Command {
         "it cannot start (a bad option, a task module that does not load, a scheduler that\n" +
         "refuses it or is not reached within --connect-timeout, a --memory-limit the process\n" +
         "is beyond already).\n" +
-        "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.",
+        "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.\n" +
+        "With --http-address it prints `http at http://<host>:<port>` (GET /health, /metrics,\n" +
+        "/json/identity.json).",
     )
     .action(async (scheduler: string, opts: WorkerCliOptions) => {
       if (opts.nanny === true) {

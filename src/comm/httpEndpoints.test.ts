@@ -1,0 +1,103 @@
+import { createServer } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { HttpEndpoints, jsonReply, parseHttpAddress } from "./httpEndpoints.ts";
+
+const started: HttpEndpoints[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((s) => s.close()));
+});
+
+async function serve(...args: Parameters<typeof HttpEndpoints.start>): Promise<HttpEndpoints> {
+  const s = await HttpEndpoints.start(...args);
+  started.push(s);
+  return s;
+}
+
+describe("parseHttpAddress", () => {
+  it.each([
+    [":8787", { host: "0.0.0.0", port: 8787 }],
+    ["8787", { host: "0.0.0.0", port: 8787 }],
+    ["127.0.0.1:0", { host: "127.0.0.1", port: 0 }],
+    ["localhost:9000", { host: "localhost", port: 9000 }],
+    ["http://10.1.2.3:8787", { host: "10.1.2.3", port: 8787 }],
+    ["[::1]:8787", { host: "::1", port: 8787 }],
+  ])("%s", (given, want) => {
+    expect(parseHttpAddress(given)).toEqual(want);
+  });
+
+  it.each(["", "host", "host:", "host:port", ":70000", "::1:8787", "tcp://h:1", "a b:1"])(
+    "refuses %j, saying what it takes",
+    (given) => {
+      expect(() => parseHttpAddress(given)).toThrow(/HTTP address must be \[host\]:port/);
+    },
+  );
+});
+
+describe("HttpEndpoints", () => {
+  it("answers its routes, lists them at /, and says 404 and 405 otherwise", async () => {
+    const s = await serve("127.0.0.1:0", {
+      "/health": () => ({ contentType: "text/plain", body: "ok\n" }),
+      "/json/x.json": async () => jsonReply({ a: 1 }),
+    });
+    expect(s.url).toBe(`http://127.0.0.1:${s.port}`);
+    const health = await fetch(`${s.url}/health?verbose=1`);
+    expect(health.status).toBe(200);
+    expect(await health.text()).toBe("ok\n");
+    const json = await fetch(`${s.url}/json/x.json`);
+    expect(json.headers.get("content-type")).toBe("application/json");
+    expect(await json.json()).toEqual({ a: 1 });
+    const root = await fetch(`${s.url}/`);
+    expect(root.status).toBe(200);
+    expect(await root.text()).toBe("routes:\n/health\n/json/x.json\n");
+    const missing = await fetch(`${s.url}/nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toMatch(/^no route \/nope; routes:/);
+    const post = await fetch(`${s.url}/health`, { method: "POST", body: "x" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
+    const head = await fetch(`${s.url}/health`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe("3");
+    expect(await head.text()).toBe("");
+  });
+
+  it("a route that throws answers 500 with the error, and is reported", async () => {
+    const reported: string[] = [];
+    const s = await serve(
+      "127.0.0.1:0",
+      {
+        "/metrics": () => {
+          throw new RangeError("no numbers today");
+        },
+      },
+      (path, err) => reported.push(`${path} ${err.message}`),
+    );
+    const r = await fetch(`${s.url}/metrics`);
+    expect(r.status).toBe(500);
+    expect(await r.text()).toBe("RangeError: no numbers today\n");
+    expect(reported).toEqual(["/metrics no numbers today"]);
+  });
+
+  it("an address in use is refused with a clear error", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      await expect(HttpEndpoints.start(`127.0.0.1:${port}`, {})).rejects.toThrow(
+        `cannot serve HTTP at 127.0.0.1:${port}: EADDRINUSE`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("close stops listening, ends open connections, and may be called again", async () => {
+    const s = await HttpEndpoints.start("127.0.0.1:0", {
+      "/health": () => ({ contentType: "text/plain", body: "ok\n" }),
+    });
+    expect((await fetch(`${s.url}/health`)).status).toBe(200); // a keep-alive connection stays open
+    await s.close();
+    await s.close();
+    await expect(fetch(`${s.url}/health`)).rejects.toThrow();
+  });
+});

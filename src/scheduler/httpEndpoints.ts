@@ -1,0 +1,126 @@
+/**
+ * The scheduler's HTTP endpoints (`httpAddress`, `weft scheduler
+ * --http-address`), as Dask's scheduler serves them beside its dashboard:
+ *
+ * - `/health`: `ok` while the scheduler runs; 503 and its status once it is
+ *   closing or has failed (Dask answers `ok` as long as it answers at all);
+ * - `/metrics`: Prometheus text (see {@link schedulerMetrics});
+ * - `/json/identity.json`: the scheduler and its workers;
+ * - `/json/counts.json`: the totals of `weft status` (`Client.counters`).
+ */
+
+import { HttpEndpoints, jsonReply } from "../comm/httpEndpoints.ts";
+import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
+import type { Scheduler } from "./scheduler.ts";
+import { adaptiveTarget } from "./state/adaptive.ts";
+import { SCHEDULER_TASK_STATES, type SchedulerTaskStateName } from "./state/taskState.ts";
+
+/** Dask's default `target_duration` of adaptive scaling, in seconds. */
+const ADAPTIVE_TARGET_SECONDS = 5;
+
+/**
+ * The scheduler's metrics, named `<namespace>_scheduler_*`: those of Dask's with
+ * the same meaning keep Dask's names (`clients`, `desired_workers`, `workers`,
+ * `tasks`, `tasks_output_bytes`), and weft's counters follow. Dask splits busy
+ * workers into `partially_saturated` and `saturated`, which weft's scheduler
+ * does not tell apart: they are `busy` here.
+ */
+export function schedulerMetrics(s: Scheduler, namespace: string): ScrapedMetrics {
+  const state = s.state;
+  const counters = () => s.countersSnapshot;
+  return new ScrapedMetrics(`${namespace}_scheduler`)
+    .gauge("clients", "Number of clients connected", () => s.router.clients.size)
+    .gauge("desired_workers", "Number of workers the scheduler needs for the work it has", () =>
+      adaptiveTarget(state, ADAPTIVE_TARGET_SECONDS),
+    )
+    .labelledGauge(
+      "workers",
+      "Number of workers known by the scheduler, by state",
+      ["state"],
+      function* (): Iterable<Sample> {
+        let running = 0;
+        for (const ws of state.workers.values()) if (ws.status === "running") running++;
+        const idle = [...state.idle].filter((ws) => ws.status === "running").length;
+        yield [{ state: "idle" }, idle];
+        yield [{ state: "busy" }, running - idle];
+        yield [{ state: "paused_or_retiring" }, state.workers.size - running];
+      },
+    )
+    .labelledGauge("tasks", "Number of tasks known by the scheduler, by state", ["state"], () => {
+      const counts = new Map<SchedulerTaskStateName, number>();
+      for (const ts of state.tasks.values()) counts.set(ts.state, (counts.get(ts.state) ?? 0) + 1);
+      return SCHEDULER_TASK_STATES.filter((st) => st !== "forgotten").map(
+        (st): Sample => [{ state: st }, counts.get(st) ?? 0],
+      );
+    })
+    .labelledGauge(
+      "tasks_output_bytes",
+      "Bytes of the results in memory (one copy each), by task prefix",
+      ["task_prefix_name"],
+      () => {
+        const bytes = new Map<string, number>();
+        for (const ts of state.tasks.values()) {
+          if (ts.state !== "memory" || ts.nbytes < 0) continue;
+          bytes.set(ts.group.name, (bytes.get(ts.group.name) ?? 0) + ts.nbytes);
+        }
+        return [...bytes].map(([prefix, n]): Sample => [{ task_prefix_name: prefix }, n]);
+      },
+    )
+    .counter("tasks_done_total", "Tasks that ended (finished or erred) since the start", () =>
+      Number(counters().tasksDone),
+    )
+    .counter("tasks_finished_total", "task-finished reports from workers", () =>
+      Number(counters().tasksFinished),
+    )
+    .counter("tasks_erred_total", "task-erred reports from workers", () =>
+      Number(counters().tasksErred),
+    )
+    .counter("keys_transferred_total", "Keys workers reported fetching from peers", () =>
+      Number(counters().keysTransferred),
+    )
+    .counter("rejected_messages_total", "Messages refused as malformed or unexpected", () =>
+      Number(counters().rejectedMessages),
+    );
+}
+
+/** Serve the scheduler's HTTP endpoints at `address` (see the module's comment). */
+export function startSchedulerHttp(
+  s: Scheduler,
+  address: string,
+  namespace: string,
+): Promise<HttpEndpoints> {
+  const registry = schedulerMetrics(s, namespace).registry();
+  return HttpEndpoints.start(
+    address,
+    {
+      "/health": () =>
+        s.status === "running"
+          ? { contentType: "text/plain; charset=utf-8", body: "ok\n" }
+          : { status: 503, contentType: "text/plain; charset=utf-8", body: `${s.status}\n` },
+      "/metrics": async () => ({
+        contentType: registry.contentType,
+        body: await registry.metrics(),
+      }),
+      "/json/identity.json": () =>
+        jsonReply({
+          type: "Scheduler",
+          address: s.address,
+          status: s.status,
+          workers: Object.fromEntries(
+            [...s.state.workers.values()].map((ws) => [
+              ws.address,
+              {
+                status: ws.status,
+                nthreads: ws.nthreads,
+                memoryLimit: ws.memoryLimit,
+                processing: ws.processing.size,
+                held: ws.hasWhat.size,
+              },
+            ]),
+          ),
+        }),
+      "/json/counts.json": () => jsonReply(s.countersSnapshot),
+    },
+    (path, err) => s.logger.error({ err, path }, "HTTP endpoint failed"),
+  );
+}

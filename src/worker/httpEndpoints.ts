@@ -1,0 +1,140 @@
+/**
+ * The worker's HTTP endpoints (`httpAddress`, `weft worker --http-address`), as
+ * Dask's worker serves them:
+ *
+ * - `/health`: `ok` while the worker runs (or is paused); 503 and its status
+ *   otherwise;
+ * - `/metrics`: Prometheus text (see {@link workerMetrics});
+ * - `/json/identity.json`: the worker, its scheduler and its threads.
+ */
+
+import { HttpEndpoints, jsonReply } from "../comm/httpEndpoints.ts";
+import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
+import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
+import type { Worker } from "./worker.ts";
+
+/**
+ * The worker's metrics, named `<namespace>_worker_*` with Dask's names: `tasks`
+ * by state (the values spilled to disk as state `disk`, as Dask's), `threads`,
+ * `memory_bytes` (`managed`: the results' bytes in memory, at most the process's
+ * resident memory; `unmanaged`: the rest of it; `spilled`: the results on disk,
+ * as measured in memory), the transfers from and to peers, and with a memory
+ * limit the spills. Workers of one process (a `LocalCluster`) share its resident
+ * memory: each reports all of it.
+ */
+export function workerMetrics(w: Worker, namespace: string): ScrapedMetrics {
+  const state = w.state;
+  const out = w.dataServer;
+  return new ScrapedMetrics(`${namespace}_worker`)
+    .labelledGauge("tasks", "Number of tasks at the worker, by state", ["state"], () => {
+      const counts = new Map<TaskStateState, number>();
+      for (const ts of state.tasks.values()) counts.set(ts.state, (counts.get(ts.state) ?? 0) + 1);
+      const spilled = w.spillStats?.spilledKeys ?? 0;
+      const samples: Sample[] = [];
+      for (const st of TASK_STATES) {
+        if (st === "forgotten") continue;
+        const n = counts.get(st) ?? 0;
+        if (st === "memory" && w.spillStats !== null) {
+          samples.push(
+            [{ state: "memory" }, Math.max(0, n - spilled)],
+            [{ state: "disk" }, spilled],
+          );
+        } else {
+          samples.push([{ state: st }, n]);
+        }
+      }
+      return samples;
+    })
+    .gauge("threads", "Number of worker threads", () => state.nthreads)
+    .labelledGauge("memory_bytes", "Memory breakdown", ["type"], () => {
+      const rss = process.memoryUsage.rss();
+      const spilled = w.spillStats?.spilledBytes ?? 0;
+      const managed = Math.max(0, Math.min(rss, state.nbytes - spilled));
+      return [
+        [{ type: "managed" }, managed],
+        [{ type: "unmanaged" }, rss - managed],
+        [{ type: "spilled" }, spilled],
+      ];
+    })
+    .gauge(
+      "transfer_incoming_bytes",
+      "Total size of open data transfers from other workers",
+      () => state.transferIncomingBytes,
+    )
+    .gauge(
+      "transfer_incoming_count",
+      "Number of open data transfers from other workers",
+      () => state.transferIncomingCount,
+    )
+    .counter(
+      "transfer_incoming_count_total",
+      "Total number of data transfers from other workers since the worker was started",
+      () => state.transferIncomingCountTotal,
+    )
+    .gauge(
+      "transfer_outgoing_bytes",
+      "Total size of open data transfers to other workers",
+      () => out.outgoingBytes,
+    )
+    .gauge(
+      "transfer_outgoing_count",
+      "Number of open data transfers to other workers",
+      () => out.outgoingCount,
+    )
+    .counter(
+      "transfer_outgoing_count_total",
+      "Total number of data transfers to other workers since the worker was started",
+      () => out.outgoingCountTotal,
+    )
+    .counter(
+      "transfer_outgoing_bytes_total",
+      "Total size of data transfers to other workers since the worker was started",
+      () => out.outgoingBytesTotal,
+    )
+    .labelledCounter(
+      "spill_count_total",
+      "Values written to disk (disk_write) and read back (disk_read) since the worker started (with a memory limit)",
+      ["event"],
+      () => {
+        const stats = w.spillStats;
+        if (stats === null) return [];
+        return [
+          [{ event: "disk_write" }, stats.spillCount],
+          [{ event: "disk_read" }, stats.unspillCount],
+        ];
+      },
+    );
+}
+
+/** Serve the worker's HTTP endpoints at `address` (see the module's comment). */
+export function startWorkerHttp(
+  w: Worker,
+  address: string,
+  namespace: string,
+): Promise<HttpEndpoints> {
+  const registry = workerMetrics(w, namespace).registry();
+  return HttpEndpoints.start(
+    address,
+    {
+      "/health": () =>
+        w.status === "running" || w.status === "paused"
+          ? { contentType: "text/plain; charset=utf-8", body: "ok\n" }
+          : { status: 503, contentType: "text/plain; charset=utf-8", body: `${w.status}\n` },
+      "/metrics": async () => ({
+        contentType: registry.contentType,
+        body: await registry.metrics(),
+      }),
+      "/json/identity.json": () =>
+        jsonReply({
+          type: "Worker",
+          address: w.status === "init" || w.status === "starting" ? null : w.address,
+          scheduler: w.options.scheduler,
+          status: w.status,
+          nthreads: w.state.nthreads,
+          executor: w.options.executor,
+          memoryLimit: w.options.memoryLimit,
+        }),
+    },
+    (path, err) => w.logger.error({ err, path }, "HTTP endpoint failed"),
+  );
+}
