@@ -121,6 +121,12 @@ import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
 import { loadOnWorkers, sortedByKey, taskModuleUrl } from "./taskModules.ts";
 import { tokenize } from "./tokenize.ts";
 import { readUpload, type UploadFileOptions, uploadToWorkers } from "./uploads.ts";
+import {
+  addOnWorkers,
+  removeOnWorkers,
+  type WorkerPluginOptions,
+  workerPluginSpec,
+} from "./workerPlugins.ts";
 
 /** The requests answered under their stimulus id (see `Client.ask`). */
 type Request =
@@ -1644,6 +1650,48 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       (addresses) => uploadToWorkers(this.peers, addresses, file),
       () => this.conn.request("upload-file", { ...file }),
     );
+  }
+
+  /**
+   * Run a worker plugin on every worker, and on those joining later (Dask's
+   * `register_worker_plugin`): each makes it on its main thread by calling
+   * `factory`, a task function of its task modules, with `options.args` (JSON
+   * data), and calls its `setup(worker)`; the state machine calls its
+   * `transition(key, start, finish)` after every transition, and the worker
+   * its `teardown(worker)` when the plugin is removed or replaced or the worker
+   * closes (see `WorkerPluginHooks`). `options.name` (default: the task
+   * function's name) replaces a plugin of that name. Resolves with `{worker
+   * address: "OK"}`; rejects with the {@link WorkerPluginError} of the first
+   * worker, by address, whose plugin could not be made or set up (the plugin is
+   * then not kept there, and not recorded for the workers to come).
+   */
+  async registerWorkerPlugin(
+    factory: TaskDefinition<TaskFunction> | string,
+    options: WorkerPluginOptions = {},
+  ): Promise<Record<string, "OK">> {
+    this.checkOpen();
+    const spec = workerPluginSpec(factory, options);
+    return this.onEveryWorker(
+      (addresses) => addOnWorkers(this.peers, addresses, spec),
+      () => this.conn.request("register-worker-plugin", { ...spec }),
+    );
+  }
+
+  /**
+   * Remove the worker plugin `name` from every worker, tearing it down, and
+   * from the workers to come (Dask's `unregister_worker_plugin`). Resolves
+   * with `{worker address: whether it had the plugin}`; rejects if no plugin
+   * of that name was registered, or with the {@link WorkerPluginError} of the
+   * first worker, by address, whose teardown threw (the others are torn down).
+   */
+  async unregisterWorkerPlugin(name: string): Promise<Record<string, boolean>> {
+    this.checkOpen();
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("unregisterWorkerPlugin: name must be a non-empty string");
+    }
+    await this.conn.request("unregister-worker-plugin", { name });
+    const addresses = (await this.workers()).map((w) => w.address);
+    return sortedByKey(await removeOnWorkers(this.peers, addresses, name));
   }
 
   /**

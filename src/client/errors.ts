@@ -219,6 +219,22 @@ export class TaskModuleError extends Error {
   }
 }
 
+/** A worker could not make or set up the plugin `registerWorkerPlugin` gave it (or could not be asked). */
+export class WorkerPluginError extends Error {
+  override name = "WorkerPluginError";
+  constructor(
+    /** The worker's address. */
+    readonly worker: string,
+    /** The plugin's name. */
+    readonly plugin: string,
+    /** What went wrong there. */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`worker plugin ${JSON.stringify(plugin)} on ${worker}: ${reason}`, options);
+  }
+}
+
 /** A worker could not save or import a file `uploadFile` gave it (or could not be asked). */
 export class UploadError extends Error {
   override name = "UploadError";

@@ -17,6 +17,7 @@ export type { LogRecord } from "../util/logRecords.ts";
 export { TaskError } from "../worker/state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
+export type { WorkerPluginHooks } from "../worker/workerPlugins.ts";
 export {
   Actor,
   type ActorArgs,
@@ -76,6 +77,7 @@ export {
   ScatterError,
   TaskModuleError,
   UploadError,
+  WorkerPluginError,
   WorkersTimeoutError,
 } from "./errors.ts";
 export type { ClusterEvent, EventHandler } from "./events.ts";
@@ -99,3 +101,4 @@ export type { ScatterOptions } from "./scatter.ts";
 export type { StoryRecord } from "./story.ts";
 export { getClient, workerClient } from "./taskClient.ts";
 export type { UploadFileOptions } from "./uploads.ts";
+export type { WorkerPluginOptions } from "./workerPlugins.ts";

@@ -246,3 +246,34 @@ export const logsEvent = defineTask("logsEvent", async (topic: string, n: number
   await client.logEvent(topic, { task: n });
   return n;
 });
+
+/**
+ * What the test worker plugins saw, in order (process-wide: the workers of a test
+ * cluster run in the test's process, and their plugins are made on the main thread).
+ */
+export const PLUGIN_LOG: string[] = ((globalThis as Record<symbol, unknown>)[
+  Symbol.for("weft.test.pluginLog")
+] ??= []) as string[];
+
+/** A worker plugin logging its setup, its tasks reaching memory and its teardown under `label`. */
+export const recordingPlugin = defineTask("recordingPlugin", (label: string) => ({
+  setup(worker: { address: string }) {
+    PLUGIN_LOG.push(`${label} setup ${worker.address}`);
+  },
+  transition(key: string, _start: string, finish: string) {
+    if (finish === "memory") PLUGIN_LOG.push(`${label} ${key} memory`);
+  },
+  teardown(worker: { address: string }) {
+    PLUGIN_LOG.push(`${label} teardown ${worker.address}`);
+  },
+}));
+
+/** A worker plugin whose setup throws. */
+export const failingPlugin = defineTask("failingPlugin", () => ({
+  setup() {
+    throw new ValueError("no setup today");
+  },
+}));
+
+/** Not a worker plugin: a number. */
+export const notAPlugin = defineTask("notAPlugin", () => 42);

@@ -57,6 +57,35 @@ export interface RegisterReplyMsg extends WireVersion {
    * (those with `load`) before the task modules.
    */
   readonly uploads?: readonly UploadedFile[];
+  /**
+   * To a worker: the worker plugins clients registered (`Client.registerWorkerPlugin`),
+   * in the order registered, which it sets up after importing the task modules.
+   */
+  readonly plugins?: readonly WorkerPluginSpec[];
+}
+
+/**
+ * A worker plugin as the scheduler keeps it for the workers to come: the task
+ * function (`fn`, by name) that makes it, called with `args` (JSON data) on each
+ * worker's main thread, under `name`.
+ */
+export interface WorkerPluginSpec {
+  readonly name: string;
+  readonly fn: string;
+  readonly args: readonly unknown[];
+}
+
+/** The check of a {@link WorkerPluginSpec} from the wire: null if it is one, else what is wrong. */
+export function workerPluginSpecProblem(v: unknown): string | null {
+  if (typeof v !== "object" || v === null) return "a worker plugin must be {name, fn, args}";
+  const { name, fn, args } = v as Partial<Record<keyof WorkerPluginSpec, unknown>>;
+  if (typeof name !== "string" || name === "")
+    return "a worker plugin's name must be a non-empty string";
+  if (typeof fn !== "string" || fn === "") {
+    return "a worker plugin's fn must name a task function (a non-empty string)";
+  }
+  if (!Array.isArray(args)) return "a worker plugin's args must be an array";
+  return null;
 }
 
 /**
@@ -107,6 +136,27 @@ export interface LoadTaskModulesRequestMsg {
   readonly op: "load-task-modules";
   readonly requestId: number;
   readonly modules: readonly string[];
+}
+
+/**
+ * A worker plugin every worker that registers from now on sets up
+ * (`Client.registerWorkerPlugin`: the client has the workers already there set
+ * it up). One of the same name is replaced. Answered with the names of the
+ * cluster's worker plugins, in the order registered.
+ */
+export interface RegisterWorkerPluginRequestMsg extends WorkerPluginSpec {
+  readonly op: "register-worker-plugin";
+  readonly requestId: number;
+}
+
+/**
+ * Forget a worker plugin (`Client.unregisterWorkerPlugin`): workers registering
+ * from now on do not set it up. Refused if there is none of that name.
+ */
+export interface UnregisterWorkerPluginRequestMsg {
+  readonly op: "unregister-worker-plugin";
+  readonly requestId: number;
+  readonly name: string;
 }
 
 /**
@@ -265,6 +315,8 @@ export type ClientRequestMsg =
   | ListDatasetsRequestMsg
   | LoadTaskModulesRequestMsg
   | UploadFileRequestMsg
+  | RegisterWorkerPluginRequestMsg
+  | UnregisterWorkerPluginRequestMsg
   | TaskStreamRequestMsg
   | LogsRequestMsg
   | RetryRequestMsg

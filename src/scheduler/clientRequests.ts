@@ -7,11 +7,13 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { ForwardedBytes } from "../comm/forwardedBytes.ts";
-import type {
-  ClientRequestOp,
-  CoordinationOp,
-  ReplyMsg,
-  WorkerIdentity,
+import {
+  type ClientRequestOp,
+  type CoordinationOp,
+  type ReplyMsg,
+  type WorkerIdentity,
+  type WorkerPluginSpec,
+  workerPluginSpecProblem,
 } from "../protocol/messagesSession.ts";
 import {
   sameBytes,
@@ -34,6 +36,8 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "list-datasets",
   "load-task-modules",
   "upload-file",
+  "register-worker-plugin",
+  "unregister-worker-plugin",
   "task-stream",
   "logs",
   "retry",
@@ -107,6 +111,29 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         host.uploads[host.uploads.indexOf(before)] = { ...before, load: true };
       }
       return host.uploads.map((f) => f.name);
+    }
+    case "register-worker-plugin": {
+      const problem = workerPluginSpecProblem(msg);
+      if (problem !== null) throw new TypeError(`register-worker-plugin: ${problem}`);
+      const spec: WorkerPluginSpec = {
+        name: msg.name as string,
+        fn: msg.fn as string,
+        args: [...(msg.args as unknown[])],
+      };
+      const at = host.workerPlugins.findIndex((p) => p.name === spec.name);
+      if (at < 0) host.workerPlugins.push(spec);
+      else host.workerPlugins[at] = spec;
+      return host.workerPlugins.map((p) => p.name);
+    }
+    case "unregister-worker-plugin": {
+      const at = host.workerPlugins.findIndex((p) => p.name === msg.name);
+      if (at < 0) {
+        throw new Error(
+          `unregister-worker-plugin: no worker plugin named ${JSON.stringify(msg.name)}`,
+        );
+      }
+      host.workerPlugins.splice(at, 1);
+      return host.workerPlugins.map((p) => p.name);
     }
     case "task-stream": {
       const { since, count } = msg;

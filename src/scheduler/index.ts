@@ -17,6 +17,7 @@ export type {
   TaskStreamRecord,
   TaskStreamRequestMsg,
   WireVersion,
+  WorkerPluginSpec,
 } from "../protocol/messagesSession.ts";
 export type { UploadedFile } from "../protocol/uploads.ts";
 export { LogRecords } from "../util/logRecords.ts";

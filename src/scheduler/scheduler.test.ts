@@ -381,6 +381,33 @@ describe("Scheduler server", () => {
     expect(late.reply.taskModules).toEqual([url, "file:///tasks/more.mjs"]);
   });
 
+  it("keeps the worker plugins clients register, in order, and tells each worker registering later", async () => {
+    const { s } = await start();
+    const early = await peer(s, registerWorker("inproc://w/1"));
+    expect(early.reply.plugins).toBeUndefined();
+    const c = await peer(s, registerClient("c1"));
+    await c.comm.send([
+      { op: "register-worker-plugin", requestId: 1, name: "p", fn: "makeP", args: [1] },
+      { op: "register-worker-plugin", requestId: 2, name: "q", fn: "makeQ", args: [] },
+      // the same name again: replaced where it was
+      { op: "register-worker-plugin", requestId: 3, name: "p", fn: "makeP", args: [2] },
+      { op: "register-worker-plugin", requestId: 4, name: "r", fn: "makeR", args: "x" },
+      { op: "unregister-worker-plugin", requestId: 5, name: "q" },
+      { op: "unregister-worker-plugin", requestId: 6, name: "q" },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 1)).result).toEqual(["p"]);
+    expect((await c.waitFor((m) => m.requestId === 3)).result).toEqual(["p", "q"]);
+    expect((await c.waitFor((m) => m.requestId === 4)).error).toBe(
+      "register-worker-plugin: a worker plugin's args must be an array",
+    );
+    expect((await c.waitFor((m) => m.requestId === 5)).result).toEqual(["p"]);
+    expect((await c.waitFor((m) => m.requestId === 6)).error).toBe(
+      'unregister-worker-plugin: no worker plugin named "q"',
+    );
+    const late = await peer(s, registerWorker("inproc://w/2"));
+    expect(late.reply.plugins).toEqual([{ name: "p", fn: "makeP", args: [2] }]);
+  });
+
   it("keeps the files clients upload, and gives them to each worker registering later", async () => {
     const { s } = await start();
     const early = await peer(s, registerWorker("inproc://w/1"));

@@ -19,7 +19,11 @@ import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import { isNetworkError } from "../comm/errors.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
-import type { SchedulerCounters, SchedulerFailedMsg } from "../protocol/messagesSession.ts";
+import type {
+  SchedulerCounters,
+  SchedulerFailedMsg,
+  WorkerPluginSpec,
+} from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -57,6 +61,7 @@ export class Scheduler implements SessionHost {
   readonly counters = new Counters();
   readonly taskModules: string[] = [];
   readonly uploads: UploadedFile[] = [];
+  readonly workerPlugins: WorkerPluginSpec[] = [];
   readonly router: Router;
   readonly taskStream: TaskStream;
   /** The last records the scheduler logged, for `client.getSchedulerLogs`. */

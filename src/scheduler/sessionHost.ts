@@ -3,6 +3,7 @@
 import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
+import type { WorkerPluginSpec } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
 import type { LogRecords } from "../util/logRecords.ts";
 import type { Coordination } from "./coordination/coordination.ts";
@@ -32,6 +33,8 @@ export interface SessionHost {
   readonly taskModules: string[];
   /** The files clients uploaded into the cluster, in order: given to each worker that registers. */
   readonly uploads: UploadedFile[];
+  /** The worker plugins clients registered, in order: set up by each worker that registers. */
+  readonly workerPlugins: WorkerPluginSpec[];
   /** The task runs the workers reported, for `Client.getTaskStream`. */
   readonly taskStream: TaskStream;
   /** The last records the scheduler logged, for `Client.getSchedulerLogs`. */

@@ -110,6 +110,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     status: "OK",
     ...(host.taskModules.length > 0 ? { taskModules: [...host.taskModules] } : {}),
     ...(host.uploads.length > 0 ? { uploads: [...host.uploads] } : {}),
+    ...(host.workerPlugins.length > 0 ? { plugins: [...host.workerPlugins] } : {}),
     ...wireVersion(),
   };
   comm.send(ok).catch(() => {});

@@ -68,3 +68,4 @@ export {
   resolveWorkerOptions,
   type WorkerOptions,
 } from "./workerOptions.ts";
+export { type WorkerPluginHooks, WorkerPlugins, workerPluginProblem } from "./workerPlugins.ts";

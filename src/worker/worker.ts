@@ -19,7 +19,12 @@ import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
-import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
+import {
+  type RegisterReplyMsg,
+  type RegisterWorkerHandshakeMsg,
+  type WorkerPluginSpec,
+  workerPluginSpecProblem,
+} from "../protocol/messagesSession.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import {
   type UploadedFile,
@@ -75,6 +80,7 @@ import {
 } from "./state/events.ts";
 import { debugValue } from "./state/toDict.ts";
 import { WorkerState } from "./state/workerState.ts";
+import { lookupTaskFunction } from "./taskRegistry.ts";
 import { collectGarbageOnDemand } from "./throttledGc.ts";
 import { updateDataHandler } from "./updateData.ts";
 import { processUploadDirectory } from "./uploadDirectory.ts";
@@ -83,6 +89,7 @@ import {
   resolveWorkerOptions,
   type WorkerOptions,
 } from "./workerOptions.ts";
+import { WorkerPlugins } from "./workerPlugins.ts";
 
 /** Where a worker is in its life. */
 export type WorkerStatus =
@@ -142,6 +149,8 @@ export class Worker extends BaseWorker {
   private readonly actorGuard = new ActorHandleGuard(this.state);
   /** Serves `actor_execute` and `actor_attribute`. */
   private readonly actorServer: ActorServer;
+  /** The worker plugins clients registered (`plugin_add`, and the cluster's as it registers). */
+  private readonly plugins = new WorkerPlugins<Worker>(this.state.plugins, this);
   /** The last records the worker logged, for `get_logs` (`client.getWorkerLogs`). */
   private readonly logRecords: LogRecords;
   /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
@@ -525,6 +534,7 @@ export class Worker extends BaseWorker {
     // Before the first message is read: tasks may need them.
     await this.saveClusterUploads(reply.uploads);
     await this.importClusterModules(reply.taskModules);
+    await this.addClusterPlugins(reply.plugins);
     this.stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
       onError: (err) => {
@@ -675,6 +685,8 @@ export class Worker extends BaseWorker {
       get_logs: this.getLogs,
       dump_state: this.dumpState,
       get_story: this.getStory,
+      plugin_add: this.pluginAdd,
+      plugin_remove: this.pluginRemove,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
@@ -778,6 +790,65 @@ export class Worker extends BaseWorker {
       );
     }
   }
+
+  /**
+   * Set up the worker plugins of the cluster (`register-worker-reply`), in the
+   * order registered: one that cannot be made or set up is logged, not fatal
+   * (as Dask's worker does).
+   */
+  private async addClusterPlugins(plugins: unknown): Promise<void> {
+    if (plugins === undefined) return;
+    if (!Array.isArray(plugins)) {
+      throw new Error("the scheduler's register reply: plugins must be an array");
+    }
+    for (const spec of plugins) {
+      const problem = workerPluginSpecProblem(spec);
+      if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
+      const { name, fn, args } = spec as WorkerPluginSpec;
+      try {
+        await this.addPlugin(name, fn, args);
+        this.logger.info({ plugin: name }, "worker plugin set up");
+      } catch (err) {
+        this.logger.error({ err, plugin: name }, "the cluster's worker plugin failed to set up");
+      }
+    }
+  }
+
+  /** Make the plugin `name` with the task function `fn` on `args`, on this thread, and add it. */
+  private async addPlugin(name: string, fn: string, args: readonly unknown[]): Promise<void> {
+    // The factory runs on this thread, which imports the task modules for it.
+    await this.actorExecutor();
+    const make = lookupTaskFunction(fn) as (...a: readonly unknown[]) => unknown;
+    const plugin = await make(...args);
+    await this.plugins.add(name, plugin);
+  }
+
+  /**
+   * Answers a client's `plugin_add` (its `registerWorkerPlugin`, Dask's
+   * `plugin_add`): `{status: "OK"}` once the plugin is made and set up; throws
+   * (the client gets the error) if its task function is unknown, throws, or
+   * returns no plugin, or if its setup throws (then it is not kept).
+   */
+  private readonly pluginAdd = async (args: Record<string, unknown>): Promise<unknown> => {
+    const problem = workerPluginSpecProblem(args);
+    if (problem !== null) throw new TypeError(`plugin_add: ${problem}`);
+    if (this.statusValue === "closing" || this.statusValue === "closed") {
+      throw new Error(`plugin_add: the worker is ${this.statusValue}`);
+    }
+    const { name, fn, args: given } = args as unknown as WorkerPluginSpec;
+    await this.addPlugin(name, fn, given);
+    this.logger.info({ plugin: name }, "worker plugin set up");
+    return { status: "OK" };
+  };
+
+  /** Answers `plugin_remove` (`unregisterWorkerPlugin`): `{status: "OK", removed}`; throws if its teardown does. */
+  private readonly pluginRemove = async (args: Record<string, unknown>): Promise<unknown> => {
+    if (typeof args.name !== "string" || args.name === "") {
+      throw new TypeError("plugin_remove: name must be a non-empty string");
+    }
+    const removed = await this.plugins.remove(args.name);
+    return { status: "OK", removed };
+  };
 
   /**
    * Answers a client's `load_task_modules` (its `loadTaskModules`, Dask's
@@ -1176,6 +1247,9 @@ export class Worker extends BaseWorker {
   private async shutdown(timeout: number): Promise<string[]> {
     this.statusValue = "closing";
     for (const t of this.timers.splice(0)) clearInterval(t);
+    await this.plugins.removeAll((name, err) =>
+      this.logger.error({ err, plugin: name }, "worker plugin teardown failed"),
+    );
     await this.listener?.close();
     await this.http?.close();
     const stuck = await super.close(timeout);

@@ -1,0 +1,109 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { WorkerPluginError } from "./errors.ts";
+import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
+import { failingPlugin, inc, notAPlugin, PLUGIN_LOG, recordingPlugin } from "./testTasks.ts";
+
+beforeEach(() => {
+  PLUGIN_LOG.length = 0;
+});
+afterEach(closeTestClusters);
+
+describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
+  it("run on every worker and those joining later, see transitions, and are torn down", async () => {
+    const { cluster, client } = await testCluster();
+    const [a, b] = cluster.workers.map((w) => w.address).sort() as [string, string];
+    expect(await client.registerWorkerPlugin(recordingPlugin, { args: ["rec"] })).toEqual({
+      [a]: "OK",
+      [b]: "OK",
+    });
+    expect(PLUGIN_LOG.sort()).toEqual([`rec setup ${a}`, `rec setup ${b}`]);
+    PLUGIN_LOG.length = 0;
+
+    const x = client.submitWith({ workers: a }, inc, 1);
+    expect(await x).toBe(2);
+    expect(PLUGIN_LOG).toEqual([`rec ${x.key} memory`]);
+
+    // A worker joining later sets it up as it registers.
+    PLUGIN_LOG.length = 0;
+    const late = await extraWorker(cluster);
+    try {
+      expect(PLUGIN_LOG).toEqual([`rec setup ${late.address}`]);
+      PLUGIN_LOG.length = 0;
+      const removed = await client.unregisterWorkerPlugin("recordingPlugin");
+      expect(removed).toEqual({ [a]: true, [b]: true, [late.address]: true });
+      expect(PLUGIN_LOG.sort()).toEqual(
+        [`rec teardown ${a}`, `rec teardown ${b}`, `rec teardown ${late.address}`].sort(),
+      );
+      await expect(client.unregisterWorkerPlugin("recordingPlugin")).rejects.toThrow(
+        /no worker plugin named "recordingPlugin"/,
+      );
+    } finally {
+      await late.close();
+    }
+  });
+
+  it("one of the same name replaces the last (torn down first); closing a worker tears its plugins down", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const [w] = cluster.workers.map((x) => x.address) as [string];
+    await client.registerWorkerPlugin(recordingPlugin, { name: "p", args: ["one"] });
+    await client.registerWorkerPlugin("recordingPlugin", { name: "p", args: ["two"] });
+    await client.registerWorkerPlugin(recordingPlugin, { name: "q", args: ["three"] });
+    expect(PLUGIN_LOG).toEqual([
+      `one setup ${w}`,
+      `one teardown ${w}`,
+      `two setup ${w}`,
+      `three setup ${w}`,
+    ]);
+    PLUGIN_LOG.length = 0;
+    await cluster.close();
+    expect(PLUGIN_LOG).toEqual([`two teardown ${w}`, `three teardown ${w}`]);
+  });
+
+  it("a plugin that cannot be made or set up is refused, naming the worker, and not kept for the workers to come", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const [w] = cluster.workers.map((x) => x.address) as [string];
+    const failed = await client.registerWorkerPlugin(failingPlugin).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(WorkerPluginError);
+    expect(failed).toMatchObject({ worker: w, plugin: "failingPlugin" });
+    expect((failed as Error).message).toMatch(/no setup today/);
+    await expect(client.registerWorkerPlugin(notAPlugin)).rejects.toThrow(
+      /worker plugin "notAPlugin": expected an object with setup, teardown or transition methods, got 42/,
+    );
+    await expect(client.registerWorkerPlugin("noSuchFactory")).rejects.toThrow(/noSuchFactory/);
+    // None of them was recorded: a worker joining now sets nothing up, and logs nothing.
+    const late = await extraWorker(cluster);
+    try {
+      expect(PLUGIN_LOG).toEqual([]);
+      await expect(client.unregisterWorkerPlugin("failingPlugin")).rejects.toThrow(
+        /no worker plugin named/,
+      );
+    } finally {
+      await late.close();
+    }
+  });
+
+  it("bad arguments are refused before anything is sent", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    await expect(client.registerWorkerPlugin(recordingPlugin, { args: [() => 1] })).rejects.toThrow(
+      /args must be JSON data/,
+    );
+    await expect(
+      client.registerWorkerPlugin(recordingPlugin, { args: [new Map()] }),
+    ).rejects.toThrow(/args must be JSON data/);
+    await expect(client.registerWorkerPlugin(recordingPlugin, { name: "" })).rejects.toThrow(
+      /name must be a non-empty string/,
+    );
+    await expect(client.registerWorkerPlugin("")).rejects.toThrow(/expected a task function/);
+    await expect(client.unregisterWorkerPlugin("")).rejects.toThrow(/non-empty string/);
+    expect(PLUGIN_LOG).toEqual([]);
+  });
+
+  it("on a thread pool worker, the plugin is made and runs on its main thread", async () => {
+    const { cluster, client } = await testCluster({ workers: 1, executor: "threads" });
+    const [w] = cluster.workers.map((x) => x.address) as [string];
+    await client.registerWorkerPlugin(recordingPlugin, { args: ["pool"] });
+    const x = client.submit(inc, 41);
+    expect(await x).toBe(42);
+    expect(PLUGIN_LOG).toEqual([`pool setup ${w}`, `pool ${x.key} memory`]);
+  }, 30_000);
+});

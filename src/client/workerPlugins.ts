@@ -1,0 +1,119 @@
+/**
+ * `Client.registerWorkerPlugin` and `unregisterWorkerPlugin` (Dask's): each
+ * worker there makes the plugin with a task function of its task modules and
+ * sets it up at once (its `plugin_add` rpc); once all could, the scheduler
+ * records it, so that every worker registering from then on sets it up too.
+ */
+
+import type { WorkerPluginSpec } from "../protocol/messagesSession.ts";
+import type { PeerPool } from "../worker/peerPool.ts";
+import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import { askEachWorker } from "./askWorkers.ts";
+import { WorkerPluginError } from "./errors.ts";
+
+/** Options of `Client.registerWorkerPlugin`. */
+export interface WorkerPluginOptions {
+  /** Under which name (default: the task function's); a plugin of that name is replaced. */
+  readonly name?: string;
+  /** What the task function is called with: JSON data. Default none. */
+  readonly args?: readonly unknown[];
+}
+
+/** The spec of a plugin to register; throws a TypeError naming what is wrong. */
+export function workerPluginSpec(
+  factory: TaskDefinition<TaskFunction> | string,
+  options: WorkerPluginOptions,
+): WorkerPluginSpec {
+  const fn = typeof factory === "string" ? factory : factory?.name;
+  if (typeof fn !== "string" || fn === "") {
+    throw new TypeError(
+      "registerWorkerPlugin: expected a task function (defineTask) or its name, whose result is the plugin",
+    );
+  }
+  const name = options.name ?? fn;
+  if (typeof name !== "string" || name === "") {
+    throw new TypeError("registerWorkerPlugin: name must be a non-empty string");
+  }
+  const args = options.args ?? [];
+  if (!Array.isArray(args)) throw new TypeError("registerWorkerPlugin: args must be an array");
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(args);
+  } catch {
+    json = undefined;
+  }
+  if (json === undefined || !sameJson(args, JSON.parse(json))) {
+    throw new TypeError(
+      "registerWorkerPlugin: args must be JSON data (the scheduler keeps them for the workers to come)",
+    );
+  }
+  return { name, fn, args: JSON.parse(json) as unknown[] };
+}
+
+/** True if `a` survives JSON as `b` (no undefined, functions, Maps, typed arrays, NaN…). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === null || typeof a === "string" || typeof a === "boolean") return a === b;
+  if (typeof a === "number") return Number.isFinite(a) && a === b;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  }
+  if (typeof a === "object" && Object.getPrototypeOf(a) === Object.prototype) {
+    if (typeof b !== "object" || b === null || Array.isArray(b)) return false;
+    const ka = Object.keys(a);
+    return (
+      ka.length === Object.keys(b).length &&
+      ka.every((k) =>
+        sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+      )
+    );
+  }
+  return false;
+}
+
+/** Have each worker of `addresses` make and set up `spec`: `{address: "OK"}`, by address. */
+export async function addOnWorkers(
+  peers: PeerPool,
+  addresses: readonly string[],
+  spec: WorkerPluginSpec,
+): Promise<Record<string, "OK">> {
+  const answers = await askEachWorker(
+    addresses,
+    async (address): Promise<"OK" | Error> => {
+      try {
+        const rpc = await peers.get(address);
+        const r = (await rpc.call("plugin_add", { ...spec })) as { status?: unknown } | null;
+        if (r?.status === "OK") return "OK";
+        return new WorkerPluginError(address, spec.name, `malformed answer: ${JSON.stringify(r)}`);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        return new WorkerPluginError(address, spec.name, why, { cause: err });
+      }
+    },
+    (a) => (a instanceof Error ? a : null),
+  );
+  return answers as Record<string, "OK">;
+}
+
+/** Have each worker of `addresses` remove and tear down `name`: `{address: whether it had it}`. */
+export async function removeOnWorkers(
+  peers: PeerPool,
+  addresses: readonly string[],
+  name: string,
+): Promise<Record<string, boolean>> {
+  const answers = await askEachWorker(
+    addresses,
+    async (address): Promise<boolean | Error> => {
+      try {
+        const rpc = await peers.get(address);
+        const r = (await rpc.call("plugin_remove", { name })) as { removed?: unknown } | null;
+        if (typeof r?.removed === "boolean") return r.removed;
+        return new WorkerPluginError(address, name, `malformed answer: ${JSON.stringify(r)}`);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        return new WorkerPluginError(address, name, `teardown: ${why}`, { cause: err });
+      }
+    },
+    (a) => (a instanceof Error ? a : null),
+  );
+  return answers as Record<string, boolean>;
+}

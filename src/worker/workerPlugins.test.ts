@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import type { WorkerPlugin } from "./state/dataStore.ts";
+import { WorkerPlugins, workerPluginProblem } from "./workerPlugins.ts";
+
+function recorder(
+  label: string,
+  log: string[],
+  o: { failSetup?: boolean; failTeardown?: boolean } = {},
+) {
+  return {
+    async setup(w: string) {
+      await Promise.resolve();
+      log.push(`${label} setup ${w}`);
+      if (o.failSetup === true) throw new Error(`${label} cannot`);
+    },
+    teardown(w: string) {
+      log.push(`${label} teardown ${w}`);
+      if (o.failTeardown === true) throw new Error(`${label} will not`);
+    },
+  };
+}
+
+describe("WorkerPlugins", () => {
+  it("adds (set up, kept in the state machine's map), replaces (old torn down first) and removes", async () => {
+    const installed = new Map<string, WorkerPlugin>();
+    const log: string[] = [];
+    const plugins = new WorkerPlugins(installed, "w");
+    await plugins.add("p", recorder("one", log));
+    await plugins.add("q", recorder("two", log));
+    await plugins.add("p", recorder("three", log));
+    expect(log).toEqual(["one setup w", "two setup w", "one teardown w", "three setup w"]);
+    expect(plugins.names).toEqual(["q", "p"]);
+    expect([...installed.keys()]).toEqual(["q", "p"]);
+    expect(await plugins.remove("q")).toBe(true);
+    expect(await plugins.remove("q")).toBe(false);
+    expect(log.at(-1)).toBe("two teardown w");
+    expect(plugins.names).toEqual(["p"]);
+  });
+
+  it("a plugin whose setup throws is not kept; the error is rethrown", async () => {
+    const installed = new Map<string, WorkerPlugin>();
+    const log: string[] = [];
+    const plugins = new WorkerPlugins(installed, "w");
+    await expect(plugins.add("p", recorder("bad", log, { failSetup: true }))).rejects.toThrow(
+      "bad cannot",
+    );
+    expect(installed.size).toBe(0);
+    expect(log).toEqual(["bad setup w"]);
+  });
+
+  it("adds and removes run one at a time, in the order asked", async () => {
+    const log: string[] = [];
+    const plugins = new WorkerPlugins(new Map(), "w");
+    await Promise.all([
+      plugins.add("p", recorder("a", log)),
+      plugins.remove("p"),
+      plugins.add("p", recorder("b", log)),
+    ]);
+    expect(log).toEqual(["a setup w", "a teardown w", "b setup w"]);
+  });
+
+  it("removeAll tears every plugin down, telling of those whose teardown throws", async () => {
+    const log: string[] = [];
+    const failed: string[] = [];
+    const plugins = new WorkerPlugins(new Map(), "w");
+    await plugins.add("p", recorder("a", log, { failTeardown: true }));
+    await plugins.add("q", recorder("b", log));
+    await plugins.removeAll((name, err) => failed.push(`${name}: ${(err as Error).message}`));
+    expect(log.slice(2)).toEqual(["a teardown w", "b teardown w"]);
+    expect(failed).toEqual(["p: a will not"]);
+    expect(plugins.names).toEqual([]);
+  });
+
+  it("refuses what is not a plugin, saying why", async () => {
+    const plugins = new WorkerPlugins(new Map(), "w");
+    await expect(plugins.add("p", null)).rejects.toThrow(
+      'worker plugin "p": expected an object with setup, teardown or transition methods, got null',
+    );
+    expect(workerPluginProblem({})).toBe(
+      "it has none of the methods setup, teardown and transition",
+    );
+    expect(workerPluginProblem({ setup: 1 })).toBe("its setup is not a function (1)");
+    expect(workerPluginProblem({ transition() {} })).toBeNull();
+  });
+});
