@@ -75,6 +75,12 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     expect(Object.keys(identity.workers).sort()).toEqual([w0.address, w1.address].sort());
     const counts = await (await fetch(`${schedulerUrl}/json/counts.json`)).json();
     expect(counts).toMatchObject({ tasksDone: 3, workers: 2 });
+    const page = await fetch(`${schedulerUrl}/status`);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await page.text();
+    expect(html).toContain(`<td>${w0.address}</td><td>running</td><td>1</td>`);
+    expect(html).toMatch(/<td>inc<\/td>(<td>0<\/td>){5}<td>2<\/td>/); // 2 inc in memory
+    expect(html).toContain(`<td>${z.key}</td><td>${w0.address}</td><td>OK</td>`);
     const worker = await (await fetch(`${urls[0]}/json/identity.json`)).json();
     expect(worker).toMatchObject({ type: "Worker", address: w0.address, nthreads: 1 });
 

@@ -6,7 +6,9 @@
  *   closing or has failed (Dask answers `ok` as long as it answers at all);
  * - `/metrics`: Prometheus text (see {@link schedulerMetrics});
  * - `/json/identity.json`: the scheduler and its workers;
- * - `/json/counts.json`: the totals of `weft status` (`Client.counters`).
+ * - `/json/counts.json`: the totals of `weft status` (`Client.counters`);
+ * - `/status`: an HTML page of the workers, the tasks and the last runs
+ *   (`statusPage.ts`).
  */
 
 import { HttpEndpoints, jsonReply } from "../comm/httpEndpoints.ts";
@@ -14,6 +16,7 @@ import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { adaptiveTarget } from "./state/adaptive.ts";
 import { SCHEDULER_TASK_STATES, type SchedulerTaskStateName } from "./state/taskState.ts";
+import { renderStatusPage, statusSnapshot } from "./statusPage.ts";
 
 /** Dask's default `target_duration` of adaptive scaling, in seconds. */
 const ADAPTIVE_TARGET_SECONDS = 5;
@@ -120,6 +123,10 @@ export function startSchedulerHttp(
           ),
         }),
       "/json/counts.json": () => jsonReply(s.countersSnapshot),
+      "/status": () => ({
+        contentType: "text/html; charset=utf-8",
+        body: renderStatusPage(statusSnapshot(s)),
+      }),
     },
     (path, err) => s.logger.error({ err, path }, "HTTP endpoint failed"),
   );

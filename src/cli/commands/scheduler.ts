@@ -100,8 +100,8 @@ export function schedulerCommand(ctx: CliContext): Command {
       "after",
       "\nPrints `scheduler at <address>` on stdout (listening on 0.0.0.0 or [::]: an address of\n" +
         "this machine's network interfaces, then `(listening on tcp://0.0.0.0:8786)`), and with\n" +
-        "--http-address `http at http://<host>:<port>` (GET /health, /metrics, /json/identity.json,\n" +
-        "/json/counts.json); runs until SIGINT or SIGTERM (exit 0), or until its state machine\n" +
+        "--http-address `http at http://<host>:<port>` (GET /status in a browser, /health, /metrics,\n" +
+        "/json/identity.json, /json/counts.json); runs until SIGINT or SIGTERM (exit 0), or until its state machine\n" +
         "fails (exit 1, saying why).\n" +
         "Exit 2: it cannot start (a bad option, an address in use).\n" +
         "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine)\n" +
