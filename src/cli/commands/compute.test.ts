@@ -115,6 +115,23 @@ describe("weft run, scheduler, worker", () => {
     expect(JSON.parse(only.out)).toEqual({ total: 25 });
   });
 
+  it("weft run --http-address serves the embedded scheduler's status page while it computes", async () => {
+    const r = await weft([
+      "run",
+      jsonFile("h.json", GRAPH),
+      "--executor",
+      "inline",
+      "--http-address",
+      "127.0.0.1:0",
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/^weft run: status at http:\/\/127\.0\.0\.1:\d+\/status$/m);
+    expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
+    const bad = await weft(["run", jsonFile("h2.json", GRAPH), "--http-address", "nowhere"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/httpAddress: HTTP address must be \[host\]:port/);
+  });
+
   it("weft run refuses, before running anything, functions no task module defines and embedded options with --scheduler", async () => {
     const plain = jsonFile("plain.json", { x: ["inc", 1], y: ["add", "x", 2] });
     // Pool threads: this process has task functions of earlier tests registered.

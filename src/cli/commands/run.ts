@@ -33,6 +33,7 @@ interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly nthreads?: string;
   readonly executor?: "threads" | "inline";
   readonly memoryLimit?: string;
+  readonly httpAddress?: string;
   readonly tasks: readonly string[];
   readonly upload: readonly string[];
   readonly taskStream?: string;
@@ -74,6 +75,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
         opts.nthreads !== undefined && "--nthreads",
         opts.executor !== undefined && "--executor",
         opts.memoryLimit !== undefined && "--memory-limit",
+        opts.httpAddress !== undefined && "--http-address",
         opts.validate === true && "--validate",
       ].filter((o) => o !== false);
       if (embeddedOnly.length > 0) {
@@ -150,9 +152,14 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
           taskModules: [...input.taskModules, ...extraModules],
           validate: opts.validate === true,
           ...(memoryLimit !== undefined ? { worker: { memoryLimit } } : {}),
+          ...(opts.httpAddress !== undefined
+            ? { scheduler: { httpAddress: opts.httpAddress } }
+            : {}),
           logger,
         });
         client = await cluster.client();
+        const http = cluster.scheduler.httpUrl;
+        if (http !== null) ctx.stderr.write(`weft run: status at ${http}/status\n`);
       }
     } catch (err) {
       // A scheduler that cannot be reached, a task module that does not load: unusable input.
@@ -278,6 +285,10 @@ export function runCommand(ctx: CliContext): Command {
     .option(
       "--keys <list>",
       "comma-separated keys to compute (default: the file's keys, else the graph's sinks)",
+    )
+    .option(
+      "--http-address <address>",
+      "embedded cluster: serve the scheduler's /status page, /metrics and /health over HTTP here ([host]:port, e.g. :8787)",
     )
     .option("--no-progress", "no progress on stderr")
     .option("--validate", "embedded cluster: check every state machine after every stimulus");
