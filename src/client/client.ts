@@ -1653,6 +1653,21 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /**
+   * Close the cluster, then this client (Dask's `Client.shutdown`): every worker
+   * is told to close, as when retired (a `weft worker` exits 0, and its nanny
+   * does not start it again), then the scheduler closes. Other clients of the
+   * cluster lose it too: their futures fail. Resolves with the addresses of the
+   * workers told, once the scheduler has answered; the scheduler and workers
+   * close right after.
+   */
+  async shutdown(): Promise<string[]> {
+    this.checkOpen();
+    const workers = (await this.conn.request("shutdown", {})) as string[];
+    await this.close();
+    return workers;
+  }
+
+  /**
    * Run a worker plugin on every worker, and on those joining later (Dask's
    * `register_worker_plugin`): each makes it on its main thread by calling
    * `factory`, a task function of its task modules, with `options.args` (JSON

@@ -160,6 +160,17 @@ export interface UnregisterWorkerPluginRequestMsg {
 }
 
 /**
+ * Close every worker, then the scheduler (`Client.shutdown`, Dask's): the
+ * workers are told to close (`close-worker`, as retired: they exit 0, and a
+ * nanny does not start them again), the scheduler closes once the answer, the
+ * addresses of the workers told, is on its way.
+ */
+export interface ShutdownRequestMsg {
+  readonly op: "shutdown";
+  readonly requestId: number;
+}
+
+/**
  * A file every worker that registers from now on saves and, with `load`,
  * imports (`Client.uploadFile`: the client has the workers already there save
  * it). Answered with the names of the cluster's uploaded files, in the order
@@ -317,6 +328,7 @@ export type ClientRequestMsg =
   | UploadFileRequestMsg
   | RegisterWorkerPluginRequestMsg
   | UnregisterWorkerPluginRequestMsg
+  | ShutdownRequestMsg
   | TaskStreamRequestMsg
   | LogsRequestMsg
   | RetryRequestMsg

@@ -38,6 +38,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "upload-file",
   "register-worker-plugin",
   "unregister-worker-plugin",
+  "shutdown",
   "task-stream",
   "logs",
   "retry",
@@ -135,6 +136,8 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       host.workerPlugins.splice(at, 1);
       return host.workerPlugins.map((p) => p.name);
     }
+    case "shutdown":
+      return host.shutdownCluster();
     case "task-stream": {
       const { since, count } = msg;
       if (since !== undefined && (typeof since !== "number" || !Number.isFinite(since))) {

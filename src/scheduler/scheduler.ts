@@ -290,6 +290,27 @@ export class Scheduler implements SessionHost {
   }
 
   /**
+   * Close the cluster (`Client.shutdown`, Dask's): every worker is told to
+   * close (`close-worker`, as when retired: it exits 0, and its nanny does not
+   * start it again), then, at the next turn of the event loop (an answer sent
+   * now still leaves), the scheduler closes. The addresses of the workers told.
+   */
+  shutdownCluster(): string[] {
+    const workers = [...this.router.workers.keys()].sort();
+    if (this.statusValue !== "running") return workers;
+    this.logger.info({ workers: workers.length }, "shutting the cluster down");
+    const stimulusId = newStimulusId("shutdown");
+    for (const address of workers) {
+      const stream = this.router.workers.get(address);
+      if (stream !== undefined && !stream.isClosed) {
+        stream.send({ op: "close-worker", reason: "scheduler-shutdown", stimulusId });
+      }
+    }
+    setImmediate(() => void this.close());
+    return workers;
+  }
+
+  /**
    * Stop: accept no more connections, flush and close every stream. Workers
    * see the connection close and shut down; clients' pending futures fail.
    * Idempotent.

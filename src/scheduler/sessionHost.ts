@@ -47,6 +47,11 @@ export interface SessionHost {
   readonly coordination: Coordination;
   /** Hand stimuli to the state machine and route what it returns. */
   dispatch(events: SchedulerEvent[]): void;
+  /**
+   * Tell every worker to close, then close (soon: an answer sent now still
+   * leaves): the addresses of the workers told.
+   */
+  shutdownCluster(): string[];
 }
 
 /**

@@ -576,6 +576,8 @@ export class Worker extends BaseWorker {
               ? "the scheduler restarts this worker; closing, for the nanny to start another"
               : "the scheduler restarts this worker; closing (no nanny will start it again)",
           );
+        } else if (msg.reason === "scheduler-shutdown") {
+          this.logger.info("the scheduler shuts the cluster down; closing");
         } else {
           this.logger.info({ reason: msg.reason }, "the scheduler retired this worker; closing");
         }

@@ -8,6 +8,7 @@ import { restartCommand } from "./restart.ts";
 import { retireCommand } from "./retire.ts";
 import { runCommand } from "./run.ts";
 import { schedulerCommand } from "./scheduler.ts";
+import { shutdownCommand } from "./shutdown.ts";
 import { simCommand } from "./sim.ts";
 import { statusCommand } from "./status.ts";
 import { storyCommand } from "./story.ts";
@@ -28,6 +29,7 @@ export const COMMANDS: readonly CommandFactory[] = [
   statusCommand,
   retireCommand,
   restartCommand,
+  shutdownCommand,
   uploadCommand,
   logsCommand,
   eventsCommand,

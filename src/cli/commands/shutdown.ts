@@ -1,0 +1,42 @@
+/**
+ * `weft shutdown <scheduler>`: close a running cluster (Dask's
+ * `Client.shutdown`): every worker is told to close, as when retired (a
+ * `weft worker` exits 0, and its nanny does not start it again), then the
+ * scheduler closes (`weft scheduler` exits 0).
+ */
+
+import { Command } from "commander";
+import type { CliContext } from "./context.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+
+/** `weft shutdown ADDRESS`. */
+export async function runShutdown(
+  address: string,
+  opts: ConnectCliOptions,
+  ctx: CliContext,
+): Promise<void> {
+  await withClient("shutdown", address, opts, ctx, async (client) => {
+    const workers = await client.shutdown();
+    for (const w of workers) ctx.stdout.write(`closing ${w}\n`);
+    ctx.stdout.write(
+      `shut down: the scheduler and ${workers.length} worker${workers.length === 1 ? "" : "s"}\n`,
+    );
+  });
+}
+
+/** `weft shutdown`: see docs/client.md. */
+export function shutdownCommand(ctx: CliContext): Command {
+  return addConnectOptions(new Command("shutdown"))
+    .description("Close a running cluster: every worker, then the scheduler")
+    .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
+    .addHelpText(
+      "after",
+      "\nEvery worker closes as when retired (exit 0; a --nanny does not start it again), then\n" +
+        "the scheduler (exit 0). Other clients lose the cluster: their futures fail.\n" +
+        "Exit code: 0 once the scheduler has answered, 2 for bad usage or a scheduler that\n" +
+        "cannot be reached.",
+    )
+    .action(async (address: string, opts: ConnectCliOptions) => {
+      await runShutdown(address, opts, ctx);
+    });
+}
