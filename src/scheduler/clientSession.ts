@@ -67,6 +67,7 @@ export async function serveClient(
   const ok: RegisterReplyMsg = { op: "register-client-reply", status: "OK", ...wireVersion() };
   comm.send(ok).catch(() => {});
   host.logger.debug({ client: id }, "client connected");
+  host.plugins.notify("addClient", id);
 
   try {
     await forEachMessage(comm, (frame) => {
@@ -99,6 +100,7 @@ export async function serveClient(
   host.router.clients.delete(id);
   host.coordination.clientLeft(id);
   host.events.clientLeft(id);
+  host.plugins.notify("removeClient", id);
   if (!host.isRunning) return;
   host.logger.debug({ client: id }, "client left");
   host.dispatch([

@@ -41,6 +41,8 @@ class Topic {
 /** The scheduler's topics; `maxlen` events kept a topic (Dask's `events-log-length`). */
 export class EventBroker {
   private readonly topics = new Map<string, Topic>();
+  /** Told of every event logged, after its subscribers (the scheduler's plugins). */
+  onLog: ((topics: readonly string[], msg: unknown) => void) | null = null;
 
   constructor(
     private readonly maxlen: number,
@@ -62,6 +64,7 @@ export class EventBroker {
       t.count++;
       for (const client of t.subscribers) this.sink(client, name, event);
     }
+    this.onLog?.(topics, msg);
   }
 
   /** The events kept of `topic`, oldest first (none for a topic never logged to). */

@@ -30,6 +30,12 @@ export { DEFERRED, type Reply, type Waiter, Waiters } from "./coordination/waite
 export { Counters } from "./counters.ts";
 export { EventBroker, type EventSink, type LoggedEvent, logWorkerEvent } from "./events.ts";
 export { Metadata } from "./metadata.ts";
+export {
+  type SchedulerPlugin,
+  SchedulerPlugins,
+  type SessionHook,
+  schedulerPluginProblem,
+} from "./plugins.ts";
 export { Router } from "./router.ts";
 export { Scheduler, type SchedulerStatus } from "./scheduler.ts";
 export {

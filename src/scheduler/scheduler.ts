@@ -26,6 +26,7 @@ import type {
 } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
 import { LogRecords } from "../util/logRecords.ts";
+import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds as now } from "../util/wallClock.ts";
 import { serveClient } from "./clientSession.ts";
@@ -34,6 +35,7 @@ import { Counters } from "./counters.ts";
 import { EventBroker, logWorkerEvent } from "./events.ts";
 import { startSchedulerHttp } from "./httpEndpoints.ts";
 import { Metadata } from "./metadata.ts";
+import { type SchedulerPlugin, SchedulerPlugins } from "./plugins.ts";
 import { Router } from "./router.ts";
 import {
   type ResolvedSchedulerOptions,
@@ -73,6 +75,10 @@ export class Scheduler implements SessionHost {
   readonly runner: StimulusRunner;
   readonly events: EventBroker;
   readonly metadata = new Metadata();
+  /** The scheduler plugins (see `plugins.ts`): {@link addPlugin}, {@link removePlugin}. */
+  readonly plugins: SchedulerPlugins;
+  /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
+  private preloadTeardown: PreloadTeardown | null = null;
   private statusValue: SchedulerStatus = "init";
   private listener: Listener | null = null;
   /** The HTTP endpoints, with `httpAddress`. */
@@ -104,6 +110,8 @@ export class Scheduler implements SessionHost {
       validate: this.options.validate,
     });
     this.router = new Router(this.state, this.counters, this.logger);
+    this.plugins = new SchedulerPlugins(this, this.state.plugins, this.logger);
+    this.events.onLog = (topics, msg) => this.plugins.logEvent(topics, msg);
     this.taskStream = new TaskStream(this.options.taskStreamLength);
     this.runner = new StimulusRunner(this.state, this.logger, this.counters, (err) =>
       this.onFailure(err),
@@ -115,6 +123,20 @@ export class Scheduler implements SessionHost {
     const s = new Scheduler(options);
     await s.listen();
     return s;
+  }
+
+  /**
+   * Add a scheduler plugin (Dask's `Scheduler.add_plugin`; see `SchedulerPlugin`)
+   * under `name` (default: its `name`, else its class's), replacing (closing) one
+   * of that name, and await its `start(scheduler)`. Resolves with the name.
+   */
+  addPlugin(plugin: SchedulerPlugin, name?: string): Promise<string> {
+    return this.plugins.add(plugin, name);
+  }
+
+  /** Remove the plugin `name`, awaiting its `close()`: false if there is none. */
+  removePlugin(name: string): Promise<boolean> {
+    return this.plugins.remove(name);
   }
 
   /** Where the HTTP endpoints are (`http://host:port`), null without `httpAddress`. */
@@ -159,15 +181,22 @@ export class Scheduler implements SessionHost {
       ...commOptionsOf(this.options),
       forwardOutOfBandBuffers: true,
     });
-    const httpAddress = this.options.httpAddress;
-    if (httpAddress !== null) {
-      try {
+    try {
+      const httpAddress = this.options.httpAddress;
+      if (httpAddress !== null) {
         this.http = await startSchedulerHttp(this, httpAddress, this.options.metricsNamespace);
-      } catch (err) {
-        await this.listener.close();
-        this.listener = null;
-        throw err;
       }
+      for (const plugin of this.options.plugins) await this.plugins.add(plugin);
+      this.preloadTeardown = await runPreloads(this.options.preload, this, (url, err) =>
+        this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
+      );
+    } catch (err) {
+      await this.plugins.closeAll();
+      await this.http?.close();
+      this.http = null;
+      await this.listener.close();
+      this.listener = null;
+      throw err;
     }
     this.statusValue = "running";
     const ttl = this.options.workerTtlMs;
@@ -263,6 +292,7 @@ export class Scheduler implements SessionHost {
     for (const address of silentWorkers(this.state, t, ttlSeconds)) {
       this.logger.warn({ worker: address }, "worker missed its heartbeats; removing it");
       logWorkerEvent(this, "remove-worker", address);
+      this.plugins.notify("removeWorker", address);
       const stream = this.router.workers.get(address);
       this.router.workers.delete(address);
       stream?.comm.abort();
@@ -334,6 +364,8 @@ export class Scheduler implements SessionHost {
     await Promise.allSettled(streams.map((s) => s.close()));
     for (const comm of this.comms) comm.abort();
     await Promise.allSettled([...this.sessions]);
+    await this.plugins.closeAll();
+    await this.preloadTeardown?.();
     if (this.statusValue !== "failed") this.statusValue = final;
     this.logger.info({ status: this.statusValue }, "scheduler closed");
     this.resolveClosed();

@@ -9,7 +9,9 @@ import {
 import { parseHttpAddress } from "../comm/httpEndpoints.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { weftLogger } from "../util/logger.ts";
+import { preloadUrl } from "../util/preload.ts";
 import { metricsNamespaceProblem } from "../util/promRegistry.ts";
+import type { SchedulerPlugin } from "./plugins.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
 
 /** Options of the scheduler server. */
@@ -77,11 +79,21 @@ export interface SchedulerOptions {
   httpAddress?: string | null;
   /** The first word of every metric's name at `/metrics`. Default `weft` (Dask's is `dask`). */
   metricsNamespace?: string;
+  /** Plugins added as the scheduler starts (see `SchedulerPlugin`). Default none. */
+  plugins?: readonly SchedulerPlugin[];
+  /**
+   * Modules imported as the scheduler starts (paths or file URLs; Dask's
+   * `--preload`): each one's `weftSetup(scheduler)` export, if any, is called
+   * (and awaited) then, and its `weftTeardown(scheduler)` as it closes. Default none.
+   */
+  preload?: readonly (string | URL)[];
 }
 
 /** {@link SchedulerOptions} with every default filled in. */
-export type ResolvedSchedulerOptions = Required<Omit<SchedulerOptions, "tls">> & {
+export type ResolvedSchedulerOptions = Required<Omit<SchedulerOptions, "tls" | "preload">> & {
   tls?: TlsCredentials;
+  /** As file URLs. */
+  preload: readonly string[];
 };
 
 function nonNegative(name: string, v: number): number {
@@ -142,5 +154,13 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     eventsLogLength: nonNegativeInt("eventsLogLength", o.eventsLogLength ?? 100_000),
     httpAddress,
     metricsNamespace,
+    plugins: pluginList(o.plugins),
+    preload: (o.preload ?? []).map((m) => preloadUrl(m, "Scheduler option preload")),
   };
+}
+
+function pluginList(plugins: readonly SchedulerPlugin[] | undefined): readonly SchedulerPlugin[] {
+  if (plugins === undefined) return [];
+  if (!Array.isArray(plugins)) throw new TypeError("Scheduler option plugins must be an array");
+  return [...plugins];
 }

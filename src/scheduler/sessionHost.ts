@@ -10,6 +10,7 @@ import type { Coordination } from "./coordination/coordination.ts";
 import type { Counters } from "./counters.ts";
 import type { EventBroker } from "./events.ts";
 import type { Metadata } from "./metadata.ts";
+import type { SchedulerPlugins } from "./plugins.ts";
 import type { Router } from "./router.ts";
 import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
 import type { SchedulerEvent } from "./state/events.ts";
@@ -45,6 +46,8 @@ export interface SessionHost {
   readonly events: EventBroker;
   /** The coordination primitives clients use (semaphores, events, variables, queues). */
   readonly coordination: Coordination;
+  /** The scheduler plugins, told of workers and clients coming and going. */
+  readonly plugins: SchedulerPlugins;
   /** Hand stimuli to the state machine and route what it returns. */
   dispatch(events: SchedulerEvent[]): void;
   /**

@@ -117,6 +117,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   host.router.route(outcome.messages);
   host.logger.info({ worker: address, nthreads: msg.nthreads }, "worker registered");
   logWorkerEvent(host, "add-worker", address);
+  host.plugins.notify("addWorker", address);
 
   try {
     await forEachMessage(comm, (frame) => {
@@ -145,6 +146,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   if (!host.isRunning) return;
   host.logger.info({ worker: address }, "worker left");
   logWorkerEvent(host, "remove-worker", address);
+  host.plugins.notify("removeWorker", address);
   host.dispatch([
     {
       kind: "remove-worker",

@@ -1,4 +1,7 @@
-import { type NetworkInterfaceInfo, networkInterfaces } from "node:os";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type NetworkInterfaceInfo, networkInterfaces, tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { testContext as context } from "../testContext.ts";
 import { runScheduler } from "./scheduler.ts";
@@ -139,6 +142,49 @@ describe("weft scheduler --http-address", () => {
       expect(ctx.exitCode).toBe(2);
       expect(ctx.stderr.text).toMatch(message);
       expect(ctx.stdout.text).toBe("");
+    }
+  });
+});
+
+describe("weft scheduler --preload", () => {
+  it("imports the modules and calls their weftSetup as it starts; a missing one is exit 2", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-preload-cli-"));
+    try {
+      const mod = join(dir, "setup.mjs");
+      writeFileSync(
+        mod,
+        "export const seen = [];\nexport function weftSetup(s) { seen.push(s.address); }\n",
+      );
+      const ctx = context();
+      let address = "";
+      await runScheduler(
+        { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", preload: [mod] },
+        ctx,
+        (s) => {
+          address = s.address;
+          return Promise.resolve();
+        },
+      );
+      expect(ctx.exitCode).toBe(0);
+      const { seen } = (await import(pathToFileURL(mod).href)) as { seen: string[] };
+      expect(seen).toEqual([address]);
+      const bad = context();
+      await runScheduler(
+        {
+          listen: "tcp://127.0.0.1:0",
+          workerTtl: "30000",
+          logLevel: "silent",
+          preload: [join(dir, "missing.mjs")],
+        },
+        bad,
+        () => Promise.resolve(),
+      );
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr.text).toMatch(
+        /^weft scheduler: cannot start: Scheduler option preload: no such file: .*missing\.mjs\n$/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

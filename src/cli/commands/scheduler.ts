@@ -27,6 +27,7 @@ interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpC
   readonly logLevel: string;
   /** false with --no-check-worker-address. */
   readonly checkWorkerAddress?: boolean;
+  readonly preload?: readonly string[];
 }
 
 /**
@@ -56,6 +57,7 @@ export async function runScheduler(
       ...frameLimitsFrom(opts),
       ...tlsFrom(opts),
       ...httpFrom(opts),
+      preload: opts.preload ?? [],
       logger: stderrLogger("weft.scheduler", opts.logLevel),
     });
   } catch (err) {
@@ -89,6 +91,12 @@ export function schedulerCommand(ctx: CliContext): Command {
     .option(
       "--no-check-worker-address",
       "accept workers at addresses this scheduler cannot connect to (their peers may still)",
+    )
+    .option(
+      "--preload <module>",
+      "import this module as the scheduler starts and call its weftSetup(scheduler) export (e.g. to add plugins), its weftTeardown(scheduler) as it closes; repeat for more",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(cmd)))
     .addOption(

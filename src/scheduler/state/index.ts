@@ -110,7 +110,11 @@ export type { OpenFreeKeys } from "./outbox.ts";
 export { noWorkerReason } from "./placement.ts";
 export { Replication } from "./replicate.ts";
 export { Retirement, workersToClose } from "./retire.ts";
-export type { InFlightSteal, StimulusRecord } from "./schedulerState.ts";
+export type {
+  InFlightSteal,
+  SchedulerTransitionPlugin,
+  StimulusRecord,
+} from "./schedulerState.ts";
 export { SchedulerState } from "./schedulerState.ts";
 export type { LoggedRecs, TransitionLogEntry } from "./story.ts";
 export { formatLogEntry } from "./story.ts";

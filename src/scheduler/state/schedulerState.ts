@@ -49,6 +49,16 @@ export interface InFlightSteal {
   readonly stimulusId: string;
 }
 
+/** What the state machine calls of a scheduler plugin (see {@link SchedulerState.plugins}). */
+export interface SchedulerTransitionPlugin {
+  transition?(
+    key: string,
+    start: SchedulerTaskStateName,
+    finish: SchedulerTaskStateName,
+    stimulusId: string,
+  ): void;
+}
+
 /**
  * The scheduler's brain: a pure, deterministic state machine in the style of
  * the worker's (and of Dask's `SchedulerState`).
@@ -73,6 +83,15 @@ export class SchedulerState {
   readonly clock: () => number;
   /** Validate every touched task after each stimulus. */
   validate: boolean;
+  /**
+   * Plugins whose `transition(key, start, finish, stimulusId)` is called after
+   * every transition, one call per record of the transition log (Dask's
+   * `SchedulerPlugin.transition`). An error it throws goes to
+   * {@link onPluginError}, and the state machine goes on.
+   */
+  readonly plugins: Map<string, SchedulerTransitionPlugin> = new Map();
+  /** Told of an error a plugin's `transition` threw. Default: nothing. */
+  onPluginError: (name: string, err: unknown) => void = () => {};
 
   /** `{key: task}`: every task not forgotten. */
   readonly tasks: Map<string, TaskState> = new Map();
@@ -388,7 +407,23 @@ export class SchedulerState {
     const recs: LoggedRecs = made === null ? NO_RECS : made.length > 2 ? made.slice() : made;
     this.log.push(ts.key, logStart, ts.state, recs, this.stimulusId, this.now);
     this.curRecs = saved;
+    if (this.plugins.size > 0) this.notifyPlugins(ts.key, logStart, ts.state);
     return recs;
+  }
+
+  private notifyPlugins(
+    key: string,
+    start: SchedulerTaskStateName,
+    finish: SchedulerTaskStateName,
+  ): void {
+    for (const [name, plugin] of this.plugins) {
+      if (typeof plugin.transition !== "function") continue;
+      try {
+        plugin.transition(key, start, finish, this.stimulusId);
+      } catch (err) {
+        this.onPluginError(name, err);
+      }
+    }
   }
 
   /** Validate `ts` after this stimulus (with validation on), though no transition moved it. */

@@ -1,0 +1,172 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { pino } from "pino";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { closeTestClusters, testCluster } from "../client/testCluster.ts";
+import { boom, inc } from "../client/testTasks.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
+import type { SchedulerPlugin } from "./plugins.ts";
+import { Scheduler } from "./scheduler.ts";
+
+afterEach(closeTestClusters);
+const dir = mkdtempSync(join(tmpdir(), "weft-preload-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const silent = () => pino({ level: "silent" });
+
+/** A plugin logging every hook into `log`. */
+function recorder(log: string[], name = "rec"): SchedulerPlugin {
+  return {
+    name,
+    start: async (s) => {
+      await Promise.resolve();
+      log.push(`start ${s.status}`);
+    },
+    close: () => log.push("close"),
+    transition: (key, start, finish) => log.push(`${key}: ${start}→${finish}`),
+    addWorker: (_s, w) => log.push(`+worker ${w}`),
+    removeWorker: (_s, w) => log.push(`-worker ${w}`),
+    addClient: (_s, c) => log.push(`+client ${c}`),
+    removeClient: (_s, c) => log.push(`-client ${c}`),
+    logEvent: (topic, msg) => log.push(`event ${topic} ${JSON.stringify(msg)}`),
+  };
+}
+
+describe("scheduler plugins", () => {
+  it("are told of workers, clients, transitions and events, and closed with the scheduler", async () => {
+    const log: string[] = [];
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      scheduler: { plugins: [recorder(log)] },
+    });
+    const worker = cluster.workers[0]?.address as string;
+    expect(log[0]).toBe("start init"); // started before the scheduler runs
+    expect(log).toContain(`+worker ${worker}`);
+    expect(log.some((l) => l.startsWith("+client "))).toBe(true);
+    const x = client.submit(inc, 1);
+    expect(await x).toBe(2);
+    expect(log).toContain(`${x.key}: processing→memory`);
+    await client.logEvent("mine", { n: 1 });
+    expect(log).toContain(`event mine {"n":1}`);
+    expect(cluster.scheduler.plugins.names).toEqual(["rec"]);
+    await cluster.close();
+    expect(log).toContain(`-worker ${worker}`);
+    expect(log.at(-1)).toBe("close");
+  });
+
+  it("addPlugin replaces one of the same name (closed first); removePlugin closes it; hooks that throw are logged", async () => {
+    const { logger, records } = memoryLogger();
+    const s = await Scheduler.start({ logger });
+    try {
+      const first: string[] = [];
+      const second: string[] = [];
+      expect(await s.addPlugin(recorder(first))).toBe("rec");
+      expect(first).toEqual(["start running"]);
+      await s.addPlugin(recorder(second));
+      expect(first).toEqual(["start running", "close"]);
+      expect(second).toEqual(["start running"]);
+      class Broken {
+        addClient(): void {
+          throw new Error("no clients please");
+        }
+      }
+      expect(await s.addPlugin(new Broken())).toBe("Broken");
+      expect(s.plugins.names).toEqual(["rec", "Broken"]);
+      s.plugins.notify("addClient", "c1");
+      expect(second).toContain("+client c1");
+      expect(records.some((r) => r.plugin === "Broken" && r.hook === "addClient")).toBe(true);
+      expect(await s.removePlugin("rec")).toBe(true);
+      expect(await s.removePlugin("rec")).toBe(false);
+      expect(second.at(-1)).toBe("close");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a plugin without a name, or not a plugin, is refused; one whose start throws is not kept", async () => {
+    const s = await Scheduler.start({ logger: silent() });
+    try {
+      await expect(s.addPlugin({})).rejects.toThrow(/needs a name/);
+      await expect(s.addPlugin(42 as unknown as SchedulerPlugin, "n")).rejects.toThrow(
+        /addPlugin: expected an object with hook methods/,
+      );
+      await expect(
+        s.addPlugin({ name: "p", addWorker: "no" } as unknown as SchedulerPlugin),
+      ).rejects.toThrow("addPlugin: its addWorker is not a function");
+      await expect(
+        s.addPlugin({
+          name: "p",
+          start: () => {
+            throw new Error("cannot start");
+          },
+        }),
+      ).rejects.toThrow("cannot start");
+      expect(s.plugins.names).toEqual([]);
+      expect(s.state.plugins.size).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a plugin option whose start throws keeps the scheduler from starting, and frees its address", async () => {
+    const s = new Scheduler({
+      listen: "tcp://127.0.0.1:0",
+      logger: silent(),
+      plugins: [
+        {
+          name: "p",
+          start: () => {
+            throw new Error("cannot start");
+          },
+        },
+      ],
+    });
+    await expect(s.listen()).rejects.toThrow("cannot start");
+    expect(() => s.address).toThrow(/not listening/);
+  });
+
+  it("preload modules: weftSetup(scheduler) as it starts, weftTeardown(scheduler) as it closes", async () => {
+    const mod = join(dir, "preload.mjs");
+    writeFileSync(
+      mod,
+      `export const log = [];
+export async function weftSetup(s) {
+  log.push("setup " + s.status);
+  await s.addPlugin({ name: "from-preload", close: () => log.push("plugin closed") });
+}
+export function weftTeardown(s) { log.push("teardown " + s.status); }
+`,
+    );
+    const s = await Scheduler.start({ logger: silent(), preload: [mod] });
+    const { log } = (await import(pathToFileURL(mod).href)) as { log: string[] };
+    expect(log).toEqual(["setup init"]);
+    expect(s.plugins.names).toEqual(["from-preload"]);
+    await s.close();
+    expect(log).toEqual(["setup init", "plugin closed", "teardown closing"]);
+  });
+
+  it("a preload that is missing, does not import, or whose weftSetup throws: a clear error", async () => {
+    expect(() => new Scheduler({ preload: [join(dir, "nope.mjs")] })).toThrow(
+      /Scheduler option preload: no such file: .*nope\.mjs/,
+    );
+    const throws = join(dir, "throws.mjs");
+    writeFileSync(throws, "export function weftSetup() { throw new Error('setup failed'); }\n");
+    const s = new Scheduler({ logger: silent(), preload: [throws] });
+    await expect(s.listen()).rejects.toThrow(/^preload file:.*throws\.mjs: setup failed$/);
+    const notFn = join(dir, "notfn.mjs");
+    writeFileSync(notFn, "export const weftSetup = 42;\n");
+    await expect(new Scheduler({ logger: silent(), preload: [notFn] }).listen()).rejects.toThrow(
+      /notfn\.mjs: its weftSetup export is not a function/,
+    );
+  });
+
+  it("transition hooks see erred tasks too (the state machine calls them)", async () => {
+    const log: string[] = [];
+    const { client } = await testCluster({ workers: 1, scheduler: { plugins: [recorder(log)] } });
+    const f = client.submit(boom, "bad");
+    await expect(f.result()).rejects.toThrow();
+    expect(log).toContain(`${f.key}: processing→erred`);
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * Scheduler plugins (Dask's `SchedulerPlugin`): objects a program running the
+ * scheduler adds (`Scheduler.addPlugin`, the `plugins` option, or a preload
+ * module's `weftSetup(scheduler)`), told of what happens on the scheduler.
+ *
+ * ```ts
+ * // preload.ts: weft scheduler --preload ./preload.ts
+ * import type { Scheduler, SchedulerPlugin } from "weft/scheduler";
+ * export async function weftSetup(scheduler: Scheduler) {
+ *   let erred = 0;
+ *   const plugin: SchedulerPlugin = {
+ *     name: "erred-counter",
+ *     transition: (key, start, finish) => { if (finish === "erred") erred++; },
+ *     removeWorker: (_s, worker) => console.log(`lost ${worker}`),
+ *     close: () => console.log(`${erred} tasks erred`),
+ *   };
+ *   await scheduler.addPlugin(plugin);
+ * }
+ * ```
+ *
+ * Every hook is optional. Those of the state machine and the sessions are called
+ * synchronously, and an error they throw is logged (the scheduler goes on);
+ * `start` and `close` may return promises, which are awaited.
+ */
+
+import type { Logger } from "pino";
+import { ClonedValue } from "../comm/clonedValue.ts";
+import { asError } from "../util/asError.ts";
+import { showValue } from "../util/showValue.ts";
+import type { Scheduler } from "./scheduler.ts";
+import type { SchedulerTransitionPlugin } from "./state/schedulerState.ts";
+
+/** A scheduler plugin: each hook optional. */
+export interface SchedulerPlugin extends SchedulerTransitionPlugin {
+  /** Its name (default: `addPlugin`'s, else its class's). One of the same name is replaced. */
+  readonly name?: string;
+  /** Called (and awaited) when it is added: at once, or as the scheduler starts. */
+  start?(scheduler: Scheduler): unknown;
+  /** Called (and awaited) when it is removed or replaced, and when the scheduler closes. */
+  close?(): unknown;
+  /** A worker registered. */
+  addWorker?(scheduler: Scheduler, worker: string): void;
+  /** A worker left or was removed. */
+  removeWorker?(scheduler: Scheduler, worker: string): void;
+  /** A client connected. */
+  addClient?(scheduler: Scheduler, client: string): void;
+  /** A client left. */
+  removeClient?(scheduler: Scheduler, client: string): void;
+  /** An event was logged under `topic` (`Client.logEvent`, and the scheduler's own). */
+  logEvent?(topic: string, msg: unknown): void;
+}
+
+/** The session hooks, called with the scheduler and an address or client id. */
+export type SessionHook = "addWorker" | "removeWorker" | "addClient" | "removeClient";
+
+const HOOKS = [
+  "start",
+  "close",
+  "transition",
+  "addWorker",
+  "removeWorker",
+  "addClient",
+  "removeClient",
+  "logEvent",
+] as const;
+
+/** Why `v` is not a scheduler plugin, or null. */
+export function schedulerPluginProblem(v: unknown): string | null {
+  if ((typeof v !== "object" && typeof v !== "function") || v === null) {
+    return `expected an object with hook methods (${HOOKS.join(", ")}), got ${showValue(v)}`;
+  }
+  const hooks = v as Record<string, unknown>;
+  for (const hook of HOOKS) {
+    if (hooks[hook] !== undefined && typeof hooks[hook] !== "function") {
+      return `its ${hook} is not a function (${showValue(hooks[hook])})`;
+    }
+  }
+  return null;
+}
+
+/** The name a plugin is kept under. */
+function pluginName(plugin: SchedulerPlugin, given: string | undefined): string {
+  const name = given ?? plugin.name ?? plugin.constructor?.name;
+  if (typeof name === "string" && name !== "" && name !== "Object") return name;
+  throw new TypeError(
+    "addPlugin: a scheduler plugin needs a name (its name field, addPlugin's name, or a class of its own)",
+  );
+}
+
+/** The plugins of one scheduler, kept in its state machine's `plugins` map too (for `transition`). */
+export class SchedulerPlugins {
+  private readonly installed = new Map<string, SchedulerPlugin>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    /** The state machine's map. */
+    private readonly stateMap: Map<string, SchedulerTransitionPlugin>,
+    private readonly logger: Logger,
+  ) {
+    scheduler.state.onPluginError = (name, err) =>
+      logger.error({ err, plugin: name }, "scheduler plugin failed in transition");
+  }
+
+  /** The plugins' names, in the order added. */
+  get names(): string[] {
+    return [...this.installed.keys()];
+  }
+
+  /**
+   * Add `plugin` under `name` (default: its own), after closing one of that name,
+   * and start it. One whose start throws is removed again, and the error rethrown.
+   */
+  add(plugin: SchedulerPlugin, name?: string): Promise<string> {
+    return this.serially(async () => {
+      const problem = schedulerPluginProblem(plugin);
+      if (problem !== null) throw new TypeError(`addPlugin: ${problem}`);
+      const key = pluginName(plugin, name);
+      await this.removeNow(key);
+      this.installed.set(key, plugin);
+      this.stateMap.set(key, plugin);
+      try {
+        await plugin.start?.(this.scheduler);
+      } catch (err) {
+        if (this.installed.get(key) === plugin) {
+          this.installed.delete(key);
+          this.stateMap.delete(key);
+        }
+        throw err;
+      }
+      return key;
+    });
+  }
+
+  /** Remove the plugin `name` and close it: false if there is none. Its close's error is rethrown. */
+  remove(name: string): Promise<boolean> {
+    return this.serially(() => this.removeNow(name));
+  }
+
+  /** Close every plugin (the scheduler closes): errors are logged. */
+  closeAll(): Promise<void> {
+    return this.serially(async () => {
+      for (const name of [...this.installed.keys()]) {
+        await this.removeNow(name).catch((err: unknown) =>
+          this.logger.error(
+            { err: asError(err), plugin: name },
+            "scheduler plugin failed to close",
+          ),
+        );
+      }
+    });
+  }
+
+  /** Call `hook` of every plugin that has it. */
+  notify(hook: SessionHook, subject: string): void {
+    for (const [name, plugin] of this.installed) {
+      const fn = plugin[hook];
+      if (typeof fn !== "function") continue;
+      try {
+        fn.call(plugin, this.scheduler, subject);
+      } catch (err) {
+        this.logger.error({ err: asError(err), plugin: name, hook }, "scheduler plugin failed");
+      }
+    }
+  }
+
+  /** Call `logEvent` of every plugin that has it, once per topic, with a client's message as the client gave it. */
+  logEvent(topics: readonly string[], logged: unknown): void {
+    if (this.installed.size === 0) return;
+    const msg = ClonedValue.unwrap(logged);
+    for (const [name, plugin] of this.installed) {
+      if (typeof plugin.logEvent !== "function") continue;
+      for (const topic of topics) {
+        try {
+          plugin.logEvent(topic, msg);
+        } catch (err) {
+          this.logger.error(
+            { err: asError(err), plugin: name, hook: "logEvent" },
+            "scheduler plugin failed",
+          );
+        }
+      }
+    }
+  }
+
+  private async removeNow(name: string): Promise<boolean> {
+    const plugin = this.installed.get(name);
+    if (plugin === undefined) return false;
+    this.installed.delete(name);
+    this.stateMap.delete(name);
+    await plugin.close?.();
+    return true;
+  }
+
+  private serially<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+}

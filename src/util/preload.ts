@@ -1,0 +1,74 @@
+/**
+ * Preload modules (Dask's `--preload`): modules a scheduler or worker imports as
+ * it starts, whose `weftSetup(server)` export, if any, it calls then (and
+ * awaits), and whose `weftTeardown(server)` it calls as it closes: to add
+ * plugins, start a side service, or configure the process.
+ */
+
+import { existsSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { asError } from "./asError.ts";
+import { importModule } from "./importModule.ts";
+
+/** A preload module given as a path or file URL, as a file URL; throws naming `what` otherwise. */
+export function preloadUrl(given: string | URL, what: string): string {
+  const spec = given instanceof URL ? given.href : given;
+  if (typeof spec !== "string" || spec === "") {
+    throw new TypeError(
+      `${what}: expected a module's path or file URL, got ${JSON.stringify(spec)}`,
+    );
+  }
+  let url: string;
+  if (spec.startsWith("file:")) url = spec;
+  else if (/^[a-z][a-z0-9+.-]*:/i.test(spec) && !/^[a-z]:[\\/]/i.test(spec)) {
+    throw new TypeError(`${what}: only file URLs and paths are supported, got ${spec}`);
+  } else url = pathToFileURL(isAbsolute(spec) ? spec : resolve(spec)).href;
+  if (!existsSync(fileURLToPath(url)))
+    throw new TypeError(`${what}: no such file: ${fileURLToPath(url)}`);
+  return url;
+}
+
+/** What closing undoes: the `weftTeardown` of each module that has one, last first. */
+export type PreloadTeardown = () => Promise<void>;
+
+/**
+ * Import each of `urls` in order and await its `weftSetup(server)`. Rejects,
+ * naming the module, if one does not import, `weftSetup` throws, or an export
+ * of that name is not a function. Resolves with the teardown of those imported.
+ */
+export async function runPreloads<S>(
+  urls: readonly string[],
+  server: S,
+  onTeardownError: (url: string, err: Error) => void,
+): Promise<PreloadTeardown> {
+  const teardowns: [string, (server: S) => unknown][] = [];
+  const teardown: PreloadTeardown = async () => {
+    for (const [url, fn] of teardowns.splice(0).reverse()) {
+      try {
+        await fn(server);
+      } catch (err) {
+        onTeardownError(url, asError(err));
+      }
+    }
+  };
+  for (const url of urls) {
+    try {
+      const mod = await importModule(url);
+      for (const name of ["weftSetup", "weftTeardown"]) {
+        if (mod[name] !== undefined && typeof mod[name] !== "function") {
+          throw new TypeError(`its ${name} export is not a function`);
+        }
+      }
+      if (typeof mod.weftTeardown === "function") {
+        teardowns.push([url, mod.weftTeardown as (server: S) => unknown]);
+      }
+      if (typeof mod.weftSetup === "function")
+        await (mod.weftSetup as (server: S) => unknown)(server);
+    } catch (err) {
+      await teardown();
+      throw new Error(`preload ${url}: ${asError(err).message}`, { cause: err });
+    }
+  }
+  return teardown;
+}
