@@ -1,4 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Worker } from "../worker/worker.ts";
 import { WorkerPluginError } from "./errors.ts";
 import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
 import { failingPlugin, inc, notAPlugin, PLUGIN_LOG, recordingPlugin } from "./testTasks.ts";
@@ -106,4 +111,37 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
     expect(await x).toBe(42);
     expect(PLUGIN_LOG).toEqual([`pool setup ${w}`, `pool ${x.key} memory`]);
   }, 30_000);
+});
+
+describe("worker preload modules and Worker.addPlugin", () => {
+  it("weftSetup(worker) runs before the worker registers, weftTeardown(worker) as it closes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-worker-preload-"));
+    try {
+      const mod = join(dir, "setup.mjs");
+      writeFileSync(
+        mod,
+        `export const log = [];
+export async function weftSetup(w) {
+  log.push("setup " + w.status);
+  await w.addPlugin({ transition: (key, s, f) => { if (f === "memory") log.push(key + " memory"); } }, "watch");
+}
+export function weftTeardown(w) { log.push("teardown " + w.pluginNames.length); }
+`,
+      );
+      const { cluster, client } = await testCluster({ workers: 1, worker: { preload: [mod] } });
+      const { log } = (await import(pathToFileURL(mod).href)) as { log: string[] };
+      expect(log).toEqual(["setup starting"]);
+      const x = client.submit(inc, 1);
+      expect(await x).toBe(2);
+      expect(log).toContain(`${x.key} memory`);
+      expect(cluster.workers[0]?.pluginNames).toEqual(["watch"]);
+      await cluster.close();
+      expect(log.at(-1)).toBe("teardown 0"); // plugins first, then the preloads
+      expect(
+        () => new Worker({ scheduler: "tcp://127.0.0.1:1", preload: [join(dir, "no.mjs")] }),
+      ).toThrow(/Worker option preload: no such file/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

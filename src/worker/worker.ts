@@ -35,6 +35,7 @@ import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { type LogRecord, LogRecords, logCountProblem } from "../util/logRecords.ts";
 import { formatBytes } from "../util/parseBytes.ts";
+import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -89,7 +90,7 @@ import {
   resolveWorkerOptions,
   type WorkerOptions,
 } from "./workerOptions.ts";
-import { WorkerPlugins } from "./workerPlugins.ts";
+import { type WorkerPluginHooks, WorkerPlugins } from "./workerPlugins.ts";
 
 /** Where a worker is in its life. */
 export type WorkerStatus =
@@ -151,6 +152,8 @@ export class Worker extends BaseWorker {
   private readonly actorServer: ActorServer;
   /** The worker plugins clients registered (`plugin_add`, and the cluster's as it registers). */
   private readonly plugins = new WorkerPlugins<Worker>(this.state.plugins, this);
+  /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
+  private preloadTeardown: PreloadTeardown | null = null;
   /** The last records the worker logged, for `get_logs` (`client.getWorkerLogs`). */
   private readonly logRecords: LogRecords;
   /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
@@ -280,6 +283,26 @@ export class Worker extends BaseWorker {
     return this.http?.url ?? null;
   }
 
+  /**
+   * Add a worker plugin here (Dask's `Worker.plugin_add`; see `WorkerPluginHooks`),
+   * as a client's `registerWorkerPlugin` does on every worker: one of that name is
+   * torn down first; `setup(worker)` is awaited, and if it throws the plugin is
+   * not kept. For preload modules (`weftSetup(worker)`) and programs embedding a worker.
+   */
+  addPlugin(plugin: WorkerPluginHooks<Worker>, name: string): Promise<void> {
+    return this.plugins.add(name, plugin);
+  }
+
+  /** Remove the worker plugin `name`, awaiting its teardown: false if there is none. */
+  removePlugin(name: string): Promise<boolean> {
+    return this.plugins.remove(name);
+  }
+
+  /** The names of the worker plugins, in the order added. */
+  get pluginNames(): string[] {
+    return this.plugins.names;
+  }
+
   /** The worker's address, as peers and the scheduler know it. */
   get address(): string {
     return this.state.address;
@@ -335,6 +358,10 @@ export class Worker extends BaseWorker {
         this.http = await startWorkerHttp(this, o.httpAddress, o.metricsNamespace);
         this.throwIfClosedWhileStarting();
       }
+      this.preloadTeardown = await runPreloads(o.preload, this, (url, err) =>
+        this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
+      );
+      this.throwIfClosedWhileStarting();
       await this.register();
       this.throwIfClosedWhileStarting();
     } catch (err) {
@@ -808,7 +835,7 @@ export class Worker extends BaseWorker {
       if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
       const { name, fn, args } = spec as WorkerPluginSpec;
       try {
-        await this.addPlugin(name, fn, args);
+        await this.makeAndAddPlugin(name, fn, args);
         this.logger.info({ plugin: name }, "worker plugin set up");
       } catch (err) {
         this.logger.error({ err, plugin: name }, "the cluster's worker plugin failed to set up");
@@ -817,7 +844,11 @@ export class Worker extends BaseWorker {
   }
 
   /** Make the plugin `name` with the task function `fn` on `args`, on this thread, and add it. */
-  private async addPlugin(name: string, fn: string, args: readonly unknown[]): Promise<void> {
+  private async makeAndAddPlugin(
+    name: string,
+    fn: string,
+    args: readonly unknown[],
+  ): Promise<void> {
     // The factory runs on this thread, which imports the task modules for it.
     await this.actorExecutor();
     const make = lookupTaskFunction(fn) as (...a: readonly unknown[]) => unknown;
@@ -838,7 +869,7 @@ export class Worker extends BaseWorker {
       throw new Error(`plugin_add: the worker is ${this.statusValue}`);
     }
     const { name, fn, args: given } = args as unknown as WorkerPluginSpec;
-    await this.addPlugin(name, fn, given);
+    await this.makeAndAddPlugin(name, fn, given);
     this.logger.info({ plugin: name }, "worker plugin set up");
     return { status: "OK" };
   };
@@ -1252,6 +1283,7 @@ export class Worker extends BaseWorker {
     await this.plugins.removeAll((name, err) =>
       this.logger.error({ err, plugin: name }, "worker plugin teardown failed"),
     );
+    await this.preloadTeardown?.();
     await this.listener?.close();
     await this.http?.close();
     const stuck = await super.close(timeout);

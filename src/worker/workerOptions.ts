@@ -15,6 +15,7 @@ import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 import { parseBytes } from "../util/parseBytes.ts";
+import { preloadUrl } from "../util/preload.ts";
 import { metricsNamespaceProblem } from "../util/promRegistry.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { MemoryMeasure } from "./memoryMonitor.ts";
@@ -153,12 +154,24 @@ export interface WorkerOptions {
   httpAddress?: string | null;
   /** The first word of every metric's name at `/metrics`. Default `weft` (Dask's is `dask`). */
   metricsNamespace?: string;
+  /**
+   * Modules imported as the worker starts (paths or file URLs; Dask's
+   * `--preload`), once it listens and before it registers: each one's
+   * `weftSetup(worker)` export, if any, is called (and awaited) then, and its
+   * `weftTeardown(worker)` as it closes. Default none.
+   */
+  preload?: readonly (string | URL)[];
 }
 
 /** {@link WorkerOptions} with every default filled in. */
 export type ResolvedWorkerOptions = Required<
-  Omit<WorkerOptions, "contactAddress" | "executor" | "taskModules" | "memoryLimit" | "tls">
+  Omit<
+    WorkerOptions,
+    "contactAddress" | "executor" | "taskModules" | "memoryLimit" | "tls" | "preload"
+  >
 > & {
+  /** As file URLs. */
+  preload: readonly string[];
   tls?: TlsCredentials;
   contactAddress: string | null;
   /** In bytes; null: no limit, no spilling. */
@@ -342,6 +355,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     httpAddress,
     metricsNamespace,
+    preload: (o.preload ?? []).map((m) => preloadUrl(m, "Worker option preload")),
   };
 }
 

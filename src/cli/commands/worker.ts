@@ -46,6 +46,7 @@ interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliO
   readonly maxRestarts?: string;
   readonly logLevel: string;
   readonly connectTimeout: string;
+  readonly preload?: readonly string[];
 }
 
 /** A number in (0, 1] given as text; throws a clear error. */
@@ -113,6 +114,7 @@ export async function runWorker(
       ...frameLimitsFrom(opts),
       ...tlsFrom(opts),
       ...httpFrom(opts),
+      preload: opts.preload ?? [],
       validate: opts.validate === true,
       nanny: underNanny(),
       acceptUploads: opts.allowUploads === true,
@@ -214,6 +216,12 @@ export function workerCommand(ctx: CliContext): Command {
       "--connect-timeout <ms>",
       "how long to wait for the scheduler (and peers) to accept a connection",
       "30000",
+    )
+    .option(
+      "--preload <module>",
+      "import this module as the worker starts and call its weftSetup(worker) export (e.g. to add worker plugins), its weftTeardown(worker) as it closes; repeat for more",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(cmd)))
     .addOption(
