@@ -5,7 +5,7 @@
  *
  * ```ts
  * // preload.ts: weft scheduler --preload ./preload.ts
- * import type { Scheduler, SchedulerPlugin } from "weft/scheduler";
+ * // (Scheduler and SchedulerPlugin are types of the package's weft/scheduler entry)
  * export async function weftSetup(scheduler: Scheduler) {
  *   let erred = 0;
  *   const plugin: SchedulerPlugin = {
