@@ -7,7 +7,7 @@
  */
 
 import type { Client } from "../src/client/client.ts";
-import { concat, inc } from "./clusterTasks.ts";
+import { concat, inc, spawnTree } from "./clusterTasks.ts";
 
 /** A benchmark graph: how many tasks, how to run it, how to check the answer. */
 export interface BenchGraph {
@@ -148,6 +148,33 @@ export function chainGraph(n = 2_000): BenchGraph {
   };
 }
 
+/**
+ * Tasks that submit tasks: one root task of a binary recursion `depth` deep
+ * (`spawnTree`), each inner task submitting its two children through its own
+ * client and waiting for them: `2^(depth+1) - 1` tasks, of which `2^depth - 1`
+ * wait at once at the deepest point. Not one of Dask's four: it measures how a
+ * worker runs tasks that wait (with the thread pool, whether a waiting task's
+ * thread is lent to the next).
+ */
+export function spawnGraph(depth = 7): BenchGraph {
+  return {
+    name: "spawn",
+    tasks: 2 ** (depth + 1) - 1,
+    async run(client, prefix) {
+      const key = `${prefix}spawn`;
+      const root = client.submitWith({ key, pure: false }, spawnTree, key, depth);
+      try {
+        return await root;
+      } finally {
+        root.release();
+      }
+    },
+    check(answer) {
+      return expectEqual("spawn", answer, 2 ** depth);
+    },
+  };
+}
+
 /** The four graphs at the sizes of the benchmark. */
 export function benchGraphs(): BenchGraph[] {
   return [mapGraph(), treeGraph(), shuffleGraph(), chainGraph()];
@@ -159,6 +186,7 @@ export const BENCH_GRAPH_SIZES = {
   tree: { fn: "treeGraph", sizes: [8_192] },
   shuffle: { fn: "shuffleGraph", sizes: [64, 1_000] },
   chain: { fn: "chainGraph", sizes: [2_000] },
+  spawn: { fn: "spawnGraph", sizes: [7] },
 } as const satisfies Record<string, { fn: string; sizes: readonly number[] }>;
 
 /** A name of {@link BENCH_GRAPH_SIZES}. */
@@ -167,12 +195,20 @@ export type BenchGraphName = keyof typeof BENCH_GRAPH_SIZES;
 /** `name` if it names one of the benchmark's graphs; throws otherwise. */
 export function checkGraphName(name: string): BenchGraphName {
   if (!Object.hasOwn(BENCH_GRAPH_SIZES, name)) {
-    throw new Error(`unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle or chain`);
+    throw new Error(
+      `unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle, chain or spawn`,
+    );
   }
   return name as BenchGraphName;
 }
 
-const GRAPH_FUNCTIONS: Record<string, unknown> = { mapGraph, treeGraph, shuffleGraph, chainGraph };
+const GRAPH_FUNCTIONS: Record<string, unknown> = {
+  mapGraph,
+  treeGraph,
+  shuffleGraph,
+  chainGraph,
+  spawnGraph,
+};
 
 /**
  * The graph `name` scaled by `scale` (sizes rounded, at least 2), built by `module`:

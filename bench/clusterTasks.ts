@@ -1,5 +1,6 @@
 /** The task functions of the cluster benchmarks (a task module every worker loads). */
 
+import { workerClient } from "../src/client/taskClient.ts";
 import { defineTask } from "../src/worker/taskRegistry.ts";
 
 /** `x + 1`. */
@@ -22,3 +23,27 @@ export const concat = defineTask("concat", (pieces: readonly (readonly number[])
 export const len = defineTask("len", (a: Float64Array) => a.length);
 /** `n` float64 zeros (a large result, bench:large-args). */
 export const zeros = defineTask("zeros", (n: number) => new Float64Array(n));
+/**
+ * A task that submits tasks (bench:cluster's `spawn` graph): below `depth` 0 it
+ * submits its two children, keyed `<key>-0` and `<key>-1`, through its client,
+ * waits for them (seceded, as `workerClient` does), releases them and returns
+ * their sum; a leaf returns 1.
+ */
+export const spawnTree = defineTask(
+  "spawnTree",
+  async (key: string, depth: number): Promise<number> => {
+    if (depth === 0) return 1;
+    return workerClient(async (client) => {
+      const children = [0, 1].map((i) =>
+        client.submitWith({ key: `${key}-${i}`, pure: false }, spawnTree, `${key}-${i}`, depth - 1),
+      );
+      try {
+        const [a, b] = await client.gather(children);
+        return (a as number) + (b as number);
+      } finally {
+        // Released now rather than when collected: the benchmark waits for an empty scheduler.
+        for (const c of children) c.release();
+      }
+    });
+  },
+);
