@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { asError } from "../util/asError.ts";
+import { metricsNamespaceProblem } from "../util/promRegistry.ts";
 
 /** What a route answers. */
 export interface HttpReply {
@@ -59,6 +60,25 @@ export function parseHttpAddress(address: string): HttpAddress {
   const n = Number(port);
   if (!Number.isSafeInteger(n) || n > 65_535) throw bad();
   return { host: host === "" ? "0.0.0.0" : host, port: n };
+}
+
+/** The HTTP options of a scheduler or worker, checked: `httpAddress` (null: none) and `metricsNamespace` (default `weft`). */
+export function resolveHttpOptions(
+  o: { readonly httpAddress?: string | null; readonly metricsNamespace?: string },
+  owner: "Scheduler" | "Worker",
+): { httpAddress: string | null; metricsNamespace: string } {
+  const httpAddress = o.httpAddress ?? null;
+  if (httpAddress !== null) {
+    try {
+      parseHttpAddress(httpAddress);
+    } catch (err) {
+      throw new TypeError(`${owner} option httpAddress: ${(err as Error).message}`);
+    }
+  }
+  const metricsNamespace = o.metricsNamespace ?? "weft";
+  const problem = metricsNamespaceProblem(metricsNamespace);
+  if (problem !== null) throw new TypeError(`${owner} option ${problem}`);
+  return { httpAddress, metricsNamespace };
 }
 
 /** A running HTTP server of a few read-only routes. */

@@ -6,11 +6,10 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   frameLimitsProblem,
 } from "../comm/comm.ts";
-import { parseHttpAddress } from "../comm/httpEndpoints.ts";
+import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { weftLogger } from "../util/logger.ts";
 import { preloadUrl } from "../util/preload.ts";
-import { metricsNamespaceProblem } from "../util/promRegistry.ts";
 import type { SchedulerPlugin } from "./plugins.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
 
@@ -126,17 +125,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
   if (limitsProblem !== null) throw new RangeError(`Scheduler option ${limitsProblem}`);
   const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
   if (tlsProblem !== null) throw new TypeError(`Scheduler option ${tlsProblem}`);
-  const httpAddress = o.httpAddress ?? null;
-  if (httpAddress !== null) {
-    try {
-      parseHttpAddress(httpAddress);
-    } catch (err) {
-      throw new TypeError(`Scheduler option httpAddress: ${(err as Error).message}`);
-    }
-  }
-  const metricsNamespace = o.metricsNamespace ?? "weft";
-  const namespaceProblem = metricsNamespaceProblem(metricsNamespace);
-  if (namespaceProblem !== null) throw new TypeError(`Scheduler option ${namespaceProblem}`);
+  const { httpAddress, metricsNamespace } = resolveHttpOptions(o, "Scheduler");
   return {
     listen,
     ...(o.tls !== undefined ? { tls: o.tls } : {}),

@@ -30,6 +30,9 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
+/** The label set of a metric without labels. */
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** A label set and its value. */
 export type Sample = readonly [labels: Readonly<Record<string, string>>, value: number];
 
@@ -44,15 +47,7 @@ export class ScrapedMetrics {
 
   /** A gauge: `value()` at each scrape. */
   gauge(name: string, help: string, value: () => number): this {
-    new Gauge({
-      name: `${this.prefix}_${name}`,
-      help,
-      registers: [this.own],
-      collect() {
-        this.set(value());
-      },
-    });
-    return this;
+    return this.labelledGauge(name, help, [], () => [[NO_LABELS, value()]]);
   }
 
   /** A gauge with labels: one sample per label set `samples()` gives, at each scrape. */
@@ -77,19 +72,10 @@ export class ScrapedMetrics {
 
   /** A counter (`name` ends in `_total`): the running total `value()` gives at each scrape. */
   counter(name: string, help: string, value: () => number): this {
-    new Counter({
-      name: `${this.prefix}_${name}`,
-      help,
-      registers: [this.own],
-      collect() {
-        this.reset();
-        this.inc(value());
-      },
-    });
-    return this;
+    return this.labelledCounter(name, help, [], () => [[NO_LABELS, value()]]);
   }
 
-  /** A counter with labels, as {@link labelledGauge}. */
+  /** A counter with labels, as {@link labelledGauge}: each sample the running total of its label set. */
   labelledCounter(
     name: string,
     help: string,

@@ -10,13 +10,12 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   frameLimitsProblem,
 } from "../comm/comm.ts";
-import { parseHttpAddress } from "../comm/httpEndpoints.ts";
+import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 import { parseBytes } from "../util/parseBytes.ts";
 import { preloadUrl } from "../util/preload.ts";
-import { metricsNamespaceProblem } from "../util/promRegistry.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { MemoryMeasure } from "./memoryMonitor.ts";
 
@@ -295,17 +294,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
   const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
   if (tlsProblem !== null) throw new TypeError(`Worker option ${tlsProblem}`);
-  const httpAddress = o.httpAddress ?? null;
-  if (httpAddress !== null) {
-    try {
-      parseHttpAddress(httpAddress);
-    } catch (err) {
-      throw new TypeError(`Worker option httpAddress: ${(err as Error).message}`);
-    }
-  }
-  const metricsNamespace = o.metricsNamespace ?? "weft";
-  const namespaceProblem = metricsNamespaceProblem(metricsNamespace);
-  if (namespaceProblem !== null) throw new TypeError(`Worker option ${namespaceProblem}`);
+  const { httpAddress, metricsNamespace } = resolveHttpOptions(o, "Worker");
   const nthreads = positiveInt("nthreads", o.nthreads ?? availableParallelism());
   return {
     scheduler: o.scheduler,
