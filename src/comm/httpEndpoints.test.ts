@@ -1,6 +1,12 @@
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpEndpoints, jsonReply, parseHttpAddress } from "./httpEndpoints.ts";
+import {
+  HttpEndpoints,
+  healthRoute,
+  jsonReply,
+  metricsRoute,
+  parseHttpAddress,
+} from "./httpEndpoints.ts";
 
 const started: HttpEndpoints[] = [];
 afterEach(async () => {
@@ -99,5 +105,30 @@ describe("HttpEndpoints", () => {
     await s.close();
     await s.close();
     await expect(fetch(`${s.url}/health`)).rejects.toThrow();
+  });
+});
+
+describe("healthRoute, metricsRoute", () => {
+  it("/health is ok while healthy, else 503 with the status", async () => {
+    let status = "running";
+    const route = healthRoute(
+      () => status === "running",
+      () => status,
+    );
+    expect(await route()).toEqual({ contentType: "text/plain; charset=utf-8", body: "ok\n" });
+    status = "failed";
+    expect(await route()).toEqual({
+      status: 503,
+      contentType: "text/plain; charset=utf-8",
+      body: "failed\n",
+    });
+  });
+
+  it("/metrics answers what the registry collects, with its content type", async () => {
+    const route = metricsRoute({
+      contentType: "text/plain; version=0.0.4",
+      metrics: async () => "m 1\n",
+    });
+    expect(await route()).toEqual({ contentType: "text/plain; version=0.0.4", body: "m 1\n" });
   });
 });

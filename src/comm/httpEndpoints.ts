@@ -185,6 +185,22 @@ async function answer(
   }
 }
 
+/** `/health`: `ok` while `healthy()`, else 503 with `status()`. */
+export function healthRoute(healthy: () => boolean, status: () => string): HttpRoute {
+  return () =>
+    healthy()
+      ? { contentType: "text/plain; charset=utf-8", body: "ok\n" }
+      : { status: 503, contentType: "text/plain; charset=utf-8", body: `${status()}\n` };
+}
+
+/** `/metrics`: what `registry` (prom-client's) collects, in Prometheus' text format. */
+export function metricsRoute(registry: {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}): HttpRoute {
+  return async () => ({ contentType: registry.contentType, body: await registry.metrics() });
+}
+
 /** A JSON reply. */
 export function jsonReply(value: unknown): HttpReply {
   return { contentType: "application/json", body: `${JSON.stringify(value)}\n` };

@@ -11,7 +11,7 @@
  *   (`statusPage.ts`).
  */
 
-import { HttpEndpoints, jsonReply } from "../comm/httpEndpoints.ts";
+import { HttpEndpoints, healthRoute, jsonReply, metricsRoute } from "../comm/httpEndpoints.ts";
 import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { adaptiveTarget } from "./state/adaptive.ts";
@@ -96,14 +96,11 @@ export function startSchedulerHttp(
   return HttpEndpoints.start(
     address,
     {
-      "/health": () =>
-        s.status === "running"
-          ? { contentType: "text/plain; charset=utf-8", body: "ok\n" }
-          : { status: 503, contentType: "text/plain; charset=utf-8", body: `${s.status}\n` },
-      "/metrics": async () => ({
-        contentType: registry.contentType,
-        body: await registry.metrics(),
-      }),
+      "/health": healthRoute(
+        () => s.status === "running",
+        () => s.status,
+      ),
+      "/metrics": metricsRoute(registry),
       "/json/identity.json": () =>
         jsonReply({
           type: "Scheduler",

@@ -58,10 +58,7 @@ export class ScrapedMetrics {
     samples: () => Iterable<Sample>,
   ): this {
     new Gauge({
-      name: `${this.prefix}_${name}`,
-      help,
-      labelNames,
-      registers: [this.own],
+      ...this.config(name, help, labelNames),
       collect() {
         this.reset();
         for (const [labels, v] of samples()) this.set(labels, v);
@@ -83,16 +80,17 @@ export class ScrapedMetrics {
     samples: () => Iterable<Sample>,
   ): this {
     new Counter({
-      name: `${this.prefix}_${name}`,
-      help,
-      labelNames,
-      registers: [this.own],
+      ...this.config(name, help, labelNames),
       collect() {
         this.reset();
         for (const [labels, v] of samples()) this.inc(labels, v);
       },
     });
     return this;
+  }
+
+  private config(name: string, help: string, labelNames: readonly string[]) {
+    return { name: `${this.prefix}_${name}`, help, labelNames, registers: [this.own] };
   }
 
   /** The registry to scrape: these metrics and the process's. */

@@ -8,7 +8,7 @@
  * - `/json/identity.json`: the worker, its scheduler and its threads.
  */
 
-import { HttpEndpoints, jsonReply } from "../comm/httpEndpoints.ts";
+import { HttpEndpoints, healthRoute, jsonReply, metricsRoute } from "../comm/httpEndpoints.ts";
 import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
 import type { Worker } from "./worker.ts";
@@ -116,14 +116,11 @@ export function startWorkerHttp(
   return HttpEndpoints.start(
     address,
     {
-      "/health": () =>
-        w.status === "running" || w.status === "paused"
-          ? { contentType: "text/plain; charset=utf-8", body: "ok\n" }
-          : { status: 503, contentType: "text/plain; charset=utf-8", body: `${w.status}\n` },
-      "/metrics": async () => ({
-        contentType: registry.contentType,
-        body: await registry.metrics(),
-      }),
+      "/health": healthRoute(
+        () => w.status === "running" || w.status === "paused",
+        () => w.status,
+      ),
+      "/metrics": metricsRoute(registry),
       "/json/identity.json": () =>
         jsonReply({
           type: "Worker",
