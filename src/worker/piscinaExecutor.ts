@@ -1,7 +1,7 @@
 /**
  * The piscina executor: tasks run on a pool of worker threads, `nthreads` of
- * them computing at once, plus spare threads for tasks that seceded. Every
- * thread imports the task modules. Arguments and results cross threads with
+ * them computing at once; a thread whose tasks have all seceded takes the next
+ * ones (`threadPlacement.ts`). Every thread imports the task modules. Arguments and results cross threads with
  * the structured-clone algorithm (`v8.serialize`), so a value that cannot be
  * cloned fails its task with a clear error.
  */
@@ -43,7 +43,7 @@ export interface PiscinaExecutorOptions {
    * `threadPlacement.ts`). Default 32.
    */
   maxSecededThreads?: number;
-  /** Spare threads live this long once idle, in ms. Default 10,000. */
+  /** Threads beyond `nthreads` live this long once idle, in ms. Default 10,000. */
   idleTimeoutMs?: number;
   /** How long to wait for the first thread to start, in ms. Default 60,000. */
   startTimeoutMs?: number;
