@@ -62,3 +62,38 @@ export async function callEachWorker<T>(
   );
   return answers as Record<string, T>;
 }
+
+/**
+ * The rpc `method(args)` of each of `addresses`, at once, each answer read by
+ * `read` (null: not the answer expected): `{address: read answer}` in address
+ * order. Rejects with `failed(address, why, cause)` of the first worker, by
+ * address, that could not be asked or answered otherwise (`why`: its error's
+ * message, or `malformed answer: <the answer as JSON>`).
+ */
+export async function callEachWorkerOrFail<T>(
+  peers: PeerPool,
+  addresses: readonly string[],
+  method: string,
+  args: Record<string, unknown>,
+  read: (got: unknown) => T | null,
+  failed: (address: string, why: string, cause?: unknown) => Error,
+): Promise<Record<string, T>> {
+  const answers = await askEachWorker(
+    addresses,
+    async (address): Promise<{ ok: T } | Error> => {
+      try {
+        const rpc = await peers.get(address);
+        const r: unknown = await rpc.call(method, args);
+        const got = read(r);
+        if (got !== null) return { ok: got };
+        return failed(address, `malformed answer: ${String(JSON.stringify(r))}`);
+      } catch (err) {
+        return failed(address, err instanceof Error ? err.message : String(err), err);
+      }
+    },
+    (a) => (a instanceof Error ? a : null),
+  );
+  const out: Record<string, T> = {};
+  for (const [address, a] of Object.entries(answers)) out[address] = (a as { ok: T }).ok;
+  return out;
+}

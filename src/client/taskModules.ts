@@ -8,7 +8,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { PeerPool } from "../worker/peerPool.ts";
-import { askEachWorker } from "./askWorkers.ts";
+import { callEachWorkerOrFail } from "./askWorkers.ts";
 import { TaskModuleError } from "./errors.ts";
 
 /** A task module as a file URL: a `file:` URL as it is, a path resolved against the current directory. */
@@ -51,29 +51,24 @@ export function loadOnWorkers(
  * rejects with `failed(address, why)` of the first worker, by address, that
  * could not do it or could not be asked.
  */
-export async function askForTasks(
+export function askForTasks(
   peers: PeerPool,
   addresses: readonly string[],
   op: string,
   args: Record<string, unknown>,
   failed: (address: string, why: string, cause?: unknown) => Error,
 ): Promise<Record<string, readonly string[]>> {
-  const answers = await askEachWorker(
+  return callEachWorkerOrFail(
+    peers,
     addresses,
-    async (address): Promise<readonly string[] | Error> => {
-      try {
-        const rpc = await peers.get(address);
-        const r = (await rpc.call(op, args)) as { status?: unknown; tasks?: unknown } | null;
-        if (r?.status === "OK" && Array.isArray(r.tasks)) return r.tasks as string[];
-        return failed(address, `malformed answer: ${String(JSON.stringify(r))}`);
-      } catch (err) {
-        return failed(address, err instanceof Error ? err.message : String(err), err);
-      }
+    op,
+    args,
+    (got) => {
+      const r = got as { status?: unknown; tasks?: unknown } | null;
+      return r?.status === "OK" && Array.isArray(r.tasks) ? (r.tasks as string[]) : null;
     },
-    (a) => (a instanceof Error ? a : null),
+    failed,
   );
-  // Every answer is a list now: an error would have been thrown.
-  return answers as Record<string, readonly string[]>;
 }
 
 /** `record` with its keys in order. */

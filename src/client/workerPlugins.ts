@@ -8,7 +8,7 @@
 import type { WorkerPluginSpec } from "../protocol/messagesSession.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
-import { askEachWorker } from "./askWorkers.ts";
+import { callEachWorkerOrFail } from "./askWorkers.ts";
 import { WorkerPluginError } from "./errors.ts";
 
 /** Options of `Client.registerWorkerPlugin`. */
@@ -71,49 +71,36 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 /** Have each worker of `addresses` make and set up `spec`: `{address: "OK"}`, by address. */
-export async function addOnWorkers(
+export function addOnWorkers(
   peers: PeerPool,
   addresses: readonly string[],
   spec: WorkerPluginSpec,
 ): Promise<Record<string, "OK">> {
-  const answers = await askEachWorker(
+  return callEachWorkerOrFail(
+    peers,
     addresses,
-    async (address): Promise<"OK" | Error> => {
-      try {
-        const rpc = await peers.get(address);
-        const r = (await rpc.call("plugin_add", { ...spec })) as { status?: unknown } | null;
-        if (r?.status === "OK") return "OK";
-        return new WorkerPluginError(address, spec.name, `malformed answer: ${JSON.stringify(r)}`);
-      } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
-        return new WorkerPluginError(address, spec.name, why, { cause: err });
-      }
-    },
-    (a) => (a instanceof Error ? a : null),
+    "plugin_add",
+    { ...spec },
+    (got) => ((got as { status?: unknown } | null)?.status === "OK" ? "OK" : null),
+    (address, why, cause) => new WorkerPluginError(address, spec.name, why, { cause }),
   );
-  return answers as Record<string, "OK">;
 }
 
 /** Have each worker of `addresses` remove and tear down `name`: `{address: whether it had it}`. */
-export async function removeOnWorkers(
+export function removeOnWorkers(
   peers: PeerPool,
   addresses: readonly string[],
   name: string,
 ): Promise<Record<string, boolean>> {
-  const answers = await askEachWorker(
+  return callEachWorkerOrFail(
+    peers,
     addresses,
-    async (address): Promise<boolean | Error> => {
-      try {
-        const rpc = await peers.get(address);
-        const r = (await rpc.call("plugin_remove", { name })) as { removed?: unknown } | null;
-        if (typeof r?.removed === "boolean") return r.removed;
-        return new WorkerPluginError(address, name, `malformed answer: ${JSON.stringify(r)}`);
-      } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
-        return new WorkerPluginError(address, name, `teardown: ${why}`, { cause: err });
-      }
+    "plugin_remove",
+    { name },
+    (got) => {
+      const removed = (got as { removed?: unknown } | null)?.removed;
+      return typeof removed === "boolean" ? removed : null;
     },
-    (a) => (a instanceof Error ? a : null),
+    (address, why, cause) => new WorkerPluginError(address, name, `teardown: ${why}`, { cause }),
   );
-  return answers as Record<string, boolean>;
 }

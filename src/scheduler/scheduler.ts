@@ -330,12 +330,12 @@ export class Scheduler implements SessionHost {
     if (this.statusValue !== "running") return workers;
     this.logger.info({ workers: workers.length }, "shutting the cluster down");
     const stimulusId = newStimulusId("shutdown");
-    for (const address of workers) {
-      const stream = this.router.workers.get(address);
-      if (stream !== undefined && !stream.isClosed) {
-        stream.send({ op: "close-worker", reason: "scheduler-shutdown", stimulusId });
-      }
-    }
+    this.router.route(
+      workers.map((address) => ({
+        to: { kind: "worker", address },
+        msg: { op: "close-worker", reason: "scheduler-shutdown", stimulusId },
+      })),
+    );
     setImmediate(() => void this.close());
     return workers;
   }

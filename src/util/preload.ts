@@ -5,28 +5,13 @@
  * plugins, start a side service, or configure the process.
  */
 
-import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { asError } from "./asError.ts";
 import { importModule } from "./importModule.ts";
+import { existingModuleUrl, fileModuleUrl } from "./moduleUrl.ts";
 
 /** A preload module given as a path or file URL, as a file URL; throws naming `what` otherwise. */
 export function preloadUrl(given: string | URL, what: string): string {
-  const spec = given instanceof URL ? given.href : given;
-  if (typeof spec !== "string" || spec === "") {
-    throw new TypeError(
-      `${what}: expected a module's path or file URL, got ${JSON.stringify(spec)}`,
-    );
-  }
-  let url: string;
-  if (spec.startsWith("file:")) url = spec;
-  else if (/^[a-z][a-z0-9+.-]*:/i.test(spec) && !/^[a-z]:[\\/]/i.test(spec)) {
-    throw new TypeError(`${what}: only file URLs and paths are supported, got ${spec}`);
-  } else url = pathToFileURL(isAbsolute(spec) ? spec : resolve(spec)).href;
-  if (!existsSync(fileURLToPath(url)))
-    throw new TypeError(`${what}: no such file: ${fileURLToPath(url)}`);
-  return url;
+  return existingModuleUrl(fileModuleUrl(given, what), what);
 }
 
 /** What closing undoes: the `weftTeardown` of each module that has one, last first. */

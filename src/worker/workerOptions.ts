@@ -2,8 +2,7 @@
 
 import { existsSync } from "node:fs";
 import { availableParallelism, tmpdir, totalmem } from "node:os";
-import { isAbsolute, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { resolve } from "node:path";
 import type { Logger } from "pino";
 import {
   DEFAULT_MAX_FRAME_BYTES,
@@ -14,6 +13,7 @@ import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
+import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { parseBytes } from "../util/parseBytes.ts";
 import { preloadUrl } from "../util/preload.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
@@ -216,21 +216,11 @@ function nonNegative(name: string, v: number): number {
   return v;
 }
 
-/** A file URL for a module given as a URL or a path. */
+const TASK_MODULES = "Worker option taskModules";
+
+/** A file URL for a task module given as a URL or a path. */
 export function moduleUrl(given: string | URL): string {
-  const spec = given instanceof URL ? given.href : given;
-  if (typeof spec !== "string" || spec === "") {
-    throw new TypeError(
-      `Worker option taskModules: expected a file URL or path, got ${JSON.stringify(spec)}`,
-    );
-  }
-  if (spec.startsWith("file:")) return spec;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(spec) && !/^[a-z]:[\\/]/i.test(spec)) {
-    throw new TypeError(
-      `Worker option taskModules: only file URLs and paths are supported, got ${spec}`,
-    );
-  }
-  return pathToFileURL(isAbsolute(spec) ? spec : resolve(spec)).href;
+  return fileModuleUrl(given, TASK_MODULES);
 }
 
 /**
@@ -264,11 +254,7 @@ function contactAddress(address: string): string {
 
 /** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */
 function existingModule(url: string): string {
-  const u = new URL(url);
-  u.search = "";
-  const path = fileURLToPath(u);
-  if (!existsSync(path)) throw new Error(`Worker option taskModules: no such file: ${path}`);
-  return url;
+  return existingModuleUrl(url, TASK_MODULES);
 }
 
 /** Check `o` and fill in the defaults; throws a clear error for a bad option. */
