@@ -92,12 +92,14 @@ export class SchedulerPlugins {
   private readonly installed = new Map<string, SchedulerPlugin>();
   private queue: Promise<unknown> = Promise.resolve();
 
+  /** The state machine's map, which calls the `transition` hooks. */
+  private readonly stateMap: Map<string, SchedulerTransitionPlugin>;
+
   constructor(
     private readonly scheduler: Scheduler,
-    /** The state machine's map. */
-    private readonly stateMap: Map<string, SchedulerTransitionPlugin>,
     private readonly logger: Logger,
   ) {
+    this.stateMap = scheduler.state.plugins;
     scheduler.state.onPluginError = (name, err) =>
       logger.error({ err, plugin: name }, "scheduler plugin failed in transition");
   }

@@ -110,7 +110,7 @@ export class Scheduler implements SessionHost {
       validate: this.options.validate,
     });
     this.router = new Router(this.state, this.counters, this.logger);
-    this.plugins = new SchedulerPlugins(this, this.state.plugins, this.logger);
+    this.plugins = new SchedulerPlugins(this, this.logger);
     this.events.onLog = (topics, msg) => this.plugins.logEvent(topics, msg);
     this.taskStream = new TaskStream(this.options.taskStreamLength);
     this.runner = new StimulusRunner(this.state, this.logger, this.counters, (err) =>

@@ -27,8 +27,10 @@ export function workerMetrics(w: Worker, namespace: string): ScrapedMetrics {
   const out = w.dataServer;
   return new ScrapedMetrics(`${namespace}_worker`)
     .labelledGauge("tasks", "Number of tasks at the worker, by state", ["state"], () => {
+      // The state machine keeps these counts (its task counter, checked against its tasks).
       const counts = new Map<TaskStateState, number>();
-      for (const ts of state.tasks.values()) counts.set(ts.state, (counts.get(ts.state) ?? 0) + 1);
+      for (const { state: st, value } of state.taskCounter.currentCount(false))
+        counts.set(st, value);
       const spilled = w.spillStats?.spilledKeys ?? 0;
       const samples: Sample[] = [];
       for (const st of TASK_STATES) {
