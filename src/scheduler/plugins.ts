@@ -26,6 +26,7 @@
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { asError } from "../util/asError.ts";
+import { Serial } from "../util/serial.ts";
 import { showValue } from "../util/showValue.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { SchedulerTransitionPlugin } from "./state/schedulerState.ts";
@@ -90,7 +91,8 @@ function pluginName(plugin: SchedulerPlugin, given: string | undefined): string 
 /** The plugins of one scheduler, kept in its state machine's `plugins` map too (for `transition`). */
 export class SchedulerPlugins {
   private readonly installed = new Map<string, SchedulerPlugin>();
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Adds and removals, one at a time. */
+  private readonly serial = new Serial();
 
   /** The state machine's map, which calls the `transition` hooks. */
   private readonly stateMap: Map<string, SchedulerTransitionPlugin>;
@@ -114,7 +116,7 @@ export class SchedulerPlugins {
    * and start it. One whose start throws is removed again, and the error rethrown.
    */
   add(plugin: SchedulerPlugin, name?: string): Promise<string> {
-    return this.serially(async () => {
+    return this.serial.run(async () => {
       const problem = schedulerPluginProblem(plugin);
       if (problem !== null) throw new TypeError(`addPlugin: ${problem}`);
       const key = pluginName(plugin, name);
@@ -136,12 +138,12 @@ export class SchedulerPlugins {
 
   /** Remove the plugin `name` and close it: false if there is none. Its close's error is rethrown. */
   remove(name: string): Promise<boolean> {
-    return this.serially(() => this.removeNow(name));
+    return this.serial.run(() => this.removeNow(name));
   }
 
   /** Close every plugin (the scheduler closes): errors are logged. */
   closeAll(): Promise<void> {
-    return this.serially(async () => {
+    return this.serial.run(async () => {
       for (const name of [...this.installed.keys()]) {
         await this.removeNow(name).catch((err: unknown) =>
           this.logger.error(
@@ -192,11 +194,5 @@ export class SchedulerPlugins {
     this.stateMap.delete(name);
     await plugin.close?.();
     return true;
-  }
-
-  private serially<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(fn);
-    this.queue = next.catch(() => {});
-    return next;
   }
 }

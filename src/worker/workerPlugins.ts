@@ -19,6 +19,7 @@
  * ```
  */
 
+import { Serial } from "../util/serial.ts";
 import { showValue } from "../util/showValue.ts";
 import type { WorkerPlugin } from "./state/dataStore.ts";
 
@@ -57,7 +58,8 @@ export function workerPluginProblem(v: unknown): string | null {
  * order asked.
  */
 export class WorkerPlugins<W> {
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Adds and removals, one at a time. */
+  private readonly serial = new Serial();
 
   constructor(
     /** The state machine's map. */
@@ -76,7 +78,7 @@ export class WorkerPlugins<W> {
    * up. A plugin whose setup throws is removed again, and the error rethrown.
    */
   add(name: string, plugin: unknown): Promise<void> {
-    return this.serially(async () => {
+    return this.serial.run(async () => {
       const problem = workerPluginProblem(plugin);
       if (problem !== null)
         throw new TypeError(`worker plugin ${JSON.stringify(name)}: ${problem}`);
@@ -94,12 +96,12 @@ export class WorkerPlugins<W> {
 
   /** Remove the plugin `name` and tear it down: false if there is none. Its teardown's error is rethrown. */
   remove(name: string): Promise<boolean> {
-    return this.serially(() => this.removeNow(name));
+    return this.serial.run(() => this.removeNow(name));
   }
 
   /** Remove and tear down every plugin; `failed` hears of each teardown that throws. */
   removeAll(failed: (name: string, err: unknown) => void): Promise<void> {
-    return this.serially(async () => {
+    return this.serial.run(async () => {
       for (const name of [...this.installed.keys()]) {
         await this.removeNow(name).catch((err: unknown) => failed(name, err));
       }
@@ -112,11 +114,5 @@ export class WorkerPlugins<W> {
     this.installed.delete(name);
     await plugin.teardown?.(this.worker);
     return true;
-  }
-
-  private serially<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(fn);
-    this.queue = next.catch(() => {});
-    return next;
   }
 }
