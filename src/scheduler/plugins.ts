@@ -26,8 +26,8 @@
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { asError } from "../util/asError.ts";
+import { hooksProblem } from "../util/hooksProblem.ts";
 import { Serial } from "../util/serial.ts";
-import { showValue } from "../util/showValue.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { SchedulerTransitionPlugin } from "./state/schedulerState.ts";
 
@@ -67,16 +67,7 @@ const HOOKS = [
 
 /** Why `v` is not a scheduler plugin, or null. */
 export function schedulerPluginProblem(v: unknown): string | null {
-  if ((typeof v !== "object" && typeof v !== "function") || v === null) {
-    return `expected an object with hook methods (${HOOKS.join(", ")}), got ${showValue(v)}`;
-  }
-  const hooks = v as Record<string, unknown>;
-  for (const hook of HOOKS) {
-    if (hooks[hook] !== undefined && typeof hooks[hook] !== "function") {
-      return `its ${hook} is not a function (${showValue(hooks[hook])})`;
-    }
-  }
-  return null;
+  return hooksProblem(v, HOOKS, `an object with hook methods (${HOOKS.join(", ")})`);
 }
 
 /** The name a plugin is kept under. */

@@ -19,8 +19,8 @@
  * ```
  */
 
+import { hooksProblem } from "../util/hooksProblem.ts";
 import { Serial } from "../util/serial.ts";
-import { showValue } from "../util/showValue.ts";
 import type { WorkerPlugin } from "./state/dataStore.ts";
 
 /** A worker plugin: each hook optional; `setup` and `teardown` may return promises. */
@@ -37,15 +37,9 @@ const HOOKS = ["setup", "teardown", "transition"] as const;
 
 /** Why `v` is not a worker plugin, or null. */
 export function workerPluginProblem(v: unknown): string | null {
-  if ((typeof v !== "object" && typeof v !== "function") || v === null) {
-    return `expected an object with setup, teardown or transition methods, got ${showValue(v)}`;
-  }
+  const problem = hooksProblem(v, HOOKS, "an object with setup, teardown or transition methods");
+  if (problem !== null) return problem;
   const hooks = v as Record<string, unknown>;
-  for (const hook of HOOKS) {
-    if (hooks[hook] !== undefined && typeof hooks[hook] !== "function") {
-      return `its ${hook} is not a function (${showValue(hooks[hook])})`;
-    }
-  }
   if (HOOKS.every((hook) => hooks[hook] === undefined)) {
     return "it has none of the methods setup, teardown and transition";
   }
