@@ -6,6 +6,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import {
   addFrameLimitOptions,
   addHttpOptions,
+  addPreloadOption,
   addTlsOptions,
   type FrameLimitCliOptions,
   frameLimitsFrom,
@@ -91,14 +92,8 @@ export function schedulerCommand(ctx: CliContext): Command {
     .option(
       "--no-check-worker-address",
       "accept workers at addresses this scheduler cannot connect to (their peers may still)",
-    )
-    .option(
-      "--preload <module>",
-      "import this module as the scheduler starts and call its weftSetup(scheduler) export (e.g. to add plugins), its weftTeardown(scheduler) as it closes; repeat for more",
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
     );
-  return addHttpOptions(addTlsOptions(addFrameLimitOptions(cmd)))
+  return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "scheduler"))))
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)

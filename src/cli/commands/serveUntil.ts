@@ -125,6 +125,19 @@ export function addHttpOptions(cmd: Command): Command {
     );
 }
 
+/**
+ * Add `--preload <module>` (repeatable) to `cmd`, for a `server` ("scheduler",
+ * "worker") whose option `preload` it fills.
+ */
+export function addPreloadOption(cmd: Command, server: "scheduler" | "worker"): Command {
+  return cmd.option(
+    "--preload <module>",
+    `import this module as the ${server} starts and call its weftSetup(${server}) export (e.g. to add ${server === "worker" ? "worker " : ""}plugins), its weftTeardown(${server}) as it closes; repeat for more`,
+    (v: string, prev: string[]) => [...prev, v],
+    [] as string[],
+  );
+}
+
 /** `{ httpAddress, metricsNamespace }` to spread into a server's options. */
 export function httpFrom(opts: HttpCliOptions): {
   httpAddress?: string;

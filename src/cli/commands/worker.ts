@@ -7,6 +7,7 @@ import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nann
 import {
   addFrameLimitOptions,
   addHttpOptions,
+  addPreloadOption,
   addTlsOptions,
   byteSize,
   type FrameLimitCliOptions,
@@ -216,14 +217,8 @@ export function workerCommand(ctx: CliContext): Command {
       "--connect-timeout <ms>",
       "how long to wait for the scheduler (and peers) to accept a connection",
       "30000",
-    )
-    .option(
-      "--preload <module>",
-      "import this module as the worker starts and call its weftSetup(worker) export (e.g. to add worker plugins), its weftTeardown(worker) as it closes; repeat for more",
-      (v: string, prev: string[]) => [...prev, v],
-      [] as string[],
     );
-  return addHttpOptions(addTlsOptions(addFrameLimitOptions(cmd)))
+  return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "worker"))))
     .addOption(
       new Option("--log-level <level>", "log level (JSON lines on stderr)")
         .choices(LOG_LEVELS)
