@@ -113,6 +113,7 @@ import { KeyRecord } from "./keyRecord.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
+import { Pub, PubSubSubscriptions, type Sub } from "./pubsub.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
@@ -319,6 +320,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   readonly logger: Logger;
   /** The handlers of the topics subscribed to (`subscribeTopic`). */
   private readonly subscriptions: Subscriptions;
+  /** The client's publish–subscribe link, and its `Sub`s by name (`pub`, `sub`). */
+  private readonly pubsub = new PubSubSubscriptions({
+    send: (name, msg) => {
+      this.checkOpen();
+      this.conn.send({ op: "pubsub-put", name, msg });
+    },
+    request: async (op, name) => {
+      this.checkOpen();
+      return this.conn.request(op, { name });
+    },
+  });
   private readonly records = new Map<string, KeyRecord>();
   /**
    * Of each `update-graph` sent: the records of the keys it asks for anew, those of
@@ -1759,6 +1771,25 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return new Queue<T>(this.coordinationRequest, this.heldDatasets, name, options.maxsize ?? 0);
   }
 
+  /**
+   * A publisher of `name` (Dask's `Pub`): `put(msg)` sends a copy of `msg` to
+   * every client subscribed to `name` at the time, without waiting. See `pubsub.ts`.
+   */
+  pub<T = unknown>(name: string): Pub<T> {
+    return new Pub<T>(this.pubsub.link, name);
+  }
+
+  /**
+   * A subscriber of `name` (Dask's `Sub`), once the scheduler has the
+   * subscription: every message put under `name` after this resolves reaches
+   * it (`get()`, `for await`), in the order each publisher put them, until it
+   * is closed. See `pubsub.ts`.
+   */
+  async sub<T = unknown>(name: string): Promise<Sub<T>> {
+    this.checkOpen();
+    return this.pubsub.add<T>(name);
+  }
+
   private readonly coordinationRequest: CoordinationRequest = async (op, fields) => {
     this.checkOpen();
     return this.conn.request(op, fields);
@@ -2240,6 +2271,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       case "event":
         this.subscriptions.deliver(msg.topic, msg.event);
         return;
+      case "pubsub-msg":
+        this.pubsub.deliver(msg.name, msg.msg);
+        return;
       case "reply":
         return;
       default:
@@ -2281,6 +2315,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     for (const { resolve } of this.cancels.values()) resolve();
     this.cancels.clear();
     this.answers.failAll(error);
+    this.pubsub.failAll(error);
     this.resolveClosed?.(error);
     this.resolveClosed = null;
     void this.peers.closeAll();

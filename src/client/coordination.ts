@@ -33,14 +33,16 @@ export interface CoordinationWaitOptions {
   readonly timeoutMs?: number;
 }
 
-function checkName(what: string, name: unknown): string {
+/** `name` if it is a non-empty string; a TypeError naming `what` otherwise. */
+export function checkName(what: string, name: unknown): string {
   if (typeof name !== "string" || name === "") {
     throw new TypeError(`${what}: the name must be a non-empty string, got ${String(name)}`);
   }
   return name;
 }
 
-function timeoutOf(what: string, o: CoordinationWaitOptions): number | null {
+/** The wait `o` asks for: null for none given; a TypeError naming `what` for a bad one. */
+export function timeoutOf(what: string, o: CoordinationWaitOptions): number | null {
   const t = o.timeoutMs;
   if (t === undefined) return null;
   if (typeof t !== "number" || !(t >= 0 && t <= MAX_TIMER_MS)) {
@@ -143,7 +145,12 @@ async function letGo(answer: unknown, datasets: HeldDatasets): Promise<void> {
   if (held !== "malformed" && "dataset" in held) await datasets.unpublish(held.dataset);
 }
 
-function timedOut(what: string, name: string, timeoutMs: number | null): CoordinationTimeoutError {
+/** The error of a wait on `name` that timed out. */
+export function timedOut(
+  what: string,
+  name: string,
+  timeoutMs: number | null,
+): CoordinationTimeoutError {
   return new CoordinationTimeoutError(
     `${what} ${JSON.stringify(name)}: timed out after ${timeoutMs} ms`,
   );

@@ -7,6 +7,7 @@ export { ConnectError, MessageTooLargeError, SerializationError } from "../comm/
 export type { ActorOp, ActorRef } from "../protocol/actors.ts";
 export type {
   CoordinationOp,
+  PubSubRequestMsg,
   SchedulerCounters,
   TaskStreamRecord,
   WorkerIdentity,
@@ -96,6 +97,7 @@ export {
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
+export { Pub, type PubSubLink, Sub } from "./pubsub.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
 export type { StoryRecord } from "./story.ts";

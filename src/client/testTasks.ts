@@ -277,3 +277,24 @@ export const failingPlugin = defineTask("failingPlugin", () => ({
 
 /** Not a worker plugin: a number. */
 export const notAPlugin = defineTask("notAPlugin", () => 42);
+
+/** Puts `{ task: i }` for i < n under `name` through the task's client (`Client.pub`), and returns n. */
+export const publishes = defineTask("publishes", async (name: string, n: number) => {
+  const pub = (await getClient()).pub(name);
+  for (let i = 0; i < n; i++) pub.put({ task: i });
+  return n;
+});
+
+/** Subscribes to `name` through the task's client, and returns the first `n` messages put under it. */
+export const collectsMessages = defineTask(
+  "collectsMessages",
+  async (name: string, n: number): Promise<unknown[]> => {
+    const sub = await (await getClient()).sub(name);
+    const got: unknown[] = [];
+    for await (const msg of sub) {
+      got.push(msg);
+      if (got.length === n) break;
+    }
+    return got;
+  },
+);

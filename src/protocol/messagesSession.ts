@@ -239,6 +239,34 @@ export interface SubscribeTopicRequestMsg {
 }
 
 /**
+ * Be sent (`pubsub-msg`) every message put under `name` from now on, or no
+ * longer (`Client.sub`, `Sub.close`); or how many clients are subscribed to
+ * it now (`Pub.subscribers`).
+ */
+export interface PubSubRequestMsg {
+  readonly op: "pubsub-subscribe" | "pubsub-unsubscribe" | "pubsub-subscribers";
+  readonly requestId: number;
+  readonly name: string;
+}
+
+/**
+ * A message put under `name` (`Pub.put`; a client's copy, opaque to the
+ * server): sent on to the clients subscribed to it now, not answered.
+ */
+export interface PubSubPutMsg {
+  readonly op: "pubsub-put";
+  readonly name: string;
+  readonly msg: unknown;
+}
+
+/** A message put under a name the client subscribed to. */
+export interface PubSubMsg {
+  readonly op: "pubsub-msg";
+  readonly name: string;
+  readonly msg: unknown;
+}
+
+/**
  * Set the cluster's metadata at a key path (`Client.setMetadata`, Dask's
  * `set_metadata`), or read it (`get-metadata`, answered `{found, value?}`).
  */
@@ -337,6 +365,7 @@ export type ClientRequestMsg =
   | LogEventRequestMsg
   | GetEventsRequestMsg
   | SubscribeTopicRequestMsg
+  | PubSubRequestMsg
   | MetadataRequestMsg
   | CoordinationRequestMsg;
 
@@ -423,4 +452,5 @@ export type ServerToClientMessage =
   | KeyInMemoryWithHoldersMsg
   | ReplyMsg
   | EventMsg
+  | PubSubMsg
   | SchedulerFailedMsg;

@@ -48,6 +48,9 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "get-events",
   "subscribe-topic",
   "unsubscribe-topic",
+  "pubsub-subscribe",
+  "pubsub-unsubscribe",
+  "pubsub-subscribers",
   "set-metadata",
   "get-metadata",
   ...COORDINATION_OPS,
@@ -178,6 +181,14 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       if (!isTopic(msg.topic)) throw new TypeError(`${msg.op}: topic must be a non-empty string`);
       if (msg.op === "subscribe-topic") host.events.subscribe(msg.topic, client);
       else host.events.unsubscribe(msg.topic, client);
+      return null;
+    case "pubsub-subscribe":
+    case "pubsub-unsubscribe":
+    case "pubsub-subscribers":
+      if (!isTopic(msg.name)) throw new TypeError(`${msg.op}: name must be a non-empty string`);
+      if (msg.op === "pubsub-subscribers") return host.pubsub.subscriberCount(msg.name);
+      if (msg.op === "pubsub-subscribe") host.pubsub.subscribe(msg.name, client);
+      else host.pubsub.unsubscribe(msg.name, client);
       return null;
     case "set-metadata":
     case "get-metadata": {

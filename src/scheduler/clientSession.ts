@@ -44,6 +44,19 @@ function clientIdProblem(claimed: unknown): string {
   return "a client may only speak for itself";
 }
 
+/** Send on a `pubsub-put` (not answered: a malformed one is counted and logged). */
+function putMessage(host: SessionHost, client: string, msg: Record<string, unknown>): void {
+  if (typeof msg.name !== "string" || msg.name === "" || !("msg" in msg)) {
+    host.counters.rejectedMessages++;
+    host.logger.error(
+      { client, op: msg.op },
+      "rejected a malformed message: pubsub-put needs a non-empty name and a msg",
+    );
+    return;
+  }
+  host.pubsub.put(msg.name, msg.msg);
+}
+
 /**
  * Serve the client whose first message, `first`, is a `register-client`.
  * Resolves once its connection has ended.
@@ -80,6 +93,8 @@ export async function serveClient(
           events = [];
           const reply = replyTo(host, id, msg);
           if (reply !== null && !stream.isClosed) stream.send(reply);
+        } else if (isRecord(msg) && msg.op === "pubsub-put") {
+          putMessage(host, id, msg);
         } else if (isRecord(msg) && msg.clientId !== id) {
           host.counters.rejectedMessages++;
           host.logger.error(
@@ -100,6 +115,7 @@ export async function serveClient(
   host.router.clients.delete(id);
   host.coordination.clientLeft(id);
   host.events.clientLeft(id);
+  host.pubsub.clientLeft(id);
   host.plugins.notify("removeClient", id);
   if (!host.isRunning) return;
   host.logger.debug({ client: id }, "client left");

@@ -8,6 +8,8 @@ export type {
   EventMsg,
   KeyInMemoryWithHoldersMsg,
   MetadataRequestMsg,
+  PubSubMsg,
+  PubSubPutMsg,
   RegisterClientMsg,
   RegisterReplyMsg,
   RegisterWorkerHandshakeMsg,
@@ -36,6 +38,7 @@ export {
   type SessionHook,
   schedulerPluginProblem,
 } from "./plugins.ts";
+export { PubSubBroker, type PubSubSink } from "./pubsub.ts";
 export { Router } from "./router.ts";
 export { Scheduler, type SchedulerStatus } from "./scheduler.ts";
 export {

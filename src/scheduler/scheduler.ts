@@ -36,6 +36,7 @@ import { EventBroker, logWorkerEvent } from "./events.ts";
 import { startSchedulerHttp } from "./httpEndpoints.ts";
 import { Metadata } from "./metadata.ts";
 import { type SchedulerPlugin, SchedulerPlugins } from "./plugins.ts";
+import { PubSubBroker } from "./pubsub.ts";
 import { Router } from "./router.ts";
 import {
   type ResolvedSchedulerOptions,
@@ -74,6 +75,10 @@ export class Scheduler implements SessionHost {
   });
   readonly runner: StimulusRunner;
   readonly events: EventBroker;
+  readonly pubsub: PubSubBroker = new PubSubBroker((client, name, msg) => {
+    const stream = this.router.clients.get(client);
+    if (stream !== undefined && !stream.isClosed) stream.send({ op: "pubsub-msg", name, msg });
+  });
   readonly metadata = new Metadata();
   /** The scheduler plugins (see `plugins.ts`): {@link addPlugin}, {@link removePlugin}. */
   readonly plugins: SchedulerPlugins;

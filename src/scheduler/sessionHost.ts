@@ -11,6 +11,7 @@ import type { Counters } from "./counters.ts";
 import type { EventBroker } from "./events.ts";
 import type { Metadata } from "./metadata.ts";
 import type { SchedulerPlugins } from "./plugins.ts";
+import type { PubSubBroker } from "./pubsub.ts";
 import type { Router } from "./router.ts";
 import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
 import type { SchedulerEvent } from "./state/events.ts";
@@ -44,6 +45,8 @@ export interface SessionHost {
   readonly metadata: Metadata;
   /** Structured events by topic (`Client.logEvent`, `getEvents`, `subscribeTopic`). */
   readonly events: EventBroker;
+  /** Publish–subscribe by name (`Client.pub`, `Client.sub`). */
+  readonly pubsub: PubSubBroker;
   /** The coordination primitives clients use (semaphores, events, variables, queues). */
   readonly coordination: Coordination;
   /** The scheduler plugins, told of workers and clients coming and going. */

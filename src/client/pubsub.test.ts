@@ -1,0 +1,169 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { ClientClosedError, CoordinationTimeoutError } from "./errors.ts";
+import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { collectsMessages, inc, publishes } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+/** Wait until `name` has `n` subscribed clients. */
+async function subscribed(
+  client: { pub(name: string): { subscribers(): Promise<number> } },
+  name: string,
+  n: number,
+): Promise<void> {
+  const pub = client.pub(name);
+  const t0 = Date.now();
+  while ((await pub.subscribers()) !== n) {
+    if (Date.now() - t0 > 10_000) throw new Error(`${name}: never ${n} subscribers`);
+    await sleep(10);
+  }
+}
+
+describe("publish–subscribe: pub, sub", () => {
+  for (const protocol of ["inproc", "tcp"] as const) {
+    it(`sends each message to every subscriber, copied, in the order put (${protocol})`, async () => {
+      const { cluster, client } = await testCluster({ workers: 1, protocol });
+      const other = await cluster.client();
+      const a = await other.sub<{ n: number; at?: Date; tags?: Set<string> }>("news");
+      const b = await other.sub<{ n: number }>("news");
+      const mine = await client.sub("news");
+      const pub = client.pub<{ n: number; at?: Date; tags?: Set<string> }>("news");
+      // Two clients, whatever their Subs.
+      expect(await pub.subscribers()).toBe(2);
+      const first = { n: 0, at: new Date(0), tags: new Set(["x"]) };
+      pub.put(first);
+      first.n = 99; // put copied it
+      for (let n = 1; n < 100; n++) pub.put({ n });
+      const fromA: number[] = [];
+      for (let i = 0; i < 100; i++) fromA.push((await a.get({ timeoutMs: 5_000 })).n);
+      expect(fromA).toEqual([...Array(100).keys()]);
+      const b0 = await b.get({ timeoutMs: 5_000 });
+      expect(b0).toEqual({ n: 0, at: new Date(0), tags: new Set(["x"]) });
+      // Each Sub has a copy of its own.
+      b0.n = -1;
+      expect(await mine.get({ timeoutMs: 5_000 })).toEqual({
+        n: 0,
+        at: new Date(0),
+        tags: new Set(["x"]),
+      });
+      await eventually(() => b.buffered === 99 && mine.buffered === 99, 5_000, "all came");
+
+      // One Sub of a client closed, its other still gets them.
+      await a.close();
+      expect(a.closed).toBe(true);
+      await expect(a.get()).rejects.toThrow(/the Sub is closed/);
+      pub.put({ n: 100 });
+      await eventually(() => b.buffered === 100, 5_000, "b got 100");
+      expect(await pub.subscribers()).toBe(2);
+      // The last closed: the client is no longer subscribed.
+      await b.close();
+      expect(await pub.subscribers()).toBe(1);
+      pub.put({ n: 101 });
+      await eventually(() => mine.buffered === 101, 5_000, "mine got 101");
+      expect(b.buffered).toBe(0);
+    });
+  }
+
+  it("sends nothing put before the subscription, nor after it ends", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const pub = client.pub("late");
+    pub.put("nobody hears this");
+    expect(await pub.subscribers()).toBe(0);
+    const sub = await client.sub<string>("late");
+    pub.put("heard");
+    expect(await sub.get({ timeoutMs: 5_000 })).toBe("heard");
+    await expect(sub.get({ timeoutMs: 30 })).rejects.toThrow(CoordinationTimeoutError);
+    await expect(sub.get({ timeoutMs: 0 })).rejects.toThrow(/Sub.get "late": timed out/);
+    // A wait that timed out took nothing from the next message.
+    pub.put("next");
+    await eventually(() => sub.buffered === 1, 5_000, "next came");
+    expect(await sub.get({ timeoutMs: 0 })).toBe("next");
+  });
+
+  it("ends a for-await loop when the Sub closes; a break closes it", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const sub = await client.sub<number>("loop");
+    const pub = client.pub<number>("loop");
+    const seen: number[] = [];
+    const loop = (async () => {
+      for await (const n of sub) seen.push(n);
+      return "ended";
+    })();
+    pub.put(1);
+    pub.put(2);
+    await eventually(() => seen.length === 2, 5_000, "two seen");
+    await sub.close();
+    expect(await loop).toBe("ended");
+    expect(seen).toEqual([1, 2]);
+
+    const again = await client.sub<number>("loop");
+    for (let n = 0; n < 5; n++) pub.put(n);
+    for await (const n of again) if (n === 2) break;
+    expect(again.closed).toBe(true);
+    expect(await pub.subscribers()).toBe(0);
+  });
+
+  it("tasks publish and subscribe through their client", async () => {
+    const { client } = await testCluster({ workers: 2 });
+    const sub = await client.sub<{ task: number }>("from-task");
+    expect(await client.submit(publishes, "from-task", 3)).toBe(3);
+    const got = [];
+    for (let i = 0; i < 3; i++) got.push(await sub.get({ timeoutMs: 5_000 }));
+    expect(got).toEqual([{ task: 0 }, { task: 1 }, { task: 2 }]);
+
+    const collected = client.submit(collectsMessages, "to-task", 2);
+    // The task's client subscribed, next to this one.
+    await subscribed(client, "to-task", 1);
+    const pub = client.pub("to-task");
+    pub.put({ a: 1 });
+    pub.put([2]);
+    expect(await collected).toEqual([{ a: 1 }, [2]]);
+    await subscribed(client, "to-task", 0);
+    await sub.close();
+  });
+
+  it("refuses bad names, waits and messages", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    expect(() => client.pub("")).toThrow(/pub: the name must be a non-empty string/);
+    await expect(client.sub(7 as unknown as string)).rejects.toThrow(
+      /sub: the name must be a non-empty string/,
+    );
+    const pub = client.pub("bad");
+    expect(() => pub.put(() => 1)).toThrow(/Pub.put: the value cannot be sent/);
+    const future = client.submit(inc, 1);
+    expect(() => pub.put({ future })).toThrow(/Pub.put: a future cannot be a message/);
+    await future;
+    const sub = await client.sub("bad");
+    await expect(sub.get({ timeoutMs: -1 })).rejects.toThrow(/Sub.get: timeoutMs must be/);
+    // A malformed put reaches the scheduler as a rejected message, not a crash.
+    const before = (await client.counters()).rejectedMessages;
+    (client as unknown as { conn: { send(m: unknown): void } }).conn.send({ op: "pubsub-put" });
+    for (let i = 0; i < 100; i++) {
+      if ((await client.counters()).rejectedMessages > before) break;
+      await sleep(10);
+    }
+    expect((await client.counters()).rejectedMessages).toBe(before + 1);
+  });
+
+  it("a client that closes is no longer subscribed; its waiting gets reject, after what came", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const other = await cluster.client();
+    const sub = await other.sub<number>("bye");
+    const pub = client.pub<number>("bye");
+    pub.put(1);
+    await eventually(() => sub.buffered === 1, 5_000, "1 came");
+    await other.close();
+    expect(await sub.get()).toBe(1);
+    await expect(sub.get()).rejects.toThrow(ClientClosedError);
+    await subscribed(client, "bye", 0);
+    expect(() => other.pub("bye").put(2)).toThrow(ClientClosedError);
+    await expect(other.sub("bye")).rejects.toThrow(ClientClosedError);
+
+    // A waiting get is rejected when the client closes.
+    const third = await cluster.client();
+    const waiting = (await third.sub("bye")).get();
+    await third.close();
+    await expect(waiting).rejects.toThrow(ClientClosedError);
+  });
+});

@@ -1,0 +1,230 @@
+/**
+ * Publish–subscribe by name, the client's side (Dask's `Pub` and `Sub`):
+ * `client.pub(name).put(msg)` sends a message to every client subscribed to
+ * `name` at the time, through the scheduler (`src/scheduler/pubsub.ts`);
+ * `await client.sub(name)` subscribes, and its `get()` (or `for await`)
+ * takes the messages in the order they came. Nothing is kept for later
+ * subscribers: a message put while nobody listens is gone, as in Dask.
+ *
+ * Messages are copied as task values are (structured-cloned) when put, and
+ * each `Sub` gets a copy of its own.
+ */
+
+import { ClonedValue } from "../comm/clonedValue.ts";
+import type { PubSubRequestMsg } from "../protocol/messagesSession.ts";
+import { type CoordinationWaitOptions, checkName, timedOut, timeoutOf } from "./coordination.ts";
+import { wireCopy } from "./wireCopy.ts";
+
+/** What the client does for its publishers and subscribers. */
+export interface PubSubLink {
+  /** Queue `pubsub-put` for the scheduler; throws once the client is closed. */
+  send(name: string, msg: unknown): void;
+  /** Ask the scheduler; rejects once the client is closed. */
+  request(op: PubSubRequestMsg["op"], name: string): Promise<unknown>;
+}
+
+/**
+ * A publisher (Dask's `Pub`): `put` sends a message to the clients subscribed
+ * to its name now, each of their `Sub`s of the name getting it.
+ */
+export class Pub<T = unknown> {
+  constructor(
+    private readonly link: PubSubLink,
+    readonly name: string,
+  ) {
+    checkName("pub", name);
+  }
+
+  /**
+   * Send `msg` (copied now; a TypeError for a future or what cannot be
+   * copied) to the subscribers of the name. It does not wait: the messages of
+   * one publisher reach each subscriber in the order they were put, those
+   * put before a subscription was made (its `client.sub` resolved) may not.
+   */
+  put(msg: T): void {
+    this.link.send(this.name, wireCopy("Pub.put", msg, "a message"));
+  }
+
+  /** How many clients are subscribed to the name now. */
+  async subscribers(): Promise<number> {
+    return (await this.link.request("pubsub-subscribers", this.name)) as number;
+  }
+}
+
+interface Waiter<T> {
+  resolve(r: IteratorResult<T, undefined>): void;
+  reject(err: Error): void;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+/**
+ * A subscriber (Dask's `Sub`), made by `client.sub(name)`: it keeps the
+ * messages put under its name since it was made, until taken with `get` or
+ * `for await (const msg of sub)`, which ends once the `Sub` is closed.
+ */
+export class Sub<T = unknown> implements AsyncIterable<T> {
+  private buffer: T[] = [];
+  private head = 0;
+  private readonly waiters: Waiter<T>[] = [];
+  private closedValue = false;
+  private failure: Error | null = null;
+
+  /** @internal Made by {@link PubSubSubscriptions.add}. */
+  constructor(
+    readonly name: string,
+    private readonly onClose: (sub: Sub<T>) => Promise<void>,
+  ) {}
+
+  /** The messages come and not taken yet. */
+  get buffered(): number {
+    return this.buffer.length - this.head;
+  }
+
+  /** True once closed (by {@link close}). */
+  get closed(): boolean {
+    return this.closedValue;
+  }
+
+  /**
+   * The next message, once there is one: rejects with a
+   * `CoordinationTimeoutError` if none came within `timeoutMs` (0: only one
+   * come already), with an Error once the `Sub` is closed, and with the
+   * client's error once it is closed and the messages come before are taken.
+   */
+  async get(options: CoordinationWaitOptions = {}): Promise<T> {
+    const timeoutMs = timeoutOf("Sub.get", options);
+    const r = await this.next(timeoutMs);
+    if (r.done === true) throw this.closedError();
+    return r.value;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T, undefined> {
+    return {
+      next: () => this.next(null),
+      return: async () => {
+        await this.close();
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  /** Stop: no more messages, those not taken dropped, the waiting `get`s rejected, `for await` loops ended. */
+  async close(): Promise<void> {
+    if (this.closedValue) return;
+    this.closedValue = true;
+    this.buffer = [];
+    this.head = 0;
+    for (const w of this.waiters.splice(0)) {
+      if (w.timer !== null) clearTimeout(w.timer);
+      w.resolve({ done: true, value: undefined });
+    }
+    await this.onClose(this);
+  }
+
+  /** @internal A message came (the scheduler's copy: this `Sub` takes one of its own). */
+  deliver(msg: unknown): void {
+    if (this.closedValue || this.failure !== null) return;
+    const value = structuredClone(ClonedValue.unwrap(msg)) as T;
+    const w = this.waiters.shift();
+    if (w === undefined) {
+      this.buffer.push(value);
+      return;
+    }
+    if (w.timer !== null) clearTimeout(w.timer);
+    w.resolve({ done: false, value });
+  }
+
+  /** @internal The client closed: no more messages will come. */
+  fail(err: Error): void {
+    if (this.failure !== null) return;
+    this.failure = err;
+    for (const w of this.waiters.splice(0)) {
+      if (w.timer !== null) clearTimeout(w.timer);
+      w.reject(err);
+    }
+  }
+
+  private next(timeoutMs: number | null): Promise<IteratorResult<T, undefined>> {
+    if (this.head < this.buffer.length) {
+      const value = this.buffer[this.head++] as T;
+      if (this.head === this.buffer.length) {
+        this.buffer = [];
+        this.head = 0;
+      }
+      return Promise.resolve({ done: false, value });
+    }
+    if (this.closedValue) return Promise.resolve({ done: true, value: undefined });
+    if (this.failure !== null) return Promise.reject(this.failure);
+    if (timeoutMs === 0) return Promise.reject(timedOut("Sub.get", this.name, timeoutMs));
+    return new Promise((resolve, reject) => {
+      const w: Waiter<T> = { resolve, reject, timer: null };
+      if (timeoutMs !== null) {
+        w.timer = setTimeout(() => {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          reject(timedOut("Sub.get", this.name, timeoutMs));
+        }, timeoutMs);
+      }
+      this.waiters.push(w);
+    });
+  }
+
+  private closedError(): Error {
+    return new Error(`Sub.get ${JSON.stringify(this.name)}: the Sub is closed`);
+  }
+}
+
+/**
+ * A client's subscribers, by name: the scheduler is asked to subscribe the
+ * client when its first `Sub` of a name is made, and to unsubscribe it when
+ * the last is closed.
+ */
+export class PubSubSubscriptions {
+  private readonly byName = new Map<
+    string,
+    { readonly subs: Set<Sub<unknown>>; readonly ready: Promise<unknown> }
+  >();
+
+  constructor(readonly link: PubSubLink) {}
+
+  /** A new `Sub` of `name`, once the scheduler sends the client the messages put under it. */
+  async add<T>(name: string): Promise<Sub<T>> {
+    checkName("sub", name);
+    const sub = new Sub<T>(name, (s) => this.remove(s as Sub<unknown>));
+    let entry = this.byName.get(name);
+    if (entry === undefined) {
+      entry = { subs: new Set(), ready: this.link.request("pubsub-subscribe", name) };
+      this.byName.set(name, entry);
+    }
+    entry.subs.add(sub as Sub<unknown>);
+    try {
+      // A Sub made while the client's subscription is on its way waits for it too.
+      await entry.ready;
+    } catch (err) {
+      entry.subs.delete(sub as Sub<unknown>);
+      if (entry.subs.size === 0 && this.byName.get(name) === entry) this.byName.delete(name);
+      throw err;
+    }
+    return sub;
+  }
+
+  /** Hand a message put under `name` to each `Sub` of it. */
+  deliver(name: string, msg: unknown): void {
+    const entry = this.byName.get(name);
+    if (entry === undefined) return;
+    for (const sub of entry.subs) sub.deliver(msg);
+  }
+
+  /** The client closed: every `Sub` gets `err` once its messages are taken. */
+  failAll(err: Error): void {
+    for (const { subs } of this.byName.values()) for (const sub of subs) sub.fail(err);
+    this.byName.clear();
+  }
+
+  private async remove(sub: Sub<unknown>): Promise<void> {
+    const entry = this.byName.get(sub.name);
+    if (entry === undefined || !entry.subs.delete(sub) || entry.subs.size > 0) return;
+    this.byName.delete(sub.name);
+    // Closed with its client: nothing left to tell.
+    await this.link.request("pubsub-unsubscribe", sub.name).catch(() => undefined);
+  }
+}
