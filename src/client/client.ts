@@ -2322,6 +2322,18 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /**
+   * Send the messages queued for the scheduler (`Pub.put`s, releases of
+   * futures, …) now rather than within the next couple of milliseconds, and
+   * resolve once they are on their way; at once if the client is closed. A
+   * task on a pool thread has its client's flushed before its result goes:
+   * the thread may stop between tasks.
+   */
+  async flush(): Promise<void> {
+    if (this.closedError !== null) return;
+    await this.conn.flush();
+  }
+
+  /**
    * Release everything this client holds, close the connection and fail the
    * futures still waiting with `ClientClosedError` ("the client was closed",
    * followed by `why` when given). A scatter in progress stops and rejects

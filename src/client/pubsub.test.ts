@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClientClosedError, CoordinationTimeoutError } from "./errors.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
-import { collectsMessages, inc, publishes } from "./testTasks.ts";
+import { collectsMessages, firesAndForgets, inc, publishes } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -104,23 +104,34 @@ describe("publish–subscribe: pub, sub", () => {
     expect(await pub.subscribers()).toBe(0);
   });
 
-  it("tasks publish and subscribe through their client", async () => {
-    const { client } = await testCluster({ workers: 2 });
-    const sub = await client.sub<{ task: number }>("from-task");
-    expect(await client.submit(publishes, "from-task", 3)).toBe(3);
-    const got = [];
-    for (let i = 0; i < 3; i++) got.push(await sub.get({ timeoutMs: 5_000 }));
-    expect(got).toEqual([{ task: 0 }, { task: 1 }, { task: 2 }]);
+  for (const executor of ["inline", "threads"] as const) {
+    it(`tasks publish and subscribe through their client (${executor})`, async () => {
+      const { client } = await testCluster({ workers: 2, executor });
+      const sub = await client.sub<{ task: number }>("from-task");
+      expect(await client.submit(publishes, "from-task", 3)).toBe(3);
+      const got = [];
+      for (let i = 0; i < 3; i++) got.push(await sub.get({ timeoutMs: 5_000 }));
+      expect(got).toEqual([{ task: 0 }, { task: 1 }, { task: 2 }]);
 
-    const collected = client.submit(collectsMessages, "to-task", 2);
-    // The task's client subscribed, next to this one.
-    await subscribed(client, "to-task", 1);
-    const pub = client.pub("to-task");
-    pub.put({ a: 1 });
-    pub.put([2]);
-    expect(await collected).toEqual([{ a: 1 }, [2]]);
-    await subscribed(client, "to-task", 0);
-    await sub.close();
+      const collected = client.submit(collectsMessages, "to-task", 2);
+      // The task's client subscribed, next to this one.
+      await subscribed(client, "to-task", 1);
+      const pub = client.pub("to-task");
+      pub.put({ a: 1 });
+      pub.put([2]);
+      expect(await collected).toEqual([{ a: 1 }, [2]]);
+      await subscribed(client, "to-task", 0);
+      await sub.close();
+    });
+  }
+
+  it("a task on a pool thread: what its client queued leaves with its result", async () => {
+    // A pool thread's event loop stops between tasks: what a task's client
+    // queued (a put, a fire-and-forget submission) must leave before it does.
+    const { client } = await testCluster({ workers: 1, executor: "threads" });
+    const sub = await client.sub<{ task: number }>("fired");
+    expect(await client.submit(firesAndForgets, "fired")).toBe("fired");
+    expect(await sub.get({ timeoutMs: 5_000 })).toEqual({ task: 0 });
   });
 
   it("refuses bad names, waits and messages", async () => {

@@ -131,6 +131,11 @@ export class SchedulerConnection {
     this.stream.send(msg);
   }
 
+  /** Send the queued messages now; resolves once they are handed to the comm. */
+  flush(): Promise<void> {
+    return this.stream.flush();
+  }
+
   /** Ask the server (not the state machine) something; resolves with its `result`. */
   request(op: ClientRequestOp, fields: Record<string, unknown> = {}): Promise<unknown> {
     if (this.isClosed) {

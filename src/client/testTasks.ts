@@ -298,3 +298,10 @@ export const collectsMessages = defineTask(
     return got;
   },
 );
+
+/** Fires and forgets `publishes(name, 1)` through the task's client, and returns at once. */
+export const firesAndForgets = defineTask("firesAndForgets", async (name: string) => {
+  const client = await getClient();
+  client.fireAndForget(client.submit(publishes, name, 1));
+  return "fired";
+});

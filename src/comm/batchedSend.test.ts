@@ -51,6 +51,24 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("BatchedSend over %s", (addres
     expect(await server.recv()).toEqual([5]);
   });
 
+  it("flush sends what is buffered without waiting for the interval, and goes on", async () => {
+    const { client, server } = await pair(address);
+    const b = new BatchedSend(client, { intervalMs: 60_000 });
+    await b.flush(); // nothing buffered
+    b.send("a");
+    expect(await server.recv()).toEqual(["a"]);
+    b.send("b", "c"); // the next batch is due in a minute
+    await b.flush();
+    expect(b.pending).toBe(0);
+    expect(await server.recv()).toEqual(["b", "c"]);
+    b.send("d");
+    await b.flush();
+    expect(await server.recv()).toEqual(["d"]);
+    expect(b.batchCount).toBe(3);
+    b.abort();
+    await b.flush(); // closed: nothing to do
+  });
+
   it("close flushes what is buffered, then refuses more", async () => {
     const { client, server } = await pair(address);
     const b = new BatchedSend(client, { intervalMs: 1000 });

@@ -139,6 +139,18 @@ export class BatchedSend {
     }
   }
 
+  /**
+   * Send what is buffered now rather than at the next interval, and resolve
+   * once it is handed to the comm (at once if closed or nothing is buffered).
+   * For a sender whose event loop may stop next: a pool thread between tasks.
+   */
+  async flush(): Promise<void> {
+    while (this.sending !== null) await this.sending;
+    if (this.closedFlag || this.comm.isClosed || this.buffer.length === 0) return;
+    this.flushNow();
+    await this.sending;
+  }
+
   /** Send what is buffered now, then stop; with `closeComm` (default true) close the comm too. */
   async close(closeComm = true): Promise<void> {
     if (this.sending !== null) await this.sending;

@@ -97,6 +97,13 @@ async function connectThreadClient(): Promise<unknown> {
   return Client.connect(scheduler, { name: "worker-client", timeoutMs: d.connectTimeoutMs });
 }
 
+/** Send what this thread's client queued, if it has one (connected or not, it does not throw). */
+async function flushThreadClient(): Promise<void> {
+  if (client === null) return;
+  const c = (await client.catch(() => null)) as { flush(): Promise<void> } | null;
+  await c?.flush();
+}
+
 /** How many of the task modules loaded since the pool started this thread has imported. */
 let imported = 0;
 
@@ -165,6 +172,10 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
     (v) => serialize(v),
     job.hasActors,
   );
+  // Between tasks piscina stops this thread's event loop (Atomics.wait): what
+  // the task's client queued (a Pub.put, a release) leaves now, or would wait
+  // for the thread's next task.
+  await flushThreadClient();
   const reply: ThreadReply = { kind: "done", outcome };
   // The serialized value is moved to the main thread, not copied again.
   const transfer = outcome.status === "ok" ? ownBuffer(outcome.value as Uint8Array) : [];
