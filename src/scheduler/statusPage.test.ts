@@ -35,11 +35,11 @@ describe("the scheduler's /status page", () => {
     expect(html).toContain('<meta http-equiv="refresh" content="2">');
     expect(html).toContain("<title>weft scheduler tcp://10.0.0.1:8786</title>");
     expect(html).toContain(
-      "<tr><td>tcp://10.0.0.2:4000</td><td>running</td><td>4</td><td>3</td><td>10</td><td>3.0 MiB</td><td>8.0 GiB</td></tr>",
+      "<tr><td>tcp://10.0.0.2:4000</td><td>running</td><td>4</td><td>3</td><td>10</td><td>3.00 MiB</td><td>8.00 GiB</td></tr>",
     );
     // released, waiting, queued, no-worker, processing, memory, erred
     expect(html).toContain(
-      "<td>inc&#60;script&#62;</td><td>0</td><td>0</td><td>0</td><td>0</td><td>3</td><td>7</td><td>0</td><td>2.0 kiB</td>",
+      "<td>inc&#60;script&#62;</td><td>0</td><td>0</td><td>0</td><td>0</td><td>3</td><td>7</td><td>0</td><td>2.00 kiB</td>",
     );
     expect(html).toContain(
       "<td>inc-1</td><td>tcp://10.0.0.2:4000</td><td>OK</td><td>0.2500</td><td>28</td>",

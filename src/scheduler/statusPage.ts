@@ -6,6 +6,7 @@
  */
 
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
+import { formatBytes } from "../util/parseBytes.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { SCHEDULER_TASK_STATES, type SchedulerTaskStateName } from "./state/taskState.ts";
 
@@ -75,17 +76,6 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function bytes(n: number): string {
-  const units = ["B", "kiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
-}
-
 function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
   const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
   const body =
@@ -107,8 +97,8 @@ export function renderStatusPage(snap: StatusSnapshot): string {
       String(w.nthreads),
       String(w.processing),
       String(w.held),
-      bytes(w.bytes),
-      w.memoryLimit === null ? "" : bytes(w.memoryLimit),
+      formatBytes(w.bytes),
+      w.memoryLimit === null ? "" : formatBytes(w.memoryLimit),
     ]),
   );
   const tasks = table(
@@ -116,7 +106,7 @@ export function renderStatusPage(snap: StatusSnapshot): string {
     snap.prefixes.map((p) => [
       p.prefix,
       ...STATES.map((st) => String(p.counts[st] ?? 0)),
-      bytes(p.bytes),
+      formatBytes(p.bytes),
     ]),
   );
   const recent = table(
