@@ -70,6 +70,7 @@ import {
   HELD_DATASET_PREFIX,
   type HeldDatasets,
   Lock,
+  MultiLock,
   Queue,
   Semaphore,
   Variable,
@@ -1750,6 +1751,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /** The cluster's lock `name` (Dask's `Lock`): held by one `Lock` object at a time. */
   lock(name: string): Lock {
     return new Lock(this.coordinationRequest, name);
+  }
+
+  /**
+   * The cluster's locks `names`, taken together (Dask's `MultiLock`): all of
+   * them, or `numLocks` of them, at once. Their names are apart from `lock`'s.
+   */
+  multiLock(names: readonly string[]): MultiLock {
+    return new MultiLock(this.coordinationRequest, names);
   }
 
   /** The cluster's event `name` (Dask's `Event`): set or clear, waited for. */

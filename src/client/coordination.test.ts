@@ -70,6 +70,50 @@ describe("Lock and Semaphore", () => {
   });
 });
 
+describe("MultiLock", () => {
+  it("takes all its locks at once, or some of them, and lets the next in on release", async () => {
+    const { cluster, client: a } = await testCluster({ workers: 1 });
+    const b = await cluster.client();
+    const ab = a.multiLock(["x", "y"]);
+    expect(await ab.acquire()).toBe(true);
+    expect(ab.locked()).toBe(true);
+    await expect(ab.acquire()).rejects.toThrow(/holds its locks already \(not reentrant\)/);
+    // y and z: waits for y, taking no z meanwhile; z alone is free to the next only once its turn passes.
+    const yz = b.multiLock(["y", "z"]);
+    const yzGot = yz.acquire();
+    expect(await a.multiLock(["z"]).acquire({ blocking: false })).toBe(false);
+    await ab.release();
+    expect(await yzGot).toBe(true);
+    expect(ab.locked()).toBe(false);
+    await expect(ab.release()).rejects.toThrow(
+      "MultiLock.release: this MultiLock does not hold its locks",
+    );
+    // One of x, y: x is free.
+    const one = a.multiLock(["y", "x"]);
+    expect(await one.acquire({ numLocks: 1, timeoutMs: 1_000 })).toBe(true);
+    expect(await a.multiLock(["x"]).acquire({ timeoutMs: 20 })).toBe(false);
+    // b leaves holding y and z: they are free again.
+    await b.close();
+    expect(await a.multiLock(["y", "z"]).acquire({ timeoutMs: 5_000 })).toBe(true);
+    // A lock and a multi-lock of the same name are apart.
+    expect(await a.lock("x").acquire({ timeoutMs: 0 })).toBe(true);
+  });
+
+  it("refuses bad names and counts", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    expect(() => client.multiLock([])).toThrow(/names must be a non-empty array/);
+    expect(() => client.multiLock(["x", ""])).toThrow(/the name must be a non-empty string/);
+    const m = client.multiLock(["x", "y", "x"]);
+    expect(m.names).toEqual(["x", "y"]);
+    await expect(m.acquire({ numLocks: 3 })).rejects.toThrow(
+      /numLocks must be an integer from 1 to 2, got 3/,
+    );
+    await expect(m.acquire({ numLocks: 0 })).rejects.toThrow(/numLocks must be an integer/);
+    await expect(m.acquire({ timeoutMs: Number.NaN })).rejects.toThrow(/timeoutMs must be/);
+    expect(m.locked()).toBe(false);
+  });
+});
+
 describe("Event", () => {
   it("wait resolves once it is set, or false after its timeout", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });

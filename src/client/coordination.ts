@@ -1,7 +1,7 @@
 /**
  * Coordination primitives shared by clients and their tasks, kept by the
- * scheduler (Dask's `Semaphore`, `Lock`, `Event`, `Variable` and `Queue`):
- * made with `client.semaphore(name, …)`, `client.lock(name)`, … and found by
+ * scheduler (Dask's `Semaphore`, `Lock`, `MultiLock`, `Event`, `Variable` and
+ * `Queue`): made with `client.semaphore(name, …)`, `client.lock(name)`, … and found by
  * name, so that any client of the cluster, a task's (`getClient()`) among
  * them, uses the same one. Values of variables and queues are copied as task
  * arguments are; the futures in them (in arrays and plain objects, as
@@ -256,6 +256,78 @@ export class Lock {
   /** Whether some `Lock` of this name holds it now. */
   async locked(): Promise<boolean> {
     return (await this.semaphore.getValue()) > 0;
+  }
+}
+
+/**
+ * Several locks taken at once (Dask's `MultiLock`): `acquire` waits until
+ * this object holds `numLocks` of its locks (all by default), taking none
+ * until it can take that many; `release` lets them go. Its lock names are
+ * apart from `Lock`'s. Not reentrant, as `Lock`.
+ */
+export class MultiLock {
+  readonly names: readonly string[];
+  /** The request holding the locks, while this object holds them. */
+  private heldBy: string | null = null;
+
+  constructor(
+    private readonly request: CoordinationRequest,
+    names: readonly string[],
+  ) {
+    if (!Array.isArray(names) || names.length === 0) {
+      throw new TypeError(
+        `multiLock: names must be a non-empty array of lock names, got ${String(names)}`,
+      );
+    }
+    for (const name of names) checkName("multiLock", name);
+    this.names = [...new Set(names)];
+  }
+
+  /**
+   * Take `numLocks` of the locks (default: all): true once held, false if
+   * `timeoutMs` passed first (`blocking: false`: do not wait). A waiting
+   * acquire holds the locks whose turn came until it has them all, or gives
+   * them back when it times out, so that two multi-locks never wait on each
+   * other.
+   */
+  async acquire(
+    options: CoordinationWaitOptions & {
+      readonly blocking?: boolean;
+      readonly numLocks?: number;
+    } = {},
+  ): Promise<boolean> {
+    if (this.heldBy !== null) {
+      throw new Error("MultiLock.acquire: this MultiLock holds its locks already (not reentrant)");
+    }
+    const numLocks = options.numLocks ?? this.names.length;
+    if (!Number.isSafeInteger(numLocks) || numLocks < 1 || numLocks > this.names.length) {
+      throw new TypeError(
+        `MultiLock.acquire: numLocks must be an integer from 1 to ${this.names.length}, got ${String(numLocks)}`,
+      );
+    }
+    const timeoutMs = options.blocking === false ? 0 : timeoutOf("MultiLock.acquire", options);
+    const id = randomUUID();
+    const got = await this.request("multi-lock-acquire", {
+      names: this.names,
+      numLocks,
+      id,
+      timeoutMs,
+    });
+    if (got === true) this.heldBy = id;
+    return got === true;
+  }
+
+  /** Let the locks go. Rejects if this object does not hold them. */
+  async release(): Promise<void> {
+    const id = this.heldBy;
+    if (id === null) throw new Error("MultiLock.release: this MultiLock does not hold its locks");
+    this.heldBy = null;
+    await this.request("multi-lock-release", { id });
+  }
+
+  /** Whether this object holds its locks now. */
+  locked(): boolean {
+    return this.heldBy !== null;
   }
 }
 

@@ -7,6 +7,7 @@ export { ConnectError, MessageTooLargeError, SerializationError } from "../comm/
 export type { ActorOp, ActorRef } from "../protocol/actors.ts";
 export type {
   CoordinationOp,
+  MultiLockOp,
   PubSubRequestMsg,
   SchedulerCounters,
   TaskStreamRecord,
@@ -57,6 +58,7 @@ export {
   Event,
   type HeldDatasets,
   Lock,
+  MultiLock,
   Queue,
   Semaphore,
   Variable,

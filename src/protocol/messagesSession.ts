@@ -329,7 +329,11 @@ export type CoordinationOp =
   | "queue-put"
   | "queue-get"
   | "queue-get-batch"
-  | "queue-size";
+  | "queue-size"
+  | MultiLockOp;
+
+/** The ops of the multi-lock requests, which name their locks in `names`. */
+export type MultiLockOp = "multi-lock-acquire" | "multi-lock-release";
 
 /**
  * A request to one of the scheduler's coordination primitives, by `name`
@@ -339,10 +343,24 @@ export type CoordinationOp =
  * once it can be, or once its `timeoutMs` has passed.
  */
 export interface CoordinationRequestMsg {
-  readonly op: CoordinationOp;
+  readonly op: Exclude<CoordinationOp, MultiLockOp>;
   readonly requestId: number;
   readonly name: string;
   readonly [field: string]: unknown;
+}
+
+/**
+ * Take `numLocks` of the locks `names` at once for the request `id`
+ * (`MultiLock.acquire`, Dask's `MultiLock`): answered true once held, false
+ * once `timeoutMs` has passed first; or let go of those request `id` holds.
+ */
+export interface MultiLockRequestMsg {
+  readonly op: MultiLockOp;
+  readonly requestId: number;
+  readonly id: string;
+  readonly names?: readonly string[];
+  readonly numLocks?: number;
+  readonly timeoutMs?: number | null;
 }
 
 /** A request a client makes of the server (not of the state machine). */
@@ -367,7 +385,8 @@ export type ClientRequestMsg =
   | SubscribeTopicRequestMsg
   | PubSubRequestMsg
   | MetadataRequestMsg
-  | CoordinationRequestMsg;
+  | CoordinationRequestMsg
+  | MultiLockRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

@@ -25,6 +25,7 @@ export type { UploadedFile } from "../protocol/uploads.ts";
 export { LogRecords } from "../util/logRecords.ts";
 export { COORDINATION_OPS, Coordination } from "./coordination/coordination.ts";
 export { Events } from "./coordination/events.ts";
+export { MultiLocks } from "./coordination/multiLocks.ts";
 export { type PutOrTimeout, Queues } from "./coordination/queues.ts";
 export { Semaphores } from "./coordination/semaphores.ts";
 export { type ValueOrTimeout, Variables } from "./coordination/variables.ts";

@@ -1,14 +1,15 @@
 /**
  * The requests clients make of the scheduler's coordination primitives
- * (`Client.semaphore`, `lock`, `event`, `variable`, `queue`; Dask's
- * `Semaphore`, `Lock`, `Event`, `Variable` and `Queue`): each checked, then
- * answered at once or later, when the primitive can (a lease free, the event
- * set, a value there) or the request's timeout passes.
+ * (`Client.semaphore`, `lock`, `multiLock`, `event`, `variable`, `queue`;
+ * Dask's `Semaphore`, `Lock`, `MultiLock`, `Event`, `Variable` and `Queue`):
+ * each checked, then answered at once or later, when the primitive can (a
+ * lease free, the event set, a value there) or the request's timeout passes.
  */
 
 import type { CoordinationOp } from "../../protocol/messagesSession.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
 import { Events } from "./events.ts";
+import { MultiLocks } from "./multiLocks.ts";
 import { Queues } from "./queues.ts";
 import { Semaphores } from "./semaphores.ts";
 import { Variables } from "./variables.ts";
@@ -32,15 +33,9 @@ export const COORDINATION_OPS: readonly CoordinationOp[] = [
   "queue-get",
   "queue-get-batch",
   "queue-size",
+  "multi-lock-acquire",
+  "multi-lock-release",
 ];
-
-function nameOf(msg: Record<string, unknown>): string {
-  const name = msg.name;
-  if (typeof name !== "string" || name === "") {
-    throw new TypeError(`${String(msg.op)}: name must be a non-empty string`);
-  }
-  return name;
-}
 
 /** null (wait as long as it takes) or milliseconds ≥ 0. */
 function timeoutOf(msg: Record<string, unknown>): number | null {
@@ -62,12 +57,40 @@ function countOf(msg: Record<string, unknown>, field: string, min: number): numb
   return n as number;
 }
 
-function leaseOf(msg: Record<string, unknown>): string {
-  const lease = msg.lease;
-  if (typeof lease !== "string" || lease === "") {
-    throw new TypeError(`${String(msg.op)}: lease must be a non-empty string`);
+function nonEmptyString(msg: Record<string, unknown>, field: string): string {
+  const v = msg[field];
+  if (typeof v !== "string" || v === "") {
+    throw new TypeError(`${String(msg.op)}: ${field} must be a non-empty string`);
   }
-  return lease;
+  return v;
+}
+
+function nameOf(msg: Record<string, unknown>): string {
+  return nonEmptyString(msg, "name");
+}
+
+function leaseOf(msg: Record<string, unknown>): string {
+  return nonEmptyString(msg, "lease");
+}
+
+function idOf(msg: Record<string, unknown>): string {
+  return nonEmptyString(msg, "id");
+}
+
+/** The lock names of a multi-lock request: a non-empty array of distinct non-empty strings. */
+function namesOf(msg: Record<string, unknown>): string[] {
+  const names = msg.names;
+  if (
+    !Array.isArray(names) ||
+    names.length === 0 ||
+    !names.every((n) => typeof n === "string" && n !== "") ||
+    new Set(names).size !== names.length
+  ) {
+    throw new TypeError(
+      `${String(msg.op)}: names must be a non-empty array of distinct non-empty strings`,
+    );
+  }
+  return names as string[];
 }
 
 /** The scheduler server's coordination primitives. */
@@ -76,12 +99,14 @@ export class Coordination {
   readonly events: Events;
   readonly variables: Variables;
   readonly queues: Queues;
+  readonly multiLocks: MultiLocks;
 
   constructor(reply: Reply) {
     this.semaphores = new Semaphores(reply);
     this.events = new Events(reply);
     this.variables = new Variables(reply);
     this.queues = new Queues(reply);
+    this.multiLocks = new MultiLocks(reply);
   }
 
   /** The answer to `client`'s request `msg`, or {@link DEFERRED}. Throws for a malformed one. */
@@ -140,6 +165,25 @@ export class Coordination {
         );
       case "queue-size":
         return this.queues.size(nameOf(msg));
+      case "multi-lock-acquire": {
+        const names = namesOf(msg);
+        const numLocks = countOf(msg, "numLocks", 1);
+        if (numLocks > names.length) {
+          throw new TypeError(
+            `multi-lock-acquire: numLocks must be at most the ${names.length} names`,
+          );
+        }
+        return this.multiLocks.acquire(
+          client,
+          requestId,
+          names,
+          numLocks,
+          idOf(msg),
+          timeoutOf(msg),
+        );
+      }
+      case "multi-lock-release":
+        return this.multiLocks.release(idOf(msg));
     }
   }
 
@@ -149,6 +193,7 @@ export class Coordination {
     this.events.clientLeft(client);
     this.variables.clientLeft(client);
     this.queues.clientLeft(client);
+    this.multiLocks.clientLeft(client);
   }
 
   /** The server closes: everything goes, no waiting request is answered. */
@@ -157,5 +202,6 @@ export class Coordination {
     this.events.dropAll();
     this.variables.dropAll();
     this.queues.dropAll();
+    this.multiLocks.dropAll();
   }
 }
