@@ -604,6 +604,19 @@ describe("Worker lifecycle", () => {
     expect(
       () => new Worker({ scheduler: "x", resources: { GPU: Number.POSITIVE_INFINITY } }),
     ).toThrow("Worker option resources.GPU must be finite, got Infinity");
+    expect(() => new Worker({ scheduler: "x", lifetimeMs: 0 })).toThrow(
+      "Worker option lifetimeMs must be a positive integer, got 0",
+    );
+    expect(() => new Worker({ scheduler: "x", lifetimeMs: 1000, lifetimeStaggerMs: 2000 })).toThrow(
+      "Worker option lifetimeStaggerMs (2000) must be at most lifetimeMs (1000)",
+    );
+    expect(() => new Worker({ scheduler: "x", lifetimeStaggerMs: 5 })).toThrow(
+      "Worker option lifetimeStaggerMs (5) must be at most lifetimeMs (none)",
+    );
+    expect(
+      () =>
+        new Worker({ scheduler: "x", lifetimeMs: 10, lifetimeRestart: 1 as unknown as boolean }),
+    ).toThrow("Worker option lifetimeRestart must be true or false, got 1");
   });
 
   it("takes task modules as URL objects, and the executor named as LocalCluster names it", () => {

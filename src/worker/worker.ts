@@ -260,9 +260,10 @@ export class Worker extends BaseWorker {
 
   /**
    * True once the scheduler told this worker to close for a restart (of the
-   * cluster, `client.restart()`, or of this worker, `client.restartWorkers()`):
-   * not a fault; its nanny, if it has one (`nanny` option), starts another
-   * worker in its place.
+   * cluster, `client.restart()`, or of this worker, `client.restartWorkers()`),
+   * or it closes gracefully to be restarted (its lifetime is over, with
+   * `lifetimeRestart`): not a fault; its nanny, if it has one (`nanny`
+   * option), starts another worker in its place.
    */
   get restartRequested(): boolean {
     return this.restartRequestedValue;
@@ -383,6 +384,7 @@ export class Worker extends BaseWorker {
       throw err;
     }
     this.statusValue = "running";
+    if (o.lifetimeMs !== null) this.scheduleLifetime(o.lifetimeMs, o.lifetimeStaggerMs);
     this.every(o.heartbeatIntervalMs, () => this.heartbeat());
     this.every(o.findMissingIntervalMs, () => this.findMissing());
     if (this.memory !== null) {
@@ -476,6 +478,52 @@ export class Worker extends BaseWorker {
     if (feed === null) return;
     this.statusValue = feed.cls === "PauseEvent" ? "paused" : "running";
     this.handleStimulus(feed);
+  }
+
+  /** Retire once `lifetimeMs`, give or take up to `staggerMs` at random, has passed. */
+  private scheduleLifetime(lifetimeMs: number, staggerMs: number): void {
+    const ms = Math.max(0, lifetimeMs + (Math.random() * 2 - 1) * staggerMs);
+    const t = setTimeout(() => {
+      void this.closeGracefully("worker-lifetime-reached");
+    }, ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  /**
+   * Leave the cluster without losing results (Dask's `close_gracefully`): ask
+   * the scheduler to retire this worker, which copies the results only it
+   * holds to other workers and then tells it to close; close anyway if the
+   * retirement fails (results only this worker held are then computed again
+   * where needed). With `restart` (default: the `lifetimeRestart` option) it
+   * closes as restarted, for its nanny to start another. Resolves once closed.
+   */
+  async closeGracefully(
+    reason = "worker-close-gracefully",
+    restart = this.options.lifetimeRestart,
+  ): Promise<void> {
+    if (this.statusValue !== "running" && this.statusValue !== "paused") {
+      await this.closePromise;
+      return;
+    }
+    this.logger.info({ reason }, "closing gracefully: the scheduler retires this worker");
+    if (restart) this.restartRequestedValue = true;
+    try {
+      const client = await this.taskClient();
+      const { failed } = await client.retireWorkers([this.address]);
+      for (const f of failed) {
+        this.logger.warn(
+          { reason: f.reason },
+          "the scheduler could not retire this worker; closing",
+        );
+      }
+    } catch (err) {
+      // Told to close meanwhile, this worker closed its client: the answer did not come.
+      if (this.closePromise === null) {
+        this.logger.warn({ err }, "could not ask the scheduler to retire this worker; closing");
+      }
+    }
+    await this.close();
   }
 
   private every(ms: number, fn: () => void): void {

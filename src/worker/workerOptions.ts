@@ -131,6 +131,26 @@ export interface WorkerOptions {
    */
   nanny?: boolean;
   /**
+   * Leave the cluster after this long, in ms (Dask's `--lifetime`): the worker
+   * asks the scheduler to retire it, which copies the results only it holds to
+   * other workers, then closes (see {@link Worker.closeGracefully}). For
+   * clusters that run for long: workers are renewed before what leaks in them
+   * (memory, file handles) hurts. Default null: never.
+   */
+  lifetimeMs?: number | null;
+  /**
+   * Each worker's lifetime is off by up to this many ms either way, at random
+   * (Dask's `--lifetime-stagger`), so that workers started together do not all
+   * leave at once. At most `lifetimeMs`. Default 0.
+   */
+  lifetimeStaggerMs?: number;
+  /**
+   * Once its lifetime is over, close as restarted (Dask's
+   * `--lifetime-restart`): its nanny (`weft worker --nanny`, a `LocalCluster`)
+   * starts a new worker in its place. Default false: it is gone.
+   */
+  lifetimeRestart?: boolean;
+  /**
    * Save and import the files clients upload into the cluster
    * (`client.uploadFile`, Dask's `upload_file`): a client that may upload
    * runs code of its choosing on this worker. Default false: uploads are
@@ -166,9 +186,11 @@ export interface WorkerOptions {
 export type ResolvedWorkerOptions = Required<
   Omit<
     WorkerOptions,
-    "contactAddress" | "executor" | "taskModules" | "memoryLimit" | "tls" | "preload"
+    "contactAddress" | "executor" | "taskModules" | "memoryLimit" | "tls" | "preload" | "lifetimeMs"
   >
 > & {
+  /** null: never. */
+  lifetimeMs: number | null;
   /** As file URLs. */
   preload: readonly string[];
   tls?: TlsCredentials;
@@ -282,6 +304,16 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (tlsProblem !== null) throw new TypeError(`Worker option ${tlsProblem}`);
   const { httpAddress, metricsNamespace } = resolveHttpOptions(o, "Worker");
   const nthreads = positiveInt("nthreads", o.nthreads ?? availableParallelism());
+  const lifetimeMs =
+    o.lifetimeMs === undefined || o.lifetimeMs === null
+      ? null
+      : timerMs("lifetimeMs", o.lifetimeMs);
+  const lifetimeStaggerMs = nonNegative("lifetimeStaggerMs", o.lifetimeStaggerMs ?? 0);
+  if (lifetimeStaggerMs > 0 && (lifetimeMs === null || lifetimeStaggerMs > lifetimeMs)) {
+    throw new RangeError(
+      `Worker option lifetimeStaggerMs (${lifetimeStaggerMs}) must be at most lifetimeMs (${lifetimeMs ?? "none"})`,
+    );
+  }
   return {
     scheduler: o.scheduler,
     listen: o.listen ?? "tcp://127.0.0.1:0",
@@ -325,6 +357,9 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     memoryTerminate: fractionOrFalse("memoryTerminate", o.memoryTerminate ?? 0.95),
     memoryMonitorIntervalMs: timerMs("memoryMonitorIntervalMs", o.memoryMonitorIntervalMs ?? 100),
     nanny: booleanOption("nanny", o.nanny ?? false),
+    lifetimeMs,
+    lifetimeStaggerMs,
+    lifetimeRestart: booleanOption("lifetimeRestart", o.lifetimeRestart ?? false),
     acceptUploads: booleanOption("acceptUploads", o.acceptUploads ?? false),
     logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),

@@ -484,6 +484,22 @@ describe("weft run, scheduler, worker", () => {
     );
     const dir = await weft(["worker", "tcp://127.0.0.1:1", "--spill-directory", "/no/such/dir"]);
     expect(dir.err).toMatch(/spillDirectory: no such directory: "\/no\/such\/dir"/);
+    const restart = await weft([
+      "worker",
+      "tcp://127.0.0.1:1",
+      "--lifetime",
+      "1h",
+      "--lifetime-restart",
+    ]);
+    expect(restart.code).toBe(2);
+    expect(restart.err).toMatch(/--lifetime-restart needs --nanny: nothing would start the worker/);
+    const life = await weft(["worker", "tcp://127.0.0.1:1", "--lifetime", "soon"]);
+    expect(life.code).toBe(2);
+    expect(life.err).toMatch(
+      /--lifetime must be a duration such as 1h, 30m or 90s: not a duration: "soon": invalid time unit "soon"/,
+    );
+    const stagger = await weft(["worker", "tcp://127.0.0.1:1", "--lifetime-stagger", "5m"]);
+    expect(stagger.err).toMatch(/--lifetime-stagger and --lifetime-restart need --lifetime/);
     const size = await weft(["worker", "tcp://127.0.0.1:1", "--max-message-bytes", "lots"]);
     expect(size.code).toBe(2);
     expect(size.err).toMatch(/--max-message-bytes must be a size such as 64MiB or 4GB, got "lots"/);

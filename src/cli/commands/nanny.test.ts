@@ -136,7 +136,40 @@ describe("weft worker --nanny", () => {
         expect(ctx.stdout.text.match(/^worker at /gm)).toHaveLength(i + 1);
       }
       expect(ctx.stderr.text).toContain(
-        "weft worker: nanny: the scheduler restarts the worker; starting a new one",
+        "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one",
+      );
+      expect(ctx.stderr.text).not.toContain("on a fault");
+      stop();
+      await nanny;
+      expect(ctx.exitCode).toBe(0);
+    } finally {
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
+  it("--lifetime-restart: the worker retires when its lifetime is over, and its nanny starts another", async () => {
+    const scheduler = await quietScheduler();
+    const ctx = testContext();
+    const { nanny, stop } = startNanny(
+      [scheduler.address, "--nthreads", "1", "--executor", "inline"].concat([
+        "--lifetime",
+        "1.5s",
+        "--lifetime-restart",
+      ]),
+      0,
+      ctx,
+    );
+    const client = await Client.connect(scheduler.address);
+    try {
+      const [first] = await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      const t0 = Date.now();
+      while (!(await client.workers()).some((w) => w.address !== first.address)) {
+        if (Date.now() - t0 > 60_000) throw new Error("no second worker");
+        await sleep(100);
+      }
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one",
       );
       expect(ctx.stderr.text).not.toContain("on a fault");
       stop();

@@ -112,7 +112,7 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     if (code === EXIT_RESTART) {
       restarts = 0;
       ctx.stderr.write(
-        "weft worker: nanny: the scheduler restarts the worker; starting a new one\n",
+        "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one\n",
       );
       continue;
     }

@@ -1,6 +1,8 @@
 import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
+import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { Worker } from "../../worker/worker.ts";
+import type { WorkerOptions } from "../../worker/workerOptions.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
@@ -48,6 +50,40 @@ interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliO
   readonly logLevel: string;
   readonly connectTimeout: string;
   readonly preload?: readonly string[];
+  readonly lifetime?: string;
+  readonly lifetimeStagger?: string;
+  readonly lifetimeRestart?: boolean;
+}
+
+/** A duration given as Dask writes one (`1h`, `30 minutes`; a bare number: seconds), in ms. */
+function durationOption(name: string, text: string): number {
+  let seconds: number;
+  try {
+    seconds = parseTimedelta(text);
+  } catch (err) {
+    throw new Error(`${name} must be a duration such as 1h, 30m or 90s: ${(err as Error).message}`);
+  }
+  return Math.round(seconds * 1000);
+}
+
+/** The lifetime options: Worker options, checked. */
+function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
+  if (opts.lifetime === undefined) {
+    if (opts.lifetimeStagger !== undefined || opts.lifetimeRestart === true) {
+      throw new Error("--lifetime-stagger and --lifetime-restart need --lifetime");
+    }
+    return {};
+  }
+  if (opts.lifetimeRestart === true && !underNanny()) {
+    throw new Error("--lifetime-restart needs --nanny: nothing would start the worker again");
+  }
+  return {
+    lifetimeMs: durationOption("--lifetime", opts.lifetime),
+    ...(opts.lifetimeStagger !== undefined
+      ? { lifetimeStaggerMs: durationOption("--lifetime-stagger", opts.lifetimeStagger) }
+      : {}),
+    lifetimeRestart: opts.lifetimeRestart === true,
+  };
 }
 
 /** A number in (0, 1] given as text; throws a clear error. */
@@ -115,6 +151,7 @@ export async function runWorker(
       ...frameLimitsFrom(opts),
       ...tlsFrom(opts),
       ...httpFrom(opts),
+      ...lifetimeFrom(opts),
       preload: opts.preload ?? [],
       validate: opts.validate === true,
       nanny: underNanny(),
@@ -214,6 +251,18 @@ export function workerCommand(ctx: CliContext): Command {
       "5",
     )
     .option(
+      "--lifetime <duration>",
+      "retire after this long (e.g. 1h, 30m): the results only this worker holds are copied to others, then it closes (default: never)",
+    )
+    .option(
+      "--lifetime-stagger <duration>",
+      "with --lifetime: off by up to this much either way, at random, so that workers started together leave apart (default: 0)",
+    )
+    .option(
+      "--lifetime-restart",
+      "with --lifetime and --nanny: the nanny starts a new worker once the lifetime is over",
+    )
+    .option(
       "--connect-timeout <ms>",
       "how long to wait for the scheduler (and peers) to accept a connection",
       "30000",
@@ -226,9 +275,10 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .addHelpText(
       "after",
-      "\nRuns until SIGINT or SIGTERM (exit 0), until it is retired or the cluster restarts\n" +
-        "(exit 0; under --nanny a restart starts a new worker), or until it loses the scheduler, its\n" +
-        "state machine fails or its memory passes --memory-terminate (exit 1, saying why). Exit 2:\n" +
+      "\nRuns until SIGINT or SIGTERM (exit 0), until it is retired, its --lifetime is over or the\n" +
+        "cluster restarts (exit 0; under --nanny a restart, or --lifetime-restart, starts a new\n" +
+        "worker), or until it loses the scheduler, its state machine fails or its memory passes\n" +
+        "--memory-terminate (exit 1, saying why). Exit 2:\n" +
         "it cannot start (a bad option, a task module that does not load, a scheduler that\n" +
         "refuses it or is not reached within --connect-timeout, a --memory-limit the process\n" +
         "is beyond already).\n" +

@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
+import { inc, slowInc, sum } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+describe("worker lifetime (Dask's --lifetime)", () => {
+  it("a worker whose lifetime is over retires: its results move, then it closes for good", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const short = await extraWorker(cluster, { lifetimeMs: 400 });
+    try {
+      const y = client.submitWith({ workers: short.address }, inc, 1);
+      expect(await y).toBe(2);
+      expect((await client.whoHas([y]))[y.key]).toEqual([short.address]);
+      await eventually(() => short.status === "closed", 10_000, "the worker's lifetime ended");
+      expect(short.fault).toBeNull();
+      expect(short.restartRequested).toBe(false);
+      expect(cluster.scheduler.state.workers.has(short.address)).toBe(false);
+      // Its result was copied before it went: nothing is computed again.
+      const before = (await client.counters()).tasksFinished;
+      expect(await client.submit(inc, y)).toBe(3);
+      expect((await client.counters()).tasksFinished).toBe(before + 1);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it("with lifetimeRestart a LocalCluster starts new workers, and the work goes on", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 2,
+      worker: { lifetimeMs: 300, lifetimeStaggerMs: 150, lifetimeRestart: true },
+    });
+    const first = cluster.workers.map((w) => w.address);
+    // Work that outlives every worker of the start, several times over.
+    const futures = Array.from({ length: 40 }, (_, i) => client.submit(slowInc, i, 40));
+    const total = client.submit(sum, futures);
+    expect(await total).toBe(Array.from({ length: 40 }, (_, i) => i + 1).reduce((a, b) => a + b));
+    await eventually(
+      () => cluster.workers.every((w) => !first.includes(w.address)),
+      10_000,
+      "every worker of the start replaced",
+    );
+    expect(cluster.workers.every((w) => w.fault === null)).toBe(true);
+  });
+
+  it("closeGracefully: a worker leaves at once, without losing what only it holds", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const [leaving, staying] = cluster.workers;
+    const x = client.submitWith({ workers: leaving.address }, inc, 41);
+    expect(await x).toBe(42);
+    await leaving.closeGracefully();
+    expect(leaving.status).toBe("closed");
+    expect((await client.whoHas([x]))[x.key]).toEqual([staying.address]);
+    expect(await client.submit(inc, x)).toBe(43);
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { parseTimedelta } from "./parseTimedelta.ts";
+
+describe("parseTimedelta (dask's parse_timedelta)", () => {
+  it("reads Dask's units, words and abbreviations, plural or not, any case", () => {
+    expect(parseTimedelta("1 hour")).toBe(3600);
+    expect(parseTimedelta("5m")).toBe(300);
+    expect(parseTimedelta("300ms")).toBeCloseTo(0.3, 12);
+    expect(parseTimedelta("1.5 h")).toBe(5400);
+    expect(parseTimedelta("2 Days")).toBe(172_800);
+    expect(parseTimedelta("1w")).toBe(604_800);
+    expect(parseTimedelta("10us")).toBeCloseTo(1e-5, 15);
+    expect(parseTimedelta("3 seconds")).toBe(3);
+    expect(parseTimedelta("1e2s")).toBe(100);
+    // A unit alone is one of it; a bare number is in the default unit.
+    expect(parseTimedelta("minute")).toBe(60);
+    expect(parseTimedelta("30")).toBe(30);
+    expect(parseTimedelta(30)).toBe(30);
+    expect(parseTimedelta("250", "ms")).toBeCloseTo(0.25, 12);
+  });
+
+  it("refuses what is not a duration, saying why", () => {
+    expect(() => parseTimedelta("")).toThrow("not a duration: an empty text");
+    expect(() => parseTimedelta("5 parsecs")).toThrow(/invalid time unit "parsecs" \(valid: s, ms/);
+    expect(() => parseTimedelta("-1s")).toThrow('not a duration: "-1s"');
+    expect(() => parseTimedelta("1.2.3s")).toThrow('not a duration: "1.2.3s"');
+    expect(() => parseTimedelta(Number.POSITIVE_INFINITY)).toThrow("not a duration: Infinity");
+  });
+});
