@@ -48,7 +48,8 @@ describe("worker lifetime (Dask's --lifetime)", () => {
     const [leaving, staying] = cluster.workers;
     const x = client.submitWith({ workers: leaving.address }, inc, 41);
     expect(await x).toBe(42);
-    await leaving.closeGracefully();
+    // Twice at once: one retirement.
+    await Promise.all([leaving.closeGracefully(), leaving.closeGracefully()]);
     expect(leaving.status).toBe("closed");
     expect((await client.whoHas([x]))[x.key]).toEqual([staying.address]);
     expect(await client.submit(inc, x)).toBe(43);

@@ -74,8 +74,10 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
       const clients = () => cluster.scheduler.router.clients.size;
       const before = clients();
       // Two at once: the second runs on a thread started for it, ended once idle.
+      // Each holds its client long enough for both to be connected at once even
+      // when the second thread is slow to start (a loaded machine).
       const runs = [0, 1].map((i) =>
-        executor.run({ key: `k${i}`, fn: "clientScheduler", args: [300] }, control, NO_SIGNAL),
+        executor.run({ key: `k${i}`, fn: "clientScheduler", args: [1500] }, control, NO_SIGNAL),
       );
       let most = before;
       let over = false;

@@ -184,6 +184,8 @@ export class Worker extends BaseWorker {
   private closePromise: Promise<string[]> | null = null;
   private faultValue: string | null = null;
   private restartRequestedValue = false;
+  /** {@link closeGracefully} under way. */
+  private gracefulClose: Promise<void> | null = null;
   private markClosed: () => void = () => {};
   /** Resolves once the worker has closed, whether by {@link close} or on a {@link fault}. */
   readonly closed: Promise<void> = new Promise((resolve) => {
@@ -496,14 +498,21 @@ export class Worker extends BaseWorker {
    * holds to other workers and then tells it to close; close anyway if the
    * retirement fails (results only this worker held are then computed again
    * where needed). With `restart` (default: the `lifetimeRestart` option) it
-   * closes as restarted, for its nanny to start another. Resolves once closed.
+   * closes as restarted, for its nanny to start another. Resolves once closed;
+   * a second call waits for the first.
    */
-  async closeGracefully(
+  closeGracefully(
     reason = "worker-close-gracefully",
     restart = this.options.lifetimeRestart,
   ): Promise<void> {
+    this.gracefulClose ??= this.leaveGracefully(reason, restart);
+    return this.gracefulClose;
+  }
+
+  private async leaveGracefully(reason: string, restart: boolean): Promise<void> {
     if (this.statusValue !== "running" && this.statusValue !== "paused") {
-      await this.closePromise;
+      // Not in the cluster (yet, or any more): nothing to hand over.
+      await this.close();
       return;
     }
     this.logger.info({ reason }, "closing gracefully: the scheduler retires this worker");

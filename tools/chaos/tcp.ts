@@ -21,6 +21,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { positiveInteger, runScript } from "../../bench/benchCli.ts";
+import { RESTARTING_LINE } from "../../src/cli/commands/nanny.ts";
 import { Client } from "../../src/client/client.ts";
 import { RebalanceError, ReplicateError } from "../../src/client/errors.ts";
 import type { Future } from "../../src/client/future.ts";
@@ -131,7 +132,7 @@ export class Processes {
         this.nannyRestarts++;
         return; // expected: the worker's own last line says why
       }
-      if (line === "weft worker: nanny: the scheduler restarts the worker; starting a new one") {
+      if (line === RESTARTING_LINE) {
         this.restartedWorkers++;
         return;
       }

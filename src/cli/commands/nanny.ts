@@ -24,6 +24,10 @@ const NANNY_CHILD = "WEFT_NANNY_CHILD";
 /** The exit code of a nanny's child the scheduler restarts: start another. */
 export const EXIT_RESTART = 3;
 
+/** What a nanny prints when its worker exits to be restarted (`EXIT_RESTART`). */
+export const RESTARTING_LINE =
+  "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one";
+
 /** True in a worker process a nanny started (and still watches). */
 export function underNanny(): boolean {
   return process.env[NANNY_CHILD] === "1" && process.channel !== undefined;
@@ -111,9 +115,7 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     }
     if (code === EXIT_RESTART) {
       restarts = 0;
-      ctx.stderr.write(
-        "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one\n",
-      );
+      ctx.stderr.write(`${RESTARTING_LINE}\n`);
       continue;
     }
     if (code !== 1) {
