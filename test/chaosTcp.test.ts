@@ -185,6 +185,21 @@ describe("npm run chaos:tcp", () => {
     expect(shown).toEqual([]);
   });
 
+  it("--lifetime: workers retire by themselves and their nannies start new ones; every round answers right", async () => {
+    const lines: string[] = [];
+    const summary = await runChaos(
+      { ...QUIET, seed: 3, rounds: 4, nanny: true, lifetimeMs: 1000 },
+      (line) => lines.push(line),
+      (line) => shown.push(line),
+      procs,
+    );
+    expect(summary.failed).toBe(0);
+    expect(summary.passed + summary.killedWorker).toBe(4);
+    expect(summary.restartedWorkers).toBeGreaterThanOrEqual(1);
+    expect(summary.unexpectedExits).toBe(0);
+    expect(shown).toEqual([]);
+  });
+
   it("--dynamic --actors: rounds of tasks that submit tasks, and of tasks reporting to an actor", async () => {
     const lines: string[] = [];
     const summary = await runChaos(
@@ -263,11 +278,15 @@ describe("npm run chaos:tcp", () => {
     await expect(main(["--kill-rate", "2"])).rejects.toThrow("--kill-rate must be");
     await expect(main(["--workers", "0"])).rejects.toThrow("--workers must be");
     await expect(main(["--nanny", "--freeze"])).rejects.toThrow(
-      "--nanny (or --restart) and --freeze",
+      "--nanny (or --restart, --lifetime) and --freeze",
     );
     await expect(main(["--restart", "--freeze"])).rejects.toThrow(
-      "--nanny (or --restart) and --freeze",
+      "--nanny (or --restart, --lifetime) and --freeze",
     );
+    await expect(main(["--lifetime", "1000", "--freeze"])).rejects.toThrow(
+      "--nanny (or --restart, --lifetime) and --freeze",
+    );
+    await expect(main(["--lifetime", "soon"])).rejects.toThrow("--lifetime must be");
     await expect(main(["--memory-pressure", "--memory-limit", "1MB"])).rejects.toThrow(
       "--memory-pressure sets the workers' memory limit",
     );

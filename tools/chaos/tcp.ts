@@ -195,6 +195,7 @@ export class Processes {
       readonly memoryPressure?: boolean;
       readonly nanny?: boolean;
       readonly tls?: boolean;
+      readonly lifetimeMs?: number;
     },
   ): WeftProcess {
     return this.start(name, [
@@ -213,6 +214,15 @@ export class Processes {
       "warn",
       ...(o.validate ? ["--validate"] : []),
       ...(o.nanny === true ? ["--nanny"] : []),
+      ...(o.lifetimeMs !== undefined
+        ? [
+            "--lifetime",
+            `${o.lifetimeMs}ms`,
+            "--lifetime-stagger",
+            `${Math.floor(o.lifetimeMs / 2)}ms`,
+            "--lifetime-restart",
+          ]
+        : []),
       // A limit of a few kB makes workers spill: held against the values, not the process.
       ...(o.memoryLimit !== undefined
         ? ["--memory-limit", o.memoryLimit, "--memory-measure", "managed"]
@@ -397,6 +407,13 @@ export interface ChaosOptions {
    * must still answer right.
    */
   readonly restart?: boolean;
+  /**
+   * Each worker retires after this many ms, give or take half of it, and its
+   * nanny (implied) starts a new one (`weft worker --lifetime
+   * --lifetime-restart`): workers come and go by themselves while rounds run,
+   * their results moved to others as they go.
+   */
+  readonly lifetimeMs?: number;
   /** Every connection over `tls://`, with the test credentials. */
   readonly tls?: boolean;
   /**
@@ -902,6 +919,9 @@ export function summaryLine(seed: number, s: ChaosSummary): string {
       ? `, ${s.restartedRounds} rounds cancelled by a restart (${s.restartedWorkers} workers started again)`
       : "") +
     (s.restartedOne > 0 ? `, ${s.restartedOne} workers restarted alone` : "") +
+    (s.restartedRounds === 0 && s.restartedWorkers > 0
+      ? `, ${s.restartedWorkers} workers started again (their lifetime over, or restarted alone)`
+      : "") +
     `, ${s.unexpectedExits} unexpected exits` +
     (s.leftBehind > 0 ? `, ${s.leftBehind} processes left behind` : "") +
     (s.firstUnexpectedExit !== null ? ` (first: ${s.firstUnexpectedExit})` : "")
@@ -988,6 +1008,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       "--restart",
       "a third of the rounds restart the cluster (client.restart) while their tasks run, after 0-300 ms: their futures are cancelled; half of the others restart one worker (client.restartWorkers) and must answer right; workers run under a nanny, which starts them again",
     )
+    .option(
+      "--lifetime <ms>",
+      "each worker retires after MS, give or take half of it, and its nanny (implied) starts a new one (weft worker --lifetime --lifetime-restart)",
+    )
     .option("--tls", "every connection over tls://, with the test credentials (test/fixtures/tls)")
     .option(
       "--dump <prefix>",
@@ -1035,16 +1059,19 @@ export async function main(argv: readonly string[]): Promise<number> {
     scatter: opts.scatter === true,
     ...(opts.memoryLimit !== undefined ? { memoryLimit: str("memoryLimit") } : {}),
     memoryPressure: opts.memoryPressure === true,
-    nanny: opts.nanny === true || opts.restart === true,
+    nanny: opts.nanny === true || opts.restart === true || opts.lifetime !== undefined,
     restart: opts.restart === true,
     tls: opts.tls === true,
     dynamic: opts.dynamic === true,
     actors: opts.actors === true,
     ...(opts.dump !== undefined ? { dump: str("dump") } : {}),
+    ...(opts.lifetime !== undefined
+      ? { lifetimeMs: positiveInteger(str("lifetime"), "--lifetime") }
+      : {}),
   };
   if (o.nanny === true && o.freeze) {
     throw new Error(
-      "--nanny (or --restart) and --freeze: the harness would freeze the nanny, not its worker",
+      "--nanny (or --restart, --lifetime) and --freeze: the harness would freeze the nanny, not its worker",
     );
   }
   if (o.memoryPressure === true && o.memoryLimit !== undefined) {
