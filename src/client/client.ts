@@ -121,6 +121,7 @@ import { SchedulerConnection } from "./schedulerConnection.ts";
 import { mergedStory, type StoryRecord, storiesOfWorkers, storyKeysProblem } from "./story.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
 import { loadOnWorkers, sortedByKey, taskModuleUrl } from "./taskModules.ts";
+import { TASK_OUTPUT_TOPICS } from "./taskPrint.ts";
 import { tokenize } from "./tokenize.ts";
 import { readUpload, type UploadFileOptions, uploadToWorkers } from "./uploads.ts";
 import {
@@ -222,6 +223,12 @@ export interface ClientOptions {
    * (see `comm/tls.ts`). Default none.
    */
   tls?: TlsCredentials;
+  /**
+   * Print what tasks print (`print`, `warn` from `weft`: the events of topics
+   * `print` and `warn`) on this process's stdout and stderr, as Dask's clients
+   * do. Default true.
+   */
+  printTaskOutput?: boolean;
 }
 
 /** Options of one submitted task (`workers`, `allowOtherWorkers`: see {@link GraphOptions}). */
@@ -482,6 +489,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (limitsProblem !== null) throw new RangeError(`Client option ${limitsProblem}`);
     const tlsProblem = options.tls === undefined ? null : tlsCredentialsProblem(options.tls);
     if (tlsProblem !== null) throw new TypeError(`Client option ${tlsProblem}`);
+    if (options.printTaskOutput !== undefined && typeof options.printTaskOutput !== "boolean") {
+      throw new TypeError(
+        `Client option printTaskOutput must be true or false, got ${showValue(options.printTaskOutput)}`,
+      );
+    }
     const id = `${options.name ?? "client"}-${randomUUID().slice(0, 8)}`;
     if (isStandInClientId(id)) {
       throw new RangeError(
@@ -497,7 +509,18 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     });
     const logger =
       options.logger ?? weftLogger("weft.client", process.env.WEFT_LOG_LEVEL ?? "info");
-    return new Client(conn, id, address, timeoutMs, limits, logger);
+    const client = new Client(conn, id, address, timeoutMs, limits, logger);
+    if (options.printTaskOutput ?? true) {
+      // Not waited for: the subscriptions go first on the stream, before
+      // anything this client submits, whose tasks' lines come after them.
+      for (const [topic, handler] of TASK_OUTPUT_TOPICS) {
+        client.subscriptions.set(topic, handler);
+        conn.request("subscribe-topic", { topic }).catch((err: unknown) => {
+          if (!client.isClosed) logger.warn({ err, topic }, "could not subscribe to tasks' output");
+        });
+      }
+    }
+    return client;
   }
 
   /**

@@ -104,5 +104,6 @@ export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
 export type { StoryRecord } from "./story.ts";
 export { getClient, workerClient } from "./taskClient.ts";
+export { type PrintedMessage, print, warn } from "./taskPrint.ts";
 export type { UploadFileOptions } from "./uploads.ts";
 export type { WorkerPluginOptions } from "./workerPlugins.ts";

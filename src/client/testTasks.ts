@@ -8,6 +8,7 @@ import { rejoin, secede } from "../worker/taskContext.ts";
 import { defineTask } from "../worker/taskRegistry.ts";
 import type { Actor } from "./actor.ts";
 import { getClient, workerClient } from "./taskClient.ts";
+import { print, warn } from "./taskPrint.ts";
 
 /** An error class of the task module's own. */
 class ValueError extends Error {
@@ -304,4 +305,11 @@ export const firesAndForgets = defineTask("firesAndForgets", async (name: string
   const client = await getClient();
   client.fireAndForget(client.submit(publishes, name, 1));
   return "fired";
+});
+
+/** Prints `line i {i}` for i < n and warns once (`print`, `warn`), then returns n. */
+export const printsLines = defineTask("printsLines", (n: number) => {
+  for (let i = 0; i < n; i++) print("line", i, { i });
+  warn("careful");
+  return n;
 });

@@ -94,7 +94,11 @@ async function connectThreadClient(): Promise<unknown> {
       o.timeoutMs ?? d.connectTimeoutMs,
     ),
   );
-  return Client.connect(scheduler, { name: "worker-client", timeoutMs: d.connectTimeoutMs });
+  return Client.connect(scheduler, {
+    name: "worker-client",
+    timeoutMs: d.connectTimeoutMs,
+    printTaskOutput: false,
+  });
 }
 
 /** Send what this thread's client queued, if it has one (connected or not, it does not throw). */

@@ -792,6 +792,8 @@ export class Worker extends BaseWorker {
       const o = this.options;
       return Client.connect(o.scheduler, {
         name: "worker-client",
+        // What tasks print is for the user's clients, not for the worker's.
+        printTaskOutput: false,
         timeoutMs: o.connectTimeoutMs,
         ...commOptionsOf(o),
         logger: this.logger.child({ name: "weft.worker-client" }),

@@ -53,6 +53,8 @@ export async function withClient(
       timeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000"),
       ...tlsFrom(opts),
       logger: stderrLogger(`weft.${name}`, "silent"),
+      // A command that looks at the cluster does not print what its tasks print.
+      printTaskOutput: false,
     });
   } catch (err) {
     ctx.stderr.write(`weft ${name}: ${(err as Error).message}

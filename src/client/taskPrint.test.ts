@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { print, warn } from "./taskPrint.ts";
+import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { printsLines } from "./testTasks.ts";
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await closeTestClusters();
+});
+
+/** What is written on stdout and stderr from now on, line by line. */
+function capture(): { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const keep = (lines: string[]) => (chunk: unknown) => {
+    lines.push(
+      ...String(chunk)
+        .split("\n")
+        .filter((l) => l !== ""),
+    );
+    return true;
+  };
+  vi.spyOn(process.stdout, "write").mockImplementation(keep(out) as typeof process.stdout.write);
+  vi.spyOn(process.stderr, "write").mockImplementation(keep(err) as typeof process.stderr.write);
+  return { out, err };
+}
+
+describe("print and warn in tasks (Dask's distributed.print)", () => {
+  for (const executor of ["inline", "threads"] as const) {
+    it(`a task's lines reach the client's stdout and stderr, in order (${executor})`, async () => {
+      const { client } = await testCluster({ workers: 1, executor });
+      const { out, err } = capture();
+      const future = client.submit(printsLines, 3);
+      expect(await future).toBe(3);
+      await eventually(() => out.length === 3 && err.length === 1, 5_000, "the lines came");
+      expect(out).toEqual(["line 0 { i: 0 }", "line 1 { i: 1 }", "line 2 { i: 2 }"]);
+      expect(err).toEqual(["careful"]);
+      // The scheduler keeps them as events, with the task's key.
+      const kept = (await client.getEvents("print")).map(([, m]) => m);
+      expect(kept).toEqual(
+        [0, 1, 2].map((i) => ({ text: `line ${i} { i: ${i} }`, key: future.key })),
+      );
+    });
+  }
+
+  it("a client made with printTaskOutput: false prints nothing; outside a task, print prints here", async () => {
+    await expect(
+      (await testCluster({ workers: 0 })).cluster.client({
+        printTaskOutput: "yes" as unknown as boolean,
+      }),
+    ).rejects.toThrow(/^Client option printTaskOutput must be true or false, got .yes.$/);
+    const { cluster, client } = await testCluster({ workers: 1 });
+    await client.close(); // it would print them
+    const quiet = await cluster.client({ printTaskOutput: false });
+    const { out, err } = capture();
+    expect(await quiet.submit(printsLines, 2)).toBe(2);
+    for (let i = 0; (await quiet.getEvents("warn")).length === 0; i++) {
+      if (i > 500) throw new Error("the task's warn was never logged");
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(out).toEqual([]);
+    expect(err).toEqual([]);
+    print("here", 1);
+    warn("there");
+    expect(out).toEqual(["here 1"]);
+    expect(err).toEqual(["there"]);
+  });
+});
