@@ -9,6 +9,7 @@ import { watchProgress } from "../../client/progress.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
 import type { TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
+import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
@@ -29,6 +30,7 @@ import {
 /** Options of `weft run`. */
 interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly scheduler?: string;
+  readonly schedulerFile?: string;
   readonly workers?: string;
   readonly nthreads?: string;
   readonly executor?: "threads" | "inline";
@@ -251,6 +253,10 @@ export function runCommand(ctx: CliContext): Command {
     )
     .option("--scheduler <address>", "use this scheduler instead of an embedded cluster")
     .option(
+      "--scheduler-file <path>",
+      "use the scheduler whose address this file holds (weft scheduler --scheduler-file), waiting up to --connect-timeout for it",
+    )
+    .option(
       "--connect-timeout <ms>",
       "with --scheduler: how long to wait for the scheduler (and workers, when fetching results) to accept a connection and, for the scheduler, to answer it (default: 30000)",
     )
@@ -307,6 +313,22 @@ export function runCommand(ctx: CliContext): Command {
         "is closed, or the scheduler told to release the graph.",
     )
     .action(async (file: string, opts: RunOptions) => {
-      await runGraph(file, opts, ctx);
+      let scheduler = opts.scheduler;
+      if (opts.schedulerFile !== undefined) {
+        // --scheduler-file is --scheduler, read from the file.
+        try {
+          if (scheduler !== undefined) {
+            throw new Error("give --scheduler or --scheduler-file, not both");
+          }
+          scheduler = await readSchedulerFile(opts.schedulerFile, {
+            timeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000"),
+          });
+        } catch (err) {
+          ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
+          ctx.exitCode = EXIT.usage;
+          return;
+        }
+      }
+      await runGraph(file, scheduler === undefined ? opts : { ...opts, scheduler }, ctx);
     });
 }

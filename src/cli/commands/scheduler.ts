@@ -1,6 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { Command, Option } from "commander";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { splitScheme } from "../../util/address.ts";
+import { removeSchedulerFile, writeSchedulerFile } from "../../util/schedulerFile.ts";
+import { wallSeconds } from "../../util/wallClock.ts";
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
@@ -29,6 +32,7 @@ interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpC
   /** false with --no-check-worker-address. */
   readonly checkWorkerAddress?: boolean;
   readonly preload?: readonly string[];
+  readonly schedulerFile?: string;
 }
 
 /**
@@ -67,6 +71,25 @@ export async function runScheduler(
     return;
   }
   const reachable = reachableAddressFor(scheduler.address);
+  const id = `Scheduler-${randomUUID()}`;
+  if (opts.schedulerFile !== undefined) {
+    try {
+      await writeSchedulerFile(opts.schedulerFile, {
+        type: "Scheduler",
+        id,
+        address: reachable ?? scheduler.address,
+        services:
+          scheduler.httpUrl === null ? {} : { http: Number(new URL(scheduler.httpUrl).port) },
+        started: wallSeconds(),
+        workers: {},
+      });
+    } catch (err) {
+      await scheduler.close();
+      ctx.stderr.write(`weft scheduler: cannot start: ${(err as Error).message}\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
+  }
   ctx.stdout.write(
     reachable === null
       ? `scheduler at ${scheduler.address}\n`
@@ -75,6 +98,7 @@ export async function runScheduler(
   if (scheduler.httpUrl !== null) ctx.stdout.write(`http at ${scheduler.httpUrl}\n`);
   await stop(scheduler);
   await scheduler.close();
+  if (opts.schedulerFile !== undefined) await removeSchedulerFile(opts.schedulerFile, id);
   if (scheduler.status === "failed") {
     const why = scheduler.fault ?? "its state machine failed";
     ctx.stderr.write(`weft scheduler: stopped: ${why.split("\n")[0]}\n`);
@@ -92,6 +116,10 @@ export function schedulerCommand(ctx: CliContext): Command {
     .option(
       "--no-check-worker-address",
       "accept workers at addresses this scheduler cannot connect to (their peers may still)",
+    )
+    .option(
+      "--scheduler-file <path>",
+      "write the scheduler's address (and identity, as JSON) to this file once listening, for weft worker --scheduler-file and clients (readSchedulerFile); removed when the scheduler closes",
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "scheduler"))))
     .addOption(
@@ -107,7 +135,8 @@ export function schedulerCommand(ctx: CliContext): Command {
         "/json/identity.json, /json/counts.json); runs until SIGINT or SIGTERM (exit 0), or until its state machine\n" +
         "fails (exit 1, saying why).\n" +
         "Exit 2: it cannot start (a bad option, an address in use).\n" +
-        "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine)\n" +
+        "With --scheduler-file FILE it writes its address to FILE (JSON) before printing it.\n" +
+        "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine; or --scheduler-file FILE)\n" +
         "      weft run graph.json --scheduler <address>",
     )
     .action(async (opts: SchedulerCliOptions) => {

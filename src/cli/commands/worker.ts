@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
+import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
 import { workerAddresses } from "./contactAddress.ts";
@@ -50,6 +51,7 @@ interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliO
   readonly logLevel: string;
   readonly connectTimeout: string;
   readonly preload?: readonly string[];
+  readonly schedulerFile?: string;
   readonly lifetime?: string;
   readonly lifetimeStagger?: string;
   readonly lifetimeRestart?: boolean;
@@ -188,7 +190,14 @@ export async function runWorker(
 export function workerCommand(ctx: CliContext): Command {
   const cmd = new Command("worker")
     .description("Run a worker for a scheduler (TCP mode, many machines)")
-    .argument("<scheduler>", "the scheduler's address, e.g. tcp://10.0.0.1:8786")
+    .argument(
+      "[scheduler]",
+      "the scheduler's address, e.g. tcp://10.0.0.1:8786 (or give --scheduler-file)",
+    )
+    .option(
+      "--scheduler-file <path>",
+      "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting up to --connect-timeout for it to appear",
+    )
     .option("--nthreads <n>", "tasks computed at once (default: the CPU count, as a Worker's)")
     .option(
       "--tasks <module>",
@@ -286,7 +295,14 @@ export function workerCommand(ctx: CliContext): Command {
         "With --http-address it prints `http at http://<host>:<port>` (GET /health, /metrics,\n" +
         "/json/identity.json).",
     )
-    .action(async (scheduler: string, opts: WorkerCliOptions) => {
+    .action(async (given: string | undefined, opts: WorkerCliOptions) => {
+      if ((given === undefined) === (opts.schedulerFile === undefined)) {
+        ctx.stderr.write(
+          `weft worker: cannot start: give the scheduler's address or --scheduler-file, ${given === undefined ? "neither was given" : "not both"}\n`,
+        );
+        ctx.exitCode = EXIT.usage;
+        return;
+      }
       if (opts.nanny === true) {
         let maxRestarts: number;
         try {
@@ -296,8 +312,25 @@ export function workerCommand(ctx: CliContext): Command {
           ctx.exitCode = EXIT.usage;
           return;
         }
-        const args = givenArgs(cmd, [scheduler], ["--nanny", "--max-restarts"]);
+        // The child reads the scheduler file itself, each time: a scheduler started
+        // again elsewhere is found.
+        const args = givenArgs(cmd, given === undefined ? [] : [given], [
+          "--nanny",
+          "--max-restarts",
+        ]);
         await runNanny({ args, maxRestarts, stop: untilSignal() }, ctx);
+        return;
+      }
+      let scheduler: string;
+      try {
+        scheduler =
+          given ??
+          (await readSchedulerFile(opts.schedulerFile as string, {
+            timeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout),
+          }));
+      } catch (err) {
+        ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
+        ctx.exitCode = EXIT.usage;
         return;
       }
       const orphaned = nannyGone().then(() => {

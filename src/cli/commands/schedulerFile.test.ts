@@ -1,0 +1,112 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import { Client } from "../../client/client.ts";
+import { readSchedulerFile } from "../../util/schedulerFile.ts";
+import { testContext as context } from "../testContext.ts";
+import { main } from "../weft.ts";
+import { runScheduler } from "./scheduler.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-file-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const WORKER = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
+
+describe("--scheduler-file", () => {
+  it("weft scheduler writes its address there; weft worker waits for it and finds the scheduler", async () => {
+    const file = join(dir, "cluster.json");
+    // The worker first: it waits for the file.
+    const workerCtx = context();
+    const worker = main(
+      ["node", "weft", "worker", "--scheduler-file", file, ...WORKER, "--connect-timeout", "20000"],
+      workerCtx,
+    );
+    await sleep(300);
+    const schedCtx = context();
+    let address = "";
+    const scheduler = runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: file },
+      schedCtx,
+      (s) => {
+        address = s.address;
+        return s.closed;
+      },
+    );
+    const found = await readSchedulerFile(file, { timeoutMs: 10_000 });
+    expect(found).toBe(address);
+    const content = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    expect(content).toMatchObject({ type: "Scheduler", address, services: {}, workers: {} });
+    expect(content.id).toMatch(/^Scheduler-/);
+    const client = await Client.connect(found, { printTaskOutput: false });
+    await client.waitForWorkers(1, { timeoutMs: 20_000 });
+    // weft run finds it the same way.
+    const graph = join(dir, "graph.json");
+    writeFileSync(graph, JSON.stringify({ graph: { x: 1, y: 2 } }));
+    const runCtx = context();
+    expect(await main(["node", "weft", "run", graph, "--scheduler-file", file], runCtx)).toBe(0);
+    expect(JSON.parse(runCtx.stdout.text)).toEqual({ x: 1, y: 2 });
+    const both = context();
+    await main(
+      ["node", "weft", "run", graph, "--scheduler-file", file, "--scheduler", found],
+      both,
+    );
+    expect(both.stderr.text).toBe("weft run: give --scheduler or --scheduler-file, not both\n");
+    // Shut down: the worker exits 0, the scheduler closes and removes its file.
+    await client.shutdown();
+    expect(await worker).toBe(0);
+    await scheduler;
+    expect(schedCtx.exitCode).toBe(0);
+    expect(existsSync(file)).toBe(false);
+  }, 60_000);
+
+  it("weft worker refuses neither or both, and says what is wrong with the file", async () => {
+    const run = async (...args: string[]) => {
+      const ctx = context();
+      const code = await main(["node", "weft", "worker", ...args, ...WORKER], ctx);
+      return { code, err: ctx.stderr.text };
+    };
+    const neither = await run();
+    expect(neither.code).toBe(2);
+    expect(neither.err).toBe(
+      "weft worker: cannot start: give the scheduler's address or --scheduler-file, neither was given\n",
+    );
+    const both = await run("tcp://127.0.0.1:1", "--scheduler-file", join(dir, "x.json"));
+    expect(both.err).toMatch(/give the scheduler's address or --scheduler-file, not both/);
+    const missing = join(dir, "missing.json");
+    const late = await run("--scheduler-file", missing, "--connect-timeout", "200");
+    expect(late.code).toBe(2);
+    expect(late.err).toBe(
+      `weft worker: cannot start: no scheduler file at ${missing} after 200 ms (is the scheduler started with --scheduler-file?)\n`,
+    );
+    const garbage = join(dir, "garbage.json");
+    writeFileSync(garbage, "{ not json");
+    expect((await run("--scheduler-file", garbage)).err).toMatch(
+      new RegExp(`cannot start: the scheduler file ${garbage} is not JSON: `),
+    );
+    const noAddress = join(dir, "no-address.json");
+    writeFileSync(noAddress, JSON.stringify({ type: "Scheduler" }));
+    expect((await run("--scheduler-file", noAddress)).err).toMatch(
+      /gives no address \(a string field "address"\)/,
+    );
+  });
+
+  it("weft scheduler cannot start when it cannot write the file", async () => {
+    const ctx = context();
+    await runScheduler(
+      {
+        listen: "tcp://127.0.0.1:0",
+        workerTtl: "30000",
+        logLevel: "silent",
+        schedulerFile: join(dir, "no", "such", "dir", "s.json"),
+      },
+      ctx,
+      () => Promise.resolve(),
+    );
+    expect(ctx.exitCode).toBe(2);
+    expect(ctx.stderr.text).toMatch(
+      /^weft scheduler: cannot start: cannot write the scheduler file .*s\.json: ENOENT/,
+    );
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Scheduler files (Dask's `--scheduler-file`): the scheduler writes its
+ * identity, its address among it, to a JSON file on a filesystem its workers
+ * and clients share, and they read the address from it, waiting for the file
+ * if the scheduler has not written it yet. On a batch system the scheduler's
+ * host and port are known only once it runs: the job script passes a path
+ * instead.
+ */
+
+import { randomUUID } from "node:crypto";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** What a scheduler file holds (Dask's `Scheduler.identity()`, with the fields weft has). */
+export interface SchedulerFileContent {
+  readonly type: "Scheduler";
+  readonly id: string;
+  /** The address workers and clients connect to. */
+  readonly address: string;
+  /** The HTTP endpoints' port (`--http-address`), if served. */
+  readonly services: Readonly<Record<string, number>>;
+  /** When the scheduler started, in wall-clock seconds. */
+  readonly started: number;
+  readonly workers: Readonly<Record<string, never>>;
+}
+
+/**
+ * Write `content` to `path` as indented JSON, whole or not at all (a reader
+ * never sees half a file): written beside it, then renamed over it.
+ */
+export async function writeSchedulerFile(
+  path: string,
+  content: SchedulerFileContent,
+): Promise<void> {
+  const partial = join(dirname(path), `.${randomUUID()}.weft-scheduler-file`);
+  try {
+    await writeFile(partial, `${JSON.stringify(content, null, 2)}\n`);
+    await rename(partial, path);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw new Error(`cannot write the scheduler file ${path}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Remove the scheduler file at `path` if it still names the scheduler `id`
+ * (another scheduler may have written its own there since).
+ */
+export async function removeSchedulerFile(path: string, id: string): Promise<void> {
+  const text = await readFile(path, "utf8").catch(() => null);
+  if (text === null) return;
+  try {
+    if ((JSON.parse(text) as { id?: unknown }).id !== id) return;
+  } catch {
+    return;
+  }
+  await rm(path, { force: true });
+}
+
+/**
+ * The scheduler's address in the scheduler file at `path`, once the file is
+ * there: waits up to `timeoutMs` (default 30,000) for it to appear. Rejects
+ * with a clear error for a file that is not a scheduler file, or none in time.
+ */
+export async function readSchedulerFile(
+  path: string,
+  options: { readonly timeoutMs?: number; readonly pollMs?: number } = {},
+): Promise<string> {
+  if (typeof path !== "string" || path === "") {
+    throw new TypeError(
+      `readSchedulerFile: the path must be a non-empty string, got ${String(path)}`,
+    );
+  }
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const pollMs = options.pollMs ?? 100;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let text: string | null = null;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
+        throw new Error(`cannot read the scheduler file ${path}: ${(err as Error).message}`);
+      }
+    }
+    if (text !== null) return addressIn(path, text);
+    if (Date.now() >= deadline) {
+      throw new Error(
+        `no scheduler file at ${path} after ${timeoutMs} ms (is the scheduler started with --scheduler-file?)`,
+      );
+    }
+    await sleep(pollMs);
+  }
+}
+
+function addressIn(path: string, text: string): string {
+  let content: unknown;
+  try {
+    content = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`the scheduler file ${path} is not JSON: ${(err as Error).message}`);
+  }
+  const address = (content as { address?: unknown } | null)?.address;
+  if (typeof address !== "string" || address === "") {
+    throw new Error(`the scheduler file ${path} gives no address (a string field "address")`);
+  }
+  return address;
+}
