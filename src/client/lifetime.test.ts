@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { Worker } from "../worker/worker.ts";
 import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { inc, slowInc, sum } from "./testTasks.ts";
 
@@ -41,6 +42,27 @@ describe("worker lifetime (Dask's --lifetime)", () => {
       "every worker of the start replaced",
     );
     expect(cluster.workers.every((w) => w.fault === null)).toBe(true);
+  });
+
+  it("a worker whose results no other worker can take yet asks again, and hands them over once one comes", async () => {
+    const { cluster, client } = await testCluster({ workers: 0 });
+    const alone = await extraWorker(cluster, { lifetimeMs: 1_000 });
+    let later: Worker | null = null;
+    try {
+      // Scattered: lost with its worker, nothing could compute it again.
+      const [x] = await client.scatter([41]);
+      // Its lifetime is over: no other worker, so it stays and asks again.
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(alone.status).toBe("running");
+      later = await extraWorker(cluster);
+      await eventually(() => alone.status === "closed", 10_000, "the worker retired");
+      expect(alone.fault).toBeNull();
+      expect((await client.whoHas([x]))[x.key]).toEqual([later.address]);
+      expect(await client.submit(inc, x)).toBe(42);
+    } finally {
+      await alone.close();
+      await later?.close();
+    }
   });
 
   it("closeGracefully: a worker leaves at once, without losing what only it holds", async () => {

@@ -130,6 +130,10 @@ function wireErrorMessage(err: unknown): ErrorMessage {
 }
 
 /** The real worker: executor, data store, `get_data` server, peer gathering, scheduler stream. */
+/** How long a worker leaving gracefully asks again to be retired when no other worker can take its results. */
+const RETIRE_RETRY_MS = 60_000;
+const RETIRE_RETRY_INTERVAL_MS = 1_000;
+
 export class Worker extends BaseWorker {
   /** The options, defaults filled in. */
   readonly options: ResolvedWorkerOptions;
@@ -495,11 +499,14 @@ export class Worker extends BaseWorker {
   /**
    * Leave the cluster without losing results (Dask's `close_gracefully`): ask
    * the scheduler to retire this worker, which copies the results only it
-   * holds to other workers and then tells it to close; close anyway if the
-   * retirement fails (results only this worker held are then computed again
-   * where needed). With `restart` (default: the `lifetimeRestart` option) it
-   * closes as restarted, for its nanny to start another. Resolves once closed;
-   * a second call waits for the first.
+   * holds to other workers and then tells it to close. While no other worker
+   * can take them (they are starting, or leaving too), it asks again every
+   * second, for up to a minute; then, or if the retirement fails otherwise
+   * (an actor lives here), it closes anyway, as Dask's does at once: results
+   * only it held are computed again where needed, scattered ones are lost.
+   * With `restart` (default: the `lifetimeRestart` option) it closes as
+   * restarted, for its nanny to start another. Resolves once closed; a
+   * second call waits for the first.
    */
   closeGracefully(
     reason = "worker-close-gracefully",
@@ -519,12 +526,25 @@ export class Worker extends BaseWorker {
     if (restart) this.restartRequestedValue = true;
     try {
       const client = await this.taskClient();
-      const { failed } = await client.retireWorkers([this.address]);
-      for (const f of failed) {
-        this.logger.warn(
-          { reason: f.reason },
-          "the scheduler could not retire this worker; closing",
+      const giveUpAt = Date.now() + RETIRE_RETRY_MS;
+      for (;;) {
+        const { failed } = await client.retireWorkers([this.address]);
+        const why = failed[0]?.reason;
+        if (why === undefined || this.closePromise !== null) break;
+        // No other worker can take its results now (they are starting, or
+        // retiring too), or another retirement has it: ask again for a while.
+        const worthWaiting =
+          why.startsWith("no other running worker") || why === "it is being retired already";
+        if (!worthWaiting || Date.now() >= giveUpAt) {
+          this.logger.warn({ reason: why }, "the scheduler could not retire this worker; closing");
+          break;
+        }
+        this.logger.info(
+          { reason: why },
+          "the scheduler cannot retire this worker yet; asking again",
         );
+        await sleep(RETIRE_RETRY_INTERVAL_MS);
+        if (this.closePromise !== null) break;
       }
     } catch (err) {
       // Told to close meanwhile, this worker closed its client: the answer did not come.
