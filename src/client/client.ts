@@ -1610,7 +1610,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
 
   /**
    * The addresses of the connected workers `options.workers` names (addresses,
-   * or hosts for every worker there), or of every worker without it; a
+   * hosts for every worker there, or names), or of every worker without it; a
    * TypeError naming `op` for a malformed list.
    */
   private async workersNamed(
@@ -1622,8 +1622,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null) throw new TypeError(`${op}: workers ${problem}`);
     const chosen = names === undefined ? null : new Set(names);
     return (await this.workers())
-      .map((w) => w.address)
-      .filter((a) => chosen === null || namesWorker(chosen, a, addressHostOrNull(a)));
+      .filter(
+        (w) =>
+          chosen === null ||
+          namesWorker(chosen, w.address, addressHostOrNull(w.address), w.name ?? null),
+      )
+      .map((w) => w.address);
   }
 
   /**

@@ -59,6 +59,7 @@ export interface LocalClusterOptions {
     | "validate"
     | "logger"
     | "nanny"
+    | "name"
   >;
   /** Where everything logs. Default: pino on stderr at `$WEFT_LOG_LEVEL` or `warn`. */
   logger?: Logger;

@@ -82,7 +82,7 @@ describe("replicate", () => {
       "replicate: n must be an integer ≥ 1, got 0",
     );
     await expect(client.replicate([], { workers: [] })).rejects.toThrow(
-      "replicate: workers must be a non-empty array of worker addresses or hosts, got []",
+      "replicate: workers must be a non-empty array of worker addresses, hosts or names, got []",
     );
     await expect(client.replicate([1 as never])).rejects.toThrow(
       "replicate: expected futures of this client, got 1",
@@ -180,7 +180,7 @@ describe("rebalance", () => {
     expect(third.state.data.size).toBe(0);
     await expect(client.rebalance([], {})).resolves.toBe(0);
     await expect(client.rebalance(fs, { workers: [] })).rejects.toThrow(
-      "rebalance: workers must be a non-empty array of worker addresses or hosts, got []",
+      "rebalance: workers must be a non-empty array of worker addresses, hosts or names, got []",
     );
     await expect(client.rebalance([1 as never])).rejects.toThrow(
       "rebalance: expected futures of this client, got 1",
@@ -224,7 +224,7 @@ describe("retireWorkers", () => {
     }
     expect(await client.submit(inc, 10)).toBe(11);
     await expect(client.retireWorkers([])).rejects.toThrow(
-      "retireWorkers: workers must be a non-empty array of worker addresses or hosts, got []",
+      "retireWorkers: workers must be a non-empty array of worker addresses, hosts or names, got []",
     );
   });
 

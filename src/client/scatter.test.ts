@@ -194,7 +194,7 @@ describe("scatter", () => {
       /^scatter: value 0 \(function\) cannot be sent to a worker: /,
     );
     await expect(client.scatter([1], { workers: [] })).rejects.toThrow(
-      "scatter: workers must be a non-empty array of worker addresses or hosts, got []",
+      "scatter: workers must be a non-empty array of worker addresses, hosts or names, got []",
     );
     await expect(client.scatter([1], { broadcast: "yes" as never })).rejects.toThrow(
       'scatter: broadcast must be a boolean, got "yes"',
@@ -296,6 +296,7 @@ function fakeScatterer(
   const calls: [string, unknown[]][] = [];
   const workers: WorkerIdentity[] = Array.from({ length: n }, (_, i) => ({
     address: `tcp://10.0.0.${i + 1}:1`,
+    name: null,
     nthreads: 1,
     resources: {},
     status: "running",

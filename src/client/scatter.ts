@@ -268,7 +268,8 @@ export class Scatterer {
       const allowed = running.filter(
         (w) =>
           !gone.has(w.address) &&
-          (named === null || namesWorker(named, w.address, addressHostOrNull(w.address))),
+          (named === null ||
+            namesWorker(named, w.address, addressHostOrNull(w.address), w.name ?? null)),
       );
       if (allowed.length > 0) {
         return allowed.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));

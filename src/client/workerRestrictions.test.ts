@@ -1,10 +1,44 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { getAddressHost } from "../util/address.ts";
+import { resolveWorkerOptions } from "../worker/workerOptions.ts";
 import { NoWorkerError } from "./errors.ts";
 import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
+
+describe("worker names (weft worker --name)", () => {
+  it("restrictions and requests may name a worker by its name; a second worker cannot take it", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const special = await extraWorker(cluster, { name: "special" });
+    try {
+      const futures = [1, 2, 3].map((x) => client.submitWith({ workers: "special" }, inc, x));
+      expect(await client.gather(futures)).toEqual([2, 3, 4]);
+      for (const f of futures) expect(client.holdersOf(f.key)).toEqual([special.address]);
+      const listed = await client.workers();
+      expect(listed.map((w) => w.name)).toEqual([null, "special"]);
+      expect(Object.keys(await client.runWith({ workers: "special" }, "inc", 1))).toEqual([
+        special.address,
+      ]);
+      await expect(extraWorker(cluster, { name: "special" })).rejects.toThrow(
+        `refused to register this worker: invalid register-worker: the name "special" is taken by the worker at ${special.address}`,
+      );
+      expect(await client.retireWorkers("special")).toEqual({
+        retired: [special.address],
+        failed: [],
+      });
+      // Its results moved; its name is free.
+      expect(await client.gather(futures)).toEqual([2, 3, 4]);
+      const again = await extraWorker(cluster, { name: "special" });
+      await again.close();
+    } finally {
+      await special.close();
+    }
+    expect(() => resolveWorkerOptions({ scheduler: "x", name: "" })).toThrow(
+      'Worker option name must be a non-empty string, got ""',
+    );
+  });
+});
 
 describe("workers= restrictions", () => {
   it("submit, map and compute run where they are told, by address or by host", async () => {
@@ -62,7 +96,7 @@ describe("workers= restrictions", () => {
   it("refuses malformed restrictions at the call", async () => {
     const { client } = await testCluster({ workers: 1 });
     expect(() => client.submitWith({ workers: [] }, inc, 1)).toThrow(
-      "workers must be a non-empty array of worker addresses or hosts, got []",
+      "workers must be a non-empty array of worker addresses, hosts or names, got []",
     );
     expect(() => client.submitWith({ workers: [""] }, inc, 1)).toThrow(/workers must be/);
     expect(() => client.submitWith({ allowOtherWorkers: true }, inc, 1)).toThrow(

@@ -429,6 +429,8 @@ export interface SchedulerCounters {
 /** A connected worker, as the `workers` request lists it. */
 export interface WorkerIdentity {
   readonly address: string;
+  /** The name it registered with (`weft worker --name`), or null. */
+  readonly name: string | null;
   readonly nthreads: number;
   readonly resources: Readonly<Record<string, number>>;
   readonly status: string;

@@ -160,6 +160,11 @@ export interface RegisterWorkerMsg {
    * worker in its place when the cluster restarts. Default false.
    */
   readonly nanny?: boolean;
+  /**
+   * A name of its own (Dask's `--name`), unique among the connected workers:
+   * `workers` restrictions and requests may give it in place of its address.
+   */
+  readonly name?: string;
   readonly stimulusId: string;
 }
 

@@ -224,6 +224,7 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       for (const ws of host.state.workers.values()) {
         out.push({
           address: ws.address,
+          name: ws.name,
           nthreads: ws.nthreads,
           resources: { ...ws.resources },
           status: ws.status,

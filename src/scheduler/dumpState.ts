@@ -37,6 +37,8 @@ function taskDict(ts: TaskState): Record<string, unknown> {
 function workerDict(ws: WorkerInfo): Record<string, unknown> {
   return {
     address: ws.address,
+    // Dask's default name is the address.
+    name: ws.name ?? ws.address,
     nthreads: ws.nthreads,
     memory_limit: ws.memoryLimit,
     resources: { ...ws.resources },

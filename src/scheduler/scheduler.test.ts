@@ -332,6 +332,7 @@ describe("Scheduler server", () => {
     expect(r3.result).toEqual([
       {
         address: "inproc://w/1",
+        name: null,
         nthreads: 3,
         resources: {},
         status: "running",

@@ -23,6 +23,8 @@ export interface StatusSnapshot {
   readonly clients: number;
   readonly workers: readonly {
     readonly address: string;
+    /** Its name (`weft worker --name`), or null. */
+    readonly name?: string | null;
     readonly status: string;
     readonly nthreads: number;
     readonly processing: number;
@@ -56,6 +58,7 @@ export function statusSnapshot(s: Scheduler): StatusSnapshot {
     workers: [...s.state.workers.values()]
       .map((ws) => ({
         address: ws.address,
+        name: ws.name,
         status: ws.status,
         nthreads: ws.nthreads,
         processing: ws.processing.size,
@@ -89,10 +92,22 @@ function table(head: readonly string[], rows: readonly (readonly string[])[]): s
 
 /** The page. */
 export function renderStatusPage(snap: StatusSnapshot): string {
+  // A name column when some worker has a name.
+  const named = snap.workers.some((w) => typeof w.name === "string");
   const workers = table(
-    ["worker", "status", "threads", "processing", "results held", "bytes", "memory limit"],
+    [
+      "worker",
+      ...(named ? ["name"] : []),
+      "status",
+      "threads",
+      "processing",
+      "results held",
+      "bytes",
+      "memory limit",
+    ],
     snap.workers.map((w) => [
       w.address,
+      ...(named ? [w.name ?? ""] : []),
       w.status,
       String(w.nthreads),
       String(w.processing),

@@ -155,14 +155,17 @@ export function addressHostOrNull(address: string): string | null {
 }
 
 /**
- * True if `names` (worker addresses or hosts, as a `workers=` option gives
- * them) names the worker at `address`, on `host`: by its address, or by its
- * host (any worker there).
+ * True if `names` (worker addresses, hosts or names, as a `workers=` option
+ * gives them) names the worker at `address`, on `host`, registered as `name`:
+ * by its address, by its host (any worker there), or by its name.
  */
 export function namesWorker(
   names: ReadonlySet<string>,
   address: string,
   host: string | null,
+  name: string | null = null,
 ): boolean {
-  return names.has(address) || (host !== null && names.has(host));
+  return (
+    names.has(address) || (host !== null && names.has(host)) || (name !== null && names.has(name))
+  );
 }

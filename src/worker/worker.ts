@@ -611,6 +611,7 @@ export class Worker extends BaseWorker {
       resources: o.resources,
       ...(o.memoryLimit !== null ? { memoryLimit: o.memoryLimit } : {}),
       ...(o.nanny ? { nanny: true } : {}),
+      ...(o.name !== null ? { name: o.name } : {}),
       stimulusId: stimulusId("worker-connect"),
       ...wireVersion(),
     };

@@ -23,6 +23,13 @@ import type { MemoryMeasure } from "./memoryMonitor.ts";
 export interface WorkerOptions {
   /** The scheduler's address, e.g. `tcp://10.0.0.1:8786` or `inproc://sched/1`. */
   scheduler: string;
+  /**
+   * A name of its own (Dask's `--name`), unique among the cluster's workers:
+   * `workers` restrictions and requests (`retireWorkers`, `run`, …) may give it
+   * in place of its address; the scheduler refuses a second worker of the
+   * same name. Default none.
+   */
+  name?: string | null;
   /** Where to listen for peers and clients. Default `tcp://127.0.0.1:0`; `inproc://` in one process. */
   listen?: string;
   /** The address to advertise, if not the listener's (e.g. behind NAT). */
@@ -186,9 +193,18 @@ export interface WorkerOptions {
 export type ResolvedWorkerOptions = Required<
   Omit<
     WorkerOptions,
-    "contactAddress" | "executor" | "taskModules" | "memoryLimit" | "tls" | "preload" | "lifetimeMs"
+    | "contactAddress"
+    | "executor"
+    | "taskModules"
+    | "memoryLimit"
+    | "tls"
+    | "preload"
+    | "lifetimeMs"
+    | "name"
   >
 > & {
+  /** null: none. */
+  name: string | null;
   /** null: never. */
   lifetimeMs: number | null;
   /** As file URLs. */
@@ -279,6 +295,16 @@ function existingModule(url: string): string {
   return existingModuleUrl(url, TASK_MODULES);
 }
 
+function workerName(name: string | null | undefined): string | null {
+  if (name === undefined || name === null) return null;
+  if (typeof name !== "string" || name === "") {
+    throw new TypeError(
+      `Worker option name must be a non-empty string, got ${JSON.stringify(name)}`,
+    );
+  }
+  return name;
+}
+
 /** Check `o` and fill in the defaults; throws a clear error for a bad option. */
 export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (typeof o !== "object" || o === null) throw new TypeError("Worker options must be an object");
@@ -316,6 +342,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   }
   return {
     scheduler: o.scheduler,
+    name: workerName(o.name),
     listen: o.listen ?? "tcp://127.0.0.1:0",
     contactAddress: o.contactAddress === undefined ? null : contactAddress(o.contactAddress),
     ...(o.tls !== undefined ? { tls: o.tls } : {}),

@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { closeTestClusters, eventually, testCluster } from "../../client/testCluster.ts";
+import {
+  closeTestClusters,
+  eventually,
+  extraWorker,
+  testCluster,
+} from "../../client/testCluster.ts";
 import { bytes, counter, inc } from "../../client/testTasks.ts";
 import { runWeft } from "../testContext.ts";
 
@@ -28,6 +33,22 @@ describe("weft status", () => {
     expect(status.workers).toHaveLength(2);
     expect(status.datasets).toEqual(["results"]);
     expect(status.counters).toMatchObject({ tasks: 1, workers: 2, clients: 2 });
+  });
+
+  it("shows the workers' names, when some worker has one", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const named = await extraWorker(cluster, { name: "gpu-0" });
+    try {
+      const r = await runWeft(["status", cluster.address]);
+      const lines = r.out.split("\n");
+      expect(lines[1]).toMatch(/^worker +name +threads +status /);
+      expect(lines.find((l) => l.startsWith(named.address))).toMatch(/^\S+ +gpu-0 +\d+ +running /);
+      expect(lines.find((l) => l.startsWith(cluster.workers[0].address))).toMatch(
+        /^\S+ +- +1 +running /,
+      );
+    } finally {
+      await named.close();
+    }
   });
 
   it("shows the actors each worker holds, when some worker holds one", async () => {

@@ -106,9 +106,12 @@ export function formatStatus(status: ClusterStatus): string {
     const nannies = workers.some((w) => w.nanny === true);
     // The actors each holds, only when some worker has one.
     const actors = workers.some((w) => (w.actors ?? 0) > 0);
+    // Names, only when some worker has one (weft worker --name).
+    const names = workers.some((w) => typeof w.name === "string");
     const rows = [
       [
         "worker",
+        ...(names ? ["name"] : []),
         "threads",
         "status",
         ...(nannies ? ["nanny"] : []),
@@ -120,6 +123,7 @@ export function formatStatus(status: ClusterStatus): string {
       ],
       ...workers.map((w) => [
         w.address,
+        ...(names ? [w.name ?? "-"] : []),
         String(w.nthreads),
         w.status,
         ...(nannies ? [w.nanny === true ? "yes" : "no"] : []),

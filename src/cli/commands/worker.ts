@@ -52,6 +52,7 @@ interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliO
   readonly connectTimeout: string;
   readonly preload?: readonly string[];
   readonly schedulerFile?: string;
+  readonly name?: string;
   readonly lifetime?: string;
   readonly lifetimeStagger?: string;
   readonly lifetimeRestart?: boolean;
@@ -127,6 +128,7 @@ export async function runWorker(
         ? { contactAddress: opts.contactAddress ?? contact ?? undefined }
         : {}),
       nthreads,
+      ...(opts.name !== undefined ? { name: opts.name } : {}),
       executor: opts.executor === "inline" ? "inline" : "piscina",
       taskModules: opts.tasks,
       resources,
@@ -199,6 +201,10 @@ export function workerCommand(ctx: CliContext): Command {
       "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting up to --connect-timeout for it to appear",
     )
     .option("--nthreads <n>", "tasks computed at once (default: the CPU count, as a Worker's)")
+    .option(
+      "--name <name>",
+      "a name of its own, unique in the cluster: workers= restrictions, weft retire and clients may give it in place of its address",
+    )
     .option(
       "--tasks <module>",
       "a task module (defineTask) every thread loads; repeat for more",

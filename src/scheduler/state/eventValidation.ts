@@ -52,10 +52,10 @@ export function resourcesProblem(v: unknown): string | null {
   return null;
 }
 
-/** Why `v` is not a non-empty array of worker addresses or hosts, or null. */
+/** Why `v` is not a non-empty array of worker addresses, hosts or names, or null. */
 export function workersProblem(v: unknown): string | null {
   if (!Array.isArray(v) || v.length === 0 || !v.every(isNonEmptyString)) {
-    return `must be a non-empty array of worker addresses or hosts, got ${showValue(v)}`;
+    return `must be a non-empty array of worker addresses, hosts or names, got ${showValue(v)}`;
   }
   return null;
 }
@@ -135,6 +135,9 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
       }
       if (msg.nanny !== undefined && typeof msg.nanny !== "boolean") {
         fail(ev, `nanny must be a boolean, got ${showValue(msg.nanny)}`);
+      }
+      if (msg.name !== undefined && !isNonEmptyString(msg.name)) {
+        fail(ev, `name must be a non-empty string, got ${showValue(msg.name)}`);
       }
       return;
     }

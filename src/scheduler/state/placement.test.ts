@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { noWorkerReason, taskSlotsAvailable } from "./placement.ts";
+import { namedWorkers, noWorkerReason, taskSlotsAvailable } from "./placement.ts";
 import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
 
@@ -308,6 +308,26 @@ describe("worker restrictions (workers=, allowOtherWorkers)", () => {
     expect(where(q, "x")).toBe("w2");
   });
 
+  test("a task runs on the worker it names by its registered name; a name waits for its worker", () => {
+    const s = noQueue();
+    s.handleStimulus(
+      t.registerWorker("tcp://10.0.0.1:1", 1, {}, undefined, { name: "gpu-0" }),
+      t.registerWorker("tcp://10.0.0.1:2"),
+    );
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 3; i++) tasks[`g${i}`] = t.task([], { workers: ["gpu-0"] });
+    tasks.later = t.task([], { workers: ["gpu-1"] });
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    for (let i = 0; i < 3; i++) expect(where(s, `g${i}`)).toBe("tcp://10.0.0.1:1");
+    expect(s.tasks.get("later")?.state).toBe("no-worker");
+    expect(namedWorkers(s, new Set(["gpu-0", "gpu-1"]))).toEqual({
+      workers: [s.workers.get("tcp://10.0.0.1:1")],
+      unmatched: ["gpu-1"],
+    });
+    s.handleStimulus(t.registerWorker("tcp://10.0.0.3:1", 1, {}, undefined, { name: "gpu-1" }));
+    expect(where(s, "later")).toBe("tcp://10.0.0.3:1");
+  });
+
   test("no named worker running: no-worker with the reason, runnable once one joins", () => {
     const s = noQueue();
     s.handleStimulus(t.registerWorker("w1"));
@@ -365,9 +385,9 @@ describe("worker restrictions (workers=, allowOtherWorkers)", () => {
 
 describe("update-graph refuses malformed worker restrictions", () => {
   test.each([
-    [[], "must be a non-empty array of worker addresses or hosts, got []"],
-    [["w1", ""], "must be a non-empty array of worker addresses or hosts"],
-    ["w1", "must be a non-empty array of worker addresses or hosts"],
+    [[], "must be a non-empty array of worker addresses, hosts or names, got []"],
+    [["w1", ""], "must be a non-empty array of worker addresses, hosts or names"],
+    ["w1", "must be a non-empty array of worker addresses, hosts or names"],
   ])("workers %j", (workers, message) => {
     const s = noQueue();
     s.handleStimulus(t.registerWorker("w1"));

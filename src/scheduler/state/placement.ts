@@ -75,11 +75,11 @@ export function satisfiesRestrictions(
 
 /** True iff `ws` is one of the workers `allowed` names, by address or by host. */
 export function isNamedWorker(ws: WorkerInfo, allowed: ReadonlySet<string>): boolean {
-  return namesWorker(allowed, ws.address, ws.host);
+  return namesWorker(allowed, ws.address, ws.host, ws.name);
 }
 
 /**
- * The connected workers `names` names (addresses or hosts), in registration
+ * The connected workers `names` names (addresses, hosts or names), in registration
  * order, and the names that match none of them (for a request's `failed`:
  * "no connected worker matches it").
  */
@@ -94,6 +94,7 @@ export function namedWorkers(
     workers.push(ws);
     matched.add(ws.address);
     if (ws.host !== null) matched.add(ws.host);
+    if (ws.name !== null) matched.add(ws.name);
   }
   return { workers, unmatched: [...names].filter((name) => !matched.has(name)) };
 }

@@ -23,8 +23,8 @@ function sid(stimulusId: string | undefined, prefix: string): string {
   return stimulusId ?? `${prefix}-${++counter}`;
 }
 
-/** What else a worker may register with: a memory limit, a nanny. */
-export type RegistrationExtras = Pick<RegisterWorkerMsg, "memoryLimit" | "nanny">;
+/** What else a worker may register with: a memory limit, a nanny, a name. */
+export type RegistrationExtras = Pick<RegisterWorkerMsg, "memoryLimit" | "nanny" | "name">;
 
 /** `register-worker` from `address`. */
 export function registerWorker(

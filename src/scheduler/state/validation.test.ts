@@ -251,6 +251,17 @@ describe("validation", () => {
     expect(() => s.validateState()).toThrow(/occupancy/);
   });
 
+  test("validateState catches two workers of one name", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(
+      t.registerWorker("w1", 1, {}, undefined, { name: "a" }),
+      t.registerWorker("w2", 1, {}, undefined, { name: "b" }),
+    );
+    s.validateState();
+    (s.workers.get("w2") as { name: string | null }).name = "a";
+    expect(() => s.validateState()).toThrow("workers w1 and w2 share a name");
+  });
+
   test("validateState catches a task done but not counted, or a count too small", () => {
     const s = running();
     s.handleStimulus(t.taskFinished("w1", "a", 1));

@@ -272,10 +272,15 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
     if (s.taskGroups.get(tg.name) !== tg) fail(() => `task group ${tg.name} is not filed`);
   }
   let nthreads = 0;
+  const names = new Map<string, WorkerInfo>();
   for (const [address, ws] of s.workers) {
     if (ws.address !== address) fail(() => `worker ${ws.address} filed under ${address}`);
     validateWorker(s, ws);
     nthreads += ws.nthreads;
+    if (ws.name === null) continue;
+    const other = names.get(ws.name);
+    if (other !== undefined) fail(() => `workers ${other.address} and ${address} share a name`);
+    names.set(ws.name, ws);
   }
   if (nthreads !== s.totalNthreads) fail(() => `totalNthreads ${s.totalNthreads} ≠ ${nthreads}`);
   for (const set of [s.running, s.idle, s.idleTaskCount]) {

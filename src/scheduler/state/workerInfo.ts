@@ -59,6 +59,8 @@ export class WorkerInfo {
   memory: number | null = null;
   /** A nanny starts another worker in its place when the cluster restarts (it registered so). */
   nanny = false;
+  /** The name it registered with (unique among the workers), or null. */
+  name: string | null = null;
 
   /** Scratch for placement: bytes of the current task's inputs held here, valid when `scratchEpoch` matches. */
   scratchBytes = 0;

@@ -28,6 +28,24 @@ describe("register-worker", () => {
     s.validateState();
   });
 
+  test("a name is the worker's alone while it is connected", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1", 1, {}, undefined, { name: "gpu-0" }));
+    expect(s.workers.get("w1")?.name).toBe("gpu-0");
+    expect(() =>
+      s.handleStimulus(t.registerWorker("w2", 1, {}, undefined, { name: "gpu-0" })),
+    ).toThrow('invalid register-worker: the name "gpu-0" is taken by the worker at w1');
+    expect(s.workers.has("w2")).toBe(false);
+    expect(() => s.handleStimulus(t.registerWorker("w2", 1, {}, undefined, { name: "" }))).toThrow(
+      /name must be a non-empty string/,
+    );
+    // Gone, its name is free again.
+    s.handleStimulus(t.removeWorker("w1"));
+    s.handleStimulus(t.registerWorker("w2", 1, {}, undefined, { name: "gpu-0" }));
+    expect(s.workers.get("w2")?.name).toBe("gpu-0");
+    s.validateState();
+  });
+
   test("malformed registrations are rejected with the field named", () => {
     const s = state();
     expect(() => s.handleStimulus(t.registerWorker("w1", 0))).toThrow(/nthreads/);

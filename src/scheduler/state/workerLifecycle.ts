@@ -33,6 +33,15 @@ export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void 
   if (s.workers.has(msg.address)) {
     throw new InvalidStimulus(`invalid register-worker: ${msg.address} is already registered`);
   }
+  if (msg.name !== undefined) {
+    for (const other of s.workers.values()) {
+      if (other.name === msg.name) {
+        throw new InvalidStimulus(
+          `invalid register-worker: the name ${JSON.stringify(msg.name)} is taken by the worker at ${other.address}`,
+        );
+      }
+    }
+  }
   // Without a prototype: a resource named like an Object member ("toString",
   // "constructor", "__proto__" from a decoded message) is declared only if
   // the worker declares it.
@@ -45,6 +54,7 @@ export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void 
   );
   if (msg.memoryLimit !== undefined) ws.memoryLimit = msg.memoryLimit;
   ws.nanny = msg.nanny === true;
+  if (msg.name !== undefined) ws.name = msg.name;
   s.workers.set(ws.address, ws);
   s.running.add(ws);
   s.totalNthreads += ws.nthreads;
