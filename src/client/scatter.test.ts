@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
 import { CommClosedError, ConnectError } from "../comm/errors.ts";
+import { RemoteError } from "../comm/rpc.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
 import { getAddressHost } from "../util/address.ts";
@@ -291,7 +292,13 @@ describe("scatter", () => {
  */
 function fakeScatterer(
   n: number,
-  o: { unreachable?: string[]; breaking?: string[]; refusing?: string[]; hanging?: string[] } = {},
+  o: {
+    unreachable?: string[];
+    breaking?: string[];
+    refusing?: string[];
+    hanging?: string[];
+    closing?: string[];
+  } = {},
 ) {
   const calls: [string, unknown[]][] = [];
   const workers: WorkerIdentity[] = Array.from({ length: n }, (_, i) => ({
@@ -323,6 +330,13 @@ function fakeScatterer(
           const keys = [...args.data.keys()];
           calls.push([w, [...args.data.values()]]);
           if (o.breaking?.includes(w)) throw new CommClosedError("connection reset");
+          if (o.closing?.includes(w)) {
+            throw new RemoteError(
+              `update_data refused: the worker ${address} is closing`,
+              "WorkerClosingError",
+              "",
+            );
+          }
           if (o.hanging?.includes(w)) {
             return new Promise((_, reject) => hung.set(address, reject));
           }
@@ -382,6 +396,18 @@ describe("Scatterer", () => {
       ["w1", [1, 4]],
       ["w3", [3]],
       ["w1", [2]],
+    ]);
+    expect(dropped).toEqual([]);
+  });
+
+  it("a closing worker's share goes to the others, under the same keys (it stored nothing)", async () => {
+    const { scatterer, calls, name, dropped } = fakeScatterer(2, { closing: ["w1"] });
+    const placed = await scatterer.place([5, 6], {});
+    expect(placed.map((p) => p.workers.map(name))).toEqual([["w2"], ["w2"]]);
+    expect(calls).toEqual([
+      ["w1", [5]],
+      ["w2", [6]],
+      ["w2", [5]],
     ]);
     expect(dropped).toEqual([]);
   });

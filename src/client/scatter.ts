@@ -17,6 +17,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { serialize } from "node:v8";
 import { ConnectError, isNetworkError, SerializationError } from "../comm/errors.ts";
+import { RemoteError } from "../comm/rpc.ts";
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
@@ -385,6 +386,10 @@ export class Scatterer {
         const mayHaveStored = connected && !(err instanceof ConnectError);
         r.failed.set(address, { indices, mayHaveStored });
         r.unreachable.push(`${address}: ${(err as Error).message}`);
+      } else if (err instanceof RemoteError && err.remoteName === "WorkerClosingError") {
+        // Closing (retired, its lifetime over): it stored nothing; another takes them.
+        r.failed.set(address, { indices, mayHaveStored: false });
+        r.unreachable.push(`${address}: ${err.message}`);
       } else if (err instanceof SerializationError) {
         r.errors.push(uncloneable(indices, p) ?? asScatterError(address, err));
       } else {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { StateMachineEvent } from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
-import { parseUpdateDataResponse, updateDataHandler } from "./updateData.ts";
+import { parseUpdateDataResponse, updateDataHandler, WorkerClosingError } from "./updateData.ts";
 
 /** A handler on a bare state machine; `full` keys cannot be stored. */
 function handler(opts: { closing?: boolean; full?: string[] } = {}) {
@@ -62,6 +62,8 @@ describe("update_data", () => {
     expect(() => handler({ closing: true }).handle({ data: { a: 1 } })).toThrow(
       "update_data refused: the worker tcp://10.0.0.1:1 is closing",
     );
+    // Its own class: a scatter tries another worker.
+    expect(() => handler({ closing: true }).handle({ data: { a: 1 } })).toThrow(WorkerClosingError);
     const { handle } = handler();
     expect(() => handle({ data: [1, 2] })).toThrow(
       "update_data: data must be a map of key → value, got [1,2]",

@@ -21,6 +21,14 @@ export type UpdateDataResponse = {
   readonly failed: Readonly<Record<string, string>>;
 };
 
+/**
+ * `update_data` on a worker that is closing (retired, its lifetime over):
+ * not the values' fault, so a scatter sends them to another worker.
+ */
+export class WorkerClosingError extends Error {
+  override name = "WorkerClosingError";
+}
+
 /** What the handler needs of its worker. */
 export interface UpdateDataHost {
   readonly state: WorkerState;
@@ -35,7 +43,7 @@ export function updateDataHandler(
 ): (args: Record<string, unknown>) => UpdateDataResponse {
   return (args) => {
     const refusal = worker.refusal();
-    if (refusal !== null) throw new Error(`update_data refused: ${refusal}`);
+    if (refusal !== null) throw new WorkerClosingError(`update_data refused: ${refusal}`);
     const data = parseData(args.data);
     const stimulusId =
       typeof args.stimulusId === "string" && args.stimulusId !== ""
