@@ -181,6 +181,44 @@ describe("weft worker --nanny", () => {
     }
   }, 120_000);
 
+  it("a worker whose nanny died while it waits for its scheduler stops waiting", async () => {
+    // No scheduler there: it would try to connect for a minute.
+    const child = spawn(
+      process.execPath,
+      [
+        WEFT_BIN,
+        "worker",
+        `tcp://127.0.0.1:${await freePort()}`,
+        "--nthreads",
+        "1",
+        "--executor",
+        "inline",
+        "--connect-timeout",
+        "60000",
+      ],
+      {
+        stdio: ["ignore", "ignore", "pipe", "ipc"],
+        env: { ...process.env, WEFT_NANNY_CHILD: "1" },
+      },
+    );
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const started = Date.now();
+    try {
+      await sleep(1_000);
+      child.disconnect();
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(code).toBe(0);
+      expect(stderr).toContain("weft worker: its nanny is gone; closing");
+      expect(stderr).not.toContain("cannot start");
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 120_000);
+
   it("a worker whose nanny died while it was starting closes once started", async () => {
     const scheduler = await quietScheduler();
     // As a nanny's child, whose channel closes before the child listens for it.

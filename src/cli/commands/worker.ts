@@ -113,15 +113,17 @@ export async function runWorker(
   opts: WorkerCliOptions,
   ctx: CliContext,
   stop: (worker: Worker) => Promise<unknown>,
+  giveUp?: Promise<unknown>,
 ): Promise<void> {
   let worker: Worker;
   let nthreads: number;
+  let gaveUp = false;
   try {
     nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
     const connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout);
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
     const { listen, contact } = await workerAddresses(opts.listen, scheduler);
-    worker = await Worker.create({
+    worker = new Worker({
       scheduler,
       listen,
       ...(opts.contactAddress !== undefined || contact !== null
@@ -163,7 +165,16 @@ export async function runWorker(
       connectTimeoutMs,
       logger: stderrLogger("weft.worker", opts.logLevel),
     });
+    // Told to give up (its nanny is gone) while starting, as while waiting for a
+    // scheduler that is not there: stop now rather than at --connect-timeout.
+    const starting = worker;
+    void giveUp?.then(() => {
+      gaveUp = true;
+      return starting.close();
+    });
+    await worker.start();
   } catch (err) {
+    if (gaveUp) return; // said why already
     ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
     ctx.exitCode = EXIT.usage;
     return;
@@ -342,6 +353,12 @@ export function workerCommand(ctx: CliContext): Command {
       const orphaned = nannyGone().then(() => {
         ctx.stderr.write("weft worker: its nanny is gone; closing\n");
       });
-      await runWorker(scheduler, opts, ctx, (w) => untilSignal(Promise.race([w.closed, orphaned])));
+      await runWorker(
+        scheduler,
+        opts,
+        ctx,
+        (w) => untilSignal(Promise.race([w.closed, orphaned])),
+        orphaned,
+      );
     });
 }
