@@ -44,6 +44,21 @@ function startNanny(
   return { nanny: runNanny({ args, maxRestarts, stop: stopped }, ctx), stop };
 }
 
+/** The nanny started its worker again, asked to (no fault): stopped, it exits 0. */
+async function restartedThenStopped(
+  ctx: ReturnType<typeof testContext>,
+  nanny: Promise<void>,
+  stop: () => void,
+): Promise<void> {
+  expect(ctx.stderr.text).toContain(
+    "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one",
+  );
+  expect(ctx.stderr.text).not.toContain("on a fault");
+  stop();
+  await nanny;
+  expect(ctx.exitCode).toBe(0);
+}
+
 const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -135,13 +150,7 @@ describe("weft worker --nanny", () => {
         expect(workers.map((w) => w.address)).toEqual([first.address]);
         expect(ctx.stdout.text.match(/^worker at /gm)).toHaveLength(i + 1);
       }
-      expect(ctx.stderr.text).toContain(
-        "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one",
-      );
-      expect(ctx.stderr.text).not.toContain("on a fault");
-      stop();
-      await nanny;
-      expect(ctx.exitCode).toBe(0);
+      await restartedThenStopped(ctx, nanny, stop);
     } finally {
       await client.close();
       await scheduler.close();
@@ -168,13 +177,7 @@ describe("weft worker --nanny", () => {
         if (Date.now() - t0 > 60_000) throw new Error("no second worker");
         await sleep(100);
       }
-      expect(ctx.stderr.text).toContain(
-        "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one",
-      );
-      expect(ctx.stderr.text).not.toContain("on a fault");
-      stop();
-      await nanny;
-      expect(ctx.exitCode).toBe(0);
+      await restartedThenStopped(ctx, nanny, stop);
     } finally {
       await client.close();
       await scheduler.close();
