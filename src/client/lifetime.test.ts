@@ -77,3 +77,22 @@ describe("worker lifetime (Dask's --lifetime)", () => {
     expect(await client.submit(inc, x)).toBe(43);
   });
 });
+
+describe("the scheduler's idleTimeoutMs (Dask's idle-timeout)", () => {
+  it("an idle cluster closes, workers and scheduler; one at work does not", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      scheduler: { idleTimeoutMs: 300 },
+    });
+    // Longer than the timeout, without a transition while it runs.
+    expect(await client.submit(slowInc, 1, 1_000)).toBe(2);
+    expect(cluster.scheduler.status).toBe("running");
+    await eventually(() => cluster.scheduler.status === "closed", 10_000, "the scheduler closed");
+    const [worker] = cluster.workers;
+    await eventually(() => worker.status === "closed", 10_000, "the worker closed");
+    expect(worker.fault).toBeNull();
+    expect(worker.restartRequested).toBe(false);
+    await client.closed;
+    expect(client.isClosed).toBe(true);
+  });
+});

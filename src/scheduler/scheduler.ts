@@ -34,6 +34,7 @@ import { Coordination } from "./coordination/coordination.ts";
 import { Counters } from "./counters.ts";
 import { EventBroker, logWorkerEvent } from "./events.ts";
 import { startSchedulerHttp } from "./httpEndpoints.ts";
+import { IdleWatch } from "./idleWatch.ts";
 import { Metadata } from "./metadata.ts";
 import { type SchedulerPlugin, SchedulerPlugins } from "./plugins.ts";
 import { PubSubBroker } from "./pubsub.ts";
@@ -91,6 +92,8 @@ export class Scheduler implements SessionHost {
   private readonly comms = new Set<Comm>();
   private readonly sessions = new Set<Promise<void>>();
   private ttlTimer: ReturnType<typeof setInterval> | null = null;
+  /** With `idleTimeoutMs`: looks for an idle cluster. */
+  private idleTimer: ReturnType<typeof setInterval> | null = null;
   /** When the last look for silent workers ran (wall-clock seconds), 0 before the first. */
   private lastTtlCheck = 0;
   private closePromise: Promise<void> | null = null;
@@ -208,6 +211,19 @@ export class Scheduler implements SessionHost {
     if (Number.isFinite(ttl)) {
       this.ttlTimer = setInterval(() => this.removeSilentWorkers(), ttlCheckIntervalMs(ttl));
       this.ttlTimer.unref();
+    }
+    const idle = this.options.idleTimeoutMs;
+    if (idle !== null) {
+      const watch = new IdleWatch(idle);
+      this.idleTimer = setInterval(
+        () => {
+          if (this.statusValue !== "running" || !watch.check(this.state, Date.now())) return;
+          this.logger.info({ idleTimeoutMs: idle }, "the cluster was idle for idleTimeoutMs");
+          this.shutdownCluster();
+        },
+        Math.min(1_000, Math.max(10, idle / 4)),
+      );
+      this.idleTimer.unref();
     }
     this.logger.info(
       { address: this.listener.address, ...(this.http !== null ? { http: this.http.url } : {}) },
@@ -360,6 +376,8 @@ export class Scheduler implements SessionHost {
     if (this.statusValue === "running") this.statusValue = "closing";
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
     this.ttlTimer = null;
+    if (this.idleTimer !== null) clearInterval(this.idleTimer);
+    this.idleTimer = null;
     await this.listener?.close();
     await this.http?.close();
     this.coordination.dropAll();

@@ -10,6 +10,7 @@ import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { weftLogger } from "../util/logger.ts";
 import { preloadUrl } from "../util/preload.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { SchedulerPlugin } from "./plugins.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
 
@@ -37,6 +38,13 @@ export interface SchedulerOptions {
    * `worker-ttl`; workers heartbeat every second). `Infinity` never. Default 30,000.
    */
   workerTtlMs?: number;
+  /**
+   * Close the cluster (every worker, then the scheduler, as `Client.shutdown`)
+   * once it has been idle this long, in ms: no transition, and nothing
+   * running, queued or waiting for a worker (Dask's `idle-timeout`). Connected
+   * clients do not count. Default null: never.
+   */
+  idleTimeoutMs?: number | null;
   /** A connection must say who it is (its first message) within this many ms. Default 10,000. */
   handshakeTimeoutMs?: number;
   /**
@@ -89,8 +97,12 @@ export interface SchedulerOptions {
 }
 
 /** {@link SchedulerOptions} with every default filled in. */
-export type ResolvedSchedulerOptions = Required<Omit<SchedulerOptions, "tls" | "preload">> & {
+export type ResolvedSchedulerOptions = Required<
+  Omit<SchedulerOptions, "tls" | "preload" | "idleTimeoutMs">
+> & {
   tls?: TlsCredentials;
+  /** null: never. */
+  idleTimeoutMs: number | null;
   /** As file URLs. */
   preload: readonly string[];
 };
@@ -105,6 +117,16 @@ function nonNegative(name: string, v: number): number {
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0) {
     throw new RangeError(`Scheduler option ${name} must be an integer >= 0, got ${v}`);
+  }
+  return v;
+}
+
+function idleTimeout(v: number | null | undefined): number | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "number" || !(v > 0 && v <= MAX_TIMER_MS)) {
+    throw new RangeError(
+      `Scheduler option idleTimeoutMs must be a number of ms > 0 and at most ${MAX_TIMER_MS}, or null, got ${v}`,
+    );
   }
   return v;
 }
@@ -133,6 +155,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     state: o.state ?? {},
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     workerTtlMs: ttl,
+    idleTimeoutMs: idleTimeout(o.idleTimeoutMs),
     handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
     checkWorkerAddress: o.checkWorkerAddress ?? true,
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,

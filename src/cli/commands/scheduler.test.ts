@@ -102,6 +102,31 @@ describe("weft scheduler stopping", () => {
   });
 });
 
+describe("weft scheduler --idle-timeout", () => {
+  it("closes by itself once idle that long (exit 0); refuses a bad duration (exit 2)", async () => {
+    const ctx = context();
+    const started = Date.now();
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", idleTimeout: "0.3s" },
+      ctx,
+      (s) => s.closed,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(ctx.exitCode).toBe(0);
+    expect(ctx.stderr.text).toBe("");
+    const bad = context();
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", idleTimeout: "later" },
+      bad,
+      () => Promise.resolve(),
+    );
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr.text).toMatch(
+      /^weft scheduler: cannot start: --idle-timeout must be a duration such as 1h, 30m or 90s: /,
+    );
+  });
+});
+
 describe("weft scheduler --http-address", () => {
   it("prints where the HTTP endpoints are, and serves them while it runs", async () => {
     const ctx = context();

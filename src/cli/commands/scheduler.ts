@@ -11,6 +11,7 @@ import {
   addHttpOptions,
   addPreloadOption,
   addTlsOptions,
+  durationMs,
   type FrameLimitCliOptions,
   frameLimitsFrom,
   type HttpCliOptions,
@@ -33,6 +34,7 @@ interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpC
   readonly checkWorkerAddress?: boolean;
   readonly preload?: readonly string[];
   readonly schedulerFile?: string;
+  readonly idleTimeout?: string;
 }
 
 /**
@@ -58,6 +60,9 @@ export async function runScheduler(
       listen: opts.listen,
       validate: opts.validate === true,
       workerTtlMs: positiveInt("--worker-ttl", opts.workerTtl),
+      ...(opts.idleTimeout !== undefined
+        ? { idleTimeoutMs: durationMs("--idle-timeout", opts.idleTimeout) }
+        : {}),
       checkWorkerAddress: opts.checkWorkerAddress !== false,
       ...frameLimitsFrom(opts),
       ...tlsFrom(opts),
@@ -116,6 +121,10 @@ export function schedulerCommand(ctx: CliContext): Command {
     .option(
       "--no-check-worker-address",
       "accept workers at addresses this scheduler cannot connect to (their peers may still)",
+    )
+    .option(
+      "--idle-timeout <duration>",
+      "close the cluster (every worker, then the scheduler: exit 0) once it has been idle this long (e.g. 30m): no task running, queued or waiting for a worker; clients do not count (default: never)",
     )
     .option(
       "--scheduler-file <path>",

@@ -6,6 +6,7 @@ import { type FrameLimits, frameLimitsProblem } from "../../comm/comm.ts";
 import { loadTlsCredentials, type TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
+import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
 
 /** The log levels `--log-level` accepts. */
@@ -57,6 +58,24 @@ export function parseResources(text: string): Record<string, number> {
     out[name] = amount;
   }
   return out;
+}
+
+/**
+ * A duration option as Dask writes one (`1h`, `30 minutes`, `90s`; a bare
+ * number is seconds: dask's `parse_timedelta`), in ms; throws a clear error.
+ */
+export function durationMs(name: string, text: string): number {
+  let seconds: number;
+  try {
+    seconds = parseTimedelta(text);
+  } catch (err) {
+    throw new Error(`${name} must be a duration such as 1h, 30m or 90s: ${(err as Error).message}`);
+  }
+  const ms = Math.round(seconds * 1000);
+  if (ms > MAX_TIMER_MS) {
+    throw new Error(`${name} must be at most about 24.8 days (${MAX_TIMER_MS} ms), got ${text}`);
+  }
+  return ms;
 }
 
 /** Parse a size option (`512MiB`, `4GB`, `1e6`, dask's `parse_bytes`); throws a clear error. */

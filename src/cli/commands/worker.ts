@@ -1,6 +1,5 @@
 import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
-import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
@@ -13,6 +12,7 @@ import {
   addPreloadOption,
   addTlsOptions,
   byteSize,
+  durationMs,
   type FrameLimitCliOptions,
   frameLimitsFrom,
   type HttpCliOptions,
@@ -58,17 +58,6 @@ interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliO
   readonly lifetimeRestart?: boolean;
 }
 
-/** A duration given as Dask writes one (`1h`, `30 minutes`; a bare number: seconds), in ms. */
-function durationOption(name: string, text: string): number {
-  let seconds: number;
-  try {
-    seconds = parseTimedelta(text);
-  } catch (err) {
-    throw new Error(`${name} must be a duration such as 1h, 30m or 90s: ${(err as Error).message}`);
-  }
-  return Math.round(seconds * 1000);
-}
-
 /** The lifetime options: Worker options, checked. */
 function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
   if (opts.lifetime === undefined) {
@@ -81,9 +70,9 @@ function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
     throw new Error("--lifetime-restart needs --nanny: nothing would start the worker again");
   }
   return {
-    lifetimeMs: durationOption("--lifetime", opts.lifetime),
+    lifetimeMs: durationMs("--lifetime", opts.lifetime),
     ...(opts.lifetimeStagger !== undefined
-      ? { lifetimeStaggerMs: durationOption("--lifetime-stagger", opts.lifetimeStagger) }
+      ? { lifetimeStaggerMs: durationMs("--lifetime-stagger", opts.lifetimeStagger) }
       : {}),
     lifetimeRestart: opts.lifetimeRestart === true,
   };
