@@ -4,7 +4,9 @@
  * the clients of the cluster, as an event of topic `print` or `warn` that
  * each client prints on its own stdout or stderr (unless made with
  * `printTaskOutput: false`); outside one, it is printed here. A task on a
- * worker of another machine shows its output where the user is looking.
+ * worker of another machine shows its output where the user is looking. A
+ * task's result is reported once its lines have reached the scheduler, so
+ * that a client gets them before the result.
  *
  * ```ts
  * export const train = defineTask("train", async (epochs: number) => {
@@ -14,7 +16,7 @@
  */
 
 import { format } from "node:util";
-import { currentTaskKey, taskClient } from "../worker/taskContext.ts";
+import { currentTaskKey, taskClient, trackTaskMessage } from "../worker/taskContext.ts";
 import type { ClusterEvent } from "./events.ts";
 
 /** What a task printed: its text (formatted as `console.log` formats) and the task's key. */
@@ -34,9 +36,11 @@ function send(topic: "print" | "warn", text: string, local: (text: string) => vo
     return;
   }
   const msg: PrintedMessage = { text, key };
-  client
+  const sent = client
     .then((c) => (c as { logEvent(t: string, m: unknown): Promise<void> }).logEvent(topic, msg))
     .catch(() => local(text)); // no client (its worker closing): printed here at least
+  // The task's result waits for it: its lines reach the clients before its result.
+  trackTaskMessage(sent);
 }
 
 function toStdout(text: string): void {

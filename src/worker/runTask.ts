@@ -51,6 +51,27 @@ class TaskRun implements TaskRuntime {
   client(): Promise<unknown> {
     return this.hooks.client();
   }
+
+  /** The messages the task sent without waiting (`print`), or null. */
+  sent: Promise<unknown>[] | null = null;
+
+  track(sent: Promise<unknown>): void {
+    (this.sent ??= []).push(sent);
+  }
+}
+
+/** How long a result waits for the task's messages to reach the scheduler, at most. */
+const SENT_WAIT_MS = 5_000;
+
+/** `outcome` once the messages of `run` have settled (or {@link SENT_WAIT_MS} has passed). */
+async function afterSent(run: TaskRun, outcome: ExecuteOutcome): Promise<ExecuteOutcome> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, SENT_WAIT_MS);
+  });
+  await Promise.race([Promise.allSettled(run.sent ?? []), waited]);
+  clearTimeout(timer);
+  return outcome;
 }
 
 const AsyncFunction = (async () => {}).constructor;
@@ -127,9 +148,11 @@ export function startTask(
     // as a promise resolved with that value would reject with it.
     if (isThenable(value)) return settle(value, key, start, run, finish);
   } catch (err) {
-    return thrownOutcome(err, start, run);
+    const thrown = thrownOutcome(err, start, run);
+    return run.sent === null ? thrown : afterSent(run, thrown);
   }
-  return valueOutcome(value, key, start, run, finish);
+  const outcome = valueOutcome(value, key, start, run, finish);
+  return run.sent === null ? outcome : afterSent(run, outcome);
 }
 
 async function settle(
@@ -140,12 +163,15 @@ async function settle(
   finish: ((value: unknown) => unknown) | undefined,
 ): Promise<ExecuteOutcome> {
   let value: unknown;
+  let outcome: ExecuteOutcome;
   try {
     value = await pending;
   } catch (err) {
-    return thrownOutcome(err, start, run);
+    outcome = thrownOutcome(err, start, run);
+    return run.sent === null ? outcome : afterSent(run, outcome);
   }
-  return valueOutcome(value, key, start, run, finish);
+  outcome = valueOutcome(value, key, start, run, finish);
+  return run.sent === null ? outcome : afterSent(run, outcome);
 }
 
 /** `err instanceof Reschedule`, false where that throws (a Proxy whose `getPrototypeOf` trap throws). */

@@ -29,6 +29,12 @@ export interface TaskRuntime {
   rejoin(): Promise<void>;
   /** The client of the task's code, connected on first use (see `getClient()` in the client). */
   client(): Promise<unknown>;
+  /**
+   * A message the task sent without waiting (a `print`): its result is
+   * reported once this has settled, so that the message reaches the
+   * scheduler first. Optional: an actor's call does not wait.
+   */
+  track?(sent: Promise<unknown>): void;
 }
 
 const storage = new AsyncLocalStorage<TaskRuntime>();
@@ -106,6 +112,14 @@ export function rejoin(): Promise<void> {
  */
 export function taskClient(): Promise<unknown> {
   return runtime("getClient()").client();
+}
+
+/**
+ * Have the running task's result wait for `sent` (see {@link TaskRuntime.track});
+ * throws outside a task.
+ */
+export function trackTaskMessage(sent: Promise<unknown>): void {
+  runtime("print()").track?.(sent);
 }
 
 /**

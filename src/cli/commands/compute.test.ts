@@ -239,6 +239,27 @@ describe("weft run, scheduler, worker", () => {
     expect(long.err).toMatch(/^weft run: --connect-timeout must be at most 2147483647 ms/);
   });
 
+  it("weft run: what tasks print goes to stderr, the answer alone to stdout", async () => {
+    const ctx = context();
+    const tasks = join(dir, "printTasks.mts");
+    const weftIndex = new URL("../../client/index.ts", import.meta.url).href;
+    writeFileSync(
+      tasks,
+      `import { defineTask, print, warn } from ${JSON.stringify(weftIndex)};\n` +
+        `defineTask("cli.shout", (x) => { print("hello", x); warn("careful"); return x; });\n`,
+    );
+    const graph = jsonFile("printing.json", { graph: { x: ["cli.shout", 1] }, tasks: [tasks] });
+    const code = await main(
+      ["node", "weft", "run", graph, "--executor", "inline", "--no-progress"],
+      ctx,
+    );
+    expect(code).toBe(0);
+    expect(JSON.parse(ctx.stdout.text)).toEqual({ x: 1 });
+    // Before the answer: a task's lines reach the scheduler before its result does.
+    expect(ctx.stderr.text).toContain("hello 1\n");
+    expect(ctx.stderr.text).toContain("careful\n");
+  });
+
   it("weft run: Ctrl-C while computing gives the terminal back, closes the cluster, exits 130", async () => {
     const ctx = context();
     Object.assign(ctx.stderr, { isTTY: true }); // the progress bar hides the cursor

@@ -6,6 +6,7 @@ import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/err
 import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
+import { printedTo } from "../../client/taskPrint.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
 import type { TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
@@ -136,6 +137,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
         client = await Client.connect(opts.scheduler, {
           logger,
           timeoutMs: connectTimeoutMs,
+          printTaskOutput: false,
           ...limits,
           ...secure,
         });
@@ -159,9 +161,16 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
             : {}),
           logger,
         });
-        client = await cluster.client();
+        client = await cluster.client({ printTaskOutput: false });
         const http = cluster.scheduler.httpUrl;
         if (http !== null) ctx.stderr.write(`weft run: status at ${http}/status\n`);
+      }
+      // What tasks print goes to stderr: stdout is the answer, JSON.
+      for (const topic of ["print", "warn"]) {
+        await client.subscribeTopic(
+          topic,
+          printedTo((text) => ctx.stderr.write(`${text}\n`)),
+        );
       }
     } catch (err) {
       // A scheduler that cannot be reached, a task module that does not load: unusable input.
