@@ -114,7 +114,7 @@ import { KeyRecord } from "./keyRecord.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
-import { Pub, PubSubSubscriptions, type Sub } from "./pubsub.ts";
+import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
@@ -1819,11 +1819,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * A subscriber of `name` (Dask's `Sub`), once the scheduler has the
    * subscription: every message put under `name` after this resolves reaches
    * it (`get()`, `for await`), in the order each publisher put them, until it
-   * is closed. See `pubsub.ts`.
+   * is closed; with `maxBuffered`, at most that many wait, the oldest dropped
+   * beyond. See `pubsub.ts`.
    */
-  async sub<T = unknown>(name: string): Promise<Sub<T>> {
+  async sub<T = unknown>(name: string, options: SubOptions = {}): Promise<Sub<T>> {
     this.checkOpen();
-    return this.pubsub.add<T>(name);
+    return this.pubsub.add<T>(name, options);
   }
 
   private readonly coordinationRequest: CoordinationRequest = async (op, fields) => {

@@ -100,7 +100,7 @@ export {
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
-export { Pub, type PubSubLink, Sub } from "./pubsub.ts";
+export { Pub, type PubSubLink, Sub, type SubOptions } from "./pubsub.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
 export type { StoryRecord } from "./story.ts";

@@ -81,6 +81,26 @@ describe("publish–subscribe: pub, sub", () => {
     expect(await sub.get({ timeoutMs: 0 })).toBe("next");
   });
 
+  it("maxBuffered: a slow subscriber keeps the newest messages, and counts those it dropped", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    await expect(client.sub("bounded", { maxBuffered: 0 })).rejects.toThrow(
+      "sub: maxBuffered must be an integer ≥ 1, got 0",
+    );
+    const few = await client.sub<number>("bounded", { maxBuffered: 3 });
+    const many = await client.sub<number>("bounded", { maxBuffered: 2 });
+    const all = await client.sub<number>("bounded");
+    const pub = client.pub<number>("bounded");
+    for (let n = 0; n < 3000; n++) pub.put(n);
+    await eventually(() => all.buffered === 3000, 10_000, "every message came");
+    expect([few.buffered, few.dropped]).toEqual([3, 2997]);
+    expect([many.buffered, many.dropped]).toEqual([2, 2998]);
+    expect(all.dropped).toBe(0);
+    expect([await few.get(), await few.get(), await few.get()]).toEqual([2997, 2998, 2999]);
+    expect([await many.get(), await many.get()]).toEqual([2998, 2999]);
+    pub.put(3000);
+    expect(await few.get({ timeoutMs: 5_000 })).toBe(3000);
+  });
+
   it("ends a for-await loop when the Sub closes; a break closes it", async () => {
     const { client } = await testCluster({ workers: 1 });
     const sub = await client.sub<number>("loop");

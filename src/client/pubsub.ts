@@ -57,6 +57,26 @@ interface Waiter<T> {
   timer: ReturnType<typeof setTimeout> | null;
 }
 
+/** Options of `client.sub`. */
+export interface SubOptions {
+  /**
+   * Keep at most this many messages not taken yet: beyond it the oldest is
+   * dropped (counted in {@link Sub.dropped}), so that a subscriber that reads
+   * slower than its publishers does not fill its process's memory. Default:
+   * no bound.
+   */
+  readonly maxBuffered?: number;
+}
+
+/** `options.maxBuffered` checked: an integer ≥ 1, or Infinity. */
+function maxBufferedOf(options: SubOptions): number {
+  const n = options.maxBuffered ?? Number.POSITIVE_INFINITY;
+  if (!(n === Number.POSITIVE_INFINITY || (Number.isSafeInteger(n) && n >= 1))) {
+    throw new TypeError(`sub: maxBuffered must be an integer ≥ 1, got ${String(n)}`);
+  }
+  return n;
+}
+
 /**
  * A subscriber (Dask's `Sub`), made by `client.sub(name)`: it keeps the
  * messages put under its name since it was made, until taken with `get` or
@@ -65,6 +85,7 @@ interface Waiter<T> {
 export class Sub<T = unknown> implements AsyncIterable<T> {
   private buffer: T[] = [];
   private head = 0;
+  private droppedCount = 0;
   private readonly waiters: Waiter<T>[] = [];
   private closedValue = false;
   private failure: Error | null = null;
@@ -73,11 +94,18 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
   constructor(
     readonly name: string,
     private readonly onClose: (sub: Sub<T>) => Promise<void>,
+    /** At most this many messages are kept (see {@link SubOptions}). */
+    readonly maxBuffered = Number.POSITIVE_INFINITY,
   ) {}
 
   /** The messages come and not taken yet. */
   get buffered(): number {
     return this.buffer.length - this.head;
+  }
+
+  /** The messages dropped, the oldest first, because `maxBuffered` were waiting. */
+  get dropped(): number {
+    return this.droppedCount;
   }
 
   /** True once closed (by {@link close}). */
@@ -127,6 +155,16 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
     const value = structuredClone(ClonedValue.unwrap(msg)) as T;
     const w = this.waiters.shift();
     if (w === undefined) {
+      if (this.buffered >= this.maxBuffered) {
+        this.buffer[this.head] = undefined as T; // let it go now
+        this.head++;
+        this.droppedCount++;
+        // Keep the array from growing behind the dropped ones.
+        if (this.head >= 1024 && this.head * 2 >= this.buffer.length) {
+          this.buffer = this.buffer.slice(this.head);
+          this.head = 0;
+        }
+      }
       this.buffer.push(value);
       return;
     }
@@ -187,9 +225,9 @@ export class PubSubSubscriptions {
   constructor(readonly link: PubSubLink) {}
 
   /** A new `Sub` of `name`, once the scheduler sends the client the messages put under it. */
-  async add<T>(name: string): Promise<Sub<T>> {
+  async add<T>(name: string, options: SubOptions = {}): Promise<Sub<T>> {
     checkName("sub", name);
-    const sub = new Sub<T>(name, (s) => this.remove(s as Sub<unknown>));
+    const sub = new Sub<T>(name, (s) => this.remove(s as Sub<unknown>), maxBufferedOf(options));
     let entry = this.byName.get(name);
     if (entry === undefined) {
       entry = { subs: new Set(), ready: this.link.request("pubsub-subscribe", name) };
