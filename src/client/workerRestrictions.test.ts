@@ -20,8 +20,11 @@ describe("worker names (weft worker --name)", () => {
       expect(Object.keys(await client.runWith({ workers: "special" }, "inc", 1))).toEqual([
         special.address,
       ]);
-      await expect(extraWorker(cluster, { name: "special" })).rejects.toThrow(
-        `refused to register this worker: invalid register-worker: the name "special" is taken by the worker at ${special.address}`,
+      // Refused while the first has it, asked again until connectTimeoutMs.
+      await expect(
+        extraWorker(cluster, { name: "special", connectTimeoutMs: 1_200 }),
+      ).rejects.toThrow(
+        `refused to register this worker: the name "special" is taken by the worker at ${special.address}`,
       );
       expect(await client.retireWorkers("special")).toEqual({
         retired: [special.address],
@@ -30,7 +33,17 @@ describe("worker names (weft worker --name)", () => {
       // Its results moved; its name is free.
       expect(await client.gather(futures)).toEqual([2, 3, 4]);
       const again = await extraWorker(cluster, { name: "special" });
+      // A worker started again before the old one is gone (a nanny's): it asks
+      // again until the name is free.
+      const next = extraWorker(cluster, { name: "special" });
+      await new Promise((r) => setTimeout(r, 700));
+      expect(cluster.scheduler.state.workers.size).toBe(2);
       await again.close();
+      const successor = await next;
+      expect((await client.workers()).find((w) => w.name === "special")?.address).toBe(
+        successor.address,
+      );
+      await successor.close();
     } finally {
       await special.close();
     }

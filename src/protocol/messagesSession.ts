@@ -40,12 +40,21 @@ export interface RegisterClientMsg extends WireVersion {
   readonly clientId: string;
 }
 
+/**
+ * `name-taken`: another connected worker has the name a worker registers
+ * with; it may be on its way out (a nanny's worker started again), so the
+ * worker asks again for a while.
+ */
+export type RegisterRefusalCode = "name-taken";
+
 /** The answer to `register-worker` and `register-client`, with the scheduler's version. */
 export interface RegisterReplyMsg extends WireVersion {
   readonly op: "register-worker-reply" | "register-client-reply";
   readonly status: "OK" | "error";
   /** Why the registration was refused. */
   readonly message?: string;
+  /** What kind of refusal, when the refused may do something about it. */
+  readonly code?: RegisterRefusalCode;
   /**
    * To a worker: the task modules clients loaded into the cluster since it
    * started (`Client.loadTaskModules`), which it imports before anything else.

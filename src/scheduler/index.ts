@@ -11,6 +11,7 @@ export type {
   PubSubMsg,
   PubSubPutMsg,
   RegisterClientMsg,
+  RegisterRefusalCode,
   RegisterReplyMsg,
   RegisterWorkerHandshakeMsg,
   ReplyMsg,

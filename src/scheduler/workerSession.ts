@@ -8,7 +8,11 @@ import { type Comm, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommAbortedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
-import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
+import type {
+  RegisterRefusalCode,
+  RegisterReplyMsg,
+  RegisterWorkerHandshakeMsg,
+} from "../protocol/messagesSession.ts";
 import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -16,12 +20,18 @@ import { logWorkerEvent } from "./events.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 
-async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
+async function refuse(
+  host: SessionHost,
+  comm: Comm,
+  why: string,
+  code?: RegisterRefusalCode,
+): Promise<void> {
   host.logger.warn({ peer: comm.peerAddress, reason: why }, "refused a worker");
   const reply: RegisterReplyMsg = {
     op: "register-worker-reply",
     status: "error",
     message: why,
+    ...(code !== undefined ? { code } : {}),
     ...wireVersion(),
   };
   try {
@@ -62,6 +72,13 @@ function addressTaken(host: SessionHost, address: string): boolean {
   return false;
 }
 
+/** The connected worker registered as `name`, if any. */
+function nameHolder(host: SessionHost, name: unknown): string | null {
+  if (typeof name !== "string") return null;
+  for (const ws of host.state.workers.values()) if (ws.name === name) return ws.address;
+  return null;
+}
+
 /**
  * Serve the worker whose first message, `first`, is a `register-worker`.
  * Resolves once its connection has ended.
@@ -98,6 +115,17 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     if (addressTaken(host, address)) {
       return refuse(host, comm, `a worker is already registered at ${address}`);
     }
+  }
+  // Its name may be that of a worker on its way out (a nanny's worker started
+  // again): the refusal says so, and the worker asks again for a while.
+  const holder = nameHolder(host, msg.name);
+  if (holder !== null) {
+    return refuse(
+      host,
+      comm,
+      `the name ${JSON.stringify(msg.name)} is taken by the worker at ${holder}`,
+      "name-taken",
+    );
   }
   const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
   if (!outcome.ok) return refuse(host, comm, outcome.error.message);

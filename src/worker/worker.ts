@@ -134,6 +134,9 @@ function wireErrorMessage(err: unknown): ErrorMessage {
 const RETIRE_RETRY_MS = 60_000;
 const RETIRE_RETRY_INTERVAL_MS = 1_000;
 
+/** How long a worker whose name is taken waits before asking to register again. */
+const NAME_TAKEN_RETRY_MS = 500;
+
 export class Worker extends BaseWorker {
   /** The options, defaults filled in. */
   readonly options: ResolvedWorkerOptions;
@@ -600,10 +603,37 @@ export class Worker extends BaseWorker {
     }
   }
 
+  /**
+   * Register with the scheduler. A refusal because another worker has this
+   * worker's name (one on its way out: a nanny's worker started again before
+   * the scheduler saw the old one go) is asked again, every half second, until
+   * `connectTimeoutMs` has passed.
+   */
   private async register(): Promise<void> {
     const o = this.options;
-    const comm = await this.connectToScheduler();
-    this.schedulerComm = comm;
+    const deadline = Date.now() + o.connectTimeoutMs;
+    for (;;) {
+      const comm = await this.connectToScheduler();
+      this.schedulerComm = comm;
+      const reply = await this.askToRegister(comm);
+      if (reply?.status === "OK") return this.registered(comm, reply);
+      const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
+      if (reply?.code !== "name-taken" || Date.now() >= deadline) {
+        throw new Error(`the scheduler at ${o.scheduler} refused to register this worker: ${why}`);
+      }
+      this.logger.info(
+        { reason: why },
+        "the scheduler refused this worker's name for now; asking again",
+      );
+      comm.abort();
+      await sleep(NAME_TAKEN_RETRY_MS);
+      this.throwIfClosedWhileStarting();
+    }
+  }
+
+  /** Send `register-worker` on `comm`; the scheduler's answer. */
+  private async askToRegister(comm: Comm): Promise<Partial<RegisterWorkerReply> | null> {
+    const o = this.options;
     const msg: RegisterWorkerHandshakeMsg = {
       op: "register-worker",
       address: this.address,
@@ -629,10 +659,12 @@ export class Worker extends BaseWorker {
       );
     });
     const reply = (await Promise.race([answer, timeout])) as Partial<RegisterWorkerReply> | null;
-    if (typeof reply !== "object" || reply === null || reply.status !== "OK") {
-      const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
-      throw new Error(`the scheduler at ${o.scheduler} refused to register this worker: ${why}`);
-    }
+    return typeof reply === "object" ? reply : null;
+  }
+
+  /** Registered: take what the scheduler's answer gives, and start the stream. */
+  private async registered(comm: Comm, reply: Partial<RegisterWorkerReply>): Promise<void> {
+    const o = this.options;
     // A scheduler older than the version check registers any worker: leave it here.
     const mismatch = protocolMismatch(`the scheduler at ${o.scheduler}`, "this worker", reply);
     if (mismatch !== null) throw new Error(mismatch);
