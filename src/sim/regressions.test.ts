@@ -115,6 +115,17 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
     });
     expect(unvalidated.failure).toBeNull();
   });
+  // Scheduler: a worker's removal lost the only copy of a key nobody wanted any
+  // more (its client had released it; a waiting dependent kept it), and in the
+  // same stimulus an input of it went released → erred, which errs the
+  // dependents not in memory: the key, recommended forgotten a moment before,
+  // erred instead and was held for good (12 tasks left once the client released
+  // everything). Dask's transition errs it the same way. Fixed: released → erred
+  // forgets a dependent nobody wants and nothing depends on.
+  test("seed 900264 (restarts): an unwanted dependent of a task that errs is forgotten, not erred", () => {
+    const r = simulate({ seed: 900264, restart: 0.15, restartWorker: 0.15 });
+    expect(r.failure).toBeNull();
+  });
   // Three scheduler bugs the scatter workload found (the first two also have a
   // unit test in src/scheduler/state; the third needs an order of recommendations
   // within one remove-worker that no small graph gave). Their seeds run without

@@ -380,6 +380,12 @@ function releasedErred(s: SchedulerState, ts: TaskState): void {
   }
   for (const dts of itemsOf(ts.dependents)) {
     if (dts.whoHas.size === 0 && dts.state !== "erred") {
+      if (dts.whoWants.size === 0 && dts.dependents.size === 0) {
+        // Nobody needs it (its results just lost, its client gone): erred, it
+        // would be held for good. Dask errs it all the same, and leaks it.
+        s.recommend(dts, "forgotten");
+        continue;
+      }
       dts.exceptionBlame = failing;
       s.recommend(dts, "erred");
     }
