@@ -115,6 +115,23 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
     });
     expect(unvalidated.failure).toBeNull();
   });
+  // Worker: the scheduler asks for actor m on a worker that holds m as another
+  // task's input (in flight, or released with the input's nbytes): m goes into
+  // `actors` at once, and validateState fails (the reference the same:
+  // test/vectors/oracle/scenario-actor-of-fetched-input); without validation the
+  // run ends right.
+  test("seed 910607 (restarts): an actor asked of a worker fetching it as an input fails validation only", () => {
+    const r = simulate({ seed: 910607, restart: 0.15, restartWorker: 0.15 });
+    expect(r.failure?.kind).toBe("invalid-state");
+    expect(r.failure?.message).toMatch(/nbytes=0; expected 17884/);
+    const unvalidated = simulate({
+      seed: 910607,
+      restart: 0.15,
+      restartWorker: 0.15,
+      validate: false,
+    });
+    expect(unvalidated.failure).toBeNull();
+  });
   // Scheduler: a worker's removal lost the only copy of a key nobody wanted any
   // more (its client had released it; a waiting dependent kept it), and in the
   // same stimulus an input of it went released → erred, which errs the

@@ -115,6 +115,15 @@ SCENARIOS = {
         compute("y", "s5", who_has={"k": ["127.0.0.1:1"]}),
         compute("x", "s6", who_has={"k": [PEER]}),
     ],
+    # A third, also found by the simulator (seed 910607, restarts): a compute-task
+    # of an actor for a key this worker is fetching as another task's input puts
+    # the key in `actors` (for its object to come) while it is still in flight:
+    # validate_state fails (`_validate_task_flight`: not in actors; with the
+    # input's nbytes set, the total of nbytes too). Without validation all goes on.
+    "actor-of-fetched-input": [
+        compute("b", "s1", who_has={"a": [PEER]}),
+        compute("a", "s2", actor=True),
+    ],
     "update-data": [
         scatter({"x": {"typename": "int", "sizeof": 28, "value": 1}}, "s1"),
         compute("y", "s2", who_has={"x": [PEER]}),
