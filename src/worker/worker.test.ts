@@ -428,6 +428,35 @@ describe("Worker lifecycle", () => {
     await refusing.close();
   });
 
+  it("computes what the scheduler sends while it is still starting (its modules loading)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-slow-modules-"));
+    try {
+      const registry = new URL("./taskRegistry.ts", import.meta.url).href;
+      const slow = join(dir, "slow.mjs");
+      writeFileSync(
+        slow,
+        `import { defineTask } from ${JSON.stringify(registry)};\n` +
+          "await new Promise((r) => setTimeout(r, 300));\n" +
+          'defineTask("slowModule", (x) => x + 100);\n',
+      );
+      const early = await FakeScheduler.start({
+        address: "inproc://early/1",
+        taskModules: [`file://${slow}`],
+      });
+      const starting = testWorker(early.address, { executor: "inline" });
+      // Registered, the worker imports the module: the scheduler sends at once.
+      const reg = await early.waitFor((m) => m.op === "register-worker");
+      await early.computeTask(reg.address as string, "t", { fn: "slowModule", args: [1] });
+      const w = await starting;
+      workers.push(w);
+      await early.waitForKey("task-finished", "t");
+      expect(w.state.data.get("t")).toBe(101);
+      await early.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("imports the task modules the register reply names, or fails to start saying which", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-reply-modules-"));
     try {

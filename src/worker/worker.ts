@@ -393,6 +393,7 @@ export class Worker extends BaseWorker {
       throw err;
     }
     this.statusValue = "running";
+    if (this.schedulerComm !== null) void this.readSchedulerStream(this.schedulerComm);
     if (o.lifetimeMs !== null) this.scheduleLifetime(o.lifetimeMs, o.lifetimeStaggerMs);
     this.every(o.heartbeatIntervalMs, () => this.heartbeat());
     this.every(o.findMissingIntervalMs, () => this.findMissing());
@@ -679,7 +680,9 @@ export class Worker extends BaseWorker {
         this.closeOnFault(`cannot send to the scheduler: ${asError(err).message}`);
       },
     });
-    void this.readSchedulerStream(comm);
+    // Read once running (start() does): a message read before would be dropped,
+    // and the scheduler may send some (tasks to compute) as soon as it has this
+    // worker, while the uploads and modules above are still loading.
   }
 
   private async readSchedulerStream(comm: Comm): Promise<void> {
