@@ -19,6 +19,7 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { logWorkerEvent } from "./events.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
+import { nameTaken, workerNamed } from "./state/workerLifecycle.ts";
 
 async function refuse(
   host: SessionHost,
@@ -72,13 +73,6 @@ function addressTaken(host: SessionHost, address: string): boolean {
   return false;
 }
 
-/** The connected worker registered as `name`, if any. */
-function nameHolder(host: SessionHost, name: unknown): string | null {
-  if (typeof name !== "string") return null;
-  for (const ws of host.state.workers.values()) if (ws.name === name) return ws.address;
-  return null;
-}
-
 /**
  * Serve the worker whose first message, `first`, is a `register-worker`.
  * Resolves once its connection has ended.
@@ -118,15 +112,8 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   }
   // Its name may be that of a worker on its way out (a nanny's worker started
   // again): the refusal says so, and the worker asks again for a while.
-  const holder = nameHolder(host, msg.name);
-  if (holder !== null) {
-    return refuse(
-      host,
-      comm,
-      `the name ${JSON.stringify(msg.name)} is taken by the worker at ${holder}`,
-      "name-taken",
-    );
-  }
+  const holder = typeof msg.name === "string" ? workerNamed(host.state, msg.name) : undefined;
+  if (holder !== undefined) return refuse(host, comm, nameTaken(holder), "name-taken");
   const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
   if (!outcome.ok) return refuse(host, comm, outcome.error.message);
 

@@ -6,7 +6,7 @@ import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/err
 import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
 import { watchProgress } from "../../client/progress.ts";
-import { printedTo } from "../../client/taskPrint.ts";
+import { printedTo, TASK_OUTPUT_TOPICS } from "../../client/taskPrint.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
 import type { TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
@@ -166,7 +166,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
         if (http !== null) ctx.stderr.write(`weft run: status at ${http}/status\n`);
       }
       // What tasks print goes to stderr: stdout is the answer, JSON.
-      for (const topic of ["print", "warn"]) {
+      for (const [topic] of TASK_OUTPUT_TOPICS) {
         await client.subscribeTopic(
           topic,
           printedTo((text) => ctx.stderr.write(`${text}\n`)),

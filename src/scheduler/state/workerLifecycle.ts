@@ -29,18 +29,24 @@ function scheduleUnrunnableOn(s: SchedulerState, ws: WorkerInfo): void {
 }
 
 /** `register-worker`: a worker joins. Registering an address twice is an error. */
+/** The connected worker registered as `name`, if any (names are unique among them). */
+export function workerNamed(s: SchedulerState, name: string): WorkerInfo | undefined {
+  for (const ws of s.workers.values()) if (ws.name === name) return ws;
+  return undefined;
+}
+
+/** Why a worker cannot register under `holder`'s name. */
+export function nameTaken(holder: WorkerInfo): string {
+  return `the name ${JSON.stringify(holder.name)} is taken by the worker at ${holder.address}`;
+}
+
 export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void {
   if (s.workers.has(msg.address)) {
     throw new InvalidStimulus(`invalid register-worker: ${msg.address} is already registered`);
   }
-  if (msg.name !== undefined) {
-    for (const other of s.workers.values()) {
-      if (other.name === msg.name) {
-        throw new InvalidStimulus(
-          `invalid register-worker: the name ${JSON.stringify(msg.name)} is taken by the worker at ${other.address}`,
-        );
-      }
-    }
+  const holder = msg.name === undefined ? undefined : workerNamed(s, msg.name);
+  if (holder !== undefined) {
+    throw new InvalidStimulus(`invalid register-worker: ${nameTaken(holder)}`);
   }
   // Without a prototype: a resource named like an Object member ("toString",
   // "constructor", "__proto__" from a decoded message) is declared only if
