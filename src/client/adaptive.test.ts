@@ -16,9 +16,9 @@ describe("LocalCluster.scale", () => {
     await cluster.scale(3);
     expect(registered(cluster)).toBe(3);
     expect(cluster.workerCount).toBe(3);
-    const futures = cluster.workers.map((w, i) =>
-      client.submitWith({ workers: w.address }, inc, i),
-    );
+    // Named as Dask's LocalCluster names its workers: by a count of those made.
+    expect(cluster.workers.map((w) => w.options.name)).toEqual(["0", "1", "2"]);
+    const futures = ["0", "1", "2"].map((name, i) => client.submitWith({ workers: name }, inc, i));
     expect(await client.gather(futures)).toEqual([1, 2, 3]);
     await cluster.scale(1);
     expect(registered(cluster)).toBe(1);
@@ -32,6 +32,10 @@ describe("LocalCluster.scale", () => {
     await cluster.scale(2);
     expect(registered(cluster)).toBe(2);
     expect(cluster.workers).toHaveLength(3);
+    // A new name, never one a retired worker had.
+    const names = (await client.workers()).map((w) => w.name).sort();
+    expect(names).toHaveLength(2);
+    expect(names[1]).toBe("3");
     expect(await client.submit(inc, 41)).toBe(42);
   });
 

@@ -78,7 +78,9 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     const page = await fetch(`${schedulerUrl}/status`);
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
     const html = await page.text();
-    expect(html).toContain(`<td>${w0.address}</td><td>running</td><td>1</td>`);
+    expect(html).toContain(
+      `<td>${w0.address}</td><td>${w0.options.name}</td><td>running</td><td>1</td>`,
+    );
     expect(html).toMatch(/<td>inc<\/td>(<td>0<\/td>){5}<td>2<\/td>/); // 2 inc in memory
     expect(html).toContain(`<td>${z.key}</td><td>${w0.address}</td><td>OK</td>`);
     const worker = await (await fetch(`${urls[0]}/json/identity.json`)).json();

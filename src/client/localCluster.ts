@@ -111,12 +111,15 @@ export class LocalCluster {
   private ownClient: Promise<Client> | null = null;
   /** The adaptive scaling running, if any. */
   private adaptive: Adaptive | null = null;
+  /** How many workers were named: the next new worker's name (Dask's LocalCluster counts too). */
+  private workersMade: number;
 
   private constructor(
     readonly scheduler: Scheduler,
     workers: readonly Worker[],
     private readonly logger: Logger,
-    private readonly newWorker: () => Worker,
+    /** A new worker named `name` (the cluster's workers are named "0", "1", …). */
+    private readonly newWorker: (name: string) => Worker,
     private readonly maxWorkerRestarts: number,
     /** For the cluster's own news (workers replaced, given up on). */
     private readonly clusterLogger: Logger,
@@ -125,13 +128,16 @@ export class LocalCluster {
   ) {
     this.slots = [...workers];
     this.restarts = workers.map(() => 0);
+    this.workersMade = workers.length;
     for (const [slot, w] of this.slots.entries()) this.supervise(slot, w);
   }
 
   /**
    * The workers, one per slot: a worker that stopped on a fault, or closed
-   * for a restart (`client.restart()`), is replaced in its slot; one closed by
-   * a `close()` call stays, closed.
+   * for a restart (`client.restart()`), is replaced in its slot, by a worker of
+   * the same name; one closed by a `close()` call stays, closed. Workers are
+   * named `"0"`, `"1"`, … in the order they were made (Dask's LocalCluster's
+   * names), `options.name`.
    */
   get workers(): readonly Worker[] {
     return this.slots;
@@ -173,10 +179,11 @@ export class LocalCluster {
       validate,
       logger: logger.child({ name: "weft.scheduler" }),
     });
-    const newWorker = () =>
+    const newWorker = (name: string) =>
       new Worker({
         batchedSendIntervalMs: 0,
         ...options.worker,
+        name,
         scheduler: scheduler.address,
         listen: listenAt ?? "inproc://worker",
         ...secure,
@@ -192,7 +199,7 @@ export class LocalCluster {
       });
     const started = await Promise.allSettled(
       // async: a bad option throws in the constructor, and must reject like a failed start.
-      Array.from({ length: nWorkers }, async () => newWorker().start()),
+      Array.from({ length: nWorkers }, async (_, i) => newWorker(String(i)).start()),
     );
     const workers: Worker[] = [];
     let failure: unknown = null;
@@ -255,7 +262,8 @@ export class LocalCluster {
         );
       }
       asked = false;
-      const worker = this.newWorker();
+      // As a nanny starts its worker again under the same name.
+      const worker = this.newWorker(dead.options.name ?? String(slot));
       this.starting.add(worker);
       try {
         await worker.start();
@@ -359,7 +367,7 @@ export class LocalCluster {
   private async startWorkers(count: number): Promise<void> {
     const started = await Promise.allSettled(
       Array.from({ length: count }, async () => {
-        const w = this.newWorker();
+        const w = this.newWorker(String(this.workersMade++));
         this.starting.add(w); // until it has a slot: counted, and closed by close()
         try {
           return await w.start();

@@ -51,6 +51,8 @@ describe("Client.restart", () => {
     expect(after).toHaveLength(2);
     for (const a of after) expect(before).not.toContain(a);
     expect(cluster.workers.map((w) => w.address).sort()).toEqual([...after].sort());
+    // Each new worker has the name of the one it replaces, as under a nanny.
+    expect((await client.workers()).map((w) => w.name).sort()).toEqual(["0", "1"]);
     // The same keys compute again, on the new workers.
     expect(await client.submit(inc, 1)).toBe(2);
     expect(await other.submit(inc, 10)).toBe(11);

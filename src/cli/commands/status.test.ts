@@ -21,11 +21,11 @@ describe("weft status", () => {
     expect(r.err).toBe("");
     const lines = r.out.trimEnd().split("\n");
     expect(lines[0]).toBe(`scheduler ${cluster.address}: 2 workers (2 threads), 1 other client`);
-    // A LocalCluster's workers have a nanny: the cluster.
-    expect(lines[1]).toMatch(/^worker +threads +status +nanny +processing +keys +bytes$/);
+    // A LocalCluster's workers have names ("0", "1") and a nanny: the cluster.
+    expect(lines[1]).toMatch(/^worker +name +threads +status +nanny +processing +keys +bytes$/);
     const holder = cluster.scheduler.state.tasks.get(f.key)?.whoHas.values().next().value;
     const row = lines.find((l) => l.startsWith(holder?.address ?? "?"));
-    expect(row).toMatch(/ +1 +running +yes +0 +1 +\d+ B$/);
+    expect(row).toMatch(/ +[01] +1 +running +yes +0 +1 +\d+ B$/);
     expect(lines).toContain('datasets: "results"');
     expect(lines.at(-2)).toMatch(/^tasks: 1 known, 1 done; reports: 1 finished, 0 erred;/);
     const json = await runWeft(["status", cluster.address, "--json"]);
@@ -38,16 +38,19 @@ describe("weft status", () => {
   it("shows the workers' names, when some worker has one", async () => {
     const { cluster } = await testCluster({ workers: 1 });
     const named = await extraWorker(cluster, { name: "gpu-0" });
+    const nameless = await extraWorker(cluster);
     try {
       const r = await runWeft(["status", cluster.address]);
       const lines = r.out.split("\n");
       expect(lines[1]).toMatch(/^worker +name +threads +status /);
       expect(lines.find((l) => l.startsWith(named.address))).toMatch(/^\S+ +gpu-0 +\d+ +running /);
       expect(lines.find((l) => l.startsWith(cluster.workers[0].address))).toMatch(
-        /^\S+ +- +1 +running /,
+        /^\S+ +0 +1 +running /,
       );
+      expect(lines.find((l) => l.startsWith(nameless.address))).toMatch(/^\S+ +- +\d+ +running /);
     } finally {
       await named.close();
+      await nameless.close();
     }
   });
 
