@@ -70,16 +70,14 @@ export class Scheduler implements SessionHost {
   readonly taskStream: TaskStream;
   /** The last records the scheduler logged, for `client.getSchedulerLogs`. */
   readonly logRecords: LogRecords;
-  readonly coordination: Coordination = new Coordination((client, requestId, result) => {
-    const stream = this.router.clients.get(client);
-    if (stream !== undefined && !stream.isClosed) stream.send({ op: "reply", requestId, result });
-  });
+  readonly coordination: Coordination = new Coordination((client, requestId, result) =>
+    this.router.toClient(client, { op: "reply", requestId, result }),
+  );
   readonly runner: StimulusRunner;
   readonly events: EventBroker;
-  readonly pubsub: PubSubBroker = new PubSubBroker((client, name, msg) => {
-    const stream = this.router.clients.get(client);
-    if (stream !== undefined && !stream.isClosed) stream.send({ op: "pubsub-msg", name, msg });
-  });
+  readonly pubsub: PubSubBroker = new PubSubBroker((client, name, msg) =>
+    this.router.toClient(client, { op: "pubsub-msg", name, msg }),
+  );
   readonly metadata = new Metadata();
   /** The scheduler plugins (see `plugins.ts`): {@link addPlugin}, {@link removePlugin}. */
   readonly plugins: SchedulerPlugins;
@@ -107,10 +105,9 @@ export class Scheduler implements SessionHost {
   constructor(options: SchedulerOptions = {}) {
     this.options = resolveSchedulerOptions(options);
     this.logRecords = new LogRecords(this.options.logLength);
-    this.events = new EventBroker(this.options.eventsLogLength, (client, topic, event) => {
-      const stream = this.router.clients.get(client);
-      if (stream !== undefined && !stream.isClosed) stream.send({ op: "event", topic, event });
-    });
+    this.events = new EventBroker(this.options.eventsLogLength, (client, topic, event) =>
+      this.router.toClient(client, { op: "event", topic, event }),
+    );
     this.logger = this.logRecords.wrap(this.options.logger);
     this.state = new SchedulerState({
       ...this.options.state,
