@@ -81,7 +81,11 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     expect(html).toContain(
       `<td>${w0.address}</td><td>${w0.options.name}</td><td>running</td><td>1</td>`,
     );
-    expect(html).toMatch(/<td>inc<\/td>(<td>0<\/td>){5}<td>2<\/td>/); // 2 inc in memory
+    // 2 inc in memory, the progress bar full
+    expect(html).toMatch(
+      /<td>inc<\/td><td class="chart">.*2 \/ 2<\/td>(<td>0<\/td>){5}<td>2<\/td>/,
+    );
+    expect(html).toMatch(/<svg class="stream"[^>]*><text x="0" y="\d+" font-size="10">inproc:/);
     expect(html).toContain(`<td>${z.key}</td><td>${w0.address}</td><td>OK</td>`);
     const worker = await (await fetch(`${urls[0]}/json/identity.json`)).json();
     expect(worker).toMatchObject({ type: "Worker", address: w0.address, nthreads: 1 });

@@ -1,20 +1,34 @@
 /**
  * `/status` of the scheduler's HTTP endpoints: one HTML page, refreshed every
- * two seconds, of what Dask's dashboard shows first: the workers, the tasks by
- * prefix and state (Dask's progress bars, as counts), and the last task runs.
- * Server-rendered, without scripts or assets.
+ * two seconds, of what Dask's dashboard shows first: the workers (with bars of
+ * their memory against its limit), the tasks by prefix and state (Dask's
+ * progress bars, and the counts), the task stream of the last seconds, and the
+ * last task runs. Server-rendered, without scripts or assets.
  */
 
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { SCHEDULER_TASK_STATES, type SchedulerTaskStateName } from "./state/taskState.ts";
+import {
+  escapeHtml,
+  progressBar,
+  progressLegend,
+  taskStreamSvg,
+  usageBar,
+} from "./statusCharts.ts";
+
+export { escapeHtml };
 
 /** The states shown as columns: all but `forgotten` (such tasks are gone). */
 const STATES = SCHEDULER_TASK_STATES.filter((s) => s !== "forgotten");
 
 /** How many of the last task runs the page lists. */
 const RECENT_RUNS = 20;
+/** The most seconds of task stream the page draws (less when the runs span less). */
+const STREAM_WINDOW_SECONDS = 20;
+/** At most this many of the last runs are drawn (a busy cluster finishes thousands a second). */
+const STREAM_RUNS = 2_000;
 
 /** What the page shows, read from the scheduler in one go. */
 export interface StatusSnapshot {
@@ -31,6 +45,8 @@ export interface StatusSnapshot {
     readonly held: number;
     readonly bytes: number;
     readonly memoryLimit: number | null;
+    /** The process memory its monitor last measured (heartbeats), or null. */
+    readonly memory?: number | null;
   }[];
   /** Task counts by prefix, then state; with the bytes of its results in memory. */
   readonly prefixes: readonly {
@@ -39,10 +55,15 @@ export interface StatusSnapshot {
     readonly bytes: number;
   }[];
   readonly recent: readonly TaskStreamRecord[];
+  /** Wall-clock seconds when the snapshot was taken; without it, no task stream is drawn. */
+  readonly now?: number;
+  /** The runs of the task stream's window, oldest first. */
+  readonly stream?: readonly TaskStreamRecord[];
 }
 
 /** Read what the page shows from `s`. */
 export function statusSnapshot(s: Scheduler): StatusSnapshot {
+  const now = Date.now() / 1000;
   const byPrefix = new Map<string, { counts: Record<string, number>; bytes: number }>();
   for (const ts of s.state.tasks.values()) {
     const name = ts.group.name;
@@ -65,28 +86,31 @@ export function statusSnapshot(s: Scheduler): StatusSnapshot {
         held: ws.hasWhat.size,
         bytes: ws.nbytes,
         memoryLimit: ws.memoryLimit,
+        memory: ws.memory,
       }))
       .sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0)),
     prefixes: [...byPrefix]
       .map(([prefix, row]) => ({ prefix, counts: row.counts, bytes: row.bytes }))
       .sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0)),
     recent: s.taskStream.query({ count: RECENT_RUNS }),
+    now,
+    stream: s.taskStream.query({ since: now - STREAM_WINDOW_SECONDS, count: STREAM_RUNS }),
   };
 }
 
-/** `&<>"'` escaped, for text and attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** Markup a cell holds as it is (a chart); any other cell is text, escaped. */
+class Html {
+  constructor(readonly markup: string) {}
 }
 
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+function table(head: readonly string[], rows: readonly (readonly (string | Html)[])[]): string {
   const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
+  const cell = (c: string | Html) =>
+    c instanceof Html ? `<td class="chart">${c.markup}</td>` : `<td>${escapeHtml(c)}</td>`;
   const body =
     rows.length === 0
       ? `<tr><td colspan="${head.length}">none</td></tr>`
-      : rows
-          .map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`)
-          .join("\n");
+      : rows.map((r) => `<tr>${r.map(cell).join("")}</tr>`).join("\n");
   return `<table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
@@ -104,26 +128,47 @@ export function renderStatusPage(snap: StatusSnapshot): string {
       "results held",
       "bytes",
       "memory limit",
+      "memory",
     ],
-    snap.workers.map((w) => [
-      w.address,
-      ...(named ? [w.name ?? ""] : []),
-      w.status,
-      String(w.nthreads),
-      String(w.processing),
-      String(w.held),
-      formatBytes(w.bytes),
-      w.memoryLimit === null ? "" : formatBytes(w.memoryLimit),
-    ]),
+    snap.workers.map((w) => {
+      // The process's memory as measured, else the bytes of its results.
+      const used = w.memory ?? w.bytes;
+      const what = `${w.memory != null ? "process memory" : "results"} ${formatBytes(used)}`;
+      return [
+        w.address,
+        ...(named ? [w.name ?? ""] : []),
+        w.status,
+        String(w.nthreads),
+        String(w.processing),
+        String(w.held),
+        formatBytes(w.bytes),
+        w.memoryLimit === null ? "" : formatBytes(w.memoryLimit),
+        new Html(
+          usageBar(
+            used,
+            w.memoryLimit,
+            w.memoryLimit === null ? what : `${what} of ${formatBytes(w.memoryLimit)}`,
+          ),
+        ),
+      ];
+    }),
   );
   const tasks = table(
-    ["prefix", ...STATES, "bytes in memory"],
+    ["prefix", "progress", ...STATES, "bytes in memory"],
     snap.prefixes.map((p) => [
       p.prefix,
+      new Html(progressBar(p.counts)),
       ...STATES.map((st) => String(p.counts[st] ?? 0)),
       formatBytes(p.bytes),
     ]),
   );
+  const stream =
+    snap.now === undefined
+      ? ""
+      : `<h2>Task stream</h2>
+${taskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS)}
+<p class="legend">computes coloured by prefix (black: erred); red: transfers of their inputs; orange: disk reads</p>
+`;
   const recent = table(
     ["key", "worker", "status", "seconds computing", "result bytes"],
     [...snap.recent].reverse().map((r) => {
@@ -141,7 +186,7 @@ export function renderStatusPage(snap: StatusSnapshot): string {
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
 <title>${escapeHtml(title)}</title>
-<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:2px 8px;text-align:right}th:first-child,td:first-child{text-align:left}</style>
+<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:2px 8px;text-align:right}th:first-child,td:first-child,td.chart{text-align:left}.bar{display:inline-flex;width:160px;height:12px;background:#f4f4f4;vertical-align:middle}.bar span{height:100%}.key{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px}.legend{color:#555}svg.stream{display:block;margin-bottom:.5em}</style>
 </head><body>
 <h1>${escapeHtml(title)}</h1>
 <p>status ${escapeHtml(snap.status)}, ${snap.workers.length} workers, ${snap.clients} clients (this page refreshes every 2 s; <a href="/metrics">metrics</a>)</p>
@@ -149,7 +194,8 @@ export function renderStatusPage(snap: StatusSnapshot): string {
 ${workers}
 <h2>Tasks by prefix and state</h2>
 ${tasks}
-<h2>Last task runs</h2>
+<p class="legend">${progressLegend()}</p>
+${stream}<h2>Last task runs</h2>
 ${recent}
 </body></html>
 `;

@@ -1,0 +1,215 @@
+/**
+ * The pictures of the scheduler's `/status` page, drawn on the server as HTML
+ * and SVG (no scripts): a progress bar of each task prefix, usage bars of the
+ * workers, and the task stream (Dask's dashboard draws the same three with
+ * Bokeh). Hovering a piece shows its numbers (`title`).
+ */
+
+import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
+import { keySplit } from "../util/keySplit.ts";
+import type { SchedulerTaskStateName } from "./state/taskState.ts";
+
+/** `&<>"'` escaped, for text and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * The segments of a prefix's progress bar, left to right, with their colour:
+ * Dask's progress bars (done, erred, processing, the rest to go), waiting
+ * states split out so that a stuck graph shows where it is stuck.
+ */
+const PROGRESS_SEGMENTS: readonly {
+  readonly state: SchedulerTaskStateName;
+  readonly colour: string;
+}[] = [
+  { state: "memory", colour: "#3b7dd8" },
+  { state: "erred", colour: "#d62728" },
+  { state: "processing", colour: "#2ca02c" },
+  { state: "queued", colour: "#98df8a" },
+  { state: "no-worker", colour: "#ff7f0e" },
+  { state: "waiting", colour: "#c7c7c7" },
+  { state: "released", colour: "#eeeeee" },
+];
+
+/** A percentage for a CSS width, rounded to what a screen shows. */
+function percent(part: number, whole: number): string {
+  return `${whole <= 0 ? 0 : Math.round((part / whole) * 10_000) / 100}%`;
+}
+
+/** A prefix's tasks by state as one stacked bar, and "done / total" beside it. */
+export function progressBar(
+  counts: Readonly<Partial<Record<SchedulerTaskStateName, number>>>,
+): string {
+  let total = 0;
+  for (const { state } of PROGRESS_SEGMENTS) total += counts[state] ?? 0;
+  const segments = PROGRESS_SEGMENTS.filter(({ state }) => (counts[state] ?? 0) > 0).map(
+    ({ state, colour }) => {
+      const n = counts[state] ?? 0;
+      return `<span style="width:${percent(n, total)};background:${colour}" title="${state}: ${n}"></span>`;
+    },
+  );
+  const done = counts.memory ?? 0;
+  return `<span class="bar">${segments.join("")}</span> ${done} / ${total}`;
+}
+
+/** The colours of the progress bars, for the page's legend. */
+export function progressLegend(): string {
+  return PROGRESS_SEGMENTS.map(
+    ({ state, colour }) => `<span class="key" style="background:${colour}"></span>${state}`,
+  ).join(" ");
+}
+
+/** `used` of `limit` as a bar (full and red beyond the limit); empty without a limit. */
+export function usageBar(used: number, limit: number | null, text: string): string {
+  if (limit === null || limit <= 0) return "";
+  const colour = used > limit ? "#d62728" : used > 0.8 * limit ? "#ff7f0e" : "#3b7dd8";
+  const width = percent(Math.min(used, limit), limit);
+  return `<span class="bar" title="${escapeHtml(text)}"><span style="width:${width};background:${colour}"></span></span>`;
+}
+
+/** A stable colour for a task prefix: its name hashed to a hue. */
+export function prefixColour(prefix: string): string {
+  let h = 0;
+  for (let i = 0; i < prefix.length; i++) h = (Math.imul(h, 31) + prefix.charCodeAt(i)) | 0;
+  return `hsl(${(h >>> 0) % 360},60%,55%)`;
+}
+
+/** What the task stream draws of each kind of interval that is not a compute. */
+const ACTION_COLOURS: Readonly<Record<string, string>> = {
+  transfer: "#d62728",
+  "disk-read": "#ff7f0e",
+  "disk-write": "#ff7f0e",
+  deserialize: "#7f7f7f",
+};
+
+/** One bar of the task stream: an interval of a run, on a lane of a worker. */
+interface StreamBar {
+  readonly start: number;
+  readonly stop: number;
+  readonly colour: string;
+  readonly title: string;
+}
+
+/**
+ * Bars of one worker on lanes, each bar on the first lane free at its start:
+ * a worker computing on n threads at once fills n lanes.
+ */
+export function packLanes<T extends { readonly start: number; readonly stop: number }>(
+  bars: readonly T[],
+): T[][] {
+  const lanes: T[][] = [];
+  const laneEnds: number[] = [];
+  const sorted = [...bars].sort((a, b) => a.start - b.start || a.stop - b.stop);
+  for (const bar of sorted) {
+    let lane = laneEnds.findIndex((end) => end <= bar.start);
+    if (lane < 0) {
+      lane = lanes.length;
+      lanes.push([]);
+      laneEnds.push(bar.stop);
+    }
+    lanes[lane].push(bar);
+    laneEnds[lane] = bar.stop;
+  }
+  return lanes;
+}
+
+/** Geometry of the task stream picture, in pixels. */
+const STREAM = { width: 900, label: 170, lane: 10, gap: 4, axis: 18 } as const;
+
+/** The spans the task stream zooms to, in seconds. */
+const SPANS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600] as const;
+
+/**
+ * The seconds the task stream spans: the shortest of {@link SPANS} holding
+ * every interval drawn (so that a burst of short tasks is not a sliver at the
+ * right edge), at most `maxSeconds`.
+ */
+export function streamSpan(
+  records: readonly TaskStreamRecord[],
+  now: number,
+  maxSeconds: number,
+): number {
+  let earliest = now;
+  for (const r of records) {
+    for (const ss of r.startstops) {
+      if (ss.stop >= now - maxSeconds && ss.start < earliest) earliest = ss.start;
+    }
+  }
+  const needed = now - earliest;
+  return Math.min(SPANS.find((s) => s >= needed) ?? maxSeconds, maxSeconds);
+}
+
+/**
+ * The task stream of the last seconds before `now` (wall-clock seconds), up to
+ * `maxSeconds` ({@link streamSpan}): a row of lanes per worker, a bar per
+ * compute (coloured by prefix) and per transfer or disk read it waited for, as
+ * Dask's task stream. Runs older than that are left out; a run cut by the
+ * start of the span is drawn from there.
+ */
+export function taskStreamSvg(
+  records: readonly TaskStreamRecord[],
+  now: number,
+  maxSeconds: number,
+): string {
+  const windowSeconds = streamSpan(records, now, maxSeconds);
+  const from = now - windowSeconds;
+  const byWorker = new Map<string, StreamBar[]>();
+  for (const r of records) {
+    const prefix = keySplit(r.key);
+    for (const ss of r.startstops) {
+      if (ss.stop < from || ss.stop < ss.start) continue;
+      const colour =
+        ss.action === "compute"
+          ? r.status === "error"
+            ? "#000000"
+            : prefixColour(prefix)
+          : (ACTION_COLOURS[ss.action] ?? "#7f7f7f");
+      const seconds = (ss.stop - ss.start).toFixed(4);
+      const what = ss.action === "compute" ? `${r.key} (${r.status})` : `${ss.action} for ${r.key}`;
+      let bars = byWorker.get(r.worker);
+      if (bars === undefined) byWorker.set(r.worker, (bars = []));
+      bars.push({
+        start: Math.max(ss.start, from),
+        stop: ss.stop,
+        colour,
+        title: `${what}: ${seconds} s`,
+      });
+    }
+  }
+  if (byWorker.size === 0) return `<p>no task ran in the last ${maxSeconds} s</p>`;
+  const plot = STREAM.width - STREAM.label;
+  const x = (t: number) => STREAM.label + ((t - from) / windowSeconds) * plot;
+  const parts: string[] = [];
+  let y = 0;
+  const workers = [...byWorker.keys()].sort();
+  for (const worker of workers) {
+    const lanes = packLanes(byWorker.get(worker) ?? []);
+    const height = lanes.length * STREAM.lane;
+    parts.push(
+      `<text x="0" y="${y + Math.min(height, STREAM.lane) - 1}" font-size="10">${escapeHtml(worker)}</text>`,
+    );
+    for (const [i, lane] of lanes.entries()) {
+      for (const bar of lane) {
+        const left = x(bar.start);
+        const w = Math.max(x(bar.stop) - left, 1);
+        parts.push(
+          `<rect x="${left.toFixed(1)}" y="${y + i * STREAM.lane}" width="${w.toFixed(1)}" height="${STREAM.lane - 1}" fill="${bar.colour}"><title>${escapeHtml(bar.title)}</title></rect>`,
+        );
+      }
+    }
+    y += height + STREAM.gap;
+  }
+  // The time axis: seconds before now.
+  for (let i = 0; i <= 4; i++) {
+    const t = (windowSeconds * i) / 4;
+    const at = STREAM.label + (plot * i) / 4;
+    const anchor = i === 0 ? "start" : i === 4 ? "end" : "middle";
+    parts.push(
+      `<text x="${at}" y="${y + STREAM.axis - 4}" font-size="10" text-anchor="${anchor}">${i === 4 ? "now" : `-${windowSeconds - t} s`}</text>`,
+    );
+  }
+  const total = y + STREAM.axis;
+  const label = `task stream of the last ${windowSeconds} s`;
+  return `<svg class="stream" width="${STREAM.width}" height="${total}" viewBox="0 0 ${STREAM.width} ${total}" role="img" aria-label="${label}">${parts.join("")}</svg>`;
+}
