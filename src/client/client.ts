@@ -117,6 +117,7 @@ import { PendingAnswers } from "./pendingAnswers.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
+import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { mergedStory, type StoryRecord, storiesOfWorkers, storyKeysProblem } from "./story.ts";
 import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
@@ -1747,6 +1748,63 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     await this.conn.request("unregister-worker-plugin", { name });
     const addresses = (await this.workers()).map((w) => w.address);
     return sortedByKey(await removeOnWorkers(this.peers, addresses, name));
+  }
+
+  /**
+   * Run the task function `fn` (a definition or a registered name) on `args`
+   * in the scheduler's process (Dask's `run_on_scheduler`): for looking at the
+   * scheduler, or changing it, from a client. The function gets the scheduler
+   * from `currentScheduler()` (of `weft/scheduler`) and may return a promise.
+   * The scheduler finds it in its task modules: its own (`weft scheduler
+   * --tasks`, the Scheduler option `taskModules`; a `LocalCluster` gives it
+   * its `taskModules`) or the cluster's (`loadTaskModules`), imported when
+   * first needed. Arguments and result cross as task values do. Resolves with
+   * its value; rejects with a {@link RunError} (its `worker` the scheduler's
+   * address) carrying what it threw, or why it could not run.
+   */
+  async runOnScheduler(
+    fn: TaskDefinition<TaskFunction> | string,
+    ...args: unknown[]
+  ): Promise<unknown> {
+    this.checkOpen();
+    const name = taskName(fn, "runOnScheduler");
+    const response = await this.conn.request("run-on-scheduler", {
+      fn: name,
+      args: runArgs(args),
+    });
+    return runOutcome(this.address, response);
+  }
+
+  /**
+   * Add a scheduler plugin (Dask's `register_scheduler_plugin`; see
+   * `SchedulerPlugin` of `weft/scheduler`): the scheduler makes it by calling
+   * `factory`, a task function of its task modules (as for
+   * {@link runOnScheduler}), with `options.args` (JSON data), adds it under
+   * `options.name` (default: the task function's name), replacing one of that
+   * name, and awaits its `start(scheduler)`. Resolves with the names of the
+   * scheduler's plugins; rejects if the function is unknown or throws, if it
+   * returns no plugin, or if the plugin's start throws (it is then not kept).
+   */
+  async registerSchedulerPlugin(
+    factory: TaskDefinition<TaskFunction> | string,
+    options: WorkerPluginOptions = {},
+  ): Promise<string[]> {
+    this.checkOpen();
+    const spec = workerPluginSpec(factory, options, "registerSchedulerPlugin");
+    return (await this.conn.request("register-scheduler-plugin", { ...spec })) as string[];
+  }
+
+  /**
+   * Remove the scheduler plugin `name`, awaiting its `close()` (Dask's
+   * `unregister_scheduler_plugin`). Resolves with whether there was one;
+   * rejects if its close throws.
+   */
+  async unregisterSchedulerPlugin(name: string): Promise<boolean> {
+    this.checkOpen();
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError("unregisterSchedulerPlugin: name must be a non-empty string");
+    }
+    return (await this.conn.request("unregister-scheduler-plugin", { name })) as boolean;
   }
 
   /**

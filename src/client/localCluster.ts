@@ -174,6 +174,8 @@ export class LocalCluster {
     const scheduler = await Scheduler.start({
       batchedSendIntervalMs: 0,
       ...options.scheduler,
+      // For runOnScheduler and registerSchedulerPlugin, as for the workers' tasks.
+      taskModules: [...(options.taskModules ?? []), ...(options.scheduler?.taskModules ?? [])],
       listen: listenAt ?? "inproc://scheduler",
       ...secure,
       validate,

@@ -23,19 +23,20 @@ export interface WorkerPluginOptions {
 export function workerPluginSpec(
   factory: TaskDefinition<TaskFunction> | string,
   options: WorkerPluginOptions,
+  op = "registerWorkerPlugin",
 ): WorkerPluginSpec {
   const fn = typeof factory === "string" ? factory : factory?.name;
   if (typeof fn !== "string" || fn === "") {
     throw new TypeError(
-      "registerWorkerPlugin: expected a task function (defineTask) or its name, whose result is the plugin",
+      `${op}: expected a task function (defineTask) or its name, whose result is the plugin`,
     );
   }
   const name = options.name ?? fn;
   if (typeof name !== "string" || name === "") {
-    throw new TypeError("registerWorkerPlugin: name must be a non-empty string");
+    throw new TypeError(`${op}: name must be a non-empty string`);
   }
   const args = options.args ?? [];
-  if (!Array.isArray(args)) throw new TypeError("registerWorkerPlugin: args must be an array");
+  if (!Array.isArray(args)) throw new TypeError(`${op}: args must be an array`);
   let json: string | undefined;
   try {
     json = JSON.stringify(args);
@@ -43,9 +44,7 @@ export function workerPluginSpec(
     json = undefined;
   }
   if (json === undefined || !sameJson(args, JSON.parse(json))) {
-    throw new TypeError(
-      "registerWorkerPlugin: args must be JSON data (the scheduler keeps them for the workers to come)",
-    );
+    throw new TypeError(`${op}: args must be JSON data (the scheduler keeps them)`);
   }
   return { name, fn, args: JSON.parse(json) as unknown[] };
 }

@@ -372,6 +372,37 @@ export interface MultiLockRequestMsg {
   readonly timeoutMs?: number | null;
 }
 
+/**
+ * Run the task function `fn` on `args` (values wrapped to travel as they
+ * came) in the scheduler's process (`Client.runOnScheduler`, Dask's
+ * `run_on_scheduler`): answered with `{status: "OK", value}` or `{status:
+ * "error", error}` (the error it threw, as a task's).
+ */
+export interface RunOnSchedulerRequestMsg {
+  readonly op: "run-on-scheduler";
+  readonly requestId: number;
+  readonly fn: string;
+  readonly args: readonly unknown[];
+}
+
+/**
+ * Make a scheduler plugin by calling the task function `fn` on `args` (JSON
+ * data) in the scheduler's process, and add it under `name`
+ * (`Client.registerSchedulerPlugin`, Dask's `register_scheduler_plugin`): one of
+ * that name is replaced. Answered with the names of the scheduler's plugins.
+ */
+export interface RegisterSchedulerPluginRequestMsg extends WorkerPluginSpec {
+  readonly op: "register-scheduler-plugin";
+  readonly requestId: number;
+}
+
+/** Remove the scheduler plugin `name` (closing it): answered with whether there was one. */
+export interface UnregisterSchedulerPluginRequestMsg {
+  readonly op: "unregister-scheduler-plugin";
+  readonly requestId: number;
+  readonly name: string;
+}
+
 /** A request a client makes of the server (not of the state machine). */
 export type ClientRequestMsg =
   | WhoHasRequestMsg
@@ -395,7 +426,10 @@ export type ClientRequestMsg =
   | PubSubRequestMsg
   | MetadataRequestMsg
   | CoordinationRequestMsg
-  | MultiLockRequestMsg;
+  | MultiLockRequestMsg
+  | RunOnSchedulerRequestMsg
+  | RegisterSchedulerPluginRequestMsg
+  | UnregisterSchedulerPluginRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

@@ -53,7 +53,18 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "pubsub-subscribers",
   "set-metadata",
   "get-metadata",
+  "run-on-scheduler",
+  "register-scheduler-plugin",
+  "unregister-scheduler-plugin",
   ...COORDINATION_OPS,
+]);
+
+/** The requests answered once the code they run on the scheduler has (see `schedulerCode.ts`). */
+type CodeOp = "run-on-scheduler" | "register-scheduler-plugin" | "unregister-scheduler-plugin";
+const CODE_OPS: ReadonlySet<string> = new Set<CodeOp>([
+  "run-on-scheduler",
+  "register-scheduler-plugin",
+  "unregister-scheduler-plugin",
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
 
@@ -78,7 +89,7 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
   if (COORDINATION.has(msg.op as string)) {
     return host.coordination.answer(client, msg.op as CoordinationOp, msg);
   }
-  switch (msg.op as Exclude<ClientRequestOp, CoordinationOp>) {
+  switch (msg.op as Exclude<ClientRequestOp, CoordinationOp | CodeOp>) {
     case "who-has":
       if (msg.keys === undefined) return host.state.getWhoHas(host.state.tasks.keys());
       if (!isKeyList(msg.keys)) throw new TypeError("who-has: keys must be an array of keys");
@@ -243,9 +254,43 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
   }
 }
 
+/** The answer to a request of {@link CODE_OPS}, once the code it runs has run; throws if `msg` is malformed. */
+async function answerLater(host: SessionHost, msg: Record<string, unknown>): Promise<unknown> {
+  switch (msg.op as CodeOp) {
+    case "run-on-scheduler": {
+      const { fn, args } = msg;
+      if (typeof fn !== "string" || fn === "" || !Array.isArray(args)) {
+        throw new TypeError(
+          "run-on-scheduler: expected {fn: a task function's name, args: an array}",
+        );
+      }
+      const outcome = await host.code.run(fn, args.map(ClonedValue.unwrap));
+      // Wrapped, so that the value travels as the function gave it.
+      return outcome.status === "OK"
+        ? { status: "OK", value: new ClonedValue(outcome.value) }
+        : outcome;
+    }
+    case "register-scheduler-plugin": {
+      const problem = workerPluginSpecProblem(msg);
+      if (problem !== null) {
+        throw new TypeError(
+          `register-scheduler-plugin: ${problem.replace("worker plugin", "scheduler plugin")}`,
+        );
+      }
+      return host.code.addPlugin(msg.name as string, msg.fn as string, msg.args as unknown[]);
+    }
+    case "unregister-scheduler-plugin":
+      if (typeof msg.name !== "string" || msg.name === "") {
+        throw new TypeError("unregister-scheduler-plugin: name must be a non-empty string");
+      }
+      return host.plugins.remove(msg.name);
+  }
+}
+
 /**
  * The reply to the request `msg` (whose op {@link isRequestOp}) of `client`;
- * null for a malformed one, and for one a coordination primitive answers later.
+ * null for a malformed one, and for one answered later: by a coordination
+ * primitive, or once the code it runs on the scheduler has run.
  */
 export function replyTo(
   host: SessionHost,
@@ -256,6 +301,21 @@ export function replyTo(
   if (!Number.isSafeInteger(requestId)) {
     host.counters.rejectedMessages++;
     host.logger.error({ op: msg.op }, "rejected a malformed request: requestId must be an integer");
+    return null;
+  }
+  if (CODE_OPS.has(msg.op as string)) {
+    const id = requestId as number;
+    answerLater(host, msg).then(
+      (result) => host.router.toClient(client, { op: "reply", requestId: id, result }),
+      (err: unknown) => {
+        const why = err instanceof Error ? err.message : String(err);
+        host.logger.warn(
+          { op: msg.op, reason: why },
+          "a client's request of the scheduler's code failed",
+        );
+        host.router.toClient(client, { op: "reply", requestId: id, error: why });
+      },
+    );
     return null;
   }
   try {

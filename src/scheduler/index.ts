@@ -43,6 +43,7 @@ export {
 export { PubSubBroker, type PubSubSink } from "./pubsub.ts";
 export { Router } from "./router.ts";
 export { Scheduler, type SchedulerStatus } from "./scheduler.ts";
+export { currentScheduler, SchedulerCode, type SchedulerRunOutcome } from "./schedulerCode.ts";
 export {
   type ResolvedSchedulerOptions,
   resolveSchedulerOptions,

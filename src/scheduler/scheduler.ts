@@ -39,6 +39,7 @@ import { Metadata } from "./metadata.ts";
 import { type SchedulerPlugin, SchedulerPlugins } from "./plugins.ts";
 import { PubSubBroker } from "./pubsub.ts";
 import { Router } from "./router.ts";
+import { SchedulerCode } from "./schedulerCode.ts";
 import {
   type ResolvedSchedulerOptions,
   resolveSchedulerOptions,
@@ -81,6 +82,11 @@ export class Scheduler implements SessionHost {
   readonly metadata = new Metadata();
   /** The scheduler plugins (see `plugins.ts`): {@link addPlugin}, {@link removePlugin}. */
   readonly plugins: SchedulerPlugins;
+  /** The task functions clients run here (`runOnScheduler`, `registerSchedulerPlugin`). */
+  readonly code: SchedulerCode = new SchedulerCode(this, () => [
+    ...this.options.taskModules,
+    ...this.taskModules,
+  ]);
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
   private statusValue: SchedulerStatus = "init";

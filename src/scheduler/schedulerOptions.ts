@@ -9,6 +9,7 @@ import {
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { weftLogger } from "../util/logger.ts";
+import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { preloadUrl } from "../util/preload.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { SchedulerPlugin } from "./plugins.ts";
@@ -94,17 +95,26 @@ export interface SchedulerOptions {
    * (and awaited) then, and its `weftTeardown(scheduler)` as it closes. Default none.
    */
   preload?: readonly (string | URL)[];
+  /**
+   * Task modules (paths or file URLs) whose task functions clients may run on
+   * the scheduler (`Client.runOnScheduler`) or make scheduler plugins with
+   * (`Client.registerSchedulerPlugin`); the cluster's (`Client.loadTaskModules`)
+   * serve too. Imported when first needed, not at the start. Default none.
+   */
+  taskModules?: readonly (string | URL)[];
 }
 
 /** {@link SchedulerOptions} with every default filled in. */
 export type ResolvedSchedulerOptions = Required<
-  Omit<SchedulerOptions, "tls" | "preload" | "idleTimeoutMs">
+  Omit<SchedulerOptions, "tls" | "preload" | "idleTimeoutMs" | "taskModules">
 > & {
   tls?: TlsCredentials;
   /** null: never. */
   idleTimeoutMs: number | null;
   /** As file URLs. */
   preload: readonly string[];
+  /** As file URLs. */
+  taskModules: readonly string[];
 };
 
 function nonNegative(name: string, v: number): number {
@@ -168,8 +178,17 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     metricsNamespace,
     plugins: pluginList(o.plugins),
     preload: (o.preload ?? []).map((m) => preloadUrl(m, "Scheduler option preload")),
+    taskModules: moduleList(o.taskModules),
   };
 }
+
+function moduleList(modules: readonly (string | URL)[] | undefined): readonly string[] {
+  if (modules === undefined) return [];
+  if (!Array.isArray(modules)) throw new TypeError("Scheduler option taskModules must be an array");
+  return modules.map((m) => existingModuleUrl(fileModuleUrl(m, TASK_MODULES), TASK_MODULES));
+}
+
+const TASK_MODULES = "Scheduler option taskModules";
 
 function pluginList(plugins: readonly SchedulerPlugin[] | undefined): readonly SchedulerPlugin[] {
   if (plugins === undefined) return [];

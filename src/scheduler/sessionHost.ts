@@ -13,6 +13,7 @@ import type { Metadata } from "./metadata.ts";
 import type { SchedulerPlugins } from "./plugins.ts";
 import type { PubSubBroker } from "./pubsub.ts";
 import type { Router } from "./router.ts";
+import type { SchedulerCode } from "./schedulerCode.ts";
 import type { ResolvedSchedulerOptions } from "./schedulerOptions.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import type { SchedulerState } from "./state/schedulerState.ts";
@@ -51,6 +52,8 @@ export interface SessionHost {
   readonly coordination: Coordination;
   /** The scheduler plugins, told of workers and clients coming and going. */
   readonly plugins: SchedulerPlugins;
+  /** The task functions clients run on the scheduler, and the plugins they make with them. */
+  readonly code: SchedulerCode;
   /** Hand stimuli to the state machine and route what it returns. */
   dispatch(events: SchedulerEvent[]): void;
   /**

@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type NetworkInterfaceInfo, networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { Client } from "../../client/client.ts";
 import { testContext as context } from "../testContext.ts";
 import { runScheduler } from "./scheduler.ts";
 
@@ -207,6 +209,52 @@ describe("weft scheduler --preload", () => {
       expect(bad.exitCode).toBe(2);
       expect(bad.stderr.text).toMatch(
         /^weft scheduler: cannot start: Scheduler option preload: no such file: .*missing\.mjs\n$/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("with --tasks, runs their functions for clients (runOnScheduler); a missing module is exit 2", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-tasks-cli-"));
+    try {
+      const mod = join(dir, "schedulerTasks.mjs");
+      const weft = new URL("../../client/index.ts", import.meta.url).href;
+      writeFileSync(
+        mod,
+        `import { defineTask } from ${JSON.stringify(weft)};\n` +
+          'export const twice = defineTask("cliTwice", (x) => 2 * x);\n',
+      );
+      const ctx = context();
+      let answer: unknown;
+      await runScheduler(
+        { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", tasks: [mod] },
+        ctx,
+        async (s) => {
+          const client = await Client.connect(s.address, { logger: pino({ level: "silent" }) });
+          try {
+            answer = await client.runOnScheduler("cliTwice", 21);
+          } finally {
+            await client.close();
+          }
+        },
+      );
+      expect(ctx.exitCode).toBe(0);
+      expect(answer).toBe(42);
+      const bad = context();
+      await runScheduler(
+        {
+          listen: "tcp://127.0.0.1:0",
+          workerTtl: "30000",
+          logLevel: "silent",
+          tasks: [join(dir, "missing.mjs")],
+        },
+        bad,
+        () => Promise.resolve(),
+      );
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr.text).toMatch(
+        /^weft scheduler: cannot start: Scheduler option taskModules: no such file: .*missing\.mjs\n$/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

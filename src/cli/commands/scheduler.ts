@@ -33,6 +33,7 @@ interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpC
   /** false with --no-check-worker-address. */
   readonly checkWorkerAddress?: boolean;
   readonly preload?: readonly string[];
+  readonly tasks?: readonly string[];
   readonly schedulerFile?: string;
   readonly idleTimeout?: string;
 }
@@ -68,6 +69,7 @@ export async function runScheduler(
       ...tlsFrom(opts),
       ...httpFrom(opts),
       preload: opts.preload ?? [],
+      taskModules: opts.tasks ?? [],
       logger: stderrLogger("weft.scheduler", opts.logLevel),
     });
   } catch (err) {
@@ -125,6 +127,12 @@ export function schedulerCommand(ctx: CliContext): Command {
     .option(
       "--idle-timeout <duration>",
       "close the cluster (every worker, then the scheduler: exit 0) once it has been idle this long (e.g. 30m): no task running, queued or waiting for a worker; clients do not count (default: never)",
+    )
+    .option(
+      "--tasks <module>",
+      "a task module (defineTask) whose functions clients may run on the scheduler (runOnScheduler) or make scheduler plugins with (registerSchedulerPlugin), imported when first needed; repeat for more",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
     )
     .option(
       "--scheduler-file <path>",
