@@ -114,6 +114,7 @@ import { KeyRecord } from "./keyRecord.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
+import { performanceReport } from "./performanceReport.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
@@ -2102,6 +2103,21 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async counters(): Promise<SchedulerCounters> {
     this.checkOpen();
     return (await this.conn.request("counters")) as SchedulerCounters;
+  }
+
+  /**
+   * Run `body`, then write to `path` one HTML file of what the cluster did
+   * meanwhile (Dask's `performance_report`): the task stream of the whole run,
+   * compute and transfer time by task prefix and by worker (with how busy each
+   * worker's threads were), and the runs finished, erred and keys transferred.
+   * Self-contained (no scripts or assets). Written also when `body` throws,
+   * whose error is then rethrown; resolves with what `body` gives. The task
+   * stream holds the scheduler's last 100,000 runs (`taskStreamLength`): the
+   * report says how many it lacks.
+   */
+  performanceReport<T>(path: string | URL, body: () => T | Promise<T>): Promise<T> {
+    this.checkOpen();
+    return performanceReport(this, path, body);
   }
 
   /** The workers connected to the scheduler. */

@@ -4,6 +4,7 @@ import {
   packLanes,
   prefixColour,
   progressBar,
+  recentTaskStreamSvg,
   streamSpan,
   taskStreamSvg,
   usageBar,
@@ -76,7 +77,7 @@ describe("the /status page's charts", () => {
 
   it("draws a bar per compute and transfer, on a row of lanes per worker, along the time", () => {
     const now = 1000;
-    const svg = taskStreamSvg(
+    const svg = recentTaskStreamSvg(
       [
         run("inc-1", "tcp://b:1", 999, 999.5),
         run("inc-2", "tcp://a:1", 999.5, 1000, {
@@ -119,13 +120,56 @@ describe("the /status page's charts", () => {
   });
 
   it("says so when nothing ran lately, and escapes keys and addresses", () => {
-    expect(taskStreamSvg([run("x", "w", 1, 2)], 1000, 20)).toBe(
+    expect(recentTaskStreamSvg([run("x", "w", 1, 2)], 1000, 20)).toBe(
       "<p>no task ran in the last 20 s</p>",
     );
-    const svg = taskStreamSvg([run("<b>-1", "tcp://<w>:1", 9.5, 9.9)], 10, 20);
+    const svg = recentTaskStreamSvg([run("<b>-1", "tcp://<w>:1", 9.5, 9.9)], 10, 20);
     expect(svg).not.toContain("<b>");
     expect(svg).toContain("&#60;b&#62;-1 (OK)");
     expect(svg).toContain(">tcp://&#60;w&#62;:1</text>");
+  });
+
+  it("over a window of its own: cuts intervals at its edges, merges bars under a pixel apart", () => {
+    const labels = { tick: (t: number) => `+${t} s`, label: "the report's task stream" };
+    // 1,000 tasks of 1 ms back to back on one thread over 1 s (730 px): 2 bars a pixel.
+    const many = Array.from({ length: 1000 }, (_, i) =>
+      run(`inc-${i}`, "tcp://a:1", 100 + i / 1000, 100 + (i + 1) / 1000),
+    );
+    const svg = taskStreamSvg(
+      [...many, run("sum-1", "tcp://a:1", 100.999, 102), run("late-1", "tcp://a:1", 105, 106)],
+      100,
+      101.5,
+      labels,
+    );
+    const bars = rects(svg ?? "");
+    expect(bars).toHaveLength(2);
+    expect(bars[0].title).toBe("1000 × inc: 1.0000 s in all");
+    expect(bars[0].x).toBeCloseTo(170, 0);
+    expect(bars[0].w).toBeCloseTo(486.7, 0);
+    // sum-1 overlaps the last inc by a millisecond: the next lane; cut at the window's end.
+    expect(bars[1]).toMatchObject({ y: 10, title: "sum-1 (OK): 1.0010 s" });
+    expect(bars[1].x + bars[1].w).toBeCloseTo(900, 0);
+    expect(svg).toContain('aria-label="the report&#39;s task stream"');
+    expect(svg).toContain(">+0 s</text>");
+    expect(svg).toContain(">+1.5 s</text>");
+    // Merged by kind only: an erred run between two of a prefix stays apart.
+    const mixed = taskStreamSvg(
+      [
+        run("inc-1", "w", 0, 0.001),
+        run("inc-2", "w", 0.001, 0.002, { status: "error" }),
+        run("inc-3", "w", 0.002, 0.003),
+      ],
+      0,
+      10,
+      labels,
+    );
+    expect(rects(mixed ?? "").map((b) => b.title)).toEqual([
+      "inc-1 (OK): 0.0010 s",
+      "inc-2 (error): 0.0010 s",
+      "inc-3 (OK): 0.0010 s",
+    ]);
+    expect(taskStreamSvg([run("x-1", "w", 0, 1)], 5, 6, labels)).toBeNull();
+    expect(taskStreamSvg([run("x-1", "w", 0, 1)], 1, 1, labels)).toBeNull();
   });
 
   it("gives each prefix a colour of its own, the same every time", () => {

@@ -88,7 +88,10 @@ interface StreamBar {
   readonly start: number;
   readonly stop: number;
   readonly colour: string;
+  /** What bars merge with it ({@link mergeClose}): its prefix and action. */
+  readonly kind: string;
   readonly title: string;
+  readonly seconds: number;
 }
 
 /**
@@ -142,44 +145,74 @@ export function streamSpan(
 
 /**
  * The task stream of the last seconds before `now` (wall-clock seconds), up to
- * `maxSeconds` ({@link streamSpan}): a row of lanes per worker, a bar per
- * compute (coloured by prefix) and per transfer or disk read it waited for, as
- * Dask's task stream. Runs older than that are left out; a run cut by the
- * start of the span is drawn from there.
+ * `maxSeconds` ({@link streamSpan}), as {@link taskStreamSvg} draws it, the
+ * axis in seconds before now.
  */
-export function taskStreamSvg(
+export function recentTaskStreamSvg(
   records: readonly TaskStreamRecord[],
   now: number,
   maxSeconds: number,
 ): string {
-  const windowSeconds = streamSpan(records, now, maxSeconds);
-  const from = now - windowSeconds;
+  const span = streamSpan(records, now, maxSeconds);
+  return (
+    taskStreamSvg(records, now - span, now, {
+      tick: (t) => (t === span ? "now" : `-${span - t} s`),
+      label: `task stream of the last ${span} s`,
+    }) ?? `<p>no task ran in the last ${maxSeconds} s</p>`
+  );
+}
+
+/** How {@link taskStreamSvg} labels its picture. */
+export interface StreamLabels {
+  /** The text of the axis's tick `t` seconds after the window's start. */
+  readonly tick: (t: number) => string;
+  /** What the picture shows, for screen readers. */
+  readonly label: string;
+}
+
+/**
+ * The task stream between `from` and `to` (wall-clock seconds): a row of
+ * lanes per worker, a bar per compute (coloured by prefix; black where it
+ * erred) and per transfer or disk read it waited for, as Dask's task stream.
+ * Intervals outside the window are left out, those across its edges cut.
+ * Neighbouring bars of one kind closer than a pixel are drawn as one (saying
+ * how many), so that thousands of short tasks make a picture of bounded size.
+ * Null when nothing ran in the window.
+ */
+export function taskStreamSvg(
+  records: readonly TaskStreamRecord[],
+  from: number,
+  to: number,
+  labels: StreamLabels,
+): string | null {
+  const span = to - from;
+  if (!(span > 0)) return null;
   const byWorker = new Map<string, StreamBar[]>();
   for (const r of records) {
     const prefix = keySplit(r.key);
     for (const ss of r.startstops) {
-      if (ss.stop < from || ss.stop < ss.start) continue;
-      const colour =
-        ss.action === "compute"
-          ? r.status === "error"
-            ? "#000000"
-            : prefixColour(prefix)
-          : (ACTION_COLOURS[ss.action] ?? "#7f7f7f");
-      const seconds = (ss.stop - ss.start).toFixed(4);
-      const what = ss.action === "compute" ? `${r.key} (${r.status})` : `${ss.action} for ${r.key}`;
+      if (ss.stop < from || ss.start > to || ss.stop < ss.start) continue;
+      const compute = ss.action === "compute";
+      const erred = r.status === "error";
       let bars = byWorker.get(r.worker);
       if (bars === undefined) byWorker.set(r.worker, (bars = []));
       bars.push({
         start: Math.max(ss.start, from),
-        stop: ss.stop,
-        colour,
-        title: `${what}: ${seconds} s`,
+        stop: Math.min(ss.stop, to),
+        colour: compute
+          ? erred
+            ? "#000000"
+            : prefixColour(prefix)
+          : (ACTION_COLOURS[ss.action] ?? "#7f7f7f"),
+        kind: compute ? `${prefix}${erred ? " (erred)" : ""}` : `${ss.action} for ${prefix}`,
+        title: `${compute ? `${r.key} (${r.status})` : `${ss.action} for ${r.key}`}: ${(ss.stop - ss.start).toFixed(4)} s`,
+        seconds: ss.stop - ss.start,
       });
     }
   }
-  if (byWorker.size === 0) return `<p>no task ran in the last ${maxSeconds} s</p>`;
+  if (byWorker.size === 0) return null;
   const plot = STREAM.width - STREAM.label;
-  const x = (t: number) => STREAM.label + ((t - from) / windowSeconds) * plot;
+  const x = (t: number) => STREAM.label + ((t - from) / span) * plot;
   const parts: string[] = [];
   let y = 0;
   const workers = [...byWorker.keys()].sort();
@@ -190,26 +223,51 @@ export function taskStreamSvg(
       `<text x="0" y="${y + Math.min(height, STREAM.lane) - 1}" font-size="10">${escapeHtml(worker)}</text>`,
     );
     for (const [i, lane] of lanes.entries()) {
-      for (const bar of lane) {
-        const left = x(bar.start);
-        const w = Math.max(x(bar.stop) - left, 1);
+      for (const run of mergeClose(lane, x)) {
+        const left = x(run.start);
+        const w = Math.max(x(run.stop) - left, 1);
+        const title =
+          run.count === 1
+            ? run.title
+            : `${run.count} × ${run.kind}: ${run.seconds.toFixed(4)} s in all`;
         parts.push(
-          `<rect x="${left.toFixed(1)}" y="${y + i * STREAM.lane}" width="${w.toFixed(1)}" height="${STREAM.lane - 1}" fill="${bar.colour}"><title>${escapeHtml(bar.title)}</title></rect>`,
+          `<rect x="${left.toFixed(1)}" y="${y + i * STREAM.lane}" width="${w.toFixed(1)}" height="${STREAM.lane - 1}" fill="${run.colour}"><title>${escapeHtml(title)}</title></rect>`,
         );
       }
     }
     y += height + STREAM.gap;
   }
-  // The time axis: seconds before now.
   for (let i = 0; i <= 4; i++) {
-    const t = (windowSeconds * i) / 4;
     const at = STREAM.label + (plot * i) / 4;
     const anchor = i === 0 ? "start" : i === 4 ? "end" : "middle";
     parts.push(
-      `<text x="${at}" y="${y + STREAM.axis - 4}" font-size="10" text-anchor="${anchor}">${i === 4 ? "now" : `-${windowSeconds - t} s`}</text>`,
+      `<text x="${at}" y="${y + STREAM.axis - 4}" font-size="10" text-anchor="${anchor}">${escapeHtml(labels.tick((span * i) / 4))}</text>`,
     );
   }
   const total = y + STREAM.axis;
-  const label = `task stream of the last ${windowSeconds} s`;
-  return `<svg class="stream" width="${STREAM.width}" height="${total}" viewBox="0 0 ${STREAM.width} ${total}" role="img" aria-label="${label}">${parts.join("")}</svg>`;
+  return `<svg class="stream" width="${STREAM.width}" height="${total}" viewBox="0 0 ${STREAM.width} ${total}" role="img" aria-label="${escapeHtml(labels.label)}">${parts.join("")}</svg>`;
+}
+
+/** Bars of a lane drawn as one: how many, and their seconds in all. */
+interface MergedBar extends StreamBar {
+  readonly count: number;
+}
+
+/** The bars of a lane (in order), those of one kind less than a pixel apart merged. */
+function mergeClose(lane: readonly StreamBar[], x: (t: number) => number): MergedBar[] {
+  const out: MergedBar[] = [];
+  for (const bar of lane) {
+    const last = out.at(-1);
+    if (last !== undefined && last.kind === bar.kind && x(bar.start) - x(last.stop) < 1) {
+      out[out.length - 1] = {
+        ...last,
+        stop: Math.max(last.stop, bar.stop),
+        count: last.count + 1,
+        seconds: last.seconds + bar.seconds,
+      };
+    } else {
+      out.push({ ...bar, count: 1 });
+    }
+  }
+  return out;
 }

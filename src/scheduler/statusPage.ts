@@ -14,7 +14,7 @@ import {
   escapeHtml,
   progressBar,
   progressLegend,
-  taskStreamSvg,
+  recentTaskStreamSvg,
   usageBar,
 } from "./statusCharts.ts";
 
@@ -166,7 +166,7 @@ export function renderStatusPage(snap: StatusSnapshot): string {
     snap.now === undefined
       ? ""
       : `<h2>Task stream</h2>
-${taskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS)}
+${recentTaskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS)}
 <p class="legend">computes coloured by prefix (black: erred); red: transfers of their inputs; orange: disk reads</p>
 `;
   const recent = table(

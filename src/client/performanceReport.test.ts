@@ -1,0 +1,160 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { SchedulerCounters } from "../protocol/messagesSession.ts";
+import { renderPerformanceReport } from "./performanceReport.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { add, boom, inc } from "./testTasks.ts";
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+  await closeTestClusters();
+});
+
+async function reportPath(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "weft-report-"));
+  dirs.push(dir);
+  return join(dir, "report.html");
+}
+
+const COUNTERS: SchedulerCounters = {
+  tasksFinished: 0,
+  tasksErred: 0,
+  tasksDone: 0,
+  keysTransferred: 0,
+  rejectedMessages: 0,
+  tasks: 0,
+  workers: 0,
+  clients: 0,
+};
+
+describe("Client.performanceReport", () => {
+  it("writes the task stream, time by prefix and worker, and the counts of what ran meanwhile", async () => {
+    const { cluster, client } = await testCluster();
+    // Before the report: not in it.
+    await client.submit(inc, 100);
+    const path = await reportPath();
+    const answer = await client.performanceReport(path, async () => {
+      const xs = Array.from({ length: 20 }, (_, i) => client.submit(inc, i));
+      const total = client.submit(add, xs[0], xs[19]);
+      await client.gather(xs);
+      await expect(client.submit(boom, "in the report")).rejects.toThrow("in the report");
+      return total.result();
+    });
+    expect(answer).toBe(1 + 20);
+    const html = await readFile(path, "utf8");
+    expect(html).toMatch(/^<!DOCTYPE html>/);
+    expect(html).not.toContain("<script");
+    expect(html).toMatch(
+      /<p>21 task runs finished, 1 erred, \d+ keys? transferred between workers;/,
+    );
+    expect(html).toContain("scheduler inproc://scheduler/");
+    expect(html).toContain(", 2 workers, 2 threads at the end.");
+    expect(html).toMatch(
+      /<svg class="stream"[^>]*aria-label="task stream of the [\d.]+ s of the report">/,
+    );
+    // inc: 20 runs (not the one before), none erred; boom: 1 run, erred.
+    expect(html).toMatch(/<\/span>inc<\/td><td>20<\/td><td>0<\/td>/);
+    expect(html).toMatch(/<\/span>boom<\/td><td>1<\/td><td>1<\/td>/);
+    expect(html).toMatch(/<\/span>add<\/td><td>1<\/td><td>0<\/td>/);
+    for (const w of cluster.workers) {
+      expect(html).toMatch(new RegExp(`<td>${w.address}</td><td>1</td><td>\\d+</td>`));
+    }
+  });
+
+  it("writes the report also when the code throws, and rethrows; refuses bad arguments", async () => {
+    const { client } = await testCluster();
+    const path = await reportPath();
+    await expect(
+      client.performanceReport(path, async () => {
+        await client.submit(inc, 1);
+        throw new Error("the code broke");
+      }),
+    ).rejects.toThrow("the code broke");
+    const html = await readFile(path, "utf8");
+    expect(html).toContain("(the code reported on threw)");
+    expect(html).toContain("<p>1 task run finished, 0 erred, 0 keys transferred");
+    await expect(client.performanceReport(42 as never, () => 1)).rejects.toThrow(
+      "performanceReport: path must be a file path or a file: URL",
+    );
+    await expect(client.performanceReport(path, "code" as never)).rejects.toThrow(
+      "performanceReport: expected the code to report on, as a function",
+    );
+    // A report that cannot be written rejects, saying where.
+    await expect(
+      client.performanceReport(join(path, "not-a-dir", "r.html"), () => 1),
+    ).rejects.toThrow(/ENOTDIR|ENOENT/);
+  });
+});
+
+describe("renderPerformanceReport", () => {
+  it("says how many runs the task stream lacks, lists idle and departed workers, escapes", () => {
+    const html = renderPerformanceReport({
+      start: 1000,
+      stop: 1010,
+      scheduler: "tcp://<s>:1",
+      workers: [
+        { address: "tcp://a:1", nthreads: 2 },
+        { address: "tcp://idle:1", nthreads: 4 },
+      ],
+      runs: [
+        {
+          key: "inc-1",
+          worker: "tcp://a:1",
+          status: "OK",
+          startstops: [
+            { action: "transfer", start: 1001, stop: 1002, source: "tcp://gone:1" },
+            { action: "compute", start: 1002, stop: 1007 },
+          ],
+          nbytes: 8,
+        },
+        {
+          key: "<x>-1",
+          worker: "tcp://gone:1",
+          status: "OK",
+          startstops: [{ action: "compute", start: 1000, stop: 1001 }],
+          nbytes: 8,
+        },
+      ],
+      before: COUNTERS,
+      after: { ...COUNTERS, tasksFinished: 5, keysTransferred: 1 },
+      failed: false,
+    });
+    expect(html).toContain(
+      "3 of the 5 runs reported are not in the task stream: the scheduler keeps its last",
+    );
+    expect(html).toContain("scheduler tcp://&#60;s&#62;:1, 2 workers, 6 threads at the end.");
+    // 6 s of compute over 10 s of 6 threads.
+    expect(html).toContain("6.000 s of compute (10.0% of the threads' time)");
+    // inc: 5 s of compute, 1 s waiting for its input; 5 s of 2 threads × 10 s busy.
+    expect(html).toMatch(
+      /<\/span>inc<\/td><td>1<\/td><td>0<\/td><td>5\.000<\/td><td>5\.000<\/td><td>5\.000<\/td><td>1\.000<\/td><td>83\.3%<\/td>/,
+    );
+    expect(html).toContain(
+      "<td>tcp://a:1</td><td>2</td><td>1</td><td>5.000</td><td>1.000</td><td>25.0%</td>",
+    );
+    expect(html).toContain(
+      "<td>tcp://idle:1</td><td>4</td><td>0</td><td>0.000</td><td>0.000</td><td>0.0%</td>",
+    );
+    expect(html).toContain("<td>tcp://gone:1</td><td>gone</td><td>1</td>");
+    expect(html).toContain("&#60;x&#62;");
+    expect(html).not.toContain("<x>");
+  });
+
+  it("says so when no task ran", () => {
+    const html = renderPerformanceReport({
+      start: 0,
+      stop: 1,
+      scheduler: "tcp://s:1",
+      workers: [],
+      runs: [],
+      before: COUNTERS,
+      after: COUNTERS,
+      failed: false,
+    });
+    expect(html).toContain("<p>no task ran.</p>");
+    expect(html.match(/<td colspan="\d+">none<\/td>/g)).toHaveLength(2);
+  });
+});

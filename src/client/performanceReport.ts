@@ -1,0 +1,231 @@
+/**
+ * `Client.performanceReport` (Dask's `performance_report`): run some code, then
+ * write one self-contained HTML file of what the cluster did meanwhile: the
+ * task stream of the whole run, where the time went by task prefix and by
+ * worker, and the scheduler's counts. No scripts or assets: the file opens
+ * anywhere, and can be mailed or attached to an issue.
+ */
+
+import { writeFile } from "node:fs/promises";
+import type { SchedulerCounters, TaskStreamRecord } from "../protocol/messagesSession.ts";
+import { escapeHtml, prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
+import { keySplit } from "../util/keySplit.ts";
+
+/** What the report is made of. */
+export interface PerformanceReportData {
+  /** Wall-clock seconds: when the code started and ended. */
+  readonly start: number;
+  readonly stop: number;
+  readonly scheduler: string;
+  /** The workers at the end: address and threads. */
+  readonly workers: readonly { readonly address: string; readonly nthreads: number }[];
+  /** The task runs reported meanwhile (the task stream since `start`). */
+  readonly runs: readonly TaskStreamRecord[];
+  /** The scheduler's counters before and after. */
+  readonly before: SchedulerCounters;
+  readonly after: SchedulerCounters;
+  /** Whether the code threw (the report is written all the same). */
+  readonly failed: boolean;
+}
+
+/** Seconds of a run spent in `action`. */
+function secondsIn(r: TaskStreamRecord, action: string): number {
+  let s = 0;
+  for (const ss of r.startstops) if (ss.action === action) s += ss.stop - ss.start;
+  return s;
+}
+
+/** `n thing` or `n things`. */
+function plural(n: number, thing: string): string {
+  return `${n} ${thing}${n === 1 ? "" : "s"}`;
+}
+
+/** Seconds to three decimals. */
+function sec(s: number): string {
+  return s.toFixed(3);
+}
+
+/** A table whose first cell in each row is markup, the others text. */
+function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
+  const body =
+    rows.length === 0
+      ? `<tr><td colspan="${head.length}">none</td></tr>`
+      : rows
+          .map(
+            (r) =>
+              `<tr>${r.map((c, i) => `<td>${i === 0 ? c : escapeHtml(c)}</td>`).join("")}</tr>`,
+          )
+          .join("\n");
+  return `<table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+}
+
+/** The HTML of the report. */
+export function renderPerformanceReport(d: PerformanceReportData): string {
+  const duration = Math.max(d.stop - d.start, 0);
+  const byPrefix = new Map<
+    string,
+    { runs: number; erred: number; compute: number; max: number; transfer: number }
+  >();
+  const byWorker = new Map<string, { runs: number; compute: number; transfer: number }>();
+  for (const r of d.runs) {
+    const prefix = keySplit(r.key);
+    const compute = secondsIn(r, "compute");
+    const transfer = secondsIn(r, "transfer");
+    let p = byPrefix.get(prefix);
+    if (p === undefined)
+      byPrefix.set(prefix, (p = { runs: 0, erred: 0, compute: 0, max: 0, transfer: 0 }));
+    p.runs++;
+    if (r.status === "error") p.erred++;
+    p.compute += compute;
+    p.max = Math.max(p.max, compute);
+    p.transfer += transfer;
+    let w = byWorker.get(r.worker);
+    if (w === undefined) byWorker.set(r.worker, (w = { runs: 0, compute: 0, transfer: 0 }));
+    w.runs++;
+    w.compute += compute;
+    w.transfer += transfer;
+  }
+  const threads = new Map(d.workers.map((w) => [w.address, w.nthreads]));
+  // Workers that ran nothing are listed too: idle threads are what a report is for.
+  for (const w of d.workers) {
+    if (!byWorker.has(w.address)) byWorker.set(w.address, { runs: 0, compute: 0, transfer: 0 });
+  }
+  const totalCompute = [...byPrefix.values()].reduce((s, p) => s + p.compute, 0);
+  const prefixes = table(
+    [
+      "prefix",
+      "runs",
+      "erred",
+      "compute s",
+      "mean s",
+      "max s",
+      "waiting for transfers s",
+      "share of compute",
+    ],
+    [...byPrefix]
+      .sort((a, b) => b[1].compute - a[1].compute)
+      .map(([prefix, p]) => [
+        `<span class="key" style="background:${prefixColour(prefix)}"></span>${escapeHtml(prefix)}`,
+        String(p.runs),
+        String(p.erred),
+        sec(p.compute),
+        sec(p.compute / p.runs),
+        sec(p.max),
+        sec(p.transfer),
+        totalCompute > 0 ? `${((p.compute / totalCompute) * 100).toFixed(1)}%` : "",
+      ]),
+  );
+  const workers = table(
+    ["worker", "threads", "runs", "compute s", "waiting for transfers s", "busy"],
+    [...byWorker]
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .map(([address, w]) => {
+        const n = threads.get(address);
+        const busy = n !== undefined && duration > 0 ? w.compute / (duration * n) : null;
+        return [
+          escapeHtml(address),
+          n === undefined ? "gone" : String(n),
+          String(w.runs),
+          sec(w.compute),
+          sec(w.transfer),
+          busy === null ? "" : `${(busy * 100).toFixed(1)}%`,
+        ];
+      }),
+  );
+  const finished = d.after.tasksFinished - d.before.tasksFinished;
+  const erred = d.after.tasksErred - d.before.tasksErred;
+  const transferred = d.after.keysTransferred - d.before.keysTransferred;
+  const reported = finished + erred;
+  const missing =
+    reported > d.runs.length
+      ? `<p class="note">${reported - d.runs.length} of the ${reported} runs reported are not in the task stream: the scheduler keeps its last <code>taskStreamLength</code> (100,000) runs.</p>`
+      : "";
+  const startedAt = new Date(d.start * 1000).toISOString();
+  const stream =
+    taskStreamSvg(d.runs, d.start, d.stop, {
+      tick: (t) => `${sec(t)} s`,
+      label: `task stream of the ${sec(duration)} s of the report`,
+    }) ?? "<p>no task ran.</p>";
+  const totalThreads = d.workers.reduce((s, w) => s + w.nthreads, 0);
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>weft performance report ${escapeHtml(startedAt)}</title>
+<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:2px 8px;text-align:right}th:first-child,td:first-child{text-align:left}.key{display:inline-block;width:10px;height:10px;margin-right:5px}.note,.legend{color:#555}svg.stream{display:block;margin-bottom:.5em}</style>
+</head><body>
+<h1>weft performance report</h1>
+<p>${escapeHtml(startedAt)}, ${sec(duration)} s${d.failed ? " (the code reported on threw)" : ""}; scheduler ${escapeHtml(d.scheduler)}, ${d.workers.length} workers, ${totalThreads} threads at the end.</p>
+<p>${plural(finished, "task run")} finished, ${erred} erred, ${plural(transferred, "key")} transferred between workers; ${sec(totalCompute)} s of compute${duration > 0 && totalThreads > 0 ? ` (${((totalCompute / (duration * totalThreads)) * 100).toFixed(1)}% of the threads' time)` : ""}.</p>
+${missing}<h2>Task stream</h2>
+${stream}
+<p class="legend">computes coloured by prefix (black: erred); red: transfers of their inputs; orange: disk reads. Hover a bar for its key and seconds.</p>
+<h2>By task prefix</h2>
+${prefixes}
+<h2>By worker</h2>
+${workers}
+</body></html>
+`;
+}
+
+/** Where {@link Client.performanceReport} gets what it reports. */
+export interface ReportSource {
+  readonly address: string;
+  counters(): Promise<SchedulerCounters>;
+  workers(): Promise<readonly { readonly address: string; readonly nthreads: number }[]>;
+  getTaskStream(options: { readonly since?: number }): Promise<TaskStreamRecord[]>;
+}
+
+/**
+ * Run `body`, then write the report of what the cluster did meanwhile to
+ * `path`, also when `body` throws (its error is then rethrown). Resolves with
+ * what `body` gives.
+ */
+export async function performanceReport<T>(
+  source: ReportSource,
+  path: string | URL,
+  body: () => T | Promise<T>,
+): Promise<T> {
+  if (typeof path !== "string" && !(path instanceof URL)) {
+    throw new TypeError("performanceReport: path must be a file path or a file: URL");
+  }
+  if (typeof body !== "function") {
+    throw new TypeError("performanceReport: expected the code to report on, as a function");
+  }
+  const before = await source.counters();
+  const start = Date.now() / 1000;
+  let result: T;
+  try {
+    result = await body();
+  } catch (err) {
+    await writeReport(source, path, before, start, true).catch(() => {});
+    throw err;
+  }
+  await writeReport(source, path, before, start, false);
+  return result;
+}
+
+async function writeReport(
+  source: ReportSource,
+  path: string | URL,
+  before: SchedulerCounters,
+  start: number,
+  failed: boolean,
+): Promise<void> {
+  const stop = Date.now() / 1000;
+  const [after, workers, runs] = await Promise.all([
+    source.counters(),
+    source.workers(),
+    source.getTaskStream({ since: start }),
+  ]);
+  const html = renderPerformanceReport({
+    start,
+    stop,
+    scheduler: source.address,
+    workers: workers.map((w) => ({ address: w.address, nthreads: w.nthreads })),
+    runs,
+    before,
+    after,
+    failed,
+  });
+  await writeFile(path, html);
+}
