@@ -6,6 +6,7 @@
 
 import { Command } from "commander";
 import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
+import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
@@ -15,23 +16,42 @@ export interface DumpCliOptions extends ConnectCliOptions {
   readonly format?: string;
 }
 
+/**
+ * The format of the dump: --format, else the one `-o`'s extension names (as
+ * `weft sim --dump` reads it: `-o x.yaml` writing msgpack to x.yaml.msgpack.gz
+ * surprised), else msgpack; a problem when --format and the extension disagree.
+ */
+function dumpFormat(opts: DumpCliOptions): { format: ClusterDumpFormat } | { problem: string } {
+  const encoding = opts.output === undefined ? null : dumpEncodingOf(opts.output);
+  const implied: ClusterDumpFormat | null =
+    encoding === null ? null : encoding.startsWith("yaml") ? "yaml" : "msgpack";
+  if (opts.format === undefined) return { format: implied ?? "msgpack" };
+  if (opts.format !== "msgpack" && opts.format !== "yaml") {
+    return { problem: `--format must be msgpack or yaml, got ${JSON.stringify(opts.format)}` };
+  }
+  if (implied !== null && implied !== opts.format) {
+    return {
+      problem: `--format ${opts.format} but -o ${opts.output} names a ${implied} file: drop --format, or change the extension`,
+    };
+  }
+  return { format: opts.format };
+}
+
 /** `weft dump ADDRESS`. */
 export async function runDump(
   address: string,
   opts: DumpCliOptions,
   ctx: CliContext,
 ): Promise<void> {
-  const format = opts.format ?? "msgpack";
-  if (format !== "msgpack" && format !== "yaml") {
-    ctx.stderr.write(
-      `weft dump: --format must be msgpack or yaml, got ${JSON.stringify(format)}\n`,
-    );
+  const format = dumpFormat(opts);
+  if ("problem" in format) {
+    ctx.stderr.write(`weft dump: ${format.problem}\n`);
     ctx.exitCode = EXIT.usage;
     return;
   }
   await withClient("dump", address, opts, ctx, async (client) => {
     const path = await client.dumpClusterState(opts.output ?? "weft-cluster-dump", {
-      format: format as ClusterDumpFormat,
+      format: format.format,
     });
     ctx.stdout.write(
       `${path}\nreplay its workers: weft replay ${path}\na task's story:     weft story KEY ${path}\n`,
@@ -48,10 +68,12 @@ export function dumpCommand(ctx: CliContext): Command {
     .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
     .option(
       "-o, --output <file>",
-      "the file; .msgpack.gz or .yaml is added unless it has it",
-      "weft-cluster-dump",
+      "the file (default: weft-cluster-dump); .msgpack.gz or .yaml is added unless it has it",
     )
-    .option("--format <format>", "msgpack (gzipped, Dask's default) or yaml", "msgpack")
+    .option(
+      "--format <format>",
+      "msgpack (gzipped, Dask's default) or yaml (default: as -o's extension says, else msgpack)",
+    )
     .addHelpText(
       "after",
       "\nThe dump holds the scheduler's transition log, tasks and workers, and each worker's\n" +

@@ -1,0 +1,43 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
+import { runWeft } from "../testContext.ts";
+
+afterEach(closeTestClusters);
+
+const dir = mkdtempSync(join(tmpdir(), "weft-dump-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("weft dump", () => {
+  it("takes the format from -o's extension when --format is not given", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const yaml = join(dir, "state.yaml");
+    const r = await runWeft(["dump", cluster.address, "-o", yaml]);
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.out.split("\n")[0]).toBe(yaml);
+    expect(parse(readFileSync(yaml, "utf8"))).toHaveProperty("scheduler");
+    // No extension: msgpack, as before.
+    const plain = join(dir, "state");
+    const m = await runWeft(["dump", cluster.address, "-o", plain]);
+    expect(m.code).toBe(0);
+    expect(m.out.split("\n")[0]).toBe(`${plain}.msgpack.gz`);
+  });
+
+  it("refuses a --format that -o's extension contradicts, before connecting", async () => {
+    const r = await runWeft([
+      "dump",
+      "tcp://127.0.0.1:1",
+      "-o",
+      join(dir, "x.yaml"),
+      "--format",
+      "msgpack",
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^weft dump: --format msgpack but -o \S+x\.yaml names a yaml file/);
+    expect(r.err.trimEnd().split("\n")).toHaveLength(1);
+  });
+});
