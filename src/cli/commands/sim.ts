@@ -5,6 +5,8 @@
  * consecutive seeds and closes with `N passed, M failed`.
  */
 
+import { constants } from "node:os";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
@@ -24,12 +26,13 @@ import {
   formatSummaryTable,
   formatTally,
 } from "../../sim/report.ts";
-import { runSeeds, type SimSummary, seedsPassSafeRange } from "../../sim/runMany.ts";
+import { addResult, emptySummary, type SimSummary, seedsPassSafeRange } from "../../sim/runMany.ts";
 import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
-import { type SimResult, Simulation } from "../../sim/simulation.ts";
+import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
+import { untilSignal } from "./serveUntil.ts";
 
 /** Options of `weft sim` as commander parses them. */
 interface SimCliOptions {
@@ -124,7 +127,11 @@ const HELP_AFTER = [
   "Broken variants (--variant NAME), to see the simulator catch a bug:",
   ...VARIANTS.map((v) => `  ${v.name.padEnd(23)} ${v.description}`),
   "",
-  "Exit codes: 0 every run passed, 1 a run failed, 2 bad usage. See docs/sim.md.",
+  "With --runs, Ctrl-C (SIGINT) or SIGTERM stops after the seed running and prints the",
+  "summary of the seeds run so far, with the first failure (not shrunk).",
+  "",
+  "Exit codes: 0 every run passed, 1 a run failed, 2 bad usage, 130 / 143 --runs",
+  "stopped by SIGINT / SIGTERM. See docs/sim.md.",
 ].join("\n");
 
 /** `weft sim`: see the module comment. */
@@ -251,7 +258,7 @@ export function simCommand(ctx: CliContext): Command {
         return;
       }
       if (opts.runs === undefined) await runOne(ctx, opts, base);
-      else runMany(ctx, opts, base, opts.runs, opts.from ?? opts.seed);
+      else await runMany(ctx, opts, base, opts.runs, opts.from ?? opts.seed);
     });
 }
 
@@ -319,13 +326,20 @@ function reportShrink(ctx: CliContext, opts: SimCliOptions, s: ShrinkResult): vo
   else ctx.stdout.write(`${formatShrink(s)}\n`);
 }
 
-function runMany(
+/**
+ * How long the seeds of `--runs` run between two turns of the event loop: a
+ * SIGINT or SIGTERM is only seen on a turn, and a turn per seed would cost the
+ * small seeds (a few ms each) noticeably.
+ */
+const SEEDS_SLICE_MS = 50;
+
+async function runMany(
   ctx: CliContext,
   opts: SimCliOptions,
   base: Omit<SimOptions, "seed">,
   count: number,
   from: number,
-): void {
+): Promise<void> {
   const bar =
     ctx.stderr.isTTY === true && !opts.verbose
       ? new SingleBar({
@@ -336,28 +350,62 @@ function runMany(
         })
       : null;
   bar?.start(count, 0, { failed: 0 });
-  let failed = 0;
-  const summary = runSeeds(base, from, count, (r) => {
-    if (!r.ok) failed++;
-    bar?.update(r.seed - from + 1, { failed });
-    if (opts.json)
-      writeJson(ctx, {
-        seed: r.seed,
-        ok: r.ok,
-        failure: r.failure?.kind ?? null,
-        events: r.stats.events,
-      });
-    else if (opts.verbose) ctx.stdout.write(`${formatRunLine(r)}\n`);
+  // Ctrl-C or SIGTERM ends the batch after the seed running: what the seeds before it
+  // found (the tally, the first failing seed) is reported, not thrown away.
+  const stop: { signal: string | null } = { signal: null };
+  let finished = (): void => {};
+  void untilSignal(new Promise<void>((r) => (finished = r))).then((sig) => {
+    stop.signal = sig;
   });
-  bar?.stop();
+  const t0 = performance.now();
+  const summary = emptySummary();
+  try {
+    let sliceStart = performance.now();
+    for (let seed = from; seed < from + count && stop.signal === null; seed++) {
+      const r = simulate({ ...base, seed });
+      addResult(summary, r);
+      bar?.update(summary.runs, { failed: summary.failed });
+      if (opts.json)
+        writeJson(ctx, {
+          seed: r.seed,
+          ok: r.ok,
+          failure: r.failure?.kind ?? null,
+          events: r.stats.events,
+        });
+      else if (opts.verbose) ctx.stdout.write(`${formatRunLine(r)}\n`);
+      if (performance.now() - sliceStart >= SEEDS_SLICE_MS) {
+        await yieldToLoop();
+        sliceStart = performance.now();
+      }
+    }
+  } finally {
+    finished();
+    bar?.stop();
+  }
+  summary.wallSeconds = (performance.now() - t0) / 1000;
+  const interrupted = stop.signal;
+  if (interrupted !== null) {
+    ctx.stderr.write(
+      `weft sim: interrupted (${interrupted}) after ${summary.runs} of ${count} seeds from ${from}; the summary counts those (rerun the rest with --from ${from + summary.runs} --runs ${count - summary.runs})\n`,
+    );
+  }
   if (!opts.json) ctx.stdout.write(`${formatSummaryTable(summary)}\n`);
   const first = summary.firstFailure;
   if (first !== null) {
     ctx.exitCode = EXIT.differences;
     if (opts.json) writeJson(ctx, { firstFailure: resultJson(first) });
     else ctx.stdout.write(`first failure:\n${formatFailure(first)}\n`);
-    if (opts.shrink) reportShrink(ctx, opts, shrink(first));
+    // Shrinking runs many more seeds: not after the user asked to stop.
+    if (opts.shrink && interrupted === null) reportShrink(ctx, opts, shrink(first));
   }
-  if (opts.json) writeJson(ctx, { summary: summaryJson(summary) });
-  else ctx.stdout.write(`${formatTally(summary)}\n`);
+  if (opts.json) {
+    writeJson(ctx, {
+      summary: summaryJson(summary),
+      ...(interrupted !== null ? { interrupted } : {}),
+    });
+  } else ctx.stdout.write(`${formatTally(summary)}\n`);
+  if (interrupted !== null) {
+    // As a shell reports a command a signal ended: 130 for SIGINT, 143 for SIGTERM.
+    ctx.exitCode = 128 + (constants.signals[interrupted as NodeJS.Signals] ?? 0);
+  }
 }
