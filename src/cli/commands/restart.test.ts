@@ -34,6 +34,10 @@ describe("weft restart", () => {
       expect(r.err).toMatch(
         /^weft restart: waited 200 ms for 1 worker\(s\).*1 of them had no nanny/,
       );
+      // The advice names the CLI's flags, not the API's options.
+      expect(r.err).toContain("give a longer --timeout to wait longer, or --no-wait not to wait");
+      expect(r.err).not.toMatch(/timeoutMs|waitForWorkers/);
+      expect(r.err.trimEnd().split("\n")).toHaveLength(1);
       await done;
       expect(ctx.exitCode).toBe(0);
       expect(ctx.stderr.text).toContain(

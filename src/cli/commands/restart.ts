@@ -20,6 +20,24 @@ export interface RestartCliOptions extends ConnectCliOptions {
   readonly wait?: boolean;
 }
 
+/**
+ * The timeout in the CLI's words: the error's own message advises the API's
+ * options (timeoutMs, waitForWorkers), which weft restart takes as --timeout
+ * and --no-wait.
+ */
+function restartTimeoutMessage(err: RestartTimeoutError): string {
+  const { wanted, running, timeoutMs, nannies } = err;
+  let message =
+    `waited ${timeoutMs} ms for ${wanted} worker(s) to come back after the restart, but only ` +
+    `${running} did (the restart itself is done): give a longer --timeout to wait longer, or --no-wait not to wait`;
+  if (nannies < wanted) {
+    message +=
+      `; ${wanted - nannies} of them had no nanny, so they were closed rather than restarted: ` +
+      "unless something starts them again (weft worker --nanny does), they never come back";
+  }
+  return message;
+}
+
 /** `weft restart ADDRESS`. */
 export async function runRestart(
   address: string,
@@ -51,7 +69,7 @@ export async function runRestart(
       await client.restart({ timeoutMs: timeout, waitForWorkers: wait });
     } catch (err) {
       if (!(err instanceof RestartTimeoutError)) throw err;
-      ctx.stderr.write(`weft restart: ${err.message}\n`);
+      ctx.stderr.write(`weft restart: ${restartTimeoutMessage(err)}\n`);
       ctx.exitCode = EXIT.differences;
       return;
     }
