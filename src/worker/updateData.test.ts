@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ClonedValue } from "../comm/clonedValue.ts";
-import type { StateMachineEvent } from "./state/events.ts";
+import { ComputeTaskEvent, ExecuteSuccessEvent, type StateMachineEvent } from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { parseUpdateDataResponse, updateDataHandler, WorkerClosingError } from "./updateData.ts";
 
@@ -55,6 +55,42 @@ describe("update_data", () => {
     expect(Object.keys(answer.stored)).toEqual(["a"]);
     expect(answer.failed).toEqual({ b: "RangeError: no room for b" });
     expect(state.tasks.has("b")).toBe(false);
+    state.validateState();
+  });
+
+  it("refuses values for tasks this worker computes, leaving them be; takes the others", () => {
+    const { state, handle } = handler();
+    // One thread: x executes, y waits in ready, z waits for its input w, held by a peer.
+    state.handleStimuli([
+      ComputeTaskEvent.dummy("x", { stimulusId: "compute-x" }),
+      ComputeTaskEvent.dummy("y", { stimulusId: "compute-y" }),
+      ComputeTaskEvent.dummy("z", { whoHas: { w: ["tcp://10.0.0.2:1"] }, stimulusId: "compute-z" }),
+    ]);
+    expect(["x", "y", "z", "w"].map((k) => state.tasks.get(k)?.state)).toEqual([
+      "executing",
+      "ready",
+      "waiting",
+      "flight",
+    ]);
+    const answer = handle({ data: { x: 1, y: 2, z: 3, w: 4, v: 5 }, stimulusId: "scatter-3" });
+    expect(answer.failed).toEqual({
+      x: "it is executing here: this worker computes it, and takes no value for it",
+      y: "it is ready here: this worker computes it, and takes no value for it",
+      z: "it is waiting here: this worker computes it, and takes no value for it",
+      w: "it is flight here: this worker is fetching it from a peer",
+    });
+    // A key unknown here is taken.
+    expect(Object.keys(answer.stored)).toEqual(["v"]);
+    expect(["x", "y", "z", "w"].map((k) => state.tasks.get(k)?.state)).toEqual([
+      "executing",
+      "ready",
+      "waiting",
+      "flight",
+    ]);
+    state.validateState();
+    // x's run ends as it would have: its result reported to the scheduler.
+    const out = state.handleStimuli([ExecuteSuccessEvent.dummy("x", { stimulusId: "done-x" })]);
+    expect(out).toContainEqual(expect.objectContaining({ op: "task-finished", key: "x" }));
     state.validateState();
   });
 

@@ -10,7 +10,28 @@ import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { mapEntries } from "./dataServer.ts";
 import { FreeKeysEvent, type StateMachineEvent, UpdateDataEvent } from "./state/events.ts";
+import type { TaskStateState } from "./state/taskState.ts";
 import type { WorkerState } from "./state/workerState.ts";
+
+/**
+ * The states of a task no value may be put in place of: this worker computes
+ * it (or is computing it), or is fetching it (the fetch's bookkeeping would
+ * outlive it: Dask's `validate_state` fails), with why.
+ */
+const TAKES_NO_VALUE: ReadonlyMap<TaskStateState, string> = new Map<TaskStateState, string>([
+  ...(
+    [
+      "waiting",
+      "ready",
+      "constrained",
+      "executing",
+      "long-running",
+      "cancelled",
+      "resumed",
+    ] as const
+  ).map((st) => [st, "this worker computes it, and takes no value for it"] as const),
+  ["flight", "this worker is fetching it from a peer"],
+]);
 
 /** What `update_data` says of each key it was given. */
 export type UpdateDataResponse = {
@@ -44,15 +65,31 @@ export function updateDataHandler(
   return (args) => {
     const refusal = worker.refusal();
     if (refusal !== null) throw new WorkerClosingError(`update_data refused: ${refusal}`);
-    const data = parseData(args.data);
+    const given = parseData(args.data);
     const stimulusId =
       typeof args.stimulusId === "string" && args.stimulusId !== ""
         ? args.stimulusId
         : newStimulusId("update-data");
-    worker.handleStimulus(new UpdateDataEvent({ data, stimulusId }));
     const stored: Record<string, { nbytes: number; typename: string }> = {};
-    const failed: Record<string, string> = {};
+    const refused: Record<string, string> = {};
     const state = worker.state;
+    // A value for a task this worker was told to compute would take the place of its
+    // result without the scheduler hearing of it (it waits for the run forever), or fail
+    // the state machine (an executing task's run ends in memory it did not put there):
+    // refused, and the task left alone (TAKES_NO_VALUE). Dask's update_data trusts its
+    // callers; here any peer may call it.
+    const data = new Map<string, unknown>();
+    for (const [key, value] of given) {
+      const st = state.tasks.get(key)?.state;
+      const why = st === undefined ? undefined : TAKES_NO_VALUE.get(st);
+      if (why !== undefined) {
+        refused[key] = `it is ${st} here: ${why}`;
+      } else {
+        data.set(key, value);
+      }
+    }
+    if (data.size > 0) worker.handleStimulus(new UpdateDataEvent({ data, stimulusId }));
+    const failed: Record<string, string> = {};
     for (const key of data.keys()) {
       const ts = state.tasks.get(key);
       if (ts?.state === "memory") {
@@ -64,7 +101,7 @@ export function updateDataHandler(
     // The scheduler never hears of a key that failed here, so nobody else will free it.
     const keys = Object.keys(failed);
     if (keys.length > 0) worker.handleStimulus(new FreeKeysEvent({ keys, stimulusId }));
-    return { status: "OK", stored, failed };
+    return { status: "OK", stored, failed: { ...refused, ...failed } };
   };
 }
 
