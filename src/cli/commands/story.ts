@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { Command } from "commander";
 import { ReplayInputError } from "../../replay/errors.ts";
 import { unavailableWorkerNote } from "../../replay/formatReport.ts";
@@ -35,9 +36,14 @@ function failureNote(address: string, f: ReplayFailure, opts: StoryOptions): str
   );
 }
 
-/** A scheduler's address rather than a file: the story is asked of the running cluster. */
+/**
+ * A scheduler's address rather than a file: the story is asked of the running
+ * cluster. A bare host:port is one, as every other command takes it, unless a
+ * file of that name exists (the dump was named so).
+ */
 function isSchedulerAddress(arg: string): boolean {
-  return /^(tcp|tls):\/\//.test(arg);
+  if (/^(tcp|tls):\/\//.test(arg)) return true;
+  return /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(arg) && !existsSync(arg);
 }
 
 /** Print `lines` (or say there are none, exit 1), as text or JSON. */
@@ -73,7 +79,7 @@ export function storyCommand(ctx: CliContext): Command {
       // split (and checked) in the action; it is named for what the user types first.
       .argument(
         "[key...]",
-        "task keys (as Python's str() writes them) or stimulus ids; the last argument is the cluster dump file (.msgpack.gz, .yaml, …) or a running cluster's scheduler (tcp://host:port, tls://host:port)",
+        "task keys (as Python's str() writes them) or stimulus ids; the last argument is the cluster dump file (.msgpack.gz, .yaml, …) or a running cluster's scheduler (tcp://host:port, tls://host:port, or host:port when no file has that name)",
       )
       .option(
         "--replay",
