@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FrameTooLargeError, MessageTooLargeError } from "./errors.ts";
-import { FrameReader, frameHeader, framesOf } from "./framing.ts";
+import { FrameReader, frameHeader, framesOf, SMALL_FRAME_BYTES } from "./framing.ts";
 
 function frames(...payloads: Buffer[]): Buffer {
   return Buffer.concat(payloads.flatMap((p) => [frameHeader(p.length), p]));
@@ -62,13 +62,16 @@ describe("FrameReader", () => {
   });
 
   it("gives a message as views of the chunks it arrived in, copying none of it", () => {
-    const big = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
-    const bytes = Buffer.concat([...framesOf(big, 300), ...framesOf(Buffer.from("after"), 300)]);
+    const big = Buffer.from(Array.from({ length: 10_000 }, (_, i) => i % 251));
+    const bytes = Buffer.concat([
+      ...framesOf(big, SMALL_FRAME_BYTES),
+      ...framesOf(Buffer.from("after"), SMALL_FRAME_BYTES),
+    ]);
     const chunks: Buffer[] = [];
-    for (let i = 0; i < bytes.length; i += 97) {
-      chunks.push(Buffer.from(bytes.subarray(i, i + 97))); // each chunk its own memory
+    for (let i = 0; i < bytes.length; i += 997) {
+      chunks.push(Buffer.from(bytes.subarray(i, i + 997))); // each chunk its own memory
     }
-    const r = new FrameReader(300);
+    const r = new FrameReader(SMALL_FRAME_BYTES);
     const out = chunks.flatMap((c) => r.pushPieces(c));
     expect(out).toHaveLength(2);
     expect(out[0].length).toBeGreaterThan(1);
@@ -78,6 +81,59 @@ describe("FrameReader", () => {
     for (const piece of out.flat()) expect(received.has(piece.buffer)).toBe(true);
     // An empty message is no pieces.
     expect(new FrameReader(10).pushPieces(frameHeader(0))).toEqual([[]]);
+  });
+
+  it("copies a message's small frames together instead of keeping a view of each", () => {
+    // A hostile peer (or a process configured with tiny frames): 200,000 frames
+    // of 1 byte, each a view, held some 100 bytes of heap for every 5 received.
+    const n = 200_000;
+    const frame = Buffer.from([0x80, 0, 0, 1, 0]); // 1 byte, more frames follow
+    const bytes = Buffer.alloc(n * frame.length);
+    for (let i = 0; i < n; i++) {
+      frame[4] = i % 256;
+      frame.copy(bytes, i * frame.length);
+    }
+    for (const reader of ["push", "pushPieces"] as const) {
+      const r = new FrameReader(64);
+      for (let at = 0; at < bytes.length; at += 65_536) {
+        expect(r[reader](bytes.subarray(at, at + 65_536))).toEqual([]);
+      }
+      expect(r.pendingBytes).toBe(n);
+      const [message] = r.pushPieces(Buffer.concat([frameHeader(2), Buffer.from("!!")]));
+      expect(message.length, reader).toBeLessThanOrEqual(Math.ceil(n / 65_536) + 1);
+      const joined = Buffer.concat(message);
+      expect(joined.length).toBe(n + 2);
+      expect(joined.subarray(0, n).every((b, i) => b === i % 256)).toBe(true);
+      expect(joined.subarray(n).toString()).toBe("!!");
+    }
+  });
+
+  it("keeps the order of small and large frames mixed in any way, and the large ones as views", () => {
+    // Not what weft's sender makes (its frames but the last are all the same
+    // size), but what a peer may send.
+    const sizes = [1, SMALL_FRAME_BYTES, 3, 0, SMALL_FRAME_BYTES - 1, 70_000, 2, 70_000, 9];
+    let next = 0;
+    const payloads = sizes.map((size) =>
+      Buffer.from(Array.from({ length: size }, () => next++ % 253)),
+    );
+    const bytes = Buffer.concat(
+      payloads.flatMap((p, i) => [frameHeader(p.length, i < payloads.length - 1), p]),
+    );
+    for (const size of [7, 4093, 65_536, bytes.length]) {
+      const chunks: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size)
+        chunks.push(Buffer.from(bytes.subarray(i, i + size)));
+      const r = new FrameReader(100_000);
+      const out = chunks.flatMap((c) => r.pushPieces(c));
+      expect(out).toHaveLength(1);
+      expect(Buffer.concat(out[0]).equals(Buffer.concat(payloads)), `chunks of ${size}`).toBe(true);
+      const received = new Set(chunks.map((c) => c.buffer));
+      const viewed = out[0].filter((p) => received.has(p.buffer));
+      const viewedBytes = viewed.reduce((sum, p) => sum + p.length, 0);
+      // The frames of at least SMALL_FRAME_BYTES, and the last.
+      expect(viewedBytes).toBe(SMALL_FRAME_BYTES + 70_000 + 70_000 + 9);
+      expect(r.pendingBytes).toBe(0);
+    }
   });
 
   it("counts the frames already read of a message as pending", () => {

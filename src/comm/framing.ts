@@ -61,19 +61,44 @@ export function framesOf(
 }
 
 /**
+ * A frame that is not a message's last and is shorter than this is copied
+ * instead of kept as views of the chunks it arrived in. weft's sender makes
+ * every such frame exactly `maxFrameBytes` long (64 MiB by default), but a
+ * process may be configured with frames of a few bytes, and a hostile peer may
+ * send them: kept as views, a frame of 1 byte would cost some 100 bytes of heap
+ * for the 5 it took on the wire. Copied, a message costs its bytes (plus
+ * views of the larger frames, at most a few per 4 KiB). Not refused, because
+ * a receiver cannot tell a hostile peer from one with a smaller `maxFrameBytes`.
+ */
+export const SMALL_FRAME_BYTES = 4096;
+
+/** Size of the buffers that the copies of small frames are gathered into. */
+const GATHER_BYTES = 64 * 1024;
+
+/**
  * Cuts a byte stream into messages. Feed it chunks as they arrive; it returns
  * the complete messages' payloads, joined into one buffer ({@link push}:
  * copying only when a message spans several chunks) or as the views of the
- * chunks it arrived in ({@link pushPieces}: never copying).
+ * chunks it arrived in ({@link pushPieces}: copying only its frames shorter
+ * than {@link SMALL_FRAME_BYTES} other than the last).
  */
 export class FrameReader {
+  /** Chunks received and not taken yet; the first one from `head` on. */
   private chunks: Buffer[] = [];
+  private head = 0;
   private buffered = 0;
   private expected = -1;
   private more = false;
   /** The pieces read so far of the pending message. */
   private parts: Buffer[] = [];
   private partsBytes = 0;
+  /**
+   * Space for copies of small frames: the first `gathered` bytes are copies
+   * that belong after `parts`. What a message leaves unused is the next
+   * message's, so that a run of messages of small frames shares one buffer.
+   */
+  private spare: Buffer = Buffer.alloc(0);
+  private gathered = 0;
 
   constructor(
     private readonly maxFrameBytes: number,
@@ -108,7 +133,8 @@ export class FrameReader {
 
   /**
    * Add a chunk; returns the message payloads completed by it, each as views
-   * of the chunks that hold it, in order (none for an empty message). Throws
+   * of the chunks that hold it, in order (none for an empty message), except
+   * for copies of its small frames (see {@link SMALL_FRAME_BYTES}). Throws
    * `FrameTooLargeError` for a header above the frame limit and
    * `MessageTooLargeError` for a message growing past the message limit.
    */
@@ -120,11 +146,14 @@ export class FrameReader {
     for (;;) {
       if (this.expected < 0) {
         if (this.buffered < FRAME_HEADER_BYTES) break;
-        const header = this.take(FRAME_HEADER_BYTES);
-        const word = header.readUInt32BE(0);
+        const word = this.takeHeader();
         const length = word & MAX_FRAME_LENGTH;
         if (length > this.maxFrameBytes) {
-          throw new FrameTooLargeError(length, this.maxFrameBytes, header);
+          throw new FrameTooLargeError(
+            length,
+            this.maxFrameBytes,
+            frameHeader(length, word >= MORE_FRAMES),
+          );
         }
         if (this.partsBytes + length > this.maxMessageBytes) {
           throw new MessageTooLargeError(this.partsBytes + length, this.maxMessageBytes, "receive");
@@ -135,7 +164,12 @@ export class FrameReader {
       if (this.buffered < this.expected) break;
       const length = this.expected;
       this.expected = -1;
-      this.takeViews(length, this.parts);
+      if (this.more && length < SMALL_FRAME_BYTES) {
+        this.gather(length);
+      } else {
+        this.flushGathered();
+        this.takeViews(length, this.parts);
+      }
       this.partsBytes += length;
       if (!this.more) {
         out.push(this.parts);
@@ -151,31 +185,78 @@ export class FrameReader {
     let left = n;
     while (left > 0) {
       const c = this.chunks[0];
-      if (c.length <= left) {
-        into.push(c);
+      const available = c.length - this.head;
+      if (available <= left) {
+        into.push(this.head === 0 ? c : c.subarray(this.head));
         this.chunks.shift();
-        left -= c.length;
+        this.head = 0;
+        left -= available;
       } else {
-        into.push(c.subarray(0, left));
-        this.chunks[0] = c.subarray(left);
+        into.push(c.subarray(this.head, this.head + left));
+        this.head += left;
         left = 0;
       }
     }
     this.buffered -= n;
   }
 
-  /** Remove and return the first `n` (> 0) buffered bytes: a view, or a copy when they span chunks. */
-  private take(n: number): Buffer {
-    const first = this.chunks[0];
-    if (first.length >= n) {
-      const out = first.subarray(0, n);
-      if (first.length === n) this.chunks.shift();
-      else this.chunks[0] = first.subarray(n);
-      this.buffered -= n;
-      return out;
+  /** Remove the first `n` buffered bytes, copying them into `target` at `at`. */
+  private takeCopy(n: number, target: Buffer, at: number): void {
+    let left = n;
+    let to = at;
+    while (left > 0) {
+      const c = this.chunks[0];
+      const take = Math.min(left, c.length - this.head);
+      c.copy(target, to, this.head, this.head + take);
+      to += take;
+      left -= take;
+      this.head += take;
+      if (this.head === c.length) {
+        this.chunks.shift();
+        this.head = 0;
+      }
     }
-    const parts: Buffer[] = [];
-    this.takeViews(n, parts);
-    return Buffer.concat(parts, n);
+    this.buffered -= n;
+  }
+
+  /** Remove the (at least 4 buffered) bytes of a header and return its value. */
+  private takeHeader(): number {
+    const first = this.chunks[0];
+    if (first.length - this.head >= FRAME_HEADER_BYTES) {
+      const word = first.readUInt32BE(this.head);
+      this.head += FRAME_HEADER_BYTES;
+      if (this.head === first.length) {
+        this.chunks.shift();
+        this.head = 0;
+      }
+      this.buffered -= FRAME_HEADER_BYTES;
+      return word;
+    }
+    const header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+    this.takeCopy(FRAME_HEADER_BYTES, header, 0);
+    return header.readUInt32BE(0);
+  }
+
+  /** Copy the next `n` buffered bytes after the gathered ones. */
+  private gather(n: number): void {
+    let left = n;
+    while (left > 0) {
+      if (this.gathered === this.spare.length) {
+        this.flushGathered();
+        this.spare = Buffer.allocUnsafe(GATHER_BYTES);
+      }
+      const take = Math.min(left, this.spare.length - this.gathered);
+      this.takeCopy(take, this.spare, this.gathered);
+      this.gathered += take;
+      left -= take;
+    }
+  }
+
+  /** Append the gathered copies to `parts`, leaving the rest of their buffer spare. */
+  private flushGathered(): void {
+    if (this.gathered === 0) return;
+    this.parts.push(this.spare.subarray(0, this.gathered));
+    this.spare = this.spare.subarray(this.gathered);
+    this.gathered = 0;
   }
 }
