@@ -165,6 +165,11 @@ export class LocalCluster {
         'LocalCluster option protocol "tls" needs the tls option (ca, cert, key)',
       );
     }
+    if (protocol !== "tls" && tls !== undefined) {
+      throw new TypeError(
+        `LocalCluster option tls applies with protocol "tls" (got protocol ${JSON.stringify(protocol)}, which would not use it)`,
+      );
+    }
     const listenAt = protocol === "inproc" ? null : `${protocol}://127.0.0.1:0`;
     const secure = tls !== undefined ? { tls } : {};
     // Nameless: each part's child logger names it (a name here would appear twice a line).

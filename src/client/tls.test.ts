@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { strangerTls, testTls } from "../comm/testTls.ts";
+import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
 import { Client } from "./client.ts";
 import { LocalCluster } from "./localCluster.ts";
@@ -59,5 +60,34 @@ describe("a cluster over tls://", () => {
     expect(
       () => new Worker({ scheduler: "tls://127.0.0.1:1", tls: { ca: 1 } as never, logger: silent }),
     ).toThrow("Worker option tls.ca must be PEM text");
+  });
+
+  it("a server with credentials never listens in the clear", async () => {
+    const tls = testTls();
+    // A worker of a tls:// scheduler serves its peers over TLS by default.
+    const w = new Worker({ scheduler: "tls://127.0.0.1:1", tls, logger: silent });
+    expect(w.options.listen).toBe("tls://127.0.0.1:0");
+    // On tcp://, anyone could fetch results or run code without a certificate: refused.
+    expect(
+      () =>
+        new Worker({
+          scheduler: "tls://127.0.0.1:1",
+          listen: "tcp://0.0.0.0:4000",
+          tls,
+          logger: silent,
+        }),
+    ).toThrow(
+      "Worker option listen tcp://0.0.0.0:4000: with TLS credentials it must listen on tls:// (tls://0.0.0.0:4000): on tcp:// anyone could connect without a certificate",
+    );
+    expect(() => new Scheduler({ listen: "tcp://127.0.0.1:0", tls, logger: silent })).toThrow(
+      "Scheduler option listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls://",
+    );
+    // In one process nobody else can connect: allowed.
+    expect(new Scheduler({ listen: "inproc://s", tls, logger: silent }).options.listen).toBe(
+      "inproc://s",
+    );
+    await expect(LocalCluster.start({ protocol: "tcp", tls, logger: silent })).rejects.toThrow(
+      'LocalCluster option tls applies with protocol "tls" (got protocol "tcp", which would not use it)',
+    );
   });
 });

@@ -79,6 +79,19 @@ export function loadTlsCredentials(files: TlsFiles): TlsCredentials {
   return credentials;
 }
 
+/**
+ * Why a server with TLS credentials may not listen at `listen`, or null: on
+ * `tcp://` it would serve everyone in the clear, without asking for a
+ * certificate, which is never what giving it credentials meant.
+ */
+export function plainListenProblem(listen: string, what: string): string | null {
+  if (!listen.startsWith("tcp://")) return null;
+  return (
+    `${what} listen ${listen}: with TLS credentials it must listen on tls:// ` +
+    `(tls://${listen.slice("tcp://".length)}): on tcp:// anyone could connect without a certificate`
+  );
+}
+
 /** Why `v` is not usable as {@link TlsCredentials}, or null. */
 export function tlsCredentialsProblem(v: unknown): string | null {
   if (typeof v !== "object" || v === null) return "tls must be an object { ca, cert, key }";

@@ -7,7 +7,7 @@ import {
   frameLimitsProblem,
 } from "../comm/comm.ts";
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
-import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
+import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { preloadUrl } from "../util/preload.ts";
@@ -157,6 +157,8 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
   if (limitsProblem !== null) throw new RangeError(`Scheduler option ${limitsProblem}`);
   const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
   if (tlsProblem !== null) throw new TypeError(`Scheduler option ${tlsProblem}`);
+  const plain = o.tls === undefined ? null : plainListenProblem(listen, "Scheduler option");
+  if (plain !== null) throw new TypeError(plain);
   const { httpAddress, metricsNamespace } = resolveHttpOptions(o, "Scheduler");
   return {
     listen,

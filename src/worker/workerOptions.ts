@@ -10,7 +10,7 @@ import {
   frameLimitsProblem,
 } from "../comm/comm.ts";
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
-import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
+import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
@@ -328,6 +328,14 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
   const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
   if (tlsProblem !== null) throw new TypeError(`Worker option ${tlsProblem}`);
+  // With credentials for a tls:// scheduler, peers talk TLS too.
+  const listen =
+    o.listen ??
+    (o.tls !== undefined && o.scheduler.startsWith("tls://")
+      ? "tls://127.0.0.1:0"
+      : "tcp://127.0.0.1:0");
+  const plain = o.tls === undefined ? null : plainListenProblem(listen, "Worker option");
+  if (plain !== null) throw new TypeError(plain);
   const { httpAddress, metricsNamespace } = resolveHttpOptions(o, "Worker");
   const nthreads = positiveInt("nthreads", o.nthreads ?? availableParallelism());
   const lifetimeMs =
@@ -343,7 +351,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   return {
     scheduler: o.scheduler,
     name: workerName(o.name),
-    listen: o.listen ?? "tcp://127.0.0.1:0",
+    listen,
     contactAddress: o.contactAddress === undefined ? null : contactAddress(o.contactAddress),
     ...(o.tls !== undefined ? { tls: o.tls } : {}),
     nthreads,

@@ -26,7 +26,8 @@ import {
 
 /** Options of `weft scheduler`. */
 interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliOptions {
-  readonly listen: string;
+  /** Default: tcp://0.0.0.0:8786, tls://0.0.0.0:8786 with TLS files. */
+  readonly listen?: string;
   readonly workerTtl: string;
   readonly validate?: boolean;
   readonly logLevel: string;
@@ -51,14 +52,17 @@ export async function runScheduler(
 ): Promise<void> {
   let scheduler: Scheduler;
   try {
+    const secure = tlsFrom(opts);
+    const listen =
+      opts.listen ?? (secure.tls !== undefined ? "tls://0.0.0.0:8786" : "tcp://0.0.0.0:8786");
     // In-process addresses reach nothing outside this process: no worker could join.
-    if (splitScheme(opts.listen).scheme === "inproc") {
+    if (splitScheme(listen).scheme === "inproc") {
       throw new Error(
-        `--listen ${opts.listen}: workers and clients in other processes need tcp:// (or tls://)`,
+        `--listen ${listen}: workers and clients in other processes need tcp:// (or tls://)`,
       );
     }
     scheduler = await Scheduler.start({
-      listen: opts.listen,
+      listen,
       validate: opts.validate === true,
       workerTtlMs: positiveInt("--worker-ttl", opts.workerTtl),
       ...(opts.idleTimeout !== undefined
@@ -66,7 +70,7 @@ export async function runScheduler(
         : {}),
       checkWorkerAddress: opts.checkWorkerAddress !== false,
       ...frameLimitsFrom(opts),
-      ...tlsFrom(opts),
+      ...secure,
       ...httpFrom(opts),
       preload: opts.preload ?? [],
       taskModules: opts.tasks ?? [],
@@ -117,7 +121,10 @@ export async function runScheduler(
 export function schedulerCommand(ctx: CliContext): Command {
   const cmd = new Command("scheduler")
     .description("Run a scheduler that workers and clients connect to (TCP mode, many machines)")
-    .option("--listen <address>", "where to listen", "tcp://0.0.0.0:8786")
+    .option(
+      "--listen <address>",
+      "where to listen (default: tcp://0.0.0.0:8786, or tls://0.0.0.0:8786 with the --tls-* files)",
+    )
     .option("--worker-ttl <ms>", "remove a worker not heard from for this long", "30000")
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(

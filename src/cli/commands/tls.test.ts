@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_TLS_FILES, TEST_TLS_FLAGS } from "../../comm/testTls.ts";
 import { cliScheduler, cliWorker, runWeft, testContext } from "../testContext.ts";
+import { runScheduler } from "./scheduler.ts";
+import { runWorker } from "./worker.ts";
 
 const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-cli-tls-"));
@@ -68,6 +70,55 @@ describe("TCP mode over TLS", () => {
       await done;
       stop();
       await schedDone;
+    }
+  });
+
+  it("with the --tls-* files, a scheduler or worker never listens on tcp://", async () => {
+    const plain = testContext();
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...TLS_OPTS },
+      plain,
+      () => Promise.resolve(),
+    );
+    expect(plain.exitCode).toBe(2);
+    expect(plain.stderr.text).toBe(
+      "weft scheduler: cannot start: Scheduler option listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls:// (tls://127.0.0.1:0): on tcp:// anyone could connect without a certificate\n",
+    );
+    const { scheduler, stop, done } = await cliScheduler(
+      { listen: "tls://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...TLS_OPTS },
+      testContext(),
+    );
+    try {
+      // Without --listen, a worker of a tls:// scheduler listens on tls:// (every interface).
+      const { worker, done: workerDone } = await cliWorker(scheduler.address, testContext(), {
+        listen: undefined,
+        ...TLS_OPTS,
+      });
+      expect(worker.options.listen).toMatch(/^tls:\/\/(0\.0\.0\.0|\[::\]):\d+$/);
+      expect(worker.address).toMatch(/^tls:\/\//);
+      await worker.close();
+      await workerDone;
+      const refused = testContext();
+      await runWorker(
+        scheduler.address,
+        {
+          tasks: [],
+          listen: "tcp://127.0.0.1:0",
+          executor: "inline",
+          logLevel: "silent",
+          connectTimeout: "5000",
+          ...TLS_OPTS,
+        },
+        refused,
+        () => Promise.resolve(),
+      );
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr.text).toContain(
+        "Worker option listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls://",
+      );
+    } finally {
+      stop();
+      await done;
     }
   });
 

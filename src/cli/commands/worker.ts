@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
+import { splitScheme } from "../../util/address.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
@@ -32,7 +33,8 @@ import {
 interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliOptions {
   readonly nthreads?: string;
   readonly tasks: readonly string[];
-  readonly listen: string;
+  /** Default: every interface, any port, on the scheduler's scheme (tcp or tls). */
+  readonly listen?: string;
   readonly contactAddress?: string;
   readonly executor: "threads" | "inline";
   readonly resources?: string;
@@ -111,7 +113,12 @@ export async function runWorker(
     nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
     const connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout);
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
-    const { listen, contact } = await workerAddresses(opts.listen, scheduler);
+    // A worker of a tls:// cluster serves its peers over TLS too: on tcp:// anyone could
+    // fetch its results or run code there without a certificate.
+    const listenAt =
+      opts.listen ??
+      (splitScheme(scheduler).scheme === "tls" ? "tls://0.0.0.0:0" : "tcp://0.0.0.0:0");
+    const { listen, contact } = await workerAddresses(listenAt, scheduler);
     worker = new Worker({
       scheduler,
       listen,
@@ -211,7 +218,10 @@ export function workerCommand(ctx: CliContext): Command {
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
-    .option("--listen <address>", "where peers and clients reach this worker", "tcp://0.0.0.0:0")
+    .option(
+      "--listen <address>",
+      "where peers and clients reach this worker (default: tcp://0.0.0.0:0, or tls://0.0.0.0:0 for a tls:// scheduler)",
+    )
     .option("--contact-address <address>", "the address to advertise, if not the listening one")
     .addOption(
       new Option("--executor <kind>", "run tasks on a thread pool or the main thread")
