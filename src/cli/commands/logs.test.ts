@@ -46,6 +46,37 @@ describe("weft logs", () => {
     expect(errors.out.split("\n").filter((l) => / (INFO|WARN) /.test(l))).toEqual([]);
   });
 
+  it("reports a --worker that matches no connected worker on stderr, exit 1", async () => {
+    const { cluster } = await testCluster({ logger: pino({ level: "info" }, { write: () => {} }) });
+    const one = cluster.workers[0].address;
+    const r = await runWeft([
+      "logs",
+      cluster.address,
+      "--no-scheduler",
+      "--worker",
+      one,
+      "--worker",
+      "tcp://1.2.3.4:5",
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(
+      `weft logs: --worker tcp://1.2.3.4:5: no connected worker matches it (weft status ${cluster.address} lists them)\n`,
+    );
+    // The worker that matched still has its records printed.
+    expect(r.out).toContain(` ${one} `);
+    // A worker's name matches as its address does (a LocalCluster names them "0", "1").
+    const byName = await runWeft(["logs", cluster.address, "--no-scheduler", "--worker", "0"]);
+    expect(byName.code).toBe(0);
+    expect(byName.err).toBe("");
+  });
+
+  it("--help names the servers' --log-level, which decides what they keep ($WEFT_LOG_LEVEL does not)", async () => {
+    const r = await runWeft(["logs", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("for weft scheduler and weft worker,\ntheir --log-level");
+    expect(r.out).not.toContain("WEFT_LOG_LEVEL");
+  });
+
   it("refuses bad options", async () => {
     const { cluster } = await testCluster();
     const badN = await runWeft(["logs", cluster.address, "--n", "x"]);

@@ -5,6 +5,7 @@
  */
 
 import { Command } from "commander";
+import { addressHostOrNull, namesWorker } from "../../util/address.ts";
 import type { LogRecord } from "../../util/logRecords.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
 import { type CliContext, EXIT } from "./context.ts";
@@ -89,6 +90,21 @@ export async function runLogs(
     if (opts.scheduler !== false) logs.scheduler = shown(await client.getSchedulerLogs(count));
     if (opts.workers !== false) {
       const given = opts.worker ?? [];
+      // As retire and restart do: a --worker naming no worker (a typo, one gone) must
+      // not look like a worker that logged nothing.
+      const connected = given.length > 0 ? await client.workers() : [];
+      for (const name of given) {
+        const names = new Set([name]);
+        const matched = connected.some((w) =>
+          namesWorker(names, w.address, addressHostOrNull(w.address), w.name ?? null),
+        );
+        if (!matched) {
+          ctx.stderr.write(
+            `weft logs: --worker ${name}: no connected worker matches it (weft status ${address} lists them)\n`,
+          );
+          ctx.exitCode = EXIT.differences;
+        }
+      }
       const byWorker = await client.getWorkerLogs({
         ...count,
         ...(given.length > 0 ? { workers: given } : {}),
@@ -126,11 +142,12 @@ export function logsCommand(ctx: CliContext): Command {
     .addHelpText(
       "after",
       "\nEach process keeps its last 10,000 records (the scheduler's and the worker's\n" +
-        "logLength), at the levels its logger writes ($WEFT_LOG_LEVEL, info by default),\n" +
-        "whether its stderr goes to a terminal, a file or nowhere. A line is\n" +
-        "`TIME LEVEL PROCESS LOGGER: MESSAGE (ERROR)`, the process `scheduler` or a worker's\n" +
-        "address. Exit code: 0; 1 if a worker's records could not be read; 2 for bad usage or\n" +
-        "a scheduler that cannot be reached.",
+        "logLength), at the levels its logger writes (for weft scheduler and weft worker,\n" +
+        "their --log-level, info by default), whether its stderr goes to a terminal, a file\n" +
+        "or nowhere. A line is `TIME LEVEL PROCESS LOGGER: MESSAGE (ERROR)`, the process\n" +
+        "`scheduler` or a worker's address. Exit code: 0; 1 if a worker's records could not\n" +
+        "be read, or a --worker matches no connected worker (the others' records are\n" +
+        "printed); 2 for bad usage or a scheduler that cannot be reached.",
     )
     .action(async (address: string, opts: LogsCliOptions) => {
       await runLogs(address, opts, ctx);
