@@ -39,6 +39,18 @@ export function buildProgram(ctx: CliContext): Command {
 }
 
 /**
+ * The command `args` name (the first operand, or the one after `help`) when
+ * `program` has no such command; null when it has, or none is named.
+ */
+function unknownCommandOf(program: Command, args: readonly string[]): string | null {
+  const operands = args.filter((a) => !a.startsWith("-"));
+  const name = operands[0] === "help" ? operands[1] : operands[0];
+  if (name === undefined || name === "help") return null;
+  const known = program.commands.some((c) => c.name() === name || c.aliases().includes(name));
+  return known ? null : name;
+}
+
+/**
  * Runs `weft` with `argv` (as `process.argv`: node and script first) and returns the
  * exit code: the command's, 0 for `--help`, 2 for a usage error.
  */
@@ -47,8 +59,11 @@ export async function main(
   ctx: CliContext = processContext(),
 ): Promise<number> {
   const program = buildProgram(ctx);
+  const unknown = unknownCommandOf(program, argv.slice(2));
   try {
-    await program.parseAsync([...argv]);
+    // Commander answers `weft nanny --help` and `weft help nanny` with the top-level
+    // help, as if `nanny` were fine: parsed alone, the name gets its usual error.
+    await program.parseAsync(unknown === null ? [...argv] : [...argv.slice(0, 2), unknown]);
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     // --help, `weft help [command]` and --version end with exit code 0; `weft` alone

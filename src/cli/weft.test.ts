@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { runWeft } from "./testContext.ts";
+
+describe("weft", () => {
+  it("says a command is unknown also with --help or after help, exit 2", async () => {
+    const plain = await runWeft(["nanny"]);
+    expect(plain.code).toBe(2);
+    expect(plain.err).toMatch(/^error: unknown command 'nanny'\n/);
+    for (const args of [
+      ["nanny", "--help"],
+      ["nanny", "-h"],
+      ["help", "nanny"],
+      ["help", "nanny", "--help"],
+    ]) {
+      const r = await runWeft(args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.out, args.join(" ")).toBe("");
+      expect(r.err, args.join(" ")).toBe(plain.err);
+    }
+  });
+
+  it("still gives a known command's help, and the top-level help", async () => {
+    for (const args of [
+      ["status", "--help"],
+      ["help", "status"],
+    ]) {
+      const r = await runWeft(args);
+      expect(r.code, args.join(" ")).toBe(0);
+      expect(r.out).toMatch(/^Usage: weft status /);
+    }
+    for (const args of [["--help"], ["help"]]) {
+      const r = await runWeft(args);
+      expect(r.code, args.join(" ")).toBe(0);
+      expect(r.out).toMatch(/^Usage: weft \[options\] \[command\]/);
+    }
+    expect((await runWeft(["--version"])).code).toBe(0);
+  });
+});
