@@ -42,6 +42,26 @@ describe("bench:state", () => {
     expect(String(lines.find((l) => l.bench === "state")?.final_check)).toMatch(/^MISMATCH/);
   });
 
+  it("fails, exit 2, for a --dir without streams, instead of measuring nothing", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "weft-bench-state-empty-"));
+    let err = "";
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((s) => {
+      err += String(s);
+      return true;
+    });
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    try {
+      expect(await main(["--dir", empty, "--tasks", "0"])).toBe(2);
+    } finally {
+      spy.mockRestore();
+      log.mockRestore();
+      rmSync(empty, { recursive: true, force: true });
+    }
+    expect(err).toBe(
+      `bench:state: no *.jsonl.gz streams in ${empty}: give --dir the directory of the recorded streams (../shared/bench)\n`,
+    );
+  });
+
   // The reference's timing needs Python 3 and ../shared/reference (as tools/oracle does).
   const python =
     spawnSync("python3", ["--version"]).status === 0 &&

@@ -185,6 +185,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         "right after weft, and give the ratio of the two",
     )
     .option("--python <exe>", "the Python 3.10+ for --reference-here", "python3")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 every replay ended as its stream says; 1 one did not, or bad options;\n" +
+        "2 no *.jsonl.gz stream in --dir.",
+    )
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<{
@@ -202,6 +207,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   const files = readdirSync(opts.dir)
     .filter((f) => f.endsWith(".jsonl.gz"))
     .sort();
+  // Measuring nothing is not a result: a wrong --dir must not pass as a benchmark run.
+  if (files.length === 0) {
+    process.stderr.write(
+      `bench:state: no *.jsonl.gz streams in ${opts.dir}: give --dir the directory of the recorded streams (../shared/bench)\n`,
+    );
+    return 2;
+  }
   const names = files.map((f) => f.replace(/\.jsonl\.gz$/, ""));
   const wanted = opts.streams?.split(",").map((s) => s.trim());
   for (const w of wanted ?? []) {
