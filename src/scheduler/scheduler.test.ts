@@ -245,6 +245,95 @@ describe("Scheduler server", () => {
     s.state.validateState();
   });
 
+  it("records in the task stream only the runs it accepted, and only their well-formed timings", async () => {
+    const { s } = await start();
+    const w = await peer(s, registerWorker("inproc://w/1", 2));
+    const c = await peer(s, registerClient("c1"));
+    const task = { spec: { fn: "inc", args: [1] }, dependencies: [] };
+    await c.comm.send([
+      {
+        op: "update-graph",
+        clientId: "c1",
+        keys: ["x", "y"],
+        stimulusId: "g1",
+        tasks: new Map([
+          ["x", task],
+          ["y", task],
+        ]),
+      },
+    ]);
+    const x = await w.waitFor((m) => m.op === "compute-task" && m.key === "x");
+    const y = await w.waitFor((m) => m.op === "compute-task" && m.key === "y");
+    const t = Date.now() / 1000;
+    const compute = { action: "compute", start: t - 1, stop: t };
+    const junk = [null, 5, "x", { action: "compute", start: "1", stop: 2 }];
+    await w.comm.send([
+      // Rejected as malformed (the state machine's shape checks).
+      {
+        op: "task-finished",
+        key: "x",
+        runId: 1,
+        nbytes: 8,
+        typename: "n",
+        startstops: junk,
+        stimulusId: "a",
+      },
+      {
+        op: "task-erred",
+        key: "y",
+        runId: y.runId,
+        exceptionText: 5,
+        tracebackText: "",
+        startstops: junk,
+        stimulusId: "b",
+      },
+      {
+        op: "task-finished",
+        key: "x",
+        runId: x.runId,
+        nbytes: 1e300,
+        typename: "n",
+        stimulusId: "c",
+      },
+      // Accepted, with timings the state machine lets through.
+      {
+        op: "task-finished",
+        key: "x",
+        runId: x.runId,
+        nbytes: 8,
+        typename: "number",
+        startstops: [
+          compute,
+          { action: "transfer", start: Number.NaN, stop: Number.POSITIVE_INFINITY },
+        ],
+        stimulusId: "d",
+      },
+      {
+        op: "task-erred",
+        key: "y",
+        runId: y.runId,
+        exceptionText: "Error: no",
+        tracebackText: "",
+        startstops: [...junk, { ...compute, source: "inproc://w/2", extra: "dropped" }],
+        stimulusId: "e",
+      },
+    ]);
+    await c.waitFor((m) => m.op === "task-erred" && m.key === "y");
+    expect(s.counters.rejectedMessages).toBe(3);
+    const runs = [
+      { key: "x", worker: "inproc://w/1", status: "OK", nbytes: 8, startstops: [compute] },
+      {
+        key: "y",
+        worker: "inproc://w/1",
+        status: "error",
+        nbytes: null,
+        startstops: [{ ...compute, source: "inproc://w/2" }],
+      },
+    ];
+    expect(s.taskStream.query()).toEqual(runs);
+    expect(s.taskStream.query({ since: t - 10 })).toEqual(runs);
+  });
+
   it("stops when its state machine fails, saying why in fault", async () => {
     const { s } = await start();
     expect(s.fault).toBeNull();

@@ -124,8 +124,12 @@ export class Scheduler implements SessionHost {
     this.plugins = new SchedulerPlugins(this, this.logger);
     this.events.onLog = (topics, msg) => this.plugins.logEvent(topics, msg);
     this.taskStream = new TaskStream(this.options.taskStreamLength);
-    this.runner = new StimulusRunner(this.state, this.logger, this.counters, (err) =>
-      this.onFailure(err),
+    this.runner = new StimulusRunner(
+      this.state,
+      this.logger,
+      this.counters,
+      (err) => this.onFailure(err),
+      (events) => this.taskStream.observeHandled(events),
     );
   }
 

@@ -44,6 +44,12 @@ export class StimulusRunner {
     private readonly counters: Counters,
     /** Told once, when the state machine failed. */
     private readonly onFailure: (err: Error) => void,
+    /**
+     * Told of each batch of stimuli handled, not of those rejected: for what
+     * records the workers' reports, which must not take in a report before
+     * the state machine checked it.
+     */
+    private readonly onHandled: (events: readonly SchedulerEvent[]) => void = () => {},
   ) {}
 
   /** The bug that stopped the runner, if any. */
@@ -60,6 +66,7 @@ export class StimulusRunner {
     try {
       const out = this.state.handleStimuli(events);
       this.counters.observe(events);
+      this.onHandled(events);
       return out;
     } catch (err) {
       if (!(err instanceof InvalidStimulus)) return this.fail(err);
@@ -91,6 +98,7 @@ export class StimulusRunner {
     try {
       const messages = this.state.handleStimuli(events);
       this.counters.observe(events);
+      this.onHandled(events);
       return { ok: true, messages };
     } catch (err) {
       if (err instanceof InvalidStimulus) {

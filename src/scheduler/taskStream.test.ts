@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { TaskErredMsg, TaskFinishedMsg } from "../protocol/messagesWorker.ts";
 import { TaskStream } from "./taskStream.ts";
 
 const run = (key: string, stop: number, op = "task-finished") => ({
@@ -46,6 +47,57 @@ describe("TaskStream", () => {
     expect(s.query({ count: 2 }).map((r) => r.key)).toEqual(["k3", "k4"]);
     expect(s.query({ since: 101, count: 1 }).map((r) => r.key)).toEqual(["k4"]);
     expect(s.query({ count: 0 })).toEqual([]);
+  });
+
+  it("keeps only the startstops {action, start, stop} with finite times, copied", () => {
+    const s = new TaskStream(10);
+    const good = { action: "compute", start: 1, stop: 2 };
+    s.observe("w", {
+      op: "task-erred",
+      key: "a",
+      nbytes: 1e300,
+      startstops: [
+        null,
+        5,
+        "x",
+        [],
+        { action: 1, start: 1, stop: 2 },
+        { action: "compute", start: Number.NaN, stop: 2 },
+        { action: "compute", start: 1, stop: Number.POSITIVE_INFINITY },
+        { action: "compute", start: 1 },
+        { ...good, source: "w2", extra: { big: "x".repeat(100) } },
+        { ...good, source: 7 },
+      ],
+    });
+    s.observe("w", { op: "task-finished", key: "b", nbytes: -1, startstops: { 0: good } });
+    expect(s.query()).toEqual([
+      {
+        key: "a",
+        worker: "w",
+        status: "error",
+        nbytes: null,
+        startstops: [{ ...good, source: "w2" }, good],
+      },
+      { key: "b", worker: "w", status: "OK", nbytes: null, startstops: [] },
+    ]);
+    expect(s.query({ since: 1 }).map((r) => r.key)).toEqual(["a"]);
+  });
+
+  it("records what the state machine handled: the worker messages of a batch", () => {
+    const s = new TaskStream(10);
+    s.observeHandled([
+      { kind: "worker-message", worker: "w1", msg: run("a", 10) as unknown as TaskFinishedMsg },
+      { kind: "remove-worker", worker: "w1", stimulusId: "r" },
+      {
+        kind: "worker-message",
+        worker: "w2",
+        msg: run("b", 11, "task-erred") as unknown as TaskErredMsg,
+      },
+    ]);
+    expect(s.query().map((r) => [r.key, r.worker, r.status])).toEqual([
+      ["a", "w1", "OK"],
+      ["b", "w2", "error"],
+    ]);
   });
 
   it("keeps nothing with length 0", () => {

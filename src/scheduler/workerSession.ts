@@ -139,7 +139,6 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
       const msgs: unknown[] = Array.isArray(frame) ? frame : [frame];
       const events: SchedulerEvent[] = new Array(msgs.length);
       for (let i = 0; i < msgs.length; i++) {
-        host.taskStream.observe(address, msgs[i]);
         events[i] = {
           kind: "worker-message",
           worker: address,
