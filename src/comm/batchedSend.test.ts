@@ -100,6 +100,19 @@ describe("BatchedSend failures", () => {
     expect(b.isClosed).toBe(true);
   });
 
+  it("a stream that cannot send ends its connection, so that its peer learns of it", async () => {
+    const { client, server } = await pair();
+    const errors: unknown[] = [];
+    const b = new BatchedSend(client, { intervalMs: 0, onError: (e) => errors.push(e) });
+    // A failure that is not one message's fault (with onMessageError, those spoil only themselves).
+    client.send = () => Promise.reject(new Error("the transport broke"));
+    b.send({ op: "x" });
+    await client.closed;
+    await server.closed;
+    expect(errors).toEqual([new Error("the transport broke")]);
+    expect(b.isClosed).toBe(true);
+  });
+
   it("with onMessageError, a message that cannot be sent spoils only itself", async () => {
     const { client, server } = await pair("tcp://127.0.0.1:0");
     const failed: unknown[] = [];

@@ -13,7 +13,7 @@ import { CommClosedError, isDataError } from "./errors.ts";
 export interface BatchedSendOptions {
   /** Minimum milliseconds between two batches; 0 sends at the next turn of the event loop. Default 2. */
   intervalMs?: number;
-  /** Told when sending failed; the BatchedSend is closed and its buffer dropped. */
+  /** Told when sending failed; the BatchedSend is closed, its buffer dropped and its comm aborted. */
   onError?: (err: unknown) => void;
   /**
    * Told when one message cannot be sent (it cannot be encoded, or is larger
@@ -112,6 +112,12 @@ export class BatchedSend {
   private fail(err: unknown): void {
     this.sending = null;
     this.abort();
+    // A stream that cannot send ends its connection: left open, the peer would go on
+    // talking (heartbeats) to a process that can no longer answer, and nothing would
+    // notice that every message to it is dropped.
+    if (!this.comm.isClosed) {
+      this.comm.abort(err instanceof Error ? err : new Error(String(err)));
+    }
     this.onError?.(err);
   }
 

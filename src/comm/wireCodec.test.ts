@@ -86,6 +86,26 @@ describe("wire codec", () => {
     expect(() => encodeMessage(cyc)).toThrow(/cycle/);
   });
 
+  it("encodes task arguments as deep as they may be; deeper is a SerializationError, never a stack overflow", () => {
+    const nest = (n: number, wrap: (v: unknown, i: number) => unknown): unknown => {
+      let v: unknown = 1;
+      for (let i = 0; i < n; i++) v = wrap(v, i);
+      return v;
+    };
+    // 1,000 levels of arguments (MAX_ARG_DEPTH) inside a compute-task message.
+    const args = nest(1000, (v, i) => (i % 2 === 0 ? [v] : { v }));
+    const msg = { op: "compute-task", key: "k", runSpec: { fn: "f", args: [args] } };
+    expect(roundTrip(msg)).toEqual(msg);
+    for (const deep of [
+      nest(1200, (v) => [v]),
+      nest(2100, (v, i) => (i % 2 === 0 ? new Map([["k", v]]) : new Set([v]))),
+      nest(100_000, (v) => ({ v })),
+    ]) {
+      expect(() => encodeMessage({ op: "x", deep })).toThrow(SerializationError);
+      expect(() => encodeMessage({ op: "x", deep })).toThrow(/nested deeper than 1100/);
+    }
+  });
+
   it("finds cycles of any length through arrays, maps and sets, and deep shared references are no cycle", () => {
     const a: unknown[] = [];
     const m = new Map<string, unknown>([["a", a]]);

@@ -237,7 +237,15 @@ const unpackr = new Unpackr({
   structuredClone: false,
 });
 
-const MAX_DEPTH = 2000;
+/**
+ * How deep a message may nest: task arguments may nest 1,000 levels
+ * (`MAX_ARG_DEPTH`), and the messages carrying them add a few. msgpackr's
+ * `pack` recurses once a level and ran out of stack at about 1,500 (and
+ * `prepare` about 2,000 through Maps), so a deeper message must be refused
+ * here, as a SerializationError, not overflow the stack: a RangeError was not
+ * taken for the message's fault, and ended the whole stream it was sent on.
+ */
+const MAX_DEPTH = 1100;
 
 /** Data objects the wire carries whole, without looking inside. */
 function isDataLeaf(v: object): boolean {
@@ -360,7 +368,17 @@ export interface EncodedMessage {
 
 /** Encode one message. Throws a `SerializationError` if it cannot be encoded. */
 export function encodeMessage(msg: unknown): EncodedMessage {
-  const prepared = prepare(msg, 0, new Set());
+  let prepared: unknown;
+  try {
+    prepared = prepare(msg, 0, new Set());
+  } catch (err) {
+    // A stack overflow (a value nested too deeply for where it is encoded) is the
+    // message's fault like any other: the stream sending it goes on without it.
+    if (err instanceof SerializationError) throw err;
+    throw new SerializationError(`cannot encode message: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
   const buffers: OutOfBandBuffer[] = [];
   encoding = buffers;
   try {

@@ -64,24 +64,37 @@ const TOO_DEEP = Symbol("too deep");
 function findTaskRef(value: unknown, stop: (key: Key) => boolean): Key | null | typeof TOO_DEEP {
   const stack: unknown[] = [value];
   const depths: number[] = [0];
+  // Inside a Map or a Set: references are not substituted there (resolveArgs), but the
+  // nesting counts, as the wire encodes it level by level all the same.
+  const opaque: boolean[] = [false];
   while (stack.length > 0) {
     const v = stack.pop();
     const depth = depths.pop() as number;
+    const inOpaque = opaque.pop() as boolean;
     if (typeof v !== "object" || v === null) continue;
-    if (isTaskRef(v)) {
+    if (!inOpaque && isTaskRef(v)) {
       if (stop(v.__weftRef)) return v.__weftRef;
       continue;
     }
     if (depth >= MAX_ARG_DEPTH) return TOO_DEEP;
-    // Only arrays and plain objects are searched, as the worker substitutes references
-    // (resolveArgs): any other object (a typed array, a Map, a Date) is an opaque value,
-    // and walking one element by element could take seconds or throw.
-    const isArray = Array.isArray(v);
-    if (!isArray && !isPlainObject(v)) continue;
-    const items = isArray ? v : Object.values(v);
+    // Only arrays, plain objects, Maps and Sets are walked: any other object (a typed
+    // array, a Date) is a leaf, and walking one element by element could take seconds
+    // or throw.
+    let items: readonly unknown[];
+    let itemsOpaque = inOpaque;
+    if (Array.isArray(v)) items = v;
+    else if (isPlainObject(v)) items = Object.values(v);
+    else if (v instanceof Map) {
+      items = [...v].flat();
+      itemsOpaque = true;
+    } else if (v instanceof Set) {
+      items = [...v];
+      itemsOpaque = true;
+    } else continue;
     for (let i = items.length - 1; i >= 0; i--) {
       stack.push(items[i]);
       depths.push(depth + 1);
+      opaque.push(itemsOpaque);
     }
   }
   return null;
