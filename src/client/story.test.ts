@@ -5,6 +5,15 @@ import { closeTestClusters, testCluster } from "./testCluster.ts";
 afterEach(closeTestClusters);
 
 describe("story", () => {
+  it("the scheduler and the workers answer a story of 200,000 keys", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const keys = Array.from({ length: 200_000 }, (_, i) => `k-${i}`);
+    // Below Client.story, whose rest parameter could not take them either.
+    await expect(client["conn"].request("story", { keys })).resolves.toEqual([]);
+    const rpc = await client.peers.get(cluster.workers[0].address);
+    await expect(rpc.call("get_story", { keys })).resolves.toEqual([]);
+  });
+
   it("merges the scheduler's and the workers' records of a key in time order", async () => {
     const { cluster, client } = await testCluster({ workers: 2, protocol: "tcp" });
     const xs = client.map("inc", [1, 2, 3, 4]);

@@ -27,6 +27,7 @@ import { wallSeconds } from "../util/wallClock.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
 import type { SessionHost } from "./sessionHost.ts";
+import { schedulerStory } from "./state/story.ts";
 
 const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "who-has",
@@ -215,7 +216,8 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
     }
     case "story":
       if (!isKeyList(msg.keys)) throw new TypeError("story: keys must be an array of keys");
-      return host.state.story(...msg.keys).map(dumpedLogEntry);
+      // Not spread into story(...keys): 200,000 keys overflow the call's arguments.
+      return schedulerStory(new Set(msg.keys), host.state.log).map(dumpedLogEntry);
     case "retry": {
       if (!isKeyList(msg.keys)) throw new TypeError("retry: keys must be an array of keys");
       const erred = msg.keys.filter((k) => host.state.tasks.get(k)?.state === "erred");

@@ -79,6 +79,7 @@ import {
   SecedeEvent,
   type StateMachineEvent,
 } from "./state/events.ts";
+import { workerStory } from "./state/log.ts";
 import { debugValue } from "./state/toDict.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
@@ -1031,7 +1032,8 @@ export class Worker extends BaseWorker {
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
       throw new TypeError("get_story: keys must be an array of keys");
     }
-    return this.state.story(...keys).map((entry) => debugValue(entry));
+    // Not spread into story(...keys): 200,000 keys overflow the call's arguments.
+    return workerStory(new Set(keys), this.state.log).map((entry) => debugValue(entry));
   };
 
   /** This worker in a cluster dump (`Client.dumpClusterState`; see dumpState.ts). */
