@@ -9,6 +9,7 @@ import { Command } from "commander";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { Client } from "../../client/client.ts";
+import { eventually } from "../../client/testCluster.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { testContext } from "../testContext.ts";
 import type { CliContext } from "./context.ts";
@@ -61,6 +62,11 @@ async function restartedThenStopped(
 
 const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The `worker at …` lines the nanny's children printed so far. */
+function workerLines(ctx: { stdout: { text: string } }): number {
+  return ctx.stdout.text.match(/^worker at /gm)?.length ?? 0;
+}
 
 describe("givenArgs", () => {
   it("gives back the options set on the command line, but those dropped", () => {
@@ -117,7 +123,8 @@ describe("weft worker --nanny", () => {
       expect(ctx.stderr.text).toContain(
         "weft worker: nanny: the worker stopped on a fault; starting another (1 of at most 2 in a row)",
       );
-      expect(ctx.stdout.text.match(/^worker at /gm)).toHaveLength(2);
+      // The child's line reaches the nanny's stdout through a pipe: maybe after it registered.
+      await eventually(() => workerLines(ctx) === 2, 10_000, "the new worker's line");
       stop();
       await nanny;
       expect(ctx.exitCode).toBe(0);
@@ -148,7 +155,7 @@ describe("weft worker --nanny", () => {
         await client.restart({ timeoutMs: 60_000 });
         const workers = await client.workers();
         expect(workers.map((w) => w.address)).toEqual([first.address]);
-        expect(ctx.stdout.text.match(/^worker at /gm)).toHaveLength(i + 1);
+        await eventually(() => workerLines(ctx) === i + 1, 10_000, "the new worker's line");
       }
       await restartedThenStopped(ctx, nanny, stop);
     } finally {
