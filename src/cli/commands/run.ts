@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { constants } from "node:os";
 import { Command, Option } from "commander";
+import { type DestinationStream, pino } from "pino";
 import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
 import { tasksToRun } from "../../client/graph.ts";
@@ -55,11 +56,42 @@ function describeFailure(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * Where the embedded cluster logs: its lines are held back while it starts,
+ * then written in order, or dropped with every later one (a failed start's
+ * pool threads report their failure after the start has given up).
+ */
+class HeldLines implements DestinationStream {
+  private held: string[] | null = [];
+  private dropping = false;
+  constructor(private readonly target: DestinationStream) {}
+  write(line: string): void {
+    if (this.dropping) return;
+    if (this.held === null) this.target.write(line);
+    else this.held.push(line);
+  }
+  /** Write the lines held back and the later ones (`keep`), or drop them all. */
+  release(keep: boolean): void {
+    const held = this.held ?? [];
+    this.held = null;
+    this.dropping = !keep;
+    if (keep) for (const line of held) this.target.write(line);
+  }
+}
+
+/** Levels at which a failed start's records are all the failure weft run reports in one line. */
+const QUIET_LEVELS: readonly string[] = ["error", "fatal", "silent"];
+
 /** The most workers an embedded cluster may have: each is a thread pool in this process. */
 const MAX_WORKERS = 256;
 
 /** `weft run FILE`: compute the graph, print `{key: value}` as JSON on stdout. */
-export async function runGraph(file: string, opts: RunOptions, ctx: CliContext): Promise<void> {
+export async function runGraph(
+  file: string,
+  opts: RunOptions,
+  ctx: CliContext,
+  logTo: DestinationStream = pino.destination({ dest: 2, sync: true }),
+): Promise<void> {
   let input: Awaited<ReturnType<typeof loadGraphInput>>;
   let workers: number;
   let nthreads: number;
@@ -115,7 +147,12 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
     return;
   }
   const keys = opts.keys?.split(",").map((k) => k.trim()) ?? input.keys;
-  const logger = weftLogger(undefined, opts.logLevel);
+  // An embedded worker that fails to start (a --tasks module that does not load) logs
+  // it at error level, with the stack, once per pool thread: a multi-KB JSON record
+  // beside the one-line error below that says the same. Held until the cluster has
+  // started; at the quiet levels, dropped if it did not.
+  const startLog = opts.scheduler === undefined ? new HeldLines(logTo) : null;
+  const logger = weftLogger(undefined, opts.logLevel, startLog ?? logTo);
   let cluster: LocalCluster | null = null;
   let client: Client | null = null;
   let startedAt: number | null = null;
@@ -161,6 +198,7 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
             : {}),
           logger,
         });
+        startLog?.release(true);
         client = await cluster.client({ printTaskOutput: false });
         const http = cluster.scheduler.httpUrl;
         if (http !== null) ctx.stderr.write(`weft run: status at ${http}/status\n`);
@@ -174,7 +212,15 @@ export async function runGraph(file: string, opts: RunOptions, ctx: CliContext):
       }
     } catch (err) {
       // A scheduler that cannot be reached, a task module that does not load: unusable input.
-      ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
+      const quiet = QUIET_LEVELS.includes(opts.logLevel);
+      // The cluster did not start (else its lines pass already): nothing more will run.
+      const failedStart = opts.scheduler === undefined && cluster === null;
+      if (failedStart) startLog?.release(!quiet);
+      const more =
+        failedStart && quiet && opts.logLevel !== "silent"
+          ? " (--log-level warn shows what the cluster logged)"
+          : "";
+      ctx.stderr.write(`weft run: ${(err as Error).message}${more}\n`);
       ctx.exitCode = EXIT.usage;
       return;
     }
@@ -315,7 +361,9 @@ export function runCommand(ctx: CliContext): Command {
     )
     .addHelpText(
       "after",
-      "\nPrints the values of the keys as a JSON object on stdout.\n" +
+      "\nPrints the values of the keys as a JSON object on stdout. An embedded cluster that\n" +
+        "fails to start (a task module that does not load) is said in one line; --log-level\n" +
+        "warn or more verbose adds its workers' records of it, with the stack.\n" +
         "Exit codes: 0 computed, 1 a task failed (its error and remote stack on stderr) or the\n" +
         "cluster was lost, 2 unusable input (a bad graph, a task module that does not load, a\n" +
         "scheduler that cannot be reached), 130 (143) interrupted by SIGINT (SIGTERM): the cluster\n" +

@@ -1,0 +1,75 @@
+/** `weft run`'s embedded cluster's log (the rest of weft run: compute.test.ts). */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { afterAll, expect, it } from "vitest";
+import { Sink, testContext } from "../testContext.ts";
+import { runGraph } from "./run.ts";
+
+const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "weft-run-log-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const graph = join(dir, "g.json");
+writeFileSync(graph, JSON.stringify({ graph: { a: 1 } }));
+/** A task module that does not load: one per test, as a module's failed import is kept. */
+function broken(name: string): string {
+  const file = join(dir, `${name}.ts`);
+  writeFileSync(file, "syntax error here (\n");
+  return file;
+}
+
+/** `weft run FILE` with `more` options, its log written to a sink: the context and the log. */
+async function run(
+  file: string,
+  more: { tasks?: string[]; logLevel?: string; executor?: "threads" | "inline" } = {},
+): Promise<{ ctx: ReturnType<typeof testContext>; log: Sink }> {
+  const ctx = testContext();
+  const log = new Sink();
+  await runGraph(
+    file,
+    { tasks: [], upload: [], progress: false, logLevel: "error", ...more },
+    ctx,
+    log,
+  );
+  return { ctx, log };
+}
+
+it("a --tasks module that does not load is one line, without the workers' error records", async () => {
+  const { ctx, log } = await run(graph, { tasks: [broken("quiet")] });
+  expect(ctx.exitCode).toBe(2);
+  expect(ctx.stderr.text).toMatch(
+    /^weft run: LocalCluster: a worker failed to start: .*Unexpected identifier 'error' \(--log-level warn shows what the cluster logged\)\n$/,
+  );
+  // The pool threads report their failure after the start gave up: give them the time.
+  await sleep(1_000);
+  expect(log.text).toBe("");
+});
+
+it("with a more verbose --log-level, the workers' records of the failed start are written", async () => {
+  const { ctx, log } = await run(graph, { tasks: [broken("verbose")], logLevel: "warn" });
+  expect(ctx.exitCode).toBe(2);
+  expect(ctx.stderr.text).not.toContain("--log-level");
+  for (let i = 0; i < 100 && !log.text.includes('"level":50'); i++) await sleep(50);
+  expect(log.text).toContain("Unexpected identifier 'error'");
+});
+
+it("once the cluster has started, its records are written: held while it started, then as they come", async () => {
+  const failing = join(dir, "fails.json");
+  writeFileSync(
+    failing,
+    JSON.stringify({ graph: { x: ["split", null, 2, 0] }, tasks: [BENCH_TASKS] }),
+  );
+  const { ctx, log } = await run(failing, { executor: "inline", logLevel: "info" });
+  expect(ctx.exitCode).toBe(1);
+  const messages = log.text
+    .trimEnd()
+    .split("\n")
+    .map((l) => (JSON.parse(l) as { msg: string }).msg);
+  expect(messages[0]).toBe("scheduler listening");
+  expect(messages).toContain("worker started");
+  expect(messages.at(-1)).toBe("scheduler closed");
+});
