@@ -332,9 +332,11 @@ function checkScatteredKeys(ev: unknown, keys: unknown): void {
     seen.add(entry.key);
     const workers = workersProblem(entry.workers);
     if (workers !== null) fail(ev, `keys[${i}].workers ${workers}`);
+    // As task-finished's: a size the holders' totals cannot add and subtract exactly
+    // (1e300, 1.5) would leave them wrong for good once the value is freed.
     const { nbytes } = entry;
-    if (typeof nbytes !== "number" || !Number.isFinite(nbytes) || nbytes < 0) {
-      fail(ev, `keys[${i}].nbytes must be a finite number ≥ 0, got ${showValue(nbytes)}`);
+    if (!(Number.isSafeInteger(nbytes) && (nbytes as number) >= 0)) {
+      fail(ev, `keys[${i}].nbytes must be an integer from 0 to 2^53 - 1, got ${showValue(nbytes)}`);
     }
     if (typeof entry.typename !== "string") {
       fail(ev, `keys[${i}].typename must be a string, got ${showValue(entry.typename)}`);

@@ -158,6 +158,36 @@ describe("update-data (scatter)", () => {
     s.validateState();
   });
 
+  test("a size that is not a whole number of bytes below 2^53: InvalidStimulus, saying so", () => {
+    for (const nbytes of [
+      1e300,
+      2 ** 53,
+      1.5,
+      -1,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      "8",
+      null,
+    ]) {
+      const s = state();
+      const keys = [{ key: "x", workers: ["w1"], nbytes, typename: "int" }];
+      const ev = t.fromClient({ op: "update-data", keys, clientId: "c" }) as SchedulerEvent;
+      expect(() => s.handleStimulus(ev), String(nbytes)).toThrow(
+        /keys\[0\]\.nbytes must be an integer from 0 to 2\^53 - 1, got /,
+      );
+      expect(s.tasks.size).toBe(0);
+      expect([...s.workers.values()].map((ws) => ws.nbytes)).toEqual([0, 0]);
+    }
+    // The largest size accepted, and the totals go back to 0 when it is freed.
+    const s = state();
+    const keys = [{ key: "x", workers: ["w1"], nbytes: 2 ** 53 - 1, typename: "int" }];
+    s.handleStimulus(t.fromClient({ op: "update-data", keys, clientId: "c" }) as SchedulerEvent);
+    expect(s.workers.get("w1")?.nbytes).toBe(2 ** 53 - 1);
+    s.handleStimulus(t.releaseKeys("c", ["x"]));
+    expect(s.workers.get("w1")?.nbytes).toBe(0);
+    s.validateState();
+  });
+
   const malformed: [string, unknown][] = [
     ["keys not an array", { x: ["w1"] }],
     ["an entry without a key", [{ workers: ["w1"], nbytes: 1, typename: "int" }]],
