@@ -76,12 +76,12 @@ export function prefixColour(prefix: string): string {
 }
 
 /** What the task stream draws of each kind of interval that is not a compute. */
-const ACTION_COLOURS: Readonly<Record<string, string>> = {
-  transfer: "#d62728",
-  "disk-read": "#ff7f0e",
-  "disk-write": "#ff7f0e",
-  deserialize: "#7f7f7f",
-};
+const ACTION_COLOURS: ReadonlyMap<string, string> = new Map([
+  ["transfer", "#d62728"],
+  ["disk-read", "#ff7f0e"],
+  ["disk-write", "#ff7f0e"],
+  ["deserialize", "#7f7f7f"],
+]);
 
 /** One bar of the task stream: an interval of a run, on a lane of a worker. */
 interface StreamBar {
@@ -203,7 +203,7 @@ export function taskStreamSvg(
           ? erred
             ? "#000000"
             : prefixColour(prefix)
-          : (ACTION_COLOURS[ss.action] ?? "#7f7f7f"),
+          : (ACTION_COLOURS.get(ss.action) ?? "#7f7f7f"),
         kind: compute ? `${prefix}${erred ? " (erred)" : ""}` : `${ss.action} for ${prefix}`,
         title: `${compute ? `${r.key} (${r.status})` : `${ss.action} for ${r.key}`}: ${(ss.stop - ss.start).toFixed(4)} s`,
         seconds: ss.stop - ss.start,
