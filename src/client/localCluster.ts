@@ -16,6 +16,7 @@ import type { TlsCredentials } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
 import { weftLogger } from "../util/logger.ts";
+import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
@@ -74,6 +75,8 @@ export interface LocalClusterOptions {
    */
   maxWorkerRestarts?: number;
 }
+
+const TASK_MODULES = "LocalCluster option taskModules";
 
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 0) {
@@ -170,6 +173,13 @@ export class LocalCluster {
         `LocalCluster option tls applies with protocol "tls" (got protocol ${JSON.stringify(protocol)}, which would not use it)`,
       );
     }
+    // Checked here, so that a missing module is named as the cluster's, once (the scheduler
+    // and every worker get them).
+    const given = options.taskModules ?? [];
+    if (!Array.isArray(given)) throw new TypeError(`${TASK_MODULES} must be an array`);
+    const taskModules = (given as readonly (string | URL)[]).map((m) =>
+      existingModuleUrl(fileModuleUrl(m, TASK_MODULES), TASK_MODULES),
+    );
     const listenAt = protocol === "inproc" ? null : `${protocol}://127.0.0.1:0`;
     const secure = tls !== undefined ? { tls } : {};
     // Nameless: each part's child logger names it (a name here would appear twice a line).
@@ -180,7 +190,7 @@ export class LocalCluster {
       batchedSendIntervalMs: 0,
       ...options.scheduler,
       // For runOnScheduler and registerSchedulerPlugin, as for the workers' tasks.
-      taskModules: [...(options.taskModules ?? []), ...(options.scheduler?.taskModules ?? [])],
+      taskModules: [...taskModules, ...(options.scheduler?.taskModules ?? [])],
       listen: listenAt ?? "inproc://scheduler",
       ...secure,
       validate,
@@ -196,7 +206,7 @@ export class LocalCluster {
         ...secure,
         nthreads,
         executor: executor === "threads" ? "piscina" : "inline",
-        taskModules: options.taskModules ?? [],
+        taskModules,
         validate,
         // The cluster is its workers' nanny: it starts another when one closes for a restart.
         nanny: true,

@@ -343,7 +343,7 @@ describe("weft run, scheduler, worker", () => {
       join(dir, "nowhere.ts"),
     ]);
     expect(noModule.code).toBe(2);
-    expect(noModule.err).toMatch(/a worker failed to start: .*nowhere\.ts/);
+    expect(noModule.err).toMatch(/LocalCluster option taskModules: no such file: .*nowhere\.ts/);
     const noScheduler = await weft([
       "run",
       jsonFile("s.json", GRAPH),
