@@ -79,8 +79,8 @@ test("weft sim --workload scatter: the summary counts the replicate requests whe
 });
 
 test("weft sim --runs draws its bar on a terminal without changing the terminal's modes", async () => {
-  // Ctrl-C cannot stop the bar of the synchronous runs: a hidden cursor and line
-  // wrapping turned off would stay so.
+  // A process killed mid-run (SIGKILL, a crash) cannot restore the terminal: a hidden
+  // cursor and line wrapping turned off would stay so. The bar changes no mode.
   const r = await runWeft(["sim", "--runs", "2", "--tasks", "10"], true);
   expect(r.code).toBe(0);
   expect(r.err).toContain("seeds");
