@@ -9,7 +9,10 @@ describe("story", () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const keys = Array.from({ length: 200_000 }, (_, i) => `k-${i}`);
     // Below Client.story, whose rest parameter could not take them either.
-    await expect(client["conn"].request("story", { keys })).resolves.toEqual([]);
+    const conn = (
+      client as unknown as { conn: { request(op: "story", f: object): Promise<unknown> } }
+    ).conn;
+    await expect(conn.request("story", { keys })).resolves.toEqual([]);
     const rpc = await client.peers.get(cluster.workers[0].address);
     await expect(rpc.call("get_story", { keys })).resolves.toEqual([]);
   });

@@ -216,11 +216,7 @@ export async function runGraph(
       // The cluster did not start (else its lines pass already): nothing more will run.
       const failedStart = opts.scheduler === undefined && cluster === null;
       if (failedStart) startLog?.release(!quiet);
-      const more =
-        failedStart && quiet && opts.logLevel !== "silent"
-          ? " (--log-level warn shows what the cluster logged)"
-          : "";
-      ctx.stderr.write(`weft run: ${(err as Error).message}${more}\n`);
+      ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
       ctx.exitCode = EXIT.usage;
       return;
     }
@@ -363,7 +359,7 @@ export function runCommand(ctx: CliContext): Command {
       "after",
       "\nPrints the values of the keys as a JSON object on stdout. An embedded cluster that\n" +
         "fails to start (a task module that does not load) is said in one line; --log-level\n" +
-        "warn or more verbose adds its workers' records of it, with the stack.\n" +
+        "warn or more verbose adds its workers' records of it that arrive before weft run exits.\n" +
         "Exit codes: 0 computed, 1 a task failed (its error and remote stack on stderr) or the\n" +
         "cluster was lost, 2 unusable input (a bad graph, a task module that does not load, a\n" +
         "scheduler that cannot be reached), 130 (143) interrupted by SIGINT (SIGTERM): the cluster\n" +
