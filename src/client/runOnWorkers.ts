@@ -34,6 +34,15 @@ async function runOn(
     const why = err instanceof Error ? err.message : String(err);
     return new RunError(address, why, "", { cause: err });
   }
+  return runAnswer(address, response, "run");
+}
+
+/**
+ * What a `run` (or `run-on-scheduler`) answer from `address` gives: the
+ * function's value (`{status: "OK", value}`), or a {@link RunError} carrying
+ * what it threw (`{status: "error", error}`) or saying the answer is malformed.
+ */
+export function runAnswer(address: string, response: unknown, op: string): unknown {
   const r = response as { status?: unknown; value?: unknown; error?: unknown } | null;
   if (r?.status === "OK") return ClonedValue.unwrap(r.value);
   const e = r?.error as { exceptionText?: unknown; tracebackText?: unknown } | undefined;
@@ -44,7 +53,7 @@ async function runOn(
       typeof e.tracebackText === "string" ? e.tracebackText : "",
     );
   }
-  return new RunError(address, `malformed answer to run: ${String(JSON.stringify(response))}`);
+  return new RunError(address, `malformed answer to ${op}: ${String(JSON.stringify(response))}`);
 }
 
 /**

@@ -6,23 +6,13 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { RunError } from "./errors.ts";
+import { runAnswer } from "./runOnWorkers.ts";
 
-/** `fn(...args)`'s answer from the scheduler at `address`: its value, or a {@link RunError} to throw. */
+/** `fn(...args)`'s answer from the scheduler at `address`: its value; throws the {@link RunError} it carries. */
 export function runOutcome(address: string, response: unknown): unknown {
-  const r = response as { status?: unknown; value?: unknown; error?: unknown } | null;
-  if (r?.status === "OK") return ClonedValue.unwrap(r.value);
-  const e = r?.error as { exceptionText?: unknown; tracebackText?: unknown } | undefined;
-  if (r?.status === "error" && typeof e?.exceptionText === "string") {
-    throw new RunError(
-      address,
-      e.exceptionText,
-      typeof e.tracebackText === "string" ? e.tracebackText : "",
-    );
-  }
-  throw new RunError(
-    address,
-    `malformed answer to run-on-scheduler: ${String(JSON.stringify(response))}`,
-  );
+  const answer = runAnswer(address, response, "run-on-scheduler");
+  if (answer instanceof RunError) throw answer;
+  return answer;
 }
 
 /** The arguments of a run, wrapped to travel as they are (structured clone). */
