@@ -307,7 +307,7 @@ export function replyTo(
   }
   if (CODE_OPS.has(msg.op as string)) {
     const id = requestId as number;
-    answerLater(host, msg).then(
+    void answerLater(host, msg).then(
       (result) => host.router.toClient(client, { op: "reply", requestId: id, result }),
       (err: unknown) => {
         const why = err instanceof Error ? err.message : String(err);
