@@ -8,7 +8,8 @@
 
 import { writeFile } from "node:fs/promises";
 import type { SchedulerCounters, TaskStreamRecord } from "../protocol/messagesSession.ts";
-import { escapeHtml, prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
+import { prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
+import { escapeHtml, Html, PAGE_STYLE, htmlTable as table } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
 
 /** What the report is made of. */
@@ -43,21 +44,6 @@ function plural(n: number, thing: string): string {
 /** Seconds to three decimals. */
 function sec(s: number): string {
   return s.toFixed(3);
-}
-
-/** A table whose first cell in each row is markup, the others text. */
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
-  const body =
-    rows.length === 0
-      ? `<tr><td colspan="${head.length}">none</td></tr>`
-      : rows
-          .map(
-            (r) =>
-              `<tr>${r.map((c, i) => `<td>${i === 0 ? c : escapeHtml(c)}</td>`).join("")}</tr>`,
-          )
-          .join("\n");
-  return `<table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
 /** The HTML of the report. */
@@ -106,7 +92,9 @@ export function renderPerformanceReport(d: PerformanceReportData): string {
     [...byPrefix]
       .sort((a, b) => b[1].compute - a[1].compute)
       .map(([prefix, p]) => [
-        `<span class="key" style="background:${prefixColour(prefix)}"></span>${escapeHtml(prefix)}`,
+        new Html(
+          `<span class="key" style="background:${prefixColour(prefix)}"></span>${escapeHtml(prefix)}`,
+        ),
         String(p.runs),
         String(p.erred),
         sec(p.compute),
@@ -124,7 +112,7 @@ export function renderPerformanceReport(d: PerformanceReportData): string {
         const n = threads.get(address);
         const busy = n !== undefined && duration > 0 ? w.compute / (duration * n) : null;
         return [
-          escapeHtml(address),
+          address,
           n === undefined ? "gone" : String(n),
           String(w.runs),
           sec(w.compute),
@@ -151,7 +139,7 @@ export function renderPerformanceReport(d: PerformanceReportData): string {
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>weft performance report ${escapeHtml(startedAt)}</title>
-<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:2px 8px;text-align:right}th:first-child,td:first-child{text-align:left}.key{display:inline-block;width:10px;height:10px;margin-right:5px}.note,.legend{color:#555}svg.stream{display:block;margin-bottom:.5em}</style>
+<style>${PAGE_STYLE}</style>
 </head><body>
 <h1>weft performance report</h1>
 <p>${escapeHtml(startedAt)}, ${sec(duration)} s${d.failed ? " (the code reported on threw)" : ""}; scheduler ${escapeHtml(d.scheduler)}, ${d.workers.length} workers, ${totalThreads} threads at the end.</p>

@@ -7,7 +7,6 @@ import {
   recentTaskStreamSvg,
   streamSpan,
   taskStreamSvg,
-  usageBar,
 } from "./statusCharts.ts";
 
 function run(
@@ -46,14 +45,6 @@ describe("the /status page's charts", () => {
     expect(bar).toMatch(/<\/span> 6 \/ 10$/);
     // Nothing at all: an empty bar.
     expect(progressBar({})).toBe('<span class="bar"></span> 0 / 0');
-  });
-
-  it("a usage bar fills with what is used of the limit, orange beyond 80%, red beyond it", () => {
-    expect(usageBar(10, null, "x")).toBe("");
-    expect(usageBar(25, 100, "25 of 100")).toContain("width:25%;background:#3b7dd8");
-    expect(usageBar(90, 100, "")).toContain("width:90%;background:#ff7f0e");
-    expect(usageBar(150, 100, "")).toContain("width:100%;background:#d62728");
-    expect(usageBar(1, 3, '<"x">')).toContain('title="&#60;&#34;x&#34;&#62;"');
   });
 
   it("packs overlapping runs of a worker on lanes, each on the first lane free", () => {

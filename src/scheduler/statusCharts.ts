@@ -6,13 +6,9 @@
  */
 
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
+import { cssPercent, escapeHtml } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
 import type { SchedulerTaskStateName } from "./state/taskState.ts";
-
-/** `&<>"'` escaped, for text and attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /**
  * The segments of a prefix's progress bar, left to right, with their colour:
@@ -32,11 +28,6 @@ const PROGRESS_SEGMENTS: readonly {
   { state: "released", colour: "#eeeeee" },
 ];
 
-/** A percentage for a CSS width, rounded to what a screen shows. */
-function percent(part: number, whole: number): string {
-  return `${whole <= 0 ? 0 : Math.round((part / whole) * 10_000) / 100}%`;
-}
-
 /** A prefix's tasks by state as one stacked bar, and "done / total" beside it. */
 export function progressBar(
   counts: Readonly<Partial<Record<SchedulerTaskStateName, number>>>,
@@ -46,7 +37,7 @@ export function progressBar(
   const segments = PROGRESS_SEGMENTS.filter(({ state }) => (counts[state] ?? 0) > 0).map(
     ({ state, colour }) => {
       const n = counts[state] ?? 0;
-      return `<span style="width:${percent(n, total)};background:${colour}" title="${state}: ${n}"></span>`;
+      return `<span style="width:${cssPercent(n, total)};background:${colour}" title="${state}: ${n}"></span>`;
     },
   );
   const done = counts.memory ?? 0;
@@ -58,14 +49,6 @@ export function progressLegend(): string {
   return PROGRESS_SEGMENTS.map(
     ({ state, colour }) => `<span class="key" style="background:${colour}"></span>${state}`,
   ).join(" ");
-}
-
-/** `used` of `limit` as a bar (full and red beyond the limit); empty without a limit. */
-export function usageBar(used: number, limit: number | null, text: string): string {
-  if (limit === null || limit <= 0) return "";
-  const colour = used > limit ? "#d62728" : used > 0.8 * limit ? "#ff7f0e" : "#3b7dd8";
-  const width = percent(Math.min(used, limit), limit);
-  return `<span class="bar" title="${escapeHtml(text)}"><span style="width:${width};background:${colour}"></span></span>`;
 }
 
 /** A stable colour for a task prefix: its name hashed to a hue. */

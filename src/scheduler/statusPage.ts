@@ -7,16 +7,11 @@
  */
 
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
+import { escapeHtml, Html, PAGE_STYLE, htmlTable as table, usageBar } from "../util/html.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { SCHEDULER_TASK_STATES, type SchedulerTaskStateName } from "./state/taskState.ts";
-import {
-  escapeHtml,
-  progressBar,
-  progressLegend,
-  recentTaskStreamSvg,
-  usageBar,
-} from "./statusCharts.ts";
+import { progressBar, progressLegend, recentTaskStreamSvg } from "./statusCharts.ts";
 
 export { escapeHtml };
 
@@ -98,22 +93,6 @@ export function statusSnapshot(s: Scheduler): StatusSnapshot {
   };
 }
 
-/** Markup a cell holds as it is (a chart); any other cell is text, escaped. */
-class Html {
-  constructor(readonly markup: string) {}
-}
-
-function table(head: readonly string[], rows: readonly (readonly (string | Html)[])[]): string {
-  const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
-  const cell = (c: string | Html) =>
-    c instanceof Html ? `<td class="chart">${c.markup}</td>` : `<td>${escapeHtml(c)}</td>`;
-  const body =
-    rows.length === 0
-      ? `<tr><td colspan="${head.length}">none</td></tr>`
-      : rows.map((r) => `<tr>${r.map(cell).join("")}</tr>`).join("\n");
-  return `<table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
-}
-
 /** The page. */
 export function renderStatusPage(snap: StatusSnapshot): string {
   // A name column when some worker has a name.
@@ -186,7 +165,7 @@ ${recentTaskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS)}
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
 <title>${escapeHtml(title)}</title>
-<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse;margin-bottom:1.5em}th,td{border:1px solid #ccc;padding:2px 8px;text-align:right}th:first-child,td:first-child,td.chart{text-align:left}.bar{display:inline-flex;width:160px;height:12px;background:#f4f4f4;vertical-align:middle}.bar span{height:100%}.key{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px}.legend{color:#555}svg.stream{display:block;margin-bottom:.5em}</style>
+<style>${PAGE_STYLE}</style>
 </head><body>
 <h1>${escapeHtml(title)}</h1>
 <p>status ${escapeHtml(snap.status)}, ${snap.workers.length} workers, ${snap.clients} clients (this page refreshes every 2 s; <a href="/metrics">metrics</a>)</p>
