@@ -89,6 +89,18 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     expect(html).toContain(`<td>${z.key}</td><td>${w0.address}</td><td>OK</td>`);
     const worker = await (await fetch(`${urls[0]}/json/identity.json`)).json();
     expect(worker).toMatchObject({ type: "Worker", address: w0.address, nthreads: 1 });
+    // The worker's own page: what it holds (x, z and the copy of y: inc 2, add 1), and how
+    // they got there.
+    const workerPage = await fetch(`${urls[0]}/status`);
+    expect(workerPage.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const wHtml = await workerPage.text();
+    expect(wHtml).toContain(`<title>weft worker ${w0.address} (0)</title>`);
+    // prefix, then released, waiting, ready, constrained, executing, long-running, fetch,
+    // flight, missing, memory
+    expect(wHtml).toMatch(/<tr><td>inc<\/td>(<td>0<\/td>){9}<td>2<\/td>/);
+    expect(wHtml).toMatch(/<tr><td>add<\/td>(<td>0<\/td>){9}<td>1<\/td>/);
+    expect(wHtml).toContain(`<td>${z.key}</td><td>executing</td><td>memory</td>`);
+    expect(wHtml).toContain(`<td>${y.key}</td><td>flight</td><td>memory</td>`);
 
     await cluster.close();
     for (const url of [schedulerUrl, ...urls]) {

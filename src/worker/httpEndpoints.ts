@@ -5,12 +5,14 @@
  * - `/health`: `ok` while the worker runs (or is paused); 503 and its status
  *   otherwise;
  * - `/metrics`: Prometheus text (see {@link workerMetrics});
- * - `/json/identity.json`: the worker, its scheduler and its threads.
+ * - `/json/identity.json`: the worker, its scheduler and its threads;
+ * - `/status`: an HTML page of what it holds and does (see `statusPage.ts`).
  */
 
 import { HttpEndpoints, healthRoute, jsonReply, metricsRoute } from "../comm/httpEndpoints.ts";
 import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
+import { renderWorkerStatusPage, workerStatusSnapshot } from "./statusPage.ts";
 import type { Worker } from "./worker.ts";
 
 /**
@@ -133,6 +135,10 @@ export function startWorkerHttp(
           executor: w.options.executor,
           memoryLimit: w.options.memoryLimit,
         }),
+      "/status": () => ({
+        contentType: "text/html; charset=utf-8",
+        body: renderWorkerStatusPage(workerStatusSnapshot(w)),
+      }),
     },
     (path, err) => w.logger.error({ err, path }, "HTTP endpoint failed"),
   );
