@@ -792,6 +792,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       list = values;
     } else if (typeof values === "object" && values !== null && isContainer(values)) {
       names = Object.keys(values);
+      // As a name of the result object it would set its prototype (the futures lost).
+      if (names.includes("__proto__")) {
+        throw new TypeError('scatter: "__proto__" cannot name a value (it is refused as a key)');
+      }
       list = Object.values(values);
     } else {
       throw new TypeError(
@@ -1503,7 +1507,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     futures: Future | readonly Future[],
     options: { force?: boolean } = {},
   ): Promise<void> {
-    const list = futures instanceof Future ? [futures] : futures;
+    // Checked: a key string in the list went out as undefined, the scheduler refused
+    // the message, and the cancel waited for an answer forever.
+    const list = this.ownFutures("cancel", futures);
     await this.cancelKeys(
       list.map((f) => f.key),
       options.force,

@@ -24,6 +24,9 @@ export function topicsOf(what: string, topic: unknown): string[] {
       `${what}: the topic must be a non-empty string or an array of them, got ${String(topic)}`,
     );
   }
+  if (topics.includes("__proto__")) {
+    throw new TypeError(`${what}: "__proto__" cannot be a topic (it names a prototype)`);
+  }
   return topics as string[];
 }
 

@@ -74,8 +74,9 @@ export function isRequestOp(op: unknown): op is ClientRequestOp {
   return typeof op === "string" && REQUEST_OPS.has(op);
 }
 
+/** A topic name; not `__proto__`, which as a key of the replies would set their prototype. */
 function isTopic(v: unknown): v is string {
-  return typeof v === "string" && v !== "";
+  return typeof v === "string" && v !== "" && v !== "__proto__";
 }
 
 function isTopicList(v: unknown): v is string[] {
