@@ -235,7 +235,10 @@ export interface ClientOptions {
 
 /** Options of one submitted task (`workers`, `allowOtherWorkers`: see {@link GraphOptions}). */
 export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOtherWorkers"> {
-  /** The task's key. Default: derived from the function and arguments (or random if not `pure`). */
+  /**
+   * The task's key. Default: derived from the function and arguments (with
+   * `pure: false`, `<name>-<client id>-<counter>`).
+   */
   readonly key?: string;
   /**
    * The function is pure: the same arguments give the same key, so a second

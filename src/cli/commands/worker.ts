@@ -309,7 +309,7 @@ export function workerCommand(ctx: CliContext): Command {
         "is beyond already).\n" +
         "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.\n" +
         "With --http-address it prints `http at http://<host>:<port>` (GET /health, /metrics,\n" +
-        "/json/identity.json).",
+        "/json/identity.json, /status in a browser).",
     )
     .action(async (given: string | undefined, opts: WorkerCliOptions) => {
       if ((given === undefined) === (opts.schedulerFile === undefined)) {
