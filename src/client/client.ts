@@ -1512,9 +1512,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<void> {
     // Checked: a key string in the list went out as undefined, the scheduler refused
     // the message, and the cancel waited for an answer forever.
-    const list = this.ownFutures("cancel", futures);
+    // (A future of another client is fine: this client then cancels nothing of it.)
+    const list: unknown = futures instanceof Future ? [futures] : futures;
+    if (!Array.isArray(list)) {
+      throw new TypeError(`cancel: expected futures, got ${showValue(futures)}`);
+    }
+    for (const f of list) {
+      if (!(f instanceof Future))
+        throw new TypeError(`cancel: expected futures, got ${showValue(f)}`);
+    }
     await this.cancelKeys(
-      list.map((f) => f.key),
+      (list as readonly Future[]).map((f) => f.key),
       options.force,
     );
   }
