@@ -8,9 +8,7 @@ describe("client calls given what a user may easily give by mistake", () => {
   it("cancel refuses keys and other non-futures instead of waiting forever", async () => {
     const { client } = await testCluster();
     const f = client.submit(slowInc, 1, 60_000);
-    await expect(client.cancel([f.key as never])).rejects.toThrow(
-      /cancel: expected futures, got/,
-    );
+    await expect(client.cancel([f.key as never])).rejects.toThrow(/cancel: expected futures, got/);
     await expect(client.cancel(null as never)).rejects.toThrow(/cancel: expected futures/);
     await client.cancel([f]);
     expect(f.status).toBe("cancelled");
