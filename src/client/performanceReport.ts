@@ -9,7 +9,7 @@
 import { writeFile } from "node:fs/promises";
 import type { SchedulerCounters, TaskStreamRecord } from "../protocol/messagesSession.ts";
 import { prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
-import { escapeHtml, Html, PAGE_STYLE, htmlTable as table } from "../util/html.ts";
+import { escapeHtml, Html, htmlPage, htmlTable as table } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
 
 /** What the report is made of. */
@@ -136,13 +136,9 @@ export function renderPerformanceReport(d: PerformanceReportData): string {
       label: `task stream of the ${sec(duration)} s of the report`,
     }) ?? "<p>no task ran.</p>";
   const totalThreads = d.workers.reduce((s, w) => s + w.nthreads, 0);
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>weft performance report ${escapeHtml(startedAt)}</title>
-<style>${PAGE_STYLE}</style>
-</head><body>
-<h1>weft performance report</h1>
-<p>${escapeHtml(startedAt)}, ${sec(duration)} s${d.failed ? " (the code reported on threw)" : ""}; scheduler ${escapeHtml(d.scheduler)}, ${d.workers.length} workers, ${totalThreads} threads at the end.</p>
+  return htmlPage(
+    `weft performance report ${startedAt}`,
+    `<p>${escapeHtml(startedAt)}, ${sec(duration)} s${d.failed ? " (the code reported on threw)" : ""}; scheduler ${escapeHtml(d.scheduler)}, ${d.workers.length} workers, ${totalThreads} threads at the end.</p>
 <p>${plural(finished, "task run")} finished, ${erred} erred, ${plural(transferred, "key")} transferred between workers; ${sec(totalCompute)} s of compute${duration > 0 && totalThreads > 0 ? ` (${((totalCompute / (duration * totalThreads)) * 100).toFixed(1)}% of the threads' time)` : ""}.</p>
 ${missing}<h2>Task stream</h2>
 ${stream}
@@ -151,8 +147,9 @@ ${stream}
 ${prefixes}
 <h2>By worker</h2>
 ${workers}
-</body></html>
-`;
+`,
+    { heading: "weft performance report" },
+  );
 }
 
 /** Where {@link Client.performanceReport} gets what it reports. */

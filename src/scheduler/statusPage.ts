@@ -7,7 +7,7 @@
  */
 
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
-import { escapeHtml, Html, PAGE_STYLE, htmlTable as table, usageBar } from "../util/html.ts";
+import { escapeHtml, Html, htmlPage, htmlTable as table, usageBar } from "../util/html.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { SCHEDULER_TASK_STATES, type SchedulerTaskStateName } from "./state/taskState.ts";
@@ -162,13 +162,9 @@ ${recentTaskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS)}
     }),
   );
   const title = `weft scheduler ${snap.address}`;
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
-<title>${escapeHtml(title)}</title>
-<style>${PAGE_STYLE}</style>
-</head><body>
-<h1>${escapeHtml(title)}</h1>
-<p>status ${escapeHtml(snap.status)}, ${snap.workers.length} workers, ${snap.clients} clients (this page refreshes every 2 s; <a href="/metrics">metrics</a>)</p>
+  return htmlPage(
+    title,
+    `<p>status ${escapeHtml(snap.status)}, ${snap.workers.length} workers, ${snap.clients} clients (this page refreshes every 2 s; <a href="/metrics">metrics</a>)</p>
 <h2>Workers</h2>
 ${workers}
 <h2>Tasks by prefix and state</h2>
@@ -176,6 +172,7 @@ ${tasks}
 <p class="legend">${progressLegend()}</p>
 ${stream}<h2>Last task runs</h2>
 ${recent}
-</body></html>
-`;
+`,
+    { refreshSeconds: 2 },
+  );
 }

@@ -42,6 +42,28 @@ export function usageBar(used: number, limit: number | null, text: string): stri
   return `<span class="bar" title="${escapeHtml(text)}"><span style="width:${width};background:${colour}"></span></span>`;
 }
 
+/**
+ * A whole page: `title` as its title and first heading (`heading`, if given),
+ * then `body` (markup); with `refreshSeconds`, the browser reloads it that often.
+ */
+export function htmlPage(
+  title: string,
+  body: string,
+  options: { readonly refreshSeconds?: number; readonly heading?: string } = {},
+): string {
+  const { refreshSeconds, heading = title } = options;
+  const refresh =
+    refreshSeconds === undefined ? "" : `<meta http-equiv="refresh" content="${refreshSeconds}">`;
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">${refresh}
+<title>${escapeHtml(title)}</title>
+<style>${PAGE_STYLE}</style>
+</head><body>
+<h1>${escapeHtml(heading)}</h1>
+${body}</body></html>
+`;
+}
+
 /** The style sheet the pages share. */
 export const PAGE_STYLE =
   "body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse;margin-bottom:1.5em}" +

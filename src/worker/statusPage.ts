@@ -6,7 +6,7 @@
  * them. Refreshes itself every two seconds; server-rendered, no scripts.
  */
 
-import { escapeHtml, Html, htmlTable, PAGE_STYLE, usageBar } from "../util/html.ts";
+import { escapeHtml, Html, htmlPage, htmlTable, usageBar } from "../util/html.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
 import type { Worker } from "./worker.ts";
@@ -186,13 +186,9 @@ export function renderWorkerStatusPage(snap: WorkerStatusSnapshot): string {
     ]),
   );
   const title = `weft worker ${snap.address}${snap.name === null ? "" : ` (${snap.name})`}`;
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="2">
-<title>${escapeHtml(title)}</title>
-<style>${PAGE_STYLE}</style>
-</head><body>
-<h1>${escapeHtml(title)}</h1>
-<p>status ${escapeHtml(snap.status)}, ${snap.nthreads} threads (${escapeHtml(snap.executor)}), scheduler ${escapeHtml(snap.scheduler)} (this page refreshes every 2 s; <a href="/metrics">metrics</a>)</p>
+  return htmlPage(
+    title,
+    `<p>status ${escapeHtml(snap.status)}, ${snap.nthreads} threads (${escapeHtml(snap.executor)}), scheduler ${escapeHtml(snap.scheduler)} (this page refreshes every 2 s; <a href="/metrics">metrics</a>)</p>
 <h2>Memory</h2>
 ${memory}
 <h2>Tasks by prefix and state</h2>
@@ -204,6 +200,7 @@ ${more}<h2>Transfers</h2>
 ${incoming}
 <h2>Last transitions</h2>
 ${transitions}
-</body></html>
-`;
+`,
+    { refreshSeconds: 2 },
+  );
 }
