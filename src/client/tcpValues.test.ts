@@ -18,7 +18,7 @@ import { Client } from "./client.ts";
 import { RemoteTaskError, ResultFetchError } from "./errors.ts";
 import { LocalCluster } from "./localCluster.ts";
 import { CLIENT_TEST_TASKS } from "./testCluster.ts";
-import { byteSum, bytes, describeBytes, inc, inspectTangled, tangled } from "./testTasks.ts";
+import { byteSum, bytes, describeBytes, inc, inspectTangled, sum, tangled } from "./testTasks.ts";
 
 const silent = pino({ level: "silent" });
 const toClose: { close(): Promise<unknown> }[] = [];
@@ -116,6 +116,48 @@ describe("task values over TCP", () => {
       await new Promise((r) => setImmediate(r));
     }
     expect(fetched.deref()).toBeUndefined();
+  });
+
+  it("a task whose compute-task is larger than the scheduler's maxMessageBytes fails with the reason instead of hanging", async () => {
+    // The graph reaches the scheduler, but the compute-task adds where each of
+    // the 100 inputs is held and its size: too large for the scheduler to send.
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      validate: true,
+      logger: silent,
+      maxMessageBytes: 12_000,
+    });
+    toClose.push(scheduler);
+    const worker = await Worker.create({
+      scheduler: scheduler.address,
+      listen: "tcp://127.0.0.1:0",
+      nthreads: 1,
+      executor: "inline",
+      taskModules: [CLIENT_TEST_TASKS],
+      validate: true,
+      logger: silent,
+    });
+    toClose.push(worker);
+    const client = await Client.connect(scheduler.address, { logger: silent });
+    toClose.push(client);
+    const inputs = [];
+    for (let i = 0; i < 100; i += 20) {
+      inputs.push(
+        ...client.map(
+          inc,
+          Array.from({ length: 20 }, (_, j) => i + j),
+        ),
+      );
+      await client.gather(inputs);
+    }
+    const total = client.submitWith({ retries: 1 }, sum, inputs);
+    await expect(total).rejects.toThrow(
+      /the scheduler could not send the task to tcp:\/\/.*larger than maxMessageBytes \(12000\)/,
+    );
+    // The cluster goes on.
+    expect(await client.submit(inc, 1)).toBe(2);
+    scheduler.state.validateState();
+    worker.state.validateState();
   });
 
   it("a value larger than maxMessageBytes fails its dependent with the reason; the cluster goes on", async () => {

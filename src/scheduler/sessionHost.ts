@@ -66,21 +66,25 @@ export interface SessionHost {
 /**
  * The batched stream to a session's peer (`{worker: address}` or `{client:
  * id}` in the logs). A failed send is logged and ends the stream; one message
- * that cannot be sent is dropped (and said so) and the stream goes on.
+ * that cannot be sent is dropped (and said so, and `onDropped` is told) and the
+ * stream goes on.
  */
 export function sessionStream(
   host: SessionHost,
   comm: Comm,
   peer: { readonly worker: string } | { readonly client: string },
+  onDropped?: (msg: unknown, err: unknown) => void,
 ): BatchedSend {
   const kind = "worker" in peer ? "worker" : "client";
   return new BatchedSend(comm, {
     intervalMs: host.options.batchedSendIntervalMs,
     onError: (err) => host.logger.warn({ err, ...peer }, `cannot send to a ${kind}`),
-    onMessageError: (err, m) =>
+    onMessageError: (err, m) => {
       host.logger.error(
         { err, ...peer, op: (m as { op?: unknown } | null)?.op },
         `dropped a message that cannot be sent to a ${kind}`,
-      ),
+      );
+      onDropped?.(m, err);
+    },
   });
 }

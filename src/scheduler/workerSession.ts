@@ -13,7 +13,11 @@ import type {
   RegisterReplyMsg,
   RegisterWorkerHandshakeMsg,
 } from "../protocol/messagesSession.ts";
-import type { RegisterWorkerMsg, WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
+import type {
+  ComputeTaskMsg,
+  RegisterWorkerMsg,
+  WorkerToSchedulerMessage,
+} from "../protocol/messagesWorker.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { logWorkerEvent } from "./events.ts";
@@ -74,6 +78,36 @@ function addressTaken(host: SessionHost, address: string): boolean {
 }
 
 /**
+ * A `compute-task` that could not be sent to `address` (larger than
+ * `maxMessageBytes`, say): the worker never hears of the task, so it would stay
+ * processing there for good. It fails instead, as if the worker had reported
+ * the error (so `retries` apply, and a late report of the run is stale).
+ */
+function computeTaskUnsent(host: SessionHost, address: string, m: unknown, err: unknown): void {
+  const msg = m as Partial<ComputeTaskMsg> | null;
+  if (msg?.op !== "compute-task" || typeof msg.key !== "string") return;
+  if (typeof msg.runId !== "number") return;
+  const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const text = `the scheduler could not send the task to ${address}: ${why}`;
+  host.dispatch([
+    {
+      kind: "worker-message",
+      worker: address,
+      msg: {
+        op: "task-erred",
+        key: msg.key,
+        runId: msg.runId,
+        exception: { name: err instanceof Error ? err.name : "Error", message: text },
+        traceback: null,
+        exceptionText: text,
+        tracebackText: "",
+        stimulusId: newStimulusId("compute-task-unsent"),
+      },
+    },
+  ]);
+}
+
+/**
  * Serve the worker whose first message, `first`, is a `register-worker`.
  * Resolves once its connection has ended.
  */
@@ -117,7 +151,9 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
   if (!outcome.ok) return refuse(host, comm, outcome.error.message);
 
-  const stream = sessionStream(host, comm, { worker: address });
+  const stream = sessionStream(host, comm, { worker: address }, (m, err) =>
+    computeTaskUnsent(host, address, m, err),
+  );
   host.router.workers.set(address, stream);
   // Sent before the stream's first batch, which leaves at the next turn at the earliest.
   const ok: RegisterReplyMsg = {
