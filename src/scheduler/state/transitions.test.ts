@@ -432,6 +432,35 @@ describe("processing → erred and erred → released", () => {
     expect(s.tasks.get("b")?.state).toBe("erred");
     s.validateState();
   });
+
+  test("a waiter released on its way to erred keeps no blame once its input is retried", () => {
+    // y needs a and x, x needs a: when a errs, y leaves x's waiters first and
+    // x, needed by nobody, is released instead of erred, with a's blame set.
+    // Dask leaves it set: x then runs with an error to blame, and a graph
+    // built on it later would err at once.
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1", 4));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), x: t.task(["a"]), y: t.task(["a", "x"]) }, ["y"]),
+    );
+    s.handleStimulus(t.taskErred("w1", "a", s.tasks.get("a")?.runId ?? -1));
+    expect(s.tasks.get("x")?.state).toBe("released");
+    expect(s.tasks.get("y")?.state).toBe("erred");
+
+    s.handleStimulus(t.fromClient({ op: "retry", keys: ["y"], clientId: "c" }));
+    expect(s.tasks.get("x")?.exceptionBlame).toBe(null);
+    s.handleStimulus(t.taskFinished("w1", "a", s.tasks.get("a")?.runId ?? -1));
+    expect(s.tasks.get("x")?.state).toBe("processing");
+    s.handleStimulus(t.taskFinished("w1", "x", s.tasks.get("x")?.runId ?? -1));
+    s.handleStimulus(t.taskFinished("w1", "y", s.tasks.get("y")?.runId ?? -1));
+    expect(s.tasks.get("y")?.state).toBe("memory");
+
+    // A graph on x (released since y is done) computes it again, and z after it.
+    const out = s.handleStimulus(t.updateGraph("c2", { z: t.task(["x"]) }, ["z"]));
+    expect(t.summarize(out)).toEqual(["w1 compute-task a"]);
+    expect(s.tasks.get("z")?.state).toBe("waiting");
+    s.validateState();
+  });
 });
 
 describe("queued → erred and no-worker → erred", () => {

@@ -82,6 +82,10 @@ function releasedWaiting(s: SchedulerState, ts: TaskState): void {
       return;
     }
   }
+  // No input erred: a blame left from a recommendation to err that another
+  // overrode (a waiter released on its way to erred: nothing needed it any
+  // more) is stale. Dask keeps it, and the task then runs with an error to blame.
+  ts.exceptionBlame = null;
   ts.state = "waiting";
   for (const dts of itemsOf(ts.dependencies)) {
     if (dts.whoHas.size === 0) ts.waitingOn = setAdd(ts.waitingOn, dts);
