@@ -11,6 +11,7 @@ import { adaptiveTarget } from "../scheduler/state/adaptive.ts";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
+import { optionsOf } from "./argChecks.ts";
 
 /** Options of `LocalCluster.adapt`. */
 export interface AdaptOptions {
@@ -70,6 +71,7 @@ export class Adaptive {
     private readonly host: AdaptiveHost,
     options: AdaptOptions = {},
   ) {
+    optionsOf("adapt", options);
     this.minimum = checkCount("minimum", options.minimum ?? 0, 0);
     if (this.minimum === Number.POSITIVE_INFINITY) {
       throw new RangeError("adapt: minimum must be finite");

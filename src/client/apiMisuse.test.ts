@@ -1,6 +1,14 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
+import { Client } from "./client.ts";
+import { AsCompleted, asCompleted, wait } from "./completion.ts";
+import { LocalCluster } from "./localCluster.ts";
+import { watchProgress } from "./progress.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
-import { slowInc } from "./testTasks.ts";
+import { inc, slowInc } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -23,5 +31,223 @@ describe("client calls given what a user may easily give by mistake", () => {
     );
     await client.logEvent("fine", { x: 1 });
     expect(Object.keys(await client.getEvents())).toContain("fine");
+  });
+});
+
+/** What a call did: the error it threw or rejected with, or that it did not. */
+async function outcome(call: () => unknown): Promise<string> {
+  let result: unknown;
+  try {
+    result = call();
+  } catch (err) {
+    return shown(err);
+  }
+  if (!isThenable(result)) return "returned, no error";
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve("no answer within 3 s"), 3_000);
+  });
+  try {
+    return await Promise.race([
+      Promise.resolve(result).then(
+        async (made: unknown) => {
+          // What a call that should have been refused made (a cluster, a watch) is let go.
+          const m = made as { close?: unknown; stop?: unknown } | null;
+          if (typeof m?.stop === "function") await (m as { stop(): unknown }).stop();
+          else if (typeof m?.close === "function") await (m as { close(): unknown }).close();
+          return "resolved, no error";
+        },
+        (err: unknown) => shown(err),
+      ),
+      hung,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (
+    (typeof v === "object" || typeof v === "function") &&
+    v !== null &&
+    typeof (v as { then?: unknown }).then === "function"
+  );
+}
+
+/** `TypeError: message` for a TypeError or RangeError; other errors flagged. */
+function shown(err: unknown): string {
+  if (err instanceof TypeError || err instanceof RangeError) return err.message;
+  return `not a TypeError or RangeError: ${String(err)}`;
+}
+
+/**
+ * Check each row: the call must throw or reject with a TypeError or RangeError
+ * whose message matches (and so names the method and the argument). All rows
+ * are run, and those that fail are listed together.
+ */
+async function expectMisuse(rows: readonly (readonly [() => unknown, RegExp])[]): Promise<void> {
+  const wrong: string[] = [];
+  for (const [call, expected] of rows) {
+    const got = await outcome(call);
+    if (!expected.test(got)) wrong.push(`${callText(call)}\n  got: ${got}`);
+  }
+  expect(wrong).toEqual([]);
+}
+
+/** The source of a call, without what the test runner's module transform adds. */
+function callText(call: () => unknown): string {
+  return call
+    .toString()
+    .replace(/\(0,\s*__vite_ssr_import_\d+__\.(\w+)\)/g, "$1")
+    .replace(/__vite_ssr_import_\d+__\./g, "")
+    .replace(/\s+/g, " ");
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the calls are what a JavaScript caller may write
+type Loose = any;
+
+describe("misuse is answered with an error naming the method and the argument", () => {
+  it("Client: options that are not objects, and arguments of the wrong type", async () => {
+    const { cluster, client } = await testCluster();
+    const c: Loose = client;
+    const f = client.submit(inc, 1);
+    await f;
+    const dir = mkdtempSync(join(tmpdir(), "weft-misuse-"));
+    const file = join(dir, "data.txt");
+    writeFileSync(file, "x");
+    try {
+      await expectMisuse([
+        [() => c.submitWith(null, inc, 1), /^submitWith: options must be an object, got null$/],
+        [() => c.submitWith(undefined, inc, 1), /^submitWith: options must be an object/],
+        [() => c.submitWith(5, inc, 1), /^submitWith: options must be an object, got 5$/],
+        [() => c.submitWith([], inc, 1), /^submitWith: options must be an object, got \[\]$/],
+        [() => c.submitWith({ key: 5 }, inc, 1), /^submitWith: key must be a non-empty string/],
+        [() => c.submitWith({ pure: "no" }, inc, 1), /^submitWith: pure must be true or false/],
+        [() => c.submitWith({ retries: Symbol("r") }, inc, 1), /^submitWith: retries must be/],
+        [() => c.submitWith({ priority: "high" }, inc, 1), /^submitWith: priority must be/],
+        [() => c.map(inc, 5), /^map: items must be an array or another iterable, got 5$/],
+        [() => c.map(inc, null), /^map: items must be an array or another iterable, got null$/],
+        [() => c.map(inc, "123"), /^map: items must be .*, got the string "123"$/],
+        [() => c.map(inc, [1], null), /^map: options must be an object, got null$/],
+        [() => c.map(inc, [1], { key: "k" }), /^map: key cannot be given/],
+        [() => c.compute({ a: ["inc", 1] }, null), /^compute: options must be an object/],
+        [() => c.compute({ a: ["inc", 1] }, []), /^compute: options must be an object/],
+        [() => c.compute({ a: ["inc", 1] }, { keys: 5 }), /^compute: keys must be an array/],
+        [() => c.compute({ a: ["inc", 1] }, { keys: null }), /^compute: keys must be an array/],
+        [() => c.get(null), /^get: the graph must be an object/],
+        [() => c.get({ a: 1 }, null), /^get: options must be an object/],
+        [() => c.get({ ab: 1 }, { keys: "ab" }), /^get: keys must be an array/],
+        [() => c.get({ a: 1 }, { retries: -1 }), /^get: retries must be/],
+        [() => c.scatter([1], []), /^scatter: options must be an object/],
+        [() => c.replicate(f, null), /^replicate: options must be an object/],
+        [() => c.rebalance(f, 5), /^rebalance: options must be an object/],
+        [() => c.restart(null), /^restart: options must be an object/],
+        [() => c.restart([]), /^restart: options must be an object/],
+        [() => c.restartWorkers("x", null), /^restartWorkers: options must be an object/],
+        [() => c.publishDataset("d", 1, null), /^publishDataset: options must be an object/],
+        [
+          () => c.publishDataset("d", 1, { override: "yes" }),
+          /^publishDataset: override must be true or false/,
+        ],
+        [() => c.getDataset("d", null), /^getDataset: options must be an object/],
+        [() => c.getDataset("d", 5), /^getDataset: options must be an object/],
+        [() => c.cancel([], null), /^cancel: options must be an object/],
+        [() => c.cancel([f], { force: 1 }), /^cancel: force must be true or false/],
+        [() => c.runWith(null, inc, 1), /^runWith: options must be an object/],
+        [() => c.uploadFile(file, null), /^uploadFile: options must be an object/],
+        [() => c.uploadFile(file, { load: "no" }), /^uploadFile: load must be true or false/],
+        [() => c.registerWorkerPlugin("p", null), /^registerWorkerPlugin: options must be/],
+        [() => c.registerSchedulerPlugin("p", 5), /^registerSchedulerPlugin: options must be/],
+        [() => c.semaphore("s", null), /^semaphore: options must be an object/],
+        [() => c.queue("q", null), /^queue: options must be an object/],
+        [() => c.sub("s", null), /^sub: options must be an object/],
+        [() => c.getTaskStream(null), /^getTaskStream: options must be an object/],
+        [() => c.getWorkerLogs(null), /^getWorkerLogs: options must be an object/],
+        [() => c.getSchedulerLogs([]), /^getSchedulerLogs: options must be an object/],
+        [() => c.getMetadata("k", null), /^getMetadata: options must be an object/],
+        [() => c.story(undefined), /^story: keys must be non-empty strings, got undefined$/],
+        [() => c.dumpClusterState(join(dir, "d"), []), /^dumpClusterState: options must be/],
+        [() => c.waitForWorkers(1, null), /^waitForWorkers: options must be an object/],
+        [() => c.waitForWorkers(9, { timeoutMs: null }), /^waitForWorkers: timeoutMs must be/],
+        [() => c.close(5), /^close: why must be a string, got 5$/],
+        [() => Client.connect(5 as Loose), /^Client\.connect: the address must be a string/],
+        [
+          () => Client.connect(cluster.address, null as Loose),
+          /^Client\.connect: options must be an object/,
+        ],
+      ]);
+      expect(client.isClosed).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("coordination primitives: options that are not objects, a Lock's own name", async () => {
+    const { client } = await testCluster();
+    const sem: Loose = client.semaphore("sem");
+    const lock: Loose = client.lock("lock");
+    const multi: Loose = client.multiLock(["a", "b"]);
+    const event: Loose = client.event("event");
+    const variable: Loose = client.variable("variable");
+    const queue: Loose = client.queue("queue");
+    const sub: Loose = await client.sub("topic");
+    await expectMisuse([
+      [() => sem.acquire(null), /^Semaphore\.acquire: options must be an object, got null$/],
+      [() => sem.acquire(5), /^Semaphore\.acquire: options must be an object, got 5$/],
+      [() => lock.acquire({ timeoutMs: -1 }), /^Lock\.acquire: timeoutMs must be .*, got -1$/],
+      [() => lock.acquire(null), /^Lock\.acquire: options must be an object/],
+      [() => lock.acquire({ blocking: "no" }), /^Lock\.acquire: blocking must be true or false/],
+      [() => multi.acquire(null), /^MultiLock\.acquire: options must be an object/],
+      [() => multi.acquire({ blocking: 0 }), /^MultiLock\.acquire: blocking must be true or false/],
+      [() => event.wait(null), /^Event\.wait: options must be an object/],
+      [() => event.wait(5), /^Event\.wait: options must be an object/],
+      [() => variable.get(null), /^Variable\.get: options must be an object/],
+      [() => queue.put(1, null), /^Queue\.put: options must be an object/],
+      [() => queue.get([]), /^Queue\.get: options must be an object/],
+      [() => sub.get(null), /^Sub\.get: options must be an object/],
+    ]);
+    // Nothing was taken by the calls refused.
+    expect(await lock.locked()).toBe(false);
+    expect(await sem.getValue()).toBe(0);
+  });
+
+  it("wait, asCompleted and watchProgress", async () => {
+    const { client } = await testCluster();
+    const f = client.submit(inc, 1);
+    const c: Loose = client;
+    const stream = new PassThrough();
+    await expectMisuse([
+      [() => wait(null as Loose), /^wait: futures must be a future or an iterable of futures/],
+      [() => wait(5 as Loose), /^wait: futures must be a future or an iterable of futures/],
+      [() => wait(f, null as Loose), /^wait: options must be an object, got null$/],
+      [() => wait(f, { timeout: null as Loose }), /^wait: timeout must be .*, got null$/],
+      [() => wait(f, { timeout: Symbol("t") as Loose }), /^wait: timeout must be/],
+      [() => asCompleted(null as Loose), /^asCompleted: futures must be an iterable of futures/],
+      [() => new AsCompleted(5 as Loose), /^asCompleted: futures must be an iterable of futures/],
+      [() => watchProgress(null as Loose, 1, { stream }), /^watchProgress: client must be/],
+      [() => watchProgress(c, -1, { stream }), /^watchProgress: total must be an integer/],
+      [() => watchProgress(c, Symbol() as Loose, { stream }), /^watchProgress: total must be/],
+      [() => watchProgress(c, 1, null as Loose), /^watchProgress: options must be an object/],
+      [() => watchProgress(c, 1, {} as Loose), /^watchProgress: stream must be a writable/],
+      [() => watchProgress(c, 1, { stream, pollMs: -1 }), /^watchProgress: pollMs must be/],
+      [() => watchProgress(c, 1, { stream, label: 5 as Loose }), /^watchProgress: label must/],
+    ]);
+  });
+
+  it("LocalCluster: options of start, adapt and client", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const start = (o: Loose) => LocalCluster.start(o);
+    await expectMisuse([
+      [() => start(null), /^LocalCluster\.start: options must be an object, got null$/],
+      [() => start(2), /^LocalCluster\.start: options must be an object, got 2$/],
+      [() => start({ workers: Symbol("w") }), /^LocalCluster option workers must be/],
+      [() => start({ threadsPerWorker: "2" }), /^LocalCluster option threadsPerWorker must/],
+      [() => start({ workers: 0, validate: 1 }), /^LocalCluster option validate must be true/],
+      [() => start({ workers: 0, logger: 5 }), /^LocalCluster option logger must be a pino/],
+      [() => start({ workers: 0, scheduler: 5 }), /^LocalCluster option scheduler must be an/],
+      [() => start({ workers: 0, worker: [] }), /^LocalCluster option worker must be an object/],
+      [() => cluster.adapt(null as Loose), /^adapt: options must be an object, got null$/],
+      [() => cluster.client(5 as Loose), /^LocalCluster\.client: options must be an object/],
+    ]);
   });
 });

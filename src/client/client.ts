@@ -63,6 +63,7 @@ import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
+import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
 import { type DumpClusterStateOptions, dumpOptionsProblem, workerDumps } from "./clusterDump.ts";
 import {
   type CoordinationRequest,
@@ -180,9 +181,9 @@ type Answer =
 /** The options of `restart` and `restartWorkers`, defaults filled in; a TypeError naming `op` if bad. */
 function restartOptions(
   op: string,
-  options: { timeoutMs?: number; waitForWorkers?: boolean },
+  options: { timeoutMs?: number; waitForWorkers?: boolean } | undefined,
 ): { timeoutMs: number; waitForWorkers: boolean } {
-  const { timeoutMs = 30_000, waitForWorkers = true } = options;
+  const { timeoutMs = 30_000, waitForWorkers = true } = optionsOf(op, options);
   if (!(timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
     throw new TypeError(
       `${op}: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
@@ -484,6 +485,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
 
   /** Connect to the scheduler at `address` (`tcp://host:port`, `tls://host:port` with `tls`, or `inproc://…`). */
   static async connect(address: string, options: ClientOptions = {}): Promise<Client> {
+    if (typeof address !== "string" || address === "") {
+      throw new TypeError(
+        `Client.connect: the address must be a string (tcp://host:port, …), got ${showValue(address)}`,
+      );
+    }
+    optionsOf("Client.connect", options);
     const timeoutMs = options.timeoutMs ?? 30_000;
     if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
       throw new RangeError(
@@ -603,7 +610,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     const name = taskName(fn, "submit");
     const what = `submit(${name})`;
-    checkSubmitOptions(options);
+    checkSubmitOptions("submitWith", options);
     const deps = new Set<string>();
     const prepared = argsWithRefs(args, deps, this, what);
     const key =
@@ -634,11 +641,16 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Future<unknown>[] {
     this.checkOpen();
     const name = taskName(fn, "map");
-    checkSubmitOptions(options);
+    checkSubmitOptions("map", options);
+    // Taken silently, it would be ignored: each item's task has a key of its own.
+    if ((options as SubmitOptions).key !== undefined) {
+      throw new TypeError("map: key cannot be given (each item's task gets a key of its own)");
+    }
+    const list = itemsOf("map", "items", items);
     const tasks = new Map<string, GraphTask>();
     const keys: string[] = [];
     const what = `map(${name})`;
-    for (const item of items) {
+    for (const item of list) {
       let deps: Set<string> | null = null;
       let prepared: unknown[];
       if (isScalar(item)) {
@@ -663,18 +675,20 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   compute(graph: Graph, options: ComputeOptions = {}): Record<string, Future> {
     this.checkOpen();
     const built = buildGraph(graph, this, options);
-    return this.computeBuilt(built, wantedKeys(built, options));
+    return this.computeBuilt(built, wantedKeys("compute", built, options), "compute");
   }
 
-  private computeBuilt(built: BuiltGraph, keys: readonly string[]): Record<string, Future> {
+  private computeBuilt(
+    built: BuiltGraph,
+    keys: readonly string[],
+    op: string,
+  ): Record<string, Future> {
     for (const key of keys) {
       if (built.literals.has(key)) {
-        throw new TypeError(
-          `compute: ${showValue(key, 200)} is a literal in the graph, not a task`,
-        );
+        throw new TypeError(`${op}: ${showValue(key, 200)} is a literal in the graph, not a task`);
       }
       if (!built.tasks.has(key)) {
-        throw new TypeError(`compute: the graph has no key ${showValue(key, 200)}`);
+        throw new TypeError(`${op}: the graph has no key ${showValue(key, 200)}`);
       }
     }
     const futures = this.submitTasks(built.tasks, keys);
@@ -690,9 +704,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async get(graph: Graph, options: ComputeOptions = {}): Promise<Record<string, unknown>> {
     // Even a graph of literals only: a closed client answers nothing.
     this.checkOpen();
-    const built = buildGraph(graph, this, options);
+    const built = buildGraph(graph, this, options, "get");
     // By default the literals no task uses too: `{a: 5}` gives `{a: 5}`.
-    const wanted = options.keys === undefined ? built.unusedKeys : wantedKeys(built, options);
+    const wanted =
+      options.keys === undefined ? built.unusedKeys : wantedKeys("get", built, options);
     const out: Record<string, unknown> = {};
     const taskKeys: string[] = [];
     for (const key of wanted) {
@@ -702,7 +717,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     }
     if (taskKeys.length === 0) return out;
     // The graph built once: compute() would build it again.
-    const futures = this.computeBuilt(built, taskKeys);
+    const futures = this.computeBuilt(built, taskKeys, "get");
     try {
       const values = await this.gather(Object.values(futures));
       for (let i = 0; i < taskKeys.length; i++) out[taskKeys[i]] = values[i];
@@ -787,6 +802,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<{ [K in keyof T]: Future<T[K]> }>;
   async scatter(values: unknown, options: ScatterOptions = {}): Promise<unknown> {
     this.checkOpen();
+    optionsOf("scatter", options);
     const problem = scatterOptionsProblem(options);
     if (problem !== null) throw new TypeError(`scatter: ${problem}`);
     let names: string[] | null = null;
@@ -898,7 +914,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: { n?: number; workers?: string | readonly string[] } = {},
   ): Promise<void> {
     this.checkOpen();
-    const { n, workers } = options;
+    const { n, workers } = optionsOf("replicate", options);
     if (n !== undefined && !(Number.isSafeInteger(n) && n >= 1)) {
       throw new TypeError(`replicate: n must be an integer ≥ 1, got ${showValue(n)}`);
     }
@@ -943,7 +959,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: { workers?: string | readonly string[] } = {},
   ): Promise<number> {
     this.checkOpen();
-    const names = workersOption(options);
+    const names = workersOption(optionsOf("rebalance", options));
     const problem = options.workers === undefined ? null : workersProblem(names);
     if (problem !== null) throw new TypeError(`rebalance: workers ${problem}`);
     const list = futures === undefined ? null : this.ownFutures("rebalance", futures);
@@ -1119,7 +1135,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<void> {
     this.checkOpen();
     checkDatasetName("publishDataset", name);
-    await this.publish("publishDataset", name, value, options.override === true);
+    const { override } = optionsOf("publishDataset", options);
+    checkOptionalBoolean("publishDataset", "override", override);
+    await this.publish("publishDataset", name, value, override === true);
   }
 
   private async publish(
@@ -1162,6 +1180,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async getDataset<T = unknown>(name: string, options: { default?: T } = {}): Promise<T> {
     this.checkOpen();
     checkDatasetName("getDataset", name);
+    optionsOf("getDataset", options);
     const answer = await this.askDataset(name);
     if (answer.found) return answer.value as T;
     if ("default" in options) return options.default as T;
@@ -1521,9 +1540,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       if (!(f instanceof Future))
         throw new TypeError(`cancel: expected futures, got ${showValue(f)}`);
     }
+    const { force } = optionsOf("cancel", options);
+    // Anything else went out as it was: the scheduler refused the message, and the
+    // cancel waited for an answer forever.
+    checkOptionalBoolean("cancel", "force", force);
     await this.cancelKeys(
       (list as readonly Future[]).map((f) => f.key),
-      options.force,
+      force,
     );
   }
 
@@ -1618,6 +1641,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     ...args: unknown[]
   ): Promise<Record<string, unknown>> {
     this.checkOpen();
+    optionsOf("runWith", options);
     const name = taskName(fn, "run");
     const onError = options.onError ?? "raise";
     if (onError !== "raise" && onError !== "return") {
@@ -1848,7 +1872,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * user of the name must give the same `maxLeases`. See `coordination.ts`.
    */
   semaphore(name: string, options: { readonly maxLeases?: number } = {}): Semaphore {
-    return new Semaphore(this.coordinationRequest, name, options.maxLeases ?? 1);
+    const { maxLeases } = optionsOf("semaphore", options);
+    return new Semaphore(this.coordinationRequest, name, maxLeases ?? 1);
   }
 
   /** The cluster's lock `name` (Dask's `Lock`): held by one `Lock` object at a time. */
@@ -1880,7 +1905,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * the same `maxsize`.
    */
   queue<T = unknown>(name: string, options: { readonly maxsize?: number } = {}): Queue<T> {
-    return new Queue<T>(this.coordinationRequest, this.heldDatasets, name, options.maxsize ?? 0);
+    const { maxsize } = optionsOf("queue", options);
+    return new Queue<T>(this.coordinationRequest, this.heldDatasets, name, maxsize ?? 0);
   }
 
   /**
@@ -1900,7 +1926,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async sub<T = unknown>(name: string, options: SubOptions = {}): Promise<Sub<T>> {
     this.checkOpen();
-    return this.pubsub.add<T>(name, options);
+    return this.pubsub.add<T>(name, optionsOf("sub", options));
   }
 
   private readonly coordinationRequest: CoordinationRequest = async (op, fields) => {
@@ -1920,7 +1946,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: { readonly since?: number; readonly count?: number } = {},
   ): Promise<TaskStreamRecord[]> {
     this.checkOpen();
-    const { since, count } = options;
+    const { since, count } = optionsOf("getTaskStream", options);
     if (since !== undefined && !Number.isFinite(since)) {
       throw new TypeError(
         `getTaskStream: since must be a number of seconds, got ${showValue(since)}`,
@@ -1944,7 +1970,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async getWorkerLogs(options: WorkerLogsOptions = {}): Promise<Record<string, LogRecord[]>> {
     this.checkOpen();
-    const problem = logCountProblem(options.n);
+    const problem = logCountProblem(optionsOf("getWorkerLogs", options).n);
     if (problem !== null)
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
     const addresses = await this.workersNamed("getWorkerLogs", options);
@@ -1974,6 +2000,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<T> {
     this.checkOpen();
     const path = metadataKeys("getMetadata", keys, true);
+    optionsOf("getMetadata", options);
     const answer = (await this.conn.request("get-metadata", { keys: path })) as {
       found: boolean;
       value?: unknown;
@@ -2088,7 +2115,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /** The last records the scheduler logged (Dask's `get_scheduler_logs`), oldest first; `n`: the last `n`. */
   async getSchedulerLogs(options: LogsOptions = {}): Promise<LogRecord[]> {
     this.checkOpen();
-    const problem = logCountProblem(options.n);
+    const problem = logCountProblem(optionsOf("getSchedulerLogs", options).n);
     if (problem !== null) {
       throw new TypeError(`getSchedulerLogs: ${problem}, got ${showValue(options.n)}`);
     }
@@ -2154,11 +2181,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     n: number,
     options: { timeoutMs?: number; pollMs?: number } = {},
   ): Promise<WorkerIdentity[]> {
-    const { timeoutMs, pollMs = 100 } = options;
+    const { timeoutMs, pollMs = 100 } = optionsOf("waitForWorkers", options);
     if (!Number.isSafeInteger(n) || n < 0) {
       throw new TypeError(`waitForWorkers: n must be an integer ≥ 0, got ${showValue(n)}`);
     }
-    if (timeoutMs !== undefined && !(timeoutMs >= 0)) {
+    // Not `timeoutMs >= 0` alone: null and [] pass that, and made a deadline of 0.
+    if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs >= 0)) {
       throw new TypeError(
         `waitForWorkers: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
       );
@@ -2470,6 +2498,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * a worker unknown to the scheduler. Idempotent.
    */
   close(why?: string): Promise<void> {
+    if (why !== undefined && typeof why !== "string") {
+      return Promise.reject(new TypeError(`close: why must be a string, got ${showValue(why)}`));
+    }
     this.closing ??= this.closeOnce(why);
     return this.closing;
   }
@@ -2516,20 +2547,23 @@ function closedError(why: string | undefined): ClientClosedError {
   );
 }
 
-/** Check the options every task of a submission shares. */
-function checkSubmitOptions(options: SubmitOptions): void {
+/** Check the options every task of a submission shares; errors name `op`. */
+function checkSubmitOptions(op: string, options: SubmitOptions): void {
+  // submitWith's are its first argument, required; map's are optional, defaulted to {}.
+  optionsOf(op, options, true);
   const key: unknown = options.key;
   if (key !== undefined) {
     if (typeof key !== "string" || key === "") {
-      throw new TypeError(`key must be a non-empty string, got ${showValue(key)}`);
+      throw new TypeError(`${op}: key must be a non-empty string, got ${showValue(key)}`);
     }
     const problem = keyProblem(key);
-    if (problem !== null) throw new TypeError(`key ${JSON.stringify(key)} ${problem}`);
+    if (problem !== null) throw new TypeError(`${op}: key ${JSON.stringify(key)} ${problem}`);
   }
   const problem = taskOptionsProblem(options);
-  if (problem !== null) throw new RangeError(problem);
+  if (problem !== null) throw new RangeError(`${op}: ${problem}`);
+  checkOptionalBoolean(op, "pure", options.pure);
   if (options.actor !== undefined && typeof options.actor !== "boolean") {
-    throw new TypeError(`actor must be a boolean, got ${showValue(options.actor)}`);
+    throw new TypeError(`${op}: actor must be a boolean, got ${showValue(options.actor)}`);
   }
 }
 
@@ -2567,7 +2601,17 @@ function describeGatherInput(v: unknown): string {
   return `a ${v.constructor?.name ?? "object"} (futures are searched in arrays and plain objects)`;
 }
 
-/** The keys named in `options` (each once, in the order first named), or the graph's sinks. */
-function wantedKeys(built: BuiltGraph, options: ComputeOptions): readonly string[] {
-  return options.keys === undefined ? built.sinks : [...new Set(options.keys)];
+/**
+ * The keys named in `options` (each once, in the order first named), or the
+ * graph's sinks; a TypeError naming `op` unless they are an array (a string
+ * was taken for its characters, null for no key at all). A key that is not
+ * one of the graph's, of whatever type, is named later.
+ */
+function wantedKeys(op: string, built: BuiltGraph, options: ComputeOptions): readonly string[] {
+  const keys: unknown = options.keys;
+  if (keys === undefined) return built.sinks;
+  if (!Array.isArray(keys)) {
+    throw new TypeError(`${op}: keys must be an array of graph keys, got ${showValue(keys)}`);
+  }
+  return [...new Set(keys as readonly string[])];
 }

@@ -7,6 +7,7 @@
  */
 
 import type { ClusterDumpFormat } from "../protocol/clusterDump/write.ts";
+import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { askEachWorker } from "./askWorkers.ts";
 
@@ -21,9 +22,11 @@ export interface DumpClusterStateOptions {
 /** Why `options` are not valid dump options, or null. */
 export function dumpOptionsProblem(filename: unknown, options: unknown): string | null {
   if (typeof filename !== "string" || filename === "") {
-    return `the file name must be a non-empty string, got ${String(filename)}`;
+    return `the file name must be a non-empty string, got ${showValue(filename)}`;
   }
-  if (typeof options !== "object" || options === null) return "options must be an object";
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    return `options must be an object, got ${showValue(options)}`;
+  }
   const { format } = options as { format?: unknown };
   if (format !== undefined && format !== "msgpack" && format !== "yaml") {
     return `format must be "msgpack" or "yaml", got ${JSON.stringify(format)}`;

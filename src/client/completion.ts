@@ -5,7 +5,9 @@
  * is released: what {@link Future.done} says.
  */
 
+import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
+import { optionsOf } from "./argChecks.ts";
 import { Future } from "./future.ts";
 
 /** What {@link wait} waits for. */
@@ -39,8 +41,28 @@ export class WaitTimeoutError extends Error {
   }
 }
 
-function futuresOf<T>(futures: Future<T> | Iterable<Future<T>>, what: string): Future<T>[] {
-  const list = futures instanceof Future ? [futures] : [...futures];
+/**
+ * `futures` as a new array; a TypeError naming `what` unless it is a future (where
+ * `one` allows it) or an iterable of futures.
+ */
+function futuresOf<T>(
+  futures: Future<T> | Iterable<Future<T>>,
+  what: string,
+  one: boolean,
+): Future<T>[] {
+  let list: Future<T>[];
+  if (futures instanceof Future) {
+    list = [futures];
+  } else if (
+    typeof futures === "object" &&
+    futures !== null &&
+    typeof (futures as { [Symbol.iterator]?: unknown })[Symbol.iterator] === "function"
+  ) {
+    list = [...futures];
+  } else {
+    const expected = one ? "a future or an iterable of futures" : "an iterable of futures";
+    throw new TypeError(`${what}: futures must be ${expected}, got ${showValue(futures)}`);
+  }
   for (const [i, f] of list.entries()) {
     if (!(f instanceof Future)) {
       throw new TypeError(`${what}: item ${i} is not a Future (${typeof f})`);
@@ -60,15 +82,20 @@ export function wait<T>(
   futures: Future<T> | Iterable<Future<T>>,
   options: WaitOptions = {},
 ): Promise<DoneAndNotDone<T>> {
-  const { returnWhen = "all", timeout } = options;
   let list: Future<T>[];
+  let returnWhen: WaitOptions["returnWhen"];
+  let timeout: number | undefined;
   try {
-    list = futuresOf(futures, "wait");
+    list = futuresOf(futures, "wait", true);
+    ({ returnWhen = "all", timeout } = optionsOf("wait", options));
     if (returnWhen !== "all" && returnWhen !== "first") {
       throw new TypeError(`wait: returnWhen must be "all" or "first", got ${String(returnWhen)}`);
     }
-    if (timeout !== undefined && !(timeout >= 0)) {
-      throw new TypeError(`wait: timeout must be a number of milliseconds ≥ 0, got ${timeout}`);
+    // Not `timeout >= 0` alone: null and [] pass that, and timed out at once.
+    if (timeout !== undefined && !(typeof timeout === "number" && timeout >= 0)) {
+      throw new TypeError(
+        `wait: timeout must be a number of milliseconds ≥ 0, got ${showValue(timeout)}`,
+      );
     }
   } catch (err) {
     return Promise.reject(err);
@@ -136,12 +163,12 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
   private notDone = 0;
 
   constructor(futures: Iterable<Future<T>> = []) {
-    for (const f of futuresOf(futures, "asCompleted")) this.add(f);
+    for (const f of futuresOf(futures, "asCompleted", false)) this.add(f);
   }
 
   /** Add a future: it is yielded when done. */
   add(future: Future<T>): void {
-    futuresOf([future], "asCompleted.add");
+    futuresOf([future], "asCompleted.add", false);
     this.notDone++;
     future.whenDone(() => {
       this.notDone--;

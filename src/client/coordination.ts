@@ -17,7 +17,9 @@
 import { randomUUID } from "node:crypto";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { CoordinationOp } from "../protocol/messagesSession.ts";
+import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
+import { checkOptionalBoolean, optionsOf } from "./argChecks.ts";
 import { CoordinationTimeoutError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { searchFutures } from "./futureSearch.ts";
@@ -36,18 +38,21 @@ export interface CoordinationWaitOptions {
 /** `name` if it is a non-empty string; a TypeError naming `what` otherwise. */
 export function checkName(what: string, name: unknown): string {
   if (typeof name !== "string" || name === "") {
-    throw new TypeError(`${what}: the name must be a non-empty string, got ${String(name)}`);
+    throw new TypeError(`${what}: the name must be a non-empty string, got ${showValue(name)}`);
   }
   return name;
 }
 
-/** The wait `o` asks for: null for none given; a TypeError naming `what` for a bad one. */
-export function timeoutOf(what: string, o: CoordinationWaitOptions): number | null {
-  const t = o.timeoutMs;
+/**
+ * The wait `o` asks for: null for none given; a TypeError naming `what` for a
+ * bad one, or for options that are not an object (`wait(5)` waited forever).
+ */
+export function timeoutOf(what: string, o: CoordinationWaitOptions | undefined): number | null {
+  const t = optionsOf(what, o).timeoutMs;
   if (t === undefined) return null;
   if (typeof t !== "number" || !(t >= 0 && t <= MAX_TIMER_MS)) {
     throw new TypeError(
-      `${what}: timeoutMs must be a number of milliseconds ≥ 0, got ${String(t)}`,
+      `${what}: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(t)}`,
     );
   }
   return t;
@@ -175,7 +180,9 @@ export class Semaphore {
   ) {
     checkName("semaphore", name);
     if (!Number.isSafeInteger(maxLeases) || maxLeases < 1) {
-      throw new TypeError(`semaphore: maxLeases must be an integer ≥ 1, got ${String(maxLeases)}`);
+      throw new TypeError(
+        `semaphore: maxLeases must be an integer ≥ 1, got ${showValue(maxLeases)}`,
+      );
     }
   }
 
@@ -233,13 +240,16 @@ export class Lock {
   async acquire(
     options: CoordinationWaitOptions & { readonly blocking?: boolean } = {},
   ): Promise<boolean> {
+    // Checked here, not by the semaphore underneath: its errors would name Semaphore.acquire.
+    const timeoutMs = timeoutOf("Lock.acquire", options);
+    checkOptionalBoolean("Lock.acquire", "blocking", options.blocking);
     if (this.held) {
       throw new Error(
         `Lock.acquire: this Lock holds ${JSON.stringify(this.name)} already (locks are not reentrant)`,
       );
     }
     const got = await this.semaphore.acquire(
-      options.blocking === false ? { timeoutMs: 0 } : options,
+      options.blocking === false ? { timeoutMs: 0 } : timeoutMs === null ? {} : { timeoutMs },
     );
     this.held = got;
     return got;
@@ -276,7 +286,7 @@ export class MultiLock {
   ) {
     if (!Array.isArray(names) || names.length === 0) {
       throw new TypeError(
-        `multiLock: names must be a non-empty array of lock names, got ${String(names)}`,
+        `multiLock: names must be a non-empty array of lock names, got ${showValue(names)}`,
       );
     }
     for (const name of names) checkName("multiLock", name);
@@ -296,16 +306,18 @@ export class MultiLock {
       readonly numLocks?: number;
     } = {},
   ): Promise<boolean> {
+    const waitFor = timeoutOf("MultiLock.acquire", options);
+    checkOptionalBoolean("MultiLock.acquire", "blocking", options.blocking);
     if (this.heldBy !== null) {
       throw new Error("MultiLock.acquire: this MultiLock holds its locks already (not reentrant)");
     }
     const numLocks = options.numLocks ?? this.names.length;
     if (!Number.isSafeInteger(numLocks) || numLocks < 1 || numLocks > this.names.length) {
       throw new TypeError(
-        `MultiLock.acquire: numLocks must be an integer from 1 to ${this.names.length}, got ${String(numLocks)}`,
+        `MultiLock.acquire: numLocks must be an integer from 1 to ${this.names.length}, got ${showValue(numLocks)}`,
       );
     }
-    const timeoutMs = options.blocking === false ? 0 : timeoutOf("MultiLock.acquire", options);
+    const timeoutMs = options.blocking === false ? 0 : waitFor;
     const id = randomUUID();
     const got = await this.request("multi-lock-acquire", {
       names: this.names,
@@ -431,7 +443,7 @@ export class Queue<T = unknown> {
   ) {
     checkName("queue", name);
     if (!Number.isSafeInteger(maxsize) || maxsize < 0) {
-      throw new TypeError(`queue: maxsize must be an integer ≥ 0, got ${String(maxsize)}`);
+      throw new TypeError(`queue: maxsize must be an integer ≥ 0, got ${showValue(maxsize)}`);
     }
   }
 
@@ -481,7 +493,7 @@ export class Queue<T = unknown> {
   /** Take up to `n` values (all without `n`) at once, without waiting: maybe none. */
   async getBatch(n?: number): Promise<T[]> {
     if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) {
-      throw new TypeError(`Queue.getBatch: n must be an integer ≥ 0, got ${String(n)}`);
+      throw new TypeError(`Queue.getBatch: n must be an integer ≥ 0, got ${showValue(n)}`);
     }
     const r = await this.request("queue-get-batch", {
       name: this.name,

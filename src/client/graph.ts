@@ -118,7 +118,7 @@ const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
  * arguments refuse, and futures or task references, which only task arguments
  * can hold (a literal is inlined as it is into the tasks that name its key).
  */
-function checkedCopyOfLiteral(value: unknown, key: string): unknown {
+function checkedCopyOfLiteral(value: unknown, key: string, op: string): unknown {
   const root = `the literal at graph key ${JSON.stringify(key)}`;
   const refuseReferences = (
     v: string | TaskRef | Future,
@@ -128,11 +128,11 @@ function checkedCopyOfLiteral(value: unknown, key: string): unknown {
     if (typeof v === "string") return undefined;
     const what = v instanceof Future ? "a future" : "a task reference";
     throw new TypeError(
-      `compute: ${formatPath(pathOf(parent, seg), root)} is ${what}; literals are values (pass it as a task's argument instead)`,
+      `${op}: ${formatPath(pathOf(parent, seg), root)} is ${what}; literals are values (pass it as a task's argument instead)`,
     );
   };
   // The copy is what the tasks get (the graph taken as it is at the call).
-  return new ArgMapper(refuseReferences, "compute", root).map(value);
+  return new ArgMapper(refuseReferences, op, root).map(value);
 }
 
 /**
@@ -176,13 +176,13 @@ class DependencyList {
  */
 export function taskOptionsProblem(o: GraphOptions): string | null {
   if (o.retries !== undefined && (!Number.isInteger(o.retries) || o.retries < 0)) {
-    return `retries must be an integer >= 0, got ${o.retries}`;
+    return `retries must be an integer >= 0, got ${showValue(o.retries)}`;
   }
   if (
     o.priority !== undefined &&
     (typeof o.priority !== "number" || !Number.isFinite(o.priority))
   ) {
-    return `priority must be a finite number, got ${String(o.priority)}`;
+    return `priority must be a finite number, got ${showValue(o.priority)}`;
   }
   if (o.resources !== undefined) {
     const problem = resourcesProblem(o.resources);
@@ -216,12 +216,20 @@ export function setTaskOptions(
   }
 }
 
-export function buildGraph(graph: Graph, owner: object, options: GraphOptions = {}): BuiltGraph {
+export function buildGraph(
+  graph: Graph,
+  owner: object,
+  options: GraphOptions = {},
+  op = "compute",
+): BuiltGraph {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError(`${op}: options must be an object, got ${showValue(options)}`);
+  }
   const optionsProblem = taskOptionsProblem(options);
-  if (optionsProblem !== null) throw new RangeError(`compute: ${optionsProblem}`);
+  if (optionsProblem !== null) throw new RangeError(`${op}: ${optionsProblem}`);
   if (typeof graph !== "object" || graph === null || Array.isArray(graph)) {
     throw new TypeError(
-      "compute: the graph must be an object {key: [fn, ...args]} or a Map of key to task",
+      `${op}: the graph must be an object {key: [fn, ...args]} or a Map of key to task, got ${showValue(graph)}`,
     );
   }
   const literals = new Map<string, unknown>();
@@ -231,20 +239,19 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
   const taskEntries: GraphTaskEntry[] = [];
   const sort = (key: unknown, v: unknown): void => {
     if (typeof key !== "string") {
-      throw new TypeError(`compute: graph key ${String(key)} must be a string`);
+      throw new TypeError(`${op}: graph key ${String(key)} must be a string`);
     }
     // Workers refuse news of an empty key: its task would run and never be heard of.
-    if (key === "") throw new TypeError("compute: a graph key must be a non-empty string");
+    if (key === "") throw new TypeError(`${op}: a graph key must be a non-empty string`);
     const problem = keyProblem(key);
-    if (problem !== null)
-      throw new TypeError(`compute: graph key ${JSON.stringify(key)} ${problem}`);
+    if (problem !== null) throw new TypeError(`${op}: graph key ${JSON.stringify(key)} ${problem}`);
     order.push(key);
     if (isTaskEntry(v)) {
       taskKeys.push(key);
       taskEntries.push(v);
     } else {
       const value = isLiteralWrapper(v) ? v.__weftLiteral : v;
-      literals.set(key, checkedCopyOfLiteral(value, key));
+      literals.set(key, checkedCopyOfLiteral(value, key, op));
     }
   };
   let hasKey: (k: string) => boolean;
@@ -309,7 +316,7 @@ export function buildGraph(graph: Graph, owner: object, options: GraphOptions = 
     tasks,
     literals,
     get unusedKeys() {
-      unused ??= unusedKeysOf(order, tasks, usedLiterals);
+      unused ??= unusedKeysOf(order, tasks, usedLiterals, op);
       return unused;
     },
     get sinks() {
@@ -331,13 +338,14 @@ function unusedKeysOf(
   order: readonly string[],
   tasks: ReadonlyMap<string, GraphTask>,
   usedLiterals: ReadonlySet<string>,
+  op: string,
 ): string[] {
   const used = new Set<string>(usedLiterals);
   for (const task of tasks.values()) for (const dep of task.dependencies) used.add(dep);
   const unused = order.filter((k) => !used.has(k));
   const reached = neededTasks(tasks, unused);
   if (reached.size < tasks.size) {
-    throw new TypeError(`compute: the graph has a cycle: ${unreachedCycle(tasks, reached)}`);
+    throw new TypeError(`${op}: the graph has a cycle: ${unreachedCycle(tasks, reached)}`);
   }
   return unused;
 }

@@ -21,6 +21,7 @@ import { showValue } from "../util/showValue.ts";
 import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
 import { Adaptive, type AdaptOptions } from "./adaptive.ts";
+import { optionsOf } from "./argChecks.ts";
 import { Client, type ClientOptions } from "./client.ts";
 
 /** Options of {@link LocalCluster.start}. */
@@ -80,9 +81,36 @@ const TASK_MODULES = "LocalCluster option taskModules";
 
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 0) {
-    throw new RangeError(`LocalCluster option ${name} must be an integer ≥ 0, got ${v}`);
+    throw new RangeError(`LocalCluster option ${name} must be an integer ≥ 0, got ${showValue(v)}`);
   }
   return v;
+}
+
+/**
+ * A TypeError for options of {@link LocalCluster.start} that are not what they
+ * should be, before anything starts: spread, a number or an array given for
+ * `scheduler` or `worker` vanished without a word; a `logger` that is no
+ * logger failed deep inside, as "logger.child is not a function".
+ */
+function checkStartOptions(options: LocalClusterOptions): void {
+  optionsOf("LocalCluster.start", options);
+  for (const name of ["scheduler", "worker"] as const) {
+    const v: unknown = options[name];
+    if (v !== undefined && (typeof v !== "object" || v === null || Array.isArray(v))) {
+      throw new TypeError(`LocalCluster option ${name} must be an object, got ${showValue(v)}`);
+    }
+  }
+  if (options.validate !== undefined && typeof options.validate !== "boolean") {
+    throw new TypeError(
+      `LocalCluster option validate must be true or false, got ${showValue(options.validate)}`,
+    );
+  }
+  const logger: unknown = options.logger;
+  if (logger !== undefined && typeof (logger as { child?: unknown } | null)?.child !== "function") {
+    throw new TypeError(
+      `LocalCluster option logger must be a pino logger, got ${showValue(logger)}`,
+    );
+  }
 }
 
 /** A worker that runs, or will: not closing, closed or failed. */
@@ -93,7 +121,9 @@ function isLive(w: Worker): boolean {
 
 function positiveInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 1) {
-    throw new RangeError(`LocalCluster option ${name} must be a positive integer, got ${v}`);
+    throw new RangeError(
+      `LocalCluster option ${name} must be a positive integer, got ${showValue(v)}`,
+    );
   }
   return v;
 }
@@ -148,18 +178,19 @@ export class LocalCluster {
 
   /** Start the scheduler, then the workers; resolves once every worker has registered. */
   static async start(options: LocalClusterOptions = {}): Promise<LocalCluster> {
+    checkStartOptions(options);
     const nWorkers = nonNegativeInt("workers", options.workers ?? 2);
     const nthreads = positiveInt("threadsPerWorker", options.threadsPerWorker ?? 1);
     const executor = options.executor ?? "threads";
     if (executor !== "inline" && executor !== "threads") {
       throw new TypeError(
-        `LocalCluster option executor must be "inline" or "threads", got ${JSON.stringify(executor)}`,
+        `LocalCluster option executor must be "inline" or "threads", got ${showValue(executor)}`,
       );
     }
     const protocol = options.protocol ?? "inproc";
     if (protocol !== "inproc" && protocol !== "tcp" && protocol !== "tls") {
       throw new TypeError(
-        `LocalCluster option protocol must be "inproc", "tcp" or "tls", got ${JSON.stringify(protocol)}`,
+        `LocalCluster option protocol must be "inproc", "tcp" or "tls", got ${showValue(protocol)}`,
       );
     }
     const tls = options.tls;
@@ -447,6 +478,8 @@ export class LocalCluster {
 
   /** Connect a new client to this cluster; {@link close} closes it. */
   async client(options: ClientOptions = {}): Promise<Client> {
+    // Spread below, a number or a string would vanish without a word.
+    optionsOf("LocalCluster.client", options);
     if (this.closePromise !== null) throw new Error("the LocalCluster is closed");
     const client = await Client.connect(this.address, {
       logger: this.logger.child({ name: "weft.client" }),

@@ -6,6 +6,8 @@
  */
 
 import { SingleBar } from "cli-progress";
+import { showValue } from "../util/showValue.ts";
+import { checkOptionalMs, optionsOf } from "./argChecks.ts";
 import type { Client } from "./client.ts";
 
 /** Where and how to show progress. */
@@ -29,6 +31,31 @@ export interface ProgressWatch {
 }
 
 /**
+ * A TypeError naming the argument of {@link watchProgress} that is wrong: checked
+ * before anything starts, as a bad one surfaced later, in the polling timer (a
+ * symbol total threw there, uncaught, and ended the process).
+ */
+function checkProgressArgs(client: unknown, total: unknown, o: unknown): void {
+  if (typeof (client as { counters?: unknown } | null)?.counters !== "function") {
+    throw new TypeError(`watchProgress: client must be a Client, got ${showValue(client)}`);
+  }
+  if (!(Number.isSafeInteger(total) && (total as number) >= 0)) {
+    throw new TypeError(`watchProgress: total must be an integer ≥ 0, got ${showValue(total)}`);
+  }
+  const options = optionsOf("watchProgress", o as ProgressOptions | undefined);
+  if (typeof (options.stream as { write?: unknown } | undefined)?.write !== "function") {
+    throw new TypeError(
+      `watchProgress: stream must be a writable stream (process.stderr, say), got ${showValue(options.stream)}`,
+    );
+  }
+  if (options.label !== undefined && typeof options.label !== "string") {
+    throw new TypeError(`watchProgress: label must be a string, got ${showValue(options.label)}`);
+  }
+  checkOptionalMs("watchProgress", "lineMs", options.lineMs);
+  checkOptionalMs("watchProgress", "pollMs", options.pollMs, true);
+}
+
+/**
  * Show the progress of `total` tasks the client is about to submit. Call it
  * before submitting: tasks finished before the call do not count.
  */
@@ -37,6 +64,7 @@ export async function watchProgress(
   total: number,
   o: ProgressOptions,
 ): Promise<ProgressWatch> {
+  checkProgressArgs(client, total, o);
   const label = o.label ?? "tasks";
   const start = await client.counters();
   const base = start.tasksDone;

@@ -12,6 +12,8 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { PubSubRequestMsg } from "../protocol/messagesSession.ts";
+import { showValue } from "../util/showValue.ts";
+import { optionsOf } from "./argChecks.ts";
 import { type CoordinationWaitOptions, checkName, timedOut, timeoutOf } from "./coordination.ts";
 import { wireCopy } from "./wireCopy.ts";
 
@@ -69,10 +71,10 @@ export interface SubOptions {
 }
 
 /** `options.maxBuffered` checked: an integer ≥ 1, or Infinity. */
-function maxBufferedOf(options: SubOptions): number {
-  const n = options.maxBuffered ?? Number.POSITIVE_INFINITY;
+function maxBufferedOf(options: SubOptions | undefined): number {
+  const n = optionsOf("sub", options).maxBuffered ?? Number.POSITIVE_INFINITY;
   if (!(n === Number.POSITIVE_INFINITY || (Number.isSafeInteger(n) && n >= 1))) {
-    throw new TypeError(`sub: maxBuffered must be an integer ≥ 1, got ${String(n)}`);
+    throw new TypeError(`sub: maxBuffered must be an integer ≥ 1, got ${showValue(n)}`);
   }
   return n;
 }

@@ -4,6 +4,7 @@
  * merged in time order.
  */
 
+import { showValue } from "../util/showValue.ts";
 import { inTimeOrder } from "../util/timeOrder.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { callEachWorker } from "./askWorkers.ts";
@@ -21,8 +22,9 @@ export interface StoryRecord {
 /** Why `keys` cannot be asked for, or null. */
 export function storyKeysProblem(keys: readonly unknown[]): string | null {
   if (keys.length === 0) return "give at least one key or stimulus id";
-  const bad = keys.find((k) => typeof k !== "string" || k === "");
-  return bad === undefined ? null : `keys must be non-empty strings, got ${String(bad)}`;
+  // The index, not the key found: an undefined key would read as none found.
+  const bad = keys.findIndex((k) => typeof k !== "string" || k === "");
+  return bad === -1 ? null : `keys must be non-empty strings, got ${showValue(keys[bad])}`;
 }
 
 function isRecordList(v: unknown): v is unknown[][] {

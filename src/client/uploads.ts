@@ -11,7 +11,9 @@ import { readFile, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isModuleFileName, type UploadedFile, uploadedFileProblem } from "../protocol/uploads.ts";
+import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
+import { checkOptionalBoolean, optionsOf } from "./argChecks.ts";
 import { UploadError } from "./errors.ts";
 import { askForTasks } from "./taskModules.ts";
 
@@ -34,6 +36,8 @@ export async function readUpload(
   path: string | URL,
   options: UploadFileOptions = {},
 ): Promise<UploadedFile> {
+  optionsOf("uploadFile", options);
+  checkOptionalBoolean("uploadFile", "load", options.load);
   const p = uploadPath(path);
   const info = await stat(p).catch((err: NodeJS.ErrnoException) => {
     throw new TypeError(`uploadFile: cannot read ${p}: ${err.code ?? err.message}`, { cause: err });
@@ -59,7 +63,7 @@ function uploadPath(path: string | URL): string {
     return fileURLToPath(url);
   }
   if (typeof path !== "string" || path === "") {
-    throw new TypeError(`uploadFile: expected a path or file URL, got ${JSON.stringify(path)}`);
+    throw new TypeError(`uploadFile: expected a path or file URL, got ${showValue(path)}`);
   }
   return path;
 }

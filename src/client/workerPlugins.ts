@@ -8,6 +8,7 @@
 import type { WorkerPluginSpec } from "../protocol/messagesSession.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import { optionsOf } from "./argChecks.ts";
 import { callEachWorkerOrFail } from "./askWorkers.ts";
 import { WorkerPluginError } from "./errors.ts";
 
@@ -31,6 +32,7 @@ export function workerPluginSpec(
       `${op}: expected a task function (defineTask) or its name, whose result is the plugin`,
     );
   }
+  optionsOf(op, options);
   const name = options.name ?? fn;
   if (typeof name !== "string" || name === "") {
     throw new TypeError(`${op}: name must be a non-empty string`);

@@ -1,0 +1,73 @@
+/**
+ * Checks of what the public API is called with, for JavaScript callers and
+ * `as any` ones the types do not stop: a TypeError naming the method and the
+ * argument, instead of a bare "Cannot read properties of null" from deep
+ * inside, a wait that never ends, or a meaningless value taken silently.
+ */
+
+import { showValue } from "../util/showValue.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
+
+/**
+ * The options object `what` was given (`{}` when none was, unless they are
+ * `required`), or a TypeError for null, an array, a function or a primitive:
+ * reading its fields would throw (null) or find none (`5`, `"x"`), so that a
+ * mistake went unnoticed.
+ */
+export function optionsOf<T extends object>(
+  what: string,
+  options: T | undefined,
+  required = false,
+): T {
+  if (options === undefined && !required) return {} as T;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError(`${what}: options must be an object, got ${showValue(options)}`);
+  }
+  return options;
+}
+
+/** A TypeError naming `what` and `name` unless `v` is undefined or a boolean. */
+export function checkOptionalBoolean(what: string, name: string, v: unknown): void {
+  if (v !== undefined && typeof v !== "boolean") {
+    throw new TypeError(`${what}: ${name} must be true or false, got ${showValue(v)}`);
+  }
+}
+
+/**
+ * The items of `v` as an array; a TypeError naming `what` and `name` unless
+ * it is an iterable other than a string (whose characters are hardly ever
+ * meant as the items).
+ */
+export function itemsOf(what: string, name: string, v: unknown): readonly unknown[] {
+  if (typeof v === "string") {
+    throw new TypeError(
+      `${what}: ${name} must be an array or another iterable, got the string ${showValue(v)}`,
+    );
+  }
+  if (
+    typeof v !== "object" ||
+    v === null ||
+    typeof (v as { [Symbol.iterator]?: unknown })[Symbol.iterator] !== "function"
+  ) {
+    throw new TypeError(
+      `${what}: ${name} must be an array or another iterable, got ${showValue(v)}`,
+    );
+  }
+  return Array.isArray(v) ? v : [...(v as Iterable<unknown>)];
+}
+
+/**
+ * A TypeError naming `what` and `name` unless `v` is undefined or a number
+ * of milliseconds from 0 (above 0 if `positive`: an interval of 0 would spin)
+ * to what a timer can wait (about 24.8 days).
+ */
+export function checkOptionalMs(what: string, name: string, v: unknown, positive = false): void {
+  if (
+    v !== undefined &&
+    !(typeof v === "number" && (positive ? v > 0 : v >= 0) && v <= MAX_TIMER_MS)
+  ) {
+    throw new TypeError(
+      `${what}: ${name} must be a number of milliseconds ${positive ? "> 0" : "≥ 0"} and at most ${MAX_TIMER_MS}, got ${showValue(v)}`,
+    );
+  }
+}
