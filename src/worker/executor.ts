@@ -89,6 +89,8 @@ export interface Executor {
    * the main thread (whose collection the worker runs itself).
    */
   collectGarbage?(): void;
+  /** The ids of the threads that run tasks, if not the main thread (for the profiler). */
+  threadIds?(): readonly number[];
   /** Stop; running tasks are abandoned. */
   close(): Promise<void>;
 }

@@ -200,6 +200,10 @@ export class PiscinaExecutor implements Executor {
     return reply.tasks;
   }
 
+  threadIds(): readonly number[] {
+    return this.pool.threads.map((t) => t.threadId);
+  }
+
   /** Threads in the pool now. */
   get threadCount(): number {
     return this.pool.threads.length;

@@ -60,6 +60,7 @@ import { MemoryMonitor } from "./memoryMonitor.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
+import { CpuProfiler, checkProfileSettings, type WorkerProfile } from "./profiler.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
@@ -830,6 +831,8 @@ export class Worker extends BaseWorker {
       get_story: this.getStory,
       plugin_add: this.pluginAdd,
       plugin_remove: this.pluginRemove,
+      profile_start: this.profileStart,
+      profile_stop: this.profileStop,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
@@ -1024,6 +1027,28 @@ export class Worker extends BaseWorker {
     const problem = logCountProblem(args.n);
     if (problem !== null) throw new TypeError(`get_logs: ${problem}`);
     return this.logRecords.recent(args.n as number | undefined);
+  };
+
+  /** CPU profiles of this worker's threads, on demand (`Client.profile`). */
+  private readonly profiler = new CpuProfiler(() => this.executor?.threadIds?.() ?? []);
+
+  /** Answers `profile_start` (`Client.profile`): profile `id` starts on every thread of this worker. */
+  private readonly profileStart = async (args: Record<string, unknown>): Promise<"OK"> => {
+    const { id, intervalUs, maxMs } = args;
+    if (typeof id !== "string" || id === "")
+      throw new TypeError("profile_start: id must be a string");
+    const settings = checkProfileSettings("profile_start", intervalUs, maxMs);
+    if (this.statusValue === "closing" || this.statusValue === "closed") {
+      throw new Error(`the worker ${this.address} is ${this.statusValue}`);
+    }
+    await this.profiler.start(id, settings);
+    return "OK";
+  };
+
+  /** Answers `profile_stop`: the profiles of profile `id`. */
+  private readonly profileStop = (args: Record<string, unknown>): Promise<WorkerProfile> => {
+    if (typeof args.id !== "string") throw new TypeError("profile_stop: id must be a string");
+    return this.profiler.stop(args.id);
   };
 
   /** The transition log records of these keys or stimulus ids (`Client.story`), oldest first. */
@@ -1414,6 +1439,7 @@ export class Worker extends BaseWorker {
     await client?.close().catch(() => {});
     await this.peers.closeAll();
     for (const comm of this.servedComms) comm.abort();
+    this.profiler.close();
     await this.executor?.close();
     const actorExecutor = await this.actorExecutorPromise?.catch(() => null);
     await actorExecutor?.close();

@@ -1,0 +1,273 @@
+/**
+ * CPU profiles of a worker's threads, on demand (`Client.profile`, `weft
+ * profile`; Dask samples its workers' threads all the time, which V8's profiler
+ * costs too much for). V8's own sampling profiler is driven through the
+ * inspector from the worker's main thread, the pool threads through
+ * `threadInspector.ts`.
+ */
+
+import type { Profiler } from "node:inspector";
+import { Session } from "node:inspector/promises";
+import { hostname } from "node:os";
+import { showValue } from "../util/showValue.ts";
+import { type ThreadInspector, threadInspector } from "./threadInspector.ts";
+
+/** A V8 CPU profile, as Chrome DevTools saves it (`.cpuprofile`). */
+export type CpuProfile = Profiler.Profile;
+
+/** One thread's profile. */
+export interface ThreadProfile {
+  /** `"main"`, or `"thread <threadId>"` for a pool thread. */
+  readonly thread: string;
+  readonly threadId: number;
+  readonly profile: CpuProfile;
+}
+
+/** What a worker answers `profile_stop` with. */
+export interface WorkerProfile {
+  readonly pid: number;
+  readonly host: string;
+  /**
+   * Wall-clock microseconds (as `Date.now() * 1000`) minus the clock of the
+   * profiles' timestamps (the monotonic clock of `process.hrtime`), so that
+   * profiles of several processes line up.
+   */
+  readonly clockOffsetUs: number;
+  readonly threads: readonly ThreadProfile[];
+  /** Pool threads that ended while profiled: their samples are lost. */
+  readonly lostThreads: number;
+  /** Whether the profile stopped by itself, at `maxMs`, before it was asked to. */
+  readonly timedOut: boolean;
+}
+
+/** A profile's sampling interval and time limit. */
+export interface ProfileSettings {
+  /** Microseconds between samples. */
+  readonly intervalUs: number;
+  /** Stop by itself after this long, in case nobody asks (a client that left). */
+  readonly maxMs: number;
+}
+
+/** Bounds of `intervalUs`: V8 samples no faster than about every 100 µs. */
+const MIN_INTERVAL_US = 100;
+const MAX_INTERVAL_US = 1_000_000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * `intervalUs` (default 1,000) and `maxMs` (default 600,000) checked: a
+ * RangeError naming `what` and the setting otherwise.
+ */
+export function checkProfileSettings(
+  what: string,
+  intervalUs: unknown,
+  maxMs: unknown,
+): ProfileSettings {
+  const interval = intervalUs ?? 1000;
+  if (
+    typeof interval !== "number" ||
+    !Number.isInteger(interval) ||
+    interval < MIN_INTERVAL_US ||
+    interval > MAX_INTERVAL_US
+  ) {
+    throw new RangeError(
+      `${what}: intervalUs must be an integer from ${MIN_INTERVAL_US} to ${MAX_INTERVAL_US}, got ${showValue(intervalUs)}`,
+    );
+  }
+  const max = maxMs ?? 600_000;
+  if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > MAX_TIMER_MS) {
+    throw new RangeError(
+      `${what}: maxMs must be an integer of milliseconds from 1 to ${MAX_TIMER_MS}, got ${showValue(maxMs)}`,
+    );
+  }
+  return { intervalUs: interval, maxMs: max };
+}
+
+/** How long a profile stopped at its `maxMs` waits to be fetched. */
+const KEEP_MS = 60_000;
+/** How long a thread has to answer the inspector. */
+const THREAD_ANSWER_MS = 10_000;
+/**
+ * How long `start` waits for the pool threads' profilers. A thread busy when
+ * the process's first profile attaches to it starts once its task ends.
+ */
+const START_WAIT_MS = 1_000;
+
+/** A profile under way or kept: one at a time per worker. */
+interface Run {
+  readonly id: string;
+  /** The main thread's session. */
+  readonly session: Session;
+  /** The pool threads asked to start, and whether they did. */
+  readonly started: Map<number, Promise<boolean>>;
+  readonly stopAttaching: () => void;
+  timer: NodeJS.Timeout | null;
+  /** Set once stopped. */
+  result: Promise<WorkerProfile> | null;
+  timedOut: boolean;
+}
+
+/**
+ * The profiler of one worker: the worker's main thread and the pool threads
+ * `threadIds()` names (not the other threads of the process, such as another
+ * in-process worker's).
+ */
+export class CpuProfiler {
+  private run: Run | null = null;
+
+  constructor(
+    private readonly threadIds: () => readonly number[],
+    private readonly inspector: ThreadInspector = threadInspector(),
+  ) {}
+
+  /** The id of the profile under way or waiting to be fetched, if any. */
+  get current(): string | null {
+    return this.run?.id ?? null;
+  }
+
+  /** Start profile `id`. Rejects while another one is under way or waiting to be fetched. */
+  async start(id: string, o: ProfileSettings): Promise<void> {
+    if (this.run !== null) {
+      throw new Error(`a profile (${this.run.id}) is under way on this worker already`);
+    }
+    const session = new Session();
+    const started = new Map<number, Promise<boolean>>();
+    const startThread = (threadId: number): void => {
+      if (started.has(threadId) || !this.threadIds().includes(threadId)) return;
+      started.set(threadId, this.startThread(threadId, o.intervalUs));
+    };
+    const run: Run = {
+      id,
+      session,
+      started,
+      stopAttaching: this.inspector.onAttach(startThread),
+      timer: null,
+      result: null,
+      timedOut: false,
+    };
+    this.run = run;
+    try {
+      session.connect();
+      await session.post("Profiler.enable");
+      await session.post("Profiler.setSamplingInterval", { interval: o.intervalUs });
+      await session.post("Profiler.start");
+      await this.inspector.enable();
+      for (const threadId of this.threadIds()) {
+        if (this.inspector.isAttached(threadId)) startThread(threadId);
+      }
+      const waited = Promise.all(started.values());
+      await Promise.race([waited, new Promise((r) => setTimeout(r, START_WAIT_MS).unref())]);
+    } catch (err) {
+      this.run = null;
+      run.stopAttaching();
+      session.disconnect();
+      throw err;
+    }
+    run.timer = setTimeout(() => {
+      run.timer = null;
+      run.timedOut = true;
+      run.result = this.collect(run);
+      // Whoever fetches it sees its error.
+      run.result.catch(() => {});
+      setTimeout(() => {
+        if (this.run === run) this.run = null;
+      }, KEEP_MS).unref();
+    }, o.maxMs);
+    run.timer.unref();
+  }
+
+  /** Stop profile `id` (if it did not stop at its `maxMs`) and give its profiles. */
+  async stop(id: string): Promise<WorkerProfile> {
+    const run = this.run;
+    if (run === null || run.id !== id) {
+      throw new Error(
+        `no profile ${JSON.stringify(id)} on this worker` +
+          " (it ran past its maxMs and was not fetched in time, or was never started here)",
+      );
+    }
+    if (run.timer !== null) {
+      clearTimeout(run.timer);
+      run.timer = null;
+    }
+    run.result ??= this.collect(run);
+    try {
+      return await run.result;
+    } finally {
+      if (this.run === run) this.run = null;
+    }
+  }
+
+  /** Drop any profile (the worker closes). */
+  close(): void {
+    const run = this.run;
+    if (run === null) return;
+    this.run = null;
+    if (run.timer !== null) clearTimeout(run.timer);
+    if (run.result !== null) return;
+    run.stopAttaching();
+    // Disconnecting ends the main thread's profiler; the pool threads' are stopped and dropped.
+    run.session.disconnect();
+    for (const threadId of run.started.keys()) void this.stopThread(threadId);
+  }
+
+  private async startThread(threadId: number, intervalUs: number): Promise<boolean> {
+    try {
+      const send = (method: string, params: object = {}) =>
+        this.inspector.send(threadId, method, params, THREAD_ANSWER_MS);
+      await send("Profiler.enable");
+      await send("Profiler.setSamplingInterval", { interval: intervalUs });
+      await send("Profiler.start");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stop thread `threadId`'s profiler: its profile, or null if it is gone. */
+  private async stopThread(threadId: number): Promise<CpuProfile | null> {
+    try {
+      const got = (await this.inspector.send(threadId, "Profiler.stop", {}, THREAD_ANSWER_MS)) as {
+        profile: CpuProfile;
+      };
+      await this.inspector.send(threadId, "Profiler.disable", {}, THREAD_ANSWER_MS);
+      return got.profile;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Stop every profiler of `run` and gather the profiles; ends the run's session. */
+  private async collect(run: Run): Promise<WorkerProfile> {
+    run.stopAttaching();
+    try {
+      const threads: ThreadProfile[] = [];
+      const main = (await run.session.post("Profiler.stop")) as { profile: CpuProfile };
+      threads.push({ thread: "main", threadId: 0, profile: main.profile });
+      let lost = 0;
+      const pool = await Promise.all(
+        [...run.started].map(async ([threadId, started]): Promise<ThreadProfile | null> => {
+          const profile = (await started) ? await this.stopThread(threadId) : null;
+          if (profile === null) {
+            // It ended meanwhile (an idle pool thread retires), or never started.
+            lost++;
+            return null;
+          }
+          return { thread: `thread ${threadId}`, threadId, profile };
+        }),
+      );
+      for (const t of pool) if (t !== null) threads.push(t);
+      threads.sort((x, y) => x.threadId - y.threadId);
+      const monotonicUs = Number(process.hrtime.bigint() / 1000n);
+      const wallUs = (performance.timeOrigin + performance.now()) * 1000;
+      return {
+        pid: process.pid,
+        host: hostname(),
+        clockOffsetUs: Math.round(wallUs - monotonicUs),
+        threads,
+        lostThreads: lost,
+        timedOut: run.timedOut,
+      };
+    } finally {
+      run.session.disconnect();
+    }
+  }
+}
