@@ -22,9 +22,14 @@
  * task's client; a handle passed to an actor's method arrives as a handle too.
  */
 
+import { clonedBytes } from "../comm/clonedBytes.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { isDataError, SerializationError } from "../comm/errors.ts";
+import { RemoteError } from "../comm/rpc.ts";
 import { type ActorOp, type ActorRef, isActorRef } from "../protocol/actors.ts";
 import { MAX_ARG_DEPTH } from "../protocol/messagesTaskSpec.ts";
+import { checkValue, DATA_KINDS } from "../protocol/values.ts";
+import { wireClone } from "../worker/wireClone.ts";
 import { ClientClosedError } from "./errors.ts";
 
 /** What a handle sends its calls through: a client (in a task, the task's own). */
@@ -114,22 +119,83 @@ export class Actor<T = unknown> implements ActorRef {
   }
 
   /**
-   * Call method `method` of the object with `args` (cloned, as a task's
-   * arguments), on its worker: resolves with what it returns, awaited. Calls
-   * run in the order they arrive; an `async` method's calls may interleave at
-   * its awaits. Rejects with an {@link ActorError} if the method threw, the
-   * object has no such method, or the actor or its worker is gone.
+   * Call method `method` of the object with `args` on its worker: resolves
+   * with what it returns, awaited. Arguments and result are data, copied as
+   * task results are, in process as over TCP (see `protocol/values.ts`): an
+   * argument that is not data (a function, a class instance, …) rejects with
+   * a TypeError naming it, before anything is sent. Calls run in the order
+   * they arrive; an `async` method's calls may interleave at its awaits.
+   * Rejects with an {@link ActorError} if the method threw, returned what is
+   * not data, the object has no such method, or the actor or its worker is gone.
    */
   async call<K extends ActorMethod<T>>(
     method: K,
     ...args: ActorArgs<T, K>
   ): Promise<ActorResult<T, K>> {
-    const answer = await this.send("actor_execute", {
-      actor: this.__weftActor,
-      function: method,
-      args: args.map((a) => new ClonedValue(a)),
-    });
+    const answer = await this.send(
+      "actor_execute",
+      {
+        actor: this.__weftActor,
+        function: method,
+        args: this.wireArgs(method, args),
+      },
+      () => this.unsendable(method, args),
+    );
     return answer as ActorResult<T, K>;
+  }
+
+  /** Where an error about a call of `method` comes from. */
+  private callName(method: string): string {
+    return `call(${JSON.stringify(method)}) of actor ${this.__weftActor}`;
+  }
+
+  /**
+   * `args` as the call sends them, after checking that they are data. In
+   * process the worker would get the caller's objects themselves: each is
+   * copied as the wire would copy it, so that neither side sees the other's
+   * later changes, and a value the wire cannot carry fails here as there.
+   */
+  private wireArgs(method: string, args: readonly unknown[]): unknown[] {
+    const inProcess = this.address.startsWith("inproc://");
+    const out = new Array<unknown>(args.length);
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i];
+      const check = checkValue(arg, `args[${i}]`);
+      if (check.problem !== null) {
+        throw new TypeError(
+          `${this.callName(method)}: ${check.problem}; actor arguments must be data (${DATA_KINDS})`,
+        );
+      }
+      if (!inProcess) {
+        out[i] = new ClonedValue(arg);
+        continue;
+      }
+      try {
+        out[i] = new ClonedValue(wireClone(arg, check));
+      } catch (err) {
+        throw this.cannotSend(method, i, err);
+      }
+    }
+    return out;
+  }
+
+  private cannotSend(method: string, index: number, err: unknown): TypeError {
+    return new TypeError(
+      `${this.callName(method)}: args[${index}] cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+
+  /** The error for arguments the wire could not encode, naming the first that cannot be. */
+  private unsendable(method: string, args: readonly unknown[]): Error | null {
+    for (let i = 0; i < args.length; i++) {
+      try {
+        clonedBytes(args[i]);
+      } catch (err) {
+        return this.cannotSend(method, i, err);
+      }
+    }
+    return null;
   }
 
   /** Read field `attribute` of the object on its worker (Dask's attribute access). */
@@ -144,7 +210,15 @@ export class Actor<T = unknown> implements ActorRef {
     return `Actor(${this.__weftActor} on ${this.address})`;
   }
 
-  private async send(op: ActorOp, args: Record<string, unknown>): Promise<unknown> {
+  /**
+   * Send `op`; `unsendable` says which argument the wire could not encode,
+   * when it could not.
+   */
+  private async send(
+    op: ActorOp,
+    args: Record<string, unknown>,
+    unsendable: () => Error | null = () => null,
+  ): Promise<unknown> {
     let answer: unknown;
     try {
       const host = await this.#host();
@@ -152,6 +226,27 @@ export class Actor<T = unknown> implements ActorRef {
     } catch (err) {
       // A closed client is the caller's own doing, not the worker's.
       if (err instanceof ActorError || err instanceof ClientClosedError) throw err;
+      // Encoding the request failed here: nothing was sent, the worker is fine.
+      if (err instanceof SerializationError) {
+        throw unsendable() ?? new TypeError(`${op} of actor ${this.__weftActor}: ${err.message}`);
+      }
+      // Too large to send: nothing was sent, and retrying would not help.
+      if (isDataError(err)) {
+        throw new ActorError(
+          this.__weftActor,
+          `${(err as Error).name}: ${(err as Error).message}`,
+          "",
+          {
+            cause: err,
+          },
+        );
+      }
+      // The worker answered, with an error (its answer could not be encoded, say).
+      if (err instanceof RemoteError) {
+        throw new ActorError(this.__weftActor, `${err.remoteName}: ${remoteMessage(err)}`, "", {
+          cause: err,
+        });
+      }
       const why = err instanceof Error ? err.message : String(err);
       throw new ActorError(
         this.__weftActor,
@@ -179,6 +274,13 @@ export class Actor<T = unknown> implements ActorRef {
       `malformed answer to ${op}: ${String(JSON.stringify(answer))}`,
     );
   }
+}
+
+/** A remote error's message without the rpc's `<op> on <address> failed: <name>: ` before it. */
+function remoteMessage(err: RemoteError): string {
+  const prefix = `: ${err.remoteName}: `;
+  const at = err.message.indexOf(prefix);
+  return at < 0 ? err.message : err.message.slice(at + prefix.length);
 }
 
 function isPlainObject(v: object): boolean {

@@ -12,12 +12,15 @@
 
 import { type ActorHost, bindActorRefs } from "../client/actor.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
+import type { RpcContext } from "../comm/rpc.ts";
 import { type ActorReply, actorAttributeProblem, actorExecuteProblem } from "../protocol/actors.ts";
+import { checkValue, DATA_KINDS } from "../protocol/values.ts";
 import { asWireValue } from "./dataServer.ts";
 import { serializeError } from "./executor.ts";
 import { isAsyncFunction } from "./runTask.ts";
 import type { WorkerState } from "./state/workerState.ts";
 import { runInTask, runInTaskSync, type TaskRuntime } from "./taskContext.ts";
+import { wireClone } from "./wireClone.ts";
 
 /** What the actor server needs of its worker. */
 export interface ActorServerHost {
@@ -53,7 +56,10 @@ export class ActorServer {
   }
 
   /** `{actor, function, args}`: the method's result, awaited. */
-  readonly execute = async (args: Record<string, unknown>): Promise<ActorReply> => {
+  readonly execute = async (
+    args: Record<string, unknown>,
+    ctx?: RpcContext,
+  ): Promise<ActorReply> => {
     const problem = actorExecuteProblem(args);
     if (problem !== null) throw new TypeError(`actor_execute: ${problem}`);
     const key = args.actor as string;
@@ -78,18 +84,22 @@ export class ActorServer {
       bindActorRefs(ClonedValue.unwrap(a), this.callers),
     );
     const fn = method as (...a: unknown[]) => unknown;
+    let result: unknown;
     try {
-      const result = isAsyncFunction(fn)
+      result = isAsyncFunction(fn)
         ? await runInTask(call, () => fn.apply(actor, callArgs))
         : await runInTaskSync(call, (...a: unknown[]) => fn.apply(actor, a), callArgs);
-      return { status: "OK", result: asWireValue(result) };
     } catch (err) {
       return this.thrown(err);
     }
+    return answer(result, `the result of ${className(actor)}.${name}()`, ctx);
   };
 
   /** `{actor, attribute}`: the field's value. */
-  readonly attribute = async (args: Record<string, unknown>): Promise<ActorReply> => {
+  readonly attribute = async (
+    args: Record<string, unknown>,
+    ctx?: RpcContext,
+  ): Promise<ActorReply> => {
     const problem = actorAttributeProblem(args);
     if (problem !== null) throw new TypeError(`actor_attribute: ${problem}`);
     const key = args.actor as string;
@@ -107,7 +117,7 @@ export class ActorServer {
         `AttributeError: ${JSON.stringify(name)} of ${className(found.actor)} is a method: call it with call`,
       );
     }
-    return { status: "OK", result: asWireValue(value) };
+    return answer(value, `field ${JSON.stringify(name)} of ${className(found.actor)}`, ctx);
   };
 
   /** The object the actor task `key` made here, or the error reply saying why there is none. */
@@ -141,6 +151,32 @@ export class ActorServer {
   private thrown(err: unknown): ActorReply {
     const e = serializeError(err);
     return errorReply(e.exceptionText, e.tracebackText);
+  }
+}
+
+/**
+ * The reply carrying `value` (`what` names it for errors), if it is data (see
+ * `protocol/values.ts`), as task results must be. Over TCP the reply is a copy;
+ * to a caller in this process (`ctx` an in-process comm, or none) the value is
+ * copied here as the wire would copy it, or the caller would share the actor's
+ * objects with it.
+ */
+function answer(value: unknown, what: string, ctx: RpcContext | undefined): ActorReply {
+  const check = checkValue(value, "result");
+  if (check.problem !== null) {
+    return errorReply(
+      `DataCloneError: ${what} cannot be sent: ${check.problem}; actor results must be data (${DATA_KINDS})`,
+    );
+  }
+  if (ctx !== undefined && !ctx.comm.localAddress.startsWith("inproc://")) {
+    return { status: "OK", result: asWireValue(value) };
+  }
+  try {
+    return { status: "OK", result: asWireValue(wireClone(value, check)) };
+  } catch (err) {
+    return errorReply(
+      `DataCloneError: ${what} cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 

@@ -1,0 +1,117 @@
+import { deserialize, serialize } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { describe, expect, it } from "vitest";
+import { actorRef } from "./actors.ts";
+import { MAX_ARG_DEPTH } from "./messagesTaskSpec.ts";
+import { valueProblem } from "./values.ts";
+
+class Point {
+  constructor(
+    readonly x: number,
+    readonly y: number,
+  ) {}
+  norm(): number {
+    return Math.hypot(this.x, this.y);
+  }
+}
+
+function nested(levels: number): unknown {
+  let v: unknown = 1;
+  for (let i = 0; i < levels; i++) v = [v];
+  return v;
+}
+
+describe("valueProblem", () => {
+  it("accepts data, of this realm or another, with cycles and shared references", () => {
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = cycle;
+    const shared = { s: 1 };
+    const data: unknown[] = [
+      1,
+      "s\uD800", // a lone surrogate: the structured clone keeps it
+      10n,
+      undefined,
+      null,
+      new Array(3), // holes
+      { a: [1, { b: new Date(0) }] },
+      Object.create(null),
+      new Map<unknown, unknown>([[{ k: 1 }, new Set([1, "x"])]]),
+      new Float64Array(3),
+      new Uint8Array(new SharedArrayBuffer(4)), // a view: copied by the clone
+      Buffer.from("ab"),
+      new DataView(new ArrayBuffer(2)),
+      new ArrayBuffer(8),
+      /x/g,
+      new TypeError("t"),
+      new (class ValueError extends Error {})("v"),
+      Object(1),
+      Object("s"),
+      cycle,
+      [shared, shared],
+      actorRef("counter-1", "inproc://local/2"),
+      runInNewContext("({ a: [1, 2], m: new Map([[1, new Date(0)]]), d: new Date(0) })"),
+      nested(MAX_ARG_DEPTH),
+    ];
+    for (const [i, v] of data.entries()) {
+      expect(valueProblem(v, "result"), `data[${i}]`).toBeNull();
+    }
+  });
+
+  it("names what is not data by its path: functions, symbols, class instances, subclasses, proxies, shared memory", () => {
+    const cases: [unknown, RegExp][] = [
+      [() => 1, /^result is a function$/],
+      [Symbol("s"), /^result is a symbol$/],
+      [
+        new Point(1, 2),
+        /^result is a Point \(an instance of a class: it would arrive as a plain object/,
+      ],
+      [{ rows: [{ p: new Point(1, 2) }] }, /^result\.rows\[0\]\.p is a Point /],
+      [new URL("http://a/"), /^result is a URL /],
+      [new Map([[1, new Point(0, 0)]]), /^result <value 0> is a Point /],
+      [new Map([[Symbol("k"), 1]]), /^result <key 0> is a symbol$/],
+      [new Set([() => 1]), /^result <member 0> is a function$/],
+      [new (class Table extends Map {})(), /^result is a Table \(a subclass of Map\)/],
+      [
+        new (class Stamp extends Date {})(),
+        /^result is a Stamp \(a subclass of a built-in class\)/,
+      ],
+      [new (class Row extends Array {})(), /^result is a Row \(a subclass of Array\)/],
+      [new Proxy({}, {}), /^result is a Proxy/],
+      [new SharedArrayBuffer(8), /^result is a SharedArrayBuffer, whose memory cannot be shared/],
+      [Object(Symbol("s")), /^result is a symbol \(boxed\)$/],
+      [Promise.resolve(1), /^result is a Promise /],
+      [new WeakMap(), /^result is a WeakMap /],
+      [Object.create(Point.prototype), /^result is a Point /],
+      [Object.create(Object.create(null)), /^result is a object with a prototype /],
+      [nested(MAX_ARG_DEPTH + 1), /is nested deeper than 1000 arrays, objects, Maps or Sets$/],
+    ];
+    for (const [v, message] of cases) expect(valueProblem(v, "result")).toMatch(message);
+  });
+
+  it("a getter that throws is reported, not thrown", () => {
+    const v = {
+      get x(): number {
+        throw new RangeError("no x");
+      },
+    };
+    expect(valueProblem({ v }, "args[0]")).toBe("args[0] cannot be read: RangeError: no x");
+  });
+
+  it("accepts exactly what keeps its meaning through v8.serialize (its prototype, for data)", () => {
+    const accepted: unknown[] = [
+      new Map([[1, 2]]),
+      new Date(0),
+      new Float32Array(2),
+      Buffer.from("x"),
+      { a: 1 },
+      [1],
+    ];
+    for (const v of accepted) {
+      expect(valueProblem(v, "v")).toBeNull();
+      expect(Object.getPrototypeOf(deserialize(serialize(v)))).toBe(Object.getPrototypeOf(v));
+    }
+    // What is refused would lose its prototype.
+    expect(Object.getPrototypeOf(deserialize(serialize(new Point(1, 2))))).toBe(Object.prototype);
+    expect(deserialize(serialize(new URL("http://a/")))).toEqual({});
+  });
+});

@@ -1,0 +1,280 @@
+/**
+ * The rule for values that are copied with the structured-clone algorithm
+ * (task results, scattered values, actor arguments and results): they must be
+ * data, so that they mean the same whichever path they take. Between threads
+ * and over TCP they are `v8.serialize`d, which keeps data but turns an
+ * instance of a class into a plain object of its own fields (`{}` for one that
+ * keeps its state in private fields, such as a `URL`); in process (the inline
+ * executor, an in-process cluster) the same value would be passed by reference
+ * with its prototype. Rather than lose the prototype on some paths only, every
+ * path refuses what is not data, with the path of the offender.
+ *
+ * Data: primitives; arrays and plain objects (of any realm); `Map`s and `Set`s
+ * (their keys and members are data too); `Date`, `RegExp`, errors, typed
+ * arrays, `DataView`, `Buffer`, `ArrayBuffer`, boxed primitives; actor handles
+ * and refs (they travel as their {@link ActorRef}). Cycles and shared references
+ * are data (the structured clone keeps them). Not data: functions, symbols,
+ * instances of other classes (subclasses of `Map`, `Date`, … too), proxies,
+ * `SharedArrayBuffer`s (their memory cannot be shared with another process),
+ * and nesting deeper than {@link MAX_ARG_DEPTH} levels.
+ */
+
+import { types } from "node:util";
+import { isActorRef } from "./actors.ts";
+import { MAX_ARG_DEPTH } from "./messagesTaskSpec.ts";
+
+/** What data is, for error messages. */
+export const DATA_KINDS =
+  "primitives, arrays, plain objects, Map, Set, Date, RegExp, errors, typed arrays, Buffer, ArrayBuffer";
+
+/** A value that is not data, where it was found: its path from the top, innermost first. */
+interface Found {
+  readonly path: (number | string)[];
+  readonly what: string;
+}
+
+/** The prototypes of this realm's data classes; another realm's are recognised by {@link isNativeProto}. */
+const INTRINSIC_PROTOS: ReadonlySet<unknown> = new Set<unknown>([
+  Array.prototype,
+  Map.prototype,
+  Set.prototype,
+  Date.prototype,
+  RegExp.prototype,
+  ArrayBuffer.prototype,
+  DataView.prototype,
+  Buffer.prototype,
+  Int8Array.prototype,
+  Uint8Array.prototype,
+  Uint8ClampedArray.prototype,
+  Int16Array.prototype,
+  Uint16Array.prototype,
+  Int32Array.prototype,
+  Uint32Array.prototype,
+  Float32Array.prototype,
+  Float64Array.prototype,
+  BigInt64Array.prototype,
+  BigUint64Array.prototype,
+  Number.prototype,
+  String.prototype,
+  Boolean.prototype,
+  BigInt.prototype,
+]);
+
+const fnToString = Function.prototype.toString;
+
+/**
+ * True if `proto` is a built-in class's prototype (of this realm or of a `vm`
+ * context), not a subclass's: the structured clone makes a subclass's instance
+ * one of the built-in class, which would lose the subclass's methods.
+ */
+function isNativeProto(proto: object): boolean {
+  if (INTRINSIC_PROTOS.has(proto)) return true;
+  const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value;
+  return typeof ctor === "function" && /\{\s*\[native code\]\s*\}$/.test(fnToString.call(ctor));
+}
+
+/** An object of `Object.prototype` or none, of this realm or another. */
+function isPlainProto(proto: object | null): boolean {
+  if (proto === null || proto === Object.prototype) return true;
+  if (Object.getPrototypeOf(proto) !== null) return false;
+  const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value;
+  return typeof ctor === "function" && ctor.name === "Object";
+}
+
+/** The name of `proto`'s class, for the error. */
+function className(proto: object | null): string {
+  const ctor = proto === null ? undefined : Object.getOwnPropertyDescriptor(proto, "constructor");
+  const name = (ctor?.value as { name?: unknown } | undefined)?.name;
+  return typeof name === "string" && name !== "" ? name : "object with a prototype";
+}
+
+function classInstance(proto: object | null, what = className(proto)): Found {
+  return {
+    path: [],
+    what: `is a ${what} (an instance of a class: it would arrive as a plain object of its own fields, without its prototype and methods)`,
+  };
+}
+
+function within(found: Found, seg: number | string): Found {
+  found.path.push(seg);
+  return found;
+}
+
+/** The state of one check. */
+interface Walk {
+  /** The containers already checked. */
+  readonly seen: Set<object>;
+  /** See {@link ValueCheck.holdsBuffers}. */
+  holdsBuffers: boolean;
+}
+
+/** Why the object `v` is not data, or null. */
+function checkObject(v: object, depth: number, walk: Walk): Found | null {
+  // Before anything reads it: a Proxy's traps may answer anything, and a clone refuses it.
+  if (types.isProxy(v)) return { path: [], what: "is a Proxy, which cannot be cloned" };
+  if (isActorRef(v)) return null;
+  const proto = Object.getPrototypeOf(v) as object | null;
+  const isArray = Array.isArray(v);
+  let kind: "array" | "object" | "map" | "set";
+  if (isArray) {
+    if (proto !== Array.prototype && (proto === null || !isNativeProto(proto))) {
+      return classInstance(proto, `${className(proto)} (a subclass of Array)`);
+    }
+    kind = "array";
+  } else if (isPlainProto(proto)) {
+    kind = "object";
+  } else if (types.isMap(v) || types.isSet(v)) {
+    if (proto === null || !isNativeProto(proto)) {
+      return classInstance(
+        proto,
+        `${className(proto)} (a subclass of ${types.isMap(v) ? "Map" : "Set"})`,
+      );
+    }
+    kind = types.isMap(v) ? "map" : "set";
+  } else if (types.isNativeError(v)) {
+    // An error of any class is data: its message and stack travel (not a subclass's name).
+    return null;
+  } else if (types.isSharedArrayBuffer(v)) {
+    return {
+      path: [],
+      what: "is a SharedArrayBuffer, whose memory cannot be shared with another thread or process: send a copy (new Uint8Array(shared).slice())",
+    };
+  } else if (types.isSymbolObject(v)) {
+    return { path: [], what: "is a symbol (boxed)" };
+  } else if (
+    types.isArrayBufferView(v) ||
+    types.isArrayBuffer(v) ||
+    types.isDate(v) ||
+    types.isRegExp(v) ||
+    types.isBoxedPrimitive(v)
+  ) {
+    if (proto !== null && (isNativeProto(proto) || Buffer.isBuffer(v))) {
+      if (
+        types.isArrayBufferView(v) &&
+        (Buffer.isBuffer(v) || types.isSharedArrayBuffer(v.buffer))
+      ) {
+        walk.holdsBuffers = true;
+      }
+      return null;
+    }
+    return classInstance(proto, `${className(proto)} (a subclass of a built-in class)`);
+  } else {
+    return classInstance(proto);
+  }
+  const seen = walk.seen;
+  if (seen.has(v)) return null; // a cycle, or a shared reference checked already
+  if (depth >= MAX_ARG_DEPTH) {
+    return {
+      path: [],
+      what: `is nested deeper than ${MAX_ARG_DEPTH} arrays, objects, Maps or Sets`,
+    };
+  }
+  seen.add(v);
+  switch (kind) {
+    case "array": {
+      const a = v as unknown[];
+      for (let i = 0; i < a.length; i++) {
+        const found = check(a[i], depth + 1, walk);
+        if (found !== null) return within(found, i);
+      }
+      return null;
+    }
+    case "object": {
+      const o = v as Record<string, unknown>;
+      for (const k of Object.keys(o)) {
+        const found = check(o[k], depth + 1, walk);
+        if (found !== null) return within(found, k);
+      }
+      return null;
+    }
+    case "map": {
+      let i = 0;
+      for (const [k, item] of v as Map<unknown, unknown>) {
+        const found = check(k, depth + 1, walk);
+        if (found !== null) return within(found, `<key ${i}>`);
+        const inValue = check(item, depth + 1, walk);
+        if (inValue !== null) return within(inValue, `<value ${i}>`);
+        i++;
+      }
+      return null;
+    }
+    case "set": {
+      let i = 0;
+      for (const item of v as Set<unknown>) {
+        const found = check(item, depth + 1, walk);
+        if (found !== null) return within(found, `<member ${i}>`);
+        i++;
+      }
+      return null;
+    }
+  }
+}
+
+function check(v: unknown, depth: number, walk: Walk): Found | null {
+  switch (typeof v) {
+    case "object":
+      return v === null ? null : checkObject(v, depth, walk);
+    case "function":
+      return { path: [], what: "is a function" };
+    case "symbol":
+      return { path: [], what: "is a symbol" };
+    default:
+      return null;
+  }
+}
+
+/** `root` followed by `path` (innermost first): `result.rows[2].when`. */
+function formatFound(root: string, path: readonly (number | string)[]): string {
+  let out = root;
+  for (let i = path.length - 1; i >= 0; i--) {
+    const seg = path[i];
+    out += typeof seg === "number" ? `[${seg}]` : seg.startsWith("<") ? ` ${seg}` : `.${seg}`;
+  }
+  return out;
+}
+
+/** What {@link checkValue} found. */
+export interface ValueCheck {
+  /** Why the value is not data, or null (see {@link valueProblem}). */
+  readonly problem: string | null;
+  /**
+   * It holds a `Buffer` or a view of a `SharedArrayBuffer`, which
+   * `structuredClone` would not copy as the wire does (it makes a `Buffer` a
+   * `Uint8Array` and shares the memory of the other); false if it holds neither.
+   */
+  readonly holdsBuffers: boolean;
+}
+
+const DATA: ValueCheck = { problem: null, holdsBuffers: false };
+
+/**
+ * Whether `value` is data (see the module's comment): if not, why, as
+ * `<root><path> is a …` (`result.p is a Point (an instance of a class: …)`),
+ * where `root` names the value (`result`, `args[1]`). Never throws: a field
+ * whose getter throws is reported as unreadable.
+ */
+export function checkValue(value: unknown, root: string): ValueCheck {
+  // Primitives, the most common results, without a Set.
+  if (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol") {
+    return DATA;
+  }
+  const walk: Walk = { seen: new Set(), holdsBuffers: false };
+  let found: Found | null;
+  try {
+    found = check(value, 0, walk);
+  } catch (err) {
+    return {
+      problem: `${root} cannot be read: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`,
+      holdsBuffers: walk.holdsBuffers,
+    };
+  }
+  return {
+    problem: found === null ? null : `${formatFound(root, found.path)} ${found.what}`,
+    holdsBuffers: walk.holdsBuffers,
+  };
+}
+
+/** {@link checkValue}'s problem alone: why `value` is not data, or null. */
+export function valueProblem(value: unknown, root: string): string | null {
+  return checkValue(value, root).problem;
+}
