@@ -169,11 +169,30 @@ describe("misuse is answered with an error naming the method and the argument", 
         [() => c.dumpClusterState(join(dir, "d"), []), /^dumpClusterState: options must be/],
         [() => c.waitForWorkers(1, null), /^waitForWorkers: options must be an object/],
         [() => c.waitForWorkers(9, { timeoutMs: null }), /^waitForWorkers: timeoutMs must be/],
+        [() => c.runWith(undefined, inc, 1), /^runWith: options must be an object/],
+        [() => c.restartWorkers("x", { timeoutMs: null }), /^restartWorkers: timeoutMs must/],
+        [() => c.waitForWorkers(9, { pollMs: true }), /^waitForWorkers: pollMs must be/],
+        [() => c.loadTaskModules(10n), /^loadTaskModules: expected a path .*, got "10n"$/],
+        [() => c.dumpClusterState(join(dir, "d"), { format: 1n }), /^dumpClusterState: format/],
+        [() => c.unregisterWorkerPlugin(5), /^unregisterWorkerPlugin: name .*, got 5$/],
+        [() => c.subscribeTopic("t", {}), /^subscribeTopic: the handler must be .*, got \{\}$/],
         [() => c.close(5), /^close: why must be a string, got 5$/],
         [() => Client.connect(5 as Loose), /^Client\.connect: the address must be a string/],
         [
           () => Client.connect(cluster.address, null as Loose),
           /^Client\.connect: options must be an object/,
+        ],
+        [
+          () => Client.connect(cluster.address, { name: 5 as Loose }),
+          /^Client option name must be a non-empty string, got 5$/,
+        ],
+        [
+          () => Client.connect(cluster.address, { logger: {} as Loose }),
+          /^Client option logger must be a pino logger/,
+        ],
+        [
+          () => Client.connect(cluster.address, { batchedSendIntervalMs: "2" as Loose }),
+          /^Client option batchedSendIntervalMs must be/,
         ],
       ]);
       expect(client.isClosed).toBe(false);

@@ -184,7 +184,8 @@ function restartOptions(
   options: { timeoutMs?: number; waitForWorkers?: boolean } | undefined,
 ): { timeoutMs: number; waitForWorkers: boolean } {
   const { timeoutMs = 30_000, waitForWorkers = true } = optionsOf(op, options);
-  if (!(timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
+  // typeof first: null and [] compare as 0.
+  if (!(typeof timeoutMs === "number" && timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
     throw new TypeError(
       `${op}: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
     );
@@ -491,6 +492,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       );
     }
     optionsOf("Client.connect", options);
+    checkClientOptions(options);
     const timeoutMs = options.timeoutMs ?? 30_000;
     if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
       throw new RangeError(
@@ -1631,7 +1633,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     fn: TaskDefinition<TaskFunction> | string,
     ...args: unknown[]
   ): Promise<Record<string, unknown>> {
-    return this.runWith({}, fn, ...args);
+    return this.runOn("run", {}, fn, args);
   }
 
   /** {@link run} with options: `workers` (addresses or hosts) to run on, `onError`. */
@@ -1640,14 +1642,24 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     fn: TaskDefinition<TaskFunction> | string,
     ...args: unknown[]
   ): Promise<Record<string, unknown>> {
+    return this.runOn("runWith", options, fn, args);
+  }
+
+  /** {@link run} and {@link runWith}, whose errors name `op`. */
+  private async runOn(
+    op: string,
+    options: RunOptions,
+    fn: TaskDefinition<TaskFunction> | string,
+    args: unknown[],
+  ): Promise<Record<string, unknown>> {
     this.checkOpen();
-    optionsOf("runWith", options);
-    const name = taskName(fn, "run");
+    optionsOf(op, options, true);
+    const name = taskName(fn, op);
     const onError = options.onError ?? "raise";
     if (onError !== "raise" && onError !== "return") {
-      throw new TypeError(`run: onError must be "raise" or "return", got ${showValue(onError)}`);
+      throw new TypeError(`${op}: onError must be "raise" or "return", got ${showValue(onError)}`);
     }
-    const addresses = await this.workersNamed("run", options);
+    const addresses = await this.workersNamed(op, options);
     return runOnWorkers(this.peers, addresses, name, args, onError);
   }
 
@@ -1785,7 +1797,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async unregisterWorkerPlugin(name: string): Promise<Record<string, boolean>> {
     this.checkOpen();
     if (typeof name !== "string" || name === "") {
-      throw new TypeError("unregisterWorkerPlugin: name must be a non-empty string");
+      throw new TypeError(
+        `unregisterWorkerPlugin: name must be a non-empty string, got ${showValue(name)}`,
+      );
     }
     await this.conn.request("unregister-worker-plugin", { name });
     const addresses = (await this.workers()).map((w) => w.address);
@@ -1844,7 +1858,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async unregisterSchedulerPlugin(name: string): Promise<boolean> {
     this.checkOpen();
     if (typeof name !== "string" || name === "") {
-      throw new TypeError("unregisterSchedulerPlugin: name must be a non-empty string");
+      throw new TypeError(
+        `unregisterSchedulerPlugin: name must be a non-empty string, got ${showValue(name)}`,
+      );
     }
     return (await this.conn.request("unregister-scheduler-plugin", { name })) as boolean;
   }
@@ -2054,7 +2070,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     const [name] = topicsOf("subscribeTopic", topic);
     if (typeof handler !== "function") {
-      throw new TypeError(`subscribeTopic: the handler must be a function, got ${String(handler)}`);
+      throw new TypeError(
+        `subscribeTopic: the handler must be a function, got ${showValue(handler)}`,
+      );
     }
     this.subscriptions.set(name, handler);
     await this.conn.request("subscribe-topic", { topic: name });
@@ -2191,7 +2209,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         `waitForWorkers: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
       );
     }
-    if (!(pollMs > 0 && pollMs <= MAX_TIMER_MS)) {
+    if (!(typeof pollMs === "number" && pollMs > 0 && pollMs <= MAX_TIMER_MS)) {
       throw new TypeError(
         `waitForWorkers: pollMs must be a number of milliseconds > 0, got ${showValue(pollMs)}`,
       );
@@ -2537,6 +2555,39 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.shutDown(closedError(why));
     await this.conn.close();
     await this.peers.closeAll();
+  }
+}
+
+/**
+ * A TypeError for the options of `Client.connect` nothing else checks before
+ * they are used: a name that is not a string made ids like `5-1a2b3c4d` (a
+ * symbol threw a bare TypeError), a logger that is none failed at its first
+ * message, an interval that is not a number was refused naming no option.
+ */
+function checkClientOptions(options: ClientOptions): void {
+  const { name, logger, batchedSendIntervalMs } = options as Record<string, unknown>;
+  if (name !== undefined && (typeof name !== "string" || name === "")) {
+    throw new TypeError(`Client option name must be a non-empty string, got ${showValue(name)}`);
+  }
+  if (
+    logger !== undefined &&
+    !["child", "info", "warn", "error"].every(
+      (m) => typeof (logger as Record<string, unknown> | null)?.[m] === "function",
+    )
+  ) {
+    throw new TypeError(`Client option logger must be a pino logger, got ${showValue(logger)}`);
+  }
+  if (
+    batchedSendIntervalMs !== undefined &&
+    !(
+      typeof batchedSendIntervalMs === "number" &&
+      batchedSendIntervalMs >= 0 &&
+      batchedSendIntervalMs <= MAX_TIMER_MS
+    )
+  ) {
+    throw new RangeError(
+      `Client option batchedSendIntervalMs must be a number of milliseconds ≥ 0, got ${showValue(batchedSendIntervalMs)}`,
+    );
   }
 }
 

@@ -29,7 +29,7 @@ export function dumpOptionsProblem(filename: unknown, options: unknown): string 
   }
   const { format } = options as { format?: unknown };
   if (format !== undefined && format !== "msgpack" && format !== "yaml") {
-    return `format must be "msgpack" or "yaml", got ${JSON.stringify(format)}`;
+    return `format must be "msgpack" or "yaml", got ${showValue(format)}`;
   }
   return null;
 }

@@ -6,6 +6,7 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { showValue } from "../util/showValue.ts";
 import { DatasetError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { type PathStep, replaceFutures, searchFutures } from "./futureSearch.ts";
@@ -25,7 +26,7 @@ interface EncodedDataset {
 /** A TypeError unless `name` is a non-empty string. */
 export function checkDatasetName(op: string, name: unknown): void {
   if (typeof name !== "string" || name === "") {
-    throw new TypeError(`${op}: the name must be a non-empty string, got ${String(name)}`);
+    throw new TypeError(`${op}: the name must be a non-empty string, got ${showValue(name)}`);
   }
 }
 

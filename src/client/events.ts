@@ -8,6 +8,7 @@
 
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { showValue } from "../util/showValue.ts";
 import { wireCopy } from "./wireCopy.ts";
 
 /** One event: when it was logged (wall-clock seconds) and its message (Dask's `(time, msg)`). */
@@ -21,7 +22,7 @@ export function topicsOf(what: string, topic: unknown): string[] {
   const topics = Array.isArray(topic) ? topic : [topic];
   if (topics.length === 0 || !topics.every((t) => typeof t === "string" && t !== "")) {
     throw new TypeError(
-      `${what}: the topic must be a non-empty string or an array of them, got ${String(topic)}`,
+      `${what}: the topic must be a non-empty string or an array of them, got ${showValue(topic)}`,
     );
   }
   if (topics.includes("__proto__")) {

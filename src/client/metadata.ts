@@ -6,6 +6,7 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { showValue } from "../util/showValue.ts";
 import { wireCopy } from "./wireCopy.ts";
 
 /** The key path: one key, or an array of them (none: the whole tree, for reading). */
@@ -13,7 +14,7 @@ export function metadataKeys(what: string, keys: unknown, allowEmpty: boolean): 
   const list = Array.isArray(keys) ? keys : [keys];
   if (!list.every((k) => typeof k === "string") || (!allowEmpty && list.length === 0)) {
     throw new TypeError(
-      `${what}: the keys must be a string or an array of strings${allowEmpty ? "" : " (at least one)"}, got ${String(keys)}`,
+      `${what}: the keys must be a string or an array of strings${allowEmpty ? "" : " (at least one)"}, got ${showValue(keys)}`,
     );
   }
   return list as string[];

@@ -11,6 +11,7 @@ import type { SchedulerCounters, TaskStreamRecord } from "../protocol/messagesSe
 import { prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
 import { escapeHtml, Html, htmlPage, htmlTable as table } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
+import { showValue } from "../util/showValue.ts";
 
 /** What the report is made of. */
 export interface PerformanceReportData {
@@ -171,10 +172,14 @@ export async function performanceReport<T>(
   body: () => T | Promise<T>,
 ): Promise<T> {
   if (typeof path !== "string" && !(path instanceof URL)) {
-    throw new TypeError("performanceReport: path must be a file path or a file: URL");
+    throw new TypeError(
+      `performanceReport: path must be a file path or a file: URL, got ${showValue(path)}`,
+    );
   }
   if (typeof body !== "function") {
-    throw new TypeError("performanceReport: expected the code to report on, as a function");
+    throw new TypeError(
+      `performanceReport: expected the code to report on, as a function, got ${showValue(body)}`,
+    );
   }
   const before = await source.counters();
   const start = Date.now() / 1000;

@@ -54,10 +54,10 @@ describe("client.run", () => {
       /run: the function must be a task definition/,
     );
     await expect(client.runWith({ onError: "ignore" as never }, add, 1, 2)).rejects.toThrow(
-      'run: onError must be "raise" or "return", got "ignore"',
+      'runWith: onError must be "raise" or "return", got "ignore"',
     );
     await expect(client.runWith({ workers: [] }, add, 1, 2)).rejects.toThrow(
-      /run: workers must be/,
+      /runWith: workers must be/,
     );
     expect(await client.runWith({ workers: "tcp://10.9.9.9:1" }, add, 1, 2)).toEqual({});
   });

@@ -7,6 +7,7 @@
 
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { callEachWorkerOrFail } from "./askWorkers.ts";
 import { TaskModuleError } from "./errors.ts";
@@ -19,9 +20,7 @@ export function taskModuleUrl(module: string | URL): string {
     return module.href;
   }
   if (typeof module !== "string" || module === "") {
-    throw new TypeError(
-      `loadTaskModules: expected a path or file URL, got ${JSON.stringify(module)}`,
-    );
+    throw new TypeError(`loadTaskModules: expected a path or file URL, got ${showValue(module)}`);
   }
   if (module.startsWith("file:")) return new URL(module).href;
   if (URL.canParse(module) && !isAbsolute(module)) {

@@ -6,6 +6,7 @@
  */
 
 import type { WorkerPluginSpec } from "../protocol/messagesSession.ts";
+import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { optionsOf } from "./argChecks.ts";
@@ -29,16 +30,18 @@ export function workerPluginSpec(
   const fn = typeof factory === "string" ? factory : factory?.name;
   if (typeof fn !== "string" || fn === "") {
     throw new TypeError(
-      `${op}: expected a task function (defineTask) or its name, whose result is the plugin`,
+      `${op}: expected a task function (defineTask) or its name, whose result is the plugin, got ${showValue(factory)}`,
     );
   }
   optionsOf(op, options);
   const name = options.name ?? fn;
   if (typeof name !== "string" || name === "") {
-    throw new TypeError(`${op}: name must be a non-empty string`);
+    throw new TypeError(`${op}: name must be a non-empty string, got ${showValue(name)}`);
   }
   const args = options.args ?? [];
-  if (!Array.isArray(args)) throw new TypeError(`${op}: args must be an array`);
+  if (!Array.isArray(args)) {
+    throw new TypeError(`${op}: args must be an array, got ${showValue(args)}`);
+  }
   let json: string | undefined;
   try {
     json = JSON.stringify(args);
