@@ -20,6 +20,7 @@ import { ConnectError, isNetworkError, SerializationError } from "../comm/errors
 import { RemoteError } from "../comm/rpc.ts";
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
+import { checkValue, DATA_KINDS } from "../protocol/values.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
@@ -29,6 +30,7 @@ import { MAX_TIMER_MS } from "../util/timers.ts";
 import { asWireValue } from "../worker/dataServer.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { parseUpdateDataResponse } from "../worker/updateData.ts";
+import { wireClone } from "../worker/wireClone.ts";
 import { ScatterError } from "./errors.ts";
 import { workersOption } from "./graph.ts";
 
@@ -233,14 +235,23 @@ export class Scatterer {
   }
 
   /**
-   * `value` as `update_data` carries it. In process, a structured clone: the
-   * workers hold a copy, as over TCP, and a value that cannot travel (a
-   * function, a symbol) is refused here as it would be on the wire.
+   * `value` as `update_data` carries it, once checked to be data (see
+   * `protocol/values.ts`): what is not (a function, a class instance, a
+   * `SharedArrayBuffer`) is refused with a TypeError naming it, as over TCP as
+   * in process. In process, a copy as the wire makes it (`wireClone`): the
+   * workers hold a copy, as over TCP, of the same kinds (a `Buffer` stays one)
+   * and owning its memory (a view of shared memory is copied).
    */
   private forTransfer(value: unknown, index: number): unknown {
+    const check = checkValue(value, `value ${index}`);
+    if (check.problem !== null) {
+      throw new TypeError(
+        `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${check.problem}; scattered values must be data (${DATA_KINDS})`,
+      );
+    }
     if (!this.host.inProcess) return asWireValue(value);
     try {
-      return asWireValue(structuredClone(value));
+      return asWireValue(wireClone(value, check));
     } catch (err) {
       throw new TypeError(
         `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${(err as Error).message}`,
