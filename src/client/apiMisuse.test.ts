@@ -7,6 +7,7 @@ import { Client } from "./client.ts";
 import { AsCompleted, asCompleted, wait } from "./completion.ts";
 import { LocalCluster } from "./localCluster.ts";
 import { watchProgress } from "./progress.ts";
+import { workerClient } from "./taskClient.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc, slowInc } from "./testTasks.ts";
 
@@ -191,6 +192,14 @@ describe("misuse is answered with an error naming the method and the argument", 
           /^Client option logger must be a pino logger/,
         ],
         [
+          () => Client.connect(cluster.address, { timeoutMs: 10n as Loose }),
+          /^Client option timeoutMs must be .*, got "10n"$/,
+        ],
+        [
+          () => Client.connect(cluster.address, { maxFrameBytes: Symbol("f") as Loose }),
+          /^Client option maxFrameBytes must be an integer, got Symbol\(f\)$/,
+        ],
+        [
           () => Client.connect(cluster.address, { batchedSendIntervalMs: "2" as Loose }),
           /^Client option batchedSendIntervalMs must be/,
         ],
@@ -230,7 +239,7 @@ describe("misuse is answered with an error naming the method and the argument", 
     expect(await sem.getValue()).toBe(0);
   });
 
-  it("wait, asCompleted and watchProgress", async () => {
+  it("wait, asCompleted, watchProgress and workerClient", async () => {
     const { client } = await testCluster();
     const f = client.submit(inc, 1);
     const c: Loose = client;
@@ -250,6 +259,7 @@ describe("misuse is answered with an error naming the method and the argument", 
       [() => watchProgress(c, 1, {} as Loose), /^watchProgress: stream must be a writable/],
       [() => watchProgress(c, 1, { stream, pollMs: -1 }), /^watchProgress: pollMs must be/],
       [() => watchProgress(c, 1, { stream, label: 5 as Loose }), /^watchProgress: label must/],
+      [() => workerClient({} as Loose), /^workerClient: fn must be a function .*, got \{\}$/],
     ]);
   });
 

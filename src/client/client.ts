@@ -116,6 +116,12 @@ import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
 import { performanceReport } from "./performanceReport.ts";
+import {
+  type ClusterProfile,
+  type ProfileOptions,
+  profileSettings,
+  profileWhile,
+} from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
@@ -494,9 +500,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     optionsOf("Client.connect", options);
     checkClientOptions(options);
     const timeoutMs = options.timeoutMs ?? 30_000;
-    if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
+    if (!(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
       throw new RangeError(
-        `Client option timeoutMs must be a number > 0 and at most ${MAX_TIMER_MS} (about 24.8 days), got ${timeoutMs}`,
+        `Client option timeoutMs must be a number > 0 and at most ${MAX_TIMER_MS} (about 24.8 days), got ${showValue(timeoutMs)}`,
       );
     }
     const limitsProblem = frameLimitsProblem(options);
@@ -2182,6 +2188,27 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return performanceReport(this, path, body);
   }
 
+  /**
+   * CPU profiles of the workers' threads while `body` runs (Dask's
+   * `Client.profile`, taken on demand): each worker's main thread and pool
+   * threads are sampled by V8's profiler, every `intervalUs` (default 1,000),
+   * and their profiles merged into one `.cpuprofile` (`path`, if given: Chrome
+   * DevTools, VS Code and speedscope open it). Resolves with what `body` gave,
+   * the merged profile, each thread's sampled and idle time, and the functions
+   * that took the most time; rejects with `body`'s error (the profile written
+   * all the same). `workers` limits it to some workers; workers joining
+   * meanwhile are not profiled.
+   */
+  async profile<T>(
+    body: () => T | Promise<T>,
+    options: ProfileOptions = {},
+  ): Promise<ClusterProfile<T>> {
+    this.checkOpen();
+    profileSettings(options);
+    const addresses = await this.workersNamed("profile", options);
+    return profileWhile(this.peers, addresses, body, options);
+  }
+
   /** The workers connected to the scheduler. */
   async workers(): Promise<WorkerIdentity[]> {
     this.checkOpen();
@@ -2566,6 +2593,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
  */
 function checkClientOptions(options: ClientOptions): void {
   const { name, logger, batchedSendIntervalMs } = options as Record<string, unknown>;
+  // The frame limits' own check shows what it got in a template string: a symbol threw there.
+  for (const limit of ["maxFrameBytes", "maxMessageBytes"] as const) {
+    const v: unknown = options[limit];
+    if (v !== undefined && typeof v !== "number") {
+      throw new RangeError(`Client option ${limit} must be an integer, got ${showValue(v)}`);
+    }
+  }
   if (name !== undefined && (typeof name !== "string" || name === "")) {
     throw new TypeError(`Client option name must be a non-empty string, got ${showValue(name)}`);
   }

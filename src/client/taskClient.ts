@@ -15,6 +15,7 @@
  * ```
  */
 
+import { showValue } from "../util/showValue.ts";
 import { rejoin, secede, taskClient } from "../worker/taskContext.ts";
 import type { Client } from "./client.ts";
 
@@ -41,6 +42,10 @@ export async function getClient(): Promise<Client> {
  * whether it resolved or threw. Call it from an `async` task function.
  */
 export async function workerClient<T>(fn: (client: Client) => Promise<T> | T): Promise<T> {
+  // Before seceding: a bad fn found after it would fail as "fn is not a function".
+  if (typeof fn !== "function") {
+    throw new TypeError(`workerClient: fn must be a function of the client, got ${showValue(fn)}`);
+  }
   const client = await getClient();
   secede();
   try {
