@@ -100,6 +100,14 @@ export {
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
+export {
+  type ClusterProfile,
+  type FunctionTime,
+  mergeProfiles,
+  type ProfiledThread,
+  type ProfileOptions,
+  topFunctions,
+} from "./profile.ts";
 export { Pub, type PubSubLink, Sub, type SubOptions } from "./pubsub.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";

@@ -38,6 +38,14 @@ export { type PauseChange, PauseReasons } from "./pauseReasons.ts";
 export { PeerPool, type PeerPoolOptions } from "./peerPool.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
 export {
+  type CpuProfile,
+  CpuProfiler,
+  checkProfileSettings,
+  type ProfileSettings,
+  type ThreadProfile,
+  type WorkerProfile,
+} from "./profiler.ts";
+export {
   type HeldActors,
   MissingDependencyError,
   type ResolvedArgs,
@@ -56,6 +64,7 @@ export {
   taskFunctionNames,
   UnknownTaskFunctionError,
 } from "./taskRegistry.ts";
+export { ThreadInspector, threadInspector } from "./threadInspector.ts";
 export {
   parseUpdateDataResponse,
   type UpdateDataHost,

@@ -43,7 +43,10 @@ export class ThreadInspector {
     s.on(
       "NodeWorker.attachedToWorker",
       (m: { params: NodeWorker.AttachedToWorkerEventDataType }) => {
-        const threadId = Number(m.params.workerInfo.workerId);
+        // `workerId` counts the inspector's attachments: the thread id is in the title.
+        const match = /^\[worker (\d+)\]/.exec(m.params.workerInfo.title);
+        if (match === null) return;
+        const threadId = Number(match[1]);
         this.byThread.set(threadId, { sessionId: m.params.sessionId, threadId });
         for (const listener of this.attachListeners) listener(threadId);
       },

@@ -3,6 +3,7 @@ import type { CliContext } from "./context.ts";
 import { dumpCommand } from "./dump.ts";
 import { eventsCommand } from "./events.ts";
 import { logsCommand } from "./logs.ts";
+import { profileCommand } from "./profile.ts";
 import { replayCommand } from "./replay.ts";
 import { restartCommand } from "./restart.ts";
 import { retireCommand } from "./retire.ts";
@@ -33,6 +34,7 @@ export const COMMANDS: readonly CommandFactory[] = [
   uploadCommand,
   logsCommand,
   eventsCommand,
+  profileCommand,
   dumpCommand,
   replayCommand,
   storyCommand,

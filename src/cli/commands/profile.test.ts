@@ -1,0 +1,86 @@
+import { readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { spinFor } from "../../client/profileTestTasks.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "../../client/testCluster.ts";
+import { runWeft } from "../testContext.ts";
+
+afterEach(closeTestClusters);
+
+const PROFILE_TASKS = new URL("../../client/profileTestTasks.ts", import.meta.url).href;
+
+describe("weft profile", () => {
+  it("profiles the workers for --seconds, writes the profile and lists where the time went", async () => {
+    const { cluster, client } = await testCluster({
+      executor: "threads",
+      workers: 1,
+      taskModules: [CLIENT_TEST_TASKS, PROFILE_TASKS],
+    });
+    const output = join(tmpdir(), `weft-cli-profile-${process.pid}.cpuprofile`);
+    try {
+      const profiling = runWeft(["profile", cluster.address, "--seconds", "2", "-o", output]);
+      // Submitted once the profile has started (code already running when it starts is
+      // sampled as V8's "(program)").
+      const worker = cluster.workers[0] as unknown as { profiler: { current: string | null } };
+      for (let i = 0; i < 500 && worker.profiler.current === null; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await client.submitWith({ pure: false }, spinFor, 800);
+      const r = await profiling;
+      expect(r.code).toBe(0);
+      expect(r.err).toMatch(/profiling the workers' threads for 2 s \(every 1000 µs\)/);
+      expect(r.out).toMatch(/^weft profile: 2 threads on 1 workers: \d+\.\d s sampled/);
+      expect(r.out).toContain(`written to ${output}`);
+      expect(r.out).toMatch(new RegExp(`${cluster.workers[0].address} thread \\d+`));
+      expect(r.out).toMatch(/profiledSpin {2}file:.*profileTestTasks\.ts:\d+/);
+      const written = JSON.parse(await readFile(output, "utf8")) as { nodes: unknown[] };
+      expect(written.nodes.length).toBeGreaterThan(2);
+
+      const json = await runWeft([
+        "profile",
+        cluster.address,
+        "--seconds",
+        "0.2",
+        "-o",
+        output,
+        "--json",
+      ]);
+      expect(json.code).toBe(0);
+      const summary = JSON.parse(json.out) as {
+        output: string;
+        threads: unknown[];
+        top: unknown[];
+      };
+      expect(summary.output).toBe(output);
+      expect(summary.threads).toHaveLength(2);
+    } finally {
+      await rm(output, { force: true });
+    }
+  });
+
+  it("refuses bad usage (exit 2) and a --worker matching nobody (exit 1)", async () => {
+    const { cluster } = await testCluster();
+    for (const [args, message] of [
+      [["--seconds", "0"], /--seconds must be a number above 0 and at most 3600, got "0"/],
+      [["--interval-us", "10"], /--interval-us must be an integer from 100 to 1000000/],
+      [["--top", "51"], /--top must be an integer from 0 to 50/],
+    ] as const) {
+      const r = await runWeft(["profile", cluster.address, ...args]);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(message);
+    }
+    const r = await runWeft([
+      "profile",
+      cluster.address,
+      "--seconds",
+      "0.1",
+      "--worker",
+      "nobody",
+      "-o",
+      join(tmpdir(), "never-written.cpuprofile"),
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/weft profile: profile: no worker to profile \(none matches workers\)/);
+  });
+});

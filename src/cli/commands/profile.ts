@@ -1,0 +1,144 @@
+/**
+ * `weft profile <scheduler>`: CPU profiles of the workers' threads for a few
+ * seconds, written as one `.cpuprofile` (Chrome DevTools, VS Code, speedscope
+ * open it), and the functions where the time went, printed.
+ */
+
+import { Command } from "commander";
+import type { ClusterProfile, FunctionTime } from "../../client/profile.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+
+/** Options of `weft profile`. */
+export interface ProfileCliOptions extends ConnectCliOptions {
+  readonly seconds?: string;
+  readonly output?: string;
+  readonly worker?: readonly string[];
+  readonly intervalUs?: string;
+  readonly top?: string;
+  readonly json?: boolean;
+}
+
+function positiveNumber(flag: string, given: string, max: number): number | string {
+  const n = Number(given);
+  return given.trim() !== "" && Number.isFinite(n) && n > 0 && n <= max
+    ? n
+    : `${flag} must be a number above 0 and at most ${max}, got ${JSON.stringify(given)}`;
+}
+
+function integer(flag: string, given: string, min: number, max: number): number | string {
+  const n = Number(given);
+  return /^\d+$/.test(given) && n >= min && n <= max
+    ? n
+    : `${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(given)}`;
+}
+
+/** `where` of a function: its file and line, shortened to the file's name for file: URLs. */
+function where(f: FunctionTime): string {
+  if (f.url === "") return "";
+  const line = f.line > 0 ? `:${f.line}` : "";
+  return `${f.url}${line}`;
+}
+
+/** The summary lines: threads, then the top functions. */
+export function summaryLines(p: ClusterProfile<unknown>, top: number, output: string): string[] {
+  const sampled = p.threads.reduce((s, t) => s + t.sampledMs, 0);
+  const idle = p.threads.reduce((s, t) => s + t.idleMs, 0);
+  const busy = sampled - idle;
+  const workers = new Set(p.threads.map((t) => t.worker)).size;
+  const lines = [
+    `weft profile: ${p.threads.length} threads on ${workers} workers: ` +
+      `${(sampled / 1000).toFixed(1)} s sampled, ${(busy / 1000).toFixed(1)} s busy; written to ${output}` +
+      (p.lostThreads > 0
+        ? ` (${p.lostThreads} threads ended while profiled: their samples are lost)`
+        : ""),
+    "  (open it in Chrome DevTools' Performance panel, VS Code, or speedscope)",
+    "",
+    "thread                                            sampled s   busy s",
+  ];
+  for (const t of p.threads) {
+    const name = `${t.worker} ${t.thread}`;
+    lines.push(
+      `${name.padEnd(48)} ${(t.sampledMs / 1000).toFixed(1).padStart(10)} ${((t.sampledMs - t.idleMs) / 1000).toFixed(1).padStart(8)}`,
+    );
+  }
+  lines.push("", "   self ms   share  function");
+  for (const f of p.top.slice(0, top)) {
+    const share = busy > 0 ? `${((100 * f.selfMs) / busy).toFixed(1)}%` : "-";
+    lines.push(
+      `${f.selfMs.toFixed(1).padStart(10)} ${share.padStart(7)}  ${f.functionName}${f.url === "" ? "" : `  ${where(f)}`}`,
+    );
+  }
+  return lines;
+}
+
+/** `weft profile ADDRESS`. */
+export async function runProfile(
+  address: string,
+  opts: ProfileCliOptions,
+  ctx: CliContext,
+): Promise<void> {
+  const seconds = positiveNumber("--seconds", opts.seconds ?? "10", 3600);
+  const intervalUs = integer("--interval-us", opts.intervalUs ?? "1000", 100, 1_000_000);
+  const top = integer("--top", opts.top ?? "20", 0, 50);
+  const problem = [seconds, intervalUs, top].find((x) => typeof x === "string");
+  if (problem !== undefined) {
+    ctx.stderr.write(`weft profile: ${problem}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  const output = opts.output ?? "profile.cpuprofile";
+  await withClient("profile", address, opts, ctx, async (client) => {
+    const given = opts.worker ?? [];
+    const workers = given.length > 0 ? { workers: given } : {};
+    const ms = (seconds as number) * 1000;
+    ctx.stderr.write(
+      `weft profile: profiling the workers' threads for ${seconds} s (every ${intervalUs} µs)…\n`,
+    );
+    const profile = await client.profile(() => new Promise<void>((r) => setTimeout(r, ms)), {
+      ...workers,
+      intervalUs: intervalUs as number,
+      // Ample: the workers drop a profile nobody fetched only after this.
+      maxMs: ms + 60_000,
+      path: output,
+    });
+    if (opts.json === true) {
+      const { value: _, profile: __, ...summary } = profile;
+      ctx.stdout.write(`${JSON.stringify({ output, ...summary }, null, 2)}\n`);
+      return;
+    }
+    for (const line of summaryLines(profile, top as number, output)) ctx.stdout.write(`${line}\n`);
+  });
+}
+
+/** `weft profile`: see docs/client.md. */
+export function profileCommand(ctx: CliContext): Command {
+  return addConnectOptions(new Command("profile"))
+    .description(
+      "Profile the CPU of a running cluster's workers for some seconds: a .cpuprofile, and where the time went",
+    )
+    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
+    .option("--seconds <s>", "how long to profile", "10")
+    .option("-o, --output <file>", "where to write the merged profile", "profile.cpuprofile")
+    .option(
+      "--worker <address>",
+      "only this worker (an address, a host for every worker there, or a name; repeatable)",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option("--interval-us <us>", "microseconds between samples (100 to 1,000,000)", "1000")
+    .option("--top <n>", "how many functions to list (0 to 50)", "20")
+    .option("--json", "print the summary (threads, top functions) as JSON")
+    .addHelpText(
+      "after",
+      "\nEach worker's main thread (its event loop, and the tasks of the inline executor)\n" +
+        "and its pool threads are sampled by V8's profiler; workers sharing a process\n" +
+        "share its main thread, listed once. The file holds one profile: under its root,\n" +
+        "a node per thread, the threads one after the other in time, so that the times\n" +
+        "add up. Code already running when a thread's profile starts may be sampled as\n" +
+        "(program) until it returns. Exit code: 0; 1 if no worker matched or a worker\n" +
+        "could not be profiled; 2 for bad usage or a scheduler that cannot be reached.",
+    )
+    .action(async (address: string, opts: ProfileCliOptions) => {
+      await runProfile(address, opts, ctx);
+    });
+}

@@ -1,0 +1,125 @@
+import { readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { CpuProfile } from "../worker/profiler.ts";
+import { mergeProfiles, topFunctions } from "./profile.ts";
+import { spinFor } from "./profileTestTasks.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
+
+const PROFILE_TASKS = new URL("./profileTestTasks.ts", import.meta.url).href;
+
+afterAll(closeTestClusters);
+
+/** A profile of one thread: root → f → g, samples of `ids` 1 ms apart. */
+function threadProfile(name: string, ids: number[]): CpuProfile {
+  const frame = (functionName: string, line: number) => ({
+    functionName,
+    scriptId: "1",
+    url: `file:///${name}.js`,
+    lineNumber: line,
+    columnNumber: 0,
+  });
+  return {
+    nodes: [
+      { id: 1, callFrame: { ...frame("(root)", -1), url: "" }, children: [2] },
+      { id: 2, callFrame: frame("f", 9), children: [3] },
+      { id: 3, callFrame: frame("g", 19) },
+    ],
+    startTime: 5_000,
+    endTime: 5_000 + (ids.length + 1) * 1000,
+    samples: ids,
+    timeDeltas: ids.map(() => 1000),
+  };
+}
+
+describe("merging profiles", () => {
+  it("puts each thread under a node of its own, one after the other, times adding up", () => {
+    const merged = mergeProfiles([
+      { label: "w1 thread 1", profile: threadProfile("a", [2, 3, 3]) },
+      { label: "w2 thread 2", profile: threadProfile("b", [3, 3]) },
+    ]);
+    const byId = new Map(merged.nodes.map((n) => [n.id, n]));
+    const root = byId.get(1);
+    expect(root?.callFrame.functionName).toBe("(root)");
+    const threads = (root?.children ?? []).map((id) => byId.get(id)?.callFrame.functionName);
+    expect(threads).toEqual(["w1 thread 1", "w2 thread 2"]);
+    // Every node listed once, every child and sample naming a listed node.
+    expect(byId.size).toBe(merged.nodes.length);
+    for (const n of merged.nodes) for (const c of n.children ?? []) expect(byId.has(c)).toBe(true);
+    for (const s of merged.samples ?? []) expect(byId.has(s)).toBe(true);
+    expect(merged.samples?.length).toBe(5);
+    expect(merged.endTime - merged.startTime).toBe(5_000);
+    const top = topFunctions(merged, 10);
+    expect(top).toEqual([
+      { functionName: "g", url: "file:///a.js", line: 20, selfMs: 2 },
+      { functionName: "g", url: "file:///b.js", line: 20, selfMs: 2 },
+      { functionName: "f", url: "file:///a.js", line: 10, selfMs: 1 },
+    ]);
+  });
+});
+
+describe("client.profile", () => {
+  it("profiles the pool threads running tasks: the task's function is where the time went", async () => {
+    const { client } = await testCluster({
+      executor: "threads",
+      workers: 2,
+      taskModules: [CLIENT_TEST_TASKS, PROFILE_TASKS],
+    });
+    const path = join(tmpdir(), `weft-profile-${process.pid}.cpuprofile`);
+    try {
+      const got = await client.profile(
+        async () => {
+          const futures = client.map(spinFor, [400, 401, 402, 403], { pure: false });
+          return (await client.gather(futures)).length;
+        },
+        { path, intervalUs: 500 },
+      );
+      expect(got.value).toBe(4);
+      // Both workers' main thread is this process's: listed once.
+      expect(got.threads.filter((t) => t.thread === "main")).toHaveLength(1);
+      expect(
+        got.threads.filter((t) => t.thread.startsWith("thread ")).length,
+      ).toBeGreaterThanOrEqual(2);
+      const spin = got.top.find((f) => f.functionName === "profiledSpin");
+      expect(spin?.url).toMatch(/profileTestTasks\.ts$/);
+      // 1.6 s of spinning over two threads; most of it sampled in profiledSpin.
+      expect(spin?.selfMs).toBeGreaterThan(800);
+      const written = JSON.parse(await readFile(path, "utf8")) as CpuProfile;
+      expect(written.nodes.length).toBe(got.profile.nodes.length);
+      expect(written.samples?.length).toBe(got.profile.samples?.length);
+    } finally {
+      await rm(path, { force: true });
+    }
+  });
+
+  it("an error of the code is rethrown once the profile is written; bad options are refused", async () => {
+    const { client } = await testCluster();
+    const path = join(tmpdir(), `weft-profile-err-${process.pid}.cpuprofile`);
+    try {
+      await expect(
+        client.profile(
+          async () => {
+            throw new Error("boom");
+          },
+          { path },
+        ),
+      ).rejects.toThrow("boom");
+      expect(JSON.parse(await readFile(path, "utf8")).nodes.length).toBeGreaterThan(1);
+      // The workers are free again: a second profile starts.
+      expect((await client.profile(() => 7)).value).toBe(7);
+    } finally {
+      await rm(path, { force: true });
+    }
+    await expect(client.profile(() => 1, { intervalUs: 5 })).rejects.toThrow(
+      /profile: intervalUs must be an integer from 100 to 1000000, got 5/,
+    );
+    await expect(client.profile(() => 1, { maxMs: 0 })).rejects.toThrow(/profile: maxMs/);
+    await expect(client.profile(() => 1, { workers: "nobody" })).rejects.toThrow(
+      /profile: no worker to profile \(none matches workers\)/,
+    );
+    await expect(client.profile("nope" as never)).rejects.toThrow(
+      /profile: expected the code to profile, as a function/,
+    );
+  });
+});

@@ -1,0 +1,362 @@
+/**
+ * `Client.profile`: CPU profiles of the workers' threads while some code runs
+ * (Dask's `Client.profile`, on demand rather than always on), merged into one
+ * `.cpuprofile` that Chrome DevTools, VS Code and speedscope open, and a
+ * summary of where the time went, by function.
+ */
+
+import { randomUUID } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { showValue } from "../util/showValue.ts";
+import type { PeerPool } from "../worker/peerPool.ts";
+import {
+  type CpuProfile,
+  checkProfileSettings,
+  type ProfileSettings,
+  type ThreadProfile,
+  type WorkerProfile,
+} from "../worker/profiler.ts";
+import { callEachWorker } from "./askWorkers.ts";
+
+/** Options of `Client.profile`. */
+export interface ProfileOptions {
+  /** Only these workers (addresses, hosts for every worker there, or names). Default: every worker. */
+  readonly workers?: string | readonly string[];
+  /** Microseconds between samples, from 100 to 1,000,000. Default 1,000. */
+  readonly intervalUs?: number;
+  /**
+   * The workers stop profiling by themselves this long after starting, in
+   * ms (in case this client goes away), and keep the profile a minute longer
+   * for it. Default 600,000 (10 minutes).
+   */
+  readonly maxMs?: number;
+  /** Also write the merged profile to this file (a `.cpuprofile`), even if the code throws. */
+  readonly path?: string | URL;
+}
+
+/** One thread's part of a {@link ClusterProfile}. */
+export interface ProfiledThread {
+  /** The worker's address. */
+  readonly worker: string;
+  /** `"main"` (the worker's event loop, and in-process tasks) or `"thread <id>"` (a pool thread). */
+  readonly thread: string;
+  /** Milliseconds sampled, and how many of them idle. */
+  readonly sampledMs: number;
+  readonly idleMs: number;
+}
+
+/** Where the sampled time went: one function. */
+export interface FunctionTime {
+  /** The function's name, `(anonymous)`, or V8's `(program)`, `(garbage collector)`. */
+  readonly functionName: string;
+  /** Its script (a file URL, a module specifier), or "" for V8's own entries. */
+  readonly url: string;
+  /** 1-based, or 0 when unknown. */
+  readonly line: number;
+  /** Milliseconds sampled in the function itself (not in what it called). */
+  readonly selfMs: number;
+}
+
+/** What `Client.profile` resolves with. */
+export interface ClusterProfile<T> {
+  /** What the code gave. */
+  readonly value: T;
+  /**
+   * The threads' profiles merged into one: under the root, one node per
+   * thread (`<worker> <thread>`), the threads one after the other in time.
+   */
+  readonly profile: CpuProfile;
+  readonly threads: readonly ProfiledThread[];
+  /** Pool threads that ended while profiled (their samples are lost). */
+  readonly lostThreads: number;
+  /** The functions taking the most time, idle time left out, most first (the first 50). */
+  readonly top: readonly FunctionTime[];
+}
+
+/** Checked options: a TypeError or RangeError naming the option otherwise. */
+export function profileSettings(options: unknown): ProfileSettings {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new TypeError(`profile: options must be an object, got ${showValue(options)}`);
+  }
+  const o = options as ProfileOptions;
+  if (o.path !== undefined && typeof o.path !== "string" && !(o.path instanceof URL)) {
+    throw new TypeError(
+      `profile: path must be a file path or a file: URL, got ${showValue(o.path)}`,
+    );
+  }
+  return checkProfileSettings("profile", o.intervalUs, o.maxMs);
+}
+
+/** Whether `v` looks like what a worker answers `profile_stop` with. */
+function isWorkerProfile(v: unknown): v is WorkerProfile {
+  if (typeof v !== "object" || v === null) return false;
+  const w = v as Partial<WorkerProfile>;
+  return (
+    typeof w.pid === "number" &&
+    typeof w.host === "string" &&
+    typeof w.lostThreads === "number" &&
+    Array.isArray(w.threads) &&
+    w.threads.every(
+      (t: Partial<ThreadProfile>) =>
+        typeof t === "object" &&
+        t !== null &&
+        typeof t.thread === "string" &&
+        typeof t.threadId === "number" &&
+        isCpuProfile(t.profile),
+    )
+  );
+}
+
+function isCpuProfile(p: unknown): p is CpuProfile {
+  if (typeof p !== "object" || p === null) return false;
+  const c = p as Partial<CpuProfile>;
+  return (
+    Array.isArray(c.nodes) &&
+    c.nodes.every(
+      (n) =>
+        typeof n === "object" &&
+        n !== null &&
+        typeof n.id === "number" &&
+        typeof n.callFrame === "object" &&
+        n.callFrame !== null,
+    ) &&
+    typeof c.startTime === "number" &&
+    typeof c.endTime === "number" &&
+    (c.samples === undefined || Array.isArray(c.samples)) &&
+    (c.timeDeltas === undefined || Array.isArray(c.timeDeltas)) &&
+    (c.samples?.length ?? 0) === (c.timeDeltas?.length ?? 0)
+  );
+}
+
+/** Each sample's duration in µs: the time to the next sample (the last one: the profile's end). */
+function sampleDurations(p: CpuProfile): number[] {
+  const deltas = p.timeDeltas ?? [];
+  const out = new Array<number>(deltas.length);
+  let t = p.startTime;
+  const times = deltas.map((d) => (t += d));
+  for (let i = 0; i < times.length; i++) {
+    const next = i + 1 < times.length ? times[i + 1] : Math.max(p.endTime, times[i]);
+    out[i] = Math.max(next - times[i], 0);
+  }
+  return out;
+}
+
+/** Self time (µs) of each node of `p`. */
+function selfTimes(p: CpuProfile): Map<number, number> {
+  const out = new Map<number, number>();
+  const samples = p.samples ?? [];
+  const durations = sampleDurations(p);
+  for (let i = 0; i < samples.length; i++) {
+    out.set(samples[i], (out.get(samples[i]) ?? 0) + durations[i]);
+  }
+  return out;
+}
+
+/** The node of `p` no other node names as a child. */
+function rootOf(p: CpuProfile): CpuProfile["nodes"][number] {
+  const children = new Set<number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) children.add(c);
+  const root = p.nodes.find((n) => !children.has(n.id));
+  if (root === undefined) throw new Error("profile: a profile without a root node");
+  return root;
+}
+
+/**
+ * Profiles of several threads as one: under a new root, a node per thread
+ * named by `label`, each thread's samples after the previous thread's, so
+ * that every sample keeps its duration and the times add up across threads.
+ */
+export function mergeProfiles(
+  parts: readonly { readonly label: string; readonly profile: CpuProfile }[],
+): CpuProfile {
+  const frame = (functionName: string) => ({
+    functionName,
+    scriptId: "0",
+    url: "",
+    lineNumber: -1,
+    columnNumber: -1,
+  });
+  const root = { id: 1, callFrame: frame("(root)"), hitCount: 0, children: [] as number[] };
+  const nodes: CpuProfile["nodes"] = [root];
+  const samples: number[] = [];
+  const timeDeltas: number[] = [];
+  let nextId = 2;
+  // The merged timeline: each sample starts when the one before it (of any thread) ended.
+  let clock = 0;
+  let lastSampleAt = 0;
+  for (const { label, profile } of parts) {
+    const partRoot = rootOf(profile);
+    const ids = new Map<number, number>();
+    const threadNode = {
+      id: nextId++,
+      callFrame: frame(label),
+      hitCount: partRoot.hitCount ?? 0,
+      children: [] as number[],
+    };
+    ids.set(partRoot.id, threadNode.id);
+    for (const n of profile.nodes) if (n !== partRoot) ids.set(n.id, nextId++);
+    const idOf = (id: number): number => {
+      const mapped = ids.get(id);
+      if (mapped === undefined) throw new Error(`profile: node ${id} is named but not listed`);
+      return mapped;
+    };
+    threadNode.children = (partRoot.children ?? []).map(idOf);
+    root.children.push(threadNode.id);
+    nodes.push(threadNode);
+    for (const n of profile.nodes) {
+      if (n === partRoot) continue;
+      nodes.push({ ...n, id: idOf(n.id), children: (n.children ?? []).map(idOf) });
+    }
+    const own = profile.samples ?? [];
+    const durations = sampleDurations(profile);
+    for (let i = 0; i < own.length; i++) {
+      samples.push(idOf(own[i]));
+      timeDeltas.push(clock - lastSampleAt);
+      lastSampleAt = clock;
+      clock += durations[i];
+    }
+  }
+  return { nodes, startTime: 0, endTime: clock, samples, timeDeltas };
+}
+
+/** Milliseconds, to a tenth. */
+function ms(us: number): number {
+  return Math.round(us / 100) / 10;
+}
+
+/** The sampled and idle milliseconds of a thread's profile. */
+export function threadTimes(p: CpuProfile): { sampledMs: number; idleMs: number } {
+  const self = selfTimes(p);
+  let sampled = 0;
+  let idle = 0;
+  for (const n of p.nodes) {
+    const t = self.get(n.id) ?? 0;
+    sampled += t;
+    if (n.callFrame.functionName === "(idle)") idle += t;
+  }
+  return { sampledMs: ms(sampled), idleMs: ms(idle) };
+}
+
+/** The `n` functions of `p` with the most self time, `(idle)` left out. */
+export function topFunctions(p: CpuProfile, n: number): FunctionTime[] {
+  const self = selfTimes(p);
+  const byFunction = new Map<
+    string,
+    { functionName: string; url: string; line: number; us: number }
+  >();
+  for (const node of p.nodes) {
+    const t = self.get(node.id);
+    if (t === undefined || t === 0) continue;
+    const f = node.callFrame;
+    if (f.functionName === "(idle)") continue;
+    const functionName = f.functionName === "" ? "(anonymous)" : f.functionName;
+    const line = f.lineNumber >= 0 ? f.lineNumber + 1 : 0;
+    const key = `${functionName}\0${f.url}\0${line}`;
+    const entry = byFunction.get(key);
+    if (entry === undefined) byFunction.set(key, { functionName, url: f.url, line, us: t });
+    else entry.us += t;
+  }
+  return [...byFunction.values()]
+    .sort((a, b) => b.us - a.us)
+    .slice(0, n)
+    .map((e) => ({ functionName: e.functionName, url: e.url, line: e.line, selfMs: ms(e.us) }));
+}
+
+/** How a body's run ended. */
+type Outcome<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: unknown };
+
+/**
+ * Profile the threads of the workers at `addresses` while `body` runs, then
+ * merge their profiles (see `Client.profile`).
+ */
+export async function profileWhile<T>(
+  peers: PeerPool,
+  addresses: readonly string[],
+  body: () => T | Promise<T>,
+  options: ProfileOptions,
+): Promise<ClusterProfile<T>> {
+  if (typeof body !== "function") {
+    throw new TypeError(
+      `profile: expected the code to profile, as a function, got ${showValue(body)}`,
+    );
+  }
+  const { intervalUs, maxMs } = profileSettings(options);
+  if (addresses.length === 0) {
+    throw new Error(
+      `profile: no worker to profile (${options.workers === undefined ? "none is connected" : "none matches workers"})`,
+    );
+  }
+  const id = randomUUID();
+  const started: string[] = [];
+  try {
+    await callEachWorker(
+      peers,
+      addresses,
+      { op: "profile", method: "profile_start", args: { id, intervalUs, maxMs } },
+      { noun: "profiler", expected: "something other than OK" },
+      (got, address) => {
+        if (got !== "OK") return null;
+        started.push(address);
+        return got;
+      },
+    );
+  } catch (err) {
+    // Those that did start are stopped, their profiles dropped.
+    await Promise.all(
+      started.map(async (address) => {
+        try {
+          await (await peers.get(address)).call("profile_stop", { id });
+        } catch {
+          // gone, or stopped already
+        }
+      }),
+    );
+    throw err;
+  }
+  let outcome: Outcome<T>;
+  try {
+    outcome = { ok: true, value: await body() };
+  } catch (error) {
+    outcome = { ok: false, error };
+  }
+  const profiles = await callEachWorker(
+    peers,
+    addresses,
+    { op: "profile", method: "profile_stop", args: { id } },
+    { noun: "profile", expected: "no profile" },
+    (got) => (isWorkerProfile(got) ? got : null),
+  );
+  const merged = mergeWorkerProfiles(profiles);
+  if (options.path !== undefined) await writeFile(options.path, JSON.stringify(merged.profile));
+  if (!outcome.ok) throw outcome.error;
+  return { value: outcome.value, ...merged };
+}
+
+/**
+ * The workers' profiles (`{address: profile}`) as one. A process's main thread
+ * is kept once, under its first worker: in-process workers share it.
+ */
+export function mergeWorkerProfiles(
+  profiles: Readonly<Record<string, WorkerProfile>>,
+): Omit<ClusterProfile<never>, "value"> {
+  const parts: { label: string; profile: CpuProfile }[] = [];
+  const threads: ProfiledThread[] = [];
+  const mainsSeen = new Set<string>();
+  let lostThreads = 0;
+  for (const [worker, w] of Object.entries(profiles)) {
+    lostThreads += w.lostThreads;
+    for (const t of w.threads) {
+      if (t.thread === "main") {
+        const process = `${w.host} ${w.pid}`;
+        if (mainsSeen.has(process)) continue;
+        mainsSeen.add(process);
+      }
+      parts.push({ label: `${worker} ${t.thread}`, profile: t.profile });
+      threads.push({ worker, thread: t.thread, ...threadTimes(t.profile) });
+    }
+  }
+  const profile = mergeProfiles(parts);
+  return { profile, threads, lostThreads, top: topFunctions(profile, 50) };
+}
