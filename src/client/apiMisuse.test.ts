@@ -275,6 +275,7 @@ describe("misuse is answered with an error naming the method and the argument", 
       [() => start({ workers: 0, logger: 5 }), /^LocalCluster option logger must be a pino/],
       [() => start({ workers: 0, scheduler: 5 }), /^LocalCluster option scheduler must be an/],
       [() => start({ workers: 0, worker: [] }), /^LocalCluster option worker must be an object/],
+      [() => start({ protocol: "tls", tls: 5 }), /^LocalCluster option tls must be an object/],
       [() => cluster.adapt(null as Loose), /^adapt: options must be an object, got null$/],
       [() => cluster.client(5 as Loose), /^LocalCluster\.client: options must be an object/],
     ]);

@@ -12,7 +12,7 @@
  */
 
 import type { Logger } from "pino";
-import type { TlsCredentials } from "../comm/tls.ts";
+import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
 import { weftLogger } from "../util/logger.ts";
@@ -204,6 +204,9 @@ export class LocalCluster {
         `LocalCluster option tls applies with protocol "tls" (got protocol ${JSON.stringify(protocol)}, which would not use it)`,
       );
     }
+    // Here, or the scheduler's check names its own option.
+    const tlsProblem = tls === undefined ? null : tlsCredentialsProblem(tls);
+    if (tlsProblem !== null) throw new TypeError(`LocalCluster option ${tlsProblem}`);
     // Checked here, so that a missing module is named as the cluster's, once (the scheduler
     // and every worker get them).
     const given = options.taskModules ?? [];
