@@ -88,6 +88,17 @@ describe("valueProblem", () => {
     for (const [v, message] of cases) expect(valueProblem(v, "result")).toMatch(message);
   });
 
+  it("checks each container once: shared references do not multiply the work, cycles end", () => {
+    let dag: unknown = { leaf: 1 };
+    for (let i = 0; i < 60; i++) dag = i % 2 === 0 ? [dag, dag] : { l: dag, r: dag };
+    expect(valueProblem(dag, "result")).toBeNull();
+    const ring: unknown[] = [1];
+    ring.push({ back: ring, more: [ring] });
+    expect(valueProblem(ring, "result")).toBeNull();
+    (ring[1] as { more: unknown[] }).more.push(() => 1);
+    expect(valueProblem(ring, "result")).toBe("result[1].more[1] is a function");
+  });
+
   it("a getter that throws is reported, not thrown", () => {
     const v = {
       get x(): number {

@@ -162,32 +162,51 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
     return classInstance(proto);
   }
   const seen = walk.seen;
-  if (seen.has(v)) return null; // a cycle, or a shared reference checked already
+  // A cycle, or a shared reference checked already. An array or object is
+  // remembered only once it is found to hold an object: no cycle goes through
+  // one that holds none, and checking it again where it is shared costs no
+  // more than its values, while remembering every one of many small rows (a
+  // result of 100,000 of them) cost as much as cloning them.
+  if (seen.has(v)) return null;
   if (depth >= MAX_ARG_DEPTH) {
     return {
       path: [],
       what: `is nested deeper than ${MAX_ARG_DEPTH} arrays, objects, Maps or Sets`,
     };
   }
-  seen.add(v);
   switch (kind) {
     case "array": {
       const a = v as unknown[];
+      let remembered = false;
       for (let i = 0; i < a.length; i++) {
-        const found = check(a[i], depth + 1, walk);
+        const item = a[i];
+        const t = typeof item;
+        if (t !== "object" && t !== "function" && t !== "symbol") continue;
+        if (t === "object" && item !== null && !remembered) {
+          seen.add(a);
+          remembered = true;
+        }
+        const found = check(item, depth + 1, walk);
         if (found !== null) return within(found, i);
       }
       return null;
     }
     case "object": {
       const o = v as Record<string, unknown>;
+      let remembered = false;
       for (const k of Object.keys(o)) {
-        const found = check(o[k], depth + 1, walk);
+        const item = o[k];
+        if (typeof item === "object" && item !== null && !remembered) {
+          seen.add(o);
+          remembered = true;
+        }
+        const found = check(item, depth + 1, walk);
         if (found !== null) return within(found, k);
       }
       return null;
     }
     case "map": {
+      seen.add(v);
       let i = 0;
       for (const [k, item] of v as Map<unknown, unknown>) {
         const found = check(k, depth + 1, walk);
@@ -199,6 +218,7 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
       return null;
     }
     case "set": {
+      seen.add(v);
       let i = 0;
       for (const item of v as Set<unknown>) {
         const found = check(item, depth + 1, walk);

@@ -19,6 +19,11 @@ export interface ExecuteJob {
    * each a handle calling through the task's client. Default false.
    */
   readonly hasActors?: boolean;
+  /**
+   * The task makes an actor: its result is the object itself, which stays on
+   * this worker, and need not be data as other results must be. Default false.
+   */
+  readonly actor?: boolean;
 }
 
 /** What the worker does when the running task calls `secede()` / `rejoin()`. */

@@ -1,7 +1,8 @@
 /**
  * The inline executor: tasks run on the worker's main thread, when the worker
- * starts them. No thread hop and no copy (results are kept by reference), so
- * it suits tiny tasks and tests; a synchronous task blocks the worker's event
+ * starts them. No thread hop and no copy (results are kept by reference, once
+ * checked to be data, as the other paths would copy them), so it suits tiny
+ * tasks and tests; a synchronous task blocks the worker's event
  * loop while it runs, and `nthreads` only limits how many asynchronous tasks
  * are in progress at once.
  */
@@ -44,7 +45,15 @@ export class InlineExecutor implements Executor {
   ): ExecuteOutcome | Promise<ExecuteOutcome> {
     if (signal.aborted) return Promise.reject(signal.reason);
     if (this.closed) return Promise.reject(new Error("executor is closed"));
-    const outcome = startTask(job.key, job.fn, job.args, control, undefined, job.hasActors);
+    const outcome = startTask(
+      job.key,
+      job.fn,
+      job.args,
+      control,
+      undefined,
+      job.hasActors,
+      job.actor,
+    );
     // A task cannot be stopped on this thread: once aborted, stop waiting for it.
     return outcome instanceof Promise ? raceSignal(outcome, signal) : outcome;
   }

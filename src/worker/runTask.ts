@@ -6,6 +6,7 @@
 
 import { threadId } from "node:worker_threads";
 import { type ActorHost, bindActorRefs } from "../client/actor.ts";
+import { DATA_KINDS, valueProblem } from "../protocol/values.ts";
 import {
   type ExecuteOutcome,
   makeError,
@@ -32,6 +33,8 @@ class TaskRun implements TaskRuntime {
     readonly key: string,
     private readonly startedMs: number,
     private readonly hooks: SecedeHooks,
+    /** The task makes an actor: its result is not checked (see {@link runTask}). */
+    readonly actor = false,
   ) {}
 
   secede(): void {
@@ -93,7 +96,11 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
  * Run `fn(...args)` for task `key`. `finish` may post-process a returned value
  * (the pool threads serialise it); it runs inside the timing. With
  * `hasActors`, the `ActorRef`s among the arguments become handles calling
- * through the task's client.
+ * through the task's client. A returned value must be data (see
+ * `protocol/values.ts`), whatever the executor: the task fails with a
+ * `DataCloneError` naming what is not, rather than have a class instance keep
+ * its prototype with one executor and lose it with another (or in a transfer).
+ * `actor`: the task makes an actor, whose object is its result, not checked.
  */
 export async function runTask(
   key: string,
@@ -102,8 +109,9 @@ export async function runTask(
   hooks: SecedeHooks,
   finish?: (value: unknown) => unknown,
   hasActors = false,
+  actor = false,
 ): Promise<ExecuteOutcome> {
-  return startTask(key, fnName, args, hooks, finish, hasActors);
+  return startTask(key, fnName, args, hooks, finish, hasActors, actor);
 }
 
 /**
@@ -119,9 +127,10 @@ export function startTask(
   hooks: SecedeHooks,
   finish?: (value: unknown) => unknown,
   hasActors = false,
+  actor = false,
 ): ExecuteOutcome | Promise<ExecuteOutcome> {
   const start = wallSeconds();
-  const run = new TaskRun(key, performance.now(), hooks);
+  const run = new TaskRun(key, performance.now(), hooks, actor);
   if (hasActors) {
     args = bindActorRefs(args, () => run.client() as Promise<ActorHost>) as unknown[];
   }
@@ -214,6 +223,19 @@ function valueOutcome(
   run: TaskRun,
   finish: ((value: unknown) => unknown) | undefined,
 ): ExecuteOutcome {
+  if (!run.actor) {
+    const problem = valueProblem(value, "result");
+    if (problem !== null) {
+      return errorOutcome(
+        makeError(
+          "DataCloneError",
+          `result of task ${key} cannot be cloned: ${problem}; task results must be data (${DATA_KINDS})`,
+        ),
+        start,
+        run,
+      );
+    }
+  }
   if (finish !== undefined) {
     try {
       value = finish(value);

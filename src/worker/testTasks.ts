@@ -21,6 +21,15 @@ defineTask("boom", (message: string) => {
   throw new ValueError(message);
 });
 defineTask("uncloneable", () => ({ callback: () => 1 }));
+/** Data when checked, a function when cloned (its getter's second read): only the clone fails. */
+defineTask("fickle", () => {
+  let reads = 0;
+  return {
+    get x(): unknown {
+      return reads++ === 0 ? 1 : () => 1;
+    },
+  };
+});
 defineTask("sleep", async (ms: number, value: unknown) => {
   await sleep(ms);
   return value;

@@ -353,7 +353,13 @@ describe("Worker, piscina executor specifics", () => {
     await sched.computeTask(w.address, "u", { fn: "uncloneable", args: [] });
     const msg = await sched.waitForKey("task-erred", "u");
     expect(msg.exceptionText).toMatch(
-      /^DataCloneError: result of task u cannot be cloned: .*could not be cloned/,
+      /^DataCloneError: result of task u cannot be cloned: result\.callback is a function; task results must be data/,
+    );
+    // What passes the check but fails the clone all the same fails the same way.
+    await sched.computeTask(w.address, "v", { fn: "fickle", args: [] });
+    const fickle = await sched.waitForKey("task-erred", "v");
+    expect(fickle.exceptionText).toMatch(
+      /^DataCloneError: result of task v cannot be cloned: .*could not be cloned/,
     );
     // the thread survived
     await sched.computeTask(w.address, "after", { fn: "inc", args: [1] });

@@ -1163,8 +1163,15 @@ export class Worker extends BaseWorker {
       if (problem !== null) throw new TypeError(`task ${key} has an invalid run spec: ${problem}`);
       const { fn, args } = spec as TaskSpec;
       const resolved = resolveArgs(args, this.state.data, key, this.state);
-      const job: ExecuteJob = { key, fn, args: resolved.args, hasActors: resolved.hasActors };
-      if (this.state.actors.has(key) && this.executor.kind !== "inline") {
+      const actor = this.state.actors.has(key);
+      const job: ExecuteJob = {
+        key,
+        fn,
+        args: resolved.args,
+        hasActors: resolved.hasActors,
+        actor,
+      };
+      if (actor && this.executor.kind !== "inline") {
         const onMainThread = this.runActorTask(job, runId, ctx);
         return this.withFailureEvent(onMainThread, key, runId, stimId, ctx);
       }
