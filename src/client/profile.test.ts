@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CpuProfile } from "../worker/profiler.ts";
-import { mergeProfiles, topFunctions } from "./profile.ts";
+import { mergeProfiles, threadTimes, topFunctions } from "./profile.ts";
 import { spinFor } from "./profileTestTasks.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 
@@ -56,6 +56,35 @@ describe("merging profiles", () => {
       { functionName: "g", url: "file:///b.js", line: 20, selfMs: 2 },
       { functionName: "f", url: "file:///a.js", line: 10, selfMs: 1 },
     ]);
+  });
+});
+
+describe("idle time", () => {
+  it("counts V8's (idle) and piscina's wait for the next task as idle, and lists neither", () => {
+    const frame = (functionName: string, url: string) => ({
+      functionName,
+      scriptId: "1",
+      url,
+      lineNumber: 0,
+      columnNumber: 0,
+    });
+    const p: CpuProfile = {
+      nodes: [
+        { id: 1, callFrame: frame("(root)", ""), children: [2, 3, 4] },
+        { id: 2, callFrame: frame("(idle)", "") },
+        {
+          id: 3,
+          callFrame: frame("atomicsWaitLoop", "file:///x/node_modules/piscina/dist/worker.js"),
+        },
+        { id: 4, callFrame: frame("work", "file:///t.js") },
+      ],
+      startTime: 0,
+      endTime: 5_000,
+      samples: [2, 3, 3, 4],
+      timeDeltas: [1000, 1000, 1000, 1000],
+    };
+    expect(threadTimes(p)).toEqual({ sampledMs: 4, idleMs: 3 });
+    expect(topFunctions(p, 5).map((f) => f.functionName)).toEqual(["work"]);
   });
 });
 

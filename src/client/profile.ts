@@ -40,7 +40,7 @@ export interface ProfiledThread {
   readonly worker: string;
   /** `"main"` (the worker's event loop, and in-process tasks) or `"thread <id>"` (a pool thread). */
   readonly thread: string;
-  /** Milliseconds sampled, and how many of them idle. */
+  /** Milliseconds sampled, and how many of them idle (V8's `(idle)`, or a pool thread waiting for a task). */
   readonly sampledMs: number;
   readonly idleMs: number;
 }
@@ -219,6 +219,18 @@ export function mergeProfiles(
   return { nodes, startTime: 0, endTime: clock, samples, timeDeltas };
 }
 
+/**
+ * Whether a sample in `f` is a thread waiting for work: V8's `(idle)` (an
+ * event loop with nothing to do), or piscina's loop blocked in `Atomics.wait`
+ * for the next task, which V8 samples as running JavaScript.
+ */
+function isIdle(f: CpuProfile["nodes"][number]["callFrame"]): boolean {
+  return (
+    f.functionName === "(idle)" ||
+    (f.functionName === "atomicsWaitLoop" && f.url.includes("/piscina/"))
+  );
+}
+
 /** Milliseconds, to a tenth. */
 function ms(us: number): number {
   return Math.round(us / 100) / 10;
@@ -232,12 +244,12 @@ export function threadTimes(p: CpuProfile): { sampledMs: number; idleMs: number 
   for (const n of p.nodes) {
     const t = self.get(n.id) ?? 0;
     sampled += t;
-    if (n.callFrame.functionName === "(idle)") idle += t;
+    if (isIdle(n.callFrame)) idle += t;
   }
   return { sampledMs: ms(sampled), idleMs: ms(idle) };
 }
 
-/** The `n` functions of `p` with the most self time, `(idle)` left out. */
+/** The `n` functions of `p` with the most self time, idle time left out. */
 export function topFunctions(p: CpuProfile, n: number): FunctionTime[] {
   const self = selfTimes(p);
   const byFunction = new Map<
@@ -248,7 +260,7 @@ export function topFunctions(p: CpuProfile, n: number): FunctionTime[] {
     const t = self.get(node.id);
     if (t === undefined || t === 0) continue;
     const f = node.callFrame;
-    if (f.functionName === "(idle)") continue;
+    if (isIdle(f)) continue;
     const functionName = f.functionName === "" ? "(anonymous)" : f.functionName;
     const line = f.lineNumber >= 0 ? f.lineNumber + 1 : 0;
     const key = `${functionName}\0${f.url}\0${line}`;
