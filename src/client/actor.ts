@@ -22,7 +22,6 @@
  * task's client; a handle passed to an actor's method arrives as a handle too.
  */
 
-import { clonedBytes } from "../comm/clonedBytes.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { isDataError, SerializationError } from "../comm/errors.ts";
 import { RemoteError } from "../comm/rpc.ts";
@@ -132,15 +131,11 @@ export class Actor<T = unknown> implements ActorRef {
     method: K,
     ...args: ActorArgs<T, K>
   ): Promise<ActorResult<T, K>> {
-    const answer = await this.send(
-      "actor_execute",
-      {
-        actor: this.__weftActor,
-        function: method,
-        args: this.wireArgs(method, args),
-      },
-      () => this.unsendable(method, args),
-    );
+    const answer = await this.send("actor_execute", {
+      actor: this.__weftActor,
+      function: method,
+      args: this.wireArgs(method, args),
+    });
     return answer as ActorResult<T, K>;
   }
 
@@ -150,13 +145,13 @@ export class Actor<T = unknown> implements ActorRef {
   }
 
   /**
-   * `args` as the call sends them, after checking that they are data. In
-   * process the worker would get the caller's objects themselves: each is
-   * copied as the wire would copy it, so that neither side sees the other's
-   * later changes, and a value the wire cannot carry fails here as there.
+   * `args` as the call sends them: checked to be data, and copied now, as the
+   * wire would copy them. Taken at the call, as a task's arguments are at
+   * submit: over TCP they would otherwise be encoded only once the connection
+   * is had (a caller changing one meanwhile would send the change), and in
+   * process the worker would get the caller's objects themselves.
    */
   private wireArgs(method: string, args: readonly unknown[]): unknown[] {
-    const inProcess = this.address.startsWith("inproc://");
     const out = new Array<unknown>(args.length);
     for (let i = 0; i < args.length; i++) {
       const arg = args[i];
@@ -165,10 +160,6 @@ export class Actor<T = unknown> implements ActorRef {
         throw new TypeError(
           `${this.callName(method)}: ${check.problem}; actor arguments must be data (${DATA_KINDS})`,
         );
-      }
-      if (!inProcess) {
-        out[i] = new ClonedValue(arg);
-        continue;
       }
       try {
         out[i] = new ClonedValue(wireClone(arg, check));
@@ -186,18 +177,6 @@ export class Actor<T = unknown> implements ActorRef {
     );
   }
 
-  /** The error for arguments the wire could not encode, naming the first that cannot be. */
-  private unsendable(method: string, args: readonly unknown[]): Error | null {
-    for (let i = 0; i < args.length; i++) {
-      try {
-        clonedBytes(args[i]);
-      } catch (err) {
-        return this.cannotSend(method, i, err);
-      }
-    }
-    return null;
-  }
-
   /** Read field `attribute` of the object on its worker (Dask's attribute access). */
   async get<K extends ActorField<T>>(attribute: K): Promise<T[K]> {
     return (await this.send("actor_attribute", {
@@ -210,15 +189,7 @@ export class Actor<T = unknown> implements ActorRef {
     return `Actor(${this.__weftActor} on ${this.address})`;
   }
 
-  /**
-   * Send `op`; `unsendable` says which argument the wire could not encode,
-   * when it could not.
-   */
-  private async send(
-    op: ActorOp,
-    args: Record<string, unknown>,
-    unsendable: () => Error | null = () => null,
-  ): Promise<unknown> {
+  private async send(op: ActorOp, args: Record<string, unknown>): Promise<unknown> {
     let answer: unknown;
     try {
       const host = await this.#host();
@@ -226,9 +197,12 @@ export class Actor<T = unknown> implements ActorRef {
     } catch (err) {
       // A closed client is the caller's own doing, not the worker's.
       if (err instanceof ActorError || err instanceof ClientClosedError) throw err;
-      // Encoding the request failed here: nothing was sent, the worker is fine.
+      // Encoding the request failed here (its arguments are clones already: hardly
+      // ever): nothing was sent, the worker is fine.
       if (err instanceof SerializationError) {
-        throw unsendable() ?? new TypeError(`${op} of actor ${this.__weftActor}: ${err.message}`);
+        throw new TypeError(`${op} of actor ${this.__weftActor}: cannot be sent: ${err.message}`, {
+          cause: err,
+        });
       }
       // Too large to send: nothing was sent, and retrying would not help.
       if (isDataError(err)) {

@@ -30,9 +30,11 @@ describe("actor values", () => {
     it(`arguments and results are copies: neither side sees the other's later changes (${protocol})`, async () => {
       const handle = await keeperOn(protocol);
       const sent = [1, { a: 2 }];
-      expect(await handle.call("keep", sent)).toBe("kept");
+      // Taken at the call, as a task's arguments are at submit: not when sent, later.
+      const kept = handle.call("keep", sent);
       sent.push(99);
       (sent[1] as { a: number }).a = 99;
+      expect(await kept).toBe("kept");
       expect(await handle.call("held")).toEqual([1, { a: 2 }]);
 
       const got = (await handle.call("held")) as unknown[];
@@ -114,6 +116,14 @@ describe("actor values", () => {
         /^call\("keep"\) of actor keeper-\w+: args\[1\] cannot be sent: .*could not be cloned/,
       );
       expect(await handle.get("kept")).toBeNull();
+      // A result the same: an ActorError saying it could not be cloned.
+      const back = await handle.call("fickle").catch((e: unknown) => e);
+      expect(back).toBeInstanceOf(ActorError);
+      expect((back as ActorError).exceptionText).toMatch(
+        /^(DataCloneError|SerializationError): .*could not be cloned/,
+      );
+      expect((back as ActorError).exceptionText).not.toMatch(/cannot reach/);
+      expect(await handle.call("keep", 2)).toBe("kept");
     });
   }
 

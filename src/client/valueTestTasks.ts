@@ -48,6 +48,15 @@ export class Keeper {
   callback(): { f: () => number } {
     return { f: () => 1 };
   }
+  /** Data when checked, a function when cloned (its getter's second read). */
+  fickle(): unknown {
+    let reads = 0;
+    return {
+      get x(): unknown {
+        return reads++ === 0 ? 1 : () => 1;
+      },
+    };
+  }
   nested(levels: number): unknown {
     let v: unknown = 1;
     for (let i = 0; i < levels; i++) v = [v];
