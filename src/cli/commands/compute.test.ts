@@ -102,6 +102,43 @@ describe("weft run, scheduler, worker", () => {
     expect(unwritable.err).toMatch(/^weft run: cannot write the task stream to .*s\.json: ENOENT/);
   });
 
+  it("weft run --profile writes the workers' profile once the values are printed", async () => {
+    const path = join(dir, "run.cpuprofile");
+    const r = await weft([
+      "run",
+      jsonFile("prof.json", GRAPH),
+      "--executor",
+      "inline",
+      "--no-progress",
+      "--profile",
+      path,
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
+    expect(r.err).toMatch(
+      /^weft run: profile of 1 thread written to .*run\.cpuprofile \(\d+\.\d s busy(: .*)?\)\n$/,
+    );
+    const written = JSON.parse(readFileSync(path, "utf8")) as {
+      nodes: unknown[];
+      samples: unknown[];
+    };
+    expect(written.nodes.length).toBeGreaterThan(1);
+    const unwritable = await weft([
+      "run",
+      jsonFile("prof2.json", GRAPH),
+      "--executor",
+      "inline",
+      "--no-progress",
+      "--profile",
+      join(dir, "no-such-dir", "p.cpuprofile"),
+    ]);
+    expect(unwritable.code).toBe(2);
+    expect(JSON.parse(unwritable.out)).toEqual({ b: 12, even: [0, 2, 4] });
+    expect(unwritable.err).toMatch(
+      /^weft run: cannot write the profile to .*p\.cpuprofile: ENOENT/,
+    );
+  });
+
   it("weft run computes a module's Map graph, Maps printed as objects", async () => {
     const quiet = await weft(["run", GRAPH_MODULE, "--executor", "inline", "--no-progress"]);
     expect(quiet.err).toBe("");

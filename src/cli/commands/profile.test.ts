@@ -30,7 +30,7 @@ describe("weft profile", () => {
       const r = await profiling;
       expect(r.code).toBe(0);
       expect(r.err).toMatch(/profiling the workers' threads for 2 s \(every 1000 µs\)/);
-      expect(r.out).toMatch(/^weft profile: 2 threads on 1 workers: \d+\.\d s sampled/);
+      expect(r.out).toMatch(/^weft profile: 2 threads on 1 worker: \d+\.\d s sampled/);
       expect(r.out).toContain(`written to ${output}`);
       expect(r.out).toMatch(new RegExp(`${cluster.workers[0].address} thread \\d+`));
       expect(r.out).toMatch(/profiledSpin {2}file:.*profileTestTasks\.ts:\d+/);

@@ -6,6 +6,7 @@ import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
 import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
+import { type ClusterProfile, countOf } from "../../client/profile.ts";
 import { watchProgress } from "../../client/progress.ts";
 import { printedTo, TASK_OUTPUT_TOPICS } from "../../client/taskPrint.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
@@ -41,12 +42,42 @@ interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly tasks: readonly string[];
   readonly upload: readonly string[];
   readonly taskStream?: string;
+  readonly profile?: string;
   readonly keys?: string;
   readonly progress: boolean;
   readonly validate?: boolean;
   readonly connectTimeout?: string;
   readonly logLevel: string;
 }
+
+/**
+ * --profile: `get(client)` while the workers' threads are profiled (see
+ * `Client.profile`); `written` is told of the profile, to write once the values
+ * are printed. The workers stop by themselves after an hour, so that a run
+ * interrupted leaves them no profiler running for long.
+ */
+async function profiled<T>(
+  client: Client,
+  get: (c: Client) => Promise<T>,
+  written: (p: ClusterProfile<T>) => void,
+): Promise<T> {
+  const p = await client.profile(() => get(client), { maxMs: PROFILE_MAX_MS });
+  written(p);
+  return p.value;
+}
+
+/** The line `weft run --profile` says once the profile is written. */
+function profileLine(p: ClusterProfile<unknown>, path: string): string {
+  const busy = p.threads.reduce((s, t) => s + t.sampledMs - t.idleMs, 0);
+  const top = p.top
+    .slice(0, 3)
+    .map((f) => `${f.functionName} ${busy > 0 ? ((100 * f.selfMs) / busy).toFixed(0) : 0}%`)
+    .join(", ");
+  return `weft run: profile of ${countOf(p.threads.length, "thread")} written to ${path} (${(busy / 1000).toFixed(1)} s busy${top === "" ? "" : `: ${top}`})`;
+}
+
+/** How long `--profile` lets the workers profile. */
+const PROFILE_MAX_MS = 3_600_000;
 
 function describeFailure(err: unknown): string {
   if (err instanceof RemoteTaskError) {
@@ -156,6 +187,8 @@ export async function runGraph(
   let cluster: LocalCluster | null = null;
   let client: Client | null = null;
   let startedAt: number | null = null;
+  /** --profile: the profile, once the graph is computed. */
+  const profiling: { done: ClusterProfile<unknown> | null } = { done: null };
   /** --task-stream: the runs the scheduler recorded since the graph was submitted, as JSON. */
   const writeTaskStream = async (): Promise<void> => {
     if (opts.taskStream === undefined || client === null || startedAt === null) return;
@@ -254,7 +287,13 @@ export async function runGraph(
     let signal: string | null;
     startedAt = Date.now() / 1000;
     try {
-      const computing = client.get(input.graph, keys === undefined ? {} : { keys });
+      const get = (c: Client) => c.get(input.graph, keys === undefined ? {} : { keys });
+      const computing =
+        opts.profile === undefined
+          ? get(client)
+          : profiled(client, get, (p) => {
+              profiling.done = p;
+            });
       signal = await Promise.race([computing.then(() => null), interrupted]);
       result = signal === null ? await computing : {};
     } finally {
@@ -273,6 +312,17 @@ export async function runGraph(
       // Computed all the same: the values are printed, the exit code says what failed.
       ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
       ctx.exitCode = EXIT.usage;
+    }
+    if (opts.profile !== undefined && profiling.done !== null) {
+      try {
+        await writeFile(opts.profile, JSON.stringify(profiling.done.profile));
+        ctx.stderr.write(`${profileLine(profiling.done, opts.profile)}\n`);
+      } catch (err) {
+        ctx.stderr.write(
+          `weft run: cannot write the profile to ${opts.profile}: ${(err as Error).message}\n`,
+        );
+        ctx.exitCode = EXIT.usage;
+      }
     }
     ctx.stdout.write(`${JSON.stringify(jsonFriendly(result), null, 2)}\n`);
   } catch (err) {
@@ -338,6 +388,10 @@ export function runCommand(ctx: CliContext): Command {
     .option(
       "--task-stream <file>",
       "write the task runs of the computation (key, worker, status, compute and transfer times; with --scheduler, other clients' too) to this file as JSON",
+    )
+    .option(
+      "--profile <file>",
+      "profile the workers' threads while the graph computes and write the profile (.cpuprofile: Chrome DevTools, VS Code, speedscope) to this file; at most an hour",
     )
     .option(
       "--keys <list>",
