@@ -92,7 +92,7 @@ export class ActorServer {
     } catch (err) {
       return this.thrown(err);
     }
-    return answer(result, `the result of ${className(actor)}.${name}()`, ctx);
+    return answer(result, () => `the result of ${className(actor)}.${name}()`, ctx);
   };
 
   /** `{actor, attribute}`: the field's value. */
@@ -117,7 +117,7 @@ export class ActorServer {
         `AttributeError: ${JSON.stringify(name)} of ${className(found.actor)} is a method: call it with call`,
       );
     }
-    return answer(value, `field ${JSON.stringify(name)} of ${className(found.actor)}`, ctx);
+    return answer(value, () => `field ${JSON.stringify(name)} of ${className(found.actor)}`, ctx);
   };
 
   /** The object the actor task `key` made here, or the error reply saying why there is none. */
@@ -155,17 +155,17 @@ export class ActorServer {
 }
 
 /**
- * The reply carrying `value` (`what` names it for errors), if it is data (see
+ * The reply carrying `value` (`what()` names it for errors), if it is data (see
  * `protocol/values.ts`), as task results must be. Over TCP the reply is a copy;
  * to a caller in this process (`ctx` an in-process comm, or none) the value is
  * copied here as the wire would copy it, or the caller would share the actor's
  * objects with it.
  */
-function answer(value: unknown, what: string, ctx: RpcContext | undefined): ActorReply {
+function answer(value: unknown, what: () => string, ctx: RpcContext | undefined): ActorReply {
   const check = checkValue(value, "result");
   if (check.problem !== null) {
     return errorReply(
-      `DataCloneError: ${what} cannot be sent: ${check.problem}; actor results must be data (${DATA_KINDS})`,
+      `DataCloneError: ${what()} cannot be sent: ${check.problem}; actor results must be data (${DATA_KINDS})`,
     );
   }
   if (ctx !== undefined && !ctx.comm.localAddress.startsWith("inproc://")) {
@@ -175,7 +175,7 @@ function answer(value: unknown, what: string, ctx: RpcContext | undefined): Acto
     return { status: "OK", result: asWireValue(wireClone(value, check)) };
   } catch (err) {
     return errorReply(
-      `DataCloneError: ${what} cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
+      `DataCloneError: ${what()} cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
 }

@@ -1,5 +1,5 @@
 import { deserialize, serialize } from "node:v8";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SerializationError } from "../comm/errors.ts";
 import { checkValue } from "../protocol/values.ts";
 import { wireClone } from "./wireClone.ts";
@@ -45,6 +45,58 @@ describe("wireClone", () => {
     // A Buffer stays a Buffer, which structuredClone alone would make a Uint8Array.
     const v = { b: Buffer.from("ab") };
     expect(Buffer.isBuffer((wireClone(v, checkValue(v, "v")) as typeof v).b)).toBe(true);
+  });
+
+  it("small plain values (copied without structuredClone) keep what the clone keeps: holes, extra properties, sharing, -0", () => {
+    const shared = { s: 1 };
+    const withProp = Object.assign([1, 2], { extra: "x" });
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = cycle;
+    const cases: unknown[] = [
+      { id: 7, name: "row", tags: ["a", "b"], values: [1.5, -0, Number.NaN, 2n, null, undefined] },
+      [[[]], {}, ""],
+      new Array(3), // holes
+      Object.assign(new Array(3), { 0: 1, 2: 3 }), // a hole between elements
+      withProp,
+      [shared, shared],
+      { a: shared, b: [shared] },
+      cycle,
+      JSON.parse('{"__proto__": 1, "x": 2}'),
+      { 2: "two", 1: "one", b: "b", a: "a" },
+      Object.create(null),
+    ];
+    for (const [i, v] of cases.entries()) {
+      const check = checkValue(v, "v");
+      expect(check.problem, `cases[${i}]`).toBeNull();
+      const copy = wireClone(v, check);
+      const wire = deserialize(serialize(v));
+      expect(copy, `cases[${i}]`).toEqual(wire);
+      expect(copy, `cases[${i}]`).not.toBe(v);
+      // What toEqual does not look at: keys and their order, holes, identity, the prototype.
+      expect(Reflect.ownKeys(copy as object), `cases[${i}]`).toEqual(Reflect.ownKeys(wire));
+      expect(Object.getPrototypeOf(copy), `cases[${i}]`).toBe(Object.getPrototypeOf(wire));
+    }
+    // The first two are copied without structuredClone; the shared reference is cloned.
+    const clone = vi.spyOn(globalThis, "structuredClone");
+    try {
+      wireClone(cases[0], checkValue(cases[0], "v"));
+      wireClone(cases[1], checkValue(cases[1], "v"));
+      expect(clone).not.toHaveBeenCalled();
+      wireClone(cases[5], checkValue(cases[5], "v"));
+      expect(clone).toHaveBeenCalledTimes(1);
+    } finally {
+      clone.mockRestore();
+    }
+    const pair = wireClone(cases[5], checkValue(cases[5], "v")) as unknown[];
+    expect(pair[0]).toBe(pair[1]);
+    const ring = wireClone(cycle, checkValue(cycle, "v")) as Record<string, unknown>;
+    expect(ring.self).toBe(ring);
+    expect(
+      Object.is(
+        (wireClone(cases[0], checkValue(cases[0], "v")) as { values: number[] }).values[1],
+        -0,
+      ),
+    ).toBe(true);
   });
 
   it("copies shared memory and the bytes of typed arrays and buffers", () => {
