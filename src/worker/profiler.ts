@@ -155,7 +155,10 @@ export class CpuProfiler {
         if (this.inspector.isAttached(threadId)) startThread(threadId);
       }
       const waited = Promise.all(started.values());
-      await Promise.race([waited, new Promise((r) => setTimeout(r, START_WAIT_MS).unref())]);
+      // A ref'd timer: the threads' answers hold no handle of the event loop.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([waited, new Promise((r) => (timer = setTimeout(r, START_WAIT_MS)))]);
+      clearTimeout(timer);
     } catch (err) {
       this.run = null;
       run.stopAttaching();

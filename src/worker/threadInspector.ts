@@ -102,7 +102,8 @@ export class ThreadInspector {
         this.answers.delete(id);
         reject(new Error(`thread ${threadId} did not answer ${method} within ${timeoutMs} ms`));
       }, timeoutMs);
-      timer.unref();
+      // Not unref'd: an inspector answer on its way holds no handle of the event
+      // loop, which could otherwise end the process while waiting for it.
       this.answers.set(id, (a) => {
         clearTimeout(timer);
         if (a.error !== undefined) reject(new Error(`${method}: ${a.error.message}`));

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -22,6 +23,7 @@ import { runWorker } from "./worker.ts";
 
 const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
 const GRAPH_MODULE = fileURLToPath(new URL("./testGraph.ts", import.meta.url));
+const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-run-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -138,6 +140,25 @@ describe("weft run, scheduler, worker", () => {
       /^weft run: cannot write the profile to .*p\.cpuprofile: ENOENT/,
     );
   });
+
+  it("weft run --profile on pool threads, in a process of its own, ends with the values and the profile", async () => {
+    // In process the test runner holds the event loop: a profiler waiting for the pool
+    // threads' inspector answers, which hold none, once let `weft run` end with exit 13.
+    const path = join(dir, "threads.cpuprofile");
+    const child = spawn(
+      process.execPath,
+      [WEFT_BIN, "run", jsonFile("prof3.json", GRAPH), "--no-progress", "--profile", path],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    expect({ code, err }).toMatchObject({ code: 0, err: expect.stringMatching(/written to/) });
+    expect(JSON.parse(out)).toEqual({ b: 12, even: [0, 2, 4] });
+    expect(err).toMatch(/^weft run: profile of [3-9] threads written to .*threads\.cpuprofile/);
+  }, 60_000);
 
   it("weft run computes a module's Map graph, Maps printed as objects", async () => {
     const quiet = await weft(["run", GRAPH_MODULE, "--executor", "inline", "--no-progress"]);
