@@ -342,6 +342,12 @@ export class SchedulerState {
           this.transition(ts, "erred");
           continue;
         }
+        // A waiter of an erred input gets its blame with a recommendation to
+        // err; a release that overrides it (nothing needs the task any more)
+        // leaves it released, not erred, and the blame stale. Dask keeps it:
+        // once the input is retried and fine, a new graph on the task would
+        // err at once, blamed on it.
+        if (ts.state !== "erred") ts.exceptionBlame = null;
       } else if (finish === "waiting" && isOrphan(ts)) {
         this.transition(ts, "forgotten");
         continue;

@@ -461,6 +461,40 @@ describe("processing → erred and erred → released", () => {
     expect(s.tasks.get("z")?.state).toBe("waiting");
     s.validateState();
   });
+  test("a task released instead of erred keeps no blame: a graph on it runs once its input is fine", () => {
+    // When a errs, y leaves x's waiters before x errs, and x (needed by
+    // nobody but r, erred already) is released with a's blame. a is retried
+    // and computed; a new graph on x must compute x, not err at once.
+    const s = state();
+    const run = (key: string) => s.tasks.get(key)?.runId ?? -1;
+    s.handleStimulus(t.registerWorker("w1", 4));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        {
+          a: t.task(),
+          b: t.task(),
+          x: t.task(["a"]),
+          y: t.task(["a", "x"]),
+          r: t.task(["x", "b"]),
+        },
+        ["a", "y", "r"],
+      ),
+    );
+    s.handleStimulus(t.taskErred("w1", "b", run("b")));
+    s.handleStimulus(t.taskErred("w1", "a", run("a")));
+    expect(s.tasks.get("x")?.state).toBe("released");
+    expect(s.tasks.get("x")?.exceptionBlame).toBe(null);
+    s.handleStimulus(t.releaseKeys("c", ["y"]));
+    s.handleStimulus(t.fromClient({ op: "retry", keys: ["a"], clientId: "c" }));
+    s.handleStimulus(t.taskFinished("w1", "a", run("a")));
+    expect(s.tasks.get("a")?.state).toBe("memory");
+
+    const out = s.handleStimulus(t.updateGraph("c2", { z: t.task(["x"]) }, ["z"]));
+    expect(t.summarize(out)).toEqual(["w1 compute-task x"]);
+    expect(s.tasks.get("z")?.state).toBe("waiting");
+    s.validateState();
+  });
 });
 
 describe("queued → erred and no-worker → erred", () => {

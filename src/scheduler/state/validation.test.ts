@@ -274,6 +274,15 @@ describe("validation", () => {
     expect(() => s.validateState()).toThrow(/not counted in tasksDone/);
   });
 
+  test("validateState catches a blame on a task that is not erred", () => {
+    const s = running();
+    s.handleStimulus(t.taskFinished("w1", "a", 1));
+    const a = s.tasks.get("a");
+    if (a === undefined) throw new Error("no a");
+    a.exceptionBlame = a;
+    expect(() => s.validateState()).toThrow(/has an exception to blame but is not erred/);
+  });
+
   test("validateState catches an actor its worker does not count, or one counted elsewhere", () => {
     const s = new SchedulerState({ validate: true });
     s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));

@@ -103,6 +103,10 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
       fail(() => `actor ${str(ts)} not among the actors of ${ts.processingOn?.address}`);
     }
   }
+  // Set with a recommendation to err, acted on within the stimulus: any other
+  // task keeping one would be erred by a new dependent for an error long gone.
+  if (ts.exceptionBlame !== null && ts.state !== "erred")
+    fail(() => `${str(ts)} has an exception to blame but is not erred`);
   if (!(s.queued.has(ts) === (ts.state === "queued"))) fail(() => `${str(ts)}: queue membership`);
   if (!(s.unrunnable.has(ts) === (ts.state === "no-worker"))) fail(() => `${str(ts)}: unrunnable`);
   const steal = s.steals.get(ts);
