@@ -115,7 +115,7 @@ import { KeyRecord } from "./keyRecord.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
-import { performanceReport } from "./performanceReport.ts";
+import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
 import {
   type ClusterProfile,
   type ProfileOptions,
@@ -2181,11 +2181,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * Self-contained (no scripts or assets). Written also when `body` throws,
    * whose error is then rethrown; resolves with what `body` gives. The task
    * stream holds the scheduler's last 100,000 runs (`taskStreamLength`): the
-   * report says how many it lacks.
+   * report says how many it lacks. With `profile: true` the workers' threads
+   * are profiled meanwhile ({@link profile}), and the report says where their
+   * CPU went by thread and by function, linking the merged `.cpuprofile`.
    */
-  performanceReport<T>(path: string | URL, body: () => T | Promise<T>): Promise<T> {
+  performanceReport<T>(
+    path: string | URL,
+    body: () => T | Promise<T>,
+    options: PerformanceReportOptions = {},
+  ): Promise<T> {
     this.checkOpen();
-    return performanceReport(this, path, body);
+    return performanceReport(this, path, body, options);
   }
 
   /**

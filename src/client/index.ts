@@ -100,6 +100,7 @@ export {
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
+export type { PerformanceReportOptions } from "./performanceReport.ts";
 export {
   type ClusterProfile,
   type FunctionTime,

@@ -4,7 +4,11 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SchedulerCounters } from "../protocol/messagesSession.ts";
 import { renderPerformanceReport } from "./performanceReport.ts";
-import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { spinFor } from "./profileTestTasks.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
+
+const PROFILE_TASKS = new URL("./profileTestTasks.ts", import.meta.url).href;
+
 import { add, boom, inc } from "./testTasks.ts";
 
 const dirs: string[] = [];
@@ -62,6 +66,51 @@ describe("Client.performanceReport", () => {
     for (const w of cluster.workers) {
       expect(html).toMatch(new RegExp(`<td>${w.address}</td><td>1</td><td>\\d+</td>`));
     }
+  });
+
+  it("with profile: true, says where the workers' CPU went and links the profile, also when the code throws", async () => {
+    const { client } = await testCluster({
+      executor: "threads",
+      workers: 1,
+      taskModules: [CLIENT_TEST_TASKS, PROFILE_TASKS],
+    });
+    const path = await reportPath();
+    const answer = await client.performanceReport(
+      path,
+      () => client.submitWith({ pure: false }, spinFor, 500),
+      { profile: { intervalUs: 500 } },
+    );
+    expect(typeof answer).toBe("number");
+    const html = await readFile(path, "utf8");
+    expect(html).toContain("<h2>CPU profile of the workers' threads</h2>");
+    expect(html).toMatch(/<td>profiledSpin<\/td><td>file:[^<]*profileTestTasks\.ts:\d+<\/td>/);
+    const link = /href="data:application\/json;base64,([^"]+)"/.exec(html);
+    const linked = JSON.parse(Buffer.from(link?.[1] ?? "", "base64").toString()) as {
+      nodes: unknown[];
+    };
+    expect(linked.nodes.length).toBeGreaterThan(2);
+    expect(html).not.toContain("<script");
+
+    await expect(
+      client.performanceReport(
+        path,
+        async () => {
+          throw new Error("broke while profiled");
+        },
+        { profile: true },
+      ),
+    ).rejects.toThrow("broke while profiled");
+    const after = await readFile(path, "utf8");
+    expect(after).toContain("(the code reported on threw)");
+    expect(after).toContain("<h2>CPU profile of the workers' threads</h2>");
+    await expect(
+      client.performanceReport(path, () => 1, { profile: "yes" as never }),
+    ).rejects.toThrow(
+      'performanceReport: profile must be a boolean or {intervalUs, maxMs}, got "yes"',
+    );
+    await expect(
+      client.performanceReport(path, () => 1, { profile: { intervalUs: 1 } }),
+    ).rejects.toThrow(/performanceReport: profile: intervalUs must be an integer from 100/);
   });
 
   it("writes the report also when the code throws, and rethrows; refuses bad arguments", async () => {

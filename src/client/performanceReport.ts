@@ -12,6 +12,8 @@ import { prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
 import { escapeHtml, Html, htmlPage, htmlTable as table } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
 import { showValue } from "../util/showValue.ts";
+import { checkProfileSettings } from "../worker/profiler.ts";
+import type { ClusterProfile, ProfileOptions } from "./profile.ts";
 
 /** What the report is made of. */
 export interface PerformanceReportData {
@@ -28,6 +30,61 @@ export interface PerformanceReportData {
   readonly after: SchedulerCounters;
   /** Whether the code threw (the report is written all the same). */
   readonly failed: boolean;
+  /** The workers' CPU profile meanwhile, if asked for (`{ profile: true }`). */
+  readonly profile?: Omit<ClusterProfile<unknown>, "value">;
+}
+
+/** Options of `Client.performanceReport`. */
+export interface PerformanceReportOptions {
+  /**
+   * Also profile the workers' threads meanwhile (`Client.profile`): the
+   * report then says where their CPU went, by thread and by function, and
+   * links the merged `.cpuprofile`. `true`, or `Client.profile`'s
+   * `intervalUs` and `maxMs`. Default false: profiling costs a little.
+   */
+  readonly profile?: boolean | Pick<ProfileOptions, "intervalUs" | "maxMs">;
+}
+
+/** The profile is linked from the report (as a data: URL) up to this size. */
+const MAX_LINKED_PROFILE_BYTES = 16 * 1024 * 1024;
+
+/** The report's section on the workers' CPU profile. */
+function profileSection(p: Omit<ClusterProfile<unknown>, "value">): string {
+  const busy = p.threads.reduce((s, t) => s + t.sampledMs - t.idleMs, 0);
+  const threads = table(
+    ["thread", "sampled s", "busy s", "busy"],
+    p.threads.map((t) => [
+      `${t.worker} ${t.thread}`,
+      sec(t.sampledMs / 1000),
+      sec((t.sampledMs - t.idleMs) / 1000),
+      t.sampledMs > 0 ? `${(((t.sampledMs - t.idleMs) / t.sampledMs) * 100).toFixed(1)}%` : "",
+    ]),
+  );
+  const functions = table(
+    ["function", "where", "self s", "share of busy"],
+    p.top
+      .slice(0, 25)
+      .map((f) => [
+        f.functionName,
+        f.url === "" ? "" : `${f.url}${f.line > 0 ? `:${f.line}` : ""}`,
+        sec(f.selfMs / 1000),
+        busy > 0 ? `${((f.selfMs / busy) * 100).toFixed(1)}%` : "",
+      ]),
+  );
+  const json = JSON.stringify(p.profile);
+  const link =
+    json.length <= MAX_LINKED_PROFILE_BYTES
+      ? `<p><a download="weft.cpuprofile" href="data:application/json;base64,${Buffer.from(json).toString("base64")}">the merged profile</a> (.cpuprofile: Chrome DevTools' Performance panel, VS Code, speedscope)</p>`
+      : `<p class="note">the merged profile (${json.length} bytes) is too large to link from here: take it with <code>client.profile</code>.</p>`;
+  const lost =
+    p.lostThreads > 0
+      ? `<p class="note">${plural(p.lostThreads, "pool thread")} ended while profiled: their samples are lost.</p>`
+      : "";
+  return `<h2>CPU profile of the workers' threads</h2>
+${threads}
+${lost}<h3>Where the busy time went, by function (self time)</h3>
+${functions}
+${link}`;
 }
 
 /** Seconds of a run spent in `action`. */
@@ -148,6 +205,7 @@ ${stream}
 ${prefixes}
 <h2>By worker</h2>
 ${workers}
+${d.profile === undefined ? "" : profileSection(d.profile)}
 `,
     { heading: "weft performance report" },
   );
@@ -159,6 +217,7 @@ export interface ReportSource {
   counters(): Promise<SchedulerCounters>;
   workers(): Promise<readonly { readonly address: string; readonly nthreads: number }[]>;
   getTaskStream(options: { readonly since?: number }): Promise<TaskStreamRecord[]>;
+  profile<T>(body: () => T | Promise<T>, options: ProfileOptions): Promise<ClusterProfile<T>>;
 }
 
 /**
@@ -170,6 +229,7 @@ export async function performanceReport<T>(
   source: ReportSource,
   path: string | URL,
   body: () => T | Promise<T>,
+  options: PerformanceReportOptions = {},
 ): Promise<T> {
   if (typeof path !== "string" && !(path instanceof URL)) {
     throw new TypeError(
@@ -181,17 +241,50 @@ export async function performanceReport<T>(
       `performanceReport: expected the code to report on, as a function, got ${showValue(body)}`,
     );
   }
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    throw new TypeError(`performanceReport: options must be an object, got ${showValue(options)}`);
+  }
+  const profiling = options.profile ?? false;
+  if (typeof profiling !== "boolean") {
+    if (profiling === null || typeof profiling !== "object" || Array.isArray(profiling)) {
+      throw new TypeError(
+        `performanceReport: profile must be a boolean or {intervalUs, maxMs}, got ${showValue(profiling)}`,
+      );
+    }
+    checkProfileSettings("performanceReport: profile", profiling.intervalUs, profiling.maxMs);
+  }
   const before = await source.counters();
   const start = Date.now() / 1000;
-  let result: T;
-  try {
-    result = await body();
-  } catch (err) {
-    await writeReport(source, path, before, start, true).catch(() => {});
-    throw err;
+  if (profiling === false) {
+    let result: T;
+    try {
+      result = await body();
+    } catch (err) {
+      await writeReport(source, path, before, start, true).catch(() => {});
+      throw err;
+    }
+    await writeReport(source, path, before, start, false);
+    return result;
   }
-  await writeReport(source, path, before, start, false);
-  return result;
+  // The code's error is kept aside, so that the profile is not lost with it.
+  let failure: { readonly error: unknown } | null = null;
+  const profiled = await source.profile(
+    async (): Promise<T | undefined> => {
+      try {
+        return await body();
+      } catch (error) {
+        failure = { error };
+        return undefined;
+      }
+    },
+    profiling === true ? {} : profiling,
+  );
+  const { value, ...profile } = profiled;
+  await writeReport(source, path, before, start, failure !== null, profile).catch((err) => {
+    if (failure === null) throw err;
+  });
+  if (failure !== null) throw (failure as { readonly error: unknown }).error;
+  return value as T;
 }
 
 async function writeReport(
@@ -200,6 +293,7 @@ async function writeReport(
   before: SchedulerCounters,
   start: number,
   failed: boolean,
+  profile?: Omit<ClusterProfile<unknown>, "value">,
 ): Promise<void> {
   const stop = Date.now() / 1000;
   const [after, workers, runs] = await Promise.all([
@@ -216,6 +310,7 @@ async function writeReport(
     before,
     after,
     failed,
+    ...(profile !== undefined ? { profile } : {}),
   });
   await writeFile(path, html);
 }
