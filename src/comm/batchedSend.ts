@@ -6,6 +6,7 @@
  * transport (backpressure).
  */
 
+import { showValue } from "../util/showValue.ts";
 import type { Comm } from "./comm.ts";
 import { CommClosedError, isDataError } from "./errors.ts";
 
@@ -47,8 +48,10 @@ export class BatchedSend {
     options: BatchedSendOptions = {},
   ) {
     const interval = options.intervalMs ?? DEFAULT_BATCH_INTERVAL_MS;
-    if (!(interval >= 0) || !Number.isFinite(interval)) {
-      throw new RangeError(`intervalMs must be a finite number >= 0, got ${interval}`);
+    if (typeof interval !== "number" || !(interval >= 0) || !Number.isFinite(interval)) {
+      throw new RangeError(
+        `BatchedSend intervalMs must be a finite number >= 0, got ${showValue(interval)}`,
+      );
     }
     this.intervalMs = interval;
     this.onError = options.onError;

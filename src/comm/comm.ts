@@ -6,6 +6,7 @@
  */
 
 import { constants as bufferConstants } from "node:buffer";
+import { showValue } from "../util/showValue.ts";
 import { MAX_FRAME_LENGTH } from "./framing.ts";
 import type { TlsCredentials } from "./tls.ts";
 
@@ -91,13 +92,13 @@ export interface FrameLimits {
 export function frameLimitsProblem(o: FrameLimits): string | null {
   const { maxFrameBytes: frame, maxMessageBytes: message } = o;
   if (frame !== undefined && (!Number.isInteger(frame) || frame < 1 || frame > MAX_FRAME_LENGTH)) {
-    return `maxFrameBytes must be an integer from 1 to ${MAX_FRAME_LENGTH}, got ${frame}`;
+    return `maxFrameBytes must be an integer from 1 to ${MAX_FRAME_LENGTH}, got ${showValue(frame)}`;
   }
   if (
     message !== undefined &&
     (!Number.isInteger(message) || message < 1 || message > bufferConstants.MAX_LENGTH)
   ) {
-    return `maxMessageBytes must be an integer from 1 to ${bufferConstants.MAX_LENGTH} (the largest Node.js buffer), got ${message}`;
+    return `maxMessageBytes must be an integer from 1 to ${bufferConstants.MAX_LENGTH} (the largest Node.js buffer), got ${showValue(message)}`;
   }
   return null;
 }

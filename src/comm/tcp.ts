@@ -9,6 +9,7 @@
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
 import { createServer as createTlsServer, connect as tlsConnect } from "node:tls";
 import { parseHostPort, splitScheme } from "../util/address.ts";
+import { showValue } from "../util/showValue.ts";
 import {
   type Comm,
   type ConnectionHandler,
@@ -85,11 +86,15 @@ function resolveFrameLimits(options: FrameLimits): Required<FrameLimits> {
 function resolveTimeouts(options: TcpTimeouts): Required<TcpTimeouts> {
   const stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
-  if (!(stallTimeoutMs > 0)) {
-    throw new RangeError(`stallTimeoutMs must be a positive number, got ${stallTimeoutMs}`);
+  if (typeof stallTimeoutMs !== "number" || !(stallTimeoutMs > 0)) {
+    throw new RangeError(
+      `stallTimeoutMs must be a positive number, got ${showValue(stallTimeoutMs)}`,
+    );
   }
   if (!Number.isInteger(keepAliveMs) || keepAliveMs < 0) {
-    throw new RangeError(`keepAliveMs must be a non-negative integer, got ${keepAliveMs}`);
+    throw new RangeError(
+      `keepAliveMs must be a non-negative integer, got ${showValue(keepAliveMs)}`,
+    );
   }
   return { stallTimeoutMs, keepAliveMs };
 }

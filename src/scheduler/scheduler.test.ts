@@ -707,5 +707,14 @@ describe("Scheduler server", () => {
     ).rejects.toThrow(
       /^Scheduler option maxMessageBytes must be an integer from 1 to \d+ \(the largest Node.js buffer\)/,
     );
+    // Values a message cannot hold as they are: shown, not a TypeError of their own.
+    await expect(
+      Scheduler.start({ listen: "inproc://x", maxFrameBytes: Symbol("f") as never }),
+    ).rejects.toThrow(/^Scheduler option maxFrameBytes must be an integer .*, got Symbol\(f\)$/);
+    await expect(
+      Scheduler.start({ listen: "inproc://x", batchedSendIntervalMs: Symbol("i") as never }),
+    ).rejects.toThrow(
+      /^Scheduler option batchedSendIntervalMs must be a number >= 0, got Symbol\(i\)$/,
+    );
   });
 });

@@ -11,6 +11,7 @@ import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "
 import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { preloadUrl } from "../util/preload.ts";
+import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { SchedulerPlugin } from "./plugins.ts";
 import type { SchedulerStateOptions } from "./state/options.ts";
@@ -119,14 +120,14 @@ export type ResolvedSchedulerOptions = Required<
 
 function nonNegative(name: string, v: number): number {
   if (typeof v !== "number" || Number.isNaN(v) || v < 0) {
-    throw new RangeError(`Scheduler option ${name} must be a number >= 0, got ${v}`);
+    throw new RangeError(`Scheduler option ${name} must be a number >= 0, got ${showValue(v)}`);
   }
   return v;
 }
 
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0) {
-    throw new RangeError(`Scheduler option ${name} must be an integer >= 0, got ${v}`);
+    throw new RangeError(`Scheduler option ${name} must be an integer >= 0, got ${showValue(v)}`);
   }
   return v;
 }
@@ -135,7 +136,7 @@ function idleTimeout(v: number | null | undefined): number | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "number" || !(v > 0 && v <= MAX_TIMER_MS)) {
     throw new RangeError(
-      `Scheduler option idleTimeoutMs must be a number of ms > 0 and at most ${MAX_TIMER_MS}, or null, got ${v}`,
+      `Scheduler option idleTimeoutMs must be a number of ms > 0 and at most ${MAX_TIMER_MS}, or null, got ${showValue(v)}`,
     );
   }
   return v;

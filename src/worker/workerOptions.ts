@@ -16,6 +16,7 @@ import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { parseBytes } from "../util/parseBytes.ts";
 import { preloadUrl } from "../util/preload.ts";
+import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { MemoryMeasure } from "./memoryMonitor.ts";
 
@@ -227,7 +228,7 @@ function booleanOption(name: string, v: boolean): boolean {
 
 function positiveInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 1)
-    throw new RangeError(`Worker option ${name} must be a positive integer, got ${v}`);
+    throw new RangeError(`Worker option ${name} must be a positive integer, got ${showValue(v)}`);
   return v;
 }
 
@@ -235,7 +236,7 @@ function positiveInt(name: string, v: number): number {
 function timerMs(name: string, v: number): number {
   if (positiveInt(name, v) > MAX_TIMER_MS) {
     throw new RangeError(
-      `Worker option ${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${v}`,
+      `Worker option ${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${showValue(v)}`,
     );
   }
   return v;
@@ -243,13 +244,13 @@ function timerMs(name: string, v: number): number {
 
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0)
-    throw new RangeError(`Worker option ${name} must be an integer >= 0, got ${v}`);
+    throw new RangeError(`Worker option ${name} must be an integer >= 0, got ${showValue(v)}`);
   return v;
 }
 
 function nonNegative(name: string, v: number): number {
   if (typeof v !== "number" || Number.isNaN(v) || v < 0) {
-    throw new RangeError(`Worker option ${name} must be a number >= 0, got ${v}`);
+    throw new RangeError(`Worker option ${name} must be a number >= 0, got ${showValue(v)}`);
   }
   return v;
 }
@@ -321,7 +322,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   for (const [k, v] of Object.entries(resources)) {
     // Finite: the scheduler refuses a worker registering an infinite amount.
     if (!Number.isFinite(nonNegative(`resources.${k}`, v))) {
-      throw new RangeError(`Worker option resources.${k} must be finite, got ${v}`);
+      throw new RangeError(`Worker option resources.${k} must be finite, got ${showValue(v)}`);
     }
   }
   const limitsProblem = frameLimitsProblem(o);
@@ -437,7 +438,7 @@ function memoryLimit(v: number | string | undefined, nthreads: number): number |
 
 function fraction(name: string, v: number): number {
   if (!(typeof v === "number" && v > 0 && v <= 1)) {
-    throw new RangeError(`Worker option ${name} must be a number in (0, 1], got ${v}`);
+    throw new RangeError(`Worker option ${name} must be a number in (0, 1], got ${showValue(v)}`);
   }
   return v;
 }
@@ -445,7 +446,9 @@ function fraction(name: string, v: number): number {
 function fractionOrFalse(name: string, v: number | false): number | false {
   if (v === false) return false;
   if (!(typeof v === "number" && v > 0 && v <= 1)) {
-    throw new RangeError(`Worker option ${name} must be a number in (0, 1] or false, got ${v}`);
+    throw new RangeError(
+      `Worker option ${name} must be a number in (0, 1] or false, got ${showValue(v)}`,
+    );
   }
   return v;
 }
