@@ -27,8 +27,8 @@ import { isDataError, SerializationError } from "../comm/errors.ts";
 import { RemoteError } from "../comm/rpc.ts";
 import { type ActorOp, type ActorRef, isActorRef } from "../protocol/actors.ts";
 import { MAX_ARG_DEPTH } from "../protocol/messagesTaskSpec.ts";
-import { checkValue, DATA_KINDS } from "../protocol/values.ts";
-import { wireClone } from "../worker/wireClone.ts";
+import { DATA_KINDS } from "../protocol/values.ts";
+import { type CheckedClone, checkedWireClone } from "../worker/wireClone.ts";
 import { ClientClosedError } from "./errors.ts";
 
 /** What a handle sends its calls through: a client (in a task, the task's own). */
@@ -154,18 +154,18 @@ export class Actor<T = unknown> implements ActorRef {
   private wireArgs(method: string, args: readonly unknown[]): unknown[] {
     const out = new Array<unknown>(args.length);
     for (let i = 0; i < args.length; i++) {
-      const arg = args[i];
-      const check = checkValue(arg, `args[${i}]`);
-      if (check.problem !== null) {
-        throw new TypeError(
-          `${this.callName(method)}: ${check.problem}; actor arguments must be data (${DATA_KINDS})`,
-        );
-      }
+      let cloned: CheckedClone;
       try {
-        out[i] = new ClonedValue(wireClone(arg, check));
+        cloned = checkedWireClone(args[i], `args[${i}]`);
       } catch (err) {
         throw this.cannotSend(method, i, err);
       }
+      if (cloned.problem !== null) {
+        throw new TypeError(
+          `${this.callName(method)}: ${cloned.problem}; actor arguments must be data (${DATA_KINDS})`,
+        );
+      }
+      out[i] = new ClonedValue(cloned.copy);
     }
     return out;
   }

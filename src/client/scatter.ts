@@ -20,7 +20,7 @@ import { ConnectError, isNetworkError, SerializationError } from "../comm/errors
 import { RemoteError } from "../comm/rpc.ts";
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
-import { checkValue, DATA_KINDS } from "../protocol/values.ts";
+import { DATA_KINDS, valueProblem } from "../protocol/values.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
@@ -30,7 +30,7 @@ import { MAX_TIMER_MS } from "../util/timers.ts";
 import { asWireValue } from "../worker/dataServer.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { parseUpdateDataResponse } from "../worker/updateData.ts";
-import { wireClone } from "../worker/wireClone.ts";
+import { type CheckedClone, checkedWireClone } from "../worker/wireClone.ts";
 import { ScatterError } from "./errors.ts";
 import { workersOption } from "./graph.ts";
 
@@ -243,20 +243,25 @@ export class Scatterer {
    * and owning its memory (a view of shared memory is copied).
    */
   private forTransfer(value: unknown, index: number): unknown {
-    const check = checkValue(value, `value ${index}`);
-    if (check.problem !== null) {
-      throw new TypeError(
-        `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${check.problem}; scattered values must be data (${DATA_KINDS})`,
+    const refused = (why: string) =>
+      new TypeError(
+        `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${why}`,
       );
+    const notData = (problem: string) =>
+      refused(`${problem}; scattered values must be data (${DATA_KINDS})`);
+    if (!this.host.inProcess) {
+      const problem = valueProblem(value, `value ${index}`);
+      if (problem !== null) throw notData(problem);
+      return asWireValue(value);
     }
-    if (!this.host.inProcess) return asWireValue(value);
+    let cloned: CheckedClone;
     try {
-      return asWireValue(wireClone(value, check));
+      cloned = checkedWireClone(value, `value ${index}`);
     } catch (err) {
-      throw new TypeError(
-        `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${(err as Error).message}`,
-      );
+      throw refused((err as Error).message);
     }
+    if (cloned.problem !== null) throw notData(cloned.problem);
+    return asWireValue(cloned.copy);
   }
 
   /**

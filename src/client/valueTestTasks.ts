@@ -20,6 +20,16 @@ export class Vec {
   }
 }
 
+/** An object whose getter gives data on its first read and a function on the next ones. */
+export function fickle(): { readonly x: unknown } {
+  let reads = 0;
+  return {
+    get x(): unknown {
+      return reads++ === 0 ? 1 : () => 1;
+    },
+  };
+}
+
 /** An actor that keeps what it is given and gives it back. */
 export class Keeper {
   kept: unknown = null;
@@ -48,14 +58,9 @@ export class Keeper {
   callback(): { f: () => number } {
     return { f: () => 1 };
   }
-  /** Data when checked, a function when cloned (its getter's second read). */
-  fickle(): unknown {
-    let reads = 0;
-    return {
-      get x(): unknown {
-        return reads++ === 0 ? 1 : () => 1;
-      },
-    };
+  /** In a Map, an object whose getter gives data on its first read and a function after. */
+  fickleInMap(): unknown {
+    return new Map([["k", fickle()]]);
   }
   nested(levels: number): unknown {
     let v: unknown = 1;

@@ -112,7 +112,6 @@ interface Walk {
 function checkObject(v: object, depth: number, walk: Walk): Found | null {
   // Before anything reads it: a Proxy's traps may answer anything, and a clone refuses it.
   if (types.isProxy(v)) return { path: [], what: "is a Proxy, which cannot be cloned" };
-  if (isActorRef(v)) return null;
   const proto = Object.getPrototypeOf(v) as object | null;
   const isArray = Array.isArray(v);
   let kind: "array" | "object" | "map" | "set";
@@ -159,7 +158,8 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
     }
     return classInstance(proto, `${className(proto)} (a subclass of a built-in class)`);
   } else {
-    return classInstance(proto);
+    // An actor handle travels as its ActorRef (a plain ref is a plain object).
+    return isActorRef(v) ? null : classInstance(proto);
   }
   const seen = walk.seen;
   // A cycle, or a shared reference checked already. An array or object is

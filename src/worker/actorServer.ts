@@ -14,13 +14,13 @@ import { type ActorHost, bindActorRefs } from "../client/actor.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { type ActorReply, actorAttributeProblem, actorExecuteProblem } from "../protocol/actors.ts";
-import { checkValue, DATA_KINDS } from "../protocol/values.ts";
+import { DATA_KINDS, valueProblem } from "../protocol/values.ts";
 import { asWireValue } from "./dataServer.ts";
 import { serializeError } from "./executor.ts";
 import { isAsyncFunction } from "./runTask.ts";
 import type { WorkerState } from "./state/workerState.ts";
 import { runInTask, runInTaskSync, type TaskRuntime } from "./taskContext.ts";
-import { wireClone } from "./wireClone.ts";
+import { type CheckedClone, checkedWireClone } from "./wireClone.ts";
 
 /** What the actor server needs of its worker. */
 export interface ActorServerHost {
@@ -162,22 +162,25 @@ export class ActorServer {
  * objects with it.
  */
 function answer(value: unknown, what: () => string, ctx: RpcContext | undefined): ActorReply {
-  const check = checkValue(value, "result");
-  if (check.problem !== null) {
-    return errorReply(
-      `DataCloneError: ${what()} cannot be sent: ${check.problem}; actor results must be data (${DATA_KINDS})`,
+  const notData = (problem: string): ActorReply =>
+    errorReply(
+      `DataCloneError: ${what()} cannot be sent: ${problem}; actor results must be data (${DATA_KINDS})`,
     );
-  }
   if (ctx !== undefined && !ctx.comm.localAddress.startsWith("inproc://")) {
-    return { status: "OK", result: asWireValue(value) };
+    const problem = valueProblem(value, "result");
+    return problem === null ? { status: "OK", result: asWireValue(value) } : notData(problem);
   }
+  let cloned: CheckedClone;
   try {
-    return { status: "OK", result: asWireValue(wireClone(value, check)) };
+    cloned = checkedWireClone(value, "result");
   } catch (err) {
     return errorReply(
       `DataCloneError: ${what()} cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
+  return cloned.problem === null
+    ? { status: "OK", result: asWireValue(cloned.copy) }
+    : notData(cloned.problem);
 }
 
 function className(o: object): string {

@@ -2,7 +2,7 @@ import { deserialize, serialize } from "node:v8";
 import { describe, expect, it, vi } from "vitest";
 import { SerializationError } from "../comm/errors.ts";
 import { checkValue } from "../protocol/values.ts";
-import { wireClone } from "./wireClone.ts";
+import { checkedWireClone, wireClone } from "./wireClone.ts";
 
 /** The prototypes of `v` and of everything in it, in walk order. */
 function protos(v: unknown, out: unknown[] = []): unknown[] {
@@ -76,14 +76,13 @@ describe("wireClone", () => {
       expect(Reflect.ownKeys(copy as object), `cases[${i}]`).toEqual(Reflect.ownKeys(wire));
       expect(Object.getPrototypeOf(copy), `cases[${i}]`).toBe(Object.getPrototypeOf(wire));
     }
-    // The first two are copied without structuredClone; the shared reference is cloned.
+    // Plain ones are copied without structuredClone; holes and other properties are cloned.
     const clone = vi.spyOn(globalThis, "structuredClone");
     try {
-      wireClone(cases[0], checkValue(cases[0], "v"));
-      wireClone(cases[1], checkValue(cases[1], "v"));
+      for (const i of [0, 1, 5, 6, 7, 9]) wireClone(cases[i], checkValue(cases[i], "v"));
       expect(clone).not.toHaveBeenCalled();
-      wireClone(cases[5], checkValue(cases[5], "v"));
-      expect(clone).toHaveBeenCalledTimes(1);
+      for (const i of [2, 3, 4, 8, 10]) wireClone(cases[i], checkValue(cases[i], "v"));
+      expect(clone).toHaveBeenCalledTimes(5);
     } finally {
       clone.mockRestore();
     }
@@ -117,6 +116,31 @@ describe("wireClone", () => {
   it("fails as sending would: a SerializationError", () => {
     for (const v of [() => 1, Symbol("s"), { f: () => 1 }, new SharedArrayBuffer(2)]) {
       expect(() => wireClone(v)).toThrow(SerializationError);
+    }
+  });
+
+  it("checkedWireClone: the copy of data, or checkValue's problem (plain data in one walk)", () => {
+    class Vec {
+      x = 1;
+    }
+    let deep: unknown = 1;
+    for (let i = 0; i <= 1000; i++) deep = [deep];
+    const refused: unknown[] = [
+      () => 1,
+      Symbol("s"),
+      { a: [new Vec()] },
+      deep,
+      { m: new Map([[1, () => 1]]) },
+    ];
+    for (const v of refused) {
+      const got = checkedWireClone(v, "args[0]");
+      expect(got.problem).toBe(checkValue(v, "args[0]").problem);
+      expect(got.problem).not.toBeNull();
+    }
+    for (const v of [1, "s", { a: [1, { b: 2 }] }, new Map([[1, new Date(0)]]), Buffer.from("x")]) {
+      const got = checkedWireClone(v, "args[0]");
+      expect(got.problem).toBeNull();
+      expect(got.copy).toEqual(deserialize(serialize(v)));
     }
   });
 });
