@@ -92,7 +92,7 @@ export class ActorServer {
     } catch (err) {
       return this.thrown(err);
     }
-    return answer(result, () => `the result of ${className(actor)}.${name}()`, ctx);
+    return answer(result, actor, name, "method", ctx);
   };
 
   /** `{actor, attribute}`: the field's value. */
@@ -117,7 +117,7 @@ export class ActorServer {
         `AttributeError: ${JSON.stringify(name)} of ${className(found.actor)} is a method: call it with call`,
       );
     }
-    return answer(value, () => `field ${JSON.stringify(name)} of ${className(found.actor)}`, ctx);
+    return answer(value, found.actor, name, "field", ctx);
   };
 
   /** The object the actor task `key` made here, or the error reply saying why there is none. */
@@ -155,32 +155,43 @@ export class ActorServer {
 }
 
 /**
- * The reply carrying `value` (`what()` names it for errors), if it is data (see
- * `protocol/values.ts`), as task results must be. Over TCP the reply is a copy;
- * to a caller in this process (`ctx` an in-process comm, or none) the value is
- * copied here as the wire would copy it, or the caller would share the actor's
- * objects with it.
+ * The reply carrying `value`, the result of method `name` of `actor` or its
+ * field `name`, if it is data (see `protocol/values.ts`), as task results must
+ * be. Over TCP the reply is a copy; to a caller in this process (`ctx` an
+ * in-process comm, or none) the value is copied here as the wire would copy
+ * it, or the caller would share the actor's objects with it.
  */
-function answer(value: unknown, what: () => string, ctx: RpcContext | undefined): ActorReply {
-  const notData = (problem: string): ActorReply =>
-    errorReply(
-      `DataCloneError: ${what()} cannot be sent: ${problem}; actor results must be data (${DATA_KINDS})`,
-    );
+function answer(
+  value: unknown,
+  actor: object,
+  name: string,
+  of: "method" | "field",
+  ctx: RpcContext | undefined,
+): ActorReply {
+  let problem: string | null;
+  let result: unknown = value;
   if (ctx !== undefined && !ctx.comm.localAddress.startsWith("inproc://")) {
-    const problem = valueProblem(value, "result");
-    return problem === null ? { status: "OK", result: asWireValue(value) } : notData(problem);
+    problem = valueProblem(value, "result");
+  } else {
+    let cloned: CheckedClone;
+    try {
+      cloned = checkedWireClone(value, "result");
+    } catch (err) {
+      return cannotSend(actor, name, of, err instanceof Error ? err.message : String(err));
+    }
+    problem = cloned.problem;
+    result = cloned.copy;
   }
-  let cloned: CheckedClone;
-  try {
-    cloned = checkedWireClone(value, "result");
-  } catch (err) {
-    return errorReply(
-      `DataCloneError: ${what()} cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  return cloned.problem === null
-    ? { status: "OK", result: asWireValue(cloned.copy) }
-    : notData(cloned.problem);
+  if (problem === null) return { status: "OK", result: asWireValue(result) };
+  return cannotSend(actor, name, of, `${problem}; actor results must be data (${DATA_KINDS})`);
+}
+
+function cannotSend(actor: object, name: string, of: "method" | "field", why: string): ActorReply {
+  const what =
+    of === "method"
+      ? `the result of ${className(actor)}.${name}()`
+      : `field ${JSON.stringify(name)} of ${className(actor)}`;
+  return errorReply(`DataCloneError: ${what} cannot be sent: ${why}`);
 }
 
 function className(o: object): string {

@@ -86,6 +86,14 @@ describe("wireClone", () => {
     } finally {
       clone.mockRestore();
     }
+    // Past the few copies kept in arrays, in a Map: sharing is kept all the same.
+    const rows = Array.from({ length: 40 }, (_, i) => ({ i }));
+    const many = { rows, again: rows[30], first: rows[0] };
+    const manyCopy = wireClone(many, checkValue(many, "v")) as typeof many;
+    expect(manyCopy).toEqual(many);
+    expect(manyCopy.again).toBe(manyCopy.rows[30]);
+    expect(manyCopy.first).toBe(manyCopy.rows[0]);
+    expect(manyCopy.rows[0]).not.toBe(rows[0]);
     const pair = wireClone(cases[5], checkValue(cases[5], "v")) as unknown[];
     expect(pair[0]).toBe(pair[1]);
     const ring = wireClone(cycle, checkValue(cycle, "v")) as Record<string, unknown>;
