@@ -30,7 +30,7 @@ import {
 import { replicatedKeyLost } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { EMPTY, itemsOf, setAdd, setDelete } from "./sets.ts";
-import type { SchedulerTaskStateName, TaskState } from "./taskState.ts";
+import { IN_PLAY, type SchedulerTaskStateName, type TaskState } from "./taskState.ts";
 import type { TransitionArgs } from "./transitionArgs.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
@@ -72,9 +72,19 @@ function releasedWaiting(s: SchedulerState, ts: TaskState): void {
       ts.exceptionBlame = dts.exceptionBlame;
       // It will not wait: it stops being a waiter of its inputs (it may still
       // be one, released on its way back to waiting; found by the simulator,
-      // seed 6430).
+      // seed 6430), and those nothing else needs are released, as processing →
+      // erred releases them. So is one it never was a waiter of: sent back to
+      // waiting for it while it was still processing, that input counted only
+      // its dependents then waiting, and would be computed for nobody. An
+      // erred input stays erred (released, it would tell its clients it is
+      // retried).
       for (const d of itemsOf(ts.dependencies)) {
-        if (setDelete(d.waiters, ts) && d.waiters.size === 0 && d.whoWants.size === 0) {
+        setDelete(d.waiters, ts);
+        if (
+          d.waiters.size === 0 &&
+          d.whoWants.size === 0 &&
+          (d.state === "memory" || IN_PLAY.has(d.state))
+        ) {
           s.recommend(d, "released");
         }
       }
