@@ -116,6 +116,30 @@ describe("retire-workers", () => {
     s.validateState();
   });
 
+  test("a worker resumed as its retirement fails takes the tasks waiting for a worker at once", () => {
+    // x is on w1 alone; w1 is being retired, its copy asked of w2, which runs
+    // y (needing x). w2 leaves: y has no running worker (no-worker), and w1's
+    // retirement fails (nobody else can take x). Resumed, w1 runs y, in
+    // answer to the same stimulus.
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateData("c", { x: ["w1"] }));
+    expect(t.summarize(s.handleStimulus(retire(["w1"])))).toEqual([
+      "w1 pause",
+      "w2 acquire-replicas",
+    ]);
+    s.handleStimulus(t.updateGraph("c", { y: t.task(["x"]) }, ["y"]));
+    expect(s.tasks.get("y")?.processingOn?.address).toBe("w2");
+    const out = s.handleStimulus(t.removeWorker("w2"));
+    expect(answer(out)?.failed).toEqual([
+      { worker: "w1", reason: "no other running worker can take its copy of x" },
+    ]);
+    expect(s.workers.get("w1")?.status).toBe("running");
+    expect(t.summarize(out)).toContain("w1 compute-task y");
+    expect(s.tasks.get("y")?.processingOn?.address).toBe("w1");
+    s.validateState();
+  });
+
   test("a worker an actor runs or lives on is not retired; a handle to one elsewhere is not copied", () => {
     const s = state();
     s.handleStimulus(

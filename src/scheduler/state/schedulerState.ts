@@ -5,6 +5,7 @@ import type {
 } from "../../protocol/messages.ts";
 import { HeapSet } from "../../util/heapSet.ts";
 import { keySplit } from "../../util/keySplit.ts";
+import { AssertionError } from "../../util/pyErrors.ts";
 import { showValue } from "../../util/showValue.ts";
 import { holderAddresses, isLostActor } from "./bookkeeping.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
@@ -276,12 +277,22 @@ export class SchedulerState {
     }
     this.processRecommendations();
     // A retirement moves on as copies arrive or fail, workers leave and tasks finish.
-    if (this.retirements.size > 0) advanceRetirements(this);
+    // One that fails resumes its worker, which may run tasks waiting in no-worker:
+    // they go now, not with whatever stimulus comes next.
+    if (this.retirements.size > 0) {
+      advanceRetirements(this);
+      this.processRecommendations();
+    }
     this.queueSlotsMaybeOpened();
     // Only recommendations made inside a transition are logged (with it); those the
     // handler and the queue made outside any were acted on and must not pile up.
     this.curRecs = null;
     if (this.touched !== null) {
+      // Left over, a recommendation would be carried out by the next stimulus, whenever it came.
+      if (this.recStack.length > 0) {
+        const left = this.recStack.map((ts) => `${ts.key} → ${ts.recommended}`).join(", ");
+        throw new AssertionError(`recommendations left unprocessed after ${stimulusId}: ${left}`);
+      }
       const touched = this.touched;
       this.touched = null;
       for (const ts of touched) {
