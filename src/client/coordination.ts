@@ -23,6 +23,7 @@ import { checkOptionalBoolean, optionsOf } from "./argChecks.ts";
 import { CoordinationTimeoutError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { searchFutures } from "./futureSearch.ts";
+import { dataCopy, receivedCopy } from "./wireCopy.ts";
 
 /** How a primitive asks the scheduler: the client's request. */
 export type CoordinationRequest = (
@@ -106,14 +107,8 @@ async function hold(
     const held: Held = { dataset };
     return { wire: new ClonedValue(held), dataset };
   }
-  try {
-    const held: Held = { data: structuredClone(value) };
-    return { wire: new ClonedValue(held), dataset: null };
-  } catch (err) {
-    throw new TypeError(
-      `${what}: the value cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  const held: Held = { data: dataCopy(what, value) };
+  return { wire: new ClonedValue(held), dataset: null };
 }
 
 /** A value as the scheduler sent it; "malformed" if it is not one {@link hold} made. */
@@ -137,7 +132,7 @@ async function unhold(
 ): Promise<{ value: unknown; dataset: string | null } | null> {
   const held = heldOf(v);
   if (held === "malformed") throw new Error(`${what}: the scheduler sent a malformed value`);
-  if ("data" in held) return { value: structuredClone(held.data), dataset: null };
+  if ("data" in held) return { value: receivedCopy(held.data), dataset: null };
   const got = await datasets.get(held.dataset);
   return got === null ? null : { value: got.value, dataset: held.dataset };
 }

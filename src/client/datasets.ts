@@ -10,6 +10,7 @@ import { showValue } from "../util/showValue.ts";
 import { DatasetError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { type PathStep, replaceFutures, searchFutures } from "./futureSearch.ts";
+import { dataCopy, receivedCopy } from "./wireCopy.ts";
 
 /** Where a future was in the value published, and its key. */
 interface Slot {
@@ -52,15 +53,11 @@ export function encodeDataset(
     check(f);
     slots.push({ steps: [...steps], key: f.key });
   });
-  let cloned: unknown;
-  try {
-    // A copy now: in process the scheduler keeps what it is given, and the caller may change it.
-    cloned = structuredClone(replaceFutures(value, () => null));
-  } catch (err) {
-    throw new TypeError(
-      `${what}: the value cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  // A copy now: in process the scheduler keeps what it is given, and the caller may change it.
+  const cloned = dataCopy(
+    what,
+    replaceFutures(value, () => null),
+  );
   const encoded: EncodedDataset = { value: cloned, slots };
   return { keys: [...new Set(slots.map((slot) => slot.key))], data: new ClonedValue(encoded) };
 }
@@ -96,7 +93,7 @@ export function decodeDataset(
     new DatasetError(`getDataset: the scheduler sent a malformed dataset ${JSON.stringify(name)}`);
   if (!isEncodedDataset(encoded)) throw malformed();
   // In process the scheduler's copy is shared by every client getting it.
-  let value = structuredClone(encoded.value);
+  let value = receivedCopy(encoded.value);
   // Every place first, so that a malformed dataset makes no future.
   const parents = encoded.slots.map(({ steps }) => {
     if (steps.length === 0) return null;

@@ -9,7 +9,7 @@
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { showValue } from "../util/showValue.ts";
-import { wireCopy } from "./wireCopy.ts";
+import { receivedCopy, wireCopy } from "./wireCopy.ts";
 
 /** One event: when it was logged (wall-clock seconds) and its message (Dask's `(time, msg)`). */
 export type ClusterEvent = readonly [time: number, msg: unknown];
@@ -41,7 +41,7 @@ export function decodeEvent(v: unknown): ClusterEvent {
   if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== "number") {
     throw new Error("the scheduler sent a malformed event");
   }
-  return [v[0], structuredClone(ClonedValue.unwrap(v[1]))];
+  return [v[0], receivedCopy(ClonedValue.unwrap(v[1]))];
 }
 
 /** The client's subscriptions: a handler a topic (subscribing again replaces it, as in Dask). */

@@ -7,7 +7,7 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { showValue } from "../util/showValue.ts";
-import { wireCopy } from "./wireCopy.ts";
+import { receivedCopy, wireCopy } from "./wireCopy.ts";
 
 /** The key path: one key, or an array of them (none: the whole tree, for reading). */
 export function metadataKeys(what: string, keys: unknown, allowEmpty: boolean): string[] {
@@ -27,5 +27,5 @@ export function encodeMetadata(value: unknown): ClonedValue {
 
 /** What the scheduler answered, a copy of this client's own (in process the scheduler's is shared). */
 export function decodeMetadata(v: unknown): unknown {
-  return structuredClone(ClonedValue.unwrap(v));
+  return receivedCopy(ClonedValue.unwrap(v));
 }

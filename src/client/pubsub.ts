@@ -15,7 +15,7 @@ import type { PubSubRequestMsg } from "../protocol/messagesSession.ts";
 import { showValue } from "../util/showValue.ts";
 import { optionsOf } from "./argChecks.ts";
 import { type CoordinationWaitOptions, checkName, timedOut, timeoutOf } from "./coordination.ts";
-import { wireCopy } from "./wireCopy.ts";
+import { receivedCopy, wireCopy } from "./wireCopy.ts";
 
 /** What the client does for its publishers and subscribers. */
 export interface PubSubLink {
@@ -154,7 +154,7 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
   /** @internal A message came (the scheduler's copy: this `Sub` takes one of its own). */
   deliver(msg: unknown): void {
     if (this.closedValue || this.failure !== null) return;
-    const value = structuredClone(ClonedValue.unwrap(msg)) as T;
+    const value = receivedCopy(ClonedValue.unwrap(msg)) as T;
     const w = this.waiters.shift();
     if (w === undefined) {
       if (this.buffered >= this.maxBuffered) {

@@ -1,23 +1,45 @@
 /**
- * A value a client hands the scheduler to keep (an event's message, metadata):
- * copied now with the structured-clone algorithm, so that changing the object
- * afterwards changes nothing, and refused if it holds a future (futures are
- * the client's) or cannot be cloned (a function, a symbol).
+ * Values a client hands the scheduler to keep (an event's message, metadata, a
+ * published message, a variable's or queue's value, a dataset), and gets back
+ * from it. They follow the rule of every other value (`protocol/values.ts`):
+ * data only, copied as the wire copies it (`worker/wireClone.ts`), so that in
+ * process and over TCP they arrive the same, and changing the object
+ * afterwards changes nothing.
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { checkedWireClone, wireClone } from "../worker/wireClone.ts";
 import { searchFutures } from "./futureSearch.ts";
+
+/**
+ * `value` copied to send, as the wire would; a TypeError naming `what`
+ * (`logEvent`) if it is not data (a function, a class instance, shared memory,
+ * nesting beyond 1,000 levels).
+ */
+export function dataCopy(what: string, value: unknown): unknown {
+  let problem: string | null;
+  try {
+    const got = checkedWireClone(value, "value");
+    if (got.problem === null) return got.copy;
+    problem = got.problem;
+  } catch (err) {
+    problem = err instanceof Error ? err.message : String(err);
+  }
+  throw new TypeError(`${what}: the value cannot be sent: ${problem}`);
+}
+
+/**
+ * A copy of a value the scheduler sent: in one process the scheduler's own
+ * is shared by every client getting it. Values were checked as they were sent.
+ */
+export function receivedCopy(value: unknown): unknown {
+  return wireClone(value);
+}
 
 /** `value` copied for the scheduler; TypeErrors name `what` (`logEvent`) and what the value is for. */
 export function wireCopy(what: string, value: unknown, role: string): ClonedValue {
   searchFutures(value, what, () => {
     throw new TypeError(`${what}: a future cannot be ${role} (futures are the client's)`);
   });
-  try {
-    return new ClonedValue(structuredClone(value));
-  } catch (err) {
-    throw new TypeError(
-      `${what}: the value cannot be sent: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  return new ClonedValue(dataCopy(what, value));
 }
