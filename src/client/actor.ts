@@ -28,6 +28,7 @@ import { RemoteError } from "../comm/rpc.ts";
 import { type ActorOp, type ActorRef, isActorRef } from "../protocol/actors.ts";
 import { MAX_ARG_DEPTH } from "../protocol/messagesTaskSpec.ts";
 import { DATA_KINDS } from "../protocol/values.ts";
+import { showValue } from "../util/showValue.ts";
 import { type CheckedClone, checkedWireClone } from "../worker/wireClone.ts";
 import { ClientClosedError } from "./errors.ts";
 
@@ -131,6 +132,10 @@ export class Actor<T = unknown> implements ActorRef {
     method: K,
     ...args: ActorArgs<T, K>
   ): Promise<ActorResult<T, K>> {
+    const name: unknown = method;
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError(`Actor.call: method must be a method's name, got ${showValue(name)}`);
+    }
     const answer = await this.send("actor_execute", {
       actor: this.__weftActor,
       function: method,
@@ -179,6 +184,10 @@ export class Actor<T = unknown> implements ActorRef {
 
   /** Read field `attribute` of the object on its worker (Dask's attribute access). */
   async get<K extends ActorField<T>>(attribute: K): Promise<T[K]> {
+    const name: unknown = attribute;
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError(`Actor.get: attribute must be a field's name, got ${showValue(name)}`);
+    }
     return (await this.send("actor_attribute", {
       actor: this.__weftActor,
       attribute,

@@ -62,6 +62,13 @@ describe("actors: objects kept on a worker, called through handles", () => {
     await expect(
       (handle as unknown as Actor<Record<string, number>>).get("increment"),
     ).rejects.toThrow('"increment" of Counter is a method: call it with call');
+    // A name that is not one is a TypeError of the handle, sent nowhere.
+    await expect(untyped.call(5 as never)).rejects.toThrow(
+      new TypeError("Actor.call: method must be a method's name, got 5"),
+    );
+    await expect(untyped.get(null as never)).rejects.toThrow(
+      new TypeError("Actor.get: attribute must be a field's name, got null"),
+    );
     // The actor is unharmed.
     expect(await handle.call("increment")).toBe(1);
   });
