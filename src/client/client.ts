@@ -2203,7 +2203,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * the merged profile, each thread's sampled and idle time, and the functions
    * that took the most time; rejects with `body`'s error (the profile written
    * all the same). `workers` limits it to some workers; workers joining
-   * meanwhile are not profiled.
+   * meanwhile are not profiled. `scheduler: true` profiles the scheduler's
+   * thread too (Dask's `profile(scheduler=True)`).
    */
   async profile<T>(
     body: () => T | Promise<T>,
@@ -2212,7 +2213,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     profileSettings(options);
     const addresses = await this.workersNamed("profile", options);
-    return profileWhile(this.peers, addresses, body, options);
+    return profileWhile(this.peers, addresses, body, options, (op, args) =>
+      this.conn.request(op, args),
+    );
   }
 
   /** The workers connected to the scheduler. */

@@ -1,11 +1,15 @@
 import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
+import { Scheduler } from "../scheduler/scheduler.ts";
 import type { CpuProfile } from "../worker/profiler.ts";
+import { Client } from "./client.ts";
 import { mergeProfiles, threadTimes, topFunctions } from "./profile.ts";
 import { spinFor } from "./profileTestTasks.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
+import { inc } from "./testTasks.ts";
 
 const PROFILE_TASKS = new URL("./profileTestTasks.ts", import.meta.url).href;
 
@@ -119,6 +123,39 @@ describe("client.profile", () => {
       expect(written.samples?.length).toBe(got.profile.samples?.length);
     } finally {
       await rm(path, { force: true });
+    }
+  });
+
+  it("with scheduler: true, profiles the scheduler's thread too, over TCP as in process", async () => {
+    const { client } = await testCluster();
+    const here = await client.profile(() => client.submit(inc, 1), { scheduler: true });
+    expect(here.value).toBe(2);
+    // In one process the scheduler's thread is the workers' main thread: listed once, as the scheduler's.
+    expect(here.threads.map((t) => `${t.worker} ${t.thread}`)).toEqual(["scheduler main"]);
+
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      const remote = await Client.connect(scheduler.address, { logger: pino({ level: "silent" }) });
+      try {
+        // No worker at all: the scheduler alone.
+        const got = await remote.profile(() => remote.workers(), { scheduler: true });
+        expect(got.value).toEqual([]);
+        expect(got.threads.map((t) => t.worker)).toEqual(["scheduler"]);
+        expect(got.profile.nodes.length).toBeGreaterThan(2);
+        await expect(remote.profile(() => 1)).rejects.toThrow(
+          /profile: no worker to profile \(none is connected\)/,
+        );
+        await expect(remote.profile(() => 1, { scheduler: "yes" as never })).rejects.toThrow(
+          'profile: scheduler must be a boolean, got "yes"',
+        );
+      } finally {
+        await remote.close();
+      }
+    } finally {
+      await scheduler.close();
     }
   });
 

@@ -32,7 +32,15 @@ export interface ProfileOptions {
   readonly maxMs?: number;
   /** Also write the merged profile to this file (a `.cpuprofile`), even if the code throws. */
   readonly path?: string | URL;
+  /** Also profile the scheduler's thread (listed as worker `"scheduler"`). Default false. */
+  readonly scheduler?: boolean;
 }
+
+/** How the scheduler's profile is asked for: its requests `profile-start` and `profile-stop`. */
+export type SchedulerRequest = (
+  op: "profile-start" | "profile-stop",
+  args: Record<string, unknown>,
+) => Promise<unknown>;
 
 /** One thread's part of a {@link ClusterProfile}. */
 export interface ProfiledThread {
@@ -79,6 +87,9 @@ export function profileSettings(options: unknown): ProfileSettings {
     throw new TypeError(`profile: options must be an object, got ${showValue(options)}`);
   }
   const o = options as ProfileOptions;
+  if (o.scheduler !== undefined && typeof o.scheduler !== "boolean") {
+    throw new TypeError(`profile: scheduler must be a boolean, got ${showValue(o.scheduler)}`);
+  }
   if (o.path !== undefined && typeof o.path !== "string" && !(o.path instanceof URL)) {
     throw new TypeError(
       `profile: path must be a file path or a file: URL, got ${showValue(o.path)}`,
@@ -293,6 +304,7 @@ export async function profileWhile<T>(
   addresses: readonly string[],
   body: () => T | Promise<T>,
   options: ProfileOptions,
+  scheduler: SchedulerRequest,
 ): Promise<ClusterProfile<T>> {
   if (typeof body !== "function") {
     throw new TypeError(
@@ -300,13 +312,15 @@ export async function profileWhile<T>(
     );
   }
   const { intervalUs, maxMs } = profileSettings(options);
-  if (addresses.length === 0) {
+  const withScheduler = options.scheduler === true;
+  if (addresses.length === 0 && !withScheduler) {
     throw new Error(
       `profile: no worker to profile (${options.workers === undefined ? "none is connected" : "none matches workers"})`,
     );
   }
   const id = randomUUID();
   const started: string[] = [];
+  if (withScheduler) await scheduler("profile-start", { id, intervalUs, maxMs });
   try {
     await callEachWorker(
       peers,
@@ -321,6 +335,7 @@ export async function profileWhile<T>(
     );
   } catch (err) {
     // Those that did start are stopped, their profiles dropped.
+    if (withScheduler) await scheduler("profile-stop", { id }).catch(() => {});
     await Promise.all(
       started.map(async (address) => {
         try {
@@ -338,6 +353,10 @@ export async function profileWhile<T>(
   } catch (error) {
     outcome = { ok: false, error };
   }
+  const own = withScheduler ? await scheduler("profile-stop", { id }) : null;
+  if (own !== null && !isWorkerProfile(own)) {
+    throw new Error("profile: the scheduler answered profile-stop with no profile");
+  }
   const profiles = await callEachWorker(
     peers,
     addresses,
@@ -345,7 +364,8 @@ export async function profileWhile<T>(
     { noun: "profile", expected: "no profile" },
     (got) => (isWorkerProfile(got) ? got : null),
   );
-  const merged = mergeWorkerProfiles(profiles);
+  // The scheduler first: sharing a process with workers (a LocalCluster), its main thread is theirs.
+  const merged = mergeWorkerProfiles(own === null ? profiles : { scheduler: own, ...profiles });
   if (options.path !== undefined) await writeFile(options.path, JSON.stringify(merged.profile));
   if (!outcome.ok) throw outcome.error;
   return { value: outcome.value, ...merged };

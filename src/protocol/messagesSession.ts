@@ -403,6 +403,26 @@ export interface UnregisterSchedulerPluginRequestMsg {
   readonly name: string;
 }
 
+/**
+ * Start CPU profile `id` of the scheduler's thread (`Client.profile` with
+ * `scheduler: true`), sampling every `intervalUs`, stopping by itself after
+ * `maxMs`: answered with "OK" once it runs.
+ */
+export interface ProfileStartRequestMsg {
+  readonly op: "profile-start";
+  readonly requestId: number;
+  readonly id: string;
+  readonly intervalUs: number;
+  readonly maxMs: number;
+}
+
+/** Stop CPU profile `id` of the scheduler: answered with its profile (a worker's `profile_stop` answer). */
+export interface ProfileStopRequestMsg {
+  readonly op: "profile-stop";
+  readonly requestId: number;
+  readonly id: string;
+}
+
 /** A request a client makes of the server (not of the state machine). */
 export type ClientRequestMsg =
   | WhoHasRequestMsg
@@ -429,7 +449,9 @@ export type ClientRequestMsg =
   | MultiLockRequestMsg
   | RunOnSchedulerRequestMsg
   | RegisterSchedulerPluginRequestMsg
-  | UnregisterSchedulerPluginRequestMsg;
+  | UnregisterSchedulerPluginRequestMsg
+  | ProfileStartRequestMsg
+  | ProfileStopRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

@@ -24,6 +24,7 @@ import {
 import { logCountProblem } from "../util/logRecords.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
+import { checkProfileSettings } from "../worker/profiler.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
 import type { SessionHost } from "./sessionHost.ts";
@@ -57,15 +58,27 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "run-on-scheduler",
   "register-scheduler-plugin",
   "unregister-scheduler-plugin",
+  "profile-start",
+  "profile-stop",
   ...COORDINATION_OPS,
 ]);
 
-/** The requests answered once the code they run on the scheduler has (see `schedulerCode.ts`). */
-type CodeOp = "run-on-scheduler" | "register-scheduler-plugin" | "unregister-scheduler-plugin";
+/**
+ * The requests answered once what they start has run: the code they run on
+ * the scheduler (see `schedulerCode.ts`), or its profiler.
+ */
+type CodeOp =
+  | "run-on-scheduler"
+  | "register-scheduler-plugin"
+  | "unregister-scheduler-plugin"
+  | "profile-start"
+  | "profile-stop";
 const CODE_OPS: ReadonlySet<string> = new Set<CodeOp>([
   "run-on-scheduler",
   "register-scheduler-plugin",
   "unregister-scheduler-plugin",
+  "profile-start",
+  "profile-stop",
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
 
@@ -287,6 +300,17 @@ async function answerLater(host: SessionHost, msg: Record<string, unknown>): Pro
         throw new TypeError("unregister-scheduler-plugin: name must be a non-empty string");
       }
       return host.plugins.remove(msg.name);
+    case "profile-start": {
+      if (typeof msg.id !== "string" || msg.id === "") {
+        throw new TypeError("profile-start: id must be a non-empty string");
+      }
+      const settings = checkProfileSettings("profile-start", msg.intervalUs, msg.maxMs);
+      await host.profiler.start(msg.id, settings);
+      return "OK";
+    }
+    case "profile-stop":
+      if (typeof msg.id !== "string") throw new TypeError("profile-stop: id must be a string");
+      return host.profiler.stop(msg.id);
   }
 }
 

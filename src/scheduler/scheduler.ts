@@ -29,6 +29,7 @@ import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds as now } from "../util/wallClock.ts";
+import { CpuProfiler } from "../worker/profiler.ts";
 import { serveClient } from "./clientSession.ts";
 import { Coordination } from "./coordination/coordination.ts";
 import { Counters } from "./counters.ts";
@@ -87,6 +88,8 @@ export class Scheduler implements SessionHost {
     ...this.options.taskModules,
     ...this.taskModules,
   ]);
+  /** CPU profiles of the scheduler's thread (`Client.profile` with `scheduler: true`). */
+  readonly profiler = new CpuProfiler(() => []);
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
   private statusValue: SchedulerStatus = "init";
@@ -395,6 +398,7 @@ export class Scheduler implements SessionHost {
     for (const comm of this.comms) comm.abort();
     await Promise.allSettled([...this.sessions]);
     await this.plugins.closeAll();
+    this.profiler.close();
     await this.preloadTeardown?.();
     if (this.statusValue !== "failed") this.statusValue = final;
     this.logger.info({ status: this.statusValue }, "scheduler closed");

@@ -6,6 +6,7 @@ import type { Comm } from "../comm/comm.ts";
 import type { WorkerPluginSpec } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
 import type { LogRecords } from "../util/logRecords.ts";
+import type { CpuProfiler } from "../worker/profiler.ts";
 import type { Coordination } from "./coordination/coordination.ts";
 import type { Counters } from "./counters.ts";
 import type { EventBroker } from "./events.ts";
@@ -54,6 +55,8 @@ export interface SessionHost {
   readonly plugins: SchedulerPlugins;
   /** The task functions clients run on the scheduler, and the plugins they make with them. */
   readonly code: SchedulerCode;
+  /** CPU profiles of the scheduler's thread, on demand (`Client.profile` with `scheduler: true`). */
+  readonly profiler: CpuProfiler;
   /** Hand stimuli to the state machine and route what it returns. */
   dispatch(events: SchedulerEvent[]): void;
   /**

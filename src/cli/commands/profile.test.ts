@@ -54,6 +54,20 @@ describe("weft profile", () => {
       };
       expect(summary.output).toBe(output);
       expect(summary.threads).toHaveLength(2);
+
+      const withScheduler = await runWeft([
+        "profile",
+        cluster.address,
+        "--seconds",
+        "0.2",
+        "-o",
+        output,
+        "--with-scheduler",
+        "--json",
+      ]);
+      expect(withScheduler.code).toBe(0);
+      const threads = (JSON.parse(withScheduler.out) as { threads: { worker: string }[] }).threads;
+      expect(threads.map((t) => t.worker)[0]).toBe("scheduler");
     } finally {
       await rm(output, { force: true });
     }

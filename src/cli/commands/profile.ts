@@ -17,6 +17,7 @@ export interface ProfileCliOptions extends ConnectCliOptions {
   readonly intervalUs?: string;
   readonly top?: string;
   readonly json?: boolean;
+  readonly withScheduler?: boolean;
 }
 
 function positiveNumber(flag: string, given: string, max: number): number | string {
@@ -97,6 +98,7 @@ export async function runProfile(
     );
     const profile = await client.profile(() => new Promise<void>((r) => setTimeout(r, ms)), {
       ...workers,
+      ...(opts.withScheduler === true ? { scheduler: true } : {}),
       intervalUs: intervalUs as number,
       // Ample: the workers drop a profile nobody fetched only after this.
       maxMs: ms + 60_000,
@@ -127,6 +129,7 @@ export function profileCommand(ctx: CliContext): Command {
     )
     .option("--interval-us <us>", "microseconds between samples (100 to 1,000,000)", "1000")
     .option("--top <n>", "how many functions to list (0 to 50)", "20")
+    .option("--with-scheduler", "profile the scheduler's thread too (listed as worker scheduler)")
     .option("--json", "print the summary (threads, top functions) as JSON")
     .addHelpText(
       "after",
