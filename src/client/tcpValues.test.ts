@@ -34,11 +34,13 @@ afterEach(async () => {
  */
 async function twoWorkersAB(
   worker: Partial<WorkerOptions> = {},
+  schedulerOptions: { readonly maxMessageBytes?: number } = {},
 ): Promise<{ client: Client; check(): void }> {
   const scheduler = await Scheduler.start({
     listen: "tcp://127.0.0.1:0",
     validate: true,
     logger: silent,
+    ...schedulerOptions,
   });
   toClose.push(scheduler);
   const workers = await Promise.all(
@@ -121,25 +123,7 @@ describe("task values over TCP", () => {
   it("a task whose compute-task is larger than the scheduler's maxMessageBytes fails with the reason instead of hanging", async () => {
     // The graph reaches the scheduler, but the compute-task adds where each of
     // the 100 inputs is held and its size: too large for the scheduler to send.
-    const scheduler = await Scheduler.start({
-      listen: "tcp://127.0.0.1:0",
-      validate: true,
-      logger: silent,
-      maxMessageBytes: 12_000,
-    });
-    toClose.push(scheduler);
-    const worker = await Worker.create({
-      scheduler: scheduler.address,
-      listen: "tcp://127.0.0.1:0",
-      nthreads: 1,
-      executor: "inline",
-      taskModules: [CLIENT_TEST_TASKS],
-      validate: true,
-      logger: silent,
-    });
-    toClose.push(worker);
-    const client = await Client.connect(scheduler.address, { logger: silent });
-    toClose.push(client);
+    const { client, check } = await twoWorkersAB({}, { maxMessageBytes: 12_000 });
     const inputs = [];
     for (let i = 0; i < 100; i += 20) {
       inputs.push(
@@ -156,8 +140,7 @@ describe("task values over TCP", () => {
     );
     // The cluster goes on.
     expect(await client.submit(inc, 1)).toBe(2);
-    scheduler.state.validateState();
-    worker.state.validateState();
+    check();
   });
 
   it("a value larger than maxMessageBytes fails its dependent with the reason; the cluster goes on", async () => {
