@@ -433,6 +433,28 @@ describe("processing → erred and erred → released", () => {
     s.validateState();
   });
 
+  test("the new inputs of a new task that errs at once are not computed for it", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
+    s.handleStimulus(t.taskErred("w1", "a", 1));
+    // n is needed by z alone, which errs (a erred): n stays released. Dask
+    // computes it, for nobody.
+    const out = s.handleStimulus(
+      t.updateGraph("c2", { n: t.task(), z: t.task(["a", "n"]) }, ["z"]),
+    );
+    expect(t.summarize(out)).toEqual(["client:c2 task-erred z"]);
+    expect(s.tasks.get("n")?.state).toBe("released");
+    s.validateState();
+    // Retried, a runs again, and z's inputs with it.
+    const again = s.handleStimulus(t.fromClient({ op: "retry", keys: ["z"], clientId: "c2" }));
+    expect(t.summarize(again).filter((m) => m.includes("compute-task"))).toEqual([
+      "w1 compute-task a",
+      "w1 compute-task n",
+    ]);
+    s.validateState();
+  });
+
   test("a waiter released on its way to erred keeps no blame once its input is retried", () => {
     // y needs a and x, x needs a: when a errs, y leaves x's waiters first and
     // x, needed by nobody, is released instead of erred, with a's blame set.
@@ -754,6 +776,27 @@ describe("actors: losing the worker an actor lives on", () => {
     expect(t2.tasks.get("a")?.state).toBe("memory");
     expect(t2.workers.get("w1")?.actors.has(t2.tasks.get("a") as never)).toBe(true);
     t2.validateState();
+  });
+
+  test("a lost actor leaves a released dependent nobody wants released, not computed after a retry", () => {
+    // m, computed from the actor a, was released once z (needing it) was done.
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task([], { actor: true }), m: t.task(["a"]), z: t.task(["m"]) }, [
+        "a",
+        "z",
+      ]),
+    );
+    for (const key of ["a", "m", "z"]) finish(s, key);
+    expect(s.tasks.get("m")?.state).toBe("released");
+    const out = s.handleStimulus(t.fromWorker("w1", { op: "release-worker-data", key: "a" }));
+    expect(t.summarize(out)).toEqual(["client:c task-erred a"]);
+    // Dask errs m too; retried with a, it would then be computed for nobody.
+    expect(s.tasks.get("m")?.state).toBe("released");
+    const again = s.handleStimulus(t.fromClient({ op: "retry", keys: ["a"], clientId: "c" }));
+    expect(t.summarize(again)).toEqual(["client:c task-retried a", "w1 compute-task a"]);
+    s.validateState();
   });
 
   test("an actor nobody wants is computed again for the tasks waiting on it", () => {

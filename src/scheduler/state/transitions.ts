@@ -330,7 +330,8 @@ export const ACTOR_LOST = "Worker holding Actor was lost";
  * lived on one worker only, with a state its callers changed, and a new run
  * would make another object, not bring that one back. Its clients get
  * `task-erred` (no `lost-data`); released → erred errs its dependents not in
- * memory, those waiting on it included, with the same blame.
+ * memory, those waiting on it included, with the same blame (not a released
+ * one nobody wants: see releasedErred).
  */
 function actorLost(s: SchedulerState, ts: TaskState): void {
   ts.exception = { name: "RuntimeError", message: ACTOR_LOST };
@@ -400,6 +401,12 @@ function releasedErred(s: SchedulerState, ts: TaskState): void {
         s.recommend(dts, "forgotten");
         continue;
       }
+      // Released and wanted by nobody, it is not in play for any task either
+      // (a dependent in play would have it waiting): it stays released, as
+      // processing → erred leaves such dependents. Wanted again, it errs then
+      // if its input still is (released → waiting); erred now, it would be
+      // computed for nobody when the input is retried (Dask errs it).
+      if (dts.state === "released" && dts.whoWants.size === 0) continue;
       dts.exceptionBlame = failing;
       s.recommend(dts, "erred");
     }

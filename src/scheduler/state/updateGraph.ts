@@ -192,6 +192,48 @@ function neededNewTasks(walk: Walk, wanted: readonly string[]): Set<string> {
 }
 
 /**
+ * The new tasks to compute when some of them err at once (an input is erred,
+ * or is a new task that errs): those wanted that do not, and the new inputs of
+ * those. An input only such tasks need stays released, where Dask computes it
+ * for nobody (a retry of the failed input sends it to waiting with them).
+ * Null when no new task errs: all of them run. `created` is in graph order,
+ * inputs first.
+ */
+function newTasksToRun(
+  created: readonly TaskState[],
+  wanted: readonly string[],
+): Set<TaskState> | null {
+  let doomed = null as Set<TaskState> | null;
+  for (const ts of created) {
+    for (const dts of itemsOf(ts.dependencies)) {
+      if (dts.state === "erred" || doomed?.has(dts) === true) {
+        (doomed ??= new Set()).add(ts);
+        break;
+      }
+    }
+  }
+  if (doomed === null) return null;
+  const wantedKeys = new Set(wanted);
+  const toRun = new Set<TaskState>();
+  // Dependents come after their inputs in `created`: walk it backwards.
+  for (let i = created.length - 1; i >= 0; i--) {
+    const ts = created[i];
+    if (doomed.has(ts)) continue;
+    let needed = wantedKeys.has(ts.key);
+    if (!needed) {
+      for (const dts of itemsOf(ts.dependents)) {
+        if (toRun.has(dts)) {
+          needed = true;
+          break;
+        }
+      }
+    }
+    if (needed) toRun.add(ts);
+  }
+  return toRun;
+}
+
+/**
  * `update-graph`. A malformed graph (a bad task, a cycle) changes nothing and
  * every wanted key is answered with `task-erred`; wanted keys that need a key
  * nobody knows are answered with `cancelled-keys` ("lost dependencies"); the
@@ -274,13 +316,16 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
     created.push(ts);
   }
 
+  const toRun = newTasksToRun(created, wanted);
   // Worst priority first: the work list is last in, first out.
   // (Priorities are distinct: with one user priority, the reverse of the creation order.)
   if (uniform) {
-    for (let i = created.length - 1; i >= 0; i--) s.recommend(created[i], "waiting");
+    for (let i = created.length - 1; i >= 0; i--) {
+      if (toRun === null || toRun.has(created[i])) s.recommend(created[i], "waiting");
+    }
   } else {
     const byPriority = created.slice().sort((a, b) => comparePriority(b.priority, a.priority));
-    for (const ts of byPriority) s.recommend(ts, "waiting");
+    for (const ts of byPriority) if (toRun === null || toRun.has(ts)) s.recommend(ts, "waiting");
   }
 
   // Also recommends known but released wanted keys to waiting (after the new
