@@ -103,6 +103,7 @@ export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
 export type { PerformanceReportOptions } from "./performanceReport.ts";
 export {
   type ClusterProfile,
+  type FailedWorker,
   type FunctionTime,
   mergeProfiles,
   type ProfiledThread,

@@ -77,9 +77,14 @@ function profileSection(p: Omit<ClusterProfile<unknown>, "value">): string {
       ? `<p><a download="weft.cpuprofile" href="data:application/json;base64,${Buffer.from(json).toString("base64")}">the merged profile</a> (.cpuprofile: Chrome DevTools' Performance panel, VS Code, speedscope)</p>`
       : `<p class="note">the merged profile (${json.length} bytes) is too large to link from here: take it with <code>client.profile</code>.</p>`;
   const lost =
-    p.lostThreads > 0
+    (p.lostThreads > 0
       ? `<p class="note">${plural(p.lostThreads, "pool thread")} ended while profiled: their samples are lost.</p>`
-      : "";
+      : "") +
+    p.failedWorkers
+      .map(
+        (f) => `<p class="note">no profile of ${escapeHtml(f.worker)}: ${escapeHtml(f.reason)}</p>`,
+      )
+      .join("");
   return `<h2>CPU profile of the workers' threads</h2>
 ${threads}
 ${lost}<h3>Where the busy time went, by function (self time)</h3>

@@ -159,6 +159,19 @@ describe("client.profile", () => {
     }
   });
 
+  it("a worker lost meanwhile costs its own profile only, said in failedWorkers", async () => {
+    const { cluster, client } = await testCluster({ executor: "threads", workers: 2 });
+    const [kept, lost] = cluster.workers;
+    const got = await client.profile(async () => {
+      await lost.close();
+      return client.submit(inc, 41);
+    });
+    expect(got.value).toBe(42);
+    expect(got.failedWorkers.map((f) => f.worker)).toEqual([lost.address]);
+    expect(got.threads.every((t) => t.worker === kept.address)).toBe(true);
+    expect(got.threads.length).toBeGreaterThanOrEqual(2);
+  });
+
   it("an error of the code is rethrown once the profile is written; bad options are refused", async () => {
     const { client } = await testCluster();
     const path = join(tmpdir(), `weft-profile-err-${process.pid}.cpuprofile`);

@@ -53,6 +53,12 @@ export interface ProfiledThread {
   readonly idleMs: number;
 }
 
+/** A worker whose profile could not be fetched, and why. */
+export interface FailedWorker {
+  readonly worker: string;
+  readonly reason: string;
+}
+
 /** Where the sampled time went: one function. */
 export interface FunctionTime {
   /** The function's name, `(anonymous)`, or V8's `(program)`, `(garbage collector)`. */
@@ -77,6 +83,8 @@ export interface ClusterProfile<T> {
   readonly threads: readonly ProfiledThread[];
   /** Pool threads that ended while profiled (their samples are lost). */
   readonly lostThreads: number;
+  /** Workers whose profile could not be fetched (lost meanwhile, say): left out. */
+  readonly failedWorkers: readonly FailedWorker[];
   /** The functions taking the most time, idle time left out, most first (the first 50). */
   readonly top: readonly FunctionTime[];
 }
@@ -357,15 +365,29 @@ export async function profileWhile<T>(
   if (own !== null && !isWorkerProfile(own)) {
     throw new Error("profile: the scheduler answered profile-stop with no profile");
   }
-  const profiles = await callEachWorker(
-    peers,
-    addresses,
-    { op: "profile", method: "profile_stop", args: { id } },
-    { noun: "profile", expected: "no profile" },
-    (got) => (isWorkerProfile(got) ? got : null),
+  // A worker lost meanwhile costs its own profile only.
+  const profiles: Record<string, WorkerProfile> = {};
+  const failed: FailedWorker[] = [];
+  const answers = await Promise.all(
+    [...addresses].sort().map(async (address): Promise<WorkerProfile | string> => {
+      try {
+        const got = await (await peers.get(address)).call("profile_stop", { id });
+        return isWorkerProfile(got) ? got : "it answered profile_stop with no profile";
+      } catch (err) {
+        return err instanceof Error ? err.message : String(err);
+      }
+    }),
   );
+  [...addresses].sort().forEach((address, i) => {
+    const a = answers[i];
+    if (typeof a === "string") failed.push({ worker: address, reason: a });
+    else profiles[address] = a;
+  });
   // The scheduler first: sharing a process with workers (a LocalCluster), its main thread is theirs.
-  const merged = mergeWorkerProfiles(own === null ? profiles : { scheduler: own, ...profiles });
+  const merged = {
+    ...mergeWorkerProfiles(own === null ? profiles : { scheduler: own, ...profiles }),
+    failedWorkers: failed,
+  };
   if (options.path !== undefined) await writeFile(options.path, JSON.stringify(merged.profile));
   if (!outcome.ok) throw outcome.error;
   return { value: outcome.value, ...merged };
@@ -377,7 +399,7 @@ export async function profileWhile<T>(
  */
 export function mergeWorkerProfiles(
   profiles: Readonly<Record<string, WorkerProfile>>,
-): Omit<ClusterProfile<never>, "value"> {
+): Omit<ClusterProfile<never>, "value" | "failedWorkers"> {
   const parts: { label: string; profile: CpuProfile }[] = [];
   const threads: ProfiledThread[] = [];
   const mainsSeen = new Set<string>();

@@ -104,6 +104,10 @@ export async function runProfile(
       maxMs: ms + 60_000,
       path: output,
     });
+    for (const f of profile.failedWorkers) {
+      ctx.stderr.write(`weft profile: no profile of ${f.worker}: ${f.reason}\n`);
+      ctx.exitCode = EXIT.differences;
+    }
     if (opts.json === true) {
       const { value: _, profile: __, ...summary } = profile;
       ctx.stdout.write(`${JSON.stringify({ output, ...summary }, null, 2)}\n`);
