@@ -283,6 +283,43 @@ describe("validation", () => {
     expect(() => s.validateState()).toThrow(/has an exception to blame but is not erred/);
   });
 
+  test("validateState catches a task stuck or left over: nothing would move it any more", () => {
+    // b waits on a; a task is made to look stuck in each way, then restored.
+    const s = running();
+    const a = s.tasks.get("a");
+    const b = s.tasks.get("b");
+    if (a === undefined || b === undefined) throw new Error("no a or b");
+    s.validateState();
+    // A wanted task left released.
+    s.handleStimulus(t.updateGraph("c", { r: t.task() }, ["r"]));
+    const r = s.tasks.get("r");
+    if (r === undefined) throw new Error("no r");
+    const saved = { state: r.state, on: r.processingOn };
+    r.state = "released";
+    r.processingOn = null;
+    saved.on?.processing.delete(r);
+    expect(() => s.validateTask(r)).toThrow(/is wanted but not computed/);
+    // A released task nothing needs, not forgotten.
+    r.whoWants = new Set();
+    expect(() => s.validateTask(r)).toThrow(/is needed by nothing but not forgotten/);
+    // A waiting task whose input erred.
+    a.state = "erred";
+    a.exceptionBlame = a;
+    expect(() => s.validateTask(b)).toThrow(/waits on <TaskState 'a' erred>/);
+  });
+
+  test("validateState catches a task in no-worker that a running worker may run", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1", 1, { GPU: 1 }));
+    s.handleStimulus(t.updateGraph("c", { g: t.task([], { resources: { GPU: 2 } }) }, ["g"]));
+    const g = s.tasks.get("g");
+    expect(g?.state).toBe("no-worker");
+    s.validateState();
+    if (g === undefined) throw new Error("no g");
+    g.resourceRestrictions = { GPU: 1 };
+    expect(() => s.validateState()).toThrow(/is in no-worker, but w1 may run it/);
+  });
+
   test("validateState catches an actor its worker does not count, or one counted elsewhere", () => {
     const s = new SchedulerState({ validate: true });
     s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));

@@ -115,8 +115,15 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
       fail(() => `${str(ts)} stolen from a worker not running it`);
   }
 
+  // Stuck or leaked: nothing would move such a task any more.
+  if (ts.state === "released" || ts.state === "erred") {
+    if (ts.whoWants.size === 0 && ts.dependents.size === 0)
+      fail(() => `${str(ts)} is needed by nothing but not forgotten`);
+  }
   switch (ts.state) {
     case "released":
+      if (ts.whoWants.size > 0 && ts.runSpec !== null)
+        fail(() => `released ${str(ts)} is wanted but not computed`);
       if (ts.waiters.size !== 0) fail(() => `released ${str(ts)} has waiters`);
       if (ts.waitingOn.size !== 0) fail(() => `released ${str(ts)} waits on dependencies`);
       for (const dts of ts.dependencies) {
@@ -125,6 +132,9 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
       return;
     case "waiting":
       if (!(ts.waitingOn.size > 0)) fail(() => `waiting ${str(ts)} waits on nothing`);
+      for (const dts of ts.waitingOn) {
+        if (!IN_PLAY.has(dts.state)) fail(() => `waiting ${str(ts)} waits on ${str(dts)}`);
+      }
       for (const dts of ts.dependencies) {
         if (!(dts.whoHas.size > 0 !== ts.waitingOn.has(dts)))
           fail(() => `waiting ${str(ts)}: waits on ${str(dts)} iff it is not in memory`);
@@ -137,6 +147,10 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
       return;
     case "no-worker":
       assertReady(s, ts);
+      for (const ws of s.running) {
+        if (mayRunOn(ws, ts))
+          fail(() => `${str(ts)} is in no-worker, but ${ws.address} may run it`);
+      }
       return;
     case "processing": {
       assertReady(s, ts);
