@@ -1,9 +1,13 @@
 /**
  * Property test: random graphs on a fake cluster whose workers complete the
  * tasks they are given in random order, with errors, retries, worker deaths
- * and arrivals, pauses, steals, secessions, reschedules, dropped replicas,
- * stale reports, clients changing their minds, firing and forgetting, and
- * publishing, getting and unpublishing datasets, with some tasks actors, all
+ * and arrivals, pauses, steals (to a thief named or not), secessions,
+ * reschedules, dropped replicas, stale and bogus reports (a run's late result
+ * or failure, a result from a worker the task was not given to, a failed
+ * fetch), a worker leaving and registering again at its address,
+ * retirements, clients changing their minds, retrying erred keys, leaving,
+ * firing and forgetting, and publishing, getting and unpublishing datasets,
+ * with some tasks actors and some preferring workers (allowOtherWorkers), all
  * with validation on.
  * After a final drain, every key a client still wants is in memory or erred
  * (and the client was told so last), every key fired and forgotten was let go
@@ -69,7 +73,15 @@ type Action =
   | { kind: "replicate"; pick: number; n: number }
   | { kind: "rebalance"; pick: number; all: boolean }
   | { kind: "restart"; client: number }
-  | { kind: "restart-worker"; pick: number };
+  | { kind: "restart-worker"; pick: number }
+  | { kind: "retry"; pick: number }
+  | { kind: "stale-err"; pick: number }
+  | { kind: "fetch-fail"; pick: number }
+  | { kind: "bogus-finish"; pick: number; other: number }
+  | { kind: "steal-to"; pick: number; thief: number; delay: boolean }
+  | { kind: "close-client" }
+  | { kind: "re-register"; pick: number; nthreads: number }
+  | { kind: "retire"; pick: number };
 
 const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   fc.record({
@@ -87,6 +99,36 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   });
 
 const action: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("retry" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("stale-err" as const), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("fetch-fail" as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("bogus-finish" as const),
+      pick: fc.nat(),
+      other: fc.nat(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("steal-to" as const),
+      pick: fc.nat(),
+      thief: fc.nat(),
+      delay: fc.boolean(),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("close-client" as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("retire" as const), pick: fc.nat() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("re-register" as const),
+      pick: fc.nat(),
+      nthreads: fc.integer({ min: 1, max: 3 }),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant("restart-worker" as const), pick: fc.nat() }),
@@ -232,6 +274,7 @@ function buildGraph(
       retries: task.retries,
       ...(task.restricted ? { resources: { R: 1 } } : {}),
       ...(task.actor ? { actor: true } : {}),
+      ...(task.fn === 2 ? { workers: ["w0", "w1"], allowOtherWorkers: true } : {}),
     });
   });
   // An actor is wanted, as Dask's are (submitted with actor=True): the client holds its handle.
@@ -367,6 +410,9 @@ class Harness {
         case "acquire-replicas":
           for (const key of msg.whoHas.keys()) this.fetches.push({ worker: w.address, key });
           break;
+        case "close-worker":
+          if (!msg.restart) this.workers.delete(to.address);
+          break;
         case "refresh-who-has":
         case "remove-worker":
         case "pause":
@@ -426,6 +472,71 @@ class Harness {
         if (w === undefined) return;
         this.workers.delete(w.address);
         this.send(t.removeWorker(w.address, act.expected));
+        return;
+      }
+      case "retry": {
+        const erred = [...s.tasks.values()]
+          .filter((ts) => ts.state === "erred" && ts.whoWants.size > 0)
+          .map((ts) => ts.key);
+        const key = pickOf(erred, act.pick);
+        if (key === undefined) return;
+        this.send(t.fromClient({ op: "retry", keys: [key], clientId: "c1" }));
+        return;
+      }
+      case "stale-err": {
+        const z = pickOf(this.zombies, act.pick);
+        if (z === undefined || !this.workers.has(z.worker)) return;
+        this.send(t.taskErred(z.worker, z.key, z.runId));
+        return;
+      }
+      case "fetch-fail": {
+        const cands: { w: FakeWorker; dep: string }[] = [];
+        for (const { w, a } of this.assignments()) {
+          for (const dep of a.deps) {
+            const dts = s.tasks.get(dep);
+            if (dts?.state === "memory" && !w.holds.has(dep)) cands.push({ w, dep });
+          }
+        }
+        const x = pickOf(cands, act.pick);
+        if (x === undefined) return;
+        this.send(t.fetchErred(x.w.address, x.dep, -1));
+        return;
+      }
+      case "bogus-finish": {
+        const x = pickOf(this.assignments(), act.pick);
+        const o = pickOf([...this.workers.values()], act.other);
+        if (x === undefined || o === undefined || o === x.w) return;
+        this.send(t.taskFinished(o.address, x.key, x.a.runId));
+        return;
+      }
+      case "steal-to": {
+        const x = pickOf(this.assignments(), act.pick);
+        const o = pickOf([...this.workers.values()], act.thief);
+        if (x === undefined || o === undefined) return;
+        this.send(t.stealRequest(x.key, x.w.address, o.address));
+        if (!act.delay) this.deliver();
+        return;
+      }
+      case "retire": {
+        const w = pickOf([...this.workers.values()], act.pick);
+        if (w === undefined) return;
+        this.send(t.fromClient({ op: "retire-workers", workers: [w.address], clientId: "c1" }));
+        return;
+      }
+      case "close-client": {
+        this.wants.delete("c2");
+        this.send(t.fromClient({ op: "close-client", clientId: "c2" }));
+        return;
+      }
+      case "re-register": {
+        const w = pickOf([...this.workers.values()], act.pick);
+        if (w === undefined) return;
+        for (const [key, a] of w.assigned)
+          this.zombies.push({ worker: w.address, key, runId: a.runId });
+        this.workers.delete(w.address);
+        this.send(t.removeWorker(w.address, false));
+        this.workers.set(w.address, new FakeWorker(w.address, w.resources));
+        this.send(t.registerWorker(w.address, act.nthreads, w.resources));
         return;
       }
       case "restart-worker": {
