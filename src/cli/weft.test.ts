@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { runWeft } from "./testContext.ts";
+import { COMMANDS } from "./commands/index.ts";
+import { runWeft, testContext } from "./testContext.ts";
 
 describe("weft", () => {
   it("says a command is unknown also with --help or after help, exit 2", async () => {
@@ -34,5 +35,16 @@ describe("weft", () => {
       expect(r.out).toMatch(/^Usage: weft \[options\] \[command\]/);
     }
     expect((await runWeft(["--version"])).code).toBe(0);
+  });
+
+  it("every command has its --help, and the top-level help lists it", async () => {
+    const top = (await runWeft(["--help"])).out;
+    for (const factory of COMMANDS) {
+      const name = factory(testContext()).name();
+      const r = await runWeft([name, "--help"]);
+      expect(r.code, name).toBe(0);
+      expect(r.out, name).toMatch(new RegExp(`^Usage: weft ${name} `));
+      expect(top, name).toMatch(new RegExp(`\\n  ${name} `));
+    }
   });
 });
