@@ -37,37 +37,26 @@ describe("weft profile", () => {
       const written = JSON.parse(await readFile(output, "utf8")) as { nodes: unknown[] };
       expect(written.nodes.length).toBeGreaterThan(2);
 
-      const json = await runWeft([
-        "profile",
-        cluster.address,
-        "--seconds",
-        "0.2",
-        "-o",
-        output,
-        "--json",
-      ]);
-      expect(json.code).toBe(0);
-      const summary = JSON.parse(json.out) as {
-        output: string;
-        threads: unknown[];
-        top: unknown[];
+      // A short profile's summary as JSON, without and with the scheduler's thread.
+      const quick = async (...extra: string[]) => {
+        const r = await runWeft([
+          "profile",
+          cluster.address,
+          "--seconds",
+          "0.2",
+          "-o",
+          output,
+          "--json",
+          ...extra,
+        ]);
+        expect(r.code, extra.join(" ")).toBe(0);
+        return JSON.parse(r.out) as { output: string; threads: { worker: string }[] };
       };
+      const summary = await quick();
       expect(summary.output).toBe(output);
       expect(summary.threads).toHaveLength(2);
-
-      const withScheduler = await runWeft([
-        "profile",
-        cluster.address,
-        "--seconds",
-        "0.2",
-        "-o",
-        output,
-        "--with-scheduler",
-        "--json",
-      ]);
-      expect(withScheduler.code).toBe(0);
-      const threads = (JSON.parse(withScheduler.out) as { threads: { worker: string }[] }).threads;
-      expect(threads.map((t) => t.worker)[0]).toBe("scheduler");
+      const withScheduler = await quick("--with-scheduler");
+      expect(withScheduler.threads.map((t) => t.worker)[0]).toBe("scheduler");
     } finally {
       await rm(output, { force: true });
     }
