@@ -18,6 +18,7 @@ import {
 import {
   add,
   boom,
+  bytes,
   flaky,
   inc,
   slowInc,
@@ -62,6 +63,21 @@ describe("failures reach the client", () => {
     // The cluster goes on computing.
     expect(await client.gather(client.map(inc, [1, 2, 3]))).toEqual([2, 3, 4]);
     expect(await client.get({ a: ["inc", 1], b: ["add", "a", "a"] })).toEqual({ b: 4 });
+  });
+
+  it("a task whose inputs exceed its worker's memory limit fails with MemoryError instead of killing workers", async () => {
+    const { client } = await testCluster({ workers: 1, worker: { memoryLimit: 1_000_000 } });
+    const parts = client.map(bytes, [600_000, 600_001]);
+    await client.gather(parts);
+    const joined = client.submit(add, parts[0], parts[1]);
+    const err = (await joined.catch((e: unknown) => e)) as RemoteTaskError;
+    expect(err).toBeInstanceOf(RemoteTaskError);
+    expect(err.remoteName).toBe("MemoryError");
+    expect(err.message).toMatch(
+      /Task add-\w+ has 1\.14 MiB worth of input dependencies, but worker inproc:\/\/\S+ has memory_limit set to 0\.95 MiB\./,
+    );
+    // The worker lives on.
+    expect(await client.submit(inc, 1)).toBe(2);
   });
 
   it("an invalid graph (a cycle) fails its keys with a clear error", async () => {

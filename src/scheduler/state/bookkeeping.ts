@@ -5,6 +5,7 @@
  */
 
 import type { ComputeTaskMsg } from "../../protocol/messagesWorker.ts";
+import { formatBytes } from "../../util/parseBytes.ts";
 import { assert } from "../../util/pyErrors.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { EMPTY, itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
@@ -162,7 +163,38 @@ export function addToProcessing(s: SchedulerState, ts: TaskState, ws: WorkerInfo
   acquireResources(ts, ws);
   s.checkIdleSaturated(ws);
   s.nTasks++;
+  const tooLarge = inputsTooLarge(ts, ws);
+  if (tooLarge !== null) {
+    // As Dask: a crude guard against order-of-magnitude mistakes (a task
+    // gathering a whole collection), which would kill every worker it is tried on.
+    s.transition(ts, "erred", {
+      kind: "erred",
+      worker: ws.address,
+      exception: { name: "MemoryError", message: tooLarge },
+      traceback: null,
+      exceptionText: `MemoryError: ${tooLarge}`,
+      tracebackText: "",
+    });
+    return;
+  }
   s.sendToWorker(ws, computeTaskMsg(s, ts, duration));
+}
+
+/**
+ * Why `ts` cannot run on `ws`: its inputs together are larger than the
+ * worker's `memoryLimit` (Dask's `_add_to_processing`); null if they are not,
+ * or the worker has no limit.
+ */
+function inputsTooLarge(ts: TaskState, ws: WorkerInfo): string | null {
+  const limit = ws.memoryLimit;
+  if (limit === null || !(limit > 0) || ts.dependencies.size === 0) return null;
+  let bytes = 0;
+  for (const dts of itemsOf(ts.dependencies)) if (dts.nbytes > 0) bytes += dts.nbytes;
+  if (bytes <= limit) return null;
+  return (
+    `Task ${ts.key} has ${formatBytes(bytes)} worth of input dependencies, ` +
+    `but worker ${ws.address} has memory_limit set to ${formatBytes(limit)}.`
+  );
 }
 
 /**

@@ -142,6 +142,41 @@ describe("released → waiting → processing → memory", () => {
   });
 });
 
+describe("inputs larger than the worker's memory", () => {
+  test("a task whose inputs together exceed its worker's memoryLimit errs with MemoryError, as Dask's", () => {
+    const s = state({ workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1", 1, {}, undefined, { memoryLimit: 1000 }));
+    s.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(), z: t.task(["a", "b"]) }, ["z"]),
+    );
+    s.handleStimulus(t.taskFinished("w1", "a", 1, 600), t.taskFinished("w1", "b", 2, 600));
+    const z = s.tasks.get("z");
+    expect(z?.state).toBe("erred");
+    expect(z?.exceptionText).toBe(
+      "MemoryError: Task z has 1.17 kiB worth of input dependencies, but worker w1 has memory_limit set to 0.98 kiB.",
+    );
+    // The worker was never sent it, nor told to drop it; nothing is left processing there.
+    expect(s.workers.get("w1")?.processing.size).toBe(0);
+    expect(s.workers.get("w1")?.occupancy).toBe(0);
+    s.validateState();
+
+    // Within the limit, or without one, it runs.
+    const t2 = state({ workerSaturation: Number.POSITIVE_INFINITY });
+    t2.handleStimulus(t.registerWorker("w1", 1, {}, undefined, { memoryLimit: 1200 }));
+    t2.handleStimulus(t.registerWorker("w2"));
+    t2.handleStimulus(
+      t.updateGraph("c", { a: t.task(), b: t.task(), z: t.task(["a", "b"]) }, ["z"]),
+    );
+    const out = t2.handleStimulus(
+      t.taskFinished(t2.tasks.get("a")?.processingOn?.address ?? "", "a", 1, 600),
+      t.taskFinished(t2.tasks.get("b")?.processingOn?.address ?? "", "b", 2, 600),
+    );
+    expect(t.computeTasks(out).map((c) => c.msg.key)).toEqual(["z"]);
+    expect(t2.tasks.get("z")?.state).toBe("processing");
+    t2.validateState();
+  });
+});
+
 describe("waiting → queued / no-worker", () => {
   test("root tasks beyond the saturation threshold wait in queued, then run as slots free", () => {
     const s = state(); // workerSaturation 1.1: ceil(1.1 × 1) = 2 slots per thread
