@@ -11,6 +11,7 @@ import type { SchedulerCounters, TaskStreamRecord } from "../protocol/messagesSe
 import { prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
 import { escapeHtml, Html, htmlPage, htmlTable as table } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
+import { plural } from "../util/plural.ts";
 import { showValue } from "../util/showValue.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
 import type { ClusterProfile, ProfileOptions } from "./profile.ts";
@@ -97,11 +98,6 @@ function secondsIn(r: TaskStreamRecord, action: string): number {
   let s = 0;
   for (const ss of r.startstops) if (ss.action === action) s += ss.stop - ss.start;
   return s;
-}
-
-/** `n thing` or `n things`. */
-function plural(n: number, thing: string): string {
-  return `${n} ${thing}${n === 1 ? "" : "s"}`;
 }
 
 /** Seconds to three decimals. */

@@ -250,11 +250,6 @@ function isIdle(f: CpuProfile["nodes"][number]["callFrame"]): boolean {
   );
 }
 
-/** `n thing` or `n things`. */
-export function countOf(n: number, thing: string): string {
-  return `${n} ${thing}${n === 1 ? "" : "s"}`;
-}
-
 /** Milliseconds, to a tenth. */
 function ms(us: number): number {
   return Math.round(us / 100) / 10;

@@ -1,3 +1,4 @@
+import { plural } from "../util/plural.ts";
 import type {
   DumpReplayReport,
   LogDivergence,
@@ -21,10 +22,6 @@ const LABEL = 10;
 
 function row(label: string, text: string): string {
   return `  ${label.padEnd(LABEL)}${text}`;
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 function json(v: unknown): string {

@@ -5,7 +5,8 @@
  */
 
 import { Command } from "commander";
-import { type ClusterProfile, countOf, type FunctionTime } from "../../client/profile.ts";
+import type { ClusterProfile, FunctionTime } from "../../client/profile.ts";
+import { plural } from "../../util/plural.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
@@ -48,7 +49,7 @@ export function summaryLines(p: ClusterProfile<unknown>, top: number, output: st
   const busy = sampled - idle;
   const workers = new Set(p.threads.map((t) => t.worker)).size;
   const lines = [
-    `weft profile: ${countOf(p.threads.length, "thread")} on ${countOf(workers, "worker")}: ` +
+    `weft profile: ${plural(p.threads.length, "thread")} on ${plural(workers, "worker")}: ` +
       `${(sampled / 1000).toFixed(1)} s sampled, ${(busy / 1000).toFixed(1)} s busy; written to ${output}` +
       (p.lostThreads > 0
         ? ` (${p.lostThreads} threads ended while profiled: their samples are lost)`

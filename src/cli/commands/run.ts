@@ -6,12 +6,13 @@ import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
 import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
-import { type ClusterProfile, countOf } from "../../client/profile.ts";
+import type { ClusterProfile } from "../../client/profile.ts";
 import { watchProgress } from "../../client/progress.ts";
 import { printedTo, TASK_OUTPUT_TOPICS } from "../../client/taskPrint.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
 import type { TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
+import { plural } from "../../util/plural.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
@@ -73,7 +74,7 @@ function profileLine(p: ClusterProfile<unknown>, path: string): string {
     .slice(0, 3)
     .map((f) => `${f.functionName} ${busy > 0 ? ((100 * f.selfMs) / busy).toFixed(0) : 0}%`)
     .join(", ");
-  return `weft run: profile of ${countOf(p.threads.length, "thread")} written to ${path} (${(busy / 1000).toFixed(1)} s busy${top === "" ? "" : `: ${top}`})`;
+  return `weft run: profile of ${plural(p.threads.length, "thread")} written to ${path} (${(busy / 1000).toFixed(1)} s busy${top === "" ? "" : `: ${top}`})`;
 }
 
 /** How long `--profile` lets the workers profile. */
