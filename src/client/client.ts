@@ -116,12 +116,7 @@ import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
 import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
-import {
-  type ClusterProfile,
-  type ProfileOptions,
-  profileSettings,
-  profileWhile,
-} from "./profile.ts";
+import { type ClusterProfile, type ProfileOptions, profileWhile } from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
@@ -2211,10 +2206,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: ProfileOptions = {},
   ): Promise<ClusterProfile<T>> {
     this.checkOpen();
-    profileSettings(options);
-    const addresses = await this.workersNamed("profile", options);
-    return profileWhile(this.peers, addresses, body, options, (op, args) =>
-      this.conn.request(op, args),
+    return profileWhile(
+      this.peers,
+      () => this.workersNamed("profile", options),
+      body,
+      options,
+      (op, args) => this.conn.request(op, args),
     );
   }
 

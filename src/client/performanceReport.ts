@@ -14,7 +14,7 @@ import { keySplit } from "../util/keySplit.ts";
 import { plural } from "../util/plural.ts";
 import { showValue } from "../util/showValue.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
-import type { ClusterProfile, ProfileOptions } from "./profile.ts";
+import { busyMs, type ClusterProfile, type ProfileOptions } from "./profile.ts";
 
 /** What the report is made of. */
 export interface PerformanceReportData {
@@ -51,7 +51,7 @@ const MAX_LINKED_PROFILE_BYTES = 16 * 1024 * 1024;
 
 /** The report's section on the workers' CPU profile. */
 function profileSection(p: Omit<ClusterProfile<unknown>, "value">): string {
-  const busy = p.threads.reduce((s, t) => s + t.sampledMs - t.idleMs, 0);
+  const busy = busyMs(p.threads);
   const threads = table(
     ["thread", "sampled s", "busy s", "busy"],
     p.threads.map((t) => [

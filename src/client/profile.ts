@@ -250,6 +250,13 @@ function isIdle(f: CpuProfile["nodes"][number]["callFrame"]): boolean {
   );
 }
 
+/** Milliseconds the `threads` were busy (sampled, not idle), together. */
+export function busyMs(threads: readonly ProfiledThread[]): number {
+  let busy = 0;
+  for (const t of threads) busy += t.sampledMs - t.idleMs;
+  return busy;
+}
+
 /** Milliseconds, to a tenth. */
 function ms(us: number): number {
   return Math.round(us / 100) / 10;
@@ -299,12 +306,12 @@ type Outcome<T> =
   | { readonly ok: false; readonly error: unknown };
 
 /**
- * Profile the threads of the workers at `addresses` while `body` runs, then
- * merge their profiles (see `Client.profile`).
+ * Profile the threads of the workers `workersOf()` names (asked once the options
+ * are checked) while `body` runs, then merge their profiles (see `Client.profile`).
  */
 export async function profileWhile<T>(
   peers: PeerPool,
-  addresses: readonly string[],
+  workersOf: () => Promise<readonly string[]>,
   body: () => T | Promise<T>,
   options: ProfileOptions,
   scheduler: SchedulerRequest,
@@ -315,6 +322,8 @@ export async function profileWhile<T>(
     );
   }
   const { intervalUs, maxMs } = profileSettings(options);
+  // In address order, as the other requests to every worker report.
+  const addresses = [...(await workersOf())].sort();
   const withScheduler = options.scheduler === true;
   if (addresses.length === 0 && !withScheduler) {
     throw new Error(
@@ -364,7 +373,7 @@ export async function profileWhile<T>(
   const profiles: Record<string, WorkerProfile> = {};
   const failed: FailedWorker[] = [];
   const answers = await Promise.all(
-    [...addresses].sort().map(async (address): Promise<WorkerProfile | string> => {
+    addresses.map(async (address): Promise<WorkerProfile | string> => {
       try {
         const got = await (await peers.get(address)).call("profile_stop", { id });
         return isWorkerProfile(got) ? got : "it answered profile_stop with no profile";
@@ -373,7 +382,7 @@ export async function profileWhile<T>(
       }
     }),
   );
-  [...addresses].sort().forEach((address, i) => {
+  addresses.forEach((address, i) => {
     const a = answers[i];
     if (typeof a === "string") failed.push({ worker: address, reason: a });
     else profiles[address] = a;

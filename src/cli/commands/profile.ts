@@ -5,7 +5,7 @@
  */
 
 import { Command } from "commander";
-import type { ClusterProfile, FunctionTime } from "../../client/profile.ts";
+import { busyMs, type ClusterProfile, type FunctionTime } from "../../client/profile.ts";
 import { plural } from "../../util/plural.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
@@ -45,14 +45,13 @@ function where(f: FunctionTime): string {
 /** The summary lines: threads, then the top functions. */
 export function summaryLines(p: ClusterProfile<unknown>, top: number, output: string): string[] {
   const sampled = p.threads.reduce((s, t) => s + t.sampledMs, 0);
-  const idle = p.threads.reduce((s, t) => s + t.idleMs, 0);
-  const busy = sampled - idle;
+  const busy = busyMs(p.threads);
   const workers = new Set(p.threads.map((t) => t.worker)).size;
   const lines = [
     `weft profile: ${plural(p.threads.length, "thread")} on ${plural(workers, "worker")}: ` +
       `${(sampled / 1000).toFixed(1)} s sampled, ${(busy / 1000).toFixed(1)} s busy; written to ${output}` +
       (p.lostThreads > 0
-        ? ` (${p.lostThreads} threads ended while profiled: their samples are lost)`
+        ? ` (${plural(p.lostThreads, "thread")} ended while profiled: their samples are lost)`
         : ""),
     "  (open it in Chrome DevTools' Performance panel, VS Code, or speedscope)",
     "",

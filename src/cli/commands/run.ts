@@ -6,7 +6,7 @@ import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
 import { tasksToRun } from "../../client/graph.ts";
 import { LocalCluster } from "../../client/localCluster.ts";
-import type { ClusterProfile } from "../../client/profile.ts";
+import { busyMs, type ClusterProfile } from "../../client/profile.ts";
 import { watchProgress } from "../../client/progress.ts";
 import { printedTo, TASK_OUTPUT_TOPICS } from "../../client/taskPrint.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
@@ -69,7 +69,7 @@ async function profiled<T>(
 
 /** The line `weft run --profile` says once the profile is written. */
 function profileLine(p: ClusterProfile<unknown>, path: string): string {
-  const busy = p.threads.reduce((s, t) => s + t.sampledMs - t.idleMs, 0);
+  const busy = busyMs(p.threads);
   const top = p.top
     .slice(0, 3)
     .map((f) => `${f.functionName} ${busy > 0 ? ((100 * f.selfMs) / busy).toFixed(0) : 0}%`)
