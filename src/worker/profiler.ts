@@ -10,6 +10,7 @@ import type { Profiler } from "node:inspector";
 import { Session } from "node:inspector/promises";
 import { hostname } from "node:os";
 import { showValue } from "../util/showValue.ts";
+import { wallSeconds } from "../util/wallClock.ts";
 import { type ThreadInspector, threadInspector } from "./threadInspector.ts";
 
 /** A V8 CPU profile, as Chrome DevTools saves it (`.cpuprofile`). */
@@ -92,6 +93,16 @@ const THREAD_ANSWER_MS = 10_000;
  */
 const START_WAIT_MS = 1_000;
 
+/**
+ * `p`, or nothing once {@link START_WAIT_MS} passed. The timer is ref'd: an
+ * inspector answer on its way holds no handle of the event loop.
+ */
+async function withinStartWait(p: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise((r) => (timer = setTimeout(r, START_WAIT_MS)))]);
+  clearTimeout(timer);
+}
+
 /** A profile under way or kept: one at a time per worker. */
 interface Run {
   readonly id: string;
@@ -150,15 +161,13 @@ export class CpuProfiler {
       await session.post("Profiler.enable");
       await session.post("Profiler.setSamplingInterval", { interval: o.intervalUs });
       await session.post("Profiler.start");
-      await this.inspector.enable();
+      // Bounded like the threads' answers below: the inspector's answer to `enable`
+      // waits on the threads too. A thread attached later starts through onAttach.
+      await withinStartWait(this.inspector.enable());
       for (const threadId of this.threadIds()) {
         if (this.inspector.isAttached(threadId)) startThread(threadId);
       }
-      const waited = Promise.all(started.values());
-      // A ref'd timer: the threads' answers hold no handle of the event loop.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([waited, new Promise((r) => (timer = setTimeout(r, START_WAIT_MS)))]);
-      clearTimeout(timer);
+      await withinStartWait(Promise.all(started.values()));
     } catch (err) {
       this.run = null;
       run.stopAttaching();
@@ -260,7 +269,7 @@ export class CpuProfiler {
       for (const t of pool) if (t !== null) threads.push(t);
       threads.sort((x, y) => x.threadId - y.threadId);
       const monotonicUs = Number(process.hrtime.bigint() / 1000n);
-      const wallUs = (performance.timeOrigin + performance.now()) * 1000;
+      const wallUs = wallSeconds() * 1e6;
       return {
         pid: process.pid,
         host: hostname(),
