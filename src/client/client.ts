@@ -1532,9 +1532,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     futures: Future | readonly Future[],
     options: { force?: boolean } = {},
   ): Promise<void> {
-    // Checked: a key string in the list went out as undefined, the scheduler refused
-    // the message, and the cancel waited for an answer forever.
-    // (A future of another client is fine: this client then cancels nothing of it.)
+    // Checked, as `force` below: a key string in the list, or a force that is not a
+    // boolean, went out as it was, the scheduler refused the message, and the cancel
+    // waited for an answer forever. (A future of another client is fine: this client
+    // then cancels nothing of it.)
     const list: unknown = futures instanceof Future ? [futures] : futures;
     if (!Array.isArray(list)) {
       throw new TypeError(`cancel: expected futures, got ${showValue(futures)}`);
@@ -1544,8 +1545,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         throw new TypeError(`cancel: expected futures, got ${showValue(f)}`);
     }
     const { force } = optionsOf("cancel", options);
-    // Anything else went out as it was: the scheduler refused the message, and the
-    // cancel waited for an answer forever.
     checkOptionalBoolean("cancel", "force", force);
     await this.cancelKeys(
       (list as readonly Future[]).map((f) => f.key),
