@@ -40,28 +40,36 @@ export class ThreadInspector {
   private async start(): Promise<void> {
     const s = this.session;
     s.connect();
+    // The threads' messages reach this session by interrupting the main thread
+    // wherever its JavaScript is, Node's own timer lists half-updated included:
+    // a handler touching timers there corrupts them (and a test's timeout then
+    // never fires). So each handler only queues its work for a clean point.
+    const later =
+      <M>(handle: (m: M) => void) =>
+      (m: M): void =>
+        queueMicrotask(() => handle(m));
     s.on(
       "NodeWorker.attachedToWorker",
-      (m: { params: NodeWorker.AttachedToWorkerEventDataType }) => {
+      later((m: { params: NodeWorker.AttachedToWorkerEventDataType }) => {
         // `workerId` counts the inspector's attachments: the thread id is in the title.
         const match = /^\[worker (\d+)\]/.exec(m.params.workerInfo.title);
         if (match === null) return;
         const threadId = Number(match[1]);
         this.byThread.set(threadId, { sessionId: m.params.sessionId, threadId });
         for (const listener of this.attachListeners) listener(threadId);
-      },
+      }),
     );
     s.on(
       "NodeWorker.detachedFromWorker",
-      (m: { params: NodeWorker.DetachedFromWorkerEventDataType }) => {
+      later((m: { params: NodeWorker.DetachedFromWorkerEventDataType }) => {
         for (const [threadId, t] of this.byThread) {
           if (t.sessionId === m.params.sessionId) this.byThread.delete(threadId);
         }
-      },
+      }),
     );
     s.on(
       "NodeWorker.receivedMessageFromWorker",
-      (m: { params: NodeWorker.ReceivedMessageFromWorkerEventDataType }) => {
+      later((m: { params: NodeWorker.ReceivedMessageFromWorkerEventDataType }) => {
         let msg: { id?: unknown } & Answer;
         try {
           msg = JSON.parse(m.params.message) as typeof msg;
@@ -73,7 +81,7 @@ export class ThreadInspector {
         if (answer === undefined) return;
         this.answers.delete(msg.id);
         answer(msg);
-      },
+      }),
     );
     await s.post("NodeWorker.enable", { waitForDebuggerOnStart: false });
   }
