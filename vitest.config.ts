@@ -1,4 +1,8 @@
 import { defineConfig } from "vitest/config";
+import { StallWatchdog } from "./test/stallWatchdog.ts";
+
+/** Longer than any test's timeout plus its hooks': a file this quiet is stuck. */
+const STALL_MS = Number(process.env.WEFT_TEST_STALL_MS ?? 300_000);
 
 export default defineConfig({
   test: {
@@ -12,5 +16,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    reporters: ["default", new StallWatchdog(STALL_MS)],
   },
 });

@@ -1,0 +1,47 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { TestCase, TestModule } from "vitest/node";
+import { type Stall, StallWatchdog } from "./stallWatchdog.ts";
+
+const mod = (moduleId: string) => ({ moduleId }) as TestModule;
+const testOf = (moduleId: string) => ({ module: mod(moduleId) }) as TestCase;
+
+describe("StallWatchdog", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("names the file that went quiet for the limit; files that move or finished are not named", () => {
+    const seen: Stall[][] = [];
+    const w = new StallWatchdog(60_000, { checkEveryMs: 1_000, onStall: (s) => seen.push([...s]) });
+    w.onTestModuleStart(mod("a.test.ts"));
+    w.onTestModuleStart(mod("b.test.ts"));
+    w.onTestModuleStart(mod("done.test.ts"));
+    w.onTestModuleEnd(mod("done.test.ts"));
+    for (let s = 0; s < 59; s++) {
+      vi.advanceTimersByTime(1_000);
+      w.onTestCaseResult(testOf("b.test.ts"));
+    }
+    expect(seen).toEqual([]);
+    vi.advanceTimersByTime(1_000);
+    expect(seen).toEqual([[{ file: "a.test.ts", quietMs: 60_000 }]]);
+    // Once: the run is being stopped.
+    vi.advanceTimersByTime(120_000);
+    expect(seen).toHaveLength(1);
+  });
+
+  it("a test starting counts as moving, and the end of the run stops the watch", () => {
+    const seen: Stall[][] = [];
+    const w = new StallWatchdog(10_000, { checkEveryMs: 1_000, onStall: (s) => seen.push([...s]) });
+    w.onTestModuleStart(mod("a.test.ts"));
+    vi.advanceTimersByTime(9_000);
+    w.onTestCaseReady(testOf("a.test.ts"));
+    vi.advanceTimersByTime(9_000);
+    expect(seen).toEqual([]);
+    w.onTestRunEnd();
+    vi.advanceTimersByTime(60_000);
+    expect(seen).toEqual([]);
+  });
+});
