@@ -6,7 +6,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { CpuProfile } from "../worker/profiler.ts";
 import { Client } from "./client.ts";
-import { mergeProfiles, threadTimes, topFunctions } from "./profile.ts";
+import {
+  mergeProfiles,
+  profileWhile,
+  type SchedulerRequest,
+  threadTimes,
+  topFunctions,
+} from "./profile.ts";
 import { spinFor } from "./profileTestTasks.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
@@ -170,6 +176,30 @@ describe("client.profile", () => {
     expect(got.failedWorkers.map((f) => f.worker)).toEqual([lost.address]);
     expect(got.threads.every((t) => t.worker === kept.address)).toBe(true);
     expect(got.threads.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("a scheduler that cannot give its profile costs that profile only", async () => {
+    const { cluster, client } = await testCluster();
+    const stopped: string[] = [];
+    const schedulerRequest: SchedulerRequest = async (op, args) => {
+      if (op === "profile-start") return "OK";
+      stopped.push(String(args.id));
+      throw new Error("the scheduler went away");
+    };
+    const got = await profileWhile(
+      client.peers,
+      async () => cluster.workers.map((w) => w.address),
+      () => 5,
+      { scheduler: true },
+      schedulerRequest,
+    );
+    expect(got.value).toBe(5);
+    expect(stopped).toHaveLength(1);
+    expect(got.failedWorkers).toEqual([{ worker: "scheduler", reason: "the scheduler went away" }]);
+    expect(got.threads.length).toBeGreaterThanOrEqual(1);
+    expect(got.threads.every((t) => t.worker !== "scheduler")).toBe(true);
+    // The workers were stopped: they take another profile.
+    expect((await client.profile(() => 6)).value).toBe(6);
   });
 
   it("an error of the code is rethrown once the profile is written; bad options are refused", async () => {

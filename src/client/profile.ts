@@ -365,13 +365,23 @@ export async function profileWhile<T>(
   } catch (error) {
     outcome = { ok: false, error };
   }
-  const own = withScheduler ? await scheduler("profile-stop", { id }) : null;
-  if (own !== null && !isWorkerProfile(own)) {
-    throw new Error("profile: the scheduler answered profile-stop with no profile");
-  }
-  // A worker lost meanwhile costs its own profile only.
-  const profiles: Record<string, WorkerProfile> = {};
+  // A worker lost meanwhile costs its own profile only; so does the scheduler,
+  // whose failure must not leave the workers profiling nor hide the code's outcome.
   const failed: FailedWorker[] = [];
+  let own: WorkerProfile | null = null;
+  if (withScheduler) {
+    try {
+      const got = await scheduler("profile-stop", { id });
+      if (isWorkerProfile(got)) own = got;
+      else failed.push({ worker: "scheduler", reason: "it answered profile-stop with no profile" });
+    } catch (err) {
+      failed.push({
+        worker: "scheduler",
+        reason: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+  const profiles: Record<string, WorkerProfile> = {};
   const answers = await Promise.all(
     addresses.map(async (address): Promise<WorkerProfile | string> => {
       try {
