@@ -15,11 +15,9 @@
  * ```
  */
 
-import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { type CommOptions, commOptionsOf, frameLimitsProblem } from "../comm/comm.ts";
-import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
+import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
 import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/clusterDump/write.ts";
 import type {
@@ -51,8 +49,6 @@ import type {
   TaskStreamRecord,
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
-import type { Resources } from "../protocol/messagesWorker.ts";
-import { isStandInClientId } from "../scheduler/state/clientInfo.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
@@ -64,6 +60,7 @@ import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
+import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
 import { type DumpClusterStateOptions, dumpOptionsProblem, workerDumps } from "./clusterDump.ts";
 import {
   type CoordinationRequest,
@@ -101,16 +98,9 @@ import {
 } from "./events.ts";
 import { Future, type FutureHost } from "./future.ts";
 import { isContainer, replaceFutures, searchFutures } from "./futureSearch.ts";
+import type { FutureArgs, FutureOr, Gathered, NotSearched, TaskResult } from "./futureTypes.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
-import {
-  type BuiltGraph,
-  buildGraph,
-  type Graph,
-  type GraphOptions,
-  setTaskOptions,
-  taskOptionsProblem,
-  workersOption,
-} from "./graph.ts";
+import { type BuiltGraph, buildGraph, type Graph, workersOption } from "./graph.ts";
 import { KeyRecord } from "./keyRecord.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
@@ -123,7 +113,15 @@ import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter
 import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { mergedStory, type StoryRecord, storiesOfWorkers, storyKeysProblem } from "./story.ts";
-import { argsWithRefs, keyProblem, taskName } from "./taskArgs.ts";
+import {
+  type ComputeOptions,
+  checkSubmitOptions,
+  graphTask,
+  isScalar,
+  type SubmitOptions,
+  wantedKeys,
+} from "./submitOptions.ts";
+import { argsWithRefs, taskName } from "./taskArgs.ts";
 import { loadOnWorkers, sortedByKey, taskModuleUrl } from "./taskModules.ts";
 import { TASK_OUTPUT_TOPICS } from "./taskPrint.ts";
 import { tokenize } from "./tokenize.ts";
@@ -198,129 +196,6 @@ function restartOptions(
   }
   return { timeoutMs, waitForWorkers };
 }
-
-/** Options of {@link Client.connect}. */
-export interface ClientOptions {
-  /** Connect (to the scheduler, and to workers when fetching) within this many ms. Default 30,000. */
-  timeoutMs?: number;
-  /**
-   * Batching interval of the stream to the scheduler, in ms; 0 sends at the
-   * next turn. Default 0 for `inproc://`, 2 otherwise.
-   */
-  batchedSendIntervalMs?: number;
-  /**
-   * A prefix for the client's id. Default `client`. `published` is refused: ids
-   * starting with `published-` are the scheduler's, for its datasets.
-   */
-  name?: string;
-  /** Where to log. Default: a pino logger named `weft.client` at `$WEFT_LOG_LEVEL` or `info`. */
-  logger?: Logger;
-  /** TCP: messages go in frames of at most this many bytes. Default 64 MiB (see `FrameLimits`). */
-  maxFrameBytes?: number;
-  /**
-   * TCP: the largest message sent to or accepted from the scheduler and the
-   * workers, in bytes. Default 4 GiB − 1. A graph too large to send fails
-   * its futures with a `MessageTooLargeError`.
-   */
-  maxMessageBytes?: number;
-  /**
-   * The cluster's TLS credentials, for a `tls://` scheduler and its workers
-   * (see `comm/tls.ts`). Default none.
-   */
-  tls?: TlsCredentials;
-  /**
-   * Print what tasks print (`print`, `warn` from `weft`: the events of topics
-   * `print` and `warn`) on this process's stdout and stderr, as Dask's clients
-   * do. Default true.
-   */
-  printTaskOutput?: boolean;
-}
-
-/** Options of one submitted task (`workers`, `allowOtherWorkers`: see {@link GraphOptions}). */
-export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOtherWorkers"> {
-  /**
-   * The task's key. Default: derived from the function and arguments (with
-   * `pure: false`, `<name>-<client id>-<counter>`).
-   */
-  readonly key?: string;
-  /**
-   * The function is pure: the same arguments give the same key, so a second
-   * submission reuses the first (Dask's `pure=True`). Default true.
-   */
-  readonly pure?: boolean;
-  /** Re-run the task this many times after it raises. Default 0. */
-  readonly retries?: number;
-  /** `{resource: amount}` a worker must supply to run it. */
-  readonly resources?: Resources;
-  /** Higher runs earlier. Default 0. */
-  readonly priority?: number;
-  /**
-   * The task makes an actor (Dask's `actor=True`): the object it returns stays
-   * on the worker that ran it, and the future's result is an {@link Actor}
-   * handle calling its methods there. Default false.
-   */
-  readonly actor?: boolean;
-}
-
-/** Options of {@link Client.compute} and {@link Client.get}. */
-export interface ComputeOptions extends GraphOptions {
-  /** The keys wanted. Default: the tasks no other task depends on. */
-  readonly keys?: readonly string[];
-}
-
-/**
- * An argument of a task function, or a future of one; inside arrays and
- * plain objects, any element may be a future too.
- */
-export type FutureOr<T> =
-  | T
-  | Future<T>
-  | (T extends readonly (infer E)[] ? readonly FutureOr<E>[] : never)
-  // Any object type, interfaces included (they are not `Record<string, unknown>`).
-  | (T extends object
-      ? T extends ((...args: never[]) => unknown) | readonly unknown[]
-        ? never
-        : { readonly [K in keyof T]: FutureOr<T[K]> }
-      : never);
-
-/** The arguments of `F`, each possibly a future. */
-export type FutureArgs<P extends readonly unknown[]> = { [K in keyof P]: FutureOr<P[K]> };
-
-/** The result type of a task function. */
-export type TaskResult<F extends TaskFunction> = Awaited<ReturnType<F>>;
-
-/** Values of the futures in `T` (an array or a record of futures). */
-export type Gathered<T> = { [K in keyof T]: GatheredValue<T[K]> };
-
-/**
- * Objects `gather` does not search for futures (a `Map` or `Set` holding one is
- * refused at run time): they stand for themselves.
- */
-export type NotSearched =
-  | ReadonlyMap<unknown, unknown>
-  | ReadonlySet<unknown>
-  | Date
-  | RegExp
-  | Error
-  | ArrayBufferLike
-  | ArrayBufferView
-  | ((...args: never[]) => unknown);
-
-/**
- * One value of {@link Gathered}: a future's result, a container's gathered, else
- * itself. Any other object type is taken for a plain object, interfaces included
- * (they are not `Record<string, unknown>`).
- */
-export type GatheredValue<X> =
-  X extends Future<infer V>
-    ? V
-    : X extends readonly unknown[]
-      ? Gathered<X>
-      : X extends NotSearched
-        ? X
-        : X extends object
-          ? Gathered<X>
-          : X;
 
 /** How many failed submissions {@link Client} remembers (see `failedSubmissions`). */
 const MAX_FAILED_SUBMISSIONS = 1000;
@@ -492,29 +367,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         `Client.connect: the address must be a string (tcp://host:port, …), got ${showValue(address)}`,
       );
     }
-    optionsOf("Client.connect", options);
-    checkClientOptions(options);
-    const timeoutMs = options.timeoutMs ?? 30_000;
-    if (!(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
-      throw new RangeError(
-        `Client option timeoutMs must be a number > 0 and at most ${MAX_TIMER_MS} (about 24.8 days), got ${showValue(timeoutMs)}`,
-      );
-    }
-    const limitsProblem = frameLimitsProblem(options);
-    if (limitsProblem !== null) throw new RangeError(`Client option ${limitsProblem}`);
-    const tlsProblem = options.tls === undefined ? null : tlsCredentialsProblem(options.tls);
-    if (tlsProblem !== null) throw new TypeError(`Client option ${tlsProblem}`);
-    if (options.printTaskOutput !== undefined && typeof options.printTaskOutput !== "boolean") {
-      throw new TypeError(
-        `Client option printTaskOutput must be true or false, got ${showValue(options.printTaskOutput)}`,
-      );
-    }
-    const id = `${options.name ?? "client"}-${randomUUID().slice(0, 8)}`;
-    if (isStandInClientId(id)) {
-      throw new RangeError(
-        `Client option name ${JSON.stringify(options.name)} makes ids the scheduler keeps for its stand-in clients (published-…)`,
-      );
-    }
+    const timeoutMs = connectTimeoutMs(options);
+    const id = newClientId(options.name);
     const limits = commOptionsOf(options);
     const conn = await SchedulerConnection.open(address, id, {
       timeoutMs,
@@ -2590,95 +2444,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 }
 
-/**
- * A TypeError for the options of `Client.connect` nothing else checks before
- * they are used: a name that is not a string made ids like `5-1a2b3c4d` (a
- * symbol threw a bare TypeError), a logger that is none failed at its first
- * message, an interval that is not a number was refused naming no option.
- */
-function checkClientOptions(options: ClientOptions): void {
-  const { name, logger, batchedSendIntervalMs } = options as Record<string, unknown>;
-  // The frame limits' own check shows what it got in a template string: a symbol threw there.
-  for (const limit of ["maxFrameBytes", "maxMessageBytes"] as const) {
-    const v: unknown = options[limit];
-    if (v !== undefined && typeof v !== "number") {
-      throw new RangeError(`Client option ${limit} must be an integer, got ${showValue(v)}`);
-    }
-  }
-  if (name !== undefined && (typeof name !== "string" || name === "")) {
-    throw new TypeError(`Client option name must be a non-empty string, got ${showValue(name)}`);
-  }
-  if (
-    logger !== undefined &&
-    !["child", "info", "warn", "error"].every(
-      (m) => typeof (logger as Record<string, unknown> | null)?.[m] === "function",
-    )
-  ) {
-    throw new TypeError(`Client option logger must be a pino logger, got ${showValue(logger)}`);
-  }
-  if (
-    batchedSendIntervalMs !== undefined &&
-    !(
-      typeof batchedSendIntervalMs === "number" &&
-      batchedSendIntervalMs >= 0 &&
-      batchedSendIntervalMs <= MAX_TIMER_MS
-    )
-  ) {
-    throw new RangeError(
-      `Client option batchedSendIntervalMs must be a number of milliseconds ≥ 0, got ${showValue(batchedSendIntervalMs)}`,
-    );
-  }
-}
-
 /** The error of the futures a `close(why)` fails. */
 function closedError(why: string | undefined): ClientClosedError {
   return new ClientClosedError(
     why === undefined ? "the client was closed" : `the client was closed: ${why}`,
   );
-}
-
-/** Check the options every task of a submission shares; errors name `op`. */
-function checkSubmitOptions(op: string, options: SubmitOptions): void {
-  // submitWith's are its first argument, required; map's are optional, defaulted to {}.
-  optionsOf(op, options, true);
-  const key: unknown = options.key;
-  if (key !== undefined) {
-    if (typeof key !== "string" || key === "") {
-      throw new TypeError(`${op}: key must be a non-empty string, got ${showValue(key)}`);
-    }
-    const problem = keyProblem(key);
-    if (problem !== null) throw new TypeError(`${op}: key ${JSON.stringify(key)} ${problem}`);
-  }
-  const problem = taskOptionsProblem(options);
-  if (problem !== null) throw new RangeError(`${op}: ${problem}`);
-  checkOptionalBoolean(op, "pure", options.pure);
-  if (options.actor !== undefined && typeof options.actor !== "boolean") {
-    throw new TypeError(`${op}: actor must be a boolean, got ${showValue(options.actor)}`);
-  }
-}
-
-/** The dependencies of every task without any (messages are never modified). */
-const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
-
-function graphTask(
-  fn: string,
-  args: unknown[],
-  deps: ReadonlySet<string> | null,
-  options: SubmitOptions,
-): GraphTask {
-  const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
-    spec: { fn, args },
-    dependencies: deps === null || deps.size === 0 ? NO_DEPENDENCIES : [...deps],
-  };
-  setTaskOptions(task, options);
-  if (options.actor === true) task.actor = true;
-  return task;
-}
-
-/** True for values that cannot contain futures or task references. */
-function isScalar(v: unknown): boolean {
-  const t = typeof v;
-  return t === "number" || t === "boolean" || t === "bigint" || t === "undefined" || v === null;
 }
 
 function describeScatterInput(v: unknown): string {
@@ -2689,19 +2459,4 @@ function describeScatterInput(v: unknown): string {
 function describeGatherInput(v: unknown): string {
   if (v === null || typeof v !== "object") return v === null ? "null" : typeof v;
   return `a ${v.constructor?.name ?? "object"} (futures are searched in arrays and plain objects)`;
-}
-
-/**
- * The keys named in `options` (each once, in the order first named), or the
- * graph's sinks; a TypeError naming `op` unless they are an array (a string
- * was taken for its characters, null for no key at all). A key that is not
- * one of the graph's, of whatever type, is named later.
- */
-function wantedKeys(op: string, built: BuiltGraph, options: ComputeOptions): readonly string[] {
-  const keys: unknown = options.keys;
-  if (keys === undefined) return built.sinks;
-  if (!Array.isArray(keys)) {
-    throw new TypeError(`${op}: keys must be an array of graph keys, got ${showValue(keys)}`);
-  }
-  return [...new Set(keys as readonly string[])];
 }

@@ -31,18 +31,8 @@ export {
   type ActorResult,
 } from "./actor.ts";
 export { Adaptive, type AdaptiveHost, type AdaptOptions } from "./adaptive.ts";
-export {
-  Client,
-  type ClientOptions,
-  type ComputeOptions,
-  type FutureArgs,
-  type FutureOr,
-  type Gathered,
-  type GatheredValue,
-  type NotSearched,
-  type SubmitOptions,
-  type TaskResult,
-} from "./client.ts";
+export { Client } from "./client.ts";
+export type { ClientOptions } from "./clientOptions.ts";
 export type { ClusterDumpFormat, DumpClusterStateOptions } from "./clusterDump.ts";
 export {
   AsCompleted,
@@ -86,6 +76,14 @@ export {
 } from "./errors.ts";
 export type { ClusterEvent, EventHandler } from "./events.ts";
 export { Future, type FutureHost, isFuture } from "./future.ts";
+export type {
+  FutureArgs,
+  FutureOr,
+  Gathered,
+  GatheredValue,
+  NotSearched,
+  TaskResult,
+} from "./futureTypes.ts";
 export type { GatherHost } from "./gatherer.ts";
 export {
   type BuiltGraph,
@@ -114,6 +112,7 @@ export { Pub, type PubSubLink, Sub, type SubOptions } from "./pubsub.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
 export type { StoryRecord } from "./story.ts";
+export type { ComputeOptions, SubmitOptions } from "./submitOptions.ts";
 export { getClient, workerClient } from "./taskClient.ts";
 export { type PrintedMessage, print, warn } from "./taskPrint.ts";
 export type { UploadFileOptions } from "./uploads.ts";

@@ -22,7 +22,8 @@ import { Worker } from "../worker/worker.ts";
 import type { WorkerOptions } from "../worker/workerOptions.ts";
 import { Adaptive, type AdaptOptions } from "./adaptive.ts";
 import { optionsOf } from "./argChecks.ts";
-import { Client, type ClientOptions } from "./client.ts";
+import { Client } from "./client.ts";
+import type { ClientOptions } from "./clientOptions.ts";
 
 /** Options of {@link LocalCluster.start}. */
 export interface LocalClusterOptions {

@@ -1,0 +1,109 @@
+/**
+ * What `submit`, `map`, `compute` and `get` are given, made into the tasks of an
+ * `update-graph`: the options of a submission, their checks, a submitted task's
+ * message, and the keys wanted of a graph. Apart from the client: these are
+ * pure checks and shapes, the client keeps the bookkeeping of what it sent.
+ */
+
+import type { GraphTask } from "../protocol/messagesClient.ts";
+import type { Resources } from "../protocol/messagesWorker.ts";
+import { showValue } from "../util/showValue.ts";
+import { checkOptionalBoolean, optionsOf } from "./argChecks.ts";
+import { type BuiltGraph, type GraphOptions, setTaskOptions, taskOptionsProblem } from "./graph.ts";
+import { keyProblem } from "./taskArgs.ts";
+
+/** Options of one submitted task (`workers`, `allowOtherWorkers`: see {@link GraphOptions}). */
+export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOtherWorkers"> {
+  /**
+   * The task's key. Default: derived from the function and arguments (with
+   * `pure: false`, `<name>-<client id>-<counter>`).
+   */
+  readonly key?: string;
+  /**
+   * The function is pure: the same arguments give the same key, so a second
+   * submission reuses the first (Dask's `pure=True`). Default true.
+   */
+  readonly pure?: boolean;
+  /** Re-run the task this many times after it raises. Default 0. */
+  readonly retries?: number;
+  /** `{resource: amount}` a worker must supply to run it. */
+  readonly resources?: Resources;
+  /** Higher runs earlier. Default 0. */
+  readonly priority?: number;
+  /**
+   * The task makes an actor (Dask's `actor=True`): the object it returns stays
+   * on the worker that ran it, and the future's result is an {@link Actor}
+   * handle calling its methods there. Default false.
+   */
+  readonly actor?: boolean;
+}
+
+/** Options of {@link Client.compute} and {@link Client.get}. */
+export interface ComputeOptions extends GraphOptions {
+  /** The keys wanted. Default: the tasks no other task depends on. */
+  readonly keys?: readonly string[];
+}
+
+/** Check the options every task of a submission shares; errors name `op`. */
+export function checkSubmitOptions(op: string, options: SubmitOptions): void {
+  // submitWith's are its first argument, required; map's are optional, defaulted to {}.
+  optionsOf(op, options, true);
+  const key: unknown = options.key;
+  if (key !== undefined) {
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError(`${op}: key must be a non-empty string, got ${showValue(key)}`);
+    }
+    const problem = keyProblem(key);
+    if (problem !== null) throw new TypeError(`${op}: key ${JSON.stringify(key)} ${problem}`);
+  }
+  const problem = taskOptionsProblem(options);
+  if (problem !== null) throw new RangeError(`${op}: ${problem}`);
+  checkOptionalBoolean(op, "pure", options.pure);
+  if (options.actor !== undefined && typeof options.actor !== "boolean") {
+    throw new TypeError(`${op}: actor must be a boolean, got ${showValue(options.actor)}`);
+  }
+}
+
+/** The dependencies of every task without any (messages are never modified). */
+const NO_DEPENDENCIES: readonly string[] = Object.freeze([]);
+
+/** The message of a task submitted as `fn(...args)`, with `deps` its dependencies' keys. */
+export function graphTask(
+  fn: string,
+  args: unknown[],
+  deps: ReadonlySet<string> | null,
+  options: SubmitOptions,
+): GraphTask {
+  const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
+    spec: { fn, args },
+    dependencies: deps === null || deps.size === 0 ? NO_DEPENDENCIES : [...deps],
+  };
+  setTaskOptions(task, options);
+  if (options.actor === true) task.actor = true;
+  return task;
+}
+
+/** True for values that cannot contain futures or task references. */
+export function isScalar(v: unknown): boolean {
+  const t = typeof v;
+  return t === "number" || t === "boolean" || t === "bigint" || t === "undefined" || v === null;
+}
+
+/**
+ * The keys named in `options` (each once, in the order first named), or the
+ * graph's sinks; a TypeError naming `op` unless they are an array (a string
+ * was taken for its characters, null for no key at all). A key that is not
+ * one of the graph's, of whatever type, is named later.
+ */
+export function wantedKeys(
+  op: string,
+  built: BuiltGraph,
+  options: ComputeOptions,
+): readonly string[] {
+  const keys: unknown = options.keys;
+  if (keys === undefined) return built.sinks;
+  if (!Array.isArray(keys)) {
+    throw new TypeError(`${op}: keys must be an array of graph keys, got ${showValue(keys)}`);
+  }
+  return [...new Set(keys as readonly string[])];
+}
