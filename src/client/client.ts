@@ -22,26 +22,10 @@ import type { ActorOp, ActorRef } from "../protocol/actors.ts";
 import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/clusterDump/write.ts";
 import type {
   DatasetMsg,
-  DatasetPublishedMsg,
-  DatasetUnpublishedMsg,
-  DataUpdatedMsg,
-  GetDatasetMsg,
   GraphTask,
-  PublishDatasetMsg,
-  RebalancedMsg,
-  RebalanceMsg,
-  ReplicatedMsg,
-  ReplicateMsg,
-  RestartedMsg,
-  RestartMsg,
-  RestartWorkersMsg,
-  RetireWorkersMsg,
   ScatteredKey,
-  UnpublishDatasetMsg,
   UpdateDataMsg,
   UpdateGraphMsg,
-  WorkersRestartedMsg,
-  WorkersRetiredMsg,
 } from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
@@ -104,10 +88,10 @@ import { type BuiltGraph, buildGraph, type Graph, workersOption } from "./graph.
 import { KeyRecord } from "./keyRecord.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
-import { PendingAnswers } from "./pendingAnswers.ts";
 import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
 import { type ClusterProfile, type ProfileOptions, profileWhile } from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
+import { type ReceivedDataset, Requests } from "./requests.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { runArgs, runOutcome } from "./schedulerCode.ts";
@@ -132,50 +116,6 @@ import {
   type WorkerPluginOptions,
   workerPluginSpec,
 } from "./workerPlugins.ts";
-
-/** The requests answered under their stimulus id (see `Client.ask`). */
-type Request =
-  | UpdateDataMsg
-  | ReplicateMsg
-  | RebalanceMsg
-  | RetireWorkersMsg
-  | RestartMsg
-  | RestartWorkersMsg
-  | PublishDatasetMsg
-  | GetDatasetMsg
-  | UnpublishDatasetMsg;
-
-/** A dataset got: its value, with futures of this client made as the answer arrived. */
-interface ReceivedDataset {
-  readonly op: "dataset";
-  readonly found: boolean;
-  readonly value: unknown;
-}
-
-/** The error of a {@link Request} that could not be sent, by op, from why. */
-const UNSENT_REQUEST: { readonly [Op in Request["op"]]: (why: string) => Error } = {
-  "update-data": (why) => new ScatterError(`scatter: ${why}`),
-  replicate: (why) => new ReplicateError([], `replicate: ${why}`),
-  rebalance: (why) => new RebalanceError([], `rebalance: ${why}`),
-  "retire-workers": (why) => new Error(`retireWorkers: ${why}`),
-  restart: (why) => new Error(`restart: ${why}`),
-  "restart-workers": (why) => new Error(`restartWorkers: ${why}`),
-  "publish-dataset": (why) => new DatasetError(`publishDataset: ${why}`),
-  "get-dataset": (why) => new DatasetError(`getDataset: ${why}`),
-  "unpublish-dataset": (why) => new DatasetError(`unpublishDataset: ${why}`),
-};
-
-/** The answers to {@link Request}s. */
-type Answer =
-  | DataUpdatedMsg
-  | ReplicatedMsg
-  | RebalancedMsg
-  | WorkersRetiredMsg
-  | RestartedMsg
-  | WorkersRestartedMsg
-  | DatasetPublishedMsg
-  | ReceivedDataset
-  | DatasetUnpublishedMsg;
 
 /** The options of `restart` and `restartWorkers`, defaults filled in; a TypeError naming `op` if bad. */
 function restartOptions(
@@ -263,14 +203,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private resolveClosed: ((why: Error) => void) | null = null;
   /** Submissions so far (`update-graph` messages sent). */
   private submissions = 0;
-  /** Requests made so far whose answer is matched by stimulus id (see {@link uniqueStimulusId}). */
-  private requestCount = 0;
   /** Scatters placing values on workers, not yet registered with the scheduler. */
   private readonly placing = new Set<Promise<unknown>>();
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
-  /** This client's requests answered by stimulus id (see {@link ask}) not answered yet. */
-  private readonly answers = new PendingAnswers<Answer>();
+  /** This client's requests answered under their stimulus id, and the waits for their answers. */
+  private readonly requests: Requests;
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
   private readonly cancels = new Map<
     string,
@@ -292,6 +230,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.subscriptions = new Subscriptions(logger);
     this.timeoutMs = timeoutMs;
     this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
+    this.requests = new Requests({
+      id,
+      send: (msg) => {
+        this.flushReleases();
+        this.conn.send(msg);
+      },
+    });
     this.gatherer = new Gatherer(this);
     this.scatterer = new Scatterer({
       id,
@@ -313,16 +258,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * could not be submitted fail with the reason (they would wait forever).
    */
   private sendFailed(msg: unknown, err: Error): void {
-    const op = (msg as { op?: unknown } | null)?.op;
-    const unsent =
-      typeof op === "string" && Object.hasOwn(UNSENT_REQUEST, op)
-        ? UNSENT_REQUEST[op as Request["op"]]
-        : undefined;
-    if (unsent !== undefined) {
-      const { stimulusId } = msg as Request;
-      this.answers.fail(stimulusId, unsent(`the scheduler could not be told: ${err.message}`));
-      return;
-    }
+    if (this.requests.unsent(msg, err)) return;
     const sent = typeof msg === "object" && msg !== null ? this.sentGraphs.get(msg) : undefined;
     if (sent !== undefined) {
       const submission = (msg as UpdateGraphMsg).submission as number;
@@ -357,6 +293,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       if (sent.reasked !== null) for (const [rec, index] of sent.reasked) failAsk(rec, index);
       return;
     }
+    const op = (msg as { op?: unknown } | null)?.op;
     this.logger.error({ err, op }, "a message to the scheduler could not be sent");
   }
 
@@ -390,14 +327,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       }
     }
     return client;
-  }
-
-  /**
-   * A stimulus id no other request has, for requests whose answer is matched
-   * by it (plain stimulus ids repeat within a millisecond, and across clients).
-   */
-  private uniqueStimulusId(prefix: string): string {
-    return `${newStimulusId(prefix)}-${this.id}-${++this.requestCount}`;
   }
 
   /** A key no other submission has: `name-<client id>-<counter>` (for impure tasks). */
@@ -712,12 +641,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         // Held before the scheduler hears of them: its key-in-memory finishes them.
         const fresh = placed.map((p) => new Future(this, p.key));
         for (const f of fresh) (this.records.get(f.key) as KeyRecord).submission = this.submissions;
-        const answered = this.ask({
+        const answered = this.requests.ask({
           op: "update-data",
           keys: placed,
           clientId: this.id,
-          stimulusId: this.uniqueStimulusId("update-data"),
-        }) as Promise<DataUpdatedMsg>;
+          stimulusId: this.requests.stimulusId("update-data"),
+        });
         const answer = await answered.catch((err: unknown) => {
           for (const f of fresh) f.release();
           throw err;
@@ -784,14 +713,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     try {
       await this.untilFinished(list);
       this.checkOpen();
-      const answer = (await this.ask({
+      const answer = await this.requests.ask({
         op: "replicate",
         keys: [...new Set(list.map((f) => f.key))],
         ...(n !== undefined ? { n } : {}),
         ...(names !== undefined ? { workers: [...names] } : {}),
         clientId: this.id,
-        stimulusId: this.uniqueStimulusId("replicate"),
-      })) as ReplicatedMsg;
+        stimulusId: this.requests.stimulusId("replicate"),
+      });
       if (answer.failed.length > 0) throw new ReplicateError(answer.failed);
     } finally {
       this.unhold(list);
@@ -827,13 +756,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     try {
       if (list !== null) await this.untilFinished(list);
       this.checkOpen();
-      const answer = (await this.ask({
+      const answer = await this.requests.ask({
         op: "rebalance",
         ...(list !== null ? { keys: [...new Set(list.map((f) => f.key))] } : {}),
         ...(names !== undefined ? { workers: [...names] } : {}),
         clientId: this.id,
-        stimulusId: this.uniqueStimulusId("rebalance"),
-      })) as RebalancedMsg;
+        stimulusId: this.requests.stimulusId("rebalance"),
+      });
       if (answer.failed.length > 0) throw new RebalanceError(answer.failed);
       return answer.moved;
     } finally {
@@ -875,12 +804,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       if (problem !== null) throw new TypeError(`retireWorkers: workers ${problem}`);
       which = { workers: [...(names ?? [])] };
     }
-    const answer = (await this.ask({
+    const answer = await this.requests.ask({
       op: "retire-workers",
       ...which,
       clientId: this.id,
-      stimulusId: this.uniqueStimulusId("retire-workers"),
-    })) as WorkersRetiredMsg;
+      stimulusId: this.requests.stimulusId("retire-workers"),
+    });
     return { retired: [...answer.retired], failed: answer.failed.map((f) => ({ ...f })) };
   }
 
@@ -901,11 +830,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     const { timeoutMs, waitForWorkers } = restartOptions("restart", options);
     const start = Date.now();
-    const answer = (await this.ask({
+    const answer = await this.requests.ask({
       op: "restart",
       clientId: this.id,
-      stimulusId: this.uniqueStimulusId("restart"),
-    })) as RestartedMsg;
+      stimulusId: this.requests.stimulusId("restart"),
+    });
     if (waitForWorkers) {
       await this.untilBack(answer.workers.length, answer.nannies.length, timeoutMs, start);
     }
@@ -956,12 +885,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null) throw new TypeError(`restartWorkers: workers ${problem}`);
     const { timeoutMs, waitForWorkers } = restartOptions("restartWorkers", options);
     const start = Date.now();
-    const answer = (await this.ask({
+    const answer = await this.requests.ask({
       op: "restart-workers",
       workers: [...(names ?? [])],
       clientId: this.id,
-      stimulusId: this.uniqueStimulusId("restart-workers"),
-    })) as WorkersRestartedMsg;
+      stimulusId: this.requests.stimulusId("restart-workers"),
+    });
     const out = {
       restarted: [...answer.restarted],
       failed: answer.failed.map((f) => ({ ...f })),
@@ -1015,15 +944,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       },
       what,
     );
-    const answer = (await this.ask({
+    const answer = await this.requests.ask({
       op: "publish-dataset",
       name,
       keys,
       data,
       ...(override ? { override: true } : {}),
       clientId: this.id,
-      stimulusId: this.uniqueStimulusId("publish-dataset"),
-    })) as DatasetPublishedMsg;
+      stimulusId: this.requests.stimulusId("publish-dataset"),
+    });
     if (answer.error !== null) throw new DatasetError(`${what}: ${answer.error}`);
   }
 
@@ -1052,23 +981,23 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async unpublishDataset(name: string): Promise<boolean> {
     this.checkOpen();
     checkDatasetName("unpublishDataset", name);
-    const answer = (await this.ask({
+    const answer = await this.requests.ask({
       op: "unpublish-dataset",
       name,
       clientId: this.id,
-      stimulusId: this.uniqueStimulusId("unpublish-dataset"),
-    })) as DatasetUnpublishedMsg;
+      stimulusId: this.requests.stimulusId("unpublish-dataset"),
+    });
     return answer.existed;
   }
 
   private async askDataset(name: string): Promise<ReceivedDataset> {
-    return (await this.ask({
+    return await this.requests.ask({
       op: "get-dataset",
       name,
       clientId: this.id,
-      stimulusId: this.uniqueStimulusId("get-dataset"),
+      stimulusId: this.requests.stimulusId("get-dataset"),
       submission: ++this.submissions,
-    })) as ReceivedDataset;
+    });
   }
 
   /**
@@ -1104,14 +1033,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   private receiveDataset(msg: DatasetMsg): void {
     if (!msg.found) {
-      this.answers.answer(msg.stimulusId, { op: "dataset", found: false, value: undefined });
+      this.requests.answer(msg.stimulusId, { op: "dataset", found: false, value: undefined });
       return;
     }
     let got: { value: unknown; futures: Future[] };
     try {
       got = decodeDataset(msg.name, msg.data, (key) => this.datasetFuture(key, msg.submission));
     } catch (err) {
-      this.answers.fail(msg.stimulusId, err as Error);
+      this.requests.fail(msg.stimulusId, err as Error);
       // The scheduler has this client want the keys: let go those it holds no future of.
       const keys = msg.keys.filter((key) => this.records.get(key) === undefined);
       if (keys.length > 0) {
@@ -1124,7 +1053,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       }
       return;
     }
-    if (!this.answers.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value })) {
+    if (!this.requests.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value })) {
       for (const f of got.futures) f.release();
     }
   }
@@ -1137,17 +1066,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const f = new Future(this, key);
     if (submission !== undefined) (this.records.get(key) as KeyRecord).submission = submission;
     return f;
-  }
-
-  /**
-   * Send `msg`, a request the scheduler answers under its (unique) stimulus
-   * id, after the releases pending, and wait for the answer.
-   */
-  private ask(msg: Request): Promise<Answer> {
-    const answered = this.answers.wait(msg.stimulusId);
-    this.flushReleases();
-    this.conn.send(msg);
-    return answered;
   }
 
   /**
@@ -1440,7 +1358,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.flushReleases();
     // The answer is matched by stimulus id, which must be this cancel's alone
     // (plain stimulus ids repeat within a millisecond).
-    const stimulusId = this.uniqueStimulusId("cancel");
+    const stimulusId = this.requests.stimulusId("cancel");
     const answered = new Promise<void>((resolve) => {
       this.cancels.set(stimulusId, { keys: [...keys], submission: this.submissions, resolve });
     });
@@ -2320,7 +2238,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       case "data-updated":
       case "dataset-published":
       case "dataset-unpublished":
-        this.answers.answer(msg.stimulusId, msg);
+        this.requests.answer(msg.stimulusId, msg);
         return;
       case "dataset":
         this.receiveDataset(msg);
@@ -2374,7 +2292,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     // Unanswered cancels: their futures are lost now.
     for (const { resolve } of this.cancels.values()) resolve();
     this.cancels.clear();
-    this.answers.failAll(error);
+    this.requests.failAll(error);
     this.pubsub.failAll(error);
     this.resolveClosed?.(error);
     this.resolveClosed = null;

@@ -1,6 +1,6 @@
 /**
  * Requests to the scheduler waiting for their answer, matched by stimulus id
- * (which must be the request's alone: see `Client.uniqueStimulusId`).
+ * (which must be the request's alone: see `Requests.stimulusId`).
  */
 export class PendingAnswers<T> {
   private readonly pending = new Map<
