@@ -62,7 +62,6 @@ import {
   CancelledError,
   ClientClosedError,
   DatasetError,
-  LostKeyError,
   MetadataKeyError,
   NoWorkerError,
   RebalanceError,
@@ -81,7 +80,7 @@ import {
   topicsOf,
 } from "./events.ts";
 import { Future, type FutureHost } from "./future.ts";
-import { isContainer, replaceFutures, searchFutures } from "./futureSearch.ts";
+import { isContainer } from "./futureSearch.ts";
 import type { FutureArgs, FutureOr, Gathered, NotSearched, TaskResult } from "./futureTypes.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
 import { type BuiltGraph, buildGraph, type Graph, workersOption } from "./graph.ts";
@@ -92,6 +91,7 @@ import { type PerformanceReportOptions, performanceReport } from "./performanceR
 import { type ClusterProfile, type ProfileOptions, profileWhile } from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
 import { type ReceivedDataset, Requests } from "./requests.ts";
+import { Results } from "./results.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { runArgs, runOutcome } from "./schedulerCode.ts";
@@ -185,11 +185,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * keys back past them, to a number the scheduler saw.
    */
   private readonly failedSubmissions = new Map<number, ReadonlyMap<KeyRecord, number>>();
-  /** Futures (and arrays of futures) whose results are awaited: see {@link resultOf}. */
-  private readonly awaited = new Map<object, number>();
   private toRelease: string[] = [];
   private releaseScheduled = false;
-  private readonly gatherer: Gatherer;
+  /** Waits for and fetches the results of this client's futures. */
+  private readonly results: Results;
   private readonly scatterer: Scatterer;
   /** `ClientOptions.timeoutMs`: connecting, and the default of a scatter's wait. */
   private readonly timeoutMs: number;
@@ -237,7 +236,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         this.conn.send(msg);
       },
     });
-    this.gatherer = new Gatherer(this);
+    this.results = new Results(
+      { record: (key) => this.records.get(key), closedError: () => this.closedError },
+      new Gatherer(this),
+    );
     this.scatterer = new Scatterer({
       id,
       peers: this.peers,
@@ -709,9 +711,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null) throw new TypeError(`replicate: workers ${problem}`);
     const list = this.ownFutures("replicate", futures);
     if (list.length === 0) return;
-    this.hold(list);
+    this.results.hold(list);
     try {
-      await this.untilFinished(list);
+      await this.results.untilFinished(list);
       this.checkOpen();
       const answer = await this.requests.ask({
         op: "replicate",
@@ -723,7 +725,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       });
       if (answer.failed.length > 0) throw new ReplicateError(answer.failed);
     } finally {
-      this.unhold(list);
+      this.results.unhold(list);
     }
   }
 
@@ -751,10 +753,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const list = futures === undefined ? null : this.ownFutures("rebalance", futures);
     if (list !== null) {
       if (list.length === 0) return 0;
-      this.hold(list);
+      this.results.hold(list);
     }
     try {
-      if (list !== null) await this.untilFinished(list);
+      if (list !== null) await this.results.untilFinished(list);
       this.checkOpen();
       const answer = await this.requests.ask({
         op: "rebalance",
@@ -766,7 +768,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       if (answer.failed.length > 0) throw new RebalanceError(answer.failed);
       return answer.moved;
     } finally {
-      if (list !== null) this.unhold(list);
+      if (list !== null) this.results.unhold(list);
     }
   }
 
@@ -1085,17 +1087,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return list as readonly Future[];
   }
 
-  /** Wait until `futures` are done; throw the error of one that failed or was released. */
-  private async untilFinished(futures: readonly Future[]): Promise<void> {
-    await this.untilDone(futures);
-    for (const f of futures) {
-      const rec = this.records.get(f.key);
-      if (rec?.status !== "finished") {
-        throw rec?.error ?? this.closedError ?? new ClientClosedError(`${f.key} was released`);
-      }
-    }
-  }
-
   /** Values a failed scatter had put on workers: register them and let them go at once. */
   private dropScattered(stored: readonly ScatteredKey[]): void {
     if (stored.length === 0 || this.closedError !== null) return;
@@ -1134,94 +1125,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         `gather: expected a future, or an array or plain object holding futures, got ${describeGatherInput(futures)}`,
       );
     }
-    const seen = new Set<Future>();
-    searchFutures(futures, "gather", (f) => seen.add(f));
-    const found = [...seen];
-    await this.untilDone(found);
-    const values = await this.resultsOf(found);
-    const byFuture = new Map<Future, unknown>();
-    for (let i = 0; i < found.length; i++) byFuture.set(found[i], values[i]);
-    return replaceFutures(futures, (f) => byFuture.get(f));
-  }
-
-  /**
-   * Wait until every future is done, or one fails: then their results are
-   * fetched together (one `get_data` per worker) rather than as each finishes.
-   */
-  private untilDone(futures: readonly unknown[]): Promise<void> {
-    let pending = 0;
-    return new Promise<void>((resolve) => {
-      // One callback for every record (no promise per future).
-      const onChange = (rec: KeyRecord): void => {
-        if (--pending === 0 || rec.status !== "finished") resolve();
-      };
-      for (const f of futures) {
-        if (!(f instanceof Future)) continue;
-        const rec = this.records.get(f.key);
-        if (rec === undefined || rec.status !== "pending") continue;
-        pending++;
-        rec.onChange(onChange);
-      }
-      if (pending === 0) resolve();
-    });
-  }
-
-  /**
-   * The results of `items` (futures, and values standing for themselves), as
-   * `Promise.all` of their `result()`. When every future is finished, the
-   * results are fetched together without a promise per future; a key that
-   * could not be fetched goes on as `result()` would after that failure.
-   */
-  private async resultsOf(items: readonly unknown[]): Promise<unknown[]> {
-    // The futures are held until their results are in (see resultOf).
-    this.hold(items);
-    try {
-      return await this.fetchResults(items);
-    } finally {
-      this.unhold(items);
-    }
-  }
-
-  private async fetchResults(items: readonly unknown[]): Promise<unknown[]> {
-    const out = new Array<unknown>(items.length);
-    const keys: string[] = [];
-    const at: number[] = [];
-    const recs: KeyRecord[] = [];
-    for (let i = 0; i < items.length; i++) {
-      const f = items[i];
-      if (!(f instanceof Future)) {
-        out[i] = f;
-        continue;
-      }
-      const rec = f.status === "finished" ? this.records.get(f.key) : undefined;
-      if (rec === undefined) return Promise.all(items.map((x) => this.resultOfFuture(x)));
-      keys.push(f.key);
-      at.push(i);
-      recs.push(rec);
-    }
-    const got = await this.gatherer.fetchMany(keys);
-    const errors = got.errors;
-    let retries: Promise<void>[] | null = null;
-    for (let j = 0; j < keys.length; j++) {
-      const error = errors?.[j];
-      if (error === undefined) {
-        out[at[j]] = got.values[j];
-      } else {
-        const i = at[j];
-        (retries ??= []).push(
-          this.fetchResult(keys[j], { rec: recs[j], error }).then((v) => {
-            out[i] = v;
-          }),
-        );
-      }
-    }
-    if (retries !== null) await Promise.all(retries);
-    return out;
-  }
-
-  private resultOfFuture(f: unknown): Promise<unknown> {
-    if (!(f instanceof Future)) return Promise.resolve(f);
-    return f.result();
+    return this.results.gather(futures);
   }
 
   /**
@@ -1230,67 +1134,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * held until then, so that the garbage collector cannot release the key
    * while its result is awaited.
    */
-  async resultOf(key: string, holder: object): Promise<unknown> {
-    this.hold(holder);
-    try {
-      return await this.fetchResult(key);
-    } finally {
-      this.unhold(holder);
-    }
-  }
-
-  /**
-   * Keep `holder` reachable (counted: a future may be awaited several times at
-   * once) until the matching {@link unhold}.
-   */
-  private hold(holder: object): void {
-    this.awaited.set(holder, (this.awaited.get(holder) ?? 0) + 1);
-  }
-
-  private unhold(holder: object): void {
-    const n = (this.awaited.get(holder) ?? 1) - 1;
-    if (n === 0) this.awaited.delete(holder);
-    else this.awaited.set(holder, n);
-  }
-
-  /**
-   * The result of `key`, once it is done. `failed`: a fetch of the finished
-   * `rec` already failed with `error`.
-   */
-  private async fetchResult(
-    key: string,
-    failed?: { rec: KeyRecord; error: unknown },
-  ): Promise<unknown> {
-    let lostTries = 0;
-    let prior = failed;
-    for (;;) {
-      let rec: KeyRecord;
-      let error: unknown;
-      if (prior !== undefined) {
-        rec = prior.rec;
-        error = prior.error;
-        prior = undefined;
-      } else {
-        const r = this.records.get(key);
-        if (r === undefined) {
-          throw this.closedError ?? new ClientClosedError(`${key} is not held by this client`);
-        }
-        if (r.status === "pending") {
-          await r.settled();
-          continue;
-        }
-        if (r.status !== "finished") throw r.error ?? new Error(`${key} ${r.status}`);
-        try {
-          return await this.gatherer.fetch(key);
-        } catch (err) {
-          rec = r;
-          error = err;
-        }
-      }
-      // Lost with its worker: the scheduler recomputes it (lost-data) and reports again.
-      if (!(error instanceof LostKeyError) || ++lostTries > 3) throw error;
-      await Promise.race([rec.changed(), sleep(500)]);
-    }
+  resultOf(key: string, holder: object): Promise<unknown> {
+    return this.results.resultOf(key, holder);
   }
 
   /**
