@@ -55,11 +55,9 @@ import {
   serializeError,
 } from "./executor.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
-import { InlineExecutor } from "./inlineExecutor.ts";
 import { MemoryMonitor } from "./memoryMonitor.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
-import { PiscinaExecutor } from "./piscinaExecutor.ts";
 import { CpuProfiler, checkProfileSettings, type WorkerProfile } from "./profiler.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
@@ -83,6 +81,7 @@ import {
 import { workerStory } from "./state/log.ts";
 import { debugValue } from "./state/toDict.ts";
 import { WorkerState } from "./state/workerState.ts";
+import { TaskExecutors } from "./taskExecutors.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
 import { collectGarbageOnDemand } from "./throttledGc.ts";
 import { updateDataHandler } from "./updateData.ts";
@@ -144,17 +143,10 @@ export class Worker extends BaseWorker {
   readonly options: ResolvedWorkerOptions;
   readonly logger: Logger;
   private statusValue: WorkerStatus = "init";
-  private executor: Executor | null = null;
+  /** The executors task code runs on, and the modules loaded into them. */
+  private readonly executors: TaskExecutors;
   /** The client of task code on the main thread (`getClient()`), once asked for. */
   private taskClientPromise: Promise<Client> | null = null;
-  /**
-   * Runs actor tasks on the main thread, where their objects must stay to be
-   * called (a pool thread's result is a copy): with a pool, made at the first
-   * actor task, importing the task modules then.
-   */
-  private actorExecutorPromise: Promise<Executor> | null = null;
-  /** The modules loaded into the executor since it started (task modules, uploads), in order. */
-  private readonly loadedModules: string[] = [];
   /** Keeps a handle to an actor from being taken for the actor (see actorHandleGuard.ts). */
   private readonly actorGuard = new ActorHandleGuard(this.state);
   /** Serves `actor_execute` and `actor_attribute`. */
@@ -234,6 +226,7 @@ export class Worker extends BaseWorker {
     this.logger = logger;
     this.logRecords = logRecords;
     this.spill = spill;
+    this.executors = new TaskExecutors(o, logger);
     this.memory = spill === null ? null : this.newMemoryMonitor(spill);
     this.gate = new SlotGate(o.nthreads);
     this.peers = new PeerPool({
@@ -322,7 +315,7 @@ export class Worker extends BaseWorker {
 
   /** The names of the task functions this worker can run (its task modules' `defineTask`s), once started. */
   get taskNames(): readonly string[] {
-    return this.executor?.taskNames ?? [];
+    return this.executors.main?.taskNames ?? [];
   }
 
   /** The executor's kind (`"inline"` or `"piscina"`). */
@@ -348,19 +341,7 @@ export class Worker extends BaseWorker {
     this.statusValue = "starting";
     const o = this.options;
     try {
-      this.executor =
-        o.executor === "inline"
-          ? await InlineExecutor.start(o.taskModules)
-          : await PiscinaExecutor.start({
-              nthreads: o.nthreads,
-              taskModules: o.taskModules,
-              maxSecededThreads: o.maxSecededThreads,
-              onThreadError: (err) => this.logger.error({ err }, "a pool thread failed"),
-              scheduler: o.scheduler,
-              dial: (address) =>
-                connect(address, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) }),
-              connectTimeoutMs: o.connectTimeoutMs,
-            });
+      await this.executors.start();
       this.throwIfClosedWhileStarting();
       this.refuseMemoryLimitTooSmall();
       this.listener = await listen(o.listen, (comm) => this.servePeer(comm), commOptionsOf(o));
@@ -384,7 +365,7 @@ export class Worker extends BaseWorker {
         await this.listener?.close().catch(() => {});
         await this.http?.close();
         await this.schedulerComm?.close().catch(() => {});
-        await this.executor?.close().catch(() => {});
+        await this.executors.main?.close().catch(() => {});
       }
       this.statusValue = "failed";
       // Whatever the interrupted step reports (a refused connection, a closed stream)
@@ -407,7 +388,7 @@ export class Worker extends BaseWorker {
       { address: this.address, nthreads: o.nthreads, executor: o.executor },
       "worker started",
     );
-    if (o.taskModules.length > 0 && this.executor.taskNames.length === 0) {
+    if (o.taskModules.length > 0 && this.taskNames.length === 0) {
       // A module that defines nothing (the wrong file, or its defineTask calls are
       // in a module it does not import): the registry is one per thread, whichever
       // copy of weft (or CommonJS require of it) a module calls defineTask from.
@@ -448,7 +429,7 @@ export class Worker extends BaseWorker {
           ? null
           : collectGarbageOnDemand(
               (msg, ms) => this.logger.warn({ ms }, msg),
-              () => this.executor?.collectGarbage?.(),
+              () => this.executors.main?.collectGarbage?.(),
             ),
         setPaused: (paused) => this.changePause(this.pauses.memory(paused)),
         terminate: (why) => this.closeOnFault(why),
@@ -887,7 +868,7 @@ export class Worker extends BaseWorker {
         const url = await this.uploads.save(f);
         if (f.load) urls.push(url);
       }
-      await this.loadModules(urls);
+      await this.executors.loadModules(urls);
     } catch (err) {
       throw new Error(
         `cannot save or import the files uploaded into the cluster: ${asError(err).message}`,
@@ -912,12 +893,12 @@ export class Worker extends BaseWorker {
     const file = args as unknown as UploadedFile;
     const problem = uploadedFileProblem(file);
     if (problem !== null) throw new TypeError(`upload_file: ${problem}`);
-    const executor = this.executor;
+    const executor = this.executors.main;
     if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
       throw new Error(`upload_file: the worker is ${this.statusValue}`);
     }
     const url = await this.uploads.save(file);
-    const tasks = file.load ? await this.loadModules([url]) : executor.taskNames;
+    const tasks = file.load ? await this.executors.loadModules([url]) : executor.taskNames;
     return { status: "OK", tasks };
   };
 
@@ -930,7 +911,7 @@ export class Worker extends BaseWorker {
     const problem = taskModulesProblem(modules);
     if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
     try {
-      await this.loadModules(modules as string[]);
+      await this.executors.loadModules(modules as string[]);
     } catch (err) {
       throw new Error(
         `cannot import the task modules loaded into the cluster (${(modules as string[]).join(", ")}): ${asError(err).message}`,
@@ -969,7 +950,7 @@ export class Worker extends BaseWorker {
     args: readonly unknown[],
   ): Promise<void> {
     // The factory runs on this thread, which imports the task modules for it.
-    await this.actorExecutor();
+    await this.executors.actor();
     const make = lookupTaskFunction(fn) as (...a: readonly unknown[]) => unknown;
     const plugin = await make(...args);
     await this.plugins.add(name, plugin);
@@ -1011,11 +992,11 @@ export class Worker extends BaseWorker {
   private readonly loadTaskModules = async (args: Record<string, unknown>): Promise<unknown> => {
     const problem = taskModulesProblem(args.modules);
     if (problem !== null) throw new TypeError(`load_task_modules: ${problem}`);
-    const executor = this.executor;
+    const executor = this.executors.main;
     if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
       throw new Error(`load_task_modules: the worker is ${this.statusValue}`);
     }
-    const tasks = await this.loadModules(args.modules as string[]);
+    const tasks = await this.executors.loadModules(args.modules as string[]);
     return { status: "OK", tasks };
   };
 
@@ -1030,7 +1011,7 @@ export class Worker extends BaseWorker {
   };
 
   /** CPU profiles of this worker's threads, on demand (`Client.profile`). */
-  private readonly profiler = new CpuProfiler(() => this.executor?.threadIds?.() ?? []);
+  private readonly profiler = new CpuProfiler(() => this.executors.main?.threadIds?.() ?? []);
 
   /** Answers `profile_start` (`Client.profile`): profile `id` starts on every thread of this worker. */
   private readonly profileStart = async (args: Record<string, unknown>): Promise<"OK"> => {
@@ -1073,35 +1054,6 @@ export class Worker extends BaseWorker {
     });
 
   /**
-   * Import more modules into the executor, and into the actor executor if
-   * there is one: the task functions then defined (see `Executor.loadModules`).
-   */
-  private async loadModules(urls: readonly string[]): Promise<readonly string[]> {
-    const executor = this.executor as Executor;
-    const tasks = await executor.loadModules(urls);
-    this.loadedModules.push(...urls);
-    if (this.actorExecutorPromise !== null) {
-      // Made before these were pushed, or while they were: importing twice is a no-op.
-      await (await this.actorExecutorPromise).loadModules(urls);
-    }
-    return tasks;
-  }
-
-  /** The executor of actor tasks: the inline executor itself, or one made beside the pool. */
-  private actorExecutor(): Promise<Executor> {
-    const executor = this.executor as Executor;
-    if (executor.kind === "inline") return Promise.resolve(executor);
-    this.actorExecutorPromise ??= InlineExecutor.start([
-      ...this.options.taskModules,
-      ...this.loadedModules,
-    ]).catch((err: unknown) => {
-      this.actorExecutorPromise = null; // the next actor task tries again
-      throw err;
-    });
-    return this.actorExecutorPromise;
-  }
-
-  /**
    * Answers a client's `run` (Dask's `Client.run`): the task function `fn` on
    * `args`, outside any graph, run by the executor as a task is and holding
    * one of the worker's threads meanwhile. `{status: "OK", value}`, or
@@ -1113,7 +1065,7 @@ export class Worker extends BaseWorker {
     if (typeof fn !== "string" || !Array.isArray(given)) {
       throw new TypeError("run: expected {fn: a task function's name, args: an array}");
     }
-    const executor = this.executor;
+    const executor = this.executors.main;
     if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
       throw new Error(`run: the worker is ${this.statusValue}`);
     }
@@ -1156,7 +1108,8 @@ export class Worker extends BaseWorker {
     const ts = this.state.tasks.get(key);
     if (ts === undefined) throw new Error(`Execute(${key}): no such task`);
     const runId = ts.runId;
-    if (this.executor === null) throw new Error("Execute before start()");
+    const executor = this.executors.main;
+    if (executor === null) throw new Error("Execute before start()");
     try {
       const spec = ts.runSpec?.task ?? null;
       const problem = taskSpecProblem(spec);
@@ -1171,17 +1124,17 @@ export class Worker extends BaseWorker {
         hasActors: resolved.hasActors,
         actor,
       };
-      if (actor && this.executor.kind !== "inline") {
+      if (actor && executor.kind !== "inline") {
         const onMainThread = this.runActorTask(job, runId, ctx);
         return this.withFailureEvent(onMainThread, key, runId, stimId, ctx);
       }
       if (this.gate.tryAcquire()) {
-        const ended = this.runHoldingSlot(job, runId, ctx, this.executor);
+        const ended = this.runHoldingSlot(job, runId, ctx, executor);
         return ended instanceof Promise
           ? this.withFailureEvent(ended, key, runId, stimId, ctx)
           : ended;
       }
-      const later = this.runWhenSlotFree(job, runId, ctx, this.executor);
+      const later = this.runWhenSlotFree(job, runId, ctx, executor);
       return this.withFailureEvent(later, key, runId, stimId, ctx);
     } catch (err) {
       return this.unknownError(err, key, runId, stimId, ctx);
@@ -1204,7 +1157,7 @@ export class Worker extends BaseWorker {
     runId: number,
     ctx: AsyncInstructionContext,
   ): Promise<StateMachineEvent> {
-    const executor = await this.actorExecutor();
+    const executor = await this.executors.actor();
     return this.runWhenSlotFree(job, runId, ctx, executor);
   }
 
@@ -1447,9 +1400,7 @@ export class Worker extends BaseWorker {
     await this.peers.closeAll();
     for (const comm of this.servedComms) comm.abort();
     this.profiler.close();
-    await this.executor?.close();
-    const actorExecutor = await this.actorExecutorPromise?.catch(() => null);
-    await actorExecutor?.close();
+    await this.executors.close();
     this.spill?.close();
     this.statusValue = "closed";
     this.logger.info({ address: this.safeAddress() }, "worker closed");
