@@ -15,7 +15,6 @@
  * ```
  */
 
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
@@ -39,12 +38,12 @@ import { weftLogger } from "../util/logger.ts";
 import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
-import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
 import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
+import { ClusterAdmin } from "./clusterAdmin.ts";
 import { type DumpClusterStateOptions, dumpOptionsProblem, workerDumps } from "./clusterDump.ts";
 import {
   type CoordinationRequest,
@@ -64,9 +63,7 @@ import {
   DatasetError,
   MetadataKeyError,
   NoWorkerError,
-  RebalanceError,
   RemoteTaskError,
-  ReplicateError,
   RestartTimeoutError,
   ScatterError,
   WorkersTimeoutError,
@@ -116,26 +113,6 @@ import {
   type WorkerPluginOptions,
   workerPluginSpec,
 } from "./workerPlugins.ts";
-
-/** The options of `restart` and `restartWorkers`, defaults filled in; a TypeError naming `op` if bad. */
-function restartOptions(
-  op: string,
-  options: { timeoutMs?: number; waitForWorkers?: boolean } | undefined,
-): { timeoutMs: number; waitForWorkers: boolean } {
-  const { timeoutMs = 30_000, waitForWorkers = true } = optionsOf(op, options);
-  // typeof first: null and [] compare as 0.
-  if (!(typeof timeoutMs === "number" && timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
-    throw new TypeError(
-      `${op}: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
-    );
-  }
-  if (typeof waitForWorkers !== "boolean") {
-    throw new TypeError(
-      `${op}: waitForWorkers must be a boolean, got ${showValue(waitForWorkers)}`,
-    );
-  }
-  return { timeoutMs, waitForWorkers };
-}
 
 /** How many failed submissions {@link Client} remembers (see `failedSubmissions`). */
 const MAX_FAILED_SUBMISSIONS = 1000;
@@ -187,6 +164,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private readonly failedSubmissions = new Map<number, ReadonlyMap<KeyRecord, number>>();
   private toRelease: string[] = [];
   private releaseScheduled = false;
+  /** The operations on the cluster's workers (replicate, rebalance, retire, restart). */
+  private readonly admin: ClusterAdmin;
   /** Waits for and fetches the results of this client's futures. */
   private readonly results: Results;
   private readonly scatterer: Scatterer;
@@ -240,6 +219,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       { record: (key) => this.records.get(key), closedError: () => this.closedError },
       new Gatherer(this),
     );
+    this.admin = new ClusterAdmin({
+      id,
+      requests: this.requests,
+      results: this.results,
+      workers: () => this.workers(),
+      checkOpen: () => this.checkOpen(),
+      ownFutures: (op, futures) => this.ownFutures(op, futures),
+    });
     this.scatterer = new Scatterer({
       id,
       peers: this.peers,
@@ -702,31 +689,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: { n?: number; workers?: string | readonly string[] } = {},
   ): Promise<void> {
     this.checkOpen();
-    const { n, workers } = optionsOf("replicate", options);
-    if (n !== undefined && !(Number.isSafeInteger(n) && n >= 1)) {
-      throw new TypeError(`replicate: n must be an integer ≥ 1, got ${showValue(n)}`);
-    }
-    const names = workersOption(options);
-    const problem = workers === undefined ? null : workersProblem(names);
-    if (problem !== null) throw new TypeError(`replicate: workers ${problem}`);
-    const list = this.ownFutures("replicate", futures);
-    if (list.length === 0) return;
-    this.results.hold(list);
-    try {
-      await this.results.untilFinished(list);
-      this.checkOpen();
-      const answer = await this.requests.ask({
-        op: "replicate",
-        keys: [...new Set(list.map((f) => f.key))],
-        ...(n !== undefined ? { n } : {}),
-        ...(names !== undefined ? { workers: [...names] } : {}),
-        clientId: this.id,
-        stimulusId: this.requests.stimulusId("replicate"),
-      });
-      if (answer.failed.length > 0) throw new ReplicateError(answer.failed);
-    } finally {
-      this.results.unhold(list);
-    }
+    return this.admin.replicate(futures, options);
   }
 
   /**
@@ -747,29 +710,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: { workers?: string | readonly string[] } = {},
   ): Promise<number> {
     this.checkOpen();
-    const names = workersOption(optionsOf("rebalance", options));
-    const problem = options.workers === undefined ? null : workersProblem(names);
-    if (problem !== null) throw new TypeError(`rebalance: workers ${problem}`);
-    const list = futures === undefined ? null : this.ownFutures("rebalance", futures);
-    if (list !== null) {
-      if (list.length === 0) return 0;
-      this.results.hold(list);
-    }
-    try {
-      if (list !== null) await this.results.untilFinished(list);
-      this.checkOpen();
-      const answer = await this.requests.ask({
-        op: "rebalance",
-        ...(list !== null ? { keys: [...new Set(list.map((f) => f.key))] } : {}),
-        ...(names !== undefined ? { workers: [...names] } : {}),
-        clientId: this.id,
-        stimulusId: this.requests.stimulusId("rebalance"),
-      });
-      if (answer.failed.length > 0) throw new RebalanceError(answer.failed);
-      return answer.moved;
-    } finally {
-      if (list !== null) this.results.unhold(list);
-    }
+    return this.admin.rebalance(futures, options);
   }
 
   /**
@@ -791,28 +732,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     workers?: string | readonly string[] | { readonly n: number },
   ): Promise<{ retired: string[]; failed: { worker: string; reason: string }[] }> {
     this.checkOpen();
-    let which: { workers: string[] } | { n: number } | Record<string, never>;
-    if (workers === undefined) {
-      which = {};
-    } else if (typeof workers === "object" && workers !== null && !Array.isArray(workers)) {
-      const n: unknown = (workers as { n?: unknown }).n;
-      if (!(Number.isSafeInteger(n) && (n as number) >= 1)) {
-        throw new TypeError(`retireWorkers: n must be an integer ≥ 1, got ${showValue(n)}`);
-      }
-      which = { n: n as number };
-    } else {
-      const names = workersOption({ workers: workers as string | readonly string[] });
-      const problem = workersProblem(names);
-      if (problem !== null) throw new TypeError(`retireWorkers: workers ${problem}`);
-      which = { workers: [...(names ?? [])] };
-    }
-    const answer = await this.requests.ask({
-      op: "retire-workers",
-      ...which,
-      clientId: this.id,
-      stimulusId: this.requests.stimulusId("retire-workers"),
-    });
-    return { retired: [...answer.retired], failed: answer.failed.map((f) => ({ ...f })) };
+    return this.admin.retireWorkers(workers);
   }
 
   /**
@@ -830,37 +750,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async restart(options: { timeoutMs?: number; waitForWorkers?: boolean } = {}): Promise<void> {
     this.checkOpen();
-    const { timeoutMs, waitForWorkers } = restartOptions("restart", options);
-    const start = Date.now();
-    const answer = await this.requests.ask({
-      op: "restart",
-      clientId: this.id,
-      stimulusId: this.requests.stimulusId("restart"),
-    });
-    if (waitForWorkers) {
-      await this.untilBack(answer.workers.length, answer.nannies.length, timeoutMs, start);
-    }
-  }
-
-  /**
-   * After a restart asked for at `start`: wait until `wanted` workers are
-   * connected, or throw a {@link RestartTimeoutError} once `timeoutMs` have
-   * passed since `start`.
-   */
-  private async untilBack(
-    wanted: number,
-    nannies: number,
-    timeoutMs: number,
-    start: number,
-  ): Promise<void> {
-    const left = Math.max(0, timeoutMs - (Date.now() - start));
-    await this.untilWorkers(
-      wanted,
-      left,
-      100,
-      () => true,
-      (seen) => new RestartTimeoutError(wanted, seen, timeoutMs, nannies),
-    );
+    return this.admin.restart(options);
   }
 
   /**
@@ -882,27 +772,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: { timeoutMs?: number; waitForWorkers?: boolean } = {},
   ): Promise<{ restarted: string[]; failed: { worker: string; reason: string }[] }> {
     this.checkOpen();
-    const names = workersOption({ workers });
-    const problem = workersProblem(names);
-    if (problem !== null) throw new TypeError(`restartWorkers: workers ${problem}`);
-    const { timeoutMs, waitForWorkers } = restartOptions("restartWorkers", options);
-    const start = Date.now();
-    const answer = await this.requests.ask({
-      op: "restart-workers",
-      workers: [...(names ?? [])],
-      clientId: this.id,
-      stimulusId: this.requests.stimulusId("restart-workers"),
-    });
-    const out = {
-      restarted: [...answer.restarted],
-      failed: answer.failed.map((f) => ({ ...f })),
-    };
-    if (waitForWorkers && answer.restarted.length > 0) {
-      // Every worker restarted has a nanny.
-      const wanted = answer.remaining + answer.restarted.length;
-      await this.untilBack(wanted, wanted, timeoutMs, start);
-    }
-    return out;
+    return this.admin.restartWorkers(workers, options);
   }
 
   /**
@@ -1848,50 +1718,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     n: number,
     options: { timeoutMs?: number; pollMs?: number } = {},
   ): Promise<WorkerIdentity[]> {
-    const { timeoutMs, pollMs = 100 } = optionsOf("waitForWorkers", options);
-    if (!Number.isSafeInteger(n) || n < 0) {
-      throw new TypeError(`waitForWorkers: n must be an integer ≥ 0, got ${showValue(n)}`);
-    }
-    // Not `timeoutMs >= 0` alone: null and [] pass that, and made a deadline of 0.
-    if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs >= 0)) {
-      throw new TypeError(
-        `waitForWorkers: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
-      );
-    }
-    if (!(typeof pollMs === "number" && pollMs > 0 && pollMs <= MAX_TIMER_MS)) {
-      throw new TypeError(
-        `waitForWorkers: pollMs must be a number of milliseconds > 0, got ${showValue(pollMs)}`,
-      );
-    }
-    return this.untilWorkers(
-      n,
-      timeoutMs,
-      pollMs,
-      (w) => w.status === "running",
-      (running) => new WorkersTimeoutError(n, running, timeoutMs as number),
-    );
-  }
-
-  /**
-   * Ask the scheduler for its workers every `pollMs` until `n` of them are
-   * `counted`; after `timeoutMs` (if given), throw `timedOut(how many were)`.
-   */
-  private async untilWorkers(
-    n: number,
-    timeoutMs: number | undefined,
-    pollMs: number,
-    counted: (w: WorkerIdentity) => boolean,
-    timedOut: (seen: number) => Error,
-  ): Promise<WorkerIdentity[]> {
-    const start = Date.now();
-    for (;;) {
-      const workers = await this.workers();
-      const seen = workers.filter(counted).length;
-      if (seen >= n) return workers;
-      const left = timeoutMs === undefined ? pollMs : timeoutMs - (Date.now() - start);
-      if (left <= 0) throw timedOut(seen);
-      await sleep(Math.min(pollMs, left));
-    }
+    return this.admin.waitForWorkers(n, options);
   }
 
   /**

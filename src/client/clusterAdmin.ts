@@ -1,0 +1,267 @@
+/**
+ * The operations on the cluster's workers and the results they hold, asked of
+ * the scheduler: `replicate`, `rebalance`, retiring and restarting workers, and
+ * the waits for workers to be there (`waitForWorkers`, and the return of those
+ * restarted). Apart from the client: each is a request and its answer, or a
+ * poll of the scheduler's workers, and needs of the client only its requests,
+ * its workers and the holding of futures meanwhile (see {@link AdminHost}).
+ */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import type { WorkerIdentity } from "../protocol/messagesSession.ts";
+import { workersProblem } from "../scheduler/state/eventValidation.ts";
+import { showValue } from "../util/showValue.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
+import { optionsOf } from "./argChecks.ts";
+import {
+  RebalanceError,
+  ReplicateError,
+  RestartTimeoutError,
+  WorkersTimeoutError,
+} from "./errors.ts";
+import type { Future } from "./future.ts";
+import { workersOption } from "./graph.ts";
+import type { Requests } from "./requests.ts";
+import type { Results } from "./results.ts";
+
+/** What {@link ClusterAdmin} needs of its client. */
+export interface AdminHost {
+  /** The client's id, in its requests. */
+  readonly id: string;
+  /** The client's requests answered under their stimulus id. */
+  readonly requests: Pick<Requests, "ask" | "stimulusId">;
+  /** Holding futures, and waiting for them to finish, while their keys are worked on. */
+  readonly results: Pick<Results, "hold" | "unhold" | "untilFinished">;
+  /** The workers connected to the scheduler. */
+  workers(): Promise<WorkerIdentity[]>;
+  /** Throws once the client is closed. */
+  checkOpen(): void;
+  /** `futures` as an array; a TypeError naming `op` unless each is a future of the client. */
+  ownFutures(op: string, futures: Future | readonly Future[]): readonly Future[];
+}
+
+/** The options of `restart` and `restartWorkers`, defaults filled in; a TypeError naming `op` if bad. */
+function restartOptions(
+  op: string,
+  options: { timeoutMs?: number; waitForWorkers?: boolean } | undefined,
+): { timeoutMs: number; waitForWorkers: boolean } {
+  const { timeoutMs = 30_000, waitForWorkers = true } = optionsOf(op, options);
+  // typeof first: null and [] compare as 0.
+  if (!(typeof timeoutMs === "number" && timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
+    throw new TypeError(
+      `${op}: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
+    );
+  }
+  if (typeof waitForWorkers !== "boolean") {
+    throw new TypeError(
+      `${op}: waitForWorkers must be a boolean, got ${showValue(waitForWorkers)}`,
+    );
+  }
+  return { timeoutMs, waitForWorkers };
+}
+
+/**
+ * The client's operations on the cluster's workers: each method does what the
+ * `Client` method of that name does, whose documentation is there.
+ */
+export class ClusterAdmin {
+  constructor(private readonly host: AdminHost) {}
+
+  async replicate(
+    futures: Future | readonly Future[],
+    options: { n?: number; workers?: string | readonly string[] } = {},
+  ): Promise<void> {
+    const { n, workers } = optionsOf("replicate", options);
+    if (n !== undefined && !(Number.isSafeInteger(n) && n >= 1)) {
+      throw new TypeError(`replicate: n must be an integer ≥ 1, got ${showValue(n)}`);
+    }
+    const names = workersOption(options);
+    const problem = workers === undefined ? null : workersProblem(names);
+    if (problem !== null) throw new TypeError(`replicate: workers ${problem}`);
+    const list = this.host.ownFutures("replicate", futures);
+    if (list.length === 0) return;
+    this.host.results.hold(list);
+    try {
+      await this.host.results.untilFinished(list);
+      this.host.checkOpen();
+      const answer = await this.host.requests.ask({
+        op: "replicate",
+        keys: [...new Set(list.map((f) => f.key))],
+        ...(n !== undefined ? { n } : {}),
+        ...(names !== undefined ? { workers: [...names] } : {}),
+        clientId: this.host.id,
+        stimulusId: this.host.requests.stimulusId("replicate"),
+      });
+      if (answer.failed.length > 0) throw new ReplicateError(answer.failed);
+    } finally {
+      this.host.results.unhold(list);
+    }
+  }
+
+  async rebalance(
+    futures?: Future | readonly Future[],
+    options: { workers?: string | readonly string[] } = {},
+  ): Promise<number> {
+    const names = workersOption(optionsOf("rebalance", options));
+    const problem = options.workers === undefined ? null : workersProblem(names);
+    if (problem !== null) throw new TypeError(`rebalance: workers ${problem}`);
+    const list = futures === undefined ? null : this.host.ownFutures("rebalance", futures);
+    if (list !== null) {
+      if (list.length === 0) return 0;
+      this.host.results.hold(list);
+    }
+    try {
+      if (list !== null) await this.host.results.untilFinished(list);
+      this.host.checkOpen();
+      const answer = await this.host.requests.ask({
+        op: "rebalance",
+        ...(list !== null ? { keys: [...new Set(list.map((f) => f.key))] } : {}),
+        ...(names !== undefined ? { workers: [...names] } : {}),
+        clientId: this.host.id,
+        stimulusId: this.host.requests.stimulusId("rebalance"),
+      });
+      if (answer.failed.length > 0) throw new RebalanceError(answer.failed);
+      return answer.moved;
+    } finally {
+      if (list !== null) this.host.results.unhold(list);
+    }
+  }
+
+  async retireWorkers(
+    workers?: string | readonly string[] | { readonly n: number },
+  ): Promise<{ retired: string[]; failed: { worker: string; reason: string }[] }> {
+    let which: { workers: string[] } | { n: number } | Record<string, never>;
+    if (workers === undefined) {
+      which = {};
+    } else if (typeof workers === "object" && workers !== null && !Array.isArray(workers)) {
+      const n: unknown = (workers as { n?: unknown }).n;
+      if (!(Number.isSafeInteger(n) && (n as number) >= 1)) {
+        throw new TypeError(`retireWorkers: n must be an integer ≥ 1, got ${showValue(n)}`);
+      }
+      which = { n: n as number };
+    } else {
+      const names = workersOption({ workers: workers as string | readonly string[] });
+      const problem = workersProblem(names);
+      if (problem !== null) throw new TypeError(`retireWorkers: workers ${problem}`);
+      which = { workers: [...(names ?? [])] };
+    }
+    const answer = await this.host.requests.ask({
+      op: "retire-workers",
+      ...which,
+      clientId: this.host.id,
+      stimulusId: this.host.requests.stimulusId("retire-workers"),
+    });
+    return { retired: [...answer.retired], failed: answer.failed.map((f) => ({ ...f })) };
+  }
+
+  async restart(options: { timeoutMs?: number; waitForWorkers?: boolean } = {}): Promise<void> {
+    const { timeoutMs, waitForWorkers } = restartOptions("restart", options);
+    const start = Date.now();
+    const answer = await this.host.requests.ask({
+      op: "restart",
+      clientId: this.host.id,
+      stimulusId: this.host.requests.stimulusId("restart"),
+    });
+    if (waitForWorkers) {
+      await this.untilBack(answer.workers.length, answer.nannies.length, timeoutMs, start);
+    }
+  }
+
+  /**
+   * After a restart asked for at `start`: wait until `wanted` workers are
+   * connected, or throw a {@link RestartTimeoutError} once `timeoutMs` have
+   * passed since `start`.
+   */
+  private async untilBack(
+    wanted: number,
+    nannies: number,
+    timeoutMs: number,
+    start: number,
+  ): Promise<void> {
+    const left = Math.max(0, timeoutMs - (Date.now() - start));
+    await this.untilWorkers(
+      wanted,
+      left,
+      100,
+      () => true,
+      (seen) => new RestartTimeoutError(wanted, seen, timeoutMs, nannies),
+    );
+  }
+
+  async restartWorkers(
+    workers: string | readonly string[],
+    options: { timeoutMs?: number; waitForWorkers?: boolean } = {},
+  ): Promise<{ restarted: string[]; failed: { worker: string; reason: string }[] }> {
+    const names = workersOption({ workers });
+    const problem = workersProblem(names);
+    if (problem !== null) throw new TypeError(`restartWorkers: workers ${problem}`);
+    const { timeoutMs, waitForWorkers } = restartOptions("restartWorkers", options);
+    const start = Date.now();
+    const answer = await this.host.requests.ask({
+      op: "restart-workers",
+      workers: [...(names ?? [])],
+      clientId: this.host.id,
+      stimulusId: this.host.requests.stimulusId("restart-workers"),
+    });
+    const out = {
+      restarted: [...answer.restarted],
+      failed: answer.failed.map((f) => ({ ...f })),
+    };
+    if (waitForWorkers && answer.restarted.length > 0) {
+      // Every worker restarted has a nanny.
+      const wanted = answer.remaining + answer.restarted.length;
+      await this.untilBack(wanted, wanted, timeoutMs, start);
+    }
+    return out;
+  }
+
+  async waitForWorkers(
+    n: number,
+    options: { timeoutMs?: number; pollMs?: number } = {},
+  ): Promise<WorkerIdentity[]> {
+    const { timeoutMs, pollMs = 100 } = optionsOf("waitForWorkers", options);
+    if (!Number.isSafeInteger(n) || n < 0) {
+      throw new TypeError(`waitForWorkers: n must be an integer ≥ 0, got ${showValue(n)}`);
+    }
+    // Not `timeoutMs >= 0` alone: null and [] pass that, and made a deadline of 0.
+    if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs >= 0)) {
+      throw new TypeError(
+        `waitForWorkers: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
+      );
+    }
+    if (!(typeof pollMs === "number" && pollMs > 0 && pollMs <= MAX_TIMER_MS)) {
+      throw new TypeError(
+        `waitForWorkers: pollMs must be a number of milliseconds > 0, got ${showValue(pollMs)}`,
+      );
+    }
+    return this.untilWorkers(
+      n,
+      timeoutMs,
+      pollMs,
+      (w) => w.status === "running",
+      (running) => new WorkersTimeoutError(n, running, timeoutMs as number),
+    );
+  }
+
+  /**
+   * Ask the scheduler for its workers every `pollMs` until `n` of them are
+   * `counted`; after `timeoutMs` (if given), throw `timedOut(how many were)`.
+   */
+  private async untilWorkers(
+    n: number,
+    timeoutMs: number | undefined,
+    pollMs: number,
+    counted: (w: WorkerIdentity) => boolean,
+    timedOut: (seen: number) => Error,
+  ): Promise<WorkerIdentity[]> {
+    const start = Date.now();
+    for (;;) {
+      const workers = await this.host.workers();
+      const seen = workers.filter(counted).length;
+      if (seen >= n) return workers;
+      const left = timeoutMs === undefined ? pollMs : timeoutMs - (Date.now() - start);
+      if (left <= 0) throw timedOut(seen);
+      await sleep(Math.min(pollMs, left));
+    }
+  }
+}
