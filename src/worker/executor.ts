@@ -4,7 +4,7 @@
  * main thread) and piscina (a pool of worker threads).
  */
 
-import { errorMessage } from "./state/errorMessage.ts";
+import { type ErrorMessage, errorMessage } from "./state/errorMessage.ts";
 
 /** One task to run. */
 export interface ExecuteJob {
@@ -163,6 +163,22 @@ export function serializeError(err: unknown): SerializedError {
     exceptionText: msg.exceptionText,
     tracebackText: msg.tracebackText,
   };
+}
+
+/** The opaque `exception`/`traceback` the scheduler gets: plain, serialisable fields. */
+export function wireError(e: SerializedError): ErrorMessage {
+  return {
+    status: "error",
+    exception: { name: e.name, message: e.message, stack: e.stack },
+    traceback: e.stack,
+    exceptionText: e.exceptionText,
+    tracebackText: e.tracebackText,
+  };
+}
+
+/** A thrown value as the scheduler gets it (a task's error, a failure around it). */
+export function wireErrorMessage(err: unknown): ErrorMessage {
+  return wireError(serializeError(err));
 }
 
 /** A {@link SerializedError} for a failure of the worker around the task (cloning, a bad spec, …). */

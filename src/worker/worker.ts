@@ -12,7 +12,6 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import type { Client } from "../client/client.ts";
 import { BatchedSend } from "../comm/batchedSend.ts";
-import { ClonedValue } from "../comm/clonedValue.ts";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { connect, listen } from "../comm/connect.ts";
 import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts";
@@ -25,7 +24,6 @@ import {
   type WorkerPluginSpec,
   workerPluginSpecProblem,
 } from "../protocol/messagesSession.ts";
-import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import {
   type UploadedFile,
   uploadedFileProblem,
@@ -37,45 +35,31 @@ import { type LogRecord, LogRecords, logCountProblem } from "../util/logRecords.
 import { formatBytes } from "../util/parseBytes.ts";
 import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
-import { sizeof, typeName } from "../util/sizeof.ts";
+import { sizeof } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
 import { ActorHandleGuard, feedGuarded } from "./actorHandleGuard.ts";
 import { ActorServer } from "./actorServer.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
 import { contactAddressFor } from "./contactAddress.ts";
-import { asWireValue, DataServer, parseGetDataResponse } from "./dataServer.ts";
+import { DataServer, parseGetDataResponse } from "./dataServer.ts";
 import { workerDumpDict } from "./dumpState.ts";
-import { Execution } from "./execution.ts";
-import {
-  type ExecuteJob,
-  type ExecuteOutcome,
-  type Executor,
-  type SerializedError,
-  serializeError,
-} from "./executor.ts";
+import { wireErrorMessage } from "./executor.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
 import { MemoryMonitor } from "./memoryMonitor.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
 import { CpuProfiler, checkProfileSettings, type WorkerProfile } from "./profiler.ts";
 import { raceSignal } from "./raceSignal.ts";
-import { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
-import { SlotGate } from "./slotGate.ts";
 import { type SpillStats, SpillStore } from "./spillStore.ts";
-import type { ErrorMessage } from "./state/errorMessage.ts";
 import {
-  ExecuteFailureEvent,
-  ExecuteSuccessEvent,
   FindMissingEvent,
   GatherDepBusyEvent,
   GatherDepFailureEvent,
   GatherDepNetworkFailureEvent,
   GatherDepSuccessEvent,
-  RescheduleEvent,
   RetryBusyWorkerEvent,
-  SecedeEvent,
   type StateMachineEvent,
 } from "./state/events.ts";
 import { workerStory } from "./state/log.ts";
@@ -83,6 +67,7 @@ import { debugValue } from "./state/toDict.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
+import { TaskRunner } from "./taskRunner.ts";
 import { collectGarbageOnDemand } from "./throttledGc.ts";
 import { updateDataHandler } from "./updateData.ts";
 import { processUploadDirectory } from "./uploadDirectory.ts";
@@ -114,21 +99,6 @@ export type RegisterWorkerReply = Omit<RegisterReplyMsg, "op"> & {
 
 /** A stimulus id with Dask's shape: `prefix-<wall-clock seconds>`. */
 const stimulusId = newStimulusId;
-
-/** The opaque `exception`/`traceback` the scheduler gets: plain, serialisable fields. */
-function wireError(e: SerializedError): ErrorMessage {
-  return {
-    status: "error",
-    exception: { name: e.name, message: e.message, stack: e.stack },
-    traceback: e.stack,
-    exceptionText: e.exceptionText,
-    tracebackText: e.tracebackText,
-  };
-}
-
-function wireErrorMessage(err: unknown): ErrorMessage {
-  return wireError(serializeError(err));
-}
 
 /** The real worker: executor, data store, `get_data` server, peer gathering, scheduler stream. */
 /** How long a worker leaving gracefully asks again to be retired when no other worker can take its results. */
@@ -167,15 +137,14 @@ export class Worker extends BaseWorker {
   private readonly peers: PeerPool;
   /** Answers `get_data`; its counters tell the outgoing transfers. */
   readonly dataServer: DataServer;
-  private readonly gate: SlotGate;
+  /** Runs the tasks and `run` calls. */
+  private readonly runner: TaskRunner;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private readonly servedComms = new Set<Comm>();
   /** `{name joined by NUL: [name, total]}`: cheaper to key than JSON, once per task and metric. */
   private readonly metricTotals = new Map<string, [MetricName, number]>();
   /** The same entries by (frozen, interned) name array. */
   private readonly metricByName = new Map<MetricName, [MetricName, number]>();
-  /** `run` calls answered so far (names their runs). */
-  private runCount = 0;
   /** The data store when it spills to disk (`memoryLimit`), else null. */
   private readonly spill: SpillStore | null;
   /** Acts on the worker's memory (`memoryLimit` and a threshold set), else null. */
@@ -228,7 +197,17 @@ export class Worker extends BaseWorker {
     this.spill = spill;
     this.executors = new TaskExecutors(o, logger);
     this.memory = spill === null ? null : this.newMemoryMonitor(spill);
-    this.gate = new SlotGate(o.nthreads);
+    this.runner = new TaskRunner(
+      {
+        state: this.state,
+        logger,
+        executors: this.executors,
+        handleStimulus: (...stims) => this.handleStimulus(...stims),
+        taskClient: this.taskClient,
+        status: () => this.statusValue,
+      },
+      o.nthreads,
+    );
     this.peers = new PeerPool({
       connectTimeoutMs: o.connectTimeoutMs,
       ...commOptionsOf(o),
@@ -802,7 +781,7 @@ export class Worker extends BaseWorker {
     const handlers = {
       get_data: this.dataServer.getData,
       update_data: this.updateData,
-      run: this.runFunction,
+      run: this.runner.runFunction,
       load_task_modules: this.loadTaskModules,
       upload_file: this.uploadFile,
       actor_execute: this.actorServer.execute,
@@ -1053,44 +1032,6 @@ export class Worker extends BaseWorker {
       state: this.state,
     });
 
-  /**
-   * Answers a client's `run` (Dask's `Client.run`): the task function `fn` on
-   * `args`, outside any graph, run by the executor as a task is and holding
-   * one of the worker's threads meanwhile. `{status: "OK", value}`, or
-   * `{status: "error", error}` with the error it threw, as a task's.
-   */
-  private readonly runFunction = async (args: Record<string, unknown>): Promise<unknown> => {
-    const fn = args.fn;
-    const given = args.args;
-    if (typeof fn !== "string" || !Array.isArray(given)) {
-      throw new TypeError("run: expected {fn: a task function's name, args: an array}");
-    }
-    const executor = this.executors.main;
-    if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
-      throw new Error(`run: the worker is ${this.statusValue}`);
-    }
-    const signal = new AbortController().signal;
-    await this.gate.acquire(signal);
-    // A run that secedes gives its slot back, as a task does; nobody else is told.
-    const execution = new Execution(this.gate, () => {}, signal, this.taskClient);
-    const job: ExecuteJob = {
-      key: `run-${fn}-${++this.runCount}`,
-      fn,
-      args: given.map((a) => ClonedValue.unwrap(a)),
-    };
-    let outcome: ExecuteOutcome;
-    try {
-      outcome = await executor.run(job, execution, signal);
-    } catch (err) {
-      execution.finish(null);
-      throw err;
-    }
-    execution.finish(outcome.secededAfter);
-    if (outcome.status === "ok") return { status: "OK", value: asWireValue(outcome.value) };
-    if (outcome.status === "error") return { status: "error", error: outcome.error };
-    throw new Error(`run: ${fn} raised Reschedule, which only a task may`);
-  };
-
   override batchedSend(msg: Record<string, unknown>): void {
     const stream = this.stream;
     if (stream === null || stream.isClosed) {
@@ -1105,192 +1046,7 @@ export class Worker extends BaseWorker {
     stimId: string,
     ctx: AsyncInstructionContext,
   ): StateMachineEvent | Promise<StateMachineEvent> {
-    const ts = this.state.tasks.get(key);
-    if (ts === undefined) throw new Error(`Execute(${key}): no such task`);
-    const runId = ts.runId;
-    const executor = this.executors.main;
-    if (executor === null) throw new Error("Execute before start()");
-    try {
-      const spec = ts.runSpec?.task ?? null;
-      const problem = taskSpecProblem(spec);
-      if (problem !== null) throw new TypeError(`task ${key} has an invalid run spec: ${problem}`);
-      const { fn, args } = spec as TaskSpec;
-      const resolved = resolveArgs(args, this.state.data, key, this.state);
-      const actor = this.state.actors.has(key);
-      const job: ExecuteJob = {
-        key,
-        fn,
-        args: resolved.args,
-        hasActors: resolved.hasActors,
-        actor,
-      };
-      if (actor && executor.kind !== "inline") {
-        const onMainThread = this.runActorTask(job, runId, ctx);
-        return this.withFailureEvent(onMainThread, key, runId, stimId, ctx);
-      }
-      if (this.gate.tryAcquire()) {
-        const ended = this.runHoldingSlot(job, runId, ctx, executor);
-        return ended instanceof Promise
-          ? this.withFailureEvent(ended, key, runId, stimId, ctx)
-          : ended;
-      }
-      const later = this.runWhenSlotFree(job, runId, ctx, executor);
-      return this.withFailureEvent(later, key, runId, stimId, ctx);
-    } catch (err) {
-      return this.unknownError(err, key, runId, stimId, ctx);
-    }
-  }
-
-  private async runWhenSlotFree(
-    job: ExecuteJob,
-    runId: number,
-    ctx: AsyncInstructionContext,
-    executor: Executor,
-  ): Promise<StateMachineEvent> {
-    await this.gate.acquire(ctx.signal);
-    return this.runHoldingSlot(job, runId, ctx, executor);
-  }
-
-  /** An actor task, with a pool: on the main thread, holding a slot as any task. */
-  private async runActorTask(
-    job: ExecuteJob,
-    runId: number,
-    ctx: AsyncInstructionContext,
-  ): Promise<StateMachineEvent> {
-    const executor = await this.executors.actor();
-    return this.runWhenSlotFree(job, runId, ctx, executor);
-  }
-
-  /**
-   * Run `job` on the executor, a slot of the gate being held; the event at once
-   * when the task ended at once (a synchronous task on the inline executor).
-   */
-  private runHoldingSlot(
-    job: ExecuteJob,
-    runId: number,
-    ctx: AsyncInstructionContext,
-    executor: Executor,
-  ): StateMachineEvent | Promise<StateMachineEvent> {
-    const key = job.key;
-    const execution = new Execution(
-      this.gate,
-      (computeDuration) => {
-        this.handleStimulus(
-          new SecedeEvent({ key, computeDuration, stimulusId: stimulusId("secede") }),
-        );
-      },
-      ctx.signal,
-      this.taskClient,
-    );
-    let outcome: ExecuteOutcome | Promise<ExecuteOutcome>;
-    try {
-      outcome = executor.run(job, execution, ctx.signal);
-    } catch (err) {
-      execution.finish(null);
-      throw err;
-    }
-    if (outcome instanceof Promise) return this.awaitOutcome(outcome, execution, key, runId, ctx);
-    return this.ended(outcome, execution, key, runId, ctx);
-  }
-
-  private async awaitOutcome(
-    pending: Promise<ExecuteOutcome>,
-    execution: Execution,
-    key: string,
-    runId: number,
-    ctx: AsyncInstructionContext,
-  ): Promise<StateMachineEvent> {
-    let outcome: ExecuteOutcome;
-    try {
-      outcome = await pending;
-    } catch (err) {
-      execution.finish(null);
-      throw err;
-    }
-    return this.ended(outcome, execution, key, runId, ctx);
-  }
-
-  private ended(
-    outcome: ExecuteOutcome,
-    execution: Execution,
-    key: string,
-    runId: number,
-    ctx: AsyncInstructionContext,
-  ): StateMachineEvent {
-    execution.finish(outcome.secededAfter);
-    ctx.ledger.record("thread", outcome.stop - outcome.start);
-    return this.outcomeEvent(key, runId, outcome);
-  }
-
-  /** `pending`, with a failure around the task turned into an ExecuteFailureEvent. */
-  private async withFailureEvent(
-    pending: Promise<StateMachineEvent>,
-    key: string,
-    runId: number,
-    stimId: string,
-    ctx: AsyncInstructionContext,
-  ): Promise<StateMachineEvent> {
-    try {
-      return await pending;
-    } catch (err) {
-      return this.unknownError(err, key, runId, stimId, ctx);
-    }
-  }
-
-  /** A failure of the worker around the task (not the task's own error). Rethrows an abort. */
-  private unknownError(
-    err: unknown,
-    key: string,
-    runId: number,
-    stimId: string,
-    ctx: AsyncInstructionContext,
-  ): StateMachineEvent {
-    if (ctx.signal.aborted) throw err;
-    if (err instanceof MissingDependencyError && this.state.tasks.get(key)?.state === "cancelled") {
-      // Cancelled, and a dependency freed, by the same batch of messages that started
-      // it (a client's cancel or release): expected, and the failure only releases it.
-      this.logger.debug({ err, key, stimulusId: stimId }, "cancelled task not run");
-    } else {
-      this.logger.error({ err, key, stimulusId: stimId }, "could not run task");
-    }
-    return ExecuteFailureEvent.fromException(
-      err,
-      { key, runId, stimulusId: stimulusId("execute-unknown-error") },
-      wireErrorMessage,
-    );
-  }
-
-  private outcomeEvent(key: string, runId: number, outcome: ExecuteOutcome): StateMachineEvent {
-    if (this.state.tasks.has(key)) this.state.threads.set(key, outcome.threadId);
-    switch (outcome.status) {
-      case "ok":
-        return new ExecuteSuccessEvent({
-          key,
-          runId,
-          value: outcome.value,
-          start: outcome.start,
-          stop: outcome.stop,
-          nbytes: sizeof(outcome.value),
-          type: typeName(outcome.value),
-          stimulusId: stimulusId("task-finished"),
-        });
-      case "error": {
-        const e = wireError(outcome.error);
-        return new ExecuteFailureEvent({
-          key,
-          runId,
-          start: outcome.start,
-          stop: outcome.stop,
-          exception: e.exception,
-          traceback: e.traceback,
-          exceptionText: e.exceptionText,
-          tracebackText: e.tracebackText,
-          stimulusId: stimulusId("task-erred"),
-        });
-      }
-      case "reschedule":
-        return new RescheduleEvent({ key, stimulusId: stimulusId("reschedule") });
-    }
+    return this.runner.execute(key, stimId, ctx);
   }
 
   override async gatherDep(
