@@ -24,7 +24,6 @@ import type {
   GraphTask,
   ScatteredKey,
   UpdateDataMsg,
-  UpdateGraphMsg,
 } from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
@@ -94,6 +93,7 @@ import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter
 import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { mergedStory, type StoryRecord, storiesOfWorkers, storyKeysProblem } from "./story.ts";
+import { Submissions } from "./submissions.ts";
 import {
   type ComputeOptions,
   checkSubmitOptions,
@@ -113,9 +113,6 @@ import {
   type WorkerPluginOptions,
   workerPluginSpec,
 } from "./workerPlugins.ts";
-
-/** How many failed submissions {@link Client} remembers (see `failedSubmissions`). */
-const MAX_FAILED_SUBMISSIONS = 1000;
 
 /** A connection to a scheduler, and the futures of what it submitted. */
 export class Client implements FutureHost, GatherHost, ActorHost {
@@ -140,32 +137,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     },
   });
   private readonly records = new Map<string, KeyRecord>();
-  /**
-   * Of each `update-graph` sent: the records of the keys it asks for anew, those of
-   * keys it asks for again while an earlier ask is not known to have arrived, with
-   * the ask's place among them (see `KeyRecord.asks`: a key fails if every ask of it
-   * could not be sent), and the submission number each of its keys had before
-   * (given back then: the scheduler never sees this one, and compares cancels with
-   * what it saw).
-   */
-  private readonly sentGraphs = new WeakMap<
-    object,
-    {
-      readonly fresh: readonly KeyRecord[];
-      readonly reasked: ReadonlyMap<KeyRecord, number> | null;
-      readonly before: ReadonlyMap<KeyRecord, number>;
-    }
-  >();
-  /**
-   * The `before` numbers of the submissions that could not be sent, by submission
-   * (the last {@link MAX_FAILED_SUBMISSIONS}): a later one that fails too gives its
-   * keys back past them, to a number the scheduler saw.
-   */
-  private readonly failedSubmissions = new Map<number, ReadonlyMap<KeyRecord, number>>();
   private toRelease: string[] = [];
   private releaseScheduled = false;
   /** The operations on the cluster's workers (replicate, rebalance, retire, restart). */
   private readonly admin: ClusterAdmin;
+  /** This client's submissions, and what becomes of their keys when one cannot be sent. */
+  private readonly submissions: Submissions;
   /** Waits for and fetches the results of this client's futures. */
   private readonly results: Results;
   private readonly scatterer: Scatterer;
@@ -179,8 +156,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   private closedPromise: Promise<Error> | null = null;
   private resolveClosed: ((why: Error) => void) | null = null;
-  /** Submissions so far (`update-graph` messages sent). */
-  private submissions = 0;
   /** Scatters placing values on workers, not yet registered with the scheduler. */
   private readonly placing = new Set<Promise<unknown>>();
   /** The close in progress or done: close() is idempotent. */
@@ -215,6 +190,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         this.conn.send(msg);
       },
     });
+    this.submissions = new Submissions({
+      id,
+      futureHost: this,
+      record: (key) => this.records.get(key),
+      flushReleases: () => this.flushReleases(),
+      send: (msg) => this.conn.send(msg),
+    });
     this.results = new Results(
       { record: (key) => this.records.get(key), closedError: () => this.closedError },
       new Gatherer(this),
@@ -243,45 +225,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /**
-   * A message could not be sent to the scheduler: the futures of a graph that
-   * could not be submitted fail with the reason (they would wait forever).
+   * A message could not be sent to the scheduler: the request waiting for its
+   * answer, or the futures of a graph that could not be submitted, fail with
+   * the reason (they would wait forever); anything else is logged.
    */
   private sendFailed(msg: unknown, err: Error): void {
     if (this.requests.unsent(msg, err)) return;
-    const sent = typeof msg === "object" && msg !== null ? this.sentGraphs.get(msg) : undefined;
-    if (sent !== undefined) {
-      const submission = (msg as UpdateGraphMsg).submission as number;
-      const failed = this.failedSubmissions;
-      failed.set(submission, sent.before);
-      if (failed.size > MAX_FAILED_SUBMISSIONS) failed.delete(failed.keys().next().value as number);
-      for (const [rec, number] of sent.before) {
-        if (rec.submission !== submission) continue; // a later submission asked again
-        let back = number;
-        for (let prior = failed.get(back); prior !== undefined; prior = failed.get(back)) {
-          back = prior.get(rec) ?? 0;
-        }
-        rec.submission = back;
-      }
-      // A key fails once every ask of it failed. Failures are told in the order the
-      // messages were sent: one of an earlier ask not told of was sent, and a key
-      // asked again later waits for that ask. (Records, not keys: a key released
-      // meanwhile and asked for anew is another record.)
-      const failAsk = (rec: KeyRecord, index: number): void => {
-        if (rec.asks === 0) return; // the scheduler told of it: it has it
-        if (rec.failedAsks < index) {
-          rec.asks = 0; // an earlier ask was sent
-          return;
-        }
-        if (++rec.failedAsks < rec.asks) return;
-        rec.asks = 0;
-        if (rec.status !== "pending") return;
-        rec.fail("error", err);
-        rec.unsent = true;
-      };
-      for (const rec of sent.fresh) failAsk(rec, 0);
-      if (sent.reasked !== null) for (const [rec, index] of sent.reasked) failAsk(rec, index);
-      return;
-    }
+    if (this.submissions.unsent(msg, err)) return;
     const op = (msg as { op?: unknown } | null)?.op;
     this.logger.error({ err, op }, "a message to the scheduler could not be sent");
   }
@@ -391,7 +341,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const key =
       options.key ?? (options.pure === false ? this.freshKey(name) : tokenize(name, prepared));
     const task = graphTask(name, prepared, deps, options);
-    return this.submitTasks(new Map([[key, task]]), [key])[0];
+    return this.submissions.submit(new Map([[key, task]]), [key])[0];
   }
 
   /**
@@ -438,7 +388,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       tasks.set(key, graphTask(name, prepared, deps, options));
       keys.push(key);
     }
-    return this.submitTasks(tasks, keys);
+    return this.submissions.submit(tasks, keys);
   }
 
   /**
@@ -466,7 +416,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         throw new TypeError(`${op}: the graph has no key ${showValue(key, 200)}`);
       }
     }
-    const futures = this.submitTasks(built.tasks, keys);
+    const futures = this.submissions.submit(built.tasks, keys);
     const out: Record<string, Future> = {};
     for (let i = 0; i < keys.length; i++) out[keys[i]] = futures[i];
     return out;
@@ -500,50 +450,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     } finally {
       for (const f of Object.values(futures)) f.release();
     }
-  }
-
-  private submitTasks(tasks: ReadonlyMap<string, GraphTask>, keys: readonly string[]): Future[] {
-    this.flushReleases();
-    const submission = ++this.submissions;
-    // The keys this submission asks for anew (not pending from an earlier one).
-    const fresh: KeyRecord[] = [];
-    let reasked: Map<KeyRecord, number> | null = null;
-    const before = new Map<KeyRecord, number>();
-    const futures = keys.map((key) => {
-      const known = this.records.get(key);
-      let isFresh = known === undefined;
-      if (known !== undefined && (known.status === "cancelled" || known.unsent)) {
-        // Not (or no longer) asked for from the scheduler: computed afresh.
-        known.reset();
-        isFresh = true;
-      }
-      const future = new Future(this, key);
-      // Wanted again from here on, whatever a cancel sent before says of it.
-      const rec = this.records.get(key) as KeyRecord;
-      if (!before.has(rec)) {
-        before.set(rec, rec.submission);
-        if (isFresh) {
-          rec.asks = 1;
-          rec.failedAsks = 0;
-          fresh.push(rec);
-        } else if (rec.asks > 0) {
-          (reasked ??= new Map()).set(rec, rec.asks++);
-        }
-      }
-      rec.submission = submission;
-      return future;
-    });
-    const msg: UpdateGraphMsg = {
-      op: "update-graph",
-      tasks,
-      keys: [...keys],
-      clientId: this.id,
-      stimulusId: newStimulusId("update-graph"),
-      submission,
-    };
-    this.sentGraphs.set(msg, { fresh, reasked, before });
-    this.conn.send(msg);
-    return futures;
   }
 
   // ---------------------------------------------------------------------------
@@ -629,7 +535,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         this.checkOpen();
         // Held before the scheduler hears of them: its key-in-memory finishes them.
         const fresh = placed.map((p) => new Future(this, p.key));
-        for (const f of fresh) (this.records.get(f.key) as KeyRecord).submission = this.submissions;
+        for (const f of fresh)
+          (this.records.get(f.key) as KeyRecord).submission = this.submissions.last;
         const answered = this.requests.ask({
           op: "update-data",
           keys: placed,
@@ -868,7 +775,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       name,
       clientId: this.id,
       stimulusId: this.requests.stimulusId("get-dataset"),
-      submission: ++this.submissions,
+      submission: this.submissions.next(),
     });
   }
 
@@ -1075,7 +982,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     // (plain stimulus ids repeat within a millisecond).
     const stimulusId = this.requests.stimulusId("cancel");
     const answered = new Promise<void>((resolve) => {
-      this.cancels.set(stimulusId, { keys: [...keys], submission: this.submissions, resolve });
+      this.cancels.set(stimulusId, { keys: [...keys], submission: this.submissions.last, resolve });
     });
     this.conn.send({ op: "cancel-keys", keys: [...keys], clientId: this.id, force, stimulusId });
     await answered;
