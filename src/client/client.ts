@@ -19,12 +19,7 @@ import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
 import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/clusterDump/write.ts";
-import type {
-  DatasetMsg,
-  GraphTask,
-  ScatteredKey,
-  UpdateDataMsg,
-} from "../protocol/messagesClient.ts";
+import type { GraphTask, ScatteredKey, UpdateDataMsg } from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
   ServerToClientMessage,
@@ -41,6 +36,7 @@ import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
+import { ClientDatasets } from "./clientDatasets.ts";
 import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
 import { ClusterAdmin } from "./clusterAdmin.ts";
 import { type DumpClusterStateOptions, dumpOptionsProblem, workerDumps } from "./clusterDump.ts";
@@ -48,14 +44,13 @@ import {
   type CoordinationRequest,
   Event,
   HELD_DATASET_PREFIX,
-  type HeldDatasets,
   Lock,
   MultiLock,
   Queue,
   Semaphore,
   Variable,
 } from "./coordination.ts";
-import { checkDatasetName, decodeDataset, encodeDataset } from "./datasets.ts";
+import { checkDatasetName } from "./datasets.ts";
 import {
   CancelledError,
   ClientClosedError,
@@ -86,7 +81,7 @@ import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
 import { type ClusterProfile, type ProfileOptions, profileWhile } from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
-import { type ReceivedDataset, Requests } from "./requests.ts";
+import { Requests } from "./requests.ts";
 import { Results } from "./results.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
@@ -143,6 +138,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private readonly admin: ClusterAdmin;
   /** This client's submissions, and what becomes of their keys when one cannot be sent. */
   private readonly submissions: Submissions;
+  /** Publishes, gets and unpublishes datasets. */
+  private readonly datasets: ClientDatasets;
   /** Waits for and fetches the results of this client's futures. */
   private readonly results: Results;
   private readonly scatterer: Scatterer;
@@ -201,6 +198,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       { record: (key) => this.records.get(key), closedError: () => this.closedError },
       new Gatherer(this),
     );
+    this.datasets = new ClientDatasets({
+      id,
+      futureHost: this,
+      requests: this.requests,
+      record: (key) => this.records.get(key),
+      nextSubmission: () => this.submissions.next(),
+      send: (msg) => this.conn.send(msg),
+      checkOpen: () => this.checkOpen(),
+    });
     this.admin = new ClusterAdmin({
       id,
       requests: this.requests,
@@ -702,37 +708,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     checkDatasetName("publishDataset", name);
     const { override } = optionsOf("publishDataset", options);
     checkOptionalBoolean("publishDataset", "override", override);
-    await this.publish("publishDataset", name, value, override === true);
-  }
-
-  private async publish(
-    what: string,
-    name: string,
-    value: unknown,
-    override: boolean,
-  ): Promise<void> {
-    const { keys, data } = encodeDataset(
-      value,
-      (f) => {
-        if (f.host !== this) {
-          throw new TypeError(`${what}: the future of ${f.key} is of another client`);
-        }
-        if (f.status === "released") {
-          throw new TypeError(`${what}: the future of ${f.key} was released`);
-        }
-      },
-      what,
-    );
-    const answer = await this.requests.ask({
-      op: "publish-dataset",
-      name,
-      keys,
-      data,
-      ...(override ? { override: true } : {}),
-      clientId: this.id,
-      stimulusId: this.requests.stimulusId("publish-dataset"),
-    });
-    if (answer.error !== null) throw new DatasetError(`${what}: ${answer.error}`);
+    await this.datasets.publish("publishDataset", name, value, override === true);
   }
 
   /**
@@ -746,7 +722,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     checkDatasetName("getDataset", name);
     optionsOf("getDataset", options);
-    const answer = await this.askDataset(name);
+    const answer = await this.datasets.get(name);
     if (answer.found) return answer.value as T;
     if ("default" in options) return options.default as T;
     throw new DatasetError(`getDataset: no dataset ${JSON.stringify(name)}`);
@@ -760,23 +736,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async unpublishDataset(name: string): Promise<boolean> {
     this.checkOpen();
     checkDatasetName("unpublishDataset", name);
-    const answer = await this.requests.ask({
-      op: "unpublish-dataset",
-      name,
-      clientId: this.id,
-      stimulusId: this.requests.stimulusId("unpublish-dataset"),
-    });
-    return answer.existed;
-  }
-
-  private async askDataset(name: string): Promise<ReceivedDataset> {
-    return await this.requests.ask({
-      op: "get-dataset",
-      name,
-      clientId: this.id,
-      stimulusId: this.requests.stimulusId("get-dataset"),
-      submission: this.submissions.next(),
-    });
+    return this.datasets.unpublish(name);
   }
 
   /**
@@ -787,64 +747,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     const names = (await this.conn.request("list-datasets")) as string[];
     return names.filter((name) => !name.startsWith(HELD_DATASET_PREFIX));
-  }
-
-  /** Where variables and queues keep values with futures (see `coordination.ts`). */
-  private readonly heldDatasets: HeldDatasets = {
-    publish: (what, name, value) => {
-      this.checkOpen();
-      return this.publish(what, name, value, false);
-    },
-    get: async (name) => {
-      this.checkOpen();
-      const answer = await this.askDataset(name);
-      return answer.found ? { value: answer.value } : null;
-    },
-    unpublish: async (name) => {
-      await this.unpublishDataset(name);
-    },
-  };
-
-  /**
-   * A dataset arrived: make this client's futures of its keys now, before the
-   * scheduler's news of them (which follows the answer) is handled, and hand
-   * them to the request waiting (or let them go if none is).
-   */
-  private receiveDataset(msg: DatasetMsg): void {
-    if (!msg.found) {
-      this.requests.answer(msg.stimulusId, { op: "dataset", found: false, value: undefined });
-      return;
-    }
-    let got: { value: unknown; futures: Future[] };
-    try {
-      got = decodeDataset(msg.name, msg.data, (key) => this.datasetFuture(key, msg.submission));
-    } catch (err) {
-      this.requests.fail(msg.stimulusId, err as Error);
-      // The scheduler has this client want the keys: let go those it holds no future of.
-      const keys = msg.keys.filter((key) => this.records.get(key) === undefined);
-      if (keys.length > 0) {
-        this.conn.send({
-          op: "client-releases-keys",
-          keys,
-          clientId: this.id,
-          stimulusId: newStimulusId("client-releases-keys"),
-        });
-      }
-      return;
-    }
-    if (!this.requests.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value })) {
-      for (const f of got.futures) f.release();
-    }
-  }
-
-  /** A future of `key`, got in a dataset asked for in `submission`. */
-  private datasetFuture(key: string, submission: number | undefined): Future {
-    const known = this.records.get(key);
-    // A key this client had cancelled is wanted anew: the scheduler's news of it follows.
-    if (known !== undefined && (known.status === "cancelled" || known.unsent)) known.reset();
-    const f = new Future(this, key);
-    if (submission !== undefined) (this.records.get(key) as KeyRecord).submission = submission;
-    return f;
   }
 
   /**
@@ -1306,7 +1208,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
 
   /** The cluster's variable `name` (Dask's `Variable`): data, or futures in it too. */
   variable<T = unknown>(name: string): Variable<T> {
-    return new Variable<T>(this.coordinationRequest, this.heldDatasets, name);
+    return new Variable<T>(this.coordinationRequest, this.datasets.held, name);
   }
 
   /**
@@ -1316,7 +1218,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   queue<T = unknown>(name: string, options: { readonly maxsize?: number } = {}): Queue<T> {
     const { maxsize } = optionsOf("queue", options);
-    return new Queue<T>(this.coordinationRequest, this.heldDatasets, name, maxsize ?? 0);
+    return new Queue<T>(this.coordinationRequest, this.datasets.held, name, maxsize ?? 0);
   }
 
   /**
@@ -1820,7 +1722,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         this.requests.answer(msg.stimulusId, msg);
         return;
       case "dataset":
-        this.receiveDataset(msg);
+        this.datasets.receive(msg);
         return;
       case "scheduler-failed":
         this.shutDown(new ClientClosedError(msg.message));

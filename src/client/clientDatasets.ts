@@ -1,0 +1,154 @@
+/**
+ * The client's side of published datasets: publishing one, getting one (with
+ * futures of this client made for its keys as the answer arrives, before the
+ * scheduler's news of them), unpublishing one, and the datasets that hold the
+ * futures of variables and queues (`HeldDatasets`). Apart from the client:
+ * these requests and the futures they make are one concern, and need of the
+ * client only its requests, its records and a new submission number (see
+ * {@link DatasetHost}); how a dataset is encoded is `datasets.ts`'s.
+ */
+
+import type { ClientReleasesKeysMsg, DatasetMsg } from "../protocol/messagesClient.ts";
+import { newStimulusId } from "../util/stimulusId.ts";
+import type { HeldDatasets } from "./coordination.ts";
+import { checkDatasetName, decodeDataset, encodeDataset } from "./datasets.ts";
+import { DatasetError } from "./errors.ts";
+import { Future, type FutureHost } from "./future.ts";
+import type { KeyRecord } from "./keyRecord.ts";
+import type { ReceivedDataset, Requests } from "./requests.ts";
+
+/** What {@link ClientDatasets} needs of its client. */
+export interface DatasetHost {
+  /** The client's id, in its requests. */
+  readonly id: string;
+  /** The client as its futures' host: a dataset got has futures of it. */
+  readonly futureHost: FutureHost;
+  /** The client's requests answered under their stimulus id. */
+  readonly requests: Pick<Requests, "ask" | "stimulusId" | "answer" | "fail">;
+  /** The record of `key`, if the client holds a future of it. */
+  record(key: string): KeyRecord | undefined;
+  /** The number of a new submission (a dataset asked for counts as one). */
+  nextSubmission(): number;
+  /** Send `msg` to the scheduler. */
+  send(msg: ClientReleasesKeysMsg): void;
+  /** Throws once the client is closed. */
+  checkOpen(): void;
+}
+
+/** Publishes, gets and unpublishes datasets for a client. */
+export class ClientDatasets {
+  /** Where variables and queues keep values with futures (see `coordination.ts`). */
+  readonly held: HeldDatasets = {
+    publish: (what, name, value) => {
+      this.host.checkOpen();
+      return this.publish(what, name, value, false);
+    },
+    get: async (name) => {
+      this.host.checkOpen();
+      const answer = await this.get(name);
+      return answer.found ? { value: answer.value } : null;
+    },
+    unpublish: async (name) => {
+      // As `Client.unpublishDataset`.
+      this.host.checkOpen();
+      checkDatasetName("unpublishDataset", name);
+      await this.unpublish(name);
+    },
+  };
+
+  constructor(private readonly host: DatasetHost) {}
+
+  /**
+   * Publish `value` under `name`; errors name `what`. Its futures must be
+   * the client's, and not released.
+   */
+  async publish(what: string, name: string, value: unknown, override: boolean): Promise<void> {
+    const { keys, data } = encodeDataset(
+      value,
+      (f) => {
+        if (f.host !== this.host.futureHost) {
+          throw new TypeError(`${what}: the future of ${f.key} is of another client`);
+        }
+        if (f.status === "released") {
+          throw new TypeError(`${what}: the future of ${f.key} was released`);
+        }
+      },
+      what,
+    );
+    const answer = await this.host.requests.ask({
+      op: "publish-dataset",
+      name,
+      keys,
+      data,
+      ...(override ? { override: true } : {}),
+      clientId: this.host.id,
+      stimulusId: this.host.requests.stimulusId("publish-dataset"),
+    });
+    if (answer.error !== null) throw new DatasetError(`${what}: ${answer.error}`);
+  }
+
+  /** The dataset published under `name`, if there is one, with futures of the client. */
+  async get(name: string): Promise<ReceivedDataset> {
+    return await this.host.requests.ask({
+      op: "get-dataset",
+      name,
+      clientId: this.host.id,
+      stimulusId: this.host.requests.stimulusId("get-dataset"),
+      submission: this.host.nextSubmission(),
+    });
+  }
+
+  /** Forget the dataset `name`: whether there was one. */
+  async unpublish(name: string): Promise<boolean> {
+    const answer = await this.host.requests.ask({
+      op: "unpublish-dataset",
+      name,
+      clientId: this.host.id,
+      stimulusId: this.host.requests.stimulusId("unpublish-dataset"),
+    });
+    return answer.existed;
+  }
+
+  /**
+   * A dataset arrived: make this client's futures of its keys now, before the
+   * scheduler's news of them (which follows the answer) is handled, and hand
+   * them to the request waiting (or let them go if none is).
+   */
+  receive(msg: DatasetMsg): void {
+    const requests = this.host.requests;
+    if (!msg.found) {
+      requests.answer(msg.stimulusId, { op: "dataset", found: false, value: undefined });
+      return;
+    }
+    let got: { value: unknown; futures: Future[] };
+    try {
+      got = decodeDataset(msg.name, msg.data, (key) => this.datasetFuture(key, msg.submission));
+    } catch (err) {
+      requests.fail(msg.stimulusId, err as Error);
+      // The scheduler has this client want the keys: let go those it holds no future of.
+      const keys = msg.keys.filter((key) => this.host.record(key) === undefined);
+      if (keys.length > 0) {
+        this.host.send({
+          op: "client-releases-keys",
+          keys,
+          clientId: this.host.id,
+          stimulusId: newStimulusId("client-releases-keys"),
+        });
+      }
+      return;
+    }
+    if (!requests.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value })) {
+      for (const f of got.futures) f.release();
+    }
+  }
+
+  /** A future of `key`, got in a dataset asked for in `submission`. */
+  private datasetFuture(key: string, submission: number | undefined): Future {
+    const known = this.host.record(key);
+    // A key this client had cancelled is wanted anew: the scheduler's news of it follows.
+    if (known !== undefined && (known.status === "cancelled" || known.unsent)) known.reset();
+    const f = new Future(this.host.futureHost, key);
+    if (submission !== undefined) (this.host.record(key) as KeyRecord).submission = submission;
+    return f;
+  }
+}
