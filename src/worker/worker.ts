@@ -6,9 +6,7 @@
  * batched stream.
  */
 
-import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import type { Client } from "../client/client.ts";
 import { BatchedSend } from "../comm/batchedSend.ts";
@@ -18,29 +16,19 @@ import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
-import {
-  type RegisterReplyMsg,
-  type RegisterWorkerHandshakeMsg,
-  type WorkerPluginSpec,
-  workerPluginSpecProblem,
-} from "../protocol/messagesSession.ts";
-import {
-  type UploadedFile,
-  uploadedFileProblem,
-  uploadedFilesProblem,
-} from "../protocol/uploads.ts";
+import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { type LogRecord, LogRecords, logCountProblem } from "../util/logRecords.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
-import { showValue } from "../util/showValue.ts";
 import { sizeof } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
 import { ActorHandleGuard, feedGuarded } from "./actorHandleGuard.ts";
 import { ActorServer } from "./actorServer.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
+import { ClusterCode } from "./clusterCode.ts";
 import { contactAddressFor } from "./contactAddress.ts";
 import { DataServer, parseGetDataResponse } from "./dataServer.ts";
 import { workerDumpDict } from "./dumpState.ts";
@@ -66,11 +54,9 @@ import { workerStory } from "./state/log.ts";
 import { debugValue } from "./state/toDict.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
-import { lookupTaskFunction } from "./taskRegistry.ts";
 import { TaskRunner } from "./taskRunner.ts";
 import { collectGarbageOnDemand } from "./throttledGc.ts";
 import { updateDataHandler } from "./updateData.ts";
-import { processUploadDirectory } from "./uploadDirectory.ts";
 import {
   type ResolvedWorkerOptions,
   resolveWorkerOptions,
@@ -127,8 +113,8 @@ export class Worker extends BaseWorker {
   private preloadTeardown: PreloadTeardown | null = null;
   /** The last records the worker logged, for `get_logs` (`client.getWorkerLogs`). */
   private readonly logRecords: LogRecords;
-  /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
-  private readonly uploads = processUploadDirectory();
+  /** Loads what clients load into the cluster: uploads, task modules, plugins. */
+  private readonly code: ClusterCode;
   private listener: Listener | null = null;
   /** The HTTP endpoints, with `httpAddress`. */
   private http: HttpEndpoints | null = null;
@@ -197,6 +183,13 @@ export class Worker extends BaseWorker {
     this.spill = spill;
     this.executors = new TaskExecutors(o, logger);
     this.memory = spill === null ? null : this.newMemoryMonitor(spill);
+    this.code = new ClusterCode({
+      acceptUploads: o.acceptUploads,
+      logger,
+      executors: this.executors,
+      plugins: this.plugins,
+      status: () => this.statusValue,
+    });
     this.runner = new TaskRunner(
       {
         state: this.state,
@@ -632,9 +625,7 @@ export class Worker extends BaseWorker {
     const mismatch = protocolMismatch(`the scheduler at ${o.scheduler}`, "this worker", reply);
     if (mismatch !== null) throw new Error(mismatch);
     // Before the first message is read: tasks may need them.
-    await this.saveClusterUploads(reply.uploads);
-    await this.importClusterModules(reply.taskModules);
-    await this.addClusterPlugins(reply.plugins);
+    await this.code.takeRegisterReply(reply);
     this.stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
       onError: (err) => {
@@ -782,15 +773,15 @@ export class Worker extends BaseWorker {
       get_data: this.dataServer.getData,
       update_data: this.updateData,
       run: this.runner.runFunction,
-      load_task_modules: this.loadTaskModules,
-      upload_file: this.uploadFile,
+      load_task_modules: this.code.loadTaskModules,
+      upload_file: this.code.uploadFile,
       actor_execute: this.actorServer.execute,
       actor_attribute: this.actorServer.attribute,
       get_logs: this.getLogs,
       dump_state: this.dumpState,
       get_story: this.getStory,
-      plugin_add: this.pluginAdd,
-      plugin_remove: this.pluginRemove,
+      plugin_add: this.code.pluginAdd,
+      plugin_remove: this.code.pluginRemove,
       profile_start: this.profileStart,
       profile_stop: this.profileStop,
     };
@@ -823,160 +814,6 @@ export class Worker extends BaseWorker {
       throw err;
     });
     return this.taskClientPromise;
-  };
-
-  /**
-   * The files clients uploaded into the cluster before this worker came (the
-   * scheduler's register reply): saved, and its modules imported in the order
-   * uploaded, or the start fails saying why.
-   */
-  private async saveClusterUploads(uploads: unknown): Promise<void> {
-    if (uploads === undefined) return;
-    const problem = uploadedFilesProblem(uploads);
-    if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
-    const files = uploads as UploadedFile[];
-    if (files.length === 0) return;
-    if (!this.options.acceptUploads) {
-      throw new Error(
-        `the cluster has uploaded files (${files.map((f) => f.name).join(", ")}), which this worker does not accept: start it with --allow-uploads (the Worker option acceptUploads)`,
-      );
-    }
-    try {
-      const urls: string[] = [];
-      for (const f of files) {
-        const url = await this.uploads.save(f);
-        if (f.load) urls.push(url);
-      }
-      await this.executors.loadModules(urls);
-    } catch (err) {
-      throw new Error(
-        `cannot save or import the files uploaded into the cluster: ${asError(err).message}`,
-        { cause: err },
-      );
-    }
-  }
-
-  /**
-   * Answers a client's `upload_file` (its `uploadFile`, Dask's
-   * `upload_file`): saves the file with the others uploaded and, if `load`,
-   * imports it as a task module. `{status: "OK", tasks}` with the task
-   * functions then defined; throws (the client gets the error) if this worker
-   * does not accept uploads, or the file cannot be saved or imported.
-   */
-  private readonly uploadFile = async (args: Record<string, unknown>): Promise<unknown> => {
-    if (!this.options.acceptUploads) {
-      throw new Error(
-        "this worker does not accept uploaded files: start it with --allow-uploads (the Worker option acceptUploads)",
-      );
-    }
-    const file = args as unknown as UploadedFile;
-    const problem = uploadedFileProblem(file);
-    if (problem !== null) throw new TypeError(`upload_file: ${problem}`);
-    const executor = this.executors.main;
-    if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
-      throw new Error(`upload_file: the worker is ${this.statusValue}`);
-    }
-    const url = await this.uploads.save(file);
-    const tasks = file.load ? await this.executors.loadModules([url]) : executor.taskNames;
-    return { status: "OK", tasks };
-  };
-
-  /**
-   * The task modules clients loaded into the cluster before this worker came
-   * (the scheduler's register reply): imported, or the start fails saying why.
-   */
-  private async importClusterModules(modules: unknown): Promise<void> {
-    if (modules === undefined) return;
-    const problem = taskModulesProblem(modules);
-    if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
-    try {
-      await this.executors.loadModules(modules as string[]);
-    } catch (err) {
-      throw new Error(
-        `cannot import the task modules loaded into the cluster (${(modules as string[]).join(", ")}): ${asError(err).message}`,
-        { cause: err },
-      );
-    }
-  }
-
-  /**
-   * Set up the worker plugins of the cluster (`register-worker-reply`), in the
-   * order registered: one that cannot be made or set up is logged, not fatal
-   * (as Dask's worker does).
-   */
-  private async addClusterPlugins(plugins: unknown): Promise<void> {
-    if (plugins === undefined) return;
-    if (!Array.isArray(plugins)) {
-      throw new Error("the scheduler's register reply: plugins must be an array");
-    }
-    for (const spec of plugins) {
-      const problem = workerPluginSpecProblem(spec);
-      if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
-      const { name, fn, args } = spec as WorkerPluginSpec;
-      try {
-        await this.makeAndAddPlugin(name, fn, args);
-        this.logger.info({ plugin: name }, "worker plugin set up");
-      } catch (err) {
-        this.logger.error({ err, plugin: name }, "the cluster's worker plugin failed to set up");
-      }
-    }
-  }
-
-  /** Make the plugin `name` with the task function `fn` on `args`, on this thread, and add it. */
-  private async makeAndAddPlugin(
-    name: string,
-    fn: string,
-    args: readonly unknown[],
-  ): Promise<void> {
-    // The factory runs on this thread, which imports the task modules for it.
-    await this.executors.actor();
-    const make = lookupTaskFunction(fn) as (...a: readonly unknown[]) => unknown;
-    const plugin = await make(...args);
-    await this.plugins.add(name, plugin);
-  }
-
-  /**
-   * Answers a client's `plugin_add` (its `registerWorkerPlugin`, Dask's
-   * `plugin_add`): `{status: "OK"}` once the plugin is made and set up; throws
-   * (the client gets the error) if its task function is unknown, throws, or
-   * returns no plugin, or if its setup throws (then it is not kept).
-   */
-  private readonly pluginAdd = async (args: Record<string, unknown>): Promise<unknown> => {
-    const problem = workerPluginSpecProblem(args);
-    if (problem !== null) throw new TypeError(`plugin_add: ${problem}`);
-    if (this.statusValue === "closing" || this.statusValue === "closed") {
-      throw new Error(`plugin_add: the worker is ${this.statusValue}`);
-    }
-    const { name, fn, args: given } = args as unknown as WorkerPluginSpec;
-    await this.makeAndAddPlugin(name, fn, given);
-    this.logger.info({ plugin: name }, "worker plugin set up");
-    return { status: "OK" };
-  };
-
-  /** Answers `plugin_remove` (`unregisterWorkerPlugin`): `{status: "OK", removed}`; throws if its teardown does. */
-  private readonly pluginRemove = async (args: Record<string, unknown>): Promise<unknown> => {
-    if (typeof args.name !== "string" || args.name === "") {
-      throw new TypeError("plugin_remove: name must be a non-empty string");
-    }
-    const removed = await this.plugins.remove(args.name);
-    return { status: "OK", removed };
-  };
-
-  /**
-   * Answers a client's `load_task_modules` (its `loadTaskModules`, Dask's
-   * `upload_file` for modules already on the workers' machines): `{status:
-   * "OK", tasks}` with the task functions then defined; throws (the client
-   * gets the error) if a module is not a file here or fails to import.
-   */
-  private readonly loadTaskModules = async (args: Record<string, unknown>): Promise<unknown> => {
-    const problem = taskModulesProblem(args.modules);
-    if (problem !== null) throw new TypeError(`load_task_modules: ${problem}`);
-    const executor = this.executors.main;
-    if (executor === null || this.statusValue === "closing" || this.statusValue === "closed") {
-      throw new Error(`load_task_modules: the worker is ${this.statusValue}`);
-    }
-    const tasks = await this.executors.loadModules(args.modules as string[]);
-    return { status: "OK", tasks };
   };
 
   /**
@@ -1179,18 +1016,6 @@ export class Worker extends BaseWorker {
 }
 
 const CLOSED_WHILE_STARTING = "the worker was closed while starting";
-
-/** Why `modules` is not a list of task modules this machine has (file URLs of existing files), or null. */
-function taskModulesProblem(modules: unknown): string | null {
-  if (!Array.isArray(modules) || !modules.every((m) => typeof m === "string")) {
-    return `expected an array of file URLs, got ${showValue(modules)}`;
-  }
-  for (const m of modules as string[]) {
-    if (!URL.canParse(m) || new URL(m).protocol !== "file:") return `not a file URL: ${m}`;
-    if (!existsSync(fileURLToPath(m))) return `no such file on this worker's machine: ${m}`;
-  }
-  return null;
-}
 
 function isClosedWhileStarting(err: unknown): boolean {
   return err instanceof Error && err.message === CLOSED_WHILE_STARTING;

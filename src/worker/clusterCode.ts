@@ -1,0 +1,231 @@
+/**
+ * The code clients load into the cluster's workers: files they upload
+ * (`uploadFile`), task modules already on the workers' machines
+ * (`loadTaskModules`) and worker plugins (`registerWorkerPlugin`). A worker
+ * takes what was loaded before it came from the scheduler's register reply
+ * (failing to start if it cannot), and what is loaded later from the
+ * clients' rpcs (`upload_file`, `load_task_modules`, `plugin_add`,
+ * `plugin_remove`), each answered with an error the client sees.
+ *
+ * Apart from the worker because it is one concern (what runs here besides
+ * the worker's own task modules, and how it gets here) with its own checks.
+ */
+
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
+import { type WorkerPluginSpec, workerPluginSpecProblem } from "../protocol/messagesSession.ts";
+import {
+  type UploadedFile,
+  uploadedFileProblem,
+  uploadedFilesProblem,
+} from "../protocol/uploads.ts";
+import { asError } from "../util/asError.ts";
+import { showValue } from "../util/showValue.ts";
+import type { TaskExecutors } from "./taskExecutors.ts";
+import { lookupTaskFunction } from "./taskRegistry.ts";
+import { processUploadDirectory } from "./uploadDirectory.ts";
+import type { RegisterWorkerReply, WorkerStatus } from "./worker.ts";
+import type { WorkerPlugins } from "./workerPlugins.ts";
+
+/** What the cluster's code needs of its worker. */
+export interface ClusterCodeHost {
+  /** The `acceptUploads` option. */
+  readonly acceptUploads: boolean;
+  readonly logger: Logger;
+  readonly executors: TaskExecutors;
+  readonly plugins: Pick<WorkerPlugins<unknown>, "add" | "remove">;
+  /** Where the worker is in its life: loading is refused once it is closing. */
+  status(): WorkerStatus;
+}
+
+/** Loads the cluster's uploads, task modules and plugins into one worker. */
+export class ClusterCode {
+  /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
+  private readonly uploads = processUploadDirectory();
+
+  constructor(private readonly host: ClusterCodeHost) {}
+
+  /**
+   * Take what was loaded into the cluster before this worker came, from the
+   * scheduler's register reply: the uploads, then the task modules, then the
+   * plugins. Throws if an upload or a module cannot be taken.
+   */
+  async takeRegisterReply(reply: Partial<RegisterWorkerReply>): Promise<void> {
+    await this.saveClusterUploads(reply.uploads);
+    await this.importClusterModules(reply.taskModules);
+    await this.addClusterPlugins(reply.plugins);
+  }
+
+  /**
+   * The files clients uploaded into the cluster before this worker came (the
+   * scheduler's register reply): saved, and its modules imported in the order
+   * uploaded, or the start fails saying why.
+   */
+  private async saveClusterUploads(uploads: unknown): Promise<void> {
+    if (uploads === undefined) return;
+    const problem = uploadedFilesProblem(uploads);
+    if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
+    const files = uploads as UploadedFile[];
+    if (files.length === 0) return;
+    if (!this.host.acceptUploads) {
+      throw new Error(
+        `the cluster has uploaded files (${files.map((f) => f.name).join(", ")}), which this worker does not accept: start it with --allow-uploads (the Worker option acceptUploads)`,
+      );
+    }
+    try {
+      const urls: string[] = [];
+      for (const f of files) {
+        const url = await this.uploads.save(f);
+        if (f.load) urls.push(url);
+      }
+      await this.host.executors.loadModules(urls);
+    } catch (err) {
+      throw new Error(
+        `cannot save or import the files uploaded into the cluster: ${asError(err).message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /**
+   * The task modules clients loaded into the cluster before this worker came
+   * (the scheduler's register reply): imported, or the start fails saying why.
+   */
+  private async importClusterModules(modules: unknown): Promise<void> {
+    if (modules === undefined) return;
+    const problem = taskModulesProblem(modules);
+    if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
+    try {
+      await this.host.executors.loadModules(modules as string[]);
+    } catch (err) {
+      throw new Error(
+        `cannot import the task modules loaded into the cluster (${(modules as string[]).join(", ")}): ${asError(err).message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /**
+   * Set up the worker plugins of the cluster (`register-worker-reply`), in the
+   * order registered: one that cannot be made or set up is logged, not fatal
+   * (as Dask's worker does).
+   */
+  private async addClusterPlugins(plugins: unknown): Promise<void> {
+    if (plugins === undefined) return;
+    if (!Array.isArray(plugins)) {
+      throw new Error("the scheduler's register reply: plugins must be an array");
+    }
+    for (const spec of plugins) {
+      const problem = workerPluginSpecProblem(spec);
+      if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
+      const { name, fn, args } = spec as WorkerPluginSpec;
+      try {
+        await this.makeAndAddPlugin(name, fn, args);
+        this.host.logger.info({ plugin: name }, "worker plugin set up");
+      } catch (err) {
+        this.host.logger.error(
+          { err, plugin: name },
+          "the cluster's worker plugin failed to set up",
+        );
+      }
+    }
+  }
+
+  /** Make the plugin `name` with the task function `fn` on `args`, on this thread, and add it. */
+  private async makeAndAddPlugin(
+    name: string,
+    fn: string,
+    args: readonly unknown[],
+  ): Promise<void> {
+    // The factory runs on this thread, which imports the task modules for it.
+    await this.host.executors.actor();
+    const make = lookupTaskFunction(fn) as (...a: readonly unknown[]) => unknown;
+    const plugin = await make(...args);
+    await this.host.plugins.add(name, plugin);
+  }
+
+  /**
+   * Answers a client's `load_task_modules` (its `loadTaskModules`, Dask's
+   * `upload_file` for modules already on the workers' machines): `{status:
+   * "OK", tasks}` with the task functions then defined; throws (the client
+   * gets the error) if a module is not a file here or fails to import.
+   */
+  readonly loadTaskModules = async (args: Record<string, unknown>): Promise<unknown> => {
+    const problem = taskModulesProblem(args.modules);
+    if (problem !== null) throw new TypeError(`load_task_modules: ${problem}`);
+    const executor = this.host.executors.main;
+    const status = this.host.status();
+    if (executor === null || status === "closing" || status === "closed") {
+      throw new Error(`load_task_modules: the worker is ${status}`);
+    }
+    const tasks = await this.host.executors.loadModules(args.modules as string[]);
+    return { status: "OK", tasks };
+  };
+
+  /**
+   * Answers a client's `upload_file` (its `uploadFile`, Dask's
+   * `upload_file`): saves the file with the others uploaded and, if `load`,
+   * imports it as a task module. `{status: "OK", tasks}` with the task
+   * functions then defined; throws (the client gets the error) if this worker
+   * does not accept uploads, or the file cannot be saved or imported.
+   */
+  readonly uploadFile = async (args: Record<string, unknown>): Promise<unknown> => {
+    if (!this.host.acceptUploads) {
+      throw new Error(
+        "this worker does not accept uploaded files: start it with --allow-uploads (the Worker option acceptUploads)",
+      );
+    }
+    const file = args as unknown as UploadedFile;
+    const problem = uploadedFileProblem(file);
+    if (problem !== null) throw new TypeError(`upload_file: ${problem}`);
+    const executor = this.host.executors.main;
+    const status = this.host.status();
+    if (executor === null || status === "closing" || status === "closed") {
+      throw new Error(`upload_file: the worker is ${status}`);
+    }
+    const url = await this.uploads.save(file);
+    const tasks = file.load ? await this.host.executors.loadModules([url]) : executor.taskNames;
+    return { status: "OK", tasks };
+  };
+
+  /**
+   * Answers a client's `plugin_add` (its `registerWorkerPlugin`, Dask's
+   * `plugin_add`): `{status: "OK"}` once the plugin is made and set up; throws
+   * (the client gets the error) if its task function is unknown, throws, or
+   * returns no plugin, or if its setup throws (then it is not kept).
+   */
+  readonly pluginAdd = async (args: Record<string, unknown>): Promise<unknown> => {
+    const problem = workerPluginSpecProblem(args);
+    if (problem !== null) throw new TypeError(`plugin_add: ${problem}`);
+    const status = this.host.status();
+    if (status === "closing" || status === "closed") {
+      throw new Error(`plugin_add: the worker is ${status}`);
+    }
+    const { name, fn, args: given } = args as unknown as WorkerPluginSpec;
+    await this.makeAndAddPlugin(name, fn, given);
+    this.host.logger.info({ plugin: name }, "worker plugin set up");
+    return { status: "OK" };
+  };
+
+  /** Answers `plugin_remove` (`unregisterWorkerPlugin`): `{status: "OK", removed}`; throws if its teardown does. */
+  readonly pluginRemove = async (args: Record<string, unknown>): Promise<unknown> => {
+    if (typeof args.name !== "string" || args.name === "") {
+      throw new TypeError("plugin_remove: name must be a non-empty string");
+    }
+    const removed = await this.host.plugins.remove(args.name);
+    return { status: "OK", removed };
+  };
+}
+
+/** Why `modules` is not a list of task modules this machine has (file URLs of existing files), or null. */
+function taskModulesProblem(modules: unknown): string | null {
+  if (!Array.isArray(modules) || !modules.every((m) => typeof m === "string")) {
+    return `expected an array of file URLs, got ${showValue(modules)}`;
+  }
+  for (const m of modules as string[]) {
+    if (!URL.canParse(m) || new URL(m).protocol !== "file:") return `not a file URL: ${m}`;
+    if (!existsSync(fileURLToPath(m))) return `no such file on this worker's machine: ${m}`;
+  }
+  return null;
+}
