@@ -36,6 +36,7 @@ import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
+import { Cancels } from "./cancels.ts";
 import { ClientDatasets } from "./clientDatasets.ts";
 import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
 import { ClusterAdmin } from "./clusterAdmin.ts";
@@ -52,7 +53,6 @@ import {
 } from "./coordination.ts";
 import { checkDatasetName } from "./datasets.ts";
 import {
-  CancelledError,
   ClientClosedError,
   DatasetError,
   MetadataKeyError,
@@ -159,11 +159,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private closing: Promise<void> | null = null;
   /** This client's requests answered under their stimulus id, and the waits for their answers. */
   private readonly requests: Requests;
-  /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
-  private readonly cancels = new Map<
-    string,
-    { readonly keys: readonly string[]; readonly submission: number; readonly resolve: () => void }
-  >();
+  /** This client's cancels not answered yet. */
+  private readonly cancels: Cancels;
   private keyCounter = 0;
 
   private constructor(
@@ -206,6 +203,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       nextSubmission: () => this.submissions.next(),
       send: (msg) => this.conn.send(msg),
       checkOpen: () => this.checkOpen(),
+    });
+    this.cancels = new Cancels({
+      id,
+      requests: this.requests,
+      submissions: this.submissions,
+      record: (key) => this.records.get(key),
+      send: (msg) => this.conn.send(msg),
     });
     this.admin = new ClusterAdmin({
       id,
@@ -880,14 +884,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async cancelKeys(keys: readonly string[], force = false): Promise<void> {
     this.checkOpen();
     this.flushReleases();
-    // The answer is matched by stimulus id, which must be this cancel's alone
-    // (plain stimulus ids repeat within a millisecond).
-    const stimulusId = this.requests.stimulusId("cancel");
-    const answered = new Promise<void>((resolve) => {
-      this.cancels.set(stimulusId, { keys: [...keys], submission: this.submissions.last, resolve });
-    });
-    this.conn.send({ op: "cancel-keys", keys: [...keys], clientId: this.id, force, stimulusId });
-    await answered;
+    await this.cancels.request(keys, force);
   }
 
   /**
@@ -1668,29 +1665,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
           }),
         );
         return;
-      case "cancelled-keys": {
-        // The answer to this client's own cancel covers the keys it asked to
-        // cancel too. Neither concerns keys submitted anew after the scheduler
-        // sent it (`msg.submission`: the last submission it had handled), nor,
-        // for an own cancel, after the request.
-        const own = this.cancels.get(msg.stimulusId);
-        if (own !== undefined) this.cancels.delete(msg.stimulusId);
-        const handled =
-          typeof msg.submission === "number" ? msg.submission : Number.POSITIVE_INFINITY;
-        const cancel = (key: string): void => {
-          const rec = this.records.get(key);
-          if (rec === undefined || rec.status === "lost") return;
-          if (rec.submission > handled) return;
-          if (own !== undefined && rec.submission > own.submission) return;
-          rec.fail("cancelled", new CancelledError(key, msg.reason));
-        };
-        for (const key of msg.keys) cancel(key);
-        if (own !== undefined) {
-          for (const key of own.keys) cancel(key);
-          own.resolve();
-        }
+      case "cancelled-keys":
+        this.cancels.cancelled(msg);
         return;
-      }
       case "task-no-worker":
         this.records
           .get(msg.key)
@@ -1771,8 +1748,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.closedError = error;
     for (const rec of this.records.values()) rec.fail("lost", error);
     // Unanswered cancels: their futures are lost now.
-    for (const { resolve } of this.cancels.values()) resolve();
-    this.cancels.clear();
+    this.cancels.closed();
     this.requests.failAll(error);
     this.pubsub.failAll(error);
     this.resolveClosed?.(error);
