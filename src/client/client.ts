@@ -22,7 +22,6 @@ import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/cluster
 import type { GraphTask, ScatteredKey, UpdateDataMsg } from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
-  ServerToClientMessage,
   TaskStreamRecord,
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
@@ -56,8 +55,6 @@ import {
   ClientClosedError,
   DatasetError,
   MetadataKeyError,
-  NoWorkerError,
-  RemoteTaskError,
   RestartTimeoutError,
   ScatterError,
   WorkersTimeoutError,
@@ -87,6 +84,7 @@ import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
+import { SchedulerMessages } from "./schedulerMessages.ts";
 import { mergedStory, type StoryRecord, storiesOfWorkers, storyKeysProblem } from "./story.ts";
 import { Submissions } from "./submissions.ts";
 import {
@@ -227,7 +225,18 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       inProcess: address.startsWith("inproc://"),
       timeoutMs,
     });
-    conn.onMessage = (msg) => this.onMessage(msg);
+    const messages = new SchedulerMessages({
+      record: (key) => this.records.get(key),
+      peers: this.peers,
+      cancels: this.cancels,
+      requests: this.requests,
+      datasets: this.datasets,
+      subscriptions: this.subscriptions,
+      pubsub: this.pubsub,
+      schedulerFailed: (message) => this.shutDown(new ClientClosedError(message)),
+      logger,
+    });
+    conn.onMessage = (msg) => messages.onMessage(msg);
     conn.onClose = (err) => {
       if (err !== null) this.shutDown(new ClientClosedError(`lost the scheduler: ${err.message}`));
     };
@@ -1627,112 +1636,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       clientId: this.id,
       stimulusId: newStimulusId("client-releases-keys"),
     });
-  }
-
-  // ---------------------------------------------------------------------------
-  // Messages from the scheduler
-  // ---------------------------------------------------------------------------
-
-  /** A message from the scheduler; one that cannot be used is logged and skipped. */
-  private onMessage(msg: ServerToClientMessage): void {
-    try {
-      this.handleMessage(msg);
-    } catch (err) {
-      const op = typeof msg === "object" && msg !== null ? (msg as { op?: unknown }).op : undefined;
-      this.logger.error({ err, op }, "ignored a malformed message from the scheduler");
-    }
-  }
-
-  private handleMessage(msg: ServerToClientMessage): void {
-    switch (msg.op) {
-      case "key-in-memory": {
-        const holders = "whoHas" in msg && Array.isArray(msg.whoHas) ? msg.whoHas : [];
-        const rec = this.records.get(msg.key);
-        if (rec === undefined) return;
-        this.dropFormerHolders(rec, holders);
-        rec.finish(holders, msg.typename);
-        return;
-      }
-      case "task-erred":
-        this.records.get(msg.key)?.fail(
-          "error",
-          new RemoteTaskError({
-            key: msg.key,
-            blame: msg.blame,
-            exception: msg.exception,
-            exceptionText: msg.exceptionText,
-            tracebackText: msg.tracebackText,
-          }),
-        );
-        return;
-      case "cancelled-keys":
-        this.cancels.cancelled(msg);
-        return;
-      case "task-no-worker":
-        this.records
-          .get(msg.key)
-          ?.fail("no-worker", new NoWorkerError(msg.key, msg.task, msg.reason));
-        return;
-      case "task-runnable": {
-        const rec = this.records.get(msg.key);
-        if (rec?.status === "no-worker" && (rec.error as NoWorkerError).task === msg.task) {
-          rec.reset();
-        }
-        return;
-      }
-      case "lost-data":
-      case "task-retried": {
-        const rec = this.records.get(msg.key);
-        if (rec === undefined) return;
-        if (msg.op === "lost-data") this.dropFormerHolders(rec, []);
-        rec.reset();
-        return;
-      }
-      case "replicated":
-      case "rebalanced":
-      case "workers-retired":
-      case "restarted":
-      case "workers-restarted":
-      case "data-updated":
-      case "dataset-published":
-      case "dataset-unpublished":
-        this.requests.answer(msg.stimulusId, msg);
-        return;
-      case "dataset":
-        this.datasets.receive(msg);
-        return;
-      case "scheduler-failed":
-        this.shutDown(new ClientClosedError(msg.message));
-        return;
-      case "event":
-        this.subscriptions.deliver(msg.topic, msg.event);
-        return;
-      case "pubsub-msg":
-        this.pubsub.deliver(msg.name, msg.msg);
-        return;
-      case "reply":
-        return;
-      default:
-        this.logger.warn({ op: (msg as { op?: unknown }).op }, "ignored an unknown message");
-    }
-  }
-
-  /**
-   * The scheduler no longer names some of the workers `rec`'s result was on
-   * (lost, e.g. removed for going silent): a fetch from one of them may never be
-   * answered (a frozen process keeps its connections open), so close the
-   * connections to them; fetches on them fail as network failures and are tried
-   * again where the result is now.
-   */
-  private dropFormerHolders(rec: KeyRecord, holders: readonly string[]): void {
-    for (const former of rec.holders) {
-      if (!holders.includes(former)) {
-        this.peers.remove(
-          former,
-          `the scheduler no longer names ${former} as a holder of ${rec.key}`,
-        );
-      }
-    }
   }
 
   // ---------------------------------------------------------------------------
