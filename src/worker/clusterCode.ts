@@ -22,10 +22,11 @@ import {
 } from "../protocol/uploads.ts";
 import { asError } from "../util/asError.ts";
 import { showValue } from "../util/showValue.ts";
+import type { RegisterWorkerReply } from "./registration.ts";
 import type { TaskExecutors } from "./taskExecutors.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
 import { processUploadDirectory } from "./uploadDirectory.ts";
-import type { RegisterWorkerReply, WorkerStatus } from "./worker.ts";
+import type { WorkerStatus } from "./worker.ts";
 import type { WorkerPlugins } from "./workerPlugins.ts";
 
 /** What the cluster's code needs of its worker. */

@@ -45,6 +45,7 @@ export {
   type ThreadProfile,
   type WorkerProfile,
 } from "./profiler.ts";
+export type { RegisterWorkerReply } from "./registration.ts";
 export {
   type HeldActors,
   MissingDependencyError,
@@ -71,7 +72,7 @@ export {
   type UpdateDataResponse,
   updateDataHandler,
 } from "./updateData.ts";
-export { type RegisterWorkerReply, Worker, type WorkerStatus } from "./worker.ts";
+export { Worker, type WorkerStatus } from "./worker.ts";
 export {
   type ResolvedWorkerOptions,
   resolveWorkerOptions,

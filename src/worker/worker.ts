@@ -11,13 +11,12 @@ import type { Logger } from "pino";
 import type { Client } from "../client/client.ts";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
-import { connect, listen } from "../comm/connect.ts";
-import { CommClosedError, ConnectError, isNetworkError } from "../comm/errors.ts";
+import { listen } from "../comm/connect.ts";
+import { isNetworkError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
-import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
-import { protocolMismatch, wireVersion } from "../protocol/version.ts";
+import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { type LogRecord, LogRecords, logCountProblem } from "../util/logRecords.ts";
 import { formatBytes } from "../util/parseBytes.ts";
@@ -39,6 +38,7 @@ import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReaso
 import { PeerPool } from "./peerPool.ts";
 import { CpuProfiler, checkProfileSettings, type WorkerProfile } from "./profiler.ts";
 import { raceSignal } from "./raceSignal.ts";
+import { type RegisterWorkerReply, registerWithScheduler } from "./registration.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
 import { type SpillStats, SpillStore } from "./spillStore.ts";
 import {
@@ -74,15 +74,6 @@ export type WorkerStatus =
   | "closed"
   | "failed";
 
-/**
- * The reply a scheduler gives to `register-worker`: `{status: "OK"}` or
- * `{status: "error", message}`, with the scheduler's versions (the worker
- * refuses a scheduler of another wire protocol).
- */
-export type RegisterWorkerReply = Omit<RegisterReplyMsg, "op"> & {
-  readonly op?: "register-worker-reply";
-};
-
 /** A stimulus id with Dask's shape: `prefix-<wall-clock seconds>`. */
 const stimulusId = newStimulusId;
 
@@ -90,9 +81,6 @@ const stimulusId = newStimulusId;
 /** How long a worker leaving gracefully asks again to be retired when no other worker can take its results. */
 const RETIRE_RETRY_MS = 60_000;
 const RETIRE_RETRY_INTERVAL_MS = 1_000;
-
-/** How long a worker whose name is taken waits before asking to register again. */
-const NAME_TAKEN_RETRY_MS = 500;
 
 export class Worker extends BaseWorker {
   /** The options, defaults filled in. */
@@ -520,102 +508,19 @@ export class Worker extends BaseWorker {
     this.timers.push(t);
   }
 
-  /**
-   * Connect to the scheduler. One that refuses the connection (not listening
-   * yet: started together with its workers) is tried again, more slowly each
-   * time, until `connectTimeoutMs` has passed since the first try, as Dask's
-   * workers wait for their scheduler.
-   */
-  private async connectToScheduler(): Promise<Comm> {
-    const o = this.options;
-    const deadline = Date.now() + o.connectTimeoutMs;
-    let pause = 50;
-    let told = false;
-    for (;;) {
-      try {
-        return await connect(o.scheduler, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) });
-      } catch (err) {
-        const refused = err instanceof ConnectError && err.code === "ECONNREFUSED";
-        const left = deadline - Date.now();
-        if (!refused || left <= 0 || this.closePromise !== null) {
-          if (!refused || !told) throw err;
-          throw new ConnectError(
-            `${(err as Error).message}: still refused after ${o.connectTimeoutMs} ms`,
-            (err as ConnectError).address,
-            "ECONNREFUSED",
-            { cause: err },
-          );
-        }
-        if (!told) {
-          told = true;
-          this.logger.info(
-            { scheduler: o.scheduler, waitMs: o.connectTimeoutMs },
-            "the scheduler refuses connections (not started yet?): trying again",
-          );
-        }
-        await sleep(Math.min(pause, left));
-        pause = Math.min(pause * 2, 1_000);
-      }
-    }
-  }
-
-  /**
-   * Register with the scheduler. A refusal because another worker has this
-   * worker's name (one on its way out: a nanny's worker started again before
-   * the scheduler saw the old one go) is asked again, every half second, until
-   * `connectTimeoutMs` has passed.
-   */
+  /** Register with the scheduler (see registration.ts), and take what its answer gives. */
   private async register(): Promise<void> {
-    const o = this.options;
-    const deadline = Date.now() + o.connectTimeoutMs;
-    for (;;) {
-      const comm = await this.connectToScheduler();
-      this.schedulerComm = comm;
-      const reply = await this.askToRegister(comm);
-      if (reply?.status === "OK") return this.registered(comm, reply);
-      const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
-      if (reply?.code !== "name-taken" || Date.now() >= deadline) {
-        throw new Error(`the scheduler at ${o.scheduler} refused to register this worker: ${why}`);
-      }
-      this.logger.info(
-        { reason: why },
-        "the scheduler refused this worker's name for now; asking again",
-      );
-      comm.abort();
-      await sleep(NAME_TAKEN_RETRY_MS);
-      this.throwIfClosedWhileStarting();
-    }
-  }
-
-  /** Send `register-worker` on `comm`; the scheduler's answer. */
-  private async askToRegister(comm: Comm): Promise<Partial<RegisterWorkerReply> | null> {
-    const o = this.options;
-    const msg: RegisterWorkerHandshakeMsg = {
-      op: "register-worker",
+    const { comm, reply } = await registerWithScheduler({
+      options: this.options,
+      logger: this.logger,
       address: this.address,
-      nthreads: o.nthreads,
-      resources: o.resources,
-      ...(o.memoryLimit !== null ? { memoryLimit: o.memoryLimit } : {}),
-      ...(o.nanny ? { nanny: true } : {}),
-      ...(o.name !== null ? { name: o.name } : {}),
-      stimulusId: stimulusId("worker-connect"),
-      ...wireVersion(),
-    };
-    await comm.send(msg);
-    const timeout = sleep(o.connectTimeoutMs, null, { ref: false }).then(() => {
-      throw new Error(
-        `the scheduler at ${o.scheduler} did not answer register-worker within ${o.connectTimeoutMs} ms`,
-      );
+      connected: (c) => {
+        this.schedulerComm = c;
+      },
+      closing: () => this.closePromise !== null,
+      throwIfClosed: () => this.throwIfClosedWhileStarting(),
     });
-    const answer = comm.recv().catch((err: unknown) => {
-      if (!(err instanceof CommClosedError)) throw err;
-      throw new Error(
-        `the scheduler at ${o.scheduler} closed the connection instead of answering register-worker (${err.message}): its log says why; a --max-message-bytes or --max-frame-bytes lower there than this worker's message is one cause, the address of a worker rather than a scheduler another`,
-        { cause: err },
-      );
-    });
-    const reply = (await Promise.race([answer, timeout])) as Partial<RegisterWorkerReply> | null;
-    return typeof reply === "object" ? reply : null;
+    await this.registered(comm, reply);
   }
 
   /** Registered: take what the scheduler's answer gives, and start the stream. */

@@ -1,0 +1,154 @@
+/**
+ * A worker's registration with its scheduler: connect (waiting for a scheduler
+ * that is not listening yet), send `register-worker` with what the worker
+ * offers, and read the answer (asking again while the worker's name is held
+ * by one on its way out).
+ *
+ * Apart from the worker because it is the one handshake before the worker's
+ * stream starts, with its own waits and errors; what the answer brings
+ * (uploads, modules, plugins) the worker takes itself.
+ */
+
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "pino";
+import { type Comm, commOptionsOf } from "../comm/comm.ts";
+import { connect } from "../comm/connect.ts";
+import { CommClosedError, ConnectError } from "../comm/errors.ts";
+import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
+import { wireVersion } from "../protocol/version.ts";
+import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
+import type { ResolvedWorkerOptions } from "./workerOptions.ts";
+
+/**
+ * The reply a scheduler gives to `register-worker`: `{status: "OK"}` or
+ * `{status: "error", message}`, with the scheduler's versions (the worker
+ * refuses a scheduler of another wire protocol).
+ */
+export type RegisterWorkerReply = Omit<RegisterReplyMsg, "op"> & {
+  readonly op?: "register-worker-reply";
+};
+
+/** How long a worker whose name is taken waits before asking to register again. */
+const NAME_TAKEN_RETRY_MS = 500;
+
+/** What registering needs of the worker. */
+export interface RegistrationHost {
+  readonly options: ResolvedWorkerOptions;
+  readonly logger: Logger;
+  /** The worker's address, as peers and the scheduler know it. */
+  readonly address: string;
+  /** A connection to the scheduler was made: the worker closes it if it closes meanwhile. */
+  connected(comm: Comm): void;
+  /** True once the worker is closing: a refused connection is not tried again. */
+  closing(): boolean;
+  /** Throw if the worker was closed while it waited (before asking again). */
+  throwIfClosed(): void;
+}
+
+/** A worker the scheduler accepted: the connection, and the answer. */
+export interface Registered {
+  readonly comm: Comm;
+  readonly reply: Partial<RegisterWorkerReply>;
+}
+
+/**
+ * Register with the scheduler. A refusal because another worker has this
+ * worker's name (one on its way out: a nanny's worker started again before
+ * the scheduler saw the old one go) is asked again, every half second, until
+ * `connectTimeoutMs` has passed. The connection and the scheduler's answer,
+ * once it accepts this worker; throws if it refuses.
+ */
+export async function registerWithScheduler(host: RegistrationHost): Promise<Registered> {
+  const o = host.options;
+  const deadline = Date.now() + o.connectTimeoutMs;
+  for (;;) {
+    const comm = await connectToScheduler(host);
+    host.connected(comm);
+    const reply = await askToRegister(host, comm);
+    if (reply?.status === "OK") return { comm, reply };
+    const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
+    if (reply?.code !== "name-taken" || Date.now() >= deadline) {
+      throw new Error(`the scheduler at ${o.scheduler} refused to register this worker: ${why}`);
+    }
+    host.logger.info(
+      { reason: why },
+      "the scheduler refused this worker's name for now; asking again",
+    );
+    comm.abort();
+    await sleep(NAME_TAKEN_RETRY_MS);
+    host.throwIfClosed();
+  }
+}
+
+/**
+ * Connect to the scheduler. One that refuses the connection (not listening
+ * yet: started together with its workers) is tried again, more slowly each
+ * time, until `connectTimeoutMs` has passed since the first try, as Dask's
+ * workers wait for their scheduler.
+ */
+async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
+  const o = host.options;
+  const deadline = Date.now() + o.connectTimeoutMs;
+  let pause = 50;
+  let told = false;
+  for (;;) {
+    try {
+      return await connect(o.scheduler, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) });
+    } catch (err) {
+      const refused = err instanceof ConnectError && err.code === "ECONNREFUSED";
+      const left = deadline - Date.now();
+      if (!refused || left <= 0 || host.closing()) {
+        if (!refused || !told) throw err;
+        throw new ConnectError(
+          `${(err as Error).message}: still refused after ${o.connectTimeoutMs} ms`,
+          (err as ConnectError).address,
+          "ECONNREFUSED",
+          { cause: err },
+        );
+      }
+      if (!told) {
+        told = true;
+        host.logger.info(
+          { scheduler: o.scheduler, waitMs: o.connectTimeoutMs },
+          "the scheduler refuses connections (not started yet?): trying again",
+        );
+      }
+      await sleep(Math.min(pause, left));
+      pause = Math.min(pause * 2, 1_000);
+    }
+  }
+}
+
+/** Send `register-worker` on `comm`; the scheduler's answer. */
+async function askToRegister(
+  host: RegistrationHost,
+  comm: Comm,
+): Promise<Partial<RegisterWorkerReply> | null> {
+  const o = host.options;
+  const msg: RegisterWorkerHandshakeMsg = {
+    op: "register-worker",
+    address: host.address,
+    nthreads: o.nthreads,
+    resources: o.resources,
+    ...(o.memoryLimit !== null ? { memoryLimit: o.memoryLimit } : {}),
+    ...(o.nanny ? { nanny: true } : {}),
+    ...(o.name !== null ? { name: o.name } : {}),
+    stimulusId: stimulusId("worker-connect"),
+    ...wireVersion(),
+  };
+  await comm.send(msg);
+  const timeout = sleep(o.connectTimeoutMs, null, { ref: false }).then(() => {
+    throw new Error(
+      `the scheduler at ${o.scheduler} did not answer register-worker within ${o.connectTimeoutMs} ms`,
+    );
+  });
+  const answer = comm.recv().catch((err: unknown) => {
+    if (!(err instanceof CommClosedError)) throw err;
+    throw new Error(
+      `the scheduler at ${o.scheduler} closed the connection instead of answering register-worker (${err.message}): its log says why; a --max-message-bytes or --max-frame-bytes lower there than this worker's message is one cause, the address of a worker rather than a scheduler another`,
+      { cause: err },
+    );
+  });
+  const reply = (await Promise.race([answer, timeout])) as Partial<RegisterWorkerReply> | null;
+  return typeof reply === "object" ? reply : null;
+}
