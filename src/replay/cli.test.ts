@@ -188,15 +188,18 @@ describe("weft", () => {
   });
 
   it("bin/weft.js runs the command", () => {
+    // Bounded: a synchronous child blocks this file's own test timeout.
     const help = spawnSync(process.execPath, ["bin/weft.js", "replay", "--help"], {
       cwd: ROOT,
       encoding: "utf8",
+      timeout: 50_000,
     });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain("Usage: weft replay [options] <file>");
     const bad = spawnSync(process.execPath, ["bin/weft.js", "replay", truncated], {
       cwd: ROOT,
       encoding: "utf8",
+      timeout: 50_000,
     });
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split("\n")).toEqual([

@@ -157,7 +157,11 @@ test("--from without --runs is refused, not ignored", async () => {
 test("npm run sim:soak: a bad or unknown flag is a one-line error with the usage, exit 2", () => {
   const soak = fileURLToPath(new URL("./soak.ts", import.meta.url));
   const run = (...args: string[]) =>
-    spawnSync(process.execPath, ["--import", "tsx", soak, ...args], { encoding: "utf8" });
+    // Bounded: a synchronous child blocks this file's own test timeout.
+    spawnSync(process.execPath, ["--import", "tsx", soak, ...args], {
+      encoding: "utf8",
+      timeout: 50_000,
+    });
   const bad = run("--runs", "abc");
   expect(bad.status).toBe(2);
   expect(bad.stderr).toBe(
