@@ -72,7 +72,8 @@ import { isContainer } from "./futureSearch.ts";
 import type { FutureArgs, FutureOr, Gathered, NotSearched, TaskResult } from "./futureTypes.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
 import { type BuiltGraph, buildGraph, type Graph, workersOption } from "./graph.ts";
-import { KeyRecord } from "./keyRecord.ts";
+import type { KeyRecord } from "./keyRecord.ts";
+import { KeyRecords } from "./keyRecords.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
@@ -129,9 +130,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       return this.conn.request(op, { name });
     },
   });
-  private readonly records = new Map<string, KeyRecord>();
-  private toRelease: string[] = [];
-  private releaseScheduled = false;
+  /** The records of the keys this client holds futures of, and their releases. */
+  private readonly records: KeyRecords;
   /** The operations on the cluster's workers (replicate, rebalance, retire, restart). */
   private readonly admin: ClusterAdmin;
   /** This client's submissions, and what becomes of their keys when one cannot be sent. */
@@ -175,6 +175,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.subscriptions = new Subscriptions(logger);
     this.timeoutMs = timeoutMs;
     this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
+    this.records = new KeyRecords({
+      id,
+      closedError: () => this.closedError,
+      send: (msg) => this.conn.send(msg),
+    });
     this.requests = new Requests({
       id,
       send: (msg) => {
@@ -1591,51 +1596,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
 
   /** @internal */
   addRef(key: string): KeyRecord {
-    let rec = this.records.get(key);
-    if (rec === undefined) {
-      rec = new KeyRecord(key);
-      if (this.closedError !== null) rec.fail("lost", this.closedError);
-      this.records.set(key, rec);
-    }
-    rec.refs++;
-    return rec;
+    return this.records.addRef(key);
   }
 
   /** @internal */
   dropRef(key: string): void {
-    const rec = this.records.get(key);
-    if (rec === undefined || rec.refs === 0) return;
-    rec.refs--;
-    if (rec.refs > 0 || this.closedError !== null) return;
-    this.toRelease.push(key);
-    if (!this.releaseScheduled) {
-      this.releaseScheduled = true;
-      queueMicrotask(() => this.flushReleases());
-    }
+    this.records.dropRef(key);
   }
 
   /** Tell the scheduler about the keys no future refers to any more. */
   private flushReleases(): void {
-    this.releaseScheduled = false;
-    if (this.toRelease.length === 0) return;
-    const keys: string[] = [];
-    let released: Error | null = null;
-    for (const key of this.toRelease) {
-      const rec = this.records.get(key);
-      if (rec === undefined || rec.refs > 0) continue;
-      this.records.delete(key);
-      released ??= new ClientClosedError("the last future of the key was released");
-      rec.fail("lost", released);
-      keys.push(key);
-    }
-    this.toRelease = [];
-    if (keys.length === 0 || this.closedError !== null) return;
-    this.conn.send({
-      op: "client-releases-keys",
-      keys,
-      clientId: this.id,
-      stimulusId: newStimulusId("client-releases-keys"),
-    });
+    this.records.flushReleases();
   }
 
   // ---------------------------------------------------------------------------
