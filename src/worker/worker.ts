@@ -19,9 +19,7 @@ import { serveRpc } from "../comm/rpc.ts";
 import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { type LogRecord, LogRecords, logCountProblem } from "../util/logRecords.ts";
-import { formatBytes } from "../util/parseBytes.ts";
 import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
-import { sizeof } from "../util/sizeof.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
 import { ActorHandleGuard, feedGuarded } from "./actorHandleGuard.ts";
@@ -33,14 +31,14 @@ import { DataServer, parseGetDataResponse } from "./dataServer.ts";
 import { workerDumpDict } from "./dumpState.ts";
 import { wireErrorMessage } from "./executor.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
-import { MemoryMonitor } from "./memoryMonitor.ts";
+import type { MemoryMonitor } from "./memoryMonitor.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
 import { CpuProfiler, checkProfileSettings, type WorkerProfile } from "./profiler.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { type RegisterWorkerReply, registerWithScheduler } from "./registration.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
-import { type SpillStats, SpillStore } from "./spillStore.ts";
+import type { SpillStats, SpillStore } from "./spillStore.ts";
 import {
   FindMissingEvent,
   GatherDepBusyEvent,
@@ -55,8 +53,8 @@ import { debugValue } from "./state/toDict.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
 import { TaskRunner } from "./taskRunner.ts";
-import { collectGarbageOnDemand } from "./throttledGc.ts";
 import { updateDataHandler } from "./updateData.ts";
+import { memoryMonitorFor, refuseMemoryLimitTooSmall, spillStoreFor } from "./workerMemory.ts";
 import {
   type ResolvedWorkerOptions,
   resolveWorkerOptions,
@@ -140,16 +138,7 @@ export class Worker extends BaseWorker {
     const o = resolveWorkerOptions(options);
     const logRecords = new LogRecords(o.logLength);
     const logger = logRecords.wrap(o.logger);
-    const spill =
-      o.memoryLimit === null
-        ? null
-        : new SpillStore({
-            targetBytes: Math.floor(o.memoryLimit * o.memoryTarget),
-            directory: o.spillDirectory,
-            sizeof,
-            onSpillFailed: (key, err) =>
-              logger.warn({ key, err }, "a value could not be spilled to disk; it stays in memory"),
-          });
+    const spill = spillStoreFor(o, logger);
     super(
       new WorkerState({
         ...(spill !== null ? { data: spill } : {}),
@@ -170,7 +159,15 @@ export class Worker extends BaseWorker {
     this.logRecords = logRecords;
     this.spill = spill;
     this.executors = new TaskExecutors(o, logger);
-    this.memory = spill === null ? null : this.newMemoryMonitor(spill);
+    this.memory =
+      spill === null
+        ? null
+        : memoryMonitorFor(o, spill, {
+            logger,
+            collectThreadGarbage: () => this.executors.main?.collectGarbage?.(),
+            setPaused: (paused) => this.changePause(this.pauses.memory(paused)),
+            terminate: (why) => this.closeOnFault(why),
+          });
     this.code = new ClusterCode({
       acceptUploads: o.acceptUploads,
       logger,
@@ -303,7 +300,7 @@ export class Worker extends BaseWorker {
     try {
       await this.executors.start();
       this.throwIfClosedWhileStarting();
-      this.refuseMemoryLimitTooSmall();
+      refuseMemoryLimitTooSmall(this.memory, o);
       this.listener = await listen(o.listen, (comm) => this.servePeer(comm), commOptionsOf(o));
       this.throwIfClosedWhileStarting();
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
@@ -359,68 +356,6 @@ export class Worker extends BaseWorker {
       );
     }
     return this;
-  }
-
-  private newMemoryMonitor(spill: SpillStore): MemoryMonitor | null {
-    const o = this.options;
-    if (o.memoryLimit === null) return null;
-    if (o.memorySpill === false && o.memoryPause === false && o.memoryTerminate === false) {
-      return null;
-    }
-    const measure = o.memoryMeasure;
-    const managed = measure === "managed";
-    return new MemoryMonitor(
-      o.memoryLimit,
-      {
-        target: o.memoryTarget,
-        spill: o.memorySpill,
-        pause: o.memoryPause,
-        terminate: o.memoryTerminate,
-      },
-      {
-        measure: managed
-          ? () => spill.stats.memoryBytes
-          : measure === "process"
-            ? () => process.memoryUsage.rss()
-            : measure,
-        // The store keeps the values it measures within the target itself.
-        evictOne: managed ? null : () => spill.evictOne(),
-        collectGarbage: managed
-          ? null
-          : collectGarbageOnDemand(
-              (msg, ms) => this.logger.warn({ ms }, msg),
-              () => this.executors.main?.collectGarbage?.(),
-            ),
-        setPaused: (paused) => this.changePause(this.pauses.memory(paused)),
-        terminate: (why) => this.closeOnFault(why),
-        measureName: typeof measure === "function" ? "memory" : `${measure} memory`,
-        logger: this.logger,
-      },
-    );
-  }
-
-  /**
-   * A worker beyond its pause or terminate threshold before it has done
-   * anything would pause, or close, for good: refuse to start, saying why.
-   */
-  private refuseMemoryLimitTooSmall(): void {
-    const now = this.memory?.look();
-    if (now === undefined || now === null) return;
-    const { memory, verdict } = now;
-    if (!verdict.pause && !verdict.terminate) return;
-    const o = this.options;
-    const [share, name, act] = verdict.terminate
-      ? [o.memoryTerminate as number, "memoryTerminate", "closes"]
-      : [o.memoryPause as number, "memoryPause", "pauses"];
-    const measured = typeof o.memoryMeasure === "function" ? "measured" : o.memoryMeasure;
-    throw new RangeError(
-      `memoryLimit ${formatBytes(o.memoryLimit as number)} is too small: the ${measured} memory ` +
-        `is ${formatBytes(memory)} already, beyond the ${Math.round(share * 100)}% of it at which ` +
-        `the worker ${act} (${name}); give a larger limit` +
-        (o.memoryMeasure === "process"
-          ? ', or measure only the task values held (memoryMeasure "managed")'
-          : ""),
-    );
   }
 
   /** Carry out a change of the reasons the worker is paused (the memory monitor's). */

@@ -1,0 +1,110 @@
+/**
+ * What a worker's memory options (`memoryLimit`, `memoryTarget`, the
+ * `memorySpill`, `memoryPause` and `memoryTerminate` thresholds,
+ * `memoryMeasure`) make of it: the data store that spills values to disk, the
+ * monitor that measures and acts, and the refusal to start beyond a threshold
+ * already.
+ *
+ * Apart from the worker because it is the one place those options are read;
+ * `SpillStore` and `MemoryMonitor` know nothing of them.
+ */
+
+import type { Logger } from "pino";
+import { formatBytes } from "../util/parseBytes.ts";
+import { sizeof } from "../util/sizeof.ts";
+import { MemoryMonitor } from "./memoryMonitor.ts";
+import { SpillStore } from "./spillStore.ts";
+import { collectGarbageOnDemand } from "./throttledGc.ts";
+import type { ResolvedWorkerOptions } from "./workerOptions.ts";
+
+/** What the memory monitor acts on in its worker. */
+export interface WorkerMemoryHost {
+  readonly logger: Logger;
+  /** Have the executor's threads collect their garbage, if they are not the main thread. */
+  collectThreadGarbage(): void;
+  /** Pause the worker for memory, or stop pausing it for memory. */
+  setPaused(paused: boolean): void;
+  /** Close the worker on a fault saying `why`. */
+  terminate(why: string): void;
+}
+
+/** The data store of a worker with a `memoryLimit`, spilling beyond its target; else null. */
+export function spillStoreFor(o: ResolvedWorkerOptions, logger: Logger): SpillStore | null {
+  return o.memoryLimit === null
+    ? null
+    : new SpillStore({
+        targetBytes: Math.floor(o.memoryLimit * o.memoryTarget),
+        directory: o.spillDirectory,
+        sizeof,
+        onSpillFailed: (key, err) =>
+          logger.warn({ key, err }, "a value could not be spilled to disk; it stays in memory"),
+      });
+}
+
+/** The memory monitor of a worker whose data store is `spill`: null without a limit or any threshold. */
+export function memoryMonitorFor(
+  o: ResolvedWorkerOptions,
+  spill: SpillStore,
+  host: WorkerMemoryHost,
+): MemoryMonitor | null {
+  if (o.memoryLimit === null) return null;
+  if (o.memorySpill === false && o.memoryPause === false && o.memoryTerminate === false) {
+    return null;
+  }
+  const measure = o.memoryMeasure;
+  const managed = measure === "managed";
+  return new MemoryMonitor(
+    o.memoryLimit,
+    {
+      target: o.memoryTarget,
+      spill: o.memorySpill,
+      pause: o.memoryPause,
+      terminate: o.memoryTerminate,
+    },
+    {
+      measure: managed
+        ? () => spill.stats.memoryBytes
+        : measure === "process"
+          ? () => process.memoryUsage.rss()
+          : measure,
+      // The store keeps the values it measures within the target itself.
+      evictOne: managed ? null : () => spill.evictOne(),
+      collectGarbage: managed
+        ? null
+        : collectGarbageOnDemand(
+            (msg, ms) => host.logger.warn({ ms }, msg),
+            () => host.collectThreadGarbage(),
+          ),
+      setPaused: (paused) => host.setPaused(paused),
+      terminate: (why) => host.terminate(why),
+      measureName: typeof measure === "function" ? "memory" : `${measure} memory`,
+      logger: host.logger,
+    },
+  );
+}
+
+/**
+ * A worker beyond its pause or terminate threshold before it has done
+ * anything would pause, or close, for good: refuse to start, saying why.
+ */
+export function refuseMemoryLimitTooSmall(
+  monitor: MemoryMonitor | null,
+  o: ResolvedWorkerOptions,
+): void {
+  const now = monitor?.look();
+  if (now === undefined || now === null) return;
+  const { memory, verdict } = now;
+  if (!verdict.pause && !verdict.terminate) return;
+  const [share, name, act] = verdict.terminate
+    ? [o.memoryTerminate as number, "memoryTerminate", "closes"]
+    : [o.memoryPause as number, "memoryPause", "pauses"];
+  const measured = typeof o.memoryMeasure === "function" ? "measured" : o.memoryMeasure;
+  throw new RangeError(
+    `memoryLimit ${formatBytes(o.memoryLimit as number)} is too small: the ${measured} memory ` +
+      `is ${formatBytes(memory)} already, beyond the ${Math.round(share * 100)}% of it at which ` +
+      `the worker ${act} (${name}); give a larger limit` +
+      (o.memoryMeasure === "process"
+        ? ', or measure only the task values held (memoryMeasure "managed")'
+        : ""),
+  );
+}
