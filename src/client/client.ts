@@ -19,7 +19,7 @@ import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
 import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/clusterDump/write.ts";
-import type { GraphTask, ScatteredKey, UpdateDataMsg } from "../protocol/messagesClient.ts";
+import type { GraphTask } from "../protocol/messagesClient.ts";
 import type {
   SchedulerCounters,
   TaskStreamRecord,
@@ -56,7 +56,6 @@ import {
   DatasetError,
   MetadataKeyError,
   RestartTimeoutError,
-  ScatterError,
   WorkersTimeoutError,
 } from "./errors.ts";
 import {
@@ -82,7 +81,8 @@ import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts
 import { Requests } from "./requests.ts";
 import { Results } from "./results.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
-import { Scatterer, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
+import { type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
+import { Scatters } from "./scatters.ts";
 import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { SchedulerMessages } from "./schedulerMessages.ts";
@@ -140,9 +140,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private readonly datasets: ClientDatasets;
   /** Waits for and fetches the results of this client's futures. */
   private readonly results: Results;
-  private readonly scatterer: Scatterer;
-  /** `ClientOptions.timeoutMs`: connecting, and the default of a scatter's wait. */
-  private readonly timeoutMs: number;
+  /** This client's scatters, and those in progress. */
+  private readonly scatters: Scatters;
   private closedError: Error | null = null;
   /**
    * {@link closed}: one promise however often it is read (a new one each time would
@@ -151,8 +150,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   private closedPromise: Promise<Error> | null = null;
   private resolveClosed: ((why: Error) => void) | null = null;
-  /** Scatters placing values on workers, not yet registered with the scheduler. */
-  private readonly placing = new Set<Promise<unknown>>();
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
   /** This client's requests answered under their stimulus id, and the waits for their answers. */
@@ -173,7 +170,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.address = address;
     this.logger = logger;
     this.subscriptions = new Subscriptions(logger);
-    this.timeoutMs = timeoutMs;
     this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
     this.records = new KeyRecords({
       id,
@@ -222,13 +218,19 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       checkOpen: () => this.checkOpen(),
       ownFutures: (op, futures) => this.ownFutures(op, futures),
     });
-    this.scatterer = new Scatterer({
+    this.scatters = new Scatters({
       id,
       peers: this.peers,
       workers: () => this.workers(),
-      dropStored: (stored) => this.dropScattered(stored),
       inProcess: address.startsWith("inproc://"),
       timeoutMs,
+      futureHost: this,
+      requests: this.requests,
+      submissions: this.submissions,
+      record: (key) => this.records.get(key),
+      checkOpen: () => this.checkOpen(),
+      closedError: () => this.closedError,
+      send: (msg) => this.conn.send(msg),
     });
     const messages = new SchedulerMessages({
       record: (key) => this.records.get(key),
@@ -526,78 +528,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         `scatter: expected an array or a plain object of values, got ${describeScatterInput(values)}; to scatter one value: const [future] = await client.scatter([value])`,
       );
     }
-    const futures = list.length === 0 ? [] : await this.scatterList(list, options);
+    const futures = list.length === 0 ? [] : await this.scatters.scatter(list, options);
     if (names === null) return futures;
     const out: Record<string, Future> = {};
     for (let i = 0; i < names.length; i++) out[names[i]] = futures[i];
     return out;
-  }
-
-  /**
-   * Scatter `list` and register it. Values whose workers all left before the
-   * scheduler heard of them are scattered again (under new keys) until
-   * `timeoutMs` has passed.
-   */
-  private async scatterList(list: readonly unknown[], options: ScatterOptions): Promise<Future[]> {
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const deadline = Date.now() + timeoutMs;
-    const futures: Future[] = new Array(list.length);
-    let todo = list.map((_, i) => i);
-    try {
-      for (;;) {
-        // The whole scatter waits timeoutMs, retries included; errors say so.
-        const placing = this.scatterer.place(
-          todo.map((i) => list[i]),
-          { ...options, timeoutMs },
-          todo,
-          deadline,
-        );
-        // close() waits for it: the update-data below, or the release of what a
-        // failed placement stored, then reaches the scheduler before close-client.
-        this.placing.add(placing);
-        const placed = await placing.finally(() => this.placing.delete(placing));
-        this.checkOpen();
-        // Held before the scheduler hears of them: its key-in-memory finishes them.
-        const fresh = placed.map((p) => new Future(this, p.key));
-        for (const f of fresh)
-          (this.records.get(f.key) as KeyRecord).submission = this.submissions.last;
-        const answered = this.requests.ask({
-          op: "update-data",
-          keys: placed,
-          clientId: this.id,
-          stimulusId: this.requests.stimulusId("update-data"),
-        });
-        const answer = await answered.catch((err: unknown) => {
-          for (const f of fresh) f.release();
-          throw err;
-        });
-        const rejected = new Map(answer.rejected.map((r) => [r.key, r]));
-        const again: number[] = [];
-        let fatal: { index: number; key: string; reason: string } | null = null;
-        for (let j = 0; j < todo.length; j++) {
-          const r = rejected.get(placed[j].key);
-          if (r === undefined) {
-            futures[todo[j]] = fresh[j];
-            continue;
-          }
-          fresh[j].release();
-          if (r.workersGone && Date.now() < deadline) again.push(todo[j]);
-          else fatal ??= { index: todo[j], key: r.key, reason: r.reason };
-        }
-        if (fatal !== null) {
-          const more =
-            answer.rejected.length > 1 ? ` (and ${answer.rejected.length - 1} more)` : "";
-          throw new ScatterError(
-            `scatter: the scheduler rejected value ${fatal.index} (${fatal.key}): ${fatal.reason}${more}`,
-          );
-        }
-        if (again.length === 0) return futures;
-        todo = again;
-      }
-    } catch (err) {
-      for (const f of futures) f?.release();
-      throw err;
-    }
   }
 
   /**
@@ -782,24 +717,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       }
     }
     return list as readonly Future[];
-  }
-
-  /** Values a failed scatter had put on workers: register them and let them go at once. */
-  private dropScattered(stored: readonly ScatteredKey[]): void {
-    if (stored.length === 0 || this.closedError !== null) return;
-    const msg: UpdateDataMsg = {
-      op: "update-data",
-      keys: stored,
-      clientId: this.id,
-      stimulusId: newStimulusId("update-data"),
-    };
-    this.conn.send(msg);
-    this.conn.send({
-      op: "client-releases-keys",
-      keys: stored.map((s) => s.key),
-      clientId: this.id,
-      stimulusId: newStimulusId("client-releases-keys"),
-    });
   }
 
   // ---------------------------------------------------------------------------
@@ -1663,17 +1580,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       await this.conn.close();
       return;
     }
-    if (this.placing.size > 0) {
+    if (this.scatters.inProgress) {
       // Values a scatter stored on workers are known to nobody until the
       // scheduler hears of them: stop the scatters, and let each register or
       // let go of what it stored while the connection is still open.
-      this.scatterer.abort(closedError(why));
-      const settled = Promise.allSettled([...this.placing]);
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.timeoutMs);
-      });
-      await Promise.race([settled, timeout]).finally(() => clearTimeout(timer));
+      await this.scatters.stop(closedError(why));
       if (this.closedError !== null) {
         await this.conn.close();
         return;
