@@ -2,10 +2,17 @@
  * Asking every worker of a list the same thing at once (`Client.run`,
  * `Client.loadTaskModules`, the logs, stories and dumps of the workers): the
  * answers in address order, so that the error reported, when there are
- * several, does not depend on which came first.
+ * several, does not depend on which came first. Also which workers are asked:
+ * those a `workers` option names, and, for what the scheduler records for the
+ * workers to come, those that joined while the others were asked.
  */
 
+import type { WorkerIdentity } from "../protocol/messagesSession.ts";
+import { workersProblem } from "../scheduler/state/eventValidation.ts";
+import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
+import { workersOption } from "./graph.ts";
+import { sortedByKey } from "./taskModules.ts";
 
 /**
  * `ask(address)` for each of `addresses`, at once: `{address: answer}` in
@@ -96,4 +103,47 @@ export async function callEachWorkerOrFail<T>(
   const out: Record<string, T> = {};
   for (const [address, a] of Object.entries(answers)) out[address] = (a as { ok: T }).ok;
   return out;
+}
+
+/**
+ * The addresses of the connected workers (as `workers()` lists them) that
+ * `options.workers` names (addresses, hosts for every worker there, or
+ * names), or of every worker without it; a
+ * TypeError naming `op` for a malformed list.
+ */
+export async function workersNamed(
+  op: string,
+  options: { readonly workers?: string | readonly string[] },
+  workers: () => Promise<readonly WorkerIdentity[]>,
+): Promise<string[]> {
+  const names = workersOption(options);
+  const problem = options.workers === undefined ? null : workersProblem(names);
+  if (problem !== null) throw new TypeError(`${op}: workers ${problem}`);
+  const chosen = names === undefined ? null : new Set(names);
+  return (await workers())
+    .filter(
+      (w) =>
+        chosen === null ||
+        namesWorker(chosen, w.address, addressHostOrNull(w.address), w.name ?? null),
+    )
+    .map((w) => w.address);
+}
+
+/**
+ * `ask` the workers connected (as `workers()` lists them), then have the
+ * scheduler `record` it for the workers to come (only once all could), then
+ * `ask` those that registered meanwhile, told neither way: their answers by
+ * address.
+ */
+export async function onEveryWorker<T>(
+  workers: () => Promise<readonly WorkerIdentity[]>,
+  ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
+  record: () => Promise<unknown>,
+): Promise<Record<string, T>> {
+  const first = (await workers()).map((w) => w.address);
+  const answered = await ask(first);
+  await record();
+  const late = (await workers()).map((w) => w.address).filter((a) => !(a in answered));
+  const more = late.length > 0 ? await ask(late) : {};
+  return sortedByKey({ ...answered, ...more });
 }

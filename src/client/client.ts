@@ -25,8 +25,6 @@ import type {
   TaskStreamRecord,
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
-import { workersProblem } from "../scheduler/state/eventValidation.ts";
-import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import { weftLogger } from "../util/logger.ts";
 import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
 import { showValue } from "../util/showValue.ts";
@@ -35,6 +33,7 @@ import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
+import { onEveryWorker, workersNamed } from "./askWorkers.ts";
 import { Cancels } from "./cancels.ts";
 import { ClientDatasets } from "./clientDatasets.ts";
 import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
@@ -70,7 +69,7 @@ import { Future, type FutureHost } from "./future.ts";
 import { isContainer } from "./futureSearch.ts";
 import type { FutureArgs, FutureOr, Gathered, NotSearched, TaskResult } from "./futureTypes.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
-import { type BuiltGraph, buildGraph, type Graph, workersOption } from "./graph.ts";
+import { type BuiltGraph, buildGraph, type Graph } from "./graph.ts";
 import type { KeyRecord } from "./keyRecord.ts";
 import { KeyRecords } from "./keyRecords.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
@@ -883,30 +882,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (onError !== "raise" && onError !== "return") {
       throw new TypeError(`${op}: onError must be "raise" or "return", got ${showValue(onError)}`);
     }
-    const addresses = await this.workersNamed(op, options);
+    const addresses = await workersNamed(op, options, () => this.workers());
     return runOnWorkers(this.peers, addresses, name, args, onError);
-  }
-
-  /**
-   * The addresses of the connected workers `options.workers` names (addresses,
-   * hosts for every worker there, or names), or of every worker without it; a
-   * TypeError naming `op` for a malformed list.
-   */
-  private async workersNamed(
-    op: string,
-    options: { readonly workers?: string | readonly string[] },
-  ): Promise<string[]> {
-    const names = workersOption(options);
-    const problem = options.workers === undefined ? null : workersProblem(names);
-    if (problem !== null) throw new TypeError(`${op}: workers ${problem}`);
-    const chosen = names === undefined ? null : new Set(names);
-    return (await this.workers())
-      .filter(
-        (w) =>
-          chosen === null ||
-          namesWorker(chosen, w.address, addressHostOrNull(w.address), w.name ?? null),
-      )
-      .map((w) => w.address);
   }
 
   /**
@@ -926,7 +903,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const list = (Array.isArray(modules) ? modules : [modules]) as (string | URL)[];
     if (list.length === 0) throw new TypeError("loadTaskModules: no module given");
     const urls = list.map(taskModuleUrl);
-    return this.onEveryWorker(
+    return onEveryWorker(
+      () => this.workers(),
       (addresses) => loadOnWorkers(this.peers, addresses, urls),
       () => this.conn.request("load-task-modules", { modules: urls }),
     );
@@ -965,7 +943,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<Record<string, readonly string[]>> {
     this.checkOpen();
     const file = await readUpload(path, options);
-    return this.onEveryWorker(
+    return onEveryWorker(
+      () => this.workers(),
       (addresses) => uploadToWorkers(this.peers, addresses, file),
       () => this.conn.request("upload-file", { ...file }),
     );
@@ -1005,7 +984,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<Record<string, "OK">> {
     this.checkOpen();
     const spec = workerPluginSpec(factory, options);
-    return this.onEveryWorker(
+    return onEveryWorker(
+      () => this.workers(),
       (addresses) => addOnWorkers(this.peers, addresses, spec),
       () => this.conn.request("register-worker-plugin", { ...spec }),
     );
@@ -1087,23 +1067,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       );
     }
     return (await this.conn.request("unregister-scheduler-plugin", { name })) as boolean;
-  }
-
-  /**
-   * `ask` the workers connected, then have the scheduler `record` it for the
-   * workers to come (only once all could), then `ask` those that registered
-   * meanwhile, told neither way: their answers by address.
-   */
-  private async onEveryWorker<T>(
-    ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
-    record: () => Promise<unknown>,
-  ): Promise<Record<string, T>> {
-    const first = (await this.workers()).map((w) => w.address);
-    const answered = await ask(first);
-    await record();
-    const late = (await this.workers()).map((w) => w.address).filter((a) => !(a in answered));
-    const more = late.length > 0 ? await ask(late) : {};
-    return sortedByKey({ ...answered, ...more });
   }
 
   /**
@@ -1213,7 +1176,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const problem = logCountProblem(optionsOf("getWorkerLogs", options).n);
     if (problem !== null)
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
-    const addresses = await this.workersNamed("getWorkerLogs", options);
+    const addresses = await workersNamed("getWorkerLogs", options, () => this.workers());
     return logsOfWorkers(this.peers, addresses, options.n);
   }
 
@@ -1431,7 +1394,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     return profileWhile(
       this.peers,
-      () => this.workersNamed("profile", options),
+      () => workersNamed("profile", options, () => this.workers()),
       body,
       options,
       (op, args) => this.conn.request(op, args),
