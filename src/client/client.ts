@@ -129,16 +129,22 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       return this.conn.request(op, { name });
     },
   });
+  // The concepts behind the methods are modules of their own, each given what it
+  // needs of the client (its host) in the constructor, in this order.
   /** The records of the keys this client holds futures of, and their releases. */
   private readonly records: KeyRecords;
-  /** The operations on the cluster's workers (replicate, rebalance, retire, restart). */
-  private readonly admin: ClusterAdmin;
+  /** This client's requests answered under their stimulus id, and the waits for their answers. */
+  private readonly requests: Requests;
   /** This client's submissions, and what becomes of their keys when one cannot be sent. */
   private readonly submissions: Submissions;
-  /** Publishes, gets and unpublishes datasets. */
-  private readonly datasets: ClientDatasets;
   /** Waits for and fetches the results of this client's futures. */
   private readonly results: Results;
+  /** Publishes, gets and unpublishes datasets. */
+  private readonly datasets: ClientDatasets;
+  /** This client's cancels not answered yet. */
+  private readonly cancels: Cancels;
+  /** The operations on the cluster's workers (replicate, rebalance, retire, restart). */
+  private readonly admin: ClusterAdmin;
   /** This client's scatters, and those in progress. */
   private readonly scatters: Scatters;
   private closedError: Error | null = null;
@@ -151,10 +157,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private resolveClosed: ((why: Error) => void) | null = null;
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
-  /** This client's requests answered under their stimulus id, and the waits for their answers. */
-  private readonly requests: Requests;
-  /** This client's cancels not answered yet. */
-  private readonly cancels: Cancels;
   private keyCounter = 0;
 
   private constructor(
