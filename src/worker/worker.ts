@@ -18,7 +18,7 @@ import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
-import { type LogRecord, LogRecords, logCountProblem } from "../util/logRecords.ts";
+import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
@@ -28,13 +28,13 @@ import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./bas
 import { ClusterCode } from "./clusterCode.ts";
 import { contactAddressFor } from "./contactAddress.ts";
 import { DataServer, parseGetDataResponse } from "./dataServer.ts";
-import { workerDumpDict } from "./dumpState.ts";
 import { wireErrorMessage } from "./executor.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
+import { Introspection } from "./introspection.ts";
 import type { MemoryMonitor } from "./memoryMonitor.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
-import { CpuProfiler, checkProfileSettings, type WorkerProfile } from "./profiler.ts";
+import { CpuProfiler } from "./profiler.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { type RegisterWorkerReply, registerWithScheduler } from "./registration.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
@@ -48,8 +48,6 @@ import {
   RetryBusyWorkerEvent,
   type StateMachineEvent,
 } from "./state/events.ts";
-import { workerStory } from "./state/log.ts";
-import { debugValue } from "./state/toDict.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
 import { TaskRunner } from "./taskRunner.ts";
@@ -97,8 +95,6 @@ export class Worker extends BaseWorker {
   private readonly plugins = new WorkerPlugins<Worker>(this.state.plugins, this);
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
-  /** The last records the worker logged, for `get_logs` (`client.getWorkerLogs`). */
-  private readonly logRecords: LogRecords;
   /** Loads what clients load into the cluster: uploads, task modules, plugins. */
   private readonly code: ClusterCode;
   private listener: Listener | null = null;
@@ -111,6 +107,10 @@ export class Worker extends BaseWorker {
   readonly dataServer: DataServer;
   /** Runs the tasks and `run` calls. */
   private readonly runner: TaskRunner;
+  /** CPU profiles of this worker's threads, on demand (`Client.profile`). */
+  private readonly profiler = new CpuProfiler(() => this.executors.main?.threadIds?.() ?? []);
+  /** Answers the rpcs that look into this worker (logs, dump, story, profiles). */
+  private readonly introspection: Introspection;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private readonly servedComms = new Set<Comm>();
   /** `{name joined by NUL: [name, total]}`: cheaper to key than JSON, once per task and metric. */
@@ -156,7 +156,6 @@ export class Worker extends BaseWorker {
     );
     this.options = o;
     this.logger = logger;
-    this.logRecords = logRecords;
     this.spill = spill;
     this.executors = new TaskExecutors(o, logger);
     this.memory =
@@ -173,6 +172,13 @@ export class Worker extends BaseWorker {
       logger,
       executors: this.executors,
       plugins: this.plugins,
+      status: () => this.statusValue,
+    });
+    this.introspection = new Introspection({
+      state: this.state,
+      options: o,
+      logRecords,
+      profiler: this.profiler,
       status: () => this.statusValue,
     });
     this.runner = new TaskRunner(
@@ -617,13 +623,13 @@ export class Worker extends BaseWorker {
       upload_file: this.code.uploadFile,
       actor_execute: this.actorServer.execute,
       actor_attribute: this.actorServer.attribute,
-      get_logs: this.getLogs,
-      dump_state: this.dumpState,
-      get_story: this.getStory,
+      get_logs: this.introspection.getLogs,
+      dump_state: this.introspection.dumpState,
+      get_story: this.introspection.getStory,
       plugin_add: this.code.pluginAdd,
       plugin_remove: this.code.pluginRemove,
-      profile_start: this.profileStart,
-      profile_stop: this.profileStop,
+      profile_start: this.introspection.profileStart,
+      profile_stop: this.introspection.profileStop,
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
@@ -655,59 +661,6 @@ export class Worker extends BaseWorker {
     });
     return this.taskClientPromise;
   };
-
-  /**
-   * Answers `get_logs` (a client's `getWorkerLogs`, Dask's `get_logs`): the
-   * last `n` records the worker logged (all it keeps, without `n`), oldest first.
-   */
-  private readonly getLogs = (args: Record<string, unknown>): LogRecord[] => {
-    const problem = logCountProblem(args.n);
-    if (problem !== null) throw new TypeError(`get_logs: ${problem}`);
-    return this.logRecords.recent(args.n as number | undefined);
-  };
-
-  /** CPU profiles of this worker's threads, on demand (`Client.profile`). */
-  private readonly profiler = new CpuProfiler(() => this.executors.main?.threadIds?.() ?? []);
-
-  /** Answers `profile_start` (`Client.profile`): profile `id` starts on every thread of this worker. */
-  private readonly profileStart = async (args: Record<string, unknown>): Promise<"OK"> => {
-    const { id, intervalUs, maxMs } = args;
-    if (typeof id !== "string" || id === "")
-      throw new TypeError("profile_start: id must be a string");
-    const settings = checkProfileSettings("profile_start", intervalUs, maxMs);
-    if (this.statusValue === "closing" || this.statusValue === "closed") {
-      throw new Error(`the worker ${this.address} is ${this.statusValue}`);
-    }
-    await this.profiler.start(id, settings);
-    return "OK";
-  };
-
-  /** Answers `profile_stop`: the profiles of profile `id`. */
-  private readonly profileStop = (args: Record<string, unknown>): Promise<WorkerProfile> => {
-    if (typeof args.id !== "string") throw new TypeError("profile_stop: id must be a string");
-    return this.profiler.stop(args.id);
-  };
-
-  /** The transition log records of these keys or stimulus ids (`Client.story`), oldest first. */
-  private readonly getStory = (args: Record<string, unknown>): unknown[] => {
-    const keys = args.keys;
-    if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
-      throw new TypeError("get_story: keys must be an array of keys");
-    }
-    // Not spread into story(...keys): 200,000 keys overflow the call's arguments.
-    return workerStory(new Set(keys), this.state.log).map((entry) => debugValue(entry));
-  };
-
-  /** This worker in a cluster dump (`Client.dumpClusterState`; see dumpState.ts). */
-  private readonly dumpState = (): Record<string, unknown> =>
-    workerDumpDict({
-      address: this.address,
-      scheduler: this.options.scheduler,
-      status: this.statusValue,
-      memoryLimit: this.options.memoryLimit,
-      logs: this.logRecords.recent(),
-      state: this.state,
-    });
 
   override batchedSend(msg: Record<string, unknown>): void {
     const stream = this.stream;
