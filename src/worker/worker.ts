@@ -32,6 +32,7 @@ import { wireErrorMessage } from "./executor.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
 import { Introspection } from "./introspection.ts";
 import type { MemoryMonitor } from "./memoryMonitor.ts";
+import { MetricTotals } from "./metricTotals.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
 import { CpuProfiler } from "./profiler.ts";
@@ -113,10 +114,8 @@ export class Worker extends BaseWorker {
   private readonly introspection: Introspection;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private readonly servedComms = new Set<Comm>();
-  /** `{name joined by NUL: [name, total]}`: cheaper to key than JSON, once per task and metric. */
-  private readonly metricTotals = new Map<string, [MetricName, number]>();
-  /** The same entries by (frozen, interned) name array. */
-  private readonly metricByName = new Map<MetricName, [MetricName, number]>();
+  /** The totals of the metrics digested so far. */
+  private readonly metricTotals = new MetricTotals();
   /** The data store when it spills to disk (`memoryLimit`), else null. */
   private readonly spill: SpillStore | null;
   /** Acts on the worker's memory (`memoryLimit` and a threshold set), else null. */
@@ -288,9 +287,7 @@ export class Worker extends BaseWorker {
 
   /** Totals of the metrics digested so far, by metric name joined with `/` (null parts empty). */
   get metrics(): ReadonlyMap<string, number> {
-    const out = new Map<string, number>();
-    for (const [name, total] of this.metricTotals.values()) out.set(JSON.stringify(name), total);
-    return out;
+    return this.metricTotals.toMap();
   }
 
   /**
@@ -736,22 +733,7 @@ export class Worker extends BaseWorker {
   }
 
   override digestMetric(name: MetricName, value: number): void {
-    // BaseWorker interns its names: most calls are found by identity.
-    const known = this.metricByName.get(name);
-    if (known !== undefined) {
-      known[1] += value;
-      return;
-    }
-    let key = "";
-    for (const part of name) key += part === null ? "\u0001\u0000" : `${part}\u0000`;
-    let entry = this.metricTotals.get(key);
-    if (entry === undefined) {
-      entry = [name, value];
-      this.metricTotals.set(key, entry);
-    } else {
-      entry[1] += value;
-    }
-    if (Object.isFrozen(name)) this.metricByName.set(name, entry);
+    this.metricTotals.add(name, value);
   }
 
   /**
