@@ -12,7 +12,6 @@ import type { Client } from "../client/client.ts";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
-import { isNetworkError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
@@ -27,8 +26,9 @@ import { ActorServer } from "./actorServer.ts";
 import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./baseWorker.ts";
 import { ClusterCode } from "./clusterCode.ts";
 import { contactAddressFor } from "./contactAddress.ts";
-import { DataServer, parseGetDataResponse } from "./dataServer.ts";
+import { DataServer } from "./dataServer.ts";
 import { wireErrorMessage } from "./executor.ts";
+import { type GatherHost, gatherFromPeer } from "./gatherDep.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
 import { Introspection } from "./introspection.ts";
 import type { MemoryMonitor } from "./memoryMonitor.ts";
@@ -36,19 +36,10 @@ import { MetricTotals } from "./metricTotals.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
 import { CpuProfiler } from "./profiler.ts";
-import { raceSignal } from "./raceSignal.ts";
 import { type RegisterWorkerReply, registerWithScheduler } from "./registration.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
 import type { SpillStats, SpillStore } from "./spillStore.ts";
-import {
-  FindMissingEvent,
-  GatherDepBusyEvent,
-  GatherDepFailureEvent,
-  GatherDepNetworkFailureEvent,
-  GatherDepSuccessEvent,
-  RetryBusyWorkerEvent,
-  type StateMachineEvent,
-} from "./state/events.ts";
+import { FindMissingEvent, RetryBusyWorkerEvent, type StateMachineEvent } from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
 import { TaskRunner } from "./taskRunner.ts";
@@ -104,6 +95,8 @@ export class Worker extends BaseWorker {
   private schedulerComm: Comm | null = null;
   private stream: BatchedSend | null = null;
   private readonly peers: PeerPool;
+  /** What fetching inputs from the peers needs (see gatherDep.ts). */
+  private readonly gatherHost: GatherHost;
   /** Answers `get_data`; its counters tell the outgoing transfers. */
   readonly dataServer: DataServer;
   /** Runs the tasks and `run` calls. */
@@ -196,6 +189,12 @@ export class Worker extends BaseWorker {
       ...commOptionsOf(o),
       logger,
     });
+    this.gatherHost = {
+      peers: this.peers,
+      logger,
+      address: () => this.address,
+      now: () => this.now(),
+    };
     this.dataServer = new DataServer(this, o.transferOutgoingCountLimit);
     this.actorServer = new ActorServer({ state: this.state, taskClient: this.taskClient });
   }
@@ -676,52 +675,14 @@ export class Worker extends BaseWorker {
     return this.runner.execute(key, stimId, ctx);
   }
 
-  override async gatherDep(
+  override gatherDep(
     worker: string,
     toGather: ReadonlySet<string>,
     totalNbytes: number,
     _stimulusId: string,
     ctx: AsyncInstructionContext,
   ): Promise<StateMachineEvent> {
-    const start = this.now();
-    try {
-      const client = await this.peers.get(worker, ctx.signal);
-      const response = await raceSignal(
-        client.call("get_data", { keys: [...toGather], who: this.address }, { signal: ctx.signal }),
-        ctx.signal,
-      );
-      ctx.ledger.record("network", this.now() - start);
-      const parsed = parseGetDataResponse(response, toGather, worker);
-      if (parsed.status === "busy") {
-        return new GatherDepBusyEvent({
-          worker,
-          totalNbytes,
-          stimulusId: stimulusId("gather-dep-busy"),
-        });
-      }
-      return new GatherDepSuccessEvent({
-        worker,
-        totalNbytes,
-        data: parsed.data,
-        stimulusId: stimulusId("gather-dep-success"),
-      });
-    } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      if (isNetworkError(err)) {
-        this.logger.warn({ err, peer: worker }, "network failure while gathering data from a peer");
-        return new GatherDepNetworkFailureEvent({
-          worker,
-          totalNbytes,
-          stimulusId: stimulusId("gather-dep-network-failure"),
-        });
-      }
-      this.logger.error({ err, peer: worker }, "failed to gather data from a peer");
-      return GatherDepFailureEvent.fromException(
-        err,
-        { worker, totalNbytes, stimulusId: stimulusId("gather-dep-failure") },
-        wireErrorMessage,
-      );
-    }
+    return gatherFromPeer(this.gatherHost, worker, toGather, totalNbytes, ctx);
   }
 
   override async retryBusyWorkerLater(

@@ -1,0 +1,86 @@
+/**
+ * Fetching a task's inputs from a peer (the `GatherDep` instruction): `get_data`
+ * on the peer's connection, and what the answer, or the failure, means to the
+ * state machine: `GatherDepSuccessEvent` with the values, `GatherDepBusyEvent`
+ * (the peer serves too many already: ask again later),
+ * `GatherDepNetworkFailureEvent` (the peer is unreachable: fetch from another
+ * holder) or `GatherDepFailureEvent` (anything else).
+ *
+ * Apart from the worker because it is the client side of `dataServer.ts`,
+ * with its own reading of the answer and of the errors.
+ */
+
+import type { Logger } from "pino";
+import { isNetworkError } from "../comm/errors.ts";
+import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
+import type { AsyncInstructionContext } from "./baseWorker.ts";
+import { parseGetDataResponse } from "./dataServer.ts";
+import { wireErrorMessage } from "./executor.ts";
+import type { PeerPool } from "./peerPool.ts";
+import { raceSignal } from "./raceSignal.ts";
+import {
+  GatherDepBusyEvent,
+  GatherDepFailureEvent,
+  GatherDepNetworkFailureEvent,
+  GatherDepSuccessEvent,
+  type StateMachineEvent,
+} from "./state/events.ts";
+
+/** What fetching from peers needs of the worker. */
+export interface GatherHost {
+  readonly peers: PeerPool;
+  readonly logger: Logger;
+  /** The worker's address (the `who` of `get_data`). */
+  address(): string;
+  /** Monotonic seconds, for the time spent on the network. */
+  now(): number;
+}
+
+/** Fetch the keys `toGather` from the peer `worker`: the event saying how it went. Rethrows an abort. */
+export async function gatherFromPeer(
+  host: GatherHost,
+  worker: string,
+  toGather: ReadonlySet<string>,
+  totalNbytes: number,
+  ctx: AsyncInstructionContext,
+): Promise<StateMachineEvent> {
+  const start = host.now();
+  try {
+    const client = await host.peers.get(worker, ctx.signal);
+    const response = await raceSignal(
+      client.call("get_data", { keys: [...toGather], who: host.address() }, { signal: ctx.signal }),
+      ctx.signal,
+    );
+    ctx.ledger.record("network", host.now() - start);
+    const parsed = parseGetDataResponse(response, toGather, worker);
+    if (parsed.status === "busy") {
+      return new GatherDepBusyEvent({
+        worker,
+        totalNbytes,
+        stimulusId: stimulusId("gather-dep-busy"),
+      });
+    }
+    return new GatherDepSuccessEvent({
+      worker,
+      totalNbytes,
+      data: parsed.data,
+      stimulusId: stimulusId("gather-dep-success"),
+    });
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    if (isNetworkError(err)) {
+      host.logger.warn({ err, peer: worker }, "network failure while gathering data from a peer");
+      return new GatherDepNetworkFailureEvent({
+        worker,
+        totalNbytes,
+        stimulusId: stimulusId("gather-dep-network-failure"),
+      });
+    }
+    host.logger.error({ err, peer: worker }, "failed to gather data from a peer");
+    return GatherDepFailureEvent.fromException(
+      err,
+      { worker, totalNbytes, stimulusId: stimulusId("gather-dep-failure") },
+      wireErrorMessage,
+    );
+  }
+}
