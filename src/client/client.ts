@@ -81,7 +81,7 @@ import { Requests } from "./requests.ts";
 import { Results } from "./results.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
 import { type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
-import { Scatters } from "./scatters.ts";
+import { Scatters } from "./scatterRegistration.ts";
 import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { SchedulerMessages } from "./schedulerMessages.ts";
