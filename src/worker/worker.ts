@@ -37,6 +37,7 @@ import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReaso
 import { PeerPool } from "./peerPool.ts";
 import { CpuProfiler } from "./profiler.ts";
 import { type RegisterWorkerReply, registerWithScheduler } from "./registration.ts";
+import { askToBeRetired } from "./retirement.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
 import type { SpillStats, SpillStore } from "./spillStore.ts";
 import { FindMissingEvent, RetryBusyWorkerEvent, type StateMachineEvent } from "./state/events.ts";
@@ -66,10 +67,6 @@ export type WorkerStatus =
 const stimulusId = newStimulusId;
 
 /** The real worker: executor, data store, `get_data` server, peer gathering, scheduler stream. */
-/** How long a worker leaving gracefully asks again to be retired when no other worker can take its results. */
-const RETIRE_RETRY_MS = 60_000;
-const RETIRE_RETRY_INTERVAL_MS = 1_000;
-
 export class Worker extends BaseWorker {
   /** The options, defaults filled in. */
   readonly options: ResolvedWorkerOptions;
@@ -408,34 +405,12 @@ export class Worker extends BaseWorker {
     }
     this.logger.info({ reason }, "closing gracefully: the scheduler retires this worker");
     if (restart) this.restartRequestedValue = true;
-    try {
-      const client = await this.taskClient();
-      const giveUpAt = Date.now() + RETIRE_RETRY_MS;
-      for (;;) {
-        const { failed } = await client.retireWorkers([this.address]);
-        const why = failed[0]?.reason;
-        if (why === undefined || this.closePromise !== null) break;
-        // No other worker can take its results now (they are starting, or
-        // retiring too), or another retirement has it: ask again for a while.
-        const worthWaiting =
-          why.startsWith("no other running worker") || why === "it is being retired already";
-        if (!worthWaiting || Date.now() >= giveUpAt) {
-          this.logger.warn({ reason: why }, "the scheduler could not retire this worker; closing");
-          break;
-        }
-        this.logger.info(
-          { reason: why },
-          "the scheduler cannot retire this worker yet; asking again",
-        );
-        await sleep(RETIRE_RETRY_INTERVAL_MS);
-        if (this.closePromise !== null) break;
-      }
-    } catch (err) {
-      // Told to close meanwhile, this worker closed its client: the answer did not come.
-      if (this.closePromise === null) {
-        this.logger.warn({ err }, "could not ask the scheduler to retire this worker; closing");
-      }
-    }
+    await askToBeRetired({
+      logger: this.logger,
+      address: this.address,
+      taskClient: this.taskClient,
+      closing: () => this.closePromise !== null,
+    });
     await this.close();
   }
 
