@@ -4,6 +4,17 @@
  * fetches missing inputs from peers with `get_data`, serves its own data to
  * peers, and sends the state machine's messages back to the scheduler over a
  * batched stream.
+ *
+ * This file is the `Worker` facade and its life: starting, the stream from the
+ * scheduler, pausing, closing, and the rpcs it answers. Each part is a module
+ * of its own, given what it needs of the worker through a narrow host
+ * interface: registration.ts (the handshake), taskExecutors.ts and
+ * taskRunner.ts (running tasks, and `run`), gatherDep.ts and peerPool.ts
+ * (fetching from peers), dataServer.ts and updateData.ts (serving and taking
+ * data), actorServer.ts, clusterCode.ts (uploads, task modules, plugins),
+ * introspection.ts (logs, dumps, stories, profiles), workerMemory.ts (spilling
+ * and the memory monitor), retirement.ts (`closeGracefully`) and
+ * metricTotals.ts.
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
