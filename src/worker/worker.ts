@@ -292,7 +292,7 @@ export class Worker extends BaseWorker {
     return this.options.executor;
   }
 
-  /** Totals of the metrics digested so far, by metric name joined with `/` (null parts empty). */
+  /** Totals of the metrics digested so far, by metric name as JSON (`["execute",null,"inc","thread","seconds"]`). */
   get metrics(): ReadonlyMap<string, number> {
     return this.metricTotals.toMap();
   }
