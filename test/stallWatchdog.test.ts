@@ -3,7 +3,8 @@ import type { TestCase, TestModule } from "vitest/node";
 import { type Stall, StallWatchdog } from "./stallWatchdog.ts";
 
 const mod = (moduleId: string) => ({ moduleId }) as TestModule;
-const testOf = (moduleId: string) => ({ module: mod(moduleId) }) as TestCase;
+const testOf = (moduleId: string, fullName = "a test") =>
+  ({ module: mod(moduleId), fullName }) as TestCase;
 
 describe("StallWatchdog", () => {
   beforeEach(() => {
@@ -26,7 +27,7 @@ describe("StallWatchdog", () => {
     }
     expect(seen).toEqual([]);
     vi.advanceTimersByTime(1_000);
-    expect(seen).toEqual([[{ file: "a.test.ts", quietMs: 60_000 }]]);
+    expect(seen).toEqual([[{ file: "a.test.ts", quietMs: 60_000, lastTest: null }]]);
     // Once: the run is being stopped.
     vi.advanceTimersByTime(120_000);
     expect(seen).toHaveLength(1);
@@ -43,5 +44,16 @@ describe("StallWatchdog", () => {
     w.onTestRunEnd();
     vi.advanceTimersByTime(60_000);
     expect(seen).toEqual([]);
+  });
+
+  it("names the test the stalled file started last", () => {
+    const seen: Stall[][] = [];
+    const w = new StallWatchdog(10_000, { checkEveryMs: 1_000, onStall: (s) => seen.push([...s]) });
+    w.onTestModuleStart(mod("a.test.ts"));
+    w.onTestCaseReady(testOf("a.test.ts", "suite > first"));
+    w.onTestCaseResult(testOf("a.test.ts", "suite > first"));
+    w.onTestCaseReady(testOf("a.test.ts", "suite > second"));
+    vi.advanceTimersByTime(10_000);
+    expect(seen).toEqual([[{ file: "a.test.ts", quietMs: 10_000, lastTest: "suite > second" }]]);
   });
 });

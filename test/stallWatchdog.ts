@@ -23,10 +23,11 @@ function descendants(pid: number): number[] {
   return children.flatMap((c) => [c, ...descendants(c)]);
 }
 
-/** A test file that stalled, and for how long. */
+/** A test file that stalled, for how long, and the test it last started, if any. */
 export interface Stall {
   readonly file: string;
   readonly quietMs: number;
+  readonly lastTest: string | null;
 }
 
 export interface StallWatchdogOptions {
@@ -40,6 +41,8 @@ export class StallWatchdog implements Reporter {
   private vitest: Vitest | null = null;
   /** The test files under way, with when each last moved. */
   private readonly lastMoved = new Map<string, number>();
+  /** The test each file under way started last: where it is stuck. */
+  private readonly lastTest = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
   private stopping = false;
   private readonly checkEveryMs: number;
@@ -67,6 +70,7 @@ export class StallWatchdog implements Reporter {
 
   onTestCaseReady(t: TestCase): void {
     this.moved(t.module.moduleId);
+    this.lastTest.set(t.module.moduleId, t.fullName);
   }
 
   onTestCaseResult(t: TestCase): void {
@@ -75,6 +79,7 @@ export class StallWatchdog implements Reporter {
 
   onTestModuleEnd(m: TestModule): void {
     this.lastMoved.delete(m.moduleId);
+    this.lastTest.delete(m.moduleId);
   }
 
   onTestRunEnd(): void {
@@ -90,7 +95,7 @@ export class StallWatchdog implements Reporter {
     if (this.stopping) return;
     const now = Date.now();
     const stalls = [...this.lastMoved]
-      .map(([file, at]) => ({ file, quietMs: now - at }))
+      .map(([file, at]) => ({ file, quietMs: now - at, lastTest: this.lastTest.get(file) ?? null }))
       .filter((s) => s.quietMs >= this.stallMs);
     if (stalls.length === 0) return;
     this.stopping = true;
@@ -98,10 +103,12 @@ export class StallWatchdog implements Reporter {
   }
 
   private stopRun(stalls: readonly Stall[], vitest: Vitest | null): void {
-    for (const { file, quietMs } of stalls) {
+    for (const { file, quietMs, lastTest } of stalls) {
       process.stderr.write(
         `\nstall watchdog: ${file} has neither started nor finished a test for ${Math.round(quietMs / 1000)} s` +
-          ` (limit ${this.stallMs / 1000} s): it hangs. Stopping the run.\n`,
+          ` (limit ${this.stallMs / 1000} s): it hangs` +
+          (lastTest === null ? "" : `, in or after the test "${lastTest}"`) +
+          ". Stopping the run.\n",
       );
     }
     process.exitCode = 1;
