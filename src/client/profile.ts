@@ -7,6 +7,7 @@
 
 import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
+import { asError } from "../util/asError.ts";
 import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import {
@@ -377,7 +378,7 @@ export async function profileWhile<T>(
     } catch (err) {
       failed.push({
         worker: "scheduler",
-        reason: err instanceof Error ? err.message : String(err),
+        reason: asError(err).message,
       });
     }
   }
@@ -388,7 +389,7 @@ export async function profileWhile<T>(
         const got = await (await peers.get(address)).call("profile_stop", { id });
         return isWorkerProfile(got) ? got : "it answered profile_stop with no profile";
       } catch (err) {
-        return err instanceof Error ? err.message : String(err);
+        return asError(err).message;
       }
     }),
   );
