@@ -39,10 +39,8 @@ export interface StallWatchdogOptions {
 
 export class StallWatchdog implements Reporter {
   private vitest: Vitest | null = null;
-  /** The test files under way, with when each last moved. */
-  private readonly lastMoved = new Map<string, number>();
-  /** The test each file under way started last: where it is stuck. */
-  private readonly lastTest = new Map<string, string>();
+  /** The test files under way: when each last moved, and the test it started last. */
+  private readonly underWay = new Map<string, { at: number; lastTest: string | null }>();
   private timer: NodeJS.Timeout | null = null;
   private stopping = false;
   private readonly checkEveryMs: number;
@@ -61,7 +59,7 @@ export class StallWatchdog implements Reporter {
   }
 
   onTestModuleStart(m: TestModule): void {
-    this.moved(m.moduleId);
+    this.moved(m.moduleId, null);
     if (this.timer === null) {
       this.timer = setInterval(() => this.check(), this.checkEveryMs);
       this.timer.unref();
@@ -69,8 +67,7 @@ export class StallWatchdog implements Reporter {
   }
 
   onTestCaseReady(t: TestCase): void {
-    this.moved(t.module.moduleId);
-    this.lastTest.set(t.module.moduleId, t.fullName);
+    this.moved(t.module.moduleId, t.fullName);
   }
 
   onTestCaseResult(t: TestCase): void {
@@ -78,8 +75,7 @@ export class StallWatchdog implements Reporter {
   }
 
   onTestModuleEnd(m: TestModule): void {
-    this.lastMoved.delete(m.moduleId);
-    this.lastTest.delete(m.moduleId);
+    this.underWay.delete(m.moduleId);
   }
 
   onTestRunEnd(): void {
@@ -87,15 +83,20 @@ export class StallWatchdog implements Reporter {
     this.timer = null;
   }
 
-  private moved(moduleId: string): void {
-    this.lastMoved.set(moduleId, Date.now());
+  /** `moduleId` moved now; `lastTest` is the test it started, if it started one. */
+  private moved(moduleId: string, lastTest?: string | null): void {
+    const known = this.underWay.get(moduleId);
+    this.underWay.set(moduleId, {
+      at: Date.now(),
+      lastTest: lastTest === undefined ? (known?.lastTest ?? null) : lastTest,
+    });
   }
 
   private check(): void {
     if (this.stopping) return;
     const now = Date.now();
-    const stalls = [...this.lastMoved]
-      .map(([file, at]) => ({ file, quietMs: now - at, lastTest: this.lastTest.get(file) ?? null }))
+    const stalls = [...this.underWay]
+      .map(([file, { at, lastTest }]) => ({ file, quietMs: now - at, lastTest }))
       .filter((s) => s.quietMs >= this.stallMs);
     if (stalls.length === 0) return;
     this.stopping = true;
