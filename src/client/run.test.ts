@@ -38,6 +38,20 @@ describe("client.run", () => {
     expect((unknown as RunError).exceptionText).toMatch(/nosuch/);
   });
 
+  for (const executor of ["inline", "threads"] as const) {
+    it(`an error names the run, not a made-up task key (${executor})`, async () => {
+      const { client } = await testCluster({ executor, workers: 1 });
+      // A function returned: the inline executor lets it in, the threads cannot clone it.
+      const err = await client.run("identity", () => 1).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RunError);
+      const text = (err as RunError).exceptionText;
+      expect(text).toMatch(
+        /^DataCloneError: (result|arguments) of client\.run\(identity\) cannot be/,
+      );
+      expect(text).not.toMatch(/task run-/);
+    });
+  }
+
   it("holds a worker thread while it runs: two runs on one thread take turns", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const address = cluster.workers[0].address;

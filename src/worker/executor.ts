@@ -24,6 +24,16 @@ export interface ExecuteJob {
    * this worker, and need not be data as other results must be. Default false.
    */
   readonly actor?: boolean;
+  /**
+   * How errors name the job: `task <key>` unless set. `Client.run`'s runs set
+   * it, since they are not tasks and their keys are made up.
+   */
+  readonly label?: string;
+}
+
+/** How errors name `job`: its `label`, or `task <key>`. */
+export function jobLabel(job: { readonly key: string; readonly label?: string }): string {
+  return job.label ?? `task ${job.key}`;
 }
 
 /** What the worker does when the running task calls `secede()` / `rejoin()`. */

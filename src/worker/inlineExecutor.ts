@@ -45,15 +45,7 @@ export class InlineExecutor implements Executor {
   ): ExecuteOutcome | Promise<ExecuteOutcome> {
     if (signal.aborted) return Promise.reject(signal.reason);
     if (this.closed) return Promise.reject(new Error("executor is closed"));
-    const outcome = startTask(
-      job.key,
-      job.fn,
-      job.args,
-      control,
-      undefined,
-      job.hasActors,
-      job.actor,
-    );
+    const outcome = startTask(job, control);
     // A task cannot be stopped on this thread: once aborted, stop waiting for it.
     return outcome instanceof Promise ? raceSignal(outcome, signal) : outcome;
   }

@@ -18,6 +18,7 @@ import {
   type ExecuteJob,
   type ExecuteOutcome,
   type Executor,
+  jobLabel,
   makeError,
   type RunControl,
   wallSeconds,
@@ -220,7 +221,10 @@ export class PiscinaExecutor implements Executor {
       const why = err instanceof Error ? err.message : String(err);
       return {
         status: "error",
-        error: makeError("DataCloneError", `arguments of task ${job.key} cannot be cloned: ${why}`),
+        error: makeError(
+          "DataCloneError",
+          `arguments of ${jobLabel(job)} cannot be cloned: ${why}`,
+        ),
         start: t,
         stop: t,
         threadId: 0,
@@ -244,6 +248,7 @@ export class PiscinaExecutor implements Executor {
         fn: job.fn,
         args,
         hasActors: job.hasActors === true,
+        ...(job.label === undefined ? {} : { label: job.label }),
       };
       // The serialized arguments are moved to the thread, not copied again.
       reply = await this.pool.run(msg, {
@@ -252,10 +257,10 @@ export class PiscinaExecutor implements Executor {
       });
     } catch (err) {
       if (signal.aborted) throw err;
-      if (waiting.startFailure !== null) throw noThreadStarted(job.key, waiting.startFailure);
+      if (waiting.startFailure !== null) throw noThreadStarted(jobLabel(job), waiting.startFailure);
       // The task's own errors come back as outcomes: a rejection is the thread
       // itself failing, maybe for code an earlier task left running there.
-      throw threadDied(job.key, err);
+      throw threadDied(jobLabel(job), err);
     } finally {
       signal.removeEventListener("abort", forward);
       this.waiting.delete(waiting);
@@ -275,7 +280,7 @@ export class PiscinaExecutor implements Executor {
         status: "error",
         error: makeError(
           "DataCloneError",
-          `result of task ${job.key} cannot be deserialised: ${why}`,
+          `result of ${jobLabel(job)} cannot be deserialised: ${why}`,
         ),
       };
     }
@@ -370,9 +375,9 @@ interface WaitingRun {
 }
 
 /** The error of a task that waited for a pool thread none of which could start. */
-function noThreadStarted(key: string, err: Error): Error {
+function noThreadStarted(label: string, err: Error): Error {
   const out = new Error(
-    `no pool thread could start to run task ${key}: ${err.name}: ${err.message} (a new thread imports the task modules first)`,
+    `no pool thread could start to run ${label}: ${err.name}: ${err.message} (a new thread imports the task modules first)`,
     { cause: err },
   );
   out.name = "PoolThreadStartFailed";
@@ -384,10 +389,10 @@ function noThreadStarted(key: string, err: Error): Error {
  * what stopped it may be a timer or an unhandled rejection that an earlier task
  * left on that thread, not this task.
  */
-function threadDied(key: string, err: unknown): Error {
+function threadDied(label: string, err: unknown): Error {
   const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   const out = new Error(
-    `the pool thread running task ${key} stopped: ${why} (code left running by an earlier task on that thread, a timer or an unhandled rejection, stops it too)`,
+    `the pool thread running ${label} stopped: ${why} (code left running by an earlier task on that thread, a timer or an unhandled rejection, stops it too)`,
     { cause: err },
   );
   out.name = "PoolThreadDied";

@@ -35,7 +35,7 @@ describe("a task's result waits for the messages it sent (print)", () => {
               return 5;
             },
       );
-      const out = startTask("k", name, [], hooks);
+      const out = startTask({ key: "k", fn: name, args: [] }, hooks);
       expect(out).toBeInstanceOf(Promise);
       let done = false;
       void (out as Promise<unknown>).then(() => {
@@ -53,7 +53,7 @@ describe("a task's result waits for the messages it sent (print)", () => {
 
   it("a task that sends nothing costs nothing: a synchronous one's outcome comes at once", () => {
     defineTask("runTask.silent", () => 1);
-    const out = startTask("k", "runTask.silent", [], hooks);
+    const out = startTask({ key: "k", fn: "runTask.silent", args: [] }, hooks);
     expect(out).not.toBeInstanceOf(Promise);
     expect(out).toMatchObject({ status: "ok", value: 1 });
   });

@@ -8,7 +8,9 @@ import { threadId } from "node:worker_threads";
 import { type ActorHost, bindActorRefs } from "../client/actor.ts";
 import { DATA_KINDS, valueProblem } from "../protocol/values.ts";
 import {
+  type ExecuteJob,
   type ExecuteOutcome,
+  jobLabel,
   makeError,
   type SerializedError,
   serializeError,
@@ -93,7 +95,7 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
 }
 
 /**
- * Run `fn(...args)` for task `key`. `finish` may post-process a returned value
+ * Run `job.fn(...job.args)`. `finish` may post-process a returned value
  * (the pool threads serialise it); it runs inside the timing. With
  * `hasActors`, the `ActorRef`s among the arguments become handles calling
  * through the task's client. A returned value must be data (see
@@ -103,15 +105,11 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
  * `actor`: the task makes an actor, whose object is its result, not checked.
  */
 export async function runTask(
-  key: string,
-  fnName: string,
-  args: readonly unknown[],
+  job: ExecuteJob,
   hooks: SecedeHooks,
   finish?: (value: unknown) => unknown,
-  hasActors = false,
-  actor = false,
 ): Promise<ExecuteOutcome> {
-  return startTask(key, fnName, args, hooks, finish, hasActors, actor);
+  return startTask(job, hooks, finish);
 }
 
 /**
@@ -121,22 +119,20 @@ export async function runTask(
  * executor uses it so that a synchronous task costs no extra turns.
  */
 export function startTask(
-  key: string,
-  fnName: string,
-  args: readonly unknown[],
+  job: ExecuteJob,
   hooks: SecedeHooks,
   finish?: (value: unknown) => unknown,
-  hasActors = false,
-  actor = false,
 ): ExecuteOutcome | Promise<ExecuteOutcome> {
   const start = wallSeconds();
-  const run = new TaskRun(key, performance.now(), hooks, actor);
-  if (hasActors) {
+  const run = new TaskRun(job.key, performance.now(), hooks, job.actor === true);
+  let args = job.args;
+  if (job.hasActors === true) {
     args = bindActorRefs(args, () => run.client() as Promise<ActorHost>) as unknown[];
   }
+  const label = jobLabel(job);
   let fn: (...a: unknown[]) => unknown;
   try {
-    fn = lookupTaskFunction(fnName) as (...a: unknown[]) => unknown;
+    fn = lookupTaskFunction(job.fn) as (...a: unknown[]) => unknown;
   } catch (err) {
     return errorOutcome(serializeError(err), start, run);
   }
@@ -146,7 +142,7 @@ export function startTask(
     if (isAsyncFunction(fn)) {
       return settle(
         runInTask(run, () => fn(...args)),
-        key,
+        label,
         start,
         run,
         finish,
@@ -155,18 +151,18 @@ export function startTask(
     value = runInTaskSync(run, fn, args);
     // Reading `then` may throw (a getter, a revoked Proxy): the task's error,
     // as a promise resolved with that value would reject with it.
-    if (isThenable(value)) return settle(value, key, start, run, finish);
+    if (isThenable(value)) return settle(value, label, start, run, finish);
   } catch (err) {
     const thrown = thrownOutcome(err, start, run);
     return run.sent === null ? thrown : afterSent(run, thrown);
   }
-  const outcome = valueOutcome(value, key, start, run, finish);
+  const outcome = valueOutcome(value, label, start, run, finish);
   return run.sent === null ? outcome : afterSent(run, outcome);
 }
 
 async function settle(
   pending: unknown,
-  key: string,
+  label: string,
   start: number,
   run: TaskRun,
   finish: ((value: unknown) => unknown) | undefined,
@@ -179,7 +175,7 @@ async function settle(
     outcome = thrownOutcome(err, start, run);
     return run.sent === null ? outcome : afterSent(run, outcome);
   }
-  outcome = valueOutcome(value, key, start, run, finish);
+  outcome = valueOutcome(value, label, start, run, finish);
   return run.sent === null ? outcome : afterSent(run, outcome);
 }
 
@@ -218,7 +214,7 @@ function errorOutcome(error: SerializedError, start: number, run: TaskRun): Exec
 
 function valueOutcome(
   value: unknown,
-  key: string,
+  label: string,
   start: number,
   run: TaskRun,
   finish: ((value: unknown) => unknown) | undefined,
@@ -229,7 +225,7 @@ function valueOutcome(
       return errorOutcome(
         makeError(
           "DataCloneError",
-          `result of task ${key} cannot be cloned: ${problem}; task results must be data (${DATA_KINDS})`,
+          `result of ${label} cannot be cloned: ${problem}; task results must be data (${DATA_KINDS})`,
         ),
         start,
         run,
@@ -242,7 +238,7 @@ function valueOutcome(
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       return errorOutcome(
-        makeError("DataCloneError", `result of task ${key} cannot be cloned: ${why}`),
+        makeError("DataCloneError", `result of ${label} cannot be cloned: ${why}`),
         start,
         run,
       );

@@ -292,6 +292,7 @@ export class TaskRunner {
       key: `run-${fn}-${++this.runCount}`,
       fn,
       args: given.map((a) => ClonedValue.unwrap(a)),
+      label: `client.run(${fn})`,
     };
     let outcome: ExecuteOutcome;
     try {

@@ -9,7 +9,7 @@ import { deserialize, serialize } from "node:v8";
 import { BroadcastChannel, threadId } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { importModule } from "../util/importModule.ts";
-import { makeError, wallSeconds } from "./executor.ts";
+import { jobLabel, makeError, wallSeconds } from "./executor.ts";
 import { ownBuffer } from "./ownBuffer.ts";
 import { runTask, type SecedeHooks } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
@@ -155,7 +155,7 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
     const module = job.loaded[imported];
     return failedBeforeRun(
       "ImportError",
-      `task ${job.key}: its thread could not import the task module ${module}`,
+      `${jobLabel(job)}: its thread could not import the task module ${module}`,
       err,
     );
   }
@@ -164,17 +164,20 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
   } catch (err) {
     return failedBeforeRun(
       "DataCloneError",
-      `arguments of task ${job.key} cannot be deserialised`,
+      `arguments of ${jobLabel(job)} cannot be deserialised`,
       err,
     );
   }
   const outcome = await runTask(
-    job.key,
-    job.fn,
-    args as unknown[],
+    {
+      key: job.key,
+      fn: job.fn,
+      args: args as unknown[],
+      hasActors: job.hasActors,
+      label: job.label,
+    },
     hooksFor(job.token),
     (v) => serialize(v),
-    job.hasActors,
   );
   // Between tasks piscina stops this thread's event loop (Atomics.wait): what
   // the task's client queued (a Pub.put, a release) leaves now, or would wait

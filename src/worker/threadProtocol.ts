@@ -40,6 +40,8 @@ export type ThreadJob =
       readonly args: Uint8Array;
       /** Some arguments are `ActorRef`s, to be made handles (see `ExecuteJob`). */
       readonly hasActors: boolean;
+      /** As `ExecuteJob`'s: how errors name the job. */
+      readonly label?: string;
     };
 
 /** A pool thread's answer: to a ping, the functions it knows; to a gc, whether it could; to a run, the outcome (an ok value `v8.serialize`d). */
