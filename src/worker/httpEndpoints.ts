@@ -12,7 +12,7 @@
 import { HttpEndpoints, healthRoute, jsonReply, metricsRoute } from "../comm/httpEndpoints.ts";
 import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
-import { renderWorkerStatusPage, workerStatusSnapshot } from "./statusPage.ts";
+import { renderWorkerStatusPage, type WorkerView, workerStatusSnapshot } from "./statusPage.ts";
 import type { Worker } from "./worker.ts";
 
 /**
@@ -24,7 +24,7 @@ import type { Worker } from "./worker.ts";
  * limit the spills. Workers of one process (a `LocalCluster`) share its resident
  * memory: each reports all of it.
  */
-export function workerMetrics(w: Worker, namespace: string): ScrapedMetrics {
+export function workerMetrics(w: WorkerView, namespace: string): ScrapedMetrics {
   const state = w.state;
   const out = w.dataServer;
   return new ScrapedMetrics(`${namespace}_worker`)
@@ -112,7 +112,7 @@ export function workerMetrics(w: Worker, namespace: string): ScrapedMetrics {
 
 /** Serve the worker's HTTP endpoints at `address` (see the module's comment). */
 export function startWorkerHttp(
-  w: Worker,
+  w: WorkerView & Pick<Worker, "logger">,
   address: string,
   namespace: string,
 ): Promise<HttpEndpoints> {

@@ -11,6 +11,12 @@ import { formatBytes } from "../util/parseBytes.ts";
 import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
 import type { Worker } from "./worker.ts";
 
+/** What the status page and the metrics read of a worker, and nothing else of it. */
+export type WorkerView = Pick<
+  Worker,
+  "address" | "options" | "status" | "state" | "spillStats" | "dataServer"
+>;
+
 /** The states shown as columns, in the order of a task's life: all but `forgotten`. */
 const STATES: readonly TaskStateState[] = [
   "released",
@@ -78,7 +84,7 @@ function isState(v: unknown): v is TaskStateState {
 }
 
 /** Read what the page shows from `w`. */
-export function workerStatusSnapshot(w: Worker): WorkerStatusSnapshot {
+export function workerStatusSnapshot(w: WorkerView): WorkerStatusSnapshot {
   const state = w.state;
   const spill = w.spillStats;
   const prefixes = new Map<string, Partial<Record<TaskStateState, number>>>();
