@@ -12,7 +12,6 @@ import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { workersOption } from "./graph.ts";
-import { sortedByKey } from "./taskModules.ts";
 
 /**
  * `ask(address)` for each of `addresses`, at once: `{address: answer}` in
@@ -146,4 +145,11 @@ export async function onEveryWorker<T>(
   const late = (await workers()).map((w) => w.address).filter((a) => !(a in answered));
   const more = late.length > 0 ? await ask(late) : {};
   return sortedByKey({ ...answered, ...more });
+}
+
+/** `record` with its keys in order. */
+export function sortedByKey<T>(record: Record<string, T>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const k of Object.keys(record).sort()) out[k] = record[k];
+  return out;
 }

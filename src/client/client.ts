@@ -33,7 +33,7 @@ import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
-import { onEveryWorker, workersNamed } from "./askWorkers.ts";
+import { onEveryWorker, sortedByKey, workersNamed } from "./askWorkers.ts";
 import { Cancels } from "./cancels.ts";
 import { ClientDatasets } from "./clientDatasets.ts";
 import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
@@ -96,7 +96,7 @@ import {
   wantedKeys,
 } from "./submitOptions.ts";
 import { argsWithRefs, taskName } from "./taskArgs.ts";
-import { loadOnWorkers, sortedByKey, taskModuleUrl } from "./taskModules.ts";
+import { loadOnWorkers, taskModuleUrl } from "./taskModules.ts";
 import { TASK_OUTPUT_TOPICS } from "./taskPrint.ts";
 import { tokenize } from "./tokenize.ts";
 import { readUpload, type UploadFileOptions, uploadToWorkers } from "./uploads.ts";

@@ -69,10 +69,3 @@ export function askForTasks(
     failed,
   );
 }
-
-/** `record` with its keys in order. */
-export function sortedByKey<T>(record: Record<string, T>): Record<string, T> {
-  const out: Record<string, T> = {};
-  for (const k of Object.keys(record).sort()) out[k] = record[k];
-  return out;
-}
