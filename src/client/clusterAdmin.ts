@@ -11,8 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { showValue } from "../util/showValue.ts";
-import { MAX_TIMER_MS } from "../util/timers.ts";
-import { optionsOf } from "./argChecks.ts";
+import { checkOptionalMs, optionsOf } from "./argChecks.ts";
 import {
   RebalanceError,
   ReplicateError,
@@ -46,12 +45,7 @@ function restartOptions(
   options: { timeoutMs?: number; waitForWorkers?: boolean } | undefined,
 ): { timeoutMs: number; waitForWorkers: boolean } {
   const { timeoutMs = 30_000, waitForWorkers = true } = optionsOf(op, options);
-  // typeof first: null and [] compare as 0.
-  if (!(typeof timeoutMs === "number" && timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
-    throw new TypeError(
-      `${op}: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
-    );
-  }
+  checkOptionalMs(op, "timeoutMs", timeoutMs);
   if (typeof waitForWorkers !== "boolean") {
     throw new TypeError(
       `${op}: waitForWorkers must be a boolean, got ${showValue(waitForWorkers)}`,
@@ -229,11 +223,7 @@ export class ClusterAdmin {
         `waitForWorkers: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,
       );
     }
-    if (!(typeof pollMs === "number" && pollMs > 0 && pollMs <= MAX_TIMER_MS)) {
-      throw new TypeError(
-        `waitForWorkers: pollMs must be a number of milliseconds > 0, got ${showValue(pollMs)}`,
-      );
-    }
+    checkOptionalMs("waitForWorkers", "pollMs", pollMs, true);
     return this.untilWorkers(
       n,
       timeoutMs,

@@ -18,8 +18,7 @@ import { randomUUID } from "node:crypto";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { CoordinationOp } from "../protocol/messagesSession.ts";
 import { showValue } from "../util/showValue.ts";
-import { MAX_TIMER_MS } from "../util/timers.ts";
-import { checkOptionalBoolean, optionsOf } from "./argChecks.ts";
+import { checkOptionalBoolean, checkOptionalMs, optionsOf } from "./argChecks.ts";
 import { CoordinationTimeoutError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { searchFutures } from "./futureSearch.ts";
@@ -51,12 +50,8 @@ export function checkName(what: string, name: unknown): string {
 export function timeoutOf(what: string, o: CoordinationWaitOptions | undefined): number | null {
   const t = optionsOf(what, o).timeoutMs;
   if (t === undefined) return null;
-  if (typeof t !== "number" || !(t >= 0 && t <= MAX_TIMER_MS)) {
-    throw new TypeError(
-      `${what}: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(t)}`,
-    );
-  }
-  return t;
+  checkOptionalMs(what, "timeoutMs", t);
+  return t as number;
 }
 
 /** The names of the datasets that hold values of variables and queues (hidden from `listDatasets`). */

@@ -74,6 +74,10 @@ describe("Client.restart", () => {
       expect(await client.submit(inc, i)).toBe(i + 1);
     }
     await expect(client.restart({ timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be/);
+    // The message says the bound it enforces: no timer runs longer.
+    await expect(client.restart({ timeoutMs: 2 ** 31 })).rejects.toThrow(
+      "restart: timeoutMs must be a number of milliseconds ≥ 0 and at most 2147483647, got 2147483648",
+    );
     await expect(client.restart({ waitForWorkers: "yes" as never })).rejects.toThrow(
       /waitForWorkers must be a boolean/,
     );

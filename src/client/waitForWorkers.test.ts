@@ -37,7 +37,7 @@ describe("Client.waitForWorkers", () => {
       /timeoutMs must be a number of milliseconds ≥ 0, got NaN/,
     );
     await expect(client.waitForWorkers(1, { pollMs: 0 })).rejects.toThrow(
-      /pollMs must be a number of milliseconds > 0, got 0/,
+      /pollMs must be a number of milliseconds > 0 and at most 2147483647, got 0/,
     );
     const waiting = client.waitForWorkers(5, { pollMs: 20 });
     await client.close();
