@@ -6,6 +6,7 @@ import { removeSchedulerFile, writeSchedulerFile } from "../../util/schedulerFil
 import { wallSeconds } from "../../util/wallClock.ts";
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { checkListenAddress } from "./listenAddress.ts";
 import {
   addFrameLimitOptions,
   addHttpOptions,
@@ -55,6 +56,7 @@ export async function runScheduler(
     const secure = tlsFrom(opts);
     const listen =
       opts.listen ?? (secure.tls !== undefined ? "tls://0.0.0.0:8786" : "tcp://0.0.0.0:8786");
+    checkListenAddress("--listen", listen);
     // In-process addresses reach nothing outside this process: no worker could join.
     if (splitScheme(listen).scheme === "inproc") {
       throw new Error(

@@ -6,6 +6,7 @@ import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { checkListenAddress } from "./listenAddress.ts";
 import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
 import {
   addFrameLimitOptions,
@@ -118,6 +119,7 @@ export async function runWorker(
     const listenAt =
       opts.listen ??
       (splitScheme(scheduler).scheme === "tls" ? "tls://0.0.0.0:0" : "tcp://0.0.0.0:0");
+    checkListenAddress("--listen", listenAt);
     const { listen, contact } = await workerAddresses(listenAt, scheduler);
     worker = new Worker({
       scheduler,
