@@ -86,4 +86,65 @@ describe("weft profile", () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/weft profile: profile: no worker to profile \(none matches workers\)/);
   });
+
+  it("refuses an -o it could not write before profiling (exit 2)", async () => {
+    const missing = join(tmpdir(), `weft-no-such-dir-${process.pid}`, "p.cpuprofile");
+    // Nothing listens there: the check comes before connecting.
+    const r = await runWeft(["profile", "tcp://127.0.0.1:1", "-o", missing]);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      `weft profile: -o ${missing}: no such directory: ${join(tmpdir(), `weft-no-such-dir-${process.pid}`)}\n`,
+    );
+    const dir = await runWeft(["profile", "tcp://127.0.0.1:1", "-o", tmpdir()]);
+    expect(dir.code).toBe(2);
+    expect(dir.err).toBe(`weft profile: -o ${tmpdir()}: it is a directory\n`);
+  });
+
+  it("Ctrl-C ends the profile early: the time so far is written, the workers stop profiling, exit 130", async () => {
+    const { cluster } = await testCluster({ executor: "threads", workers: 1 });
+    const output = join(tmpdir(), `weft-cli-profile-int-${process.pid}.cpuprofile`);
+    const listeners = process.listenerCount("SIGINT");
+    try {
+      const profiling = runWeft(["profile", cluster.address, "--seconds", "600", "-o", output]);
+      const worker = cluster.workers[0] as unknown as { profiler: { current: string | null } };
+      // Every profiler started: the command waits, and listens for SIGINT.
+      while (process.listenerCount("SIGINT") === listeners) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(worker.profiler.current).not.toBeNull();
+      const started = Date.now();
+      process.emit("SIGINT", "SIGINT");
+      const r = await profiling;
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(r.code).toBe(130);
+      expect(r.out).toMatch(/^weft profile: 2 threads on 1 worker: /);
+      expect(r.err).toMatch(/weft profile: interrupted \(SIGINT\) before 600 s\n$/);
+      expect(JSON.parse(await readFile(output, "utf8"))).toHaveProperty("nodes");
+      // Not left profiling for the next ten minutes: a new profile may start.
+      expect(worker.profiler.current).toBeNull();
+      expect(process.listenerCount("SIGINT")).toBe(listeners);
+    } finally {
+      await rm(output, { force: true });
+    }
+  });
+
+  it("a scheduler lost while profiling ends it at once: exit 1, no empty profile written", async () => {
+    const { cluster } = await testCluster({ executor: "threads", workers: 1 });
+    const output = join(tmpdir(), `weft-cli-profile-lost-${process.pid}.cpuprofile`);
+    await rm(output, { force: true });
+    const listeners = process.listenerCount("SIGINT");
+    const profiling = runWeft(["profile", cluster.address, "--seconds", "600", "-o", output]);
+    // Every profiler started: the command waits, and listens for SIGINT.
+    while (process.listenerCount("SIGINT") === listeners) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const started = Date.now();
+    await cluster.scheduler.close();
+    const r = await profiling;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(r.code).toBe(1);
+    expect(r.out).toBe("");
+    expect(r.err).toMatch(/weft profile: lost the scheduler: /);
+    await expect(readFile(output)).rejects.toThrow(/ENOENT/);
+  });
 });

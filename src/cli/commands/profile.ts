@@ -4,10 +4,16 @@
  * open it), and the functions where the time went, printed.
  */
 
+import { writeFile } from "node:fs/promises";
+import { constants } from "node:os";
 import { Command } from "commander";
+import type { Client } from "../../client/client.ts";
 import { busyMs, type ClusterProfile, type FunctionTime } from "../../client/profile.ts";
+import { asError } from "../../util/asError.ts";
 import { plural } from "../../util/plural.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { outputProblem } from "./outputFile.ts";
+import { untilSignal } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft profile`. */
@@ -73,6 +79,31 @@ export function summaryLines(p: ClusterProfile<unknown>, top: number, output: st
   return lines;
 }
 
+/**
+ * Waits `ms`, or less: until SIGINT or SIGTERM (its name, so that the profile of the
+ * time so far is still fetched and written, and the workers stop profiling), or until
+ * `client` loses its scheduler (thrown: no profile can be fetched then). Null after `ms`.
+ */
+async function profilingTime(client: Client, ms: number): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  let elapsed!: () => void;
+  const over = new Promise<void>((resolve) => {
+    elapsed = resolve;
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    const ended = await Promise.race([
+      untilSignal(over).then((signal) => ({ signal })),
+      client.closed.then((lost) => ({ lost })),
+    ]);
+    if ("lost" in ended) throw ended.lost;
+    return ended.signal;
+  } finally {
+    clearTimeout(timer);
+    elapsed();
+  }
+}
+
 /** `weft profile ADDRESS`. */
 export async function runProfile(
   address: string,
@@ -82,13 +113,19 @@ export async function runProfile(
   const seconds = positiveNumber("--seconds", opts.seconds ?? "10", 3600);
   const intervalUs = integer("--interval-us", opts.intervalUs ?? "1000", 100, 1_000_000);
   const top = integer("--top", opts.top ?? "20", 0, 50);
-  const problem = [seconds, intervalUs, top].find((x) => typeof x === "string");
+  const output = opts.output ?? "profile.cpuprofile";
+  const unwritable = await outputProblem(output);
+  const problem = [
+    seconds,
+    intervalUs,
+    top,
+    unwritable === null ? null : `-o ${output}: ${unwritable}`,
+  ].find((x) => typeof x === "string");
   if (problem !== undefined) {
     ctx.stderr.write(`weft profile: ${problem}\n`);
     ctx.exitCode = EXIT.usage;
     return;
   }
-  const output = opts.output ?? "profile.cpuprofile";
   await withClient("profile", address, opts, ctx, async (client) => {
     const given = opts.worker ?? [];
     const workers = given.length > 0 ? { workers: given } : {};
@@ -96,24 +133,44 @@ export async function runProfile(
     ctx.stderr.write(
       `weft profile: profiling the workers' threads for ${seconds} s (every ${intervalUs} µs)…\n`,
     );
-    const profile = await client.profile(() => new Promise<void>((r) => setTimeout(r, ms)), {
+    const profile = await client.profile(() => profilingTime(client, ms), {
       ...workers,
       ...(opts.withScheduler === true ? { scheduler: true } : {}),
       intervalUs: intervalUs as number,
       // Ample: the workers drop a profile nobody fetched only after this.
       maxMs: ms + 60_000,
-      path: output,
     });
     for (const f of profile.failedWorkers) {
       ctx.stderr.write(`weft profile: no profile of ${f.worker}: ${f.reason}\n`);
       ctx.exitCode = EXIT.differences;
     }
-    if (opts.json === true) {
-      const { value: _, profile: __, ...summary } = profile;
-      ctx.stdout.write(`${JSON.stringify({ output, ...summary }, null, 2)}\n`);
-      return;
+    const interrupted = profile.value;
+    if (profile.threads.length === 0) {
+      ctx.stderr.write(`weft profile: no thread was profiled: ${output} not written\n`);
+      ctx.exitCode = EXIT.differences;
+    } else {
+      try {
+        await writeFile(output, JSON.stringify(profile.profile));
+      } catch (err) {
+        ctx.stderr.write(
+          `weft profile: cannot write the profile to ${output}: ${asError(err).message}\n`,
+        );
+        ctx.exitCode = EXIT.differences;
+        return;
+      }
+      if (opts.json === true) {
+        const { value: _, profile: __, ...summary } = profile;
+        ctx.stdout.write(`${JSON.stringify({ output, ...summary }, null, 2)}\n`);
+      } else {
+        for (const line of summaryLines(profile, top as number, output))
+          ctx.stdout.write(`${line}\n`);
+      }
     }
-    for (const line of summaryLines(profile, top as number, output)) ctx.stdout.write(`${line}\n`);
+    if (interrupted !== null) {
+      ctx.stderr.write(`weft profile: interrupted (${interrupted}) before ${seconds} s\n`);
+      // As a shell reports a command a signal ended: 130 for SIGINT, 143 for SIGTERM.
+      ctx.exitCode = 128 + (constants.signals[interrupted as NodeJS.Signals] ?? 0);
+    }
   });
 }
 
@@ -142,8 +199,11 @@ export function profileCommand(ctx: CliContext): Command {
         "share its main thread, listed once. The file holds one profile: under its root,\n" +
         "a node per thread, the threads one after the other in time, so that the times\n" +
         "add up. Code already running when a thread's profile starts may be sampled as\n" +
-        "(program) until it returns. Exit code: 0; 1 if no worker matched or a worker\n" +
-        "could not be profiled; 2 for bad usage or a scheduler that cannot be reached.",
+        "(program) until it returns. Ctrl-C (SIGINT) or SIGTERM ends the profile early:\n" +
+        "the time so far is written, and the workers stop profiling. Exit code: 0; 1 if no\n" +
+        "worker matched, a worker could not be profiled or the scheduler was lost; 2 for bad\n" +
+        "usage (an -o that cannot be written among it) or a scheduler that cannot be reached;\n" +
+        "130 (143) ended early by SIGINT (SIGTERM).",
     )
     .action(async (address: string, opts: ProfileCliOptions) => {
       await runProfile(address, opts, ctx);

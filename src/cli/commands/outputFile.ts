@@ -1,0 +1,42 @@
+/**
+ * Checks of the files a command writes once its work is done (a profile, a
+ * dump, a task stream), made before the work: a path that cannot be written
+ * is otherwise found out only at the end, when the minutes spent are lost.
+ */
+
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+
+function codeOf(err: unknown): string {
+  return (err as NodeJS.ErrnoException).code ?? String(err);
+}
+
+/** Why no file can be made in the directory `path` would be in, or null. */
+export async function directoryProblem(path: string): Promise<string | null> {
+  const dir = dirname(resolve(path));
+  try {
+    if (!(await stat(dir)).isDirectory()) return `${dir} is not a directory`;
+    await access(dir, constants.W_OK);
+    return null;
+  } catch (err) {
+    const code = codeOf(err);
+    if (code === "ENOENT") return `no such directory: ${dir}`;
+    if (code === "ENOTDIR") return `${dir} is not a directory`;
+    return `cannot write in ${dir} (${code})`;
+  }
+}
+
+/** Why `path` cannot be written (made, or replaced if it is a file), or null. */
+export async function outputProblem(path: string): Promise<string | null> {
+  try {
+    if ((await stat(path)).isDirectory()) return "it is a directory";
+    await access(path, constants.W_OK);
+    return null;
+  } catch (err) {
+    const code = codeOf(err);
+    if (code === "ENOENT") return directoryProblem(path);
+    if (code === "ENOTDIR") return `${dirname(resolve(path))} is not a directory`;
+    return `cannot write it (${code})`;
+  }
+}
