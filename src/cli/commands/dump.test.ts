@@ -40,4 +40,13 @@ describe("weft dump", () => {
     expect(r.err).toMatch(/^weft dump: --format msgpack but -o \S+x\.yaml names a yaml file/);
     expect(r.err.trimEnd().split("\n")).toHaveLength(1);
   });
+
+  it("refuses an -o in a directory it cannot write, before connecting", async () => {
+    const missing = join(dir, "no-such-dir", "state");
+    const r = await runWeft(["dump", "tcp://127.0.0.1:1", "-o", missing]);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      `weft dump: -o ${missing}: no such directory: ${join(dir, "no-such-dir")}\n`,
+    );
+  });
 });

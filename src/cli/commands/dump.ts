@@ -8,6 +8,7 @@ import { Command } from "commander";
 import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { directoryProblem } from "./outputFile.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft dump`. */
@@ -49,8 +50,16 @@ export async function runDump(
     ctx.exitCode = EXIT.usage;
     return;
   }
+  // The dump can take a while to gather: a directory it cannot be written in is said before.
+  const output = opts.output ?? "weft-cluster-dump";
+  const unwritable = await directoryProblem(output);
+  if (unwritable !== null) {
+    ctx.stderr.write(`weft dump: -o ${output}: ${unwritable}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
   await withClient("dump", address, opts, ctx, async (client) => {
-    const path = await client.dumpClusterState(opts.output ?? "weft-cluster-dump", {
+    const path = await client.dumpClusterState(output, {
       format: format.format,
     });
     ctx.stdout.write(

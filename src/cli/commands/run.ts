@@ -17,6 +17,7 @@ import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
+import { outputProblem } from "./outputFile.ts";
 import {
   addFrameLimitOptions,
   addTlsOptions,
@@ -172,6 +173,14 @@ export async function runGraph(
         ? opts.memoryLimit
         : byteSize("--memory-limit", opts.memoryLimit);
     extraModules = opts.tasks.map((t) => moduleUrl(t));
+    // Written once the graph is computed: a path that cannot be is said before.
+    for (const [flag, path] of [
+      ["--task-stream", opts.taskStream],
+      ["--profile", opts.profile],
+    ] as const) {
+      const problem = path === undefined ? null : await outputProblem(path);
+      if (problem !== null) throw new Error(`${flag} ${path}: ${problem}`);
+    }
     input = await loadGraphInput(file);
   } catch (err) {
     ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
