@@ -1,5 +1,23 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { jsonFriendly } from "./graphInput.ts";
+import { jsonFriendly, loadGraphInput } from "./graphInput.ts";
+
+describe("loadGraphInput", () => {
+  it("says which file's graph function threw", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
+    try {
+      const file = join(dir, "throws.mjs");
+      writeFileSync(file, 'export function graph() { throw new Error("no data today"); }\n');
+      await expect(loadGraphInput(file)).rejects.toThrow(
+        `${file}: its graph function threw: no data today`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe("jsonFriendly", () => {
   it("turns what JSON cannot hold into what it can", () => {

@@ -9,6 +9,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, extname, resolve } from "node:path";
 import type { Graph } from "../../client/graph.ts";
+import { asError } from "../../util/asError.ts";
 import { importModule } from "../../util/importModule.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 
@@ -66,7 +67,13 @@ async function fromModule(file: string): Promise<GraphInput> {
     throw new GraphInputError(`${file}: cannot import: ${(err as Error).message}`);
   }
   let graph = mod.graph ?? mod.default;
-  if (typeof graph === "function") graph = await (graph as () => unknown)();
+  if (typeof graph === "function") {
+    try {
+      graph = await (graph as () => unknown)();
+    } catch (err) {
+      throw new GraphInputError(`${file}: its graph function threw: ${asError(err).message}`);
+    }
+  }
   if (!isRecord(graph)) {
     throw new GraphInputError(
       `${file}: export a graph: \`export const graph = { key: ["fn", ...args] }\` (or a Map, or a function returning one)`,
