@@ -31,6 +31,7 @@ import {
   tlsFrom,
   untilSignal,
 } from "./serveUntil.ts";
+import { uploadProblem } from "./upload.ts";
 
 /** Options of `weft run`. */
 interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {
@@ -180,6 +181,10 @@ export async function runGraph(
     ] as const) {
       const problem = path === undefined ? null : await outputProblem(path);
       if (problem !== null) throw new Error(`${flag} ${path}: ${problem}`);
+    }
+    for (const path of opts.upload) {
+      const problem = await uploadProblem(path);
+      if (problem !== null) throw new Error(`--upload ${path}: ${problem}`);
     }
     input = await loadGraphInput(file);
   } catch (err) {

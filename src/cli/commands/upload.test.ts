@@ -92,7 +92,9 @@ describe("weft upload", () => {
       );
       const missing = await runWeft(["upload", scheduler.address, join(dir, "nope.mjs")]);
       expect(missing.code).toBe(2);
-      expect(missing.err).toMatch(/^weft upload: uploadFile: cannot read .*nope\.mjs: ENOENT\n$/);
+      expect(missing.err).toBe(
+        `weft upload: ${join(dir, "nope.mjs")}: no such file; nothing uploaded\n`,
+      );
       const data = join(dir, "data.txt");
       writeFileSync(data, "x");
       // Only saved, not imported: still refused by this worker.
@@ -106,6 +108,21 @@ describe("weft upload", () => {
       await done;
       await scheduler.close();
     }
+  });
+
+  it("checks every file before sending any: a missing or unreadable one is exit 2, nothing uploaded", async () => {
+    const good = join(dir, "good.mjs");
+    writeFileSync(good, "export {};\n");
+    // Nothing listens there: the files are checked before connecting.
+    const r = await runWeft(["upload", "tcp://127.0.0.1:1", good, join(dir, "typo.mjs")]);
+    expect(r).toEqual({
+      code: 2,
+      out: "",
+      err: `weft upload: ${join(dir, "typo.mjs")}: no such file; nothing uploaded\n`,
+    });
+    const folder = await runWeft(["upload", "tcp://127.0.0.1:1", dir]);
+    expect(folder.code).toBe(2);
+    expect(folder.err).toBe(`weft upload: ${dir}: not a file; nothing uploaded\n`);
   });
 
   it("weft run --upload sends modules before computing, with --scheduler only", async () => {
@@ -133,6 +150,19 @@ describe("weft upload", () => {
       expect(ran).toMatchObject({ code: 0, err: "" });
       expect(JSON.parse(ran.out)).toEqual({ y: 42 });
       const embedded = await runWeft(["run", graph, "--upload", module, "--no-progress"]);
+      const typo = await runWeft([
+        "run",
+        graph,
+        "--scheduler",
+        scheduler.address,
+        "--upload",
+        `${module}x`,
+      ]);
+      expect(typo).toEqual({
+        code: 2,
+        out: "",
+        err: `weft run: --upload ${module}x: no such file\n`,
+      });
       expect(embedded.code).toBe(2);
       expect(embedded.err).toBe(
         "weft run: --upload applies with --scheduler only (an embedded cluster's workers import --tasks from this machine)\n",

@@ -5,6 +5,8 @@
  * workers must have been started with `--allow-uploads`.
  */
 
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
 import { Command } from "commander";
 import { UploadError } from "../../client/errors.ts";
 import { type CliContext, EXIT } from "./context.ts";
@@ -16,6 +18,18 @@ export interface UploadCliOptions extends ConnectCliOptions {
   readonly load?: boolean;
 }
 
+/** Why `file` cannot be uploaded (missing, not a file, unreadable), or null. */
+export async function uploadProblem(file: string): Promise<string | null> {
+  try {
+    if (!(await stat(file)).isFile()) return "not a file";
+    await access(file, constants.R_OK);
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === "ENOENT" ? "no such file" : `cannot read it (${code ?? String(err)})`;
+  }
+}
+
 /** `weft upload ADDRESS FILE...`: the files in the order given, stopping at the first that fails. */
 export async function runUpload(
   address: string,
@@ -23,6 +37,16 @@ export async function runUpload(
   opts: UploadCliOptions,
   ctx: CliContext,
 ): Promise<void> {
+  // Every file checked before any is sent: a typo in the last must not leave the
+  // cluster with the first ones only (an upload cannot be taken back).
+  for (const file of files) {
+    const problem = await uploadProblem(file);
+    if (problem !== null) {
+      ctx.stderr.write(`weft upload: ${file}: ${problem}; nothing uploaded\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
+  }
   await withClient("upload", address, opts, ctx, async (client) => {
     for (const file of files) {
       let answers: Record<string, readonly string[]>;
