@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { ReplayInputError } from "../../replay/errors.ts";
 import { type CliContext, EXIT } from "./context.ts";
 
@@ -18,4 +19,21 @@ export async function withInputErrors(
     ctx.stderr.write(`weft ${command}: ${err.message}\n`);
     ctx.exitCode = EXIT.usage;
   }
+}
+
+/** The extensions `weft dump` and `weft sim --dump` add to a name given without one. */
+const DUMP_EXTENSIONS = [".msgpack.gz", ".yaml"] as const;
+
+/**
+ * Throws a {@link ReplayInputError} when `file` does not exist, before its kind is
+ * guessed from its name (`weft replay dump` was "unknown kind of file" when
+ * `weft dump -o dump` had written dump.msgpack.gz), naming the dump meant if there is one.
+ */
+export function checkInputExists(file: string): void {
+  if (existsSync(file)) return;
+  const meant = DUMP_EXTENSIONS.map((ext) => `${file}${ext}`).find((f) => existsSync(f));
+  throw new ReplayInputError(
+    file,
+    `cannot read the file: it does not exist${meant === undefined ? "" : ` (${meant} does)`}`,
+  );
 }

@@ -3,7 +3,7 @@ import { formatReport } from "../../replay/formatReport.ts";
 import { INPUT_EXTENSIONS } from "../../replay/inputKind.ts";
 import { replayFile } from "../../replay/replayFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { withInputErrors } from "./inputErrors.ts";
+import { checkInputExists, withInputErrors } from "./inputErrors.ts";
 import { progressBar } from "./progress.ts";
 
 /** Options of `weft replay`. */
@@ -36,6 +36,7 @@ export function replayCommand(ctx: CliContext): Command {
     )
     .action(async (file: string, opts: ReplayOptions) => {
       await withInputErrors(ctx, "replay", async () => {
+        checkInputExists(file);
         const progress = progressBar(ctx, "replay");
         let result: Awaited<ReturnType<typeof replayFile>>;
         try {

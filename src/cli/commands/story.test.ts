@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { inc } from "../../client/testTasks.ts";
@@ -22,5 +25,26 @@ describe("weft story", () => {
     const r = await runWeft(["story", "x", "no-such-dump.yaml"]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^weft story: no-such-dump\.yaml: /);
+  });
+
+  it("says a file without a known extension does not exist, naming the dump meant (weft replay too)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-story-cli-"));
+    try {
+      const name = join(dir, "state");
+      // As weft dump -o state writes it.
+      writeFileSync(`${name}.msgpack.gz`, "");
+      const story = await runWeft(["story", "x", name]);
+      expect(story.code).toBe(2);
+      expect(story.err).toBe(
+        `weft story: ${name}: cannot read the file: it does not exist (${name}.msgpack.gz does)\n`,
+      );
+      const replay = await runWeft(["replay", join(dir, "other")]);
+      expect(replay.code).toBe(2);
+      expect(replay.err).toBe(
+        `weft replay: ${join(dir, "other")}: cannot read the file: it does not exist\n`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -9,7 +9,7 @@ import type { DumpReplayReport, ReplayFailure } from "../../replay/report.ts";
 import { clusterStory, liveStory, type StoryLine } from "../../replay/story.ts";
 import type { WorkerState } from "../../worker/state/workerState.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { withInputErrors } from "./inputErrors.ts";
+import { checkInputExists, withInputErrors } from "./inputErrors.ts";
 import { progressBar } from "./progress.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
@@ -109,6 +109,7 @@ export function storyCommand(ctx: CliContext): Command {
           return;
         }
         await withInputErrors(ctx, "story", async () => {
+          checkInputExists(file);
           if (inputKindOf(file) !== "dump") {
             throw new ReplayInputError(
               file,
