@@ -79,6 +79,23 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     expect(isNetworkError(err)).toBe(false);
   });
 
+  it("an error-like object thrown is said by its fields, not as [object Object]", async () => {
+    const { client } = await served({
+      boom: () => {
+        throw { name: "TransformError", message: "Expected ';' but found 'is'" };
+      },
+      junk: () => {
+        throw 42;
+      },
+    });
+    const err = await client.call("boom").catch((e: unknown) => e);
+    expect((err as RemoteError).remoteName).toBe("TransformError");
+    expect((err as Error).message).toMatch(/failed: TransformError: Expected ';' but found 'is'$/);
+    expect(((await client.call("junk").catch((e: unknown) => e)) as Error).message).toMatch(
+      /failed: Error: 42$/,
+    );
+  });
+
   it("unknown ops are answered with an error", async () => {
     const { client } = await served({});
     await expect(client.call("nope")).rejects.toThrow(/unknown op "nope"/);

@@ -179,6 +179,20 @@ export type RpcHandler = (args: Record<string, unknown>, ctx: RpcContext) => unk
 
 function errorFields(err: unknown): { name: string; message: string; stack: string } {
   if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack ?? "" };
+  // An error-like object (one that lost its prototype crossing threads, say) says more
+  // by its fields than String() would ("[object Object]").
+  const { name, message, stack } = (err ?? {}) as {
+    name?: unknown;
+    message?: unknown;
+    stack?: unknown;
+  };
+  if (typeof message === "string") {
+    return {
+      name: typeof name === "string" ? name : "Error",
+      message,
+      stack: typeof stack === "string" ? stack : "",
+    };
+  }
   return { name: "Error", message: String(err), stack: "" };
 }
 

@@ -234,6 +234,29 @@ describe("PiscinaExecutor.loadModules", () => {
     }
   });
 
+  it("a module that does not compile is refused with the compiler's message, not [object Object]", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-load-modules-"));
+    const path = join(dir, "broken.ts");
+    writeFileSync(path, "this is not typescript\n");
+    const executor = await PiscinaExecutor.start({ nthreads: 1, taskModules: [TEST_TASKS] });
+    try {
+      const err = await executor.loadModules([pathToFileURL(path).href]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(String((err as Error).message)).toMatch(/broken\.ts/);
+      expect(String((err as Error).message)).not.toMatch(/\[object Object\]/);
+      // The pool is still usable, and the broken module was not kept.
+      const ok = await executor.run(
+        { key: "after", fn: "inc", args: [1] },
+        noControl,
+        new AbortController().signal,
+      );
+      expect(ok).toMatchObject({ status: "ok", value: 2 });
+    } finally {
+      await executor.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a task on a thread that cannot import a loaded module fails with ImportError", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-load-modules-"));
     const registry = new URL("./taskRegistry.ts", import.meta.url).href;

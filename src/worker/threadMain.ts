@@ -119,6 +119,23 @@ async function importLoaded(loaded: readonly string[]): Promise<void> {
   }
 }
 
+/**
+ * A plain `Error` naming the module that could not be imported and why. What
+ * the import threw may not survive the way to the main thread: tsx's compile
+ * error carries fields a structured clone cannot copy, and arrived as a bare
+ * object ("[object Object]"), with neither the file nor the compiler's words.
+ */
+function importFailure(url: string | undefined, err: unknown): Error {
+  const why = err instanceof Error ? `${err.name}: ${err.message}` : messageOf(err);
+  return new Error(`cannot import the task module ${url ?? "(unknown)"}: ${why}`);
+}
+
+/** The `message` of an error-like object, else its text. */
+function messageOf(err: unknown): string {
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === "string" ? message : String(err);
+}
+
 /** The reply for a task that failed before it could run: `name: what: why`. */
 function failedBeforeRun(name: string, what: string, err: unknown): ThreadReply {
   const t = wallSeconds();
@@ -139,7 +156,11 @@ function failedBeforeRun(name: string, what: string, err: unknown): ThreadReply 
 /** Run one job (the piscina handler). */
 export async function handle(job: ThreadJob): Promise<ThreadReply> {
   if (job.kind === "ping") {
-    await importLoaded(job.loaded);
+    try {
+      await importLoaded(job.loaded);
+    } catch (err) {
+      throw importFailure(job.loaded[imported], err);
+    }
     return { kind: "pong", tasks: taskFunctionNames(), threadId };
   }
   if (job.kind === "gc") {
