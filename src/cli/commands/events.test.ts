@@ -32,21 +32,51 @@ describe("weft events", () => {
     expect(noTopic.code).toBe(2);
   });
 
-  it("--follow prints the events kept, then those logged, until told to stop", async () => {
+  it("--follow prints the events kept, then those logged, until SIGINT (exit 130, as weft run's)", async () => {
     const { cluster, client } = await testCluster({ workers: 1, protocol: "tcp" });
     await client.logEvent("jobs", 1);
     const ctx = testContext();
-    let stop!: () => void;
-    const until = new Promise<void>((resolve) => {
-      stop = resolve;
+    let stop!: (signal: string) => void;
+    let over = false;
+    const running = runEvents(cluster.address, { topic: ["jobs"], follow: true }, ctx, (o) => {
+      void o.then(() => {
+        over = true;
+      });
+      return new Promise<string | null>((resolve) => {
+        stop = resolve;
+      });
     });
-    const running = runEvents(cluster.address, { topic: ["jobs"], follow: true }, ctx, until);
     await eventually(() => ctx.stdout.text.includes("  jobs  1\n"), 5000, "the backlog");
     await client.logEvent("jobs", 2);
     await eventually(() => ctx.stdout.text.includes("  jobs  2\n"), 5000, "the new event");
-    stop();
+    stop("SIGINT");
     await running;
-    expect(ctx.exitCode).toBe(0);
+    expect(ctx.exitCode).toBe(130);
+    expect(ctx.stderr.text).toBe("");
     expect(ctx.stdout.text.trimEnd().split("\n")).toHaveLength(2);
+    // The signal handlers are told the follow is over (untilSignal removes them).
+    await eventually(() => over, 1000, "the follow over");
+  });
+
+  it("--follow ended by SIGTERM exits 143; a lost scheduler exits 1", async () => {
+    const { cluster, client } = await testCluster({ workers: 1, protocol: "tcp" });
+    await client.logEvent("jobs", 1);
+    const term = testContext();
+    await runEvents(cluster.address, { topic: ["jobs"], follow: true }, term, () =>
+      Promise.resolve("SIGTERM"),
+    );
+    expect(term.exitCode).toBe(143);
+    const lost = testContext();
+    const running = runEvents(
+      cluster.address,
+      { topic: ["jobs"], follow: true },
+      lost,
+      () => new Promise<string | null>(() => {}),
+    );
+    await eventually(() => lost.stdout.text.includes("  jobs  1\n"), 5000, "the backlog");
+    await cluster.close();
+    await running;
+    expect(lost.exitCode).toBe(1);
+    expect(lost.stderr.text).toMatch(/^weft events: /);
   });
 });

@@ -4,12 +4,14 @@
  * from then on (`subscribe_topic`), until Ctrl-C.
  */
 
+import { constants } from "node:os";
 import { Command } from "commander";
 import type { Client } from "../../client/client.ts";
 import type { ClusterEvent } from "../../client/events.ts";
 import { formatEpochSeconds } from "../../replay/formatTime.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { untilSignal } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft events`. */
@@ -41,13 +43,14 @@ async function eventsOf(
 
 /**
  * `weft events ADDRESS`; with `--follow`, the events as they come until
- * `until` settles (Ctrl-C from the command line).
+ * `stop(over)` resolves with the name of the signal that stopped it (SIGINT or
+ * SIGTERM from the command line), or null once `over` resolves: the follow is over.
  */
 export async function runEvents(
   address: string,
   opts: EventsCliOptions,
   ctx: CliContext,
-  until: Promise<void>,
+  stop: (over: Promise<void>) => Promise<string | null> = untilSignal,
 ): Promise<void> {
   const topics = opts.topic ?? [];
   if (opts.follow === true && topics.length === 0) {
@@ -80,10 +83,19 @@ export async function runEvents(
       const last = backlog.length > 0 ? backlog[backlog.length - 1].event[0] : 0;
       for (const e of early) if (e.event[0] > last) print(e.topic, e.event);
       live = true;
-      const lost = await Promise.race([until.then(() => null), client.closed]);
-      if (lost !== null) {
-        ctx.stderr.write(`weft events: ${lost.message}\n`);
+      // Listened for only now: a Ctrl-C while connecting ends the process as usual.
+      let over!: () => void;
+      const ended = await Promise.race([
+        stop(new Promise<void>((resolve) => (over = resolve))).then((signal) => ({ signal })),
+        client.closed.then((lost) => ({ lost })),
+      ]);
+      over();
+      if ("lost" in ended) {
+        ctx.stderr.write(`weft events: ${ended.lost.message}\n`);
         ctx.exitCode = EXIT.differences;
+      } else if (ended.signal !== null) {
+        // Stopped by the user as weft run and weft profile are: 130 for SIGINT, 143 for SIGTERM.
+        ctx.exitCode = 128 + (constants.signals[ended.signal as NodeJS.Signals] ?? 0);
       }
       return;
     }
@@ -95,14 +107,6 @@ export async function runEvents(
       );
       ctx.exitCode = EXIT.differences;
     }
-  });
-}
-
-/** Resolves on the first SIGINT or SIGTERM. */
-function interrupted(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
   });
 }
 
@@ -118,16 +122,20 @@ export function eventsCommand(ctx: CliContext): Command {
       "only this topic (repeatable); the scheduler's own are under all and each worker's address",
       (v: string, prev: string[] = []) => [...prev, v],
     )
-    .option("--follow", "with --topic: after the events kept, print those logged, until Ctrl-C")
+    .option(
+      "--follow",
+      "with --topic: after the events kept, print those logged, until Ctrl-C (SIGINT) or SIGTERM",
+    )
     .option("--json", "one JSON object a line: {topic, time, msg}")
     .addHelpText(
       "after",
       "\nEach line: the time (UTC), the topic, the message as JSON. Clients and tasks log\n" +
         "events with client.logEvent(topic, msg); the scheduler keeps the last 100,000 of\n" +
-        "each topic. Exit code: 0; 1 if there are no events (without --follow); 2 for bad\n" +
-        "usage or a scheduler that cannot be reached.",
+        "each topic. Exit code: 0; 1 if there are no events (without --follow) or the\n" +
+        "scheduler is lost while following; 2 for bad usage or a scheduler that cannot be\n" +
+        "reached; 130 (143) --follow ended by SIGINT (SIGTERM).",
     )
     .action(async (address: string, opts: EventsCliOptions) => {
-      await runEvents(address, opts, ctx, opts.follow === true ? interrupted() : Promise.resolve());
+      await runEvents(address, opts, ctx);
     });
 }
