@@ -5,11 +5,11 @@
  */
 
 import { Command } from "commander";
-import { addressHostOrNull, namesWorker } from "../../util/address.ts";
 import type { LogRecord } from "../../util/logRecords.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import { noWorkerMatches, unmatchedWorkers } from "./workerSelectors.ts";
 
 /** Options of `weft logs`. */
 export interface LogsCliOptions extends ConnectCliOptions {
@@ -92,18 +92,9 @@ export async function runLogs(
       const given = opts.worker ?? [];
       // As retire and restart do: a --worker naming no worker (a typo, one gone) must
       // not look like a worker that logged nothing.
-      const connected = given.length > 0 ? await client.workers() : [];
-      for (const name of given) {
-        const names = new Set([name]);
-        const matched = connected.some((w) =>
-          namesWorker(names, w.address, addressHostOrNull(w.address), w.name ?? null),
-        );
-        if (!matched) {
-          ctx.stderr.write(
-            `weft logs: --worker ${name}: no connected worker matches it (weft status ${address} lists them)\n`,
-          );
-          ctx.exitCode = EXIT.differences;
-        }
+      for (const selector of await unmatchedWorkers(client, given)) {
+        ctx.stderr.write(`${noWorkerMatches("logs", selector, address)}\n`);
+        ctx.exitCode = EXIT.differences;
       }
       const byWorker = await client.getWorkerLogs({
         ...count,

@@ -84,7 +84,41 @@ describe("weft profile", () => {
       join(tmpdir(), "never-written.cpuprofile"),
     ]);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/weft profile: profile: no worker to profile \(none matches workers\)/);
+    // In weft logs' words, naming what was given.
+    expect(r.err).toBe(
+      `weft profile: --worker nobody: no connected worker matches it (weft status ${cluster.address} lists them)\n` +
+        `weft profile: no worker to profile: ${join(tmpdir(), "never-written.cpuprofile")} not written\n`,
+    );
+  });
+
+  it("a --worker matching nobody beside one that does: said, and the other profiled (exit 1)", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const output = join(tmpdir(), `weft-cli-profile-some-${process.pid}.cpuprofile`);
+    try {
+      const r = await runWeft([
+        "profile",
+        cluster.address,
+        "--seconds",
+        "0.1",
+        "--worker",
+        "nobody",
+        "--worker",
+        cluster.workers[0].address,
+        "-o",
+        output,
+        "--json",
+      ]);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(
+        `weft profile: --worker nobody: no connected worker matches it (weft status ${cluster.address} lists them)\n`,
+      );
+      const summary = JSON.parse(r.out) as { threads: { worker: string }[] };
+      expect(new Set(summary.threads.map((t) => t.worker))).toEqual(
+        new Set([cluster.workers[0].address]),
+      );
+    } finally {
+      await rm(output, { force: true });
+    }
   });
 
   it("refuses an -o it could not write before profiling (exit 2)", async () => {

@@ -15,6 +15,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import { outputProblem } from "./outputFile.ts";
 import { untilSignal } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import { noWorkerMatches, unmatchedWorkers } from "./workerSelectors.ts";
 
 /** Options of `weft profile`. */
 export interface ProfileCliOptions extends ConnectCliOptions {
@@ -128,6 +129,16 @@ export async function runProfile(
   }
   await withClient("profile", address, opts, ctx, async (client) => {
     const given = opts.worker ?? [];
+    // Said as weft logs says it; the workers that match are profiled all the same.
+    const unmatched = await unmatchedWorkers(client, given);
+    for (const selector of unmatched) {
+      ctx.stderr.write(`${noWorkerMatches("profile", selector, address)}\n`);
+      ctx.exitCode = EXIT.differences;
+    }
+    if (unmatched.length > 0 && unmatched.length === given.length && !opts.withScheduler) {
+      ctx.stderr.write(`weft profile: no worker to profile: ${output} not written\n`);
+      return;
+    }
     const workers = given.length > 0 ? { workers: given } : {};
     const ms = (seconds as number) * 1000;
     ctx.stderr.write(
@@ -200,8 +211,9 @@ export function profileCommand(ctx: CliContext): Command {
         "a node per thread, the threads one after the other in time, so that the times\n" +
         "add up. Code already running when a thread's profile starts may be sampled as\n" +
         "(program) until it returns. Ctrl-C (SIGINT) or SIGTERM ends the profile early:\n" +
-        "the time so far is written, and the workers stop profiling. Exit code: 0; 1 if no\n" +
-        "worker matched, a worker could not be profiled or the scheduler was lost; 2 for bad\n" +
+        "the time so far is written, and the workers stop profiling. Exit code: 0; 1 if a\n" +
+        "--worker matches no connected worker (those that do are profiled), a worker could\n" +
+        "not be profiled or the scheduler was lost; 2 for bad\n" +
         "usage (an -o that cannot be written among it) or a scheduler that cannot be reached;\n" +
         "130 (143) ended early by SIGINT (SIGTERM).",
     )
