@@ -9,12 +9,12 @@ import type { LogRecord } from "../../util/logRecords.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
-import { noWorkerMatches, unmatchedWorkers } from "./workerSelectors.ts";
+import { noWorkerMatches, unmatchedWorkers, WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** Options of `weft logs`. */
 export interface LogsCliOptions extends ConnectCliOptions {
   readonly n?: string;
-  /** `--worker ADDRESS` (repeatable): only these workers' logs. */
+  /** `--worker WORKER` (repeatable): only these workers' logs (see {@link WORKER_SELECTOR}). */
   readonly worker?: readonly string[];
   /** False with `--no-scheduler`. */
   readonly scheduler?: boolean;
@@ -122,8 +122,8 @@ export function logsCommand(ctx: CliContext): Command {
     .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
     .option("--n <n>", 'the last n records of each process, or "all" it keeps', "100")
     .option(
-      "--worker <address>",
-      "only this worker's (an address, or a host for every worker there; repeatable)",
+      "--worker <worker>",
+      `only this worker's records: ${WORKER_SELECTOR}; repeatable`,
       (v: string, prev: string[] = []) => [...prev, v],
     )
     .option("--no-scheduler", "leave out the scheduler's records")

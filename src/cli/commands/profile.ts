@@ -15,7 +15,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import { outputProblem } from "./outputFile.ts";
 import { untilSignal } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
-import { noWorkerMatches, unmatchedWorkers } from "./workerSelectors.ts";
+import { noWorkerMatches, unmatchedWorkers, WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** Options of `weft profile`. */
 export interface ProfileCliOptions extends ConnectCliOptions {
@@ -195,8 +195,8 @@ export function profileCommand(ctx: CliContext): Command {
     .option("--seconds <s>", "how long to profile", "10")
     .option("-o, --output <file>", "where to write the merged profile", "profile.cpuprofile")
     .option(
-      "--worker <address>",
-      "only this worker (an address, a host for every worker there, or a name; repeatable)",
+      "--worker <worker>",
+      `only this worker: ${WORKER_SELECTOR}; repeatable`,
       (v: string, prev: string[] = []) => [...prev, v],
     )
     .option("--interval-us <us>", "microseconds between samples (100 to 1,000,000)", "1000")

@@ -26,7 +26,7 @@ export function replayCommand(ctx: CliContext): Command {
     )
     .option(
       "--worker <address>",
-      "dumps: replay only this worker (repeat for more)",
+      "dumps: replay only this worker, by its address in the dump (repeat for more)",
       (address: string, previous: string[] | undefined) => [...(previous ?? []), address],
     )
     .option("--json", "print the report as JSON")

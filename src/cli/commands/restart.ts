@@ -13,6 +13,7 @@ import { RestartTimeoutError } from "../../client/errors.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { timeoutMs } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import { WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** Options of `weft restart`. */
 export interface RestartCliOptions extends ConnectCliOptions {
@@ -91,7 +92,7 @@ export function restartCommand(ctx: CliContext): Command {
     .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
     .argument(
       "[workers...]",
-      "restart only these workers (addresses, or hosts for every worker there), each with a nanny; the work goes on",
+      `restart only these workers, each ${WORKER_SELECTOR}, and each with a nanny; the work goes on`,
     )
     .option(
       "--timeout <ms>",

@@ -1,7 +1,7 @@
 /**
  * `weft retire <scheduler> [worker...] | --n N | --idle`: take workers out of
  * a running cluster without losing their results (Dask's `retire_workers`):
- * the ones named (addresses or hosts), N the scheduler picks, or the idle
+ * the ones named (addresses, hosts or names), N the scheduler picks, or the idle
  * ones it can spare. Each retired worker is told to close, and a `weft
  * worker` process exits 0.
  */
@@ -10,6 +10,7 @@ import { Command } from "commander";
 import { type CliContext, EXIT } from "./context.ts";
 import { positiveInt } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import { WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** Options of `weft retire`. */
 export interface RetireCliOptions extends ConnectCliOptions {
@@ -31,7 +32,9 @@ export async function runRetire(
       (workers.length > 0 ? 1 : 0) + (opts.n !== undefined ? 1 : 0) + (opts.idle ? 1 : 0);
     if (given > 1) throw new Error("give workers, --n or --idle, only one of them");
     if (given === 0) {
-      throw new Error("name the workers to retire (addresses or hosts), or give --n or --idle");
+      throw new Error(
+        "name the workers to retire (addresses, hosts or names), or give --n or --idle",
+      );
     }
     which =
       opts.n !== undefined ? { n: positiveInt("--n", opts.n) } : opts.idle ? undefined : workers;
@@ -59,7 +62,7 @@ export function retireCommand(ctx: CliContext): Command {
       "Take workers out of a running cluster without losing their results; each retired worker closes",
     )
     .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
-    .argument("[workers...]", "the workers to retire: addresses, or hosts for every worker there")
+    .argument("[workers...]", `the workers to retire, each ${WORKER_SELECTOR}`)
     .option("--n <n>", "retire this many workers, picked by the scheduler (idle, holding least)")
     .option(
       "--idle",

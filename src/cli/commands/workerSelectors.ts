@@ -8,6 +8,10 @@
 import type { Client } from "../../client/client.ts";
 import { addressHostOrNull, namesWorker } from "../../util/address.ts";
 
+/** What a worker selector may be, in the words of every command's help that takes one. */
+export const WORKER_SELECTOR =
+  "a worker's address, a host (every worker there) or a worker's name (weft worker --name)";
+
 /**
  * The selectors among `given` that name no worker connected to `client`'s
  * scheduler now: a typo, or a worker gone, that must not look like a worker
