@@ -50,6 +50,7 @@ import {
   Variable,
 } from "./coordination.ts";
 import { checkDatasetName } from "./datasets.ts";
+import { holdAliveUntilAnswered } from "./dueAnswer.ts";
 import {
   ClientClosedError,
   DatasetError,
@@ -1136,7 +1137,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
 
   private readonly coordinationRequest: CoordinationRequest = async (op, fields) => {
     this.checkOpen();
-    return this.conn.request(op, fields);
+    return holdAliveUntilAnswered(this.conn.request(op, fields), fields.timeoutMs);
   };
 
   /**
