@@ -9,7 +9,12 @@ import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { directoryProblem } from "./outputFile.ts";
-import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import {
+  addConnectOptions,
+  addSchedulerArgument,
+  type ConnectCliOptions,
+  withClient,
+} from "./status.ts";
 
 /** Options of `weft dump`. */
 export interface DumpCliOptions extends ConnectCliOptions {
@@ -38,9 +43,9 @@ function dumpFormat(opts: DumpCliOptions): { format: ClusterDumpFormat } | { pro
   return { format: opts.format };
 }
 
-/** `weft dump ADDRESS`. */
+/** `weft dump [ADDRESS]` (the address, or `--scheduler-file`). */
 export async function runDump(
-  address: string,
+  address: string | undefined,
   opts: DumpCliOptions,
   ctx: CliContext,
 ): Promise<void> {
@@ -58,7 +63,7 @@ export async function runDump(
     ctx.exitCode = EXIT.usage;
     return;
   }
-  await withClient("dump", address, opts, ctx, async (client) => {
+  await withClient("dump", { given: address }, opts, ctx, async (client) => {
     const path = await client.dumpClusterState(output, {
       format: format.format,
     });
@@ -70,11 +75,10 @@ export async function runDump(
 
 /** `weft dump`: see docs/replay.md. */
 export function dumpCommand(ctx: CliContext): Command {
-  return addConnectOptions(new Command("dump"))
+  return addConnectOptions(addSchedulerArgument(new Command("dump")))
     .description(
       "Write the cluster's state to a file, as Dask's dump_cluster_state: for weft replay and weft story",
     )
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
     .option(
       "-o, --output <file>",
       "the file (default: weft-cluster-dump); .msgpack.gz or .yaml is added unless it has it",
@@ -93,7 +97,7 @@ export function dumpCommand(ctx: CliContext): Command {
         "error in its place. Prints the path written. Exit code: 0; 1 if the dump failed;\n" +
         "2 for bad usage or a scheduler that cannot be reached.",
     )
-    .action(async (address: string, opts: DumpCliOptions) => {
+    .action(async (address: string | undefined, opts: DumpCliOptions) => {
       await runDump(address, opts, ctx);
     });
 }

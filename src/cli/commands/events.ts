@@ -12,7 +12,12 @@ import { formatEpochSeconds } from "../../replay/formatTime.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { untilSignal } from "./serveUntil.ts";
-import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import {
+  addConnectOptions,
+  addSchedulerArgument,
+  type ConnectCliOptions,
+  withClient,
+} from "./status.ts";
 
 /** Options of `weft events`. */
 export interface EventsCliOptions extends ConnectCliOptions {
@@ -42,12 +47,12 @@ async function eventsOf(
 }
 
 /**
- * `weft events ADDRESS`; with `--follow`, the events as they come until
+ * `weft events [ADDRESS]` (the address, or `--scheduler-file`); with `--follow`, the events as they come until
  * `stop(over)` resolves with the name of the signal that stopped it (SIGINT or
  * SIGTERM from the command line), or null once `over` resolves: the follow is over.
  */
 export async function runEvents(
-  address: string,
+  address: string | undefined,
   opts: EventsCliOptions,
   ctx: CliContext,
   stop: (over: Promise<void>) => Promise<string | null> = untilSignal,
@@ -66,7 +71,7 @@ export async function runEvents(
         ? `${JSON.stringify({ topic, time: event[0], msg: event[1] })}\n`
         : `${formatEventLine(topic, event)}\n`,
     );
-  await withClient("events", address, opts, ctx, async (client) => {
+  await withClient("events", { given: address }, opts, ctx, async (client) => {
     if (opts.follow === true) {
       // Subscribed first, so that no event falls between the backlog and the stream;
       // one logged in between is printed twice at worst, never lost.
@@ -112,11 +117,10 @@ export async function runEvents(
 
 /** `weft events`: see docs/client.md. */
 export function eventsCommand(ctx: CliContext): Command {
-  return addConnectOptions(new Command("events"))
+  return addConnectOptions(addSchedulerArgument(new Command("events")))
     .description(
       "Print the structured events a running scheduler keeps, by time (Dask's get_events); --follow prints them as they come",
     )
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
     .option(
       "--topic <topic>",
       "only this topic (repeatable); the scheduler's own are under all and each worker's address",
@@ -135,7 +139,7 @@ export function eventsCommand(ctx: CliContext): Command {
         "scheduler is lost while following; 2 for bad usage or a scheduler that cannot be\n" +
         "reached; 130 (143) --follow ended by SIGINT (SIGTERM).",
     )
-    .action(async (address: string, opts: EventsCliOptions) => {
+    .action(async (address: string | undefined, opts: EventsCliOptions) => {
       await runEvents(address, opts, ctx);
     });
 }

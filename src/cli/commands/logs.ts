@@ -8,7 +8,12 @@ import { Command } from "commander";
 import type { LogRecord } from "../../util/logRecords.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import {
+  addConnectOptions,
+  addSchedulerArgument,
+  type ConnectCliOptions,
+  withClient,
+} from "./status.ts";
 import { noWorkerMatches, unmatchedWorkers, WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** Options of `weft logs`. */
@@ -60,9 +65,9 @@ function parseCount(given: string | undefined): number | string {
     : `--n must be an integer >= 0 or "all", got ${JSON.stringify(given)}`;
 }
 
-/** `weft logs ADDRESS`. */
+/** `weft logs [ADDRESS]` (the address, or `--scheduler-file`). */
 export async function runLogs(
-  address: string,
+  address: string | undefined,
   opts: LogsCliOptions,
   ctx: CliContext,
 ): Promise<void> {
@@ -85,7 +90,7 @@ export async function runLogs(
   const atLeast = LEVELS.indexOf(level as (typeof LEVELS)[number]);
   const shown = (records: readonly LogRecord[]) =>
     records.filter((r) => LEVELS.indexOf(r.level as (typeof LEVELS)[number]) >= atLeast);
-  await withClient("logs", address, opts, ctx, async (client) => {
+  await withClient("logs", { given: address }, opts, ctx, async (client) => {
     const logs: { scheduler?: LogRecord[]; workers?: Record<string, LogRecord[]> } = {};
     if (opts.scheduler !== false) logs.scheduler = shown(await client.getSchedulerLogs(count));
     if (opts.workers !== false) {
@@ -93,7 +98,7 @@ export async function runLogs(
       // As retire and restart do: a --worker naming no worker (a typo, one gone) must
       // not look like a worker that logged nothing.
       for (const selector of await unmatchedWorkers(client, given)) {
-        ctx.stderr.write(`${noWorkerMatches("logs", selector, address)}\n`);
+        ctx.stderr.write(`${noWorkerMatches("logs", selector, client.address)}\n`);
         ctx.exitCode = EXIT.differences;
       }
       const byWorker = await client.getWorkerLogs({
@@ -115,11 +120,10 @@ export async function runLogs(
 
 /** `weft logs`: see docs/client.md. */
 export function logsCommand(ctx: CliContext): Command {
-  return addConnectOptions(new Command("logs"))
+  return addConnectOptions(addSchedulerArgument(new Command("logs")))
     .description(
       "Print the last records the scheduler and its workers logged, merged by time (Dask's get_worker_logs)",
     )
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
     .option("--n <n>", 'the last n records of each process, or "all" it keeps', "100")
     .option(
       "--worker <worker>",
@@ -140,7 +144,7 @@ export function logsCommand(ctx: CliContext): Command {
         "be read, or a --worker matches no connected worker (the others' records are\n" +
         "printed); 2 for bad usage or a scheduler that cannot be reached.",
     )
-    .action(async (address: string, opts: LogsCliOptions) => {
+    .action(async (address: string | undefined, opts: LogsCliOptions) => {
       await runLogs(address, opts, ctx);
     });
 }

@@ -14,7 +14,12 @@ import { plural } from "../../util/plural.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { outputProblem } from "./outputFile.ts";
 import { untilSignal } from "./serveUntil.ts";
-import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import {
+  addConnectOptions,
+  addSchedulerArgument,
+  type ConnectCliOptions,
+  withClient,
+} from "./status.ts";
 import { noWorkerMatches, unmatchedWorkers, WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** Options of `weft profile`. */
@@ -105,9 +110,9 @@ async function profilingTime(client: Client, ms: number): Promise<string | null>
   }
 }
 
-/** `weft profile ADDRESS`. */
+/** `weft profile [ADDRESS]` (the address, or `--scheduler-file`). */
 export async function runProfile(
-  address: string,
+  address: string | undefined,
   opts: ProfileCliOptions,
   ctx: CliContext,
 ): Promise<void> {
@@ -127,12 +132,12 @@ export async function runProfile(
     ctx.exitCode = EXIT.usage;
     return;
   }
-  await withClient("profile", address, opts, ctx, async (client) => {
+  await withClient("profile", { given: address }, opts, ctx, async (client) => {
     const given = opts.worker ?? [];
     // Said as weft logs says it; the workers that match are profiled all the same.
     const unmatched = await unmatchedWorkers(client, given);
     for (const selector of unmatched) {
-      ctx.stderr.write(`${noWorkerMatches("profile", selector, address)}\n`);
+      ctx.stderr.write(`${noWorkerMatches("profile", selector, client.address)}\n`);
       ctx.exitCode = EXIT.differences;
     }
     if (unmatched.length > 0 && unmatched.length === given.length && !opts.withScheduler) {
@@ -187,11 +192,10 @@ export async function runProfile(
 
 /** `weft profile`: see docs/client.md. */
 export function profileCommand(ctx: CliContext): Command {
-  return addConnectOptions(new Command("profile"))
+  return addConnectOptions(addSchedulerArgument(new Command("profile")))
     .description(
       "Profile the CPU of a running cluster's workers for some seconds: a .cpuprofile, and where the time went",
     )
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
     .option("--seconds <s>", "how long to profile", "10")
     .option("-o, --output <file>", "where to write the merged profile", "profile.cpuprofile")
     .option(
@@ -217,7 +221,7 @@ export function profileCommand(ctx: CliContext): Command {
         "usage (an -o that cannot be written among it) or a scheduler that cannot be reached;\n" +
         "130 (143) ended early by SIGINT (SIGTERM).",
     )
-    .action(async (address: string, opts: ProfileCliOptions) => {
+    .action(async (address: string | undefined, opts: ProfileCliOptions) => {
       await runProfile(address, opts, ctx);
     });
 }

@@ -11,6 +11,7 @@
 import { Command } from "commander";
 import { RestartTimeoutError } from "../../client/errors.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { leadingScheduler, SCHEDULER_ARGUMENT, schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { timeoutMs } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 import { WORKER_SELECTOR } from "./workerSelectors.ts";
@@ -39,15 +40,18 @@ function restartTimeoutMessage(err: RestartTimeoutError): string {
   return message;
 }
 
-/** `weft restart ADDRESS`. */
+/** `weft restart [ADDRESS] [WORKER...]`: `args`, the address first unless `--scheduler-file`. */
 export async function runRestart(
-  address: string,
-  workers: readonly string[],
+  args: readonly string[],
   opts: RestartCliOptions,
   ctx: CliContext,
 ): Promise<void> {
+  const scheduler = leadingScheduler(args, opts.schedulerFile);
+  const workers = scheduler.others;
   let timeout: number;
   try {
+    const unnamed = schedulerChoiceProblem(scheduler.given, opts.schedulerFile);
+    if (unnamed !== null) throw new Error(unnamed);
     timeout = timeoutMs("--timeout", opts.timeout ?? "30000");
   } catch (err) {
     ctx.stderr.write(`weft restart: ${(err as Error).message}\n`);
@@ -55,7 +59,7 @@ export async function runRestart(
     return;
   }
   const wait = opts.wait !== false;
-  await withClient("restart", address, opts, ctx, async (client) => {
+  await withClient("restart", scheduler, opts, ctx, async (client) => {
     try {
       if (workers.length > 0) {
         const { restarted, failed } = await client.restartWorkers(workers, {
@@ -89,7 +93,7 @@ export function restartCommand(ctx: CliContext): Command {
     .description(
       "Restart a running cluster: forget every task, cancel every client's futures, start the workers afresh",
     )
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
+    .argument("[scheduler]", SCHEDULER_ARGUMENT)
     .argument(
       "[workers...]",
       `restart only these workers, each ${WORKER_SELECTOR}, and each with a nanny; the work goes on`,
@@ -109,7 +113,7 @@ export function restartCommand(ctx: CliContext): Command {
         "back within --timeout or a worker named could not be restarted, 2 for bad usage or a\n" +
         "scheduler that cannot be reached.",
     )
-    .action(async (address: string, workers: string[], opts: RestartCliOptions) => {
-      await runRestart(address, workers, opts, ctx);
+    .action(async (address: string | undefined, workers: string[], opts: RestartCliOptions) => {
+      await runRestart(address === undefined ? workers : [address, ...workers], opts, ctx);
     });
 }

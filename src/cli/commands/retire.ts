@@ -8,6 +8,7 @@
 
 import { Command } from "commander";
 import { type CliContext, EXIT } from "./context.ts";
+import { leadingScheduler, SCHEDULER_ARGUMENT, schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { positiveInt } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 import { WORKER_SELECTOR } from "./workerSelectors.ts";
@@ -19,15 +20,18 @@ export interface RetireCliOptions extends ConnectCliOptions {
   readonly json?: boolean;
 }
 
-/** `weft retire ADDRESS [WORKER...]`. */
+/** `weft retire [ADDRESS] [WORKER...]`: `args`, the address first unless `--scheduler-file`. */
 export async function runRetire(
-  address: string,
-  workers: readonly string[],
+  args: readonly string[],
   opts: RetireCliOptions,
   ctx: CliContext,
 ): Promise<void> {
+  const scheduler = leadingScheduler(args, opts.schedulerFile);
+  const workers = scheduler.others;
   let which: readonly string[] | { n: number } | undefined;
   try {
+    const unnamed = schedulerChoiceProblem(scheduler.given, opts.schedulerFile);
+    if (unnamed !== null) throw new Error(unnamed);
     const given =
       (workers.length > 0 ? 1 : 0) + (opts.n !== undefined ? 1 : 0) + (opts.idle ? 1 : 0);
     if (given > 1) throw new Error("give workers, --n or --idle, only one of them");
@@ -43,7 +47,7 @@ export async function runRetire(
     ctx.exitCode = EXIT.usage;
     return;
   }
-  await withClient("retire", address, opts, ctx, async (client) => {
+  await withClient("retire", scheduler, opts, ctx, async (client) => {
     const { retired, failed } = await client.retireWorkers(which);
     if (opts.json === true) {
       ctx.stdout.write(`${JSON.stringify({ retired, failed }, null, 2)}\n`);
@@ -61,7 +65,7 @@ export function retireCommand(ctx: CliContext): Command {
     .description(
       "Take workers out of a running cluster without losing their results; each retired worker closes",
     )
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
+    .argument("[scheduler]", SCHEDULER_ARGUMENT)
     .argument("[workers...]", `the workers to retire, each ${WORKER_SELECTOR}`)
     .option("--n <n>", "retire this many workers, picked by the scheduler (idle, holding least)")
     .option(
@@ -73,7 +77,7 @@ export function retireCommand(ctx: CliContext): Command {
       "after",
       "\nExit code: 0 if every worker was retired, 1 if one could not be (its reason is printed), 2 for bad usage or a scheduler that cannot be reached.",
     )
-    .action(async (address: string, workers: string[], opts: RetireCliOptions) => {
-      await runRetire(address, workers, opts, ctx);
+    .action(async (address: string | undefined, workers: string[], opts: RetireCliOptions) => {
+      await runRetire(address === undefined ? workers : [address, ...workers], opts, ctx);
     });
 }

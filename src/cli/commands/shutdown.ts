@@ -7,15 +7,20 @@
 
 import { Command } from "commander";
 import type { CliContext } from "./context.ts";
-import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import {
+  addConnectOptions,
+  addSchedulerArgument,
+  type ConnectCliOptions,
+  withClient,
+} from "./status.ts";
 
-/** `weft shutdown ADDRESS`. */
+/** `weft shutdown [ADDRESS]` (the address, or `--scheduler-file`). */
 export async function runShutdown(
-  address: string,
+  address: string | undefined,
   opts: ConnectCliOptions,
   ctx: CliContext,
 ): Promise<void> {
-  await withClient("shutdown", address, opts, ctx, async (client) => {
+  await withClient("shutdown", { given: address }, opts, ctx, async (client) => {
     const workers = await client.shutdown();
     for (const w of workers) ctx.stdout.write(`closing ${w}\n`);
     ctx.stdout.write(
@@ -26,9 +31,8 @@ export async function runShutdown(
 
 /** `weft shutdown`: see docs/client.md. */
 export function shutdownCommand(ctx: CliContext): Command {
-  return addConnectOptions(new Command("shutdown"))
+  return addConnectOptions(addSchedulerArgument(new Command("shutdown")))
     .description("Close a running cluster: every worker, then the scheduler")
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port)")
     .addHelpText(
       "after",
       "\nEvery worker closes as when retired (exit 0; a --nanny does not start it again), then\n" +
@@ -36,7 +40,7 @@ export function shutdownCommand(ctx: CliContext): Command {
         "Exit code: 0 once the scheduler has answered, 2 for bad usage or a scheduler that\n" +
         "cannot be reached.",
     )
-    .action(async (address: string, opts: ConnectCliOptions) => {
+    .action(async (address: string | undefined, opts: ConnectCliOptions) => {
       await runShutdown(address, opts, ctx);
     });
 }

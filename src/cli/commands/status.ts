@@ -11,6 +11,13 @@ import type { SchedulerCounters, WorkerIdentity } from "../../protocol/messagesS
 import { formatBytes } from "../../util/parseBytes.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
+  SCHEDULER_ARGUMENT,
+  SCHEDULER_FILE_OPTION,
+  type SchedulerArgument,
+  type SchedulerFileCliOptions,
+  schedulerAddress,
+} from "./schedulerChoice.ts";
+import {
   addTlsOptions,
   stderrLogger,
   type TlsCliOptions,
@@ -19,38 +26,51 @@ import {
 } from "./serveUntil.ts";
 
 /** Options of the commands that connect to a scheduler as a client. */
-export interface ConnectCliOptions extends TlsCliOptions {
+export interface ConnectCliOptions extends TlsCliOptions, SchedulerFileCliOptions {
   readonly connectTimeout?: string;
 }
 
-/** Add the options of {@link ConnectCliOptions} (`--connect-timeout`, TLS) to `cmd`. */
+/**
+ * Add the options of {@link ConnectCliOptions} (`--scheduler-file`,
+ * `--connect-timeout`, TLS) to `cmd`.
+ */
 export function addConnectOptions(cmd: Command): Command {
   return addTlsOptions(
-    cmd.option(
-      "--connect-timeout <ms>",
-      "how long to wait for the scheduler to accept the connection (default: 10000)",
-    ),
+    cmd
+      .option("--scheduler-file <path>", SCHEDULER_FILE_OPTION)
+      .option(
+        "--connect-timeout <ms>",
+        "how long to wait for the scheduler to accept the connection (default: 10000)",
+      ),
   );
 }
 
+/** The scheduler argument of a command that connects to a running scheduler. */
+export function addSchedulerArgument(cmd: Command): Command {
+  return cmd.argument("[scheduler]", SCHEDULER_ARGUMENT);
+}
+
 /**
- * Connect to `address` as a client for the command `name` and run `body` with
- * it, then close it. A scheduler that cannot be reached, or a bad
- * `--connect-timeout`, is said on stderr with exit 2; an error of `body` with
- * exit 1.
+ * Connect as a client for the command `name` to the scheduler the command line
+ * names (`scheduler`, or `--scheduler-file`) and run `body` with it, then close
+ * it. Neither or both of them, a scheduler file that is missing or wrong, a
+ * scheduler that cannot be reached, or a bad `--connect-timeout`, is said on
+ * stderr with exit 2; an error of `body` with exit 1.
  */
 export async function withClient(
   name: string,
-  address: string,
+  scheduler: SchedulerArgument,
   opts: ConnectCliOptions,
   ctx: CliContext,
   body: (client: Client) => Promise<void>,
 ): Promise<void> {
   let client: Client;
   try {
+    const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
+    const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs);
     client = await Client.connect(address, {
       name,
-      timeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000"),
+      timeoutMs: connectMs,
       ...tlsFrom(opts),
       logger: stderrLogger(`weft.${name}`, "silent"),
       // A command that looks at the cluster does not print what its tasks print.
@@ -159,13 +179,13 @@ export function formatStatus(status: ClusterStatus): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** `weft status ADDRESS`. */
+/** `weft status [ADDRESS]` (the address, or `--scheduler-file`). */
 export async function runStatus(
-  address: string,
+  address: string | undefined,
   opts: ConnectCliOptions & { readonly json?: boolean },
   ctx: CliContext,
 ): Promise<void> {
-  await withClient("status", address, opts, ctx, async (client) => {
+  await withClient("status", { given: address }, opts, ctx, async (client) => {
     const status = await clusterStatus(client);
     ctx.stdout.write(
       opts.json === true ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status),
@@ -176,12 +196,14 @@ export async function runStatus(
 /** `weft status`: see docs/client.md. */
 export function statusCommand(ctx: CliContext): Command {
   return addConnectOptions(
-    new Command("status")
-      .description("What a running scheduler has: its workers, counters and datasets")
-      .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)"),
+    addSchedulerArgument(
+      new Command("status").description(
+        "What a running scheduler has: its workers, counters and datasets",
+      ),
+    ),
   )
     .option("--json", "print JSON instead of a table")
-    .action(async (address: string, opts: ConnectCliOptions & { json?: boolean }) => {
+    .action(async (address: string | undefined, opts: ConnectCliOptions & { json?: boolean }) => {
       await runStatus(address, opts, ctx);
     });
 }

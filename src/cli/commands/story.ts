@@ -11,6 +11,7 @@ import type { WorkerState } from "../../worker/state/workerState.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { checkInputExists, withInputErrors } from "./inputErrors.ts";
 import { progressBar } from "./progress.ts";
+import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft story`. */
@@ -69,6 +70,31 @@ function printStory(
 
 /** `weft story KEY... FILE|SCHEDULER`: see docs/replay.md. */
 export function storyCommand(ctx: CliContext): Command {
+  /** `weft story KEY... --scheduler-file FILE`: every argument is a key, asked of the running cluster. */
+  const liveStoryFromFile = async (keys: string[], opts: StoryOptions, cmd: Command) => {
+    if (keys.length === 0) cmd.error("error: give at least one key", { exitCode: EXIT.usage });
+    const last = keys[keys.length - 1];
+    // The scheduler or a dump given as well (where the last argument would be one).
+    if (/^(tcp|tls):\/\//.test(last)) {
+      cmd.error(`error: ${schedulerChoiceProblem(last, opts.schedulerFile)}`, {
+        exitCode: EXIT.usage,
+      });
+    }
+    if (inputKindOf(last) === "dump" && existsSync(last)) {
+      cmd.error(
+        `error: ${last} is a cluster dump, and --scheduler-file names a running cluster: give one of them`,
+        { exitCode: EXIT.usage },
+      );
+    }
+    if (opts.replay || opts.followLog) {
+      cmd.error("error: --replay and --follow-log replay a dump, not a running cluster", {
+        exitCode: EXIT.usage,
+      });
+    }
+    await withClient("story", { given: undefined, others: keys }, opts, ctx, async (client) => {
+      printStory(ctx, liveStory(await client.story(...keys)), keys, client.address, opts);
+    });
+  };
   return addConnectOptions(
     new Command("story")
       .description(
@@ -79,7 +105,7 @@ export function storyCommand(ctx: CliContext): Command {
       // split (and checked) in the action; it is named for what the user types first.
       .argument(
         "[key...]",
-        "task keys (as Python's str() writes them) or stimulus ids; the last argument is the cluster dump file (.msgpack.gz, .yaml, …) or a running cluster's scheduler (tcp://host:port, tls://host:port, or host:port when no file has that name)",
+        "task keys (as Python's str() writes them) or stimulus ids; the last argument is the cluster dump file (.msgpack.gz, .yaml, …) or a running cluster's scheduler (tcp://host:port, tls://host:port, or host:port when no file has that name), unless --scheduler-file names the scheduler: then every argument is a key",
       )
       .option(
         "--replay",
@@ -89,9 +115,13 @@ export function storyCommand(ctx: CliContext): Command {
       .option("--json", "print the records as JSON")
       .addHelpText(
         "after",
-        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Of a running cluster, the records its scheduler and\nworkers keep now (client.story); --replay and --follow-log are for dumps. Exit codes:\n0 found, 1 no record mentions them (or a worker's could not be read), 2 unreadable\ninput or a scheduler that cannot be reached.",
+        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Of a running cluster, the records its scheduler and\nworkers keep now (client.story); --replay and --follow-log are for dumps. With\n--scheduler-file FILE every argument is a key, asked of the scheduler FILE names.\nExit codes: 0 found, 1 no record mentions them (or a worker's could not be read), 2 unreadable\ninput or a scheduler that cannot be reached.",
       )
       .action(async (args: string[], opts: StoryOptions, cmd: Command) => {
+        if (opts.schedulerFile !== undefined) {
+          await liveStoryFromFile(args, opts, cmd);
+          return;
+        }
         // Commander allows a variadic argument only last: split KEY... FILE here.
         if (args.length < 2)
           cmd.error("error: give at least one key and the dump file", { exitCode: EXIT.usage });
@@ -103,7 +133,7 @@ export function storyCommand(ctx: CliContext): Command {
               exitCode: EXIT.usage,
             });
           }
-          await withClient("story", file, opts, ctx, async (client) => {
+          await withClient("story", { given: file }, opts, ctx, async (client) => {
             printStory(ctx, liveStory(await client.story(...keys)), keys, file, opts);
           });
           return;

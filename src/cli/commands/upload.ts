@@ -10,6 +10,7 @@ import { access, stat } from "node:fs/promises";
 import { Command } from "commander";
 import { UploadError } from "../../client/errors.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { leadingScheduler, SCHEDULER_ARGUMENT, schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 
 /** Options of `weft upload`. */
@@ -30,13 +31,25 @@ export async function uploadProblem(file: string): Promise<string | null> {
   }
 }
 
-/** `weft upload ADDRESS FILE...`: the files in the order given, stopping at the first that fails. */
+/**
+ * `weft upload [ADDRESS] FILE...` (`args`, the address first unless `--scheduler-file`):
+ * the files in the order given, stopping at the first that fails.
+ */
 export async function runUpload(
-  address: string,
-  files: readonly string[],
+  args: readonly string[],
   opts: UploadCliOptions,
   ctx: CliContext,
 ): Promise<void> {
+  const scheduler = leadingScheduler(args, opts.schedulerFile);
+  const files = scheduler.others;
+  const unusable =
+    schedulerChoiceProblem(scheduler.given, opts.schedulerFile) ??
+    (files.length === 0 ? "name the files to upload" : null);
+  if (unusable !== null) {
+    ctx.stderr.write(`weft upload: ${unusable}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
   // Every file checked before any is sent: a typo in the last must not leave the
   // cluster with the first ones only (an upload cannot be taken back).
   for (const file of files) {
@@ -47,7 +60,7 @@ export async function runUpload(
       return;
     }
   }
-  await withClient("upload", address, opts, ctx, async (client) => {
+  await withClient("upload", scheduler, opts, ctx, async (client) => {
     for (const file of files) {
       let answers: Record<string, readonly string[]>;
       try {
@@ -70,8 +83,8 @@ export function uploadCommand(ctx: CliContext): Command {
     .description(
       "Send files to every worker of a running cluster, which saves them and imports the task modules among them",
     )
-    .argument("<scheduler>", "the scheduler's address (tcp://host:port or tls://host:port)")
-    .argument("<files...>", "the files, in order (what a module imports before the module)")
+    .argument("[scheduler]", SCHEDULER_ARGUMENT)
+    .argument("[files...]", "the files, in order (what a module imports before the module)")
     .option("--no-load", "only save the files: import none of them")
     .addHelpText(
       "after",
@@ -86,7 +99,7 @@ export function uploadCommand(ctx: CliContext): Command {
         "one (the files after it are not sent); 2 for bad usage, a file that cannot be\n" +
         "uploaded, or a scheduler that cannot be reached.",
     )
-    .action(async (address: string, files: string[], opts: UploadCliOptions) => {
-      await runUpload(address, files, opts, ctx);
+    .action(async (address: string | undefined, files: string[], opts: UploadCliOptions) => {
+      await runUpload(address === undefined ? files : [address, ...files], opts, ctx);
     });
 }

@@ -8,6 +8,7 @@ import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
+import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import {
   addFrameLimitOptions,
   addHttpOptions,
@@ -314,10 +315,9 @@ export function workerCommand(ctx: CliContext): Command {
         "/json/identity.json, /status in a browser).",
     )
     .action(async (given: string | undefined, opts: WorkerCliOptions) => {
-      if ((given === undefined) === (opts.schedulerFile === undefined)) {
-        ctx.stderr.write(
-          `weft worker: cannot start: give the scheduler's address or --scheduler-file, ${given === undefined ? "neither was given" : "not both"}\n`,
-        );
+      const unnamed = schedulerChoiceProblem(given, opts.schedulerFile);
+      if (unnamed !== null) {
+        ctx.stderr.write(`weft worker: cannot start: ${unnamed}\n`);
         ctx.exitCode = EXIT.usage;
         return;
       }

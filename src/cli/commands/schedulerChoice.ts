@@ -1,0 +1,81 @@
+/**
+ * Which scheduler a command talks to: the address given as an argument, or the
+ * one in a scheduler file (`--scheduler-file`, as `weft scheduler
+ * --scheduler-file` writes it: Dask's), exactly one of the two. On a batch
+ * system the job script knows the file, not the address.
+ */
+
+import { readSchedulerFile } from "../../util/schedulerFile.ts";
+
+/** The `--scheduler-file` option of the commands that connect to a running scheduler. */
+export interface SchedulerFileCliOptions {
+  readonly schedulerFile?: string;
+}
+
+/** The help of a command's scheduler argument, which `--scheduler-file` replaces. */
+export const SCHEDULER_ARGUMENT =
+  "the scheduler's address (tcp://host:port or tls://host:port); left out with --scheduler-file";
+
+/** The help of `--scheduler-file`. */
+export const SCHEDULER_FILE_OPTION =
+  "read the scheduler's address from this file (weft scheduler --scheduler-file writes it), waiting up to --connect-timeout for it to appear; in place of the address";
+
+/**
+ * Why the scheduler's address `given` as an argument and `schedulerFile` do not
+ * name one scheduler (neither given, or both), or null when exactly one is.
+ */
+export function schedulerChoiceProblem(
+  given: string | undefined,
+  schedulerFile: string | undefined,
+): string | null {
+  if ((given === undefined) !== (schedulerFile === undefined)) return null;
+  return `give the scheduler's address or --scheduler-file, ${given === undefined ? "neither was given" : "not both"}`;
+}
+
+/**
+ * A scheduler named on the command line: the address, if given as an argument,
+ * and the command's other arguments (workers, files, keys), none of which may be
+ * the address a `--scheduler-file` gives (given twice).
+ */
+export interface SchedulerArgument {
+  readonly given: string | undefined;
+  readonly others?: readonly string[];
+}
+
+/**
+ * The arguments of `weft COMMAND [scheduler] [more...]`: without `--scheduler-file`
+ * the first is the scheduler's address; with it, every one is one of the others.
+ */
+export function leadingScheduler(
+  args: readonly string[],
+  schedulerFile: string | undefined,
+): { readonly given: string | undefined; readonly others: readonly string[] } {
+  return schedulerFile === undefined
+    ? { given: args[0], others: args.slice(1) }
+    : { given: undefined, others: args };
+}
+
+/** `address` without the default scheme, so that `host:port` and `tcp://host:port` compare equal. */
+const withoutTcp = (address: string): string => address.replace(/^tcp:\/\//, "");
+
+/**
+ * The address of the scheduler `scheduler` names: the one given, or the one in
+ * the file `schedulerFile`, waited for up to `timeoutMs`. Throws an Error whose
+ * message is for the user when neither or both are given (an argument that is
+ * the file's address counts as given), or the file is missing or not a
+ * scheduler file.
+ */
+export async function schedulerAddress(
+  scheduler: SchedulerArgument,
+  schedulerFile: string | undefined,
+  timeoutMs: number,
+): Promise<string> {
+  const problem = schedulerChoiceProblem(scheduler.given, schedulerFile);
+  if (problem !== null) throw new Error(problem);
+  if (scheduler.given !== undefined) return scheduler.given;
+  const address = await readSchedulerFile(schedulerFile as string, { timeoutMs });
+  if ((scheduler.others ?? []).some((arg) => withoutTcp(arg) === withoutTcp(address))) {
+    throw new Error(schedulerChoiceProblem(address, schedulerFile) as string);
+  }
+  return address;
+}
