@@ -405,7 +405,9 @@ describe("weft run, scheduler, worker", () => {
       join(dir, "nowhere.ts"),
     ]);
     expect(noModule.code).toBe(2);
-    expect(noModule.err).toMatch(/LocalCluster option taskModules: no such file: .*nowhere\.ts/);
+    expect(noModule.err).toBe(
+      `weft run: --tasks ${join(dir, "nowhere.ts")}: no such file: ${join(dir, "nowhere.ts")}\n`,
+    );
     const noScheduler = await weft([
       "run",
       jsonFile("s.json", GRAPH),

@@ -2,7 +2,7 @@
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
@@ -64,4 +64,25 @@ it("once the cluster has started, its records are written: held while it started
   expect(messages[0]).toBe("scheduler listening");
   expect(messages).toContain("worker started");
   expect(messages.at(-1)).toBe("scheduler closed");
+});
+
+it("a --tasks module that is not there is said in the option's words, before any cluster starts", async () => {
+  const missing = await run(graph, { tasks: ["./no-such-tasks.ts"] });
+  expect(missing.ctx.exitCode).toBe(2);
+  expect(missing.ctx.stderr.text).toBe(
+    `weft run: --tasks ./no-such-tasks.ts: no such file: ${resolve("no-such-tasks.ts")}\n`,
+  );
+  expect(missing.log.text).toBe("");
+  const url = await run(graph, { tasks: ["https://example.com/tasks.ts"] });
+  expect(url.ctx.stderr.text).toBe(
+    "weft run: --tasks https://example.com/tasks.ts: only file URLs and paths are supported, got https://example.com/tasks.ts\n",
+  );
+  // A graph file's own "tasks", resolved against its directory.
+  const withTasks = join(dir, "with-tasks.json");
+  writeFileSync(withTasks, JSON.stringify({ graph: { a: 1 }, tasks: ["./absent.ts"] }));
+  const inGraph = await run(withTasks);
+  expect(inGraph.ctx.exitCode).toBe(2);
+  expect(inGraph.ctx.stderr.text).toBe(
+    `weft run: ${withTasks}: tasks: no such file: ${join(dir, "absent.ts")}\n`,
+  );
 });

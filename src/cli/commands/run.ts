@@ -14,7 +14,6 @@ import type { TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { plural } from "../../util/plural.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
-import { moduleUrl } from "../../worker/workerOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import { outputProblem } from "./outputFile.ts";
@@ -31,6 +30,7 @@ import {
   tlsFrom,
   untilSignal,
 } from "./serveUntil.ts";
+import { checkGraphTaskModules, taskModuleOption } from "./taskModuleOption.ts";
 import { uploadProblem } from "./upload.ts";
 
 /** Options of `weft run`. */
@@ -173,7 +173,8 @@ export async function runGraph(
       opts.memoryLimit === undefined || opts.memoryLimit === "auto"
         ? opts.memoryLimit
         : byteSize("--memory-limit", opts.memoryLimit);
-    extraModules = opts.tasks.map((t) => moduleUrl(t));
+    // Checked before the cluster starts, in the option's words.
+    extraModules = opts.tasks.map((t) => taskModuleOption(t, opts.scheduler === undefined));
     // Written once the graph is computed: a path that cannot be is said before.
     for (const [flag, path] of [
       ["--task-stream", opts.taskStream],
@@ -187,6 +188,7 @@ export async function runGraph(
       if (problem !== null) throw new Error(`--upload ${path}: ${problem}`);
     }
     input = await loadGraphInput(file);
+    if (opts.scheduler === undefined) checkGraphTaskModules(file, input.taskModules);
   } catch (err) {
     ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
     ctx.exitCode = EXIT.usage;
