@@ -23,6 +23,21 @@ describe("client calls given what a user may easily give by mistake", () => {
     expect(f.status).toBe("cancelled");
   });
 
+  it("submit, map and compute refuse a released future as an argument, rather than cancel the task later", async () => {
+    const { client } = await testCluster();
+    const f = client.submit(inc, 1);
+    expect(await f).toBe(2);
+    f.release();
+    expect(() => client.submit(inc, f as never)).toThrow(
+      `submit(inc): args[0] is the future of ${f.key}, which was released`,
+    );
+    expect(() => client.map(inc, [f as never])).toThrow(/^map\(inc\): args\[0\] is the future of/);
+    expect(() => client.compute({ a: ["inc", f] })).toThrow(
+      `compute: graph key "a": args[0] is the future of ${f.key}, which was released`,
+    );
+    expect(await client.submit(inc, 1)).toBe(2); // the key submitted afresh is fine
+  });
+
   it('"__proto__" cannot name a scattered value or an event topic (it would name a prototype)', async () => {
     const { client } = await testCluster();
     const named = JSON.parse('{"__proto__": 1, "b": 2}') as Record<string, number>;

@@ -28,6 +28,7 @@ import { Future } from "./future.ts";
 import {
   ArgMapper,
   type ArgPath,
+  argumentFutureKey,
   formatPath,
   isTaskDefinition,
   keyProblem,
@@ -267,7 +268,7 @@ export function buildGraph(
   // One replacer for the whole graph, reading the task being built.
   let key = "";
   const deps = new DependencyList();
-  const what = (): string => `graph key ${JSON.stringify(key)}`;
+  const what = (): string => `${op}: graph key ${JSON.stringify(key)}`;
   const usedLiterals = new Set<string>();
   const refer = (k: string): unknown => {
     if (literals.size > 0 && literals.has(k)) {
@@ -284,13 +285,9 @@ export function buildGraph(
   ): unknown => {
     if (typeof v === "string") return hasKey(v) ? refer(v) : undefined;
     if (v instanceof Future) {
-      if (v.host !== owner) {
-        throw new TypeError(
-          `${what()}: ${formatPath(pathOf(parent, seg))} is a future of another client`,
-        );
-      }
-      deps.add(v.key);
-      return taskRef(v.key);
+      const futureKey = argumentFutureKey(v, owner, what(), formatPath(pathOf(parent, seg)));
+      deps.add(futureKey);
+      return taskRef(futureKey);
     }
     return refer(v.__weftRef);
   };

@@ -347,8 +347,28 @@ export function mapArgs(
 }
 
 /**
+ * The key of `future`, an argument at `path` of a task `what` submits for
+ * `owner`: a TypeError for a future of another client, or one released (its
+ * key may be forgotten by then: the task would be cancelled later for "lost
+ * dependencies" instead of refused now, as `fireAndForget` and datasets refuse it).
+ */
+export function argumentFutureKey(
+  future: Future,
+  owner: object,
+  what: string,
+  path: string,
+): string {
+  if (future.host !== owner) throw new TypeError(`${what}: ${path} is a future of another client`);
+  if (future.status === "released") {
+    throw new TypeError(`${what}: ${path} is the future of ${future.key}, which was released`);
+  }
+  return future.key;
+}
+
+/**
  * `args` for a submitted task: every future of `owner` becomes a task
- * reference and its key is added to `deps`. A future of another client is refused.
+ * reference and its key is added to `deps`. A future of another client, or
+ * one released, is refused.
  */
 export function argsWithRefs(
   args: readonly unknown[],
@@ -360,13 +380,9 @@ export function argsWithRefs(
     args,
     (v, parent, seg) => {
       if (v instanceof Future) {
-        if (v.host !== owner) {
-          throw new TypeError(
-            `${what}: ${formatPath(pathOf(parent, seg))} is a future of another client`,
-          );
-        }
-        deps.add(v.key);
-        return taskRef(v.key);
+        const key = argumentFutureKey(v, owner, what, formatPath(pathOf(parent, seg)));
+        deps.add(key);
+        return taskRef(key);
       }
       if (typeof v !== "string") deps.add(v.__weftRef);
       return undefined;
