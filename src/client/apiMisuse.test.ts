@@ -291,6 +291,11 @@ describe("misuse is answered with an error naming the method and the argument", 
       [() => start({ workers: 0, scheduler: 5 }), /^LocalCluster option scheduler must be an/],
       [() => start({ workers: 0, worker: [] }), /^LocalCluster option worker must be an object/],
       [() => start({ protocol: "tls", tls: 5 }), /^LocalCluster option tls must be an object/],
+      [
+        () => start({ workers: 0, nthreads: 4 }),
+        /^LocalCluster\.start: unknown option "nthreads" \(the options are workers, threadsPerWorker, /,
+      ],
+      [() => start({ wrokers: 1, n: 2 }), /^LocalCluster\.start: unknown options "wrokers", "n" /],
       [() => cluster.adapt(null as Loose), /^adapt: options must be an object, got null$/],
       [() => cluster.client(5 as Loose), /^LocalCluster\.client: options must be an object/],
     ]);
