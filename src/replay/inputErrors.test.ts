@@ -40,6 +40,9 @@ beforeAll(() => {
   );
   write("truncated.json.gz", vector.subarray(0, Math.floor(vector.length / 2)));
   write("broken.json", '{"name": "x", "steps": [');
+  write("graph.json", '{"graph": {"x": ["inc", 1]}}');
+  write("list.json", "[1, 2]");
+  write("bad-step.json", '{"name": "x", "steps": [{"event": 1}]}');
   const stream = readFileSync(sharedPath("bench", "tree.jsonl.gz"));
   write("truncated.jsonl.gz", stream.subarray(0, 4000));
   write(
@@ -80,6 +83,16 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     ["unknown.bin", /unknown kind of file/],
     ["truncated.json.gz", /truncated gzip|ends/],
     ["broken.json", /not valid JSON/],
+    [
+      "graph.json",
+      /^not a conformance vector, cluster dump or stimulus stream \(a JSON object without "steps"\)$/,
+    ],
+    [
+      "list.json",
+      /^not a conformance vector, cluster dump or stimulus stream \(JSON, but an array\)$/,
+    ],
+    // A vector, with a broken field: the field is named.
+    ["bad-step.json", /^steps\[0\]\.event: /],
     ["truncated.jsonl.gz", /truncated gzip|ends/],
     ["bad-line.jsonl", /line 2: .*NoSuchEvent/],
     ["missing", /does not exist/],

@@ -1,5 +1,5 @@
 import { canonical, parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
-import { toInputError } from "./errors.ts";
+import { ReplayInputError, toInputError } from "./errors.ts";
 import type { VectorReplayReport } from "./report.ts";
 
 /**
@@ -10,10 +10,13 @@ import type { VectorReplayReport } from "./report.ts";
  */
 export function replayVectorFile(file: string): VectorReplayReport {
   let vector: ReturnType<typeof parseVector>;
+  let text: string | null = null;
   try {
-    vector = parseVector(readMaybeGzip(file), file);
+    text = readMaybeGzip(file);
+    vector = parseVector(text, file);
   } catch (err) {
-    throw toInputError(file, err);
+    const notVector = text === null ? null : notAVector(text);
+    throw notVector === null ? toInputError(file, err) : new ReplayInputError(file, notVector);
   }
   let transitionCounter: number | null = null;
   for (const step of vector.steps) {
@@ -36,4 +39,28 @@ export function replayVectorFile(file: string): VectorReplayReport {
     throw toInputError(file, err);
   }
   return { ...base, skipped: false, transitionCounter, mismatch, ok: mismatch === null };
+}
+
+/**
+ * Why `text`, JSON, is no input of weft replay at all (no object, or one without
+ * "steps": a graph file, say), or null when it is not JSON or looks like a vector:
+ * then the field that is wrong says more than what the file is not.
+ */
+function notAVector(text: string): string | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const object = typeof data === "object" && data !== null && !Array.isArray(data);
+  if (object && Object.hasOwn(data as object, "steps")) return null;
+  const what = object ? 'a JSON object without "steps"' : `JSON, but ${describeJson(data)}`;
+  return `not a conformance vector, cluster dump or stimulus stream (${what})`;
+}
+
+function describeJson(data: unknown): string {
+  if (Array.isArray(data)) return "an array";
+  if (data === null) return "null";
+  return `a ${typeof data}`;
 }
