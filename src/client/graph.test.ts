@@ -61,6 +61,20 @@ describe("buildGraph", () => {
     expect(fromMap.sinks).toEqual(["b"]);
   });
 
+  it("names a long cycle in a message of a few keys, not all of them", () => {
+    const graph: Record<string, unknown> = { x0: ["inc", "x4999"] };
+    for (let i = 1; i < 5000; i++) graph[`x${i}`] = ["inc", `x${i - 1}`];
+    expect(() => buildGraph(graph, owner).sinks).toThrow(
+      new TypeError(
+        "compute: the graph has a cycle: x4999 → x4998 → x4997 → x4996 → x4995 → x4994 → x4993 → x4992 → … (4,991 more) … → x0 → x4999",
+      ),
+    );
+    const short = { a: ["inc", "b"], b: ["inc", "a"] };
+    expect(() => buildGraph(short, owner).sinks).toThrow(
+      "compute: the graph has a cycle: b → a → b",
+    );
+  });
+
   it("refuses a Map key that is not a string, naming it", () => {
     const graph = new Map<unknown, unknown>([[7, ["inc", 1]]]);
     expect(() => buildGraph(graph as unknown as Map<string, unknown>, owner)).toThrow(
