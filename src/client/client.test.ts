@@ -7,10 +7,11 @@ import { taskRef } from "../protocol/messagesTaskSpec.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Client } from "./client.ts";
+import { ClientClosedError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { literal } from "./graph.ts";
 import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
-import { add, double, inc, manhattan, sum } from "./testTasks.ts";
+import { add, double, inc, manhattan, slowInc, sum } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -407,6 +408,16 @@ describe("Client", () => {
       "the workers free the data",
     );
     expect(client.keyCount).toBe(0);
+  });
+
+  it("an await under way when its future is released rejects saying so", async () => {
+    const { client } = await testCluster();
+    const f = client.submit(slowInc, 1, 200);
+    const awaited = f.result();
+    f.release();
+    await expect(awaited).rejects.toThrow(
+      new ClientClosedError(`the future of ${f.key} was released before its result came`),
+    );
   });
 
   it("recomputes a key submitted again after it was released", async () => {

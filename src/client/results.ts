@@ -186,7 +186,8 @@ export class Results {
         const r = this.host.record(key);
         if (r === undefined) {
           throw (
-            this.host.closedError() ?? new ClientClosedError(`${key} is not held by this client`)
+            this.host.closedError() ??
+            new ClientClosedError(`the future of ${key} was released before its result came`)
           );
         }
         if (r.status === "pending") {
