@@ -9,8 +9,7 @@
  * its answer when the timeout passed.
  */
 
-/** Longest delay a timer takes (about 24.8 days); the timer is cleared long before. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from "../util/timers.ts";
 
 /**
  * `answer`, with the event loop held alive until it settles when it is due
