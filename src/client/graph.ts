@@ -22,6 +22,7 @@ import type { GraphTask } from "../protocol/messagesClient.ts";
 import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { resourcesProblem, workersProblem } from "../scheduler/state/eventValidation.ts";
+import { showCycle } from "../util/showCycle.ts";
 import { showValue } from "../util/showValue.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Future } from "./future.ts";
@@ -371,25 +372,6 @@ function unreachedCycle(
   }
   // Found walking up to dependents: reversed, each task is followed by one it depends on.
   return showCycle([...path.slice(at.get(key)), key].reverse());
-}
-
-/** How many keys of a long cycle an error shows at its start (and 2 at its end). */
-const CYCLE_KEYS_SHOWN = 8;
-
-/**
- * `cycle` (its first key repeated at its end) as `a → b → a`; a long one
- * abbreviated to its first keys and last two, `x4999 → x4998 → … → x4992 → …
- * (4,991 more) … → x0 → x4999`: a cycle of 5,000 tasks made an error message
- * of 39 kB.
- */
-export function showCycle(cycle: readonly string[]): string {
-  if (cycle.length <= CYCLE_KEYS_SHOWN + 3) return cycle.join(" → ");
-  const hidden = cycle.length - CYCLE_KEYS_SHOWN - 2;
-  return [
-    ...cycle.slice(0, CYCLE_KEYS_SHOWN),
-    `… (${hidden.toLocaleString("en")} more) …`,
-    ...cycle.slice(-2),
-  ].join(" → ");
 }
 
 /**

@@ -81,6 +81,16 @@ describe("update-graph", () => {
     );
   });
 
+  test("a long cycle is named by a few of its keys, not all of them", () => {
+    const s = cluster();
+    const tasks: Record<string, ReturnType<typeof t.task>> = { x0: t.task(["x4999"]) };
+    for (let i = 1; i < 5000; i++) tasks[`x${i}`] = t.task([`x${i - 1}`]);
+    const out = s.handleStimulus(t.updateGraph("c", tasks, ["x4999"]));
+    expect((out[0].msg as { exceptionText: string }).exceptionText).toBe(
+      "InvalidGraph: update-graph rejected: cycle: x4999 → x4998 → x4997 → x4996 → x4995 → x4994 → x4993 → x4992 → … (4,991 more) … → x0 → x4999",
+    );
+  });
+
   test("malformed entries are named", () => {
     const s = cluster();
     const tasks = {

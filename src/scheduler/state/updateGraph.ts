@@ -7,6 +7,7 @@
 import type { GraphTask, UpdateGraphMsg } from "../../protocol/messagesClient.ts";
 import { taskArgsProblem, taskSpecProblem } from "../../protocol/messagesTaskSpec.ts";
 import { comparePriority } from "../../util/priority.ts";
+import { showCycle } from "../../util/showCycle.ts";
 import { clientDesiresKeys } from "./clientHandlers.ts";
 import { isStringArray, resourcesProblem, workersProblem } from "./eventValidation.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -130,7 +131,7 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
         const m = mark.get(dep);
         if (m === 2) continue;
         if (m === 1) {
-          problems.push(`cycle: ${[...keys.slice(keys.indexOf(dep)), dep].join(" → ")}`);
+          problems.push(`cycle: ${showCycle([...keys.slice(keys.indexOf(dep)), dep])}`);
           continue;
         }
         if (s.tasks.has(dep)) continue;
