@@ -49,7 +49,7 @@ describe("Lock and Semaphore", () => {
     expect(order).toEqual(["first", "second"]);
     expect(await s.getValue()).toBe(2);
     await expect(client.semaphore("S", { maxLeases: 3 }).acquire()).rejects.toThrow(
-      'semaphore "S" has maxLeases 2, not 3',
+      /^Semaphore\.acquire: semaphore "S" has maxLeases 2, not 3$/,
     );
     await expect(client.semaphore("T").release()).rejects.toThrow(/holds no lease here/);
     expect(() => client.semaphore("S", { maxLeases: 0 })).toThrow(
@@ -216,7 +216,12 @@ describe("Queue", () => {
     expect(await q.getBatch(5)).toEqual([]);
     await expect(q.get({ timeoutMs: 5 })).rejects.toThrow(CoordinationTimeoutError);
     await q.put(5);
-    await expect(client.queue("Q").get()).rejects.toThrow('queue "Q" has maxsize 2, not 0');
+    await expect(client.queue("Q").get()).rejects.toThrow(
+      /^Queue\.get: queue "Q" has maxsize 2, not 0$/,
+    );
+    await expect(client.queue("Q", { maxsize: 3 }).put(1)).rejects.toThrow(
+      /^Queue\.put: queue "Q" has maxsize 2, not 3$/,
+    );
     expect(() => client.queue("Q", { maxsize: -1 })).toThrow(/maxsize must be an integer ≥ 0/);
     // Its client gone, a get waiting is dropped: the value stays for the next.
     const gone = await cluster.client();

@@ -151,6 +151,23 @@ export function timedOut(
   );
 }
 
+/**
+ * `asked`, a request of method `what`, whose refusal by the scheduler (a
+ * plain error of its reply: a queue asked for with another `maxsize` than
+ * it has, …) is named by the method, as the errors found here are; the
+ * client's own errors (closed, …) are left as they are.
+ */
+async function namingRefusal<T>(what: string, asked: Promise<T>): Promise<T> {
+  try {
+    return await asked;
+  } catch (err) {
+    if (err instanceof Error && Object.getPrototypeOf(err) === Error.prototype) {
+      throw new Error(`${what}: ${err.message}`, { cause: err });
+    }
+    throw err;
+  }
+}
+
 function hasValue(r: unknown): r is { value: unknown } {
   return typeof r === "object" && r !== null && "value" in r;
 }
@@ -180,12 +197,15 @@ export class Semaphore {
   async acquire(options: CoordinationWaitOptions = {}): Promise<boolean> {
     const timeoutMs = timeoutOf("Semaphore.acquire", options);
     const lease = randomUUID();
-    const got = await this.request("semaphore-acquire", {
-      name: this.name,
-      maxLeases: this.maxLeases,
-      lease,
-      timeoutMs,
-    });
+    const got = await namingRefusal(
+      "Semaphore.acquire",
+      this.request("semaphore-acquire", {
+        name: this.name,
+        maxLeases: this.maxLeases,
+        lease,
+        timeoutMs,
+      }),
+    );
     if (got === true) this.held.push(lease);
     return got === true;
   }
@@ -447,12 +467,15 @@ export class Queue<T = unknown> {
     const { wire, dataset } = await hold("Queue.put", `queue/${this.name}`, value, this.datasets);
     let r: unknown;
     try {
-      r = await this.request("queue-put", {
-        name: this.name,
-        maxsize: this.maxsize,
-        value: wire,
-        timeoutMs,
-      });
+      r = await namingRefusal(
+        "Queue.put",
+        this.request("queue-put", {
+          name: this.name,
+          maxsize: this.maxsize,
+          value: wire,
+          timeoutMs,
+        }),
+      );
     } catch (err) {
       if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
       throw err;
@@ -471,11 +494,10 @@ export class Queue<T = unknown> {
    */
   async get(options: CoordinationWaitOptions = {}): Promise<T> {
     const timeoutMs = timeoutOf("Queue.get", options);
-    const r = await this.request("queue-get", {
-      name: this.name,
-      maxsize: this.maxsize,
-      timeoutMs,
-    });
+    const r = await namingRefusal(
+      "Queue.get",
+      this.request("queue-get", { name: this.name, maxsize: this.maxsize, timeoutMs }),
+    );
     if (!hasValue(r)) throw timedOut("Queue.get", this.name, timeoutMs);
     return (await this.take(r.value)) as T;
   }
@@ -485,11 +507,10 @@ export class Queue<T = unknown> {
     if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) {
       throw new TypeError(`Queue.getBatch: n must be an integer ≥ 0, got ${showValue(n)}`);
     }
-    const r = await this.request("queue-get-batch", {
-      name: this.name,
-      maxsize: this.maxsize,
-      n: n ?? null,
-    });
+    const r = await namingRefusal(
+      "Queue.getBatch",
+      this.request("queue-get-batch", { name: this.name, maxsize: this.maxsize, n: n ?? null }),
+    );
     const out: T[] = [];
     for (const v of r as unknown[]) out.push((await this.take(v)) as T);
     return out;

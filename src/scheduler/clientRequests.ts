@@ -26,6 +26,7 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
+import { CoordinationRefusal } from "./coordination/refusal.ts";
 import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
 import type { SessionHost } from "./sessionHost.ts";
 import { schedulerStory } from "./state/story.ts";
@@ -350,9 +351,14 @@ export function replyTo(
     if (result === DEFERRED) return null;
     return { op: "reply", requestId: requestId as number, result };
   } catch (err) {
-    host.counters.rejectedMessages++;
     const why = err instanceof Error ? err.message : String(err);
-    host.logger.error({ op: msg.op, reason: why }, "rejected a malformed request");
+    if (err instanceof CoordinationRefusal) {
+      // The user's mistake, told to their client: nothing wrong with the scheduler or the message.
+      host.logger.debug({ client, op: msg.op, reason: why }, "refused a coordination request");
+    } else {
+      host.counters.rejectedMessages++;
+      host.logger.error({ op: msg.op, reason: why }, "rejected a malformed request");
+    }
     return { op: "reply", requestId: requestId as number, error: why };
   }
 }

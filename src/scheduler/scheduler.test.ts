@@ -587,6 +587,27 @@ describe("Scheduler server", () => {
     expect(s.coordination.semaphores.leases("S")).toBe(1);
   });
 
+  it("answers a coordination request of the wrong maxsize or maxLeases as the user's mistake, logged at debug", async () => {
+    const { s, records } = await start();
+    const c = await peer(s, registerClient("c1"));
+    const acquire = { op: "semaphore-acquire", name: "S", lease: "a", timeoutMs: null };
+    await c.comm.send([
+      { ...acquire, requestId: 1, maxLeases: 1 },
+      { ...acquire, requestId: 2, maxLeases: 2, lease: "b" },
+      { op: "queue-put", requestId: 3, name: "Q", maxsize: 1, value: 1, timeoutMs: null },
+      { op: "queue-get", requestId: 4, name: "Q", maxsize: 3, timeoutMs: null },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 2)).error).toBe(
+      'semaphore "S" has maxLeases 1, not 2',
+    );
+    expect((await c.waitFor((m) => m.requestId === 4)).error).toBe(
+      'queue "Q" has maxsize 1, not 3',
+    );
+    expect(records.filter((r) => (r.level as number) >= 40)).toEqual([]);
+    expect(records.filter((r) => r.msg === "refused a coordination request")).toHaveLength(2);
+    expect(s.counters.rejectedMessages).toBe(0);
+  });
+
   it("removes a worker whose connection closes, and reschedules its work", async () => {
     const { s } = await start();
     const w1 = await peer(s, registerWorker("inproc://w/1"));

@@ -5,6 +5,7 @@
  * full; dropped once empty with nobody waiting.
  */
 
+import { CoordinationRefusal } from "./refusal.ts";
 import type { ValueOrTimeout } from "./variables.ts";
 import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
 
@@ -119,7 +120,9 @@ export class Queues {
 
   private checkMaxsize(name: string, q: Queue, maxsize: number): void {
     if (q.maxsize !== maxsize) {
-      throw new Error(`queue ${JSON.stringify(name)} has maxsize ${q.maxsize}, not ${maxsize}`);
+      throw new CoordinationRefusal(
+        `queue ${JSON.stringify(name)} has maxsize ${q.maxsize}, not ${maxsize}`,
+      );
     }
   }
 

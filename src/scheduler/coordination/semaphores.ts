@@ -5,6 +5,7 @@
  * leases are released when it leaves.
  */
 
+import { CoordinationRefusal } from "./refusal.ts";
 import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
 
 /** A semaphore: at most `maxLeases` leases held at once, each by a client. */
@@ -30,7 +31,7 @@ export class Semaphores {
       this.byName.set(name, s);
     }
     if (s.maxLeases !== maxLeases) {
-      throw new Error(
+      throw new CoordinationRefusal(
         `semaphore ${JSON.stringify(name)} has maxLeases ${s.maxLeases}, not ${maxLeases}`,
       );
     }
