@@ -75,7 +75,9 @@ export async function serveClient(
   }
   if (isStandInClientId(id)) return refuse(host, comm, `client id ${id} is reserved`);
   if (host.router.clients.has(id)) return refuse(host, comm, `client ${id} is already connected`);
-  const stream = sessionStream(host, comm, { client: id });
+  // Once the client said close-client, its connection may end under a send or a read: expected.
+  let saidGoodbye = false;
+  const stream = sessionStream(host, comm, { client: id }, { peerLeaving: () => saidGoodbye });
   host.router.clients.set(id, stream);
   const ok: RegisterReplyMsg = { op: "register-client-reply", status: "OK", ...wireVersion() };
   comm.send(ok).catch(() => {});
@@ -102,13 +104,15 @@ export async function serveClient(
             `rejected a malformed message: ${clientIdProblem(msg.clientId)}`,
           );
         } else {
+          if (isRecord(msg) && msg.op === "close-client") saidGoodbye = true;
           events.push({ kind: "client-message", msg: msg as ClientToSchedulerMessage });
         }
       }
       host.dispatch(events);
     });
   } catch (err) {
-    host.logger.warn({ err, client: id }, "the connection to a client broke");
+    const level = saidGoodbye ? "debug" : "warn";
+    host.logger[level]({ err, client: id }, "the connection to a client broke");
   }
   stream.abort();
   if (host.router.clients.get(id) !== stream) return;

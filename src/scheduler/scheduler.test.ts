@@ -1,3 +1,4 @@
+import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Comm } from "../comm/comm.ts";
@@ -608,6 +609,24 @@ describe("Scheduler server", () => {
     expect(s.counters.rejectedMessages).toBe(0);
   });
 
+  it("logs a client's connection breaking at debug once it said close-client, at warn otherwise", async () => {
+    const { s, records } = await start({ listen: "tcp://127.0.0.1:0" });
+    const breakingAt = async (clientId: string, goodbye: boolean) => {
+      const c = await peer(s, registerClient(clientId));
+      if (goodbye) await c.comm.send([{ op: "close-client", clientId, stimulusId: "bye" }]);
+      await c.comm.send([{ op: "semaphore-leases", requestId: 1, name: "S" }]);
+      await c.waitFor((m) => m.requestId === 1);
+      // A reset, as a process ending with the connection open gives: the scheduler's read fails.
+      (c.comm as unknown as { socket: Socket }).socket.resetAndDestroy();
+      await until(() => !s.router.clients.has(clientId));
+      return records.filter((r) => r.client === clientId && (r.level as number) >= 40);
+    };
+    expect(await breakingAt("polite", true)).toEqual([]);
+    expect((await breakingAt("rude", false)).map((r) => r.msg)).toEqual([
+      "the connection to a client broke",
+    ]);
+  });
+
   it("removes a worker whose connection closes, and reschedules its work", async () => {
     const { s } = await start();
     const w1 = await peer(s, registerWorker("inproc://w/1"));
@@ -717,6 +736,13 @@ describe("Scheduler server", () => {
     await w.comm.closed;
     await c.comm.closed;
     expect(s.status).toBe("closed");
+  });
+
+  it("refuses an option it does not know before listening", async () => {
+    const given = { listen: "inproc://x", workerTTLMs: 5 };
+    await expect(Scheduler.start(given as never)).rejects.toThrow(
+      'Scheduler options: unknown option "workerTTLMs" (did you mean workerTtlMs?)',
+    );
   });
 
   it("refuses frame limits out of range before listening, naming the option", async () => {

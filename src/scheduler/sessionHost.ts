@@ -66,6 +66,17 @@ export interface SessionHost {
   shutdownCluster(): string[];
 }
 
+/** What a session's stream tells its session of (see {@link sessionStream}). */
+export interface SessionStreamHooks {
+  /** Told of a message that cannot be sent, dropped. */
+  readonly onDropped?: (msg: unknown, err: unknown) => void;
+  /**
+   * Whether the peer said it is leaving: a failed send is expected then (it
+   * may have closed its end already), logged at debug, not warn.
+   */
+  readonly peerLeaving?: () => boolean;
+}
+
 /**
  * The batched stream to a session's peer (`{worker: address}` or `{client:
  * id}` in the logs). A failed send is logged and ends the stream; one message
@@ -76,12 +87,15 @@ export function sessionStream(
   host: SessionHost,
   comm: Comm,
   peer: { readonly worker: string } | { readonly client: string },
-  onDropped?: (msg: unknown, err: unknown) => void,
+  { onDropped, peerLeaving }: SessionStreamHooks = {},
 ): BatchedSend {
   const kind = "worker" in peer ? "worker" : "client";
   return new BatchedSend(comm, {
     intervalMs: host.options.batchedSendIntervalMs,
-    onError: (err) => host.logger.warn({ err, ...peer }, `cannot send to a ${kind}`),
+    onError: (err) => {
+      const level = peerLeaving?.() === true ? "debug" : "warn";
+      host.logger[level]({ err, ...peer }, `cannot send to a ${kind}`);
+    },
     onMessageError: (err, m) => {
       host.logger.error(
         { err, ...peer, op: (m as { op?: unknown } | null)?.op },

@@ -151,8 +151,13 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
   if (!outcome.ok) return refuse(host, comm, outcome.error.message);
 
-  const stream = sessionStream(host, comm, { worker: address }, (m, err) =>
-    computeTaskUnsent(host, address, m, err),
+  const stream = sessionStream(
+    host,
+    comm,
+    { worker: address },
+    {
+      onDropped: (m, err) => computeTaskUnsent(host, address, m, err),
+    },
   );
   host.router.workers.set(address, stream);
   // Sent before the stream's first batch, which leaves at the next turn at the earliest.
