@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { testTls } from "../comm/testTls.ts";
 import type { RunControl } from "../worker/executor.ts";
 import { PiscinaExecutor } from "../worker/piscinaExecutor.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
 import { getClient, workerClient } from "./taskClient.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 import { clientScheduler, fib, sumOfIncs } from "./testTasks.ts";
@@ -99,6 +100,23 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
     }
     await until(() => cluster.scheduler.router.clients.size === 1);
   });
+
+  it("a cluster whose pool threads' tasks made clients closes without a warning", async () => {
+    const { logger, records } = memoryLogger();
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      executor: "threads",
+      protocol: "tcp",
+      logger,
+    });
+    expect(await client.submit(sumOfIncs, 20)).toBe(210);
+    await client.close();
+    await cluster.close();
+    const loud = records.filter((r) => (r.level as number) >= 40);
+    expect(loud.map((r) => `${String(r.msg)}: ${JSON.stringify(r.err ?? r.reason ?? "")}`)).toEqual(
+      [],
+    );
+  }, 60_000);
 
   it("a pool thread's client that cannot connect fails its task, saying why", async () => {
     // Nothing listens on port 1.

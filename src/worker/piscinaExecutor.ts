@@ -24,6 +24,7 @@ import {
   wallSeconds,
 } from "./executor.ts";
 import { ownBuffer } from "./ownBuffer.ts";
+import { ThreadConnection } from "./threadConnection.ts";
 import { ThreadPlacement } from "./threadPlacement.ts";
 import {
   isChannelMessage,
@@ -80,8 +81,8 @@ export class PiscinaExecutor implements Executor {
   /** Garbage collection jobs on their way (see {@link collectGarbage}). */
   private collecting = 0;
   private closed = false;
-  /** The connections made for each pool thread (by `threadId`): aborted when it ends. */
-  private readonly bridges = new Map<number, Set<AbortController>>();
+  /** The connections made for each pool thread (by `threadId`): ended when it ends. */
+  private readonly bridges = new Map<number, Set<ThreadBridge>>();
   /** The last error a pool thread died of, if any. */
   lastThreadError: Error | null = null;
 
@@ -135,7 +136,7 @@ export class PiscinaExecutor implements Executor {
     });
     // A thread that ends cannot say so: its connections are ended here.
     pool.on("workerDestroy", (thread: { id?: unknown }) => {
-      if (typeof thread?.id === "number") executor.onThreadEnded(thread.id);
+      if (typeof thread?.id === "number") void executor.onThreadEnded(thread.id);
     });
     try {
       const reply: unknown = await Promise.race([
@@ -329,30 +330,55 @@ export class PiscinaExecutor implements Executor {
 
   /** Connect for a thread (see `comm/bridge.ts`), until either end closes or the thread ends. */
   private bridge(msg: DialMessage): void {
-    const ended = new AbortController();
+    const b: ThreadBridge = { ended: new AbortController(), connection: null };
     let mine = this.bridges.get(msg.thread);
     if (mine === undefined) this.bridges.set(msg.thread, (mine = new Set()));
-    mine.add(ended);
-    void serveBridge(this.channel.name, msg, this.dial, ended.signal).finally(() => {
-      mine.delete(ended);
+    mine.add(b);
+    const dial = async (address: string) => {
+      b.connection = new ThreadConnection(await this.dial(address));
+      return b.connection;
+    };
+    void serveBridge(this.channel.name, msg, dial, b.ended.signal).finally(() => {
+      mine.delete(b);
       if (mine.size === 0 && this.bridges.get(msg.thread) === mine) this.bridges.delete(msg.thread);
     });
   }
 
-  /** A pool thread ended: its connections with it. */
-  private onThreadEnded(thread: number): void {
-    for (const ended of this.bridges.get(thread) ?? []) ended.abort();
+  /**
+   * A pool thread ended (or is about to: the executor closes): its
+   * connections with it, each ended as its thread would have, its client
+   * saying goodbye (see `threadConnection.ts`); what is left after a grace
+   * period is cut.
+   */
+  private async onThreadEnded(thread: number): Promise<void> {
+    const mine = this.bridges.get(thread) ?? new Set<ThreadBridge>();
     this.bridges.delete(thread);
+    await Promise.all(
+      [...mine].map(async (b) => {
+        await b.connection?.leave(LEAVE_GRACE_MS);
+        b.ended.abort();
+      }),
+    );
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const thread of [...this.bridges.keys()]) this.onThreadEnded(thread);
+    // Before the threads go: their clients leave the scheduler in order, not cut under it.
+    await Promise.all([...this.bridges.keys()].map((thread) => this.onThreadEnded(thread)));
     this.channel.close();
     await this.pool.destroy();
   }
 }
+
+/** A connection made for a pool thread: cut by `ended`; `connection` once made. */
+interface ThreadBridge {
+  readonly ended: AbortController;
+  connection: ThreadConnection | null;
+}
+
+/** How long a thread's connection that is ended in order may take before it is cut. */
+const LEAVE_GRACE_MS = 1_000;
 
 /** What a run's job carries for the load balancer (piscina's queue options: not sent to the thread). */
 interface RunQueueOptions {

@@ -1,0 +1,93 @@
+/**
+ * A connection a pool thread made through the worker's main thread (see
+ * `comm/bridge.ts`), as the main thread holds it: it notes whether it carries
+ * a client's session with the scheduler (a task's `getClient()`), so that when
+ * the thread ends (an idle thread let go, the executor closing) the scheduler
+ * is told the client leaves, as a client closing itself would. Cut instead,
+ * the connection broke under the scheduler (`read ECONNRESET`), which it
+ * warns of as a client lost.
+ */
+
+import type { Comm, CommCloseInfo } from "../comm/comm.ts";
+import { newStimulusId } from "../util/stimulusId.ts";
+
+/** A pool thread's connection, passing everything through to the one it wraps. */
+export class ThreadConnection implements Comm {
+  /** The client whose session this is: its first message was a `register-client`. */
+  private clientId: string | null = null;
+  private sentAny = false;
+
+  constructor(private readonly comm: Comm) {}
+
+  get localAddress(): string {
+    return this.comm.localAddress;
+  }
+
+  get peerAddress(): string {
+    return this.comm.peerAddress;
+  }
+
+  get isClosed(): boolean {
+    return this.comm.isClosed;
+  }
+
+  get closed(): Promise<CommCloseInfo> {
+    return this.comm.closed;
+  }
+
+  send(msg: unknown): Promise<void> {
+    if (!this.sentAny) {
+      this.sentAny = true;
+      this.clientId = registeringClient(msg);
+    }
+    return this.comm.send(msg);
+  }
+
+  recv(): Promise<unknown> {
+    return this.comm.recv();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<unknown> {
+    return this.comm[Symbol.asyncIterator]();
+  }
+
+  close(): Promise<void> {
+    return this.comm.close();
+  }
+
+  abort(error?: Error): void {
+    this.comm.abort(error);
+  }
+
+  /**
+   * End it for its thread, which has ended or is ending: a client's session
+   * says `close-client` first; then an orderly close, waited for at most
+   * `graceMs` (the caller aborts what is left).
+   */
+  async leave(graceMs: number): Promise<void> {
+    if (this.comm.isClosed) return;
+    if (this.clientId !== null) {
+      const bye = {
+        op: "close-client",
+        clientId: this.clientId,
+        stimulusId: newStimulusId("thread-ended"),
+      };
+      await this.comm.send([bye]).catch(() => {});
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.comm.close(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+}
+
+/** The client a `register-client` message names; null for any other message. */
+function registeringClient(msg: unknown): string | null {
+  if (typeof msg !== "object" || msg === null) return null;
+  const { op, clientId } = msg as { op?: unknown; clientId?: unknown };
+  return op === "register-client" && typeof clientId === "string" ? clientId : null;
+}
