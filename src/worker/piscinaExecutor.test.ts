@@ -37,6 +37,20 @@ describe("PiscinaExecutor", () => {
     expect(o.stop).toBeGreaterThanOrEqual(o.start);
   });
 
+  it("a task's traceback ends with the task's own frames: weft's and piscina's below are cut", async () => {
+    for (const fn of ["boom", "boomAfterAwait"]) {
+      const o = await go(fn, ["no"]);
+      const { tracebackText, stack } = (o as { error: { tracebackText: string; stack: string } })
+        .error;
+      expect(tracebackText).toMatch(/testTasks\.ts:\d+/);
+      for (const text of [tracebackText, stack]) {
+        expect(text).not.toMatch(/runTask|taskContext|threadMain|piscina|node:internal/);
+      }
+    }
+    const o = await go("frameless", []);
+    expect((o as { error: { tracebackText: string } }).error.tracebackText).toBe("");
+  });
+
   it("values cross threads by structured clone (Maps, typed arrays, dates)", async () => {
     const v = { m: new Map([[1, new Set(["x"])]]), t: new Float32Array([1.5]), d: new Date(5) };
     const o = await go("identity", [v]);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { startTask } from "./runTask.ts";
-import { trackTaskMessage } from "./taskContext.ts";
+import { TASK_CONTEXT_MODULE, trackTaskMessage } from "./taskContext.ts";
+import { frameLocations, withoutRunnerFrames } from "./taskFrames.ts";
 import { defineTask } from "./taskRegistry.ts";
 
 const hooks = {
@@ -56,5 +57,66 @@ describe("a task's result waits for the messages it sent (print)", () => {
     const out = startTask({ key: "k", fn: "runTask.silent", args: [] }, hooks);
     expect(out).not.toBeInstanceOf(Promise);
     expect(out).toMatchObject({ status: "ok", value: 1 });
+  });
+});
+
+describe("a task's traceback: its own frames, not weft's below them", () => {
+  function fails(): never {
+    throw new Error("no");
+  }
+  const cases = {
+    synchronous: () => fails(),
+    "async, before awaiting": async () => fails(),
+    "async, after awaiting": async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      fails();
+    },
+  };
+  for (const [kind, fn] of Object.entries(cases)) {
+    it(`${kind}: cut below the task function`, async () => {
+      defineTask(`runTask.fails.${kind}`, fn);
+      const outcome = await startTask({ key: "k", fn: `runTask.fails.${kind}`, args: [] }, hooks);
+      const { tracebackText, stack } = (
+        outcome as { error: { tracebackText: string; stack: string } }
+      ).error;
+      const frames = tracebackText.split("\n");
+      expect(frames[0]).toMatch(/^ {4}at fails \(.*runTask\.test\.ts:\d+:\d+\)$/);
+      expect(frames.every((f) => f.includes("runTask.test.ts"))).toBe(true);
+      expect(stack).toBe(`Error: no\n${tracebackText}`);
+    });
+  }
+
+  it("keeps the frames of weft's APIs the task called, above its own", async () => {
+    const outside = [
+      "Error: no",
+      "    at rejoin (file:///weft/worker/taskContext.js:1:1)",
+      "    at userTask (file:///app/tasks.js:3:5)",
+      "    at runInTaskSync (file:///weft/worker/taskContext.js:9:9)",
+      "    at startTask (file:///weft/worker/runTask.js:5:5)",
+      "    at InlineExecutor.run (file:///weft/worker/inlineExecutor.js:7:7)",
+    ].join("\n");
+    const runner = frameLocations([
+      "file:///weft/worker/runTask.js",
+      "file:///weft/worker/taskContext.js",
+    ]);
+    expect(withoutRunnerFrames(outside, runner)).toBe(outside.split("\n").slice(0, 3).join("\n"));
+    // None of the task's own: nothing is left but the header.
+    const around = ["Error: no", ...outside.split("\n").slice(4)].join("\n");
+    expect(withoutRunnerFrames(around, runner)).toBe("Error: no");
+    // This module's frames are found under its path as well as its URL.
+    expect(frameLocations([TASK_CONTEXT_MODULE])).toHaveLength(2);
+  });
+
+  it("an error of no frames keeps an empty traceback", async () => {
+    defineTask("runTask.frameless", () => {
+      const err = new Error("bare");
+      err.stack = "Error: bare";
+      throw err;
+    });
+    const outcome = startTask({ key: "k", fn: "runTask.frameless", args: [] }, hooks);
+    expect(outcome).toMatchObject({
+      status: "error",
+      error: { tracebackText: "", stack: "Error: bare" },
+    });
   });
 });

@@ -16,8 +16,31 @@ import {
   serializeError,
   wallSeconds,
 } from "./executor.ts";
-import { Reschedule, runInTask, runInTaskSync, type TaskRuntime } from "./taskContext.ts";
+import {
+  Reschedule,
+  runInTask,
+  runInTaskSync,
+  TASK_CONTEXT_MODULE,
+  type TaskRuntime,
+} from "./taskContext.ts";
+import { frameLocations, withoutRunnerFrames } from "./taskFrames.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
+
+/** Where the frames that call task functions are: this module's and the task context's. */
+const RUNNER_FRAMES = frameLocations([import.meta.url, TASK_CONTEXT_MODULE]);
+
+/**
+ * The error a task threw, its traceback and stack without the frames below
+ * the task's own (this module's, the executor's, piscina's, Node's).
+ */
+function taskError(err: unknown): SerializedError {
+  const e = serializeError(err);
+  return {
+    ...e,
+    stack: withoutRunnerFrames(e.stack, RUNNER_FRAMES),
+    tracebackText: withoutRunnerFrames(e.tracebackText, RUNNER_FRAMES),
+  };
+}
 
 /** How the task's `secede()`, `rejoin()` and `getClient()` reach the worker. */
 export interface SecedeHooks {
@@ -198,7 +221,7 @@ function thrownOutcome(err: unknown, start: number, run: TaskRun): ExecuteOutcom
       secededAfter: run.secededAfter,
     };
   }
-  return errorOutcome(serializeError(err), start, run);
+  return errorOutcome(taskError(err), start, run);
 }
 
 function errorOutcome(error: SerializedError, start: number, run: TaskRun): ExecuteOutcome {

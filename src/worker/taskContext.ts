@@ -37,6 +37,9 @@ export interface TaskRuntime {
   track?(sent: Promise<unknown>): void;
 }
 
+/** This module, whose frames run tasks: cut from task errors' tracebacks (see `taskFrames.ts`). */
+export const TASK_CONTEXT_MODULE = import.meta.url;
+
 const storage = new AsyncLocalStorage<TaskRuntime>();
 
 const NO_ARGS: readonly unknown[] = [];

@@ -20,6 +20,16 @@ defineTask("identity", (x: unknown) => x);
 defineTask("boom", (message: string) => {
   throw new ValueError(message);
 });
+defineTask("boomAfterAwait", async (message: string) => {
+  await sleep(1);
+  throw new ValueError(message);
+});
+/** Rejects with an error of no frames: none of the task's own. */
+defineTask("frameless", async () => {
+  const err = new Error("frameless");
+  err.stack = "Error: frameless";
+  throw err;
+});
 defineTask("uncloneable", () => ({ callback: () => 1 }));
 /** Data when checked, a function when cloned (its getter's second read): only the clone fails. */
 defineTask("fickle", () => {

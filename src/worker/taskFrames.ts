@@ -1,0 +1,46 @@
+/**
+ * A task error's traceback without weft's own frames below the task: what
+ * calls the task function (`runTask.ts`, `taskContext.ts`) and what runs
+ * that (the executor, piscina, Node's internals). Dask shows the remote
+ * frames of the task only; these were most of every traceback.
+ */
+
+import { fileURLToPath } from "node:url";
+
+/**
+ * How a stack names the modules (their `import.meta.url`s) whose frames run
+ * the task: by URL (Node, for ES modules) or by path (tsx, vitest).
+ */
+export function frameLocations(moduleUrls: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const url of moduleUrls) {
+    out.push(`${url}:`);
+    if (url.startsWith("file:")) out.push(`${fileURLToPath(url)}:`);
+  }
+  return out;
+}
+
+/**
+ * `text` (a stack, or a traceback: its frames, `    at …` lines) cut at the
+ * first frame at one of `runner` ({@link frameLocations}) that comes below a
+ * frame of the task's own, so that weft's APIs the task called (above it)
+ * remain; with no frame of the task's own, at the first frame of `runner`:
+ * the error arose around the task, none of its frames are the task's.
+ * Unchanged if no frame is the runner's.
+ */
+export function withoutRunnerFrames(text: string, runner: readonly string[]): string {
+  const lines = text.split("\n");
+  const isRunners = (line: string) =>
+    /^\s*at /.test(line) && runner.some((location) => line.includes(location));
+  let firstRunners = -1;
+  let ownSeen = false;
+  for (let i = 0; i < lines.length; i++) {
+    if (isRunners(lines[i])) {
+      if (ownSeen) return lines.slice(0, i).join("\n");
+      if (firstRunners < 0) firstRunners = i;
+    } else if (/^\s*at /.test(lines[i])) {
+      ownSeen = true;
+    }
+  }
+  return firstRunners < 0 ? text : lines.slice(0, firstRunners).join("\n");
+}
