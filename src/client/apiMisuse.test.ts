@@ -141,6 +141,22 @@ describe("misuse is answered with an error naming the method and the argument", 
         [() => c.submitWith({ pure: "no" }, inc, 1), /^submitWith: pure must be true or false/],
         [() => c.submitWith({ retries: Symbol("r") }, inc, 1), /^submitWith: retries must be/],
         [() => c.submitWith({ priority: "high" }, inc, 1), /^submitWith: priority must be/],
+        [
+          () => c.submitWith({ retires: 3 }, inc, 1),
+          /^submitWith: unknown option "retires" \(did you mean retries\?\)$/,
+        ],
+        [
+          () => c.map(inc, [1], { timeout: 5 }),
+          /^map: unknown option "timeout" \(the options are /,
+        ],
+        [
+          () => c.compute({ a: ["inc", 1] }, { key: ["a"] }),
+          /^compute: unknown option "key" \(did/,
+        ],
+        [
+          () => c.get({ a: 1 }, { wokers: "x" }),
+          /^get: unknown option "wokers" \(did you mean workers/,
+        ],
         [() => c.map(inc, 5), /^map: items must be an array or another iterable, got 5$/],
         [() => c.map(inc, null), /^map: items must be an array or another iterable, got null$/],
         [() => c.map(inc, "123"), /^map: items must be .*, got the string "123"$/],
@@ -197,6 +213,10 @@ describe("misuse is answered with an error naming the method and the argument", 
         [
           () => Client.connect(cluster.address, null as Loose),
           /^Client\.connect: options must be an object/,
+        ],
+        [
+          () => Client.connect(cluster.address, { timeout: 5 } as Loose),
+          /^Client\.connect: unknown option "timeout" \(did you mean timeoutMs\?\)$/,
         ],
         [
           () => Client.connect(cluster.address, { name: 5 as Loose }),
@@ -295,7 +315,10 @@ describe("misuse is answered with an error naming the method and the argument", 
         () => start({ workers: 0, nthreads: 4 }),
         /^LocalCluster\.start: unknown option "nthreads" \(the options are workers, threadsPerWorker, /,
       ],
-      [() => start({ wrokers: 1, n: 2 }), /^LocalCluster\.start: unknown options "wrokers", "n" /],
+      [
+        () => start({ wrokers: 1, n: 2 }),
+        /^LocalCluster\.start: unknown options "wrokers" \(did you mean workers\?\), "n" \(the options are /,
+      ],
       [() => cluster.adapt(null as Loose), /^adapt: options must be an object, got null$/],
       [() => cluster.client(5 as Loose), /^LocalCluster\.client: options must be an object/],
     ]);

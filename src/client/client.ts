@@ -90,6 +90,7 @@ import { mergedStory, type StoryRecord, storiesOfWorkers, storyKeysProblem } fro
 import { Submissions } from "./submissions.ts";
 import {
   type ComputeOptions,
+  checkComputeOptions,
   checkSubmitOptions,
   graphTask,
   isScalar,
@@ -427,6 +428,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   compute(graph: Graph, options: ComputeOptions = {}): Record<string, Future> {
     this.checkOpen();
+    checkComputeOptions("compute", options);
     const built = buildGraph(graph, this, options);
     return this.computeBuilt(built, wantedKeys("compute", built, options), "compute");
   }
@@ -457,6 +459,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async get(graph: Graph, options: ComputeOptions = {}): Promise<Record<string, unknown>> {
     // Even a graph of literals only: a closed client answers nothing.
     this.checkOpen();
+    checkComputeOptions("get", options);
     const built = buildGraph(graph, this, options, "get");
     // By default the literals no task uses too: `{a: 5}` gives `{a: 5}`.
     const wanted =

@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { frameLimitsProblem } from "../comm/comm.ts";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { isStandInClientId } from "../scheduler/state/clientInfo.ts";
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { optionsOf } from "./argChecks.ts";
@@ -89,12 +90,25 @@ function checkClientOptions(options: ClientOptions): void {
   }
 }
 
+/** Every option of {@link ClientOptions}: others are refused. */
+const CLIENT_OPTIONS: OptionNames<ClientOptions> = {
+  timeoutMs: true,
+  batchedSendIntervalMs: true,
+  name: true,
+  logger: true,
+  maxFrameBytes: true,
+  maxMessageBytes: true,
+  tls: true,
+  printTaskOutput: true,
+};
+
 /**
  * Check the options of `Client.connect` before any is used (a TypeError or
  * RangeError naming the option), and give its timeout, defaulted.
  */
 export function connectTimeoutMs(options: ClientOptions): number {
   optionsOf("Client.connect", options);
+  checkKnownOptions("Client.connect", options, CLIENT_OPTIONS);
   checkClientOptions(options);
   const timeoutMs = options.timeoutMs ?? 30_000;
   if (!(typeof timeoutMs === "number" && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {

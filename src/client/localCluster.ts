@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
@@ -80,11 +81,8 @@ export interface LocalClusterOptions {
 
 const TASK_MODULES = "LocalCluster option taskModules";
 
-/**
- * The options {@link LocalCluster.start} knows: every key of
- * {@link LocalClusterOptions}, which the type makes sure of.
- */
-const START_OPTIONS: Readonly<Record<keyof LocalClusterOptions, true>> = {
+/** The options {@link LocalCluster.start} knows: every key of {@link LocalClusterOptions}. */
+const START_OPTIONS: OptionNames<LocalClusterOptions> = {
   workers: true,
   threadsPerWorker: true,
   executor: true,
@@ -97,20 +95,6 @@ const START_OPTIONS: Readonly<Record<keyof LocalClusterOptions, true>> = {
   logger: true,
   maxWorkerRestarts: true,
 };
-
-/**
- * A TypeError for a key of `options` that is no option: TypeScript refuses one
- * only in an object literal, so `{ nthreads: 4 }` (Dask's name) kept in a
- * variable, or from JavaScript, was dropped without a word and the cluster
- * started with the default.
- */
-function checkKnownOptions(options: object): void {
-  const unknown = Object.keys(options).filter((k) => !Object.hasOwn(START_OPTIONS, k));
-  if (unknown.length === 0) return;
-  throw new TypeError(
-    `LocalCluster.start: unknown option${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")} (the options are ${Object.keys(START_OPTIONS).join(", ")}; the scheduler's and the workers' own go in scheduler: {…} and worker: {…})`,
-  );
-}
 
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isInteger(v) || v < 0) {
@@ -127,7 +111,12 @@ function nonNegativeInt(name: string, v: number): number {
  */
 function checkStartOptions(options: LocalClusterOptions): void {
   optionsOf("LocalCluster.start", options);
-  checkKnownOptions(options);
+  checkKnownOptions(
+    "LocalCluster.start",
+    options,
+    START_OPTIONS,
+    "the scheduler's and the workers' own go in scheduler: {…} and worker: {…}",
+  );
   for (const name of ["scheduler", "worker"] as const) {
     const v: unknown = options[name];
     if (v !== undefined && (typeof v !== "object" || v === null || Array.isArray(v))) {

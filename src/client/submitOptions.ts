@@ -7,6 +7,7 @@
 
 import type { GraphTask } from "../protocol/messagesClient.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import { checkOptionalBoolean, optionsOf } from "./argChecks.ts";
 import { type BuiltGraph, type GraphOptions, setTaskOptions, taskOptionsProblem } from "./graph.ts";
@@ -44,10 +45,38 @@ export interface ComputeOptions extends GraphOptions {
   readonly keys?: readonly string[];
 }
 
+/** Every option of {@link SubmitOptions}: others are refused. */
+const SUBMIT_OPTIONS: OptionNames<SubmitOptions> = {
+  key: true,
+  pure: true,
+  retries: true,
+  resources: true,
+  priority: true,
+  actor: true,
+  workers: true,
+  allowOtherWorkers: true,
+};
+
+/** Every option of {@link ComputeOptions}: others are refused. */
+const COMPUTE_OPTIONS: OptionNames<ComputeOptions> = {
+  keys: true,
+  retries: true,
+  resources: true,
+  priority: true,
+  workers: true,
+  allowOtherWorkers: true,
+};
+
+/** Refuse options of `compute` or `get` (`op`) that are not an object or name no option. */
+export function checkComputeOptions(op: string, options: ComputeOptions): void {
+  checkKnownOptions(op, optionsOf(op, options), COMPUTE_OPTIONS);
+}
+
 /** Check the options every task of a submission shares; errors name `op`. */
 export function checkSubmitOptions(op: string, options: SubmitOptions): void {
   // submitWith's are its first argument, required; map's are optional, defaulted to {}.
   optionsOf(op, options, true);
+  checkKnownOptions(op, options, SUBMIT_OPTIONS);
   const key: unknown = options.key;
   if (key !== undefined) {
     if (typeof key !== "string" || key === "") {

@@ -8,6 +8,7 @@ import {
 } from "../comm/comm.ts";
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { preloadUrl } from "../util/preload.ts";
@@ -143,9 +144,34 @@ function idleTimeout(v: number | null | undefined): number | null {
 }
 
 /** Check `o` and fill in the defaults; throws a clear error for a bad option. */
+/** Every option of {@link SchedulerOptions}: others are refused. */
+const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
+  listen: true,
+  tls: true,
+  validate: true,
+  state: true,
+  batchedSendIntervalMs: true,
+  workerTtlMs: true,
+  idleTimeoutMs: true,
+  handshakeTimeoutMs: true,
+  checkWorkerAddress: true,
+  maxFrameBytes: true,
+  maxMessageBytes: true,
+  taskStreamLength: true,
+  logger: true,
+  logLength: true,
+  eventsLogLength: true,
+  httpAddress: true,
+  metricsNamespace: true,
+  plugins: true,
+  preload: true,
+  taskModules: true,
+};
+
 export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSchedulerOptions {
   if (typeof o !== "object" || o === null)
     throw new TypeError("Scheduler options must be an object");
+  checkKnownOptions("Scheduler options", o, SCHEDULER_OPTIONS);
   const listen = o.listen ?? "tcp://127.0.0.1:0";
   if (typeof listen !== "string" || listen === "") {
     throw new TypeError(

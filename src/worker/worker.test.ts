@@ -662,6 +662,13 @@ describe("Worker lifecycle", () => {
     expect(resolveWorkerOptions({ scheduler: "x" }).executor).toBe("piscina");
   });
 
+  it("refuses an option it does not know, naming the one meant", () => {
+    const given = { scheduler: "x", memoryLimt: "4GB" };
+    expect(() => resolveWorkerOptions(given as never)).toThrow(
+      'Worker options: unknown option "memoryLimt" (did you mean memoryLimit?)',
+    );
+  });
+
   it("refuses a contact address peers cannot connect to, and writes out a bare one's scheme", () => {
     const contact = (a: string) => resolveWorkerOptions({ scheduler: "x", contactAddress: a });
     for (const bad of ["garbage", "foo://10.0.0.1:4000", "tcp://10.0.0.1", "tcp://:4000", ""]) {

@@ -12,6 +12,7 @@ import {
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { parseBytes } from "../util/parseBytes.ts";
@@ -307,8 +308,53 @@ function workerName(name: string | null | undefined): string | null {
 }
 
 /** Check `o` and fill in the defaults; throws a clear error for a bad option. */
+/** Every option of {@link WorkerOptions}: others are refused. */
+const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
+  scheduler: true,
+  name: true,
+  listen: true,
+  contactAddress: true,
+  tls: true,
+  nthreads: true,
+  executor: true,
+  taskModules: true,
+  maxSecededThreads: true,
+  resources: true,
+  validate: true,
+  transferIncomingCountLimit: true,
+  transferOutgoingCountLimit: true,
+  transferMessageBytesLimit: true,
+  transferIncomingBytesLimit: true,
+  retryBusyWorkerDelayMs: true,
+  findMissingIntervalMs: true,
+  heartbeatIntervalMs: true,
+  batchedSendIntervalMs: true,
+  connectTimeoutMs: true,
+  maxFrameBytes: true,
+  maxMessageBytes: true,
+  memoryLimit: true,
+  memoryTarget: true,
+  spillDirectory: true,
+  memoryMeasure: true,
+  memorySpill: true,
+  memoryPause: true,
+  memoryTerminate: true,
+  memoryMonitorIntervalMs: true,
+  nanny: true,
+  lifetimeMs: true,
+  lifetimeStaggerMs: true,
+  lifetimeRestart: true,
+  acceptUploads: true,
+  logger: true,
+  logLength: true,
+  httpAddress: true,
+  metricsNamespace: true,
+  preload: true,
+};
+
 export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (typeof o !== "object" || o === null) throw new TypeError("Worker options must be an object");
+  checkKnownOptions("Worker options", o, WORKER_OPTIONS);
   if (typeof o.scheduler !== "string" || o.scheduler === "") {
     throw new TypeError("Worker option scheduler (the scheduler's address) is required");
   }

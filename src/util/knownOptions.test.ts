@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { checkKnownOptions, closestName } from "./knownOptions.ts";
+
+const KNOWN = {
+  retries: true,
+  resources: true,
+  priority: true,
+  workers: true,
+  pure: true,
+} as const;
+
+describe("checkKnownOptions", () => {
+  it("lets known options through, own keys only", () => {
+    expect(() => checkKnownOptions("submitWith", { retries: 1, pure: false }, KNOWN)).not.toThrow();
+    const inherited = Object.create({ nonsense: 1 }) as object;
+    expect(() => checkKnownOptions("submitWith", inherited, KNOWN)).not.toThrow();
+  });
+
+  it("names a misspelt option and the one meant", () => {
+    expect(() => checkKnownOptions("submitWith", { retires: 3 }, KNOWN)).toThrow(
+      new TypeError('submitWith: unknown option "retires" (did you mean retries?)'),
+    );
+    expect(() => checkKnownOptions("submitWith", { Priority: 3 }, KNOWN)).toThrow(
+      /"Priority" \(did you mean priority\?\)$/,
+    );
+  });
+
+  it("lists the options when nothing is close, with the hint", () => {
+    expect(() =>
+      checkKnownOptions("LocalCluster.start", { nthreads: 4, wrokers: 2 }, KNOWN, "more elsewhere"),
+    ).toThrow(
+      new TypeError(
+        'LocalCluster.start: unknown options "nthreads", "wrokers" (did you mean workers?) (the options are retries, resources, priority, workers, pure; more elsewhere)',
+      ),
+    );
+  });
+});
+
+describe("closestName", () => {
+  it("takes slips of the keyboard, not other words", () => {
+    expect(closestName("memoryLimt", ["memoryLimit", "memoryTarget"])).toBe("memoryLimit");
+    expect(closestName("nthread", ["nthreads", "name"])).toBe("nthreads");
+    expect(closestName("n", ["nthreads", "name"])).toBeNull();
+    expect(closestName("timeout", ["timeoutMs", "name"])).toBe("timeoutMs");
+    expect(closestName("mem", ["memoryLimit"])).toBeNull();
+    expect(closestName("threads", ["workers", "validate"])).toBeNull();
+  });
+});
