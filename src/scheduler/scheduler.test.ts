@@ -597,6 +597,9 @@ describe("Scheduler server", () => {
       { ...acquire, requestId: 2, maxLeases: 2, lease: "b" },
       { op: "queue-put", requestId: 3, name: "Q", maxsize: 1, value: 1, timeoutMs: null },
       { op: "queue-get", requestId: 4, name: "Q", maxsize: 3, timeoutMs: null },
+      // A lease released twice (a lock released twice).
+      { op: "semaphore-release", requestId: 5, name: "S", lease: "a" },
+      { op: "semaphore-release", requestId: 6, name: "S", lease: "a" },
     ]);
     expect((await c.waitFor((m) => m.requestId === 2)).error).toBe(
       'semaphore "S" has maxLeases 1, not 2',
@@ -604,8 +607,11 @@ describe("Scheduler server", () => {
     expect((await c.waitFor((m) => m.requestId === 4)).error).toBe(
       'queue "Q" has maxsize 1, not 3',
     );
+    expect((await c.waitFor((m) => m.requestId === 6)).error).toMatch(
+      /^lease a of "S" is not held/,
+    );
     expect(records.filter((r) => (r.level as number) >= 40)).toEqual([]);
-    expect(records.filter((r) => r.msg === "refused a coordination request")).toHaveLength(2);
+    expect(records.filter((r) => r.msg === "refused a coordination request")).toHaveLength(3);
     expect(s.counters.rejectedMessages).toBe(0);
   });
 

@@ -9,6 +9,7 @@
  * to its turn, keeping it from others until it releases.
  */
 
+import { CoordinationRefusal } from "./refusal.ts";
 import { DEFERRED, type Reply } from "./waiters.ts";
 
 interface Request {
@@ -84,7 +85,9 @@ export class MultiLocks {
   /** Let go of the locks request `id` holds. Throws unless it holds them. */
   release(id: string): null {
     if (this.requests.get(id)?.granted !== true) {
-      throw new Error(`multi-lock ${id} is not held (released already, or its client left)`);
+      throw new CoordinationRefusal(
+        `multi-lock ${id} is not held (released already, or its client left)`,
+      );
     }
     this.withdraw([id]);
     return null;

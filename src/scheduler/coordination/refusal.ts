@@ -1,7 +1,8 @@
 /**
  * A well-formed coordination request the primitive's state refuses: a
  * queue asked for with another `maxsize` than it has, a semaphore with
- * another `maxLeases`. The user's mistake, answered to the client who made
+ * another `maxLeases`, a lease released that is not held (released twice)
+ * or acquired while held. The user's mistake, answered to the client who made
  * it, not a malformed message for the scheduler's log.
  */
 export class CoordinationRefusal extends Error {

@@ -36,7 +36,7 @@ export class Semaphores {
       );
     }
     if (s.holders.has(lease))
-      throw new Error(`lease ${lease} of ${JSON.stringify(name)} is held already`);
+      throw new CoordinationRefusal(`lease ${lease} of ${JSON.stringify(name)} is held already`);
     if (s.holders.size < s.maxLeases && s.waiters.size === 0) {
       s.holders.set(lease, client);
       return true;
@@ -55,7 +55,7 @@ export class Semaphores {
   release(name: string, lease: string): null {
     const s = this.byName.get(name);
     if (s === undefined || !s.holders.delete(lease)) {
-      throw new Error(
+      throw new CoordinationRefusal(
         `lease ${lease} of ${JSON.stringify(name)} is not held (released already, or its client left)`,
       );
     }
