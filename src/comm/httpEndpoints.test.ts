@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   HttpEndpoints,
@@ -82,6 +82,28 @@ describe("HttpEndpoints", () => {
     expect(r.status).toBe(500);
     expect(await r.text()).toBe("RangeError: no numbers today\n");
     expect(reported).toEqual(["/metrics no numbers today"]);
+  });
+
+  it("takes a request target in absolute form (http://host:port/path), as HTTP/1.1 servers must", async () => {
+    const s = await serve("127.0.0.1:0", {
+      "/health": () => ({ contentType: "text/plain", body: "ok\n" }),
+    });
+    const ask = (target: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(s.port, "127.0.0.1", () => {
+          socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+        });
+        let got = "";
+        socket.on("data", (d) => {
+          got += d;
+        });
+        socket.on("end", () => resolve(got.split("\r\n")[0] ?? ""));
+        socket.on("error", reject);
+      });
+    expect(await ask(`http://127.0.0.1:${s.port}/health?x=1`)).toBe("HTTP/1.1 200 OK");
+    expect(await ask(`HTTP://example.org/health`)).toBe("HTTP/1.1 200 OK");
+    expect(await ask("//health")).toBe("HTTP/1.1 404 Not Found");
+    expect(await ask("*")).toBe("HTTP/1.1 404 Not Found");
   });
 
   it("an address in use is refused with a clear error", async () => {

@@ -145,13 +145,25 @@ export class HttpEndpoints {
   }
 }
 
+/**
+ * The path a request target names, without its query: `/health?x=1` and the
+ * absolute form `http://host:8787/health`, which HTTP/1.1 servers must take
+ * (RFC 9112 §3.2.2), are both `/health`.
+ */
+function routePath(target: string): string {
+  const origin = /^https?:\/\/[^/?#]*/i.exec(target);
+  const rest = origin === null ? target : target.slice(origin[0].length);
+  const path = rest.split("?")[0] ?? "";
+  return path === "" ? "/" : path;
+}
+
 async function answer(
   req: IncomingMessage,
   res: ServerResponse,
   routes: ReadonlyMap<string, HttpRoute>,
   onError: (path: string, err: Error) => void,
 ): Promise<void> {
-  const path = (req.url ?? "/").split("?")[0] ?? "/";
+  const path = routePath(req.url ?? "/");
   const head = req.method === "HEAD";
   const send = (status: number, contentType: string, body: string, extra = {}) => {
     res.writeHead(status, {
