@@ -82,6 +82,27 @@ describe("the scheduler's /status page", () => {
     );
   });
 
+  it("wraps a long key, prefix, name or address anywhere, cut with all of it on hover", () => {
+    const key = `${"k".repeat(500)}-1`;
+    const [w] = SNAPSHOT.workers;
+    const html = renderStatusPage({
+      ...SNAPSHOT,
+      workers: [{ ...w, name: `n${"<".repeat(60)}` }],
+      prefixes: [{ ...SNAPSHOT.prefixes[0], prefix: "p".repeat(50) }],
+      recent: [{ ...SNAPSHOT.recent[0], key }],
+    });
+    // A key has no spaces to wrap at: unwrapped, it widened the table past the window.
+    const wrapped = (escaped: string) =>
+      `<td class="chart"><span style="overflow-wrap:anywhere">${escaped}</span></td>`;
+    expect(html).toContain(
+      `<td class="chart"><span style="overflow-wrap:anywhere" title="${key}">${"k".repeat(200)}…</span></td>`,
+    );
+    expect(html).toContain(wrapped("p".repeat(50)));
+    expect(html).toContain(wrapped(`n${"&#60;".repeat(60)}`));
+    // Short text stays plain.
+    expect(html).toContain("<td>tcp://10.0.0.2:4000</td>");
+  });
+
   it("escapes what HTML would read", () => {
     expect(escapeHtml(`<a href="x">'&'</a>`)).toBe(
       "&#60;a href=&#34;x&#34;&#62;&#39;&#38;&#39;&#60;/a&#62;",

@@ -25,6 +25,35 @@ const STREAM_WINDOW_SECONDS = 20;
 /** At most this many of the last runs are drawn (a busy cluster finishes thousands a second). */
 const STREAM_RUNS = 2_000;
 
+/**
+ * Text longer than this wraps anywhere ({@link wrappingText}); shorter text,
+ * which cannot widen a table past the window, stays plain.
+ */
+const WRAPPED_CHARS = 40;
+/** The most characters of a text a cell shows; all of it is on hover. */
+const SHOWN_CHARS = 200;
+
+/**
+ * A key, prefix, name or address as a cell. Keys have no spaces to wrap at:
+ * a long one would widen its table past the window, so it wraps anywhere;
+ * past {@link SHOWN_CHARS} it is cut, all of it on hover. (Plain cells keep
+ * the markup that scrapers of the page, and tests, match.)
+ */
+function wrappingText(text: string): string | Html {
+  if (text.length <= WRAPPED_CHARS) return text;
+  let shown = text;
+  let title = "";
+  if (text.length > SHOWN_CHARS) {
+    // Not between the halves of a surrogate pair.
+    const end = /[\uD800-\uDBFF]/.test(text.charAt(SHOWN_CHARS - 1))
+      ? SHOWN_CHARS - 1
+      : SHOWN_CHARS;
+    shown = `${text.slice(0, end)}…`;
+    title = ` title="${escapeHtml(text)}"`;
+  }
+  return new Html(`<span style="overflow-wrap:anywhere"${title}>${escapeHtml(shown)}</span>`);
+}
+
 /** What the page shows, read from the scheduler in one go. */
 export interface StatusSnapshot {
   readonly address: string;
@@ -114,8 +143,8 @@ export function renderStatusPage(snap: StatusSnapshot): string {
       const used = w.memory ?? w.bytes;
       const what = `${w.memory != null ? "process memory" : "results"} ${formatBytes(used)}`;
       return [
-        w.address,
-        ...(named ? [w.name ?? ""] : []),
+        wrappingText(w.address),
+        ...(named ? [wrappingText(w.name ?? "")] : []),
         w.status,
         String(w.nthreads),
         String(w.processing),
@@ -135,7 +164,7 @@ export function renderStatusPage(snap: StatusSnapshot): string {
   const tasks = table(
     ["prefix", "progress", ...STATES, "bytes in memory"],
     snap.prefixes.map((p) => [
-      p.prefix,
+      wrappingText(p.prefix),
       new Html(progressBar(p.counts)),
       ...STATES.map((st) => String(p.counts[st] ?? 0)),
       formatBytes(p.bytes),
@@ -153,8 +182,8 @@ ${recentTaskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS)}
     [...snap.recent].reverse().map((r) => {
       const compute = r.startstops.find((ss) => ss.action === "compute");
       return [
-        r.key,
-        r.worker,
+        wrappingText(r.key),
+        wrappingText(r.worker),
         r.status,
         compute === undefined ? "" : (compute.stop - compute.start).toFixed(4),
         r.nbytes === null ? "" : String(r.nbytes),

@@ -51,6 +51,25 @@ describe("a worker's /status page", () => {
     );
   });
 
+  it("wraps a long key or prefix anywhere, cut with all of it on hover", () => {
+    const key = `${"k".repeat(500)}-1`;
+    const html = renderWorkerStatusPage({
+      ...SNAPSHOT,
+      prefixes: [{ prefix: "p".repeat(50), counts: { executing: 1 } }],
+      executing: [{ key, state: "executing" }],
+      incoming: [{ peer: "tcp://10.0.0.3:4000", keys: [key] }],
+      transitions: [{ ...SNAPSHOT.transitions[0], key }],
+    });
+    // A key has no spaces to wrap at: unwrapped, it widened the tables past the window.
+    const cell = `<td class="chart"><span style="overflow-wrap:anywhere" title="${key}">${"k".repeat(200)}…</span></td>`;
+    expect(html).toContain(`<tr>${cell}<td>executing</td></tr>`);
+    expect(html).toContain(`<tr>${cell}<td>ready</td>`);
+    expect(html).toContain(`<td>tcp://10.0.0.3:4000</td>${cell}`);
+    expect(html).toContain(
+      `<tr><td class="chart"><span style="overflow-wrap:anywhere">${"p".repeat(50)}</span></td>`,
+    );
+  });
+
   it("says none where there is nothing, and no bar without a memory limit", () => {
     const html = renderWorkerStatusPage({
       ...SNAPSHOT,

@@ -38,6 +38,35 @@ const STATES: readonly TaskStateState[] = [
 /** How many of the executing tasks, and of the last transitions, the page lists. */
 const LISTED = 30;
 
+/**
+ * Text longer than this wraps anywhere ({@link wrappingText}); shorter text,
+ * which cannot widen a table past the window, stays plain.
+ */
+const WRAPPED_CHARS = 40;
+/** The most characters of a text a cell shows; all of it is on hover. */
+const SHOWN_CHARS = 200;
+
+/**
+ * A key, prefix, name or address as a cell. Keys have no spaces to wrap at:
+ * a long one would widen its table past the window, so it wraps anywhere;
+ * past {@link SHOWN_CHARS} it is cut, all of it on hover. (Plain cells keep
+ * the markup that scrapers of the page, and tests, match.)
+ */
+function wrappingText(text: string): string | Html {
+  if (text.length <= WRAPPED_CHARS) return text;
+  let shown = text;
+  let title = "";
+  if (text.length > SHOWN_CHARS) {
+    // Not between the halves of a surrogate pair.
+    const end = /[\uD800-\uDBFF]/.test(text.charAt(SHOWN_CHARS - 1))
+      ? SHOWN_CHARS - 1
+      : SHOWN_CHARS;
+    shown = `${text.slice(0, end)}…`;
+    title = ` title="${escapeHtml(text)}"`;
+  }
+  return new Html(`<span style="overflow-wrap:anywhere"${title}>${escapeHtml(shown)}</span>`);
+}
+
 /** What the page shows, read from the worker in one go. */
 export interface WorkerStatusSnapshot {
   readonly address: string;
@@ -162,11 +191,14 @@ export function renderWorkerStatusPage(snap: WorkerStatusSnapshot): string {
   );
   const tasks = htmlTable(
     ["prefix", ...STATES],
-    snap.prefixes.map((p) => [p.prefix, ...STATES.map((st) => String(p.counts[st] ?? 0))]),
+    snap.prefixes.map((p) => [
+      wrappingText(p.prefix),
+      ...STATES.map((st) => String(p.counts[st] ?? 0)),
+    ]),
   );
   const executing = htmlTable(
     ["key", "state"],
-    snap.executing.map((e) => [e.key, e.state]),
+    snap.executing.map((e) => [wrappingText(e.key), e.state]),
   );
   const more =
     snap.executingCount > snap.executing.length
@@ -175,16 +207,18 @@ export function renderWorkerStatusPage(snap: WorkerStatusSnapshot): string {
   const incoming = htmlTable(
     ["from peer", "keys"],
     snap.incoming.map((f) => [
-      f.peer,
-      f.keys.length > 5
-        ? `${f.keys.slice(0, 5).join(", ")}, … (${f.keys.length})`
-        : f.keys.join(", "),
+      wrappingText(f.peer),
+      wrappingText(
+        f.keys.length > 5
+          ? `${f.keys.slice(0, 5).join(", ")}, … (${f.keys.length})`
+          : f.keys.join(", "),
+      ),
     ]),
   );
   const transitions = htmlTable(
     ["key", "from", "to", "stimulus", "seconds ago"],
     snap.transitions.map((t) => [
-      t.key,
+      wrappingText(t.key),
       t.start,
       t.finish,
       t.stimulusId,
