@@ -120,6 +120,15 @@ describe("the /status page's charts", () => {
     expect(svg).toContain(">tcp://&#60;w&#62;:1</text>");
   });
 
+  it("cuts a long worker address in the middle to fit its label, all of it on hover", () => {
+    const worker = "tcp://ip-172-31-45-123.eu-west-1.compute.internal:38421";
+    const svg = recentTaskStreamSvg([run("inc-1", worker, 9.5, 9.9)], 10, 20);
+    // Beyond 30 characters it ran into the bars, which start at 170 px.
+    expect(svg).toContain(
+      `<text x="0" y="9" font-size="10"><title>${worker}</title>tcp://ip-172-3….internal:38421</text>`,
+    );
+  });
+
   it("over a window of its own: cuts intervals at its edges, merges bars under a pixel apart", () => {
     const labels = { tick: (t: number) => `+${t} s`, label: "the report's task stream" };
     // 1,000 tasks of 1 ms back to back on one thread over 1 s (730 px): 2 bars a pixel.

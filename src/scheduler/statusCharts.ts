@@ -203,7 +203,7 @@ export function taskStreamSvg(
     const lanes = packLanes(byWorker.get(worker) ?? []);
     const height = lanes.length * STREAM.lane;
     parts.push(
-      `<text x="0" y="${y + Math.min(height, STREAM.lane) - 1}" font-size="10">${escapeHtml(worker)}</text>`,
+      `<text x="0" y="${y + Math.min(height, STREAM.lane) - 1}" font-size="10">${workerLabel(worker)}</text>`,
     );
     for (const [i, lane] of lanes.entries()) {
       for (const run of mergeClose(lane, x)) {
@@ -229,6 +229,20 @@ export function taskStreamSvg(
   }
   const total = y + STREAM.axis;
   return `<svg class="stream" width="${STREAM.width}" height="${total}" viewBox="0 0 ${STREAM.width} ${total}" role="img" aria-label="${escapeHtml(labels.label)}">${parts.join("")}</svg>`;
+}
+
+/** The most characters of a worker's label: what fits the 170 px before the bars at 10 px type. */
+const LABEL_CHARS = 30;
+
+/**
+ * A worker's label, as the markup of its `<text>`: a longer address (a cloud
+ * host's name) cut in the middle, keeping its start and port, all of it on hover.
+ */
+function workerLabel(worker: string): string {
+  if (worker.length <= LABEL_CHARS) return escapeHtml(worker);
+  const head = Math.floor((LABEL_CHARS - 1) / 2);
+  const cut = `${worker.slice(0, head)}…${worker.slice(head + 1 - LABEL_CHARS)}`;
+  return `<title>${escapeHtml(worker)}</title>${escapeHtml(cut)}`;
 }
 
 /** Bars of a lane drawn as one: how many, and their seconds in all. */
