@@ -21,8 +21,9 @@ import type { Worker } from "./worker.ts";
  * `memory_bytes` (`managed`: the results' bytes in memory, at most the process's
  * resident memory; `unmanaged`: the rest of it; `spilled`: the results on disk,
  * as measured in memory), the transfers from and to peers, and with a memory
- * limit the spills. Workers of one process (a `LocalCluster`) share its resident
- * memory: each reports all of it.
+ * limit the spills (`spill_count_total`, by Dask's label `activity`). Workers
+ * of one process (a `LocalCluster`) share its resident memory: each reports
+ * all of it.
  */
 export function workerMetrics(w: WorkerView, namespace: string): ScrapedMetrics {
   const state = w.state;
@@ -98,13 +99,13 @@ export function workerMetrics(w: WorkerView, namespace: string): ScrapedMetrics 
     .labelledCounter(
       "spill_count_total",
       "Values written to disk (disk_write) and read back (disk_read) since the worker started (with a memory limit)",
-      ["event"],
+      ["activity"],
       () => {
         const stats = w.spillStats;
         if (stats === null) return [];
         return [
-          [{ event: "disk_write" }, stats.spillCount],
-          [{ event: "disk_read" }, stats.unspillCount],
+          [{ activity: "disk_write" }, stats.spillCount],
+          [{ activity: "disk_read" }, stats.unspillCount],
         ];
       },
     );
