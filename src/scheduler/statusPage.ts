@@ -7,7 +7,14 @@
  */
 
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
-import { escapeHtml, Html, htmlPage, htmlTable as table, usageBar } from "../util/html.ts";
+import {
+  escapeHtml,
+  Html,
+  htmlPage,
+  htmlTable as table,
+  usageBar,
+  wrappingText,
+} from "../util/html.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { SCHEDULER_TASK_STATES, type SchedulerTaskStateName } from "./state/taskState.ts";
@@ -24,35 +31,6 @@ const RECENT_RUNS = 20;
 const STREAM_WINDOW_SECONDS = 20;
 /** At most this many of the last runs are drawn (a busy cluster finishes thousands a second). */
 const STREAM_RUNS = 2_000;
-
-/**
- * Text longer than this wraps anywhere ({@link wrappingText}); shorter text,
- * which cannot widen a table past the window, stays plain.
- */
-const WRAPPED_CHARS = 40;
-/** The most characters of a text a cell shows; all of it is on hover. */
-const SHOWN_CHARS = 200;
-
-/**
- * A key, prefix, name or address as a cell. Keys have no spaces to wrap at:
- * a long one would widen its table past the window, so it wraps anywhere;
- * past {@link SHOWN_CHARS} it is cut, all of it on hover. (Plain cells keep
- * the markup that scrapers of the page, and tests, match.)
- */
-function wrappingText(text: string): string | Html {
-  if (text.length <= WRAPPED_CHARS) return text;
-  let shown = text;
-  let title = "";
-  if (text.length > SHOWN_CHARS) {
-    // Not between the halves of a surrogate pair.
-    const end = /[\uD800-\uDBFF]/.test(text.charAt(SHOWN_CHARS - 1))
-      ? SHOWN_CHARS - 1
-      : SHOWN_CHARS;
-    shown = `${text.slice(0, end)}…`;
-    title = ` title="${escapeHtml(text)}"`;
-  }
-  return new Html(`<span style="overflow-wrap:anywhere"${title}>${escapeHtml(shown)}</span>`);
-}
 
 /** What the page shows, read from the scheduler in one go. */
 export interface StatusSnapshot {

@@ -14,6 +14,35 @@ export class Html {
   constructor(readonly markup: string) {}
 }
 
+/**
+ * Text longer than this wraps anywhere ({@link wrappingText}); shorter text,
+ * which cannot widen a table past the window, stays plain.
+ */
+const WRAPPED_CHARS = 40;
+/** The most characters of a text a cell shows; all of it is on hover. */
+const SHOWN_CHARS = 200;
+
+/**
+ * A key, prefix, name or address as a cell. Keys have no spaces to wrap at:
+ * a long one would widen its table past the window, so it wraps anywhere;
+ * past {@link SHOWN_CHARS} it is cut, all of it on hover. (Plain cells keep
+ * the markup that scrapers of the page, and tests, match.)
+ */
+export function wrappingText(text: string): string | Html {
+  if (text.length <= WRAPPED_CHARS) return text;
+  let shown = text;
+  let title = "";
+  if (text.length > SHOWN_CHARS) {
+    // Not between the halves of a surrogate pair.
+    const end = /[\uD800-\uDBFF]/.test(text.charAt(SHOWN_CHARS - 1))
+      ? SHOWN_CHARS - 1
+      : SHOWN_CHARS;
+    shown = `${text.slice(0, end)}…`;
+    title = ` title="${escapeHtml(text)}"`;
+  }
+  return new Html(`<span style="overflow-wrap:anywhere"${title}>${escapeHtml(shown)}</span>`);
+}
+
 /** A table; `none` in one cell when there are no rows. */
 export function htmlTable(
   head: readonly string[],
