@@ -1,5 +1,22 @@
 import type { Priority } from "../../util/priority.ts";
 import { type ErrorMessage, errorMessage, TaskError } from "./errorMessage.ts";
+import {
+  anyValue,
+  checkBoolean,
+  checkFieldsObject,
+  checkInteger,
+  checkKeyList,
+  checkMapLike,
+  checkNumber,
+  checkNumberOrNull,
+  checkPriority,
+  checkRecord,
+  checkString,
+  checkStringOrNull,
+  FIELDS_CHECKED,
+  isHolderList,
+  isNumber,
+} from "./eventFields.ts";
 import { SerializedTask } from "./taskState.ts";
 
 /**
@@ -82,8 +99,11 @@ export abstract class EventBase {
   /** When the worker handled it (set on logging). */
   declare handled: number | null;
 
-  constructor(stimulusId: string) {
-    this.stimulusId = stimulusId;
+  constructor(f: { stimulusId: string }) {
+    // The class name (`new.target.name`) is looked up only when a check fails.
+    if (typeof f !== "object" || f === null) checkFieldsObject(new.target.name, f);
+    if (typeof f.stimulusId !== "string") checkString(new.target.name, "stimulusId", f.stimulusId);
+    this.stimulusId = f.stimulusId;
     this.handled = null;
   }
 
@@ -98,7 +118,7 @@ export abstract class EventBase {
 export class PauseEvent extends EventBase {
   readonly cls = "PauseEvent" as const;
   constructor(f: { stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
   }
 }
 
@@ -106,7 +126,7 @@ export class PauseEvent extends EventBase {
 export class UnpauseEvent extends EventBase {
   readonly cls = "UnpauseEvent" as const;
   constructor(f: { stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
   }
 }
 
@@ -115,7 +135,8 @@ export class RetryBusyWorkerEvent extends EventBase {
   readonly cls = "RetryBusyWorkerEvent" as const;
   readonly worker: string;
   constructor(f: { worker: string; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkString(this.cls, "worker", f.worker);
     this.worker = f.worker;
   }
 }
@@ -127,7 +148,9 @@ export abstract class GatherDepDoneBase extends EventBase {
   /** Must be the same as in the GatherDep instruction. */
   readonly totalNbytes: number;
   constructor(f: { worker: string; totalNbytes: number; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkString(new.target.name, "worker", f.worker);
+    checkNumber(new.target.name, "totalNbytes", f.totalNbytes);
     this.worker = f.worker;
     this.totalNbytes = f.totalNbytes;
   }
@@ -138,22 +161,29 @@ export class GatherDepSuccessEvent extends GatherDepDoneBase {
   readonly cls = "GatherDepSuccessEvent" as const;
   /** There may be fewer keys than in GatherDep. */
   readonly data: ReadonlyMap<string, unknown>;
-  constructor(f: {
-    worker: string;
-    totalNbytes: number;
-    data: MapLike<unknown>;
-    stimulusId: string;
-  }) {
+  constructor(
+    f: {
+      worker: string;
+      totalNbytes: number;
+      data: MapLike<unknown>;
+      stimulusId: string;
+    },
+    checked?: typeof FIELDS_CHECKED,
+  ) {
     super(f);
+    if (checked !== FIELDS_CHECKED) checkMapLike(this.cls, "data", f.data, anyValue, "a value");
     this.data = toMap(f.data);
   }
   override toLoggable(handled: number): this {
-    const out = new GatherDepSuccessEvent({
-      worker: this.worker,
-      totalNbytes: this.totalNbytes,
-      data: withoutValues(this.data),
-      stimulusId: this.stimulusId,
-    });
+    const out = new GatherDepSuccessEvent(
+      {
+        worker: this.worker,
+        totalNbytes: this.totalNbytes,
+        data: withoutValues(this.data),
+        stimulusId: this.stimulusId,
+      },
+      FIELDS_CHECKED,
+    );
     out.handled = handled;
     return out as this;
   }
@@ -186,6 +216,8 @@ export class GatherDepFailureEvent extends GatherDepDoneBase {
     stimulusId: string;
   }) {
     super(f);
+    checkString(this.cls, "exceptionText", f.exceptionText);
+    checkString(this.cls, "tracebackText", f.tracebackText);
     this.exception = f.exception;
     this.traceback = f.traceback;
     this.exceptionText = f.exceptionText;
@@ -207,7 +239,8 @@ export class RemoveWorkerEvent extends EventBase {
   readonly cls = "RemoveWorkerEvent" as const;
   readonly worker: string;
   constructor(f: { worker: string; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkString(this.cls, "worker", f.worker);
     this.worker = f.worker;
   }
 }
@@ -250,8 +283,9 @@ export class ComputeTaskEvent extends EventBase {
   readonly annotations: Record<string, unknown>;
   readonly spanId: string | null;
 
-  constructor(f: ComputeTaskFields) {
-    super(f.stimulusId);
+  constructor(f: ComputeTaskFields, checked?: typeof FIELDS_CHECKED) {
+    super(f);
+    if (checked !== FIELDS_CHECKED) checkComputeTaskFields(f);
     this.key = f.key;
     this.runId = f.runId;
     this.whoHas = toMap(f.whoHas);
@@ -277,20 +311,23 @@ export class ComputeTaskEvent extends EventBase {
   }
 
   override toLoggable(handled: number): this {
-    const out = new ComputeTaskEvent({
-      key: this.key,
-      runId: this.runId,
-      whoHas: this.whoHas,
-      nbytes: this.nbytes,
-      priority: this.priority,
-      duration: this.duration,
-      runSpec: LOGGED_RUN_SPEC,
-      resourceRestrictions: this.resourceRestrictions,
-      actor: this.actor,
-      annotations: this.annotations,
-      spanId: this.spanId,
-      stimulusId: this.stimulusId,
-    });
+    const out = new ComputeTaskEvent(
+      {
+        key: this.key,
+        runId: this.runId,
+        whoHas: this.whoHas,
+        nbytes: this.nbytes,
+        priority: this.priority,
+        duration: this.duration,
+        runSpec: LOGGED_RUN_SPEC,
+        resourceRestrictions: this.resourceRestrictions,
+        actor: this.actor,
+        annotations: this.annotations,
+        spanId: this.spanId,
+        stimulusId: this.stimulusId,
+      },
+      FIELDS_CHECKED,
+    );
     out.handled = handled;
     return out as this;
   }
@@ -341,17 +378,28 @@ export class ExecuteSuccessEvent extends EventBase {
   readonly nbytes: number;
   /** The value's type name. */
   readonly type: string | null;
-  constructor(f: {
-    key: string;
-    runId: number;
-    value: unknown;
-    start: number;
-    stop: number;
-    nbytes: number;
-    type: string | null;
-    stimulusId: string;
-  }) {
-    super(f.stimulusId);
+  constructor(
+    f: {
+      key: string;
+      runId: number;
+      value: unknown;
+      start: number;
+      stop: number;
+      nbytes: number;
+      type: string | null;
+      stimulusId: string;
+    },
+    checked?: typeof FIELDS_CHECKED,
+  ) {
+    super(f);
+    if (checked !== FIELDS_CHECKED) {
+      checkString(this.cls, "key", f.key);
+      checkInteger(this.cls, "runId", f.runId);
+      checkNumber(this.cls, "start", f.start);
+      checkNumber(this.cls, "stop", f.stop);
+      checkNumber(this.cls, "nbytes", f.nbytes);
+      checkStringOrNull(this.cls, "type", f.type);
+    }
     this.key = f.key;
     this.runId = f.runId;
     this.value = f.value;
@@ -362,16 +410,19 @@ export class ExecuteSuccessEvent extends EventBase {
   }
 
   override toLoggable(handled: number): this {
-    const out = new ExecuteSuccessEvent({
-      key: this.key,
-      runId: this.runId,
-      value: null,
-      start: this.start,
-      stop: this.stop,
-      nbytes: this.nbytes,
-      type: this.type,
-      stimulusId: this.stimulusId,
-    });
+    const out = new ExecuteSuccessEvent(
+      {
+        key: this.key,
+        runId: this.runId,
+        value: null,
+        start: this.start,
+        stop: this.stop,
+        nbytes: this.nbytes,
+        type: this.type,
+        stimulusId: this.stimulusId,
+      },
+      FIELDS_CHECKED,
+    );
     out.handled = handled;
     return out as this;
   }
@@ -416,7 +467,13 @@ export class ExecuteFailureEvent extends EventBase {
     tracebackText: string;
     stimulusId: string;
   }) {
-    super(f.stimulusId);
+    super(f);
+    checkString(this.cls, "key", f.key);
+    checkInteger(this.cls, "runId", f.runId);
+    checkNumberOrNull(this.cls, "start", f.start);
+    checkNumberOrNull(this.cls, "stop", f.stop);
+    checkString(this.cls, "exceptionText", f.exceptionText);
+    checkString(this.cls, "tracebackText", f.tracebackText);
     this.key = f.key;
     this.runId = f.runId;
     this.start = f.start;
@@ -475,7 +532,8 @@ export class RescheduleEvent extends EventBase {
   readonly cls = "RescheduleEvent" as const;
   readonly key: string;
   constructor(f: { key: string; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkString(this.cls, "key", f.key);
     this.key = f.key;
   }
   /** For symmetry with the other ExecuteDoneEvents. */
@@ -489,7 +547,8 @@ export class CancelComputeEvent extends EventBase {
   readonly cls = "CancelComputeEvent" as const;
   readonly key: string;
   constructor(f: { key: string; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkString(this.cls, "key", f.key);
     this.key = f.key;
   }
 }
@@ -498,7 +557,7 @@ export class CancelComputeEvent extends EventBase {
 export class FindMissingEvent extends EventBase {
   readonly cls = "FindMissingEvent" as const;
   constructor(f: { stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
   }
 }
 
@@ -507,7 +566,8 @@ export class RefreshWhoHasEvent extends EventBase {
   readonly cls = "RefreshWhoHasEvent" as const;
   readonly whoHas: WhoHas;
   constructor(f: { whoHas: MapLike<readonly string[]>; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkWhoHas(this.cls, f.whoHas);
     this.whoHas = toMap(f.whoHas);
   }
 }
@@ -522,7 +582,9 @@ export class AcquireReplicasEvent extends EventBase {
     nbytes: MapLike<number>;
     stimulusId: string;
   }) {
-    super(f.stimulusId);
+    super(f);
+    checkWhoHas(this.cls, f.whoHas);
+    checkMapLike(this.cls, "nbytes", f.nbytes, isNumber, "a number");
     this.whoHas = toMap(f.whoHas);
     this.nbytes = toMap(f.nbytes);
   }
@@ -533,7 +595,8 @@ export class RemoveReplicasEvent extends EventBase {
   readonly cls = "RemoveReplicasEvent" as const;
   readonly keys: readonly string[];
   constructor(f: { keys: readonly string[]; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkKeyList(this.cls, "keys", f.keys);
     this.keys = f.keys;
   }
 }
@@ -543,7 +606,8 @@ export class FreeKeysEvent extends EventBase {
   readonly cls = "FreeKeysEvent" as const;
   readonly keys: readonly string[];
   constructor(f: { keys: readonly string[]; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkKeyList(this.cls, "keys", f.keys);
     this.keys = f.keys;
   }
 }
@@ -553,7 +617,8 @@ export class StealRequestEvent extends EventBase {
   readonly cls = "StealRequestEvent" as const;
   readonly key: string;
   constructor(f: { key: string; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkString(this.cls, "key", f.key);
     this.key = f.key;
   }
 }
@@ -562,15 +627,19 @@ export class StealRequestEvent extends EventBase {
 export class UpdateDataEvent extends EventBase {
   readonly cls = "UpdateDataEvent" as const;
   readonly data: ReadonlyMap<string, unknown>;
-  constructor(f: { data: MapLike<unknown>; stimulusId: string }) {
-    super(f.stimulusId);
+  constructor(f: { data: MapLike<unknown>; stimulusId: string }, checked?: typeof FIELDS_CHECKED) {
+    super(f);
+    if (checked !== FIELDS_CHECKED) checkMapLike(this.cls, "data", f.data, anyValue, "a value");
     this.data = toMap(f.data);
   }
   override toLoggable(handled: number): this {
-    const out = new UpdateDataEvent({
-      data: withoutValues(this.data),
-      stimulusId: this.stimulusId,
-    });
+    const out = new UpdateDataEvent(
+      {
+        data: withoutValues(this.data),
+        stimulusId: this.stimulusId,
+      },
+      FIELDS_CHECKED,
+    );
     out.handled = handled;
     return out as this;
   }
@@ -582,10 +651,31 @@ export class SecedeEvent extends EventBase {
   readonly key: string;
   readonly computeDuration: number;
   constructor(f: { key: string; computeDuration: number; stimulusId: string }) {
-    super(f.stimulusId);
+    super(f);
+    checkString(this.cls, "key", f.key);
+    checkNumber(this.cls, "computeDuration", f.computeDuration);
     this.key = f.key;
     this.computeDuration = f.computeDuration;
   }
+}
+
+function checkWhoHas(cls: string, whoHas: unknown): void {
+  checkMapLike(cls, "whoHas", whoHas, isHolderList, "a list of worker addresses");
+}
+
+/** The checks of a ComputeTaskEvent's fields. */
+function checkComputeTaskFields(f: ComputeTaskFields): void {
+  const cls = "ComputeTaskEvent";
+  checkString(cls, "key", f.key);
+  checkInteger(cls, "runId", f.runId);
+  checkWhoHas(cls, f.whoHas);
+  checkMapLike(cls, "nbytes", f.nbytes, isNumber, "a number");
+  checkPriority(cls, "priority", f.priority);
+  checkNumber(cls, "duration", f.duration);
+  checkMapLike(cls, "resourceRestrictions", f.resourceRestrictions, isNumber, "a number");
+  checkBoolean(cls, "actor", f.actor);
+  checkRecord(cls, "annotations", f.annotations);
+  checkStringOrNull(cls, "spanId", f.spanId);
 }
 
 /** The key an event is about, if it is about one (for `stimulusStory`). */

@@ -1,0 +1,127 @@
+/**
+ * The checks an event's constructor makes of the fields it is given. The seed's
+ * dataclasses take anything and fail, if at all, deep in a handler (`'NoneType' object
+ * is not iterable`) or never: a string priority, `nbytes: {x: "big"}` or a missing key
+ * would be carried along and corrupt the state. TypeScript callers get these checks
+ * from the types; JavaScript callers, or values that went through `as`, do not. A
+ * failed check is a TypeError naming the event class and the field.
+ *
+ * Only the shape is checked (a string, a number, a list of strings, ...), never what
+ * the seed decides by handling the event: a negative resource, an unknown key or a
+ * task that depends on itself is the state machine's business.
+ */
+
+import { showValue } from "../../util/showValue.ts";
+
+/** Throws the TypeError saying that `cls`'s `field` is not what it must be. */
+export function badField(cls: string, field: string, expected: string, got: unknown): never {
+  throw new TypeError(`${cls}: ${field} must be ${expected}, got ${describe(got)}`);
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return "nothing (the field is missing)";
+  if (typeof v === "bigint") return `the BigInt ${v}n`;
+  return showValue(v);
+}
+
+/** `f`, the object of fields a constructor was given. */
+export function checkFieldsObject(cls: string, f: unknown): void {
+  if (typeof f !== "object" || f === null || Array.isArray(f)) {
+    throw new TypeError(`${cls}: expected an object of fields, got ${describe(f)}`);
+  }
+}
+
+export function checkString(cls: string, field: string, v: unknown): void {
+  if (typeof v !== "string") badField(cls, field, "a string", v);
+}
+
+export function checkStringOrNull(cls: string, field: string, v: unknown): void {
+  if (v !== null && typeof v !== "string") badField(cls, field, "a string or null", v);
+}
+
+/** Any number: the seed's floats may be NaN or infinite, and so may these. */
+export function checkNumber(cls: string, field: string, v: unknown): void {
+  if (typeof v !== "number") badField(cls, field, "a number", v);
+}
+
+export function checkNumberOrNull(cls: string, field: string, v: unknown): void {
+  if (v !== null && typeof v !== "number") badField(cls, field, "a number or null", v);
+}
+
+export function checkInteger(cls: string, field: string, v: unknown): void {
+  if (!Number.isInteger(v)) badField(cls, field, "an integer", v);
+}
+
+export function checkBoolean(cls: string, field: string, v: unknown): void {
+  if (typeof v !== "boolean") badField(cls, field, "true or false", v);
+}
+
+// `every`, as the Dask dict codec checks lists: the constructors must take whatever it
+// decodes, or a decoding error would come out as a TypeError instead of its DaskDictError.
+function isStringList(v: unknown): boolean {
+  return Array.isArray(v) && v.every((x) => typeof x === "string");
+}
+
+/** A list of keys (a string is not one, though Python would iterate its characters). */
+export function checkKeyList(cls: string, field: string, v: unknown): void {
+  if (!isStringList(v)) badField(cls, field, "a list of keys (strings)", v);
+}
+
+/**
+ * A priority: a list of numbers. NaN is taken, as the seed and the Dask dict codec take
+ * it, though Python orders a tuple holding NaN in a way the heaps do not follow (`Priority`).
+ */
+export function checkPriority(cls: string, field: string, v: unknown): void {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === "number")) {
+    badField(cls, field, "a list of numbers", v);
+  }
+}
+
+/** An object (annotations), not a list: what the Dask dict codec takes for a dict. */
+export function checkRecord(cls: string, field: string, v: unknown): void {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    badField(cls, field, "an object", v);
+  }
+}
+
+/**
+ * A `MapLike`: a Map with string keys or a plain object, each value passing `valueOk`
+ * (`expected` says what a value must be).
+ */
+export function checkMapLike(
+  cls: string,
+  field: string,
+  m: unknown,
+  valueOk: (v: unknown) => boolean,
+  expected: string,
+): void {
+  if (m instanceof Map) {
+    for (const [k, v] of m) {
+      if (typeof k !== "string") badField(cls, `${field}'s keys`, "strings", k);
+      if (!valueOk(v)) badField(cls, `${field}[${showValue(k)}]`, expected, v);
+    }
+    return;
+  }
+  if (typeof m !== "object" || m === null || Array.isArray(m)) {
+    badField(cls, field, "a Map or a plain object", m);
+  }
+  for (const k of Object.keys(m)) {
+    const v = (m as Record<string, unknown>)[k];
+    if (!valueOk(v)) badField(cls, `${field}[${showValue(k)}]`, expected, v);
+  }
+}
+
+/** A map of anything (values of GatherDepSuccessEvent and UpdateDataEvent). */
+export const anyValue = (_v: unknown): boolean => true;
+
+/** Holders in `whoHas`: a list of worker addresses. */
+export const isHolderList = isStringList;
+
+/** A number in `nbytes` or `resourceRestrictions`. */
+export const isNumber = (v: unknown): boolean => typeof v === "number";
+
+/**
+ * Passed by an event's `toLoggable` to the constructor of its copy: the fields were
+ * checked when the event was made, and the copy is made for every stimulus handled.
+ */
+export const FIELDS_CHECKED: unique symbol = Symbol("fields checked");
