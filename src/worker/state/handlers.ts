@@ -1,4 +1,5 @@
 import { assert, KeyError, RuntimeError, setRemove } from "../../util/pyErrors.ts";
+import { showValue } from "../../util/showValue.ts";
 import type {
   AcquireReplicasEvent,
   CancelComputeEvent,
@@ -90,7 +91,8 @@ export function handleEvent(
       return handleRefreshWhoHas(ws, ev);
     default: {
       const unknown: never = ev;
-      throw new TypeError(`not a StateMachineEvent: ${String(unknown)}`);
+      const cls: unknown = (unknown as { cls?: unknown }).cls;
+      throw new TypeError(`not a StateMachineEvent: unknown class ${showValue(cls)}`);
     }
   }
 }

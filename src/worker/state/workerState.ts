@@ -4,6 +4,7 @@ import { HeapSet } from "../../util/heapSet.ts";
 import { PyRandom } from "../../util/mt19937.ts";
 import { comparePriority, type Priority } from "../../util/priority.ts";
 import { assert, KeyError, setRemove } from "../../util/pyErrors.ts";
+import { showValue } from "../../util/showValue.ts";
 import { sizeof as defaultSizeof, typeName as defaultTypeName } from "../../util/sizeof.ts";
 import type { DataStore, WorkerPlugin } from "./dataStore.ts";
 import { errorMessage as defaultErrorMessage, type ErrorMessage } from "./errorMessage.ts";
@@ -284,8 +285,8 @@ export class WorkerState {
     const handled = this.clock();
     this.stimulusTime = handled;
     for (const stim of stims) {
-      if (stim.cls !== "FindMissingEvent") this.stimulusLog.push(stim.toLoggable(handled));
       try {
+        if (stim.cls !== "FindMissingEvent") this.stimulusLog.push(stim.toLoggable(handled));
         const recs = handleEvent(this, stim, out);
         this.transitions(recs, stim.stimulusId, out);
       } catch (err) {
@@ -301,6 +302,12 @@ export class WorkerState {
    * InvalidTransition and InvalidTaskState already carry their story.
    */
   private withContext(err: unknown, stim: StateMachineEvent): unknown {
+    if (!looksLikeEvent(stim)) {
+      return new TypeError(
+        `handleStimulus: expected a StateMachineEvent (new ComputeTaskEvent({...}), eventFromDict(...), ...), got ${showValue(stim)}`,
+        { cause: err },
+      );
+    }
     if (
       !(err instanceof Error) ||
       err instanceof InvalidTransition ||
@@ -309,8 +316,10 @@ export class WorkerState {
       return err;
     }
     if ((err as { weftContext?: boolean }).weftContext) return err;
-    const key = eventKey(stim);
-    const peer = "worker" in stim ? `, worker=${JSON.stringify(stim.worker)}` : "";
+    // A key that is no string (an event changed after its constructor checked it) has no story.
+    const eventsKey: unknown = eventKey(stim);
+    const key = typeof eventsKey === "string" ? eventsKey : null;
+    const peer = "worker" in stim ? `, worker=${showValue(stim.worker, 200)}` : "";
     let context = `\n  while handling ${stim.cls}(stimulus_id=${JSON.stringify(stim.stimulusId)}${
       key !== null ? `, key=${JSON.stringify(key)}` : ""
     }${peer})`;
@@ -934,15 +943,12 @@ export class WorkerState {
 
   /** All log records involving one or more tasks or stimulus ids. */
   story(...keysOrTasksOrStimuli: (string | TaskState)[]): LogEntry[] {
-    const keys = new Set<string>();
-    for (const e of keysOrTasksOrStimuli) keys.add(typeof e === "string" ? e : e.key);
-    return workerStory(keys, this.log);
+    return workerStory(storyKeys(keysOrTasksOrStimuli), this.log);
   }
 
   /** All stimuli involving one or more tasks. */
   stimulusStory(...keysOrTasks: (string | TaskState)[]): StateMachineEvent[] {
-    const keys = new Set<string>();
-    for (const e of keysOrTasks) keys.add(typeof e === "string" ? e : e.key);
+    const keys = storyKeys(keysOrTasks);
     const out: StateMachineEvent[] = [];
     for (const ev of this.stimulusLog) {
       const key = eventKey(ev);
@@ -965,6 +971,33 @@ export class WorkerState {
   validateState(options?: ValidateStateOptions): void {
     validateState(this, options);
   }
+}
+
+/**
+ * The keys a story is asked for. As the seed (`e.key if isinstance(e, TaskState) else
+ * e`), anything but a task is taken as a key: `null` or a number matches nothing.
+ */
+function storyKeys(keysOrTasks: readonly (string | TaskState)[]): Set<string> {
+  const keys = new Set<string>();
+  for (const e of keysOrTasks) {
+    keys.add(typeof e === "object" && e !== null ? e.key : (e as string));
+  }
+  return keys;
+}
+
+/**
+ * Whether `stim` is an event at all, for the error a stimulus that is not one gets
+ * (`null`, a plain `{cls: "PauseEvent"}`). Duck-typed: an event of another copy of
+ * this module is one.
+ */
+function looksLikeEvent(stim: unknown): boolean {
+  if (typeof stim !== "object" || stim === null) return false;
+  const ev = stim as Partial<StateMachineEvent>;
+  return (
+    typeof ev.cls === "string" &&
+    typeof ev.stimulusId === "string" &&
+    typeof ev.toLoggable === "function"
+  );
 }
 
 /** Merge `extra` into `recs`, refusing different finishes for one task. */
