@@ -42,6 +42,9 @@ describe("WorkerState options", () => {
     [{ rng: Math.random }, "rng must be an object with a random() method"],
     [{ data: {} }, "data must be a Map-like store (has, get, set, delete, keys)"],
     [{ plugins: {} }, "plugins must be a Map"],
+    [[], "the options must be an object, got []"],
+    [{ nthraeds: 2 }, 'WorkerState: unknown option "nthraeds" (did you mean nthreads?)'],
+    [{ transfer_incoming_count_limit: 4 }, 'unknown option "transfer_incoming_count_limit"'],
   ])("refuses %o", (options, message) => {
     expect(() => new WorkerState(options as never)).toThrow(TypeError);
     expect(() => new WorkerState(options as never)).toThrow(message);

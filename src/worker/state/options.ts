@@ -5,6 +5,7 @@
  * "4"` is never greater than the number of tasks executing, so nothing would ever run.
  */
 
+import { checkKnownOptions, type OptionNames } from "../../util/knownOptions.ts";
 import { isResourceAmount } from "../../util/resourceAmount.ts";
 import { showValue } from "../../util/showValue.ts";
 import type { WorkerStateOptions } from "./workerState.ts";
@@ -47,9 +48,40 @@ const FUNCTIONS = [
   "onPluginError",
 ] as const;
 
-/** Throw a TypeError naming the first option that is given (not null) and not of its kind. */
+/**
+ * Every option, for refusing a name that is none: the seed's constructor raises a
+ * TypeError for an unexpected keyword (`nthraeds=2`, or Dask's `transfer_incoming_count_limit`
+ * spelling), where a JavaScript object would drop it and run with the default.
+ */
+const OPTION_NAMES: OptionNames<WorkerStateOptions> = {
+  nthreads: true,
+  address: true,
+  data: true,
+  threads: true,
+  plugins: true,
+  resources: true,
+  transferIncomingCountLimit: true,
+  validate: true,
+  transitionCounterMax: true,
+  transferIncomingBytesLimit: true,
+  transferMessageBytesLimit: true,
+  clock: true,
+  monotonic: true,
+  rng: true,
+  sizeof: true,
+  typeName: true,
+  errorMessage: true,
+  onPluginError: true,
+  chooser: true,
+};
+
+/**
+ * Throw a TypeError naming an option that is unknown, or the first option that is
+ * given (not null) and not of its kind.
+ */
 export function checkWorkerStateOptions(o: WorkerStateOptions): void {
-  if (typeof o !== "object" || o === null) fail("the options", "an object", o);
+  if (typeof o !== "object" || o === null || Array.isArray(o)) fail("the options", "an object", o);
+  checkKnownOptions("WorkerState", o, OPTION_NAMES);
   if (given(o.nthreads) && !isNonNegativeInteger(o.nthreads)) {
     fail("nthreads", "an integer ≥ 0", o.nthreads);
   }
