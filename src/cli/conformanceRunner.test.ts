@@ -171,6 +171,25 @@ describe("conformance runner", () => {
     expect(run([file]).out[0]).toMatch(/: steps\[2\]\.event: unknown class "NoSuchEvent"/);
   });
 
+  it("says a .gz that does not decompress is not valid gzip", () => {
+    const file = join(dir, "truncated.json.gz");
+    writeFileSync(file, gzipSync(JSON.stringify(vector())).subarray(0, 100));
+    const { code, out } = run([file]);
+    expect(code).toBe(2);
+    expect(out[0]).toBe(
+      `FAIL ${file}: broken vector file: not valid gzip (unexpected end of file)`,
+    );
+  });
+
+  it("names a vector without a name of its own by its file, once", () => {
+    const v = vector() as Partial<ReturnType<typeof vector>>;
+    delete v.name;
+    (v.steps as Step[])[1].state.transition_counter = -1;
+    const file = join(dir, "nameless.json");
+    writeFileSync(file, JSON.stringify(v));
+    expect(run([file]).out[0]).toBe(`FAIL ${file}`);
+  });
+
   it("names a config field without repeating the vector's name", () => {
     const v = vector() as unknown as { name: string; config: Record<string, unknown> };
     v.name = "bad-config";

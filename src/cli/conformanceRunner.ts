@@ -84,7 +84,7 @@ export function runConformance(
     } catch (err) {
       failed++;
       unusable++;
-      log(`FAIL ${file}: broken vector file: ${withoutFile(file, (err as Error).message)}`);
+      log(`FAIL ${file}: broken vector file: ${brokenBecause(file, err)}`);
       continue;
     }
     if (vector.orderSensitive) {
@@ -97,7 +97,7 @@ export function runConformance(
       mismatch = replayVector(vector);
     } catch (err) {
       failed++;
-      log(`FAIL ${vector.name} (${file}): ${(err as Error).message}`);
+      log(`FAIL ${vectorName(vector.name, file)}: ${(err as Error).message}`);
       continue;
     }
     if (mismatch === null) {
@@ -106,7 +106,7 @@ export function runConformance(
       continue;
     }
     failed++;
-    log(`FAIL ${vector.name} (${file})`);
+    log(`FAIL ${vectorName(vector.name, file)}`);
     log(`  first divergence at step ${mismatch.step} (${mismatch.what})`);
     log(`  event: ${canonical(mismatch.event).slice(0, 400)}`);
     for (const line of mismatch.details) log(`    ${line.slice(0, 400)}`);
@@ -116,6 +116,23 @@ export function runConformance(
   // A path that could not be run is unusable input (2), as a missing path always was.
   if (unusable > 0) return 2;
   return failed > 0 || passed + failed + skipped === 0 ? 1 : 0;
+}
+
+/** A vector's name and its file; the file alone when the vector has no name of its own. */
+function vectorName(name: string, file: string): string {
+  return name === file ? file : `${name} (${file})`;
+}
+
+/**
+ * Why `file` is no vector. zlib's messages (`unexpected end of file`) do not say
+ * that they are about the compression: a truncated download reads as a truncated vector.
+ */
+function brokenBecause(file: string, err: unknown): string {
+  const message = withoutFile(file, (err as Error).message);
+  const code = (err as NodeJS.ErrnoException).code;
+  return typeof code === "string" && code.startsWith("Z_")
+    ? `not valid gzip (${message})`
+    : message;
 }
 
 /** `message` without a leading `FILE: `: the FAIL line names the file already. */
