@@ -97,6 +97,17 @@ describe("rejected stimuli", () => {
     expect(err.message).toMatch(/^cancel-compute of "x", which tasks here depend on: \["y"\]/);
   });
 
+  it("a restriction on a resource this worker does not have names the resource, the task and what there is", () => {
+    const ws = new WorkerState({ address: ADDR, resources: { R: 1 } });
+    const err = thrown(() =>
+      ws.handleStimulus(compute("x", "s1", { resourceRestrictions: { GPU: 1 } })),
+    );
+    expect(err).toBeInstanceOf(KeyError);
+    expect(err.message).toMatch(
+      /^KeyError: "GPU" \(task "x" is restricted to a resource this worker does not have; it has "R"\)/,
+    );
+  });
+
   it("data for a task assigned here that cannot be reported finished", () => {
     const ws = new WorkerState({ address: ADDR });
     ws.handleStimulus(compute("x", "s1"));

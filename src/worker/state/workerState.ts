@@ -776,11 +776,23 @@ export class WorkerState {
     );
   }
 
+  /**
+   * The seed's KeyError for a restriction on a resource this worker does not have
+   * (`available_resources[resource]`), saying which task asked for it and what there is.
+   */
+  private unknownResource(ts: TaskState, resource: string): KeyError {
+    const have = [...this.totalResources.keys()].map((r) => JSON.stringify(r)).join(", ");
+    return new KeyError(
+      resource,
+      `KeyError: ${JSON.stringify(resource)} (task ${JSON.stringify(ts.key)} is restricted to a resource this worker does not have; it has ${have === "" ? "none" : have})`,
+    );
+  }
+
   resourceRestrictionsSatisfied(ts: TaskState): boolean {
     if (ts.resourceRestrictions.size === 0) return true;
     for (const [resource, needed] of ts.resourceRestrictions) {
       const available = this.availableResources.get(resource);
-      if (available === undefined) throw new KeyError(resource);
+      if (available === undefined) throw this.unknownResource(ts, resource);
       if (!(available >= needed)) return false;
     }
     return true;
@@ -791,7 +803,7 @@ export class WorkerState {
     if (ts.resourceRestrictions.size === 0) return;
     for (const [resource, needed] of ts.resourceRestrictions) {
       const available = this.availableResources.get(resource);
-      if (available === undefined) throw new KeyError(resource);
+      if (available === undefined) throw this.unknownResource(ts, resource);
       this.availableResources.set(resource, available - needed);
     }
   }
@@ -801,7 +813,7 @@ export class WorkerState {
     if (ts.resourceRestrictions.size === 0) return;
     for (const [resource, needed] of ts.resourceRestrictions) {
       const available = this.availableResources.get(resource);
-      if (available === undefined) throw new KeyError(resource);
+      if (available === undefined) throw this.unknownResource(ts, resource);
       this.availableResources.set(resource, available + needed);
     }
   }
