@@ -13,6 +13,8 @@ export {
   RecommendationsConflict,
   TransitionCounterMaxExceeded,
 } from "./errors.ts";
+// The constructors of events copied for the stimulus log take it: their fields were checked already.
+export { FIELDS_CHECKED } from "./eventFields.ts";
 export * from "./events.ts";
 export * from "./instructions.ts";
 export { type LogEntry, LoggedRecs, TransitionLog, workerStory } from "./log.ts";
