@@ -1,4 +1,5 @@
 import type { Priority } from "../../util/priority.ts";
+import { assert } from "../../util/pyErrors.ts";
 import { type ErrorMessage, errorMessage, TaskError } from "./errorMessage.ts";
 import {
   anyValue,
@@ -298,6 +299,8 @@ export class ComputeTaskEvent extends EventBase {
     this.kwargs = f.kwargs ?? null;
     // As the seed: a (function, args, kwargs) triple or a task becomes the run spec.
     if (fn !== null) {
+      // The seed's __post_init__ asserts it: the function replaces the run spec, so both is a mistake.
+      assert(f.runSpec == null, "ComputeTaskEvent: a function and a run spec were both given");
       this.runSpec = new SerializedTask(null, fn, f.args ?? null, f.kwargs ?? null);
     } else if (f.runSpec instanceof SerializedTask) {
       this.runSpec = f.runSpec;

@@ -32,6 +32,7 @@ import {
   TaskErredMsg,
   TaskFinishedMsg,
 } from "./instructions.ts";
+import { SerializedTask } from "./taskState.ts";
 import {
   ADDR,
   acquire,
@@ -695,6 +696,26 @@ describe("diagnostics", () => {
     expect([...(logged[1] as GatherDepSuccessEvent).data]).toEqual([["x", null]]);
     expect(ws.data.get("x")).toBe("big value");
     ws.validateState();
+  });
+
+  it("a compute-task given both a function and a run spec is refused, as the seed asserts", () => {
+    const fields = {
+      key: "x",
+      runId: 1,
+      whoHas: {},
+      nbytes: {},
+      priority: [0],
+      duration: 1,
+      resourceRestrictions: {},
+      actor: false,
+      annotations: {},
+      spanId: null,
+      stimulusId: "s1",
+    };
+    expect(
+      () => new ComputeTaskEvent({ ...fields, runSpec: new SerializedTask("t"), function: "f" }),
+    ).toThrow(AssertionError);
+    expect(new ComputeTaskEvent({ ...fields, runSpec: null, function: "f" }).runSpec.fn).toBe("f");
   });
 
   it("the stimulus log drops the run spec of compute-task", () => {
