@@ -8,6 +8,7 @@
 import type { SchedulerToWorkerOp } from "../protocol/messagesWorker.ts";
 import { isResourceAmount } from "../util/resourceAmount.ts";
 import { showValue } from "../util/showValue.ts";
+import { FIELDS_CHECKED } from "./state/eventFields.ts";
 import {
   AcquireReplicasEvent,
   ComputeTaskEvent,
@@ -156,27 +157,31 @@ function computeTask(m: Rec): ComputeTaskEvent {
   if (spanId !== null && typeof spanId !== "string") fail(op, "spanId must be a string or null");
   const actor = m.actor ?? false;
   if (typeof actor !== "boolean") fail(op, "actor must be a boolean");
-  return new ComputeTaskEvent({
-    key,
-    runId: int(m, op, "runId"),
-    whoHas,
-    nbytes,
-    priority: priority as number[],
-    duration: num(m, op, "duration", 0.5),
-    runSpec,
-    resourceRestrictions: mapOf(
-      m,
-      op,
-      "resourceRestrictions",
-      isResourceAmount,
-      "a finite number ≥ 0",
-      EMPTY_RECORD,
-    ),
-    actor,
-    annotations,
-    spanId,
-    stimulusId: str(m, op, "stimulusId"),
-  });
+  return new ComputeTaskEvent(
+    {
+      key,
+      runId: int(m, op, "runId"),
+      whoHas,
+      nbytes,
+      priority: priority as number[],
+      duration: num(m, op, "duration", 0.5),
+      runSpec,
+      resourceRestrictions: mapOf(
+        m,
+        op,
+        "resourceRestrictions",
+        isResourceAmount,
+        "a finite number ≥ 0",
+        EMPTY_RECORD,
+      ),
+      actor,
+      annotations,
+      spanId,
+      stimulusId: str(m, op, "stimulusId"),
+    },
+    // Every field was checked above, more strictly than the constructor would: once a task is enough.
+    FIELDS_CHECKED,
+  );
 }
 
 /**

@@ -121,7 +121,8 @@ export const isHolderList = isStringList;
 export const isNumber = (v: unknown): boolean => typeof v === "number";
 
 /**
- * Passed by an event's `toLoggable` to the constructor of its copy: the fields were
- * checked when the event was made, and the copy is made for every stimulus handled.
+ * Passed to an event's constructor by code that has checked the fields already: an
+ * event's `toLoggable` for its copy (made for every stimulus handled), and the worker's
+ * decoder of scheduler messages, whose checks are stricter.
  */
 export const FIELDS_CHECKED: unique symbol = Symbol("fields checked");
