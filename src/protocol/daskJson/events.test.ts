@@ -115,6 +115,11 @@ describe("Dask dict codec for events", () => {
       "ComputeTaskEvent.run_id: expected an integer",
     );
     expect(() => eventFromDict({ ...bad, priority: null })).toThrow("ComputeTaskEvent.priority");
+    // The seed asserts one or the other; a dict with both is malformed, not an AssertionError.
+    expect(() => eventFromDict({ ...bad, function: "f", run_spec: "spec" })).toThrow(
+      /ComputeTaskEvent\.function: expected null when run_spec is given.*got string "f"/,
+    );
+    expect(() => eventFromDict({ ...bad, function: "f", run_spec: "spec" })).toThrow(DaskDictError);
     expect(() => eventFromDict(null)).toThrow(DaskDictError);
     expect(() => eventFromDict([1, 2])).toThrow(DaskDictError);
   });

@@ -86,8 +86,11 @@ const DECODERS: Record<StateMachineEvent["cls"], Decoder> = {
     }),
   RemoveWorkerEvent: (r) =>
     new RemoveWorkerEvent({ worker: r.str("worker"), stimulusId: r.str("stimulus_id") }),
-  ComputeTaskEvent: (r) =>
-    new ComputeTaskEvent({
+  ComputeTaskEvent: (r) => {
+    // The seed's __post_init__ asserts this; in a dict it is a malformed field, said as such.
+    if (r.d.function != null && r.d.run_spec != null)
+      r.fail("function", "null when run_spec is given (a task has one or the other)", r.d.function);
+    return new ComputeTaskEvent({
       key: r.str("key"),
       runId: r.int("run_id"),
       whoHas: r.whoHas("who_has"),
@@ -107,7 +110,8 @@ const DECODERS: Record<StateMachineEvent["cls"], Decoder> = {
       annotations: r.dictOrNull("annotations") ?? {},
       spanId: r.strOrNull("span_id"),
       stimulusId: r.str("stimulus_id"),
-    }),
+    });
+  },
   ExecuteSuccessEvent: (r, dv) =>
     new ExecuteSuccessEvent({
       key: r.str("key"),
