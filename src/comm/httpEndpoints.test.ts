@@ -106,6 +106,32 @@ describe("HttpEndpoints", () => {
     expect(await ask("*")).toBe("HTTP/1.1 404 Not Found");
   });
 
+  it("closes a connection that sends no whole request in time, and still serves others", async () => {
+    const s = await serve(
+      "127.0.0.1:0",
+      { "/health": () => ({ contentType: "text/plain", body: "ok\n" }) },
+      undefined,
+      { requestMs: 300 },
+    );
+    const closedAfter = (send: string) =>
+      new Promise<number>((resolve, reject) => {
+        const t0 = performance.now();
+        const socket = connect(s.port, "127.0.0.1", () => socket.write(send));
+        socket.resume();
+        socket.on("close", () => resolve(performance.now() - t0));
+        socket.on("error", reject);
+      });
+    // Silent, and half a request head: both are dropped (the default would keep them a minute).
+    const [silent, partial] = await Promise.all([
+      closedAfter(""),
+      closedAfter("GET /health HTTP/1.1\r\nHost: x\r\n"),
+    ]);
+    expect(silent).toBeGreaterThanOrEqual(250);
+    expect(partial).toBeGreaterThanOrEqual(250);
+    expect(Math.max(silent, partial)).toBeLessThan(5_000);
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
+  });
+
   it("an address in use is refused with a clear error", async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));

@@ -92,18 +92,30 @@ export class HttpEndpoints {
    * Listen at `address` ({@link parseHttpAddress}) and answer `routes` (by exact
    * path; the query is ignored). `/` lists the routes. Rejects with a clear
    * error if the address cannot be listened on (in use, not this machine's).
-   * `onError` hears of a route that threw (it answered 500).
+   * `onError` hears of a route that threw (it answered 500). A connection that
+   * has not sent a whole request's head within `requestMs` (default 10 s) is
+   * closed: a scrape or a page is one short request, and an idle or trickling
+   * client would otherwise hold a socket for Node's default of a minute or more.
    */
   static async start(
     address: string,
     routes: Readonly<Record<string, HttpRoute>>,
     onError: (path: string, err: Error) => void = () => {},
+    { requestMs = 10_000 }: { requestMs?: number } = {},
   ): Promise<HttpEndpoints> {
     const { host, port } = parseHttpAddress(address);
     const table = new Map(Object.entries(routes));
-    const server = createServer((req, res) => {
-      void answer(req, res, table, onError);
-    });
+    const server = createServer(
+      {
+        headersTimeout: requestMs,
+        requestTimeout: requestMs,
+        // Node checks these timeouts only this often (default 30 s).
+        connectionsCheckingInterval: Math.max(1, Math.min(1_000, requestMs / 4)),
+      },
+      (req, res) => {
+        void answer(req, res, table, onError);
+      },
+    );
     // A scrape is one short request: no keep-alive connection holds close() back.
     server.keepAliveTimeout = 1_000;
     await new Promise<void>((resolve, reject) => {
