@@ -73,6 +73,7 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     };
     expect(identity).toMatchObject({ type: "Scheduler", address: cluster.address });
     expect(Object.keys(identity.workers).sort()).toEqual([w0.address, w1.address].sort());
+    expect(identity.workers[w0.address]).toMatchObject({ name: w0.options.name, nthreads: 1 });
     const counts = await (await fetch(`${schedulerUrl}/json/counts.json`)).json();
     expect(counts).toMatchObject({ tasksDone: 3, workers: 2 });
     const page = await fetch(`${schedulerUrl}/status`);
@@ -88,7 +89,12 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     expect(html).toMatch(/<svg class="stream"[^>]*><text x="0" y="\d+" font-size="10">inproc:/);
     expect(html).toContain(`<td>${z.key}</td><td>${w0.address}</td><td>OK</td>`);
     const worker = await (await fetch(`${urls[0]}/json/identity.json`)).json();
-    expect(worker).toMatchObject({ type: "Worker", address: w0.address, nthreads: 1 });
+    expect(worker).toMatchObject({
+      type: "Worker",
+      address: w0.address,
+      name: w0.options.name,
+      nthreads: 1,
+    });
     // The worker's own page: what it holds (x, z and the copy of y: inc 2, add 1), and how
     // they got there.
     const workerPage = await fetch(`${urls[0]}/status`);

@@ -110,6 +110,7 @@ export function startSchedulerHttp(
             [...s.state.workers.values()].map((ws) => [
               ws.address,
               {
+                name: ws.name,
                 status: ws.status,
                 nthreads: ws.nthreads,
                 memoryLimit: ws.memoryLimit,

@@ -5,7 +5,7 @@
  * - `/health`: `ok` while the worker runs (or is paused); 503 and its status
  *   otherwise;
  * - `/metrics`: Prometheus text (see {@link workerMetrics});
- * - `/json/identity.json`: the worker, its scheduler and its threads;
+ * - `/json/identity.json`: the worker (address, name), its scheduler and its threads;
  * - `/status`: an HTML page of what it holds and does (see `statusPage.ts`).
  */
 
@@ -130,6 +130,7 @@ export function startWorkerHttp(
         jsonReply({
           type: "Worker",
           address: w.status === "init" || w.status === "starting" ? null : w.address,
+          name: w.options.name,
           scheduler: w.options.scheduler,
           status: w.status,
           nthreads: w.state.nthreads,
