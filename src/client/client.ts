@@ -56,6 +56,7 @@ import {
   DatasetError,
   MetadataKeyError,
   RestartTimeoutError,
+  SchedulerReplyError,
   WorkersTimeoutError,
 } from "./errors.ts";
 import {
@@ -1138,9 +1139,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return this.pubsub.add<T>(name, optionsOf("sub", options));
   }
 
-  private readonly coordinationRequest: CoordinationRequest = async (op, fields) => {
+  /** The requests of the coordination primitives: the scheduler's refusals name the method that asked. */
+  private readonly coordinationRequest: CoordinationRequest = async (method, op, fields) => {
     this.checkOpen();
-    return holdAliveUntilAnswered(this.conn.request(op, fields), fields.timeoutMs);
+    try {
+      return await holdAliveUntilAnswered(this.conn.request(op, fields), fields.timeoutMs);
+    } catch (err) {
+      if (!(err instanceof SchedulerReplyError)) throw err;
+      throw new SchedulerReplyError(err.op, err.reason, method);
+    }
   };
 
   /**

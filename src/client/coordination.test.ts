@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { CoordinationTimeoutError } from "./errors.ts";
+import { ClientClosedError, CoordinationTimeoutError, SchedulerReplyError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { lockedIncrement } from "./testTasks.ts";
@@ -260,5 +260,52 @@ describe("Queue", () => {
     const batch = await other.queue<Future<number>[]>("F", { maxsize: 1 }).getBatch();
     expect(await batch[0][0]).toBe(6);
     expect(await client.listDatasets()).toEqual([]);
+  });
+});
+
+describe("the scheduler's refusals", () => {
+  it("are SchedulerReplyErrors naming the method that asked, with the op and the scheduler's reason", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    await client.queue("Q", { maxsize: 2 }).put(1);
+    const err = await client
+      .queue("Q")
+      .get()
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchedulerReplyError);
+    expect(err).toMatchObject({
+      name: "SchedulerReplyError",
+      op: "queue-get",
+      method: "Queue.get",
+      reason: 'queue "Q" has maxsize 2, not 0',
+      message: 'Queue.get: queue "Q" has maxsize 2, not 0',
+    });
+    // A Lock's requests are a semaphore's, but its refusals name the Lock's methods.
+    expect(await client.semaphore("lock:L", { maxLeases: 2 }).acquire()).toBe(true);
+    await expect(client.lock("L").acquire()).rejects.toThrow(
+      /^Lock\.acquire: semaphore "lock:L" has maxLeases 2, not 1$/,
+    );
+    const lock = client.lock("M");
+    expect(await lock.acquire()).toBe(true);
+    // The scheduler forgets the lease (as a scheduler that lost its state would).
+    cluster.scheduler.coordination.dropAll();
+    const refused = await lock.release().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SchedulerReplyError);
+    expect(refused).toMatchObject({ op: "semaphore-release", method: "Lock.release" });
+    expect((refused as Error).message).toMatch(
+      /^Lock\.release: lease [-0-9a-f]+ of "lock:M" is not held \(released already, or its client left\)$/,
+    );
+  });
+
+  it("are not what a lost connection is: a wait it cuts short rejects with ClientClosedError", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const waiting = client
+      .event("E")
+      .wait()
+      .catch((e: unknown) => e);
+    await client.event("E").isSet();
+    await cluster.close();
+    const err = await waiting;
+    expect(err).toBeInstanceOf(ClientClosedError);
+    expect(err).not.toBeInstanceOf(SchedulerReplyError);
   });
 });

@@ -24,8 +24,13 @@ import { Future } from "./future.ts";
 import { searchFutures } from "./futureSearch.ts";
 import { dataCopy, receivedCopy } from "./wireCopy.ts";
 
-/** How a primitive asks the scheduler: the client's request. */
+/**
+ * How a primitive asks the scheduler: the client's request, made by the
+ * primitive's method `method` (e.g. `"Queue.get"`), which the scheduler's
+ * refusal, a `SchedulerReplyError`, names.
+ */
 export type CoordinationRequest = (
+  method: string,
   op: CoordinationOp,
   fields: Record<string, unknown>,
 ) => Promise<unknown>;
@@ -151,23 +156,6 @@ export function timedOut(
   );
 }
 
-/**
- * `asked`, a request of method `what`, whose refusal by the scheduler (a
- * plain error of its reply: a queue asked for with another `maxsize` than
- * it has, …) is named by the method, as the errors found here are; the
- * client's own errors (closed, …) are left as they are.
- */
-async function namingRefusal<T>(what: string, asked: Promise<T>): Promise<T> {
-  try {
-    return await asked;
-  } catch (err) {
-    if (err instanceof Error && Object.getPrototypeOf(err) === Error.prototype) {
-      throw new Error(`${what}: ${err.message}`, { cause: err });
-    }
-    throw err;
-  }
-}
-
 function hasValue(r: unknown): r is { value: unknown } {
   return typeof r === "object" && r !== null && "value" in r;
 }
@@ -197,15 +185,12 @@ export class Semaphore {
   async acquire(options: CoordinationWaitOptions = {}): Promise<boolean> {
     const timeoutMs = timeoutOf("Semaphore.acquire", options);
     const lease = randomUUID();
-    const got = await namingRefusal(
-      "Semaphore.acquire",
-      this.request("semaphore-acquire", {
-        name: this.name,
-        maxLeases: this.maxLeases,
-        lease,
-        timeoutMs,
-      }),
-    );
+    const got = await this.request("Semaphore.acquire", "semaphore-acquire", {
+      name: this.name,
+      maxLeases: this.maxLeases,
+      lease,
+      timeoutMs,
+    });
     if (got === true) this.held.push(lease);
     return got === true;
   }
@@ -216,12 +201,14 @@ export class Semaphore {
     if (lease === undefined) {
       throw new Error(`Semaphore.release: ${JSON.stringify(this.name)} holds no lease here`);
     }
-    await this.request("semaphore-release", { name: this.name, lease });
+    await this.request("Semaphore.release", "semaphore-release", { name: this.name, lease });
   }
 
   /** The leases held now, across the cluster (Dask's `get_value`). */
   async getValue(): Promise<number> {
-    return (await this.request("semaphore-leases", { name: this.name })) as number;
+    return (await this.request("Semaphore.getValue", "semaphore-leases", {
+      name: this.name,
+    })) as number;
   }
 }
 
@@ -231,16 +218,18 @@ export class Semaphore {
  * refused rather than left to deadlock.
  */
 export class Lock {
-  private readonly semaphore: Semaphore;
-  private held = false;
+  /** The semaphore the scheduler keeps for it: locks are named apart from semaphores. */
+  private readonly semaphoreName: string;
+  /** The lease this object holds the lock by, while it holds it. */
+  private lease: string | null = null;
 
   constructor(
-    request: CoordinationRequest,
+    // Its own requests, not a Semaphore's: the scheduler's refusals name Lock's methods.
+    private readonly request: CoordinationRequest,
     readonly name: string,
   ) {
     checkName("lock", name);
-    // Locks are named apart from semaphores.
-    this.semaphore = new Semaphore(request, `lock:${name}`, 1);
+    this.semaphoreName = `lock:${name}`;
   }
 
   /**
@@ -250,32 +239,40 @@ export class Lock {
   async acquire(
     options: CoordinationWaitOptions & { readonly blocking?: boolean } = {},
   ): Promise<boolean> {
-    // Checked here, not by the semaphore underneath: its errors would name Semaphore.acquire.
-    const timeoutMs = timeoutOf("Lock.acquire", options);
+    const waitFor = timeoutOf("Lock.acquire", options);
     checkOptionalBoolean("Lock.acquire", "blocking", options.blocking);
-    if (this.held) {
+    if (this.lease !== null) {
       throw new Error(
         `Lock.acquire: this Lock holds ${JSON.stringify(this.name)} already (locks are not reentrant)`,
       );
     }
-    const got = await this.semaphore.acquire(
-      options.blocking === false ? { timeoutMs: 0 } : timeoutMs === null ? {} : { timeoutMs },
-    );
-    this.held = got;
-    return got;
+    const lease = randomUUID();
+    const got = await this.request("Lock.acquire", "semaphore-acquire", {
+      name: this.semaphoreName,
+      maxLeases: 1,
+      lease,
+      timeoutMs: options.blocking === false ? 0 : waitFor,
+    });
+    if (got === true) this.lease = lease;
+    return got === true;
   }
 
   /** Let the lock go. Rejects if this object does not hold it. */
   async release(): Promise<void> {
-    if (!this.held)
+    const lease = this.lease;
+    if (lease === null) {
       throw new Error(`Lock.release: this Lock does not hold ${JSON.stringify(this.name)}`);
-    this.held = false;
-    await this.semaphore.release();
+    }
+    this.lease = null;
+    await this.request("Lock.release", "semaphore-release", { name: this.semaphoreName, lease });
   }
 
   /** Whether some `Lock` of this name holds it now. */
   async locked(): Promise<boolean> {
-    return (await this.semaphore.getValue()) > 0;
+    const leases = await this.request("Lock.locked", "semaphore-leases", {
+      name: this.semaphoreName,
+    });
+    return (leases as number) > 0;
   }
 }
 
@@ -329,7 +326,7 @@ export class MultiLock {
     }
     const timeoutMs = options.blocking === false ? 0 : waitFor;
     const id = randomUUID();
-    const got = await this.request("multi-lock-acquire", {
+    const got = await this.request("MultiLock.acquire", "multi-lock-acquire", {
       names: this.names,
       numLocks,
       id,
@@ -344,7 +341,7 @@ export class MultiLock {
     const id = this.heldBy;
     if (id === null) throw new Error("MultiLock.release: this MultiLock does not hold its locks");
     this.heldBy = null;
-    await this.request("multi-lock-release", { id });
+    await this.request("MultiLock.release", "multi-lock-release", { id });
   }
 
   /** Whether this object holds its locks now. */
@@ -364,21 +361,22 @@ export class Event {
 
   /** Set it: every `wait` resolves true, now and until it is cleared. */
   async set(): Promise<void> {
-    await this.request("event-set", { name: this.name });
+    await this.request("Event.set", "event-set", { name: this.name });
   }
 
   async clear(): Promise<void> {
-    await this.request("event-clear", { name: this.name });
+    await this.request("Event.clear", "event-clear", { name: this.name });
   }
 
   async isSet(): Promise<boolean> {
-    return (await this.request("event-is-set", { name: this.name })) as boolean;
+    return (await this.request("Event.isSet", "event-is-set", { name: this.name })) as boolean;
   }
 
   /** Wait until it is set: true then, false if `timeoutMs` passed first. */
   async wait(options: CoordinationWaitOptions = {}): Promise<boolean> {
     const timeoutMs = timeoutOf("Event.wait", options);
-    return (await this.request("event-wait", { name: this.name, timeoutMs })) === true;
+    const got = await this.request("Event.wait", "event-wait", { name: this.name, timeoutMs });
+    return got === true;
   }
 }
 
@@ -410,7 +408,7 @@ export class Variable<T = unknown> {
     );
     let answer: unknown;
     try {
-      answer = await this.request("variable-set", { name: this.name, value: wire });
+      answer = await this.request("Variable.set", "variable-set", { name: this.name, value: wire });
     } catch (err) {
       if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
       throw err;
@@ -425,7 +423,7 @@ export class Variable<T = unknown> {
   async get(options: CoordinationWaitOptions = {}): Promise<T> {
     const timeoutMs = timeoutOf("Variable.get", options);
     for (;;) {
-      const r = await this.request("variable-get", { name: this.name, timeoutMs });
+      const r = await this.request("Variable.get", "variable-get", { name: this.name, timeoutMs });
       if (!hasValue(r)) throw timedOut("Variable.get", this.name, timeoutMs);
       const got = await unhold("Variable.get", r.value, this.datasets);
       if (got !== null) return got.value as T;
@@ -435,7 +433,8 @@ export class Variable<T = unknown> {
 
   /** Remove the value, letting its futures go: a later `get` waits for another. */
   async delete(): Promise<void> {
-    await letGo(await this.request("variable-delete", { name: this.name }), this.datasets);
+    const answer = await this.request("Variable.delete", "variable-delete", { name: this.name });
+    await letGo(answer, this.datasets);
   }
 }
 
@@ -467,15 +466,12 @@ export class Queue<T = unknown> {
     const { wire, dataset } = await hold("Queue.put", `queue/${this.name}`, value, this.datasets);
     let r: unknown;
     try {
-      r = await namingRefusal(
-        "Queue.put",
-        this.request("queue-put", {
-          name: this.name,
-          maxsize: this.maxsize,
-          value: wire,
-          timeoutMs,
-        }),
-      );
+      r = await this.request("Queue.put", "queue-put", {
+        name: this.name,
+        maxsize: this.maxsize,
+        value: wire,
+        timeoutMs,
+      });
     } catch (err) {
       if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
       throw err;
@@ -494,10 +490,11 @@ export class Queue<T = unknown> {
    */
   async get(options: CoordinationWaitOptions = {}): Promise<T> {
     const timeoutMs = timeoutOf("Queue.get", options);
-    const r = await namingRefusal(
-      "Queue.get",
-      this.request("queue-get", { name: this.name, maxsize: this.maxsize, timeoutMs }),
-    );
+    const r = await this.request("Queue.get", "queue-get", {
+      name: this.name,
+      maxsize: this.maxsize,
+      timeoutMs,
+    });
     if (!hasValue(r)) throw timedOut("Queue.get", this.name, timeoutMs);
     return (await this.take(r.value)) as T;
   }
@@ -507,10 +504,11 @@ export class Queue<T = unknown> {
     if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) {
       throw new TypeError(`Queue.getBatch: n must be an integer ≥ 0, got ${showValue(n)}`);
     }
-    const r = await namingRefusal(
-      "Queue.getBatch",
-      this.request("queue-get-batch", { name: this.name, maxsize: this.maxsize, n: n ?? null }),
-    );
+    const r = await this.request("Queue.getBatch", "queue-get-batch", {
+      name: this.name,
+      maxsize: this.maxsize,
+      n: n ?? null,
+    });
     const out: T[] = [];
     for (const v of r as unknown[]) out.push((await this.take(v)) as T);
     return out;
@@ -529,6 +527,6 @@ export class Queue<T = unknown> {
 
   /** The number of values in it now. */
   async qsize(): Promise<number> {
-    return (await this.request("queue-size", { name: this.name })) as number;
+    return (await this.request("Queue.qsize", "queue-size", { name: this.name })) as number;
   }
 }

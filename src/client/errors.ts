@@ -143,6 +143,30 @@ export class CoordinationTimeoutError extends Error {
   override name = "CoordinationTimeoutError";
 }
 
+/**
+ * The scheduler answered a request of this client with an error: it refused
+ * it (a queue asked for with another `maxsize` than it has, a worker plugin
+ * unregistered that was never registered, …) or could not carry it out.
+ * `reason` is the scheduler's message; the message starts with `method`, the
+ * client's call that asked, when known (every call of a coordination
+ * primitive: `Queue.get: queue "Q" has maxsize 2, not 0`). A request that got
+ * no answer because the connection ended fails with a `ClientClosedError`
+ * instead.
+ */
+export class SchedulerReplyError extends Error {
+  override name = "SchedulerReplyError";
+  constructor(
+    /** The request's `op` on the wire (e.g. `"queue-get"`). */
+    readonly op: string,
+    /** The scheduler's message. */
+    readonly reason: string,
+    /** The client's method that made the request (e.g. `"Queue.get"`), if known. */
+    readonly method: string | null = null,
+  ) {
+    super(method === null ? reason : `${method}: ${reason}`);
+  }
+}
+
 /** The client was closed, lost its scheduler, or the future was released, before the result came. */
 export class ClientClosedError extends Error {
   override name = "ClientClosedError";

@@ -69,6 +69,7 @@ export {
   ResultFetchError,
   RunError,
   ScatterError,
+  SchedulerReplyError,
   TaskModuleError,
   UploadError,
   WorkerPluginError,

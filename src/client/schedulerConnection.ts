@@ -18,7 +18,7 @@ import type {
 } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
-import { ClientClosedError } from "./errors.ts";
+import { ClientClosedError, SchedulerReplyError } from "./errors.ts";
 
 /** Options of {@link SchedulerConnection.open}. */
 export interface SchedulerConnectionOptions extends CommOptions {
@@ -29,6 +29,7 @@ export interface SchedulerConnectionOptions extends CommOptions {
 }
 
 interface PendingRequest {
+  readonly op: ClientRequestOp;
   resolve(v: unknown): void;
   reject(e: Error): void;
 }
@@ -136,14 +137,19 @@ export class SchedulerConnection {
     return this.stream.flush();
   }
 
-  /** Ask the server (not the state machine) something; resolves with its `result`. */
+  /**
+   * Ask the server (not the state machine) something; resolves with its
+   * `result`. Rejects with a `SchedulerReplyError` if it answers with an
+   * error, with a `ClientClosedError` if the connection ends first, and with
+   * the transport's error if the request cannot be sent.
+   */
   request(op: ClientRequestOp, fields: Record<string, unknown> = {}): Promise<unknown> {
     if (this.isClosed) {
       return Promise.reject(new ClientClosedError("the connection to the scheduler is closed"));
     }
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(requestId, { resolve, reject });
+      this.pending.set(requestId, { op, resolve, reject });
       this.stream.send({ op, requestId, ...fields });
     });
   }
@@ -176,7 +182,7 @@ export class SchedulerConnection {
     const p = this.pending.get(msg.requestId);
     if (p === undefined) return;
     this.pending.delete(msg.requestId);
-    if (typeof msg.error === "string") p.reject(new Error(msg.error));
+    if (typeof msg.error === "string") p.reject(new SchedulerReplyError(p.op, msg.error));
     else p.resolve(msg.result);
   }
 

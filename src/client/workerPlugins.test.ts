@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Worker } from "../worker/worker.ts";
-import { WorkerPluginError } from "./errors.ts";
+import { SchedulerReplyError, WorkerPluginError } from "./errors.ts";
 import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
 import { failingPlugin, inc, notAPlugin, PLUGIN_LOG, recordingPlugin } from "./testTasks.ts";
 
@@ -39,9 +39,13 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
       expect(PLUGIN_LOG.sort()).toEqual(
         [`rec teardown ${a}`, `rec teardown ${b}`, `rec teardown ${late.address}`].sort(),
       );
-      await expect(client.unregisterWorkerPlugin("recordingPlugin")).rejects.toThrow(
-        /no worker plugin named "recordingPlugin"/,
-      );
+      const refused = await client.unregisterWorkerPlugin("recordingPlugin").catch((e) => e);
+      expect(refused).toBeInstanceOf(SchedulerReplyError);
+      expect(refused).toMatchObject({
+        op: "unregister-worker-plugin",
+        method: null,
+        message: 'unregister-worker-plugin: no worker plugin named "recordingPlugin"',
+      });
     } finally {
       await late.close();
     }
