@@ -5,10 +5,18 @@ import { inspect } from "node:util";
  * traceback and their texts, as Dask's `distributed.core.error_message` gives them.
  */
 export interface ErrorMessage {
+  /** Always `"error"`, as in the seed's error message dicts. */
   status: "error";
+  /** The thrown value itself (the seed's serialised exception); opaque to the state machine. */
   exception: unknown;
+  /** The traceback (the stack, for an Error), or null when there is none. */
   traceback: unknown;
+  /** The error as text (`Name: message` for an Error), the seed's `exception_text`. */
   exceptionText: string;
+  /**
+   * The traceback as text (the stack without its first line), the seed's `traceback_text`; may be
+   * empty.
+   */
   tracebackText: string;
 }
 
@@ -20,7 +28,12 @@ export interface ErrorMessage {
 export class TaskError extends Error {
   override name = "TaskError";
   constructor(
+    /**
+     * The error's text as the seed's `exception_text` has it (`Name: message`), kept exactly as
+     * given.
+     */
     readonly exceptionText: string,
+    /** The traceback's text (the seed's `traceback_text`), kept exactly as given; may be empty. */
     readonly tracebackText: string,
   ) {
     super(exceptionText);

@@ -34,9 +34,13 @@ function formatValue(v: unknown): string {
 export class InvalidTransition extends Error {
   override name = "InvalidTransition";
   constructor(
+    /** The key of the task whose transition was refused. */
     readonly key: string,
+    /** The state the task was in. */
     readonly start: TaskStateState,
+    /** The state it was asked to go to. */
     readonly finish: TaskStateState,
+    /** The task's story: the transition log entries that mention it. */
     readonly story: readonly LogEntry[],
     options?: { cause?: unknown },
   ) {
@@ -65,8 +69,11 @@ export class TransitionCounterMaxExceeded extends InvalidTransition {
 export class InvalidTaskState extends Error {
   override name = "InvalidTaskState";
   constructor(
+    /** The key of the task that failed validation. */
     readonly key: string,
+    /** The task's state when it failed validation. */
     readonly state: TaskStateState,
+    /** The task's story: the transition log entries that mention it. */
     readonly story: readonly LogEntry[],
     options?: { cause?: unknown },
   ) {
@@ -74,6 +81,7 @@ export class InvalidTaskState extends Error {
     super(`${key} :: ${state}${cause}\n  Story:\n${formatStory(story)}`, options);
   }
 
+  /** The event the Worker sends to the scheduler's event log (`invalid-worker-task-state`). */
   toEvent(): [string, Record<string, unknown>] {
     return ["invalid-worker-task-state", { key: this.key, state: this.state, story: this.story }];
   }

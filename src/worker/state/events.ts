@@ -117,6 +117,7 @@ export abstract class EventBase {
 
 /** Stop starting tasks and transfers; running ones go on. */
 export class PauseEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "PauseEvent" as const;
   constructor(f: { stimulusId: string }) {
     super(f);
@@ -125,6 +126,7 @@ export class PauseEvent extends EventBase {
 
 /** Resume after a PauseEvent. */
 export class UnpauseEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "UnpauseEvent" as const;
   constructor(f: { stimulusId: string }) {
     super(f);
@@ -133,7 +135,9 @@ export class UnpauseEvent extends EventBase {
 
 /** A busy peer may be asked again. */
 export class RetryBusyWorkerEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "RetryBusyWorkerEvent" as const;
+  /** The busy peer, which may now be asked again. */
   readonly worker: string;
   constructor(f: { worker: string; stimulusId: string }) {
     super(f);
@@ -159,6 +163,7 @@ export abstract class GatherDepDoneBase extends EventBase {
 
 /** GatherDep finished: the peer sent (some of) the keys. */
 export class GatherDepSuccessEvent extends GatherDepDoneBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "GatherDepSuccessEvent" as const;
   /** There may be fewer keys than in GatherDep. */
   readonly data: ReadonlyMap<string, unknown>;
@@ -192,20 +197,27 @@ export class GatherDepSuccessEvent extends GatherDepDoneBase {
 
 /** GatherDep finished: the peer was busy. */
 export class GatherDepBusyEvent extends GatherDepDoneBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "GatherDepBusyEvent" as const;
 }
 
 /** GatherDep finished: the network failed while talking to the peer. */
 export class GatherDepNetworkFailureEvent extends GatherDepDoneBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "GatherDepNetworkFailureEvent" as const;
 }
 
 /** GatherDep finished with another error (e.g. data failed to deserialize). */
 export class GatherDepFailureEvent extends GatherDepDoneBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "GatherDepFailureEvent" as const;
+  /** The error (the seed's serialised exception); opaque to the state machine. */
   readonly exception: unknown;
+  /** Its traceback, or null. */
   readonly traceback: unknown;
+  /** The error as text (the seed's `exception_text`). */
   readonly exceptionText: string;
+  /** The traceback as text (the seed's `traceback_text`); may be empty. */
   readonly tracebackText: string;
   constructor(f: {
     worker: string;
@@ -225,6 +237,7 @@ export class GatherDepFailureEvent extends GatherDepDoneBase {
     this.tracebackText = f.tracebackText;
   }
 
+  /** The event for error `err`, its texts made by `convert` (the seed's `from_exception`). */
   static fromException(
     err: unknown,
     f: { worker: string; totalNbytes: number; stimulusId: string },
@@ -237,7 +250,9 @@ export class GatherDepFailureEvent extends GatherDepDoneBase {
 
 /** The scheduler says a peer is gone. */
 export class RemoveWorkerEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "RemoveWorkerEvent" as const;
+  /** The address of the peer that left; tasks stop expecting it to hold data. */
   readonly worker: string;
   constructor(f: { worker: string; stimulusId: string }) {
     super(f);
@@ -248,40 +263,83 @@ export class RemoveWorkerEvent extends EventBase {
 
 /** Fields of a ComputeTaskEvent. */
 export interface ComputeTaskFields {
+  /** The task's key. */
   key: string;
+  /**
+   * The ID of this run, given by the scheduler; a completion that carries an older one is stale.
+   */
   runId: number;
+  /** For each dependency, the workers that hold it (`{key: [address, ...]}`). */
   whoHas: MapLike<readonly string[]>;
+  /** For each dependency, its size in bytes. */
   nbytes: MapLike<number>;
+  /** The scheduler's priority (a Python tuple in the seed): the lowest runs first. */
   priority: Priority;
+  /** The expected run time, in seconds (the scheduler's estimate for the task prefix). */
   duration: number;
   /** The task to run (anything but a SerializedTask is wrapped as its `task`). */
   runSpec: unknown;
+  /**
+   * The seed's legacy form: with `args` and `kwargs`, the function to run; given instead of
+   * `runSpec`.
+   */
   function?: unknown;
+  /** The positional arguments of `function`, or absent. */
   args?: unknown;
+  /** The keyword arguments of `function`, or absent. */
   kwargs?: unknown;
+  /**
+   * Abstract resources the task needs while it runs (`{name: amount}`); empty when unrestricted.
+   */
   resourceRestrictions: MapLike<number>;
+  /** The task makes an actor: its result is an object that stays on this worker. */
   actor: boolean;
+  /** The task's annotations, as the client gave them. */
   annotations: Record<string, unknown>;
+  /** The span the task belongs to (the seed's `span_id`, see `distributed.spans`), or null. */
   spanId: string | null;
+  /** The unique ID of this event (the seed's `stimulus_id`). */
   stimulusId: string;
 }
 
 /** The scheduler asks this worker to compute a task (`compute-task`). */
 export class ComputeTaskEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "ComputeTaskEvent" as const;
+  /** The task's key. */
   readonly key: string;
+  /**
+   * The ID of this run, given by the scheduler; a completion that carries an older one is stale.
+   */
   readonly runId: number;
+  /** For each dependency, the workers that hold it (`{key: [address, ...]}`). */
   readonly whoHas: WhoHas;
+  /** For each dependency, its size in bytes. */
   readonly nbytes: ReadonlyMap<string, number>;
+  /** The scheduler's priority (a Python tuple in the seed): the lowest runs first. */
   readonly priority: Priority;
+  /** The expected run time, in seconds (the scheduler's estimate for the task prefix). */
   readonly duration: number;
+  /**
+   * What to run: the given run spec, or one made of `function`, `args` and `kwargs`. A logged copy
+   * has an empty one.
+   */
   runSpec: SerializedTask;
+  /** The seed's legacy function field, or null; when set, `runSpec` was made of it. */
   function: unknown;
+  /** The positional arguments of `function`, or null. */
   args: unknown;
+  /** The keyword arguments of `function`, or null. */
   kwargs: unknown;
+  /**
+   * Abstract resources the task needs while it runs (`{name: amount}`); empty when unrestricted.
+   */
   readonly resourceRestrictions: ReadonlyMap<string, number>;
+  /** The task makes an actor: its result is an object that stays on this worker. */
   readonly actor: boolean;
+  /** The task's annotations, as the client gave them. */
   readonly annotations: Record<string, unknown>;
+  /** The span the task belongs to (the seed's `span_id`, see `distributed.spans`), or null. */
   readonly spanId: string | null;
 
   constructor(f: ComputeTaskFields, checked?: typeof FIELDS_CHECKED) {
@@ -372,12 +430,19 @@ export class ComputeTaskEvent extends EventBase {
 
 /** Execute finished: the task returned a value. */
 export class ExecuteSuccessEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "ExecuteSuccessEvent" as const;
+  /** The task that ran. */
   readonly key: string;
+  /** The run ID of the ComputeTaskEvent this run answers. */
   readonly runId: number;
+  /** The task's result; null in a logged copy. */
   value: unknown;
+  /** When the run started, in wall-clock seconds since the epoch. */
   readonly start: number;
+  /** When the run ended, in wall-clock seconds since the epoch. */
   readonly stop: number;
+  /** The result's estimated size in bytes. */
   readonly nbytes: number;
   /** The value's type name. */
   readonly type: string | null;
@@ -450,14 +515,23 @@ export class ExecuteSuccessEvent extends EventBase {
 
 /** Execute finished: the task threw. */
 export class ExecuteFailureEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "ExecuteFailureEvent" as const;
+  /** The task that ran. */
   readonly key: string;
+  /** The run ID of the ComputeTaskEvent this run answers. */
   readonly runId: number;
+  /** When the run started, in wall-clock seconds since the epoch; null if it never started. */
   readonly start: number | null;
+  /** When the run ended, in wall-clock seconds since the epoch; null if it never started. */
   readonly stop: number | null;
+  /** The error (the seed's serialised exception); opaque to the state machine. */
   readonly exception: unknown;
+  /** Its traceback, or null. */
   readonly traceback: unknown;
+  /** The error as text (the seed's `exception_text`). */
   readonly exceptionText: string;
+  /** The traceback as text (the seed's `traceback_text`); may be empty. */
   readonly tracebackText: string;
   constructor(f: {
     key: string;
@@ -487,6 +561,7 @@ export class ExecuteFailureEvent extends EventBase {
     this.tracebackText = f.tracebackText;
   }
 
+  /** The event for error `err`, its texts made by `convert` (the seed's `from_exception`). */
   static fromException(
     err: unknown,
     f: {
@@ -532,7 +607,9 @@ export class ExecuteFailureEvent extends EventBase {
 
 /** Execute finished: the task asked to be rescheduled elsewhere. */
 export class RescheduleEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "RescheduleEvent" as const;
+  /** The task that asked to be rescheduled. */
   readonly key: string;
   constructor(f: { key: string; stimulusId: string }) {
     super(f);
@@ -547,7 +624,9 @@ export class RescheduleEvent extends EventBase {
 
 /** Cancel a task that has not started yet (best effort). */
 export class CancelComputeEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "CancelComputeEvent" as const;
+  /** The task to cancel. */
   readonly key: string;
   constructor(f: { key: string; stimulusId: string }) {
     super(f);
@@ -558,6 +637,7 @@ export class CancelComputeEvent extends EventBase {
 
 /** Periodic: ask the scheduler about keys no peer is known to hold. */
 export class FindMissingEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "FindMissingEvent" as const;
   constructor(f: { stimulusId: string }) {
     super(f);
@@ -566,7 +646,12 @@ export class FindMissingEvent extends EventBase {
 
 /** Updated who_has from the scheduler (`refresh-who-has`). */
 export class RefreshWhoHasEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "RefreshWhoHasEvent" as const;
+  /**
+   * The current holders of each key asked about (`{key: [address, ...]}`); an empty list means
+   * none.
+   */
   readonly whoHas: WhoHas;
   constructor(f: { whoHas: MapLike<readonly string[]>; stimulusId: string }) {
     super(f);
@@ -577,8 +662,11 @@ export class RefreshWhoHasEvent extends EventBase {
 
 /** Fetch replicas of these keys (`acquire-replicas`). */
 export class AcquireReplicasEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "AcquireReplicasEvent" as const;
+  /** For each key to fetch, the workers that hold it (`{key: [address, ...]}`). */
   readonly whoHas: WhoHas;
+  /** For each key to fetch, its size in bytes. */
   readonly nbytes: ReadonlyMap<string, number>;
   constructor(f: {
     whoHas: MapLike<readonly string[]>;
@@ -595,7 +683,9 @@ export class AcquireReplicasEvent extends EventBase {
 
 /** Drop these replicas if they are in memory (`remove-replicas`). */
 export class RemoveReplicasEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "RemoveReplicasEvent" as const;
+  /** The keys whose replicas to drop. */
   readonly keys: readonly string[];
   constructor(f: { keys: readonly string[]; stimulusId: string }) {
     super(f);
@@ -606,7 +696,9 @@ export class RemoveReplicasEvent extends EventBase {
 
 /** The scheduler no longer needs these keys here (`free-keys`). */
 export class FreeKeysEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "FreeKeysEvent" as const;
+  /** The keys to release. */
   readonly keys: readonly string[];
   constructor(f: { keys: readonly string[]; stimulusId: string }) {
     super(f);
@@ -617,7 +709,9 @@ export class FreeKeysEvent extends EventBase {
 
 /** The scheduler wants to move a task elsewhere (`steal-request`). */
 export class StealRequestEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "StealRequestEvent" as const;
+  /** The task the scheduler wants back. */
   readonly key: string;
   constructor(f: { key: string; stimulusId: string }) {
     super(f);
@@ -628,7 +722,9 @@ export class StealRequestEvent extends EventBase {
 
 /** Values put straight into this worker (scatter). */
 export class UpdateDataEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "UpdateDataEvent" as const;
+  /** The values, by key; values are dropped (null) in a logged copy. */
   readonly data: ReadonlyMap<string, unknown>;
   constructor(f: { data: MapLike<unknown>; stimulusId: string }, checked?: typeof FIELDS_CHECKED) {
     super(f);
@@ -650,8 +746,11 @@ export class UpdateDataEvent extends EventBase {
 
 /** A running task left its thread (`secede()`). */
 export class SecedeEvent extends EventBase {
+  /** The seed's class name; it tags the `StateMachineEvent` union. */
   readonly cls = "SecedeEvent" as const;
+  /** The task that seceded. */
   readonly key: string;
+  /** How long it had run on its thread before seceding, in seconds. */
   readonly computeDuration: number;
   constructor(f: { key: string; computeDuration: number; stimulusId: string }) {
     super(f);

@@ -32,6 +32,7 @@ export class LoggedRecs {
     private readonly flat: readonly string[] | null = null,
   ) {}
 
+  /** How many recommendations were made. */
   get size(): number {
     if (this.flat !== null) return this.flat.length >> 1;
     return this.key === null ? 0 : 1;

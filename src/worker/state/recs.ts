@@ -42,6 +42,7 @@ export class Recs {
     private live = 0,
   ) {}
 
+  /** How many tasks have a recommendation. */
   get size(): number {
     return this.live;
   }
@@ -62,15 +63,18 @@ export class Recs {
     return -1;
   }
 
+  /** Whether `ts` has a recommendation. */
   has(ts: TaskState): boolean {
     return this.find(ts) >= 0;
   }
 
+  /** The finish recommended for `ts`, or undefined. */
   get(ts: TaskState): Finish | undefined {
     const i = this.find(ts);
     return i >= 0 ? (this.items[i + 1] as Finish) : undefined;
   }
 
+  /** Recommends `finish` for `ts`, replacing an earlier recommendation in its place. */
   set(ts: TaskState, finish: Finish): this {
     const i = this.find(ts);
     if (i >= 0) {
@@ -147,6 +151,10 @@ export class Recs {
     return out;
   }
 
+  /**
+   * Calls `fn(finish, ts)` for each recommendation, in the order they were made (as a Map's
+   * `forEach`).
+   */
   forEach(fn: (finish: Finish, ts: TaskState) => void): void {
     const items = this.items;
     for (let i = 0; i < items.length; i += 2) {
@@ -155,6 +163,7 @@ export class Recs {
     }
   }
 
+  /** The `[task, finish]` pairs, in the order they were made. */
   *[Symbol.iterator](): IterableIterator<[TaskState, Finish]> {
     const items = this.items;
     for (let i = 0; i < items.length; i += 2) {

@@ -4,8 +4,11 @@ const NSTATES = TASK_STATES.length;
 
 /** A count or a duration per task prefix and state. */
 export interface PrefixStateValue {
+  /** The task prefix (the leftmost part of the key). */
   prefix: string;
+  /** The task state the value is for. */
   state: TaskStateState;
+  /** A count of tasks, or a duration in seconds, depending on the metric. */
   value: number;
 }
 

@@ -118,9 +118,16 @@ export const DEFAULT_DATA_SIZE = 1024;
 
 /** One record of `TaskState.startstops`. */
 export interface StartStop {
+  /**
+   * What was timed (the seed's actions): running the task, fetching from a peer, spilling,
+   * unspilling or deserialising.
+   */
   action: "compute" | "transfer" | "disk-read" | "disk-write" | "deserialize";
+  /** When it started: wall-clock seconds since the epoch, as the seed's `time()`. */
   start: number;
+  /** When it stopped: wall-clock seconds since the epoch. */
   stop: number;
+  /** For a `transfer`, the address of the peer the data came from. */
   source?: string;
 }
 
@@ -132,9 +139,13 @@ export interface StartStop {
  */
 export class SerializedTask {
   constructor(
+    /** The task as one opaque object; null when the triple is given instead. */
     readonly task: unknown = null,
+    /** The function (the seed's `function`); null when `task` is given instead. */
     readonly fn: unknown = null,
+    /** The positional arguments of `fn`, or null. */
     readonly args: unknown = null,
+    /** The keyword arguments of `fn`, or null. */
     readonly kwargs: unknown = null,
   ) {}
 }
@@ -163,6 +174,7 @@ export class SharedHolders extends Set<string> {
   override delete(_value: string): boolean {
     throw new Error("internal error: delete() on a shared set of holders; use withoutHolder");
   }
+  /** Throws: a shared set is replaced, never cleared. */
   override clear(): void {
     throw new Error("internal error: clear() on a shared set of holders; assign a new set");
   }

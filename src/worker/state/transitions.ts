@@ -620,7 +620,9 @@ function transitionReleasedForgotten(ws: WorkerState, ts: TaskState): Recs | nul
 
 /** A table entry: the function and how many arguments it takes (-1: any). */
 export interface TransitionEntry {
+  /** The transition function. */
   readonly fn: TransitionFn;
+  /** How many arguments after the task it takes (-1: any). */
   readonly arity: number;
 }
 

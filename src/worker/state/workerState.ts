@@ -395,7 +395,11 @@ export class WorkerState {
 
   // ------------------------------------------------------ shared helpers
 
-  /** @internal */
+  /**
+   * The task `key`, made (released) if this worker does not know it, and given
+   * `priority` if it has none yet (the seed's `_ensure_task_exists`). For the handlers.
+   * @internal
+   */
   ensureTaskExists(key: string, priority: Priority, stimulusId: string): TaskState {
     let ts = this.tasks.get(key);
     if (ts === undefined) {
@@ -411,7 +415,11 @@ export class WorkerState {
     return ts;
   }
 
-  /** @internal */
+  /**
+   * Takes the scheduler's `{key: [address, ...]}` as the holders of the known keys,
+   * keeping `hasWhat` and the fetch heaps in step (the seed's `_update_who_has`).
+   * @internal
+   */
   updateWhoHas(whoHas: WhoHas): void {
     for (const [key, workerList] of whoHas) {
       const ts = this.tasks.get(key);
@@ -755,7 +763,11 @@ export class WorkerState {
     return null;
   }
 
-  /** @internal */
+  /**
+   * The `task-finished` message for `ts`, in memory after run `runId`
+   * (the seed's `_get_task_finished_msg`).
+   * @internal
+   */
   getTaskFinishedMsg(ts: TaskState, runId: number, stimulusId: string): TaskFinishedMsg {
     if (this.validate) {
       assert(ts.state === "memory");
@@ -788,6 +800,11 @@ export class WorkerState {
     );
   }
 
+  /**
+   * Whether enough of each resource `ts` is restricted to is free now (the seed's
+   * `_resource_restrictions_satisfied`); throws a KeyError for a resource this worker does not
+   * have.
+   */
   resourceRestrictionsSatisfied(ts: TaskState): boolean {
     if (ts.resourceRestrictions.size === 0) return true;
     for (const [resource, needed] of ts.resourceRestrictions) {
@@ -798,7 +815,11 @@ export class WorkerState {
     return true;
   }
 
-  /** @internal */
+  /**
+   * Takes the resources `ts` is restricted to out of `availableResources` as it starts
+   * (the seed's `_acquire_resources`).
+   * @internal
+   */
   acquireResources(ts: TaskState): void {
     if (ts.resourceRestrictions.size === 0) return;
     for (const [resource, needed] of ts.resourceRestrictions) {
@@ -808,7 +829,10 @@ export class WorkerState {
     }
   }
 
-  /** @internal */
+  /**
+   * Gives back the resources `ts` took as it stops (the seed's `_release_resources`).
+   * @internal
+   */
   releaseResources(ts: TaskState): void {
     if (ts.resourceRestrictions.size === 0) return;
     for (const [resource, needed] of ts.resourceRestrictions) {
