@@ -93,13 +93,17 @@ export type {
 
 /** The worker a message goes to. */
 export interface WorkerRecipient {
+  /** Tags the recipient as a worker. */
   readonly kind: "worker";
+  /** The worker's address. */
   readonly address: string;
 }
 
 /** The client a message goes to. */
 export interface ClientRecipient {
+  /** Tags the recipient as a client. */
   readonly kind: "client";
+  /** The client's ID (its `clientId`). */
   readonly id: string;
 }
 

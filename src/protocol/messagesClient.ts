@@ -1,6 +1,9 @@
 /**
  * Messages between clients and the scheduler, with Dask's `op` names and
- * camelCase fields. Client→scheduler messages name their client in `clientId`.
+ * camelCase fields. Each message names its kind in `op` and carries the
+ * `stimulusId` of the stimulus that caused it (Dask's `stimulus_id`);
+ * client→scheduler messages name their client in `clientId`. (Those three fields
+ * have no doc of their own.)
  */
 
 import type { Key, TaskSpec } from "./messagesTaskSpec.ts";
@@ -12,6 +15,7 @@ import type { Resources } from "./messagesWorker.ts";
 
 /** One task of an `update-graph`. */
 export interface GraphTask {
+  /** What the task runs: its function and arguments. */
   readonly spec: TaskSpec;
   /**
    * Keys of the tasks whose results this task needs. Each is either in the same
@@ -38,6 +42,10 @@ export interface GraphTask {
    * which clients and tasks call its methods. Default false.
    */
   readonly actor?: boolean;
+  /**
+   * Annotations kept with the task and passed on to the worker (Dask's `annotate`), opaque to the
+   * scheduler.
+   */
   readonly annotations?: Readonly<Record<string, unknown>>;
 }
 
@@ -66,6 +74,7 @@ export interface UpdateGraphMsg {
 /** The client no longer wants these keys (Dask's `client-releases-keys`). */
 export interface ClientReleasesKeysMsg {
   readonly op: "client-releases-keys";
+  /** The keys released. */
   readonly keys: readonly Key[];
   readonly clientId: string;
   readonly stimulusId: string;
@@ -74,6 +83,7 @@ export interface ClientReleasesKeysMsg {
 /** The client wants these already-known keys (Dask's `client-desires-keys`). */
 export interface ClientDesiresKeysMsg {
   readonly op: "client-desires-keys";
+  /** The keys the client wants; unknown ones are answered with `cancelled-keys`. */
   readonly keys: readonly Key[];
   readonly clientId: string;
   readonly stimulusId: string;
@@ -84,6 +94,7 @@ export interface ClientDesiresKeysMsg {
 /** Cancel these keys and the tasks depending on them (Dask's `cancel-keys`). */
 export interface CancelKeysMsg {
   readonly op: "cancel-keys";
+  /** The keys to cancel. */
   readonly keys: readonly Key[];
   readonly clientId: string;
   /** Cancel even keys other clients want. Default false. */
@@ -107,6 +118,7 @@ export interface CloseClientMsg {
  */
 export interface FireAndForgetMsg {
   readonly op: "fire-and-forget";
+  /** The keys to run to completion. */
   readonly keys: readonly Key[];
   readonly clientId: string;
   readonly stimulusId: string;
@@ -120,6 +132,7 @@ export interface FireAndForgetMsg {
  */
 export interface PublishDatasetMsg {
   readonly op: "publish-dataset";
+  /** The dataset's name, unique among published datasets. */
   readonly name: string;
   /** The keys of the futures in `data`: each must be known to the scheduler. */
   readonly keys: readonly Key[];
@@ -134,6 +147,7 @@ export interface PublishDatasetMsg {
 /** Get the dataset `name` (Dask's `get_dataset`): answered with `dataset`. */
 export interface GetDatasetMsg {
   readonly op: "get-dataset";
+  /** The dataset's name. */
   readonly name: string;
   readonly clientId: string;
   readonly stimulusId: string;
@@ -144,6 +158,7 @@ export interface GetDatasetMsg {
 /** Forget the dataset `name` (Dask's `unpublish_dataset`): answered with `dataset-unpublished`. */
 export interface UnpublishDatasetMsg {
   readonly op: "unpublish-dataset";
+  /** The dataset's name. */
   readonly name: string;
   readonly clientId: string;
   readonly stimulusId: string;
@@ -151,6 +166,7 @@ export interface UnpublishDatasetMsg {
 
 /** One key of an {@link UpdateDataMsg}: a value the client put on workers. */
 export interface ScatteredKey {
+  /** The key the value was scattered under. */
   readonly key: Key;
   /** The workers that took the value (with `update_data`): addresses. */
   readonly workers: readonly string[];
@@ -168,6 +184,7 @@ export interface ScatteredKey {
  */
 export interface UpdateDataMsg {
   readonly op: "update-data";
+  /** The values put on workers, one entry per key. */
   readonly keys: readonly ScatteredKey[];
   readonly clientId: string;
   readonly stimulusId: string;
@@ -180,6 +197,7 @@ export interface UpdateDataMsg {
  */
 export interface ReplicateMsg {
   readonly op: "replicate";
+  /** The keys to copy; each must be in memory. */
   readonly keys: readonly Key[];
   /** Holders wanted per key, among the allowed workers (at most all of them). Default: all. */
   readonly n?: number;
@@ -199,6 +217,7 @@ export interface ReplicateMsg {
  */
 export interface RebalanceMsg {
   readonly op: "rebalance";
+  /** The keys whose results may move. Default: every key in memory. */
   readonly keys?: readonly Key[];
   /** The workers to balance: addresses or hosts. Default: every running worker. */
   readonly workers?: readonly string[];
@@ -252,6 +271,7 @@ export interface RestartMsg {
  */
 export interface RestartWorkersMsg {
   readonly op: "restart-workers";
+  /** The workers to restart: addresses or hosts. */
   readonly workers: readonly string[];
   readonly clientId: string;
   readonly stimulusId: string;
@@ -264,6 +284,7 @@ export interface RestartWorkersMsg {
  */
 export interface RetryMsg {
   readonly op: "retry";
+  /** The erred keys to compute again. */
   readonly keys: readonly Key[];
   readonly clientId: string;
   readonly stimulusId: string;
@@ -295,7 +316,9 @@ export type ClientToSchedulerMessage =
 /** A wanted key's result is in a worker's memory (Dask's `key-in-memory`). */
 export interface KeyInMemoryMsg {
   readonly op: "key-in-memory";
+  /** The key now in memory. */
   readonly key: Key;
+  /** The result's type name, as its worker reported it; null if it did not. */
   readonly typename: string | null;
   readonly stimulusId: string;
 }
@@ -306,13 +329,17 @@ export interface KeyInMemoryMsg {
  */
 export interface ClientTaskErredMsg {
   readonly op: "task-erred";
+  /** The wanted key that failed. */
   readonly key: Key;
   /** The key of the task that raised: `key` itself or one of its dependencies. */
   readonly blame: Key;
   /** The opaque error the worker reported. */
   readonly exception: unknown;
+  /** The opaque traceback the worker reported, if any. */
   readonly traceback: unknown;
+  /** The error as text (Dask's `exception_text`), as the worker reported it. */
   readonly exceptionText: string;
+  /** The traceback as text (Dask's `traceback_text`); may be empty. */
   readonly tracebackText: string;
   readonly stimulusId: string;
 }
@@ -320,6 +347,7 @@ export interface ClientTaskErredMsg {
 /** These keys were cancelled or cannot be computed (Dask's `cancelled-keys`). */
 export interface CancelledKeysMsg {
   readonly op: "cancelled-keys";
+  /** The keys cancelled: the client no longer has them. */
   readonly keys: readonly Key[];
   /** Why, e.g. "lost dependencies", "cancelled by client c1", "already forgotten". */
   readonly reason: string;
@@ -366,6 +394,7 @@ export interface TaskRunnableMsg {
 /** A wanted key's only replicas were lost; it is being recomputed (Dask's `lost-data`). */
 export interface LostDataMsg {
   readonly op: "lost-data";
+  /** The key being recomputed. */
   readonly key: Key;
   readonly stimulusId: string;
 }
@@ -373,6 +402,7 @@ export interface LostDataMsg {
 /** An erred key is being computed again (Dask's `task-retried`). */
 export interface TaskRetriedMsg {
   readonly op: "task-retried";
+  /** The key computed again. */
   readonly key: Key;
   readonly stimulusId: string;
 }
@@ -386,6 +416,7 @@ export interface TaskRetriedMsg {
  */
 export interface DataUpdatedMsg {
   readonly op: "data-updated";
+  /** The keys that were not taken, each with why. */
   readonly rejected: readonly {
     readonly key: Key;
     readonly reason: string;
@@ -428,7 +459,9 @@ export interface RebalancedMsg {
  */
 export interface WorkersRetiredMsg {
   readonly op: "workers-retired";
+  /** The addresses of the workers retired. */
   readonly retired: readonly string[];
+  /** The workers not retired, each with why. */
   readonly failed: readonly { readonly worker: string; readonly reason: string }[];
   readonly stimulusId: string;
 }
@@ -440,7 +473,9 @@ export interface WorkersRetiredMsg {
  */
 export interface RestartedMsg {
   readonly op: "restarted";
+  /** The addresses of the workers there were, all told to close. */
   readonly workers: readonly string[];
+  /** Those of `workers` that a nanny starts again. */
   readonly nannies: readonly string[];
   readonly stimulusId: string;
 }
@@ -454,8 +489,11 @@ export interface RestartedMsg {
  */
 export interface WorkersRestartedMsg {
   readonly op: "workers-restarted";
+  /** The workers told to close for their nannies to start others. */
   readonly restarted: readonly string[];
+  /** The workers not restarted, each with why. */
   readonly failed: readonly { readonly worker: string; readonly reason: string }[];
+  /** How many workers the scheduler had left then, for the client to wait for new ones. */
   readonly remaining: number;
   readonly stimulusId: string;
 }
@@ -463,6 +501,7 @@ export interface WorkersRestartedMsg {
 /** The answer to `publish-dataset`, with its stimulus id: `error` says why it was refused. */
 export interface DatasetPublishedMsg {
   readonly op: "dataset-published";
+  /** Why publishing was refused (e.g. the name is taken), or null when published. */
   readonly error: string | null;
   readonly stimulusId: string;
 }
@@ -474,9 +513,13 @@ export interface DatasetPublishedMsg {
  */
 export interface DatasetMsg {
   readonly op: "dataset";
+  /** The dataset's name, as asked. */
   readonly name: string;
+  /** Whether a dataset of that name is published; if not, `keys` is empty and `data` null. */
   readonly found: boolean;
+  /** The keys of the futures in the dataset. */
   readonly keys: readonly Key[];
+  /** What the publisher gave (the client's encoding of its value), opaque to the scheduler. */
   readonly data: unknown;
   /** The request's `submission`, given back: the client's records of `keys` take it. */
   readonly submission?: number;
@@ -486,6 +529,7 @@ export interface DatasetMsg {
 /** The answer to `unpublish-dataset`, with its stimulus id: whether there was such a dataset. */
 export interface DatasetUnpublishedMsg {
   readonly op: "dataset-unpublished";
+  /** Whether there was a dataset of that name. */
   readonly existed: boolean;
   readonly stimulusId: string;
 }

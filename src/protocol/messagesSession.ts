@@ -10,6 +10,9 @@
  * either end refuses the other unless they speak the same protocol version
  * (`version.ts`). After that both sides send frames that are arrays of
  * messages (a `BatchedSend`).
+ *
+ * As in the state machine's messages, each names its kind in `op` (and
+ * `clientId` names a client); those fields have no doc of their own.
  */
 
 import type { StartStop } from "../worker/state/taskState.ts";
@@ -50,6 +53,7 @@ export type RegisterRefusalCode = "name-taken";
 /** The answer to `register-worker` and `register-client`, with the scheduler's version. */
 export interface RegisterReplyMsg extends WireVersion {
   readonly op: "register-worker-reply" | "register-client-reply";
+  /** `"OK"` when registered; `"error"` when refused (then `message` says why). */
   readonly status: "OK" | "error";
   /** Why the registration was refused. */
   readonly message?: string;
@@ -79,8 +83,11 @@ export interface RegisterReplyMsg extends WireVersion {
  * worker's main thread, under `name`.
  */
 export interface WorkerPluginSpec {
+  /** The plugin's name, unique among the cluster's plugins (one of the same name is replaced). */
   readonly name: string;
+  /** The name of the task function that makes the plugin. */
   readonly fn: string;
+  /** The arguments `fn` is called with (JSON data). */
   readonly args: readonly unknown[];
 }
 
@@ -192,6 +199,7 @@ export interface UploadFileRequestMsg extends UploadedFile {
 
 /** One task run, as its worker reported it. */
 export interface TaskStreamRecord {
+  /** The key of the task that ran. */
   readonly key: string;
   /** The worker's address. */
   readonly worker: string;
@@ -209,8 +217,13 @@ export interface TaskStreamRecord {
  */
 export interface TaskStreamRequestMsg {
   readonly op: "task-stream";
+  /** The request's ID, which its reply carries back. */
   readonly requestId: number;
+  /**
+   * Only runs ending at this time or later (wall-clock seconds since the epoch). Default: all kept.
+   */
   readonly since?: number;
+  /** Only the last this many runs. Default: all kept. */
   readonly count?: number;
 }
 
@@ -254,7 +267,9 @@ export interface SubscribeTopicRequestMsg {
  */
 export interface PubSubRequestMsg {
   readonly op: "pubsub-subscribe" | "pubsub-unsubscribe" | "pubsub-subscribers";
+  /** The request's ID, which its reply carries back. */
   readonly requestId: number;
+  /** The pub/sub topic's name. */
   readonly name: string;
 }
 
@@ -264,14 +279,18 @@ export interface PubSubRequestMsg {
  */
 export interface PubSubPutMsg {
   readonly op: "pubsub-put";
+  /** The topic's name. */
   readonly name: string;
+  /** The message (the client's copy, opaque to the server). */
   readonly msg: unknown;
 }
 
 /** A message put under a name the client subscribed to. */
 export interface PubSubMsg {
   readonly op: "pubsub-msg";
+  /** The topic's name. */
   readonly name: string;
+  /** The message (a client's copy, opaque to the server). */
   readonly msg: unknown;
 }
 
@@ -281,15 +300,20 @@ export interface PubSubMsg {
  */
 export interface MetadataRequestMsg {
   readonly op: "set-metadata" | "get-metadata";
+  /** The request's ID, which its reply carries back. */
   readonly requestId: number;
+  /** The key path into the metadata tree (Dask's `keys`); empty for the whole tree. */
   readonly keys: readonly string[];
+  /** For `set-metadata`, the value to set (the client's copy, opaque to the server). */
   readonly value?: unknown;
 }
 
 /** An event logged under a topic the client subscribed to: `[time, msg]`. */
 export interface EventMsg {
   readonly op: "event";
+  /** The topic it was logged under. */
   readonly topic: string;
+  /** When it was logged (wall-clock seconds since the epoch) and the message logged. */
   readonly event: readonly [number, unknown];
 }
 
@@ -353,7 +377,9 @@ export type MultiLockOp = "multi-lock-acquire" | "multi-lock-release";
  */
 export interface CoordinationRequestMsg {
   readonly op: Exclude<CoordinationOp, MultiLockOp>;
+  /** The request's ID, which its reply carries back. */
   readonly requestId: number;
+  /** The name of the semaphore, event, variable or queue. */
   readonly name: string;
   readonly [field: string]: unknown;
 }
@@ -459,8 +485,11 @@ export type ClientRequestOp = ClientRequestMsg["op"];
 /** The answer to a {@link ClientRequestMsg}: its `result`, or an `error` text. */
 export interface ReplyMsg {
   readonly op: "reply";
+  /** The ID of the request this answers. */
   readonly requestId: number;
+  /** The answer, when the request succeeded. */
   readonly result?: unknown;
+  /** Why the request was refused or failed (a refused request has no `result`). */
   readonly error?: string;
 }
 
@@ -493,11 +522,15 @@ export interface SchedulerCounters {
 
 /** A connected worker, as the `workers` request lists it. */
 export interface WorkerIdentity {
+  /** The worker's address (`tcp://host:port`). */
   readonly address: string;
   /** The name it registered with (`weft worker --name`), or null. */
   readonly name: string | null;
+  /** Its thread count. */
   readonly nthreads: number;
+  /** The abstract resources it supplies, `{name: amount}`. */
   readonly resources: Readonly<Record<string, number>>;
+  /** Its status at the scheduler: `running`, `paused` or `closed`. */
   readonly status: string;
   /** Tasks assigned to it, running or about to (Dask's `processing`). */
   readonly processing: number;
@@ -523,12 +556,14 @@ export interface WorkerIdentity {
  * asking (it asks with `who-has` if that list turns out stale).
  */
 export interface KeyInMemoryWithHoldersMsg extends KeyInMemoryMsg {
+  /** The addresses of the workers holding the key when the message left. */
   readonly whoHas: readonly string[];
 }
 
 /** The scheduler cannot go on (a bug in the state machine); the connection closes next. */
 export interface SchedulerFailedMsg {
   readonly op: "scheduler-failed";
+  /** What went wrong, for the client's error. */
   readonly message: string;
 }
 

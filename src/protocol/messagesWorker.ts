@@ -1,7 +1,8 @@
 /**
  * Messages between the scheduler and its workers, with Dask's `op` names and
- * camelCase fields. Every message carries the `stimulusId` of the stimulus
- * that caused it.
+ * camelCase fields. Every message names its kind in `op` and carries the
+ * `stimulusId` of the stimulus that caused it (Dask's `stimulus_id`); those two
+ * fields have no doc of their own.
  *
  * The worker's side of this protocol is the worker state machine
  * (`src/worker/state`): scheduler→worker messages become its events
@@ -34,6 +35,7 @@ export type Resources = Readonly<Record<string, number>>;
 /** Run a task (Dask's `compute-task`; the worker's `ComputeTaskEvent`). */
 export interface ComputeTaskMsg {
   readonly op: "compute-task";
+  /** The task's key. */
   readonly key: Key;
   /** Unique per `compute-task` sent; results reporting another run id are stale. */
   readonly runId: number;
@@ -45,11 +47,15 @@ export interface ComputeTaskMsg {
   readonly priority: Priority;
   /** Expected run time in seconds. */
   readonly duration: number;
+  /** What to run; null when the scheduler has none (it knows the key only by name). */
   readonly runSpec: TaskSpec | null;
   /** `{resource: amount}` the task holds while it runs; empty if unrestricted. */
   readonly resourceRestrictions: Resources;
+  /** The task makes an actor: its result is an object that stays on the worker. */
   readonly actor: boolean;
+  /** The task's annotations, as the client gave them. */
   readonly annotations: Readonly<Record<string, unknown>>;
+  /** Dask's span ID (`distributed.spans`); weft has no spans and sends null. */
   readonly spanId: string | null;
   readonly stimulusId: string;
 }
@@ -57,6 +63,7 @@ export interface ComputeTaskMsg {
 /** The scheduler no longer needs these keys from this worker (Dask's `free-keys`). */
 export interface FreeKeysMsg {
   readonly op: "free-keys";
+  /** The keys to release. */
   readonly keys: readonly Key[];
   readonly stimulusId: string;
 }
@@ -64,7 +71,9 @@ export interface FreeKeysMsg {
 /** Fetch replicas of these keys from peers, for housekeeping (Dask's `acquire-replicas`). */
 export interface AcquireReplicasMsg {
   readonly op: "acquire-replicas";
+  /** Where each key to fetch is held. */
   readonly whoHas: WhoHas;
+  /** The size of each key to fetch, in bytes. Same keys as `whoHas`. */
   readonly nbytes: NBytes;
   readonly stimulusId: string;
 }
@@ -72,6 +81,7 @@ export interface AcquireReplicasMsg {
 /** Drop these replicas if they are only held in memory (Dask's `remove-replicas`). */
 export interface RemoveReplicasMsg {
   readonly op: "remove-replicas";
+  /** The keys whose replica to drop. */
   readonly keys: readonly Key[];
   readonly stimulusId: string;
 }
@@ -79,6 +89,7 @@ export interface RemoveReplicasMsg {
 /** Answer to `request-refresh-who-has` (Dask's `refresh-who-has`). */
 export interface RefreshWhoHasMsg {
   readonly op: "refresh-who-has";
+  /** Where each key asked about is held now; an empty list when nowhere. */
   readonly whoHas: WhoHas;
   readonly stimulusId: string;
 }
@@ -86,6 +97,7 @@ export interface RefreshWhoHasMsg {
 /** Give up a task that has not started, because it will run elsewhere (Dask's `steal-request`). */
 export interface StealRequestMsg {
   readonly op: "steal-request";
+  /** The task to give up. */
   readonly key: Key;
   readonly stimulusId: string;
 }
@@ -93,6 +105,7 @@ export interface StealRequestMsg {
 /** A peer left the cluster: forget its replicas (Dask's `remove-worker`). */
 export interface RemoveWorkerMsg {
   readonly op: "remove-worker";
+  /** The address of the peer that left. */
   readonly worker: string;
   readonly stimulusId: string;
 }
@@ -121,6 +134,7 @@ export interface UnpauseMsg {
  */
 export interface CloseWorkerMsg {
   readonly op: "close-worker";
+  /** Why, for the worker's log (e.g. "retired"). */
   readonly reason: string;
   /** The cluster restarts (`restart`): a worker with a nanny is started again by it. */
   readonly restart?: boolean;
@@ -180,13 +194,16 @@ export interface HeartbeatWorkerMsg {
 
 /** Values a worker keeps on disk rather than in memory, and their bytes (as measured in memory). */
 export interface SpilledValues {
+  /** How many values are on disk. */
   readonly keys: number;
+  /** Their size in bytes, as measured in memory before they were spilled. */
   readonly bytes: number;
 }
 
 /** A worker paused or resumed, e.g. under memory pressure (Dask's `worker-status-change`). */
 export interface WorkerStatusChangeMsg {
   readonly op: "worker-status-change";
+  /** Its new status: `paused` (it starts no task or transfer) or `running` again. */
   readonly status: "running" | "paused";
   readonly stimulusId: string;
 }
@@ -194,6 +211,7 @@ export interface WorkerStatusChangeMsg {
 /** A task ran successfully and its result is in the worker's memory (Dask's `task-finished`). */
 export interface TaskFinishedMsg {
   readonly op: "task-finished";
+  /** The task that finished. */
   readonly key: Key;
   /** The `runId` of the `compute-task` that ran. */
   readonly runId: number;
@@ -203,7 +221,9 @@ export interface TaskFinishedMsg {
   readonly typename: string;
   /** Timings; `compute` entries feed the scheduler's duration estimates. */
   readonly startstops?: readonly StartStop[];
+  /** The task's metadata (Dask's `TaskState.metadata`), as worker plugins set it. */
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** The ID of the thread that ran the task, if known. */
   readonly thread?: number | null;
   readonly stimulusId: string;
 }
@@ -211,15 +231,21 @@ export interface TaskFinishedMsg {
 /** A task raised (Dask's `task-erred`). */
 export interface TaskErredMsg {
   readonly op: "task-erred";
+  /** The task that raised. */
   readonly key: Key;
+  /** The `runId` of the `compute-task` that ran. */
   readonly runId: number;
   /** The error itself, opaque to the scheduler and passed on to clients. */
   readonly exception: unknown;
   /** Opaque traceback, if any. */
   readonly traceback?: unknown;
+  /** The error as text (Dask's `exception_text`). */
   readonly exceptionText: string;
+  /** The traceback as text (Dask's `traceback_text`); may be empty. */
   readonly tracebackText: string;
+  /** Timings of the run (wall-clock seconds), as in `task-finished`. */
   readonly startstops?: readonly StartStop[];
+  /** The ID of the thread that ran the task, if known. */
   readonly thread?: number | null;
   /**
    * True when the worker's copy erred because fetching it from a peer failed
@@ -234,6 +260,7 @@ export interface TaskErredMsg {
 /** The worker holds replicas of these keys, e.g. fetched from peers (Dask's `add-keys`). */
 export interface AddKeysMsg {
   readonly op: "add-keys";
+  /** The keys it now holds. */
   readonly keys: readonly Key[];
   readonly stimulusId: string;
 }
@@ -241,6 +268,7 @@ export interface AddKeysMsg {
 /** The worker dropped its replica of a key (Dask's `release-worker-data`). */
 export interface ReleaseWorkerDataMsg {
   readonly op: "release-worker-data";
+  /** The key whose replica it dropped. */
   readonly key: Key;
   readonly stimulusId: string;
 }
@@ -248,6 +276,7 @@ export interface ReleaseWorkerDataMsg {
 /** The task asked to run elsewhere (Dask's `reschedule`, from the `Reschedule` exception). */
 export interface RescheduleMsg {
   readonly op: "reschedule";
+  /** The task to run elsewhere. */
   readonly key: Key;
   readonly stimulusId: string;
 }
@@ -255,6 +284,7 @@ export interface RescheduleMsg {
 /** The task seceded from the thread pool (Dask's `long-running`). */
 export interface LongRunningMsg {
   readonly op: "long-running";
+  /** The task that seceded. */
   readonly key: Key;
   /** How long it had run before seceding, in seconds, if known. */
   readonly computeDuration: number | null;
@@ -266,6 +296,7 @@ export interface LongRunningMsg {
 /** The worker cannot find these keys anywhere it knows of (Dask's `request-refresh-who-has`). */
 export interface RequestRefreshWhoHasMsg {
   readonly op: "request-refresh-who-has";
+  /** The keys whose holders it asks for. */
   readonly keys: readonly Key[];
   readonly stimulusId: string;
 }
@@ -273,7 +304,9 @@ export interface RequestRefreshWhoHasMsg {
 /** Answer to `steal-request`: the task's state on the victim, or null if unknown (Dask's `steal-response`). */
 export interface StealResponseMsg {
   readonly op: "steal-response";
+  /** The task the steal request was about. */
   readonly key: Key;
+  /** The task's state on the worker, or null if it does not know the task. */
   readonly state: TaskStateState | null;
   readonly stimulusId: string;
 }

@@ -7,7 +7,9 @@
 
 /** A file uploaded into the cluster: its name (no directory), its bytes, whether workers import it. */
 export interface UploadedFile {
+  /** The file's name, without a directory. */
   readonly name: string;
+  /** The file's bytes. */
   readonly data: Uint8Array;
   /** Import it as a task module once saved; only for a module ({@link isModuleFileName}). */
   readonly load: boolean;
