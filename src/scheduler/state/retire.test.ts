@@ -103,6 +103,26 @@ describe("retire-workers", () => {
     s.validateState();
   });
 
+  test("a copy that arrived and was dropped again is asked for anew", () => {
+    const s = state();
+    s.handleStimulus(t.updateData("c", { z: ["w1"] }));
+    expect(t.summarize(s.handleStimulus(retire(["w1"])))).toEqual([
+      "w1 pause",
+      "w3 acquire-replicas",
+    ]);
+    // x arrives; then w3 lets its copy go (a replicate's trim, a rebalance): x is
+    // on w1 alone again, and no copy of it is on its way any more.
+    s.handleStimulus(addKeys("w3", "x"));
+    const dropped = s.handleStimulus(t.fromWorker("w3", { op: "release-worker-data", key: "x" }));
+    expect(holders(s, "x")).toEqual(["w1"]);
+    expect(t.summarize(dropped)).toEqual(["w3 acquire-replicas"]);
+    expect(answer(s.handleStimulus(addKeys("w3", "z")))).toBeUndefined();
+    const done = s.handleStimulus(addKeys("w3", "x"));
+    expect(answer(done)?.retired).toEqual(["w1"]);
+    expect(holders(s, "x")).toEqual(["w3"]);
+    s.validateState();
+  });
+
   test("with no other worker to take its data it is not retired, and runs again", () => {
     const s = new SchedulerState({ validate: true });
     s.handleStimulus(t.registerWorker("w1"));

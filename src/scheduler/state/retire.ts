@@ -201,6 +201,10 @@ function advance(s: SchedulerState, r: Retirement): void {
     let stuck = heldActorReason(ws);
     for (const ts of ws.hasWhat) {
       if (stuck !== null) break;
+      // A copy that arrived is no longer on its way: should its recipient let it
+      // go again (a replicate's trim, a rebalance), another is asked for.
+      const copiedTo = r.copies.get(ts);
+      if (copiedTo !== undefined && ts.whoHas.has(copiedTo)) r.copies.delete(ts);
       // An actor here is a handle to one living elsewhere (none lives here, by
       // now), which a copy would not save.
       if (ts.actor || heldElsewhere(s, ts, ws)) continue;
