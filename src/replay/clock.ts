@@ -1,3 +1,6 @@
+/** The largest handled time followed (2**53 seconds: some 285 million years). */
+const MAX_TIME = 2 ** 53;
+
 /**
  * The clock of a replayed WorkerState. Every reading is strictly larger than the one
  * before and at least the dumped `handled` time of the event being replayed, so that
@@ -8,9 +11,6 @@
  * Readings of one event are a few microseconds apart: far below the 5 ms from which
  * the seed records a slow data store (`disk-write`).
  */
-/** The largest handled time followed (2**53 seconds: some 285 million years). */
-const MAX_TIME = 2 ** 53;
-
 export class ReplayClock {
   #base = 0;
   #last = Number.NEGATIVE_INFINITY;

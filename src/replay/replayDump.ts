@@ -17,7 +17,9 @@ export interface ReplayDumpOptions {
 
 /** A replayed dump: the report and each worker's state machine as the replay left it. */
 export interface DumpReplay {
+  /** What the replay found. */
   readonly report: DumpReplayReport;
+  /** Each worker's state machine as the replay left it, by address. */
   readonly states: ReadonlyMap<string, WorkerState>;
 }
 

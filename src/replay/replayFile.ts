@@ -18,7 +18,9 @@ export interface ReplayFileOptions {
 
 /** A replayed file: its report and, for a dump, each worker's state machine. */
 export interface FileReplay {
+  /** What the replay found. */
   readonly report: ReplayReport;
+  /** For a dump, each worker's state machine as the replay left it, by address; empty otherwise. */
   readonly states: ReadonlyMap<string, WorkerState>;
 }
 

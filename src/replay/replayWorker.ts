@@ -32,7 +32,9 @@ export interface ReplayWorkerOptions {
 
 /** A replayed worker: the report and the state machine as the replay left it. */
 export interface WorkerReplay {
+  /** What the replay found. */
   readonly report: WorkerReplayReport;
+  /** The state machine as the replay left it. */
   readonly state: WorkerState;
 }
 

@@ -25,7 +25,9 @@ export interface LogDivergence {
 export interface ReplayFailure {
   /** Index of the event in the stimulus log (or in the stream). */
   readonly eventIndex: number;
+  /** The class of the event being handled (`ComputeTaskEvent`, …). */
   readonly eventClass: string;
+  /** That event's stimulus ID. */
   readonly stimulusId: string;
   /** The error's class name (`InvalidTransition`, `AssertionError`, `KeyError`, …). */
   readonly error: string;
@@ -37,9 +39,11 @@ export interface ReplayFailure {
 
 /** The replay of one worker of a dump. */
 export interface WorkerReplayReport {
+  /** The worker's address. */
   readonly address: string;
   /** `--follow-log` was on. */
   readonly followLog: boolean;
+  /** How many events there were, and what became of them. */
   readonly events: {
     /** Events in the dumped stimulus log. */
     readonly inLog: number;
@@ -57,6 +61,7 @@ export interface WorkerReplayReport {
     /** What was found, in words. */
     readonly notes: readonly string[];
   };
+  /** The transition counter the replay reached, against the dumped one. */
   readonly transitionCounter: {
     readonly replayed: number;
     readonly dumped: number;
@@ -126,22 +131,31 @@ export type WorkerVerdict = "exact" | "converged" | "diverged" | "failed";
 
 /** The replay of a cluster dump. */
 export interface DumpReplayReport {
+  /** Tags the report as a dump's. */
   readonly kind: "dump";
+  /** The dump's path. */
   readonly file: string;
+  /** How the dump is written (msgpack or YAML, gzipped or not). */
   readonly encoding: DumpEncoding;
   /** `versions.distributed` of the dump. */
   readonly distributed: string | null;
+  /** The replay of each worker in the dump. */
   readonly workers: readonly WorkerReplayReport[];
   /** Workers that did not answer the dump: `{address, reason}`. */
   readonly unavailableWorkers: readonly { readonly address: string; readonly reason: string }[];
+  /** Every worker replayed `exact` or `converged`. */
   readonly ok: boolean;
 }
 
 /** The replay of a conformance vector (as `npm run conformance` does it). */
 export interface VectorReplayReport {
+  /** Tags the report as a conformance vector's. */
   readonly kind: "vector";
+  /** The vector's path. */
   readonly file: string;
+  /** The vector's name. */
   readonly name: string;
+  /** How many steps it has. */
   readonly steps: number;
   /** Order-sensitive vectors are skipped (FORMAT.md). */
   readonly skipped: boolean;
@@ -154,17 +168,25 @@ export interface VectorReplayReport {
     readonly event: string;
     readonly details: readonly string[];
   } | null;
+  /** Every step matched (or the vector was skipped). */
   readonly ok: boolean;
 }
 
 /** The replay of a stimulus stream (`../shared/bench/*.jsonl.gz`). */
 export interface StreamReplayReport {
+  /** Tags the report as a stimulus stream's. */
   readonly kind: "stream";
+  /** The stream's path. */
   readonly file: string;
+  /** The stream's name, from its header. */
   readonly name: string;
+  /** How many events were replayed. */
   readonly events: number;
+  /** How many instructions the state machine gave for them, in total. */
   readonly instructions: number;
+  /** The transition counter the replay reached. */
   readonly transitionCounter: number;
+  /** How many tasks the state machine holds at the end. */
   readonly tasks: number;
   /** The stream's last line, when it has one: what the reference produced. */
   readonly final: {
@@ -175,7 +197,9 @@ export interface StreamReplayReport {
   } | null;
   /** Fields of `final` the replay does not match. */
   readonly finalMismatches: readonly string[];
+  /** Where the state machine raised, or null when it did not. */
   readonly failure: ReplayFailure | null;
+  /** No failure, and `final` (if any) matched. */
   readonly ok: boolean;
 }
 

@@ -8,9 +8,15 @@ import type { ReplayFailure, StreamReplayReport } from "./report.ts";
 
 /** The parts of a stimulus stream (`../shared/bench/README.md`). */
 export interface Stream {
+  /** The stream's name, from its header. */
   readonly name: string;
+  /**
+   * The WorkerState's configuration, from the header (as in the conformance vectors' FORMAT.md).
+   */
   readonly config: Record<string, unknown>;
+  /** The events, in order. */
   readonly events: StateMachineEvent[];
+  /** What the reference produced (the stream's last line), or null when the stream has none. */
   readonly final: StreamReplayReport["final"];
 }
 

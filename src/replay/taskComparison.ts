@@ -23,13 +23,17 @@ export const COMPARED_TASK_FIELDS = [
 
 /** One differing field of a task. */
 export interface FieldDifference {
+  /** The field's name, as Dask's dump spells it (`who_has`, `state`, …). */
   readonly field: string;
+  /** Its value in the dump. */
   readonly dumped: unknown;
+  /** Its value after the replay. */
   readonly replayed: unknown;
 }
 
 /** A task whose replayed state differs from the dumped one. */
 export interface TaskMismatch {
+  /** The task's key. */
   readonly key: string;
   /** The dumped state, or null when the live worker had forgotten the task. */
   readonly dumped: string | null;

@@ -12,6 +12,11 @@ export const RING_CHUNK_BITS = 8;
 export const RING_CHUNK = 1 << RING_CHUNK_BITS;
 export const RING_CHUNK_MASK = RING_CHUNK - 1;
 
+/**
+ * A bounded deque of records of `fields` slots each, stored flat as the module comment
+ * says: a subclass writes a record's slots (`claim`, `slots`, `slot`) and reads them back
+ * as an `R` (`read`). Iterates oldest first.
+ */
 export abstract class FlatRing<R> implements Iterable<R> {
   /** Maximum number of records kept. */
   readonly maxlen: number;

@@ -47,6 +47,7 @@ function elementOrBottom(key: Priority, i: number): number {
 
 /** A value that can carry its own membership of a few HeapSets, one bit each. */
 export interface HeapMarked {
+  /** One bit per HeapSet this value is in (the sets that mark their members); 0 when in none. */
   heapMarks: number;
 }
 

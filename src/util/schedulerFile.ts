@@ -14,7 +14,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 /** What a scheduler file holds (Dask's `Scheduler.identity()`, with the fields weft has). */
 export interface SchedulerFileContent {
+  /** Always `"Scheduler"`, as in Dask's identity. */
   readonly type: "Scheduler";
+  /**
+   * The scheduler's ID (`Scheduler-<uuid>`): a scheduler removes the file on exit only if it still
+   * names it.
+   */
   readonly id: string;
   /** The address workers and clients connect to. */
   readonly address: string;
@@ -22,6 +27,7 @@ export interface SchedulerFileContent {
   readonly services: Readonly<Record<string, number>>;
   /** When the scheduler started, in wall-clock seconds. */
   readonly started: number;
+  /** Always empty here (Dask lists the workers; a file written at start has none). */
   readonly workers: Readonly<Record<string, never>>;
 }
 

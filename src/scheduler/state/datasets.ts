@@ -17,6 +17,7 @@ import type { SchedulerState } from "./schedulerState.ts";
 
 /** One published dataset. */
 export interface Dataset {
+  /** The name it was published under. */
   readonly name: string;
   /** The keys of the futures in `data`. */
   readonly keys: readonly string[];

@@ -9,9 +9,13 @@ export class InvalidTransition extends Error {
   override name = "InvalidTransition";
   /** Create the error for `key` going `start → finish`, with its story. */
   constructor(
+    /** The key of the task whose transition was refused or failed. */
     readonly key: string,
+    /** The state the task was in. */
     readonly start: SchedulerTaskStateName,
+    /** The state it was asked to go to. */
     readonly finish: SchedulerTaskStateName,
+    /** The task's story: the transition log entries that mention it. */
     readonly story: readonly TransitionLogEntry[],
     options?: { cause?: unknown },
   ) {
@@ -30,8 +34,11 @@ export class InvalidTaskState extends Error {
   override name = "InvalidTaskState";
   /** Create the error for `key` in `state`, with its story. */
   constructor(
+    /** The key of the task that failed validation. */
     readonly key: string,
+    /** The task's state when it failed validation. */
     readonly state: SchedulerTaskStateName,
+    /** The task's story: the transition log entries that mention it. */
     readonly story: readonly TransitionLogEntry[],
     options?: { cause?: unknown },
   ) {

@@ -10,14 +10,19 @@ import { showValue } from "../../util/showValue.ts";
 
 /** A message from the worker at `worker` (for `register-worker`, the address it registers). */
 export interface WorkerMessageEvent {
+  /** Tags the stimulus as a worker's message. */
   readonly kind: "worker-message";
+  /** The address of the worker it came from. */
   readonly worker: string;
+  /** The message, as the worker sent it. */
   readonly msg: WorkerToSchedulerMessage;
 }
 
 /** A message from a client; the client is named in `msg.clientId`. */
 export interface ClientMessageEvent {
+  /** Tags the stimulus as a client's message. */
   readonly kind: "client-message";
+  /** The message, as the client sent it. */
   readonly msg: ClientToSchedulerMessage;
 }
 
@@ -27,9 +32,13 @@ export interface ClientMessageEvent {
  * running (Dask's `suspicious` count and `allowed-failures`).
  */
 export interface RemoveWorkerEvent {
+  /** Tags the stimulus as a worker's removal. */
   readonly kind: "remove-worker";
+  /** The address of the worker that left. */
   readonly worker: string;
+  /** It left gracefully (retired): its running tasks are not suspected. Default false. */
   readonly expected?: boolean;
+  /** The ID of this stimulus, which every transition it causes is logged with. */
   readonly stimulusId: string;
 }
 
@@ -40,10 +49,15 @@ export interface RemoveWorkerEvent {
  * `steal-response` says it had not started (Dask's work stealing).
  */
 export interface StealRequestEvent {
+  /** Tags the stimulus as a steal the shell decided on. */
   readonly kind: "steal-request";
+  /** The task to move. */
   readonly key: string;
+  /** The address of the worker it is processing on. */
   readonly victim: string;
+  /** The address of the worker to move it to. Default: the best other worker. */
   readonly thief?: string;
+  /** The ID of this stimulus, which every transition it causes is logged with. */
   readonly stimulusId: string;
 }
 

@@ -21,7 +21,9 @@ import type { WorkerInfo } from "./workerInfo.ts";
 
 /** A queued `free-keys` still open to more keys: its own mutable key list. */
 export interface OpenFreeKeys {
+  /** The keys to free so far; more are appended while the batch is open. */
   readonly keys: string[];
+  /** The stimulus the message is sent for. */
   readonly stimulusId: string;
   /** The outbox batch it was queued in. */
   readonly batch: number;

@@ -41,7 +41,9 @@ export class Replication {
   moved = 0;
 
   constructor(
+    /** The client that asked, which the answer goes to. */
     readonly client: ClientInfo,
+    /** The stimulus of the request, which the answer carries back. */
     readonly stimulusId: string,
     /** What the request is, and so how it is answered. */
     readonly kind: "replicate" | "rebalance" = "replicate",

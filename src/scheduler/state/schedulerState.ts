@@ -45,13 +45,20 @@ export type { StimulusRecord } from "./transitionLog.ts";
 
 /** A steal the scheduler asked a victim for and awaits the `steal-response` of. */
 export interface InFlightSteal {
+  /** The worker asked to give the task up. */
   readonly victim: WorkerInfo;
+  /** The worker the task moves to if the victim gives it up. */
   readonly thief: WorkerInfo;
+  /** The stimulus of the `steal-request` sent, which the response carries back. */
   readonly stimulusId: string;
 }
 
 /** What the state machine calls of a scheduler plugin (see {@link SchedulerState.plugins}). */
 export interface SchedulerTransitionPlugin {
+  /**
+   * Called after each transition of `key` from `start` to `finish`, caused by stimulus `stimulusId`
+   * (Dask's `SchedulerPlugin.transition`).
+   */
   transition?(
     key: string,
     start: SchedulerTaskStateName,

@@ -17,5 +17,8 @@ export class TaskGroup {
   /** The stimulus (`SchedulerState.stimulusCount`) that placed the run: runs end with it. */
   lastWorkerStimulus = 0;
 
-  constructor(readonly name: string) {}
+  constructor(
+    /** The group's name: the keys' shared prefix (`keySplit`). */
+    readonly name: string,
+  ) {}
 }

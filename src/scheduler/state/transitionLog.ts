@@ -51,6 +51,7 @@ export class TransitionLog extends TimedFlatRing<TransitionLogEntry> {
 
 /** A compact record of one handled stimulus, for `SchedulerState.stimulusLog`. */
 export interface StimulusRecord {
+  /** The stimulus's ID. */
   readonly stimulusId: string;
   /** The event kind. */
   readonly kind: "worker-message" | "client-message" | "remove-worker" | "steal-request";
@@ -60,6 +61,7 @@ export interface StimulusRecord {
   readonly origin: string;
   /** The key it concerns, if one. */
   readonly key: string | null;
+  /** When it was handled, by the state machine's clock (seconds). */
   readonly time: number;
 }
 
