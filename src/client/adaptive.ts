@@ -35,6 +35,7 @@ export interface AdaptiveHost {
   workerCount(): number;
   /** Start or retire workers until there are `n`. */
   scaleTo(n: number): Promise<void>;
+  /** Where scaling decisions and failures are logged. */
   readonly logger: Logger;
 }
 
@@ -56,10 +57,17 @@ function checkMs(name: string, v: unknown): number {
 
 /** A running adaptive scaling; {@link stop} ends it (closing the cluster does too). */
 export class Adaptive {
+  /** Never fewer workers than this (the `minimum` option; default 0). */
   readonly minimum: number;
+  /** Never more workers than this (the `maximum` option; default Infinity: no limit). */
   readonly maximum: number;
+  /** How often it looks, in ms (the `intervalMs` option; default 1,000). */
   readonly intervalMs: number;
+  /** Consecutive intervals asking for fewer workers before the cluster shrinks (default 3). */
   readonly waitCount: number;
+  /**
+   * It aims for workers enough to run the work there is in about this long, in ms (default 5,000).
+   */
   readonly targetDurationMs: number;
   private readonly timer: NodeJS.Timeout;
   private busy = false;

@@ -118,6 +118,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   readonly address: string;
   /** Rpc connections to the workers results are fetched from. */
   readonly peers: PeerPool;
+  /** Where the client logs (the `logger` option, or a pino logger named `weft.client`). */
   readonly logger: Logger;
   /** The handlers of the topics subscribed to (`subscribeTopic`). */
   private readonly subscriptions: Subscriptions;
@@ -1362,6 +1363,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return rpc.call(op, args);
   }
 
+  /**
+   * The scheduler server's counters: tasks finished and erred, workers and clients connected, ….
+   */
   async counters(): Promise<SchedulerCounters> {
     this.checkOpen();
     return (await this.conn.request("counters")) as SchedulerCounters;

@@ -20,7 +20,9 @@ export interface WaitOptions {
 
 /** The futures {@link wait} was given, split by whether they are done. */
 export interface DoneAndNotDone<T = unknown> {
+  /** The futures that are done (finished, failed or cancelled). */
   done: Future<T>[];
+  /** The futures not done yet (none, unless `returnWhen` is `"first"`). */
   notDone: Future<T>[];
 }
 
@@ -28,6 +30,7 @@ export interface DoneAndNotDone<T = unknown> {
 export class WaitTimeoutError extends Error {
   override name = "WaitTimeoutError";
   constructor(
+    /** The timeout that passed, in ms (as {@link WaitOptions.timeout}). */
     readonly timeout: number,
     /** The futures that were not done then. */
     readonly notDone: readonly Future[],
@@ -142,6 +145,7 @@ export function wait<T>(
  * typed as its result), so it comes in an object, as an `async` function returns one.
  */
 export interface Completed<T = unknown> {
+  /** The future that is done. */
   future: Future<T>;
 }
 
@@ -188,6 +192,7 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
     return this.notDone + this.ready.length;
   }
 
+  /** The next future done (`{ future }`), or the end once every future added was yielded. */
   next(): Promise<IteratorResult<Completed<T>>> {
     const item = this.ready.shift();
     if (item !== undefined) return Promise.resolve({ value: item, done: false });
@@ -195,6 +200,7 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
     return new Promise((resolve) => this.readers.push(resolve));
   }
 
+  /** Itself: `for await (const { future } of ac)`. */
   [Symbol.asyncIterator](): AsyncIterableIterator<Completed<T>> {
     return this;
   }

@@ -37,6 +37,7 @@ export type CoordinationRequest = (
 
 /** How long to wait: milliseconds; none (the default) waits as long as it takes. */
 export interface CoordinationWaitOptions {
+  /** Give up after this many milliseconds. Default: wait as long as it takes. */
   readonly timeoutMs?: number;
 }
 
@@ -75,6 +76,7 @@ export interface HeldDatasets {
   publish(what: string, name: string, value: unknown): Promise<void>;
   /** The value published under `name`, with futures of this client; null if there is none. */
   get(name: string): Promise<{ value: unknown } | null>;
+  /** Forget the value published under `name`, letting its futures go. */
   unpublish(name: string): Promise<void>;
 }
 
@@ -170,7 +172,9 @@ export class Semaphore {
 
   constructor(
     private readonly request: CoordinationRequest,
+    /** The semaphore's name: every `Semaphore` of that name on the cluster is the same one. */
     readonly name: string,
+    /** The most leases held at once across the cluster. */
     readonly maxLeases: number,
   ) {
     checkName("semaphore", name);
@@ -226,6 +230,7 @@ export class Lock {
   constructor(
     // Its own requests, not a Semaphore's: the scheduler's refusals name Lock's methods.
     private readonly request: CoordinationRequest,
+    /** The lock's name: every `Lock` of that name on the cluster is the same lock. */
     readonly name: string,
   ) {
     checkName("lock", name);
@@ -283,6 +288,7 @@ export class Lock {
  * apart from `Lock`'s. Not reentrant, as `Lock`.
  */
 export class MultiLock {
+  /** The names of its locks (shared with every `MultiLock` naming them, apart from `Lock`'s). */
   readonly names: readonly string[];
   /** The request holding the locks, while this object holds them. */
   private heldBy: string | null = null;
@@ -354,6 +360,7 @@ export class MultiLock {
 export class Event {
   constructor(
     private readonly request: CoordinationRequest,
+    /** The event's name: every `Event` of that name on the cluster is the same event. */
     readonly name: string,
   ) {
     checkName("event", name);
@@ -364,10 +371,12 @@ export class Event {
     await this.request("Event.set", "event-set", { name: this.name });
   }
 
+  /** Clear it: `wait`s from now on wait until it is set again. */
   async clear(): Promise<void> {
     await this.request("Event.clear", "event-clear", { name: this.name });
   }
 
+  /** Whether it is set now. */
   async isSet(): Promise<boolean> {
     return (await this.request("Event.isSet", "event-is-set", { name: this.name })) as boolean;
   }
@@ -388,6 +397,7 @@ export class Variable<T = unknown> {
   constructor(
     private readonly request: CoordinationRequest,
     private readonly datasets: HeldDatasets,
+    /** The variable's name: every `Variable` of that name on the cluster is the same one. */
     readonly name: string,
   ) {
     checkName("variable", name);
@@ -447,7 +457,9 @@ export class Queue<T = unknown> {
   constructor(
     private readonly request: CoordinationRequest,
     private readonly datasets: HeldDatasets,
+    /** The queue's name: every `Queue` of that name on the cluster is the same queue. */
     readonly name: string,
+    /** The most items it holds (a `put` waits while full); 0: no bound. */
     readonly maxsize = 0,
   ) {
     checkName("queue", name);

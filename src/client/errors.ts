@@ -63,6 +63,7 @@ export class RemoteTaskError extends Error {
 export class CancelledError extends Error {
   override name = "CancelledError";
   constructor(
+    /** The key that was cancelled. */
     readonly key: string,
     /** The scheduler's reason, e.g. "cancelled by client c1", "lost dependencies: x unknown". */
     readonly reason: string,
@@ -79,6 +80,7 @@ export class CancelledError extends Error {
 export class NoWorkerError extends Error {
   override name = "NoWorkerError";
   constructor(
+    /** The wanted key that is held up. */
     readonly key: string,
     /** The task held up: `key` itself or one it depends on. */
     readonly task: string,
@@ -101,6 +103,7 @@ export class WorkersTimeoutError extends Error {
     readonly wanted: number,
     /** How many were running at the last look. */
     readonly running: number,
+    /** The timeout that passed, in ms. */
     readonly timeoutMs: number,
   ) {
     super(`only ${running} of ${wanted} workers running after ${timeoutMs} ms`);
@@ -176,6 +179,7 @@ export class ClientClosedError extends Error {
 export class LostKeyError extends Error {
   override name = "LostKeyError";
   constructor(
+    /** The key whose result could not be fetched. */
     readonly key: string,
     why: string,
   ) {
@@ -192,6 +196,7 @@ export class LostKeyError extends Error {
 export class ResultFetchError extends Error {
   override name = "ResultFetchError";
   constructor(
+    /** The key whose result could not be fetched. */
     readonly key: string,
     why: string,
     options?: ErrorOptions,
@@ -292,6 +297,7 @@ export class DatasetError extends Error {
 export class ReplicateError extends Error {
   override name = "ReplicateError";
   constructor(
+    /** The keys that did not get every copy asked for, each with why. */
     readonly failed: readonly { readonly key: string; readonly reason: string }[],
     message = `replicate: ${failed.length} key${failed.length === 1 ? "" : "s"} did not get every copy: ${failed
       .slice(0, 3)
@@ -312,6 +318,7 @@ export class ReplicateError extends Error {
 export class RebalanceError extends Error {
   override name = "RebalanceError";
   constructor(
+    /** The keys that could not be moved, each with why. */
     readonly failed: readonly { readonly key: string; readonly reason: string }[],
     message = `rebalance: ${failed.length} key${failed.length === 1 ? "" : "s"} could not be moved: ${failed
       .slice(0, 3)

@@ -49,7 +49,10 @@ const registry = new FinalizationRegistry<Held>((held) => {
 export class Future<T = unknown> implements PromiseLike<T> {
   /** The task's key. */
   readonly key: string;
-  /** @internal */
+  /**
+   * The client the future belongs to.
+   * @internal
+   */
   readonly host: FutureHost;
   private readonly record: KeyRecord;
   private readonly held: Held;
@@ -60,7 +63,10 @@ export class Future<T = unknown> implements PromiseLike<T> {
    */
   private onRelease: (() => void)[] | null = null;
 
-  /** @internal Futures are made by a client (`submit`, `map`, `compute`). */
+  /**
+   * Futures are made by a client (`submit`, `map`, `compute`).
+   * @internal
+   */
   constructor(host: FutureHost, key: string) {
     this.host = host;
     this.key = key;
@@ -81,9 +87,10 @@ export class Future<T = unknown> implements PromiseLike<T> {
   }
 
   /**
-   * @internal Call `cb` once the future is done (synchronously, if it is now): when
-   * its key's status leaves `pending`, or when the future is released. For waiting
-   * on many futures without a promise each (`wait`, `asCompleted`).
+   * Call `cb` once the future is done (synchronously, if it is now): when its key's
+   * status leaves `pending`, or when the future is released. For waiting on many
+   * futures without a promise each (`wait`, `asCompleted`).
+   * @internal
    */
   whenDone(cb: () => void): void {
     if (this.done) {

@@ -50,6 +50,7 @@ export type GraphTaskEntry = readonly [TaskDefinition<TaskFunction> | string, ..
 
 /** A literal value in a graph (see {@link literal}). */
 export interface Literal<T = unknown> {
+  /** The value, kept as it is (the field's name marks the wrapper). */
   readonly __weftLiteral: T;
 }
 
@@ -168,10 +169,6 @@ class DependencyList {
 }
 
 /**
- * Turn a graph into `update-graph` tasks. `owner` is the client whose futures
- * may appear as arguments. Throws a TypeError naming a bad entry.
- */
-/**
  * Why the options shared by a submission's tasks are wrong, or null. Checked
  * at the call: the scheduler would refuse them later, and since options are not
  * part of a pure key, the refusal would stick to the key.
@@ -218,6 +215,11 @@ export function setTaskOptions(
   }
 }
 
+/**
+ * Turn a graph into `update-graph` tasks. `owner` is the client whose futures
+ * may appear as arguments; `op` names the calling method in errors. Throws a
+ * TypeError naming a bad entry, a RangeError for bad `options`.
+ */
 export function buildGraph(
   graph: Graph,
   owner: object,

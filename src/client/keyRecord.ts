@@ -17,6 +17,7 @@ export type FutureStatus = "pending" | "finished" | "error" | "no-worker" | "can
 
 /** The client's state of one key. */
 export class KeyRecord {
+  /** What the client last heard of the key (see {@link FutureStatus}). */
   status: FutureStatus = "pending";
   /** Why the key failed, for `error`, `no-worker`, `cancelled` and `lost`. */
   error: Error | null = null;
@@ -39,10 +40,14 @@ export class KeyRecord {
    * of the key, or an ask was sent), and how many of them could not be sent.
    */
   asks = 0;
+  /** How many of those `asks` could not be sent. */
   failedAsks = 0;
   private waiters: ((rec: KeyRecord) => void)[] | null = null;
 
-  constructor(readonly key: string) {}
+  constructor(
+    /** The key. */
+    readonly key: string,
+  ) {}
 
   /** Resolves at the next change of status (at once if `pending` is not the status). */
   settled(): Promise<void> {

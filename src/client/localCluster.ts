@@ -171,6 +171,7 @@ export class LocalCluster {
   private workersMade: number;
 
   private constructor(
+    /** The cluster's scheduler, running in this process. */
     readonly scheduler: Scheduler,
     workers: readonly Worker[],
     private readonly logger: Logger,

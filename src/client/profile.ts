@@ -51,12 +51,15 @@ export interface ProfiledThread {
   readonly thread: string;
   /** Milliseconds sampled, and how many of them idle (V8's `(idle)`, or a pool thread waiting for a task). */
   readonly sampledMs: number;
+  /** Of `sampledMs`, the milliseconds spent idle. */
   readonly idleMs: number;
 }
 
 /** A worker whose profile could not be fetched, and why. */
 export interface FailedWorker {
+  /** The worker's address. */
   readonly worker: string;
+  /** Why its profile could not be fetched. */
   readonly reason: string;
 }
 
@@ -81,6 +84,7 @@ export interface ClusterProfile<T> {
    * thread (`<worker> <thread>`), the threads one after the other in time.
    */
   readonly profile: CpuProfile;
+  /** Each thread profiled, with the time sampled on it. */
   readonly threads: readonly ProfiledThread[];
   /** Pool threads that ended while profiled (their samples are lost). */
   readonly lostThreads: number;

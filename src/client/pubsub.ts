@@ -32,6 +32,7 @@ export interface PubSubLink {
 export class Pub<T = unknown> {
   constructor(
     private readonly link: PubSubLink,
+    /** The topic's name: its messages go to the `Sub`s of the same name. */
     readonly name: string,
   ) {
     checkName("pub", name);
@@ -92,8 +93,12 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
   private closedValue = false;
   private failure: Error | null = null;
 
-  /** @internal Made by {@link PubSubSubscriptions.add}. */
+  /**
+   * Made by {@link PubSubSubscriptions.add}.
+   * @internal
+   */
   constructor(
+    /** The topic's name. */
     readonly name: string,
     private readonly onClose: (sub: Sub<T>) => Promise<void>,
     /** At most this many messages are kept (see {@link SubOptions}). */
@@ -128,6 +133,7 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
     return r.value;
   }
 
+  /** The messages as they come (`for await`); ends once closed, and leaving the loop closes it. */
   [Symbol.asyncIterator](): AsyncIterator<T, undefined> {
     return {
       next: () => this.next(null),
@@ -151,7 +157,10 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
     await this.onClose(this);
   }
 
-  /** @internal A message came (the scheduler's copy: this `Sub` takes one of its own). */
+  /**
+   * A message came (the scheduler's copy: this `Sub` takes one of its own).
+   * @internal
+   */
   deliver(msg: unknown): void {
     if (this.closedValue || this.failure !== null) return;
     const value = receivedCopy(ClonedValue.unwrap(msg)) as T;
@@ -174,7 +183,10 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
     w.resolve({ done: false, value });
   }
 
-  /** @internal The client closed: no more messages will come. */
+  /**
+   * The client closed: no more messages will come.
+   * @internal
+   */
   fail(err: Error): void {
     if (this.failure !== null) return;
     this.failure = err;

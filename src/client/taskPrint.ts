@@ -21,7 +21,9 @@ import type { ClusterEvent } from "./events.ts";
 
 /** What a task printed: its text (formatted as `console.log` formats) and the task's key. */
 export interface PrintedMessage {
+  /** What the task printed, formatted as `console.log` formats its arguments. */
   readonly text: string;
+  /** The key of the task that printed it. */
   readonly key: string;
 }
 
