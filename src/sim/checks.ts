@@ -22,16 +22,23 @@ import type { Workload } from "./workload.ts";
 
 /** What the checks need to know about a run. */
 export interface CheckInput {
+  /** The run's workload. */
   readonly workload: Workload;
+  /** The correct number of every task, by index in the workload. */
   readonly expected: Uint32Array;
+  /** Each task's index in the workload, by key. */
   readonly index: ReadonlyMap<string, number>;
+  /** The simulated scheduler, as the run left it. */
   readonly scheduler: SimScheduler;
+  /** Every worker of the run (alive or dead), by address. */
   readonly workers: ReadonlyMap<string, SimWorker>;
+  /** The simulated client, as the run left it. */
   readonly client: SimClient;
   /** Error texts injected per key. */
   readonly injected: ReadonlyMap<string, ReadonlySet<string>>;
   /** Error texts injected into fetches, per fetched key. */
   readonly injectedFetch: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The run's `allowedFailures` (worker deaths that make a running task erred). */
   readonly allowedFailures: number;
   /** The record of the scattered keys (the `scatter` workload), or null. */
   readonly scatter: ScatterLedger | null;

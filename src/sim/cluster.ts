@@ -19,12 +19,17 @@ export const SCHEDULER_ADDRESS = "tcp://10.0.255.1:8786";
 
 /** The services a simulated shell uses. */
 export interface SimCluster {
+  /** The run's options, defaults filled in. */
   readonly options: ResolvedSimOptions;
+  /** The events on virtual time. */
   readonly queue: EventQueue;
+  /** The simulated network. */
   readonly net: Network;
   /** The one random source of the run. */
   readonly rng: SimRng;
+  /** The run's counters. */
   readonly stats: SimStats;
+  /** What the run's hooks may look at. */
   readonly hookContext: HookContext;
   /** Measure the time spent in the state machines. */
   readonly timing: boolean;

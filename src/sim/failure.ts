@@ -20,6 +20,7 @@ export type FailureKind =
 /** A failure found in a run; thrown inside the run and caught by its loop. */
 export class SimFailure extends Error {
   constructor(
+    /** What kind of failure it is. */
     readonly kind: FailureKind,
     message: string,
     /** Longer diagnostics: stories of the keys involved. */

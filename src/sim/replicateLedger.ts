@@ -88,6 +88,7 @@ const RETIRE_FAILURES: readonly RegExp[] = [
 
 /** One key of a request: its copies, followed. */
 export interface CopyRecord {
+  /** The key asked to be copied or moved. */
   readonly key: string;
   /** The key was in memory when the scheduler handled the request. */
   readonly inMemory: boolean;
@@ -111,6 +112,7 @@ export interface CopyRecord {
 
 /** One `replicate` (or `rebalance`) request of the client. */
 export interface ReplicateRecord {
+  /** The request as the client sent it. */
   readonly msg: ReplicateMsg | RebalanceMsg;
   /** The scheduler handled it. */
   handled: boolean;

@@ -15,8 +15,11 @@ import {
 
 /** What a batch of runs added up to. */
 export interface SimSummary {
+  /** Runs made. */
   runs: number;
+  /** Runs whose checks all held. */
   passed: number;
+  /** Runs that found a failure. */
   failed: number;
   /** Events fired, over all runs. */
   events: number;

@@ -48,9 +48,11 @@ export type ScatterFate =
 
 /** One scattered key of the run. */
 export interface ScatterRecord {
+  /** The key scattered. */
   readonly key: string;
   /** Its index in the workload. */
   readonly index: number;
+  /** What became of it. */
   fate: ScatterFate;
   /** How it came to its fate, for reports. */
   why: string;

@@ -13,7 +13,9 @@ import { type SimResult, simulate } from "./simulation.ts";
 
 /** The original failure and the smallest found. */
 export interface ShrinkResult {
+  /** The run that failed first. */
   readonly original: SimResult;
+  /** The smallest run found that fails the same way; the original if none was. */
   readonly smallest: SimResult;
   /** Runs tried. */
   readonly tried: number;

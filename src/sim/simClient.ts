@@ -25,7 +25,9 @@ export type KeyStatus = "pending" | "memory" | "erred" | "cancelled";
 
 /** The error a client was told about. */
 export interface ClientError {
+  /** The key of the task that raised (the wanted key or one it depends on). */
   readonly blame: string;
+  /** The error's text, as the client heard it. */
   readonly exceptionText: string;
 }
 

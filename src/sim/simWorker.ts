@@ -73,8 +73,11 @@ export class SimWorker {
 
   constructor(
     private readonly c: SimCluster,
+    /** The worker's address in the simulated network. */
     readonly address: string,
+    /** Its thread count. */
     readonly nthreads: number,
+    /** The abstract resources it supplies, `{name: amount}`. */
     readonly resources: Resources,
   ) {
     const o = c.options;

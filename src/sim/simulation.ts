@@ -40,6 +40,7 @@ import { withActors, workloadFor } from "./workloadFor.ts";
 
 /** How a run ended. */
 export interface SimResult {
+  /** The run's seed: the same seed and options replay it exactly. */
   readonly seed: number;
   /** True when every check held. */
   readonly ok: boolean;
@@ -56,6 +57,7 @@ export interface SimResult {
   readonly tasks: number;
   /** Workers that took part (initial and replacements). */
   readonly workers: number;
+  /** The run's counters. */
   readonly stats: SimStats;
   /** The options, defaults filled in (hooks left out). */
   readonly options: ResolvedSimOptions;
@@ -65,17 +67,25 @@ export interface SimResult {
 
 /** A simulated cluster, built from options; {@link run} it once. */
 export class Simulation implements SimCluster {
+  /** The run's options, defaults filled in. */
   readonly options: ResolvedSimOptions;
+  /** The events on virtual time. */
   readonly queue = new EventQueue();
   readonly rng: SimRng;
+  /** The simulated network. */
   readonly net: Network;
+  /** The run's counters. */
   readonly stats = new SimStats();
+  /** What the run's hooks may look at. */
   readonly hookContext: HookContext;
   readonly timing: boolean;
   /** The run has hooks of its own (not a variant's): its replay command cannot give them. */
   private readonly customHooks: boolean;
+  /** The tasks the client submits. */
   readonly workload: Workload;
+  /** The simulated scheduler. */
   readonly scheduler: SimScheduler;
+  /** The simulated client. */
   readonly client: SimClient;
   /** The record of the scattered keys (the `scatter` workload), or null. */
   readonly scatter: ScatterLedger | null;

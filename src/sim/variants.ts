@@ -8,7 +8,9 @@ import type { SimHooks } from "./hooks.ts";
 
 /** A broken variant: its name, what is broken, and how the simulator should notice. */
 export interface Variant {
+  /** The variant's name (`--variant`). */
   readonly name: string;
+  /** What is broken, in words. */
   readonly description: string;
   /** Fresh hooks for one run (they keep per-run state in their closure). */
   readonly hooks: () => SimHooks;

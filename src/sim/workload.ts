@@ -7,6 +7,7 @@ import type { Resources } from "../protocol/messagesWorker.ts";
 
 /** One task of a workload. Its dependencies come earlier in the task list. */
 export interface SimTask {
+  /** The task's key. */
   readonly key: string;
   /** The function name (drives the scheduler's duration estimates). */
   readonly fn: string;
