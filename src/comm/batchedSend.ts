@@ -44,6 +44,7 @@ export class BatchedSend {
   batchCount = 0;
 
   constructor(
+    /** The connection the batches are written to. */
     readonly comm: Comm,
     options: BatchedSendOptions = {},
   ) {

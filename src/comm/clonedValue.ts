@@ -7,7 +7,10 @@
  * worker's threads. In process it is passed by reference like any message.
  */
 export class ClonedValue {
-  constructor(readonly value: unknown) {}
+  constructor(
+    /** The value, as given (to send) or as structured clone decoded it (received). */
+    readonly value: unknown,
+  ) {}
 
   /** `v` unwrapped if it is a `ClonedValue`, else `v` itself (a peer may send plain values). */
   static unwrap(v: unknown): unknown {

@@ -41,6 +41,7 @@ export abstract class ForwardedBuffer {
     return this.#kind;
   }
 
+  /** The raw value's length in bytes: the pieces' lengths added up. */
   get byteLength(): number {
     return this.#byteLength;
   }

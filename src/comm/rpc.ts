@@ -13,8 +13,11 @@ import { forEachMessage } from "./forEachMessage.ts";
 
 /** The logging a comm helper needs; a pino logger is one. */
 export interface CommLogger {
+  /** Logs `obj` and `msg` at warn level (a malformed answer, a broken comm). */
   warn(obj: object, msg?: string): void;
+  /** Logs `obj` and `msg` at error level. */
   error(obj: object, msg?: string): void;
+  /** Logs `obj` and `msg` at debug level, if the logger has one. */
   debug?(obj: object, msg?: string): void;
 }
 
@@ -57,6 +60,7 @@ export class RpcClient {
   private closeError: Error | null = null;
 
   constructor(
+    /** The connection requests go over. */
     readonly comm: Comm,
     private readonly logger?: CommLogger,
   ) {

@@ -21,8 +21,11 @@ export interface TlsCredentials {
 
 /** Where {@link loadTlsCredentials} reads the credentials from. */
 export interface TlsFiles {
+  /** The path of the CA's certificate (PEM). */
   readonly caFile: string;
+  /** The path of this process's certificate (PEM), signed by that CA. */
   readonly certFile: string;
+  /** The path of its private key (PEM). */
   readonly keyFile: string;
 }
 

@@ -362,7 +362,9 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
  * cloned values and large byte arrays refer to (none for ordinary messages).
  */
 export interface EncodedMessage {
+  /** The msgpack bytes of the message. */
   readonly payload: Uint8Array;
+  /** The out-of-band buffers the payload refers to, in order; empty for ordinary messages. */
   readonly buffers: readonly OutOfBandBuffer[];
 }
 

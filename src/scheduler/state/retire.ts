@@ -38,7 +38,9 @@ import { removeWorker, workerStatusChange } from "./workerLifecycle.ts";
 export class Retirement {
   /** The workers still being retired. */
   readonly workers = new Set<WorkerInfo>();
+  /** The addresses of the workers retired so far. */
   readonly retired: string[] = [];
+  /** The workers that could not be retired, each with why. */
   readonly failed: { worker: string; reason: string }[] = [];
   /** The copies asked for: key → the worker asked to fetch it. */
   readonly copies = new Map<TaskState, WorkerInfo>();
@@ -52,7 +54,9 @@ export class Retirement {
   readonly pausedHere = new Set<WorkerInfo>();
 
   constructor(
+    /** The client that asked, which the answer goes to. */
     readonly client: ClientInfo,
+    /** The stimulus of the request, which the answer carries back. */
     readonly stimulusId: string,
   ) {}
 }
