@@ -9,9 +9,13 @@ import type { SchedulerState } from "./state/schedulerState.ts";
  * tasks done and the current sizes.
  */
 export class Counters {
+  /** `task-finished` reports received (duplicates and stale ones included). */
   tasksFinished = 0;
+  /** `task-erred` reports received (tries that were retried included). */
   tasksErred = 0;
+  /** Keys workers fetched from peers (the keys of `add-keys` reports). */
   keysTransferred = 0;
+  /** Messages rejected as malformed. */
   rejectedMessages = 0;
   /** Messages that could not be delivered (their worker or client had gone). */
   undeliverable = 0;

@@ -79,10 +79,12 @@ export class EventBroker {
     return out;
   }
 
+  /** Send `client` each event logged under `topic` from now on. */
   subscribe(topic: string, client: string): void {
     this.topic(topic).subscribers.add(client);
   }
 
+  /** Stop sending `client` the events of `topic`. */
   unsubscribe(topic: string, client: string): void {
     this.topics.get(topic)?.subscribers.delete(client);
   }

@@ -12,6 +12,7 @@ function isTree(v: unknown): v is Tree {
   return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
 }
 
+/** The cluster's metadata tree (see the module comment). */
 export class Metadata {
   private readonly root: Tree = Object.create(null);
 

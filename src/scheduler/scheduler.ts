@@ -168,6 +168,7 @@ export class Scheduler implements SessionHost {
     return this.listener.address;
   }
 
+  /** Where the server is in its life: `init`, `running`, `closing`, `closed` or `failed`. */
   get status(): SchedulerStatus {
     return this.statusValue;
   }

@@ -168,6 +168,10 @@ const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
   taskModules: true,
 };
 
+/**
+ * `o` checked, with the defaults filled in. Throws a TypeError or RangeError naming
+ * the first bad option (an unknown one included).
+ */
 export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSchedulerOptions {
   if (typeof o !== "object" || o === null)
     throw new TypeError("Scheduler options must be an object");

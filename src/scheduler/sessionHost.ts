@@ -25,11 +25,17 @@ import type { TaskStream } from "./taskStream.ts";
 export interface SessionHost {
   /** The address clients and workers reach it at. */
   readonly address: string;
+  /** The server's options, defaults filled in. */
   readonly options: ResolvedSchedulerOptions;
+  /** The scheduler state machine. */
   readonly state: SchedulerState;
+  /** Sends the state machine's messages to the workers' and clients' connections. */
   readonly router: Router;
+  /** Feeds stimuli to the state machine, rejecting malformed ones. */
   readonly runner: StimulusRunner;
+  /** What the server has counted (the `counters` request). */
   readonly counters: Counters;
+  /** The server's logger. */
   readonly logger: Logger;
   /** True until the server closes or fails. */
   readonly isRunning: boolean;

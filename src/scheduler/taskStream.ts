@@ -17,7 +17,11 @@ import type { SchedulerEvent } from "./state/events.ts";
 
 /** What a client asks of the task stream: runs ending at `since` (wall-clock seconds) or later, the last `count` of them. */
 export interface TaskStreamQuery {
+  /**
+   * Only runs ending at this time or later (wall-clock seconds since the epoch). Default: all kept.
+   */
   readonly since?: number;
+  /** Only the last this many runs. Default: all kept. */
   readonly count?: number;
 }
 

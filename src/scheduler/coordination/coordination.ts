@@ -95,10 +95,15 @@ function namesOf(msg: Record<string, unknown>): string[] {
 
 /** The scheduler server's coordination primitives. */
 export class Coordination {
+  /** The semaphores (and locks: a lock is a semaphore of one lease), by name. */
   readonly semaphores: Semaphores;
+  /** The events, by name. */
   readonly events: Events;
+  /** The variables, by name. */
   readonly variables: Variables;
+  /** The queues, by name. */
   readonly queues: Queues;
+  /** The multi-locks' locks, by name. */
   readonly multiLocks: MultiLocks;
 
   constructor(reply: Reply) {

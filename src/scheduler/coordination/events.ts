@@ -11,6 +11,7 @@ export class Events {
 
   constructor(private readonly reply: Reply) {}
 
+  /** Set `name`: its waiters are answered true, as is every `wait` until it is cleared. */
   set(name: string): null {
     const e = this.get(name);
     e.isSet = true;
@@ -18,6 +19,7 @@ export class Events {
     return null;
   }
 
+  /** Clear `name`: `wait`s from now on wait. */
   clear(name: string): null {
     const e = this.byName.get(name);
     if (e !== undefined) e.isSet = false;
@@ -25,10 +27,15 @@ export class Events {
     return null;
   }
 
+  /** Whether `name` is set. */
   isSet(name: string): boolean {
     return this.byName.get(name)?.isSet ?? false;
   }
 
+  /**
+   * True at once if `name` is set (false with `timeoutMs` 0); else DEFERRED: the answer is sent
+   * once it is set (true) or `timeoutMs` passed (false).
+   */
   wait(
     client: string,
     requestId: number,
@@ -44,6 +51,7 @@ export class Events {
     return DEFERRED;
   }
 
+  /** A client left: its waiting requests are dropped. */
   clientLeft(client: string): void {
     for (const [name, e] of [...this.byName]) {
       e.waiters.dropClient(client);
@@ -51,6 +59,7 @@ export class Events {
     }
   }
 
+  /** Forget every event, leaving the waiting requests unanswered (the scheduler closing). */
   dropAll(): void {
     for (const e of this.byName.values()) e.waiters.clear();
     this.byName.clear();

@@ -20,11 +20,16 @@ interface Queue {
   readonly putters: Waiters<unknown>;
 }
 
+/** The queues, by name (see the module comment). */
 export class Queues {
   private readonly byName = new Map<string, Queue>();
 
   constructor(private readonly reply: Reply) {}
 
+  /**
+   * Put `value` into `name` (made with `maxsize` on first use; a refusal if it has another):
+   * `{ok}`, or DEFERRED while full until there is room or `timeoutMs` passed (`{timedOut}`).
+   */
   put(
     client: string,
     requestId: number,
@@ -49,6 +54,10 @@ export class Queues {
     return DEFERRED;
   }
 
+  /**
+   * Take the oldest item of `name`: `{value}`, or DEFERRED while empty until one comes or
+   * `timeoutMs` passed (`{timedOut}`).
+   */
   get(
     client: string,
     requestId: number,
@@ -83,10 +92,12 @@ export class Queues {
     return out;
   }
 
+  /** How many items `name` holds. */
   size(name: string): number {
     return this.byName.get(name)?.items.length ?? 0;
   }
 
+  /** A client left: its waiting gets and puts are dropped (a dropped put's value with it). */
   clientLeft(client: string): void {
     for (const [name, q] of [...this.byName]) {
       q.getters.dropClient(client);
@@ -95,6 +106,10 @@ export class Queues {
     }
   }
 
+  /**
+   * Forget every queue and its items, leaving the waiting requests unanswered (the scheduler
+   * closing).
+   */
   dropAll(): void {
     for (const q of this.byName.values()) {
       q.getters.clear();

@@ -17,6 +17,11 @@ export class Semaphores {
 
   constructor(private readonly reply: Reply) {}
 
+  /**
+   * Take `lease` of `name` (made with `maxLeases` on first use; a refusal if it has another): true,
+   * or DEFERRED until a lease is free (true) or `timeoutMs` passed (false). Waiters are served in
+   * order.
+   */
   acquire(
     client: string,
     requestId: number,
@@ -52,6 +57,7 @@ export class Semaphores {
     return DEFERRED;
   }
 
+  /** Give back `lease` of `name`, granting it to the next waiter; a refusal if it is not held. */
   release(name: string, lease: string): null {
     const s = this.byName.get(name);
     if (s === undefined || !s.holders.delete(lease)) {
@@ -68,6 +74,7 @@ export class Semaphores {
     return this.byName.get(name)?.holders.size ?? 0;
   }
 
+  /** A client left: its leases are released and its waiting requests dropped. */
   clientLeft(client: string): void {
     for (const [name, s] of [...this.byName]) {
       s.waiters.dropClient(client);
@@ -76,6 +83,7 @@ export class Semaphores {
     }
   }
 
+  /** Forget every semaphore, leaving the waiting requests unanswered (the scheduler closing). */
   dropAll(): void {
     for (const s of this.byName.values()) s.waiters.clear();
     this.byName.clear();

@@ -11,12 +11,16 @@ import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
 /** What `variable-get` answers. */
 export type ValueOrTimeout = { readonly value: unknown } | { readonly timedOut: true };
 
+/** The variables, by name (see the module comment). */
 export class Variables {
   private readonly values = new Map<string, unknown>();
   private readonly waiting = new Map<string, Waiters<null>>();
 
   constructor(private readonly reply: Reply) {}
 
+  /**
+   * Set `name` to `value`, answering the waiting gets; returns the value replaced (null if none).
+   */
   set(name: string, value: unknown): { old: unknown } {
     const old = this.values.get(name) ?? null;
     this.values.set(name, value);
@@ -26,6 +30,10 @@ export class Variables {
     return { old };
   }
 
+  /**
+   * The value of `name` (`{value}`), or DEFERRED until one is set or `timeoutMs` passed
+   * (`{timedOut}`).
+   */
   get(
     client: string,
     requestId: number,
@@ -44,12 +52,14 @@ export class Variables {
     return DEFERRED;
   }
 
+  /** Unset `name`; returns the value it had (null if none). */
   delete(name: string): { old: unknown } {
     const old = this.values.get(name) ?? null;
     this.values.delete(name);
     return { old };
   }
 
+  /** A client left: its waiting gets are dropped. */
   clientLeft(client: string): void {
     for (const [name, w] of [...this.waiting]) {
       w.dropClient(client);
@@ -57,6 +67,7 @@ export class Variables {
     }
   }
 
+  /** Forget every variable, leaving the waiting gets unanswered (the scheduler closing). */
   dropAll(): void {
     for (const w of this.waiting.values()) w.clear();
     this.waiting.clear();

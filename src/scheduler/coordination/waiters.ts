@@ -12,10 +12,13 @@ export type Reply = (client: string, requestId: number, result: unknown) => void
 
 /** One request waiting. */
 export interface Waiter<T> {
+  /** The client that asked. */
   readonly client: string;
+  /** The ID of its request, which the answer carries back. */
   readonly requestId: number;
   /** What the request asked, for the primitive. */
   readonly ask: T;
+  /** The timeout's timer, or null when it waits as long as it takes. */
   timer: ReturnType<typeof setTimeout> | null;
 }
 
@@ -25,6 +28,7 @@ export class Waiters<T> {
 
   constructor(private readonly reply: Reply) {}
 
+  /** How many requests are waiting. */
   get size(): number {
     return this.queue.length;
   }
