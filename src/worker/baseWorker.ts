@@ -158,6 +158,7 @@ class RunningList {
  * the simulator).
  */
 export abstract class BaseWorker {
+  /** The worker's state machine, which this shell feeds and obeys. */
   readonly state: WorkerState;
   private readonly asyncInstructions = new RunningList();
   private readonly metricNames = new MetricNames();

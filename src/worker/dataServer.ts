@@ -20,6 +20,7 @@ export type GetDataResponse =
 
 /** What the data server needs to know of its worker. */
 export interface DataServerHost {
+  /** The worker's state machine: what it holds, and how busy it is. */
   readonly state: WorkerState;
   /**
    * True while the worker's memory monitor holds it paused. A worker the

@@ -48,8 +48,11 @@ export interface RunControl {
 
 /** An error as it crosses threads and the wire: plain strings only. */
 export interface SerializedError {
+  /** The error's class name (`TypeError`, …). */
   readonly name: string;
+  /** Its message. */
   readonly message: string;
+  /** Its stack, as text ("" when it had none). */
   readonly stack: string;
   /** `"Name: message"`, or the texts a `TaskError` carried. */
   readonly exceptionText: string;
@@ -61,6 +64,7 @@ export interface SerializedError {
 export interface RunTiming {
   /** Wall-clock seconds at start and stop. */
   readonly start: number;
+  /** When it stopped, in wall-clock seconds. */
   readonly stop: number;
   /** The thread it ran on (`worker_threads.threadId`; 0 is the main thread). */
   readonly threadId: number;

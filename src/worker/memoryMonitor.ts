@@ -29,8 +29,11 @@ export type MemoryMeasure = "managed" | "process" | (() => number);
 export interface MemoryThresholds {
   /** Where spilling stops (`memoryTarget`). */
   readonly target: number;
+  /** Spill beyond this share (`memorySpill`, Dask's 0.7). */
   readonly spill: number | false;
+  /** Pause beyond this share (`memoryPause`, Dask's 0.8). */
   readonly pause: number | false;
+  /** Close on a fault beyond this share (`memoryTerminate`, Dask's nanny's 0.95). */
   readonly terminate: number | false;
 }
 
@@ -40,6 +43,7 @@ export interface MemoryVerdict {
   readonly fraction: number;
   /** Whether the worker should be paused now. */
   readonly pause: boolean;
+  /** Whether the worker should be closed on a fault now. */
   readonly terminate: boolean;
   /** Bytes to spill to get back to the target; 0 at or below the spill threshold. */
   readonly spillBytes: number;
@@ -77,6 +81,7 @@ export interface MemoryMonitorHooks {
   terminate(why: string): void;
   /** What the measure is, in lower case, for the log: `"process memory"`, `"managed memory"`. */
   readonly measureName: string;
+  /** Where the monitor logs what it does (spilling, pausing, terminating). */
   readonly logger: Logger;
 }
 

@@ -9,7 +9,9 @@ import { raceSignal } from "./raceSignal.ts";
 
 /** Options of {@link PeerPool}. */
 export interface PeerPoolOptions extends CommOptions {
+  /** How long a connection to a peer may take, in ms. */
   connectTimeoutMs: number;
+  /** Where the rpc clients log a peer's malformed answers and broken connections. */
   logger?: CommLogger;
 }
 

@@ -20,13 +20,17 @@ export type CpuProfile = Profiler.Profile;
 export interface ThreadProfile {
   /** `"main"`, or `"thread <threadId>"` for a pool thread. */
   readonly thread: string;
+  /** The thread's `worker_threads.threadId` (0: the main thread). */
   readonly threadId: number;
+  /** The thread's CPU profile. */
   readonly profile: CpuProfile;
 }
 
 /** What a worker answers `profile_stop` with. */
 export interface WorkerProfile {
+  /** The worker's process ID. */
   readonly pid: number;
+  /** The worker's host name. */
   readonly host: string;
   /**
    * Wall-clock microseconds (as `Date.now() * 1000`) minus the clock of the
@@ -34,6 +38,7 @@ export interface WorkerProfile {
    * profiles of several processes line up.
    */
   readonly clockOffsetUs: number;
+  /** Each thread profiled: the main thread first, then the pool threads. */
   readonly threads: readonly ThreadProfile[];
   /** Pool threads that ended while profiled: their samples are lost. */
   readonly lostThreads: number;

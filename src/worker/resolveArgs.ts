@@ -11,12 +11,15 @@ export class MissingDependencyError extends Error {
 
 /** The actors a worker holds, by task key, and its address (for their `ActorRef`s). */
 export interface HeldActors {
+  /** The actors, by the key of the task that made each. */
   readonly actors: ReadonlyMap<string, unknown>;
+  /** The worker's address. */
   readonly address: string;
 }
 
 /** A task's arguments, resolved. */
 export interface ResolvedArgs {
+  /** The arguments, each task reference replaced by the value it refers to. */
   readonly args: unknown[];
   /**
    * Some reference was replaced by an `ActorRef` (an actor held here, or one

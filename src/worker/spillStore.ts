@@ -38,12 +38,15 @@ export interface SpillStoreOptions {
 export interface SpillStats {
   /** Values in memory, and their bytes. */
   readonly memoryKeys: number;
+  /** Their bytes. */
   readonly memoryBytes: number;
   /** Values on disk, and their bytes (as measured in memory). */
   readonly spilledKeys: number;
+  /** Their bytes, as measured in memory before they were spilled. */
   readonly spilledBytes: number;
   /** Values written to disk so far, and read back. */
   readonly spillCount: number;
+  /** Values read back from disk so far. */
   readonly unspillCount: number;
   /** Values that could not be written (kept in memory). */
   readonly spillFailures: number;

@@ -52,9 +52,11 @@ export class WorkerClosingError extends Error {
 
 /** What the handler needs of its worker. */
 export interface UpdateDataHost {
+  /** The worker's state machine. */
   readonly state: WorkerState;
   /** Why the worker takes no data now (it is closing), or null. */
   refusal(): string | null;
+  /** Hand events to the state machine (and run the instructions it gives). */
   handleStimulus(...stims: StateMachineEvent[]): void;
 }
 

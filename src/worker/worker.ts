@@ -81,6 +81,10 @@ const stimulusId = newStimulusId;
 export class Worker extends BaseWorker {
   /** The options, defaults filled in. */
   readonly options: ResolvedWorkerOptions;
+  /**
+   * Where the worker logs (the `logger` option, or a pino logger named `weft.worker`),
+   * its last records kept for `Client.getWorkerLogs`.
+   */
   readonly logger: Logger;
   private statusValue: WorkerStatus = "init";
   /** The executors task code runs on, and the modules loaded into them. */

@@ -352,6 +352,10 @@ const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
   preload: true,
 };
 
+/**
+ * `o` checked, with the defaults filled in. Throws a TypeError or RangeError naming
+ * the first bad option (an unknown one included; `scheduler` is required).
+ */
 export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (typeof o !== "object" || o === null) throw new TypeError("Worker options must be an object");
   checkKnownOptions("Worker options", o, WORKER_OPTIONS);
