@@ -77,6 +77,15 @@ describe("worker state machine under random valid stimuli", () => {
     expect(r.knownSeedBugs.droppedResumedTask).toBeGreaterThanOrEqual(1);
   });
 
+  it("seed 1282512645: a ready task the worker turns to missing for a dependent is a known seed quirk, not a failure", () => {
+    // compute-task made x-0, which dependents here waited for, ready; a transfer of
+    // load-4, resumed(flight->waiting), failed, and load-4 going released -> waiting
+    // recommended `fetch` for x-0: ready -> released -> missing, the compute request
+    // forgotten (the seed does the same). Found by a 1,000-run x 2,000-step property run.
+    const r = runFuzz({ seed: 1282512645, steps: 98 });
+    expect(r.knownSeedBugs.computeDroppedForFetch).toBeGreaterThanOrEqual(1);
+  });
+
   it(`stays valid and completes everything (${RUNS} runs x ${STEPS} stimuli)`, () => {
     let runs = 0;
     let stimuli = 0;

@@ -210,19 +210,32 @@ export class FuzzDriver {
   /**
    * A seed quirk, faithfully ported, met once compute-task may target a task others
    * wait for (StimulusGenerator.computeForWaiters): a dependent going released ->
-   * waiting recommends `fetch` for each dependency not in memory, a running one too,
-   * which becomes resumed(executing->fetch): the worker now means to fetch the task the
-   * scheduler asked it to compute. Its execution still ends in task-finished, so the
-   * fake scheduler tolerates whatever the worker does with it (FakeCluster.takenOver).
+   * waiting recommends `fetch` for each dependency not in memory, the task the
+   * scheduler asked this worker to compute too.
+   *
+   * - Running, it becomes resumed(executing->fetch): the worker now means to fetch it,
+   *   but its execution still ends in task-finished, so the fake scheduler tolerates
+   *   whatever the worker does with it (FakeCluster.takenOver).
+   * - Not running yet (waiting, ready, constrained), it goes through released to
+   *   fetch, or to missing as it knows no holder: the worker forgets the compute
+   *   request without a word, as the seed does (checked with tools/oracle on fuzz seed
+   *   1282512645, 98 steps), and the fake scheduler gives up on it, as for
+   *   {@link detectDroppedResumed}.
    */
   private detectComputeTurnedFetch(): void {
     const c = this.cluster;
     for (const k of c.assigned.keys()) {
       const ts = this.ws.tasks.get(k);
-      if (ts !== undefined && ts.state === "resumed" && ts.next === "fetch") {
+      if (ts === undefined) continue;
+      if (ts.state === "resumed" && ts.next === "fetch") {
         c.assigned.delete(k);
         c.takenOver.add(k);
         this.knownSeedBugs.computeTurnedFetch = (this.knownSeedBugs.computeTurnedFetch ?? 0) + 1;
+      } else if (ts.state === "fetch" || ts.state === "flight" || ts.state === "missing") {
+        c.assigned.delete(k);
+        this.droppedBySeedBug.add(k);
+        this.knownSeedBugs.computeDroppedForFetch =
+          (this.knownSeedBugs.computeDroppedForFetch ?? 0) + 1;
       }
     }
   }
