@@ -64,7 +64,15 @@ export async function registerWithScheduler(host: RegistrationHost): Promise<Reg
   for (;;) {
     const comm = await connectToScheduler(host);
     host.connected(comm);
-    const reply = await askToRegister(host, comm);
+    let reply: Partial<RegisterWorkerReply> | null;
+    try {
+      reply = await askToRegister(host, comm);
+    } catch (err) {
+      // A peer that did not answer may not close its side either: an orderly close
+      // would wait for it, past the timeout just reported.
+      comm.abort();
+      throw err;
+    }
     if (reply?.status === "OK") return { comm, reply };
     const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
     if (reply?.code !== "name-taken" || Date.now() >= deadline) {

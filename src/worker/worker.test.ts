@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -542,6 +543,27 @@ describe("Worker lifecycle", () => {
     await expect(testWorker("inproc://nobody/1", { connectTimeoutMs: 200 })).rejects.toThrow(
       /no in-process listener.*: still refused after 200 ms/,
     );
+  });
+
+  it("gives up on a scheduler that accepts the connection but never answers, at connectTimeoutMs", async () => {
+    // A peer that neither answers nor closes its side (frozen, or not weft): an orderly
+    // close waits for that side (up to 5 s), which held the worker past the timeout it reported.
+    const held: Socket[] = [];
+    const silent = createServer({ allowHalfOpen: true }, (socket) => {
+      held.push(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const address = `tcp://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      const started = performance.now();
+      await expect(testWorker(address, { connectTimeoutMs: 300 })).rejects.toThrow(
+        `the scheduler at ${address} did not answer register-worker within 300 ms`,
+      );
+      expect(performance.now() - started).toBeLessThan(2_500);
+    } finally {
+      for (const socket of held) socket.destroy();
+      silent.close();
+    }
   });
 
   it("says it was closed when close() interrupts the wait for the scheduler", async () => {
