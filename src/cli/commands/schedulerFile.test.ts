@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -13,6 +14,15 @@ const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const WORKER = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
+
+/** A tcp:// address nothing listens at (a port just let go of): connections are refused. */
+async function refusingAddress(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `tcp://127.0.0.1:${port}`;
+}
 
 describe("--scheduler-file", () => {
   it("weft scheduler writes its address there; weft worker waits for it and finds the scheduler", async () => {
@@ -59,6 +69,55 @@ describe("--scheduler-file", () => {
     await scheduler;
     expect(schedCtx.exitCode).toBe(0);
     expect(existsSync(file)).toBe(false);
+  }, 60_000);
+
+  it("weft worker reads the file again while the scheduler it names refuses connections (left by one gone)", async () => {
+    const file = join(dir, "stale.json");
+    writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
+    const workerCtx = context();
+    const worker = main(
+      ["node", "weft", "worker", "--scheduler-file", file, ...WORKER, "--connect-timeout", "20000"],
+      workerCtx,
+    );
+    await sleep(300);
+    // Started again, elsewhere: it writes its own address over the stale one.
+    let address = "";
+    const scheduler = runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: file },
+      context(),
+      (s) => {
+        address = s.address;
+        return s.closed;
+      },
+    );
+    const client = await Client.connect(
+      await readSchedulerFile(file, { timeoutMs: 10_000 }).then(async (found) => {
+        // The stale address may still be there for a moment.
+        while (found !== address) found = await readSchedulerFile(file);
+        return found;
+      }),
+      { printTaskOutput: false },
+    );
+    try {
+      await client.waitForWorkers(1, { timeoutMs: 10_000 });
+    } finally {
+      await client.shutdown();
+    }
+    expect(await worker).toBe(0);
+    await scheduler;
+
+    // None comes: the worker says which address refused, and for how long.
+    writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
+    const alone = context();
+    expect(
+      await main(
+        ["node", "weft", "worker", "--scheduler-file", file, ...WORKER, "--connect-timeout", "300"],
+        alone,
+      ),
+    ).toBe(2);
+    expect(alone.stderr.text).toMatch(
+      /^weft worker: cannot start: the scheduler at tcp:\/\/127\.0\.0\.1:\d+ \(named by .*stale\.json\) still refuses connections after 300 ms/,
+    );
   }, 60_000);
 
   it("weft worker refuses neither or both, and says what is wrong with the file", async () => {

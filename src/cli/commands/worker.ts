@@ -1,12 +1,12 @@
 import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
 import { splitScheme } from "../../util/address.ts";
-import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
+import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
 import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import {
@@ -208,7 +208,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--scheduler-file <path>",
-      "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting up to --connect-timeout for it to appear",
+      "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting up to --connect-timeout for it to appear, and reading it again while the address there refuses connections (a scheduler gone, until one started again writes its own)",
     )
     .option("--nthreads <n>", "tasks computed at once (default: the CPU count, as a Worker's)")
     .option(
@@ -343,9 +343,11 @@ export function workerCommand(ctx: CliContext): Command {
       try {
         scheduler =
           given ??
-          (await readSchedulerFile(opts.schedulerFile as string, {
-            timeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout),
-          }));
+          (await liveSchedulerFromFile(
+            opts.schedulerFile as string,
+            timeoutMs("--connect-timeout", opts.connectTimeout),
+            stderrLogger("weft.worker", opts.logLevel),
+          ));
       } catch (err) {
         ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
         ctx.exitCode = EXIT.usage;
