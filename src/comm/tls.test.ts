@@ -110,6 +110,13 @@ describe("tls transport", () => {
     expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, caFile: junk })).toThrow(
       `the TLS CA file ${junk} holds no PEM block (-----BEGIN …)`,
     );
+    // A key where the CA's certificate belongs: OpenSSL takes it, then refuses every peer.
+    expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, caFile: TEST_TLS_FILES.keyFile })).toThrow(
+      `the TLS CA file ${TEST_TLS_FILES.keyFile} holds no certificate (a -----BEGIN CERTIFICATE----- block): is it a key?`,
+    );
+    expect(tlsCredentialsProblem({ ...testTls(), ca: testTls().key })).toBe(
+      "tls: the TLS credentials cannot be used: the CA holds no certificate (a -----BEGIN CERTIFICATE----- block): is it a key?",
+    );
     // A key that is not the certificate's.
     const mismatched = {
       ...TEST_TLS_FILES,

@@ -6,6 +6,7 @@
  * processes come and go on many addresses, and the CA is what is trusted.
  */
 
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createSecureContext, type SecureContext } from "node:tls";
 
@@ -40,6 +41,13 @@ const contexts = new WeakMap<TlsCredentials, SecureContext>();
 export function secureContextFor(credentials: TlsCredentials): SecureContext {
   let context = contexts.get(credentials);
   if (context === undefined) {
+    // OpenSSL takes a CA without a certificate in it (a key given in its place) and
+    // then refuses every peer: say so now, not at each connection.
+    if (!holdsCertificate(credentials.ca)) {
+      throw new Error(
+        "the TLS credentials cannot be used: the CA holds no certificate (a -----BEGIN CERTIFICATE----- block): is it a key?",
+      );
+    }
     try {
       context = createSecureContext({
         ca: credentials.ca,
@@ -54,6 +62,16 @@ export function secureContextFor(credentials: TlsCredentials): SecureContext {
     contexts.set(credentials, context);
   }
   return context;
+}
+
+/** True when `pem` holds a certificate that parses. */
+function holdsCertificate(pem: string | Buffer): boolean {
+  try {
+    new X509Certificate(pem);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -73,8 +91,14 @@ export function loadTlsCredentials(files: TlsFiles): TlsCredentials {
     }
     return data;
   };
+  const ca = read("CA file", files.caFile);
+  if (!holdsCertificate(ca)) {
+    throw new Error(
+      `the TLS CA file ${files.caFile} holds no certificate (a -----BEGIN CERTIFICATE----- block): is it a key?`,
+    );
+  }
   const credentials = {
-    ca: read("CA file", files.caFile),
+    ca,
     cert: read("certificate", files.certFile),
     key: read("key", files.keyFile),
   };
