@@ -158,6 +158,14 @@ export interface ListenOptions extends CommOptions, TcpTimeouts {
    * without reading it: the scheduler. Default false.
    */
   forwardOutOfBandBuffers?: boolean;
+  /**
+   * `tls://` only: told of each peer refused in the TLS handshake, which never
+   * becomes a comm (a certificate the CA did not sign, or expired; none; a peer
+   * that does not speak TLS), with its address and why, so that the process
+   * can log it: the peer is told only that the connection closed. A peer that
+   * hangs up before its handshake (a port check) is not told of.
+   */
+  onRefusedPeer?: (peer: string, reason: string) => void;
 }
 
 /** The default largest frame: 64 MiB (Dask's shard size). */

@@ -7,7 +7,7 @@
  */
 
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
-import { createServer as createTlsServer, connect as tlsConnect } from "node:tls";
+import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect } from "node:tls";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
 import {
@@ -35,6 +35,7 @@ import {
   splitMessagePieces,
 } from "./messageLayout.ts";
 import { secureContextFor, type TlsCredentials } from "./tls.ts";
+import { handshakeFailureReason, unauthorizedPeerReason } from "./tlsRefusals.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
@@ -394,8 +395,22 @@ export async function listenTcp(
   const { scheme, tls } = schemeOf(address, options.tls);
   const { host, port } = parseHostPort(splitScheme(address).location, 0);
   const forward = options.forwardOutOfBandBuffers === true;
+  const refused = (socket: Socket, reason: string) => {
+    const peer = tcpAddress(socket.remoteAddress, socket.remotePort, scheme);
+    socket.destroy();
+    options.onRefusedPeer?.(peer, reason);
+  };
   const accept = (socket: Socket) => {
     if (socket.destroyed) return;
+    // The peer's certificate is checked here rather than by OpenSSL in the handshake
+    // (rejectUnauthorized below), which dropped the peer before why could be known.
+    // Nothing of it has been read: it is refused before it becomes a comm.
+    if (tls !== null && !(socket as TLSSocket).authorized) {
+      const peer = socket as TLSSocket;
+      const showed = Object.keys(peer.getPeerCertificate()).length > 0;
+      refused(socket, unauthorizedPeerReason(peer.authorizationError, showed));
+      return;
+    }
     handler(new TcpComm(socket, limits, timeouts, forward, scheme));
   };
   const server =
@@ -409,12 +424,17 @@ export async function listenTcp(
             key: tls.key,
             noDelay: true,
             requestCert: true,
-            rejectUnauthorized: true,
+            // Checked in accept, which refuses every peer OpenSSL did not authorize.
+            rejectUnauthorized: false,
           },
           accept,
         );
-  // A peer that failed the handshake never became a comm: nothing to report it to.
-  server.on("tlsClientError", (_err: Error, socket: Socket) => socket.destroy());
+  // A peer that failed the handshake never became a comm: the process is told why.
+  server.on("tlsClientError", (err: NodeJS.ErrnoException, socket: Socket) => {
+    const why = handshakeFailureReason(err);
+    if (why === null) socket.destroy();
+    else refused(socket, why);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen({ host: host === "" ? undefined : host, port }, () => {

@@ -1,28 +1,42 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect as tlsConnect } from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseHostPort } from "../util/address.ts";
 import type { Comm } from "./comm.ts";
 import { connect, listen } from "./connect.ts";
 import { ConnectError, isNetworkError } from "./errors.ts";
 import { commPair } from "./testPair.ts";
 import { strangerTls, TEST_TLS_FILES, testTls } from "./testTls.ts";
 import { loadTlsCredentials, tlsCredentialsProblem } from "./tls.ts";
+import { unauthorizedPeerReason } from "./tlsRefusals.ts";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
 
-/** A tls:// listener with the test cluster's credentials; the comms it accepted. */
+/** A tls:// listener with the test cluster's credentials; the comms it accepted, the peers it refused. */
 async function tlsListener() {
   const accepted: Comm[] = [];
-  const listener = await listen("tls://127.0.0.1:0", (c) => accepted.push(c), { tls: testTls() });
+  const refused: { peer: string; reason: string }[] = [];
+  const listener = await listen("tls://127.0.0.1:0", (c) => accepted.push(c), {
+    tls: testTls(),
+    onRefusedPeer: (peer, reason) => refused.push({ peer, reason }),
+  });
   cleanup.push(async () => {
     for (const c of accepted) c.abort();
     await listener.close();
   });
-  return { listener, accepted };
+  return { listener, accepted, refused };
+}
+
+/** Wait until `list` has `n` entries, at most 5 s. */
+async function untilLength(list: readonly unknown[], n: number): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (list.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
 }
 
 describe("tls transport", () => {
@@ -72,6 +86,68 @@ describe("tls transport", () => {
     await member.send("hi");
     while (accepted.length === 0) await new Promise((r) => setTimeout(r, 5));
     expect(await accepted[0].recv()).toBe("hi");
+  });
+
+  it("tells the listener's process why it refused each peer, and not of a port check", async () => {
+    const { listener, accepted, refused } = await tlsListener();
+    const { port } = parseHostPort(listener.address.slice("tls://".length));
+    // A port check (the scheduler's of a worker's address): connected, closed, no word.
+    const probe = netConnect(port, "127.0.0.1");
+    await new Promise((resolve) => probe.once("connect", resolve));
+    probe.destroy();
+    // A certificate another CA signed.
+    const intruder = await connect(listener.address, {
+      tls: { ...strangerTls(), ca: testTls().ca },
+      timeoutMs: 5000,
+    });
+    await intruder.closed;
+    await untilLength(refused, 1);
+    // No certificate at all.
+    const anonymous = tlsConnect({
+      port,
+      host: "127.0.0.1",
+      ca: testTls().ca,
+      checkServerIdentity: () => undefined,
+    });
+    anonymous.on("error", () => {});
+    await new Promise((resolve) => anonymous.once("close", resolve));
+    await untilLength(refused, 2);
+    // Not TLS: weft's framing in the clear, and HTTP.
+    const plain = await connect(listener.address.replace("tls://", "tcp://"), { timeoutMs: 5000 });
+    await plain.send({ hello: "in clear" }).catch(() => {});
+    await plain.closed;
+    await untilLength(refused, 3);
+    const http = netConnect(port, "127.0.0.1", () => http.write("GET / HTTP/1.0\r\n\r\n"));
+    http.on("error", () => {});
+    await new Promise((resolve) => http.once("close", resolve));
+    await untilLength(refused, 4);
+    expect(refused.map((r) => r.reason)).toEqual([
+      "its TLS certificate is not signed by this cluster's CA (DEPTH_ZERO_SELF_SIGNED_CERT): give it a certificate of the CA in --tls-ca-file",
+      "it showed no TLS certificate: give it --tls-cert and --tls-key (and --tls-ca-file)",
+      "it does not speak TLS: is it given a tcp:// address for this tls:// one?",
+      "it sent an HTTP request, not a TLS handshake",
+    ]);
+    for (const r of refused) expect(r.peer).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+    expect(accepted).toEqual([]);
+    // A member still gets in, and is no refusal.
+    const member = await connect(listener.address, { tls: testTls(), timeoutMs: 5000 });
+    cleanup.push(() => member.abort());
+    await member.send("hi");
+    await untilLength(accepted, 1);
+    expect(await accepted[0].recv()).toBe("hi");
+    expect(refused).toHaveLength(4);
+  });
+
+  it("names the certificate problems an operator meets", () => {
+    expect(unauthorizedPeerReason("CERT_HAS_EXPIRED")).toBe(
+      "its TLS certificate has expired (CERT_HAS_EXPIRED)",
+    );
+    expect(unauthorizedPeerReason("CERT_NOT_YET_VALID")).toMatch(
+      /^its TLS certificate is not valid yet/,
+    );
+    expect(unauthorizedPeerReason("SOMETHING_ELSE")).toBe(
+      "its TLS certificate was refused (SOMETHING_ELSE)",
+    );
   });
 
   it("carries a message larger than a frame whole, with bytes out of band", async () => {

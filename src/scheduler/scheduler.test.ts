@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Comm } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { strangerTls, testTls } from "../comm/testTls.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
@@ -732,6 +733,24 @@ describe("Scheduler server", () => {
     const logged = records.filter((r) => r.msg === "a connection closed before introducing itself");
     expect(logged).toHaveLength(1);
     expect(String(logged[0].reason)).toMatch(/malformed|frame|message/);
+  });
+
+  it("logs a peer refused in the TLS handshake, saying why (the peer hears only that it closed)", async () => {
+    const { s, records } = await start({ listen: "tls://127.0.0.1:0", tls: testTls() });
+    const intruder = await connect(s.address, {
+      tls: { ...strangerTls(), ca: testTls().ca },
+      timeoutMs: 5_000,
+    });
+    await intruder.closed;
+    await until(() => records.some((r) => r.msg === "refused a TLS connection"));
+    const logged = records.find((r) => r.msg === "refused a TLS connection");
+    expect(logged).toMatchObject({
+      level: 40,
+      peer: expect.stringMatching(/^tls:\/\/127\.0\.0\.1:/),
+    });
+    expect(String(logged?.reason)).toMatch(
+      /^its TLS certificate is not signed by this cluster's CA/,
+    );
   });
 
   it("close() ends every connection", async () => {

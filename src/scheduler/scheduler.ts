@@ -199,6 +199,8 @@ export class Scheduler implements SessionHost {
     this.listener = await listen(this.options.listen, (comm) => this.accept(comm), {
       ...commOptionsOf(this.options),
       forwardOutOfBandBuffers: true,
+      onRefusedPeer: (peer, reason) =>
+        this.logger.warn({ peer, reason }, "refused a TLS connection"),
     });
     try {
       const httpAddress = this.options.httpAddress;

@@ -315,7 +315,11 @@ export class Worker extends BaseWorker {
       await this.executors.start();
       this.throwIfClosedWhileStarting();
       refuseMemoryLimitTooSmall(this.memory, o);
-      this.listener = await listen(o.listen, (comm) => this.servePeer(comm), commOptionsOf(o));
+      this.listener = await listen(o.listen, (comm) => this.servePeer(comm), {
+        ...commOptionsOf(o),
+        onRefusedPeer: (peer, reason) =>
+          this.logger.warn({ peer, reason }, "refused a TLS connection"),
+      });
       this.throwIfClosedWhileStarting();
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
       if (o.httpAddress !== null) {
