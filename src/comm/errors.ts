@@ -55,17 +55,25 @@ export class FrameTooLargeError extends CommError {
     /** The header's four bytes, when known: text there means another protocol. */
     header?: Uint8Array,
   ) {
-    const text = header?.every((b) => b >= 0x20 && b < 0x7f)
-      ? String.fromCharCode(...header)
-      : null;
     super(
-      `received a frame header announcing ${bytes} bytes: larger than maxFrameBytes (${limit})${
-        text === null
-          ? ""
-          : `; it reads as text (${JSON.stringify(`${text}…`)}): is the peer a weft scheduler or worker?`
-      }`,
+      `received a frame header announcing ${bytes} bytes: larger than maxFrameBytes (${limit})${otherProtocolHint(header)}`,
     );
   }
+}
+
+/**
+ * What a frame header too large to be weft's reads as, said after the error
+ * (empty if nothing): text (an HTTP peer, or one answering as HTTP), or the
+ * start of a TLS handshake (a record of type 22, version 3.x: a tls:// peer).
+ */
+function otherProtocolHint(header: Uint8Array | undefined): string {
+  if (header === undefined) return "";
+  if (header[0] === 0x16 && header[1] === 0x03) {
+    return "; it reads as the start of a TLS handshake: is the peer given a tls:// address for this tcp:// one?";
+  }
+  if (!header.every((b) => b >= 0x20 && b < 0x7f)) return "";
+  const text = String.fromCharCode(...header);
+  return `; it reads as text (${JSON.stringify(`${text}…`)}): is the peer a weft scheduler or worker?`;
 }
 
 /** A message is larger than the transport's `maxMessageBytes`. */

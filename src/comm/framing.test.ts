@@ -40,6 +40,14 @@ describe("FrameReader", () => {
     );
   });
 
+  it("says so when the peer starts a TLS handshake (a tls:// peer at a tcp:// address)", () => {
+    // A TLS record header: handshake (22), version 3.1, then the record's length.
+    const hello = Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]);
+    expect(() => new FrameReader(64 * 1024 * 1024).push(hello)).toThrow(
+      /larger than maxFrameBytes \(67108864\); it reads as the start of a TLS handshake: is the peer given a tls:\/\/ address for this tcp:\/\/ one\?$/,
+    );
+  });
+
   it("reassembles a message sent in several frames, at any chunking", () => {
     const big = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
     const bytes = Buffer.concat([

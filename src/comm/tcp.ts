@@ -335,7 +335,9 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
           ? "refused"
           : tls !== null && isTlsError(err)
             ? `failed: the TLS handshake failed: ${err.message}`
-            : `failed: ${err.message}`;
+            : tls !== null && code === "ECONNRESET"
+              ? `failed: the peer closed it during the TLS handshake: ${TLS_HANGUP}`
+              : `failed: ${err.message}`;
       fail(
         new ConnectError(
           `connection to ${address} ${what}${code ? ` (${code})` : ""}`,
@@ -367,6 +369,10 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
 /** Why a TLS peer may close a connection it accepted before saying anything. */
 const TLS_REFUSAL =
   "the peer may have refused this process's TLS certificate (is it signed by the CA the peer trusts?)";
+
+/** Why a peer may close a connection in the middle of the TLS handshake. */
+const TLS_HANGUP =
+  "does it listen on tcp:// rather than tls://, or refuse this process's certificate (is it signed by the CA the peer trusts)?";
 
 /** True for an error of TLS rather than of the network (a certificate refused, a protocol mismatch). */
 function isTlsError(err: NodeJS.ErrnoException): boolean {

@@ -150,6 +150,25 @@ describe("tls transport", () => {
     );
   });
 
+  it("tls:// dialling a tcp:// listener: both ends say the other speaks TLS, or does not", async () => {
+    const accepted: Comm[] = [];
+    const plain = await listen("tcp://127.0.0.1:0", (c) => accepted.push(c));
+    cleanup.push(() => plain.close());
+    const err = await connect(plain.address.replace("tcp://", "tls://"), {
+      tls: testTls(),
+      timeoutMs: 5000,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as Error).message).toMatch(
+      /^connection to tls:\/\/127\.0\.0\.1:\d+ failed: the peer closed it during the TLS handshake: does it listen on tcp:\/\/ rather than tls:\/\/, or refuse this process's certificate/,
+    );
+    await untilLength(accepted, 1);
+    const closed = await accepted[0].closed;
+    expect(closed.error?.message).toMatch(
+      /it reads as the start of a TLS handshake: is the peer given a tls:\/\/ address for this tcp:\/\/ one\?$/,
+    );
+  });
+
   it("carries a message larger than a frame whole, with bytes out of band", async () => {
     const p = await commPair("tls://127.0.0.1:0", { tls: testTls(), maxFrameBytes: 1000 });
     cleanup.push(async () => {
