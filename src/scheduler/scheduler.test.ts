@@ -160,6 +160,25 @@ describe("Scheduler server", () => {
     expect(unchecked.reply).toMatchObject({ status: "OK" });
   });
 
+  it("warns once of a worker refused for a taken name, which asks again and again; then at debug", async () => {
+    const { s, records } = await start();
+    await peer(s, { ...registerWorker("inproc://w/1"), name: "w" });
+    for (let i = 0; i < 3; i++) {
+      const again = await peer(s, { ...registerWorker("inproc://w/2"), name: "w" });
+      expect(again.reply).toMatchObject({ status: "error", code: "name-taken" });
+    }
+    // Another worker given the name is warned of in its turn.
+    await peer(s, { ...registerWorker("inproc://w/3"), name: "w" });
+    const refusals = records.filter((r) => String(r.msg).startsWith("refused a worker"));
+    expect(refusals.map((r) => [r.level, r.msg, r.worker])).toEqual([
+      [40, "refused a worker", undefined],
+      [20, "refused a worker again", "inproc://w/2"],
+      [20, "refused a worker again", "inproc://w/2"],
+      [40, "refused a worker", undefined],
+    ]);
+    expect(refusals[0].reason).toBe('the name "w" is taken by the worker at inproc://w/1');
+  });
+
   it("refuses a malformed registration", async () => {
     const { s } = await start();
     const w = await peer(s, { ...registerWorker("inproc://w/1"), nthreads: -1 });

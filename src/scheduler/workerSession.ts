@@ -25,13 +25,39 @@ import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { nameTaken, workerNamed } from "./state/workerLifecycle.ts";
 
+/**
+ * How long a refusal of one worker for one reason is logged at debug, not
+ * warn, once said: a worker whose name is taken asks again every half second
+ * until its connect timeout (30 s by default), which logged 60 warnings.
+ */
+const REFUSAL_QUIET_MS = 60_000;
+
+/** When each scheduler last warned of a refusal, by worker address and reason. */
+const refusalsSaid = new WeakMap<SessionHost, Map<string, number>>();
+
+/** True if `host` warned of refusing `worker` for `why` within the last {@link REFUSAL_QUIET_MS}. */
+function saidRecently(host: SessionHost, worker: string, why: string): boolean {
+  let said = refusalsSaid.get(host);
+  if (said === undefined) refusalsSaid.set(host, (said = new Map()));
+  const now = Date.now();
+  for (const [key, at] of said) if (now - at >= REFUSAL_QUIET_MS) said.delete(key);
+  const key = `${worker}\n${why}`;
+  if (said.has(key)) return true;
+  said.set(key, now);
+  return false;
+}
+
 async function refuse(
   host: SessionHost,
   comm: Comm,
   why: string,
   code?: RegisterRefusalCode,
+  worker?: string,
 ): Promise<void> {
-  host.logger.warn({ peer: comm.peerAddress, reason: why }, "refused a worker");
+  const fields = { peer: comm.peerAddress, reason: why };
+  if (worker !== undefined && saidRecently(host, worker, why)) {
+    host.logger.debug({ ...fields, worker }, "refused a worker again");
+  } else host.logger.warn(fields, "refused a worker");
   const reply: RegisterReplyMsg = {
     op: "register-worker-reply",
     status: "error",
@@ -147,7 +173,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   // Its name may be that of a worker on its way out (a nanny's worker started
   // again): the refusal says so, and the worker asks again for a while.
   const holder = typeof msg.name === "string" ? workerNamed(host.state, msg.name) : undefined;
-  if (holder !== undefined) return refuse(host, comm, nameTaken(holder), "name-taken");
+  if (holder !== undefined) return refuse(host, comm, nameTaken(holder), "name-taken", address);
   const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
   if (!outcome.ok) return refuse(host, comm, outcome.error.message);
 

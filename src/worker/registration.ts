@@ -61,7 +61,7 @@ export interface Registered {
 export async function registerWithScheduler(host: RegistrationHost): Promise<Registered> {
   const o = host.options;
   const deadline = Date.now() + o.connectTimeoutMs;
-  for (;;) {
+  for (let asked = 1; ; asked++) {
     const comm = await connectToScheduler(host);
     host.connected(comm);
     let reply: Partial<RegisterWorkerReply> | null;
@@ -76,12 +76,18 @@ export async function registerWithScheduler(host: RegistrationHost): Promise<Reg
     if (reply?.status === "OK") return { comm, reply };
     const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
     if (reply?.code !== "name-taken" || Date.now() >= deadline) {
-      throw new Error(`the scheduler at ${o.scheduler} refused to register this worker: ${why}`);
+      const tries = asked === 1 ? "" : ` (asked ${asked} times in ${o.connectTimeoutMs} ms)`;
+      throw new Error(
+        `the scheduler at ${o.scheduler} refused to register this worker: ${why}${tries}`,
+      );
     }
-    host.logger.info(
-      { reason: why },
-      "the scheduler refused this worker's name for now; asking again",
-    );
+    // Said once: the holder may be on its way out, or may be a second worker given the name.
+    if (asked === 1) {
+      host.logger.info(
+        { reason: why, waitMs: o.connectTimeoutMs },
+        `the scheduler refused this worker's name for now; asking again every ${NAME_TAKEN_RETRY_MS} ms until it is free`,
+      );
+    }
     comm.abort();
     await sleep(NAME_TAKEN_RETRY_MS);
     host.throwIfClosed();
