@@ -25,6 +25,7 @@ import {
   frameLimitsFrom,
   LOG_LEVELS,
   positiveInt,
+  requireTlsScheme,
   type TlsCliOptions,
   timeoutMs,
   tlsFrom,
@@ -167,6 +168,7 @@ export async function runGraph(
       throw new Error("--tls-ca-file, --tls-cert and --tls-key apply with --scheduler only");
     }
     secure = tlsFrom(opts);
+    if (opts.scheduler !== undefined) requireTlsScheme(opts.scheduler, secure);
     connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
     memoryLimit =

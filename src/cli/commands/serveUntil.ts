@@ -4,6 +4,7 @@ import { type Command, Option } from "commander";
 import type { Logger } from "pino";
 import { type FrameLimits, frameLimitsProblem } from "../../comm/comm.ts";
 import { loadTlsCredentials, type TlsCredentials } from "../../comm/tls.ts";
+import { splitScheme } from "../../util/address.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
@@ -205,6 +206,18 @@ export function tlsFrom(opts: TlsCliOptions): { tls?: TlsCredentials } {
       keyFile: opts.tlsKey as string,
     }),
   };
+}
+
+/**
+ * Throws when TLS credentials were given (`secure`, from {@link tlsFrom}) for a
+ * scheduler address that is not tls://: the connection would go in the clear,
+ * the --tls-* options silently unused, which is never what giving them meant.
+ */
+export function requireTlsScheme(scheduler: string, secure: { tls?: TlsCredentials }): void {
+  if (secure.tls === undefined || splitScheme(scheduler).scheme === "tls") return;
+  throw new Error(
+    `--tls-ca-file, --tls-cert and --tls-key are for a tls:// scheduler, and ${scheduler} is not one: give its tls:// address (over tcp:// nothing would be encrypted)`,
+  );
 }
 
 /** The limits given by `--max-frame-bytes` / `--max-message-bytes` (throws for bad sizes). */

@@ -19,6 +19,7 @@ import {
 } from "./schedulerChoice.ts";
 import {
   addTlsOptions,
+  requireTlsScheme,
   stderrLogger,
   type TlsCliOptions,
   timeoutMs,
@@ -68,10 +69,12 @@ export async function withClient(
   try {
     const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
     const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs);
+    const secure = tlsFrom(opts);
+    requireTlsScheme(address, secure);
     client = await Client.connect(address, {
       name,
       timeoutMs: connectMs,
-      ...tlsFrom(opts),
+      ...secure,
       logger: stderrLogger(`weft.${name}`, "silent"),
       // A command that looks at the cluster does not print what its tasks print.
       printTaskOutput: false,

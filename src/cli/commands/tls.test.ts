@@ -122,6 +122,29 @@ describe("TCP mode over TLS", () => {
     }
   });
 
+  it("the TLS flags with a tcp:// scheduler are refused, not left unused (nothing would be encrypted)", async () => {
+    const { scheduler, stop, done } = await cliScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent" },
+      testContext(),
+    );
+    const address = scheduler.address;
+    const why = `--tls-ca-file, --tls-cert and --tls-key are for a tls:// scheduler, and ${address} is not one: give its tls:// address (over tcp:// nothing would be encrypted)`;
+    try {
+      const graph = join(dir, "plain.json");
+      writeFileSync(graph, JSON.stringify({ graph: { a: 1 } }));
+      const run = await runWeft(["run", graph, "--scheduler", address, ...TLS_FLAGS]);
+      expect(run).toMatchObject({ code: 2, err: `weft run: ${why}\n` });
+      const status = await runWeft(["status", address, ...TLS_FLAGS]);
+      expect(status).toMatchObject({ code: 2, err: `weft status: ${why}\n` });
+      const worker = await runWeft(["worker", address, "--executor", "inline", ...TLS_FLAGS]);
+      expect(worker).toMatchObject({ code: 2, err: `weft worker: cannot start: ${why}\n` });
+      expect(scheduler.state.workers.size).toBe(0);
+    } finally {
+      stop();
+      await done;
+    }
+  });
+
   it("weft run refuses the TLS flags without --scheduler", async () => {
     const graph = join(dir, "h.json");
     writeFileSync(graph, JSON.stringify({ graph: { a: ["inc", 1] }, tasks: [BENCH_TASKS] }));

@@ -24,6 +24,7 @@ import {
   nonNegativeInt,
   parseResources,
   positiveInt,
+  requireTlsScheme,
   stderrLogger,
   type TlsCliOptions,
   timeoutMs,
@@ -115,6 +116,8 @@ export async function runWorker(
     nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
     const connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout);
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
+    const secure = tlsFrom(opts);
+    requireTlsScheme(scheduler, secure);
     // A worker of a tls:// cluster serves its peers over TLS too: on tcp:// anyone could
     // fetch its results or run code there without a certificate.
     const listenAt =
@@ -154,7 +157,7 @@ export async function runWorker(
         ? { memoryTerminate: thresholdOption("--memory-terminate", opts.memoryTerminate) }
         : {}),
       ...frameLimitsFrom(opts),
-      ...tlsFrom(opts),
+      ...secure,
       ...httpFrom(opts),
       ...lifetimeFrom(opts),
       preload: opts.preload ?? [],
