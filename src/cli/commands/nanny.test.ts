@@ -100,7 +100,8 @@ describe("weft worker --nanny", () => {
     writeFileSync(
       tasks,
       `import { defineTask } from ${JSON.stringify(registry)};\n` +
-        'defineTask("nanny.exit", () => process.exit(1));\n',
+        'defineTask("nanny.exit", () => process.exit(1));\n' +
+        'defineTask("nanny.kill", () => process.kill(process.pid, "SIGKILL"));\n',
     );
     const ctx = testContext();
     const { nanny, stop } = startNanny(
@@ -125,6 +126,12 @@ describe("weft worker --nanny", () => {
       );
       // The child's line reaches the nanny's stdout through a pipe: maybe after it registered.
       await eventually(() => workerLines(ctx) === 2, 10_000, "the new worker's line");
+      // Killed (the kernel's out-of-memory killer sends SIGKILL): it cannot say so, the nanny does.
+      void client.runWith({ onError: "return" }, "nanny.kill");
+      await eventually(() => workerLines(ctx) === 3, 60_000, "the third worker's line");
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the worker was killed (SIGKILL: out of memory? the system's log says; --memory-limit keeps a worker within one); starting another (2 of at most 2 in a row)",
+      );
       stop();
       await nanny;
       expect(ctx.exitCode).toBe(0);

@@ -73,6 +73,19 @@ export function givenArgs(
   return out;
 }
 
+/**
+ * How a child that is to be started again ended: on a fault (exit 1), or
+ * killed by a signal, which it could not say itself. SIGKILL is most often the
+ * kernel's out-of-memory killer.
+ */
+function stopDescription(signal: NodeJS.Signals | null): string {
+  if (signal === null) return "stopped on a fault";
+  if (signal === "SIGKILL") {
+    return "was killed (SIGKILL: out of memory? the system's log says; --memory-limit keeps a worker within one)";
+  }
+  return `was killed (${signal})`;
+}
+
 /** Options of {@link runNanny}. */
 export interface NannyOptions {
   /** The arguments of `weft worker` for each child. */
@@ -101,12 +114,16 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     child = running;
     running.stdout?.on("data", (d: Buffer) => ctx.stdout.write(d.toString()));
     running.stderr?.on("data", (d: Buffer) => ctx.stderr.write(d.toString()));
+    let killedBy: NodeJS.Signals | null = null;
     const code = await new Promise<number>((resolve) => {
       running.once("error", (err) => {
         ctx.stderr.write(`weft worker: nanny: cannot start a worker process: ${err.message}\n`);
         resolve(2);
       });
-      running.once("close", (c, signal) => resolve(c ?? (signal === "SIGTERM" ? 0 : 1)));
+      running.once("close", (c, signal) => {
+        killedBy = signal;
+        resolve(c ?? (signal === "SIGTERM" ? 0 : 1));
+      });
     });
     child = null;
     if (stopping) {
@@ -132,7 +149,7 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     }
     restarts++;
     ctx.stderr.write(
-      `weft worker: nanny: the worker stopped on a fault; starting another (${restarts} of at most ${o.maxRestarts} in a row)\n`,
+      `weft worker: nanny: the worker ${stopDescription(killedBy)}; starting another (${restarts} of at most ${o.maxRestarts} in a row)\n`,
     );
   }
 }
