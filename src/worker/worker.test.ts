@@ -705,5 +705,23 @@ describe("Worker lifecycle", () => {
     const w = await start();
     await sched.close();
     while (w.status !== "closed") await new Promise((r) => setTimeout(r, 5));
+    expect(w.fault).toBe("lost the connection to the scheduler");
+  });
+
+  it("says why it lost the scheduler when a message was too large for it (limits set apart)", async () => {
+    const tcp = await FakeScheduler.start({ address: "tcp://127.0.0.1:0" });
+    try {
+      const w = await testWorker(tcp.address, {
+        listen: "tcp://127.0.0.1:0",
+        maxMessageBytes: 1_000,
+      });
+      await tcp.computeTask(w.address, "t", { fn: "inc", args: ["x".repeat(5_000)] });
+      while (w.status !== "closed") await new Promise((r) => setTimeout(r, 5));
+      expect(w.fault).toMatch(
+        /^lost the connection to the scheduler: received a message of at least \d+ bytes: larger than maxMessageBytes \(1000\) \(give every process of the cluster the same --max-message-bytes and --max-frame-bytes\)$/,
+      );
+    } finally {
+      await tcp.close();
+    }
   });
 });

@@ -23,6 +23,7 @@ import type { Client } from "../client/client.ts";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
+import { isDataError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
@@ -475,19 +476,25 @@ export class Worker extends BaseWorker {
   }
 
   private async readSchedulerStream(comm: Comm): Promise<void> {
+    let why = "";
     try {
       await forEachMessage(comm, (frame) =>
         this.onSchedulerMessages(Array.isArray(frame) ? frame : [frame]),
       );
     } catch (err) {
       this.logger.error({ err }, "the stream from the scheduler broke");
+      // Its own limits, not the scheduler, ended it: the one line a weft worker prints says so.
+      const cause = isDataError(err) ? err : (err as Error).cause;
+      if (isDataError(cause)) {
+        why = `: ${(cause as Error).message} (give every process of the cluster the same --max-message-bytes and --max-frame-bytes)`;
+      }
     }
     if (this.statusValue === "running" || this.statusValue === "paused") {
       this.logger.warn(
         { scheduler: this.options.scheduler },
         "lost the connection to the scheduler; closing",
       );
-      this.closeOnFault("lost the connection to the scheduler");
+      this.closeOnFault(`lost the connection to the scheduler${why}`);
     }
   }
 
