@@ -359,12 +359,16 @@ export function workerCommand(ctx: CliContext): Command {
       const orphaned = nannyGone().then(() => {
         ctx.stderr.write("weft worker: its nanny is gone; closing\n");
       });
-      await runWorker(
-        scheduler,
-        opts,
-        ctx,
-        (w) => untilSignal(Promise.race([w.closed, orphaned])),
-        orphaned,
+      // Listened for from the start: a worker still waiting for its scheduler closes on
+      // SIGINT or SIGTERM as a running one does (exit 0), instead of dying of it (130, 143).
+      let finished!: () => void;
+      const signalled = untilSignal(
+        new Promise<void>((resolve) => {
+          finished = resolve;
+        }),
       );
+      const giveUp = Promise.race([orphaned, signalled]);
+      await runWorker(scheduler, opts, ctx, (w) => Promise.race([giveUp, w.closed]), giveUp);
+      finished();
     });
 }

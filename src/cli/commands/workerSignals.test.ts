@@ -1,0 +1,34 @@
+import { type AddressInfo, createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { testContext } from "../testContext.ts";
+import { main } from "../weft.ts";
+
+/** A tcp:// address nothing listens at (a port just let go of): connections are refused. */
+async function refusingAddress(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `tcp://127.0.0.1:${port}`;
+}
+
+describe("weft worker and signals", () => {
+  it("SIGTERM while it waits for its scheduler closes it as when running: exit 0, nothing said", async () => {
+    const ctx = testContext();
+    const args = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
+    const worker = main(
+      ["node", "weft", "worker", await refusingAddress(), ...args, "--connect-timeout", "20000"],
+      ctx,
+    );
+    await sleep(1_000); // started, and asking the scheduler again and again
+    const signalled = Date.now();
+    process.emit("SIGTERM", "SIGTERM");
+    const code = await Promise.race([worker, sleep(5_000, "still waiting")]);
+    expect(code).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(3_000);
+    expect(ctx.stderr.text).toBe("");
+    expect(process.listenerCount("SIGTERM")).toBe(0);
+    expect(process.listenerCount("SIGINT")).toBe(0);
+  }, 30_000);
+});
