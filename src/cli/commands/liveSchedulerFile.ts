@@ -34,12 +34,17 @@ function reach(address: string): Promise<Reach> {
   }
   return new Promise((resolve) => {
     const socket = netConnect({ host, port, timeout: PROBE_TIMEOUT_MS });
+    let settled = false;
     const done = (found: Reach) => {
+      if (settled) return;
+      settled = true;
       socket.destroy();
       resolve(found);
     };
     socket.once("connect", () => done("accepts"));
-    socket.once("timeout", () => done("other"));
+    // After a stalled event loop, the timer runs before the poll phase delivers a refusal
+    // that came long ago: let it be delivered first (setImmediate runs after the poll).
+    socket.once("timeout", () => setImmediate(() => done("other")));
     socket.once("error", (err: NodeJS.ErrnoException) =>
       done(err.code === "ECONNREFUSED" ? "refuses" : "other"),
     );
