@@ -218,13 +218,21 @@ describe("weft worker --nanny", () => {
         env: { ...process.env, WEFT_NANNY_CHILD: "1" },
       },
     );
+    // Its log (on stderr) says it is waiting: only then is the nanny's end met in that
+    // wait (before, it would be the next test's case, a worker still starting).
     let stderr = "";
+    let markWaiting = () => {};
+    const waiting = new Promise<void>((resolve) => {
+      markWaiting = resolve;
+    });
     child.stderr?.on("data", (d: Buffer) => {
       stderr += d.toString();
+      if (stderr.includes("the scheduler refuses connections")) markWaiting();
     });
+    child.once("exit", () => markWaiting()); // ended early: the checks below say how
     const started = Date.now();
     try {
-      await sleep(1_000);
+      await waiting;
       child.disconnect();
       const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
       expect(Date.now() - started).toBeLessThan(30_000);
