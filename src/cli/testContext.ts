@@ -3,6 +3,7 @@
 import { Writable } from "node:stream";
 import type { Scheduler } from "../scheduler/scheduler.ts";
 import type { Worker } from "../worker/worker.ts";
+import { freePort } from "./commands/contactAddress.ts";
 import type { CliContext } from "./commands/context.ts";
 import { runScheduler } from "./commands/scheduler.ts";
 import { runWorker } from "./commands/worker.ts";
@@ -87,4 +88,9 @@ export async function cliScheduler(
   });
   while (started === null) await new Promise((r) => setTimeout(r, 5));
   return { scheduler: started, stop, done };
+}
+
+/** A tcp:// address nothing listens at (a port just let go of): connections are refused. */
+export async function refusingAddress(): Promise<string> {
+  return `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
 }

@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -12,17 +11,9 @@ import { Client } from "../../client/client.ts";
 import { eventually } from "../../client/testCluster.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { testContext } from "../testContext.ts";
+import { freePort } from "./contactAddress.ts";
 import type { CliContext } from "./context.ts";
 import { givenArgs, runNanny } from "./nanny.ts";
-
-/** A TCP port free on 127.0.0.1 a moment ago. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The `weft` command of this checkout. */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
@@ -143,7 +134,7 @@ describe("weft worker --nanny", () => {
 
   it("starts a new worker, at the same address, when the cluster restarts", async () => {
     const scheduler = await quietScheduler();
-    const port = await freePort();
+    const port = await freePort("127.0.0.1");
     const ctx = testContext();
     const { nanny, stop } = startNanny(
       [scheduler.address, "--nthreads", "1", "--executor", "inline"].concat([
@@ -205,7 +196,7 @@ describe("weft worker --nanny", () => {
       [
         WEFT_BIN,
         "worker",
-        `tcp://127.0.0.1:${await freePort()}`,
+        `tcp://127.0.0.1:${await freePort("127.0.0.1")}`,
         "--nthreads",
         "1",
         "--executor",

@@ -1,12 +1,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { Client } from "../../client/client.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
-import { testContext as context } from "../testContext.ts";
+import { testContext as context, refusingAddress } from "../testContext.ts";
 import { main } from "../weft.ts";
 import { runScheduler } from "./scheduler.ts";
 
@@ -14,15 +13,6 @@ const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const WORKER = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
-
-/** A tcp:// address nothing listens at (a port just let go of): connections are refused. */
-async function refusingAddress(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `tcp://127.0.0.1:${port}`;
-}
 
 describe("--scheduler-file", () => {
   it("weft scheduler writes its address there; weft worker waits for it and finds the scheduler", async () => {

@@ -1,17 +1,7 @@
-import { type AddressInfo, createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { testContext } from "../testContext.ts";
+import { refusingAddress, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
-
-/** A tcp:// address nothing listens at (a port just let go of): connections are refused. */
-async function refusingAddress(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return `tcp://127.0.0.1:${port}`;
-}
 
 describe("weft worker and signals", () => {
   it("SIGTERM while it waits for its scheduler closes it as when running: exit 0, nothing said", async () => {
