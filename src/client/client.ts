@@ -277,14 +277,19 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const timeoutMs = connectTimeoutMs(options);
     const id = newClientId(options.name);
     const limits = commOptionsOf(options);
+    const logger =
+      options.logger ?? weftLogger("weft.client", process.env.WEFT_LOG_LEVEL ?? "info");
     const conn = await SchedulerConnection.open(address, id, {
       timeoutMs,
       batchedSendIntervalMs:
         options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
       ...limits,
+      onFirstRefusal: () =>
+        logger.info(
+          { scheduler: address, waitMs: timeoutMs },
+          "the scheduler refuses connections (not started yet?): trying again",
+        ),
     });
-    const logger =
-      options.logger ?? weftLogger("weft.client", process.env.WEFT_LOG_LEVEL ?? "info");
     const client = new Client(conn, id, address, timeoutMs, limits, logger);
     if (options.printTaskOutput ?? true) {
       // Not waited for: the subscriptions go first on the stream, before

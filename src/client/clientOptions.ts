@@ -15,7 +15,12 @@ import { optionsOf } from "./argChecks.ts";
 
 /** Options of {@link Client.connect}. */
 export interface ClientOptions {
-  /** Connect (to the scheduler, and to workers when fetching) within this many ms. Default 30,000. */
+  /**
+   * Connect (to the scheduler, and to workers when fetching) within this many
+   * ms. Default 30,000. A scheduler that refuses the connection (not listening
+   * yet: started together with its clients) is asked again until then, as Dask's
+   * client waits for its scheduler.
+   */
   timeoutMs?: number;
   /**
    * Batching interval of the stream to the scheduler, in ms; 0 sends at the

@@ -6,7 +6,7 @@
 
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, type CommOptions, commOptionsOf } from "../comm/comm.ts";
-import { connect } from "../comm/connect.ts";
+import { connectWaiting } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type {
@@ -22,8 +22,13 @@ import { ClientClosedError, SchedulerReplyError } from "./errors.ts";
 
 /** Options of {@link SchedulerConnection.open}. */
 export interface SchedulerConnectionOptions extends CommOptions {
-  /** Connect and handshake within this many ms. */
+  /**
+   * Connect and handshake within this many ms; a scheduler that refuses the
+   * connection (not listening yet) is asked again until then.
+   */
   timeoutMs: number;
+  /** Called once if the scheduler refuses the first connection (the caller says it waits). */
+  onFirstRefusal?: () => void;
   /** Batching interval of the stream to the scheduler, in ms. */
   batchedSendIntervalMs: number;
 }
@@ -83,13 +88,21 @@ export class SchedulerConnection {
     this.onSendFailed(msg, error);
   }
 
-  /** Connect to `address` as client `clientId`. Rejects if refused or unreachable. */
+  /**
+   * Connect to `address` as client `clientId`. A refused connection is tried
+   * again until `timeoutMs`; rejects if still refused, or unreachable.
+   */
   static async open(
     address: string,
     clientId: string,
     o: SchedulerConnectionOptions,
   ): Promise<SchedulerConnection> {
-    const comm = await connect(address, { timeoutMs: o.timeoutMs, ...commOptionsOf(o) });
+    // A scheduler started together with its clients may not listen yet: wait for it, as Dask's.
+    const comm = await connectWaiting(address, {
+      ...commOptionsOf(o),
+      timeoutMs: o.timeoutMs,
+      onFirstRefusal: o.onFirstRefusal,
+    });
     try {
       const hello: RegisterClientMsg = { op: "register-client", clientId, ...wireVersion() };
       await comm.send(hello);

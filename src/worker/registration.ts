@@ -12,8 +12,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type Comm, commOptionsOf } from "../comm/comm.ts";
-import { connect } from "../comm/connect.ts";
-import { CommClosedError, ConnectError } from "../comm/errors.ts";
+import { connectWaiting } from "../comm/connectWaiting.ts";
+import { CommClosedError } from "../comm/errors.ts";
 import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
 import { wireVersion } from "../protocol/version.ts";
 import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
@@ -102,35 +102,16 @@ export async function registerWithScheduler(host: RegistrationHost): Promise<Reg
  */
 async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
   const o = host.options;
-  const deadline = Date.now() + o.connectTimeoutMs;
-  let pause = 50;
-  let told = false;
-  for (;;) {
-    try {
-      return await connect(o.scheduler, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) });
-    } catch (err) {
-      const refused = err instanceof ConnectError && err.code === "ECONNREFUSED";
-      const left = deadline - Date.now();
-      if (!refused || left <= 0 || host.closing()) {
-        if (!refused || !told) throw err;
-        throw new ConnectError(
-          `${(err as Error).message}: still refused after ${o.connectTimeoutMs} ms`,
-          (err as ConnectError).address,
-          "ECONNREFUSED",
-          { cause: err },
-        );
-      }
-      if (!told) {
-        told = true;
-        host.logger.info(
-          { scheduler: o.scheduler, waitMs: o.connectTimeoutMs },
-          "the scheduler refuses connections (not started yet?): trying again",
-        );
-      }
-      await sleep(Math.min(pause, left));
-      pause = Math.min(pause * 2, 1_000);
-    }
-  }
+  return connectWaiting(o.scheduler, {
+    ...commOptionsOf(o),
+    timeoutMs: o.connectTimeoutMs,
+    stopped: () => host.closing(),
+    onFirstRefusal: () =>
+      host.logger.info(
+        { scheduler: o.scheduler, waitMs: o.connectTimeoutMs },
+        "the scheduler refuses connections (not started yet?): trying again",
+      ),
+  });
 }
 
 /** Send `register-worker` on `comm`; the scheduler's answer. */
