@@ -6,17 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../util/pyErrors.ts";
 import { ExecuteSuccessEvent } from "./events.ts";
-import { ADDR, compute } from "./testing.ts";
+import { ADDR, compute, thrown } from "./testing.ts";
 import { WorkerState } from "./workerState.ts";
-
-function thrown(f: () => unknown): Error {
-  try {
-    f();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("nothing was thrown");
-}
 
 describe("handleStimulus of what is not an event", () => {
   it.each([

@@ -13,17 +13,8 @@ import {
   PauseEvent,
   UpdateDataEvent,
 } from "./events.ts";
-import { ADDR, compute, success, W2 } from "./testing.ts";
+import { ADDR, compute, success, thrown, W2 } from "./testing.ts";
 import { WorkerState } from "./workerState.ts";
-
-function thrown(f: () => unknown): Error {
-  try {
-    f();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("nothing was thrown");
-}
 
 describe("rejected stimuli", () => {
   it("a result for a task that is not running names the task, its state and story", () => {

@@ -165,3 +165,13 @@ export class FailingStore extends Map<string, unknown> {
     return super.set(key, value);
   }
 }
+
+/** The error `f` throws; fails the test if it throws nothing. */
+export function thrown(f: () => unknown): Error {
+  try {
+    f();
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error("nothing was thrown");
+}
