@@ -9,12 +9,13 @@ import { type Comm, type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { connectWaiting } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
-import type {
-  ClientRequestOp,
-  RegisterClientMsg,
-  RegisterReplyMsg,
-  ReplyMsg,
-  ServerToClientMessage,
+import {
+  type ClientRequestOp,
+  limitSendsToScheduler,
+  type RegisterClientMsg,
+  type RegisterReplyMsg,
+  type ReplyMsg,
+  type ServerToClientMessage,
 } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
@@ -125,6 +126,8 @@ export class SchedulerConnection {
       // A scheduler older than the version check accepts any client: refuse it here.
       const mismatch = protocolMismatch(`the scheduler at ${address}`, "this client", reply);
       if (mismatch !== null) throw new Error(mismatch);
+      // A message over the scheduler's limit then fails alone, and the connection goes on.
+      limitSendsToScheduler(comm, reply);
     } catch (err) {
       comm.abort();
       throw err;

@@ -31,9 +31,20 @@ export interface Comm extends AsyncIterable<unknown> {
    * were handed to the OS, so awaiting it applies backpressure). Rejects with a
    * `CommClosedError` if the comm is closed, a `SerializationError` if the
    * message cannot be encoded, a `MessageTooLargeError` if it is larger than
-   * `maxMessageBytes` (the comm stays open in the last two cases).
+   * `maxMessageBytes` or the peer's limit ({@link limitSendsTo}) (the comm
+   * stays open in the last two cases).
    */
   send(msg: unknown): Promise<void>;
+  /**
+   * The peer accepts messages of at most `maxMessageBytes` (it said so, e.g.
+   * the scheduler in its answer to a registration): from now on a larger
+   * send rejects with a `MessageTooLargeError` naming `whose` limit it is
+   * (`"the scheduler's --max-message-bytes"`), the comm staying open, instead
+   * of being sent for the peer to close the connection on it. A limit not
+   * lower than this end's own changes nothing. Absent where messages have no
+   * size limit (in-process); a wrapper that lacks it sends as before.
+   */
+  limitSendsTo?(maxMessageBytes: number, whose: string): void;
   /**
    * The next message. Rejects with a `CommClosedError` (whose `cause` is the
    * close error, if any) once the comm is closed and every message that

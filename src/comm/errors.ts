@@ -6,6 +6,8 @@
  * which retrying will not fix.
  */
 
+import { formatBytes } from "../util/parseBytes.ts";
+
 /** Base class of every transport error. */
 export class CommError extends Error {
   override name = "CommError";
@@ -76,7 +78,12 @@ function otherProtocolHint(header: Uint8Array | undefined): string {
   return `; it reads as text (${JSON.stringify(`${text}…`)}): is the peer a weft scheduler or worker?`;
 }
 
-/** A message is larger than the transport's `maxMessageBytes`. */
+/**
+ * A message is larger than a `maxMessageBytes`: on sending, this process's
+ * own, or the peer's receive limit that it learned (the scheduler's, which its
+ * answer to `register-client` and `register-worker` carries); on receipt, this
+ * process's.
+ */
 export class MessageTooLargeError extends CommError {
   override name = "MessageTooLargeError";
   constructor(
@@ -85,11 +92,18 @@ export class MessageTooLargeError extends CommError {
     /** The limit it exceeds. */
     readonly limit: number,
     direction: "send" | "receive",
+    /**
+     * Whose limit it is, when not this process's own (`"the scheduler's
+     * --max-message-bytes"`), or null.
+     */
+    readonly whose: string | null = null,
   ) {
     super(
-      direction === "send"
-        ? `cannot send a message of ${bytes} bytes: larger than maxMessageBytes (${limit})`
-        : `received a message of at least ${bytes} bytes: larger than maxMessageBytes (${limit})`,
+      whose !== null
+        ? `cannot send a message of ${formatBytes(bytes)} (${bytes} bytes): larger than ${whose} (${formatBytes(limit)})`
+        : direction === "send"
+          ? `cannot send a message of ${bytes} bytes: larger than maxMessageBytes (${limit})`
+          : `received a message of at least ${bytes} bytes: larger than maxMessageBytes (${limit})`,
     );
   }
 }

@@ -149,6 +149,31 @@ describe("tcp transport", () => {
     expect(await p.server.recv()).toBe("small");
   });
 
+  it("after limitSendsTo, sending more than the peer's limit rejects naming it; the comm stays open", async () => {
+    const p = await commPair("tcp://127.0.0.1:0", { maxMessageBytes: 10_000 });
+    cleanup.push(async () => {
+      p.client.abort();
+      await p.listener.close();
+    });
+    expect(() => p.client.limitSendsTo?.(0, "x")).toThrow(
+      /limitSendsTo: maxMessageBytes must be a positive integer, got 0/,
+    );
+    // Not lower than its own: nothing changes.
+    p.client.limitSendsTo?.(20_000, "the peer's limit");
+    let err = await p.client.send(new Uint8Array(12_000)).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/larger than maxMessageBytes \(10000\)$/);
+    p.client.limitSendsTo?.(1000, "the peer's limit");
+    err = await p.client.send(new Uint8Array(2000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MessageTooLargeError);
+    expect((err as MessageTooLargeError).limit).toBe(1000);
+    expect((err as MessageTooLargeError).whose).toBe("the peer's limit");
+    expect((err as Error).message).toMatch(
+      /^cannot send a message of 1\.\d\d kiB \(\d+ bytes\): larger than the peer's limit \(0\.98 kiB\)$/,
+    );
+    await p.client.send(new Uint8Array(500));
+    expect(await p.server.recv()).toEqual(new Uint8Array(500));
+  });
+
   it("receiving more than maxMessageBytes closes the comm with a MessageTooLargeError", async () => {
     const { socket, server } = await rawPeer(1024, 1500);
     socket.write(Buffer.concat([frameHeader(1000, true), Buffer.alloc(1000), frameHeader(1000)]));

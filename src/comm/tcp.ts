@@ -115,6 +115,8 @@ export class TcpComm extends CommBase {
   /** `performance.now()` when a send last completed, or when the first unsent one started. */
   private sendProgressAt = 0;
   private stallTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The peer's receive limit when lower than this end's own (see {@link limitSendsTo}). */
+  private peerLimit: { readonly maxMessageBytes: number; readonly whose: string } | null = null;
 
   constructor(
     private readonly socket: Socket,
@@ -201,6 +203,12 @@ export class TcpComm extends CommBase {
     }
     const { maxFrameBytes, maxMessageBytes } = this.limits;
     const length = messageLength(segments);
+    const peer = this.peerLimit;
+    if (peer !== null && length > peer.maxMessageBytes) {
+      return Promise.reject(
+        new MessageTooLargeError(length, peer.maxMessageBytes, "send", peer.whose),
+      );
+    }
     if (length > maxMessageBytes) {
       return Promise.reject(new MessageTooLargeError(length, maxMessageBytes, "send"));
     }
@@ -224,6 +232,16 @@ export class TcpComm extends CommBase {
       });
       socket.uncork();
     });
+  }
+
+  limitSendsTo(maxMessageBytes: number, whose: string): void {
+    if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
+      throw new RangeError(
+        `limitSendsTo: maxMessageBytes must be a positive integer, got ${showValue(maxMessageBytes)}`,
+      );
+    }
+    this.peerLimit =
+      maxMessageBytes < this.limits.maxMessageBytes ? { maxMessageBytes, whose } : null;
   }
 
   private sendStarted(bytes: number): void {

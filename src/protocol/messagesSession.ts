@@ -15,6 +15,7 @@
  * `clientId` names a client); those fields have no doc of their own.
  */
 
+import type { Comm } from "../comm/comm.ts";
 import type { StartStop } from "../worker/state/taskState.ts";
 import type { KeyInMemoryMsg, SchedulerToClientMessage } from "./messagesClient.ts";
 import type { Key } from "./messagesTaskSpec.ts";
@@ -75,6 +76,29 @@ export interface RegisterReplyMsg extends WireVersion {
    * in the order registered, which it sets up after importing the task modules.
    */
   readonly plugins?: readonly WorkerPluginSpec[];
+  /**
+   * When registered: the largest message the scheduler accepts (its
+   * `--max-message-bytes`), which the worker or client then refuses to send
+   * it more than, instead of the scheduler closing the connection on the
+   * message. A scheduler that does not send it (an older weft) is sent as
+   * before.
+   */
+  readonly maxMessageBytes?: number;
+}
+
+/**
+ * Have `comm`, a connection to the scheduler, refuse to send more than the
+ * scheduler's receive limit that its `reply` gives ({@link RegisterReplyMsg.maxMessageBytes}),
+ * with a `MessageTooLargeError` naming it. A reply without one, or with one
+ * that is not a positive integer, changes nothing (sends as before).
+ */
+export function limitSendsToScheduler(
+  comm: Pick<Comm, "limitSendsTo">,
+  reply: { readonly maxMessageBytes?: unknown },
+): void {
+  const limit = reply.maxMessageBytes;
+  if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) return;
+  comm.limitSendsTo?.(limit, "the scheduler's --max-message-bytes");
 }
 
 /**

@@ -79,7 +79,13 @@ export async function serveClient(
   let saidGoodbye = false;
   const stream = sessionStream(host, comm, { client: id }, { peerLeaving: () => saidGoodbye });
   host.router.clients.set(id, stream);
-  const ok: RegisterReplyMsg = { op: "register-client-reply", status: "OK", ...wireVersion() };
+  const ok: RegisterReplyMsg = {
+    op: "register-client-reply",
+    status: "OK",
+    // So that the client refuses to send more, rather than this scheduler closing its connection.
+    maxMessageBytes: host.options.maxMessageBytes,
+    ...wireVersion(),
+  };
   comm.send(ok).catch(() => {});
   host.logger.debug({ client: id }, "client connected");
   host.plugins.notify("addClient", id);

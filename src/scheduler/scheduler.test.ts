@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Comm } from "../comm/comm.ts";
+import { type Comm, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { strangerTls, testTls } from "../comm/testTls.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
@@ -76,9 +76,21 @@ describe("Scheduler server", () => {
   it("registers a worker, sends it work and routes its results to the client", async () => {
     const { s } = await start();
     const w = await peer(s, registerWorker("inproc://w/1"));
-    expect(w.reply).toEqual({ op: "register-worker-reply", status: "OK", ...wireVersion() });
+    // Each reply says the largest message the scheduler accepts (the default here).
+    const maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+    expect(w.reply).toEqual({
+      op: "register-worker-reply",
+      status: "OK",
+      maxMessageBytes,
+      ...wireVersion(),
+    });
     const c = await peer(s, registerClient("c1"));
-    expect(c.reply).toEqual({ op: "register-client-reply", status: "OK", ...wireVersion() });
+    expect(c.reply).toEqual({
+      op: "register-client-reply",
+      status: "OK",
+      maxMessageBytes,
+      ...wireVersion(),
+    });
     await c.comm.send([
       {
         op: "update-graph",

@@ -193,6 +193,8 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     ...(host.taskModules.length > 0 ? { taskModules: [...host.taskModules] } : {}),
     ...(host.uploads.length > 0 ? { uploads: [...host.uploads] } : {}),
     ...(host.workerPlugins.length > 0 ? { plugins: [...host.workerPlugins] } : {}),
+    // So that the worker refuses to send more, rather than this scheduler closing its connection.
+    maxMessageBytes: host.options.maxMessageBytes,
     ...wireVersion(),
   };
   comm.send(ok).catch(() => {});

@@ -27,6 +27,7 @@ import { isDataError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
+import { limitSendsToScheduler } from "../protocol/messagesSession.ts";
 import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { LogRecords } from "../util/logRecords.ts";
@@ -461,6 +462,9 @@ export class Worker extends BaseWorker {
     // A scheduler older than the version check registers any worker: leave it here.
     const mismatch = protocolMismatch(`the scheduler at ${o.scheduler}`, "this worker", reply);
     if (mismatch !== null) throw new Error(mismatch);
+    // A message over the scheduler's limit then fails here, saying so, rather than
+    // the scheduler closing the connection on it.
+    limitSendsToScheduler(comm, reply);
     // Before the first message is read: tasks may need them.
     await this.code.takeRegisterReply(reply);
     this.stream = new BatchedSend(comm, {

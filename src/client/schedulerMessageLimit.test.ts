@@ -1,0 +1,78 @@
+/**
+ * A message larger than the scheduler's `maxMessageBytes`, from a client
+ * whose own limit is higher: the client learned the scheduler's limit when it
+ * registered, so the call that made the message fails at once with a
+ * `MessageTooLargeError` naming the limit, and the connection goes on.
+ */
+
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { MessageTooLargeError } from "../comm/errors.ts";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import { Worker } from "../worker/worker.ts";
+import { Client } from "./client.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { identity, inc } from "./testTasks.ts";
+
+const silent = pino({ level: "silent" });
+const toClose: { close(): Promise<unknown> }[] = [];
+
+afterEach(async () => {
+  for (const x of toClose.splice(0).reverse()) await x.close();
+  await closeTestClusters();
+});
+
+const MIB = 2 ** 20;
+
+describe("a message over the scheduler's maxMessageBytes", () => {
+  it("fails the call that made it, naming the scheduler's limit; the client goes on", async () => {
+    const { client } = await testCluster({
+      protocol: "tcp",
+      scheduler: { maxMessageBytes: MIB },
+    });
+    const before = client.submit(inc, 1);
+    expect(await before).toBe(2);
+    const big = client.submit(identity, "x".repeat(5 * MIB));
+    const err = await big.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MessageTooLargeError);
+    expect((err as Error).message).toMatch(
+      /^cannot send a message of 5\.\d\d MiB \(\d+ bytes\): larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
+    );
+    expect((err as MessageTooLargeError).limit).toBe(MIB);
+    expect(client.isClosed).toBe(false);
+    expect(await before).toBe(2);
+    expect(await client.submit(inc, 41)).toBe(42);
+    // A request fails alone the same way.
+    await expect(client.setMetadata("big", "y".repeat(2 * MIB))).rejects.toThrow(
+      /^cannot send a message of 2\.\d\d MiB .*: larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
+    );
+    await client.setMetadata("small", 1);
+    expect(await client.getMetadata("small")).toBe(1);
+  });
+
+  it("a worker's message over it: the worker says why it closes", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      maxMessageBytes: MIB,
+      logger: silent,
+    });
+    toClose.push(scheduler);
+    const worker = await Worker.create({
+      scheduler: scheduler.address,
+      listen: "tcp://127.0.0.1:0",
+      executor: "inline",
+      taskModules: [CLIENT_TEST_TASKS],
+      logger: silent,
+    });
+    toClose.push(worker);
+    const client = await Client.connect(scheduler.address, { logger: silent });
+    toClose.push(client);
+    // The error of e, the text of 700,000 numbers, makes a task-erred larger than the scheduler takes.
+    const failing = client.compute({ b: ["bytes", 700_000], e: ["boom", "b"] });
+    failing.e.catch(() => {});
+    await eventually(() => worker.status === "closed", 10_000, "the worker closed");
+    expect(worker.fault).toMatch(
+      /^cannot send to the scheduler: cannot send a message of \d\.\d\d MiB \(\d+ bytes\): larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
+    );
+  });
+});
