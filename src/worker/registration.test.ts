@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
+import { freePort } from "../cli/commands/contactAddress.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { memoryLogger, testWorker } from "./testWorker.ts";
 
@@ -24,5 +26,40 @@ describe("registering with the scheduler", () => {
     const asking = records.filter((r) => String(r.msg).includes("asking again"));
     expect(asking).toHaveLength(1);
     expect(asking[0]).toMatchObject({ level: 30, waitMs: 1_200 });
+  });
+
+  it("with deathTimeoutMs null, waits past connectTimeoutMs for a scheduler not there yet, saying so every 10 s", async () => {
+    const { logger, records } = memoryLogger();
+    const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
+    const starting = testWorker(address, { connectTimeoutMs: 200, deathTimeoutMs: null, logger });
+    await sleep(11_500); // tried about once a second: at least one refusal 10 s in
+    const scheduler = await Scheduler.start({ listen: address });
+    open.push(scheduler);
+    const worker = await starting;
+    open.push(worker);
+    expect(worker.status).toBe("running");
+    const first = records.filter((r) =>
+      String(r.msg).startsWith("the scheduler refuses connections"),
+    );
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({ level: 30, scheduler: address, waitMs: null });
+    const still = records.filter((r) =>
+      String(r.msg).startsWith("still waiting for the scheduler"),
+    );
+    expect(still.map((r) => r.msg)).toEqual([
+      expect.stringMatching(
+        /^still waiting for the scheduler at tcp:.*, which refuses connections \(for 1\d s\)$/,
+      ),
+    ]);
+    expect(still[0]).toMatchObject({ level: 30, scheduler: address });
+    expect(still[0].waitedMs).toBeGreaterThanOrEqual(10_000);
+  }, 30_000);
+
+  it("gives up at deathTimeoutMs, each try within connectTimeoutMs", async () => {
+    const started = Date.now();
+    await expect(
+      testWorker("inproc://registration-never", { connectTimeoutMs: 5_000, deathTimeoutMs: 300 }),
+    ).rejects.toThrow(/: still refused after 300 ms$/);
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 });

@@ -97,19 +97,28 @@ export async function registerWithScheduler(host: RegistrationHost): Promise<Reg
 /**
  * Connect to the scheduler. One that refuses the connection (not listening
  * yet: started together with its workers) is tried again, more slowly each
- * time, until `connectTimeoutMs` has passed since the first try, as Dask's
- * workers wait for their scheduler.
+ * time, until `deathTimeoutMs` has passed since the first try (or until the
+ * worker is closed, when it is null), as Dask's workers wait for their
+ * scheduler; each try within `connectTimeoutMs`. The wait is logged at its
+ * start and every 10 s.
  */
 async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
   const o = host.options;
+  const waitMs = o.deathTimeoutMs ?? Number.POSITIVE_INFINITY;
   return connectWaiting(o.scheduler, {
     ...commOptionsOf(o),
     timeoutMs: o.connectTimeoutMs,
+    waitMs,
     stopped: () => host.closing(),
     onFirstRefusal: () =>
       host.logger.info(
-        { scheduler: o.scheduler, waitMs: o.connectTimeoutMs },
+        { scheduler: o.scheduler, waitMs: o.deathTimeoutMs },
         "the scheduler refuses connections (not started yet?): trying again",
+      ),
+    onStillRefused: (_, waitedMs) =>
+      host.logger.info(
+        { scheduler: o.scheduler, waitedMs, waitMs: o.deathTimeoutMs },
+        `still waiting for the scheduler at ${o.scheduler}, which refuses connections (for ${Math.round(waitedMs / 1000)} s)`,
       ),
   });
 }

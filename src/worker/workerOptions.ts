@@ -81,8 +81,15 @@ export interface WorkerOptions {
   heartbeatIntervalMs?: number;
   /** Batching interval of the stream to the scheduler, in ms; 0 for the next turn. Default 2. */
   batchedSendIntervalMs?: number;
-  /** Timeout to connect to the scheduler or a peer, in ms. Default 30,000. */
+  /** Timeout to connect to the scheduler or a peer, in ms: each try's, when the scheduler refuses. Default 30,000. */
   connectTimeoutMs?: number;
+  /**
+   * How long to wait for a scheduler that refuses connections (not started
+   * yet, or started again) before giving up, from the first try, in ms (Dask's
+   * `death_timeout`); `null` waits until the worker is closed, as Dask's
+   * default and `weft worker`'s. Default `connectTimeoutMs`.
+   */
+  deathTimeoutMs?: number | null;
   /** TCP: messages go in frames of at most this many bytes. Default 64 MiB (see `FrameLimits`). */
   maxFrameBytes?: number;
   /** TCP: the largest message sent or accepted, in bytes. Default 4 GiB − 1 (see `FrameLimits`). */
@@ -330,6 +337,7 @@ const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
   heartbeatIntervalMs: true,
   batchedSendIntervalMs: true,
   connectTimeoutMs: true,
+  deathTimeoutMs: true,
   maxFrameBytes: true,
   maxMessageBytes: true,
   memoryLimit: true,
@@ -389,6 +397,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (plain !== null) throw new TypeError(plain);
   const { httpAddress, metricsNamespace } = resolveHttpOptions(o, "Worker");
   const nthreads = positiveInt("nthreads", o.nthreads ?? availableParallelism());
+  const connectTimeoutMs = timerMs("connectTimeoutMs", o.connectTimeoutMs ?? 30_000);
   const lifetimeMs =
     o.lifetimeMs === undefined || o.lifetimeMs === null
       ? null
@@ -431,7 +440,11 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     findMissingIntervalMs: positiveInt("findMissingIntervalMs", o.findMissingIntervalMs ?? 1000),
     heartbeatIntervalMs: positiveInt("heartbeatIntervalMs", o.heartbeatIntervalMs ?? 1000),
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
-    connectTimeoutMs: timerMs("connectTimeoutMs", o.connectTimeoutMs ?? 30_000),
+    connectTimeoutMs,
+    deathTimeoutMs:
+      o.deathTimeoutMs === null
+        ? null
+        : timerMs("deathTimeoutMs", o.deathTimeoutMs ?? connectTimeoutMs),
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     memoryLimit: memoryLimit(o.memoryLimit, nthreads),
