@@ -7,10 +7,13 @@
 
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { listen } from "../comm/connect.ts";
 import { MessageTooLargeError } from "../comm/errors.ts";
+import { wireVersion } from "../protocol/version.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
 import { Client } from "./client.ts";
+import { ClientClosedError } from "./errors.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { identity, inc } from "./testTasks.ts";
 
@@ -73,6 +76,30 @@ describe("a message over the scheduler's maxMessageBytes", () => {
     await eventually(() => worker.status === "closed", 10_000, "the worker closed");
     expect(worker.fault).toMatch(
       /^cannot send to the scheduler: cannot send a message of \d\.\d\d MiB \(\d+ bytes\): larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
+    );
+  });
+
+  it("a scheduler that does not tell its limit (an older one): sent as before; the loss says what was sent", async () => {
+    const listener = await listen(
+      "tcp://127.0.0.1:0",
+      (comm) => {
+        void (async () => {
+          await comm.recv();
+          await comm.send({ op: "register-client-reply", status: "OK", ...wireVersion() });
+          for await (const _ of comm) {
+            // until the message over the limit closes it
+          }
+        })().catch(() => {});
+      },
+      { maxMessageBytes: 100_000 },
+    );
+    toClose.push(listener);
+    const client = await Client.connect(listener.address, { logger: silent });
+    toClose.push(client);
+    const err = await client.submit(identity, "x".repeat(4 * MIB)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ClientClosedError);
+    expect((err as Error).message).toMatch(
+      /(ECONNRESET|EPIPE).* \(after a message of 4\.00 MiB was sent to it: larger than the peer's --max-message-bytes\? Its log says\)$/,
     );
   });
 });

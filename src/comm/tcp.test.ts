@@ -174,6 +174,33 @@ describe("tcp transport", () => {
     expect(await p.server.recv()).toEqual(new Uint8Array(500));
   });
 
+  it("a peer that resets the connection after a large message was sent to it: the error names its size", async () => {
+    let accepted!: (c: Comm) => void;
+    const serverP = new Promise<Comm>((resolve) => {
+      accepted = resolve;
+    });
+    const listener = await listen("tcp://127.0.0.1:0", (c) => accepted(c), {
+      maxMessageBytes: 100_000,
+    });
+    const client = await connect(listener.address);
+    const server = await serverP;
+    cleanup.push(async () => {
+      client.abort();
+      await listener.close();
+    });
+    // Much more than one read takes: the receiver resets the connection with bytes unread.
+    const sent = client.send(new Uint8Array(4 * 2 ** 20)).catch((e: unknown) => e);
+    expect(await iterationError(server)).toBeInstanceOf(MessageTooLargeError);
+    const { error } = await client.closed;
+    const errors = [error, await sent].filter((e) => e instanceof Error);
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) {
+      expect((e as Error).message).toMatch(
+        /(ECONNRESET|EPIPE).* \(after a message of 4\.00 MiB was sent to it: larger than the peer's --max-message-bytes\? Its log says\)$/,
+      );
+    }
+  });
+
   it("receiving more than maxMessageBytes closes the comm with a MessageTooLargeError", async () => {
     const { socket, server } = await rawPeer(1024, 1500);
     socket.write(Buffer.concat([frameHeader(1000, true), Buffer.alloc(1000), frameHeader(1000)]));

@@ -9,6 +9,7 @@
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect } from "node:tls";
 import { parseHostPort, splitScheme } from "../util/address.ts";
+import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
 import {
   type Comm,
@@ -40,6 +41,14 @@ import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
 const CLOSE_GRACE_MS = 5_000;
+
+/**
+ * A message at least this large, sent since the last one received, is named
+ * when the peer resets the connection: a peer that did not tell its
+ * `maxMessageBytes` (or whose limit was not applied) resets it on one larger.
+ * Smaller ones are not: the peer more likely went away.
+ */
+const SUSPECT_MESSAGE_BYTES = 64 * 1024;
 
 /** The bytes waiting to go out that earn one `stallTimeoutMs` (see {@link TcpTimeouts}). */
 const STALL_BYTES = 16 * 1024 * 1024;
@@ -115,6 +124,8 @@ export class TcpComm extends CommBase {
   /** `performance.now()` when a send last completed, or when the first unsent one started. */
   private sendProgressAt = 0;
   private stallTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The largest message sent since one was last received (see {@link SUSPECT_MESSAGE_BYTES}). */
+  private largestUnanswered = 0;
   /** The peer's receive limit when lower than this end's own (see {@link limitSendsTo}). */
   private peerLimit: { readonly maxMessageBytes: number; readonly whose: string } | null = null;
 
@@ -142,7 +153,7 @@ export class TcpComm extends CommBase {
     socket.on("end", () => this.onEnd());
     socket.on("error", (err: NodeJS.ErrnoException) => {
       this.endError ??= new CommClosedError(
-        `connection to ${this.peerAddress} failed: ${err.message}`,
+        `connection to ${this.peerAddress} failed: ${err.message}${this.resetHint(err)}`,
         { cause: err },
       );
     });
@@ -173,8 +184,20 @@ export class TcpComm extends CommBase {
         this.abort(err as Error);
         return;
       }
+      this.largestUnanswered = 0;
       this.deliver(msg);
     }
+  }
+
+  /**
+   * What to add to the error of a connection the peer reset (`err`) after a
+   * large message was sent to it: the peer's limit may be why, which only its
+   * log can tell (the reset says nothing). Empty otherwise.
+   */
+  private resetHint(err: NodeJS.ErrnoException): string {
+    const reset = err.code === "ECONNRESET" || err.code === "EPIPE";
+    if (!reset || this.largestUnanswered < SUSPECT_MESSAGE_BYTES) return "";
+    return ` (after a message of ${formatBytes(this.largestUnanswered)} was sent to it: larger than the peer's --max-message-bytes? Its log says)`;
   }
 
   private onEnd(): void {
@@ -212,6 +235,7 @@ export class TcpComm extends CommBase {
     if (length > maxMessageBytes) {
       return Promise.reject(new MessageTooLargeError(length, maxMessageBytes, "send"));
     }
+    this.largestUnanswered = Math.max(this.largestUnanswered, length);
     return new Promise<void>((resolve, reject) => {
       const socket = this.socket;
       const frames = framesOf(segments, maxFrameBytes);
@@ -222,9 +246,12 @@ export class TcpComm extends CommBase {
         this.sendDone(length);
         if (err)
           reject(
-            new CommClosedError(`send to ${this.peerAddress} failed: ${err.message}`, {
-              cause: err,
-            }),
+            new CommClosedError(
+              `send to ${this.peerAddress} failed: ${err.message}${this.resetHint(err)}`,
+              {
+                cause: err,
+              },
+            ),
           );
         // A socket destroyed with the write pending calls back without an error.
         else if (this.isClosed) reject(this.closedError());

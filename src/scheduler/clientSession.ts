@@ -13,6 +13,7 @@ import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
+import { oversizedMessageRecord, UNAWARE_CLIENT } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import { isStandInClientId } from "./state/clientInfo.ts";
 import type { SchedulerEvent } from "./state/events.ts";
@@ -117,8 +118,13 @@ export async function serveClient(
       host.dispatch(events);
     });
   } catch (err) {
-    const level = saidGoodbye ? "debug" : "warn";
-    host.logger[level]({ err, client: id }, "the connection to a client broke");
+    const oversized = oversizedMessageRecord(err, `client ${id}`, comm.peerAddress, UNAWARE_CLIENT);
+    if (oversized !== null) {
+      host.logger.warn({ client: id, ...oversized.fields }, oversized.message);
+    } else {
+      const level = saidGoodbye ? "debug" : "warn";
+      host.logger[level]({ err, client: id }, "the connection to a client broke");
+    }
   }
   stream.abort();
   if (host.router.clients.get(id) !== stream) return;

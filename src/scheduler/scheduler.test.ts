@@ -278,6 +278,33 @@ describe("Scheduler server", () => {
     s.state.validateState();
   });
 
+  it("logs who sent a message over its maxMessageBytes, with the sizes, when it closes the connection", async () => {
+    const { s, records } = await start({ listen: "tcp://127.0.0.1:0", maxMessageBytes: 10_000 });
+    // Raw connections: they do not go by the limit the replies carry.
+    const c = await peer(s, registerClient("old-client"));
+    expect(c.reply.maxMessageBytes).toBe(10_000);
+    const w = await peer(s, registerWorker("inproc://w/old"));
+    for (const { comm } of [c, w]) {
+      await comm.send([{ op: "heartbeat-worker", pad: "x".repeat(20_000) }]);
+      await comm.closed;
+    }
+    await until(() => records.some((r) => r.worker === "inproc://w/old" && r.bytes !== undefined));
+    const logged = records.filter((r) => r.bytes !== undefined);
+    expect(logged).toHaveLength(2);
+    for (const r of logged) {
+      expect(r.level).toBe(40);
+      expect(r.limit).toBe(10_000);
+      expect(r.bytes).toBeGreaterThan(20_000);
+      expect(r.peer).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    }
+    expect(logged.find((r) => r.client === "old-client")?.msg).toMatch(
+      /^client old-client sent a message of at least 19\.\d\d kiB, larger than this scheduler's --max-message-bytes \(9\.77 kiB\): closed its connection\. It did not go by the limit the scheduler told it when it registered \(is it a weft older than the scheduler's, or a client of a task on a worker's thread\?\)$/,
+    );
+    expect(logged.find((r) => r.worker === "inproc://w/old")?.msg).toMatch(
+      /^the worker at inproc:\/\/w\/old sent a message of at least 19\.\d\d kiB, larger than this scheduler's --max-message-bytes \(9\.77 kiB\): closed its connection\. .*\(is it a weft older than the scheduler's\?\)$/,
+    );
+  });
+
   it("records in the task stream only the runs it accepted, and only their well-formed timings", async () => {
     const { s } = await start();
     const w = await peer(s, registerWorker("inproc://w/1", 2));

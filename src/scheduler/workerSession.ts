@@ -21,6 +21,7 @@ import type {
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { logWorkerEvent } from "./events.ts";
+import { oversizedMessageRecord, UNAWARE_WORKER } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { nameTaken, workerNamed } from "./state/workerLifecycle.ts";
@@ -217,9 +218,17 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
       host.dispatch(events);
     });
   } catch (err) {
+    const oversized = oversizedMessageRecord(
+      err,
+      `the worker at ${address}`,
+      comm.peerAddress,
+      UNAWARE_WORKER,
+    );
     // Aborted by the scheduler itself (a worker that missed its heartbeats): expected.
     if (err instanceof CommAbortedError) {
       host.logger.debug({ worker: address }, "closed the connection of a removed worker");
+    } else if (oversized !== null) {
+      host.logger.warn({ worker: address, ...oversized.fields }, oversized.message);
     } else host.logger.warn({ err, worker: address }, "the connection to a worker broke");
   }
   stream.abort();

@@ -1,0 +1,45 @@
+/**
+ * What the scheduler logs of a worker's or client's connection that it closed
+ * because the peer sent a message over the scheduler's `maxMessageBytes`: a
+ * peer that registered learned the limit from the reply and refuses to send
+ * more itself, so one that did not is named, with the sizes, and why it may not
+ * have known.
+ */
+
+import { MessageTooLargeError } from "../comm/errors.ts";
+import { formatBytes } from "../util/parseBytes.ts";
+
+/** Why a worker may not know the scheduler's limit. */
+export const UNAWARE_WORKER = "is it a weft older than the scheduler's?";
+
+/** Why a client may not know the scheduler's limit. */
+export const UNAWARE_CLIENT =
+  "is it a weft older than the scheduler's, or a client of a task on a worker's thread?";
+
+/** A log record's fields and message. */
+export interface OversizedMessageRecord {
+  readonly fields: { readonly peer: string; readonly bytes: number; readonly limit: number };
+  readonly message: string;
+}
+
+/**
+ * The record to log when `err`, which ended the connection of `who` (`"client
+ * c1"`) at `peer`, is a received message over this scheduler's limit; null for
+ * any other error. `unaware` says which peers may not know the limit.
+ */
+export function oversizedMessageRecord(
+  err: unknown,
+  who: string,
+  peer: string,
+  unaware: string,
+): OversizedMessageRecord | null {
+  if (!(err instanceof MessageTooLargeError)) return null;
+  const { bytes, limit } = err;
+  return {
+    fields: { peer, bytes, limit },
+    message:
+      `${who} sent a message of at least ${formatBytes(bytes)}, larger than this scheduler's ` +
+      `--max-message-bytes (${formatBytes(limit)}): closed its connection. It did not go by the ` +
+      `limit the scheduler told it when it registered (${unaware})`,
+  };
+}
