@@ -1,101 +1,137 @@
+/**
+ * `weft worker --scheduler-file`: the scheduler's address, from a file that
+ * may not be there yet, or may name a scheduler that is gone. A file a
+ * scheduler left behind (SIGKILLed, its machine lost) names an address that
+ * refuses connections, until the scheduler started again (perhaps on another
+ * host or port) writes its own: so the file is read again before each try
+ * while the address it names refuses.
+ */
+
 import { existsSync } from "node:fs";
-import { connect as netConnect } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import { parseHostPort, splitScheme } from "../../util/address.ts";
+import type { CommOptions } from "../../comm/comm.ts";
+import { connectWaiting } from "../../comm/connectWaiting.ts";
+import { ConnectError } from "../../comm/errors.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 
-/**
- * How long a look at an address waits for an answer. A refusal comes at once; no
- * answer (a host that drops the packets) is no refusal, and is left to the worker's
- * own connection and its timeout.
- */
-const PROBE_TIMEOUT_MS = 2_000;
+/** How often a scheduler file not there yet is looked for, in ms. */
+const FILE_POLL_MS = 100;
 
-/** What a look at one address found. */
-type Reach = "accepts" | "refuses" | "other";
-
-/**
- * Whether something listens at the TCP (or TLS) `address`: a bare connection,
- * closed at once, without a word of weft's protocol or a TLS handshake (the
- * scheduler drops such a connection quietly, as its check of a worker's address
- * does). "other" for what is not a refusal: a timeout, an unknown host, an
- * address that is not tcp:// or tls:// (the worker's own connection says those).
- */
-function reach(address: string): Promise<Reach> {
-  let host: string;
-  let port: number;
+/** The scheduler file's address now, or null while there is no file. */
+async function addressNow(path: string): Promise<string | null> {
+  if (!existsSync(path)) return null;
   try {
-    const { scheme, location } = splitScheme(address);
-    if (scheme !== "tcp" && scheme !== "tls") return Promise.resolve("other");
-    ({ host, port } = parseHostPort(location));
-  } catch {
-    return Promise.resolve("other");
+    return await readSchedulerFile(path, { timeoutMs: 0 });
+  } catch (err) {
+    if (!existsSync(path)) return null; // removed meanwhile (by a scheduler that closed)
+    throw err;
   }
-  return new Promise((resolve) => {
-    const socket = netConnect({ host, port, timeout: PROBE_TIMEOUT_MS });
-    let settled = false;
-    const done = (found: Reach) => {
-      if (settled) return;
-      settled = true;
-      socket.destroy();
-      resolve(found);
-    };
-    socket.once("connect", () => done("accepts"));
-    // After a stalled event loop, the timer runs before the poll phase delivers a refusal
-    // that came long ago: let it be delivered first (setImmediate runs after the poll).
-    socket.once("timeout", () => setImmediate(() => done("other")));
-    socket.once("error", (err: NodeJS.ErrnoException) =>
-      done(err.code === "ECONNREFUSED" ? "refuses" : "other"),
-    );
-  });
+}
+
+/**
+ * The addresses the scheduler file at `path` gives, one at each call, for
+ * `connectWaiting`. The first call waits for the file to appear, up to
+ * `waitMs` (Infinity: until `stopped` says so); later calls read it again,
+ * keeping the address last read while the file is missing (removed by a
+ * scheduler that closed, until another writes its own). Rejects, saying so,
+ * when the file never appears or is not a scheduler file.
+ */
+export function schedulerFileAddresses(
+  path: string,
+  o: { readonly waitMs: number; readonly stopped: () => boolean },
+): () => Promise<string> {
+  const started = Date.now();
+  let last: string | null = null;
+  return async () => {
+    for (;;) {
+      const address = await addressNow(path);
+      if (address !== null) {
+        last = address;
+        return address;
+      }
+      if (last !== null) return last;
+      if (o.stopped()) throw new Error(`stopped while waiting for the scheduler file ${path}`);
+      if (Date.now() - started >= o.waitMs) {
+        throw new Error(
+          `no scheduler file at ${path} after ${o.waitMs} ms (is the scheduler started with --scheduler-file?)`,
+        );
+      }
+      await sleep(FILE_POLL_MS);
+    }
+  };
+}
+
+/** Options of {@link liveSchedulerFromFile}. */
+export interface SchedulerFileWait {
+  /** Each try's timeout, in ms (`--connect-timeout`). */
+  readonly connectTimeoutMs: number;
+  /**
+   * How long to wait in all, for the file and for a scheduler that accepts
+   * connections, in ms (`--death-timeout`); null: until `stopped` says so.
+   */
+  readonly deathTimeoutMs: number | null;
+  /** True once the worker is told to stop (a signal, its nanny gone): stop waiting. */
+  readonly stopped: () => boolean;
+  /** Where the wait is told of: once when it starts, then every 10 s. */
+  readonly logger?: Logger;
+  /** The TLS credentials of a `tls://` scheduler. */
+  readonly comm?: CommOptions;
 }
 
 /**
  * The scheduler address in the scheduler file at `path`, once something
- * accepts connections there: a file a scheduler left behind (SIGKILLed, its
- * machine lost) names an address that refuses them, until the scheduler
- * started again (perhaps on another host or port) writes its own. So the file
- * is read again while the address it names refuses, up to `timeoutMs` in all,
- * the wait for the file to appear included. Rejects, saying so, when the file
- * never appears or its address still refuses at the end; any other failure to
- * connect is left to the caller's connection to report. The first refusal is
- * logged to `logger`, as a worker says it waits for its scheduler.
+ * accepts connections there, waiting as {@link SchedulerFileWait} says. Rejects,
+ * saying so, when the file never appears, is not a scheduler file, or its
+ * address still refuses at the end (or when stopped). Any other failure to
+ * connect (a timeout, TLS) is left to the worker's own connection to report:
+ * the address is returned.
+ *
+ * The connection that accepted is closed, and the worker makes its own: a
+ * Worker's scheduler is fixed when it is made (its threads' clients are given
+ * it), so the address must be known first.
  */
-export async function liveSchedulerFromFile(
-  path: string,
-  timeoutMs: number,
-  logger?: Logger,
-): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let pause = 50;
-  let told = false;
-  for (let first = true; ; first = false) {
-    const address = first
-      ? await readSchedulerFile(path, { timeoutMs })
-      : await readSchedulerFile(path, { timeoutMs: Math.max(0, deadline - Date.now()) }).catch(
-          (err: unknown) => {
-            // Removed by a scheduler that closed, and not written again by another.
-            if (existsSync(path)) throw err;
-            throw new Error(
-              `the scheduler file ${path} named a scheduler that refused connections, and no other within ${timeoutMs} ms`,
-            );
-          },
-        );
-    if ((await reach(address)) !== "refuses") return address;
-    if (!told) {
-      told = true;
-      logger?.info(
-        { scheduler: address, schedulerFile: path, waitMs: timeoutMs },
-        "the scheduler the scheduler file names refuses connections (gone, or not started yet?): reading the file again until one accepts",
-      );
+export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait): Promise<string> {
+  const waitMs = o.deathTimeoutMs ?? Number.POSITIVE_INFINITY;
+  const addresses = schedulerFileAddresses(path, { waitMs, stopped: o.stopped });
+  let dialled = "";
+  let fileError: unknown = null;
+  const next = async (): Promise<string> => {
+    try {
+      dialled = await addresses();
+      return dialled;
+    } catch (err) {
+      fileError = err;
+      throw err;
     }
-    if (Date.now() >= deadline) {
-      throw new Error(
-        `the scheduler at ${address} (named by ${path}) still refuses connections after ${timeoutMs} ms: is it running, and its file up to date?`,
-      );
+  };
+  try {
+    const comm = await connectWaiting(next, {
+      ...o.comm,
+      timeoutMs: o.connectTimeoutMs,
+      waitMs,
+      stopped: o.stopped,
+      onFirstRefusal: (address) =>
+        o.logger?.info(
+          { scheduler: address, schedulerFile: path, waitMs: o.deathTimeoutMs },
+          "the scheduler the scheduler file names refuses connections (gone, or not started yet?): reading the file again until one accepts",
+        ),
+      onStillRefused: (address, waitedMs) =>
+        o.logger?.info(
+          { scheduler: address, schedulerFile: path, waitedMs, waitMs: o.deathTimeoutMs },
+          `still waiting for a scheduler at the address the scheduler file names (${address} refuses connections, for ${Math.round(waitedMs / 1000)} s)`,
+        ),
+    });
+    comm.abort();
+    return dialled;
+  } catch (err) {
+    if (fileError !== null) throw fileError;
+    if (!(err instanceof ConnectError && err.code === "ECONNREFUSED")) {
+      return dialled;
     }
-    await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
-    pause = Math.min(pause * 2, 1_000);
+    throw new Error(
+      `the scheduler at ${dialled} (named by ${path}) still refuses connections after ${waitMs} ms: is it running, and its file up to date?`,
+      { cause: err },
+    );
   }
 }

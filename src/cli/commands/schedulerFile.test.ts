@@ -101,7 +101,7 @@ describe("--scheduler-file", () => {
     const alone = context();
     expect(
       await main(
-        ["node", "weft", "worker", "--scheduler-file", file, ...WORKER, "--connect-timeout", "300"],
+        ["node", "weft", "worker", "--scheduler-file", file, ...WORKER, "--death-timeout", "300"],
         alone,
       ),
     ).toBe(2);
@@ -124,7 +124,7 @@ describe("--scheduler-file", () => {
     const both = await run("tcp://127.0.0.1:1", "--scheduler-file", join(dir, "x.json"));
     expect(both.err).toMatch(/give the scheduler's address or --scheduler-file, not both/);
     const missing = join(dir, "missing.json");
-    const late = await run("--scheduler-file", missing, "--connect-timeout", "200");
+    const late = await run("--scheduler-file", missing, "--death-timeout", "200");
     expect(late.code).toBe(2);
     expect(late.err).toBe(
       `weft worker: cannot start: no scheduler file at ${missing} after 200 ms (is the scheduler started with --scheduler-file?)\n`,

@@ -55,6 +55,8 @@ interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliO
   readonly maxRestarts?: string;
   readonly logLevel: string;
   readonly connectTimeout: string;
+  /** Default: none, wait for the scheduler until stopped. */
+  readonly deathTimeout?: string;
   readonly preload?: readonly string[];
   readonly schedulerFile?: string;
   readonly name?: string;
@@ -81,6 +83,11 @@ function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
       : {}),
     lifetimeRestart: opts.lifetimeRestart === true,
   };
+}
+
+/** `--death-timeout` in ms, or null (wait until stopped) when not given; throws a clear error. */
+function deathTimeoutFrom(opts: WorkerCliOptions): number | null {
+  return opts.deathTimeout === undefined ? null : timeoutMs("--death-timeout", opts.deathTimeout);
 }
 
 /** A number in (0, 1] given as text; throws a clear error. */
@@ -115,6 +122,7 @@ export async function runWorker(
   try {
     nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
     const connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout);
+    const deathTimeoutMs = deathTimeoutFrom(opts);
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
     const secure = tlsFrom(opts);
     requireTlsScheme(scheduler, secure);
@@ -165,10 +173,11 @@ export async function runWorker(
       nanny: underNanny(),
       acceptUploads: opts.allowUploads === true,
       connectTimeoutMs,
+      deathTimeoutMs,
       logger: stderrLogger("weft.worker", opts.logLevel),
     });
-    // Told to give up (its nanny is gone) while starting, as while waiting for a
-    // scheduler that is not there: stop now rather than at --connect-timeout.
+    // Told to give up (a signal, its nanny gone) while starting, as while waiting for a
+    // scheduler that is not there: stop now rather than at --death-timeout.
     const starting = worker;
     void giveUp?.then(() => {
       gaveUp = true;
@@ -201,6 +210,32 @@ export async function runWorker(
   }
 }
 
+/**
+ * The address of the scheduler `--scheduler-file` names, once one accepts
+ * connections there (see liveSchedulerFile.ts); null when it cannot be found,
+ * said on `ctx` (exit 2), or when the worker was told to stop meanwhile (exit 0).
+ */
+async function schedulerFromFile(
+  opts: WorkerCliOptions,
+  ctx: CliContext,
+  stopped: () => boolean,
+): Promise<string | null> {
+  try {
+    return await liveSchedulerFromFile(opts.schedulerFile as string, {
+      connectTimeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout),
+      deathTimeoutMs: deathTimeoutFrom(opts),
+      stopped,
+      logger: stderrLogger("weft.worker", opts.logLevel),
+      comm: tlsFrom(opts),
+    });
+  } catch (err) {
+    if (stopped()) return null;
+    ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
+    ctx.exitCode = EXIT.usage;
+    return null;
+  }
+}
+
 /** `weft worker`: see docs/client.md. */
 export function workerCommand(ctx: CliContext): Command {
   const cmd = new Command("worker")
@@ -211,7 +246,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--scheduler-file <path>",
-      "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting up to --connect-timeout for it to appear, and reading it again while the address there refuses connections (a scheduler gone, until one started again writes its own)",
+      "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting for it to appear, and reading it again while the address there refuses connections (a scheduler gone, until one started again writes its own)",
     )
     .option("--nthreads <n>", "tasks computed at once (default: the CPU count, as a Worker's)")
     .option(
@@ -295,8 +330,12 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--connect-timeout <ms>",
-      "how long to wait for the scheduler (and peers) to accept a connection",
+      "how long each try to connect to the scheduler (and to peers) may take",
       "30000",
+    )
+    .option(
+      "--death-timeout <ms>",
+      "how long to wait for a scheduler that refuses connections (and for its --scheduler-file), then give up, exit 2 (default: until stopped, as Dask's)",
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "worker"))))
     .addOption(
@@ -311,8 +350,10 @@ export function workerCommand(ctx: CliContext): Command {
         "worker), or until it loses the scheduler, its state machine fails or its memory passes\n" +
         "--memory-terminate (exit 1, saying why). Exit 2:\n" +
         "it cannot start (a bad option, a task module that does not load, a scheduler that\n" +
-        "refuses it or is not reached within --connect-timeout, a --memory-limit the process\n" +
+        "refuses it or is not reached within --death-timeout, a --memory-limit the process\n" +
         "is beyond already).\n" +
+        "A scheduler not started yet is waited for (each try within --connect-timeout) until\n" +
+        "--death-timeout, if given, else until SIGINT or SIGTERM (exit 0), logging every 10 s.\n" +
         "Listening on 0.0.0.0, it advertises the address of the interface that reaches the scheduler.\n" +
         "With --http-address it prints `http at http://<host>:<port>` (GET /health, /metrics,\n" +
         "/json/identity.json, /status in a browser).",
@@ -342,25 +383,12 @@ export function workerCommand(ctx: CliContext): Command {
         await runNanny({ args, maxRestarts, stop: untilSignal() }, ctx);
         return;
       }
-      let scheduler: string;
-      try {
-        scheduler =
-          given ??
-          (await liveSchedulerFromFile(
-            opts.schedulerFile as string,
-            timeoutMs("--connect-timeout", opts.connectTimeout),
-            stderrLogger("weft.worker", opts.logLevel),
-          ));
-      } catch (err) {
-        ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
-        ctx.exitCode = EXIT.usage;
-        return;
-      }
       const orphaned = nannyGone().then(() => {
         ctx.stderr.write("weft worker: its nanny is gone; closing\n");
       });
-      // Listened for from the start: a worker still waiting for its scheduler closes on
-      // SIGINT or SIGTERM as a running one does (exit 0), instead of dying of it (130, 143).
+      // Listened for from the start: a worker still waiting for its scheduler (or its
+      // scheduler file) closes on SIGINT or SIGTERM as a running one does (exit 0),
+      // instead of dying of it (130, 143).
       let finished!: () => void;
       const signalled = untilSignal(
         new Promise<void>((resolve) => {
@@ -368,7 +396,16 @@ export function workerCommand(ctx: CliContext): Command {
         }),
       );
       const giveUp = Promise.race([orphaned, signalled]);
-      await runWorker(scheduler, opts, ctx, (w) => Promise.race([giveUp, w.closed]), giveUp);
-      finished();
+      let givenUp = false;
+      void giveUp.then(() => {
+        givenUp = true;
+      });
+      try {
+        const scheduler = given ?? (await schedulerFromFile(opts, ctx, () => givenUp));
+        if (scheduler === null) return;
+        await runWorker(scheduler, opts, ctx, (w) => Promise.race([giveUp, w.closed]), giveUp);
+      } finally {
+        finished();
+      }
     });
 }

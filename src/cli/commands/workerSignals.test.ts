@@ -1,24 +1,46 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { refusingAddress, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
 
+const dir = mkdtempSync(join(tmpdir(), "weft-worker-signals-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ARGS = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
+
+/**
+ * Run `weft worker ...args`, send `signal` once it has waited a while, and
+ * check that it closed at once with exit 0, saying nothing, its handlers gone.
+ */
+async function signalledWhileWaiting(args: string[], signal: NodeJS.Signals): Promise<void> {
+  const ctx = testContext();
+  const worker = main(["node", "weft", "worker", ...args, ...ARGS], ctx);
+  await sleep(1_000); // started, and waiting
+  const signalled = Date.now();
+  process.emit(signal, signal);
+  const code = await Promise.race([worker, sleep(5_000, "still waiting")]);
+  expect(code).toBe(0);
+  expect(Date.now() - signalled).toBeLessThan(3_000);
+  expect(ctx.stderr.text).toBe("");
+  expect(process.listenerCount("SIGTERM")).toBe(0);
+  expect(process.listenerCount("SIGINT")).toBe(0);
+}
+
 describe("weft worker and signals", () => {
   it("SIGTERM while it waits for its scheduler closes it as when running: exit 0, nothing said", async () => {
-    const ctx = testContext();
-    const args = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
-    const worker = main(
-      ["node", "weft", "worker", await refusingAddress(), ...args, "--connect-timeout", "20000"],
-      ctx,
-    );
-    await sleep(1_000); // started, and asking the scheduler again and again
-    const signalled = Date.now();
-    process.emit("SIGTERM", "SIGTERM");
-    const code = await Promise.race([worker, sleep(5_000, "still waiting")]);
-    expect(code).toBe(0);
-    expect(Date.now() - signalled).toBeLessThan(3_000);
-    expect(ctx.stderr.text).toBe("");
-    expect(process.listenerCount("SIGTERM")).toBe(0);
-    expect(process.listenerCount("SIGINT")).toBe(0);
+    await signalledWhileWaiting([await refusingAddress(), "--connect-timeout", "20000"], "SIGTERM");
+  }, 30_000);
+
+  it("SIGTERM while it waits for its scheduler file to appear: exit 0, nothing said", async () => {
+    await signalledWhileWaiting(["--scheduler-file", join(dir, "never.json")], "SIGTERM");
+  }, 30_000);
+
+  it("SIGINT while the scheduler its file names refuses connections: exit 0, nothing said", async () => {
+    const file = join(dir, "stale.json");
+    writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
+    await signalledWhileWaiting(["--scheduler-file", file], "SIGINT");
   }, 30_000);
 });

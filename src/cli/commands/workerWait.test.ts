@@ -1,0 +1,120 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { Client } from "../../client/client.ts";
+import { refusingAddress, runWeft, testContext } from "../testContext.ts";
+import { main } from "../weft.ts";
+import { runScheduler } from "./scheduler.ts";
+
+/** The `weft` command of this checkout. */
+const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+
+const dir = mkdtempSync(join(tmpdir(), "weft-worker-wait-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ARGS = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
+
+describe("weft worker waits for its scheduler, as Dask's", () => {
+  it("past --connect-timeout, which bounds each try only, when no --death-timeout is given", async () => {
+    const address = await refusingAddress();
+    const ctx = testContext();
+    const worker = main(
+      ["node", "weft", "worker", address, ...ARGS, "--connect-timeout", "200"],
+      ctx,
+    );
+    await sleep(1_500);
+    expect(ctx.stderr.text).toBe(""); // still waiting
+    const scheduler = runScheduler(
+      { listen: address, workerTtl: "30000", logLevel: "silent" },
+      testContext(),
+      (s) => s.closed,
+    );
+    const client = await Client.connect(address, { printTaskOutput: false });
+    try {
+      await client.waitForWorkers(1, { timeoutMs: 10_000 });
+    } finally {
+      await client.shutdown();
+    }
+    expect(await worker).toBe(0);
+    await scheduler;
+  }, 30_000);
+
+  it("--death-timeout gives up: exit 2, saying how long it tried; a bad one is refused", async () => {
+    const started = Date.now();
+    const r = await runWeft([
+      "worker",
+      await refusingAddress(),
+      ...ARGS,
+      "--connect-timeout",
+      "20000",
+      "--death-timeout",
+      "300",
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(
+      /^weft worker: cannot start: connection to tcp:\/\/127\.0\.0\.1:\d+ refused.*: still refused after 300 ms\n$/,
+    );
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const bad = await runWeft(["worker", "tcp://127.0.0.1:1", ...ARGS, "--death-timeout", "0"]);
+    expect(bad).toMatchObject({
+      code: 2,
+      err: "weft worker: cannot start: --death-timeout must be a positive integer, got 0\n",
+    });
+  });
+
+  it("under --nanny, a worker that gives up at --death-timeout ends the nanny (exit 2)", async () => {
+    const r = await runWeft([
+      "worker",
+      await refusingAddress(),
+      "--nanny",
+      ...ARGS,
+      "--death-timeout",
+      "300",
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/cannot start: .*still refused after 300 ms\n$/);
+  }, 30_000);
+
+  it("says every 10 s that it still waits for the scheduler its file names, and SIGTERM ends the wait with exit 0", async () => {
+    const file = join(dir, "stale.json");
+    writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
+    const child = spawn(
+      process.execPath,
+      [WEFT_BIN, "worker", "--scheduler-file", file, "--executor", "inline", "--nthreads", "1"],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+    try {
+      await Promise.race([
+        (async () => {
+          while (!stderr.includes("still waiting")) await sleep(100);
+        })(),
+        exited,
+        sleep(25_000),
+      ]);
+      const lines = stderr
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.map((l) => l.msg)).toEqual([
+        expect.stringMatching(/^the scheduler the scheduler file names refuses connections/),
+        expect.stringMatching(
+          /^still waiting for a scheduler at the address the scheduler file names \(tcp:.* refuses connections, for 1\d s\)$/,
+        ),
+      ]);
+      expect(lines[1]).toMatchObject({ schedulerFile: file, waitMs: null });
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 40_000);
+});
