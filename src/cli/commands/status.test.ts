@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   closeTestClusters,
@@ -6,7 +7,8 @@ import {
   testCluster,
 } from "../../client/testCluster.ts";
 import { bytes, counter, inc } from "../../client/testTasks.ts";
-import { runWeft } from "../testContext.ts";
+import { refusingAddress, runWeft, testContext } from "../testContext.ts";
+import { main } from "../weft.ts";
 
 afterEach(closeTestClusters);
 
@@ -97,10 +99,30 @@ describe("weft status", () => {
   it("says why it cannot reach a scheduler (exit 2)", async () => {
     const r = await runWeft(["status", "tcp://127.0.0.1:1", "--connect-timeout", "500"]);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/^weft status: connection to tcp:\/\/127\.0\.0\.1:1 refused/);
+    expect(r.err).toMatch(/^weft status: connection to tcp:\/\/127\.0\.0\.1:1 refused/m);
     const bad = await runWeft(["status", "tcp://127.0.0.1:1", "--connect-timeout", "0"]);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("--connect-timeout must be a positive integer, got 0");
+  });
+
+  it("says at once on stderr that it waits for a scheduler that refuses connections, and for how long", async () => {
+    const address = await refusingAddress();
+    const ctx = testContext();
+    const status = main(
+      ["node", "weft", "status", address, "--json", "--connect-timeout", "2500"],
+      ctx,
+    );
+    await sleep(500);
+    expect(ctx.stderr.text).toBe(
+      `weft status: waiting for the scheduler at ${address} (refused); giving up after 2.5 s\n`,
+    );
+    expect(await status).toBe(2);
+    const lines = ctx.stderr.text.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(
+      /^weft status: connection to .* refused.*: still refused after 2500 ms$/,
+    );
+    expect(ctx.stdout.text).toBe("");
   });
 });
 

@@ -6,8 +6,10 @@
  */
 
 import { Command } from "commander";
+import type { Logger } from "pino";
 import { Client } from "../../client/client.ts";
 import type { SchedulerCounters, WorkerIdentity } from "../../protocol/messagesSession.ts";
+import { weftLogger } from "../../util/logger.ts";
 import { formatBytes } from "../../util/parseBytes.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
@@ -20,7 +22,6 @@ import {
 import {
   addTlsOptions,
   requireTlsScheme,
-  stderrLogger,
   type TlsCliOptions,
   timeoutMs,
   tlsFrom,
@@ -75,7 +76,7 @@ export async function withClient(
       name,
       timeoutMs: connectMs,
       ...secure,
-      logger: stderrLogger(`weft.${name}`, "silent"),
+      logger: waitingNoticeLogger(name, connectMs, ctx),
       // A command that looks at the cluster does not print what its tasks print.
       printTaskOutput: false,
     });
@@ -94,6 +95,26 @@ export async function withClient(
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The logger of the client of the command `name`: silent, as a command's
+ * output is its own, but for the client's saying that the scheduler refuses
+ * connections (not listening yet: `Client.connect` logs it once, at info,
+ * with the address and how long it waits), which becomes one line on stderr
+ * at once, so that the wait of up to `--connect-timeout` is not silent.
+ * Stdout stays clean for `--json`.
+ */
+function waitingNoticeLogger(name: string, connectMs: number, ctx: CliContext): Logger {
+  return weftLogger(`weft.${name}`, "info", {
+    write(line: string) {
+      const record = JSON.parse(line) as { scheduler?: unknown; waitMs?: unknown };
+      if (typeof record.scheduler !== "string" || typeof record.waitMs !== "number") return;
+      ctx.stderr.write(
+        `weft ${name}: waiting for the scheduler at ${record.scheduler} (refused); giving up after ${connectMs / 1000} s\n`,
+      );
+    },
+  });
 }
 
 /** What `weft status` reports. */
