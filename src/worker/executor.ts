@@ -4,7 +4,12 @@
  * main thread) and piscina (a pool of worker threads).
  */
 
-import { type ErrorMessage, errorMessage } from "./state/errorMessage.ts";
+import {
+  type ErrorMessage,
+  errorMessage,
+  stackHeader,
+  truncateErrorText,
+} from "./state/errorMessage.ts";
 
 /** One task to run. */
 export interface ExecuteJob {
@@ -153,19 +158,22 @@ export function serializeError(err: unknown): SerializedError {
   );
   if (isError) {
     const e = err as Error;
+    const name = readSafely(
+      () => String(e.name),
+      () => "Error",
+    );
+    const message = readSafely(
+      () => String(e.message),
+      (why) => `<unreadable message: ${why}>`,
+    );
+    const stack = readSafely(
+      () => String(e.stack ?? ""),
+      () => "",
+    );
     return {
-      name: readSafely(
-        () => String(e.name),
-        () => "Error",
-      ),
-      message: readSafely(
-        () => String(e.message),
-        (why) => `<unreadable message: ${why}>`,
-      ),
-      stack: readSafely(
-        () => String(e.stack ?? ""),
-        () => "",
-      ),
+      name: truncateErrorText(name),
+      message: truncateErrorText(message),
+      stack: cutStack(stack, name, message),
       exceptionText: msg.exceptionText,
       tracebackText: msg.tracebackText,
     };
@@ -177,6 +185,19 @@ export function serializeError(err: unknown): SerializedError {
     exceptionText: msg.exceptionText,
     tracebackText: msg.tracebackText,
   };
+}
+
+/**
+ * `stack` with its header's message and its frames each cut to
+ * `MAX_ERROR_LENGTH`, as `serializeError` cuts the message (the header repeats it).
+ */
+function cutStack(stack: string, name: string, message: string): string {
+  const header = stackHeader(name, message);
+  const cutHeader = stackHeader(truncateErrorText(name), truncateErrorText(message));
+  if (stack === header) return cutHeader;
+  // A stack whose header is not the error's (name or message changed after it was made).
+  if (!stack.startsWith(`${header}\n`)) return truncateErrorText(stack);
+  return `${cutHeader}\n${truncateErrorText(stack.slice(header.length + 1))}`;
 }
 
 /** The opaque `exception`/`traceback` the scheduler gets: plain, serialisable fields. */

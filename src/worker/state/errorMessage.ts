@@ -49,7 +49,51 @@ function hasTexts(err: unknown): err is { exceptionText: string; tracebackText: 
   );
 }
 
-/** The default conversion of a thrown value into an {@link ErrorMessage}. */
+/**
+ * How many characters of an error's message, stack and texts travel and are kept: the
+ * default of Dask's `distributed.admin.max-error-length`. An error carrying megabytes
+ * (a task that put its input into its message) would otherwise be sent to the
+ * scheduler, kept for every dependent that failed with it, and printed whole by
+ * the client, several times over (the message is in the stack and the text too).
+ */
+export const MAX_ERROR_LENGTH = 10_000;
+
+/**
+ * `text` cut to `max` characters, saying how many were cut. A surrogate pair is
+ * never split (its half would turn into U+FFFD on the wire).
+ */
+export function truncateErrorText(text: string, max: number = MAX_ERROR_LENGTH): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}… [${text.length - end} more characters cut]`;
+}
+
+/**
+ * The first line(s) of an Error's V8 stack: `Name: message`, or `Name` alone for
+ * an empty message. A message of several lines spans as many lines of the stack,
+ * so the frames start after this, not after the first newline.
+ */
+export function stackHeader(name: string, message: string): string {
+  return message === "" ? name : `${name}: ${message}`;
+}
+
+/** The frames of `stack` (an Error's), below its header. */
+export function stackFrames(stack: string, name: string, message: string): string {
+  const header = stackHeader(name, message);
+  if (stack.startsWith(header) && stack.charAt(header.length) === "\n") {
+    return stack.slice(header.length + 1);
+  }
+  const newline = stack.indexOf("\n");
+  return newline >= 0 ? stack.slice(newline + 1) : "";
+}
+
+/**
+ * The default conversion of a thrown value into an {@link ErrorMessage}. Texts
+ * longer than {@link MAX_ERROR_LENGTH} are cut, as Dask's `error_message` cuts
+ * them; an error that carries its own texts ({@link TaskError}) keeps them whole.
+ */
 export function errorMessage(err: unknown): ErrorMessage {
   if (hasTexts(err)) {
     return {
@@ -63,20 +107,21 @@ export function errorMessage(err: unknown): ErrorMessage {
   if (err instanceof Error) {
     // Code may set `stack` to anything; only a string is a traceback.
     const stack = typeof err.stack === "string" ? err.stack : "";
-    const newline = stack.indexOf("\n");
+    const name = String(err.name);
+    const message = String(err.message);
     return {
       status: "error",
       exception: err,
       traceback: stack,
-      exceptionText: `${err.name}: ${err.message}`,
-      tracebackText: newline >= 0 ? stack.slice(newline + 1) : "",
+      exceptionText: truncateErrorText(`${name}: ${message}`),
+      tracebackText: truncateErrorText(stackFrames(stack, name, message)),
     };
   }
   return {
     status: "error",
     exception: err,
     traceback: null,
-    exceptionText: describeThrown(err),
+    exceptionText: truncateErrorText(describeThrown(err)),
     tracebackText: "",
   };
 }

@@ -5,7 +5,13 @@ export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
 export { type HeapMarked, HeapSet } from "../../util/heapSet.ts";
 export type { Priority } from "../../util/priority.ts";
 export type { DataStore, WorkerPlugin } from "./dataStore.ts";
-export { type ErrorMessage, errorMessage, TaskError } from "./errorMessage.ts";
+export {
+  type ErrorMessage,
+  errorMessage,
+  MAX_ERROR_LENGTH,
+  TaskError,
+  truncateErrorText,
+} from "./errorMessage.ts";
 export {
   formatLogEntry,
   InvalidTaskState,
