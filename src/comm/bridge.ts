@@ -7,16 +7,27 @@
  * main thread connects and pumps messages between the real comm and a
  * `BroadcastChannel` of that connection alone, which only the two ends open.
  * Messages cross it encoded as on TCP (`wireCodec.ts`), so a thread's client
- * sees what a TCP client would.
+ * sees what a TCP client would. The scheduler's receive limit, which the
+ * client learns when it registers (`limitSendsTo`), is applied on the thread,
+ * where the message is encoded anyway: a send over it rejects there, the
+ * connection staying up. Checked on the main thread instead, it could only
+ * abort the connection, as a send resolves once posted and nothing answers it.
  */
 
 import { BroadcastChannel, threadId } from "node:worker_threads";
 import { asError } from "../util/asError.ts";
+import { showValue } from "../util/showValue.ts";
 import type { Comm } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
-import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
+import { CommAbortedError, CommClosedError, ConnectError, MessageTooLargeError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
-import { decodeMessage, encodeMessage, type OutOfBandBuffer } from "./wireCodec.ts";
+import { messageLength, messageSegments } from "./messageLayout.ts";
+import {
+  decodeMessage,
+  type EncodedMessage,
+  encodeMessage,
+  type OutOfBandBuffer,
+} from "./wireCodec.ts";
 
 /** The thread's ask, on the executor's channel: connect to `address` for connection `id`. */
 export interface DialMessage {
@@ -29,8 +40,11 @@ export interface DialMessage {
 
 /** What crosses a connection's channel, both ways. */
 type BridgeFrame =
-  /** The main thread connected (to the thread). */
-  | { readonly k: "open" }
+  /**
+   * The main thread connected (to the thread). `limitsSizes`: its connection
+   * has `limitSendsTo` (TCP), so the thread applies a limit given to its own.
+   */
+  | { readonly k: "open"; readonly limitsSizes: boolean }
   /** One message, encoded. */
   | {
       readonly k: "msg";
@@ -82,7 +96,10 @@ function decodedOr(
 }
 
 function encoded(msg: unknown): BridgeFrame {
-  const { payload, buffers } = encodeMessage(msg);
+  return frameOf(encodeMessage(msg));
+}
+
+function frameOf({ payload, buffers }: EncodedMessage): BridgeFrame {
   return { k: "msg", payload, buffers };
 }
 
@@ -91,14 +108,24 @@ let nextId = 0;
 /** The thread's end of a bridged connection. */
 class BridgeComm extends CommBase {
   readonly localAddress: string;
+  /** The peer's receive limit given to {@link limitSendsTo}, which sends are checked against. */
+  private peerLimit: { readonly maxMessageBytes: number; readonly whose: string } | null = null;
+  /**
+   * As TCP's (see `Comm.limitSendsTo`), applied here; only where the main
+   * thread's connection has it (an in-process one takes any size). The main
+   * thread's connection checks its own `maxMessageBytes` still.
+   */
+  readonly limitSendsTo?: (maxMessageBytes: number, whose: string) => void;
 
   constructor(
     readonly peerAddress: string,
     id: string,
     private readonly channel: BroadcastChannel,
+    limitsSizes: boolean,
   ) {
     super();
     this.localAddress = `bridge://${id}`;
+    if (limitsSizes) this.limitSendsTo = (n, whose) => this.setPeerLimit(n, whose);
     channel.onmessage = (ev: unknown) => this.onFrame((ev as { data?: unknown }).data);
     void this.closed.then(() => channel.close());
   }
@@ -113,12 +140,31 @@ class BridgeComm extends CommBase {
     }
   }
 
+  private setPeerLimit(maxMessageBytes: number, whose: string): void {
+    if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
+      throw new RangeError(
+        `limitSendsTo: maxMessageBytes must be a positive integer, got ${showValue(maxMessageBytes)}`,
+      );
+    }
+    this.peerLimit = { maxMessageBytes, whose };
+  }
+
   send(msg: unknown): Promise<void> {
     if (this.isClosed) return Promise.reject(this.closedError());
     try {
-      post(this.channel, encoded(msg));
+      const message = encodeMessage(msg);
+      const peer = this.peerLimit;
+      if (peer !== null) {
+        // Its length on TCP, which the peer's limit counts.
+        const length = messageLength(messageSegments(message));
+        if (length > peer.maxMessageBytes) {
+          throw new MessageTooLargeError(length, peer.maxMessageBytes, "send", peer.whose);
+        }
+      }
+      post(this.channel, frameOf(message));
     } catch (err) {
-      // A SerializationError for what cannot be encoded: the comm stays open.
+      // A SerializationError for what cannot be encoded, a MessageTooLargeError
+      // for what the peer would not take: the comm stays open.
       return Promise.reject(err);
     }
     return Promise.resolve();
@@ -168,7 +214,7 @@ export function dialThroughBridge(
       if (!isFrame(frame)) return;
       clearTimeout(timer);
       if (frame.k === "open") {
-        resolve(new BridgeComm(address, id, channel));
+        resolve(new BridgeComm(address, id, channel, frame.limitsSizes === true));
       } else {
         channel.close();
         const why = frame.k === "closed" ? frame.error : "unexpected answer";
@@ -216,7 +262,7 @@ export async function serveBridge(
       else comm.abort(new CommClosedError(frame.error));
     }
   };
-  post(channel, { k: "open" });
+  post(channel, { k: "open", limitsSizes: comm.limitSendsTo !== undefined });
   let error: string | null = null;
   try {
     await forEachMessage(comm, (m) => {

@@ -16,8 +16,17 @@ export class ThreadConnection implements Comm {
   /** The client whose session this is: its first message was a `register-client`. */
   private clientId: string | null = null;
   private sentAny = false;
+  /**
+   * The wrapped comm's, where it has one (TCP): the bridge tells the thread
+   * whether the connection limits message sizes by whether this is present.
+   */
+  readonly limitSendsTo?: (maxMessageBytes: number, whose: string) => void;
 
-  constructor(private readonly comm: Comm) {}
+  constructor(private readonly comm: Comm) {
+    if (comm.limitSendsTo !== undefined) {
+      this.limitSendsTo = (maxMessageBytes, whose) => comm.limitSendsTo?.(maxMessageBytes, whose);
+    }
+  }
 
   get localAddress(): string {
     return this.comm.localAddress;

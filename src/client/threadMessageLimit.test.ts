@@ -1,0 +1,42 @@
+/**
+ * A message larger than the scheduler's `maxMessageBytes` from a task's
+ * client on a worker's pool thread, whose connection is bridged through the
+ * worker's main thread (`comm/bridge.ts`): the client learned the limit when
+ * it registered, so the submit fails at once with a `MessageTooLargeError`
+ * naming it, and the task's client and the worker go on. (A client of the
+ * process's own: `schedulerMessageLimit.test.ts`.)
+ */
+
+import { afterEach, describe, expect, it } from "vitest";
+import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
+import { inc } from "./testTasks.ts";
+import { submitsTooMuch } from "./threadMessageLimitTasks.ts";
+
+afterEach(closeTestClusters);
+
+const MIB = 2 ** 20;
+const LIMIT_TASKS = new URL("./threadMessageLimitTasks.ts", import.meta.url).href;
+
+describe("a task's client on a pool thread, sending more than the scheduler's maxMessageBytes", () => {
+  it("has the submit fail naming the scheduler's limit; the task's client and the worker go on", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      executor: "threads",
+      protocol: "tcp",
+      taskModules: [CLIENT_TEST_TASKS, LIMIT_TASKS],
+      scheduler: { maxMessageBytes: MIB },
+    });
+    const seen = await client.submit(submitsTooMuch, 5 * MIB);
+    expect(seen.error).toMatch(
+      /^MessageTooLargeError: cannot send a message of 5\.\d\d MiB \(\d+ bytes\): larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
+    );
+    expect(seen.limit).toBe(MIB);
+    expect(seen.clientClosed).toBe(false);
+    expect(seen.after).toBe(42);
+    // The worker, and the thread's client, are still there: the same thread's client again.
+    expect(cluster.workers[0]?.status).toBe("running");
+    expect((await client.counters()).clients).toBe(2);
+    expect((await client.submit(submitsTooMuch, 2 * MIB)).after).toBe(42);
+    expect(await client.submit(inc, 1)).toBe(2);
+  }, 60_000);
+});
