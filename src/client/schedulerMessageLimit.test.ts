@@ -70,8 +70,9 @@ describe("a message over the scheduler's maxMessageBytes", () => {
     toClose.push(worker);
     const client = await Client.connect(scheduler.address, { logger: silent });
     toClose.push(client);
-    // The error of e, the text of 700,000 numbers, makes a task-erred larger than the scheduler takes.
-    const failing = client.compute({ b: ["bytes", 700_000], e: ["boom", "b"] });
+    // A TaskError keeps its texts whole (an Error's are cut to 10,000 characters): its
+    // task-erred is larger than the scheduler takes.
+    const failing = client.compute({ e: ["longTaskError", 2 * MIB] });
     failing.e.catch(() => {});
     await eventually(() => worker.status === "closed", 10_000, "the worker closed");
     expect(worker.fault).toMatch(

@@ -4,6 +4,7 @@
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
+import { TaskError } from "../worker/state/errorMessage.ts";
 import { rejoin, secede } from "../worker/taskContext.ts";
 import { defineTask } from "../worker/taskRegistry.ts";
 import type { Actor } from "./actor.ts";
@@ -28,6 +29,10 @@ export interface Point {
 export const manhattan = defineTask("manhattan", (p: Point) => Math.abs(p.x) + Math.abs(p.y));
 export const boom = defineTask("boom", (message: string): number => {
   throw new ValueError(message);
+});
+/** Throws a `TaskError` whose texts (kept whole, unlike an Error's message) are `chars` long. */
+export const longTaskError = defineTask("longTaskError", (chars: number): number => {
+  throw new TaskError(`ValueError: ${"x".repeat(chars)}`, "");
 });
 export const slowInc = defineTask("slowInc", async (x: number, ms: number) => {
   await sleep(ms);
