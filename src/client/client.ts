@@ -284,11 +284,19 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       batchedSendIntervalMs:
         options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
       ...limits,
-      onFirstRefusal: () =>
+      onFirstFailure: ({ reason, refused }) => {
         logger.info(
-          { scheduler: address, waitMs: timeoutMs },
-          "the scheduler refuses connections (not started yet?): trying again",
-        ),
+          { scheduler: address, reason, waitMs: timeoutMs },
+          refused
+            ? "the scheduler refuses connections (not started yet?): trying again"
+            : `the scheduler cannot be reached (${reason}): trying again`,
+        );
+        try {
+          options.onWaiting?.({ address, reason, waitMs: timeoutMs });
+        } catch (err) {
+          logger.warn({ err }, "Client option onWaiting threw");
+        }
+      },
     });
     const client = new Client(conn, id, address, timeoutMs, limits, logger);
     if (options.printTaskOutput ?? true) {

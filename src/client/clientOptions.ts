@@ -17,11 +17,25 @@ import { optionsOf } from "./argChecks.ts";
 export interface ClientOptions {
   /**
    * Connect (to the scheduler, and to workers when fetching) within this many
-   * ms. Default 30,000. A scheduler that refuses the connection (not listening
-   * yet: started together with its clients) is asked again until then, as Dask's
-   * client waits for its scheduler.
+   * ms. Default 30,000. A scheduler that cannot be reached yet (refusing the
+   * connection: not listening yet, started together with its clients; its
+   * host name not resolving yet; its network not reachable; a try timed out)
+   * is asked again until then, as Dask's client waits for its scheduler.
    */
   timeoutMs?: number;
+  /**
+   * Called once, at once, when the scheduler cannot be reached at the first
+   * try and the client waits for it (see `timeoutMs`): with its `address`,
+   * why (`reason`: `refused`, `getaddrinfo ENOTFOUND host`, `timed out after
+   * 30000 ms`, …) and how long the client waits in all (`waitMs`), so that a
+   * program can say that it waits. What it throws is logged. Default none;
+   * the client logs the wait at info either way.
+   */
+  onWaiting?: (notice: {
+    readonly address: string;
+    readonly reason: string;
+    readonly waitMs: number;
+  }) => void;
   /**
    * Batching interval of the stream to the scheduler, in ms; 0 sends at the
    * next turn. Default 0 for `inproc://`, 2 otherwise.
@@ -59,10 +73,12 @@ export interface ClientOptions {
  * A TypeError for the options of `Client.connect` nothing else checks before
  * they are used: a name that is not a string made ids like `5-1a2b3c4d` (a
  * symbol threw a bare TypeError), a logger that is none failed at its first
- * message, an interval that is not a number was refused naming no option.
+ * message, an interval that is not a number was refused naming no option, an
+ * `onWaiting` that is not a function would throw only once the scheduler
+ * could not be reached.
  */
 function checkClientOptions(options: ClientOptions): void {
-  const { name, logger, batchedSendIntervalMs } = options as Record<string, unknown>;
+  const { name, logger, batchedSendIntervalMs, onWaiting } = options as Record<string, unknown>;
   // The frame limits' own check shows what it got in a template string: a symbol threw there.
   for (const limit of ["maxFrameBytes", "maxMessageBytes"] as const) {
     const v: unknown = options[limit];
@@ -81,6 +97,9 @@ function checkClientOptions(options: ClientOptions): void {
   ) {
     throw new TypeError(`Client option logger must be a pino logger, got ${showValue(logger)}`);
   }
+  if (onWaiting !== undefined && typeof onWaiting !== "function") {
+    throw new TypeError(`Client option onWaiting must be a function, got ${showValue(onWaiting)}`);
+  }
   if (
     batchedSendIntervalMs !== undefined &&
     !(
@@ -98,6 +117,7 @@ function checkClientOptions(options: ClientOptions): void {
 /** Every option of {@link ClientOptions}: others are refused. */
 const CLIENT_OPTIONS: OptionNames<ClientOptions> = {
   timeoutMs: true,
+  onWaiting: true,
   batchedSendIntervalMs: true,
   name: true,
   logger: true,

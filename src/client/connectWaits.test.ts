@@ -33,4 +33,57 @@ describe("Client.connect to a scheduler not listening yet", () => {
       Client.connect(address, { timeoutMs: 300, logger: pino({ level: "silent" }) }),
     ).rejects.toThrow(/still refused after 300 ms/);
   });
+
+  it("tells onWaiting once, at once, that it waits, why and for how long", async () => {
+    const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
+    const notices: unknown[] = [];
+    const connecting = Client.connect(address, {
+      timeoutMs: 10_000,
+      logger: pino({ level: "silent" }),
+      onWaiting: (notice) => notices.push(notice),
+    });
+    await sleep(300); // refused a few times by now
+    expect(notices).toEqual([{ address, reason: "refused", waitMs: 10_000 }]);
+    const scheduler = await Scheduler.start({ listen: address, logger: pino({ level: "silent" }) });
+    try {
+      const client = await connecting;
+      await client.close();
+      expect(notices).toHaveLength(1);
+    } finally {
+      await scheduler.close();
+    }
+  });
+
+  it("waits for a scheduler whose host name does not resolve (yet), saying why; its onWaiting throwing is logged", async () => {
+    const lines: { msg: string; reason?: string }[] = [];
+    const logger = pino(
+      { level: "info" },
+      { write: (line: string) => void lines.push(JSON.parse(line)) },
+    );
+    const started = Date.now();
+    await expect(
+      Client.connect("tcp://no-such-host.invalid:8786", {
+        timeoutMs: 400,
+        logger,
+        onWaiting: () => {
+          throw new Error("a broken callback");
+        },
+      }),
+    ).rejects.toThrow(
+      /getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid.*: still failing after 400 ms$/,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(lines.map((l) => l.msg)).toEqual([
+      expect.stringMatching(
+        /^the scheduler cannot be reached \(getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid\): trying again$/,
+      ),
+      "Client option onWaiting threw",
+    ]);
+  });
+
+  it("refuses an onWaiting that is not a function", async () => {
+    await expect(
+      Client.connect("tcp://127.0.0.1:1", { onWaiting: "yes" as unknown as () => void }),
+    ).rejects.toThrow('Client option onWaiting must be a function, got "yes"');
+  });
 });

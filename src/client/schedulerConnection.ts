@@ -6,7 +6,7 @@
 
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, type CommOptions, commOptionsOf } from "../comm/comm.ts";
-import { connectWaiting } from "../comm/connectWaiting.ts";
+import { connectWaiting, type WaitedFailure } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import {
@@ -24,12 +24,13 @@ import { ClientClosedError, SchedulerReplyError } from "./errors.ts";
 /** Options of {@link SchedulerConnection.open}. */
 export interface SchedulerConnectionOptions extends CommOptions {
   /**
-   * Connect and handshake within this many ms; a scheduler that refuses the
-   * connection (not listening yet) is asked again until then.
+   * Connect and handshake within this many ms; a scheduler that cannot be
+   * reached yet (refusing the connection: not listening yet; its name not
+   * resolving yet, …) is asked again until then.
    */
   timeoutMs: number;
-  /** Called once if the scheduler refuses the first connection (the caller says it waits). */
-  onFirstRefusal?: () => void;
+  /** Called once if the first try fails in a way that may mend, with why: the caller says it waits. */
+  onFirstFailure?: (failure: WaitedFailure) => void;
   /** Batching interval of the stream to the scheduler, in ms. */
   batchedSendIntervalMs: number;
 }
@@ -90,8 +91,9 @@ export class SchedulerConnection {
   }
 
   /**
-   * Connect to `address` as client `clientId`. A refused connection is tried
-   * again until `timeoutMs`; rejects if still refused, or unreachable.
+   * Connect to `address` as client `clientId`. A connection refused (or
+   * failing otherwise in a way that may mend) is tried again until
+   * `timeoutMs`; rejects if it still fails then, or fails otherwise (TLS).
    */
   static async open(
     address: string,
@@ -102,7 +104,7 @@ export class SchedulerConnection {
     const comm = await connectWaiting(address, {
       ...commOptionsOf(o),
       timeoutMs: o.timeoutMs,
-      onFirstRefusal: o.onFirstRefusal,
+      onFirstFailure: o.onFirstFailure,
     });
     try {
       const hello: RegisterClientMsg = { op: "register-client", clientId, ...wireVersion() };

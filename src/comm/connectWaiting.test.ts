@@ -2,9 +2,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../cli/commands/contactAddress.ts";
 import type { Comm } from "./comm.ts";
-import { listen } from "./connect.ts";
-import { connectWaiting } from "./connectWaiting.ts";
+import { listen, setDialer } from "./connect.ts";
+import { connectWaiting, type WaitedFailure } from "./connectWaiting.ts";
 import { ConnectError } from "./errors.ts";
+import { connectTcp } from "./tcp.ts";
+import { strangerTls, testTls } from "./testTls.ts";
 
 describe("connectWaiting", () => {
   it("waits for a server that starts listening after the first refusal, saying so once", async () => {
@@ -13,7 +15,7 @@ describe("connectWaiting", () => {
     const accepted: Comm[] = [];
     const dialling = connectWaiting(address, {
       timeoutMs: 10_000,
-      onFirstRefusal: () => refusals++,
+      onFirstFailure: () => refusals++,
     });
     await sleep(400); // refused a few times by now
     const listener = await listen(address, (c) => accepted.push(c));
@@ -37,15 +39,115 @@ describe("connectWaiting", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
   });
 
-  it("stops at once when its caller is closing, and does not wait on other failures", async () => {
+  it("stops at once when its caller is closing", async () => {
     const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
     const err = await connectWaiting(address, { timeoutMs: 60_000, stopped: () => true }).catch(
       (e: unknown) => e,
     );
     expect((err as ConnectError).code).toBe("ECONNREFUSED");
-    await expect(
-      connectWaiting("tcp://no-such-host.invalid:1", { timeoutMs: 60_000 }),
-    ).rejects.toThrow();
+  });
+
+  it("waits past a host name that does not resolve yet, as Dask's connect retries any OSError, saying why", async () => {
+    const live = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
+    const accepted: Comm[] = [];
+    const listener = await listen(live, (c) => accepted.push(c));
+    const failures: WaitedFailure[] = [];
+    let asked = 0;
+    try {
+      // A Kubernetes service or a batch job's host: its name resolves once it is up.
+      const comm = await connectWaiting(
+        async () => (++asked <= 2 ? "tcp://no-such-host.invalid:1" : live),
+        { timeoutMs: 10_000, onFirstFailure: (f) => failures.push(f) },
+      );
+      expect(comm.peerAddress).toBe(live);
+      expect(failures).toEqual([
+        {
+          address: "tcp://no-such-host.invalid:1",
+          reason: expect.stringMatching(
+            /^getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid$/,
+          ),
+          refused: false,
+          waitedMs: expect.any(Number),
+        },
+      ]);
+      await comm.close();
+    } finally {
+      for (const c of accepted) c.abort();
+      await listener.close();
+    }
+  });
+
+  it("fails at the end of the wait for a host name that never resolves, naming the reason", async () => {
+    const started = Date.now();
+    const err = await connectWaiting("tcp://no-such-host.invalid:1", { timeoutMs: 300 }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as Error).message).toMatch(
+      /^connection to tcp:\/\/no-such-host\.invalid:1 failed: getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid .*: still failing after 300 ms$/,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+  });
+
+  it("waits past a network not reachable, a try timed out and a reset, telling each reason", async () => {
+    const live = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
+    const accepted: Comm[] = [];
+    const listener = await listen(live, (c) => accepted.push(c));
+    const failures: ConnectError[] = [
+      new ConnectError(`connection to ${live} failed`, live, "EHOSTUNREACH", {
+        cause: new Error("connect EHOSTUNREACH 10.0.0.1:8786"),
+      }),
+      new ConnectError(`timed out connecting to ${live} after 100 ms`, live, "ETIMEDOUT"),
+      new ConnectError(`connection to ${live} failed`, live, "ECONNRESET", {
+        cause: new Error("socket hang up"),
+      }),
+    ];
+    const reasons: string[] = [];
+    setDialer((address, o) => {
+      const failure = failures.shift();
+      return failure === undefined ? connectTcp(address, o) : Promise.reject(failure);
+    });
+    try {
+      const comm = await connectWaiting(live, {
+        timeoutMs: 100,
+        waitMs: 10_000,
+        stillFailingEveryMs: 0,
+        onFirstFailure: (f) => reasons.push(f.reason),
+        onStillFailing: (f) => reasons.push(f.reason),
+      });
+      expect(comm.peerAddress).toBe(live);
+      expect(reasons).toEqual([
+        "connect EHOSTUNREACH 10.0.0.1:8786",
+        "timed out after 100 ms",
+        "socket hang up (ECONNRESET)",
+      ]);
+      await comm.close();
+    } finally {
+      setDialer(null);
+      for (const c of accepted) c.abort();
+      await listener.close();
+    }
+  });
+
+  it("fails at once on TLS failures, which do not mend: a tcp:// listener, a certificate refused", async () => {
+    const accepted: Comm[] = [];
+    const plain = await listen("tcp://127.0.0.1:0", (c) => accepted.push(c));
+    const stranger = await listen("tls://127.0.0.1:0", () => {}, { tls: strangerTls() });
+    try {
+      const waiting = { timeoutMs: 5_000, waitMs: 60_000, tls: testTls() };
+      const started = Date.now();
+      await expect(
+        connectWaiting(plain.address.replace("tcp://", "tls://"), waiting),
+      ).rejects.toThrow(/the peer closed it during the TLS handshake/);
+      await expect(connectWaiting(stranger.address, waiting)).rejects.toThrow(
+        /the TLS handshake failed/,
+      );
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      for (const c of accepted) c.abort();
+      await plain.close();
+      await stranger.close();
+    }
   });
 
   it("asks an address function before each try: a refused address gives way to the one it says next", async () => {
@@ -63,7 +165,7 @@ describe("connectWaiting", () => {
           asked.push(next);
           return next;
         },
-        { timeoutMs: 10_000, onFirstRefusal: (a) => refused.push(a) },
+        { timeoutMs: 10_000, onFirstFailure: (f) => refused.push(f.address) },
       );
       expect(comm.peerAddress).toBe(live);
       expect(asked).toEqual([gone, live]);
@@ -75,16 +177,16 @@ describe("connectWaiting", () => {
     }
   });
 
-  it("waits without end with waitMs Infinity, saying every stillRefusedEveryMs that it still waits, until stopped", async () => {
+  it("waits without end with waitMs Infinity, saying every stillFailingEveryMs that it still waits, until stopped", async () => {
     const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
-    const reports: [string, number][] = [];
+    const reports: WaitedFailure[] = [];
     let stop = false;
     const started = Date.now();
     const dialling = connectWaiting(address, {
       timeoutMs: 100, // each try's: not the wait's
       waitMs: Number.POSITIVE_INFINITY,
-      stillRefusedEveryMs: 300,
-      onStillRefused: (a, waited) => reports.push([a, waited]),
+      stillFailingEveryMs: 300,
+      onStillFailing: (f) => reports.push(f),
       stopped: () => stop,
     }).catch((e: unknown) => e);
     await sleep(1_200);
@@ -94,8 +196,9 @@ describe("connectWaiting", () => {
     expect((err as ConnectError).code).toBe("ECONNREFUSED");
     expect(reports.length).toBeGreaterThanOrEqual(2);
     expect(reports.length).toBeLessThanOrEqual(4);
-    expect(reports[0][0]).toBe(address);
-    expect(reports[0][1]).toBeGreaterThanOrEqual(300);
+    expect(reports[0]).toMatchObject({ address, reason: "refused", refused: true });
+    expect(reports[0].waitedMs).toBeGreaterThanOrEqual(300);
+    expect((err as Error).message).toMatch(/: still refused after 1\d\d\d ms$/);
   });
 
   it("fails at once when the address function fails", async () => {

@@ -1,14 +1,15 @@
 /**
- * A connection to a server that may not be listening yet: a scheduler started
- * together with its workers and clients. Dask's `connect` waits for it the same
- * way (distributed.comm.core.connect retries until its timeout), and a Dask
- * worker keeps trying until its `death_timeout`, if it has one.
+ * A connection to a server that may not be listening yet (a scheduler started
+ * together with its workers and clients), or not reachable yet (its name not
+ * resolving yet). Dask's `connect` waits for it the same way
+ * (distributed.comm.core.connect retries any OSError until its timeout), and a
+ * Dask worker keeps trying until its `death_timeout`, if it has one.
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Comm, ConnectOptions } from "./comm.ts";
 import { connect } from "./connect.ts";
-import { ConnectError } from "./errors.ts";
+import { ConnectError, isTransientConnectError } from "./errors.ts";
 
 /**
  * Where {@link connectWaiting} dials: an address, or a function that says it
@@ -17,54 +18,85 @@ import { ConnectError } from "./errors.ts";
  */
 export type WaitedAddress = string | (() => Promise<string>);
 
-/** How often a long wait is told of by default (`onStillRefused`), in ms: Dask's worker logs each try. */
-const STILL_REFUSED_EVERY_MS = 10_000;
+/** How often a long wait is told of by default (`onStillFailing`), in ms: Dask's worker logs each try. */
+const STILL_FAILING_EVERY_MS = 10_000;
+
+/** A failed try that {@link connectWaiting} waits past, as its callbacks are told of it. */
+export interface WaitedFailure {
+  /** The address tried. */
+  readonly address: string;
+  /**
+   * Why it failed, in a few words: `refused`, `getaddrinfo ENOTFOUND host`,
+   * `connect EHOSTUNREACH 10.0.0.1:8786`, `timed out after 10000 ms`.
+   */
+  readonly reason: string;
+  /** True when it was refused: nothing listens there (yet). */
+  readonly refused: boolean;
+  /** How long it has been tried, from the first try (ms). */
+  readonly waitedMs: number;
+}
 
 /** Options of {@link connectWaiting}. */
 export interface ConnectWaitingOptions extends ConnectOptions {
   /** Each try's own timeout (ms); also how long to keep trying, unless `waitMs` is given. */
   readonly timeoutMs: number;
   /**
-   * How long to keep trying after refusals, from the first try (ms);
-   * `Infinity` until `stopped` says so. Default `timeoutMs`.
+   * How long to keep trying after failures that may mend, from the first try
+   * (ms); `Infinity` until `stopped` says so. Default `timeoutMs`.
    */
   readonly waitMs?: number;
-  /** Called once, at the first refusal, with the address that refused: the caller says that it waits. */
-  readonly onFirstRefusal?: (address: string) => void;
+  /** Called once, at the first failure waited past: the caller says that it waits, and why. */
+  readonly onFirstFailure?: (failure: WaitedFailure) => void;
   /**
-   * Called every `stillRefusedEveryMs` while refusals go on after the first,
-   * with the address that refused last and how long it has been tried (ms):
-   * the caller shows that it still waits.
+   * Called every `stillFailingEveryMs` while failures go on after the first,
+   * with the last: the caller shows that it still waits.
    */
-  readonly onStillRefused?: (address: string, waitedMs: number) => void;
-  /** How often `onStillRefused` is called (ms). Default 10,000. */
-  readonly stillRefusedEveryMs?: number;
-  /** True when the caller is closing: stop trying and fail with the last refusal. */
+  readonly onStillFailing?: (failure: WaitedFailure) => void;
+  /** How often `onStillFailing` is called (ms). Default 10,000. */
+  readonly stillFailingEveryMs?: number;
+  /** True when the caller is closing: stop trying and fail with the last failure. */
   readonly stopped?: () => boolean;
 }
 
 /**
- * Connect to `address` (or to what it says before each try). A refusal
- * (nothing listens there yet) is tried again, after 50 ms and then twice as
- * long each time up to 1 s, until `waitMs` has passed; the refusal at the end
- * fails with a {@link ConnectError} saying how long it was tried. Any other
- * failure (an unknown host, a timeout, TLS) fails at once, as it would not
- * mend by waiting; so does a failure of the address function.
+ * Why a connect failed, in a few words (see {@link WaitedFailure.reason}):
+ * the system's own words where it has them. `tryTimeoutMs` is the try's
+ * timeout, for one that ran out.
+ */
+export function connectFailureReason(err: ConnectError, tryTimeoutMs: number): string {
+  if (err.code === "ECONNREFUSED") return "refused";
+  if (err.cause instanceof Error) {
+    const words = err.cause.message;
+    return err.code === null || words.includes(err.code) ? words : `${words} (${err.code})`;
+  }
+  if (err.code === "ETIMEDOUT") return `timed out after ${tryTimeoutMs} ms`;
+  return err.message;
+}
+
+/**
+ * Connect to `address` (or to what it says before each try). A failure that
+ * may mend (see `isTransientConnectError`: refused, a name that does not
+ * resolve yet, a network not reachable, a try timed out, a reset) is tried
+ * again, after 50 ms and then twice as long each time up to 1 s, until
+ * `waitMs` has passed; the failure at the end is a {@link ConnectError}
+ * saying how long it was tried. Anything else (TLS, a bad address) fails at
+ * once, as it would not mend by waiting; so does a failure of the address
+ * function.
  */
 export async function connectWaiting(
   address: WaitedAddress,
   options: ConnectWaitingOptions,
 ): Promise<Comm> {
   const {
-    onFirstRefusal,
-    onStillRefused,
+    onFirstFailure,
+    onStillFailing,
     stopped,
     waitMs: _,
-    stillRefusedEveryMs: __,
+    stillFailingEveryMs: __,
     ...connectOptions
   } = options;
   const waitMs = options.waitMs ?? options.timeoutMs;
-  const reportEveryMs = options.stillRefusedEveryMs ?? STILL_REFUSED_EVERY_MS;
+  const reportEveryMs = options.stillFailingEveryMs ?? STILL_FAILING_EVERY_MS;
   const started = Date.now();
   const deadline = started + waitMs;
   let nextReport = started + reportEveryMs;
@@ -75,23 +107,31 @@ export async function connectWaiting(
     try {
       return await connect(target, connectOptions);
     } catch (err) {
-      const refused = err instanceof ConnectError && err.code === "ECONNREFUSED";
-      if (!refused) throw err;
-      if (deadline - Date.now() <= 0 || stopped?.() === true) {
+      if (!isTransientConnectError(err)) throw err;
+      const refused = err.code === "ECONNREFUSED";
+      const isStopped = stopped?.() === true;
+      if (deadline - Date.now() <= 0 || isStopped) {
         if (!told) throw err;
+        const triedMs = isStopped ? Date.now() - started : waitMs;
         throw new ConnectError(
-          `${err.message}: still refused after ${waitMs} ms`,
+          `${err.message}: still ${refused ? "refused" : "failing"} after ${triedMs} ms`,
           err.address,
-          "ECONNREFUSED",
+          err.code,
           { cause: err },
         );
       }
+      const failure = (): WaitedFailure => ({
+        address: target,
+        reason: connectFailureReason(err, options.timeoutMs),
+        refused,
+        waitedMs: Date.now() - started,
+      });
       if (!told) {
         told = true;
-        onFirstRefusal?.(target);
+        onFirstFailure?.(failure());
       } else if (Date.now() >= nextReport) {
         nextReport = Date.now() + reportEveryMs;
-        onStillRefused?.(target, Date.now() - started);
+        onStillFailing?.(failure());
       }
       await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
       pause = Math.min(pause * 2, 1_000);

@@ -130,3 +130,36 @@ export function isNetworkError(err: unknown): boolean {
   if (err instanceof CommClosedError) return !isDataError(err.cause);
   return false;
 }
+
+/**
+ * The system error codes of a failed connect that may mend by trying again:
+ * nothing listens there yet, a name that does not resolve yet (a Kubernetes
+ * service, a batch job's host), a network or host not reachable yet, no
+ * answer in time, a connection reset or aborted while being made. Dask's
+ * `connect` retries every `OSError` until its timeout.
+ */
+const TRANSIENT_CONNECT_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "ENETDOWN",
+  "EHOSTDOWN",
+]);
+
+/**
+ * True when `err` is a failed connect that may mend by waiting (see
+ * `TRANSIENT_CONNECT_CODES`). A TLS failure does not: a certificate refused,
+ * or a `tls://` peer that resets the handshake (one listening on `tcp://`, or
+ * refusing this process's certificate); nor an address that cannot be used.
+ */
+export function isTransientConnectError(err: unknown): err is ConnectError {
+  if (!(err instanceof ConnectError) || err.code === null) return false;
+  if (err.code === "ECONNRESET" && err.address.startsWith("tls://")) return false;
+  return TRANSIENT_CONNECT_CODES.has(err.code);
+}

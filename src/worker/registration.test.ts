@@ -55,6 +55,27 @@ describe("registering with the scheduler", () => {
     expect(still[0].waitedMs).toBeGreaterThanOrEqual(10_000);
   }, 30_000);
 
+  it("waits for a scheduler whose host name does not resolve yet, saying why, and gives up at deathTimeoutMs naming it", async () => {
+    const { logger, records } = memoryLogger();
+    const started = Date.now();
+    await expect(
+      testWorker("tcp://no-such-host.invalid:8786", { deathTimeoutMs: 400, logger }),
+    ).rejects.toThrow(
+      /getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid.*: still failing after 400 ms$/,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    const first = records.filter((r) =>
+      String(r.msg).startsWith("the scheduler cannot be reached"),
+    );
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({
+      level: 30,
+      scheduler: "tcp://no-such-host.invalid:8786",
+      reason: expect.stringMatching(/^getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid$/),
+      waitMs: 400,
+    });
+  });
+
   it("gives up at deathTimeoutMs, each try within connectTimeoutMs", async () => {
     const started = Date.now();
     await expect(

@@ -95,12 +95,14 @@ export async function registerWithScheduler(host: RegistrationHost): Promise<Reg
 }
 
 /**
- * Connect to the scheduler. One that refuses the connection (not listening
- * yet: started together with its workers) is tried again, more slowly each
- * time, until `deathTimeoutMs` has passed since the first try (or until the
- * worker is closed, when it is null), as Dask's workers wait for their
- * scheduler; each try within `connectTimeoutMs`. The wait is logged at its
- * start and every 10 s.
+ * Connect to the scheduler. One that cannot be reached yet (refusing the
+ * connection: not listening yet, started together with its workers; its name
+ * not resolving yet; its network not reachable; a try timed out) is tried
+ * again, more slowly each time, until `deathTimeoutMs` has passed since the
+ * first try (or until the worker is closed, when it is null), as Dask's
+ * workers wait for their scheduler on any OSError; each try within
+ * `connectTimeoutMs`. The wait is logged, with why, at its start and every
+ * 10 s. TLS failures end it at once.
  */
 async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
   const o = host.options;
@@ -110,15 +112,17 @@ async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
     timeoutMs: o.connectTimeoutMs,
     waitMs,
     stopped: () => host.closing(),
-    onFirstRefusal: () =>
+    onFirstFailure: ({ reason, refused }) =>
       host.logger.info(
-        { scheduler: o.scheduler, waitMs: o.deathTimeoutMs },
-        "the scheduler refuses connections (not started yet?): trying again",
+        { scheduler: o.scheduler, reason, waitMs: o.deathTimeoutMs },
+        refused
+          ? "the scheduler refuses connections (not started yet?): trying again"
+          : `the scheduler cannot be reached (${reason}): trying again`,
       ),
-    onStillRefused: (_, waitedMs) =>
+    onStillFailing: ({ reason, refused, waitedMs }) =>
       host.logger.info(
-        { scheduler: o.scheduler, waitedMs, waitMs: o.deathTimeoutMs },
-        `still waiting for the scheduler at ${o.scheduler}, which refuses connections (for ${Math.round(waitedMs / 1000)} s)`,
+        { scheduler: o.scheduler, reason, waitedMs, waitMs: o.deathTimeoutMs },
+        `still waiting for the scheduler at ${o.scheduler}, which ${refused ? "refuses connections" : `cannot be reached: ${reason}`} (for ${Math.round(waitedMs / 1000)} s)`,
       ),
   });
 }

@@ -4,15 +4,16 @@
  * scheduler left behind (SIGKILLed, its machine lost) names an address that
  * refuses connections, until the scheduler started again (perhaps on another
  * host or port) writes its own: so the file is read again before each try
- * while the address it names refuses.
+ * while the address it names refuses (or cannot be reached otherwise: a host
+ * gone whose name no longer resolves).
  */
 
 import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { CommOptions } from "../../comm/comm.ts";
-import { connectWaiting } from "../../comm/connectWaiting.ts";
-import { ConnectError } from "../../comm/errors.ts";
+import { connectFailureReason, connectWaiting } from "../../comm/connectWaiting.ts";
+import { ConnectError, isTransientConnectError } from "../../comm/errors.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 
 /** How often a scheduler file not there yet is looked for, in ms. */
@@ -83,9 +84,10 @@ export interface SchedulerFileWait {
  * The scheduler address in the scheduler file at `path`, once something
  * accepts connections there, waiting as {@link SchedulerFileWait} says. Rejects,
  * saying so, when the file never appears, is not a scheduler file, or its
- * address still refuses at the end (or when stopped). Any other failure to
- * connect (a timeout, TLS) is left to the worker's own connection to report:
- * the address is returned.
+ * address still refuses, or still cannot be reached (its name not resolving,
+ * a network not reachable, tries timed out), at the end (or when stopped).
+ * A TLS failure is left to the worker's own connection to report: the
+ * address is returned.
  *
  * The connection that accepted is closed, and the worker makes its own: a
  * Worker's scheduler is fixed when it is made (its threads' clients are given
@@ -111,26 +113,34 @@ export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait):
       timeoutMs: o.connectTimeoutMs,
       waitMs,
       stopped: o.stopped,
-      onFirstRefusal: (address) =>
+      onFirstFailure: ({ address, reason, refused }) =>
         o.logger?.info(
-          { scheduler: address, schedulerFile: path, waitMs: o.deathTimeoutMs },
-          "the scheduler the scheduler file names refuses connections (gone, or not started yet?): reading the file again until one accepts",
+          { scheduler: address, schedulerFile: path, reason, waitMs: o.deathTimeoutMs },
+          refused
+            ? "the scheduler the scheduler file names refuses connections (gone, or not started yet?): reading the file again until one accepts"
+            : `the scheduler the scheduler file names cannot be reached (${reason}): reading the file again until one can`,
         ),
-      onStillRefused: (address, waitedMs) =>
+      onStillFailing: ({ address, reason, refused, waitedMs }) =>
         o.logger?.info(
-          { scheduler: address, schedulerFile: path, waitedMs, waitMs: o.deathTimeoutMs },
-          `still waiting for a scheduler at the address the scheduler file names (${address} refuses connections, for ${Math.round(waitedMs / 1000)} s)`,
+          { scheduler: address, schedulerFile: path, reason, waitedMs, waitMs: o.deathTimeoutMs },
+          `still waiting for a scheduler at the address the scheduler file names (${address} ${refused ? "refuses connections" : `cannot be reached: ${reason}`}, for ${Math.round(waitedMs / 1000)} s)`,
         ),
     });
     comm.abort();
     return dialled;
   } catch (err) {
     if (fileError !== null) throw fileError;
-    if (!(err instanceof ConnectError && err.code === "ECONNREFUSED")) {
-      return dialled;
+    // TLS failures are left to the worker's own connection, which says why as well.
+    if (!isTransientConnectError(err)) return dialled;
+    if (err.code === "ECONNREFUSED") {
+      throw new Error(
+        `the scheduler at ${dialled} (named by ${path}) still refuses connections after ${waitMs} ms: is it running, and its file up to date?`,
+        { cause: err },
+      );
     }
+    const last = err.cause instanceof ConnectError ? err.cause : err;
     throw new Error(
-      `the scheduler at ${dialled} (named by ${path}) still refuses connections after ${waitMs} ms: is it running, and its file up to date?`,
+      `the scheduler at ${dialled} (named by ${path}) still cannot be reached after ${waitMs} ms (${connectFailureReason(last, o.connectTimeoutMs)}): is it running, and its file up to date?`,
       { cause: err },
     );
   }

@@ -124,6 +124,25 @@ describe("weft status", () => {
     );
     expect(ctx.stdout.text).toBe("");
   });
+
+  it("waits for a scheduler whose host name does not resolve (yet), saying why, and fails at the end naming it", async () => {
+    const ctx = testContext();
+    const started = Date.now();
+    const code = await main(
+      ["node", "weft", "status", "tcp://no-such-host.invalid:8786", "--connect-timeout", "600"],
+      ctx,
+    );
+    expect(code).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    const lines = ctx.stderr.text.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(
+      /^weft status: waiting for the scheduler at tcp:\/\/no-such-host\.invalid:8786 \(getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid\); giving up after 0\.6 s$/,
+    );
+    expect(lines[1]).toMatch(
+      /^weft status: connection to tcp:\/\/no-such-host\.invalid:8786 failed: getaddrinfo .*: still failing after 600 ms$/,
+    );
+  });
 });
 
 describe("weft retire", () => {

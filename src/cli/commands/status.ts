@@ -6,10 +6,8 @@
  */
 
 import { Command } from "commander";
-import type { Logger } from "pino";
 import { Client } from "../../client/client.ts";
 import type { SchedulerCounters, WorkerIdentity } from "../../protocol/messagesSession.ts";
-import { weftLogger } from "../../util/logger.ts";
 import { formatBytes } from "../../util/parseBytes.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import {
@@ -22,6 +20,7 @@ import {
 import {
   addTlsOptions,
   requireTlsScheme,
+  stderrLogger,
   type TlsCliOptions,
   timeoutMs,
   tlsFrom,
@@ -69,6 +68,8 @@ export async function withClient(
   let client: Client;
   try {
     const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
+    // Waits are said at once on stderr (stdout stays clean for --json): they may last --connect-timeout.
+    const givingUp = `giving up after ${connectMs / 1000} s`;
     const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs);
     const secure = tlsFrom(opts);
     requireTlsScheme(address, secure);
@@ -76,7 +77,12 @@ export async function withClient(
       name,
       timeoutMs: connectMs,
       ...secure,
-      logger: waitingNoticeLogger(name, connectMs, ctx),
+      // A command's output is its own: the client says nothing but that it waits.
+      logger: stderrLogger(`weft.${name}`, "silent"),
+      onWaiting: ({ reason }) =>
+        ctx.stderr.write(
+          `weft ${name}: waiting for the scheduler at ${address} (${reason}); ${givingUp}\n`,
+        ),
       // A command that looks at the cluster does not print what its tasks print.
       printTaskOutput: false,
     });
@@ -95,26 +101,6 @@ export async function withClient(
   } finally {
     await client.close();
   }
-}
-
-/**
- * The logger of the client of the command `name`: silent, as a command's
- * output is its own, but for the client's saying that the scheduler refuses
- * connections (not listening yet: `Client.connect` logs it once, at info,
- * with the address and how long it waits), which becomes one line on stderr
- * at once, so that the wait of up to `--connect-timeout` is not silent.
- * Stdout stays clean for `--json`.
- */
-function waitingNoticeLogger(name: string, connectMs: number, ctx: CliContext): Logger {
-  return weftLogger(`weft.${name}`, "info", {
-    write(line: string) {
-      const record = JSON.parse(line) as { scheduler?: unknown; waitMs?: unknown };
-      if (typeof record.scheduler !== "string" || typeof record.waitMs !== "number") return;
-      ctx.stderr.write(
-        `weft ${name}: waiting for the scheduler at ${record.scheduler} (refused); giving up after ${connectMs / 1000} s\n`,
-      );
-    },
-  });
 }
 
 /** What `weft status` reports. */

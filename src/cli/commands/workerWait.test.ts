@@ -66,6 +66,40 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     });
   });
 
+  it("waits for a scheduler whose host name does not resolve yet (a service, a batch job's host), naming why at the end", async () => {
+    const started = Date.now();
+    const r = await runWeft([
+      "worker",
+      "tcp://no-such-host.invalid:8786",
+      ...ARGS,
+      "--death-timeout",
+      "400",
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(
+      /^weft worker: cannot start: connection to tcp:\/\/no-such-host\.invalid:8786 failed: getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid .*: still failing after 400 ms\n$/,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    // The same named by a scheduler file: read again, as for a refusal, until the end.
+    const file = join(dir, "unresolved.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ type: "Scheduler", address: "tcp://no-such-host.invalid:8786" }),
+    );
+    const fromFile = await runWeft([
+      "worker",
+      "--scheduler-file",
+      file,
+      ...ARGS,
+      "--death-timeout",
+      "400",
+    ]);
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.err).toMatch(
+      /^weft worker: cannot start: the scheduler at tcp:\/\/no-such-host\.invalid:8786 \(named by .*unresolved\.json\) still cannot be reached after 400 ms \(getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid\): is it running, and its file up to date\?\n$/,
+    );
+  });
+
   it("under --nanny, a worker that gives up at --death-timeout ends the nanny (exit 2)", async () => {
     const r = await runWeft([
       "worker",
