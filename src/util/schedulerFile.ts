@@ -64,6 +64,19 @@ export async function removeSchedulerFile(path: string, id: string): Promise<voi
   await rm(path, { force: true });
 }
 
+/** Options of {@link readSchedulerFile}. */
+export interface ReadSchedulerFileOptions {
+  /** How long to wait for the file to appear, in ms. Default 30,000; 0: not at all. */
+  readonly timeoutMs?: number;
+  /** How often to look for it meanwhile, in ms. Default 100. */
+  readonly pollMs?: number;
+  /**
+   * Called once, at once, when the file is not there at the first look and
+   * will be waited for: the caller says that it waits.
+   */
+  readonly onWaiting?: () => void;
+}
+
 /**
  * The scheduler's address in the scheduler file at `path`, once the file is
  * there: waits up to `timeoutMs` (default 30,000) for it to appear. Rejects
@@ -71,7 +84,7 @@ export async function removeSchedulerFile(path: string, id: string): Promise<voi
  */
 export async function readSchedulerFile(
   path: string,
-  options: { readonly timeoutMs?: number; readonly pollMs?: number } = {},
+  options: ReadSchedulerFileOptions = {},
 ): Promise<string> {
   if (typeof path !== "string" || path === "") {
     throw new TypeError(
@@ -81,6 +94,7 @@ export async function readSchedulerFile(
   const timeoutMs = options.timeoutMs ?? 30_000;
   const pollMs = options.pollMs ?? 100;
   const deadline = Date.now() + timeoutMs;
+  let told = false;
   for (;;) {
     let text: string | null = null;
     try {
@@ -95,6 +109,10 @@ export async function readSchedulerFile(
       throw new Error(
         `no scheduler file at ${path} after ${timeoutMs} ms (is the scheduler started with --scheduler-file?)`,
       );
+    }
+    if (!told) {
+      told = true;
+      options.onWaiting?.();
     }
     await sleep(pollMs);
   }

@@ -137,7 +137,9 @@ describe("--scheduler-file in the commands that connect to a running scheduler",
       ]);
       expect(late).toMatchObject({
         code: 2,
-        err: `weft shutdown: no scheduler file at ${missing} after 100 ms (is the scheduler started with --scheduler-file?)\n`,
+        err:
+          `weft shutdown: waiting for the scheduler file ${missing} (not there yet); giving up after 0.1 s\n` +
+          `weft shutdown: no scheduler file at ${missing} after 100 ms (is the scheduler started with --scheduler-file?)\n`,
       });
       const twice = await runWeft(["retire", address, worker.address, "--scheduler-file", file]);
       expect(twice).toMatchObject({

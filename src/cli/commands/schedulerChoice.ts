@@ -60,20 +60,26 @@ const withoutTcp = (address: string): string => address.replace(/^tcp:\/\//, "")
 
 /**
  * The address of the scheduler `scheduler` names: the one given, or the one in
- * the file `schedulerFile`, waited for up to `timeoutMs`. Throws an Error whose
- * message is for the user when neither or both are given (an argument that is
- * the file's address counts as given), or the file is missing or not a
- * scheduler file.
+ * the file `schedulerFile`, waited for up to `timeoutMs` (`onWaitingForFile`
+ * is called at once if it is not there yet: the command says that it waits).
+ * Throws an Error whose message is for the user when neither or both are given
+ * (an argument that is the file's address counts as given), or the file is
+ * missing or not a scheduler file.
  */
 export async function schedulerAddress(
   scheduler: SchedulerArgument,
   schedulerFile: string | undefined,
   timeoutMs: number,
+  onWaitingForFile?: (path: string) => void,
 ): Promise<string> {
   const problem = schedulerChoiceProblem(scheduler.given, schedulerFile);
   if (problem !== null) throw new Error(problem);
   if (scheduler.given !== undefined) return scheduler.given;
-  const address = await readSchedulerFile(schedulerFile as string, { timeoutMs });
+  const path = schedulerFile as string;
+  const address = await readSchedulerFile(path, {
+    timeoutMs,
+    onWaiting: () => onWaitingForFile?.(path),
+  });
   if ((scheduler.others ?? []).some((arg) => withoutTcp(arg) === withoutTcp(address))) {
     throw new Error(schedulerChoiceProblem(address, schedulerFile) as string);
   }

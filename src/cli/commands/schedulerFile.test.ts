@@ -141,6 +141,46 @@ describe("--scheduler-file", () => {
     );
   });
 
+  it("weft status says at once on stderr that it waits for the scheduler file, and for how long", async () => {
+    const file = join(dir, "later.json");
+    const ctx = context();
+    const status = main(
+      ["node", "weft", "status", "--scheduler-file", file, "--json", "--connect-timeout", "20000"],
+      ctx,
+    );
+    await sleep(300);
+    const waiting = `weft status: waiting for the scheduler file ${file} (not there yet); giving up after 20 s\n`;
+    expect(ctx.stderr.text).toBe(waiting);
+    const schedCtx = context();
+    let stop = (): void => {};
+    const scheduler = runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: file },
+      schedCtx,
+      (s) => {
+        stop = () => void s.close();
+        return s.closed;
+      },
+    );
+    expect(await status).toBe(0);
+    expect(ctx.stderr.text).toBe(waiting); // said once
+    expect(JSON.parse(ctx.stdout.text)).toMatchObject({ workers: [] });
+    stop();
+    await scheduler;
+    // None in time: the wait said, then why it ended.
+    const missing = join(dir, "never.json");
+    const late = context();
+    expect(
+      await main(
+        ["node", "weft", "status", "--scheduler-file", missing, "--connect-timeout", "300"],
+        late,
+      ),
+    ).toBe(2);
+    expect(late.stderr.text).toBe(
+      `weft status: waiting for the scheduler file ${missing} (not there yet); giving up after 0.3 s\n` +
+        `weft status: no scheduler file at ${missing} after 300 ms (is the scheduler started with --scheduler-file?)\n`,
+    );
+  }, 30_000);
+
   it("weft scheduler cannot start when it cannot write the file", async () => {
     const ctx = context();
     await runScheduler(

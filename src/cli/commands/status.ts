@@ -70,7 +70,11 @@ export async function withClient(
     const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
     // Waits are said at once on stderr (stdout stays clean for --json): they may last --connect-timeout.
     const givingUp = `giving up after ${connectMs / 1000} s`;
-    const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs);
+    const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs, (path) =>
+      ctx.stderr.write(
+        `weft ${name}: waiting for the scheduler file ${path} (not there yet); ${givingUp}\n`,
+      ),
+    );
     const secure = tlsFrom(opts);
     requireTlsScheme(address, secure);
     client = await Client.connect(address, {
