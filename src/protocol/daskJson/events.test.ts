@@ -114,7 +114,13 @@ describe("Dask dict codec for events", () => {
     expect(() => eventFromDict({ ...bad, run_id: 1.5 })).toThrow(
       "ComputeTaskEvent.run_id: expected an integer",
     );
-    expect(() => eventFromDict({ ...bad, priority: null })).toThrow("ComputeTaskEvent.priority");
+    // The words for the bad value are the event constructors' (valueShapes.ts).
+    expect(() => eventFromDict({ ...bad, priority: "abc" })).toThrow(
+      'ComputeTaskEvent.priority: expected a list of numbers, got string "abc"',
+    );
+    expect(() => eventFromDict({ ...bad, nbytes: { x: 1n } })).toThrow(
+      'ComputeTaskEvent.nbytes["x"]: expected a number, got bigint 1n',
+    );
     // The seed asserts one or the other; a dict with both is malformed, not an AssertionError.
     expect(() => eventFromDict({ ...bad, function: "f", run_spec: "spec" })).toThrow(
       /ComputeTaskEvent\.function: expected null when run_spec is given.*got string "f"/,

@@ -3,7 +3,20 @@
  * object and the field instead of a TypeError deep in the state machine.
  */
 
-import { showValue } from "../../util/showValue.ts";
+import {
+  describeValue,
+  entryNotOf,
+  isBoolean,
+  isInteger,
+  isNumber,
+  isNumberList,
+  isNumberOrNull,
+  isRecord,
+  isString,
+  isStringList,
+  isStringOrNull,
+  type Shape,
+} from "../../util/valueShapes.ts";
 
 /** A Dask dict (event, instruction, config) that does not have the expected shape. */
 export class DaskDictError extends Error {
@@ -12,19 +25,20 @@ export class DaskDictError extends Error {
 
 export type Dict = Record<string, unknown>;
 
+/** An object that is not a list: the shape of every Dask dict. */
 export function isDict(v: unknown): v is Dict {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return isRecord(v);
 }
 
-function describe(v: unknown): string {
-  if (v === undefined) return "nothing";
-  if (v === null) return "null";
-  if (Array.isArray(v)) return `a list (${showValue(v)})`;
-  if (typeof v === "object") return `an object (${showValue(v)})`;
-  return `${typeof v} ${showValue(v)}`;
+function isDictOrNull(v: unknown): v is Dict | null {
+  return v === null || isRecord(v);
 }
 
-/** Reads the fields of one dict; `where` names it in errors (e.g. "ComputeTaskEvent"). */
+/**
+ * Reads the fields of one dict; `where` names it in errors (e.g. "ComputeTaskEvent").
+ * The shapes are the event constructors' (`valueShapes.ts`), so that whatever this
+ * decodes, they take.
+ */
 export class FieldReader {
   constructor(
     readonly d: Dict,
@@ -32,7 +46,9 @@ export class FieldReader {
   ) {}
 
   fail(field: string, expected: string, got: unknown): never {
-    throw new DaskDictError(`${this.where}.${field}: expected ${expected}, got ${describe(got)}`);
+    throw new DaskDictError(
+      `${this.where}.${field}: expected ${expected}, got ${describeValue(got)}`,
+    );
   }
 
   has(field: string): boolean {
@@ -45,101 +61,81 @@ export class FieldReader {
   }
 
   str(field: string): string {
-    const v = this.raw(field);
-    if (typeof v !== "string") this.fail(field, "a string", v);
-    return v;
+    return this.required(field, isString, "a string");
   }
 
   strOrNull(field: string): string | null {
-    const v = this.d[field];
-    if (v === undefined || v === null) return null;
-    if (typeof v !== "string") this.fail(field, "a string or null", v);
-    return v;
+    return this.optional(field, isStringOrNull, "a string or null");
   }
 
   num(field: string): number {
-    const v = this.raw(field);
-    if (typeof v !== "number") this.fail(field, "a number", v);
-    return v;
+    return this.required(field, isNumber, "a number");
   }
 
   /** A number where null means infinity (FORMAT.md). */
   numOrInf(field: string): number {
-    const v = this.raw(field);
-    if (v === null) return Number.POSITIVE_INFINITY;
-    if (typeof v !== "number") this.fail(field, "a number or null (infinity)", v);
-    return v;
+    const v = this.required(field, isNumberOrNull, "a number or null (infinity)");
+    return v ?? Number.POSITIVE_INFINITY;
   }
 
   numOrNull(field: string): number | null {
-    const v = this.d[field];
-    if (v === undefined || v === null) return null;
-    if (typeof v !== "number") this.fail(field, "a number or null", v);
-    return v;
+    return this.optional(field, isNumberOrNull, "a number or null");
   }
 
   int(field: string): number {
-    const v = this.num(field);
-    if (!Number.isInteger(v)) this.fail(field, "an integer", v);
-    return v;
+    return this.required(field, isInteger, "an integer");
   }
 
   bool(field: string): boolean {
-    const v = this.raw(field);
-    if (typeof v !== "boolean") this.fail(field, "true or false", v);
-    return v;
+    return this.required(field, isBoolean, "true or false");
   }
 
   strList(field: string): string[] {
-    const v = this.raw(field);
-    if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
-      this.fail(field, "a list of strings", v);
-    }
-    return v as string[];
+    return this.required(field, isStringList, "a list of strings");
   }
 
   intList(field: string): number[] {
-    const v = this.raw(field);
-    if (!Array.isArray(v) || !v.every((x) => typeof x === "number")) {
-      this.fail(field, "a list of numbers", v);
-    }
-    return v as number[];
+    return this.required(field, isNumberList, "a list of numbers");
   }
 
   dict(field: string): Dict {
-    const v = this.raw(field);
-    if (!isDict(v)) this.fail(field, "an object", v);
-    return v;
+    return this.required(field, isDict, "an object");
   }
 
   dictOrNull(field: string): Dict | null {
-    const v = this.d[field];
-    if (v === undefined || v === null) return null;
-    if (!isDict(v)) this.fail(field, "an object or null", v);
-    return v;
+    return this.optional(field, isDictOrNull, "an object or null");
   }
 
   /** `{key: [worker, ...]}` */
   whoHas(field: string): Map<string, string[]> {
-    const d = this.dict(field);
-    const out = new Map<string, string[]>();
-    for (const [k, v] of Object.entries(d)) {
-      if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
-        this.fail(`${field}[${JSON.stringify(k)}]`, "a list of worker addresses", v);
-      }
-      out.set(k, v as string[]);
-    }
-    return out;
+    return this.mapOf(field, isStringList, "a list of worker addresses");
   }
 
   /** `{key: number}` */
   numMap(field: string): Map<string, number> {
+    return this.mapOf(field, isNumber, "a number");
+  }
+
+  /** The field, which must be present and of `shape` (`expected` names it in errors). */
+  private required<T>(field: string, shape: Shape<T>, expected: string): T {
+    const v = this.raw(field);
+    if (!shape(v)) this.fail(field, expected, v);
+    return v;
+  }
+
+  /** The field of `shape`, or null when it is missing. */
+  private optional<T>(field: string, shape: Shape<T | null>, expected: string): T | null {
+    const v = this.d[field];
+    if (v === undefined) return null;
+    if (!shape(v)) this.fail(field, expected, v);
+    return v;
+  }
+
+  /** `{key: value}` as a Map, every value of `shape`. */
+  private mapOf<T>(field: string, shape: Shape<T>, expected: string): Map<string, T> {
     const d = this.dict(field);
-    const out = new Map<string, number>();
-    for (const [k, v] of Object.entries(d)) {
-      if (typeof v !== "number") this.fail(`${field}[${JSON.stringify(k)}]`, "a number", v);
-      out.set(k, v);
-    }
-    return out;
+    const bad = entryNotOf(d, shape);
+    if (bad) this.fail(`${field}[${JSON.stringify(bad[0])}]`, expected, bad[1]);
+    return new Map(Object.entries(d) as [string, T][]);
   }
 }
