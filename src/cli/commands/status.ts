@@ -56,7 +56,8 @@ export function addSchedulerArgument(cmd: Command): Command {
  * names (`scheduler`, or `--scheduler-file`) and run `body` with it, then close
  * it. Neither or both of them, a scheduler file that is missing or wrong, a
  * scheduler that cannot be reached, or a bad `--connect-timeout`, is said on
- * stderr with exit 2; an error of `body` with exit 1.
+ * stderr with exit 2; an error of `body` with exit 1. A wait for the file, or
+ * for a scheduler not reached yet, is said on stderr when it starts.
  */
 export async function withClient(
   name: string,
