@@ -12,54 +12,57 @@
  */
 
 import { showValue } from "../../util/showValue.ts";
+import {
+  describeValue,
+  entryNotOf,
+  isBoolean,
+  isInteger,
+  isNumber,
+  isNumberList,
+  isNumberOrNull,
+  isRecord,
+  isString,
+  isStringList,
+  isStringOrNull,
+} from "../../util/valueShapes.ts";
+
+// The shapes and the words for a bad value are the Dask dict codec's (`valueShapes.ts`).
 
 /** Throws the TypeError saying that `cls`'s `field` is not what it must be. */
 export function badField(cls: string, field: string, expected: string, got: unknown): never {
-  throw new TypeError(`${cls}: ${field} must be ${expected}, got ${describe(got)}`);
-}
-
-function describe(v: unknown): string {
-  if (v === undefined) return "nothing (the field is missing)";
-  if (typeof v === "bigint") return `the BigInt ${v}n`;
-  return showValue(v);
+  throw new TypeError(`${cls}: ${field} must be ${expected}, got ${describeValue(got)}`);
 }
 
 /** `f`, the object of fields a constructor was given. */
 export function checkFieldsObject(cls: string, f: unknown): void {
-  if (typeof f !== "object" || f === null || Array.isArray(f)) {
-    throw new TypeError(`${cls}: expected an object of fields, got ${describe(f)}`);
+  if (!isRecord(f)) {
+    throw new TypeError(`${cls}: expected an object of fields, got ${describeValue(f)}`);
   }
 }
 
 export function checkString(cls: string, field: string, v: unknown): void {
-  if (typeof v !== "string") badField(cls, field, "a string", v);
+  if (!isString(v)) badField(cls, field, "a string", v);
 }
 
 export function checkStringOrNull(cls: string, field: string, v: unknown): void {
-  if (v !== null && typeof v !== "string") badField(cls, field, "a string or null", v);
+  if (!isStringOrNull(v)) badField(cls, field, "a string or null", v);
 }
 
 /** Any number: the seed's floats may be NaN or infinite, and so may these. */
 export function checkNumber(cls: string, field: string, v: unknown): void {
-  if (typeof v !== "number") badField(cls, field, "a number", v);
+  if (!isNumber(v)) badField(cls, field, "a number", v);
 }
 
 export function checkNumberOrNull(cls: string, field: string, v: unknown): void {
-  if (v !== null && typeof v !== "number") badField(cls, field, "a number or null", v);
+  if (!isNumberOrNull(v)) badField(cls, field, "a number or null", v);
 }
 
 export function checkInteger(cls: string, field: string, v: unknown): void {
-  if (!Number.isInteger(v)) badField(cls, field, "an integer", v);
+  if (!isInteger(v)) badField(cls, field, "an integer", v);
 }
 
 export function checkBoolean(cls: string, field: string, v: unknown): void {
-  if (typeof v !== "boolean") badField(cls, field, "true or false", v);
-}
-
-// `every`, as the Dask dict codec checks lists: the constructors must take whatever it
-// decodes, or a decoding error would come out as a TypeError instead of its DaskDictError.
-function isStringList(v: unknown): boolean {
-  return Array.isArray(v) && v.every((x) => typeof x === "string");
+  if (!isBoolean(v)) badField(cls, field, "true or false", v);
 }
 
 /** A list of keys (a string is not one, though Python would iterate its characters). */
@@ -72,16 +75,12 @@ export function checkKeyList(cls: string, field: string, v: unknown): void {
  * it, though Python orders a tuple holding NaN in a way the heaps do not follow (`Priority`).
  */
 export function checkPriority(cls: string, field: string, v: unknown): void {
-  if (!Array.isArray(v) || !v.every((x) => typeof x === "number")) {
-    badField(cls, field, "a list of numbers", v);
-  }
+  if (!isNumberList(v)) badField(cls, field, "a list of numbers", v);
 }
 
 /** An object (annotations), not a list: what the Dask dict codec takes for a dict. */
 export function checkRecord(cls: string, field: string, v: unknown): void {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    badField(cls, field, "an object", v);
-  }
+  if (!isRecord(v)) badField(cls, field, "an object", v);
 }
 
 /**
@@ -96,19 +95,14 @@ export function checkMapLike(
   expected: string,
 ): void {
   if (m instanceof Map) {
-    for (const [k, v] of m) {
-      if (typeof k !== "string") badField(cls, `${field}'s keys`, "strings", k);
-      if (!valueOk(v)) badField(cls, `${field}[${showValue(k)}]`, expected, v);
+    for (const k of m.keys()) {
+      if (!isString(k)) badField(cls, `${field}'s keys`, "strings", k);
     }
-    return;
-  }
-  if (typeof m !== "object" || m === null || Array.isArray(m)) {
+  } else if (!isRecord(m)) {
     badField(cls, field, "a Map or a plain object", m);
   }
-  for (const k of Object.keys(m)) {
-    const v = (m as Record<string, unknown>)[k];
-    if (!valueOk(v)) badField(cls, `${field}[${showValue(k)}]`, expected, v);
-  }
+  const bad = entryNotOf(m, valueOk);
+  if (bad) badField(cls, `${field}[${showValue(bad[0])}]`, expected, bad[1]);
 }
 
 /** A map of anything (values of GatherDepSuccessEvent and UpdateDataEvent). */
@@ -118,7 +112,7 @@ export const anyValue = (_v: unknown): boolean => true;
 export const isHolderList = isStringList;
 
 /** A number in `nbytes` or `resourceRestrictions`. */
-export const isNumber = (v: unknown): boolean => typeof v === "number";
+export { isNumber };
 
 /**
  * Passed to an event's constructor by code that has checked the fields already: an
