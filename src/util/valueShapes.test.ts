@@ -1,17 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  describeValue,
-  entryNotOf,
-  isBoolean,
-  isInteger,
-  isNumber,
-  isNumberList,
-  isNumberOrNull,
-  isRecord,
-  isString,
-  isStringList,
-  isStringOrNull,
-} from "./valueShapes.ts";
+import * as shape from "./valueShapes.ts";
 
 const SAMPLES: unknown[] = [
   undefined,
@@ -35,44 +23,50 @@ const SAMPLES: unknown[] = [
   Symbol("s"),
 ];
 
-/** The samples `shape` takes. */
-function taken(shape: (v: unknown) => boolean): unknown[] {
-  return SAMPLES.filter(shape);
+/** The samples `test` takes. */
+function taken(test: (v: unknown) => boolean): unknown[] {
+  return SAMPLES.filter(test);
 }
 
 describe("value shapes", () => {
   it("take exactly the values of their shape", () => {
-    expect(taken(isString)).toEqual(["", "x"]);
-    expect(taken(isStringOrNull)).toEqual([null, "", "x"]);
-    expect(taken(isNumber)).toEqual([0, 1.5, Number.NaN, Number.POSITIVE_INFINITY]);
-    expect(taken(isNumberOrNull)).toEqual([null, 0, 1.5, Number.NaN, Number.POSITIVE_INFINITY]);
-    expect(taken(isInteger)).toEqual([0]);
-    expect(taken(isBoolean)).toEqual([true]);
+    expect(taken(shape.isString)).toEqual(["", "x"]);
+    expect(taken(shape.isStringOrNull)).toEqual([null, "", "x"]);
+    expect(taken(shape.isNumber)).toEqual([0, 1.5, Number.NaN, Number.POSITIVE_INFINITY]);
+    expect(taken(shape.isNumberOrNull)).toEqual([
+      null,
+      0,
+      1.5,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+    ]);
+    expect(taken(shape.isInteger)).toEqual([0]);
+    expect(taken(shape.isBoolean)).toEqual([true]);
     // The empty list is a list of anything.
-    expect(taken(isStringList)).toEqual([[], ["a"]]);
-    expect(taken(isNumberList)).toEqual([[], [1, Number.NaN]]);
-    expect(taken(isRecord)).toEqual([{}, { a: 1 }, new Map()]);
+    expect(taken(shape.isStringList)).toEqual([[], ["a"]]);
+    expect(taken(shape.isNumberList)).toEqual([[], [1, Number.NaN]]);
+    expect(taken(shape.isRecord)).toEqual([{}, { a: 1 }, new Map()]);
   });
 
   it("find the first entry of a map or an object whose value is of another shape", () => {
-    expect(entryNotOf({ a: 1, b: "2", c: "3" }, isNumber)).toEqual(["b", "2"]);
+    expect(shape.entryNotOf({ a: 1, b: "2", c: "3" }, shape.isNumber)).toEqual(["b", "2"]);
     expect(
-      entryNotOf(
+      shape.entryNotOf(
         new Map<unknown, unknown>([
           [1, 1],
           [2, null],
         ]),
-        isNumber,
+        shape.isNumber,
       ),
     ).toEqual([2, null]);
-    expect(entryNotOf({ a: 1 }, isNumber)).toBeUndefined();
-    expect(entryNotOf(new Map(), isNumber)).toBeUndefined();
+    expect(shape.entryNotOf({ a: 1 }, shape.isNumber)).toBeUndefined();
+    expect(shape.entryNotOf(new Map(), shape.isNumber)).toBeUndefined();
   });
 });
 
 describe("describeValue", () => {
   it("names the kind of a bad value, then shows it", () => {
-    expect(SAMPLES.map(describeValue)).toEqual([
+    expect(SAMPLES.map(shape.describeValue)).toEqual([
       "nothing",
       "null",
       'string ""',
@@ -98,7 +92,7 @@ describe("describeValue", () => {
   it("stays short and never throws", () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(describeValue(cyclic)).toBe("an object ([object Object])");
-    expect(describeValue("x".repeat(500)).length).toBeLessThan(80);
+    expect(shape.describeValue(cyclic)).toBe("an object ([object Object])");
+    expect(shape.describeValue("x".repeat(500)).length).toBeLessThan(80);
   });
 });

@@ -12,62 +12,50 @@
  */
 
 import { showValue } from "../../util/showValue.ts";
-import {
-  describeValue,
-  entryNotOf,
-  isBoolean,
-  isInteger,
-  isNumber,
-  isNumberList,
-  isNumberOrNull,
-  isRecord,
-  isString,
-  isStringList,
-  isStringOrNull,
-} from "../../util/valueShapes.ts";
+import * as shape from "../../util/valueShapes.ts";
 
 // The shapes and the words for a bad value are the Dask dict codec's (`valueShapes.ts`).
 
 /** Throws the TypeError saying that `cls`'s `field` is not what it must be. */
 export function badField(cls: string, field: string, expected: string, got: unknown): never {
-  throw new TypeError(`${cls}: ${field} must be ${expected}, got ${describeValue(got)}`);
+  throw new TypeError(`${cls}: ${field} must be ${expected}, got ${shape.describeValue(got)}`);
 }
 
 /** `f`, the object of fields a constructor was given. */
 export function checkFieldsObject(cls: string, f: unknown): void {
-  if (!isRecord(f)) {
-    throw new TypeError(`${cls}: expected an object of fields, got ${describeValue(f)}`);
+  if (!shape.isRecord(f)) {
+    throw new TypeError(`${cls}: expected an object of fields, got ${shape.describeValue(f)}`);
   }
 }
 
 export function checkString(cls: string, field: string, v: unknown): void {
-  if (!isString(v)) badField(cls, field, "a string", v);
+  if (!shape.isString(v)) badField(cls, field, "a string", v);
 }
 
 export function checkStringOrNull(cls: string, field: string, v: unknown): void {
-  if (!isStringOrNull(v)) badField(cls, field, "a string or null", v);
+  if (!shape.isStringOrNull(v)) badField(cls, field, "a string or null", v);
 }
 
 /** Any number: the seed's floats may be NaN or infinite, and so may these. */
 export function checkNumber(cls: string, field: string, v: unknown): void {
-  if (!isNumber(v)) badField(cls, field, "a number", v);
+  if (!shape.isNumber(v)) badField(cls, field, "a number", v);
 }
 
 export function checkNumberOrNull(cls: string, field: string, v: unknown): void {
-  if (!isNumberOrNull(v)) badField(cls, field, "a number or null", v);
+  if (!shape.isNumberOrNull(v)) badField(cls, field, "a number or null", v);
 }
 
 export function checkInteger(cls: string, field: string, v: unknown): void {
-  if (!isInteger(v)) badField(cls, field, "an integer", v);
+  if (!shape.isInteger(v)) badField(cls, field, "an integer", v);
 }
 
 export function checkBoolean(cls: string, field: string, v: unknown): void {
-  if (!isBoolean(v)) badField(cls, field, "true or false", v);
+  if (!shape.isBoolean(v)) badField(cls, field, "true or false", v);
 }
 
 /** A list of keys (a string is not one, though Python would iterate its characters). */
 export function checkKeyList(cls: string, field: string, v: unknown): void {
-  if (!isStringList(v)) badField(cls, field, "a list of keys (strings)", v);
+  if (!shape.isStringList(v)) badField(cls, field, "a list of keys (strings)", v);
 }
 
 /**
@@ -75,12 +63,12 @@ export function checkKeyList(cls: string, field: string, v: unknown): void {
  * it, though Python orders a tuple holding NaN in a way the heaps do not follow (`Priority`).
  */
 export function checkPriority(cls: string, field: string, v: unknown): void {
-  if (!isNumberList(v)) badField(cls, field, "a list of numbers", v);
+  if (!shape.isNumberList(v)) badField(cls, field, "a list of numbers", v);
 }
 
 /** An object (annotations), not a list: what the Dask dict codec takes for a dict. */
 export function checkRecord(cls: string, field: string, v: unknown): void {
-  if (!isRecord(v)) badField(cls, field, "an object", v);
+  if (!shape.isRecord(v)) badField(cls, field, "an object", v);
 }
 
 /**
@@ -96,12 +84,12 @@ export function checkMapLike(
 ): void {
   if (m instanceof Map) {
     for (const k of m.keys()) {
-      if (!isString(k)) badField(cls, `${field}'s keys`, "strings", k);
+      if (!shape.isString(k)) badField(cls, `${field}'s keys`, "strings", k);
     }
-  } else if (!isRecord(m)) {
+  } else if (!shape.isRecord(m)) {
     badField(cls, field, "a Map or a plain object", m);
   }
-  const bad = entryNotOf(m, valueOk);
+  const bad = shape.entryNotOf(m, valueOk);
   if (bad) badField(cls, `${field}[${showValue(bad[0])}]`, expected, bad[1]);
 }
 
@@ -109,10 +97,10 @@ export function checkMapLike(
 export const anyValue = (_v: unknown): boolean => true;
 
 /** Holders in `whoHas`: a list of worker addresses. */
-export const isHolderList = isStringList;
+export const isHolderList = shape.isStringList;
 
 /** A number in `nbytes` or `resourceRestrictions`. */
-export { isNumber };
+export { isNumber } from "../../util/valueShapes.ts";
 
 /**
  * Passed to an event's constructor by code that has checked the fields already: an
