@@ -16,7 +16,11 @@ export type {
 export { taskRef } from "../protocol/messagesTaskSpec.ts";
 export type { Resources } from "../protocol/messagesWorker.ts";
 export type { LogRecord } from "../util/logRecords.ts";
-export { readSchedulerFile, type SchedulerFileContent } from "../util/schedulerFile.ts";
+export {
+  type ReadSchedulerFileOptions,
+  readSchedulerFile,
+  type SchedulerFileContent,
+} from "../util/schedulerFile.ts";
 export { TaskError } from "../worker/state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";

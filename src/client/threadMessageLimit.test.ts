@@ -10,12 +10,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
-import { submitsTooMuch } from "./threadMessageLimitTasks.ts";
+import { submitsTooMuch } from "./testThreadMessageLimitTasks.ts";
 
 afterEach(closeTestClusters);
 
 const MIB = 2 ** 20;
-const LIMIT_TASKS = new URL("./threadMessageLimitTasks.ts", import.meta.url).href;
+const LIMIT_TASKS = new URL("./testThreadMessageLimitTasks.ts", import.meta.url).href;
 
 describe("a task's client on a pool thread, sending more than the scheduler's maxMessageBytes", () => {
   it("has the submit fail naming the scheduler's limit; the task's client and the worker go on", async () => {
