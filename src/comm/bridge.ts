@@ -16,12 +16,12 @@
 
 import { BroadcastChannel, threadId } from "node:worker_threads";
 import { asError } from "../util/asError.ts";
-import { showValue } from "../util/showValue.ts";
 import type { Comm } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
-import { CommAbortedError, CommClosedError, ConnectError, MessageTooLargeError } from "./errors.ts";
+import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
 import { messageLength, messageSegments } from "./messageLayout.ts";
+import { overPeerLimit, type PeerLimit, peerLimit } from "./peerLimit.ts";
 import {
   decodeMessage,
   type EncodedMessage,
@@ -109,7 +109,7 @@ let nextId = 0;
 class BridgeComm extends CommBase {
   readonly localAddress: string;
   /** The peer's receive limit given to {@link limitSendsTo}, which sends are checked against. */
-  private peerLimit: { readonly maxMessageBytes: number; readonly whose: string } | null = null;
+  private peerLimit: PeerLimit | null = null;
   /**
    * As TCP's (see `Comm.limitSendsTo`), applied here; only where the main
    * thread's connection has it (an in-process one takes any size). The main
@@ -125,7 +125,7 @@ class BridgeComm extends CommBase {
   ) {
     super();
     this.localAddress = `bridge://${id}`;
-    if (limitsSizes) this.limitSendsTo = (n, whose) => this.setPeerLimit(n, whose);
+    if (limitsSizes) this.limitSendsTo = (n, whose) => (this.peerLimit = peerLimit(n, whose));
     channel.onmessage = (ev: unknown) => this.onFrame((ev as { data?: unknown }).data);
     void this.closed.then(() => channel.close());
   }
@@ -140,26 +140,14 @@ class BridgeComm extends CommBase {
     }
   }
 
-  private setPeerLimit(maxMessageBytes: number, whose: string): void {
-    if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
-      throw new RangeError(
-        `limitSendsTo: maxMessageBytes must be a positive integer, got ${showValue(maxMessageBytes)}`,
-      );
-    }
-    this.peerLimit = { maxMessageBytes, whose };
-  }
-
   send(msg: unknown): Promise<void> {
     if (this.isClosed) return Promise.reject(this.closedError());
     try {
       const message = encodeMessage(msg);
-      const peer = this.peerLimit;
-      if (peer !== null) {
+      if (this.peerLimit !== null) {
         // Its length on TCP, which the peer's limit counts.
-        const length = messageLength(messageSegments(message));
-        if (length > peer.maxMessageBytes) {
-          throw new MessageTooLargeError(length, peer.maxMessageBytes, "send", peer.whose);
-        }
+        const over = overPeerLimit(messageLength(messageSegments(message)), this.peerLimit);
+        if (over !== null) throw over;
       }
       post(this.channel, frameOf(message));
     } catch (err) {

@@ -35,6 +35,7 @@ import {
   splitMessage,
   splitMessagePieces,
 } from "./messageLayout.ts";
+import { overPeerLimit, type PeerLimit, peerLimit } from "./peerLimit.ts";
 import { secureContextFor, type TlsCredentials } from "./tls.ts";
 import { handshakeFailureReason, unauthorizedPeerReason } from "./tlsRefusals.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
@@ -127,7 +128,7 @@ export class TcpComm extends CommBase {
   /** The largest message sent since one was last received (see {@link SUSPECT_MESSAGE_BYTES}). */
   private largestUnanswered = 0;
   /** The peer's receive limit when lower than this end's own (see {@link limitSendsTo}). */
-  private peerLimit: { readonly maxMessageBytes: number; readonly whose: string } | null = null;
+  private peerLimit: PeerLimit | null = null;
 
   constructor(
     private readonly socket: Socket,
@@ -226,12 +227,8 @@ export class TcpComm extends CommBase {
     }
     const { maxFrameBytes, maxMessageBytes } = this.limits;
     const length = messageLength(segments);
-    const peer = this.peerLimit;
-    if (peer !== null && length > peer.maxMessageBytes) {
-      return Promise.reject(
-        new MessageTooLargeError(length, peer.maxMessageBytes, "send", peer.whose),
-      );
-    }
+    const overPeer = overPeerLimit(length, this.peerLimit);
+    if (overPeer !== null) return Promise.reject(overPeer);
     if (length > maxMessageBytes) {
       return Promise.reject(new MessageTooLargeError(length, maxMessageBytes, "send"));
     }
@@ -262,13 +259,8 @@ export class TcpComm extends CommBase {
   }
 
   limitSendsTo(maxMessageBytes: number, whose: string): void {
-    if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
-      throw new RangeError(
-        `limitSendsTo: maxMessageBytes must be a positive integer, got ${showValue(maxMessageBytes)}`,
-      );
-    }
-    this.peerLimit =
-      maxMessageBytes < this.limits.maxMessageBytes ? { maxMessageBytes, whose } : null;
+    const limit = peerLimit(maxMessageBytes, whose);
+    this.peerLimit = maxMessageBytes < this.limits.maxMessageBytes ? limit : null;
   }
 
   private sendStarted(bytes: number): void {

@@ -1,0 +1,35 @@
+/**
+ * The receive limit a peer told (`Comm.limitSendsTo`), which a comm checks its
+ * sends against before they go out: one place for TCP's and the thread
+ * bridge's check, so both refuse the same way.
+ */
+
+import { showValue } from "../util/showValue.ts";
+import { MessageTooLargeError } from "./errors.ts";
+
+/** A peer's receive limit and whose it is (`"the scheduler's --max-message-bytes"`). */
+export interface PeerLimit {
+  /** The largest message the peer accepts, in bytes. */
+  readonly maxMessageBytes: number;
+  /** Whose limit it is, as errors name it. */
+  readonly whose: string;
+}
+
+/** The limit given to `limitSendsTo`; a RangeError for one that is not a positive integer. */
+export function peerLimit(maxMessageBytes: number, whose: string): PeerLimit {
+  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
+    throw new RangeError(
+      `limitSendsTo: maxMessageBytes must be a positive integer, got ${showValue(maxMessageBytes)}`,
+    );
+  }
+  return { maxMessageBytes, whose };
+}
+
+/** The error of a send of `length` bytes over `limit`, or null if it may go (or there is none). */
+export function overPeerLimit(
+  length: number,
+  limit: PeerLimit | null,
+): MessageTooLargeError | null {
+  if (limit === null || length <= limit.maxMessageBytes) return null;
+  return new MessageTooLargeError(length, limit.maxMessageBytes, "send", limit.whose);
+}
