@@ -17,6 +17,7 @@
 
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
+import { schedulerWaitLine } from "../comm/connectWaiting.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
 import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/clusterDump/write.ts";
 import type { GraphTask } from "../protocol/messagesClient.ts";
@@ -284,13 +285,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       batchedSendIntervalMs:
         options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
       ...limits,
-      onFirstFailure: ({ reason, refused }) => {
-        logger.info(
-          { scheduler: address, reason, waitMs: timeoutMs },
-          refused
-            ? "the scheduler refuses connections (not started yet?): trying again"
-            : `the scheduler cannot be reached (${reason}): trying again`,
-        );
+      onFirstFailure: (failure) => {
+        const { reason } = failure;
+        logger.info({ scheduler: address, reason, waitMs: timeoutMs }, schedulerWaitLine(failure));
         try {
           options.onWaiting?.({ address, reason, waitMs: timeoutMs });
         } catch (err) {

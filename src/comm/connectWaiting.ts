@@ -73,6 +73,13 @@ export function connectFailureReason(err: ConnectError, tryTimeoutMs: number): s
   return err.message;
 }
 
+/** The log line of a first failure to reach a scheduler, which a worker and a client both wait past. */
+export function schedulerWaitLine({ reason, refused }: WaitedFailure): string {
+  return refused
+    ? "the scheduler refuses connections (not started yet?): trying again"
+    : `the scheduler cannot be reached (${reason}): trying again`;
+}
+
 /**
  * Connect to `address` (or to what it says before each try). A failure that
  * may mend (see `isTransientConnectError`: refused, a name that does not

@@ -12,7 +12,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type Comm, commOptionsOf } from "../comm/comm.ts";
-import { connectWaiting } from "../comm/connectWaiting.ts";
+import { connectWaiting, schedulerWaitLine } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
 import { wireVersion } from "../protocol/version.ts";
@@ -112,12 +112,10 @@ async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
     timeoutMs: o.connectTimeoutMs,
     waitMs,
     stopped: () => host.closing(),
-    onFirstFailure: ({ reason, refused }) =>
+    onFirstFailure: (failure) =>
       host.logger.info(
-        { scheduler: o.scheduler, reason, waitMs: o.deathTimeoutMs },
-        refused
-          ? "the scheduler refuses connections (not started yet?): trying again"
-          : `the scheduler cannot be reached (${reason}): trying again`,
+        { scheduler: o.scheduler, reason: failure.reason, waitMs: o.deathTimeoutMs },
+        schedulerWaitLine(failure),
       ),
     onStillFailing: ({ reason, refused, waitedMs }) =>
       host.logger.info(
