@@ -68,7 +68,7 @@ describe("schedulerMessageToEvent", () => {
     ).toThrow("whoHas keys must be strings");
     expect(() =>
       schedulerMessageToEvent({ ...compute, whoHas, nbytes: new Map([["a", "big"]]) }),
-    ).toThrow('nbytes["a"] must be an integer from 0 to 2^53 - 1, got "big"');
+    ).toThrow('nbytes["a"] must be an integer from 0 to 2^53 - 1, got string "big"');
   });
 
   it.each([
@@ -99,7 +99,7 @@ describe("schedulerMessageToEvent", () => {
   it.each([
     [null, "a scheduler message must be an object with an op"],
     [{ key: "x" }, "a scheduler message must have a string op"],
-    [{ ...compute, runId: 1.5 }, "runId must be an integer, got 1.5"],
+    [{ ...compute, runId: 1.5 }, "runId must be an integer, got number 1.5"],
     [{ ...compute, priority: "high" }, "priority must be an array of finite numbers"],
     [{ ...compute, nbytes: {} }, 'nbytes has no entry for "a"'],
     [{ ...compute, nbytes: { a: 1, z: 2 } }, 'whoHas has no entry for "z"'],
@@ -111,13 +111,16 @@ describe("schedulerMessageToEvent", () => {
     ],
     [{ ...compute, whoHas: { a: "w" } }, 'whoHas["a"] must be an array of worker addresses'],
     [{ ...compute, runSpec: "inc" }, "runSpec must be an object or null"],
-    [{ ...compute, stimulusId: 3 }, "stimulusId must be a string, got number"],
-    [{ op: "steal-request", stimulusId: "s" }, "key must be a string, got undefined"],
+    [{ ...compute, stimulusId: 3 }, "stimulusId must be a string, got number 3"],
+    [{ op: "steal-request", stimulusId: "s" }, "key must be a string, got nothing"],
     // Sizes are added to and subtracted from the transfer totals, which must come back exactly.
     [{ ...compute, nbytes: { a: 1.5 } }, 'nbytes["a"] must be an integer from 0 to 2^53 - 1'],
     [{ ...compute, nbytes: { a: -1 } }, 'nbytes["a"] must be an integer from 0 to 2^53 - 1'],
     [{ ...compute, nbytes: { a: 2 ** 60 } }, 'nbytes["a"] must be an integer from 0 to 2^53'],
-    [{ ...compute, resourceRestrictions: { GPU: -1 } }, "must be a finite number ≥ 0, got -1"],
+    [
+      { ...compute, resourceRestrictions: { GPU: -1 } },
+      "must be a finite number ≥ 0, got number -1",
+    ],
   ])("rejects %j", (msg, why) => {
     expect(() => schedulerMessageToEvent(msg)).toThrow(MalformedMessageError);
     expect(() => schedulerMessageToEvent(msg)).toThrow(why);
@@ -137,10 +140,10 @@ describe("schedulerMessageToEvent on edited messages", () => {
   ];
   it("shows values JSON cannot hold in its errors", () => {
     expect(() => schedulerMessageToEvent({ ...compute, runId: 1n })).toThrow(
-      'runId must be an integer, got "1n"',
+      "runId must be an integer, got bigint 1n",
     );
     expect(() => schedulerMessageToEvent({ ...compute, nbytes: new Map([["a", 1n]]) })).toThrow(
-      'nbytes["a"] must be an integer from 0 to 2^53 - 1, got "1n"',
+      'nbytes["a"] must be an integer from 0 to 2^53 - 1, got bigint 1n',
     );
     expect(() => schedulerMessageToEvent({ op: 7n })).toThrow(MalformedMessageError);
   });

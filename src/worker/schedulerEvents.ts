@@ -8,6 +8,7 @@
 import type { SchedulerToWorkerOp } from "../protocol/messagesWorker.ts";
 import { isResourceAmount } from "../util/resourceAmount.ts";
 import { showValue } from "../util/showValue.ts";
+import { describeValue, isStringList } from "../util/valueShapes.ts";
 import { FIELDS_CHECKED } from "./state/eventFields.ts";
 import {
   AcquireReplicasEvent,
@@ -39,29 +40,27 @@ function isRecord(v: unknown): v is Rec {
 
 function str(m: Rec, op: string, field: string): string {
   const v = m[field];
-  if (typeof v !== "string") fail(op, `${field} must be a string, got ${typeof v}`);
+  if (typeof v !== "string") fail(op, `${field} must be a string, got ${describeValue(v)}`);
   return v;
 }
 
 function int(m: Rec, op: string, field: string): number {
   const v = m[field];
-  if (!Number.isSafeInteger(v)) fail(op, `${field} must be an integer, got ${showValue(v)}`);
+  if (!Number.isSafeInteger(v)) fail(op, `${field} must be an integer, got ${describeValue(v)}`);
   return v as number;
 }
 
 function num(m: Rec, op: string, field: string, dflt?: number): number {
   const v = m[field] ?? dflt;
   if (typeof v !== "number" || Number.isNaN(v))
-    fail(op, `${field} must be a number, got ${showValue(v)}`);
+    fail(op, `${field} must be a number, got ${describeValue(v)}`);
   return v;
 }
 
 function strList(m: Rec, op: string, field: string): string[] {
   const v = m[field];
-  if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) {
-    fail(op, `${field} must be an array of strings`);
-  }
-  return v as string[];
+  if (!isStringList(v)) fail(op, `${field} must be an array of strings, got ${describeValue(v)}`);
+  return v;
 }
 
 /** Shared by every empty map of a message (events never modify their maps). */
@@ -84,7 +83,7 @@ function mapOf<V>(
     for (const [k, x] of v as Map<unknown, unknown>) {
       if (typeof k !== "string") fail(op, `${field} keys must be strings`);
       if (!check(x))
-        fail(op, `${field}[${showValue(k, 200)}] must be ${what}, got ${showValue(x)}`);
+        fail(op, `${field}[${showValue(k, 200)}] must be ${what}, got ${describeValue(x)}`);
     }
     return v.size === 0 ? (EMPTY_MAP as ReadonlyMap<string, V>) : (v as ReadonlyMap<string, V>);
   } else if (isRecord(v)) {
@@ -92,17 +91,15 @@ function mapOf<V>(
       if (!Object.hasOwn(v, k)) continue;
       const x = v[k];
       if (!check(x))
-        fail(op, `${field}[${showValue(k, 200)}] must be ${what}, got ${showValue(x)}`);
+        fail(op, `${field}[${showValue(k, 200)}] must be ${what}, got ${describeValue(x)}`);
       (out ??= new Map()).set(k, x);
     }
   } else {
-    fail(op, `${field} must be an object`);
+    fail(op, `${field} must be an object, got ${describeValue(v)}`);
   }
   return out ?? (EMPTY_MAP as ReadonlyMap<string, V>);
 }
 
-const isStrArray = (x: unknown): x is string[] =>
-  Array.isArray(x) && x.every((s) => typeof s === "string");
 /**
  * A size in bytes: a whole number below 2^53, so that the transfer totals it is added to
  * and later subtracted from return exactly to where they were.
@@ -123,7 +120,7 @@ function whoHasAndNbytes(
   m: Rec,
   op: string,
 ): [ReadonlyMap<string, string[]>, ReadonlyMap<string, number>] {
-  const whoHas = mapOf(m, op, "whoHas", isStrArray, "an array of worker addresses");
+  const whoHas = mapOf(m, op, "whoHas", isStringList, "an array of worker addresses");
   const nbytes = mapOf(m, op, "nbytes", isByteCount, "an integer from 0 to 2^53 - 1");
   for (const [k, workers] of whoHas) {
     if (!nbytes.has(k)) fail(op, `nbytes has no entry for ${showValue(k, 200)}`);
@@ -213,7 +210,7 @@ export function schedulerMessageToEvent(msg: unknown): StateMachineEvent {
     }
     case "refresh-who-has":
       return new RefreshWhoHasEvent({
-        whoHas: mapOf(msg, op, "whoHas", isStrArray, "an array of worker addresses"),
+        whoHas: mapOf(msg, op, "whoHas", isStringList, "an array of worker addresses"),
         stimulusId: str(msg, op, "stimulusId"),
       });
     case "steal-request":

@@ -213,10 +213,10 @@ describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (ex
     const texts = rejected.map((r) => (r.err as { message: string }).message);
     expect(texts).toEqual([
       "a scheduler message must be an object with an op",
-      "malformed compute-task message: whoHas must be an object",
+      "malformed compute-task message: whoHas must be an object, got nothing",
       'malformed compute-task message: whoHas["d"] lists no worker',
       'malformed compute-task message: task "k" depends on itself',
-      "malformed free-keys message: keys must be an array of strings",
+      'malformed free-keys message: keys must be an array of strings, got string "k"',
       'unknown scheduler op "no-such-op"',
     ]);
     expect(w.status).toBe("running");
