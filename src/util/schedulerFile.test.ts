@@ -34,5 +34,40 @@ describe("scheduler files", () => {
       "readSchedulerFile: the path must be a non-empty string",
     );
     await expect(readSchedulerFile(dir)).rejects.toThrow(/cannot read the scheduler file .*EISDIR/);
+    await expect(readSchedulerFile(file, { timeoutMs: -1 })).rejects.toThrow(
+      "readSchedulerFile: timeoutMs must be a number of ms >= 0 (or Infinity), got -1",
+    );
+    await expect(readSchedulerFile(file, { pollMs: 0 })).rejects.toThrow(
+      "readSchedulerFile: pollMs must be a finite number of ms > 0, got 0",
+    );
+  });
+
+  it("waits without end with timeoutMs Infinity, until its signal aborts, rejecting with the reason", async () => {
+    const file = join(dir, "never.json");
+    const stop = new AbortController();
+    let waiting = 0;
+    const reading = readSchedulerFile(file, {
+      timeoutMs: Number.POSITIVE_INFINITY,
+      pollMs: 10_000, // the abort ends the sleep between looks, not the next look
+      signal: stop.signal,
+      onWaiting: () => waiting++,
+    }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const reason = new Error("the worker was told to stop");
+    stop.abort(reason);
+    expect(await reading).toBe(reason);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(waiting).toBe(1);
+    // Aborted already: not even a first look.
+    await writeSchedulerFile(file, content("Scheduler-d", "tcp://h:2"));
+    const err = await readSchedulerFile(file, { signal: AbortSignal.abort() }).catch((e) => e);
+    expect((err as Error).name).toBe("AbortError");
+    // Infinity finds a file that comes.
+    const later = join(dir, "infinite.json");
+    const found = readSchedulerFile(later, { timeoutMs: Number.POSITIVE_INFINITY, pollMs: 10 });
+    await new Promise((r) => setTimeout(r, 50));
+    await writeSchedulerFile(later, content("Scheduler-e", "tcp://h:3"));
+    expect(await found).toBe("tcp://h:3");
   });
 });

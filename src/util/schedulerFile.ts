@@ -66,7 +66,10 @@ export async function removeSchedulerFile(path: string, id: string): Promise<voi
 
 /** Options of {@link readSchedulerFile}. */
 export interface ReadSchedulerFileOptions {
-  /** How long to wait for the file to appear, in ms. Default 30,000; 0: not at all. */
+  /**
+   * How long to wait for the file to appear, in ms. Default 30,000; 0: not at
+   * all; `Infinity`: until `signal` aborts.
+   */
   readonly timeoutMs?: number;
   /** How often to look for it meanwhile, in ms. Default 100. */
   readonly pollMs?: number;
@@ -75,12 +78,19 @@ export interface ReadSchedulerFileOptions {
    * will be waited for: the caller says that it waits.
    */
   readonly onWaiting?: () => void;
+  /**
+   * Ends the wait when aborted (the caller is closing: a signal, a user who
+   * gave up): the promise then rejects with `signal.reason` (an `AbortError`
+   * unless the caller gave its own), as Node's own APIs do.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
  * The scheduler's address in the scheduler file at `path`, once the file is
- * there: waits up to `timeoutMs` (default 30,000) for it to appear. Rejects
- * with a clear error for a file that is not a scheduler file, or none in time.
+ * there: waits up to `timeoutMs` (default 30,000) for it to appear, or until
+ * `signal` aborts. Rejects with a clear error for a file that is not a
+ * scheduler file, or none in time.
  */
 export async function readSchedulerFile(
   path: string,
@@ -93,9 +103,21 @@ export async function readSchedulerFile(
   }
   const timeoutMs = options.timeoutMs ?? 30_000;
   const pollMs = options.pollMs ?? 100;
+  if (!(typeof timeoutMs === "number" && timeoutMs >= 0)) {
+    throw new RangeError(
+      `readSchedulerFile: timeoutMs must be a number of ms >= 0 (or Infinity), got ${String(timeoutMs)}`,
+    );
+  }
+  if (!(typeof pollMs === "number" && pollMs > 0 && Number.isFinite(pollMs))) {
+    throw new RangeError(
+      `readSchedulerFile: pollMs must be a finite number of ms > 0, got ${String(pollMs)}`,
+    );
+  }
+  const { signal } = options;
   const deadline = Date.now() + timeoutMs;
   let told = false;
   for (;;) {
+    signal?.throwIfAborted();
     let text: string | null = null;
     try {
       text = await readFile(path, "utf8");
@@ -114,7 +136,12 @@ export async function readSchedulerFile(
       told = true;
       options.onWaiting?.();
     }
-    await sleep(pollMs);
+    try {
+      await sleep(pollMs, undefined, { signal });
+    } catch (err) {
+      signal?.throwIfAborted(); // its own reason, not the timer's AbortError
+      throw err;
+    }
   }
 }
 

@@ -9,57 +9,39 @@
  */
 
 import { existsSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { CommOptions } from "../../comm/comm.ts";
 import { connectFailureReason, connectWaiting } from "../../comm/connectWaiting.ts";
 import { ConnectError, isTransientConnectError } from "../../comm/errors.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 
-/** How often a scheduler file not there yet is looked for, in ms. */
-const FILE_POLL_MS = 100;
-
-/** The scheduler file's address now, or null while there is no file. */
-async function addressNow(path: string): Promise<string | null> {
-  if (!existsSync(path)) return null;
-  try {
-    return await readSchedulerFile(path, { timeoutMs: 0 });
-  } catch (err) {
-    if (!existsSync(path)) return null; // removed meanwhile (by a scheduler that closed)
-    throw err;
-  }
-}
-
 /**
  * The addresses the scheduler file at `path` gives, one at each call, for
  * `connectWaiting`. The first call waits for the file to appear, up to
- * `waitMs` (Infinity: until `stopped` says so); later calls read it again,
+ * `waitMs` (Infinity: until `signal` aborts); later calls read it again,
  * keeping the address last read while the file is missing (removed by a
  * scheduler that closed, until another writes its own). Rejects, saying so,
- * when the file never appears or is not a scheduler file.
+ * when the file never appears or is not a scheduler file, and with
+ * `signal.reason` once `signal` aborts.
  */
 export function schedulerFileAddresses(
   path: string,
-  o: { readonly waitMs: number; readonly stopped: () => boolean },
+  o: { readonly waitMs: number; readonly signal: AbortSignal },
 ): () => Promise<string> {
-  const started = Date.now();
   let last: string | null = null;
   return async () => {
-    for (;;) {
-      const address = await addressNow(path);
-      if (address !== null) {
-        last = address;
-        return address;
-      }
-      if (last !== null) return last;
-      if (o.stopped()) throw new Error(`stopped while waiting for the scheduler file ${path}`);
-      if (Date.now() - started >= o.waitMs) {
-        throw new Error(
-          `no scheduler file at ${path} after ${o.waitMs} ms (is the scheduler started with --scheduler-file?)`,
-        );
-      }
-      await sleep(FILE_POLL_MS);
+    if (last === null) {
+      last = await readSchedulerFile(path, { timeoutMs: o.waitMs, signal: o.signal });
+      return last;
     }
+    o.signal.throwIfAborted();
+    try {
+      last = await readSchedulerFile(path, { timeoutMs: 0 });
+    } catch (err) {
+      // Removed (by a scheduler that closed), perhaps while read: the last address stands.
+      if (existsSync(path)) throw err;
+    }
+    return last;
   };
 }
 
@@ -69,11 +51,11 @@ export interface SchedulerFileWait {
   readonly connectTimeoutMs: number;
   /**
    * How long to wait in all, for the file and for a scheduler that accepts
-   * connections, in ms (`--death-timeout`); null: until `stopped` says so.
+   * connections, in ms (`--death-timeout`); null: until `signal` aborts.
    */
   readonly deathTimeoutMs: number | null;
-  /** True once the worker is told to stop (a signal, its nanny gone): stop waiting. */
-  readonly stopped: () => boolean;
+  /** Aborted once the worker is told to stop (a signal, its nanny gone): stop waiting. */
+  readonly signal: AbortSignal;
   /** Where the wait is told of: once when it starts, then every 10 s. */
   readonly logger?: Logger;
   /** The TLS credentials of a `tls://` scheduler. */
@@ -95,7 +77,7 @@ export interface SchedulerFileWait {
  */
 export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait): Promise<string> {
   const waitMs = o.deathTimeoutMs ?? Number.POSITIVE_INFINITY;
-  const addresses = schedulerFileAddresses(path, { waitMs, stopped: o.stopped });
+  const addresses = schedulerFileAddresses(path, { waitMs, signal: o.signal });
   let dialled = "";
   let fileError: unknown = null;
   const next = async (): Promise<string> => {
@@ -112,7 +94,7 @@ export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait):
       ...o.comm,
       timeoutMs: o.connectTimeoutMs,
       waitMs,
-      stopped: o.stopped,
+      stopped: () => o.signal.aborted,
       onFirstFailure: ({ address, reason, refused }) =>
         o.logger?.info(
           { scheduler: address, schedulerFile: path, reason, waitMs: o.deathTimeoutMs },

@@ -213,23 +213,24 @@ export async function runWorker(
 /**
  * The address of the scheduler `--scheduler-file` names, once one accepts
  * connections there (see liveSchedulerFile.ts); null when it cannot be found,
- * said on `ctx` (exit 2), or when the worker was told to stop meanwhile (exit 0).
+ * said on `ctx` (exit 2), or when the worker was told to stop (`signal`)
+ * meanwhile (exit 0).
  */
 async function schedulerFromFile(
   opts: WorkerCliOptions,
   ctx: CliContext,
-  stopped: () => boolean,
+  signal: AbortSignal,
 ): Promise<string | null> {
   try {
     return await liveSchedulerFromFile(opts.schedulerFile as string, {
       connectTimeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout),
       deathTimeoutMs: deathTimeoutFrom(opts),
-      stopped,
+      signal,
       logger: stderrLogger("weft.worker", opts.logLevel),
       comm: tlsFrom(opts),
     });
   } catch (err) {
-    if (stopped()) return null;
+    if (signal.aborted) return null;
     ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
     ctx.exitCode = EXIT.usage;
     return null;
@@ -396,12 +397,10 @@ export function workerCommand(ctx: CliContext): Command {
         }),
       );
       const giveUp = Promise.race([orphaned, signalled]);
-      let givenUp = false;
-      void giveUp.then(() => {
-        givenUp = true;
-      });
+      const givenUp = new AbortController();
+      void giveUp.then(() => givenUp.abort());
       try {
-        const scheduler = given ?? (await schedulerFromFile(opts, ctx, () => givenUp));
+        const scheduler = given ?? (await schedulerFromFile(opts, ctx, givenUp.signal));
         if (scheduler === null) return;
         await runWorker(scheduler, opts, ctx, (w) => Promise.race([giveUp, w.closed]), giveUp);
       } finally {
