@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import { freePort } from "../cli/commands/contactAddress.ts";
 import type { Comm } from "./comm.ts";
 import { listen, setDialer } from "./connect.ts";
-import { connectWaiting, type WaitedFailure } from "./connectWaiting.ts";
+import {
+  connectWaiting,
+  LAST_TRY_FLOOR_MS,
+  tryTimeoutWithin,
+  type WaitedFailure,
+} from "./connectWaiting.ts";
 import { ConnectError } from "./errors.ts";
 import { connectTcp } from "./tcp.ts";
 import { strangerTls, testTls } from "./testTls.ts";
@@ -199,6 +204,47 @@ describe("connectWaiting", () => {
     expect(reports[0]).toMatchObject({ address, reason: "refused", refused: true });
     expect(reports[0].waitedMs).toBeGreaterThanOrEqual(300);
     expect((err as Error).message).toMatch(/: still refused after 1\d\d\d ms$/);
+  });
+
+  it("bounds each try by what is left of the wait, down to a floor: a try does not overrun waitMs by its timeoutMs", async () => {
+    const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
+    const tries: { at: number; timeoutMs: number }[] = [];
+    const started = Date.now();
+    // A first try refused late, then tries that hang (dropped packets) until their timeout.
+    setDialer(async (_, o) => {
+      const timeoutMs = o.timeoutMs as number;
+      tries.push({ at: Date.now() - started, timeoutMs });
+      if (tries.length === 1) {
+        await sleep(450);
+        throw new ConnectError(`connection to ${address} refused`, address, "ECONNREFUSED");
+      }
+      await sleep(timeoutMs);
+      throw new ConnectError(
+        `timed out connecting to ${address} after ${timeoutMs} ms`,
+        address,
+        "ETIMEDOUT",
+      );
+    });
+    try {
+      const err = await connectWaiting(address, { timeoutMs: 30_000, waitMs: 500 }).catch(
+        (e: unknown) => e,
+      );
+      const took = Date.now() - started;
+      expect((err as ConnectError).code).toBe("ETIMEDOUT");
+      expect((err as Error).message).toMatch(/still failing after 500 ms$/);
+      // Without the bound: the second try alone would take 30 s.
+      expect(took).toBeLessThan(500 + LAST_TRY_FLOOR_MS + 400);
+      expect(tries[0].timeoutMs).toBeLessThanOrEqual(500);
+      expect(tries[0].timeoutMs).toBeGreaterThan(450);
+      // Begun with at most 50 ms left: given the floor.
+      expect(tries[1].timeoutMs).toBe(LAST_TRY_FLOOR_MS);
+    } finally {
+      setDialer(null);
+    }
+    expect(tryTimeoutWithin(30_000, Number.POSITIVE_INFINITY)).toBe(30_000);
+    expect(tryTimeoutWithin(30_000, 2_000)).toBe(2_000);
+    expect(tryTimeoutWithin(30_000, -5)).toBe(LAST_TRY_FLOOR_MS);
+    expect(tryTimeoutWithin(100, -5)).toBe(100);
   });
 
   it("fails at once when the address function fails", async () => {

@@ -21,6 +21,22 @@ export type WaitedAddress = string | (() => Promise<string>);
 /** How often a long wait is told of by default (`onStillFailing`), in ms: Dask's worker logs each try. */
 const STILL_FAILING_EVERY_MS = 10_000;
 
+/**
+ * The least time a try is given when the wait is (nearly) over, in ms: enough
+ * for a TCP connect and a TLS handshake over a wide-area link, so that the
+ * last try at the end of the wait is a real one.
+ */
+export const LAST_TRY_FLOOR_MS = 250;
+
+/**
+ * How long one try may take: `timeoutMs`, but no longer than the `msLeft` of
+ * the wait (as Dask's `connect` bounds each try by its `time_left()`), and at
+ * least {@link LAST_TRY_FLOOR_MS} (unless `timeoutMs` is less).
+ */
+export function tryTimeoutWithin(timeoutMs: number, msLeft: number): number {
+  return Math.min(timeoutMs, Math.max(msLeft, LAST_TRY_FLOOR_MS));
+}
+
 /** A failed try that {@link connectWaiting} waits past, as its callbacks are told of it. */
 export interface WaitedFailure {
   /** The address tried. */
@@ -38,7 +54,10 @@ export interface WaitedFailure {
 
 /** Options of {@link connectWaiting}. */
 export interface ConnectWaitingOptions extends ConnectOptions {
-  /** Each try's own timeout (ms); also how long to keep trying, unless `waitMs` is given. */
+  /**
+   * Each try's own timeout (ms), cut to what is left of `waitMs` (see
+   * {@link tryTimeoutWithin}); also how long to keep trying, unless `waitMs` is given.
+   */
   readonly timeoutMs: number;
   /**
    * How long to keep trying after failures that may mend, from the first try
@@ -85,7 +104,8 @@ export function schedulerWaitLine({ reason, refused }: WaitedFailure): string {
  * may mend (see `isTransientConnectError`: refused, a name that does not
  * resolve yet, a network not reachable, a try timed out, a reset) is tried
  * again, after 50 ms and then twice as long each time up to 1 s, until
- * `waitMs` has passed; the failure at the end is a {@link ConnectError}
+ * `waitMs` has passed (each try within what is left of it, see
+ * {@link tryTimeoutWithin}); the failure at the end is a {@link ConnectError}
  * saying how long it was tried. Anything else (TLS, a bad address) fails at
  * once, as it would not mend by waiting; so does a failure of the address
  * function.
@@ -111,8 +131,10 @@ export async function connectWaiting(
   let told = false;
   for (;;) {
     const target = typeof address === "string" ? address : await address();
+    // Bounded by the wait: a try of the full timeoutMs begun near its end would overrun it.
+    const tryMs = tryTimeoutWithin(options.timeoutMs, deadline - Date.now());
     try {
-      return await connect(target, connectOptions);
+      return await connect(target, { ...connectOptions, timeoutMs: tryMs });
     } catch (err) {
       if (!isTransientConnectError(err)) throw err;
       const refused = err.code === "ECONNREFUSED";
@@ -129,7 +151,7 @@ export async function connectWaiting(
       }
       const failure = (): WaitedFailure => ({
         address: target,
-        reason: connectFailureReason(err, options.timeoutMs),
+        reason: connectFailureReason(err, tryMs),
         refused,
         waitedMs: Date.now() - started,
       });
