@@ -17,6 +17,7 @@ import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import { outputProblem } from "./outputFile.ts";
+import { waitingForFileLine } from "./schedulerChoice.ts";
 import {
   addFrameLimitOptions,
   addTlsOptions,
@@ -446,8 +447,12 @@ export function runCommand(ctx: CliContext): Command {
           if (scheduler !== undefined) {
             throw new Error("give --scheduler or --scheduler-file, not both");
           }
-          scheduler = await readSchedulerFile(opts.schedulerFile, {
-            timeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000"),
+          const path = opts.schedulerFile;
+          const waitMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
+          scheduler = await readSchedulerFile(path, {
+            timeoutMs: waitMs,
+            // Said at once, as `weft status` says it: the wait may last --connect-timeout.
+            onWaiting: () => ctx.stderr.write(waitingForFileLine("run", path, waitMs)),
           });
         } catch (err) {
           ctx.stderr.write(`weft run: ${(err as Error).message}\n`);

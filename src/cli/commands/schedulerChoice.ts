@@ -21,6 +21,15 @@ export const SCHEDULER_FILE_OPTION =
   "read the scheduler's address from this file (weft scheduler --scheduler-file writes it), waiting up to --connect-timeout for it to appear; in place of the address";
 
 /**
+ * What the command `command` says on stderr, at once, when its
+ * `--scheduler-file` is not there yet and is waited for up to `timeoutMs`:
+ * a user may have mistyped the path, or started the scheduler without it.
+ */
+export function waitingForFileLine(command: string, path: string, timeoutMs: number): string {
+  return `weft ${command}: waiting for the scheduler file ${path} (not there yet); giving up after ${timeoutMs / 1000} s\n`;
+}
+
+/**
  * Why the scheduler's address `given` as an argument and `schedulerFile` do not
  * name one scheduler (neither given, or both), or null when exactly one is.
  */

@@ -1,0 +1,46 @@
+/** `weft run --scheduler-file`: the wait for the file (finding the scheduler: schedulerFile.test.ts). */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, expect, it } from "vitest";
+import { refusingAddress, testContext } from "../testContext.ts";
+import { main } from "../weft.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-run-scheduler-file-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const graph = join(dir, "g.json");
+writeFileSync(graph, JSON.stringify({ graph: { a: 1 } }));
+
+it("says at once on stderr that it waits for the scheduler file, and for how long, as weft status does", async () => {
+  const file = join(dir, "later.json");
+  const ctx = testContext();
+  const running = main(
+    ["node", "weft", "run", graph, "--scheduler-file", file, "--connect-timeout", "1500"],
+    ctx,
+  );
+  await sleep(300);
+  const waiting = `weft run: waiting for the scheduler file ${file} (not there yet); giving up after 1.5 s\n`;
+  expect(ctx.stderr.text).toBe(waiting);
+  // The file comes (naming a scheduler gone, to end quickly): nothing more said of the file.
+  writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
+  expect(await running).toBe(2);
+  expect(ctx.stderr.text.startsWith(waiting)).toBe(true);
+  expect(ctx.stderr.text.split("waiting for the scheduler file").length).toBe(2); // said once
+
+  // None in time: the wait said, then why it ended.
+  const missing = join(dir, "never.json");
+  const late = testContext();
+  expect(
+    await main(
+      ["node", "weft", "run", graph, "--scheduler-file", missing, "--connect-timeout", "300"],
+      late,
+    ),
+  ).toBe(2);
+  expect(late.stderr.text).toBe(
+    `weft run: waiting for the scheduler file ${missing} (not there yet); giving up after 0.3 s\n` +
+      `weft run: no scheduler file at ${missing} after 300 ms (is the scheduler started with --scheduler-file?)\n`,
+  );
+}, 30_000);
