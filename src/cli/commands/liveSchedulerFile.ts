@@ -71,9 +71,14 @@ export interface SchedulerFileWait {
  * A TLS failure is left to the worker's own connection to report: the
  * address is returned.
  *
- * The connection that accepted is closed, and the worker makes its own: a
- * Worker's scheduler is fixed when it is made (its threads' clients are given
- * it), so the address must be known first.
+ * The connection that accepted is closed, and the worker makes its own: the
+ * address must be known before the Worker is made. `weft worker` derives its
+ * listen scheme and the contact address it advertises (the interface that
+ * routes to the scheduler's host) from it; the pool threads are given it as
+ * they start, before registering; and the open connection could not wait for
+ * the worker's start (task modules loading in every thread, preloads): the
+ * scheduler drops a connection that does not introduce itself within its
+ * handshake timeout (10 s).
  */
 export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait): Promise<string> {
   const waitMs = o.deathTimeoutMs ?? Number.POSITIVE_INFINITY;
