@@ -153,10 +153,17 @@ const TRANSIENT_CONNECT_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * True when `err` is a failed connect that may mend by waiting (see
- * `TRANSIENT_CONNECT_CODES`). A TLS failure does not: a certificate refused,
- * or a `tls://` peer that resets the handshake (one listening on `tcp://`, or
- * refusing this process's certificate); nor an address that cannot be used.
+ * True when `err` is a {@link ConnectError} that may mend by trying again, as
+ * clients and workers do while they wait for their scheduler: its `code` says
+ * nothing listens there yet (`ECONNREFUSED`, also an `inproc://` address
+ * nobody listens at), a name that does not resolve yet (`ENOTFOUND`,
+ * `EAI_AGAIN`), a network or host not reachable yet (`ENETUNREACH`,
+ * `EHOSTUNREACH`, `ENETDOWN`, `EHOSTDOWN`), no answer in time (`ETIMEDOUT`),
+ * or a connection reset or aborted while being made (`ECONNRESET`,
+ * `ECONNABORTED`, `EPIPE`). False for anything else: a TLS failure (a
+ * certificate refused, or a `tls://` peer that resets the handshake: one
+ * listening on `tcp://`, or refusing this process's certificate), an address
+ * that cannot be used, a `ConnectError` without a code, any other error.
  */
 export function isTransientConnectError(err: unknown): err is ConnectError {
   if (!(err instanceof ConnectError) || err.code === null) return false;

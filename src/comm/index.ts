@@ -26,6 +26,7 @@ export {
   FrameTooLargeError,
   isDataError,
   isNetworkError,
+  isTransientConnectError,
   MessageTooLargeError,
   SerializationError,
 } from "./errors.ts";
