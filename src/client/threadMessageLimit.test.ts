@@ -3,7 +3,9 @@
  * client on a worker's pool thread, whose connection is bridged through the
  * worker's main thread (`comm/bridge.ts`): the client learned the limit when
  * it registered, so the submit fails at once with a `MessageTooLargeError`
- * naming it, and the task's client and the worker go on. (A client of the
+ * naming it, and the task's client and the worker go on. So with one larger
+ * than the worker's own `maxMessageBytes`, which the main thread's connection
+ * applies to what it sends: the thread applies it first. (A client of the
  * process's own: `schedulerMessageLimit.test.ts`.)
  */
 
@@ -34,6 +36,29 @@ describe("a task's client on a pool thread, sending more than the scheduler's ma
     expect(seen.clientClosed).toBe(false);
     expect(seen.after).toBe(42);
     // The worker, and the thread's client, are still there: the same thread's client again.
+    expect(cluster.workers[0]?.status).toBe("running");
+    expect((await client.counters()).clients).toBe(2);
+    expect((await client.submit(submitsTooMuch, 2 * MIB)).after).toBe(42);
+    expect(await client.submit(inc, 1)).toBe(2);
+  }, 60_000);
+
+  it("over the worker's own maxMessageBytes (below the scheduler's): the submit fails naming it; the task's client and the worker go on", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      executor: "threads",
+      protocol: "tcp",
+      taskModules: [CLIENT_TEST_TASKS, LIMIT_TASKS],
+      scheduler: { maxMessageBytes: 64 * MIB },
+      worker: { maxMessageBytes: MIB },
+    });
+    const seen = await client.submit(submitsTooMuch, 5 * MIB);
+    // The worker's main thread would refuse it so (its own limit, not the scheduler's).
+    expect(seen.error).toMatch(
+      /^MessageTooLargeError: cannot send a message of \d+ bytes: larger than maxMessageBytes \(1048576\)$/,
+    );
+    expect(seen.limit).toBe(MIB);
+    expect(seen.clientClosed).toBe(false);
+    expect(seen.after).toBe(42);
     expect(cluster.workers[0]?.status).toBe("running");
     expect((await client.counters()).clients).toBe(2);
     expect((await client.submit(submitsTooMuch, 2 * MIB)).after).toBe(42);

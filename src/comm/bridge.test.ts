@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { dialThroughBridge, serveBridge } from "./bridge.ts";
 import type { Comm } from "./comm.ts";
-import { MessageTooLargeError } from "./errors.ts";
+import { connect } from "./connect.ts";
+import { ConnectError, isTransientConnectError, MessageTooLargeError } from "./errors.ts";
 import { type CommPair, commPair } from "./testPair.ts";
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -15,17 +16,26 @@ let channels = 0;
 /**
  * A bridged connection in this one thread: the "thread" end dials through
  * channels that the "main thread" end, {@link serveBridge}, serves with the
- * client end of a fresh pair at `address`.
+ * client end of a fresh pair at `address`, whose `maxMessageBytes` it is told.
  */
-async function bridged(address: string): Promise<{ pair: CommPair; thread: Comm }> {
-  const pair = await commPair(address);
+async function bridged(
+  address: string,
+  maxMessageBytes = 1 << 20,
+): Promise<{ pair: CommPair; thread: Comm }> {
+  const pair = await commPair(address, { maxMessageBytes });
   const executorChannel = `bridge-test-${process.pid}-${++channels}`;
   const ended = new AbortController();
   let served: Promise<void> = Promise.resolve();
   const thread = await dialThroughBridge(
     executorChannel,
     (dial) => {
-      served = serveBridge(executorChannel, dial, async () => pair.client, ended.signal);
+      served = serveBridge(
+        executorChannel,
+        dial,
+        async () => pair.client,
+        ended.signal,
+        maxMessageBytes,
+      );
     },
     pair.listener.address,
     5_000,
@@ -69,10 +79,91 @@ describe("a bridged connection", () => {
     expect(await pair.server.recv()).toEqual(new Uint8Array(500));
   });
 
+  it("over TCP, a send over the main thread's own maxMessageBytes rejects on the thread as TCP's would; the comm stays open", async () => {
+    const { pair, thread } = await bridged("tcp://127.0.0.1:0", 1000);
+    const mainErr = await pair.client.send(new Uint8Array(2000)).catch((e: unknown) => e);
+    const err = await thread.send(new Uint8Array(2000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MessageTooLargeError);
+    expect((err as MessageTooLargeError).limit).toBe(1000);
+    expect((err as MessageTooLargeError).whose).toBeNull();
+    // The words of the main thread's own refusal.
+    expect((err as Error).message).toBe((mainErr as Error).message);
+    expect((err as Error).message).toMatch(
+      /^cannot send a message of \d+ bytes: larger than maxMessageBytes \(1000\)$/,
+    );
+    // A peer's limit above the main thread's own changes nothing; one below it applies.
+    thread.limitSendsTo?.(5000, "the peer's limit");
+    expect(
+      ((await thread.send(new Uint8Array(2000)).catch((e: unknown) => e)) as Error).message,
+    ).toMatch(/larger than maxMessageBytes \(1000\)$/);
+    thread.limitSendsTo?.(600, "the peer's limit");
+    expect(
+      ((await thread.send(new Uint8Array(800)).catch((e: unknown) => e)) as Error).message,
+    ).toMatch(/larger than the peer's limit \(600 B\)$/);
+    expect(thread.isClosed).toBe(false);
+    await thread.send(new Uint8Array(500));
+    expect(await pair.server.recv()).toEqual(new Uint8Array(500));
+  });
+
   it("in-process, where nothing limits sizes, has no limitSendsTo", async () => {
     const { pair, thread } = await bridged("inproc://bridge-test");
     expect(thread.limitSendsTo).toBeUndefined();
     await thread.send("x".repeat(5000));
     expect(await pair.server.recv()).toBe("x".repeat(5000));
+  });
+});
+
+describe("a dial the main thread cannot make", () => {
+  /** What the thread's dial of `address` rejects with, the main thread dialling with `connect`. */
+  async function threadDialError(address: string): Promise<unknown> {
+    const executorChannel = `bridge-test-${process.pid}-${++channels}`;
+    let served: Promise<void> = Promise.resolve();
+    const err = await dialThroughBridge(
+      executorChannel,
+      (dial) => {
+        served = serveBridge(
+          executorChannel,
+          dial,
+          (a) => connect(a),
+          new AbortController().signal,
+          1 << 20,
+        );
+      },
+      address,
+      5_000,
+    ).catch((e: unknown) => e);
+    await served;
+    return err;
+  }
+
+  it("rejects with the main thread's ConnectError: its message, code and cause, so that it is retried as there", async () => {
+    const { listener } = await commPair("tcp://127.0.0.1:0");
+    const address = listener.address;
+    await listener.close(); // nothing listens there now
+    const mainErr = (await connect(address).catch((e: unknown) => e)) as ConnectError;
+    const err = await threadDialError(address);
+    expect(err).toBeInstanceOf(ConnectError);
+    const e = err as ConnectError;
+    expect(e.code).toBe("ECONNREFUSED");
+    expect(e.address).toBe(address);
+    expect(e.message).toBe(mainErr.message);
+    expect((e.cause as Error).message).toBe((mainErr.cause as Error).message);
+    expect((e.cause as { code?: unknown }).code).toBe("ECONNREFUSED");
+    expect(isTransientConnectError(e)).toBe(true);
+  });
+
+  it("in-process, with the inproc refusal's code", async () => {
+    const err = await threadDialError("inproc://nobody-listens/1");
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe("ECONNREFUSED");
+    expect((err as Error).message).toMatch(/no in-process listener at that address$/);
+  });
+
+  it("a failure other than a ConnectError is a ConnectError without a code, not retried", async () => {
+    const err = await threadDialError("tls://127.0.0.1:1"); // no TLS credentials
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBeNull();
+    expect((err as Error).message).toMatch(/^cannot connect to tls:\/\/127\.0\.0\.1:1: /);
+    expect(isTransientConnectError(err)).toBe(false);
   });
 });

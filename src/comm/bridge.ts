@@ -7,11 +7,16 @@
  * main thread connects and pumps messages between the real comm and a
  * `BroadcastChannel` of that connection alone, which only the two ends open.
  * Messages cross it encoded as on TCP (`wireCodec.ts`), so a thread's client
- * sees what a TCP client would. The scheduler's receive limit, which the
- * client learns when it registers (`limitSendsTo`), is applied on the thread,
- * where the message is encoded anyway: a send over it rejects there, the
- * connection staying up. Checked on the main thread instead, it could only
- * abort the connection, as a send resolves once posted and nothing answers it.
+ * sees what a TCP client would. The size limits of the main thread's
+ * connection, its own `maxMessageBytes` (which `open` tells) and the
+ * scheduler's receive limit, which the client learns when it registers
+ * (`limitSendsTo`), are applied on the thread, where the message is encoded
+ * anyway: a send over either rejects there, the connection staying up.
+ * Checked on the main thread instead, they could only abort the connection,
+ * as a send resolves once posted and nothing answers it. A connect that fails
+ * on the main thread fails on the thread with the same `ConnectError` (its
+ * `code` too), so that a thread's client waits for a scheduler not up yet as
+ * a main-thread client does (`connectWaiting`).
  */
 
 import { BroadcastChannel, threadId } from "node:worker_threads";
@@ -21,7 +26,7 @@ import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
 import { messageLength, messageSegments } from "./messageLayout.ts";
-import { overPeerLimit, type PeerLimit, peerLimit } from "./peerLimit.ts";
+import { type PeerLimit, peerLimitBelow, sendLimitError } from "./peerLimit.ts";
 import {
   decodeMessage,
   type EncodedMessage,
@@ -41,10 +46,14 @@ export interface DialMessage {
 /** What crosses a connection's channel, both ways. */
 type BridgeFrame =
   /**
-   * The main thread connected (to the thread). `limitsSizes`: its connection
-   * has `limitSendsTo` (TCP), so the thread applies a limit given to its own.
+   * The main thread connected (to the thread). `maxMessageBytes`: the largest
+   * message its connection sends (its own limit), which the thread applies,
+   * with a limit given to its `limitSendsTo`; null where the connection has no
+   * size limit (in-process).
    */
-  | { readonly k: "open"; readonly limitsSizes: boolean }
+  | { readonly k: "open"; readonly maxMessageBytes: number | null }
+  /** The main thread could not connect (to the thread), and why. */
+  | { readonly k: "refused"; readonly failure: DialFailure }
   /** One message, encoded. */
   | {
       readonly k: "msg";
@@ -53,6 +62,52 @@ type BridgeFrame =
     }
   /** The other end closed: orderly (`error` null) or not. */
   | { readonly k: "closed"; readonly error: string | null };
+
+/**
+ * Why the main thread's connect failed, as far as a structured clone keeps it
+ * (it drops an error's class and own fields): enough to make the thread's
+ * `ConnectError` the main thread's, which `isTransientConnectError` and
+ * `connectWaiting` read (`code`, and the system's words in `cause`).
+ */
+interface DialFailure {
+  readonly message: string;
+  /** Null when what failed was not a `ConnectError` (a bad address, bad options). */
+  readonly connect: {
+    readonly code: string | null;
+    readonly cause: { readonly message: string; readonly code: string | null } | null;
+  } | null;
+}
+
+function dialFailureOf(err: unknown): DialFailure {
+  const error = asError(err);
+  if (!(error instanceof ConnectError)) return { message: error.message, connect: null };
+  const cause = error.cause instanceof Error ? error.cause : null;
+  return {
+    message: error.message,
+    connect: {
+      code: error.code,
+      cause: cause === null ? null : { message: cause.message, code: systemCode(cause) },
+    },
+  };
+}
+
+/** The `code` of a system error (`ECONNREFUSED`), or null. */
+function systemCode(err: Error): string | null {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" ? code : null;
+}
+
+/** The thread's error for the main thread's failure to connect to `address`. */
+function connectErrorOf(failure: DialFailure, address: string): ConnectError {
+  const c = failure.connect;
+  if (c === null)
+    return new ConnectError(`cannot connect to ${address}: ${failure.message}`, address);
+  const cause =
+    c.cause === null
+      ? undefined
+      : Object.assign(new Error(c.cause.message), { code: c.cause.code });
+  return new ConnectError(failure.message, address, c.code, { cause });
+}
 
 /** The name of connection `id`'s channel. */
 function channelOf(executorChannel: string, id: string): string {
@@ -108,12 +163,11 @@ let nextId = 0;
 /** The thread's end of a bridged connection. */
 class BridgeComm extends CommBase {
   readonly localAddress: string;
-  /** The peer's receive limit given to {@link limitSendsTo}, which sends are checked against. */
+  /** The peer's receive limit given to {@link limitSendsTo}, when lower than {@link ownLimit}. */
   private peerLimit: PeerLimit | null = null;
   /**
    * As TCP's (see `Comm.limitSendsTo`), applied here; only where the main
-   * thread's connection has it (an in-process one takes any size). The main
-   * thread's connection checks its own `maxMessageBytes` still.
+   * thread's connection has it (an in-process one takes any size).
    */
   readonly limitSendsTo?: (maxMessageBytes: number, whose: string) => void;
 
@@ -121,11 +175,14 @@ class BridgeComm extends CommBase {
     readonly peerAddress: string,
     id: string,
     private readonly channel: BroadcastChannel,
-    limitsSizes: boolean,
+    /** The main thread's connection's own `maxMessageBytes`; null: it has no size limit. */
+    private readonly ownLimit: number | null,
   ) {
     super();
     this.localAddress = `bridge://${id}`;
-    if (limitsSizes) this.limitSendsTo = (n, whose) => (this.peerLimit = peerLimit(n, whose));
+    if (ownLimit !== null) {
+      this.limitSendsTo = (n, whose) => (this.peerLimit = peerLimitBelow(n, whose, ownLimit));
+    }
     channel.onmessage = (ev: unknown) => this.onFrame((ev as { data?: unknown }).data);
     void this.closed.then(() => channel.close());
   }
@@ -144,15 +201,17 @@ class BridgeComm extends CommBase {
     if (this.isClosed) return Promise.reject(this.closedError());
     try {
       const message = encodeMessage(msg);
-      if (this.peerLimit !== null) {
-        // Its length on TCP, which the peer's limit counts.
-        const over = overPeerLimit(messageLength(messageSegments(message)), this.peerLimit);
+      if (this.ownLimit !== null) {
+        // Its length on TCP, which both limits count: the main thread's
+        // connection would refuse it as this does, but only by aborting.
+        const length = messageLength(messageSegments(message));
+        const over = sendLimitError(length, this.ownLimit, this.peerLimit);
         if (over !== null) throw over;
       }
       post(this.channel, frameOf(message));
     } catch (err) {
       // A SerializationError for what cannot be encoded, a MessageTooLargeError
-      // for what the peer would not take: the comm stays open.
+      // for what the main thread or the peer would not take: the comm stays open.
       return Promise.reject(err);
     }
     return Promise.resolve();
@@ -176,8 +235,9 @@ class BridgeComm extends CommBase {
 /**
  * On a pool thread: connect to `address` through the main thread of the
  * executor whose channel is `executorChannel` (`ask` posts the dial there).
- * Rejects with a `ConnectError` if the main thread cannot connect, or does not
- * answer within `timeoutMs`.
+ * Rejects with the main thread's `ConnectError` (its message and `code`) if it
+ * cannot connect, or with one coded `ETIMEDOUT` if it does not answer within
+ * `timeoutMs`.
  */
 export function dialThroughBridge(
   executorChannel: string,
@@ -194,6 +254,7 @@ export function dialThroughBridge(
         new ConnectError(
           `timed out connecting to ${address} through the worker's main thread`,
           address,
+          "ETIMEDOUT",
         ),
       );
     }, timeoutMs);
@@ -202,12 +263,15 @@ export function dialThroughBridge(
       if (!isFrame(frame)) return;
       clearTimeout(timer);
       if (frame.k === "open") {
-        resolve(new BridgeComm(address, id, channel, frame.limitsSizes === true));
-      } else {
-        channel.close();
-        const why = frame.k === "closed" ? frame.error : "unexpected answer";
-        reject(new ConnectError(`cannot connect to ${address}: ${why}`, address));
+        resolve(new BridgeComm(address, id, channel, frame.maxMessageBytes));
+        return;
       }
+      channel.close();
+      reject(
+        frame.k === "refused"
+          ? connectErrorOf(frame.failure, address)
+          : new ConnectError(`cannot connect to ${address}: unexpected answer`, address),
+      );
     };
     ask({ t: "dial", id, thread: threadId, address });
   });
@@ -218,12 +282,15 @@ export function dialThroughBridge(
  * with `dial` and pumping messages until either end closes. Resolves once the
  * bridged connection is over; `signal` ends it at once (the thread gone, or
  * the executor closing: a thread that ends cannot say so itself).
+ * `maxMessageBytes` is the own limit of the connections `dial` makes that
+ * limit sizes (those with `limitSendsTo`), which the thread applies.
  */
 export async function serveBridge(
   executorChannel: string,
   msg: DialMessage,
   dial: (address: string) => Promise<Comm>,
   signal: AbortSignal,
+  maxMessageBytes: number,
 ): Promise<void> {
   const channel = new BroadcastChannel(channelOf(executorChannel, msg.id));
   channel.unref();
@@ -231,7 +298,7 @@ export async function serveBridge(
   try {
     comm = await dial(msg.address);
   } catch (err) {
-    post(channel, { k: "closed", error: asError(err).message });
+    post(channel, { k: "refused", failure: dialFailureOf(err) });
     channel.close();
     return;
   }
@@ -250,7 +317,10 @@ export async function serveBridge(
       else comm.abort(new CommClosedError(frame.error));
     }
   };
-  post(channel, { k: "open", limitsSizes: comm.limitSendsTo !== undefined });
+  post(channel, {
+    k: "open",
+    maxMessageBytes: comm.limitSendsTo !== undefined ? maxMessageBytes : null,
+  });
   let error: string | null = null;
   try {
     await forEachMessage(comm, (m) => {

@@ -1,7 +1,7 @@
 /**
  * The receive limit a peer told (`Comm.limitSendsTo`), which a comm checks its
- * sends against before they go out: one place for TCP's and the thread
- * bridge's check, so both refuse the same way.
+ * sends against before they go out, beside its own `maxMessageBytes`: one
+ * place for TCP's and the thread bridge's check, so both refuse the same way.
  */
 
 import { showValue } from "../util/showValue.ts";
@@ -32,4 +32,33 @@ export function overPeerLimit(
 ): MessageTooLargeError | null {
   if (limit === null || length <= limit.maxMessageBytes) return null;
   return new MessageTooLargeError(length, limit.maxMessageBytes, "send", limit.whose);
+}
+
+/**
+ * The limit given to `limitSendsTo` if lower than `ownLimit` (the comm's own
+ * `maxMessageBytes`), else null: a higher one changes nothing. A RangeError
+ * as {@link peerLimit}'s.
+ */
+export function peerLimitBelow(
+  maxMessageBytes: number,
+  whose: string,
+  ownLimit: number,
+): PeerLimit | null {
+  const limit = peerLimit(maxMessageBytes, whose);
+  return maxMessageBytes < ownLimit ? limit : null;
+}
+
+/**
+ * The error of a send of `length` bytes over the peer's limit (see
+ * {@link peerLimitBelow}) or over the comm's own `maxMessageBytes`
+ * (`ownLimit`), or null if it may go.
+ */
+export function sendLimitError(
+  length: number,
+  ownLimit: number,
+  peer: PeerLimit | null,
+): MessageTooLargeError | null {
+  const overPeer = overPeerLimit(length, peer);
+  if (overPeer !== null) return overPeer;
+  return length > ownLimit ? new MessageTooLargeError(length, ownLimit, "send") : null;
 }

@@ -11,7 +11,7 @@ import { deserialize, serialize } from "node:v8";
 import { BroadcastChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { type DialMessage, isDialMessage, serveBridge } from "../comm/bridge.ts";
-import type { Comm } from "../comm/comm.ts";
+import { type Comm, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { asError } from "../util/asError.ts";
 import {
@@ -55,6 +55,13 @@ export interface PiscinaExecutorOptions {
   scheduler?: string;
   /** How the threads' connections are made, on the main thread (see `comm/bridge.ts`). Default: `connect`. */
   dial?: (address: string) => Promise<Comm>;
+  /**
+   * The `maxMessageBytes` of the connections `dial` makes (the worker's own):
+   * a thread's send over it rejects on the thread, the connection kept, where
+   * the main thread could only abort the connection. Default
+   * `DEFAULT_MAX_MESSAGE_BYTES`, `connect`'s.
+   */
+  maxMessageBytes?: number;
   /** How long a task's client waits for a connection, in ms. Default 30,000. */
   connectTimeoutMs?: number;
 }
@@ -95,6 +102,8 @@ export class PiscinaExecutor implements Executor {
     private readonly initial: readonly string[],
     /** Makes the connections the threads ask for. */
     private readonly dial: (address: string) => Promise<Comm>,
+    /** The `maxMessageBytes` of the connections {@link dial} makes. */
+    private readonly maxMessageBytes: number,
   ) {
     channel.onmessage = (ev: unknown) => this.onChannelMessage((ev as { data?: unknown }).data);
   }
@@ -126,6 +135,7 @@ export class PiscinaExecutor implements Executor {
       channel,
       [...o.taskModules],
       o.dial ?? connect,
+      o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     );
     // A thread that fails (e.g. a task module that does not load) is reported
     // here; without a listener the pool would rethrow it on the main thread.
@@ -338,10 +348,13 @@ export class PiscinaExecutor implements Executor {
       b.connection = new ThreadConnection(await this.dial(address));
       return b.connection;
     };
-    void serveBridge(this.channel.name, msg, dial, b.ended.signal).finally(() => {
-      mine.delete(b);
-      if (mine.size === 0 && this.bridges.get(msg.thread) === mine) this.bridges.delete(msg.thread);
-    });
+    void serveBridge(this.channel.name, msg, dial, b.ended.signal, this.maxMessageBytes).finally(
+      () => {
+        mine.delete(b);
+        if (mine.size === 0 && this.bridges.get(msg.thread) === mine)
+          this.bridges.delete(msg.thread);
+      },
+    );
   }
 
   /**

@@ -51,6 +51,7 @@ export class TaskExecutors {
             scheduler: o.scheduler,
             dial: (address) =>
               connect(address, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) }),
+            maxMessageBytes: o.maxMessageBytes,
             connectTimeoutMs: o.connectTimeoutMs,
           });
     return this.mainExecutor;

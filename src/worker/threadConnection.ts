@@ -18,7 +18,8 @@ export class ThreadConnection implements Comm {
   private sentAny = false;
   /**
    * The wrapped comm's, where it has one (TCP): the bridge tells the thread
-   * whether the connection limits message sizes by whether this is present.
+   * whether the connection limits message sizes (and then the worker's own
+   * `maxMessageBytes`) by whether this is present.
    */
   readonly limitSendsTo?: (maxMessageBytes: number, whose: string) => void;
 
