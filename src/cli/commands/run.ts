@@ -17,7 +17,7 @@ import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import { outputProblem } from "./outputFile.ts";
-import { waitingForFileLine } from "./schedulerChoice.ts";
+import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.ts";
 import {
   addFrameLimitOptions,
   addTlsOptions,
@@ -224,9 +224,12 @@ export async function runGraph(
   try {
     try {
       if (opts.scheduler !== undefined) {
-        client = await Client.connect(opts.scheduler, {
+        const address = opts.scheduler;
+        client = await Client.connect(address, {
           logger,
           timeoutMs: connectTimeoutMs,
+          onWaiting: ({ reason }) =>
+            ctx.stderr.write(waitingForSchedulerLine("run", address, reason, connectTimeoutMs)),
           printTaskOutput: false,
           ...limits,
           ...secure,

@@ -1,4 +1,7 @@
-/** `weft run --scheduler-file`: the wait for the file (finding the scheduler: schedulerFile.test.ts). */
+/**
+ * `weft run` on a running scheduler: what it says while it waits for the scheduler file, or
+ * for the scheduler (finding the scheduler through the file: schedulerFile.test.ts).
+ */
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -43,4 +46,23 @@ it("says at once on stderr that it waits for the scheduler file, and for how lon
     `weft run: waiting for the scheduler file ${missing} (not there yet); giving up after 0.3 s\n` +
       `weft run: no scheduler file at ${missing} after 300 ms (is the scheduler started with --scheduler-file?)\n`,
   );
+}, 30_000);
+
+it("says at once on stderr that it waits for a scheduler that refuses connections, then why it gave up", async () => {
+  const address = await refusingAddress();
+  const ctx = testContext();
+  expect(
+    await main(
+      ["node", "weft", "run", graph, "--scheduler", address, "--connect-timeout", "600"],
+      ctx,
+    ),
+  ).toBe(2);
+  const lines = ctx.stderr.text.split("\n");
+  expect(lines[0]).toMatch(
+    new RegExp(
+      `^weft run: waiting for the scheduler at ${address} \\(.*refused.*\\); giving up after 0\\.6 s$`,
+    ),
+  );
+  expect(ctx.stderr.text.split("waiting for the scheduler at").length).toBe(2); // said once
+  expect(lines[1]).toMatch(/^weft run: /);
 }, 30_000);

@@ -30,6 +30,20 @@ export function waitingForFileLine(command: string, path: string, timeoutMs: num
 }
 
 /**
+ * What the command `command` says on stderr, at once, when the scheduler at
+ * `address` cannot be reached yet (`reason`: refused, not resolving, …) and is
+ * waited for up to `timeoutMs`: started together with it, or a wrong address.
+ */
+export function waitingForSchedulerLine(
+  command: string,
+  address: string,
+  reason: string,
+  timeoutMs: number,
+): string {
+  return `weft ${command}: waiting for the scheduler at ${address} (${reason}); giving up after ${timeoutMs / 1000} s\n`;
+}
+
+/**
  * Why the scheduler's address `given` as an argument and `schedulerFile` do not
  * name one scheduler (neither given, or both), or null when exactly one is.
  */

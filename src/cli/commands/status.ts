@@ -16,6 +16,8 @@ import {
   type SchedulerArgument,
   type SchedulerFileCliOptions,
   schedulerAddress,
+  waitingForFileLine,
+  waitingForSchedulerLine,
 } from "./schedulerChoice.ts";
 import {
   addTlsOptions,
@@ -70,11 +72,8 @@ export async function withClient(
   try {
     const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
     // Waits are said at once on stderr (stdout stays clean for --json): they may last --connect-timeout.
-    const givingUp = `giving up after ${connectMs / 1000} s`;
     const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs, (path) =>
-      ctx.stderr.write(
-        `weft ${name}: waiting for the scheduler file ${path} (not there yet); ${givingUp}\n`,
-      ),
+      ctx.stderr.write(waitingForFileLine(name, path, connectMs)),
     );
     const secure = tlsFrom(opts);
     requireTlsScheme(address, secure);
@@ -85,9 +84,7 @@ export async function withClient(
       // A command's output is its own: the client says nothing but that it waits.
       logger: stderrLogger(`weft.${name}`, "silent"),
       onWaiting: ({ reason }) =>
-        ctx.stderr.write(
-          `weft ${name}: waiting for the scheduler at ${address} (${reason}); ${givingUp}\n`,
-        ),
+        ctx.stderr.write(waitingForSchedulerLine(name, address, reason, connectMs)),
       // A command that looks at the cluster does not print what its tasks print.
       printTaskOutput: false,
     });
