@@ -16,7 +16,7 @@ export interface PeerLimit {
 }
 
 /** The limit given to `limitSendsTo`; a RangeError for one that is not a positive integer. */
-export function peerLimit(maxMessageBytes: number, whose: string): PeerLimit {
+function peerLimit(maxMessageBytes: number, whose: string): PeerLimit {
   if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
     throw new RangeError(
       `limitSendsTo: maxMessageBytes must be a positive integer, got ${showValue(maxMessageBytes)}`,
@@ -26,10 +26,7 @@ export function peerLimit(maxMessageBytes: number, whose: string): PeerLimit {
 }
 
 /** The error of a send of `length` bytes over `limit`, or null if it may go (or there is none). */
-export function overPeerLimit(
-  length: number,
-  limit: PeerLimit | null,
-): MessageTooLargeError | null {
+function overPeerLimit(length: number, limit: PeerLimit | null): MessageTooLargeError | null {
   if (limit === null || length <= limit.maxMessageBytes) return null;
   return new MessageTooLargeError(length, limit.maxMessageBytes, "send", limit.whose);
 }

@@ -27,7 +27,7 @@ import {
   type TcpTimeouts,
 } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
-import { CommAbortedError, CommClosedError, ConnectError, MessageTooLargeError } from "./errors.ts";
+import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
 import { FrameReader, framesOf } from "./framing.ts";
 import {
   messageLength,
@@ -35,7 +35,7 @@ import {
   splitMessage,
   splitMessagePieces,
 } from "./messageLayout.ts";
-import { overPeerLimit, type PeerLimit, peerLimit } from "./peerLimit.ts";
+import { type PeerLimit, peerLimitBelow, sendLimitError } from "./peerLimit.ts";
 import { secureContextFor, type TlsCredentials } from "./tls.ts";
 import { handshakeFailureReason, unauthorizedPeerReason } from "./tlsRefusals.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
@@ -227,11 +227,8 @@ export class TcpComm extends CommBase {
     }
     const { maxFrameBytes, maxMessageBytes } = this.limits;
     const length = messageLength(segments);
-    const overPeer = overPeerLimit(length, this.peerLimit);
-    if (overPeer !== null) return Promise.reject(overPeer);
-    if (length > maxMessageBytes) {
-      return Promise.reject(new MessageTooLargeError(length, maxMessageBytes, "send"));
-    }
+    const tooLarge = sendLimitError(length, maxMessageBytes, this.peerLimit);
+    if (tooLarge !== null) return Promise.reject(tooLarge);
     this.largestUnanswered = Math.max(this.largestUnanswered, length);
     return new Promise<void>((resolve, reject) => {
       const socket = this.socket;
@@ -259,8 +256,7 @@ export class TcpComm extends CommBase {
   }
 
   limitSendsTo(maxMessageBytes: number, whose: string): void {
-    const limit = peerLimit(maxMessageBytes, whose);
-    this.peerLimit = maxMessageBytes < this.limits.maxMessageBytes ? limit : null;
+    this.peerLimit = peerLimitBelow(maxMessageBytes, whose, this.limits.maxMessageBytes);
   }
 
   private sendStarted(bytes: number): void {
