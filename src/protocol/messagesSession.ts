@@ -77,6 +77,13 @@ export interface RegisterReplyMsg extends WireVersion {
    */
   readonly plugins?: readonly WorkerPluginSpec[];
   /**
+   * To a worker that registered with `nanny` (`weft worker --nanny`): the
+   * nanny plugins clients registered (`Client.registerNannyPlugin`), in the
+   * order registered, which it hands its nanny; a worker without a nanny is
+   * not sent them.
+   */
+  readonly nannyPlugins?: readonly NannyPluginSpec[];
+  /**
    * When registered: the largest message the scheduler accepts (its
    * `--max-message-bytes`), which the worker or client then refuses to send
    * it more than, instead of the scheduler closing the connection on the
@@ -115,16 +122,42 @@ export interface WorkerPluginSpec {
   readonly args: readonly unknown[];
 }
 
-/** The check of a {@link WorkerPluginSpec} from the wire: null if it is one, else what is wrong. */
-export function workerPluginSpecProblem(v: unknown): string | null {
-  if (typeof v !== "object" || v === null) return "a worker plugin must be {name, fn, args}";
+/**
+ * The check of a {@link WorkerPluginSpec} from the wire: null if it is one,
+ * else what is wrong, naming the plugin as `kind`.
+ */
+export function workerPluginSpecProblem(v: unknown, kind = "worker plugin"): string | null {
+  if (typeof v !== "object" || v === null) return `a ${kind} must be {name, fn, args}`;
   const { name, fn, args } = v as Partial<Record<keyof WorkerPluginSpec, unknown>>;
-  if (typeof name !== "string" || name === "")
-    return "a worker plugin's name must be a non-empty string";
+  if (typeof name !== "string" || name === "") return `a ${kind}'s name must be a non-empty string`;
   if (typeof fn !== "string" || fn === "") {
-    return "a worker plugin's fn must name a task function (a non-empty string)";
+    return `a ${kind}'s fn must name a task function (a non-empty string)`;
   }
-  if (!Array.isArray(args)) return "a worker plugin's args must be an array";
+  if (!Array.isArray(args)) return `a ${kind}'s args must be an array`;
+  return null;
+}
+
+/**
+ * A nanny plugin as the scheduler keeps it for the nannies to come: made in
+ * the nanny's process (`weft worker --nanny`) by the task function `fn` on
+ * `args`, under `name`, as a worker plugin is on a worker.
+ */
+export interface NannyPluginSpec extends WorkerPluginSpec {
+  /**
+   * Whether the nanny restarts its worker once the plugin is set up (Dask's
+   * `NannyPlugin.restart`). Absent: as the plugin's own `restart` field says.
+   */
+  readonly restart?: boolean;
+}
+
+/** The check of a {@link NannyPluginSpec} from the wire: null if it is one, else what is wrong. */
+export function nannyPluginSpecProblem(v: unknown): string | null {
+  const problem = workerPluginSpecProblem(v, "nanny plugin");
+  if (problem !== null) return problem;
+  const { restart } = v as { restart?: unknown };
+  if (restart !== undefined && typeof restart !== "boolean") {
+    return "a nanny plugin's restart must be true or false";
+  }
   return null;
 }
 
@@ -195,6 +228,27 @@ export interface RegisterWorkerPluginRequestMsg extends WorkerPluginSpec {
  */
 export interface UnregisterWorkerPluginRequestMsg {
   readonly op: "unregister-worker-plugin";
+  readonly requestId: number;
+  readonly name: string;
+}
+
+/**
+ * A nanny plugin every worker with a nanny that registers from now on hands
+ * its nanny (`Client.registerNannyPlugin`: the client has the workers already
+ * there hand it theirs). One of the same name is replaced. Answered with the
+ * names of the cluster's nanny plugins, in the order registered.
+ */
+export interface RegisterNannyPluginRequestMsg extends NannyPluginSpec {
+  readonly op: "register-nanny-plugin";
+  readonly requestId: number;
+}
+
+/**
+ * Forget a nanny plugin (`Client.unregisterNannyPlugin`): workers registering
+ * from now on do not hand it their nannies. Refused if there is none of that name.
+ */
+export interface UnregisterNannyPluginRequestMsg {
+  readonly op: "unregister-nanny-plugin";
   readonly requestId: number;
   readonly name: string;
 }
@@ -484,6 +538,8 @@ export type ClientRequestMsg =
   | UploadFileRequestMsg
   | RegisterWorkerPluginRequestMsg
   | UnregisterWorkerPluginRequestMsg
+  | RegisterNannyPluginRequestMsg
+  | UnregisterNannyPluginRequestMsg
   | ShutdownRequestMsg
   | TaskStreamRequestMsg
   | LogsRequestMsg

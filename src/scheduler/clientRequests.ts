@@ -10,6 +10,8 @@ import { ForwardedBytes } from "../comm/forwardedBytes.ts";
 import {
   type ClientRequestOp,
   type CoordinationOp,
+  type NannyPluginSpec,
+  nannyPluginSpecProblem,
   type ReplyMsg,
   type WorkerIdentity,
   type WorkerPluginSpec,
@@ -41,6 +43,8 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "upload-file",
   "register-worker-plugin",
   "unregister-worker-plugin",
+  "register-nanny-plugin",
+  "unregister-nanny-plugin",
   "shutdown",
   "task-stream",
   "logs",
@@ -101,6 +105,27 @@ function isKeyList(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((k) => typeof k === "string");
 }
 
+/** Keep `spec` in `plugins`, in place of one of its name: the plugins' names, in order. */
+function recordPlugin<T extends WorkerPluginSpec>(plugins: T[], spec: T): string[] {
+  const at = plugins.findIndex((p) => p.name === spec.name);
+  if (at < 0) plugins.push(spec);
+  else plugins[at] = spec;
+  return plugins.map((p) => p.name);
+}
+
+/** Drop the plugin `name` from `plugins`, or throw if there is none: the names left, in order. */
+function forgetPlugin(
+  plugins: WorkerPluginSpec[],
+  name: unknown,
+  op: string,
+  kind: "worker" | "nanny",
+): string[] {
+  const at = plugins.findIndex((p) => p.name === name);
+  if (at < 0) throw new Error(`${op}: no ${kind} plugin named ${JSON.stringify(name)}`);
+  plugins.splice(at, 1);
+  return plugins.map((p) => p.name);
+}
+
 function answer(host: SessionHost, client: string, msg: Record<string, unknown>): unknown {
   if (COORDINATION.has(msg.op as string)) {
     return host.coordination.answer(client, msg.op as CoordinationOp, msg);
@@ -151,21 +176,23 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         fn: msg.fn as string,
         args: [...(msg.args as unknown[])],
       };
-      const at = host.workerPlugins.findIndex((p) => p.name === spec.name);
-      if (at < 0) host.workerPlugins.push(spec);
-      else host.workerPlugins[at] = spec;
-      return host.workerPlugins.map((p) => p.name);
+      return recordPlugin(host.workerPlugins, spec);
     }
-    case "unregister-worker-plugin": {
-      const at = host.workerPlugins.findIndex((p) => p.name === msg.name);
-      if (at < 0) {
-        throw new Error(
-          `unregister-worker-plugin: no worker plugin named ${JSON.stringify(msg.name)}`,
-        );
-      }
-      host.workerPlugins.splice(at, 1);
-      return host.workerPlugins.map((p) => p.name);
+    case "unregister-worker-plugin":
+      return forgetPlugin(host.workerPlugins, msg.name, "unregister-worker-plugin", "worker");
+    case "register-nanny-plugin": {
+      const problem = nannyPluginSpecProblem(msg);
+      if (problem !== null) throw new TypeError(`register-nanny-plugin: ${problem}`);
+      const spec: NannyPluginSpec = {
+        name: msg.name as string,
+        fn: msg.fn as string,
+        args: [...(msg.args as unknown[])],
+        ...(typeof msg.restart === "boolean" ? { restart: msg.restart } : {}),
+      };
+      return recordPlugin(host.nannyPlugins, spec);
     }
+    case "unregister-nanny-plugin":
+      return forgetPlugin(host.nannyPlugins, msg.name, "unregister-nanny-plugin", "nanny");
     case "shutdown":
       return host.shutdownCluster();
     case "task-stream": {

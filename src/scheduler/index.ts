@@ -8,6 +8,7 @@ export type {
   EventMsg,
   KeyInMemoryWithHoldersMsg,
   MetadataRequestMsg,
+  NannyPluginSpec,
   PubSubMsg,
   PubSubPutMsg,
   RegisterClientMsg,

@@ -558,6 +558,56 @@ describe("Scheduler server", () => {
     expect(late.reply.plugins).toEqual([{ name: "p", fn: "makeP", args: [2] }]);
   });
 
+  it("keeps the nanny plugins clients register, and gives them to each worker with a nanny registering later", async () => {
+    const { s } = await start();
+    const early = await peer(s, { ...registerWorker("inproc://w/1"), nanny: true });
+    expect(early.reply.nannyPlugins).toBeUndefined();
+    const c = await peer(s, registerClient("c1"));
+    await c.comm.send([
+      { op: "register-nanny-plugin", requestId: 1, name: "env", fn: "weft.environ", args: [{}] },
+      { op: "register-nanny-plugin", requestId: 2, name: "q", fn: "makeQ", args: [] },
+      // the same name again: replaced where it was
+      {
+        op: "register-nanny-plugin",
+        requestId: 3,
+        name: "env",
+        fn: "weft.environ",
+        args: [{ FOO: "1" }],
+        restart: false,
+      },
+      { op: "register-nanny-plugin", requestId: 4, name: "r", fn: "makeR", args: "x" },
+      { op: "register-nanny-plugin", requestId: 5, name: "r", fn: "makeR", args: [], restart: 1 },
+      { op: "unregister-nanny-plugin", requestId: 6, name: "q" },
+      { op: "unregister-nanny-plugin", requestId: 7, name: "q" },
+      // Kept apart from the worker plugins.
+      { op: "unregister-worker-plugin", requestId: 8, name: "env" },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 1)).result).toEqual(["env"]);
+    expect((await c.waitFor((m) => m.requestId === 2)).result).toEqual(["env", "q"]);
+    expect((await c.waitFor((m) => m.requestId === 3)).result).toEqual(["env", "q"]);
+    expect((await c.waitFor((m) => m.requestId === 4)).error).toBe(
+      "register-nanny-plugin: a nanny plugin's args must be an array",
+    );
+    expect((await c.waitFor((m) => m.requestId === 5)).error).toBe(
+      "register-nanny-plugin: a nanny plugin's restart must be true or false",
+    );
+    expect((await c.waitFor((m) => m.requestId === 6)).result).toEqual(["env"]);
+    expect((await c.waitFor((m) => m.requestId === 7)).error).toBe(
+      'unregister-nanny-plugin: no nanny plugin named "q"',
+    );
+    expect((await c.waitFor((m) => m.requestId === 8)).error).toBe(
+      'unregister-worker-plugin: no worker plugin named "env"',
+    );
+    const withNanny = await peer(s, { ...registerWorker("inproc://w/2"), nanny: true });
+    expect(withNanny.reply.nannyPlugins).toEqual([
+      { name: "env", fn: "weft.environ", args: [{ FOO: "1" }], restart: false },
+    ]);
+    expect(withNanny.reply.plugins).toBeUndefined();
+    // A worker without a nanny has none to hand them to.
+    const without = await peer(s, registerWorker("inproc://w/3"));
+    expect(without.reply.nannyPlugins).toBeUndefined();
+  });
+
   it("keeps the files clients upload, and gives them to each worker registering later", async () => {
     const { s } = await start();
     const early = await peer(s, registerWorker("inproc://w/1"));

@@ -20,6 +20,7 @@ import { listen } from "../comm/connect.ts";
 import { isNetworkError } from "../comm/errors.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import type {
+  NannyPluginSpec,
   SchedulerCounters,
   SchedulerFailedMsg,
   WorkerPluginSpec,
@@ -68,6 +69,7 @@ export class Scheduler implements SessionHost {
   readonly taskModules: string[] = [];
   readonly uploads: UploadedFile[] = [];
   readonly workerPlugins: WorkerPluginSpec[] = [];
+  readonly nannyPlugins: NannyPluginSpec[] = [];
   readonly router: Router;
   readonly taskStream: TaskStream;
   /** The last records the scheduler logged, for `client.getSchedulerLogs`. */

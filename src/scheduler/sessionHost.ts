@@ -3,7 +3,7 @@
 import type { Logger } from "pino";
 import { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
-import type { WorkerPluginSpec } from "../protocol/messagesSession.ts";
+import type { NannyPluginSpec, WorkerPluginSpec } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
 import type { LogRecords } from "../util/logRecords.ts";
 import type { CpuProfiler } from "../worker/profiler.ts";
@@ -45,6 +45,8 @@ export interface SessionHost {
   readonly uploads: UploadedFile[];
   /** The worker plugins clients registered, in order: set up by each worker that registers. */
   readonly workerPlugins: WorkerPluginSpec[];
+  /** The nanny plugins clients registered, in order: handed to each worker with a nanny that registers. */
+  readonly nannyPlugins: NannyPluginSpec[];
   /** The task runs the workers reported, for `Client.getTaskStream`. */
   readonly taskStream: TaskStream;
   /** The last records the scheduler logged, for `Client.getSchedulerLogs`. */

@@ -194,6 +194,10 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     ...(host.taskModules.length > 0 ? { taskModules: [...host.taskModules] } : {}),
     ...(host.uploads.length > 0 ? { uploads: [...host.uploads] } : {}),
     ...(host.workerPlugins.length > 0 ? { plugins: [...host.workerPlugins] } : {}),
+    // Only a worker with a nanny can hand them on (as Dask sends nanny plugins to nannies only).
+    ...(msg.nanny === true && host.nannyPlugins.length > 0
+      ? { nannyPlugins: [...host.nannyPlugins] }
+      : {}),
     // So that the worker refuses to send more, rather than this scheduler closing its connection.
     maxMessageBytes: host.options.maxMessageBytes,
     ...wireVersion(),
