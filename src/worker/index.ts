@@ -17,6 +17,7 @@ export {
   type GetDataResponse,
   parseGetDataResponse,
 } from "./dataServer.ts";
+export { environ } from "./environ.ts";
 export type {
   ExecuteJob,
   ExecuteOutcome,
@@ -34,6 +35,15 @@ export {
   type MemoryVerdict,
   memoryVerdict,
 } from "./memoryMonitor.ts";
+export { type IpcEnd, ipcNannyLink, type NannyLink } from "./nannyLink.ts";
+export {
+  type Nanny,
+  type NannyPluginAdded,
+  type NannyPluginFactories,
+  type NannyPluginHooks,
+  NannyPlugins,
+  nannyPluginProblem,
+} from "./nannyPlugins.ts";
 export { type PauseChange, PauseReasons } from "./pauseReasons.ts";
 export { PeerPool, type PeerPoolOptions } from "./peerPool.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";

@@ -1,0 +1,188 @@
+/**
+ * How a worker hands nanny plugins to its nanny: `weft worker --nanny` runs
+ * the worker in a child process with an IPC channel (see
+ * src/cli/commands/nanny.ts), over which the worker asks and the nanny
+ * answers, one answer per request, matched by id. The nanny has no scheduler
+ * connection of its own: the worker is its go-between.
+ */
+
+import { type NannyPluginSpec, nannyPluginSpecProblem } from "../protocol/messagesSession.ts";
+import { asError } from "../util/asError.ts";
+import type { NannyPluginAdded, NannyPlugins } from "./nannyPlugins.ts";
+
+/** A worker's way to its nanny (the Worker option `nannyLink`). */
+export interface NannyLink {
+  /**
+   * Have the nanny make and set up the plugin `spec` (the worker at
+   * `worker` hands it over); rejects with why it could not. `restart`: the
+   * worker is to close, for the nanny to start it again.
+   */
+  addPlugin(spec: NannyPluginSpec, worker: string): Promise<{ readonly restart: boolean }>;
+  /** Have the nanny remove and tear down the plugin `name`: whether it had it. */
+  removePlugin(name: string): Promise<boolean>;
+}
+
+/** What the worker sends its nanny. */
+type NannyRequest =
+  | {
+      readonly weftNanny: "plugin-add";
+      readonly id: number;
+      readonly spec: NannyPluginSpec;
+      readonly worker: string;
+    }
+  | { readonly weftNanny: "plugin-remove"; readonly id: number; readonly name: string };
+
+/** The nanny's answer to a {@link NannyRequest}: its result, or an `error` text. */
+interface NannyAnswer {
+  readonly weftNanny: "answer";
+  readonly id: number;
+  readonly error?: string;
+  readonly restart?: boolean;
+  readonly removed?: boolean;
+}
+
+/** The end of an IPC channel: a child's `process`, or the nanny's `ChildProcess`. */
+export interface IpcEnd {
+  /** Send `message` to the other end; `callback` hears whether it could. Absent: no channel. */
+  send?(message: unknown, callback?: (err: Error | null) => void): boolean;
+  /** Hear the other end's messages. */
+  on(event: "message", listener: (message: unknown) => void): unknown;
+  /** Stop hearing them. */
+  off(event: "message", listener: (message: unknown) => void): unknown;
+  /** Hear that the channel closed (the other end is gone). */
+  once(event: "disconnect", listener: () => void): unknown;
+  /** False once the channel closed. */
+  readonly connected?: boolean;
+}
+
+function isAnswer(m: unknown): m is NannyAnswer {
+  return (
+    typeof m === "object" &&
+    m !== null &&
+    (m as { weftNanny?: unknown }).weftNanny === "answer" &&
+    typeof (m as { id?: unknown }).id === "number"
+  );
+}
+
+const GONE = "the nanny is gone (its IPC channel closed)";
+
+/**
+ * The worker's end of the link, over `end` (a nanny's child's `process`). Its
+ * `message` listener is there only while an answer is awaited: a listener
+ * would otherwise hold the channel open, and the process alive.
+ */
+export function ipcNannyLink(end: IpcEnd = process): NannyLink {
+  let nextId = 1;
+  const pending = new Map<number, { resolve(a: NannyAnswer): void; reject(e: Error): void }>();
+  const onMessage = (m: unknown): void => {
+    if (!isAnswer(m)) return;
+    const waiter = pending.get(m.id);
+    if (waiter === undefined) return;
+    pending.delete(m.id);
+    if (pending.size === 0) end.off("message", onMessage);
+    waiter.resolve(m);
+  };
+  let gone = false;
+  end.once("disconnect", () => {
+    gone = true;
+    for (const waiter of pending.values()) waiter.reject(new Error(GONE));
+    pending.clear();
+    end.off("message", onMessage);
+  });
+  const ask = (request: NannyRequest): Promise<NannyAnswer> =>
+    new Promise((resolve, reject) => {
+      if (gone || end.connected === false || end.send === undefined) {
+        reject(new Error(GONE));
+        return;
+      }
+      if (pending.size === 0) end.on("message", onMessage);
+      pending.set(request.id, { resolve, reject });
+      end.send(request, (err) => {
+        if (err === null || !pending.has(request.id)) return;
+        pending.delete(request.id);
+        if (pending.size === 0) end.off("message", onMessage);
+        reject(new Error(`cannot reach the nanny: ${err.message}`));
+      });
+    }).then((answer) => {
+      const a = answer as NannyAnswer;
+      if (a.error !== undefined) throw new Error(a.error);
+      return a;
+    });
+  return {
+    async addPlugin(spec, worker) {
+      const a = await ask({ weftNanny: "plugin-add", id: nextId++, spec, worker });
+      return { restart: a.restart === true };
+    },
+    async removePlugin(name) {
+      const a = await ask({ weftNanny: "plugin-remove", id: nextId++, name });
+      return a.removed === true;
+    },
+  };
+}
+
+/** What the nanny's end of the link reports, besides answering. */
+export interface NannyLinkEvents {
+  /** The worker said its address (with each plugin it hands over). */
+  worker(address: string): void;
+  /** A plugin was set up: whether the worker restarts for it. */
+  added(name: string, restart: boolean): void;
+  /** A plugin was removed (if the nanny had it). */
+  removed(name: string, had: boolean): void;
+  /** A request failed: the worker is told `why` too. */
+  failed(name: string, why: string): void;
+}
+
+/**
+ * The nanny's end of the link to its child `child`: each request is carried
+ * out with `plugins` and answered. Returns a function that stops listening.
+ */
+export function serveNannyLink(
+  child: IpcEnd,
+  plugins: Pick<NannyPlugins, "add" | "remove">,
+  events: NannyLinkEvents,
+): () => void {
+  const answer = (a: NannyAnswer): void => {
+    if (child.connected === false) return; // the child is gone: no one to tell
+    child.send?.(a, () => {}); // a send failing means the same
+  };
+  const onMessage = (m: unknown): void => {
+    const request = m as Partial<NannyRequest> | null;
+    if (typeof request !== "object" || request === null || typeof request.id !== "number") return;
+    const id = request.id;
+    if (request.weftNanny === "plugin-add") {
+      const problem = nannyPluginSpecProblem(request.spec);
+      if (problem !== null) {
+        answer({ weftNanny: "answer", id, error: problem });
+        return;
+      }
+      const spec = request.spec as NannyPluginSpec;
+      if (typeof request.worker === "string") events.worker(request.worker);
+      void plugins.add(spec).then(
+        (done: NannyPluginAdded) => {
+          if (done.setUp) events.added(spec.name, done.restart);
+          answer({ weftNanny: "answer", id, restart: done.restart });
+        },
+        (err: unknown) => {
+          const why = asError(err).message;
+          events.failed(spec.name, why);
+          answer({ weftNanny: "answer", id, error: why });
+        },
+      );
+    } else if (request.weftNanny === "plugin-remove" && typeof request.name === "string") {
+      const { name } = request;
+      void plugins.remove(name).then(
+        (had) => {
+          events.removed(name, had);
+          answer({ weftNanny: "answer", id, removed: had });
+        },
+        (err: unknown) => {
+          const why = `teardown: ${asError(err).message}`;
+          events.failed(name, why);
+          answer({ weftNanny: "answer", id, error: why });
+        },
+      );
+    }
+  };
+  child.on("message", onMessage);
+  return () => child.off("message", onMessage);
+}

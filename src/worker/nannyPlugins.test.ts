@@ -1,0 +1,197 @@
+import { EventEmitter } from "node:events";
+import { describe, expect, it } from "vitest";
+import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
+import { BUILT_IN_NANNY_PLUGINS, environ } from "./environ.ts";
+import { type IpcEnd, ipcNannyLink, serveNannyLink } from "./nannyLink.ts";
+import { type Nanny, type NannyPluginHooks, NannyPlugins } from "./nannyPlugins.ts";
+
+/** A nanny whose plugins are made by `factories`, by name, logging their hooks. */
+function nannyWith(factories: Record<string, (...args: readonly unknown[]) => unknown>) {
+  const nanny: Nanny = { env: {}, workerAddress: "tcp://w:1" };
+  const plugins = new NannyPlugins(nanny, (fn) => {
+    const f = factories[fn] ?? BUILT_IN_NANNY_PLUGINS.get(fn);
+    if (f === undefined) throw new Error(`no task function ${fn}`);
+    return f;
+  });
+  return { nanny, plugins };
+}
+
+const log: string[] = [];
+const logging = (label: string, restart?: boolean): NannyPluginHooks => ({
+  ...(restart !== undefined ? { restart } : {}),
+  setup: (n) => void log.push(`${label} setup ${n.workerAddress}`),
+  teardown: () => void log.push(`${label} teardown`),
+});
+
+function spec(name: string, fn: string, args: unknown[], restart?: boolean): NannyPluginSpec {
+  return { name, fn, args, ...(restart !== undefined ? { restart } : {}) };
+}
+
+describe("NannyPlugins", () => {
+  it("sets a plugin up once: given again as it was, it is there already (no setup, no restart)", async () => {
+    log.length = 0;
+    const { plugins } = nannyWith({ make: (label) => logging(String(label), true) });
+    expect(await plugins.add(spec("p", "make", ["one"]))).toEqual({ setUp: true, restart: true });
+    // A new worker process hands the same plugin over again.
+    expect(await plugins.add(spec("p", "make", ["one"]))).toEqual({ setUp: false, restart: false });
+    expect(log).toEqual(["one setup tcp://w:1"]);
+    expect(plugins.names).toEqual(["p"]);
+  });
+
+  it("given otherwise under its name, replaces it: the old one torn down, the new one set up", async () => {
+    log.length = 0;
+    const { plugins } = nannyWith({ make: (label) => logging(String(label)) });
+    await plugins.add(spec("p", "make", ["one"]));
+    expect(await plugins.add(spec("p", "make", ["two"]))).toEqual({ setUp: true, restart: false });
+    // Only `restart` differs: another plugin too.
+    expect(await plugins.add(spec("p", "make", ["two"], true))).toEqual({
+      setUp: true,
+      restart: true,
+    });
+    await plugins.add(spec("q", "make", ["three"]));
+    expect(log).toEqual([
+      "one setup tcp://w:1",
+      "one teardown",
+      "two setup tcp://w:1",
+      "two teardown",
+      "two setup tcp://w:1",
+      "three setup tcp://w:1",
+    ]);
+    log.length = 0;
+    expect(await plugins.remove("p")).toBe(true);
+    expect(await plugins.remove("p")).toBe(false);
+    await plugins.removeAll(() => {});
+    expect(log).toEqual(["two teardown", "three teardown"]);
+    expect(plugins.names).toEqual([]);
+  });
+
+  it("restarts as the registration says, else as the plugin's own restart says", async () => {
+    const { plugins } = nannyWith({
+      yes: () => logging("yes", true),
+      no: () => logging("no"),
+    });
+    expect((await plugins.add(spec("a", "yes", []))).restart).toBe(true);
+    expect((await plugins.add(spec("b", "yes", [], false))).restart).toBe(false);
+    expect((await plugins.add(spec("c", "no", []))).restart).toBe(false);
+    expect((await plugins.add(spec("d", "no", [], true))).restart).toBe(true);
+  });
+
+  it("keeps no plugin that cannot be made or set up, and says why", async () => {
+    log.length = 0;
+    const { plugins } = nannyWith({
+      make: (label) => logging(String(label)),
+      failing: () => ({
+        setup() {
+          throw new Error("no setup today");
+        },
+      }),
+      number: () => 42,
+      badRestart: () => ({ setup() {}, restart: "yes" }),
+    });
+    await plugins.add(spec("p", "make", ["one"]));
+    await expect(plugins.add(spec("p", "unknown", []))).rejects.toThrow("no task function unknown");
+    // The one there stays when its replacement cannot even be made.
+    expect(plugins.names).toEqual(["p"]);
+    await expect(plugins.add(spec("p", "number", []))).rejects.toThrow(
+      'nanny plugin "p": expected an object with setup or teardown methods, got 42',
+    );
+    await expect(plugins.add(spec("r", "badRestart", []))).rejects.toThrow(
+      'nanny plugin "r": its restart is not true or false ("yes")',
+    );
+    await expect(plugins.add(spec("p", "failing", []))).rejects.toThrow("no setup today");
+    expect(plugins.names).toEqual([]);
+    expect(log).toEqual(["one setup tcp://w:1", "one teardown"]);
+    // Given again, it is tried again (it was not kept).
+    await expect(plugins.add(spec("p", "failing", []))).rejects.toThrow("no setup today");
+  });
+
+  it("environ sets the variables for the workers to come, restarts, and takes them back when removed", async () => {
+    const { nanny, plugins } = nannyWith({});
+    const env = spec("env", environ.name, [{ FOO: "1", BAR: "x" }]);
+    expect(await plugins.add(env)).toEqual({ setUp: true, restart: true });
+    expect(nanny.env).toEqual({ FOO: "1", BAR: "x" });
+    nanny.env.BAR = "changed since";
+    expect(await plugins.remove("env")).toBe(true);
+    expect(nanny.env).toEqual({ BAR: "changed since" });
+    await expect(plugins.add(spec("env", environ.name, [{ FOO: 1 }]))).rejects.toThrow(
+      "environ: the value of FOO must be a string without NUL characters, got 1",
+    );
+    await expect(plugins.add(spec("env", environ.name, []))).rejects.toThrow(
+      "environ: expected one argument, the variables, got 0",
+    );
+  });
+});
+
+/** Two ends of an IPC channel, in one process: what one sends, the other receives. */
+function channelPair(): { worker: IpcEnd & EventEmitter; nanny: IpcEnd & EventEmitter } {
+  const end = (): IpcEnd & EventEmitter & { other?: EventEmitter; connected: boolean } =>
+    Object.assign(new EventEmitter(), { connected: true });
+  const worker = end();
+  const nanny = end();
+  const sendTo =
+    (to: EventEmitter) =>
+    (message: unknown, callback?: (err: Error | null) => void): boolean => {
+      setImmediate(() => {
+        to.emit("message", structuredClone(message));
+        callback?.(null);
+      });
+      return true;
+    };
+  worker.send = sendTo(nanny);
+  nanny.send = sendTo(worker);
+  return { worker, nanny };
+}
+
+describe("the link between a worker and its nanny", () => {
+  it("carries adds and removals to the nanny's plugins, and their answers and errors back", async () => {
+    log.length = 0;
+    const { worker, nanny: nannyEnd } = channelPair();
+    const { nanny, plugins } = nannyWith({ make: (label) => logging(String(label), true) });
+    const said: string[] = [];
+    const stop = serveNannyLink(nannyEnd, plugins, {
+      worker: (address) => {
+        (nanny as { workerAddress: string | null }).workerAddress = address;
+      },
+      added: (name, restart) => said.push(`added ${name} ${restart}`),
+      removed: (name, had) => said.push(`removed ${name} ${had}`),
+      failed: (name, why) => said.push(`failed ${name}: ${why}`),
+    });
+    const link = ipcNannyLink(worker);
+    expect(await link.addPlugin(spec("p", "make", ["one"]), "tcp://w:2")).toEqual({
+      restart: true,
+    });
+    expect(await link.addPlugin(spec("p", "make", ["one"]), "tcp://w:2")).toEqual({
+      restart: false,
+    });
+    await expect(link.addPlugin(spec("q", "nothing", []), "tcp://w:2")).rejects.toThrow(
+      "no task function nothing",
+    );
+    await expect(
+      link.addPlugin({ name: "r", fn: "make", args: "x" } as never, "tcp://w:2"),
+    ).rejects.toThrow("a nanny plugin's args must be an array");
+    expect(await link.removePlugin("p")).toBe(true);
+    expect(await link.removePlugin("p")).toBe(false);
+    expect(log).toEqual(["one setup tcp://w:2", "one teardown"]);
+    expect(said).toEqual([
+      "added p true",
+      "failed q: no task function nothing",
+      "removed p true",
+      "removed p false",
+    ]);
+    // No listener left on the worker's end between requests: it would hold the channel open.
+    expect(worker.listenerCount("message")).toBe(0);
+    stop();
+    expect(nannyEnd.listenerCount("message")).toBe(0);
+  });
+
+  it("a request to a nanny that is gone fails at once, saying so", async () => {
+    const { worker } = channelPair();
+    const link = ipcNannyLink(worker);
+    // The nanny never answers this one: its channel closes meanwhile.
+    const waiting = link.addPlugin(spec("p", "make", []), "tcp://w:2");
+    (worker as { connected: boolean }).connected = false;
+    worker.emit("disconnect");
+    await expect(waiting).rejects.toThrow("the nanny is gone (its IPC channel closed)");
+    await expect(link.removePlugin("p")).rejects.toThrow("the nanny is gone");
+  });
+});

@@ -1,0 +1,161 @@
+/**
+ * Nanny plugins (Dask's `NannyPlugin`) as a nanny (`weft worker --nanny`)
+ * keeps them: objects a task function makes in the nanny's process, set up as
+ * they are added, torn down as they are removed or replaced and as the nanny
+ * stops. One with `restart` has the worker started again once it is set up, so
+ * that a fresh process gets what its setup changed (`nanny.env`).
+ *
+ * The nanny has no scheduler connection: its worker hands it the cluster's
+ * nanny plugins (see nannyLink.ts), as it registers and as clients add them.
+ * The plugins outlive the worker processes, so each new worker hands over the
+ * same ones again: a plugin given again as it was (the same name, task
+ * function, arguments and `restart`) is there already, and is neither set up
+ * again nor restarts the worker again; given otherwise, it replaces the one
+ * of its name.
+ *
+ * ```ts
+ * // tasks.ts (the worker's --tasks module: its nanny imports it too)
+ * export const tmpDir = defineTask("tmpDir", (dir: string): NannyPluginHooks => ({
+ *   restart: true,
+ *   setup(nanny) { nanny.env.TMPDIR = dir; },
+ * }));
+ * ```
+ */
+
+import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
+import { hooksProblem } from "../util/hooksProblem.ts";
+import { Serial } from "../util/serial.ts";
+import { showValue } from "../util/showValue.ts";
+
+/** What a nanny plugin's `setup` and `teardown` are given: the nanny (Dask's `Nanny`). */
+export interface Nanny {
+  /**
+   * Environment variables of the worker processes the nanny starts from now
+   * on, on top of its own environment (Dask's `Nanny.env`): a plugin's setup
+   * changes it, and restarts the worker (`restart`) for it to take effect.
+   */
+  readonly env: Record<string, string>;
+  /** The address of the worker it runs now, as that worker last said; null before any said. */
+  readonly workerAddress: string | null;
+}
+
+/** A nanny plugin: each hook optional; `setup` and `teardown` may return promises. */
+export interface NannyPluginHooks {
+  /** Called once the plugin is added to the nanny (not again when a new worker hands it over). */
+  setup?(nanny: Nanny): unknown;
+  /** Called when the plugin is removed or replaced, and when the nanny stops. */
+  teardown?(nanny: Nanny): unknown;
+  /**
+   * Restart the worker once the plugin is set up (Dask's `NannyPlugin.restart`),
+   * unless the registration says otherwise (`registerNannyPlugin`'s `restart`).
+   * Default false.
+   */
+  readonly restart?: boolean;
+}
+
+const HOOKS = ["setup", "teardown"] as const;
+
+/** Why `v` is not a nanny plugin, or null. */
+export function nannyPluginProblem(v: unknown): string | null {
+  const problem = hooksProblem(v, HOOKS, "an object with setup or teardown methods");
+  if (problem !== null) return problem;
+  const plugin = v as Record<string, unknown>;
+  if (HOOKS.every((hook) => plugin[hook] === undefined)) {
+    return "it has neither a setup nor a teardown method";
+  }
+  if (plugin.restart !== undefined && typeof plugin.restart !== "boolean") {
+    return `its restart is not true or false (${showValue(plugin.restart)})`;
+  }
+  return null;
+}
+
+/** What {@link NannyPlugins.add} did. */
+export interface NannyPluginAdded {
+  /** False when the same plugin was there already: nothing was done. */
+  readonly setUp: boolean;
+  /** The worker is to be restarted: the plugin was set up, and restarts it. */
+  readonly restart: boolean;
+}
+
+/** The task function `fn` of the nanny, to make a plugin with; throws if there is none. */
+export type NannyPluginFactories = (
+  fn: string,
+) => Promise<(...args: readonly unknown[]) => unknown> | ((...args: readonly unknown[]) => unknown);
+
+interface Installed {
+  /** The spec it was made from, as JSON: a plugin given again is compared with it. */
+  readonly given: string;
+  readonly hooks: NannyPluginHooks;
+}
+
+/** The spec as compared: what makes the plugin and what it does once set up. */
+function sameness(spec: NannyPluginSpec): string {
+  return JSON.stringify([spec.fn, spec.args, spec.restart ?? null]);
+}
+
+/** The plugins of one nanny. Adds and removals run one at a time, in the order asked. */
+export class NannyPlugins {
+  private readonly serial = new Serial();
+  private readonly installed = new Map<string, Installed>();
+
+  constructor(
+    /** What `setup` and `teardown` are given. */
+    private readonly nanny: Nanny,
+    private readonly factories: NannyPluginFactories,
+  ) {}
+
+  /** The plugins' names, in the order added. */
+  get names(): string[] {
+    return [...this.installed.keys()];
+  }
+
+  /**
+   * Make the plugin `spec` describes and set it up, after tearing down one of
+   * its name; nothing if the same one is there already. A plugin whose
+   * factory or setup throws is not kept, and the error is rethrown.
+   */
+  add(spec: NannyPluginSpec): Promise<NannyPluginAdded> {
+    return this.serial.run(async () => {
+      const given = sameness(spec);
+      if (this.installed.get(spec.name)?.given === given) return { setUp: false, restart: false };
+      const make = await this.factories(spec.fn);
+      const plugin: unknown = await make(...spec.args);
+      const problem = nannyPluginProblem(plugin);
+      if (problem !== null) {
+        throw new TypeError(`nanny plugin ${JSON.stringify(spec.name)}: ${problem}`);
+      }
+      const hooks = plugin as NannyPluginHooks;
+      await this.removeNow(spec.name);
+      this.installed.set(spec.name, { given, hooks });
+      try {
+        await hooks.setup?.(this.nanny);
+      } catch (err) {
+        if (this.installed.get(spec.name)?.hooks === hooks) this.installed.delete(spec.name);
+        throw err;
+      }
+      return { setUp: true, restart: spec.restart ?? hooks.restart === true };
+    });
+  }
+
+  /** Remove the plugin `name` and tear it down: false if there is none. Its teardown's error is rethrown. */
+  remove(name: string): Promise<boolean> {
+    return this.serial.run(() => this.removeNow(name));
+  }
+
+  /** Remove and tear down every plugin (the nanny stops); `failed` hears of each teardown that throws. */
+  removeAll(failed: (name: string, err: unknown) => void): Promise<void> {
+    return this.serial.run(async () => {
+      for (const name of [...this.installed.keys()]) {
+        await this.removeNow(name).catch((err: unknown) => failed(name, err));
+      }
+    });
+  }
+
+  private async removeNow(name: string): Promise<boolean> {
+    const plugin = this.installed.get(name);
+    if (plugin === undefined) return false;
+    this.installed.delete(name);
+    await plugin.hooks.teardown?.(this.nanny);
+    return true;
+  }
+}
