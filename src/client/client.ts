@@ -77,6 +77,12 @@ import type { KeyRecord } from "./keyRecord.ts";
 import { KeyRecords } from "./keyRecords.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
+import {
+  addOnNannies,
+  type NannyPluginOptions,
+  nannyPluginSpec,
+  removeOnNannies,
+} from "./nannyPlugins.ts";
 import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
 import { type ClusterProfile, type ProfileOptions, profileWhile } from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
@@ -1026,6 +1032,63 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     await this.conn.request("unregister-worker-plugin", { name });
     const addresses = (await this.workers()).map((w) => w.address);
     return sortedByKey(await removeOnWorkers(this.peers, addresses, name));
+  }
+
+  /**
+   * Run a nanny plugin in the nanny of every worker that has one (`weft worker
+   * --nanny`), and of those joining later (Dask's `register_worker_plugin`
+   * with `nanny=True`; see `NannyPluginHooks`): each worker hands it to its
+   * nanny, which makes it in its own process by calling `factory`, a task
+   * function of the worker's own task modules (`--tasks`), or the built-in
+   * {@link environ}, with `options.args` (JSON data), and calls its
+   * `setup(nanny)`; with `restart` (`options.restart`, else the plugin's own),
+   * the nanny then starts its worker again, a fresh process. The nanny calls
+   * its `teardown(nanny)` when it is removed or replaced, and as the nanny
+   * stops. `options.name` (default: the task function's name) replaces a
+   * plugin of that name; the same plugin given again (same name, factory,
+   * args and restart) is there already, and is not set up again. Workers
+   * without a nanny are skipped. Resolves with `{worker address: "OK"}`;
+   * rejects with the {@link NannyPluginError} of the first worker, by
+   * address, whose nanny could not make or set it up, or that has no nanny
+   * taking plugins (a `LocalCluster`'s); it is then not recorded for the
+   * workers to come.
+   */
+  async registerNannyPlugin(
+    factory: TaskDefinition<TaskFunction> | string,
+    options: NannyPluginOptions = {},
+  ): Promise<Record<string, "OK">> {
+    this.checkOpen();
+    const spec = nannyPluginSpec(factory, options);
+    return onEveryWorker(
+      () => this.nannyWorkers(),
+      (addresses) => addOnNannies(this.peers, addresses, spec),
+      () => this.conn.request("register-nanny-plugin", { ...spec }),
+    );
+  }
+
+  /**
+   * Remove the nanny plugin `name` from the nanny of every worker that has
+   * one, tearing it down, and from the workers to come (Dask's
+   * `unregister_worker_plugin` with `nanny=True`); workers are not restarted.
+   * Resolves with `{worker address: whether its nanny had the plugin}`;
+   * rejects if no nanny plugin of that name was registered, or with the
+   * {@link NannyPluginError} of the first worker, by address, whose teardown threw.
+   */
+  async unregisterNannyPlugin(name: string): Promise<Record<string, boolean>> {
+    this.checkOpen();
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError(
+        `unregisterNannyPlugin: name must be a non-empty string, got ${showValue(name)}`,
+      );
+    }
+    await this.conn.request("unregister-nanny-plugin", { name });
+    const addresses = (await this.nannyWorkers()).map((w) => w.address);
+    return sortedByKey(await removeOnNannies(this.peers, addresses, name));
+  }
+
+  /** The connected workers that have a nanny: those nanny plugins go to. */
+  private async nannyWorkers(): Promise<WorkerIdentity[]> {
+    return (await this.workers()).filter((w) => w.nanny);
   }
 
   /**

@@ -264,6 +264,20 @@ export class WorkerPluginError extends Error {
   }
 }
 
+/**
+ * The nanny of a worker could not make, set up or tear down the plugin
+ * `registerNannyPlugin` gave it (or the worker could not be asked, or has no
+ * nanny that takes plugins). A {@link WorkerPluginError}: `worker` is the
+ * worker's address.
+ */
+export class NannyPluginError extends WorkerPluginError {
+  override name = "NannyPluginError";
+  constructor(worker: string, plugin: string, reason: string, options?: ErrorOptions) {
+    super(worker, plugin, reason, options);
+    this.message = `nanny plugin ${JSON.stringify(plugin)} of the worker at ${worker}: ${reason}`;
+  }
+}
+
 /** A worker could not save or import a file `uploadFile` gave it (or could not be asked). */
 export class UploadError extends Error {
   override name = "UploadError";

@@ -21,6 +21,8 @@ export {
   readSchedulerFile,
   type SchedulerFileContent,
 } from "../util/schedulerFile.ts";
+export { environ } from "../worker/environ.ts";
+export type { Nanny, NannyPluginHooks } from "../worker/nannyPlugins.ts";
 export { TaskError } from "../worker/state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 export { defineTask, type TaskDefinition, type TaskFunction } from "../worker/taskRegistry.ts";
@@ -103,6 +105,7 @@ export {
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
+export type { NannyPluginOptions } from "./nannyPlugins.ts";
 export type { PerformanceReportOptions } from "./performanceReport.ts";
 export {
   type ClusterProfile,

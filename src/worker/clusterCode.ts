@@ -1,11 +1,13 @@
 /**
  * The code clients load into the cluster's workers: files they upload
  * (`uploadFile`), task modules already on the workers' machines
- * (`loadTaskModules`) and worker plugins (`registerWorkerPlugin`). A worker
- * takes what was loaded before it came from the scheduler's register reply
+ * (`loadTaskModules`), worker plugins (`registerWorkerPlugin`) and the nanny
+ * plugins a worker hands its nanny (`registerNannyPlugin`). A worker takes
+ * what was loaded before it came from the scheduler's register reply
  * (failing to start if it cannot), and what is loaded later from the
  * clients' rpcs (`upload_file`, `load_task_modules`, `plugin_add`,
- * `plugin_remove`), each answered with an error the client sees.
+ * `plugin_remove`, `nanny_plugin_add`, `nanny_plugin_remove`), each answered
+ * with an error the client sees.
  *
  * Apart from the worker because it is one concern (what runs here besides
  * the worker's own task modules, and how it gets here) with its own checks.
@@ -14,7 +16,13 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
-import { type WorkerPluginSpec, workerPluginSpecProblem } from "../protocol/messagesSession.ts";
+import type { RpcContext } from "../comm/rpc.ts";
+import {
+  type NannyPluginSpec,
+  nannyPluginSpecProblem,
+  type WorkerPluginSpec,
+  workerPluginSpecProblem,
+} from "../protocol/messagesSession.ts";
 import {
   type UploadedFile,
   uploadedFileProblem,
@@ -22,6 +30,7 @@ import {
 } from "../protocol/uploads.ts";
 import { asError } from "../util/asError.ts";
 import { showValue } from "../util/showValue.ts";
+import type { NannyLink } from "./nannyLink.ts";
 import type { RegisterWorkerReply } from "./registration.ts";
 import type { TaskExecutors } from "./taskExecutors.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
@@ -36,8 +45,14 @@ export interface ClusterCodeHost {
   readonly logger: Logger;
   readonly executors: TaskExecutors;
   readonly plugins: Pick<WorkerPlugins<unknown>, "add" | "remove">;
+  /** The way to the worker's nanny, for nanny plugins (the `nannyLink` option), or null. */
+  readonly nannyLink: NannyLink | null;
   /** Where the worker is in its life: loading is refused once it is closing. */
   status(): WorkerStatus;
+  /** The worker's address, which its nanny is told. */
+  address(): string;
+  /** Close for the nanny to start the worker again: the nanny plugin `plugin` asks it to. */
+  restartForNanny(plugin: string): void;
 }
 
 /** Loads the cluster's uploads, task modules and plugins into one worker. */
@@ -45,17 +60,31 @@ export class ClusterCode {
   /** Where the files clients uploaded into the cluster are saved (`acceptUploads`): the process's. */
   private readonly uploads = processUploadDirectory();
 
+  /**
+   * The first nanny plugin of the register reply that restarts the worker,
+   * once its nanny set it up: the worker restarts once running. Null: none.
+   */
+  private nannyRestart: string | null = null;
+
   constructor(private readonly host: ClusterCodeHost) {}
+
+  /** The nanny plugin of the register reply that restarts the worker (see `takeRegisterReply`), or null. */
+  get restartDue(): string | null {
+    return this.nannyRestart;
+  }
 
   /**
    * Take what was loaded into the cluster before this worker came, from the
    * scheduler's register reply: the uploads, then the task modules, then the
-   * plugins. Throws if an upload or a module cannot be taken.
+   * plugins, then the nanny plugins, handed to the nanny (one that restarts
+   * the worker sets {@link restartDue}). Throws if an upload or a module
+   * cannot be taken.
    */
   async takeRegisterReply(reply: Partial<RegisterWorkerReply>): Promise<void> {
     await this.saveClusterUploads(reply.uploads);
     await this.importClusterModules(reply.taskModules);
     await this.addClusterPlugins(reply.plugins);
+    await this.handClusterNannyPlugins(reply.nannyPlugins);
   }
 
   /**
@@ -128,6 +157,43 @@ export class ClusterCode {
         this.host.logger.error(
           { err, plugin: name },
           "the cluster's worker plugin failed to set up",
+        );
+      }
+    }
+  }
+
+  /**
+   * Hand the nanny plugins of the cluster (`register-worker-reply`) to the
+   * nanny, in the order registered: one it cannot make or set up is logged,
+   * not fatal, as a worker plugin is. Its nanny has them already when this
+   * worker is one it started again: it does nothing then.
+   */
+  private async handClusterNannyPlugins(plugins: unknown): Promise<void> {
+    if (plugins === undefined) return;
+    if (!Array.isArray(plugins)) {
+      throw new Error("the scheduler's register reply: nannyPlugins must be an array");
+    }
+    for (const spec of plugins) {
+      const problem = nannyPluginSpecProblem(spec);
+      if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
+    }
+    if (plugins.length === 0) return;
+    const link = this.host.nannyLink;
+    if (link === null) {
+      this.host.logger.warn(
+        { nannyPlugins: plugins.map((p: NannyPluginSpec) => p.name) },
+        "the cluster has nanny plugins, which this worker has no nanny to hand to (only weft worker --nanny runs them)",
+      );
+      return;
+    }
+    for (const spec of plugins as NannyPluginSpec[]) {
+      try {
+        const { restart } = await link.addPlugin(spec, this.host.address());
+        if (restart) this.nannyRestart ??= spec.name;
+      } catch (err) {
+        this.host.logger.error(
+          { err, plugin: spec.name },
+          "the cluster's nanny plugin failed to set up in this worker's nanny",
         );
       }
     }
@@ -217,6 +283,65 @@ export class ClusterCode {
     const removed = await this.host.plugins.remove(args.name);
     return { status: "OK", removed };
   };
+
+  /**
+   * Answers a client's `nanny_plugin_add` (its `registerNannyPlugin`):
+   * `{status: "OK"}` once the worker's nanny has made and set up the plugin
+   * (or had it already); throws (the client gets the error) if this worker
+   * has no nanny that takes plugins, or its nanny could not. A plugin that
+   * restarts the worker does so once the answer is sent.
+   */
+  readonly nannyPluginAdd = async (
+    args: Record<string, unknown>,
+    ctx: RpcContext,
+  ): Promise<unknown> => {
+    const problem = nannyPluginSpecProblem(args);
+    if (problem !== null) throw new TypeError(`nanny_plugin_add: ${problem}`);
+    const link = this.linkFor("nanny_plugin_add");
+    const { name, fn, args: given, restart } = args as unknown as NannyPluginSpec;
+    const spec: NannyPluginSpec = {
+      name,
+      fn,
+      args: given,
+      ...(restart !== undefined ? { restart } : {}),
+    };
+    let restarts: boolean;
+    try {
+      ({ restart: restarts } = await link.addPlugin(spec, this.host.address()));
+    } catch (err) {
+      throw new Error(`its nanny: ${asError(err).message}`, { cause: err });
+    }
+    this.host.logger.info({ plugin: name, restart: restarts }, "nanny plugin set up");
+    if (restarts) ctx.afterReply(() => this.host.restartForNanny(name));
+    return { status: "OK" };
+  };
+
+  /** Answers `nanny_plugin_remove` (`unregisterNannyPlugin`): `{status: "OK", removed}`; throws if the nanny's teardown does. */
+  readonly nannyPluginRemove = async (args: Record<string, unknown>): Promise<unknown> => {
+    if (typeof args.name !== "string" || args.name === "") {
+      throw new TypeError("nanny_plugin_remove: name must be a non-empty string");
+    }
+    const link = this.linkFor("nanny_plugin_remove");
+    try {
+      return { status: "OK", removed: await link.removePlugin(args.name) };
+    } catch (err) {
+      throw new Error(`its nanny: ${asError(err).message}`, { cause: err });
+    }
+  };
+
+  /** The way to the nanny for `op`; throws if there is none, or the worker is closing. */
+  private linkFor(op: string): NannyLink {
+    const status = this.host.status();
+    if (status === "closing" || status === "closed") {
+      throw new Error(`${op}: the worker is ${status}`);
+    }
+    if (this.host.nannyLink === null) {
+      throw new Error(
+        `${op}: this worker has no nanny that takes nanny plugins (only weft worker --nanny runs them; a LocalCluster's workers share its process)`,
+      );
+    }
+    return this.host.nannyLink;
+  }
 }
 
 /** Why `modules` is not a list of task modules this machine has (file URLs of existing files), or null. */

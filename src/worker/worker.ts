@@ -178,7 +178,10 @@ export class Worker extends BaseWorker {
       logger,
       executors: this.executors,
       plugins: this.plugins,
+      nannyLink: o.nannyLink,
       status: () => this.statusValue,
+      address: () => this.address,
+      restartForNanny: (plugin) => this.restartForNanny(plugin),
     });
     this.introspection = new Introspection({
       state: this.state,
@@ -241,8 +244,9 @@ export class Worker extends BaseWorker {
    * True once the scheduler told this worker to close for a restart (of the
    * cluster, `client.restart()`, or of this worker, `client.restartWorkers()`),
    * or it closes gracefully to be restarted (its lifetime is over, with
-   * `lifetimeRestart`): not a fault; its nanny, if it has one (`nanny`
-   * option), starts another worker in its place.
+   * `lifetimeRestart`), or a nanny plugin restarts it (`registerNannyPlugin`):
+   * not a fault; its nanny, if it has one (`nanny` option), starts another
+   * worker in its place.
    */
   get restartRequested(): boolean {
     return this.restartRequestedValue;
@@ -354,6 +358,10 @@ export class Worker extends BaseWorker {
     }
     this.statusValue = "running";
     if (this.schedulerComm !== null) void this.readSchedulerStream(this.schedulerComm);
+    // Its nanny set up a plugin of the register reply that restarts the worker (a
+    // new nanny: one it started again had them all already).
+    const restartFor = this.code.restartDue;
+    if (restartFor !== null) this.restartForNanny(restartFor);
     if (o.lifetimeMs !== null) this.scheduleLifetime(o.lifetimeMs, o.lifetimeStaggerMs);
     this.every(o.heartbeatIntervalMs, () => this.heartbeat());
     this.every(o.findMissingIntervalMs, () => this.findMissing());
@@ -576,6 +584,22 @@ export class Worker extends BaseWorker {
     }
   }
 
+  /**
+   * Close for the nanny to start a fresh worker process, which has what the
+   * nanny plugin `plugin` changed (its environment), as Dask's nanny restarts
+   * its worker for a plugin with `restart`: no fault, and no retirement (the
+   * results only this worker held are computed again elsewhere).
+   */
+  private restartForNanny(plugin: string): void {
+    if (this.closePromise !== null) return;
+    this.restartRequestedValue = true;
+    this.logger.info(
+      { plugin },
+      "a nanny plugin restarts this worker; closing, for the nanny to start another",
+    );
+    void this.close();
+  }
+
   private closeOnFault(why: string): void {
     this.faultValue ??= why;
     void this.close();
@@ -629,6 +653,8 @@ export class Worker extends BaseWorker {
       get_story: this.introspection.getStory,
       plugin_add: this.code.pluginAdd,
       plugin_remove: this.code.pluginRemove,
+      nanny_plugin_add: this.code.nannyPluginAdd,
+      nanny_plugin_remove: this.code.nannyPluginRemove,
       profile_start: this.introspection.profileStart,
       profile_stop: this.introspection.profileStop,
     };

@@ -20,6 +20,7 @@ import { preloadUrl } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { MemoryMeasure } from "./memoryMonitor.ts";
+import type { NannyLink } from "./nannyLink.ts";
 
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
@@ -147,6 +148,13 @@ export interface WorkerOptions {
    */
   nanny?: boolean;
   /**
+   * How this worker hands the cluster's nanny plugins (`client.registerNannyPlugin`)
+   * to its nanny: `weft worker --nanny` gives its worker processes one over their
+   * IPC channel (`ipcNannyLink()`). Needs `nanny`. Default null: the worker has no
+   * nanny that takes plugins, and refuses them (a `LocalCluster`'s workers).
+   */
+  nannyLink?: NannyLink | null;
+  /**
    * Leave the cluster after this long, in ms (Dask's `--lifetime`): the worker
    * asks the scheduler to retire it, which copies the results only it holds to
    * other workers, then closes (see {@link Worker.closeGracefully}). For
@@ -210,8 +218,11 @@ export type ResolvedWorkerOptions = Required<
     | "preload"
     | "lifetimeMs"
     | "name"
+    | "nannyLink"
   >
 > & {
+  /** null: none. */
+  nannyLink: NannyLink | null;
   /** null: none. */
   name: string | null;
   /** null: never. */
@@ -314,6 +325,22 @@ function workerName(name: string | null | undefined): string | null {
   return name;
 }
 
+/** The `nannyLink` option, checked: a worker without a nanny has none to link to. */
+function nannyLink(link: NannyLink | null | undefined, nanny: boolean): NannyLink | null {
+  if (link === undefined || link === null) return null;
+  if (
+    typeof link !== "object" ||
+    typeof link.addPlugin !== "function" ||
+    typeof link.removePlugin !== "function"
+  ) {
+    throw new TypeError(
+      `Worker option nannyLink must have addPlugin and removePlugin methods, got ${showValue(link)}`,
+    );
+  }
+  if (!nanny) throw new TypeError("Worker option nannyLink needs nanny: true");
+  return link;
+}
+
 /** Check `o` and fill in the defaults; throws a clear error for a bad option. */
 /** Every option of {@link WorkerOptions}: others are refused. */
 const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
@@ -349,6 +376,7 @@ const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
   memoryTerminate: true,
   memoryMonitorIntervalMs: true,
   nanny: true,
+  nannyLink: true,
   lifetimeMs: true,
   lifetimeStaggerMs: true,
   lifetimeRestart: true,
@@ -456,6 +484,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     memoryTerminate: fractionOrFalse("memoryTerminate", o.memoryTerminate ?? 0.95),
     memoryMonitorIntervalMs: timerMs("memoryMonitorIntervalMs", o.memoryMonitorIntervalMs ?? 100),
     nanny: booleanOption("nanny", o.nanny ?? false),
+    nannyLink: nannyLink(o.nannyLink, o.nanny ?? false),
     lifetimeMs,
     lifetimeStaggerMs,
     lifetimeRestart: booleanOption("lifetimeRestart", o.lifetimeRestart ?? false),

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -8,12 +8,14 @@ import { Command } from "commander";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { Client } from "../../client/client.ts";
+import { NannyPluginError } from "../../client/errors.ts";
 import { eventually } from "../../client/testCluster.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
+import { environ } from "../../worker/environ.ts";
 import { testContext } from "../testContext.ts";
 import { freePort } from "./contactAddress.ts";
 import type { CliContext } from "./context.ts";
-import { givenArgs, runNanny } from "./nanny.ts";
+import { givenArgs, nannyPluginFactories, RESTARTING_LINE, runNanny } from "./nanny.ts";
 
 /** The `weft` command of this checkout. */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
@@ -28,12 +30,13 @@ function startNanny(
   args: string[],
   maxRestarts: number,
   ctx: CliContext,
+  taskModules: string[] = [],
 ): { nanny: Promise<void>; stop: () => void } {
   let stop!: () => void;
   const stopped = new Promise<void>((r) => {
     stop = r;
   });
-  return { nanny: runNanny({ args, maxRestarts, stop: stopped }, ctx), stop };
+  return { nanny: runNanny({ args, maxRestarts, stop: stopped, taskModules }, ctx), stop };
 }
 
 /** The nanny started its worker again, asked to (no fault): stopped, it exits 0. */
@@ -43,7 +46,7 @@ async function restartedThenStopped(
   stop: () => void,
 ): Promise<void> {
   expect(ctx.stderr.text).toContain(
-    "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one",
+    "weft worker: nanny: the worker is restarted (by the scheduler, at the end of its --lifetime, or for a nanny plugin); starting a new one",
   );
   expect(ctx.stderr.text).not.toContain("on a fault");
   stop();
@@ -83,7 +86,109 @@ describe("givenArgs", () => {
   });
 });
 
+describe("nannyPluginFactories", () => {
+  it("finds the built-in ones, then the task functions of the worker's task modules, else says where it looked", async () => {
+    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+    const tasks = join(dir, "factories.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(registry)};\n` +
+        'defineTask("nannyFactories.marker", () => ({ setup() {} }));\n',
+    );
+    const factories = nannyPluginFactories([tasks]);
+    expect(await factories(environ.name)).toBeTypeOf("function");
+    expect(await factories("nannyFactories.marker")).toBeTypeOf("function");
+    await expect(factories("nannyFactories.none")).rejects.toThrow(
+      `the nanny has no task function "nannyFactories.none": it makes nanny plugins with the worker's own --tasks modules (${tasks}), not with those clients load into the cluster`,
+    );
+    await expect(nannyPluginFactories([join(dir, "missing.mjs")])("x")).rejects.toThrow(
+      /^the nanny cannot import the worker's task modules/,
+    );
+  });
+});
+
 describe("weft worker --nanny", () => {
+  it("runs nanny plugins: environ sets a variable and restarts the worker, once; a plugin of the task modules; an unknown one is an error", async () => {
+    const scheduler = await quietScheduler();
+    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+    const tasks = join(dir, "nannyPlugins.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(registry)};\n` +
+        'defineTask("nanny.env", (name) => process.env[name] ?? null);\n' +
+        'defineTask("nanny.mark", (value) => ({ restart: true, setup(nanny) { nanny.env.MARK = value + " " + nanny.workerAddress; } }));\n' +
+        'import { writeFileSync } from "node:fs";\n' +
+        'defineTask("nanny.tornDown", (path) => ({ teardown() { writeFileSync(path, "torn down"); } }));\n',
+    );
+    const tornDown = join(dir, "torn-down");
+    const ctx = testContext();
+    const { nanny, stop } = startNanny(
+      [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
+      0,
+      ctx,
+      [tasks],
+    );
+    const client = await Client.connect(scheduler.address);
+    const restarts = () => ctx.stderr.text.split(RESTARTING_LINE).length - 1;
+    /** The one worker, once it is another than `than`. */
+    const nextWorker = async (than: string): Promise<string> => {
+      for (let i = 0; i < 600; i++) {
+        const ws = await client.workers();
+        if (ws.length === 1 && ws[0].address !== than) return ws[0].address;
+        await sleep(100);
+      }
+      throw new Error(`no worker in place of ${than}`);
+    };
+    try {
+      const [first] = await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      expect(await client.run("nanny.env", "FOO")).toEqual({ [first.address]: null });
+      const added = await client.registerNannyPlugin(environ, { args: [{ FOO: "1" }] });
+      expect(added[first.address]).toBe("OK");
+      const second = await nextWorker(first.address);
+      expect(await client.run("nanny.env", "FOO")).toEqual({ [second]: "1" });
+      expect(restarts()).toBe(1);
+      expect(ctx.stderr.text).toContain(
+        'weft worker: nanny: nanny plugin "weft.environ" set up; it restarts the worker',
+      );
+      // The new worker handed the recorded plugin over again, and registering it again
+      // does the same: the nanny has it, and does not restart its worker again.
+      expect(await client.registerNannyPlugin(environ, { args: [{ FOO: "1" }] })).toEqual({
+        [second]: "OK",
+      });
+      await sleep(1_000);
+      expect(await client.workers()).toMatchObject([{ address: second }]);
+      expect(restarts()).toBe(1);
+      expect(workerLines(ctx)).toBe(2);
+
+      // A factory of the worker's --tasks module, which the nanny imports.
+      expect(await client.registerNannyPlugin("nanny.mark", { args: ["m"] })).toEqual({
+        [second]: "OK",
+      });
+      const third = await nextWorker(second);
+      expect(await client.run("nanny.env", "MARK")).toEqual({ [third]: `m ${second}` });
+      expect(await client.run("nanny.env", "FOO")).toEqual({ [third]: "1" });
+
+      const unknown = await client.registerNannyPlugin("nanny.none").catch((e: unknown) => e);
+      expect(unknown).toBeInstanceOf(NannyPluginError);
+      expect(unknown).toMatchObject({ worker: third, plugin: "nanny.none" });
+      expect((unknown as Error).message).toContain(
+        'its nanny: the nanny has no task function "nanny.none"',
+      );
+      expect(await client.unregisterNannyPlugin("nanny.mark")).toEqual({ [third]: true });
+      expect(restarts()).toBe(2);
+      // The nanny tears its plugins down as it stops.
+      await client.registerNannyPlugin("nanny.tornDown", { args: [tornDown] });
+      expect(existsSync(tornDown)).toBe(false);
+      stop();
+      await nanny;
+      expect(ctx.exitCode).toBe(0);
+      expect(readFileSync(tornDown, "utf8")).toBe("torn down");
+    } finally {
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
   it("starts another worker process when one stops on a fault, and stops with it", async () => {
     const scheduler = await quietScheduler();
     const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;

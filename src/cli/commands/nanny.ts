@@ -8,11 +8,25 @@
  * 0: retired) is not started again, and its exit code is the nanny's. A child
  * the scheduler restarts (exit 3: `client.restart()`, `client.restartWorkers()`)
  * is started again at once, which counts as no fault.
+ *
+ * The nanny also runs the cluster's nanny plugins (`client.registerNannyPlugin`),
+ * which its worker hands it over their IPC channel (src/worker/nannyLink.ts):
+ * it makes them with the worker's own `--tasks` modules, which it imports
+ * when a plugin first needs them, keeps them across its workers, and starts
+ * each worker with the environment they set (`nanny.env`). A worker a plugin
+ * restarts exits 3 too.
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import { asError } from "../../util/asError.ts";
+import { importModule } from "../../util/importModule.ts";
+import { BUILT_IN_NANNY_PLUGINS } from "../../worker/environ.ts";
+import { serveNannyLink } from "../../worker/nannyLink.ts";
+import { type NannyPluginFactories, NannyPlugins } from "../../worker/nannyPlugins.ts";
+import { getTaskFunction } from "../../worker/taskRegistry.ts";
+import { moduleUrl } from "../../worker/workerOptions.ts";
 import type { CliContext } from "./context.ts";
 
 /** The `weft` command of this package (sources through tsx in a checkout, else the build). */
@@ -26,7 +40,7 @@ export const EXIT_RESTART = 3;
 
 /** What a nanny prints when its worker exits to be restarted (`EXIT_RESTART`). */
 export const RESTARTING_LINE =
-  "weft worker: nanny: the worker is restarted (by the scheduler, or at the end of its --lifetime); starting a new one";
+  "weft worker: nanny: the worker is restarted (by the scheduler, at the end of its --lifetime, or for a nanny plugin); starting a new one";
 
 /** True in a worker process a nanny started (and still watches). */
 export function underNanny(): boolean {
@@ -86,6 +100,37 @@ function stopDescription(signal: NodeJS.Signals | null): string {
   return `was killed (${signal})`;
 }
 
+/**
+ * The factories of nanny plugins in a nanny: the built-in ones, then the task
+ * functions of the worker's own task modules (`taskModules`, its `--tasks`),
+ * imported into the nanny's process when first needed.
+ */
+export function nannyPluginFactories(taskModules: readonly string[]): NannyPluginFactories {
+  let imported: Promise<void> | null = null;
+  return async (fn) => {
+    const builtIn = BUILT_IN_NANNY_PLUGINS.get(fn);
+    if (builtIn !== undefined) return builtIn;
+    imported ??= (async () => {
+      for (const m of taskModules) await importModule(moduleUrl(m));
+    })();
+    try {
+      await imported;
+    } catch (err) {
+      throw new Error(
+        `the nanny cannot import the worker's task modules (${taskModules.join(", ")}): ${asError(err).message}`,
+        { cause: err },
+      );
+    }
+    const found = getTaskFunction(fn);
+    if (found === undefined) {
+      throw new Error(
+        `the nanny has no task function ${JSON.stringify(fn)}: it makes nanny plugins with the worker's own --tasks modules (${taskModules.length > 0 ? taskModules.join(", ") : "none given"}), not with those clients load into the cluster`,
+      );
+    }
+    return found as (...args: readonly unknown[]) => unknown;
+  };
+}
+
 /** Options of {@link runNanny}. */
 export interface NannyOptions {
   /** The arguments of `weft worker` for each child. */
@@ -93,10 +138,55 @@ export interface NannyOptions {
   readonly maxRestarts: number;
   /** Resolves when the nanny is to stop (a signal): the child is sent SIGTERM. */
   readonly stop: Promise<unknown>;
+  /** The worker's `--tasks` modules: the nanny makes nanny plugins with them. Default none. */
+  readonly taskModules?: readonly string[];
 }
 
-/** Run `weft worker` children one after another, as the module's comment says. */
+/**
+ * Run `weft worker` children one after another, as the module's comment says;
+ * the nanny plugins are torn down at the end.
+ */
 export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> {
+  const nanny = { env: {} as Record<string, string>, workerAddress: null as string | null };
+  const plugins = new NannyPlugins(nanny, nannyPluginFactories(o.taskModules ?? []));
+  try {
+    await runChildren(o, ctx, plugins, nanny);
+  } finally {
+    await plugins.removeAll((name, err) => {
+      ctx.stderr.write(
+        `weft worker: nanny: the teardown of nanny plugin ${JSON.stringify(name)} failed: ${asError(err).message}\n`,
+      );
+    });
+  }
+}
+
+/** Tell `ctx` what the nanny's plugins did. */
+function linkEvents(ctx: CliContext, nanny: { workerAddress: string | null }) {
+  const say = (line: string) => ctx.stderr.write(`weft worker: nanny: ${line}\n`);
+  return {
+    worker(address: string) {
+      nanny.workerAddress = address;
+    },
+    added(name: string, restart: boolean) {
+      say(
+        `nanny plugin ${JSON.stringify(name)} set up${restart ? "; it restarts the worker" : ""}`,
+      );
+    },
+    removed(name: string, had: boolean) {
+      if (had) say(`nanny plugin ${JSON.stringify(name)} removed`);
+    },
+    failed(name: string, why: string) {
+      say(`nanny plugin ${JSON.stringify(name)} failed: ${why}`);
+    },
+  };
+}
+
+async function runChildren(
+  o: NannyOptions,
+  ctx: CliContext,
+  plugins: NannyPlugins,
+  nanny: { readonly env: Record<string, string>; workerAddress: string | null },
+): Promise<void> {
   let stopping = false;
   let child: ChildProcess | null = null;
   void o.stop.then(() => {
@@ -109,9 +199,11 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     // The IPC channel tells the child when the nanny is gone, killed or not (see nannyGone).
     const running = spawn(process.execPath, [WEFT_BIN, "worker", ...o.args], {
       stdio: ["ignore", "pipe", "pipe", "ipc"],
-      env: { ...process.env, [NANNY_CHILD]: "1" },
+      // What the nanny plugins set (environ) comes on top of the nanny's own.
+      env: { ...process.env, ...nanny.env, [NANNY_CHILD]: "1" },
     });
     child = running;
+    const unlink = serveNannyLink(running, plugins, linkEvents(ctx, nanny));
     running.stdout?.on("data", (d: Buffer) => ctx.stdout.write(d.toString()));
     running.stderr?.on("data", (d: Buffer) => ctx.stderr.write(d.toString()));
     let killedBy: NodeJS.Signals | null = null;
@@ -126,6 +218,8 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
       });
     });
     child = null;
+    unlink();
+    nanny.workerAddress = null;
     if (stopping) {
       ctx.exitCode = code === 1 ? 1 : 0;
       return;

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
 import { splitScheme } from "../../util/address.ts";
+import { ipcNannyLink } from "../../worker/nannyLink.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
 import { workerAddresses } from "./contactAddress.ts";
@@ -171,6 +172,7 @@ export async function runWorker(
       preload: opts.preload ?? [],
       validate: opts.validate === true,
       nanny: underNanny(),
+      nannyLink: underNanny() ? ipcNannyLink() : null,
       acceptUploads: opts.allowUploads === true,
       connectTimeoutMs,
       deathTimeoutMs,
@@ -381,7 +383,7 @@ export function workerCommand(ctx: CliContext): Command {
           "--nanny",
           "--max-restarts",
         ]);
-        await runNanny({ args, maxRestarts, stop: untilSignal() }, ctx);
+        await runNanny({ args, maxRestarts, stop: untilSignal(), taskModules: opts.tasks }, ctx);
         return;
       }
       const orphaned = nannyGone().then(() => {
