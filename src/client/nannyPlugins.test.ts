@@ -3,6 +3,7 @@ import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
 import { BUILT_IN_NANNY_PLUGINS, environ } from "../worker/environ.ts";
 import type { NannyLink } from "../worker/nannyLink.ts";
 import { type Nanny, NannyPlugins } from "../worker/nannyPlugins.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
 import { NannyPluginError, SchedulerReplyError, WorkerPluginError } from "./errors.ts";
 import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
 import { recordingPlugin } from "./testTasks.ts";
@@ -67,6 +68,22 @@ describe("nanny plugins: registerNannyPlugin, unregisterNannyPlugin", () => {
         await new Promise((r) => setTimeout(r, 50));
         expect(next.restartRequested).toBe(false);
         expect(asked).toHaveLength(3);
+
+        // A worker with a nanny that takes no plugins starts all the same, saying so.
+        const { logger, records } = memoryLogger();
+        const unlinked = await extraWorker(cluster, {
+          listen: "inproc://unlinked",
+          nanny: true,
+          logger,
+        });
+        await unlinked.close();
+        expect(unlinked.restartRequested).toBe(false);
+        expect(records).toContainEqual(
+          expect.objectContaining({
+            nannyPlugins: ["weft.environ"],
+            msg: "the cluster has nanny plugins, which this worker has no nanny to hand to (only weft worker --nanny runs them)",
+          }),
+        );
 
         expect(await client.unregisterNannyPlugin("weft.environ")).toEqual({
           [next.address]: true,
