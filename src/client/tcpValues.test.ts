@@ -136,7 +136,7 @@ describe("task values over TCP", () => {
     }
     const total = client.submitWith({ retries: 1 }, sum, inputs);
     await expect(total).rejects.toThrow(
-      /the scheduler could not send the task to tcp:\/\/.*larger than maxMessageBytes \(12000\)/,
+      /the scheduler could not send the task to tcp:\/\/.*larger than maxMessageBytes \(11\.72 kiB\)/,
     );
     // The cluster goes on.
     expect(await client.submit(inc, 1)).toBe(2);
@@ -150,7 +150,7 @@ describe("task values over TCP", () => {
     const err = (await sum.catch((e: unknown) => e)) as RemoteTaskError;
     expect(err).toBeInstanceOf(RemoteTaskError);
     expect(err.message).toMatch(
-      /MessageTooLargeError: cannot send a message of \d+ bytes: larger than maxMessageBytes \(50000\) \(while fetching its input bytes-/,
+      /MessageTooLargeError: cannot send a message of \d+\.\d\d [kM]iB \(\d+ bytes\): larger than maxMessageBytes \(48\.83 kiB\) \(while fetching its input bytes-/,
     );
     expect(err.blame).toBe(sum.key);
     // With retries, it is tried again (and fails again, for the same reason).

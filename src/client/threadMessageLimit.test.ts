@@ -54,7 +54,7 @@ describe("a task's client on a pool thread, sending more than the scheduler's ma
     const seen = await client.submit(submitsTooMuch, 5 * MIB);
     // The worker's main thread would refuse it so (its own limit, not the scheduler's).
     expect(seen.error).toMatch(
-      /^MessageTooLargeError: cannot send a message of \d+ bytes: larger than maxMessageBytes \(1048576\)$/,
+      /^MessageTooLargeError: cannot send a message of \d\.\d\d MiB \(\d+ bytes\): larger than maxMessageBytes \(1\.00 MiB\)$/,
     );
     expect(seen.limit).toBe(MIB);
     expect(seen.clientClosed).toBe(false);

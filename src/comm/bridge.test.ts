@@ -89,13 +89,13 @@ describe("a bridged connection", () => {
     // The words of the main thread's own refusal.
     expect((err as Error).message).toBe((mainErr as Error).message);
     expect((err as Error).message).toMatch(
-      /^cannot send a message of \d+ bytes: larger than maxMessageBytes \(1000\)$/,
+      /^cannot send a message of \d+\.\d\d kiB \(\d+ bytes\): larger than maxMessageBytes \(0\.98 kiB\)$/,
     );
     // A peer's limit above the main thread's own changes nothing; one below it applies.
     thread.limitSendsTo?.(5000, "the peer's limit");
     expect(
       ((await thread.send(new Uint8Array(2000)).catch((e: unknown) => e)) as Error).message,
-    ).toMatch(/larger than maxMessageBytes \(1000\)$/);
+    ).toMatch(/larger than maxMessageBytes \(0\.98 kiB\)$/);
     thread.limitSendsTo?.(600, "the peer's limit");
     expect(
       ((await thread.send(new Uint8Array(800)).catch((e: unknown) => e)) as Error).message,

@@ -98,12 +98,13 @@ export class MessageTooLargeError extends CommError {
      */
     readonly whose: string | null = null,
   ) {
+    // Sizes as Dask's format_bytes writes them, the message's exact size beside it.
+    const size = `${formatBytes(bytes)} (${bytes} bytes)`;
+    const over = `larger than ${whose ?? "maxMessageBytes"} (${formatBytes(limit)})`;
     super(
-      whose !== null
-        ? `cannot send a message of ${formatBytes(bytes)} (${bytes} bytes): larger than ${whose} (${formatBytes(limit)})`
-        : direction === "send"
-          ? `cannot send a message of ${bytes} bytes: larger than maxMessageBytes (${limit})`
-          : `received a message of at least ${bytes} bytes: larger than maxMessageBytes (${limit})`,
+      direction === "send" || whose !== null
+        ? `cannot send a message of ${size}: ${over}`
+        : `received a message of at least ${size}: ${over}`,
     );
   }
 }

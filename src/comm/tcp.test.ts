@@ -161,7 +161,7 @@ describe("tcp transport", () => {
     // Not lower than its own: nothing changes.
     p.client.limitSendsTo?.(20_000, "the peer's limit");
     let err = await p.client.send(new Uint8Array(12_000)).catch((e: unknown) => e);
-    expect((err as Error).message).toMatch(/larger than maxMessageBytes \(10000\)$/);
+    expect((err as Error).message).toMatch(/larger than maxMessageBytes \(9\.77 kiB\)$/);
     p.client.limitSendsTo?.(1000, "the peer's limit");
     err = await p.client.send(new Uint8Array(2000)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MessageTooLargeError);

@@ -718,7 +718,7 @@ describe("Worker lifecycle", () => {
       await tcp.computeTask(w.address, "t", { fn: "inc", args: ["x".repeat(5_000)] });
       while (w.status !== "closed") await new Promise((r) => setTimeout(r, 5));
       expect(w.fault).toMatch(
-        /^lost the connection to the scheduler: received a message of at least \d+ bytes: larger than maxMessageBytes \(1000\) \(give every process of the cluster the same --max-message-bytes and --max-frame-bytes\)$/,
+        /^lost the connection to the scheduler: received a message of at least \d+\.\d\d [kM]iB \(\d+ bytes\): larger than maxMessageBytes \(0\.98 kiB\) \(give every process of the cluster the same --max-message-bytes and --max-frame-bytes\)$/,
       );
     } finally {
       await tcp.close();
