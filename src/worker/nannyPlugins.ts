@@ -24,8 +24,8 @@
 
 import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
-import { Serial } from "../util/serial.ts";
 import { showValue } from "../util/showValue.ts";
+import { PluginRegistry } from "./pluginRegistry.ts";
 
 /** What a nanny plugin's `setup` and `teardown` are given: the nanny (Dask's `Nanny`). */
 export interface Nanny {
@@ -94,19 +94,13 @@ function sameness(spec: NannyPluginSpec): string {
 }
 
 /** The plugins of one nanny. Adds and removals run one at a time, in the order asked. */
-export class NannyPlugins {
-  private readonly serial = new Serial();
-  private readonly installed = new Map<string, Installed>();
-
+export class NannyPlugins extends PluginRegistry<Installed> {
   constructor(
     /** What `setup` and `teardown` are given. */
     private readonly nanny: Nanny,
     private readonly factories: NannyPluginFactories,
-  ) {}
-
-  /** The plugins' names, in the order added. */
-  get names(): string[] {
-    return [...this.installed.keys()];
+  ) {
+    super(new Map());
   }
 
   /**
@@ -115,7 +109,7 @@ export class NannyPlugins {
    * factory or setup throws is not kept, and the error is rethrown.
    */
   add(spec: NannyPluginSpec): Promise<NannyPluginAdded> {
-    return this.serial.run(async () => {
+    return this.inTurn(async () => {
       const given = sameness(spec);
       if (this.installed.get(spec.name)?.given === given) return { setUp: false, restart: false };
       const make = await this.factories(spec.fn);
@@ -125,37 +119,12 @@ export class NannyPlugins {
         throw new TypeError(`nanny plugin ${JSON.stringify(spec.name)}: ${problem}`);
       }
       const hooks = plugin as NannyPluginHooks;
-      await this.removeNow(spec.name);
-      this.installed.set(spec.name, { given, hooks });
-      try {
-        await hooks.setup?.(this.nanny);
-      } catch (err) {
-        if (this.installed.get(spec.name)?.hooks === hooks) this.installed.delete(spec.name);
-        throw err;
-      }
+      await this.install(spec.name, { given, hooks }, () => hooks.setup?.(this.nanny));
       return { setUp: true, restart: spec.restart ?? hooks.restart === true };
     });
   }
 
-  /** Remove the plugin `name` and tear it down: false if there is none. Its teardown's error is rethrown. */
-  remove(name: string): Promise<boolean> {
-    return this.serial.run(() => this.removeNow(name));
-  }
-
-  /** Remove and tear down every plugin (the nanny stops); `failed` hears of each teardown that throws. */
-  removeAll(failed: (name: string, err: unknown) => void): Promise<void> {
-    return this.serial.run(async () => {
-      for (const name of [...this.installed.keys()]) {
-        await this.removeNow(name).catch((err: unknown) => failed(name, err));
-      }
-    });
-  }
-
-  private async removeNow(name: string): Promise<boolean> {
-    const plugin = this.installed.get(name);
-    if (plugin === undefined) return false;
-    this.installed.delete(name);
-    await plugin.hooks.teardown?.(this.nanny);
-    return true;
+  protected teardown(plugin: Installed): unknown {
+    return plugin.hooks.teardown?.(this.nanny);
   }
 }

@@ -20,7 +20,7 @@
  */
 
 import { hooksProblem } from "../util/hooksProblem.ts";
-import { Serial } from "../util/serial.ts";
+import { PluginRegistry } from "./pluginRegistry.ts";
 import type { WorkerPlugin } from "./state/dataStore.ts";
 
 /** A worker plugin: each hook optional; `setup` and `teardown` may return promises. */
@@ -51,20 +51,14 @@ export function workerPluginProblem(v: unknown): string | null {
  * calls their `transition` hooks). Adds and removals run one at a time, in the
  * order asked.
  */
-export class WorkerPlugins<W> {
-  /** Adds and removals, one at a time. */
-  private readonly serial = new Serial();
-
+export class WorkerPlugins<W> extends PluginRegistry<WorkerPlugin> {
   constructor(
     /** The state machine's map. */
-    private readonly installed: Map<string, WorkerPlugin>,
+    installed: Map<string, WorkerPlugin>,
     /** What `setup` and `teardown` are given. */
     private readonly worker: W,
-  ) {}
-
-  /** The plugins' names, in the order added. */
-  get names(): string[] {
-    return [...this.installed.keys()];
+  ) {
+    super(installed);
   }
 
   /**
@@ -72,41 +66,16 @@ export class WorkerPlugins<W> {
    * up. A plugin whose setup throws is removed again, and the error rethrown.
    */
   add(name: string, plugin: unknown): Promise<void> {
-    return this.serial.run(async () => {
+    return this.inTurn(async () => {
       const problem = workerPluginProblem(plugin);
       if (problem !== null)
         throw new TypeError(`worker plugin ${JSON.stringify(name)}: ${problem}`);
       const hooks = plugin as WorkerPluginHooks<W>;
-      await this.removeNow(name);
-      this.installed.set(name, hooks);
-      try {
-        await hooks.setup?.(this.worker);
-      } catch (err) {
-        if (this.installed.get(name) === hooks) this.installed.delete(name);
-        throw err;
-      }
+      await this.install(name, hooks, () => hooks.setup?.(this.worker));
     });
   }
 
-  /** Remove the plugin `name` and tear it down: false if there is none. Its teardown's error is rethrown. */
-  remove(name: string): Promise<boolean> {
-    return this.serial.run(() => this.removeNow(name));
-  }
-
-  /** Remove and tear down every plugin; `failed` hears of each teardown that throws. */
-  removeAll(failed: (name: string, err: unknown) => void): Promise<void> {
-    return this.serial.run(async () => {
-      for (const name of [...this.installed.keys()]) {
-        await this.removeNow(name).catch((err: unknown) => failed(name, err));
-      }
-    });
-  }
-
-  private async removeNow(name: string): Promise<boolean> {
-    const plugin = this.installed.get(name) as WorkerPluginHooks<W> | undefined;
-    if (plugin === undefined) return false;
-    this.installed.delete(name);
-    await plugin.teardown?.(this.worker);
-    return true;
+  protected teardown(plugin: WorkerPlugin): unknown {
+    return (plugin as WorkerPluginHooks<W>).teardown?.(this.worker);
   }
 }

@@ -1,0 +1,71 @@
+/**
+ * What a worker's plugins (workerPlugins.ts) and a nanny's (nannyPlugins.ts)
+ * have in common: kept by name, each set up as it is installed and torn down
+ * as it is removed or replaced, one add or removal at a time, in the order
+ * asked, so that a plugin given again while the one before it is still being
+ * set up replaces it only once that setup is over.
+ */
+
+import { Serial } from "../util/serial.ts";
+
+/** Plugins by name; `E` is what is kept of each. */
+export abstract class PluginRegistry<E> {
+  /** Adds and removals, one at a time. */
+  private readonly serial = new Serial();
+
+  constructor(
+    /** The plugins, in the order added. */
+    protected readonly installed: Map<string, E>,
+  ) {}
+
+  /** Tear down the plugin kept as `entry` (it has been taken out already). */
+  protected abstract teardown(entry: E): unknown;
+
+  /** The plugins' names, in the order added. */
+  get names(): string[] {
+    return [...this.installed.keys()];
+  }
+
+  /** Remove the plugin `name` and tear it down: false if there is none. Its teardown's error is rethrown. */
+  remove(name: string): Promise<boolean> {
+    return this.serial.run(() => this.removeNow(name));
+  }
+
+  /** Remove and tear down every plugin; `failed` hears of each teardown that throws. */
+  removeAll(failed: (name: string, err: unknown) => void): Promise<void> {
+    return this.serial.run(async () => {
+      for (const name of [...this.installed.keys()]) {
+        await this.removeNow(name).catch((err: unknown) => failed(name, err));
+      }
+    });
+  }
+
+  /** Run `job` once the adds and removals asked before are over (an add's own steps). */
+  protected inTurn<T>(job: () => Promise<T>): Promise<T> {
+    return this.serial.run(job);
+  }
+
+  /**
+   * Within a job of {@link inTurn}: tear down the plugin `name`, keep `entry`
+   * in its place and run `setup`. When the setup throws, `entry` is not kept
+   * (unless the setup itself replaced it) and the error is rethrown.
+   */
+  protected async install(name: string, entry: E, setup: () => unknown): Promise<void> {
+    await this.removeNow(name);
+    this.installed.set(name, entry);
+    try {
+      await setup();
+    } catch (err) {
+      if (this.installed.get(name) === entry) this.installed.delete(name);
+      throw err;
+    }
+  }
+
+  private async removeNow(name: string): Promise<boolean> {
+    const entry = this.installed.get(name);
+    if (entry === undefined) return false;
+    this.installed.delete(name);
+    await this.teardown(entry);
+    return true;
+  }
+}
