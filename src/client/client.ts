@@ -77,12 +77,7 @@ import type { KeyRecord } from "./keyRecord.ts";
 import { KeyRecords } from "./keyRecords.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
-import {
-  addOnNannies,
-  type NannyPluginOptions,
-  nannyPluginSpec,
-  removeOnNannies,
-} from "./nannyPlugins.ts";
+import { NANNY_PLUGIN_RPCS, type NannyPluginOptions, nannyPluginSpec } from "./nannyPlugins.ts";
 import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
 import { type ClusterProfile, type ProfileOptions, profileWhile } from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
@@ -111,8 +106,9 @@ import { TASK_OUTPUT_TOPICS } from "./taskPrint.ts";
 import { tokenize } from "./tokenize.ts";
 import { readUpload, type UploadFileOptions, uploadToWorkers } from "./uploads.ts";
 import {
-  addOnWorkers,
-  removeOnWorkers,
+  addOnEach,
+  removeOnEach,
+  WORKER_PLUGIN_RPCS,
   type WorkerPluginOptions,
   workerPluginSpec,
 } from "./workerPlugins.ts";
@@ -1010,7 +1006,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const spec = workerPluginSpec(factory, options);
     return onEveryWorker(
       () => this.workers(),
-      (addresses) => addOnWorkers(this.peers, addresses, spec),
+      (addresses) => addOnEach(this.peers, addresses, spec, WORKER_PLUGIN_RPCS),
       () => this.conn.request("register-worker-plugin", { ...spec }),
     );
   }
@@ -1031,7 +1027,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     }
     await this.conn.request("unregister-worker-plugin", { name });
     const addresses = (await this.workers()).map((w) => w.address);
-    return sortedByKey(await removeOnWorkers(this.peers, addresses, name));
+    return sortedByKey(await removeOnEach(this.peers, addresses, name, WORKER_PLUGIN_RPCS));
   }
 
   /**
@@ -1061,7 +1057,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const spec = nannyPluginSpec(factory, options);
     return onEveryWorker(
       () => this.nannyWorkers(),
-      (addresses) => addOnNannies(this.peers, addresses, spec),
+      (addresses) => addOnEach(this.peers, addresses, spec, NANNY_PLUGIN_RPCS),
       () => this.conn.request("register-nanny-plugin", { ...spec }),
     );
   }
@@ -1083,7 +1079,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     }
     await this.conn.request("unregister-nanny-plugin", { name });
     const addresses = (await this.nannyWorkers()).map((w) => w.address);
-    return sortedByKey(await removeOnNannies(this.peers, addresses, name));
+    return sortedByKey(await removeOnEach(this.peers, addresses, name, NANNY_PLUGIN_RPCS));
   }
 
   /** The connected workers that have a nanny: those nanny plugins go to. */

@@ -9,12 +9,10 @@
 
 import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
 import { builtInArgsProblem } from "../worker/environ.ts";
-import type { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { checkOptionalBoolean } from "./argChecks.ts";
-import { callEachWorkerOrFail } from "./askWorkers.ts";
 import { NannyPluginError } from "./errors.ts";
-import { type WorkerPluginOptions, workerPluginSpec } from "./workerPlugins.ts";
+import { type PluginRpcs, type WorkerPluginOptions, workerPluginSpec } from "./workerPlugins.ts";
 
 /** Options of `Client.registerNannyPlugin`. */
 export interface NannyPluginOptions extends WorkerPluginOptions {
@@ -41,37 +39,9 @@ export function nannyPluginSpec(
   return options.restart === undefined ? spec : { ...spec, restart: options.restart };
 }
 
-/** Have the nanny of each worker of `addresses` make and set up `spec`: `{address: "OK"}`, by address. */
-export function addOnNannies(
-  peers: PeerPool,
-  addresses: readonly string[],
-  spec: NannyPluginSpec,
-): Promise<Record<string, "OK">> {
-  return callEachWorkerOrFail(
-    peers,
-    addresses,
-    "nanny_plugin_add",
-    { ...spec },
-    (got) => ((got as { status?: unknown } | null)?.status === "OK" ? "OK" : null),
-    (address, why, cause) => new NannyPluginError(address, spec.name, why, { cause }),
-  );
-}
-
-/** Have the nanny of each worker of `addresses` remove and tear down `name`: `{address: whether it had it}`. */
-export function removeOnNannies(
-  peers: PeerPool,
-  addresses: readonly string[],
-  name: string,
-): Promise<Record<string, boolean>> {
-  return callEachWorkerOrFail(
-    peers,
-    addresses,
-    "nanny_plugin_remove",
-    { name },
-    (got) => {
-      const removed = (got as { removed?: unknown } | null)?.removed;
-      return typeof removed === "boolean" ? removed : null;
-    },
-    (address, why, cause) => new NannyPluginError(address, name, `teardown: ${why}`, { cause }),
-  );
-}
+/** Nanny plugins: each worker hands them to its nanny, which makes and keeps them. */
+export const NANNY_PLUGIN_RPCS: PluginRpcs = {
+  add: "nanny_plugin_add",
+  remove: "nanny_plugin_remove",
+  error: (address, plugin, why, options) => new NannyPluginError(address, plugin, why, options),
+};

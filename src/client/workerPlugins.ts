@@ -74,37 +74,59 @@ function sameJson(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** Have each worker of `addresses` make and set up `spec`: `{address: "OK"}`, by address. */
-export function addOnWorkers(
+/**
+ * How a kind of plugin is added to and removed from each worker: its rpcs, and
+ * the error that names a worker where it failed.
+ */
+export interface PluginRpcs {
+  readonly add: string;
+  readonly remove: string;
+  error(address: string, plugin: string, why: string, options: { cause: unknown }): Error;
+}
+
+/** Worker plugins: the worker itself makes and keeps them. */
+export const WORKER_PLUGIN_RPCS: PluginRpcs = {
+  add: "plugin_add",
+  remove: "plugin_remove",
+  error: (address, plugin, why, options) => new WorkerPluginError(address, plugin, why, options),
+};
+
+/** Have each worker of `addresses` make and set up `spec` (by `rpcs.add`): `{address: "OK"}`, by address. */
+export function addOnEach(
   peers: PeerPool,
   addresses: readonly string[],
   spec: WorkerPluginSpec,
+  rpcs: PluginRpcs,
 ): Promise<Record<string, "OK">> {
   return callEachWorkerOrFail(
     peers,
     addresses,
-    "plugin_add",
+    rpcs.add,
     { ...spec },
     (got) => ((got as { status?: unknown } | null)?.status === "OK" ? "OK" : null),
-    (address, why, cause) => new WorkerPluginError(address, spec.name, why, { cause }),
+    (address, why, cause) => rpcs.error(address, spec.name, why, { cause }),
   );
 }
 
-/** Have each worker of `addresses` remove and tear down `name`: `{address: whether it had it}`. */
-export function removeOnWorkers(
+/**
+ * Have each worker of `addresses` remove and tear down `name` (by
+ * `rpcs.remove`): `{address: whether it had it}`, by address.
+ */
+export function removeOnEach(
   peers: PeerPool,
   addresses: readonly string[],
   name: string,
+  rpcs: PluginRpcs,
 ): Promise<Record<string, boolean>> {
   return callEachWorkerOrFail(
     peers,
     addresses,
-    "plugin_remove",
+    rpcs.remove,
     { name },
     (got) => {
       const removed = (got as { removed?: unknown } | null)?.removed;
       return typeof removed === "boolean" ? removed : null;
     },
-    (address, why, cause) => new WorkerPluginError(address, name, `teardown: ${why}`, { cause }),
+    (address, why, cause) => rpcs.error(address, name, `teardown: ${why}`, { cause }),
   );
 }
