@@ -160,7 +160,9 @@ describe("FrameReader", () => {
       MessageTooLargeError,
     );
     const whole = new FrameReader(100, 25);
-    expect(() => whole.push(frameHeader(26))).toThrow(/at least 26 bytes.*maxMessageBytes \(25\)/);
+    expect(() => whole.push(frameHeader(26))).toThrow(
+      /at least 26 B \(26 bytes\): larger than maxMessageBytes \(25 B\)$/,
+    );
   });
 
   it("returns every message as sent, whatever the frame size and the chunking", () => {

@@ -37,6 +37,7 @@ export {
 } from "./memoryMonitor.ts";
 export { type IpcEnd, ipcNannyLink, type NannyLink } from "./nannyLink.ts";
 export {
+  type InstalledNannyPlugin,
   type Nanny,
   type NannyPluginAdded,
   type NannyPluginFactories,
@@ -47,6 +48,7 @@ export {
 export { type PauseChange, PauseReasons } from "./pauseReasons.ts";
 export { PeerPool, type PeerPoolOptions } from "./peerPool.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
+export { PluginRegistry } from "./pluginRegistry.ts";
 export {
   type CpuProfile,
   CpuProfiler,

@@ -82,7 +82,8 @@ export type NannyPluginFactories = (
   fn: string,
 ) => Promise<(...args: readonly unknown[]) => unknown> | ((...args: readonly unknown[]) => unknown);
 
-interface Installed {
+/** A plugin as a nanny keeps it. */
+export interface InstalledNannyPlugin {
   /** The spec it was made from, as JSON: a plugin given again is compared with it. */
   readonly given: string;
   readonly hooks: NannyPluginHooks;
@@ -94,7 +95,7 @@ function sameness(spec: NannyPluginSpec): string {
 }
 
 /** The plugins of one nanny. Adds and removals run one at a time, in the order asked. */
-export class NannyPlugins extends PluginRegistry<Installed> {
+export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
   constructor(
     /** What `setup` and `teardown` are given. */
     private readonly nanny: Nanny,
@@ -124,7 +125,7 @@ export class NannyPlugins extends PluginRegistry<Installed> {
     });
   }
 
-  protected teardown(plugin: Installed): unknown {
+  protected teardown(plugin: InstalledNannyPlugin): unknown {
     return plugin.hooks.teardown?.(this.nanny);
   }
 }
