@@ -86,6 +86,7 @@ export type NannyPluginFactories = (
 export interface InstalledNannyPlugin {
   /** The spec it was made from, as JSON: a plugin given again is compared with it. */
   readonly given: string;
+  /** The plugin its factory made. */
   readonly hooks: NannyPluginHooks;
 }
 
