@@ -191,5 +191,7 @@ export function describeStimulus(ev: SchedulerEvent): string {
       return `remove-worker ${ev.worker} (${ev.stimulusId})`;
     case "steal-request":
       return `steal-request ${ev.key} from ${ev.victim} (${ev.stimulusId})`;
+    case "balance":
+      return `balance (${ev.stimulusId})`;
   }
 }

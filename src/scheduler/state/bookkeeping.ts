@@ -161,6 +161,7 @@ export function addToProcessing(s: SchedulerState, ts: TaskState, ws: WorkerInfo
   // the objective that spreads actors counts those on their way too.
   if (ts.actor) ws.actors.add(ts);
   acquireResources(ts, ws);
+  s.workStealing.putKeyInStealable(s, ts);
   s.checkIdleSaturated(ws);
   s.nTasks++;
   const tooLarge = inputsTooLarge(ts, ws);
@@ -204,6 +205,8 @@ function inputsTooLarge(ts: TaskState, ws: WorkerInfo): string | null {
 export function exitProcessing(s: SchedulerState, ts: TaskState): WorkerInfo | null {
   const ws = ts.processingOn;
   assert(ws !== null, () => `${ts.key} is not processing on any worker`);
+  s.workStealing.removeKeyFromStealable(ts);
+  s.workStealing.removeInFlight(s, ts);
   ts.processingOn = null;
   const duration = ws.processing.get(ts) ?? 0;
   ws.processing.delete(ts);
@@ -212,7 +215,6 @@ export function exitProcessing(s: SchedulerState, ts: TaskState): WorkerInfo | n
   // An actor that finishes here is counted here again as it reaches memory
   // (processing → memory); any other way out of processing takes it off.
   if (ts.actor) ws.actors.delete(ts);
-  s.steals.delete(ts);
   if (s.workers.get(ws.address) !== ws) return null;
   releaseResources(ts, ws);
   s.checkIdleSaturated(ws);

@@ -100,6 +100,9 @@ export function validateEventShape(ev: SchedulerEvent): void {
       if (e.thief !== undefined) checkString(ev, e, "thief");
       checkString(ev, e, "stimulusId");
       return;
+    case "balance":
+      checkString(ev, e, "stimulusId");
+      return;
     case "worker-message":
       checkString(ev, e, "worker");
       if (!isObject(ev.msg)) fail(ev, "msg must be an object");

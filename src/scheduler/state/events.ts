@@ -61,12 +61,26 @@ export interface StealRequestEvent {
   readonly stimulusId: string;
 }
 
+/**
+ * One round of work stealing (Dask's `WorkStealing.balance`, which Dask runs
+ * every 100 ms): move queued tasks from saturated workers to idle ones by
+ * sending `steal-request`s to the victims (see `workStealing.ts`). Cheap when
+ * no worker is idle or every worker is.
+ */
+export interface BalanceEvent {
+  /** Tags the stimulus as a round of work stealing. */
+  readonly kind: "balance";
+  /** The ID of this stimulus, which every steal it requests carries. */
+  readonly stimulusId: string;
+}
+
 /** Every stimulus `SchedulerState.handleStimulus` accepts. */
 export type SchedulerEvent =
   | WorkerMessageEvent
   | ClientMessageEvent
   | RemoveWorkerEvent
-  | StealRequestEvent;
+  | StealRequestEvent
+  | BalanceEvent;
 
 /** The `kind` of every stimulus. */
 export type SchedulerEventKind = SchedulerEvent["kind"];
@@ -87,6 +101,7 @@ export function stimulusIdOf(ev: SchedulerEvent): string {
       return ev.msg.stimulusId;
     case "remove-worker":
     case "steal-request":
+    case "balance":
       return ev.stimulusId;
   }
 }

@@ -97,6 +97,7 @@ export {
   TransitionCounterMaxExceeded,
 } from "./errors.ts";
 export type {
+  BalanceEvent,
   ClientMessageEvent,
   RemoveWorkerEvent,
   SchedulerEvent,
@@ -116,6 +117,7 @@ export type {
   StimulusRecord,
 } from "./schedulerState.ts";
 export { SchedulerState } from "./schedulerState.ts";
+export { WorkStealing } from "./stealTracking.ts";
 export type { LoggedRecs, TransitionLogEntry } from "./story.ts";
 export { formatLogEntry } from "./story.ts";
 export { TaskGroup } from "./taskGroup.ts";

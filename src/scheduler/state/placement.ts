@@ -284,6 +284,23 @@ export function decideWorkerNonRootish(
   return chosen;
 }
 
+/**
+ * The worker among `candidates` that the objective prefers for `ts` (Dask's
+ * `min(candidates, key=worker_objective)`), or null if there are none.
+ */
+export function bestByObjective(
+  s: SchedulerState,
+  ts: TaskState,
+  candidates: Iterable<WorkerInfo>,
+): WorkerInfo | null {
+  const total = markHeldBytes(s, ts);
+  best.reset();
+  for (const ws of candidates) best.consider(s, ws, total, ts.actor);
+  const chosen = best.ws;
+  best.reset();
+  return chosen;
+}
+
 /** A task without inputs of a group larger than twice the cluster's threads (Dask's `is_rootish`). */
 function isRootish(s: SchedulerState, ts: TaskState): boolean {
   return ts.group.size > 2 * s.totalNthreads;

@@ -31,6 +31,7 @@ import type { Replication } from "./replicate.ts";
 import { advanceRetirements, type Retirement } from "./retire.ts";
 import { itemsOf } from "./sets.ts";
 import { handleStealRequest } from "./stealing.ts";
+import { WorkStealing } from "./stealTracking.ts";
 import { type LoggedRecs, NO_RECS, schedulerStory, type TransitionLogEntry } from "./story.ts";
 import { TaskGroup } from "./taskGroup.ts";
 import { IN_PLAY, type SchedulerTaskStateName, type TaskState } from "./taskState.ts";
@@ -40,6 +41,7 @@ import { validateState, validateTask } from "./validation.ts";
 import { handleWorkerMessage } from "./workerHandlers.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 import { removeWorker } from "./workerLifecycle.ts";
+import { balance } from "./workStealing.ts";
 
 export type { StimulusRecord } from "./transitionLog.ts";
 
@@ -51,6 +53,10 @@ export interface InFlightSteal {
   readonly thief: WorkerInfo;
   /** The stimulus of the `steal-request` sent, which the response carries back. */
   readonly stimulusId: string;
+  /** The seconds the task added to the victim's occupancy when requested. */
+  readonly victimDuration: number;
+  /** The seconds it will add to the thief's: its expected duration plus fetching its inputs. */
+  readonly thiefDuration: number;
 }
 
 /** What the state machine calls of a scheduler plugin (see {@link SchedulerState.plugins}). */
@@ -119,6 +125,8 @@ export class SchedulerState {
   readonly unrunnable: Map<TaskState, number> = new Map();
   /** Steals awaiting their `steal-response`, by task. */
   readonly steals: Map<TaskState, InFlightSteal> = new Map();
+  /** Which tasks could be stolen, the steals' in-flight totals and counts (see `workStealing.ts`). */
+  readonly workStealing: WorkStealing = new WorkStealing();
   /** `replicate` requests waiting for copies. */
   readonly replications: Set<Replication> = new Set();
   /** `retire-workers` requests under way (see `retire.ts`). */
@@ -279,6 +287,9 @@ export class SchedulerState {
       case "steal-request":
         handleStealRequest(this, ev);
         break;
+      case "balance":
+        balance(this);
+        break;
       default:
         unreachable(ev, "stimulus");
     }
@@ -326,6 +337,9 @@ export class SchedulerState {
         return;
       case "steal-request":
         this.stimulusLog.push(stimulusId, kind, null, ev.victim, ev.key, time);
+        return;
+      case "balance":
+        this.stimulusLog.push(stimulusId, kind, null, "scheduler", null, time);
         return;
     }
   }

@@ -1,9 +1,9 @@
 /**
- * Work stealing, the scheduler's half (Dask's `WorkStealing.move_task_request`
- * and `move_task_confirm`). Deciding *what* to steal is left to the shell or
- * simulator, which issues a `steal-request` stimulus; the state machine asks
- * the victim, and moves the task only if the victim confirms it had not
- * started it.
+ * Carrying out steals (Dask's `WorkStealing.move_task_request` and
+ * `move_task_confirm`): the state machine asks the victim, and moves the task
+ * only if the victim confirms it had not started it. What to steal is decided
+ * by balancing (`workStealing.ts`, the `balance` stimulus) or named by a
+ * `steal-request` stimulus.
  */
 
 import type { StealResponseMsg } from "../../protocol/messagesWorker.ts";
@@ -11,6 +11,8 @@ import { addToProcessing, exitProcessing } from "./bookkeeping.ts";
 import type { StealRequestEvent } from "./events.ts";
 import { decideWorkerNonRootish, mayRunOn } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
+import { commCost } from "./stealTracking.ts";
+import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
 /** Worker states in which the victim gave the task up: the steal goes ahead. */
@@ -34,7 +36,7 @@ export function handleStealRequest(s: SchedulerState, ev: StealRequestEvent): vo
   if (ts === undefined || ts.state !== "processing" || ts.actor) return;
   const victim = ts.processingOn;
   if (victim === null || victim.address !== ev.victim) return;
-  if (victim.longRunning.has(ts) || s.steals.has(ts)) return;
+  if (!mayBeStolen(s, ts)) return;
   let thief: WorkerInfo | null;
   if (ev.thief !== undefined) {
     thief = s.workers.get(ev.thief) ?? null;
@@ -45,7 +47,36 @@ export function handleStealRequest(s: SchedulerState, ev: StealRequestEvent): vo
     thief = decideWorkerNonRootish(s, ts, victim);
     if (thief === null) return;
   }
-  s.steals.set(ts, { victim, thief, stimulusId: s.stimulusId });
+  requestSteal(s, ts, victim, thief);
+}
+
+/**
+ * True if `ts`, processing on its worker, may be asked of it: not an actor,
+ * not seceded, not already being stolen.
+ */
+export function mayBeStolen(s: SchedulerState, ts: TaskState): boolean {
+  const victim = ts.processingOn;
+  return victim !== null && !ts.actor && !victim.longRunning.has(ts) && !s.steals.has(ts);
+}
+
+/**
+ * Ask `victim` to give up `ts` for `thief` (Dask's `move_task_request`): the
+ * task is no longer stealable, and until the answer the thief counts the
+ * task's expected duration plus the fetching of its inputs, and the victim
+ * no longer counts its share (the in-flight occupancy balancing reads).
+ */
+export function requestSteal(
+  s: SchedulerState,
+  ts: TaskState,
+  victim: WorkerInfo,
+  thief: WorkerInfo,
+): void {
+  const tracking = s.workStealing;
+  tracking.removeKeyFromStealable(ts);
+  const victimDuration = victim.processing.get(ts) ?? 0;
+  const thiefDuration = s.taskDuration(ts) + commCost(s, ts, thief);
+  s.steals.set(ts, { victim, thief, stimulusId: s.stimulusId, victimDuration, thiefDuration });
+  tracking.addInFlight(victim, thief, victimDuration, thiefDuration);
   s.sendToWorker(victim, { op: "steal-request", key: ts.key, stimulusId: s.stimulusId });
 }
 
@@ -69,7 +100,7 @@ export function handleStealResponse(
   // request (the task left the victim and came back meanwhile) is stale, and
   // the steal in flight still awaits its own (Dask's `move_task_confirm`).
   if (steal === undefined || steal.victim !== ws || steal.stimulusId !== msg.stimulusId) return;
-  s.steals.delete(ts);
+  s.workStealing.removeInFlight(s, ts);
   if (ts.state !== "processing" || ts.processingOn !== ws) return;
 
   const state = msg.state;
@@ -79,6 +110,7 @@ export function handleStealResponse(
       s.recommend(ts, "released");
       return;
     }
+    s.workStealing.confirmed++;
     exitProcessing(s, ts);
     addToProcessing(s, ts, thief);
     s.logSameState(ts);

@@ -54,7 +54,12 @@ export interface StimulusRecord {
   /** The stimulus's ID. */
   readonly stimulusId: string;
   /** The event kind. */
-  readonly kind: "worker-message" | "client-message" | "remove-worker" | "steal-request";
+  readonly kind:
+    | "worker-message"
+    | "client-message"
+    | "remove-worker"
+    | "steal-request"
+    | "balance";
   /** The message op, for wrapped messages (`task-finished`, `update-graph`, …); else null. */
   readonly op: string | null;
   /** The worker or client it came from, or the worker it concerns. */

@@ -348,8 +348,52 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
     if (ts.state !== "processing") fail(() => `steal of ${str(ts)}`);
     if (s.workers.get(steal.victim.address) !== steal.victim) fail(() => `steal from removed`);
   }
+  validateWorkStealing(s);
   const queuing = Number.isFinite(s.options.workerSaturation);
   if (queuing && s.queued.size > 0) {
     if (s.idleTaskCount.size !== 0) fail(() => "tasks are queued while a worker has free slots");
+  }
+}
+
+/**
+ * The work-stealing bookkeeping: every stealable task is processing on the
+ * worker it is kept under, at its level, and not being stolen; the in-flight
+ * totals are those of the steals in flight (for the workers still connected).
+ */
+function validateWorkStealing(s: SchedulerState): void {
+  const tracking = s.workStealing;
+  for (const [ts, level] of tracking.keyStealable) {
+    const ws = ts.processingOn;
+    if (ts.state !== "processing" || ws === null) fail(() => `stealable ${str(ts)}`);
+    else if (tracking.stealable.get(ws)?.[level].has(ts) !== true)
+      fail(() => `stealable ${str(ts)} not kept under ${ws.address} at level ${level}`);
+    if (s.steals.has(ts)) fail(() => `${str(ts)} stealable while being stolen`);
+  }
+  for (const [ws, levels] of tracking.stealable) {
+    if (s.workers.get(ws.address) !== ws)
+      fail(() => `stealable tasks kept for removed ${ws.address}`);
+    for (const set of levels) {
+      for (const ts of set) {
+        if (!tracking.keyStealable.has(ts)) fail(() => `${str(ts)} kept stealable without a level`);
+      }
+    }
+  }
+  const tasks = new Map<WorkerInfo, number>();
+  const seconds = new Map<WorkerInfo, number>();
+  const add = (ws: WorkerInfo, n: number, secs: number): void => {
+    if (!tracking.inFlightTasks.has(ws)) return;
+    tasks.set(ws, (tasks.get(ws) ?? 0) + n);
+    seconds.set(ws, (seconds.get(ws) ?? 0) + secs);
+  };
+  for (const steal of s.steals.values()) {
+    add(steal.victim, -1, -steal.victimDuration);
+    add(steal.thief, 1, steal.thiefDuration);
+  }
+  for (const [ws, n] of tracking.inFlightTasks) {
+    if (n !== (tasks.get(ws) ?? 0))
+      fail(() => `${ws.address}: ${n} tasks in flight ≠ ${tasks.get(ws) ?? 0}`);
+    const secs = tracking.inFlightOccupancy.get(ws) ?? 0;
+    if (!near(secs, seconds.get(ws) ?? 0))
+      fail(() => `${ws.address}: in-flight occupancy ${secs} ≠ ${seconds.get(ws) ?? 0}`);
   }
 }

@@ -278,7 +278,8 @@ function longRunning(s: SchedulerState, ws: WorkerInfo, msg: LongRunningMsg): vo
   ws.occupancy -= duration;
   if (ws.occupancy < 0) ws.occupancy = 0;
   ws.longRunning.add(ts);
-  s.steals.delete(ts);
+  s.workStealing.removeKeyFromStealable(ts);
+  s.workStealing.removeInFlight(s, ts);
   s.checkIdleSaturated(ws);
 }
 

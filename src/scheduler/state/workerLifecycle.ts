@@ -110,6 +110,7 @@ export function removeWorker(
   s.idleTaskCount.delete(ws);
   s.totalNthreads -= ws.nthreads;
   ws.status = "closed";
+  s.workStealing.forgetWorker(ws);
 
   const processing = [...ws.processing.keys()];
   for (const ts of processing) {

@@ -1,0 +1,184 @@
+/**
+ * What work stealing keeps track of between rounds (the state of Dask's
+ * `WorkStealing` extension): which processing tasks could be stolen and how
+ * cheaply (their level), and the occupancy and task counts that steals
+ * awaiting the victim's answer will move. `workStealing.ts` decides what to
+ * steal from it; `stealing.ts` carries the steals out.
+ */
+
+import type { SchedulerState } from "./schedulerState.ts";
+import { itemsOf } from "./sets.ts";
+import type { TaskState } from "./taskState.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+
+/** Seconds added to every transfer's time (Dask's `LATENCY`, 10 ms). */
+export const STEAL_LATENCY = 0.01;
+
+/**
+ * The cost multiplier of each level (Dask's `cost_multipliers`): level 0
+ * holds tasks without inputs (nothing to move); level `l ≥ 1` tasks whose
+ * transfer time is about `2^(l−6)` times their compute time. Balancing takes
+ * the cheap levels first.
+ */
+export const COST_MULTIPLIERS: readonly number[] = Array.from({ length: 15 }, (_, level) =>
+  level === 0 ? 1 : 1 + 2 ** (level - 6),
+);
+
+/**
+ * Task groups (key prefixes) never stolen: steps too quick to be worth moving
+ * (Dask's `fast_tasks`). weft has no shuffle, so this only keeps Dask's
+ * name for the day it does.
+ */
+const FAST_TASKS: ReadonlySet<string> = new Set(["split-shuffle"]);
+
+/** How much moving a task costs relative to computing it, and the level it is kept at. */
+export interface StealTimeRatio {
+  /** Transfer time of its inputs (plus latency) over its compute time; 0 without inputs. */
+  readonly costMultiplier: number;
+  /** Its index in {@link COST_MULTIPLIERS}. */
+  readonly level: number;
+}
+
+/**
+ * Seconds to fetch the inputs of `ts` that `ws` does not hold (Dask's
+ * `get_comm_cost`).
+ */
+export function commCost(s: SchedulerState, ts: TaskState, ws: WorkerInfo): number {
+  let bytes = 0;
+  for (const dts of itemsOf(ts.dependencies)) if (!ws.hasWhat.has(dts)) bytes += s.getNbytes(dts);
+  return bytes / s.options.bandwidth;
+}
+
+/**
+ * Whether `ts` may be stolen and at which level (Dask's `steal_time_ratio`);
+ * null if never. Never: an actor (weft keeps actors where placement spread
+ * them, see `handleStealRequest`), a fast task, a task expected to take no
+ * time, or one whose inputs take more than `2^8` times its compute time to
+ * move. Restricted tasks are kept too: the thief is chosen among the workers
+ * that may run them.
+ */
+export function stealTimeRatio(s: SchedulerState, ts: TaskState): StealTimeRatio | null {
+  if (ts.actor || FAST_TASKS.has(ts.group.name)) return null;
+  if (ts.dependencies.size === 0) return NO_INPUTS;
+  const compute = s.taskDuration(ts);
+  if (!(compute > 0)) return null;
+  let bytes = 0;
+  for (const dts of itemsOf(ts.dependencies)) bytes += s.getNbytes(dts);
+  const costMultiplier = (bytes / s.options.bandwidth + STEAL_LATENCY) / compute;
+  const level = Math.max(1, Math.round(Math.log2(costMultiplier) + 6));
+  if (level >= COST_MULTIPLIERS.length) return null;
+  return { costMultiplier, level };
+}
+
+const NO_INPUTS: StealTimeRatio = Object.freeze({ costMultiplier: 0, level: 0 });
+
+/**
+ * The work-stealing bookkeeping of one `SchedulerState` (`s.workStealing`).
+ * The state machine keeps it up to date as tasks enter and leave `processing`
+ * and as steals are requested and answered; only this package mutates it.
+ */
+export class WorkStealing {
+  /** `{worker: [level → stealable tasks processing there]}` (Dask's `stealable`). */
+  readonly stealable: Map<WorkerInfo, Set<TaskState>[]> = new Map();
+  /** `{task: its level}` for every task in {@link stealable} (Dask's `key_stealable`). */
+  readonly keyStealable: Map<TaskState, number> = new Map();
+  /**
+   * `{worker: seconds}` the steals in flight will add (thief) or take away
+   * (victim) once confirmed (Dask's `in_flight_occupancy`).
+   */
+  readonly inFlightOccupancy: Map<WorkerInfo, number> = new Map();
+  /** `{worker: tasks}` the steals in flight will add or take away (Dask's `in_flight_tasks`). */
+  readonly inFlightTasks: Map<WorkerInfo, number> = new Map();
+  /** Steals requested of victims so far (by balancing or a `steal-request` stimulus). */
+  requested = 0;
+  /** Steals the victims confirmed, which moved the task to the thief. */
+  confirmed = 0;
+
+  /** Seconds of work on `ws`, counting the steals in flight as done (Dask's `_combined_occupancy`). */
+  combinedOccupancy(ws: WorkerInfo): number {
+    return ws.occupancy + (this.inFlightOccupancy.get(ws) ?? 0);
+  }
+
+  /**
+   * Tasks on `ws` that occupy a thread, counting the steals in flight as done
+   * (Dask's `_combined_nprocessing`, less the seceded tasks, which hold no
+   * thread: weft's `idle` does not count them either).
+   */
+  combinedNprocessing(ws: WorkerInfo): number {
+    return ws.processing.size - ws.longRunning.size + (this.inFlightTasks.get(ws) ?? 0);
+  }
+
+  /** Note `ts`, just assigned to its worker, as stealable if it may be (Dask's `put_key_in_stealable`). */
+  putKeyInStealable(s: SchedulerState, ts: TaskState): void {
+    const ws = ts.processingOn;
+    if (ws === null) return;
+    const ratio = stealTimeRatio(s, ts);
+    if (ratio === null) return;
+    let levels = this.stealable.get(ws);
+    if (levels === undefined) {
+      levels = COST_MULTIPLIERS.map(() => new Set<TaskState>());
+      this.stealable.set(ws, levels);
+    }
+    levels[ratio.level].add(ts);
+    this.keyStealable.set(ts, ratio.level);
+  }
+
+  /** `ts` may no longer be stolen from its worker (Dask's `remove_key_from_stealable`). */
+  removeKeyFromStealable(ts: TaskState): void {
+    const level = this.keyStealable.get(ts);
+    if (level === undefined) return;
+    this.keyStealable.delete(ts);
+    const ws = ts.processingOn;
+    if (ws !== null) this.stealable.get(ws)?.[level].delete(ts);
+  }
+
+  /** Count a steal just requested in the in-flight totals of its victim and thief. */
+  addInFlight(victim: WorkerInfo, thief: WorkerInfo, victimSeconds: number, thiefSeconds: number) {
+    this.requested++;
+    adjust(this.inFlightOccupancy, victim, -victimSeconds);
+    adjust(this.inFlightOccupancy, thief, thiefSeconds);
+    adjust(this.inFlightTasks, victim, -1);
+    adjust(this.inFlightTasks, thief, 1);
+  }
+
+  /**
+   * Take the steal of `ts` out of the steals in flight, answered or dropped,
+   * and out of the in-flight totals (Dask's `_remove_from_in_flight`).
+   */
+  removeInFlight(s: SchedulerState, ts: TaskState): void {
+    const steal = s.steals.get(ts);
+    if (steal === undefined) return;
+    s.steals.delete(ts);
+    if (s.steals.size === 0) {
+      // Nothing in flight: start again from exact zeros (no rounding left over).
+      this.inFlightOccupancy.clear();
+      this.inFlightTasks.clear();
+      return;
+    }
+    // A worker removed meanwhile has no totals left to correct (see `forgetWorker`).
+    const { victim, thief } = steal;
+    if (this.inFlightTasks.has(victim)) {
+      adjust(this.inFlightOccupancy, victim, steal.victimDuration);
+      adjust(this.inFlightTasks, victim, 1);
+    }
+    if (this.inFlightTasks.has(thief)) {
+      adjust(this.inFlightOccupancy, thief, -steal.thiefDuration);
+      adjust(this.inFlightTasks, thief, -1);
+    }
+  }
+
+  /**
+   * `ws` left the cluster: forget its levels and in-flight totals. Its own
+   * processing tasks have left processing (their steals with them); steals it
+   * was to be the thief of stay in flight until the victim answers.
+   */
+  forgetWorker(ws: WorkerInfo): void {
+    this.stealable.delete(ws);
+    this.inFlightOccupancy.delete(ws);
+    this.inFlightTasks.delete(ws);
+  }
+}
+
+function adjust(totals: Map<WorkerInfo, number>, ws: WorkerInfo, by: number): void {
+  totals.set(ws, (totals.get(ws) ?? 0) + by);
+}

@@ -1,0 +1,188 @@
+import { describe, expect, test } from "vitest";
+import type { GraphTask } from "../../protocol/messagesClient.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+const balance = (stimulusId = "balance"): SchedulerEvent => ({ kind: "balance", stimulusId });
+
+/** Keys `t0`…`t{n-1}`, each made by `make`. */
+function tasks(n: number, make: () => GraphTask): Record<string, GraphTask> {
+  const out: Record<string, GraphTask> = {};
+  for (let i = 0; i < n; i++) out[`t${i}`] = make();
+  return out;
+}
+
+/**
+ * w1 (one thread) processing `graph` (all of it: w2 registers afterwards), w2
+ * idle with one thread. Queuing off, so that w1 holds the whole backlog.
+ */
+function backlog(
+  graph: Record<string, GraphTask>,
+  w2Resources: Record<string, number> = {},
+  options: { unknownTaskDuration?: number } = {},
+  before: (s: SchedulerState) => void = () => {},
+): SchedulerState {
+  const s = new SchedulerState({
+    validate: true,
+    workerSaturation: Number.POSITIVE_INFINITY,
+    ...options,
+  });
+  s.handleStimulus(t.registerWorker("w1", 1, { PIN: 1 }));
+  before(s);
+  s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+  s.handleStimulus(t.registerWorker("w2", 1, w2Resources));
+  return s;
+}
+
+function stolenKeys(out: ReturnType<SchedulerState["handleStimulus"]>): string[] {
+  return t.summarize(out);
+}
+
+describe("balance: what is stolen", () => {
+  test("an idle worker beside a backlog of long tasks: the newest are asked for, for it", () => {
+    const s = backlog(tasks(10, () => t.task()));
+    const out = s.handleStimulus(balance());
+    // 10 × 0.5 s on w1; w2 takes tasks while it stays under half the average (2.5 s per thread).
+    expect(stolenKeys(out)).toEqual([
+      "w1 steal-request t9",
+      "w1 steal-request t8",
+      "w1 steal-request t7",
+    ]);
+    for (const key of ["t9", "t8", "t7"]) {
+      const steal = s.steals.get(s.tasks.get(key) as never);
+      expect(steal?.thief.address).toBe("w2");
+      expect(steal?.stimulusId).toBe("balance");
+    }
+    expect(s.workStealing.requested).toBe(3);
+    expect(s.stimulusLog.toArray().at(-1)?.kind).toBe("balance");
+    // Asked-for tasks are no longer stealable; a second round asks for no more (w2 is full).
+    expect(s.workStealing.keyStealable.has(s.tasks.get("t9") as never)).toBe(false);
+    expect(s.handleStimulus(balance())).toEqual([]);
+    s.validateState();
+  });
+
+  test("tasks whose inputs take far longer to move than to compute stay", () => {
+    const setupBig = (nbytes: number) =>
+      backlog(
+        tasks(30, () => t.task(["big"])),
+        {},
+        { unknownTaskDuration: 0.01 },
+        (s) => {
+          s.handleStimulus(t.updateGraph("c", { big: t.task() }, ["big"]));
+          s.handleStimulus(t.taskFinished("w1", "big", 1, nbytes));
+        },
+      );
+    // 1 GB at 100 MB/s is 10 s to move a 10 ms task: past the last level.
+    const big = setupBig(1_000_000_000);
+    expect(big.workStealing.keyStealable.size).toBe(0);
+    expect(big.handleStimulus(balance())).toEqual([]);
+    // The same tasks with a small input are stolen.
+    const small = setupBig(1000);
+    expect(small.workStealing.keyStealable.get(small.tasks.get("t0") as never)).toBe(6);
+    expect(stolenKeys(small.handleStimulus(balance())).length).toBeGreaterThan(0);
+  });
+
+  test("a thief that may not run the task does not get it; a loose restriction lets it", () => {
+    const pinned = backlog(tasks(10, () => t.task([], { resources: { PIN: 1 } })));
+    expect(pinned.handleStimulus(balance())).toEqual([]);
+    const named = backlog(tasks(10, () => t.task([], { workers: ["w1"] })));
+    expect(named.handleStimulus(balance())).toEqual([]);
+    const loose = backlog(
+      tasks(10, () => t.task([], { workers: ["w1"], allowOtherWorkers: true })),
+    );
+    expect(stolenKeys(loose.handleStimulus(balance())).length).toBeGreaterThan(0);
+    // A thief that supplies the resource takes them.
+    const supplied = backlog(
+      tasks(10, () => t.task([], { resources: { PIN: 1 } })),
+      { PIN: 1 },
+    );
+    expect(stolenKeys(supplied.handleStimulus(balance())).length).toBeGreaterThan(0);
+  });
+
+  test("actors and seceded tasks are never stolen", () => {
+    const actors = backlog(tasks(10, () => t.task([], { actor: true })));
+    expect(actors.handleStimulus(balance())).toEqual([]);
+    const seceded = backlog(tasks(10, () => t.task()));
+    for (let i = 0; i < 10; i++) {
+      seceded.handleStimulus(
+        t.fromWorker("w1", { op: "long-running", key: `t${i}`, computeDuration: null }),
+      );
+    }
+    expect(seceded.workStealing.keyStealable.size).toBe(0);
+    expect(seceded.handleStimulus(balance())).toEqual([]);
+  });
+
+  test("nothing when no worker is idle, or every worker is", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    expect(s.handleStimulus(balance())).toEqual([]); // all idle
+    const graph = tasks(20, () => t.task());
+    s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    expect(s.idle.size).toBe(0);
+    expect(s.handleStimulus(balance())).toEqual([]);
+    expect(s.workStealing.requested).toBe(0);
+  });
+});
+
+describe("balance: steals in flight", () => {
+  test("in-flight occupancy follows confirm and refusal", () => {
+    const s = backlog(tasks(10, () => t.task()));
+    const w1 = s.workers.get("w1") as never;
+    const w2 = s.workers.get("w2") as never;
+    s.handleStimulus(balance("b1"));
+    const tracking = s.workStealing;
+    expect(tracking.inFlightOccupancy.get(w2)).toBeCloseTo(1.5);
+    expect(tracking.inFlightOccupancy.get(w1)).toBeCloseTo(-1.5);
+    expect(tracking.inFlightTasks.get(w2)).toBe(3);
+    expect(tracking.combinedOccupancy(w1)).toBeCloseTo(3.5);
+
+    expect(stolenKeys(s.handleStimulus(t.stealResponse("w1", "t9", "ready", "b1")))).toEqual([
+      "w2 compute-task t9",
+    ]);
+    expect(tracking.confirmed).toBe(1);
+    expect(tracking.inFlightTasks.get(w2)).toBe(2);
+    expect(tracking.inFlightOccupancy.get(w2)).toBeCloseTo(1.0);
+    // On the thief now, and stealable there.
+    expect(tracking.stealable.get(w2)?.[0].has(s.tasks.get("t9") as never)).toBe(true);
+    expect(tracking.combinedOccupancy(w2)).toBeCloseTo(1.5);
+
+    s.handleStimulus(t.stealResponse("w1", "t8", "executing", "b1"));
+    expect(s.tasks.get("t8")?.processingOn?.address).toBe("w1");
+    expect(tracking.confirmed).toBe(1);
+    expect(tracking.inFlightTasks.get(w2)).toBe(1);
+    expect(tracking.inFlightOccupancy.get(w1)).toBeCloseTo(-0.5);
+    s.handleStimulus(t.stealResponse("w1", "t7", "ready", "b1"));
+    // Nothing left in flight: the totals start again from zero.
+    expect(tracking.inFlightTasks.size).toBe(0);
+    expect(tracking.inFlightOccupancy.size).toBe(0);
+    s.validateState();
+  });
+
+  test("a thief leaving drops its totals; a victim leaving drops its steals", () => {
+    const s = backlog(tasks(10, () => t.task()));
+    s.handleStimulus(t.registerWorker("w3"));
+    s.handleStimulus(balance("b1"));
+    const tracking = s.workStealing;
+    const thieves = new Set([...s.steals.values()].map((steal) => steal.thief.address));
+    expect(thieves).toEqual(new Set(["w2", "w3"]));
+    const w2 = s.workers.get("w2") as never;
+    s.handleStimulus(t.removeWorker("w2"));
+    expect(tracking.inFlightTasks.has(w2)).toBe(false);
+    s.validateState();
+    s.handleStimulus(t.removeWorker("w1"));
+    expect(s.steals.size).toBe(0);
+    expect(tracking.inFlightTasks.size).toBe(0);
+    expect(tracking.stealable.has(w2)).toBe(false);
+    s.validateState();
+  });
+
+  test("a task leaving processing while being stolen is taken out of the totals", () => {
+    const s = backlog(tasks(10, () => t.task()));
+    s.handleStimulus(balance("b1"));
+    s.handleStimulus(t.fromClient({ op: "client-releases-keys", clientId: "c", keys: ["t9"] }));
+    expect(s.steals.size).toBe(2);
+    expect(s.workStealing.inFlightTasks.get(s.workers.get("w2") as never)).toBe(2);
+    s.validateState();
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * The work-stealing policy: one round of Dask's `WorkStealing.balance`
+ * (Dask 2023.7), run by the `balance` stimulus, which the shell fires every
+ * `workStealingIntervalMs` (100 ms by default, as Dask).
+ *
+ * - Thieves: the idle workers (`s.idle`: running, fewer tasks executing than
+ *   threads) that are still unoccupied counting the steals in flight. No
+ *   round when none is idle or all are.
+ * - Victims: the saturated workers (Dask's `check_idle_saturated` test, on the
+ *   occupancy and tasks counting the steals in flight), else the ten busiest
+ *   with more than 0.2 s of work and more tasks than threads; busiest first.
+ * - Tasks: those kept stealable as they entered processing
+ *   (`stealTracking.ts`), cheapest level first; on each level a victim's
+ *   newest first (the ones it would run last).
+ * - For each, the thief is the one the placement objective prefers among the
+ *   thieves that may run it (`getThief`); the steal is requested if the thief
+ *   would start it sooner than the victim would — `occ(thief) + comm(thief) +
+ *   compute ≤ occ(victim) − (comm(victim) + compute) / 2`.
+ * - A thief leaves the round once it is no longer unoccupied; a victim once
+ *   it has no more tasks than threads left.
+ */
+
+import { bestByObjective, mayRunOn, validWorkers } from "./placement.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import { mayBeStolen, requestSteal } from "./stealing.ts";
+import { COST_MULTIPLIERS, commCost, type WorkStealing } from "./stealTracking.ts";
+import type { TaskState } from "./taskState.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
+
+/** At most this many of the busiest workers are victims when none is saturated (Dask's `topk(10, …)`). */
+const BUSIEST_VICTIMS = 10;
+/** Seconds of work below which a worker is never a victim unless saturated (Dask's 0.2). */
+const MIN_VICTIM_OCCUPANCY = 0.2;
+
+/**
+ * One round of work stealing: send `steal-request`s moving queued tasks from
+ * busy workers to idle ones (see the module comment). Returns at once when no
+ * worker is idle or every worker is.
+ */
+export function balance(s: SchedulerState): void {
+  const idle = s.idle;
+  if (idle.size === 0 || idle.size === s.workers.size) return;
+  const tracking = s.workStealing;
+  const average = averageOccupancy(s);
+  const thieves = new Set<WorkerInfo>();
+  for (const ws of idle) if (isUnoccupied(tracking, ws, average)) thieves.add(ws);
+  if (thieves.size === 0) return;
+  const victims = potentialVictims(s, thieves, average);
+  for (let level = 0; level < COST_MULTIPLIERS.length && thieves.size > 0; level++) {
+    for (const victim of victims) {
+      if (thieves.size === 0) break;
+      const stealable = tracking.stealable.get(victim)?.[level];
+      if (stealable === undefined || stealable.size === 0) continue;
+      // Newest first: the tasks the victim would come to last. (Dask takes its set's order.)
+      const newestFirst = [...stealable].reverse();
+      for (const ts of newestFirst) {
+        if (thieves.size === 0 || !hasBacklog(tracking, victim)) break;
+        if (ts.processingOn !== victim || !mayBeStolen(s, ts)) {
+          tracking.removeKeyFromStealable(ts);
+          continue;
+        }
+        const thief = getThief(s, ts, thieves);
+        if (thief === null) continue;
+        if (!worthMoving(s, ts, victim, thief)) continue;
+        requestSteal(s, ts, victim, thief);
+        if (!isUnoccupied(tracking, thief, average)) thieves.delete(thief);
+      }
+    }
+  }
+}
+
+/** Seconds of work per thread over the whole cluster (Dask's `total_occupancy / total_nthreads`). */
+function averageOccupancy(s: SchedulerState): number {
+  if (s.totalNthreads === 0) return 0;
+  let total = 0;
+  for (const ws of s.workers.values()) total += ws.occupancy;
+  return total / s.totalNthreads;
+}
+
+/**
+ * A worker that can take more work (Dask's `is_unoccupied`): fewer tasks than
+ * threads, or less than half the cluster's average work per thread, counting
+ * the steals in flight.
+ */
+function isUnoccupied(tracking: WorkStealing, ws: WorkerInfo, average: number): boolean {
+  return (
+    tracking.combinedNprocessing(ws) < ws.nthreads ||
+    tracking.combinedOccupancy(ws) < (ws.nthreads * average) / 2
+  );
+}
+
+/** More tasks than threads on `ws`, counting the steals in flight: some are queued, not running. */
+function hasBacklog(tracking: WorkStealing, ws: WorkerInfo): boolean {
+  return tracking.combinedNprocessing(ws) > ws.nthreads;
+}
+
+/**
+ * Dask's saturation test (`check_idle_saturated`): the work queued beyond one
+ * task per thread, spread over the threads, is over 0.4 s and over 1.9 times
+ * the cluster's average work per thread.
+ */
+function isSaturated(tracking: WorkStealing, ws: WorkerInfo, average: number): boolean {
+  const nprocessing = tracking.combinedNprocessing(ws);
+  if (nprocessing <= ws.nthreads) return false;
+  const occupancy = tracking.combinedOccupancy(ws);
+  const pending = (occupancy * (nprocessing - ws.nthreads)) / (nprocessing * ws.nthreads);
+  return pending > 0.4 && pending > 1.9 * average;
+}
+
+/**
+ * The workers to steal from, busiest first: the saturated ones, else the
+ * {@link BUSIEST_VICTIMS} busiest with a backlog and over
+ * {@link MIN_VICTIM_OCCUPANCY} seconds of work that are not thieves. Paused
+ * workers too: their queued tasks are better run elsewhere.
+ */
+function potentialVictims(
+  s: SchedulerState,
+  thieves: ReadonlySet<WorkerInfo>,
+  average: number,
+): WorkerInfo[] {
+  const tracking = s.workStealing;
+  const byOccupancy = (a: WorkerInfo, b: WorkerInfo) =>
+    tracking.combinedOccupancy(b) - tracking.combinedOccupancy(a) || a.index - b.index;
+  const saturated: WorkerInfo[] = [];
+  for (const ws of s.workers.values()) {
+    if (!thieves.has(ws) && isSaturated(tracking, ws, average)) saturated.push(ws);
+  }
+  if (saturated.length > 0) return saturated.sort(byOccupancy);
+  const busiest: WorkerInfo[] = [];
+  for (const ws of s.workers.values()) {
+    if (
+      !thieves.has(ws) &&
+      hasBacklog(tracking, ws) &&
+      tracking.combinedOccupancy(ws) > MIN_VICTIM_OCCUPANCY
+    ) {
+      busiest.push(ws);
+    }
+  }
+  return busiest.sort(byOccupancy).slice(0, BUSIEST_VICTIMS);
+}
+
+/**
+ * The thief for `ts` (Dask's `_get_thief`): among the thieves it may run on
+ * (for loose worker restrictions, those it names if any of them is a thief,
+ * else any thief supplying its resources), the one the placement objective
+ * prefers; null if none may run it.
+ */
+export function getThief(
+  s: SchedulerState,
+  ts: TaskState,
+  thieves: ReadonlySet<WorkerInfo>,
+): WorkerInfo | null {
+  const valid = validWorkers(s, ts);
+  if (valid === null) return bestByObjective(s, ts, thieves);
+  const epoch = s.validEpoch;
+  const validThieves: WorkerInfo[] = [];
+  for (const ws of thieves) if (ws.validEpoch === epoch) validThieves.push(ws);
+  if (validThieves.length > 0) return bestByObjective(s, ts, validThieves);
+  if (ts.workerRestrictions?.loose !== true) return null;
+  const anyThief: WorkerInfo[] = [];
+  for (const ws of thieves) if (mayRunOn(ws, ts)) anyThief.push(ws);
+  return bestByObjective(s, ts, anyThief);
+}
+
+/**
+ * Dask's move condition: the thief, with its work, the fetching of the
+ * task's inputs and the task, would still be done before the victim gets
+ * through half of the task and its own fetching, counting steals in flight.
+ */
+function worthMoving(
+  s: SchedulerState,
+  ts: TaskState,
+  victim: WorkerInfo,
+  thief: WorkerInfo,
+): boolean {
+  const tracking = s.workStealing;
+  const compute = s.taskDuration(ts);
+  const thiefCost = tracking.combinedOccupancy(thief) + commCost(s, ts, thief) + compute;
+  const victimCost = tracking.combinedOccupancy(victim) - (commCost(s, ts, victim) + compute) / 2;
+  return thiefCost <= victimCost;
+}
