@@ -28,6 +28,8 @@ const COUNTERS: SchedulerCounters = {
   tasksErred: 0,
   tasksDone: 0,
   keysTransferred: 0,
+  stealsRequested: 0,
+  stealsConfirmed: 0,
   rejectedMessages: 0,
   tasks: 0,
   workers: 0,

@@ -26,6 +26,8 @@ function fakeClient(now: { done: number; workers: number; finished?: number }): 
     tasksErred: 0,
     tasksDone: now.done,
     keysTransferred: 0,
+    stealsRequested: 0,
+    stealsConfirmed: 0,
     tasks: 0,
     workers: now.workers,
     clients: 1,

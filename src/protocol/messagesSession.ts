@@ -590,6 +590,10 @@ export interface SchedulerCounters {
   readonly tasksDone: number;
   /** Keys workers fetched from peers (the keys of `add-keys` reports). */
   readonly keysTransferred: number;
+  /** Steals asked of workers (work stealing moving a queued task to an idle worker). */
+  readonly stealsRequested: number;
+  /** Steals the victim confirmed (it had not started the task), which moved the task. */
+  readonly stealsConfirmed: number;
   /** Tasks the scheduler knows now. */
   readonly tasks: number;
   /** Workers connected now. */

@@ -38,6 +38,8 @@ export class Counters {
       tasksErred: this.tasksErred,
       tasksDone: state.tasksDone,
       keysTransferred: this.keysTransferred,
+      stealsRequested: state.workStealing.requested,
+      stealsConfirmed: state.workStealing.confirmed,
       rejectedMessages: this.rejectedMessages,
       tasks: state.tasks.size,
       workers: state.workers.size,

@@ -878,6 +878,15 @@ describe("Scheduler server", () => {
     );
   });
 
+  it("refuses bad work-stealing options before listening", async () => {
+    await expect(
+      Scheduler.start({ listen: "inproc://x", workStealingIntervalMs: 0 }),
+    ).rejects.toThrow(/^Scheduler option workStealingIntervalMs must be a number of ms > 0/);
+    await expect(
+      Scheduler.start({ listen: "inproc://x", workStealing: "yes" as never }),
+    ).rejects.toThrow('Scheduler option workStealing must be a boolean, got "yes"');
+  });
+
   it("refuses frame limits out of range before listening, naming the option", async () => {
     await expect(Scheduler.start({ listen: "inproc://x", maxFrameBytes: 0 })).rejects.toThrow(
       /^Scheduler option maxFrameBytes must be an integer from 1 to 2147483647, got 0$/,

@@ -101,6 +101,8 @@ export class Scheduler implements SessionHost {
   private readonly comms = new Set<Comm>();
   private readonly sessions = new Set<Promise<void>>();
   private ttlTimer: ReturnType<typeof setInterval> | null = null;
+  /** With `workStealing`: runs a round of work stealing every `workStealingIntervalMs`. */
+  private stealingTimer: ReturnType<typeof setInterval> | null = null;
   /** With `idleTimeoutMs`: looks for an idle cluster. */
   private idleTimer: ReturnType<typeof setInterval> | null = null;
   /** When the last look for silent workers ran (wall-clock seconds), 0 before the first. */
@@ -227,6 +229,10 @@ export class Scheduler implements SessionHost {
       this.ttlTimer = setInterval(() => this.removeSilentWorkers(), ttlCheckIntervalMs(ttl));
       this.ttlTimer.unref();
     }
+    if (this.options.workStealing) {
+      this.stealingTimer = setInterval(() => this.balance(), this.options.workStealingIntervalMs);
+      this.stealingTimer.unref();
+    }
     const idle = this.options.idleTimeoutMs;
     if (idle !== null) {
       const watch = new IdleWatch(idle);
@@ -343,6 +349,17 @@ export class Scheduler implements SessionHost {
     }
   }
 
+  /**
+   * A round of work stealing (the `balance` stimulus), when it may do
+   * something: some worker is idle and some is not. Checked here too so that
+   * rounds with nothing to do leave no record in the stimulus log.
+   */
+  private balance(): void {
+    const idle = this.state.idle.size;
+    if (idle === 0 || idle === this.state.workers.size) return;
+    this.dispatch([{ kind: "balance", stimulusId: newStimulusId("balance") }]);
+  }
+
   private onFailure(err: Error): void {
     if (this.statusValue !== "running") return;
     this.statusValue = "failed";
@@ -391,6 +408,8 @@ export class Scheduler implements SessionHost {
     if (this.statusValue === "running") this.statusValue = "closing";
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
     this.ttlTimer = null;
+    if (this.stealingTimer !== null) clearInterval(this.stealingTimer);
+    this.stealingTimer = null;
     if (this.idleTimer !== null) clearInterval(this.idleTimer);
     this.idleTimer = null;
     await this.listener?.close();

@@ -67,6 +67,18 @@ export interface SchedulerOptions {
    * Default 100,000.
    */
   taskStreamLength?: number;
+  /**
+   * Move queued tasks from busy workers to idle ones (Dask's
+   * `distributed.scheduler.work-stealing`): every `workStealingIntervalMs`
+   * the scheduler runs a round of work stealing (see docs/scheduler.md,
+   * "Work stealing"). Default true.
+   */
+  workStealing?: boolean;
+  /**
+   * How often a round of work stealing runs, in ms (Dask's
+   * `work-stealing-interval`). Default 100.
+   */
+  workStealingIntervalMs?: number;
   /** Where to log. Default: a pino logger named `weft.scheduler` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
   /**
@@ -126,6 +138,13 @@ function nonNegative(name: string, v: number): number {
   return v;
 }
 
+function booleanOption(name: string, v: boolean): boolean {
+  if (typeof v !== "boolean") {
+    throw new TypeError(`Scheduler option ${name} must be a boolean, got ${showValue(v)}`);
+  }
+  return v;
+}
+
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0) {
     throw new RangeError(`Scheduler option ${name} must be an integer >= 0, got ${showValue(v)}`);
@@ -143,7 +162,16 @@ function idleTimeout(v: number | null | undefined): number | null {
   return v;
 }
 
-/** Check `o` and fill in the defaults; throws a clear error for a bad option. */
+function workStealingInterval(v: number | undefined): number {
+  if (v === undefined) return 100;
+  if (typeof v !== "number" || !(v > 0 && v <= MAX_TIMER_MS)) {
+    throw new RangeError(
+      `Scheduler option workStealingIntervalMs must be a number of ms > 0 and at most ${MAX_TIMER_MS}, got ${showValue(v)}`,
+    );
+  }
+  return v;
+}
+
 /** Every option of {@link SchedulerOptions}: others are refused. */
 const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
   listen: true,
@@ -158,6 +186,8 @@ const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
   maxFrameBytes: true,
   maxMessageBytes: true,
   taskStreamLength: true,
+  workStealing: true,
+  workStealingIntervalMs: true,
   logger: true,
   logLength: true,
   eventsLogLength: true,
@@ -204,6 +234,8 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     taskStreamLength: nonNegativeInt("taskStreamLength", o.taskStreamLength ?? 100_000),
+    workStealing: booleanOption("workStealing", o.workStealing ?? true),
+    workStealingIntervalMs: workStealingInterval(o.workStealingIntervalMs),
     logger: o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     eventsLogLength: nonNegativeInt("eventsLogLength", o.eventsLogLength ?? 100_000),

@@ -52,6 +52,12 @@ export interface SimOptions {
   /** Validate every machine after every stimulus. Default true. */
   validate?: boolean;
   /**
+   * The scheduler runs a round of work stealing (the `balance` stimulus)
+   * every 0.1 virtual seconds, as a real one does by default (the steal fault
+   * asks for random steals regardless). Default true.
+   */
+  workStealing?: boolean;
+  /**
    * After the client has every result, release them all and check that every
    * machine forgets everything. Default true.
    */
@@ -159,6 +165,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   tasks: 40,
   faults: DEFAULT_FAULT_RATES,
   validate: true,
+  workStealing: true,
   releasePhase: true,
   variant: "",
   hooks: null,

@@ -54,6 +54,7 @@ export function replayCommand(o: ResolvedSimOptions, customHooks = false): strin
   const faults = formatFaults(o.faults);
   if (faults !== formatFaults(SIM_DEFAULTS.faults)) parts.push(`--faults ${faults}`);
   if (!o.validate) parts.push("--no-validate");
+  if (!o.workStealing) parts.push("--no-work-stealing");
   if (!o.releasePhase) parts.push("--no-release");
   const extra = NO_FLAG.filter((name) => o[name] !== SIM_DEFAULTS[name]).map(
     (name) => `${name}=${String(o[name])}`,

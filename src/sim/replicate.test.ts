@@ -54,6 +54,7 @@ describe("replicate in the scatter workload", () => {
           workers: 3,
           fireAndForget: 0,
           actors: 0,
+          workStealing: false, // the runs as they were before work stealing
         });
         const s = r.stats;
         expect(s.replicate.requests, `seed ${seed}`).toBe(0);

@@ -31,6 +31,10 @@ export interface SimSummary {
   workerRestartedRuns: number;
   /** Faults injected, by kind, over all runs. */
   readonly faults: Record<FaultKind, number>;
+  /** Steals the scheduler asked of workers, over all runs. */
+  stealsRequested: number;
+  /** Steals the victims confirmed, over all runs. */
+  stealsConfirmed: number;
   /** The `scatter` workload's counters, over all runs. */
   readonly scatter: Record<ScatterCount, number>;
   /** Runs in which each `scatter` counter was not zero. */
@@ -64,6 +68,8 @@ export function emptySummary(): SimSummary {
     restartedRuns: 0,
     workerRestartedRuns: 0,
     faults: emptyFaultCounts(),
+    stealsRequested: 0,
+    stealsConfirmed: 0,
     scatter: emptyScatterCounts(),
     scatterRuns: emptyScatterCounts(),
     replicate: emptyReplicateCounts(),
@@ -85,6 +91,8 @@ export function addResult(s: SimSummary, r: SimResult): void {
   if (r.stats.restarts > 0) s.restartedRuns++;
   if (r.stats.workerRestarts > 0) s.workerRestartedRuns++;
   for (const k of Object.keys(r.stats.faults) as FaultKind[]) s.faults[k] += r.stats.faults[k];
+  s.stealsRequested += r.stats.stealsRequested;
+  s.stealsConfirmed += r.stats.stealsConfirmed;
   for (const k of Object.keys(r.stats.scatter) as ScatterCount[]) {
     s.scatter[k] += r.stats.scatter[k];
     if (r.stats.scatter[k] > 0) s.scatterRuns[k]++;
@@ -118,6 +126,8 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
   a.restartedRuns += b.restartedRuns;
   a.workerRestartedRuns += b.workerRestartedRuns;
   for (const k of Object.keys(b.faults) as FaultKind[]) a.faults[k] += b.faults[k];
+  a.stealsRequested += b.stealsRequested;
+  a.stealsConfirmed += b.stealsConfirmed;
   for (const k of Object.keys(b.scatter) as ScatterCount[]) {
     a.scatter[k] += b.scatter[k];
     a.scatterRuns[k] += b.scatterRuns[k];

@@ -2,8 +2,9 @@
  * The simulated scheduler shell around `SchedulerState`: it hands the state
  * machine the messages that arrive, routes the messages it returns through
  * the network, removes workers that miss heartbeats for `heartbeatTimeout`
- * (as Dask's `check_worker_ttl`), and, as the steal fault, asks it to steal
- * processing tasks.
+ * (as Dask's `check_worker_ttl`), runs a round of work stealing every
+ * {@link WORK_STEALING_INTERVAL} (with the `workStealing` option, as Dask's
+ * default), and, as the steal fault, asks it to steal processing tasks.
  */
 
 import type { SchedulerMessage } from "../protocol/messages.ts";
@@ -18,6 +19,9 @@ import { SimFailure } from "./failure.ts";
 function errorText(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
+
+/** Virtual seconds between rounds of work stealing (Dask's default `work-stealing-interval`). */
+export const WORK_STEALING_INTERVAL = 0.1;
 
 /** Where a scheduler message to a client goes. */
 export type ClientSink = (msg: SchedulerToClientMessage) => void;
@@ -40,7 +44,7 @@ export class SimScheduler {
     });
   }
 
-  /** Start the heartbeat check. */
+  /** Start the heartbeat check and, with `workStealing`, the rounds of work stealing. */
   start(): void {
     const o = this.c.options;
     const check = (): void => {
@@ -48,6 +52,23 @@ export class SimScheduler {
       this.c.queue.at(o.heartbeatInterval, check, true);
     };
     this.c.queue.at(o.heartbeatInterval, check, true);
+    if (o.workStealing) {
+      const round = (): void => {
+        this.balance();
+        this.c.queue.at(WORK_STEALING_INTERVAL, round, true);
+      };
+      this.c.queue.at(WORK_STEALING_INTERVAL, round, true);
+    }
+  }
+
+  /**
+   * A round of work stealing, when it may do something (some worker idle,
+   * some not), as the real scheduler's shell runs it.
+   */
+  balance(): void {
+    const idle = this.state.idle.size;
+    if (idle === 0 || idle === this.state.workers.size) return;
+    this.handle({ kind: "balance", stimulusId: this.c.stimulusId("balance") });
   }
 
   /** Workers not heard from for `heartbeatTimeout` are removed (Dask's `check_worker_ttl`). */

@@ -414,6 +414,8 @@ export class Simulation implements SimCluster {
     }
     this.stats.events = this.queue.fired;
     this.stats.virtualTime = this.queue.now;
+    this.stats.stealsRequested = this.scheduler.state.workStealing.requested;
+    this.stats.stealsConfirmed = this.scheduler.state.workStealing.confirmed;
     const { hooks: _hooks, ...options } = this.options;
     return {
       seed: this.options.seed,

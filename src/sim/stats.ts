@@ -144,6 +144,10 @@ export class SimStats {
   workerRestarts = 0;
   /** Virtual seconds at the end. */
   virtualTime = 0;
+  /** Steals the scheduler asked of workers (work stealing's and the steal fault's). */
+  stealsRequested = 0;
+  /** Steals the victims confirmed, which moved the task. */
+  stealsConfirmed = 0;
   /** Faults injected, by kind. */
   readonly faults: Record<FaultKind, number> = emptyFaultCounts();
   /** What the `scatter` workload's client and checks saw (see {@link SCATTER_COUNTS}). */

@@ -38,6 +38,10 @@ interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpC
   readonly tasks?: readonly string[];
   readonly schedulerFile?: string;
   readonly idleTimeout?: string;
+  /** false with --no-work-stealing. */
+  readonly workStealing?: boolean;
+  /** Default (commander's) 100. */
+  readonly workStealingInterval?: string;
 }
 
 /**
@@ -71,6 +75,11 @@ export async function runScheduler(
         ? { idleTimeoutMs: durationMs("--idle-timeout", opts.idleTimeout) }
         : {}),
       checkWorkerAddress: opts.checkWorkerAddress !== false,
+      workStealing: opts.workStealing !== false,
+      workStealingIntervalMs: positiveInt(
+        "--work-stealing-interval",
+        opts.workStealingInterval ?? "100",
+      ),
       ...frameLimitsFrom(opts),
       ...secure,
       ...httpFrom(opts),
@@ -133,6 +142,11 @@ export function schedulerCommand(ctx: CliContext): Command {
       "--no-check-worker-address",
       "accept workers at addresses this scheduler cannot connect to (their peers may still)",
     )
+    .option(
+      "--no-work-stealing",
+      "never move queued tasks from busy workers to idle ones (work stealing is on by default, as in Dask)",
+    )
+    .option("--work-stealing-interval <ms>", "how often a round of work stealing runs", "100")
     .option(
       "--idle-timeout <duration>",
       "close the cluster (every worker, then the scheduler: exit 0) once it has been idle this long (e.g. 30m): no task running, queued or waiting for a worker; clients do not count (default: never)",

@@ -57,6 +57,8 @@ interface SimCliOptions {
   readonly faults: string;
   readonly variant?: string;
   readonly validate: boolean;
+  /** false with --no-work-stealing. */
+  readonly workStealing: boolean;
   readonly release: boolean;
   readonly shrink: boolean;
   readonly verbose?: boolean;
@@ -115,6 +117,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
+    workStealing: o.workStealing,
     releasePhase: o.release,
   };
 }
@@ -209,6 +212,10 @@ export function simCommand(ctx: CliContext): Command {
       ),
     )
     .option("--no-validate", "do not validate every machine after every stimulus")
+    .option(
+      "--no-work-stealing",
+      "the scheduler runs no rounds of work stealing (on by default, every 0.1 virtual s, as a real cluster); the steal fault still asks for random steals",
+    )
     .option(
       "--no-release",
       "skip the final release phase (everything released, every machine empty)",
