@@ -288,7 +288,11 @@ export class SchedulerState {
         handleStealRequest(this, ev);
         break;
       case "balance":
-        balance(this);
+        // Logged only when it asked for steals (below): rounds run every 100 ms,
+        // and those that change nothing would push every other record out of the log.
+        if (balance(this) > 0) {
+          this.stimulusLog.push(stimulusId, "balance", null, "scheduler", null, this.now);
+        }
         break;
       default:
         unreachable(ev, "stimulus");
@@ -339,8 +343,7 @@ export class SchedulerState {
         this.stimulusLog.push(stimulusId, kind, null, ev.victim, ev.key, time);
         return;
       case "balance":
-        this.stimulusLog.push(stimulusId, kind, null, "scheduler", null, time);
-        return;
+        return; // once it has done something: see handleOne
     }
   }
 

@@ -58,7 +58,10 @@ describe("balance: what is stolen", () => {
     expect(s.stimulusLog.toArray().at(-1)?.kind).toBe("balance");
     // Asked-for tasks are no longer stealable; a second round asks for no more (w2 is full).
     expect(s.workStealing.keyStealable.has(s.tasks.get("t9") as never)).toBe(false);
+    // A round that asks for nothing leaves no record in the stimulus log.
+    const records = s.stimulusLog.toArray().length;
     expect(s.handleStimulus(balance())).toEqual([]);
+    expect(s.stimulusLog.toArray().length).toBe(records);
     s.validateState();
   });
 

@@ -35,17 +35,18 @@ const MIN_VICTIM_OCCUPANCY = 0.2;
 /**
  * One round of work stealing: send `steal-request`s moving queued tasks from
  * busy workers to idle ones (see the module comment). Returns at once when no
- * worker is idle or every worker is.
+ * worker is idle or every worker is. Returns how many steals it asked for.
  */
-export function balance(s: SchedulerState): void {
+export function balance(s: SchedulerState): number {
   const idle = s.idle;
-  if (idle.size === 0 || idle.size === s.workers.size) return;
+  if (idle.size === 0 || idle.size === s.workers.size) return 0;
   const tracking = s.workStealing;
   const average = averageOccupancy(s);
   const thieves = new Set<WorkerInfo>();
   for (const ws of idle) if (isUnoccupied(tracking, ws, average)) thieves.add(ws);
-  if (thieves.size === 0) return;
+  if (thieves.size === 0) return 0;
   const victims = potentialVictims(s, thieves, average);
+  let requested = 0;
   for (let level = 0; level < COST_MULTIPLIERS.length && thieves.size > 0; level++) {
     for (const victim of victims) {
       if (thieves.size === 0) break;
@@ -63,10 +64,12 @@ export function balance(s: SchedulerState): void {
         if (thief === null) continue;
         if (!worthMoving(s, ts, victim, thief)) continue;
         requestSteal(s, ts, victim, thief);
+        requested++;
         if (!isUnoccupied(tracking, thief, average)) thieves.delete(thief);
       }
     }
   }
+  return requested;
 }
 
 /** Seconds of work per thread over the whole cluster (Dask's `total_occupancy / total_nthreads`). */
