@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "../src/client/client.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { benchCluster } from "./cluster.ts";
-import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./clusterGraphs.ts";
+import { chainGraph, mapGraph, shuffleGraph, skewGraph, treeGraph } from "./clusterGraphs.ts";
 
 const TASKS = new URL("./clusterTasks.ts", import.meta.url).href;
 let cluster: LocalCluster;
@@ -31,6 +31,7 @@ describe("the benchmark graphs compute the right answers (validation on)", () =>
     ["tree (odd levels)", treeGraph(1_000)],
     ["shuffle", shuffleGraph(16, 100)],
     ["chain", chainGraph(500)],
+    ["skew", skewGraph(20, 2)],
   ])("%s", async (_name, graph) => {
     const answer = await graph.run(client, `${graph.name}-${graph.tasks}-`);
     expect(graph.check(answer)).toBeNull();

@@ -47,6 +47,8 @@ export interface ClusterBenchOptions {
   readonly scale: number;
   /** The transport between scheduler, workers and client (tls: the test credentials). Default inproc. */
   readonly protocol?: "inproc" | "tcp" | "tls";
+  /** The scheduler's work stealing (its `workStealing` option). Default true, as the scheduler's. */
+  readonly workStealing?: boolean;
 }
 
 /** Run the benchmark; calls `emit` with each JSON record. Throws if an answer is wrong. */
@@ -61,6 +63,7 @@ export async function benchCluster(
     executor: o.executor,
     transport: o.protocol ?? "inproc",
     workerSaturation: Number.isFinite(o.saturation) ? o.saturation : "inf",
+    workStealing: o.workStealing ?? true,
     runs: o.runs,
     warmup: o.warmup,
     node: process.version,
@@ -76,7 +79,7 @@ export async function benchCluster(
     protocol: o.protocol ?? "inproc",
     ...(o.protocol === "tls" ? { tls: testTls() } : {}),
     taskModules: [TASKS],
-    scheduler: { state: { workerSaturation: o.saturation } },
+    scheduler: { state: { workerSaturation: o.saturation }, workStealing: o.workStealing ?? true },
     logger: pino({ level: process.env.WEFT_LOG_LEVEL ?? "warn" }, pino.destination(2)),
   });
   try {
@@ -130,7 +133,7 @@ export async function benchCluster(
         runsSeconds: seconds.map((x) => round(x, 4)),
         runsMinorFaults: faults,
         firstRunTasksPerS: round(graph.tasks / firstRunSeconds),
-        // Dask's figures are for its four graphs only (not spawn).
+        // Dask's figures are for its four graphs only (not spawn or skew).
         ...(dask !== undefined
           ? {
               daskBestTasksPerS: dask.best,
@@ -157,7 +160,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--warmup <n>", "untimed warm-up runs per graph first", "3")
     .option(
       "--graphs <list>",
-      "comma-separated graphs: map, tree, shuffle, chain (Dask's four), spawn (tasks that submit tasks)",
+      "comma-separated graphs: map, tree, shuffle, chain (Dask's four), spawn (tasks that submit tasks), skew (a backlog on one worker: work stealing)",
       "map,tree,shuffle,chain",
     )
     .addOption(
@@ -167,6 +170,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "1.1")
     .option("--scale <x>", "multiply the graph sizes (quick checks)", "1")
+    .option("--no-work-stealing", "turn the scheduler's work stealing off (it is on by default)")
     .addOption(
       new Option("--protocol <p>", "transport (tls: with the test credentials)")
         .choices(["inproc", "tcp", "tls"])
@@ -189,6 +193,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       graphs: graphNames(opts.graphs),
       executor: opts.executor as "inline" | "threads",
       protocol: opts.protocol as "inproc" | "tcp" | "tls",
+      workStealing: (opts as Record<string, unknown>).workStealing !== false,
     },
     (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
   );

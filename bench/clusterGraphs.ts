@@ -7,7 +7,7 @@
  */
 
 import type { Client } from "../src/client/client.ts";
-import { concat, inc, spawnTree } from "./clusterTasks.ts";
+import { concat, inc, nap, spawnTree } from "./clusterTasks.ts";
 
 /** A benchmark graph: how many tasks, how to run it, how to check the answer. */
 export interface BenchGraph {
@@ -175,6 +175,38 @@ export function spawnGraph(depth = 7): BenchGraph {
   };
 }
 
+/**
+ * A backlog on one worker (not one of Dask's four): `n` tasks of `ms`
+ * milliseconds each (`nap`), all placed on the first worker by a loose
+ * restriction (`allowOtherWorkers`), so that the others may run them too. It
+ * measures work stealing: with it, idle workers take part of the backlog
+ * (compare `--no-work-stealing`); without it, one worker runs every task.
+ */
+export function skewGraph(n = 200, ms = 5): BenchGraph {
+  return {
+    name: "skew",
+    tasks: n,
+    async run(client) {
+      const [first] = (await client.workers()).map((w) => w.address).sort();
+      if (first === undefined) throw new Error("skew: no worker");
+      const futures = Array.from({ length: n }, (_, i) =>
+        client.submitWith({ workers: [first], allowOtherWorkers: true, pure: false }, nap, i, ms),
+      );
+      try {
+        return await client.gather(futures);
+      } finally {
+        for (const f of futures) f.release();
+      }
+    },
+    check(answer) {
+      const xs = answer as number[];
+      if (!Array.isArray(xs) || xs.length !== n) return `skew: expected ${n} results`;
+      for (let i = 0; i < n; i++) if (xs[i] !== i + 1) return `skew: result ${i} is ${xs[i]}`;
+      return null;
+    },
+  };
+}
+
 /** The four graphs at the sizes of the benchmark. */
 export function benchGraphs(): BenchGraph[] {
   return [mapGraph(), treeGraph(), shuffleGraph(), chainGraph()];
@@ -187,6 +219,8 @@ export const BENCH_GRAPH_SIZES = {
   shuffle: { fn: "shuffleGraph", sizes: [64, 1_000] },
   chain: { fn: "chainGraph", sizes: [2_000] },
   spawn: { fn: "spawnGraph", sizes: [7] },
+  // Scaling changes the number of tasks, not how long each takes.
+  skew: { fn: "skewGraph", sizes: [200] },
 } as const satisfies Record<string, { fn: string; sizes: readonly number[] }>;
 
 /** A name of {@link BENCH_GRAPH_SIZES}. */
@@ -196,7 +230,7 @@ export type BenchGraphName = keyof typeof BENCH_GRAPH_SIZES;
 export function checkGraphName(name: string): BenchGraphName {
   if (!Object.hasOwn(BENCH_GRAPH_SIZES, name)) {
     throw new Error(
-      `unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle, chain or spawn`,
+      `unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle, chain, spawn or skew`,
     );
   }
   return name as BenchGraphName;
@@ -208,6 +242,7 @@ const GRAPH_FUNCTIONS: Record<string, unknown> = {
   shuffleGraph,
   chainGraph,
   spawnGraph,
+  skewGraph,
 };
 
 /**

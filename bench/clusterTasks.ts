@@ -1,10 +1,16 @@
 /** The task functions of the cluster benchmarks (a task module every worker loads). */
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { workerClient } from "../src/client/taskClient.ts";
 import { defineTask } from "../src/worker/taskRegistry.ts";
 
 /** `x + 1`. */
 export const inc = defineTask("inc", (x: number) => x + 1);
+/** `x + 1` after `ms` milliseconds: a task that takes time without using the CPU (bench:cluster's `skew`). */
+export const nap = defineTask("nap", async (x: number, ms: number) => {
+  await sleep(ms);
+  return x + 1;
+});
 /** `a + b`. */
 export const add = defineTask("add", (a: number, b: number) => a + b);
 /** The ints `start, start + 1, …, start + n - 1`. */
