@@ -48,6 +48,10 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     expect(s.get("weft_scheduler_tasks_done_total")).toBe(3);
     expect(s.get("weft_scheduler_tasks_finished_total")).toBe(3);
     expect(s.get("weft_scheduler_keys_transferred_total")).toBe(1);
+    // Present; how many depends on when rounds of work stealing ran.
+    const requested = s.get("weft_scheduler_steals_requested_total");
+    expect(requested).toBeTypeOf("number");
+    expect(requested).toBeGreaterThanOrEqual(s.get("weft_scheduler_steals_confirmed_total") ?? -1);
     expect(s.get('weft_scheduler_tasks_output_bytes{task_prefix_name="inc"}')).toBeGreaterThan(0);
     expect(s.get("weft_scheduler_desired_workers")).toBeGreaterThanOrEqual(0);
     // the process's own, from prom-client's defaults

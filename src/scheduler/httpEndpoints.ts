@@ -31,59 +31,69 @@ const ADAPTIVE_TARGET_SECONDS = 5;
 export function schedulerMetrics(s: Scheduler, namespace: string): ScrapedMetrics {
   const state = s.state;
   const counters = () => s.countersSnapshot;
-  return new ScrapedMetrics(`${namespace}_scheduler`)
-    .gauge("clients", "Number of clients connected", () => s.router.clients.size)
-    .gauge("desired_workers", "Number of workers the scheduler needs for the work it has", () =>
-      adaptiveTarget(state, ADAPTIVE_TARGET_SECONDS),
-    )
-    .labelledGauge(
-      "workers",
-      "Number of workers known by the scheduler, by state",
-      ["state"],
-      function* (): Iterable<Sample> {
-        let running = 0;
-        for (const ws of state.workers.values()) if (ws.status === "running") running++;
-        const idle = [...state.idle].filter((ws) => ws.status === "running").length;
-        yield [{ state: "idle" }, idle];
-        yield [{ state: "busy" }, running - idle];
-        yield [{ state: "paused_or_retiring" }, state.workers.size - running];
-      },
-    )
-    .labelledGauge("tasks", "Number of tasks known by the scheduler, by state", ["state"], () => {
-      const counts = new Map<SchedulerTaskStateName, number>();
-      for (const ts of state.tasks.values()) counts.set(ts.state, (counts.get(ts.state) ?? 0) + 1);
-      return SCHEDULER_TASK_STATES.filter((st) => st !== "forgotten").map(
-        (st): Sample => [{ state: st }, counts.get(st) ?? 0],
-      );
-    })
-    .labelledGauge(
-      "tasks_output_bytes",
-      "Bytes of the results in memory (one copy each), by task prefix",
-      ["task_prefix_name"],
-      () => {
-        const bytes = new Map<string, number>();
-        for (const ts of state.tasks.values()) {
-          if (ts.state !== "memory" || ts.nbytes < 0) continue;
-          bytes.set(ts.group.name, (bytes.get(ts.group.name) ?? 0) + ts.nbytes);
-        }
-        return [...bytes].map(([prefix, n]): Sample => [{ task_prefix_name: prefix }, n]);
-      },
-    )
-    .counter("tasks_done_total", "Tasks that ended (finished or erred) since the start", () =>
-      Number(counters().tasksDone),
-    )
-    .counter("tasks_finished_total", "task-finished reports from workers", () =>
-      Number(counters().tasksFinished),
-    )
-    .counter("tasks_erred_total", "task-erred reports from workers", () =>
-      Number(counters().tasksErred),
-    )
-    .counter("keys_transferred_total", "Keys workers reported fetching from peers", () =>
-      Number(counters().keysTransferred),
-    )
-    .counter("rejected_messages_total", "Messages refused as malformed or unexpected", () =>
-      Number(counters().rejectedMessages),
-    );
+  return (
+    new ScrapedMetrics(`${namespace}_scheduler`)
+      .gauge("clients", "Number of clients connected", () => s.router.clients.size)
+      .gauge("desired_workers", "Number of workers the scheduler needs for the work it has", () =>
+        adaptiveTarget(state, ADAPTIVE_TARGET_SECONDS),
+      )
+      .labelledGauge(
+        "workers",
+        "Number of workers known by the scheduler, by state",
+        ["state"],
+        function* (): Iterable<Sample> {
+          let running = 0;
+          for (const ws of state.workers.values()) if (ws.status === "running") running++;
+          const idle = [...state.idle].filter((ws) => ws.status === "running").length;
+          yield [{ state: "idle" }, idle];
+          yield [{ state: "busy" }, running - idle];
+          yield [{ state: "paused_or_retiring" }, state.workers.size - running];
+        },
+      )
+      .labelledGauge("tasks", "Number of tasks known by the scheduler, by state", ["state"], () => {
+        const counts = new Map<SchedulerTaskStateName, number>();
+        for (const ts of state.tasks.values())
+          counts.set(ts.state, (counts.get(ts.state) ?? 0) + 1);
+        return SCHEDULER_TASK_STATES.filter((st) => st !== "forgotten").map(
+          (st): Sample => [{ state: st }, counts.get(st) ?? 0],
+        );
+      })
+      .labelledGauge(
+        "tasks_output_bytes",
+        "Bytes of the results in memory (one copy each), by task prefix",
+        ["task_prefix_name"],
+        () => {
+          const bytes = new Map<string, number>();
+          for (const ts of state.tasks.values()) {
+            if (ts.state !== "memory" || ts.nbytes < 0) continue;
+            bytes.set(ts.group.name, (bytes.get(ts.group.name) ?? 0) + ts.nbytes);
+          }
+          return [...bytes].map(([prefix, n]): Sample => [{ task_prefix_name: prefix }, n]);
+        },
+      )
+      .counter("tasks_done_total", "Tasks that ended (finished or erred) since the start", () =>
+        Number(counters().tasksDone),
+      )
+      .counter("tasks_finished_total", "task-finished reports from workers", () =>
+        Number(counters().tasksFinished),
+      )
+      .counter("tasks_erred_total", "task-erred reports from workers", () =>
+        Number(counters().tasksErred),
+      )
+      .counter("keys_transferred_total", "Keys workers reported fetching from peers", () =>
+        Number(counters().keysTransferred),
+      )
+      .counter("rejected_messages_total", "Messages refused as malformed or unexpected", () =>
+        Number(counters().rejectedMessages),
+      )
+      // Dask's stealing collector counts the requests (dask_stealing_request_count_total).
+      .counter("steals_requested_total", "Steals asked of victims (work stealing)", () =>
+        Number(counters().stealsRequested),
+      )
+      .counter("steals_confirmed_total", "Steals the victims confirmed, moving the task", () =>
+        Number(counters().stealsConfirmed),
+      )
+  );
 }
 
 /** Serve the scheduler's HTTP endpoints at `address` (see the module's comment). */
