@@ -7,6 +7,7 @@
  */
 
 import type { Client } from "../src/client/client.ts";
+import type { Future } from "../src/client/future.ts";
 import { concat, inc, nap, spawnTree } from "./clusterTasks.ts";
 
 /** A benchmark graph: how many tasks, how to run it, how to check the answer. */
@@ -32,6 +33,26 @@ function expectEqual(what: string, got: unknown, want: unknown): string | null {
   return got === want ? null : `${what}: expected ${String(want)}, got ${String(got)}`;
 }
 
+/** The results of `futures`, which are then released (the benchmark waits for an empty scheduler). */
+async function gatherReleasing(
+  client: Client,
+  futures: readonly Future[],
+): Promise<readonly unknown[]> {
+  try {
+    return await client.gather(futures);
+  } finally {
+    for (const f of futures) f.release();
+  }
+}
+
+/** Why `answer` is not `[1, 2, …, n]` (each `i + 1`), or null. */
+function checkIncremented(graph: string, answer: unknown, n: number): string | null {
+  const xs = answer as number[];
+  if (!Array.isArray(xs) || xs.length !== n) return `${graph}: expected ${n} results`;
+  for (let i = 0; i < n; i++) if (xs[i] !== i + 1) return `${graph}: result ${i} is ${xs[i]}`;
+  return null;
+}
+
 /** `inc(i)` for i < n with `client.map`, gathered. */
 export function mapGraph(n = 10_000): BenchGraph {
   return {
@@ -43,17 +64,10 @@ export function mapGraph(n = 10_000): BenchGraph {
         Array.from({ length: n }, (_, i) => i),
         { pure: false },
       );
-      try {
-        return await client.gather(futures);
-      } finally {
-        for (const f of futures) f.release();
-      }
+      return gatherReleasing(client, futures);
     },
     check(answer) {
-      const xs = answer as number[];
-      if (!Array.isArray(xs) || xs.length !== n) return `map: expected ${n} results`;
-      for (let i = 0; i < n; i++) if (xs[i] !== i + 1) return `map: result ${i} is ${xs[i]}`;
-      return null;
+      return checkIncremented("map", answer, n);
     },
   };
 }
@@ -192,17 +206,10 @@ export function skewGraph(n = 200, ms = 5): BenchGraph {
       const futures = Array.from({ length: n }, (_, i) =>
         client.submitWith({ workers: [first], allowOtherWorkers: true, pure: false }, nap, i, ms),
       );
-      try {
-        return await client.gather(futures);
-      } finally {
-        for (const f of futures) f.release();
-      }
+      return gatherReleasing(client, futures);
     },
     check(answer) {
-      const xs = answer as number[];
-      if (!Array.isArray(xs) || xs.length !== n) return `skew: expected ${n} results`;
-      for (let i = 0; i < n; i++) if (xs[i] !== i + 1) return `skew: result ${i} is ${xs[i]}`;
-      return null;
+      return checkIncremented("skew", answer, n);
     },
   };
 }
