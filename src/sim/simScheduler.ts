@@ -214,5 +214,7 @@ export function describeStimulus(ev: SchedulerEvent): string {
       return `steal-request ${ev.key} from ${ev.victim} (${ev.stimulusId})`;
     case "balance":
       return `balance (${ev.stimulusId})`;
+    case "reduce-replicas":
+      return `reduce-replicas (${ev.stimulusId})`;
   }
 }

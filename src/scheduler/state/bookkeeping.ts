@@ -44,6 +44,7 @@ export function addReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): vo
   ws.hasWhat.add(ts);
   ws.nbytes += s.getNbytes(ts);
   ts.whoHas = sharedAdd(ts.whoHas, ws);
+  if (ts.whoHas.size === 2) s.replicatedTasks.add(ts);
 }
 
 /**
@@ -56,6 +57,8 @@ export function removeReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo):
   ws.nbytes -= s.getNbytes(ts);
   ts.whoHas = sharedRemove(ts.whoHas, ws);
   if (ts.actor) ws.actors.delete(ts);
+  if (ts.whoHas.size === 1) s.replicatedTasks.delete(ts);
+  else if (ts.whoHas.size === 0) ts.replicasWanted = 0;
 }
 
 /** Note that no worker holds `ts` any more (an actor's object included: see {@link removeReplica}). */
@@ -68,6 +71,8 @@ export function removeAllReplicas(s: SchedulerState, ts: TaskState): void {
     if (ts.actor) ws.actors.delete(ts);
   }
   ts.whoHas = EMPTY;
+  s.replicatedTasks.delete(ts);
+  ts.replicasWanted = 0;
 }
 
 /**

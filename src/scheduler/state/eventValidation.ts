@@ -101,6 +101,7 @@ export function validateEventShape(ev: SchedulerEvent): void {
       checkString(ev, e, "stimulusId");
       return;
     case "balance":
+    case "reduce-replicas":
       checkString(ev, e, "stimulusId");
       return;
     case "worker-message":

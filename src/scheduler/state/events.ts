@@ -74,13 +74,26 @@ export interface BalanceEvent {
   readonly stimulusId: string;
 }
 
+/**
+ * One round of the Active Memory Manager's ReduceReplicas policy (Dask runs
+ * one every 2 s): ask workers to drop the replicas of in-memory keys beyond
+ * those needed (see `activeMemoryManager.ts`).
+ */
+export interface ReduceReplicasEvent {
+  /** Tags the stimulus as a round of the Active Memory Manager. */
+  readonly kind: "reduce-replicas";
+  /** The ID of this stimulus, which every `remove-replicas` it sends carries. */
+  readonly stimulusId: string;
+}
+
 /** Every stimulus `SchedulerState.handleStimulus` accepts. */
 export type SchedulerEvent =
   | WorkerMessageEvent
   | ClientMessageEvent
   | RemoveWorkerEvent
   | StealRequestEvent
-  | BalanceEvent;
+  | BalanceEvent
+  | ReduceReplicasEvent;
 
 /** The `kind` of every stimulus. */
 export type SchedulerEventKind = SchedulerEvent["kind"];
@@ -102,6 +115,7 @@ export function stimulusIdOf(ev: SchedulerEvent): string {
     case "remove-worker":
     case "steal-request":
     case "balance":
+    case "reduce-replicas":
       return ev.stimulusId;
   }
 }

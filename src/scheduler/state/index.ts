@@ -99,6 +99,7 @@ export {
 export type {
   BalanceEvent,
   ClientMessageEvent,
+  ReduceReplicasEvent,
   RemoveWorkerEvent,
   SchedulerEvent,
   SchedulerEventKind,

@@ -7,6 +7,7 @@ import { HeapSet } from "../../util/heapSet.ts";
 import { keySplit } from "../../util/keySplit.ts";
 import { AssertionError } from "../../util/pyErrors.ts";
 import { showValue } from "../../util/showValue.ts";
+import { reduceReplicas } from "./activeMemoryManager.ts";
 import { holderAddresses, isLostActor } from "./bookkeeping.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
@@ -127,6 +128,10 @@ export class SchedulerState {
   readonly steals: Map<TaskState, InFlightSteal> = new Map();
   /** Which tasks could be stolen, the steals' in-flight totals and counts (see `workStealing.ts`). */
   readonly workStealing: WorkStealing = new WorkStealing();
+  /** Tasks in memory on more than one worker (Dask's `replicated_tasks`), for the Active Memory Manager. */
+  readonly replicatedTasks: Set<TaskState> = new Set();
+  /** Replicas the Active Memory Manager asked workers to drop (see `activeMemoryManager.ts`). */
+  replicasDropped = 0;
   /** `replicate` requests waiting for copies. */
   readonly replications: Set<Replication> = new Set();
   /** `retire-workers` requests under way (see `retire.ts`). */
@@ -294,6 +299,12 @@ export class SchedulerState {
           this.stimulusLog.push(stimulusId, "balance", null, "scheduler", null, this.now);
         }
         break;
+      case "reduce-replicas":
+        // Logged only when it dropped something, as `balance` is.
+        if (reduceReplicas(this) > 0) {
+          this.stimulusLog.push(stimulusId, "reduce-replicas", null, "scheduler", null, this.now);
+        }
+        break;
       default:
         unreachable(ev, "stimulus");
     }
@@ -343,6 +354,7 @@ export class SchedulerState {
         this.stimulusLog.push(stimulusId, kind, null, ev.victim, ev.key, time);
         return;
       case "balance":
+      case "reduce-replicas":
         return; // once it has done something: see handleOne
     }
   }

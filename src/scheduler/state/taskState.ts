@@ -156,6 +156,13 @@ export class TaskState {
    * the worker in `compute-task`.
    */
   actor = false;
+  /**
+   * The number of replicas the last `replicate` of this key asked for, which
+   * the Active Memory Manager keeps (see `activeMemoryManager.ts`); 0 if none
+   * was asked since the key last entered memory (cleared when its last replica
+   * goes).
+   */
+  replicasWanted = 0;
 
   /** Create a released task; counts it in `group`. */
   constructor(key: string, runSpec: TaskSpec | null, group: TaskGroup) {

@@ -59,7 +59,8 @@ export interface StimulusRecord {
     | "client-message"
     | "remove-worker"
     | "steal-request"
-    | "balance";
+    | "balance"
+    | "reduce-replicas";
   /** The message op, for wrapped messages (`task-finished`, `update-graph`, …); else null. */
   readonly op: string | null;
   /** The worker or client it came from, or the worker it concerns. */

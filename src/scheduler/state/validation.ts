@@ -279,6 +279,19 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
     groupSizes.set(ts.group, (groupSizes.get(ts.group) ?? 0) + 1);
     if (ts.everDone) everDone++;
   }
+  for (const ts of s.replicatedTasks) {
+    if (s.tasks.get(ts.key) !== ts || ts.whoHas.size < 2) {
+      fail(() => `${str(ts)} indexed as replicated, held by ${ts.whoHas.size}`);
+    }
+  }
+  for (const ts of s.tasks.values()) {
+    if (ts.whoHas.size > 1 && !s.replicatedTasks.has(ts)) {
+      fail(() => `${str(ts)} held by ${ts.whoHas.size} is not indexed as replicated`);
+    }
+    if (ts.replicasWanted > 0 && ts.state !== "memory") {
+      fail(() => `${str(ts)} is ${ts.state} with ${ts.replicasWanted} replicas wanted`);
+    }
+  }
   // Forgotten tasks stay counted: the known ones can only be fewer.
   if (everDone > s.tasksDone) fail(() => `tasksDone ${s.tasksDone} < ${everDone} tasks done`);
   for (const [name, tg] of s.taskGroups) {

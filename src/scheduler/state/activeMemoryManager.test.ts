@@ -1,0 +1,138 @@
+import { describe, expect, test } from "vitest";
+import type { SchedulerEvent } from "./events.ts";
+import type { SchedulerState } from "./schedulerState.ts";
+import { SchedulerState as State } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+const round = (stimulusId = "amm"): SchedulerEvent => ({ kind: "reduce-replicas", stimulusId });
+
+/** The holders of `key`, sorted. */
+function holders(s: SchedulerState, key: string): string[] {
+  return [...(s.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.address).sort();
+}
+
+/** Three workers; x on w1 alone, y on w1 and w2 (100 bytes each), big (500 bytes) on w2. */
+const state = t.threeWorkersWithData;
+
+describe("reduce-replicas", () => {
+  test("extra replicas go down to one, from the holder with the most memory; the round is logged", () => {
+    const s = state();
+    const out = s.handleStimulus(round());
+    // y is on w1 (200 bytes) and w2 (600 bytes): w2 drops it.
+    expect(t.summarize(out)).toEqual(["w2 remove-replicas y"]);
+    expect(holders(s, "y")).toEqual(["w1"]);
+    expect(s.replicasDropped).toBe(1);
+    expect(s.replicatedTasks.size).toBe(0);
+    expect(s.stimulusLog.toArray().at(-1)?.kind).toBe("reduce-replicas");
+    s.validateState();
+    // Nothing left to drop: no message, no record.
+    const records = s.stimulusLog.toArray().length;
+    expect(s.handleStimulus(round("amm2"))).toEqual([]);
+    expect(s.stimulusLog.toArray().length).toBe(records);
+  });
+
+  test("drops of one key in a round never pick the same worker twice, and one replica stays", () => {
+    const s = state();
+    s.handleStimulus(t.updateData("c", { z: ["w1", "w2", "w3"] }));
+    const out = s.handleStimulus(round());
+    // One remove-replicas per worker, with all its keys.
+    expect(t.summarize(out)).toEqual(["w2 remove-replicas y,z", "w1 remove-replicas z"]);
+    expect(holders(s, "z")).toEqual(["w3"]);
+    expect(holders(s, "y")).toEqual(["w1"]);
+    expect(s.replicasDropped).toBe(3);
+    s.validateState();
+  });
+
+  test("a replica is kept for each worker its waiters run on", () => {
+    const s = state();
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { a: t.task(["y"], { workers: ["w1"] }), b: t.task(["y"], { workers: ["w2"] }) },
+        ["a", "b"],
+      ),
+    );
+    expect(t.summarize(s.handleStimulus(round()))).toEqual([]);
+    expect(holders(s, "y")).toEqual(["w1", "w2"]);
+  });
+
+  test("a replica is kept for a waiter not yet assigned", () => {
+    const s = state();
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        { a: t.task(["y"], { workers: ["w1"] }), b: t.task(["y"], { workers: ["elsewhere"] }) },
+        ["a", "b"],
+      ),
+    );
+    expect(s.tasks.get("b")?.state).toBe("no-worker");
+    expect(t.summarize(s.handleStimulus(round()))).toEqual([]);
+    expect(holders(s, "y")).toEqual(["w1", "w2"]);
+  });
+
+  test("never the copy on the worker a waiter is processing on", () => {
+    const s = state();
+    s.handleStimulus(t.updateGraph("c", { a: t.task(["y"], { workers: ["w2"] }) }, ["a"]));
+    // w2 holds the most memory, but runs a, which needs y: w1 drops it.
+    expect(t.summarize(s.handleStimulus(round()))).toEqual(["w1 remove-replicas y"]);
+    expect(holders(s, "y")).toEqual(["w2"]);
+    s.validateState();
+  });
+
+  test("keeps the number of replicas replicate asked for, until the key leaves memory", () => {
+    const s = state();
+    s.handleStimulus(t.replicate("c", ["x"], { n: 3 }, "r1"));
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["x"] }));
+    s.handleStimulus(t.fromWorker("w3", { op: "add-keys", keys: ["x"] }));
+    expect(s.tasks.get("x")?.replicasWanted).toBe(3);
+    expect(t.summarize(s.handleStimulus(round()))).toEqual(["w2 remove-replicas y"]);
+    expect(holders(s, "x")).toEqual(["w1", "w2", "w3"]);
+    // Asking for fewer lowers it.
+    s.handleStimulus(t.replicate("c", ["x"], { n: 2 }, "r2"));
+    expect(s.tasks.get("x")?.replicasWanted).toBe(2);
+    s.validateState();
+    // Once released, the count is forgotten.
+    s.handleStimulus(t.releaseKeys("c", ["x"]));
+    expect(s.tasks.get("x")?.replicasWanted ?? 0).toBe(0);
+    s.validateState();
+  });
+
+  test("an actor is never touched", () => {
+    const s = new State({ validate: true });
+    s.handleStimulus(t.registerWorker("w1", 1), t.registerWorker("w2", 1));
+    const out = s.handleStimulus(t.updateGraph("c", { a: t.task([], { actor: true }) }, ["a"]));
+    const [{ worker, msg }] = t.computeTasks(out);
+    s.handleStimulus(t.taskFinished(worker, "a", msg.runId));
+    const other = worker === "w1" ? "w2" : "w1";
+    s.handleStimulus(t.fromWorker(other, { op: "add-keys", keys: ["a"] }));
+    expect(holders(s, "a")).toEqual(["w1", "w2"]);
+    expect(t.summarize(s.handleStimulus(round()))).toEqual([]);
+    expect(holders(s, "a")).toEqual(["w1", "w2"]);
+  });
+
+  test("a paused holder drops first, though it holds less (Dask's _find_dropper)", () => {
+    const s = state();
+    s.handleStimulus(t.fromWorker("w1", { op: "worker-status-change", status: "paused" }));
+    expect(t.summarize(s.handleStimulus(round()))).toEqual(["w1 remove-replicas y"]);
+    expect(holders(s, "y")).toEqual(["w2"]);
+    s.validateState();
+  });
+
+  test("a worker refusing the drop answers add-keys, which reinstates the replica", () => {
+    const s = state();
+    s.handleStimulus(round());
+    expect(holders(s, "y")).toEqual(["w1"]);
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["y"] }));
+    expect(holders(s, "y")).toEqual(["w1", "w2"]);
+    expect(s.replicatedTasks.has(s.tasks.get("y") as never)).toBe(true);
+    s.validateState();
+  });
+
+  test("the index follows replicas as they come and go", () => {
+    const s = state();
+    expect([...s.replicatedTasks].map((ts) => ts.key)).toEqual(["y"]);
+    s.handleStimulus(t.removeWorker("w2"));
+    expect(s.replicatedTasks.size).toBe(0);
+    s.validateState();
+  });
+});
