@@ -52,6 +52,7 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     const requested = s.get("weft_scheduler_steals_requested_total");
     expect(requested).toBeTypeOf("number");
     expect(requested).toBeGreaterThanOrEqual(s.get("weft_scheduler_steals_confirmed_total") ?? -1);
+    expect(s.get("weft_scheduler_replicas_dropped_total")).toBeTypeOf("number");
     expect(s.get('weft_scheduler_tasks_output_bytes{task_prefix_name="inc"}')).toBeGreaterThan(0);
     expect(s.get("weft_scheduler_desired_workers")).toBeGreaterThanOrEqual(0);
     // the process's own, from prom-client's defaults

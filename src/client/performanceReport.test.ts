@@ -30,6 +30,7 @@ const COUNTERS: SchedulerCounters = {
   keysTransferred: 0,
   stealsRequested: 0,
   stealsConfirmed: 0,
+  replicasDropped: 0,
   rejectedMessages: 0,
   tasks: 0,
   workers: 0,

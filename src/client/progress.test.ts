@@ -28,6 +28,7 @@ function fakeClient(now: { done: number; workers: number; finished?: number }): 
     keysTransferred: 0,
     stealsRequested: 0,
     stealsConfirmed: 0,
+    replicasDropped: 0,
     tasks: 0,
     workers: now.workers,
     clients: 1,

@@ -594,6 +594,8 @@ export interface SchedulerCounters {
   readonly stealsRequested: number;
   /** Steals the victim confirmed (it had not started the task), which moved the task. */
   readonly stealsConfirmed: number;
+  /** Replicas the Active Memory Manager asked workers to drop (ReduceReplicas). */
+  readonly replicasDropped: number;
   /** Tasks the scheduler knows now. */
   readonly tasks: number;
   /** Workers connected now. */

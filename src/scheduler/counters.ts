@@ -40,6 +40,7 @@ export class Counters {
       keysTransferred: this.keysTransferred,
       stealsRequested: state.workStealing.requested,
       stealsConfirmed: state.workStealing.confirmed,
+      replicasDropped: state.replicasDropped,
       rejectedMessages: this.rejectedMessages,
       tasks: state.tasks.size,
       workers: state.workers.size,

@@ -93,6 +93,11 @@ export function schedulerMetrics(s: Scheduler, namespace: string): ScrapedMetric
       .counter("steals_confirmed_total", "Steals the victims confirmed, moving the task", () =>
         Number(counters().stealsConfirmed),
       )
+      .counter(
+        "replicas_dropped_total",
+        "Replicas the active memory manager asked workers to drop (ReduceReplicas)",
+        () => Number(counters().replicasDropped),
+      )
   );
 }
 

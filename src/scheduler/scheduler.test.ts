@@ -887,6 +887,15 @@ describe("Scheduler server", () => {
     ).rejects.toThrow('Scheduler option workStealing must be a boolean, got "yes"');
   });
 
+  it("refuses bad active-memory-manager options before listening", async () => {
+    await expect(
+      Scheduler.start({ listen: "inproc://x", activeMemoryManagerIntervalMs: -1 }),
+    ).rejects.toThrow(/^Scheduler option activeMemoryManagerIntervalMs must be a number of ms > 0/);
+    await expect(
+      Scheduler.start({ listen: "inproc://x", activeMemoryManager: 1 as never }),
+    ).rejects.toThrow("Scheduler option activeMemoryManager must be a boolean, got 1");
+  });
+
   it("refuses frame limits out of range before listening, naming the option", async () => {
     await expect(Scheduler.start({ listen: "inproc://x", maxFrameBytes: 0 })).rejects.toThrow(
       /^Scheduler option maxFrameBytes must be an integer from 1 to 2147483647, got 0$/,

@@ -103,6 +103,8 @@ export class Scheduler implements SessionHost {
   private ttlTimer: ReturnType<typeof setInterval> | null = null;
   /** With `workStealing`: runs a round of work stealing every `workStealingIntervalMs`. */
   private stealingTimer: ReturnType<typeof setInterval> | null = null;
+  /** With `activeMemoryManager`: runs a round of it every `activeMemoryManagerIntervalMs`. */
+  private ammTimer: ReturnType<typeof setInterval> | null = null;
   /** With `idleTimeoutMs`: looks for an idle cluster. */
   private idleTimer: ReturnType<typeof setInterval> | null = null;
   /** When the last look for silent workers ran (wall-clock seconds), 0 before the first. */
@@ -233,6 +235,13 @@ export class Scheduler implements SessionHost {
       this.stealingTimer = setInterval(() => this.balance(), this.options.workStealingIntervalMs);
       this.stealingTimer.unref();
     }
+    if (this.options.activeMemoryManager) {
+      this.ammTimer = setInterval(
+        () => this.reduceReplicas(),
+        this.options.activeMemoryManagerIntervalMs,
+      );
+      this.ammTimer.unref();
+    }
     const idle = this.options.idleTimeoutMs;
     if (idle !== null) {
       const watch = new IdleWatch(idle);
@@ -360,6 +369,15 @@ export class Scheduler implements SessionHost {
     this.dispatch([{ kind: "balance", stimulusId: newStimulusId("balance") }]);
   }
 
+  /**
+   * A round of the Active Memory Manager (the `reduce-replicas` stimulus),
+   * when some key is held by more than one worker.
+   */
+  private reduceReplicas(): void {
+    if (this.state.replicatedTasks.size === 0) return;
+    this.dispatch([{ kind: "reduce-replicas", stimulusId: newStimulusId("reduce-replicas") }]);
+  }
+
   private onFailure(err: Error): void {
     if (this.statusValue !== "running") return;
     this.statusValue = "failed";
@@ -410,6 +428,8 @@ export class Scheduler implements SessionHost {
     this.ttlTimer = null;
     if (this.stealingTimer !== null) clearInterval(this.stealingTimer);
     this.stealingTimer = null;
+    if (this.ammTimer !== null) clearInterval(this.ammTimer);
+    this.ammTimer = null;
     if (this.idleTimer !== null) clearInterval(this.idleTimer);
     this.idleTimer = null;
     await this.listener?.close();

@@ -79,6 +79,19 @@ export interface SchedulerOptions {
    * `work-stealing-interval`). Default 100.
    */
   workStealingIntervalMs?: number;
+  /**
+   * Drop the replicas of in-memory keys beyond those needed (Dask's
+   * `distributed.scheduler.active-memory-manager.start` with its default
+   * policy, ReduceReplicas): every `activeMemoryManagerIntervalMs` the
+   * scheduler runs a round (see docs/scheduler.md, "Active memory manager").
+   * Default true.
+   */
+  activeMemoryManager?: boolean;
+  /**
+   * How often a round of the Active Memory Manager runs, in ms (Dask's
+   * `active-memory-manager.interval`). Default 2000.
+   */
+  activeMemoryManagerIntervalMs?: number;
   /** Where to log. Default: a pino logger named `weft.scheduler` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
   /**
@@ -163,10 +176,15 @@ function idleTimeout(v: number | null | undefined): number | null {
 }
 
 function workStealingInterval(v: number | undefined): number {
-  if (v === undefined) return 100;
+  return timerInterval("workStealingIntervalMs", v, 100);
+}
+
+/** A timer's period in ms: `fallback` if not given. */
+function timerInterval(name: string, v: number | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
   if (typeof v !== "number" || !(v > 0 && v <= MAX_TIMER_MS)) {
     throw new RangeError(
-      `Scheduler option workStealingIntervalMs must be a number of ms > 0 and at most ${MAX_TIMER_MS}, got ${showValue(v)}`,
+      `Scheduler option ${name} must be a number of ms > 0 and at most ${MAX_TIMER_MS}, got ${showValue(v)}`,
     );
   }
   return v;
@@ -188,6 +206,8 @@ const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
   taskStreamLength: true,
   workStealing: true,
   workStealingIntervalMs: true,
+  activeMemoryManager: true,
+  activeMemoryManagerIntervalMs: true,
   logger: true,
   logLength: true,
   eventsLogLength: true,
@@ -236,6 +256,12 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     taskStreamLength: nonNegativeInt("taskStreamLength", o.taskStreamLength ?? 100_000),
     workStealing: booleanOption("workStealing", o.workStealing ?? true),
     workStealingIntervalMs: workStealingInterval(o.workStealingIntervalMs),
+    activeMemoryManager: booleanOption("activeMemoryManager", o.activeMemoryManager ?? true),
+    activeMemoryManagerIntervalMs: timerInterval(
+      "activeMemoryManagerIntervalMs",
+      o.activeMemoryManagerIntervalMs,
+      2000,
+    ),
     logger: o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     eventsLogLength: nonNegativeInt("eventsLogLength", o.eventsLogLength ?? 100_000),

@@ -42,6 +42,10 @@ interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpC
   readonly workStealing?: boolean;
   /** Default (commander's) 100. */
   readonly workStealingInterval?: string;
+  /** false with --no-active-memory-manager. */
+  readonly activeMemoryManager?: boolean;
+  /** Default (commander's) 2000. */
+  readonly activeMemoryManagerInterval?: string;
 }
 
 /**
@@ -79,6 +83,11 @@ export async function runScheduler(
       workStealingIntervalMs: positiveInt(
         "--work-stealing-interval",
         opts.workStealingInterval ?? "100",
+      ),
+      activeMemoryManager: opts.activeMemoryManager !== false,
+      activeMemoryManagerIntervalMs: positiveInt(
+        "--active-memory-manager-interval",
+        opts.activeMemoryManagerInterval ?? "2000",
       ),
       ...frameLimitsFrom(opts),
       ...secure,
@@ -147,6 +156,15 @@ export function schedulerCommand(ctx: CliContext): Command {
       "never move queued tasks from busy workers to idle ones (work stealing is on by default, as in Dask)",
     )
     .option("--work-stealing-interval <ms>", "how often a round of work stealing runs", "100")
+    .option(
+      "--no-active-memory-manager",
+      "keep every replica of a result until it is released (the active memory manager, on by default as in Dask, drops the replicas workers fetched as inputs once no task needs them)",
+    )
+    .option(
+      "--active-memory-manager-interval <ms>",
+      "how often a round of the active memory manager runs",
+      "2000",
+    )
     .option(
       "--idle-timeout <duration>",
       "close the cluster (every worker, then the scheduler: exit 0) once it has been idle this long (e.g. 30m): no task running, queued or waiting for a worker; clients do not count (default: never)",

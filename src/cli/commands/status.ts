@@ -183,7 +183,7 @@ export function formatStatus(status: ClusterStatus): string {
     }
   }
   lines.push(
-    `tasks: ${counters.tasks} known, ${counters.tasksDone} done; reports: ${counters.tasksFinished} finished, ${counters.tasksErred} erred; ${counters.keysTransferred} keys transferred between workers; steals: ${counters.stealsRequested} requested, ${counters.stealsConfirmed} confirmed`,
+    `tasks: ${counters.tasks} known, ${counters.tasksDone} done; reports: ${counters.tasksFinished} finished, ${counters.tasksErred} erred; ${counters.keysTransferred} keys transferred between workers; steals: ${counters.stealsRequested} requested, ${counters.stealsConfirmed} confirmed; ${counters.replicasDropped} replicas dropped by the active memory manager`,
   );
   lines.push(
     `datasets: ${status.datasets.length === 0 ? "none" : status.datasets.map((d) => JSON.stringify(d)).join(", ")}`,

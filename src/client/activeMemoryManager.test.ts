@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { LocalClusterOptions } from "./localCluster.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { inc } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+/** Poll `holders` until `done` says so or `ms` pass; the last holders seen. */
+async function waitForHolders(
+  holders: () => Promise<string[]>,
+  done: (h: string[]) => boolean,
+  ms: number,
+): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  let seen = await holders();
+  while (!done(seen) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    seen = await holders();
+  }
+  return seen;
+}
+
+/**
+ * Two workers; `x` computed on the first, then used by a task restricted to
+ * the second, which so fetches a copy. The client keeps `x`. Returns the
+ * holders of `x` once `done` says so (or after `ms`), and the counts.
+ */
+async function inputCopiedToOtherWorker(
+  o: LocalClusterOptions,
+  done: (h: string[]) => boolean,
+  ms: number,
+) {
+  const { cluster, client } = await testCluster(o);
+  const [first, second] = cluster.workers.map((w) => w.address);
+  const x = client.submitWith({ workers: [first] }, inc, 1);
+  const y = client.submitWith({ workers: [second] }, inc, x);
+  expect(await client.gather([x, y])).toEqual([2, 3]);
+  const holders = async () => [...((await client.whoHas([x]))[x.key] ?? [])].sort();
+  const seen = await waitForHolders(holders, done, ms);
+  return { seen, first, second, counters: await client.counters() };
+}
+
+describe("the active memory manager on a LocalCluster", () => {
+  it("drops the copy a worker fetched as an input once no task needs it", async () => {
+    const { seen, counters } = await inputCopiedToOtherWorker(
+      { scheduler: { activeMemoryManagerIntervalMs: 50 } },
+      (h) => h.length === 1,
+      4000,
+    );
+    expect(seen).toHaveLength(1);
+    expect(counters.replicasDropped).toBeGreaterThanOrEqual(1);
+  });
+
+  it("with activeMemoryManager false both copies stay", async () => {
+    const { seen, first, second, counters } = await inputCopiedToOtherWorker(
+      { scheduler: { activeMemoryManager: false, activeMemoryManagerIntervalMs: 50 } },
+      // Waits for a drop that must not come, through ten would-be rounds.
+      (h) => h.length < 2,
+      500,
+    );
+    expect(seen).toEqual([first, second].sort());
+    expect(counters.replicasDropped).toBe(0);
+  });
+});
