@@ -151,7 +151,7 @@ describe("actors", () => {
     const digest = (workload: "mix" | "scatter"): string => {
       const h = createHash("sha256");
       for (let seed = 1; seed <= 12; seed++) {
-        // Without rounds of work stealing, which came later.
+        // Without rounds of work stealing or of the Active Memory Manager, which came later.
         const r = simulate({
           seed,
           workload,
@@ -159,6 +159,7 @@ describe("actors", () => {
           workers: 3,
           actors: 0,
           workStealing: false,
+          activeMemoryManager: false,
         });
         expect(r.stats.actors.actors).toBe(0);
         h.update(JSON.stringify(replayFields(r)));

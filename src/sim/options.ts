@@ -58,6 +58,12 @@ export interface SimOptions {
    */
   workStealing?: boolean;
   /**
+   * The scheduler runs a round of the Active Memory Manager (the
+   * `reduce-replicas` stimulus) every 2 virtual seconds, as a real one does
+   * by default. Default true.
+   */
+  activeMemoryManager?: boolean;
+  /**
    * After the client has every result, release them all and check that every
    * machine forgets everything. Default true.
    */
@@ -166,6 +172,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   faults: DEFAULT_FAULT_RATES,
   validate: true,
   workStealing: true,
+  activeMemoryManager: true,
   releasePhase: true,
   variant: "",
   hooks: null,

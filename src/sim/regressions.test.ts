@@ -114,6 +114,7 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
         faults: SOAK_FAULTS,
         actors: 0,
         workStealing: false, // found before work stealing: replayed as it ran
+        activeMemoryManager: false, // nor the Active Memory Manager
         ...options,
       });
       expect(r.failure?.kind).toBe("invalid-state");

@@ -55,6 +55,7 @@ export function replayCommand(o: ResolvedSimOptions, customHooks = false): strin
   if (faults !== formatFaults(SIM_DEFAULTS.faults)) parts.push(`--faults ${faults}`);
   if (!o.validate) parts.push("--no-validate");
   if (!o.workStealing) parts.push("--no-work-stealing");
+  if (!o.activeMemoryManager) parts.push("--no-active-memory-manager");
   if (!o.releasePhase) parts.push("--no-release");
   const extra = NO_FLAG.filter((name) => o[name] !== SIM_DEFAULTS[name]).map(
     (name) => `${name}=${String(o[name])}`,

@@ -49,7 +49,8 @@ function row(cells: readonly string[], widths: readonly number[]): string {
 
 /**
  * The summary table of many runs: runs, events, runs whose client restarted
- * the cluster, faults injected by kind, steals requested and confirmed, the
+ * the cluster, faults injected by kind, steals requested and confirmed,
+ * replicas the Active Memory Manager dropped, the
  * `scatter` workload's counters (when it ran: the total, and in how many runs)
  * and those of its `replicate` and `rebalance` requests (when there were any),
  * the actors' counters (when the workloads had actors), failures by kind.
@@ -70,6 +71,7 @@ export function formatSummaryTable(s: SimSummary): string {
   for (const k of FAULT_KINDS) rows.push([`fault: ${k}`, String(s.faults[k])]);
   rows.push(["steals requested", String(s.stealsRequested)]);
   rows.push(["steals confirmed", String(s.stealsConfirmed)]);
+  rows.push(["replicas dropped (AMM)", String(s.replicasDropped)]);
   if (s.scatter.values > 0) {
     for (const k of SCATTER_COUNTS) {
       rows.push([`scatter: ${k}`, `${s.scatter[k]} in ${s.scatterRuns[k]} runs`]);

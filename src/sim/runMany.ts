@@ -35,6 +35,8 @@ export interface SimSummary {
   stealsRequested: number;
   /** Steals the victims confirmed, over all runs. */
   stealsConfirmed: number;
+  /** Replicas the Active Memory Manager asked workers to drop, over all runs. */
+  replicasDropped: number;
   /** The `scatter` workload's counters, over all runs. */
   readonly scatter: Record<ScatterCount, number>;
   /** Runs in which each `scatter` counter was not zero. */
@@ -70,6 +72,7 @@ export function emptySummary(): SimSummary {
     faults: emptyFaultCounts(),
     stealsRequested: 0,
     stealsConfirmed: 0,
+    replicasDropped: 0,
     scatter: emptyScatterCounts(),
     scatterRuns: emptyScatterCounts(),
     replicate: emptyReplicateCounts(),
@@ -93,6 +96,7 @@ export function addResult(s: SimSummary, r: SimResult): void {
   for (const k of Object.keys(r.stats.faults) as FaultKind[]) s.faults[k] += r.stats.faults[k];
   s.stealsRequested += r.stats.stealsRequested;
   s.stealsConfirmed += r.stats.stealsConfirmed;
+  s.replicasDropped += r.stats.replicasDropped;
   for (const k of Object.keys(r.stats.scatter) as ScatterCount[]) {
     s.scatter[k] += r.stats.scatter[k];
     if (r.stats.scatter[k] > 0) s.scatterRuns[k]++;
@@ -128,6 +132,7 @@ export function mergeSummary(a: SimSummary, b: SimSummary): void {
   for (const k of Object.keys(b.faults) as FaultKind[]) a.faults[k] += b.faults[k];
   a.stealsRequested += b.stealsRequested;
   a.stealsConfirmed += b.stealsConfirmed;
+  a.replicasDropped += b.replicasDropped;
   for (const k of Object.keys(b.scatter) as ScatterCount[]) {
     a.scatter[k] += b.scatter[k];
     a.scatterRuns[k] += b.scatterRuns[k];

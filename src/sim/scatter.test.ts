@@ -80,6 +80,7 @@ describe("the scatter workload", () => {
           restartWorker: 0,
           actors: 0,
           workStealing: false, // the runs as they were before work stealing
+          activeMemoryManager: false, // and the Active Memory Manager
         });
         const s = r.stats;
         expect(Object.values(s.scatter).every((n) => n === 0)).toBe(true);

@@ -4,7 +4,9 @@
  * the network, removes workers that miss heartbeats for `heartbeatTimeout`
  * (as Dask's `check_worker_ttl`), runs a round of work stealing every
  * {@link WORK_STEALING_INTERVAL} (with the `workStealing` option, as Dask's
- * default), and, as the steal fault, asks it to steal processing tasks.
+ * default), a round of the Active Memory Manager every
+ * {@link ACTIVE_MEMORY_MANAGER_INTERVAL} (with `activeMemoryManager`, also
+ * Dask's default), and, as the steal fault, asks it to steal processing tasks.
  */
 
 import type { SchedulerMessage } from "../protocol/messages.ts";
@@ -22,6 +24,9 @@ function errorText(e: unknown): string {
 
 /** Virtual seconds between rounds of work stealing (Dask's default `work-stealing-interval`). */
 export const WORK_STEALING_INTERVAL = 0.1;
+
+/** Virtual seconds between rounds of the Active Memory Manager (Dask's default interval). */
+export const ACTIVE_MEMORY_MANAGER_INTERVAL = 2;
 
 /** Where a scheduler message to a client goes. */
 export type ClientSink = (msg: SchedulerToClientMessage) => void;
@@ -44,7 +49,11 @@ export class SimScheduler {
     });
   }
 
-  /** Start the heartbeat check and, with `workStealing`, the rounds of work stealing. */
+  /**
+   * Start the heartbeat check and, with `workStealing` and
+   * `activeMemoryManager`, the rounds of work stealing and of the Active
+   * Memory Manager.
+   */
   start(): void {
     const o = this.c.options;
     const check = (): void => {
@@ -59,6 +68,22 @@ export class SimScheduler {
       };
       this.c.queue.at(WORK_STEALING_INTERVAL, round, true);
     }
+    if (o.activeMemoryManager) {
+      const amm = (): void => {
+        this.reduceReplicas();
+        this.c.queue.at(ACTIVE_MEMORY_MANAGER_INTERVAL, amm, true);
+      };
+      this.c.queue.at(ACTIVE_MEMORY_MANAGER_INTERVAL, amm, true);
+    }
+  }
+
+  /**
+   * A round of the Active Memory Manager, when some key is held by more than
+   * one worker, as the real scheduler's shell runs it.
+   */
+  reduceReplicas(): void {
+    if (this.state.replicatedTasks.size === 0) return;
+    this.handle({ kind: "reduce-replicas", stimulusId: this.c.stimulusId("reduce-replicas") });
   }
 
   /**

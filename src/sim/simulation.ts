@@ -416,6 +416,7 @@ export class Simulation implements SimCluster {
     this.stats.virtualTime = this.queue.now;
     this.stats.stealsRequested = this.scheduler.state.workStealing.requested;
     this.stats.stealsConfirmed = this.scheduler.state.workStealing.confirmed;
+    this.stats.replicasDropped = this.scheduler.state.replicasDropped;
     const { hooks: _hooks, ...options } = this.options;
     return {
       seed: this.options.seed,

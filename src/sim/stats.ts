@@ -148,6 +148,8 @@ export class SimStats {
   stealsRequested = 0;
   /** Steals the victims confirmed, which moved the task. */
   stealsConfirmed = 0;
+  /** Replicas the Active Memory Manager asked workers to drop. */
+  replicasDropped = 0;
   /** Faults injected, by kind. */
   readonly faults: Record<FaultKind, number> = emptyFaultCounts();
   /** What the `scatter` workload's client and checks saw (see {@link SCATTER_COUNTS}). */

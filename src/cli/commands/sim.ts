@@ -59,6 +59,8 @@ interface SimCliOptions {
   readonly validate: boolean;
   /** false with --no-work-stealing. */
   readonly workStealing: boolean;
+  /** false with --no-active-memory-manager. */
+  readonly activeMemoryManager: boolean;
   readonly release: boolean;
   readonly shrink: boolean;
   readonly verbose?: boolean;
@@ -118,6 +120,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     variant: o.variant ?? "",
     validate: o.validate,
     workStealing: o.workStealing,
+    activeMemoryManager: o.activeMemoryManager,
     releasePhase: o.release,
   };
 }
@@ -215,6 +218,10 @@ export function simCommand(ctx: CliContext): Command {
     .option(
       "--no-work-stealing",
       "the scheduler runs no rounds of work stealing (on by default, every 0.1 virtual s, as a real cluster); the steal fault still asks for random steals",
+    )
+    .option(
+      "--no-active-memory-manager",
+      "the scheduler runs no rounds of the active memory manager (on by default, every 2 virtual s, as a real cluster)",
     )
     .option(
       "--no-release",
