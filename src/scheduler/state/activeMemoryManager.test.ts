@@ -11,8 +11,19 @@ function holders(s: SchedulerState, key: string): string[] {
   return [...(s.tasks.get(key)?.whoHas ?? [])].map((ws) => ws.address).sort();
 }
 
-/** Three workers; x on w1 alone, y on w1 and w2 (100 bytes each), big (500 bytes) on w2. */
-const state = t.threeWorkersWithData;
+/**
+ * Three workers; x on w1 alone, y on w1 and w2 (100 bytes each), big (500
+ * bytes) on w2. y was scattered to w1 and fetched by w2 (`add-keys`): a
+ * value scattered to both would keep its two replicas.
+ */
+function state(): SchedulerState {
+  const s = new State({ validate: true });
+  s.handleStimulus(t.registerWorker("w1", 1), t.registerWorker("w2", 1), t.registerWorker("w3", 1));
+  s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w1"] }));
+  s.handleStimulus(t.updateData("c", { big: ["w2"] }, undefined, 500));
+  s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["y"] }));
+  return s;
+}
 
 describe("reduce-replicas", () => {
   test("extra replicas go down to one, from the holder with the most memory; the round is logged", () => {
@@ -33,7 +44,9 @@ describe("reduce-replicas", () => {
 
   test("drops of one key in a round never pick the same worker twice, and one replica stays", () => {
     const s = state();
-    s.handleStimulus(t.updateData("c", { z: ["w1", "w2", "w3"] }));
+    s.handleStimulus(t.updateData("c", { z: ["w1"] }));
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["z"] }));
+    s.handleStimulus(t.fromWorker("w3", { op: "add-keys", keys: ["z"] }));
     const out = s.handleStimulus(round());
     // One remove-replicas per worker, with all its keys.
     expect(t.summarize(out)).toEqual(["w2 remove-replicas y,z", "w1 remove-replicas z"]);
@@ -95,6 +108,28 @@ describe("reduce-replicas", () => {
     s.handleStimulus(t.releaseKeys("c", ["x"]));
     expect(s.tasks.get("x")?.replicasWanted ?? 0).toBe(0);
     s.validateState();
+  });
+
+  test("a replicate that named workers keeps its replicas on them", () => {
+    const s = state();
+    s.handleStimulus(t.replicate("c", ["x"], { n: 2, workers: ["w2", "w3"] }, "r1"));
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["x"] }));
+    s.handleStimulus(t.fromWorker("w3", { op: "add-keys", keys: ["x"] }));
+    // w2 holds the most, but is one of the two replicate asked for: w1 drops x.
+    expect(t.summarize(s.handleStimulus(round()))).toEqual([
+      "w2 remove-replicas y",
+      "w1 remove-replicas x",
+    ]);
+    expect(holders(s, "x")).toEqual(["w2", "w3"]);
+    s.validateState();
+  });
+
+  test("a value scattered to several workers (broadcast) keeps its replicas", () => {
+    const s = state();
+    s.handleStimulus(t.updateData("c", { b: ["w1", "w2", "w3"] }));
+    expect(s.tasks.get("b")?.replicasWanted).toBe(3);
+    expect(t.summarize(s.handleStimulus(round()))).toEqual(["w2 remove-replicas y"]);
+    expect(holders(s, "b")).toEqual(["w1", "w2", "w3"]);
   });
 
   test("an actor is never touched", () => {

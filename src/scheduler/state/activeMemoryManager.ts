@@ -7,8 +7,8 @@
  *
  * For each key held by more than one worker ({@link SchedulerState.replicatedTasks}),
  * the replicas needed are the most of: one; the number `replicate` last asked
- * for ({@link TaskState.replicasWanted}: Dask always wants one, and so undoes
- * `replicate`); and one per distinct worker its waiters are processing on,
+ * for, or a broadcast `scatter` put it on ({@link TaskState.replicasWanted}:
+ * Dask always wants one, and so undoes both); and one per distinct worker its waiters are processing on,
  * plus one per waiter not yet assigned (Dask's caution: it may be placed on a
  * holder). The rest are dropped, one at a time, each from the holder that
  * {@link findDropper} picks. An actor is never touched: its object lives on
@@ -21,6 +21,7 @@
  */
 
 import { removeReplica } from "./bookkeeping.ts";
+import { isNamedWorker } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -79,7 +80,9 @@ export function replicasNeeded(ts: TaskState): number {
 /**
  * The holder of `ts` to drop a replica, or null if none may: never one
  * already dropping it this round, nor one a waiter of `ts` is processing on
- * (the worker needs it, and would refuse), and never the last replica. Among
+ * (the worker needs it, and would refuse), nor one of the workers a
+ * `replicate` named while no more than it asked for are left there, and
+ * never the last replica. Among
  * the others, a worker not running (paused, retiring) first, as Dask's
  * `_find_dropper`, then the one with the most memory, the address breaking
  * ties so that runs repeat.
@@ -95,9 +98,19 @@ function findDropper(
   for (const waiter of itemsOf(ts.waiters)) {
     if (waiter.processingOn !== null) needed.add(waiter.processingOn);
   }
+  // A `replicate` that named workers asked for its replicas among them: those
+  // stay while no more are left there than it asked for.
+  const named = ts.replicasWantedOn;
+  let keepNamed = false;
+  if (named !== null) {
+    let left = 0;
+    for (const ws of ts.whoHas) if (!dropping.has(ws) && isNamedWorker(ws, named)) left++;
+    keepNamed = left <= ts.replicasWanted;
+  }
   let best: WorkerInfo | null = null;
   for (const ws of ts.whoHas) {
     if (dropping.has(ws) || needed.has(ws)) continue;
+    if (keepNamed && named !== null && isNamedWorker(ws, named)) continue;
     if (best === null || isBetterDropper(s, ws, best, memory)) best = ws;
   }
   return best;

@@ -58,7 +58,7 @@ export function removeReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo):
   ts.whoHas = sharedRemove(ts.whoHas, ws);
   if (ts.actor) ws.actors.delete(ts);
   if (ts.whoHas.size === 1) s.replicatedTasks.delete(ts);
-  else if (ts.whoHas.size === 0) ts.replicasWanted = 0;
+  else if (ts.whoHas.size === 0) forgetReplicasWanted(ts);
 }
 
 /** Note that no worker holds `ts` any more (an actor's object included: see {@link removeReplica}). */
@@ -72,7 +72,13 @@ export function removeAllReplicas(s: SchedulerState, ts: TaskState): void {
   }
   ts.whoHas = EMPTY;
   s.replicatedTasks.delete(ts);
+  forgetReplicasWanted(ts);
+}
+
+/** The key left memory: the replicas `replicate` asked for no longer apply. */
+function forgetReplicasWanted(ts: TaskState): void {
   ts.replicasWanted = 0;
+  ts.replicasWantedOn = null;
 }
 
 /**

@@ -86,6 +86,7 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
     const n = Math.min(msg.n ?? allowed.length, allowed.length);
     // Kept by the Active Memory Manager, which would otherwise undo the copies.
     ts.replicasWanted = n;
+    ts.replicasWantedOn = msg.workers === undefined ? null : new Set(msg.workers);
     let need = n;
     for (const ws of allowed) if (ts.whoHas.has(ws)) need--;
     if (need < 0) dropExtraCopies(s, ts, allowed, -need, drops);

@@ -157,12 +157,19 @@ export class TaskState {
    */
   actor = false;
   /**
-   * The number of replicas the last `replicate` of this key asked for, which
-   * the Active Memory Manager keeps (see `activeMemoryManager.ts`); 0 if none
-   * was asked since the key last entered memory (cleared when its last replica
-   * goes).
+   * The number of replicas the last `replicate` of this key asked for (or,
+   * for a value scattered to several workers, the number it was put on),
+   * which the Active Memory Manager keeps (see `activeMemoryManager.ts`); 0 if
+   * none was asked since the key last entered memory (cleared when its last
+   * replica goes).
    */
   replicasWanted = 0;
+  /**
+   * The workers (addresses, hosts or names) the last `replicate` of this key
+   * named, among which {@link replicasWanted} replicas are kept; null for any
+   * worker.
+   */
+  replicasWantedOn: ReadonlySet<string> | null = null;
 
   /** Create a released task; counts it in `group`. */
   constructor(key: string, runSpec: TaskSpec | null, group: TaskGroup) {

@@ -20,7 +20,8 @@ import type { WorkerInfo } from "./workerInfo.ts";
  * business (on the others, the value may already have replaced the task's).
  * A worker that left since it took the value is dropped
  * from the key's holders (the value went with it); a key left without holders
- * is rejected too.
+ * is rejected too. A key put on several workers keeps that many replicas
+ * ({@link TaskState.replicasWanted}).
  */
 export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
   const cs = s.ensureClient(msg.clientId);
@@ -63,6 +64,10 @@ export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
     s.tasksDone++;
     s.tasks.set(key, ts);
     for (const ws of holders) addReplica(s, ts, ws);
+    // A value the client put on several workers itself (`scatter` with `broadcast`)
+    // stays on as many: the Active Memory Manager keeps them, as it keeps
+    // `replicate`'s (Dask's broadcast goes through `replicate`, which its AMM undoes).
+    if (holders.length > 1) ts.replicasWanted = holders.length; // on any workers
     // Not a transition Dask logs, but the key's story starts here.
     s.log.push(key, "released", "memory", NO_RECS, s.stimulusId, s.now);
     s.touch(ts);

@@ -288,7 +288,7 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
     if (ts.whoHas.size > 1 && !s.replicatedTasks.has(ts)) {
       fail(() => `${str(ts)} held by ${ts.whoHas.size} is not indexed as replicated`);
     }
-    if (ts.replicasWanted > 0 && ts.state !== "memory") {
+    if ((ts.replicasWanted > 0 || ts.replicasWantedOn !== null) && ts.state !== "memory") {
       fail(() => `${str(ts)} is ${ts.state} with ${ts.replicasWanted} replicas wanted`);
     }
   }
