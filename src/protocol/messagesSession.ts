@@ -527,6 +527,37 @@ export interface ProfileStopRequestMsg {
   readonly id: string;
 }
 
+/**
+ * What an `amm` request asks of the scheduler's Active Memory Manager
+ * (Dask's `amm_handler` methods): start its periodic rounds, stop them, say
+ * whether they run, or run one round now.
+ */
+export type AmmMethod = "start" | "stop" | "status" | "run-once";
+
+/**
+ * Operate the scheduler's Active Memory Manager at run time (`client.amm`,
+ * Dask's `AMMClientProxy` and `amm_handler`): `start` its rounds every
+ * `activeMemoryManagerIntervalMs` (nothing if they run), `stop` them
+ * (nothing if they do not), `status`, or `run-once`: one round now, a
+ * `reduce-replicas` stimulus as the periodic ones. Answered with an
+ * {@link AmmStatus} (as it is after a `start` or `stop`), or for `run-once`
+ * with the number of replicas the round asked workers to drop.
+ */
+export interface AmmRequestMsg {
+  readonly op: "amm";
+  readonly requestId: number;
+  /** What to do. */
+  readonly method: AmmMethod;
+}
+
+/** Whether the Active Memory Manager runs its rounds, and how often it does when it runs. */
+export interface AmmStatus {
+  /** True while it runs a round every `intervalMs` (Dask's `amm.running()`). */
+  readonly running: boolean;
+  /** The scheduler's `activeMemoryManagerIntervalMs`: the time between rounds while it runs. */
+  readonly intervalMs: number;
+}
+
 /** A request a client makes of the server (not of the state machine). */
 export type ClientRequestMsg =
   | WhoHasRequestMsg
@@ -557,7 +588,8 @@ export type ClientRequestMsg =
   | RegisterSchedulerPluginRequestMsg
   | UnregisterSchedulerPluginRequestMsg
   | ProfileStartRequestMsg
-  | ProfileStopRequestMsg;
+  | ProfileStopRequestMsg
+  | AmmRequestMsg;
 
 /** The `op` of every {@link ClientRequestMsg}. */
 export type ClientRequestOp = ClientRequestMsg["op"];

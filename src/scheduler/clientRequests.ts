@@ -8,6 +8,7 @@
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { ForwardedBytes } from "../comm/forwardedBytes.ts";
 import {
+  type AmmMethod,
   type ClientRequestOp,
   type CoordinationOp,
   type NannyPluginSpec,
@@ -24,6 +25,7 @@ import {
   uploadedFileProblem,
 } from "../protocol/uploads.ts";
 import { logCountProblem } from "../util/logRecords.ts";
+import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
@@ -65,6 +67,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "unregister-scheduler-plugin",
   "profile-start",
   "profile-stop",
+  "amm",
   ...COORDINATION_OPS,
 ]);
 
@@ -105,6 +108,49 @@ function isKeyList(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((k) => typeof k === "string");
 }
 
+const AMM_METHODS: ReadonlySet<string> = new Set<AmmMethod>([
+  "start",
+  "stop",
+  "status",
+  "run-once",
+]);
+
+/**
+ * The answer to an `amm` request of `client` (see `AmmRequestMsg`): the
+ * Active Memory Manager's status once it is started or stopped, or the
+ * replicas a round run now asked workers to drop. A start or stop that
+ * changes something is logged.
+ */
+function answerAmm(host: SessionHost, client: string, method: unknown): unknown {
+  if (typeof method !== "string" || !AMM_METHODS.has(method)) {
+    throw new TypeError(
+      `amm: method must be one of ${[...AMM_METHODS].join(", ")}, got ${showValue(method)}`,
+    );
+  }
+  const amm = host.amm;
+  switch (method as AmmMethod) {
+    case "start":
+      if (!amm.running) {
+        amm.start();
+        host.logger.info(
+          { client, intervalMs: amm.intervalMs },
+          "a client started the active memory manager",
+        );
+      }
+      return amm.status;
+    case "stop":
+      if (amm.running) {
+        amm.stop();
+        host.logger.info({ client }, "a client stopped the active memory manager");
+      }
+      return amm.status;
+    case "status":
+      return amm.status;
+    case "run-once":
+      return amm.runOnce();
+  }
+}
+
 /** Keep `spec` in `plugins`, in place of one of its name: the plugins' names, in order. */
 function recordPlugin<T extends WorkerPluginSpec>(plugins: T[], spec: T): string[] {
   const at = plugins.findIndex((p) => p.name === spec.name);
@@ -143,6 +189,8 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       return host.state.getHasWhat(msg.workers);
     case "counters":
       return host.counters.snapshot(host.state, host.router.clients.size);
+    case "amm":
+      return answerAmm(host, client, msg.method);
     case "load-task-modules": {
       const modules = msg.modules;
       if (!isKeyList(modules) || !modules.every((m) => URL.canParse(m))) {

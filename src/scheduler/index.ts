@@ -3,6 +3,9 @@
 // The handshakes and what the server sends a client after them (the state
 // machine's messages to clients are exported by `./state/`).
 export type {
+  AmmMethod,
+  AmmRequestMsg,
+  AmmStatus,
   CoordinationOp,
   CoordinationRequestMsg,
   EventMsg,
@@ -25,6 +28,7 @@ export type {
 } from "../protocol/messagesSession.ts";
 export type { UploadedFile } from "../protocol/uploads.ts";
 export { LogRecords } from "../util/logRecords.ts";
+export { AmmControl } from "./ammControl.ts";
 export { COORDINATION_OPS, Coordination } from "./coordination/coordination.ts";
 export { Events } from "./coordination/events.ts";
 export { MultiLocks } from "./coordination/multiLocks.ts";

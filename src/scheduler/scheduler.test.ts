@@ -916,3 +916,134 @@ describe("Scheduler server", () => {
     );
   });
 });
+
+describe("the active memory manager operated by clients (amm requests)", () => {
+  /**
+   * A scheduler with `o`, two raw workers and a raw client; `x` computed on
+   * w/1, and `hold(worker)` has a worker say it holds a replica of it too
+   * (as after fetching it), once the scheduler knows it. `ask(method)`
+   * sends an `amm` request and resolves with its reply.
+   */
+  async function cluster(o: SchedulerOptions) {
+    const { s, records } = await start(o);
+    const w1 = await peer(s, registerWorker("inproc://w/1"));
+    const c = await peer(s, registerClient("c1"));
+    await c.comm.send([
+      {
+        op: "update-graph",
+        clientId: "c1",
+        keys: ["x"],
+        stimulusId: "g1",
+        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
+      },
+    ]);
+    const compute = await w1.waitFor((m) => m.op === "compute-task");
+    await w1.comm.send([
+      {
+        op: "task-finished",
+        key: "x",
+        runId: compute.runId,
+        nbytes: 8,
+        typename: "number",
+        stimulusId: "f1",
+      },
+    ]);
+    await c.waitFor((m) => m.op === "key-in-memory");
+    const w2 = await peer(s, registerWorker("inproc://w/2"));
+    const holders = () => [...(s.state.tasks.get("x")?.whoHas ?? [])].map((ws) => ws.address);
+    let added = 0;
+    const hold = async (w: typeof w1) => {
+      await w.comm.send([{ op: "add-keys", keys: ["x"], stimulusId: `add-${++added}` }]);
+      await until(() => holders().length === 2);
+    };
+    let requestId = 100;
+    const ask = async (method: unknown) => {
+      const id = ++requestId;
+      await c.comm.send([{ op: "amm", requestId: id, method }]);
+      return c.waitFor((m) => m.op === "reply" && m.requestId === id);
+    };
+    /** The worker of each remove-replicas received so far, by worker (w/1's first). */
+    const removals = () =>
+      [w1, w2].flatMap((w) => w.received.filter((m) => m.op === "remove-replicas").map(() => w));
+    /** The worker told to drop its replica of x by the `n`-th remove-replicas. */
+    const dropper = (n: number) =>
+      until(() => removals().length >= n).then(() => removals()[n - 1]);
+    return { s, records, w2, hold, ask, holders, dropper };
+  }
+
+  it("a client starts it where it was configured off, stops it, and asks whether it runs", async () => {
+    const { s, records, w2, hold, ask, holders, dropper } = await cluster({
+      activeMemoryManager: false,
+      activeMemoryManagerIntervalMs: 10,
+    });
+    expect(s.amm.running).toBe(false);
+    expect((await ask("status")).result).toEqual({ running: false, intervalMs: 10 });
+    await hold(w2);
+    // Started: a round drops the replica (polled: the timer's, not this test's, time).
+    expect((await ask("start")).result).toEqual({ running: true, intervalMs: 10 });
+    expect(s.amm.running).toBe(true);
+    await until(() => holders().length === 1);
+    const first = await dropper(1);
+    expect(s.state.replicasDropped).toBe(1);
+    // A second start changes nothing, and is not logged again.
+    expect((await ask("start")).result).toEqual({ running: true, intervalMs: 10 });
+    const said = (msg: string) => records.filter((r) => r.msg === msg);
+    expect(said("a client started the active memory manager")).toMatchObject([
+      { client: "c1", intervalMs: 10 },
+    ]);
+    // Stopped: a replica made now stays through many would-be rounds, for run-once to drop.
+    expect((await ask("stop")).result).toEqual({ running: false, intervalMs: 10 });
+    expect((await ask("stop")).result).toEqual({ running: false, intervalMs: 10 });
+    expect(said("a client stopped the active memory manager")).toHaveLength(1);
+    expect(s.amm.running).toBe(false);
+    await hold(first); // fetched again
+    await sleep(200);
+    expect(holders()).toHaveLength(2);
+    expect(s.state.replicasDropped).toBe(1);
+    expect((await ask("run-once")).result).toBe(1);
+    expect(holders()).toHaveLength(1);
+    expect((await ask("status")).result).toEqual({ running: false, intervalMs: 10 });
+    s.state.validateState();
+  });
+
+  it("run-once drops the surplus replicas through a logged reduce-replicas stimulus, and says how many", async () => {
+    const { s, w2, hold, ask, holders, dropper } = await cluster({
+      activeMemoryManager: false,
+    });
+    // Nothing held twice: no round, nothing dropped.
+    expect((await ask("run-once")).result).toBe(0);
+    expect(s.state.stimulusLog.toArray().some((r) => r.kind === "reduce-replicas")).toBe(false);
+    await hold(w2);
+    expect((await ask("run-once")).result).toBe(1);
+    expect(holders()).toHaveLength(1);
+    const told = await dropper(1);
+    const msg = told.received.find((m) => m.op === "remove-replicas");
+    expect(msg).toMatchObject({ op: "remove-replicas", keys: ["x"] });
+    const round = s.state.stimulusLog.toArray().filter((r) => r.kind === "reduce-replicas");
+    expect(round).toHaveLength(1);
+    expect(round[0].stimulusId).toBe(msg?.stimulusId);
+    expect(s.countersSnapshot.replicasDropped).toBe(1);
+    expect((await ask("run-once")).result).toBe(0);
+    expect(s.amm.running).toBe(false);
+    s.state.validateState();
+  });
+
+  it("refuses an unknown method, naming the methods", async () => {
+    const { s, ask } = await cluster({});
+    expect((await ask("restart")).error).toBe(
+      'amm: method must be one of start, stop, status, run-once, got "restart"',
+    );
+    expect((await ask(undefined)).error).toMatch(/^amm: method must be one of .*, got undefined$/);
+    expect(s.countersSnapshot.rejectedMessages).toBe(2);
+    expect(s.amm.running).toBe(true); // the default, untouched
+  });
+
+  it("close() stops the rounds, and a start after it does nothing", async () => {
+    const { s } = await start({});
+    expect(s.amm.running).toBe(true);
+    await s.close();
+    expect(s.amm.running).toBe(false);
+    s.amm.start();
+    expect(s.amm.running).toBe(false);
+  });
+});

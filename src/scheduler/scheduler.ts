@@ -31,6 +31,7 @@ import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds as now } from "../util/wallClock.ts";
 import { CpuProfiler } from "../worker/profiler.ts";
+import { AmmControl } from "./ammControl.ts";
 import { serveClient } from "./clientSession.ts";
 import { Coordination } from "./coordination/coordination.ts";
 import { Counters } from "./counters.ts";
@@ -92,6 +93,12 @@ export class Scheduler implements SessionHost {
   ]);
   /** CPU profiles of the scheduler's thread (`Client.profile` with `scheduler: true`). */
   readonly profiler = new CpuProfiler(() => []);
+  /**
+   * The Active Memory Manager's rounds: started on listening with
+   * `activeMemoryManager`, and at run time by clients (`client.amm`), started,
+   * stopped or run once; stopped on closing.
+   */
+  readonly amm: AmmControl;
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
   private statusValue: SchedulerStatus = "init";
@@ -103,8 +110,6 @@ export class Scheduler implements SessionHost {
   private ttlTimer: ReturnType<typeof setInterval> | null = null;
   /** With `workStealing`: runs a round of work stealing every `workStealingIntervalMs`. */
   private stealingTimer: ReturnType<typeof setInterval> | null = null;
-  /** With `activeMemoryManager`: runs a round of it every `activeMemoryManagerIntervalMs`. */
-  private ammTimer: ReturnType<typeof setInterval> | null = null;
   /** With `idleTimeoutMs`: looks for an idle cluster. */
   private idleTimer: ReturnType<typeof setInterval> | null = null;
   /** When the last look for silent workers ran (wall-clock seconds), 0 before the first. */
@@ -131,6 +136,11 @@ export class Scheduler implements SessionHost {
     });
     this.router = new Router(this.state, this.counters, this.logger);
     this.plugins = new SchedulerPlugins(this, this.logger);
+    this.amm = new AmmControl(
+      this.options.activeMemoryManagerIntervalMs,
+      () => this.reduceReplicas(),
+      () => this.statusValue === "running",
+    );
     this.events.onLog = (topics, msg) => this.plugins.logEvent(topics, msg);
     this.taskStream = new TaskStream(this.options.taskStreamLength);
     this.runner = new StimulusRunner(
@@ -235,13 +245,7 @@ export class Scheduler implements SessionHost {
       this.stealingTimer = setInterval(() => this.balance(), this.options.workStealingIntervalMs);
       this.stealingTimer.unref();
     }
-    if (this.options.activeMemoryManager) {
-      this.ammTimer = setInterval(
-        () => this.reduceReplicas(),
-        this.options.activeMemoryManagerIntervalMs,
-      );
-      this.ammTimer.unref();
-    }
+    if (this.options.activeMemoryManager) this.amm.start();
     const idle = this.options.idleTimeoutMs;
     if (idle !== null) {
       const watch = new IdleWatch(idle);
@@ -371,11 +375,15 @@ export class Scheduler implements SessionHost {
 
   /**
    * A round of the Active Memory Manager (the `reduce-replicas` stimulus),
-   * when some key is held by more than one worker.
+   * when some key is held by more than one worker: the number of replicas it
+   * asked workers to drop (0 when it ran none, the server not running).
    */
-  private reduceReplicas(): void {
-    if (this.state.replicatedTasks.size === 0) return;
+  private reduceReplicas(): number {
+    if (this.state.replicatedTasks.size === 0) return 0;
+    // The stimulus is handled at once: the count it adds to is the round's.
+    const before = this.state.replicasDropped;
     this.dispatch([{ kind: "reduce-replicas", stimulusId: newStimulusId("reduce-replicas") }]);
+    return this.state.replicasDropped - before;
   }
 
   private onFailure(err: Error): void {
@@ -428,8 +436,7 @@ export class Scheduler implements SessionHost {
     this.ttlTimer = null;
     if (this.stealingTimer !== null) clearInterval(this.stealingTimer);
     this.stealingTimer = null;
-    if (this.ammTimer !== null) clearInterval(this.ammTimer);
-    this.ammTimer = null;
+    this.amm.stop();
     if (this.idleTimer !== null) clearInterval(this.idleTimer);
     this.idleTimer = null;
     await this.listener?.close();
