@@ -37,7 +37,7 @@ async function inputCopiedToOtherWorker(
   expect(await client.gather([x, y])).toEqual([2, 3]);
   const holders = async () => [...((await client.whoHas([x]))[x.key] ?? [])].sort();
   const seen = await waitForHolders(holders, done, ms);
-  return { seen, first, second, counters: await client.counters() };
+  return { seen, first, second, counters: await client.counters(), client, holders, cluster };
 }
 
 describe("the active memory manager on a LocalCluster", () => {
@@ -60,5 +60,50 @@ describe("the active memory manager on a LocalCluster", () => {
     );
     expect(seen).toEqual([first, second].sort());
     expect(counters.replicasDropped).toBe(0);
+  });
+});
+
+describe("client.amm: the active memory manager operated at run time", () => {
+  it("runOnce drops the copy no task needs and says how many; a second finds nothing", async () => {
+    const { seen, client, holders, counters } = await inputCopiedToOtherWorker(
+      { scheduler: { activeMemoryManager: false } },
+      (h) => h.length === 2,
+      4000,
+    );
+    expect(seen).toHaveLength(2);
+    expect(counters.replicasDropped).toBe(0);
+    expect(await client.amm.running()).toBe(false);
+    expect(await client.amm.runOnce()).toBe(1);
+    // The scheduler forgot the replica with the round.
+    expect(await holders()).toHaveLength(1);
+    expect(await client.amm.runOnce()).toBe(0);
+    expect((await client.counters()).replicasDropped).toBe(1);
+    expect(await client.amm.running()).toBe(false);
+  });
+
+  it("start runs the rounds where the scheduler was started without them; stop ends them", async () => {
+    const { cluster, client, holders, first, second } = await inputCopiedToOtherWorker(
+      { scheduler: { activeMemoryManager: false, activeMemoryManagerIntervalMs: 50 } },
+      (h) => h.length === 2,
+      4000,
+    );
+    expect(await client.amm.status()).toEqual({ running: false, intervalMs: 50 });
+    await client.amm.start();
+    await client.amm.start(); // already running: nothing changes
+    expect(await client.amm.running()).toBe(true);
+    expect(cluster.scheduler.amm.running).toBe(true);
+    // Polled with a generous deadline: a round of the timer drops the copy.
+    expect(await waitForHolders(holders, (h) => h.length === 1, 4000)).toHaveLength(1);
+    await client.amm.stop();
+    expect(await client.amm.running()).toBe(false);
+    expect(await client.amm.status()).toEqual({ running: false, intervalMs: 50 });
+    // Stopped: a new copy stays through ten would-be rounds, and runOnce still drops it.
+    const z = client.submitWith({ workers: [first] }, inc, 10);
+    const w = client.submitWith({ workers: [second] }, inc, z);
+    expect(await client.gather([z, w])).toEqual([11, 12]);
+    const zHolders = async () => [...((await client.whoHas([z]))[z.key] ?? [])];
+    expect(await waitForHolders(zHolders, (h) => h.length < 2, 500)).toHaveLength(2);
+    expect(await client.amm.runOnce()).toBe(1);
+    expect(await zHolders()).toHaveLength(1);
   });
 });

@@ -5,6 +5,7 @@ import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "./client.ts";
 import { AsCompleted, asCompleted, wait } from "./completion.ts";
+import { ClientClosedError } from "./errors.ts";
 import { LocalCluster } from "./localCluster.ts";
 import { watchProgress } from "./progress.ts";
 import { workerClient } from "./taskClient.ts";
@@ -299,6 +300,24 @@ describe("misuse is answered with an error naming the method and the argument", 
       [() => watchProgress(c, 1, { stream, label: 5 as Loose }), /^watchProgress: label must/],
       [() => workerClient({} as Loose), /^workerClient: fn must be a function .*, got \{\}$/],
     ]);
+  });
+
+  it("client.amm: every method of a closed client rejects with ClientClosedError", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const amm = client.amm;
+    await client.close("done");
+    const calls: [string, () => Promise<unknown>][] = [
+      ["start", () => amm.start()],
+      ["stop", () => amm.stop()],
+      ["running", () => amm.running()],
+      ["status", () => amm.status()],
+      ["runOnce", () => amm.runOnce()],
+    ];
+    for (const [name, call] of calls) {
+      await expect(call(), name).rejects.toBeInstanceOf(ClientClosedError);
+    }
+    // The scheduler's rounds, on by default, were not stopped by the calls refused.
+    expect(cluster.scheduler.amm.running).toBe(true);
   });
 
   it("LocalCluster: options of start, adapt and client", async () => {

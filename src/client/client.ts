@@ -33,6 +33,7 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
+import { ActiveMemoryManagerClient } from "./amm.ts";
 import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
 import { onEveryWorker, sortedByKey, workersNamed } from "./askWorkers.ts";
 import { Cancels } from "./cancels.ts";
@@ -123,6 +124,16 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   readonly peers: PeerPool;
   /** Where the client logs (the `logger` option, or a pino logger named `weft.client`). */
   readonly logger: Logger;
+  /**
+   * The scheduler's Active Memory Manager, operated at run time (Dask's
+   * `client.amm`): `start()`, `stop()`, `running()`, `status()`, and
+   * `runOnce()`, which runs one round now and resolves with the number of
+   * replicas it asked workers to drop. See {@link ActiveMemoryManagerClient}.
+   */
+  readonly amm = new ActiveMemoryManagerClient(async (method) => {
+    this.checkOpen();
+    return this.conn.request("amm", { method });
+  });
   /** The handlers of the topics subscribed to (`subscribeTopic`). */
   private readonly subscriptions: Subscriptions;
   /** The client's publish–subscribe link, and its `Sub`s by name (`pub`, `sub`). */

@@ -6,6 +6,8 @@
 export { ConnectError, MessageTooLargeError, SerializationError } from "../comm/errors.ts";
 export type { ActorOp, ActorRef } from "../protocol/actors.ts";
 export type {
+  AmmMethod,
+  AmmStatus,
   CoordinationOp,
   MultiLockOp,
   PubSubRequestMsg,
@@ -37,6 +39,7 @@ export {
   type ActorResult,
 } from "./actor.ts";
 export { Adaptive, type AdaptiveHost, type AdaptOptions } from "./adaptive.ts";
+export { ActiveMemoryManagerClient, type AmmRequest } from "./amm.ts";
 export { Client } from "./client.ts";
 export type { ClientOptions } from "./clientOptions.ts";
 export type { ClusterDumpFormat, DumpClusterStateOptions } from "./clusterDump.ts";

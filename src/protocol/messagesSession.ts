@@ -545,6 +545,7 @@ export type AmmMethod = "start" | "stop" | "status" | "run-once";
  */
 export interface AmmRequestMsg {
   readonly op: "amm";
+  /** The request's ID, which its reply carries back. */
   readonly requestId: number;
   /** What to do. */
   readonly method: AmmMethod;
