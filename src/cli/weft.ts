@@ -9,8 +9,12 @@ import { isEntryPoint } from "../util/entryPoint.ts";
 import { type CliContext, EXIT, processContext } from "./commands/context.ts";
 import { COMMANDS } from "./commands/index.ts";
 
-/** Applies what every command shares: output through `ctx`, errors as exceptions. */
+/**
+ * Applies what every command shares: output through `ctx`, errors as
+ * exceptions; to its subcommands too (`weft amm start`).
+ */
 function configure(cmd: Command, ctx: CliContext): Command {
+  for (const sub of cmd.commands) configure(sub, ctx);
   return (
     cmd
       .configureOutput({
@@ -39,15 +43,21 @@ export function buildProgram(ctx: CliContext): Command {
 }
 
 /**
- * The command `args` name (the first operand, or the one after `help`) when
- * `program` has no such command; null when it has, or none is named.
+ * The unknown command `args` name (the first operand, or the one after
+ * `help`), with the commands it is a subcommand of (`["amm", "bogus"]`), when
+ * `program` or the command named has no such subcommand; null when each is
+ * known, or none is named.
  */
-function unknownCommandOf(program: Command, args: readonly string[]): string | null {
+function unknownCommandOf(program: Command, args: readonly string[]): string[] | null {
   const operands = args.filter((a) => !a.startsWith("-"));
-  const name = operands[0] === "help" ? operands[1] : operands[0];
+  const at = operands[0] === "help" ? 1 : 0;
+  const name = operands[at];
   if (name === undefined || name === "help") return null;
-  const known = program.commands.some((c) => c.name() === name || c.aliases().includes(name));
-  return known ? null : name;
+  const cmd = program.commands.find((c) => c.name() === name || c.aliases().includes(name));
+  if (cmd === undefined) return [name];
+  if (cmd.commands.length === 0) return null;
+  const unknown = unknownCommandOf(cmd, operands.slice(at + 1));
+  return unknown === null ? null : [name, ...unknown];
 }
 
 /**
@@ -61,9 +71,10 @@ export async function main(
   const program = buildProgram(ctx);
   const unknown = unknownCommandOf(program, argv.slice(2));
   try {
-    // Commander answers `weft nanny --help` and `weft help nanny` with the top-level
-    // help, as if `nanny` were fine: parsed alone, the name gets its usual error.
-    await program.parseAsync(unknown === null ? [...argv] : [...argv.slice(0, 2), unknown]);
+    // Commander answers `weft nanny --help` and `weft help nanny` (`weft amm nope --help`)
+    // with the help of the command above, as if `nanny` were fine: parsed alone, the name
+    // gets its usual error.
+    await program.parseAsync(unknown === null ? [...argv] : [...argv.slice(0, 2), ...unknown]);
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     // --help, `weft help [command]` and --version end with exit code 0; `weft` alone

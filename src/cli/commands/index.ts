@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { ammCommand } from "./amm.ts";
 import type { CliContext } from "./context.ts";
 import { dumpCommand } from "./dump.ts";
 import { eventsCommand } from "./events.ts";
@@ -31,6 +32,7 @@ export const COMMANDS: readonly CommandFactory[] = [
   retireCommand,
   restartCommand,
   shutdownCommand,
+  ammCommand,
   uploadCommand,
   logsCommand,
   eventsCommand,
