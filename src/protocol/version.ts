@@ -19,8 +19,12 @@ import type { WireVersion } from "./messagesSession.ts";
  * to the scheduler and their replies, the workers' `get_data`): a field or an
  * op added, removed, renamed or retyped, a value read differently. Peers
  * compare it for equality: there is no range of compatible versions.
+ *
+ * 2: the scheduler's register replies carry its `maxMessageBytes` and its
+ * nanny plugins; the ops of nanny plugins, of work stealing's rounds and of
+ * the Active Memory Manager (`amm`) were added.
  */
-export const WIRE_PROTOCOL_VERSION = 1;
+export const WIRE_PROTOCOL_VERSION = 2;
 
 let weftVersionValue: string | undefined;
 
