@@ -124,12 +124,37 @@ SCENARIOS = {
         compute("b", "s1", who_has={"a": [PEER]}),
         compute("a", "s2", actor=True),
     ],
+    # A fourth, also found by the simulator (seed 5318): the actor a, executing here,
+    # is freed (cancelled) and the scheduler computes it elsewhere; b, asked of this
+    # worker with a on a peer, resumes a (executing -> fetch). a stays in `actors`
+    # (compute-task put it there; only `_purge_state` takes it out), so b's
+    # `_validate_task_waiting` fails: a is in `waiting_for_data` but, in `actors`,
+    # counts as present. Without validation all goes on.
+    "actor-resumed-for-fetch": [
+        compute("a", "s1", actor=True),
+        free(["a"], "s2"),
+        compute("b", "s3", who_has={"a": [PEER]}),
+    ],
+    # The same without validation (CONFIG_OVERRIDES): a's execution ends, resumed ->
+    # memory (add-keys to the scheduler; the object into `actors`), and b runs on it.
+    "actor-resumed-for-fetch-unvalidated": [
+        compute("a", "s1", actor=True),
+        free(["a"], "s2"),
+        compute("b", "s3", who_has={"a": [PEER]}),
+        success("a", "s4"),
+        success("b", "s5"),
+    ],
     "update-data": [
         scatter({"x": {"typename": "int", "sizeof": 28, "value": 1}}, "s1"),
         compute("y", "s2", who_has={"x": [PEER]}),
         scatter({"y": {"typename": "float", "sizeof": 24, "value": 1.5}}, "s3"),
         free(["x", "y"], "s4"),
     ],
+}
+
+# Scenarios recorded with other settings than CONFIG's.
+CONFIG_OVERRIDES = {
+    "actor-resumed-for-fetch-unvalidated": {"validate": False},
 }
 
 if __name__ == "__main__":
@@ -139,6 +164,7 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, events in SCENARIOS.items():
-        trace = {"name": f"scenario-{name}", "config": CONFIG, "events": events}
+        config = {**CONFIG, **CONFIG_OVERRIDES.get(name, {})}
+        trace = {"name": f"scenario-{name}", "config": config, "events": events}
         with open(os.path.join(out, f"{name}.trace.json"), "w") as f:
             json.dump(trace, f)

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../util/pyErrors.ts";
+import { InvalidTaskState } from "./errors.ts";
 import {
   ExecuteFailureEvent,
   ExecuteSuccessEvent,
@@ -531,5 +532,61 @@ describe("known reference bugs (the port behaves as Dask's worker: not changed)"
     expect([ws.task("k").state, ws.task("x").state]).toEqual(["missing", "executing"]);
     expect([...ws.task("k").whoHas]).toEqual([W2]);
     expect(() => ws.validateState()).toThrow(/k :: missing/);
+  });
+
+  // Found by the cluster simulator (docs/sim.md, seed 5318). The actor a, executing
+  // here, is freed (cancelled) and computed elsewhere; b, asked of this worker with a
+  // on a peer, resumes a (executing → fetch) and waits for it. a stays in `actors`:
+  // compute-task put it there and only purging a task takes it out. validateTask(b),
+  // after the compute-task's transitions, fails: a is in b's waitingForData, yet, in
+  // `actors`, counts as present. Without validation, a's execution ends (resumed →
+  // memory, add-keys) and b runs. The reference does both
+  // (test/vectors/oracle/scenario-actor-resumed-for-fetch and -unvalidated).
+  it("an actor cancelled while executing, resumed for fetch, fails its waiting dependent's validation", () => {
+    const ws = newWs();
+    expect(ws.handleStimulus(compute("a", "s1", { actor: true }))).toEqual([
+      new Execute("a", "s1"),
+    ]);
+    ws.handleStimulus(free(["a"], "s2"));
+    expect(ws.task("a").state).toBe("cancelled");
+    expect(ws.actors.has("a")).toBe(true);
+    ws.validateState();
+
+    let raised: unknown;
+    try {
+      ws.handleStimulus(compute("b", "s3", { whoHas: { a: [W2] } }));
+    } catch (err) {
+      raised = err;
+    }
+    expect(raised).toBeInstanceOf(InvalidTaskState);
+    expect((raised as Error).message).toMatch(
+      /^b :: waiting\n {2}Cause: assertion failed in .*validateTaskWaiting/,
+    );
+    const a = ws.task("a");
+    expect([a.state, a.previous, a.next, ws.task("b").state]).toEqual([
+      "resumed",
+      "executing",
+      "fetch",
+      "waiting",
+    ]);
+    expect(ws.actors.has("a")).toBe(true);
+    expect([...ws.task("b").waitingForData].map((d) => d.key)).toEqual(["a"]);
+  });
+
+  it("the same without validation: the actor's execution ends and its dependent runs", () => {
+    const ws = newWs({ validate: false });
+    ws.handleStimulus(compute("a", "s1", { actor: true, runId: 1 }));
+    ws.handleStimulus(free(["a"], "s2"));
+    expect(ws.handleStimulus(compute("b", "s3", { whoHas: { a: [W2] }, runId: 1 }))).toEqual([]);
+    expect(ws.handleStimulus(success("a", "s4"))).toEqual([
+      new AddKeysMsg(["a"], "s4"),
+      new Execute("b", "s4"),
+    ]);
+    expect(ws.task("a").state).toBe("memory");
+    expect(ws.actors.get("a")).toBe(123);
+    expect(ws.data.has("a")).toBe(false);
+    ws.handleStimulus(success("b", "s5"));
+    expect(ws.task("b").state).toBe("memory");
+    ws.validateState();
   });
 });
