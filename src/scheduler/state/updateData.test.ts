@@ -136,6 +136,31 @@ describe("update-data (scatter)", () => {
     s.validateState();
   });
 
+  test("a worker named twice holds one replica, and counts once in the replicas kept", () => {
+    const s = state();
+    s.handleStimulus(t.updateData("c", { x: ["w1", "w1"], y: ["w1", "w2", "w2"] }));
+    const x = s.tasks.get("x");
+    expect(x?.whoHas.size).toBe(1);
+    expect(x?.replicasWanted ?? 0).toBe(0); // on one worker: one replica, as any key
+    expect(s.tasks.get("y")?.replicasWanted).toBe(2);
+    expect(s.workers.get("w1")?.nbytes).toBe(200);
+    // A copy w2 fetched is not one the client asked for: the next round drops one.
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["x"] }));
+    const out = s.handleStimulus({ kind: "reduce-replicas", stimulusId: "amm" });
+    expect(t.summarize(out)).toEqual(["w1 remove-replicas x"]); // ties by address
+    expect(s.tasks.get("x")?.whoHas.size).toBe(1);
+    expect(s.tasks.get("y")?.whoHas.size).toBe(2);
+    s.validateState();
+    // A key the scheduler has, scattered again to one worker twice, is freed there once.
+    s.handleStimulus(t.releaseKeys("c", ["x"]));
+    s.handleStimulus(t.updateGraph("c", { x: t.task([], { workers: ["w1"] }) }, ["x"]));
+    const again = s.handleStimulus(t.updateData("c", { x: ["w2", "w2"] }));
+    expect(t.summarize(again).filter((line) => line.includes("free-keys"))).toEqual([
+      "w2 free-keys x",
+    ]);
+    s.validateState();
+  });
+
   test("released by its client, scattered data is forgotten and freed; wanted by another, it stays", () => {
     const s = state();
     s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w2"] }));

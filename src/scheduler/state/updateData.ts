@@ -21,7 +21,7 @@ import type { WorkerInfo } from "./workerInfo.ts";
  * A worker that left since it took the value is dropped
  * from the key's holders (the value went with it); a key left without holders
  * is rejected too. A key put on several workers keeps that many replicas
- * ({@link TaskState.replicasWanted}).
+ * ({@link TaskState.replicasWanted}), a worker named twice counting once.
  */
 export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
   const cs = s.ensureClient(msg.clientId);
@@ -37,18 +37,19 @@ export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
         workersGone: false,
       });
       // Free the copies this scatter made, where the task has no business.
-      for (const address of entry.workers) {
+      for (const address of new Set(entry.workers)) {
         const ws = s.workers.get(address);
         if (ws !== undefined && !isInvolved(known, ws)) s.freeKeys(ws, key);
       }
       continue;
     }
-    const holders: WorkerInfo[] = [];
+    // Each worker once: a worker named twice holds one replica.
+    const holders = new Set<WorkerInfo>();
     for (const address of entry.workers) {
       const ws = s.workers.get(address);
-      if (ws !== undefined) holders.push(ws);
+      if (ws !== undefined) holders.add(ws);
     }
-    if (holders.length === 0) {
+    if (holders.size === 0) {
       rejected.push({
         key,
         reason: `none of its workers is connected any more (${entry.workers.join(", ")})`,
@@ -67,7 +68,7 @@ export function updateData(s: SchedulerState, msg: UpdateDataMsg): void {
     // A value the client put on several workers itself (`scatter` with `broadcast`)
     // stays on as many: the Active Memory Manager keeps them, as it keeps
     // `replicate`'s (Dask's broadcast goes through `replicate`, which its AMM undoes).
-    if (holders.length > 1) ts.replicasWanted = holders.length; // on any workers
+    if (holders.size > 1) ts.replicasWanted = holders.size; // on any workers
     // Not a transition Dask logs, but the key's story starts here.
     s.log.push(key, "released", "memory", NO_RECS, s.stimulusId, s.now);
     s.touch(ts);
