@@ -193,16 +193,36 @@ export function addToProcessing(s: SchedulerState, ts: TaskState, ws: WorkerInfo
 }
 
 /**
+ * The bytes of the inputs of `ts` that the memory-limit check weighs (Dask's
+ * `_add_to_processing`): the sum of its dependencies' known sizes.
+ */
+export function inputsNbytes(ts: TaskState): number {
+  let bytes = 0;
+  for (const dts of itemsOf(ts.dependencies)) if (dts.nbytes > 0) bytes += dts.nbytes;
+  return bytes;
+}
+
+/**
+ * True if `ws` may be given a task whose inputs total `bytes` (see
+ * {@link inputsNbytes}): it has no `memoryLimit`, or they fit in it. The one
+ * predicate of the memory-limit check: work stealing chooses its thieves by
+ * it too, so that a steal never fails a task its victim would have run.
+ */
+export function fitsMemoryLimit(ws: WorkerInfo, bytes: number): boolean {
+  const limit = ws.memoryLimit;
+  return limit === null || !(limit > 0) || bytes <= limit;
+}
+
+/**
  * Why `ts` cannot run on `ws`: its inputs together are larger than the
  * worker's `memoryLimit` (Dask's `_add_to_processing`); null if they are not,
  * or the worker has no limit.
  */
 function inputsTooLarge(ts: TaskState, ws: WorkerInfo): string | null {
   const limit = ws.memoryLimit;
-  if (limit === null || !(limit > 0) || ts.dependencies.size === 0) return null;
-  let bytes = 0;
-  for (const dts of itemsOf(ts.dependencies)) if (dts.nbytes > 0) bytes += dts.nbytes;
-  if (bytes <= limit) return null;
+  if (limit === null || ts.dependencies.size === 0) return null;
+  const bytes = inputsNbytes(ts);
+  if (fitsMemoryLimit(ws, bytes)) return null;
   return (
     `Task ${ts.key} has ${formatBytes(bytes)} worth of input dependencies, ` +
     `but worker ${ws.address} has memory_limit set to ${formatBytes(limit)}.`

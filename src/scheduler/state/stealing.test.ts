@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
 
 /** w1 processing x (run 1) and y; w2 idle. */
 function setup(): SchedulerState {
@@ -85,6 +86,35 @@ describe("work stealing", () => {
     expect(s.handleStimulus(t.stealRequest("x", "w1", "w2"))).toEqual([]);
     expect(s.handleStimulus(t.stealRequest("x", "w1"))).toEqual([]);
     expect(s.steals.size).toBe(0);
+  });
+
+  test("a thief whose memory limit the inputs exceed: not asked; if it is all the same, no steal", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateData("c", { big: ["w1"] }, undefined, 1_000_000));
+    s.handleStimulus(t.updateGraph("c", { x: t.task(["big"]), y: t.task(["big"]) }, ["x", "y"]));
+    s.handleStimulus(t.registerWorker("w2", 1, {}, undefined, { memoryLimit: 500_000 }));
+    // Named or chosen, a thief that would fail the task is not asked.
+    expect(s.handleStimulus(t.stealRequest("y", "w1", "w2"))).toEqual([]);
+    expect(s.handleStimulus(t.stealRequest("y", "w1"))).toEqual([]);
+    expect(s.steals.size).toBe(0);
+    // Asked while its limit took the inputs, and answered after it no longer
+    // does (no message changes a limit: only a check that cannot disagree
+    // with the choice keeps this from happening): the task errs there as a
+    // freshly placed one would, and that is no confirmed steal.
+    const w2 = s.workers.get("w2") as WorkerInfo;
+    w2.memoryLimit = null;
+    s.handleStimulus(t.stealRequest("y", "w1", "w2", "steal"));
+    expect(s.steals.size).toBe(1);
+    w2.memoryLimit = 500_000;
+    const out = s.handleStimulus(t.stealResponse("w1", "y", "ready", "steal"));
+    expect(t.summarize(out)).toEqual(["client:c task-erred y"]);
+    const y = s.tasks.get("y");
+    expect(y?.state).toBe("erred");
+    expect(y?.exceptionText).toMatch(/^MemoryError: /);
+    expect(s.workStealing.confirmed).toBe(0);
+    expect(s.story("steal").map((e) => e.slice(0, 3))).toEqual([["y", "processing", "erred"]]);
+    s.validateState();
   });
 
   test("an actor is never stolen", () => {

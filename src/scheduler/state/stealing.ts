@@ -7,7 +7,7 @@
  */
 
 import type { StealResponseMsg } from "../../protocol/messagesWorker.ts";
-import { addToProcessing, exitProcessing } from "./bookkeeping.ts";
+import { addToProcessing, exitProcessing, fitsMemoryLimit, inputsNbytes } from "./bookkeeping.ts";
 import type { StealRequestEvent } from "./events.ts";
 import { decideWorkerNonRootish, mayRunOn } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -24,8 +24,9 @@ const UNDEFINED: ReadonlySet<string | null> = new Set([null, "released", "forgot
 /**
  * `steal-request` stimulus: if `key` is processing on `victim`, not seceded,
  * not an actor, and not already being stolen, pick the thief (the given one if it is running
- * and may run the task, else the best other worker) and send `steal-request`
- * to the victim. Otherwise nothing happens.
+ * and may run the task, else the best other worker) and, if the thief's memory
+ * limit takes the task's inputs, send `steal-request` to the victim.
+ * Otherwise nothing happens.
  */
 export function handleStealRequest(s: SchedulerState, ev: StealRequestEvent): void {
   const ts = s.tasks.get(ev.key);
@@ -47,6 +48,8 @@ export function handleStealRequest(s: SchedulerState, ev: StealRequestEvent): vo
     thief = decideWorkerNonRootish(s, ts, victim);
     if (thief === null) return;
   }
+  // A thief whose memory limit its inputs exceed would fail it (see `addToProcessing`).
+  if (!fitsMemoryLimit(thief, inputsNbytes(ts))) return;
   requestSteal(s, ts, victim, thief);
 }
 
@@ -82,7 +85,8 @@ export function requestSteal(
 
 /**
  * `steal-response` from the victim. If it gave the task up (ready, constrained,
- * waiting), the task moves to the thief with a new run id — or, if the thief
+ * waiting), the task moves to the thief with a new run id (counted as
+ * `confirmed`, with a `processing → processing` record) — or, if the thief
  * has left or paused meanwhile, goes back through `released` to be placed
  * again. If the victim no longer knew the task, it is rescheduled. If it had
  * started (executing, in memory, …), it stays. Responses nobody waits for,
@@ -110,10 +114,16 @@ export function handleStealResponse(
       s.recommend(ts, "released");
       return;
     }
-    s.workStealing.confirmed++;
     exitProcessing(s, ts);
     addToProcessing(s, ts, thief);
-    s.logSameState(ts);
+    // Moved only if it now processes on the thief. The thief is chosen among
+    // the workers whose memory limit takes its inputs, but should the check
+    // in `addToProcessing` fail there all the same, the task has erred as a
+    // freshly placed one would, and that transition is its record: no steal.
+    if (ts.state === "processing" && ts.processingOn === thief) {
+      s.workStealing.confirmed++;
+      s.logSameState(ts);
+    }
   } else if (UNDEFINED.has(state)) {
     s.recommend(ts, "released");
   }

@@ -103,6 +103,42 @@ describe("balance: what is stolen", () => {
     expect(stolenKeys(supplied.handleStimulus(balance())).length).toBeGreaterThan(0);
   });
 
+  test("a thief whose memory limit the task's inputs exceed is never chosen", () => {
+    // w1 holds `big` (1 MB) and runs three tasks needing it; the idle thieves
+    // register afterwards. A thief with a 500 kB limit would fail any of them
+    // with a MemoryError (the check of `addToProcessing`) that w1 would not.
+    const setupBig = (extras: [string, number | undefined][]) => {
+      const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+      s.handleStimulus(t.registerWorker("w1", 1));
+      s.handleStimulus(t.updateData("c", { big: ["w1"] }, undefined, 1_000_000));
+      const graph = { a: t.task(["big"]), b: t.task(["big"]), c: t.task(["big"]) };
+      s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+      for (const [address, memoryLimit] of extras) {
+        s.handleStimulus(t.registerWorker(address, 1, {}, undefined, { memoryLimit }));
+      }
+      return s;
+    };
+    const small = setupBig([["w2", 500_000]]);
+    expect(small.handleStimulus(balance())).toEqual([]);
+    expect(small.workStealing.requested).toBe(0);
+    small.validateState();
+    // A thief whose limit takes them (or without a limit) does get one; the small one still not.
+    for (const roomy of [2_000_000, undefined]) {
+      const s = setupBig([
+        ["w2", 500_000],
+        ["w3", roomy],
+      ]);
+      expect(stolenKeys(s.handleStimulus(balance("b1")))).toEqual(["w1 steal-request c"]);
+      const c = s.tasks.get("c") as never;
+      expect(s.steals.get(c)?.thief.address).toBe("w3");
+      expect(stolenKeys(s.handleStimulus(t.stealResponse("w1", "c", "ready", "b1")))).toEqual([
+        "w3 compute-task c",
+      ]);
+      expect(s.workStealing.confirmed).toBe(1);
+      s.validateState();
+    }
+  });
+
   test("actors and seceded tasks are never stolen", () => {
     const actors = backlog(tasks(10, () => t.task([], { actor: true })));
     expect(actors.handleStimulus(balance())).toEqual([]);

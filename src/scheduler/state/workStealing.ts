@@ -13,13 +13,15 @@
  *   (`stealTracking.ts`), cheapest level first; on each level a victim's
  *   newest first (the ones it would run last).
  * - For each, the thief is the one the placement objective prefers among the
- *   thieves that may run it (`getThief`); the steal is requested if the thief
+ *   thieves that may run it and whose memory limit takes its inputs
+ *   (`getThief`); the steal is requested if the thief
  *   would start it sooner than the victim would — `occ(thief) + comm(thief) +
  *   compute ≤ occ(victim) − (comm(victim) + compute) / 2`.
  * - A thief leaves the round once it is no longer unoccupied; a victim once
  *   it has no more tasks than threads left.
  */
 
+import { fitsMemoryLimit, inputsNbytes } from "./bookkeeping.ts";
 import { bestByObjective, mayRunOn, validWorkers } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { mayBeStolen, requestSteal } from "./stealing.ts";
@@ -146,23 +148,29 @@ function potentialVictims(
  * The thief for `ts` (Dask's `_get_thief`): among the thieves it may run on
  * (for loose worker restrictions, those it names if any of them is a thief,
  * else any thief supplying its resources), the one the placement objective
- * prefers; null if none may run it.
+ * prefers; null if none may run it. A thief whose `memoryLimit` the task's
+ * inputs exceed may not: `addToProcessing` would fail the task there
+ * (`fitsMemoryLimit`, the predicate of that check).
  */
 export function getThief(
   s: SchedulerState,
   ts: TaskState,
   thieves: ReadonlySet<WorkerInfo>,
 ): WorkerInfo | null {
+  const bytes = ts.dependencies.size === 0 ? 0 : inputsNbytes(ts);
   const valid = validWorkers(s, ts);
-  if (valid === null) return bestByObjective(s, ts, thieves);
   const epoch = s.validEpoch;
-  const validThieves: WorkerInfo[] = [];
-  for (const ws of thieves) if (ws.validEpoch === epoch) validThieves.push(ws);
-  if (validThieves.length > 0) return bestByObjective(s, ts, validThieves);
-  if (ts.workerRestrictions?.loose !== true) return null;
-  const anyThief: WorkerInfo[] = [];
-  for (const ws of thieves) if (mayRunOn(ws, ts)) anyThief.push(ws);
-  return bestByObjective(s, ts, anyThief);
+  const candidates: WorkerInfo[] = [];
+  for (const ws of thieves) {
+    if ((valid === null || ws.validEpoch === epoch) && fitsMemoryLimit(ws, bytes)) {
+      candidates.push(ws);
+    }
+  }
+  if (candidates.length === 0 && valid !== null && ts.workerRestrictions?.loose === true) {
+    for (const ws of thieves)
+      if (mayRunOn(ws, ts) && fitsMemoryLimit(ws, bytes)) candidates.push(ws);
+  }
+  return candidates.length === 0 ? null : bestByObjective(s, ts, candidates);
 }
 
 /**
