@@ -153,7 +153,7 @@ describe("reduce-replicas", () => {
     s.validateState();
   });
 
-  test("a worker refusing the drop answers add-keys, which reinstates the replica", () => {
+  test("a worker reporting a dropped key again (add-keys) has its replica reinstated", () => {
     const s = state();
     s.handleStimulus(round());
     expect(holders(s, "y")).toEqual(["w1"]);

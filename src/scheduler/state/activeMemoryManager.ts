@@ -16,8 +16,13 @@
  *
  * The drops are grouped into one `remove-replicas` per worker (Dask's
  * `_enact_suggestions`), and the scheduler forgets each replica at once, as
- * Dask's `request_remove_replicas` does. The worker may refuse (it still needs
- * the key): it then answers `add-keys`, which reinstates the replica.
+ * Dask's `request_remove_replicas` does. The worker does not refuse: as
+ * Dask's, it releases any of the keys it holds in memory, and fails
+ * (`Cannot remove replica … while … in state executing`) if a task executing
+ * or long-running there needs one. So the scheduler never asks a worker that
+ * a waiter of the key is processing on (executing, or queued there to run),
+ * and never drops the last replica. A worker that reports the key again
+ * (`add-keys`) has the replica reinstated, as any `add-keys` does.
  */
 
 import { removeReplica } from "./bookkeeping.ts";
