@@ -10,8 +10,8 @@
  * for, or a broadcast `scatter` put it on ({@link TaskState.replicasWanted}:
  * Dask always wants one, and so undoes both); and one per distinct worker its waiters are processing on,
  * plus one per waiter not yet assigned (Dask's caution: it may be placed on a
- * holder). The rest are dropped, one at a time, each from the holder that
- * {@link findDropper} picks. An actor is never touched: its object lives on
+ * holder). The rest are dropped, each from the holder that
+ * {@link findDroppers} picks. An actor is never touched: its object lives on
  * one worker, and the other holders have handles to it.
  *
  * The drops are grouped into one `remove-replicas` per worker (Dask's
@@ -43,17 +43,12 @@ export function reduceReplicas(s: SchedulerState): number {
   const drops = new Map<WorkerInfo, TaskState[]>();
   for (const ts of s.replicatedTasks) {
     if (ts.actor || ts.state !== "memory") continue;
-    const excess = ts.whoHas.size - replicasNeeded(ts);
+    const { needed, protectedOn } = replicasNeededAndProtected(ts);
+    const excess = ts.whoHas.size - needed;
     if (excess <= 0) continue;
-    // The workers asked to drop `ts` this round (Dask's `pending_drop`).
-    const dropping = new Set<WorkerInfo>();
-    for (let i = 0; i < excess; i++) {
-      const ws = findDropper(s, ts, dropping, memory);
-      if (ws === null) break;
-      dropping.add(ws);
-      memory.set(ws, Math.max(0, memoryOf(ws, memory) - s.getNbytes(ts)));
-    }
-    for (const ws of dropping) {
+    const nbytes = s.getNbytes(ts);
+    for (const ws of findDroppers(s, ts, excess, protectedOn, memory)) {
+      memory.set(ws, Math.max(0, memoryOf(ws, memory) - nbytes));
       const keys = drops.get(ws);
       if (keys === undefined) drops.set(ws, [ts]);
       else keys.push(ts);
@@ -77,62 +72,82 @@ export function reduceReplicas(s: SchedulerState): number {
  * yet assigned, whichever is most.
  */
 export function replicasNeeded(ts: TaskState): number {
-  const places = new Set<WorkerInfo | TaskState>();
-  for (const waiter of itemsOf(ts.waiters)) places.add(waiter.processingOn ?? waiter);
-  return Math.max(1, ts.replicasWanted, places.size);
+  return replicasNeededAndProtected(ts).needed;
 }
 
 /**
- * The holder of `ts` to drop a replica, or null if none may: never one
- * already dropping it this round, nor one a waiter of `ts` is processing on
- * (the worker needs it, and would refuse), nor one of the workers a
- * `replicate` named while no more than it asked for are left there, and
- * never the last replica. Among
- * the others, a worker not running (paused, retiring) first, as Dask's
- * `_find_dropper`, then the one with the most memory, the address breaking
- * ties so that runs repeat.
+ * {@link replicasNeeded}, and the workers its waiters are processing on (which
+ * keep theirs), in one pass over the waiters.
  */
-function findDropper(
-  s: SchedulerState,
-  ts: TaskState,
-  dropping: ReadonlySet<WorkerInfo>,
-  memory: ReadonlyMap<WorkerInfo, number>,
-): WorkerInfo | null {
-  if (ts.whoHas.size - dropping.size < 2) return null;
-  const needed = new Set<WorkerInfo>();
+function replicasNeededAndProtected(ts: TaskState): {
+  needed: number;
+  protectedOn: Set<WorkerInfo>;
+} {
+  const protectedOn = new Set<WorkerInfo>();
+  let unassigned = 0;
   for (const waiter of itemsOf(ts.waiters)) {
-    if (waiter.processingOn !== null) needed.add(waiter.processingOn);
+    if (waiter.processingOn !== null) protectedOn.add(waiter.processingOn);
+    else unassigned++;
   }
-  // A `replicate` that named workers asked for its replicas among them: those
-  // stay while no more are left there than it asked for.
-  const named = ts.replicasWantedOn;
-  let keepNamed = false;
-  if (named !== null) {
-    let left = 0;
-    for (const ws of ts.whoHas) if (!dropping.has(ws) && isNamedWorker(ws, named)) left++;
-    keepNamed = left <= ts.replicasWanted;
-  }
-  let best: WorkerInfo | null = null;
-  for (const ws of ts.whoHas) {
-    if (dropping.has(ws) || needed.has(ws)) continue;
-    if (keepNamed && named !== null && isNamedWorker(ws, named)) continue;
-    if (best === null || isBetterDropper(s, ws, best, memory)) best = ws;
-  }
-  return best;
+  return { needed: Math.max(1, ts.replicasWanted, protectedOn.size + unassigned), protectedOn };
 }
 
-function isBetterDropper(
+/**
+ * The holders of `ts` to drop `excess` replicas from (fewer if fewer may):
+ * never one a waiter of `ts` is processing on (`protectedOn`: it needs the
+ * key, and a worker asked to drop an input of a task executing there fails),
+ * nor one of the workers a `replicate` named while no more than it asked for
+ * are left there, and never the last replica. Among the others, a worker not
+ * running (paused, retiring) first, as Dask's `_find_dropper`, then the one with the
+ * most memory, the address breaking ties so that runs repeat.
+ *
+ * Dask picks one dropper at a time, each time from all the holders; the
+ * order of the candidates does not change between picks (only the dropped
+ * worker's memory does, and it is no longer a candidate), so they are
+ * ordered once and taken from the front, skipping the named workers once
+ * `replicate`'s count is reached among them (which, once reached, stays).
+ */
+function findDroppers(
   s: SchedulerState,
-  ws: WorkerInfo,
-  than: WorkerInfo,
+  ts: TaskState,
+  excess: number,
+  protectedOn: ReadonlySet<WorkerInfo>,
   memory: ReadonlyMap<WorkerInfo, number>,
-): boolean {
-  const running = s.running.has(ws);
-  if (running !== s.running.has(than)) return !running;
-  const a = memoryOf(ws, memory);
-  const b = memoryOf(than, memory);
-  if (a !== b) return a > b;
-  return ws.address < than.address;
+): WorkerInfo[] {
+  const named = ts.replicasWantedOn;
+  const candidates: { ws: WorkerInfo; running: boolean; memory: number; named: boolean }[] = [];
+  // How many holders a `replicate` that named workers counts among them.
+  let namedLeft = 0;
+  for (const ws of ts.whoHas) {
+    const isNamed = named !== null && isNamedWorker(ws, named);
+    if (isNamed) namedLeft++;
+    if (protectedOn.has(ws)) continue;
+    candidates.push({
+      ws,
+      running: s.running.has(ws),
+      memory: memoryOf(ws, memory),
+      named: isNamed,
+    });
+  }
+  candidates.sort(
+    (a, b) =>
+      Number(a.running) - Number(b.running) ||
+      b.memory - a.memory ||
+      (a.ws.address < b.ws.address ? -1 : a.ws.address > b.ws.address ? 1 : 0),
+  );
+  // Never the last replica: at most `whoHas.size - 1` go.
+  const most = Math.min(excess, ts.whoHas.size - 1);
+  const out: WorkerInfo[] = [];
+  for (const c of candidates) {
+    if (out.length >= most) break;
+    if (c.named) {
+      // A `replicate` that named workers keeps its replicas among them.
+      if (namedLeft <= ts.replicasWanted) continue;
+      namedLeft--;
+    }
+    out.push(c.ws);
+  }
+  return out;
 }
 
 /**
