@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { taskStateReprProblem } from "./clusterDump/pyRepr.ts";
 import type { ClusterDump, DumpEvent } from "./clusterDump.ts";
 import {
   classifyLogEntry,
@@ -627,6 +628,53 @@ describe("normalization", () => {
     expect(dumpEncodingOf("a.json")).toBeNull();
   });
 
+  it("reads the cancelled and resumed states of task references, as the seed's repr writes them", () => {
+    expect(parseTaskStateRepr("<TaskState 'sum-4' resumed(executing->fetch)>")).toEqual({
+      key: "sum-4",
+      state: "resumed",
+      previous: "executing",
+      next: "fetch",
+    });
+    expect(parseTaskStateRepr("<TaskState 'x' resumed(long-running->fetch)>")).toEqual({
+      key: "x",
+      state: "resumed",
+      previous: "long-running",
+      next: "fetch",
+    });
+    expect(parseTaskStateRepr("<TaskState ('x', 1) resumed(flight->waiting)>")).toEqual({
+      key: "('x', 1)",
+      state: "resumed",
+      previous: "flight",
+      next: "waiting",
+    });
+    expect(parseTaskStateRepr("<TaskState 'a b>' cancelled(flight)>")).toEqual({
+      key: "a b>",
+      state: "cancelled",
+      previous: "flight",
+    });
+    for (const bad of [
+      "<TaskState 'x' resumed(executing)>",
+      "<TaskState 'x' resumed(executing->)>",
+      "<TaskState 'x' resumed(a->b->c)>",
+      "<TaskState 'x' cancelled(flight->fetch)>",
+      "<TaskState 'x' cancelled()>",
+      "<TaskState 'x' memory(executing)>",
+      "<TaskState 'x' resumed(executing->fetch>",
+      "<TaskState 'x' waiting!>",
+    ]) {
+      expect(parseTaskStateRepr(bad), bad).toBeNull();
+    }
+    expect(taskStateReprProblem("<TaskState 'x' resumed(executing)>")).toBe(
+      'the state "resumed(executing)" is neither a state\'s name nor cancelled(PREVIOUS) or resumed(PREVIOUS->NEXT), in "<TaskState \'x\' resumed(executing)>"',
+    );
+    expect(taskStateReprProblem("<TaskState 'x'>")).toBe(
+      'expected a "<TaskState key state>" reference, got "<TaskState \'x\'>"',
+    );
+    expect(taskStateReprProblem("<TaskState 'x memory>")).toBe(
+      "the key 'x is not a Python string literal, in \"<TaskState 'x memory>\"",
+    );
+  });
+
   it("reads the config the way dask.config.get does", () => {
     const config = new DaskConfig(
       { distributed: { worker: { "memory-limit": 5, transfer: "x" } } },
@@ -682,6 +730,30 @@ describe("errors", () => {
   }
 
   const original = (): Buffer => readFileSync(dumpPath("errors-and-cancel.msgpack.gz"));
+
+  it("reads task references to cancelled and resumed tasks, and names a malformed one's task, field and value", async () => {
+    const fixture = fileURLToPath(
+      new URL("../../test/fixtures/dumps/cancelled-and-resumed.yaml", import.meta.url),
+    );
+    const tasks = (await loadClusterDump(fixture)).workers.get("tcp://127.0.0.1:1")?.tasks;
+    expect(tasks?.get("b")?.dependencies).toEqual([
+      { key: "a", state: "resumed", previous: "executing", next: "fetch" },
+    ]);
+    expect(tasks?.get("e")?.waitingForData).toEqual([
+      { key: "f", state: "cancelled", previous: "executing" },
+    ]);
+    const text = readFileSync(fixture, "utf8");
+    const bad = text.replace(
+      "dependencies:\n          - <TaskState 'a' resumed(executing->fetch)>",
+      "dependencies:\n          - <TaskState 'a' resumed(executing)>",
+    );
+    expect(bad).not.toBe(text);
+    const e = await failure(tmp("bad-state.yaml", bad));
+    expect(e.path).toBe('workers["tcp://127.0.0.1:1"].tasks.b.dependencies[0]');
+    expect(e.reason).toBe(
+      'the state "resumed(executing)" is neither a state\'s name nor cancelled(PREVIOUS) or resumed(PREVIOUS->NEXT), in "<TaskState \'a\' resumed(executing)>"',
+    );
+  });
 
   it("rejects a truncated gzip copy", async () => {
     const data = original();

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { inc } from "../../client/testTasks.ts";
@@ -25,6 +26,45 @@ describe("weft story", () => {
     const r = await runWeft(["story", "x", "no-such-dump.yaml"]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^weft story: no-such-dump\.yaml: /);
+  });
+
+  // A dump with task references to a resumed and a cancelled task, as the seed's
+  // TaskState.__repr__ writes them (`resumed(executing->fetch)`: sim seed 5318's dump).
+  const CANCELLED_AND_RESUMED = fileURLToPath(
+    new URL("../../../test/fixtures/dumps/cancelled-and-resumed.yaml", import.meta.url),
+  );
+
+  it("reads a dump whose tasks refer to resumed and cancelled tasks", async () => {
+    const r = await runWeft(["story", "a", CANCELLED_AND_RESUMED]);
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("('a', 'executing', 'released', 'cancelled', {}, 's2')");
+    expect(r.out).toContain("('a', 'cancelled', 'fetch', 'resumed', {}, 's3')");
+    const f = await runWeft(["story", "f", CANCELLED_AND_RESUMED]);
+    expect(f.code).toBe(0);
+    expect(f.out).toContain("('f', 'resumed', 'released', 'cancelled', {}, 's6')");
+  });
+
+  it("names the file, the task, the field and the value of a malformed task reference", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-story-cli-"));
+    try {
+      const bad = join(dir, "bad.yaml");
+      const text = readFileSync(CANCELLED_AND_RESUMED, "utf8");
+      writeFileSync(
+        bad,
+        text.replace(
+          "<TaskState 'f' cancelled(executing)>",
+          "<TaskState 'f' cancelled(executing->)>",
+        ),
+      );
+      const r = await runWeft(["story", "f", bad]);
+      expect(r.code).toBe(2);
+      expect(r.err).toBe(
+        `weft story: ${bad}: workers["tcp://127.0.0.1:1"].tasks.e.dependencies[0]: the state "cancelled(executing->)" is neither a state's name nor cancelled(PREVIOUS) or resumed(PREVIOUS->NEXT), in "<TaskState 'f' cancelled(executing->)>"\n`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("says a file without a known extension does not exist, naming the dump meant (weft replay too)", async () => {

@@ -184,19 +184,55 @@ export function parsePyStrLiteral(lit: string): string | null {
   return out;
 }
 
-const TASK_STATE_REPR = /^<TaskState (.+) ([^ >]+)>$/s;
+/** `<TaskState KEY STATE>`: the key is everything up to the last space, the state after it. */
+const TASK_STATE_REPR = /^<TaskState (.+) ([^ ]+)>$/s;
+/** A state's name: `memory`, `long-running`, `no-worker` (and `None`, a `previous` Dask leaves unset). */
+const STATE_NAME = /^[A-Za-z]+(?:-[A-Za-z]+)*$/;
+/** `cancelled(PREVIOUS)` or `resumed(PREVIOUS->NEXT)`, as the seed's `TaskState.__repr__` writes them. */
+const COMPOSITE_STATE = /^([^()]+)\((.*)\)$/s;
 
 /** A task referenced from another task (`"<TaskState 'key' state>"` in the dump). */
 export interface TaskRef {
   /** The key, as Python's `str()` writes it. */
   readonly key: string;
-  /** The referenced task's state when the dump was taken. */
+  /**
+   * The referenced task's state when the dump was taken: its name only, `cancelled`
+   * or `resumed` for `cancelled(PREVIOUS)` and `resumed(PREVIOUS->NEXT)`.
+   */
   readonly state: string;
+  /** `previous` of a task referenced as `cancelled(PREVIOUS)` or `resumed(PREVIOUS->NEXT)`; absent otherwise. */
+  readonly previous?: string;
+  /** `next` of a task referenced as `resumed(PREVIOUS->NEXT)`; absent otherwise. */
+  readonly next?: string;
 }
 
 /**
- * Parses `repr(TaskState)` (`"<TaskState 'x-1' memory>"`, `"<TaskState ('x', 1) memory>"`);
- * null if `s` is not one.
+ * The state of a `repr(TaskState)`: a state name (`memory`, `long-running`), or a
+ * cancelled or resumed task's as the seed's worker writes them,
+ * `cancelled(executing)` and `resumed(executing->fetch)`; null for anything else.
+ */
+export function parseTaskStateReprState(
+  token: string,
+): Pick<TaskRef, "state" | "previous" | "next"> | null {
+  if (STATE_NAME.test(token)) return { state: token };
+  const m = COMPOSITE_STATE.exec(token);
+  if (!m) return null;
+  const [, state, inner] = m;
+  if (state === "cancelled") {
+    return STATE_NAME.test(inner) ? { state, previous: inner } : null;
+  }
+  if (state === "resumed") {
+    const parts = inner.split("->");
+    if (parts.length !== 2 || !parts.every((p) => STATE_NAME.test(p))) return null;
+    return { state, previous: parts[0], next: parts[1] };
+  }
+  return null;
+}
+
+/**
+ * Parses `repr(TaskState)` (`"<TaskState 'x-1' memory>"`, `"<TaskState ('x', 1) memory>"`,
+ * `"<TaskState 'x' cancelled(flight)>"`, `"<TaskState 'x' resumed(executing->fetch)>"`);
+ * null if `s` is not one. {@link taskStateReprProblem} says why.
  */
 export function parseTaskStateRepr(s: string): TaskRef | null {
   const m = TASK_STATE_REPR.exec(s);
@@ -204,7 +240,24 @@ export function parseTaskStateRepr(s: string): TaskRef | null {
   const keyRepr = m[1];
   const key =
     keyRepr.startsWith("'") || keyRepr.startsWith('"') ? parsePyStrLiteral(keyRepr) : keyRepr;
-  return key === null ? null : { key, state: m[2] };
+  if (key === null) return null;
+  const state = parseTaskStateReprState(m[2]);
+  return state === null ? null : { key, ...state };
+}
+
+/**
+ * Why `s` is not a `repr(TaskState)` that {@link parseTaskStateRepr} reads, naming `s`
+ * (up to 200 characters): the reason of a dump reader's error.
+ */
+export function taskStateReprProblem(s: string): string {
+  const value = JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}…` : s);
+  const m = TASK_STATE_REPR.exec(s);
+  if (!m) return `expected a "<TaskState key state>" reference, got ${value}`;
+  const keyRepr = m[1];
+  if ((keyRepr.startsWith("'") || keyRepr.startsWith('"')) && parsePyStrLiteral(keyRepr) === null) {
+    return `the key ${keyRepr} is not a Python string literal, in ${value}`;
+  }
+  return `the state ${JSON.stringify(m[2])} is neither a state's name nor cancelled(PREVIOUS) or resumed(PREVIOUS->NEXT), in ${value}`;
 }
 
 /**

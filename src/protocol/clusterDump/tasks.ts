@@ -1,7 +1,7 @@
 /** A worker's tasks as the dump records them. */
 
-import { type Ctx, child, describe, type PathNode } from "./errors.ts";
-import { parseTaskStateRepr, type TaskRef } from "./pyRepr.ts";
+import { type Ctx, child, type PathNode } from "./errors.ts";
+import { parseTaskStateRepr, type TaskRef, taskStateReprProblem } from "./pyRepr.ts";
 import { keyString } from "./taskKeys.ts";
 import type { DumpObject, DumpValue } from "./values.ts";
 
@@ -55,8 +55,7 @@ function taskRefs(obj: DumpObject, field: string, path: PathNode, ctx: Ctx): Tas
   return ctx.list(v, p).map((item, i) => {
     const s = ctx.string(item, child(p, i));
     const ref = parseTaskStateRepr(s);
-    if (!ref)
-      ctx.fail(child(p, i), `expected a "<TaskState key state>" reference, got ${describe(s)}`);
+    if (!ref) ctx.fail(child(p, i), taskStateReprProblem(s));
     return ref;
   });
 }
