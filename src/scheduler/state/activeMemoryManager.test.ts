@@ -163,6 +163,80 @@ describe("reduce-replicas", () => {
     s.validateState();
   });
 
+  test("a retirement's keys are left alone while it copies them, and trimmed once it is over", () => {
+    const s = new State({ validate: true });
+    s.handleStimulus(
+      t.registerWorker("w1", 1),
+      t.registerWorker("w2", 1),
+      t.registerWorker("w3", 1),
+    );
+    s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w1"], p: ["w1"] }));
+    // p is on every worker; no task needs it.
+    s.handleStimulus(t.fromWorker("w2", { op: "add-keys", keys: ["p"] }));
+    s.handleStimulus(t.fromWorker("w3", { op: "add-keys", keys: ["p"] }));
+    // a runs on w1; zx and zy, which need x and y, are queued behind it there.
+    const allowOthers = { workers: ["w1"], allowOtherWorkers: true };
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        {
+          a: t.task([], { workers: ["w1"] }),
+          zx: t.task(["x"], allowOthers),
+          zy: t.task(["y"], allowOthers),
+        },
+        ["a", "zx", "zy"],
+      ),
+    );
+    expect(s.tasks.get("zx")?.processingOn?.address).toBe("w1");
+    expect(s.tasks.get("zy")?.processingOn?.address).toBe("w1");
+    const asked = (out: ReturnType<typeof s.handleStimulus>) =>
+      t.summarize(out).filter((line) => line.includes("acquire-replicas"));
+    const dropsOf = (out: ReturnType<typeof s.handleStimulus>) =>
+      t.summarize(out).filter((line) => line.includes("remove-replicas"));
+    const retire: SchedulerEvent = {
+      kind: "client-message",
+      msg: { op: "retire-workers", workers: ["w1"], clientId: "c", stimulusId: "rt" },
+    };
+    // x and y are on w1 alone: the retirement asks for copies (p is on w2 and w3).
+    const started = s.handleStimulus(retire);
+    expect(asked(started)).toHaveLength(1);
+    const [to] = asked(started)[0].split(" ");
+    // Copies arrive one at a time, with rounds between them. zx and zy stay on
+    // w1, which keeps x and y; Dask's rule would drop the new copies on `to`,
+    // and the retirement would ask for them again, round after round. The
+    // round leaves x, y and p alone (p's holder w1 is being retired too).
+    expect(dropsOf(s.handleStimulus(round("amm1")))).toEqual([]);
+    expect(asked(s.handleStimulus(t.fromWorker(to, { op: "add-keys", keys: ["x"] })))).toEqual([]);
+    expect(dropsOf(s.handleStimulus(round("amm2")))).toEqual([]);
+    expect(holders(s, "x")).toEqual(["w1", to].sort());
+    const done = s.handleStimulus(t.fromWorker(to, { op: "add-keys", keys: ["y"] }));
+    expect(t.summarize(done)).toContain("client:c workers-retired");
+    expect(s.workers.has("w1")).toBe(false);
+    s.validateState();
+    // zx and zy went to `to`, which holds x and y; the next round trims p alone.
+    expect(holders(s, "x")).toEqual([to]);
+    expect(holders(s, "y")).toEqual([to]);
+    expect(dropsOf(s.handleStimulus(round("amm3")))).toHaveLength(1);
+    expect(holders(s, "p")).toHaveLength(1);
+    expect(s.handleStimulus(round("amm4"))).toEqual([]);
+    s.validateState();
+  });
+
+  test("a key a retiring worker holds is left alone, though another holder could drop it", () => {
+    const s = state();
+    s.handleStimulus(t.updateData("c", { q: ["w1"] }));
+    // w1 retires: x and q are copied to w3 (y is on w2 already).
+    const started = s.handleStimulus({
+      kind: "client-message",
+      msg: { op: "retire-workers", workers: ["w1"], clientId: "c", stimulusId: "rt" },
+    });
+    expect(t.summarize(started)).toEqual(["w1 pause", "w3 acquire-replicas"]);
+    // y is on w1, being retired, and w2: the round leaves it alone.
+    expect(s.handleStimulus(round())).toEqual([]);
+    expect(holders(s, "y")).toEqual(["w1", "w2"]);
+    s.validateState();
+  });
+
   test("the index follows replicas as they come and go", () => {
     const s = state();
     expect([...s.replicatedTasks].map((ts) => ts.key)).toEqual(["y"]);

@@ -14,6 +14,16 @@
  * {@link findDroppers} picks. An actor is never touched: its object lives on
  * one worker, and the other holders have handles to it.
  *
+ * A key a worker being retired holds is left alone until the retirement is
+ * over ({@link leftToRetirements}). The retiring worker keeps the tasks
+ * assigned to it until it closes, and so its replicas of their inputs: a
+ * round would drop the retirement's new copy on a running worker instead,
+ * which the retirement would ask for again, round after round (it ended only
+ * if every copy arrived between two rounds). The retirement settles the key
+ * (it copies it, or the worker's replica goes with the worker), and the
+ * rounds after it trim what is left. A copy on its way is not a replica yet:
+ * there is nothing to drop before it arrives.
+ *
  * The drops are grouped into one `remove-replicas` per worker (Dask's
  * `_enact_suggestions`), and the scheduler forgets each replica at once, as
  * Dask's `request_remove_replicas` does. The worker does not refuse: as
@@ -27,6 +37,7 @@
 
 import { removeReplica } from "./bookkeeping.ts";
 import { isNamedWorker } from "./placement.ts";
+import { workersBeingRetired } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -38,6 +49,7 @@ import type { WorkerInfo } from "./workerInfo.ts";
  */
 export function reduceReplicas(s: SchedulerState): number {
   if (s.replicatedTasks.size === 0) return 0;
+  const retiring = workersBeingRetired(s);
   // Each worker's memory as the round's drops leave it (Dask's `workers_memory`).
   const memory = new Map<WorkerInfo, number>();
   const drops = new Map<WorkerInfo, TaskState[]>();
@@ -45,7 +57,7 @@ export function reduceReplicas(s: SchedulerState): number {
     if (ts.actor || ts.state !== "memory") continue;
     const { needed, protectedOn } = replicasNeededAndProtected(ts);
     const excess = ts.whoHas.size - needed;
-    if (excess <= 0) continue;
+    if (excess <= 0 || leftToRetirements(ts, retiring)) continue;
     const nbytes = s.getNbytes(ts);
     for (const ws of findDroppers(s, ts, excess, protectedOn, memory)) {
       memory.set(ws, Math.max(0, memoryOf(ws, memory) - nbytes));
@@ -64,6 +76,16 @@ export function reduceReplicas(s: SchedulerState): number {
   }
   s.replicasDropped += dropped;
   return dropped;
+}
+
+/**
+ * True if a holder of `ts` is being retired (`retiring`): the retirement
+ * settles the key, and the round leaves it alone (see the module comment).
+ */
+function leftToRetirements(ts: TaskState, retiring: ReadonlySet<WorkerInfo>): boolean {
+  if (retiring.size === 0) return false;
+  for (const ws of ts.whoHas) if (retiring.has(ws)) return true;
+  return false;
 }
 
 /**
@@ -98,7 +120,7 @@ function replicasNeededAndProtected(ts: TaskState): {
  * key, and a worker asked to drop an input of a task executing there fails),
  * nor one of the workers a `replicate` named while no more than it asked for
  * are left there, and never the last replica. Among the others, a worker not
- * running (paused, retiring) first, as Dask's `_find_dropper`, then the one with the
+ * running (paused) first, as Dask's `_find_dropper`, then the one with the
  * most memory, the address breaking ties so that runs repeat.
  *
  * Dask picks one dropper at a time, each time from all the holders; the

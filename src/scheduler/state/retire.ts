@@ -13,7 +13,9 @@
  * Where Dask's Active Memory Manager plans the copies, this is checked after
  * every stimulus while a retirement is under way: a copy that fails, or whose
  * worker leaves or is retired too, is asked for again of another worker, and a
- * result the retiring worker computes meanwhile is copied as well. A worker
+ * result the retiring worker computes meanwhile is copied as well (the Active
+ * Memory Manager leaves the keys a retiring worker holds alone meanwhile: see
+ * {@link workersBeingRetired}). A worker
  * whose results no other running worker can take is not retired: it is
  * resumed, and named in `failed`.
  *
@@ -65,6 +67,13 @@ export class Retirement {
 export function isRetiring(s: SchedulerState, ws: WorkerInfo): boolean {
   for (const r of s.retirements) if (r.workers.has(ws)) return true;
   return false;
+}
+
+/** The workers being retired, over every retirement under way. */
+export function workersBeingRetired(s: SchedulerState): Set<WorkerInfo> {
+  const workers = new Set<WorkerInfo>();
+  for (const r of s.retirements) for (const ws of r.workers) workers.add(ws);
+  return workers;
 }
 
 /**
