@@ -139,6 +139,40 @@ describe("balance: what is stolen", () => {
     }
   });
 
+  test("a restricted task's thieves are found by address, host or name", () => {
+    // Thieves on two hosts, one with a name; tasks pinned to each spelling.
+    const run = (workers: string[], loose = false) => {
+      const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+      s.handleStimulus(t.registerWorker("tcp://10.0.0.1:1000", 1));
+      const graph = tasks(10, () =>
+        t.task([], { workers: ["tcp://10.0.0.1:1000", ...workers], allowOtherWorkers: loose }),
+      );
+      s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+      s.handleStimulus(
+        t.registerWorker("tcp://10.0.0.2:1001", 1),
+        t.registerWorker("tcp://10.0.0.3:1002", 1, {}, undefined, { name: "alice" }),
+        t.registerWorker("tcp://10.0.0.3:1003", 1),
+      );
+      s.handleStimulus(balance());
+      s.validateState();
+      return [...s.steals.values()].map((steal) => steal.thief.address);
+    };
+    const thieves = (workers: string[]) => [...new Set(run(workers))].sort();
+    expect(thieves([])).toEqual([]);
+    expect(thieves(["tcp://10.0.0.2:1001"])).toEqual(["tcp://10.0.0.2:1001"]);
+    expect(thieves(["alice"])).toEqual(["tcp://10.0.0.3:1002"]);
+    expect(thieves(["10.0.0.3"])).toEqual(["tcp://10.0.0.3:1002", "tcp://10.0.0.3:1003"]);
+    // Named twice (by host and by name): the same thieves.
+    expect(thieves(["10.0.0.3", "alice", "nobody"])).toEqual([
+      "tcp://10.0.0.3:1002",
+      "tcp://10.0.0.3:1003",
+    ]);
+    // Loose: the named thief first; once it is busy, or if none is named, any thief.
+    expect(run(["alice"], true)[0]).toBe("tcp://10.0.0.3:1002");
+    expect(run(["alice"], true).length).toBeGreaterThan(1);
+    expect(run(["nobody"], true).length).toBeGreaterThan(0);
+  });
+
   test("actors and seceded tasks are never stolen", () => {
     const actors = backlog(tasks(10, () => t.task([], { actor: true })));
     expect(actors.handleStimulus(balance())).toEqual([]);

@@ -22,7 +22,7 @@
  */
 
 import { fitsMemoryLimit, inputsNbytes } from "./bookkeeping.ts";
-import { bestByObjective, mayRunOn, validWorkers } from "./placement.ts";
+import { bestByObjective, isNamedWorker, satisfiesRestrictions } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { mayBeStolen, requestSteal } from "./stealing.ts";
 import { COST_MULTIPLIERS, commCost, type WorkStealing } from "./stealTracking.ts";
@@ -44,7 +44,7 @@ export function balance(s: SchedulerState): number {
   if (idle.size === 0 || idle.size === s.workers.size) return 0;
   const tracking = s.workStealing;
   const average = averageOccupancy(s);
-  const thieves = new Set<WorkerInfo>();
+  const thieves = new Thieves();
   for (const ws of idle) if (isUnoccupied(tracking, ws, average)) thieves.add(ws);
   if (thieves.size === 0) return 0;
   const victims = potentialVictims(s, thieves, average);
@@ -118,11 +118,7 @@ function isSaturated(tracking: WorkStealing, ws: WorkerInfo, average: number): b
  * {@link MIN_VICTIM_OCCUPANCY} seconds of work that are not thieves. Paused
  * workers too: their queued tasks are better run elsewhere.
  */
-function potentialVictims(
-  s: SchedulerState,
-  thieves: ReadonlySet<WorkerInfo>,
-  average: number,
-): WorkerInfo[] {
+function potentialVictims(s: SchedulerState, thieves: Thieves, average: number): WorkerInfo[] {
   const tracking = s.workStealing;
   const byOccupancy = (a: WorkerInfo, b: WorkerInfo) =>
     tracking.combinedOccupancy(b) - tracking.combinedOccupancy(a) || a.index - b.index;
@@ -145,32 +141,178 @@ function potentialVictims(
 }
 
 /**
- * The thief for `ts` (Dask's `_get_thief`): among the thieves it may run on
- * (for loose worker restrictions, those it names if any of them is a thief,
- * else any thief supplying its resources), the one the placement objective
- * prefers; null if none may run it. A thief whose `memoryLimit` the task's
- * inputs exceed may not: `addToProcessing` would fail the task there
- * (`fitsMemoryLimit`, the predicate of that check).
+ * The thief for `ts` (Dask's `_get_thief`): among the thieves that may run it
+ * (those it names that supply its resources; for loose worker restrictions,
+ * if none of them is a thief, any thief supplying its resources), the one the
+ * placement objective prefers; null if none may run it. A thief whose
+ * `memoryLimit` the task's inputs exceed may not: `addToProcessing` would fail
+ * the task there (`fitsMemoryLimit`, the predicate of that check).
+ *
+ * The candidates come from the restriction, not from walking the workers
+ * (Dask's `valid_workers` is as cheap): the thieves it names are looked up by
+ * name, those supplying its resources in the thieves declaring one of them.
+ * Which thief is chosen does not depend on their order: the objective breaks
+ * every tie (down to registration order).
  */
-export function getThief(
-  s: SchedulerState,
-  ts: TaskState,
-  thieves: ReadonlySet<WorkerInfo>,
-): WorkerInfo | null {
+export function getThief(s: SchedulerState, ts: TaskState, thieves: Thieves): WorkerInfo | null {
   const bytes = ts.dependencies.size === 0 ? 0 : inputsNbytes(ts);
-  const valid = validWorkers(s, ts);
-  const epoch = s.validEpoch;
-  const candidates: WorkerInfo[] = [];
-  for (const ws of thieves) {
-    if ((valid === null || ws.validEpoch === epoch) && fitsMemoryLimit(ws, bytes)) {
-      candidates.push(ws);
+  const named = ts.workerRestrictions;
+  const resources = ts.resourceRestrictions;
+  if (named === null && resources === null && thieves.allFit(bytes)) {
+    return bestByObjective(s, ts, thieves.workers);
+  }
+  const out = candidates;
+  out.length = 0;
+  if (named !== null) thieves.named(s, named.names, resources, bytes, out);
+  if (out.length === 0 && (named === null || named.loose)) thieves.supplying(resources, bytes, out);
+  const thief = out.length === 0 ? null : bestByObjective(s, ts, out);
+  out.length = 0;
+  return thief;
+}
+
+/** Scratch for {@link getThief}'s candidates. */
+const candidates: WorkerInfo[] = [];
+const NO_WORKERS: readonly WorkerInfo[] = [];
+
+/** True if `ws` supplies `resources` (null: none needed) and its memory limit takes `bytes` of inputs. */
+function mayTake(
+  ws: WorkerInfo,
+  resources: Readonly<Record<string, number>> | null,
+  bytes: number,
+): boolean {
+  return (resources === null || satisfiesRestrictions(ws, resources)) && fitsMemoryLimit(ws, bytes);
+}
+
+/**
+ * The thieves of one balancing round, with two indexes built on first need,
+ * so that a restricted task finds the thieves that may run it without a walk
+ * over all of them: by address, host and name (for worker restrictions) and
+ * by resource declared. A thief that leaves the round stays in the indexes
+ * (lookups check membership).
+ */
+export class Thieves {
+  private readonly members = new Set<WorkerInfo>();
+  private byIdentifier: Map<string, WorkerInfo[]> | null = null;
+  private byResource: Map<string, WorkerInfo[]> | null = null;
+  /** The smallest `memoryLimit` of the thieves added (leaving ones included). */
+  private smallestLimit = Number.POSITIVE_INFINITY;
+
+  constructor(workers: Iterable<WorkerInfo> = []) {
+    for (const ws of workers) this.add(ws);
+  }
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  /** The thieves. */
+  get workers(): ReadonlySet<WorkerInfo> {
+    return this.members;
+  }
+
+  add(ws: WorkerInfo): void {
+    this.members.add(ws);
+    const limit = ws.memoryLimit;
+    if (limit !== null && limit > 0 && limit < this.smallestLimit) this.smallestLimit = limit;
+    this.byIdentifier = null;
+    this.byResource = null;
+  }
+
+  has(ws: WorkerInfo): boolean {
+    return this.members.has(ws);
+  }
+
+  delete(ws: WorkerInfo): void {
+    this.members.delete(ws);
+  }
+
+  /** True if every thief's memory limit surely takes `bytes` of inputs (see `fitsMemoryLimit`). */
+  allFit(bytes: number): boolean {
+    return bytes <= this.smallestLimit;
+  }
+
+  /**
+   * Append to `out` the thieves `names` names (by address, host or name, as
+   * `isNamedWorker`) that supply `resources` and whose memory limit takes
+   * `bytes`, each once.
+   */
+  named(
+    s: SchedulerState,
+    names: ReadonlySet<string>,
+    resources: Readonly<Record<string, number>> | null,
+    bytes: number,
+    out: WorkerInfo[],
+  ): void {
+    if (names.size >= this.members.size) {
+      for (const ws of this.members) {
+        if (isNamedWorker(ws, names) && mayTake(ws, resources, bytes)) out.push(ws);
+      }
+      return;
+    }
+    const index = this.identifierIndex();
+    // A worker may be named twice (by address and by host): stamp those taken.
+    const epoch = ++s.validEpoch;
+    for (const name of names) {
+      for (const ws of index.get(name) ?? NO_WORKERS) {
+        if (ws.validEpoch === epoch || !this.members.has(ws)) continue;
+        ws.validEpoch = epoch;
+        if (mayTake(ws, resources, bytes)) out.push(ws);
+      }
     }
   }
-  if (candidates.length === 0 && valid !== null && ts.workerRestrictions?.loose === true) {
-    for (const ws of thieves)
-      if (mayRunOn(ws, ts) && fitsMemoryLimit(ws, bytes)) candidates.push(ws);
+
+  /**
+   * Append to `out` the thieves that supply `resources` (every thief when
+   * null) and whose memory limit takes `bytes`.
+   */
+  supplying(
+    resources: Readonly<Record<string, number>> | null,
+    bytes: number,
+    out: WorkerInfo[],
+  ): void {
+    let pool: Iterable<WorkerInfo> = this.members;
+    if (resources !== null) {
+      // Only the thieves declaring a resource may supply it: walk the fewest.
+      const index = this.resourceIndex();
+      let fewest: readonly WorkerInfo[] | null = null;
+      for (const name in resources) {
+        const declaring = index.get(name) ?? NO_WORKERS;
+        if (fewest === null || declaring.length < fewest.length) fewest = declaring;
+      }
+      if (fewest !== null) pool = fewest;
+    }
+    for (const ws of pool) {
+      if (this.members.has(ws) && mayTake(ws, resources, bytes)) out.push(ws);
+    }
   }
-  return candidates.length === 0 ? null : bestByObjective(s, ts, candidates);
+
+  private identifierIndex(): Map<string, WorkerInfo[]> {
+    if (this.byIdentifier !== null) return this.byIdentifier;
+    const index = new Map<string, WorkerInfo[]>();
+    for (const ws of this.members) {
+      addTo(index, ws.address, ws);
+      const host = ws.host;
+      if (host !== null && host !== ws.address) addTo(index, host, ws);
+      const name = ws.name;
+      if (name !== null && name !== ws.address && name !== host) addTo(index, name, ws);
+    }
+    this.byIdentifier = index;
+    return index;
+  }
+
+  private resourceIndex(): Map<string, WorkerInfo[]> {
+    if (this.byResource !== null) return this.byResource;
+    const index = new Map<string, WorkerInfo[]>();
+    for (const ws of this.members) for (const name in ws.resources) addTo(index, name, ws);
+    this.byResource = index;
+    return index;
+  }
+}
+
+function addTo(index: Map<string, WorkerInfo[]>, key: string, ws: WorkerInfo): void {
+  const list = index.get(key);
+  if (list === undefined) index.set(key, [ws]);
+  else list.push(ws);
 }
 
 /**
