@@ -52,10 +52,13 @@ export function commCost(s: SchedulerState, ts: TaskState, ws: WorkerInfo): numb
 /**
  * Whether `ts` may be stolen and at which level (Dask's `steal_time_ratio`);
  * null if never. Never: an actor (weft keeps actors where placement spread
- * them, see `handleStealRequest`), a fast task, a task expected to take no
- * time, or one whose inputs take more than `2^8` times its compute time to
- * move. Restricted tasks are kept too: the thief is chosen among the workers
- * that may run them.
+ * them, see `handleStealRequest`) or a fast task. A task without inputs is
+ * then filed at level 0, whatever its expected duration (nothing to move; as
+ * in Dask, this comes before the duration is looked at). One with inputs is
+ * never stolen if it is expected to take no time, or if moving its inputs
+ * (plus {@link STEAL_LATENCY}) takes about `2^8.5` (≈362) times its compute
+ * time or more: level 15 or more, past {@link COST_MULTIPLIERS}. Restricted
+ * tasks are kept too: the thief is chosen among the workers that may run them.
  */
 export function stealTimeRatio(s: SchedulerState, ts: TaskState): StealTimeRatio | null {
   if (ts.actor || FAST_TASKS.has(ts.group.name)) return null;
