@@ -147,6 +147,34 @@ export function weftTeardown(s) { log.push("teardown " + s.status); }
     expect(log).toEqual(["setup init", "plugin closed", "teardown closing"]);
   });
 
+  it("closed while it starts: listen() rejects, and what it started is stopped, the teardown run once", async () => {
+    const mod = join(dir, "slow-preload.mjs");
+    writeFileSync(
+      mod,
+      `export const log = [];
+export async function weftSetup() { log.push("setup"); await new Promise((r) => setTimeout(r, 100)); }
+export function weftTeardown() { log.push("teardown"); }
+`,
+    );
+    const s = new Scheduler({ logger: silent(), listen: "tcp://127.0.0.1:0", preload: [mod] });
+    const listening = s.listen();
+    const { log } = (await import(pathToFileURL(mod).href)) as { log: string[] };
+    while (log.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const closing = s.close();
+    await expect(listening).rejects.toThrow("the scheduler was closed while starting");
+    await closing;
+    expect(s.status).toBe("closed");
+    expect(() => s.address).toThrow(/not listening/);
+    expect(log).toEqual(["setup", "teardown"]);
+    // Closed before its first await is over (the socket's listen).
+    const early = new Scheduler({ logger: silent(), listen: "tcp://127.0.0.1:0" });
+    const started = early.listen();
+    await early.close();
+    await expect(started).rejects.toThrow("the scheduler was closed while starting");
+    expect(early.status).toBe("closed");
+    expect(() => early.address).toThrow(/not listening/);
+  });
+
   it("a preload that is missing, does not import, or whose weftSetup throws: a clear error", async () => {
     expect(() => new Scheduler({ preload: [join(dir, "nope.mjs")] })).toThrow(
       /Scheduler option preload: no such file: .*nope\.mjs/,

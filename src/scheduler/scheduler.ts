@@ -207,7 +207,11 @@ export class Scheduler implements SessionHost {
     return this.counters.snapshot(this.state, this.router.clients.size);
   }
 
-  /** Listen at `options.listen` and start checking heartbeats. */
+  /**
+   * Listen at `options.listen` and start checking heartbeats. A {@link close}
+   * before it is done makes it stop what it started and reject with "the
+   * scheduler was closed while starting", as a worker's `start()` does.
+   */
   async listen(): Promise<this> {
     if (this.statusValue !== "init")
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
@@ -219,20 +223,26 @@ export class Scheduler implements SessionHost {
         this.logger.warn({ peer, reason }, "refused a TLS connection"),
     });
     try {
+      // close() while starting: what started is stopped here, not left running.
+      this.throwIfClosedWhileStarting();
       const httpAddress = this.options.httpAddress;
       if (httpAddress !== null) {
         this.http = await startSchedulerHttp(this, httpAddress, this.options.metricsNamespace);
+        this.throwIfClosedWhileStarting();
       }
       for (const plugin of this.options.plugins) await this.plugins.add(plugin);
+      this.throwIfClosedWhileStarting();
       this.preloadTeardown = await runPreloads(this.options.preload, this, (url, err) =>
         this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
       );
+      this.throwIfClosedWhileStarting();
     } catch (err) {
       await this.plugins.closeAll();
       await this.http?.close();
       this.http = null;
-      await this.listener.close();
+      await this.listener?.close();
       this.listener = null;
+      await this.runPreloadTeardown();
       throw err;
     }
     this.statusValue = "running";
@@ -430,6 +440,18 @@ export class Scheduler implements SessionHost {
     return this.closePromise;
   }
 
+  /** Refuse to go on starting once {@link close} was called (`listen` is then undone). */
+  private throwIfClosedWhileStarting(): void {
+    if (this.statusValue !== "init") throw new Error("the scheduler was closed while starting");
+  }
+
+  /** The preloads' `weftTeardown`s, once: a close during `listen` may reach it from both. */
+  private async runPreloadTeardown(): Promise<void> {
+    const teardown = this.preloadTeardown;
+    this.preloadTeardown = null;
+    await teardown?.();
+  }
+
   private async shutdown(final: "closed" | "failed"): Promise<void> {
     if (this.statusValue === "running") this.statusValue = "closing";
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
@@ -450,7 +472,7 @@ export class Scheduler implements SessionHost {
     await Promise.allSettled([...this.sessions]);
     await this.plugins.closeAll();
     this.profiler.close();
-    await this.preloadTeardown?.();
+    await this.runPreloadTeardown();
     if (this.statusValue !== "failed") this.statusValue = final;
     this.logger.info({ status: this.statusValue }, "scheduler closed");
     this.resolveClosed();
