@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseTaskStateRepr } from "../../protocol/clusterDump/pyRepr.ts";
 import { ComputeTaskEvent, ExecuteSuccessEvent, FreeKeysEvent } from "./events.ts";
 import {
   NO_TASKS,
@@ -128,5 +129,21 @@ describe("TaskState's seldom-used fields", () => {
     Object.assign(ts, defaults);
     expect(fieldsOf(ts)).toEqual(defaults);
     expect(ts.toString()).toBe("<TaskState 'a' released>");
+  });
+
+  it("toString prints the key as Python's repr does, so that dumps read it back", () => {
+    expect(new TaskState("it's").toString()).toBe(`<TaskState "it's" released>`);
+    expect(new TaskState("('x', 0)").toString()).toBe("<TaskState ('x', 0) released>");
+    expect(new TaskState("a\\b").toString()).toBe("<TaskState 'a\\\\b' released>");
+    for (const key of ["it's", "('x', 0)", "a\\b", "q\"'", "with space"]) {
+      const ts = new TaskState(key);
+      ts.state = "cancelled";
+      ts.previous = "executing";
+      expect(parseTaskStateRepr(ts.toString())).toEqual({
+        key,
+        state: "cancelled",
+        previous: "executing",
+      });
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { keySplit } from "../../util/keySplit.ts";
 import type { Priority } from "../../util/priority.ts";
+import { pyKeyRepr } from "../../util/pyString.ts";
 
 /** A task's state on a worker. Not to be confused with the scheduler's task states. */
 export type TaskStateState =
@@ -446,12 +447,15 @@ export class TaskState {
     return nbytes !== null ? nbytes : DEFAULT_DATA_SIZE;
   }
 
-  /** `<TaskState 'key' state>`, as the seed's repr. */
+  /**
+   * `<TaskState 'key' state>`, as the seed's repr: the key as Python prints it
+   * (a string's `repr()`, a tuple key as the tuple), so that dumps read back.
+   */
   toString(): string {
     let state: string = this.state;
     if (this.state === "cancelled") state = `cancelled(${this.previous})`;
     else if (this.state === "resumed") state = `resumed(${this.previous}->${this.next})`;
-    return `<TaskState '${this.key}' ${state}>`;
+    return `<TaskState ${pyKeyRepr(this.key)} ${state}>`;
   }
 }
 
