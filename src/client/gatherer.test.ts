@@ -8,6 +8,7 @@ import { Gatherer, type GatherHost } from "./gatherer.ts";
 function busyHost(busyTimes: number) {
   let calls = 0;
   const rpc = {
+    comm: {},
     call: async (_op: string, args: { keys: string[] }) => {
       calls++;
       if (calls <= busyTimes) return { status: "busy" };
@@ -39,7 +40,10 @@ describe("Gatherer", () => {
   it("makes an actor's result a handle whose calls go through the client", async () => {
     const { host } = busyHost(0);
     const ref = actorRef("counter-1", "tcp://w:1");
-    const rpc = { call: async () => ({ status: "OK", data: new Map([["counter-1", ref]]) }) };
+    const rpc = {
+      comm: {},
+      call: async () => ({ status: "OK", data: new Map([["counter-1", ref]]) }),
+    };
     const g = new Gatherer({ ...host, peers: { get: async () => rpc } as unknown as PeerPool });
     const handle = (await g.fetch("counter-1")) as Actor<{ inc(by: number): number }>;
     expect(handle).toBeInstanceOf(Actor);

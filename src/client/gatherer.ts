@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isNetworkError } from "../comm/errors.ts";
 import { type ActorRef, isActorRef } from "../protocol/actors.ts";
-import { parseGetDataResponse } from "../worker/dataServer.ts";
+import { getDataArgs, parseGetDataResponse } from "../worker/dataServer.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import type { Actor } from "./actor.ts";
 import { LostKeyError, ResultFetchError } from "./errors.ts";
@@ -219,7 +219,7 @@ export class Gatherer {
     let response: unknown;
     try {
       const rpc = await this.host.peers.get(worker);
-      response = await rpc.call("get_data", { keys, who: this.host.id });
+      response = await rpc.call("get_data", getDataArgs(keys, this.host.id, rpc.comm));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       if (!isNetworkError(err)) {

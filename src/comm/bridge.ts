@@ -26,7 +26,7 @@ import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
 import { messageLength, messageSegments } from "./messageLayout.ts";
-import { type PeerLimit, peerLimitBelow, sendLimitError } from "./peerLimit.ts";
+import { lowerPeerLimit, type PeerLimit, peerLimitBelow, sendLimitError } from "./peerLimit.ts";
 import {
   decodeMessage,
   type EncodedMessage,
@@ -170,6 +170,8 @@ class BridgeComm extends CommBase {
    * thread's connection has it (an in-process one takes any size).
    */
   readonly limitSendsTo?: (maxMessageBytes: number, whose: string) => void;
+  /** The main thread's connection's own limit, which this applies too; absent with none. */
+  readonly maxMessageBytes?: number;
 
   constructor(
     readonly peerAddress: string,
@@ -182,6 +184,7 @@ class BridgeComm extends CommBase {
     this.localAddress = `bridge://${id}`;
     if (ownLimit !== null) {
       this.limitSendsTo = (n, whose) => (this.peerLimit = peerLimitBelow(n, whose, ownLimit));
+      this.maxMessageBytes = ownLimit;
     }
     channel.onmessage = (ev: unknown) => this.onFrame((ev as { data?: unknown }).data);
     void this.closed.then(() => channel.close());
@@ -197,15 +200,19 @@ class BridgeComm extends CommBase {
     }
   }
 
-  send(msg: unknown): Promise<void> {
+  send(msg: unknown, limit?: PeerLimit): Promise<void> {
     if (this.isClosed) return Promise.reject(this.closedError());
     try {
       const message = encodeMessage(msg);
       if (this.ownLimit !== null) {
-        // Its length on TCP, which both limits count: the main thread's
+        // Its length on TCP, which the limits count: the main thread's
         // connection would refuse it as this does, but only by aborting.
         const length = messageLength(messageSegments(message));
-        const over = sendLimitError(length, this.ownLimit, this.peerLimit);
+        const over = sendLimitError(
+          length,
+          this.ownLimit,
+          lowerPeerLimit(this.peerLimit, limit, this.ownLimit),
+        );
         if (over !== null) throw over;
       }
       post(this.channel, frameOf(message));

@@ -8,6 +8,7 @@
 import { constants as bufferConstants } from "node:buffer";
 import { showValue } from "../util/showValue.ts";
 import { MAX_FRAME_LENGTH } from "./framing.ts";
+import type { PeerLimit } from "./peerLimit.ts";
 import type { TlsCredentials } from "./tls.ts";
 
 /** How a comm ended. */
@@ -31,10 +32,15 @@ export interface Comm extends AsyncIterable<unknown> {
    * were handed to the OS, so awaiting it applies backpressure). Rejects with a
    * `CommClosedError` if the comm is closed, a `SerializationError` if the
    * message cannot be encoded, a `MessageTooLargeError` if it is larger than
-   * `maxMessageBytes` or the peer's limit ({@link limitSendsTo}) (the comm
-   * stays open in the last two cases).
+   * `maxMessageBytes`, the peer's limit ({@link limitSendsTo}) or `limit`
+   * (the comm stays open in the last two cases).
+   *
+   * `limit`: the peer takes at most this much for this message alone (it said
+   * so in its request: a `get_data` answer to a requester whose own limit is
+   * lower), applied as a limit given to {@link limitSendsTo} is. Ignored where
+   * messages have no size limit (in-process).
    */
-  send(msg: unknown): Promise<void>;
+  send(msg: unknown, limit?: PeerLimit): Promise<void>;
   /**
    * The peer accepts messages of at most `maxMessageBytes` (it said so, e.g.
    * the scheduler in its answer to a registration): from now on a larger
@@ -45,6 +51,13 @@ export interface Comm extends AsyncIterable<unknown> {
    * size limit (in-process); a wrapper that lacks it sends as before.
    */
   limitSendsTo?(maxMessageBytes: number, whose: string): void;
+  /**
+   * The largest message this end accepts (its own `maxMessageBytes`): a
+   * larger one arriving closes the connection. Absent where messages have no
+   * size limit (in-process). A requester tells it to a peer whose answer may
+   * be large (`get_data`), so that the peer refuses to send more.
+   */
+  readonly maxMessageBytes?: number;
   /**
    * The next message. Rejects with a `CommClosedError` (whose `cause` is the
    * close error, if any) once the comm is closed and every message that

@@ -3,6 +3,7 @@
 import type { Comm, CommCloseInfo } from "./comm.ts";
 import { CommClosedError } from "./errors.ts";
 import { MessageQueue } from "./messageQueue.ts";
+import type { PeerLimit } from "./peerLimit.ts";
 
 /**
  * Base of the transports: subclasses call {@link deliver} for every message
@@ -22,7 +23,7 @@ export abstract class CommBase implements Comm {
     return this.closeInfo !== null;
   }
 
-  abstract send(msg: unknown): Promise<void>;
+  abstract send(msg: unknown, limit?: PeerLimit): Promise<void>;
   abstract close(): Promise<void>;
   abstract abort(error?: Error): void;
 

@@ -33,6 +33,7 @@ export {
 export { forEachMessage } from "./forEachMessage.ts";
 export { ForwardedBuffer, ForwardedBytes, ForwardedClonedValue } from "./forwardedBytes.ts";
 export { DEFAULT_INPROC_NAME } from "./inproc.ts";
+export type { PeerLimit } from "./peerLimit.ts";
 export {
   type CommLogger,
   RemoteError,

@@ -16,7 +16,7 @@ export interface PeerLimit {
 }
 
 /** The limit given to `limitSendsTo`; a RangeError for one that is not a positive integer. */
-function peerLimit(maxMessageBytes: number, whose: string): PeerLimit {
+export function peerLimit(maxMessageBytes: number, whose: string): PeerLimit {
   if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) {
     throw new RangeError(
       `limitSendsTo: maxMessageBytes must be a positive integer, got ${showValue(maxMessageBytes)}`,
@@ -58,4 +58,19 @@ export function sendLimitError(
   const overPeer = overPeerLimit(length, peer);
   if (overPeer !== null) return overPeer;
   return length > ownLimit ? new MessageTooLargeError(length, ownLimit, "send") : null;
+}
+
+/**
+ * The limit a send goes by: the lower of a comm's standing peer limit
+ * (`limitSendsTo`) and one given for this send alone (`Comm.send`'s `limit`),
+ * either possibly absent; one not below `ownLimit` (the comm's own
+ * `maxMessageBytes`) changes nothing, as with `limitSendsTo`.
+ */
+export function lowerPeerLimit(
+  standing: PeerLimit | null,
+  once: PeerLimit | undefined,
+  ownLimit: number,
+): PeerLimit | null {
+  if (once === undefined || once.maxMessageBytes >= ownLimit) return standing;
+  return standing === null || once.maxMessageBytes < standing.maxMessageBytes ? once : standing;
 }

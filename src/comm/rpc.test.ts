@@ -136,6 +136,36 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     expect(events).toEqual(["handled", "sent:true"]);
   });
 
+  it("limitReplyTo: an answer over the requester's limit is refused with an error answer naming it (TCP); the comm stays open", async () => {
+    const { client } = await served({
+      get: (args, ctx) => {
+        ctx.limitReplyTo?.(1000, "the requester's limit");
+        return new Uint8Array(args.n as number);
+      },
+      bad: (_args, ctx) => {
+        ctx.limitReplyTo?.(0, "x");
+        return 1;
+      },
+    });
+    const err = await client.call("get", { n: 5000 }).catch((e: unknown) => e);
+    if (address.startsWith("inproc")) {
+      // In-process messages have no size limit.
+      expect(err).toEqual(new Uint8Array(5000));
+    } else {
+      expect(err).toBeInstanceOf(RemoteError);
+      expect((err as RemoteError).remoteName).toBe("MessageTooLargeError");
+      expect((err as Error).message).toMatch(
+        /^get on tcp:\/\/.* failed: MessageTooLargeError: cannot send a message of 4\.\d\d kiB \(\d+ bytes\): larger than the requester's limit \(0\.98 kiB\)$/,
+      );
+      expect(isNetworkError(err)).toBe(false);
+    }
+    expect(await client.call("get", { n: 500 })).toEqual(new Uint8Array(500));
+    await expect(client.call("bad")).rejects.toThrow(
+      /RangeError: limitSendsTo: maxMessageBytes must be a positive integer, got 0/,
+    );
+    expect(client.comm.isClosed).toBe(false);
+  });
+
   it("malformed requests do not break the server", async () => {
     const { client, pair } = await served({ ping: () => "pong" });
     await pair.client.send("garbage");

@@ -10,6 +10,7 @@ import { asError } from "../util/asError.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
+import { type PeerLimit, peerLimit } from "./peerLimit.ts";
 
 /** The logging a comm helper needs; a pino logger is one. */
 export interface CommLogger {
@@ -176,6 +177,15 @@ export interface RpcContext {
   readonly comm: Comm;
   /** Call `cb` once the answer was handed to the transport (`ok`) or could not be sent. */
   afterReply(cb: (ok: boolean) => void): void;
+  /**
+   * The requester takes an answer of at most `maxMessageBytes` (it said so in
+   * its request; `whose` names that limit in the error): a larger answer is
+   * not sent, and the requester gets an error answer with the
+   * `MessageTooLargeError` instead (see `Comm.send`'s `limit`). A limit not
+   * below the comm's own changes nothing; a RangeError for one that is not a
+   * positive integer.
+   */
+  limitReplyTo?(maxMessageBytes: number, whose: string): void;
 }
 
 /** Handles one op: returns (or resolves to) the result; a throw becomes an error answer. */
@@ -236,10 +246,11 @@ async function answer(
 ): Promise<void> {
   const id = isRecord(msg) && Number.isSafeInteger(msg.id) ? (msg.id as number) : null;
   const callbacks: ((ok: boolean) => void)[] = [];
+  let replyLimit: PeerLimit | undefined;
   const reply = async (body: Record<string, unknown>): Promise<void> => {
     let ok = false;
     try {
-      await comm.send({ id, ...body });
+      await comm.send({ id, ...body }, "error" in body ? undefined : replyLimit);
       ok = true;
     } catch (err) {
       if (!comm.isClosed && !("error" in body)) {
@@ -288,7 +299,13 @@ async function answer(
   }
   let result: unknown;
   try {
-    result = await handler(args, { comm, afterReply: (cb) => callbacks.push(cb) });
+    result = await handler(args, {
+      comm,
+      afterReply: (cb) => callbacks.push(cb),
+      limitReplyTo: (maxMessageBytes, whose) => {
+        replyLimit = peerLimit(maxMessageBytes, whose);
+      },
+    });
   } catch (err) {
     await reply({ error: errorFields(err) });
     return;

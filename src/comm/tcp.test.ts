@@ -174,6 +174,38 @@ describe("tcp transport", () => {
     expect(await p.server.recv()).toEqual(new Uint8Array(500));
   });
 
+  it("a send's own limit (a requester's, said in its request) applies to it alone, the lower one winning", async () => {
+    const p = await commPair("tcp://127.0.0.1:0", { maxMessageBytes: 10_000 });
+    cleanup.push(async () => {
+      p.client.abort();
+      await p.listener.close();
+    });
+    expect(p.client.maxMessageBytes).toBe(10_000);
+    const once = { maxMessageBytes: 1000, whose: "the maxMessageBytes of tcp://a" };
+    let err = await p.client.send(new Uint8Array(2000), once).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MessageTooLargeError);
+    expect((err as Error).message).toMatch(
+      /^cannot send a message of 1\.\d\d kiB \(\d+ bytes\): larger than the maxMessageBytes of tcp:\/\/a \(0\.98 kiB\)$/,
+    );
+    // Only that send: the next one of the same size goes.
+    await p.client.send(new Uint8Array(2000));
+    expect(await p.server.recv()).toEqual(new Uint8Array(2000));
+    // Not lower than the comm's own: the comm's own is named.
+    err = await p.client
+      .send(new Uint8Array(12_000), { maxMessageBytes: 20_000, whose: "x" })
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/larger than maxMessageBytes \(9\.77 kiB\)$/);
+    // A standing peer limit that is lower wins over it.
+    p.client.limitSendsTo?.(1500, "the peer's limit");
+    err = await p.client
+      .send(new Uint8Array(1800), { maxMessageBytes: 5000, whose: "x" })
+      .catch((e: unknown) => e);
+    expect((err as MessageTooLargeError).whose).toBe("the peer's limit");
+    err = await p.client.send(new Uint8Array(1200), once).catch((e: unknown) => e);
+    expect((err as MessageTooLargeError).whose).toBe("the maxMessageBytes of tcp://a");
+    expect(p.client.isClosed).toBe(false);
+  });
+
   it("a peer that resets the connection after a large message was sent to it: the error names its size", async () => {
     let accepted!: (c: Comm) => void;
     const serverP = new Promise<Comm>((resolve) => {

@@ -35,7 +35,7 @@ import {
   splitMessage,
   splitMessagePieces,
 } from "./messageLayout.ts";
-import { type PeerLimit, peerLimitBelow, sendLimitError } from "./peerLimit.ts";
+import { lowerPeerLimit, type PeerLimit, peerLimitBelow, sendLimitError } from "./peerLimit.ts";
 import { secureContextFor, type TlsCredentials } from "./tls.ts";
 import { handshakeFailureReason, unauthorizedPeerReason } from "./tlsRefusals.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
@@ -217,7 +217,12 @@ export class TcpComm extends CommBase {
     }
   }
 
-  send(msg: unknown): Promise<void> {
+  /** This end's own limit (see `Comm.maxMessageBytes`). */
+  get maxMessageBytes(): number {
+    return this.limits.maxMessageBytes;
+  }
+
+  send(msg: unknown, limit?: PeerLimit): Promise<void> {
     if (this.closing || this.isClosed) return Promise.reject(this.closedError());
     let segments: Uint8Array[];
     try {
@@ -227,7 +232,11 @@ export class TcpComm extends CommBase {
     }
     const { maxFrameBytes, maxMessageBytes } = this.limits;
     const length = messageLength(segments);
-    const tooLarge = sendLimitError(length, maxMessageBytes, this.peerLimit);
+    const tooLarge = sendLimitError(
+      length,
+      maxMessageBytes,
+      lowerPeerLimit(this.peerLimit, limit, maxMessageBytes),
+    );
     if (tooLarge !== null) return Promise.reject(tooLarge);
     this.largestUnanswered = Math.max(this.largestUnanswered, length);
     return new Promise<void>((resolve, reject) => {

@@ -7,6 +7,7 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
+import type { Comm } from "../comm/comm.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { actorRef } from "../protocol/actors.ts";
 import { addressHostOrNull } from "../util/address.ts";
@@ -60,11 +61,26 @@ export class DataServer {
     readonly outgoingCountLimit: number,
   ) {}
 
-  /** The `get_data` rpc handler: `{keys: string[]}` → {@link GetDataResponse}. */
+  /**
+   * The `get_data` rpc handler: `{keys: string[], who?, maxMessageBytes?}` →
+   * {@link GetDataResponse}. An answer larger than the requester's
+   * `maxMessageBytes` is not sent: the requester gets an error answer with
+   * the `MessageTooLargeError` (see {@link getDataArgs}).
+   */
   readonly getData = (args: Record<string, unknown>, ctx: RpcContext): GetDataResponse => {
     const keys = args.keys;
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
       throw new TypeError("get_data: keys must be an array of strings");
+    }
+    const limit = args.maxMessageBytes;
+    if (limit !== undefined) {
+      if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
+        throw new TypeError(
+          `get_data: maxMessageBytes must be a positive integer, got ${showValue(limit)}`,
+        );
+      }
+      const who = typeof args.who === "string" ? args.who : "the requester";
+      ctx.limitReplyTo?.(limit, `the maxMessageBytes of ${who}`);
     }
     const state = this.worker.state;
     let max = this.outgoingCountLimit;
@@ -96,6 +112,26 @@ export class DataServer {
     });
     return { status: "OK", data };
   };
+}
+
+/**
+ * The arguments of a `get_data` request for `keys`, by `who` (the requesting
+ * worker's address, or client's id), over `comm`: with the largest answer the
+ * comm accepts (its `maxMessageBytes`, where it limits sizes), so that the
+ * serving worker refuses a larger one with an error answer naming the sizes
+ * and the limit, instead of sending it for this end to close the connection
+ * on it (which would fail the other calls on the connection too, and look
+ * like a network failure).
+ */
+export function getDataArgs(
+  keys: readonly string[],
+  who: string,
+  comm: Comm,
+): { keys: string[]; who: string; maxMessageBytes?: number } {
+  const limit = comm.maxMessageBytes;
+  return limit === undefined
+    ? { keys: [...keys], who }
+    : { keys: [...keys], who, maxMessageBytes: limit };
 }
 
 /**

@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import { isNetworkError } from "../comm/errors.ts";
 import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
 import type { AsyncInstructionContext } from "./baseWorker.ts";
-import { parseGetDataResponse } from "./dataServer.ts";
+import { getDataArgs, parseGetDataResponse } from "./dataServer.ts";
 import { wireErrorMessage } from "./executor.ts";
 import type { PeerPool } from "./peerPool.ts";
 import { raceSignal } from "./raceSignal.ts";
@@ -48,7 +48,9 @@ export async function gatherFromPeer(
   try {
     const client = await host.peers.get(worker, ctx.signal);
     const response = await raceSignal(
-      client.call("get_data", { keys: [...toGather], who: host.address() }, { signal: ctx.signal }),
+      client.call("get_data", getDataArgs([...toGather], host.address(), client.comm), {
+        signal: ctx.signal,
+      }),
       ctx.signal,
     );
     ctx.ledger.record("network", host.now() - start);

@@ -9,6 +9,7 @@
  */
 
 import type { Comm, CommCloseInfo } from "../comm/comm.ts";
+import type { PeerLimit } from "../comm/peerLimit.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 
 /** A pool thread's connection, passing everything through to the one it wraps. */
@@ -23,7 +24,11 @@ export class ThreadConnection implements Comm {
    */
   readonly limitSendsTo?: (maxMessageBytes: number, whose: string) => void;
 
+  /** The wrapped comm's own limit, where it has one. */
+  readonly maxMessageBytes?: number;
+
   constructor(private readonly comm: Comm) {
+    if (comm.maxMessageBytes !== undefined) this.maxMessageBytes = comm.maxMessageBytes;
     if (comm.limitSendsTo !== undefined) {
       this.limitSendsTo = (maxMessageBytes, whose) => comm.limitSendsTo?.(maxMessageBytes, whose);
     }
@@ -45,12 +50,12 @@ export class ThreadConnection implements Comm {
     return this.comm.closed;
   }
 
-  send(msg: unknown): Promise<void> {
+  send(msg: unknown, limit?: PeerLimit): Promise<void> {
     if (!this.sentAny) {
       this.sentAny = true;
       this.clientId = registeringClient(msg);
     }
-    return this.comm.send(msg);
+    return this.comm.send(msg, limit);
   }
 
   recv(): Promise<unknown> {

@@ -1,0 +1,109 @@
+/**
+ * A result larger than the fetching client's `maxMessageBytes` (a client
+ * learns no worker's limit, and tells none its own at registration): the
+ * client says its limit in its `get_data`, so the worker refuses to send the
+ * answer, with an error answer naming the sizes and the limit, and the client
+ * rejects that result with a `ResultFetchError` saying so. Results fetched
+ * beside it over the same connection arrive; a task's client on a pool thread,
+ * whose connection is bridged through its worker (whose `maxMessageBytes`
+ * applies), fails the same way once instead of fetching again and again.
+ */
+
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import { Worker } from "../worker/worker.ts";
+import { Client } from "./client.ts";
+import { wait } from "./completion.ts";
+import { ResultFetchError } from "./errors.ts";
+import { CLIENT_TEST_TASKS } from "./testCluster.ts";
+import { fetchesBytes } from "./testResultMessageLimitTasks.ts";
+import { bytes } from "./testTasks.ts";
+
+const silent = pino({ level: "silent" });
+const toClose: { close(): Promise<unknown> }[] = [];
+
+afterEach(async () => {
+  for (const x of toClose.splice(0).reverse()) await x.close();
+});
+
+const MIB = 2 ** 20;
+const LIMIT_TASKS = new URL("./testResultMessageLimitTasks.ts", import.meta.url).href;
+
+async function scheduler(): Promise<Scheduler> {
+  const s = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silent });
+  toClose.push(s);
+  return s;
+}
+
+async function worker(
+  address: string,
+  o: { maxMessageBytes?: number; executor?: "inline" | "threads" } = {},
+): Promise<Worker> {
+  const w = await Worker.create({
+    scheduler: address,
+    listen: "tcp://127.0.0.1:0",
+    executor: o.executor ?? "inline",
+    nthreads: 1,
+    taskModules: [CLIENT_TEST_TASKS, LIMIT_TASKS],
+    logger: silent,
+    ...(o.maxMessageBytes !== undefined ? { maxMessageBytes: o.maxMessageBytes } : {}),
+  });
+  toClose.push(w);
+  return w;
+}
+
+describe("a result over the fetching client's maxMessageBytes", () => {
+  it("is refused by the worker: the result rejects naming the sizes and the limit; one fetched beside it arrives", async () => {
+    const s = await scheduler();
+    const w = await worker(s.address);
+    const client = await Client.connect(s.address, { logger: silent, maxMessageBytes: MIB });
+    toClose.push(client);
+    const big = client.submit(bytes, 3 * MIB);
+    const small = client.submit(bytes, 200_000);
+    await wait([big, small]);
+    // Two fetches in flight at once on the one connection to the worker.
+    const bigResult = big.result().catch((e: unknown) => e);
+    await new Promise((r) => setImmediate(r));
+    const smallResult = small.result();
+    const err = await bigResult;
+    expect(err).toBeInstanceOf(ResultFetchError);
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^cannot fetch the result of ${big.key}: get_data on ${w.address} failed: MessageTooLargeError: cannot send a message of 3\\.00 MiB \\(\\d+ bytes\\): larger than the maxMessageBytes of ${client.id} \\(1\\.00 MiB\\)$`,
+      ),
+    );
+    expect((await smallResult).length).toBe(200_000);
+    // Refused once, not sent.
+    expect(w.dataServer.outgoingCountTotal).toBe(2);
+    // Both asked for in one turn (one get_data): the one that fits arrives, the other fails alone.
+    const [smallAgain, bigAgain] = await Promise.allSettled([small.result(), big.result()]);
+    expect(smallAgain.status === "fulfilled" && smallAgain.value.length).toBe(200_000);
+    expect(bigAgain.status === "rejected" && bigAgain.reason).toBeInstanceOf(ResultFetchError);
+  });
+
+  it("a task's client on a pool thread: the worker's own limit applies; refused once, not fetched again and again", async () => {
+    const s = await scheduler();
+    const holder = await worker(s.address);
+    const fetcher = await worker(s.address, { executor: "threads", maxMessageBytes: MIB });
+    const client = await Client.connect(s.address, { logger: silent });
+    toClose.push(client);
+    const seen = await client.submitWith(
+      { workers: [fetcher.address] },
+      fetchesBytes,
+      holder.address,
+      3 * MIB,
+    );
+    expect(seen.length).toBeNull();
+    expect(seen.error).toMatch(
+      new RegExp(
+        `^ResultFetchError: cannot fetch the result of bytes-\\w+: get_data on ${holder.address} failed: MessageTooLargeError: cannot send a message of 3\\.00 MiB \\(\\d+ bytes\\): larger than the maxMessageBytes of \\S+ \\(1\\.00 MiB\\)$`,
+      ),
+    );
+    expect(holder.dataServer.outgoingCountTotal).toBe(1);
+    expect(
+      (await client.submitWith({ workers: [fetcher.address] }, fetchesBytes, holder.address, 1000))
+        .length,
+    ).toBe(1000);
+  }, 60_000);
+});
