@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "../client/client.ts";
 import { wait } from "../client/completion.ts";
 import { CLIENT_TEST_TASKS } from "../client/testCluster.ts";
+import { byteLengths } from "../client/testResultMessageLimitTasks.ts";
 import { byteSum, bytes } from "../client/testTasks.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "./worker.ts";
@@ -75,5 +76,26 @@ describe("a peer's answer over the fetching worker's maxMessageBytes", () => {
     );
     expect(small.status).toBe("running");
     expect(big.status).toBe("running");
+  });
+
+  it("inputs on one peer that fit its maxMessageBytes each but not together are fetched in several requests", async () => {
+    const scheduler = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silent });
+    toClose.push(scheduler);
+    const small = await worker(scheduler.address, MIB);
+    const big = await worker(scheduler.address);
+    const client = await Client.connect(scheduler.address, { logger: silent });
+    toClose.push(client);
+    const xs = [1, 2, 3].map((i) =>
+      client.submitWith({ workers: [big.address] }, bytes, 400_000 + i),
+    );
+    await wait(xs);
+    expect(await client.submitWith({ workers: [small.address] }, byteLengths, xs)).toEqual([
+      400_001, 400_002, 400_003,
+    ]);
+    const gathers = small.state.stimulusLog
+      .toArray()
+      .filter((ev) => ev.cls.startsWith("GatherDep"))
+      .map((ev) => ev.cls);
+    expect(gathers).toEqual(["GatherDepSuccessEvent", "GatherDepSuccessEvent"]);
   });
 });

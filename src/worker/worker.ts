@@ -152,7 +152,9 @@ export class Worker extends BaseWorker {
         resources: o.resources,
         validate: o.validate,
         transferIncomingCountLimit: o.transferIncomingCountLimit,
-        transferMessageBytesLimit: o.transferMessageBytesLimit,
+        // No more per request than this worker can receive in one message: a peer refuses
+        // a larger answer (get_data carries the limit), which would fail every key of it.
+        transferMessageBytesLimit: Math.min(o.transferMessageBytesLimit, o.maxMessageBytes),
         transferIncomingBytesLimit: o.transferIncomingBytesLimit,
         clock: wallSeconds,
         monotonic: () => performance.now() / 1000,

@@ -70,7 +70,11 @@ export interface WorkerOptions {
   transferIncomingCountLimit?: number;
   /** Concurrent outgoing transfers before answering `busy` (Dask's `…connections.outgoing`). Default 4. */
   transferOutgoingCountLimit?: number;
-  /** Bytes to gather from one peer in one request, beyond the first task. Default 50 MB. */
+  /**
+   * Bytes to gather from one peer in one request, beyond the first task. Default
+   * 50 MB. The state machine is given at most {@link maxMessageBytes}: a peer refuses
+   * an answer larger than this worker takes.
+   */
   transferMessageBytesLimit?: number;
   /** Bytes of incoming transfers under way at once. Default unlimited. */
   transferIncomingBytesLimit?: number;
