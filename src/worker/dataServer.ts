@@ -8,6 +8,11 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { Comm } from "../comm/comm.ts";
+import {
+  limitReplyToRequester,
+  type ReplyLimitFields,
+  withReplyLimit,
+} from "../comm/replyLimit.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { actorRef } from "../protocol/actors.ts";
 import { addressHostOrNull } from "../util/address.ts";
@@ -72,16 +77,7 @@ export class DataServer {
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
       throw new TypeError("get_data: keys must be an array of strings");
     }
-    const limit = args.maxMessageBytes;
-    if (limit !== undefined) {
-      if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
-        throw new TypeError(
-          `get_data: maxMessageBytes must be a positive integer, got ${showValue(limit)}`,
-        );
-      }
-      const who = typeof args.who === "string" ? args.who : "the requester";
-      ctx.limitReplyTo?.(limit, `the maxMessageBytes of ${who}`);
-    }
+    limitReplyToRequester("get_data", args, ctx);
     const state = this.worker.state;
     let max = this.outgoingCountLimit;
     const peerHost = addressHostOrNull(ctx.comm.peerAddress);
@@ -116,22 +112,17 @@ export class DataServer {
 
 /**
  * The arguments of a `get_data` request for `keys`, by `who` (the requesting
- * worker's address, or client's id), over `comm`: with the largest answer the
- * comm accepts (its `maxMessageBytes`, where it limits sizes), so that the
- * serving worker refuses a larger one with an error answer naming the sizes
- * and the limit, instead of sending it for this end to close the connection
- * on it (which would fail the other calls on the connection too, and look
- * like a network failure).
+ * worker's address, or client's id), over `comm`: with the requester's limit
+ * (see `comm/replyLimit.ts`), so that the serving worker refuses an answer
+ * larger than this end accepts with an error answer naming the sizes and the
+ * limit.
  */
 export function getDataArgs(
   keys: readonly string[],
   who: string,
   comm: Comm,
-): { keys: string[]; who: string; maxMessageBytes?: number } {
-  const limit = comm.maxMessageBytes;
-  return limit === undefined
-    ? { keys: [...keys], who }
-    : { keys: [...keys], who, maxMessageBytes: limit };
+): { keys: string[] } & ReplyLimitFields {
+  return withReplyLimit({ keys: [...keys] }, who, comm);
 }
 
 /**
