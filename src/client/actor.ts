@@ -24,7 +24,7 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { isDataError, SerializationError } from "../comm/errors.ts";
-import { RemoteError } from "../comm/rpc.ts";
+import { RemoteError, remoteMessage } from "../comm/rpc.ts";
 import { type ActorOp, type ActorRef, isActorRef } from "../protocol/actors.ts";
 import { MAX_ARG_DEPTH } from "../protocol/messagesTaskSpec.ts";
 import { DATA_KINDS } from "../protocol/values.ts";
@@ -257,13 +257,6 @@ export class Actor<T = unknown> implements ActorRef {
       `malformed answer to ${op}: ${String(JSON.stringify(answer))}`,
     );
   }
-}
-
-/** A remote error's message without the rpc's `<op> on <address> failed: <name>: ` before it. */
-function remoteMessage(err: RemoteError): string {
-  const prefix = `: ${err.remoteName}: `;
-  const at = err.message.indexOf(prefix);
-  return at < 0 ? err.message : err.message.slice(at + prefix.length);
 }
 
 function isPlainObject(v: object): boolean {

@@ -18,6 +18,7 @@
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { schedulerWaitLine } from "../comm/connectWaiting.ts";
+import { withReplyLimit } from "../comm/replyLimit.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
 import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/clusterDump/write.ts";
 import type { GraphTask } from "../protocol/messagesClient.ts";
@@ -914,7 +915,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       throw new TypeError(`${op}: onError must be "raise" or "return", got ${showValue(onError)}`);
     }
     const addresses = await workersNamed(op, options, () => this.workers());
-    return runOnWorkers(this.peers, addresses, name, args, onError);
+    return runOnWorkers(this.peers, addresses, this.id, name, args, onError);
   }
 
   /**
@@ -1440,7 +1441,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async callActor(address: string, op: ActorOp, args: Record<string, unknown>): Promise<unknown> {
     this.checkOpen();
     const rpc = await this.peers.get(address);
-    return rpc.call(op, args);
+    // With this end's limit: a result larger than it is refused by the worker, for this call alone.
+    return rpc.call(op, withReplyLimit(args, this.id, rpc.comm));
   }
 
   /**

@@ -13,11 +13,12 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
+import { type Actor, ActorError } from "./actor.ts";
 import { Client } from "./client.ts";
 import { wait } from "./completion.ts";
-import { ResultFetchError } from "./errors.ts";
+import { ResultFetchError, RunError } from "./errors.ts";
 import { CLIENT_TEST_TASKS } from "./testCluster.ts";
-import { fetchesBytes } from "./testResultMessageLimitTasks.ts";
+import { type ByteStore, byteStore, fetchesBytes } from "./testResultMessageLimitTasks.ts";
 import { bytes } from "./testTasks.ts";
 
 const silent = pino({ level: "silent" });
@@ -106,4 +107,46 @@ describe("a result over the fetching client's maxMessageBytes", () => {
         .length,
     ).toBe(1000);
   }, 60_000);
+});
+
+describe("a run or actor answer over the calling client's maxMessageBytes", () => {
+  it("run: refused by the worker with a RunError naming the sizes and the limit; the next run on the connection answers", async () => {
+    const s = await scheduler();
+    const w = await worker(s.address);
+    const client = await Client.connect(s.address, { logger: silent, maxMessageBytes: MIB });
+    toClose.push(client);
+    const err = await client.run(bytes, 3 * MIB).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunError);
+    expect((err as RunError).worker).toBe(w.address);
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^run on ${w.address} failed: MessageTooLargeError: cannot send a message of 3\\.00 MiB \\(\\d+ bytes\\): larger than the maxMessageBytes of ${client.id} \\(1\\.00 MiB\\)$`,
+      ),
+    );
+    expect(((await client.run(bytes, 1000))[w.address] as Uint8Array).length).toBe(1000);
+  });
+
+  it("an actor's method and field: refused by the worker with an ActorError naming the sizes and the limit; the next call on the connection answers", async () => {
+    const s = await scheduler();
+    await worker(s.address);
+    const client = await Client.connect(s.address, { logger: silent, maxMessageBytes: MIB });
+    toClose.push(client);
+    const handle = (await client
+      .submitWith({ actor: true }, byteStore, 3 * MIB)
+      .result()) as Actor<ByteStore>;
+    const called = await handle.call("bytes", 3 * MIB).catch((e: unknown) => e);
+    expect(called).toBeInstanceOf(ActorError);
+    expect((called as Error).message).toMatch(
+      new RegExp(
+        `^actor ${handle.key}: MessageTooLargeError: cannot send a message of 3\\.00 MiB \\(\\d+ bytes\\): larger than the maxMessageBytes of ${client.id} \\(1\\.00 MiB\\)$`,
+      ),
+    );
+    expect((await handle.call("bytes", 1000)).length).toBe(1000);
+    const read = await handle.get("held").catch((e: unknown) => e);
+    expect(read).toBeInstanceOf(ActorError);
+    expect((read as Error).message).toMatch(
+      /: MessageTooLargeError: cannot send a message of 3\.00 MiB .*larger than the maxMessageBytes of /,
+    );
+    expect((await handle.call("bytes", 200_000)).length).toBe(200_000);
+  });
 });

@@ -4,6 +4,8 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { withReplyLimit } from "../comm/replyLimit.ts";
+import { RemoteError, remoteMessage } from "../comm/rpc.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { askEachWorker } from "./askWorkers.ts";
 import { RunError } from "./errors.ts";
@@ -19,19 +21,34 @@ export interface RunOptions {
   readonly onError?: "raise" | "return";
 }
 
-/** The answer of one worker's `run`: its value, or why it failed. */
+/**
+ * The answer of one worker's `run` asked by `who` (the client's id): its
+ * value, or why it failed. The request says the connection's limit, so that a
+ * value larger than this end accepts is refused by the worker (an error answer,
+ * this run's alone) instead of sent for this end to close the connection on it.
+ */
 async function runOn(
   peers: PeerPool,
   address: string,
+  who: string,
   fn: string,
   args: readonly unknown[],
 ): Promise<unknown> {
   let response: unknown;
   try {
     const rpc = await peers.get(address);
-    response = await rpc.call("run", { fn, args: args.map((a) => new ClonedValue(a)) });
+    response = await rpc.call(
+      "run",
+      withReplyLimit({ fn, args: args.map((a) => new ClonedValue(a)) }, who, rpc.comm),
+    );
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    // The worker's error answer: its text without the rpc's "run on <address> failed: ".
+    const why =
+      err instanceof RemoteError
+        ? `${err.remoteName}: ${remoteMessage(err)}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
     return new RunError(address, why, "", { cause: err });
   }
   return runAnswer(address, response, "run");
@@ -57,20 +74,21 @@ export function runAnswer(address: string, response: unknown, op: string): unkno
 }
 
 /**
- * `fn(...args)` on each of `addresses`, at once: `{address: value}` in address
+ * `fn(...args)` on each of `addresses`, asked by `who` (the client's id), at once: `{address: value}` in address
  * order. A failure rejects with the first `RunError` (by address), or with
  * `onError: "return"` is that worker's value.
  */
 export function runOnWorkers(
   peers: PeerPool,
   addresses: readonly string[],
+  who: string,
   fn: string,
   args: readonly unknown[],
   onError: "raise" | "return",
 ): Promise<Record<string, unknown>> {
   return askEachWorker(
     addresses,
-    (a) => runOn(peers, a, fn, args),
+    (a) => runOn(peers, a, who, fn, args),
     (v) => (v instanceof RunError && onError === "raise" ? v : null),
   );
 }

@@ -2,7 +2,8 @@
  * A task module for `resultMessageLimit.test.ts` and
  * `worker/peerMessageLimit.test.ts`: a task whose client (on a worker's pool
  * thread when the worker runs tasks on threads) fetches a result computed on
- * another worker, and one taking several byte arrays.
+ * another worker, one taking several byte arrays, and an actor answering
+ * with byte arrays of any size.
  */
 
 import { defineTask } from "../worker/taskRegistry.ts";
@@ -37,3 +38,19 @@ export const fetchesBytes = defineTask(
 export const byteLengths = defineTask("byteLengths", (xs: readonly Uint8Array[]) =>
   xs.map((x) => x.length),
 );
+
+/** An actor's class whose method and field answer with byte arrays of any size. */
+export class ByteStore {
+  /** A byte array of the size given at creation. */
+  readonly held: Uint8Array;
+  constructor(n: number) {
+    this.held = new Uint8Array(n);
+  }
+  /** A byte array of `n` bytes. */
+  bytes(n: number): Uint8Array {
+    return new Uint8Array(n);
+  }
+}
+
+/** Makes a {@link ByteStore} holding `n` bytes: submitted with `{ actor: true }`, an actor. */
+export const byteStore = defineTask("byteStore", (n: number) => new ByteStore(n));

@@ -36,6 +36,13 @@ export class RemoteError extends Error {
   }
 }
 
+/** A remote error's message without the rpc's `<op> on <address> failed: <name>: ` before it. */
+export function remoteMessage(err: RemoteError): string {
+  const prefix = `: ${err.remoteName}: `;
+  const at = err.message.indexOf(prefix);
+  return at < 0 ? err.message : err.message.slice(at + prefix.length);
+}
+
 /** Options of one {@link RpcClient.call}. */
 export interface RpcCallOptions {
   /** Stop waiting (the answer, if it comes, is ignored). */

@@ -22,8 +22,9 @@ import type { WireVersion } from "./messagesSession.ts";
  *
  * 2: the scheduler's register replies carry its `maxMessageBytes` and its
  * nanny plugins; the ops of nanny plugins, of work stealing's rounds and of
- * the Active Memory Manager (`amm`) were added; `get_data` requests carry the
- * requester's `maxMessageBytes`, which the serving worker does not exceed.
+ * the Active Memory Manager (`amm`) were added; `get_data`, `run`,
+ * `actor_execute` and `actor_attribute` requests carry the requester's
+ * `maxMessageBytes` (and `who` asks), which the serving worker does not exceed.
  */
 export const WIRE_PROTOCOL_VERSION = 2;
 

@@ -12,6 +12,7 @@
 
 import { type ActorHost, bindActorRefs } from "../client/actor.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { limitReplyToRequester } from "../comm/replyLimit.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { type ActorReply, actorAttributeProblem, actorExecuteProblem } from "../protocol/actors.ts";
 import { DATA_KINDS, valueProblem } from "../protocol/values.ts";
@@ -46,7 +47,11 @@ function errorReply(exceptionText: string, tracebackText = ""): ActorReply {
   return { status: "error", exceptionText, tracebackText };
 }
 
-/** Serves `actor_execute` and `actor_attribute`. */
+/**
+ * Serves `actor_execute` and `actor_attribute`. An answer larger than the
+ * requester's `maxMessageBytes` (said in the request) is not sent: it gets an
+ * error answer with the `MessageTooLargeError`.
+ */
 export class ActorServer {
   /** Handles among a call's arguments call through the worker's client. */
   private readonly callers: () => Promise<ActorHost>;
@@ -62,6 +67,7 @@ export class ActorServer {
   ): Promise<ActorReply> => {
     const problem = actorExecuteProblem(args);
     if (problem !== null) throw new TypeError(`actor_execute: ${problem}`);
+    limitReplyToRequester("actor_execute", args, ctx);
     const key = args.actor as string;
     const name = args.function as string;
     const found = this.actorOf(key);
@@ -102,6 +108,7 @@ export class ActorServer {
   ): Promise<ActorReply> => {
     const problem = actorAttributeProblem(args);
     if (problem !== null) throw new TypeError(`actor_attribute: ${problem}`);
+    limitReplyToRequester("actor_attribute", args, ctx);
     const key = args.actor as string;
     const name = args.attribute as string;
     const found = this.actorOf(key);
