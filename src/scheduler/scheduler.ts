@@ -51,6 +51,7 @@ import {
 import type { SessionHost } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { SchedulerState } from "./state/schedulerState.ts";
+import { mayBalance } from "./state/workStealing.ts";
 import { StimulusRunner } from "./stimulusRunner.ts";
 import { TaskStream } from "./taskStream.ts";
 import { serveWorker } from "./workerSession.ts";
@@ -374,12 +375,11 @@ export class Scheduler implements SessionHost {
 
   /**
    * A round of work stealing (the `balance` stimulus), when it may do
-   * something: some worker is idle and some is not. Checked here too so that
-   * rounds with nothing to do leave no record in the stimulus log.
+   * something ({@link mayBalance}): a round with nothing to do leaves no
+   * record in the stimulus log.
    */
   private balance(): void {
-    const idle = this.state.idle.size;
-    if (idle === 0 || idle === this.state.workers.size) return;
+    if (!mayBalance(this.state)) return;
     this.dispatch([{ kind: "balance", stimulusId: newStimulusId("balance") }]);
   }
 

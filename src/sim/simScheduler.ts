@@ -15,6 +15,7 @@ import type { SchedulerToWorkerMessage } from "../protocol/messagesWorker.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import { SchedulerState } from "../scheduler/state/schedulerState.ts";
 import type { TaskState } from "../scheduler/state/taskState.ts";
+import { mayBalance } from "../scheduler/state/workStealing.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
 
@@ -91,8 +92,7 @@ export class SimScheduler {
    * some not), as the real scheduler's shell runs it.
    */
   balance(): void {
-    const idle = this.state.idle.size;
-    if (idle === 0 || idle === this.state.workers.size) return;
+    if (!mayBalance(this.state)) return;
     this.handle({ kind: "balance", stimulusId: this.c.stimulusId("balance") });
   }
 

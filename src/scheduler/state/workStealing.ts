@@ -35,13 +35,23 @@ const BUSIEST_VICTIMS = 10;
 const MIN_VICTIM_OCCUPANCY = 0.2;
 
 /**
+ * True if a round of work stealing may do something: some worker is idle and
+ * some is not. The shells (the server, the simulator) check it too, so that
+ * rounds with nothing to do leave no record in the stimulus log.
+ */
+export function mayBalance(s: SchedulerState): boolean {
+  const idle = s.idle.size;
+  return idle !== 0 && idle !== s.workers.size;
+}
+
+/**
  * One round of work stealing: send `steal-request`s moving queued tasks from
  * busy workers to idle ones (see the module comment). Returns at once when no
  * worker is idle or every worker is. Returns how many steals it asked for.
  */
 export function balance(s: SchedulerState): number {
+  if (!mayBalance(s)) return 0;
   const idle = s.idle;
-  if (idle.size === 0 || idle.size === s.workers.size) return 0;
   const tracking = s.workStealing;
   const average = averageOccupancy(s);
   const thieves = new Thieves();
