@@ -91,15 +91,8 @@ function leftToRetirements(ts: TaskState, retiring: ReadonlySet<WorkerInfo>): bo
 /**
  * The replicas of `ts` to keep: one, the count `replicate` asked for, or one
  * per distinct worker its waiters are processing on plus one per waiter not
- * yet assigned, whichever is most.
- */
-export function replicasNeeded(ts: TaskState): number {
-  return replicasNeededAndProtected(ts).needed;
-}
-
-/**
- * {@link replicasNeeded}, and the workers its waiters are processing on (which
- * keep theirs), in one pass over the waiters.
+ * yet assigned, whichever is most; and the workers its waiters are processing
+ * on (which keep theirs), in one pass over the waiters.
  */
 function replicasNeededAndProtected(ts: TaskState): {
   needed: number;
