@@ -55,7 +55,8 @@ export class ActiveMemoryManagerClient {
    * not, as they run it (the `reduce-replicas` stimulus): resolves, once the
    * scheduler has sent its `remove-replicas`, with the number of replicas the
    * round asked workers to drop (Dask's answers nothing). The workers drop
-   * them soon after; a worker that still needs one keeps it.
+   * them soon after; a round never asks a worker that a task needing the key
+   * is queued or executing on.
    */
   async runOnce(): Promise<number> {
     return (await this.request("run-once")) as number;

@@ -112,8 +112,8 @@ export function ammCommand(ctx: CliContext): Command {
         ctx,
         "run-once",
         "Run one round now, whether the periodic rounds run or not",
-        "Prints how many replicas the round asked workers to drop (a worker still needing one\n" +
-          "keeps it).",
+        "Prints how many replicas the round asked workers to drop (never from a worker that a\n" +
+          "task needing the key is queued or executing on, and never the last one).",
       ),
     );
 }
