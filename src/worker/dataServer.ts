@@ -118,7 +118,7 @@ export class DataServer {
  * limit.
  */
 export function getDataArgs(
-  keys: readonly string[],
+  keys: Iterable<string>,
   who: string,
   comm: Comm,
 ): { keys: string[] } & ReplyLimitFields {

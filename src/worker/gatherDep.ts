@@ -48,7 +48,7 @@ export async function gatherFromPeer(
   try {
     const client = await host.peers.get(worker, ctx.signal);
     const response = await raceSignal(
-      client.call("get_data", getDataArgs([...toGather], host.address(), client.comm), {
+      client.call("get_data", getDataArgs(toGather, host.address(), client.comm), {
         signal: ctx.signal,
       }),
       ctx.signal,
