@@ -125,21 +125,30 @@ export class ClientDatasets {
       got = decodeDataset(msg.name, msg.data, (key) => this.datasetFuture(key, msg.submission));
     } catch (err) {
       requests.fail(msg.stimulusId, err as Error);
-      // The scheduler has this client want the keys: let go those it holds no future of.
-      const keys = msg.keys.filter((key) => this.host.record(key) === undefined);
-      if (keys.length > 0) {
-        this.host.send({
-          op: "client-releases-keys",
-          keys,
-          clientId: this.host.id,
-          stimulusId: newStimulusId("client-releases-keys"),
-        });
-      }
+      this.letGo(msg.keys);
       return;
     }
     if (!requests.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value })) {
       for (const f of got.futures) f.release();
     }
+  }
+
+  /**
+   * A dataset found did not reach this client (it could not be decoded, or the
+   * scheduler could not send it: `answer-unsent`), but the scheduler has it
+   * want `keys`: let go of those it holds no future of.
+   */
+  letGo(keys: readonly string[]): void {
+    const unheld = keys.filter(
+      (key) => typeof key === "string" && this.host.record(key) === undefined,
+    );
+    if (unheld.length === 0) return;
+    this.host.send({
+      op: "client-releases-keys",
+      keys: unheld,
+      clientId: this.host.id,
+      stimulusId: newStimulusId("client-releases-keys"),
+    });
   }
 
   /** A future of `key`, got in a dataset asked for in `submission`. */

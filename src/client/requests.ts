@@ -78,6 +78,19 @@ const UNSENT_REQUEST: { readonly [Op in Request["op"]]: (why: string) => Error }
   "unpublish-dataset": (why) => new DatasetError(`unpublishDataset: ${why}`),
 };
 
+/** The request each answer answers, by the answer's op (for `answer-unsent`). */
+const REQUEST_OF: { readonly [Op in Answer["op"]]: Request["op"] } = {
+  "data-updated": "update-data",
+  replicated: "replicate",
+  rebalanced: "rebalance",
+  "workers-retired": "retire-workers",
+  restarted: "restart",
+  "workers-restarted": "restart-workers",
+  "dataset-published": "publish-dataset",
+  dataset: "get-dataset",
+  "dataset-unpublished": "unpublish-dataset",
+};
+
 /** What {@link Requests} needs of its client. */
 export interface RequestHost {
   /** The client's id, in every stimulus id it makes. */
@@ -125,6 +138,21 @@ export class Requests {
   /** Every request waiting fails with `err` (the client closed). */
   failAll(err: Error): void {
     this.answers.failAll(err);
+  }
+
+  /**
+   * The scheduler could not send its answer (of op `answer`) to the request
+   * `stimulusId` (`answer-unsent`): the request fails with `why`, as one that
+   * could not be sent does.
+   */
+  answerUnsent(answer: string, stimulusId: string, why: string): void {
+    const request = Object.hasOwn(REQUEST_OF, answer)
+      ? REQUEST_OF[answer as Answer["op"]]
+      : undefined;
+    this.answers.fail(
+      stimulusId,
+      request === undefined ? new Error(why) : UNSENT_REQUEST[request](why),
+    );
   }
 
   /**

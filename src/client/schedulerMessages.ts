@@ -25,8 +25,8 @@ export interface MessageHost {
   /** The client's connections to workers: closed to those no longer holding a result. */
   readonly peers: Pick<PeerPool, "remove">;
   readonly cancels: Pick<Cancels, "cancelled">;
-  readonly requests: Pick<Requests, "answer">;
-  readonly datasets: Pick<ClientDatasets, "receive">;
+  readonly requests: Pick<Requests, "answer" | "answerUnsent">;
+  readonly datasets: Pick<ClientDatasets, "receive" | "letGo">;
   /** The handlers of the topics subscribed to. */
   readonly subscriptions: Pick<Subscriptions, "deliver">;
   /** The client's `Sub`s. */
@@ -107,6 +107,11 @@ export class SchedulerMessages {
         return;
       case "dataset":
         this.host.datasets.receive(msg);
+        return;
+      case "answer-unsent":
+        // The scheduler could not send the answer (too large for this client, say): fail the wait.
+        this.host.requests.answerUnsent(msg.answer, msg.stimulusId, msg.error);
+        if (Array.isArray(msg.keys)) this.host.datasets.letGo(msg.keys);
         return;
       case "scheduler-failed":
         this.host.schedulerFailed(msg.message);

@@ -686,6 +686,26 @@ export interface SchedulerFailedMsg {
   readonly message: string;
 }
 
+/**
+ * The scheduler could not send `answer`, its answer to the client's request
+ * of `stimulusId` (`update-data`, `get-dataset`, …, answered by stimulus id):
+ * larger than the client's `maxMessageBytes` or the scheduler's, or not
+ * encodable. The request fails with `error`, instead of waiting forever. For a
+ * `dataset` found, `keys` are those the answer had the client want: it lets go
+ * of those it holds no future of. (An older client ignores it, and waits.)
+ */
+export interface AnswerUnsentMsg {
+  readonly op: "answer-unsent";
+  /** The op of the answer that could not be sent (`"dataset"`). */
+  readonly answer: string;
+  /** Why, naming the sizes and whose limit. */
+  readonly error: string;
+  /** For a `dataset` found: the keys the client was made to want. */
+  readonly keys?: readonly Key[];
+  /** The stimulus id of the request (and of its answer). */
+  readonly stimulusId: string;
+}
+
 /** Every message the server sends a client after the handshake. */
 export type ServerToClientMessage =
   | SchedulerToClientMessage
@@ -693,4 +713,5 @@ export type ServerToClientMessage =
   | ReplyMsg
   | EventMsg
   | PubSubMsg
-  | SchedulerFailedMsg;
+  | SchedulerFailedMsg
+  | AnswerUnsentMsg;

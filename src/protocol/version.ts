@@ -25,6 +25,12 @@ import type { WireVersion } from "./messagesSession.ts";
  * the Active Memory Manager (`amm`) were added; `get_data`, `run`,
  * `actor_execute` and `actor_attribute` requests carry the requester's
  * `maxMessageBytes` (and `who` asks), which the serving worker does not exceed.
+ *
+ * Not bumped for an addition that a peer of the same version without it is
+ * unaffected by, both ways: bumping would only refuse peers that work
+ * together. So, within 2: the scheduler sends `answer-unsent` for an answer by
+ * stimulus id it cannot send (a client without the change ignores it as an
+ * unknown op, and waits, as it did when that answer was dropped).
  */
 export const WIRE_PROTOCOL_VERSION = 2;
 

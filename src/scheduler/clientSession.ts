@@ -1,11 +1,13 @@
 /**
  * One client's connection: the `register-client` handshake, then the
- * client's batched stream: its messages become stimuli (a client speaks only
- * for itself: a message without a clientId, or naming another client, is
- * rejected), its requests are answered, and when the connection ends the
+ * client's batched stream: its messages become stimuli (a client speaks
+ * only for itself: a message without a clientId, or naming another client, is
+ * rejected), its requests are answered (an answer that cannot be sent, by an
+ * error saying why: `unsentToClient.ts`), and when the connection ends the
  * state machine is told the client closed.
  */
 
+import type { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
@@ -17,6 +19,7 @@ import { oversizedMessageRecord, UNAWARE_CLIENT } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import { isStandInClientId } from "./state/clientInfo.ts";
 import type { SchedulerEvent } from "./state/events.ts";
+import { RequestOps, standInsFor } from "./unsentToClient.ts";
 
 async function refuse(host: SessionHost, comm: Comm, why: string): Promise<void> {
   host.logger.warn({ peer: comm.peerAddress, reason: why }, "refused a client");
@@ -78,7 +81,22 @@ export async function serveClient(
   if (host.router.clients.has(id)) return refuse(host, comm, `client ${id} is already connected`);
   // Once the client said close-client, its connection may end under a send or a read: expected.
   let saidGoodbye = false;
-  const stream = sessionStream(host, comm, { client: id }, { peerLeaving: () => saidGoodbye });
+  const ops = new RequestOps();
+  const stream: BatchedSend = sessionStream(
+    host,
+    comm,
+    { client: id },
+    {
+      peerLeaving: () => saidGoodbye,
+      onQueued: (m) => ops.queued(m),
+      // In place of what cannot be sent, what keeps the client from waiting for it forever.
+      onDropped: (m, err) => {
+        for (const standIn of standInsFor(id, m, err, ops)) {
+          if (!stream.isClosed) stream.send(standIn);
+        }
+      },
+    },
+  );
   host.router.clients.set(id, stream);
   const ok: RegisterReplyMsg = {
     op: "register-client-reply",
@@ -100,6 +118,7 @@ export async function serveClient(
           // Answer after what came before it, so that it sees its effects.
           host.dispatch(events);
           events = [];
+          ops.asked(msg);
           const reply = replyTo(host, id, msg);
           if (reply !== null && !stream.isClosed) stream.send(reply);
         } else if (isRecord(msg) && msg.op === "pubsub-put") {

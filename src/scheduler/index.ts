@@ -6,6 +6,7 @@ export type {
   AmmMethod,
   AmmRequestMsg,
   AmmStatus,
+  AnswerUnsentMsg,
   CoordinationOp,
   CoordinationRequestMsg,
   EventMsg,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Comm } from "../comm/comm.ts";
+import { MessageTooLargeError, SerializationError } from "../comm/errors.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 
@@ -31,5 +32,47 @@ describe("sessionStream", () => {
     expect(await failed("polite")).toEqual([[20, "cannot send to a client"]]);
     leaving = false;
     expect(await failed("rude")).toEqual([[40, "cannot send to a client"]]);
+  });
+
+  it("tells onQueued of each message, and onDropped of one that cannot be sent, at warn when over the peer's limit", async () => {
+    const { logger, records } = memoryLogger();
+    const host = { options: { batchedSendIntervalMs: 0 }, logger } as unknown as SessionHost;
+    const errors: Record<string, Error> = {
+      big: new MessageTooLargeError(10, 5, "send", "the maxMessageBytes of client c1"),
+      odd: new SerializationError("a function"),
+    };
+    // A comm that refuses the messages named in `errors` (alone or in a batch) and stays open.
+    const comm: Partial<Comm> = {
+      peerAddress: "tcp://127.0.0.1:1",
+      isClosed: false,
+      send: (batch) => {
+        const bad = (batch as { op: string }[]).find((m) => m.op in errors);
+        return bad === undefined ? Promise.resolve() : Promise.reject(errors[bad.op]);
+      },
+      abort: () => {},
+    };
+    const queued: unknown[] = [];
+    const dropped: [unknown, unknown][] = [];
+    const stream = sessionStream(
+      host,
+      comm as Comm,
+      { client: "c1" },
+      { onQueued: (m) => queued.push(m), onDropped: (m, err) => dropped.push([m, err]) },
+    );
+    const msgs = [{ op: "fine" }, { op: "big" }, { op: "odd" }];
+    stream.send(...msgs);
+    for (let i = 0; i < 20 && dropped.length < 2; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(queued).toEqual(msgs);
+    expect(dropped).toEqual([
+      [msgs[1], errors.big],
+      [msgs[2], errors.odd],
+    ]);
+    expect(records.map((r) => [r.level, r.msg, r.op])).toEqual([
+      [40, "dropped a message that cannot be sent to a client", "big"],
+      [50, "dropped a message that cannot be sent to a client", "odd"],
+    ]);
+    expect(stream.isClosed).toBe(false);
   });
 });

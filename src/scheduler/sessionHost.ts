@@ -1,8 +1,9 @@
 /** What a worker's or a client's session needs of the scheduler server. */
 
 import type { Logger } from "pino";
-import { BatchedSend } from "../comm/batchedSend.ts";
+import { BatchedSend, type BatchedSendOptions } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
+import { MessageTooLargeError } from "../comm/errors.ts";
 import type { NannyPluginSpec, WorkerPluginSpec } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
 import type { LogRecords } from "../util/logRecords.ts";
@@ -79,8 +80,14 @@ export interface SessionHost {
 
 /** What a session's stream tells its session of (see {@link sessionStream}). */
 export interface SessionStreamHooks {
-  /** Told of a message that cannot be sent, dropped. */
+  /**
+   * Told of a message that cannot be sent (larger than the peer's
+   * `maxMessageBytes` or the scheduler's, or not encodable), dropped: the
+   * session may send something in its place.
+   */
   readonly onDropped?: (msg: unknown, err: unknown) => void;
+  /** Told of each message as it is queued on the stream. */
+  readonly onQueued?: (msg: unknown) => void;
   /**
    * Whether the peer said it is leaving: a failed send is expected then (it
    * may have closed its end already), logged at debug, not warn.
@@ -88,31 +95,52 @@ export interface SessionStreamHooks {
   readonly peerLeaving?: () => boolean;
 }
 
+/** A session's batched stream: a `BatchedSend` telling its session of each message queued. */
+class SessionStream extends BatchedSend {
+  constructor(
+    comm: Comm,
+    options: BatchedSendOptions,
+    private readonly onQueued: (msg: unknown) => void,
+  ) {
+    super(comm, options);
+  }
+
+  override send(...msgs: unknown[]): void {
+    super.send(...msgs);
+    for (const m of msgs) this.onQueued(m);
+  }
+}
+
 /**
  * The batched stream to a session's peer (`{worker: address}` or `{client:
  * id}` in the logs). A failed send is logged and ends the stream; one message
  * that cannot be sent is dropped (and said so, and `onDropped` is told) and the
- * stream goes on.
+ * stream goes on. Such a message is logged at warn when it is larger than the
+ * limit the peer said it takes (its configuration), at error otherwise.
  */
 export function sessionStream(
   host: SessionHost,
   comm: Comm,
   peer: { readonly worker: string } | { readonly client: string },
-  { onDropped, peerLeaving }: SessionStreamHooks = {},
+  { onDropped, onQueued, peerLeaving }: SessionStreamHooks = {},
 ): BatchedSend {
   const kind = "worker" in peer ? "worker" : "client";
-  return new BatchedSend(comm, {
+  const options: BatchedSendOptions = {
     intervalMs: host.options.batchedSendIntervalMs,
     onError: (err) => {
       const level = peerLeaving?.() === true ? "debug" : "warn";
       host.logger[level]({ err, ...peer }, `cannot send to a ${kind}`);
     },
     onMessageError: (err, m) => {
-      host.logger.error(
+      const level = err instanceof MessageTooLargeError && err.whose !== null ? "warn" : "error";
+      host.logger[level](
         { err, ...peer, op: (m as { op?: unknown } | null)?.op },
         `dropped a message that cannot be sent to a ${kind}`,
       );
       onDropped?.(m, err);
     },
-  });
+  };
+  return onQueued === undefined
+    ? new BatchedSend(comm, options)
+    : new SessionStream(comm, options, onQueued);
 }
