@@ -58,11 +58,23 @@ export interface SimOptions {
    */
   workStealing?: boolean;
   /**
+   * Virtual seconds between rounds of work stealing (Dask's
+   * `work-stealing-interval`). Default 0.1, a real scheduler's default; a
+   * shorter one steals while more is in flight.
+   */
+  workStealingInterval?: number;
+  /**
    * The scheduler runs a round of the Active Memory Manager (the
    * `reduce-replicas` stimulus) every 2 virtual seconds, as a real one does
    * by default. Default true.
    */
   activeMemoryManager?: boolean;
+  /**
+   * Virtual seconds between rounds of the Active Memory Manager. Default 2, a
+   * real scheduler's default; a shorter one drops replicas while more is in
+   * flight.
+   */
+  activeMemoryManagerInterval?: number;
   /**
    * After the client has every result, release them all and check that every
    * machine forgets everything. Default true.
@@ -172,7 +184,9 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   faults: DEFAULT_FAULT_RATES,
   validate: true,
   workStealing: true,
+  workStealingInterval: 0.1,
   activeMemoryManager: true,
+  activeMemoryManagerInterval: 2,
   releasePhase: true,
   variant: "",
   hooks: null,
@@ -233,6 +247,8 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     "findMissingInterval",
     "retryBusyDelay",
     "replaceDelay",
+    "workStealingInterval",
+    "activeMemoryManagerInterval",
     "stallTimeout",
     "maxTime",
   ] as const) {

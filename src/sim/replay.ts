@@ -55,7 +55,13 @@ export function replayCommand(o: ResolvedSimOptions, customHooks = false): strin
   if (faults !== formatFaults(SIM_DEFAULTS.faults)) parts.push(`--faults ${faults}`);
   if (!o.validate) parts.push("--no-validate");
   if (!o.workStealing) parts.push("--no-work-stealing");
+  else if (o.workStealingInterval !== SIM_DEFAULTS.workStealingInterval) {
+    parts.push(`--work-stealing-interval ${o.workStealingInterval}`);
+  }
   if (!o.activeMemoryManager) parts.push("--no-active-memory-manager");
+  else if (o.activeMemoryManagerInterval !== SIM_DEFAULTS.activeMemoryManagerInterval) {
+    parts.push(`--active-memory-manager-interval ${o.activeMemoryManagerInterval}`);
+  }
   if (!o.releasePhase) parts.push("--no-release");
   const extra = NO_FLAG.filter((name) => o[name] !== SIM_DEFAULTS[name]).map(
     (name) => `${name}=${String(o[name])}`,

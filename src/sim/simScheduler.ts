@@ -3,10 +3,10 @@
  * machine the messages that arrive, routes the messages it returns through
  * the network, removes workers that miss heartbeats for `heartbeatTimeout`
  * (as Dask's `check_worker_ttl`), runs a round of work stealing every
- * {@link WORK_STEALING_INTERVAL} (with the `workStealing` option, as Dask's
+ * `workStealingInterval` (with the `workStealing` option, as Dask's
  * default), a round of the Active Memory Manager every
- * {@link ACTIVE_MEMORY_MANAGER_INTERVAL} (with `activeMemoryManager`, also
- * Dask's default), and, as the steal fault, asks it to steal processing tasks.
+ * `activeMemoryManagerInterval` (with `activeMemoryManager`, also Dask's
+ * default), and, as the steal fault, asks it to steal processing tasks.
  */
 
 import type { SchedulerMessage } from "../protocol/messages.ts";
@@ -22,12 +22,6 @@ import { SimFailure } from "./failure.ts";
 function errorText(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
-
-/** Virtual seconds between rounds of work stealing (Dask's default `work-stealing-interval`). */
-export const WORK_STEALING_INTERVAL = 0.1;
-
-/** Virtual seconds between rounds of the Active Memory Manager (Dask's default interval). */
-export const ACTIVE_MEMORY_MANAGER_INTERVAL = 2;
 
 /** Where a scheduler message to a client goes. */
 export type ClientSink = (msg: SchedulerToClientMessage) => void;
@@ -65,16 +59,16 @@ export class SimScheduler {
     if (o.workStealing) {
       const round = (): void => {
         this.balance();
-        this.c.queue.at(WORK_STEALING_INTERVAL, round, true);
+        this.c.queue.at(o.workStealingInterval, round, true);
       };
-      this.c.queue.at(WORK_STEALING_INTERVAL, round, true);
+      this.c.queue.at(o.workStealingInterval, round, true);
     }
     if (o.activeMemoryManager) {
       const amm = (): void => {
         this.reduceReplicas();
-        this.c.queue.at(ACTIVE_MEMORY_MANAGER_INTERVAL, amm, true);
+        this.c.queue.at(o.activeMemoryManagerInterval, amm, true);
       };
-      this.c.queue.at(ACTIVE_MEMORY_MANAGER_INTERVAL, amm, true);
+      this.c.queue.at(o.activeMemoryManagerInterval, amm, true);
     }
   }
 

@@ -184,6 +184,44 @@ describe("simulate", () => {
     expect(r.command).toBe("weft sim --seed 5 --tasks 10 --workers 2 --faults death");
     expect(replayCommand({ ...SIM_DEFAULTS, seed: 1 })).toBe("weft sim --seed 1");
   });
+  test("rounds of work stealing and of the active memory manager run at their intervals", () => {
+    const rounds = (o: { workStealingInterval?: number; activeMemoryManagerInterval?: number }) => {
+      const sim = new Simulation({ seed: 2, tasks: 30, faults: NO_FAULTS, ...o });
+      const counted = { balance: 0, reduceReplicas: 0 };
+      const { balance, reduceReplicas } = sim.scheduler;
+      sim.scheduler.balance = () => {
+        counted.balance++;
+        balance.call(sim.scheduler);
+      };
+      sim.scheduler.reduceReplicas = () => {
+        counted.reduceReplicas++;
+        reduceReplicas.call(sim.scheduler);
+      };
+      const r = sim.run();
+      expect(r.ok, r.failure?.message).toBe(true);
+      return { ...counted, time: r.stats.virtualTime, command: r.command };
+    };
+    const near = (count: number, time: number, interval: number) => {
+      expect(Math.abs(count - time / interval)).toBeLessThanOrEqual(1);
+    };
+    const defaults = rounds({});
+    near(defaults.balance, defaults.time, 0.1);
+    near(defaults.reduceReplicas, defaults.time, 2);
+    const often = rounds({ workStealingInterval: 0.01, activeMemoryManagerInterval: 0.05 });
+    near(often.balance, often.time, 0.01);
+    near(often.reduceReplicas, often.time, 0.05);
+    expect(often.command).toBe(
+      "weft sim --seed 2 --tasks 30 --faults none --work-stealing-interval 0.01 --active-memory-manager-interval 0.05",
+    );
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => simulate({ seed: 1, workStealingInterval: bad })).toThrow(
+        /workStealingInterval must be a finite number > 0/,
+      );
+      expect(() => simulate({ seed: 1, activeMemoryManagerInterval: bad })).toThrow(
+        /activeMemoryManagerInterval must be a finite number > 0/,
+      );
+    }
+  });
   test("the replay command names the options weft sim has no flag for, rather than pass for a replay", () => {
     // stallTimeout 10 turns the variant's deadlock at t≈60 s into one at t≈10 s:
     // `weft sim --seed 3 --variant drop-task-finished --faults none` is another run.

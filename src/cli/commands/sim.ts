@@ -59,8 +59,10 @@ interface SimCliOptions {
   readonly validate: boolean;
   /** false with --no-work-stealing. */
   readonly workStealing: boolean;
+  readonly workStealingInterval?: number;
   /** false with --no-active-memory-manager. */
   readonly activeMemoryManager: boolean;
+  readonly activeMemoryManagerInterval?: number;
   readonly release: boolean;
   readonly shrink: boolean;
   readonly verbose?: boolean;
@@ -120,7 +122,9 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     variant: o.variant ?? "",
     validate: o.validate,
     workStealing: o.workStealing,
+    workStealingInterval: o.workStealingInterval,
     activeMemoryManager: o.activeMemoryManager,
+    activeMemoryManagerInterval: o.activeMemoryManagerInterval,
     releasePhase: o.release,
   };
 }
@@ -220,8 +224,18 @@ export function simCommand(ctx: CliContext): Command {
       "the scheduler runs no rounds of work stealing (on by default, every 0.1 virtual s, as a real cluster); the steal fault still asks for random steals",
     )
     .option(
+      "--work-stealing-interval <seconds>",
+      "virtual seconds between rounds of work stealing (default 0.1, a real scheduler's)",
+      positive,
+    )
+    .option(
       "--no-active-memory-manager",
       "the scheduler runs no rounds of the active memory manager (on by default, every 2 virtual s, as a real cluster)",
+    )
+    .option(
+      "--active-memory-manager-interval <seconds>",
+      "virtual seconds between rounds of the active memory manager (default 2, a real scheduler's)",
+      positive,
     )
     .option(
       "--no-release",
