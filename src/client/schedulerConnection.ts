@@ -15,6 +15,7 @@ import {
   type RegisterClientMsg,
   type RegisterReplyMsg,
   type ReplyMsg,
+  receiveLimitOf,
   type ServerToClientMessage,
 } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
@@ -107,7 +108,13 @@ export class SchedulerConnection {
       onFirstFailure: o.onFirstFailure,
     });
     try {
-      const hello: RegisterClientMsg = { op: "register-client", clientId, ...wireVersion() };
+      const hello: RegisterClientMsg = {
+        op: "register-client",
+        clientId,
+        // So that the scheduler sends no more than this connection takes (see ReceiveLimit).
+        ...receiveLimitOf(comm),
+        ...wireVersion(),
+      };
       await comm.send(hello);
       const answer = comm.recv().catch((err: unknown) => {
         if (!(err instanceof CommClosedError)) throw err;

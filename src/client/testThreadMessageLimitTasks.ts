@@ -40,3 +40,37 @@ export const submitsTooMuch = defineTask(
       };
     }),
 );
+
+/** What {@link asksTooMuch} saw. */
+export interface TooMuchAsked {
+  /** The error of the large request (`name: message`), or null if it did not fail. */
+  readonly error: string | null;
+  /** The task's client's id, which the error names. */
+  readonly clientId: string;
+  /** The task's client closed after the large request. */
+  readonly clientClosed: boolean;
+  /** The metadata under `small`, asked by the same client after the large request. */
+  readonly after: unknown;
+}
+
+/**
+ * With the task's client, read the metadata under `big` (larger than the
+ * client takes), then that under `small`.
+ */
+export const asksTooMuch = defineTask(
+  "asksTooMuch",
+  async (): Promise<TooMuchAsked> =>
+    await workerClient(async (client) => {
+      const err = await client.getMetadata("big").then(
+        () => null,
+        (e: unknown) => e,
+      );
+      return {
+        error:
+          err instanceof Error ? `${err.name}: ${err.message}` : err === null ? null : String(err),
+        clientId: client.id,
+        clientClosed: client.isClosed,
+        after: await client.getMetadata("small"),
+      };
+    }),
+);

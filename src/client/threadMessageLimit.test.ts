@@ -12,7 +12,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
-import { submitsTooMuch } from "./testThreadMessageLimitTasks.ts";
+import { asksTooMuch, submitsTooMuch } from "./testThreadMessageLimitTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -62,6 +62,32 @@ describe("a task's client on a pool thread, sending more than the scheduler's ma
     expect(cluster.workers[0]?.status).toBe("running");
     expect((await client.counters()).clients).toBe(2);
     expect((await client.submit(submitsTooMuch, 2 * MIB)).after).toBe(42);
+    expect(await client.submit(inc, 1)).toBe(2);
+  }, 60_000);
+});
+
+describe("a task's client on a pool thread, asking the scheduler for more than it takes", () => {
+  it("has the request rejected naming its limit (the worker's maxMessageBytes); the task's client and the worker go on", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      executor: "threads",
+      protocol: "tcp",
+      taskModules: [CLIENT_TEST_TASKS, LIMIT_TASKS],
+      worker: { maxMessageBytes: MIB },
+    });
+    await client.setMetadata("big", "y".repeat(2 * MIB));
+    await client.setMetadata("small", 1);
+    const seen = await client.submit(asksTooMuch);
+    // Its connection is bridged through the worker's, whose limit it said when it registered.
+    expect(seen.error).toMatch(
+      new RegExp(
+        `^SchedulerReplyError: get-metadata: the scheduler cannot send its answer to client ${seen.clientId}: MessageTooLargeError: cannot send a message of 2\\.00 MiB \\(\\d+ bytes\\): larger than the maxMessageBytes of client ${seen.clientId} \\(1\\.00 MiB\\)$`,
+      ),
+    );
+    expect(seen.clientClosed).toBe(false);
+    expect(seen.after).toBe(1);
+    expect(cluster.workers[0]?.status).toBe("running");
+    expect((await client.counters()).clients).toBe(2);
     expect(await client.submit(inc, 1)).toBe(2);
   }, 60_000);
 });

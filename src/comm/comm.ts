@@ -55,7 +55,8 @@ export interface Comm extends AsyncIterable<unknown> {
    * The largest message this end accepts (its own `maxMessageBytes`): a
    * larger one arriving closes the connection. Absent where messages have no
    * size limit (in-process). A requester tells it to a peer whose answer may
-   * be large (`get_data`), so that the peer refuses to send more.
+   * be large (`get_data`), and a client or a worker to the scheduler when it
+   * registers, so that the peer refuses to send more.
    */
   readonly maxMessageBytes?: number;
   /**

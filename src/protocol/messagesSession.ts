@@ -16,6 +16,7 @@
  */
 
 import type { Comm } from "../comm/comm.ts";
+import { showValue } from "../util/showValue.ts";
 import type { StartStop } from "../worker/state/taskState.ts";
 import type { KeyInMemoryMsg, SchedulerToClientMessage } from "./messagesClient.ts";
 import type { Key } from "./messagesTaskSpec.ts";
@@ -30,18 +31,57 @@ export interface WireVersion {
   readonly weftVersion: string;
 }
 
+/** What a handshake says of the largest message its sender accepts. */
+export interface ReceiveLimit {
+  /**
+   * The largest message the sender accepts on this connection (its comm's own
+   * `maxMessageBytes`), where the connection limits sizes (TCP, a pool
+   * thread's connection bridged to a TCP one): the scheduler then refuses to
+   * send it more (`Comm.limitSendsTo`), failing that one message rather than
+   * have the sender's reader close the connection on it. Absent (an
+   * in-process peer, an older weft): nothing is applied, the scheduler sends
+   * as before. A value that is not a positive integer is refused.
+   */
+  readonly maxMessageBytes?: number;
+}
+
 /**
- * A worker opens its session: its registration with its version. The server
- * checks the version and hands the state machine the {@link RegisterWorkerMsg}
- * without it.
+ * A worker opens its session: its registration with its version and its
+ * receive limit. The server checks and applies those, and hands the state
+ * machine the {@link RegisterWorkerMsg} without them.
  */
-export interface RegisterWorkerHandshakeMsg extends RegisterWorkerMsg, WireVersion {}
+export interface RegisterWorkerHandshakeMsg extends RegisterWorkerMsg, WireVersion, ReceiveLimit {}
 
 /** A client opens its session (the first message on its connection). */
-export interface RegisterClientMsg extends WireVersion {
+export interface RegisterClientMsg extends WireVersion, ReceiveLimit {
   readonly op: "register-client";
   /** Unique among the connected clients. */
   readonly clientId: string;
+}
+
+/**
+ * The {@link ReceiveLimit} to send in a handshake over `comm`: its own
+ * `maxMessageBytes`, where it has one (nothing on an in-process comm).
+ */
+export function receiveLimitOf(comm: Pick<Comm, "maxMessageBytes">): ReceiveLimit {
+  const limit = comm.maxMessageBytes;
+  return limit === undefined ? {} : { maxMessageBytes: limit };
+}
+
+/**
+ * The scheduler's check of a {@link ReceiveLimit} `limit` in the handshake
+ * `op`: null if absent or a positive integer (then the scheduler applies it to
+ * the peer's connection, `Comm.limitSendsTo`), else why the handshake is
+ * refused.
+ */
+export function receiveLimitProblem(
+  op: "register-client" | "register-worker",
+  limit: unknown,
+): string | null {
+  if (limit === undefined) return null;
+  if (typeof limit === "number" && Number.isSafeInteger(limit) && limit >= 1) return null;
+  const who = op === "register-client" ? "client" : "worker";
+  return `${op}: maxMessageBytes must be a positive integer (the largest message the ${who} accepts, in bytes), got ${showValue(limit)}`;
 }
 
 /**

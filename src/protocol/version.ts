@@ -28,9 +28,13 @@ import type { WireVersion } from "./messagesSession.ts";
  *
  * Not bumped for an addition that a peer of the same version without it is
  * unaffected by, both ways: bumping would only refuse peers that work
- * together. So, within 2: the scheduler sends `answer-unsent` for an answer by
- * stimulus id it cannot send (a client without the change ignores it as an
- * unknown op, and waits, as it did when that answer was dropped).
+ * together. So, within 2: `register-client` and `register-worker` carry the
+ * sender's own `maxMessageBytes` (optional: a scheduler without the change
+ * ignores it, the state machine ignoring it in a registration, and sends as
+ * before; a scheduler with it applies nothing to a peer that does not send
+ * it); and the scheduler sends `answer-unsent` for an answer by stimulus id it
+ * cannot send (a client without the change ignores it as an unknown op, and
+ * waits, as it did when that answer was dropped).
  */
 export const WIRE_PROTOCOL_VERSION = 2;
 

@@ -1,6 +1,7 @@
 /**
- * One client's connection: the `register-client` handshake, then the
- * client's batched stream: its messages become stimuli (a client speaks
+ * One client's connection: the `register-client` handshake (the client's
+ * own `maxMessageBytes`, if it says one, is applied to what is sent it), then
+ * the client's batched stream: its messages become stimuli (a client speaks
  * only for itself: a message without a clientId, or naming another client, is
  * rejected), its requests are answered (an answer that cannot be sent, by an
  * error saying why: `unsentToClient.ts`), and when the connection ends the
@@ -11,7 +12,7 @@ import type { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
-import type { RegisterReplyMsg } from "../protocol/messagesSession.ts";
+import { type RegisterReplyMsg, receiveLimitProblem } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
@@ -79,6 +80,14 @@ export async function serveClient(
   }
   if (isStandInClientId(id)) return refuse(host, comm, `client id ${id} is reserved`);
   if (host.router.clients.has(id)) return refuse(host, comm, `client ${id} is already connected`);
+  // So that a message larger than the client takes fails here, rather than its reader
+  // closing the connection on it.
+  const ownLimit = first.maxMessageBytes;
+  const badLimit = receiveLimitProblem("register-client", ownLimit);
+  if (badLimit !== null) return refuse(host, comm, badLimit);
+  if (typeof ownLimit === "number") {
+    comm.limitSendsTo?.(ownLimit, `the maxMessageBytes of client ${id}`);
+  }
   // Once the client said close-client, its connection may end under a send or a read: expected.
   let saidGoodbye = false;
   const ops = new RequestOps();

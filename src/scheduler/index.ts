@@ -15,6 +15,7 @@ export type {
   NannyPluginSpec,
   PubSubMsg,
   PubSubPutMsg,
+  ReceiveLimit,
   RegisterClientMsg,
   RegisterRefusalCode,
   RegisterReplyMsg,

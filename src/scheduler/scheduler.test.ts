@@ -199,6 +199,42 @@ describe("Scheduler server", () => {
     expect(s.state.workers.size).toBe(0);
   });
 
+  it("refuses a worker or a client whose maxMessageBytes is not a positive integer, saying so", async () => {
+    const { s, records } = await start();
+    const cases = [
+      [
+        { ...registerClient("c1"), maxMessageBytes: 0 },
+        "register-client: maxMessageBytes must be a positive integer (the largest message the client accepts, in bytes), got 0",
+      ],
+      [
+        { ...registerClient("c2"), maxMessageBytes: "1MiB" },
+        'register-client: maxMessageBytes must be a positive integer (the largest message the client accepts, in bytes), got "1MiB"',
+      ],
+      [
+        { ...registerWorker("inproc://w/1"), maxMessageBytes: 1.5 },
+        "register-worker: maxMessageBytes must be a positive integer (the largest message the worker accepts, in bytes), got 1.5",
+      ],
+    ] as const;
+    for (const [hello, message] of cases) {
+      const p = await peer(s, hello);
+      expect(p.reply).toEqual({
+        op: `${hello.op}-reply`,
+        status: "error",
+        message,
+        ...wireVersion(),
+      });
+      expect(records.map((r) => r.reason)).toContain(message);
+    }
+    expect(s.state.workers.size).toBe(0);
+    expect(s.countersSnapshot).toMatchObject({ workers: 0, clients: 0 });
+    // One that is (an in-process connection limits no sizes: nothing to apply), and none at all.
+    const w = await peer(s, { ...registerWorker("inproc://w/2"), maxMessageBytes: 1024 });
+    const c = await peer(s, { ...registerClient("c3"), maxMessageBytes: 1024 });
+    const old = await peer(s, registerClient("c4"));
+    for (const p of [w, c, old]) expect(p.reply).toMatchObject({ status: "OK" });
+    expect(s.state.workers.has("inproc://w/2")).toBe(true);
+  });
+
   it("refuses a worker or a client of another weft version, naming both, and logs it", async () => {
     const { s, records } = await start();
     const ours = `wire protocol ${WIRE_PROTOCOL_VERSION} (weft ${weftVersion()})`;

@@ -1,16 +1,38 @@
 /**
- * A reply the scheduler cannot send a client (over its own `maxMessageBytes`,
- * or not encodable) becomes an error reply to the same request, naming the op,
- * the sizes and whose limit: the call rejects instead of waiting forever for
- * the reply the scheduler dropped.
+ * What the scheduler sends a client or a worker that takes less than the
+ * scheduler does: each says its own `maxMessageBytes` when it registers, and
+ * the scheduler refuses to send it more. A reply it cannot send (over either
+ * limit, or not encodable) becomes an error reply to the same request, naming
+ * the op, the sizes and whose limit; an answer by stimulus id becomes
+ * `answer-unsent`; a task's error, one saying it could not be sent whole; a
+ * `compute-task` fails its task. The connection stays up for what follows.
+ * Before, the peer's reader closed the connection on the message (or the
+ * client waited forever for a reply the scheduler dropped).
  */
 
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeTestClusters, testCluster } from "../client/testCluster.ts";
-import { bytes, inc, uncloneable } from "../client/testTasks.ts";
+import { Client } from "../client/client.ts";
+import { DatasetError, SchedulerReplyError } from "../client/errors.ts";
+import {
+  CLIENT_TEST_TASKS,
+  closeTestClusters,
+  eventually,
+  testCluster,
+} from "../client/testCluster.ts";
+import { bytes, identity, inc, longTaskError, uncloneable } from "../client/testTasks.ts";
+import { Worker } from "../worker/worker.ts";
+import { Scheduler } from "./scheduler.ts";
 
-afterEach(closeTestClusters);
+const silent = pino({ level: "silent" });
+const toClose: { close(): Promise<unknown> }[] = [];
 
+afterEach(async () => {
+  for (const x of toClose.splice(0).reverse()) await x.close();
+  await closeTestClusters();
+});
+
+const KIB = 2 ** 10;
 const MIB = 2 ** 20;
 
 /** The error `p` rejects with (a failure if it resolves). */
@@ -24,6 +46,86 @@ async function rejection(p: PromiseLike<unknown>): Promise<Error> {
   expect(outcome.error).toBeInstanceOf(Error);
   return outcome.error as Error;
 }
+
+describe("an answer larger than the client's maxMessageBytes", () => {
+  it("rejects the request, naming the op, the sizes and the client's limit; the client goes on", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tcp" });
+    const small = await cluster.client({ maxMessageBytes: 256 * KIB });
+    // The scheduler applied the limit the client said.
+    await client.setMetadata("big", "y".repeat(MIB));
+    await client.setMetadata("small", 1);
+    const limit = `larger than the maxMessageBytes of client ${small.id} \\(256\\.00 kiB\\)`;
+
+    const metadata = await rejection(small.getMetadata("big"));
+    expect(metadata).toBeInstanceOf(SchedulerReplyError);
+    expect(metadata.message).toMatch(
+      new RegExp(
+        `^get-metadata: the scheduler cannot send its answer to client ${small.id}: MessageTooLargeError: cannot send a message of 1\\.00 MiB \\(\\d+ bytes\\): ${limit}$`,
+      ),
+    );
+    expect(small.isClosed).toBe(false);
+    expect(await small.getMetadata("small")).toBe(1);
+
+    const run = await rejection(small.runOnScheduler(bytes, 2 * MIB));
+    expect(run.message).toMatch(
+      new RegExp(
+        `^run-on-scheduler: the scheduler cannot send its answer to client ${small.id}: MessageTooLargeError: cannot send a message of 2\\.00 MiB \\(\\d+ bytes\\): ${limit}$`,
+      ),
+    );
+    expect(await small.runOnScheduler(bytes, 10)).toHaveLength(10);
+
+    // A dump of a scheduler that knows many tasks, whose keys are long.
+    const futures = Array.from({ length: 100 }, (_, i) =>
+      client.submitWith({ key: `${"k".repeat(4 * KIB)}-${i}` }, inc, i),
+    );
+    await Promise.all(futures);
+    const dump = await rejection(small.dumpClusterState(`/nonexistent/${small.id}`));
+    expect(dump.message).toMatch(
+      new RegExp(
+        `^dump-state: the scheduler cannot send its answer to client ${small.id}: MessageTooLargeError: cannot send a message of \\d+\\.\\d\\d [kM]iB \\(\\d+ bytes\\): ${limit}$`,
+      ),
+    );
+    expect(small.isClosed).toBe(false);
+    expect(await small.submit(inc, 41)).toBe(42);
+    expect(await small.getMetadata("small")).toBe(1);
+  }, 60_000);
+
+  it("fails getDataset (answered by stimulus id) and lets go of the dataset's keys", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tcp" });
+    const small = await cluster.client({ maxMessageBytes: 256 * KIB });
+    const x = client.submit(inc, 1);
+    await x;
+    await client.publishDataset("big", { x, pad: "z".repeat(MIB) });
+    const err = await rejection(small.getDataset("big"));
+    expect(err).toBeInstanceOf(DatasetError);
+    expect(err.message).toMatch(
+      new RegExp(
+        `^getDataset: the scheduler cannot send its answer \\(dataset\\) to client ${small.id}: MessageTooLargeError: cannot send a message of 1\\.00 MiB \\(\\d+ bytes\\): larger than the maxMessageBytes of client ${small.id} \\(256\\.00 kiB\\)$`,
+      ),
+    );
+    // The scheduler had the client want x: the client let go of it.
+    await eventually(
+      () => cluster.scheduler.state.clients.get(small.id)?.wantsWhat.size === 0,
+      10_000,
+      "the small client wants nothing",
+    );
+    await client.publishDataset("fits", { x });
+    const got = (await small.getDataset("fits")) as { x: { result(): Promise<unknown> } };
+    expect(await got.x.result()).toBe(2);
+  }, 60_000);
+
+  it("fails a future whose error is too large for the client, saying so with the error's start", async () => {
+    const { cluster } = await testCluster({ protocol: "tcp" });
+    const small = await cluster.client({ maxMessageBytes: 256 * KIB });
+    const err = await rejection(small.submit(longTaskError, MIB));
+    expect(err.message).toMatch(
+      new RegExp(
+        `^task longTaskError-\\w+ failed: TaskError: the scheduler cannot send the error of task longTaskError-\\w+ to client ${small.id} \\(MessageTooLargeError: cannot send a message of 1\\.\\d\\d MiB \\(\\d+ bytes\\): larger than the maxMessageBytes of client ${small.id} \\(256\\.00 kiB\\)\\); it starts: ValueError: x{1980,}…$`,
+      ),
+    );
+    expect(await small.submit(inc, 1)).toBe(2);
+  }, 60_000);
+});
 
 describe("an answer the scheduler cannot send at all", () => {
   it("over the scheduler's own limit, or not encodable: the request rejects saying so, instead of waiting", async () => {
@@ -40,5 +142,33 @@ describe("an answer the scheduler cannot send at all", () => {
       /^run-on-scheduler: the scheduler cannot send its answer to client \S+: SerializationError: /,
     );
     expect(await client.runOnScheduler(inc, 1)).toBe(2);
+  }, 60_000);
+});
+
+describe("a compute-task larger than the worker's maxMessageBytes", () => {
+  it("fails the task, naming the worker's limit; the worker stays connected", async () => {
+    const scheduler = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silent });
+    toClose.push(scheduler);
+    const worker = await Worker.create({
+      scheduler: scheduler.address,
+      listen: "tcp://127.0.0.1:0",
+      executor: "inline",
+      taskModules: [CLIENT_TEST_TASKS],
+      maxMessageBytes: MIB,
+      logger: silent,
+      validate: true,
+    });
+    toClose.push(worker);
+    const client = await Client.connect(scheduler.address, { logger: silent });
+    toClose.push(client);
+    const err = await rejection(client.submit(identity, "x".repeat(2 * MIB)));
+    expect(err.message).toMatch(
+      new RegExp(
+        `^task identity-\\w+ failed: the scheduler could not send the task to ${worker.address}: MessageTooLargeError: cannot send a message of 2\\.00 MiB \\(\\d+ bytes\\): larger than the maxMessageBytes of worker ${worker.address} \\(1\\.00 MiB\\)$`,
+      ),
+    );
+    expect(worker.status).toBe("running");
+    expect(scheduler.state.workers.has(worker.address)).toBe(true);
+    expect(await client.submit(inc, 1)).toBe(2);
   }, 60_000);
 });

@@ -8,10 +8,11 @@ import { type Comm, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommAbortedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
-import type {
-  RegisterRefusalCode,
-  RegisterReplyMsg,
-  RegisterWorkerHandshakeMsg,
+import {
+  type RegisterRefusalCode,
+  type RegisterReplyMsg,
+  type RegisterWorkerHandshakeMsg,
+  receiveLimitProblem,
 } from "../protocol/messagesSession.ts";
 import type {
   ComputeTaskMsg,
@@ -143,13 +144,21 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   // First: a worker of another version may not even give its address the same way.
   const mismatch = protocolMismatch("the worker", "this scheduler", handshake);
   if (mismatch !== null) return refuse(host, comm, mismatch);
-  // The versions are the server's business: the state machine gets the registration alone.
-  const { protocolVersion: _, weftVersion: __, ...registration } = handshake;
+  // The versions and the receive limit are the server's business: the state machine
+  // gets the registration alone.
+  const {
+    protocolVersion: _,
+    weftVersion: __,
+    maxMessageBytes: ownLimit,
+    ...registration
+  } = handshake;
   const msg = registration as RegisterWorkerMsg;
   const address = msg.address;
   if (typeof address !== "string" || address === "") {
     return refuse(host, comm, "register-worker must give the worker's address");
   }
+  const badLimit = receiveLimitProblem("register-worker", ownLimit);
+  if (badLimit !== null) return refuse(host, comm, badLimit);
   if (addressTaken(host, address)) {
     return refuse(host, comm, `a worker is already registered at ${address}`);
   }
@@ -177,6 +186,11 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   if (holder !== undefined) return refuse(host, comm, nameTaken(holder), "name-taken", address);
   const outcome = host.runner.tryRun([{ kind: "worker-message", worker: address, msg }]);
   if (!outcome.ok) return refuse(host, comm, outcome.error.message);
+  // Before anything is sent: a compute-task larger than the worker takes then fails the task
+  // (computeTaskUnsent), rather than the worker's reader closing the connection on it.
+  if (ownLimit !== undefined) {
+    comm.limitSendsTo?.(ownLimit, `the maxMessageBytes of worker ${address}`);
+  }
 
   const stream = sessionStream(
     host,

@@ -14,7 +14,11 @@ import type { Logger } from "pino";
 import { type Comm, commOptionsOf } from "../comm/comm.ts";
 import { connectWaiting, schedulerWaitLine } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
-import type { RegisterReplyMsg, RegisterWorkerHandshakeMsg } from "../protocol/messagesSession.ts";
+import {
+  type RegisterReplyMsg,
+  type RegisterWorkerHandshakeMsg,
+  receiveLimitOf,
+} from "../protocol/messagesSession.ts";
 import { wireVersion } from "../protocol/version.ts";
 import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
 import type { ResolvedWorkerOptions } from "./workerOptions.ts";
@@ -140,6 +144,8 @@ async function askToRegister(
     ...(o.nanny ? { nanny: true } : {}),
     ...(o.name !== null ? { name: o.name } : {}),
     stimulusId: stimulusId("worker-connect"),
+    // So that the scheduler sends no more than this connection takes (see ReceiveLimit).
+    ...receiveLimitOf(comm),
     ...wireVersion(),
   };
   await comm.send(msg);
