@@ -7,6 +7,7 @@
  * workers to come, those that joined while the others were asked.
  */
 
+import { withReplyLimit } from "../comm/replyLimit.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
@@ -40,12 +41,20 @@ export async function askEachWorker<T>(
  * order. Rejects, naming `op` and the first worker (by address) that failed,
  * with `cannot read the <what> of <address>: <why>` when it could not be
  * asked, or `<address> answered <method> with <expected>` when its answer was
- * not one.
+ * not one. With `call.who` (the client's id) the request carries the largest
+ * answer the connection takes ({@link withReplyLimit}): a worker refuses a
+ * larger one, failing that call alone, rather than send what would close the
+ * connection.
  */
 export async function callEachWorker<T>(
   peers: PeerPool,
   addresses: readonly string[],
-  call: { readonly op: string; readonly method: string; readonly args: Record<string, unknown> },
+  call: {
+    readonly op: string;
+    readonly method: string;
+    readonly args: Record<string, unknown>;
+    readonly who?: string;
+  },
   what: { readonly noun: string; readonly expected: string },
   read: (got: unknown, address: string) => T | null,
 ): Promise<Record<string, T>> {
@@ -54,7 +63,9 @@ export async function callEachWorker<T>(
     async (address): Promise<T | Error> => {
       try {
         const rpc = await peers.get(address);
-        const got = read(await rpc.call(call.method, call.args), address);
+        const args =
+          call.who === undefined ? call.args : withReplyLimit(call.args, call.who, rpc.comm);
+        const got = read(await rpc.call(call.method, args), address);
         if (got !== null) return got;
         return new Error(`${call.op}: ${address} answered ${call.method} with ${what.expected}`);
       } catch (err) {

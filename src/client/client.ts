@@ -1272,7 +1272,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null)
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
     const addresses = await workersNamed("getWorkerLogs", options, () => this.workers());
-    return logsOfWorkers(this.peers, addresses, options.n);
+    return logsOfWorkers(this.peers, addresses, options.n, this.id);
   }
 
   /**
@@ -1382,7 +1382,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null) throw new TypeError(`story: ${problem}`);
     const scheduler = await this.conn.request("story", { keys: keysOrStimulusIds });
     const addresses = (await this.workers()).map((w) => w.address);
-    const workers = await storiesOfWorkers(this.peers, addresses, keysOrStimulusIds);
+    const workers = await storiesOfWorkers(this.peers, addresses, keysOrStimulusIds, this.id);
     return mergedStory(scheduler, workers);
   }
 
@@ -1407,7 +1407,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const path = dumpFileName(filename, format);
     const scheduler = await this.conn.request("dump-state", {});
     const addresses = (await this.workers()).map((w) => w.address);
-    const workers = await workerDumps(this.peers, addresses);
+    const workers = await workerDumps(this.peers, addresses, this.id);
     await writeClusterDump(clusterDump(scheduler, workers), path, format);
     return path;
   }
@@ -1493,6 +1493,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     return profileWhile(
       this.peers,
+      this.id,
       () => workersNamed("profile", options, () => this.workers()),
       body,
       options,

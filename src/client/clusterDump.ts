@@ -6,6 +6,7 @@
  * (and `src/protocol/clusterDump.ts`) read it as they read Dask's.
  */
 
+import { withReplyLimit } from "../comm/replyLimit.ts";
 import type { ClusterDumpFormat } from "../protocol/clusterDump/write.ts";
 import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
@@ -41,13 +42,15 @@ export function dumpOptionsProblem(filename: unknown, options: unknown): string 
 export async function workerDumps(
   peers: PeerPool,
   addresses: readonly string[],
+  who: string,
 ): Promise<Record<string, unknown>> {
   return askEachWorker(
     addresses,
     async (address): Promise<unknown> => {
       try {
         const rpc = await peers.get(address);
-        return await rpc.call("dump_state", {});
+        // A dump larger than this end takes is refused by the worker, for this call alone.
+        return await rpc.call("dump_state", withReplyLimit({}, who, rpc.comm));
       } catch (err) {
         return `${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
       }

@@ -41,11 +41,12 @@ export async function logsOfWorkers(
   peers: PeerPool,
   addresses: readonly string[],
   n: number | undefined,
+  who: string,
 ): Promise<Record<string, LogRecord[]>> {
   return callEachWorker(
     peers,
     addresses,
-    { op: "getWorkerLogs", method: "get_logs", args: n === undefined ? {} : { n } },
+    { op: "getWorkerLogs", method: "get_logs", args: n === undefined ? {} : { n }, who },
     { noun: "logs", expected: "no log records" },
     (got) => (isLogRecords(got) ? got : null),
   );

@@ -188,6 +188,7 @@ describe("client.profile", () => {
     };
     const got = await profileWhile(
       client.peers,
+      client.id,
       async () => cluster.workers.map((w) => w.address),
       () => 5,
       { scheduler: true },

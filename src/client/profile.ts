@@ -7,6 +7,7 @@
 
 import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
+import { withReplyLimit } from "../comm/replyLimit.ts";
 import { asError } from "../util/asError.ts";
 import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
@@ -313,9 +314,12 @@ type Outcome<T> =
 /**
  * Profile the threads of the workers `workersOf()` names (asked once the options
  * are checked) while `body` runs, then merge their profiles (see `Client.profile`).
+ * `who`: the client's id, named where a worker refuses a profile larger than
+ * the client's connection takes (that worker's profile is then lost).
  */
 export async function profileWhile<T>(
   peers: PeerPool,
+  who: string,
   workersOf: () => Promise<readonly string[]>,
   body: () => T | Promise<T>,
   options: ProfileOptions,
@@ -390,7 +394,9 @@ export async function profileWhile<T>(
   const answers = await Promise.all(
     addresses.map(async (address): Promise<WorkerProfile | string> => {
       try {
-        const got = await (await peers.get(address)).call("profile_stop", { id });
+        const rpc = await peers.get(address);
+        // A profile larger than this end takes is refused by the worker, for this call alone.
+        const got = await rpc.call("profile_stop", withReplyLimit({ id }, who, rpc.comm));
         return isWorkerProfile(got) ? got : "it answered profile_stop with no profile";
       } catch (err) {
         return asError(err).message;

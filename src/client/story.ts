@@ -44,11 +44,12 @@ export async function storiesOfWorkers(
   peers: PeerPool,
   addresses: readonly string[],
   keys: readonly string[],
+  who: string,
 ): Promise<StoryRecord[]> {
   const answers = await callEachWorker(
     peers,
     addresses,
-    { op: "story", method: "get_story", args: { keys: [...keys] } },
+    { op: "story", method: "get_story", args: { keys: [...keys] }, who },
     { noun: "story", expected: "no records" },
     (got, address) => (isRecordList(got) ? timed(address, got) : null),
   );

@@ -1,6 +1,7 @@
 /**
  * A requester's limit in its request: an rpc whose answer may be large
- * (`get_data`, `run`, `actor_execute`, `actor_attribute`) carries the
+ * (`get_data`, `run`, `actor_execute`, `actor_attribute`, and a client's
+ * `dump_state`, `get_story`, `get_logs`, `profile_stop`) carries the
  * requesting comm's own `maxMessageBytes` and `who` asks, and the serving
  * end sends its answer with that limit (`RpcContext.limitReplyTo`). A larger
  * answer is then not sent: the requester gets an error answer with the
