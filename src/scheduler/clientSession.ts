@@ -16,7 +16,7 @@ import { type RegisterReplyMsg, receiveLimitProblem } from "../protocol/messages
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
-import { oversizedMessageRecord, UNAWARE_CLIENT } from "./oversizedMessage.ts";
+import { oversizedMessageRecord } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import { isStandInClientId } from "./state/clientInfo.ts";
 import type { SchedulerEvent } from "./state/events.ts";
@@ -146,7 +146,7 @@ export async function serveClient(
       host.dispatch(events);
     });
   } catch (err) {
-    const oversized = oversizedMessageRecord(err, `client ${id}`, comm.peerAddress, UNAWARE_CLIENT);
+    const oversized = oversizedMessageRecord(err, `client ${id}`, comm.peerAddress);
     if (oversized !== null) {
       host.logger.warn({ client: id, ...oversized.fields }, oversized.message);
     } else {

@@ -9,12 +9,12 @@
 import { MessageTooLargeError } from "../comm/errors.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 
-/** Why a worker may not know the scheduler's limit. */
-export const UNAWARE_WORKER = "is it a weft older than the scheduler's?";
-
-/** Why a client may not know the scheduler's limit. */
-export const UNAWARE_CLIENT =
-  "is it a weft older than the scheduler's, or a client of a task on a worker's thread?";
+/**
+ * Why a peer may not know the scheduler's limit: every weft since the limit
+ * was told at registration goes by it (a task's client on a pool thread too,
+ * through its worker's connection).
+ */
+const UNAWARE_PEER = "is it a weft older than the scheduler's?";
 
 /** A log record's fields and message. */
 export interface OversizedMessageRecord {
@@ -25,13 +25,12 @@ export interface OversizedMessageRecord {
 /**
  * The record to log when `err`, which ended the connection of `who` (`"client
  * c1"`) at `peer`, is a received message over this scheduler's limit; null for
- * any other error. `unaware` says which peers may not know the limit.
+ * any other error.
  */
 export function oversizedMessageRecord(
   err: unknown,
   who: string,
   peer: string,
-  unaware: string,
 ): OversizedMessageRecord | null {
   if (!(err instanceof MessageTooLargeError)) return null;
   const { bytes, limit } = err;
@@ -40,6 +39,6 @@ export function oversizedMessageRecord(
     message:
       `${who} sent a message of at least ${formatBytes(bytes)}, larger than this scheduler's ` +
       `--max-message-bytes (${formatBytes(limit)}): closed its connection. It did not go by the ` +
-      `limit the scheduler told it when it registered (${unaware})`,
+      `limit the scheduler told it when it registered (${UNAWARE_PEER})`,
   };
 }

@@ -334,7 +334,7 @@ describe("Scheduler server", () => {
       expect(r.peer).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
     }
     expect(logged.find((r) => r.client === "old-client")?.msg).toMatch(
-      /^client old-client sent a message of at least 19\.\d\d kiB, larger than this scheduler's --max-message-bytes \(9\.77 kiB\): closed its connection\. It did not go by the limit the scheduler told it when it registered \(is it a weft older than the scheduler's, or a client of a task on a worker's thread\?\)$/,
+      /^client old-client sent a message of at least 19\.\d\d kiB, larger than this scheduler's --max-message-bytes \(9\.77 kiB\): closed its connection\. It did not go by the limit the scheduler told it when it registered \(is it a weft older than the scheduler's\?\)$/,
     );
     expect(logged.find((r) => r.worker === "inproc://w/old")?.msg).toMatch(
       /^the worker at inproc:\/\/w\/old sent a message of at least 19\.\d\d kiB, larger than this scheduler's --max-message-bytes \(9\.77 kiB\): closed its connection\. .*\(is it a weft older than the scheduler's\?\)$/,

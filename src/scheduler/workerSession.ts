@@ -22,7 +22,7 @@ import type {
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { logWorkerEvent } from "./events.ts";
-import { oversizedMessageRecord, UNAWARE_WORKER } from "./oversizedMessage.ts";
+import { oversizedMessageRecord } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { nameTaken, workerNamed } from "./state/workerLifecycle.ts";
@@ -236,12 +236,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
       host.dispatch(events);
     });
   } catch (err) {
-    const oversized = oversizedMessageRecord(
-      err,
-      `the worker at ${address}`,
-      comm.peerAddress,
-      UNAWARE_WORKER,
-    );
+    const oversized = oversizedMessageRecord(err, `the worker at ${address}`, comm.peerAddress);
     // Aborted by the scheduler itself (a worker that missed its heartbeats): expected.
     if (err instanceof CommAbortedError) {
       host.logger.debug({ worker: address }, "closed the connection of a removed worker");
