@@ -59,6 +59,7 @@ import {
   DatasetError,
   MetadataKeyError,
   RestartTimeoutError,
+  RunError,
   SchedulerReplyError,
   WorkersTimeoutError,
 } from "./errors.ts";
@@ -1117,10 +1118,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<unknown> {
     this.checkOpen();
     const name = taskName(fn, "runOnScheduler");
-    const response = await this.conn.request("run-on-scheduler", {
-      fn: name,
-      args: runArgs(args),
-    });
+    let response: unknown;
+    try {
+      response = await this.conn.request("run-on-scheduler", { fn: name, args: runArgs(args) });
+    } catch (err) {
+      // The function ran, but its result could not be sent (too large, not encodable): a
+      // RunError as for any other failure of the run, the scheduler's reason its text.
+      if (err instanceof SchedulerReplyError) {
+        throw new RunError(this.address, err.reason, "", { cause: err });
+      }
+      throw err;
+    }
     return runOutcome(this.address, response);
   }
 

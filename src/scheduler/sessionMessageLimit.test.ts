@@ -13,7 +13,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "../client/client.ts";
-import { DatasetError, SchedulerReplyError } from "../client/errors.ts";
+import { DatasetError, RunError, SchedulerReplyError } from "../client/errors.ts";
 import {
   CLIENT_TEST_TASKS,
   closeTestClusters,
@@ -67,9 +67,10 @@ describe("an answer larger than the client's maxMessageBytes", () => {
     expect(await small.getMetadata("small")).toBe(1);
 
     const run = await rejection(small.runOnScheduler(bytes, 2 * MIB));
+    expect(run).toBeInstanceOf(RunError);
     expect(run.message).toMatch(
       new RegExp(
-        `^run-on-scheduler: the scheduler cannot send its answer to client ${small.id}: MessageTooLargeError: cannot send a message of 2\\.00 MiB \\(\\d+ bytes\\): ${limit}$`,
+        `^run on ${cluster.address} failed: run-on-scheduler: the scheduler cannot send its answer to client ${small.id}: MessageTooLargeError: cannot send a message of 2\\.00 MiB \\(\\d+ bytes\\): ${limit}$`,
       ),
     );
     expect(await small.runOnScheduler(bytes, 10)).toHaveLength(10);
@@ -134,12 +135,13 @@ describe("an answer the scheduler cannot send at all", () => {
       scheduler: { maxMessageBytes: MIB },
     });
     const big = await rejection(client.runOnScheduler(bytes, 2 * MIB));
+    expect(big).toBeInstanceOf(RunError);
     expect(big.message).toMatch(
-      /^run-on-scheduler: the scheduler cannot send its answer to client \S+: MessageTooLargeError: cannot send a message of 2\.00 MiB \(\d+ bytes\): larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
+      /^run on \S+ failed: run-on-scheduler: the scheduler cannot send its answer to client \S+: MessageTooLargeError: cannot send a message of 2\.00 MiB \(\d+ bytes\): larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
     );
     const odd = await rejection(client.runOnScheduler(uncloneable));
     expect(odd.message).toMatch(
-      /^run-on-scheduler: the scheduler cannot send its answer to client \S+: SerializationError: /,
+      /^run on \S+ failed: run-on-scheduler: the scheduler cannot send its answer to client \S+: SerializationError: /,
     );
     expect(await client.runOnScheduler(inc, 1)).toBe(2);
   }, 60_000);
