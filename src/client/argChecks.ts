@@ -71,3 +71,21 @@ export function checkOptionalMs(what: string, name: string, v: unknown, positive
     );
   }
 }
+
+/**
+ * The `workers` field of a request about some workers (`hasWhat`,
+ * `processing`, `nthreads`): `{}` for every worker, else the addresses given
+ * (one, or an array). A TypeError naming `what` for anything but non-empty
+ * strings.
+ */
+export function workerAddressesField(
+  what: string,
+  workers: unknown,
+): { readonly workers?: readonly string[] } {
+  if (workers === undefined) return {};
+  const list = typeof workers === "string" ? [workers] : workers;
+  if (!(Array.isArray(list) && list.every((w: unknown) => typeof w === "string" && w !== ""))) {
+    throw new TypeError(`${what}: expected worker addresses, got ${showValue(workers)}`);
+  }
+  return { workers: list as readonly string[] };
+}

@@ -474,6 +474,32 @@ describe("Client", () => {
     );
   });
 
+  it("says what each worker is processing (processing) and its threads (nthreads)", async () => {
+    const { cluster, client } = await testCluster({ threadsPerWorker: 2 });
+    const [a, b] = cluster.workers.map((w) => w.address).sort();
+    const slow = client.submitWith({ workers: a }, slowInc, 1, 800);
+    const busy = async () => (await client.processing(a))[a];
+    for (let i = 0; i < 100 && (await busy()).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(await client.processing()).toEqual({ [a]: [slow.key], [b]: [] });
+    expect(await client.processing([b, "inproc://nowhere/1"])).toEqual({
+      [b]: [],
+      "inproc://nowhere/1": [],
+    });
+    expect(await slow).toBe(2);
+    expect(await client.processing(a)).toEqual({ [a]: [] });
+    expect(await client.nthreads()).toEqual({ [a]: 2, [b]: 2 });
+    expect(Object.keys(await client.nthreads())).toEqual([a, b]);
+    expect(await client.nthreads([b, "inproc://nowhere/1"])).toEqual({ [b]: 2 });
+    await expect(client.processing([""])).rejects.toThrow(
+      'processing: expected worker addresses, got [""]',
+    );
+    await expect(client.nthreads(7 as never)).rejects.toThrow(
+      "nthreads: expected worker addresses, got 7",
+    );
+  });
+
   it("a client that closes releases what it held", async () => {
     const { cluster, client } = await testCluster();
     const other = await cluster.client();

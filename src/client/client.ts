@@ -35,7 +35,7 @@ import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { ActiveMemoryManagerClient } from "./amm.ts";
-import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
+import { checkOptionalBoolean, itemsOf, optionsOf, workerAddressesField } from "./argChecks.ts";
 import { onEveryWorker, sortedByKey, workersNamed } from "./askWorkers.ts";
 import { Cancels } from "./cancels.ts";
 import { ClientDatasets } from "./clientDatasets.ts";
@@ -1562,15 +1562,39 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async hasWhat(workers?: string | readonly string[]): Promise<Record<string, readonly string[]>> {
     this.checkOpen();
-    const list = typeof workers === "string" ? [workers] : workers;
-    if (
-      list !== undefined &&
-      !(Array.isArray(list) && list.every((w: unknown) => typeof w === "string" && w !== ""))
-    ) {
-      throw new TypeError(`hasWhat: expected worker addresses, got ${showValue(workers)}`);
-    }
-    const fields = list === undefined ? {} : { workers: list };
+    const fields = workerAddressesField("hasWhat", workers);
     return (await this.conn.request("has-what", fields)) as Record<string, string[]>;
+  }
+
+  /**
+   * The keys each worker is processing (Dask's `processing`): assigned to it
+   * by the scheduler and not yet reported done (running, or waiting there for
+   * a thread or its inputs), in the order assigned. `{address: [key]}` for
+   * the addresses given (`[]` for one not connected), or for every connected
+   * worker.
+   */
+  async processing(
+    workers?: string | readonly string[],
+  ): Promise<Record<string, readonly string[]>> {
+    this.checkOpen();
+    const fields = workerAddressesField("processing", workers);
+    return (await this.conn.request("processing", fields)) as Record<string, string[]>;
+  }
+
+  /**
+   * The threads of each worker (Dask's `nthreads`): `{address: nthreads}` for
+   * the connected workers among the addresses given, or for every connected
+   * worker, in address order.
+   */
+  async nthreads(workers?: string | readonly string[]): Promise<Record<string, number>> {
+    this.checkOpen();
+    const wanted = workerAddressesField("nthreads", workers).workers;
+    const out: Record<string, number> = {};
+    const connected = (await this.workers()).sort((a, b) => (a.address < b.address ? -1 : 1));
+    for (const w of connected) {
+      if (wanted === undefined || wanted.includes(w.address)) out[w.address] = w.nthreads;
+    }
+    return out;
   }
 
   /** @internal */

@@ -222,6 +222,17 @@ export interface HasWhatRequestMsg {
   readonly workers?: readonly string[];
 }
 
+/**
+ * The keys each worker is processing (assigned, not yet reported done),
+ * answered from the scheduler's state: `{address: [key]}`, every connected
+ * worker without `workers` (an address not connected gets `[]`).
+ */
+export interface ProcessingRequestMsg {
+  readonly op: "processing";
+  readonly requestId: number;
+  readonly workers?: readonly string[];
+}
+
 /** The server's counters ({@link SchedulerCounters}). */
 export interface CountersRequestMsg {
   readonly op: "counters";
@@ -603,6 +614,7 @@ export interface AmmStatus {
 export type ClientRequestMsg =
   | WhoHasRequestMsg
   | HasWhatRequestMsg
+  | ProcessingRequestMsg
   | CountersRequestMsg
   | WorkersRequestMsg
   | ListDatasetsRequestMsg

@@ -38,6 +38,7 @@ import { schedulerStory } from "./state/story.ts";
 const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "who-has",
   "has-what",
+  "processing",
   "counters",
   "workers",
   "list-datasets",
@@ -187,6 +188,12 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         throw new TypeError("has-what: workers must be an array of worker addresses");
       }
       return host.state.getHasWhat(msg.workers);
+    case "processing":
+      if (msg.workers === undefined) return host.state.getProcessing(host.state.workers.keys());
+      if (!isKeyList(msg.workers)) {
+        throw new TypeError("processing: workers must be an array of worker addresses");
+      }
+      return host.state.getProcessing(msg.workers);
     case "counters":
       return host.counters.snapshot(host.state, host.router.clients.size);
     case "amm":

@@ -627,6 +627,22 @@ export class SchedulerState {
     return out;
   }
 
+  /**
+   * The keys each of the `workers` is processing (Dask's `get_processing`):
+   * assigned to it and not yet reported done, in the order assigned; [] for
+   * an unknown address.
+   */
+  getProcessing(workers: Iterable<string>): Record<string, string[]> {
+    const out: Record<string, string[]> = {};
+    for (const address of workers) {
+      const ws = this.workers.get(address);
+      const keys: string[] = [];
+      if (ws !== undefined) for (const ts of ws.processing.keys()) keys.push(ts.key);
+      out[address] = keys;
+    }
+    return out;
+  }
+
   /** The keys each of the `workers` holds (Dask's `get_has_what`): [] for an unknown address. */
   getHasWhat(workers: Iterable<string>): Record<string, string[]> {
     const out: Record<string, string[]> = {};
