@@ -26,17 +26,23 @@ import type { WireVersion } from "./messagesSession.ts";
  * `actor_execute` and `actor_attribute` requests carry the requester's
  * `maxMessageBytes` (and `who` asks), which the serving worker does not exceed.
  *
+ * 3: the `processing` request (`Client.processing`): a scheduler of 2 does
+ * not know it and would not answer it, leaving the client waiting.
+ *
  * Not bumped for an addition that a peer of the same version without it is
  * unaffected by, both ways: bumping would only refuse peers that work
- * together. So, within 2: `register-client` and `register-worker` carry the
+ * together. So, within 2 (and so in 3): `register-client` and `register-worker` carry the
  * sender's own `maxMessageBytes` (optional: a scheduler without the change
  * ignores it, the state machine ignoring it in a registration, and sends as
  * before; a scheduler with it applies nothing to a peer that does not send
  * it); and the scheduler sends `answer-unsent` for an answer by stimulus id it
  * cannot send (a client without the change ignores it as an unknown op, and
- * waits, as it did when that answer was dropped).
+ * waits, as it did when that answer was dropped). Within 3: a client's
+ * `dump_state`, `get_story`, `get_logs` and `profile_stop` carry its
+ * `maxMessageBytes` (a worker without the change ignores the fields and
+ * answers as before).
  */
-export const WIRE_PROTOCOL_VERSION = 2;
+export const WIRE_PROTOCOL_VERSION = 3;
 
 let weftVersionValue: string | undefined;
 
