@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { LogRecords, logCountProblem } from "./logRecords.ts";
+import { LogRecords, logCountProblem, MAX_FIELD_CHARS } from "./logRecords.ts";
 
 /** A pino logger writing into `lines`. */
 function logger(level: string, lines: string[]) {
@@ -21,7 +21,7 @@ describe("LogRecords", () => {
     const got = records.recent();
     expect(got.map(({ time: _, ...r }) => r)).toEqual([
       { level: "info", msg: "started 4 threads", name: "weft.test" },
-      { level: "warn", msg: "slow", name: "weft.test" },
+      { level: "warn", msg: "slow", name: "weft.test", fields: { key: "x" } },
       { level: "error", msg: "fetch failed", name: "weft.peer", err: "RangeError: too far" },
       { level: "error", msg: "bad", name: "weft.peer", err: "TypeError: bad" },
     ]);
@@ -32,6 +32,29 @@ describe("LogRecords", () => {
     log.level = "debug";
     log.debug("now enabled");
     expect(records.recent(1)[0].msg).toBe("now enabled");
+  });
+
+  it("keeps the context logged with a record, its plain values only", () => {
+    const records = new LogRecords(10);
+    const log = records.wrap(logger("info", []));
+    log.warn({ worker: "tcp://w:1", reason: "the name is taken" }, "refused a worker");
+    log.error(
+      { err: new Error("x"), key: "inc-1", n: 3, ok: false, none: null, big: 5n, obj: { a: 1 } },
+      "could not run task",
+    );
+    log.info({ long: "y".repeat(MAX_FIELD_CHARS + 10) }, "long");
+    log.info({ obj: { a: 1 } }, "nothing plain");
+    const got = records.recent().map(({ time: _, ...r }) => r);
+    expect(got[0].fields).toEqual({ worker: "tcp://w:1", reason: "the name is taken" });
+    expect(got[1]).toEqual({
+      level: "error",
+      msg: "could not run task",
+      name: "weft.test",
+      err: "Error: x",
+      fields: { key: "inc-1", n: 3, ok: false, none: null, big: "5" },
+    });
+    expect(got[2].fields?.long).toBe(`${"y".repeat(MAX_FIELD_CHARS - 1)}…`);
+    expect(got[3]).not.toHaveProperty("fields");
   });
 
   it("keeps the last records only, and nothing with length 0", () => {

@@ -24,7 +24,18 @@ export interface LogRecord {
   readonly name?: string;
   /** `"Name: message"` of the error logged with it (pino's `err` field), if any. */
   readonly err?: string;
+  /**
+   * The context logged with it (pino's merge object: the task's `key`, the
+   * `worker`, `peer` or `reason` the message is about), its fields of a plain
+   * value only (strings cut to {@link MAX_FIELD_CHARS} characters, bigints as
+   * strings), if any: without them "could not run task" or "refused a worker"
+   * does not say which, nor why.
+   */
+  readonly fields?: Readonly<Record<string, string | number | boolean | null>>;
 }
+
+/** The longest string field kept in a record; longer ones are cut, ending in "…". */
+export const MAX_FIELD_CHARS = 1000;
 
 const LEVELS: ReadonlySet<string> = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 
@@ -84,6 +95,7 @@ export class LogRecords {
   private record(level: string, name: string | undefined, args: readonly unknown[]): void {
     let msg: string;
     let err: string | undefined;
+    let fields: Record<string, string | number | boolean | null> | undefined;
     const first = args[0];
     if (typeof first === "object" && first !== null) {
       // pino's (object, message, ...interpolation) form; an Error alone is its own message.
@@ -94,6 +106,7 @@ export class LogRecords {
         err = `${e.name}: ${e.message}`;
         if (msg === "") msg = e.message;
       }
+      if (!(first instanceof Error)) fields = plainFields(first as Record<string, unknown>);
     } else {
       msg = format(...args);
     }
@@ -103,8 +116,28 @@ export class LogRecords {
       msg,
       ...(name !== undefined ? { name } : {}),
       ...(err !== undefined ? { err } : {}),
+      ...(fields !== undefined ? { fields } : {}),
     });
   }
+}
+
+/** The fields of a merge object holding a plain value (not `err`), or undefined if none does. */
+function plainFields(
+  merge: Record<string, unknown>,
+): Record<string, string | number | boolean | null> | undefined {
+  let fields: Record<string, string | number | boolean | null> | undefined;
+  for (const [k, v] of Object.entries(merge)) {
+    if (k === "err") continue;
+    let kept: string | number | boolean | null;
+    if (typeof v === "string") {
+      kept = v.length > MAX_FIELD_CHARS ? `${v.slice(0, MAX_FIELD_CHARS - 1)}…` : v;
+    } else if (typeof v === "number" || typeof v === "boolean" || v === null) kept = v;
+    else if (typeof v === "bigint") kept = String(v);
+    else continue;
+    fields ??= {};
+    fields[k] = kept;
+  }
+  return fields;
 }
 
 /** The `name` a pino logger was made with, if any. */

@@ -18,7 +18,13 @@ describe("weft logs", () => {
     const lines = r.out.trimEnd().split("\n");
     for (const w of cluster.workers) {
       expect(
-        lines.some((l) => l.includes(` INFO  ${w.address}`) && l.endsWith("worker started")),
+        lines.some(
+          (l) =>
+            l.includes(` INFO  ${w.address}`) &&
+            l.includes(": worker started") &&
+            // with its context, as logged
+            l.includes(" nthreads="),
+        ),
       ).toBe(true);
     }
     expect(lines.some((l) => / INFO {2}scheduler/.test(l))).toBe(true);
@@ -103,6 +109,17 @@ describe("weft logs", () => {
     };
     expect(formatLogLine("tcp://w:1", r)).toBe(
       "2026-01-02T03:04:05.006Z WARN  tcp://w:1 weft.worker: slow (Error: x)",
+    );
+    // The context logged with it says which task, worker or peer, and why.
+    expect(
+      formatLogLine("scheduler", {
+        ...r,
+        msg: "refused a worker",
+        fields: { worker: "tcp://w:2", reason: 'the name "a" is taken', n: 2, empty: "" },
+      }),
+    ).toBe(
+      "2026-01-02T03:04:05.006Z WARN  scheduler weft.worker: refused a worker worker=tcp://w:2 " +
+        'reason="the name \\"a\\" is taken" n=2 empty="" (Error: x)',
     );
     expect(
       mergedLines({

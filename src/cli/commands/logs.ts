@@ -38,12 +38,21 @@ export interface ClusterLogs {
   readonly workers?: Readonly<Record<string, readonly LogRecord[]>>;
 }
 
-/** One record as a line: time, level, process, logger name, message, error. */
+/** One record as a line: time, level, process, logger name, message, its fields (`key=value`), error. */
 export function formatLogLine(process: string, r: LogRecord): string {
   const time = new Date(r.time).toISOString();
   const name = r.name === undefined ? "" : ` ${r.name}`;
+  const fields = Object.entries(r.fields ?? {})
+    .map(([k, v]) => ` ${k}=${fieldText(v)}`)
+    .join("");
   const err = r.err === undefined ? "" : ` (${r.err})`;
-  return `${time} ${r.level.toUpperCase().padEnd(5)} ${process}${name}: ${r.msg}${err}`;
+  return `${time} ${r.level.toUpperCase().padEnd(5)} ${process}${name}: ${r.msg}${fields}${err}`;
+}
+
+/** A field's value in a line: as it is if it is one word, else as a JSON string. */
+function fieldText(v: unknown): string {
+  const s = String(v);
+  return typeof v === "string" && (s === "" || /[\s"'()=]/.test(s)) ? JSON.stringify(s) : s;
 }
 
 /** The records of every process, oldest first (a process's own order kept for equal times). */
@@ -139,8 +148,9 @@ export function logsCommand(ctx: CliContext): Command {
       "\nEach process keeps its last 10,000 records (the scheduler's and the worker's\n" +
         "logLength), at the levels its logger writes (for weft scheduler and weft worker,\n" +
         "their --log-level, info by default), whether its stderr goes to a terminal, a file\n" +
-        "or nowhere. A line is `TIME LEVEL PROCESS LOGGER: MESSAGE (ERROR)`, the process\n" +
-        "`scheduler` or a worker's address. Exit code: 0; 1 if a worker's records could not\n" +
+        "or nowhere. A line is `TIME LEVEL PROCESS LOGGER: MESSAGE KEY=VALUE... (ERROR)`, the\n" +
+        "process `scheduler` or a worker's address, KEY=VALUE the context logged with it\n" +
+        "(the task's key, the worker or peer, the reason). Exit code: 0; 1 if a worker's records could not\n" +
         "be read, or a --worker matches no connected worker (the others' records are\n" +
         "printed); 2 for bad usage or a scheduler that cannot be reached.",
     )
