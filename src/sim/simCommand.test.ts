@@ -223,6 +223,14 @@ test("--dump writes the run's cluster as a dump that weft replay and weft story 
     const many = await weft("sim", "--runs", "2", "--dump", file);
     expect(many.code).toBe(2);
     expect(many.err).toContain("--dump writes one run");
+    // A --dump that cannot be written is refused before the run, not after it.
+    const nowhere = join(dir, "no-such-dir", "run.yaml");
+    const bad = await weft("sim", "--seed", "4", "--tasks", "12", "--dump", nowhere);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe(
+      `weft sim: --dump ${nowhere}: no such directory: ${join(dir, "no-such-dir")}\n`,
+    );
+    expect(bad.out).toBe("");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -31,6 +31,7 @@ import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
 import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { outputProblem } from "./outputFile.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
 import { untilSignal } from "./serveUntil.ts";
 
@@ -316,6 +317,20 @@ async function runOne(
   opts: SimCliOptions,
   base: Omit<SimOptions, "seed">,
 ): Promise<void> {
+  let dumpPath: string | undefined;
+  let dumpFormat: "yaml" | "msgpack" = "msgpack";
+  if (opts.dump !== undefined) {
+    dumpFormat = dumpEncodingOf(opts.dump)?.startsWith("yaml") ? "yaml" : "msgpack";
+    dumpPath = dumpFileName(opts.dump, dumpFormat);
+    // Checked before the run, which may take minutes, as weft run checks its files:
+    // found out only at the end, it also hid the run's failure behind exit 2.
+    const problem = await outputProblem(dumpPath);
+    if (problem !== null) {
+      ctx.stderr.write(`weft sim: --dump ${dumpPath}: ${problem}\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
+  }
   // A big workload with validation takes minutes: a bar once it has run for a second.
   const progress = progressBar(ctx, `weft sim: seed ${opts.seed}`, {
     unit: "wanted keys",
@@ -331,16 +346,14 @@ async function runOne(
   }
   if (opts.json) writeJson(ctx, resultJson(r));
   else ctx.stdout.write(`${r.ok ? formatRunLine(r) : formatFailure(r)}\n`);
-  if (opts.dump !== undefined) {
-    const format = dumpEncodingOf(opts.dump)?.startsWith("yaml") ? "yaml" : "msgpack";
-    const path = dumpFileName(opts.dump, format);
+  if (dumpPath !== undefined) {
+    const path = dumpPath;
     try {
-      await writeClusterDump(simDump(sim), path, format);
+      await writeClusterDump(simDump(sim), path, dumpFormat);
       ctx.stderr.write(`weft sim: wrote ${path} (weft story KEY ${path}; weft replay ${path})\n`);
     } catch (err) {
       ctx.stderr.write(`weft sim: cannot write ${path}: ${(err as Error).message}\n`);
-      ctx.exitCode = EXIT.usage;
-      return;
+      ctx.exitCode = EXIT.usage; // a failed run still says so below, exit 1
     }
   }
   if (!r.ok) {
