@@ -211,6 +211,21 @@ describe("Client", () => {
     expect(await client.get({ a: [] })).toEqual({ a: [] });
   });
 
+  it("an alias (a key whose value is another key) stands for that key's result, as in Dask", async () => {
+    const { cluster, client } = await testCluster();
+    const graph = { a: ["inc", 1], b: "a", c: ["double", "b"], d: "c", e: 5, f: "e" };
+    expect(await client.get(graph)).toEqual({ d: 4, f: 5 });
+    expect(await client.get(graph, { keys: ["b", "a", "f"] })).toEqual({ b: 2, a: 2, f: 5 });
+    // Its future is the future of the task it stands for.
+    const futures = client.compute(graph, { keys: ["b", "d"] });
+    expect(futures.b.key).toBe("a");
+    expect(futures.d.key).toBe("c");
+    expect(await client.gather(futures)).toEqual({ b: 2, d: 4 });
+    expect(() => client.compute(graph, { keys: ["f"] })).toThrow(/"f" is a literal/);
+    for (const f of Object.values(futures)) f.release();
+    await eventually(() => knownKeys(cluster).scheduler.length === 0);
+  });
+
   it("a key named twice is computed and returned once, and everything is released", async () => {
     const { cluster, client } = await testCluster();
     const graph = { a: ["inc", 1], b: ["double", "a"] };

@@ -465,15 +465,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     keys: readonly string[],
     op: string,
   ): Record<string, Future> {
+    // An alias's future is that of the task it stands for.
+    const taskKeys = built.aliases.size === 0 ? keys : keys.map((k) => built.aliases.get(k) ?? k);
     for (const key of keys) {
       if (built.literals.has(key)) {
         throw new TypeError(`${op}: ${showValue(key, 200)} is a literal in the graph, not a task`);
       }
-      if (!built.tasks.has(key)) {
+      if (!built.tasks.has(key) && !built.aliases.has(key)) {
         throw new TypeError(`${op}: the graph has no key ${showValue(key, 200)}`);
       }
     }
-    const futures = this.submissions.submit(built.tasks, keys);
+    const futures = this.submissions.submit(built.tasks, taskKeys);
     const out: Record<string, Future> = {};
     for (let i = 0; i < keys.length; i++) out[keys[i]] = futures[i];
     return out;

@@ -34,6 +34,46 @@ describe("buildGraph", () => {
     expect([...built.literals.keys()]).toEqual(["n", "s"]);
   });
 
+  it("reads a value that is another key as an alias, as Dask does; literal() keeps a string", () => {
+    const built = buildGraph(
+      {
+        x: ["inc", 1],
+        y: "x", // an alias of a task
+        z: "y", // of an alias
+        five: 5,
+        v: "five", // of a literal: that literal
+        s: literal("x"), // a string
+        t: "not a key", // a string too
+        u: ["add", "z", "v"],
+        w: "u",
+      },
+      owner,
+    );
+    expect([...built.aliases]).toEqual([
+      ["y", "x"],
+      ["z", "x"],
+      ["w", "u"],
+    ]);
+    expect(built.tasks.get("u")).toMatchObject({
+      spec: { fn: "add", args: [{ __weftRef: "x" }, 5] },
+      dependencies: ["x"],
+    });
+    expect(built.literals.get("v")).toBe(5);
+    expect(built.literals.get("s")).toBe("x");
+    expect(built.literals.get("t")).toBe("not a key");
+    // Used by an alias or a task: not wanted by default; the last alias is.
+    expect(built.unusedKeys).toEqual(["s", "t", "w"]);
+    expect(built.sinks).toEqual(["w"]);
+    expect(buildGraph({ x: ["inc", 1], y: "x" }, owner).sinks).toEqual(["y"]);
+  });
+
+  it("refuses a cycle of aliases, naming it", () => {
+    expect(() => buildGraph({ a: "b", b: "c", c: "a", d: ["inc", "a"] }, owner)).toThrow(
+      /^compute: the graph has a cycle: a → b → c → a$/,
+    );
+    expect(() => buildGraph({ a: "a" }, owner)).toThrow(/the graph has a cycle: a → a$/);
+  });
+
   it("names an argument that holds a reference cycle, and stays usable after", () => {
     const cyclic: unknown[] = [1];
     cyclic.push(cyclic);

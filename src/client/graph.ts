@@ -12,10 +12,13 @@
  * };
  * ```
  *
- * A value that is not such an array is a literal: its key stands for the
- * value itself (wrap an array with {@link literal} to make it one). Strings
- * are matched against keys inside arrays only, as in Dask; inside plain
- * objects use `taskRef(key)`. Futures may appear anywhere as arguments.
+ * A value that is another key of the graph is an alias, as in Dask (`{z:
+ * "x"}`: z stands for x's result; wrap a string with {@link literal} to keep
+ * it one). Any other value that is not such an array is a literal: its key
+ * stands for the value itself (wrap an array with {@link literal} to make it
+ * one). Strings are matched against keys inside arrays only, as in Dask;
+ * inside plain objects use `taskRef(key)`. Futures may appear anywhere as
+ * arguments.
  */
 
 import type { GraphTask } from "../protocol/messagesClient.ts";
@@ -101,9 +104,20 @@ export function workersOption(o: {
 export interface BuiltGraph {
   /** The tasks, with task references for the keys their arguments name. */
   readonly tasks: Map<string, GraphTask>;
-  /** The literal keys and their values (inlined into the tasks that use them). */
+  /**
+   * The literal keys and their values (inlined into the tasks that use them),
+   * aliases of literals included.
+   */
   readonly literals: ReadonlyMap<string, unknown>;
-  /** Task keys no other task depends on, in graph order (found when first read). */
+  /**
+   * The keys that are aliases of tasks (`{z: "x"}`, as Dask's), each with the
+   * task it stands for at the end of its chain: its future is that task's.
+   */
+  readonly aliases: ReadonlyMap<string, string>;
+  /**
+   * Task keys (and aliases of tasks) no other task or alias uses, in graph
+   * order (found when first read).
+   */
   readonly sinks: readonly string[];
   /**
    * Keys no task uses, tasks and literals, in graph order: what `get` returns by
@@ -237,6 +251,8 @@ export function buildGraph(
     );
   }
   const literals = new Map<string, unknown>();
+  /** The keys whose value is a string not wrapped with `literal`: aliases if it is a key. */
+  const strings: string[] = [];
   /** Every key, in graph order. */
   const order: string[] = [];
   const taskKeys: string[] = [];
@@ -254,6 +270,7 @@ export function buildGraph(
       taskKeys.push(key);
       taskEntries.push(v);
     } else {
+      if (typeof v === "string") strings.push(key);
       const value = isLiteralWrapper(v) ? v.__weftLiteral : v;
       literals.set(key, checkedCopyOfLiteral(value, key, op));
     }
@@ -267,16 +284,25 @@ export function buildGraph(
     for (const key of Object.keys(record)) sort(key, record[key]);
     hasKey = (k) => Object.hasOwn(record, k);
   }
+  /** Keys used other than as a task's dependency: literals inlined, aliases and what they name. */
+  const usedOtherwise = new Set<string>();
+  const aliases =
+    strings.length === 0 ? NO_ALIASES : aliasesOf(strings, literals, hasKey, usedOtherwise, op);
   const tasks = new Map<string, GraphTask>();
   // One replacer for the whole graph, reading the task being built.
   let key = "";
   const deps = new DependencyList();
   const what = (): string => `${op}: graph key ${JSON.stringify(key)}`;
-  const usedLiterals = new Set<string>();
   const refer = (k: string): unknown => {
     if (literals.size > 0 && literals.has(k)) {
-      usedLiterals.add(k);
+      usedOtherwise.add(k);
       return literals.get(k);
+    }
+    const target = aliases.size > 0 ? aliases.get(k) : undefined;
+    if (target !== undefined) {
+      usedOtherwise.add(k);
+      deps.add(target);
+      return taskRef(target);
     }
     deps.add(k);
     return taskRef(k);
@@ -315,21 +341,72 @@ export function buildGraph(
   return {
     tasks,
     literals,
+    aliases,
     get unusedKeys() {
-      unused ??= unusedKeysOf(order, tasks, usedLiterals, op);
+      unused ??= unusedKeysOf(order, tasks, aliases, usedOtherwise, op);
       return unused;
     },
     get sinks() {
-      sinks ??= literals.size === 0 ? this.unusedKeys : this.unusedKeys.filter((k) => tasks.has(k));
+      sinks ??=
+        literals.size === 0 ? this.unusedKeys : this.unusedKeys.filter((k) => !literals.has(k));
       return sinks;
     },
   };
 }
 
+const NO_ALIASES: ReadonlyMap<string, string> = new Map();
+
+/**
+ * The aliases of tasks among the keys `strings` (whose values, in `literals`,
+ * are strings): those whose string is a key of the graph (`hasKey`), each with
+ * the task at the end of its chain (`{z: "y", y: "x", x: [...]}`: z and y stand
+ * for x). They are taken out of `literals`; an alias of a literal gets that
+ * literal's value there instead. The keys they name are added to `used`. Throws a TypeError naming a cycle of aliases
+ * (`{a: "b", b: "a"}`).
+ */
+function aliasesOf(
+  strings: readonly string[],
+  literals: Map<string, unknown>,
+  hasKey: (k: string) => boolean,
+  used: Set<string>,
+  op: string,
+): Map<string, string> {
+  const named = new Map<string, string>();
+  for (const key of strings) {
+    const value = literals.get(key) as string;
+    if (!hasKey(value)) continue;
+    named.set(key, value);
+    used.add(value);
+  }
+  const out = new Map<string, string>();
+  for (const key of named.keys()) {
+    const chain = [key];
+    let target = named.get(key) as string;
+    while (named.has(target)) {
+      const at = chain.indexOf(target);
+      if (at >= 0)
+        throw new TypeError(
+          `${op}: the graph has a cycle: ${showCycle([...chain.slice(at), target])}`,
+        );
+      chain.push(target);
+      target = named.get(target) as string;
+    }
+    // Of a literal: a literal itself, of the same value.
+    if (literals.has(target)) {
+      literals.set(key, literals.get(target));
+    } else {
+      out.set(key, target);
+      literals.delete(key);
+    }
+  }
+  return out;
+}
+
 /**
  * The keys that no task of `tasks` uses (as a dependency, or a literal inlined
- * into its arguments), in graph order `order`: the tasks nothing depends on and
- * the literals nothing uses (`{a: 5}` computes to `{a: 5}`). Throws a TypeError naming a cycle when some tasks are not needed
+ * into its arguments) and no alias names (`usedOtherwise` has those used so),
+ * in graph order `order`: the tasks and aliases nothing depends on and the
+ * literals nothing uses (`{a: 5}` computes to `{a: 5}`). Throws a TypeError naming a cycle when some tasks are not needed
  * by any of them: those lie on or behind a cycle that nothing outside depends
  * on, which would otherwise be left out silently (named keys reach the
  * scheduler, which reports cycles).
@@ -337,13 +414,17 @@ export function buildGraph(
 function unusedKeysOf(
   order: readonly string[],
   tasks: ReadonlyMap<string, GraphTask>,
-  usedLiterals: ReadonlySet<string>,
+  aliases: ReadonlyMap<string, string>,
+  usedOtherwise: ReadonlySet<string>,
   op: string,
 ): string[] {
-  const used = new Set<string>(usedLiterals);
+  const used = new Set<string>(usedOtherwise);
   for (const task of tasks.values()) for (const dep of task.dependencies) used.add(dep);
   const unused = order.filter((k) => !used.has(k));
-  const reached = neededTasks(tasks, unused);
+  const reached = neededTasks(
+    tasks,
+    aliases.size === 0 ? unused : unused.map((k) => aliases.get(k) ?? k),
+  );
   if (reached.size < tasks.size) {
     throw new TypeError(`${op}: the graph has a cycle: ${unreachedCycle(tasks, reached)}`);
   }
@@ -389,11 +470,14 @@ export function tasksToRun(graph: Graph, keys?: readonly string[]): GraphTask[] 
     return [...built.tasks.values()];
   }
   for (const key of keys) {
-    if (!built.tasks.has(key) && !built.literals.has(key)) {
+    if (!built.tasks.has(key) && !built.literals.has(key) && !built.aliases.has(key)) {
       throw new TypeError(`compute: the graph has no key ${showValue(key, 200)}`);
     }
   }
-  const needed = neededTasks(built.tasks, keys);
+  const needed = neededTasks(
+    built.tasks,
+    keys.map((k) => built.aliases.get(k) ?? k),
+  );
   return [...built.tasks].filter(([key]) => needed.has(key)).map(([, task]) => task);
 }
 
