@@ -54,6 +54,10 @@ export async function runRetire(
     } else {
       for (const w of retired) ctx.stdout.write(`retired ${w}\n`);
       for (const f of failed) ctx.stdout.write(`not retired ${f.worker}: ${f.reason}\n`);
+      // --n or --idle on a cluster that can spare none: said, rather than nothing printed.
+      if (retired.length === 0 && failed.length === 0) {
+        ctx.stdout.write("no worker retired: the scheduler found none it could spare\n");
+      }
     }
     if (failed.length > 0) ctx.exitCode = EXIT.differences;
   });

@@ -166,6 +166,13 @@ describe("weft retire", () => {
       out: expect.stringMatching(/^retired tcp:|^retired inproc:/),
     });
     expect(cluster.scheduler.state.workers.size).toBe(0);
+    // None left to spare: said so, still exit 0 (as Dask's retire_workers returns nothing).
+    const nothing = await runWeft(["retire", cluster.address, "--n", "2"]);
+    expect(nothing).toEqual({
+      code: 0,
+      out: "no worker retired: the scheduler found none it could spare\n",
+      err: "",
+    });
   });
 
   it("refuses bad usage (exit 2)", async () => {
