@@ -88,13 +88,14 @@ describe("client.amm: the active memory manager operated at run time", () => {
       4000,
     );
     expect(await client.amm.status()).toEqual({ running: false, intervalMs: 50 });
-    await client.amm.start();
-    await client.amm.start(); // already running: nothing changes
+    expect(await client.amm.start()).toEqual({ running: true, intervalMs: 50 });
+    // Already running: nothing changes.
+    expect(await client.amm.start()).toEqual({ running: true, intervalMs: 50 });
     expect(await client.amm.running()).toBe(true);
     expect(cluster.scheduler.amm.running).toBe(true);
     // Polled with a generous deadline: a round of the timer drops the copy.
     expect(await waitForHolders(holders, (h) => h.length === 1, 4000)).toHaveLength(1);
-    await client.amm.stop();
+    expect(await client.amm.stop()).toEqual({ running: false, intervalMs: 50 });
     expect(await client.amm.running()).toBe(false);
     expect(await client.amm.status()).toEqual({ running: false, intervalMs: 50 });
     // Stopped: a new copy stays through ten would-be rounds, and runOnce still drops it.

@@ -26,14 +26,18 @@ export class ActiveMemoryManagerClient {
    * Run a round every `activeMemoryManagerIntervalMs` of the scheduler
    * (default 2000) from now on, also when it was started with
    * `activeMemoryManager: false`; nothing if the rounds run already.
+   * Resolves with the status then (Dask's `start` returns nothing).
    */
-  async start(): Promise<void> {
-    await this.request("start");
+  async start(): Promise<AmmStatus> {
+    return statusOf(await this.request("start"));
   }
 
-  /** Run no more periodic rounds (`runOnce` still runs one); nothing if none run. */
-  async stop(): Promise<void> {
-    await this.request("stop");
+  /**
+   * Run no more periodic rounds (`runOnce` still runs one); nothing if none
+   * run. Resolves with the status then (Dask's `stop` returns nothing).
+   */
+  async stop(): Promise<AmmStatus> {
+    return statusOf(await this.request("stop"));
   }
 
   /** Whether a round runs every `activeMemoryManagerIntervalMs` now (Dask's `running()`). */
@@ -46,8 +50,7 @@ export class ActiveMemoryManagerClient {
    * scheduler's `activeMemoryManagerIntervalMs`): what `weft amm status` prints.
    */
   async status(): Promise<AmmStatus> {
-    const got = (await this.request("status")) as AmmStatus;
-    return { running: got.running, intervalMs: got.intervalMs };
+    return statusOf(await this.request("status"));
   }
 
   /**
@@ -61,4 +64,10 @@ export class ActiveMemoryManagerClient {
   async runOnce(): Promise<number> {
     return (await this.request("run-once")) as number;
   }
+}
+
+/** The status in the scheduler's answer, as its own object. */
+function statusOf(answer: unknown): AmmStatus {
+  const got = answer as AmmStatus;
+  return { running: got.running, intervalMs: got.intervalMs };
 }

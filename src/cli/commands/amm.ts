@@ -45,9 +45,13 @@ export async function runAmm(
       ctx.stdout.write(`${formatAmmRound(await client.amm.runOnce())}\n`);
       return;
     }
-    if (action === "start") await client.amm.start();
-    else if (action === "stop") await client.amm.stop();
-    ctx.stdout.write(`${formatAmmStatus(await client.amm.status())}\n`);
+    const status =
+      action === "start"
+        ? await client.amm.start()
+        : action === "stop"
+          ? await client.amm.stop()
+          : await client.amm.status();
+    ctx.stdout.write(`${formatAmmStatus(status)}\n`);
   });
 }
 
