@@ -408,14 +408,17 @@ describe("weft run, scheduler, worker", () => {
     expect(noModule.err).toBe(
       `weft run: --tasks ${join(dir, "nowhere.ts")}: no such file: ${join(dir, "nowhere.ts")}\n`,
     );
+    // Waited for as long as --connect-timeout (default 30 s), then refused.
     const noScheduler = await weft([
       "run",
       jsonFile("s.json", GRAPH),
       "--scheduler",
       "tcp://127.0.0.1:1",
+      "--connect-timeout",
+      "300",
     ]);
     expect(noScheduler.code).toBe(2);
-    expect(noScheduler.err).toMatch(/refused/);
+    expect(noScheduler.err).toMatch(/still refused after 300 ms/);
   });
 
   it("TCP mode: weft scheduler, two weft workers and weft run --scheduler", async () => {
