@@ -11,7 +11,12 @@ import { recordingPlugin } from "./testTasks.ts";
 afterEach(closeTestClusters);
 
 /** A nanny in this process (built-in factories only), and a worker's link to it. */
-function inProcessNanny(): { nanny: Nanny; link: NannyLink; asked: NannyPluginSpec[] } {
+function inProcessNanny(): {
+  nanny: Nanny;
+  link: NannyLink;
+  asked: NannyPluginSpec[];
+  modules: (readonly string[])[];
+} {
   const nanny: Nanny = { env: {}, workerAddress: null };
   const plugins = new NannyPlugins(nanny, (fn) => {
     const f = BUILT_IN_NANNY_PLUGINS.get(fn);
@@ -19,17 +24,34 @@ function inProcessNanny(): { nanny: Nanny; link: NannyLink; asked: NannyPluginSp
     return f;
   });
   const asked: NannyPluginSpec[] = [];
+  const modules: (readonly string[])[] = [];
   const link: NannyLink = {
-    async addPlugin(spec) {
+    async addPlugin(spec, _worker, loaded = []) {
       asked.push(spec);
-      return { restart: (await plugins.add(spec)).restart };
+      modules.push([...loaded]);
+      return { restart: (await plugins.add(spec, loaded)).restart };
     },
     removePlugin: (name) => plugins.remove(name),
   };
-  return { nanny, link, asked };
+  return { nanny, link, asked, modules };
 }
 
+const LOADED_TASKS = new URL("./testResultMessageLimitTasks.ts", import.meta.url).href;
+
 describe("nanny plugins: registerNannyPlugin, unregisterNannyPlugin", () => {
+  it("are handed over with the task modules loaded into the cluster, for the nanny to make them with", async () => {
+    const { cluster, client } = await testCluster({ workers: 0 });
+    const first = inProcessNanny();
+    await extraWorker(cluster, { listen: "inproc://told", nanny: true, nannyLink: first.link });
+    await client.loadTaskModules([LOADED_TASKS]);
+    await client.registerNannyPlugin(environ, { args: [{ A: "1" }], restart: false });
+    expect(first.modules).toEqual([[LOADED_TASKS]]);
+    // A worker that comes later imports them from its register reply, then hands the plugin over.
+    const later = inProcessNanny();
+    await extraWorker(cluster, { listen: "inproc://later", nanny: true, nannyLink: later.link });
+    expect(later.modules).toEqual([[LOADED_TASKS]]);
+  });
+
   it("go to the nannies of the workers that have one, restart them as asked, and are forgotten when unregistered", async () => {
     const { cluster, client } = await testCluster({ workers: 0 });
     const plain = await extraWorker(cluster, { listen: "inproc://plain" });

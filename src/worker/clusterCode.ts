@@ -66,7 +66,18 @@ export class ClusterCode {
    */
   private nannyRestart: string | null = null;
 
+  /**
+   * The task modules clients loaded into the cluster, as this worker imported
+   * them (`loadTaskModules`, uploaded modules), in that order: its nanny makes
+   * nanny plugins with them too.
+   */
+  private readonly loadedModules: string[] = [];
+
   constructor(private readonly host: ClusterCodeHost) {}
+
+  private loaded(modules: readonly string[]): void {
+    for (const m of modules) if (!this.loadedModules.includes(m)) this.loadedModules.push(m);
+  }
 
   /** The nanny plugin of the register reply that restarts the worker (see `takeRegisterReply`), or null. */
   get restartDue(): string | null {
@@ -110,6 +121,7 @@ export class ClusterCode {
         if (f.load) urls.push(url);
       }
       await this.host.executors.loadModules(urls);
+      this.loaded(urls);
     } catch (err) {
       throw new Error(
         `cannot save or import the files uploaded into the cluster: ${asError(err).message}`,
@@ -128,6 +140,7 @@ export class ClusterCode {
     if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
     try {
       await this.host.executors.loadModules(modules as string[]);
+      this.loaded(modules as string[]);
     } catch (err) {
       throw new Error(
         `cannot import the task modules loaded into the cluster (${(modules as string[]).join(", ")}): ${asError(err).message}`,
@@ -188,7 +201,7 @@ export class ClusterCode {
     }
     for (const spec of plugins as NannyPluginSpec[]) {
       try {
-        const { restart } = await link.addPlugin(spec, this.host.address());
+        const { restart } = await link.addPlugin(spec, this.host.address(), this.loadedModules);
         if (restart) this.nannyRestart ??= spec.name;
       } catch (err) {
         this.host.logger.error(
@@ -227,6 +240,7 @@ export class ClusterCode {
       throw new Error(`load_task_modules: the worker is ${status}`);
     }
     const tasks = await this.host.executors.loadModules(args.modules as string[]);
+    this.loaded(args.modules as string[]);
     return { status: "OK", tasks };
   };
 
@@ -252,7 +266,9 @@ export class ClusterCode {
       throw new Error(`upload_file: the worker is ${status}`);
     }
     const url = await this.uploads.save(file);
-    const tasks = file.load ? await this.host.executors.loadModules([url]) : executor.taskNames;
+    if (!file.load) return { status: "OK", tasks: executor.taskNames };
+    const tasks = await this.host.executors.loadModules([url]);
+    this.loaded([url]);
     return { status: "OK", tasks };
   };
 
@@ -307,7 +323,7 @@ export class ClusterCode {
     };
     let restarts: boolean;
     try {
-      ({ restart: restarts } = await link.addPlugin(spec, this.host.address()));
+      ({ restart: restarts } = await link.addPlugin(spec, this.host.address(), this.loadedModules));
     } catch (err) {
       throw new Error(`its nanny: ${asError(err).message}`, { cause: err });
     }

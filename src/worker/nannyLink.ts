@@ -14,10 +14,16 @@ import type { NannyPluginAdded, NannyPlugins } from "./nannyPlugins.ts";
 export interface NannyLink {
   /**
    * Have the nanny make and set up the plugin `spec` (the worker at
-   * `worker` hands it over); rejects with why it could not. `restart`: the
-   * worker is to close, for the nanny to start it again.
+   * `worker` hands it over), its factory looked for also in `modules` (the
+   * task modules clients loaded into the cluster, as the worker imported
+   * them); rejects with why it could not. `restart`: the worker is to close,
+   * for the nanny to start it again.
    */
-  addPlugin(spec: NannyPluginSpec, worker: string): Promise<{ readonly restart: boolean }>;
+  addPlugin(
+    spec: NannyPluginSpec,
+    worker: string,
+    modules?: readonly string[],
+  ): Promise<{ readonly restart: boolean }>;
   /** Have the nanny remove and tear down the plugin `name`: whether it had it. */
   removePlugin(name: string): Promise<boolean>;
 }
@@ -29,6 +35,8 @@ type NannyRequest =
       readonly id: number;
       readonly spec: NannyPluginSpec;
       readonly worker: string;
+      /** The task modules loaded into the cluster, as the worker imported them. */
+      readonly modules?: readonly string[];
     }
   | { readonly weftNanny: "plugin-remove"; readonly id: number; readonly name: string };
 
@@ -109,8 +117,8 @@ export function ipcNannyLink(end: IpcEnd = process): NannyLink {
       return a;
     });
   return {
-    async addPlugin(spec, worker) {
-      const a = await ask({ weftNanny: "plugin-add", id: nextId++, spec, worker });
+    async addPlugin(spec, worker, modules = []) {
+      const a = await ask({ weftNanny: "plugin-add", id: nextId++, spec, worker, modules });
       return { restart: a.restart === true };
     },
     async removePlugin(name) {
@@ -157,7 +165,10 @@ export function serveNannyLink(
       }
       const spec = request.spec as NannyPluginSpec;
       if (typeof request.worker === "string") events.worker(request.worker);
-      void plugins.add(spec).then(
+      const modules = Array.isArray(request.modules)
+        ? request.modules.filter((m): m is string => typeof m === "string")
+        : [];
+      void plugins.add(spec, modules).then(
         (done: NannyPluginAdded) => {
           if (done.setUp) events.added(spec.name, done.restart);
           answer({ weftNanny: "answer", id, restart: done.restart });

@@ -77,9 +77,14 @@ export interface NannyPluginAdded {
   readonly restart: boolean;
 }
 
-/** The task function `fn` of the nanny, to make a plugin with; throws if there is none. */
+/**
+ * The task function `fn` of the nanny, to make a plugin with, looked for also
+ * in `modules` (the task modules clients loaded into the cluster, as the
+ * worker imported them); throws if there is none.
+ */
 export type NannyPluginFactories = (
   fn: string,
+  modules: readonly string[],
 ) => Promise<(...args: readonly unknown[]) => unknown> | ((...args: readonly unknown[]) => unknown);
 
 /** A plugin as a nanny keeps it. */
@@ -107,14 +112,15 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
 
   /**
    * Make the plugin `spec` describes and set it up, after tearing down one of
-   * its name; nothing if the same one is there already. A plugin whose
-   * factory or setup throws is not kept, and the error is rethrown.
+   * its name; nothing if the same one is there already. Its factory is looked
+   * for also in `modules`, the task modules loaded into the cluster. A plugin
+   * whose factory or setup throws is not kept, and the error is rethrown.
    */
-  add(spec: NannyPluginSpec): Promise<NannyPluginAdded> {
+  add(spec: NannyPluginSpec, modules: readonly string[] = []): Promise<NannyPluginAdded> {
     return this.inTurn(async () => {
       const given = sameness(spec);
       if (this.installed.get(spec.name)?.given === given) return { setUp: false, restart: false };
-      const make = await this.factories(spec.fn);
+      const make = await this.factories(spec.fn, modules);
       const plugin: unknown = await make(...spec.args);
       const problem = nannyPluginProblem(plugin);
       if (problem !== null) {

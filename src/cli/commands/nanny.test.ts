@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Command } from "commander";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
@@ -96,13 +96,28 @@ describe("nannyPluginFactories", () => {
         'defineTask("nannyFactories.marker", () => ({ setup() {} }));\n',
     );
     const factories = nannyPluginFactories([tasks]);
-    expect(await factories(environ.name)).toBeTypeOf("function");
-    expect(await factories("nannyFactories.marker")).toBeTypeOf("function");
-    await expect(factories("nannyFactories.none")).rejects.toThrow(
-      `the nanny has no task function "nannyFactories.none": it makes nanny plugins with the worker's own --tasks modules (${tasks}), not with those clients load into the cluster`,
+    expect(await factories(environ.name, [])).toBeTypeOf("function");
+    expect(await factories("nannyFactories.marker", [])).toBeTypeOf("function");
+    await expect(factories("nannyFactories.none", [])).rejects.toThrow(
+      `the nanny has no task function "nannyFactories.none": it makes nanny plugins with the worker's own --tasks modules and those loaded into the cluster (${tasks})`,
     );
-    await expect(nannyPluginFactories([join(dir, "missing.mjs")])("x")).rejects.toThrow(
+    await expect(nannyPluginFactories([join(dir, "missing.mjs")])("x", [])).rejects.toThrow(
       /^the nanny cannot import the worker's task modules/,
+    );
+    // Those of the modules loaded into the cluster, which the worker names with the plugin.
+    const loaded = pathToFileURL(join(dir, "loaded.mjs")).href;
+    writeFileSync(
+      new URL(loaded),
+      `import { defineTask } from ${JSON.stringify(registry)};\n` +
+        'defineTask("nannyFactories.loaded", () => ({ setup() {} }));\n',
+    );
+    expect(await factories("nannyFactories.loaded", [tasks, loaded])).toBeTypeOf("function");
+    await expect(factories("nannyFactories.none", [loaded])).rejects.toThrow(
+      `(${tasks}, ${loaded})`,
+    );
+    const missing = pathToFileURL(join(dir, "gone.mjs")).href;
+    await expect(factories("nannyFactories.other", [missing])).rejects.toThrow(
+      `the nanny cannot import ${missing}, a task module loaded into the cluster`,
     );
   });
 });

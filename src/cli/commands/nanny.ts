@@ -103,28 +103,53 @@ function stopDescription(signal: NodeJS.Signals | null): string {
 /**
  * The factories of nanny plugins in a nanny: the built-in ones, then the task
  * functions of the worker's own task modules (`taskModules`, its `--tasks`),
+ * then those of the modules clients loaded into the cluster that the worker
+ * names with the plugin (`loadTaskModules`, uploaded task modules), each
  * imported into the nanny's process when first needed.
  */
 export function nannyPluginFactories(taskModules: readonly string[]): NannyPluginFactories {
-  let imported: Promise<void> | null = null;
-  return async (fn) => {
+  let own: Promise<void> | null = null;
+  /** The cluster's modules imported so far (or being imported), by specifier. */
+  const cluster = new Map<string, Promise<unknown>>();
+  return async (fn, modules) => {
     const builtIn = BUILT_IN_NANNY_PLUGINS.get(fn);
     if (builtIn !== undefined) return builtIn;
-    imported ??= (async () => {
+    own ??= (async () => {
       for (const m of taskModules) await importModule(moduleUrl(m));
     })();
     try {
-      await imported;
+      await own;
     } catch (err) {
       throw new Error(
         `the nanny cannot import the worker's task modules (${taskModules.join(", ")}): ${asError(err).message}`,
         { cause: err },
       );
     }
+    if (getTaskFunction(fn) === undefined) {
+      // In the order the worker imported them, as a module may use an earlier one's tasks.
+      for (const m of modules) {
+        if (taskModules.includes(m)) continue;
+        let done = cluster.get(m);
+        if (done === undefined) {
+          done = importModule(moduleUrl(m));
+          cluster.set(m, done);
+        }
+        try {
+          await done;
+        } catch (err) {
+          cluster.delete(m);
+          throw new Error(
+            `the nanny cannot import ${m}, a task module loaded into the cluster: ${asError(err).message}`,
+            { cause: err },
+          );
+        }
+      }
+    }
     const found = getTaskFunction(fn);
     if (found === undefined) {
+      const where = [...taskModules, ...modules.filter((m) => !taskModules.includes(m))];
       throw new Error(
-        `the nanny has no task function ${JSON.stringify(fn)}: it makes nanny plugins with the worker's own --tasks modules (${taskModules.length > 0 ? taskModules.join(", ") : "none given"}), not with those clients load into the cluster`,
+        `the nanny has no task function ${JSON.stringify(fn)}: it makes nanny plugins with the worker's own --tasks modules and those loaded into the cluster (${where.length > 0 ? where.join(", ") : "none"})`,
       );
     }
     return found as (...args: readonly unknown[]) => unknown;
