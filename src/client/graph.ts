@@ -361,8 +361,8 @@ const NO_ALIASES: ReadonlyMap<string, string> = new Map();
  * are strings): those whose string is a key of the graph (`hasKey`), each with
  * the task at the end of its chain (`{z: "y", y: "x", x: [...]}`: z and y stand
  * for x). They are taken out of `literals`; an alias of a literal gets that
- * literal's value there instead. The keys they name are added to `used`. Throws a TypeError naming a cycle of aliases
- * (`{a: "b", b: "a"}`).
+ * literal's value there instead. The keys they name are added to `used`.
+ * Throws a TypeError naming a cycle of aliases (`{a: "b", b: "a"}`).
  */
 function aliasesOf(
   strings: readonly string[],
