@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildGraph, literal } from "./graph.ts";
 
@@ -119,6 +120,71 @@ describe("buildGraph", () => {
     const graph = new Map<unknown, unknown>([[7, ["inc", 1]]]);
     expect(() => buildGraph(graph as unknown as Map<string, unknown>, owner)).toThrow(
       "compute: graph key 7 must be a string",
+    );
+  });
+});
+
+describe("buildGraph, against Dask's reading of a graph", () => {
+  /**
+   * Dask's `get` of `key`: a task `[fn, ...args]` applies `fn` to its
+   * arguments, an argument (or a whole value) that is a key stands for that
+   * key's value, anything else is itself.
+   */
+  function daskValue(graph: Record<string, unknown>, key: string): unknown {
+    const v = graph[key];
+    const arg = (a: unknown): unknown =>
+      typeof a === "string" && Object.hasOwn(graph, a) ? daskValue(graph, a) : a;
+    if (Array.isArray(v) && v[0] === "add") return (arg(v[1]) as number) + (arg(v[2]) as number);
+    return arg(v);
+  }
+
+  /** The value of `key` as the built graph computes it: tasks run on their specs, aliases followed. */
+  function builtValue(built: ReturnType<typeof buildGraph>, key: string): unknown {
+    if (built.literals.has(key)) return built.literals.get(key);
+    const task = built.tasks.get(built.aliases.get(key) ?? key);
+    if (task === undefined) throw new Error(`no task ${key}`);
+    const arg = (a: unknown): unknown =>
+      typeof a === "object" && a !== null && "__weftRef" in a
+        ? builtValue(built, (a as { __weftRef: string }).__weftRef)
+        : a;
+    const [x, y] = task.spec.args;
+    return (arg(x) as number) + (arg(y) as number);
+  }
+
+  it("every key has the value Dask would give it; only keys nothing uses are wanted by default", () => {
+    // Key i may name only keys before it: no cycles.
+    const entry = (i: number) => {
+      const earlier = i === 0 ? fc.constant(0) : fc.nat(i - 1).map((j) => `k${j}`);
+      const operand = fc.oneof(fc.integer({ min: -9, max: 9 }), earlier);
+      return fc.oneof(
+        fc.tuple(fc.constant("add"), operand, operand),
+        fc.integer({ min: -9, max: 9 }),
+        earlier, // an alias, once i > 0
+      );
+    };
+    fc.assert(
+      fc.property(
+        fc
+          .integer({ min: 1, max: 12 })
+          .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => entry(i)))),
+        (entries) => {
+          const graph: Record<string, unknown> = {};
+          entries.forEach((v, i) => {
+            graph[`k${i}`] = v;
+          });
+          const built = buildGraph(graph, owner);
+          for (const key of Object.keys(graph)) {
+            expect(builtValue(built, key)).toBe(daskValue(graph, key));
+          }
+          const named = new Set<string>();
+          for (const v of Object.values(graph)) {
+            const refs = Array.isArray(v) ? v.slice(1) : [v];
+            for (const r of refs) if (typeof r === "string") named.add(r);
+          }
+          expect(built.unusedKeys).toEqual(Object.keys(graph).filter((k) => !named.has(k)));
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
