@@ -11,7 +11,7 @@ import { ClientClosedError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { literal } from "./graph.ts";
 import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
-import { add, double, inc, manhattan, slowInc, sum } from "./testTasks.ts";
+import { add, bytes, double, inc, manhattan, slowInc, sum } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -512,6 +512,32 @@ describe("Client", () => {
     );
     await expect(client.nthreads(7 as never)).rejects.toThrow(
       "nthreads: expected worker addresses, got 7",
+    );
+  });
+
+  it("says how large each result is (nbytes), by key or summed by key prefix", async () => {
+    const { client } = await testCluster();
+    const small = client.submit(bytes, 1000);
+    const large = client.submit(bytes, 5000);
+    const n = client.submit(inc, 1);
+    await client.gather([small, large, n]);
+    const sizes = await client.nbytes();
+    expect(Object.keys(sizes).sort()).toEqual([small.key, large.key, n.key].sort());
+    expect(sizes[large.key] - sizes[small.key]).toBe(4000);
+    expect(await client.nbytes([large, "unknown"])).toEqual({ [large.key]: sizes[large.key] });
+    expect(await client.nbytes(small.key)).toEqual({ [small.key]: sizes[small.key] });
+    expect(await client.nbytes(undefined, { summary: true })).toEqual({
+      bytes: sizes[small.key] + sizes[large.key],
+      inc: sizes[n.key],
+    });
+    expect(await client.nbytes([small, small], { summary: true })).toEqual({
+      bytes: sizes[small.key],
+    });
+    await expect(client.nbytes([7 as never])).rejects.toThrow(
+      "nbytes: expected futures of this client or keys, got 7",
+    );
+    await expect(client.nbytes(undefined, { summary: "yes" as never })).rejects.toThrow(
+      'nbytes: summary must be true or false, got "yes"',
     );
   });
 

@@ -1541,20 +1541,47 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     futures?: Future | string | readonly (Future | string)[],
   ): Promise<Record<string, readonly string[]>> {
     this.checkOpen();
-    let keys: string[] | undefined;
-    if (futures !== undefined) {
-      const list = typeof futures === "string" || futures instanceof Future ? [futures] : futures;
-      if (!Array.isArray(list)) {
-        throw new TypeError(`whoHas: expected futures or keys, got ${showValue(futures)}`);
-      }
-      keys = list.map((f: unknown) => {
-        if (f instanceof Future && f.host === this) return f.key;
-        if (typeof f === "string" && f !== "") return f;
-        throw new TypeError(`whoHas: expected futures of this client or keys, got ${showValue(f)}`);
-      });
-    }
+    const keys = this.keysOf("whoHas", futures);
     const fields = keys === undefined ? {} : { keys };
     return (await this.conn.request("who-has", fields)) as Record<string, string[]>;
+  }
+
+  /**
+   * The size in bytes of each result, as the workers that computed or took it
+   * reported it (Dask's `nbytes`): `{key: nbytes}` for the futures or keys
+   * given, or for every task the scheduler knows, leaving out those whose
+   * size it does not know (not computed yet, or unknown keys). With `{
+   * summary: true }`, summed by key prefix (`inc-…` under `inc`).
+   */
+  async nbytes(
+    futures?: Future | string | readonly (Future | string)[],
+    options: { readonly summary?: boolean } = {},
+  ): Promise<Record<string, number>> {
+    this.checkOpen();
+    const keys = this.keysOf("nbytes", futures);
+    checkOptionalBoolean("nbytes", "summary", optionsOf("nbytes", options).summary);
+    const fields = {
+      ...(keys === undefined ? {} : { keys }),
+      ...(options.summary === true ? { summary: true } : {}),
+    };
+    return (await this.conn.request("nbytes", fields)) as Record<string, number>;
+  }
+
+  /** The keys of `futures` (futures of this client, or keys) for `op`; undefined for none given. */
+  private keysOf(
+    op: string,
+    futures: Future | string | readonly (Future | string)[] | undefined,
+  ): string[] | undefined {
+    if (futures === undefined) return undefined;
+    const list = typeof futures === "string" || futures instanceof Future ? [futures] : futures;
+    if (!Array.isArray(list)) {
+      throw new TypeError(`${op}: expected futures or keys, got ${showValue(futures)}`);
+    }
+    return list.map((f: unknown) => {
+      if (f instanceof Future && f.host === this) return f.key;
+      if (typeof f === "string" && f !== "") return f;
+      throw new TypeError(`${op}: expected futures of this client or keys, got ${showValue(f)}`);
+    });
   }
 
   /**

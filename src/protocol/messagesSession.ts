@@ -233,6 +233,18 @@ export interface ProcessingRequestMsg {
   readonly workers?: readonly string[];
 }
 
+/**
+ * The size in bytes of each result whose size the scheduler knows:
+ * `{key: nbytes}` for `keys` (every task without), or with `summary` summed
+ * by key prefix.
+ */
+export interface NbytesRequestMsg {
+  readonly op: "nbytes";
+  readonly requestId: number;
+  readonly keys?: readonly Key[];
+  readonly summary?: boolean;
+}
+
 /** The server's counters ({@link SchedulerCounters}). */
 export interface CountersRequestMsg {
   readonly op: "counters";
@@ -615,6 +627,7 @@ export type ClientRequestMsg =
   | WhoHasRequestMsg
   | HasWhatRequestMsg
   | ProcessingRequestMsg
+  | NbytesRequestMsg
   | CountersRequestMsg
   | WorkersRequestMsg
   | ListDatasetsRequestMsg

@@ -26,8 +26,9 @@ import type { WireVersion } from "./messagesSession.ts";
  * `actor_execute` and `actor_attribute` requests carry the requester's
  * `maxMessageBytes` (and `who` asks), which the serving worker does not exceed.
  *
- * 3: the `processing` request (`Client.processing`): a scheduler of 2 does
- * not know it and would not answer it, leaving the client waiting.
+ * 3: the `processing` and `nbytes` requests (`Client.processing`,
+ * `Client.nbytes`): a scheduler of 2 does not know them and would not answer
+ * them, leaving the client waiting.
  *
  * Not bumped for an addition that a peer of the same version without it is
  * unaffected by, both ways: bumping would only refuse peers that work

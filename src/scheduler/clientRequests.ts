@@ -39,6 +39,7 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "who-has",
   "has-what",
   "processing",
+  "nbytes",
   "counters",
   "workers",
   "list-datasets",
@@ -194,6 +195,17 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         throw new TypeError("processing: workers must be an array of worker addresses");
       }
       return host.state.getProcessing(msg.workers);
+    case "nbytes":
+      if (msg.keys !== undefined && !isKeyList(msg.keys)) {
+        throw new TypeError("nbytes: keys must be an array of keys");
+      }
+      if (msg.summary !== undefined && typeof msg.summary !== "boolean") {
+        throw new TypeError("nbytes: summary must be a boolean");
+      }
+      return host.state.getNbytesOf(
+        (msg.keys as readonly string[] | undefined) ?? null,
+        msg.summary === true,
+      );
     case "counters":
       return host.counters.snapshot(host.state, host.router.clients.size);
     case "amm":

@@ -628,6 +628,25 @@ export class SchedulerState {
   }
 
   /**
+   * The size of each result in bytes, as its workers reported it (Dask's
+   * `get_nbytes`): of the `keys` given (null: every task), those whose size
+   * is known (computed, or put in memory), in the order given; with
+   * `summary`, summed by key prefix (`keySplit`). Dask also lists unknown
+   * sizes, as -1.
+   */
+  getNbytesOf(keys: Iterable<string> | null, summary: boolean): Record<string, number> {
+    const out: Record<string, number> = {};
+    const add = (key: string, ts: TaskState | undefined): void => {
+      if (ts === undefined || ts.nbytes < 0) return;
+      const k = summary ? keySplit(key) : key;
+      out[k] = (summary ? (out[k] ?? 0) : 0) + ts.nbytes;
+    };
+    if (keys === null) for (const [key, ts] of this.tasks) add(key, ts);
+    else for (const key of new Set(keys)) add(key, this.tasks.get(key));
+    return out;
+  }
+
+  /**
    * The keys each of the `workers` is processing (Dask's `get_processing`):
    * assigned to it and not yet reported done, in the order assigned; [] for
    * an unknown address.
