@@ -652,23 +652,24 @@ export class SchedulerState {
    * an unknown address.
    */
   getProcessing(workers: Iterable<string>): Record<string, string[]> {
-    const out: Record<string, string[]> = {};
-    for (const address of workers) {
-      const ws = this.workers.get(address);
-      const keys: string[] = [];
-      if (ws !== undefined) for (const ts of ws.processing.keys()) keys.push(ts.key);
-      out[address] = keys;
-    }
-    return out;
+    return this.keysOfWorkers(workers, (ws) => ws.processing.keys());
   }
 
   /** The keys each of the `workers` holds (Dask's `get_has_what`): [] for an unknown address. */
   getHasWhat(workers: Iterable<string>): Record<string, string[]> {
+    return this.keysOfWorkers(workers, (ws) => ws.hasWhat);
+  }
+
+  /** `{address: keys of the tasks tasksOf(its worker) gives}` for `workers`: [] for an unknown address. */
+  private keysOfWorkers(
+    workers: Iterable<string>,
+    tasksOf: (ws: WorkerInfo) => Iterable<TaskState>,
+  ): Record<string, string[]> {
     const out: Record<string, string[]> = {};
     for (const address of workers) {
       const ws = this.workers.get(address);
       const keys: string[] = [];
-      if (ws !== undefined) for (const ts of ws.hasWhat) keys.push(ts.key);
+      if (ws !== undefined) for (const ts of tasksOf(ws)) keys.push(ts.key);
       out[address] = keys;
     }
     return out;
