@@ -174,3 +174,43 @@ describe("a compute-task larger than the worker's maxMessageBytes", () => {
     expect(await client.submit(inc, 1)).toBe(2);
   }, 60_000);
 });
+
+describe("a message of many keys larger than the worker's maxMessageBytes", () => {
+  it("goes in halves that fit: a replicate of many long keys completes", async () => {
+    const scheduler = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silent });
+    toClose.push(scheduler);
+    const workers = await Promise.all(
+      [0, 1].map(async () => {
+        const w = await Worker.create({
+          scheduler: scheduler.address,
+          listen: "tcp://127.0.0.1:0",
+          executor: "inline",
+          taskModules: [CLIENT_TEST_TASKS],
+          maxMessageBytes: MIB,
+          logger: silent,
+        });
+        toClose.push(w);
+        return w;
+      }),
+    );
+    const [a, b] = workers.map((w) => w.address);
+    const client = await Client.connect(scheduler.address, { logger: silent });
+    toClose.push(client);
+    // 300 keys of 4 KiB: an acquire-replicas naming them all (twice: who has each, its size)
+    // is over 2 MiB, four times what fits in halves of halves.
+    const futures = Array.from({ length: 300 }, (_, i) =>
+      client.submitWith({ key: `${"k".repeat(4 * KIB)}-${i}`, workers: [a] }, inc, i),
+    );
+    await client.gather(futures);
+    const replicated = client.replicate(futures, { n: 2 });
+    const outcome = await Promise.race([
+      replicated.then(() => "replicated"),
+      new Promise((r) => setTimeout(() => r("still waiting after 30 s"), 30_000)),
+    ]);
+    expect(outcome).toBe("replicated");
+    const held = await client.whoHas(futures);
+    expect(Object.values(held).every((h) => [...h].sort().join() === [a, b].sort().join())).toBe(
+      true,
+    );
+  }, 60_000);
+});

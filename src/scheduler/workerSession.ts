@@ -4,6 +4,7 @@
  * the state machine is told the worker is gone.
  */
 
+import type { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommAbortedError } from "../comm/errors.ts";
@@ -26,6 +27,7 @@ import { oversizedMessageRecord } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { nameTaken, workerNamed } from "./state/workerLifecycle.ts";
+import { workerMessageHalves } from "./unsentToWorker.ts";
 
 /**
  * How long a refusal of one worker for one reason is logged at debug, not
@@ -192,12 +194,16 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     comm.limitSendsTo?.(ownLimit, `the maxMessageBytes of worker ${address}`);
   }
 
-  const stream = sessionStream(
+  const stream: BatchedSend = sessionStream(
     host,
     comm,
     { worker: address },
     {
-      onDropped: (m, err) => computeTaskUnsent(host, address, m, err),
+      onDropped: (m, err) => {
+        computeTaskUnsent(host, address, m, err);
+        // A message of many keys: in halves, which may fit.
+        for (const half of workerMessageHalves(m, err)) if (!stream.isClosed) stream.send(half);
+      },
     },
   );
   host.router.workers.set(address, stream);
