@@ -20,6 +20,7 @@
 import { MessageTooLargeError } from "../comm/errors.ts";
 import type { CancelledKeysMsg, ClientTaskErredMsg } from "../protocol/messagesClient.ts";
 import type { AnswerUnsentMsg, ReplyMsg } from "../protocol/messagesSession.ts";
+import { keysInHalves } from "./unsentToWorker.ts";
 
 /** The answers the client matches to its requests by stimulus id (its `Requests`). */
 const ANSWER_OPS: ReadonlySet<string> = new Set([
@@ -141,13 +142,7 @@ function messagesInPlaceOf(
   }
   if (msg.op === "task-erred") return [erredInPlaceOf(client, msg as ClientTaskErredMsg, why)];
   if (msg.op === "cancelled-keys" && err instanceof MessageTooLargeError) {
-    const cancelled = msg as CancelledKeysMsg;
-    if (!Array.isArray(cancelled.keys) || cancelled.keys.length < 2) return [];
-    const half = Math.ceil(cancelled.keys.length / 2);
-    return [
-      { ...cancelled, keys: cancelled.keys.slice(0, half) },
-      { ...cancelled, keys: cancelled.keys.slice(half) },
-    ];
+    return keysInHalves(msg as CancelledKeysMsg);
   }
   return [];
 }

@@ -17,18 +17,26 @@ import type {
   RemoveReplicasMsg,
 } from "../protocol/messagesWorker.ts";
 
+/**
+ * A message of `keys` in two messages of half of them each, the first the
+ * larger; empty for fewer than two keys (nothing to split). Also the
+ * `cancelled-keys` a client cannot be sent (`unsentToClient.ts`).
+ */
+export function keysInHalves<M extends { readonly keys: readonly string[] }>(msg: M): M[] {
+  if (!Array.isArray(msg.keys) || msg.keys.length < 2) return [];
+  const half = Math.ceil(msg.keys.length / 2);
+  return [
+    { ...msg, keys: msg.keys.slice(0, half) },
+    { ...msg, keys: msg.keys.slice(half) },
+  ];
+}
+
 /** `msg` in two halves, for `err`; empty when it is not a message of keys that splits. */
 export function workerMessageHalves(msg: unknown, err: unknown): object[] {
   if (!(err instanceof MessageTooLargeError) || typeof msg !== "object" || msg === null) return [];
   const op = (msg as { op?: unknown }).op;
   if (op === "free-keys" || op === "remove-replicas") {
-    const m = msg as FreeKeysMsg | RemoveReplicasMsg;
-    if (!Array.isArray(m.keys) || m.keys.length < 2) return [];
-    const half = Math.ceil(m.keys.length / 2);
-    return [
-      { ...m, keys: m.keys.slice(0, half) },
-      { ...m, keys: m.keys.slice(half) },
-    ];
+    return keysInHalves(msg as FreeKeysMsg | RemoveReplicasMsg);
   }
   if (op === "acquire-replicas" || op === "refresh-who-has") {
     const m = msg as AcquireReplicasMsg | RefreshWhoHasMsg;
