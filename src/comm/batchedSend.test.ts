@@ -139,3 +139,33 @@ describe("BatchedSend failures", () => {
     expect(() => new BatchedSend(client, { intervalMs: -1 })).toThrow(RangeError);
   });
 });
+
+// Over TCP, whose comms take a peer's limit (limitSendsTo).
+describe("BatchedSend over a limit", () => {
+  it("a batch too large only as a whole goes in parts, in order, and the stream goes on (no onMessageError)", async () => {
+    const { client, server } = await pair("tcp://127.0.0.1:0");
+    const errors: unknown[] = [];
+    const b = new BatchedSend(client, { intervalMs: 0, onError: (e) => errors.push(e) });
+    client.limitSendsTo?.(10_000, "the test's peer");
+    // Ten messages of 3 kB: 30 kB in one batch, over the 10 kB the peer takes.
+    const msgs = Array.from({ length: 10 }, (_, i) => ({ op: "m", i, pad: "x".repeat(3000) }));
+    b.send(...msgs);
+    const got: unknown[] = [];
+    while (got.length < msgs.length) got.push(...((await server.recv()) as unknown[]));
+    expect(got).toEqual(msgs);
+    expect(errors).toEqual([]);
+    expect(b.isClosed).toBe(false);
+  });
+
+  it("a single message too large, without onMessageError, closes the stream", async () => {
+    const { client } = await pair("tcp://127.0.0.1:0");
+    client.limitSendsTo?.(10_000, "the test's peer");
+    const errors: unknown[] = [];
+    const b = new BatchedSend(client, { intervalMs: 0, onError: (e) => errors.push(e) });
+    b.send({ op: "small" }, { op: "big", pad: "x".repeat(20_000) });
+    await client.closed;
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as Error).name).toBe("MessageTooLargeError");
+    expect(b.isClosed).toBe(true);
+  });
+});

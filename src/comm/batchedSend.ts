@@ -19,8 +19,9 @@ export interface BatchedSendOptions {
   /**
    * Told when one message cannot be sent (it cannot be encoded, or is larger
    * than `maxMessageBytes`) while the comm stays open: the other messages of its
-   * batch are sent one by one, and the stream goes on. Without it, such a
-   * failure closes the stream as any other (`onError`).
+   * batch are sent, and the stream goes on. Without it, such a failure closes
+   * the stream as any other (`onError`). A batch too large only as a whole is
+   * sent in parts either way.
    */
   onMessageError?: (err: unknown, msg: unknown) => void;
 }
@@ -99,8 +100,8 @@ export class BatchedSend {
     this.sending = this.comm.send(batch).then(
       () => this.sent(),
       (err: unknown) => {
-        if (this.onMessageError !== undefined && isDataError(err) && !this.comm.isClosed) {
-          this.sending = this.sendEach(batch, err).then(() => this.sent());
+        if (isDataError(err) && !this.comm.isClosed) {
+          this.sending = this.sendInHalves(batch, err).then(() => this.sent());
           return;
         }
         this.fail(err);
@@ -126,22 +127,27 @@ export class BatchedSend {
   }
 
   /**
-   * A message spoiled `batch` (`err`): send its messages one by one (each as a
-   * batch of one), telling `onMessageError` of those that fail the same way.
+   * `batch` could not be sent (`err`): too large as a whole, say, though each
+   * of its messages fits. Send it in halves, halved again while they fail the
+   * same way, in order, down to the one message at fault, which alone is told
+   * to `onMessageError`, or closes the stream without it. Before, a burst of
+   * messages coalesced past the limit closed the stream (a worker with a small
+   * `maxMessageBytes` finishing many tasks at once shut down).
    */
-  private async sendEach(batch: unknown[], err: unknown): Promise<void> {
+  private async sendInHalves(batch: unknown[], err: unknown): Promise<void> {
     if (batch.length === 1) {
-      this.onMessageError?.(err, batch[0]);
+      if (this.onMessageError !== undefined) this.onMessageError(err, batch[0]);
+      else this.fail(err);
       return;
     }
-    for (const msg of batch) {
+    const mid = Math.ceil(batch.length / 2);
+    for (const half of [batch.slice(0, mid), batch.slice(mid)]) {
       if (this.closedFlag) return;
       try {
-        await this.comm.send([msg]);
+        await this.comm.send(half);
       } catch (e) {
-        if (isDataError(e) && !this.comm.isClosed) {
-          this.onMessageError?.(e, msg);
-        } else {
+        if (isDataError(e) && !this.comm.isClosed) await this.sendInHalves(half, e);
+        else {
           this.fail(e);
           return;
         }
