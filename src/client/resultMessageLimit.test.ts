@@ -1,12 +1,15 @@
 /**
  * A result larger than the fetching client's `maxMessageBytes` (a client
- * learns no worker's limit, and tells none its own at registration): the
+ * tells no worker its own at registration): the
  * client says its limit in its `get_data`, so the worker refuses to send the
  * answer, with an error answer naming the sizes and the limit, and the client
  * rejects that result with a `ResultFetchError` saying so. Results fetched
  * beside it over the same connection arrive; a task's client on a pool thread,
  * whose connection is bridged through its worker (whose `maxMessageBytes`
  * applies), fails the same way once instead of fetching again and again.
+ * The other way round, a `get_data` naming more keys than the worker reads
+ * (it says its limit in its `identity`, asked first on each connection) fails
+ * at the client, which asks for halves of the keys instead.
  */
 
 import { pino } from "pino";
@@ -19,7 +22,7 @@ import { wait } from "./completion.ts";
 import { ResultFetchError, RunError } from "./errors.ts";
 import { CLIENT_TEST_TASKS } from "./testCluster.ts";
 import { type ByteStore, byteStore, fetchesBytes } from "./testResultMessageLimitTasks.ts";
-import { bytes } from "./testTasks.ts";
+import { bytes, inc } from "./testTasks.ts";
 
 const silent = pino({ level: "silent" });
 const toClose: { close(): Promise<unknown> }[] = [];
@@ -107,6 +110,34 @@ describe("a result over the fetching client's maxMessageBytes", () => {
         .length,
     ).toBe(1000);
   }, 60_000);
+});
+
+describe("a get_data naming more keys than the worker's maxMessageBytes", () => {
+  it("goes in halves: 300 results of keys of 4 KiB arrive from a worker that reads 1 MiB, which never has to close a connection", async () => {
+    const s = await scheduler();
+    const warnings: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => warnings.push(line) });
+    const w = await Worker.create({
+      scheduler: s.address,
+      listen: "tcp://127.0.0.1:0",
+      executor: "inline",
+      taskModules: [CLIENT_TEST_TASKS],
+      maxMessageBytes: MIB,
+      logger,
+    });
+    toClose.push(w);
+    const client = await Client.connect(s.address, { logger: silent });
+    toClose.push(client);
+    const xs = Array.from({ length: 300 }, (_, i) =>
+      client.submitWith({ key: `${"k".repeat(4096)}-${i}` }, inc, i),
+    );
+    await wait(xs);
+    // All at once: one request of 1.2 MiB of names. Before, the worker closed the
+    // connection on it, again each round, until the client gave up on the worker.
+    expect(await client.gather(xs)).toEqual(xs.map((_, i) => i + 1));
+    expect(warnings.filter((line) => line.includes("unreadable peer"))).toEqual([]);
+    expect(w.status).toBe("running");
+  });
 });
 
 describe("a run or actor answer over the calling client's maxMessageBytes", () => {

@@ -16,6 +16,7 @@ import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
 import type { AsyncInstructionContext } from "./baseWorker.ts";
 import { getDataArgs, parseGetDataResponse } from "./dataServer.ts";
 import { wireErrorMessage } from "./executor.ts";
+import { getDataParts } from "./getDataParts.ts";
 import type { PeerPool } from "./peerPool.ts";
 import { raceSignal } from "./raceSignal.ts";
 import {
@@ -34,6 +35,8 @@ export interface GatherHost {
   address(): string;
   /** Monotonic seconds, for the time spent on the network. */
   now(): number;
+  /** The expected size of a key's value (the state machine's estimate), to split a fetch of many keys. */
+  nbytesOf(key: string): number;
 }
 
 /** Fetch the keys `toGather` from the peer `worker`: the event saying how it went. Rethrows an abort. */
@@ -47,25 +50,35 @@ export async function gatherFromPeer(
   const start = host.now();
   try {
     const client = await host.peers.get(worker, ctx.signal);
-    const response = await raceSignal(
-      client.call("get_data", getDataArgs(toGather, host.address(), client.comm), {
-        signal: ctx.signal,
-      }),
-      ctx.signal,
-    );
-    ctx.ledger.record("network", host.now() - start);
-    const parsed = parseGetDataResponse(response, toGather, worker);
-    if (parsed.status === "busy") {
-      return new GatherDepBusyEvent({
-        worker,
-        totalNbytes,
-        stimulusId: stimulusId("gather-dep-busy"),
-      });
+    const data = new Map<string, unknown>();
+    // One part almost always; more where many long keys would make a message too
+    // large. The answer must fit this worker's limit and the request the peer's
+    // (the request names every key the answer does).
+    const limit = lowest(client.comm.maxMessageBytes, host.peers.limitOf(worker));
+    for (const part of getDataParts(toGather, host.nbytesOf, limit)) {
+      const response = await raceSignal(
+        client.call("get_data", getDataArgs(part, host.address(), client.comm), {
+          signal: ctx.signal,
+        }),
+        ctx.signal,
+      );
+      const parsed = parseGetDataResponse(response, new Set(part), worker);
+      // Busy for a later part: the earlier parts' values are dropped and all asked for again.
+      if (parsed.status === "busy") {
+        ctx.ledger.record("network", host.now() - start);
+        return new GatherDepBusyEvent({
+          worker,
+          totalNbytes,
+          stimulusId: stimulusId("gather-dep-busy"),
+        });
+      }
+      for (const [key, value] of parsed.data) data.set(key, value);
     }
+    ctx.ledger.record("network", host.now() - start);
     return new GatherDepSuccessEvent({
       worker,
       totalNbytes,
-      data: parsed.data,
+      data,
       stimulusId: stimulusId("gather-dep-success"),
     });
   } catch (err) {
@@ -85,4 +98,9 @@ export async function gatherFromPeer(
       wireErrorMessage,
     );
   }
+}
+
+function lowest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  return b === undefined ? a : Math.min(a, b);
 }

@@ -98,4 +98,28 @@ describe("a peer's answer over the fetching worker's maxMessageBytes", () => {
       .map((ev) => ev.cls);
     expect(gathers).toEqual(["GatherDepSuccessEvent", "GatherDepSuccessEvent"]);
   });
+
+  it("inputs whose names and values together pass the fetching worker's maxMessageBytes are fetched in parts: one gather, two requests", async () => {
+    const scheduler = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silent });
+    toClose.push(scheduler);
+    const a = await worker(scheduler.address);
+    const b = await worker(scheduler.address, MIB);
+    const client = await Client.connect(scheduler.address, { logger: silent });
+    toClose.push(client);
+    // 100 values of 9,000 bytes (900 kB, within the 1 MiB the state machine fetches at
+    // once) named by keys of 2 KiB (205 kB more in the answer, which passes 1 MiB).
+    const xs = Array.from({ length: 100 }, (_, i) =>
+      client.submitWith({ key: `${"k".repeat(2048)}-${i}`, workers: [a.address] }, bytes, 9000),
+    );
+    await wait(xs);
+    const lengths = await client.submitWith({ workers: [b.address] }, byteLengths, xs);
+    expect(lengths).toEqual(xs.map(() => 9000));
+    const gathers = b.state.stimulusLog
+      .toArray()
+      .filter((ev) => ev.cls.startsWith("GatherDep"))
+      .map((ev) => ev.cls);
+    // Before, the peer refused the answer: the task erred.
+    expect(gathers).toEqual(["GatherDepSuccessEvent"]);
+    expect(a.dataServer.outgoingCountTotal).toBe(2);
+  });
 });

@@ -4,7 +4,8 @@ import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import type { CommLogger } from "../comm/rpc.ts";
-import { type RpcClient, rpc } from "../comm/rpc.ts";
+import { RemoteError, type RpcClient, rpc } from "../comm/rpc.ts";
+import { maxMessageBytesOf } from "./identity.ts";
 import { raceSignal } from "./raceSignal.ts";
 
 /** Options of {@link PeerPool}. */
@@ -18,6 +19,8 @@ export interface PeerPoolOptions extends CommOptions {
 /** Rpc clients to peers, by address. A closed connection is replaced on next use. */
 export class PeerPool {
   private readonly clients = new Map<string, Promise<RpcClient>>();
+  /** What each peer said of its `maxMessageBytes` (see {@link limitOf}). */
+  private readonly limits = new Map<string, number>();
   private closed = false;
 
   constructor(private readonly options: PeerPoolOptions) {}
@@ -40,12 +43,13 @@ export class PeerPool {
     const p = connect(address, {
       timeoutMs: this.options.connectTimeoutMs,
       ...commOptionsOf(this.options),
-    }).then((comm) => {
+    }).then(async (comm) => {
       const client = rpc(comm, this.options.logger);
       void comm.closed.then(() => {
         if (this.clients.get(address) === p) this.clients.delete(address);
       });
       if (this.closed) comm.abort();
+      await this.learnLimit(client, address);
       return client;
     });
     this.clients.set(address, p);
@@ -53,6 +57,50 @@ export class PeerPool {
       if (this.clients.get(address) === p) this.clients.delete(address);
     });
     return raceSignal(p, signal);
+  }
+
+  /**
+   * The largest message the peer at `address` reads, as it said when last
+   * connected (its `identity`); undefined if it did not say.
+   */
+  limitOf(address: string): number | undefined {
+    return this.limits.get(address);
+  }
+
+  /**
+   * Ask the peer its `identity` and send it no message larger than it reads
+   * (`Comm.limitSendsTo`): such a request then fails here, a data error naming
+   * the sizes, rather than the peer closing the connection on it, which looks
+   * like the network failing and is tried again without end. A peer that does
+   * not answer `identity` (another program) is sent anything; one that does
+   * not answer at all is a network failure.
+   */
+  private async learnLimit(client: RpcClient, address: string): Promise<void> {
+    let answer: unknown;
+    try {
+      answer = await client.call("identity", {}, { timeoutMs: this.options.connectTimeoutMs });
+    } catch (err) {
+      if (err instanceof RemoteError) return;
+      const why = err instanceof Error ? err.message : String(err);
+      const failure = new CommClosedError(`${address} did not answer identity: ${why}`, {
+        cause: err,
+      });
+      client.comm.abort(failure);
+      throw failure;
+    }
+    let limit: number | undefined;
+    try {
+      limit = maxMessageBytesOf(answer);
+    } catch (err) {
+      client.comm.abort(err as Error);
+      throw err;
+    }
+    if (limit === undefined) {
+      this.limits.delete(address);
+      return;
+    }
+    this.limits.set(address, limit);
+    client.comm.limitSendsTo?.(limit, `the maxMessageBytes of worker ${address}`);
   }
 
   /**

@@ -43,6 +43,7 @@ import { DataServer } from "./dataServer.ts";
 import { wireErrorMessage } from "./executor.ts";
 import { type GatherHost, gatherFromPeer } from "./gatherDep.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
+import type { WorkerIdentity } from "./identity.ts";
 import { Introspection } from "./introspection.ts";
 import type { MemoryMonitor } from "./memoryMonitor.ts";
 import { MetricTotals } from "./metricTotals.ts";
@@ -54,6 +55,7 @@ import { askToBeRetired } from "./retirement.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
 import type { SpillStats, SpillStore } from "./spillStore.ts";
 import { FindMissingEvent, RetryBusyWorkerEvent, type StateMachineEvent } from "./state/events.ts";
+import { DEFAULT_DATA_SIZE } from "./state/taskState.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
 import { TaskRunner } from "./taskRunner.ts";
@@ -213,6 +215,7 @@ export class Worker extends BaseWorker {
       logger,
       address: () => this.address,
       now: () => this.now(),
+      nbytesOf: (key) => this.state.tasks.get(key)?.getNbytes() ?? DEFAULT_DATA_SIZE,
     };
     this.dataServer = new DataServer(this, o.transferOutgoingCountLimit);
     this.actorServer = new ActorServer({ state: this.state, taskClient: this.taskClient });
@@ -643,6 +646,7 @@ export class Worker extends BaseWorker {
     }
     this.servedComms.add(comm);
     const handlers = {
+      identity: this.identity,
       get_data: this.dataServer.getData,
       update_data: this.updateData,
       run: this.runner.runFunction,
@@ -662,6 +666,16 @@ export class Worker extends BaseWorker {
     };
     void serveRpc(comm, handlers, this.logger).finally(() => this.servedComms.delete(comm));
   }
+
+  private readonly identity = (): WorkerIdentity => ({
+    type: "Worker",
+    id: this.address,
+    name: this.options.name,
+    scheduler: this.options.scheduler,
+    nthreads: this.options.nthreads,
+    memoryLimit: this.options.memoryLimit,
+    maxMessageBytes: this.options.maxMessageBytes,
+  });
 
   /**
    * The client of task code running on this worker's main thread (the inline

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Comm, Listener } from "../comm/comm.ts";
+import { listen } from "../comm/connect.ts";
+import { CommClosedError, isDataError, isNetworkError } from "../comm/errors.ts";
+import { type RpcHandler, serveRpc } from "../comm/rpc.ts";
+import { PeerPool } from "./peerPool.ts";
+
+const listeners: Listener[] = [];
+const comms: Comm[] = [];
+const pools: PeerPool[] = [];
+
+afterEach(async () => {
+  for (const p of pools.splice(0)) await p.closeAll();
+  for (const c of comms.splice(0)) c.abort();
+  for (const l of listeners.splice(0)) await l.close();
+});
+
+/** A peer answering `handlers` over TCP. */
+async function peer(handlers: Record<string, RpcHandler>): Promise<string> {
+  const l = await listen("tcp://127.0.0.1:0", (comm) => {
+    comms.push(comm);
+    void serveRpc(comm, handlers);
+  });
+  listeners.push(l);
+  return l.address;
+}
+
+function pool(connectTimeoutMs = 5000): PeerPool {
+  const p = new PeerPool({ connectTimeoutMs });
+  pools.push(p);
+  return p;
+}
+
+const echo: RpcHandler = (args) => args.text;
+
+describe("PeerPool", () => {
+  it("asks a peer its identity and sends it nothing larger than it reads", async () => {
+    const address = await peer({
+      identity: () => ({ type: "Worker", maxMessageBytes: 10_000 }),
+      echo,
+    });
+    const peers = pool();
+    const client = await peers.get(address);
+    expect(peers.limitOf(address)).toBe(10_000);
+    expect(await client.call("echo", { text: "small" })).toBe("small");
+    const err = await client.call("echo", { text: "x".repeat(20_000) }).catch((e: unknown) => e);
+    expect(isDataError(err)).toBe(true);
+    expect((err as Error).message).toContain(`the maxMessageBytes of worker ${address}`);
+    // Refused here, so the connection stays up.
+    expect(client.comm.isClosed).toBe(false);
+    expect(await client.call("echo", { text: "again" })).toBe("again");
+  });
+
+  it("sends anything to a peer that does not answer identity", async () => {
+    const address = await peer({ echo });
+    const peers = pool();
+    const client = await peers.get(address);
+    expect(peers.limitOf(address)).toBeUndefined();
+    expect(await client.call("echo", { text: "x".repeat(20_000) })).toHaveLength(20_000);
+  });
+
+  it("a peer whose identity never comes is a network failure, and is not kept", async () => {
+    const address = await peer({ identity: () => new Promise(() => {}) });
+    const peers = pool(200);
+    const err = await peers.get(address).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CommClosedError);
+    expect(isNetworkError(err)).toBe(true);
+    expect((err as Error).message).toContain(`${address} did not answer identity`);
+    expect(peers.size).toBe(0);
+  });
+
+  it("a peer saying a limit that is not a positive integer is refused, and is not kept", async () => {
+    const address = await peer({ identity: () => ({ maxMessageBytes: -1 }) });
+    const peers = pool();
+    const err = await peers.get(address).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toBe(
+      "identity: maxMessageBytes must be a positive integer, got -1",
+    );
+    expect(peers.size).toBe(0);
+  });
+});
