@@ -100,9 +100,12 @@ export async function serveClient(
       onQueued: (m) => ops.queued(m),
       // In place of what cannot be sent, what keeps the client from waiting for it forever.
       onDropped: (m, err) => {
-        for (const standIn of standInsFor(id, m, err, ops)) {
+        const standIns = standInsFor(id, m, err, ops);
+        for (const standIn of standIns) {
           if (!stream.isClosed) stream.send(standIn);
         }
+        // The halves of a cancelled-keys carry all of it; other stand-ins say it was lost.
+        return (m as { op?: unknown } | null)?.op === "cancelled-keys" && standIns.length > 0;
       },
     },
   );

@@ -34,12 +34,13 @@ describe("sessionStream", () => {
     expect(await failed("rude")).toEqual([[40, "cannot send to a client"]]);
   });
 
-  it("tells onQueued of each message, and onDropped of one that cannot be sent, at warn when over the peer's limit", async () => {
+  it("tells onQueued of each message, and onDropped of one that cannot be sent, at warn when over the peer's limit, at info when sent again in halves", async () => {
     const { logger, records } = memoryLogger();
     const host = { options: { batchedSendIntervalMs: 0 }, logger } as unknown as SessionHost;
     const errors: Record<string, Error> = {
       big: new MessageTooLargeError(10, 5, "send", "the maxMessageBytes of client c1"),
       odd: new SerializationError("a function"),
+      halved: new MessageTooLargeError(10, 5, "send", "the maxMessageBytes of client c1"),
     };
     // A comm that refuses the messages named in `errors` (alone or in a batch) and stays open.
     const comm: Partial<Comm> = {
@@ -57,21 +58,30 @@ describe("sessionStream", () => {
       host,
       comm as Comm,
       { client: "c1" },
-      { onQueued: (m) => queued.push(m), onDropped: (m, err) => dropped.push([m, err]) },
+      {
+        onQueued: (m) => queued.push(m),
+        onDropped: (m, err) => {
+          dropped.push([m, err]);
+          // As for a message of many keys sent again in halves.
+          return (m as { op: string }).op === "halved";
+        },
+      },
     );
-    const msgs = [{ op: "fine" }, { op: "big" }, { op: "odd" }];
+    const msgs = [{ op: "fine" }, { op: "big" }, { op: "odd" }, { op: "halved" }];
     stream.send(...msgs);
-    for (let i = 0; i < 20 && dropped.length < 2; i++) {
+    for (let i = 0; i < 20 && dropped.length < 3; i++) {
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect(queued).toEqual(msgs);
     expect(dropped).toEqual([
       [msgs[1], errors.big],
       [msgs[2], errors.odd],
+      [msgs[3], errors.halved],
     ]);
     expect(records.map((r) => [r.level, r.msg, r.op])).toEqual([
       [40, "dropped a message that cannot be sent to a client", "big"],
       [50, "dropped a message that cannot be sent to a client", "odd"],
+      [30, "a message too large for a client goes again in halves", "halved"],
     ]);
     expect(stream.isClosed).toBe(false);
   });

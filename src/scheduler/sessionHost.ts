@@ -83,9 +83,11 @@ export interface SessionStreamHooks {
   /**
    * Told of a message that cannot be sent (larger than the peer's
    * `maxMessageBytes` or the scheduler's, or not encodable), dropped: the
-   * session may send something in its place.
+   * session may send something in its place. True if that is the message's
+   * whole content in smaller messages (halves of its keys): nothing was lost,
+   * and the log says so at info rather than a drop at warn.
    */
-  readonly onDropped?: (msg: unknown, err: unknown) => void;
+  readonly onDropped?: (msg: unknown, err: unknown) => boolean | undefined;
   /** Told of each message as it is queued on the stream. */
   readonly onQueued?: (msg: unknown) => void;
   /**
@@ -132,12 +134,19 @@ export function sessionStream(
       host.logger[level]({ err, ...peer }, `cannot send to a ${kind}`);
     },
     onMessageError: (err, m) => {
+      const op = (m as { op?: unknown } | null)?.op;
+      if (onDropped?.(m, err) === true) {
+        host.logger.info(
+          { ...peer, op, reason: (err as Error).message },
+          `a message too large for a ${kind} goes again in halves`,
+        );
+        return;
+      }
       const level = err instanceof MessageTooLargeError && err.whose !== null ? "warn" : "error";
       host.logger[level](
-        { err, ...peer, op: (m as { op?: unknown } | null)?.op },
+        { err, ...peer, op },
         `dropped a message that cannot be sent to a ${kind}`,
       );
-      onDropped?.(m, err);
     },
   };
   return onQueued === undefined

@@ -202,7 +202,9 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
       onDropped: (m, err) => {
         computeTaskUnsent(host, address, m, err);
         // A message of many keys: in halves, which may fit.
-        for (const half of workerMessageHalves(m, err)) if (!stream.isClosed) stream.send(half);
+        const halves = workerMessageHalves(m, err);
+        for (const half of halves) if (!stream.isClosed) stream.send(half);
+        return halves.length > 0;
       },
     },
   );
