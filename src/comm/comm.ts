@@ -33,7 +33,7 @@ export interface Comm extends AsyncIterable<unknown> {
    * `CommClosedError` if the comm is closed, a `SerializationError` if the
    * message cannot be encoded, a `MessageTooLargeError` if it is larger than
    * `maxMessageBytes`, the peer's limit ({@link limitSendsTo}) or `limit`
-   * (the comm stays open in the last two cases).
+   * (the comm stays open after either of the last two).
    *
    * `limit`: the peer takes at most this much for this message alone (it said
    * so in its request: a `get_data` answer to a requester whose own limit is
