@@ -14,7 +14,7 @@ import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
 import { Client } from "./client.ts";
 import { ClientClosedError } from "./errors.ts";
-import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 import { identity, inc } from "./testTasks.ts";
 
 const silent = pino({ level: "silent" });
@@ -53,7 +53,7 @@ describe("a message over the scheduler's maxMessageBytes", () => {
     expect(await client.getMetadata("small")).toBe(1);
   });
 
-  it("a worker's message over it: the worker says why it closes", async () => {
+  it("a task's error over it: the worker sends the error's start instead, and goes on", async () => {
     const scheduler = await Scheduler.start({
       listen: "tcp://127.0.0.1:0",
       maxMessageBytes: MIB,
@@ -71,13 +71,14 @@ describe("a message over the scheduler's maxMessageBytes", () => {
     const client = await Client.connect(scheduler.address, { logger: silent });
     toClose.push(client);
     // A TaskError keeps its texts whole (an Error's are cut to 10,000 characters): its
-    // task-erred is larger than the scheduler takes.
+    // task-erred is larger than the scheduler takes. Before, the worker closed on it.
     const failing = client.compute({ e: ["longTaskError", 2 * MIB] });
-    failing.e.catch(() => {});
-    await eventually(() => worker.status === "closed", 10_000, "the worker closed");
-    expect(worker.fault).toMatch(
-      /^cannot send to the scheduler: cannot send a message of \d\.\d\d MiB \(\d+ bytes\): larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
+    const err = await failing.e.catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(
+      /^task e failed: TaskError: the worker cannot send the error of task e to the scheduler \(cannot send a message of 2\.\d\d MiB \(\d+ bytes\): larger than the scheduler's --max-message-bytes \(1\.00 MiB\)\); it starts: ValueError: x{1980,}…$/,
     );
+    expect(worker.status).toBe("running");
+    expect(await client.submit(inc, 1)).toBe(2);
   });
 
   it("a scheduler that does not tell its limit (an older one): sent as before; the loss says what was sent", async () => {

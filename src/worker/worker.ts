@@ -59,6 +59,7 @@ import { DEFAULT_DATA_SIZE } from "./state/taskState.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
 import { TaskRunner } from "./taskRunner.ts";
+import { inPlaceOfUnsent } from "./unsentToScheduler.ts";
 import { updateDataHandler } from "./updateData.ts";
 import { memoryMonitorFor, refuseMemoryLimitTooSmall, spillStoreFor } from "./workerMemory.ts";
 import {
@@ -480,13 +481,26 @@ export class Worker extends BaseWorker {
     limitSendsToScheduler(comm, reply);
     // Before the first message is read: tasks may need them.
     await this.code.takeRegisterReply(reply);
-    this.stream = new BatchedSend(comm, {
+    const stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
-      onError: (err) => {
-        this.logger.error({ err }, "cannot send to the scheduler; closing");
-        this.closeOnFault(`cannot send to the scheduler: ${asError(err).message}`);
+      onError: (err) => this.cannotSendToScheduler(err),
+      onMessageError: (err, msg) => {
+        const standIn = inPlaceOfUnsent(msg, err);
+        if (standIn !== null && !stream.isClosed) {
+          this.logger.warn(
+            { err, key: standIn.key },
+            "a task's error is too large to send to the scheduler: sent its start",
+          );
+          stream.send(standIn);
+          return;
+        }
+        // The scheduler waits for it: as if the stream had failed.
+        stream.abort();
+        comm.abort(asError(err));
+        this.cannotSendToScheduler(err);
       },
     });
+    this.stream = stream;
     // Read once running (start() does): a message read before would be dropped,
     // and the scheduler may send some (tasks to compute) as soon as it has this
     // worker, while the uploads and modules above are still loading.
@@ -603,6 +617,11 @@ export class Worker extends BaseWorker {
       "a nanny plugin restarts this worker; closing, for the nanny to start another",
     );
     void this.close();
+  }
+
+  private cannotSendToScheduler(err: unknown): void {
+    this.logger.error({ err }, "cannot send to the scheduler; closing");
+    this.closeOnFault(`cannot send to the scheduler: ${asError(err).message}`);
   }
 
   private closeOnFault(why: string): void {
