@@ -18,6 +18,7 @@
  */
 
 import { MessageTooLargeError } from "../comm/errors.ts";
+import { errorStart } from "../protocol/errorStart.ts";
 import type { CancelledKeysMsg, ClientTaskErredMsg } from "../protocol/messagesClient.ts";
 import type { AnswerUnsentMsg, ReplyMsg } from "../protocol/messagesSession.ts";
 import { keysInHalves } from "./unsentToWorker.ts";
@@ -34,9 +35,6 @@ const ANSWER_OPS: ReadonlySet<string> = new Set([
   "dataset",
   "dataset-unpublished",
 ]);
-
-/** How much of an error's text a `task-erred` stand-in keeps. */
-const ERROR_START_CHARS = 2_000;
 
 /**
  * The ops of one client's requests, for the error reply that replaces an
@@ -149,11 +147,7 @@ function messagesInPlaceOf(
 
 /** A `task-erred` whose texts say that the error could not be sent whole, with its start. */
 function erredInPlaceOf(client: string, msg: ClientTaskErredMsg, why: string): ClientTaskErredMsg {
-  const exc = msg.exception as { name?: unknown } | null | undefined;
-  const name =
-    typeof exc?.name === "string" && exc.name !== "" && exc.name.length <= 200 ? exc.name : "Error";
-  const text = String(msg.exceptionText);
-  const start = text.length > ERROR_START_CHARS ? `${text.slice(0, ERROR_START_CHARS)}…` : text;
+  const { name, start } = errorStart(msg.exception, msg.exceptionText);
   const message = `the scheduler cannot send the error of task ${msg.blame} to client ${client} (${why}); it starts: ${start}`;
   return {
     op: "task-erred",

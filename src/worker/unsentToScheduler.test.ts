@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MessageTooLargeError, SerializationError } from "../comm/errors.ts";
+import { ERROR_START_CHARS } from "../protocol/errorStart.ts";
 import type { TaskErredMsg } from "../protocol/messagesWorker.ts";
-import { ERROR_START_CHARS, inPlaceOfUnsent } from "./unsentToScheduler.ts";
+import { inPlaceOfUnsent } from "./unsentToScheduler.ts";
 
 const tooLarge = new MessageTooLargeError(
   3e6,

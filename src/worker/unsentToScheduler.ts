@@ -4,8 +4,8 @@
  * registration, or the worker's own).
  *
  * A `task-erred` whose texts are that large (a `TaskError` keeps its texts
- * whole) becomes one whose error says so, with its name and the first
- * {@link ERROR_START_CHARS} characters of its text: the task errs, and the
+ * whole) becomes one whose error says so, with its name and the first 2,000
+ * characters of its text (`errorStart`): the task errs, and the
  * worker goes on. Before, the worker closed on it, and the task, run again
  * elsewhere, closed the next worker the same way. Any other message is one the
  * scheduler waits for (a task's end, a fetch's): nothing stands in for it, and
@@ -13,10 +13,8 @@
  */
 
 import { MessageTooLargeError } from "../comm/errors.ts";
+import { errorStart } from "../protocol/errorStart.ts";
 import type { TaskErredMsg } from "../protocol/messagesWorker.ts";
-
-/** The characters of a task's error text that the stand-in keeps. */
-export const ERROR_START_CHARS = 2000;
 
 /** The stand-ins sent, so that one that cannot be sent either is not replaced again. */
 const standIns = new WeakSet<object>();
@@ -27,11 +25,7 @@ export function inPlaceOfUnsent(msg: unknown, err: unknown): TaskErredMsg | null
   if (typeof msg !== "object" || msg === null || standIns.has(msg)) return null;
   if ((msg as { op?: unknown }).op !== "task-erred") return null;
   const m = msg as TaskErredMsg;
-  const exc = m.exception as { name?: unknown } | null | undefined;
-  const name =
-    typeof exc?.name === "string" && exc.name !== "" && exc.name.length <= 200 ? exc.name : "Error";
-  const text = String(m.exceptionText);
-  const start = text.length > ERROR_START_CHARS ? `${text.slice(0, ERROR_START_CHARS)}…` : text;
+  const { name, start } = errorStart(m.exception, m.exceptionText);
   const message = `the worker cannot send the error of task ${m.key} to the scheduler (${err.message}); it starts: ${start}`;
   const standIn: TaskErredMsg = {
     ...m,
