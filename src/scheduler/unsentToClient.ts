@@ -19,9 +19,9 @@
 
 import { MessageTooLargeError } from "../comm/errors.ts";
 import { errorStart } from "../protocol/errorStart.ts";
+import { keysInHalves } from "../protocol/keysInHalves.ts";
 import type { CancelledKeysMsg, ClientTaskErredMsg } from "../protocol/messagesClient.ts";
 import type { AnswerUnsentMsg, ReplyMsg } from "../protocol/messagesSession.ts";
-import { keysInHalves } from "./unsentToWorker.ts";
 
 /** The answers the client matches to its requests by stimulus id (its `Requests`). */
 const ANSWER_OPS: ReadonlySet<string> = new Set([

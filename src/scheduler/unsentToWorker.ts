@@ -10,26 +10,13 @@
  */
 
 import { MessageTooLargeError } from "../comm/errors.ts";
+import { keysInHalves } from "../protocol/keysInHalves.ts";
 import type {
   AcquireReplicasMsg,
   FreeKeysMsg,
   RefreshWhoHasMsg,
   RemoveReplicasMsg,
 } from "../protocol/messagesWorker.ts";
-
-/**
- * A message of `keys` in two messages of half of them each, the first the
- * larger; empty for fewer than two keys (nothing to split). Also the
- * `cancelled-keys` a client cannot be sent (`unsentToClient.ts`).
- */
-export function keysInHalves<M extends { readonly keys: readonly string[] }>(msg: M): M[] {
-  if (!Array.isArray(msg.keys) || msg.keys.length < 2) return [];
-  const half = Math.ceil(msg.keys.length / 2);
-  return [
-    { ...msg, keys: msg.keys.slice(0, half) },
-    { ...msg, keys: msg.keys.slice(half) },
-  ];
-}
 
 /** `msg` in two halves, for `err`; empty when it is not a message of keys that splits. */
 export function workerMessageHalves(msg: unknown, err: unknown): object[] {

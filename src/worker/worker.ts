@@ -485,13 +485,16 @@ export class Worker extends BaseWorker {
       intervalMs: o.batchedSendIntervalMs,
       onError: (err) => this.cannotSendToScheduler(err),
       onMessageError: (err, msg) => {
-        const standIn = inPlaceOfUnsent(msg, err);
-        if (standIn !== null && !stream.isClosed) {
-          this.logger.warn(
-            { err, key: standIn.key },
-            "a task's error is too large to send to the scheduler: sent its start",
+        const standIns = inPlaceOfUnsent(msg, err);
+        if (standIns.length > 0 && !stream.isClosed) {
+          const op = (msg as { op: string }).op;
+          this.logger[op === "task-erred" ? "warn" : "info"](
+            { err, op },
+            op === "task-erred"
+              ? "a task's error is too large to send to the scheduler: sent its start"
+              : "a message too large for the scheduler goes again in halves",
           );
-          stream.send(standIn);
+          stream.send(...standIns);
           return;
         }
         // The scheduler waits for it: as if the stream had failed.
