@@ -7,7 +7,8 @@
  * answer is then not sent: the requester gets an error answer with the
  * `MessageTooLargeError` naming the sizes and its limit, instead of its
  * reader closing the connection on the answer (which would fail every other
- * call on that connection, and look like a network failure).
+ * call on that connection, and look like a network failure). `serveRpc`
+ * applies a limit so said to the answer of any op.
  */
 
 import { showValue } from "../util/showValue.ts";

@@ -166,6 +166,38 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     expect(client.comm.isClosed).toBe(false);
   });
 
+  it("a request saying the requester's maxMessageBytes gets no larger answer, whatever its op; a bad one is refused before the handler runs", async () => {
+    let ran = 0;
+    const { client } = await served({
+      anything: (args) => {
+        ran++;
+        return new Uint8Array(args.n as number);
+      },
+    });
+    const err = await client
+      .call("anything", { n: 5000, who: "client-1", maxMessageBytes: 1000 })
+      .catch((e: unknown) => e);
+    if (address.startsWith("inproc")) {
+      // In-process messages have no size limit.
+      expect(err).toEqual(new Uint8Array(5000));
+    } else {
+      expect((err as Error).message).toMatch(
+        /^anything on .* failed: MessageTooLargeError: cannot send a message of 4\.\d\d kiB \(\d+ bytes\): larger than the maxMessageBytes of client-1 \(0\.98 kiB\)$/,
+      );
+    }
+    expect(await client.call("anything", { n: 500, maxMessageBytes: 1000 })).toEqual(
+      new Uint8Array(500),
+    );
+    ran = 0;
+    for (const bad of [0, -1, 1.5, "1000", null]) {
+      await expect(client.call("anything", { n: 1, maxMessageBytes: bad })).rejects.toThrow(
+        /TypeError: anything: maxMessageBytes must be a positive integer, got /,
+      );
+    }
+    expect(ran).toBe(0);
+    expect(client.comm.isClosed).toBe(false);
+  });
+
   it("malformed requests do not break the server", async () => {
     const { client, pair } = await served({ ping: () => "pong" });
     await pair.client.send("garbage");

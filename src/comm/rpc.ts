@@ -11,6 +11,7 @@ import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
 import { type PeerLimit, peerLimit } from "./peerLimit.ts";
+import { limitReplyToRequester } from "./replyLimit.ts";
 
 /** The logging a comm helper needs; a pino logger is one. */
 export interface CommLogger {
@@ -306,13 +307,16 @@ async function answer(
   }
   let result: unknown;
   try {
-    result = await handler(args, {
+    const ctx: RpcContext = {
       comm,
       afterReply: (cb) => callbacks.push(cb),
       limitReplyTo: (maxMessageBytes, whose) => {
         replyLimit = peerLimit(maxMessageBytes, whose);
       },
-    });
+    };
+    // Whatever the op: a handler cannot forget it, and a bad limit is refused alike.
+    limitReplyToRequester(msg.op, args, ctx);
+    result = await handler(args, ctx);
   } catch (err) {
     await reply({ error: errorFields(err) });
     return;

@@ -12,7 +12,6 @@
 
 import { type ActorHost, bindActorRefs } from "../client/actor.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { limitReplyToRequester } from "../comm/replyLimit.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { type ActorReply, actorAttributeProblem, actorExecuteProblem } from "../protocol/actors.ts";
 import { DATA_KINDS, valueProblem } from "../protocol/values.ts";
@@ -67,7 +66,6 @@ export class ActorServer {
   ): Promise<ActorReply> => {
     const problem = actorExecuteProblem(args);
     if (problem !== null) throw new TypeError(`actor_execute: ${problem}`);
-    limitReplyToRequester("actor_execute", args, ctx);
     const key = args.actor as string;
     const name = args.function as string;
     const found = this.actorOf(key);
@@ -108,7 +106,6 @@ export class ActorServer {
   ): Promise<ActorReply> => {
     const problem = actorAttributeProblem(args);
     if (problem !== null) throw new TypeError(`actor_attribute: ${problem}`);
-    limitReplyToRequester("actor_attribute", args, ctx);
     const key = args.actor as string;
     const name = args.attribute as string;
     const found = this.actorOf(key);

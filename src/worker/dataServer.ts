@@ -8,11 +8,7 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { Comm } from "../comm/comm.ts";
-import {
-  limitReplyToRequester,
-  type ReplyLimitFields,
-  withReplyLimit,
-} from "../comm/replyLimit.ts";
+import { type ReplyLimitFields, withReplyLimit } from "../comm/replyLimit.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { actorRef } from "../protocol/actors.ts";
 import { addressHostOrNull } from "../util/address.ts";
@@ -77,7 +73,6 @@ export class DataServer {
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
       throw new TypeError("get_data: keys must be an array of strings");
     }
-    limitReplyToRequester("get_data", args, ctx);
     const state = this.worker.state;
     let max = this.outgoingCountLimit;
     const peerHost = addressHostOrNull(ctx.comm.peerAddress);

@@ -7,12 +7,10 @@
  * Apart from the worker because none of them changes what the worker does:
  * they only read it, and each checks its own arguments. Their answers grow
  * with the worker's history: each is sent with the limit its requester gave
- * (`limitReplyToRequester`), so that one too large for a client fails that
- * call alone.
+ * (`serveRpc` applies it to every op), so that one too large for a client
+ * fails that call alone.
  */
 
-import { limitReplyToRequester } from "../comm/replyLimit.ts";
-import type { RpcContext } from "../comm/rpc.ts";
 import type { LogRecord, LogRecords } from "../util/logRecords.ts";
 import { logCountProblem } from "../util/logRecords.ts";
 import { workerDumpDict } from "./dumpState.ts";
@@ -43,19 +41,14 @@ export class Introspection {
    * Answers `get_logs` (a client's `getWorkerLogs`, Dask's `get_logs`): the
    * last `n` records the worker logged (all it keeps, without `n`), oldest first.
    */
-  readonly getLogs = (args: Record<string, unknown>, ctx?: RpcContext): LogRecord[] => {
+  readonly getLogs = (args: Record<string, unknown>): LogRecord[] => {
     const problem = logCountProblem(args.n);
     if (problem !== null) throw new TypeError(`get_logs: ${problem}`);
-    limitReplyToRequester("get_logs", args, ctx);
     return this.host.logRecords.recent(args.n as number | undefined);
   };
 
   /** This worker in a cluster dump (`Client.dumpClusterState`; see dumpState.ts). */
-  readonly dumpState = (
-    args: Record<string, unknown>,
-    ctx?: RpcContext,
-  ): Record<string, unknown> => {
-    limitReplyToRequester("dump_state", args, ctx);
+  readonly dumpState = (): Record<string, unknown> => {
     return workerDumpDict({
       address: this.host.state.address,
       scheduler: this.host.options.scheduler,
@@ -67,12 +60,11 @@ export class Introspection {
   };
 
   /** The transition log records of these keys or stimulus ids (`Client.story`), oldest first. */
-  readonly getStory = (args: Record<string, unknown>, ctx?: RpcContext): unknown[] => {
+  readonly getStory = (args: Record<string, unknown>): unknown[] => {
     const keys = args.keys;
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
       throw new TypeError("get_story: keys must be an array of keys");
     }
-    limitReplyToRequester("get_story", args, ctx);
     // Not spread into story(...keys): 200,000 keys overflow the call's arguments.
     return workerStory(new Set(keys), this.host.state.log).map((entry) => debugValue(entry));
   };
@@ -92,12 +84,8 @@ export class Introspection {
   };
 
   /** Answers `profile_stop`: the profiles of profile `id`. */
-  readonly profileStop = (
-    args: Record<string, unknown>,
-    ctx?: RpcContext,
-  ): Promise<WorkerProfile> => {
+  readonly profileStop = (args: Record<string, unknown>): Promise<WorkerProfile> => {
     if (typeof args.id !== "string") throw new TypeError("profile_stop: id must be a string");
-    limitReplyToRequester("profile_stop", args, ctx);
     return this.host.profiler.stop(args.id);
   };
 }

@@ -13,8 +13,6 @@
 
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { limitReplyToRequester } from "../comm/replyLimit.ts";
-import type { RpcContext } from "../comm/rpc.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
@@ -275,18 +273,14 @@ export class TaskRunner {
    * one of the worker's threads meanwhile. `{status: "OK", value}`, or
    * `{status: "error", error}` with the error it threw, as a task's. An
    * answer larger than the requester's `maxMessageBytes` (said in the request)
-   * is not sent: it gets an error answer with the `MessageTooLargeError`.
+   * is not sent (`serveRpc`): it gets an error answer with the `MessageTooLargeError`.
    */
-  readonly runFunction = async (
-    args: Record<string, unknown>,
-    ctx?: RpcContext,
-  ): Promise<unknown> => {
+  readonly runFunction = async (args: Record<string, unknown>): Promise<unknown> => {
     const fn = args.fn;
     const given = args.args;
     if (typeof fn !== "string" || !Array.isArray(given)) {
       throw new TypeError("run: expected {fn: a task function's name, args: an array}");
     }
-    limitReplyToRequester("run", args, ctx);
     const executor = this.host.executors.main;
     const status = this.host.status();
     if (executor === null || status === "closing" || status === "closed") {
