@@ -80,7 +80,10 @@ export class PeerPool {
     try {
       answer = await client.call("identity", {}, { timeoutMs: this.options.connectTimeoutMs });
     } catch (err) {
-      if (err instanceof RemoteError) return;
+      if (err instanceof RemoteError) {
+        this.limits.delete(address);
+        return;
+      }
       const why = err instanceof Error ? err.message : String(err);
       const failure = new CommClosedError(`${address} did not answer identity: ${why}`, {
         cause: err,
