@@ -59,9 +59,34 @@ describe("PeerPool", () => {
     expect(await client.call("echo", { text: "x".repeat(20_000) })).toHaveLength(20_000);
   });
 
-  it("a peer whose identity never comes is a network failure, and is not kept", async () => {
-    const address = await peer({ identity: () => new Promise(() => {}) });
-    const peers = pool(200);
+  it("waits for a late identity (as for a get_data), until the caller stops waiting", async () => {
+    let answer: (v: unknown) => void = () => {};
+    const address = await peer({
+      identity: () => new Promise((resolve) => (answer = resolve)),
+      echo,
+    });
+    const peers = pool(50);
+    const stop = new AbortController();
+    const first = peers.get(address, stop.signal);
+    await new Promise((r) => setTimeout(r, 200));
+    stop.abort(new Error("stopped"));
+    await expect(first).rejects.toThrow("stopped");
+    // The connection and its identity stay pending for the next caller.
+    const second = peers.get(address);
+    answer({ maxMessageBytes: 10_000 });
+    const client = await second;
+    expect(peers.limitOf(address)).toBe(10_000);
+    expect(await client.call("echo", { text: "late" })).toBe("late");
+  });
+
+  it("a connection lost before the identity came is a network failure, and is not kept", async () => {
+    const address = await peer({
+      identity: (_args, ctx) => {
+        ctx.comm.abort();
+        return new Promise(() => {});
+      },
+    });
+    const peers = pool();
     const err = await peers.get(address).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CommClosedError);
     expect(isNetworkError(err)).toBe(true);

@@ -71,14 +71,16 @@ export class PeerPool {
    * Ask the peer its `identity` and send it no message larger than it reads
    * (`Comm.limitSendsTo`): such a request then fails here, a data error naming
    * the sizes, rather than the peer closing the connection on it, which looks
-   * like the network failing and is tried again without end. A peer that does
-   * not answer `identity` (another program) is sent anything; one that does
-   * not answer at all is a network failure.
+   * like the network failing and is tried again without end. A peer that
+   * answers `identity` with an error (another program) is sent anything. No
+   * timeout, as `get_data` has none: a worker running a long synchronous task
+   * on its main thread answers late, and is no less there (a caller's signal
+   * stops waiting). A connection lost meanwhile is a network failure.
    */
   private async learnLimit(client: RpcClient, address: string): Promise<void> {
     let answer: unknown;
     try {
-      answer = await client.call("identity", {}, { timeoutMs: this.options.connectTimeoutMs });
+      answer = await client.call("identity");
     } catch (err) {
       if (err instanceof RemoteError) {
         this.limits.delete(address);
