@@ -157,6 +157,21 @@ describe("BatchedSend over a limit", () => {
     expect(b.isClosed).toBe(false);
   });
 
+  it("flush() waits for a batch going in halves: every message arrives, in order", async () => {
+    const { client, server } = await pair("tcp://127.0.0.1:0");
+    client.limitSendsTo?.(10_000, "the test's peer");
+    const b = new BatchedSend(client, { intervalMs: 0 });
+    const msgs = Array.from({ length: 10 }, (_, i) => ({ op: "m", i, pad: "x".repeat(3000) }));
+    b.send(...msgs);
+    // flush() resolves once every half was handed to the comm: stopping then loses none.
+    await b.flush();
+    b.abort();
+    await client.close();
+    const got: unknown[] = [];
+    for await (const batch of server) got.push(...(batch as unknown[]));
+    expect(got).toEqual(msgs);
+  });
+
   it("a single message too large, without onMessageError, closes the stream", async () => {
     const { client } = await pair("tcp://127.0.0.1:0");
     client.limitSendsTo?.(10_000, "the test's peer");

@@ -100,9 +100,9 @@ export class BatchedSend {
     this.sending = this.comm.send(batch).then(
       () => this.sent(),
       (err: unknown) => {
+        // Returned, so that `sending` (awaited by flush and close) covers the halves too.
         if (isDataError(err) && !this.comm.isClosed) {
-          this.sending = this.sendInHalves(batch, err).then(() => this.sent());
-          return;
+          return this.sendInHalves(batch, err).then(() => this.sent());
         }
         this.fail(err);
       },
