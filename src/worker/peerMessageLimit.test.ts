@@ -7,6 +7,9 @@
  * retrying from the same peer), the dependent task errs with that text, and
  * the connection between the workers stays up for other fetches. Before, the
  * whole value was sent for the fetching worker to close the connection on it.
+ * Values that fit together but not with their keys' names (many long keys)
+ * are fetched in several requests, each fitting both limits (the peer's said
+ * in its `identity`).
  */
 
 import { pino } from "pino";
