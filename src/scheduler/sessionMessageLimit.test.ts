@@ -35,6 +35,33 @@ afterEach(async () => {
 const KIB = 2 ** 10;
 const MIB = 2 ** 20;
 
+/** A scheduler over TCP, `n` inline workers that take at most 1 MiB, and a client. */
+async function workersTakingOneMib(
+  n: number,
+  o: { validate?: boolean } = {},
+): Promise<{ scheduler: Scheduler; workers: Worker[]; client: Client }> {
+  const scheduler = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silent });
+  toClose.push(scheduler);
+  const workers = await Promise.all(
+    Array.from({ length: n }, async () => {
+      const w = await Worker.create({
+        scheduler: scheduler.address,
+        listen: "tcp://127.0.0.1:0",
+        executor: "inline",
+        taskModules: [CLIENT_TEST_TASKS],
+        maxMessageBytes: MIB,
+        logger: silent,
+        ...(o.validate === true ? { validate: true } : {}),
+      });
+      toClose.push(w);
+      return w;
+    }),
+  );
+  const client = await Client.connect(scheduler.address, { logger: silent });
+  toClose.push(client);
+  return { scheduler, workers, client };
+}
+
 /** The error `p` rejects with (a failure if it resolves). */
 async function rejection(p: PromiseLike<unknown>): Promise<Error> {
   const outcome = await p.then(
@@ -149,20 +176,11 @@ describe("an answer the scheduler cannot send at all", () => {
 
 describe("a compute-task larger than the worker's maxMessageBytes", () => {
   it("fails the task, naming the worker's limit; the worker stays connected", async () => {
-    const scheduler = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silent });
-    toClose.push(scheduler);
-    const worker = await Worker.create({
-      scheduler: scheduler.address,
-      listen: "tcp://127.0.0.1:0",
-      executor: "inline",
-      taskModules: [CLIENT_TEST_TASKS],
-      maxMessageBytes: MIB,
-      logger: silent,
-      validate: true,
-    });
-    toClose.push(worker);
-    const client = await Client.connect(scheduler.address, { logger: silent });
-    toClose.push(client);
+    const {
+      scheduler,
+      workers: [worker],
+      client,
+    } = await workersTakingOneMib(1, { validate: true });
     const err = await rejection(client.submit(identity, "x".repeat(2 * MIB)));
     expect(err.message).toMatch(
       new RegExp(
@@ -177,25 +195,8 @@ describe("a compute-task larger than the worker's maxMessageBytes", () => {
 
 describe("a message of many keys larger than the worker's maxMessageBytes", () => {
   it("goes in halves that fit: a replicate of many long keys completes", async () => {
-    const scheduler = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silent });
-    toClose.push(scheduler);
-    const workers = await Promise.all(
-      [0, 1].map(async () => {
-        const w = await Worker.create({
-          scheduler: scheduler.address,
-          listen: "tcp://127.0.0.1:0",
-          executor: "inline",
-          taskModules: [CLIENT_TEST_TASKS],
-          maxMessageBytes: MIB,
-          logger: silent,
-        });
-        toClose.push(w);
-        return w;
-      }),
-    );
+    const { workers, client } = await workersTakingOneMib(2);
     const [a, b] = workers.map((w) => w.address);
-    const client = await Client.connect(scheduler.address, { logger: silent });
-    toClose.push(client);
     // 300 keys of 4 KiB: an acquire-replicas naming them all (twice: who has each, its size)
     // is over 2 MiB, four times what fits in halves of halves.
     const futures = Array.from({ length: 300 }, (_, i) =>
