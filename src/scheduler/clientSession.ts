@@ -100,12 +100,9 @@ export async function serveClient(
       onQueued: (m) => ops.queued(m),
       // In place of what cannot be sent, what keeps the client from waiting for it forever.
       onDropped: (m, err) => {
-        const standIns = standInsFor(id, m, err, ops);
-        for (const standIn of standIns) {
-          if (!stream.isClosed) stream.send(standIn);
-        }
-        // The halves of a cancelled-keys carry all of it; other stand-ins say it was lost.
-        return (m as { op?: unknown } | null)?.op === "cancelled-keys" && standIns.length > 0;
+        const { messages, whole } = standInsFor(id, m, err, ops);
+        if (messages.length > 0 && !stream.isClosed) stream.send(...messages);
+        return whole;
       },
     },
   );

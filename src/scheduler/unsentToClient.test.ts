@@ -30,25 +30,33 @@ describe("standInsFor", () => {
     ops.asked({ op: "dump-state", requestId: 7 });
     const reply = { op: "reply", requestId: 7, result: "…" };
     ops.queued(reply);
-    expect(standInsFor("c1", reply, overClient, ops)).toEqual([
-      {
-        op: "reply",
-        requestId: 7,
-        error: `dump-state: the scheduler cannot send its answer to client c1: ${unsentWhy(overClient)}`,
-      },
-    ]);
+    expect(standInsFor("c1", reply, overClient, ops)).toEqual({
+      messages: [
+        {
+          op: "reply",
+          requestId: 7,
+          error: `dump-state: the scheduler cannot send its answer to client c1: ${unsentWhy(overClient)}`,
+        },
+      ],
+      whole: false,
+    });
     // A reply to a request not recorded: named by its id.
     const other = { op: "reply", requestId: 8, result: "…" };
     ops.queued(other);
-    expect(standInsFor("c1", other, overClient, ops)).toMatchObject([
+    expect(standInsFor("c1", other, overClient, ops).messages).toMatchObject([
       { op: "reply", requestId: 8, error: expect.stringMatching(/^request 8: the scheduler/) },
     ]);
   });
 
   it("does not replace a stand-in that cannot be sent either", () => {
     const ops = new RequestOps();
-    const [standIn] = standInsFor("c1", { op: "reply", requestId: 1, result: 1 }, overClient, ops);
-    expect(standInsFor("c1", standIn, overClient, ops)).toEqual([]);
+    const [standIn] = standInsFor(
+      "c1",
+      { op: "reply", requestId: 1, result: 1 },
+      overClient,
+      ops,
+    ).messages;
+    expect(standInsFor("c1", standIn, overClient, ops)).toEqual({ messages: [], whole: false });
   });
 
   it("makes an answer by stimulus id answer-unsent, with a found dataset's keys", () => {
@@ -61,20 +69,23 @@ describe("standInsFor", () => {
       data: "…",
       stimulusId: "get-dataset-1",
     };
-    expect(standInsFor("c1", dataset, overClient, ops)).toEqual([
-      {
-        op: "answer-unsent",
-        answer: "dataset",
-        error: `the scheduler cannot send its answer (dataset) to client c1: ${unsentWhy(overClient)}`,
-        keys: ["x", "y"],
-        stimulusId: "get-dataset-1",
-      },
-    ]);
+    expect(standInsFor("c1", dataset, overClient, ops)).toEqual({
+      messages: [
+        {
+          op: "answer-unsent",
+          answer: "dataset",
+          error: `the scheduler cannot send its answer (dataset) to client c1: ${unsentWhy(overClient)}`,
+          keys: ["x", "y"],
+          stimulusId: "get-dataset-1",
+        },
+      ],
+      whole: false,
+    });
     const updated = { op: "data-updated", rejected: [], stimulusId: "scatter-1" };
-    expect(standInsFor("c1", updated, overClient, ops)).toMatchObject([
+    expect(standInsFor("c1", updated, overClient, ops).messages).toMatchObject([
       { op: "answer-unsent", answer: "data-updated", stimulusId: "scatter-1" },
     ]);
-    expect(standInsFor("c1", updated, overClient, ops)[0]).not.toHaveProperty("keys");
+    expect(standInsFor("c1", updated, overClient, ops).messages[0]).not.toHaveProperty("keys");
   });
 
   it("makes a task-erred one with a short text saying so, keeping the error's name", () => {
@@ -89,7 +100,9 @@ describe("standInsFor", () => {
       tracebackText: "at f",
       stimulusId: "s1",
     };
-    const [standIn] = standInsFor("c1", erred, overClient, ops) as [Record<string, unknown>];
+    const { messages, whole } = standInsFor("c1", erred, overClient, ops);
+    expect(whole).toBe(false);
+    const [standIn] = messages;
     const message = `the scheduler cannot send the error of task b to client c1 (${unsentWhy(overClient)}); it starts: RangeError: ${"z".repeat(2_000 - 12)}…`;
     expect(standIn).toEqual({
       op: "task-erred",
@@ -112,16 +125,21 @@ describe("standInsFor", () => {
       stimulusId: "s",
       submission: 3,
     };
-    expect(standInsFor("c1", cancelled, overClient, ops)).toEqual([
-      { ...cancelled, keys: ["a", "b"] },
-      { ...cancelled, keys: ["c"] },
-    ]);
-    expect(standInsFor("c1", { ...cancelled, keys: ["a"] }, overClient, ops)).toEqual([]);
+    // The halves carry all of it: nothing was lost.
+    expect(standInsFor("c1", cancelled, overClient, ops)).toEqual({
+      messages: [
+        { ...cancelled, keys: ["a", "b"] },
+        { ...cancelled, keys: ["c"] },
+      ],
+      whole: true,
+    });
+    const none = { messages: [], whole: false };
+    expect(standInsFor("c1", { ...cancelled, keys: ["a"] }, overClient, ops)).toEqual(none);
     expect(standInsFor("c1", { op: "pubsub-msg", name: "t", msg: "…" }, overClient, ops)).toEqual(
-      [],
+      none,
     );
     expect(
       standInsFor("c1", { op: "event", topic: "t", event: [0, "…"] }, overClient, ops),
-    ).toEqual([]);
+    ).toEqual(none);
   });
 });

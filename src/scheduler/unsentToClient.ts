@@ -91,15 +91,25 @@ export function unsentWhy(err: unknown): string {
 /** The stand-ins sent so far: one that cannot be sent either is dropped, not replaced again. */
 const standIns = new WeakSet<object>();
 
+/** What stands in for a message that could not be sent. */
+export interface StandIns {
+  /** The messages to send in its place; none: it stays dropped. */
+  readonly messages: readonly object[];
+  /** Whether they carry all of it (the halves of its keys), so that nothing was lost. */
+  readonly whole: boolean;
+}
+
+const NONE: StandIns = { messages: [], whole: false };
+
 /**
  * What to send client `client` in place of `msg`, which could not be sent
  * for `err` (see the top of this file); `ops` gives the op of a reply's
- * request. Empty: nothing (the message stays dropped).
+ * request.
  */
-export function standInsFor(client: string, msg: unknown, err: unknown, ops: RequestOps): object[] {
-  if (typeof msg !== "object" || msg === null || standIns.has(msg)) return [];
+export function standInsFor(client: string, msg: unknown, err: unknown, ops: RequestOps): StandIns {
+  if (typeof msg !== "object" || msg === null || standIns.has(msg)) return NONE;
   const out = messagesInPlaceOf(client, msg as { readonly op?: unknown }, err, ops);
-  for (const m of out) standIns.add(m);
+  for (const m of out.messages) standIns.add(m);
   return out;
 }
 
@@ -108,18 +118,18 @@ function messagesInPlaceOf(
   msg: { readonly op?: unknown },
   err: unknown,
   ops: RequestOps,
-): object[] {
+): StandIns {
   const why = unsentWhy(err);
   if (msg.op === "reply") {
     const { requestId } = msg as ReplyMsg;
-    if (typeof requestId !== "number") return [];
+    if (typeof requestId !== "number") return NONE;
     const op = ops.of(msg) ?? `request ${requestId}`;
     const reply: ReplyMsg = {
       op: "reply",
       requestId,
       error: `${op}: the scheduler cannot send its answer to client ${client}: ${why}`,
     };
-    return [reply];
+    return { messages: [reply], whole: false };
   }
   if (typeof msg.op === "string" && ANSWER_OPS.has(msg.op)) {
     const { stimulusId, found, keys } = msg as {
@@ -127,7 +137,7 @@ function messagesInPlaceOf(
       found?: unknown;
       keys?: unknown;
     };
-    if (typeof stimulusId !== "string") return [];
+    if (typeof stimulusId !== "string") return NONE;
     const unsent: AnswerUnsentMsg = {
       op: "answer-unsent",
       answer: msg.op,
@@ -136,13 +146,16 @@ function messagesInPlaceOf(
       ...(msg.op === "dataset" && found === true && Array.isArray(keys) ? { keys } : {}),
       stimulusId,
     };
-    return [unsent];
+    return { messages: [unsent], whole: false };
   }
-  if (msg.op === "task-erred") return [erredInPlaceOf(client, msg as ClientTaskErredMsg, why)];
+  if (msg.op === "task-erred") {
+    return { messages: [erredInPlaceOf(client, msg as ClientTaskErredMsg, why)], whole: false };
+  }
   if (msg.op === "cancelled-keys" && err instanceof MessageTooLargeError) {
-    return keysInHalves(msg as CancelledKeysMsg);
+    const halves = keysInHalves(msg as CancelledKeysMsg);
+    return { messages: halves, whole: halves.length > 0 };
   }
-  return [];
+  return NONE;
 }
 
 /** A `task-erred` whose texts say that the error could not be sent whole, with its start. */

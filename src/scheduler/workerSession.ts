@@ -203,7 +203,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
         computeTaskUnsent(host, address, m, err);
         // A message of many keys: in halves, which may fit.
         const halves = workerMessageHalves(m, err);
-        for (const half of halves) if (!stream.isClosed) stream.send(half);
+        if (halves.length > 0 && !stream.isClosed) stream.send(...halves);
         return halves.length > 0;
       },
     },
