@@ -1,11 +1,17 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { benchCluster } from "../src/bench/clusterBench.ts";
+import {
+  chainGraph,
+  mapGraph,
+  shuffleGraph,
+  skewGraph,
+  treeGraph,
+} from "../src/bench/clusterGraphs.ts";
 import type { Client } from "../src/client/client.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
-import { benchCluster } from "./cluster.ts";
-import { chainGraph, mapGraph, shuffleGraph, skewGraph, treeGraph } from "./clusterGraphs.ts";
 
-const TASKS = new URL("./clusterTasks.ts", import.meta.url).href;
+const TASKS = new URL("../src/bench/clusterTasks.ts", import.meta.url).href;
 let cluster: LocalCluster;
 let client: Client;
 

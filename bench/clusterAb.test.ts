@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { benchClusterAb, main } from "./clusterAb.ts";
+import { checkoutFiles } from "./clusterAbSide.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
@@ -59,6 +60,20 @@ describe("bench:cluster-ab", () => {
     ).rejects.toThrow(
       `${empty} is not a weft checkout: ${join(empty, "src/client/localCluster.ts")} is missing`,
     );
+  });
+
+  it("finds the graphs of a checkout older than weft bench in bench/", () => {
+    const old = mkdtempSync(join(tmpdir(), "weft-old-checkout-"));
+    onTestFinished(() => rmSync(old, { recursive: true, force: true }));
+    mkdirSync(join(old, "bench"));
+    writeFileSync(join(old, "bench/clusterGraphs.ts"), "");
+    expect(checkoutFiles(old)).toMatchObject({
+      graphs: join(old, "bench/clusterGraphs.ts"),
+      tasks: join(old, "bench/clusterTasks.ts"),
+    });
+    expect(checkoutFiles(ROOT)).toMatchObject({
+      graphs: join(ROOT, "src/bench/clusterGraphs.ts"),
+    });
   });
 
   it("refuses bad options before starting anything", async () => {

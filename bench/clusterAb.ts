@@ -22,10 +22,12 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
+import { clusterRunOptions, graphNames, positiveInteger } from "../src/bench/benchOptions.ts";
+import { scaledGraph } from "../src/bench/clusterGraphs.ts";
+import { median, round } from "../src/bench/stats.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { clusterRunOptions, graphNames, positiveInteger, runScript } from "./benchCli.ts";
+import { runScript } from "./benchCli.ts";
 import { checkoutProblem } from "./clusterAbSide.ts";
-import { scaledGraph } from "./clusterGraphs.ts";
 import {
   heapFlags,
   type PairedTimes,
@@ -34,7 +36,6 @@ import {
   pairedSummary,
   Side,
 } from "./pairedSides.ts";
-import { median, round } from "./stats.ts";
 
 /** Options of a paired comparison. */
 export interface ClusterAbOptions {

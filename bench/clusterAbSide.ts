@@ -17,11 +17,11 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
 // Types only: the graphs come from the checkout under test. Importing this checkout's
 // graphs would define its task functions too, in the process-wide task registry where
 // the other checkout's task module defines the same names.
-import type { BenchGraph, scaledGraph } from "./clusterGraphs.ts";
+import type { BenchGraph, scaledGraph } from "../src/bench/clusterGraphs.ts";
+import { isEntryPoint } from "../src/util/entryPoint.ts";
 import type { SideReply, SideRequest } from "./pairedSides.ts";
 
 interface Cluster {
@@ -30,12 +30,16 @@ interface Cluster {
   readonly scheduler: { readonly state: { readonly tasks: { readonly size: number } } };
 }
 
-/** The files a checkout must have to take part. */
+/**
+ * The files a checkout must have to take part. The graphs and their tasks are in
+ * `src/bench/` since `weft bench` came, in `bench/` in older checkouts.
+ */
 export function checkoutFiles(root: string): { cluster: string; graphs: string; tasks: string } {
+  const dir = existsSync(join(root, "src/bench/clusterGraphs.ts")) ? "src/bench" : "bench";
   return {
     cluster: join(root, "src/client/localCluster.ts"),
-    graphs: join(root, "bench/clusterGraphs.ts"),
-    tasks: join(root, "bench/clusterTasks.ts"),
+    graphs: join(root, dir, "clusterGraphs.ts"),
+    tasks: join(root, dir, "clusterTasks.ts"),
   };
 }
 

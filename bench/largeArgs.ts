@@ -16,14 +16,15 @@
 
 import { Command } from "commander";
 import { pino } from "pino";
+import { nonNegativeInteger, positiveInteger } from "../src/bench/benchOptions.ts";
+import { len, zeros } from "../src/bench/clusterTasks.ts";
+import { freshPageMicros } from "../src/bench/memoryCost.ts";
+import { median, round } from "../src/bench/stats.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { nonNegativeInteger, positiveInteger, runScript } from "./benchCli.ts";
-import { len, zeros } from "./clusterTasks.ts";
-import { freshPageMicros } from "./memoryCost.ts";
-import { median, round } from "./stats.ts";
+import { runScript } from "./benchCli.ts";
 
-const TASKS = new URL("./clusterTasks.ts", import.meta.url).href;
+const TASKS = new URL("../src/bench/clusterTasks.ts", import.meta.url).href;
 
 /** Options of a run. */
 export interface LargeArgsOptions {

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { parseStream } from "../src/bench/streamFile.ts";
+import { ONE_TASK_FINAL, writeOneTaskStream } from "../src/bench/testStreams.ts";
 import { readMaybeGzip } from "../src/protocol/conformance.ts";
 import { eventFromDict } from "../src/protocol/daskJson/events.ts";
 import { PauseEvent } from "../src/worker/state/events.ts";
 import { leanReplay, main, portReplay } from "./leanIndependent.ts";
-import { parseStream } from "./streamFile.ts";
-import { ONE_TASK_FINAL, writeOneTaskStream } from "./testStreams.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-lean-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -17,14 +17,15 @@
  */
 
 import { Command } from "commander";
+import { positiveInteger } from "../src/bench/benchOptions.ts";
+import { median } from "../src/bench/stats.ts";
+import { finalMismatch, type ParsedStream, parseStream } from "../src/bench/streamFile.ts";
 import { readMaybeGzip, workerStateFromConfig } from "../src/protocol/conformance.ts";
 import { eventFromDict } from "../src/protocol/daskJson/events.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { keySplit } from "../src/util/keySplit.ts";
 import type { StateMachineEvent } from "../src/worker/state/events.ts";
-import { positiveInteger, runScript } from "./benchCli.ts";
-import { median } from "./stats.ts";
-import { finalMismatch, type ParsedStream, parseStream } from "./streamFile.ts";
+import { runScript } from "./benchCli.ts";
 
 type Stream = ParsedStream<StateMachineEvent>;
 

@@ -10,7 +10,7 @@
  */
 
 import { type ChildProcess, fork } from "node:child_process";
-import { median, quantile, round } from "./stats.ts";
+import { median, quantile, round } from "../src/bench/stats.ts";
 
 /** What a side is asked to do. */
 export type SideRequest =

@@ -9,11 +9,12 @@
  */
 
 import { Command } from "commander";
+import { positiveInteger } from "../src/bench/benchOptions.ts";
 import { NO_FAULTS } from "../src/sim/faults.ts";
 import { WORKLOAD_KINDS, type WorkloadKind } from "../src/sim/options.ts";
 import { simulate } from "../src/sim/simulation.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { positiveInteger, runScript } from "./benchCli.ts";
+import { runScript } from "./benchCli.ts";
 
 /** What one invocation measures. */
 export interface SimScaleOptions {

@@ -21,13 +21,14 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Command } from "commander";
 import { pino } from "pino";
+import { positiveInteger } from "../src/bench/benchOptions.ts";
+import { type BenchGraph, mapGraph, shuffleGraph, treeGraph } from "../src/bench/clusterGraphs.ts";
+import { round } from "../src/bench/stats.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { positiveInteger, runScript } from "./benchCli.ts";
-import { type BenchGraph, mapGraph, shuffleGraph, treeGraph } from "./clusterGraphs.ts";
-import { round } from "./stats.ts";
+import { runScript } from "./benchCli.ts";
 
-const TASKS = new URL("./clusterTasks.ts", import.meta.url).href;
+const TASKS = new URL("../src/bench/clusterTasks.ts", import.meta.url).href;
 
 /** Options of a soak. */
 export interface SoakOptions {

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { ONE_TASK_FINAL, writeOneTaskStream } from "../src/bench/testStreams.ts";
 import { main } from "./state.ts";
-import { ONE_TASK_FINAL, writeOneTaskStream } from "./testStreams.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-bench-state-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,12 +16,16 @@ writeOneTaskStream(dir, "wrong", { ...ONE_TASK_FINAL, transition_counter: 5 });
 async function bench(
   ...args: string[]
 ): Promise<{ code: number; lines: Record<string, unknown>[] }> {
-  const out: string[] = [];
-  const log = vi.spyOn(console, "log").mockImplementation((s: string) => void out.push(s));
+  let out = "";
+  const log = vi.spyOn(process.stdout, "write").mockImplementation((s) => {
+    out += String(s);
+    return true;
+  });
   const err = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
   try {
     const code = await main(["--dir", dir, "--tasks", "0", "--runs", "3", ...args]);
-    return { code, lines: out.map((l) => JSON.parse(l) as Record<string, unknown>) };
+    const lines = out.split("\n").filter((l) => l !== "");
+    return { code, lines: lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
   } finally {
     log.mockRestore();
     err.mockRestore();
@@ -49,7 +53,7 @@ describe("bench:state", () => {
       err += String(s);
       return true;
     });
-    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const log = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     try {
       expect(await main(["--dir", empty, "--tasks", "0"])).toBe(2);
     } finally {

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { ONE_TASK_FINAL, writeOneTaskStream } from "../src/bench/testStreams.ts";
 import { benchStateAb, main } from "./stateAb.ts";
-import { ONE_TASK_FINAL, writeOneTaskStream } from "./testStreams.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const dir = mkdtempSync(join(tmpdir(), "weft-state-ab-"));

@@ -20,8 +20,9 @@ import { readdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
+import { nonNegativeInteger, positiveInteger } from "../src/bench/benchOptions.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { nonNegativeInteger, positiveInteger, runScript } from "./benchCli.ts";
+import { runScript } from "./benchCli.ts";
 import {
   heapFlags,
   type PairedTimes,

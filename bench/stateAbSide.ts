@@ -15,9 +15,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { finalMismatch, type ParsedStream, parseStream } from "../src/bench/streamFile.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import type { SideReply, SideRequest } from "./pairedSides.ts";
-import { finalMismatch, type ParsedStream, parseStream } from "./streamFile.ts";
 
 /** The files a checkout must have to take part. */
 export function checkoutFiles(root: string): { conformance: string; events: string } {

@@ -9,10 +9,11 @@
  * Prints one JSON line per message kind.
  */
 import { Command } from "commander";
+import { positiveInteger } from "../src/bench/benchOptions.ts";
+import { median, round } from "../src/bench/stats.ts";
 import { decodeMessage, encodeMessage } from "../src/comm/wireCodec.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { positiveInteger, runScript } from "./benchCli.ts";
-import { median, round } from "./stats.ts";
+import { runScript } from "./benchCli.ts";
 
 const KEY = (i: number): string => `('inc-5b1f0c7e9a2d4c3b8e6f1a0d9c8b7a6e', ${i})`;
 const WORKER = "tcp://10.0.0.17:40123";

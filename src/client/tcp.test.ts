@@ -7,14 +7,14 @@
 
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "../../bench/clusterGraphs.ts";
+import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "../bench/clusterGraphs.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
 import { Client } from "./client.ts";
 import { RemoteTaskError } from "./errors.ts";
 import { LocalCluster } from "./localCluster.ts";
 
-const BENCH_TASKS = new URL("../../bench/clusterTasks.ts", import.meta.url).href;
+const BENCH_TASKS = new URL("../bench/clusterTasks.ts", import.meta.url).href;
 const silent = pino({ level: "silent" });
 const toClose: { close(): Promise<unknown> }[] = [];
 

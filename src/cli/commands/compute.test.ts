@@ -21,7 +21,7 @@ import { main } from "../weft.ts";
 import { runScheduler } from "./scheduler.ts";
 import { runWorker } from "./worker.ts";
 
-const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
+const BENCH_TASKS = fileURLToPath(new URL("../../bench/clusterTasks.ts", import.meta.url));
 const GRAPH_MODULE = fileURLToPath(new URL("./testGraph.ts", import.meta.url));
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-run-"));

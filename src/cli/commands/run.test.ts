@@ -9,7 +9,7 @@ import { afterAll, expect, it } from "vitest";
 import { Sink, testContext } from "../testContext.ts";
 import { runGraph } from "./run.ts";
 
-const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
+const BENCH_TASKS = fileURLToPath(new URL("../../bench/clusterTasks.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-run-log-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

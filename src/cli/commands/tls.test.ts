@@ -8,7 +8,7 @@ import { cliScheduler, cliWorker, runWeft, testContext } from "../testContext.ts
 import { runScheduler } from "./scheduler.ts";
 import { runWorker } from "./worker.ts";
 
-const BENCH_TASKS = fileURLToPath(new URL("../../../bench/clusterTasks.ts", import.meta.url));
+const BENCH_TASKS = fileURLToPath(new URL("../../bench/clusterTasks.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-cli-tls-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

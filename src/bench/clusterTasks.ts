@@ -1,8 +1,11 @@
 /** The task functions of the cluster benchmarks (a task module every worker loads). */
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { workerClient } from "../src/client/taskClient.ts";
-import { defineTask } from "../src/worker/taskRegistry.ts";
+import { workerClient } from "../client/taskClient.ts";
+import { defineTask } from "../worker/taskRegistry.ts";
+
+/** This module's URL, for a cluster's `taskModules` (its sources in a checkout, else the build). */
+export const CLUSTER_TASKS: string = import.meta.url;
 
 /** `x + 1`. */
 export const inc = defineTask("inc", (x: number) => x + 1);

@@ -6,9 +6,10 @@
  * successive runs apart.
  */
 
-import type { Client } from "../src/client/client.ts";
-import type { Future } from "../src/client/future.ts";
+import type { Client } from "../client/client.ts";
+import type { Future } from "../client/future.ts";
 import { concat, inc, nap, spawnTree } from "./clusterTasks.ts";
+import { BENCH_GRAPH_SIZES, checkGraphName } from "./graphNames.ts";
 
 /** A benchmark graph: how many tasks, how to run it, how to check the answer. */
 export interface BenchGraph {
@@ -217,30 +218,6 @@ export function skewGraph(n = 200, ms = 5): BenchGraph {
 /** The four graphs at the sizes of the benchmark. */
 export function benchGraphs(): BenchGraph[] {
   return [mapGraph(), treeGraph(), shuffleGraph(), chainGraph()];
-}
-
-/** The benchmark's graphs by name: the function of this module and its sizes. */
-export const BENCH_GRAPH_SIZES = {
-  map: { fn: "mapGraph", sizes: [10_000] },
-  tree: { fn: "treeGraph", sizes: [8_192] },
-  shuffle: { fn: "shuffleGraph", sizes: [64, 1_000] },
-  chain: { fn: "chainGraph", sizes: [2_000] },
-  spawn: { fn: "spawnGraph", sizes: [7] },
-  // Scaling changes the number of tasks, not how long each takes.
-  skew: { fn: "skewGraph", sizes: [200] },
-} as const satisfies Record<string, { fn: string; sizes: readonly number[] }>;
-
-/** A name of {@link BENCH_GRAPH_SIZES}. */
-export type BenchGraphName = keyof typeof BENCH_GRAPH_SIZES;
-
-/** `name` if it names one of the benchmark's graphs; throws otherwise. */
-export function checkGraphName(name: string): BenchGraphName {
-  if (!Object.hasOwn(BENCH_GRAPH_SIZES, name)) {
-    throw new Error(
-      `unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle, chain, spawn or skew`,
-    );
-  }
-  return name as BenchGraphName;
 }
 
 const GRAPH_FUNCTIONS: Record<string, unknown> = {

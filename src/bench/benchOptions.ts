@@ -1,0 +1,39 @@
+/**
+ * The options the benchmarks share on their command lines (`npm run bench:*`
+ * and `weft bench`), checked: each throws an error naming the flag.
+ */
+
+import { checkGraphName } from "./graphNames.ts";
+
+/** `--warmup`, `--saturation` and `--scale` as given to commander, checked. */
+export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
+  warmup: number;
+  saturation: number;
+  scale: number;
+} {
+  const warmup = nonNegativeInteger(opts.warmup, "--warmup");
+  const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : Number(opts.saturation);
+  const scale = Number(opts.scale);
+  if (!(saturation > 0)) throw new Error("--saturation must be > 0 or inf");
+  if (!(scale > 0)) throw new Error("--scale must be > 0");
+  return { warmup, saturation, scale };
+}
+
+/** `--graphs` split and checked against the benchmark's graph names. */
+export function graphNames(list: string): string[] {
+  return list.split(",").map((g) => checkGraphName(g.trim()));
+}
+
+/** The value of option `flag` as an integer >= 0; throws otherwise. */
+export function nonNegativeInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be an integer >= 0`);
+  return n;
+}
+
+/** The value of option `flag` as a positive integer; throws otherwise. */
+export function positiveInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer`);
+  return n;
+}
