@@ -149,6 +149,23 @@ describe("the package", () => {
     expect(stdout.trim()).toBe(JSON.parse(readFileSync(`${root}package.json`, "utf8")).version);
   });
 
+  it("the built weft bench cluster runs the benchmark's graphs and tasks from the build", async () => {
+    built();
+    // In the benchmark's child (as weft bench starts it), so that the build, not the
+    // sources a checkout's bin/weft.js prefers, runs the benchmark.
+    const args = ["bench", "cluster", "--graphs", "map", "--scale", "0.01", "--runs", "1"];
+    const script = `const { main } = await import(${JSON.stringify(`${root}dist/cli/weft.js`)}); process.exitCode = await main(${JSON.stringify(["node", "weft", ...args, "--warmup", "0"])});`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, WEFT_BENCH_CHILD: "1" },
+    });
+    const [config, map] = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(config).toMatchObject({ bench: "cluster", runs: 1 });
+    expect(map).toMatchObject({ graph: "map", tasks: 100, checked: true });
+  });
+
   it("the built scheduler answers a handshake with weft's version, and refuses an older client", async () => {
     built();
     const dist = (path: string) => JSON.stringify(`${root}dist/${path}`);

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { ammCommand } from "./amm.ts";
+import { benchCommand } from "./bench.ts";
 import type { CliContext } from "./context.ts";
 import { dumpCommand } from "./dump.ts";
 import { eventsCommand } from "./events.ts";
@@ -41,4 +42,5 @@ export const COMMANDS: readonly CommandFactory[] = [
   replayCommand,
   storyCommand,
   simCommand,
+  benchCommand,
 ];

@@ -1,0 +1,173 @@
+/**
+ * `weft bench state|cluster`: the benchmarks of `npm run bench:state` and
+ * `npm run bench:cluster` (src/bench/), from the installed command, on this
+ * machine. Each runs in a child node process with the V8 flags the npm
+ * scripts give (`--expose-gc` and the heap sizes), so that its figures are
+ * those of the scripts; the options are checked before the child starts.
+ *
+ * The benchmarks themselves are imported only in that child: the cluster
+ * benchmark's task module defines `inc`, `add`, … in the process's task
+ * registry, where a user's task module run by `weft run` may define its own.
+ */
+
+import { spawn } from "node:child_process";
+import { constants } from "node:os";
+import { fileURLToPath } from "node:url";
+import { Command } from "commander";
+import {
+  CLUSTER_BENCH_NODE_FLAGS,
+  type ClusterBenchCliOptions,
+  type ClusterBenchOptions,
+  clusterBenchCommand,
+  clusterBenchOptions,
+} from "../../bench/clusterBenchCommand.ts";
+import {
+  STATE_BENCH_NODE_FLAGS,
+  type StateBenchCliOptions,
+  type StateBenchOptions,
+  stateBenchCommand,
+  stateBenchOptions,
+} from "../../bench/stateBenchCommand.ts";
+import { type CliContext, EXIT } from "./context.ts";
+
+/** The `weft` command of this package (sources through tsx in a checkout, else the build). */
+const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+
+/** Set in the environment of the child a benchmark runs in: it is that child. */
+const BENCH_CHILD = "WEFT_BENCH_CHILD";
+
+/**
+ * The options of `cmd` given on the command line, as arguments again (for the
+ * child): defaults are left for the child to apply.
+ */
+export function givenOptionArgs(cmd: Command): string[] {
+  const args: string[] = [];
+  for (const opt of cmd.options) {
+    const key = opt.attributeName();
+    if (cmd.getOptionValueSource(key) !== "cli" || opt.long === undefined) continue;
+    const value: unknown = cmd.getOptionValue(key);
+    if (typeof value === "boolean") args.push(opt.long);
+    else args.push(opt.long, String(value));
+  }
+  return args;
+}
+
+/**
+ * Run `weft bench ARGS` in a child node process with `flags`, its output
+ * written through `ctx`; its exit code (128 + the signal's number if a
+ * signal ended it). SIGINT and SIGTERM this process gets go on to the child.
+ */
+async function inChild(ctx: CliContext, flags: readonly string[], args: string[]): Promise<number> {
+  const child = spawn(process.execPath, [...flags, WEFT_BIN, "bench", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, [BENCH_CHILD]: "1" },
+  });
+  child.stdout.setEncoding("utf8").on("data", (s: string) => ctx.stdout.write(s));
+  child.stderr.setEncoding("utf8").on("data", (s: string) => ctx.stderr.write(s));
+  const forward = (signal: NodeJS.Signals): void => {
+    child.kill(signal);
+  };
+  process.on("SIGINT", forward).on("SIGTERM", forward);
+  try {
+    return await new Promise<number>((resolve) => {
+      child.once("error", (err) => {
+        ctx.stderr.write(`weft bench: cannot start node for the benchmark: ${err.message}\n`);
+        resolve(EXIT.differences);
+      });
+      child.once("close", (code, signal) => {
+        resolve(code ?? 128 + (signal !== null ? constants.signals[signal] : 0));
+      });
+    });
+  } finally {
+    process.off("SIGINT", forward).off("SIGTERM", forward);
+  }
+}
+
+/** True in the child a benchmark runs in. */
+function inBenchChild(): boolean {
+  return process.env[BENCH_CHILD] === "1";
+}
+
+function usageError(ctx: CliContext, what: string, err: unknown): void {
+  ctx.stderr.write(`weft bench ${what}: ${err instanceof Error ? err.message : String(err)}\n`);
+  ctx.exitCode = EXIT.usage;
+}
+
+function stateSubcommand(ctx: CliContext): Command {
+  return stateBenchCommand("state")
+    .description(
+      "The worker state machine alone: replay recorded stimulus streams (../shared/bench) with validation off; events/s, transitions/s, heap bytes a task",
+    )
+    .action(async (opts: StateBenchCliOptions, cmd: Command) => {
+      let options: StateBenchOptions;
+      try {
+        options = stateBenchOptions(opts);
+      } catch (err) {
+        usageError(ctx, "state", err);
+        return;
+      }
+      if (!inBenchChild()) {
+        ctx.exitCode = await inChild(ctx, STATE_BENCH_NODE_FLAGS, [
+          "state",
+          ...givenOptionArgs(cmd),
+        ]);
+        return;
+      }
+      const { runStateBench } = await import("../../bench/stateBench.ts");
+      try {
+        ctx.exitCode = runStateBench(options, ctx, "weft bench state");
+      } catch (err) {
+        // A stream it cannot find or read: an input error.
+        usageError(ctx, "state", err);
+      }
+    });
+}
+
+function clusterSubcommand(ctx: CliContext): Command {
+  return clusterBenchCommand("cluster", ["inproc", "tcp"])
+    .description(
+      "Whole local clusters (2 workers × 1 thread) on Dask's benchmark graphs: tasks/s, each answer checked",
+    )
+    .action(async (opts: ClusterBenchCliOptions, cmd: Command) => {
+      let options: ClusterBenchOptions;
+      try {
+        options = clusterBenchOptions(opts);
+      } catch (err) {
+        usageError(ctx, "cluster", err);
+        return;
+      }
+      if (!inBenchChild()) {
+        ctx.exitCode = await inChild(ctx, CLUSTER_BENCH_NODE_FLAGS, [
+          "cluster",
+          ...givenOptionArgs(cmd),
+        ]);
+        return;
+      }
+      const { benchCluster } = await import("../../bench/clusterBench.ts");
+      try {
+        await benchCluster(
+          options,
+          (record) => ctx.stdout.write(`${JSON.stringify(record)}\n`),
+          (line) => ctx.stderr.write(`${line}\n`),
+        );
+      } catch (err) {
+        // A wrong answer, or a cluster that would not start.
+        ctx.stderr.write(`weft bench cluster: ${err instanceof Error ? err.message : err}\n`);
+        ctx.exitCode = EXIT.differences;
+      }
+    });
+}
+
+/** `weft bench`: see docs/benchmarks.md. */
+export function benchCommand(ctx: CliContext): Command {
+  return new Command("bench")
+    .description(
+      "Benchmark this machine: the worker state machine on recorded streams (state), whole local clusters (cluster); JSON lines",
+    )
+    .addHelpText(
+      "after",
+      "\nThe same benchmarks as npm run bench:state and npm run bench:cluster, in a child node\nprocess with their V8 flags. See docs/benchmarks.md for how to read the figures.",
+    )
+    .addCommand(stateSubcommand(ctx))
+    .addCommand(clusterSubcommand(ctx));
+}
