@@ -88,75 +88,86 @@ function inBenchChild(): boolean {
   return process.env[BENCH_CHILD] === "1";
 }
 
-function usageError(ctx: CliContext, what: string, err: unknown): void {
+function say(ctx: CliContext, what: string, err: unknown): void {
   ctx.stderr.write(`weft bench ${what}: ${err instanceof Error ? err.message : String(err)}\n`);
-  ctx.exitCode = EXIT.usage;
 }
 
-function stateSubcommand(ctx: CliContext): Command {
-  return stateBenchCommand("state")
-    .description(
-      "The worker state machine alone: replay recorded stimulus streams (../shared/bench) with validation off; events/s, transitions/s, heap bytes a task",
-    )
-    .action(async (opts: StateBenchCliOptions, cmd: Command) => {
-      let options: StateBenchOptions;
+/** One benchmark of `weft bench`. */
+interface Benchmark<C, O> {
+  /** Its subcommand's name. */
+  readonly name: string;
+  /** Its command line, without an action. */
+  readonly command: Command;
+  readonly description: string;
+  /** The V8 flags its child runs with. */
+  readonly nodeFlags: readonly string[];
+  /** The options commander parsed, checked; throws an error naming the flag. */
+  readonly check: (opts: C) => O;
+  /** Run it (in the child) and give the exit code. */
+  readonly run: (options: O, ctx: CliContext) => Promise<number>;
+}
+
+/** The subcommand of `benchmark`: options checked here, the benchmark run in the child. */
+function benchSubcommand<C, O>(ctx: CliContext, benchmark: Benchmark<C, O>): Command {
+  return benchmark.command
+    .description(benchmark.description)
+    .action(async (opts: C, cmd: Command) => {
+      let options: O;
       try {
-        options = stateBenchOptions(opts);
+        options = benchmark.check(opts);
       } catch (err) {
-        usageError(ctx, "state", err);
+        say(ctx, benchmark.name, err);
+        ctx.exitCode = EXIT.usage;
         return;
       }
-      if (!inBenchChild()) {
-        ctx.exitCode = await inChild(ctx, STATE_BENCH_NODE_FLAGS, [
-          "state",
-          ...givenOptionArgs(cmd),
-        ]);
-        return;
-      }
-      const { runStateBench } = await import("../../bench/stateBench.ts");
-      try {
-        ctx.exitCode = runStateBench(options, ctx, "weft bench state");
-      } catch (err) {
-        // A stream it cannot find or read: an input error.
-        usageError(ctx, "state", err);
-      }
+      ctx.exitCode = inBenchChild()
+        ? await benchmark.run(options, ctx)
+        : await inChild(ctx, benchmark.nodeFlags, [benchmark.name, ...givenOptionArgs(cmd)]);
     });
 }
 
-function clusterSubcommand(ctx: CliContext): Command {
-  return clusterBenchCommand("cluster", ["inproc", "tcp"])
-    .description(
-      "Whole local clusters (2 workers × 1 thread) on Dask's benchmark graphs: tasks/s, each answer checked",
-    )
-    .action(async (opts: ClusterBenchCliOptions, cmd: Command) => {
-      let options: ClusterBenchOptions;
-      try {
-        options = clusterBenchOptions(opts);
-      } catch (err) {
-        usageError(ctx, "cluster", err);
-        return;
-      }
-      if (!inBenchChild()) {
-        ctx.exitCode = await inChild(ctx, CLUSTER_BENCH_NODE_FLAGS, [
-          "cluster",
-          ...givenOptionArgs(cmd),
-        ]);
-        return;
-      }
-      const { benchCluster } = await import("../../bench/clusterBench.ts");
-      try {
-        await benchCluster(
-          options,
-          (record) => ctx.stdout.write(`${JSON.stringify(record)}\n`),
-          (line) => ctx.stderr.write(`${line}\n`),
-        );
-      } catch (err) {
-        // A wrong answer, or a cluster that would not start.
-        ctx.stderr.write(`weft bench cluster: ${err instanceof Error ? err.message : err}\n`);
-        ctx.exitCode = EXIT.differences;
-      }
-    });
-}
+const stateBenchmark = (): Benchmark<StateBenchCliOptions, StateBenchOptions> => ({
+  name: "state",
+  command: stateBenchCommand("state"),
+  description:
+    "The worker state machine alone: replay recorded stimulus streams (../shared/bench) with validation off; events/s, transitions/s, heap bytes a task",
+  nodeFlags: STATE_BENCH_NODE_FLAGS,
+  check: stateBenchOptions,
+  run: async (options, ctx) => {
+    const { runStateBench } = await import("../../bench/stateBench.ts");
+    try {
+      return runStateBench(options, ctx, "weft bench state");
+    } catch (err) {
+      // A stream it cannot find or read: an input error.
+      say(ctx, "state", err);
+      return EXIT.usage;
+    }
+  },
+});
+
+const clusterBenchmark = (): Benchmark<ClusterBenchCliOptions, ClusterBenchOptions> => ({
+  name: "cluster",
+  command: clusterBenchCommand("cluster", ["inproc", "tcp"]),
+  description:
+    "Whole local clusters (2 workers × 1 thread) on Dask's benchmark graphs: tasks/s, each answer checked",
+  nodeFlags: CLUSTER_BENCH_NODE_FLAGS,
+  check: (opts) => clusterBenchOptions(opts),
+  run: async (options, ctx) => {
+    const { benchCluster } = await import("../../bench/clusterBench.ts");
+    try {
+      await benchCluster(
+        options,
+        (record) => ctx.stdout.write(`${JSON.stringify(record)}\n`),
+        (line) => ctx.stderr.write(`${line}\n`),
+      );
+      return EXIT.ok;
+    } catch (err) {
+      // A wrong answer, or a cluster that would not start.
+      say(ctx, "cluster", err);
+      return EXIT.differences;
+    }
+  },
+});
 
 /** `weft bench`: see docs/benchmarks.md. */
 export function benchCommand(ctx: CliContext): Command {
@@ -168,6 +179,6 @@ export function benchCommand(ctx: CliContext): Command {
       "after",
       "\nThe same benchmarks as npm run bench:state and npm run bench:cluster, in a child node\nprocess with their V8 flags. See docs/benchmarks.md for how to read the figures.",
     )
-    .addCommand(stateSubcommand(ctx))
-    .addCommand(clusterSubcommand(ctx));
+    .addCommand(benchSubcommand(ctx, stateBenchmark()))
+    .addCommand(benchSubcommand(ctx, clusterBenchmark()));
 }
