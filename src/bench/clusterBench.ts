@@ -12,8 +12,9 @@
  *   npm run bench:cluster [-- --runs 7] [-- --graphs map,chain] [-- --executor threads]
  *   weft bench cluster [--runs 7] …
  *
- * Both run this with the V8 flags of `CLUSTER_BENCH_NODE_FLAGS` (clusterBenchCommand.ts). Prints one
- * JSON line per graph, after one for the configuration.
+ * Both run this with the V8 flags of `CLUSTER_BENCH_NODE_FLAGS`
+ * (clusterBenchCommand.ts). Prints one JSON line per graph, after one for the
+ * configuration.
  */
 
 import { setTimeout as sleep } from "node:timers/promises";

@@ -6,9 +6,9 @@
  *   npm run bench:state [-- --runs 5] [-- --warmup 1] [-- --streams tree,churn] [-- --tasks 1000000]
  *   weft bench state [--runs 5] …
  *
- * Both run this with the V8 flags of `STATE_BENCH_NODE_FLAGS` (stateBenchCommand.ts),
- * with the options it checks. Prints one JSON
- * line per stream and one for memory.
+ * Both run this with the V8 flags of `STATE_BENCH_NODE_FLAGS` and the options
+ * checked by `stateBenchOptions` (stateBenchCommand.ts). Prints one JSON line per
+ * stream and one for memory.
  *
  * Each stream is first replayed `--warmup` times untimed: V8 compiles the hot path
  * while it runs (the first replay takes up to twice as long as the later ones), and a
