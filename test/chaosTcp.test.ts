@@ -12,6 +12,7 @@ import type { Client } from "../src/client/client.ts";
 import {
   chaosClient,
   chaosGraph,
+  exitReason,
   killLeftBehind,
   main,
   Processes,
@@ -272,6 +273,27 @@ describe("npm run chaos:tcp", () => {
         "(first: worker-3 (code 3): weft worker: stopped: lost the scheduler)",
     );
     expect(passedAll(summary)).toBe(false);
+  });
+
+  it("names an uncaught error by its error line, not by the version line Node's report ends with", () => {
+    const report = [
+      "file:///work/src/worker/x.ts:10",
+      "    throw new TypeError('boom');",
+      "          ^",
+      "",
+      "TypeError: boom",
+      "    at f (file:///work/src/worker/x.ts:10:11)",
+      "",
+      "Node.js v20.20.2",
+    ];
+    expect(exitReason(report)).toBe("TypeError: boom");
+    expect(
+      exitReason(["Error [ERR_STREAM_DESTROYED]: write after destroy", "", "Node.js v20.1.0"]),
+    ).toBe("Error [ERR_STREAM_DESTROYED]: write after destroy");
+    expect(exitReason(["weft worker: stopped: lost the scheduler"])).toBe(
+      "weft worker: stopped: lost the scheduler",
+    );
+    expect(exitReason([])).toBe("nothing on stderr");
   });
 
   it("refuses bad options", async () => {

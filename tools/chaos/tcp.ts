@@ -153,7 +153,7 @@ export class Processes {
       rejectStarted(new Error(`${name} exited (${how}) before starting: ${tail.join("\n")}`));
       if (harness) return;
       this.unexpectedExits++;
-      this.firstUnexpectedExit ??= `${name} (${how}): ${tail.at(-1) ?? "nothing on stderr"}`;
+      this.firstUnexpectedExit ??= `${name} (${how}): ${exitReason(tail)}`;
       this.say(`[${name}] exited unexpectedly (${how})`);
       for (const line of tail) this.say(`[${name}]   ${line}`);
     });
@@ -288,6 +288,23 @@ export class Processes {
 }
 
 /** An error or fatal pino line (level 50, 60), or a line that is not a log record (a crash). */
+/**
+ * The line of a process's last stderr lines that best says why it exited: the
+ * error of Node's report of an uncaught error (which ends with its version
+ * line, after the stack), else the last line written.
+ */
+export function exitReason(tail: readonly string[]): string {
+  const lines = [...tail];
+  while (
+    lines.length > 0 &&
+    (lines.at(-1)?.trim() === "" || /^Node\.js v\d/.test(lines.at(-1) ?? ""))
+  ) {
+    lines.pop();
+  }
+  const error = lines.findLast((l) => /^(?:[A-Z]\w*)?Error(?: \[\w+\])?: /.test(l));
+  return error ?? lines.at(-1) ?? "nothing on stderr";
+}
+
 function worthShowing(line: string): boolean {
   let record: unknown;
   try {
