@@ -1,7 +1,7 @@
 /**
  * `npm run bench:cluster`: whole local clusters on Dask's benchmark graphs (see
  * src/bench/clusterBench.ts, which `weft bench cluster` runs too). Here
- * `--protocol tls` is offered too, with the test credentials.
+ * `--protocol tls` takes the test credentials.
  *
  *   npm run bench:cluster [-- --runs 7] [-- --graphs map,chain] [-- --executor threads]
  */
@@ -18,7 +18,7 @@ import { runScript } from "./benchCli.ts";
 
 /** `npm run bench:cluster` with `argv`; returns the exit code (throws for bad options). */
 export async function main(argv: readonly string[]): Promise<number> {
-  const program = clusterBenchCommand("bench:cluster", ["inproc", "tcp", "tls"]).exitOverride();
+  const program = clusterBenchCommand("bench:cluster", "the test credentials").exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<ClusterBenchCliOptions>();
   const options = clusterBenchOptions(opts, opts.protocol === "tls" ? testTls() : undefined);

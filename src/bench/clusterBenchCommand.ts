@@ -52,10 +52,10 @@ export interface ClusterBenchCliOptions {
 /**
  * A command named `name` with the benchmark's options and help, without an
  * action: `npm run bench:cluster` and `weft bench cluster` each add theirs.
- * `protocols`: the transports it offers (`tls` only where credentials are at
- * hand: the npm script has the test ones).
+ * `tlsCredentials` says where `--protocol tls` takes its credentials from
+ * (the npm script: the test ones; weft: its --tls-* options).
  */
-export function clusterBenchCommand(name: string, protocols: readonly string[]): Command {
+export function clusterBenchCommand(name: string, tlsCredentials: string): Command {
   return new Command(name)
     .description(
       "Whole local clusters, 2 workers × 1 thread, on Dask's benchmark graphs (map, tree, shuffle, chain): tasks/s, each answer checked",
@@ -78,9 +78,9 @@ export function clusterBenchCommand(name: string, protocols: readonly string[]):
     .addOption(
       new Option(
         "--protocol <p>",
-        protocols.includes("tls") ? "transport (tls: with the test credentials)" : "transport",
+        `transport between the scheduler, the workers and the client (tls: with ${tlsCredentials})`,
       )
-        .choices([...protocols])
+        .choices(["inproc", "tcp", "tls"])
         .default("inproc"),
     )
     .addHelpText(

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { CLUSTER_BENCH_NODE_FLAGS } from "../../bench/clusterBenchCommand.ts";
 import { STATE_BENCH_NODE_FLAGS } from "../../bench/stateBenchCommand.ts";
 import { ONE_TASK_FINAL, writeOneTaskStream } from "../../bench/testStreams.ts";
+import { TEST_TLS_FLAGS } from "../../comm/testTls.ts";
 import { taskFunctionNames } from "../../worker/taskRegistry.ts";
 import { runWeft } from "../testContext.ts";
 import { givenOptionArgs } from "./bench.ts";
@@ -37,7 +38,8 @@ describe("weft bench", () => {
     expect(state.out).toMatch(/--expose-gc --max-semi-space-size=64/);
     const cluster = await runWeft(["bench", "cluster", "--help"]);
     expect(cluster.out).toMatch(/--graphs <list>/);
-    expect(cluster.out).toMatch(/choices: "inproc", "tcp", default/);
+    expect(cluster.out).toMatch(/"inproc", "tcp",\s+"tls", default: "inproc"/);
+    expect(cluster.out).toMatch(/--tls-ca-file <file>/);
   });
 
   it("refuses bad options, exit 2, before starting anything", async () => {
@@ -49,7 +51,14 @@ describe("weft bench", () => {
       code: 2,
       err: 'weft bench cluster: unknown graph "nope": expected map, tree, shuffle, chain, spawn or skew\n',
     });
-    expect((await runWeft(["bench", "cluster", "--protocol", "tls"])).code).toBe(2);
+    expect(await runWeft(["bench", "cluster", "--protocol", "tls"])).toMatchObject({
+      code: 2,
+      err: "weft bench cluster: --protocol tls needs --tls-ca-file, --tls-cert and --tls-key\n",
+    });
+    expect(await runWeft(["bench", "cluster", ...TEST_TLS_FLAGS])).toMatchObject({
+      code: 2,
+      err: "weft bench cluster: --tls-ca-file, --tls-cert and --tls-key are for --protocol tls\n",
+    });
   });
 
   it("state: replays the streams in a child with the benchmark's V8 flags (gc exposed)", async () => {
@@ -111,6 +120,30 @@ describe("weft bench", () => {
     expect(config.nodeFlags).toEqual(expect.arrayContaining([...CLUSTER_BENCH_NODE_FLAGS]));
     expect(chain).toMatchObject({ graph: "chain", tasks: 40, checked: true });
     expect(r.err).toMatch(/chain: 40 tasks, 0 warm-up and 1 timed run…/);
+  }, 60_000);
+});
+
+describe("weft bench cluster --protocol tls", () => {
+  it("runs the cluster over tls:// with the credentials given", async () => {
+    const r = await runWeft([
+      "bench",
+      "cluster",
+      "--protocol",
+      "tls",
+      ...TEST_TLS_FLAGS,
+      "--graphs",
+      "map",
+      "--scale",
+      "0.01",
+      "--runs",
+      "1",
+      "--warmup",
+      "0",
+    ]);
+    expect(r.code).toBe(0);
+    const [config, map] = jsonLines(r.out);
+    expect(config).toMatchObject({ bench: "cluster", transport: "tls" });
+    expect(map).toMatchObject({ graph: "map", checked: true });
   }, 60_000);
 });
 

@@ -29,6 +29,7 @@ import {
   stateBenchOptions,
 } from "../../bench/stateBenchCommand.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { addTlsOptions, type TlsCliOptions, tlsFrom } from "./serveUntil.ts";
 
 /** The `weft` command of this package (sources through tsx in a checkout, else the build). */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
@@ -145,13 +146,28 @@ const stateBenchmark = (): Benchmark<StateBenchCliOptions, StateBenchOptions> =>
   },
 });
 
-const clusterBenchmark = (): Benchmark<ClusterBenchCliOptions, ClusterBenchOptions> => ({
+const clusterBenchmark = (): Benchmark<
+  ClusterBenchCliOptions & TlsCliOptions,
+  ClusterBenchOptions
+> => ({
   name: "cluster",
-  command: clusterBenchCommand("cluster", ["inproc", "tcp"]),
+  command: addTlsOptions(
+    clusterBenchCommand("cluster", "the credentials of --tls-ca-file, --tls-cert and --tls-key"),
+  ),
   description:
     "Whole local clusters (2 workers × 1 thread) on Dask's benchmark graphs: tasks/s, each answer checked",
   nodeFlags: CLUSTER_BENCH_NODE_FLAGS,
-  check: (opts) => clusterBenchOptions(opts),
+  check: (opts) => {
+    const { tls } = tlsFrom(opts);
+    if (opts.protocol === "tls" && tls === undefined) {
+      throw new Error("--protocol tls needs --tls-ca-file, --tls-cert and --tls-key");
+    }
+    // Never silently unused: given, they meant the cluster to speak TLS.
+    if (opts.protocol !== "tls" && tls !== undefined) {
+      throw new Error("--tls-ca-file, --tls-cert and --tls-key are for --protocol tls");
+    }
+    return clusterBenchOptions(opts, tls);
+  },
   run: async (options, ctx) => {
     const { benchCluster } = await import("../../bench/clusterBench.ts");
     try {
