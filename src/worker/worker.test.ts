@@ -427,6 +427,22 @@ describe("Worker, inline executor specifics", () => {
 });
 
 describe("Worker lifecycle", () => {
+  it("a step of closing that fails is logged, and the rest still closes", async () => {
+    const { logger, records } = memoryLogger();
+    const w = await testWorker(sched.address, { logger });
+    // As piscina's destroy() rejecting would: the close started without waiting
+    // (close-worker, a fault) rejected, an unhandled rejection ending the process.
+    const executors = (w as unknown as { executors: { close(): Promise<void> } }).executors;
+    executors.close = () => Promise.reject(new Error("the pool would not stop"));
+    await expect(w.close()).resolves.toEqual([]);
+    expect(w.status).toBe("closed");
+    await w.closed;
+    expect(records.find((r) => r.level === 50)).toMatchObject({
+      msg: "closing: the executors failed; closing the rest",
+      err: { message: "the pool would not stop" },
+    });
+  });
+
   it("fails to start with a clear error when the scheduler refuses", async () => {
     const refusing = await FakeScheduler.start({ refuse: "no room" });
     await expect(testWorker(refusing.address)).rejects.toThrow(

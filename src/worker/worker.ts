@@ -780,13 +780,28 @@ export class Worker extends BaseWorker {
   private async shutdown(timeout: number): Promise<string[]> {
     this.statusValue = "closing";
     for (const t of this.timers.splice(0)) clearInterval(t);
-    await this.plugins.removeAll((name, err) =>
-      this.logger.error({ err, plugin: name }, "worker plugin teardown failed"),
+    // A close must finish, and most callers do not wait for it (`void this.close()`):
+    // a step that fails is logged and the others still run, rather than the
+    // rejection ending the process with the worker half closed.
+    const step = async (what: string, run: () => unknown): Promise<void> => {
+      try {
+        await run();
+      } catch (err) {
+        this.logger.error({ err }, `closing: ${what} failed; closing the rest`);
+      }
+    };
+    await step("the worker plugins' teardown", () =>
+      this.plugins.removeAll((name, err) =>
+        this.logger.error({ err, plugin: name }, "worker plugin teardown failed"),
+      ),
     );
-    await this.preloadTeardown?.();
-    await this.listener?.close();
-    await this.http?.close();
-    const stuck = await super.close(timeout);
+    await step("the preload modules' teardown", () => this.preloadTeardown?.());
+    await step("the listener", () => this.listener?.close());
+    await step("the HTTP endpoints", () => this.http?.close());
+    let stuck: string[] = [];
+    await step("the running instructions", async () => {
+      stuck = await super.close(timeout);
+    });
     try {
       if (this.stream !== null) await this.stream.close();
       else await this.schedulerComm?.close();
@@ -795,11 +810,11 @@ export class Worker extends BaseWorker {
     }
     const client = await this.taskClientPromise?.catch(() => null);
     await client?.close().catch(() => {});
-    await this.peers.closeAll();
+    await step("the peer connections", () => this.peers.closeAll());
     for (const comm of this.servedComms) comm.abort();
-    this.profiler.close();
-    await this.executors.close();
-    this.spill?.close();
+    await step("the profiler", () => this.profiler.close());
+    await step("the executors", () => this.executors.close());
+    await step("the spill store", () => this.spill?.close());
     this.statusValue = "closed";
     this.logger.info({ address: this.safeAddress() }, "worker closed");
     this.markClosed();
