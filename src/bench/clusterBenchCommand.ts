@@ -11,7 +11,7 @@ import { clusterRunOptions, graphNames, positiveInteger } from "./benchOptions.t
 
 /**
  * The V8 flags the benchmark runs with: a 64 MB young generation, and an old
- * generation that grows by twice what survived rather than four times (see
+ * generation that grows to twice what survived rather than four times (see
  * docs/benchmarks.md).
  */
 export const CLUSTER_BENCH_NODE_FLAGS: readonly string[] = [
