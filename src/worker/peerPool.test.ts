@@ -94,6 +94,28 @@ describe("PeerPool", () => {
     expect(peers.size).toBe(0);
   });
 
+  it("remove() cuts a connection still waiting for the identity of a silent peer (frozen): a network failure", async () => {
+    const address = await peer({ identity: () => new Promise(() => {}), echo });
+    const peers = pool();
+    const pending = peers.get(address).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    peers.remove(address, `${address} left the cluster`);
+    const err = await pending;
+    expect(err).toBeInstanceOf(CommClosedError);
+    expect(isNetworkError(err)).toBe(true);
+    expect((err as Error).message).toContain(`${address} left the cluster`);
+    expect(peers.size).toBe(0);
+  });
+
+  it("closeAll() cuts a connection still waiting for an identity", async () => {
+    const address = await peer({ identity: () => new Promise(() => {}) });
+    const peers = new PeerPool({ connectTimeoutMs: 5000 });
+    const pending = peers.get(address).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    await peers.closeAll();
+    expect(isNetworkError(await pending)).toBe(true);
+  });
+
   it("a peer saying a limit that is not a positive integer is refused, and is not kept", async () => {
     const address = await peer({ identity: () => ({ maxMessageBytes: -1 }) });
     const peers = pool();

@@ -1,6 +1,6 @@
 /** One rpc connection per peer, opened on first use and reused. */
 
-import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
+import { type Comm, type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import type { CommLogger } from "../comm/rpc.ts";
@@ -21,6 +21,12 @@ export class PeerPool {
   private readonly clients = new Map<string, Promise<RpcClient>>();
   /** What each peer said of its `maxMessageBytes` (see {@link limitOf}). */
   private readonly limits = new Map<string, number>();
+  /**
+   * Connections made whose peer has not answered `identity` yet, so that
+   * {@link remove} and {@link closeAll} cut them too: a frozen peer accepts a
+   * connection (its kernel does) and never answers.
+   */
+  private readonly learning = new Map<Promise<RpcClient>, Comm>();
   private closed = false;
 
   constructor(private readonly options: PeerPoolOptions) {}
@@ -49,7 +55,12 @@ export class PeerPool {
         if (this.clients.get(address) === p) this.clients.delete(address);
       });
       if (this.closed) comm.abort();
-      await this.learnLimit(client, address);
+      this.learning.set(p, comm);
+      try {
+        await this.learnLimit(client, address);
+      } finally {
+        this.learning.delete(p);
+      }
       return client;
     });
     this.clients.set(address, p);
@@ -75,7 +86,9 @@ export class PeerPool {
    * answers `identity` with an error (another program) is sent anything. No
    * timeout, as `get_data` has none: a worker running a long synchronous task
    * on its main thread answers late, and is no less there (a caller's signal
-   * stops waiting). A connection lost meanwhile is a network failure.
+   * stops waiting). A connection lost meanwhile is a network failure, and so
+   * is one {@link remove} cuts: a peer that left the cluster (frozen, it would
+   * never answer).
    */
   private async learnLimit(client: RpcClient, address: string): Promise<void> {
     let answer: unknown;
@@ -117,6 +130,8 @@ export class PeerPool {
     if (p === undefined) return;
     this.clients.delete(address);
     const error = reason === undefined ? undefined : new CommClosedError(reason);
+    // Still waiting for its identity: cut now, or a silent peer holds it for good.
+    this.learning.get(p)?.abort(error);
     p.then((c) => c.comm.abort(error)).catch(() => {});
   }
 
@@ -125,6 +140,7 @@ export class PeerPool {
     this.closed = true;
     const all = [...this.clients.values()];
     this.clients.clear();
+    for (const comm of this.learning.values()) comm.abort();
     await Promise.allSettled(all.map((p) => p.then((c) => c.comm.abort())));
   }
 }
