@@ -147,13 +147,18 @@ function benchMemory(n: number): Record<string, unknown> {
   };
 }
 
+/** The reference's replay of a stream failed, or ended elsewhere than the stream says. */
+export class ReferenceReplayError extends Error {
+  override readonly name = "ReferenceReplayError";
+}
+
 /** The reference's own replay of `path` on this machine, now (tools/oracle/bench_reference.py). */
 function referenceHere(path: string, python: string): { transitionsPerS: number } {
   const child = spawnSync(python, [REFERENCE_SCRIPT, "--runs", "3", path], { encoding: "utf8" });
   if (child.error)
     throw new Error(`--reference-here: cannot run ${python}: ${child.error.message}`);
   if (child.status !== 0) {
-    throw new Error(
+    throw new ReferenceReplayError(
       `--reference-here: the reference's replay of ${path} failed:\n${child.stdout}${child.stderr}`,
     );
   }
@@ -162,7 +167,9 @@ function referenceHere(path: string, python: string): { transitionsPerS: number 
     final_check?: string;
   };
   if (line.final_check !== "ok" || typeof line.transitions_per_s !== "number") {
-    throw new Error(`--reference-here: unexpected answer from the reference: ${child.stdout}`);
+    throw new ReferenceReplayError(
+      `--reference-here: unexpected answer from the reference: ${child.stdout}`,
+    );
   }
   return { transitionsPerS: line.transitions_per_s };
 }

@@ -80,8 +80,9 @@ export function stateBenchCommand(name: string): Command {
 its final check against the stream's last line) and one for the heap bytes a task.
 Runs node with ${STATE_BENCH_NODE_FLAGS.join(" ")}.
 
-Exit codes: 0 every replay ended as its stream says; 1 one did not;
-2 no *.jsonl.gz stream in --dir (or, for weft bench, bad options).`,
+Exit codes: 0 every replay ended as its stream says; 1 one did not (the reference's
+with --reference-here included); 2 no *.jsonl.gz stream in --dir (for weft bench,
+also bad options, a stream it cannot name or read, or a Python it cannot run).`,
     );
 }
 

@@ -1,6 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLUSTER_BENCH_NODE_FLAGS } from "../../bench/clusterBenchCommand.ts";
@@ -105,6 +107,34 @@ describe("weft bench", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.err).toMatch(/weft bench state: no stream "nope" in .* \(there: one, wrong\)/);
   }, 60_000);
+
+  // The reference's timing needs Python 3 and ../shared/reference (as tools/oracle does).
+  const python =
+    spawnSync("python3", ["--version"]).status === 0 &&
+    existsSync(
+      fileURLToPath(
+        new URL("../../../../shared/reference/worker_state_machine.py", import.meta.url),
+      ),
+    );
+  it.runIf(python)(
+    "state: exit 1, not 2, when the reference's replay ends elsewhere than its stream",
+    async () => {
+      const r = await runWeft(
+        ["bench", "state", "--dir", dir, "--streams", "wrong"].concat([
+          "--tasks",
+          "0",
+          "--runs",
+          "1",
+          "--reference-here",
+        ]),
+      );
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(
+        /weft bench state: --reference-here: the reference's replay of .*wrong\.jsonl\.gz failed/,
+      );
+    },
+    60_000,
+  );
 
   it("cluster: computes the graphs in a child with the benchmark's V8 flags, each answer checked", async () => {
     const r = await runWeft(

@@ -135,13 +135,14 @@ const stateBenchmark = (): Benchmark<StateBenchCliOptions, StateBenchOptions> =>
   nodeFlags: STATE_BENCH_NODE_FLAGS,
   check: stateBenchOptions,
   run: async (options, ctx) => {
-    const { runStateBench } = await import("../../bench/stateBench.ts");
+    const { ReferenceReplayError, runStateBench } = await import("../../bench/stateBench.ts");
     try {
       return runStateBench(options, ctx, "weft bench state");
     } catch (err) {
-      // A stream it cannot find or read: an input error.
       say(ctx, "state", err);
-      return EXIT.usage;
+      // The reference's replay ending elsewhere is a difference; a stream it cannot
+      // find or read, or a Python it cannot run, an input error.
+      return err instanceof ReferenceReplayError ? EXIT.differences : EXIT.usage;
     }
   },
 });
