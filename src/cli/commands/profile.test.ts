@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { spinFor } from "../../client/profileTestTasks.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "../../client/testCluster.ts";
+import { inc } from "../../client/testTasks.ts";
 import { runWeft } from "../testContext.ts";
 
 afterEach(closeTestClusters);
@@ -19,13 +20,22 @@ describe("weft profile", () => {
     });
     const output = join(tmpdir(), `weft-cli-profile-${process.pid}.cpuprofile`);
     try {
+      // The pool thread up before the profile starts (by a task that is not the spin,
+      // which must not be optimized before the profile starts), so that the profile
+      // starts on it with the main thread's rather than when the spin makes the thread.
+      await client.submitWith({ pure: false }, inc, 1);
       const profiling = runWeft(["profile", cluster.address, "--seconds", "2", "-o", output]);
-      // Submitted once the profile has started (code already running when it starts is
-      // sampled as V8's "(program)").
-      const worker = cluster.workers[0] as unknown as { profiler: { current: string | null } };
-      for (let i = 0; i < 500 && worker.profiler.current === null; i++) {
+      // Submitted once the profile has started on the pool thread too: code already
+      // running, and optimized, when it starts is sampled as V8's "(program)" or under
+      // the function it was inlined into (under load the thread's start lags the main
+      // thread's, and the spin showed as its anonymous caller).
+      const worker = cluster.workers[0] as unknown as {
+        profiler: { current: string | null; run: { started: Map<number, Promise<boolean>> } };
+      };
+      for (let i = 0; i < 500 && (worker.profiler.run?.started.size ?? 0) === 0; i++) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
+      expect(await Promise.all(worker.profiler.run.started.values())).toEqual([true]);
       await client.submitWith({ pure: false }, spinFor, 800);
       const r = await profiling;
       expect(r.code).toBe(0);
