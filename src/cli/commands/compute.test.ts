@@ -591,6 +591,11 @@ describe("weft run, scheduler, worker", () => {
     const size = await weft(["worker", "tcp://127.0.0.1:1", "--max-message-bytes", "lots"]);
     expect(size.code).toBe(2);
     expect(size.err).toMatch(/--max-message-bytes must be a size such as 64MiB or 4GB, got "lots"/);
+    const tiny = await weft(["scheduler", "--max-message-bytes", "100"]);
+    expect(tiny.code).toBe(2);
+    expect(tiny.err).toMatch(
+      /--max-message-bytes must be at least 64KiB .*got "100" \(100 bytes; a size without a unit is in bytes\)/,
+    );
     const sched = await weft(["scheduler", "--max-frame-bytes", "0"]);
     expect(sched.code).toBe(2);
     expect(sched.err).toMatch(/--max-frame-bytes must be a size/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { byteSize, parseResources } from "./serveUntil.ts";
+import { byteSize, frameLimitsFrom, MIN_MAX_MESSAGE_BYTES, parseResources } from "./serveUntil.ts";
 
 describe("parseResources (weft worker --resources)", () => {
   it("reads NAME=AMOUNT pairs", () => {
@@ -28,5 +28,24 @@ describe("byteSize (--max-frame-bytes, --max-message-bytes)", () => {
         /--max-message-bytes must be a size such as 64MiB or 4GB/,
       );
     }
+  });
+});
+
+describe("frameLimitsFrom", () => {
+  it("takes the sizes given, and nothing for those not given", () => {
+    expect(frameLimitsFrom({})).toEqual({});
+    expect(frameLimitsFrom({ maxFrameBytes: "1KiB", maxMessageBytes: "64KiB" })).toEqual({
+      maxFrameBytes: 1024,
+      maxMessageBytes: MIN_MAX_MESSAGE_BYTES,
+    });
+  });
+
+  it("refuses a --max-message-bytes too small for the cluster's own messages", () => {
+    expect(() => frameLimitsFrom({ maxMessageBytes: "300" })).toThrow(
+      /^--max-message-bytes must be at least 64KiB \(a cluster's own messages, such as a worker's registration and heartbeats, need room\), got "300" \(300 bytes; a size without a unit is in bytes\)$/,
+    );
+    expect(() => frameLimitsFrom({ maxMessageBytes: "63KiB" })).toThrow(
+      /got "63KiB" \(64512 bytes\)$/,
+    );
   });
 });

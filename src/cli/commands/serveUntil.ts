@@ -113,7 +113,7 @@ export function addFrameLimitOptions(cmd: Command): Command {
     .addOption(
       new Option(
         "--max-message-bytes <size>",
-        "TCP: the largest message sent or accepted, e.g. a task's value (default: 4GiB - 1)",
+        "TCP: the largest message sent or accepted, e.g. a task's value; at least 64KiB (default: 4GiB - 1)",
       ),
     );
 }
@@ -230,7 +230,8 @@ export function frameLimitsFrom(opts: FrameLimitCliOptions): FrameLimits {
       ? { maxMessageBytes: byteSize("--max-message-bytes", opts.maxMessageBytes) }
       : {}),
   };
-  const problem = frameLimitsProblem(limits);
+  const problem =
+    frameLimitsProblem(limits) ?? messageFloorProblem(opts.maxMessageBytes, limits.maxMessageBytes);
   if (problem !== null) {
     throw new Error(
       problem
@@ -239,6 +240,20 @@ export function frameLimitsFrom(opts: FrameLimitCliOptions): FrameLimits {
     );
   }
   return limits;
+}
+
+/**
+ * The smallest `--max-message-bytes` the command line takes. A cluster's own
+ * messages (a worker's registration and heartbeats, a task's completion) take
+ * a few hundred bytes to a few KiB; below this a worker cannot even register,
+ * and it is far likelier a unit forgotten (`100` for 100 MiB) than a wish.
+ */
+export const MIN_MAX_MESSAGE_BYTES = 64 * 1024;
+
+function messageFloorProblem(text: string | undefined, bytes: number | undefined): string | null {
+  if (text === undefined || bytes === undefined || bytes >= MIN_MAX_MESSAGE_BYTES) return null;
+  const unitless = /^[\d.e+]+$/i.test(text.trim()) ? "; a size without a unit is in bytes" : "";
+  return `--max-message-bytes must be at least 64KiB (a cluster's own messages, such as a worker's registration and heartbeats, need room), got ${JSON.stringify(text)} (${bytes} bytes${unitless})`;
 }
 
 /** Parse a positive integer option; throws a clear error. */
