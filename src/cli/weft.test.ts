@@ -20,6 +20,31 @@ describe("weft", () => {
     }
   });
 
+  it("says what to give in place of Dask's options that weft spells otherwise", async () => {
+    const port = await runWeft(["scheduler", "--port", "8786"]);
+    expect(port.code).toBe(2);
+    expect(port.err).toBe(
+      "error: unknown option '--port'\n(run with --help for usage)\n" +
+        "weft scheduler has no --port (Dask's): use --listen tcp://0.0.0.0:PORT\n",
+    );
+    const workers = await runWeft(["worker", "tcp://127.0.0.1:1", "--nworkers=4"]);
+    expect(workers.code).toBe(2);
+    expect(workers.err).toMatch(
+      /\nweft worker has no --nworkers \(Dask's\): a weft worker is one process: start as many as you need\n$/,
+    );
+    // Not Dask's, or not for this command: commander's error alone.
+    for (const args of [
+      ["worker", "tcp://127.0.0.1:1", "--bogus"],
+      ["run", "graph.json", "--port", "1"],
+    ]) {
+      const r = await runWeft(args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.err, args.join(" ")).toMatch(
+        /^error: unknown option '--\w+'\n\(run with --help for usage\)\n$/,
+      );
+    }
+  });
+
   it("still gives a known command's help, and the top-level help", async () => {
     for (const args of [
       ["status", "--help"],

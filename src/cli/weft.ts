@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { weftVersion } from "../protocol/version.ts";
 import { isEntryPoint } from "../util/entryPoint.ts";
 import { type CliContext, EXIT, processContext } from "./commands/context.ts";
+import { daskOptionHint } from "./commands/daskOptions.ts";
 import { COMMANDS } from "./commands/index.ts";
 
 /**
@@ -60,6 +61,15 @@ function unknownCommandOf(program: Command, args: readonly string[]): string[] |
   return unknown === null ? null : [name, ...unknown];
 }
 
+/** After commander's "unknown option '--port'": what to type instead, if Dask's. */
+function hintDaskOption(args: readonly string[], message: string, ctx: CliContext): void {
+  const option = /unknown option '([^']+)'/.exec(message)?.[1];
+  const command = args.find((a) => !a.startsWith("-"));
+  if (option === undefined || command === undefined) return;
+  const hint = daskOptionHint(command, option);
+  if (hint !== null) ctx.stderr.write(`${hint}\n`);
+}
+
 /**
  * Runs `weft` with `argv` (as `process.argv`: node and script first) and returns the
  * exit code: the command's, 0 for `--help`, 2 for a usage error.
@@ -77,6 +87,7 @@ export async function main(
     await program.parseAsync(unknown === null ? [...argv] : [...argv.slice(0, 2), ...unknown]);
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
+    if (err.code === "commander.unknownOption") hintDaskOption(argv.slice(2), err.message, ctx);
     // --help, `weft help [command]` and --version end with exit code 0; `weft` alone
     // shows the help too, as an error (commander's exit code 1 there): a usage error.
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
