@@ -107,6 +107,27 @@ describe("PeerPool", () => {
     expect(peers.size).toBe(0);
   });
 
+  it("remove() while the connection is still being made cuts it once made (a silent peer never answers identity)", async () => {
+    const address = await peer({ identity: () => new Promise(() => {}), echo });
+    const peers = pool();
+    const pending = peers.get(address).catch((e: unknown) => e);
+    peers.remove(address, `${address} left the cluster`);
+    const err = await pending;
+    expect(err).toBeInstanceOf(CommClosedError);
+    expect(isNetworkError(err)).toBe(true);
+    expect((err as Error).message).toContain(`${address} left the cluster`);
+    expect(peers.size).toBe(0);
+    // The peer sees the connection closed, not left open.
+    await expect.poll(() => comms.length).toBe(1);
+    await (comms[0] as Comm).closed;
+    // The next get connects afresh.
+    const again = peers.get(address).catch((e: unknown) => e);
+    await expect.poll(() => comms.length).toBe(2);
+    expect(peers.size).toBe(1);
+    peers.remove(address);
+    expect(isNetworkError(await again)).toBe(true);
+  });
+
   it("closeAll() cuts a connection still waiting for an identity", async () => {
     const address = await peer({ identity: () => new Promise(() => {}) });
     const peers = new PeerPool({ connectTimeoutMs: 5000 });

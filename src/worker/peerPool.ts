@@ -27,6 +27,12 @@ export class PeerPool {
    * connection (its kernel does) and never answers.
    */
   private readonly learning = new Map<Promise<RpcClient>, Comm>();
+  /**
+   * Connections {@link remove} cut while still connecting, and why: the
+   * connection is cut as soon as it is made (before its `identity`, which a
+   * frozen peer would never answer).
+   */
+  private readonly cut = new WeakMap<Promise<RpcClient>, CommClosedError>();
   private closed = false;
 
   constructor(private readonly options: PeerPoolOptions) {}
@@ -50,6 +56,11 @@ export class PeerPool {
       timeoutMs: this.options.connectTimeoutMs,
       ...commOptionsOf(this.options),
     }).then(async (comm) => {
+      const cut = this.cut.get(p);
+      if (cut !== undefined) {
+        comm.abort(cut);
+        throw cut;
+      }
       const client = rpc(comm, this.options.logger);
       void comm.closed.then(() => {
         if (this.clients.get(address) === p) this.clients.delete(address);
@@ -130,7 +141,9 @@ export class PeerPool {
     if (p === undefined) return;
     this.clients.delete(address);
     const error = reason === undefined ? undefined : new CommClosedError(reason);
-    // Still waiting for its identity: cut now, or a silent peer holds it for good.
+    // Still connecting, or waiting for its identity: cut now, or a silent peer
+    // holds it for good.
+    this.cut.set(p, error ?? new CommClosedError(`the connection to ${address} was closed`));
     this.learning.get(p)?.abort(error);
     p.then((c) => c.comm.abort(error)).catch(() => {});
   }
