@@ -84,6 +84,19 @@ describe("SpillStore", () => {
     s.set("big", bytes(500, 7));
     expect(s.stats).toMatchObject({ memoryKeys: 0, spilledKeys: 1, spilledBytes: 500 });
     s.set("small", bytes(10, 1));
+    // Read, it stays on disk (as zict's buffer leaves a heavy value): in memory it
+    // would sit above the target alone, and nothing else is moved for it.
+    expect(s.get("big")).toEqual(bytes(500, 7));
+    expect(s.get("big")).toEqual(bytes(500, 7));
+    expect(s.stats).toMatchObject({
+      memoryKeys: 1,
+      memoryBytes: 10,
+      spilledKeys: 1,
+      spilledBytes: 500,
+      spillCount: 1,
+      unspillCount: 2,
+    });
+    expect(spilledFiles()).toHaveLength(1);
     expect(s.delete("big")).toBe(true);
     expect(s.delete("big")).toBe(false);
     expect(s.has("big")).toBe(false);

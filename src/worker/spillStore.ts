@@ -5,7 +5,8 @@
  * (`v8.serialize`, the structured clone that carries values between threads),
  * reading each back, into memory, when it is next asked for.
  *
- * - A value larger than the target on its own goes straight to disk.
+ * - A value larger than the target on its own goes straight to disk, and
+ *   stays there when read (each read reads the file).
  * - A value that cannot be serialised stays in memory; a value set straight
  *   to disk that cannot be makes `set` throw (the seed's `data[key] = value`
  *   failing: the task errs with that error).
@@ -103,8 +104,13 @@ export class SpillStore implements DataStore {
     if (spilled === undefined) return undefined;
     if (this.closed) throw new Error(`SpillStore: closed; ${key} was on disk`);
     const value = deserialize(readFileSync(spilled.file));
-    this.forgetFile(key, spilled);
     this.unspillCount++;
+    // A value larger than the target stays on disk, as zict's Buffer leaves it
+    // ("avoid useless movement for heavy values"): back in memory, it would be
+    // kept there alone above the target, which the memory monitor reads as the
+    // worker's memory filling up.
+    if (spilled.bytes > this.options.targetBytes) return value;
+    this.forgetFile(key, spilled);
     this.fast.set(key, { value, bytes: spilled.bytes });
     this.memoryBytes += spilled.bytes;
     this.evict(key);
