@@ -31,9 +31,18 @@ export abstract class PluginRegistry<E> {
     return this.serial.run(() => this.removeNow(name));
   }
 
-  /** Remove and tear down every plugin; `failed` hears of each teardown that throws. */
+  /** Set by {@link removeAll}: adds are refused from then on. */
+  private closed = false;
+
+  /**
+   * Remove and tear down every plugin, for good (its worker or nanny closes):
+   * an add still on its way (its factory awaited) is refused rather than set
+   * up after the teardown, never to be torn down. `failed` hears of each
+   * teardown that throws.
+   */
   removeAll(failed: (name: string, err: unknown) => void): Promise<void> {
     return this.serial.run(async () => {
+      this.closed = true;
       for (const name of [...this.installed.keys()]) {
         await this.removeNow(name).catch((err: unknown) => failed(name, err));
       }
@@ -51,6 +60,7 @@ export abstract class PluginRegistry<E> {
    * (unless the setup itself replaced it) and the error is rethrown.
    */
   protected async install(name: string, entry: E, setup: () => unknown): Promise<void> {
+    if (this.closed) throw new Error(`plugin ${name} not set up: closing, its plugins torn down`);
     await this.removeNow(name);
     this.installed.set(name, entry);
     try {

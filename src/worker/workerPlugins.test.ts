@@ -71,6 +71,20 @@ describe("WorkerPlugins", () => {
     expect(plugins.names).toEqual([]);
   });
 
+  it("after removeAll (closing), an add is refused, not set up never to be torn down", async () => {
+    const log: string[] = [];
+    const plugins = new WorkerPlugins(new Map(), "w");
+    await plugins.add("p", recorder("a", log));
+    const closing = plugins.removeAll(() => {});
+    // An add whose plugin was made while the worker closed comes after the teardown.
+    await expect(plugins.add("q", recorder("late", log))).rejects.toThrow(
+      "plugin q not set up: closing, its plugins torn down",
+    );
+    await closing;
+    expect(log).toEqual(["a setup w", "a teardown w"]);
+    expect(plugins.names).toEqual([]);
+  });
+
   it("refuses what is not a plugin, saying why", async () => {
     const plugins = new WorkerPlugins(new Map(), "w");
     await expect(plugins.add("p", null)).rejects.toThrow(
