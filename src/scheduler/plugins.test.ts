@@ -85,6 +85,19 @@ describe("scheduler plugins", () => {
     }
   });
 
+  it("an add arriving once the scheduler closes (its factory was awaited) is refused, not started", async () => {
+    const s = await Scheduler.start({ logger: silent() });
+    const log: string[] = [];
+    await s.addPlugin(recorder(log, "early"));
+    await s.close();
+    await expect(s.addPlugin(recorder(log, "late"))).rejects.toThrow(
+      "addPlugin: late not started: the scheduler is closing",
+    );
+    expect(log).toEqual(["start running", "close"]);
+    expect(s.plugins.names).toEqual([]);
+    expect([...s.state.plugins.keys()]).toEqual([]);
+  });
+
   it("a plugin without a name, or not a plugin, is refused; one whose start throws is not kept", async () => {
     const s = await Scheduler.start({ logger: silent() });
     try {

@@ -87,6 +87,8 @@ export class SchedulerPlugins {
 
   /** The state machine's map, which calls the `transition` hooks. */
   private readonly stateMap: Map<string, SchedulerTransitionPlugin>;
+  /** Set by {@link closeAll}: adds are refused from then on. */
+  private closed = false;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -111,6 +113,9 @@ export class SchedulerPlugins {
       const problem = schedulerPluginProblem(plugin);
       if (problem !== null) throw new TypeError(`addPlugin: ${problem}`);
       const key = pluginName(plugin, name);
+      // An add on its way as the scheduler closed (its factory awaited) would be
+      // started on the closed scheduler and never closed.
+      if (this.closed) throw new Error(`addPlugin: ${key} not started: the scheduler is closing`);
       await this.removeNow(key);
       this.installed.set(key, plugin);
       this.stateMap.set(key, plugin);
@@ -132,9 +137,10 @@ export class SchedulerPlugins {
     return this.serial.run(() => this.removeNow(name));
   }
 
-  /** Close every plugin (the scheduler closes): errors are logged. */
+  /** Close every plugin, for good (the scheduler closes; later adds are refused): errors are logged. */
   closeAll(): Promise<void> {
     return this.serial.run(async () => {
+      this.closed = true;
       for (const name of [...this.installed.keys()]) {
         await this.removeNow(name).catch((err: unknown) =>
           this.logger.error(
