@@ -43,6 +43,10 @@ describe("setMetadata and getMetadata", () => {
       /\["leaf"\] holds a value, not metadata under keys/,
     );
     expect(await client.getMetadata(["leaf", "below"], { default: null })).toBeNull();
+    await client.setMetadata("nothing", null);
+    await expect(client.setMetadata(["nothing", "below"], 2)).rejects.toThrow(
+      /\["nothing"\] holds a value, not metadata under keys/,
+    );
     await expect(client.setMetadata([], 1)).rejects.toThrow(/at least one/);
     await expect(client.setMetadata(3 as never, 1)).rejects.toThrow(/the keys must be a string/);
     await expect(client.setMetadata("f", () => 1)).rejects.toThrow(/the value cannot be sent/);

@@ -29,7 +29,10 @@ export class Metadata {
         const made: Tree = Object.create(null);
         define(at, keys[i], made);
         at = made;
-      } else if (isTree(next) || Object.getPrototypeOf(next) === null) {
+      } else if (
+        isTree(next) ||
+        (typeof next === "object" && next !== null && Object.getPrototypeOf(next) === null)
+      ) {
         at = next as Tree;
       } else {
         throw new TypeError(
