@@ -263,6 +263,40 @@ describe("Queue", () => {
   });
 });
 
+describe("held futures after their client or the cluster goes", () => {
+  it("a put waiting for room, dropped with its client, lets its futures go", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const tasks = cluster.scheduler.state.tasks;
+    await client.queue<number>("Q", { maxsize: 1 }).put(1); // full
+    const leaving = await cluster.client();
+    const f = leaving.submit("inc", 41) as Future<number>;
+    await f;
+    const putting = leaving.queue<Future<number>[]>("Q", { maxsize: 1 }).put([f]);
+    const dropped = putting.catch((e: unknown) => e);
+    await eventually(() => cluster.scheduler.state.datasets.size === 1, 5000, "held");
+    await leaving.close();
+    expect(await dropped).toBeInstanceOf(ClientClosedError);
+    // Nobody else would let the dataset holding f's key go.
+    await eventually(() => cluster.scheduler.state.datasets.size === 0, 5000, "unpublished");
+    await eventually(() => !tasks.has(f.key), 5000, "f let go");
+    expect(await client.queue<number>("Q", { maxsize: 1 }).getBatch()).toEqual([1]);
+  });
+
+  it("a variable whose futures a restart dropped: get rejects, saying so, instead of asking for ever", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const v = client.variable<Future<number>[]>("V");
+    const f = client.submit("inc", 1) as Future<number>;
+    await f;
+    await v.set([f]);
+    await client.restart();
+    await expect(v.get({ timeoutMs: 1000 })).rejects.toThrow(
+      'Variable.get "V": the futures of its value were lost (the cluster restarted since it was set, or its dataset was removed): set it again',
+    );
+    await v.set([client.submit("inc", 2) as Future<number>]);
+    expect(await (await v.get())[0]).toBe(3);
+  });
+});
+
 describe("the scheduler's refusals", () => {
   it("are SchedulerReplyErrors naming the method that asked, with the op and the scheduler's reason", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });

@@ -124,20 +124,24 @@ function heldOf(v: unknown): Held | "malformed" {
 
 /**
  * The value the scheduler sent, a copy of its own (in one process, the
- * scheduler's is shared), with futures of this client; null if its dataset
- * is gone (the value was replaced or deleted since).
+ * scheduler's is shared), with futures of this client; `{lost}`, the name of
+ * its dataset, if that is gone (the value was replaced or deleted since, or
+ * the cluster restarted).
  */
 async function unhold(
   what: string,
   v: unknown,
   datasets: HeldDatasets,
-): Promise<{ value: unknown; dataset: string | null } | null> {
+): Promise<{ value: unknown; dataset: string | null } | { lost: string }> {
   const held = heldOf(v);
   if (held === "malformed") throw new Error(`${what}: the scheduler sent a malformed value`);
   if ("data" in held) return { value: receivedCopy(held.data), dataset: null };
   const got = await datasets.get(held.dataset);
-  return got === null ? null : { value: got.value, dataset: held.dataset };
+  return got === null ? { lost: held.dataset } : { value: got.value, dataset: held.dataset };
 }
+
+/** Why a value's futures are gone while it is still kept: its dataset went without it. */
+const LOST_FUTURES = "the cluster restarted since it was set, or its dataset was removed";
 
 /** Let go of the dataset of a value the scheduler no longer keeps (`{old}`: what it answered). */
 async function letGo(answer: unknown, datasets: HeldDatasets): Promise<void> {
@@ -432,12 +436,21 @@ export class Variable<T = unknown> {
    */
   async get(options: CoordinationWaitOptions = {}): Promise<T> {
     const timeoutMs = timeoutOf("Variable.get", options);
+    let lost: string | null = null;
     for (;;) {
       const r = await this.request("Variable.get", "variable-get", { name: this.name, timeoutMs });
       if (!hasValue(r)) throw timedOut("Variable.get", this.name, timeoutMs);
       const got = await unhold("Variable.get", r.value, this.datasets);
-      if (got !== null) return got.value as T;
-      // Set again (or deleted) meanwhile: its dataset went with it. Ask again.
+      if (!("lost" in got)) return got.value as T;
+      // Its dataset went as it was set again (or deleted): ask again. The same
+      // value twice is still kept without its futures: asking again would only
+      // get it again, at once and for ever.
+      if (got.lost === lost) {
+        throw new Error(
+          `Variable.get ${JSON.stringify(this.name)}: the futures of its value were lost (${LOST_FUTURES}): set it again`,
+        );
+      }
+      lost = got.lost;
     }
   }
 
@@ -482,6 +495,8 @@ export class Queue<T = unknown> {
         name: this.name,
         maxsize: this.maxsize,
         value: wire,
+        // Named, so that the scheduler lets it go if the put is dropped with this client.
+        held: dataset,
         timeoutMs,
       });
     } catch (err) {
@@ -529,9 +544,11 @@ export class Queue<T = unknown> {
   /** An item taken off the queue: its value, its dataset (if any) let go once this client holds its futures. */
   private async take(v: unknown): Promise<unknown> {
     const got = await unhold("Queue.get", v, this.datasets);
-    if (got === null) {
-      // Only the client taking an item lets its dataset go: someone removed it by hand.
-      throw new Error(`Queue.get ${JSON.stringify(this.name)}: the futures of the item were lost`);
+    if ("lost" in got) {
+      // Only the client taking an item lets its dataset go otherwise.
+      throw new Error(
+        `Queue.get ${JSON.stringify(this.name)}: the futures of the item were lost (${LOST_FUTURES})`,
+      );
     }
     if (got.dataset !== null) await this.datasets.unpublish(got.dataset);
     return got.value;

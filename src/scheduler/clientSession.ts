@@ -157,16 +157,19 @@ export async function serveClient(
   stream.abort();
   if (host.router.clients.get(id) !== stream) return;
   host.router.clients.delete(id);
-  host.coordination.clientLeft(id);
+  const orphaned = host.coordination.clientLeft(id);
   host.events.clientLeft(id);
   host.pubsub.clientLeft(id);
   host.plugins.notify("removeClient", id);
   if (!host.isRunning) return;
   host.logger.debug({ client: id }, "client left");
+  const stimulusId = newStimulusId("client-left");
   host.dispatch([
-    {
-      kind: "client-message",
-      msg: { op: "close-client", clientId: id, stimulusId: newStimulusId("client-left") },
-    },
+    // The futures of queue puts dropped with the client: nobody else lets them go.
+    ...orphaned.map((name) => ({
+      kind: "client-message" as const,
+      msg: { op: "unpublish-dataset" as const, name, clientId: id, stimulusId },
+    })),
+    { kind: "client-message", msg: { op: "close-client", clientId: id, stimulusId } },
   ]);
 }

@@ -137,7 +137,7 @@ describe("Queues against a model", () => {
           for (const op of ops) {
             const id = ++n;
             if (op.kind === "put") {
-              const r = q.put(op.client, id, "Q", max, id, op.wait ? null : 0);
+              const r = q.put(op.client, id, "Q", max, id, null, op.wait ? null : 0);
               if (getters.length > 0) {
                 const g = getters.shift() as (typeof getters)[number];
                 expected.push(`${g.client}#${g.id}=${JSON.stringify({ value: id })}`);

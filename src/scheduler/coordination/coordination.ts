@@ -77,6 +77,12 @@ function idOf(msg: Record<string, unknown>): string {
   return nonEmptyString(msg, "id");
 }
 
+/** A put's `held`: the dataset holding its value's futures, or null (absent: none). */
+function heldOf(msg: Record<string, unknown>): string | null {
+  if (msg.held === undefined || msg.held === null) return null;
+  return nonEmptyString(msg, "held");
+}
+
 /** The lock names of a multi-lock request: a non-empty array of distinct non-empty strings. */
 function namesOf(msg: Record<string, unknown>): string[] {
   const names = msg.names;
@@ -152,6 +158,7 @@ export class Coordination {
           nameOf(msg),
           countOf(msg, "maxsize", 0),
           msg.value,
+          heldOf(msg),
           timeoutOf(msg),
         );
       case "queue-get":
@@ -192,13 +199,17 @@ export class Coordination {
     }
   }
 
-  /** A client left: its leases are released, its waiting requests dropped. */
-  clientLeft(client: string): void {
+  /**
+   * A client left: its leases are released, its waiting requests dropped. The
+   * datasets that held the futures of its dropped queue puts, to unpublish.
+   */
+  clientLeft(client: string): string[] {
     this.semaphores.clientLeft(client);
     this.events.clientLeft(client);
     this.variables.clientLeft(client);
-    this.queues.clientLeft(client);
+    const orphaned = this.queues.clientLeft(client);
     this.multiLocks.clientLeft(client);
+    return orphaned;
   }
 
   /** The server closes: everything goes, no waiting request is answered. */

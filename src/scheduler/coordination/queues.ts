@@ -12,12 +12,17 @@ import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
 /** What `queue-put` answers. */
 export type PutOrTimeout = { readonly ok: true } | { readonly timedOut: true };
 
+/** A put waiting for room: its value, and the dataset holding the value's futures (or null). */
+interface WaitingPut {
+  readonly value: unknown;
+  readonly held: string | null;
+}
+
 interface Queue {
   readonly maxsize: number;
   readonly items: unknown[];
   readonly getters: Waiters<null>;
-  /** Each with the value it puts. */
-  readonly putters: Waiters<unknown>;
+  readonly putters: Waiters<WaitingPut>;
 }
 
 /** The queues, by name (see the module comment). */
@@ -29,6 +34,8 @@ export class Queues {
   /**
    * Put `value` into `name` (made with `maxsize` on first use; a refusal if it has another):
    * `{ok}`, or DEFERRED while full until there is room or `timeoutMs` passed (`{timedOut}`).
+   * `held` names the dataset holding the value's futures (the client's `Queue.put`
+   * publishes it first), which {@link clientLeft} hands back if the put is dropped.
    */
   put(
     client: string,
@@ -36,6 +43,7 @@ export class Queues {
     name: string,
     maxsize: number,
     value: unknown,
+    held: string | null,
     timeoutMs: number | null,
   ): PutOrTimeout | typeof DEFERRED {
     const q = this.queue(name, maxsize);
@@ -50,7 +58,7 @@ export class Queues {
       return { ok: true };
     }
     if (timeoutMs === 0) return { timedOut: true };
-    q.putters.add(client, requestId, value, timeoutMs, () => ({ timedOut: true }));
+    q.putters.add(client, requestId, { value, held }, timeoutMs, () => ({ timedOut: true }));
     return DEFERRED;
   }
 
@@ -97,13 +105,21 @@ export class Queues {
     return this.byName.get(name)?.items.length ?? 0;
   }
 
-  /** A client left: its waiting gets and puts are dropped (a dropped put's value with it). */
-  clientLeft(client: string): void {
+  /**
+   * A client left: its waiting gets and puts are dropped (a dropped put's value
+   * with it). The datasets holding the dropped values' futures, which nobody
+   * else would let go: the scheduler unpublishes them.
+   */
+  clientLeft(client: string): string[] {
+    const orphaned: string[] = [];
     for (const [name, q] of [...this.byName]) {
       q.getters.dropClient(client);
-      q.putters.dropClient(client);
+      for (const put of q.putters.dropClient(client)) {
+        if (put.held !== null) orphaned.push(put.held);
+      }
       this.dropIfIdle(name);
     }
+    return orphaned;
   }
 
   /**
@@ -148,7 +164,7 @@ export class Queues {
       w !== undefined && (q.maxsize === 0 || q.items.length < q.maxsize);
       w = q.putters.peek()
     ) {
-      q.items.push(w.ask);
+      q.items.push(w.ask.value);
       q.putters.answerFirst({ ok: true });
     }
     this.dropIfIdle(name);

@@ -75,14 +75,17 @@ export class Waiters<T> {
     while (this.queue.length > 0) this.answerFirst(result);
   }
 
-  /** Drop the waiters of a client that left (nobody is left to answer). */
-  dropClient(client: string): void {
+  /** Drop the waiters of a client that left (nobody is left to answer): what they asked. */
+  dropClient(client: string): T[] {
+    const dropped: T[] = [];
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const w = this.queue[i];
       if (w.client !== client) continue;
       if (w.timer !== null) clearTimeout(w.timer);
       this.queue.splice(i, 1);
+      dropped.push(w.ask);
     }
+    return dropped.reverse();
   }
 
   /** Drop every waiter, unanswered (the scheduler closing). */
