@@ -12,6 +12,14 @@ afterEach(closeTestClusters);
 /** One worker with room for every task at once, so tasks finish in the order of their durations. */
 const oneWideWorker = () => testCluster({ workers: 1, threadsPerWorker: 4 });
 
+/** The callbacks waiting on `f` (of `wait`, `asCompleted`), on it and on its key's record. */
+function callbacksOn(f: Future): { onFuture: number; onRecord: number } {
+  type Callbacks = { size?: number; length?: number } | null;
+  const inside = f as unknown as { onRelease: Callbacks; record: { waiters: Callbacks } };
+  const count = (c: Callbacks) => (c === null ? 0 : (c.size ?? c.length ?? Number.NaN));
+  return { onFuture: count(inside.onRelease), onRecord: count(inside.record.waiters) };
+}
+
 describe("asCompleted", () => {
   it("yields futures in the order they finish, each once", async () => {
     const { client } = await oneWideWorker();
@@ -60,6 +68,19 @@ describe("asCompleted", () => {
     expect(b).toEqual({ value: undefined, done: true });
   });
 
+  it("a break stops waiting: nothing of the iterator stays on the futures left", async () => {
+    const { client } = await oneWideWorker();
+    const slow = client.submit(slowInc, 1, 2_000);
+    const it = asCompleted([client.submit(inc, 1), slow]);
+    for await (const { future } of it) {
+      expect(await future).toBe(2);
+      break;
+    }
+    expect(callbacksOn(slow)).toEqual({ onFuture: 0, onRecord: 0 });
+    expect(await it.next()).toEqual({ value: undefined, done: true });
+    await slow.cancel();
+  });
+
   it("of nothing ends at once; anything but futures is refused", async () => {
     expect(await asCompleted([]).next()).toEqual({ value: undefined, done: true });
     expect(() => asCompleted([1 as unknown as Future])).toThrow(
@@ -85,6 +106,19 @@ describe("wait", () => {
     const { done, notDone } = await wait([slow, quick], { returnWhen: "first" });
     expect(done).toEqual([quick]);
     expect(notDone).toEqual([slow]);
+    await slow.cancel();
+  });
+
+  it("leaves nothing on the futures once settled: polling with a timeout does not pile up", async () => {
+    const { client } = await oneWideWorker();
+    const slow = client.submit(slowInc, 1, 2_000);
+    const fast = client.submit(inc, 1);
+    for (let i = 0; i < 20; i++) {
+      await expect(wait([slow, slow, fast], { timeout: 1 })).rejects.toThrow(WaitTimeoutError);
+    }
+    expect(callbacksOn(slow)).toEqual({ onFuture: 0, onRecord: 0 });
+    await wait([slow, fast], { returnWhen: "first" });
+    expect(callbacksOn(slow)).toEqual({ onFuture: 0, onRecord: 0 });
     await slow.cancel();
   });
 

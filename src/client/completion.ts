@@ -112,10 +112,17 @@ export function wait<T>(
     let count = 0;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;
+    // The callbacks still waiting, dropped once settled: a wait polled with a
+    // timeout on a long task must not pile them up on its future.
+    const stops: (() => void)[] = [];
+    const stopWaiting = () => {
+      for (const stop of stops.splice(0)) stop();
+    };
     const finish = () => {
       if (settled) return;
       settled = true;
       if (timer !== undefined) clearTimeout(timer);
+      stopWaiting();
       resolve(split());
     };
     if (needed === 0) {
@@ -123,16 +130,22 @@ export function wait<T>(
       return;
     }
     for (const f of list) {
-      f.whenDone(() => {
-        if (++count === needed) finish();
-      });
-      if (settled) return;
+      stops.push(
+        f.whenDone(() => {
+          if (++count === needed) finish();
+        }),
+      );
+      if (settled) {
+        stopWaiting();
+        return;
+      }
     }
     // Node fires a timer of more than 2^31 - 1 ms (or Infinity) at once: no timer then.
     if (timeout !== undefined && timeout <= MAX_TIMER_MS) {
       timer = setTimeout(() => {
         if (settled) return;
         settled = true;
+        stopWaiting();
         reject(new WaitTimeoutError(timeout, split().notDone));
       }, timeout);
     }
@@ -165,6 +178,8 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
   private readonly ready: Completed<T>[] = [];
   private readonly readers: ((r: IteratorResult<Completed<T>>) => void)[] = [];
   private notDone = 0;
+  /** What stops waiting for each future not done yet (see {@link return}). */
+  private readonly waiting = new Set<() => void>();
 
   constructor(futures: Iterable<Future<T>> = []) {
     for (const f of futuresOf(futures, "asCompleted", false)) this.add(f);
@@ -174,7 +189,11 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
   add(future: Future<T>): void {
     futuresOf([future], "asCompleted.add", false);
     this.notDone++;
-    future.whenDone(() => {
+    let stop: (() => void) | null = null;
+    let fired = false;
+    stop = future.whenDone(() => {
+      fired = true;
+      if (stop !== null) this.waiting.delete(stop);
       this.notDone--;
       const item = { future };
       const reader = this.readers.shift();
@@ -185,6 +204,20 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
         for (const r of this.readers.splice(0)) r({ value: undefined, done: true });
       }
     });
+    if (!fired) this.waiting.add(stop);
+  }
+
+  /**
+   * Stop: the futures not yielded yet are let be (nothing of this iterator stays
+   * on them), and the iteration ends. `for await` calls it on a `break`.
+   */
+  return(): Promise<IteratorResult<Completed<T>>> {
+    for (const stop of this.waiting) stop();
+    this.waiting.clear();
+    this.notDone = 0;
+    this.ready.length = 0;
+    for (const r of this.readers.splice(0)) r({ value: undefined, done: true });
+    return Promise.resolve({ value: undefined, done: true });
   }
 
   /** How many futures added are not yielded yet. */

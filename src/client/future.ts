@@ -61,7 +61,7 @@ export class Future<T = unknown> implements PromiseLike<T> {
    * `Held`: the registry holds that strongly, and a closure over the future there
    * would keep the future from ever being collected.
    */
-  private onRelease: (() => void)[] | null = null;
+  private onRelease: Set<() => void> | null = null;
 
   /**
    * Futures are made by a client (`submit`, `map`, `compute`).
@@ -89,15 +89,21 @@ export class Future<T = unknown> implements PromiseLike<T> {
   /**
    * Call `cb` once the future is done (synchronously, if it is now): when its key's
    * status leaves `pending`, or when the future is released. For waiting on many
-   * futures without a promise each (`wait`, `asCompleted`).
+   * futures without a promise each (`wait`, `asCompleted`). Returns what stops
+   * waiting (a `wait` that timed out): nothing of the wait stays on the future
+   * or its key's record then, nor once `cb` was called.
    * @internal
    */
-  whenDone(cb: () => void): void {
+  whenDone(cb: () => void): () => void {
     if (this.done) {
       cb();
-      return;
+      return noop;
     }
     let called = false;
+    const forget = () => {
+      this.onRelease?.delete(once);
+      this.record.offChange(once);
+    };
     const once = () => {
       if (called) return;
       if (!this.done) {
@@ -106,10 +112,16 @@ export class Future<T = unknown> implements PromiseLike<T> {
         return;
       }
       called = true;
+      forget();
       cb();
     };
     this.record.onChange(once);
-    (this.onRelease ??= []).push(once);
+    (this.onRelease ??= new Set()).add(once);
+    return () => {
+      if (called) return;
+      called = true;
+      forget();
+    };
   }
 
   /** The result type's name, once finished. */
@@ -187,6 +199,8 @@ export class Future<T = unknown> implements PromiseLike<T> {
     return `<Future ${this.key} ${this.status}>`;
   }
 }
+
+function noop(): void {}
 
 /** True if `v` is a {@link Future}. */
 export function isFuture(v: unknown): v is Future {

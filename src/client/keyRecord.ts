@@ -42,7 +42,7 @@ export class KeyRecord {
   asks = 0;
   /** How many of those `asks` could not be sent. */
   failedAsks = 0;
-  private waiters: ((rec: KeyRecord) => void)[] | null = null;
+  private waiters: Set<(rec: KeyRecord) => void> | null = null;
 
   constructor(
     /** The key. */
@@ -58,7 +58,7 @@ export class KeyRecord {
   /** Resolves at the next change of status. */
   changed(): Promise<void> {
     return new Promise((resolve) => {
-      (this.waiters ??= []).push(() => resolve());
+      (this.waiters ??= new Set()).add(() => resolve());
     });
   }
 
@@ -67,7 +67,12 @@ export class KeyRecord {
    * {@link changed} for waiting on many records with one callback.
    */
   onChange(cb: (rec: KeyRecord) => void): void {
-    (this.waiters ??= []).push(cb);
+    (this.waiters ??= new Set()).add(cb);
+  }
+
+  /** Forget `cb` of {@link onChange} before the change (its waiter gave up). */
+  offChange(cb: (rec: KeyRecord) => void): void {
+    this.waiters?.delete(cb);
   }
 
   /** The result is in memory on `holders`. */
