@@ -21,7 +21,7 @@ import { showValue } from "../util/showValue.ts";
 import { checkOptionalBoolean, checkOptionalMs, optionsOf } from "./argChecks.ts";
 import { CoordinationTimeoutError } from "./errors.ts";
 import { Future } from "./future.ts";
-import { searchFutures } from "./futureSearch.ts";
+import { holdsFuture } from "./futureSearch.ts";
 import { dataCopy, receivedCopy } from "./wireCopy.ts";
 
 /**
@@ -99,11 +99,9 @@ async function hold(
       `${what}: a future alone would be got as its result (futures are thenables): give [future] or { future }`,
     );
   }
-  let futures = false;
-  searchFutures(value, what, () => {
-    futures = true;
-  });
-  if (futures) {
+  // Checked first without refusing cycles: a value without futures is data,
+  // copied as the structured clone copies it; one with futures is a dataset's.
+  if (holdsFuture(value, what)) {
     const dataset = `${HELD_DATASET_PREFIX}${owner}/${randomUUID()}`;
     await datasets.publish(what, dataset, value);
     const held: Held = { dataset };

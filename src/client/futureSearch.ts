@@ -2,7 +2,7 @@
  * Finding the futures inside a value, as Dask's `gather` does: in arrays and
  * plain objects at any depth. Maps and Sets are not searched, so a future
  * inside one is refused rather than left unresolved. Shared by `gather` and
- * the datasets.
+ * the datasets; {@link holdsFuture} only checks (values the scheduler keeps).
  */
 
 import { Future } from "./future.ts";
@@ -85,6 +85,39 @@ function search(
     }
   }
   path.pop();
+}
+
+/**
+ * Whether `v` holds a future anywhere: in arrays, plain objects, Maps and Sets,
+ * at any depth. Each container is looked into once, so shared parts cost
+ * nothing more and reference cycles are fine (this only checks; values the
+ * scheduler keeps for clients are copied as the structured clone copies them,
+ * cycles and all). A TypeError naming `op` refuses a value nesting deeper than
+ * {@link MAX_SEARCH_DEPTH}.
+ */
+export function holdsFuture(v: unknown, op: string): boolean {
+  return holds(v, op, new WeakSet(), 0);
+}
+
+function holds(v: unknown, op: string, seen: WeakSet<object>, depth: number): boolean {
+  if (v instanceof Future) return true;
+  if (typeof v !== "object" || v === null) return false;
+  const isMap = v instanceof Map;
+  if (!isMap && !(v instanceof Set) && !isContainer(v)) return false;
+  if (seen.has(v)) return false;
+  seen.add(v);
+  if (depth >= MAX_SEARCH_DEPTH) {
+    throw new TypeError(`${op}: the argument nests deeper than ${MAX_SEARCH_DEPTH} levels`);
+  }
+  if (isMap) {
+    for (const [k, item] of v) {
+      if (holds(k, op, seen, depth + 1) || holds(item, op, seen, depth + 1)) return true;
+    }
+    return false;
+  }
+  const items = v instanceof Set ? v : Array.isArray(v) ? v : Object.values(v);
+  for (const item of items) if (holds(item, op, seen, depth + 1)) return true;
+  return false;
 }
 
 /**

@@ -81,4 +81,28 @@ describe("values the scheduler keeps for clients", () => {
     await v.set({ bytes: Buffer.from("xyz") });
     expect(Buffer.isBuffer((await v.get()).bytes)).toBe(true);
   });
+
+  it("keep reference cycles and shared parts (data, as the wire copies it), in linear time", async () => {
+    const { client } = await testCluster();
+    type Node = { name: string; self?: Node };
+    const cyclic: Node = { name: "loop" };
+    cyclic.self = cyclic;
+    await client.setMetadata("cyclic", cyclic);
+    const got = (await client.getMetadata("cyclic")) as Node;
+    expect(got.self).toBe(got);
+    await client.logEvent("cycles", cyclic);
+    const v = client.variable<Node>("cyclic");
+    await v.set(cyclic);
+    const back = await v.get();
+    expect(back.self).toBe(back);
+    const q = client.queue<Node>("cyclic");
+    await q.put(cyclic);
+    expect((await q.get()).name).toBe("loop");
+    // Each level holds the one below twice: 2^40 paths, 40 arrays.
+    let shared: unknown[] = [];
+    for (let i = 0; i < 40; i++) shared = [shared, shared];
+    await client.setMetadata("shared", shared);
+    const top = (await client.getMetadata("shared")) as unknown[][];
+    expect(top[0]).toBe(top[1]);
+  });
 });

@@ -9,7 +9,7 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { checkedWireClone, wireClone } from "../worker/wireClone.ts";
-import { searchFutures } from "./futureSearch.ts";
+import { holdsFuture } from "./futureSearch.ts";
 
 /**
  * `value` copied to send, as the wire would; a TypeError naming `what`
@@ -38,8 +38,8 @@ export function receivedCopy(value: unknown): unknown {
 
 /** `value` copied for the scheduler; TypeErrors name `what` (`logEvent`) and what the value is for. */
 export function wireCopy(what: string, value: unknown, role: string): ClonedValue {
-  searchFutures(value, what, () => {
+  if (holdsFuture(value, what)) {
     throw new TypeError(`${what}: a future cannot be ${role} (futures are the client's)`);
-  });
+  }
   return new ClonedValue(dataCopy(what, value));
 }
