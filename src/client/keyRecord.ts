@@ -42,7 +42,8 @@ export class KeyRecord {
   asks = 0;
   /** How many of those `asks` could not be sent. */
   failedAsks = 0;
-  private waiters: Set<(rec: KeyRecord) => void> | null = null;
+  /** An array, not a Set: one callback may wait for several futures of the key. */
+  private waiters: ((rec: KeyRecord) => void)[] | null = null;
 
   constructor(
     /** The key. */
@@ -58,7 +59,7 @@ export class KeyRecord {
   /** Resolves at the next change of status. */
   changed(): Promise<void> {
     return new Promise((resolve) => {
-      (this.waiters ??= new Set()).add(() => resolve());
+      (this.waiters ??= []).push(() => resolve());
     });
   }
 
@@ -67,12 +68,13 @@ export class KeyRecord {
    * {@link changed} for waiting on many records with one callback.
    */
   onChange(cb: (rec: KeyRecord) => void): void {
-    (this.waiters ??= new Set()).add(cb);
+    (this.waiters ??= []).push(cb);
   }
 
-  /** Forget `cb` of {@link onChange} before the change (its waiter gave up). */
+  /** Forget `cb` of {@link onChange} (once) before the change (its waiter gave up). */
   offChange(cb: (rec: KeyRecord) => void): void {
-    this.waiters?.delete(cb);
+    const i = this.waiters?.lastIndexOf(cb) ?? -1;
+    if (i >= 0) this.waiters?.splice(i, 1);
   }
 
   /** The result is in memory on `holders`. */
