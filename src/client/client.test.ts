@@ -195,6 +195,8 @@ describe("Client", () => {
     const both = client.compute(graph, { keys: ["a", "b"] });
     expect(await client.gather(both)).toEqual({ a: 2, b: 4 });
     expect(await client.get(graph, { keys: ["c", "a"] })).toEqual({ c: 7, a: 2 });
+    // Any iterable, as map's items.
+    expect(await client.get(graph, { keys: new Set(["a"]) })).toEqual({ a: 2 });
     expect(() => client.compute(graph, { keys: ["c"] })).toThrow(/literal/);
     expect(() => client.compute(graph, { keys: ["nope"] })).toThrow(/no key "nope"/);
     // A key of another type is named, not lost in a TypeError from formatting it.

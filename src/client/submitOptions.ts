@@ -9,7 +9,7 @@ import type { GraphTask } from "../protocol/messagesClient.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
-import { checkOptionalBoolean, optionsOf } from "./argChecks.ts";
+import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
 import { type BuiltGraph, type GraphOptions, setTaskOptions, taskOptionsProblem } from "./graph.ts";
 import { keyProblem } from "./taskArgs.ts";
 
@@ -41,8 +41,8 @@ export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOthe
 
 /** Options of {@link Client.compute} and {@link Client.get}. */
 export interface ComputeOptions extends GraphOptions {
-  /** The keys wanted. Default: the tasks no other task depends on. */
-  readonly keys?: readonly string[];
+  /** The keys wanted (an array or another iterable). Default: the tasks no other task depends on. */
+  readonly keys?: Iterable<string>;
 }
 
 /** Every option of {@link SubmitOptions}: others are refused. */
@@ -120,9 +120,9 @@ export function isScalar(v: unknown): boolean {
 
 /**
  * The keys named in `options` (each once, in the order first named), or the
- * graph's sinks; a TypeError naming `op` unless they are an array (a string
- * was taken for its characters, null for no key at all). A key that is not
- * one of the graph's, of whatever type, is named later.
+ * graph's sinks; a TypeError naming `op` unless they are an array or another
+ * iterable (a string would be taken for its characters, null for no key at
+ * all). A key that is not one of the graph's, of whatever type, is named later.
  */
 export function wantedKeys(
   op: string,
@@ -131,8 +131,5 @@ export function wantedKeys(
 ): readonly string[] {
   const keys: unknown = options.keys;
   if (keys === undefined) return built.sinks;
-  if (!Array.isArray(keys)) {
-    throw new TypeError(`${op}: keys must be an array of graph keys, got ${showValue(keys)}`);
-  }
-  return [...new Set(keys as readonly string[])];
+  return [...new Set(itemsOf(op, "keys", keys) as readonly string[])];
 }
