@@ -220,6 +220,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       futureHost: this,
       requests: this.requests,
       record: (key) => this.records.get(key),
+      releasesSent: () => this.records.releasesSent,
       nextSubmission: () => this.submissions.next(),
       send: (msg) => this.conn.send(msg),
       checkOpen: () => this.checkOpen(),

@@ -8,7 +8,11 @@
  * {@link DatasetHost}); how a dataset is encoded is `datasets.ts`'s.
  */
 
-import type { ClientReleasesKeysMsg, DatasetMsg } from "../protocol/messagesClient.ts";
+import type {
+  ClientDesiresKeysMsg,
+  ClientReleasesKeysMsg,
+  DatasetMsg,
+} from "../protocol/messagesClient.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import type { HeldDatasets } from "./coordination.ts";
 import { checkDatasetName, decodeDataset, encodeDataset } from "./datasets.ts";
@@ -27,10 +31,12 @@ export interface DatasetHost {
   readonly requests: Pick<Requests, "ask" | "stimulusId" | "answer" | "fail">;
   /** The record of `key`, if the client holds a future of it. */
   record(key: string): KeyRecord | undefined;
+  /** How many `client-releases-keys` the client sent so far. */
+  releasesSent(): number;
   /** The number of a new submission (a dataset asked for counts as one). */
   nextSubmission(): number;
   /** Send `msg` to the scheduler. */
-  send(msg: ClientReleasesKeysMsg): void;
+  send(msg: ClientReleasesKeysMsg | ClientDesiresKeysMsg): void;
   /** Throws once the client is closed. */
   checkOpen(): void;
 }
@@ -89,13 +95,30 @@ export class ClientDatasets {
 
   /** The dataset published under `name`, if there is one, with futures of the client. */
   async get(name: string): Promise<ReceivedDataset> {
-    return await this.host.requests.ask({
+    const releasesBefore = this.host.releasesSent();
+    const submission = this.host.nextSubmission();
+    const answer = await this.host.requests.ask({
       op: "get-dataset",
       name,
       clientId: this.host.id,
       stimulusId: this.host.requests.stimulusId("get-dataset"),
-      submission: this.host.nextSubmission(),
+      submission,
     });
+    const fresh = answer.fresh ?? [];
+    if (fresh.length > 0 && this.host.releasesSent() !== releasesBefore) {
+      // A release sent after the request may have let go of keys the answer made
+      // futures of anew (the scheduler got the request first): want them again
+      // (unknown ones are answered with cancelled-keys), as Dask's futures do
+      // when unpickled.
+      this.host.send({
+        op: "client-desires-keys",
+        keys: fresh,
+        clientId: this.host.id,
+        stimulusId: newStimulusId("client-desires-keys"),
+        submission,
+      });
+    }
+    return answer;
   }
 
   /** Forget the dataset `name`: whether there was one. */
@@ -120,6 +143,7 @@ export class ClientDatasets {
       requests.answer(msg.stimulusId, { op: "dataset", found: false, value: undefined });
       return;
     }
+    const fresh = msg.keys.filter((key) => this.host.record(key) === undefined);
     let got: { value: unknown; futures: Future[] };
     try {
       got = decodeDataset(msg.name, msg.data, (key) => this.datasetFuture(key, msg.submission));
@@ -128,7 +152,7 @@ export class ClientDatasets {
       this.letGo(msg.keys);
       return;
     }
-    if (!requests.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value })) {
+    if (!requests.answer(msg.stimulusId, { op: "dataset", found: true, value: got.value, fresh })) {
       for (const f of got.futures) f.release();
     }
   }

@@ -102,6 +102,26 @@ describe("datasets", () => {
     );
   });
 
+  it("a future got while the client releases its last one of the key holds the key", async () => {
+    const { cluster, client } = await testCluster();
+    const f = client.submit(inc, 1);
+    await f;
+    const key = f.key;
+    await client.publishDataset("race", [f]);
+    const getting = client.getDataset<Future<number>[]>("race");
+    // The release goes out after the request: the scheduler sees the client let go.
+    f.release();
+    const [g] = await getting;
+    expect(g.key).toBe(key);
+    await client.unpublishDataset("race");
+    // The new future still holds the key, as the client wanted it again.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(cluster.scheduler.state.tasks.get(key)?.state).toBe("memory");
+    expect(await g).toBe(2);
+    g.release();
+    await eventually(() => !schedulerHas(cluster, key), 5000, "the key forgotten");
+  });
+
   it("refuses bad input, saying why", async () => {
     const { cluster, client } = await testCluster();
     const other = await cluster.client();

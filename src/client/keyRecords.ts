@@ -28,6 +28,8 @@ export class KeyRecords {
   /** Keys whose last future went, to be released at the next {@link flushReleases}. */
   private toRelease: string[] = [];
   private releaseScheduled = false;
+  /** How many `client-releases-keys` were sent: a release racing a request shows as a change. */
+  releasesSent = 0;
 
   constructor(private readonly host: RecordsHost) {}
 
@@ -88,6 +90,7 @@ export class KeyRecords {
     }
     this.toRelease = [];
     if (keys.length === 0 || this.host.closedError() !== null) return;
+    this.releasesSent++;
     this.host.send({
       op: "client-releases-keys",
       keys,

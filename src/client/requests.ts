@@ -47,6 +47,8 @@ export interface ReceivedDataset {
   readonly op: "dataset";
   readonly found: boolean;
   readonly value: unknown;
+  /** The keys this client held no future of before the answer made some. */
+  readonly fresh?: readonly string[];
 }
 
 /** The answer to each {@link Request}, by op. */
