@@ -49,6 +49,21 @@ describe("update_data", () => {
     expect(Object.keys(handle({ data: { c: "x" } }).stored)).toEqual(["c"]);
   });
 
+  it("answers for a key named __proto__ as for any other", () => {
+    const { handle } = handler({ full: ["constructor"] });
+    const answer = handle({
+      data: new Map<string, unknown>([
+        ["__proto__", 42],
+        ["constructor", 1],
+      ]),
+    });
+    expect(Object.keys(answer.stored)).toEqual(["__proto__"]);
+    expect(Object.keys(answer.failed)).toEqual(["constructor"]);
+    const parsed = parseUpdateDataResponse(answer, ["__proto__", "constructor"], "tcp://w:1");
+    expect(Object.keys(parsed.stored)).toEqual(["__proto__"]);
+    expect(parsed.failed.constructor).toMatch(/no room for constructor/);
+  });
+
   it("a value the store refuses is failed with why, and forgotten here", () => {
     const { state, handle } = handler({ full: ["b"] });
     const answer = handle({ data: { a: 1, b: 2 }, stimulusId: "scatter-2" });

@@ -72,8 +72,9 @@ export function updateDataHandler(
       typeof args.stimulusId === "string" && args.stimulusId !== ""
         ? args.stimulusId
         : newStimulusId("update-data");
-    const stored: Record<string, { nbytes: number; typename: string }> = {};
-    const refused: Record<string, string> = {};
+    // Null-prototype maps: a key "__proto__" is a key like any other.
+    const stored: Record<string, { nbytes: number; typename: string }> = Object.create(null);
+    const refused: Record<string, string> = Object.create(null);
     const state = worker.state;
     // A value for a task this worker was told to compute would take the place of its
     // result without the scheduler hearing of it (it waits for the run forever), or fail
@@ -91,7 +92,7 @@ export function updateDataHandler(
       }
     }
     if (data.size > 0) worker.handleStimulus(new UpdateDataEvent({ data, stimulusId }));
-    const failed: Record<string, string> = {};
+    const failed: Record<string, string> = Object.create(null);
     for (const key of data.keys()) {
       const ts = state.tasks.get(key);
       if (ts?.state === "memory") {
@@ -144,8 +145,8 @@ export function parseUpdateDataResponse(
   const failedIn = r.failed;
   if (typeof storedIn !== "object" || storedIn === null) bad("stored is not an object");
   if (typeof failedIn !== "object" || failedIn === null) bad("failed is not an object");
-  const stored: Record<string, { nbytes: number; typename: string }> = {};
-  const failed: Record<string, string> = {};
+  const stored: Record<string, { nbytes: number; typename: string }> = Object.create(null);
+  const failed: Record<string, string> = Object.create(null);
   for (const key of sent) {
     const s = Object.hasOwn(storedIn as object, key)
       ? (storedIn as Record<string, unknown>)[key]
