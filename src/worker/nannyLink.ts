@@ -105,12 +105,21 @@ export function ipcNannyLink(end: IpcEnd = process): NannyLink {
       }
       if (pending.size === 0) end.on("message", onMessage);
       pending.set(request.id, { resolve, reject });
-      end.send(request, (err) => {
-        if (err === null || !pending.has(request.id)) return;
+      const failed = (err: Error): void => {
+        if (!pending.has(request.id)) return;
         pending.delete(request.id);
         if (pending.size === 0) end.off("message", onMessage);
         reject(new Error(`cannot reach the nanny: ${err.message}`));
-      });
+      };
+      try {
+        end.send(request, (err) => {
+          if (err !== null) failed(err);
+        });
+      } catch (err) {
+        // Thrown at once (e.g. args the JSON channel cannot carry, a BigInt):
+        // nothing of the request may stay waiting.
+        failed(err as Error);
+      }
     }).then((answer) => {
       const a = answer as NannyAnswer;
       if (a.error !== undefined) throw new Error(a.error);

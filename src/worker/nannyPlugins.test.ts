@@ -184,6 +184,19 @@ describe("the link between a worker and its nanny", () => {
     expect(nannyEnd.listenerCount("message")).toBe(0);
   });
 
+  it("a request the channel cannot carry fails, leaving nothing waiting", async () => {
+    const { worker } = channelPair();
+    // As Node's JSON channel does for a BigInt: send throws at once.
+    worker.send = () => {
+      throw new TypeError("Do not know how to serialize a BigInt");
+    };
+    const link = ipcNannyLink(worker);
+    await expect(link.addPlugin(spec("p", "make", [1n]), "tcp://w:2")).rejects.toThrow(
+      "cannot reach the nanny: Do not know how to serialize a BigInt",
+    );
+    expect(worker.listenerCount("message")).toBe(0);
+  });
+
   it("a request to a nanny that is gone fails at once, saying so", async () => {
     const { worker } = channelPair();
     const link = ipcNannyLink(worker);
