@@ -221,6 +221,14 @@ describe("misuse is answered with an error naming the method and the argument", 
         [() => c.close(5), /^close: why must be a string, got 5$/],
         [() => Client.connect(5 as Loose), /^Client\.connect: the address must be a string/],
         [
+          () => Client.connect("bogus://x"),
+          /^Client\.connect: unknown address scheme "bogus" in "bogus:\/\/x": expected one of inproc, tcp, tls$/,
+        ],
+        [
+          () => Client.connect("tcp://scheduler"),
+          /^Client\.connect: missing port number in address "tcp:\/\/scheduler"$/,
+        ],
+        [
           () => Client.connect(cluster.address, null as Loose),
           /^Client\.connect: options must be an object/,
         ],

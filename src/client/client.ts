@@ -17,6 +17,7 @@
 
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
+import { checkDialAddress } from "../comm/connect.ts";
 import { schedulerWaitLine } from "../comm/connectWaiting.ts";
 import { withReplyLimit } from "../comm/replyLimit.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
@@ -290,6 +291,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       throw new TypeError(
         `Client.connect: the address must be a string (tcp://host:port, …), got ${showValue(address)}`,
       );
+    }
+    try {
+      checkDialAddress(address);
+    } catch (err) {
+      throw new TypeError(`Client.connect: ${(err as Error).message}`);
     }
     const timeoutMs = connectTimeoutMs(options);
     const id = newClientId(options.name);

@@ -1,6 +1,6 @@
 /** `connect` and `listen` for any address: the scheme picks the transport. */
 
-import { splitScheme } from "../util/address.ts";
+import { parseHostPort, splitScheme } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
 import type { Comm, ConnectionHandler, ConnectOptions, Listener, ListenOptions } from "./comm.ts";
 import { connectInproc, listenInproc } from "./inproc.ts";
@@ -20,6 +20,16 @@ function scheme(address: string): string {
     );
   }
   return s;
+}
+
+/**
+ * Throws for an address {@link connect} could not dial, saying why: an unknown
+ * scheme, a `tcp://` or `tls://` one without a valid port. For callers that
+ * check their arguments before anything else (`Client.connect`).
+ */
+export function checkDialAddress(address: string): void {
+  const s = scheme(address);
+  if (s === "tcp" || s === "tls") parseHostPort(address);
 }
 
 /** How {@link connect} dials instead of by the address's transport (see {@link setDialer}). */
