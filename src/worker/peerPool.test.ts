@@ -128,6 +128,33 @@ describe("PeerPool", () => {
     expect(isNetworkError(await again)).toBe(true);
   });
 
+  it("callers waiting on a connection that fails share one new connection, which closeAll() closes", async () => {
+    let first = true;
+    const address = await peer({
+      identity: (_args, ctx) => {
+        // The first connection is lost before it answers (the peer restarting, say).
+        if (first) {
+          first = false;
+          ctx.comm.abort();
+          return new Promise(() => {});
+        }
+        return { maxMessageBytes: 10_000 };
+      },
+    });
+    const peers = pool();
+    const failed = peers.get(address).catch((e: unknown) => e);
+    // Two callers find the connection being made and wait on it.
+    const [a, b] = await Promise.all([peers.get(address), peers.get(address)]);
+    expect(isNetworkError(await failed)).toBe(true);
+    expect(a).toBe(b);
+    expect(peers.size).toBe(1);
+    expect(comms).toHaveLength(2);
+    await peers.closeAll();
+    expect(a.comm.isClosed).toBe(true);
+    // The peer sees every connection closed, none left open.
+    await Promise.all(comms.map((c) => c.closed));
+  });
+
   it("closeAll() cuts a connection still waiting for an identity", async () => {
     const address = await peer({ identity: () => new Promise(() => {}) });
     const peers = new PeerPool({ connectTimeoutMs: 5000 });

@@ -45,12 +45,20 @@ export class PeerPool {
   /** An rpc client to `address`; connects if there is none open. */
   async get(address: string, signal?: AbortSignal): Promise<RpcClient> {
     if (this.closed) throw new Error("peer pool is closed");
-    const existing = this.clients.get(address);
-    if (existing !== undefined) {
+    // Wait on the connection in the pool, if any. When it fails, another caller
+    // waiting on it may have replaced it already: wait on that one in turn
+    // rather than connect too, for a second connection would replace the first
+    // in the pool, and neither closeAll nor remove would then close it.
+    for (;;) {
+      const existing = this.clients.get(address);
+      if (existing === undefined) break;
       const client = await raceSignal(existing, signal).catch(() => null);
       signal?.throwIfAborted();
       if (client !== null && !client.comm.isClosed) return client;
-      if (this.clients.get(address) === existing) this.clients.delete(address);
+      if (this.clients.get(address) === existing) {
+        this.clients.delete(address);
+        break;
+      }
     }
     const p = connect(address, {
       timeoutMs: this.options.connectTimeoutMs,
