@@ -120,13 +120,17 @@ export class FrameReader {
 
   /**
    * Add a chunk; returns the message payloads completed by it, each in one
-   * buffer. Throws as {@link pushPieces}.
+   * buffer, also appended to `out`. Throws as {@link pushPieces}.
    */
-  push(chunk: Buffer): Buffer[] {
-    const out: Buffer[] = [];
-    for (const pieces of this.pushPieces(chunk)) {
-      if (pieces.length === 1) out.push(pieces[0]);
-      else out.push(Buffer.concat(pieces));
+  push(chunk: Buffer, out: Buffer[] = []): Buffer[] {
+    const completed: Buffer[][] = [];
+    try {
+      this.pushPieces(chunk, completed);
+    } finally {
+      for (const pieces of completed) {
+        if (pieces.length === 1) out.push(pieces[0]);
+        else out.push(Buffer.concat(pieces));
+      }
     }
     return out;
   }
@@ -136,10 +140,10 @@ export class FrameReader {
    * of the chunks that hold it, in order (none for an empty message), except
    * for copies of its small frames (see {@link SMALL_FRAME_BYTES}). Throws
    * `FrameTooLargeError` for a header above the frame limit and
-   * `MessageTooLargeError` for a message growing past the message limit.
+   * `MessageTooLargeError` for a message growing past the message limit; the
+   * messages the chunk completed before are then in `out` (they arrived whole).
    */
-  pushPieces(chunk: Buffer): Buffer[][] {
-    const out: Buffer[][] = [];
+  pushPieces(chunk: Buffer, out: Buffer[][] = []): Buffer[][] {
     if (chunk.length === 0) return out;
     this.chunks.push(chunk);
     this.buffered += chunk.length;

@@ -89,6 +89,45 @@ describe("tcp transport", () => {
     expect((err as Error).message).toContain("1000000");
   });
 
+  it("bytes that cannot be read close the comm, the messages that arrived whole before them still read", async () => {
+    const { encodeMessage } = await import("./wireCodec.ts");
+    const { messageSegments } = await import("./messageLayout.ts");
+    const { framesOf } = await import("./framing.ts");
+    const wire = (m: unknown) => Buffer.concat(framesOf(messageSegments(encodeMessage(m)), 1024));
+    const tails = [
+      [frameHeader(1_000_000), FrameTooLargeError],
+      [Buffer.concat([frameHeader(2), Buffer.from([0x92, 0x01])]), SerializationError],
+      [
+        Buffer.concat([frameHeader(1000, true), Buffer.alloc(1000), frameHeader(1000)]),
+        MessageTooLargeError,
+      ],
+    ] as const;
+    for (const [tail, errorClass] of tails) {
+      for (const oneChunk of [true, false]) {
+        const { socket, server } = await rawPeer(1024, 1500);
+        const good = Buffer.concat([wire({ n: 1 }), wire({ n: 2 }), wire({ n: 3 })]);
+        if (oneChunk) {
+          // The bad bytes come in the chunk that completes the good messages.
+          socket.write(Buffer.concat([good, tail]));
+        } else {
+          // The good messages are queued, unread, when the bad bytes come.
+          socket.write(good);
+          expect(await server.recv()).toEqual({ n: 1 });
+          socket.write(tail);
+        }
+        const { error } = await server.closed;
+        expect(error).toBeInstanceOf(errorClass);
+        const got: unknown[] = [];
+        const err = await (async () => {
+          for (;;) got.push(await server.recv());
+        })().catch((e: unknown) => e);
+        expect(got).toEqual(oneChunk ? [{ n: 1 }, { n: 2 }, { n: 3 }] : [{ n: 2 }, { n: 3 }]);
+        expect(err).toBeInstanceOf(CommClosedError);
+        expect((err as Error).cause).toBe(error);
+      }
+    }
+  });
+
   it("a connection closed mid-message is a CommClosedError saying so", async () => {
     const { socket, server } = await rawPeer();
     socket.end(Buffer.concat([frameHeader(100), Buffer.alloc(10)]));

@@ -164,12 +164,14 @@ export class TcpComm extends CommBase {
   private onData(chunk: Buffer): void {
     if (this.isClosed) return;
     this.receivedAny = true;
-    let messages: (Buffer | Buffer[])[];
+    // The messages the chunk completed, even when bytes after them are refused.
+    const messages: (Buffer | Buffer[])[] = [];
+    let refused: Error | null = null;
     try {
-      messages = this.forward ? this.reader.pushPieces(chunk) : this.reader.push(chunk);
+      if (this.forward) this.reader.pushPieces(chunk, messages as Buffer[][]);
+      else this.reader.push(chunk, messages as Buffer[]);
     } catch (err) {
-      this.abort(err as Error);
-      return;
+      refused = err as Error;
     }
     for (const bytes of messages) {
       let msg: unknown;
@@ -182,12 +184,26 @@ export class TcpComm extends CommBase {
           msg = decodeMessage(payload, buffers);
         }
       } catch (err) {
-        this.abort(err as Error);
+        this.failReading(err as Error);
         return;
       }
       this.largestUnanswered = 0;
       this.deliver(msg);
     }
+    if (refused !== null) this.failReading(refused);
+  }
+
+  /**
+   * Close the connection on bytes it received that cannot be read (a frame
+   * header over the limit, a frame that does not decode): unlike `abort()`,
+   * the messages that arrived whole before them stay readable.
+   */
+  private failReading(error: Error): void {
+    if (this.isClosed) return;
+    if (this.stallTimer !== null) clearTimeout(this.stallTimer);
+    this.closing = true;
+    this.finish(error);
+    this.socket.destroy();
   }
 
   /**
