@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { dialThroughBridge, serveBridge } from "./bridge.ts";
+import { type DialMessage, dialThroughBridge, serveBridge } from "./bridge.ts";
 import type { Comm } from "./comm.ts";
 import { connect } from "./connect.ts";
 import { ConnectError, isTransientConnectError, MessageTooLargeError } from "./errors.ts";
@@ -165,5 +165,82 @@ describe("a dial the main thread cannot make", () => {
     expect((err as ConnectError).code).toBeNull();
     expect((err as Error).message).toMatch(/^cannot connect to tls:\/\/127\.0\.0\.1:1: /);
     expect(isTransientConnectError(err)).toBe(false);
+  });
+});
+
+describe("a dial the thread stopped waiting for", () => {
+  /**
+   * The thread's dial of a fresh pair's address, timing out after 50 ms; the
+   * main thread is handed the dial message (as `dial`) and serves it as `serve` says.
+   */
+  async function timedOutDial(
+    serve: (dial: DialMessage, pair: CommPair, executorChannel: string) => Promise<void>,
+  ): Promise<{ pair: CommPair; served: Promise<void> }> {
+    const pair = await commPair("tcp://127.0.0.1:0");
+    cleanup.push(async () => {
+      pair.client.abort();
+      pair.server.abort();
+      await pair.listener.close();
+    });
+    const executorChannel = `bridge-test-${process.pid}-${++channels}`;
+    let served: Promise<void> = Promise.resolve();
+    const err = await dialThroughBridge(
+      executorChannel,
+      (dial) => {
+        served = serve(dial, pair, executorChannel);
+      },
+      pair.listener.address,
+      50,
+    ).catch((e: unknown) => e);
+    expect((err as ConnectError).code).toBe("ETIMEDOUT");
+    return { pair, served };
+  }
+
+  it("is closed when the main thread makes it too late, not kept open for nobody", async () => {
+    // With and without the deadline: the thread also says it stopped waiting.
+    for (const withDeadline of [true, false]) {
+      let connected!: () => void;
+      const late = new Promise<void>((r) => (connected = r));
+      const { pair, served } = await timedOutDial((dial, pair, executorChannel) =>
+        serveBridge(
+          executorChannel,
+          withDeadline ? dial : { ...dial, deadline: undefined },
+          async () => {
+            await late; // the main thread connects only after the thread gave up
+            return pair.client;
+          },
+          new AbortController().signal,
+          1 << 20,
+        ),
+      );
+      connected();
+      await expect.poll(() => pair.client.isClosed).toBe(true);
+      await served;
+      await pair.server.closed;
+    }
+  });
+
+  it("is not made at all when the main thread reads the dial past its deadline", async () => {
+    let dialled = false;
+    let dialMessage: DialMessage | null = null;
+    let executorChannel = "";
+    const { pair } = await timedOutDial((dial, _pair, channel) => {
+      // The main thread busy: the dial is read after the thread gave up.
+      dialMessage = dial;
+      executorChannel = channel;
+      return Promise.resolve();
+    });
+    const served = serveBridge(
+      executorChannel,
+      dialMessage as unknown as DialMessage,
+      async () => {
+        dialled = true;
+        return pair.client;
+      },
+      new AbortController().signal,
+      1 << 20,
+    );
+    expect(dialled).toBe(false);
+    await served;
   });
 });

@@ -41,6 +41,12 @@ export interface DialMessage {
   /** The asking thread's `threadId`: its connections end when it does. */
   readonly thread: number;
   readonly address: string;
+  /**
+   * When (`Date.now()`) the thread stops waiting for the connection: one made
+   * later is closed at once, as is one made after the thread said it stopped
+   * waiting (`closed` on the connection's channel).
+   */
+  readonly deadline?: number;
 }
 
 /** What crosses a connection's channel, both ways. */
@@ -60,7 +66,10 @@ type BridgeFrame =
       readonly payload: Uint8Array;
       readonly buffers: readonly OutOfBandBuffer[];
     }
-  /** The other end closed: orderly (`error` null) or not. */
+  /**
+   * The other end closed: orderly (`error` null) or not. From the thread
+   * before `open`: it stopped waiting for the connection (it timed out).
+   */
   | { readonly k: "closed"; readonly error: string | null };
 
 /**
@@ -254,8 +263,11 @@ export function dialThroughBridge(
 ): Promise<Comm> {
   const id = `${threadId}-${++nextId}`;
   const channel = new BroadcastChannel(channelOf(executorChannel, id));
+  const deadline = Date.now() + timeoutMs;
   return new Promise<Comm>((resolve, reject) => {
     const timer = setTimeout(() => {
+      // The main thread closes the connection if it makes it now.
+      post(channel, { k: "closed", error: "the pool thread stopped waiting for the connection" });
       channel.close();
       reject(
         new ConnectError(
@@ -280,7 +292,7 @@ export function dialThroughBridge(
           : new ConnectError(`cannot connect to ${address}: unexpected answer`, address),
       );
     };
-    ask({ t: "dial", id, thread: threadId, address });
+    ask({ t: "dial", id, thread: threadId, address, deadline });
   });
 }
 
@@ -290,7 +302,9 @@ export function dialThroughBridge(
  * bridged connection is over; `signal` ends it at once (the thread gone, or
  * the executor closing: a thread that ends cannot say so itself).
  * `maxMessageBytes` is the own limit of the connections `dial` makes that
- * limit sizes (those with `limitSendsTo`), which the thread applies.
+ * limit sizes (those with `limitSendsTo`), which the thread applies. A
+ * connection made once the thread stopped waiting for it (past its deadline,
+ * or told so) is closed at once rather than kept open for nobody.
  */
 export async function serveBridge(
   executorChannel: string,
@@ -301,11 +315,29 @@ export async function serveBridge(
 ): Promise<void> {
   const channel = new BroadcastChannel(channelOf(executorChannel, msg.id));
   channel.unref();
+  // Listened for while connecting: the thread says when it stops waiting.
+  let gaveUp = false;
+  channel.onmessage = (ev: unknown) => {
+    const frame = (ev as { data?: unknown }).data;
+    if (isFrame(frame) && frame.k === "closed") gaveUp = true;
+  };
+  const nobodyWaits = () => gaveUp || (msg.deadline !== undefined && Date.now() >= msg.deadline);
+  if (nobodyWaits()) {
+    channel.close();
+    return;
+  }
   let comm: Comm;
   try {
     comm = await dial(msg.address);
   } catch (err) {
     post(channel, { k: "refused", failure: dialFailureOf(err) });
+    channel.close();
+    return;
+  }
+  if (nobodyWaits()) {
+    comm.abort(
+      new CommAbortedError(`the pool thread stopped waiting for its connection to ${msg.address}`),
+    );
     channel.close();
     return;
   }
@@ -349,11 +381,12 @@ export async function serveBridge(
 /** True if `m` is a {@link DialMessage}. */
 export function isDialMessage(m: unknown): m is DialMessage {
   if (typeof m !== "object" || m === null) return false;
-  const { t, id, thread, address } = m as Record<string, unknown>;
+  const { t, id, thread, address, deadline } = m as Record<string, unknown>;
   return (
     t === "dial" &&
     typeof id === "string" &&
     typeof thread === "number" &&
-    typeof address === "string"
+    typeof address === "string" &&
+    (deadline === undefined || typeof deadline === "number")
   );
 }
