@@ -138,11 +138,12 @@ export class TcpComm extends CommBase {
     private readonly forward = false,
     scheme: TcpScheme = "tcp",
     /**
-     * Why the peer may close the connection before sending anything (a dialled
+     * Why the peer may reset the connection before sending anything (a dialled
      * TLS connection: the peer refused this end's certificate, and TLS 1.3 lets
-     * the handshake end on this side first), said if it does; null: an orderly close.
+     * the handshake end on this side first; a weft listener refuses with a
+     * reset), said if it does; null: nothing to say. An orderly close is none.
      */
-    private readonly silentCloseHint: string | null = null,
+    private readonly silentResetHint: string | null = null,
   ) {
     super();
     this.reader = new FrameReader(limits.maxFrameBytes, limits.maxMessageBytes);
@@ -153,10 +154,17 @@ export class TcpComm extends CommBase {
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
     socket.on("end", () => this.onEnd());
     socket.on("error", (err: NodeJS.ErrnoException) => {
-      this.endError ??= new CommClosedError(
-        `connection to ${this.peerAddress} failed: ${err.message}${this.resetHint(err)}`,
-        { cause: err },
-      );
+      const reset = err.code === "ECONNRESET" || err.code === "EPIPE";
+      this.endError ??=
+        reset && !this.receivedAny && this.silentResetHint !== null && !this.closing
+          ? new CommClosedError(
+              `connection to ${this.peerAddress} closed before anything arrived: ${this.silentResetHint}`,
+              { cause: err },
+            )
+          : new CommClosedError(
+              `connection to ${this.peerAddress} failed: ${err.message}${this.resetHint(err)}`,
+              { cause: err },
+            );
     });
     socket.on("close", () => this.finish(this.endError));
   }
@@ -218,11 +226,6 @@ export class TcpComm extends CommBase {
   }
 
   private onEnd(): void {
-    if (!this.receivedAny && this.silentCloseHint !== null && !this.closing) {
-      this.endError ??= new CommClosedError(
-        `connection to ${this.peerAddress} closed before anything arrived: ${this.silentCloseHint}`,
-      );
-    }
     if (this.reader.pendingBytes > 0 || this.reader.expectedBytes >= 0) {
       const expected = this.reader.expectedBytes;
       this.endError ??= new CommClosedError(
@@ -424,13 +427,18 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
   });
 }
 
-/** Why a TLS peer may close a connection it accepted before saying anything. */
+/** Why a TLS peer may reset a connection it accepted before saying anything. */
 const TLS_REFUSAL =
   "the peer may have refused this process's TLS certificate (is it signed by the CA the peer trusts?)";
 
 /** Why a peer may close a connection in the middle of the TLS handshake. */
 const TLS_HANGUP =
   "does it listen on tcp:// rather than tls://, or refuse this process's certificate (is it signed by the CA the peer trusts)?";
+
+/** What tells a listener's connections apart: the peer's address and port. */
+function connectionKey(socket: Socket): string {
+  return `${socket.remoteAddress}|${socket.remotePort}`;
+}
 
 /** True for an error of TLS rather than of the network (a certificate refused, a protocol mismatch). */
 function isTlsError(err: NodeJS.ErrnoException): boolean {
@@ -459,11 +467,18 @@ export async function listenTcp(
   const { scheme, tls } = schemeOf(address, options.tls);
   const { host, port } = parseHostPort(splitScheme(address).location, 0);
   const forward = options.forwardOutOfBandBuffers === true;
-  const refused = (socket: Socket, reason: string) => {
+  const refused = (socket: Socket, reason: string, reset = false) => {
     const peer = tcpAddress(socket.remoteAddress, socket.remotePort, scheme);
-    socket.destroy();
+    const raw = reset ? rawSockets.get(connectionKey(socket)) : undefined;
+    // A reset (RST) rather than a close, so that the peer, whose TLS 1.3
+    // handshake may be over, tells a refusal from an orderly close. The TLS
+    // socket has no reset of its own: the TCP socket beneath it has.
+    if (raw !== undefined) raw.resetAndDestroy();
+    else socket.destroy();
     options.onRefusedPeer?.(peer, reason);
   };
+  /** The TCP sockets beneath TLS ones, by {@link connectionKey}. */
+  const rawSockets = new Map<string, Socket>();
   const accept = (socket: Socket) => {
     if (socket.destroyed) return;
     // The peer's certificate is checked here rather than by OpenSSL in the handshake
@@ -472,7 +487,7 @@ export async function listenTcp(
     if (tls !== null && !(socket as TLSSocket).authorized) {
       const peer = socket as TLSSocket;
       const showed = Object.keys(peer.getPeerCertificate()).length > 0;
-      refused(socket, unauthorizedPeerReason(peer.authorizationError, showed));
+      refused(socket, unauthorizedPeerReason(peer.authorizationError, showed), true);
       return;
     }
     handler(new TcpComm(socket, limits, timeouts, forward, scheme));
@@ -493,6 +508,15 @@ export async function listenTcp(
           },
           accept,
         );
+  if (tls !== null) {
+    server.on("connection", (raw: Socket) => {
+      const key = connectionKey(raw);
+      rawSockets.set(key, raw);
+      raw.once("close", () => {
+        if (rawSockets.get(key) === raw) rawSockets.delete(key);
+      });
+    });
+  }
   // A peer that failed the handshake never became a comm: the process is told why.
   server.on("tlsClientError", (err: NodeJS.ErrnoException, socket: Socket) => {
     const why = handshakeFailureReason(err);

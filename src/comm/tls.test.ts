@@ -39,12 +39,24 @@ async function untilLength(list: readonly unknown[], n: number): Promise<void> {
   while (list.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
 }
 
+/** What iterating `comm` throws; null if the iteration ends (an orderly close). */
+async function iterationError(comm: Comm): Promise<unknown> {
+  try {
+    for await (const _ of comm) {
+      // drain
+    }
+  } catch (err) {
+    return err;
+  }
+  return null;
+}
+
 describe("tls transport", () => {
   it("refuses a peer whose certificate another CA signed, both ways", async () => {
     const { listener, accepted } = await tlsListener();
     // A stranger dialling in, trusting the cluster's CA: the server refuses its certificate.
     // With TLS 1.3 the client's side of the handshake ends before the server's verdict,
-    // which then closes the connection, saying why.
+    // which then resets the connection (an orderly close says nothing of it), saying why.
     const intruder = { ...strangerTls(), ca: testTls().ca };
     const comm = await connect(listener.address, { tls: intruder, timeoutMs: 5000 });
     const closed = await comm.closed;
@@ -70,6 +82,14 @@ describe("tls transport", () => {
     expect(err2).toBeInstanceOf(ConnectError);
     expect((err2 as Error).message).toMatch(/TLS handshake failed/);
     expect(accepted).toEqual([]);
+  });
+
+  it("an orderly close by a listener that sent nothing ends the dialler's comm orderly, as on tcp://", async () => {
+    const listener = await listen("tls://127.0.0.1:0", (c) => void c.close(), { tls: testTls() });
+    cleanup.push(() => listener.close());
+    const comm = await connect(listener.address, { tls: testTls(), timeoutMs: 5000 });
+    expect(await iterationError(comm)).toBeNull();
+    expect((await comm.closed).error).toBeNull();
   });
 
   it("a plain tcp:// client gets nothing through; the listener goes on", async () => {
