@@ -152,14 +152,17 @@ export interface TcpTimeouts {
    * go out: a peer that stopped reading (a frozen process, a hostile one)
    * would otherwise hold what waits for that send (a worker's transfer slot,
    * the scheduler's queue to a client) until it disconnects. Default
-   * {@link DEFAULT_STALL_TIMEOUT_MS}; `Infinity`: wait forever.
+   * {@link DEFAULT_STALL_TIMEOUT_MS}; at most 2^31 − 1 (about 24.8 days, the
+   * longest timer of Node.js); `Infinity`: wait forever.
    */
   stallTimeoutMs?: number;
   /**
    * Idle time after which TCP keepalive probes start, so that a connection to a
    * peer that vanished without closing it (a machine switched off, a network
    * cut) ends instead of waiting forever for an answer. Default
-   * {@link DEFAULT_KEEPALIVE_MS}; 0: no keepalive.
+   * {@link DEFAULT_KEEPALIVE_MS}; 0: no keepalive. Else from 1000 to
+   * 32,767,000, counted in whole seconds (rounded down): Node.js gives the
+   * kernel seconds, and Linux takes at most 32,767.
    */
   keepAliveMs?: number;
 }

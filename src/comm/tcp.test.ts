@@ -427,14 +427,35 @@ describe("tcp transport", () => {
 
   it("rejects bad stall and keepalive timeouts", async () => {
     await expect(listen("tcp://127.0.0.1:0", () => {}, { stallTimeoutMs: 0 })).rejects.toThrow(
-      /stallTimeoutMs must be a positive number, got 0/,
+      /stallTimeoutMs must be a positive number of ms, .*, got 0$/,
     );
     await expect(listen("tcp://127.0.0.1:0", () => {}, { keepAliveMs: -1 })).rejects.toThrow(
-      /keepAliveMs must be a non-negative integer, got -1/,
+      /keepAliveMs must be 0 \(no keepalive\) or an integer of ms from 1000 to 32767000 .*, got -1$/,
     );
     await expect(async () =>
       connect("tcp://127.0.0.1:1", { stallTimeoutMs: Number.NaN }),
     ).rejects.toThrow(/stallTimeoutMs must be a positive number/);
+    // Longer than a Node.js timer waits: it would fire every millisecond.
+    await expect(async () =>
+      connect("tcp://127.0.0.1:1", { stallTimeoutMs: 2 ** 31 }),
+    ).rejects.toThrow(
+      /at most 2147483647 \(about 24.8 days\), or Infinity \(no limit\), got 2147483648$/,
+    );
+    // Node.js counts keepalive in whole seconds: less than one is the system's 2 h.
+    for (const keepAliveMs of [1, 999, 32_768_000]) {
+      await expect(listen("tcp://127.0.0.1:0", () => {}, { keepAliveMs })).rejects.toThrow(
+        /^keepAliveMs must be 0 \(no keepalive\) or an integer of ms from 1000 to 32767000/,
+      );
+    }
+    // The bounds, and no limit at all, are taken.
+    for (const options of [
+      { keepAliveMs: 0, stallTimeoutMs: Infinity },
+      { keepAliveMs: 1000, stallTimeoutMs: 2 ** 31 - 1 },
+      { keepAliveMs: 32_767_000 },
+    ]) {
+      const l = await listen("tcp://127.0.0.1:0", () => {}, options);
+      await l.close();
+    }
   });
 
   it("rejects unknown schemes and bad maxFrameBytes", async () => {

@@ -11,6 +11,7 @@ import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect 
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import {
   type Comm,
   type ConnectionHandler,
@@ -50,6 +51,12 @@ const CLOSE_GRACE_MS = 5_000;
  * Smaller ones are not: the peer more likely went away.
  */
 const SUSPECT_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * The longest `keepAliveMs`: Node.js gives the kernel whole seconds, and Linux
+ * takes at most 32,767 (`MAX_TCP_KEEPIDLE`), keeping its default of 2 h for more.
+ */
+const MAX_KEEPALIVE_MS = 32_767_000;
 
 /** The bytes waiting to go out that earn one `stallTimeoutMs` (see {@link TcpTimeouts}). */
 const STALL_BYTES = 16 * 1024 * 1024;
@@ -97,14 +104,23 @@ function resolveFrameLimits(options: FrameLimits): Required<FrameLimits> {
 function resolveTimeouts(options: TcpTimeouts): Required<TcpTimeouts> {
   const stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEPALIVE_MS;
-  if (typeof stallTimeoutMs !== "number" || !(stallTimeoutMs > 0)) {
+  // A longer timer of Node.js fires at once (after 1 ms, with a warning).
+  if (
+    typeof stallTimeoutMs !== "number" ||
+    !(stallTimeoutMs > 0 && (stallTimeoutMs <= MAX_TIMER_MS || stallTimeoutMs === Infinity))
+  ) {
     throw new RangeError(
-      `stallTimeoutMs must be a positive number, got ${showValue(stallTimeoutMs)}`,
+      `stallTimeoutMs must be a positive number of ms, at most ${MAX_TIMER_MS} (about 24.8 days), or Infinity (no limit), got ${showValue(stallTimeoutMs)}`,
     );
   }
-  if (!Number.isInteger(keepAliveMs) || keepAliveMs < 0) {
+  // Node.js gives the kernel whole seconds: less than one would be 0, the
+  // system's default (2 h on Linux), not a short keepalive.
+  if (
+    !Number.isInteger(keepAliveMs) ||
+    !(keepAliveMs === 0 || (keepAliveMs >= 1000 && keepAliveMs <= MAX_KEEPALIVE_MS))
+  ) {
     throw new RangeError(
-      `keepAliveMs must be a non-negative integer, got ${showValue(keepAliveMs)}`,
+      `keepAliveMs must be 0 (no keepalive) or an integer of ms from 1000 to ${MAX_KEEPALIVE_MS} (keepalive counts whole seconds, at most 32,767 on Linux), got ${showValue(keepAliveMs)}`,
     );
   }
   return { stallTimeoutMs, keepAliveMs };
@@ -303,7 +319,8 @@ export class TcpComm extends CommBase {
   }
 
   private armStallTimer(ms: number): void {
-    this.stallTimer = setTimeout(() => this.checkStall(), ms);
+    // Much queued data may allow longer than a timer waits: checked again then.
+    this.stallTimer = setTimeout(() => this.checkStall(), Math.min(ms, MAX_TIMER_MS));
     this.stallTimer.unref();
   }
 
