@@ -65,6 +65,31 @@ describe("watchProgress (no terminal)", () => {
     ]);
   });
 
+  it("polls one at a time: a slow answer neither counts back nor prints after the end", async () => {
+    // Answers in the order asked take 3 ms to 60 ms; the count at each ask.
+    let asks = 0;
+    const counters = async (): Promise<SchedulerCounters> => {
+      asks++;
+      const done = asks === 1 ? 0 : Math.min(asks, 4);
+      await tick(asks % 2 === 0 ? 60 : 3);
+      return { tasksDone: done, workers: 1 } as SchedulerCounters;
+    };
+    const out = new Lines();
+    const watch = await watchProgress({ counters } as unknown as Client, 4, {
+      stream: out,
+      pollMs: 1,
+      lineMs: 0,
+    });
+    await tick(150);
+    await watch.stop();
+    const lineCount = out.lines.length;
+    await tick(100);
+    expect(out.lines).toHaveLength(lineCount); // nothing after the final line
+    const counts = out.lines.map((l) => Number(/: (\d+)\//.exec(l)?.[1]));
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
+    expect(out.lines.at(-1)).toBe("tasks: 4/4 tasks (100%)");
+  });
+
   it("counts a task recomputed after its worker was lost once", async () => {
     const now = { done: 0, finished: 0, workers: 2 };
     const out = new Lines();

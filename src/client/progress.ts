@@ -109,16 +109,25 @@ export async function watchProgress(
     const why = note === "" ? "" : `: ${note}`;
     o.stream.write(`${label}: ${shown}/${total} tasks (${pct}%)${why}\n`);
   };
-  let polling: Promise<void> = Promise.resolve();
+  let polling: Promise<void> | null = null;
+  let stopped = false;
   const timer = setInterval(() => {
+    // One poll at a time: a scheduler slower to answer than pollMs would have
+    // several in flight, answering out of order (the count going back), and
+    // one answering after stop() printing after the final line.
+    if (polling !== null) return;
     polling = client.counters().then(
       (c) => {
+        polling = null;
+        if (stopped) return;
         done = c.tasksDone - base;
         // Without workers nothing runs: say so rather than look stuck (it waits for one to join).
         note = c.workers === 0 ? "no workers connected, waiting for one" : "";
         show(false);
       },
-      () => {},
+      () => {
+        polling = null;
+      },
     );
   }, o.pollMs ?? 100);
   timer.unref();
@@ -128,6 +137,7 @@ export async function watchProgress(
     },
     async stop() {
       clearInterval(timer);
+      stopped = true;
       await polling;
       try {
         const c = await client.counters();
