@@ -94,4 +94,16 @@ describe("CpuProfiler", () => {
     profiler.close();
     expect(profiler.current).toBeNull();
   });
+
+  it("closed, or closed while starting, it starts nothing (a request late for its close)", async () => {
+    const profiler = new CpuProfiler(() => []);
+    const starting = profiler.start("a", { intervalUs: 1000, maxMs: 60_000 });
+    profiler.close();
+    await expect(starting).rejects.toThrow("cannot profile: closing");
+    expect(profiler.current).toBeNull();
+    await expect(profiler.start("b", { intervalUs: 1000, maxMs: 60_000 })).rejects.toThrow(
+      "cannot profile: closing",
+    );
+    expect(profiler.current).toBeNull();
+  });
 });

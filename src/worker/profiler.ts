@@ -129,6 +129,8 @@ interface Run {
  */
 export class CpuProfiler {
   private run: Run | null = null;
+  /** Set by {@link close}: no profile starts any more. */
+  private closed = false;
 
   constructor(
     private readonly threadIds: () => readonly number[],
@@ -142,6 +144,7 @@ export class CpuProfiler {
 
   /** Start profile `id`. Rejects while another one is under way or waiting to be fetched. */
   async start(id: string, o: ProfileSettings): Promise<void> {
+    if (this.closed) throw new Error("cannot profile: closing");
     if (this.run !== null) {
       throw new Error(`a profile (${this.run.id}) is under way on this worker already`);
     }
@@ -173,11 +176,16 @@ export class CpuProfiler {
         if (this.inspector.isAttached(threadId)) startThread(threadId);
       }
       await withinStartWait(Promise.all(started.values()));
+      // Closed meanwhile: close() dropped this run, and stopped only the threads
+      // started by then.
+      if (this.run !== run) throw new Error("closed while starting");
     } catch (err) {
-      this.run = null;
+      if (this.run === run) this.run = null;
       run.stopAttaching();
       session.disconnect();
-      throw err;
+      for (const threadId of started.keys()) void this.stopThread(threadId);
+      // Closed meanwhile, the session's own error ("not connected") would say less.
+      throw this.closed ? new Error("cannot profile: closing", { cause: err }) : err;
     }
     run.timer = setTimeout(() => {
       run.timer = null;
@@ -213,8 +221,9 @@ export class CpuProfiler {
     }
   }
 
-  /** Drop any profile (the worker closes). */
+  /** Drop any profile, and start none any more (the worker closes). */
   close(): void {
+    this.closed = true;
     const run = this.run;
     if (run === null) return;
     this.run = null;

@@ -43,7 +43,8 @@ export class MultiLocks {
     id: string,
     timeoutMs: number | null,
   ): boolean | typeof DEFERRED {
-    if (this.requests.has(id)) throw new Error(`multi-lock request ${id} exists already`);
+    if (this.requests.has(id))
+      throw new CoordinationRefusal(`multi-lock request ${id} exists already`);
     const r: Request = {
       client,
       requestId,
