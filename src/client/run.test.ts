@@ -62,6 +62,25 @@ describe("client.run", () => {
     expect(both).toEqual([{ [address]: 2 }, { [address]: 3 }]);
   });
 
+  it("a run waiting for the thread when its worker closes ends at once, saying so", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const worker = cluster.workers[0];
+    const runner = (
+      worker as unknown as {
+        runner: { runFunction(a: Record<string, unknown>): Promise<unknown> };
+      }
+    ).runner;
+    const holding = runner.runFunction({ fn: "slowInc", args: [1, 300] });
+    const waiting = runner.runFunction({ fn: "inc", args: [1] }).catch((e: unknown) => e);
+    await worker.close();
+    await holding.catch(() => {});
+    const outcome = await Promise.race([
+      waiting,
+      new Promise((r) => setTimeout(() => r("still waiting"), 2_000)),
+    ]);
+    expect((outcome as Error).message).toBe("run: the worker closed");
+  });
+
   it("refuses bad input", async () => {
     const { client } = await testCluster();
     await expect(client.run(42 as never)).rejects.toThrow(

@@ -58,6 +58,8 @@ export class TaskRunner {
   private readonly gate: SlotGate;
   /** `run` calls answered so far (names their runs). */
   private runCount = 0;
+  /** Aborted by {@link close}: a `run` waiting for a thread, or running, stops. */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly host: TaskRunnerHost,
@@ -268,6 +270,14 @@ export class TaskRunner {
   }
 
   /**
+   * The worker closes: the `run` calls waiting for a thread or running end (their
+   * requesters' connections are cut anyway), rather than waiting for good.
+   */
+  close(): void {
+    this.closing.abort(new Error("run: the worker closed"));
+  }
+
+  /**
    * Answers a client's `run` (Dask's `Client.run`): the task function `fn` on
    * `args`, outside any graph, run by the executor as a task is and holding
    * one of the worker's threads meanwhile. `{status: "OK", value}`, or
@@ -286,7 +296,7 @@ export class TaskRunner {
     if (executor === null || status === "closing" || status === "closed") {
       throw new Error(`run: the worker is ${status}`);
     }
-    const signal = new AbortController().signal;
+    const signal = this.closing.signal;
     await this.gate.acquire(signal);
     // A run that secedes gives its slot back, as a task does; nobody else is told.
     const execution = new Execution(this.gate, () => {}, signal, this.host.taskClient);

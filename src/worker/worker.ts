@@ -802,6 +802,7 @@ export class Worker extends BaseWorker {
     await step("the running instructions", async () => {
       stuck = await super.close(timeout);
     });
+    this.runner.close();
     try {
       if (this.stream !== null) await this.stream.close();
       else await this.schedulerComm?.close();
