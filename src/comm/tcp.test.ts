@@ -327,6 +327,11 @@ describe("tcp transport", () => {
 
   it("a peer that stops reading is cut off once what was sent to it stalls", async () => {
     const { socket, server } = await rawPeer(undefined, undefined, { stallTimeoutMs: 300 });
+    // What the peer sent before it stopped reading stays readable after the cut.
+    const { encodeMessage } = await import("./wireCodec.ts");
+    const { messageSegments } = await import("./messageLayout.ts");
+    const { framesOf } = await import("./framing.ts");
+    socket.write(Buffer.concat(framesOf(messageSegments(encodeMessage({ n: 1 })), 1024)));
     socket.pause(); // reads nothing: the kernel's buffers fill, then the send waits
     const big = new Uint8Array(40 * 1024 * 1024); // 2.5 × 16 MiB: 750 ms allowed
     const t0 = performance.now();
@@ -338,6 +343,8 @@ describe("tcp transport", () => {
     );
     expect(performance.now() - t0).toBeGreaterThanOrEqual(700);
     expect(await sent).toBeInstanceOf(CommClosedError);
+    expect(await server.recv()).toEqual({ n: 1 });
+    await expect(server.recv()).rejects.toBeInstanceOf(CommClosedError);
   });
 
   it("a peer that reads late, within the stall timeout, is not cut off", async () => {

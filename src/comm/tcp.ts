@@ -208,21 +208,22 @@ export class TcpComm extends CommBase {
           msg = decodeMessage(payload, buffers);
         }
       } catch (err) {
-        this.failReading(err as Error);
+        this.failTransport(err as Error);
         return;
       }
       this.largestUnanswered = 0;
       this.deliver(msg);
     }
-    if (refused !== null) this.failReading(refused);
+    if (refused !== null) this.failTransport(refused);
   }
 
   /**
-   * Close the connection on bytes it received that cannot be read (a frame
-   * header over the limit, a frame that does not decode): unlike `abort()`,
-   * the messages that arrived whole before them stay readable.
+   * Close the connection on a failure of the transport: bytes it received that
+   * cannot be read (a frame header over the limit, a frame that does not
+   * decode), or a peer that stopped reading. Unlike `abort()`, the messages
+   * that arrived whole before stay readable.
    */
-  private failReading(error: Error): void {
+  private failTransport(error: Error): void {
     if (this.isClosed) return;
     if (this.stallTimer !== null) clearTimeout(this.stallTimer);
     this.closing = true;
@@ -334,7 +335,7 @@ export class TcpComm extends CommBase {
       this.armStallTimer(allowed - waited);
       return;
     }
-    this.abort(
+    this.failTransport(
       new CommClosedError(
         `${this.peerAddress} stopped reading: ${this.unsentBytes} bytes sent to it were not taken for ${Math.round(waited)} ms`,
       ),
