@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
+import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReplayInputError } from "./errors.ts";
 import { replayFile } from "./replayFile.ts";
@@ -49,6 +50,16 @@ beforeAll(() => {
     "bad-line.jsonl",
     '{"name": "s", "config": {}}\n{"cls": "NoSuchEvent", "stimulus_id": "x"}\n',
   );
+  // A worker's settings a state machine refuses (a real dump, edited).
+  const dump = new Unpackr({
+    mapsAsObjects: true,
+    useRecords: false,
+    int64AsType: "bigint",
+  }).unpack(gunzipSync(readFileSync(sharedPath("dumps", "errors-and-cancel.msgpack.gz")))) as {
+    workers: Record<string, { nthreads: number }>;
+  };
+  for (const w of Object.values(dump.workers)) w.nthreads = 1.5;
+  write("bad-nthreads.msgpack.gz", gzipSync(new Packr({ useRecords: false }).pack(dump)));
   files.missing = join(dir, "missing.msgpack.gz");
   files.directory = dir;
 });
@@ -95,6 +106,10 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     ["bad-step.json", /^steps\[0\]\.event: /],
     ["truncated.jsonl.gz", /truncated gzip|ends/],
     ["bad-line.jsonl", /line 2: .*NoSuchEvent/],
+    [
+      "bad-nthreads.msgpack.gz",
+      /^workers\["tcp:\/\/[\d.:]+"\]: its settings cannot make a worker state machine: WorkerState: nthreads must be an integer ≥ 0, got 1\.5$/,
+    ],
     ["missing", /does not exist/],
     ["directory", /directory|unknown kind/],
   ])("%s", async (name, reason) => {

@@ -82,7 +82,20 @@ export function replayWorker(
   if (w === undefined) throw new Error(`${dump.file}: no worker ${address} in the dump`);
   const events = decodeStimulusLog(dump.file, address, w.stimulusLog, dump.scheduler, w.tasks);
   checkLogRecords(dump.file, address, w.log);
-  return new WorkerReplayer(w, events, options).run();
+  let replayer: WorkerReplayer;
+  try {
+    replayer = new WorkerReplayer(w, events, options);
+  } catch (err) {
+    // The dump's settings (nthreads, connections, memory limit, resources) that a
+    // state machine refuses: the input's fault, said as such.
+    if (!(err instanceof TypeError || err instanceof RangeError)) throw err;
+    throw new ReplayInputError(
+      dump.file,
+      `workers[${JSON.stringify(address)}]: its settings cannot make a worker state machine: ${err.message}`,
+      { cause: err },
+    );
+  }
+  return replayer.run();
 }
 
 /**
