@@ -110,6 +110,31 @@ describe("weft", () => {
     expect(unknown.err).toContain("no worker tcp://nowhere:1");
   });
 
+  it("replay: a stimulus id used again after a stimulus logging nothing keeps its records apart", async () => {
+    // In this simulated run, events 203 and 205–208 share `task-finished-958` (the
+    // scheduler answers a task-finished with a compute-task under its id), and event 204,
+    // a refresh-who-has, logs nothing: their records lie side by side in the log.
+    const dump = join(dir, "reused-id.msgpack.gz");
+    const sim = await weft([
+      "sim",
+      "--seed",
+      "4",
+      "--workload",
+      "shuffle",
+      "--tasks",
+      "40",
+      "--no-release",
+      "--dump",
+      dump,
+    ]);
+    expect(sim.code).toBe(0);
+    const r = await weft(["replay", "--json", "--worker", "tcp://10.0.3.1:9007", dump]);
+    expect(r.code).toBe(0);
+    const [worker] = JSON.parse(r.out).workers;
+    expect(worker.verdict).toBe("exact");
+    expect(worker.log.divergent).toBe(0);
+  });
+
   it("replay: a progress bar on a terminal only", async () => {
     const lines = gunzipSync(readFileSync(sharedPath("bench", "tree.jsonl.gz")))
       .toString()

@@ -50,11 +50,17 @@ export class ExpectedLog {
     return r === undefined ? null : r.stimulusId;
   }
 
-  /** Takes the run of records of `stimulusId` at the cursor (empty when the next is another's). */
-  take(stimulusId: string): ComparableRecord[] {
+  /**
+   * Takes the run of records of `stimulusId` at the cursor (empty when the next is
+   * another's), up to the first logged at or after `before` (a later stimulus of the
+   * same id was handled then), if given.
+   */
+  take(stimulusId: string, before: number | null = null): ComparableRecord[] {
     const out: ComparableRecord[] = [];
     const records = this.records;
     while (this.#cursor < records.length && records[this.#cursor].stimulusId === stimulusId) {
+      const time = records[this.#cursor].time;
+      if (before !== null && time !== null && time >= before) break;
       out.push(records[this.#cursor++]);
     }
     return out;

@@ -168,6 +168,19 @@ class WorkerReplayer {
     const pending = new Map<string, number>();
     for (const g of this.#groups) pending.set(g.stimulusId, (pending.get(g.stimulusId) ?? 0) + 1);
 
+    // The Worker reuses stimulus ids (a compute-task sent under the id of the
+    // task-finished it answers): two groups of one id, with only groups logging
+    // nothing between them, have their records side by side in the log. The
+    // later group's handling time is where the earlier one's records end.
+    const laterSameId = new Array<number | null>(this.#groups.length).fill(null);
+    const nextOf = new Map<string, number>();
+    for (let gi = this.#groups.length - 1; gi >= 0; gi--) {
+      const g = this.#groups[gi];
+      laterSameId[gi] = nextOf.get(g.stimulusId) ?? null;
+      const handled = this.#events[g.first]?.handled;
+      if (typeof handled === "number") nextOf.set(g.stimulusId, handled);
+    }
+
     for (let gi = 0; gi < this.#groups.length && this.#failure === null; gi++) {
       const g = this.#groups[gi];
       const checked = gi >= coverage.firstCheckedGroup;
@@ -178,11 +191,15 @@ class WorkerReplayer {
       if (this.#failure !== null) break;
       const steps: Step[] = [];
       for (let i = g.first; i < g.end; i++) steps.push({ ev: this.#events[i], index: i });
+      const lastHandled = this.#events[g.end - 1]?.handled;
+      const later = laterSameId[gi];
       this.#replayGroup(
         g.stimulusId,
         steps,
         checked,
         checked && gi === coverage.firstCheckedGroup && coverage.firstGroupPartial,
+        // Only a later time bounds: at one instant the records cannot be told apart.
+        later !== null && typeof lastHandled === "number" && later > lastHandled ? later : null,
       );
     }
     // Records after the last event's (a find-missing that came last, or records of
@@ -326,9 +343,15 @@ class WorkerReplayer {
   }
 
   /** Replays the events of one stimulus and checks their records (when `checked`). */
-  #replayGroup(sid: string, steps: readonly Step[], checked: boolean, partial: boolean): void {
+  #replayGroup(
+    sid: string,
+    steps: readonly Step[],
+    checked: boolean,
+    partial: boolean,
+    before: number | null = null,
+  ): void {
     const ws = this.#ws;
-    const expected = checked ? this.#expected.take(sid) : [];
+    const expected = checked ? this.#expected.take(sid, before) : [];
     this.#follower?.begin(checked && !partial ? expected : []);
     const since = this.#clock.last;
     const starts: { time: number; step: Step }[] = [];
