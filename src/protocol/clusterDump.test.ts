@@ -6,6 +6,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { taskStateReprProblem } from "./clusterDump/pyRepr.ts";
+import { stringifyForPyYaml } from "./clusterDump/pyyamlWrite.ts";
 import type { ClusterDump, DumpEvent } from "./clusterDump.ts";
 import {
   classifyLogEntry,
@@ -562,6 +563,19 @@ describe("normalization", () => {
     expect(fromYaml.workers.get("tcp://127.0.0.1:1234")!.raw).toEqual(
       fromMsgpack.workers.get("tcp://127.0.0.1:1234")!.raw,
     );
+  });
+
+  it("reads back the YAML it writes: strings YAML 1.1 would take for booleans or numbers, floats in exponent form", () => {
+    const probe = ["on", "off", "yes", "No", "y", "1_000", "0b101", "12:30", "0x1F", "~"];
+    const floats = [5e-7, 1e21, -2.5e-10, 0.5, 3];
+    const packages = { probe, floats, yes: "key" };
+    const yaml = stringifyForPyYaml({
+      scheduler: { transition_log: [], tasks: {}, workers: {} },
+      workers: {},
+      versions: { scheduler: { packages } },
+    });
+    const back = parseClusterDump(Buffer.from(yaml), "x.yaml");
+    expect((back.versions.scheduler as { packages: unknown }).packages).toEqual(packages);
   });
 
   it("reads plain msgpack and gzipped yaml too", () => {

@@ -8,9 +8,9 @@ import { writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { gzipSync } from "node:zlib";
 import { Packr } from "msgpackr";
-import { stringify } from "yaml";
 import { weftVersion } from "../version.ts";
 import { dumpEncodingOf } from "./encoding.ts";
+import { stringifyForPyYaml } from "./pyyamlWrite.ts";
 
 /** The encodings a dump is written in: gzipped msgpack (Dask's default) or YAML. */
 export type ClusterDumpFormat = "msgpack" | "yaml";
@@ -56,6 +56,6 @@ export async function writeClusterDump(
     const packr = new Packr({ useRecords: false, variableMapSize: true });
     await writeFile(path, gzipSync(packr.pack(dump)));
   } else {
-    await writeFile(path, stringify(dump, { aliasDuplicateObjects: false }));
+    await writeFile(path, stringifyForPyYaml(dump));
   }
 }
