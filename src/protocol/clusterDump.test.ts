@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeYaml } from "./clusterDump/decode.ts";
+import { Ctx } from "./clusterDump/errors.ts";
 import { taskStateReprProblem } from "./clusterDump/pyRepr.ts";
 import { stringifyForPyYaml } from "./clusterDump/pyyamlWrite.ts";
 import type { ClusterDump, DumpEvent } from "./clusterDump.ts";
@@ -576,6 +578,14 @@ describe("normalization", () => {
     });
     const back = parseClusterDump(Buffer.from(yaml), "x.yaml");
     expect((back.versions.scheduler as { packages: unknown }).packages).toEqual(packages);
+  });
+
+  it("refuses a YAML dump too large to parse within the heap, saying so", () => {
+    const yaml = Buffer.from(YAML_DUMP);
+    expect(() => decodeYaml(yaml, new Ctx("big.yaml"), yaml.length * 10)).toThrow(
+      /^big\.yaml: too large to read as YAML here: parsing .* of YAML takes about .*, beyond this process's heap limit \(.*\); dump as msgpack/,
+    );
+    expect(decodeYaml(yaml, new Ctx("small.yaml"), yaml.length * 100)).toBeInstanceOf(Map);
   });
 
   it("reads plain msgpack and gzipped yaml too", () => {

@@ -3,9 +3,11 @@
  * normalization. See the module comment of `../clusterDump.ts` for the encodings.
  */
 
+import { getHeapStatistics } from "node:v8";
 import { gunzipSync } from "node:zlib";
 import { Unpackr } from "msgpackr";
 import { parseDocument } from "yaml";
+import { formatBytes } from "../../util/parseBytes.ts";
 import type { DumpEncoding } from "./encoding.ts";
 import { type Ctx, DumpFormatError } from "./errors.ts";
 import { PYYAML_SCALARS } from "./pyyamlScalars.ts";
@@ -58,7 +60,30 @@ export function decodeMsgpack(data: Uint8Array, ctx: Ctx): unknown {
   }
 }
 
-export function decodeYaml(data: Uint8Array, ctx: Ctx): unknown {
+/**
+ * The heap a YAML dump takes to parse, per byte of it: the `yaml` package builds
+ * the whole document's tree before the values (measured: a 15 MB dump peaked at
+ * 1.0 GB, a 58 MB one at 3.6 GB). msgpack takes about a quarter of that.
+ */
+export const YAML_HEAP_PER_BYTE = 60;
+
+/**
+ * `data` as YAML, typed as PyYAML types it. A dump too large to parse within
+ * `heapLimit` (this process's) is refused saying so, rather than V8 running out
+ * of memory mid-way.
+ */
+export function decodeYaml(
+  data: Uint8Array,
+  ctx: Ctx,
+  heapLimit = getHeapStatistics().heap_size_limit,
+): unknown {
+  const needed = data.length * YAML_HEAP_PER_BYTE;
+  if (needed > heapLimit) {
+    return ctx.fail(
+      null,
+      `too large to read as YAML here: parsing ${formatBytes(data.length)} of YAML takes about ${formatBytes(needed)}, beyond this process's heap limit (${formatBytes(heapLimit)}); dump as msgpack (Dask's default, weft dump's too), or give node more (NODE_OPTIONS=--max-old-space-size=MB)`,
+    );
+  }
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(data);
