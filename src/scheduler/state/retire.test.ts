@@ -308,6 +308,45 @@ describe("retire-workers", () => {
     empty.validateState();
   });
 
+  test("a worker running a long-running (seceded) task is never picked, as Dask's workers_to_close", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1", 1));
+    const out = s.handleStimulus(
+      t.updateGraph("c", { outer: t.task([], { fn: "outer" }) }, ["outer"]),
+    );
+    const [outer] = t.computeTasks(out);
+    expect(outer.worker).toBe("w1");
+    // outer secedes: a client of its own, say, submitting more and waiting.
+    s.handleStimulus(
+      t.fromWorker("w1", {
+        op: "long-running",
+        key: "outer",
+        computeDuration: 0.1,
+        runId: outer.msg.runId,
+      }),
+    );
+    s.handleStimulus(t.registerWorker("w2", 2));
+    s.handleStimulus(
+      t.updateGraph(
+        "c",
+        {
+          a: t.task([], { fn: "a", workers: ["w2"] }),
+          b: t.task([], { fn: "b", workers: ["w2"] }),
+        },
+        ["a", "b"],
+      ),
+    );
+    // w1 runs nothing but the seceded task: the least busy, yet not picked.
+    const byN = s.handleStimulus({
+      kind: "client-message",
+      msg: { op: "retire-workers", n: 1, clientId: "c", stimulusId: "rt" },
+    });
+    expect(t.summarize(byN)).not.toContain("w1 close-worker");
+    expect(s.workers.has("w1")).toBe(true);
+    expect(s.tasks.get("outer")?.processingOn?.address).toBe("w1");
+    s.validateState();
+  });
+
   test("workers holding actors are picked last given n, and never as idle ones to spare", () => {
     const s = new SchedulerState({ validate: true });
     const limit = { memoryLimit: 10_000 };

@@ -98,12 +98,15 @@ export function retiringWorkerReported(
 /**
  * The `n` workers best retired (Dask's `workers_to_close` given `n`): those
  * running no task first, then those running fewest, each group holding fewest
- * bytes first (ties by address); never one being retired already. Workers
- * with actors come last: their retirement fails (an actor cannot move), so
- * that a scale-down picking them would keep failing (Dask does not look).
+ * bytes first (ties by address); never one being retired already, nor, as
+ * Dask's, one running a long-running (seceded) task: such a task, often a
+ * client of its own submitting others, would start again from scratch
+ * elsewhere. Workers with actors come last: their retirement fails (an actor
+ * cannot move), so that a scale-down picking them would keep failing (Dask
+ * does not look).
  */
 export function workersToClose(s: SchedulerState, n: number): WorkerInfo[] {
-  const candidates = [...s.workers.values()].filter((ws) => !isRetiring(s, ws));
+  const candidates = downscalable(s);
   candidates.sort(
     (a, b) =>
       Number(a.actors.size > 0) - Number(b.actors.size > 0) ||
@@ -112,6 +115,11 @@ export function workersToClose(s: SchedulerState, n: number): WorkerInfo[] {
       (a.address < b.address ? -1 : a.address > b.address ? 1 : 0),
   );
   return candidates.slice(0, n);
+}
+
+/** The workers a scale-down may pick: not being retired, running no long-running task (Dask's `valid_workers`). */
+function downscalable(s: SchedulerState): WorkerInfo[] {
+  return [...s.workers.values()].filter((ws) => !isRetiring(s, ws) && ws.longRunning.size === 0);
 }
 
 /** Dask's `memory_ratio` of `workers_to_close()`: the limits left must be twice the bytes held. */
@@ -124,11 +132,12 @@ const MEMORY_RATIO = 2;
  * (ties by address), each as long as the `memoryLimit`s of the workers left
  * (0 for one without) add up to at least twice the bytes all of them hold.
  * Without any limit, that is every idle worker when nothing is held, and none
- * otherwise. Never one being retired already, nor one holding an actor.
+ * otherwise. Never one being retired already, one running a long-running
+ * (seceded) task (as Dask's), nor one holding an actor.
  */
 export function idleWorkersToClose(s: SchedulerState): WorkerInfo[] {
-  const candidates = [...s.workers.values()].filter((ws) => !isRetiring(s, ws));
-  if (candidates.every((ws) => ws.processing.size > 0)) return [];
+  if ([...s.workers.values()].every((ws) => ws.processing.size > 0)) return [];
+  const candidates = downscalable(s);
   let limit = 0;
   let total = 0;
   for (const ws of candidates) {
