@@ -98,6 +98,8 @@ function wantedHeldUpBy(ts: TaskState): TaskState[] {
       seen.add(dts);
       queue.push(dts);
       if (dts.whoWants.size > 0) wanted.push(dts);
+      // The limit counts every task seen, not only those whose dependents were looked at.
+      if (seen.size >= SEARCH_LIMIT) return wanted;
     }
   }
   return wanted;
@@ -131,16 +133,22 @@ export function notifyHeldUpWanted(
   }
 }
 
-/** `ts` if it is in `no-worker`, else a dependency (transitively) that is, or null. */
+/**
+ * `ts` if it is in `no-worker`, else a dependency (transitively) that is, or
+ * null; at most {@link SEARCH_LIMIT} tasks searched. Each task is checked as it
+ * is found: a key of a thousand inputs and more, one of them in `no-worker`,
+ * was searched past the limit before the input was looked at, and said runnable.
+ */
 function unrunnableInput(ts: TaskState): TaskState | null {
+  if (ts.state === "no-worker") return ts;
   const seen = new Set<TaskState>([ts]);
   const queue: TaskState[] = [ts];
-  for (let i = 0; i < queue.length && seen.size < SEARCH_LIMIT; i++) {
-    const t = queue[i];
-    if (t.state === "no-worker") return t;
-    for (const dts of itemsOf(t.dependencies)) {
+  for (let i = 0; i < queue.length; i++) {
+    for (const dts of itemsOf(queue[i].dependencies)) {
       if (seen.has(dts) || dts.state === "memory") continue;
+      if (dts.state === "no-worker") return dts;
       seen.add(dts);
+      if (seen.size >= SEARCH_LIMIT) return null;
       queue.push(dts);
     }
   }

@@ -309,6 +309,27 @@ describe("leaving no-worker", () => {
     s.validateState();
   });
 
+  test("a key of a thousand inputs and more, one still in no-worker, is not said runnable", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w0", 2));
+    const tasks: Record<string, ReturnType<typeof t.task>> = {
+      tpu: t.task([], { resources: { TPU: 1 } }), // no worker will have one
+    };
+    const inputs = ["tpu"];
+    for (let i = 0; i < 1_200; i++) {
+      tasks[`gpu${i}`] = t.task([], { resources: { GPU: 1 } });
+      inputs.push(`gpu${i}`);
+    }
+    tasks.total = t.task(inputs);
+    s.handleStimulus(t.updateGraph("c", tasks, ["total"]));
+    const out = s.handleStimulus(t.registerWorker("gpus", 4, { GPU: 4 }));
+    const said = out.filter((m) => m.to.kind === "client").map((m) => m.msg);
+    expect(said.length).toBeGreaterThan(0);
+    for (const msg of said)
+      expect(msg).toMatchObject({ op: "task-no-worker", key: "total", task: "tpu" });
+    s.validateState();
+  });
+
   test("every key told it was held up is told it can run, however far it is", () => {
     const s = state();
     s.handleStimulus(t.registerWorker("w1"));
