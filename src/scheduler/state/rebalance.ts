@@ -52,11 +52,11 @@ export function rebalance(s: SchedulerState, msg: RebalanceMsg): void {
       const ts = s.tasks.get(key);
       if (ts === undefined || ts.state !== "memory") {
         const why = ts === undefined ? "the scheduler does not know it" : `it is ${ts.state}`;
-        r.failed.push({ key, reason: `${why}, not in memory` });
+        r.failKey(key, `${why}, not in memory`);
       } else if (ts.actor) {
-        r.failed.push({ key, reason: ACTOR_STAYS });
+        r.failKey(key, ACTOR_STAYS);
       } else if (allowed.length === 0) {
-        r.failed.push({ key, reason: noWorkerReason(msg.workers) });
+        r.failKey(key, noWorkerReason(msg.workers));
       } else {
         movable.add(ts);
       }

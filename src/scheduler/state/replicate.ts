@@ -32,6 +32,8 @@ export class Replication {
   readonly pending = new Map<TaskState, Set<WorkerInfo>>();
   /** Keys that will not get every copy asked for, with why (the first reason each). */
   readonly failed: { key: string; reason: string }[] = [];
+  /** The keys of {@link failed}: each is named once, in O(1) (thousands may fail at once). */
+  private readonly failedKeys = new Set<string>();
   /**
    * A `rebalance`'s moves: key → recipient → the sender whose copy goes once
    * the recipient's has arrived. Empty for a `replicate`.
@@ -54,7 +56,14 @@ export class Replication {
     const targets = this.pending.get(ts);
     if (targets === undefined || !targets.delete(ws)) return;
     if (targets.size === 0) this.pending.delete(ts);
-    if (!this.failed.some((f) => f.key === ts.key)) this.failed.push({ key: ts.key, reason });
+    this.failKey(ts.key, reason);
+  }
+
+  /** Note that `key` will not get every copy asked for, and why (unless noted already). */
+  failKey(key: string, reason: string): void {
+    if (this.failedKeys.has(key)) return;
+    this.failedKeys.add(key);
+    this.failed.push({ key, reason });
   }
 }
 
@@ -71,16 +80,16 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
     const ts = s.tasks.get(key);
     if (ts === undefined || ts.state !== "memory") {
       const why = ts === undefined ? "the scheduler does not know it" : `it is ${ts.state}`;
-      r.failed.push({ key, reason: `${why}, not in memory` });
+      r.failKey(key, `${why}, not in memory`);
       continue;
     }
     if (ts.actor) {
       // Counted as not replicated: the client asked for copies it cannot have.
-      r.failed.push({ key, reason: ACTOR_STAYS });
+      r.failKey(key, ACTOR_STAYS);
       continue;
     }
     if (allowed.length === 0) {
-      r.failed.push({ key, reason: noWorkerReason(msg.workers) });
+      r.failKey(key, noWorkerReason(msg.workers));
       continue;
     }
     const n = Math.min(msg.n ?? allowed.length, allowed.length);
