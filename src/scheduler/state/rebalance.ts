@@ -35,6 +35,7 @@ import {
   askForCopies,
   noWorkerReason,
   Replication,
+  track,
 } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
@@ -77,7 +78,7 @@ export function rebalance(s: SchedulerState, msg: RebalanceMsg): void {
   }
   askForCopies(s, perRecipient);
   if (r.pending.size === 0) answer(s, r);
-  else s.replications.add(r);
+  else track(s, r);
 }
 
 /** Dask's `distributed.worker.memory.rebalance` defaults, as shares of a worker's memory limit. */

@@ -52,11 +52,22 @@ export class Replication {
   ) {}
 
   /** Note that the copy of `ts` on `ws` will not come. */
-  fail(ts: TaskState, ws: WorkerInfo, reason: string): void {
-    const targets = this.pending.get(ts);
-    if (targets === undefined || !targets.delete(ws)) return;
-    if (targets.size === 0) this.pending.delete(ts);
+  fail(s: SchedulerState, ts: TaskState, ws: WorkerInfo, reason: string): void {
+    if (!this.settle(s, ts, ws)) return;
     this.failKey(ts.key, reason);
+  }
+
+  /** The copy of `ts` on `ws` is no longer awaited: false if it was not. */
+  settle(s: SchedulerState, ts: TaskState, ws: WorkerInfo): boolean {
+    const targets = this.pending.get(ts);
+    if (targets === undefined || !targets.delete(ws)) return false;
+    if (targets.size === 0) {
+      this.pending.delete(ts);
+      const waiting = s.replicationsByTask.get(ts);
+      waiting?.delete(this);
+      if (waiting?.size === 0) s.replicationsByTask.delete(ts);
+    }
+    return true;
   }
 
   /** Note that `key` will not get every copy asked for, and why (unless noted already). */
@@ -116,7 +127,7 @@ export function replicate(s: SchedulerState, msg: ReplicateMsg): void {
     s.sendToWorker(ws, { op: "remove-replicas", keys, stimulusId: s.stimulusId });
   }
   if (r.pending.size === 0) answer(s, r);
-  else s.replications.add(r);
+  else track(s, r);
 }
 
 /**
@@ -182,8 +193,28 @@ export function noWorkerReason(workers: readonly string[] | undefined): string {
 }
 
 /** Answer request `r`, now settled (or at once, when it asked for nothing). */
-export function answer(s: SchedulerState, r: Replication): void {
+/** `r` waits for its copies: kept, and found by the tasks it waits for. */
+export function track(s: SchedulerState, r: Replication): void {
+  s.replications.add(r);
+  for (const ts of r.pending.keys()) {
+    let waiting = s.replicationsByTask.get(ts);
+    if (waiting === undefined) s.replicationsByTask.set(ts, (waiting = new Set()));
+    waiting.add(r);
+  }
+}
+
+/** `r` no longer waits (answered, or dropped with its client). */
+function untrack(s: SchedulerState, r: Replication): void {
   s.replications.delete(r);
+  for (const ts of r.pending.keys()) {
+    const waiting = s.replicationsByTask.get(ts);
+    waiting?.delete(r);
+    if (waiting?.size === 0) s.replicationsByTask.delete(ts);
+  }
+}
+
+export function answer(s: SchedulerState, r: Replication): void {
+  untrack(s, r);
   if (s.clients.get(r.client.id) !== r.client) return; // the client left
   const { failed, stimulusId } = r;
   s.sendToClient(
@@ -196,11 +227,10 @@ export function answer(s: SchedulerState, r: Replication): void {
 
 /** `ws` now holds a copy of `ts` (`add-keys`). */
 export function replicaArrived(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
-  if (s.replications.size === 0) return;
-  for (const r of [...s.replications]) {
-    const targets = r.pending.get(ts);
-    if (targets === undefined || !targets.delete(ws)) continue;
-    if (targets.size === 0) r.pending.delete(ts);
+  const waiting = s.replicationsByTask.get(ts);
+  if (waiting === undefined) return;
+  for (const r of [...waiting]) {
+    if (!r.settle(s, ts, ws)) continue;
     const sender = r.moves.get(ts)?.get(ws);
     if (sender !== undefined && dropMovedCopy(s, ts, sender, r.stimulusId)) r.moved++;
     if (r.pending.size === 0) answer(s, r);
@@ -231,9 +261,10 @@ export function replicaFailed(
   ws: WorkerInfo,
   reason: string,
 ): void {
-  if (s.replications.size === 0) return;
-  for (const r of [...s.replications]) {
-    r.fail(ts, ws, reason);
+  const waiting = s.replicationsByTask.get(ts);
+  if (waiting === undefined) return;
+  for (const r of [...waiting]) {
+    r.fail(s, ts, ws, reason);
     if (r.pending.size === 0) answer(s, r);
   }
 }
@@ -243,7 +274,7 @@ export function replicatorLeft(s: SchedulerState, ws: WorkerInfo): void {
   if (s.replications.size === 0) return;
   for (const r of [...s.replications]) {
     for (const [ts, targets] of [...r.pending]) {
-      if (targets.has(ws)) r.fail(ts, ws, `${ws.address} left before it had a copy`);
+      if (targets.has(ws)) r.fail(s, ts, ws, `${ws.address} left before it had a copy`);
     }
     if (r.pending.size === 0) answer(s, r);
   }
@@ -251,11 +282,12 @@ export function replicatorLeft(s: SchedulerState, ws: WorkerInfo): void {
 
 /** `ts` lost every replica (released, forgotten or lost): no copy of it will come. */
 export function replicatedKeyLost(s: SchedulerState, ts: TaskState): void {
-  if (s.replications.size === 0) return;
-  for (const r of [...s.replications]) {
+  const waiting = s.replicationsByTask.get(ts);
+  if (waiting === undefined) return;
+  for (const r of [...waiting]) {
     const targets = r.pending.get(ts);
     if (targets === undefined) continue;
-    for (const ws of [...targets]) r.fail(ts, ws, "its result was released or lost meanwhile");
+    for (const ws of [...targets]) r.fail(s, ts, ws, "its result was released or lost meanwhile");
     if (r.pending.size === 0) answer(s, r);
   }
 }
@@ -265,6 +297,6 @@ export function replicatorClientLeft(s: SchedulerState, cs: ClientInfo): void {
   // A rebalance goes on: its copies are on their way, and its givers' copies
   // are dropped as they arrive (Dask's rebalance does not depend on its client).
   for (const r of [...s.replications]) {
-    if (r.client === cs && r.kind === "replicate") s.replications.delete(r);
+    if (r.client === cs && r.kind === "replicate") untrack(s, r);
   }
 }

@@ -134,6 +134,12 @@ export class SchedulerState {
   replicasDropped = 0;
   /** `replicate` requests waiting for copies. */
   readonly replications: Set<Replication> = new Set();
+  /**
+   * The requests of {@link replications} waiting for a copy of each task, so that
+   * a copy arriving (`add-keys`) or failing finds its requests without looking
+   * at every one (a client replicating its futures one call each).
+   */
+  readonly replicationsByTask: Map<TaskState, Set<Replication>> = new Map();
   /** `retire-workers` requests under way (see `retire.ts`). */
   readonly retirements: Set<Retirement> = new Set();
   /** Published datasets, by name (see `datasets.ts`). */

@@ -320,6 +320,22 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
     }
   }
   for (const r of s.replications) validateReplication(s, r);
+  // The index of pending copies by task holds exactly what the requests wait for.
+  let indexed = 0;
+  for (const [ts, waiting] of s.replicationsByTask) {
+    if (waiting.size === 0) fail(() => `replicationsByTask holds no request for ${str(ts)}`);
+    for (const r of waiting) {
+      indexed++;
+      if (!s.replications.has(r) || !r.pending.has(ts)) {
+        fail(() => `replicationsByTask: ${r.stimulusId} does not wait for ${str(ts)}`);
+      }
+    }
+  }
+  let pendingCount = 0;
+  for (const r of s.replications) pendingCount += r.pending.size;
+  if (indexed !== pendingCount) {
+    fail(() => `replicationsByTask indexes ${indexed} pending copies of ${pendingCount}`);
+  }
   const retiring = new Set<WorkerInfo>();
   for (const r of s.retirements) {
     if (r.workers.size === 0) fail(() => `retirement ${r.stimulusId} retires nothing`);
