@@ -45,6 +45,36 @@ describe("schedulerFileAddresses", () => {
     await expect(next()).rejects.toThrow(/is not JSON/);
   });
 
+  it("tells of a wait for a file not there yet, at once and then every so often, until it comes", async () => {
+    const file = join(dir, "awaited.json");
+    const told: number[] = [];
+    const next = schedulerFileAddresses(file, {
+      waitMs: 5_000,
+      signal: new AbortController().signal,
+      waiting: (waitedMs) => told.push(waitedMs),
+      waitingEveryMs: 40,
+    });
+    const first = next();
+    expect(told).toEqual([0]);
+    await sleep(400); // ten ticks' worth: at least one, however loaded the machine
+    write(file, "tcp://10.0.0.3:8786");
+    expect(await first).toBe("tcp://10.0.0.3:8786");
+    const heard = told.length;
+    expect(heard).toBeGreaterThan(1);
+    expect(told[1]).toBeGreaterThan(0);
+    await sleep(120);
+    expect(told).toHaveLength(heard); // no more once it came
+    // A file there already is not waited for: nothing said.
+    const quiet: number[] = [];
+    const again = schedulerFileAddresses(file, {
+      waitMs: 5_000,
+      signal: new AbortController().signal,
+      waiting: (waitedMs) => quiet.push(waitedMs),
+    });
+    expect(await again()).toBe("tcp://10.0.0.3:8786");
+    expect(quiet).toEqual([]);
+  });
+
   it("says how long it waited for a file that never came", async () => {
     const file = join(dir, "late.json");
     const next = schedulerFileAddresses(file, {

@@ -26,12 +26,34 @@ import { readSchedulerFile } from "../../util/schedulerFile.ts";
  */
 export function schedulerFileAddresses(
   path: string,
-  o: { readonly waitMs: number; readonly signal: AbortSignal },
+  o: {
+    readonly waitMs: number;
+    readonly signal: AbortSignal;
+    /** Told while the file is not there yet: at once, then every `waitingEveryMs` (how long so far). */
+    readonly waiting?: (waitedMs: number) => void;
+    /** Default 10 s. */
+    readonly waitingEveryMs?: number;
+  },
 ): () => Promise<string> {
   let last: string | null = null;
   return async () => {
     if (last === null) {
-      last = await readSchedulerFile(path, { timeoutMs: o.waitMs, signal: o.signal });
+      const started = performance.now();
+      let timer: ReturnType<typeof setInterval> | null = null;
+      if (o.waiting !== undefined && !existsSync(path)) {
+        const waiting = o.waiting;
+        waiting(0);
+        timer = setInterval(
+          () => waiting(performance.now() - started),
+          o.waitingEveryMs ?? FILE_WAIT_LOG_MS,
+        );
+        timer.unref();
+      }
+      try {
+        last = await readSchedulerFile(path, { timeoutMs: o.waitMs, signal: o.signal });
+      } finally {
+        if (timer !== null) clearInterval(timer);
+      }
       return last;
     }
     o.signal.throwIfAborted();
@@ -44,6 +66,9 @@ export function schedulerFileAddresses(
     return last;
   };
 }
+
+/** How often a wait for a scheduler file not there yet is logged again. */
+const FILE_WAIT_LOG_MS = 10_000;
 
 /** Options of {@link liveSchedulerFromFile}. */
 export interface SchedulerFileWait {
@@ -82,7 +107,20 @@ export interface SchedulerFileWait {
  */
 export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait): Promise<string> {
   const waitMs = o.deathTimeoutMs ?? Number.POSITIVE_INFINITY;
-  const addresses = schedulerFileAddresses(path, { waitMs, signal: o.signal });
+  const addresses = schedulerFileAddresses(path, {
+    waitMs,
+    signal: o.signal,
+    waiting: (waitedMs) =>
+      waitedMs === 0
+        ? o.logger?.info(
+            { schedulerFile: path, waitMs: o.deathTimeoutMs },
+            "no scheduler file there yet (is the scheduler started with --scheduler-file, and the path the same?): waiting for it",
+          )
+        : o.logger?.info(
+            { schedulerFile: path, waitedMs, waitMs: o.deathTimeoutMs },
+            `still waiting for the scheduler file ${path} (for ${Math.round(waitedMs / 1000)} s)`,
+          ),
+  });
   let dialled = "";
   let fileError: unknown = null;
   const next = async (): Promise<string> => {
