@@ -381,6 +381,61 @@ describe("weft worker --nanny", () => {
     }
   }, 120_000);
 
+  for (const how of ["Ctrl-C", "the nanny SIGKILLed"] as const) {
+    it(`${how}: the worker closes in order, its teardown not cut short`, async () => {
+      const scheduler = await quietScheduler();
+      const marks = join(dir, `marks-${how === "Ctrl-C" ? "int" : "kill"}.txt`);
+      const preload = join(dir, `slow-teardown-${how === "Ctrl-C" ? "int" : "kill"}.mjs`);
+      writeFileSync(
+        preload,
+        `import { appendFileSync } from "node:fs";
+export function weftSetup() { appendFileSync(${JSON.stringify(marks)}, "setup\\n"); }
+export async function weftTeardown() {
+  appendFileSync(${JSON.stringify(marks)}, "teardown-start\\n");
+  await new Promise((r) => setTimeout(r, 500));
+  appendFileSync(${JSON.stringify(marks)}, "teardown-done\\n");
+}
+`,
+      );
+      // Its own process group, as a shell gives a job: a Ctrl-C signals the whole group.
+      const nanny = spawn(
+        process.execPath,
+        [WEFT_BIN, "worker", scheduler.address, "--nanny", "--nthreads", "1"].concat([
+          "--executor",
+          "inline",
+          "--preload",
+          preload,
+        ]),
+        { stdio: ["ignore", "pipe", "pipe"], detached: true },
+      );
+      const exited = new Promise<number | null>((r) => nanny.once("exit", (code) => r(code)));
+      const count = () => scheduler.state.workers.size;
+      try {
+        for (let i = 0; i < 600 && count() === 0; i++) await sleep(100);
+        expect(count()).toBe(1);
+        if (how === "Ctrl-C") {
+          process.kill(-(nanny.pid as number), "SIGINT");
+          expect(await exited).toBe(0);
+        } else {
+          nanny.kill("SIGKILL");
+          // Its child hears its channel close and closes, with nobody left to read its lines.
+        }
+        for (let i = 0; i < 100; i++) {
+          if (existsSync(marks) && readFileSync(marks, "utf8").includes("teardown-done")) break;
+          await sleep(100);
+        }
+        expect(readFileSync(marks, "utf8")).toBe("setup\nteardown-start\nteardown-done\n");
+      } finally {
+        try {
+          process.kill(-(nanny.pid as number), "SIGKILL");
+        } catch {
+          // gone already
+        }
+        await scheduler.close();
+      }
+    }, 120_000);
+  }
+
   it("a worker whose nanny is killed closes too", async () => {
     const scheduler = await quietScheduler();
     const nanny = spawn(

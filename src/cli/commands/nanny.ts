@@ -246,7 +246,8 @@ async function runChildren(
     unlink();
     nanny.workerAddress = null;
     if (stopping) {
-      ctx.exitCode = code === 1 ? 1 : 0;
+      // Killed by the stop's signal (while it was still loading, say) is a stop too.
+      ctx.exitCode = code === 1 && killedBy === null ? 1 : 0;
       return;
     }
     if (code === EXIT_RESTART) {

@@ -19,29 +19,35 @@ export function stderrLogger(name: string, level: string): Logger {
 }
 
 /**
- * Resolves on the first SIGINT or SIGTERM (with the signal's name), or when
- * `stopped` resolves (with null). The signal handlers are removed afterwards.
+ * Resolves on the first of `signals` (default SIGINT and SIGTERM), with the
+ * signal's name, or when `stopped` resolves (with null). The signal handlers
+ * are removed afterwards, so that a second signal ends the process at once (as
+ * Dask's commands do), unless `ignoreRepeats`: then later ones are ignored
+ * while the process closes (a worker under a nanny, which its nanny stops).
  */
 export function untilSignal(
   stopped: Promise<void> = new Promise(() => {}),
+  signals: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM"],
+  ignoreRepeats = false,
 ): Promise<string | null> {
   return new Promise((resolve) => {
     const onSignal = (sig: NodeJS.Signals) => {
       cleanup();
+      if (ignoreRepeats) for (const s of signals) process.on(s, ignoreSignal);
       resolve(sig);
     };
     const cleanup = () => {
-      process.removeListener("SIGINT", onSignal);
-      process.removeListener("SIGTERM", onSignal);
+      for (const s of signals) process.removeListener(s, onSignal);
     };
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
+    for (const s of signals) process.once(s, onSignal);
     void stopped.then(() => {
       cleanup();
       resolve(null);
     });
   });
 }
+
+function ignoreSignal(): void {}
 
 /** Parse `GPU=1,MEM=4e9` into `{GPU: 1, MEM: 4e9}`; throws a clear error. */
 export function parseResources(text: string): Record<string, number> {

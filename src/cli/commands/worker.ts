@@ -393,10 +393,18 @@ export function workerCommand(ctx: CliContext): Command {
       // scheduler file) closes on SIGINT or SIGTERM as a running one does (exit 0),
       // instead of dying of it (130, 143).
       let finished!: () => void;
+      // Under a nanny, the nanny's SIGTERM alone stops the worker: a Ctrl-C reaches
+      // both (the whole process group), and the nanny's SIGTERM coming after it
+      // would kill the worker mid-close (bin/weft.js ignores SIGINT there, from
+      // the start); a second SIGTERM (systemd's to the whole group, then the
+      // nanny's) is ignored while it closes.
+      const nannied = underNanny();
       const signalled = untilSignal(
         new Promise<void>((resolve) => {
           finished = resolve;
         }),
+        nannied ? ["SIGTERM"] : undefined,
+        nannied,
       );
       const giveUp = Promise.race([orphaned, signalled]);
       const givenUp = new AbortController();
