@@ -54,6 +54,7 @@ export function addReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): vo
  */
 export function removeReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
   if (!ws.hasWhat.delete(ts)) return;
+  s.replicaRemovals++;
   ws.nbytes -= s.getNbytes(ts);
   ts.whoHas = sharedRemove(ts.whoHas, ws);
   if (ts.actor) ws.actors.delete(ts);
@@ -64,6 +65,7 @@ export function removeReplica(s: SchedulerState, ts: TaskState, ws: WorkerInfo):
 /** Note that no worker holds `ts` any more (an actor's object included: see {@link removeReplica}). */
 export function removeAllReplicas(s: SchedulerState, ts: TaskState): void {
   if (ts.whoHas.size === 0) return;
+  s.replicaRemovals++;
   const nbytes = s.getNbytes(ts);
   for (const ws of ts.whoHas) {
     ws.nbytes -= nbytes;

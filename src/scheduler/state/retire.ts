@@ -54,6 +54,15 @@ export class Retirement {
   readonly reported = new Map<WorkerInfo, "running" | "paused">();
   /** The workers this retirement told to pause: told to resume if it fails. */
   readonly pausedHere = new Set<WorkerInfo>();
+  /**
+   * Whether its workers must be looked at again (every key each holds): after
+   * any stimulus but a worker's `add-keys`, which only adds replicas. A copy
+   * arriving then settles its key alone ({@link onTheWay}): a worker sends one
+   * `add-keys` a key, and looking at every key each time was quadratic.
+   */
+  dirty = true;
+  /** The copies on their way at the last look, each settled as it arrives. */
+  readonly onTheWay = new Set<TaskState>();
 
   constructor(
     /** The client that asked, which the answer goes to. */
@@ -194,14 +203,41 @@ export function retireWorkers(s: SchedulerState, msg: RetireWorkersMsg): void {
   advance(s, r);
 }
 
-/** Advance every retirement under way: after each stimulus, while there are any. */
-export function advanceRetirements(s: SchedulerState): void {
-  for (const r of [...s.retirements]) advance(s, r);
+/**
+ * Advance every retirement under way: after each stimulus, while there are
+ * any. `onlyAdded`: the stimulus only added replicas (an `add-keys` that
+ * removed none), which {@link retirementReplicaAdded} took account of.
+ */
+export function advanceRetirements(s: SchedulerState, onlyAdded: boolean): void {
+  for (const r of [...s.retirements]) {
+    if (!onlyAdded) r.dirty = true;
+    if (r.dirty) advance(s, r);
+  }
+}
+
+/** `ws` now holds a replica of `ts` (`add-keys`): a copy a retirement waited for may have come. */
+export function retirementReplicaAdded(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
+  for (const r of s.retirements) {
+    // A worker being retired got a key: it must be moved too.
+    if (r.workers.has(ws)) r.dirty = true;
+    else if (r.copies.get(ts) === ws) {
+      // Arrived, no longer on its way (as a look at every key would note): should
+      // its recipient let it go again, another is asked for.
+      r.copies.delete(ts);
+      // The last copy waited for: retire, or ask for more.
+      if (r.onTheWay.delete(ts) && r.onTheWay.size === 0) r.dirty = true;
+    }
+  }
 }
 
 /** A copy asked for by retirement `r` failed: `ws` could not fetch `ts` (it is asked of another). */
 export function retirementCopyFailed(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
-  for (const r of s.retirements) if (r.copies.get(ts) === ws) r.copies.delete(ts);
+  for (const r of s.retirements) {
+    if (r.copies.get(ts) === ws) {
+      r.copies.delete(ts);
+      r.dirty = true;
+    }
+  }
 }
 
 /** Why `ws` cannot be retired if an actor runs or lives on it, else null. */
@@ -211,6 +247,8 @@ function heldActorReason(ws: WorkerInfo): string | null {
 }
 
 function advance(s: SchedulerState, r: Retirement): void {
+  r.dirty = false;
+  r.onTheWay.clear();
   const asked = new Map<WorkerInfo, TaskState[]>();
   for (const ws of [...r.workers]) {
     if (s.workers.get(ws.address) !== ws) {
@@ -233,6 +271,7 @@ function advance(s: SchedulerState, r: Retirement): void {
       const to = r.copies.get(ts);
       if (to !== undefined && isCandidate(s, to)) {
         waiting = true; // on its way
+        r.onTheWay.add(ts);
         continue;
       }
       const recipient = leastLoadedWithout(s, ts);
@@ -241,6 +280,7 @@ function advance(s: SchedulerState, r: Retirement): void {
         break;
       }
       r.copies.set(ts, recipient);
+      r.onTheWay.add(ts);
       const keys = asked.get(recipient);
       if (keys === undefined) asked.set(recipient, [ts]);
       else keys.push(ts);

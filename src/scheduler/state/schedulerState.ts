@@ -132,6 +132,8 @@ export class SchedulerState {
   readonly replicatedTasks: Set<TaskState> = new Set();
   /** Replicas the Active Memory Manager asked workers to drop (see `activeMemoryManager.ts`). */
   replicasDropped = 0;
+  /** Replicas removed so far, for any reason: tells a stimulus that only added some (see `retire.ts`). */
+  replicaRemovals = 0;
   /** `replicate` requests waiting for copies. */
   readonly replications: Set<Replication> = new Set();
   /**
@@ -285,6 +287,7 @@ export class SchedulerState {
     this.stimulusCount++;
     this.logStimulus(ev, stimulusId);
     if (this.validate) this.touched = new Set();
+    const removalsBefore = this.replicaRemovals;
     switch (ev.kind) {
       case "worker-message":
         handleWorkerMessage(this, ev.worker, ev.msg);
@@ -319,7 +322,11 @@ export class SchedulerState {
     // One that fails resumes its worker, which may run tasks waiting in no-worker:
     // they go now, not with whatever stimulus comes next.
     if (this.retirements.size > 0) {
-      advanceRetirements(this);
+      const onlyAdded =
+        ev.kind === "worker-message" &&
+        ev.msg.op === "add-keys" &&
+        this.replicaRemovals === removalsBefore;
+      advanceRetirements(this, onlyAdded);
       this.processRecommendations();
     }
     this.queueSlotsMaybeOpened();

@@ -25,7 +25,7 @@ import {
 } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
 import { replicaArrived, replicaFailed } from "./replicate.ts";
-import { retirementCopyFailed, retiringWorkerReported } from "./retire.ts";
+import { retirementCopyFailed, retirementReplicaAdded, retiringWorkerReported } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { handleStealResponse } from "./stealing.ts";
 import type { TaskState } from "./taskState.ts";
@@ -234,6 +234,7 @@ function addKeys(s: SchedulerState, ws: WorkerInfo, msg: AddKeysMsg): void {
     if (ts !== undefined && ts.state === "memory") {
       addReplica(s, ts, ws);
       replicaArrived(s, ts, ws);
+      if (s.retirements.size > 0) retirementReplicaAdded(s, ts, ws);
     } else {
       (redundant ??= []).push(key);
     }
