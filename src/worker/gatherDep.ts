@@ -26,6 +26,7 @@ import {
   GatherDepSuccessEvent,
   type StateMachineEvent,
 } from "./state/events.ts";
+import type { StartStop, TaskState } from "./state/taskState.ts";
 
 /** What fetching from peers needs of the worker. */
 export interface GatherHost {
@@ -35,6 +36,13 @@ export interface GatherHost {
   address(): string;
   /** Monotonic seconds, for the time spent on the network. */
   now(): number;
+  /** Wall-clock seconds since the epoch, for the task stream's `transfer` records. */
+  wallNow(): number;
+  /**
+   * The keys `keys` came from `ss.source` over `ss` (a `transfer`): recorded on
+   * the task the fetch was for, as Dask's `gather_dep` does, for the task stream.
+   */
+  transferred(keys: ReadonlySet<string>, ss: StartStop): void;
   /** The expected size of a key's value (the state machine's estimate), to split a fetch of many keys. */
   nbytesOf(key: string): number;
 }
@@ -48,6 +56,7 @@ export async function gatherFromPeer(
   ctx: AsyncInstructionContext,
 ): Promise<StateMachineEvent> {
   const start = host.now();
+  const wallStart = host.wallNow();
   try {
     const client = await host.peers.get(worker, ctx.signal);
     const data = new Map<string, unknown>();
@@ -75,6 +84,12 @@ export async function gatherFromPeer(
       for (const [key, value] of parsed.data) data.set(key, value);
     }
     ctx.ledger.record("network", host.now() - start);
+    host.transferred(toGather, {
+      action: "transfer",
+      start: wallStart,
+      stop: host.wallNow(),
+      source: worker,
+    });
     return new GatherDepSuccessEvent({
       worker,
       totalNbytes,
@@ -98,6 +113,26 @@ export async function gatherFromPeer(
       wireErrorMessage,
     );
   }
+}
+
+/**
+ * The task a fetch of `keys` is recorded on (Dask's `Worker._get_cause`): a
+ * dependent of the first key that has one, the one likely to run next, else
+ * the last key itself (fetched for `acquire-replicas`, nothing here needs it).
+ * Undefined if none of the keys is known any more.
+ */
+export function transferCause(
+  state: { readonly tasks: ReadonlyMap<string, TaskState> },
+  keys: Iterable<string>,
+): TaskState | undefined {
+  let cause: TaskState | undefined;
+  for (const key of keys) {
+    const ts = state.tasks.get(key);
+    if (ts === undefined) continue;
+    for (const dependent of ts.dependents) return dependent;
+    cause = ts;
+  }
+  return cause;
 }
 
 function lowest(a: number | undefined, b: number | undefined): number | undefined {

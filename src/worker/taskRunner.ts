@@ -16,6 +16,7 @@ import { ClonedValue } from "../comm/clonedValue.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
 import { sizeof, typeName } from "../util/sizeof.ts";
 import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
+import { wallSeconds } from "../util/wallClock.ts";
 import type { AsyncInstructionContext } from "./baseWorker.ts";
 import { asWireValue } from "./dataServer.ts";
 import { Execution } from "./execution.ts";
@@ -53,6 +54,9 @@ export interface TaskRunnerHost {
 }
 
 /** Runs the worker's tasks and `run` calls, at most one per slot of the worker's threads. */
+/** Dask's threshold for recording the time a task's inputs took to read (`disk-read`). */
+const DISK_READ_RECORDED_S = 0.005;
+
 export class TaskRunner {
   /** The worker's threads: a task (or a `run`) holds one while it computes. */
   private readonly gate: SlotGate;
@@ -88,7 +92,14 @@ export class TaskRunner {
       const problem = taskSpecProblem(spec);
       if (problem !== null) throw new TypeError(`task ${key} has an invalid run spec: ${problem}`);
       const { fn, args } = spec as TaskSpec;
+      // Reading the inputs may read spilled ones from disk: a read that took a
+      // while is recorded for the task stream, as Dask's worker records it.
+      const readStart = wallSeconds();
       const resolved = resolveArgs(args, this.host.state.data, key, this.host.state);
+      const readStop = wallSeconds();
+      if (readStop - readStart > DISK_READ_RECORDED_S) {
+        ts.addStartStop({ action: "disk-read", start: readStart, stop: readStop });
+      }
       const actor = this.host.state.actors.has(key);
       const job: ExecuteJob = {
         key,

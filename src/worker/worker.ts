@@ -41,7 +41,7 @@ import { ClusterCode } from "./clusterCode.ts";
 import { contactAddressFor } from "./contactAddress.ts";
 import { DataServer } from "./dataServer.ts";
 import { wireErrorMessage } from "./executor.ts";
-import { type GatherHost, gatherFromPeer } from "./gatherDep.ts";
+import { type GatherHost, gatherFromPeer, transferCause } from "./gatherDep.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { Introspection } from "./introspection.ts";
@@ -216,6 +216,8 @@ export class Worker extends BaseWorker {
       logger,
       address: () => this.address,
       now: () => this.now(),
+      wallNow: wallSeconds,
+      transferred: (keys, ss) => transferCause(this.state, keys)?.addStartStop(ss),
       nbytesOf: (key) => this.state.tasks.get(key)?.getNbytes() ?? DEFAULT_DATA_SIZE,
     };
     this.dataServer = new DataServer(this, o.transferOutgoingCountLimit);
