@@ -58,6 +58,44 @@ describe("weft events", () => {
     await eventually(() => over, 1000, "the follow over");
   });
 
+  it("--follow of several topics loses no event logged while their backlogs are read", async () => {
+    const { cluster, client } = await testCluster({ workers: 0, protocol: "tcp" });
+    let n = 0;
+    let logging = true;
+    // Events on both topics all along, while the follow reads one backlog, then the other.
+    const loops = Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        while (logging) {
+          const i = n++;
+          await client.logEvent(i % 2 === 0 ? "a" : "b", i);
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const ctx = testContext();
+    await runEvents(
+      cluster.address,
+      { topic: ["a", "b"], follow: true, json: true },
+      ctx,
+      async () => {
+        await new Promise((r) => setTimeout(r, 800));
+        return "SIGINT";
+      },
+    );
+    logging = false;
+    await loops;
+    const printed = ctx.stdout.text
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { time: number; msg: number });
+    const seen = new Set(printed.map((p) => p.msg));
+    const lastTime = Math.max(...printed.map((p) => p.time));
+    const logged = [...(await client.getEvents("a")), ...(await client.getEvents("b"))];
+    const missed = logged.filter(([time, msg]) => time <= lastTime && !seen.has(msg as number));
+    expect(missed).toEqual([]);
+    expect(printed.length).toBeGreaterThan(10);
+  });
+
   it("--follow ended by SIGTERM exits 143; a lost scheduler exits 1", async () => {
     const { cluster, client } = await testCluster({ workers: 1, protocol: "tcp" });
     await client.logEvent("jobs", 1);

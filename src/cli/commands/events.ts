@@ -84,9 +84,15 @@ export async function runEvents(
         });
       }
       const backlog = await eventsOf(client, topics);
-      for (const e of backlog) print(e.topic, e.event);
-      const last = backlog.length > 0 ? backlog[backlog.length - 1].event[0] : 0;
-      for (const e of early) if (e.event[0] > last) print(e.topic, e.event);
+      // Each topic's backlog is fetched in turn: an event of the first logged while
+      // the second's was fetched is in no backlog, and comes early. Early events are
+      // those after their own topic's backlog (one cutoff for all lost such events).
+      const lastOf = new Map<string, number>();
+      for (const e of backlog) lastOf.set(e.topic, e.event[0]);
+      const after = early.filter((e) => e.event[0] > (lastOf.get(e.topic) ?? 0));
+      for (const e of inTimeOrder([...backlog, ...after], (x) => x.event[0])) {
+        print(e.topic, e.event);
+      }
       live = true;
       // Listened for only now: a Ctrl-C while connecting ends the process as usual.
       let over!: () => void;
