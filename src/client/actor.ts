@@ -76,6 +76,13 @@ export type ActorResult<T, K extends keyof T> = T[K] extends (...args: never[]) 
   ? Awaited<R>
   : never;
 
+/** What keeps an actor alive for a handle: a future of it (see {@link Actor}). */
+export interface ActorKeepAlive {
+  release(): void;
+  /** The error the actor task failed with (the actor is gone), or null. */
+  readonly failure?: Error | null;
+}
+
 /** A handle to the object of type `T` an actor task made, on the worker holding it. */
 export class Actor<T = unknown> implements ActorRef {
   /** The actor task's key (its future's key). */
@@ -84,8 +91,11 @@ export class Actor<T = unknown> implements ActorRef {
   readonly address: string;
   // Private, so that a handle cloned or encoded is its ActorRef alone.
   readonly #host: () => Promise<ActorHost>;
-  /** What keeps the actor task's key wanted while the handle lives (a client's future), if anything. */
-  #keepAlive: { release(): void } | null;
+  /**
+   * What keeps the actor task's key wanted while the handle lives (a client's
+   * future), if anything; its `failure` says the actor is gone (lost with its worker).
+   */
+  #keepAlive: ActorKeepAlive | null;
 
   /**
    * A handle to the actor `ref` names, calling through `host`. `keepAlive`
@@ -94,7 +104,7 @@ export class Actor<T = unknown> implements ActorRef {
   constructor(
     ref: ActorRef,
     host: () => Promise<ActorHost>,
-    keepAlive: { release(): void } | null = null,
+    keepAlive: ActorKeepAlive | null = null,
   ) {
     this.__weftActor = ref.__weftActor;
     this.address = ref.address;
@@ -199,6 +209,14 @@ export class Actor<T = unknown> implements ActorRef {
   }
 
   private async send(op: ActorOp, args: Record<string, unknown>): Promise<unknown> {
+    // Gone already (the scheduler lost its worker, say): a frozen worker would
+    // take the call and never answer it.
+    const gone = this.#keepAlive?.failure ?? null;
+    if (gone !== null) {
+      throw new ActorError(this.__weftActor, `the actor is gone: ${gone.message}`, "", {
+        cause: gone,
+      });
+    }
     let answer: unknown;
     try {
       const host = await this.#host();

@@ -1452,6 +1452,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /**
+   * @internal Cut the connection to the worker at `address` (its worker, the
+   * client of a task, heard the scheduler removed it): calls on it end as
+   * network failures, saying `reason`.
+   */
+  dropPeer(address: string, reason: string): void {
+    this.peers.remove(address, reason);
+  }
+
+  /**
    * @internal Send an actor handle's `op` to the worker at `address` (see
    * {@link Actor}): its answer, or the connection's error.
    */

@@ -124,6 +124,16 @@ export class Future<T = unknown> implements PromiseLike<T> {
     };
   }
 
+  /**
+   * The error the key failed with (erred, cancelled, lost, no worker), or null
+   * while it has not: read at once, without waiting ({@link exception} waits).
+   * @internal
+   */
+  get failure(): Error | null {
+    const s = this.status;
+    return s === "pending" || s === "finished" || s === "released" ? null : this.record.error;
+  }
+
   /** The result type's name, once finished. */
   get typename(): string | null {
     return this.record.typename;

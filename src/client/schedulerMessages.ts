@@ -60,8 +60,12 @@ export class SchedulerMessages {
         rec.finish(holders, msg.typename);
         return;
       }
-      case "task-erred":
-        this.host.record(msg.key)?.fail(
+      case "task-erred": {
+        const erred = this.host.record(msg.key);
+        // An actor lost with its worker errs: calls in flight to that worker (frozen,
+        // it keeps its connections open) end as network failures, not never.
+        if (erred !== undefined && erred.holders.length > 0) this.dropFormerHolders(erred, []);
+        erred?.fail(
           "error",
           new RemoteTaskError({
             key: msg.key,
@@ -72,6 +76,7 @@ export class SchedulerMessages {
           }),
         );
         return;
+      }
       case "cancelled-keys":
         this.host.cancels.cancelled(msg);
         return;

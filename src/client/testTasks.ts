@@ -246,6 +246,11 @@ export const bump = defineTask("bump", async (c: Actor<Counter>, times: number) 
   return last;
 });
 
+/** Calls the counter actor `c`'s `slowIncrement` (2 s on its worker): a call in flight a while. */
+export const incrementSlowly = defineTask("incrementSlowly", (c: Actor<Counter>) =>
+  c.call("slowIncrement", 1, 2_000),
+);
+
 /** Logs `{ task: n }` under `topic` through the task's client (`Client.logEvent`), and returns n. */
 export const logsEvent = defineTask("logsEvent", async (topic: string, n: number) => {
   const client = await getClient();

@@ -113,6 +113,12 @@ export interface Executor {
    * the main thread (whose collection the worker runs itself).
    */
   collectGarbage?(): void;
+  /**
+   * The scheduler removed the worker at `address` (gone silent, perhaps frozen):
+   * cut the connections tasks' clients on the pool threads have to it, whose
+   * calls (an actor's method) a frozen worker would never answer.
+   */
+  peerLeft?(address: string, reason: string): void;
   /** The ids of the threads that run tasks, if not the main thread (for the profiler). */
   threadIds?(): readonly number[];
   /** Stop; running tasks are abandoned. */

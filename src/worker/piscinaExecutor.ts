@@ -13,6 +13,7 @@ import { Piscina } from "piscina";
 import { type DialMessage, isDialMessage, serveBridge } from "../comm/bridge.ts";
 import { type Comm, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { CommClosedError } from "../comm/errors.ts";
 import { asError } from "../util/asError.ts";
 import {
   type ExecuteJob,
@@ -340,7 +341,11 @@ export class PiscinaExecutor implements Executor {
 
   /** Connect for a thread (see `comm/bridge.ts`), until either end closes or the thread ends. */
   private bridge(msg: DialMessage): void {
-    const b: ThreadBridge = { ended: new AbortController(), connection: null };
+    const b: ThreadBridge = {
+      address: msg.address,
+      ended: new AbortController(),
+      connection: null,
+    };
     let mine = this.bridges.get(msg.thread);
     if (mine === undefined) this.bridges.set(msg.thread, (mine = new Set()));
     mine.add(b);
@@ -374,6 +379,14 @@ export class PiscinaExecutor implements Executor {
     );
   }
 
+  peerLeft(address: string, reason: string): void {
+    for (const mine of this.bridges.values()) {
+      for (const b of mine) {
+        if (b.address === address) b.connection?.abort(new CommClosedError(reason));
+      }
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -386,6 +399,8 @@ export class PiscinaExecutor implements Executor {
 
 /** A connection made for a pool thread: cut by `ended`; `connection` once made. */
 interface ThreadBridge {
+  /** Where the thread's connection goes. */
+  readonly address: string;
   readonly ended: AbortController;
   connection: ThreadConnection | null;
 }

@@ -86,6 +86,11 @@ export class TaskExecutors {
     return this.actorExecutorPromise;
   }
 
+  /** The worker at `address` was removed: cut the connections of tasks' clients to it (see `Executor.peerLeft`). */
+  peerLeft(address: string, reason: string): void {
+    this.mainExecutor?.peerLeft?.(address, reason);
+  }
+
   /** Close the main executor, then the actor executor if one was made. */
   async close(): Promise<void> {
     await this.mainExecutor?.close();

@@ -569,7 +569,15 @@ export class Worker extends BaseWorker {
           // A peer the scheduler gave up on (gone silent, e.g. frozen) may never
           // answer a fetch in flight: end it as a network failure, so the inputs are
           // fetched from their other holders instead of waiting forever.
-          this.peers.remove(ev.worker, `${ev.worker} was removed from the cluster`);
+          const why = `${ev.worker} was removed from the cluster`;
+          this.peers.remove(ev.worker, why);
+          // And the connections of tasks' clients to it (an actor's method called):
+          // the scheduler fails the task, but its run would never end, holding a thread.
+          this.executors.peerLeft(ev.worker, why);
+          void this.taskClientPromise?.then(
+            (client) => client.dropPeer(ev.worker, why),
+            () => {},
+          );
         }
         events.push(ev);
       } catch (err) {
