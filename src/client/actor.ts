@@ -106,6 +106,16 @@ export class Actor<T = unknown> implements ActorRef {
     host: () => Promise<ActorHost>,
     keepAlive: ActorKeepAlive | null = null,
   ) {
+    if (!isActorRef(ref)) {
+      throw new TypeError(
+        `new Actor: ref must be an ActorRef ({__weftActor, address}, as a task receives one), got ${showValue(ref)}`,
+      );
+    }
+    if (typeof host !== "function") {
+      throw new TypeError(
+        `new Actor: host must be a function giving the client to call through (() => Promise.resolve(client)), got ${showValue(host)}`,
+      );
+    }
     this.__weftActor = ref.__weftActor;
     this.address = ref.address;
     this.#host = host;
@@ -212,6 +222,8 @@ export class Actor<T = unknown> implements ActorRef {
     // Gone already (the scheduler lost its worker, say): a frozen worker would
     // take the call and never answer it.
     const gone = this.#keepAlive?.failure ?? null;
+    // A closed client is the caller's own doing, said as such (below too).
+    if (gone instanceof ClientClosedError) throw gone;
     if (gone !== null) {
       throw new ActorError(this.__weftActor, `the actor is gone: ${gone.message}`, "", {
         cause: gone,

@@ -156,6 +156,26 @@ describe("actors: objects kept on a worker, called through handles", () => {
     await expect(handle.call("increment")).rejects.toBeInstanceOf(ClientClosedError);
   });
 
+  it("a call in flight when its client closes says so, not that the worker is out of reach", async () => {
+    const { cluster } = await testCluster();
+    const other = await cluster.client();
+    const handle = await other.submitWith({ actor: true }, counter).result();
+    const inFlight = handle.call("slowIncrement", 1, 500).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 50));
+    await other.close();
+    expect(await inFlight).toBeInstanceOf(ClientClosedError);
+  });
+
+  it("new Actor refuses what is not an ActorRef, or a host that is not a function", async () => {
+    const { client } = await testCluster();
+    const ref = { __weftActor: "counter-1", address: "inproc://w/1" };
+    expect(
+      () => new Actor({ __weftActor: "counter-1" } as never, () => Promise.resolve(client)),
+    ).toThrow(/^new Actor: ref must be an ActorRef/);
+    expect(() => new Actor(ref, client as never)).toThrow(/^new Actor: host must be a function/);
+    expect(new Actor(ref, () => Promise.resolve(client)).key).toBe("counter-1");
+  });
+
   it("refuses a non-boolean actor option", () => {
     return testCluster().then(({ client }) => {
       expect(() => client.submitWith({ actor: "yes" as unknown as boolean }, identity, 1)).toThrow(

@@ -1466,9 +1466,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async callActor(address: string, op: ActorOp, args: Record<string, unknown>): Promise<unknown> {
     this.checkOpen();
-    const rpc = await this.peers.get(address);
-    // With this end's limit: a result larger than it is refused by the worker, for this call alone.
-    return rpc.call(op, withReplyLimit(args, this.id, rpc.comm));
+    try {
+      const rpc = await this.peers.get(address);
+      // With this end's limit: a result larger than it is refused by the worker, for this call alone.
+      return await rpc.call(op, withReplyLimit(args, this.id, rpc.comm));
+    } catch (err) {
+      // Cut short by this client's close (its connections aborted): the caller's own
+      // doing, said as such, not the actor's worker failing.
+      throw this.closedError ?? err;
+    }
   }
 
   /**
