@@ -14,7 +14,7 @@ import {
 } from "./errors.ts";
 import { ForwardedBytes, ForwardedClonedValue } from "./forwardedBytes.ts";
 import { frameHeader } from "./framing.ts";
-import { commPair } from "./testPair.ts";
+import { commPair, iterationError } from "./testPair.ts";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -53,17 +53,6 @@ function bytesOf(v: unknown): Buffer {
   if (v instanceof ArrayBuffer) return Buffer.from(v);
   const view = v as ArrayBufferView;
   return Buffer.from(view.buffer, view.byteOffset, view.byteLength);
-}
-
-async function iterationError(comm: Comm): Promise<unknown> {
-  try {
-    for await (const _ of comm) {
-      // drain
-    }
-  } catch (err) {
-    return err;
-  }
-  return null;
 }
 
 describe("tcp transport", () => {

@@ -21,3 +21,15 @@ export async function commPair(address: string, options: ListenOptions = {}): Pr
   const server = await serverP;
   return { listener, client, server };
 }
+
+/** What iterating `comm` throws; null if the iteration ends (an orderly close). */
+export async function iterationError(comm: Comm): Promise<unknown> {
+  try {
+    for await (const _ of comm) {
+      // drain
+    }
+  } catch (err) {
+    return err;
+  }
+  return null;
+}

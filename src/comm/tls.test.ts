@@ -8,7 +8,7 @@ import { parseHostPort } from "../util/address.ts";
 import type { Comm } from "./comm.ts";
 import { connect, listen } from "./connect.ts";
 import { ConnectError, isNetworkError } from "./errors.ts";
-import { commPair } from "./testPair.ts";
+import { commPair, iterationError } from "./testPair.ts";
 import { strangerTls, TEST_TLS_FILES, testTls } from "./testTls.ts";
 import { loadTlsCredentials, tlsCredentialsProblem } from "./tls.ts";
 import { unauthorizedPeerReason } from "./tlsRefusals.ts";
@@ -37,18 +37,6 @@ async function tlsListener() {
 async function untilLength(list: readonly unknown[], n: number): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (list.length < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-}
-
-/** What iterating `comm` throws; null if the iteration ends (an orderly close). */
-async function iterationError(comm: Comm): Promise<unknown> {
-  try {
-    for await (const _ of comm) {
-      // drain
-    }
-  } catch (err) {
-    return err;
-  }
-  return null;
 }
 
 describe("tls transport", () => {

@@ -33,6 +33,14 @@ function pool(connectTimeoutMs = 5000): PeerPool {
 
 const echo: RpcHandler = (args) => args.text;
 
+/** `err` is the network failure of a get whose connection remove() cut, saying why; the pool keeps nothing. */
+function expectCutAsLeft(err: unknown, address: string, peers: PeerPool): void {
+  expect(err).toBeInstanceOf(CommClosedError);
+  expect(isNetworkError(err)).toBe(true);
+  expect((err as Error).message).toContain(`${address} left the cluster`);
+  expect(peers.size).toBe(0);
+}
+
 describe("PeerPool", () => {
   it("asks a peer its identity and sends it nothing larger than it reads", async () => {
     const address = await peer({
@@ -100,11 +108,7 @@ describe("PeerPool", () => {
     const pending = peers.get(address).catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 100));
     peers.remove(address, `${address} left the cluster`);
-    const err = await pending;
-    expect(err).toBeInstanceOf(CommClosedError);
-    expect(isNetworkError(err)).toBe(true);
-    expect((err as Error).message).toContain(`${address} left the cluster`);
-    expect(peers.size).toBe(0);
+    expectCutAsLeft(await pending, address, peers);
   });
 
   it("remove() while the connection is still being made cuts it once made (a silent peer never answers identity)", async () => {
@@ -112,11 +116,7 @@ describe("PeerPool", () => {
     const peers = pool();
     const pending = peers.get(address).catch((e: unknown) => e);
     peers.remove(address, `${address} left the cluster`);
-    const err = await pending;
-    expect(err).toBeInstanceOf(CommClosedError);
-    expect(isNetworkError(err)).toBe(true);
-    expect((err as Error).message).toContain(`${address} left the cluster`);
-    expect(peers.size).toBe(0);
+    expectCutAsLeft(await pending, address, peers);
     // The peer sees the connection closed, not left open.
     await expect.poll(() => comms.length).toBe(1);
     await (comms[0] as Comm).closed;
