@@ -213,6 +213,14 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   maxTime: 3_600,
 };
 
+/** The most tasks a simulated workload may build (a million-task run takes a few GB). */
+export const MAX_SIM_TASKS = 4_000_000;
+
+/** About how many tasks the workload `kind` of size `n` builds (`shuffle`: n², the others ≤ 2n). */
+function builtTasks(kind: string, n: number): number {
+  return kind === "shuffle" ? n * n + 2 * n : 2 * n;
+}
+
 /** Fill in defaults; throws RangeError naming a bad option. */
 export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
   const r: ResolvedSimOptions = { ...SIM_DEFAULTS, ...stripUndefined(o), hooks: o.hooks ?? null };
@@ -229,6 +237,12 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     if (!Number.isInteger(r[name]) || r[name] < 1) {
       throw new RangeError(`${name} must be an integer ≥ 1, got ${r[name]}`);
     }
+  }
+  const built = builtTasks(r.workload, r.tasks);
+  if (built > MAX_SIM_TASKS) {
+    throw new RangeError(
+      `tasks: a ${r.workload} workload of ${r.tasks} builds about ${built} tasks; at most ${MAX_SIM_TASKS} (each lives in the simulated scheduler, a worker and the client: more runs out of memory)`,
+    );
   }
   // A NaN or negative maxEvents disabled or misplaced the livelock guard unnoticed.
   if (!Number.isSafeInteger(r.maxEvents) || r.maxEvents < 1) {

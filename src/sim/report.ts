@@ -77,7 +77,7 @@ export function formatSummaryTable(s: SimSummary): string {
       rows.push([`scatter: ${k}`, `${s.scatter[k]} in ${s.scatterRuns[k]} runs`]);
     }
   }
-  if (s.replicate.requests > 0 || s.replicate.rebalances > 0) {
+  if (s.replicate.requests > 0 || s.replicate.rebalances > 0 || s.replicate.retirements > 0) {
     for (const k of REPLICATE_COUNTS) {
       rows.push([`replicate: ${k}`, `${s.replicate[k]} in ${s.replicateRuns[k]} runs`]);
     }

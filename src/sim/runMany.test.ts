@@ -1,4 +1,5 @@
 import { expect, test } from "vitest";
+import { formatSummaryTable } from "./report.ts";
 import { emptySummary, mergeSummary } from "./runMany.ts";
 
 test("mergeSummary keeps the lowest 100 failing seeds of both batches", () => {
@@ -13,4 +14,15 @@ test("mergeSummary keeps the lowest 100 failing seeds of both batches", () => {
   mergeSummary(total, a);
   mergeSummary(total, b);
   expect(total.failingSeeds).toEqual(Array.from({ length: 100 }, (_, i) => i));
+});
+
+test("the summary table shows the retirements of runs that only retired", () => {
+  const s = emptySummary();
+  s.replicate.retirements = 3;
+  s.replicate.retired = 2;
+  s.replicateRuns.retirements = 1;
+  s.replicateRuns.retired = 1;
+  const table = formatSummaryTable(s);
+  expect(table).toMatch(/replicate: retirements +3 in 1 runs/);
+  expect(table).toMatch(/replicate: retired +2 in 1 runs/);
 });

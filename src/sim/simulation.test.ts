@@ -240,6 +240,13 @@ describe("simulate", () => {
   test("rejects bad options", () => {
     expect(() => simulate({ seed: -1 })).toThrow(RangeError);
     expect(() => simulate({ seed: 1, workers: 0 })).toThrow(/workers/);
+    // Too large to hold: refused at once, rather than running out of memory minutes later.
+    expect(() => simulate({ seed: 1, workload: "map", tasks: 100_000_000 })).toThrow(
+      /^tasks: a map workload of 100000000 builds about 200000000 tasks; at most 4000000 /,
+    );
+    expect(() => simulate({ seed: 1, workload: "shuffle", tasks: 3_000 })).toThrow(
+      /builds about 9006000 tasks/,
+    );
     expect(() => simulate({ seed: 1, variant: "nope" })).toThrow(/unknown variant/);
     expect(() => simulate({ seed: 1, variant: "nope" })).toThrow(RangeError);
     // NaN turned the livelock guard off; 0 or less failed every run at once as a livelock.

@@ -171,7 +171,11 @@ export function simCommand(ctx: CliContext): Command {
       "transfers a worker serves at once before answering busy (default 2)",
       integer(1),
     )
-    .option("--incoming-limit <n>", "transfers a worker makes at once (default 4)", integer(1))
+    .option(
+      "--incoming-limit <n>",
+      "transfers a worker makes at once, once 10 MB are in flight, as in Dask (default 4)",
+      integer(1),
+    )
     .option("--latency <seconds>", "mean message latency (default 0.002)", positive)
     .option(
       "--replicate <share>",

@@ -87,6 +87,17 @@ const DECODERS: Record<StateMachineEvent["cls"], Decoder> = {
   RemoveWorkerEvent: (r) =>
     new RemoveWorkerEvent({ worker: r.str("worker"), stimulusId: r.str("stimulus_id") }),
   ComputeTaskEvent: (r) => {
+    // run_spec alone may be absent: Dask's dumps leave it out of their stimulus logs.
+    r.present(
+      "duration",
+      "function",
+      "args",
+      "kwargs",
+      "resource_restrictions",
+      "actor",
+      "annotations",
+      "span_id",
+    );
     // The seed's __post_init__ asserts this; in a dict it is a malformed field, said as such.
     if (r.d.function != null && r.d.run_spec != null)
       r.fail("function", "null when run_spec is given (a task has one or the other)", r.d.function);
@@ -112,8 +123,9 @@ const DECODERS: Record<StateMachineEvent["cls"], Decoder> = {
       stimulusId: r.str("stimulus_id"),
     });
   },
-  ExecuteSuccessEvent: (r, dv) =>
-    new ExecuteSuccessEvent({
+  ExecuteSuccessEvent: (r, dv) => {
+    r.present("value", "type");
+    return new ExecuteSuccessEvent({
       key: r.str("key"),
       runId: r.int("run_id"),
       value: dv(r.d.value ?? null),
@@ -122,9 +134,11 @@ const DECODERS: Record<StateMachineEvent["cls"], Decoder> = {
       nbytes: r.num("nbytes"),
       type: r.strOrNull("type"),
       stimulusId: r.str("stimulus_id"),
-    }),
-  ExecuteFailureEvent: (r) =>
-    new ExecuteFailureEvent({
+    });
+  },
+  ExecuteFailureEvent: (r) => {
+    r.present("start", "stop");
+    return new ExecuteFailureEvent({
       key: r.str("key"),
       runId: r.int("run_id"),
       start: r.numOrNull("start"),
@@ -134,7 +148,8 @@ const DECODERS: Record<StateMachineEvent["cls"], Decoder> = {
       exceptionText: r.str("exception_text"),
       tracebackText: r.str("traceback_text"),
       stimulusId: r.str("stimulus_id"),
-    }),
+    });
+  },
   RescheduleEvent: (r) =>
     new RescheduleEvent({ key: r.str("key"), stimulusId: r.str("stimulus_id") }),
   CancelComputeEvent: (r) =>

@@ -55,6 +55,16 @@ export class FieldReader {
     return field in this.d;
   }
 
+  /**
+   * Require each of `fields` present, whatever its value (null included): Dask's
+   * events carry every field of their dataclass, and `from_dict` fails without one.
+   */
+  present(...fields: readonly string[]): void {
+    for (const field of fields) {
+      if (!(field in this.d)) this.fail(field, "a value (the field is missing)", undefined);
+    }
+  }
+
   raw(field: string): unknown {
     if (!(field in this.d)) this.fail(field, "a value (the field is missing)", undefined);
     return this.d[field];
