@@ -8,6 +8,7 @@
  */
 
 import { FAULT_KINDS } from "./faults.ts";
+import type { SimHooks } from "./hooks.ts";
 import type { ResolvedSimOptions, SimOptions } from "./options.ts";
 import { type SimResult, simulate } from "./simulation.ts";
 
@@ -27,6 +28,12 @@ export interface ShrinkOptions {
   budget?: number;
   /** Seeds tried per candidate (the original one, then the next ones). Default 4. */
   seedsPerCandidate?: number;
+  /**
+   * The failing run's custom hooks (`SimOptions.hooks`), made afresh for each
+   * candidate: a run's result does not hold them, and a candidate without them
+   * would look for another failure than the hooks' own.
+   */
+  hooks?: () => SimHooks;
 }
 
 type Candidate = Omit<SimOptions, "seed">;
@@ -60,6 +67,11 @@ function size(o: ResolvedSimOptions): number {
 /** Shrink the failing run `failing` (whose options name any broken variant by `variant`). */
 export function shrink(failing: SimResult, o: ShrinkOptions = {}): ShrinkResult {
   if (failing.ok) throw new Error("shrink needs a failing run");
+  if (failing.command.includes("custom hooks") && o.hooks === undefined) {
+    throw new Error(
+      "shrink: the run failed with custom hooks, which its result does not hold: give them (a factory) as the hooks option",
+    );
+  }
   const budget = o.budget ?? 120;
   const perCandidate = o.seedsPerCandidate ?? 4;
   const kind = failing.failure?.kind;
@@ -73,7 +85,11 @@ export function shrink(failing: SimResult, o: ShrinkOptions = {}): ShrinkResult 
       // The following seeds stop at the largest safe integer (beyond, no seed is valid).
       const seeds = Math.min(perCandidate, Number.MAX_SAFE_INTEGER - best.seed + 1);
       for (let k = 0; k < seeds && tried < budget; k++) {
-        const r = simulate({ ...c, seed: best.seed + k });
+        const r = simulate({
+          ...c,
+          seed: best.seed + k,
+          ...(o.hooks !== undefined ? { hooks: o.hooks() } : {}),
+        });
         tried++;
         if (!r.ok && r.failure?.kind === kind && size(r.options) < size(best.options)) {
           best = r;

@@ -8,6 +8,7 @@ import { describe, expect, test } from "vitest";
 import type { FailureKind } from "./failure.ts";
 import { NO_FAULTS } from "./faults.ts";
 import type { SimOptions } from "./options.ts";
+import { shrink } from "./shrink.ts";
 import { type SimResult, simulate } from "./simulation.ts";
 import { VARIANTS } from "./variants.ts";
 
@@ -65,4 +66,18 @@ describe("broken variants are caught, with a seed that reproduces them", () => {
       expect(r.ok, r.failure?.message).toBe(true);
     }
   });
+});
+
+test("shrink keeps a run's custom hooks, given as a factory, and refuses without them", () => {
+  const variant = VARIANTS.find((v) => v.name === "wrong-value");
+  if (variant === undefined) throw new Error("no wrong-value variant");
+  const failing = simulate({ seed: 1, hooks: variant.hooks() });
+  expect(failing.ok).toBe(false);
+  expect(() => shrink(failing, { budget: 10 })).toThrow(
+    /custom hooks, which its result does not hold/,
+  );
+  const s = shrink(failing, { budget: 40, hooks: variant.hooks });
+  expect(s.smallest).not.toBe(s.original);
+  expect(s.smallest.failure?.kind).toBe(failing.failure?.kind);
+  expect(s.smallest.command).toContain("custom hooks");
 });
