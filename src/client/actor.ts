@@ -78,6 +78,7 @@ export type ActorResult<T, K extends keyof T> = T[K] extends (...args: never[]) 
 
 /** What keeps an actor alive for a handle: a future of it (see {@link Actor}). */
 export interface ActorKeepAlive {
+  /** Stop keeping the actor alive (the handle is released). */
   release(): void;
   /** The error the actor task failed with (the actor is gone), or null. */
   readonly failure?: Error | null;

@@ -1452,9 +1452,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /**
-   * @internal Cut the connection to the worker at `address` (its worker, the
-   * client of a task, heard the scheduler removed it): calls on it end as
-   * network failures, saying `reason`.
+   * Cut the connection to the worker at `address` (its worker, the client of a
+   * task, heard the scheduler removed it): calls on it end as network failures,
+   * saying `reason`.
+   * @internal
    */
   dropPeer(address: string, reason: string): void {
     this.peers.remove(address, reason);

@@ -35,6 +35,7 @@ export {
   ActorError,
   type ActorField,
   type ActorHost,
+  type ActorKeepAlive,
   type ActorMethod,
   type ActorResult,
 } from "./actor.ts";
