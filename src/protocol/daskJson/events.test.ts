@@ -128,6 +128,26 @@ describe("Dask dict codec for events", () => {
     expect(() => eventFromDict({ ...bad, function: "f", run_spec: "spec" })).toThrow(DaskDictError);
     expect(() => eventFromDict(null)).toThrow(DaskDictError);
     expect(() => eventFromDict([1, 2])).toThrow(DaskDictError);
+    // Every field Dask's events carry is required (null where Dask allows None), not
+    // filled in: a misspelt one is named, not left to show as a state divergence.
+    const without = (d: Record<string, unknown>, field: string) => {
+      const { [field]: _dropped, ...rest } = d;
+      return rest;
+    };
+    const misspelt = without(bad, "resource_restrictions");
+    expect(() => eventFromDict({ ...misspelt, resource_restriction: { A: 1 } })).toThrow(
+      "ComputeTaskEvent.resource_restrictions: expected a value (the field is missing), got nothing",
+    );
+    expect(() => eventFromDict(without(bad, "span_id"))).toThrow(
+      /ComputeTaskEvent\.span_id: .*missing/,
+    );
+    expect(eventFromDict({ ...bad, span_id: null }).cls).toBe("ComputeTaskEvent");
+    // run_spec alone may be absent: Dask's dumps leave it out of their stimulus logs.
+    expect(eventFromDict(without(bad, "run_spec")).cls).toBe("ComputeTaskEvent");
+    const ok = { cls: "ExecuteFailureEvent", stimulus_id: "s", ...SAMPLES.ExecuteFailureEvent };
+    expect(() => eventFromDict(without(ok, "start"))).toThrow(
+      /ExecuteFailureEvent\.start: .*missing/,
+    );
   });
 
   it("round-trips instructions and rejects unknown ones", () => {
