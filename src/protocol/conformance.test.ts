@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { parseVector, replayVector } from "./conformance.ts";
+import { ComputeTaskEvent } from "../worker/state/events.ts";
+import { WorkerState } from "../worker/state/workerState.ts";
+import { canonical, jsonDiff, parseVector, replayVector } from "./conformance.ts";
+import { stateSnapshot } from "./daskJson/snapshot.ts";
 
 const VECTOR = new URL("../../test/vectors/oracle/scenario-resources.json.gz", import.meta.url);
 
@@ -160,5 +163,29 @@ describe("sets in a recording", () => {
     expect(mismatch?.details).toEqual([
       `.in_flight_tasks: expected ["('x', 11)","${X9}"], got ["${X10}","${X9}"]`,
     ]);
+  });
+});
+
+describe("keys named like Object.prototype's own", () => {
+  it("a key __proto__ is compared as any other, in the diff and the snapshot", () => {
+    const expected = JSON.parse(
+      '{"tasks": {"__proto__": {"state": "error"}, "y": {"state": "memory"}}}',
+    );
+    const actual = JSON.parse(
+      '{"tasks": {"__proto__": {"state": "memory"}, "y": {"state": "memory"}}}',
+    );
+    expect(jsonDiff(expected, actual)).toEqual([
+      '.tasks.__proto__.state: expected "error", got "memory"',
+    ]);
+    expect(jsonDiff(expected, { tasks: { y: { state: "memory" } } })).toEqual([
+      '.tasks.__proto__: expected {"state":"error"}, missing',
+    ]);
+    expect(canonical(expected)).toContain('"__proto__":{"state":"error"}');
+    const ws = new WorkerState({ address: "tcp://127.0.0.1:1", validate: true });
+    ws.handleStimulus(ComputeTaskEvent.dummy("__proto__", { stimulusId: "s1" }));
+    const snapshot = stateSnapshot(ws) as { tasks: Record<string, unknown> };
+    expect(Object.keys(snapshot.tasks)).toEqual(["__proto__"]);
+    // Keys that are Object.prototype's members are missing when missing, not undefined.
+    expect(jsonDiff({ constructor: 1 }, {})).toEqual([".constructor: expected 1, missing"]);
   });
 });

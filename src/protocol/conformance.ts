@@ -6,7 +6,7 @@ import type { StateMachineEvent } from "../worker/state/events.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
 import { instructionWithSetsSorted, stateWithSetsSorted } from "./conformanceSets.ts";
 import { eventFromDict } from "./daskJson/events.ts";
-import { DaskDictError, type Dict, FieldReader, isDict } from "./daskJson/fields.ts";
+import { DaskDictError, type Dict, FieldReader, isDict, setKey } from "./daskJson/fields.ts";
 import { instructionToDict } from "./daskJson/instructions.ts";
 import { stateSnapshot } from "./daskJson/snapshot.ts";
 import { recordedSizeof, recordedTypeName } from "./daskJson/values.ts";
@@ -226,7 +226,7 @@ function normalize(v: unknown): unknown {
   if (v instanceof Map) return normalize(Object.fromEntries(v));
   if (isDict(v)) {
     const out: Dict = {};
-    for (const k of Object.keys(v).sort()) out[k] = normalize(v[k]);
+    for (const k of Object.keys(v).sort()) setKey(out, k, normalize(v[k]));
     return out;
   }
   return v;
@@ -246,8 +246,8 @@ export function jsonDiff(
   if (canonical(e) === canonical(a)) return out;
   if (isDict(e) && isDict(a)) {
     for (const k of new Set([...Object.keys(e), ...Object.keys(a)])) {
-      if (!(k in a)) out.push(`${path}.${k}: expected ${canonical(e[k])}, missing`);
-      else if (!(k in e)) out.push(`${path}.${k}: unexpected ${canonical(a[k])}`);
+      if (!Object.hasOwn(a, k)) out.push(`${path}.${k}: expected ${canonical(e[k])}, missing`);
+      else if (!Object.hasOwn(e, k)) out.push(`${path}.${k}: unexpected ${canonical(a[k])}`);
       else jsonDiff(e[k], a[k], `${path}.${k}`, out, limit);
       if (out.length >= limit) break;
     }

@@ -1,6 +1,6 @@
 import type { TaskState } from "../../worker/state/taskState.ts";
 import type { WorkerState } from "../../worker/state/workerState.ts";
-import type { Dict } from "./fields.ts";
+import { type Dict, setKey } from "./fields.ts";
 import { sortedStrings } from "./instructions.ts";
 
 function keys(tss: Iterable<TaskState>): string[] {
@@ -15,7 +15,7 @@ function num(n: number | null): number | null {
 
 function resources(m: ReadonlyMap<string, number>): Dict {
   const out: Dict = {};
-  for (const k of sortedStrings(m.keys())) out[k] = num(m.get(k) as number);
+  for (const k of sortedStrings(m.keys())) setKey(out, k, num(m.get(k) as number));
   return out;
 }
 
@@ -45,7 +45,7 @@ function workerKeys(m: ReadonlyMap<string, ReadonlySet<string>>, omitEmpty: bool
   for (const w of sortedStrings(m.keys())) {
     const ks = m.get(w) as ReadonlySet<string>;
     if (omitEmpty && ks.size === 0) continue;
-    out[w] = sortedStrings(ks);
+    setKey(out, w, sortedStrings(ks));
   }
   return out;
 }
@@ -57,12 +57,12 @@ function workerKeys(m: ReadonlyMap<string, ReadonlySet<string>>, omitEmpty: bool
 export function stateSnapshot(ws: WorkerState): Dict {
   const tasks: Dict = {};
   for (const k of sortedStrings(ws.tasks.keys()))
-    tasks[k] = taskSnapshot(ws.tasks.get(k) as TaskState);
+    setKey(tasks, k, taskSnapshot(ws.tasks.get(k) as TaskState));
   const dataNeeded: Dict = {};
   for (const w of sortedStrings(ws.dataNeeded.keys())) {
     const heap = ws.dataNeeded.get(w);
     if (heap === undefined || heap.size === 0) continue;
-    dataNeeded[w] = keys(heap);
+    setKey(dataNeeded, w, keys(heap));
   }
   return {
     tasks,
