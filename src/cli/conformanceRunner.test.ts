@@ -163,9 +163,11 @@ describe("conformance runner", () => {
     v.name = "bad-stimulus-id";
     const file = join(dir, "stimulus-id.json");
     writeFileSync(file, JSON.stringify(v));
-    expect(run([file]).out[0]).toMatch(
-      /^FAIL bad-stimulus-id \(.*stimulus-id\.json\): steps\[2\]\.event: \w+Event\.stimulus_id: expected a string, got number 7$/,
+    const bad = run([file]);
+    expect(bad.out[0]).toMatch(
+      /^FAIL bad-stimulus-id \(.*stimulus-id\.json\): broken vector file: steps\[2\]\.event: \w+Event\.stimulus_id: expected a string, got number 7$/,
     );
+    expect(bad.code).toBe(2);
     (v.steps[2].event as Record<string, unknown>).cls = "NoSuchEvent";
     writeFileSync(file, JSON.stringify(v));
     expect(run([file]).out[0]).toMatch(/: steps\[2\]\.event: unknown class "NoSuchEvent"/);
@@ -196,6 +198,21 @@ describe("conformance runner", () => {
     v.config.nthreads = "one";
     const file = join(dir, "config.json");
     writeFileSync(file, JSON.stringify(v));
-    expect(run([file]).out[0]).toMatch(/^FAIL bad-config \(.*\): config\.nthreads: expected /);
+    const r = run([file]);
+    expect(r.out[0]).toMatch(
+      /^FAIL bad-config \(.*\): broken vector file: config\.nthreads: expected /,
+    );
+    // Not a valid vector file, as --help says of exit code 2.
+    expect(r.code).toBe(2);
+  });
+
+  it("replays a file named twice, or reached again through a link, once", () => {
+    const sub = join(dir, "looped");
+    mkdirSync(sub);
+    writeFileSync(join(sub, "v.json"), JSON.stringify(vector()));
+    symlinkSync(".", join(sub, "again"));
+    const r = run([sub, join(sub, "v.json")]);
+    expect(r.code).toBe(0);
+    expect(r.out.at(-1)).toBe("1 passed, 0 failed, 0 skipped");
   });
 });

@@ -114,6 +114,10 @@ describe("Dask dict codec for events", () => {
     expect(() => eventFromDict({ ...bad, run_id: 1.5 })).toThrow(
       "ComputeTaskEvent.run_id: expected an integer",
     );
+    // Past 2^53 the number was rounded as it was read: refused, not taken as another run.
+    expect(() => eventFromDict({ ...bad, run_id: 2 ** 53 + 2 })).toThrow(
+      "ComputeTaskEvent.run_id: expected an integer of at most 2^53 − 1 in size",
+    );
     // The words for the bad value are the event constructors' (valueShapes.ts).
     expect(() => eventFromDict({ ...bad, priority: "abc" })).toThrow(
       'ComputeTaskEvent.priority: expected a list of numbers, got string "abc"',

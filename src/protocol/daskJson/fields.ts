@@ -7,7 +7,6 @@ import {
   describeValue,
   entryNotOf,
   isBoolean,
-  isInteger,
   isNumber,
   isNumberList,
   isNumberOrNull,
@@ -33,6 +32,10 @@ export type Dict = Record<string, unknown>;
  */
 export function setKey(d: Dict, key: string, value: unknown): void {
   Object.defineProperty(d, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function isSafeInteger(v: unknown): v is number {
+  return Number.isSafeInteger(v);
 }
 
 export function isDict(v: unknown): v is Dict {
@@ -102,7 +105,8 @@ export class FieldReader {
   }
 
   int(field: string): number {
-    return this.required(field, isInteger, "an integer");
+    // Beyond 2^53 a JSON number is rounded as it is read: two run_ids would compare equal.
+    return this.required(field, isSafeInteger, "an integer of at most 2^53 − 1 in size");
   }
 
   bool(field: string): boolean {
