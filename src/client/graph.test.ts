@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { taskRef } from "../protocol/messagesTaskSpec.ts";
 import { buildGraph, literal } from "./graph.ts";
 
 const owner = {};
@@ -33,6 +34,17 @@ describe("buildGraph", () => {
       dependencies: [],
     });
     expect([...built.literals.keys()]).toEqual(["n", "s"]);
+  });
+
+  it("inlines a null or undefined literal as itself, not as its key's name", () => {
+    const built = buildGraph(
+      { a: null, u: undefined, z: "a", b: ["show", "a", ["a", 1], "u", "z", { r: taskRef("a") }] },
+      owner,
+    );
+    expect(built.tasks.get("b")).toMatchObject({
+      spec: { fn: "show", args: [null, [null, 1], undefined, null, { r: null }] },
+      dependencies: [],
+    });
   });
 
   it("reads a value that is another key as an alias, as Dask does; literal() keeps a string", () => {
@@ -155,10 +167,12 @@ describe("buildGraph, against Dask's reading of a graph", () => {
     // Key i may name only keys before it: no cycles.
     const entry = (i: number) => {
       const earlier = i === 0 ? fc.constant(0) : fc.nat(i - 1).map((j) => `k${j}`);
-      const operand = fc.oneof(fc.integer({ min: -9, max: 9 }), earlier);
+      // null too: a literal null once came out as its key's name.
+      const literalValue = fc.oneof(fc.integer({ min: -9, max: 9 }), fc.constant(null));
+      const operand = fc.oneof(literalValue, earlier);
       return fc.oneof(
         fc.tuple(fc.constant("add"), operand, operand),
-        fc.integer({ min: -9, max: 9 }),
+        literalValue,
         earlier, // an alias, once i > 0
       );
     };

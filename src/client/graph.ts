@@ -35,6 +35,7 @@ import {
   argumentFutureKey,
   formatPath,
   isTaskDefinition,
+  KEEP,
   keyProblem,
   pathOf,
   taskName,
@@ -141,8 +142,8 @@ function checkedCopyOfLiteral(value: unknown, key: string, op: string): unknown 
     v: string | TaskRef | Future,
     parent: ArgPath | null,
     seg: number | string | null,
-  ): undefined => {
-    if (typeof v === "string") return undefined;
+  ): typeof KEEP => {
+    if (typeof v === "string") return KEEP;
     const what = v instanceof Future ? "a future" : "a task reference";
     throw new TypeError(
       `${op}: ${formatPath(pathOf(parent, seg), root)} is ${what}; literals are values (pass it as a task's argument instead)`,
@@ -312,7 +313,7 @@ export function buildGraph(
     parent: ArgPath | null,
     seg: number | string | null,
   ): unknown => {
-    if (typeof v === "string") return hasKey(v) ? refer(v) : undefined;
+    if (typeof v === "string") return hasKey(v) ? refer(v) : KEEP;
     if (v instanceof Future) {
       const futureKey = argumentFutureKey(v, owner, what(), formatPath(pathOf(parent, seg)));
       deps.add(futureKey);

@@ -32,7 +32,14 @@ export function formatPath(path: ArgPath | null, root = "args"): string {
 }
 
 /**
- * How a leaf is replaced: the replacement, or `undefined` to keep it. Called
+ * What a {@link LeafReplacer} returns to keep the leaf as it is. Not `undefined`
+ * (nor `null`): those are values a leaf may be replaced by, as a graph's literal
+ * `null` is inlined where its key is named.
+ */
+export const KEEP: unique symbol = Symbol("keep the leaf");
+
+/**
+ * How a leaf is replaced: the replacement, or {@link KEEP} to keep it. Called
  * for strings, task references and futures, with where the leaf sits: its
  * container's path and its index or key (`seg`, null at the top; see
  * {@link pathOf}), so that no path is built unless an error names it.
@@ -178,6 +185,16 @@ export class ArgMapper {
     return formatPath(path, this.root);
   }
 
+  /** `value` as the replacer replaces it (itself, when it says {@link KEEP}). */
+  private replaced(
+    value: string | TaskRef | Future,
+    parent: ArgPath | null,
+    seg: number | string | null,
+  ): unknown {
+    const r = this.replace(value, parent, seg);
+    return r === KEEP ? value : r;
+  }
+
   /**
    * A Map's or Set's members are data by the same rules (strings, nesting,
    * classes), checked but not replaced: a future or task reference inside
@@ -249,7 +266,7 @@ export class ArgMapper {
           throw new TypeError(`${this.what()}: ${this.pathText(pathOf(parent, seg))} ${problem}`);
         }
         if (!inArray || this.inCollection > 0) return value;
-        return this.replace(value, parent, seg) ?? value;
+        return this.replaced(value, parent, seg);
       }
       case "object":
         break;
@@ -266,7 +283,7 @@ export class ArgMapper {
           `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a ${value instanceof Future ? "future" : "task reference"} inside a Map or Set, where they are not looked for (as Dask looks only in lists and dicts): use an array or a plain object`,
         );
       }
-      return this.replace(value, parent, seg) ?? value;
+      return this.replaced(value, parent, seg);
     }
     const isArray = Array.isArray(value);
     if (value instanceof Map || value instanceof Set)
@@ -385,7 +402,7 @@ export function argsWithRefs(
         return taskRef(key);
       }
       if (typeof v !== "string") deps.add(v.__weftRef);
-      return undefined;
+      return KEEP;
     },
     what,
   ) as unknown[];
