@@ -67,8 +67,27 @@ describe("workers with a memoryLimit spill to disk", () => {
       /^Worker option memoryLimit: /,
     );
     expect(() => resolveWorkerOptions({ ...base, memoryLimit: 0 })).toThrow(
-      "Worker option memoryLimit must be a size > 0, got 0",
+      "Worker option memoryLimit must be a size of at least 1 byte, got 0",
     );
+    // Dask's share of the memory, spelt as a number: not a byte count.
+    expect(() => resolveWorkerOptions({ ...base, memoryLimit: 0.5 })).toThrow(
+      "Worker option memoryLimit must be a size of at least 1 byte, got 0.5",
+    );
+    // A target at or above the pause (or terminate) share: paused, or killed, for good.
+    expect(() => resolveWorkerOptions({ ...base, memoryTarget: 0.9 })).toThrow(
+      /^Worker option memoryTarget \(0\.9\) must be below memoryPause \(0\.8\): .*pause for good/,
+    );
+    expect(() => resolveWorkerOptions({ ...base, memoryTarget: 1, memoryPause: false })).toThrow(
+      /must be below memoryTerminate \(0\.95\): .*be terminated/,
+    );
+    expect(
+      resolveWorkerOptions({
+        ...base,
+        memoryTarget: 0.9,
+        memoryPause: false,
+        memoryTerminate: false,
+      }).memoryTarget,
+    ).toBe(0.9);
     expect(() => resolveWorkerOptions({ ...base, memoryTarget: 1.5 })).toThrow(
       "Worker option memoryTarget must be a number in (0, 1], got 1.5",
     );

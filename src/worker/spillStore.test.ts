@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { hostTag } from "../util/scratchDirectory.ts";
 import { SpillStore } from "./spillStore.ts";
 
 let base = "";
@@ -145,10 +146,14 @@ describe("SpillStore", () => {
     mkdirSync(join(base, `weft-spill-${dead}-abc`));
     mkdirSync(join(base, `weft-spill-${process.pid}-mine`));
     mkdirSync(join(base, "other"));
+    // Another machine's, or another container's (a shared base): not this one's to judge.
+    mkdirSync(join(base, `weft-spill-${dead}-otherhost_4026531836-Xy12ab`));
+    mkdirSync(join(base, `weft-spill-${dead}-${hostTag()}-Ab34cd`)); // this host's: removed
     const s = store(10);
     s.set("x", bytes(20, 1));
     const left = readdirSync(base).sort();
-    expect(left).toHaveLength(3);
+    expect(left).toHaveLength(4);
+    expect(left).toContain(`weft-spill-${dead}-otherhost_4026531836-Xy12ab`);
     expect(left).toContain(`weft-spill-${process.pid}-mine`);
     expect(left).toContain("other");
     expect(
@@ -157,5 +162,6 @@ describe("SpillStore", () => {
       ),
     ).toBe(true);
     expect(left).not.toContain(`weft-spill-${dead}-abc`);
+    expect(left).not.toContain(`weft-spill-${dead}-${hostTag()}-Ab34cd`);
   });
 });

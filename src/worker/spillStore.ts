@@ -11,7 +11,7 @@
  *   to disk that cannot be makes `set` throw (the seed's `data[key] = value`
  *   failing: the task errs with that error).
  * - The files live in a directory of their own, made on the first spill in
- *   `directory` and named after the process (`weft-spill-<pid>-…`), and removed
+ *   `directory` and named after the process (`weft-spill-<pid>-<host>-…`), and removed
  *   by {@link close}. A process killed before it could remove its directories
  *   leaves them behind: the first spill of a later process removes those of
  *   processes no longer running.

@@ -1,7 +1,7 @@
 /**
  * Where a process keeps the files clients uploaded into the cluster
  * (`Client.uploadFile`) for its workers: one directory, made on the first
- * upload under the system's temporary directory (`weft-uploads-<pid>-…`) and
+ * upload under the system's temporary directory (`weft-uploads-<pid>-<host>-…`) and
  * removed as the process exits. One for the process, not one for each of its
  * workers: the workers of a `LocalCluster` share the process's module cache
  * and task registry, where a module imported from two paths would define its

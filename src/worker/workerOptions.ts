@@ -480,12 +480,9 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     memoryLimit: memoryLimit(o.memoryLimit, nthreads),
-    memoryTarget: fraction("memoryTarget", o.memoryTarget ?? 0.6),
+    ...memoryFractions(o),
     spillDirectory: spillDirectory(o.spillDirectory),
     memoryMeasure: memoryMeasure(o.memoryMeasure),
-    memorySpill: fractionOrFalse("memorySpill", o.memorySpill ?? 0.7),
-    memoryPause: fractionOrFalse("memoryPause", o.memoryPause ?? 0.8),
-    memoryTerminate: fractionOrFalse("memoryTerminate", o.memoryTerminate ?? 0.95),
     memoryMonitorIntervalMs: timerMs("memoryMonitorIntervalMs", o.memoryMonitorIntervalMs ?? 100),
     nanny: booleanOption("nanny", o.nanny ?? false),
     nannyLink: nannyLink(o.nannyLink, o.nanny ?? false),
@@ -516,6 +513,36 @@ export function autoMemoryLimit(nthreads: number): number {
   return Math.floor(systemMemory() * Math.min(1, nthreads / availableParallelism()));
 }
 
+/**
+ * `memoryTarget`, `memorySpill`, `memoryPause` and `memoryTerminate`, each
+ * checked, and the target below the pause and the terminate shares: the store
+ * keeps values in memory up to the target, so a target at or above the pause
+ * share pauses the worker for good (nothing spills to resume it), and one at or
+ * above the terminate share has it killed for values it was allowed to keep.
+ */
+function memoryFractions(o: WorkerOptions): {
+  memoryTarget: number;
+  memorySpill: number | false;
+  memoryPause: number | false;
+  memoryTerminate: number | false;
+} {
+  const memoryTarget = fraction("memoryTarget", o.memoryTarget ?? 0.6);
+  const memorySpill = fractionOrFalse("memorySpill", o.memorySpill ?? 0.7);
+  const memoryPause = fractionOrFalse("memoryPause", o.memoryPause ?? 0.8);
+  const memoryTerminate = fractionOrFalse("memoryTerminate", o.memoryTerminate ?? 0.95);
+  for (const [name, share] of [
+    ["memoryPause", memoryPause],
+    ["memoryTerminate", memoryTerminate],
+  ] as const) {
+    if (share !== false && memoryTarget >= share) {
+      throw new RangeError(
+        `Worker option memoryTarget (${memoryTarget}) must be below ${name} (${share}): values are kept in memory up to the target, so the worker would ${name === "memoryPause" ? "pause for good" : "be terminated"} for what it may keep`,
+      );
+    }
+  }
+  return { memoryTarget, memorySpill, memoryPause, memoryTerminate };
+}
+
 /** `memoryLimit` in bytes (null for none); a clear error for a bad one. */
 function memoryLimit(v: number | string | undefined, nthreads: number): number | null {
   if (v === undefined) return null;
@@ -526,8 +553,11 @@ function memoryLimit(v: number | string | undefined, nthreads: number): number |
   } catch (err) {
     throw new RangeError(`Worker option memoryLimit: ${(err as Error).message}`);
   }
-  if (!(typeof n === "number" && Number.isFinite(n) && n > 0)) {
-    throw new RangeError(`Worker option memoryLimit must be a size > 0, got ${JSON.stringify(v)}`);
+  // At least a byte: 0.5 (a share, in Dask's spelling) would floor to no memory at all.
+  if (!(typeof n === "number" && Number.isFinite(n) && n >= 1)) {
+    throw new RangeError(
+      `Worker option memoryLimit must be a size of at least 1 byte, got ${JSON.stringify(v)}`,
+    );
   }
   return Math.floor(n);
 }
