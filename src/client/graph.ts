@@ -379,19 +379,30 @@ function aliasesOf(
     named.set(key, value);
     used.add(value);
   }
-  const out = new Map<string, string>();
+  // Where each alias's chain ends: each chain walked once, up to a key whose end
+  // is known (a chain of n aliases walked from each was O(n²), its cycle check O(n³)).
+  const ends = new Map<string, string>();
   for (const key of named.keys()) {
+    if (ends.has(key)) continue;
     const chain = [key];
+    const positions = new Map<string, number>([[key, 0]]);
     let target = named.get(key) as string;
-    while (named.has(target)) {
-      const at = chain.indexOf(target);
-      if (at >= 0)
+    while (named.has(target) && !ends.has(target)) {
+      const at = positions.get(target);
+      if (at !== undefined)
         throw new TypeError(
           `${op}: the graph has a cycle: ${showCycle([...chain.slice(at), target])}`,
         );
+      positions.set(target, chain.length);
       chain.push(target);
       target = named.get(target) as string;
     }
+    const end = ends.get(target) ?? target;
+    for (const k of chain) ends.set(k, end);
+  }
+  const out = new Map<string, string>();
+  for (const key of named.keys()) {
+    const target = ends.get(key) as string;
     // Of a literal: a literal itself, of the same value.
     if (literals.has(target)) {
       literals.set(key, literals.get(target));
