@@ -31,6 +31,11 @@ describe("jsonFriendly", () => {
       u: undefined,
       e: new RangeError("too far"),
       d: new Date(0),
+      ab: new Uint8Array([5, 6]).buffer,
+      dv: new DataView(new Uint8Array([7, 8, 9]).buffer, 1),
+      re: /ab+c/gi,
+      boxed: [new Number(5), new String("hi"), new Boolean(false)],
+      negz: -0,
     };
     expect(JSON.parse(JSON.stringify(jsonFriendly(value)))).toEqual({
       m: { a: "1" },
@@ -42,6 +47,11 @@ describe("jsonFriendly", () => {
       u: null,
       e: "RangeError: too far",
       d: "1970-01-01T00:00:00.000Z",
+      ab: [5, 6],
+      dv: [8, 9],
+      re: "/ab+c/gi",
+      boxed: [5, "hi", false],
+      negz: "-0",
     });
   });
 

@@ -94,16 +94,32 @@ export function loadGraphInput(file: string): Promise<GraphInput> {
 
 /**
  * `value` made JSON-friendly: Maps become objects (or entry lists), Sets and typed
- * arrays lists, BigInts strings, NaN and ±Infinity their names as strings (JSON
- * would print null, as for a missing value), errors `"Name: message"`, and a
- * reference back to an enclosing value `"[Circular]"` (a task may return a cyclic value).
+ * arrays lists, `ArrayBuffer`s and `DataView`s lists of their bytes, BigInts
+ * strings, NaN, ±Infinity and -0 their names as strings (JSON would print null,
+ * as for a missing value, and 0), regular expressions their source (`"/ab+c/gi"`),
+ * boxed primitives their value, errors `"Name: message"`, and a reference back
+ * to an enclosing value `"[Circular]"` (a task may return a cyclic value).
  */
 export function jsonFriendly(value: unknown, enclosing: Set<object> = new Set()): unknown {
   if (typeof value === "bigint") return value.toString();
   if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  if (Object.is(value, -0)) return "-0";
   if (value === undefined) return null;
   if (typeof value !== "object" || value === null || value instanceof Date) return value;
   if (value instanceof Error) return `${value.name}: ${value.message}`;
+  if (value instanceof RegExp) return String(value);
+  if (value instanceof ArrayBuffer) return Array.from(new Uint8Array(value));
+  if (value instanceof DataView) {
+    return Array.from(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+  }
+  if (
+    value instanceof Number ||
+    value instanceof String ||
+    value instanceof Boolean ||
+    value instanceof BigInt
+  ) {
+    return jsonFriendly(value.valueOf(), enclosing);
+  }
   if (enclosing.has(value)) return "[Circular]";
   enclosing.add(value);
   try {
