@@ -287,6 +287,10 @@ describe("Client", () => {
     expect(() => client.submit("identity", new Set(["a\ud800"]))).toThrow(
       /args\[0\]\.<member 0> is not well-formed Unicode/,
     );
+    // A graph's function names too, as submit's.
+    expect(() => client.compute({ a: ["\ud800", 1] })).toThrow(
+      /graph key "a": the function name is not well-formed Unicode/,
+    );
     const f = client.submit(inc, 1);
     expect(() => client.submit("identity", new Map([["k", f]]))).toThrow(
       /args\[0\]\.<value 0> is a future inside a Map or Set/,

@@ -327,7 +327,7 @@ export function buildGraph(
     const entry = taskEntries[i];
     key = k;
     const head = entry[0];
-    const fn = typeof head === "string" ? head : taskName(head, what());
+    const fn = taskName(head, what());
     const args = mapper.map(entry.slice(1)) as unknown[];
     const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
       spec: { fn, args },
