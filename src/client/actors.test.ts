@@ -62,6 +62,10 @@ describe("actors: objects kept on a worker, called through handles", () => {
     await expect(
       (handle as unknown as Actor<Record<string, number>>).get("increment"),
     ).rejects.toThrow('"increment" of Counter is a method: call it with call');
+    // No such field: an AttributeError, as Dask's getattr raises, not undefined.
+    await expect(
+      (handle as unknown as Actor<Record<string, number>>).get("missing"),
+    ).rejects.toThrow('AttributeError: Counter has no attribute "missing"');
     // A name that is not one is a TypeError of the handle, sent nowhere.
     await expect(untyped.call(5 as never)).rejects.toThrow(
       new TypeError("Actor.call: method must be a method's name, got 5"),

@@ -112,6 +112,13 @@ export class ActorServer {
     if (!found.ok) return found.reply;
     let value: unknown;
     try {
+      // No such field is an AttributeError, as Dask's getattr raises; one set to
+      // undefined is read as such.
+      if (!(name in found.actor)) {
+        return errorReply(
+          `AttributeError: ${className(found.actor)} has no attribute ${JSON.stringify(name)}`,
+        );
+      }
       value = found.actor[name];
     } catch (err) {
       return this.thrown(err);
