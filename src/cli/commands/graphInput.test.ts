@@ -17,6 +17,22 @@ describe("loadGraphInput", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("refuses a bare graph with a key named graph, rather than read it as the wrapper", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
+    try {
+      const bare = join(dir, "bare.json");
+      writeFileSync(bare, JSON.stringify({ graph: { a: 1 }, x: ["identity", "graph"] }));
+      await expect(loadGraphInput(bare)).rejects.toThrow(
+        /bare\.json: a graph with a key "graph" \(besides "x"\) cannot be told from the .* form: wrap it as \{"graph": \{\.\.\.\}\}$/,
+      );
+      const wrapped = join(dir, "wrapped.json");
+      writeFileSync(wrapped, JSON.stringify({ graph: { a: 1 }, keys: ["a"], tasks: [] }));
+      expect((await loadGraphInput(wrapped)).keys).toEqual(["a"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("jsonFriendly", () => {

@@ -29,6 +29,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** The fields of a JSON graph file's wrapper form. */
+const WRAPPER_FIELDS: readonly string[] = ["graph", "keys", "tasks"];
+
 function checkKeys(keys: unknown, file: string): readonly string[] | undefined {
   if (keys === undefined) return undefined;
   if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
@@ -46,6 +49,14 @@ async function fromJson(file: string): Promise<GraphInput> {
   }
   if (!isRecord(data)) throw new GraphInputError(`${file}: expected a JSON object`);
   if (!isRecord(data.graph)) return { graph: data, keys: undefined, taskModules: [] };
+  // The wrapper form holds graph, keys and tasks alone: other keys mean a bare graph
+  // with a key named "graph", which would be read as the wrapper, the rest dropped.
+  const others = Object.keys(data).filter((k) => !WRAPPER_FIELDS.includes(k));
+  if (others.length > 0) {
+    throw new GraphInputError(
+      `${file}: a graph with a key "graph" (besides ${others.map((k) => JSON.stringify(k)).join(", ")}) cannot be told from the {"graph": {...}, "keys": [...], "tasks": [...]} form: wrap it as {"graph": {...}}`,
+    );
+  }
   const tasks = data.tasks ?? [];
   if (!Array.isArray(tasks) || !tasks.every((t) => typeof t === "string")) {
     throw new GraphInputError(`${file}: tasks must be an array of module paths`);
