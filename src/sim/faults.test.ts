@@ -8,6 +8,13 @@ describe("parseFaults refuses what it cannot read", () => {
       "bad rate for fault death: '' (expected a number ≥ 0)",
     );
   });
+  test("a rate too small for a number, or not decimal, is refused, not read as 0 or taken", () => {
+    expect(() => parseFaults("death=1e-400")).toThrow(
+      "bad rate for fault death: '1e-400' (too small to tell from 0, which turns the fault off)",
+    );
+    expect(() => parseFaults("death=0x1")).toThrow("bad rate for fault death: '0x1'");
+    expect(parseFaults("death=0,steal=2.5e-3")).toMatchObject({ death: 0, steal: 0.0025 });
+  });
   test("an empty list is refused, not read as none", () => {
     expect(() => parseFaults("")).toThrow("empty fault list: give all, none or kind[=rate],…");
     expect(() => parseFaults("  ")).toThrow(/empty fault list/);

@@ -109,8 +109,15 @@ export function faultRateProblem(kind: FaultKind, rate: number): string | null {
 
 /** The rate of one `kind=rate` part: the text after `=`, which must be one number. */
 function parseRate(kind: FaultKind, text: string): number {
-  // Number("") is 0: an empty rate must not turn the fault off unnoticed.
-  const r = text === "" ? Number.NaN : Number(text);
+  // Number("") is 0: an empty rate must not turn the fault off unnoticed; nor may a
+  // rate too small for a double (1e-400 reads as 0), nor a hexadecimal one.
+  const decimal = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text);
+  const r = decimal ? Number(text) : Number.NaN;
+  if (r === 0 && /[1-9]/.test(text.split(/e/i)[0] as string)) {
+    throw new Error(
+      `bad rate for fault ${kind}: '${text}' (too small to tell from 0, which turns the fault off)`,
+    );
+  }
   const problem = faultRateProblem(kind, r);
   if (problem !== null) throw new Error(`bad rate for fault ${kind}: '${text}' (${problem})`);
   return r;
