@@ -6,6 +6,7 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { setOwnKey } from "../util/ownKey.ts";
 import { showValue } from "../util/showValue.ts";
 import { DatasetError } from "./errors.ts";
 import { Future } from "./future.ts";
@@ -115,12 +116,7 @@ export function decodeDataset(
       return;
     }
     // Defined, not assigned: an own "__proto__" key stays a key.
-    Object.defineProperty(parent, steps[steps.length - 1], {
-      value: f,
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
+    setOwnKey(parent, steps[steps.length - 1] as PathStep, f);
   });
   return { value, futures };
 }

@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
+import { setOwnKey } from "../util/ownKey.ts";
 import type { DataStore } from "../worker/state/dataStore.ts";
 import { TaskError } from "../worker/state/errorMessage.ts";
 import type { StateMachineEvent } from "../worker/state/events.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
 import { instructionWithSetsSorted, stateWithSetsSorted } from "./conformanceSets.ts";
 import { eventFromDict } from "./daskJson/events.ts";
-import { DaskDictError, type Dict, FieldReader, isDict, setKey } from "./daskJson/fields.ts";
+import { DaskDictError, type Dict, FieldReader, isDict } from "./daskJson/fields.ts";
 import { instructionToDict } from "./daskJson/instructions.ts";
 import { stateSnapshot } from "./daskJson/snapshot.ts";
 import { recordedSizeof, recordedTypeName } from "./daskJson/values.ts";
@@ -226,7 +227,7 @@ function normalize(v: unknown): unknown {
   if (v instanceof Map) return normalize(Object.fromEntries(v));
   if (isDict(v)) {
     const out: Dict = {};
-    for (const k of Object.keys(v).sort()) setKey(out, k, normalize(v[k]));
+    for (const k of Object.keys(v).sort()) setOwnKey(out, k, normalize(v[k]));
     return out;
   }
   return v;

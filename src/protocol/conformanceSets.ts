@@ -1,4 +1,5 @@
-import { type Dict, isDict, setKey } from "./daskJson/fields.ts";
+import { setOwnKey } from "../util/ownKey.ts";
+import { type Dict, isDict } from "./daskJson/fields.ts";
 import { compareCodePoints } from "./daskJson/instructions.ts";
 
 /*
@@ -48,14 +49,14 @@ export function stateWithSetsSorted(state: Dict): Dict {
     const m = state[f];
     if (!isDict(m)) continue;
     const sorted: Dict = {};
-    for (const [w, keys] of Object.entries(m)) setKey(sorted, w, sortedCopy(keys));
+    for (const [w, keys] of Object.entries(m)) setOwnKey(sorted, w, sortedCopy(keys));
     out[f] = sorted;
   }
   const tasks = state.tasks;
   if (isDict(tasks)) {
     const sorted: Dict = {};
     for (const [k, ts] of Object.entries(tasks)) {
-      setKey(sorted, k, isDict(ts) ? withListsSorted(ts, TASK_SETS) : ts);
+      setOwnKey(sorted, k, isDict(ts) ? withListsSorted(ts, TASK_SETS) : ts);
     }
     out.tasks = sorted;
   }

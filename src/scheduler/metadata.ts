@@ -6,6 +6,8 @@
  * copied (structured-cloned), and get them back so.
  */
 
+import { setOwnKey } from "../util/ownKey.ts";
+
 type Tree = Record<string, unknown>;
 
 function isTree(v: unknown): v is Tree {
@@ -27,7 +29,7 @@ export class Metadata {
       const next = at[keys[i]];
       if (next === undefined) {
         const made: Tree = Object.create(null);
-        define(at, keys[i], made);
+        setOwnKey(at, keys[i], made);
         at = made;
       } else if (
         isTree(next) ||
@@ -40,7 +42,7 @@ export class Metadata {
         );
       }
     }
-    define(at, keys[keys.length - 1], value);
+    setOwnKey(at, keys[keys.length - 1], value);
   }
 
   /** The value at `keys` (the whole tree for none), or `found: false`. */
@@ -52,9 +54,4 @@ export class Metadata {
     }
     return { found: true, value: at };
   }
-}
-
-/** Defined, not assigned: a key such as `__proto__` stays a key. */
-function define(tree: Tree, key: string, value: unknown): void {
-  Object.defineProperty(tree, key, { value, writable: true, enumerable: true, configurable: true });
 }

@@ -3,21 +3,14 @@
  * comment of `../clusterDump.ts`).
  */
 
+import { setOwnKey } from "../../util/ownKey.ts";
 import { type Ctx, child, describe, type PathNode } from "./errors.ts";
 import { listReprToTupleRepr, pyStr } from "./pyRepr.ts";
 import type { DumpList, DumpObject, DumpValue } from "./values.ts";
 
 function setProp(obj: DumpObject, key: string, value: DumpValue): void {
-  if (key === "__proto__") {
-    Object.defineProperty(obj, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    obj[key] = value;
-  }
+  if (key === "__proto__") setOwnKey(obj, key, value);
+  else obj[key] = value;
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);

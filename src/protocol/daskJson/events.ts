@@ -1,3 +1,4 @@
+import { setOwnKey } from "../../util/ownKey.ts";
 import { showValue } from "../../util/showValue.ts";
 import { TaskError } from "../../worker/state/errorMessage.ts";
 import {
@@ -24,7 +25,7 @@ import {
   UnpauseEvent,
   UpdateDataEvent,
 } from "../../worker/state/events.ts";
-import { DaskDictError, type Dict, FieldReader, isDict, setKey } from "./fields.ts";
+import { DaskDictError, type Dict, FieldReader, isDict } from "./fields.ts";
 import { encodeValue, RecordedValue } from "./values.ts";
 
 /** How a recorded value (`{"typename", "sizeof", "value"|"repr"}`) becomes a JS value. */
@@ -211,7 +212,7 @@ function keysOf(m: ReadonlyMap<string, unknown>): string[] {
 
 function mapToDict<V, W>(m: ReadonlyMap<string, V>, f: (v: V) => W): Dict {
   const out: Dict = {};
-  for (const [k, v] of m) setKey(out, k, f(v));
+  for (const [k, v] of m) setOwnKey(out, k, f(v));
   return out;
 }
 

@@ -25,15 +25,6 @@ export class DaskDictError extends Error {
 export type Dict = Record<string, unknown>;
 
 /** An object that is not a list: the shape of every Dask dict. */
-/**
- * Set `d[key]` as an own property: a key named `__proto__` (a task key, a worker
- * address: any string) is a key like any other, where `d[key] = value` would set
- * the object's prototype instead, and the key vanish.
- */
-export function setKey(d: Dict, key: string, value: unknown): void {
-  Object.defineProperty(d, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 function isSafeInteger(v: unknown): v is number {
   return Number.isSafeInteger(v);
 }

@@ -1,6 +1,7 @@
+import { setOwnKey } from "../../util/ownKey.ts";
 import type { TaskState } from "../../worker/state/taskState.ts";
 import type { WorkerState } from "../../worker/state/workerState.ts";
-import { type Dict, setKey } from "./fields.ts";
+import type { Dict } from "./fields.ts";
 import { sortedStrings } from "./instructions.ts";
 
 function keys(tss: Iterable<TaskState>): string[] {
@@ -15,7 +16,7 @@ function num(n: number | null): number | null {
 
 function resources(m: ReadonlyMap<string, number>): Dict {
   const out: Dict = {};
-  for (const k of sortedStrings(m.keys())) setKey(out, k, num(m.get(k) as number));
+  for (const k of sortedStrings(m.keys())) setOwnKey(out, k, num(m.get(k) as number));
   return out;
 }
 
@@ -45,7 +46,7 @@ function workerKeys(m: ReadonlyMap<string, ReadonlySet<string>>, omitEmpty: bool
   for (const w of sortedStrings(m.keys())) {
     const ks = m.get(w) as ReadonlySet<string>;
     if (omitEmpty && ks.size === 0) continue;
-    setKey(out, w, sortedStrings(ks));
+    setOwnKey(out, w, sortedStrings(ks));
   }
   return out;
 }
@@ -57,12 +58,12 @@ function workerKeys(m: ReadonlyMap<string, ReadonlySet<string>>, omitEmpty: bool
 export function stateSnapshot(ws: WorkerState): Dict {
   const tasks: Dict = {};
   for (const k of sortedStrings(ws.tasks.keys()))
-    setKey(tasks, k, taskSnapshot(ws.tasks.get(k) as TaskState));
+    setOwnKey(tasks, k, taskSnapshot(ws.tasks.get(k) as TaskState));
   const dataNeeded: Dict = {};
   for (const w of sortedStrings(ws.dataNeeded.keys())) {
     const heap = ws.dataNeeded.get(w);
     if (heap === undefined || heap.size === 0) continue;
-    setKey(dataNeeded, w, keys(heap));
+    setOwnKey(dataNeeded, w, keys(heap));
   }
   return {
     tasks,
