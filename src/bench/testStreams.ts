@@ -6,6 +6,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import { eventToDict } from "../protocol/daskJson/events.ts";
+import { ComputeTaskEvent } from "../worker/state/events.ts";
 
 /** The final line the one-task stream ends with. */
 export const ONE_TASK_FINAL = { events: 2, instructions: 2, transition_counter: 4, tasks: 1 };
@@ -28,24 +30,9 @@ export function writeOneTaskStream(
   name: string,
   final: Record<string, number> = ONE_TASK_FINAL,
 ): void {
-  const compute = {
-    cls: "ComputeTaskEvent",
-    stimulus_id: "c1",
-    key: "x-1",
-    run_id: 1,
-    who_has: {},
-    nbytes: {},
-    priority: [0, 1],
-    duration: 1.0,
-    run_spec: null,
-    function: null,
-    args: null,
-    kwargs: null,
-    resource_restrictions: {},
-    actor: false,
-    annotations: {},
-    span_id: null,
-  };
+  const compute = eventToDict(
+    ComputeTaskEvent.dummy("x-1", { stimulusId: "c1", runId: 1, priority: [0, 1] }),
+  );
   const done = {
     cls: "ExecuteSuccessEvent",
     stimulus_id: "e1",

@@ -2,6 +2,8 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventToDict } from "../protocol/daskJson/events.ts";
+import { ComputeTaskEvent } from "../worker/state/events.ts";
 import { formatReport } from "./formatReport.ts";
 import { replayFile } from "./replayFile.ts";
 import { sharedPath, tempDir } from "./testPaths.ts";
@@ -99,24 +101,7 @@ describe("stimulus streams", () => {
   it("reports where the state machine raises, with the story", async () => {
     const header = treeLines[0];
     const events = [
-      {
-        cls: "ComputeTaskEvent",
-        stimulus_id: "c1",
-        key: "x",
-        run_id: 1,
-        who_has: {},
-        nbytes: {},
-        priority: [0],
-        duration: 1,
-        run_spec: null,
-        function: null,
-        args: null,
-        kwargs: null,
-        resource_restrictions: {},
-        actor: false,
-        annotations: {},
-        span_id: null,
-      },
+      eventToDict(ComputeTaskEvent.dummy("x", { stimulusId: "c1", runId: 1 })),
       // y was never computed here: the seed asserts that a finished task is known.
       {
         cls: "ExecuteSuccessEvent",
