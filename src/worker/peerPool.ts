@@ -73,7 +73,6 @@ export class PeerPool {
       void comm.closed.then(() => {
         if (this.clients.get(address) === p) this.clients.delete(address);
       });
-      if (this.closed) comm.abort();
       this.learning.set(p, comm);
       try {
         await this.learnLimit(client, address);
@@ -156,12 +155,11 @@ export class PeerPool {
     p.then((c) => c.comm.abort(error)).catch(() => {});
   }
 
-  /** Close every connection. */
+  /** Close every connection, as {@link remove} closes one (those still being made too). */
   async closeAll(): Promise<void> {
     this.closed = true;
     const all = [...this.clients.values()];
-    this.clients.clear();
-    for (const comm of this.learning.values()) comm.abort();
-    await Promise.allSettled(all.map((p) => p.then((c) => c.comm.abort())));
+    for (const address of [...this.clients.keys()]) this.remove(address);
+    await Promise.allSettled(all);
   }
 }
