@@ -170,9 +170,8 @@ export class TcpComm extends CommBase {
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
     socket.on("end", () => this.onEnd());
     socket.on("error", (err: NodeJS.ErrnoException) => {
-      const reset = err.code === "ECONNRESET" || err.code === "EPIPE";
       this.endError ??=
-        reset && !this.receivedAny && this.silentResetHint !== null && !this.closing
+        isReset(err) && !this.receivedAny && this.silentResetHint !== null && !this.closing
           ? new CommClosedError(
               `connection to ${this.peerAddress} closed before anything arrived: ${this.silentResetHint}`,
               { cause: err },
@@ -237,8 +236,7 @@ export class TcpComm extends CommBase {
    * log can tell (the reset says nothing). Empty otherwise.
    */
   private resetHint(err: NodeJS.ErrnoException): string {
-    const reset = err.code === "ECONNRESET" || err.code === "EPIPE";
-    if (!reset || this.largestUnanswered < SUSPECT_MESSAGE_BYTES) return "";
+    if (!isReset(err) || this.largestUnanswered < SUSPECT_MESSAGE_BYTES) return "";
     return ` (after a message of ${formatBytes(this.largestUnanswered)} was sent to it: larger than the peer's --max-message-bytes? Its log says)`;
   }
 
@@ -452,6 +450,11 @@ const TLS_REFUSAL =
 /** Why a peer may close a connection in the middle of the TLS handshake. */
 const TLS_HANGUP =
   "does it listen on tcp:// rather than tls://, or refuse this process's certificate (is it signed by the CA the peer trusts)?";
+
+/** The peer reset the connection (or it was reset under a write). */
+function isReset(err: NodeJS.ErrnoException): boolean {
+  return err.code === "ECONNRESET" || err.code === "EPIPE";
+}
 
 /** What tells a listener's connections apart: the peer's address and port. */
 function connectionKey(socket: Socket): string {
