@@ -135,10 +135,8 @@ export function wait<T>(
           if (++count === needed) finish();
         }),
       );
-      if (settled) {
-        stopWaiting();
-        return;
-      }
+      // Settled by a future done already (whose stop does nothing): finish stopped the rest.
+      if (settled) return;
     }
     // Node fires a timer of more than 2^31 - 1 ms (or Infinity) at once: no timer then.
     if (timeout !== undefined && timeout <= MAX_TIMER_MS) {
