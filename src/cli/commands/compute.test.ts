@@ -177,6 +177,26 @@ describe("weft run, scheduler, worker", () => {
     expect(JSON.parse(only.out)).toEqual({ total: 25 });
   });
 
+  it("weft run --key names a key exactly, commas and spaces kept, beside --keys", async () => {
+    const tupleKeys = jsonFile("tuple.json", {
+      graph: {
+        "('x', 0)": ["inc", 1],
+        "('x', 1)": ["inc", 2],
+        " y ": ["add", "('x', 0)", 10],
+        z: ["inc", 5],
+      },
+      tasks: [BENCH_TASKS],
+    });
+    const args = ["run", tupleKeys, "--executor", "inline", "--no-progress"];
+    const r = await weft([...args, "--key", "('x', 0)", "--key", " y ", "--keys", "z"]);
+    expect(r.err).toBe("");
+    expect(JSON.parse(r.out)).toEqual({ "('x', 0)": 2, " y ": 12, z: 6 });
+    // --keys splits at the commas of a tuple key: the parts are no keys.
+    const split = await weft([...args, "--keys", "('x', 1)"]);
+    expect(split.code).toBe(2);
+    expect(split.err).toMatch(/no key "\('x'"/);
+  });
+
   it("weft run --http-address serves the embedded scheduler's status page while it computes", async () => {
     const r = await weft([
       "run",
@@ -378,6 +398,9 @@ describe("weft run, scheduler, worker", () => {
     ]);
     expect(noKey.code).toBe(2);
     expect(noKey.err).toMatch(/no key "zz"/);
+    const noneNamed = await weft(["run", jsonFile("k0.json", GRAPH), "--keys", " , "]);
+    expect(noneNamed.code).toBe(2);
+    expect(noneNamed.err).toBe("weft run: --keys names no key\n");
     expect(noKey.err).not.toMatch(/tasks \(/); // no progress line before the error
     const cycle = await weft(["run", jsonFile("c.json", { a: ["inc", "a"] }), "--no-progress"]);
     expect(cycle.code).toBe(2);

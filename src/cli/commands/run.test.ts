@@ -31,7 +31,7 @@ async function run(
   const log = new Sink();
   await runGraph(
     file,
-    { tasks: [], upload: [], progress: false, logLevel: "error", ...more },
+    { tasks: [], upload: [], key: [], progress: false, logLevel: "error", ...more },
     ctx,
     log,
   );

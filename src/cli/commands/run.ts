@@ -49,6 +49,7 @@ interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {
   readonly taskStream?: string;
   readonly profile?: string;
   readonly keys?: string;
+  readonly key: readonly string[];
   readonly progress: boolean;
   readonly validate?: boolean;
   readonly connectTimeout?: string;
@@ -121,6 +122,21 @@ const QUIET_LEVELS: readonly string[] = ["error", "fatal", "silent"];
 /** The most workers an embedded cluster may have: each is a thread pool in this process. */
 const MAX_WORKERS = 256;
 
+/**
+ * The keys `--keys` (comma-separated, trimmed) and `--key` (each exactly as written:
+ * Dask's tuple keys hold commas) name, or undefined for the input's default.
+ */
+function wantedKeys(opts: Pick<RunOptions, "keys" | "key">): string[] | undefined {
+  if (opts.keys === undefined && opts.key.length === 0) return undefined;
+  const listed = (opts.keys ?? "")
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
+  const keys = [...new Set([...listed, ...opts.key])];
+  if (keys.length === 0) throw new Error("--keys names no key");
+  return keys;
+}
+
 /** `weft run FILE`: compute the graph, print `{key: value}` as JSON on stdout. */
 export async function runGraph(
   file: string,
@@ -136,7 +152,9 @@ export async function runGraph(
   let secure: { tls?: TlsCredentials } = {};
   let connectTimeoutMs: number;
   let memoryLimit: number | "auto" | undefined;
+  let wanted: string[] | undefined;
   try {
+    wanted = wantedKeys(opts);
     if (opts.scheduler === undefined && opts.connectTimeout !== undefined) {
       throw new Error("--connect-timeout applies with --scheduler only");
     }
@@ -197,7 +215,7 @@ export async function runGraph(
     ctx.exitCode = EXIT.usage;
     return;
   }
-  const keys = opts.keys?.split(",").map((k) => k.trim()) ?? input.keys;
+  const keys = wanted ?? input.keys;
   // An embedded worker that fails to start (a --tasks module that does not load) logs
   // it at error level, with the stack, once per pool thread: a multi-KB JSON record
   // beside the one-line error below that says the same. Held until the cluster has
@@ -419,6 +437,12 @@ export function runCommand(ctx: CliContext): Command {
     .option(
       "--keys <list>",
       "comma-separated keys to compute (default: the file's keys, else the graph's sinks)",
+    )
+    .option(
+      "--key <key>",
+      "a key to compute, exactly as written (commas and spaces included, as in \"('x', 0)\"); repeat for more, with --keys too",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
     )
     .option(
       "--http-address <address>",
