@@ -1410,7 +1410,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * Dask's cluster dumps. `weft replay FILE` replays each worker from it and
    * `weft story KEY… FILE` tells a task's story across the cluster.
    * `filename` gets the extension of `format` (`.msgpack.gz`, the default,
-   * or `.yaml`) unless it has it. A worker that cannot be asked has the text
+   * or `.yaml`) unless it has one of that format's that `weft replay` reads
+   * (`.msgpack`, `.yml`, `.yaml.gz`, …): then it is written so, gzipped or
+   * not. A worker that cannot be asked has the text
    * of the error in its place. Resolves with the path written.
    */
   async dumpClusterState(

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -69,6 +69,10 @@ describe("dumpClusterState", () => {
     expect(dumpFileName("d.msgpack.gz", "msgpack")).toBe("d.msgpack.gz");
     expect(dumpFileName("d.yaml", "yaml")).toBe("d.yaml");
     expect(dumpFileName("d.yaml", "msgpack")).toBe("d.yaml.msgpack.gz");
+    expect(dumpFileName("d.yaml.gz", "yaml")).toBe("d.yaml.gz");
+    expect(dumpFileName("d.YML", "yaml")).toBe("d.YML");
+    expect(dumpFileName("d.msgpack", "msgpack")).toBe("d.msgpack");
+    expect(dumpFileName("d.msgpack", "yaml")).toBe("d.msgpack.yaml");
     const { client } = await testCluster({ workers: 1 });
     await expect(client.dumpClusterState("")).rejects.toThrow(
       /dumpClusterState: the file name must be a non-empty string/,
@@ -77,6 +81,23 @@ describe("dumpClusterState", () => {
       /format must be "msgpack" or "yaml", got "json"/,
     );
     await expect(client.dumpClusterState(join(dir, "no-such-dir", "d"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("writes a name with any dump extension of its format in that encoding, read back by it", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    await client.submit("inc", 1);
+    const named = [
+      ["n.yaml.gz", "yaml", true],
+      ["n.yml", "yaml", false],
+      ["n.msgpack", "msgpack", false],
+    ] as const;
+    for (const [name, format, gzipped] of named) {
+      const path = await client.dumpClusterState(join(dir, name), { format });
+      expect(path).toBe(join(dir, name));
+      const bytes = await readFile(path);
+      expect(bytes[0] === 0x1f && bytes[1] === 0x8b).toBe(gzipped);
+      expect((await loadDump(path)).workers.size).toBe(1);
+    }
   });
 
   it("weft dump writes the file and says how to read it", async () => {

@@ -81,7 +81,7 @@ export function dumpCommand(ctx: CliContext): Command {
     )
     .option(
       "-o, --output <file>",
-      "the file (default: weft-cluster-dump); .msgpack.gz or .yaml is added unless it has it",
+      "the file (default: weft-cluster-dump); .msgpack.gz or .yaml is added unless it ends in one of the format's (.msgpack[.gz], .yaml[.gz], .yml[.gz]): then written so, gzipped or not",
     )
     .option(
       "--format <format>",

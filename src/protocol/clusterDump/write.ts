@@ -23,11 +23,16 @@ function versions(): Record<string, unknown> {
   };
 }
 
-/** `filename` with the extension of `format` (as Dask adds `.msgpack.gz` or `.yaml`). */
+/**
+ * `filename` with the extension of `format` (as Dask adds `.msgpack.gz` or
+ * `.yaml`) unless it has one of the format's that the readers take
+ * (`.msgpack`, `.msgpack.gz`; `.yaml`, `.yml`, `.yaml.gz`, `.yml.gz`): then
+ * it is written in that one, gzipped or not (`writeClusterDump`).
+ */
 export function dumpFileName(filename: string, format: ClusterDumpFormat): string {
   const encoding = dumpEncodingOf(filename);
-  const wanted = format === "msgpack" ? "msgpack.gz" : "yaml";
-  return encoding === wanted ? filename : `${filename}.${wanted}`;
+  if (encoding?.startsWith(format)) return filename;
+  return `${filename}.${format === "msgpack" ? "msgpack.gz" : "yaml"}`;
 }
 
 /**
@@ -45,17 +50,21 @@ export function clusterDump(
   return { scheduler, workers, versions: { scheduler: versions(), workers: workerVersions } };
 }
 
-/** Write `dump` to `path` in `format`. */
+/**
+ * Write `dump` to `path` in `format`, gzipped if the name ends in `.gz`, or
+ * has no dump extension and `format` is msgpack.
+ */
 export async function writeClusterDump(
   dump: Record<string, unknown>,
   path: string,
   format: ClusterDumpFormat,
 ): Promise<void> {
-  if (format === "msgpack") {
-    // Plain msgpack maps and arrays, as Python's msgpack writes and reads them.
-    const packr = new Packr({ useRecords: false, variableMapSize: true });
-    await writeFile(path, gzipSync(packr.pack(dump)));
-  } else {
-    await writeFile(path, stringifyForPyYaml(dump));
-  }
+  // Plain msgpack maps and arrays, as Python's msgpack writes and reads them.
+  const bytes =
+    format === "msgpack"
+      ? new Packr({ useRecords: false, variableMapSize: true }).pack(dump)
+      : Buffer.from(stringifyForPyYaml(dump));
+  // Read back by the name's extension: gzipped when it says so (Dask's default, .msgpack.gz).
+  const gzipped = dumpEncodingOf(path)?.endsWith(".gz") ?? format === "msgpack";
+  await writeFile(path, gzipped ? gzipSync(bytes) : bytes);
 }
