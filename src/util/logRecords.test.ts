@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { LogRecords, logCountProblem, MAX_FIELD_CHARS } from "./logRecords.ts";
+import { LogRecords, logCountProblem, MAX_FIELD_CHARS, MAX_MESSAGE_CHARS } from "./logRecords.ts";
 
 /** A pino logger writing into `lines`. */
 function logger(level: string, lines: string[]) {
@@ -55,6 +55,19 @@ describe("LogRecords", () => {
     });
     expect(got[2].fields?.long).toBe(`${"y".repeat(MAX_FIELD_CHARS - 1)}…`);
     expect(got[3]).not.toHaveProperty("fields");
+  });
+
+  it("cuts a long message and error, as it cuts fields", () => {
+    const records = new LogRecords(10);
+    const log = records.wrap(logger("info", []));
+    const long = "z".repeat(MAX_MESSAGE_CHARS + 5);
+    log.info(long);
+    log.error({ err: new Error(long) }, "%s", long);
+    const [plain, failed] = records.recent();
+    const cut = `${"z".repeat(MAX_MESSAGE_CHARS - 1)}…`;
+    expect(plain.msg).toBe(cut);
+    expect(failed.msg).toBe(cut);
+    expect(failed.err).toBe(`Error: ${"z".repeat(MAX_MESSAGE_CHARS - 8)}…`);
   });
 
   it("keeps the last records only, and nothing with length 0", () => {

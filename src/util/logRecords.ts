@@ -18,11 +18,11 @@ export interface LogRecord {
   readonly time: number;
   /** pino's level label: `"trace"`, `"debug"`, `"info"`, `"warn"`, `"error"`, `"fatal"`. */
   readonly level: string;
-  /** The message. */
+  /** The message, cut to {@link MAX_MESSAGE_CHARS} characters. */
   readonly msg: string;
   /** The logger's `name` (`weft.worker`, a child's own), when it has one. */
   readonly name?: string;
-  /** `"Name: message"` of the error logged with it (pino's `err` field), if any. */
+  /** `"Name: message"` of the error logged with it (pino's `err` field), if any, cut as `msg` is. */
   readonly err?: string;
   /**
    * The context logged with it (pino's merge object: the task's `key`, the
@@ -36,6 +36,18 @@ export interface LogRecord {
 
 /** The longest string field kept in a record; longer ones are cut, ending in "…". */
 export const MAX_FIELD_CHARS = 1000;
+
+/**
+ * The longest message (and error) kept in a record; longer ones are cut, ending
+ * in "…". A message quoting a huge value would otherwise be held, up to `length`
+ * times over, and sent whole to every client reading the logs.
+ */
+export const MAX_MESSAGE_CHARS = 10_000;
+
+/** `text` cut to `max` characters, ending in "…" if it was. */
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
 
 const LEVELS: ReadonlySet<string> = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);
 
@@ -113,9 +125,9 @@ export class LogRecords {
     this.records.push({
       time: Date.now(),
       level,
-      msg,
+      msg: cut(msg, MAX_MESSAGE_CHARS),
       ...(name !== undefined ? { name } : {}),
-      ...(err !== undefined ? { err } : {}),
+      ...(err !== undefined ? { err: cut(err, MAX_MESSAGE_CHARS) } : {}),
       ...(fields !== undefined ? { fields } : {}),
     });
   }
@@ -130,7 +142,7 @@ function plainFields(
     if (k === "err") continue;
     let kept: string | number | boolean | null;
     if (typeof v === "string") {
-      kept = v.length > MAX_FIELD_CHARS ? `${v.slice(0, MAX_FIELD_CHARS - 1)}…` : v;
+      kept = cut(v, MAX_FIELD_CHARS);
     } else if (typeof v === "number" || typeof v === "boolean" || v === null) kept = v;
     else if (typeof v === "bigint") kept = String(v);
     else continue;
