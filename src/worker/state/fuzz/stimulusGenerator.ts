@@ -252,18 +252,36 @@ export class StimulusGenerator {
     if (!forWaiters && ts !== undefined && c.hasActiveDependent(ts)) return false;
     for (const d of spec.deps) if (d !== takenOver && c.assigned.has(d)) return false;
     for (const d of spec.deps) if (!this.fetchable(d)) return false;
-    if (ts !== undefined && ts.comingFrom !== null) {
+    const hazard = ts === undefined ? null : this.seedHazardOfComputing(ts, spec);
+    if (hazard !== null) {
+      this.skip(hazard);
+      return false;
+    }
+    if (ts !== undefined && (ts.state === "fetch" || ts.state === "error")) {
+      if (this.viaReleasedConflicts(ts, spec)) {
+        this.skip("compute: fetch/error->waiting would raise RecommendationsConflict (seed bug)");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Why compute-task of `ts`, already here, would meet a seed bug (the skip reason),
+   * or null.
+   */
+  private seedHazardOfComputing(ts: TaskState, spec: KeySpec): string | null {
+    if (ts.comingFrom !== null) {
       // See fetchable(): computing a task in flight links it to its dependencies; one
       // of them in the same transfer makes that transfer a time bomb.
       const transfer = this.ws.inFlightWorkers.get(ts.comingFrom);
       for (const d of spec.deps) {
         if (transfer?.has(d)) {
-          this.skip("compute: task in flight with a dependency in the same transfer (seed bug)");
-          return false;
+          return "compute: task in flight with a dependency in the same transfer (seed bug)";
         }
       }
     }
-    if (ts !== undefined && NO_DEPENDENCY_FETCH.has(ts.state)) {
+    if (NO_DEPENDENCY_FETCH.has(ts.state)) {
       // A seed bug, faithfully ported: from these states compute-task does not go
       // through released -> waiting, so nothing recommends fetch for the dependencies,
       // yet _update_who_has gives them the new who_has. A dependency in missing is then
@@ -273,20 +291,11 @@ export class StimulusGenerator {
       // ComputeTask(y, who_has={x: [w]}).
       for (const d of spec.deps) {
         if (this.ws.tasks.get(d)?.state === "missing") {
-          this.skip(
-            "compute: a task in flight/cancelled/resumed with a missing dependency (seed bug)",
-          );
-          return false;
+          return "compute: a task in flight/cancelled/resumed with a missing dependency (seed bug)";
         }
       }
     }
-    if (ts !== undefined && (ts.state === "fetch" || ts.state === "error")) {
-      if (this.viaReleasedConflicts(ts, spec)) {
-        this.skip("compute: fetch/error->waiting would raise RecommendationsConflict (seed bug)");
-        return false;
-      }
-    }
-    return true;
+    return null;
   }
 
   /**
@@ -372,13 +381,23 @@ export class StimulusGenerator {
 
   /**
    * compute-task again, with a new run_id, for a task already waiting, queued or
-   * running here. The published fuzz vectors hold such events; the seed logs them and
-   * takes the new run_id, and looks at nothing else in them.
+   * running here, or asked for while in flight (resumed(flight->waiting)). The
+   * published fuzz vectors hold such events; for the first the seed logs them and
+   * takes the new run_id and looks at nothing else in them, the last it recommends
+   * waiting again.
    */
   private recompute(): StateMachineEvent | null {
-    const keys = this.keysInStates(READY_OR_PROCESSING, 1);
+    const keys: string[] = [];
+    for (const ts of this.ws.tasks.values()) {
+      const resumedForCompute =
+        ts.state === "resumed" && ts.next === "waiting" && this.cluster.assigned.has(ts.key);
+      if (READY_OR_PROCESSING.has(ts.state) || resumedForCompute) keys.push(ts.key);
+    }
     if (keys.length === 0) return this.skip("recompute: no task processing here");
-    return this.computeTaskEvent(this.cluster.spec(keys[0]), "recompute");
+    const spec = this.cluster.spec(this.rng.pick(keys));
+    const ts = this.ws.tasks.get(spec.key) as TaskState;
+    const hazard = this.seedHazardOfComputing(ts, spec);
+    return hazard === null ? this.computeTaskEvent(spec, "recompute") : this.skip(hazard);
   }
 
   /**
