@@ -318,8 +318,14 @@ export class FakeCluster {
           }
           break;
         case "TaskErredMsg":
-        case "RescheduleMsg":
+          // Also for a fetched task whose transfer failed: not only those assigned here.
           this.assigned.delete(inst.key);
+          break;
+        case "RescheduleMsg":
+          // Only a run the scheduler asked for here can be handed back.
+          if (!this.assigned.delete(inst.key) && !this.takenOver.has(inst.key)) {
+            throw new Error(`reschedule of ${inst.key}, which the scheduler did not ask for`);
+          }
           break;
         case "StealResponseMsg":
           if (inst.state === "ready" || inst.state === "constrained" || inst.state === "waiting") {
