@@ -37,6 +37,11 @@ describe("workerAddresses", () => {
     expect(await reachable(a.listen, a.contact as string)).toBe(true);
   });
 
+  it("toward a scheduler whose name does not resolve (yet), leaves the contact address to the Worker, never 0.0.0.0", async () => {
+    const a = await workerAddresses("tcp://0.0.0.0:0", "tcp://no-such-host.invalid:8786");
+    expect(a).toEqual({ listen: "tcp://0.0.0.0:0", contact: null });
+  });
+
   it("keeps the tls:// scheme of a worker listening on every interface", async () => {
     const a = await workerAddresses("tls://0.0.0.0:0", "tls://127.0.0.1:8786");
     expect(a.listen).toMatch(/^tls:\/\/0\.0\.0\.0:\d+$/);

@@ -3,7 +3,8 @@
  * A worker listening on every interface (`tcp://0.0.0.0:port`, or `tls://`) advertises
  * the address of the interface that routes to the scheduler (found with a
  * connected UDP socket, which sends nothing), on the same port; port 0 is
- * resolved to a free port first, so that both agree.
+ * resolved to a free port first, so that both agree. While the scheduler's name
+ * does not resolve, it advertises the machine's first external address.
  */
 
 import { createSocket } from "node:dgram";
@@ -18,7 +19,14 @@ export function localAddressToward(host: string): Promise<string> {
       socket.close();
       reject(err);
     });
-    socket.connect(9, host, () => {
+    // A name that does not resolve comes to this callback as its argument, not as an
+    // error event: the socket is then unbound (0.0.0.0), no address of this machine.
+    socket.connect(9, host, (err?: Error) => {
+      if (err instanceof Error) {
+        socket.close();
+        reject(err);
+        return;
+      }
       const { address } = socket.address();
       socket.close();
       resolve(address);
@@ -66,7 +74,15 @@ export async function workerAddresses(
     return { listen, contact: null };
   }
   const target = parseHostPort(toScheduler.location).host;
-  const ip = await localAddressToward(target === "" || target === "0.0.0.0" ? "127.0.0.1" : target);
+  let ip: string;
+  try {
+    ip = await localAddressToward(target === "" || target === "0.0.0.0" ? "127.0.0.1" : target);
+  } catch {
+    // A scheduler name that does not resolve yet (a service, a batch job's host), which
+    // the worker waits for: it advertises this machine's first external address (the
+    // Worker's own choice for a wildcard listener), not one routed toward the scheduler.
+    return { listen, contact: null };
+  }
   // The scheduler is reached over IPv6: listening on 0.0.0.0 (IPv4 only, the default)
   // would refuse the advertised address; `::` takes IPv6 and IPv4 alike.
   const any = host === "::" || isIPv6(ip) ? "::" : "0.0.0.0";
