@@ -133,6 +133,19 @@ export async function runWorker(
       opts.listen ??
       (splitScheme(scheduler).scheme === "tls" ? "tls://0.0.0.0:0" : "tcp://0.0.0.0:0");
     checkListenAddress("--listen", listenAt);
+    // In-process addresses reach nothing outside this process, and the scheduler, its
+    // clients and the other workers are all outside it: registered, the worker would be
+    // listed as running while every fetch from it failed.
+    for (const [flag, address] of [
+      ["--listen", listenAt],
+      ["--contact-address", opts.contactAddress],
+    ] as const) {
+      if (address !== undefined && splitScheme(address).scheme === "inproc") {
+        throw new Error(
+          `${flag} ${address}: the scheduler, clients and other workers are in other processes: give tcp:// (or tls://)`,
+        );
+      }
+    }
     const { listen, contact } = await workerAddresses(listenAt, scheduler);
     worker = new Worker({
       scheduler,

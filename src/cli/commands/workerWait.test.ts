@@ -64,6 +64,14 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
       code: 2,
       err: "weft worker: cannot start: --death-timeout must be a positive integer, got 0\n",
     });
+    // An in-process address: nobody outside this process could reach the worker.
+    for (const flag of ["--listen", "--contact-address"]) {
+      const inproc = await runWeft(["worker", "tcp://127.0.0.1:1", ...ARGS, flag, "inproc://x"]);
+      expect(inproc).toMatchObject({
+        code: 2,
+        err: `weft worker: cannot start: ${flag} inproc://x: the scheduler, clients and other workers are in other processes: give tcp:// (or tls://)\n`,
+      });
+    }
   });
 
   it("waits for a scheduler whose host name does not resolve yet (a service, a batch job's host), naming why at the end", async () => {
