@@ -14,7 +14,12 @@ import {
   type ConnectCliOptions,
   withClient,
 } from "./status.ts";
-import { noWorkerMatches, unmatchedWorkers, WORKER_SELECTOR } from "./workerSelectors.ts";
+import {
+  noWorkerMatches,
+  unmatchedWorkers,
+  WORKER_SELECTOR,
+  withSchemes,
+} from "./workerSelectors.ts";
 
 /** Options of `weft logs`. */
 export interface LogsCliOptions extends ConnectCliOptions {
@@ -103,7 +108,7 @@ export async function runLogs(
     const logs: { scheduler?: LogRecord[]; workers?: Record<string, LogRecord[]> } = {};
     if (opts.scheduler !== false) logs.scheduler = shown(await client.getSchedulerLogs(count));
     if (opts.workers !== false) {
-      const given = opts.worker ?? [];
+      const given = await withSchemes(client, opts.worker ?? []);
       // As retire and restart do: a --worker naming no worker (a typo, one gone) must
       // not look like a worker that logged nothing.
       for (const selector of await unmatchedWorkers(client, given)) {

@@ -20,7 +20,12 @@ import {
   type ConnectCliOptions,
   withClient,
 } from "./status.ts";
-import { noWorkerMatches, unmatchedWorkers, WORKER_SELECTOR } from "./workerSelectors.ts";
+import {
+  noWorkerMatches,
+  unmatchedWorkers,
+  WORKER_SELECTOR,
+  withSchemes,
+} from "./workerSelectors.ts";
 
 /** Options of `weft profile`. */
 export interface ProfileCliOptions extends ConnectCliOptions {
@@ -133,7 +138,7 @@ export async function runProfile(
     return;
   }
   await withClient("profile", { given: address }, opts, ctx, async (client) => {
-    const given = opts.worker ?? [];
+    const given = await withSchemes(client, opts.worker ?? []);
     // Said as weft logs says it; the workers that match are profiled all the same.
     const unmatched = await unmatchedWorkers(client, given);
     for (const selector of unmatched) {

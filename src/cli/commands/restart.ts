@@ -14,7 +14,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import { leadingScheduler, SCHEDULER_ARGUMENT, schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { timeoutMs } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
-import { WORKER_SELECTOR } from "./workerSelectors.ts";
+import { selectorsProblem, WORKER_SELECTOR, withSchemes } from "./workerSelectors.ts";
 
 /** Options of `weft restart`. */
 export interface RestartCliOptions extends ConnectCliOptions {
@@ -53,6 +53,8 @@ export async function runRestart(
     const unnamed = schedulerChoiceProblem(scheduler.given, opts.schedulerFile);
     if (unnamed !== null) throw new Error(unnamed);
     timeout = timeoutMs("--timeout", opts.timeout ?? "30000");
+    const badSelector = selectorsProblem(workers);
+    if (badSelector !== null) throw new Error(badSelector);
   } catch (err) {
     ctx.stderr.write(`weft restart: ${(err as Error).message}\n`);
     ctx.exitCode = EXIT.usage;
@@ -62,10 +64,13 @@ export async function runRestart(
   await withClient("restart", scheduler, opts, ctx, async (client) => {
     try {
       if (workers.length > 0) {
-        const { restarted, failed } = await client.restartWorkers(workers, {
-          timeoutMs: timeout,
-          waitForWorkers: wait,
-        });
+        const { restarted, failed } = await client.restartWorkers(
+          await withSchemes(client, workers),
+          {
+            timeoutMs: timeout,
+            waitForWorkers: wait,
+          },
+        );
         for (const w of restarted) ctx.stdout.write(`restarted ${w}\n`);
         for (const f of failed) ctx.stdout.write(`not restarted ${f.worker}: ${f.reason}\n`);
         if (failed.length > 0) ctx.exitCode = EXIT.differences;

@@ -11,7 +11,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import { leadingScheduler, SCHEDULER_ARGUMENT, schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { positiveInt } from "./serveUntil.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
-import { WORKER_SELECTOR } from "./workerSelectors.ts";
+import { selectorsProblem, WORKER_SELECTOR, withSchemes } from "./workerSelectors.ts";
 
 /** Options of `weft retire`. */
 export interface RetireCliOptions extends ConnectCliOptions {
@@ -35,6 +35,8 @@ export async function runRetire(
     const given =
       (workers.length > 0 ? 1 : 0) + (opts.n !== undefined ? 1 : 0) + (opts.idle ? 1 : 0);
     if (given > 1) throw new Error("give workers, --n or --idle, only one of them");
+    const badSelector = selectorsProblem(workers);
+    if (badSelector !== null) throw new Error(badSelector);
     if (given === 0) {
       throw new Error(
         "name the workers to retire (addresses, hosts or names), or give --n or --idle",
@@ -48,7 +50,8 @@ export async function runRetire(
     return;
   }
   await withClient("retire", scheduler, opts, ctx, async (client) => {
-    const { retired, failed } = await client.retireWorkers(which);
+    const named = Array.isArray(which) ? await withSchemes(client, which) : which;
+    const { retired, failed } = await client.retireWorkers(named);
     if (opts.json === true) {
       ctx.stdout.write(`${JSON.stringify({ retired, failed }, null, 2)}\n`);
     } else {

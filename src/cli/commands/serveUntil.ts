@@ -262,12 +262,23 @@ function messageFloorProblem(text: string | undefined, bytes: number | undefined
   return `--max-message-bytes must be at least 64KiB (a cluster's own messages, such as a worker's registration and heartbeats, need room), got ${JSON.stringify(text)} (${bytes} bytes${unitless})`;
 }
 
+/**
+ * `n`, read from `text`, if exact: past 2^53 a number is not (99999999999999999999
+ * reads as 1e20), and the check that then refused it said it must be ≥ 1.
+ */
+function exact(name: string, n: number, text: string): number {
+  if (!Number.isSafeInteger(n)) {
+    throw new Error(`${name} must be at most ${Number.MAX_SAFE_INTEGER}, got ${text}`);
+  }
+  return n;
+}
+
 /** Parse a positive integer option; throws a clear error. */
 export function positiveInt(name: string, text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1)
     throw new Error(`${name} must be a positive integer, got ${text}`);
-  return n;
+  return exact(name, n, text);
 }
 
 /** Parse an integer option ≥ 0; throws a clear error. */
@@ -276,7 +287,7 @@ export function nonNegativeInt(name: string, text: string): number {
   if (!Number.isInteger(n) || n < 0 || text.trim() === "") {
     throw new Error(`${name} must be an integer ≥ 0, got ${text}`);
   }
-  return n;
+  return exact(name, n, text);
 }
 
 /** Parse a timeout in milliseconds: a positive integer a timer can wait; throws a clear error. */

@@ -184,5 +184,28 @@ describe("weft retire", () => {
     expect(idleToo).toMatchObject({ code: 2, err: expect.stringContaining("only one of them") });
     const zero = await runWeft(["retire", "tcp://127.0.0.1:1", "--n", "0"]);
     expect(zero).toMatchObject({ code: 2, err: expect.stringContaining("--n must be a positive") });
+    // Not exact in a double: read as 1e20, it was refused by the client, as exit 1.
+    const huge = await runWeft(["retire", "tcp://127.0.0.1:1", "--n", "99999999999999999999"]);
+    expect(huge).toMatchObject({
+      code: 2,
+      err: "weft retire: --n must be at most 9007199254740991, got 99999999999999999999\n",
+    });
+    for (const command of ["retire", "restart"]) {
+      const empty = await runWeft([command, "tcp://127.0.0.1:1", "w", ""]);
+      expect(empty).toMatchObject({
+        code: 2,
+        err: expect.stringMatching(
+          new RegExp(`^weft ${command}: an empty worker selector names no worker`),
+        ),
+      });
+    }
+  });
+
+  it("takes a worker's host:port without its scheme, as the scheduler's address is taken", async () => {
+    const { cluster } = await testCluster({ workers: 2, protocol: "tcp" });
+    const [first] = cluster.workers;
+    const hostPort = first.address.replace(/^tcp:\/\//, "");
+    const r = await runWeft(["retire", cluster.address, hostPort]);
+    expect(r).toEqual({ code: 0, out: `retired ${first.address}\n`, err: "" });
   });
 });

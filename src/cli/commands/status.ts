@@ -99,7 +99,9 @@ export async function withClient(
   } catch (err) {
     ctx.stderr.write(`weft ${name}: ${(err as Error).message}
 `);
-    ctx.exitCode = EXIT.differences;
+    // The client's TypeError is its refusal of what it was given: bad usage, as the
+    // commands' help says, not a cluster that could not do it.
+    ctx.exitCode = err instanceof TypeError ? EXIT.usage : EXIT.differences;
   } finally {
     await client.close();
   }

@@ -6,7 +6,7 @@
  */
 
 import type { Client } from "../../client/client.ts";
-import { addressHostOrNull, namesWorker } from "../../util/address.ts";
+import { addressHostOrNull, namesWorker, parseHostPort, splitScheme } from "../../util/address.ts";
 
 /** What a worker selector may be, in the words of every command's help that takes one. */
 export const WORKER_SELECTOR =
@@ -37,4 +37,34 @@ export async function unmatchedWorkers(
  */
 export function noWorkerMatches(command: string, selector: string, address: string): string {
   return `weft ${command}: --worker ${selector}: no connected worker matches it (weft status ${address} lists them)`;
+}
+
+/** Why the worker selectors `given` cannot be used, before asking anyone, or null. */
+export function selectorsProblem(given: readonly string[]): string | null {
+  return given.some((selector) => selector.trim() === "")
+    ? `an empty worker selector names no worker: give ${WORKER_SELECTOR}`
+    : null;
+}
+
+/**
+ * `given`, with a selector written `host:port` (as the scheduler's address may be
+ * given) read as an address of the scheduler's scheme, as Dask reads one, unless a
+ * connected worker is named so: it otherwise matched no worker, addresses having
+ * their scheme.
+ */
+export async function withSchemes(client: Client, given: readonly string[]): Promise<string[]> {
+  if (!given.some(isHostPort)) return [...given];
+  const names = new Set((await client.workers()).map((w) => w.name));
+  const scheme = splitScheme(client.address).scheme;
+  return given.map((s) => (isHostPort(s) && !names.has(s) ? `${scheme}://${s}` : s));
+}
+
+/** Whether `selector` is `host:port` without a scheme. */
+function isHostPort(selector: string): boolean {
+  if (selector.includes("://")) return false;
+  try {
+    return parseHostPort(selector).host !== "";
+  } catch {
+    return false;
+  }
 }
