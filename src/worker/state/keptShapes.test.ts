@@ -74,4 +74,35 @@ describe("KEPT_SHAPES", () => {
     new WorkerState({ address: "127.0.0.1:2" });
     expect(keptWorkerState()).toBe(keeper);
   });
+
+  it("keeps nothing of the WorkerState whose constructor made it: the first one is collected", () => {
+    // In a fresh process, so that the WorkerState is the first and makes the keeper. The
+    // failures the keeper replays once held errors whose stacks held that constructor's
+    // receiver: the first state machine of every process (the first replay of
+    // bench:state) was never freed.
+    const script = `
+      const { WorkerState } = await import(process.argv[1]);
+      let ref;
+      (() => { ref = new WeakRef(new WorkerState({ address: "127.0.0.1:1", validate: false })); })();
+      await new Promise((r) => setImmediate(r));
+      gc();
+      gc();
+      console.log(JSON.stringify({ collected: ref.deref() === undefined }));
+    `;
+    const child = spawnSync(
+      process.execPath,
+      [
+        "--expose-gc",
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        script,
+        fileURLToPath(new URL("./workerState.ts", import.meta.url)),
+      ],
+      { encoding: "utf8", timeout: 30_000 },
+    );
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ collected: true });
+  });
 });

@@ -109,6 +109,20 @@ let keeperStarted = false;
 export function keepWorkerStateShapes(Ctor: new (o: WorkerStateOptions) => WorkerState): void {
   if (keeperStarted) return;
   keeperStarted = true;
+  // Errors made while shaping (the failures it replays, kept in its stimulus log)
+  // capture no stack: a captured stack holds its frames' receivers, among them the
+  // WorkerState whose constructor called this, which the keeper would then keep alive
+  // for the life of the process.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    keeper = shapedKeeper(Ctor);
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
+}
+
+function shapedKeeper(Ctor: new (o: WorkerStateOptions) => WorkerState): WorkerState {
   const ws = new Ctor({
     address: "127.0.0.1:1",
     nthreads: 1,
@@ -127,7 +141,7 @@ export function keepWorkerStateShapes(Ctor: new (o: WorkerStateOptions) => Worke
     ws[field] = big;
     ws[field] = before;
   }
-  keeper = ws;
+  return ws;
 }
 
 const WIDENED_FIELDS = [
