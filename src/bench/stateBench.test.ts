@@ -1,0 +1,76 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { writeOneTaskStream } from "./testStreams.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-state-bench-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+writeOneTaskStream(dir, "one");
+
+const here = (f: string): string => fileURLToPath(new URL(f, import.meta.url));
+
+/**
+ * Run in a child `node --expose-gc`: replays the one-task stream (2 warm-up, 3 timed
+ * runs) and prints, after each of the collections a replay makes before it starts,
+ * how many state machines that handled stimuli are still alive (the keeper aside).
+ * Counted by the 16 MB each is given to hold, not by WeakRefs: those keep their
+ * target alive until the synchronous run that made them ends.
+ */
+const ALIVE_AT_EACH_GC = `
+  const [stateBench, workerState, keptShapes, dir] = process.argv.slice(1);
+  const { runStateBench } = await import(stateBench);
+  const { WorkerState } = await import(workerState);
+  const { keptWorkerState } = await import(keptShapes);
+  const PAYLOAD = 2_000_000;
+  const handle = WorkerState.prototype.handleStimulus;
+  WorkerState.prototype.handleStimulus = function (...events) {
+    // The keeper (made, and driven, before keptWorkerState() returns it) is left out.
+    const keeper = keptWorkerState();
+    if (this.payload === undefined && keeper !== null && this !== keeper) {
+      this.payload = new Array(PAYLOAD).fill(0.5);
+    }
+    return handle.apply(this, events);
+  };
+  const realGc = globalThis.gc;
+  let calls = 0;
+  let base = 0;
+  const alive = [];
+  globalThis.gc = () => {
+    realGc();
+    if (++calls % 2 === 0) {
+      const used = process.memoryUsage().heapUsed;
+      if (calls === 2) base = used;
+      alive.push(Math.round((used - base) / (PAYLOAD * 8)));
+    }
+  };
+  const quiet = { write: () => true };
+  const code = runStateBench({ dir, runs: 3, warmup: 2, tasks: 0 }, { stdout: quiet, stderr: quiet }, "t");
+  console.log(JSON.stringify({ code, alive }));
+`;
+
+describe("runStateBench", () => {
+  it("collects the previous replay's state machine, warm-up or timed, before each replay", () => {
+    const child = spawnSync(
+      process.execPath,
+      [
+        "--expose-gc",
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        ALIVE_AT_EACH_GC,
+        here("./stateBench.ts"),
+        here("../worker/state/workerState.ts"),
+        here("../worker/state/keptShapes.ts"),
+        dir,
+      ],
+      { encoding: "utf8", timeout: 60_000 },
+    );
+    expect(child.status, child.stderr).toBe(0);
+    // One collection before each of the 5 replays; none finds an earlier machine alive.
+    expect(JSON.parse(child.stdout)).toEqual({ code: 0, alive: [0, 0, 0, 0, 0] });
+  });
+});
