@@ -3,8 +3,12 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { parseStream } from "../src/bench/streamFile.ts";
 import { ONE_TASK_FINAL, writeOneTaskStream } from "../src/bench/testStreams.ts";
+import { readMaybeGzip, workerStateFromConfig } from "../src/protocol/conformance.ts";
+import { eventFromDict } from "../src/protocol/daskJson/events.ts";
 import { benchStateAb, main } from "./stateAb.ts";
+import { type Modules, replay } from "./stateAbSide.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const dir = mkdtempSync(join(tmpdir(), "weft-state-ab-"));
@@ -35,6 +39,26 @@ describe("bench:state-ab", () => {
       expect(q1).toBeLessThanOrEqual(q3);
       expect(r.roundMedianRatios).toHaveLength(2);
     }
+  });
+
+  it("gives each side's state machine the wall clock, as bench:state does", () => {
+    const path = join(dir, "one.jsonl.gz");
+    const stream = parseStream<unknown>(readMaybeGzip(path), path, (d) => eventFromDict(d));
+    const read: number[] = [];
+    const m: Modules = {
+      readMaybeGzip,
+      eventFromDict,
+      workerStateFromConfig: (config, where, data, clock) => {
+        const ws = workerStateFromConfig(config as Record<string, unknown>, where, data, clock);
+        read.push(ws.clock());
+        return ws;
+      },
+    };
+    const before = Date.now() / 1000;
+    expect(replay(m, stream, "one")).toBeGreaterThanOrEqual(0);
+    expect(read).toHaveLength(1);
+    expect(read[0]).toBeGreaterThanOrEqual(before);
+    expect(read[0]).toBeLessThanOrEqual(Date.now() / 1000);
   });
 
   it("fails when a replay does not end as the stream's final line says", async () => {

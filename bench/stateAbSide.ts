@@ -7,15 +7,20 @@
  *
  * Messages (pairedSides.ts): `{ op: "ready" }` once it has loaded its modules; to
  * `{ op: "run", id, name }` it replays `DIR/<name>.jsonl.gz` once (decoded on first
- * use; the previous replay's state machine collected first; only `handleStimulus`
- * timed) and answers `{ id, seconds }` if the replay ends as the stream's final line
+ * use; the previous replay's state machine collected first; the wall clock, as
+ * `bench:state` gives it; only `handleStimulus` timed) and answers `{ id, seconds }` if the replay ends as the stream's final line
  * says, `{ id, error }` otherwise; `{ op: "close" }` exits.
  */
 
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { finalMismatch, type ParsedStream, parseStream } from "../src/bench/streamFile.ts";
+import {
+  finalMismatch,
+  type ParsedStream,
+  parseStream,
+  wallClock,
+} from "../src/bench/streamFile.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import type { SideReply, SideRequest } from "./pairedSides.ts";
 
@@ -36,16 +41,22 @@ export function checkoutProblem(root: string): string | null {
 }
 
 /** The parts of a checkout's state machine a replay needs. */
-interface StateMachine {
+export interface StateMachine {
   handleStimulus(...events: unknown[]): readonly unknown[];
   validate: boolean;
   readonly transitionCounter: number;
   readonly tasks: { readonly size: number };
 }
 
-interface Modules {
+/** The parts of a checkout's modules a side uses. */
+export interface Modules {
   readMaybeGzip(path: string): string;
-  workerStateFromConfig(config: unknown, where: string, data: Map<string, unknown>): StateMachine;
+  workerStateFromConfig(
+    config: unknown,
+    where: string,
+    data: Map<string, unknown>,
+    clock: () => number,
+  ): StateMachine;
   eventFromDict(d: unknown): unknown;
 }
 
@@ -59,9 +70,13 @@ function loadStream(m: Modules, path: string): Stream {
   return parseStream<unknown>(m.readMaybeGzip(path), path, (d) => m.eventFromDict(d));
 }
 
-function replay(m: Modules, stream: Stream, name: string): number {
+/**
+ * Replay `stream` once through a state machine of `m` and return the seconds its
+ * `handleStimulus` calls took; throws if it ends elsewhere than the stream says.
+ */
+export function replay(m: Modules, stream: Stream, name: string): number {
   (globalThis as { gc?: () => void }).gc?.();
-  const ws = m.workerStateFromConfig(stream.config, name, new Map());
+  const ws = m.workerStateFromConfig(stream.config, name, new Map(), wallClock);
   ws.validate = false;
   const events = stream.events;
   let instructions = 0;

@@ -32,7 +32,7 @@ import { WorkerState } from "../worker/state/workerState.ts";
 import { freshPageMicros, minorFaults } from "./memoryCost.ts";
 import { type BenchOutput, REFERENCE_SCRIPT, type StateBenchOptions } from "./stateBenchCommand.ts";
 import { median } from "./stats.ts";
-import { finalMismatch, type ParsedStream, parseStream } from "./streamFile.ts";
+import { finalMismatch, type ParsedStream, parseStream, wallClock } from "./streamFile.ts";
 
 /** The reference's figures on this kind of machine (../shared/bench/README.md). */
 const REFERENCE: Record<string, { eventsPerS: number; transitionsPerS: number }> = {
@@ -44,9 +44,6 @@ const REFERENCE: Record<string, { eventsPerS: number; transitionsPerS: number }>
 const REFERENCE_BYTES_PER_TASK = 2_400;
 
 type Stream = ParsedStream<StateMachineEvent>;
-
-/** Seconds since the epoch, as Python's `time.time()`. */
-const wallClock = (): number => Date.now() / 1000;
 
 function loadStream(path: string): Stream {
   return parseStream(readMaybeGzip(path), path, eventFromDict);

@@ -5,6 +5,14 @@
  * machine, since a side decodes events with the code of the checkout it runs.
  */
 
+/**
+ * The clock a timed replay gives the state machine, in `bench:state` and both sides
+ * of `bench:state-ab`: seconds since the epoch, as Python's `time.time()`, since the
+ * reference reads `time()` for its logs when its figures were measured (not the
+ * recordings' zero clock).
+ */
+export const wallClock = (): number => Date.now() / 1000;
+
 /** What a faithful replay of a stream ends with. */
 export interface StreamFinal {
   readonly events: number;
