@@ -92,6 +92,9 @@ describe("bench:state", () => {
   it("refuses bad options and unknown streams with a clear message", async () => {
     await expect(bench("--runs", "x")).rejects.toThrow("--runs must be a positive integer");
     await expect(bench("--warmup", "-1")).rejects.toThrow("--warmup must be an integer >= 0");
+    // Number("") is 0: an empty value ran no warm-up and held no tasks, silently.
+    await expect(bench("--warmup", "")).rejects.toThrow("--warmup must be an integer >= 0");
+    await expect(bench("--tasks", " ")).rejects.toThrow("--tasks must be an integer >= 0");
     await expect(bench("--streams", "nope")).rejects.toThrow(
       /no stream "nope" in .* \(there: one, wrong\)/,
     );

@@ -12,8 +12,8 @@ export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
   scale: number;
 } {
   const warmup = nonNegativeInteger(opts.warmup, "--warmup");
-  const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : Number(opts.saturation);
-  const scale = Number(opts.scale);
+  const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : number(opts.saturation);
+  const scale = number(opts.scale);
   if (!(saturation > 0)) throw new Error("--saturation must be > 0 or inf");
   if (!(scale > 0)) throw new Error("--scale must be > 0");
   return { warmup, saturation, scale };
@@ -24,16 +24,21 @@ export function graphNames(list: string): string[] {
   return list.split(",").map((g) => checkGraphName(g.trim()));
 }
 
-/** The value of option `flag` as an integer >= 0; throws otherwise. */
+/** `value` as a number; NaN for an empty or blank value, which `Number` reads as 0. */
+function number(value: string | undefined): number {
+  return value === undefined || value.trim() === "" ? Number.NaN : Number(value);
+}
+
+/** The value of option `flag` as an integer >= 0; throws otherwise (an empty value too). */
 export function nonNegativeInteger(value: string, flag: string): number {
-  const n = Number(value);
+  const n = number(value);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be an integer >= 0`);
   return n;
 }
 
-/** The value of option `flag` as a positive integer; throws otherwise. */
+/** The value of option `flag` as a positive integer; throws otherwise (an empty value too). */
 export function positiveInteger(value: string, flag: string): number {
-  const n = Number(value);
+  const n = number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer`);
   return n;
 }
