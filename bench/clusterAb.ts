@@ -114,7 +114,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--pairs <n>", "timed pairs per graph and round", "25")
     .option("--warmup <n>", "untimed runs per graph, side and round first", "3")
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "inf")
-    .option("--scale <x>", "multiply the graph sizes (quick checks)", "1")
+    .option("--scale <x>", "multiply the graph sizes (quick checks; > 0, at most 10)", "1")
     .addHelpText("after", pairedHelp("bench:cluster"))
     .exitOverride();
   program.parse([...argv], { from: "user" });
@@ -122,7 +122,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const pairs = positiveInteger(opts.pairs, "--pairs");
   const rounds = positiveInteger(opts.rounds, "--rounds");
   const { warmup, saturation, scale } = clusterRunOptions(opts);
-  const graphs = graphNames(opts.graphs);
+  const graphs = graphNames(opts.graphs, scale);
   await benchClusterAb(
     { base: opts.base, graphs, pairs, rounds, warmup, saturation, scale },
     (record) => process.stdout.write(`${JSON.stringify(record)}\n`),

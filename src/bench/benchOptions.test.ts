@@ -1,9 +1,47 @@
 import { describe, expect, it } from "vitest";
-import { clusterRunOptions, nonNegativeInteger, positiveInteger } from "./benchOptions.ts";
+import {
+  clusterRunOptions,
+  graphNames,
+  MAX_SCALE,
+  nonNegativeInteger,
+  positiveInteger,
+} from "./benchOptions.ts";
+import { clusterBenchOptions } from "./clusterBenchCommand.ts";
 
 const run = { warmup: "3", saturation: "1.1", scale: "1" };
 
 describe("the benchmarks' shared options", () => {
+  it("--scale is a finite number > 0 and at most MAX_SCALE", () => {
+    expect(clusterRunOptions(run)).toEqual({ warmup: 3, saturation: 1.1, scale: 1 });
+    expect(clusterRunOptions({ ...run, scale: "0.02" }).scale).toBe(0.02);
+    expect(clusterRunOptions({ ...run, scale: String(MAX_SCALE) }).scale).toBe(MAX_SCALE);
+    // Infinity passed `scale > 0`, then each graph asked for an array of infinite length.
+    for (const scale of ["Infinity", "inf", "1e400", "11", "NaN", "0", "-1", "", " ", "x"]) {
+      expect(() => clusterRunOptions({ ...run, scale }), scale).toThrow(
+        `--scale must be a number > 0 and at most ${MAX_SCALE}`,
+      );
+    }
+  });
+
+  it("spawn's scale is bounded lower, since its tasks double with each level", () => {
+    expect(graphNames("spawn,map", 2)).toEqual(["spawn", "map"]);
+    expect(graphNames("map,tree,shuffle,chain", MAX_SCALE)).toHaveLength(4);
+    expect(() => graphNames("map, spawn", 3)).toThrow(
+      "--scale 3 is too large for spawn: at most 2",
+    );
+    expect(() =>
+      clusterBenchOptions({
+        ...run,
+        runs: "1",
+        graphs: "spawn",
+        executor: "inline",
+        scale: "10",
+        workStealing: true,
+        protocol: "inproc",
+      }),
+    ).toThrow("--scale 10 is too large for spawn");
+  });
+
   it("an empty or blank value is refused, not read as 0", () => {
     for (const value of ["", " ", "\t"]) {
       expect(() => nonNegativeInteger(value, "--warmup")).toThrow(
@@ -12,7 +50,6 @@ describe("the benchmarks' shared options", () => {
       expect(() => positiveInteger(value, "--runs")).toThrow("--runs must be a positive integer");
       expect(() => clusterRunOptions({ ...run, warmup: value })).toThrow("--warmup");
       expect(() => clusterRunOptions({ ...run, saturation: value })).toThrow("--saturation");
-      expect(() => clusterRunOptions({ ...run, scale: value })).toThrow("--scale");
     }
     expect(nonNegativeInteger("0", "--warmup")).toBe(0);
     expect(positiveInteger("5", "--runs")).toBe(5);

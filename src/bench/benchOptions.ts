@@ -3,7 +3,14 @@
  * and `weft bench`), checked: each throws an error naming the flag.
  */
 
-import { checkGraphName } from "./graphNames.ts";
+import { checkGraphName, checkGraphScale } from "./graphNames.ts";
+
+/**
+ * The largest `--scale`: ten times Dask's sizes is already 410,880 tasks for shuffle
+ * (its splits grow as the square); beyond, a run no longer fits a benchmark's time and
+ * memory (an infinite scale asked for arrays of infinite length).
+ */
+export const MAX_SCALE = 10;
 
 /** `--warmup`, `--saturation` and `--scale` as given to commander, checked. */
 export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
@@ -15,13 +22,18 @@ export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
   const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : number(opts.saturation);
   const scale = number(opts.scale);
   if (!(saturation > 0)) throw new Error("--saturation must be > 0 or inf");
-  if (!(scale > 0)) throw new Error("--scale must be > 0");
+  if (!(scale > 0 && scale <= MAX_SCALE)) {
+    throw new Error(`--scale must be a number > 0 and at most ${MAX_SCALE}`);
+  }
   return { warmup, saturation, scale };
 }
 
-/** `--graphs` split and checked against the benchmark's graph names. */
-export function graphNames(list: string): string[] {
-  return list.split(",").map((g) => checkGraphName(g.trim()));
+/**
+ * `--graphs` split and checked against the benchmark's graph names; with `scale`, each
+ * is checked to stay within its largest scale too.
+ */
+export function graphNames(list: string, scale = 1): string[] {
+  return list.split(",").map((g) => checkGraphScale(checkGraphName(g.trim()), scale));
 }
 
 /** `value` as a number; NaN for an empty or blank value, which `Number` reads as 0. */

@@ -73,7 +73,7 @@ export function clusterBenchCommand(name: string, tlsCredentials: string): Comma
         .default("inline"),
     )
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "1.1")
-    .option("--scale <x>", "multiply the graph sizes (quick checks)", "1")
+    .option("--scale <x>", "multiply the graph sizes (quick checks; > 0, at most 10)", "1")
     .option("--no-work-stealing", "turn the scheduler's work stealing off (it is on by default)")
     .addOption(
       new Option(
@@ -97,10 +97,11 @@ export function clusterBenchOptions(
   opts: ClusterBenchCliOptions,
   tls?: TlsCredentials,
 ): ClusterBenchOptions {
+  const run = clusterRunOptions(opts as unknown as Record<string, string>);
   return {
     runs: positiveInteger(opts.runs, "--runs"),
-    ...clusterRunOptions(opts as unknown as Record<string, string>),
-    graphs: graphNames(opts.graphs),
+    ...run,
+    graphs: graphNames(opts.graphs, run.scale),
     executor: opts.executor as "inline" | "threads",
     protocol: opts.protocol as "inproc" | "tcp" | "tls",
     workStealing: opts.workStealing !== false,

@@ -10,10 +10,11 @@ export const BENCH_GRAPH_SIZES = {
   tree: { fn: "treeGraph", sizes: [8_192] },
   shuffle: { fn: "shuffleGraph", sizes: [64, 1_000] },
   chain: { fn: "chainGraph", sizes: [2_000] },
-  spawn: { fn: "spawnGraph", sizes: [7] },
+  // Its depth scales: 2^(depth + 1) - 1 tasks, 32,767 at the largest scale.
+  spawn: { fn: "spawnGraph", sizes: [7], maxScale: 2 },
   // Scaling changes the number of tasks, not how long each takes.
   skew: { fn: "skewGraph", sizes: [200] },
-} as const satisfies Record<string, { fn: string; sizes: readonly number[] }>;
+} as const satisfies Record<string, { fn: string; sizes: readonly number[]; maxScale?: number }>;
 
 /** A name of {@link BENCH_GRAPH_SIZES}. */
 export type BenchGraphName = keyof typeof BENCH_GRAPH_SIZES;
@@ -26,4 +27,18 @@ export function checkGraphName(name: string): BenchGraphName {
     );
   }
   return name as BenchGraphName;
+}
+
+/**
+ * `name` if `scale` is within the largest scale of that graph (`maxScale`: spawn's
+ * task count doubles with each level of depth); throws otherwise, naming `--scale`.
+ */
+export function checkGraphScale(name: BenchGraphName, scale: number): BenchGraphName {
+  const spec: { fn: string; maxScale?: number } = BENCH_GRAPH_SIZES[name];
+  if (spec.maxScale !== undefined && scale > spec.maxScale) {
+    throw new Error(
+      `--scale ${scale} is too large for ${name}: at most ${spec.maxScale} (its tasks double with each level of depth)`,
+    );
+  }
+  return name;
 }
