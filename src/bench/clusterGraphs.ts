@@ -73,11 +73,25 @@ export function mapGraph(n = 10_000): BenchGraph {
   };
 }
 
+/**
+ * The tasks of {@link treeGraph} over `leaves` leaves: the leaves and one `add` for each
+ * pair of a level, a level of odd length ending with `add(x, 0)`. `2 * leaves - 1`
+ * when `leaves` is a power of two, more otherwise (a scaled tree).
+ */
+function treeTasks(leaves: number): number {
+  let tasks = leaves;
+  for (let level = leaves; level > 1; ) {
+    level = Math.ceil(level / 2);
+    tasks += level;
+  }
+  return tasks;
+}
+
 /** A binary tree of `add` over `leaves` leaves `inc(i)`; the root is wanted. */
 export function treeGraph(leaves = 8_192): BenchGraph {
   return {
     name: "tree",
-    tasks: 2 * leaves - 1,
+    tasks: treeTasks(leaves),
     async run(client, prefix) {
       const graph = newGraph();
       let level: string[] = [];
