@@ -19,7 +19,7 @@
 import { Command } from "commander";
 import { positiveInteger } from "../src/bench/benchOptions.ts";
 import { median } from "../src/bench/stats.ts";
-import { finalMismatch, type ParsedStream, parseStream } from "../src/bench/streamFile.ts";
+import { finalMismatch, type ParsedStream, readStream } from "../src/bench/streamFile.ts";
 import { readMaybeGzip, workerStateFromConfig } from "../src/protocol/conformance.ts";
 import { eventFromDict } from "../src/protocol/daskJson/events.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
@@ -317,7 +317,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const opts = program.opts<{ stream: string; pairs: string; wallClock?: boolean }>();
   const pairs = positiveInteger(opts.pairs, "--pairs");
   const clock = opts.wallClock ? () => Date.now() / 1000 : () => 0;
-  const stream = parseStream(readMaybeGzip(opts.stream), opts.stream, eventFromDict);
+  const stream = readStream(opts.stream, readMaybeGzip, eventFromDict);
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
   // Warm both up, so that each is compiled before it is timed.
   checked(portReplay(stream, clock), stream, "port");

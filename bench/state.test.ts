@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ONE_TASK_FINAL, writeOneTaskStream } from "../src/bench/testStreams.ts";
 import { main } from "./state.ts";
 
@@ -88,6 +88,15 @@ describe("bench:state", () => {
       );
     },
   );
+
+  it("names a stream file it cannot read, a gzip stream cut short too", async () => {
+    const cut = mkdtempSync(join(tmpdir(), "weft-bench-state-cut-"));
+    onTestFinished(() => rmSync(cut, { recursive: true, force: true }));
+    writeOneTaskStream(cut, "one");
+    const path = join(cut, "one.jsonl.gz");
+    writeFileSync(path, readFileSync(path).subarray(0, 40));
+    await expect(bench("--dir", cut)).rejects.toThrow(`${path}: unexpected end of file`);
+  });
 
   it("refuses bad options and unknown streams with a clear message", async () => {
     await expect(bench("--runs", "x")).rejects.toThrow("--runs must be a positive integer");

@@ -18,7 +18,7 @@ import { pathToFileURL } from "node:url";
 import {
   finalMismatch,
   type ParsedStream,
-  parseStream,
+  readStream,
   wallClock,
 } from "../src/bench/streamFile.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
@@ -67,7 +67,11 @@ function send(reply: SideReply): void {
 }
 
 function loadStream(m: Modules, path: string): Stream {
-  return parseStream<unknown>(m.readMaybeGzip(path), path, (d) => m.eventFromDict(d));
+  return readStream<unknown>(
+    path,
+    (p) => m.readMaybeGzip(p),
+    (d) => m.eventFromDict(d),
+  );
 }
 
 /**

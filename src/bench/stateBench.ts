@@ -32,7 +32,7 @@ import { WorkerState } from "../worker/state/workerState.ts";
 import { freshPageMicros, minorFaults } from "./memoryCost.ts";
 import { type BenchOutput, REFERENCE_SCRIPT, type StateBenchOptions } from "./stateBenchCommand.ts";
 import { median } from "./stats.ts";
-import { finalMismatch, type ParsedStream, parseStream, wallClock } from "./streamFile.ts";
+import { finalMismatch, type ParsedStream, readStream, wallClock } from "./streamFile.ts";
 
 /** The reference's figures on this kind of machine (../shared/bench/README.md). */
 const REFERENCE: Record<string, { eventsPerS: number; transitionsPerS: number }> = {
@@ -46,7 +46,7 @@ const REFERENCE_BYTES_PER_TASK = 2_400;
 type Stream = ParsedStream<StateMachineEvent>;
 
 function loadStream(path: string): Stream {
-  return parseStream(readMaybeGzip(path), path, eventFromDict);
+  return readStream(path, readMaybeGzip, eventFromDict);
 }
 
 /**

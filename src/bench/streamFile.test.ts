@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { finalMismatch, parseStream } from "./streamFile.ts";
+import { finalMismatch, parseStream, readStream } from "./streamFile.ts";
 
 const final = { events: 1, instructions: 0, transition_counter: 0, tasks: 0 };
 const text = (...lines: string[]) => `${lines.join("\n")}\n`;
@@ -27,6 +27,25 @@ describe("benchmark stream files", () => {
     expect(() => parseStream(text(header, last), "f", decode)).toThrow(
       "f: 0 events, but the final line says 1",
     );
+  });
+
+  it("names the file when reading it fails, as when parsing it does", () => {
+    const decode = (d: Record<string, unknown>) => d;
+    // zlib's message for a gzip stream cut short names no file.
+    const cut = () => {
+      throw new Error("unexpected end of file");
+    };
+    expect(() => readStream("dir/s.jsonl.gz", cut, decode)).toThrow(
+      "dir/s.jsonl.gz: unexpected end of file",
+    );
+    // A message that names the file already is kept as it is.
+    const missing = (path: string) => {
+      throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+    };
+    expect(() => readStream("dir/s.jsonl.gz", missing, decode)).toThrow(
+      /^ENOENT: no such file or directory, open 'dir\/s.jsonl.gz'$/,
+    );
+    expect(readStream("f", () => text(header, "{}", last), decode).events).toEqual([{}]);
   });
 
   it("says how a replay's end differs from the final line", () => {

@@ -67,6 +67,26 @@ export function parseStream<E>(
   return { name: header.name ?? path, config: header.config, events, final };
 }
 
+/**
+ * Read the stream file `path` with `read` (a checkout's `readMaybeGzip`) and parse it.
+ * Every error names the file: one `read` throws too (a gzip stream cut short says only
+ * "unexpected end of file").
+ */
+export function readStream<E>(
+  path: string,
+  read: (path: string) => string,
+  decode: (dict: Record<string, unknown>) => E,
+): ParsedStream<E> {
+  let text: string;
+  try {
+    text = read(path);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(message.includes(path) ? message : `${path}: ${message}`);
+  }
+  return parseStream(text, path, decode);
+}
+
 /** How a replay's end differs from the stream's final line, or null when it does not. */
 export function finalMismatch(
   got: { instructions: number; transition_counter: number; tasks: number },
