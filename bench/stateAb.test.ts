@@ -84,6 +84,14 @@ describe("bench:state-ab", () => {
     await expect(benchStateAb({ ...options, streams: [] }, () => {})).rejects.toThrow(
       "no streams to compare",
     );
+    // As bench:state says it, not a bare ENOENT from scandir.
+    const missing = join(empty, "missing");
+    await expect(main(["--base", ROOT, "--dir", missing])).rejects.toThrow(
+      `cannot read ${missing} (ENOENT: no such file or directory, scandir '${missing}'): give --dir the directory of the recorded streams`,
+    );
+    await expect(
+      benchStateAb({ ...options, dir: missing, streams: ["one"] }, () => {}),
+    ).rejects.toThrow(`cannot read ${missing}`);
   });
 
   it("refuses bad options before starting anything", async () => {

@@ -50,9 +50,17 @@ export interface StateAbOptions {
 
 const SIDE_SCRIPT = fileURLToPath(new URL("./stateAbSide.ts", import.meta.url));
 
-/** The stream names in `dir` (files `<name>.jsonl.gz`). */
+/** The stream names in `dir` (files `<name>.jsonl.gz`); throws, saying so, if `dir` cannot be read. */
 export function streamNames(dir: string): string[] {
-  return readdirSync(dir)
+  let files: string[];
+  try {
+    files = readdirSync(dir);
+  } catch (err) {
+    throw new Error(
+      `cannot read ${dir} (${(err as Error).message}): give --dir the directory of the recorded streams (../shared/bench)`,
+    );
+  }
+  return files
     .filter((f) => f.endsWith(".jsonl.gz"))
     .map((f) => f.slice(0, -".jsonl.gz".length))
     .sort();
