@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { main } from "./collatz.ts";
+import { COLLATZ_USAGE, cli, main } from "./collatz.ts";
 import { bestIn, better, collatzSteps } from "./collatzTasks.ts";
 import { outputSink } from "./outputSink.ts";
 
@@ -26,9 +26,34 @@ describe("the Collatz search example", () => {
     expect(code).toBe(0);
   });
 
-  it("refuses an N it cannot search", async () => {
+  it("refuses an N it cannot search, exit 2", async () => {
     const out = outputSink();
-    expect(await main(1, {}, out.stream)).toBe(1);
+    expect(await main(1, {}, out.stream)).toBe(2);
     expect(out.text()).toBe("collatz: N must be an integer ≥ 2, got 1\n");
+  });
+
+  it("has a --help, and refuses what it does not take in one line, exit 2", async () => {
+    const run = async (...argv: string[]) => {
+      const stdout = outputSink();
+      const stderr = outputSink();
+      const code = await cli(argv, { stdout: stdout.stream, stderr: stderr.stream });
+      return { code, out: stdout.text(), err: stderr.text() };
+    };
+    expect(await run("--help")).toEqual({ code: 0, out: `${COLLATZ_USAGE}\n`, err: "" });
+    expect(COLLATZ_USAGE).toMatch(/^usage: npx tsx examples\/collatz.ts \[N\]\n/);
+    expect(await run("lots")).toEqual({
+      code: 2,
+      out: "",
+      err: 'collatz: N must be an integer ≥ 2, got "lots" (see --help)\n',
+    });
+    expect(await run("-5")).toMatchObject({ code: 2, err: /N must be an integer ≥ 2, got "-5"/ });
+    expect(await run("--verbose")).toMatchObject({
+      code: 2,
+      err: "collatz: unknown option --verbose (see --help)\n",
+    });
+    expect(await run("10", "20")).toMatchObject({
+      code: 2,
+      err: "collatz: takes at most 1 argument, got 2 (see --help)\n",
+    });
   });
 });

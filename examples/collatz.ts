@@ -9,6 +9,7 @@
  *
  *   npx tsx examples/collatz.ts            # N = 300,000, 2 workers × 2 threads
  *   npx tsx examples/collatz.ts 1000000
+ *   npx tsx examples/collatz.ts --help
  *
  * The workers run their tasks inline, which starts at once. On the thread
  * pool (`executor: "threads"`) the search takes about as long once the pool
@@ -16,13 +17,15 @@
  * task modules, and the client once a task asks for one): a waiting (seceded)
  * task lends its thread to the next task.
  *
- * Exits 0 when the answer is right, 1 with a message otherwise.
+ * Exits 0 when the answer is right, 1 with a message otherwise (or for a failure),
+ * 2 for a usage error.
  */
 
 import type { Client } from "../src/client/client.ts";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { type Best, bestIn, search } from "./collatzTasks.ts";
+import { type ExampleOutput, intArg, runExample } from "./exampleCli.ts";
 
 /** The task module every worker loads. */
 export const COLLATZ_TASKS = new URL("./collatzTasks.ts", import.meta.url).href;
@@ -49,7 +52,19 @@ export async function runCollatz(client: Client, n: number, leaf: number): Promi
   return { best, recorded, runsByWorker };
 }
 
-/** Run the example: print the answer and where the tasks ran; 0 if right, 1 otherwise. */
+/** What `npx tsx examples/collatz.ts --help` prints. */
+export const COLLATZ_USAGE = `usage: npx tsx examples/collatz.ts [N]
+
+The number below N with the longest Collatz sequence, on an embedded local cluster
+(2 workers × 2 threads): one task splits its range into tasks it submits itself, down
+to ranges of a few thousand numbers; the leaves record their best in a variable under
+a lock. The answer is checked against a direct loop.
+
+  N  an integer ≥ 2 (default 300000)
+
+Exits 0 when the answer is right, 1 otherwise, 2 for a usage error.`;
+
+/** Run the example: print the answer and where the tasks ran; 0 if right, 1 otherwise, 2 for an N it cannot search. */
 export async function main(
   n = 300_000,
   options: LocalClusterOptions = {},
@@ -57,7 +72,7 @@ export async function main(
 ): Promise<number> {
   if (!Number.isSafeInteger(n) || n < 2) {
     out.write(`collatz: N must be an integer ≥ 2, got ${n}\n`);
-    return 1;
+    return 2;
   }
   const leaf = Math.max(1_000, Math.ceil(n / 32));
   const cluster = await LocalCluster.start({
@@ -87,7 +102,16 @@ export async function main(
   }
 }
 
-if (isEntryPoint(import.meta.url)) {
-  const arg = process.argv[2];
-  process.exitCode = await main(arg === undefined ? undefined : Number(arg));
+/** `npx tsx examples/collatz.ts ARGS…`: returns the exit code. */
+export function cli(argv: readonly string[], out: ExampleOutput = process): Promise<number> {
+  return runExample(
+    "collatz",
+    COLLATZ_USAGE,
+    argv,
+    1,
+    ([n]) => main(n === undefined ? undefined : intArg("N", n, 2)),
+    out,
+  );
 }
+
+if (isEntryPoint(import.meta.url)) process.exitCode = await cli(process.argv.slice(2));

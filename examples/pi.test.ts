@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { outputSink } from "./outputSink.ts";
-import { main } from "./pi.ts";
+import { cli, main, PI_USAGE } from "./pi.ts";
 import { hitsOfChunk, PiTally } from "./piTasks.ts";
 
 describe("the π actor example", () => {
@@ -30,9 +30,36 @@ describe("the π actor example", () => {
     expect(code).toBe(0);
   });
 
-  it("refuses counts it cannot use", async () => {
+  it("refuses counts it cannot use, exit 2", async () => {
     const out = outputSink();
-    expect(await main(0, 10, {}, out.stream)).toBe(1);
+    expect(await main(0, 10, {}, out.stream)).toBe(2);
     expect(out.text()).toBe("pi: CHUNKS must be an integer ≥ 1, got 0\n");
+  });
+
+  it("has a --help, and refuses what it does not take in one line, exit 2", async () => {
+    const run = async (...argv: string[]) => {
+      const stdout = outputSink();
+      const stderr = outputSink();
+      const code = await cli(argv, { stdout: stdout.stream, stderr: stderr.stream });
+      return { code, out: stdout.text(), err: stderr.text() };
+    };
+    expect(await run("--help")).toEqual({ code: 0, out: `${PI_USAGE}\n`, err: "" });
+    expect(PI_USAGE).toMatch(/^usage: npx tsx examples\/pi.ts \[CHUNKS \[SAMPLES\]\]\n/);
+    expect(await run("64", "-h")).toMatchObject({ code: 0, out: `${PI_USAGE}\n` });
+    // Read with Number, "abc" was NaN: "got NaN", after starting nothing but said so.
+    expect(await run("abc")).toEqual({
+      code: 2,
+      out: "",
+      err: 'pi: CHUNKS must be an integer ≥ 1, got "abc" (see --help)\n',
+    });
+    expect(await run("4", "")).toMatchObject({ code: 2, err: /SAMPLES must be .*, got ""/ });
+    expect(await run("--chunks", "4")).toMatchObject({
+      code: 2,
+      err: "pi: unknown option --chunks (see --help)\n",
+    });
+    expect(await run("1", "2", "3")).toMatchObject({
+      code: 2,
+      err: "pi: takes at most 2 arguments, got 3 (see --help)\n",
+    });
   });
 });

@@ -8,19 +8,34 @@
  *
  *   npx tsx examples/pi.ts              # 64 chunks of 250,000 darts
  *   npx tsx examples/pi.ts 256 1000000
+ *   npx tsx examples/pi.ts --help
  *
- * Exits 0 when the tally matches the direct count, 1 otherwise.
+ * Exits 0 when the tally matches the direct count, 1 otherwise (or for a failure),
+ * 2 for a usage error.
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { type ExampleOutput, intArg, runExample } from "./exampleCli.ts";
 import { hitsOfChunk, piChunk, piTally } from "./piTasks.ts";
 
 /** The task module every worker loads. */
 export const PI_TASKS = new URL("./piTasks.ts", import.meta.url).href;
 
-/** Run the example: print progress, the estimate and the check; 0 if right, 1 otherwise. */
+/** What `npx tsx examples/pi.ts --help` prints. */
+export const PI_USAGE = `usage: npx tsx examples/pi.ts [CHUNKS [SAMPLES]]
+
+π by throwing darts on an embedded local cluster (2 workers × 2 threads): a task per
+chunk of SAMPLES darts reports its hits to one actor, whose counts show the progress;
+the estimate is checked against a direct count.
+
+  CHUNKS   tasks, an integer ≥ 1 (default 64)
+  SAMPLES  darts a task, an integer ≥ 1 (default 250000)
+
+Exits 0 when the tally matches the direct count, 1 otherwise, 2 for a usage error.`;
+
+/** Run the example: print progress, the estimate and the check; 0 if right, 1 otherwise, 2 for counts it cannot use. */
 export async function main(
   chunks = 64,
   samples = 250_000,
@@ -33,7 +48,7 @@ export async function main(
   ] as const) {
     if (!Number.isSafeInteger(v) || v < 1) {
       out.write(`pi: ${name} must be an integer ≥ 1, got ${v}\n`);
-      return 1;
+      return 2;
     }
   }
   const cluster = await LocalCluster.start({
@@ -79,7 +94,20 @@ export async function main(
   }
 }
 
-if (isEntryPoint(import.meta.url)) {
-  const [chunks, samples] = process.argv.slice(2).map(Number);
-  process.exitCode = await main(chunks, samples);
+/** `npx tsx examples/pi.ts ARGS…`: returns the exit code. */
+export function cli(argv: readonly string[], out: ExampleOutput = process): Promise<number> {
+  return runExample(
+    "pi",
+    PI_USAGE,
+    argv,
+    2,
+    ([chunks, samples]) =>
+      main(
+        chunks === undefined ? undefined : intArg("CHUNKS", chunks, 1),
+        samples === undefined ? undefined : intArg("SAMPLES", samples, 1),
+      ),
+    out,
+  );
 }
+
+if (isEntryPoint(import.meta.url)) process.exitCode = await cli(process.argv.slice(2));

@@ -1,14 +1,17 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalCluster } from "../src/client/localCluster.ts";
+import { reportError } from "./exampleCli.ts";
 import { outputSink } from "./outputSink.ts";
 import {
+  cli,
   DEFAULT_SIZE,
   directWordcount,
   formatReport,
   main,
   runWordcount,
   WORDCOUNT_TASKS,
+  WORDCOUNT_USAGE,
   type WordcountSize,
   wordcountGraph,
 } from "./wordcount.ts";
@@ -57,7 +60,7 @@ describe("the word-count example", () => {
     expect(text).toMatch(/summary: 47 tasks, \d+ transfers between workers, [\d.]+ s/);
   });
 
-  it("main() prints the answer and exits 0, or 1 with a message", async () => {
+  it("main() prints the answer and exits 0, or 2 with a line for a variable it cannot use", async () => {
     const env = { ...process.env };
     try {
       Object.assign(process.env, {
@@ -73,14 +76,57 @@ describe("the word-count example", () => {
       expect(out.text()).toMatch(/^weft word count: 4 chunks × 500 words, 2 partitions/);
       expect(out.text()).toMatch(/summary: 23 tasks/);
 
+      // A variable it cannot use is the user's mistake: one line, no stack, exit 2.
       process.env.WORDCOUNT_CHUNKS = "lots";
       const err2 = outputSink();
-      expect(await main({ stdout: outputSink().stream, stderr: err2.stream })).toBe(1);
-      expect(err2.text()).toMatch(
-        /^wordcount: failed: Error: WORDCOUNT_CHUNKS must be a positive integer, got lots/,
+      expect(await main({ stdout: outputSink().stream, stderr: err2.stream })).toBe(2);
+      expect(err2.text()).toBe(
+        'wordcount: WORDCOUNT_CHUNKS must be a positive integer, got "lots" (see --help)\n',
+      );
+      process.env.WORDCOUNT_CHUNKS = "4";
+      process.env.WORDCOUNT_EXECUTOR = "processes";
+      const err3 = outputSink();
+      expect(await main({ stdout: outputSink().stream, stderr: err3.stream })).toBe(2);
+      expect(err3.text()).toBe(
+        'wordcount: WORDCOUNT_EXECUTOR must be threads or inline, got "processes" (see --help)\n',
       );
     } finally {
       process.env = env;
     }
+  });
+
+  it("has a --help, and refuses arguments (it takes none) before starting anything", async () => {
+    const run = async (...argv: string[]) => {
+      const stdout = outputSink();
+      const stderr = outputSink();
+      const code = await cli(argv, { stdout: stdout.stream, stderr: stderr.stream });
+      return { code, out: stdout.text(), err: stderr.text() };
+    };
+    // --help ran the whole job before.
+    expect(await run("--help")).toEqual({ code: 0, out: `${WORDCOUNT_USAGE}\n`, err: "" });
+    expect(WORDCOUNT_USAGE).toMatch(/^usage: npm start/);
+    expect(WORDCOUNT_USAGE).toMatch(
+      /WORDCOUNT_CHUNKS .*WORDCOUNT_WORDS .*WORDCOUNT_PARTITIONS .*WORDCOUNT_EXECUTOR/s,
+    );
+    expect(await run("--chunks=4")).toEqual({
+      code: 2,
+      out: "",
+      err: "wordcount: unknown option --chunks=4 (see --help)\n",
+    });
+    expect(await run("64")).toEqual({
+      code: 2,
+      out: "",
+      err: 'wordcount: takes no arguments, got "64" (see --help)\n',
+    });
+  });
+
+  it("a real failure prints its stack, exit 1", () => {
+    const err = outputSink();
+    const failure = new TypeError("the cluster went away");
+    expect(
+      reportError("wordcount", failure, { stdout: outputSink().stream, stderr: err.stream }),
+    ).toBe(1);
+    expect(err.text()).toBe(`wordcount: failed: ${failure.stack}\n`);
+    expect(err.text()).toMatch(/\n\s+at /);
   });
 });

@@ -9,14 +9,17 @@
  *
  *   npm start                       # 32 chunks × 40,000 words, 16 partitions
  *   WORDCOUNT_CHUNKS=64 npm start   # also WORDCOUNT_WORDS, WORDCOUNT_PARTITIONS, WORDCOUNT_EXECUTOR
+ *   npm start -- --help
  *
- * Exits 0 when the answer is right, 1 with a message otherwise.
+ * Exits 0 when the answer is right, 1 with a message otherwise (or for a failure), 2
+ * for a usage error (an argument, or a WORDCOUNT_* variable it cannot use).
  */
 
 import type { Client } from "../src/client/client.ts";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
 import { watchProgress } from "../src/client/progress.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { reportError, runExample, UsageError } from "./exampleCli.ts";
 import { count, merge, pick, split, summary, text } from "./wordcountTasks.ts";
 import {
   countWords,
@@ -175,16 +178,40 @@ export function formatReport(r: WordcountReport, size: WordcountSize, cluster: s
   return `${lines.join("\n")}\n`;
 }
 
+/** What `npm start -- --help` prints. */
+export const WORDCOUNT_USAGE = `usage: npm start  (or: npx tsx examples/wordcount.ts)
+
+A word count on an embedded local cluster of 2 workers × 1 thread: generated text
+counted by chunk (map), split by the hash of the word (shuffle) and merged (reduce);
+the answer is checked against a direct count. It takes no arguments; the environment
+sizes the job:
+
+  WORDCOUNT_CHUNKS      chunks of text, an integer ≥ 1 (default ${DEFAULT_SIZE.chunks})
+  WORDCOUNT_WORDS       words a chunk, an integer ≥ 1 (default ${DEFAULT_SIZE.words})
+  WORDCOUNT_PARTITIONS  partitions of the shuffle, an integer ≥ 1 (default ${DEFAULT_SIZE.partitions})
+  WORDCOUNT_EXECUTOR    threads (default) or inline
+
+Exits 0 when the answer is right, 1 otherwise, 2 for a usage error.`;
+
 function envInt(name: string, dflt: number): number {
   const v = process.env[name];
   if (v === undefined || v === "") return dflt;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1)
-    throw new Error(`${name} must be a positive integer, got ${v}`);
+    throw new UsageError(`${name} must be a positive integer, got ${JSON.stringify(v)}`);
   return n;
 }
 
-/** `npm start`: returns the exit code. */
+function envExecutor(): NonNullable<LocalClusterOptions["executor"]> {
+  const v = process.env.WORDCOUNT_EXECUTOR;
+  if (v === undefined || v === "") return "threads";
+  if (v !== "threads" && v !== "inline") {
+    throw new UsageError(`WORDCOUNT_EXECUTOR must be threads or inline, got ${JSON.stringify(v)}`);
+  }
+  return v;
+}
+
+/** `npm start`: returns the exit code (2 for a WORDCOUNT_* variable it cannot use). */
 export async function main(out: WordcountOutput = process): Promise<number> {
   let cluster: LocalCluster | null = null;
   try {
@@ -194,8 +221,7 @@ export async function main(out: WordcountOutput = process): Promise<number> {
       words: envInt("WORDCOUNT_WORDS", DEFAULT_SIZE.words),
       partitions: envInt("WORDCOUNT_PARTITIONS", DEFAULT_SIZE.partitions),
     };
-    const executor = (process.env.WORDCOUNT_EXECUTOR ??
-      "threads") as LocalClusterOptions["executor"];
+    const executor = envExecutor();
     cluster = await LocalCluster.start({
       workers: 2,
       threadsPerWorker: 1,
@@ -213,16 +239,19 @@ export async function main(out: WordcountOutput = process): Promise<number> {
     }
     return 0;
   } catch (err) {
-    const why = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    out.stderr.write(`wordcount: failed: ${why}\n`);
-    return 1;
+    return reportError("wordcount", err, out);
   } finally {
     await cluster?.close();
   }
 }
 
+/** `npm start -- ARGS…` (it takes none but `--help`): returns the exit code. */
+export function cli(argv: readonly string[], out: WordcountOutput = process): Promise<number> {
+  return runExample("wordcount", WORDCOUNT_USAGE, argv, 0, () => main(out), out);
+}
+
 if (isEntryPoint(import.meta.url)) {
-  const code = await main();
+  const code = await cli(process.argv.slice(2));
   process.exitCode = code;
   // Should anything keep the event loop alive, do not hang.
   setTimeout(() => process.exit(code), 2_000).unref();

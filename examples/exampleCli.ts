@@ -1,0 +1,71 @@
+/**
+ * The command lines of the examples: `--help`, arguments checked, and what an error
+ * prints. A mistake in what the example was given (an unknown option, a count that is
+ * not one, a bad `WORDCOUNT_*` variable) is a {@link UsageError}: one line and exit 2.
+ * Any other error is a real failure: its stack and exit 1.
+ */
+
+/** A mistake in an example's arguments or environment: printed in one line, exit 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** Where an example writes. */
+export interface ExampleOutput {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+}
+
+/** `text` (the argument or variable `what`) as an integer ≥ `min`; a UsageError otherwise. */
+export function intArg(what: string, text: string, min: number): number {
+  const n = text.trim() === "" ? Number.NaN : Number(text);
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`${what} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+
+/** How an example ended: a usage error's line (exit 2), or a failure's stack (exit 1). */
+export function reportError(name: string, err: unknown, out: ExampleOutput): number {
+  if (err instanceof UsageError) {
+    out.stderr.write(`${name}: ${err.message} (see --help)\n`);
+    return 2;
+  }
+  const why = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  out.stderr.write(`${name}: failed: ${why}\n`);
+  return 1;
+}
+
+/**
+ * Run an example's command line: `--help` (or `-h`) prints `usage` and exits 0; an
+ * option it does not know, or more than `maxArgs` arguments, is a usage error;
+ * otherwise `run` gets the arguments. Returns the exit code (see {@link reportError}).
+ */
+export async function runExample(
+  name: string,
+  usage: string,
+  argv: readonly string[],
+  maxArgs: number,
+  run: (args: readonly string[]) => Promise<number>,
+  out: ExampleOutput = process,
+): Promise<number> {
+  try {
+    if (argv.includes("--help") || argv.includes("-h")) {
+      out.stdout.write(usage.endsWith("\n") ? usage : `${usage}\n`);
+      return 0;
+    }
+    // A negative number is an argument (and refused as a count), not an option.
+    const option = argv.find((a) => a.startsWith("-") && !/^-\d/.test(a));
+    if (option !== undefined) throw new UsageError(`unknown option ${option}`);
+    if (argv.length > maxArgs) {
+      throw new UsageError(
+        maxArgs === 0
+          ? `takes no arguments, got ${argv.map((a) => JSON.stringify(a)).join(" ")}`
+          : `takes at most ${maxArgs} argument${maxArgs === 1 ? "" : "s"}, got ${argv.length}`,
+      );
+    }
+    return await run(argv);
+  } catch (err) {
+    return reportError(name, err, out);
+  }
+}
