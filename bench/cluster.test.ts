@@ -73,11 +73,30 @@ describe("npm run bench:cluster", () => {
     expect(records.slice(1).map((r) => r.graph)).toEqual(["map", "tree", "shuffle", "chain"]);
     for (const r of records.slice(1)) {
       expect(r).toMatchObject({ checked: true, daskBestTasksPerS: expect.any(Number) });
+      // Dask's figures are for the full-size graphs: no ratio to them at another scale.
+      expect(r).not.toHaveProperty("ratioToDaskBest");
+      expect(r).not.toHaveProperty("ratioToDaskDefault");
+      expect(r.ratioToDask).toBe("none at --scale 0.02: Dask's figures are for scale 1");
       expect(r.tasksPerS).toBeGreaterThan(0);
       expect(r.minorFaultsPerRun).toBeGreaterThanOrEqual(0);
       expect(r.runsMinorFaults).toHaveLength(1); // one per timed run, beside runsSeconds
       expect(r.systemCpuSecondsPerTask).toBeGreaterThanOrEqual(0);
     }
     expect(records[4].msPerStep).toBeGreaterThan(0);
+  });
+
+  it("gives the ratios to Dask's figures at scale 1", async () => {
+    const records: Record<string, unknown>[] = [];
+    await benchCluster(
+      { runs: 1, warmup: 0, graphs: ["chain"], executor: "inline", saturation: 1.1, scale: 1 },
+      (r) => records.push(r),
+    );
+    expect(records[1]).toMatchObject({
+      graph: "chain",
+      tasks: 2_000,
+      ratioToDaskBest: expect.any(Number),
+      ratioToDaskDefault: expect.any(Number),
+    });
+    expect(records[1]).not.toHaveProperty("ratioToDask");
   });
 });

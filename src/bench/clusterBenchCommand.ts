@@ -87,7 +87,7 @@ export function clusterBenchCommand(name: string, tlsCredentials: string): Comma
       "after",
       `\nOne JSON line for the configuration, then one per graph: tasks/s (the median of the
 timed runs, from building the graph to holding the answer), CPU and page faults a
-task, and the ratios to Dask's figures on this kind of machine. Runs node with
+task, and (at --scale 1) the ratios to Dask's figures on this kind of machine. Runs node with
 ${CLUSTER_BENCH_NODE_FLAGS.join(" ")} (each run prints its flags as nodeFlags).`,
     );
 }
