@@ -5,6 +5,8 @@
  * Any other error is a real failure: its stack and exit 1.
  */
 
+import { Command, CommanderError } from "commander";
+
 /** A mistake in an example's arguments or environment: printed in one line, exit 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
@@ -37,9 +39,10 @@ export function reportError(name: string, err: unknown, out: ExampleOutput): num
 }
 
 /**
- * Run an example's command line: `--help` (or `-h`) prints `usage` and exits 0; an
- * option it does not know, or more than `maxArgs` arguments, is a usage error;
- * otherwise `run` gets the arguments. Returns the exit code (see {@link reportError}).
+ * Run an example's command line with commander: `--help` (or `-h`) prints `usage`
+ * and exits 0; an option it does not know, or more than `maxArgs` arguments, is a
+ * usage error; otherwise `run` gets the arguments. Returns the exit code (see
+ * {@link reportError}).
  */
 export async function runExample(
   name: string,
@@ -49,23 +52,42 @@ export async function runExample(
   run: (args: readonly string[]) => Promise<number>,
   out: ExampleOutput = process,
 ): Promise<number> {
+  let args: readonly string[] = [];
+  const cmd = new Command(name)
+    .exitOverride()
+    .allowExcessArguments(false)
+    // Commander's own lines are replaced by the example's usage and by UsageErrors.
+    .configureOutput({ writeOut: (text) => out.stdout.write(text), writeErr: () => {} })
+    .action((...given: unknown[]) => {
+      args = (given.slice(0, maxArgs) as (string | undefined)[]).filter((a) => a !== undefined);
+    });
+  cmd.helpInformation = () => (usage.endsWith("\n") ? usage : `${usage}\n`);
+  for (let i = 0; i < maxArgs; i++) cmd.argument(`[arg${i}]`);
   try {
-    if (argv.includes("--help") || argv.includes("-h")) {
-      out.stdout.write(usage.endsWith("\n") ? usage : `${usage}\n`);
-      return 0;
+    try {
+      cmd.parse([...argv], { from: "user" });
+    } catch (err) {
+      if (!(err instanceof CommanderError)) throw err;
+      if (err.code === "commander.helpDisplayed") return 0;
+      throw new UsageError(usageMessage(err, argv, maxArgs));
     }
-    // A negative number is an argument (and refused as a count), not an option.
-    const option = argv.find((a) => a.startsWith("-") && !/^-\d/.test(a));
-    if (option !== undefined) throw new UsageError(`unknown option ${option}`);
-    if (argv.length > maxArgs) {
-      throw new UsageError(
-        maxArgs === 0
-          ? `takes no arguments, got ${argv.map((a) => JSON.stringify(a)).join(" ")}`
-          : `takes at most ${maxArgs} argument${maxArgs === 1 ? "" : "s"}, got ${argv.length}`,
-      );
-    }
-    return await run(argv);
+    return await run(args);
   } catch (err) {
     return reportError(name, err, out);
   }
+}
+
+/** Commander's refusal of `argv` in the examples' words. */
+function usageMessage(err: CommanderError, argv: readonly string[], maxArgs: number): string {
+  if (err.code === "commander.unknownOption") {
+    const option = /'([^']*)'/.exec(err.message)?.[1] ?? err.message;
+    return `unknown option ${option}`;
+  }
+  if (err.code === "commander.excessArguments") {
+    const given = argv.filter((a) => !a.startsWith("-") || /^-\d/.test(a));
+    return maxArgs === 0
+      ? `takes no arguments, got ${given.map((a) => JSON.stringify(a)).join(" ")}`
+      : `takes at most ${maxArgs} argument${maxArgs === 1 ? "" : "s"}, got ${given.length}`;
+  }
+  return err.message.replace(/^error: /, "");
 }
