@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { showValue } from "../util/showValue.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import { checkOptionalMs, optionsOf } from "./argChecks.ts";
 import {
   RebalanceError,
@@ -151,11 +152,15 @@ export class ClusterAdmin {
   async restart(options: { timeoutMs?: number; waitForWorkers?: boolean } = {}): Promise<void> {
     const { timeoutMs, waitForWorkers } = restartOptions("restart", options);
     const start = Date.now();
-    const answer = await this.host.requests.ask({
-      op: "restart",
-      clientId: this.host.id,
-      stimulusId: this.host.requests.stimulusId("restart"),
-    });
+    const answer = await beforeDeadline(
+      this.host.requests.ask({
+        op: "restart",
+        clientId: this.host.id,
+        stimulusId: this.host.requests.stimulusId("restart"),
+      }),
+      start + timeoutMs,
+      () => unansweredRestart("restart", timeoutMs),
+    );
     if (waitForWorkers) {
       await this.untilBack(answer.workers.length, answer.nannies.length, timeoutMs, start);
     }
@@ -191,12 +196,16 @@ export class ClusterAdmin {
     if (problem !== null) throw new TypeError(`restartWorkers: workers ${problem}`);
     const { timeoutMs, waitForWorkers } = restartOptions("restartWorkers", options);
     const start = Date.now();
-    const answer = await this.host.requests.ask({
-      op: "restart-workers",
-      workers: [...(names ?? [])],
-      clientId: this.host.id,
-      stimulusId: this.host.requests.stimulusId("restart-workers"),
-    });
+    const answer = await beforeDeadline(
+      this.host.requests.ask({
+        op: "restart-workers",
+        workers: [...(names ?? [])],
+        clientId: this.host.id,
+        stimulusId: this.host.requests.stimulusId("restart-workers"),
+      }),
+      start + timeoutMs,
+      () => unansweredRestart("restartWorkers", timeoutMs),
+    );
     const out = {
       restarted: [...answer.restarted],
       failed: answer.failed.map((f) => ({ ...f })),
@@ -245,13 +254,48 @@ export class ClusterAdmin {
     timedOut: (seen: number) => Error,
   ): Promise<WorkerIdentity[]> {
     const start = Date.now();
+    let seen = 0;
     for (;;) {
-      const workers = await this.host.workers();
-      const seen = workers.filter(counted).length;
+      // Each poll within the time left: a scheduler that stops answering (stopped, a
+      // network gone quiet) must not hold the wait past its timeout.
+      const workers =
+        timeoutMs === undefined
+          ? await this.host.workers()
+          : await beforeDeadline(this.host.workers(), start + timeoutMs, () => timedOut(seen));
+      seen = workers.filter(counted).length;
       if (seen >= n) return workers;
       const left = timeoutMs === undefined ? pollMs : timeoutMs - (Date.now() - start);
       if (left <= 0) throw timedOut(seen);
       await sleep(Math.min(pollMs, left));
     }
   }
+}
+
+/**
+ * `promise`, or the error `late()` makes if it has not settled by `deadline`
+ * (`Date.now()` milliseconds); its later outcome is then ignored.
+ */
+function beforeDeadline<T>(promise: Promise<T>, deadline: number, late: () => Error): Promise<T> {
+  // Past a timer's reach (waitForWorkers takes any timeout), as good as never.
+  if (!(deadline - Date.now() <= MAX_TIMER_MS)) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(late()), Math.max(0, deadline - Date.now()));
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** The scheduler did not answer a restart within its timeout. */
+function unansweredRestart(method: string, timeoutMs: number): Error {
+  return new Error(
+    `${method}: the scheduler did not answer within the timeout (${timeoutMs} ms): is it still running?`,
+  );
 }

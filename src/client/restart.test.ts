@@ -1,5 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { listen } from "../comm/connect.ts";
+import { wireVersion } from "../protocol/version.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { Worker } from "../worker/worker.ts";
 import { Client } from "./client.ts";
@@ -145,5 +147,34 @@ describe("Client.restart", () => {
     expect(await client.gather(held)).toBe(2);
     expect((await client.workers()).length).toBe(4);
     await expect(client.restartWorkers([])).rejects.toThrow(/workers must be a non-empty array/);
+  });
+});
+
+describe("a scheduler that stops answering", () => {
+  it("holds restart, restartWorkers and waitForWorkers no longer than their timeouts", async () => {
+    // Registers the client, then reads and answers nothing, as a stopped process would.
+    const listener = await listen("tcp://127.0.0.1:0", (comm) => {
+      void (async () => {
+        await comm.recv();
+        await comm.send({ op: "register-client-reply", status: "OK", ...wireVersion() });
+        for await (const _ of comm) {
+          // no answer
+        }
+      })().catch(() => {});
+    });
+    cleanups.push(() => listener.close());
+    const client = await Client.connect(listener.address, { logger: silent });
+    cleanups.push(() => client.close());
+    const started = Date.now();
+    await expect(client.restart({ timeoutMs: 300 })).rejects.toThrow(
+      "restart: the scheduler did not answer within the timeout (300 ms): is it still running?",
+    );
+    await expect(client.restartWorkers(["w"], { timeoutMs: 300 })).rejects.toThrow(
+      /^restartWorkers: the scheduler did not answer within the timeout \(300 ms\)/,
+    );
+    await expect(client.waitForWorkers(1, { timeoutMs: 300 })).rejects.toBeInstanceOf(
+      WorkersTimeoutError,
+    );
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
