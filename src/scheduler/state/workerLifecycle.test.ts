@@ -46,6 +46,23 @@ describe("register-worker", () => {
     s.validateState();
   });
 
+  test("a name is no other worker's address, nor an address another worker's name", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1", 1, {}, undefined, { name: "w9" }));
+    // Named after w1's address: `retire w1` would name both.
+    expect(() =>
+      s.handleStimulus(t.registerWorker("w2", 1, {}, undefined, { name: "w1" })),
+    ).toThrow('invalid register-worker: the name "w1" is the address of a worker');
+    // At the address w1 is named by.
+    expect(() => s.handleStimulus(t.registerWorker("w9"))).toThrow(
+      "invalid register-worker: the address w9 is the name of the worker at w1",
+    );
+    expect([...s.workers.keys()]).toEqual(["w1"]);
+    // A worker named after its own address is one worker either way.
+    s.handleStimulus(t.registerWorker("w3", 1, {}, undefined, { name: "w3" }));
+    s.validateState();
+  });
+
   test("malformed registrations are rejected with the field named", () => {
     const s = state();
     expect(() => s.handleStimulus(t.registerWorker("w1", 0))).toThrow(/nthreads/);

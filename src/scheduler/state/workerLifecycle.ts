@@ -40,6 +40,29 @@ export function nameTaken(holder: WorkerInfo): string {
   return `the name ${JSON.stringify(holder.name)} is taken by the worker at ${holder.address}`;
 }
 
+/**
+ * Why a worker at `address` named `name` would be mistaken for another: its name
+ * is another worker's address, or its address another's name. A selector (`weft
+ * retire ADDRESS`, `workers=`) names a worker by address or name, and would then
+ * name both, as Dask's aliases, where an unnamed worker's name is its address,
+ * refuse. Null if neither.
+ */
+export function aliasClash(
+  s: SchedulerState,
+  address: string,
+  name: string | undefined,
+): string | null {
+  if (name !== undefined && name !== address) {
+    const at = s.workers.get(name);
+    if (at !== undefined) return `the name ${JSON.stringify(name)} is the address of a worker`;
+  }
+  const named = workerNamed(s, address);
+  if (named !== undefined && named.address !== address) {
+    return `the address ${address} is the name of the worker at ${named.address}`;
+  }
+  return null;
+}
+
 export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void {
   if (s.workers.has(msg.address)) {
     throw new InvalidStimulus(`invalid register-worker: ${msg.address} is already registered`);
@@ -48,6 +71,8 @@ export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void 
   if (holder !== undefined) {
     throw new InvalidStimulus(`invalid register-worker: ${nameTaken(holder)}`);
   }
+  const clash = aliasClash(s, msg.address, msg.name);
+  if (clash !== null) throw new InvalidStimulus(`invalid register-worker: ${clash}`);
   // Without a prototype: a resource named like an Object member ("toString",
   // "constructor", "__proto__" from a decoded message) is declared only if
   // the worker declares it.
