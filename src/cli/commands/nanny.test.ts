@@ -252,6 +252,39 @@ describe("weft worker --nanny", () => {
     }
   }, 120_000);
 
+  it("starts another worker process when someone else SIGTERMs it, as Dask's nanny does", async () => {
+    const scheduler = await quietScheduler();
+    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+    const tasks = join(dir, "terminated.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(registry)};\n` +
+        'defineTask("nanny.term", () => { process.kill(process.pid, "SIGTERM"); return 1; });\n',
+    );
+    const ctx = testContext();
+    const { nanny, stop } = startNanny(
+      [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
+      1,
+      ctx,
+    );
+    const client = await Client.connect(scheduler.address);
+    try {
+      await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      // Before, the worker closed on it, exit 0, and so did the nanny, saying nothing.
+      void client.runWith({ onError: "return" }, "nanny.term");
+      await eventually(() => workerLines(ctx) === 2, 60_000, "the second worker's line");
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the worker was stopped by a SIGTERM the nanny did not send; starting another (1 of at most 1 in a row)",
+      );
+      stop();
+      await nanny;
+      expect(ctx.exitCode).toBe(0);
+    } finally {
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
   it("starts a new worker, at the same address, when the cluster restarts", async () => {
     const scheduler = await quietScheduler();
     const port = await freePort("127.0.0.1");

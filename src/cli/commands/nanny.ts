@@ -38,6 +38,14 @@ const NANNY_CHILD = "WEFT_NANNY_CHILD";
 /** The exit code of a nanny's child the scheduler restarts: start another. */
 export const EXIT_RESTART = 3;
 
+/**
+ * The exit code of a nanny's child that stopped on a SIGTERM: the nanny sends one
+ * to stop it, and knows when it did; any other (someone's `kill` of the worker
+ * process) is an exit the nanny did not ask for, and it starts another, as Dask's
+ * nanny does.
+ */
+export const EXIT_SIGTERM = 4;
+
 /** What a nanny prints when its worker exits to be restarted (`EXIT_RESTART`). */
 export const RESTARTING_LINE =
   "weft worker: nanny: the worker is restarted (by the scheduler, at the end of its --lifetime, or for a nanny plugin); starting a new one";
@@ -97,6 +105,7 @@ function stopDescription(signal: NodeJS.Signals | null): string {
   if (signal === "SIGKILL") {
     return "was killed (SIGKILL: out of memory? the system's log says; --memory-limit keeps a worker within one)";
   }
+  if (signal === "SIGTERM") return "was stopped by a SIGTERM the nanny did not send";
   return `was killed (${signal})`;
 }
 
@@ -239,7 +248,7 @@ async function runChildren(
       });
       running.once("close", (c, signal) => {
         killedBy = signal;
-        resolve(c ?? (signal === "SIGTERM" ? 0 : 1));
+        resolve(c ?? 1);
       });
     });
     child = null;
@@ -255,7 +264,8 @@ async function runChildren(
       ctx.stderr.write(`${RESTARTING_LINE}\n`);
       continue;
     }
-    if (code !== 1) {
+    if (code === EXIT_SIGTERM) killedBy = "SIGTERM";
+    else if (code !== 1) {
       ctx.exitCode = code;
       return;
     }

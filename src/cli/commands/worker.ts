@@ -8,7 +8,7 @@ import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
-import { EXIT_RESTART, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
+import { EXIT_RESTART, EXIT_SIGTERM, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import {
   addFrameLimitOptions,
@@ -419,6 +419,10 @@ export function workerCommand(ctx: CliContext): Command {
         nannied ? ["SIGTERM"] : undefined,
         nannied,
       );
+      let signal: string | null = null;
+      void signalled.then((s) => {
+        signal = s;
+      });
       const giveUp = Promise.race([orphaned, signalled]);
       const givenUp = new AbortController();
       void giveUp.then(() => givenUp.abort());
@@ -429,5 +433,7 @@ export function workerCommand(ctx: CliContext): Command {
       } finally {
         finished();
       }
+      // The nanny tells its own SIGTERM from another's by whether it sent one.
+      if (nannied && signal !== null && (ctx.exitCode ?? 0) === 0) ctx.exitCode = EXIT_SIGTERM;
     });
 }
