@@ -48,6 +48,11 @@ async function cluster(): Promise<{ worker: Worker; client: Client }> {
   return { worker, client };
 }
 
+/** Records adding up to more than {@link LIMIT} (each cut to 10,000 characters when kept). */
+function logPastLimit(worker: Worker): void {
+  for (let i = 0; i < 40; i++) worker.logger.info(`a large record ${i}: ${"x".repeat(9_000)}`);
+}
+
 function tooLarge(worker: Worker, client: Client): RegExp {
   return new RegExp(
     `${worker.address.replace(/[.]/g, "\\.")}.*MessageTooLargeError: cannot send a message of .*larger than the maxMessageBytes of ${client.id} \\(256\\.00 kiB\\)`,
@@ -57,7 +62,7 @@ function tooLarge(worker: Worker, client: Client): RegExp {
 describe("a worker's answer about itself over the asking client's maxMessageBytes", () => {
   it("getWorkerLogs rejects naming the sizes and the limit; fewer records fit and arrive", async () => {
     const { worker, client } = await cluster();
-    worker.logger.info(`a large record: ${"x".repeat(400 * KIB)}`);
+    logPastLimit(worker);
     worker.logger.info("a small record");
     const err = await client.getWorkerLogs().catch((e: unknown) => e);
     expect((err as Error).message).toMatch(/^getWorkerLogs: cannot read the logs of /);
@@ -73,7 +78,7 @@ describe("a worker's answer about itself over the asking client's maxMessageByte
   it("dumpClusterState writes the worker's error in place of its dump, as for a worker that cannot be asked", async () => {
     const { worker, client } = await cluster();
     expect(await client.submit("inc", 1)).toBe(2);
-    worker.logger.info(`a large record: ${"x".repeat(400 * KIB)}`);
+    logPastLimit(worker);
     const dir = await mkdtemp(join(tmpdir(), "weft-dump-limit-"));
     dirs.push(dir);
     const path = await client.dumpClusterState(join(dir, "dump"), { format: "yaml" });
