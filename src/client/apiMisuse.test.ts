@@ -355,6 +355,35 @@ describe("misuse is answered with an error naming the method and the argument", 
         () => start({ wrokers: 1, n: 2 }),
         /^LocalCluster\.start: unknown options "wrokers" \(did you mean workers\?\), "n" \(the options are /,
       ],
+      // Options the cluster sets itself were overwritten without a word: refused, naming its own.
+      [
+        () => start({ workers: 0, worker: { nthreads: 4 } }),
+        /^LocalCluster option worker\.nthreads is set by the cluster: give the LocalCluster option threadsPerWorker$/,
+      ],
+      [
+        () => start({ workers: 0, worker: { taskModules: [] } }),
+        /^LocalCluster option worker\.taskModules is set by the cluster: give the LocalCluster option taskModules$/,
+      ],
+      [
+        () => start({ workers: 0, worker: { name: "mine" } }),
+        /^LocalCluster option worker\.name is set by the cluster: it names its workers "0", "1", …$/,
+      ],
+      [
+        () => start({ workers: 0, worker: { executor: "inline" } }),
+        /^LocalCluster option worker\.executor is set by the cluster: give the LocalCluster option executor$/,
+      ],
+      [
+        () => start({ workers: 0, scheduler: { validate: true } }),
+        /^LocalCluster option scheduler\.validate is set by the cluster: give the LocalCluster option validate$/,
+      ],
+      [
+        () => start({ workers: 0, scheduler: { tls: {} } }),
+        /^LocalCluster option scheduler\.tls is set by the cluster: give the LocalCluster option tls$/,
+      ],
+      [
+        () => start({ workers: 0, worker: { tls: {} } }),
+        /^LocalCluster option worker\.tls is set by the cluster: give the LocalCluster option tls$/,
+      ],
       [() => cluster.adapt(null as Loose), /^adapt: options must be an object, got null$/],
       [() => cluster.client(5 as Loose), /^LocalCluster\.client: options must be an object/],
     ]);

@@ -26,6 +26,22 @@ import { optionsOf } from "./argChecks.ts";
 import { Client } from "./client.ts";
 import type { ClientOptions } from "./clientOptions.ts";
 
+/** The scheduler's options that a {@link LocalCluster} sets itself. */
+type SchedulerSetByCluster = "listen" | "tls" | "validate" | "logger";
+
+/** The workers' options that a {@link LocalCluster} sets itself. */
+type WorkerSetByCluster =
+  | "nthreads"
+  | "executor"
+  | "taskModules"
+  | "validate"
+  | "logger"
+  | "tls"
+  | "listen"
+  | "scheduler"
+  | "name"
+  | "nanny";
+
 /** Options of {@link LocalCluster.start}. */
 export interface LocalClusterOptions {
   /** Number of workers at the start (0 or more; see `scale` and `adapt`). Default 2. */
@@ -50,21 +66,18 @@ export interface LocalClusterOptions {
   protocol?: "inproc" | "tcp" | "tls";
   /** The cluster's TLS credentials (see `comm/tls.ts`): for `protocol: "tls"`, which needs them. */
   tls?: TlsCredentials;
-  /** More options of the scheduler. */
-  scheduler?: Omit<SchedulerOptions, "listen" | "validate" | "logger">;
-  /** More options of every worker. */
-  worker?: Omit<
-    WorkerOptions,
-    | "scheduler"
-    | "listen"
-    | "nthreads"
-    | "executor"
-    | "taskModules"
-    | "validate"
-    | "logger"
-    | "nanny"
-    | "name"
-  >;
+  /**
+   * More options of the scheduler. Those the cluster sets (`listen`, `tls`,
+   * `validate`, `logger`) are refused: the cluster's own options set them.
+   */
+  scheduler?: Omit<SchedulerOptions, SchedulerSetByCluster>;
+  /**
+   * More options of every worker. Those the cluster sets (`nthreads`,
+   * `executor`, `taskModules`, `validate`, `logger`, `tls`, `listen`,
+   * `scheduler`, `name`, `nanny`) are refused: the cluster's own options set
+   * them. `acceptUploads` defaults to true here: the clients are of this process.
+   */
+  worker?: Omit<WorkerOptions, WorkerSetByCluster>;
   /** Where everything logs. Default: pino on stderr at `$WEFT_LOG_LEVEL` or `warn`. */
   logger?: Logger;
   /**
@@ -80,6 +93,35 @@ export interface LocalClusterOptions {
 }
 
 const TASK_MODULES = "LocalCluster option taskModules";
+
+/**
+ * The scheduler's and the workers' options that the cluster sets itself, each
+ * with what to give instead: in `scheduler: {…}` or `worker: {…}` they were
+ * overwritten without a word (`worker: { nthreads: 4 }` ran one thread).
+ */
+const CLUSTER_SETS: {
+  readonly scheduler: Readonly<Record<SchedulerSetByCluster, string>>;
+  readonly worker: Readonly<Record<WorkerSetByCluster, string>>;
+} = {
+  scheduler: {
+    listen: "give the LocalCluster option protocol",
+    tls: "give the LocalCluster option tls",
+    validate: "give the LocalCluster option validate",
+    logger: "give the LocalCluster option logger",
+  },
+  worker: {
+    nthreads: "give the LocalCluster option threadsPerWorker",
+    executor: "give the LocalCluster option executor",
+    taskModules: "give the LocalCluster option taskModules",
+    validate: "give the LocalCluster option validate",
+    logger: "give the LocalCluster option logger",
+    tls: "give the LocalCluster option tls",
+    listen: "give the LocalCluster option protocol",
+    scheduler: "its workers join its own scheduler",
+    name: 'it names its workers "0", "1", …',
+    nanny: "it is its workers' nanny",
+  },
+};
 
 /** The options {@link LocalCluster.start} knows: every key of {@link LocalClusterOptions}. */
 const START_OPTIONS: OptionNames<LocalClusterOptions> = {
@@ -122,6 +164,7 @@ function checkStartOptions(options: LocalClusterOptions): void {
     if (v !== undefined && (typeof v !== "object" || v === null || Array.isArray(v))) {
       throw new TypeError(`LocalCluster option ${name} must be an object, got ${showValue(v)}`);
     }
+    if (v !== undefined) refuseClusterSet(name, v as Record<string, unknown>);
   }
   if (options.validate !== undefined && typeof options.validate !== "boolean") {
     throw new TypeError(
@@ -133,6 +176,16 @@ function checkStartOptions(options: LocalClusterOptions): void {
     throw new TypeError(
       `LocalCluster option logger must be a pino logger, got ${showValue(logger)}`,
     );
+  }
+}
+
+/** A TypeError for an option of `part` (`scheduler: {…}` or `worker: {…}`) that the cluster sets. */
+function refuseClusterSet(part: keyof typeof CLUSTER_SETS, given: Record<string, unknown>): void {
+  for (const [key, instead] of Object.entries(CLUSTER_SETS[part])) {
+    // Undefined is the option's absence (a spread config): the cluster's value is what it gets.
+    if (Object.hasOwn(given, key) && given[key] !== undefined) {
+      throw new TypeError(`LocalCluster option ${part}.${key} is set by the cluster: ${instead}`);
+    }
   }
 }
 
@@ -268,8 +321,8 @@ export class LocalCluster {
         validate,
         // The cluster is its workers' nanny: it starts another when one closes for a restart.
         nanny: true,
-        // Its clients are of this process, which could run any code anyway.
-        acceptUploads: true,
+        // Its clients are of this process, which could run any code anyway: true unless refused.
+        acceptUploads: options.worker?.acceptUploads ?? true,
         logger: logger.child({ name: "weft.worker" }),
       });
     const started = await Promise.allSettled(

@@ -162,6 +162,16 @@ describe("Client.uploadFile", () => {
     );
   });
 
+  it("a LocalCluster's workers accept uploads unless worker.acceptUploads is false", async () => {
+    const { cluster, client } = await testCluster({ workers: 1, worker: { acceptUploads: false } });
+    expect(cluster.workers[0].options.acceptUploads).toBe(false);
+    const err = await client.uploadFile(moduleSet().helper).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UploadError);
+    expect((err as Error).message).toContain("this worker does not accept uploaded files");
+    const { cluster: accepting } = await testCluster({ workers: 1 });
+    expect(accepting.workers[0].options.acceptUploads).toBe(true);
+  });
+
   it("a module that fails to import rejects, naming the worker, and is not kept", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const broken = file(`broken-${randomUUID()}.mjs`, 'throw new Error("broken at import");\n');
