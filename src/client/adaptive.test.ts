@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
+import { ExecuteSuccessEvent } from "../worker/state/events.ts";
 import type { LocalCluster } from "./localCluster.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { inc, slowInc } from "./testTasks.ts";
@@ -54,6 +56,55 @@ describe("LocalCluster.scale", () => {
     expect(registered(cluster)).toBe(0);
     await expect(cluster.scale(-1)).rejects.toThrow("scale: n must be an integer ≥ 0, got -1");
     await expect(cluster.scale(1.5)).rejects.toThrow(RangeError);
+  });
+});
+
+describe("LocalCluster.scale while workers are replaced", () => {
+  /** Workers whose close takes a while: their plugin's teardown is slow. */
+  async function slowToClose(cluster: LocalCluster, ms: number): Promise<void> {
+    for (const w of cluster.workers) {
+      await w.addPlugin({ teardown: () => sleep(ms) }, "slow-teardown");
+    }
+  }
+
+  it("counts a worker closing for a restart: its replacement is coming", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    await slowToClose(cluster, 200);
+    const restarted = client.restart();
+    await eventually(() => cluster.workers.every((w) => w.status === "closing"), 5_000, "closing");
+    expect(cluster.workerCount).toBe(2);
+    await cluster.scale(2);
+    await restarted;
+    await sleep(100);
+    expect(cluster.workerCount).toBe(2);
+    expect(registered(cluster)).toBe(2);
+    expect(cluster.workers.map((w) => w.options.name)).toEqual(["0", "1"]);
+  });
+
+  it("counts a worker closing on a fault while its slot has restarts left, not once they are used up", async () => {
+    const { cluster } = await testCluster({ workers: 2, maxWorkerRestarts: 1 });
+    await slowToClose(cluster, 200);
+    const victim = cluster.workers[0];
+    // A stimulus the state machine rejects (a result for a task it never had): a bug's stand-in.
+    victim.handleStimulus(ExecuteSuccessEvent.dummy("never-given", { stimulusId: "test-fault" }));
+    expect(victim.status).toBe("closing");
+    expect(cluster.workerCount).toBe(2);
+    await cluster.scale(2);
+    await eventually(() => cluster.workers[0] !== victim, 5_000, "a replacement");
+    expect(registered(cluster)).toBe(2);
+    expect(cluster.workerCount).toBe(2);
+    // The slot's one restart is used up: its next fault leaves the worker out of the count.
+    await slowToClose(cluster, 200);
+    const again = cluster.workers[0];
+    again.handleStimulus(ExecuteSuccessEvent.dummy("never-given", { stimulusId: "test-fault" }));
+    expect(again.status).toBe("closing");
+    expect(cluster.workerCount).toBe(1);
+    await cluster.scale(2);
+    expect(cluster.workerCount).toBe(2);
+    // The faulted worker leaves the scheduler once it has closed.
+    await eventually(() => registered(cluster) === 2, 5_000, "two workers");
+    await sleep(100);
+    expect(registered(cluster)).toBe(2);
   });
 });
 

@@ -212,8 +212,12 @@ export class LocalCluster {
   /** The workers, by slot: a replacement takes the slot of the worker it replaces. */
   private readonly slots: Worker[];
   private readonly restarts: number[];
-  /** Replacements and new workers being started. */
+  /** New workers of {@link scale} being started: they have no slot yet. */
   private readonly starting = new Set<Worker>();
+  /** Replacements being started ({@link replace}), by the slot each will take. */
+  private readonly replacing = new Map<number, Worker>();
+  /** Workers that stopped and that {@link replace} gave up replacing (maxWorkerRestarts). */
+  private readonly givenUp = new WeakSet<Worker>();
   /** The last {@link scale} (or adaptive step) under way: they run one after another. */
   private scaling: Promise<void> = Promise.resolve();
   /** The client retiring workers for {@link scale}, made on first use. */
@@ -392,7 +396,7 @@ export class LocalCluster {
       asked = false;
       // As a nanny starts its worker again under the same name.
       const worker = this.newWorker(dead.options.name ?? String(slot));
-      this.starting.add(worker);
+      this.replacing.set(slot, worker);
       try {
         await worker.start();
       } catch (err) {
@@ -403,7 +407,7 @@ export class LocalCluster {
         );
         continue;
       } finally {
-        this.starting.delete(worker);
+        this.replacing.delete(slot);
       }
       if (this.closePromise !== null) {
         await worker.close();
@@ -414,6 +418,7 @@ export class LocalCluster {
       return;
     }
     if (this.closePromise !== null) return;
+    this.givenUp.add(dead);
     this.clusterLogger.error(
       { worker: address, fault, restarts: this.maxWorkerRestarts },
       "a worker stopped on a fault and is not replaced again (maxWorkerRestarts)",
@@ -426,11 +431,29 @@ export class LocalCluster {
     }
   }
 
-  /** The workers running or starting, not closing or closed: what {@link scale} counts. */
+  /**
+   * The workers running or starting, and those closing or closed that a new
+   * worker replaces (a restart, a fault with restarts left): what {@link scale}
+   * counts.
+   */
   get workerCount(): number {
     let n = this.starting.size;
-    for (const w of this.slots) if (isLive(w)) n++;
+    for (const [slot, w] of this.slots.entries()) if (isLive(w) || this.replaced(slot)) n++;
     return n;
+  }
+
+  /**
+   * Whether the worker in `slot`, closing or closed, is being replaced or will
+   * be. Counted from the moment it closes, not once {@link replace} starts the
+   * new one: that waits until it has closed, and a {@link scale} meanwhile
+   * started one more.
+   */
+  private replaced(slot: number): boolean {
+    if (this.replacing.has(slot)) return true;
+    const w = this.slots[slot];
+    if (this.closePromise !== null || isLive(w) || this.givenUp.has(w)) return false;
+    if (w.restartRequested) return true;
+    return w.fault !== null && this.restarts[slot] < this.maxWorkerRestarts;
   }
 
   /**
@@ -593,7 +616,8 @@ export class LocalCluster {
       this.adaptive?.stop();
       await Promise.allSettled([...this.clients].map((c) => c.close(why)));
       // Replacements still starting are stopped too (they would wait for the scheduler).
-      await Promise.allSettled([...this.workers, ...this.starting].map((w) => w.close(5)));
+      const starting = [...this.starting, ...this.replacing.values()];
+      await Promise.allSettled([...this.workers, ...starting].map((w) => w.close(5)));
       await this.scheduler.close();
     })();
     return this.closePromise;
