@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExecuteSuccessEvent } from "../worker/state/events.ts";
@@ -79,6 +82,46 @@ describe("LocalCluster.scale while workers are replaced", () => {
     expect(cluster.workerCount).toBe(2);
     expect(registered(cluster)).toBe(2);
     expect(cluster.workers.map((w) => w.options.name)).toEqual(["0", "1"]);
+  });
+
+  it("a new worker does not take the slot of a worker whose restart's replacement is starting", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-scale-slot-"));
+    const holds = new Map<string, Promise<void>>();
+    (globalThis as { weftTestHolds?: typeof holds }).weftTestHolds = holds;
+    try {
+      // Holds a worker's start while the test holds a promise for its name.
+      const mod = join(dir, "hold.mjs");
+      writeFileSync(
+        mod,
+        "export async function weftSetup(w) { await globalThis.weftTestHolds?.get(w.options.name); }\n",
+      );
+      const { cluster, client } = await testCluster({ workers: 2, worker: { preload: [mod] } });
+      let release = () => {};
+      holds.set("0", new Promise((r) => (release = r)));
+      const old0 = cluster.workers[0];
+      const restarted = client.restart();
+      await old0.closed;
+      await sleep(20); // its replacement is held in its preload
+      expect(cluster.workers[0]).toBe(old0);
+      await cluster.scale(3);
+      // The new worker took a slot of its own, not slot 0, which stays the replacement's.
+      expect(cluster.workers.map((w) => w.options.name)).toEqual(["0", "1", "2"]);
+      expect(cluster.workers[0]).toBe(old0);
+      release();
+      await restarted;
+      await eventually(() => cluster.workers[0] !== old0, 5_000, "the replacement in slot 0");
+      await eventually(() => registered(cluster) === 3, 5_000, "three workers");
+      expect(cluster.workers.map((w) => w.status)).toEqual(["running", "running", "running"]);
+      // Every worker the scheduler has is one of the cluster's, which close() closes.
+      const addresses = new Set(cluster.workers.map((w) => w.address));
+      for (const address of cluster.scheduler.state.workers.keys()) {
+        expect(addresses.has(address)).toBe(true);
+      }
+      expect(cluster.workerCount).toBe(3);
+    } finally {
+      holds.clear();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("counts a worker closing on a fault while its slot has restarts left, not once they are used up", async () => {

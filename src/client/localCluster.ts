@@ -458,8 +458,11 @@ export class LocalCluster {
 
   /**
    * Scale to `n` workers (Dask's `cluster.scale(n)`), and stop any adaptive
-   * scaling ({@link adapt}). More workers are started (each in a free slot: one
-   * whose worker was retired or closed, else a new one); fewer are retired
+   * scaling ({@link adapt}). Workers closing for a restart count: their
+   * replacements are coming ({@link workerCount}). More workers are started,
+   * each in a free slot (one whose worker was retired or closed by a `close()`
+   * call and is not being replaced; a worker that stopped on a fault keeps its
+   * slot), else a new one. Fewer are retired
    * through the scheduler, as `client.retireWorkers({ n })` does: those
    * running no task and holding least go first, their results moved to the
    * others. Resolves once the new workers have registered, or the retired
@@ -540,8 +543,7 @@ export class LocalCluster {
         await w.close();
         continue;
       }
-      let slot = this.slots.findIndex((old) => old.status === "closed" && old.fault === null);
-      if (slot < 0) slot = this.slots.length;
+      const slot = this.freeSlot();
       this.slots[slot] = w;
       this.restarts[slot] = 0;
       this.supervise(slot, w);
@@ -550,6 +552,20 @@ export class LocalCluster {
       const why = failure instanceof Error ? failure.message : String(failure);
       throw new Error(`scale: a worker failed to start: ${why}`, { cause: failure });
     }
+  }
+
+  /**
+   * The slot for a new worker: one whose worker closed without a fault
+   * (retired, or closed by a `close()` call) and is not being replaced (a
+   * restart's replacement takes its slot once started: a new worker there was
+   * overwritten, left running untracked), else a new one. A worker that
+   * stopped on a fault keeps its slot, to be looked at.
+   */
+  private freeSlot(): number {
+    const slot = this.slots.findIndex(
+      (w, i) => w.status === "closed" && w.fault === null && !this.replaced(i),
+    );
+    return slot < 0 ? this.slots.length : slot;
   }
 
   private async retire(count: number): Promise<void> {
