@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ExecuteSuccessEvent } from "../worker/state/events.ts";
+import type { Worker } from "../worker/worker.ts";
 import type { LocalCluster } from "./localCluster.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { inc, slowInc } from "./testTasks.ts";
@@ -62,7 +63,38 @@ describe("LocalCluster.scale", () => {
   });
 });
 
+/** Promises holding the start of the workers named so (see {@link holdModule}). */
+const holds = new Map<string, Promise<void>>();
+(globalThis as { weftTestHolds?: typeof holds }).weftTestHolds = holds;
+const holdDir = mkdtempSync(join(tmpdir(), "weft-scale-hold-"));
+afterAll(() => rmSync(holdDir, { recursive: true, force: true }));
+afterEach(() => holds.clear());
+
+/** A preload module holding a worker's start while {@link holds} has a promise for its name. */
+const holdModule = join(holdDir, "hold.mjs");
+writeFileSync(
+  holdModule,
+  "export async function weftSetup(w) { await globalThis.weftTestHolds?.get(w.options.name); }\n",
+);
+
+/** Hold the start of workers named `names` until released, or failed (their start rejects). */
+function hold(...names: string[]): { release(): void; fail(why: string): void } {
+  let release = () => {};
+  let fail = (_why: string) => {};
+  const held = new Promise<void>((resolve, reject) => {
+    release = resolve;
+    fail = (why) => reject(new Error(why));
+  });
+  held.catch(() => {}); // rejected with no worker waiting: not unhandled
+  for (const name of names) holds.set(name, held);
+  return { release, fail };
+}
+
 describe("LocalCluster.scale while workers are replaced", () => {
+  /** A stimulus the state machine rejects (a result for a task it never had): a bug's stand-in. */
+  const breakWorker = (w: Worker) =>
+    w.handleStimulus(ExecuteSuccessEvent.dummy("never-given", { stimulusId: "test-fault" }));
+
   /** Workers whose close takes a while: their plugin's teardown is slow. */
   async function slowToClose(cluster: LocalCluster, ms: number): Promise<void> {
     for (const w of cluster.workers) {
@@ -85,51 +117,38 @@ describe("LocalCluster.scale while workers are replaced", () => {
   });
 
   it("a new worker does not take the slot of a worker whose restart's replacement is starting", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "weft-scale-slot-"));
-    const holds = new Map<string, Promise<void>>();
-    (globalThis as { weftTestHolds?: typeof holds }).weftTestHolds = holds;
-    try {
-      // Holds a worker's start while the test holds a promise for its name.
-      const mod = join(dir, "hold.mjs");
-      writeFileSync(
-        mod,
-        "export async function weftSetup(w) { await globalThis.weftTestHolds?.get(w.options.name); }\n",
-      );
-      const { cluster, client } = await testCluster({ workers: 2, worker: { preload: [mod] } });
-      let release = () => {};
-      holds.set("0", new Promise((r) => (release = r)));
-      const old0 = cluster.workers[0];
-      const restarted = client.restart();
-      await old0.closed;
-      await sleep(20); // its replacement is held in its preload
-      expect(cluster.workers[0]).toBe(old0);
-      await cluster.scale(3);
-      // The new worker took a slot of its own, not slot 0, which stays the replacement's.
-      expect(cluster.workers.map((w) => w.options.name)).toEqual(["0", "1", "2"]);
-      expect(cluster.workers[0]).toBe(old0);
-      release();
-      await restarted;
-      await eventually(() => cluster.workers[0] !== old0, 5_000, "the replacement in slot 0");
-      await eventually(() => registered(cluster) === 3, 5_000, "three workers");
-      expect(cluster.workers.map((w) => w.status)).toEqual(["running", "running", "running"]);
-      // Every worker the scheduler has is one of the cluster's, which close() closes.
-      const addresses = new Set(cluster.workers.map((w) => w.address));
-      for (const address of cluster.scheduler.state.workers.keys()) {
-        expect(addresses.has(address)).toBe(true);
-      }
-      expect(cluster.workerCount).toBe(3);
-    } finally {
-      holds.clear();
-      rmSync(dir, { recursive: true, force: true });
+    const { cluster, client } = await testCluster({
+      workers: 2,
+      worker: { preload: [holdModule] },
+    });
+    const held = hold("0");
+    const old0 = cluster.workers[0];
+    const restarted = client.restart();
+    await old0.closed;
+    await sleep(20); // its replacement is held in its preload
+    expect(cluster.workers[0]).toBe(old0);
+    await cluster.scale(3);
+    // The new worker took a slot of its own, not slot 0, which stays the replacement's.
+    expect(cluster.workers.map((w) => w.options.name)).toEqual(["0", "1", "2"]);
+    expect(cluster.workers[0]).toBe(old0);
+    held.release();
+    await restarted;
+    await eventually(() => cluster.workers[0] !== old0, 5_000, "the replacement in slot 0");
+    await eventually(() => registered(cluster) === 3, 5_000, "three workers");
+    expect(cluster.workers.map((w) => w.status)).toEqual(["running", "running", "running"]);
+    // Every worker the scheduler has is one of the cluster's, which close() closes.
+    const addresses = new Set(cluster.workers.map((w) => w.address));
+    for (const address of cluster.scheduler.state.workers.keys()) {
+      expect(addresses.has(address)).toBe(true);
     }
+    expect(cluster.workerCount).toBe(3);
   });
 
   it("counts a worker closing on a fault while its slot has restarts left, not once they are used up", async () => {
     const { cluster } = await testCluster({ workers: 2, maxWorkerRestarts: 1 });
     await slowToClose(cluster, 200);
     const victim = cluster.workers[0];
-    // A stimulus the state machine rejects (a result for a task it never had): a bug's stand-in.
-    victim.handleStimulus(ExecuteSuccessEvent.dummy("never-given", { stimulusId: "test-fault" }));
+    breakWorker(victim);
     expect(victim.status).toBe("closing");
     expect(cluster.workerCount).toBe(2);
     await cluster.scale(2);
@@ -139,7 +158,7 @@ describe("LocalCluster.scale while workers are replaced", () => {
     // The slot's one restart is used up: its next fault leaves the worker out of the count.
     await slowToClose(cluster, 200);
     const again = cluster.workers[0];
-    again.handleStimulus(ExecuteSuccessEvent.dummy("never-given", { stimulusId: "test-fault" }));
+    breakWorker(again);
     expect(again.status).toBe("closing");
     expect(cluster.workerCount).toBe(1);
     await cluster.scale(2);
@@ -148,6 +167,46 @@ describe("LocalCluster.scale while workers are replaced", () => {
     await eventually(() => registered(cluster) === 2, 5_000, "two workers");
     await sleep(100);
     expect(registered(cluster)).toBe(2);
+  });
+
+  it("the last running worker given up on while scale starts others: the cluster stays, as they start", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      maxWorkerRestarts: 0,
+      worker: { preload: [holdModule] },
+    });
+    const held = hold("1", "2");
+    const scaled = cluster.scale(3);
+    await eventually(() => cluster.workerCount === 3, 5_000, "two workers starting");
+    breakWorker(cluster.workers[0]);
+    await cluster.workers[0].closed;
+    await sleep(50);
+    expect(cluster.scheduler.status).not.toBe("closed");
+    held.release();
+    await scaled;
+    expect(client.isClosed).toBe(false);
+    expect(registered(cluster)).toBe(2);
+    expect(await client.submit(inc, 1)).toBe(2);
+  });
+
+  it("the last running worker given up on while scale starts others that fail: the cluster closes", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      maxWorkerRestarts: 0,
+      worker: { preload: [holdModule] },
+    });
+    const held = hold("1");
+    const scaled = cluster.scale(2);
+    await eventually(() => cluster.workerCount === 2, 5_000, "a worker starting");
+    const pending = client.submit(slowInc, 1, 60_000);
+    breakWorker(cluster.workers[0]);
+    await cluster.workers[0].closed;
+    await sleep(50);
+    expect(cluster.scheduler.status).not.toBe("closed");
+    held.fail("no start");
+    await expect(scaled).rejects.toThrow(/scale: a worker failed to start: .*no start/);
+    await expect(pending).rejects.toThrow(/no worker of the LocalCluster is left running/);
+    await eventually(() => cluster.scheduler.status === "closed", 5_000, "the cluster closed");
   });
 });
 

@@ -86,8 +86,8 @@ export interface LocalClusterOptions {
    * nanny restarts a dead worker. Default 5; 0 never replaces. A task whose
    * workers keep dying ends as `KilledWorker` (the scheduler's
    * `allowedFailures`). When no worker is left running and none will be
-   * replaced, the cluster closes itself, so waiting futures fail instead of
-   * waiting forever.
+   * replaced or is starting (`scale`), the cluster closes itself, so waiting
+   * futures fail instead of waiting forever.
    */
   maxWorkerRestarts?: number;
 }
@@ -423,12 +423,23 @@ export class LocalCluster {
       { worker: address, fault, restarts: this.maxWorkerRestarts },
       "a worker stopped on a fault and is not replaced again (maxWorkerRestarts)",
     );
-    const running = this.slots.some((w) => w.status === "running" || w.status === "paused");
-    if (!running) {
-      const why = "no worker of the LocalCluster is left running (they stopped on faults)";
-      this.clusterLogger.error(`${why}; closing the cluster`);
-      await this.shutDown(why);
-    }
+    await this.closeIfNoneLeft();
+  }
+
+  /**
+   * Close the cluster when no worker is left running and none is coming, so
+   * that waiting futures fail instead of waiting forever. New workers that
+   * {@link scale} is starting are waited for: they may run yet (the cluster
+   * closed under them, failing the scale), or fail to start.
+   */
+  private async closeIfNoneLeft(): Promise<void> {
+    const running = () => this.slots.some((w) => w.status === "running" || w.status === "paused");
+    // Settles after the scale under way, the one that started them.
+    while (this.closePromise === null && !running() && this.starting.size > 0) await this.scaling;
+    if (this.closePromise !== null || this.workerCount > 0) return;
+    const why = "no worker of the LocalCluster is left running (they stopped on faults)";
+    this.clusterLogger.error(`${why}; closing the cluster`);
+    await this.shutDown(why);
   }
 
   /**
