@@ -90,6 +90,41 @@ function hold(...names: string[]): { release(): void; fail(why: string): void } 
   return { release, fail };
 }
 
+describe("LocalCluster closing while it scales or connects a client", () => {
+  it("scale racing close() rejects saying the cluster is closed", async () => {
+    const { cluster } = await testCluster({ workers: 1, worker: { preload: [holdModule] } });
+    const held = hold("1", "2");
+    const scaled = cluster.scale(3);
+    await eventually(() => cluster.workerCount === 3, 5_000, "two workers starting");
+    const closing = cluster.close();
+    await sleep(20);
+    held.release(); // a worker's close waits for its preload
+    await closing;
+    // Not "a worker failed to start: the worker was closed while starting": the close is the news.
+    await expect(scaled).rejects.toThrow(/^the LocalCluster is closed$/);
+    // Scaling down: the close may come before, during or after the retirement.
+    for (const delayMs of [0, 1, 5]) {
+      const { cluster } = await testCluster({ workers: 3 });
+      const down = cluster.scale(1).then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
+      await sleep(delayMs);
+      await cluster.close();
+      const err = await down;
+      if (err !== null) expect(err.message).toBe("the LocalCluster is closed");
+    }
+  });
+
+  it("client() racing close() rejects instead of resolving with a closed client", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const connecting = cluster.client();
+    await cluster.close();
+    await expect(connecting).rejects.toThrow("the LocalCluster is closed");
+    await expect(cluster.client()).rejects.toThrow("the LocalCluster is closed");
+  });
+});
+
 describe("LocalCluster.scale while workers are replaced", () => {
   /** A stimulus the state machine rejects (a result for a task it never had): a bug's stand-in. */
   const breakWorker = (w: Worker) =>

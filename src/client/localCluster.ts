@@ -479,7 +479,8 @@ export class LocalCluster {
    * others. Resolves once the new workers have registered, or the retired
    * ones have closed. A worker whose results no other can take is not retired
    * (logged), so a cluster holding results keeps one worker. Calls run one
-   * after another.
+   * after another. Rejects with "the LocalCluster is closed" when the cluster
+   * is closed, or closes before the scaling is done.
    */
   scale(n: number): Promise<void> {
     if (!Number.isInteger(n) || n < 0) {
@@ -525,8 +526,15 @@ export class LocalCluster {
   private async scaleNow(n: number): Promise<void> {
     if (this.closePromise !== null) throw new Error("the LocalCluster is closed");
     const have = this.workerCount;
-    if (n > have) await this.startWorkers(n - have);
-    else if (n < have) await this.retire(have - n);
+    try {
+      if (n > have) await this.startWorkers(n - have);
+      else if (n < have) await this.retire(have - n);
+    } catch (err) {
+      // Closed meanwhile: what failed (a worker "closed while starting", the cluster's
+      // client closed) is the close's doing, which is the news.
+      if (this.closePromise !== null) throw new Error("the LocalCluster is closed", { cause: err });
+      throw err;
+    }
   }
 
   private async startWorkers(count: number): Promise<void> {
@@ -552,6 +560,7 @@ export class LocalCluster {
       this.starting.delete(w);
       if (this.closePromise !== null) {
         await w.close();
+        failure ??= new Error("closed once started");
         continue;
       }
       const slot = this.freeSlot();
@@ -606,7 +615,10 @@ export class LocalCluster {
     return this.scheduler.address;
   }
 
-  /** Connect a new client to this cluster; {@link close} closes it. */
+  /**
+   * Connect a new client to this cluster; {@link close} closes it. Rejects
+   * when the cluster is closed, or closes while the client connects.
+   */
   async client(options: ClientOptions = {}): Promise<Client> {
     // Spread below, a number or a string would vanish without a word.
     optionsOf("LocalCluster.client", options);
@@ -616,6 +628,11 @@ export class LocalCluster {
       ...(this.tls !== undefined ? { tls: this.tls } : {}),
       ...options,
     });
+    if (this.closePromise !== null) {
+      // close() ran while it connected, and closed the clients it had then.
+      await client.close();
+      throw new Error("the LocalCluster is closed");
+    }
     this.clients.add(client);
     // A closed client is forgotten: a long-lived cluster serving many short-lived clients
     // would otherwise keep every one of them (and what it held) until the cluster closes.
