@@ -251,7 +251,7 @@ export class LocalCluster {
    * for a restart (`client.restart()`), is replaced in its slot, by a worker of
    * the same name; one closed by a `close()` call stays, closed. Workers are
    * named `"0"`, `"1"`, … in the order they were made (Dask's LocalCluster's
-   * names), `options.name`.
+   * names): a worker's is its `options.name`.
    */
   get workers(): readonly Worker[] {
     return this.slots;
@@ -473,14 +473,14 @@ export class LocalCluster {
    * replacements are coming ({@link workerCount}). More workers are started,
    * each in a free slot (one whose worker was retired or closed by a `close()`
    * call and is not being replaced; a worker that stopped on a fault keeps its
-   * slot), else a new one. Fewer are retired
-   * through the scheduler, as `client.retireWorkers({ n })` does: those
-   * running no task and holding least go first, their results moved to the
-   * others. Resolves once the new workers have registered, or the retired
-   * ones have closed. A worker whose results no other can take is not retired
-   * (logged), so a cluster holding results keeps one worker. Calls run one
-   * after another. Rejects with "the LocalCluster is closed" when the cluster
-   * is closed, or closes before the scaling is done.
+   * slot), else a new one. Fewer are retired through the scheduler, as
+   * `client.retireWorkers({ n })` does: those running no task and holding
+   * least go first, their results moved to the others. Resolves once the new
+   * workers have registered, or the retired ones have closed. A worker whose
+   * results no other can take is not retired (logged), so a cluster holding
+   * results keeps one worker. Calls run one after another. Rejects with "the
+   * LocalCluster is closed" when the cluster is closed, or closes before the
+   * scaling is done.
    */
   scale(n: number): Promise<void> {
     if (!Number.isInteger(n) || n < 0) {
