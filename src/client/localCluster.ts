@@ -435,7 +435,13 @@ export class LocalCluster {
   private async closeIfNoneLeft(): Promise<void> {
     const running = () => this.slots.some((w) => w.status === "running" || w.status === "paused");
     // Settles after the scale under way, the one that started them.
-    while (this.closePromise === null && !running() && this.starting.size > 0) await this.scaling;
+    while (this.closePromise === null && !running() && this.starting.size > 0) {
+      const scaling = this.scaling;
+      await scaling;
+      // Workers left starting with no scale under way would spin this loop on a settled
+      // promise, starving the event loop: counted below, they keep the cluster open.
+      if (this.scaling === scaling) break;
+    }
     if (this.closePromise !== null || this.workerCount > 0) return;
     const why = "no worker of the LocalCluster is left running (they stopped on faults)";
     this.clusterLogger.error(`${why}; closing the cluster`);
