@@ -41,26 +41,20 @@ export function nameTaken(holder: WorkerInfo): string {
 }
 
 /**
- * Why a worker at `address` named `name` would be mistaken for another: its name
- * is another worker's address, or its address another's name. A selector (`weft
- * retire ADDRESS`, `workers=`) names a worker by address or name, and would then
- * name both, as Dask's aliases, where an unnamed worker's name is its address,
- * refuse. Null if neither.
+ * Why a worker at `address` named `name` would be mistaken for another (its
+ * name another worker's address, or its address another's name), or null. A
+ * selector (`weft retire ADDRESS`, `workers=`) names a worker by address or by
+ * name and would name both; Dask's aliases, where an unnamed worker's name is
+ * its address, refuse the same.
  */
-export function aliasClash(
-  s: SchedulerState,
-  address: string,
-  name: string | undefined,
-): string | null {
-  if (name !== undefined && name !== address) {
-    const at = s.workers.get(name);
-    if (at !== undefined) return `the name ${JSON.stringify(name)} is the address of a worker`;
+function aliasClash(s: SchedulerState, address: string, name: string | undefined): string | null {
+  if (name !== undefined && name !== address && s.workers.has(name)) {
+    return `the name ${JSON.stringify(name)} is the address of a worker`;
   }
   const named = workerNamed(s, address);
-  if (named !== undefined && named.address !== address) {
-    return `the address ${address} is the name of the worker at ${named.address}`;
-  }
-  return null;
+  return named === undefined
+    ? null
+    : `the address ${address} is the name of the worker at ${named.address}`;
 }
 
 export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void {
