@@ -107,7 +107,12 @@ export {
   literal,
 } from "./graph.ts";
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
-export { LocalCluster, type LocalClusterOptions } from "./localCluster.ts";
+export {
+  LocalCluster,
+  type LocalClusterOptions,
+  type SchedulerSetByCluster,
+  type WorkerSetByCluster,
+} from "./localCluster.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
 export type { NannyPluginOptions } from "./nannyPlugins.ts";
 export type { PerformanceReportOptions } from "./performanceReport.ts";

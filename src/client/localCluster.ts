@@ -27,10 +27,10 @@ import { Client } from "./client.ts";
 import type { ClientOptions } from "./clientOptions.ts";
 
 /** The scheduler's options that a {@link LocalCluster} sets itself. */
-type SchedulerSetByCluster = "listen" | "tls" | "validate" | "logger";
+export type SchedulerSetByCluster = "listen" | "tls" | "validate" | "logger";
 
 /** The workers' options that a {@link LocalCluster} sets itself. */
-type WorkerSetByCluster =
+export type WorkerSetByCluster =
   | "nthreads"
   | "executor"
   | "taskModules"
