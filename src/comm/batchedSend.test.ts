@@ -134,6 +134,25 @@ describe("BatchedSend failures", () => {
     expect(b.isClosed).toBe(false);
   });
 
+  it("an onMessageError that throws ends the stream as a failed send does, said to onError", async () => {
+    const { client, server } = await pair("tcp://127.0.0.1:0");
+    const errors: unknown[] = [];
+    const b = new BatchedSend(client, {
+      intervalMs: 0,
+      onMessageError: () => {
+        throw new Error("the handler broke");
+      },
+      onError: (e) => errors.push(e),
+    });
+    b.send({ op: "a" }, { op: "bad", f: () => 1 }, { op: "b" });
+    expect(await server.recv()).toEqual([{ op: "a" }]);
+    await b.flush();
+    await client.closed;
+    expect(errors).toEqual([new Error("the handler broke")]);
+    expect(b.isClosed).toBe(true);
+    await b.close();
+  });
+
   it("rejects a bad interval", async () => {
     const { client } = await pair();
     expect(() => new BatchedSend(client, { intervalMs: -1 })).toThrow(RangeError);

@@ -20,8 +20,8 @@ export interface BatchedSendOptions {
    * Told when one message cannot be sent (it cannot be encoded, or is larger
    * than `maxMessageBytes`) while the comm stays open: the other messages of its
    * batch are sent, and the stream goes on. Without it, such a failure closes
-   * the stream as any other (`onError`). A batch too large only as a whole is
-   * sent in parts either way.
+   * the stream as any other (`onError`), as does an error it throws. A batch
+   * too large only as a whole is sent in parts either way.
    */
   onMessageError?: (err: unknown, msg: unknown) => void;
 }
@@ -136,8 +136,17 @@ export class BatchedSend {
    */
   private async sendInHalves(batch: unknown[], err: unknown): Promise<void> {
     if (batch.length === 1) {
-      if (this.onMessageError !== undefined) this.onMessageError(err, batch[0]);
-      else this.fail(err);
+      if (this.onMessageError === undefined) {
+        this.fail(err);
+        return;
+      }
+      try {
+        this.onMessageError(err, batch[0]);
+      } catch (thrown) {
+        // Left to reject `sending`, it was an unhandled rejection, and every later
+        // flush() or close() rethrew it while the messages after it waited for good.
+        this.fail(thrown);
+      }
       return;
     }
     const mid = Math.ceil(batch.length / 2);
