@@ -284,3 +284,13 @@ describe("the public API's types", () => {
     expect(missing).toEqual([]);
   }, 60_000);
 });
+
+describe("the client's errors", () => {
+  it("are all exported from weft: a thrown class is caught by name (instanceof), though no signature names it", async () => {
+    const errors = await import("../src/client/errors.ts");
+    const weft = (await import("../src/client/index.ts")) as Record<string, unknown>;
+    const classes = Object.entries(errors).filter(([, v]) => typeof v === "function");
+    expect(classes.length).toBeGreaterThan(15);
+    expect(classes.filter(([name, v]) => weft[name] !== v).map(([name]) => name)).toEqual([]);
+  });
+});

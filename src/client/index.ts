@@ -71,6 +71,7 @@ export {
   DatasetError,
   LostKeyError,
   MetadataKeyError,
+  NannyPluginError,
   NoWorkerError,
   RebalanceError,
   RemoteTaskError,
