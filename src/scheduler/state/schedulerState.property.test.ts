@@ -7,12 +7,18 @@
  * fetch), a worker leaving and registering again at its address,
  * retirements, clients changing their minds, retrying erred keys, leaving,
  * firing and forgetting, and publishing, getting and unpublishing datasets,
- * with some tasks actors and some preferring workers (allowOtherWorkers), all
- * with validation on.
+ * active memory manager runs (balance, reduce-replicas), with some tasks actors,
+ * some preferring workers (allowOtherWorkers), some restricted to one, some
+ * with a user priority, and some workers with a memory limit, all with
+ * validation on. Every compute-task names only holders that hold the inputs and
+ * goes to a worker neither running nor holding the task, and no free-keys takes
+ * an input from under a task assigned there.
  * After a final drain, every key a client still wants is in memory or erred
  * (and the client was told so last), every key fired and forgotten was let go
  * once done, every key a dataset holds is in memory or erred, nothing is left in play, the scheduler's
- * idea of who holds what matches the workers', and `validateState()` holds.
+ * idea of who holds what matches the workers', it wants for each client only
+ * what the client holds, and `validateState()` holds; once every client lets go
+ * of everything, no task, task group or worker bookkeeping is left.
  *
  * `WEFT_PROPERTY_RUNS=n` sets the number of runs (default 300);
  * `WEFT_PROPERTY_SEED=s` replays the runs of a reported seed.
@@ -45,7 +51,15 @@ class FakeWorker {
 }
 
 interface GraphSpec {
-  tasks: { deps: number[]; retries: number; restricted: boolean; actor: boolean; fn: number }[];
+  tasks: {
+    deps: number[];
+    retries: number;
+    restricted: boolean;
+    actor: boolean;
+    fn: number;
+    prio: number;
+    strict: boolean;
+  }[];
   wanted: number[];
 }
 
@@ -81,7 +95,9 @@ type Action =
   | { kind: "steal-to"; pick: number; thief: number; delay: boolean }
   | { kind: "close-client" }
   | { kind: "re-register"; pick: number; nthreads: number }
-  | { kind: "retire"; pick: number };
+  | { kind: "retire"; pick: number }
+  | { kind: "balance" }
+  | { kind: "amm" };
 
 const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   fc.record({
@@ -92,6 +108,8 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
         restricted: fc.nat(3).map((n) => n === 0), // one task in four needs R
         actor: fc.nat(4).map((n) => n === 0), // one task in five is an actor
         fn: fc.nat(2),
+        prio: fc.integer({ min: -2, max: 2 }),
+        strict: fc.nat(6).map((n) => n === 0),
       }),
       { minLength: 1, maxLength: maxTasks },
     ),
@@ -99,6 +117,8 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
   });
 
 const action: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("balance" as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("amm" as const) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("retry" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("stale-err" as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("fetch-fail" as const), pick: fc.nat() }) },
@@ -275,6 +295,8 @@ function buildGraph(
       ...(task.restricted ? { resources: { R: 1 } } : {}),
       ...(task.actor ? { actor: true } : {}),
       ...(task.fn === 2 ? { workers: ["w0", "w1"], allowOtherWorkers: true } : {}),
+      ...(task.strict && !task.restricted && task.fn !== 2 ? { workers: ["w0"] } : {}),
+      ...(task.prio !== 0 ? { priority: task.prio } : {}),
     });
   });
   // An actor is wanted, as Dask's are (submitted with actor=True): the client holds its handle.
@@ -301,6 +323,8 @@ class Harness {
   /** `replicate` requests not answered yet, by stimulus id. */
   readonly replicates = new Set<string>();
   private replicateCount = 0;
+  /** Active memory manager runs (balance, reduce-replicas) so far. */
+  private amm = 0;
   private scattered = 0;
 
   constructor(readonly s: SchedulerState) {}
@@ -315,7 +339,23 @@ class Harness {
     this.workers.set(address, new FakeWorker(address, resources));
     // Every other worker has a nanny, which starts another when it is restarted.
     const nanny = this.nextWorker % 2 === 0;
-    this.send(t.registerWorker(address, nthreads, resources, undefined, { nanny }));
+    const memoryLimit = this.nextWorker % 3 === 0 ? 3000 : undefined;
+    this.send(
+      t.registerWorker(address, nthreads, resources, undefined, {
+        nanny,
+        ...(memoryLimit ? { memoryLimit } : {}),
+      }),
+    );
+  }
+
+  /**
+   * Tasks restricted to w0 alone (`workers: ["w0"]`, not loose) wait for it: while
+   * settling, a w0 that was removed comes back, as a worker of that name would.
+   */
+  private keepW0(): void {
+    if (this.s.workers.has("w0")) return;
+    this.workers.set("w0", new FakeWorker("w0", { R: 1 }));
+    this.send(t.registerWorker("w0", 2, { R: 1 }));
   }
 
   private forget(w: FakeWorker, key: string): void {
@@ -374,7 +414,20 @@ class Harness {
           expect(w.paused, "compute-task to a paused worker").toBe(false);
           for (const [dep, holders] of msg.whoHas) {
             expect(holders.length, `no holder of input ${dep}`).toBeGreaterThan(0);
+            for (const hd of holders)
+              expect(
+                this.workers.get(hd)?.holds.has(dep),
+                `compute-task ${msg.key}: ${hd} listed as holder of ${dep} but does not hold it`,
+              ).toBe(true);
           }
+          expect(
+            w.assigned.has(msg.key),
+            `compute-task ${msg.key} to ${w.address} already assigned it`,
+          ).toBe(false);
+          expect(
+            w.holds.has(msg.key),
+            `compute-task ${msg.key} to ${w.address} which holds it`,
+          ).toBe(false);
           if (msg.resourceRestrictions.R !== undefined) expect(w.resources.R).toBe(1);
           w.assigned.set(msg.key, {
             runId: msg.runId,
@@ -383,7 +436,15 @@ class Harness {
           });
           break;
         case "free-keys":
-          for (const key of msg.keys) this.forget(w, key);
+          for (const key of msg.keys) {
+            for (const [task, a] of w.assigned) {
+              if (a.deps.includes(key) && w.holds.has(key) && !msg.keys.includes(task))
+                throw new Error(
+                  `free-keys of ${key} on ${w.address} while ${task} assigned there needs it`,
+                );
+            }
+            this.forget(w, key);
+          }
           break;
         case "remove-replicas":
           for (const key of msg.keys) {
@@ -580,6 +641,12 @@ class Harness {
       }
       case "deliver":
         this.deliver();
+        return;
+      case "balance":
+        this.send({ kind: "balance", stimulusId: `balance-${this.amm++}` });
+        return;
+      case "amm":
+        this.send({ kind: "reduce-replicas", stimulusId: `amm-${this.amm++}` });
         return;
       case "long-running": {
         const x = pickOf(this.assignments(), act.pick);
@@ -841,7 +908,9 @@ class Harness {
     }
     this.addWorker(2, true);
     for (let round = 0; round < 10_000; round++) {
+      this.keepW0();
       this.deliver();
+      this.keepW0();
       const todo = this.assignments();
       if (todo.length === 0 && this.pending.length === 0 && this.fetches.length === 0) return;
       for (const { w, key, a } of todo) {
@@ -915,6 +984,59 @@ test("random graphs on a faulty fake cluster settle with every wanted key in mem
           const held = [...ws.hasWhat].map((ts) => ts.key).sort();
           expect(held, `what ${ws.address} holds`).toEqual([...(fake?.holds ?? [])].sort());
         }
+        // The scheduler wants for each client what the client holds, nothing more.
+        for (const cs of s.clients.values()) {
+          if (cs.standIn) continue;
+          const mine = h.wants.get(cs.id) ?? new Set<string>();
+          for (const ts of cs.wantsWhat)
+            expect(
+              mine.has(ts.key),
+              `scheduler thinks ${cs.id} wants ${ts.key} (${ts.state}); client does not`,
+            ).toBe(true);
+        }
+        // Settled, the scheduler has no steal, queue, replication or retirement left.
+        expect(s.steals.size, "steals left").toBe(0);
+        expect(s.workStealing.keyStealable.size, "keyStealable left").toBe(0);
+        expect(
+          [...s.workStealing.inFlightTasks.values()].filter((n) => n !== 0),
+          "inflight",
+        ).toEqual([]);
+        expect(s.queued.size + s.unrunnable.size, "queued/unrunnable").toBe(0);
+        expect(
+          s.replications.size + s.replicationsByTask.size + s.retirements.size,
+          "repl/ret",
+        ).toBe(0);
+        // Once every client lets go of everything, nothing is left: no task, group or
+        // worker bookkeeping (a leak would show here).
+        for (const name of [...s.datasets.keys()])
+          h.send(t.fromClient({ op: "unpublish-dataset", name, clientId: "c1" }));
+        for (const cs of [...s.clients.values()]) {
+          if (cs.standIn) continue;
+          h.send(
+            t.releaseKeys(
+              cs.id,
+              [...cs.wantsWhat].map((ts) => ts.key),
+            ),
+          );
+        }
+        h.drain();
+        s.validateState();
+        expect(
+          [...s.tasks.values()].map((ts) => `${ts.key}:${ts.state}`),
+          "tasks left after all released",
+        ).toEqual([]);
+        expect([...s.taskGroups.keys()], "groups left").toEqual([]);
+        for (const ws of s.workers.values()) {
+          expect(
+            ws.hasWhat.size + ws.processing.size + ws.actors.size,
+            `${ws.address} bookkeeping`,
+          ).toBe(0);
+          expect(ws.occupancy, `${ws.address} occupancy`).toBe(0);
+          for (const [k, v] of Object.entries(ws.usedResources))
+            expect(v, `${ws.address} used ${k}`).toBe(0);
+        }
+        for (const w of h.workers.values())
+          expect([...w.holds], `${w.address} fake holds`).toEqual([]);
       },
     ),
     {
