@@ -58,6 +58,39 @@ const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The `worker at …` lines the nanny's children printed so far. */
+/**
+ * A nanny whose worker runs the tasks `definitions` (`defineTask(...)` lines) define,
+ * on a quiet scheduler at most `maxRestarts` restarts in a row, with a client:
+ * `body` gets them; then the nanny is stopped, and must end with exit 0.
+ */
+async function withNanny(
+  name: string,
+  definitions: string,
+  maxRestarts: number,
+  body: (client: Client, ctx: ReturnType<typeof testContext>) => Promise<void>,
+): Promise<void> {
+  const scheduler = await quietScheduler();
+  const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+  const tasks = join(dir, `${name}.mjs`);
+  writeFileSync(tasks, `import { defineTask } from ${JSON.stringify(registry)};\n${definitions}`);
+  const ctx = testContext();
+  const { nanny, stop } = startNanny(
+    [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
+    maxRestarts,
+    ctx,
+  );
+  const client = await Client.connect(scheduler.address);
+  try {
+    await body(client, ctx);
+    stop();
+    await nanny;
+    expect(ctx.exitCode).toBe(0);
+  } finally {
+    await client.close();
+    await scheduler.close();
+  }
+}
+
 function workerLines(ctx: { stdout: { text: string } }): number {
   return ctx.stdout.text.match(/^worker at /gm)?.length ?? 0;
 }
@@ -205,23 +238,10 @@ describe("weft worker --nanny", () => {
   }, 120_000);
 
   it("starts another worker process when one stops on a fault, and stops with it", async () => {
-    const scheduler = await quietScheduler();
-    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
-    const tasks = join(dir, "exiting.mjs");
-    writeFileSync(
-      tasks,
-      `import { defineTask } from ${JSON.stringify(registry)};\n` +
-        'defineTask("nanny.exit", () => process.exit(1));\n' +
-        'defineTask("nanny.kill", () => process.kill(process.pid, "SIGKILL"));\n',
-    );
-    const ctx = testContext();
-    const { nanny, stop } = startNanny(
-      [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
-      2,
-      ctx,
-    );
-    const client = await Client.connect(scheduler.address);
-    try {
+    const definitions =
+      'defineTask("nanny.exit", () => process.exit(1));\n' +
+      'defineTask("nanny.kill", () => process.kill(process.pid, "SIGKILL"));\n';
+    await withNanny("exiting", definitions, 2, async (client, ctx) => {
       const [first] = await client.waitForWorkers(1, { timeoutMs: 60_000 });
       // The worker process dies of its task (exit 1): the nanny starts another.
       void client.runWith({ onError: "return" }, "nanny.exit");
@@ -243,32 +263,13 @@ describe("weft worker --nanny", () => {
       expect(ctx.stderr.text).toContain(
         "weft worker: nanny: the worker was killed (SIGKILL: out of memory? the system's log says; --memory-limit keeps a worker within one); starting another (2 of at most 2 in a row)",
       );
-      stop();
-      await nanny;
-      expect(ctx.exitCode).toBe(0);
-    } finally {
-      await client.close();
-      await scheduler.close();
-    }
+    });
   }, 120_000);
 
   it("starts another worker process when someone else SIGTERMs it, as Dask's nanny does", async () => {
-    const scheduler = await quietScheduler();
-    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
-    const tasks = join(dir, "terminated.mjs");
-    writeFileSync(
-      tasks,
-      `import { defineTask } from ${JSON.stringify(registry)};\n` +
-        'defineTask("nanny.term", () => { process.kill(process.pid, "SIGTERM"); return 1; });\n',
-    );
-    const ctx = testContext();
-    const { nanny, stop } = startNanny(
-      [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
-      1,
-      ctx,
-    );
-    const client = await Client.connect(scheduler.address);
-    try {
+    const definitions =
+      'defineTask("nanny.term", () => { process.kill(process.pid, "SIGTERM"); return 1; });\n';
+    await withNanny("terminated", definitions, 1, async (client, ctx) => {
       await client.waitForWorkers(1, { timeoutMs: 60_000 });
       // Before, the worker closed on it, exit 0, and so did the nanny, saying nothing.
       void client.runWith({ onError: "return" }, "nanny.term");
@@ -276,13 +277,7 @@ describe("weft worker --nanny", () => {
       expect(ctx.stderr.text).toContain(
         "weft worker: nanny: the worker was stopped by a SIGTERM the nanny did not send; starting another (1 of at most 1 in a row)",
       );
-      stop();
-      await nanny;
-      expect(ctx.exitCode).toBe(0);
-    } finally {
-      await client.close();
-      await scheduler.close();
-    }
+    });
   }, 120_000);
 
   it("starts a new worker, at the same address, when the cluster restarts", async () => {
