@@ -2,7 +2,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { COLLATZ_USAGE, cli, main } from "./collatz.ts";
 import { bestIn, better, collatzSteps } from "./collatzTasks.ts";
-import { outputSink } from "./outputSink.ts";
+import { outputSink, runCli } from "./outputSink.ts";
 
 describe("the Collatz search example", () => {
   it("counts steps and picks the longest, then the smaller", () => {
@@ -33,12 +33,7 @@ describe("the Collatz search example", () => {
   });
 
   it("has a --help, and refuses what it does not take in one line, exit 2", async () => {
-    const run = async (...argv: string[]) => {
-      const stdout = outputSink();
-      const stderr = outputSink();
-      const code = await cli(argv, { stdout: stdout.stream, stderr: stderr.stream });
-      return { code, out: stdout.text(), err: stderr.text() };
-    };
+    const run = (...argv: string[]) => runCli(cli, ...argv);
     expect(await run("--help")).toEqual({ code: 0, out: `${COLLATZ_USAGE}\n`, err: "" });
     expect(COLLATZ_USAGE).toMatch(/^usage: npx tsx examples\/collatz.ts \[N\]\n/);
     expect(await run("lots")).toEqual({

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { outputSink } from "./outputSink.ts";
+import { outputSink, runCli } from "./outputSink.ts";
 import { cli, main, PI_USAGE } from "./pi.ts";
 import { hitsOfChunk, PiTally } from "./piTasks.ts";
 
@@ -37,12 +37,7 @@ describe("the π actor example", () => {
   });
 
   it("has a --help, and refuses what it does not take in one line, exit 2", async () => {
-    const run = async (...argv: string[]) => {
-      const stdout = outputSink();
-      const stderr = outputSink();
-      const code = await cli(argv, { stdout: stdout.stream, stderr: stderr.stream });
-      return { code, out: stdout.text(), err: stderr.text() };
-    };
+    const run = (...argv: string[]) => runCli(cli, ...argv);
     expect(await run("--help")).toEqual({ code: 0, out: `${PI_USAGE}\n`, err: "" });
     expect(PI_USAGE).toMatch(/^usage: npx tsx examples\/pi.ts \[CHUNKS \[SAMPLES\]\]\n/);
     expect(await run("64", "-h")).toMatchObject({ code: 0, out: `${PI_USAGE}\n` });

@@ -2,7 +2,7 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { reportError } from "./exampleCli.ts";
-import { outputSink } from "./outputSink.ts";
+import { outputSink, runCli } from "./outputSink.ts";
 import {
   cli,
   DEFAULT_SIZE,
@@ -96,12 +96,7 @@ describe("the word-count example", () => {
   });
 
   it("has a --help, and refuses arguments (it takes none) before starting anything", async () => {
-    const run = async (...argv: string[]) => {
-      const stdout = outputSink();
-      const stderr = outputSink();
-      const code = await cli(argv, { stdout: stdout.stream, stderr: stderr.stream });
-      return { code, out: stdout.text(), err: stderr.text() };
-    };
+    const run = (...argv: string[]) => runCli(cli, ...argv);
     // --help ran the whole job before.
     expect(await run("--help")).toEqual({ code: 0, out: `${WORDCOUNT_USAGE}\n`, err: "" });
     expect(WORDCOUNT_USAGE).toMatch(/^usage: npm start/);
