@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { runGcScript } from "../util/testGcScript.ts";
 import { writeOneTaskStream } from "./testStreams.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-state-bench-"));
@@ -53,24 +53,12 @@ const ALIVE_AT_EACH_GC = `
 
 describe("runStateBench", () => {
   it("collects the previous replay's state machine, warm-up or timed, before each replay", () => {
-    const child = spawnSync(
-      process.execPath,
-      [
-        "--expose-gc",
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        ALIVE_AT_EACH_GC,
-        here("./stateBench.ts"),
-        here("../worker/state/workerState.ts"),
-        here("../worker/state/keptShapes.ts"),
-        dir,
-      ],
-      { encoding: "utf8", timeout: 60_000 },
-    );
-    expect(child.status, child.stderr).toBe(0);
-    // One collection before each of the 5 replays; none finds an earlier machine alive.
-    expect(JSON.parse(child.stdout)).toEqual({ code: 0, alive: [0, 0, 0, 0, 0] });
+    const got = runGcScript(ALIVE_AT_EACH_GC, [
+      here("./stateBench.ts"),
+      here("../worker/state/workerState.ts"),
+      here("../worker/state/keptShapes.ts"),
+      dir,
+    ]);
+    expect(got).toEqual({ code: 0, alive: [0, 0, 0, 0, 0] });
   });
 });

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runGcScript } from "../../util/testGcScript.ts";
 import { keptWorkerState } from "./keptShapes.ts";
 import { WorkerState } from "./workerState.ts";
 
@@ -89,20 +90,11 @@ describe("KEPT_SHAPES", () => {
       gc();
       console.log(JSON.stringify({ collected: ref.deref() === undefined }));
     `;
-    const child = spawnSync(
-      process.execPath,
-      [
-        "--expose-gc",
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        script,
-        fileURLToPath(new URL("./workerState.ts", import.meta.url)),
-      ],
-      { encoding: "utf8", timeout: 30_000 },
+    const got = runGcScript(
+      script,
+      [fileURLToPath(new URL("./workerState.ts", import.meta.url))],
+      30_000,
     );
-    expect(child.status, child.stderr).toBe(0);
-    expect(JSON.parse(child.stdout)).toEqual({ collected: true });
+    expect(got).toEqual({ collected: true });
   });
 });
