@@ -181,20 +181,22 @@ describe("LocalCluster.scale while workers are replaced", () => {
 
   it("counts a worker closing on a fault while its slot has restarts left, not once they are used up", async () => {
     const { cluster } = await testCluster({ workers: 2, maxWorkerRestarts: 1 });
-    await slowToClose(cluster, 200);
-    const victim = cluster.workers[0];
-    breakWorker(victim);
-    expect(victim.status).toBe("closing");
+    /** Slot 0's worker, stopping on a fault (slowly: its close takes 200 ms). */
+    const faultSlot0 = async (): Promise<Worker> => {
+      await slowToClose(cluster, 200);
+      const w = cluster.workers[0];
+      breakWorker(w);
+      expect(w.status).toBe("closing");
+      return w;
+    };
+    const victim = await faultSlot0();
     expect(cluster.workerCount).toBe(2);
     await cluster.scale(2);
     await eventually(() => cluster.workers[0] !== victim, 5_000, "a replacement");
     expect(registered(cluster)).toBe(2);
     expect(cluster.workerCount).toBe(2);
     // The slot's one restart is used up: its next fault leaves the worker out of the count.
-    await slowToClose(cluster, 200);
-    const again = cluster.workers[0];
-    breakWorker(again);
-    expect(again.status).toBe("closing");
+    await faultSlot0();
     expect(cluster.workerCount).toBe(1);
     await cluster.scale(2);
     expect(cluster.workerCount).toBe(2);
