@@ -99,7 +99,7 @@ type Action =
   | { kind: "balance" }
   | { kind: "amm" };
 
-const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
+const graphSpec = (maxTasks: number, size?: fc.SizeForArbitrary): fc.Arbitrary<GraphSpec> =>
   fc.record({
     tasks: fc.array(
       fc.record({
@@ -111,7 +111,7 @@ const graphSpec = (maxTasks: number): fc.Arbitrary<GraphSpec> =>
         prio: fc.integer({ min: -2, max: 2 }),
         strict: fc.nat(6).map((n) => n === 0),
       }),
-      { minLength: 1, maxLength: maxTasks },
+      { minLength: 1, maxLength: maxTasks, size },
     ),
     wanted: fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
   });
@@ -367,6 +367,15 @@ class Harness {
     w.holds.delete(key);
   }
 
+  /**
+   * `client` releases `key`: what it was told holds the key up goes with its
+   * future, as a client forgets it (wanting it again, it hears anew).
+   */
+  private letGo(client: string, key: string): void {
+    this.wants.get(client)?.delete(key);
+    this.heldUp.get(client)?.delete(key);
+  }
+
   apply(out: readonly SchedulerMessage[]): void {
     for (const { to, msg } of out) {
       if (to.kind === "client") {
@@ -585,7 +594,10 @@ class Harness {
         return;
       }
       case "close-client": {
+        // What it was told goes with it: a later c2 is another session.
         this.wants.delete("c2");
+        this.heard.delete("c2");
+        this.heldUp.delete("c2");
         this.send(t.fromClient({ op: "close-client", clientId: "c2" }));
         return;
       }
@@ -689,7 +701,7 @@ class Harness {
         for (const [client, keys] of this.wants) for (const key of keys) all.push([client, key]);
         const x = pickOf(all, act.pick);
         if (x === undefined) return;
-        this.wants.get(x[0])?.delete(x[1]);
+        this.letGo(x[0], x[1]);
         this.send(t.releaseKeys(x[0], [x[1]]));
         return;
       }
@@ -722,7 +734,7 @@ class Harness {
         const key = pickOf([...(this.wants.get("c1") ?? [])], act.pick);
         if (key === undefined) return;
         this.send(t.fromClient({ op: "fire-and-forget", keys: [key], clientId: "c1" }));
-        this.wants.get("c1")?.delete(key);
+        this.letGo("c1", key);
         this.send(t.releaseKeys("c1", [key]));
         return;
       }
@@ -749,7 +761,7 @@ class Harness {
         expect(answer).toMatchObject({ error: taken ? expect.any(String) : null });
         this.apply(out);
         if (act.release && !taken) {
-          for (const key of keys) this.wants.get("c1")?.delete(key);
+          for (const key of keys) this.letGo("c1", key);
           this.send(t.releaseKeys("c1", keys));
         }
         return;
@@ -924,8 +936,9 @@ class Harness {
 test("random graphs on a faulty fake cluster settle with every wanted key in memory or erred", () => {
   fc.assert(
     fc.property(
-      graphSpec(25),
-      fc.array(action, { maxLength: 80 }),
+      // Larger than fast-check's default size (small): longer histories, larger graphs.
+      graphSpec(25, "medium"),
+      fc.array(action, { maxLength: 80, size: "medium" }),
       fc.record({
         workers: fc.array(
           fc.record({ nthreads: fc.integer({ min: 1, max: 3 }), restricted: fc.boolean() }),
