@@ -312,25 +312,45 @@ export class Scatterer {
    * no longer has: a worker frozen with its connection open would never
    * answer. The call then fails as a network failure (the worker may have
    * stored the values: they go again under new keys). Resolves once `pending`
-   * is empty.
+   * is empty, as soon as `sent` settles (not at the end of a wait: every
+   * scatter took at least WAIT_MS).
    */
-  private async closeLeavers(pending: Set<string>): Promise<void> {
-    while (pending.size > 0) {
-      await sleep(WAIT_MS);
-      if (pending.size === 0) return;
-      let listed: Set<string>;
-      try {
-        listed = new Set((await this.host.workers()).map((w) => w.address));
-      } catch {
-        return; // the client closed: its connections close with it
-      }
-      for (const address of pending) {
-        if (!listed.has(address)) {
-          this.host.peers.remove(
-            address,
-            `${address} left the cluster while taking scattered values`,
-          );
+  private async closeLeavers(pending: Set<string>, sent: Promise<unknown>): Promise<void> {
+    const stop = new AbortController();
+    const done = sent.then(
+      () => stop.abort(),
+      () => stop.abort(),
+    );
+    try {
+      while (pending.size > 0) {
+        try {
+          await sleep(WAIT_MS, undefined, { signal: stop.signal });
+        } catch {
+          return; // every send settled
         }
+        if (pending.size === 0) return;
+        await this.dropLeavers(pending);
+      }
+    } finally {
+      stop.abort();
+      await done;
+    }
+  }
+
+  /** Close the connection to each `pending` worker the scheduler no longer has. */
+  private async dropLeavers(pending: Set<string>): Promise<void> {
+    let listed: Set<string>;
+    try {
+      listed = new Set((await this.host.workers()).map((w) => w.address));
+    } catch {
+      return; // the client closed: its connections close with it
+    }
+    for (const address of pending) {
+      if (!listed.has(address)) {
+        this.host.peers.remove(
+          address,
+          `${address} left the cluster while taking scattered values`,
+        );
       }
     }
   }
@@ -373,12 +393,11 @@ export class Scatterer {
       unreachable,
     };
     const pending = new Set(plan.keys());
-    const watching = this.closeLeavers(pending);
-    await Promise.all(
-      [...plan].map(([address, indices]) =>
-        this.sendTo(address, indices, round).finally(() => pending.delete(address)),
-      ),
+    const sends = [...plan].map(([address, indices]) =>
+      this.sendTo(address, indices, round).finally(() => pending.delete(address)),
     );
+    const watching = this.closeLeavers(pending, Promise.allSettled(sends));
+    await Promise.all(sends);
     await watching;
     return { failed: round.failed, error: round.errors[0] ?? null };
   }
