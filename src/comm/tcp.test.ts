@@ -1,6 +1,8 @@
 import { connect as netConnect, type Socket } from "node:net";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseHostPort } from "../util/address.ts";
+import { runGcScript } from "../util/testGcScript.ts";
 import { ClonedValue } from "./clonedValue.ts";
 import type { Comm, ListenOptions } from "./comm.ts";
 import { connect, listen } from "./connect.ts";
@@ -473,5 +475,30 @@ describe("tcp transport", () => {
     await expect(
       listen("tcp://127.0.0.1:0", () => {}, { maxMessageBytes: 2 ** 40 }),
     ).rejects.toThrow(/maxMessageBytes must be an integer from 1 to/);
+  });
+});
+
+describe("a closed TCP comm", () => {
+  it("is garbage once dropped: its stall timer, armed by a send, goes with it", () => {
+    // In a fresh process with gc(). The timer (a minute) held the comm, and through its
+    // socket the closed client or retired worker whose it was.
+    const script = `
+      const { connect, listen } = await import(process.argv[1]);
+      const listener = await listen("tcp://127.0.0.1:0", (comm) => void comm.recv().catch(() => {}));
+      let ref;
+      await (async () => {
+        const comm = await connect(listener.address);
+        await comm.send({ op: "x" });
+        await comm.close();
+        ref = new WeakRef(comm);
+      })();
+      await new Promise((r) => setTimeout(r, 50));
+      gc();
+      gc();
+      await listener.close();
+      console.log(JSON.stringify({ collected: ref.deref() === undefined }));
+    `;
+    const got = runGcScript(script, [fileURLToPath(new URL("./connect.ts", import.meta.url))]);
+    expect(got).toEqual({ collected: true });
   });
 });

@@ -181,7 +181,10 @@ export class TcpComm extends CommBase {
               { cause: err },
             );
     });
-    socket.on("close", () => this.finish(this.endError));
+    socket.on("close", () => {
+      this.stopStallTimer();
+      this.finish(this.endError);
+    });
   }
 
   private onData(chunk: Buffer): void {
@@ -224,7 +227,7 @@ export class TcpComm extends CommBase {
    */
   private failTransport(error: Error): void {
     if (this.isClosed) return;
-    if (this.stallTimer !== null) clearTimeout(this.stallTimer);
+    this.stopStallTimer();
     this.closing = true;
     this.finish(error);
     this.socket.destroy();
@@ -323,6 +326,17 @@ export class TcpComm extends CommBase {
     this.stallTimer.unref();
   }
 
+  /**
+   * The connection is done with: its stall timer goes too. Left armed (up to
+   * a minute), it held the closed comm, and through its socket and server the
+   * whole closed client or retired worker, in memory.
+   */
+  private stopStallTimer(): void {
+    if (this.stallTimer === null) return;
+    clearTimeout(this.stallTimer);
+    this.stallTimer = null;
+  }
+
   /** Abort when no send completed for longer than the unsent bytes allow. */
   private checkStall(): void {
     this.stallTimer = null;
@@ -353,7 +367,7 @@ export class TcpComm extends CommBase {
 
   abort(error?: Error): void {
     if (this.isClosed) return;
-    if (this.stallTimer !== null) clearTimeout(this.stallTimer);
+    this.stopStallTimer();
     this.closing = true;
     this.finish(error ?? new CommAbortedError(`comm to ${this.peerAddress} aborted`), true);
     this.socket.destroy();
