@@ -57,6 +57,14 @@ describe("PeerPool", () => {
     // Refused here, so the connection stays up.
     expect(client.comm.isClosed).toBe(false);
     expect(await client.call("echo", { text: "again" })).toBe("again");
+    // Gone with the peer (or its connection): kept, one per worker that ever was.
+    peers.remove(address, `${address} left the cluster`);
+    expect(peers.limitOf(address)).toBeUndefined();
+    const again = await peers.get(address);
+    expect(peers.limitOf(address)).toBe(10_000);
+    again.comm.abort();
+    await again.comm.closed.catch(() => {});
+    expect(peers.limitOf(address)).toBeUndefined();
   });
 
   it("sends anything to a peer that does not answer identity", async () => {

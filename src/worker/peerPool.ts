@@ -71,7 +71,10 @@ export class PeerPool {
       }
       const client = rpc(comm, this.options.logger);
       void comm.closed.then(() => {
-        if (this.clients.get(address) === p) this.clients.delete(address);
+        if (this.clients.get(address) !== p) return;
+        this.clients.delete(address);
+        // Learnt again on the next connection: kept, one per peer that ever was.
+        this.limits.delete(address);
       });
       this.learning.set(p, comm);
       try {
@@ -89,8 +92,9 @@ export class PeerPool {
   }
 
   /**
-   * The largest message the peer at `address` reads, as it said when last
-   * connected (its `identity`); undefined if it did not say.
+   * The largest message the peer at `address` reads, as it said on the open
+   * connection to it (its `identity`); undefined if it did not say, or there is
+   * no open connection.
    */
   limitOf(address: string): number | undefined {
     return this.limits.get(address);
@@ -144,6 +148,7 @@ export class PeerPool {
    * `CommClosedError` (a network failure) saying `reason`.
    */
   remove(address: string, reason?: string): void {
+    this.limits.delete(address);
     const p = this.clients.get(address);
     if (p === undefined) return;
     this.clients.delete(address);
