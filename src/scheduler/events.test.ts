@@ -39,3 +39,20 @@ it("with maxlen 0 it keeps nothing, and still sends", () => {
   expect(b.get("a")).toEqual([]);
   expect(sent).toHaveLength(1);
 });
+
+it("drops a topic only subscribed to, never logged to, with its last subscriber", () => {
+  const { b } = broker(10);
+  for (let i = 0; i < 100; i++) {
+    b.subscribe(`t${i}`, "c1");
+    b.unsubscribe(`t${i}`, "c1");
+  }
+  b.subscribe("kept", "c1");
+  b.subscribe("kept", "c2");
+  b.subscribe("left", "c2");
+  b.clientLeft("c2");
+  b.log(["logged"], "x", 1);
+  b.subscribe("logged", "c3");
+  b.unsubscribe("logged", "c3");
+  // Before, every topic ever subscribed to stayed; one with events stays, as in Dask.
+  expect(Object.keys(b.all())).toEqual(["kept", "logged"]);
+});

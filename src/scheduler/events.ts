@@ -86,11 +86,24 @@ export class EventBroker {
 
   /** Stop sending `client` the events of `topic`. */
   unsubscribe(topic: string, client: string): void {
-    this.topics.get(topic)?.subscribers.delete(client);
+    const t = this.topics.get(topic);
+    if (t === undefined) return;
+    t.subscribers.delete(client);
+    this.dropIfUnused(topic, t);
   }
 
   /** A client left: it is subscribed to nothing any more. */
   clientLeft(client: string): void {
-    for (const t of this.topics.values()) t.subscribers.delete(client);
+    for (const [name, t] of this.topics) {
+      if (t.subscribers.delete(client)) this.dropIfUnused(name, t);
+    }
+  }
+
+  /**
+   * A topic made by a subscription alone, never logged to, goes with its last
+   * subscriber: kept, every topic ever subscribed to stayed, one per name.
+   */
+  private dropIfUnused(name: string, t: Topic): void {
+    if (t.subscribers.size === 0 && t.count === 0) this.topics.delete(name);
   }
 }
