@@ -321,7 +321,7 @@ export function workerCommand(ctx: CliContext): Command {
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(
       "--nanny",
-      "run the worker in a child process, started again when it stops on a fault or the scheduler restarts it (as Dask's nanny)",
+      "run the worker in a child process, started again when it stops on a fault, is killed or SIGTERMed by another, or the scheduler restarts it (as Dask's nanny)",
     )
     .option(
       "--allow-uploads",
