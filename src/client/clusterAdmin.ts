@@ -12,6 +12,7 @@ import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
+import { raceSignal } from "../worker/raceSignal.ts";
 import { checkOptionalMs, optionsOf } from "./argChecks.ts";
 import {
   RebalanceError,
@@ -278,19 +279,9 @@ export class ClusterAdmin {
 function beforeDeadline<T>(promise: Promise<T>, deadline: number, late: () => Error): Promise<T> {
   // Past a timer's reach (waitForWorkers takes any timeout), as good as never.
   if (!(deadline - Date.now() <= MAX_TIMER_MS)) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(late()), Math.max(0, deadline - Date.now()));
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
+  const overdue = new AbortController();
+  const timer = setTimeout(() => overdue.abort(late()), Math.max(0, deadline - Date.now()));
+  return raceSignal(promise, overdue.signal).finally(() => clearTimeout(timer));
 }
 
 /** The scheduler did not answer a restart within its timeout. */
