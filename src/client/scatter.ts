@@ -312,28 +312,20 @@ export class Scatterer {
    * no longer has: a worker frozen with its connection open would never
    * answer. The call then fails as a network failure (the worker may have
    * stored the values: they go again under new keys). Resolves once `pending`
-   * is empty, as soon as `sent` settles (not at the end of a wait: every
-   * scatter took at least WAIT_MS).
+   * is empty, as soon as `sent` (which never rejects) settles, not at the end
+   * of a wait: every scatter took at least WAIT_MS.
    */
   private async closeLeavers(pending: Set<string>, sent: Promise<unknown>): Promise<void> {
     const stop = new AbortController();
-    const done = sent.then(
-      () => stop.abort(),
-      () => stop.abort(),
-    );
-    try {
-      while (pending.size > 0) {
-        try {
-          await sleep(WAIT_MS, undefined, { signal: stop.signal });
-        } catch {
-          return; // every send settled
-        }
-        if (pending.size === 0) return;
-        await this.dropLeavers(pending);
+    void sent.then(() => stop.abort());
+    while (pending.size > 0) {
+      try {
+        await sleep(WAIT_MS, undefined, { signal: stop.signal });
+      } catch {
+        return; // every send settled
       }
-    } finally {
-      stop.abort();
-      await done;
+      if (pending.size === 0) return;
+      await this.dropLeavers(pending);
     }
   }
 
