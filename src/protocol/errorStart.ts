@@ -4,6 +4,8 @@
  * the error's name and the first {@link ERROR_START_CHARS} characters of its text.
  */
 
+import { cutText } from "../util/cutText.js";
+
 /** How much of an error's text a stand-in keeps. */
 export const ERROR_START_CHARS = 2_000;
 
@@ -19,6 +21,6 @@ export function errorStart(
   const name =
     typeof exc?.name === "string" && exc.name !== "" && exc.name.length <= 200 ? exc.name : "Error";
   const text = String(exceptionText);
-  const start = text.length > ERROR_START_CHARS ? `${text.slice(0, ERROR_START_CHARS)}…` : text;
+  const start = cutText(text, ERROR_START_CHARS);
   return { name, start };
 }

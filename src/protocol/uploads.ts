@@ -5,6 +5,8 @@
  * them for the workers to come) and the workers check them alike.
  */
 
+import { cutEnd } from "../util/cutText.js";
+
 /** A file uploaded into the cluster: its name (no directory), its bytes, whether workers import it. */
 export interface UploadedFile {
   /** The file's name, without a directory. */
@@ -33,7 +35,7 @@ export function uploadNameProblem(name: unknown): string | null {
     return `${JSON.stringify(name)} is not a file name (no directory part, no NUL)`;
   }
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
-    return `the file name ${JSON.stringify(name.slice(0, 40))}… is longer than ${MAX_NAME_BYTES} bytes`;
+    return `the file name ${JSON.stringify(name.slice(0, cutEnd(name, 40)))}… is longer than ${MAX_NAME_BYTES} bytes`;
   }
   if (name === UPLOAD_PACKAGE_JSON) {
     return `${UPLOAD_PACKAGE_JSON} cannot be uploaded: the upload directory's own makes its .js and .ts files ES modules`;

@@ -4,6 +4,8 @@
  * are text or markup, and usage bars. No scripts: the pages open anywhere.
  */
 
+import { cutText } from "./cutText.js";
+
 /** `&<>"'` escaped, for text and attribute values. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -33,11 +35,7 @@ export function wrappingText(text: string): string | Html {
   let shown = text;
   let title = "";
   if (text.length > SHOWN_CHARS) {
-    // Not between the halves of a surrogate pair.
-    const end = /[\uD800-\uDBFF]/.test(text.charAt(SHOWN_CHARS - 1))
-      ? SHOWN_CHARS - 1
-      : SHOWN_CHARS;
-    shown = `${text.slice(0, end)}…`;
+    shown = cutText(text, SHOWN_CHARS);
     title = ` title="${escapeHtml(text)}"`;
   }
   return new Html(`<span style="overflow-wrap:anywhere"${title}>${escapeHtml(shown)}</span>`);

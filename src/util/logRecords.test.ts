@@ -70,6 +70,14 @@ describe("LogRecords", () => {
     expect(failed.err).toBe(`Error: ${"z".repeat(MAX_MESSAGE_CHARS - 8)}…`);
   });
 
+  it("does not split a surrogate pair where it cuts", () => {
+    const records = new LogRecords(10);
+    const log = records.wrap(logger("info", []));
+    // The emoji's two UTF-16 units straddle the cut at MAX_MESSAGE_CHARS - 1.
+    log.info(`${"z".repeat(MAX_MESSAGE_CHARS - 2)}😀tail`);
+    expect(records.recent()[0].msg).toBe(`${"z".repeat(MAX_MESSAGE_CHARS - 2)}…`);
+  });
+
   it("keeps the last records only, and nothing with length 0", () => {
     const records = new LogRecords(3);
     const log = records.wrap(logger("info", []));

@@ -11,6 +11,7 @@
 import { format } from "node:util";
 import type { Logger } from "pino";
 import { BoundedDeque } from "./boundedDeque.ts";
+import { cutText } from "./cutText.js";
 
 /** One record of a process's log. */
 export interface LogRecord {
@@ -46,7 +47,7 @@ export const MAX_MESSAGE_CHARS = 10_000;
 
 /** `text` cut to `max` characters, ending in "…" if it was. */
 function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return cutText(text, max - 1);
 }
 
 const LEVELS: ReadonlySet<string> = new Set(["trace", "debug", "info", "warn", "error", "fatal"]);

@@ -5,6 +5,9 @@
  * can be, so that a decoding error is never replaced by a TypeError from building its
  * message.
  */
+
+import { cutText } from "./cutText.js";
+
 export function showValue(v: unknown, max = 60): string {
   let s: string | undefined;
   try {
@@ -19,7 +22,7 @@ export function showValue(v: unknown, max = 60): string {
       s = Object.prototype.toString.call(v);
     }
   }
-  return s.length > max ? `${s.slice(0, max)}…` : s;
+  return cutText(s, max);
 }
 
 /** BigInts as `"12n"`; NaN and ±Infinity by name, where JSON would print null. */

@@ -3,6 +3,7 @@
  * inside the dump, and {@link Ctx}, the checked reads that fail with both.
  */
 
+import { cutText } from "../../util/cutText.js";
 import type { DumpList, DumpObject, DumpValue } from "./values.ts";
 import { isDumpObject } from "./values.ts";
 
@@ -64,8 +65,7 @@ export function describe(v: unknown): string {
   if (v === undefined) return "nothing";
   if (v === null) return "null";
   if (typeof v === "string") {
-    const s = v.length > 40 ? `${v.slice(0, 40)}…` : v;
-    return `a string (${JSON.stringify(s)})`;
+    return `a string (${JSON.stringify(cutText(v, 40))})`;
   }
   if (typeof v === "number") return `the number ${String(v)}`;
   // Integers beyond 2**53 stay bigints (see normalizeTree): where a number is expected,

@@ -3,6 +3,8 @@
  * reading back the reprs Dask leaves in a dump (strings, `TaskState`s, `str(type)`).
  */
 
+import { cutText } from "../../util/cutText.js";
+
 const NON_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
 
 /** Python's `repr(str)`. */
@@ -250,7 +252,7 @@ export function parseTaskStateRepr(s: string): TaskRef | null {
  * (up to 200 characters): the reason of a dump reader's error.
  */
 export function taskStateReprProblem(s: string): string {
-  const value = JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}…` : s);
+  const value = JSON.stringify(cutText(s, 200));
   const m = TASK_STATE_REPR.exec(s);
   if (!m) return `expected a "<TaskState key state>" reference, got ${value}`;
   const keyRepr = m[1];

@@ -1,4 +1,5 @@
 import { inspect } from "node:util";
+import { cutEnd } from "../../util/cutText.js";
 
 /**
  * What the state machine keeps of an error: the error itself (opaque), its
@@ -64,9 +65,7 @@ export const MAX_ERROR_LENGTH = 10_000;
  */
 export function truncateErrorText(text: string, max: number = MAX_ERROR_LENGTH): string {
   if (text.length <= max) return text;
-  let end = max;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
+  const end = cutEnd(text, max);
   return `${text.slice(0, end)}… [${text.length - end} more characters cut]`;
 }
 
