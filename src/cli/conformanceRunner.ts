@@ -1,8 +1,10 @@
 /** The conformance runner: replays vector files and reports every divergence. */
 import { readdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { canonical, parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
+import { parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
+import { eventLine } from "../protocol/conformanceDiff.ts";
 import { DaskDictError } from "../protocol/daskJson/fields.ts";
+import { cutText } from "../util/cutText.ts";
 
 const VECTOR_FILE = /\.json(\.gz)?$/;
 
@@ -96,7 +98,7 @@ export function runConformance(
     }
     if (vector.orderSensitive) {
       skipped++;
-      if (opts.verbose) log(`SKIP ${vector.name} (order-sensitive)`);
+      if (opts.verbose) log(`SKIP ${vectorName(vector.name, file)} (order-sensitive)`);
       continue;
     }
     let mismatch: ReturnType<typeof replayVector>;
@@ -116,14 +118,14 @@ export function runConformance(
     }
     if (mismatch === null) {
       passed++;
-      if (opts.verbose) log(`ok   ${vector.name}`);
+      if (opts.verbose) log(`ok   ${vectorName(vector.name, file)}`);
       continue;
     }
     failed++;
     log(`FAIL ${vectorName(vector.name, file)}`);
     log(`  first divergence at step ${mismatch.step} (${mismatch.what})`);
-    log(`  event: ${canonical(mismatch.event).slice(0, 400)}`);
-    for (const line of mismatch.details) log(`    ${line.slice(0, 400)}`);
+    log(`  event: ${eventLine(mismatch.event)}`);
+    for (const line of mismatch.details) log(`    ${cutText(line, 1000)}`);
   }
   if (passed + failed + skipped === 0) log(`no vectors found in ${paths.join(", ")}`);
   log(`${passed} passed, ${failed} failed, ${skipped} skipped`);

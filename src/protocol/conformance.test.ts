@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import { KeyError, PyTypeError } from "../util/pyErrors.ts";
 import { ComputeTaskEvent } from "../worker/state/events.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
-import { canonical, jsonDiff, parseVector, replayVector } from "./conformance.ts";
+import { parseVector, replayVector } from "./conformance.ts";
+import { canonical, jsonDiff } from "./conformanceDiff.ts";
 import { stateSnapshot } from "./daskJson/snapshot.ts";
 
 const VECTOR = new URL("../../test/vectors/oracle/scenario-resources.json.gz", import.meta.url);
@@ -34,6 +36,73 @@ describe("replayVector options", () => {
     const v = tampered();
     expect(replayVector(v, { compare: false, beforeStep: () => steps++ })).toBeNull();
     expect(steps).toBe(v.steps.length);
+  });
+});
+
+describe("what a recording's step expects to raise", () => {
+  function raisingAtStep1(raises: string) {
+    const d = JSON.parse(gunzipSync(readFileSync(VECTOR)).toString("utf8"));
+    d.steps[1] = { event: d.steps[1].event, raises };
+    return parseVector(JSON.stringify(d), "raises");
+  }
+  /** Replay with the state machine throwing `err` once it has handled step 1. */
+  function throwingAtStep1(raises: string, err: Error) {
+    return replayVector(raisingAtStep1(raises), {
+      beforeStep: (ws, _event, i) => {
+        if (i !== 1) return;
+        const handle = ws.handleStimulus.bind(ws);
+        ws.handleStimulus = (...events) => {
+          Reflect.deleteProperty(ws, "handleStimulus");
+          handle(...events);
+          throw err;
+        };
+      },
+    });
+  }
+
+  it("is met by the port's error of that name", () => {
+    expect(throwingAtStep1("TypeError", new PyTypeError("wrong arguments"))).toBeNull();
+    expect(throwingAtStep1("KeyError", new KeyError("x"))).toBeNull();
+  });
+
+  it("is not met by a TypeError of JavaScript's own, a bug in the port", () => {
+    const mismatch = throwingAtStep1("TypeError", new TypeError("Cannot read properties"));
+    expect(mismatch?.what).toBe("raises");
+    expect(mismatch?.details[0]).toBe(
+      "expected TypeError, got a TypeError of JavaScript's own (a bug in the port)",
+    );
+  });
+
+  it("is not met by another class of the same name", () => {
+    class AssertionError extends Error {
+      override name = "AssertionError";
+    }
+    expect(throwingAtStep1("AssertionError", new AssertionError("node:assert"))?.what).toBe(
+      "raises",
+    );
+  });
+});
+
+describe("a vector's config", () => {
+  const text = gunzipSync(readFileSync(VECTOR)).toString("utf8");
+
+  it("with a name FORMAT.md does not give is a broken vector, not ignored", () => {
+    const d = JSON.parse(text);
+    d.config.nthread = 4;
+    expect(() => replayVector(parseVector(JSON.stringify(d), "typo"))).toThrow(
+      /config\.nthread: not an attribute the conformance format sets/,
+    );
+    const e = JSON.parse(text);
+    e.steps[2].config_before = { transfer_incoming_count_limt: 1 };
+    expect(() => replayVector(parseVector(JSON.stringify(e), "typo"))).toThrow(
+      /steps\[2\]\.config_before\.transfer_incoming_count_limt: not an attribute/,
+    );
+  });
+
+  it("may carry data_type, which is informational", () => {
+    const d = JSON.parse(text);
+    d.config.data_type = "dict";
+    expect(replayVector(parseVector(JSON.stringify(d), "data_type"))).toBeNull();
   });
 });
 

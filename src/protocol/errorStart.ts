@@ -4,7 +4,7 @@
  * the error's name and the first {@link ERROR_START_CHARS} characters of its text.
  */
 
-import { cutText } from "../util/cutText.js";
+import { cutText } from "../util/cutText.ts";
 
 /** How much of an error's text a stand-in keeps. */
 export const ERROR_START_CHARS = 2_000;

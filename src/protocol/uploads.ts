@@ -5,7 +5,7 @@
  * them for the workers to come) and the workers check them alike.
  */
 
-import { cutEnd } from "../util/cutText.js";
+import { cutEnd } from "../util/cutText.ts";
 
 /** A file uploaded into the cluster: its name (no directory), its bytes, whether workers import it. */
 export interface UploadedFile {

@@ -1,4 +1,5 @@
-import { canonical, parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
+import { parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
+import { canonical } from "../protocol/conformanceDiff.ts";
 import { ReplayInputError, toInputError } from "./errors.ts";
 import type { VectorReplayReport } from "./report.ts";
 

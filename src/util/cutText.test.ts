@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { cutEnd, cutText } from "./cutText.js";
+import { cutEnd, cutText } from "./cutText.ts";
 
 describe("cutText", () => {
   test("keeps text that fits, cuts longer text and marks the cut", () => {

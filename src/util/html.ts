@@ -4,7 +4,7 @@
  * are text or markup, and usage bars. No scripts: the pages open anywhere.
  */
 
-import { cutText } from "./cutText.js";
+import { cutText } from "./cutText.ts";
 
 /** `&<>"'` escaped, for text and attribute values. */
 export function escapeHtml(text: string): string {

@@ -11,7 +11,7 @@
 import { format } from "node:util";
 import type { Logger } from "pino";
 import { BoundedDeque } from "./boundedDeque.ts";
-import { cutText } from "./cutText.js";
+import { cutText } from "./cutText.ts";
 
 /** One record of a process's log. */
 export interface LogRecord {

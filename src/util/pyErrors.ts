@@ -24,6 +24,16 @@ export class RuntimeError extends Error {
 }
 
 /**
+ * Python's `TypeError` where the reference raises one (a transition function
+ * called with the wrong number of arguments). A `TypeError` of JavaScript's own
+ * (a bug reading a property of undefined) is not one of these, so that a
+ * conformance vector expecting the reference's can tell the two apart.
+ */
+export class PyTypeError extends TypeError {
+  override name = "TypeError";
+}
+
+/**
  * Python's `assert cond, message`. The reference's asserts always run, so do these.
  * Without a message, the error names the function and line of the failed check,
  * as Python's traceback would show its source line.

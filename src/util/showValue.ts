@@ -6,7 +6,7 @@
  * message.
  */
 
-import { cutText } from "./cutText.js";
+import { cutText } from "./cutText.ts";
 
 export function showValue(v: unknown, max = 60): string {
   let s: string | undefined;

@@ -3,7 +3,7 @@
  * inside the dump, and {@link Ctx}, the checked reads that fail with both.
  */
 
-import { cutText } from "../../util/cutText.js";
+import { cutText } from "../../util/cutText.ts";
 import type { DumpList, DumpObject, DumpValue } from "./values.ts";
 import { isDumpObject } from "./values.ts";
 

@@ -3,7 +3,7 @@
  * reading back the reprs Dask leaves in a dump (strings, `TaskState`s, `str(type)`).
  */
 
-import { cutText } from "../../util/cutText.js";
+import { cutText } from "../../util/cutText.ts";
 
 const NON_PRINTABLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
 

@@ -1,5 +1,5 @@
 import { inspect } from "node:util";
-import { cutEnd } from "../../util/cutText.js";
+import { cutEnd } from "../../util/cutText.ts";
 
 /**
  * What the state machine keeps of an error: the error itself (opaque), its

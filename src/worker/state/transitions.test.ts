@@ -4,7 +4,7 @@
  * state, and checks the log record of the transition, the instructions and the state.
  */
 import { describe, expect, it } from "vitest";
-import { AssertionError } from "../../util/pyErrors.ts";
+import { AssertionError, PyTypeError } from "../../util/pyErrors.ts";
 import { TaskError } from "./errorMessage.ts";
 import {
   ExecuteFailureEvent,
@@ -1044,6 +1044,25 @@ describe("transitions outside the table", () => {
     expect(ws.task("x").state).toBe("ready"); // paused
     expect(ws.fetchCount).toBe(0);
     ws.validateState();
+  });
+
+  it("raises Python's TypeError, not a JavaScript one, for a transition given the wrong arguments", () => {
+    const ws = newWs();
+    ws.handleStimulus(
+      new PauseEvent({ stimulusId: "p" }),
+      compute("y", "s1", { whoHas: { x: [W2] } }),
+    );
+    expect(ws.task("x").state).toBe("fetch");
+    // fetch -> flight takes the peer; the seed's call without it raises TypeError.
+    let thrown: unknown;
+    try {
+      ws.transition(ws.task("x"), "flight", "s2", []);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(PyTypeError);
+    expect((thrown as Error).name).toBe("TypeError");
+    expect((thrown as Error).message).toMatch(/fetch->flight of x takes 1 arguments, got 0/);
   });
 
   it("drops a recommendation to forget on the way through released", () => {

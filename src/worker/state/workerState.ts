@@ -3,7 +3,7 @@ import { BoundedDeque } from "../../util/boundedDeque.ts";
 import { HeapSet } from "../../util/heapSet.ts";
 import { PyRandom } from "../../util/mt19937.ts";
 import { comparePriority, type Priority } from "../../util/priority.ts";
-import { assert, KeyError, setRemove } from "../../util/pyErrors.ts";
+import { assert, KeyError, PyTypeError, setRemove } from "../../util/pyErrors.ts";
 import { showValue } from "../../util/showValue.ts";
 import { sizeof as defaultSizeof, typeName as defaultTypeName } from "../../util/sizeof.ts";
 import type { DataStore, WorkerPlugin } from "./dataStore.ts";
@@ -879,7 +879,7 @@ export class WorkerState {
     if (entry !== undefined) {
       const nargs = typeof finish === "string" ? 0 : finish.length - 1;
       if (entry.arity >= 0 && nargs !== entry.arity) {
-        throw new TypeError(
+        throw new PyTypeError(
           `transition ${start}->${target} of ${ts.key} takes ${entry.arity} arguments, got ${nargs}`,
         );
       }
