@@ -44,8 +44,8 @@ export class Router {
   }
 
   /** Send `msg` to client `id`, if connected. */
-  toClient(id: string, msg: ServerToClientMessage): void {
-    this.deliver(this.clients.get(id), msg, id);
+  toClient(id: string, msg: ServerToClientMessage): boolean {
+    return this.deliver(this.clients.get(id), msg, id);
   }
 
   private withHolders(
@@ -62,15 +62,17 @@ export class Router {
     };
   }
 
-  private deliver(stream: BatchedSend | undefined, msg: unknown, to: string): void {
+  /** Send `msg` on `stream`: false when the recipient is gone and it was dropped. */
+  private deliver(stream: BatchedSend | undefined, msg: unknown, to: string): boolean {
     if (stream === undefined || stream.isClosed) {
       this.counters.undeliverable++;
       this.logger.debug(
         { to, op: (msg as { op?: unknown }).op },
         "recipient gone; message dropped",
       );
-      return;
+      return false;
     }
     stream.send(msg);
+    return true;
   }
 }

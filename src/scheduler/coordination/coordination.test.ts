@@ -2,14 +2,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Queues } from "./queues.ts";
 import { Semaphores } from "./semaphores.ts";
+import { replies } from "./testReplies.ts";
 import { DEFERRED } from "./waiters.ts";
 
 /** Replies sent later, as `client#requestId=result`. */
-function replies(): { sent: string[]; reply: (c: string, id: number, r: unknown) => void } {
-  const sent: string[] = [];
-  return { sent, reply: (c, id, r) => sent.push(`${c}#${id}=${JSON.stringify(r)}`) };
-}
-
 const CLIENTS = ["a", "b", "c"];
 
 type SemaphoreOp =
@@ -182,5 +178,20 @@ describe("Queues against a model", () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it("an item goes past a waiting get whose client cannot be answered any more", () => {
+    // The connection of a is gone, and the scheduler has not handled its leaving yet.
+    const { sent, reply } = replies(new Set(["a"]));
+    const q = new Queues(reply);
+    expect(q.get("a", 1, "Q", 0, null)).toBe(DEFERRED);
+    expect(q.get("b", 2, "Q", 0, null)).toBe(DEFERRED);
+    expect(q.put("c", 3, "Q", 0, "x", null, null)).toEqual({ ok: true });
+    expect(sent).toEqual(['b#2={"value":"x"}']);
+    // With nobody left to answer, the next item stays in the queue rather than being lost.
+    expect(q.get("a", 4, "Q", 0, null)).toBe(DEFERRED);
+    expect(q.put("c", 5, "Q", 0, "y", null, null)).toEqual({ ok: true });
+    expect(q.size("Q")).toBe(1);
+    expect(q.get("b", 6, "Q", 0, null)).toEqual({ value: "y" });
   });
 });

@@ -2,14 +2,10 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Coordination } from "./coordination.ts";
 import { MultiLocks } from "./multiLocks.ts";
+import { replies } from "./testReplies.ts";
 import { DEFERRED } from "./waiters.ts";
 
 /** Replies sent later, as `client#requestId=result`. */
-function replies(): { sent: string[]; reply: (c: string, id: number, r: unknown) => void } {
-  const sent: string[] = [];
-  return { sent, reply: (c, id, r) => sent.push(`${c}#${id}=${JSON.stringify(r)}`) };
-}
-
 /** The queues, head first (the head holds the lock). */
 function queuesOf(m: MultiLocks): Map<string, string[]> {
   return (m as unknown as { queues: Map<string, string[]> }).queues;
@@ -206,7 +202,7 @@ describe("MultiLocks, random requests", () => {
 
 describe("multi-lock requests", () => {
   it("are checked: names, numLocks, id", () => {
-    const c = new Coordination(() => {});
+    const c = new Coordination(() => true);
     const ask = (fields: Record<string, unknown>) =>
       c.answer("a", "multi-lock-acquire", {
         op: "multi-lock-acquire",

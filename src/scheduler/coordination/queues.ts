@@ -47,11 +47,14 @@ export class Queues {
     timeoutMs: number | null,
   ): PutOrTimeout | typeof DEFERRED {
     const q = this.queue(name, maxsize);
-    if (q.getters.size > 0) {
-      // Waiting getters mean an empty queue: straight to the first.
-      q.getters.answerFirst({ value });
-      this.dropIfIdle(name);
-      return { ok: true };
+    // Waiting getters mean an empty queue: straight to the first whose client can still
+    // be answered. One whose connection is gone (its leaving not handled yet) would lose
+    // the item.
+    while (q.getters.size > 0) {
+      if (q.getters.answerFirst({ value })) {
+        this.dropIfIdle(name);
+        return { ok: true };
+      }
     }
     if (q.maxsize === 0 || q.items.length < q.maxsize) {
       q.items.push(value);

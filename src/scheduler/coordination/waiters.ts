@@ -7,8 +7,11 @@
 /** What a request handler returns when it will answer later. */
 export const DEFERRED: unique symbol = Symbol("deferred");
 
-/** Sends the deferred answer of a client's request. */
-export type Reply = (client: string, requestId: number, result: unknown) => void;
+/**
+ * Sends the deferred answer of a client's request; false when it could not be sent (the
+ * client's connection is gone), which a primitive handing over a value must know.
+ */
+export type Reply = (client: string, requestId: number, result: unknown) => boolean;
 
 /** One request waiting. */
 export interface Waiter<T> {
@@ -62,12 +65,15 @@ export class Waiters<T> {
     this.queue.push(w);
   }
 
-  /** Answer the first waiter with `result` and remove it. */
-  answerFirst(result: unknown): void {
+  /**
+   * Answer the first waiter with `result` and remove it: false when there was none, or
+   * the answer could not be sent.
+   */
+  answerFirst(result: unknown): boolean {
     const w = this.queue.shift();
-    if (w === undefined) return;
+    if (w === undefined) return false;
     if (w.timer !== null) clearTimeout(w.timer);
-    this.reply(w.client, w.requestId, result);
+    return this.reply(w.client, w.requestId, result) !== false;
   }
 
   /** Answer every waiter with `result`. */
