@@ -144,6 +144,24 @@ SCENARIOS = {
         success("a", "s4"),
         success("b", "s5"),
     ],
+    # A transfer that exactly fills what a limit allows still goes (the seed compares
+    # with `>`): both inputs in one message of exactly transfer_message_bytes_limit...
+    "message-limit-filled-exactly": [
+        events.compute("y", "s1", who_has={"a": [PEER], "b": [PEER]}, nbytes={"a": 50, "b": 50}),
+    ],
+    # ... and from a second peer up to exactly transfer_incoming_bytes_limit.
+    "incoming-bytes-limit-filled-exactly": [
+        events.compute("y", "s1", who_has={"a": [PEER], "b": [PEER2]}, nbytes={"a": 50, "b": 50}),
+    ],
+    # Dropping the replica of an input whose dependent has seceded raises, as for one
+    # executing.
+    "remove-replicas-of-long-running-input": [
+        compute("x", "s1"),
+        success("x", "s2"),
+        compute("y", "s3", who_has={"x": ["127.0.0.1:1"]}),
+        events.secede("y", "s4"),
+        remove_replicas(["x"], "s5"),
+    ],
     "update-data": [
         scatter({"x": {"typename": "int", "sizeof": 28, "value": 1}}, "s1"),
         compute("y", "s2", who_has={"x": [PEER]}),
@@ -155,6 +173,8 @@ SCENARIOS = {
 # Scenarios recorded with other settings than CONFIG's.
 CONFIG_OVERRIDES = {
     "actor-resumed-for-fetch-unvalidated": {"validate": False},
+    "message-limit-filled-exactly": {"transfer_message_bytes_limit": 100},
+    "incoming-bytes-limit-filled-exactly": {"transfer_incoming_bytes_limit": 100},
 }
 
 if __name__ == "__main__":

@@ -363,6 +363,26 @@ const HANDLER_TESTS = {
     expect(ws.task("y").startstops).toEqual([]);
     expect(ws.executedCount).toBe(2);
     ws.validateState();
+
+    // Nor with one of them alone; the message names the thread the task ran on.
+    const threads = new Map([["z", 4242]]);
+    const ws2 = newWs({ threads });
+    ws2.handleStimulus(compute("z", "s1"));
+    const [erred] = ws2.handleStimulus(
+      new ExecuteFailureEvent({
+        key: "z",
+        runId: 1,
+        start: 5,
+        stop: null,
+        exception: err,
+        traceback: null,
+        exceptionText: "Error: boom",
+        tracebackText: "",
+        stimulusId: "s2",
+      }),
+    );
+    expect(erred).toEqual(TaskErredMsg.match({ key: "z", thread: 4242, startstops: [] }));
+    expect(ws2.task("z").startstops).toEqual([]);
   },
 
   RescheduleEvent() {
@@ -497,6 +517,18 @@ const HANDLER_TESTS = {
       ws2.handleStimulus(new RemoveReplicasEvent({ keys: ["x"], stimulusId: "s3" }));
     expect(remove).toThrow(RuntimeError);
     expect(remove).toThrow("Cannot remove replica of 'x' while 'y' in state 'executing'.");
+
+    // Nor one a seceded task may be reading (test/vectors/oracle/scenario-remove-replicas-of-long-running-input).
+    const ws3 = newWs();
+    ws3.handleStimulus(
+      new UpdateDataEvent({ data: { x: 1 }, stimulusId: "s1" }),
+      compute("y", "s2", { whoHas: { x: [ADDR] } }),
+      secede("y", "s3"),
+    );
+    expect(ws3.task("y").state).toBe("long-running");
+    expect(() =>
+      ws3.handleStimulus(new RemoveReplicasEvent({ keys: ["x"], stimulusId: "s4" })),
+    ).toThrow("Cannot remove replica of 'x' while 'y' in state 'long-running'.");
   },
 
   FreeKeysEvent() {

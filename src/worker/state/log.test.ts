@@ -136,7 +136,7 @@ describe("TransitionLog", () => {
 describe("WorkerState.toDict", () => {
   it("gives the debugging dict of the seed's _to_dict", async () => {
     const { WorkerState } = await import("./workerState.ts");
-    const { ComputeTaskEvent } = await import("./events.ts");
+    const { ComputeTaskEvent, ExecuteSuccessEvent } = await import("./events.ts");
     const ws = new WorkerState({ address: "127.0.0.1:1" });
     ws.handleStimulus(
       ComputeTaskEvent.dummy("y", { whoHas: { x: ["127.0.0.1:2"] }, stimulusId: "s" }),
@@ -153,5 +153,14 @@ describe("WorkerState.toDict", () => {
     expect(d.task_counts).toEqual({ "('y', 'waiting')": 1, "('x', 'flight')": 1 });
     expect(JSON.parse(JSON.stringify(d))).toEqual(d);
     expect(Object.keys(ws.toDict(["log", "tasks"]))).not.toContain("log");
+    // Every truthy attribute of a task is kept: done, once computed here.
+    ws.handleStimulus(
+      ComputeTaskEvent.dummy("z", { stimulusId: "s2" }),
+      ExecuteSuccessEvent.dummy("z", { stimulusId: "s3" }),
+    );
+    expect((ws.toDict().tasks as Record<string, Record<string, unknown>>).z).toMatchObject({
+      state: "memory",
+      done: true,
+    });
   });
 });

@@ -25,7 +25,7 @@ import {
 import {
   AddKeysMsg,
   Execute,
-  type GatherDep,
+  GatherDep,
   type Instruction,
   RequestRefreshWhoHasMsg,
   RetryBusyWorkerLater,
@@ -52,7 +52,7 @@ import {
   W3,
   wsWithRunningTask,
 } from "./testing.ts";
-import type { WorkerState } from "./workerState.ts";
+import { WorkerState } from "./workerState.ts";
 
 const byState = (ws: WorkerState) => {
   const out: Record<string, string[]> = {};
@@ -213,6 +213,50 @@ describe("throttling of incoming transfers", () => {
     ws.transferIncomingBytesThrottleThreshold = o.threshold;
     if (o.message !== undefined) ws.transferMessageBytesLimit = o.message;
   };
+
+  it("gathers a task that exactly fills what a limit allows (the seed compares with >)", () => {
+    // test/vectors/oracle/scenario-message-limit-filled-exactly
+    const message = newWs({ transferMessageBytesLimit: 100 });
+    const one = message.handleStimulus(
+      compute("y", "s1", { whoHas: { a: [W2], b: [W2] }, nbytes: { a: 50, b: 50 } }),
+    );
+    expect(one.filter((i) => i.cls === "GatherDep")).toEqual([
+      new GatherDep(W2, new Set(["a", "b"]), 100, "s1"),
+    ]);
+    // test/vectors/oracle/scenario-incoming-bytes-limit-filled-exactly
+    const incoming = newWs({ transferIncomingBytesLimit: 100 });
+    const two = incoming.handleStimulus(
+      compute("y", "s1", { whoHas: { a: [W2], b: [W3] }, nbytes: { a: 50, b: 50 } }),
+    );
+    expect(two.filter((i) => i.cls === "GatherDep")).toEqual([
+      new GatherDep(W2, new Set(["a"]), 50, "s1"),
+      new GatherDep(W3, new Set(["b"]), 50, "s1"),
+    ]);
+    expect(incoming.transferIncomingBytes).toBe(100);
+    incoming.validateState();
+  });
+
+  it("by default, holds back by count only past 10 MB in flight, and then at 9,999 transfers", () => {
+    const ws = new WorkerState({ address: ADDR, validate: true });
+    expect([ws.transferIncomingCountLimit, ws.transferIncomingBytesThrottleThreshold]).toEqual([
+      9999, 10_000_000,
+    ]);
+    // 12 peers of 2 MB each: past the threshold after five, all go at once.
+    const whoHas: Record<string, string[]> = {};
+    const nbytes: Record<string, number> = {};
+    for (let i = 0; i < 12; i++) {
+      whoHas[`d${i}`] = [`127.0.0.1:${i + 2}`];
+      nbytes[`d${i}`] = 2_000_000;
+    }
+    ws.handleStimulus(compute("y", "s1", { whoHas, nbytes }));
+    expect(ws.transferIncomingCount).toBe(12);
+    // Below the threshold, even a count limit of 1 holds nothing back.
+    const below = new WorkerState({ address: ADDR, transferIncomingCountLimit: 1 });
+    below.handleStimulus(
+      compute("y", "s1", { whoHas: { a: [W2], b: [W3] }, nbytes: { a: 2e6, b: 2e6 } }),
+    );
+    expect(below.transferIncomingCount).toBe(2);
+  });
 
   it("does not hold back the first transfer, whatever its size", () => {
     const ws = newWs();
@@ -978,6 +1022,26 @@ describe("diagnostics", () => {
     expect(() => ws.validateState()).toThrow();
     ws.executing.add(ts);
     ws.validateState();
+  });
+
+  it("validateTask catches a task in fetch missing from a holder's data_needed, and a released task marked done", () => {
+    const ws = newWs();
+    ws.handleStimulus(
+      new PauseEvent({ stimulusId: "p" }),
+      compute("y", "s1", { whoHas: { x: [W2, W3] } }),
+    );
+    const x = ws.task("x");
+    expect(x.state).toBe("fetch");
+    ws.validateTask(x);
+    ws.dataNeededFor(W3).discard(x);
+    expect(() => ws.validateTask(x)).toThrow(InvalidTaskState);
+
+    // A released task (compute-task would start it at once: made as its handler makes it).
+    const released = ws.ensureTaskExists("q", [0], "s2");
+    expect(released.state).toBe("released");
+    ws.validateTask(released);
+    released.done = true;
+    expect(() => ws.validateTask(released)).toThrow(InvalidTaskState);
   });
 
   it("a WorkerState without an address refuses stimuli", () => {
