@@ -69,7 +69,7 @@ describe("what a recording's step expects to raise", () => {
     const mismatch = throwingAtStep1("TypeError", new TypeError("Cannot read properties"));
     expect(mismatch?.what).toBe("raises");
     expect(mismatch?.details[0]).toBe(
-      "expected TypeError, got a TypeError of JavaScript's own (a bug in the port)",
+      "expected TypeError, got a TypeError not of the port's own class (a JavaScript error: a bug)",
     );
   });
 

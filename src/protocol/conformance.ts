@@ -291,7 +291,10 @@ export function replayVector(v: Vector, options: ReplayVectorOptions = {}): Mism
     } catch (err) {
       const name = err instanceof Error ? err.name : typeof err;
       if (step.raises !== undefined && raisesAsRecorded(err, step.raises)) continue;
-      const got = name === step.raises ? `a ${name} of JavaScript's own (a bug in the port)` : name;
+      const got =
+        name === step.raises
+          ? `a ${name} not of the port's own class (a JavaScript error: a bug)`
+          : name;
       return {
         step: i,
         event: step.event,
