@@ -13,8 +13,9 @@ export interface SchedulerStateOptions {
    */
   validate?: boolean;
   /**
-   * Root-task queuing (Dask's `distributed.scheduler.worker-saturation`): tasks
-   * without dependencies go to a worker only while it has fewer than
+   * Root-task queuing (Dask's `distributed.scheduler.worker-saturation`):
+   * root-ish tasks (Dask's `is_rootish`: a large group of tasks with few
+   * inputs, see `placement.ts`) go to a worker only while it has fewer than
    * `max(ceil(workerSaturation × nthreads), 1)` tasks processing, and wait in
    * `queued` otherwise. `Infinity` disables queuing. Default 1.1.
    */

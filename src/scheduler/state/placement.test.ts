@@ -248,7 +248,7 @@ describe("queuing", () => {
     expect(taskSlotsAvailable(w1, 1.5)).toBe(6);
     expect(taskSlotsAvailable(w1, 0.01)).toBe(1);
     const tasks: Record<string, ReturnType<typeof t.task>> = {};
-    for (let i = 0; i < 10; i++) tasks[`x${i}`] = t.task();
+    for (let i = 0; i < 10; i++) tasks[`x-${i}`] = t.task(); // one group of 10 > 2 × 4 threads
     s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
     expect(w1.processing.size).toBe(6);
     expect(s.queued.size).toBe(4);
@@ -271,15 +271,177 @@ describe("queuing", () => {
     expect(t.summarize(out2)).toEqual(["w2 compute-task low"]);
   });
 
-  test("tasks with dependencies are never queued", () => {
+  test("a task of a small group with an input runs while root-ish tasks wait", () => {
     const s = new SchedulerState({ validate: true, workerSaturation: 1 });
     s.handleStimulus(t.registerWorker("w1"));
-    s.handleStimulus(
-      t.updateGraph("c", { a: t.task(), b: t.task(["a"]), c: t.task() }, ["b", "c"]),
-    );
+    const tasks = {
+      a: t.task(),
+      b: t.task(["a"]),
+      "x-1": t.task(),
+      "x-2": t.task(),
+      "x-3": t.task(),
+    };
+    s.handleStimulus(t.updateGraph("c", tasks, ["b", "x-1", "x-2", "x-3"]));
     finish(s, "a", 1);
     expect(s.tasks.get("b")?.state).toBe("processing");
-    expect(s.tasks.get("c")?.state).toBe("queued");
+    expect(s.tasks.get("x-3")?.state).toBe("queued");
+  });
+});
+
+describe("root-ish tasks (Dask's is_rootish) with queuing on", () => {
+  /** `n` tasks `load-0`… each needing `cfg`, held by `holder`, on one thread per worker. */
+  function loadsSharingCfg(workers: string[], holder: string, n: number): SchedulerState {
+    const s = new SchedulerState({ validate: true }); // workerSaturation 1.1: 2 slots a thread
+    for (const w of workers) s.handleStimulus(t.registerWorker(w));
+    s.handleStimulus(t.updateData("c", { cfg: [holder] }));
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < n; i++) tasks[`load-${i}`] = t.task(["cfg"]);
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    return s;
+  }
+
+  test("a large group sharing one small input is queued beyond the workers' slots", () => {
+    const s = loadsSharingCfg(["w1", "w2"], "w1", 100);
+    expect(s.queued.size).toBe(96);
+    expect(s.workers.get("w1")?.processing.size).toBe(2);
+    // Queued wherever its input is: w2 holds no cfg and takes its share.
+    expect(s.workers.get("w2")?.processing.size).toBe(2);
+    s.validateState();
+    // The task dispatched from the queue is told where its input is.
+    const running = s.tasks.get("load-0");
+    const out = s.handleStimulus(
+      t.taskFinished(running?.processingOn?.address ?? "?", "load-0", running?.runId ?? 0),
+    );
+    const sent = t.computeTasks(out);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].msg.key).toBe("load-4");
+    expect(sent[0].msg.whoHas.get("cfg")).toEqual(["w1"]);
+    expect(s.queued.size).toBe(95);
+  });
+
+  test("a group without inputs no larger than twice the threads is not queued", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1", 2)); // 3 slots
+    const tasks = { "a-1": t.task(), "a-2": t.task(), "a-3": t.task(), "a-4": t.task() };
+    const out = s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    expect(t.computeTasks(out)).toHaveLength(4);
+    expect(s.queued.size).toBe(0);
+    // One more makes it root-ish: the fifth waits, the slots being taken.
+    s.handleStimulus(t.updateGraph("c", { "a-5": t.task() }, ["a-5"]));
+    expect(s.tasks.get("a-5")?.state).toBe("queued");
+  });
+
+  test("a group whose input groups hold 5 tasks or more is not queued; 4 are few enough", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateData("c", { "cfg-0": ["w1"], "cfg-1": ["w1"], "cfg-2": ["w1"] }));
+    s.handleStimulus(t.updateData("c", { "cfg-3": ["w1"] }));
+    const few: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 20; i++) few[`few-${i}`] = t.task([`cfg-${i % 4}`]);
+    s.handleStimulus(t.updateGraph("c", few, Object.keys(few)));
+    expect(s.queued.size).toBe(18);
+    // A fifth task in the group `cfg`: the tasks of the input groups count, used or not.
+    // The tasks already queued stay so (whether a task is root-ish changes, as in Dask).
+    s.handleStimulus(t.updateData("c", { "cfg-4": ["w1"] }));
+    const many: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 20; i++) many[`many-${i}`] = t.task([`cfg-${i % 5}`]);
+    s.handleStimulus(t.updateGraph("c", many, Object.keys(many)));
+    expect(s.queued.size).toBe(18);
+    expect(s.workers.get("w1")?.processing.size).toBe(22);
+    s.validateState();
+  });
+
+  test("the groups of inputs forgotten long ago count for nothing, and are not all kept", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"));
+    // Keeps the group `load` alive while the group `cfg` comes and goes.
+    s.handleStimulus(t.updateGraph("c", { "load-999": t.task() }, ["load-999"]));
+    const load = s.taskGroups.get("load");
+    for (let round = 0; round < 20; round++) {
+      s.handleStimulus(t.updateData("c", { cfg: ["w1"] }));
+      const tasks: Record<string, ReturnType<typeof t.task>> = {};
+      for (let i = 0; i < 10; i++) tasks[`load-${round}-${i}`] = t.task(["cfg"]);
+      s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+      // Root-ish each round: the `cfg` groups dropped before count for nothing.
+      expect(s.queued.size).toBe(9);
+      s.handleStimulus(t.releaseKeys("c", [...Object.keys(tasks), "cfg"]));
+      expect(s.taskGroups.has("cfg")).toBe(false);
+    }
+    expect(s.taskGroups.get("load")).toBe(load);
+    expect(load?.dependencies.size).toBeLessThanOrEqual(9);
+    s.validateState();
+  });
+
+  test("a queued task whose input is lost leaves the queue, and is computed once it is back", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    const tasks: Record<string, ReturnType<typeof t.task>> = { cfg: t.task() };
+    for (let i = 0; i < 30; i++) tasks[`load-${i}`] = t.task(["cfg"]);
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks).slice(1)));
+    const cfg = s.tasks.get("cfg");
+    const holder = cfg?.processingOn?.address ?? "?";
+    const other = holder === "w1" ? "w2" : "w1";
+    s.handleStimulus(t.taskFinished(holder, "cfg", cfg?.runId ?? 0));
+    expect(s.queued.size).toBe(26);
+    // The only holder of cfg leaves: no load may stay queued (nor run) without it.
+    s.handleStimulus(t.removeWorker(holder));
+    expect(s.queued.size).toBe(0);
+    expect(cfg?.state).toBe("processing");
+    expect(cfg?.processingOn?.address).toBe(other);
+    for (let i = 0; i < 30; i++) expect(s.tasks.get(`load-${i}`)?.state).toBe("waiting");
+    s.validateState();
+    const out = s.handleStimulus(t.taskFinished(other, "cfg", cfg?.runId ?? 0));
+    const sent = t.computeTasks(out);
+    expect(sent.map((c) => c.msg.whoHas.get("cfg"))).toEqual([[other], [other]]);
+    expect(s.queued.size).toBe(28);
+    s.validateState();
+  });
+
+  test("a queued task too large for the worker errs as it is sent, and the next takes its slot", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1", 1, {}, undefined, { memoryLimit: 1000 }));
+    const data = (key: string, nbytes: number) =>
+      t.fromClient({
+        op: "update-data",
+        keys: [{ key, workers: ["w1"], nbytes, typename: "Buffer" }],
+        clientId: "c",
+      });
+    s.handleStimulus(data("big", 5000), data("small", 10));
+    // Two tasks fill w1's two slots; then ten loads, root-ish, wait.
+    s.handleStimulus(t.updateGraph("c", { "x-1": t.task(), "x-2": t.task() }, ["x-1", "x-2"]));
+    const loads: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 10; i++) loads[`load-${i}`] = t.task([i % 2 === 0 ? "big" : "small"]);
+    s.handleStimulus(t.updateGraph("c", loads, Object.keys(loads)));
+    expect(s.queued.size).toBe(10);
+    const out = s.handleStimulus(t.taskFinished("w1", "x-1", s.tasks.get("x-1")?.runId ?? 0));
+    expect(s.tasks.get("load-0")?.state).toBe("erred");
+    expect(t.computeTasks(out).map((c) => c.msg.key)).toEqual(["load-1"]);
+    s.validateState();
+  });
+
+  test("a queued task whose scattered input its only holder drops is cancelled, not left queued", () => {
+    const s = loadsSharingCfg(["w1"], "w1", 10);
+    expect(s.queued.size).toBe(8);
+    // Scattered data a worker drops is lost for good: its dependents are cancelled.
+    const out = s.handleStimulus(t.fromWorker("w1", { op: "release-worker-data", key: "cfg" }));
+    expect(s.queued.size).toBe(0);
+    expect(s.tasks.size).toBe(0);
+    expect(t.summarize(out)).toContain("client:c cancelled-keys load-9");
+    s.validateState();
+  });
+});
+
+describe("root-ish tasks with queuing off", () => {
+  test("a large group sharing one small input is co-assigned, not gathered on the holder", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateData("c", { cfg: ["w1"] }));
+    const tasks: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 20; i++) tasks[`load-${i}`] = t.task(["cfg"]);
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    const where = Object.keys(tasks).map((k) => s.tasks.get(k)?.processingOn?.address);
+    expect(where.slice(0, 10).every((w) => w === where[0])).toBe(true);
+    expect(where.slice(10).every((w) => w === where[10] && w !== where[0])).toBe(true);
   });
 });
 

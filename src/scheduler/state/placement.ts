@@ -3,9 +3,12 @@
  *
  * - Restrictions first: a task with resource restrictions may only go to a
  *   running worker supplying at least the amount of each resource it needs.
- * - Root tasks (no dependencies, no restrictions) with queuing on go to the
- *   worker with free slots that has the fewest tasks per thread, or wait in
- *   `queued` when every worker is saturated.
+ * - Root-ish tasks ({@link isRootish}, Dask's `is_rootish`: no restrictions,
+ *   not an actor, a group larger than twice the cluster's threads whose tasks
+ *   depend on fewer than 5 groups of fewer than 5 tasks in all, so with or
+ *   without inputs) with queuing on go to the worker with free slots that has
+ *   the fewest tasks per thread, wherever their inputs are, or wait in
+ *   `queued` when every worker is saturated. Other tasks are never queued.
  * - Other tasks go to the candidate that can start them soonest: expected
  *   backlog per thread (`occupancy / nthreads`) plus the time to fetch the
  *   inputs it lacks (`missing bytes / bandwidth`). Candidates are the workers
@@ -18,12 +21,12 @@
  *   or not, and the fewest actors (processing or living there) comes before
  *   the objective above, so that actors spread over the workers. They take
  *   none of the root-task paths, queued or round-robin.
- * - Tasks without inputs or restrictions, queuing off: root-ish ones (their
- *   group is larger than twice the cluster's threads) go in runs of
- *   consecutive tasks to one worker (Dask's co-assignment: a run is the
- *   group's share for that worker's threads), so that siblings a later task
- *   combines are computed together; others go to the least occupied worker,
- *   round-robin among those with nothing to do.
+ * - Root-ish tasks with queuing off go in runs of consecutive tasks to one
+ *   worker (Dask's co-assignment: a run is the group's share for that
+ *   worker's threads), wherever their inputs are, so that siblings a later
+ *   task combines are computed together. Other tasks without inputs or
+ *   restrictions go to the least occupied worker, round-robin among those
+ *   with nothing to do.
  *
  * No allocation on these paths: per-worker scratch fields, stamped with a
  * pass counter, hold the bytes of inputs each worker has.
@@ -35,14 +38,34 @@ import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
-/** A task queuing applies to: no dependencies, no restrictions, not an actor. */
-export function isQueueable(ts: TaskState): boolean {
-  return (
-    ts.dependencies.size === 0 &&
-    ts.resourceRestrictions === null &&
-    ts.workerRestrictions === null &&
-    !ts.actor
-  );
+/**
+ * True iff `ts` is root-ish (Dask's `is_rootish`): it has no restrictions, is
+ * not an actor, and its group is larger than twice the cluster's threads with
+ * fewer than 5 dependency groups holding fewer than 5 tasks between them (a
+ * large group of tasks without inputs, or sharing a few small ones, such as
+ * 100 `load-*` tasks each reading one `cfg`). Such tasks are queued with
+ * queuing on, and co-assigned with queuing off. A dependency group's tasks are
+ * those it has now (its `size`; Dask also counts those forgotten while the
+ * group lives); a dropped group (all its tasks forgotten) counts for nothing.
+ * Whether a task is root-ish changes as its group grows or shrinks and as
+ * workers come and go: a task queued while it was stays queued.
+ */
+export function isRootish(s: SchedulerState, ts: TaskState): boolean {
+  if (ts.resourceRestrictions !== null || ts.workerRestrictions !== null || ts.actor) {
+    return false;
+  }
+  const tg = ts.group;
+  if (!(tg.size > 2 * s.totalNthreads)) return false;
+  let groups = 0;
+  let tasks = 0;
+  for (const dg of tg.dependencies) {
+    if (!dg.isLive) continue; // dropped: see TaskGroup.dependencies
+    // Every live group holds a task: 5 groups are 5 tasks (Dask's two tests kept).
+    groups += 1;
+    tasks += dg.size;
+    if (groups >= 5 || tasks >= 5) return false;
+  }
+  return true;
 }
 
 /**
@@ -151,7 +174,7 @@ function runningWorkersWith(
   return out;
 }
 
-/** A root task's worker with queuing on: the one with free slots and fewest tasks per thread. */
+/** A root-ish task's worker with queuing on: the one with free slots and fewest tasks per thread. */
 export function decideWorkerRootishQueuingEnabled(s: SchedulerState): WorkerInfo | null {
   let best: WorkerInfo | null = null;
   let bestLoad = Number.POSITIVE_INFINITY;
@@ -250,10 +273,13 @@ export function decideWorkerNonRootish(
   const valid = validWorkers(s, ts);
   if (valid !== null && valid.length === 0) return null;
   const actor = ts.actor;
-  if (ts.dependencies.size === 0 && valid === null && exclude === null && !actor) {
-    return isRootish(s, ts)
-      ? decideWorkerRootishQueuingDisabled(s, ts)
-      : roundRobinLeastOccupied(s);
+  if (valid === null && exclude === null && !actor) {
+    // Root-ish tasks with queuing on are queued instead (see waiting → processing);
+    // one reaching here (leaving no-worker) is placed as any other.
+    if (!Number.isFinite(s.options.workerSaturation) && isRootish(s, ts)) {
+      return decideWorkerRootishQueuingDisabled(s, ts);
+    }
+    if (ts.dependencies.size === 0) return roundRobinLeastOccupied(s);
   }
   const total = markHeldBytes(s, ts);
   best.reset();
@@ -299,11 +325,6 @@ export function bestByObjective(
   const chosen = best.ws;
   best.reset();
   return chosen;
-}
-
-/** A task without inputs of a group larger than twice the cluster's threads (Dask's `is_rootish`). */
-function isRootish(s: SchedulerState, ts: TaskState): boolean {
-  return ts.group.size > 2 * s.totalNthreads;
 }
 
 /**
@@ -353,9 +374,10 @@ function decideWorkerRootishQueuingDisabled(s: SchedulerState, ts: TaskState): W
 }
 
 /**
- * For tasks without inputs or restrictions when queuing is off: the least
- * occupied idle worker (any running one if none is idle), round-robin among
- * those with zero occupancy (Dask's fast path).
+ * For tasks without inputs or restrictions that are not co-assigned (not
+ * root-ish, or leaving no-worker with queuing on): the least occupied idle
+ * worker (any running one if none is idle), round-robin among those with zero
+ * occupancy (Dask's fast path).
  */
 function roundRobinLeastOccupied(s: SchedulerState): WorkerInfo | null {
   const pool = s.idle.size > 0 ? s.idle : s.running;

@@ -210,7 +210,7 @@ export class SchedulerState {
   /**
    * Handle stimuli one after the other and return the messages to send, in
    * order. Each stimulus's recommendations are processed until none are left;
-   * then queued root tasks are released to workers with free slots.
+   * then queued root-ish tasks are released to workers with free slots.
    *
    * Throws `InvalidStimulus` if any stimulus is malformed, before handling any
    * of them (the machine is unchanged). Throws `InvalidTransition` for a
@@ -510,13 +510,12 @@ export class SchedulerState {
   /**
    * Send queued tasks to workers with free slots, best priority first
    * (Dask's `stimulus_queue_slots_maybe_opened`). Runs after every stimulus.
+   * Goes on while a slot is free rather than for the slots counted at first
+   * (as Dask does): a queued task with inputs too large for the worker's
+   * memory limit errs as it is sent (`addToProcessing`), giving its slot back.
    */
   queueSlotsMaybeOpened(): void {
-    if (this.queued.size === 0 || this.idleTaskCount.size === 0) return;
-    const saturation = this.options.workerSaturation;
-    let slots = 0;
-    for (const ws of this.idleTaskCount) slots += taskSlotsAvailable(ws, saturation);
-    for (let i = 0; i < slots && this.queued.size > 0; i++) {
+    while (this.queued.size > 0 && this.idleTaskCount.size > 0) {
       const qts = this.queued.peek();
       this.recommend(qts, "processing");
       this.processRecommendations();

@@ -11,7 +11,7 @@ import type { WorkerInfo } from "./workerInfo.ts";
  *
  * - `released`: known, not wanted by anything in play, or about to be (re)computed;
  * - `waiting`: on the way to running, waiting for dependencies;
- * - `queued`: ready, without dependencies, held back because every worker is saturated;
+ * - `queued`: ready, root-ish (its inputs, if any, in memory), held back because every worker is saturated;
  * - `no-worker`: ready, but no running worker can run it (restrictions, or no workers);
  * - `processing`: assigned to a worker (`processingOn`);
  * - `memory`: its result is held by one or more workers (`whoHas`);

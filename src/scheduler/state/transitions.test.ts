@@ -181,13 +181,14 @@ describe("waiting → queued / no-worker", () => {
   test("root tasks beyond the saturation threshold wait in queued, then run as slots free", () => {
     const s = state(); // workerSaturation 1.1: ceil(1.1 × 1) = 2 slots per thread
     s.handleStimulus(t.registerWorker("w1"));
-    const tasks = { a: t.task(), b: t.task(), c: t.task(), d: t.task() };
-    const out = s.handleStimulus(t.updateGraph("c", tasks, ["a", "b", "c", "d"]));
-    expect(t.summarize(out)).toEqual(["w1 compute-task a", "w1 compute-task b"]);
-    expect(s.tasks.get("c")?.state).toBe("queued");
-    expect(s.tasks.get("d")?.state).toBe("queued");
-    const out2 = s.handleStimulus(t.taskFinished("w1", "a", 1));
-    expect(t.summarize(out2)).toEqual(["client:c key-in-memory a", "w1 compute-task c"]);
+    // One group of 4 > 2 × 1 thread: root-ish.
+    const tasks = { "x-1": t.task(), "x-2": t.task(), "x-3": t.task(), "x-4": t.task() };
+    const out = s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    expect(t.summarize(out)).toEqual(["w1 compute-task x-1", "w1 compute-task x-2"]);
+    expect(s.tasks.get("x-3")?.state).toBe("queued");
+    expect(s.tasks.get("x-4")?.state).toBe("queued");
+    const out2 = s.handleStimulus(t.taskFinished("w1", "x-1", 1));
+    expect(t.summarize(out2)).toEqual(["client:c key-in-memory x-1", "w1 compute-task x-3"]);
     s.validateState();
   });
 

@@ -15,7 +15,7 @@ import { notifyLeftNoWorker, notifyNoWorker } from "./notify.ts";
 import {
   decideWorkerNonRootish,
   decideWorkerRootishQueuingEnabled,
-  isQueueable,
+  isRootish,
 } from "./placement.ts";
 import {
   addToMemory,
@@ -111,7 +111,9 @@ function releasedWaiting(s: SchedulerState, ts: TaskState): void {
 
 function waitingProcessing(s: SchedulerState, ts: TaskState): void {
   let ws: WorkerInfo | null;
-  if (isQueueable(ts) && Number.isFinite(s.options.workerSaturation)) {
+  // Dask's `_transition_waiting_processing`: a root-ish task, with or without
+  // inputs (all in memory by now), is queued when no worker has a free slot.
+  if (Number.isFinite(s.options.workerSaturation) && isRootish(s, ts)) {
     ws = decideWorkerRootishQueuingEnabled(s);
     if (ws === null) {
       s.recommend(ts, "queued");
@@ -143,6 +145,12 @@ function waitingNoWorker(s: SchedulerState, ts: TaskState): void {
 }
 
 function waitingQueued(s: SchedulerState, ts: TaskState): void {
+  if (s.validate) {
+    assert(s.idleTaskCount.size === 0, "task queued while a worker has free slots");
+    for (const dts of itemsOf(ts.dependencies)) {
+      assert(dts.whoHas.size > 0, () => `dependency ${dts.key} of a queued task is not in memory`);
+    }
+  }
   ts.state = "queued";
   s.queued.add(ts);
 }

@@ -312,6 +312,7 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
       const dts = s.tasks.get(depKey) as TaskState;
       ts.dependencies = setAdd(ts.dependencies, dts);
       dts.dependents = setAdd(dts.dependents, ts);
+      ts.group.addDependency(dts.group);
     }
     s.tasks.set(key, ts);
     created.push(ts);

@@ -7,7 +7,7 @@
 import { AssertionError } from "../../util/pyErrors.ts";
 import { DATASET_CLIENT_PREFIX } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
-import { isQueueable, mayRunOn, taskSlotsAvailable } from "./placement.ts";
+import { mayRunOn, taskSlotsAvailable } from "./placement.ts";
 import type { Replication } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskGroup } from "./taskGroup.ts";
@@ -142,8 +142,12 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
       }
       return;
     case "queued":
+      // Dask's checks: ready (waits on nothing, every dependency held, not in
+      // memory, not processing: above) and unrestricted. Whether it is still
+      // root-ish is not checked: that changes as its group and the cluster do.
       assertReady(s, ts);
-      if (!isQueueable(ts)) fail(() => `queued ${str(ts)} is not queueable`);
+      if (ts.resourceRestrictions !== null || ts.workerRestrictions !== null || ts.actor)
+        fail(() => `queued ${str(ts)} is restricted or an actor`);
       return;
     case "no-worker":
       assertReady(s, ts);

@@ -316,15 +316,16 @@ describe("reschedule and long-running", () => {
   test("a long-running task stops counting towards occupancy and queuing slots", () => {
     const s = new SchedulerState({ validate: true });
     s.handleStimulus(t.registerWorker("w1"));
-    const tasks = { a: t.task(), b: t.task(), c: t.task() };
-    s.handleStimulus(t.updateGraph("c", tasks, ["a", "b", "c"]));
-    expect(s.tasks.get("c")?.state).toBe("queued");
+    // One group of 3 > 2 × 1 thread, root-ish: queued beyond w1's 2 slots.
+    const tasks = { "x-1": t.task(), "x-2": t.task(), "x-3": t.task() };
+    s.handleStimulus(t.updateGraph("c", tasks, ["x-1", "x-2", "x-3"]));
+    expect(s.tasks.get("x-3")?.state).toBe("queued");
     const w1 = s.workers.get("w1");
     expect(w1?.occupancy).toBe(1);
     const out = s.handleStimulus(
-      t.fromWorker("w1", { op: "long-running", key: "a", computeDuration: 2, runId: 1 }),
+      t.fromWorker("w1", { op: "long-running", key: "x-1", computeDuration: 2, runId: 1 }),
     );
-    expect(t.summarize(out)).toEqual(["w1 compute-task c"]);
+    expect(t.summarize(out)).toEqual(["w1 compute-task x-3"]);
     expect(w1?.longRunning.size).toBe(1);
     expect(s.durations.get("f")).toBe(2);
     // a no longer counts; b (estimated before a seceded) 0.5 + c (estimated after) 2.

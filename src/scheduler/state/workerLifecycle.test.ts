@@ -260,11 +260,13 @@ describe("worker-status-change", () => {
     const s = new SchedulerState({ validate: true });
     s.handleStimulus(t.registerWorker("w1"));
     s.handleStimulus(t.fromWorker("w1", { op: "worker-status-change", status: "paused" }));
-    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
-    expect(s.tasks.get("x")?.state).toBe("queued");
+    // One group of 3 > 2 × 1 thread (a paused worker's threads count): root-ish.
+    const tasks = { "x-1": t.task(), "x-2": t.task(), "x-3": t.task() };
+    s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+    expect(s.queued.size).toBe(3);
     const out = s.handleStimulus(
       t.fromWorker("w1", { op: "worker-status-change", status: "running" }),
     );
-    expect(t.summarize(out)).toEqual(["w1 compute-task x"]);
+    expect(t.summarize(out)).toEqual(["w1 compute-task x-1", "w1 compute-task x-2"]);
   });
 });
