@@ -510,9 +510,9 @@ export class SchedulerState {
   /**
    * Send queued tasks to workers with free slots, best priority first
    * (Dask's `stimulus_queue_slots_maybe_opened`). Runs after every stimulus.
-   * Goes on while a slot is free rather than for the slots counted at first
-   * (as Dask does): a queued task with inputs too large for the worker's
-   * memory limit errs as it is sent (`addToProcessing`), giving its slot back.
+   * Goes on while a slot is free (Dask sends as many as the slots it counts
+   * first): a queued task with inputs too large for the worker's memory limit
+   * errs as it is sent (`addToProcessing`), giving its slot back.
    */
   queueSlotsMaybeOpened(): void {
     while (this.queued.size > 0 && this.idleTaskCount.size > 0) {
