@@ -202,8 +202,13 @@ describe("replicate in the scatter workload", () => {
 
   test("under faults: failures of every kind, each explained by the run", () => {
     // A worker asked for a copy dies before it has it; a holder dies while copies of
-    // its key are fetched; the client releases a key while its copies are on their way.
-    const a = answersOf({ ...BEFORE, seed: 43, tasks: 20, workers: 3 });
+    // its key are fetched; the client releases a key while its copies are on their way;
+    // a request names only workers that are gone. Runs with all four are rare: 43 had
+    // them until root-ish tasks with inputs were queued (Dask's is_rootish), which
+    // changed when the client's keys came in and so which keys its requests asked for
+    // (the deaths aimed at holders then fell on requests with nothing left to copy);
+    // of seeds 1..12,000, only 8692 and 11563 have them all now.
+    const a = answersOf({ ...BEFORE, seed: 8692, tasks: 20, workers: 3 });
     const c = a.sim.stats.replicate;
     expect(c.targetDied).toBeGreaterThan(0);
     expect(c.holderDied).toBeGreaterThan(0);
