@@ -162,6 +162,12 @@ SCENARIOS = {
         events.secede("y", "s4"),
         remove_replicas(["x"], "s5"),
     ],
+    # A transition_counter_max of 0 is no limit (the seed tests its truthiness).
+    "transition-counter-max-zero": [
+        compute("a", "s1"),
+        success("a", "s2"),
+        compute("b", "s3", who_has={"a": ["127.0.0.1:1"]}),
+    ],
     "update-data": [
         scatter({"x": {"typename": "int", "sizeof": 28, "value": 1}}, "s1"),
         compute("y", "s2", who_has={"x": [PEER]}),
@@ -175,6 +181,7 @@ CONFIG_OVERRIDES = {
     "actor-resumed-for-fetch-unvalidated": {"validate": False},
     "message-limit-filled-exactly": {"transfer_message_bytes_limit": 100},
     "incoming-bytes-limit-filled-exactly": {"transfer_incoming_bytes_limit": 100},
+    "transition-counter-max-zero": {"transition_counter_max": 0},
 }
 
 if __name__ == "__main__":

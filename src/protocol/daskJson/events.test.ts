@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../util/pyErrors.ts";
 import { showValue } from "../../util/showValue.ts";
 import { editedSample } from "../../util/testEdits.ts";
-import { ExecuteSuccessEvent, FreeKeysEvent } from "../../worker/state/events.ts";
+import {
+  type ComputeTaskEvent,
+  ExecuteSuccessEvent,
+  FreeKeysEvent,
+} from "../../worker/state/events.ts";
 import { WorkerState } from "../../worker/state/workerState.ts";
 import { EVENT_CLASSES, eventFromDict, eventToDict } from "./events.ts";
 import { DaskDictError } from "./fields.ts";
@@ -164,6 +168,37 @@ describe("Dask dict codec for events", () => {
     };
     expect(instructionToDict(instructionFromDict(d))).toEqual(d);
     expect(() => instructionFromDict({ cls: "Nope", stimulus_id: "s" })).toThrow(/unknown class/);
+  });
+});
+
+describe("Dask dict codec for events: fields the state machine does not read", () => {
+  it("keeps the time the event was handled (the seed's from_dict sets inst.handled)", () => {
+    expect(eventFromDict({ cls: "PauseEvent", stimulus_id: "p", handled: 12.5 }).handled).toBe(
+      12.5,
+    );
+    expect(eventFromDict({ cls: "PauseEvent", stimulus_id: "p" }).handled).toBeNull();
+  });
+
+  it("reads a null duration of compute-task as 0 (the seed keeps None; nothing reads it but metrics)", () => {
+    const ev = eventFromDict({
+      cls: "ComputeTaskEvent",
+      stimulus_id: "s1",
+      key: "y",
+      run_id: 3,
+      who_has: {},
+      nbytes: {},
+      priority: [0],
+      duration: null,
+      run_spec: null,
+      function: null,
+      args: null,
+      kwargs: null,
+      resource_restrictions: {},
+      actor: false,
+      annotations: {},
+      span_id: null,
+    }) as ComputeTaskEvent;
+    expect(ev.duration).toBe(0);
   });
 });
 

@@ -605,6 +605,94 @@ const HANDLER_TESTS = {
   },
 } satisfies Record<EventClass, () => void>;
 
+/** A compute-task carrying annotations, a span id and a duration estimate. */
+function computeWith(
+  key: string,
+  stimulusId: string,
+  o: {
+    annotations: Record<string, unknown>;
+    spanId: string | null;
+    duration: number;
+    runId: number;
+  },
+): ComputeTaskEvent {
+  return new ComputeTaskEvent({
+    key,
+    runId: o.runId,
+    whoHas: {},
+    nbytes: {},
+    priority: [0],
+    duration: o.duration,
+    runSpec: null,
+    resourceRestrictions: {},
+    actor: false,
+    annotations: o.annotations,
+    spanId: o.spanId,
+    stimulusId,
+  });
+}
+
+type TaskDicts = Record<string, Record<string, unknown>>;
+
+describe("compute-task copies the scheduler's annotations, span_id and duration", () => {
+  it("onto a new task, again onto a task recomputed after an error, not onto a running one", () => {
+    const ws = newWs();
+    ws.handleStimulus(
+      computeWith("x", "s1", {
+        annotations: { retries: 2 },
+        spanId: "span-1",
+        duration: 2.5,
+        runId: 1,
+      }),
+    );
+    const ts = ws.task("x");
+    expect(ts.state).toBe("executing");
+    expect(ts.annotations).toEqual({ retries: 2 });
+    expect(ts.spanId).toBe("span-1");
+    expect(ts.duration).toBe(2.5);
+    // The seed's _to_dict (worker dumps) shows them.
+    expect((ws.toDict().tasks as TaskDicts).x).toMatchObject({
+      annotations: { retries: 2 },
+      span_id: "span-1",
+      duration: 2.5,
+    });
+
+    // error -> waiting: the second request's values replace the first's.
+    expect(ws.handleStimulus(failure("x", "s2"))).toEqual([
+      TaskErredMsg.match({ key: "x", stimulusId: "s2" }),
+    ]);
+    ws.handleStimulus(
+      computeWith("x", "s3", {
+        annotations: { resources: 1 },
+        spanId: "span-2",
+        duration: 0.25,
+        runId: 2,
+      }),
+    );
+    expect(ts.state).toBe("executing");
+    expect(ts.annotations).toEqual({ resources: 1 });
+    expect(ts.spanId).toBe("span-2");
+    expect(ts.duration).toBe(0.25);
+
+    // A compute-task for a task already executing changes nothing but the run id.
+    expect(
+      ws.handleStimulus(
+        computeWith("x", "s4", {
+          annotations: { other: true },
+          spanId: "span-3",
+          duration: 9,
+          runId: 3,
+        }),
+      ),
+    ).toEqual([]);
+    expect(ts.annotations).toEqual({ resources: 1 });
+    expect(ts.spanId).toBe("span-2");
+    expect(ts.duration).toBe(0.25);
+    expect(ts.runId).toBe(3);
+    ws.validateState();
+  });
+});
+
 describe("event handlers", () => {
   for (const [cls, test] of Object.entries(HANDLER_TESTS)) it(cls, test);
 

@@ -910,6 +910,17 @@ describe("diagnostics", () => {
     ws.validateState();
   });
 
+  it("takes a transition_counter_max of 0 for no limit, as the seed does (`if self.transition_counter_max and ...`)", () => {
+    // test/vectors/oracle/scenario-transition-counter-max-zero
+    const ws = newWs({ transitionCounterMax: 0 });
+    expect(ws.handleStimulus(compute("a", "s1"))).toEqual([new Execute("a", "s1")]);
+    expect(ws.handleStimulus(success("a", "s2"))).toEqual([
+      TaskFinishedMsg.match({ key: "a", stimulusId: "s2" }),
+    ]);
+    expect(ws.transitionCounter).toBe(4);
+    ws.validateState();
+  });
+
   it("raises TransitionCounterMaxExceeded, with the story", () => {
     const ws = newWs({ transitionCounterMax: 3 });
     let err: unknown;
