@@ -29,7 +29,7 @@ describe("bench:sim", () => {
       "--per-worker must be a positive integer",
     );
     expect(() => simScaleOptions({ ...ok, workload: "nope" })).toThrow(
-      "--workload must be one of random, map, tree, shuffle, chain, mix, pinned, got 'nope'",
+      "--workload must be one of random, map, tree, shuffle, chain, mix, pinned, configured, got 'nope'",
     );
   });
 

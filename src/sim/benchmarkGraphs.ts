@@ -1,7 +1,8 @@
 /**
  * weft's four benchmark graphs (see DESIGN.md): map of independent `inc`
- * tasks, a binary tree reduction, a 64×64 all-to-all shuffle, and a chain.
- * Each takes a size so that tests can run small versions.
+ * tasks, a binary tree reduction, a 64×64 all-to-all shuffle, and a chain;
+ * and the simulator's `configured` graph, Dask's canonical root-ish tasks with
+ * an input. Each takes a size so that tests can run small versions.
  */
 
 import type { SimTask, Workload } from "./workload.ts";
@@ -99,4 +100,41 @@ export function chainGraph(n = 2_000): Workload {
     });
   }
   return { name: `chain(${n})`, tasks, wanted: [n - 1] };
+}
+
+/** How many `load` results each `sum` of {@link configuredGraph} combines. */
+const CONFIGURED_FAN_IN = 4;
+
+/**
+ * Dask's canonical root-ish tasks with an input (default 1,000 loads): one small
+ * `config` task, `n` `load-i` tasks each reading it (a group larger than twice
+ * the cluster's threads that depends on one group of one task: root-ish, so
+ * queued with their input in memory when every worker is saturated), `sum-j`
+ * tasks each combining 4 consecutive loads (fetched from wherever they ran),
+ * and a `total` of the sums; the sums and `total` are wanted (a load that errs
+ * errs its sum and `total`, not the whole run).
+ */
+export function configuredGraph(n = 1_000): Workload {
+  const tasks: SimTask[] = [
+    { key: "config", fn: "config", deps: [], nbytes: SMALL, duration: 0.001 },
+  ];
+  const loads: number[] = [];
+  for (let i = 0; i < n; i++) {
+    loads.push(tasks.length);
+    tasks.push({ key: `load-${i}`, fn: "load", deps: [0], nbytes: 16 * 1024, duration: 0.005 });
+  }
+  const sums: number[] = [];
+  for (let i = 0; i < n; i += CONFIGURED_FAN_IN) {
+    sums.push(tasks.length);
+    tasks.push({
+      key: `sum-${i / CONFIGURED_FAN_IN}`,
+      fn: "sum",
+      deps: loads.slice(i, i + CONFIGURED_FAN_IN),
+      nbytes: SMALL,
+      duration: 0.001,
+    });
+  }
+  const total = tasks.length;
+  tasks.push({ key: "total", fn: "sum", deps: sums, nbytes: SMALL, duration: 0.001 });
+  return { name: `configured(${n})`, tasks, wanted: [...sums, total] };
 }

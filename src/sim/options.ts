@@ -8,8 +8,10 @@ import type { SimHooks } from "./hooks.ts";
 
 /**
  * The graph workloads the simulator can generate (and `bench:sim` can size). `mix`
- * picks one of the others per seed (`pinned` aside: it came later, and adding it to
- * the draw would change every `mix` seed).
+ * picks one of the others per seed (`pinned` and `configured` aside: they came later,
+ * and adding them to the draw would change every `mix` seed). `configured` is Dask's
+ * canonical root-ish case: many `load-i` tasks reading one small `config` task, the
+ * only workload whose root-ish tasks wait in `queued` with an input.
  */
 export const WORKLOAD_KINDS = [
   "random",
@@ -19,6 +21,7 @@ export const WORKLOAD_KINDS = [
   "chain",
   "mix",
   "pinned",
+  "configured",
 ] as const;
 
 /**
@@ -44,7 +47,8 @@ export interface SimOptions {
   workload?: WorkloadKind;
   /**
    * Size of the workload: tasks of a random DAG, tasks of `map`, leaves of
-   * `tree`, partitions of `shuffle`, length of `chain`. Default 40.
+   * `tree`, partitions of `shuffle`, length of `chain`, loads of `configured`.
+   * Default 40.
    */
   tasks?: number;
   /** Fault rates; 0 turns a fault off. Default: every fault at its default rate. */

@@ -17,6 +17,12 @@ test("weft sim --seed N runs one cluster", async () => {
   expect(r.out).toMatch(/^seed 4: ok random\(12\)/);
 });
 
+test("weft sim --workload configured runs the loads reading one config", async () => {
+  const r = await weft("sim", "--seed", "2", "--workload", "configured", "--tasks", "30");
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/^seed 2: ok configured\(30\)/);
+});
+
 test("weft sim --runs COUNT --from SEED closes with the tally", async () => {
   const r = await weft("sim", "--runs", "3", "--from", "7", "--tasks", "10");
   expect(r.code).toBe(0);
@@ -99,13 +105,16 @@ test("a failing run prints the replay command and the smallest case, and exits 1
   expect(r.out).toMatch(/smallest failing case|no smaller failing case/);
 });
 
-test("bad usage exits 2; --help documents the faults and variants", async () => {
+test("bad usage exits 2; --help documents the faults, variants and workloads", async () => {
   expect((await weft("sim", "--faults", "meteor")).code).toBe(2);
   expect((await weft("sim", "--workers", "0")).code).toBe(2);
+  expect((await weft("sim", "--workload", "nope")).code).toBe(2);
   const help = await weft("sim", "--help");
   expect(help.out).toMatch(/partition/);
   expect(help.out).toMatch(/drop-gather-completion/);
   expect(help.out).toMatch(/--actors <share>/);
+  expect(help.out).toMatch(/"pinned", "configured", "scatter"/);
+  expect(help.out).toMatch(/loads \(configured\)/);
   expect((await weft("sim", "--actors", "2")).code).toBe(2);
 });
 

@@ -156,10 +156,13 @@ describe("simulate", () => {
     expect(simulate({ seed: 1, restart: 0.5 }).command).toContain("--restart 0.5");
     expect(() => simulate({ seed: 1, restart: -1 })).toThrow(/restart must be/);
   });
-  test.each(["map", "tree", "shuffle", "chain"] as const)("%s completes without faults", (w) => {
-    const r = simulate({ seed: 3, workload: w, tasks: 16, faults: NO_FAULTS });
-    expect(r.ok, r.failure?.message).toBe(true);
-  });
+  test.each(["map", "tree", "shuffle", "chain", "configured"] as const)(
+    "%s completes without faults",
+    (w) => {
+      const r = simulate({ seed: 3, workload: w, tasks: 16, faults: NO_FAULTS });
+      expect(r.ok, r.failure?.message).toBe(true);
+    },
+  );
   test("pinned: random DAGs with workers= restrictions, complete with and without faults", () => {
     const spec = { tasks: 60, width: 8, fanIn: 3, restricted: 0.15, maxBytes: 1000 };
     const plain = randomDag(spec, new SimRng(9));
@@ -255,7 +258,7 @@ describe("simulate", () => {
     }
     // From JavaScript (no type check): a TypeError from deep inside the run, before.
     expect(() => simulate({ seed: 1, workload: "foo" as "map" })).toThrow(
-      /workload must be one of random, map, tree, shuffle, chain, mix, pinned, scatter, got foo/,
+      /workload must be one of random, map, tree, shuffle, chain, mix, pinned, configured, scatter, got foo/,
     );
   });
   test("shrinking a failure of the largest seed tries no seed beyond it", () => {

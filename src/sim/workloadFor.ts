@@ -1,12 +1,19 @@
 /** Build the workload that a run's options ask for. */
 
-import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
+import {
+  chainGraph,
+  configuredGraph,
+  mapGraph,
+  shuffleGraph,
+  treeGraph,
+} from "./benchmarkGraphs.ts";
 import type { ResolvedSimOptions, WorkloadKind } from "./options.ts";
 import { randomDag } from "./randomDag.ts";
 import type { SimRng } from "./rng.ts";
 import { scatterRoots } from "./scatter.ts";
 import type { Workload } from "./workload.ts";
 
+/** What `mix` draws from: not `pinned`, `configured` nor `scatter`, which came later. */
 const MIXABLE: readonly Exclude<WorkloadKind, "mix">[] = [
   "random",
   "random",
@@ -59,6 +66,8 @@ export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
       return shuffleGraph(size);
     case "chain":
       return chainGraph(size);
+    case "configured":
+      return configuredGraph(size);
   }
 }
 

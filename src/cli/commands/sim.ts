@@ -161,7 +161,7 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option(
       "--tasks <n>",
-      "workload size: tasks (random, pinned, scatter, map), leaves (tree), partitions (shuffle), length (chain); default 40",
+      "workload size: tasks (random, pinned, scatter, map), leaves (tree), partitions (shuffle), length (chain), loads (configured); default 40",
       integer(1),
     )
     .option("--workers <n>", "workers at the start (default 4)", integer(1))
