@@ -146,6 +146,23 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
     expect(message).toMatch(/validateState failed after ComputeTaskEvent/);
     expect(message).toMatch(/InvalidTaskState: load-1 :: missing/);
   });
+  // The same bug with x resumed from flight, in the `configured` workload: load-14,
+  // in flight here as sum-3's input, is cancelled when sum-3 is freed, while config,
+  // fetched for a stolen load-10, has gone missing (both its holders failed on the
+  // network); load-14's own compute-task gives config a holder, but load-14 only
+  // resumes (cancelled → resumed(flight→waiting)). Pinned in the worker's tests too
+  // (cancelled.test.ts, test/vectors/oracle/scenario-missing-dep-of-resumed-flight).
+  // The only failure of the first scan of the workload (20,000 runs).
+  test("seed 878 (configured, 200 loads): a missing input given a holder by its dependent resumed from flight stays missing", () => {
+    const message = failsValidationOnly({
+      seed: 878,
+      workload: "configured",
+      tasks: 200,
+      workStealing: true,
+    });
+    expect(message).toMatch(/validateState failed after ComputeTaskEvent/);
+    expect(message).toMatch(/InvalidTaskState: config :: missing/);
+  });
   // Worker: the scheduler asks for actor m on a worker that holds m as another
   // task's input (in flight, or released with the input's nbytes): m goes into
   // `actors` at once, and validateState fails (the reference the same:

@@ -29,6 +29,7 @@ CONFIG = {
 }
 PEER = "127.0.0.1:2"
 PEER2 = "127.0.0.1:3"
+PEER3 = "127.0.0.1:4"
 
 
 # This file's streams were recorded with these event fields; `events.py` has the
@@ -114,6 +115,18 @@ SCENARIOS = {
         remove_replicas(["k"], "s4"),
         compute("y", "s5", who_has={"k": ["127.0.0.1:1"]}),
         compute("x", "s6", who_has={"k": [PEER]}),
+    ],
+    # The same bug with x resumed from flight (the simulator's `configured` workload,
+    # seed 878 with --tasks 200): x is in flight as s's input and k in flight for y;
+    # k's only holder fails on the network (k missing), s is freed (x cancelled), and
+    # x's own compute-task gives k a holder, but x only resumes (cancelled ->
+    # resumed(flight->waiting)) and nothing moves k out of missing.
+    "missing-dep-of-resumed-flight": [
+        compute("s", "s1", who_has={"x": [PEER]}),
+        compute("y", "s2", who_has={"k": [PEER2]}),
+        network_failure(PEER2, "s3"),
+        free(["s"], "s4"),
+        compute("x", "s5", who_has={"k": [PEER3]}),
     ],
     # A third, also found by the simulator (seed 910607, restarts): a compute-task
     # of an actor for a key this worker is fetching as another task's input puts

@@ -534,6 +534,30 @@ describe("known reference bugs (the port behaves as Dask's worker: not changed)"
     expect(() => ws.validateState()).toThrow(/k :: missing/);
   });
 
+  // The same with x resumed from flight. Found by the cluster simulator (docs/sim.md,
+  // the `configured` workload, seed 878 with --tasks 200): x is in flight as s's input
+  // and k in flight for y; k's only holder fails on the network (k missing), s is freed
+  // (x cancelled), and x's own compute-task gives k a holder, but x only resumes
+  // (cancelled → resumed(flight→waiting), no recommendation) and k stays missing with
+  // a holder. The reference ends the same way
+  // (test/vectors/oracle/scenario-missing-dep-of-resumed-flight).
+  it("a missing dependency given a holder by the compute-task of a task resumed from flight stays missing", () => {
+    const W4 = "127.0.0.1:4";
+    const ws = newWs();
+    ws.handleStimulus(compute("s", "s1", { whoHas: { x: [W2] } }));
+    ws.handleStimulus(compute("y", "s2", { whoHas: { k: [W3] } }));
+    ws.handleStimulus(networkFailure(W3, "s3", 1));
+    ws.handleStimulus(free(["s"], "s4"));
+    expect([ws.task("k").state, ws.task("x").state]).toEqual(["missing", "cancelled"]);
+    ws.validateState();
+
+    expect(ws.handleStimulus(compute("x", "s5", { whoHas: { k: [W4] } }))).toEqual([]);
+    expect([ws.task("k").state, ws.task("x").state]).toEqual(["missing", "resumed"]);
+    expect([ws.task("x").previous, ws.task("x").next]).toEqual(["flight", "waiting"]);
+    expect([...ws.task("k").whoHas]).toEqual([W4]);
+    expect(() => ws.validateState()).toThrow(/k :: missing/);
+  });
+
   // Found by the cluster simulator (docs/sim.md, seed 5318). The actor a, executing
   // here, is freed (cancelled) and computed elsewhere; b, asked of this worker with a
   // on a peer, resumes a (executing → fetch) and waits for it. a stays in `actors`:
