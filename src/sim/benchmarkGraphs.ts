@@ -112,11 +112,15 @@ const CONFIGURED_FAN_IN = 4;
  * queued with their input in memory when every worker is saturated), `sum-j`
  * tasks each combining 4 consecutive loads (fetched from wherever they ran),
  * and a `total` of the sums; the sums and `total` are wanted (a load that errs
- * errs its sum and `total`, not the whole run).
+ * errs its sum and `total`, not the whole run). With `scatteredConfig`, `config`
+ * is data the client scatters (`Client.scatter`) rather than a task: lost with its
+ * last holder, it is lost for good, and the loads needing it are cancelled.
  */
-export function configuredGraph(n = 1_000): Workload {
+export function configuredGraph(n = 1_000, scatteredConfig = false): Workload {
   const tasks: SimTask[] = [
-    { key: "config", fn: "config", deps: [], nbytes: SMALL, duration: 0.001 },
+    scatteredConfig
+      ? { key: "config", fn: "scattered", deps: [], nbytes: SMALL, duration: 0, scattered: true }
+      : { key: "config", fn: "config", deps: [], nbytes: SMALL, duration: 0.001 },
   ];
   const loads: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -136,5 +140,6 @@ export function configuredGraph(n = 1_000): Workload {
   }
   const total = tasks.length;
   tasks.push({ key: "total", fn: "sum", deps: sums, nbytes: SMALL, duration: 0.001 });
-  return { name: `configured(${n})`, tasks, wanted: [...sums, total] };
+  const name = scatteredConfig ? `configured(${n}, config scattered)` : `configured(${n})`;
+  return { name, tasks, wanted: [...sums, total] };
 }

@@ -2,9 +2,10 @@
  * The `configured` workload: Dask's canonical root-ish tasks with an input, many
  * `load-i` tasks each reading one small `config` task, then sums of them. It is
  * the one workload whose root-ish tasks wait in `queued` with an input in memory,
- * and leave it otherwise than to run: their input lost (back to waiting), the
- * cluster restarted (forgotten), nothing wanting them any more (released). These
- * runs check, with validation on, that this path is taken and comes out right.
+ * and leave it otherwise than to run: their input lost (back to waiting), their
+ * scattered input lost for good (cancelled: forgotten), the cluster restarted
+ * (forgotten), nothing wanting them any more (released). These runs check, with
+ * validation on, that this path is taken and comes out right.
  */
 
 import { describe, expect, test } from "vitest";
@@ -14,10 +15,14 @@ import { resolveSimOptions, type SimOptions } from "./options.ts";
 import { formatFailure } from "./report.ts";
 import { SimRng } from "./rng.ts";
 import { Simulation } from "./simulation.ts";
-import { workloadFor } from "./workloadFor.ts";
+import { SCATTERED_CONFIG, workloadFor } from "./workloadFor.ts";
 
 /** What a run's queued tasks with inputs did, from the scheduler's transitions. */
 interface QueueCounts {
+  /** Runs whose client scattered `config`. */
+  scatteredRuns: number;
+  /** Transitions from `queued` to anything but `processing` in those runs, by where they ended. */
+  scatteredLeftTo: Partial<Record<SchedulerTaskStateName, number>>;
   /** Transitions into `queued` of a task with at least one dependency. */
   enteredWithInputs: number;
   /** Transitions from `queued` to `processing` of such a task: sent with where its inputs are. */
@@ -29,17 +34,33 @@ interface QueueCounts {
 }
 
 function emptyCounts(): QueueCounts {
-  return { enteredWithInputs: 0, sentWithInputs: 0, left: 0, leftTo: {} };
+  return {
+    scatteredRuns: 0,
+    scatteredLeftTo: {},
+    enteredWithInputs: 0,
+    sentWithInputs: 0,
+    left: 0,
+    leftTo: {},
+  };
+}
+
+function addTo(
+  total: Partial<Record<SchedulerTaskStateName, number>>,
+  c: Partial<Record<SchedulerTaskStateName, number>>,
+): void {
+  for (const [state, n] of Object.entries(c)) {
+    const s = state as SchedulerTaskStateName;
+    total[s] = (total[s] ?? 0) + n;
+  }
 }
 
 function addCounts(total: QueueCounts, c: QueueCounts): void {
+  total.scatteredRuns += c.scatteredRuns;
+  addTo(total.scatteredLeftTo, c.scatteredLeftTo);
   total.enteredWithInputs += c.enteredWithInputs;
   total.sentWithInputs += c.sentWithInputs;
   total.left += c.left;
-  for (const [state, n] of Object.entries(c.leftTo)) {
-    const s = state as SchedulerTaskStateName;
-    total.leftTo[s] = (total.leftTo[s] ?? 0) + n;
-  }
+  addTo(total.leftTo, c.leftTo);
 }
 
 /**
@@ -84,6 +105,10 @@ function runCounted(options: SimOptions): QueueCounts {
   settle();
   expect(error).toBeNull();
   expect(r.ok, r.ok ? "" : formatFailure(r)).toBe(true);
+  if (sim.scatter !== null) {
+    counts.scatteredRuns = 1;
+    addTo(counts.scatteredLeftTo, counts.leftTo);
+  }
   return counts;
 }
 
@@ -97,7 +122,7 @@ function runSeeds(options: Omit<SimOptions, "seed">, from: number, n: number): Q
 }
 
 describe("the configured workload", () => {
-  test("one config, loads reading it, sums of four loads, and their total", () => {
+  test("one config, loads reading it, sums of four loads, and their total; config scattered in a third of the runs", () => {
     const w = configuredGraph(10);
     expect(w.name).toBe("configured(10)");
     expect(w.tasks.map((t) => t.key)).toEqual([
@@ -113,24 +138,37 @@ describe("the configured workload", () => {
     expect(w.tasks[13].deps).toEqual([9, 10]);
     expect(w.tasks[14].deps).toEqual([11, 12, 13]);
     expect(w.wanted).toEqual([11, 12, 13, 14]);
-    // Sized by --tasks (its loads), as map; it draws nothing from the workload's stream.
-    const rng = new SimRng(3);
-    const built = workloadFor(resolveSimOptions({ seed: 1, workload: "configured" }), rng);
-    expect(built).toEqual(configuredGraph(40));
-    expect(rng.next32()).toBe(new SimRng(3).next32());
+    // With config scattered: the same graph, config data the client scatters.
+    const scattered = configuredGraph(10, true);
+    expect(scattered.name).toBe("configured(10, config scattered)");
+    expect(scattered.tasks[0]).toMatchObject({ key: "config", deps: [], scattered: true });
+    expect(scattered.tasks.slice(1)).toEqual(w.tasks.slice(1));
+    expect(scattered.wanted).toEqual(w.wanted);
+    // Sized by --tasks (its loads), as map; one draw of the workload's stream scatters config.
+    const o = resolveSimOptions({ seed: 1, workload: "configured" });
+    let withScattered = 0;
+    for (let seed = 1; seed <= 300; seed++) {
+      const built = workloadFor(o, new SimRng(seed));
+      const isScattered = built.tasks[0].scattered === true;
+      if (isScattered) withScattered++;
+      expect(built).toEqual(configuredGraph(40, isScattered));
+    }
+    expect(Math.abs(withScattered / 300 - SCATTERED_CONFIG)).toBeLessThan(0.08);
     // mix does not draw it: mix's seeds replay as before it came.
     for (let seed = 1; seed <= 200; seed++) {
-      const o = resolveSimOptions({ seed, workload: "mix" });
-      expect(workloadFor(o, new SimRng(seed)).name).not.toMatch(/^configured/);
+      const mix = resolveSimOptions({ seed, workload: "mix" });
+      expect(workloadFor(mix, new SimRng(seed)).name).not.toMatch(/^configured/);
     }
   });
 
-  // Each set of options runs 40 seeds with the default faults and validation on. The
-  // counts (tasks 40 and 60, seeds 1..40) were, per set: entered with inputs 1270,
-  // 2218, 1415, 2532; left otherwise than to processing 25, 36, 83, 80 (back to waiting,
-  // their input lost: 16, 5, 71, 65; forgotten in a restart: 0, 17, 0, 0).
+  // Each set of options runs 40 seeds with the default faults and validation on (10 of
+  // them scatter config). The counts (tasks 40 and 60, seeds 1..40) were, per set:
+  // entered with inputs 1169, 1958, 1198, 2339; left otherwise than to processing 40,
+  // 66, 48, 158; of those, back to waiting (config lost, computed again) 1, 5, 9, 50;
+  // forgotten in a restart 0, 17, 0, 0; cancelled for a scattered config lost for good
+  // 27, 27, 27, 97; released (a sum they feed erred) the rest.
   test.each([
-    ["the default faults", { tasks: 40 }, ["waiting"]],
+    ["the default faults", { tasks: 40 }, []],
     ["a restart of the cluster", { tasks: 40, restart: 1 }, ["forgotten"]],
     ["a restart of one worker", { tasks: 40, restart: 0, restartWorker: 1 }, ["waiting"]],
     [
@@ -145,8 +183,14 @@ describe("the configured workload", () => {
       expect(c.enteredWithInputs).toBeGreaterThan(0);
       expect(c.sentWithInputs).toBeGreaterThan(0);
       expect(c.left, JSON.stringify(c)).toBeGreaterThan(0);
-      for (const state of reached)
-        expect(c.leftTo[state] ?? 0, JSON.stringify(c)).toBeGreaterThan(0);
+      // In the runs that compute config: back to waiting when it is lost, forgotten in a restart.
+      for (const state of reached) {
+        const computed = (c.leftTo[state] ?? 0) - (c.scatteredLeftTo[state] ?? 0);
+        expect(computed, JSON.stringify(c)).toBeGreaterThan(0);
+      }
+      // Runs whose scattered config was lost for good: the loads queued for it are cancelled.
+      expect(c.scatteredRuns).toBeGreaterThan(0);
+      expect(c.scatteredLeftTo.forgotten ?? 0, JSON.stringify(c)).toBeGreaterThan(0);
     },
   );
 });

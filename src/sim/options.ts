@@ -112,7 +112,8 @@ export interface SimOptions {
   /** How many worker deaths while running a task make it erred (Dask's `allowed-failures`). Default 3. */
   allowedFailures?: number;
   /**
-   * The share of `scatter` runs whose client also replicates (see `replicate.ts`;
+   * The share of runs with scattered data (the `scatter` workload, and `configured`
+   * runs whose client scatters `config`) whose client also replicates (see `replicate.ts`;
    * decided per run from a random stream of its own, so that the runs that do not
    * replicate are those they were before). 0 to 1; default 0.5.
    */
@@ -146,8 +147,9 @@ export interface SimOptions {
    * random time early in the run, then submits its graph again: every task is
    * forgotten, every worker closes and a new one starts in its place after
    * `replaceDelay`, and the client must still get every answer (decided from
-   * a random stream of its own). Not in the `scatter` workload, whose values
-   * a restart loses for good. 0 to 1; default 0.05.
+   * a random stream of its own). Not in runs with scattered data (the `scatter`
+   * workload, `configured` with its config scattered), whose values a restart
+   * loses for good. 0 to 1; default 0.05.
    */
   restart?: number;
   /**
@@ -155,7 +157,7 @@ export interface SimOptions {
    * a random time early in the run: the scheduler removes it, its tasks run
    * elsewhere, what only it held is computed again, and another starts in its
    * place after `replaceDelay` (decided from a random stream of its own). Not
-   * in the `scatter` workload. 0 to 1; default 0.05.
+   * in runs with scattered data. 0 to 1; default 0.05.
    */
   restartWorker?: number;
   /**

@@ -17,10 +17,22 @@ test("weft sim --seed N runs one cluster", async () => {
   expect(r.out).toMatch(/^seed 4: ok random\(12\)/);
 });
 
-test("weft sim --workload configured runs the loads reading one config", async () => {
-  const r = await weft("sim", "--seed", "2", "--workload", "configured", "--tasks", "30");
+test("weft sim --workload configured runs the loads reading one config, scattered in some runs", async () => {
+  const r = await weft(
+    "sim",
+    "--runs",
+    "2",
+    "--from",
+    "2",
+    "--workload",
+    "configured",
+    "--tasks",
+    "30",
+    "--verbose",
+  );
   expect(r.code).toBe(0);
-  expect(r.out).toMatch(/^seed 2: ok configured\(30\)/);
+  expect(r.out).toMatch(/^seed 2: ok configured\(30, config scattered\)/m);
+  expect(r.out).toMatch(/^seed 3: ok configured\(30\)/m);
 });
 
 test("weft sim --runs COUNT --from SEED closes with the tally", async () => {

@@ -13,6 +13,9 @@ import type { SimRng } from "./rng.ts";
 import { scatterRoots } from "./scatter.ts";
 import type { Workload } from "./workload.ts";
 
+/** The share of `configured` runs whose client scatters `config` rather than submit it. */
+export const SCATTERED_CONFIG = 1 / 3;
+
 /** What `mix` draws from: not `pinned`, `configured` nor `scatter`, which came later. */
 const MIXABLE: readonly Exclude<WorkloadKind, "mix">[] = [
   "random",
@@ -67,7 +70,7 @@ export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
     case "chain":
       return chainGraph(size);
     case "configured":
-      return configuredGraph(size);
+      return configuredGraph(size, rng.chance(SCATTERED_CONFIG));
   }
 }
 
