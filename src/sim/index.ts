@@ -4,7 +4,13 @@
  * with faults. See docs/sim.md.
  */
 
-export { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
+export {
+  chainGraph,
+  configuredGraph,
+  mapGraph,
+  shuffleGraph,
+  treeGraph,
+} from "./benchmarkGraphs.ts";
 export type { CheckInput } from "./checks.ts";
 export type { SimCluster } from "./cluster.ts";
 export { EventQueue } from "./eventQueue.ts";

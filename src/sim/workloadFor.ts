@@ -32,7 +32,8 @@ const MIXABLE: readonly Exclude<WorkloadKind, "mix">[] = [
  * The workload of kind `o.workload` and size `o.tasks`. For `mix`, the kind
  * is drawn from `rng` (random DAGs half the time) and the benchmark graphs are
  * sized to about `o.tasks` tasks. `scatter` is the `random` DAG of the same seed
- * with some of its roots scattered.
+ * with some of its roots scattered. `configured` draws once from `rng`: whether
+ * its client scatters `config` ({@link SCATTERED_CONFIG}).
  */
 export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
   let kind = o.workload;
