@@ -4,13 +4,8 @@
  * with faults. See docs/sim.md.
  */
 
-export {
-  chainGraph,
-  configuredGraph,
-  mapGraph,
-  shuffleGraph,
-  treeGraph,
-} from "./benchmarkGraphs.ts";
+// The benchmark graphs: chainGraph, configuredGraph, mapGraph, shuffleGraph, treeGraph.
+export * from "./benchmarkGraphs.ts";
 export type { CheckInput } from "./checks.ts";
 export type { SimCluster } from "./cluster.ts";
 export { EventQueue } from "./eventQueue.ts";

@@ -3,11 +3,7 @@ import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../util/pyErrors.ts";
 import { showValue } from "../../util/showValue.ts";
 import { editedSample } from "../../util/testEdits.ts";
-import {
-  type ComputeTaskEvent,
-  ExecuteSuccessEvent,
-  FreeKeysEvent,
-} from "../../worker/state/events.ts";
+import { ComputeTaskEvent, ExecuteSuccessEvent, FreeKeysEvent } from "../../worker/state/events.ts";
 import { WorkerState } from "../../worker/state/workerState.ts";
 import { EVENT_CLASSES, eventFromDict, eventToDict } from "./events.ts";
 import { DaskDictError } from "./fields.ts";
@@ -180,24 +176,9 @@ describe("Dask dict codec for events: fields the state machine does not read", (
   });
 
   it("reads a null duration of compute-task as 0 (the seed keeps None; nothing reads it but metrics)", () => {
-    const ev = eventFromDict({
-      cls: "ComputeTaskEvent",
-      stimulus_id: "s1",
-      key: "y",
-      run_id: 3,
-      who_has: {},
-      nbytes: {},
-      priority: [0],
-      duration: null,
-      run_spec: null,
-      function: null,
-      args: null,
-      kwargs: null,
-      resource_restrictions: {},
-      actor: false,
-      annotations: {},
-      span_id: null,
-    }) as ComputeTaskEvent;
+    const recorded = { ...eventToDict(ComputeTaskEvent.dummy("y", { stimulusId: "s1" })) };
+    recorded.duration = null;
+    const ev = eventFromDict(recorded) as ComputeTaskEvent;
     expect(ev.duration).toBe(0);
   });
 });
