@@ -391,3 +391,61 @@ describe("retry", () => {
     );
   });
 });
+
+function oneWorkerTwoThreads(): SchedulerState {
+  const s = new SchedulerState({ validate: true });
+  s.handleStimulus(t.registerWorker("w1", 2));
+  return s;
+}
+
+// Mutant C02 (clientHandlers.ts, retry): a key that erred because an input
+// did is recommended to waiting too, not only the tasks that failed themselves
+// (Dask's stimulus_retry: only the `roots`, keys without erred dependencies).
+test("retrying a key and the input it erred for retries the input only: the key follows", () => {
+  const s = oneWorkerTwoThreads();
+  s.handleStimulus(t.updateGraph("c", { a: t.task(), y: t.task(["a"]) }, ["y", "a"]));
+  s.handleStimulus(t.taskErred("w1", "a", s.tasks.get("a")?.runId ?? -1));
+  expect(s.tasks.get("y")?.state).toBe("erred");
+  const out = s.handleStimulus(t.fromClient({ op: "retry", keys: ["y", "a"], clientId: "c" }));
+  // y is not sent back to waiting before a is retried: it never errs again.
+  expect(t.summarize(out).filter((m) => m.includes("task-erred"))).toEqual([]);
+  expect(t.summarize(out).filter((m) => m === "client:c task-retried y")).toHaveLength(1);
+  expect(s.tasks.get("a")?.state).toBe("processing");
+  expect(s.tasks.get("y")?.state).toBe("waiting");
+  s.validateState();
+});
+
+// Mutant C03 (clientHandlers.ts, reportOnKey): a key erred for an input's
+// error reported to a client asking for it later with itself as the blame
+// (Dask's report_on_key sends ts.exception_blame's exception).
+test("a client asking for a key erred because of its input hears the input's error", () => {
+  const s = oneWorkerTwoThreads();
+  s.handleStimulus(t.updateGraph("c1", { a: t.task(), y: t.task(["a"]) }, ["y"]));
+  s.handleStimulus(t.taskErred("w1", "a", s.tasks.get("a")?.runId ?? -1, "ValueError: bad a"));
+  expect(s.tasks.get("y")?.state).toBe("erred");
+  const out = s.handleStimulus(t.updateGraph("c2", {}, ["y"]));
+  expect(t.summarize(out)).toEqual(["client:c2 task-erred y"]);
+  expect(out[0].msg).toMatchObject({
+    op: "task-erred",
+    key: "y",
+    blame: "a",
+    exceptionText: "ValueError: bad a",
+  });
+  s.validateState();
+});
+
+describe("cancel-keys", () => {
+  // Mutant C04 (clientHandlers.ts, cancelKeys): a key other clients want too
+  // treated as this client's alone, so its dependents are cancelled as well.
+  test("cancelling a shared key leaves the requester's tasks that depend on it", () => {
+    const s = oneWorkerTwoThreads();
+    s.handleStimulus(t.updateGraph("c1", { a: t.task(), b: t.task(["a"]) }, ["a", "b"]));
+    s.handleStimulus(t.updateGraph("c2", {}, ["a"]));
+    const out = s.handleStimulus(t.cancelKeys("c1", ["a"]));
+    expect(t.summarize(out)).toEqual(["client:c1 cancelled-keys a"]);
+    expect(s.tasks.get("b")?.state).toBe("waiting");
+    expect([...(s.tasks.get("b")?.whoWants ?? [])].map((c) => c.id)).toEqual(["c1"]);
+    expect([...(s.tasks.get("a")?.whoWants ?? [])].map((c) => c.id)).toEqual(["c2"]);
+    s.validateState();
+  });
+});

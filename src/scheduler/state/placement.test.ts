@@ -631,3 +631,53 @@ describe("actors", () => {
     s.validateState();
   });
 });
+
+/** Where each of `x-0`…`x-{n-1}` (a group without inputs, one update-graph) went. */
+function placeGroup(s: SchedulerState, n: number): string[] {
+  const tasks: Record<string, ReturnType<typeof t.task>> = {};
+  for (let i = 0; i < n; i++) tasks[`x-${i}`] = t.task();
+  s.handleStimulus(t.updateGraph("c", tasks, Object.keys(tasks)));
+  return Object.keys(tasks).map((k) => s.tasks.get(k)?.processingOn?.address ?? "-");
+}
+
+describe("co-assignment of root-ish tasks with queuing off", () => {
+  // Mutant L10 (placement.ts, decideWorkerRootishQueuingDisabled): the run
+  // length rounded up instead of down (Dask: math.floor(len(tg) / total_nthreads * ws.nthreads)).
+  test("a run is the group's share for the worker's threads, rounded down", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    // 5 tasks over 2 threads: runs of floor(2.5) = 2; the fifth starts a new run on w1.
+    expect(placeGroup(s, 5)).toEqual(["w1", "w1", "w2", "w2", "w1"]);
+  });
+
+  // Mutant L14 (placement.ts, decideWorkerRootishQueuingDisabled): between
+  // workers equally occupied, the one holding more data chosen.
+  test("a run starts on the worker holding less data when occupancies tie", () => {
+    const s = noQueue();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateData("c", { d: ["w1"] }));
+    expect(placeGroup(s, 5)).toEqual(["w2", "w2", "w1", "w1", "w2"]);
+  });
+});
+
+// Mutant L06 (placement.ts, Best.consider): among workers that would start
+// the task equally soon, the one with more tasks per thread preferred.
+test("equal start times go to the worker with fewer tasks per thread", () => {
+  const s = new SchedulerState({ validate: true });
+  s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+  s.handleStimulus(t.updateData("c", { x: ["w3"] }));
+  // w3, holding x, is busy.
+  s.handleStimulus(t.updateGraph("c", { b: t.task([], { workers: ["w3"] }) }, ["b"]));
+  // w1 runs a task that seceded: no occupancy, but a task on its one thread.
+  s.handleStimulus(t.updateGraph("c", { lr: t.task([], { workers: ["w1"] }) }, ["lr"]));
+  const lr = s.tasks.get("lr");
+  s.handleStimulus(
+    t.fromWorker("w1", { op: "long-running", key: "lr", computeDuration: null, runId: lr?.runId }),
+  );
+  expect(s.workers.get("w1")?.occupancy).toBe(0);
+  expect(s.workers.get("w2")?.occupancy).toBe(0);
+  // y needs x: moving it costs the same to w1 and w2, and w3 is busier than that.
+  const out = s.handleStimulus(t.updateGraph("c", { y: t.task(["x"]) }, ["y"]));
+  expect(t.computeTasks(out).map((c) => c.worker)).toEqual(["w2"]);
+  s.validateState();
+});

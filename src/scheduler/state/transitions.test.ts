@@ -893,3 +893,46 @@ describe("actors: losing the worker an actor lives on", () => {
     s.validateState();
   });
 });
+
+// Mutant T03 (transitions.ts, releasedWaiting, erred-input branch): releasing
+// the task's inputs that nothing waits for even when a client wants them.
+test("a task that errs on its way back to waiting leaves an input its client wants running", () => {
+  const s = new SchedulerState({ validate: true });
+  const run = (key: string) => s.tasks.get(key)?.runId ?? -1;
+  const on = (key: string) => s.tasks.get(key)?.processingOn?.address ?? "";
+  s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("w3"));
+  // c wants y and its input d; e and y run on w1, d on w2 or w3.
+  s.handleStimulus(
+    t.updateGraph(
+      "c",
+      {
+        d: t.task([], { workers: ["w2", "w3"] }),
+        e: t.task([], { workers: ["w1"] }),
+        y: t.task(["d", "e"], { workers: ["w1"] }),
+      },
+      ["y", "d"],
+    ),
+  );
+  const dHome = on("d");
+  s.handleStimulus(t.taskFinished(dHome, "d", run("d")));
+  s.handleStimulus(t.taskFinished("w1", "e", run("e")));
+  s.handleStimulus(t.taskFinished("w1", "y", run("y")));
+  expect(s.tasks.get("e")?.state).toBe("released");
+  // e is computed again for another client's z, and fails.
+  s.handleStimulus(t.updateGraph("c2", { z: t.task(["e"], { workers: ["w1"] }) }, ["z"]));
+  s.handleStimulus(t.taskErred("w1", "e", run("e")));
+  expect(s.tasks.get("e")?.state).toBe("erred");
+  // d's holder leaves: d (wanted by c) is computed again on the other worker.
+  s.handleStimulus(t.removeWorker(dHome, true));
+  expect(s.tasks.get("d")?.state).toBe("processing");
+  const dRun = run("d");
+  const dNow = on("d");
+  // y's holder leaves: y, wanted, goes back to waiting and errs (its input e
+  // is erred). d is still wanted by c: it keeps running where it is.
+  const out = s.handleStimulus(t.removeWorker("w1", true));
+  expect(s.tasks.get("y")?.state).toBe("erred");
+  expect(t.summarize(out).filter((m) => m.startsWith(`${dNow} `) && m.endsWith(" d"))).toEqual([]);
+  expect(s.tasks.get("d")?.state).toBe("processing");
+  expect(run("d")).toBe(dRun);
+  s.validateState();
+});

@@ -259,3 +259,78 @@ describe("balance: steals in flight", () => {
     s.validateState();
   });
 });
+
+function stealingState(options: { unknownTaskDuration?: number } = {}): SchedulerState {
+  return new SchedulerState({
+    validate: true,
+    workerSaturation: Number.POSITIVE_INFINITY,
+    ...options,
+  });
+}
+
+/** Keys `${prefix}0`… each made by `make`. */
+function tasksNamed(n: number, make: () => GraphTask, prefix = "t"): Record<string, GraphTask> {
+  const out: Record<string, GraphTask> = {};
+  for (let i = 0; i < n; i++) out[`${prefix}${i}`] = make();
+  return out;
+}
+
+describe("balance: the move condition", () => {
+  // Mutant S01 (workStealing.ts, worthMoving): `≤` made `<`. Mutant S05
+  // (stealTracking.ts, commCost): the inputs the worker holds counted as to fetch.
+  test("a steal is asked for when the thief would finish exactly when the victim would", () => {
+    const s = stealingState();
+    s.handleStimulus(t.registerWorker("w1"));
+    // x, on w1, takes 0.25 s to move at 100 MB/s.
+    s.handleStimulus(t.updateData("c", { x: ["w1"] }, undefined, 25_000_000));
+    const graph = tasksNamed(2, () => t.task(["x"]));
+    s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    s.handleStimulus(t.registerWorker("w2"));
+    // thief: 0 + 0.25 (fetch x) + 0.5 = 0.75; victim: 1.0 − (0 (holds x) + 0.5) / 2 = 0.75.
+    expect(t.summarize(s.handleStimulus(balance()))).toEqual(["w1 steal-request t1"]);
+    s.validateState();
+  });
+});
+
+describe("balance: victims", () => {
+  // Mutant S06 (workStealing.ts, potentialVictims): the 0.2 s minimum dropped.
+  test("a worker with a backlog but less than 0.2 s of work is no victim", () => {
+    const s = stealingState({ unknownTaskDuration: 0.05 });
+    s.handleStimulus(t.registerWorker("w1"));
+    const graph = tasksNamed(3, () => t.task());
+    s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    s.handleStimulus(t.registerWorker("w2"));
+    expect(s.workers.get("w1")?.occupancy).toBeCloseTo(0.15);
+    expect(s.handleStimulus(balance())).toEqual([]);
+    s.validateState();
+    // The same backlog of 0.3 s is stolen from.
+    const more = stealingState({ unknownTaskDuration: 0.1 });
+    more.handleStimulus(t.registerWorker("w1"));
+    more.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    more.handleStimulus(t.registerWorker("w2"));
+    expect(t.summarize(more.handleStimulus(balance()))).toEqual(["w1 steal-request t2"]);
+    s.validateState();
+  });
+
+  // Mutant S02 (workStealing.ts, isSaturated): 1.9 × the average made 0.9 ×.
+  test("while a worker is saturated, a busy one under 1.9 times the average is no victim", () => {
+    const s = stealingState();
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w3"));
+    // w1: 40 tasks only it may run (pending 19.5 s, over 1.9 × the average of 10 s).
+    const pinned = tasksNamed(40, () => t.task([], { workers: ["w1"] }), "p");
+    s.handleStimulus(t.updateGraph("c", pinned, Object.keys(pinned)));
+    // w3: 20 tasks that prefer it but may go elsewhere (pending 9.5 s: under 19 s, over 9 s).
+    const loose = tasksNamed(
+      20,
+      () => t.task([], { workers: ["w3"], allowOtherWorkers: true }),
+      "q",
+    );
+    s.handleStimulus(t.updateGraph("c", loose, Object.keys(loose)));
+    s.handleStimulus(t.registerWorker("w2"));
+    expect(s.workers.get("w1")?.processing.size).toBe(40);
+    expect(s.workers.get("w3")?.processing.size).toBe(20);
+    // Only w1 is saturated, and w2 may run none of its tasks: nothing is stolen.
+    expect(s.handleStimulus(balance())).toEqual([]);
+    s.validateState();
+  });
+});

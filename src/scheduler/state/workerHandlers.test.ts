@@ -392,3 +392,38 @@ describe("heartbeat-worker", () => {
     expect(ws?.memory).toBe(123_456);
   });
 });
+
+// Mutant B02 (bookkeeping.ts, computeTaskMsg): `nbytes` of an input whose size
+// its worker did not report sent as the raw -1 instead of defaultDataSize.
+test("compute-task gives an input of unknown size the default data size, never -1", () => {
+  const s = new SchedulerState({ validate: true, defaultDataSize: 4096 });
+  s.handleStimulus(t.registerWorker("w1"));
+  s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["b"]));
+  // The worker could not measure a's result: task-finished with nbytes null.
+  const out = s.handleStimulus(t.taskFinished("w1", "a", s.tasks.get("a")?.runId ?? -1, null));
+  expect(s.tasks.get("a")?.nbytes).toBe(-1);
+  const [{ msg }] = t.computeTasks(out);
+  expect(msg.key).toBe("b");
+  expect(new Map(msg.nbytes)).toEqual(new Map([["a", 4096]]));
+  s.validateState();
+});
+
+// Mutant H01 (workerHandlers.ts, taskFinished): a task in no-worker no longer
+// among the states whose task-finished is answered with free-keys (Dask's
+// stimulus_task_finished: `ts.state in ("released", "queued", "no-worker")`).
+test("task-finished of the current run of a task now in no-worker frees it on the worker", () => {
+  const s = new SchedulerState({ validate: true });
+  s.handleStimulus(t.registerWorker("w1"));
+  s.handleStimulus(t.updateGraph("c", { x: t.task([], { workers: ["w1"] }) }, ["x"]));
+  const runId = s.tasks.get("x")?.runId ?? -1;
+  s.handleStimulus(t.fromWorker("w1", { op: "worker-status-change", status: "paused" }));
+  // The task asks to run elsewhere; w1, paused, is the only worker it may run on.
+  s.handleStimulus(t.fromWorker("w1", { op: "reschedule", key: "x" }));
+  expect(s.tasks.get("x")?.state).toBe("no-worker");
+  // The run had finished all the same (the report crossed the free-keys).
+  const out = s.handleStimulus(t.taskFinished("w1", "x", runId));
+  expect(t.summarize(out)).toEqual(["w1 free-keys x"]);
+  expect(s.tasks.get("x")?.state).toBe("no-worker");
+  expect(s.tasks.get("x")?.whoHas.size).toBe(0);
+  s.validateState();
+});
