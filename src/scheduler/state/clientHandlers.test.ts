@@ -434,7 +434,7 @@ test("a client asking for a key erred because of its input hears the input's err
   s.validateState();
 });
 
-describe("cancel-keys", () => {
+describe("cancel-keys of a key other clients want too", () => {
   // Mutant C04 (clientHandlers.ts, cancelKeys): a key other clients want too
   // treated as this client's alone, so its dependents are cancelled as well.
   test("cancelling a shared key leaves the requester's tasks that depend on it", () => {

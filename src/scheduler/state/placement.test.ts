@@ -640,7 +640,7 @@ function placeGroup(s: SchedulerState, n: number): string[] {
   return Object.keys(tasks).map((k) => s.tasks.get(k)?.processingOn?.address ?? "-");
 }
 
-describe("co-assignment of root-ish tasks with queuing off", () => {
+describe("co-assignment of root-ish tasks with queuing off: run length and ties", () => {
   // Mutant L10 (placement.ts, decideWorkerRootishQueuingDisabled): the run
   // length rounded up instead of down (Dask: math.floor(len(tg) / total_nthreads * ws.nthreads)).
   test("a run is the group's share for the worker's threads, rounded down", () => {
