@@ -39,6 +39,14 @@ import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
 /**
+ * Whether `ts` is of a kind queuing can hold: no restrictions and no actor (the
+ * part of {@link isRootish} that never changes while the task waits).
+ */
+export function mayBeQueued(ts: TaskState): boolean {
+  return ts.resourceRestrictions === null && ts.workerRestrictions === null && !ts.actor;
+}
+
+/**
  * True iff `ts` is root-ish (Dask's `is_rootish`): it has no restrictions, is
  * not an actor, and its group is larger than twice the cluster's threads with
  * fewer than 5 dependency groups holding fewer than 5 tasks between them (a
@@ -51,9 +59,7 @@ import type { WorkerInfo } from "./workerInfo.ts";
  * workers come and go: a task queued while it was stays queued.
  */
 export function isRootish(s: SchedulerState, ts: TaskState): boolean {
-  if (ts.resourceRestrictions !== null || ts.workerRestrictions !== null || ts.actor) {
-    return false;
-  }
+  if (!mayBeQueued(ts)) return false;
   const tg = ts.group;
   if (!(tg.size > 2 * s.totalNthreads)) return false;
   let groups = 0;

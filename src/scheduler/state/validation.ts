@@ -7,7 +7,7 @@
 import { AssertionError } from "../../util/pyErrors.ts";
 import { DATASET_CLIENT_PREFIX } from "./clientInfo.ts";
 import { unreachable } from "./events.ts";
-import { mayRunOn, taskSlotsAvailable } from "./placement.ts";
+import { mayBeQueued, mayRunOn, taskSlotsAvailable } from "./placement.ts";
 import type { Replication } from "./replicate.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskGroup } from "./taskGroup.ts";
@@ -146,8 +146,7 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
       // memory, not processing: above) and unrestricted. Whether it is still
       // root-ish is not checked: that changes as its group and the cluster do.
       assertReady(s, ts);
-      if (ts.resourceRestrictions !== null || ts.workerRestrictions !== null || ts.actor)
-        fail(() => `queued ${str(ts)} is restricted or an actor`);
+      if (!mayBeQueued(ts)) fail(() => `queued ${str(ts)} is restricted or an actor`);
       return;
     case "no-worker":
       assertReady(s, ts);
