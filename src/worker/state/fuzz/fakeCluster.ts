@@ -104,10 +104,10 @@ export class FakeCluster {
     const prefix = rng.pick(PREFIXES);
     const key = rng.chance(0.1) ? `('${prefix}-${i}', ${rng.int(4)})` : `${prefix}-${i}`;
     const ndeps = o.leaf ? 0 : rng.pick([0, 0, 1, 1, 1, 2, 2, 3]);
-    // Prefer recent keys, so that chains form. An actor lives on one worker: it is
-    // never fetched, so it is nobody's dependency here.
+    // Prefer recent keys, so that chains form. An actor may be a dependency: a peer
+    // sends a handle to it, and the seed stores that as any fetched value.
     const extra = o.extraDeps ?? [];
-    const pool = this.keys.slice(-12).filter((k) => !this.spec(k).actor && !extra.includes(k));
+    const pool = this.keys.slice(-12).filter((k) => !extra.includes(k));
     const deps = [...extra, ...rng.sample(pool, ndeps)];
     const actor = !o.leaf && rng.chance(0.02);
     const spec: KeySpec = { key, deps, nbytes: randomNbytes(rng), actor };

@@ -281,6 +281,15 @@ export class StimulusGenerator {
         }
       }
     }
+    if (spec.actor && ts.state !== "memory" && (ts.nbytes !== null || ts.comingFrom !== null)) {
+      // A seed quirk, faithfully ported: compute-task puts an actor's key in `actors`
+      // at once, before it runs. Known here as a dependency, the key is then counted
+      // in the expected nbytes by its size learnt as one, or is in `actors` while in
+      // flight: the seed's validate_state rejects the seed's own state (fuzz seeds
+      // 1908916520 and 1196409129, simulator seed 910607, the oracle's
+      // scenario-actor-of-fetched-input).
+      return "compute: an actor this worker knows as a dependency (seed quirk)";
+    }
     if (NO_DEPENDENCY_FETCH.has(ts.state)) {
       // A seed bug, faithfully ported: from these states compute-task does not go
       // through released -> waiting, so nothing recommends fetch for the dependencies,
