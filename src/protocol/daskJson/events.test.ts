@@ -4,10 +4,12 @@ import { AssertionError } from "../../util/pyErrors.ts";
 import { showValue } from "../../util/showValue.ts";
 import { editedSample } from "../../util/testEdits.ts";
 import { ComputeTaskEvent, ExecuteSuccessEvent, FreeKeysEvent } from "../../worker/state/events.ts";
+import { TaskFinishedMsg } from "../../worker/state/instructions.ts";
 import { WorkerState } from "../../worker/state/workerState.ts";
-import { EVENT_CLASSES, eventFromDict, eventToDict } from "./events.ts";
-import { DaskDictError } from "./fields.ts";
-import { instructionFromDict, instructionToDict } from "./instructions.ts";
+import { decodeRecordedValue, EVENT_CLASSES, eventFromDict, eventToDict } from "./events.ts";
+import { DaskDictError, FieldReader } from "./fields.ts";
+import { instructionFromDict, instructionToDict, sortedStrings } from "./instructions.ts";
+import { RecordedValue } from "./values.ts";
 
 /** One recorded dict of every event class (FORMAT.md). */
 const SAMPLES: Record<string, Record<string, unknown>> = {
@@ -277,5 +279,136 @@ describe("Dask dict codec on bad input", () => {
     ).toThrow(
       /StealResponseMsg\.state: expected a task state \(cancelled, .*\) or null, got string "done"/,
     );
+  });
+});
+
+describe("Dask dict codec: fields the public vectors always give the same value", () => {
+  const compute = { cls: "ComputeTaskEvent", stimulus_id: "s", ...SAMPLES.ComputeTaskEvent };
+  const decode = (edit: Record<string, unknown>) =>
+    eventFromDict({ ...compute, ...edit }) as ComputeTaskEvent;
+  const sampleWithout = (cls: string, field: string): Record<string, unknown> => {
+    const d: Record<string, unknown> = { cls, stimulus_id: "s", ...SAMPLES[cls] };
+    delete d[field];
+    return d;
+  };
+
+  it("requires actor and value as every other field, missing being no default", () => {
+    expect(() => eventFromDict(sampleWithout("ComputeTaskEvent", "actor"))).toThrow(
+      /ComputeTaskEvent\.actor: .*missing/,
+    );
+    expect(() => eventFromDict(sampleWithout("ExecuteSuccessEvent", "value"))).toThrow(
+      /ExecuteSuccessEvent\.value: .*missing/,
+    );
+  });
+
+  it("refuses an actor flag or annotations of the wrong type, naming the field", () => {
+    expect(() => decode({ actor: "true" })).toThrow(
+      'ComputeTaskEvent.actor: expected true or false, got string "true"',
+    );
+    expect(decode({ actor: true }).actor).toBe(true);
+    expect(() => decode({ annotations: [1] })).toThrow(DaskDictError);
+    expect(() => decode({ annotations: [1] })).toThrow(
+      /ComputeTaskEvent\.annotations: expected an object or null/,
+    );
+  });
+
+  it("reads null resource_restrictions and annotations as none", () => {
+    const ev = decode({ resource_restrictions: null, annotations: null });
+    expect(ev.resourceRestrictions).toEqual(new Map());
+    expect(ev.annotations).toEqual({});
+  });
+
+  it("takes a run_spec or a function alone, as the seed's __post_init__ does", () => {
+    expect(decode({ run_spec: "spec", function: null }).cls).toBe("ComputeTaskEvent");
+    expect(decode({ run_spec: null, function: "f" }).cls).toBe("ComputeTaskEvent");
+  });
+
+  it("round-trips a span_id", () => {
+    const ev = decode({ span_id: "span-1" });
+    expect(ev.spanId).toBe("span-1");
+    expect(eventToDict(ev)).toEqual({ ...compute, span_id: "span-1" });
+  });
+
+  it("writes a key named __proto__ as an own key of every map", () => {
+    const d = {
+      ...compute,
+      who_has: JSON.parse('{"__proto__": ["w:1"]}'),
+      nbytes: JSON.parse('{"__proto__": 7}'),
+    };
+    const out = eventToDict(eventFromDict(d));
+    expect(Object.keys(out.who_has as object)).toEqual(["__proto__"]);
+    expect(Object.getPrototypeOf(out.nbytes)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe(JSON.stringify(d));
+  });
+
+  it("refuses a null compute_duration of secede (a float in the seed)", () => {
+    expect(() =>
+      eventFromDict({ cls: "SecedeEvent", stimulus_id: "s", key: "y", compute_duration: null }),
+    ).toThrow("SecedeEvent.compute_duration: expected a number, got null");
+  });
+});
+
+describe("FieldReader", () => {
+  it("reads a missing nullable field as null and refuses one of the wrong type", () => {
+    const r = new FieldReader({ n: "1" }, "X");
+    expect(r.strOrNull("missing")).toBeNull();
+    expect(r.numOrNull("missing")).toBeNull();
+    expect(r.dictOrNull("missing")).toBeNull();
+    expect(() => r.numOrNull("n")).toThrow('X.n: expected a number or null, got string "1"');
+  });
+});
+
+describe("recorded values", () => {
+  it("decode only when typename is a string and sizeof a number; anything else stays opaque", () => {
+    expect(decodeRecordedValue({ typename: "int", sizeof: 28, value: 1 })).toBeInstanceOf(
+      RecordedValue,
+    );
+    const badSize = { typename: "int", sizeof: "28", value: 1 };
+    expect(decodeRecordedValue(badSize)).toBe(badSize);
+    const noName = { sizeof: 28, value: 1 };
+    expect(decodeRecordedValue(noName)).toBe(noName);
+  });
+});
+
+describe("instruction dicts", () => {
+  it("sort sets as Python sorts strings: by code point, a prefix first", () => {
+    // U+FFFF is below U+10000 as a code point but above its first UTF-16 unit (U+D800).
+    expect(sortedStrings(["b", "ab", "a", "\u{10000}", "\uffff"])).toEqual([
+      "a",
+      "ab",
+      "b",
+      "\uffff",
+      "\u{10000}",
+    ]);
+    const gather = instructionFromDict({
+      cls: "GatherDep",
+      stimulus_id: "s",
+      worker: "w:1",
+      to_gather: ["\u{10000}", "x", "\uffff", "xy"],
+      total_nbytes: 1,
+    });
+    expect(instructionToDict(gather).to_gather).toEqual(["x", "xy", "\uffff", "\u{10000}"]);
+  });
+
+  it("keep the type name of task-finished, not its serialized type", () => {
+    const msg = new TaskFinishedMsg("y", 1, 8, "<pickled>", "int", {}, null, [], "s");
+    expect(instructionToDict(msg).typename).toBe("int");
+  });
+
+  it("round-trip the fields the seed allows to be None", () => {
+    const nulls = [
+      {
+        cls: "TaskFinishedMsg",
+        op: "task-finished",
+        key: "y",
+        run_id: 1,
+        nbytes: null,
+        typename: "int",
+      },
+      { cls: "LongRunningMsg", op: "long-running", key: "y", compute_duration: null },
+      // The seed's answer to a steal request for a task it does not know.
+      { cls: "StealResponseMsg", op: "steal-response", key: "y", state: null },
+    ].map((d) => ({ ...d, stimulus_id: "s" }));
+    for (const d of nulls) expect(instructionToDict(instructionFromDict(d))).toEqual(d);
   });
 });
