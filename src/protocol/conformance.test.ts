@@ -4,8 +4,9 @@ import { describe, expect, it } from "vitest";
 import { KeyError, PyTypeError } from "../util/pyErrors.ts";
 import { ComputeTaskEvent } from "../worker/state/events.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
-import { parseVector, replayVector } from "./conformance.ts";
+import { parseVector, replayVector, workerStateFromConfig } from "./conformance.ts";
 import { canonical, jsonDiff } from "./conformanceDiff.ts";
+import { instructionWithSetsSorted, stateWithSetsSorted } from "./conformanceSets.ts";
 import { stateSnapshot } from "./daskJson/snapshot.ts";
 
 const VECTOR = new URL("../../test/vectors/oracle/scenario-resources.json.gz", import.meta.url);
@@ -70,6 +71,16 @@ describe("what a recording's step expects to raise", () => {
     expect(mismatch?.what).toBe("raises");
     expect(mismatch?.details[0]).toBe(
       "expected TypeError, got a TypeError not of the port's own class (a JavaScript error: a bug)",
+    );
+  });
+
+  it("of a class the port does not map is met only by an error of that name", () => {
+    class ValueError extends Error {
+      override name = "ValueError";
+    }
+    expect(throwingAtStep1("ValueError", new ValueError("bad"))).toBeNull();
+    expect(throwingAtStep1("ValueError", new KeyError("x"))?.details[0]).toBe(
+      "expected ValueError, got KeyError",
     );
   });
 
@@ -256,5 +267,133 @@ describe("keys named like Object.prototype's own", () => {
     expect(Object.keys(snapshot.tasks)).toEqual(["__proto__"]);
     // Keys that are Object.prototype's members are missing when missing, not undefined.
     expect(jsonDiff({ constructor: 1 }, {})).toEqual([".constructor: expected 1, missing"]);
+  });
+});
+
+describe("a broken vector file", () => {
+  it("is refused with a DaskDictError naming the top-level field without a leading dot", () => {
+    expect(() => parseVector(JSON.stringify({ config: {}, steps: 5 }), "v.json")).toThrow(
+      "v.json: steps: expected a list, got number 5",
+    );
+    expect(() => parseVector(JSON.stringify({ steps: [] }), "v.json")).toThrow(
+      "v.json: config: expected a value (the field is missing), got nothing",
+    );
+  });
+
+  it("is refused when a step's instructions are not objects", () => {
+    const step = { event: { cls: "PauseEvent", stimulus_id: "s" }, instructions: [1], state: {} };
+    expect(() => parseVector(JSON.stringify({ config: {}, steps: [step] }), "v.json")).toThrow(
+      "v.json: steps[0].instructions: expected a list of objects, got a list ([1])",
+    );
+  });
+});
+
+describe("a vector's config, field by field", () => {
+  it("defaults as the seed's WorkerState does: one thread, validating", () => {
+    const ws = workerStateFromConfig({}, "config");
+    expect(ws.nthreads).toBe(1);
+    expect(ws.validate).toBe(true);
+  });
+
+  it("replaces the resource maps it gives rather than merging them", () => {
+    const ws = workerStateFromConfig(
+      { resources: { A: 2, B: 1 }, available_resources: { A: 1 }, total_resources: { A: 3 } },
+      "config",
+    );
+    expect(ws.availableResources).toEqual(new Map([["A", 1]]));
+    expect(ws.totalResources).toEqual(new Map([["A", 3]]));
+  });
+
+  it("reads a transition_counter_max of false or null as no limit", () => {
+    for (const max of [false, null]) {
+      const ws = workerStateFromConfig({ transition_counter_max: 5 }, "config");
+      expect(ws.transitionCounterMax).toBe(5);
+      expect(
+        workerStateFromConfig({ transition_counter_max: max }, "config").transitionCounterMax,
+      ).toBe(false);
+    }
+  });
+});
+
+describe("a snapshot", () => {
+  it("writes an infinite resource restriction as null, as FORMAT.md writes infinity", () => {
+    const ws = new WorkerState({ address: "w:0", resources: new Map([["A", 1]]) });
+    const restrictions = new Map([["A", Number.POSITIVE_INFINITY]]);
+    ws.handleStimulus(
+      ComputeTaskEvent.dummy("y", { stimulusId: "s1", resourceRestrictions: restrictions }),
+    );
+    const snapshot = stateSnapshot(ws) as { tasks: Record<string, Record<string, unknown>> };
+    expect(snapshot.tasks.y.resource_restrictions).toEqual({ A: null });
+  });
+});
+
+describe("re-sorting a recording's sets", () => {
+  const tupleOrder = ["('x', 9)", "('x', 10)"];
+  const codePointOrder = ["('x', 10)", "('x', 9)"];
+
+  it("sorts every set FORMAT.md lists, and leaves pop order and priorities alone", () => {
+    const task = {
+      priority: [0, 10, 9],
+      who_has: tupleOrder,
+      dependencies: tupleOrder,
+      dependents: tupleOrder,
+      waiting_for_data: tupleOrder,
+      waiters: tupleOrder,
+    };
+    const state = {
+      tasks: { t: task },
+      ready: tupleOrder,
+      constrained: tupleOrder,
+      ...Object.fromEntries(
+        [
+          "waiting",
+          "executing",
+          "long_running",
+          "in_flight_tasks",
+          "missing_dep_flight",
+          "busy_workers",
+          "data",
+          "actors",
+        ].map((f) => [f, tupleOrder]),
+      ),
+      ...Object.fromEntries(
+        ["in_flight_workers", "data_needed", "has_what"].map((f) => [f, { w: tupleOrder }]),
+      ),
+    };
+    const sorted = stateWithSetsSorted(state);
+    expect(sorted).toEqual({
+      ...Object.fromEntries(
+        Object.entries(state).map(([f, v]) => [
+          f,
+          Array.isArray(v) ? codePointOrder : { w: codePointOrder },
+        ]),
+      ),
+      tasks: {
+        t: {
+          priority: [0, 10, 9],
+          ...Object.fromEntries(
+            Object.keys(task)
+              .slice(1)
+              .map((f) => [f, codePointOrder]),
+          ),
+        },
+      },
+      ready: tupleOrder,
+      constrained: tupleOrder,
+    });
+    expect(instructionWithSetsSorted({ cls: "AddKeysMsg", keys: tupleOrder })).toEqual({
+      cls: "AddKeysMsg",
+      keys: codePointOrder,
+    });
+    expect(instructionWithSetsSorted({ cls: "GatherDep", to_gather: tupleOrder })).toEqual({
+      cls: "GatherDep",
+      to_gather: codePointOrder,
+    });
+  });
+
+  it("leaves a list that is not all strings as it is, for the diff to show", () => {
+    const odd = ["b", "a", null];
+    expect(stateWithSetsSorted({ data: odd }).data).toEqual(odd);
+    expect(instructionWithSetsSorted({ keys: odd }).keys).toEqual(odd);
   });
 });
