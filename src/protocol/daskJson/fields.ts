@@ -22,13 +22,14 @@ export class DaskDictError extends Error {
   override name = "DaskDictError";
 }
 
+/** A decoded Dask dict, before its fields are read. */
 export type Dict = Record<string, unknown>;
 
-/** An object that is not a list: the shape of every Dask dict. */
 function isSafeInteger(v: unknown): v is number {
   return Number.isSafeInteger(v);
 }
 
+/** An object that is not a list: the shape of every Dask dict. */
 export function isDict(v: unknown): v is Dict {
   return isRecord(v);
 }
