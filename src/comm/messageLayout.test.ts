@@ -27,6 +27,27 @@ describe("message layout", () => {
     expect(messageLength(segments)).toBe(5);
   });
 
+  it("pads to the next multiple of 8 only: an aligned buffer or payload follows with no padding", () => {
+    // Pinned byte for byte: this is the wire format another process (another version) reads.
+    const one = Buffer.concat(
+      messageSegments({ payload: bytes(0x90), buffers: [bytes(1, 2, 3, 4, 5, 6, 7, 8)] }),
+    );
+    expect([...one]).toEqual([0, 0, 0, 1, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8, 0x90]);
+    const two = Buffer.concat(
+      messageSegments({ payload: bytes(0x90), buffers: [bytes(1, 2, 3), bytes(4)] }),
+    );
+    expect([...two]).toEqual([
+      ...[0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0],
+      ...[1, 2, 3, 0, 0, 0, 0, 0],
+      ...[4, 0, 0, 0, 0, 0, 0, 0],
+      0x90,
+    ]);
+    for (const whole of [one, two]) {
+      expect([...splitMessage(whole).payload]).toEqual([0x90]);
+      expect([...splitMessagePieces(cut(whole, 3)).payload]).toEqual([0x90]);
+    }
+  });
+
   it("round-trips buffers of any sizes, each starting at a multiple of 8", () => {
     for (const sizes of [[1], [0, 7, 8, 9], [3, 3, 3], [16, 1]]) {
       const buffers = sizes.map((n, i) => new Uint8Array(n).fill(i + 1));
@@ -63,6 +84,8 @@ describe("message layout", () => {
       [bytes(0, 0, 1), /too short/],
       [bytes(0, 0, 0, 9, 0, 0, 0, 1), /announces 9 out-of-band buffers/],
       [bytes(0, 0, 0, 1, 0, 0, 0, 64, 1, 2, 3), /buffer 0 runs past the end/],
+      // The buffer ends the bytes, with no room for its padding, let alone a payload.
+      [bytes(0, 0, 0, 1, 0, 0, 0, 3, 1, 2, 3), /no payload after the out-of-band buffers/],
     ];
     for (const [b, why] of cases) {
       expect(() => splitMessage(b)).toThrow(SerializationError);

@@ -1,4 +1,4 @@
-import { connect as netConnect, type Socket } from "node:net";
+import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseHostPort } from "../util/address.ts";
@@ -15,8 +15,10 @@ import {
   SerializationError,
 } from "./errors.ts";
 import { ForwardedBytes, ForwardedClonedValue } from "./forwardedBytes.ts";
-import { frameHeader } from "./framing.ts";
+import { frameHeader, framesOf } from "./framing.ts";
+import { messageSegments } from "./messageLayout.ts";
 import { commPair, iterationError } from "./testPair.ts";
+import { encodeMessage } from "./wireCodec.ts";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -125,6 +127,26 @@ describe("tcp transport", () => {
     const err = await iterationError(server);
     expect(err).toBeInstanceOf(CommClosedError);
     expect((err as Error).message).toMatch(/mid-message: received 10 of 100 bytes/);
+  });
+
+  it("a connection closed right after a header, before any byte of its frame, is closed mid-message", async () => {
+    const { socket, server } = await rawPeer();
+    socket.end(frameHeader(100));
+    const err = await iterationError(server);
+    expect(err).toBeInstanceOf(CommClosedError);
+    expect((err as Error).message).toMatch(/mid-message: received 0 of 100 bytes/);
+  });
+
+  it("a send while closing is refused, and the close stays orderly", async () => {
+    const p = await commPair("tcp://127.0.0.1:0");
+    cleanup.push(async () => {
+      p.server.abort();
+      await p.listener.close();
+    });
+    const closing = p.client.close();
+    await expect(p.client.send("late")).rejects.toThrow(/is closed$/);
+    await closing;
+    expect((await p.client.closed).error).toBeNull();
   });
 
   it("a connection closed between the frames of a message says how much of it came", async () => {
@@ -261,6 +283,32 @@ describe("tcp transport", () => {
         /(ECONNRESET|EPIPE).* \(after a message of 4\.00 MiB was sent to it: larger than the peer's --max-message-bytes\? Its log says\)$/,
       );
     }
+  });
+
+  it("a reset after the peer answered a large message does not name that message", async () => {
+    // A raw server: it answers, then resets the connection (which a weft listener does not).
+    let peer!: Socket;
+    const server = createServer((socket) => {
+      peer = socket;
+      socket.once("data", () => {
+        for (const f of framesOf(messageSegments(encodeMessage("got it")), 1 << 20)) {
+          socket.write(f);
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = await connect(`tcp://127.0.0.1:${port}`);
+    cleanup.push(() => {
+      client.abort();
+      server.close();
+    });
+    await client.send(new Uint8Array(256 * 1024));
+    expect(await client.recv()).toBe("got it");
+    peer.resetAndDestroy();
+    const { error } = await client.closed;
+    expect(error?.message).toMatch(/ECONNRESET/);
+    expect(error?.message).not.toMatch(/after a message/);
   });
 
   it("receiving more than maxMessageBytes closes the comm with a MessageTooLargeError", async () => {

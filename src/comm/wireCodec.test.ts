@@ -124,6 +124,32 @@ describe("wire codec", () => {
     expect(out).toEqual([{ x: 1 }, { x: 1 }]);
   });
 
+  it("a Map extension of an odd number of keys and values is malformed, not a Map with a key made up", () => {
+    // Extension 0x6d as msgpackr writes it (fixext 1, then the entries' array), of [1, 2, 3].
+    const odd = Buffer.from("d46d0093010203", "hex");
+    expect(() => decodeMessage(odd)).toThrow(SerializationError);
+    expect(() => decodeMessage(odd)).toThrow(/malformed Map extension/);
+    expect(decodeMessage(Buffer.from("d46d0094010203a178", "hex"))).toEqual(
+      new Map<unknown, unknown>([
+        [1, 2],
+        [3, "x"],
+      ]),
+    );
+  });
+
+  it("a message of more than 65,535 keys sends each out-of-band buffer once", () => {
+    // Encoded twice (the second time with per-object map sizes): the buffers the
+    // first try wrote before it failed would otherwise go out too, a large argument twice.
+    const tasks: Record<string, number> = {};
+    for (let i = 0; i < 70_000; i++) tasks[`k${i}`] = i;
+    const arg = new Float64Array(OUT_OF_BAND_MIN_BYTES / 8).fill(1.5);
+    const { payload, buffers } = encodeMessage({ arg, cloned: new ClonedValue([1]), tasks });
+    expect(buffers).toHaveLength(2);
+    const out = decodeMessage(payload, buffers) as { arg: Float64Array; cloned: ClonedValue };
+    expect(out.arg).toEqual(arg);
+    expect(out.cloned.value).toEqual([1]);
+  });
+
   it("malformed bytes raise a SerializationError", () => {
     expect(() => decodeMessage(new Uint8Array([0x92, 0x01]))).toThrow(SerializationError);
     expect(() => decodeMessage(new Uint8Array([0xd4, 0x6d, 0x00, 0x01]))).toThrow(
