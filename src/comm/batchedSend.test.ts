@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { BatchedSend } from "./batchedSend.ts";
-import { CommClosedError } from "./errors.ts";
+import { CommClosedError, SerializationError } from "./errors.ts";
 import { type CommPair, commPair } from "./testPair.ts";
 
 const pairs: CommPair[] = [];
@@ -11,6 +11,11 @@ afterEach(async () => {
     await p.listener.close();
   }
 });
+
+/** `n` turns of the event loop: what a batch due at the next turn waits for. */
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
 
 async function pair(address = "inproc://"): Promise<CommPair> {
   const p = await commPair(address);
@@ -156,6 +161,99 @@ describe("BatchedSend failures", () => {
   it("rejects a bad interval", async () => {
     const { client } = await pair();
     expect(() => new BatchedSend(client, { intervalMs: -1 })).toThrow(RangeError);
+    expect(() => new BatchedSend(client, { intervalMs: Number.NaN })).toThrow(RangeError);
+    // A stream that would never send anything.
+    expect(() => new BatchedSend(client, { intervalMs: Number.POSITIVE_INFINITY })).toThrow(
+      RangeError,
+    );
+  });
+
+  it("a message that cannot be sent on a comm that closed meanwhile ends the stream, not only itself", async () => {
+    const { client } = await pair();
+    const told: string[] = [];
+    const b = new BatchedSend(client, {
+      intervalMs: 0,
+      onMessageError: () => told.push("message"),
+      onError: (e) => told.push(`stream: ${(e as Error).name}`),
+    });
+    client.send = () => {
+      client.abort();
+      return Promise.reject(new SerializationError("cannot encode"));
+    };
+    b.send({ op: "a" });
+    await b.flush();
+    expect(told).toEqual(["stream: SerializationError"]);
+    expect(b.isClosed).toBe(true);
+  });
+});
+
+describe("BatchedSend's pace and end", () => {
+  /** `client` with sends that complete only when the test says so. */
+  function heldSends(client: CommPair["client"]): { msg: unknown; done: () => void }[] {
+    const sends: { msg: unknown; done: () => void }[] = [];
+    client.send = (msg) => new Promise<void>((resolve) => sends.push({ msg, done: resolve }));
+    return sends;
+  }
+
+  it("sends no batch while the previous one is still being sent (backpressure)", async () => {
+    const { client } = await pair();
+    const sends = heldSends(client);
+    const b = new BatchedSend(client, { intervalMs: 0 });
+    b.send(1);
+    await turns(2);
+    b.send(2);
+    await turns(3);
+    expect(sends.map((s) => s.msg)).toEqual([[1]]);
+    sends[0].done();
+    await turns(3);
+    expect(sends.map((s) => s.msg)).toEqual([[1], [2]]);
+    sends[1].done();
+    await b.flush();
+  });
+
+  it("a flush that took what a batch due at the next turn would have sent leaves it nothing: no empty batch", async () => {
+    const { client, server } = await pair();
+    const b = new BatchedSend(client, { intervalMs: 0 });
+    b.send("a"); // due at the next turn
+    await b.flush(); // sent now instead
+    await turns(2);
+    b.send("b");
+    expect(await server.recv()).toEqual(["a"]);
+    expect(await server.recv()).toEqual(["b"]);
+    expect(b.batchCount).toBe(2);
+  });
+
+  it("every concurrent flush() waits until what was buffered is sent", async () => {
+    const { client } = await pair();
+    const sends = heldSends(client);
+    const b = new BatchedSend(client, { intervalMs: 60_000 });
+    b.send("a");
+    const first = b.flush();
+    b.send("b");
+    const settled: string[] = [];
+    const second = b.flush().then(() => settled.push("second"));
+    const third = b.flush().then(() => settled.push("third"));
+    sends[0].done();
+    await turns(2);
+    expect(sends.map((s) => s.msg)).toEqual([["a"], ["b"]]);
+    // ["b"] is not sent yet: neither flush may say it is.
+    expect(settled).toEqual([]);
+    sends[1].done();
+    await Promise.all([first, second, third]);
+    expect(settled.sort()).toEqual(["second", "third"]);
+  });
+
+  it("close() closes the comm; close(false) leaves it open for its owner", async () => {
+    const { client, server } = await pair();
+    const kept = new BatchedSend(client);
+    kept.send("x");
+    await kept.close(false);
+    expect(kept.isClosed).toBe(true);
+    expect(client.isClosed).toBe(false);
+    expect(await server.recv()).toEqual(["x"]);
+    const closing = new BatchedSend(client);
+    await closing.close();
+    expect(client.isClosed).toBe(true);
   });
 });
 
