@@ -44,6 +44,19 @@ describe("connectWaiting", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
   });
 
+  it("a first failure after the wait is over is the connect's own, not said to be waited past", async () => {
+    const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
+    let told = 0;
+    const err = await connectWaiting(address, {
+      timeoutMs: 1_000,
+      waitMs: 0,
+      onFirstFailure: () => told++,
+    }).catch((e: unknown) => e);
+    expect((err as ConnectError).code).toBe("ECONNREFUSED");
+    expect((err as Error).message).not.toMatch(/still refused/);
+    expect(told).toBe(0);
+  });
+
   it("stops at once when its caller is closing", async () => {
     const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
     const err = await connectWaiting(address, { timeoutMs: 60_000, stopped: () => true }).catch(

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { getEventListeners } from "node:events";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { CommClosedError, isNetworkError, SerializationError } from "./errors.ts";
-import { RemoteError, type RpcHandler, rpc, serveRpc } from "./rpc.ts";
+import { RemoteError, type RpcHandler, remoteMessage, rpc, serveRpc } from "./rpc.ts";
 import { type CommPair, commPair } from "./testPair.ts";
 
 const pairs: CommPair[] = [];
@@ -203,5 +204,116 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     await pair.client.send("garbage");
     await pair.client.send({ op: 3, id: 99 });
     expect(await client.call("ping")).toBe("pong");
+  });
+});
+
+describe("rpc, what a caller and a server get in the corners", () => {
+  async function served(handlers: Record<string, RpcHandler>, address = "inproc://") {
+    const p = await commPair(address);
+    pairs.push(p);
+    void serveRpc(p.server, handlers);
+    return { client: rpc(p.client) };
+  }
+
+  /** A pair with a server and no RpcClient: the test speaks the wire form itself. */
+  async function rawServed(handlers: Record<string, RpcHandler>) {
+    const p = await commPair("inproc://");
+    pairs.push(p);
+    void serveRpc(p.server, handlers);
+    return p.client;
+  }
+
+  it("remoteMessage is the remote error's own message, without the rpc's words before it", () => {
+    const err = new RemoteError("get on tcp://h:1 failed: TypeError: bad thing", "TypeError", "");
+    expect(remoteMessage(err)).toBe("bad thing");
+    expect(remoteMessage(new RemoteError("said otherwise", "TypeError", ""))).toBe(
+      "said otherwise",
+    );
+  });
+
+  it("a RemoteError carries the remote stack", async () => {
+    const { client } = await served({
+      boom: function throwsHere() {
+        throw new TypeError("bad thing");
+      },
+    });
+    const err = (await client.call("boom").catch((e: unknown) => e)) as RemoteError;
+    expect(err.remoteStack).toMatch(/^TypeError: bad thing\n.*throwsHere/s);
+  });
+
+  it("a call with a signal already aborted rejects with its reason, sending nothing", async () => {
+    let ran = 0;
+    const { client } = await served({ ping: () => ++ran });
+    const ac = new AbortController();
+    ac.abort(new Error("stop"));
+    await expect(client.call("ping", {}, { signal: ac.signal })).rejects.toThrow("stop");
+    expect(await client.call("ping")).toBe(1);
+  });
+
+  it("a settled call leaves no timer and no listener on its signal behind", async () => {
+    const { client } = await served({ ping: () => "pong" });
+    const ac = new AbortController();
+    // A long timeout left running would hold the process open that long.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      expect(await client.call("ping", {}, { timeoutMs: 60_000, signal: ac.signal })).toBe("pong");
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+    // One signal for many calls (a worker's closing): its listeners must not pile up.
+    expect(getEventListeners(ac.signal, "abort")).toHaveLength(0);
+  });
+
+  it("afterReply is told false when the answer could not be sent", async () => {
+    let told!: (ok: boolean) => void;
+    const ok = new Promise<boolean>((r) => {
+      told = r;
+    });
+    // Over TCP, which encodes: in-process messages are not.
+    const { client } = await served(
+      {
+        get: (_a, ctx) => {
+          ctx.afterReply(told);
+          return () => 1; // cannot be encoded
+        },
+      },
+      "tcp://127.0.0.1:0",
+    );
+    await expect(client.call("get")).rejects.toThrow(/SerializationError/);
+    expect(await ok).toBe(false);
+  });
+
+  it("an op named after an Object.prototype method is unknown", async () => {
+    const { client } = await served({});
+    for (const op of ["toString", "constructor", "hasOwnProperty"]) {
+      await expect(client.call(op)).rejects.toThrow(`unknown op "${op}"`);
+    }
+  });
+
+  it("a request without args is served with none", async () => {
+    const comm = await rawServed({ ping: (args) => ({ pong: args }) });
+    await comm.send({ op: "ping", id: 7 });
+    expect(await comm.recv()).toEqual({ id: 7, result: { pong: {} } });
+  });
+
+  it("a request whose id is not an integer has no usable id: the connection is closed", async () => {
+    const comm = await rawServed({ ping: () => "pong" });
+    await comm.send({ op: "ping", id: 1.5 });
+    await expect(comm.recv()).rejects.toBeInstanceOf(CommClosedError);
+  });
+
+  it("an answer without an id is logged and ignored", async () => {
+    const logged: string[] = [];
+    const logger = { warn: (_o: object, msg?: string) => logged.push(msg ?? ""), error: () => {} };
+    const p = await commPair("inproc://");
+    pairs.push(p);
+    const client = rpc(p.client, logger);
+    const answered = client.call("get");
+    const request = (await p.server.recv()) as { id: number };
+    await p.server.send({ result: "stray" });
+    await p.server.send({ id: request.id, result: "ok" });
+    expect(await answered).toBe("ok");
+    expect(logged).toEqual(["rpc: ignoring a malformed answer"]);
   });
 });
