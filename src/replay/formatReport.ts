@@ -203,7 +203,10 @@ function formatStream(r: StreamReplayReport, options: FormatReportOptions): stri
   if (r.failure !== null) out.push(...failureLines(r.failure, options.maxStory ?? 20));
   if (r.final === null) {
     out.push(row("final", "the stream has no final line (cut short?): nothing to check"));
-  } else if (r.finalMismatches.length === 0 && r.failure === null) {
+  } else if (r.failure !== null) {
+    // The counts of a replay that stopped early say nothing about the reference's.
+    out.push(row("final", `not compared: the replay stopped at event ${r.failure.eventIndex}`));
+  } else if (r.finalMismatches.length === 0) {
     out.push(row("final", "as the reference produced"));
   } else {
     out.push(row("final", "DIFFERENT from what the reference produced"));
