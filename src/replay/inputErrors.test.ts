@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
@@ -62,6 +62,9 @@ beforeAll(() => {
   write("bad-nthreads.msgpack.gz", gzipSync(new Packr({ useRecords: false }).pack(dump)));
   files.missing = join(dir, "missing.msgpack.gz");
   files.directory = dir;
+  // A directory with a stream's name: read as one, refused by the file system.
+  files["directory.jsonl"] = join(dir, "directory.jsonl");
+  mkdirSync(files["directory.jsonl"]);
 });
 
 afterAll(() => {
@@ -112,6 +115,7 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     ],
     ["missing", /does not exist/],
     ["directory", /directory|unknown kind/],
+    ["directory.jsonl", /^cannot read the file: it is a directory$/],
   ])("%s", async (name, reason) => {
     const e = await inputError(files[name]);
     expect(e.reason).toMatch(reason);

@@ -3,7 +3,7 @@ import type { ClusterDump } from "../protocol/clusterDump.ts";
 import { formatStory, storyJson } from "./formatStory.ts";
 import { comparableRecord } from "./records.ts";
 import { loadDump, replayLoadedDump } from "./replayDump.ts";
-import { clusterStory, SCHEDULER } from "./story.ts";
+import { clusterStory, SCHEDULER, schedulerStory } from "./story.ts";
 import { sharedPath } from "./testPaths.ts";
 
 let tree: ClusterDump;
@@ -94,6 +94,33 @@ describe("cluster stories", () => {
     };
     const json = JSON.stringify(storyJson(clusterStory(dump, ["x"])));
     expect(JSON.parse(json)[0].record[3]).toEqual({ x: "1152921504606846976" });
+  });
+
+  it("finds a scheduler record by its key, a recommendation or its stimulus id", () => {
+    const log = [
+      ["x", "released", "waiting", { y: "processing" }, "s1", 1],
+      ["z", "waiting", "processing", {}, "s2", 2],
+      ["w", "processing", "memory", {}, "s3", 3],
+    ];
+    const keys = (wanted: string[]) => schedulerStory(new Set(wanted), log).map((t) => t[0]);
+    expect(keys(["x"])).toEqual(["x"]);
+    expect(keys(["y"])).toEqual(["x"]);
+    expect(keys(["s2"])).toEqual(["z"]);
+    expect(keys(["processing", "memory", "nothing"])).toEqual([]);
+  });
+
+  it("aligns the places of the records", () => {
+    const at = (where: string, text: string) =>
+      ({ time: 1, where, source: "dump", record: [], text }) as const;
+    expect(
+      formatStory([at("scheduler", "(a)"), at("tcp://10.0.0.1:1", "(b)")]).split("\n"),
+    ).toEqual([
+      "1970-01-01T00:00:01.000000Z  scheduler          (a)",
+      "1970-01-01T00:00:01.000000Z  tcp://10.0.0.1:1   (b)",
+    ]);
+    expect(storyJson([{ ...at("scheduler", "(a)"), source: "replay" }])).toEqual([
+      { time: 1, where: "scheduler", source: "replay", record: [] },
+    ]);
   });
 
   it("renders text and JSON", () => {

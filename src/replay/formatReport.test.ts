@@ -1,0 +1,79 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { formatReport, formatWorker } from "./formatReport.ts";
+import { loadDump, replayLoadedDump } from "./replayDump.ts";
+import type { DumpReplayReport, LogDivergence, WorkerReplayReport } from "./report.ts";
+import { sharedPath } from "./testPaths.ts";
+
+let report: DumpReplayReport;
+
+beforeAll(async () => {
+  const dump = await loadDump(sharedPath("dumps", "errors-and-cancel.msgpack.gz"));
+  report = replayLoadedDump(dump, { workers: ["tcp://127.0.0.1:45213"] }).report;
+});
+
+const divergence = (stimulusId: string): LogDivergence => ({
+  eventIndex: 3,
+  eventClass: "ComputeTaskEvent",
+  stimulusId,
+  recordIndex: 0,
+  expected: "('x', 'compute-task', 'released', 's')",
+  replayed: null,
+  missing: 1,
+  extra: 0,
+});
+
+/** The replayed worker's report with `edits` (the log's merged in). */
+function worker(
+  edits: Partial<Omit<WorkerReplayReport, "log">> & { log?: Partial<WorkerReplayReport["log"]> },
+): WorkerReplayReport {
+  const w = report.workers[0];
+  return { ...w, ...edits, log: { ...w.log, ...edits.log } };
+}
+
+describe("the text report of a worker", () => {
+  it("lists at most maxTasks mismatches and says how many more there are", () => {
+    const mismatch = (i: number) => ({
+      key: `t-${i}`,
+      dumped: "memory",
+      replayed: null,
+      fields: [],
+    });
+    const tasks = (n: number) => ({
+      ...report.workers[0].tasks,
+      mismatches: Array.from({ length: n }, (_, i) => mismatch(i)),
+    });
+    const exactly = formatWorker(worker({ verdict: "diverged", tasks: tasks(3) }), { maxTasks: 3 });
+    expect(exactly).toContain("t-2: dumped memory, replayed (forgotten)");
+    expect(exactly).not.toContain("more");
+    const over = formatWorker(worker({ verdict: "diverged", tasks: tasks(4) }), { maxTasks: 3 });
+    expect(over).not.toContain("t-3:");
+    expect(over).toContain("… and 1 more (--json lists them all)");
+  });
+
+  it("shows the first unverifiable stimulus only when no stimulus diverged", () => {
+    const both = worker({
+      log: { firstDivergence: divergence("divergent"), firstUnverifiable: divergence("unknown") },
+    });
+    expect(formatWorker(both)).toContain("first divergence at event 3");
+    expect(formatWorker(both)).not.toContain("first unverifiable stimulus");
+    const alone = worker({ log: { firstUnverifiable: divergence("unknown") } });
+    expect(formatWorker(alone)).toContain(
+      "first unverifiable stimulus at event 3 (ComputeTaskEvent unknown), record 0:",
+    );
+  });
+});
+
+describe("the text report of a dump", () => {
+  it("hints at --follow-log only to a replay that did not follow the log", () => {
+    const diverged = {
+      verdict: "diverged" as const,
+      ok: false,
+      log: { firstDivergence: divergence("s") },
+    };
+    const hint = "hint: rerun with --follow-log";
+    const without = { ...report, ok: false, workers: [worker({ ...diverged, followLog: false })] };
+    expect(formatReport(without)).toContain(hint);
+    const followed = { ...report, ok: false, workers: [worker({ ...diverged, followLog: true })] };
+    expect(formatReport(followed)).not.toContain(hint);
+  });
+});
