@@ -51,6 +51,18 @@ describe("conformance vectors", () => {
     expect(report.mismatch?.what).toBe("state");
     expect(report.mismatch?.details.join("\n")).toContain("transition_counter");
   });
+
+  it("skips an order-sensitive vector, whatever its steps", async () => {
+    const v = JSON.parse(gunzipSync(readFileSync(sharedPath("conformance", VECTOR))).toString());
+    v.order_sensitive = true;
+    v.steps[v.steps.length - 1].state.transition_counter += 1;
+    const file = join(dir, "order-sensitive.json");
+    writeFileSync(file, JSON.stringify(v));
+    const { report } = await replayFile(file);
+    if (report.kind !== "vector") throw new Error("not a vector report");
+    expect(report).toMatchObject({ skipped: true, mismatch: null, ok: true });
+    expect(formatReport(report)).toContain("SKIPPED: the vector is order-sensitive");
+  });
 });
 
 describe("stimulus streams", () => {
@@ -96,6 +108,19 @@ describe("stimulus streams", () => {
     expect(report.finalMismatches.some((m) => m.startsWith("transitionCounter: expected 1"))).toBe(
       true,
     );
+  });
+
+  it("hints at a cut file only when the last line is not JSON", async () => {
+    const cut = join(dir, "tree-cut.jsonl");
+    writeFileSync(cut, `${treeLines.slice(0, 10).join("\n")}\n${treeLines[10].slice(0, 20)}`);
+    await expect(replayFile(cut)).rejects.toThrow(
+      /line 11: not valid JSON \(is the file cut short\?\)/,
+    );
+    const middle = join(dir, "tree-bad-middle.jsonl");
+    writeFileSync(middle, [...treeLines.slice(0, 5), "{", ...treeLines.slice(5, 10)].join("\n"));
+    const err = await replayFile(middle).catch((e: unknown) => e);
+    expect(String(err)).toMatch(/line 6: not valid JSON: /);
+    expect(String(err)).not.toContain("cut short");
   });
 
   it("reports where the state machine raises, with the story", async () => {
