@@ -222,4 +222,61 @@ describe("LogFollower and gathers", () => {
     expect(peers(ws, compute)).toEqual([other]);
     expect(follower.pinnedGathers).toBe(1);
   });
+
+  it("ranks every dumped peer of one point before the others, in the dumped order", () => {
+    // Three equally good peers, two transfers at a time: the live run asked the two
+    // that the port's own tie-break leaves out of the first pair.
+    const make = (follower?: LogFollower) => {
+      const ws = new WorkerState({
+        address: "tcp://127.0.0.1:1",
+        transferIncomingCountLimit: 2,
+        chooser: follower,
+      });
+      ws.transferIncomingBytesThrottleThreshold = 0;
+      follower?.attach(ws);
+      return ws;
+    };
+    const three = new ComputeTaskEvent({
+      key: "x",
+      runId: 1,
+      whoHas: { a: ["tcp://127.0.0.1:2"], b: ["tcp://127.0.0.1:3"], c: ["tcp://127.0.0.1:4"] },
+      nbytes: { a: 8, b: 8, c: 8 },
+      priority: [0],
+      duration: 1,
+      runSpec: null,
+      resourceRestrictions: {},
+      actor: false,
+      annotations: {},
+      spanId: null,
+      stimulusId: "compute-x",
+    });
+    const plain = make();
+    const byDefault = peers(plain, three);
+    expect(byDefault).toHaveLength(2);
+    const keyOf: Record<string, string> = {
+      "tcp://127.0.0.1:2": "a",
+      "tcp://127.0.0.1:3": "b",
+      "tcp://127.0.0.1:4": "c",
+    };
+    const [left] = Object.keys(keyOf).filter((p) => !byDefault.includes(p));
+    const dumpedPeers = [left, byDefault[1]];
+    const log = [...plain.log];
+    const dumped = log
+      .filter((r) => r[0] !== "gather-dependencies")
+      .map((r) => comparableRecord(r));
+    // The gathers at the point the port logged them, naming the dumped peers.
+    const at = log.findIndex((r) => r[0] === "gather-dependencies");
+    dumped.splice(
+      at,
+      0,
+      ...dumpedPeers.map((p) =>
+        comparableRecord(["gather-dependencies", p, [keyOf[p]], "compute-x", 0]),
+      ),
+    );
+    const follower = new LogFollower();
+    const ws = make(follower);
+    follower.begin(dumped);
+    expect(peers(ws, three)).toEqual(dumpedPeers);
+    expect(follower.pinnedGathers).toBe(2);
+  });
 });
