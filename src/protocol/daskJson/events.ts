@@ -187,6 +187,9 @@ export const EVENT_CLASSES = Object.keys(DECODERS) as StateMachineEvent["cls"][]
  * An event from Dask's dict form (`StateMachineEvent._to_dict`: `"cls"`, `"stimulus_id"`
  * and the fields under their Python names). Throws {@link DaskDictError} naming the
  * class and field for an unknown class, a missing field or a field of the wrong type.
+ * A field the class does not have is ignored, where Dask's `from_dict` raises: a
+ * recording may carry more than it needs (Dask's own dicts add `handled`), and a
+ * replay should not fail on what it does not read.
  */
 export function eventFromDict(
   d: unknown,
