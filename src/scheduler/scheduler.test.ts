@@ -172,6 +172,23 @@ describe("Scheduler server", () => {
     expect(unchecked.reply).toMatchObject({ status: "OK" });
   });
 
+  it("refuses the second of two workers registering at once at one tcp:// address, saying why", async () => {
+    const { s } = await start({ listen: "tcp://127.0.0.1:0" });
+    const { listen } = await import("../comm/connect.ts");
+    const listener = await listen("tcp://127.0.0.1:0", async (comm) => void comm.close());
+    open.push(listener);
+    // Both ask before either is registered: the second may be found taken only after its reach check.
+    const [a, b] = await Promise.all([
+      peer(s, registerWorker(listener.address)),
+      peer(s, registerWorker(listener.address)),
+    ]);
+    const statuses = [a.reply.status, b.reply.status].sort();
+    expect(statuses).toEqual(["OK", "error"]);
+    const refused = a.reply.status === "error" ? a.reply : b.reply;
+    expect(refused.message).toBe(`a worker is already registered at ${listener.address}`);
+    expect(s.state.workers.size).toBe(1);
+  });
+
   it("warns once of a worker refused for a taken name, which asks again and again; then at debug", async () => {
     const { s, records } = await start();
     await peer(s, { ...registerWorker("inproc://w/1"), name: "w" });
@@ -189,6 +206,22 @@ describe("Scheduler server", () => {
       [40, "refused a worker", undefined],
     ]);
     expect(refusals[0].reason).toBe('the name "w" is taken by the worker at inproc://w/1');
+  });
+
+  it("warns again of a refusal once the minute since it warned of it has passed", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const { s, records } = await start();
+      await peer(s, { ...registerWorker("inproc://w/1"), name: "w" });
+      await peer(s, { ...registerWorker("inproc://w/2"), name: "w" });
+      await peer(s, { ...registerWorker("inproc://w/2"), name: "w" });
+      vi.setSystemTime(Date.now() + 60_000);
+      await peer(s, { ...registerWorker("inproc://w/2"), name: "w" });
+      const refusals = records.filter((r) => String(r.msg).startsWith("refused a worker"));
+      expect(refusals.map((r) => r.level)).toEqual([40, 20, 40]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("refuses a malformed registration", async () => {
@@ -845,6 +878,30 @@ describe("Scheduler server", () => {
       await sleep(50);
     }
     expect(s.state.workers.size).toBe(1);
+  });
+
+  it("does not take silence across a block of more than half the TTL for missed heartbeats", async () => {
+    // A TTL long enough that a loaded machine does not make the worker silent before the block.
+    const { s } = await start({ workerTtlMs: 1_000 });
+    await peer(s, registerWorker("inproc://w/1"));
+    s.removeSilentWorkers();
+    // Blocked for longer than the TTL but less than twice it: the worker's heartbeats are unread.
+    const blockedUntil = Date.now() + 1_500;
+    while (Date.now() < blockedUntil) {
+      // blocked
+    }
+    s.removeSilentWorkers();
+    expect(s.state.workers.size).toBe(1);
+  });
+
+  it("sends its workers no close-worker when a shutdown is asked of it while it closes", async () => {
+    const { s } = await start();
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    const closing = s.close();
+    expect(s.shutdownCluster()).toEqual(["inproc://w/1"]);
+    await closing;
+    await w.comm.closed;
+    expect(w.received.filter((m) => m.op === "close-worker")).toEqual([]);
   });
 
   it("drops a connection whose first message is not a handshake", async () => {

@@ -143,3 +143,16 @@ describe("standInsFor", () => {
     ).toEqual(none);
   });
 });
+
+describe("RequestOps", () => {
+  it("forgets a request once its reply is queued: a later reply of the same id is not taken for its answer", () => {
+    const ops = new RequestOps();
+    ops.asked({ op: "who-has", requestId: 3 });
+    const first = { op: "reply", requestId: 3, result: {} };
+    ops.queued(first);
+    expect(ops.of(first)).toBe("who-has");
+    const again = { op: "reply", requestId: 3, result: {} };
+    ops.queued(again);
+    expect(ops.of(again)).toBeUndefined();
+  });
+});

@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Comm } from "../comm/comm.ts";
+import { connect } from "../comm/connect.ts";
+import { wireVersion } from "../protocol/version.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
+import { Scheduler } from "./scheduler.ts";
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+});
+
+async function start(): Promise<Scheduler> {
+  const { logger } = memoryLogger();
+  const s = await Scheduler.start({ listen: "inproc://client-session", validate: true, logger });
+  open.push(s);
+  return s;
+}
+
+/** A raw client connection: `ask` sends a frame and resolves with the reply to its last request. */
+async function rawClient(s: Scheduler, clientId: string) {
+  const comm: Comm = await connect(s.address);
+  open.push({ close: () => comm.close() });
+  await comm.send({ op: "register-client", clientId, ...wireVersion() });
+  expect(await comm.recv()).toMatchObject({ status: "OK" });
+  const received: Record<string, unknown>[] = [];
+  const waiters: (() => void)[] = [];
+  void (async () => {
+    try {
+      for await (const frame of comm) {
+        for (const m of frame as Record<string, unknown>[]) received.push(m);
+        for (const w of waiters.splice(0)) w();
+      }
+    } catch {
+      // closed
+    }
+  })();
+  const waitFor = async (pred: (m: Record<string, unknown>) => boolean) => {
+    for (;;) {
+      const hit = received.find(pred);
+      if (hit !== undefined) return hit;
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
+  return { comm, received, waitFor };
+}
+
+describe("a client's session", () => {
+  it("answers a request after the messages before it in the same frame, so that it sees their effects", async () => {
+    const s = await start();
+    const c = await rawClient(s, "c1");
+    await c.comm.send([
+      {
+        op: "update-graph",
+        clientId: "c1",
+        keys: ["x"],
+        stimulusId: "g1",
+        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
+      },
+      { op: "who-has", requestId: 1 },
+    ]);
+    const reply = await c.waitFor((m) => m.requestId === 1);
+    expect(reply.result).toEqual({ x: [] });
+  });
+
+  it("counts and drops a pubsub-put without a msg, sending nothing to the subscribers", async () => {
+    const s = await start();
+    const sub = await rawClient(s, "sub");
+    await sub.comm.send([{ op: "pubsub-subscribe", requestId: 1, name: "t" }]);
+    await sub.waitFor((m) => m.requestId === 1);
+    const pub = await rawClient(s, "pub");
+    await pub.comm.send([
+      { op: "pubsub-put", name: "t" },
+      { op: "pubsub-put", name: "t", msg: "second" },
+    ]);
+    const got = await sub.waitFor((m) => m.op === "pubsub-msg");
+    expect(got.msg).toBe("second");
+    expect(sub.received.filter((m) => m.op === "pubsub-msg")).toHaveLength(1);
+    expect(s.countersSnapshot.rejectedMessages).toBe(1);
+  });
+
+  it("unsubscribes a client that left from its topics: one made by its subscription alone goes", async () => {
+    const s = await start();
+    const left = new Promise<void>((resolve) => {
+      void s.addPlugin({ name: "watch", removeClient: (_s, c) => c === "sub" && resolve() });
+    });
+    const sub = await rawClient(s, "sub");
+    await sub.comm.send([{ op: "subscribe-topic", requestId: 1, topic: "t" }]);
+    await sub.waitFor((m) => m.requestId === 1);
+    await sub.comm.close();
+    await left;
+    const other = await rawClient(s, "other");
+    await other.comm.send([{ op: "get-events", requestId: 2 }]);
+    expect((await other.waitFor((m) => m.requestId === 2)).result).toEqual({});
+  });
+});

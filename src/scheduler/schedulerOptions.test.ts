@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { memoryLogger } from "../worker/testWorker.ts";
+import { resolveSchedulerOptions } from "./schedulerOptions.ts";
+
+const { logger } = memoryLogger();
+
+describe("resolveSchedulerOptions", () => {
+  it("fills in the documented defaults", () => {
+    const o = resolveSchedulerOptions({ logger });
+    expect(o).toMatchObject({
+      listen: "tcp://127.0.0.1:0",
+      workerTtlMs: 30_000,
+      idleTimeoutMs: null,
+      handshakeTimeoutMs: 10_000,
+      batchedSendIntervalMs: 2,
+      taskStreamLength: 100_000,
+      workStealingIntervalMs: 100,
+      activeMemoryManagerIntervalMs: 2000,
+      logLength: 10_000,
+      eventsLogLength: 100_000,
+    });
+  });
+
+  it("refuses options that are not an object", () => {
+    expect(() => resolveSchedulerOptions(null as never)).toThrow(
+      new TypeError("Scheduler options must be an object"),
+    );
+  });
+
+  it("refuses a workerTtlMs of 0, which would remove every worker at once", () => {
+    expect(() => resolveSchedulerOptions({ logger, workerTtlMs: 0 })).toThrow(
+      "Scheduler option workerTtlMs must be > 0 (Infinity: never)",
+    );
+    expect(resolveSchedulerOptions({ logger, workerTtlMs: Infinity }).workerTtlMs).toBe(Infinity);
+  });
+
+  it("refuses an idleTimeoutMs of 0 (null is never)", () => {
+    expect(() => resolveSchedulerOptions({ logger, idleTimeoutMs: 0 })).toThrow(
+      /^Scheduler option idleTimeoutMs must be a number of ms > 0/,
+    );
+  });
+
+  it("refuses a count that is not an integer", () => {
+    expect(() => resolveSchedulerOptions({ logger, logLength: 1.5 })).toThrow(
+      "Scheduler option logLength must be an integer >= 0, got 1.5",
+    );
+  });
+});
