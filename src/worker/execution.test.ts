@@ -50,4 +50,23 @@ describe("Execution", () => {
     ex.finish(0);
     expect(gate.available).toBe(1);
   });
+
+  it("a run that ends while its rejoin waits gives the slot back once granted", async () => {
+    const { gate, ex } = await setup();
+    ex.secede(0);
+    await gate.acquire(); // another task takes the slot
+    const r = ex.rejoin();
+    ex.finish(null);
+    gate.release(); // the other task ends: the slot goes to the waiting rejoin
+    await r;
+    expect(gate.available).toBe(1);
+  });
+
+  it("a secession whose report is still queued when the run ends is not reported after it", async () => {
+    const { seceded, ex } = await setup();
+    ex.secede(0.5);
+    ex.finish(null);
+    await Promise.resolve();
+    expect(seceded).toEqual([]);
+  });
 });

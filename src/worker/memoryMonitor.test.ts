@@ -151,4 +151,18 @@ describe("MemoryMonitor", () => {
     expect(m.check()?.pause).toBe(true);
     expect(m.look()).toMatchObject({ memory: 900 });
   });
+
+  it("takes an infinite measure for a failed one", () => {
+    const t = monitor(null);
+    expect(t.at(Number.POSITIVE_INFINITY)).toBeNull();
+    expect(t.calls).toEqual([]);
+    expect(t.m.memory).toBeNull();
+  });
+
+  it("does not terminate at exactly the terminate share", () => {
+    const t = monitor(null);
+    expect(t.at(950)?.terminate).toBe(false);
+    expect(t.calls.some((c) => c.startsWith("terminate"))).toBe(false);
+    expect(t.at(951)?.terminate).toBe(true);
+  });
 });

@@ -52,4 +52,16 @@ describe("resolveArgs", () => {
     expect(out.args).toEqual([actorRef("remote", "tcp://w:2")]);
     expect(out.hasActors).toBe(true);
   });
+
+  it("keeps the items before the first reference of an array", () => {
+    const out = resolveArgs([0, "x", taskRef("a"), 3], data, "k");
+    expect(out.args).toEqual([0, "x", 1, 3]);
+  });
+
+  it("resolves references in objects without a prototype", () => {
+    const bare = Object.create(null) as Record<string, unknown>;
+    bare.r = taskRef("a");
+    const out = resolveArgs([bare], data, "k");
+    expect(out.args[0]).toEqual({ r: 1 });
+  });
 });

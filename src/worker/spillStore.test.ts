@@ -164,4 +164,53 @@ describe("SpillStore", () => {
     expect(left).not.toContain(`weft-spill-${dead}-abc`);
     expect(left).not.toContain(`weft-spill-${dead}-${hostTag()}-Ab34cd`);
   });
+
+  it("keeps in memory a value of exactly the target", () => {
+    const s = store(10);
+    s.set("a", bytes(10, 1));
+    expect(s.stats).toMatchObject({
+      memoryKeys: 1,
+      memoryBytes: 10,
+      spilledKeys: 0,
+      spillCount: 0,
+    });
+  });
+
+  it("reads back into memory a spilled value of exactly the target", () => {
+    const s = store(10);
+    s.set("a", bytes(10, 1)).set("b", bytes(1, 2)); // a, the least recently used, spilled
+    expect(s.stats).toMatchObject({ memoryKeys: 1, spilledKeys: 1 });
+    expect(s.get("a")).toEqual(bytes(10, 1));
+    // a back in memory, b spilled to make room for it.
+    expect(s.stats).toMatchObject({ memoryKeys: 1, memoryBytes: 10, spilledKeys: 1 });
+    expect(s.get("a")).toEqual(bytes(10, 1));
+    expect(s.stats.unspillCount).toBe(1);
+  });
+
+  it("stops spilling once memory is back at exactly the target", () => {
+    const s = store(10);
+    s.set("a", bytes(5, 1)).set("b", bytes(5, 2)).set("c", bytes(5, 3));
+    expect(s.stats).toMatchObject({ memoryKeys: 2, memoryBytes: 10, spilledKeys: 1 });
+  });
+
+  it("tries again to spill a key set anew after its value could not be", () => {
+    const failed: string[] = [];
+    const s = store(20, failed);
+    s.set("a", () => 1); // a function cannot be serialised: 10 bytes that stay
+    s.set("b", bytes(15, 1));
+    expect(failed).toEqual(["a"]);
+    s.set("a", bytes(10, 2)); // now a value that can be; b spilled to make room
+    expect(s.evictOne()).toBe(10);
+    expect(s.stats).toMatchObject({ memoryKeys: 0, spilledKeys: 2, spillFailures: 1 });
+  });
+
+  it("evicts nothing once closed, and counts no failure for it", () => {
+    const failed: string[] = [];
+    const s = store(100, failed);
+    s.set("a", bytes(10, 1));
+    s.close();
+    expect(s.evictOne()).toBe(-1);
+    expect(failed).toEqual([]);
+    expect(s.stats).toMatchObject({ memoryKeys: 1, spillFailures: 0 });
+  });
 });
