@@ -26,6 +26,27 @@ function ctxFrom(peerAddress: string) {
 }
 
 describe("DataServer", () => {
+  it("counts the bytes of an answer while it is sent, and in the total after", () => {
+    const h = host("tcp://10.0.0.1:1");
+    const server = new DataServer(h, 4);
+    const expected = (h.state.tasks.get("a")?.nbytes ?? 0) + (h.state.tasks.get("b")?.nbytes ?? 0);
+    expect(expected).toBeGreaterThan(0);
+    const { ctx, send } = ctxFrom("tcp://10.0.0.2:5");
+    server.getData({ keys: ["a", "b", "zzz"] }, ctx);
+    expect(server.outgoingBytes).toBe(expected);
+    send();
+    expect(server.outgoingBytes).toBe(0);
+    expect(server.outgoingBytesTotal).toBe(expected);
+  });
+
+  it("serves no actor whose task is not in memory here", () => {
+    const h = host("tcp://10.0.0.1:1");
+    h.state.actors.set("act", { n: 1 });
+    const server = new DataServer(h, 4);
+    const answer = server.getData({ keys: ["act", "a"] }, ctxFrom("tcp://10.0.0.2:5").ctx);
+    expect(answer.status === "OK" && [...answer.data.keys()]).toEqual(["a"]);
+  });
+
   it("answers with the keys it holds", () => {
     const server = new DataServer(host("tcp://10.0.0.1:1"), 4);
     const { ctx, send } = ctxFrom("tcp://10.0.0.2:5");
