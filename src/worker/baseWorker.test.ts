@@ -3,6 +3,7 @@ import { type AsyncInstructionContext, BaseWorker, type MetricName } from "./bas
 import {
   ComputeTaskEvent,
   ExecuteSuccessEvent,
+  FreeKeysEvent,
   GatherDepBusyEvent,
   GatherDepSuccessEvent,
   RetryBusyWorkerEvent,
@@ -83,6 +84,41 @@ class MockWorker extends BaseWorker {
   }
 }
 
+/** A MockWorker whose peers send none of the keys asked for. */
+class NothingFetchedWorker extends MockWorker {
+  override async gatherDep(
+    worker: string,
+    _toGather: ReadonlySet<string>,
+    totalNbytes: number,
+    stimulusId: string,
+  ): Promise<StateMachineEvent> {
+    await Promise.resolve();
+    return new GatherDepSuccessEvent({
+      worker,
+      totalNbytes,
+      data: {},
+      stimulusId: `got-${stimulusId}`,
+    });
+  }
+}
+
+/** A MockWorker whose task runs end when the test calls `finish`. */
+class GatedWorker extends MockWorker {
+  finish: () => void = () => {};
+
+  override async executeAsync(key: string): Promise<StateMachineEvent> {
+    await new Promise<void>((resolve) => {
+      this.finish = resolve;
+    });
+    return ExecuteSuccessEvent.dummy(key, { value: 42, runId: 7, stimulusId: `done-${key}` });
+  }
+}
+
+/** The value digested under `name` (joined with "/"); undefined if none was. */
+function metric(w: MockWorker, name: string): number | undefined {
+  return w.metrics.find(([n]) => n.join("/") === name)?.[1];
+}
+
 async function settle(w: BaseWorker): Promise<void> {
   for (let i = 0; i < 50 && w.asyncInstructionCount > 0; i++) {
     await new Promise((r) => setTimeout(r, 1));
@@ -156,5 +192,47 @@ describe("BaseWorker", () => {
     expect(stuck).toEqual([]);
     expect(w.asyncInstructionCount).toBe(0);
     expect(w.state.tasks.get("slow")?.state).toBe("executing");
+  });
+
+  it("reports the time of a run not recorded by its ledger under other, less what it recorded", async () => {
+    let t = 0;
+    const w = new MockWorker(new WorkerState({ address: "127.0.0.1:1" }), () => t);
+    w.handleStimulus(ComputeTaskEvent.dummy("inc-1", { runId: 7, stimulusId: "c" }));
+    t = 10; // the run took 10 s, 0.001 of them recorded as thread-cpu
+    await settle(w);
+    expect(metric(w, "execute//inc/thread-cpu/seconds")).toBe(0.001);
+    expect(metric(w, "execute//inc/other/seconds")).toBeCloseTo(9.999, 9);
+  });
+
+  it("reports no negative rest when the ledger recorded more than the run took", async () => {
+    const w = new MockWorker(new WorkerState({ address: "127.0.0.1:1" }), () => 0);
+    w.handleStimulus(ComputeTaskEvent.dummy("inc-1", { runId: 7, stimulusId: "c" }));
+    await settle(w);
+    expect(metric(w, "execute//inc/other/seconds")).toBe(0);
+  });
+
+  it("reports a fetch that brought none of its keys as missing", async () => {
+    const w = new NothingFetchedWorker(new WorkerState({ address: "127.0.0.1:1" }));
+    w.busyOnce = false;
+    w.handleStimulus(
+      ComputeTaskEvent.dummy("y", { runId: 7, whoHas: { x: ["127.0.0.1:2"] }, stimulusId: "c-y" }),
+    );
+    await settle(w);
+    const names = w.metrics.map(([name]) => name.join("/"));
+    expect(names).toContain("gather-dep/missing/seconds");
+    expect(names).not.toContain("gather-dep/cancelled/seconds");
+    expect(names).not.toContain("gather-dep/other/seconds");
+  });
+
+  it("reports a run whose task was released meanwhile as cancelled", async () => {
+    const w = new GatedWorker(new WorkerState({ address: "127.0.0.1:1" }));
+    w.handleStimulus(ComputeTaskEvent.dummy("inc-1", { runId: 7, stimulusId: "c" }));
+    await Promise.resolve();
+    w.handleStimulus(new FreeKeysEvent({ keys: ["inc-1"], stimulusId: "free" }));
+    w.finish();
+    await settle(w);
+    const names = w.metrics.map(([name]) => name.join("/"));
+    expect(names).toContain("execute//inc/cancelled/seconds");
+    expect(names).not.toContain("execute//inc/other/seconds");
   });
 });
