@@ -182,4 +182,24 @@ describe("PeerPool", () => {
     );
     expect(peers.size).toBe(0);
   });
+
+  it("connects anew rather than hand out a connection closed since", async () => {
+    const address = await peer({ identity: () => ({ type: "Worker" }), echo });
+    const peers = pool();
+    const first = await peers.get(address);
+    first.comm.abort();
+    const second = await peers.get(address);
+    expect(second).not.toBe(first);
+    expect(second.comm.isClosed).toBe(false);
+    expect(await second.call("echo", { text: "hi" })).toBe("hi");
+  });
+
+  it("refuses to connect once closed", async () => {
+    const address = await peer({ identity: () => ({ type: "Worker" }), echo });
+    const peers = pool();
+    await peers.get(address);
+    await peers.closeAll();
+    await expect(peers.get(address)).rejects.toThrow("peer pool is closed");
+    expect(peers.size).toBe(0);
+  });
 });
