@@ -30,6 +30,51 @@ describe("ThrottledGc", () => {
     expect(gc.collect()).toBe(false);
   });
 
+  it("does not collect while the last collection took exactly the share, as Dask's", () => {
+    let now = 0;
+    const gc = new ThrottledGc({
+      collect: () => {
+        now += 100;
+      },
+      now: () => now,
+    });
+    expect(gc.collect()).toBe(true);
+    now = 2_000; // 100 ms of 2 s: 5%
+    expect(gc.collect()).toBe(false);
+    now = 2_001;
+    expect(gc.collect()).toBe(true);
+  });
+
+  it("counts a collection the clock did not see as taking a microsecond", () => {
+    let now = 0;
+    const gc = new ThrottledGc({ collect: () => {}, now: () => now });
+    expect(gc.collect()).toBe(true);
+    now = 0.01; // 1 µs of 10 µs
+    expect(gc.collect()).toBe(false);
+    now = 0.03;
+    expect(gc.collect()).toBe(true);
+  });
+
+  it("tells of a slow collection only beyond slowMs", () => {
+    let now = 0;
+    let cost = 150;
+    const slow: number[] = [];
+    const gc = new ThrottledGc({
+      collect: () => {
+        now += cost;
+      },
+      now: () => now,
+      onSlow: (ms) => slow.push(ms),
+      slowMs: 150,
+    });
+    expect(gc.collect()).toBe(true);
+    expect(slow).toEqual([]);
+    cost = 151;
+    now = 100_000;
+    expect(gc.collect()).toBe(true);
+    expect(slow).toEqual([151]);
+  });
+
   it("runs V8's full collection, exposed if need be", () => {
     const gc = fullGarbageCollection();
     expect(gc).toBeTypeOf("function");
