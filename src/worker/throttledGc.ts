@@ -37,7 +37,7 @@ export interface ThrottledGcOptions {
   readonly slowMs?: number;
 }
 
-/** Calls `collect` unless the last collection, against the time since it began, would exceed the share. */
+/** Calls `collect` unless the last collection took the share, or more, of the time since it began (Dask's `<` test). */
 export class ThrottledGc {
   private lastStart: number;
   private lastDuration = 0;
@@ -48,7 +48,7 @@ export class ThrottledGc {
     this.lastStart = o.now();
   }
 
-  /** Collect, unless that would spend more than the share of the time collecting; true if it did. */
+  /** Collect, unless the last collection took the share of the time since it began or more; true if it did. */
   collect(): boolean {
     const start = this.o.now();
     // A clock that did not move still lets a microsecond pass.
