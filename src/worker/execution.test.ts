@@ -69,4 +69,14 @@ describe("Execution", () => {
     await Promise.resolve();
     expect(seceded).toEqual([]);
   });
+
+  it("a rejoin after the run ended waits for no slot", async () => {
+    const { gate, ex } = await setup();
+    ex.finish(null);
+    await gate.acquire(); // another task takes the slot
+    const r = ex.rejoin();
+    expect(gate.waiting).toBe(0);
+    await r;
+    expect(gate.available).toBe(0);
+  });
 });

@@ -202,4 +202,38 @@ describe("PeerPool", () => {
     await expect(peers.get(address)).rejects.toThrow("peer pool is closed");
     expect(peers.size).toBe(0);
   });
+
+  it("keeps the connection made after remove() when the one it cut fails", async () => {
+    const address = await peer({ identity: () => ({ type: "Worker" }), echo });
+    const peers = pool();
+    const cutOne = peers.get(address).catch((e: unknown) => e);
+    peers.remove(address, `${address} left the cluster`);
+    const second = peers.get(address);
+    expect((await cutOne) as Error).toBeInstanceOf(CommClosedError);
+    const client = await second;
+    expect(peers.size).toBe(1);
+    expect(await peers.get(address)).toBe(client);
+  });
+
+  it("keeps the connection made after remove() when the one it closed ends", async () => {
+    const address = await peer({ identity: () => ({ type: "Worker" }), echo });
+    const peers = pool();
+    const first = await peers.get(address);
+    peers.remove(address);
+    const second = await peers.get(address);
+    await first.comm.closed.catch(() => {});
+    expect(peers.size).toBe(1);
+    expect(await peers.get(address)).toBe(second);
+  });
+
+  it("a get aborted while another connects leaves that connection in the pool", async () => {
+    const address = await peer({ identity: () => ({ type: "Worker" }), echo });
+    const peers = pool();
+    const first = peers.get(address);
+    const stop = new Error("stop");
+    await expect(peers.get(address, AbortSignal.abort(stop))).rejects.toBe(stop);
+    const client = await first;
+    expect(await peers.get(address)).toBe(client);
+    expect(peers.size).toBe(1);
+  });
 });

@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { SlotGate } from "./slotGate.ts";
 
@@ -73,5 +74,16 @@ describe("SlotGate", () => {
   it("refuses a release without acquire and bad sizes", () => {
     expect(() => new SlotGate(1).release()).toThrow(/without a matching acquire/);
     expect(() => new SlotGate(0)).toThrow(RangeError);
+  });
+
+  it("stops listening to a waiter's signal once it is granted a slot", async () => {
+    const gate = new SlotGate(1);
+    await gate.acquire();
+    const ac = new AbortController();
+    const waiting = gate.acquire(ac.signal);
+    expect(getEventListeners(ac.signal, "abort")).toHaveLength(1);
+    gate.release();
+    await waiting;
+    expect(getEventListeners(ac.signal, "abort")).toHaveLength(0);
   });
 });
