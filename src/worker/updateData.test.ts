@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { ComputeTaskEvent, ExecuteSuccessEvent, type StateMachineEvent } from "./state/events.ts";
+import {
+  ComputeTaskEvent,
+  ExecuteSuccessEvent,
+  SecedeEvent,
+  type StateMachineEvent,
+} from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { parseUpdateDataResponse, updateDataHandler, WorkerClosingError } from "./updateData.ts";
 
@@ -107,6 +112,36 @@ describe("update_data", () => {
     const out = state.handleStimuli([ExecuteSuccessEvent.dummy("x", { stimulusId: "done-x" })]);
     expect(out).toContainEqual(expect.objectContaining({ op: "task-finished", key: "x" }));
     state.validateState();
+  });
+
+  it("refuses a value for a task of this worker's that seceded", () => {
+    const { state, handle } = handler();
+    state.handleStimuli([
+      ComputeTaskEvent.dummy("x", { stimulusId: "compute-x" }),
+      new SecedeEvent({ key: "x", computeDuration: 0.1, stimulusId: "secede-x" }),
+    ]);
+    expect(state.tasks.get("x")?.state).toBe("long-running");
+    const answer = handle({ data: { x: 1 } });
+    expect(answer.failed).toEqual({
+      x: "it is long-running here: this worker computes it, and takes no value for it",
+    });
+    expect(state.tasks.get("x")?.state).toBe("long-running");
+  });
+
+  it("makes a stimulus id of its own for an empty one, and refuses an empty key", () => {
+    const state = new WorkerState({ address: "tcp://10.0.0.1:1" });
+    const fed: StateMachineEvent[] = [];
+    const handle = updateDataHandler({
+      state,
+      refusal: () => null,
+      handleStimulus: (...stims: StateMachineEvent[]) => {
+        fed.push(...stims);
+        state.handleStimuli(stims);
+      },
+    });
+    handle({ data: { a: 1 }, stimulusId: "" });
+    expect(fed.map((e) => e.stimulusId)).toEqual([expect.stringMatching(/^update-data/)]);
+    expect(() => handle({ data: { "": 1 } })).toThrow("keys must be non-empty strings");
   });
 
   it("refuses while closing, and data that is not a map of keys", () => {
