@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Comm } from "../comm/comm.ts";
-import { connect } from "../comm/connect.ts";
 import { wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
+import { rawPeer } from "./testPeer.ts";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -17,32 +16,13 @@ async function start(): Promise<Scheduler> {
   return s;
 }
 
-/** A raw client connection: `ask` sends a frame and resolves with the reply to its last request. */
+/** A raw client connection, registered. */
 async function rawClient(s: Scheduler, clientId: string) {
-  const comm: Comm = await connect(s.address);
-  open.push({ close: () => comm.close() });
-  await comm.send({ op: "register-client", clientId, ...wireVersion() });
-  expect(await comm.recv()).toMatchObject({ status: "OK" });
-  const received: Record<string, unknown>[] = [];
-  const waiters: (() => void)[] = [];
-  void (async () => {
-    try {
-      for await (const frame of comm) {
-        for (const m of frame as Record<string, unknown>[]) received.push(m);
-        for (const w of waiters.splice(0)) w();
-      }
-    } catch {
-      // closed
-    }
-  })();
-  const waitFor = async (pred: (m: Record<string, unknown>) => boolean) => {
-    for (;;) {
-      const hit = received.find(pred);
-      if (hit !== undefined) return hit;
-      await new Promise<void>((resolve) => waiters.push(resolve));
-    }
-  };
-  return { comm, received, waitFor };
+  const c = await rawPeer(s.address, { op: "register-client", clientId, ...wireVersion() }, (x) =>
+    open.push(x),
+  );
+  expect(c.reply).toMatchObject({ status: "OK" });
+  return c;
 }
 
 describe("a client's session", () => {

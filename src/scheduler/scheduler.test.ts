@@ -1,13 +1,14 @@
 import type { Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type Comm, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { strangerTls, testTls } from "../comm/testTls.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
 import type { SchedulerOptions } from "./schedulerOptions.ts";
+import { rawPeer } from "./testPeer.ts";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -22,31 +23,8 @@ async function start(o: SchedulerOptions = {}) {
 }
 
 /** A raw connection that plays a worker or a client, recording what it receives. */
-async function peer(s: Scheduler, hello: Record<string, unknown>) {
-  const comm: Comm = await connect(s.address);
-  open.push({ close: () => comm.close() });
-  await comm.send(hello);
-  const reply = (await comm.recv()) as Record<string, unknown>;
-  const received: Record<string, unknown>[] = [];
-  const waiters: (() => void)[] = [];
-  void (async () => {
-    try {
-      for await (const frame of comm) {
-        for (const m of frame as Record<string, unknown>[]) received.push(m);
-        for (const w of waiters.splice(0)) w();
-      }
-    } catch {
-      // closed
-    }
-  })();
-  const waitFor = async (pred: (m: Record<string, unknown>) => boolean) => {
-    for (;;) {
-      const hit = received.find(pred);
-      if (hit !== undefined) return hit;
-      await new Promise<void>((resolve) => waiters.push(resolve));
-    }
-  };
-  return { comm, reply, received, waitFor };
+function peer(s: Scheduler, hello: Record<string, unknown>) {
+  return rawPeer(s.address, hello, (c) => open.push(c));
 }
 
 function registerWorker(address: string, nthreads = 1) {
