@@ -175,11 +175,11 @@ describe("LogFollower", () => {
 });
 
 describe("LogFollower and gathers", () => {
-  /** One task needing a key from each of two equally good peers; one transfer at a time. */
-  function gatherOne(follower?: LogFollower): WorkerState {
+  /** A worker fetching `limit` transfers at a time, its peers chosen by `follower`. */
+  function gathering(limit: number, follower?: LogFollower): WorkerState {
     const ws = new WorkerState({
       address: "tcp://127.0.0.1:1",
-      transferIncomingCountLimit: 1,
+      transferIncomingCountLimit: limit,
       chooser: follower,
     });
     ws.transferIncomingBytesThrottleThreshold = 0;
@@ -187,18 +187,13 @@ describe("LogFollower and gathers", () => {
     return ws;
   }
 
-  const compute = new ComputeTaskEvent({
-    key: "x",
+  /** One task needing a key from each of two equally good peers; one transfer at a time. */
+  const gatherOne = (follower?: LogFollower) => gathering(1, follower);
+
+  const compute = ComputeTaskEvent.dummy("x", {
     runId: 1,
     whoHas: { a: ["tcp://127.0.0.1:2"], b: ["tcp://127.0.0.1:3"] },
     nbytes: { a: 8, b: 8 },
-    priority: [0],
-    duration: 1,
-    runSpec: null,
-    resourceRestrictions: {},
-    actor: false,
-    annotations: {},
-    spanId: null,
     stimulusId: "compute-x",
   });
 
@@ -226,28 +221,11 @@ describe("LogFollower and gathers", () => {
   it("ranks every dumped peer of one point before the others, in the dumped order", () => {
     // Three equally good peers, two transfers at a time: the live run asked the two
     // that the port's own tie-break leaves out of the first pair.
-    const make = (follower?: LogFollower) => {
-      const ws = new WorkerState({
-        address: "tcp://127.0.0.1:1",
-        transferIncomingCountLimit: 2,
-        chooser: follower,
-      });
-      ws.transferIncomingBytesThrottleThreshold = 0;
-      follower?.attach(ws);
-      return ws;
-    };
-    const three = new ComputeTaskEvent({
-      key: "x",
+    const make = (follower?: LogFollower) => gathering(2, follower);
+    const three = ComputeTaskEvent.dummy("x", {
       runId: 1,
       whoHas: { a: ["tcp://127.0.0.1:2"], b: ["tcp://127.0.0.1:3"], c: ["tcp://127.0.0.1:4"] },
       nbytes: { a: 8, b: 8, c: 8 },
-      priority: [0],
-      duration: 1,
-      runSpec: null,
-      resourceRestrictions: {},
-      actor: false,
-      annotations: {},
-      spanId: null,
       stimulusId: "compute-x",
     });
     const plain = make();
