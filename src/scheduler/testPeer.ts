@@ -1,0 +1,53 @@
+/**
+ * A raw connection to a scheduler for its tests: it plays a worker or a client and
+ * records every message it receives.
+ */
+import type { Comm } from "../comm/comm.ts";
+import { connect } from "../comm/connect.ts";
+
+/** A connection made by {@link rawPeer}. */
+export interface RawPeer {
+  /** The connection. */
+  readonly comm: Comm;
+  /** The scheduler's answer to the first message. */
+  readonly reply: Record<string, unknown>;
+  /** Every message received since, in order. */
+  readonly received: Record<string, unknown>[];
+  /** Resolves with the first received message `pred` accepts, waiting for it if need be. */
+  waitFor(pred: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Connect to `address`, send `hello` and read the answer; `track` is given the
+ * connection to close at the end of the test.
+ */
+export async function rawPeer(
+  address: string,
+  hello: Record<string, unknown>,
+  track: (c: { close(): Promise<void> }) => void,
+): Promise<RawPeer> {
+  const comm: Comm = await connect(address);
+  track({ close: () => comm.close() });
+  await comm.send(hello);
+  const reply = (await comm.recv()) as Record<string, unknown>;
+  const received: Record<string, unknown>[] = [];
+  const waiters: (() => void)[] = [];
+  void (async () => {
+    try {
+      for await (const frame of comm) {
+        for (const m of frame as Record<string, unknown>[]) received.push(m);
+        for (const w of waiters.splice(0)) w();
+      }
+    } catch {
+      // closed
+    }
+  })();
+  const waitFor = async (pred: (m: Record<string, unknown>) => boolean) => {
+    for (;;) {
+      const hit = received.find(pred);
+      if (hit !== undefined) return hit;
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
+  return { comm, reply, received, waitFor };
+}
