@@ -73,7 +73,7 @@ export class Waiters<T> {
     const w = this.queue.shift();
     if (w === undefined) return false;
     if (w.timer !== null) clearTimeout(w.timer);
-    return this.reply(w.client, w.requestId, result) !== false;
+    return this.reply(w.client, w.requestId, result);
   }
 
   /** Answer every waiter with `result`. */
