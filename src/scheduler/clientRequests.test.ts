@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { memoryLogger } from "../worker/testWorker.ts";
 import { replyTo } from "./clientRequests.ts";
-import { Scheduler } from "./scheduler.ts";
+import type { Scheduler } from "./scheduler.ts";
+import { startTestScheduler } from "./testPeer.ts";
 
 const open: Scheduler[] = [];
 afterEach(async () => {
@@ -9,11 +9,8 @@ afterEach(async () => {
 });
 
 /** A scheduler listening in-process, whose requests are answered here directly, without a client. */
-async function start(): Promise<Scheduler> {
-  const { logger } = memoryLogger();
-  const s = await Scheduler.start({ listen: "inproc://requests", validate: true, logger });
-  open.push(s);
-  return s;
+function start(): Promise<Scheduler> {
+  return startTestScheduler("inproc://requests", (s) => open.push(s));
 }
 
 describe("the requests a client makes of the scheduler server", () => {

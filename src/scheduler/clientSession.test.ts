@@ -1,19 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { wireVersion } from "../protocol/version.ts";
-import { memoryLogger } from "../worker/testWorker.ts";
-import { Scheduler } from "./scheduler.ts";
-import { rawPeer } from "./testPeer.ts";
+import type { Scheduler } from "./scheduler.ts";
+import { rawPeer, startTestScheduler } from "./testPeer.ts";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   for (const x of open.splice(0).reverse()) await x.close();
 });
 
-async function start(): Promise<Scheduler> {
-  const { logger } = memoryLogger();
-  const s = await Scheduler.start({ listen: "inproc://client-session", validate: true, logger });
-  open.push(s);
-  return s;
+function start(): Promise<Scheduler> {
+  return startTestScheduler("inproc://client-session", (s) => open.push(s));
 }
 
 /** A raw client connection, registered. */

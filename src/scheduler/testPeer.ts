@@ -1,9 +1,26 @@
 /**
- * A raw connection to a scheduler for its tests: it plays a worker or a client and
- * records every message it receives.
+ * For the scheduler's tests: a validating scheduler listening in-process, and a raw
+ * connection to it that plays a worker or a client and records every message it
+ * receives.
  */
 import type { Comm } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
+import { Scheduler } from "./scheduler.ts";
+
+/**
+ * A validating scheduler listening at `listen` (in-process), logging to memory;
+ * `track` is given it to close at the end of the test.
+ */
+export async function startTestScheduler(
+  listen: string,
+  track: (s: Scheduler) => void,
+): Promise<Scheduler> {
+  const { logger } = memoryLogger();
+  const s = await Scheduler.start({ listen, validate: true, logger });
+  track(s);
+  return s;
+}
 
 /** A connection made by {@link rawPeer}. */
 export interface RawPeer {

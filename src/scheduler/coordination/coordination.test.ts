@@ -5,7 +5,6 @@ import { Semaphores } from "./semaphores.ts";
 import { replies } from "./testReplies.ts";
 import { DEFERRED } from "./waiters.ts";
 
-/** Replies sent later, as `client#requestId=result`. */
 const CLIENTS = ["a", "b", "c"];
 
 type SemaphoreOp =

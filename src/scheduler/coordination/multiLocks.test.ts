@@ -5,7 +5,6 @@ import { MultiLocks } from "./multiLocks.ts";
 import { replies } from "./testReplies.ts";
 import { DEFERRED } from "./waiters.ts";
 
-/** Replies sent later, as `client#requestId=result`. */
 /** The queues, head first (the head holds the lock). */
 function queuesOf(m: MultiLocks): Map<string, string[]> {
   return (m as unknown as { queues: Map<string, string[]> }).queues;
