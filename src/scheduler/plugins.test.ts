@@ -56,6 +56,20 @@ describe("scheduler plugins", () => {
     expect(log.at(-1)).toBe("close");
   });
 
+  it("are told of the workers and clients still connected as the scheduler closes, before their close", async () => {
+    const log: string[] = [];
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      scheduler: { plugins: [recorder(log)] },
+    });
+    const worker = cluster.workers[0]?.address as string;
+    expect(await client.submit(inc, 1)).toBe(2);
+    const added = log.find((l) => l.startsWith("+client ")) as string;
+    await cluster.scheduler.close();
+    const tail = log.slice(log.indexOf(`-worker ${worker}`));
+    expect(tail).toEqual([`-worker ${worker}`, `-${added.slice(1)}`, "close"]);
+  });
+
   it("addPlugin replaces one of the same name (closed first); removePlugin closes it; hooks that throw are logged", async () => {
     const { logger, records } = memoryLogger();
     const s = await Scheduler.start({ logger });

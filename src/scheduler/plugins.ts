@@ -41,11 +41,11 @@ export interface SchedulerPlugin extends SchedulerTransitionPlugin {
   close?(): unknown;
   /** A worker registered. */
   addWorker?(scheduler: Scheduler, worker: string): void;
-  /** A worker left or was removed. */
+  /** A worker left or was removed, or is still connected as the scheduler closes (before `close`). */
   removeWorker?(scheduler: Scheduler, worker: string): void;
   /** A client connected. */
   addClient?(scheduler: Scheduler, client: string): void;
-  /** A client left. */
+  /** A client left, or is still connected as the scheduler closes (before `close`). */
   removeClient?(scheduler: Scheduler, client: string): void;
   /** An event was logged under `topic` (`Client.logEvent`, and the scheduler's own). */
   logEvent?(topic: string, msg: unknown): void;

@@ -464,6 +464,11 @@ export class Scheduler implements SessionHost {
     await this.listener?.close();
     await this.http?.close();
     this.coordination.dropAll();
+    // Plugins are told of every session they saw begin ending before their close. Dask
+    // calls remove_worker/remove_client for these too, but from the sessions' ends, after
+    // the plugins' close; the sessions cut here find themselves removed and tell nobody.
+    for (const address of this.router.workers.keys()) this.plugins.notify("removeWorker", address);
+    for (const id of this.router.clients.keys()) this.plugins.notify("removeClient", id);
     const streams = [...this.router.workers.values(), ...this.router.clients.values()];
     this.router.workers.clear();
     this.router.clients.clear();
