@@ -45,6 +45,25 @@ describe("where a dumped log and its stimulus log meet", () => {
     expect(c.firstCheckedGroup).toBe(g);
     expect(c.firstGroupPartial).toBe(true);
   });
+
+  it("a log that lost its beginning but reaches before the stimulus log: checked from the first event, whole", () => {
+    // Both logs capped, the log the longer: its first records are of older stimuli.
+    const cut = {
+      ...worker,
+      stimulusLog: worker.stimulusLog.slice(100),
+      log: worker.log.slice(300),
+    };
+    for (const w of [
+      cut,
+      { ...cut, stimulusLog: cut.stimulusLog.map((e) => ({ ...e, handled: null })) },
+    ]) {
+      const c = coverage(w);
+      expect(c.logCapped).toBe(true);
+      expect(c.recordsBefore).toBeGreaterThan(0);
+      expect(c.firstCheckedGroup).toBe(0);
+      expect(c.firstGroupPartial).toBe(false);
+    }
+  });
 });
 
 describe("tainted tasks", () => {
