@@ -210,6 +210,32 @@ describe("HeapSet lazy deletion (reference semantics)", () => {
     h.add(a);
     expect(ids([h.pop(), h.pop()])).toEqual(["b", "a"]);
   });
+
+  // a's priority puts its stale entry where taking b does not reach it: behind b in
+  // the heap for pop, at its front for popright.
+  it.each([
+    ["pop", 6, <T extends object>(h: HeapSet<T>) => h.pop()],
+    ["popright", 5, <T extends object>(h: HeapSet<T>) => h.popright()],
+  ])("%s taking the last member clears stale entries", (_name, prioA, take) => {
+    type Marked = Item & { heapMarks: number };
+    const sets: HeapSet<Marked>[] = [
+      new HeapSet<Marked>(byPrio),
+      HeapSet.marked<Marked>(byPrio, 1),
+    ];
+    for (const h of sets) {
+      const a = { ...item("a", prioA), heapMarks: 0 };
+      const b = { ...item("b", 5), heapMarks: 0 };
+      h.add(a);
+      h.add(b);
+      h.discard(a);
+      expect(take(h)).toBe(b); // the set is empty -> clear(), a's old entry goes
+      const c = { ...item("c", prioA), heapMarks: 0 };
+      h.add(c);
+      h.add(a);
+      // A surviving old entry of a would tie-break before c.
+      expect(ids([h.pop(), h.pop()])).toEqual(["c", "a"]);
+    }
+  });
 });
 
 interface Trace {
