@@ -45,3 +45,20 @@ describe("keySplit matches Python key_split on generated keys", () => {
     expect(keySplit(key)).toBe(expected);
   });
 });
+
+describe("keySplit: boundaries of both paths (expected values from the Python reference)", () => {
+  // Keys starting with a non-ASCII letter or a digit take the general port; the others
+  // the ASCII fast path, which must agree with it on Z, f, and non-ASCII later words.
+  it.each([
+    ["é-fghijklm", "é"], // 8 letters from f: a hex token
+    ["é-abcdefgh", "é"],
+    ["é-abcdefg", "é-abcdefg"], // 7 letters: a word
+    ["0123456789abcdef0123456789abcdef0", "0123456789abcdef0123456789abcdef0"], // 33, not 32
+    ["x-fghijklm", "x"],
+    ["x-aZ-1", "x-aZ"],
+    ["Zed-1", "Zed"],
+    ["x-café-1", "x-café"],
+  ] as const)("key_split(%j) == %j", (key, expected) => {
+    expect(keySplit(key)).toBe(expected);
+  });
+});
