@@ -94,6 +94,8 @@ describe("PyRandom reproduces CPython random.Random", () => {
     expect(r.getrandbits(0)).toBe(0);
     expect(() => r.getrandbits(54)).toThrow(RangeError);
     expect(() => r.randbelow(0)).toThrow(RangeError);
+    // 2**53 has 54 bits: randbelow says so itself rather than letting getrandbits(54) fail.
+    expect(() => r.randbelow(2 ** 53)).toThrow(/randbelow/);
     expect(() => r.randint(3, 2)).toThrow(RangeError);
     expect(() => r.choice([])).toThrow(RangeError);
   });

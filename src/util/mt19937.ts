@@ -155,11 +155,12 @@ export class PyRandom {
 
   /**
    * `Random._randbelow(n)` (the getrandbits variant): a uniform integer in
-   * `[0, n)`, by rejection sampling on `n.bit_length()` bits. `0 < n <= 2**53`.
+   * `[0, n)`, by rejection sampling on `n.bit_length()` bits. `0 < n < 2**53`:
+   * `2**53` itself would need 54 bits, more than `getrandbits` draws exactly.
    */
   randbelow(n: number): number {
-    if (!Number.isInteger(n) || n <= 0 || n > 9007199254740992) {
-      throw new RangeError(`randbelow: n must be an integer in [1, 2**53], got ${n}`);
+    if (!Number.isInteger(n) || n <= 0 || n > Number.MAX_SAFE_INTEGER) {
+      throw new RangeError(`randbelow: n must be an integer in [1, 2**53 - 1], got ${n}`);
     }
     const k = bitLength(n);
     let r = this.getrandbits(k);
