@@ -94,9 +94,31 @@ describe("PyRandom reproduces CPython random.Random", () => {
     expect(r.getrandbits(0)).toBe(0);
     expect(() => r.getrandbits(54)).toThrow(RangeError);
     expect(() => r.randbelow(0)).toThrow(RangeError);
+    expect(() => r.getrandbits(-1)).toThrow(RangeError);
     // 2**53 has 54 bits: randbelow says so itself rather than letting getrandbits(54) fail.
     expect(() => r.randbelow(2 ** 53)).toThrow(/randbelow/);
-    expect(() => r.randint(3, 2)).toThrow(RangeError);
-    expect(() => r.choice([])).toThrow(RangeError);
+    // Each of these would also fail inside randbelow; the caller's own check names the cause.
+    expect(() => r.randint(3, 2)).toThrow(/empty range in randint\(3, 2\)/);
+    expect(() => r.randint(0, 2.5)).toThrow(/randint: bounds must be integers/);
+    expect(() => r.choice([])).toThrow(/Cannot choose from an empty sequence/);
+  });
+
+  it("seeds with more words than the state has use every word (CPython 3.11)", () => {
+    // 2**(32*700) + 12345: 701 32-bit words, more than the 624 of the state.
+    const r = new PyRandom(2n ** (32n * 700n) + 12345n);
+    expect([r.random(), r.random(), r.random()]).toEqual([
+      0.8585424432926546, 0.1682004203504902, 0.9953187801839289,
+    ]);
+  });
+
+  it("randbelow at the 32-bit boundary and just under 2**53 (CPython 3.11 _randbelow)", () => {
+    const r = new PyRandom(3);
+    expect(Array.from({ length: 5 }, () => r.randbelow(2 ** 32))).toEqual([
+      2337446730, 2593816829, 3596902313, 1006443827, 2045921456,
+    ]);
+    expect(Array.from({ length: 3 }, () => r.randbelow(2 ** 53 - 1))).toEqual([
+      7755399421360170, 2088965365484613, 1365694952651391,
+    ]);
+    expect(r.random()).toBe(0.8680453071432968);
   });
 });
