@@ -23,6 +23,11 @@ describe("parseBytes: the reference's doctests", () => {
     expect(parseBytes(s)).toBe(expected);
   });
 
+  it("drops spaces inside the number and the unit too, like the reference's replace", () => {
+    expect(parseBytes("1 000 kB")).toBe(1000000);
+    expect(parseBytes("5 k B")).toBe(5000);
+  });
+
   it("parse_bytes('5 foos') raises with the reference's message", () => {
     expect(() => parseBytes("5 foos")).toThrow("Could not interpret 'foos' as a byte unit");
   });
@@ -59,6 +64,11 @@ describe("formatBytes", () => {
     expect(formatBytes(1234567)).toBe("1.18 MiB");
   });
 
+  it("switches to a unit at exactly 0.9 of it", () => {
+    expect(formatBytes(1024 * 0.9)).toBe("0.90 kiB");
+    expect(formatBytes(2 ** 20 * 0.9)).toBe("0.90 MiB");
+  });
+
   it("rounds exact ties half to even, like Python's format()", () => {
     expect(formatBytes(1152)).toBe("1.12 kiB"); // 1.125
     expect(formatBytes(1441792)).toBe("1.38 MiB"); // 1.375
@@ -67,6 +77,9 @@ describe("formatBytes", () => {
   it("handles non-integers and non-finite values like Python floats", () => {
     expect(formatBytes(1e-7)).toBe("1e-07 B");
     expect(formatBytes(0.25)).toBe("0.25 B");
+    expect(formatBytes(0.0001)).toBe("0.0001 B"); // exponent -4: still positional
+    expect(formatBytes(-0.5)).toBe("-0.5 B");
+    expect(formatBytes(-1.25)).toBe("-1.25 B");
     expect(formatBytes(Number.NaN)).toBe("nan B");
     expect(formatBytes(Number.POSITIVE_INFINITY)).toBe("inf PiB");
     expect(formatBytes(Number.NEGATIVE_INFINITY)).toBe("-inf B");

@@ -19,6 +19,38 @@ describe("parseTimedelta (dask's parse_timedelta)", () => {
     expect(parseTimedelta("250", "ms")).toBeCloseTo(0.25, 12);
   });
 
+  it("knows each of dask's timedelta_sizes, whatever the case", () => {
+    const sizes: [string, number][] = [
+      ["s", 1],
+      ["ms", 1e-3],
+      ["us", 1e-6],
+      ["ns", 1e-9],
+      ["m", 60],
+      ["h", 3600],
+      ["d", 86_400],
+      ["w", 604_800],
+      ["second", 1],
+      ["minute", 60],
+      ["hour", 3600],
+      ["day", 86_400],
+      ["week", 604_800],
+      ["millisecond", 1e-3],
+      ["microsecond", 1e-6],
+      ["nanosecond", 1e-9],
+    ];
+    for (const [unit, seconds] of sizes) {
+      for (const u of [unit, unit.toUpperCase(), `${unit}s`]) {
+        if (u === `${unit}s` && unit.length <= 2) continue; // "ss", "mss": no units
+        expect(parseTimedelta(`2 ${u}`), u).toBe(2 * seconds);
+      }
+    }
+  });
+
+  it("reads a negative exponent", () => {
+    expect(parseTimedelta("1e-3s")).toBe(1e-3);
+    expect(parseTimedelta("25E-1 h")).toBe(9000);
+  });
+
   it("refuses what is not a duration, saying why", () => {
     expect(() => parseTimedelta("")).toThrow("not a duration: an empty text");
     expect(() => parseTimedelta("5 parsecs")).toThrow(/invalid time unit "parsecs" \(valid: s, ms/);
