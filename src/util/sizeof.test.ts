@@ -167,3 +167,92 @@ describe("sizeof work bound", () => {
     expect(made).toBeLessThanOrEqual(12_000); // 10,031 today: the 10,000-object budget
   });
 });
+
+describe("sizeof, exactly", () => {
+  // The documented model: 8 per number or slot, 16 per object or string header, 2 per
+  // UTF-16 unit. Reports are compared across workers, so the model itself is pinned.
+  it("counts each container's slots: arrays 1, objects 2 (key and value), Sets 3, Maps 4", () => {
+    expect(sizeof([])).toBe(16);
+    expect(sizeof([1, 2])).toBe(16 + 2 * 8 + 2 * 8);
+    expect(sizeof(new Set([1, 2]))).toBe(16 + 2 * 24 + 2 * 8);
+    expect(sizeof(new Map([[1, 2]]))).toBe(16 + 32 + 8 + 8); // key and value both count
+    expect(sizeof({ ab: 1 })).toBe(16 + 16 + (16 + 2 * 2) + 8); // the key string counts too
+  });
+
+  it("sizes bigints by 64-bit words of their magnitude", () => {
+    expect(sizeof(2n ** 64n)).toBe(16 + 2 * 8); // 65 bits
+    expect(sizeof(2n ** 64n - 1n)).toBe(16 + 8);
+    expect(sizeof(-(2n ** 64n - 1n))).toBe(16 + 8); // the sign is no extra word
+  });
+
+  it("gives the special objects their own sizes", () => {
+    expect(sizeof(Symbol("s"))).toBe(24);
+    expect(sizeof(new Date(0))).toBe(24);
+    expect(sizeof(/abc/g)).toBe(16 + 16 + 2 * 3);
+    const err = new Error("m");
+    err.stack = "at x";
+    expect(sizeof(err)).toBe(16 + (16 + 2) + (16 + 2 * 4));
+    expect(sizeof(new SharedArrayBuffer(100))).toBe(116);
+    expect(sizeof(new WeakSet())).toBe(DEFAULT_SIZEOF);
+    expect(sizeof(new WeakRef({}))).toBe(DEFAULT_SIZEOF);
+  });
+
+  it("walks 8 levels of containers; the 9th counts only its own slots", () => {
+    const big = "x".repeat(1000);
+    const nest = (levels: number): unknown => {
+      let v: unknown = big;
+      for (let i = 0; i < levels; i++) v = [v];
+      return v;
+    };
+    expect(sizeof(nest(8))).toBe(8 * 24 + 2016);
+    expect(sizeof(nest(9))).toBe(9 * 24);
+  });
+
+  it("samples large objects' keys evenly spaced, not the first ten", () => {
+    // Keys k00..k19: the even ones (what an even spacing of 10 in 20 picks) hold big values.
+    const o = Object.fromEntries(
+      Array.from({ length: 20 }, (_, i) => [
+        `k${String(i).padStart(2, "0")}`,
+        i % 2 ? 0 : "x".repeat(100),
+      ]),
+    );
+    const sampled = 10 * (16 + 6 + 216);
+    expect(sizeof(o)).toBe(16 + 20 * 16 + 2 * sampled);
+  });
+
+  it("Sets and Maps measure only their first 10 items", () => {
+    const big = "x".repeat(1000);
+    const ten = Array.from({ length: 10 }, (_, i) => i);
+    expect(sizeof(new Set([...ten, big]))).toBe(sizeof(new Set([...ten, -1])));
+    const entries = (last: unknown): [unknown, unknown][] => [
+      ...ten.map((i): [unknown, unknown] => [i, i]),
+      [-1, last],
+    ];
+    expect(sizeof(new Map(entries(big)))).toBe(sizeof(new Map(entries(-1))));
+  });
+
+  it("walks into the 9,999th object but counts the 10,000th (the budget's last) by its slots only", () => {
+    const level = (depth: number): unknown[] =>
+      Array.from({ length: 10 }, () => (depth === 1 ? new Uint8Array(1) : level(depth - 1)));
+    const big = "x".repeat(1000);
+    // Nine subtrees of 1 + 10 + 100 + 1000 objects, less two leaves, under the root: in
+    // walk order x is object 9,999 and y, its first item, object 10,000.
+    const tree = (y: unknown[], z: unknown): unknown[] => {
+      const subtrees = Array.from({ length: 9 }, () => level(3));
+      const first = (subtrees[0][0] as unknown[])[0] as unknown[];
+      first[0] = 0;
+      first[1] = 0;
+      return [...subtrees, [y, z]];
+    };
+    expect(sizeof(tree(Array(10).fill(0), 0))).toBe(sizeof(tree(Array(10).fill(big), 0)));
+    expect(sizeof(tree([], big)) - sizeof(tree([], 0))).toBe(2016 - 8);
+  });
+});
+
+describe("typeName of an anonymous class", () => {
+  it("says Object rather than an empty name", () => {
+    const Anonymous = [class {}][0];
+    expect(Anonymous.name).toBe("");
+    expect(typeName(new Anonymous())).toBe("Object");
+  });
+});
