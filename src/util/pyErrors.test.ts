@@ -9,7 +9,7 @@ describe("assert", () => {
   it("passes on a true condition and raises an AssertionError otherwise", () => {
     expect(() => assert(1)).not.toThrow();
     expect(() => assert(0, "nope")).toThrow(new AssertionError("nope"));
-    expect(() => assert(false, () => "lazy")).toThrow("lazy");
+    expect(() => assert(false, () => "lazy")).toThrow(/^lazy$/);
   });
 
   it("without a message, names the function and line of the failed check", () => {
@@ -24,6 +24,10 @@ describe("assert", () => {
     expect(err).toBeInstanceOf(AssertionError);
     expect(err?.message).toMatch(/^assertion failed in checksPositive \(pyErrors\.test\.ts:\d+\)$/);
   });
+
+  it("without a message, from an anonymous function, names the file and line alone", () => {
+    expect(() => assert(false)).toThrow(/^assertion failed at pyErrors\.test\.ts:\d+$/);
+  });
 });
 
 describe("setRemove", () => {
@@ -32,5 +36,16 @@ describe("setRemove", () => {
     setRemove(s, "a");
     expect(s.size).toBe(0);
     expect(() => setRemove(s, "a")).toThrow(KeyError);
+  });
+});
+
+describe("KeyError", () => {
+  it("carries the missing key, and names it (a string quoted) in its message and name", () => {
+    const e = new KeyError("a");
+    expect(e.key).toBe("a");
+    expect(e.name).toBe("KeyError");
+    expect(e.message).toBe('KeyError: "a"');
+    expect(new KeyError(3).message).toBe("KeyError: 3");
+    expect(new KeyError(3, "custom").message).toBe("custom");
   });
 });

@@ -16,6 +16,7 @@ describe("pyString", () => {
     expect(isPyWhitespace(0x85)).toBe(true);
     expect(isPyWhitespace(0xfeff)).toBe(false); // JS \s matches it, Python does not
     expect(isPyWhitespace(0x41)).toBe(false);
+    expect(isPyWhitespace(0x0b)).toBe(true); // vertical tab
   });
 
   it("pySplitWhitespace is str.split()", () => {
@@ -49,6 +50,9 @@ describe("pyString", () => {
     expect(pyLen("🎉x")).toBe(2);
     expect(pyLen("")).toBe(0);
     expect(pyLen("\ud800x")).toBe(2); // lone surrogate counts once
+    // The last high and the last low surrogate still pair up.
+    expect(pyLen("\udbff\udc00")).toBe(1);
+    expect(pyLen("\ud800\udfff")).toBe(1);
   });
 });
 
@@ -77,6 +81,9 @@ describe("pyRepr / pyKeyRepr: how Python prints strings and keys", () => {
       ["combining e\u0301", "'combining e\u0301'"],
       ["lone\ud800x", "'lone\\ud800x'"],
       ["del\u007f", "'del\\x7f'"],
+      ["us\u001f", "'us\\x1f'"],
+      ["a\r\tb", "'a\\r\\tb'"],
+      ["non\uffff", "'non\\uffff'"],
     ];
     for (const [s, repr] of cases) expect(pyRepr(s)).toBe(repr);
   });
@@ -105,6 +112,7 @@ describe("pyRepr / pyKeyRepr: how Python prints strings and keys", () => {
     expect(pyKeyRepr("(x, 1)")).toBe("'(x, 1)'");
     expect(pyKeyRepr("('a' 1)")).toBe(`"('a' 1)"`);
     expect(pyKeyRepr("('a', 1,)")).toBe(`"('a', 1,)"`);
+    expect(pyKeyRepr("('a')")).toBe(`"('a')"`); // a one-item tuple prints its comma
     expect(pyKeyRepr("('a', 1)x")).toBe(`"('a', 1)x"`);
   });
 });
