@@ -22,6 +22,16 @@ describe("cutText", () => {
     expect(cutEnd("a\uDC00bc", 2)).toBe(2);
   });
 
+  test("every high surrogate, U+D800 to U+DBFF, counts as the first half of a pair", () => {
+    expect(cutEnd("\uD800\uDC00x", 1)).toBe(0);
+    expect(cutEnd("\uDBFF\uDFFFx", 1)).toBe(0);
+  });
+
+  test("text that fits is kept whole, even ending in a lone high surrogate", () => {
+    expect(cutEnd("a\uD800", 5)).toBe(2);
+    expect(cutEnd("a\uD800", 2)).toBe(2);
+  });
+
   test("max outside 0..length is clamped", () => {
     expect(cutEnd("abc", 10)).toBe(3);
     expect(cutEnd("abc", -1)).toBe(0);

@@ -31,5 +31,6 @@ describe("showValue", () => {
 
   it("cuts long values", () => {
     expect(showValue("x".repeat(100), 10)).toBe(`"${"x".repeat(9)}…`);
+    expect(showValue("x".repeat(100))).toBe(`"${"x".repeat(59)}…`); // 60 by default
   });
 });
