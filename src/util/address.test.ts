@@ -34,6 +34,9 @@ describe("getAddressHost", () => {
     ["tcp://host:http", /invalid port "http"/],
     ["tcp://host:", /invalid port ""/],
     ["tcp://host:70000", /out of range/],
+    ["tcp://host:65536", /port 65536 out of range/],
+    ["tcp://host:-1", /port -1 out of range/],
+    ["tcp://[::1]", /missing port number/],
     ["inproc:///1/2", /invalid inproc address/],
   ])("getAddressHost(%j) throws %s", (address, message) => {
     expect(() => getAddressHost(address)).toThrow(message);
@@ -69,6 +72,10 @@ describe("parseAddress", () => {
     expect(parseHostPort("h: 80 ").port).toBe(80);
     expect(parseHostPort("h:+80").port).toBe(80);
     expect(parseHostPort("h:8_0").port).toBe(80);
+    expect(parseHostPort("h:-0").port).toBe(0); // int("-0") is 0, not -0
+    expect(parseHostPort("h:65535").port).toBe(65535);
+    // getAddressHost splits off the scheme at the last '://'; parseHostPort allows one.
+    expect(() => parseHostPort("tcp://a://host:1")).toThrow(/more than one ':\/\/'/);
   });
 
   it("rejects inproc addresses, which have no port", () => {
@@ -76,7 +83,9 @@ describe("parseAddress", () => {
   });
 
   it("rejects non-strings with a clear error", () => {
-    expect(() => parseAddress(42 as unknown as string)).toThrow(TypeError);
+    expect(() => parseAddress(42 as unknown as string)).toThrow(
+      new TypeError("expected an address string, got number"),
+    );
   });
 });
 
