@@ -53,5 +53,20 @@ describe("the benchmarks' shared options", () => {
     }
     expect(nonNegativeInteger("0", "--warmup")).toBe(0);
     expect(positiveInteger("5", "--runs")).toBe(5);
+    expect(() => positiveInteger("0", "--runs")).toThrow("--runs must be a positive integer");
+  });
+
+  it("--saturation is a number > 0, or inf", () => {
+    expect(clusterRunOptions({ ...run, saturation: "inf" }).saturation).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+    expect(() => clusterRunOptions({ ...run, saturation: "0" })).toThrow(
+      "--saturation must be > 0 or inf",
+    );
+  });
+
+  it("--graphs names only the benchmark's own graphs, at scale 1 unless told", () => {
+    expect(graphNames("spawn")).toEqual(["spawn"]);
+    expect(() => graphNames("toString")).toThrow('unknown graph "toString"');
   });
 });
