@@ -21,6 +21,11 @@ describe("benchmark stream files", () => {
     expect(() => parseStream(text("{}", "{}", last), "f", decode)).toThrow(
       "f: line 1: the header has no config",
     );
+    expect(() => parseStream(text('{"config":null}', last), "f", decode)).toThrow(
+      "f: line 1: the header has no config",
+    );
+    // One line cannot be both the header and the final line.
+    expect(() => parseStream(text(header, ""), "f", decode)).toThrow("f: no header and final line");
     expect(() => parseStream(text(header, "{}", "{}"), "f", decode)).toThrow(
       'f: the last line has no "final" record',
     );
@@ -46,10 +51,17 @@ describe("benchmark stream files", () => {
       /^ENOENT: no such file or directory, open 'dir\/s.jsonl.gz'$/,
     );
     expect(readStream("f", () => text(header, "{}", last), decode).events).toEqual([{}]);
+    const thrownText = () => {
+      throw "gone";
+    };
+    expect(() => readStream("f", thrownText, decode)).toThrow("f: gone");
   });
 
   it("says how a replay's end differs from the final line", () => {
     expect(finalMismatch({ instructions: 0, transition_counter: 0, tasks: 0 }, final)).toBeNull();
+    expect(finalMismatch({ instructions: 0, transition_counter: 0, tasks: 1 }, final)).toMatch(
+      /^got \{"instructions":0,"transition_counter":0,"tasks":1\}/,
+    );
     expect(finalMismatch({ instructions: 1, transition_counter: 0, tasks: 0 }, final)).toBe(
       'got {"instructions":1,"transition_counter":0,"tasks":0}, expected {"instructions":0,"transition_counter":0,"tasks":0}',
     );
