@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Client } from "../client/client.ts";
-import { scaledGraph } from "./clusterGraphs.ts";
+import { chainGraph, mapGraph, scaledGraph, shuffleGraph, spawnGraph } from "./clusterGraphs.ts";
 
 /** The number of keys in the graph `g.run` submits (through a client that only counts). */
 async function submittedKeys(name: string, scale: number): Promise<number> {
@@ -33,5 +33,43 @@ describe("the cluster benchmark's graphs", () => {
     for (const name of ["shuffle", "chain"]) {
       expect(scaledGraph(name, 0.05).tasks).toBe(await submittedKeys(name, 0.05));
     }
+  });
+});
+
+describe("the cluster benchmark's answer checks", () => {
+  it("map wants exactly 1..n, in order", () => {
+    expect(mapGraph(3).check([1, 2, 3])).toBeNull();
+    expect(mapGraph(3).check([1, 2])).toBe("map: expected 3 results");
+    expect(mapGraph(3).check([0, 2, 3])).toBe("map: result 0 is 0");
+  });
+
+  it("shuffle wants n partitions, each value in its own, and every value", () => {
+    const g = shuffleGraph(2, 2);
+    expect(
+      g.check([
+        [0, 2],
+        [1, 3],
+      ]),
+    ).toBeNull();
+    expect(g.check([[0, 2]])).toBe("shuffle: expected 2 partitions");
+    expect(
+      g.check([
+        [0, 1],
+        [2, 3],
+      ]),
+    ).toBe("shuffle: 1 in partition 0");
+    expect(g.check([[0], [1, 3]])).toBe("shuffle: values: expected 4, got 3");
+  });
+
+  it("spawn wants 2^depth from 2^(depth+1) - 1 tasks; a number in a string is no answer", () => {
+    expect(spawnGraph(3).tasks).toBe(15);
+    expect(spawnGraph(3).check(8)).toBeNull();
+    expect(spawnGraph(3).check(16)).toBe("spawn: expected 8, got 16");
+    expect(chainGraph(5).check("5")).toBe("chain: expected 5, got 5");
+  });
+
+  it("scaled sizes are at least 2, and a module without the graph's function is refused", () => {
+    expect(scaledGraph("map", 0).tasks).toBe(2);
+    expect(() => scaledGraph("map", 1, {})).toThrow("no mapGraph among the graph functions");
   });
 });
