@@ -36,6 +36,19 @@ describe("checkKnownOptions", () => {
   });
 });
 
+describe("checkKnownOptions without a hint", () => {
+  it("ends the list of options there, and refuses an inherited name as an option", () => {
+    expect(() => checkKnownOptions("f", { zzz: 1 }, KNOWN)).toThrow(
+      new TypeError(
+        'f: unknown option "zzz" (the options are retries, resources, priority, workers, pure)',
+      ),
+    );
+    expect(() => checkKnownOptions("f", { toString: 1 }, KNOWN)).toThrow(
+      /unknown option "toString"/,
+    );
+  });
+});
+
 describe("closestName", () => {
   it("takes slips of the keyboard, not other words", () => {
     expect(closestName("memoryLimt", ["memoryLimit", "memoryTarget"])).toBe("memoryLimit");
@@ -44,5 +57,20 @@ describe("closestName", () => {
     expect(closestName("timeout", ["timeoutMs", "name"])).toBe("timeoutMs");
     expect(closestName("mem", ["memoryLimit"])).toBeNull();
     expect(closestName("threads", ["workers", "validate"])).toBeNull();
+  });
+
+  it("counts a substitution or a case change as one slip, and allows one even in short names", () => {
+    expect(closestName("retrias", ["retries"])).toBe("retries");
+    expect(closestName("RETRIES", ["retries"])).toBe("retries");
+    expect(closestName("pur", ["pure"])).toBe("pure");
+  });
+
+  it("allows a slip per 4 characters, at most 2", () => {
+    expect(closestName("prioty", ["priority"])).toBeNull(); // 2 slips in 6 characters
+    expect(closestName("memoryLimitXYZ", ["memoryLimit"])).toBeNull(); // 3 slips
+  });
+
+  it("takes the first of equally close names", () => {
+    expect(closestName("worker", ["workers", "worked"])).toBe("workers");
   });
 });
