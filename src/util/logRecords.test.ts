@@ -85,6 +85,7 @@ describe("LogRecords", () => {
     expect(records.recent().map((r) => r.msg)).toEqual(["line 2", "line 3", "line 4"]);
     expect(records.recent(2).map((r) => r.msg)).toEqual(["line 3", "line 4"]);
     expect(records.recent(0)).toEqual([]);
+    expect(records.recent(5).map((r) => r.msg)).toEqual(["line 2", "line 3", "line 4"]);
     const none = new LogRecords(0);
     const plain = logger("info", []);
     expect(none.wrap(plain)).toBe(plain);
@@ -93,7 +94,44 @@ describe("LogRecords", () => {
   it("says what is wrong with a count", () => {
     expect(logCountProblem(undefined)).toBeNull();
     expect(logCountProblem(5)).toBeNull();
+    expect(logCountProblem(0)).toBeNull();
+    expect(logCountProblem(2 ** 53)).toBe("n must be an integer ≥ 0");
     expect(logCountProblem(-1)).toBe("n must be an integer ≥ 0");
     expect(logCountProblem("5")).toBe("n must be an integer ≥ 0");
+  });
+
+  it("records fatal too; a child without a name of its own keeps its parent's", () => {
+    const records = new LogRecords(10);
+    const log = records.wrap(logger("info", []));
+    log.fatal("down");
+    log.child({ key: "x" }).info("from a child");
+    expect(records.recent().map(({ level, msg, name }) => ({ level, msg, name }))).toEqual([
+      { level: "fatal", msg: "down", name: "weft.test" },
+      { level: "info", msg: "from a child", name: "weft.test" },
+    ]);
+  });
+
+  it("keeps no fields from an Error logged alone, nor an err that is not an Error", () => {
+    const records = new LogRecords(10);
+    const log = records.wrap(logger("info", []));
+    log.error(Object.assign(new Error("bad"), { code: "E1" }));
+    log.warn({ err: "only text" }, "m");
+    const [alone, textErr] = records.recent();
+    expect(alone).not.toHaveProperty("fields");
+    expect(alone.err).toBe("Error: bad");
+    expect(textErr).not.toHaveProperty("fields");
+    expect(textErr).not.toHaveProperty("err");
+  });
+
+  it("hands out the same method each time, and records no name when the logger has none to tell", () => {
+    const records = new LogRecords(10);
+    const log = records.wrap(logger("info", []));
+    expect(log.info).toBe(log.info);
+    const nameless = logger("info", []);
+    nameless.bindings = () => {
+      throw new Error("no bindings");
+    };
+    records.wrap(nameless).info("anonymous");
+    expect(records.recent(1)[0]).not.toHaveProperty("name");
   });
 });
