@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -69,5 +69,52 @@ describe("scheduler files", () => {
     await new Promise((r) => setTimeout(r, 50));
     await writeSchedulerFile(later, content("Scheduler-e", "tcp://h:3"));
     expect(await found).toBe("tcp://h:3");
+  });
+
+  it("refuses a file without a non-empty address, or not JSON, saying which", async () => {
+    const file = join(dir, "bad.json");
+    for (const [text, why] of [
+      ['{"address":""}', 'gives no address (a string field "address")'],
+      ["null", 'gives no address (a string field "address")'],
+      ["{oops", "is not JSON: "],
+    ]) {
+      writeFileSync(file, text);
+      await expect(readSchedulerFile(file)).rejects.toThrow(`the scheduler file ${file} ${why}`);
+    }
+    // Nor does a closing scheduler remove a file it cannot read as its own.
+    await removeSchedulerFile(file, "Scheduler-a");
+    expect(existsSync(file)).toBe(true);
+  });
+
+  it("with timeoutMs 0 looks once and does not wait; pollMs must be finite", async () => {
+    let waiting = 0;
+    const missing = join(dir, "missing.json");
+    await expect(
+      readSchedulerFile(missing, { timeoutMs: 0, onWaiting: () => waiting++ }),
+    ).rejects.toThrow(`no scheduler file at ${missing} after 0 ms`);
+    expect(waiting).toBe(0);
+    await expect(readSchedulerFile(missing, { pollMs: Number.POSITIVE_INFINITY })).rejects.toThrow(
+      "pollMs must be a finite number of ms > 0, got Infinity",
+    );
+  });
+
+  it("says it waits once, however many looks it takes", async () => {
+    const file = join(dir, "slow.json");
+    let waiting = 0;
+    const reading = readSchedulerFile(file, { pollMs: 5, onWaiting: () => waiting++ });
+    await new Promise((r) => setTimeout(r, 100));
+    await writeSchedulerFile(file, content("Scheduler-f", "tcp://h:4"));
+    expect(await reading).toBe("tcp://h:4");
+    expect(waiting).toBe(1);
+  });
+
+  it("a failed write leaves no partial file behind", async () => {
+    const sub = join(dir, "failing");
+    const occupied = join(sub, "s.json");
+    mkdirSync(join(occupied, "inside"), { recursive: true }); // a directory where the file goes
+    await expect(writeSchedulerFile(occupied, content("Scheduler-g", "tcp://h:5"))).rejects.toThrow(
+      `cannot write the scheduler file ${occupied}: `,
+    );
+    expect(readdirSync(sub)).toEqual(["s.json"]);
   });
 });
