@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { TlsCredentials } from "../comm/tls.ts";
 import {
   clusterRunOptions,
   graphNames,
@@ -7,6 +8,7 @@ import {
   positiveInteger,
 } from "./benchOptions.ts";
 import { clusterBenchOptions } from "./clusterBenchCommand.ts";
+import { stateBenchOptions } from "./stateBenchCommand.ts";
 
 const run = { warmup: "3", saturation: "1.1", scale: "1" };
 
@@ -68,5 +70,24 @@ describe("the benchmarks' shared options", () => {
   it("--graphs names only the benchmark's own graphs, at scale 1 unless told", () => {
     expect(graphNames("spawn")).toEqual(["spawn"]);
     expect(() => graphNames("toString")).toThrow('unknown graph "toString"');
+  });
+
+  it("bench state's --streams: names trimmed, empty ones dropped, and at least one", () => {
+    const opts = { dir: "d", runs: "1", warmup: "0", tasks: "0", python: "python3" };
+    expect(stateBenchOptions({ ...opts, streams: " tree, ,churn" }).streams).toEqual([
+      "tree",
+      "churn",
+    ]);
+    expect(stateBenchOptions(opts)).not.toHaveProperty("streams");
+    expect(() => stateBenchOptions({ ...opts, streams: " , " })).toThrow(
+      "--streams names no stream",
+    );
+  });
+
+  it("bench cluster takes TLS credentials for --protocol tls only", () => {
+    const tls = { ca: "ca" } as unknown as TlsCredentials;
+    const cli = { ...run, runs: "1", graphs: "map", executor: "inline", workStealing: true };
+    expect(clusterBenchOptions({ ...cli, protocol: "tls" }, tls).tls).toBe(tls);
+    expect(clusterBenchOptions({ ...cli, protocol: "tcp" }, tls)).not.toHaveProperty("tls");
   });
 });
