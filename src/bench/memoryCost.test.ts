@@ -14,5 +14,8 @@ describe("memory cost probe", () => {
   it("reads the system CPU time as a non-decreasing number of seconds", () => {
     const a = systemCpuSeconds();
     expect(systemCpuSeconds()).toBeGreaterThanOrEqual(a);
+    // The same kernel counter as process.cpuUsage() (in µs): seconds, not ms. The bound is
+    // no timing: the two reads are microseconds apart, and ms would be 1000 times larger.
+    expect(Math.abs(systemCpuSeconds() - process.cpuUsage().system / 1e6)).toBeLessThan(1);
   });
 });
