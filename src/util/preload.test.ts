@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { runPreloads } from "./preload.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-preload-unit-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A preload module at `name` in `dir`, with `body` as its source; its file URL. */
+function moduleAt(name: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, body);
+  return pathToFileURL(path).href;
+}
+
+const tearsDown = (name: string) =>
+  moduleAt(`${name}.mjs`, `export function weftTeardown(s) { s.log.push("down ${name}"); }\n`);
+
+describe("runPreloads", () => {
+  it("tears down last first", async () => {
+    const server = { log: [] as string[] };
+    const teardown = await runPreloads([tearsDown("a"), tearsDown("b")], server, () => {});
+    await teardown();
+    expect(server.log).toEqual(["down b", "down a"]);
+  });
+
+  it("tears down what it set up when a later setup fails, naming the module that failed", async () => {
+    const server = { log: [] as string[] };
+    const failing = moduleAt(
+      "failing.mjs",
+      'export function weftSetup() { throw new Error("boom"); }\n',
+    );
+    await expect(runPreloads([tearsDown("c"), failing], server, () => {})).rejects.toThrow(
+      `preload ${failing}: boom`,
+    );
+    expect(server.log).toEqual(["down c"]);
+  });
+
+  it("reports a teardown that throws, and goes on with the others", async () => {
+    const server = { log: [] as string[] };
+    const throwing = moduleAt(
+      "throwing.mjs",
+      'export function weftTeardown() { throw new Error("stuck"); }\n',
+    );
+    const errors: [string, string][] = [];
+    const teardown = await runPreloads([tearsDown("d"), throwing], server, (url, err) =>
+      errors.push([url, err.message]),
+    );
+    await teardown();
+    expect(errors).toEqual([[throwing, "stuck"]]);
+    expect(server.log).toEqual(["down d"]);
+  });
+});
