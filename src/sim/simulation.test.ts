@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
 import { EventQueue } from "./eventQueue.ts";
+import { startFaults } from "./faultInjector.ts";
 import { formatFaults, NO_FAULTS, parseFaults } from "./faults.ts";
 import { SIM_DEFAULTS } from "./options.ts";
 import { randomDag, SIM_HOSTS } from "./randomDag.ts";
@@ -35,6 +36,13 @@ describe("SimRng", () => {
     const run = (seed: number) => JSON.stringify(simulate({ seed }).stats);
     expect(run(2 ** 32)).not.toBe(run(1));
   });
+  test("sample gives every item, each once, when asked for more than there are", () => {
+    const r = new SimRng(3);
+    const got = r.sample(["a", "b", "c"], 5);
+    expect(got).toHaveLength(3);
+    expect([...got].sort()).toEqual(["a", "b", "c"]);
+    expect(r.sample([], 2)).toEqual([]);
+  });
   test("random() is in [0, 1) and int(n) in [0, n)", () => {
     const r = new SimRng(7);
     for (let i = 0; i < 1000; i++) {
@@ -67,8 +75,18 @@ describe("EventQueue", () => {
     q.step();
     expect(q.pendingWork).toBe(0);
   });
-  test("rejects a negative delay", () => {
+  test("rejects a negative delay, and one that is not a number", () => {
     expect(() => new EventQueue().at(-1, () => {})).toThrow(RangeError);
+    // A NaN time would sit anywhere in the heap, out of order with everything.
+    expect(() => new EventQueue().at(Number.NaN, () => {})).toThrow(RangeError);
+  });
+  test("an absolute time already past fires now: the clock never runs backwards", () => {
+    const q = new EventQueue();
+    const times: number[] = [];
+    q.at(5, () => q.atTime(2, () => times.push(q.now)));
+    q.at(6, () => times.push(q.now));
+    while (q.step()) {}
+    expect(times).toEqual([5, 6]);
   });
 });
 
@@ -80,6 +98,18 @@ describe("faults", () => {
     expect(formatFaults(parseFaults("death,network=0.5"))).toBe("death,network=0.5");
     expect(() => parseFaults("meteor")).toThrow(/unknown fault 'meteor'/);
     expect(() => parseFaults("death=-1")).toThrow(/bad rate/);
+  });
+  test("a fault that is off has no timer and draws nothing from the run's stream", () => {
+    const started = (faults: typeof NO_FAULTS) => {
+      const sim = new Simulation({ seed: 1, faults });
+      startFaults(sim);
+      return { timers: sim.queue.size, next: sim.rng.next32() };
+    };
+    const fresh = new Simulation({ seed: 1, faults: NO_FAULTS }).rng.next32();
+    expect(started(NO_FAULTS)).toEqual({ timers: 0, next: fresh });
+    const death = started({ ...NO_FAULTS, death: 1 });
+    expect(death.timers).toBe(1);
+    expect(death.next).not.toBe(fresh);
   });
 });
 
@@ -260,6 +290,30 @@ describe("simulate", () => {
     expect(() => simulate({ seed: 1, workload: "foo" as "map" })).toThrow(
       /workload must be one of random, map, tree, shuffle, chain, mix, pinned, configured, scatter, got foo/,
     );
+  });
+  test("a run that outlasts maxTime or maxEvents is given up as a livelock", () => {
+    const slow = simulate({ seed: 1, faults: NO_FAULTS, maxTime: 0.05 });
+    expect(slow.failure?.kind).toBe("livelock");
+    expect(slow.failure?.message).toMatch(/^gave up after \d+ events at t=0\.\d+$/);
+    // The first event past the limit stops it, well before the run would have finished.
+    expect(slow.stats.virtualTime).toBeGreaterThan(0.05);
+    expect(slow.stats.virtualTime).toBeLessThan(
+      simulate({ seed: 1, faults: NO_FAULTS }).stats.virtualTime,
+    );
+    const long = simulate({ seed: 1, faults: NO_FAULTS, maxEvents: 50 });
+    expect(long.failure?.kind).toBe("livelock");
+    expect(long.failure?.message).toMatch(/^gave up after 50 events at /);
+  });
+  test("a worker cut off, then killed before it noticed, is replaced once", () => {
+    const sim = new Simulation({ seed: 1, tasks: 4, workers: 2, faults: NO_FAULTS });
+    expect(sim.run().ok).toBe(true);
+    const started = sim.workers.size;
+    const w = sim.liveWorkers()[0];
+    sim.partition(w);
+    sim.kill(w);
+    const until = sim.queue.now + 4 * sim.options.heartbeatTimeout;
+    while (sim.queue.peekTime() < until) sim.queue.step();
+    expect(sim.workers.size).toBe(started + 1);
   });
   test("shrinking a failure of the largest seed tries no seed beyond it", () => {
     // With one worker nothing is gathered: the candidate passes on the seed, and the
