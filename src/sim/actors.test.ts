@@ -95,6 +95,17 @@ describe("actors", () => {
     expect(() => checkOutcomes(withHomes(x, stayed))).toThrow(
       new RegExp(`${key} erred with an error the simulation did not inject`),
     );
+    // Removed by the scheduler while still up counts as lost too.
+    const workers = sim.scheduler.state.workers;
+    const removed = live[0];
+    const removedInfo = workers.get(removed);
+    if (removedInfo === undefined) throw new Error(`${removed} is not registered`);
+    const onRemoved = new Map(x.actorHomes);
+    onRemoved.set(blame, new Set([removed]));
+    expect(() => checkOutcomes(withHomes(x, onRemoved))).toThrow(/did not inject/);
+    workers.delete(removed);
+    checkOutcomes(withHomes(x, onRemoved));
+    workers.set(removed, removedInfo);
     // And an actor that never ran anywhere cannot have been lost either.
     const never = new Map(x.actorHomes);
     never.delete(blame);
@@ -142,6 +153,46 @@ describe("actors", () => {
     expect(() => checkReplicas(x)).toThrow(/expected a handle to the actor/);
     data?.set(key, handle);
     checkReplicas(x);
+  });
+
+  test("a wanted actor in memory: its object on the one worker it lives on, a handle naming that worker on the others", () => {
+    let found: { sim: Simulation; key: string } | null = null;
+    for (let seed = 1; seed <= 60 && found === null; seed++) {
+      const sim = new Simulation({ seed, actors: 0.3, releasePhase: false });
+      expect(sim.run().ok).toBe(true);
+      for (const i of sim.workload.wanted) {
+        const key = sim.workload.tasks[i].key;
+        const ts = sim.scheduler.state.tasks.get(key);
+        if (sim.isActor(key) && ts?.state === "memory" && ts.whoHas.size >= 2) found = { sim, key };
+      }
+    }
+    if (found === null)
+      throw new Error("no run in seeds 1..60 ended with a wanted actor held twice");
+    const { sim, key } = found;
+    const x = sim.checkInput();
+    checkOutcomes(x);
+    const ts = sim.scheduler.state.tasks.get(key);
+    if (ts === undefined) throw new Error("unknown to the scheduler");
+    const home = [...ts.whoHas].find((ws) => ws.actors.has(ts));
+    const other = [...ts.whoHas].find((ws) => !ws.actors.has(ts));
+    if (home === undefined || other === undefined) throw new Error("no home, or no other holder");
+    const homeData = sim.workers.get(home.address)?.state.data;
+    const otherData = sim.workers.get(other.address)?.state.data;
+    if (homeData === undefined || otherData === undefined) throw new Error("holder not started");
+    const handle = otherData.get(key) as SimActorRef;
+    // The object in its home's data as well as in its actors.
+    homeData.set(key, new SimValue(key, handle.v, 8));
+    expect(() => checkOutcomes(x)).toThrow(/where it lives, has it in data/);
+    homeData.delete(key);
+    // A handle naming another worker than its home.
+    otherData.set(key, new SimActorRef(key, other.address, handle.v));
+    expect(() => checkOutcomes(x)).toThrow(/expected a handle to .* on /);
+    otherData.set(key, handle);
+    // The scheduler placing the actor on two workers.
+    other.actors.add(ts);
+    expect(() => checkOutcomes(x)).toThrow(/the scheduler says it lives on 2 workers/);
+    other.actors.delete(ts);
+    checkOutcomes(x);
   });
 
   test("with the share at 0 the runs replay as they did before actors came", () => {

@@ -85,6 +85,10 @@ describe("the fetch-error fault", () => {
     erred(injectedText, input);
     expect(() => checkOutcomes(x)).toThrow(/did not inject/);
 
+    // The injected error, naming something other than the input fetched.
+    erred(`${injectedText} (while fetching its input ${"x".repeat(input.length)})`);
+    expect(() => checkOutcomes(x)).toThrow(/did not inject/);
+
     erred(text);
     checkOutcomes(x);
   });

@@ -4,6 +4,7 @@ import type { SchedulerMessage } from "../protocol/messages.ts";
 import type { CancelledKeysMsg } from "../protocol/messagesClient.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
 import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
+import { checkOutcomes } from "./checks.ts";
 import { NO_FAULTS } from "./faults.ts";
 import type { SimHooks } from "./hooks.ts";
 import { resolveSimOptions, type SimOptions } from "./options.ts";
@@ -160,6 +161,42 @@ describe("the scatter workload", () => {
     expect(cancelled).toBeGreaterThan(0);
     // Some wanted keys that need no lost value completed.
     expect([...sim.client.status.values()].filter((s) => s === "memory").length).toBeGreaterThan(0);
+  });
+
+  test("the checks take a cancellation for lost scattered data only with a reason that fits it", () => {
+    const sim = new Simulation({
+      seed: 9,
+      workload: "scatter",
+      tasks: 20,
+      workers: 3,
+      releasePhase: false,
+    });
+    const r = sim.run();
+    expect(r.ok, r.failure?.message).toBe(true);
+    const ledger = sim.scatter;
+    if (ledger === null) throw new Error("no scatter ledger");
+    const x = sim.checkInput();
+    const reasons = sim.client.cancelReasons;
+    const cancelled = [...sim.client.status].filter(([, st]) => st === "cancelled").map(([k]) => k);
+    const key = cancelled.find((k) => reasons.get(k) === SCATTERED_DATA_LOST);
+    if (key === undefined) throw new Error("no key cancelled as lost scattered data");
+    const rec = ledger.records.get(key);
+    if (rec === undefined) throw new Error(`${key} is not scattered`);
+    checkOutcomes(x);
+    // Gone otherwise than lost with its holder: not what SCATTERED_DATA_LOST says.
+    const fate = rec.fate;
+    rec.fate = "rejected";
+    expect(() => checkOutcomes(x)).toThrow(/it is lost scattered data, which .* is not/);
+    rec.fate = fate;
+    // "K unknown" must name a lost scattered key the cancelled one needs.
+    const reason = reasons.get(key) as string;
+    reasons.set(key, "lost dependencies: inc-999 unknown");
+    expect(() => checkOutcomes(x)).toThrow(
+      /the reason names none of the lost scattered keys it needs/,
+    );
+    reasons.set(key, `lost dependencies: inc-999, ${key} unknown`);
+    checkOutcomes(x);
+    reasons.set(key, reason);
   });
 
   test("a cancellation the run does not explain fails it", () => {
