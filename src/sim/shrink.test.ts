@@ -1,0 +1,56 @@
+/**
+ * The shrinker's search, with failures planted by hooks whose conditions are
+ * known: it takes every smaller candidate that fails the same way, and none
+ * that fails another way.
+ */
+
+import { expect, test } from "vitest";
+import { FAULT_KINDS, NO_FAULTS } from "./faults.ts";
+import type { SimHooks } from "./hooks.ts";
+import { shrink } from "./shrink.ts";
+import { simulate } from "./simulation.ts";
+
+/** Every computed value is wrong: any run that computes a task fails with wrong-value. */
+const alwaysWrong = (): SimHooks => ({ taskValue: (_ctx, _key, correct) => (correct + 1) >>> 0 });
+
+test("a failure every run has shrinks to one worker, one task, one thread and no faults", () => {
+  const failing = simulate({ seed: 1, hooks: alwaysWrong() });
+  expect(failing.failure?.kind).toBe("wrong-value");
+  const s = shrink(failing, { budget: 40, hooks: alwaysWrong });
+  const o = s.smallest.options;
+  expect(s.smallest.failure?.kind).toBe("wrong-value");
+  expect({ workers: o.workers, tasks: o.tasks, maxThreads: o.maxThreads }).toEqual({
+    workers: 1,
+    tasks: 1,
+    maxThreads: 1,
+  });
+  for (const kind of FAULT_KINDS) expect(o.faults[kind], kind).toBe(0);
+});
+
+test("a smaller case that fails another way is not taken", () => {
+  // Wrong values with two workers or more; with one, the scheduler never hears a task
+  // finish: a deadlock, which is another failure.
+  const hooks = (): SimHooks => ({
+    ...alwaysWrong(),
+    schedulerStimulus: (ctx, ev) =>
+      ctx.scheduler.workers.size === 1 &&
+      ev.kind === "worker-message" &&
+      ev.msg.op === "task-finished"
+        ? null
+        : ev,
+  });
+  const failing = simulate({
+    seed: 1,
+    tasks: 4,
+    faults: NO_FAULTS,
+    stallTimeout: 5,
+    hooks: hooks(),
+  });
+  expect(failing.failure?.kind).toBe("wrong-value");
+  expect(simulate({ ...failing.options, workers: 1, hooks: hooks() }).failure?.kind).toBe(
+    "deadlock",
+  );
+  const s = shrink(failing, { budget: 20, hooks });
+  expect(s.smallest.failure?.kind).toBe("wrong-value");
+  expect(s.smallest.options.workers).toBe(2);
+});
