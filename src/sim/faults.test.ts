@@ -1,5 +1,11 @@
 import { describe, expect, test } from "vitest";
-import { DEFAULT_FAULT_RATES, formatFaults, NO_FAULTS, parseFaults } from "./faults.ts";
+import {
+  DEFAULT_FAULT_RATES,
+  FAULT_KINDS,
+  formatFaults,
+  NO_FAULTS,
+  parseFaults,
+} from "./faults.ts";
 import { resolveSimOptions } from "./options.ts";
 
 describe("parseFaults refuses what it cannot read", () => {
@@ -55,6 +61,31 @@ describe("parseFaults refuses what it cannot read", () => {
     );
     expect(parseFaults("all")["fetch-error"]).toBe(0.01);
     expect(formatFaults(parseFaults("death,fetch-error=0.5"))).toBe("death,fetch-error=0.5");
+  });
+  test("spaces around names and rates are ignored", () => {
+    expect(parseFaults(" death , network = 0.1 ")).toEqual({
+      ...NO_FAULTS,
+      death: 0.8,
+      network: 0.1,
+    });
+  });
+  test("exactly the per-gather and per-execution faults take a probability; the others a rate per second", () => {
+    const probabilities = [
+      "network",
+      "busy",
+      "slow",
+      "fetch-error",
+      "error",
+      "secede",
+      "reschedule",
+    ];
+    for (const kind of FAULT_KINDS) {
+      if (probabilities.includes(kind)) {
+        expect(() => parseFaults(`${kind}=1.5`), kind).toThrow(/expected a probability/);
+      } else {
+        expect(parseFaults(`${kind}=1.5`)[kind], kind).toBe(1.5);
+      }
+    }
   });
   test("an unknown fault lists the known ones", () => {
     expect(() => parseFaults("meteor")).toThrow(
