@@ -54,3 +54,9 @@ test("a smaller case that fails another way is not taken", () => {
   expect(s.smallest.failure?.kind).toBe("wrong-value");
   expect(s.smallest.options.workers).toBe(2);
 });
+
+test("a run that passed is refused: there is nothing to shrink", () => {
+  const passed = simulate({ seed: 1, tasks: 4, faults: NO_FAULTS });
+  expect(passed.ok).toBe(true);
+  expect(() => shrink(passed)).toThrow("shrink needs a failing run");
+});

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "vitest";
+import type { RestartedMsg } from "../protocol/messagesClient.ts";
 import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs.ts";
 import { EventQueue } from "./eventQueue.ts";
 import { startFaults } from "./faultInjector.ts";
 import { formatFaults, NO_FAULTS, parseFaults } from "./faults.ts";
+import type { SimHooks } from "./hooks.ts";
 import { SIM_DEFAULTS } from "./options.ts";
 import { randomDag, SIM_HOSTS } from "./randomDag.ts";
 import { replayCommand } from "./replay.ts";
@@ -126,6 +128,22 @@ describe("workloads", () => {
     const w = chainGraph(3);
     const v = expectedValues(w);
     expect(v[2]).toBe(computeValue("chain-2", [computeValue("chain-1", [v[0]])]));
+  });
+});
+
+describe("randomDag", () => {
+  test("builds exactly the tasks asked for, each input once and earlier in the list", () => {
+    for (const tasks of [1, 2, 7, 50]) {
+      const w = randomDag(
+        { tasks, width: 3, fanIn: 6, restricted: 0, maxBytes: 100 },
+        new SimRng(tasks),
+      );
+      expect(w.tasks).toHaveLength(tasks);
+      w.tasks.forEach((t, i) => {
+        expect(new Set(t.deps).size, t.key).toBe(t.deps.length);
+        for (const d of t.deps) expect(d).toBeLessThan(i);
+      });
+    }
   });
 });
 
@@ -255,6 +273,20 @@ describe("simulate", () => {
       );
     }
   });
+  test("the replay command gives threads, validation, the release phase, and allowedFailures too", () => {
+    expect(
+      replayCommand({
+        ...SIM_DEFAULTS,
+        seed: 1,
+        maxThreads: 3,
+        validate: false,
+        releasePhase: false,
+        allowedFailures: 5,
+      }),
+    ).toBe(
+      "weft sim --seed 1 --max-threads 3 --no-validate --no-release (not weft sim flags: allowedFailures=5)",
+    );
+  });
   test("the replay command names the options weft sim has no flag for, rather than pass for a replay", () => {
     // stallTimeout 10 turns the variant's deadlock at t≈60 s into one at t≈10 s:
     // `weft sim --seed 3 --variant drop-task-finished --faults none` is another run.
@@ -304,7 +336,76 @@ describe("simulate", () => {
     expect(long.failure?.kind).toBe("livelock");
     expect(long.failure?.message).toMatch(/^gave up after 50 events at /);
   });
-  test("a worker cut off, then killed before it noticed, is replaced once", () => {
+  test("a round of the active memory manager reaches the scheduler only while some key is held twice", () => {
+    let rounds = 0;
+    let idle = 0;
+    const hooks: SimHooks = {
+      schedulerStimulus: (ctx, ev) => {
+        if (ev.kind === "reduce-replicas") {
+          rounds++;
+          if (ctx.scheduler.replicatedTasks.size === 0) idle++;
+        }
+        return ev;
+      },
+    };
+    const r = simulate({
+      seed: 2,
+      tasks: 30,
+      faults: NO_FAULTS,
+      activeMemoryManagerInterval: 0.05,
+      hooks,
+    });
+    expect(r.ok, r.failure?.message).toBe(true);
+    expect(rounds).toBeGreaterThan(0);
+    expect(idle).toBe(0);
+  });
+  test("a restarted answer to no restart of the client's own fails the run", () => {
+    let forged = false;
+    const hooks: SimHooks = {
+      schedulerMessage: (_ctx, m) => {
+        if (forged || m.to.kind !== "client" || m.msg.op !== "key-in-memory") return m;
+        forged = true;
+        const msg: RestartedMsg = {
+          op: "restarted",
+          workers: [],
+          nannies: [],
+          stimulusId: "forged",
+        };
+        return { to: m.to, msg };
+      },
+    };
+    const r = simulate({ seed: 1, tasks: 4, faults: NO_FAULTS, restart: 0, hooks });
+    expect(r.failure?.kind).toBe("lost");
+    expect(r.failure?.message).toBe("the client got restarted (forged) for no restart of its own");
+  });
+  test("a release phase that never settles fails after stallTimeout, not at maxTime", () => {
+    // As the client closes, a worker dies, and the scheduler never removes it.
+    let sim: Simulation | null = null;
+    const hooks: SimHooks = {
+      schedulerStimulus: (_ctx, ev) => {
+        if (ev.kind === "remove-worker") return null;
+        if (ev.kind === "client-message" && ev.msg.op === "close-client" && sim !== null) {
+          sim.kill(sim.liveWorkers()[0]);
+        }
+        return ev;
+      },
+    };
+    sim = new Simulation({
+      seed: 1,
+      tasks: 4,
+      faults: NO_FAULTS,
+      stallTimeout: 5,
+      maxTime: 100,
+      hooks,
+    });
+    const r = sim.run();
+    expect(r.failure?.kind).toBe("deadlock");
+    expect(r.failure?.message).toMatch(
+      /: the cluster did not settle after the client released everything; stuck: /,
+    );
+    expect(r.stats.virtualTime).toBeLessThan(10);
+  });
+  test("a worker cut off, or retired, after it was killed is replaced once", () => {
     const sim = new Simulation({ seed: 1, tasks: 4, workers: 2, faults: NO_FAULTS });
     expect(sim.run().ok).toBe(true);
     const started = sim.workers.size;
@@ -314,6 +415,13 @@ describe("simulate", () => {
     const until = sim.queue.now + 4 * sim.options.heartbeatTimeout;
     while (sim.queue.peekTime() < until) sim.queue.step();
     expect(sim.workers.size).toBe(started + 1);
+    // A worker the scheduler retires after it died is not replaced a second time.
+    const v = sim.liveWorkers()[0];
+    sim.kill(v);
+    sim.closeRetired(v);
+    const later = sim.queue.now + 2 * sim.options.replaceDelay;
+    while (sim.queue.peekTime() < later) sim.queue.step();
+    expect(sim.workers.size).toBe(started + 2);
   });
   test("shrinking a failure of the largest seed tries no seed beyond it", () => {
     // With one worker nothing is gathered: the candidate passes on the seed, and the
