@@ -47,4 +47,6 @@ test("the summary table shows the scatter rows from one scattered value, and a s
   expect(table).toMatch(/scatter: values +1 in 1 runs/);
   expect(table).toMatch(/actors: actors +1 in 1 runs/);
   expect(table).toMatch(/\nfailing seeds: 7$/);
+  s.failures.deadlock = 2;
+  expect(formatSummaryTable(s)).toMatch(/\nfailure: deadlock +2\n/);
 });

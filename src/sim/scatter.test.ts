@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import type { SchedulerMessage } from "../protocol/messages.ts";
-import type { CancelledKeysMsg } from "../protocol/messagesClient.ts";
+import type { CancelledKeysMsg, DataUpdatedMsg } from "../protocol/messagesClient.ts";
 import type { SchedulerEvent } from "../scheduler/state/events.ts";
+import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
+import type { TaskState } from "../scheduler/state/taskState.ts";
 import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
 import { checkOutcomes } from "./checks.ts";
 import { NO_FAULTS } from "./faults.ts";
@@ -197,6 +199,98 @@ describe("the scatter workload", () => {
     reasons.set(key, `lost dependencies: inc-999, ${key} unknown`);
     checkOutcomes(x);
     reasons.set(key, reason);
+  });
+
+  test("a data-updated whose rejections are not those the scheduler made fails the run", () => {
+    // A rejection of a key the scheduler registered.
+    const forgeReject: SimHooks = {
+      schedulerMessage(ctx, m): SchedulerMessage {
+        if (m.to.kind !== "client" || m.msg.op !== "data-updated") return m;
+        const held = [...ctx.scheduler.tasks.values()].find((ts) => ts.state === "memory");
+        if (held === undefined) return m;
+        const msg: DataUpdatedMsg = {
+          ...m.msg,
+          rejected: [{ key: held.key, reason: "forged", workersGone: true }],
+        };
+        return { to: m.to, msg };
+      },
+    };
+    const r = simulate({
+      seed: 1,
+      workload: "scatter",
+      tasks: 20,
+      faults: NO_FAULTS,
+      hooks: forgeReject,
+    });
+    expect(r.failure?.message).toMatch(
+      /^the scheduler rejected scattered key \S+ \(forged\), though it registered it \(registered\)$/,
+    );
+    // A rejection the scheduler made, left out (seed 25 under faults rejects a key).
+    const hideRejects: SimHooks = {
+      schedulerMessage(_ctx, m): SchedulerMessage {
+        if (m.to.kind !== "client" || m.msg.op !== "data-updated") return m;
+        const msg: DataUpdatedMsg = { ...m.msg, rejected: [] };
+        return { to: m.to, msg };
+      },
+    };
+    const o = { seed: 25, workload: "scatter", tasks: 20, workers: 3 } as const;
+    expect(simulate(o).stats.scatter.rejected).toBeGreaterThan(0);
+    expect(simulate({ ...o, hooks: hideRejects }).failure?.message).toMatch(
+      /^the scheduler's data-updated does not reject scattered key \S+, which it did not register$/,
+    );
+  });
+
+  test("update-data must leave each key in memory, as data, on exactly the workers connected", () => {
+    // Tamper with the scheduler right after it handled the first update-data (without
+    // validation, which would catch some of it first): the ledger's check must.
+    const tampered = (tamper: (ts: TaskState, s: SchedulerState) => void): SimHooks => {
+      let armed = false;
+      let done = false;
+      return {
+        schedulerStimulus(_ctx, ev) {
+          armed = !done && ev.kind === "client-message" && ev.msg.op === "update-data";
+          return ev;
+        },
+        afterScheduler(ctx) {
+          if (!armed) return;
+          done = true;
+          const ts = [...ctx.scheduler.tasks.values()].find((t) => t.state === "memory");
+          if (ts !== undefined) tamper(ts, ctx.scheduler);
+        },
+      };
+    };
+    const run = (tamper: (ts: TaskState, s: SchedulerState) => void) =>
+      simulate({
+        seed: 1,
+        workload: "scatter",
+        tasks: 20,
+        faults: NO_FAULTS,
+        validate: false,
+        hooks: tampered(tamper),
+      }).failure?.message;
+    expect(run(() => {})).toBeUndefined();
+    expect(
+      run((ts) => {
+        ts.runSpec = { fn: "inc", args: [] };
+      }),
+    ).toMatch(
+      /^update-data put scattered key \S+ on \S+ \(connected\); the scheduler has it memory on \[/,
+    );
+    expect(
+      run((ts) => {
+        ts.whoHas = new Set();
+      }),
+    ).toMatch(
+      /^update-data put scattered key \S+ on \S+ \(connected\); the scheduler has it memory on \[\]$/,
+    );
+    // Registered, though its only worker is gone by the time the ledger looks.
+    expect(
+      run((ts, sched) => {
+        for (const ws of ts.whoHas) sched.workers.delete(ws.address);
+      }),
+    ).toMatch(
+      /^the scheduler registered scattered key \S+ \(memory\) though none of its workers \(\S+\) is connected$/,
+    );
   });
 
   test("a cancellation the run does not explain fails it", () => {
