@@ -186,6 +186,9 @@ describe("the replicate ledger's check of rebalance moves", () => {
     expect(thrown(() => ledger.answerSent(answer))).toBe("nothing thrown");
     expect(counts.moves).toBe(1);
     expect(counts.rebalances).toBe(1);
+    expect(thrown(() => ledger.answerSent(answer))).toBe(
+      "the scheduler's rebalanced (rb) answers its request a second time",
+    );
   });
 
   test("a drop before the copy arrived, from the taker, or a miscounted answer, fails the run", () => {
@@ -255,6 +258,37 @@ describe("the replicate ledger's check of retirements", () => {
     };
     expect(thrown(() => ledger.afterSchedulerStimulus(ev, [stray]))).toBe(
       "the scheduler retired w2 (nobody) for no retire-workers of the client",
+    );
+  });
+
+  test("a retirement's close-worker fails while the scheduler still lists the worker, or actors lived on it", () => {
+    const listed = cluster();
+    const l1 = new ReplicateLedger(emptyReplicateCounts(), listed);
+    l1.sentRetire(retireMsg);
+    const ev = { kind: "client-message", msg: retireMsg } as const;
+    l1.beforeSchedulerStimulus();
+    const out = [...listed.handleStimulus(ev)];
+    const closeW2: SchedulerMessage = {
+      to: { kind: "worker", address: "w2" },
+      msg: { op: "close-worker", reason: "retired", stimulusId: "rt" },
+    };
+    expect(thrown(() => l1.afterSchedulerStimulus(ev, [...out, closeW2]))).toBe(
+      "the scheduler retired w2 (rt) but still lists it",
+    );
+
+    // y an actor living on w1 as the stimulus came (set by hand, then unset).
+    const acted = cluster();
+    const l2 = new ReplicateLedger(emptyReplicateCounts(), acted);
+    l2.sentRetire(retireMsg);
+    const w1 = acted.workers.get("w1");
+    const y = acted.tasks.get("y");
+    if (w1 === undefined || y === undefined) throw new Error("no w1, or no y");
+    w1.actors.add(y);
+    l2.beforeSchedulerStimulus();
+    w1.actors.delete(y);
+    const out2 = [...acted.handleStimulus(ev)];
+    expect(thrown(() => l2.afterSchedulerStimulus(ev, out2))).toBe(
+      "the scheduler retired w1 (rt) while actors ran or lived on it (y)",
     );
   });
 
