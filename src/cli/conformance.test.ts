@@ -38,4 +38,20 @@ describe("npm run conformance", () => {
     expect(ok.code).toBe(0);
     expect(ok.out).toContain("1 passed, 0 failed, 0 skipped");
   });
+
+  it("passes --verbose on to the runner", () => {
+    expect(run([VECTOR]).out).toBe("1 passed, 0 failed, 0 skipped\n");
+    expect(run(["-v", VECTOR]).out).toMatch(/^ok {3}.*\n1 passed, 0 failed, 0 skipped\n$/);
+  });
+
+  it("lets an error that is no usage error through, not passing it off as exit code 2", () => {
+    const broken = () =>
+      conformanceMain(["node", "conformance", VECTOR], {
+        stdout: () => {
+          throw new Error("stdout is gone");
+        },
+        stderr: () => {},
+      });
+    expect(broken).toThrow("stdout is gone");
+  });
 });

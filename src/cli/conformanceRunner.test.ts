@@ -45,6 +45,10 @@ describe("conformance runner", () => {
     expect(out[0]).toContain("FAIL tampered-instruction");
     expect(out[1]).toContain("first divergence at step 3 (instructions)");
     expect(out.join("\n")).toContain('"key":"nope"');
+    const event = v.steps[3].event as { cls: string; stimulus_id: string };
+    expect(out[2]).toMatch(
+      new RegExp(`^  event: ${event.cls}\\(.*stimulus_id=.?${event.stimulus_id}.?\\)`),
+    );
     expect(out.at(-1)).toBe("0 passed, 1 failed, 0 skipped");
   });
 
@@ -137,6 +141,10 @@ describe("conformance runner", () => {
     const sub = join(dir, "notes");
     mkdirSync(sub);
     writeFileSync(join(sub, "README.txt"), "not a vector");
+    // Not named, so found only by walking the directory: ignored, as are names that
+    // merely contain ".json".
+    writeFileSync(join(sub, "NOTES.md"), "not a vector");
+    writeFileSync(join(sub, "old.json.bak"), "not a vector");
     writeFileSync(join(sub, "good.json.gz"), gzipSync(JSON.stringify(vector())));
     const named = join(sub, "README.txt");
     const { code, out } = run([named, sub]);
@@ -214,5 +222,52 @@ describe("conformance runner", () => {
     const r = run([sub, join(sub, "v.json")]);
     expect(r.code).toBe(0);
     expect(r.out.at(-1)).toBe("1 passed, 0 failed, 0 skipped");
+  });
+
+  it("exits 0 when every vector found was skipped, without saying none was found", () => {
+    const sub = join(dir, "only-skipped");
+    mkdirSync(sub);
+    const v = vector();
+    v.order_sensitive = true;
+    writeFileSync(join(sub, "order.json"), JSON.stringify(v));
+    expect(run([sub])).toEqual({ code: 0, out: ["0 passed, 0 failed, 1 skipped"] });
+  });
+
+  it("lists passed and skipped vectors when verbose, and only failures otherwise", () => {
+    const sub = join(dir, "verbose");
+    mkdirSync(sub);
+    const skippedVector = vector();
+    skippedVector.name = "skipped-one";
+    skippedVector.order_sensitive = true;
+    writeFileSync(join(sub, "a.json"), JSON.stringify(skippedVector));
+    const passing = vector();
+    passing.name = "passing-one";
+    writeFileSync(join(sub, "b.json"), JSON.stringify(passing));
+    const lines: string[] = [];
+    expect(runConformance([sub], { verbose: true, log: (l) => lines.push(l) })).toBe(0);
+    expect(lines).toEqual([
+      `SKIP skipped-one (${join(sub, "a.json")}) (order-sensitive)`,
+      `ok   passing-one (${join(sub, "b.json")})`,
+      "1 passed, 0 failed, 1 skipped",
+    ]);
+    expect(run([sub]).out).toEqual(["1 passed, 0 failed, 1 skipped"]);
+  });
+
+  it("reports an error the replay throws that is no decoding error as a failed vector, and goes on", () => {
+    // The runner cannot tell a port refusing a valid config from a bad one, so a
+    // rejection by the state machine itself counts as a failed vector (1), not an
+    // unusable file (2).
+    const sub = join(dir, "port-error");
+    mkdirSync(sub);
+    const v = vector() as unknown as { name: string; config: Record<string, unknown> };
+    v.name = "refused-config";
+    v.config.nthreads = -1;
+    writeFileSync(join(sub, "a.json"), JSON.stringify(v));
+    writeFileSync(join(sub, "b.json"), JSON.stringify(vector()));
+    const r = run([sub]);
+    expect(r.code).toBe(1);
+    expect(r.out[0]).toMatch(/^FAIL refused-config \(.*a\.json\): WorkerState: nthreads must be /);
+    expect(r.out[0]).not.toContain("broken vector file");
+    expect(r.out.at(-1)).toBe("1 passed, 1 failed, 0 skipped");
   });
 });
