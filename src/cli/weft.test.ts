@@ -12,6 +12,7 @@ describe("weft", () => {
       ["nanny", "-h"],
       ["help", "nanny"],
       ["help", "nanny", "--help"],
+      ["--help", "nanny"],
     ]) {
       const r = await runWeft(args);
       expect(r.code, args.join(" ")).toBe(2);
@@ -65,11 +66,13 @@ describe("weft", () => {
   it("every command has its --help, and the top-level help lists it", async () => {
     const top = (await runWeft(["--help"])).out;
     for (const factory of COMMANDS) {
-      const name = factory(testContext()).name();
+      const cmd = factory(testContext());
+      const name = cmd.name();
       const r = await runWeft([name, "--help"]);
       expect(r.code, name).toBe(0);
       expect(r.out, name).toMatch(new RegExp(`^Usage: weft ${name} `));
-      expect(top, name).toMatch(new RegExp(`\\n  ${name} `));
+      // Listed with its usage, so that the list says what each command takes.
+      expect(top, name).toContain(`\n  ${name} ${cmd.usage()} `);
     }
   });
 });
