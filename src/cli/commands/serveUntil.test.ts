@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { byteSize, frameLimitsFrom, MIN_MAX_MESSAGE_BYTES, parseResources } from "./serveUntil.ts";
+import { MAX_TIMER_MS } from "../../util/timers.ts";
+import {
+  byteSize,
+  durationMs,
+  frameLimitsFrom,
+  MIN_MAX_MESSAGE_BYTES,
+  nonNegativeInt,
+  parseResources,
+  positiveInt,
+  timeoutMs,
+  untilSignal,
+} from "./serveUntil.ts";
 
 describe("parseResources (weft worker --resources)", () => {
   it("reads NAME=AMOUNT pairs", () => {
@@ -47,5 +58,90 @@ describe("frameLimitsFrom", () => {
     expect(() => frameLimitsFrom({ maxMessageBytes: "63KiB" })).toThrow(
       /got "63KiB" \(64512 bytes\)$/,
     );
+  });
+});
+
+describe("the integer and duration options", () => {
+  it("positiveInt takes integers from 1, exactly", () => {
+    expect(positiveInt("--n", "1")).toBe(1);
+    for (const bad of ["0", "-1", "1.5", "x", ""]) {
+      expect(() => positiveInt("--n", bad), bad).toThrow(
+        `--n must be a positive integer, got ${bad}`,
+      );
+    }
+    expect(() => positiveInt("--n", "99999999999999999999")).toThrow(
+      `--n must be at most ${Number.MAX_SAFE_INTEGER}, got 99999999999999999999`,
+    );
+  });
+
+  it("nonNegativeInt takes 0, and refuses an empty value instead of reading it as 0", () => {
+    expect(nonNegativeInt("--max-restarts", "0")).toBe(0);
+    expect(nonNegativeInt("--max-restarts", "7")).toBe(7);
+    for (const bad of ["", " ", "-1", "0.5"]) {
+      expect(() => nonNegativeInt("--max-restarts", bad), JSON.stringify(bad)).toThrow(
+        `--max-restarts must be an integer ≥ 0, got ${bad}`,
+      );
+    }
+  });
+
+  it("timeoutMs takes what a timer can wait, and no more", () => {
+    expect(timeoutMs("--timeout", String(MAX_TIMER_MS))).toBe(MAX_TIMER_MS);
+    expect(() => timeoutMs("--timeout", String(MAX_TIMER_MS + 1))).toThrow(
+      `--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${MAX_TIMER_MS + 1}`,
+    );
+    expect(() => timeoutMs("--timeout", "0")).toThrow("--timeout must be a positive integer");
+  });
+
+  it("durationMs reads Dask's durations, a bare number as seconds, up to what a timer can wait", () => {
+    expect(durationMs("--lifetime", "1h")).toBe(3_600_000);
+    expect(durationMs("--lifetime", "90")).toBe(90_000);
+    expect(durationMs("--lifetime", "24d")).toBe(24 * 86_400_000);
+    expect(durationMs("--lifetime", `${MAX_TIMER_MS}ms`)).toBe(MAX_TIMER_MS);
+    expect(() => durationMs("--lifetime", "25d")).toThrow(
+      `--lifetime must be at most about 24.8 days (${MAX_TIMER_MS} ms), got 25d`,
+    );
+    expect(() => durationMs("--lifetime", "soon")).toThrow(
+      /^--lifetime must be a duration such as 1h, 30m or 90s: /,
+    );
+  });
+});
+
+describe("untilSignal", () => {
+  type Listeners = Map<NodeJS.Signals, readonly NodeJS.SignalsListener[]>;
+  const snapshot = (): Listeners =>
+    new Map((["SIGINT", "SIGTERM"] as const).map((s) => [s, [...process.listeners(s)]]));
+  /** The SIGINT and SIGTERM listeners added since `before`, removed: what a test leaves behind. */
+  function removeAdded(before: Listeners): NodeJS.SignalsListener[] {
+    const added: NodeJS.SignalsListener[] = [];
+    for (const [signal, listeners] of before) {
+      for (const l of process.listeners(signal)) {
+        if (listeners.includes(l)) continue;
+        added.push(l);
+        process.removeListener(signal, l);
+      }
+    }
+    return added;
+  }
+
+  it("resolves with the signal, or null once stopped, and leaves no handler behind", async () => {
+    const before = snapshot();
+    const signalled = untilSignal();
+    process.emit("SIGTERM", "SIGTERM");
+    expect(await signalled).toBe("SIGTERM");
+    let stop!: () => void;
+    const stopped = untilSignal(new Promise<void>((r) => (stop = r)));
+    stop();
+    expect(await stopped).toBeNull();
+    expect(removeAdded(before)).toEqual([]);
+  });
+
+  it("with ignoreRepeats, keeps later signals from ending the process while it closes", async () => {
+    const before = snapshot();
+    const signalled = untilSignal(undefined, ["SIGINT", "SIGTERM"], true);
+    process.emit("SIGINT", "SIGINT");
+    expect(await signalled).toBe("SIGINT");
+    // One handler that does nothing on each signal: without it a second Ctrl-C kills the process.
+    const left = removeAdded(before);
+    expect(left).toHaveLength(2);
   });
 });
