@@ -25,7 +25,7 @@ function broken(name: string): string {
 /** `weft run FILE` with `more` options, its log written to a sink: the context and the log. */
 async function run(
   file: string,
-  more: { tasks?: string[]; logLevel?: string; executor?: "threads" | "inline" } = {},
+  more: Partial<Parameters<typeof runGraph>[1]> = {},
 ): Promise<{ ctx: ReturnType<typeof testContext>; log: Sink }> {
   const ctx = testContext();
   const log = new Sink();
@@ -85,4 +85,53 @@ it("a --tasks module that is not there is said in the option's words, before any
   expect(inGraph.ctx.stderr.text).toBe(
     `weft run: ${withTasks}: tasks: no such file: ${join(dir, "absent.ts")}\n`,
   );
+});
+
+it("refuses every embedded-cluster option given with --scheduler, naming them all, before connecting", async () => {
+  const embedded = {
+    workers: "3",
+    nthreads: "2",
+    executor: "inline",
+    memoryLimit: "1GB",
+    httpAddress: ":0",
+    validate: true,
+  } as const;
+  const flags = {
+    workers: "--workers",
+    nthreads: "--nthreads",
+    executor: "--executor",
+    memoryLimit: "--memory-limit",
+    httpAddress: "--http-address",
+    validate: "--validate",
+  } as const;
+  const scheduler = "tcp://127.0.0.1:1";
+  for (const option of Object.keys(embedded) as (keyof typeof embedded)[]) {
+    const { ctx } = await run(graph, { scheduler, [option]: embedded[option] });
+    expect(ctx.exitCode, option).toBe(2);
+    expect(ctx.stderr.text, option).toMatch(
+      new RegExp(
+        `^weft run: ${flags[option]} applies to the embedded cluster only, not with --scheduler `,
+      ),
+    );
+  }
+  const { ctx } = await run(graph, { scheduler, ...embedded });
+  expect(ctx.stderr.text).toMatch(
+    /^weft run: --workers, --nthreads, --executor, --memory-limit, --http-address, --validate apply to the embedded cluster only/,
+  );
+});
+
+it("refuses counts and timeouts that are no positive integers, and more workers than one process takes", async () => {
+  for (const [more, said] of [
+    [{ workers: "0" }, "--workers must be a positive integer, got 0"],
+    [{ nthreads: "1.5" }, "--nthreads must be a positive integer, got 1.5"],
+    [{ workers: "257" }, "--workers must be at most 256 (one process), got 257"],
+    [
+      { scheduler: "tcp://127.0.0.1:1", connectTimeout: "0" },
+      "--connect-timeout must be a positive integer, got 0",
+    ],
+  ] as const) {
+    const { ctx } = await run(graph, more);
+    expect(ctx.exitCode, said).toBe(2);
+    expect(ctx.stderr.text).toBe(`weft run: ${said}\n`);
+  }
 });
