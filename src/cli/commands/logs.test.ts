@@ -47,9 +47,31 @@ describe("weft logs", () => {
       cluster.workers.map((w) => w.address).sort(),
     );
     for (const records of Object.values(parsed.workers)) expect(records).toHaveLength(1);
+    // The scheduler has logged more than one record by now (it listened, workers joined).
+    const all = JSON.parse((await runWeft(["logs", cluster.address, "--json", "--n", "all"])).out);
+    expect(all.scheduler.length).toBeGreaterThan(1);
+    const last = JSON.parse(
+      (await runWeft(["logs", cluster.address, "--json", "--n", "1", "--no-workers"])).out,
+    );
+    expect(last.scheduler).toHaveLength(1);
 
     const errors = await runWeft(["logs", cluster.address, "--level", "error"]);
     expect(errors.out.split("\n").filter((l) => / (INFO|WARN) /.test(l))).toEqual([]);
+    // A level's own records are shown, not only the more severe ones.
+    const info = await runWeft(["logs", cluster.address, "--level", "info"]);
+    expect(info.out).toMatch(/ INFO {2}scheduler/);
+  });
+
+  it("prints the last 100 records of each process by default, every one it keeps with --n all", async () => {
+    const { cluster } = await testCluster({
+      logger: pino({ level: "info" }, { write: () => {} }),
+    });
+    for (let i = 0; i < 150; i++) cluster.scheduler.logger.info({ i }, "filler");
+    const count = async (...more: string[]) =>
+      JSON.parse((await runWeft(["logs", cluster.address, "--json", "--no-workers", ...more])).out)
+        .scheduler.length;
+    expect(await count()).toBe(100);
+    expect(await count("--n", "all")).toBeGreaterThanOrEqual(150);
   });
 
   it("reports a --worker that matches no connected worker on stderr, exit 1", async () => {
@@ -85,11 +107,13 @@ describe("weft logs", () => {
 
   it("refuses bad options", async () => {
     const { cluster } = await testCluster();
-    const badN = await runWeft(["logs", cluster.address, "--n", "x"]);
-    expect(badN).toMatchObject({
-      code: 2,
-      err: 'weft logs: --n must be an integer >= 0 or "all", got "x"\n',
-    });
+    for (const n of ["x", "-1", "", "1.5", "1e2", "0x10"]) {
+      const badN = await runWeft(["logs", cluster.address, "--n", n]);
+      expect(badN, n).toMatchObject({
+        code: 2,
+        err: `weft logs: --n must be an integer >= 0 or "all", got ${JSON.stringify(n)}\n`,
+      });
+    }
     const badLevel = await runWeft(["logs", cluster.address, "--level", "loud"]);
     expect(badLevel.code).toBe(2);
     expect(badLevel.err).toContain("--level must be one of trace, debug, info, warn, error, fatal");
