@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { spinFor } from "../../client/profileTestTasks.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { inc } from "../../client/testTasks.ts";
-import { runWeft } from "../testContext.ts";
+import { refusingAddress, runWeft } from "../testContext.ts";
 
 afterEach(closeTestClusters);
 
@@ -99,6 +99,41 @@ describe("weft profile", () => {
       `weft profile: --worker nobody: no connected worker matches it (weft status ${cluster.address} lists them)\n` +
         `weft profile: no worker to profile: ${join(tmpdir(), "never-written.cpuprofile")} not written\n`,
     );
+  });
+
+  it("takes the bounds of --seconds, --interval-us and --top themselves, and no more", async () => {
+    // Checked before connecting: a value taken goes on to the connection, which is refused.
+    const address = await refusingAddress();
+    const output = join(tmpdir(), "never-written.cpuprofile");
+    const profile = (...args: string[]) =>
+      runWeft(["profile", address, "--connect-timeout", "100", "-o", output, ...args]);
+    for (const args of [
+      ["--seconds", "3600"],
+      ["--interval-us", "100"],
+      ["--interval-us", "1000000"],
+      ["--top", "0"],
+      ["--top", "50"],
+    ]) {
+      const r = await profile(...args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.err, args.join(" ")).toMatch(/refused/);
+      expect(r.err, args.join(" ")).not.toMatch(/ must be /);
+    }
+    for (const [args, message] of [
+      [
+        ["--seconds", "3600.5"],
+        '--seconds must be a number above 0 and at most 3600, got "3600.5"',
+      ],
+      [["--seconds", ""], '--seconds must be a number above 0 and at most 3600, got ""'],
+      [["--interval-us", "99"], '--interval-us must be an integer from 100 to 1000000, got "99"'],
+      [["--top", "1.5"], '--top must be an integer from 0 to 50, got "1.5"'],
+    ] as const) {
+      expect(await profile(...args)).toEqual({
+        code: 2,
+        out: "",
+        err: `weft profile: ${message}\n`,
+      });
+    }
   });
 
   it("a --worker matching nobody beside one that does: said, and the other profiled (exit 1)", async () => {
