@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { jsonFriendly, loadGraphInput } from "./graphInput.ts";
 
 describe("loadGraphInput", () => {
@@ -32,6 +32,50 @@ describe("loadGraphInput", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("loadGraphInput's checks of a file's fields", () => {
+  const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  function file(name: string, text: string): string {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  }
+
+  it("refuses JSON that is no object, and keys or tasks that are no lists of strings", async () => {
+    for (const [name, content, said] of [
+      ["list.json", [["inc", 1]], "expected a JSON object"],
+      ["number.json", 5, "expected a JSON object"],
+      ["keys.json", { graph: { a: 1 }, keys: [1] }, "keys must be an array of strings"],
+      ["key.json", { graph: { a: 1 }, keys: "a" }, "keys must be an array of strings"],
+      ["tasks.json", { graph: { a: 1 }, tasks: [7] }, "tasks must be an array of module paths"],
+    ] as const) {
+      const path = file(name, JSON.stringify(content));
+      await expect(loadGraphInput(path), name).rejects.toThrow(`${path}: ${said}`);
+    }
+  });
+
+  it("reads a .JSON file as JSON, whatever the case of its extension", async () => {
+    const path = file("upper.JSON", JSON.stringify({ a: 1 }));
+    expect((await loadGraphInput(path)).graph).toEqual({ a: 1 });
+  });
+
+  it("takes a module's default export as its graph, and its keys, checked", async () => {
+    const byDefault = file("default.mjs", 'export default { a: 1 };\nexport const keys = ["a"];\n');
+    const input = await loadGraphInput(byDefault);
+    expect(input.graph).toEqual({ a: 1 });
+    expect(input.keys).toEqual(["a"]);
+    const badKeys = file(
+      "bad-keys.mjs",
+      "export const graph = { a: 1 };\nexport const keys = [1];\n",
+    );
+    await expect(loadGraphInput(badKeys)).rejects.toThrow(
+      `${badKeys}: keys must be an array of strings`,
+    );
+    const list = file("list.mjs", 'export const graph = [["inc", 1]];\n');
+    await expect(loadGraphInput(list)).rejects.toThrow(`${list}: export a graph: `);
   });
 });
 
