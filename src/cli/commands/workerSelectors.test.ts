@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Client } from "../../client/client.ts";
 import { runWeft } from "../testContext.ts";
-import { WORKER_SELECTOR } from "./workerSelectors.ts";
+import { selectorsProblem, WORKER_SELECTOR, withSchemes } from "./workerSelectors.ts";
 
 /** `weft COMMAND --help` with its line wrapping undone. */
 async function help(command: string): Promise<string> {
@@ -28,5 +29,44 @@ describe("worker selectors", () => {
     expect(r.err).toBe(
       "weft retire: name the workers to retire (addresses, hosts or names), or give --n or --idle\n",
     );
+  });
+});
+
+describe("withSchemes", () => {
+  // Only the scheduler's address and its workers' names are asked for.
+  const client = {
+    address: "tls://10.0.0.9:8786",
+    workers: async () => [{ address: "tls://10.0.0.1:4000", name: "box:1" }],
+  } as unknown as Client;
+
+  it("reads host:port as an address of the scheduler's scheme, unless a worker is named so", async () => {
+    expect(
+      await withSchemes(client, [
+        "10.0.0.1:4000",
+        "box:1",
+        "tcp://10.0.0.2:1",
+        "alice",
+        ":4000",
+        "[::1]:5",
+      ]),
+    ).toEqual([
+      "tls://10.0.0.1:4000",
+      "box:1",
+      "tcp://10.0.0.2:1",
+      "alice",
+      ":4000",
+      "tls://[::1]:5",
+    ]);
+  });
+});
+
+describe("selectorsProblem", () => {
+  it("refuses an empty selector, blanks too, before asking anyone", () => {
+    expect(selectorsProblem(["a", "tcp://h:1"])).toBeNull();
+    for (const empty of ["", " ", "\t"]) {
+      expect(selectorsProblem(["a", empty]), JSON.stringify(empty)).toBe(
+        `an empty worker selector names no worker: give ${WORKER_SELECTOR}`,
+      );
+    }
   });
 });
