@@ -25,6 +25,19 @@ describe("weft dump", () => {
     const m = await runWeft(["dump", cluster.address, "-o", plain]);
     expect(m.code).toBe(0);
     expect(m.out.split("\n")[0]).toBe(`${plain}.msgpack.gz`);
+    // No extension to contradict it: --format decides.
+    const asYaml = await runWeft(["dump", cluster.address, "-o", plain, "--format", "yaml"]);
+    expect(asYaml.err).toBe("");
+    expect(asYaml.out.split("\n")[0]).toBe(`${plain}.yaml`);
+  });
+
+  it("refuses a --format that is neither msgpack nor yaml, before connecting", async () => {
+    const r = await runWeft(["dump", "tcp://127.0.0.1:1", "--format", "json"]);
+    expect(r).toEqual({
+      code: 2,
+      out: "",
+      err: 'weft dump: --format must be msgpack or yaml, got "json"\n',
+    });
   });
 
   it("refuses a --format that -o's extension contradicts, before connecting", async () => {
