@@ -21,6 +21,15 @@ describe("weft restart", () => {
     await client.waitForWorkers(2, { timeoutMs: 10_000 });
   });
 
+  it("says one worker running in the singular", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    expect(await runWeft(["restart", cluster.address])).toEqual({
+      code: 0,
+      out: "restarted; 1 worker running\n",
+      err: "",
+    });
+  });
+
   it("a weft worker without a nanny exits 0 saying so, and the restart times out (exit 1)", async () => {
     const scheduler = await Scheduler.start({
       listen: "tcp://127.0.0.1:0",
