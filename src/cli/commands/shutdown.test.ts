@@ -64,6 +64,15 @@ describe("shutdown: weft shutdown, client.shutdown()", () => {
     await cluster.close(); // still fine
   });
 
+  it("counts one worker in the singular", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const r = await runWeft(["shutdown", cluster.address]);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(
+      `closing ${cluster.workers[0].address}\nshut down: the scheduler and 1 worker\n`,
+    );
+  });
+
   it("--help, and a scheduler that cannot be reached is exit 2", async () => {
     const help = await runWeft(["shutdown", "--help"]);
     expect(help.code).toBe(0);

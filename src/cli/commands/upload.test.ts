@@ -123,6 +123,36 @@ describe("weft upload", () => {
     const folder = await runWeft(["upload", "tcp://127.0.0.1:1", dir]);
     expect(folder.code).toBe(2);
     expect(folder.err).toBe(`weft upload: ${dir}: not a file; nothing uploaded\n`);
+    expect(await runWeft(["upload", "tcp://127.0.0.1:1"])).toEqual({
+      code: 2,
+      out: "",
+      err: "weft upload: name the files to upload\n",
+    });
+  });
+
+  it("--no-load saves a module without importing it", async () => {
+    const scheduler = await quietScheduler();
+    const { worker, done } = await cliWorker(scheduler.address, testContext(), {
+      allowUploads: true,
+    });
+    try {
+      const broken = join(dir, "broken-on-import.mjs");
+      writeFileSync(broken, 'throw new Error("imported");\n');
+      expect(await runWeft(["upload", scheduler.address, "--no-load", broken])).toEqual({
+        code: 0,
+        out: `uploaded ${broken} to 1 worker\n`,
+        err: "",
+      });
+      const loaded = join(dir, "broken-on-import-2.mjs");
+      writeFileSync(loaded, 'throw new Error("imported");\n');
+      const r = await runWeft(["upload", scheduler.address, loaded]);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain("imported");
+    } finally {
+      await worker.close();
+      await done;
+      await scheduler.close();
+    }
   });
 
   it("weft run --upload sends modules before computing, with --scheduler only", async () => {
