@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
+import type { ResolvedSchedulerOptions } from "../../scheduler/schedulerOptions.ts";
 import { testContext as context } from "../testContext.ts";
 import { runScheduler } from "./scheduler.ts";
 
@@ -259,5 +260,57 @@ describe("weft scheduler --preload", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("weft scheduler's options", () => {
+  /** The options the scheduler started with, given `more` on top of the required ones. */
+  async function optionsWith(
+    more: Partial<Parameters<typeof runScheduler>[0]>,
+  ): Promise<ResolvedSchedulerOptions> {
+    let seen: ResolvedSchedulerOptions | null = null;
+    const ctx = context();
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...more },
+      ctx,
+      (s) => {
+        seen = s.options;
+        return Promise.resolve();
+      },
+    );
+    expect(ctx.stderr.text).toBe("");
+    if (seen === null) throw new Error("the scheduler did not start");
+    return seen;
+  }
+
+  it("reach the scheduler, each of them, and their defaults otherwise", async () => {
+    expect(
+      await optionsWith({
+        workerTtl: "45000",
+        validate: true,
+        checkWorkerAddress: false,
+        workStealing: false,
+        workStealingInterval: "250",
+        activeMemoryManager: false,
+        activeMemoryManagerInterval: "3000",
+      }),
+    ).toMatchObject({
+      workerTtlMs: 45_000,
+      validate: true,
+      checkWorkerAddress: false,
+      workStealing: false,
+      workStealingIntervalMs: 250,
+      activeMemoryManager: false,
+      activeMemoryManagerIntervalMs: 3000,
+    });
+    expect(await optionsWith({})).toMatchObject({
+      workerTtlMs: 30_000,
+      validate: false,
+      checkWorkerAddress: true,
+      workStealing: true,
+      workStealingIntervalMs: 100,
+      activeMemoryManager: true,
+      activeMemoryManagerIntervalMs: 2000,
+    });
   });
 });
