@@ -1,0 +1,100 @@
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Scheduler } from "../../scheduler/scheduler.ts";
+import type { ResolvedWorkerOptions } from "../../worker/workerOptions.ts";
+import { testContext } from "../testContext.ts";
+import { runWorker } from "./worker.ts";
+
+let scheduler: Scheduler;
+beforeAll(async () => {
+  scheduler = await Scheduler.start({
+    listen: "tcp://127.0.0.1:0",
+    logger: pino({ level: "silent" }),
+  });
+});
+afterAll(() => scheduler.close());
+
+/** The options a `weft worker` given `more` started with; the worker closed again. */
+async function optionsWith(
+  more: Partial<Parameters<typeof runWorker>[1]>,
+): Promise<ResolvedWorkerOptions> {
+  // runWorker itself, not cliWorker, which waits for a worker that never starts.
+  const ctx = testContext();
+  let seen: ResolvedWorkerOptions | null = null;
+  await runWorker(
+    scheduler.address,
+    {
+      nthreads: "1",
+      tasks: [],
+      listen: "tcp://127.0.0.1:0",
+      executor: "inline",
+      logLevel: "silent",
+      connectTimeout: "5000",
+      ...more,
+    },
+    ctx,
+    (w) => {
+      seen = w.options;
+      return w.close();
+    },
+  );
+  expect(ctx.stderr.text).toBe("");
+  if (seen === null) throw new Error("the worker did not start");
+  return seen;
+}
+
+describe("weft worker's options", () => {
+  it("reach the worker, each of them", async () => {
+    expect(
+      await optionsWith({
+        name: "w-1",
+        resources: "GPU=2",
+        memoryTarget: "0.5",
+        memorySpill: "off",
+        memoryPause: "0.9",
+        memoryTerminate: "1",
+        validate: true,
+        allowUploads: true,
+        lifetime: "1h",
+        lifetimeStagger: "5m",
+        deathTimeout: "60000",
+      }),
+    ).toMatchObject({
+      name: "w-1",
+      resources: { GPU: 2 },
+      memoryTarget: 0.5,
+      memorySpill: false,
+      memoryPause: 0.9,
+      memoryTerminate: 1,
+      validate: true,
+      acceptUploads: true,
+      lifetimeMs: 3_600_000,
+      lifetimeStaggerMs: 300_000,
+      lifetimeRestart: false,
+      deathTimeoutMs: 60_000,
+      connectTimeoutMs: 5000,
+      nthreads: 1,
+    });
+  });
+
+  it("take the top of (0, 1] for --memory-target", async () => {
+    // Below every threshold left on: terminating at 1 would leave it no room.
+    expect(
+      await optionsWith({
+        memoryTarget: "1",
+        memorySpill: "off",
+        memoryPause: "off",
+        memoryTerminate: "off",
+      }),
+    ).toMatchObject({ memoryTarget: 1, memoryTerminate: false });
+  });
+
+  it("leave the worker's defaults alone when not given", async () => {
+    expect(await optionsWith({})).toMatchObject({
+      resources: {},
+      validate: false,
+      acceptUploads: false,
+      deathTimeoutMs: null,
+    });
+  });
+});
