@@ -87,4 +87,35 @@ describe("weft story", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("with --scheduler-file, refuses no key, a dump given too, and the replay options, before connecting", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-story-cli-"));
+    try {
+      // Never read: each refusal comes before the file is looked for.
+      const file = join(dir, "scheduler.json");
+      const dump = join(dir, "state.msgpack.gz");
+      writeFileSync(dump, "");
+      for (const [args, said] of [
+        [[], "error: give at least one key"],
+        [
+          ["k", dump],
+          `error: ${dump} is a cluster dump, and --scheduler-file names a running cluster: give one of them`,
+        ],
+        [
+          ["k", "--follow-log"],
+          "error: --replay and --follow-log replay a dump, not a running cluster",
+        ],
+        [
+          ["k", "--replay"],
+          "error: --replay and --follow-log replay a dump, not a running cluster",
+        ],
+      ] as const) {
+        const r = await runWeft(["story", ...args, "--scheduler-file", file]);
+        expect(r.code, args.join(" ")).toBe(2);
+        expect(r.err.split("\n")[0], args.join(" ")).toBe(said);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
