@@ -67,3 +67,19 @@ describe("workerAddresses", () => {
     );
   });
 });
+
+describe("workerAddresses, more", () => {
+  it("keeps a port asked for on every interface, and advertises it", async () => {
+    expect(await workerAddresses("tcp://0.0.0.0:4321", "tcp://127.0.0.1:8786")).toEqual({
+      listen: "tcp://0.0.0.0:4321",
+      contact: "tcp://127.0.0.1:4321",
+    });
+  });
+
+  it("takes [::] for every interface too", async () => {
+    expect(await workerAddresses("tcp://[::]:4322", "tcp://127.0.0.1:8786")).toEqual({
+      listen: "tcp://[::]:4322",
+      contact: "tcp://127.0.0.1:4322",
+    });
+  });
+});
