@@ -27,6 +27,17 @@ describe("schedulerFileAddresses", () => {
     expect(Date.now() - aborted).toBeLessThan(200);
   });
 
+  it("once aborted, gives no address more, even with the file there", async () => {
+    const file = join(dir, "there.json");
+    write(file, "tcp://10.0.0.3:8786");
+    const stop = new AbortController();
+    const next = schedulerFileAddresses(file, { waitMs: 5_000, signal: stop.signal });
+    expect(await next()).toBe("tcp://10.0.0.3:8786");
+    const reason = new Error("stopped");
+    stop.abort(reason);
+    await expect(next()).rejects.toBe(reason);
+  });
+
   it("gives the file's address, read again at each call; the last one while the file is gone", async () => {
     const file = join(dir, "moving.json");
     const next = schedulerFileAddresses(file, {
