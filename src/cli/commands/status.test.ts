@@ -9,10 +9,29 @@ import {
 import { bytes, counter, inc } from "../../client/testTasks.ts";
 import { refusingAddress, runWeft, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
+import { clusterStatus, formatStatus } from "./status.ts";
 
 afterEach(closeTestClusters);
 
 describe("weft status", () => {
+  it("counts one worker and one thread in the singular; a nanny column says which have one", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const r = await runWeft(["status", cluster.address]);
+    expect(r.out.split("\n")[0]).toMatch(/: 1 worker \(1 thread\), /);
+    const status = await clusterStatus(client);
+    const [w] = status.workers;
+    const mixed = formatStatus({
+      ...status,
+      workers: [
+        { ...w, address: "tcp://10.0.0.1:1", nanny: true },
+        { ...w, address: "tcp://10.0.0.2:1", nanny: false },
+      ],
+    }).split("\n");
+    expect(mixed[1]).toMatch(/ nanny /);
+    expect(mixed[2]).toMatch(/^tcp:\/\/10\.0\.0\.1:1 .* yes /);
+    expect(mixed[3]).toMatch(/^tcp:\/\/10\.0\.0\.2:1 .* no /);
+  });
+
   it("prints the workers, the counters and the datasets; --json the same as JSON", async () => {
     const { cluster, client } = await testCluster();
     const f = client.submit(inc, 1);
