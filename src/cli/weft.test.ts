@@ -55,11 +55,17 @@ describe("weft", () => {
       expect(r.code, args.join(" ")).toBe(0);
       expect(r.out).toMatch(/^Usage: weft status /);
     }
-    for (const args of [["--help"], ["help"]]) {
+    for (const args of [["--help"], ["help"], ["help", "help"]]) {
       const r = await runWeft(args);
       expect(r.code, args.join(" ")).toBe(0);
       expect(r.out).toMatch(/^Usage: weft \[options\] \[command\]/);
     }
+    // The help command's help is that of the command it belongs to.
+    const amm = await runWeft(["amm", "help", "help"]);
+    expect(amm.code).toBe(0);
+    expect(amm.out).toMatch(/^Usage: weft amm \[options\] \[command\]/);
+    // Not a help command: `help` is run's file operand, and the extra one an error.
+    expect((await runWeft(["run", "help", "help"])).code).toBe(2);
     expect((await runWeft(["--version"])).code).toBe(0);
   });
 

@@ -61,6 +61,25 @@ function unknownCommandOf(program: Command, args: readonly string[]): string[] |
   return unknown === null ? null : [name, ...unknown];
 }
 
+/**
+ * `weft help help` (`weft amm help help`) as the arguments of the help it asks for: the
+ * help command's own is the help of the command it belongs to, as `weft help` shows
+ * (commander takes the second `help` for an unknown command); null for anything else.
+ */
+function helpOfHelp(program: Command, args: readonly string[]): string[] | null {
+  const operands = args.filter((a) => !a.startsWith("-"));
+  const path: string[] = [];
+  let cmd = program;
+  for (let i = 0; i < operands.length; i++) {
+    if (operands[i] === "help") return operands[i + 1] === "help" ? [...path, "--help"] : null;
+    const sub = cmd.commands.find((c) => c.name() === operands[i]);
+    if (sub === undefined || sub.commands.length === 0) return null;
+    cmd = sub;
+    path.push(operands[i]);
+  }
+  return null;
+}
+
 /** After commander's "unknown option '--port'": what to type instead, if Dask's. */
 function hintDaskOption(args: readonly string[], message: string, ctx: CliContext): void {
   const option = /unknown option '([^']+)'/.exec(message)?.[1];
@@ -80,11 +99,18 @@ export async function main(
 ): Promise<number> {
   const program = buildProgram(ctx);
   const unknown = unknownCommandOf(program, argv.slice(2));
+  const helpHelp = helpOfHelp(program, argv.slice(2));
   try {
     // Commander answers `weft nanny --help` and `weft help nanny` (`weft amm nope --help`)
     // with the help of the command above, as if `nanny` were fine: parsed alone, the name
     // gets its usual error.
-    await program.parseAsync(unknown === null ? [...argv] : [...argv.slice(0, 2), ...unknown]);
+    await program.parseAsync(
+      helpHelp !== null
+        ? [...argv.slice(0, 2), ...helpHelp]
+        : unknown === null
+          ? [...argv]
+          : [...argv.slice(0, 2), ...unknown],
+    );
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     if (err.code === "commander.unknownOption") hintDaskOption(argv.slice(2), err.message, ctx);
