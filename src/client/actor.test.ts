@@ -1,9 +1,10 @@
 import { deserialize, serialize } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { MessageTooLargeError, SerializationError } from "../comm/errors.ts";
 import { decodeMessage, encodeMessage } from "../comm/wireCodec.ts";
 import { type ActorOp, actorRef, isActorRef } from "../protocol/actors.ts";
-import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { MAX_ARG_DEPTH, taskRef } from "../protocol/messagesTaskSpec.ts";
 import { Actor, ActorError, type ActorHost, bindActorRefs } from "./actor.ts";
 import { argsWithRefs } from "./taskArgs.ts";
 
@@ -88,6 +89,52 @@ describe("Actor", () => {
     );
   });
 
+  it("refuses an empty method or field name before sending anything", async () => {
+    const { host, sent } = fakeHost(() => ({ status: "OK", result: 1 }));
+    const thing = new Actor<Thing>(REF, host);
+    await expect(thing.call("" as "grow", 1, "x")).rejects.toBeInstanceOf(TypeError);
+    await expect(thing.get("" as "size")).rejects.toBeInstanceOf(TypeError);
+    expect(sent).toHaveLength(0);
+  });
+
+  it("an error answer without its exception text is malformed", async () => {
+    const odd = fakeHost(() => ({ status: "error" }));
+    await expect(new Actor<Thing>(REF, odd.host).get("size")).rejects.toThrow(
+      'malformed answer to actor_attribute: {"status":"error"}',
+    );
+  });
+
+  it("a request that cannot be encoded or is too large is said so, not taken for an unreachable worker", async () => {
+    const encode = () =>
+      Promise.resolve<ActorHost>({
+        callActor: () => Promise.reject(new SerializationError("bad bytes")),
+      });
+    const encodeErr = await new Actor<Thing>(REF, encode).get("size").catch((e: unknown) => e);
+    expect(encodeErr).toBeInstanceOf(TypeError);
+    expect((encodeErr as Error).message).toBe(
+      "actor_attribute of actor thing-1: cannot be sent: bad bytes",
+    );
+
+    const tooLarge = () =>
+      Promise.resolve<ActorHost>({
+        callActor: () => Promise.reject(new MessageTooLargeError(100, 10, "send")),
+      });
+    const largeErr = await new Actor<Thing>(REF, tooLarge).get("size").catch((e: unknown) => e);
+    expect(largeErr).toBeInstanceOf(ActorError);
+    expect((largeErr as Error).message).toMatch(
+      /^actor thing-1: MessageTooLargeError: cannot send/,
+    );
+  });
+
+  it("releases what keeps the actor alive once, however often the handle is released", () => {
+    const { host } = fakeHost(() => null);
+    let releases = 0;
+    const thing = new Actor<Thing>(REF, host, { release: () => void releases++ });
+    thing.release();
+    thing.release();
+    expect(releases).toBe(1);
+  });
+
   it("travels as its ActorRef alone: cloned, encoded for the wire, or as a task argument", () => {
     const { host } = fakeHost(() => null);
     const thing = new Actor<Thing>(REF, host);
@@ -122,5 +169,30 @@ describe("bindActorRefs", () => {
     // A Map is not searched (as task arguments are not).
     const m = new Map([["r", REF]]);
     expect(bindActorRefs(m, host)).toBe(m);
+    // Nor is a class instance; a null-prototype object is, as a plain one.
+    class Box {
+      r = REF;
+    }
+    const box = new Box();
+    expect(bindActorRefs(box, host)).toBe(box);
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { r: REF });
+    expect((bindActorRefs(bare, host) as Record<string, unknown>).r).toBeInstanceOf(Actor);
+  });
+
+  it("searches MAX_ARG_DEPTH levels deep, no deeper", () => {
+    const { host } = fakeHost(() => null);
+    const nest = (levels: number): unknown => {
+      let v: unknown = REF;
+      for (let i = 0; i < levels; i++) v = [v];
+      return v;
+    };
+    const unwrap = (v: unknown, levels: number): unknown => {
+      let out = v;
+      for (let i = 0; i < levels; i++) out = (out as unknown[])[0];
+      return out;
+    };
+    expect(unwrap(bindActorRefs(nest(MAX_ARG_DEPTH), host), MAX_ARG_DEPTH)).toBeInstanceOf(Actor);
+    const tooDeep = nest(MAX_ARG_DEPTH + 1);
+    expect(bindActorRefs(tooDeep, host)).toBe(tooDeep);
   });
 });
