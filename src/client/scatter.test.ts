@@ -5,12 +5,13 @@ import { RemoteError } from "../comm/rpc.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
 import { getAddressHost } from "../util/address.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { UpdateDataEvent } from "../worker/state/events.ts";
 import { CancelledError, ScatterError } from "./errors.ts";
 import type { Future } from "./future.ts";
 import type { LocalCluster } from "./localCluster.ts";
-import { Scatterer } from "./scatter.ts";
+import { Scatterer, scatterOptionsProblem } from "./scatter.ts";
 import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { add, byteSum, inc, sum } from "./testTasks.ts";
 
@@ -298,15 +299,28 @@ function fakeScatterer(
     refusing?: string[];
     hanging?: string[];
     closing?: string[];
+    /** Fail to connect with a broken connection, not a refused one: nothing was sent. */
+    droppedOnConnect?: string[];
+    /** Connected, but the call fails to connect (nothing was sent). */
+    connectFailingCall?: string[];
+    /** Threads of each worker, by position (default 1). */
+    nthreads?: number[];
+    /** Statuses of workers other than running. */
+    statuses?: Record<string, WorkerIdentity["status"]>;
+    /** List the workers to the scatterer in reverse address order. */
+    reversed?: boolean;
+    /** Called with the scatterer at each update_data and each ask for workers. */
+    onCall?: (s: Scatterer) => void;
+    onAsk?: (s: Scatterer) => void;
   } = {},
 ) {
   const calls: [string, unknown[]][] = [];
   const workers: WorkerIdentity[] = Array.from({ length: n }, (_, i) => ({
     address: `tcp://10.0.0.${i + 1}:1`,
     name: null,
-    nthreads: 1,
+    nthreads: o.nthreads?.[i] ?? 1,
     resources: {},
-    status: "running",
+    status: o.statuses?.[`w${i + 1}`] ?? "running",
     processing: 0,
     keys: 0,
     nbytes: 0,
@@ -325,10 +339,15 @@ function fakeScatterer(
     get: async (address: string) => {
       const w = name(address);
       if (o.unreachable?.includes(w)) throw new ConnectError(`cannot reach ${address}`, address);
+      if (o.droppedOnConnect?.includes(w)) throw new CommClosedError("closed while connecting");
       return {
         call: async (_op: string, args: { data: Map<string, unknown> }) => {
           const keys = [...args.data.keys()];
           calls.push([w, [...args.data.values()]]);
+          o.onCall?.(scatterer);
+          if (o.connectFailingCall?.includes(w)) {
+            throw new ConnectError(`cannot reach ${address}`, address);
+          }
           if (o.breaking?.includes(w)) throw new CommClosedError("connection reset");
           if (o.closing?.includes(w)) {
             throw new RemoteError(
@@ -357,8 +376,12 @@ function fakeScatterer(
     id: "c",
     peers,
     // A hanging worker is frozen: the scheduler drops it after the first answer.
-    workers: async () =>
-      asked++ === 0 ? workers : workers.filter((w) => !o.hanging?.includes(name(w.address))),
+    workers: async () => {
+      o.onAsk?.(scatterer);
+      const listed =
+        asked++ === 0 ? workers : workers.filter((w) => !o.hanging?.includes(name(w.address)));
+      return o.reversed === true ? [...listed].reverse() : listed;
+    },
     dropStored: (stored) => {
       for (const d of stored) dropped.push([d.key, d.workers.map(name)]);
     },
@@ -369,6 +392,11 @@ function fakeScatterer(
 }
 
 describe("Scatterer", () => {
+  it("takes a timeoutMs up to the longest timer, and no longer", () => {
+    expect(scatterOptionsProblem({ timeoutMs: MAX_TIMER_MS })).toBeNull();
+    expect(scatterOptionsProblem({ timeoutMs: MAX_TIMER_MS + 1 })).toMatch(/^timeoutMs must be/);
+  });
+
   it("deals the values to the workers in turn, across calls, each under a key of its own", async () => {
     const { scatterer, calls } = fakeScatterer(3);
     const first = await scatterer.place([1, 2], {});
@@ -444,6 +472,45 @@ describe("Scatterer", () => {
     expect(again[0].workers.map(broken.name).sort()).toEqual(["w1", "w3"]);
     expect(broken.dropped.map(([, where]) => where.sort())).toEqual([["w1", "w2", "w3"]]);
     expect(broken.dropped[0][0]).not.toBe(again[0].key);
+  });
+
+  it("a worker never connected to, or whose call failed to connect, stored nothing: its share goes elsewhere under the same keys", async () => {
+    for (const o of [{ droppedOnConnect: ["w1"] }, { connectFailingCall: ["w1"] }]) {
+      const { scatterer, name, dropped } = fakeScatterer(2, o);
+      const placed = await scatterer.place([1], {});
+      expect(placed[0].workers.map(name)).toEqual(["w2"]);
+      expect(dropped).toEqual([]);
+    }
+  });
+
+  it("deals in address order, however the scheduler lists the workers, to running ones only, a worker of no threads getting a turn", async () => {
+    const { scatterer, calls } = fakeScatterer(3, { reversed: true });
+    await scatterer.place([1, 2, 3], {});
+    expect(calls.map(([w]) => w)).toEqual(["w1", "w2", "w3"]);
+
+    const paused = fakeScatterer(3, { statuses: { w1: "paused", w3: "closing_gracefully" } });
+    const placed = await paused.scatterer.place([1, 2], {});
+    expect(placed.map((p) => p.workers.map(paused.name))).toEqual([["w2"], ["w2"]]);
+
+    const threadless = fakeScatterer(2, { nthreads: [0, 0] });
+    const spread = await threadless.scatterer.place([1, 2], {});
+    expect(spread.map((p) => p.workers.map(threadless.name))).toEqual([["w1"], ["w2"]]);
+  });
+
+  it("an abort stops a scatter before it sends, or after, letting go of what was stored; the first abort's error stands", async () => {
+    const first = new Error("first");
+    const early = fakeScatterer(2, { onAsk: (s) => s.abort(first) });
+    await expect(early.scatterer.place([1], {})).rejects.toBe(first);
+    expect(early.calls).toEqual([]);
+
+    const late = fakeScatterer(2, { onCall: (s) => s.abort(first) });
+    await expect(late.scatterer.place([1, 2], {})).rejects.toBe(first);
+    expect(late.dropped.map(([, where]) => where)).toEqual([["w1"], ["w2"]]);
+
+    const twice = fakeScatterer(1).scatterer;
+    twice.abort(first);
+    twice.abort(new Error("second"));
+    await expect(twice.place([1], {})).rejects.toBe(first);
   });
 
   it("fails when no worker can be reached, or one refuses a value, letting go of what was stored", async () => {
