@@ -216,6 +216,9 @@ describe("Queue", () => {
     expect(await q.getBatch(5)).toEqual([]);
     await expect(q.get({ timeoutMs: 5 })).rejects.toThrow(CoordinationTimeoutError);
     await q.put(5);
+    // n = 0 is a batch of none, not a misuse, and takes nothing.
+    expect(await q.getBatch(0)).toEqual([]);
+    expect(await q.qsize()).toBe(1);
     await expect(client.queue("Q").get()).rejects.toThrow(
       /^Queue\.get: queue "Q" has maxsize 2, not 0$/,
     );
