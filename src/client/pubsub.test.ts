@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClientClosedError, CoordinationTimeoutError } from "./errors.ts";
+import { Sub } from "./pubsub.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { collectsMessages, firesAndForgets, inc, publishes } from "./testTasks.ts";
 
@@ -196,5 +197,17 @@ describe("publish–subscribe: pub, sub", () => {
     const waiting = (await third.sub("bye")).get();
     await third.close();
     await expect(waiting).rejects.toThrow(ClientClosedError);
+  });
+});
+
+describe("Sub", () => {
+  it("once failed keeps its first failure, and takes no message more", async () => {
+    const sub = new Sub<string>("t", () => Promise.resolve());
+    const first = new ClientClosedError("closed");
+    sub.fail(first);
+    sub.fail(new Error("second"));
+    sub.deliver("late");
+    expect(sub.buffered).toBe(0);
+    await expect(sub.get()).rejects.toBe(first);
   });
 });
