@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { decodeDataset } from "./datasets.ts";
+import { decodeDataset, encodeDataset } from "./datasets.ts";
 import { DatasetError } from "./errors.ts";
 import { Future } from "./future.ts";
 import type { LocalCluster } from "./localCluster.ts";
@@ -56,6 +56,14 @@ describe("datasets", () => {
     expect(got).toBeInstanceOf(Future);
     expect(await got).toBe(3);
     await expect(client.publishDataset("one", f)).rejects.toThrow(/publish \[future\]/);
+  });
+
+  it("a future found twice in a dataset is one of its keys, once", async () => {
+    const { client } = await testCluster();
+    const f = client.submit(inc, 1);
+    const { keys } = encodeDataset({ a: f, b: [f] }, () => undefined);
+    expect(keys).toEqual([f.key]);
+    expect(await f).toBe(2);
   });
 
   it("names are unique unless overridden; list, unpublish and defaults", async () => {
