@@ -66,6 +66,14 @@ describe("datasets", () => {
     expect(await f).toBe(2);
   });
 
+  it("a dataset got is a copy: changing it changes no one else's", async () => {
+    const { client } = await testCluster();
+    await client.publishDataset("d", { xs: [1] });
+    const got = (await client.getDataset("d")) as { xs: number[] };
+    got.xs.push(2);
+    expect(await client.getDataset("d")).toEqual({ xs: [1] });
+  });
+
   it("names are unique unless overridden; list, unpublish and defaults", async () => {
     const { cluster, client } = await testCluster();
     const one = client.submit(inc, 1);
