@@ -134,6 +134,20 @@ describe("watchProgress (no terminal)", () => {
   });
 });
 
+describe("watchProgress of nothing", () => {
+  it("takes a total of 0, and says it is all done", async () => {
+    const out = new Lines();
+    const watch = await watchProgress(fakeClient({ done: 0, workers: 1 }), 0, {
+      stream: out,
+      label: "none",
+      pollMs: 2,
+      lineMs: 0,
+    });
+    await watch.stop();
+    expect(out.lines).toEqual(["none: 0/0 tasks (100%)"]);
+  });
+});
+
 describe("watchProgress on a cluster", () => {
   it("a worker lost mid-graph: its results computed again count once, done ends at the total", async () => {
     const { cluster, client } = await testCluster({ workers: 3 });
