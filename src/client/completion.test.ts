@@ -173,6 +173,21 @@ describe("wait", () => {
     );
   });
 
+  it("waiting for the first of no futures resolves at once", async () => {
+    expect(await wait([], { returnWhen: "first" })).toEqual({ done: [], notDone: [] });
+  });
+
+  it("a timeout names up to five futures not done, with an ellipsis only for more", () => {
+    const futures = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ key: `k${i}` }) as Future);
+    expect(new WaitTimeoutError(10, futures(5)).message).toBe(
+      "5 futures not done after 10 ms: k0, k1, k2, k3, k4",
+    );
+    expect(new WaitTimeoutError(10, futures(6)).message).toBe(
+      "6 futures not done after 10 ms: k0, k1, k2, k3, k4, …",
+    );
+  });
+
   it("does not keep a future it waited for from being collected", async () => {
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
