@@ -36,6 +36,16 @@ export async function runWeft(
   return { code, out: ctx.stdout.text, err: ctx.stderr.text };
 }
 
+/** The options of a `weft worker` in a test: one inline thread, silent, on 127.0.0.1. */
+export const TEST_WORKER_ARGS = {
+  nthreads: "1",
+  tasks: [],
+  listen: "tcp://127.0.0.1:0",
+  executor: "inline",
+  logLevel: "silent",
+  connectTimeout: "5000",
+} satisfies Parameters<typeof runWorker>[1];
+
 /**
  * `weft worker SCHEDULER` run in this process (one inline thread, silent,
  * listening on 127.0.0.1) until its worker closes: the worker once started,
@@ -47,23 +57,10 @@ export async function cliWorker(
   more: Partial<Parameters<typeof runWorker>[1]> = {},
 ): Promise<{ worker: Worker; done: Promise<void> }> {
   let started: Worker | null = null;
-  const done = runWorker(
-    scheduler,
-    {
-      nthreads: "1",
-      tasks: [],
-      listen: "tcp://127.0.0.1:0",
-      executor: "inline",
-      logLevel: "silent",
-      connectTimeout: "5000",
-      ...more,
-    },
-    ctx,
-    (w) => {
-      started = w;
-      return w.closed;
-    },
-  );
+  const done = runWorker(scheduler, { ...TEST_WORKER_ARGS, ...more }, ctx, (w) => {
+    started = w;
+    return w.closed;
+  });
   while (started === null) await new Promise((r) => setTimeout(r, 5));
   return { worker: started, done };
 }

@@ -153,6 +153,8 @@ describe("weft", () => {
     // modes alone (no hidden cursor, line wrapping on).
     expect(terminal.err).not.toContain("\x1b[?25l");
     expect(terminal.err).not.toContain("\x1b[?7l");
+    // The bar is stopped, its line cleared, before the report is printed.
+    expect(terminal.err.endsWith("\x1b[2K")).toBe(true);
   });
 
   it("story: text, JSON, nothing found", async () => {

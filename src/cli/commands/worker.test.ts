@@ -2,7 +2,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import type { ResolvedWorkerOptions } from "../../worker/workerOptions.ts";
-import { testContext } from "../testContext.ts";
+import { TEST_WORKER_ARGS, testContext } from "../testContext.ts";
 import { runWorker } from "./worker.ts";
 
 let scheduler: Scheduler;
@@ -21,23 +21,10 @@ async function optionsWith(
   // runWorker itself, not cliWorker, which waits for a worker that never starts.
   const ctx = testContext();
   let seen: ResolvedWorkerOptions | null = null;
-  await runWorker(
-    scheduler.address,
-    {
-      nthreads: "1",
-      tasks: [],
-      listen: "tcp://127.0.0.1:0",
-      executor: "inline",
-      logLevel: "silent",
-      connectTimeout: "5000",
-      ...more,
-    },
-    ctx,
-    (w) => {
-      seen = w.options;
-      return w.close();
-    },
-  );
+  await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, ...more }, ctx, (w) => {
+    seen = w.options;
+    return w.close();
+  });
   expect(ctx.stderr.text).toBe("");
   if (seen === null) throw new Error("the worker did not start");
   return seen;
