@@ -464,7 +464,7 @@ export class Scheduler implements SessionHost {
     await this.listener?.close();
     await this.http?.close();
     this.coordination.dropAll();
-    // Plugins are told of every session they saw begin ending before their close. Dask
+    // Each session the plugins saw begin, they see end, and before their close. Dask
     // calls remove_worker/remove_client for these too, but from the sessions' ends, after
     // the plugins' close; the sessions cut here find themselves removed and tell nobody.
     for (const address of this.router.workers.keys()) this.plugins.notify("removeWorker", address);
