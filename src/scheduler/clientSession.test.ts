@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { wireVersion } from "../protocol/version.ts";
 import type { Scheduler } from "./scheduler.ts";
-import { rawPeer, startTestScheduler } from "./testPeer.ts";
+import { INC_X_GRAPH, rawPeer, startTestScheduler } from "./testPeer.ts";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -25,16 +25,7 @@ describe("a client's session", () => {
   it("answers a request after the messages before it in the same frame, so that it sees their effects", async () => {
     const s = await start();
     const c = await rawClient(s, "c1");
-    await c.comm.send([
-      {
-        op: "update-graph",
-        clientId: "c1",
-        keys: ["x"],
-        stimulusId: "g1",
-        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
-      },
-      { op: "who-has", requestId: 1 },
-    ]);
+    await c.comm.send([INC_X_GRAPH, { op: "who-has", requestId: 1 }]);
     const reply = await c.waitFor((m) => m.requestId === 1);
     expect(reply.result).toEqual({ x: [] });
   });

@@ -8,7 +8,7 @@ import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/ver
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
 import type { SchedulerOptions } from "./schedulerOptions.ts";
-import { rawPeer } from "./testPeer.ts";
+import { INC_X_GRAPH, rawPeer } from "./testPeer.ts";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -69,15 +69,7 @@ describe("Scheduler server", () => {
       maxMessageBytes,
       ...wireVersion(),
     });
-    await c.comm.send([
-      {
-        op: "update-graph",
-        clientId: "c1",
-        keys: ["x"],
-        stimulusId: "g1",
-        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
-      },
-    ]);
+    await c.comm.send([INC_X_GRAPH]);
     const compute = await w.waitFor((m) => m.op === "compute-task");
     expect(compute).toMatchObject({ key: "x", runSpec: { fn: "inc", args: [1] } });
     await w.comm.send([
@@ -290,15 +282,7 @@ describe("Scheduler server", () => {
     const { s, records } = await start();
     const w = await peer(s, registerWorker("inproc://w/1"));
     const c = await peer(s, registerClient("c1"));
-    await c.comm.send([
-      {
-        op: "update-graph",
-        clientId: "c1",
-        keys: ["x"],
-        stimulusId: "g1",
-        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
-      },
-    ]);
+    await c.comm.send([INC_X_GRAPH]);
     const compute = await w.waitFor((m) => m.op === "compute-task");
     await w.comm.send([
       { op: "task-finished", key: 42, runId: "x", stimulusId: "bad-1" },
@@ -793,15 +777,7 @@ describe("Scheduler server", () => {
     const { s } = await start();
     const w1 = await peer(s, registerWorker("inproc://w/1"));
     const c = await peer(s, registerClient("c1"));
-    await c.comm.send([
-      {
-        op: "update-graph",
-        clientId: "c1",
-        keys: ["x"],
-        stimulusId: "g1",
-        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
-      },
-    ]);
+    await c.comm.send([INC_X_GRAPH]);
     await w1.waitFor((m) => m.op === "compute-task");
     await w1.comm.close();
     await until(() => s.state.workers.size === 0);
@@ -999,15 +975,7 @@ describe("the active memory manager operated by clients (amm requests)", () => {
     const { s, records } = await start(o);
     const w1 = await peer(s, registerWorker("inproc://w/1"));
     const c = await peer(s, registerClient("c1"));
-    await c.comm.send([
-      {
-        op: "update-graph",
-        clientId: "c1",
-        keys: ["x"],
-        stimulusId: "g1",
-        tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
-      },
-    ]);
+    await c.comm.send([INC_X_GRAPH]);
     const compute = await w1.waitFor((m) => m.op === "compute-task");
     await w1.comm.send([
       {

@@ -22,6 +22,15 @@ export async function startTestScheduler(
   return s;
 }
 
+/** Client c1's graph of one task, `x = inc(1)` (stimulus g1), as an update-graph message. */
+export const INC_X_GRAPH = {
+  op: "update-graph",
+  clientId: "c1",
+  keys: ["x"],
+  stimulusId: "g1",
+  tasks: new Map([["x", { spec: { fn: "inc", args: [1] }, dependencies: [] }]]),
+} as const;
+
 /** A connection made by {@link rawPeer}. */
 export interface RawPeer {
   /** The connection. */
