@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import type { WorkerIdentity } from "../protocol/messagesSession.ts";
+import type { PeerPool } from "../worker/peerPool.ts";
+import {
+  callEachWorker,
+  callEachWorkerOrFail,
+  onEveryWorker,
+  sortedByKey,
+  workersNamed,
+} from "./askWorkers.ts";
+
+/** A pool whose every worker answers `answer(address, method, args)`, over a comm limited to 1000 bytes. */
+function poolAnswering(
+  answer: (address: string, method: string, args: Record<string, unknown>) => unknown,
+): PeerPool {
+  return {
+    get: async (address: string) => ({
+      comm: { maxMessageBytes: 1000 },
+      call: async (method: string, args: Record<string, unknown>) => answer(address, method, args),
+    }),
+  } as unknown as PeerPool;
+}
+
+/** A connected worker of `address`, named `name`. */
+function identity(address: string, name: string | null = null): WorkerIdentity {
+  return { address, name } as WorkerIdentity;
+}
+
+const noun = { noun: "logs", expected: "no list of records" };
+
+describe("callEachWorker", () => {
+  it("sends the asker's limit with who asks, and keys the answers by address, in order", async () => {
+    const sent: Record<string, unknown>[] = [];
+    const peers = poolAnswering((address, _method, args) => {
+      sent.push(args);
+      return [address];
+    });
+    const got = await callEachWorker(
+      peers,
+      ["tcp://b:2", "tcp://a:1"],
+      { op: "getWorkerLogs", method: "get_logs", args: { n: 3 }, who: "client-1" },
+      noun,
+      (answer) => answer,
+    );
+    expect(Object.keys(got)).toEqual(["tcp://a:1", "tcp://b:2"]);
+    expect(got["tcp://b:2"]).toEqual(["tcp://b:2"]);
+    expect(sent).toEqual([
+      { n: 3, who: "client-1", maxMessageBytes: 1000 },
+      { n: 3, who: "client-1", maxMessageBytes: 1000 },
+    ]);
+  });
+
+  it("names the worker and why: that could not be asked, or answered what is not read", async () => {
+    const call = { op: "getWorkerLogs", method: "get_logs", args: {} };
+    const failing = poolAnswering((address) => {
+      throw new Error(`no route to ${address}`);
+    });
+    await expect(
+      callEachWorker(failing, ["tcp://b:2", "tcp://a:1"], call, noun, (a) => a),
+    ).rejects.toThrow(
+      /^getWorkerLogs: cannot read the logs of tcp:\/\/a:1: no route to tcp:\/\/a:1$/,
+    );
+    const odd = poolAnswering(() => 7);
+    await expect(callEachWorker(odd, ["tcp://a:1"], call, noun, () => null)).rejects.toThrow(
+      /^getWorkerLogs: tcp:\/\/a:1 answered get_logs with no list of records$/,
+    );
+  });
+});
+
+describe("callEachWorkerOrFail", () => {
+  it("gives the failure a malformed answer as JSON", async () => {
+    const peers = poolAnswering(() => ({ status: "odd" }));
+    const failed = (address: string, why: string) => new Error(`${address}: ${why}`);
+    await expect(
+      callEachWorkerOrFail(peers, ["tcp://a:1"], "plugin-add", {}, () => null, failed),
+    ).rejects.toThrow('tcp://a:1: malformed answer: {"status":"odd"}');
+  });
+});
+
+describe("workersNamed", () => {
+  const workers = async () => [
+    identity("tcp://10.0.0.1:1", "alpha"),
+    identity("tcp://10.0.0.1:2"),
+    identity("tcp://10.0.0.2:3", "gamma"),
+  ];
+
+  it("picks the workers a list names by address, by host, or by name", async () => {
+    expect(await workersNamed("run", {}, workers)).toHaveLength(3);
+    expect(await workersNamed("run", { workers: "tcp://10.0.0.1:2" }, workers)).toEqual([
+      "tcp://10.0.0.1:2",
+    ]);
+    expect(await workersNamed("run", { workers: ["10.0.0.1"] }, workers)).toEqual([
+      "tcp://10.0.0.1:1",
+      "tcp://10.0.0.1:2",
+    ]);
+    expect(await workersNamed("run", { workers: ["gamma"] }, workers)).toEqual([
+      "tcp://10.0.0.2:3",
+    ]);
+  });
+});
+
+describe("onEveryWorker", () => {
+  it("asks the workers that joined while the others were asked, and answers in address order", async () => {
+    const lists = [
+      [identity("tcp://c:3"), identity("tcp://a:1")],
+      [identity("tcp://c:3"), identity("tcp://b:2"), identity("tcp://a:1")],
+    ];
+    const asked: string[][] = [];
+    const events: string[] = [];
+    const got = await onEveryWorker(
+      async () => lists[Math.min(asked.length, 1)],
+      async (addresses) => {
+        asked.push([...addresses]);
+        events.push("ask");
+        return Object.fromEntries(addresses.map((a) => [a, "OK"]));
+      },
+      async () => events.push("record"),
+    );
+    expect(asked).toEqual([["tcp://c:3", "tcp://a:1"], ["tcp://b:2"]]);
+    expect(events).toEqual(["ask", "record", "ask"]);
+    expect(Object.keys(got)).toEqual(["tcp://a:1", "tcp://b:2", "tcp://c:3"]);
+  });
+});
+
+describe("sortedByKey", () => {
+  it("orders the keys", () => {
+    expect(Object.keys(sortedByKey({ b: 1, c: 2, a: 3 }))).toEqual(["a", "b", "c"]);
+  });
+});
