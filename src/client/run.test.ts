@@ -21,6 +21,15 @@ describe("client.run", () => {
       const map = new Map([["k", new Uint8Array([1, 2])]]);
       const echoed = await client.runWith({ workers: [addresses[0]] }, "identity", map);
       expect(echoed[addresses[0]]).toEqual(map);
+      // The arguments too, with what only structured clone carries: a cycle, a BigInt, a Date.
+      const cyclic: Record<string, unknown> = { big: 2n ** 70n, when: new Date(0) };
+      cyclic.self = cyclic;
+      const back = (await client.runWith({ workers: [addresses[0]] }, "identity", cyclic))[
+        addresses[0]
+      ] as Record<string, unknown>;
+      expect(back.self).toBe(back);
+      expect(back.big).toBe(2n ** 70n);
+      expect(back.when).toEqual(new Date(0));
     });
   }
 
