@@ -81,7 +81,9 @@ describe("datasets", () => {
     await client.publishDataset("b", [one]);
     await client.publishDataset("a", 5);
     await expect(client.publishDataset("b", [two])).rejects.toThrow(DatasetError);
-    await expect(client.publishDataset("b", [two])).rejects.toThrow(/already exists/);
+    await expect(client.publishDataset("b", [two])).rejects.toThrow(
+      /^publishDataset: .*already exists/,
+    );
     expect(await client.listDatasets()).toEqual(["a", "b"]);
     await client.publishDataset("b", [two], { override: true });
     const [got] = (await client.getDataset("b")) as Future<number>[];
