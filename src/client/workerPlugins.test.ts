@@ -3,10 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { PeerPool } from "../worker/peerPool.ts";
 import { Worker } from "../worker/worker.ts";
 import { SchedulerReplyError, WorkerPluginError } from "./errors.ts";
 import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
 import { failingPlugin, inc, notAPlugin, PLUGIN_LOG, recordingPlugin } from "./testTasks.ts";
+import { addOnEach, removeOnEach, WORKER_PLUGIN_RPCS, workerPluginSpec } from "./workerPlugins.ts";
 
 beforeEach(() => {
   PLUGIN_LOG.length = 0;
@@ -147,5 +149,48 @@ export function weftTeardown(w) { log.push("teardown " + w.pluginNames.length); 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/** Workers whose every rpc answers `answer(method)` (or throws what it throws). */
+function peersAnswering(answer: (method: string) => unknown): PeerPool {
+  return {
+    get: async () => ({ call: async (method: string) => answer(method) }),
+  } as unknown as PeerPool;
+}
+
+describe("worker plugins, apart from a cluster", () => {
+  it("the spec keeps a copy of the args, which must be an array", () => {
+    const args = [{ n: 1 }];
+    const spec = workerPluginSpec("recordingPlugin", { args });
+    args[0].n = 2;
+    expect(spec).toEqual({ name: "recordingPlugin", fn: "recordingPlugin", args: [{ n: 1 }] });
+    expect(() => workerPluginSpec("recordingPlugin", { args: { n: 1 } as never })).toThrow(
+      "registerWorkerPlugin: args must be an array, got",
+    );
+  });
+
+  it("an answer other than OK, or a removal not saying whether it had the plugin, is an error naming the worker", async () => {
+    const spec = workerPluginSpec("recordingPlugin", {});
+    const odd = peersAnswering(() => ({ status: "maybe", removed: "yes" }));
+    const added = await addOnEach(odd, ["tcp://a:1"], spec, WORKER_PLUGIN_RPCS).catch((e) => e);
+    expect(added).toBeInstanceOf(WorkerPluginError);
+    expect(added).toMatchObject({ worker: "tcp://a:1", plugin: "recordingPlugin" });
+    expect((added as WorkerPluginError).reason).toMatch(/^malformed answer: /);
+    const removed = await removeOnEach(odd, ["tcp://a:1"], "p", WORKER_PLUGIN_RPCS).catch((e) => e);
+    expect(removed).toBeInstanceOf(WorkerPluginError);
+    expect((removed as WorkerPluginError).reason).toMatch(/^teardown: malformed answer: /);
+    const fine = peersAnswering(() => ({ removed: false }));
+    expect(await removeOnEach(fine, ["tcp://a:1"], "p", WORKER_PLUGIN_RPCS)).toEqual({
+      "tcp://a:1": false,
+    });
+  });
+
+  it("a teardown that threw is an error saying so", async () => {
+    const failing = peersAnswering(() => {
+      throw new Error("boom");
+    });
+    const err = await removeOnEach(failing, ["tcp://a:1"], "p", WORKER_PLUGIN_RPCS).catch((e) => e);
+    expect(err).toMatchObject({ worker: "tcp://a:1", plugin: "p", reason: "teardown: boom" });
   });
 });
