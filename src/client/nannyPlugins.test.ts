@@ -5,6 +5,7 @@ import type { NannyLink } from "../worker/nannyLink.ts";
 import { type Nanny, NannyPlugins } from "../worker/nannyPlugins.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { NannyPluginError, SchedulerReplyError, WorkerPluginError } from "./errors.ts";
+import { nannyPluginSpec } from "./nannyPlugins.ts";
 import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
 import { recordingPlugin } from "./testTasks.ts";
 
@@ -182,5 +183,18 @@ describe("nanny plugins: registerNannyPlugin, unregisterNannyPlugin", () => {
     // Nothing reached the scheduler.
     const none = await client.unregisterNannyPlugin(recordingPlugin.name).catch((e: unknown) => e);
     expect(none).toBeInstanceOf(SchedulerReplyError);
+  });
+});
+
+describe("nannyPluginSpec", () => {
+  it("carries the restart asked for, and none where the plugin's own is to be used", () => {
+    const args = [{ A: "1" }];
+    expect(nannyPluginSpec(environ, { args, restart: false })).toEqual({
+      name: "weft.environ",
+      fn: "weft.environ",
+      args,
+      restart: false,
+    });
+    expect(nannyPluginSpec(environ, { args })).not.toHaveProperty("restart");
   });
 });
