@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { processUploadDirectory } from "../worker/uploadDirectory.ts";
 import { UploadError } from "./errors.ts";
 import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
+import { MAX_UPLOAD_BYTES } from "./uploads.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
@@ -113,6 +114,15 @@ describe("Client.uploadFile", () => {
       "uploadFile: not a file URL: https://example.com/x.mjs",
     );
     await expect(client.uploadFile("")).rejects.toThrow(/expected a path or file URL/);
+    await expect(client.uploadFile(data, { load: "yes" as never })).rejects.toThrow(
+      'uploadFile: load must be true or false, got "yes"',
+    );
+    // One byte past the limit (a sparse file: refused before it is read).
+    const big = file("big.bin", "");
+    truncateSync(big, MAX_UPLOAD_BYTES + 1);
+    await expect(client.uploadFile(big)).rejects.toThrow(
+      `uploadFile: ${big} is ${MAX_UPLOAD_BYTES + 1} bytes; at most ${MAX_UPLOAD_BYTES} (64 MiB) can be uploaded`,
+    );
     expect((await client.workers())[0].address).toBeTruthy();
   });
 
