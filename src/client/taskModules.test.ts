@@ -3,8 +3,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import type { PeerPool } from "../worker/peerPool.ts";
 import { TaskModuleError } from "./errors.ts";
-import { taskModuleUrl } from "./taskModules.ts";
+import { loadOnWorkers, taskModuleUrl } from "./taskModules.ts";
 import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
@@ -80,5 +81,20 @@ describe("Client.loadTaskModules", () => {
     expect(taskModuleUrl("b.mjs")).toBe(pathToFileURL(join(process.cwd(), "b.mjs")).href);
     expect(taskModuleUrl(new URL("file:///x/y.ts"))).toBe("file:///x/y.ts");
     expect(() => taskModuleUrl(new URL("http://h/y.ts"))).toThrow(/not a file URL/);
+    // A file URL given as a string comes out as the URL class spells it.
+    expect(taskModuleUrl("file:/x/../y.ts")).toBe("file:///y.ts");
+    expect(() => taskModuleUrl("")).toThrow('loadTaskModules: expected a path or file URL, got ""');
+  });
+
+  it("an answer without status OK and a list of tasks is an error naming the worker", async () => {
+    for (const answer of [{ status: "error", tasks: [] }, { status: "OK" }]) {
+      const peers = {
+        get: async () => ({ call: async () => answer }),
+      } as unknown as PeerPool;
+      const err = await loadOnWorkers(peers, ["tcp://a:1"], ["file:///t.mjs"]).catch((e) => e);
+      expect(err).toBeInstanceOf(TaskModuleError);
+      expect(err).toMatchObject({ worker: "tcp://a:1" });
+      expect((err as TaskModuleError).reason).toBe(`malformed answer: ${JSON.stringify(answer)}`);
+    }
   });
 });
