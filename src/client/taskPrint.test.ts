@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { print, warn } from "./taskPrint.ts";
+import { runInTask, type TaskRuntime } from "../worker/taskContext.ts";
+import { print, printedTo, warn } from "./taskPrint.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 import { printsLines } from "./testTasks.ts";
 
@@ -64,5 +65,71 @@ describe("print and warn in tasks (Dask's distributed.print)", () => {
     warn("there");
     expect(out).toEqual(["here 1"]);
     expect(err).toEqual(["there"]);
+  });
+});
+
+/** A task `key`'s runtime whose client logs events with `logEvent`; what `print` left it to wait for, in `tracked`. */
+function taskRuntime(
+  key: string,
+  logEvent: (topic: string, msg: unknown) => Promise<void>,
+): { runtime: TaskRuntime; tracked: Promise<unknown>[] } {
+  const tracked: Promise<unknown>[] = [];
+  const runtime: TaskRuntime = {
+    key,
+    secede: () => {},
+    rejoin: async () => {},
+    client: async () => ({ logEvent }),
+    track: (sent) => tracked.push(sent),
+  };
+  return { runtime, tracked };
+}
+
+describe("print and warn, apart from a cluster", () => {
+  it("in a task, the task's result waits for the event to be logged", async () => {
+    const logged: unknown[] = [];
+    let done = (): void => {};
+    let asked = (): void => {};
+    const logging = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const { runtime, tracked } = taskRuntime("t-1", (topic, msg) => {
+      logged.push([topic, msg]);
+      asked();
+      return new Promise<void>((resolve) => {
+        done = resolve;
+      });
+    });
+    await runInTask(runtime, async () => warn("careful", 2));
+    expect(tracked).toHaveLength(1);
+    let settled = false;
+    void tracked[0].then(() => {
+      settled = true;
+    });
+    await logging;
+    expect(logged).toEqual([["warn", { text: "careful 2", key: "t-1" }]]);
+    expect(settled).toBe(false);
+    done();
+    await tracked[0];
+    expect(settled).toBe(true);
+  });
+
+  it("in a task whose client cannot log it, the text is printed here", async () => {
+    const { out } = capture();
+    const { runtime, tracked } = taskRuntime("t-1", async () => {
+      throw new Error("closing");
+    });
+    await runInTask(runtime, async () => print("lost", 1));
+    await tracked[0];
+    expect(out).toEqual(["lost 1"]);
+    expect(process.stdout.write).toHaveBeenCalledWith("lost 1\n");
+  });
+
+  it("a client prints an event that is not a task's message as console.log would", () => {
+    const lines: string[] = [];
+    const handler = printedTo((text) => lines.push(text));
+    handler([0, { text: "plain" }]);
+    handler([0, { text: 5 }]);
+    handler([0, "a string"]);
+    expect(lines).toEqual(["plain", "{ text: 5 }", "a string"]);
   });
 });
