@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ClusterEvent } from "./events.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
+import { type ClusterEvent, decodeEvent, Subscriptions } from "./events.ts";
 import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { logsEvent } from "./testTasks.ts";
 
@@ -109,5 +110,52 @@ describe("events: logEvent, getEvents, subscribeTopic", () => {
       /the handler must be a function/,
     );
     await expect(client.getEvents(7 as never)).rejects.toThrow(/getEvents: the topic must be/);
+  });
+});
+
+describe("the client's side of events, apart from a cluster", () => {
+  it("an event got is the client's own copy; a malformed one is refused", () => {
+    const msg = { n: [1] };
+    const [time, got] = decodeEvent([5, msg]);
+    expect(time).toBe(5);
+    expect(got).toEqual(msg);
+    expect(got).not.toBe(msg);
+    for (const bad of [[5], [5, msg, 6], ["5", msg], null]) {
+      expect(() => decodeEvent(bad)).toThrow("the scheduler sent a malformed event");
+    }
+  });
+
+  it("subscribing again replaces the handler; what a handler throws or rejects with is logged", async () => {
+    const { logger, records } = memoryLogger();
+    const subs = new Subscriptions(logger);
+    const heard: string[] = [];
+    subs.set("t", () => {
+      heard.push("first");
+    });
+    subs.set("t", ([, m]) => {
+      heard.push(`second ${m}`);
+    });
+    subs.deliver("t", [1, "a"]);
+    expect(heard).toEqual(["second a"]);
+    subs.set("t", () => {
+      throw new Error("thrown");
+    });
+    subs.deliver("t", [1, "b"]);
+    let rejected = (): void => {};
+    const handled = new Promise<void>((resolve) => {
+      rejected = resolve;
+    });
+    subs.set("t", async () => {
+      rejected();
+      throw new Error("rejected");
+    });
+    subs.deliver("t", [1, "c"]);
+    await handled;
+    // Its rejection is caught in the microtasks that follow: all run before the next macrotask.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(records.map((r) => [r.msg, r.topic, (r.err as { message: string }).message])).toEqual([
+      ["an event handler failed (subscribeTopic)", "t", "thrown"],
+      ["an event handler failed (subscribeTopic)", "t", "rejected"],
+    ]);
   });
 });
