@@ -1,5 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import type { PeerPool } from "../worker/peerPool.ts";
+import { logsOfWorkers } from "./logs.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
 afterEach(closeTestClusters);
@@ -39,5 +41,31 @@ describe("getWorkerLogs and getSchedulerLogs", () => {
     await expect(client.getSchedulerLogs({ n: 1.5 })).rejects.toThrow(
       "getSchedulerLogs: n must be an integer ≥ 0, got 1.5",
     );
+  });
+});
+
+describe("logsOfWorkers", () => {
+  /** A worker that answers `get_logs` with `answer`. */
+  const answering = (answer: unknown) =>
+    ({
+      get: async () => ({ comm: {}, call: async () => answer }),
+    }) as unknown as PeerPool;
+  const record = { time: 1, level: "info", msg: "worker started" };
+
+  it("takes an answer of log records, and refuses one with a record lacking its time, level or message", async () => {
+    expect(await logsOfWorkers(answering([record]), ["tcp://a:1"], 1, "client-1")).toEqual({
+      "tcp://a:1": [record],
+    });
+    const bad = [
+      { level: "info", msg: "m" },
+      { time: 1, msg: "m" },
+      { time: 1, level: "info" },
+      null,
+    ];
+    for (const r of bad) {
+      await expect(
+        logsOfWorkers(answering([record, r]), ["tcp://a:1"], 1, "client-1"),
+      ).rejects.toThrow("getWorkerLogs: tcp://a:1 answered get_logs with no log records");
+    }
   });
 });
