@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { runWeft } from "../cli/testContext.ts";
+import type { PeerPool } from "../worker/peerPool.ts";
+import { mergedStory, storiesOfWorkers, storyKeysProblem } from "./story.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
 afterEach(closeTestClusters);
@@ -68,5 +70,59 @@ describe("story", () => {
     const replay = await runWeft(["story", f.key, cluster.address, "--replay"]);
     expect(replay.code).toBe(2);
     expect(replay.err).toContain("--replay and --follow-log replay a dump");
+  });
+});
+
+describe("story, apart from a cluster", () => {
+  /** Workers that answer `get_story` with `answer`; what they were sent, in `sent`. */
+  function answering(answer: unknown) {
+    const sent: unknown[] = [];
+    const peers = {
+      get: async () => ({
+        comm: { maxMessageBytes: 1000 },
+        call: async (_method: string, args: unknown) => {
+          sent.push(args);
+          return answer;
+        },
+      }),
+    } as unknown as PeerPool;
+    return { peers, sent };
+  }
+
+  it("asks each worker with the client's limit, and refuses an answer that is not a list of records", async () => {
+    const ok = answering([["k", "released", "waiting", 5]]);
+    expect(await storiesOfWorkers(ok.peers, ["tcp://a:1"], ["k"], "client-1")).toEqual([
+      { where: "tcp://a:1", time: 5, record: ["k", "released", "waiting", 5] },
+    ]);
+    expect(ok.sent).toEqual([{ keys: ["k"], who: "client-1", maxMessageBytes: 1000 }]);
+    const odd = answering([["k"], "not a record"]);
+    await expect(storiesOfWorkers(odd.peers, ["tcp://a:1"], ["k"], "client-1")).rejects.toThrow(
+      "story: tcp://a:1 answered get_story with no records",
+    );
+  });
+
+  it("merges in time order, a record without a time first; refuses a scheduler's answer of no records", () => {
+    const worker = { where: "tcp://a:1", time: 2, record: ["k", 2] };
+    expect(
+      mergedStory(
+        [
+          ["k", 3],
+          ["k", "no time"],
+        ],
+        [worker],
+      ),
+    ).toEqual([
+      { where: "scheduler", time: null, record: ["k", "no time"] },
+      worker,
+      { where: "scheduler", time: 3, record: ["k", 3] },
+    ]);
+    expect(() => mergedStory({ records: [] }, [])).toThrow(
+      "story: the scheduler answered with no records",
+    );
+  });
+
+  it("keys must be non-empty strings", () => {
+    expect(storyKeysProblem(["k", ""])).toBe('keys must be non-empty strings, got ""');
+    expect(storyKeysProblem(["k"])).toBeNull();
   });
 });
