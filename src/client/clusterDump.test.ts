@@ -6,6 +6,8 @@ import { runWeft } from "../cli/testContext.ts";
 import { dumpFileName } from "../protocol/clusterDump/write.ts";
 import { loadDump, replayLoadedDump } from "../replay/replayDump.ts";
 import { clusterStory, SCHEDULER } from "../replay/story.ts";
+import type { PeerPool } from "../worker/peerPool.ts";
+import { workerDumps } from "./clusterDump.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
 let dir: string;
@@ -115,6 +117,21 @@ describe("dumpClusterState", () => {
     expect(bad).toMatchObject({
       code: 2,
       err: 'weft dump: --format must be msgpack or yaml, got "xml"\n',
+    });
+  });
+});
+
+describe("workerDumps", () => {
+  it("puts a worker's error, named, in place of its dump", async () => {
+    const peers = {
+      get: async (address: string) => {
+        if (address === "tcp://b:2") throw new RangeError("no route");
+        return { comm: {}, call: async () => ({ status: "running" }) };
+      },
+    } as unknown as PeerPool;
+    expect(await workerDumps(peers, ["tcp://b:2", "tcp://a:1"], "client-1")).toEqual({
+      "tcp://a:1": { status: "running" },
+      "tcp://b:2": "RangeError: no route",
     });
   });
 });
