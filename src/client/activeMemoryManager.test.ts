@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ActiveMemoryManagerClient } from "./amm.ts";
 import type { LocalClusterOptions } from "./localCluster.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
@@ -106,5 +107,16 @@ describe("client.amm: the active memory manager operated at run time", () => {
     expect(await waitForHolders(zHolders, (h) => h.length < 2, 500)).toHaveLength(2);
     expect(await client.amm.runOnce()).toBe(1);
     expect(await zHolders()).toHaveLength(1);
+  });
+});
+
+describe("ActiveMemoryManagerClient", () => {
+  it("a status is an object of its own, with the status fields only", async () => {
+    const answer = { running: true, intervalMs: 250, rounds: 3 };
+    const amm = new ActiveMemoryManagerClient(async () => answer);
+    for (const status of [await amm.status(), await amm.start(), await amm.stop()]) {
+      expect(status).toStrictEqual({ running: true, intervalMs: 250 });
+      expect(status).not.toBe(answer);
+    }
   });
 });

@@ -47,7 +47,11 @@ describe("setMetadata and getMetadata", () => {
     await expect(client.setMetadata(["nothing", "below"], 2)).rejects.toThrow(
       /\["nothing"\] holds a value, not metadata under keys/,
     );
-    await expect(client.setMetadata([], 1)).rejects.toThrow(/at least one/);
+    await expect(client.setMetadata([], 1)).rejects.toThrow(
+      new TypeError(
+        "setMetadata: the keys must be a string or an array of strings (at least one), got []",
+      ),
+    );
     await expect(client.setMetadata(3 as never, 1)).rejects.toThrow(/the keys must be a string/);
     await expect(client.setMetadata("f", () => 1)).rejects.toThrow(/the value cannot be sent/);
   });
