@@ -2,9 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import { ExecuteSuccessEvent } from "../worker/state/events.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
 import type { Worker } from "../worker/worker.ts";
+import { Adaptive, type AdaptOptions } from "./adaptive.ts";
 import type { LocalCluster } from "./localCluster.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { inc, slowInc } from "./testTasks.ts";
@@ -298,5 +302,127 @@ describe("LocalCluster.adapt", () => {
     await cluster.close();
     expect(second.isStopped).toBe(true);
     expect(() => cluster.adapt()).toThrow("the LocalCluster is closed");
+  });
+});
+
+/** Adaptive scaling that wants `wanted` workers, whatever the work. */
+class Wanting extends Adaptive {
+  wanted = 0;
+  override target(): number {
+    return this.wanted;
+  }
+}
+
+/**
+ * Adaptive scaling of a stand-in cluster of `have` workers, looked at only
+ * when a test calls `tick()`: the sizes asked for, in `scaled`; `scaleTo`
+ * answers `scaling()` (by default at once).
+ */
+function standIn(options: AdaptOptions = {}, scaling: () => Promise<void> = async () => {}) {
+  const scaled: number[] = [];
+  const { logger, records } = memoryLogger();
+  const host = {
+    state: {} as SchedulerState,
+    have: 2,
+    workerCount: () => host.have,
+    scaleTo: (n: number) => {
+      scaled.push(n);
+      return scaling();
+    },
+    logger,
+  };
+  const adaptive = new Wanting(host, { intervalMs: MAX_TIMER_MS, ...options });
+  adaptives.push(adaptive);
+  return { adaptive, host, scaled, records };
+}
+const adaptives: Adaptive[] = [];
+afterEach(() => {
+  for (const a of adaptives.splice(0)) a.stop();
+  vi.useRealTimers();
+});
+
+describe("Adaptive, apart from a cluster", () => {
+  it("scales down after waitCount looks in a row asking for fewer, counting again after one that does not", async () => {
+    const { adaptive, host, scaled } = standIn({ waitCount: 3 });
+    adaptive.wanted = 1;
+    await adaptive.tick();
+    await adaptive.tick();
+    adaptive.wanted = 2;
+    await adaptive.tick();
+    adaptive.wanted = 1;
+    await adaptive.tick();
+    await adaptive.tick();
+    expect(scaled).toEqual([]);
+    await adaptive.tick();
+    expect(scaled).toEqual([1]);
+    // Scaled down: the count starts again.
+    host.have = 1;
+    adaptive.wanted = 0;
+    await adaptive.tick();
+    await adaptive.tick();
+    expect(scaled).toEqual([1]);
+    await adaptive.tick();
+    expect(scaled).toEqual([1, 0]);
+  });
+
+  it("a look while the cluster scales does nothing; once stopped, none does", async () => {
+    const finishes: (() => void)[] = [];
+    const { adaptive, scaled } = standIn(
+      {},
+      () =>
+        new Promise<void>((resolve) => {
+          finishes.push(resolve);
+        }),
+    );
+    adaptive.wanted = 3;
+    // A look asks for the size at once, before it waits for the scaling.
+    const first = adaptive.tick();
+    const second = adaptive.tick();
+    expect(scaled).toEqual([3]);
+    for (const finish of finishes) finish();
+    await Promise.all([first, second]);
+    adaptive.stop();
+    adaptive.wanted = 5;
+    const late = adaptive.tick();
+    expect(scaled).toEqual([3]);
+    for (const finish of finishes) finish();
+    await late;
+  });
+
+  it("a failure to scale is logged, unless stopped meanwhile", async () => {
+    let stopWith: Adaptive | null = null;
+    const { adaptive, records } = standIn({}, async () => {
+      stopWith?.stop();
+      throw new Error("no room");
+    });
+    adaptive.wanted = 3;
+    await adaptive.tick();
+    expect(
+      records.map((r) => [r.msg, (r.err as { message?: string } | undefined)?.message]),
+    ).toEqual([
+      ["adaptive: scaling", undefined],
+      ["adaptive scaling failed; trying again next interval", "no room"],
+    ]);
+    stopWith = adaptive;
+    await adaptive.tick();
+    expect(records.filter((r) => r.level === 50)).toHaveLength(1);
+  });
+
+  it("stop clears its timer", () => {
+    vi.useFakeTimers();
+    const { adaptive } = standIn({ intervalMs: 10 });
+    expect(vi.getTimerCount()).toBe(1);
+    adaptive.stop();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("refuses a minimum of Infinity, a maximum of 0, and an interval past a timer's reach", () => {
+    expect(() => standIn({ minimum: Number.POSITIVE_INFINITY })).toThrow(
+      "adapt: minimum must be finite",
+    );
+    expect(() => standIn({ maximum: 0 })).toThrow("adapt: maximum must be an integer ≥ 1, got 0");
+    expect(() => standIn({ intervalMs: MAX_TIMER_MS + 1 })).toThrow(
+      `adapt: intervalMs must be a number > 0 and at most ${MAX_TIMER_MS}`,
+    );
   });
 });
