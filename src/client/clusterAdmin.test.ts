@@ -11,13 +11,14 @@ function worker(address: string, status = "running"): WorkerIdentity {
 
 /**
  * A host whose scheduler answers each request with `answer(msg)` and lists
- * `workers()`; what it was asked is in `asked`.
+ * `workers()`; what it was asked is in `asked`, the keys it holds in `held`.
  */
 function standIn(
   answer: (msg: Record<string, unknown>) => unknown,
   workers: () => WorkerIdentity[],
-): { host: AdminHost; asked: Record<string, unknown>[] } {
+): { host: AdminHost; asked: Record<string, unknown>[]; held: string[] } {
   const asked: Record<string, unknown>[] = [];
+  const held: string[] = [];
   const host = {
     id: "client-1",
     requests: {
@@ -27,13 +28,19 @@ function standIn(
       },
       stimulusId: (op: string) => `${op}-1`,
     },
-    results: { hold: () => {}, unhold: () => {}, untilFinished: async () => {} },
+    results: {
+      hold: (futures: readonly Future[]) => held.push(...futures.map((f) => f.key)),
+      unhold: (futures: readonly Future[]) => {
+        for (const f of futures) held.splice(held.indexOf(f.key), 1);
+      },
+      untilFinished: async () => {},
+    },
     workers: async () => workers(),
     checkOpen: () => {},
     ownFutures: (_op: string, futures: Future | readonly Future[]) =>
       Array.isArray(futures) ? futures : [futures],
   } as unknown as AdminHost;
-  return { host, asked };
+  return { host, asked, held };
 }
 
 afterEach(() => {
@@ -48,6 +55,55 @@ describe("ClusterAdmin", () => {
     );
     await new ClusterAdmin(host).replicate([]);
     expect(asked).toEqual([]);
+  });
+
+  it("replicate and rebalance hold the futures until answered, refused or not", async () => {
+    const futures = [{ key: "x" }, { key: "y" }] as Future[];
+    const ok = standIn(
+      () => ({ failed: [], moved: 0 }),
+      () => [],
+    );
+    await new ClusterAdmin(ok.host).replicate(futures);
+    await new ClusterAdmin(ok.host).rebalance(futures);
+    expect(ok.asked.map((m) => m.op)).toEqual(["replicate", "rebalance"]);
+    expect(ok.held).toEqual([]);
+    const refused = standIn(
+      () => ({ failed: ["x"], moved: 0 }),
+      () => [],
+    );
+    await expect(new ClusterAdmin(refused.host).replicate(futures)).rejects.toThrow();
+    await expect(new ClusterAdmin(refused.host).rebalance(futures)).rejects.toThrow();
+    expect(refused.held).toEqual([]);
+  });
+
+  it("replicate and rebalance ask nothing of a client closed while they waited for the futures", async () => {
+    const { host, asked } = standIn(
+      () => ({ failed: [], moved: 0 }),
+      () => [],
+    );
+    const closed = {
+      ...host,
+      checkOpen: () => {
+        throw new Error("the client is closed");
+      },
+    } as AdminHost;
+    const futures = [{ key: "x" }] as Future[];
+    await expect(new ClusterAdmin(closed).replicate(futures)).rejects.toThrow("closed");
+    await expect(new ClusterAdmin(closed).rebalance(futures)).rejects.toThrow("closed");
+    await expect(new ClusterAdmin(closed).rebalance()).rejects.toThrow("closed");
+    expect(asked).toEqual([]);
+  });
+
+  it("waitForWorkers sleeps no longer than its timeout between looks", async () => {
+    const { host } = standIn(
+      () => null,
+      () => [],
+    );
+    // A poll of ten minutes: the wait would outlast the test's own timeout.
+    const err = await new ClusterAdmin(host)
+      .waitForWorkers(1, { timeoutMs: 20, pollMs: 600_000 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkersTimeoutError);
   });
 
   it("waitForWorkers counts the running workers only", async () => {
