@@ -8,9 +8,16 @@ import { KeyRecord } from "./keyRecord.ts";
 /**
  * A client for {@link ClientDatasets}: its records, what it sent the
  * scheduler, the answers handed to requests (taken by a request waiting
- * unless `waiting` is false), and the keys its futures let go of.
+ * unless `waiting` is false), and the keys its futures let go of; what it
+ * asks the scheduler, in `asked`, is answered with `reply(msg)`, and
+ * `releases` is its count of `client-releases-keys` sent.
  */
 function standIn(waiting = true) {
+  const asked: Record<string, unknown>[] = [];
+  const control = {
+    releases: 0,
+    reply: (_msg: Record<string, unknown>): unknown => ({}),
+  };
   const records = new Map<string, KeyRecord>();
   const sent: { op: string; keys: readonly string[] }[] = [];
   const answers: unknown[] = [];
@@ -32,6 +39,11 @@ function standIn(waiting = true) {
     id: "client-1",
     futureHost,
     requests: {
+      ask: async (msg: Record<string, unknown>) => {
+        asked.push(msg);
+        return control.reply(msg);
+      },
+      stimulusId: (op: string) => `${op}-1`,
       answer: (_id: string, answer: unknown) => {
         answers.push(answer);
         return waiting;
@@ -42,12 +54,12 @@ function standIn(waiting = true) {
       },
     },
     record: (key: string) => records.get(key),
-    releasesSent: () => 0,
-    nextSubmission: () => 1,
+    releasesSent: () => control.releases,
+    nextSubmission: () => 4,
     send: (msg: { op: string; keys: readonly string[] }) => sent.push(msg),
     checkOpen: () => {},
   } as unknown as DatasetHost;
-  return { host, futureHost, records, sent, answers, failures, dropped };
+  return { host, futureHost, records, sent, answers, failures, dropped, asked, control };
 }
 
 /** The `dataset` message of `value` (futures of `keys` made on `futureHost`). */
@@ -91,6 +103,17 @@ describe("ClientDatasets.receive", () => {
     expect(rec.status).toBe("pending");
   });
 
+  it("wants a key anew whose submission could not be sent", () => {
+    const c = standIn();
+    const msg = datasetMsg(c.futureHost, ["x"]);
+    const rec = c.records.get("x") as KeyRecord;
+    rec.status = "error";
+    rec.unsent = true;
+    new ClientDatasets(c.host).receive(msg);
+    expect(rec.status).toBe("pending");
+    expect(rec.unsent).toBe(false);
+  });
+
   it("lets go of the futures when no request waits for the answer", () => {
     const c = standIn(false);
     const msg = datasetMsg(c.futureHost, ["x", "y"]);
@@ -123,5 +146,37 @@ describe("ClientDatasets.receive", () => {
     datasets.receive({ ...malformed, keys: ["x"] });
     expect(c.failures).toHaveLength(2);
     expect(c.sent).toHaveLength(1);
+  });
+});
+
+describe("ClientDatasets.get", () => {
+  it("asks as a submission, and wants the fresh keys again only if a release went out meanwhile", async () => {
+    const c = standIn();
+    const datasets = new ClientDatasets(c.host);
+    c.control.reply = () => ({ op: "dataset", found: true, value: 1, fresh: ["y"] });
+    await datasets.get("d");
+    expect(c.asked).toMatchObject([{ op: "get-dataset", name: "d", submission: 4 }]);
+    expect(c.sent).toEqual([]);
+    c.control.reply = () => {
+      c.control.releases++;
+      return { op: "dataset", found: true, value: 1, fresh: ["y"] };
+    };
+    await datasets.get("d");
+    expect(c.sent).toMatchObject([{ op: "client-desires-keys", keys: ["y"], submission: 4 }]);
+  });
+
+  it("held datasets ask nothing of a closed client", async () => {
+    const c = standIn();
+    const closed = {
+      ...c.host,
+      checkOpen: () => {
+        throw new Error("the client is closed");
+      },
+    } as DatasetHost;
+    const held = new ClientDatasets(closed).held;
+    await expect(async () => held.publish("Variable.set", "v", [1])).rejects.toThrow("closed");
+    await expect(held.get("v")).rejects.toThrow("closed");
+    await expect(held.unpublish("v")).rejects.toThrow("closed");
+    expect(c.asked).toEqual([]);
   });
 });
