@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { PeerPool } from "../worker/peerPool.ts";
 import { RunError } from "./errors.ts";
-import { runAnswer } from "./runOnWorkers.ts";
+import { runAnswer, runOnWorkers } from "./runOnWorkers.ts";
 
 describe("runAnswer", () => {
   it("reads a value, or a failure with its traceback", () => {
@@ -26,5 +27,18 @@ describe("runAnswer", () => {
     expect((runAnswer("tcp://a:1", null, "run") as RunError).exceptionText).toBe(
       "malformed answer to run: null",
     );
+  });
+});
+
+describe("runOnWorkers", () => {
+  it("a worker that cannot be asked fails with its error's message", async () => {
+    const peers = {
+      get: async () => {
+        throw new Error("no route to tcp://a:1");
+      },
+    } as unknown as PeerPool;
+    const got = await runOnWorkers(peers, ["tcp://a:1"], "client-1", "inc", [1], "return");
+    expect(got["tcp://a:1"]).toBeInstanceOf(RunError);
+    expect(got["tcp://a:1"]).toMatchObject({ exceptionText: "no route to tcp://a:1" });
   });
 });

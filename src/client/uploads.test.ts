@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { processUploadDirectory } from "../worker/uploadDirectory.ts";
 import { UploadError } from "./errors.ts";
 import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
-import { MAX_UPLOAD_BYTES } from "./uploads.ts";
+import { MAX_UPLOAD_BYTES, readUpload } from "./uploads.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
@@ -124,6 +124,17 @@ describe("Client.uploadFile", () => {
       `uploadFile: ${big} is ${MAX_UPLOAD_BYTES + 1} bytes; at most ${MAX_UPLOAD_BYTES} (64 MiB) can be uploaded`,
     );
     expect((await client.workers())[0].address).toBeTruthy();
+  });
+
+  it("readUpload takes a file URL given as a string, and refuses options that are not an object", async () => {
+    const data = file("given-as-url.json", "{}");
+    const got = await readUpload(pathToFileURL(data).href);
+    expect(got.name).toBe("given-as-url.json");
+    expect(got.load).toBe(false);
+    expect(Buffer.from(got.data).toString()).toBe("{}");
+    await expect(readUpload(data, null as never)).rejects.toThrow(
+      /^uploadFile: options must be an object, got null/,
+    );
   });
 
   it("another file under a name uploaded already is refused, and the first stays", async () => {
