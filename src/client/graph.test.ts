@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
-import { buildGraph, literal } from "./graph.ts";
+import { Future } from "./future.ts";
+import { buildGraph, isTaskEntry, literal, tasksToRun } from "./graph.ts";
+import { standInFutureHost } from "./testFutureHost.ts";
 
 const owner = {};
 
@@ -133,6 +135,67 @@ describe("buildGraph", () => {
     expect(() => buildGraph(graph as unknown as Map<string, unknown>, owner)).toThrow(
       "compute: graph key 7 must be a string",
     );
+  });
+
+  it("copies the options shared by its tasks onto every one of them, and nothing when none", () => {
+    const built = buildGraph({ a: ["inc", 1], b: ["inc", "a"] }, owner, {
+      retries: 2,
+      priority: 5,
+      resources: { GPU: 1 },
+      workers: "tcp://10.0.0.1:4000",
+      allowOtherWorkers: true,
+    });
+    for (const key of ["a", "b"]) {
+      expect(built.tasks.get(key)).toMatchObject({
+        retries: 2,
+        priority: 5,
+        resources: { GPU: 1 },
+        workers: ["tcp://10.0.0.1:4000"],
+        allowOtherWorkers: true,
+      });
+    }
+    expect(buildGraph({ a: ["inc", 1] }, owner).tasks.get("a")).toEqual({
+      spec: { fn: "inc", args: [1] },
+      dependencies: [],
+    });
+  });
+
+  it("refuses options or a graph that is an array, naming the method", () => {
+    expect(() => buildGraph({ a: ["inc", 1] }, owner, [] as never, "get")).toThrow(
+      new TypeError("get: options must be an object, got []"),
+    );
+    expect(() => buildGraph([["inc", 1]] as never, owner)).toThrow(
+      /^compute: the graph must be an object \{key: \[fn, \.\.\.args\]\} or a Map of key to task, got \[/,
+    );
+  });
+
+  it("reads an array starting with an empty string as a literal, not a task", () => {
+    expect(isTaskEntry(["", 1])).toBe(false);
+    const built = buildGraph({ a: ["", 1], b: ["identity", "a"] }, owner);
+    expect(built.literals.get("a")).toEqual(["", 1]);
+    expect(built.tasks.get("b")?.spec.args).toEqual([["", 1]]);
+  });
+
+  it("makes a future among the arguments a task reference and a dependency", () => {
+    const host = standInFutureHost();
+    const f = new Future(host, "outside-1");
+    const built = buildGraph({ a: ["add", f, { x: [f] }], b: ["inc", "a"] }, host);
+    expect(built.tasks.get("a")).toEqual({
+      spec: { fn: "add", args: [taskRef("outside-1"), { x: [taskRef("outside-1")] }] },
+      dependencies: ["outside-1"],
+    });
+    expect(built.sinks).toEqual(["b"]);
+  });
+});
+
+describe("tasksToRun", () => {
+  it("runs, for an alias, the task it stands for and what that needs", () => {
+    const graph = { x: ["inc", 1], y: "x", z: ["inc", "y"], other: ["inc", 2] };
+    expect(tasksToRun(graph, ["y"]).map((t) => t.spec)).toEqual([{ fn: "inc", args: [1] }]);
+    expect(tasksToRun(graph, ["z"]).map((t) => t.spec)).toEqual([
+      { fn: "inc", args: [1] },
+      { fn: "inc", args: [taskRef("x")] },
+    ]);
   });
 });
 
