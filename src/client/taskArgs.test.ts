@@ -1,0 +1,96 @@
+import { runInNewContext } from "node:vm";
+import { describe, expect, it } from "vitest";
+import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { Future } from "./future.ts";
+import { argsWithRefs, isTaskDefinition, KEEP, mapArgs, taskName } from "./taskArgs.ts";
+import { standInFutureHost } from "./testFutureHost.ts";
+
+/** Leaves kept as they are: what is checked is the walk, and what it copies. */
+const keep = () => KEEP;
+
+describe("taskName", () => {
+  it("takes a registered name or a definition's, and refuses an empty one", () => {
+    expect(taskName("inc", "submit")).toBe("inc");
+    expect(taskName({ name: "inc", fn: (x: number) => x + 1 }, "submit")).toBe("inc");
+    expect(() => taskName("", "submit")).toThrow(
+      new TypeError(
+        'submit: the function must be a task definition (from defineTask) or a registered name, got ""',
+      ),
+    );
+  });
+
+  it("refuses an object with a name and no function: it is no definition", () => {
+    const named = { name: "inc" };
+    expect(isTaskDefinition(named)).toBe(false);
+    expect(() => taskName(named as never, "submit")).toThrow(
+      /^submit: the function must be .*, got \{"name":"inc"\}$/,
+    );
+  });
+});
+
+describe("mapArgs", () => {
+  it("copies the mutable data objects: a change after the call is not the task's", () => {
+    const buffer = new ArrayBuffer(2);
+    const bytes = Buffer.from("ab");
+    const floats = Float64Array.from([1, 2]);
+    const view = new DataView(new ArrayBuffer(4), 1, 2);
+    const when = new Date(0);
+    const copy = mapArgs([buffer, { bytes, floats }, [view, when]], keep, "submit") as unknown[];
+    new Uint8Array(buffer)[0] = 9;
+    bytes[0] = 0x7a;
+    floats[0] = 9;
+    view.setUint8(0, 9);
+    when.setTime(1);
+    // Equality does not look into buffers: their bytes are compared.
+    const [bufferCopy, { bytes: bytesCopy, floats: floatsCopy }, [viewCopy, whenCopy]] = copy as [
+      ArrayBuffer,
+      { bytes: Buffer; floats: Float64Array },
+      [DataView, Date],
+    ];
+    expect(new Uint8Array(bufferCopy)).toEqual(new Uint8Array(2));
+    expect(Buffer.isBuffer(bytesCopy) && bytesCopy.toString()).toBe("ab");
+    expect(floatsCopy).toEqual(Float64Array.from([1, 2]));
+    expect(viewCopy.byteLength).toBe(2);
+    expect(viewCopy.getUint8(0)).toBe(0);
+    expect(whenCopy).toEqual(new Date(0));
+  });
+
+  it("checks a Map's keys as its values, and refuses a Map or Set holding itself or nested too deep", () => {
+    expect(() => mapArgs([new Map([[() => 1, "v"]])], keep, "submit")).toThrow(
+      new TypeError("submit: args[0].<key 0> is a function; task arguments must be data"),
+    );
+    const self = new Map<string, unknown>();
+    self.set("self", self);
+    expect(() => mapArgs([self], keep, "submit")).toThrow(
+      new TypeError("submit: args[0].<value 0> contains a reference cycle"),
+    );
+    let deep = new Set<unknown>();
+    for (let i = 0; i < 1_000; i++) deep = new Set([deep]);
+    expect(() => mapArgs([deep], keep, "submit")).toThrow(
+      /^submit: args: nested deeper than 1000 arrays or objects$/,
+    );
+  });
+
+  it("names a data object of another realm, which the wire would not carry", () => {
+    expect(() => mapArgs([runInNewContext("new Date(0)")], keep, "submit")).toThrow(
+      /^submit: args\[0\] is a Date made in another realm \(a vm context: copy it into a Date of this one\)/,
+    );
+  });
+});
+
+describe("argsWithRefs", () => {
+  it("makes the futures of its client references and dependencies, and refuses another client's", () => {
+    const mine = standInFutureHost();
+    const f = new Future(mine, "f-1");
+    const deps = new Set<string>();
+    expect(argsWithRefs([{ x: [f] }, f], deps, mine, "submit(inc)")).toEqual([
+      { x: [taskRef("f-1")] },
+      taskRef("f-1"),
+    ]);
+    expect([...deps]).toEqual(["f-1"]);
+    const theirs = new Future(standInFutureHost(), "g-1");
+    expect(() => argsWithRefs([1, { y: theirs }], new Set(), mine, "submit(inc)")).toThrow(
+      new TypeError("submit(inc): args[1].y is a future of another client"),
+    );
+  });
+});
