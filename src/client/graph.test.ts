@@ -128,6 +128,11 @@ describe("buildGraph", () => {
     expect(() => buildGraph(short, owner).sinks).toThrow(
       "compute: the graph has a cycle: b → a → b",
     );
+    // Beside tasks that are needed, which are no part of it.
+    const beside = { a: ["inc", 1], b: ["inc", "a"], c: ["inc", "d"], d: ["inc", "c"] };
+    expect(() => buildGraph(beside, owner).sinks).toThrow(
+      "compute: the graph has a cycle: d → c → d",
+    );
   });
 
   it("refuses a Map key that is not a string, naming it", () => {
