@@ -121,4 +121,14 @@ describe("Submissions", () => {
     submissions.unsent(sent[2], new Error("not sent"));
     expect(j.status).toBe("pending");
   });
+
+  it("takes a key named twice in one submission (a map over equal items) as one ask", () => {
+    const { submissions, sent, record } = submissionsOfStandIn();
+    const [a, b] = submissions.submit(TASKS, ["k", "k"]);
+    expect(sent[0].keys).toEqual(["k", "k"]);
+    submissions.unsent(sent[0], new Error("not sent"));
+    expect(a.status).toBe("error");
+    expect(b.status).toBe("error");
+    expect(record("k").submission).toBe(0);
+  });
 });
