@@ -26,6 +26,15 @@ describe("taskName", () => {
       /^submit: the function must be .*, got \{"name":"inc"\}$/,
     );
   });
+
+  it("describes what JSON cannot show (a bigint inside, a cycle) that was given instead", () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => taskName([1n] as never, "submit")).toThrow(/, got an array that cannot be shown$/);
+    expect(() => taskName(cyclic as never, "submit")).toThrow(
+      /, got an object that cannot be shown$/,
+    );
+  });
 });
 
 describe("mapArgs", () => {

@@ -124,7 +124,7 @@ function describeNotAFunction(fn: unknown): string {
   try {
     return JSON.stringify(fn) ?? String(fn);
   } catch {
-    return `a ${Array.isArray(fn) ? "array" : "object"} that cannot be shown`;
+    return `${Array.isArray(fn) ? "an array" : "an object"} that cannot be shown`;
   }
 }
 
