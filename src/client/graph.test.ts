@@ -87,6 +87,10 @@ describe("buildGraph", () => {
       /^compute: the graph has a cycle: a → b → c → a$/,
     );
     expect(() => buildGraph({ a: "a" }, owner)).toThrow(/the graph has a cycle: a → a$/);
+    // An alias leading into a cycle is no part of it.
+    expect(() => buildGraph({ x: "a", a: "b", b: "a" }, owner)).toThrow(
+      /^compute: the graph has a cycle: a → b → a$/,
+    );
   });
 
   it("names an argument that holds a reference cycle, and stays usable after", () => {
