@@ -84,6 +84,17 @@ describe("mapArgs", () => {
     expect(() => mapArgs([runInNewContext("new Date(0)")], keep, "submit")).toThrow(
       /^submit: args\[0\] is a Date made in another realm \(a vm context: copy it into a Date of this one\)/,
     );
+    for (const [made, name] of [
+      ["new Map()", "Map"],
+      ["new Set()", "Set"],
+      ["/x/", "RegExp"],
+      ["new TypeError('x')", "TypeError"],
+      ["new ArrayBuffer(1)", "ArrayBuffer"],
+    ]) {
+      expect(() => mapArgs([1, runInNewContext(made)], keep, "submit"), made).toThrow(
+        `submit: args[1] is a ${name} made in another realm`,
+      );
+    }
   });
 });
 
