@@ -64,6 +64,11 @@ describe("mapArgs", () => {
     expect(whenCopy).toEqual(new Date(0));
   });
 
+  it("takes an object without a prototype as a plain object", () => {
+    const bare = Object.assign(Object.create(null) as object, { a: [1], s: "x" });
+    expect(mapArgs([bare], keep, "submit")).toEqual([{ a: [1], s: "x" }]);
+  });
+
   it("checks a Map's keys as its values, and refuses a Map or Set holding itself or nested too deep", () => {
     expect(() => mapArgs([new Map([[() => 1, "v"]])], keep, "submit")).toThrow(
       new TypeError("submit: args[0].<key 0> is a function; task arguments must be data"),
