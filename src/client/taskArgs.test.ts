@@ -81,7 +81,7 @@ describe("mapArgs", () => {
     let deep = new Set<unknown>();
     for (let i = 0; i < 1_000; i++) deep = new Set([deep]);
     expect(() => mapArgs([deep], keep, "submit")).toThrow(
-      /^submit: args: nested deeper than 1000 arrays or objects$/,
+      /^submit: args: nested deeper than 1000 arrays, objects, Maps or Sets$/,
     );
   });
 

@@ -212,7 +212,7 @@ export class ArgMapper {
     }
     if (seen.length >= MAX_ARG_DEPTH) {
       throw new TypeError(
-        `${this.what()}: ${this.root}: nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
+        `${this.what()}: ${this.root}: nested deeper than ${MAX_ARG_DEPTH} arrays, objects, Maps or Sets`,
       );
     }
     // A member's place: `args[0].<value 2>` is the value of the Map's third entry.
@@ -309,7 +309,7 @@ export class ArgMapper {
     // `seen` holds the containers on the way down: its length is the depth.
     if (seen.length >= MAX_ARG_DEPTH) {
       throw new TypeError(
-        `${this.what()}: ${this.root}: nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
+        `${this.what()}: ${this.root}: nested deeper than ${MAX_ARG_DEPTH} arrays, objects, Maps or Sets`,
       );
     }
     seen.push(value);

@@ -56,14 +56,14 @@ describe("task references in arguments", () => {
     // The argument array itself is one level.
     expect(taskArgsProblem([nest(MAX_ARG_DEPTH - 1)], ["a"])).toBeNull();
     expect(taskArgsProblem([nest(MAX_ARG_DEPTH)], ["a"])).toBe(
-      `has arguments nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
+      `has arguments nested deeper than ${MAX_ARG_DEPTH} arrays, objects, Maps or Sets`,
     );
     // Maps and Sets count too (the wire nests them all the same), though no reference
     // inside them is one.
     let deep: unknown = 1;
     for (let i = 0; i < 2100; i++) deep = i % 2 === 0 ? new Map([["k", deep]]) : new Set([deep]);
     expect(taskArgsProblem([deep], [])).toBe(
-      `has arguments nested deeper than ${MAX_ARG_DEPTH} arrays or objects`,
+      `has arguments nested deeper than ${MAX_ARG_DEPTH} arrays, objects, Maps or Sets`,
     );
     expect(taskArgsProblem([new Map([[taskRef("x"), new Set([taskRef("y")])]])], [])).toBeNull();
   });

@@ -121,7 +121,7 @@ export function collectTaskRefs(value: unknown, into: Set<Key>): Set<Key> {
 export function taskArgsProblem(args: readonly unknown[], declared: readonly Key[]): string | null {
   const found = findTaskRef(args, undeclared(declared));
   if (found === TOO_DEEP)
-    return `has arguments nested deeper than ${MAX_ARG_DEPTH} arrays or objects`;
+    return `has arguments nested deeper than ${MAX_ARG_DEPTH} arrays, objects, Maps or Sets`;
   if (found !== null)
     return `refers to '${found}' in its arguments but does not list it as a dependency`;
   return null;

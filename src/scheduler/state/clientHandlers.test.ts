@@ -57,7 +57,7 @@ describe("update-graph", () => {
     const out = s.handleStimulus(t.updateGraph("c", { a: bad }, ["a"]));
     expect(s.tasks.size).toBe(0);
     expect((out[0].msg as { exceptionText: string }).exceptionText).toBe(
-      "InvalidGraph: update-graph rejected: task 'a' has arguments nested deeper than 1000 arrays or objects",
+      "InvalidGraph: update-graph rejected: task 'a' has arguments nested deeper than 1000 arrays, objects, Maps or Sets",
     );
   });
 
