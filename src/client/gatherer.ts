@@ -97,10 +97,11 @@ class Slot implements Sink {
 }
 
 /**
- * Rounds in which some key was not found (no holder, stale holders, unreachable)
- * before it is given up as lost. Rounds in which every key left was answered
- * `busy` do not count: a busy worker holds the key and is sending other results
- * (large ones take seconds), and Dask's `gather_from_workers` waits for it too.
+ * Rounds in which a key was not found (no holder, stale holders, unreachable)
+ * before it is given up as lost. Counted per key: rounds in which a key was
+ * answered `busy` do not count for it, whatever happened to the keys fetched
+ * with it: a busy worker holds the key and is sending other results (large ones
+ * take seconds), and Dask's `gather_from_workers` waits for it too.
  */
 const MAX_ROUNDS = 20;
 /** Wait before asking a busy worker again, in ms (grows with each round). */
@@ -164,8 +165,8 @@ export class Gatherer {
     const override = new Map<string, readonly string[]>();
     const lastError = new Map<string, string>();
     const busy = new Set<string>();
-    let failedRounds = 0;
-    for (let round = 0; failedRounds < MAX_ROUNDS && remaining.length > 0; round++) {
+    const failedRounds = new Map<string, number>();
+    for (let round = 0; remaining.length > 0; round++) {
       if (round > 0) {
         try {
           const whoHas = await this.host.whoHas(remaining);
@@ -195,13 +196,20 @@ export class Gatherer {
         ),
       );
       for (const missed of results) for (const key of missed) next.push(key);
-      if (next.some((key) => !busy.has(key))) failedRounds++;
+      remaining = [];
+      for (const key of next) {
+        if (!busy.has(key)) {
+          const failed = (failedRounds.get(key) ?? 0) + 1;
+          if (failed >= MAX_ROUNDS) {
+            batch.get(key)?.reject(new LostKeyError(key, lastError.get(key) ?? "not found"));
+            continue;
+          }
+          failedRounds.set(key, failed);
+        }
+        remaining.push(key);
+      }
       busy.clear();
-      remaining = next;
       if (remaining.length > 0) await sleep(Math.min(BUSY_DELAY_MS * (round + 1), 50));
-    }
-    for (const key of remaining) {
-      batch.get(key)?.reject(new LostKeyError(key, lastError.get(key) ?? "not found"));
     }
   }
 
