@@ -257,10 +257,7 @@ export class Gatherer {
       return [];
     }
     if (parsed.status === "busy") {
-      for (const key of keys) {
-        lastError.set(key, `${worker} stayed busy`);
-        busy.add(key);
-      }
+      for (const key of keys) busy.add(key);
       return keys;
     }
     const missed: string[] = [];
