@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { holdAliveUntilAnswered } from "./dueAnswer.ts";
 
 const run = promisify(execFile);
 
@@ -46,4 +47,54 @@ describe("a coordination wait with a timeout, in one process", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+/** How many timers hold the event loop now. */
+function timers(): number {
+  return process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+}
+
+/** A promise settled from outside. */
+function settleable<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+describe("holdAliveUntilAnswered", () => {
+  it("holds the event loop while an answer due within a timeout is awaited, and lets go once it comes", async () => {
+    const before = timers();
+    const answer = settleable<string>();
+    const held = holdAliveUntilAnswered(answer.promise, 30);
+    expect(timers()).toBe(before + 1);
+    answer.resolve("yes");
+    await expect(held).resolves.toBe("yes");
+    expect(timers()).toBe(before);
+  });
+
+  it("lets go once the answer fails too, passing the failure on", async () => {
+    const before = timers();
+    const answer = settleable<string>();
+    const held = holdAliveUntilAnswered(answer.promise, 30);
+    const failed = new Error("refused");
+    answer.reject(failed);
+    await expect(held).rejects.toBe(failed);
+    expect(timers()).toBe(before);
+  });
+
+  it.each([
+    ["no timeout", undefined],
+    ["a timeout of 0", 0],
+    ["a negative timeout", -1],
+    ["a timeout that is not a number", "30"],
+  ])("leaves a wait with %s as it is", (_, timeoutMs) => {
+    const before = timers();
+    const answer = settleable<string>();
+    expect(holdAliveUntilAnswered(answer.promise, timeoutMs)).toBe(answer.promise);
+    expect(timers()).toBe(before);
+  });
 });
