@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { dataCopy } from "./wireCopy.ts";
+
+describe("dataCopy", () => {
+  it("copies data, so that changing the original afterwards changes nothing", () => {
+    const value = { a: [1, 2], b: "x" };
+    const copy = dataCopy("logEvent", value);
+    value.a.push(3);
+    expect(copy).toEqual({ a: [1, 2], b: "x" });
+  });
+
+  it("refuses what is not data with a TypeError naming the call", () => {
+    expect(() => dataCopy("logEvent", { f: () => 1 })).toThrow(
+      new TypeError("logEvent: the value cannot be sent: value.f is a function"),
+    );
+  });
+
+  it("a value failing as it is read (a getter that throws) is refused with the failure's message", () => {
+    const value = {
+      get a(): number {
+        throw new Error("boom");
+      },
+    };
+    expect(() => dataCopy("logEvent", value)).toThrow(
+      new TypeError("logEvent: the value cannot be sent: boom"),
+    );
+  });
+});
