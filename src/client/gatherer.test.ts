@@ -248,6 +248,27 @@ describe("Gatherer", () => {
     expect(got.errors?.filter((e) => e !== undefined)).toHaveLength(1);
   });
 
+  it("fails every wait for a key wanted several times in one turn when it cannot be fetched", async () => {
+    const cannotSend = new Error("value of bad cannot be sent");
+    const { host, asked } = workersHost({
+      holders: { bad: ["tcp://w:1"] },
+      getData: () => {
+        throw cannotSend;
+      },
+    });
+    const g = new Gatherer(host);
+    const [a, b, many] = await Promise.allSettled([
+      g.fetch("bad"),
+      g.fetch("bad"),
+      g.fetchMany(["bad"]),
+    ]);
+    for (const got of [a, b]) {
+      expect(got.status === "rejected" && got.reason).toBeInstanceOf(ResultFetchError);
+    }
+    expect(many.status === "fulfilled" && many.value.errors?.[0]).toBeInstanceOf(ResultFetchError);
+    expect(asked).toHaveLength(1);
+  });
+
   it("looks elsewhere for a key found missing while its worker's error is narrowed down", async () => {
     // Asked for [a, bad], the worker fails; asked for [a] alone, it no longer has a.
     const { host } = workersHost({
