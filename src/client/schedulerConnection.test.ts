@@ -117,14 +117,25 @@ describe("SchedulerConnection", () => {
     expect(err).toMatchObject({ op: "nbytes", reason: "no such key" });
   });
 
-  it("passes the scheduler's other messages on", async () => {
+  it("passes the scheduler's other messages on, batched or sent alone", async () => {
     const s = await fakeScheduler();
     const conn = await open(s.address);
-    const got = new Promise<unknown>((resolve) => {
-      conn.onMessage = resolve;
+    const got: unknown[] = [];
+    const both = new Promise<void>((resolve) => {
+      conn.onMessage = (msg) => {
+        got.push(msg);
+        if (got.length === 3) resolve();
+      };
     });
-    await (await s.comm).send([{ op: "stream-start" }]);
-    await expect(got).resolves.toEqual({ op: "stream-start" });
+    const server = await s.comm;
+    await server.send([{ op: "stream-start" }, { op: "event", topic: "t", event: 1 }]);
+    await server.send({ op: "pubsub-msg", name: "n", msg: 2 });
+    await both;
+    expect(got).toEqual([
+      { op: "stream-start" },
+      { op: "event", topic: "t", event: 1 },
+      { op: "pubsub-msg", name: "n", msg: 2 },
+    ]);
   });
 
   it("fails the requests waiting when the scheduler ends the connection, and reports it as an error", async () => {
