@@ -18,6 +18,14 @@ describe("connectTimeoutMs", () => {
     );
   });
 
+  it("refuses frame and message limits that are not numbers, naming the option and the value", () => {
+    for (const option of ["maxFrameBytes", "maxMessageBytes"] as const) {
+      expect(() => connectTimeoutMs({ [option]: Symbol("big") as unknown as number })).toThrow(
+        new RangeError(`Client option ${option} must be an integer, got Symbol(big)`),
+      );
+    }
+  });
+
   it("refuses an empty name", () => {
     expect(() => connectTimeoutMs({ name: "" })).toThrow(
       new TypeError('Client option name must be a non-empty string, got ""'),
