@@ -96,6 +96,15 @@ describe("SchedulerConnection", () => {
     );
   });
 
+  it("leaves no timer holding the process once registered and closed", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const s = await fakeScheduler();
+    const before = timers();
+    const conn = await open(s.address, { timeoutMs: 60_000 });
+    await conn.close();
+    expect(timers()).toBe(before);
+  });
+
   it("settles each request with its reply: the result, or a SchedulerReplyError naming the op", async () => {
     const s = await fakeScheduler();
     const conn = await open(s.address);
