@@ -124,6 +124,13 @@ describe("SchedulerConnection", () => {
     const err = await refused.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SchedulerReplyError);
     expect(err).toMatchObject({ op: "nbytes", reason: "no such key" });
+    // A reply to no request waiting (answered already) is ignored: the connection goes on.
+    await server.send([{ op: "reply", requestId: asked[0].requestId, result: "again" }]);
+    const next = conn.request("counters");
+    const [third] = await nextMessages(server);
+    await server.send([{ op: "reply", requestId: third.requestId, result: 3 }]);
+    await expect(next).resolves.toBe(3);
+    expect(conn.isClosed).toBe(false);
   });
 
   it("passes the scheduler's other messages on, batched or sent alone", async () => {
