@@ -52,6 +52,15 @@ describe("SchedulerMessages", () => {
     ]);
   });
 
+  it("finishes a key in memory whose holders are not named (or not as a list) with none known", () => {
+    const { calls, on, rec, records } = setup(["x", "y"]);
+    on({ op: "key-in-memory", key: "x", typename: "number" });
+    on({ op: "key-in-memory", key: "y", typename: "number", whoHas: "tcp://a:1" });
+    for (const key of records.keys())
+      expect(rec(key)).toMatchObject({ status: "finished", holders: [] });
+    expect(calls).toEqual([]);
+  });
+
   it("ignores news of a key the client holds no future of", () => {
     const { calls, on } = setup([]);
     on({ op: "key-in-memory", key: "y", typename: "number", whoHas: ["tcp://a:1"] });
