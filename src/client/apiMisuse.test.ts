@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "./client.ts";
 import { AsCompleted, asCompleted, wait } from "./completion.ts";
@@ -9,7 +10,7 @@ import { ClientClosedError } from "./errors.ts";
 import { LocalCluster } from "./localCluster.ts";
 import { watchProgress } from "./progress.ts";
 import { workerClient } from "./taskClient.ts";
-import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc, slowInc } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
@@ -348,6 +349,22 @@ describe("misuse is answered with an error naming the method and the argument", 
       [() => start({ workers: 0, worker: [] }), /^LocalCluster option worker must be an object/],
       [() => start({ protocol: "tls", tls: 5 }), /^LocalCluster option tls must be an object/],
       [
+        () => start({ workers: 0, threadsPerWorker: 0 }),
+        /^LocalCluster option threadsPerWorker must be a positive integer, got 0$/,
+      ],
+      [
+        () => start({ workers: 0, executor: "piscina" }),
+        /^LocalCluster option executor must be "inline" or "threads", got "piscina"$/,
+      ],
+      [
+        () => start({ workers: 0, protocol: "udp" }),
+        /^LocalCluster option protocol must be "inproc", "tcp" or "tls", got "udp"$/,
+      ],
+      [
+        () => start({ workers: 0, taskModules: CLIENT_TEST_TASKS }),
+        /^LocalCluster option taskModules must be an array$/,
+      ],
+      [
         () => start({ workers: 0, nthreads: 4 }),
         /^LocalCluster\.start: unknown option "nthreads" \(the options are workers, threadsPerWorker, /,
       ],
@@ -387,5 +404,36 @@ describe("misuse is answered with an error naming the method and the argument", 
       [() => cluster.adapt(null as Loose), /^adapt: options must be an object, got null$/],
       [() => cluster.client(5 as Loose), /^LocalCluster\.client: options must be an object/],
     ]);
+  });
+
+  it("LocalCluster: an option the cluster sets, given as undefined (a spread config), is its absence", async () => {
+    const start = (o: Loose) => LocalCluster.start(o); // the types refuse the options the cluster sets
+    const cluster = await start({
+      workers: 1,
+      executor: "inline",
+      threadsPerWorker: 2,
+      logger: pino({ level: "silent" }),
+      scheduler: { validate: undefined, listen: undefined },
+      worker: { nthreads: undefined, name: undefined },
+    });
+    try {
+      // The cluster's own values: its option threadsPerWorker, its name "0".
+      expect(cluster.workers.map((w) => [w.options.name, w.options.nthreads])).toEqual([["0", 2]]);
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it("LocalCluster: two workers when not told how many", async () => {
+    const cluster = await LocalCluster.start({
+      executor: "inline",
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      expect(cluster.workers.map((w) => w.options.name)).toEqual(["0", "1"]);
+      expect(cluster.scheduler.state.workers.size).toBe(2);
+    } finally {
+      await cluster.close();
+    }
   });
 });

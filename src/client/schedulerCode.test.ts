@@ -110,6 +110,15 @@ describe("Client.runOnScheduler", () => {
     expect(view.tasks.get(f.key)).toBe("memory");
   });
 
+  it("a LocalCluster's scheduler has its option scheduler.taskModules besides the cluster's", async () => {
+    // (Asked of its options: an earlier test imported the module into this process already.)
+    const { cluster } = await testCluster({
+      workers: 0,
+      scheduler: { taskModules: [SCHEDULER_TASKS] },
+    });
+    expect(cluster.scheduler.options.taskModules).toEqual([CLIENT_TEST_TASKS, SCHEDULER_TASKS]);
+  });
+
   it("crosses TCP: arguments and result as task values", async () => {
     const { cluster, client } = await clusterWithSchedulerTasks({ protocol: "tcp" });
     const view = (await client.runOnScheduler("schedulerView", "over tcp")) as {
