@@ -4,10 +4,12 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../scheduler/scheduler.ts";
-import type { CpuProfile } from "../worker/profiler.ts";
+import type { CpuProfile, WorkerProfile } from "../worker/profiler.ts";
 import { Client } from "./client.ts";
 import {
+  busyMs,
   mergeProfiles,
+  mergeWorkerProfiles,
   profileWhile,
   type SchedulerRequest,
   threadTimes,
@@ -69,6 +71,61 @@ describe("merging profiles", () => {
   });
 });
 
+describe("threads' times and the top functions", () => {
+  it("a sample's time is to the next sample (none when they go back), in ms to a tenth", () => {
+    const p = threadProfile("t", [2, 3, 3, 2]);
+    // V8's clock can go back between samples: that sample counts no time, not less than none.
+    p.timeDeltas = [1000, 1550, 0, -300];
+    p.endTime = 5_000 + 5_000;
+    // f: 1550 µs then (its last sample, from 7250 to the end at 10000) 2750 µs; g: 0 and 0.
+    expect(threadTimes(p)).toEqual({ sampledMs: 4.3, idleMs: 0 });
+    // g's samples took no time: it is not listed.
+    expect(topFunctions(p, 5)).toEqual([
+      { functionName: "f", url: "file:///t.js", line: 10, selfMs: 4.3 },
+    ]);
+  });
+
+  it("names a nameless function (anonymous), and lists the n with the most time", () => {
+    const p = threadProfile("t", [2, 3, 3]);
+    p.nodes[1].callFrame.functionName = "";
+    expect(topFunctions(p, 5).map((f) => [f.functionName, f.selfMs])).toEqual([
+      ["g", 2],
+      ["(anonymous)", 1],
+    ]);
+    expect(topFunctions(p, 1).map((f) => f.functionName)).toEqual(["g"]);
+  });
+
+  it("busy time is the time sampled less the idle time, over every thread", () => {
+    const thread = (sampledMs: number, idleMs: number) => ({
+      worker: "w",
+      thread: "main",
+      sampledMs,
+      idleMs,
+    });
+    expect(busyMs([thread(4, 3), thread(10, 2.5)])).toBe(8.5);
+  });
+
+  it("merging workers' profiles adds up their lost threads and keeps each thread's root hits", () => {
+    const profile = threadProfile("t", [2]);
+    profile.nodes[0].hitCount = 3;
+    const worker = (lostThreads: number, pid: number): WorkerProfile => ({
+      pid,
+      host: "h",
+      clockOffsetUs: 0,
+      timedOut: false,
+      lostThreads,
+      threads: [{ thread: "main", threadId: 0, profile }],
+    });
+    const merged = mergeWorkerProfiles({ a: worker(2, 1), b: worker(1, 2) });
+    expect(merged.lostThreads).toBe(3);
+    const threadNodes = merged.profile.nodes.filter((n) => / main$/.test(n.callFrame.functionName));
+    expect(threadNodes.map((n) => [n.callFrame.functionName, n.hitCount])).toEqual([
+      ["a main", 3],
+      ["b main", 3],
+    ]);
+  });
+});
+
 describe("idle time", () => {
   it("counts V8's (idle) and piscina's wait for the next task as idle, and lists neither", () => {
     const frame = (functionName: string, url: string) => ({
@@ -87,14 +144,16 @@ describe("idle time", () => {
           callFrame: frame("atomicsWaitLoop", "file:///x/node_modules/piscina/dist/worker.js"),
         },
         { id: 4, callFrame: frame("work", "file:///t.js") },
+        // A function of that name elsewhere is no wait for a task.
+        { id: 5, callFrame: frame("atomicsWaitLoop", "file:///mine.js") },
       ],
       startTime: 0,
-      endTime: 5_000,
-      samples: [2, 3, 3, 4],
-      timeDeltas: [1000, 1000, 1000, 1000],
+      endTime: 6_000,
+      samples: [2, 3, 3, 4, 5],
+      timeDeltas: [1000, 1000, 1000, 1000, 1000],
     };
-    expect(threadTimes(p)).toEqual({ sampledMs: 4, idleMs: 3 });
-    expect(topFunctions(p, 5).map((f) => f.functionName)).toEqual(["work"]);
+    expect(threadTimes(p)).toEqual({ sampledMs: 5, idleMs: 3 });
+    expect(topFunctions(p, 5).map((f) => f.functionName)).toEqual(["work", "atomicsWaitLoop"]);
   });
 });
 
@@ -203,6 +262,34 @@ describe("client.profile", () => {
     expect((await client.profile(() => 6)).value).toBe(6);
   });
 
+  it("a scheduler answering profile-stop with what is no profile costs that profile only", async () => {
+    const { cluster, client } = await testCluster();
+    const good = { thread: "main", threadId: 0, profile: threadProfile("s", [2]) };
+    const uneven = threadProfile("s", [2, 3]);
+    uneven.timeDeltas = [1000];
+    const answers: unknown[] = [
+      "OK",
+      // One thread of two is no thread profile.
+      { pid: 1, host: "h", lostThreads: 0, threads: [good, { thread: "main" }] },
+      // As many samples as time deltas, or it is no profile.
+      { pid: 1, host: "h", lostThreads: 0, threads: [{ ...good, profile: uneven }] },
+    ];
+    for (const answer of answers) {
+      const got = await profileWhile(
+        client.peers,
+        client.id,
+        async () => cluster.workers.map((w) => w.address),
+        () => 5,
+        { scheduler: true },
+        async (op) => (op === "profile-start" ? "OK" : answer),
+      );
+      expect(got.failedWorkers).toEqual([
+        { worker: "scheduler", reason: "it answered profile-stop with no profile" },
+      ]);
+      expect(got.threads.every((t) => t.worker !== "scheduler")).toBe(true);
+    }
+  });
+
   it("an error of the code is rethrown once the profile is written; bad options are refused", async () => {
     const { client } = await testCluster();
     const path = join(tmpdir(), `weft-profile-err-${process.pid}.cpuprofile`);
@@ -225,6 +312,12 @@ describe("client.profile", () => {
       /profile: intervalUs must be an integer from 100 to 1000000, got 5/,
     );
     await expect(client.profile(() => 1, { maxMs: 0 })).rejects.toThrow(/profile: maxMs/);
+    await expect(client.profile(() => 1, { path: 5 as never })).rejects.toThrow(
+      "profile: path must be a file path or a file: URL, got 5",
+    );
+    await expect(client.profile(() => 1, [] as never)).rejects.toThrow(
+      /^profile: options must be an object, got \[\]/,
+    );
     await expect(client.profile(() => 1, { workers: "nobody" })).rejects.toThrow(
       /profile: no worker to profile \(none matches workers\)/,
     );
