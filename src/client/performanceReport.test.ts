@@ -3,7 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SchedulerCounters } from "../protocol/messagesSession.ts";
-import { renderPerformanceReport } from "./performanceReport.ts";
+import {
+  performanceReport,
+  type ReportSource,
+  renderPerformanceReport,
+} from "./performanceReport.ts";
+import type { ProfileOptions } from "./profile.ts";
 import { spinFor } from "./profileTestTasks.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 
@@ -141,6 +146,70 @@ describe("Client.performanceReport", () => {
   });
 });
 
+describe("performanceReport, with a stand-in source", () => {
+  /** A source with nothing to say; its profile runs the code and records its options. */
+  function standIn() {
+    const profiled: ProfileOptions[] = [];
+    const source: ReportSource = {
+      address: "tcp://s:1",
+      counters: async () => COUNTERS,
+      workers: async () => [],
+      getTaskStream: async () => [],
+      profile: async (body, options) => {
+        profiled.push(options);
+        return {
+          value: await body(),
+          profile: { nodes: [], startTime: 0, endTime: 0 },
+          threads: [],
+          lostThreads: 0,
+          failedWorkers: [],
+          top: [],
+        };
+      },
+    };
+    return { source, profiled };
+  }
+
+  it("profiles with the settings given; a report of code that did not throw does not say it threw", async () => {
+    const { source, profiled } = standIn();
+    const path = await reportPath();
+    expect(await performanceReport(source, path, () => 3, { profile: { intervalUs: 500 } })).toBe(
+      3,
+    );
+    expect(await performanceReport(source, path, () => 4, { profile: true })).toBe(4);
+    expect(profiled).toEqual([{ intervalUs: 500 }, {}]);
+    expect(await performanceReport(source, path, () => 5)).toBe(5);
+    expect(await readFile(path, "utf8")).not.toContain("threw");
+  });
+
+  it("the code's error wins over a report that cannot be written, which rejects otherwise", async () => {
+    const { source } = standIn();
+    const path = join(await reportPath(), "not-a-dir", "r.html");
+    for (const options of [{}, { profile: true }]) {
+      const code = async () => {
+        throw new Error("the code broke");
+      };
+      await expect(performanceReport(source, path, code, options)).rejects.toThrow(
+        "the code broke",
+      );
+      await expect(performanceReport(source, path, () => 1, options)).rejects.toThrow(/ENOENT/);
+    }
+  });
+
+  it("refuses options and a profile option that are arrays", async () => {
+    const { source } = standIn();
+    const path = await reportPath();
+    await expect(performanceReport(source, path, () => 1, [] as never)).rejects.toThrow(
+      "performanceReport: options must be an object, got []",
+    );
+    await expect(
+      performanceReport(source, path, () => 1, { profile: [] as never }),
+    ).rejects.toThrow(
+      "performanceReport: profile must be a boolean or {intervalUs, maxMs}, got []",
+    );
+  });
+});
+
 describe("renderPerformanceReport", () => {
   it("says how many runs the task stream lacks, lists idle and departed workers, escapes", () => {
     const html = renderPerformanceReport({
@@ -193,6 +262,116 @@ describe("renderPerformanceReport", () => {
     expect(html).toContain("<td>tcp://gone:1</td><td>gone</td><td>1</td>");
     expect(html).toContain("&#60;x&#62;");
     expect(html).not.toContain("<x>");
+  });
+
+  it("orders prefixes by compute and workers by address, takes each prefix's longest run, and says nothing is missing when nothing is", () => {
+    const run = (key: string, worker: string, start: number, stop: number) => ({
+      key,
+      worker,
+      status: "OK" as const,
+      startstops: [{ action: "compute" as const, start, stop }],
+      nbytes: 8,
+    });
+    const html = renderPerformanceReport({
+      start: 1000,
+      stop: 1010,
+      scheduler: "tcp://s:1",
+      workers: [
+        { address: "tcp://b:1", nthreads: 1 },
+        { address: "tcp://a:1", nthreads: 1 },
+      ],
+      runs: [
+        run("small-1", "tcp://b:1", 1000, 1001),
+        run("big-1", "tcp://a:1", 1001, 1004),
+        run("big-2", "tcp://b:1", 1004, 1006),
+      ],
+      before: COUNTERS,
+      after: { ...COUNTERS, tasksFinished: 3 },
+      failed: false,
+    });
+    // big: 5 s over 2 runs, the longest 3 s.
+    expect(html).toMatch(
+      /<\/span>big<\/td><td>2<\/td><td>0<\/td><td>5\.000<\/td><td>2\.500<\/td><td>3\.000<\/td>/,
+    );
+    expect(html.indexOf("</span>big</td>")).toBeLessThan(html.indexOf("</span>small</td>"));
+    expect(html.indexOf("<td>tcp://a:1</td>")).toBeLessThan(html.indexOf("<td>tcp://b:1</td>"));
+    expect(html).not.toContain("not in the task stream");
+  });
+
+  it("a stop before the start (clocks) is 0 s long", () => {
+    const html = renderPerformanceReport({
+      start: 1000,
+      stop: 999,
+      scheduler: "tcp://s:1",
+      workers: [{ address: "tcp://a:1", nthreads: 1 }],
+      runs: [],
+      before: COUNTERS,
+      after: COUNTERS,
+      failed: false,
+    });
+    expect(html).toContain(", 0.000 s; scheduler tcp://s:1");
+    expect(html).toContain(
+      "<td>tcp://a:1</td><td>1</td><td>0</td><td>0.000</td><td>0.000</td><td></td>",
+    );
+  });
+
+  it("the profile section: each thread's busy time, the top 25 functions' share of it, what was lost", () => {
+    const top = Array.from({ length: 30 }, (_, i) => ({
+      functionName: `fn${i}`,
+      url: i === 0 ? "file:///t.js" : "",
+      line: 0,
+      selfMs: 100,
+    }));
+    const html = renderPerformanceReport({
+      start: 0,
+      stop: 1,
+      scheduler: "tcp://s:1",
+      workers: [],
+      runs: [],
+      before: COUNTERS,
+      after: COUNTERS,
+      failed: false,
+      profile: {
+        profile: { nodes: [], startTime: 0, endTime: 0 },
+        threads: [
+          { worker: "tcp://a:1", thread: "main", sampledMs: 4000, idleMs: 1000 },
+          { worker: "tcp://a:1", thread: "thread 2", sampledMs: 0, idleMs: 0 },
+        ],
+        lostThreads: 1,
+        failedWorkers: [{ worker: "tcp://b:1", reason: "gone <quietly>" }],
+        top,
+      },
+    });
+    expect(html).toContain("<td>tcp://a:1 main</td><td>4.000</td><td>3.000</td><td>75.0%</td>");
+    expect(html).toContain("<td>tcp://a:1 thread 2</td><td>0.000</td><td>0.000</td><td></td>");
+    // A line unknown (0) is not named; 100 ms of the 3 s busy.
+    expect(html).toContain("<td>fn0</td><td>file:///t.js</td><td>0.100</td><td>3.3%</td>");
+    expect(html).toContain("<td>fn24</td>");
+    expect(html).not.toContain("<td>fn25</td>");
+    expect(html).toContain("1 pool thread ended while profiled");
+    expect(html).toContain("no profile of tcp://b:1: gone &#60;quietly&#62;");
+  });
+
+  it("the profile section with no busy time gives functions no share", () => {
+    const html = renderPerformanceReport({
+      start: 0,
+      stop: 1,
+      scheduler: "tcp://s:1",
+      workers: [],
+      runs: [],
+      before: COUNTERS,
+      after: COUNTERS,
+      failed: false,
+      profile: {
+        profile: { nodes: [], startTime: 0, endTime: 0 },
+        threads: [{ worker: "tcp://a:1", thread: "main", sampledMs: 1000, idleMs: 1000 }],
+        lostThreads: 0,
+        failedWorkers: [],
+        top: [{ functionName: "f", url: "file:///t.js", line: 3, selfMs: 0 }],
+      },
+    });
+    expect(html).toContain("<td>f</td><td>file:///t.js:3</td><td>0.000</td><td></td>");
+    expect(html).not.toContain("pool thread");
   });
 
   it("says so when no task ran", () => {
