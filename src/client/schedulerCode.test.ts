@@ -9,6 +9,7 @@ import { currentScheduler } from "../scheduler/schedulerCode.ts";
 import { getTaskFunction } from "../worker/taskRegistry.ts";
 import { Client } from "./client.ts";
 import { RunError } from "./errors.ts";
+import { runOutcome } from "./schedulerCode.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
 
@@ -127,6 +128,14 @@ describe("Client.runOnScheduler", () => {
     };
     expect(view.address).toBe(cluster.address);
     expect(view.tasks).toBeInstanceOf(Map);
+  });
+});
+
+describe("runOutcome", () => {
+  it("names run-on-scheduler in a malformed answer", () => {
+    expect(() => runOutcome("tcp://s:1", { status: "maybe" })).toThrow(
+      'malformed answer to run-on-scheduler: {"status":"maybe"}',
+    );
   });
 });
 
