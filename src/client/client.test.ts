@@ -40,6 +40,7 @@ describe("Client", () => {
     expect(x.done).toBe(true);
     expect(x.typename).toBe("number");
     expect(await x.result()).toBe(2); // each await fetches again
+    expect(await client.gather(x)).toBe(2); // one future: its result
   });
 
   it("passes futures as arguments, at any depth", async () => {
@@ -490,6 +491,16 @@ describe("Client", () => {
     await expect(client.whoHas([1 as never])).rejects.toThrow(
       "whoHas: expected futures of this client or keys, got 1",
     );
+    await expect(client.whoHas("")).rejects.toThrow(
+      'whoHas: expected futures of this client or keys, got ""',
+    );
+    await expect(client.whoHas(1 as never)).rejects.toThrow(
+      "whoHas: expected futures or keys, got 1",
+    );
+    const other = await cluster.client();
+    await expect(client.whoHas(other.submit(inc, 1))).rejects.toThrow(
+      /^whoHas: expected futures of this client or keys, got /,
+    );
     await expect(client.hasWhat([""])).rejects.toThrow(
       'hasWhat: expected worker addresses, got [""]',
     );
@@ -578,6 +589,10 @@ describe("Client", () => {
       expect((await c.closed).message).toBe("the client was closed");
     }
     await eventually(() => held.size === before, 1_000, "closed clients forgotten");
+    // Read only once closed (a LocalCluster's clients have theirs read from the start).
+    const own = await Client.connect(cluster.address, { logger: memoryLogger().logger });
+    await own.close("done");
+    expect((await own.closed).message).toBe("the client was closed: done");
   });
 
   it("skips malformed messages from the scheduler and goes on", async () => {
@@ -649,9 +664,10 @@ describe("Client", () => {
   it("fails pending futures when the client closes", async () => {
     const { client } = await testCluster();
     const slow = client.submit("slowInc", 1, 5_000);
-    await client.close();
-    await expect(slow).rejects.toThrow(/the client was closed/);
+    await client.close("the test is over");
+    await expect(slow).rejects.toThrow(/^the client was closed: the test is over$/);
     expect(slow.status).toBe("lost");
+    await expect(client.cancel(slow)).rejects.toThrow(ClientClosedError);
     expect(() => client.submit(inc, 1)).toThrow(/closed/);
     // Even a graph of literals only.
     await expect(client.get({ a: 1 })).rejects.toThrow(/the client was closed/);

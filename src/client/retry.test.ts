@@ -40,5 +40,9 @@ describe("retry: computing failed futures again", () => {
     const theirs = other.submit(inc, 1);
     await expect(client.retry(theirs)).rejects.toThrow("a future of another client");
     await expect(client.retry(["x"] as never)).rejects.toThrow("retry: expected futures");
+    // A key, not an array: refused as it is, not each of its characters.
+    await expect(client.retry("xy" as never)).rejects.toThrow(
+      'retry: expected a future or an array of futures, got "xy"',
+    );
   });
 });

@@ -36,6 +36,7 @@ describe("Client.getTaskStream", () => {
     expect(runs.filter((r) => r.status === "error").map((r) => r.key)).toEqual([failed.key]);
     expect(runs.find((r) => r.status === "OK")?.nbytes).toBeGreaterThan(0);
     expect(await client.getTaskStream({ count: 1 })).toEqual([runs[4]]);
+    expect(await client.getTaskStream({ count: 0 })).toEqual([]);
     expect((await client.getTaskStream()).length).toBe(before.length + 5);
     await expect(client.getTaskStream({ since: Number.NaN })).rejects.toThrow(
       /since must be a number of seconds/,
