@@ -221,6 +221,7 @@ describe("misuse is answered with an error naming the method and the argument", 
         [() => c.subscribeTopic("t", {}), /^subscribeTopic: the handler must be .*, got \{\}$/],
         [() => c.close(5), /^close: why must be a string, got 5$/],
         [() => Client.connect(5 as Loose), /^Client\.connect: the address must be a string/],
+        [() => Client.connect(""), /^Client\.connect: the address must be a string .*, got ""$/],
         [
           () => Client.connect("bogus://x"),
           /^Client\.connect: unknown address scheme "bogus" in "bogus:\/\/x": expected one of inproc, tcp, tls$/,

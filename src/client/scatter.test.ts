@@ -216,6 +216,9 @@ describe("scatter", () => {
     await expect(client.scatter([1], { timeoutMs: 100 })).rejects.toThrow(
       "scatter: no running worker to put the values on within 100 ms (start one, or wait with client.waitForWorkers)",
     );
+    // Nothing to put: no worker needed.
+    expect(await client.scatter([], { timeoutMs: 100 })).toEqual([]);
+    expect(await client.scatter({}, { timeoutMs: 100 })).toEqual({});
     await client.close();
     await expect(client.scatter([1])).rejects.toThrow("the client was closed");
   });
