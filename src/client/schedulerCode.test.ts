@@ -129,6 +129,24 @@ describe("Client.runOnScheduler", () => {
     expect(view.address).toBe(cluster.address);
     expect(view.tasks).toBeInstanceOf(Map);
   });
+
+  it("a result the scheduler cannot send back is a RunError too, saying why", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: silent,
+      taskModules: [CLIENT_TEST_TASKS],
+      maxMessageBytes: 1024 * 1024,
+    });
+    cleanups.push(() => scheduler.close());
+    const small = await Client.connect(scheduler.address, { logger: silent });
+    cleanups.push(() => small.close());
+    const err = await small.runOnScheduler("bytes", 3 * 1024 * 1024).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunError);
+    expect(err).toMatchObject({ worker: scheduler.address });
+    expect((err as RunError).message).toMatch(/cannot send its answer .*MessageTooLargeError/);
+    // The connection goes on.
+    expect(await small.runOnScheduler("bytes", 3)).toEqual(Uint8Array.from([0, 1, 2]));
+  });
 });
 
 describe("runOutcome", () => {
