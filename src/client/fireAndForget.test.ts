@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { NoWorkerError } from "./errors.ts";
 import type { LocalCluster } from "./localCluster.ts";
-import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { boom, inc, slowInc } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
@@ -58,6 +59,24 @@ describe("fireAndForget", () => {
     await expect(bad).rejects.toThrow("fire");
     bad.release();
     await eventually(() => forgottenEverywhere(cluster, bad.key), 5000, "bad forgotten");
+  });
+
+  it("a task no worker can run yet is kept too, and runs once one can", async () => {
+    const { cluster, client } = await testCluster();
+    const gpu = client.submitWith({ resources: { GPU: 1 } }, inc, 1);
+    await expect(gpu).rejects.toThrow(NoWorkerError);
+    expect(gpu.status).toBe("no-worker");
+    client.fireAndForget(gpu);
+    await client.close();
+    const worker = await extraWorker(cluster, { resources: { GPU: 1 } });
+    try {
+      await eventually(() => forgottenEverywhere(cluster, gpu.key), 5000, "gpu done and forgotten");
+      expect(journey(cluster, gpu.key)).toEqual(
+        expect.arrayContaining(["no-worker", "processing", "memory", "forgotten"]),
+      );
+    } finally {
+      await worker.close();
+    }
   });
 
   it("skips futures already done and refuses released or foreign ones", async () => {
