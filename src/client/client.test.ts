@@ -668,9 +668,24 @@ describe("Client", () => {
     await expect(slow).rejects.toThrow(/^the client was closed: the test is over$/);
     expect(slow.status).toBe("lost");
     await expect(client.cancel(slow)).rejects.toThrow(ClientClosedError);
+    expect(() => client.map(inc, [1])).toThrow(ClientClosedError);
+    expect(() => client.compute({ a: [inc, 1] })).toThrow(ClientClosedError);
+    // Said before what else is wrong with the call.
+    await expect(client.scatter([1], { timeoutMs: -1 })).rejects.toThrow(ClientClosedError);
+    await expect(client.sub("news")).rejects.toThrow(ClientClosedError);
+    await expect(client.retireWorkers()).rejects.toThrow(ClientClosedError);
     expect(() => client.submit(inc, 1)).toThrow(/closed/);
     // Even a graph of literals only.
     await expect(client.get({ a: 1 })).rejects.toThrow(/the client was closed/);
+  });
+
+  it("shutdown closes the cluster's workers and scheduler, then the client itself", async () => {
+    const { cluster, client } = await testCluster();
+    const workers = cluster.workers.map((w) => w.address).sort();
+    expect((await client.shutdown()).sort()).toEqual(workers);
+    // Closed by the call, not by losing the scheduler.
+    expect(client.isClosed).toBe(true);
+    expect((await client.closed).message).toBe("the client was closed");
   });
 
   it("fails pending futures when the scheduler goes away", async () => {

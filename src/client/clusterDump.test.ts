@@ -100,6 +100,10 @@ describe("dumpClusterState", () => {
       expect(bytes[0] === 0x1f && bytes[1] === 0x8b).toBe(gzipped);
       expect((await loadDump(path)).workers.size).toBe(1);
     }
+    // Without a format: gzipped msgpack, named so.
+    const plain = await client.dumpClusterState(join(dir, "plain"));
+    expect(plain).toBe(join(dir, "plain.msgpack.gz"));
+    expect((await loadDump(plain)).workers.size).toBe(1);
   });
 
   it("weft dump writes the file and says how to read it", async () => {

@@ -31,6 +31,8 @@ describe("Lock and Semaphore", () => {
     expect(await lc.locked()).toBe(false);
     // A lock and a semaphore of the same name are apart.
     expect(await a.semaphore("L").acquire({ timeoutMs: 0 })).toBe(true);
+    // One lease by default: a second is not to be had.
+    expect(await a.semaphore("L").acquire({ timeoutMs: 0 })).toBe(false);
   });
 
   it("a semaphore lets maxLeases in at once, first come first served", async () => {

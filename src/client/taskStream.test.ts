@@ -37,6 +37,8 @@ describe("Client.getTaskStream", () => {
     expect(runs.find((r) => r.status === "OK")?.nbytes).toBeGreaterThan(0);
     expect(await client.getTaskStream({ count: 1 })).toEqual([runs[4]]);
     expect(await client.getTaskStream({ count: 0 })).toEqual([]);
+    // None ends an hour from now.
+    expect(await client.getTaskStream({ since: Date.now() / 1000 + 3600 })).toEqual([]);
     expect((await client.getTaskStream()).length).toBe(before.length + 5);
     await expect(client.getTaskStream({ since: Number.NaN })).rejects.toThrow(
       /since must be a number of seconds/,
