@@ -51,6 +51,11 @@ describe("a message over the scheduler's maxMessageBytes", () => {
     );
     await client.setMetadata("small", 1);
     expect(await client.getMetadata("small")).toBe(1);
+    // A request answered under its stimulus id too, rather than waiting forever.
+    await expect(client.publishDataset("big", "y".repeat(2 * MIB))).rejects.toThrow(
+      /the scheduler could not be told: cannot send a message of 2\.\d\d MiB .*: larger than the scheduler's --max-message-bytes \(1\.00 MiB\)$/,
+    );
+    expect(await client.listDatasets()).toEqual([]);
   });
 
   it("a task's error over it: the worker sends the error's start instead, and goes on", async () => {
