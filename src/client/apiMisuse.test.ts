@@ -47,6 +47,9 @@ describe("client calls given what a user may easily give by mistake", () => {
     await expect(client.logEvent("__proto__", { x: 1 })).rejects.toThrow(
       'logEvent: "__proto__" cannot be a topic',
     );
+    await expect(client.unsubscribeTopic("__proto__")).rejects.toThrow(
+      'unsubscribeTopic: "__proto__" cannot be a topic',
+    );
     await client.logEvent("fine", { x: 1 });
     expect(Object.keys(await client.getEvents())).toContain("fine");
   });

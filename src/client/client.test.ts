@@ -148,7 +148,14 @@ describe("Client", () => {
   });
 
   it("gives the same key to the same pure call, and fresh keys otherwise", async () => {
-    const { client } = await testCluster();
+    const { cluster, client } = await testCluster();
+    // Fresh keys differ from client to client too: each made its first here.
+    const other = await cluster.client();
+    const mine = client.submitWith({ pure: false }, inc, 1);
+    const theirs = other.submitWith({ pure: false }, inc, 1);
+    expect(mine.key).not.toBe(theirs.key);
+    await other.close();
+    expect(await mine).toBe(2);
     expect(client.submit(inc, 5).key).toBe(client.submit(inc, 5).key);
     expect(client.submit(inc, 5).key).not.toBe(client.submit(inc, 6).key);
     const a = client.submitWith({ pure: false }, inc, 5);
@@ -575,6 +582,16 @@ describe("Client", () => {
     expect(cluster.scheduler.state.clients.has(client.id)).toBe(false);
   });
 
+  it("a client's name starts its id", async () => {
+    const { cluster } = await testCluster();
+    const named = await Client.connect(cluster.address, {
+      name: "reporter",
+      logger: memoryLogger().logger,
+    });
+    expect(named.id).toMatch(/^reporter-/);
+    await named.close();
+  });
+
   it("a closed client says why, and its LocalCluster forgets it", async () => {
     const { cluster } = await testCluster();
     // The cluster's own set of clients, to see that it does not keep closed ones.
@@ -674,6 +691,8 @@ describe("Client", () => {
     await expect(client.scatter([1], { timeoutMs: -1 })).rejects.toThrow(ClientClosedError);
     await expect(client.sub("news")).rejects.toThrow(ClientClosedError);
     await expect(client.retireWorkers()).rejects.toThrow(ClientClosedError);
+    await expect(client.amm.status()).rejects.toThrow(ClientClosedError);
+    expect(() => client.pub("news").put(1)).toThrow(ClientClosedError);
     expect(() => client.submit(inc, 1)).toThrow(/closed/);
     // Even a graph of literals only.
     await expect(client.get({ a: 1 })).rejects.toThrow(/the client was closed/);
