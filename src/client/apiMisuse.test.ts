@@ -17,10 +17,15 @@ afterEach(closeTestClusters);
 
 describe("client calls given what a user may easily give by mistake", () => {
   it("cancel refuses keys and other non-futures instead of waiting forever", async () => {
-    const { client } = await testCluster();
+    const { cluster, client } = await testCluster();
     const f = client.submit(slowInc, 1, 60_000);
     await expect(client.cancel([f.key as never])).rejects.toThrow(/cancel: expected futures, got/);
     await expect(client.cancel(null as never)).rejects.toThrow(/cancel: expected futures/);
+    // A future of another client is taken: this client holds nothing of it to cancel.
+    const other = await cluster.client();
+    const theirs = other.submit(inc, 10);
+    await client.cancel(theirs);
+    expect(await theirs).toBe(11);
     await client.cancel([f]);
     expect(f.status).toBe("cancelled");
   });
