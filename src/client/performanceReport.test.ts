@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SchedulerCounters } from "../protocol/messagesSession.ts";
 import {
+  type PerformanceReportData,
   performanceReport,
   type ReportSource,
   renderPerformanceReport,
@@ -40,6 +41,18 @@ const COUNTERS: SchedulerCounters = {
   tasks: 0,
   workers: 0,
   clients: 0,
+};
+
+/** A second in which no task ran, on no worker: each test adds what it looks at. */
+const NOTHING_RAN: PerformanceReportData = {
+  start: 0,
+  stop: 1,
+  scheduler: "tcp://s:1",
+  workers: [],
+  runs: [],
+  before: COUNTERS,
+  after: COUNTERS,
+  failed: false,
 };
 
 describe("Client.performanceReport", () => {
@@ -323,14 +336,7 @@ describe("renderPerformanceReport", () => {
       selfMs: 100,
     }));
     const html = renderPerformanceReport({
-      start: 0,
-      stop: 1,
-      scheduler: "tcp://s:1",
-      workers: [],
-      runs: [],
-      before: COUNTERS,
-      after: COUNTERS,
-      failed: false,
+      ...NOTHING_RAN,
       profile: {
         profile: { nodes: [], startTime: 0, endTime: 0 },
         threads: [
@@ -354,14 +360,7 @@ describe("renderPerformanceReport", () => {
 
   it("the profile section with no busy time gives functions no share", () => {
     const html = renderPerformanceReport({
-      start: 0,
-      stop: 1,
-      scheduler: "tcp://s:1",
-      workers: [],
-      runs: [],
-      before: COUNTERS,
-      after: COUNTERS,
-      failed: false,
+      ...NOTHING_RAN,
       profile: {
         profile: { nodes: [], startTime: 0, endTime: 0 },
         threads: [{ worker: "tcp://a:1", thread: "main", sampledMs: 1000, idleMs: 1000 }],
@@ -376,14 +375,7 @@ describe("renderPerformanceReport", () => {
 
   it("says so when no task ran", () => {
     const html = renderPerformanceReport({
-      start: 0,
-      stop: 1,
-      scheduler: "tcp://s:1",
-      workers: [],
-      runs: [],
-      before: COUNTERS,
-      after: COUNTERS,
-      failed: false,
+      ...NOTHING_RAN,
     });
     expect(html).toContain("<p>no task ran.</p>");
     expect(html.match(/<td colspan="\d+">none<\/td>/g)).toHaveLength(2);

@@ -6,8 +6,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { CpuProfile, WorkerProfile } from "../worker/profiler.ts";
 import { Client } from "./client.ts";
+import type { LocalCluster } from "./localCluster.ts";
 import {
   busyMs,
+  type ClusterProfile,
   mergeProfiles,
   mergeWorkerProfiles,
   profileWhile,
@@ -22,6 +24,25 @@ import { inc } from "./testTasks.ts";
 const PROFILE_TASKS = new URL("./profileTestTasks.ts", import.meta.url).href;
 
 afterAll(closeTestClusters);
+
+/**
+ * `profileWhile` of the test cluster's workers and its scheduler (asked through
+ * `schedulerRequest`) while a function returning 5 runs.
+ */
+function profiledWithScheduler(
+  cluster: LocalCluster,
+  client: Client,
+  schedulerRequest: SchedulerRequest,
+): Promise<ClusterProfile<number>> {
+  return profileWhile(
+    client.peers,
+    client.id,
+    async () => cluster.workers.map((w) => w.address),
+    () => 5,
+    { scheduler: true },
+    schedulerRequest,
+  );
+}
 
 /** A profile of one thread: root → f → g, samples of `ids` 1 ms apart. */
 function threadProfile(name: string, ids: number[]): CpuProfile {
@@ -245,14 +266,7 @@ describe("client.profile", () => {
       stopped.push(String(args.id));
       throw new Error("the scheduler went away");
     };
-    const got = await profileWhile(
-      client.peers,
-      client.id,
-      async () => cluster.workers.map((w) => w.address),
-      () => 5,
-      { scheduler: true },
-      schedulerRequest,
-    );
+    const got = await profiledWithScheduler(cluster, client, schedulerRequest);
     expect(got.value).toBe(5);
     expect(stopped).toHaveLength(1);
     expect(got.failedWorkers).toEqual([{ worker: "scheduler", reason: "the scheduler went away" }]);
@@ -275,13 +289,8 @@ describe("client.profile", () => {
       { pid: 1, host: "h", lostThreads: 0, threads: [{ ...good, profile: uneven }] },
     ];
     for (const answer of answers) {
-      const got = await profileWhile(
-        client.peers,
-        client.id,
-        async () => cluster.workers.map((w) => w.address),
-        () => 5,
-        { scheduler: true },
-        async (op) => (op === "profile-start" ? "OK" : answer),
+      const got = await profiledWithScheduler(cluster, client, async (op) =>
+        op === "profile-start" ? "OK" : answer,
       );
       expect(got.failedWorkers).toEqual([
         { worker: "scheduler", reason: "it answered profile-stop with no profile" },
