@@ -8,7 +8,7 @@ import { getAddressHost } from "../util/address.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { UpdateDataEvent } from "../worker/state/events.ts";
-import { CancelledError, ScatterError } from "./errors.ts";
+import { CancelledError, ClientClosedError, ScatterError } from "./errors.ts";
 import type { Future } from "./future.ts";
 import type { LocalCluster } from "./localCluster.ts";
 import { Scatterer, scatterOptionsProblem } from "./scatter.ts";
@@ -127,6 +127,19 @@ describe("scatter", () => {
       );
       await cluster.close();
     }
+  });
+
+  it("closing the client stops a scatter waiting for a worker, and returns once it has", async () => {
+    const { client } = await testCluster({ workers: 0 });
+    let outcome: unknown = "waiting";
+    const scattering = client.scatter([1], { timeoutMs: 60_000 }).catch((err: unknown) => {
+      outcome = err;
+    });
+    await client.close("done");
+    // Settled before close returned: not left polling for a worker for a minute.
+    expect(outcome).toBeInstanceOf(ClientClosedError);
+    expect((outcome as Error).message).toBe("the client was closed: done");
+    await scattering;
   });
 
   it("losing the only holder cancels the futures and the tasks waiting for them", async () => {
