@@ -98,19 +98,13 @@ export async function main(
   ctx: CliContext = processContext(),
 ): Promise<number> {
   const program = buildProgram(ctx);
-  const unknown = unknownCommandOf(program, argv.slice(2));
-  const helpHelp = helpOfHelp(program, argv.slice(2));
+  // What to parse instead of the arguments given, if anything (help of help first).
+  const instead = helpOfHelp(program, argv.slice(2)) ?? unknownCommandOf(program, argv.slice(2));
   try {
     // Commander answers `weft nanny --help` and `weft help nanny` (`weft amm nope --help`)
     // with the help of the command above, as if `nanny` were fine: parsed alone, the name
     // gets its usual error.
-    await program.parseAsync(
-      helpHelp !== null
-        ? [...argv.slice(0, 2), ...helpHelp]
-        : unknown === null
-          ? [...argv]
-          : [...argv.slice(0, 2), ...unknown],
-    );
+    await program.parseAsync(instead === null ? [...argv] : [...argv.slice(0, 2), ...instead]);
   } catch (err) {
     if (!(err instanceof CommanderError)) throw err;
     if (err.code === "commander.unknownOption") hintDaskOption(argv.slice(2), err.message, ctx);
