@@ -394,10 +394,13 @@ export class LocalCluster {
         );
       }
       asked = false;
-      // As a nanny starts its worker again under the same name.
-      const worker = this.newWorker(dead.options.name ?? String(slot));
-      this.replacing.set(slot, worker);
+      let worker: Worker;
       try {
+        // Made in here: its options are checked again (a task module deleted since the
+        // cluster started), and a throw out of this un-awaited call would crash the process.
+        // As a nanny starts its worker again under the same name.
+        worker = this.newWorker(dead.options.name ?? String(slot));
+        this.replacing.set(slot, worker);
         await worker.start();
       } catch (err) {
         if (this.closePromise !== null) return; // closed meanwhile: close() stopped it

@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { ExecuteSuccessEvent } from "../worker/state/events.ts";
+import type { Worker } from "../worker/worker.ts";
+import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { inc } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+/** A stimulus the worker state machine rejects (a result for a task it never had): a bug's stand-in. */
+const breakWorker = (w: Worker) =>
+  w.handleStimulus(ExecuteSuccessEvent.dummy("never-given", { stimulusId: "test-fault" }));
+
+/** Log records of a pino logger at `info`, kept in memory. */
+function recordingLogger(): { logger: pino.Logger; records: { level: number; msg: string }[] } {
+  const records: { level: number; msg: string }[] = [];
+  const logger = pino(
+    { level: "info" },
+    { write: (line: string) => void records.push(JSON.parse(line)) },
+  );
+  return { logger, records };
+}
+
+describe("LocalCluster's replacement of a worker that stopped on a fault", () => {
+  it("a replacement that cannot even be made (its task module gone) uses up the restarts, then is given up, without an unhandled rejection", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-lc-"));
+    try {
+      const extra = join(dir, "extra.mjs");
+      writeFileSync(extra, "export {};\n");
+      const { logger, records } = recordingLogger();
+      const { cluster, client } = await testCluster({
+        workers: 2,
+        maxWorkerRestarts: 2,
+        taskModules: [new URL("./testTasks.ts", import.meta.url).href, pathToFileURL(extra).href],
+        logger,
+      });
+      rmSync(extra);
+      const victim = cluster.workers[0];
+      breakWorker(victim);
+      await eventually(
+        () => records.some((r) => /is not replaced again/.test(r.msg)),
+        10_000,
+        "given up",
+      );
+      const failedStarts = records.filter((r) => /could not start a worker in place/.test(r.msg));
+      expect(failedStarts).toHaveLength(2);
+      expect(cluster.workers[0]).toBe(victim);
+      // The other worker runs on: the cluster stays open and computes.
+      expect(await client.submit(inc, 1)).toBe(2);
+      expect(cluster.workerCount).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
