@@ -3,6 +3,7 @@ import { memoryLogger } from "../worker/testWorker.ts";
 import { Counters } from "./counters.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { SchedulerState } from "./state/schedulerState.ts";
+import * as t from "./state/testing.ts";
 import { StimulusRunner } from "./stimulusRunner.ts";
 
 function retry(keys: unknown, stimulusId: string): SchedulerEvent {
@@ -34,5 +35,23 @@ describe("StimulusRunner", () => {
     r.run([retry([], "c"), retry("not keys", "bad"), retry([], "d")]);
     expect(handled).toEqual([["a", "b"], ["c"], ["d"]]);
     expect(counters.rejectedMessages).toBe(1);
+  });
+
+  it("hands each stimulus of a batch with a refused registration to the machine once", () => {
+    const { logger } = memoryLogger();
+    const counters = new Counters();
+    const state = new SchedulerState({ validate: true });
+    const r = new StimulusRunner(state, logger, counters, () => {});
+    const out = r.run([
+      t.registerWorker("w1", 1, {}, "r1", { name: "gpu" }),
+      t.updateGraph("c", { x: t.task() }, ["x"], "g1"),
+      // Its name is w1's: refused, and the two before it handled as if it had not come.
+      t.registerWorker("w2", 1, {}, "r2", { name: "gpu" }),
+    ]);
+    expect(out.map((m) => `${m.msg.op} ${m.msg.stimulusId}`)).toEqual(["compute-task g1"]);
+    expect(state.stimulusCount).toBe(2);
+    expect(counters.rejectedMessages).toBe(1);
+    expect(r.failed).toBeNull();
+    state.validateState();
   });
 });

@@ -41,7 +41,7 @@ import { TRANSITIONS, type TransitionArgs } from "./transitions.ts";
 import { validateState, validateTask } from "./validation.ts";
 import { handleWorkerMessage } from "./workerHandlers.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
-import { removeWorker } from "./workerLifecycle.ts";
+import { RegistrationCheck, removeWorker } from "./workerLifecycle.ts";
 import { balance } from "./workStealing.ts";
 
 export type { StimulusRecord } from "./transitionLog.ts";
@@ -246,14 +246,12 @@ export class SchedulerState {
   }
 
   /**
-   * Throw `InvalidStimulus` unless every event is well formed and no worker
-   * registers at an address already taken (or taken earlier in the batch) and
-   * not freed by a `remove-worker` earlier in the batch.
+   * Throw `InvalidStimulus` unless every event is well formed and every worker
+   * registering may (`RegistrationCheck`: an address or name not taken, nor
+   * taken earlier in the batch and not freed by a `remove-worker` earlier in it).
    */
   private checkStimuli(events: readonly SchedulerEvent[]): void {
-    /** Addresses registered by the batch so far, and those it removed (free again). */
-    let registering: Set<string> | null = null;
-    let removed = null as Set<string> | null;
+    let registrations: RegistrationCheck | null = null;
     for (const ev of events) {
       try {
         validateEventShape(ev);
@@ -265,18 +263,9 @@ export class SchedulerState {
         throw new InvalidStimulus(`invalid stimulus: ${why}`, { cause: err });
       }
       if (ev.kind === "remove-worker") {
-        registering?.delete(ev.worker);
-        (removed ??= new Set()).add(ev.worker);
+        (registrations ??= new RegistrationCheck(this)).remove(ev.worker);
       } else if (ev.kind === "worker-message" && ev.msg.op === "register-worker") {
-        const address = ev.msg.address;
-        registering ??= new Set();
-        if (
-          (this.workers.has(address) && removed?.has(address) !== true) ||
-          registering.has(address)
-        ) {
-          throw new InvalidStimulus(`invalid register-worker: ${address} is already registered`);
-        }
-        registering.add(address);
+        (registrations ??= new RegistrationCheck(this)).register(ev.msg);
       }
     }
   }

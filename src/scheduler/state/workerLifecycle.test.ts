@@ -63,6 +63,54 @@ describe("register-worker", () => {
     s.validateState();
   });
 
+  test("a registration refused for its name changes nothing, nor do the stimuli before it", () => {
+    const s = state();
+    s.handleStimulus(t.registerWorker("w1", 1, {}, undefined, { name: "gpu-0" }));
+    const count = s.stimulusCount;
+    const logged = s.stimulusLog.toArray().length;
+    const refused = [
+      t.registerWorker("w2", 1, {}, undefined, { name: "gpu-0" }),
+      t.registerWorker("w2", 1, {}, undefined, { name: "w1" }),
+      t.registerWorker("gpu-0"),
+    ];
+    for (const registration of refused) {
+      // The whole call is refused before anything is handled: the shell then handles
+      // the other stimuli alone, and must not find the graph handled once already.
+      expect(() =>
+        s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]), registration),
+      ).toThrow(InvalidStimulus);
+      expect(s.tasks.size).toBe(0);
+      expect(s.stimulusCount).toBe(count);
+      expect(s.stimulusLog.toArray().length).toBe(logged);
+    }
+    // Names taken and freed earlier in the same call count.
+    expect(() =>
+      s.handleStimulus(
+        t.registerWorker("w2", 1, {}, undefined, { name: "cpu" }),
+        t.registerWorker("w3", 1, {}, undefined, { name: "cpu" }),
+      ),
+    ).toThrow('invalid register-worker: the name "cpu" is taken by the worker at w2');
+    expect(() =>
+      s.handleStimulus(
+        t.registerWorker("w2", 1, {}, undefined, { name: "w3" }),
+        t.registerWorker("w3"),
+      ),
+    ).toThrow("invalid register-worker: the address w3 is the name of the worker at w2");
+    expect(() =>
+      s.handleStimulus(
+        t.registerWorker("w2"),
+        t.registerWorker("w3", 1, {}, undefined, { name: "w2" }),
+      ),
+    ).toThrow('invalid register-worker: the name "w2" is the address of a worker');
+    expect([...s.workers.keys()]).toEqual(["w1"]);
+    s.handleStimulus(
+      t.removeWorker("w1"),
+      t.registerWorker("w2", 1, {}, undefined, { name: "gpu-0" }),
+    );
+    expect(s.workers.get("w2")?.name).toBe("gpu-0");
+    s.validateState();
+  });
+
   test("malformed registrations are rejected with the field named", () => {
     const s = state();
     expect(() => s.handleStimulus(t.registerWorker("w1", 0))).toThrow(/nthreads/);

@@ -28,7 +28,6 @@ function scheduleUnrunnableOn(s: SchedulerState, ws: WorkerInfo): void {
   for (const ts of runnable) s.recommend(ts, "processing");
 }
 
-/** `register-worker`: a worker joins. Registering an address twice is an error. */
 /** The connected worker registered as `name`, if any (names are unique among them). */
 export function workerNamed(s: SchedulerState, name: string): WorkerInfo | undefined {
   for (const ws of s.workers.values()) if (ws.name === name) return ws;
@@ -36,37 +35,87 @@ export function workerNamed(s: SchedulerState, name: string): WorkerInfo | undef
 }
 
 /** Why a worker cannot register under `holder`'s name. */
-export function nameTaken(holder: WorkerInfo): string {
+export function nameTaken(holder: {
+  readonly address: string;
+  readonly name: string | null;
+}): string {
   return `the name ${JSON.stringify(holder.name)} is taken by the worker at ${holder.address}`;
 }
 
-/**
- * Why a worker at `address` named `name` would be mistaken for another (its
- * name another worker's address, or its address another's name), or null. A
- * selector (`weft retire ADDRESS`, `workers=`) names a worker by address or by
- * name and would name both; Dask's aliases, where an unnamed worker's name is
- * its address, refuse the same.
- */
-function aliasClash(s: SchedulerState, address: string, name: string | undefined): string | null {
-  if (name !== undefined && name !== address && s.workers.has(name)) {
-    return `the name ${JSON.stringify(name)} is the address of a worker`;
-  }
-  const named = workerNamed(s, address);
-  return named === undefined
-    ? null
-    : `the address ${address} is the name of the worker at ${named.address}`;
+/** A worker as a batch of stimuli leaves it: its address and name. */
+interface Registered {
+  readonly address: string;
+  readonly name: string | null;
 }
 
+/**
+ * Refuses, before a batch of stimuli is handled, each `register-worker` that
+ * `registerWorker` could not carry out, counting the workers the batch
+ * registers and removes before it: a registration refused half-way through a
+ * batch would leave the stimuli before it handled (their messages dropped),
+ * which the shell would then hand the machine again.
+ */
+export class RegistrationCheck {
+  /** Workers the batch registered so far, by address. */
+  private readonly added = new Map<string, Registered>();
+  /** Addresses of the connected workers the batch removed so far. */
+  private readonly removed = new Set<string>();
+
+  constructor(private readonly s: SchedulerState) {}
+
+  /** The batch removes the worker at `address`. */
+  remove(address: string): void {
+    this.added.delete(address);
+    this.removed.add(address);
+  }
+
+  /**
+   * The batch registers `msg`: throws `InvalidStimulus` for an address already
+   * taken, a name another worker has, a name that is another worker's address,
+   * or an address that is another worker's name.
+   */
+  register(msg: RegisterWorkerMsg): void {
+    const { address } = msg;
+    const name = msg.name ?? null;
+    if (this.find((w) => w.address === address) !== undefined) {
+      throw new InvalidStimulus(`invalid register-worker: ${address} is already registered`);
+    }
+    const holder = name === null ? undefined : this.find((w) => w.name === name);
+    if (holder !== undefined) {
+      throw new InvalidStimulus(`invalid register-worker: ${nameTaken(holder)}`);
+    }
+    // A selector (`weft retire ADDRESS`, `workers=`) names a worker by address or by
+    // name and would name both; Dask's aliases, where an unnamed worker's name is its
+    // address, refuse the same.
+    if (name !== null && name !== address && this.find((w) => w.address === name) !== undefined) {
+      throw new InvalidStimulus(
+        `invalid register-worker: the name ${JSON.stringify(name)} is the address of a worker`,
+      );
+    }
+    const named = this.find((w) => w.name === address);
+    if (named !== undefined) {
+      throw new InvalidStimulus(
+        `invalid register-worker: the address ${address} is the name of the worker at ${named.address}`,
+      );
+    }
+    this.added.set(address, { address, name });
+  }
+
+  /** The first worker connected once the batch so far is handled that `test` accepts. */
+  private find(test: (w: Registered) => boolean): Registered | undefined {
+    for (const w of this.added.values()) if (test(w)) return w;
+    for (const ws of this.s.workers.values()) {
+      if (!this.removed.has(ws.address) && test(ws)) return ws;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * `register-worker`: a worker joins. `handleStimuli` refused beforehand a
+ * registration at a taken address or under a taken name (`RegistrationCheck`).
+ */
 export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void {
-  if (s.workers.has(msg.address)) {
-    throw new InvalidStimulus(`invalid register-worker: ${msg.address} is already registered`);
-  }
-  const holder = msg.name === undefined ? undefined : workerNamed(s, msg.name);
-  if (holder !== undefined) {
-    throw new InvalidStimulus(`invalid register-worker: ${nameTaken(holder)}`);
-  }
-  const clash = aliasClash(s, msg.address, msg.name);
-  if (clash !== null) throw new InvalidStimulus(`invalid register-worker: ${clash}`);
   // Without a prototype: a resource named like an Object member ("toString",
   // "constructor", "__proto__" from a decoded message) is declared only if
   // the worker declares it.
