@@ -463,10 +463,31 @@ describe("story and logs", () => {
     expect(run()).toEqual(run());
   });
 
+  test("options default as docs/scheduler.md's table says", () => {
+    const { clock, ...rest } = new SchedulerState().options;
+    expect(clock()).toBe(0);
+    expect(rest).toEqual({
+      validate: false,
+      workerSaturation: 1.1,
+      allowedFailures: 3,
+      unknownTaskDuration: 0.5,
+      bandwidth: 100e6,
+      defaultDataSize: 1024,
+      transitionCounterMax: false,
+      logLength: 100_000,
+      stimulusLogLength: 10_000,
+    });
+  });
+
   test("bad options are rejected with the option named", () => {
     expect(() => new SchedulerState({ workerSaturation: 0 })).toThrow(/workerSaturation/);
     expect(() => new SchedulerState({ allowedFailures: -1 })).toThrow(/allowedFailures/);
     expect(() => new SchedulerState({ bandwidth: 0 })).toThrow(/bandwidth/);
+    // A value out of range is a RangeError, one of the wrong kind a TypeError.
+    expect(() => new SchedulerState({ unknownTaskDuration: -1 })).toThrow(RangeError);
+    expect(() => new SchedulerState({ logLength: 0.5 })).toThrow(RangeError);
+    expect(() => new SchedulerState({ transitionCounterMax: 0 })).toThrow(RangeError);
+    expect(() => new SchedulerState({ validate: "yes" as never })).toThrow(TypeError);
     // Values that compare as positive but are not numbers would poison the arithmetic.
     expect(() => new SchedulerState({ workerSaturation: "2" as never })).toThrow(
       'workerSaturation must be > 0 (Infinity disables queuing), got "2"',
