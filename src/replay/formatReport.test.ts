@@ -48,6 +48,11 @@ describe("the text report of a worker", () => {
     const over = formatWorker(worker({ verdict: "diverged", tasks: tasks(4) }), { maxTasks: 3 });
     expect(over).not.toContain("t-3:");
     expect(over).toContain("… and 1 more (--json lists them all)");
+    // By default 20, as docs/replay.md says.
+    const byDefault = formatWorker(worker({ verdict: "diverged", tasks: tasks(21) }));
+    expect(byDefault).toContain("t-19: dumped memory");
+    expect(byDefault).not.toContain("t-20:");
+    expect(byDefault).toContain("… and 1 more (--json lists them all)");
   });
 
   it("shows the first unverifiable stimulus only when no stimulus diverged", () => {

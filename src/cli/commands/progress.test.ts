@@ -26,6 +26,18 @@ describe("progressBar", () => {
     expect(ctx.stderr.text).toBe("");
   });
 
+  it("by default, draws for a replay of 2,000 events, as docs/replay.md says, and not of 1,999", () => {
+    const ctx = testContext(true);
+    const below = progressBar(ctx, "replay");
+    below.update(0, 1_999);
+    below.stop();
+    expect(ctx.stderr.text).toBe("");
+    const at = progressBar(ctx, "replay");
+    at.update(0, 2_000);
+    at.stop();
+    expect(ctx.stderr.text).toContain("0/2000 events");
+  });
+
   it("draws the label, the counts and the unit from minTotal on, and clears its line as it stops", () => {
     const ctx = testContext(true);
     const p = progressBar(ctx, "sim", { unit: "runs", minTotal: 4 });
