@@ -20,7 +20,8 @@
  * - `<!-- doc-example: run -->`: the block is a whole program that runs in a few
  *   seconds (on an embedded cluster): checked, and also run (tsx, `weft` mapped to
  *   the sources); each `console.log(…); // X` line of it must print X (compared
- *   without whitespace). Only the quick starts run: each run costs seconds.
+ *   without whitespace). Only a few run (the quick starts, the weft/sim example): each
+ *   run costs seconds.
  *
  * A line `// NAME.ts` (comment text may follow) makes what follows, up to the next
  * such line or the block's end, the module NAME.ts of its markdown file, which the
