@@ -109,6 +109,20 @@ describe("task-finished", () => {
     s.validateState();
   });
 
+  test("a second report of the same run from a worker asked for a copy is that copy, as add-keys", () => {
+    const s = cluster("w1", "w2");
+    s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    s.handleStimulus(t.taskFinished("w1", "x", 1));
+    expect(t.summarize(s.handleStimulus(t.replicate("c", ["x"], { n: 2 }, "rep")))).toEqual([
+      "w2 acquire-replicas",
+    ]);
+    // w2 holds x now (its acquire-replicas, arriving later, fetches nothing and reports
+    // nothing): the copy the replicate waits for has arrived.
+    const out = s.handleStimulus(t.taskFinished("w2", "x", 1));
+    expect(out.map((m) => [m.msg.op, m.msg.stimulusId])).toEqual([["replicated", "rep"]]);
+    s.validateState();
+  });
+
   test("compute durations feed the estimates of later tasks of the same function", () => {
     const s = cluster("w1");
     s.handleStimulus(t.updateGraph("c", { x: t.task([], { fn: "slow" }) }, ["x"]));

@@ -106,7 +106,10 @@ function taskFinished(s: SchedulerState, ws: WorkerInfo, msg: TaskFinishedMsg): 
     return;
   }
   if (ts.state === "memory") {
-    addReplica(s, ts, ws);
+    // The worker holds the result: a replica, as its add-keys would say (Dask's
+    // add_keys), which settles a copy a replicate, rebalance or retirement waits for
+    // there (its acquire-replicas finds the key in memory and reports nothing).
+    replicaReported(s, ts, ws);
     return;
   }
   if (ts.state === "processing" && ts.processingOn !== ws) {
@@ -222,6 +225,13 @@ function retryOrErr(
   });
 }
 
+/** `ws` reports holding `ts`, in memory: a replica, and maybe a copy something waits for. */
+function replicaReported(s: SchedulerState, ts: TaskState, ws: WorkerInfo): void {
+  addReplica(s, ts, ws);
+  replicaArrived(s, ts, ws);
+  if (s.retirements.size > 0) retirementReplicaAdded(s, ts, ws);
+}
+
 /**
  * `add-keys`: the worker holds replicas (fetched from peers). Replicas of
  * keys not in memory are of no use: the worker is asked to drop them with
@@ -232,9 +242,7 @@ function addKeys(s: SchedulerState, ws: WorkerInfo, msg: AddKeysMsg): void {
   for (const key of msg.keys) {
     const ts = s.tasks.get(key);
     if (ts !== undefined && ts.state === "memory") {
-      addReplica(s, ts, ws);
-      replicaArrived(s, ts, ws);
-      if (s.retirements.size > 0) retirementReplicaAdded(s, ts, ws);
+      replicaReported(s, ts, ws);
     } else {
       (redundant ??= []).push(key);
     }
