@@ -29,6 +29,15 @@ test("a worker paused for memory serves one transfer at a time, else up to its o
   expect(w.serveGetData([key])).toBeNull();
   w.outgoing = 0;
   expect(w.serveGetData([key])?.get(key)).toBeInstanceOf(SimValue);
+  w.resume();
+  // Paused by the scheduler to be retired, it serves at the full rate (Dask's
+  // closing_gracefully): its data is on its way out.
+  w.deliver({ op: "pause", stimulusId: "retire" });
+  expect(w.paused).toBe(true);
+  w.outgoing = 1;
+  expect(w.serveGetData([key])?.get(key)).toBeInstanceOf(SimValue);
+  w.outgoing = 2;
+  expect(w.serveGetData([key])).toBeNull();
 });
 
 test("an actor is served as a handle naming its worker, only once its task is in memory there", () => {
