@@ -7,6 +7,7 @@
 import { Packr } from "msgpackr";
 import { expect, test } from "vitest";
 import { parseClusterDump } from "../protocol/clusterDump.ts";
+import { formatReport } from "../replay/formatReport.ts";
 import { replayLoadedDump } from "../replay/replayDump.ts";
 import { simDump } from "./dump.ts";
 import type { SimOptions } from "./options.ts";
@@ -43,4 +44,15 @@ test.each([
     expect(r.notExact, `seed ${seed}`).toEqual([]);
     expect(r.workers).toBeGreaterThan(0);
   }
+});
+
+test("a weft dump has no distributed version: the replay report names none", () => {
+  const sim = new Simulation({ seed: 1, tasks: 5 });
+  sim.run();
+  const bytes = new Packr({ useRecords: false, variableMapSize: true }).pack(simDump(sim));
+  const { report } = replayLoadedDump(parseClusterDump(bytes, "weft.msgpack"));
+  expect(report.distributed).toBeNull();
+  expect(formatReport(report).split("\n")[0]).toMatch(
+    /^weft\.msgpack: cluster dump \(msgpack\), \d+ workers? replayed$/,
+  );
 });
