@@ -194,6 +194,39 @@ describe("weft", () => {
     expect(r.out).not.toContain(gone);
   });
 
+  it("replay refuses a dump with no worker to replay (exit 2) rather than pass it", async () => {
+    const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
+    const d = unpackr.unpack(gunzipSync(readFileSync(TREE))) as Map<string, Map<string, unknown>>;
+    const workers = d.get("workers") as Map<string, unknown>;
+    const [first, second] = workers.keys();
+    workers.set(first, "OSError('gone')");
+    const one = join(dir, "one-answered.msgpack.gz");
+    writeFileSync(one, gzipSync(new Packr({ useRecords: false }).pack(d)));
+    // One worker left: it is replayed, and the other named in a note.
+    const partial = await weft(["replay", one]);
+    expect(partial.code).toBe(0);
+    expect(partial.out).toContain(`note: worker ${first} is not in the dump`);
+    workers.set(second, "OSError('gone too')");
+    const none = join(dir, "none-answered.msgpack.gz");
+    writeFileSync(none, gzipSync(new Packr({ useRecords: false }).pack(d)));
+    const r = await weft(["replay", none]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toBe(
+      `weft replay: ${none}: no worker to replay: none answered the dump (${first}: OSError('gone'); ${second}: OSError('gone too'))\n`,
+    );
+    workers.clear();
+    const empty = join(dir, "no-workers.msgpack.gz");
+    writeFileSync(empty, gzipSync(new Packr({ useRecords: false }).pack(d)));
+    const e = await weft(["replay", empty]);
+    expect(e.code).toBe(2);
+    expect(e.err).toBe(`weft replay: ${empty}: no worker to replay: the dump holds none\n`);
+    // A story needs no worker: the scheduler's records are still told.
+    const story = await weft(["story", "inc-41", empty]);
+    expect(story.code).toBe(0);
+    expect(story.out).toContain("scheduler");
+  });
+
   it("story --replay says which worker's replay stopped, where and why", async () => {
     const r = await weft(["story", "--replay", "add-1-20", TREE]);
     expect(r.code).toBe(0);

@@ -87,10 +87,21 @@ export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions =
   return { report, states };
 }
 
-/** Loads and replays a cluster dump file. */
+/**
+ * Loads and replays a cluster dump file. Throws ReplayInputError, besides what
+ * {@link loadDump} and {@link replayLoadedDump} throw, for a dump with no worker to
+ * replay (none answered it, or the cluster had none): a replay of nothing would pass.
+ */
 export async function replayDump(
   file: string,
   options: ReplayDumpOptions = {},
 ): Promise<DumpReplay> {
-  return replayLoadedDump(await loadDump(file), options);
+  const dump = await loadDump(file);
+  if (dump.workers.size === 0) {
+    const gone = [...dump.unavailableWorkers].map(([a, reason]) => `${a}: ${reason}`);
+    const why =
+      gone.length === 0 ? "the dump holds none" : `none answered the dump (${gone.join("; ")})`;
+    throw toInputError(file, new Error(`no worker to replay: ${why}`));
+  }
+  return replayLoadedDump(dump, options);
 }
