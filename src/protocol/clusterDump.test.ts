@@ -580,6 +580,44 @@ describe("normalization", () => {
     expect((back.versions.scheduler as { packages: unknown }).packages).toEqual(packages);
   });
 
+  it("types plain scalars as PyYAML 6 reads them (timestamps excepted: they stay text)", () => {
+    // Each plain scalar, and what PyYAML's yaml.safe_load makes of it.
+    const cases: [string, unknown][] = [
+      ["y", "y"],
+      ["n", "n"],
+      ["1e3", "1e3"],
+      ["1.0e3", "1.0e3"],
+      ["1.0e+3", 1000],
+      ["0o17", "0o17"],
+      ["017", 15],
+      ["09", "09"],
+      ["1_000", 1000],
+      ["Off", false],
+      ["yes", true],
+      ["12:30", 750],
+      ["1:20.5", 80.5],
+      ["0x1F", 31],
+      ["-0x1_F", -31],
+      ["0b101", 5],
+      ["+.5", "+.5"],
+      ["1.", 1],
+      ["-.Inf", Number.NEGATIVE_INFINITY],
+      ["Null", null],
+      ["2001-12-14", "2001-12-14"],
+    ];
+    const text = [
+      "scheduler: {transition_log: [], tasks: {}, workers: {}}",
+      "workers: {}",
+      "versions:",
+      "  scheduler:",
+      "    packages:",
+      ...cases.map(([plain], i) => `      k${i}: ${plain}`),
+    ].join("\n");
+    const back = parseClusterDump(Buffer.from(text), "x.yaml");
+    const packages = (back.versions.scheduler as { packages: Record<string, unknown> }).packages;
+    expect(cases.map((_, i) => packages[`k${i}`])).toEqual(cases.map(([, v]) => v));
+  });
+
   it("refuses a YAML dump too large to parse within the heap, saying so", () => {
     const yaml = Buffer.from(YAML_DUMP);
     expect(() => decodeYaml(yaml, new Ctx("big.yaml"), yaml.length * 10)).toThrow(

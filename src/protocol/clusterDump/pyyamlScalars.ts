@@ -13,7 +13,9 @@ function splitSign(text: string): [sign: 1 | -1, digits: string] {
  * The implicit scalar types of PyYAML's `Resolver` (with its constructors),
  * which PyYAML's dumper relies on: it quotes every string that would read as
  * one of them, and only those. They differ from YAML 1.1 as the `yaml`
- * package implements it: PyYAML reads `y`, `n`, `1e3` as strings.
+ * package implements it: PyYAML reads `y`, `n`, `1e3` as strings. Its
+ * timestamps are left out: a plain date stays text (PyYAML quotes a string that
+ * looks like one, and a dump holds no date objects, only their reprs).
  */
 export const PYYAML_SCALARS: ScalarTag[] = [
   {
