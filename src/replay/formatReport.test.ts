@@ -1,6 +1,7 @@
+import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { formatReport, formatWorker } from "./formatReport.ts";
-import { loadDump, replayLoadedDump } from "./replayDump.ts";
+import { loadDump, replayDump, replayLoadedDump } from "./replayDump.ts";
 import type { DumpReplayReport, LogDivergence, WorkerReplayReport } from "./report.ts";
 import { sharedPath } from "./testPaths.ts";
 
@@ -80,5 +81,25 @@ describe("the text report of a dump", () => {
     expect(formatReport(without)).toContain(hint);
     const followed = { ...report, ok: false, workers: [worker({ ...diverged, followLog: true })] };
     expect(formatReport(followed)).not.toContain(hint);
+    // Under the divergence, what docs/replay.md says each prints.
+    expect(formatReport(without)).toContain(
+      "    Python's set order may have chosen differently here: --follow-log follows the dumped choices",
+    );
+    expect(formatReport(followed)).toContain(
+      "    --follow-log could not follow the dumped choice here: not a matter of Python's set order",
+    );
+    expect(formatReport(followed)).not.toContain("set order may have chosen");
+  });
+});
+
+describe("docs/replay.md's text output", () => {
+  it("is what weft replay prints for tree.msgpack.gz", async () => {
+    const doc = readFileSync(new URL("../../docs/replay.md", import.meta.url), "utf8");
+    const command = "$ npm run weft -- replay ../shared/dumps/tree.msgpack.gz\n";
+    const start = doc.indexOf(command) + command.length;
+    const shown = doc.slice(start, doc.indexOf("\n```", start));
+    const file = sharedPath("dumps", "tree.msgpack.gz");
+    const text = formatReport((await replayDump(file)).report);
+    expect(text.replaceAll(file, "../shared/dumps/tree.msgpack.gz")).toBe(shown);
   });
 });
