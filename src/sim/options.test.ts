@@ -1,7 +1,8 @@
 /** The limits resolveSimOptions puts on a run's options, at their edges. */
 
 import { expect, test } from "vitest";
-import { MAX_SIM_TASKS, resolveSimOptions } from "./options.ts";
+import { DEFAULT_FAULT_RATES } from "./faults.ts";
+import { MAX_SIM_TASKS, resolveSimOptions, SIM_DEFAULTS } from "./options.ts";
 
 test("the most tasks a workload may build is allowed, one more is not", () => {
   // A map of n builds about 2n tasks.
@@ -29,4 +30,46 @@ test("a latency above a thirtieth of the stall timeout is refused, even when hea
     /^latency must be at most stallTimeout \/ 30 \(0\.333\d* s\), got 0\.5: /,
   );
   expect(resolveSimOptions({ seed: 1, latency: 0.5, stallTimeout: 15 }).latency).toBe(0.5);
+});
+
+test("the defaults are docs/sim.md's, and a bad option is a RangeError naming it", () => {
+  const { faults, hooks, ...rest } = SIM_DEFAULTS;
+  expect(faults).toEqual(DEFAULT_FAULT_RATES);
+  expect(hooks).toBeNull();
+  expect(rest).toEqual({
+    workers: 4,
+    maxThreads: 2,
+    workload: "random",
+    tasks: 40,
+    validate: true,
+    workStealing: true,
+    workStealingInterval: 0.1,
+    activeMemoryManager: true,
+    activeMemoryManagerInterval: 2,
+    releasePhase: true,
+    variant: "",
+    outgoingLimit: 2,
+    incomingLimit: 4,
+    latency: 0.002,
+    bandwidth: 100e6,
+    heartbeatInterval: 0.5,
+    heartbeatTimeout: 2,
+    findMissingInterval: 1,
+    retryBusyDelay: 0.15,
+    replaceDelay: 1,
+    allowedFailures: 3,
+    replicate: 0.5,
+    replicateOne: 1 / 3,
+    rebalance: 0.25,
+    retire: 0.1,
+    fireAndForget: 0.15,
+    restart: 0.05,
+    restartWorker: 0.05,
+    actors: 0.1,
+    stallTimeout: 60,
+    maxEvents: 5_000_000,
+    maxTime: 3_600,
+  });
+  expect(() => resolveSimOptions({ seed: 1, workers: 0 })).toThrow(RangeError);
+  expect(() => resolveSimOptions({ seed: 1, replicate: 2 })).toThrow(/replicate/);
 });
