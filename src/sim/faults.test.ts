@@ -99,3 +99,19 @@ test("simulate's options refuse a fault rate out of range too", () => {
     "faults.busy: expected a probability between 0 and 1, got 3",
   );
 });
+
+test("the default rates are docs/sim.md's Faults table", () => {
+  expect(DEFAULT_FAULT_RATES).toEqual({
+    death: 0.8,
+    partition: 0.2,
+    network: 0.03,
+    busy: 0.05,
+    slow: 0.05,
+    "fetch-error": 0.01,
+    error: 0.01,
+    reschedule: 0.01,
+    secede: 0.03,
+    steal: 2,
+    pause: 0.5,
+  });
+});
