@@ -58,6 +58,36 @@ describe("dumpClusterState", () => {
           w.stimulusLog.some((ev) => ev.cls === "GatherDepSuccessEvent"),
         );
         expect(fetched).toBe(true);
+        // The layout of docs/dump-format.md's "Dumps written by weft".
+        const packages = { weft: expect.any(String), node: process.version };
+        expect(dump.versions.scheduler).toMatchObject({ packages });
+        for (const v of Object.values(dump.versions.workers)) expect(v).toMatchObject({ packages });
+        expect(dump.versions.distributed).toBeNull();
+        expect(dump.scheduler.raw).toMatchObject({
+          id: null,
+          task_groups: {},
+          memory: {},
+          events: {},
+          extensions: {},
+        });
+        for (const w of dump.workers.values()) {
+          expect(Object.keys(w.raw.state_parameters as object).sort()).toEqual([
+            "address",
+            "nthreads",
+            "resources",
+            "transfer_incoming_bytes_limit",
+            "transfer_incoming_bytes_throttle_threshold",
+            "transfer_incoming_count_limit",
+            "transfer_message_bytes_limit",
+            "transition_counter_max",
+            "validate",
+          ]);
+          expect(w.raw).toMatchObject({
+            config: { distributed: { worker: { memory: { transfer: false } } } },
+            transfer_incoming_log: [],
+            transfer_outgoing_log: [],
+          });
+        }
         const story = clusterStory(dump, [total.key]);
         const where = new Set(story.map((line) => line.where));
         expect(where.has(SCHEDULER)).toBe(true);
