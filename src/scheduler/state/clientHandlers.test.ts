@@ -49,6 +49,57 @@ describe("update-graph", () => {
     });
   });
 
+  test("a task that throws when read is a malformed one, not a failure of the machine", () => {
+    const s = cluster();
+    const spec = {
+      get spec(): never {
+        throw new Error("boom");
+      },
+      dependencies: [],
+    };
+    const args = {
+      spec: {
+        fn: "f",
+        args: [
+          {
+            get x(): never {
+              throw new TypeError("deep");
+            },
+          },
+        ],
+      },
+      dependencies: [],
+    };
+    const deps = {
+      spec: { fn: "f", args: [] },
+      get dependencies(): never {
+        throw new Error("deps");
+      },
+    };
+    const proxy = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("proxy");
+        },
+      },
+    );
+    const cases: [GraphTask, string][] = [
+      [spec as never, "task 'a' cannot be read: Error: boom"],
+      [args as never, "task 'a' cannot be read: TypeError: deep"],
+      [deps as never, "task 'a' cannot be read: Error: deps"],
+      [proxy as never, "task 'a' cannot be read: Error: proxy"],
+    ];
+    for (const [hostile, why] of cases) {
+      const out = s.handleStimulus(t.updateGraph("c", { a: hostile, b: t.task(["a"]) }, ["b"]));
+      expect(s.tasks.size).toBe(0);
+      expect(out.map((m) => (m.msg as { exceptionText?: string }).exceptionText)).toEqual([
+        `InvalidGraph: update-graph rejected: ${why}`,
+      ]);
+    }
+    s.validateState();
+  });
+
   test("arguments nested too deeply to reach a worker are rejected", () => {
     const s = cluster();
     let deep: unknown = 1;

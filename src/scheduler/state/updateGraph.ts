@@ -8,6 +8,7 @@ import type { GraphTask, UpdateGraphMsg } from "../../protocol/messagesClient.ts
 import { taskArgsProblem, taskSpecProblem } from "../../protocol/messagesTaskSpec.ts";
 import { comparePriority } from "../../util/priority.ts";
 import { showCycle } from "../../util/showCycle.ts";
+import { showValue } from "../../util/showValue.ts";
 import { clientDesiresKeys } from "./clientHandlers.ts";
 import { isStringArray, resourcesProblem, workersProblem } from "./eventValidation.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -28,9 +29,22 @@ function allPrimitive(args: readonly unknown[]): boolean {
   return true;
 }
 
-/** Why `entry` (the task `key` of an update-graph) is malformed, or null. */
+/**
+ * Why `entry` (the task `key` of an update-graph) is malformed, or null. A task
+ * that throws when read (a getter, a Proxy: from a program handing the machine
+ * objects, not from the wire) is malformed too, not a failure of the machine.
+ */
 function entryProblem(key: string, entry: unknown): string | null {
   if (key === "") return "a task key must be a non-empty string";
+  try {
+    return readableEntryProblem(key, entry);
+  } catch (err) {
+    return `task '${key}' cannot be read: ${err instanceof Error ? `${err.name}: ${err.message}` : showValue(err)}`;
+  }
+}
+
+/** {@link entryProblem} of a task key that is not empty; may throw reading `entry`. */
+function readableEntryProblem(key: string, entry: unknown): string | null {
   if (typeof entry !== "object" || entry === null) return `task '${key}' must be an object`;
   const e = entry as Partial<Record<keyof GraphTask, unknown>>;
   const specProblem = taskSpecProblem(e.spec);
@@ -102,8 +116,14 @@ function walkGraph(s: SchedulerState, tasks: UpdateGraphMsg["tasks"], wanted: st
   const problems: string[] = [];
   /** 1: on the walk's path; 2: finished. */
   const mark = new Map<string, 1 | 2>();
-  const depsOf = (entry: GraphTask | undefined): readonly string[] =>
-    Array.isArray(entry?.dependencies) ? entry.dependencies : NO_KEYS;
+  const depsOf = (entry: GraphTask | undefined): readonly string[] => {
+    try {
+      const deps = entry?.dependencies;
+      return Array.isArray(deps) ? deps : NO_KEYS;
+    } catch {
+      return NO_KEYS; // a task that throws when read: entryProblem says so
+    }
+  };
 
   for (const root of wanted) {
     if (s.tasks.has(root) || mark.has(root)) continue;
