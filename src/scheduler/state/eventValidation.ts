@@ -188,8 +188,11 @@ function validateWorkerMessage(ev: SchedulerEvent & { kind: "worker-message" }):
           }
         }
       }
-      if (msg.metadata !== undefined && msg.metadata !== null && !isObject(msg.metadata)) {
-        fail(ev, "metadata must be an object");
+      if (msg.metadata !== undefined && msg.metadata !== null) {
+        if (!isObject(msg.metadata)) fail(ev, "metadata must be an object");
+        // Read as the handler reads it (merged into the task's): a field that throws when
+        // read throws here, refused as malformed, not out of the handler.
+        void { ...msg.metadata };
       }
       return;
     case "task-erred":

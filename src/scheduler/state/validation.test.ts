@@ -144,6 +144,27 @@ describe("malformed stimuli", () => {
       },
       /invalid stimulus: no key here/,
     ],
+    [
+      "task-finished metadata with a field that throws when read",
+      {
+        kind: "worker-message",
+        worker: "w1",
+        msg: {
+          op: "task-finished",
+          key: "a",
+          runId: 1,
+          nbytes: 8,
+          typename: "int",
+          metadata: {
+            get note(): string {
+              throw new Error("no metadata here");
+            },
+          },
+          stimulusId: "s",
+        },
+      },
+      /invalid stimulus: no metadata here/,
+    ],
   ];
   for (const [name, ev, message] of cases) {
     test(`${name}: InvalidStimulus, state unchanged`, () => {
