@@ -22,6 +22,26 @@ describe("inproc transport", () => {
     await again.close();
   });
 
+  it("a counted address skips one taken exactly: no listener takes another's connections", async () => {
+    // The counter is process-wide: the next few numbers are where it goes next.
+    const probe = await listen("inproc://skip", () => {});
+    await probe.close();
+    const next = Number(probe.address.split("/").pop());
+    const taken: import("./comm.ts").Listener[] = [];
+    const accepted: string[] = [];
+    for (let n = next + 1; n <= next + 3; n++) {
+      taken.push(await listen(`inproc://skip/${n}`, () => accepted.push(`exact ${n}`)));
+    }
+    const counted = await listen("inproc://skip", () => accepted.push("counted"));
+    expect(taken.map((l) => l.address)).not.toContain(counted.address);
+    expect(Number(counted.address.split("/").pop())).toBeGreaterThan(next + 3);
+    const comm = await connect(`inproc://skip/${next + 2}`);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(accepted).toEqual([`exact ${next + 2}`]);
+    await comm.close();
+    for (const l of [...taken, counted]) await l.close();
+  });
+
   it("passes messages by reference", async () => {
     let server: import("./comm.ts").Comm | undefined;
     const l = await listen("inproc://", (c) => {

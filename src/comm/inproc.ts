@@ -112,9 +112,18 @@ export class InprocListener implements Listener {
   }
 }
 
+/**
+ * The next free `inproc://name/N`. The counter skips an address a listener
+ * holds: one taken exactly (`listen("inproc://name/N")`) before the counter got
+ * there would otherwise be handed out again, the new listener silently taking
+ * the old one's connections.
+ */
 function newAddress(name: string): string {
-  counter += 1;
-  return `inproc://${name}/${counter}`;
+  for (;;) {
+    counter += 1;
+    const address = `inproc://${name}/${counter}`;
+    if (!registry.has(address)) return address;
+  }
 }
 
 /**
