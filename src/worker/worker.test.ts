@@ -660,6 +660,22 @@ describe("Worker lifecycle", () => {
     expect(() => new Worker({ scheduler: sched.address, connectTimeoutMs: 1e10 })).toThrow(
       /connectTimeoutMs must be at most 2147483647 ms/,
     );
+    // A Node.js timer longer than 2^31 - 1 ms fires after 1 ms: a heartbeat, a look for
+    // missing data or a busy peer asked again every millisecond, not every 25 days.
+    for (const name of [
+      "heartbeatIntervalMs",
+      "findMissingIntervalMs",
+      "retryBusyWorkerDelayMs",
+      "batchedSendIntervalMs",
+    ] as const) {
+      expect(() => new Worker({ scheduler: sched.address, [name]: 2 ** 31 }), name).toThrow(
+        `Worker option ${name} must be at most 2147483647 ms (about 24.8 days), got 2147483648`,
+      );
+      expect(() => new Worker({ scheduler: sched.address, [name]: Infinity }), name).toThrow(
+        `Worker option ${name} must be`,
+      );
+      expect(resolveWorkerOptions({ scheduler: "x", [name]: 2 ** 31 - 1 })[name]).toBe(2 ** 31 - 1);
+    }
     expect(() => new Worker({ scheduler: "" })).toThrow(/scheduler .* is required/);
     expect(() => new Worker({ scheduler: "x", executor: "gpu" as "inline" })).toThrow(
       /executor must be/,

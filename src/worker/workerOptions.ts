@@ -265,6 +265,16 @@ function timerMs(name: string, v: number): number {
   return v;
 }
 
+/** A delay of 0 or more ms a Node.js timer can wait (a longer one fires at once, with a warning). */
+function delayMs(name: string, v: number): number {
+  if (nonNegative(name, v) > MAX_TIMER_MS) {
+    throw new RangeError(
+      `Worker option ${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${showValue(v)}`,
+    );
+  }
+  return v;
+}
+
 function nonNegativeInt(name: string, v: number): number {
   if (!Number.isSafeInteger(v) || v < 0)
     throw new RangeError(`Worker option ${name} must be an integer >= 0, got ${showValue(v)}`);
@@ -468,10 +478,10 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
       "transferIncomingBytesLimit",
       o.transferIncomingBytesLimit ?? Number.POSITIVE_INFINITY,
     ),
-    retryBusyWorkerDelayMs: nonNegative("retryBusyWorkerDelayMs", o.retryBusyWorkerDelayMs ?? 150),
-    findMissingIntervalMs: positiveInt("findMissingIntervalMs", o.findMissingIntervalMs ?? 1000),
-    heartbeatIntervalMs: positiveInt("heartbeatIntervalMs", o.heartbeatIntervalMs ?? 1000),
-    batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
+    retryBusyWorkerDelayMs: delayMs("retryBusyWorkerDelayMs", o.retryBusyWorkerDelayMs ?? 150),
+    findMissingIntervalMs: timerMs("findMissingIntervalMs", o.findMissingIntervalMs ?? 1000),
+    heartbeatIntervalMs: timerMs("heartbeatIntervalMs", o.heartbeatIntervalMs ?? 1000),
+    batchedSendIntervalMs: delayMs("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     connectTimeoutMs,
     deathTimeoutMs:
       o.deathTimeoutMs === null
