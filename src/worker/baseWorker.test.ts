@@ -194,6 +194,34 @@ describe("BaseWorker", () => {
     expect(w.state.tasks.get("slow")?.state).toBe("executing");
   });
 
+  it("close(timeout) waits that many seconds for what ignores the abort, and names what still runs", async () => {
+    const w = new GatedWorker(new WorkerState({ address: "127.0.0.1:1" }));
+    w.handleStimulus(ComputeTaskEvent.dummy("slow", { stimulusId: "c" }));
+    await Promise.resolve();
+    const start = performance.now();
+    expect(await w.close(0.05)).toEqual(["execute(slow)"]);
+    expect(performance.now() - start).toBeGreaterThanOrEqual(45);
+    w.finish();
+  });
+
+  it("close(Infinity) waits for every running instruction, however long: not a timer of 1 ms", async () => {
+    // A Node.js timer longer than 2^31 - 1 ms (or of Infinity, NaN) fires after 1 ms.
+    for (const timeout of [Number.POSITIVE_INFINITY, 3e6]) {
+      const w = new GatedWorker(new WorkerState({ address: "127.0.0.1:1" }));
+      w.handleStimulus(ComputeTaskEvent.dummy("slow", { stimulusId: "c" }));
+      await Promise.resolve();
+      let done: string[] | null = null;
+      const closing = w.close(timeout).then((stuck) => {
+        done = stuck;
+      });
+      await new Promise((r) => setTimeout(r, 30));
+      expect(done, String(timeout)).toBeNull();
+      w.finish();
+      await closing;
+      expect(done).toEqual([]);
+    }
+  });
+
   it("reports the time of a run not recorded by its ledger under other, less what it recorded", async () => {
     let t = 0;
     const w = new MockWorker(new WorkerState({ address: "127.0.0.1:1" }), () => t);

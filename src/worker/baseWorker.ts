@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { keySplit } from "../util/keySplit.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import { schedulerMessage } from "./schedulerMessage.ts";
 import type { StateMachineEvent } from "./state/events.ts";
 import { type Instruction, isSendMessageToScheduler } from "./state/instructions.ts";
@@ -380,7 +381,9 @@ export abstract class BaseWorker {
 
   /**
    * Cancel every asynchronous instruction and wait up to `timeout` seconds for them to
-   * end. Returns the names of those still running after the timeout.
+   * end (longer than a Node.js timer waits, about 24.8 days, or `Infinity`: until they
+   * end; 0, negative or NaN: not at all). Returns the names of those still running
+   * after the timeout.
    */
   async close(timeout = 30): Promise<string[]> {
     this.closing = true;
@@ -388,8 +391,10 @@ export abstract class BaseWorker {
     if (running.length === 0) return [];
     this.closeController.abort(new WorkerClosed("worker closed"));
     let timer: ReturnType<typeof setTimeout> | undefined;
+    // A longer timer of Node.js (or one of Infinity or NaN) fires after 1 ms.
+    const ms = timeout > 0 ? timeout * 1000 : 0;
     const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeout * 1000);
+      if (ms <= MAX_TIMER_MS) timer = setTimeout(resolve, ms);
     });
     await Promise.race([Promise.allSettled(running.map((r) => r.promise)), timedOut]);
     clearTimeout(timer);

@@ -778,7 +778,7 @@ export class Worker extends BaseWorker {
 
   /**
    * Stop: no more connections or periodic callbacks, cancel the running
-   * instructions (waiting up to `timeout` seconds), flush and close the stream
+   * instructions (waiting up to `timeout` seconds; `Infinity`: until they end), flush and close the stream
    * to the scheduler, close peer connections and the executor. Returns the
    * names of the instructions still running after the timeout. Idempotent.
    */
