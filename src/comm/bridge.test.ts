@@ -51,6 +51,45 @@ async function bridged(
 }
 
 describe("a bridged connection", () => {
+  it("a dial of timeout Infinity waits for the main thread, however long; a timeout no timer can wait is refused", async () => {
+    const pair = await commPair("tcp://127.0.0.1:0");
+    const executorChannel = `bridge-test-${process.pid}-${++channels}`;
+    const ended = new AbortController();
+    let served: Promise<void> = Promise.resolve();
+    cleanup.push(async () => {
+      ended.abort();
+      await served;
+      pair.server.abort();
+      await pair.listener.close();
+    });
+    // A Node.js timer of Infinity fires after 1 ms: the dial timed out at once.
+    const thread = await dialThroughBridge(
+      executorChannel,
+      (dial) => {
+        served = serveBridge(
+          executorChannel,
+          dial,
+          async () => {
+            await new Promise((r) => setTimeout(r, 30));
+            return pair.client;
+          },
+          ended.signal,
+          1 << 20,
+        );
+      },
+      pair.listener.address,
+      Number.POSITIVE_INFINITY,
+    );
+    await thread.send("through");
+    expect(await pair.server.recv()).toBe("through");
+    thread.abort();
+    for (const timeoutMs of [0, 2 ** 31, Number.NaN]) {
+      await expect(
+        dialThroughBridge(executorChannel, () => {}, pair.listener.address, timeoutMs),
+      ).rejects.toThrow(/^timeoutMs must be a positive number of ms, at most 2147483647/);
+    }
+  });
+
   it("passes messages both ways", async () => {
     const { pair, thread } = await bridged("tcp://127.0.0.1:0");
     await thread.send({ op: "hello", n: 1 });

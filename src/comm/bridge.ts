@@ -21,6 +21,7 @@
 
 import { BroadcastChannel, threadId } from "node:worker_threads";
 import { asError } from "../util/asError.ts";
+import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
@@ -261,11 +262,13 @@ export function dialThroughBridge(
   address: string,
   timeoutMs: number,
 ): Promise<Comm> {
+  const badTimeout = timeoutProblem(timeoutMs);
+  if (badTimeout !== null) return Promise.reject(new RangeError(badTimeout));
   const id = `${threadId}-${++nextId}`;
   const channel = new BroadcastChannel(channelOf(executorChannel, id));
   const deadline = Date.now() + timeoutMs;
   return new Promise<Comm>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const timer = timeoutUnlessInfinite(() => {
       // The main thread closes the connection if it makes it now.
       post(channel, { k: "closed", error: "the pool thread stopped waiting for the connection" });
       channel.close();

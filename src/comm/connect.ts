@@ -48,9 +48,10 @@ export function setDialer(dial: Dialer | null): void {
 
 /**
  * Connect to `inproc://name/N`, `tcp://host:port` (a bare `host:port` is TCP)
- * or `tls://host:port` (with `options.tls`).
+ * or `tls://host:port` (with `options.tls`). Never throws: a bad address or
+ * option rejects, as a failure to connect does.
  */
-export function connect(address: string, options: ConnectOptions = {}): Promise<Comm> {
+export async function connect(address: string, options: ConnectOptions = {}): Promise<Comm> {
   const s = scheme(address);
   if (dialer !== null) return dialer(address, options);
   return s === "inproc" ? connectInproc(address, options) : connectTcp(address, options);
@@ -59,9 +60,9 @@ export function connect(address: string, options: ConnectOptions = {}): Promise<
 /**
  * Listen at `inproc://`, `inproc://name`, `inproc://name/N`, `tcp://host:port`
  * or `tls://host:port` (with `options.tls`); `handler` is called with every
- * accepted comm.
+ * accepted comm. Never throws: a bad address or option rejects.
  */
-export function listen(
+export async function listen(
   address: string,
   handler: ConnectionHandler,
   options: ListenOptions = {},

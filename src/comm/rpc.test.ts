@@ -123,6 +123,20 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     expect(client.pendingCount).toBe(0);
   });
 
+  it("timeoutMs Infinity waits for the answer; one no timer can wait is refused", async () => {
+    // A Node.js timer longer than 2^31 - 1 ms (Infinity too) fires after 1 ms.
+    const { client } = await served({
+      late: () => new Promise((r) => setTimeout(() => r("late"), 30)),
+    });
+    expect(await client.call("late", {}, { timeoutMs: Number.POSITIVE_INFINITY })).toBe("late");
+    for (const timeoutMs of [0, -1, Number.NaN, 2 ** 31]) {
+      await expect(client.call("late", {}, { timeoutMs }), String(timeoutMs)).rejects.toThrow(
+        /^rpc late: timeoutMs must be a positive number of ms, at most 2147483647 \(about 24.8 days\), or Infinity \(no limit\), got /,
+      );
+    }
+    expect(client.pendingCount).toBe(0);
+  });
+
   it("afterReply runs once the answer was sent", async () => {
     const events: string[] = [];
     const { client } = await served({

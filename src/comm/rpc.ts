@@ -7,6 +7,7 @@
  */
 
 import { asError } from "../util/asError.ts";
+import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
@@ -94,6 +95,8 @@ export class RpcClient {
     if (this.comm.isClosed) return Promise.reject(this.commClosed());
     const { signal, timeoutMs } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
+    const badTimeout = timeoutMs === undefined ? null : timeoutProblem(timeoutMs);
+    if (badTimeout !== null) return Promise.reject(new RangeError(`rpc ${op}: ${badTimeout}`));
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -110,7 +113,7 @@ export class RpcClient {
         reject: (e) => settle(() => reject(e)),
       });
       if (timeoutMs !== undefined) {
-        timer = setTimeout(
+        timer = timeoutUnlessInfinite(
           () =>
             settle(() =>
               reject(

@@ -18,6 +18,7 @@ import { ForwardedBytes, ForwardedClonedValue } from "./forwardedBytes.ts";
 import { frameHeader, framesOf } from "./framing.ts";
 import { messageSegments } from "./messageLayout.ts";
 import { commPair, iterationError } from "./testPair.ts";
+import { testTls } from "./testTls.ts";
 import { encodeMessage } from "./wireCodec.ts";
 
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -501,6 +502,37 @@ describe("tcp transport", () => {
     ]) {
       const l = await listen("tcp://127.0.0.1:0", () => {}, options);
       await l.close();
+    }
+  });
+
+  it("a connect timeout of Infinity waits as long as the connection takes; one no timer can wait is refused", async () => {
+    // A peer that accepts the TCP connection and never answers the TLS handshake.
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const peers: Socket[] = [];
+    silent.on("connection", (s) => peers.push(s));
+    cleanup.push(async () => {
+      for (const s of peers) s.destroy();
+      await new Promise((r) => silent.close(r));
+    });
+    const address = `tls://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const tls = testTls();
+    await expect(connect(address, { tls, timeoutMs: 50 })).rejects.toThrow(
+      `timed out connecting to ${address} after 50 ms`,
+    );
+    // Infinity: no timeout (a Node.js timer of Infinity fired after 1 ms): the signal ends it.
+    const stop = new AbortController();
+    const waiting = connect(address, {
+      tls,
+      timeoutMs: Number.POSITIVE_INFINITY,
+      signal: stop.signal,
+    });
+    setTimeout(() => stop.abort(new Error("stopped waiting")), 50);
+    await expect(waiting).rejects.toThrow("stopped waiting");
+    for (const timeoutMs of [0, -5, Number.NaN, 2 ** 31]) {
+      await expect(connect(address, { tls, timeoutMs }), String(timeoutMs)).rejects.toThrow(
+        /^timeoutMs must be a positive number of ms, at most 2147483647 \(about 24.8 days\), or Infinity \(no limit\), got /,
+      );
     }
   });
 

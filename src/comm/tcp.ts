@@ -11,7 +11,7 @@ import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect 
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
-import { MAX_TIMER_MS } from "../util/timers.ts";
+import { MAX_TIMER_MS, timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import {
   type Comm,
   type ConnectionHandler,
@@ -385,6 +385,8 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
   const { scheme, tls } = schemeOf(address, options.tls);
   const { host, port } = parseHostPort(splitScheme(address).location);
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const badTimeout = timeoutProblem(timeoutMs);
+  if (badTimeout !== null) throw new RangeError(badTimeout);
   const signal = options.signal;
   return new Promise<Comm>((resolve, reject) => {
     signal?.throwIfAborted();
@@ -440,7 +442,7 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
         ),
       );
     };
-    const timer = setTimeout(
+    const timer = timeoutUnlessInfinite(
       () =>
         fail(
           new ConnectError(
