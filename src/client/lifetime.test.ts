@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Worker } from "../worker/worker.ts";
 import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { inc, slowInc, sum } from "./testTasks.ts";
@@ -23,6 +23,28 @@ describe("worker lifetime (Dask's --lifetime)", () => {
       expect((await client.counters()).tasksFinished).toBe(before + 1);
     } finally {
       await short.close();
+    }
+  });
+
+  it("a lifetime that the stagger takes past 2^31 - 1 ms is not over at once", async () => {
+    const { cluster } = await testCluster({ workers: 0 });
+    // The stagger's draw at its top: the lifetime of about 24.8 days comes out at 49.
+    // A Node.js timer that long fired after 1 ms: the worker retired as it started.
+    const random = vi.spyOn(Math, "random").mockReturnValue(0.999);
+    let long: Worker;
+    try {
+      long = await extraWorker(cluster, {
+        lifetimeMs: 2 ** 31 - 1,
+        lifetimeStaggerMs: 2 ** 31 - 1,
+      });
+    } finally {
+      random.mockRestore();
+    }
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      expect(long.status).toBe("running");
+    } finally {
+      await long.close();
     }
   });
 

@@ -33,6 +33,7 @@ import { asError } from "../util/asError.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import { wallSeconds } from "../util/wallClock.ts";
 import { ActorHandleGuard, feedGuarded } from "./actorHandleGuard.ts";
 import { ActorServer } from "./actorServer.ts";
@@ -407,9 +408,20 @@ export class Worker extends BaseWorker {
   /** Retire once `lifetimeMs`, give or take up to `staggerMs` at random, has passed. */
   private scheduleLifetime(lifetimeMs: number, staggerMs: number): void {
     const ms = Math.max(0, lifetimeMs + (Math.random() * 2 - 1) * staggerMs);
-    const t = setTimeout(() => {
+    this.after(ms, () => {
       void this.closeGracefully("worker-lifetime-reached");
-    }, ms);
+    });
+  }
+
+  /**
+   * Call `fn` in `ms`, however long: the stagger may take a lifetime past what one
+   * Node.js timer waits (about 24.8 days; a longer one fires after 1 ms).
+   */
+  private after(ms: number, fn: () => void): void {
+    const t = setTimeout(
+      () => (ms > MAX_TIMER_MS ? this.after(ms - MAX_TIMER_MS, fn) : fn()),
+      Math.min(ms, MAX_TIMER_MS),
+    );
     t.unref();
     this.timers.push(t);
   }
