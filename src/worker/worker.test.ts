@@ -716,6 +716,15 @@ describe("Worker lifecycle", () => {
     expect(resolveWorkerOptions({ scheduler: "x" }).executor).toBe("piscina");
   });
 
+  it("gives the state machine a transferMessageBytesLimit of at most its maxMessageBytes", () => {
+    const limit = (o: Partial<ConstructorParameters<typeof Worker>[0]>) =>
+      new Worker({ scheduler: "x", ...o }).state.transferMessageBytesLimit;
+    expect(limit({})).toBe(50e6);
+    // A fetch sized for 50 MB would ask for an answer this worker refuses to read.
+    expect(limit({ maxMessageBytes: 1_000_000 })).toBe(1_000_000);
+    expect(limit({ maxMessageBytes: 1_000_000, transferMessageBytesLimit: 2_000 })).toBe(2_000);
+  });
+
   it("refuses an option it does not know, naming the one meant", () => {
     const given = { scheduler: "x", memoryLimt: "4GB" };
     expect(() => resolveWorkerOptions(given as never)).toThrow(
