@@ -116,6 +116,13 @@ export class FakeScheduler {
     await comm.send(msgs);
   }
 
+  /** Send `frame` as it is: a batch (an array of messages), or a lone message. */
+  async sendFrame(worker: string, frame: unknown): Promise<void> {
+    const comm = this.comms.get(worker);
+    if (comm === undefined) throw new Error(`no worker ${worker} connected`);
+    await comm.send(frame);
+  }
+
   /** Send `compute-task` for `key` running `spec`, with the dependencies' locations. */
   async computeTask(
     worker: string,

@@ -222,6 +222,18 @@ describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (ex
     expect(w.status).toBe("running");
   });
 
+  it("takes a lone message from the scheduler as a batch of one", async () => {
+    const w = await start({ executor });
+    await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
+    await sched.waitForKey("task-finished", "a");
+    await sched.sendFrame(w.address, { op: "free-keys", keys: ["a"], stimulusId: "free-a" });
+    for (let i = 0; i < 400 && w.state.tasks.has("a"); i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(w.state.tasks.has("a")).toBe(false);
+    expect(w.status).toBe("running");
+  });
+
   it("free-keys releases a result", async () => {
     const w = await start({ executor });
     await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
