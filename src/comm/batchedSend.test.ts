@@ -74,6 +74,20 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("BatchedSend over %s", (addres
     await b.flush(); // closed: nothing to do
   });
 
+  it("abort drops what is buffered, refuses more, and leaves the comm open", async () => {
+    const { client, server } = await pair(address);
+    const b = new BatchedSend(client, { intervalMs: 0 });
+    b.send("dropped");
+    b.abort();
+    expect(b.pending).toBe(0);
+    expect(() => b.send("late")).toThrow(CommClosedError);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(client.isClosed).toBe(false);
+    // The comm's next message is the first thing the peer gets: the buffer never went out.
+    await client.send("direct");
+    expect(await server.recv()).toBe("direct");
+  });
+
   it("close flushes what is buffered, then refuses more", async () => {
     const { client, server } = await pair(address);
     const b = new BatchedSend(client, { intervalMs: 1000 });
