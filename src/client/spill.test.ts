@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -93,6 +93,12 @@ describe("workers with a memoryLimit spill to disk", () => {
     );
     expect(() => resolveWorkerOptions({ ...base, spillDirectory: join(dir, "nope") })).toThrow(
       /^Worker option spillDirectory: no such directory/,
+    );
+    // A file: every spill would fail, each value staying in memory.
+    const file = join(dir, "a-file");
+    writeFileSync(file, "");
+    expect(() => resolveWorkerOptions({ ...base, spillDirectory: file })).toThrow(
+      `Worker option spillDirectory: not a directory: ${JSON.stringify(file)}`,
     );
     expect(existsSync(dir)).toBe(true);
   });

@@ -1,6 +1,6 @@
 /** The options of a {@link Worker} and their defaults. */
 
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
@@ -601,6 +601,11 @@ function spillDirectory(v: string | undefined): string {
   if (v === undefined) return tmpdir();
   if (typeof v !== "string" || v === "" || !existsSync(v)) {
     throw new RangeError(`Worker option spillDirectory: no such directory: ${JSON.stringify(v)}`);
+  }
+  // A file there would fail every spill: each value would stay in memory, the worker
+  // pausing and closing for values it was to write to disk.
+  if (!statSync(v).isDirectory()) {
+    throw new RangeError(`Worker option spillDirectory: not a directory: ${JSON.stringify(v)}`);
   }
   return resolve(v);
 }
