@@ -238,6 +238,32 @@ describe("peer failures", () => {
   });
 });
 
+describe("saying what it is: identity", () => {
+  it("answers its address, name, scheduler, threads, memory limit and largest message", async () => {
+    const w = await start({
+      name: "ident",
+      nthreads: 3,
+      memoryLimit: "1GiB",
+      maxMessageBytes: 5e6,
+    });
+    const client = rpc(await connect(w.address));
+    expect(await client.call("identity")).toEqual({
+      type: "Worker",
+      id: w.address,
+      name: "ident",
+      scheduler: sched.address,
+      nthreads: 3,
+      memoryLimit: 2 ** 30,
+      maxMessageBytes: 5e6,
+    });
+    await client.close();
+    const plain = await start();
+    const other = rpc(await connect(plain.address));
+    expect(await other.call("identity")).toMatchObject({ name: null, memoryLimit: null });
+    await other.close();
+  });
+});
+
 describe("serving get_data", () => {
   it("answers with the keys it holds, and busy beyond the limit", async () => {
     const w = await start({ transferOutgoingCountLimit: 1 });
