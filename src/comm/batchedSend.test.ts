@@ -180,6 +180,11 @@ describe("BatchedSend failures", () => {
     expect(() => new BatchedSend(client, { intervalMs: Number.POSITIVE_INFINITY })).toThrow(
       RangeError,
     );
+    // Longer than a Node.js timer waits: it would fire after 1 ms, not after the interval.
+    expect(() => new BatchedSend(client, { intervalMs: 2 ** 31 })).toThrow(
+      "BatchedSend intervalMs must be a number of ms from 0 to 2147483647 (about 24.8 days), got 2147483648",
+    );
+    new BatchedSend(client, { intervalMs: 2 ** 31 - 1 }).abort();
   });
 
   it("a message that cannot be sent on a comm that closed meanwhile ends the stream, not only itself", async () => {

@@ -7,6 +7,7 @@
  */
 
 import { showValue } from "../util/showValue.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
 import { CommClosedError, isDataError } from "./errors.ts";
 
@@ -50,9 +51,10 @@ export class BatchedSend {
     options: BatchedSendOptions = {},
   ) {
     const interval = options.intervalMs ?? DEFAULT_BATCH_INTERVAL_MS;
-    if (typeof interval !== "number" || !(interval >= 0) || !Number.isFinite(interval)) {
+    // A longer timer of Node.js fires after 1 ms; Infinity would also never send.
+    if (typeof interval !== "number" || !(interval >= 0 && interval <= MAX_TIMER_MS)) {
       throw new RangeError(
-        `BatchedSend intervalMs must be a finite number >= 0, got ${showValue(interval)}`,
+        `BatchedSend intervalMs must be a number of ms from 0 to ${MAX_TIMER_MS} (about 24.8 days), got ${showValue(interval)}`,
       );
     }
     this.intervalMs = interval;
