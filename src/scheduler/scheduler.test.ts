@@ -890,6 +890,28 @@ describe("Scheduler server", () => {
     expect(String(logged[0].reason)).toMatch(/malformed|frame|message/);
   });
 
+  it("refuses a worker at a tls:// address whose certificate the cluster's CA did not sign", async () => {
+    const { s } = await start({ listen: "tls://127.0.0.1:0", tls: testTls() });
+    const { listen } = await import("../comm/connect.ts");
+    const serve = async (comm: import("../comm/comm.ts").Comm) => void comm.close();
+    // Listening with a certificate of another CA: its peers could not fetch from it.
+    const stranger = await listen("tls://127.0.0.1:0", serve, {
+      tls: { ...strangerTls(), ca: testTls().ca },
+    });
+    open.push(stranger);
+    const member = await listen("tls://127.0.0.1:0", serve, { tls: testTls() });
+    open.push(member);
+    const register = (address: string) =>
+      rawPeer(s.address, registerWorker(address), (c) => open.push(c), { tls: testTls() });
+    const refused = await register(stranger.address);
+    expect(refused.reply).toMatchObject({ status: "error" });
+    expect(String(refused.reply.message)).toMatch(
+      /^cannot reach the worker at its address tls:\/\/127\.0\.0\.1:\d+ \(.*the TLS handshake failed.*\): its peers could not either/,
+    );
+    expect((await register(member.address)).reply).toMatchObject({ status: "OK" });
+    expect([...s.state.workers.keys()]).toEqual([member.address]);
+  });
+
   it("logs a peer refused in the TLS handshake, saying why (the peer hears only that it closed)", async () => {
     const { s, records } = await start({ listen: "tls://127.0.0.1:0", tls: testTls() });
     const intruder = await connect(s.address, {

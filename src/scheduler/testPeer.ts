@@ -3,7 +3,7 @@
  * connection to it that plays a worker or a client and records every message it
  * receives.
  */
-import type { Comm } from "../comm/comm.ts";
+import type { Comm, ConnectOptions } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
@@ -44,15 +44,17 @@ export interface RawPeer {
 }
 
 /**
- * Connect to `address`, send `hello` and read the answer; `track` is given the
- * connection to close at the end of the test.
+ * Connect to `address` (with `options`: a `tls://` one's credentials), send
+ * `hello` and read the answer; `track` is given the connection to close at the
+ * end of the test.
  */
 export async function rawPeer(
   address: string,
   hello: Record<string, unknown>,
   track: (c: { close(): Promise<void> }) => void,
+  options: ConnectOptions = {},
 ): Promise<RawPeer> {
-  const comm: Comm = await connect(address);
+  const comm: Comm = await connect(address, options);
   track({ close: () => comm.close() });
   await comm.send(hello);
   const reply = (await comm.recv()) as Record<string, unknown>;
