@@ -42,6 +42,42 @@ describe("inproc transport", () => {
     for (const l of [...taken, counted]) await l.close();
   });
 
+  it("gives each dialling end a fresh inproc://local/N address, the peer address of the accepted end", async () => {
+    const accepted: import("./comm.ts").Comm[] = [];
+    const l = await listen("inproc://dialled", (c) => accepted.push(c));
+    const a = await connect(l.address);
+    const b = await connect(l.address);
+    await new Promise((r) => setTimeout(r, 0));
+    for (const c of [a, b]) {
+      expect(c.localAddress).toMatch(/^inproc:\/\/local\/\d+$/);
+      expect(c.peerAddress).toBe(l.address);
+    }
+    expect(a.localAddress).not.toBe(b.localAddress);
+    expect(accepted.map((c) => c.peerAddress)).toEqual([a.localAddress, b.localAddress]);
+    expect(accepted.map((c) => c.localAddress)).toEqual([l.address, l.address]);
+    await a.close();
+    await b.close();
+    await l.close();
+  });
+
+  it("sends what TCP would refuse (a function, a cycle), as it is", async () => {
+    let server: import("./comm.ts").Comm | undefined;
+    const l = await listen("inproc://", (c) => {
+      server = c;
+    });
+    const client = await connect(l.address);
+    const fn = () => 42;
+    const cycle: { self?: unknown } = {};
+    cycle.self = cycle;
+    await client.send({ fn, cycle });
+    await new Promise((r) => setTimeout(r, 0));
+    const got = (await server?.recv()) as { fn: () => number; cycle: { self: unknown } };
+    expect(got.fn).toBe(fn);
+    expect(got.cycle.self).toBe(got.cycle);
+    await client.close();
+    await l.close();
+  });
+
   it("passes messages by reference", async () => {
     let server: import("./comm.ts").Comm | undefined;
     const l = await listen("inproc://", (c) => {
