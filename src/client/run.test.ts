@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RunError } from "./errors.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
-import { add, boom, slowInc } from "./testTasks.ts";
+import { add, boom, reschedules, slowInc } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -45,6 +45,12 @@ describe("client.run", () => {
     // A function no task module defines.
     const unknown = await client.run("nosuch").catch((e: unknown) => e);
     expect((unknown as RunError).exceptionText).toMatch(/nosuch/);
+    // Reschedule is for tasks: a run raising it is answered with an error.
+    const rescheduled = await client.run(reschedules).catch((e: unknown) => e);
+    expect(rescheduled).toBeInstanceOf(RunError);
+    expect((rescheduled as RunError).message).toMatch(
+      /run: reschedules raised Reschedule, which only a task may/,
+    );
   });
 
   for (const executor of ["inline", "threads"] as const) {

@@ -5,7 +5,7 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { TaskError } from "../worker/state/errorMessage.ts";
-import { rejoin, secede } from "../worker/taskContext.ts";
+import { Reschedule, rejoin, secede } from "../worker/taskContext.ts";
 import { defineTask } from "../worker/taskRegistry.ts";
 import type { Actor } from "./actor.ts";
 import { getClient, workerClient } from "./taskClient.ts";
@@ -40,6 +40,11 @@ export const slowInc = defineTask("slowInc", async (x: number, ms: number) => {
 });
 /** Returns a value that cannot be cloned (a function inside). */
 export const uncloneable = defineTask("uncloneable", () => ({ callback: () => 1 }));
+
+/** Raises `Reschedule`, which only a task may. */
+export const reschedules = defineTask("reschedules", () => {
+  throw new Reschedule();
+});
 
 const attempts = new Map<string, number>();
 /** Fails the first `failures` calls with the same `id` (per process), then returns `value`. */
