@@ -87,7 +87,12 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-/** Called with every accepted comm. */
+/**
+ * Called with every accepted comm. It may be async: an exception it throws, or
+ * a rejection of the promise it returns (its reader seeing the connection
+ * break), aborts that comm and is otherwise dropped (catch what is to be
+ * logged); the listener and the process go on.
+ */
 export type ConnectionHandler = (comm: Comm) => void;
 
 /**

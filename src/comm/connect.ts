@@ -1,6 +1,7 @@
 /** `connect` and `listen` for any address: the scheme picks the transport. */
 
 import { parseHostPort, splitScheme } from "../util/address.ts";
+import { asError } from "../util/asError.ts";
 import { showValue } from "../util/showValue.ts";
 import type { Comm, ConnectionHandler, ConnectOptions, Listener, ListenOptions } from "./comm.ts";
 import { connectInproc, listenInproc } from "./inproc.ts";
@@ -60,14 +61,41 @@ export async function connect(address: string, options: ConnectOptions = {}): Pr
 /**
  * Listen at `inproc://`, `inproc://name`, `inproc://name/N`, `tcp://host:port`
  * or `tls://host:port` (with `options.tls`); `handler` is called with every
- * accepted comm. Never throws: a bad address or option rejects.
+ * accepted comm. Never throws: a bad address or option rejects. An exception
+ * `handler` throws, or a rejection of the promise it returns, aborts that
+ * comm only (see {@link ConnectionHandler}).
  */
 export async function listen(
   address: string,
   handler: ConnectionHandler,
   options: ListenOptions = {},
 ): Promise<Listener> {
+  const guarded = guardHandler(handler);
   return scheme(address) === "inproc"
-    ? listenInproc(address, handler)
-    : listenTcp(address, handler, options);
+    ? listenInproc(address, guarded)
+    : listenTcp(address, guarded, options);
+}
+
+/**
+ * `handler`, called so that its failure ends its connection, not the process.
+ * An async handler reading its comm rejects when the connection breaks (a
+ * reset, bytes that are not weft's): called bare from the socket's event, that
+ * rejection was unhandled, and an echo server ended on the first HTTP request
+ * sent to its port.
+ */
+function guardHandler(handler: ConnectionHandler): (comm: Comm) => void {
+  return (comm) => {
+    const abort = (err: unknown) => comm.abort(asError(err));
+    // Typed void, so that any function may be a handler; an async one returns a promise.
+    let result: unknown;
+    try {
+      result = handler(comm) as unknown;
+    } catch (err) {
+      abort(err);
+      return;
+    }
+    if (typeof (result as PromiseLike<void> | undefined)?.then === "function") {
+      (result as PromiseLike<void>).then(undefined, abort);
+    }
+  };
 }

@@ -155,6 +155,33 @@ describe.each(TRANSPORTS)("comm contract: $name", ({ address, options }) => {
     expect(await server.recv()).toBe("still");
   });
 
+  it("a handler that throws, or whose promise rejects, ends its connection, not the process", async () => {
+    let n = 0;
+    const listener: Listener = await listen(
+      address,
+      async (c) => {
+        n += 1;
+        if (n === 1) throw new Error("the handler broke at once");
+        const first = await c.recv();
+        if (first === "fail") throw new Error("the handler broke later");
+        await c.send({ echo: first });
+      },
+      options,
+    );
+    cleanup.push(() => listener.close());
+    // Each ends (the dialling end sees it closed), rather than stay open for nobody.
+    const atOnce = await connect(listener.address, options);
+    await atOnce.closed;
+    const later = await connect(listener.address, options);
+    await later.send("fail");
+    await later.closed;
+    // The listener goes on.
+    const fine = await connect(listener.address, options);
+    await fine.send("hi");
+    expect(await fine.recv()).toEqual({ echo: "hi" });
+    await fine.close();
+  });
+
   it("serves many connections at once", async () => {
     const accepted: Comm[] = [];
     const listener: Listener = await listen(

@@ -14,6 +14,7 @@ import {
   MessageTooLargeError,
   SerializationError,
 } from "./errors.ts";
+import { forEachMessage } from "./forEachMessage.ts";
 import { ForwardedBytes, ForwardedClonedValue } from "./forwardedBytes.ts";
 import { frameHeader, framesOf } from "./framing.ts";
 import { messageSegments } from "./messageLayout.ts";
@@ -120,6 +121,23 @@ describe("tcp transport", () => {
         expect((err as Error).cause).toBe(error);
       }
     }
+  });
+
+  it("the docs' echo server outlives a peer that is not weft's: its handler's rejection ends that connection only", async () => {
+    // docs/comm.md's example: the reader rejects when its connection breaks (here an
+    // HTTP request, bytes that are not weft's), and with it the async handler.
+    const listener = await listen("tcp://127.0.0.1:0", async (comm) => {
+      await forEachMessage(comm, (msg) => comm.send({ echo: msg }).catch(() => {}));
+    });
+    cleanup.push(() => listener.close());
+    const { host, port } = parseHostPort(listener.address);
+    const http = netConnect({ host, port }, () => http.write("GET / HTTP/1.0\r\n\r\n"));
+    http.on("error", () => {});
+    await new Promise((r) => http.once("close", r));
+    const comm = await connect(listener.address);
+    await comm.send({ op: "hello" });
+    expect(await comm.recv()).toEqual({ echo: { op: "hello" } });
+    await comm.close();
   });
 
   it("a connection closed mid-message is a CommClosedError saying so", async () => {
