@@ -1,6 +1,12 @@
-import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
+import {
+  type AddressInfo,
+  createServer,
+  Socket as NetSocket,
+  connect as netConnect,
+  type Socket,
+} from "node:net";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { parseHostPort } from "../util/address.ts";
 import { runGcScript } from "../util/testGcScript.ts";
 import { ClonedValue } from "./clonedValue.ts";
@@ -551,6 +557,33 @@ describe("tcp transport", () => {
       await expect(connect(address, { tls, timeoutMs }), String(timeoutMs)).rejects.toThrow(
         /^timeoutMs must be a positive number of ms, at most 2147483647 \(about 24.8 days\), or Infinity \(no limit\), got /,
       );
+    }
+  });
+
+  it("both ends start TCP keepalive after 7 s of silence by default, at keepAliveMs if given, never with 0", async () => {
+    const keepAlive = vi.spyOn(NetSocket.prototype, "setKeepAlive");
+    try {
+      const calls = async (options: ListenOptions) => {
+        keepAlive.mockClear();
+        const p = await commPair("tcp://127.0.0.1:0", options);
+        const made = keepAlive.mock.calls.map((c) => [...c]);
+        p.client.abort();
+        p.server.abort();
+        await p.listener.close();
+        return made;
+      };
+      // Dask's TCP comms: the vanished peer of a connection is noticed.
+      expect(await calls({})).toEqual([
+        [true, 7_000],
+        [true, 7_000],
+      ]);
+      expect(await calls({ keepAliveMs: 2_000 })).toEqual([
+        [true, 2_000],
+        [true, 2_000],
+      ]);
+      expect(await calls({ keepAliveMs: 0 })).toEqual([]);
+    } finally {
+      keepAlive.mockRestore();
     }
   });
 
