@@ -587,6 +587,23 @@ describe("tcp transport", () => {
     }
   });
 
+  it("a bare host:port is TCP, to listen at and to connect to", async () => {
+    const accepted: Comm[] = [];
+    const listener = await listen("127.0.0.1:0", (c) => accepted.push(c));
+    cleanup.push(async () => {
+      for (const c of accepted) c.abort();
+      await listener.close();
+    });
+    expect(listener.address).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    const comm = await connect(listener.address.slice("tcp://".length));
+    expect(comm.peerAddress).toBe(listener.address);
+    await comm.send("plain");
+    for (let i = 0; i < 100 && accepted.length === 0; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    expect(await accepted[0].recv()).toBe("plain");
+    await comm.close();
+  });
+
   it("rejects unknown schemes and bad maxFrameBytes", async () => {
     await expect(async () => connect("udp://1.2.3.4:5")).rejects.toThrow(
       /unknown address scheme "udp"/,
