@@ -718,6 +718,9 @@ describe("Worker lifecycle", () => {
       () =>
         new Worker({ scheduler: "x", lifetimeMs: 10, lifetimeRestart: 1 as unknown as boolean }),
     ).toThrow("Worker option lifetimeRestart must be true or false, got 1");
+    expect(() => new Worker({ scheduler: "x", validate: "false" as unknown as boolean })).toThrow(
+      'Worker option validate must be true or false, got "false"',
+    );
   });
 
   it("takes task modules as URL objects, and the executor named as LocalCluster names it", () => {

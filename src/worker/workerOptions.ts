@@ -461,7 +461,8 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     taskModules: (o.taskModules ?? []).map((m) => existingModule(moduleUrl(m))),
     maxSecededThreads: nonNegative("maxSecededThreads", o.maxSecededThreads ?? 32),
     resources,
-    validate: o.validate ?? false,
+    // A string ("false") would turn validation on: a check after every stimulus.
+    validate: booleanOption("validate", o.validate ?? false),
     transferIncomingCountLimit: positiveInt(
       "transferIncomingCountLimit",
       o.transferIncomingCountLimit ?? 4,
