@@ -14,6 +14,7 @@ import {
   WORDCOUNT_USAGE,
   type WordcountSize,
   wordcountGraph,
+  wordcountTasks,
 } from "./wordcount.ts";
 
 const SMALL: WordcountSize = { ...DEFAULT_SIZE, chunks: 6, words: 3_000, partitions: 4 };
@@ -29,6 +30,7 @@ describe("the word-count example", () => {
   it("builds a map → shuffle → reduce graph", () => {
     const { graph, answer } = wordcountGraph(SMALL);
     expect(Object.keys(graph)).toHaveLength(6 * 3 + 6 * 4 + 4 + 1);
+    expect(wordcountTasks(SMALL)).toBe(Object.keys(graph).length);
     expect(graph[answer][0]).toMatchObject({ name: "wordcount.summary" });
   });
 
@@ -83,6 +85,29 @@ describe("the word-count example", () => {
       expect(err2.text()).toBe(
         'wordcount: WORDCOUNT_CHUNKS must be a positive integer, got "lots" (see --help)\n',
       );
+      // Too large to run: refused before anything starts, not built until the heap is gone.
+      const refused = async (vars: Record<string, string>) => {
+        Object.assign(process.env, vars);
+        const e = outputSink();
+        expect(await main({ stdout: outputSink().stream, stderr: e.stream })).toBe(2);
+        return e.text();
+      };
+      expect(await refused({ WORDCOUNT_CHUNKS: "4", WORDCOUNT_PARTITIONS: "99999999999" })).toBe(
+        "wordcount: WORDCOUNT_PARTITIONS must be at most 1,000,000, got 99999999999 (see --help)\n",
+      );
+      expect(await refused({ WORDCOUNT_PARTITIONS: "2", WORDCOUNT_WORDS: "10000001" })).toBe(
+        "wordcount: WORDCOUNT_WORDS must be at most 10,000,000, got 10000001 (see --help)\n",
+      );
+      expect(
+        await refused({
+          WORDCOUNT_WORDS: "500",
+          WORDCOUNT_CHUNKS: "1000",
+          WORDCOUNT_PARTITIONS: "1000",
+        }),
+      ).toBe(
+        "wordcount: WORDCOUNT_CHUNKS × WORDCOUNT_PARTITIONS is too large: 1,000 chunks and 1,000 partitions make 1,004,001 tasks, more than the 1,000,000 this example runs (see --help)\n",
+      );
+      process.env.WORDCOUNT_PARTITIONS = "2";
       process.env.WORDCOUNT_CHUNKS = "4";
       process.env.WORDCOUNT_EXECUTOR = "processes";
       const err3 = outputSink();

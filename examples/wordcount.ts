@@ -56,6 +56,17 @@ export const DEFAULT_SIZE: WordcountSize = {
   seed: 7,
 };
 
+/** The most words a chunk: its text is one string, which V8 caps at 2^29 characters. */
+export const MAX_WORDS = 10_000_000;
+/** The most tasks the job's graph may have: it is built whole, in this process, before it runs. */
+export const MAX_TASKS = 1_000_000;
+
+/** How many tasks {@link wordcountGraph} makes for `size`. */
+export function wordcountTasks(size: Pick<WordcountSize, "chunks" | "partitions">): number {
+  const { chunks, partitions } = size;
+  return 3 * chunks + chunks * partitions + partitions + 1;
+}
+
 /** The word-count graph and the key of its answer. */
 export function wordcountGraph(size: WordcountSize): {
   graph: Record<string, unknown[]>;
@@ -187,19 +198,40 @@ the answer is checked against a direct count. It takes no arguments; the environ
 sizes the job:
 
   WORDCOUNT_CHUNKS      chunks of text, an integer ≥ 1 (default ${DEFAULT_SIZE.chunks})
-  WORDCOUNT_WORDS       words a chunk, an integer ≥ 1 (default ${DEFAULT_SIZE.words})
+  WORDCOUNT_WORDS       words a chunk, an integer from 1 to ${fmt(MAX_WORDS)} (default ${fmt(DEFAULT_SIZE.words)})
   WORDCOUNT_PARTITIONS  partitions of the shuffle, an integer ≥ 1 (default ${DEFAULT_SIZE.partitions})
   WORDCOUNT_EXECUTOR    threads (default) or inline
 
+The graph has 3 × chunks + chunks × partitions + partitions + 1 tasks, at most
+${fmt(MAX_TASKS)}.
+
 Exits 0 when the answer is right, 1 otherwise, 2 for a usage error.`;
 
-function envInt(name: string, dflt: number): number {
+function envInt(name: string, dflt: number, max = Number.MAX_SAFE_INTEGER): number {
   const v = process.env[name];
   if (v === undefined || v === "") return dflt;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1)
     throw new UsageError(`${name} must be a positive integer, got ${JSON.stringify(v)}`);
+  if (n > max) throw new UsageError(`${name} must be at most ${fmt(max)}, got ${v}`);
   return n;
+}
+
+/** The job's size from the WORDCOUNT_* variables, refused in one line when it cannot run. */
+function envSize(): WordcountSize {
+  const size: WordcountSize = {
+    ...DEFAULT_SIZE,
+    chunks: envInt("WORDCOUNT_CHUNKS", DEFAULT_SIZE.chunks, MAX_TASKS),
+    words: envInt("WORDCOUNT_WORDS", DEFAULT_SIZE.words, MAX_WORDS),
+    partitions: envInt("WORDCOUNT_PARTITIONS", DEFAULT_SIZE.partitions, MAX_TASKS),
+  };
+  const tasks = wordcountTasks(size);
+  if (tasks > MAX_TASKS) {
+    throw new UsageError(
+      `WORDCOUNT_CHUNKS × WORDCOUNT_PARTITIONS is too large: ${fmt(size.chunks)} chunks and ${fmt(size.partitions)} partitions make ${fmt(tasks)} tasks, more than the ${fmt(MAX_TASKS)} this example runs`,
+    );
+  }
+  return size;
 }
 
 function envExecutor(): NonNullable<LocalClusterOptions["executor"]> {
@@ -215,12 +247,7 @@ function envExecutor(): NonNullable<LocalClusterOptions["executor"]> {
 export async function main(out: WordcountOutput = process): Promise<number> {
   let cluster: LocalCluster | null = null;
   try {
-    const size: WordcountSize = {
-      ...DEFAULT_SIZE,
-      chunks: envInt("WORDCOUNT_CHUNKS", DEFAULT_SIZE.chunks),
-      words: envInt("WORDCOUNT_WORDS", DEFAULT_SIZE.words),
-      partitions: envInt("WORDCOUNT_PARTITIONS", DEFAULT_SIZE.partitions),
-    };
+    const size = envSize();
     const executor = envExecutor();
     cluster = await LocalCluster.start({
       workers: 2,
