@@ -19,12 +19,24 @@ export interface ExampleOutput {
 }
 
 /** `text` (the argument or variable `what`) as an integer ≥ `min`; a UsageError otherwise. */
-export function intArg(what: string, text: string, min: number): number {
+export function intArg(
+  what: string,
+  text: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const n = text.trim() === "" ? Number.NaN : Number(text);
-  if (!Number.isSafeInteger(n) || n < min) {
-    throw new UsageError(`${what} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${what} must be ${intRange(min, max)}, got ${JSON.stringify(text)}`);
   }
   return n;
+}
+
+/** "an integer ≥ 1", or "an integer from 1 to 1,000,000" when there is a maximum. */
+export function intRange(min: number, max = Number.MAX_SAFE_INTEGER): string {
+  return max === Number.MAX_SAFE_INTEGER
+    ? `an integer ≥ ${min}`
+    : `an integer from ${min} to ${max.toLocaleString("en-US")}`;
 }
 
 /** How an example ended: a usage error's line (exit 2), or a failure's stack (exit 1). */

@@ -33,7 +33,13 @@ describe("the π actor example", () => {
   it("refuses counts it cannot use, exit 2", async () => {
     const out = outputSink();
     expect(await main(0, 10, {}, out.stream)).toBe(2);
-    expect(out.text()).toBe("pi: CHUNKS must be an integer ≥ 1, got 0\n");
+    expect(out.text()).toBe("pi: CHUNKS must be an integer from 1 to 1,000,000, got 0\n");
+    // A trillion futures were submitted at once: the client ran out of heap.
+    const big = outputSink();
+    expect(await main(1e12, 10, {}, big.stream)).toBe(2);
+    expect(big.text()).toBe(
+      "pi: CHUNKS must be an integer from 1 to 1,000,000, got 1000000000000\n",
+    );
   });
 
   it("has a --help, and refuses what it does not take in one line, exit 2", async () => {
@@ -45,7 +51,7 @@ describe("the π actor example", () => {
     expect(await run("abc")).toEqual({
       code: 2,
       out: "",
-      err: 'pi: CHUNKS must be an integer ≥ 1, got "abc" (see --help)\n',
+      err: 'pi: CHUNKS must be an integer from 1 to 1,000,000, got "abc" (see --help)\n',
     });
     expect(await run("4", "")).toMatchObject({ code: 2, err: /SAMPLES must be .*, got ""/ });
     expect(await run("--chunks", "4")).toMatchObject({

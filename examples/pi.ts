@@ -17,7 +17,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
-import { type ExampleOutput, intArg, runExample } from "./exampleCli.ts";
+import { type ExampleOutput, intArg, intRange, runExample } from "./exampleCli.ts";
 import { hitsOfChunk, piChunk, piTally } from "./piTasks.ts";
 
 /** The task module every worker loads. */
@@ -30,10 +30,13 @@ export const PI_USAGE = `usage: npx tsx examples/pi.ts [CHUNKS [SAMPLES]]
 chunk of SAMPLES darts reports its hits to one actor, whose counts show the progress;
 the estimate is checked against a direct count.
 
-  CHUNKS   tasks, an integer ≥ 1 (default 64)
+  CHUNKS   tasks, an integer from 1 to 1,000,000 (default 64)
   SAMPLES  darts a task, an integer ≥ 1 (default 250000)
 
 Exits 0 when the tally matches the direct count, 1 otherwise, 2 for a usage error.`;
+
+/** The most tasks: each is a future the client holds, submitted at once. */
+export const MAX_CHUNKS = 1_000_000;
 
 /** Run the example: print progress, the estimate and the check; 0 if right, 1 otherwise, 2 for counts it cannot use. */
 export async function main(
@@ -42,12 +45,12 @@ export async function main(
   options: LocalClusterOptions = {},
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
-  for (const [name, v] of [
-    ["CHUNKS", chunks],
-    ["SAMPLES", samples],
+  for (const [name, v, max] of [
+    ["CHUNKS", chunks, MAX_CHUNKS],
+    ["SAMPLES", samples, Number.MAX_SAFE_INTEGER],
   ] as const) {
-    if (!Number.isSafeInteger(v) || v < 1) {
-      out.write(`pi: ${name} must be an integer ≥ 1, got ${v}\n`);
+    if (!Number.isSafeInteger(v) || v < 1 || v > max) {
+      out.write(`pi: ${name} must be ${intRange(1, max)}, got ${v}\n`);
       return 2;
     }
   }
@@ -103,7 +106,7 @@ export function cli(argv: readonly string[], out: ExampleOutput = process): Prom
     2,
     ([chunks, samples]) =>
       main(
-        chunks === undefined ? undefined : intArg("CHUNKS", chunks, 1),
+        chunks === undefined ? undefined : intArg("CHUNKS", chunks, 1, MAX_CHUNKS),
         samples === undefined ? undefined : intArg("SAMPLES", samples, 1),
       ),
     out,
