@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
+import { ExecuteSuccessEvent } from "./state/events.ts";
 import { FakeScheduler } from "./testScheduler.ts";
 import { memoryLogger, testWorker } from "./testWorker.ts";
 import { Worker } from "./worker.ts";
@@ -779,5 +780,18 @@ describe("Worker lifecycle", () => {
     } finally {
       await tcp.close();
     }
+  });
+});
+
+describe("a worker whose state machine fails", () => {
+  it("closes with status failed, already when `closed` resolves", async () => {
+    const { logger, records } = memoryLogger();
+    const w = await start({ logger, validate: false });
+    const seen = w.closed.then(() => w.status);
+    // A result for a task it never had: the state machine throws, as a bug would make it.
+    w.handleStimulus(ExecuteSuccessEvent.dummy("never-given", { stimulusId: "test-fault" }));
+    expect(await seen).toBe("failed");
+    expect(w.fault).toMatch(/^its state machine failed: /);
+    expect(records.some((r) => r.msg === "worker state machine failed; closing")).toBe(true);
   });
 });

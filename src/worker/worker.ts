@@ -135,6 +135,8 @@ export class Worker extends BaseWorker {
   private readonly pauses = new PauseReasons();
   private closePromise: Promise<string[]> | null = null;
   private faultValue: string | null = null;
+  /** Its state machine threw (Dask's `fail_hard`): the close ends in status `failed`. */
+  private stateMachineFailed = false;
   private restartRequestedValue = false;
   /** {@link closeGracefully} under way. */
   private gracefulClose: Promise<void> | null = null;
@@ -622,9 +624,8 @@ export class Worker extends BaseWorker {
         "worker state machine failed; closing",
       );
       this.faultValue ??= `its state machine failed: ${asError(err).message}`;
-      void this.close().then(() => {
-        this.statusValue = "failed";
-      });
+      this.stateMachineFailed = true;
+      void this.close();
     }
   }
 
@@ -838,7 +839,8 @@ export class Worker extends BaseWorker {
     await step("the profiler", () => this.profiler.close());
     await step("the executors", () => this.executors.close());
     await step("the spill store", () => this.spill?.close());
-    this.statusValue = "closed";
+    // Set before `closed` resolves: whoever waits on it reads the final status.
+    this.statusValue = this.stateMachineFailed ? "failed" : "closed";
     this.logger.info({ address: this.safeAddress() }, "worker closed");
     this.markClosed();
     return stuck;
