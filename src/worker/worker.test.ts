@@ -706,6 +706,12 @@ describe("Worker lifecycle", () => {
     expect(
       () => new Worker({ scheduler: "x", resources: { GPU: Number.POSITIVE_INFINITY } }),
     ).toThrow("Worker option resources.GPU must be finite, got Infinity");
+    // A count of pool threads: 2.5 or Infinity went to piscina's maxThreads as given.
+    for (const bad of [2.5, Infinity, -1]) {
+      expect(() => new Worker({ scheduler: "x", maxSecededThreads: bad })).toThrow(
+        `Worker option maxSecededThreads must be an integer >= 0, got ${bad}`,
+      );
+    }
     expect(() => new Worker({ scheduler: "x", lifetimeMs: 0 })).toThrow(
       "Worker option lifetimeMs must be a positive integer, got 0",
     );

@@ -459,7 +459,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     nthreads,
     executor,
     taskModules: (o.taskModules ?? []).map((m) => existingModule(moduleUrl(m))),
-    maxSecededThreads: nonNegative("maxSecededThreads", o.maxSecededThreads ?? 32),
+    maxSecededThreads: nonNegativeInt("maxSecededThreads", o.maxSecededThreads ?? 32),
     resources,
     // A string ("false") would turn validation on: a check after every stimulus.
     validate: booleanOption("validate", o.validate ?? false),
