@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ClientClosedError, CoordinationTimeoutError, SchedulerReplyError } from "./errors.ts";
+import {
+  ClientClosedError,
+  CoordinationTimeoutError,
+  QueueItemsLostError,
+  SchedulerReplyError,
+} from "./errors.ts";
 import { Future } from "./future.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { lockedIncrement } from "./testTasks.ts";
@@ -299,6 +304,39 @@ describe("held futures after their client or the cluster goes", () => {
     );
     await v.set([client.submit("inc", 2) as Future<number>]);
     expect(await (await v.get())[0]).toBe(3);
+  });
+  it("a queue's items whose futures a restart dropped: get and getBatch reject, losing none of the other items taken", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const q = client.queue<unknown>("Q");
+    const f = client.submit("inc", 1) as Future<number>;
+    await f;
+    await q.put([f]);
+    await q.put([f]);
+    await client.restart();
+    await expect(q.get()).rejects.toThrow(
+      'Queue.get "Q": the futures of the item were lost (the cluster restarted since it was set, or its dataset was removed)',
+    );
+    // Items put after the restart, one of them holding a future: given with the error.
+    await q.put("plain");
+    const g = client.submit("inc", 5) as Future<number>;
+    await g;
+    await q.put({ g });
+    g.release();
+    const err = await q.getBatch().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(QueueItemsLostError);
+    const lost = err as QueueItemsLostError;
+    expect(lost.message).toBe(
+      'Queue.getBatch "Q": the futures of 1 of the 3 items taken were lost (the cluster restarted since they were put, or their dataset was removed); the other 2 are this error\'s items',
+    );
+    expect(lost).toMatchObject({ queue: "Q", lost: 1, taken: 3 });
+    expect(lost.items[0]).toBe("plain");
+    const got = (lost.items[1] as { g: Future<number> }).g;
+    expect(await got).toBe(6);
+    expect(await q.qsize()).toBe(0);
+    // The item's dataset was let go: only this client's future holds the key now.
+    expect(cluster.scheduler.state.datasets.size).toBe(0);
+    got.release();
+    await eventually(() => !cluster.scheduler.state.tasks.has(g.key), 5000, "g let go");
   });
 });
 

@@ -19,7 +19,7 @@ import { ClonedValue } from "../comm/clonedValue.ts";
 import type { CoordinationOp } from "../protocol/messagesSession.ts";
 import { showValue } from "../util/showValue.ts";
 import { checkOptionalBoolean, checkOptionalMs, optionsOf } from "./argChecks.ts";
-import { CoordinationTimeoutError } from "./errors.ts";
+import { CoordinationTimeoutError, QueueItemsLostError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { holdsFuture } from "./futureSearch.ts";
 import { dataCopy, receivedCopy } from "./wireCopy.ts";
@@ -521,7 +521,13 @@ export class Queue<T = unknown> {
       timeoutMs,
     });
     if (!hasValue(r)) throw timedOut("Queue.get", this.name, timeoutMs);
-    return (await this.take(r.value)) as T;
+    const got = await this.take("Queue.get", r.value);
+    if (got === null) {
+      throw new Error(
+        `Queue.get ${JSON.stringify(this.name)}: the futures of the item were lost (${LOST_FUTURES})`,
+      );
+    }
+    return got.value as T;
   }
 
   /** Take up to `n` values (all without `n`) at once, without waiting: maybe none. */
@@ -534,22 +540,32 @@ export class Queue<T = unknown> {
       maxsize: this.maxsize,
       n: n ?? null,
     });
+    // Every item taken is off the queue: each is given, or counted lost, so that an
+    // item whose futures were lost neither drops the others nor leaves their
+    // datasets (and keys) held for good.
+    const taken = r as unknown[];
     const out: T[] = [];
-    for (const v of r as unknown[]) out.push((await this.take(v)) as T);
+    for (const v of taken) {
+      const got = await this.take("Queue.getBatch", v);
+      if (got !== null) out.push(got.value as T);
+    }
+    if (out.length < taken.length) {
+      throw new QueueItemsLostError(this.name, taken.length - out.length, taken.length, out);
+    }
     return out;
   }
 
-  /** An item taken off the queue: its value, its dataset (if any) let go once this client holds its futures. */
-  private async take(v: unknown): Promise<unknown> {
-    const got = await unhold("Queue.get", v, this.datasets);
-    if ("lost" in got) {
-      // Only the client taking an item lets its dataset go otherwise.
-      throw new Error(
-        `Queue.get ${JSON.stringify(this.name)}: the futures of the item were lost (${LOST_FUTURES})`,
-      );
-    }
+  /**
+   * An item taken off the queue: its value, its dataset (if any) let go once
+   * this client holds its futures; null if its futures were lost.
+   */
+  private async take(what: string, v: unknown): Promise<{ value: unknown } | null> {
+    const got = await unhold(what, v, this.datasets);
+    // Its dataset is gone: nothing holds its keys, nothing to let go.
+    if ("lost" in got) return null;
+    // Only the client taking an item lets its dataset go otherwise.
     if (got.dataset !== null) await this.datasets.unpublish(got.dataset);
-    return got.value;
+    return { value: got.value };
   }
 
   /** The number of values in it now. */

@@ -147,6 +147,33 @@ export class CoordinationTimeoutError extends Error {
 }
 
 /**
+ * `Queue.getBatch` took items whose futures were lost (the cluster restarted
+ * since they were put, or their dataset was removed), as `Queue.get` rejects
+ * for one such item. Every item taken is off the queue: `items` holds the
+ * others, in queue order, with futures of this client, as `getBatch` would
+ * have resolved with them.
+ */
+export class QueueItemsLostError extends Error {
+  override name = "QueueItemsLostError";
+  constructor(
+    /** The queue's name. */
+    readonly queue: string,
+    /** How many of the items taken had lost their futures. */
+    readonly lost: number,
+    /** How many items were taken. */
+    readonly taken: number,
+    /** The items taken whose futures were not lost, in queue order. */
+    readonly items: readonly unknown[],
+  ) {
+    super(
+      `Queue.getBatch ${JSON.stringify(queue)}: the futures of ${lost} of the ${taken} items taken were lost ` +
+        "(the cluster restarted since they were put, or their dataset was removed); " +
+        `the other ${taken - lost} are this error's items`,
+    );
+  }
+}
+
+/**
  * The scheduler answered a request of this client with an error: it refused
  * it (a queue asked for with another `maxsize` than it has, a worker plugin
  * unregistered that was never registered, …) or could not carry it out.

@@ -73,6 +73,7 @@ export {
   MetadataKeyError,
   NannyPluginError,
   NoWorkerError,
+  QueueItemsLostError,
   RebalanceError,
   RemoteTaskError,
   ReplicateError,
