@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { startTask } from "./runTask.ts";
 import { TASK_CONTEXT_MODULE, trackTaskMessage } from "./taskContext.ts";
 import { frameLocations, withoutRunnerFrames } from "./taskFrames.ts";
@@ -51,6 +51,29 @@ describe("a task's result waits for the messages it sent (print)", () => {
       expect(outcome.stop - outcome.start).toBeLessThan(0.15);
     });
   }
+
+  it("a message that never settles holds the result 5 s at most", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      defineTask("runTask.sends.never", () => {
+        trackTaskMessage(new Promise<void>(() => {}));
+        return 7;
+      });
+      const out = startTask({ key: "k", fn: "runTask.sends.never", args: [] }, hooks);
+      expect(out).toBeInstanceOf(Promise);
+      let done = false;
+      void (out as Promise<unknown>).then(() => {
+        done = true;
+      });
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(done).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(done).toBe(true);
+      expect(await out).toMatchObject({ status: "ok", value: 7 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 
   it("a task that sends nothing costs nothing: a synchronous one's outcome comes at once", () => {
     defineTask("runTask.silent", () => 1);
