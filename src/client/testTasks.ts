@@ -291,6 +291,16 @@ export const failingPlugin = defineTask("failingPlugin", () => ({
   },
 }));
 
+/** A worker plugin that sets up on the workers at `addresses` only, and throws on any other. */
+export const pickyPlugin = defineTask("pickyPlugin", (addresses: string[]) => ({
+  setup(worker: { address: string }) {
+    if (!addresses.includes(worker.address)) {
+      throw new ValueError(`not on ${worker.address}`);
+    }
+    PLUGIN_LOG.push(`picky setup ${worker.address}`);
+  },
+}));
+
 /** Not a worker plugin: a number. */
 export const notAPlugin = defineTask("notAPlugin", () => 42);
 

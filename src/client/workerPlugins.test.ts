@@ -4,10 +4,18 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PeerPool } from "../worker/peerPool.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
 import { Worker } from "../worker/worker.ts";
 import { SchedulerReplyError, WorkerPluginError } from "./errors.ts";
 import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
-import { failingPlugin, inc, notAPlugin, PLUGIN_LOG, recordingPlugin } from "./testTasks.ts";
+import {
+  failingPlugin,
+  inc,
+  notAPlugin,
+  PLUGIN_LOG,
+  pickyPlugin,
+  recordingPlugin,
+} from "./testTasks.ts";
 import { addOnEach, removeOnEach, WORKER_PLUGIN_RPCS, workerPluginSpec } from "./workerPlugins.ts";
 
 beforeEach(() => {
@@ -90,6 +98,30 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
       await expect(client.unregisterWorkerPlugin("failingPlugin")).rejects.toThrow(
         /no worker plugin named/,
       );
+    } finally {
+      await late.close();
+    }
+  });
+
+  it("a worker joining later that cannot set a recorded plugin up logs why, and runs on", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const [w] = cluster.workers.map((x) => x.address) as [string];
+    expect(await client.registerWorkerPlugin(pickyPlugin, { args: [[w]] })).toEqual({ [w]: "OK" });
+    const { logger, records } = memoryLogger();
+    const late = await extraWorker(cluster, { logger });
+    try {
+      expect(late.status).toBe("running");
+      expect(late.pluginNames).toEqual([]);
+      expect(records).toContainEqual(
+        expect.objectContaining({
+          msg: "the cluster's worker plugin failed to set up",
+          plugin: "pickyPlugin",
+          err: expect.objectContaining({ message: `not on ${late.address}` }),
+        }),
+      );
+      // It runs tasks as any worker does.
+      expect(await client.submitWith({ workers: late.address }, inc, 1)).toBe(2);
+      expect(PLUGIN_LOG).toEqual([`picky setup ${w}`]);
     } finally {
       await late.close();
     }
