@@ -221,6 +221,23 @@ describe("Client", () => {
     expect(await client.get({ a: [] })).toEqual({ a: [] });
   });
 
+  it("get() gives each key its own value, whatever order an object lists its keys in", async () => {
+    const { client } = await testCluster();
+    // An object lists integer-like keys first, in numeric order: not the order wanted.
+    const graph = { b: ["inc", 1], "1": ["inc", 10], "10": ["inc", 100], "2": ["inc", 20] };
+    expect(await client.get(graph, { keys: ["b", "1"] })).toEqual({ b: 2, "1": 11 });
+    expect(await client.get(graph, { keys: ["10", "2", "b"] })).toEqual({
+      "10": 101,
+      "2": 21,
+      b: 2,
+    });
+    const map = new Map<string, unknown>([
+      ["10", ["inc", 100]],
+      ["2", ["inc", 20]],
+    ]);
+    expect(await client.get(map)).toEqual({ "10": 101, "2": 21 });
+  });
+
   it("an alias (a key whose value is another key) stands for that key's result, as in Dask", async () => {
     const { cluster, client } = await testCluster();
     const graph = { a: ["inc", 1], b: "a", c: ["double", "b"], d: "c", e: 5, f: "e" };

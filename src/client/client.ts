@@ -509,13 +509,16 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     }
     if (taskKeys.length === 0) return out;
     // The graph built once: compute() would build it again.
-    const futures = this.computeBuilt(built, taskKeys, "get");
+    const byKey = this.computeBuilt(built, taskKeys, "get");
+    // By key, not `Object.values`: an object lists integer-like keys first ("2"
+    // before "b"), and the values would go to the wrong keys.
+    const futures = taskKeys.map((key) => byKey[key]);
     try {
-      const values = await this.gather(Object.values(futures));
+      const values = await this.gather(futures);
       for (let i = 0; i < taskKeys.length; i++) out[taskKeys[i]] = values[i];
       return out;
     } finally {
-      for (const f of Object.values(futures)) f.release();
+      for (const f of futures) f.release();
     }
   }
 

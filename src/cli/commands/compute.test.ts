@@ -184,6 +184,7 @@ describe("weft run, scheduler, worker", () => {
         "('x', 1)": ["inc", 2],
         " y ": ["add", "('x', 0)", 10],
         z: ["inc", 5],
+        "1": ["inc", 100],
       },
       tasks: [BENCH_TASKS],
     });
@@ -195,6 +196,10 @@ describe("weft run, scheduler, worker", () => {
     const split = await weft([...args, "--keys", "('x', 1)"]);
     expect(split.code).toBe(2);
     expect(split.err).toMatch(/no key "\('x'"/);
+    // Each key its own value, though a JSON object lists an integer-like key first.
+    const numbered = await weft([...args, "--keys", "z,1"]);
+    expect(numbered.err).toBe("");
+    expect(JSON.parse(numbered.out)).toEqual({ z: 6, "1": 101 });
   });
 
   it("weft run --http-address serves the embedded scheduler's status page while it computes", async () => {
