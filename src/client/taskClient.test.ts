@@ -9,7 +9,7 @@ import { PiscinaExecutor } from "../worker/piscinaExecutor.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { getClient, workerClient } from "./taskClient.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
-import { clientScheduler, fib, sumOfIncs } from "./testTasks.ts";
+import { clientScheduler, fib, returnsFuture, sumOfIncs } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -55,6 +55,14 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
       });
     }
   }
+
+  it("a future a task returns is awaited, its value the result; a future inside the result fails the task", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    expect(await client.submit(returnsFuture, 5, false)).toBe(6);
+    await expect(client.submit(returnsFuture, 5, true)).rejects.toThrow(
+      /DataCloneError: result of task returnsFuture-\w+ cannot be cloned: result\.f is a Future \(an instance of a class/,
+    );
+  });
 
   it("a recursion far deeper than the pool's threads runs on them: a waiting task lends its thread", async () => {
     // 1 worker × 1 thread and no thread beyond it (the pool's maximum): fib(9)

@@ -183,6 +183,21 @@ export const sumOfIncs = defineTask("sumOfIncs", async (n: number): Promise<numb
   return values.reduce((a, b) => a + b, 0);
 });
 
+/**
+ * Submits `inc(x)` through the task's client and returns the future itself (having
+ * seceded, so as not to hold the thread `inc` needs), or with `wrap`, `{ f: future }`.
+ */
+export const returnsFuture = defineTask(
+  "returnsFuture",
+  async (x: number, wrap: boolean): Promise<unknown> => {
+    const client = await getClient();
+    const f = client.submit(inc, x);
+    if (wrap) return { f };
+    secede();
+    return f;
+  },
+);
+
 /** Where the task's client is connected: its scheduler's address (after `holdMs` more). */
 export const clientScheduler = defineTask(
   "clientScheduler",
