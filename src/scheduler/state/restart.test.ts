@@ -73,6 +73,28 @@ describe("restart", () => {
     s.validateState();
   });
 
+  test("keeps what it learnt of task durations, for the tasks after it (Dask forgets them)", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { x: t.task([], { fn: "slow" }) }, ["x"]));
+    s.handleStimulus(
+      t.fromWorker("w1", {
+        op: "task-finished",
+        key: "x",
+        runId: 1,
+        nbytes: 8,
+        typename: "number",
+        startstops: [{ action: "compute", start: 10, stop: 13 }],
+      }),
+    );
+    s.handleStimulus(restart());
+    expect(s.durations.get("slow")).toBe(3);
+    s.handleStimulus(t.registerWorker("w2"));
+    const out = s.handleStimulus(t.updateGraph("c", { y: t.task([], { fn: "slow" }) }, ["y"]));
+    expect(t.computeTasks(out)[0].msg.duration).toBe(3);
+    s.validateState();
+  });
+
   test("names the workers with a nanny; those registering afterwards get new tasks", () => {
     const s = new SchedulerState({ validate: true });
     s.handleStimulus(t.registerWorker("n1", 1, {}, undefined, { nanny: true }));
