@@ -60,7 +60,7 @@ describe("actor values", () => {
         return v;
       };
       const cases: [unknown[], RegExp][] = [
-        [[{ f: () => 1 }], /call\("keep"\) of actor keeper-\w+: args\[0\]\.f is a function; /],
+        [[{ f: () => 1 }], /call\("keep"\) of actor keeper-[\w-]+: args\[0\]\.f is a function; /],
         [[1, [Symbol("s")]], /call\("keep"\) of actor .*: args\[1\]\[0\] is a symbol; /],
         [[new Vec(1, 2)], /: args\[0\] is a Vec \(an instance of a class/],
         [[new URL("http://a/")], /: args\[0\] is a URL /],
@@ -119,7 +119,7 @@ describe("actor values", () => {
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TypeError);
       expect((err as Error).message).toMatch(
-        /^call\("keep"\) of actor keeper-\w+: args\[1\] cannot be sent: .*could not be cloned/,
+        /^call\("keep"\) of actor keeper-[\w-]+: args\[1\] cannot be sent: .*could not be cloned/,
       );
       expect(await handle.get("kept")).toEqual({ x: 1 });
       // A result the same: an ActorError saying it could not be cloned.

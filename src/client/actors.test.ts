@@ -180,6 +180,25 @@ describe("actors: objects kept on a worker, called through handles", () => {
     expect(new Actor(ref, () => Promise.resolve(client)).key).toBe("counter-1");
   });
 
+  it("each submission makes an object of its own, whoever submits it, unless pure: true", async () => {
+    const { cluster, client } = await testCluster();
+    const a = client.submitWith({ actor: true }, counter, 0);
+    const b = client.submitWith({ actor: true }, counter, 0);
+    const other = await cluster.client();
+    const c = other.submitWith({ actor: true }, counter, 0);
+    expect(new Set([a.key, b.key, c.key]).size).toBe(3);
+    expect(a.key).toMatch(/^counter-/);
+    const [ha, hb, hc] = await Promise.all([a.result(), b.result(), c.result()]);
+    await ha.call("increment", 5);
+    expect(await hb.get("n")).toBe(0);
+    expect(await hc.get("n")).toBe(0);
+    // map too; pure: true asks for the key of the function and arguments.
+    const mapped = client.map("counter", [0, 0], { actor: true });
+    expect(mapped[0].key).not.toBe(mapped[1].key);
+    const shared = client.submitWith({ actor: true, pure: true }, counter, 0);
+    expect(client.submitWith({ actor: true, pure: true }, counter, 0).key).toBe(shared.key);
+  });
+
   it("refuses a non-boolean actor option", () => {
     return testCluster().then(({ client }) => {
       expect(() => client.submitWith({ actor: "yes" as unknown as boolean }, identity, 1)).toThrow(

@@ -100,6 +100,7 @@ import {
   checkComputeOptions,
   checkSubmitOptions,
   graphTask,
+  isPure,
   isScalar,
   type SubmitOptions,
   wantedKeys,
@@ -401,8 +402,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     checkSubmitOptions("submitWith", options);
     const deps = new Set<string>();
     const prepared = argsWithRefs(args, deps, this, what);
-    const key =
-      options.key ?? (options.pure === false ? this.freshKey(name) : tokenize(name, prepared));
+    const key = options.key ?? (isPure(options) ? tokenize(name, prepared) : this.freshKey(name));
     const task = graphTask(name, prepared, deps, options);
     return this.submissions.submit(new Map([[key, task]]), [key])[0];
   }
@@ -447,7 +447,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         deps = new Set<string>();
         prepared = argsWithRefs([item], deps, this, what);
       }
-      const key = options.pure === false ? this.freshKey(name) : tokenize(name, prepared);
+      const key = isPure(options) ? tokenize(name, prepared) : this.freshKey(name);
       tasks.set(key, graphTask(name, prepared, deps, options));
       keys.push(key);
     }

@@ -22,7 +22,9 @@ export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOthe
   readonly key?: string;
   /**
    * The function is pure: the same arguments give the same key, so a second
-   * submission reuses the first (Dask's `pure=True`). Default true.
+   * submission reuses the first (Dask's `pure=True`). Default true, but for an
+   * actor's task (`actor: true`), each of which makes an object of its own (as
+   * Dask's `pure` defaults to `not actor`).
    */
   readonly pure?: boolean;
   /** Re-run the task this many times after it raises. Default 0. */
@@ -34,7 +36,8 @@ export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOthe
   /**
    * The task makes an actor (Dask's `actor=True`): the object it returns stays
    * on the worker that ran it, and the future's result is an {@link Actor}
-   * handle calling its methods there. Default false.
+   * handle calling its methods there. Each submission makes a new object,
+   * under a fresh key, unless `pure: true`. Default false.
    */
   readonly actor?: boolean;
 }
@@ -132,4 +135,13 @@ export function wantedKeys(
   const keys: unknown = options.keys;
   if (keys === undefined) return built.sinks;
   return [...new Set(itemsOf(op, "keys", keys) as readonly string[])];
+}
+
+/**
+ * Whether a task submitted with `options` gets the key of its function and
+ * arguments: unless `pure: false`, or it makes an actor and `pure` is not given
+ * (each actor submission makes an object of its own, as in Dask).
+ */
+export function isPure(options: Pick<SubmitOptions, "pure" | "actor">): boolean {
+  return options.pure ?? options.actor !== true;
 }
