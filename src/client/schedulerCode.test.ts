@@ -91,6 +91,19 @@ describe("Client.runOnScheduler", () => {
     );
   });
 
+  it("a module that threw as it was imported is tried again, but fails the same way once fixed", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "weft-scheduler-code-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const broken = join(dir, "brokenUntilFixed.mjs");
+    await writeFile(broken, 'throw new Error("broken until fixed");\n');
+    const [, client] = await bareScheduler([pathToFileURL(broken).href]);
+    const failure = /could not import file:.*brokenUntilFixed\.mjs \(broken until fixed\)/;
+    await expect(client.runOnScheduler("notThere")).rejects.toThrow(failure);
+    // Node.js keeps the failure of a module that threw: the scheduler gets it again.
+    await writeFile(broken, "export const fixed = true;\n");
+    await expect(client.runOnScheduler("notThere")).rejects.toThrow(failure);
+  });
+
   it("finds the cluster's task modules (loadTaskModules) and a LocalCluster's", async () => {
     const [, client] = await bareScheduler();
     await client.loadTaskModules(new URL(SCHEDULER_TASKS));
