@@ -9,7 +9,7 @@ import { PiscinaExecutor } from "../worker/piscinaExecutor.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { getClient, workerClient } from "./taskClient.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
-import { clientScheduler, fib, returnsFuture, sumOfIncs } from "./testTasks.ts";
+import { clientScheduler, closesItsClient, fib, returnsFuture, sumOfIncs } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -63,6 +63,15 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
       /DataCloneError: result of task returnsFuture-\w+ cannot be cloned: result\.f is a Future \(an instance of a class/,
     );
   });
+
+  for (const executor of ["inline", "threads"] as const) {
+    it(`a task client that task code closed is replaced at the next getClient() (${executor})`, async () => {
+      const { client } = await testCluster({ workers: 1, executor });
+      expect(await client.submit(closesItsClient)).toBe(1);
+      // The tasks after it on the worker still reach the cluster.
+      expect(await client.submit(sumOfIncs, 5)).toBe(15);
+    });
+  }
 
   it("a recursion far deeper than the pool's threads runs on them: a waiting task lends its thread", async () => {
     // 1 worker × 1 thread and no thread beyond it (the pool's maximum): fib(9)

@@ -22,7 +22,8 @@ import type { Client } from "./client.ts";
 /**
  * The client of the running task's code (Dask's `get_client()`), connected to
  * the scheduler of the worker running it on the first call on its thread, and
- * kept for the thread's later tasks (do not close it). Throws outside a task.
+ * kept for the thread's later tasks (do not close it: one closed anyway is
+ * replaced by a new one at the next call). Throws outside a task.
  *
  * A task waiting for others must not hold its thread meanwhile, or a worker
  * whose threads all wait would deadlock: {@link secede} first, and

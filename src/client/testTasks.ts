@@ -198,6 +198,15 @@ export const returnsFuture = defineTask(
   },
 );
 
+/**
+ * Closes the task's client, as task code should not, then asks for it again: the
+ * number of workers the client it gets sees.
+ */
+export const closesItsClient = defineTask("closesItsClient", async (): Promise<number> => {
+  await (await getClient()).close();
+  return (await (await getClient()).workers()).length;
+});
+
 /** Where the task's client is connected: its scheduler's address (after `holdMs` more). */
 export const clientScheduler = defineTask(
   "clientScheduler",

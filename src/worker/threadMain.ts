@@ -65,12 +65,25 @@ function hooksFor(token: number): SecedeHooks {
 
 /** This thread's client for task code, once asked for: connected through the main thread. */
 let client: Promise<unknown> | null = null;
+/** That client once connected: task code that closed it gets another at its next `getClient()`. */
+let connected: { readonly isClosed: boolean } | null = null;
 
 function threadClient(): Promise<unknown> {
-  client ??= connectThreadClient().catch((err: unknown) => {
-    client = null; // the next task asks again
-    throw err;
-  });
+  if (connected?.isClosed === true) {
+    // Closed by task code: it would fail every later task of this thread.
+    connected = null;
+    client = null;
+  }
+  client ??= connectThreadClient().then(
+    (c) => {
+      connected = c as { readonly isClosed: boolean };
+      return c;
+    },
+    (err: unknown) => {
+      client = null; // the next task asks again
+      throw err;
+    },
+  );
   return client;
 }
 

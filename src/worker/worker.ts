@@ -97,6 +97,8 @@ export class Worker extends BaseWorker {
   private readonly executors: TaskExecutors;
   /** The client of task code on the main thread (`getClient()`), once asked for. */
   private taskClientPromise: Promise<Client> | null = null;
+  /** That client once connected: task code that closed it gets another (see `taskClient`). */
+  private taskClientValue: Client | null = null;
   /** Keeps a handle to an actor from being taken for the actor (see actorHandleGuard.ts). */
   private readonly actorGuard = new ActorHandleGuard(this.state);
   /** Serves `actor_execute` and `actor_attribute`. */
@@ -725,17 +727,23 @@ export class Worker extends BaseWorker {
   /**
    * The client of task code running on this worker's main thread (the inline
    * executor; a pool thread has its own): connected to the worker's
-   * scheduler on the first `getClient()`, kept until the worker closes.
+   * scheduler on the first `getClient()`, kept until the worker closes. One
+   * that task code closed is replaced by a new one at the next call: it would
+   * fail every later task (and the worker's retirement, and actors' calls).
    */
   private readonly taskClient = (): Promise<Client> => {
     if (this.statusValue === "closing" || this.statusValue === "closed") {
       return Promise.reject(new Error(`getClient(): the worker is ${this.statusValue}`));
     }
+    if (this.taskClientValue?.isClosed === true) {
+      this.taskClientValue = null;
+      this.taskClientPromise = null;
+    }
     this.taskClientPromise ??= (async () => {
       // Loaded on first use, and not at the top: the client's modules import the worker's.
       const { Client } = await import("../client/client.ts");
       const o = this.options;
-      return Client.connect(o.scheduler, {
+      const client = await Client.connect(o.scheduler, {
         name: "worker-client",
         // What tasks print is for the user's clients, not for the worker's.
         printTaskOutput: false,
@@ -743,6 +751,8 @@ export class Worker extends BaseWorker {
         ...commOptionsOf(o),
         logger: this.logger.child({ name: "weft.worker-client" }),
       });
+      this.taskClientValue = client;
+      return client;
     })().catch((err: unknown) => {
       this.taskClientPromise = null; // the next task asks again
       throw err;
