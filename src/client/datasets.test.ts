@@ -98,6 +98,8 @@ describe("datasets", () => {
     expect(await client.listDatasets()).toEqual(["a"]);
     await expect(client.getDataset("b")).rejects.toThrow(/no dataset "b"/);
     expect(await client.getDataset("b", { default: null })).toBeNull();
+    // A default given as undefined is a default: it is what comes back.
+    expect(await client.getDataset("b", { default: undefined })).toBeUndefined();
     // The future got before the unpublish still holds its key.
     expect(await got).toBe(3);
     expect(await client.getDataset("a")).toBe(5);

@@ -38,6 +38,8 @@ describe("setMetadata and getMetadata", () => {
     expect(err).toBeInstanceOf(MetadataKeyError);
     expect((err as Error).message).toBe('getMetadata: no metadata at ["no","such"]');
     expect(await client.getMetadata("no", { default: 5 })).toBe(5);
+    // A default given as undefined is a default: it is what comes back.
+    expect(await client.getMetadata("no", { default: undefined })).toBeUndefined();
     await client.setMetadata("leaf", 1);
     await expect(client.setMetadata(["leaf", "below"], 2)).rejects.toThrow(
       /\["leaf"\] holds a value, not metadata under keys/,
