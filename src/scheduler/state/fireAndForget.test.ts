@@ -60,6 +60,17 @@ describe("fire-and-forget", () => {
     s.validateState();
   });
 
+  test("a task erred because a task it needs erred is let go too, with that task (Dask holds it)", () => {
+    const s = cluster();
+    s.handleStimulus(t.updateGraph("c", { a: t.task(), b: t.task(["a"]) }, ["b"]));
+    s.handleStimulus(fireAndForget("c", ["b"]), closeClient("c"));
+    expect(s.tasks.get("b")?.state).toBe("waiting");
+    s.handleStimulus(t.taskErred("w1", "a", 1));
+    expect(s.tasks.size).toBe(0);
+    expect(s.clients.get(FIRE_AND_FORGET_CLIENT)?.wantsWhat.size).toBe(0);
+    s.validateState();
+  });
+
   test("a worker lost while the task runs: it runs again elsewhere", () => {
     const s = cluster();
     s.handleStimulus(t.updateGraph("c", { a: t.task() }, ["a"]));
