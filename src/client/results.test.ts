@@ -121,6 +121,38 @@ describe("Results", () => {
     expect(fetched).toEqual(["a", "a"]);
   });
 
+  it("a key still lost after 4 fetches (the scheduler telling nothing of it) rejects with LostKeyError", async () => {
+    const lost = new LostKeyError("a", "gone");
+    /** Fails the key at every fetch: its entries are never let go. */
+    class Always extends Map<string, Error> {
+      override delete(): boolean {
+        return false;
+      }
+    }
+    const { future, rec, fetched } = setup(new Always([["a", lost]]));
+    const a = future("a");
+    rec("a").finish(["w"], null);
+    const started = Date.now();
+    expect(await a.result().catch((e: unknown) => e)).toBe(lost);
+    // About half a second between fetches, waiting for news of the key.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+    expect(fetched).toEqual(["a", "a", "a", "a"]);
+  });
+
+  it("a key lost, then computed again meanwhile, comes to the same await", async () => {
+    const { future, rec, fetched } = setup(new Map([["a", new LostKeyError("a", "gone")]]));
+    const a = future("a");
+    rec("a").finish(["w"], null);
+    const got = a.result();
+    await new Promise((r) => setImmediate(r));
+    // The scheduler reports it lost (lost-data), then in memory again.
+    rec("a").reset();
+    expect(await settledYet(got)).toBe(false);
+    rec("a").finish(["w2"], null);
+    expect(await got).toBe("value of a");
+    expect(fetched).toEqual(["a", "a"]);
+  });
+
   it("a fetch failing otherwise than lost is not tried again", async () => {
     const { future, rec, fetched } = setup(new Map([["a", new Error("unreadable")]]));
     const a = future("a");
