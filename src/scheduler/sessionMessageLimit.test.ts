@@ -118,6 +118,27 @@ describe("an answer larger than the client's maxMessageBytes", () => {
     expect(await small.getMetadata("small")).toBe(1);
   }, 60_000);
 
+  it("drops an event or a pub/sub message too large for a subscriber; the next ones come", async () => {
+    const { cluster, client } = await testCluster({ workers: 1, protocol: "tcp" });
+    const small = await cluster.client({ maxMessageBytes: 256 * KIB });
+    const sub = await small.sub<string>("t");
+    const events: string[] = [];
+    await small.subscribeTopic("e", ([, msg]) => {
+      events.push(msg as string);
+    });
+    const pub = client.pub<string>("t");
+    pub.put("x".repeat(MIB));
+    pub.put("small");
+    await client.logEvent("e", "y".repeat(MIB));
+    await client.logEvent("e", "tiny");
+    expect(await sub.get({ timeoutMs: 5_000 })).toBe("small");
+    await eventually(() => events.length > 0, 5_000, "the small event");
+    expect(events).toEqual(["tiny"]);
+    expect(sub.buffered).toBe(0);
+    expect(small.isClosed).toBe(false);
+    expect(await small.submit(inc, 1)).toBe(2);
+  }, 30_000);
+
   it("fails getDataset (answered by stimulus id) and lets go of the dataset's keys", async () => {
     const { cluster, client } = await testCluster({ protocol: "tcp" });
     const small = await cluster.client({ maxMessageBytes: 256 * KIB });
