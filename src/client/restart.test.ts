@@ -131,7 +131,10 @@ describe("Client.restart", () => {
     expect(await elsewhere).toBe(3);
     const loose = await extraWorker(cluster);
     cleanups.push(() => loose.close());
-    const answer = await client.restartWorkers([first.address, loose.address, "tcp://10.9.9.9:1"]);
+    // The first by its name ("0": LocalCluster names its workers by their count).
+    const name = (await client.workers()).find((w) => w.address === first.address)?.name;
+    expect(name).toBe("0");
+    const answer = await client.restartWorkers(["0", loose.address, "tcp://10.9.9.9:1"]);
     expect(answer).toEqual({
       restarted: [first.address],
       failed: [

@@ -21,6 +21,8 @@ describe("worker names (weft worker --name)", () => {
       expect(Object.keys(await client.runWith({ workers: "special" }, "inc", 1))).toEqual([
         special.address,
       ]);
+      const scattered = await client.scatter([1, 2, 3], { workers: "special" });
+      for (const f of scattered) expect(client.holdersOf(f.key)).toEqual([special.address]);
       // Refused while the first has it, asked again until connectTimeoutMs.
       await expect(
         extraWorker(cluster, { name: "special", connectTimeoutMs: 1_200 }),
