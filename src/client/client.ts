@@ -1744,6 +1744,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     }
     this.flushReleases();
     if (!this.conn.isClosed) {
+      // A set or put cut short by the close, or a value handed back and not let go
+      // yet: its hidden dataset would hold its keys for good.
+      this.datasets.letGoOwed();
       this.conn.send({
         op: "close-client",
         clientId: this.id,

@@ -43,11 +43,24 @@ export interface DatasetHost {
 
 /** Publishes, gets and unpublishes datasets for a client. */
 export class ClientDatasets {
+  /**
+   * The held datasets this client is to let go of if it closes first: published
+   * for a value whose set or put is not sent yet, or handed back by a variable or
+   * queue and not unpublished yet. Nothing else would let them go: they would
+   * hold their keys on the cluster for good, hidden from `listDatasets`.
+   */
+  private readonly owed = new Set<string>();
+
   /** Where variables and queues keep values with futures (see `coordination.ts`). */
   readonly held: HeldDatasets = {
     publish: (what, name, value) => {
       this.host.checkOpen();
-      return this.publish(what, name, value, false);
+      this.owed.add(name);
+      return this.publish(what, name, value, false).catch((err: unknown) => {
+        // Refused (or the client closed, which let it go): nothing to let go.
+        this.owed.delete(name);
+        throw err;
+      });
     },
     get: async (name) => {
       this.host.checkOpen();
@@ -58,9 +71,26 @@ export class ClientDatasets {
       // As `Client.unpublishDataset`.
       this.host.checkOpen();
       checkDatasetName("unpublishDataset", name);
-      await this.unpublish(name);
+      const sent = this.unpublish(name);
+      this.owed.delete(name);
+      await sent;
+    },
+    disown: (name) => {
+      this.owed.delete(name);
+    },
+    owe: (name) => {
+      this.owed.add(name);
     },
   };
+
+  /**
+   * The client is closing, its connection still open: let go of the held
+   * datasets it owes (see {@link owed}), before it says goodbye.
+   */
+  letGoOwed(): void {
+    for (const name of this.owed) void this.unpublish(name).catch(() => undefined);
+    this.owed.clear();
+  }
 
   constructor(private readonly host: DatasetHost) {}
 

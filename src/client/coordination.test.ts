@@ -292,6 +292,22 @@ describe("held futures after their client or the cluster goes", () => {
     expect(await client.queue<number>("Q", { maxsize: 1 }).getBatch()).toEqual([1]);
   });
 
+  it("a set or put cut short by its client's close lets its futures go, not held for good", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const tasks = cluster.scheduler.state.tasks;
+    const leaving = await cluster.client();
+    const f = leaving.submit("inc", 1) as Future<number>;
+    await f;
+    // Closed at once: the values' hidden datasets are published, their set and put never sent.
+    const setting = leaving.variable("V").set([f]);
+    const putting = leaving.queue("Q").put({ f });
+    await leaving.close();
+    await expect(setting).rejects.toBeInstanceOf(ClientClosedError);
+    await expect(putting).rejects.toBeInstanceOf(ClientClosedError);
+    await eventually(() => cluster.scheduler.state.datasets.size === 0, 5000, "unpublished");
+    await eventually(() => !tasks.has(f.key), 5000, "f let go");
+  });
+
   it("a variable whose futures a restart dropped: get rejects, saying so, instead of asking for ever", async () => {
     const { client } = await testCluster({ workers: 1 });
     const v = client.variable<Future<number>[]>("V");

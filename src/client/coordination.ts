@@ -78,6 +78,18 @@ export interface HeldDatasets {
   get(name: string): Promise<{ value: unknown } | null>;
   /** Forget the value published under `name`, letting its futures go. */
   unpublish(name: string): Promise<void>;
+  /**
+   * This client no longer has to let go of `name`: the set or put of the value
+   * published under it is being sent (its variable or queue holds it from now
+   * on; until then, a client closing lets it go, as nothing else would), or it
+   * is gone.
+   */
+  disown(name: string): void;
+  /**
+   * This client is to let go of `name`, a value a variable or queue handed back
+   * (replaced, deleted, taken): if it closes first, it lets it go as it closes.
+   */
+  owe(name: string): void;
 }
 
 /** What travels for a value: data, or the name of the dataset holding a value with futures. */
@@ -130,12 +142,17 @@ async function unhold(
   what: string,
   v: unknown,
   datasets: HeldDatasets,
+  take = false,
 ): Promise<{ value: unknown; dataset: string | null } | { lost: string }> {
   const held = heldOf(v);
   if (held === "malformed") throw new Error(`${what}: the scheduler sent a malformed value`);
   if ("data" in held) return { value: receivedCopy(held.data), dataset: null };
+  // A queue item taken is this client's to let go of (a variable's value is not).
+  if (take) datasets.owe(held.dataset);
   const got = await datasets.get(held.dataset);
-  return got === null ? { lost: held.dataset } : { value: got.value, dataset: held.dataset };
+  if (got !== null) return { value: got.value, dataset: held.dataset };
+  if (take) datasets.disown(held.dataset);
+  return { lost: held.dataset };
 }
 
 /** Why a value's futures are gone while it is still kept: its dataset went without it. */
@@ -146,7 +163,9 @@ async function letGo(answer: unknown, datasets: HeldDatasets): Promise<void> {
   if (typeof answer !== "object" || answer === null || !("old" in answer)) return;
   if (answer.old === null) return;
   const held = heldOf(answer.old);
-  if (held !== "malformed" && "dataset" in held) await datasets.unpublish(held.dataset);
+  if (held === "malformed" || !("dataset" in held)) return;
+  datasets.owe(held.dataset);
+  await datasets.unpublish(held.dataset);
 }
 
 /** The error of a wait on `name` that timed out. */
@@ -420,6 +439,7 @@ export class Variable<T = unknown> {
     );
     let answer: unknown;
     try {
+      if (dataset !== null) this.datasets.disown(dataset);
       answer = await this.request("Variable.set", "variable-set", { name: this.name, value: wire });
     } catch (err) {
       if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
@@ -489,6 +509,7 @@ export class Queue<T = unknown> {
     const { wire, dataset } = await hold("Queue.put", `queue/${this.name}`, value, this.datasets);
     let r: unknown;
     try {
+      if (dataset !== null) this.datasets.disown(dataset);
       r = await this.request("Queue.put", "queue-put", {
         name: this.name,
         maxsize: this.maxsize,
@@ -560,7 +581,7 @@ export class Queue<T = unknown> {
    * this client holds its futures; null if its futures were lost.
    */
   private async take(what: string, v: unknown): Promise<{ value: unknown } | null> {
-    const got = await unhold(what, v, this.datasets);
+    const got = await unhold(what, v, this.datasets, true);
     // Its dataset is gone: nothing holds its keys, nothing to let go.
     if ("lost" in got) return null;
     // Only the client taking an item lets its dataset go otherwise.
