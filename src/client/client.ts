@@ -868,7 +868,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * Resolves once the scheduler has sent them back to be computed: the
    * futures are pending then, and settle with the new outcome (the futures of
    * this and other clients that failed with them too). A future that did not
-   * fail is left as it is. Resolves with the keys sent back.
+   * fail is left as it is. Resolves with the keys of `futures` sent back (not
+   * the inputs sent back with them).
    */
   async retry(futures: Future | readonly Future[]): Promise<string[]> {
     this.checkOpen();
