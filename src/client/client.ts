@@ -865,9 +865,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /**
    * Compute the failed futures' tasks again (Dask's `Client.retry`): each
    * erred future's task, and the erred inputs it failed with, run anew.
-   * Resolves once the scheduler has sent them back to be computed: the
-   * futures are pending then, and settle with the new outcome (the futures of
-   * this and other clients that failed with them too). A future that did not
+   * Resolves once the scheduler has sent them back to be computed: this
+   * client's futures of them are pending then, and settle with the new
+   * outcome (other clients' futures of them too, once told). A future that did not
    * fail is left as it is. Resolves with the keys of `futures` sent back (not
    * the inputs sent back with them).
    */

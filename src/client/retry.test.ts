@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RemoteTaskError } from "./errors.ts";
-import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { flaky, inc } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
@@ -32,6 +32,20 @@ describe("retry: computing failed futures again", () => {
     await expect(f).rejects.toThrow("attempt 2");
     await f.retry();
     expect(await f).toBe(7);
+  });
+
+  it("another client's future of a key retried is pending again, and gets the new outcome", async () => {
+    const { cluster, client } = await testCluster();
+    const other = await cluster.client();
+    const id = `retry-${Math.random()}`;
+    const mine = client.submit(flaky, id, 1, 5);
+    const theirs = other.submit(flaky, id, 1, 5);
+    expect(theirs.key).toBe(mine.key);
+    await expect(theirs).rejects.toThrow("attempt 1");
+    await mine.exception();
+    expect(await client.retry(mine)).toEqual([mine.key]);
+    await eventually(() => theirs.status !== "error", 5_000, "theirs sent back");
+    expect(await theirs).toBe(5);
   });
 
   it("refuses what is not a future of its own", async () => {
