@@ -239,34 +239,46 @@ export class ClusterAdmin {
       timeoutMs,
       pollMs,
       (w) => w.status === "running",
-      (running) => new WorkersTimeoutError(n, running, timeoutMs as number),
+      (running, looked) => {
+        const err = new WorkersTimeoutError(n, running, timeoutMs as number);
+        // Not "only 0 of n running": how many run is not known.
+        if (!looked) {
+          err.message = `waitForWorkers: the scheduler did not answer within the timeout (${timeoutMs} ms), so how many of the ${n} workers wanted run is not known: is it still running?`;
+        }
+        return err;
+      },
     );
   }
 
   /**
    * Ask the scheduler for its workers every `pollMs` until `n` of them are
-   * `counted`; after `timeoutMs` (if given), throw `timedOut(how many were)`.
+   * `counted`; after `timeoutMs` (if given), throw `timedOut(how many were at
+   * the last look, whether the scheduler answered any)`.
    */
   private async untilWorkers(
     n: number,
     timeoutMs: number | undefined,
     pollMs: number,
     counted: (w: WorkerIdentity) => boolean,
-    timedOut: (seen: number) => Error,
+    timedOut: (seen: number, looked: boolean) => Error,
   ): Promise<WorkerIdentity[]> {
     const start = Date.now();
     let seen = 0;
+    let looked = false;
     for (;;) {
       // Each poll within the time left: a scheduler that stops answering (stopped, a
       // network gone quiet) must not hold the wait past its timeout.
       const workers =
         timeoutMs === undefined
           ? await this.host.workers()
-          : await beforeDeadline(this.host.workers(), start + timeoutMs, () => timedOut(seen));
+          : await beforeDeadline(this.host.workers(), start + timeoutMs, () =>
+              timedOut(seen, looked),
+            );
+      looked = true;
       seen = workers.filter(counted).length;
       if (seen >= n) return workers;
       const left = timeoutMs === undefined ? pollMs : timeoutMs - (Date.now() - start);
-      if (left <= 0) throw timedOut(seen);
+      if (left <= 0) throw timedOut(seen, looked);
       await sleep(Math.min(pollMs, left));
     }
   }

@@ -101,7 +101,7 @@ export class WorkersTimeoutError extends Error {
   constructor(
     /** How many running workers were asked for. */
     readonly wanted: number,
-    /** How many were running at the last look. */
+    /** How many were running at the last look (0 if the scheduler answered none). */
     readonly running: number,
     /** The timeout that passed, in ms. */
     readonly timeoutMs: number,
