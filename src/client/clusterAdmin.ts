@@ -47,7 +47,8 @@ function restartOptions(
   options: { timeoutMs?: number; waitForWorkers?: boolean } | undefined,
 ): { timeoutMs: number; waitForWorkers: boolean } {
   const { timeoutMs = 30_000, waitForWorkers = true } = optionsOf(op, options);
-  checkOptionalMs(op, "timeoutMs", timeoutMs);
+  // Not 0: the restart would be asked for, then said unanswered whatever the scheduler did.
+  checkOptionalMs(op, "timeoutMs", timeoutMs, true);
   if (typeof waitForWorkers !== "boolean") {
     throw new TypeError(
       `${op}: waitForWorkers must be a boolean, got ${showValue(waitForWorkers)}`,

@@ -78,8 +78,16 @@ describe("Client.restart", () => {
     await expect(client.restart({ timeoutMs: -1 })).rejects.toThrow(/timeoutMs must be/);
     // The message says the bound it enforces: no timer runs longer.
     await expect(client.restart({ timeoutMs: 2 ** 31 })).rejects.toThrow(
-      "restart: timeoutMs must be a number of milliseconds ≥ 0 and at most 2147483647, got 2147483648",
+      "restart: timeoutMs must be a number of milliseconds > 0 and at most 2147483647, got 2147483648",
     );
+    // 0 is refused before anything is sent: the restart would be asked for, then
+    // said unanswered (the scheduler "not running?") while it restarted the cluster.
+    const before = await client.counters();
+    await expect(client.restartWorkers(["0"], { timeoutMs: 0 })).rejects.toThrow(
+      "restartWorkers: timeoutMs must be a number of milliseconds > 0 and at most 2147483647, got 0",
+    );
+    await expect(client.restart({ timeoutMs: 0 })).rejects.toThrow(/timeoutMs must be .* > 0/);
+    expect((await client.counters()).workers).toBe(before.workers);
     await expect(client.restart({ waitForWorkers: "yes" as never })).rejects.toThrow(
       /waitForWorkers must be a boolean/,
     );
