@@ -7,6 +7,7 @@
  * workers to come, those that joined while the others were asked.
  */
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { withReplyLimit } from "../comm/replyLimit.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
@@ -163,4 +164,53 @@ export function sortedByKey<T>(record: Record<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
   for (const k of Object.keys(record).sort()) out[k] = record[k];
   return out;
+}
+
+/** How often {@link cuttingLeavers} asks the scheduler which workers it has, in ms. */
+export const LEAVERS_POLL_MS = 200;
+
+/**
+ * `work` (calls to workers), while every {@link LEAVERS_POLL_MS} the scheduler
+ * is asked which workers it has and the connections to the others are cut:
+ * a worker that froze (its process stopped, its connections open, nothing
+ * answering) and was removed for going silent would hold a call to it for
+ * good. Its call then fails as a network failure, saying so. Nothing is asked
+ * of work that ends sooner.
+ */
+export async function cuttingLeavers<T>(
+  work: Promise<T>,
+  peers: Pick<PeerPool, "addresses" | "remove">,
+  workers: () => Promise<readonly WorkerIdentity[]>,
+): Promise<T> {
+  const done = new AbortController();
+  void (async () => {
+    for (;;) {
+      try {
+        await sleep(LEAVERS_POLL_MS, undefined, { signal: done.signal });
+      } catch {
+        return; // the work is over
+      }
+      let listed: Set<string>;
+      try {
+        listed = new Set((await workers()).map((w) => w.address));
+      } catch {
+        return; // the client closed: its connections close with it
+      }
+      if (done.signal.aborted) return;
+      for (const address of peers.addresses()) {
+        if (!listed.has(address)) {
+          peers.remove(
+            address,
+            `${address} left the cluster (the scheduler removed it) while asked`,
+          );
+        }
+      }
+    }
+  })();
+  try {
+    return await work;
+  } finally {
+    // Not waited for: a look under way ends on its own, and looks at nothing then.
+    done.abort();
+  }
 }

@@ -37,7 +37,7 @@ import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { ActiveMemoryManagerClient } from "./amm.ts";
 import { checkOptionalBoolean, itemsOf, optionsOf, workerAddressesField } from "./argChecks.ts";
-import { onEveryWorker, sortedByKey, workersNamed } from "./askWorkers.ts";
+import { cuttingLeavers, onEveryWorker, sortedByKey, workersNamed } from "./askWorkers.ts";
 import { Cancels } from "./cancels.ts";
 import { ClientDatasets } from "./clientDatasets.ts";
 import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
@@ -929,7 +929,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       throw new TypeError(`${op}: onError must be "raise" or "return", got ${showValue(onError)}`);
     }
     const addresses = await workersNamed(op, options, () => this.workers());
-    return runOnWorkers(this.peers, addresses, this.id, name, args, onError);
+    return this.cuttingLeavers(runOnWorkers(this.peers, addresses, this.id, name, args, onError));
   }
 
   /**
@@ -951,7 +951,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const urls = list.map(taskModuleUrl);
     return onEveryWorker(
       () => this.workers(),
-      (addresses) => loadOnWorkers(this.peers, addresses, urls),
+      (addresses) => this.cuttingLeavers(loadOnWorkers(this.peers, addresses, urls)),
       () => this.conn.request("load-task-modules", { modules: urls }),
     );
   }
@@ -991,7 +991,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const file = await readUpload(path, options);
     return onEveryWorker(
       () => this.workers(),
-      (addresses) => uploadToWorkers(this.peers, addresses, file),
+      (addresses) => this.cuttingLeavers(uploadToWorkers(this.peers, addresses, file)),
       () => this.conn.request("upload-file", { ...file }),
     );
   }
@@ -1032,7 +1032,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const spec = workerPluginSpec(factory, options);
     return onEveryWorker(
       () => this.workers(),
-      (addresses) => addOnEach(this.peers, addresses, spec, WORKER_PLUGIN_RPCS),
+      (addresses) =>
+        this.cuttingLeavers(addOnEach(this.peers, addresses, spec, WORKER_PLUGIN_RPCS)),
       () => this.conn.request("register-worker-plugin", { ...spec }),
     );
   }
@@ -1053,7 +1054,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     }
     await this.conn.request("unregister-worker-plugin", { name });
     const addresses = (await this.workers()).map((w) => w.address);
-    return sortedByKey(await removeOnEach(this.peers, addresses, name, WORKER_PLUGIN_RPCS));
+    return sortedByKey(
+      await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, WORKER_PLUGIN_RPCS)),
+    );
   }
 
   /**
@@ -1083,7 +1086,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const spec = nannyPluginSpec(factory, options);
     return onEveryWorker(
       () => this.nannyWorkers(),
-      (addresses) => addOnEach(this.peers, addresses, spec, NANNY_PLUGIN_RPCS),
+      (addresses) => this.cuttingLeavers(addOnEach(this.peers, addresses, spec, NANNY_PLUGIN_RPCS)),
       () => this.conn.request("register-nanny-plugin", { ...spec }),
     );
   }
@@ -1105,7 +1108,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     }
     await this.conn.request("unregister-nanny-plugin", { name });
     const addresses = (await this.nannyWorkers()).map((w) => w.address);
-    return sortedByKey(await removeOnEach(this.peers, addresses, name, NANNY_PLUGIN_RPCS));
+    return sortedByKey(
+      await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, NANNY_PLUGIN_RPCS)),
+    );
   }
 
   /** The connected workers that have a nanny: those nanny plugins go to. */
@@ -1293,7 +1298,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null)
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
     const addresses = await workersNamed("getWorkerLogs", options, () => this.workers());
-    return logsOfWorkers(this.peers, addresses, options.n, this.id);
+    return this.cuttingLeavers(logsOfWorkers(this.peers, addresses, options.n, this.id));
   }
 
   /**
@@ -1403,7 +1408,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null) throw new TypeError(`story: ${problem}`);
     const scheduler = await this.conn.request("story", { keys: keysOrStimulusIds });
     const addresses = (await this.workers()).map((w) => w.address);
-    const workers = await storiesOfWorkers(this.peers, addresses, keysOrStimulusIds, this.id);
+    const workers = await this.cuttingLeavers(
+      storiesOfWorkers(this.peers, addresses, keysOrStimulusIds, this.id),
+    );
     return mergedStory(scheduler, workers);
   }
 
@@ -1430,7 +1437,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const path = dumpFileName(filename, format);
     const scheduler = await this.conn.request("dump-state", {});
     const addresses = (await this.workers()).map((w) => w.address);
-    const workers = await workerDumps(this.peers, addresses, this.id);
+    const workers = await this.cuttingLeavers(workerDumps(this.peers, addresses, this.id));
     await writeClusterDump(clusterDump(scheduler, workers), path, format);
     return path;
   }
@@ -1465,6 +1472,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   dropPeer(address: string, reason: string): void {
     this.peers.remove(address, reason);
+  }
+
+  /**
+   * `work`, a call to workers, with the connections to workers the scheduler
+   * no longer has cut while it waits (see `cuttingLeavers`): one that froze
+   * and was removed would never answer.
+   */
+  private cuttingLeavers<T>(work: Promise<T>): Promise<T> {
+    return cuttingLeavers(work, this.peers, () => this.workers());
   }
 
   /**

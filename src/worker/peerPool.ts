@@ -42,6 +42,11 @@ export class PeerPool {
     return this.clients.size;
   }
 
+  /** The addresses of the peers connected (or being connected) to. */
+  addresses(): string[] {
+    return [...this.clients.keys()];
+  }
+
   /** An rpc client to `address`; connects if there is none open. */
   async get(address: string, signal?: AbortSignal): Promise<RpcClient> {
     if (this.closed) throw new Error("peer pool is closed");

@@ -1,0 +1,85 @@
+/**
+ * The calls that ask every worker (`run`, the logs, stories and dumps of the
+ * workers, task modules and plugins) on a cluster where a worker froze (its
+ * process stopped: its connections open, nothing answering) and was removed
+ * for going silent: they end, saying why, instead of waiting for good.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { inc, recordingPlugin } from "./testTasks.ts";
+
+const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  for (const c of children.splice(0)) c.kill("SIGKILL");
+  await closeTestClusters();
+});
+
+/** The error `p` rejects with, or "still waiting" after `ms`. */
+function within(p: PromiseLike<unknown>, ms: number): Promise<unknown> {
+  return Promise.race([
+    Promise.resolve(p).then(
+      (v) => ({ resolved: v }),
+      (e: unknown) => e,
+    ),
+    new Promise((r) => setTimeout(() => r("still waiting"), ms)),
+  ]);
+}
+
+describe("calls asking every worker, one of which froze", () => {
+  it("end once the scheduler removed it, naming it, and the next ones skip it", async () => {
+    const { cluster, client } = await testCluster({
+      protocol: "tcp",
+      workers: 1,
+      scheduler: { workerTtlMs: 1_000 },
+    });
+    const local = cluster.workers[0].address;
+    const child = spawn(
+      process.execPath,
+      [WEFT_BIN, "worker", cluster.address, "--tasks", fileURLToPath(CLIENT_TEST_TASKS)].concat([
+        "--nthreads",
+        "1",
+        "--executor",
+        "inline",
+        "--listen",
+        "tcp://127.0.0.1:0",
+      ]),
+      { stdio: "ignore" },
+    );
+    children.push(child);
+    await client.waitForWorkers(2, { timeoutMs: 60_000 });
+    const frozen = (await client.workers()).map((w) => w.address).find((a) => a !== local);
+    child.kill("SIGSTOP");
+    const dir = await mkdtemp(join(tmpdir(), "weft-frozen-"));
+    try {
+      // Each settles within the time given (the removal takes about the TTL).
+      const calls = {
+        run: within(client.run(inc, 1), 20_000),
+        logs: within(client.getWorkerLogs({ n: 1 }), 20_000),
+        story: within(client.story("x"), 20_000),
+        modules: within(client.loadTaskModules([CLIENT_TEST_TASKS]), 20_000),
+        plugin: within(client.registerWorkerPlugin(recordingPlugin, { args: ["frozen"] }), 20_000),
+      };
+      // A dump writes a worker it cannot read as such.
+      const dump = within(client.dumpClusterState(join(dir, "frozen")), 20_000);
+      await eventually(() => cluster.scheduler.state.workers.size === 1, 30_000, "removed");
+      for (const [name, call] of Object.entries(calls)) {
+        const outcome = await call;
+        expect(outcome, name).toBeInstanceOf(Error);
+        expect((outcome as Error).message, name).toContain(`${frozen} left the cluster`);
+      }
+      expect(await dump).toEqual({ resolved: join(dir, "frozen.msgpack.gz") });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // The frozen worker is no longer asked.
+    expect(await client.run(inc, 1)).toEqual({ [local]: 2 });
+    child.kill("SIGCONT");
+  }, 120_000);
+});
