@@ -1546,13 +1546,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: ProfileOptions = {},
   ): Promise<ClusterProfile<T>> {
     this.checkOpen();
-    return profileWhile(
-      this.peers,
-      this.id,
-      () => workersNamed("profile", options, () => this.workers()),
-      body,
-      options,
-      (op, args) => this.conn.request(op, args),
+    return this.cuttingLeavers(
+      profileWhile(
+        this.peers,
+        this.id,
+        () => workersNamed("profile", options, () => this.workers()),
+        body,
+        options,
+        (op, args) => this.conn.request(op, args),
+      ),
     );
   }
 

@@ -32,29 +32,35 @@ function within(p: PromiseLike<unknown>, ms: number): Promise<unknown> {
   ]);
 }
 
+/** A test cluster (TCP, one worker) and a second worker, a process of its own, about to freeze. */
+async function clusterWithAWorkerProcess() {
+  const { cluster, client } = await testCluster({
+    protocol: "tcp",
+    workers: 1,
+    scheduler: { workerTtlMs: 1_000 },
+  });
+  const local = cluster.workers[0].address;
+  const child = spawn(
+    process.execPath,
+    [WEFT_BIN, "worker", cluster.address, "--tasks", fileURLToPath(CLIENT_TEST_TASKS)].concat([
+      "--nthreads",
+      "1",
+      "--executor",
+      "inline",
+      "--listen",
+      "tcp://127.0.0.1:0",
+    ]),
+    { stdio: "ignore" },
+  );
+  children.push(child);
+  await client.waitForWorkers(2, { timeoutMs: 60_000 });
+  const frozen = (await client.workers()).map((w) => w.address).find((a) => a !== local);
+  return { cluster, client, local, child, frozen: frozen as string };
+}
+
 describe("calls asking every worker, one of which froze", () => {
   it("end once the scheduler removed it, naming it, and the next ones skip it", async () => {
-    const { cluster, client } = await testCluster({
-      protocol: "tcp",
-      workers: 1,
-      scheduler: { workerTtlMs: 1_000 },
-    });
-    const local = cluster.workers[0].address;
-    const child = spawn(
-      process.execPath,
-      [WEFT_BIN, "worker", cluster.address, "--tasks", fileURLToPath(CLIENT_TEST_TASKS)].concat([
-        "--nthreads",
-        "1",
-        "--executor",
-        "inline",
-        "--listen",
-        "tcp://127.0.0.1:0",
-      ]),
-      { stdio: "ignore" },
-    );
-    children.push(child);
-    await client.waitForWorkers(2, { timeoutMs: 60_000 });
-    const frozen = (await client.workers()).map((w) => w.address).find((a) => a !== local);
+    const { cluster, client, local, child, frozen } = await clusterWithAWorkerProcess();
     child.kill("SIGSTOP");
     const dir = await mkdtemp(join(tmpdir(), "weft-frozen-"));
     try {
@@ -80,6 +86,20 @@ describe("calls asking every worker, one of which froze", () => {
     }
     // The frozen worker is no longer asked.
     expect(await client.run(inc, 1)).toEqual({ [local]: 2 });
+    child.kill("SIGCONT");
+  }, 120_000);
+
+  it("a profile alone (its start cannot reach the worker) ends too", async () => {
+    const { cluster, client, child, frozen } = await clusterWithAWorkerProcess();
+    child.kill("SIGSTOP");
+    const profile = within(
+      client.profile(() => new Promise((r) => setTimeout(r, 100))),
+      20_000,
+    );
+    await eventually(() => cluster.scheduler.state.workers.size === 1, 30_000, "removed");
+    const outcome = await profile;
+    expect(outcome).toBeInstanceOf(Error);
+    expect((outcome as Error).message).toContain(`${frozen} left the cluster`);
     child.kill("SIGCONT");
   }, 120_000);
 });
