@@ -804,6 +804,21 @@ describe("Scheduler server", () => {
     ]);
   });
 
+  it("removes a silent worker under a TTL shorter than the 50 ms between looks, not taking each look for a block", async () => {
+    // Every look comes 50 ms after the last, more than half of a 60 ms TTL: each was
+    // taken for a blocked event loop, warned of, and the worker was never removed.
+    const { s, records } = await start({ workerTtlMs: 60 });
+    await peer(s, registerWorker("inproc://w/1"));
+    await until(() => s.state.workers.size === 0, 2_000);
+    expect(records.some((r) => r.msg === "worker missed its heartbeats; removing it")).toBe(true);
+    expect(
+      records.filter(
+        (r) =>
+          r.msg === "the scheduler's event loop was blocked; heartbeats checked at the next look",
+      ),
+    ).toEqual([]);
+  });
+
   it("keeps a heartbeating worker when its own event loop was blocked longer than the TTL", async () => {
     const { s, records } = await start({ workerTtlMs: 200 });
     const w = await peer(s, registerWorker("inproc://w/1"));

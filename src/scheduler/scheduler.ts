@@ -55,7 +55,7 @@ import { mayBalance } from "./state/workStealing.ts";
 import { StimulusRunner } from "./stimulusRunner.ts";
 import { TaskStream } from "./taskStream.ts";
 import { serveWorker } from "./workerSession.ts";
-import { silentWorkers, ttlCheckIntervalMs } from "./workerTtl.ts";
+import { blockedGapMs, silentWorkers, ttlCheckIntervalMs } from "./workerTtl.ts";
 
 /** Where a scheduler server is in its life. */
 export type SchedulerStatus = "init" | "running" | "closing" | "closed" | "failed";
@@ -345,7 +345,7 @@ export class Scheduler implements SessionHost {
     const ttlSeconds = this.options.workerTtlMs / 1000;
     const sinceLastCheck = this.lastTtlCheck === 0 ? 0 : t - this.lastTtlCheck;
     this.lastTtlCheck = t;
-    if (sinceLastCheck > ttlSeconds / 2) {
+    if (sinceLastCheck > blockedGapMs(this.options.workerTtlMs) / 1000) {
       // This process did not run for a good part of the TTL (a synchronous task of an
       // inline worker of the same process, a machine suspended): the heartbeats sent
       // meanwhile have not been read yet, so silence is no evidence. Look next time.

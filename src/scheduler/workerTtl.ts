@@ -15,3 +15,13 @@ export function silentWorkers(state: SchedulerState, now: number, ttlSeconds: nu
 export function ttlCheckIntervalMs(ttlMs: number): number {
   return Math.min(1000, Math.max(50, ttlMs / 4));
 }
+
+/**
+ * A gap between two looks longer than this, in ms, means the event loop was blocked
+ * (the heartbeats sent meanwhile are unread): half the TTL, and at least two check
+ * intervals. Below a 100 ms TTL the 50 ms interval is more than half of it: every look
+ * was taken for a block, and a silent worker was never removed.
+ */
+export function blockedGapMs(ttlMs: number): number {
+  return Math.max(ttlMs / 2, 2 * ttlCheckIntervalMs(ttlMs));
+}
