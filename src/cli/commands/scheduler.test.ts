@@ -283,6 +283,41 @@ describe("weft scheduler's options", () => {
     return seen;
   }
 
+  it("a --worker-ttl under 2 s, or a TTL or interval that is no positive integer or too long for a timer: exit 2, saying which", async () => {
+    const refusal = async (more: Record<string, string>): Promise<string> => {
+      const ctx = context();
+      let started = false;
+      await runScheduler(
+        { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...more },
+        ctx,
+        async (s) => {
+          started = true;
+          await s.close();
+        },
+      );
+      expect(started).toBe(false);
+      expect(ctx.exitCode).toBe(2);
+      expect(ctx.stdout.text).toBe("");
+      return ctx.stderr.text;
+    };
+    // Workers heartbeat every second: 300 (seconds meant) removed every worker within a second.
+    for (const ttl of ["300", "1999"]) {
+      expect(await refusal({ workerTtl: ttl })).toBe(
+        `weft scheduler: cannot start: --worker-ttl must be at least 2000 ms (workers heartbeat every second: a shorter TTL removes healthy ones), got ${ttl}\n`,
+      );
+    }
+    expect(await refusal({ workerTtl: "30s" })).toBe(
+      "weft scheduler: cannot start: --worker-ttl must be a positive integer, got 30s\n",
+    );
+    expect(await refusal({ workStealingInterval: "0" })).toBe(
+      "weft scheduler: cannot start: --work-stealing-interval must be a positive integer, got 0\n",
+    );
+    expect(await refusal({ activeMemoryManagerInterval: "99999999999" })).toMatch(
+      /^weft scheduler: cannot start: .*activeMemoryManagerIntervalMs must be a number of ms > 0 and at most 2147483647, got 99999999999\n$/,
+    );
+    expect((await optionsWith({ workerTtl: "2000" })).workerTtlMs).toBe(2000);
+  });
+
   it("reach the scheduler, each of them, and their defaults otherwise", async () => {
     expect(
       await optionsWith({

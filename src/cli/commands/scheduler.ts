@@ -49,6 +49,24 @@ interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpC
 }
 
 /**
+ * The smallest `--worker-ttl`, in ms: a `weft worker` heartbeats every second, so a
+ * shorter TTL removes healthy workers between two heartbeats (300, seconds meant,
+ * closed every worker of the cluster within a second).
+ */
+const MIN_WORKER_TTL_MS = 2_000;
+
+/** `--worker-ttl` in ms; throws a clear error. */
+function workerTtlMs(text: string): number {
+  const ms = positiveInt("--worker-ttl", text);
+  if (ms < MIN_WORKER_TTL_MS) {
+    throw new Error(
+      `--worker-ttl must be at least ${MIN_WORKER_TTL_MS} ms (workers heartbeat every second: a shorter TTL removes healthy ones), got ${text}`,
+    );
+  }
+  return ms;
+}
+
+/**
  * Run a scheduler until `stop` resolves (SIGINT/SIGTERM in production).
  * Prints its address on stdout once listening: on a wildcard host
  * (`0.0.0.0`, `[::]`), one of this machine's that workers elsewhere can use
@@ -74,7 +92,7 @@ export async function runScheduler(
     scheduler = await Scheduler.start({
       listen,
       validate: opts.validate === true,
-      workerTtlMs: positiveInt("--worker-ttl", opts.workerTtl),
+      workerTtlMs: workerTtlMs(opts.workerTtl),
       ...(opts.idleTimeout !== undefined
         ? { idleTimeoutMs: durationMs("--idle-timeout", opts.idleTimeout) }
         : {}),
@@ -145,7 +163,11 @@ export function schedulerCommand(ctx: CliContext): Command {
       "--listen <address>",
       "where to listen (default: tcp://0.0.0.0:8786, or tls://0.0.0.0:8786 with the --tls-* files)",
     )
-    .option("--worker-ttl <ms>", "remove a worker not heard from for this long", "30000")
+    .option(
+      "--worker-ttl <ms>",
+      "remove a worker not heard from for this long; at least 2000 (workers heartbeat every second)",
+      "30000",
+    )
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(
       "--no-check-worker-address",
