@@ -587,6 +587,21 @@ describe("weft run, scheduler, worker", () => {
     const restarts = await weft(["worker", "tcp://127.0.0.1:1", "--nanny", "--max-restarts", "-1"]);
     expect(restarts.code).toBe(2);
     expect(restarts.err).toMatch(/--max-restarts must be an integer ≥ 0, got -1/);
+    // Without --nanny nothing restarts the worker: the option was ignored, even a bad value.
+    for (const n of ["3", "x"]) {
+      const alone = await weft([
+        "worker",
+        "tcp://127.0.0.1:1",
+        "--max-restarts",
+        n,
+        "--death-timeout",
+        "300",
+      ]);
+      expect(alone.code).toBe(2);
+      expect(alone.err).toBe(
+        "weft worker: cannot start: --max-restarts applies with --nanny only (without a nanny nothing starts the worker again)\n",
+      );
+    }
     const pause = await weft(["worker", "tcp://127.0.0.1:1", "--memory-pause", "80%"]);
     expect(pause.err).toMatch(/--memory-pause must be a number in \(0, 1\] or off, got 80%/);
     const measure = await weft(["worker", "tcp://127.0.0.1:1", "--memory-measure", "rss"]);

@@ -381,6 +381,15 @@ export function workerCommand(ctx: CliContext): Command {
         ctx.exitCode = EXIT.usage;
         return;
       }
+      // Without --nanny there is nothing to restart: a --max-restarts given, even a bad
+      // one, was ignored without a word.
+      if (opts.nanny !== true && cmd.getOptionValueSource("maxRestarts") === "cli") {
+        ctx.stderr.write(
+          "weft worker: cannot start: --max-restarts applies with --nanny only (without a nanny nothing starts the worker again)\n",
+        );
+        ctx.exitCode = EXIT.usage;
+        return;
+      }
       if (opts.nanny === true) {
         let maxRestarts: number;
         try {
