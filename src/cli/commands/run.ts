@@ -153,12 +153,19 @@ export async function runGraph(
   let connectTimeoutMs: number;
   let memoryLimit: number | "auto" | undefined;
   let wanted: string[] | undefined;
+  // --scheduler-file is --scheduler, read from the file: once every other option and the
+  // graph are checked, so that a mistake in them is said at once, not after the wait.
+  const remote = opts.scheduler !== undefined || opts.schedulerFile !== undefined;
+  let address = opts.scheduler;
   try {
+    if (opts.scheduler !== undefined && opts.schedulerFile !== undefined) {
+      throw new Error("give --scheduler or --scheduler-file, not both");
+    }
     wanted = wantedKeys(opts);
-    if (opts.scheduler === undefined && opts.connectTimeout !== undefined) {
+    if (!remote && opts.connectTimeout !== undefined) {
       throw new Error("--connect-timeout applies with --scheduler only");
     }
-    if (opts.scheduler !== undefined) {
+    if (remote) {
       const embeddedOnly = [
         opts.workers !== undefined && "--workers",
         opts.nthreads !== undefined && "--nthreads",
@@ -173,7 +180,7 @@ export async function runGraph(
         );
       }
     }
-    if (opts.scheduler === undefined && opts.upload.length > 0) {
+    if (!remote && opts.upload.length > 0) {
       throw new Error(
         "--upload applies with --scheduler only (an embedded cluster's workers import --tasks from this machine)",
       );
@@ -183,7 +190,7 @@ export async function runGraph(
       throw new Error(`--workers must be at most ${MAX_WORKERS} (one process), got ${workers}`);
     }
     limits = frameLimitsFrom(opts);
-    if (opts.scheduler === undefined && tlsFrom(opts).tls !== undefined) {
+    if (!remote && tlsFrom(opts).tls !== undefined) {
       throw new Error("--tls-ca-file, --tls-cert and --tls-key apply with --scheduler only");
     }
     secure = tlsFrom(opts);
@@ -195,7 +202,7 @@ export async function runGraph(
         ? opts.memoryLimit
         : byteSize("--memory-limit", opts.memoryLimit);
     // Checked before the cluster starts, in the option's words.
-    extraModules = opts.tasks.map((t) => taskModuleOption(t, opts.scheduler === undefined));
+    extraModules = opts.tasks.map((t) => taskModuleOption(t, !remote));
     // Written once the graph is computed: a path that cannot be is said before.
     for (const [flag, path] of [
       ["--task-stream", opts.taskStream],
@@ -209,7 +216,16 @@ export async function runGraph(
       if (problem !== null) throw new Error(`--upload ${path}: ${problem}`);
     }
     input = await loadGraphInput(file);
-    if (opts.scheduler === undefined) checkGraphTaskModules(file, input.taskModules);
+    if (!remote) checkGraphTaskModules(file, input.taskModules);
+    if (opts.schedulerFile !== undefined) {
+      const path = opts.schedulerFile;
+      address = await readSchedulerFile(path, {
+        timeoutMs: connectTimeoutMs,
+        // Said at once, as `weft status` says it: the wait may last --connect-timeout.
+        onWaiting: () => ctx.stderr.write(waitingForFileLine("run", path, connectTimeoutMs)),
+      });
+      requireTlsScheme(address, secure);
+    }
   } catch (err) {
     ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
     ctx.exitCode = EXIT.usage;
@@ -220,7 +236,7 @@ export async function runGraph(
   // it at error level, with the stack, once per pool thread: a multi-KB JSON record
   // beside the one-line error below that says the same. Held until the cluster has
   // started; at the quiet levels, dropped if it did not.
-  const startLog = opts.scheduler === undefined ? new HeldLines(logTo) : null;
+  const startLog = address === undefined ? new HeldLines(logTo) : null;
   const logger = weftLogger(undefined, opts.logLevel, startLog ?? logTo);
   let cluster: LocalCluster | null = null;
   let client: Client | null = null;
@@ -241,13 +257,13 @@ export async function runGraph(
   };
   try {
     try {
-      if (opts.scheduler !== undefined) {
-        const address = opts.scheduler;
-        client = await Client.connect(address, {
+      if (address !== undefined) {
+        const scheduler = address;
+        client = await Client.connect(scheduler, {
           logger,
           timeoutMs: connectTimeoutMs,
           onWaiting: ({ reason }) =>
-            ctx.stderr.write(waitingForSchedulerLine("run", address, reason, connectTimeoutMs)),
+            ctx.stderr.write(waitingForSchedulerLine("run", scheduler, reason, connectTimeoutMs)),
           printTaskOutput: false,
           ...limits,
           ...secure,
@@ -288,7 +304,7 @@ export async function runGraph(
       // A scheduler that cannot be reached, a task module that does not load: unusable input.
       const quiet = QUIET_LEVELS.includes(opts.logLevel);
       // The cluster did not start (else its lines pass already): nothing more will run.
-      const failedStart = opts.scheduler === undefined && cluster === null;
+      const failedStart = address === undefined && cluster === null;
       if (failedStart) startLog?.release(!quiet);
       ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
       ctx.exitCode = EXIT.usage;
@@ -467,26 +483,6 @@ export function runCommand(ctx: CliContext): Command {
         "is closed, or the scheduler told to release the graph.",
     )
     .action(async (file: string, opts: RunOptions) => {
-      let scheduler = opts.scheduler;
-      if (opts.schedulerFile !== undefined) {
-        // --scheduler-file is --scheduler, read from the file.
-        try {
-          if (scheduler !== undefined) {
-            throw new Error("give --scheduler or --scheduler-file, not both");
-          }
-          const path = opts.schedulerFile;
-          const waitMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
-          scheduler = await readSchedulerFile(path, {
-            timeoutMs: waitMs,
-            // Said at once, as `weft status` says it: the wait may last --connect-timeout.
-            onWaiting: () => ctx.stderr.write(waitingForFileLine("run", path, waitMs)),
-          });
-        } catch (err) {
-          ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
-          ctx.exitCode = EXIT.usage;
-          return;
-        }
-      }
-      await runGraph(file, scheduler === undefined ? opts : { ...opts, scheduler }, ctx);
+      await runGraph(file, opts, ctx);
     });
 }

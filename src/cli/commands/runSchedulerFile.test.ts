@@ -66,3 +66,35 @@ it("says at once on stderr that it waits for a scheduler that refuses connection
   expect(ctx.stderr.text.split("waiting for the scheduler at").length).toBe(2); // said once
   expect(lines[1]).toMatch(/^weft run: /);
 }, 30_000);
+
+it("says a mistake in the other options or in the graph at once, not after waiting for the scheduler file", async () => {
+  // They were checked once the file was read: a file not there yet meant a wait of
+  // --connect-timeout (30 s by default), then "no scheduler file", the mistake unsaid.
+  const missing = join(dir, "not-yet.json");
+  const cases: [string[], string][] = [
+    [["--workers", "3"], "--workers applies to the embedded cluster only"],
+    [["--connect-timeout", "0"], "--connect-timeout must be a positive integer, got 0"],
+    [["--task-stream", join(dir, "no", "such", "dir.json")], "--task-stream"],
+    [["--scheduler", "tcp://127.0.0.1:1"], "give --scheduler or --scheduler-file, not both"],
+  ];
+  for (const [more, said] of cases) {
+    const ctx = testContext();
+    const started = Date.now();
+    expect(
+      await main(["node", "weft", "run", graph, "--scheduler-file", missing, ...more], ctx),
+    ).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(ctx.stderr.text).toMatch(new RegExp(`^weft run: [^\\n]*${escaped(said)}[^\\n]*\\n$`));
+  }
+  const noGraph = testContext();
+  const absent = join(dir, "absent.json");
+  expect(await main(["node", "weft", "run", absent, "--scheduler-file", missing], noGraph)).toBe(2);
+  expect(noGraph.stderr.text).toMatch(
+    new RegExp(`^weft run: [^\\n]*${escaped(absent)}[^\\n]*\\n$`),
+  );
+}, 30_000);
+
+/** `text` as a regular expression matching it literally. */
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
