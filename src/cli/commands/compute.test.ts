@@ -580,7 +580,14 @@ describe("weft run, scheduler, worker", () => {
     const mem = await weft(["worker", "tcp://127.0.0.1:1", "--memory-limit", "lots"]);
     expect(mem.code).toBe(2);
     expect(mem.err).toMatch(/--memory-limit must be a size such as 64MiB or 4GB, got "lots"/);
-    const target = await weft(["worker", "tcp://127.0.0.1:1", "--memory-target", "0"]);
+    const target = await weft([
+      "worker",
+      "tcp://127.0.0.1:1",
+      "--memory-limit",
+      "1GiB",
+      "--memory-target",
+      "0",
+    ]);
     expect(target.err).toMatch(/--memory-target must be a number in \(0, 1\], got 0/);
     const auto = await weft(["worker", "tcp://127.0.0.1:1", "--memory-limit", "autumn"]);
     expect(auto.err).toMatch(/--memory-limit must be a size such as 64MiB or 4GB, got "autumn"/);
@@ -602,7 +609,14 @@ describe("weft run, scheduler, worker", () => {
         "weft worker: cannot start: --max-restarts applies with --nanny only (without a nanny nothing starts the worker again)\n",
       );
     }
-    const pause = await weft(["worker", "tcp://127.0.0.1:1", "--memory-pause", "80%"]);
+    const pause = await weft([
+      "worker",
+      "tcp://127.0.0.1:1",
+      "--memory-limit",
+      "1GiB",
+      "--memory-pause",
+      "80%",
+    ]);
     expect(pause.err).toMatch(/--memory-pause must be a number in \(0, 1\] or off, got 80%/);
     const measure = await weft(["worker", "tcp://127.0.0.1:1", "--memory-measure", "rss"]);
     expect(measure.code).toBe(2);
@@ -613,7 +627,14 @@ describe("weft run, scheduler, worker", () => {
     expect(small.err).toMatch(
       /memoryLimit 62.50 kiB is too small: the process memory is .* already, beyond the 95% of it at which the worker closes \(memoryTerminate\); give a larger limit, or measure only the task values held/,
     );
-    const dir = await weft(["worker", "tcp://127.0.0.1:1", "--spill-directory", "/no/such/dir"]);
+    const dir = await weft([
+      "worker",
+      "tcp://127.0.0.1:1",
+      "--memory-limit",
+      "1GiB",
+      "--spill-directory",
+      "/no/such/dir",
+    ]);
     expect(dir.err).toMatch(/spillDirectory: no such directory: "\/no\/such\/dir"/);
     const restart = await weft([
       "worker",

@@ -36,6 +36,7 @@ describe("weft worker's options", () => {
       await optionsWith({
         name: "w-1",
         resources: "GPU=2",
+        memoryLimit: "8GiB",
         memoryTarget: "0.5",
         memorySpill: "off",
         memoryPause: "0.9",
@@ -68,12 +69,37 @@ describe("weft worker's options", () => {
     // Below every threshold left on: terminating at 1 would leave it no room.
     expect(
       await optionsWith({
+        memoryLimit: "8GiB",
         memoryTarget: "1",
         memorySpill: "off",
         memoryPause: "off",
         memoryTerminate: "off",
       }),
     ).toMatchObject({ memoryTarget: 1, memoryTerminate: false });
+  });
+
+  it("refuse the memory options without --memory-limit, which they are shares of (exit 2)", async () => {
+    // Without a budget the worker neither spills, pauses nor terminates: they were ignored.
+    const refusal = async (more: Partial<Parameters<typeof runWorker>[1]>): Promise<string> => {
+      const ctx = testContext();
+      let started = false;
+      await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, ...more }, ctx, (w) => {
+        started = true;
+        return w.close();
+      });
+      expect(started).toBe(false);
+      expect(ctx.exitCode).toBe(2);
+      return ctx.stderr.text;
+    };
+    expect(await refusal({ memoryTerminate: "0.9" })).toBe(
+      "weft worker: cannot start: --memory-terminate applies with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
+    );
+    expect(await refusal({ memoryTarget: "0.5", spillDirectory: "/tmp", memoryPause: "off" })).toBe(
+      "weft worker: cannot start: --memory-target, --spill-directory, --memory-pause apply with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
+    );
+    expect(
+      await optionsWith({ memoryLimit: "auto", memorySpill: "0.75", spillDirectory: "/tmp" }),
+    ).toMatchObject({ memorySpill: 0.75, spillDirectory: "/tmp" });
   });
 
   it("leave the worker's defaults alone when not given", async () => {

@@ -107,6 +107,26 @@ function thresholdOption(name: string, text: string): number | false {
 }
 
 /**
+ * Throws when a memory option is given without `--memory-limit`: without a budget the
+ * worker neither spills, pauses nor terminates, and the option was ignored without a word
+ * (`--memory-terminate 0.9` protected nothing).
+ */
+function memoryOptionsNeedLimit(opts: WorkerCliOptions): void {
+  if (opts.memoryLimit !== undefined) return;
+  const given = [
+    ["--memory-target", opts.memoryTarget],
+    ["--spill-directory", opts.spillDirectory],
+    ["--memory-spill", opts.memorySpill],
+    ["--memory-pause", opts.memoryPause],
+    ["--memory-terminate", opts.memoryTerminate],
+  ].flatMap(([flag, value]) => (value === undefined ? [] : [flag]));
+  if (given.length === 0) return;
+  throw new Error(
+    `${given.join(", ")} ${given.length === 1 ? "applies" : "apply"} with --memory-limit only: without a memory budget nothing is spilled, paused or terminated`,
+  );
+}
+
+/**
  * Run a worker for the scheduler at `scheduler` until `stop` resolves
  * (SIGINT/SIGTERM, or the worker closing, in production).
  */
@@ -146,6 +166,7 @@ export async function runWorker(
         );
       }
     }
+    memoryOptionsNeedLimit(opts);
     const { listen, contact } = await workerAddresses(listenAt, scheduler);
     worker = new Worker({
       scheduler,
