@@ -25,6 +25,7 @@ import {
   type FrameLimitCliOptions,
   frameLimitsFrom,
   LOG_LEVELS,
+  MAX_POOL_THREADS,
   positiveInt,
   requireTlsScheme,
   type TlsCliOptions,
@@ -197,6 +198,11 @@ export async function runGraph(
     if (opts.scheduler !== undefined) requireTlsScheme(opts.scheduler, secure);
     connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
+    if (opts.executor !== "inline" && workers * nthreads > MAX_POOL_THREADS) {
+      throw new Error(
+        `--workers × --nthreads must be at most ${MAX_POOL_THREADS} (one process: each thread is a V8 isolate, all started at once; --executor inline starts none), got ${workers} × ${nthreads}`,
+      );
+    }
     memoryLimit =
       opts.memoryLimit === undefined || opts.memoryLimit === "auto"
         ? opts.memoryLimit
@@ -419,7 +425,10 @@ export function runCommand(ctx: CliContext): Command {
       "with --scheduler: how long to wait for the scheduler (and workers, when fetching results) to accept a connection and, for the scheduler, to answer it (default: 30000)",
     )
     .option("--workers <n>", "embedded cluster: workers (default: 2)")
-    .option("--nthreads <n>", "embedded cluster: threads per worker (default: 1)")
+    .option(
+      "--nthreads <n>",
+      "embedded cluster: threads per worker (default: 1); at most 1024 threads in all",
+    )
     .addOption(
       new Option(
         "--executor <kind>",

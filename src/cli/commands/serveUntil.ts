@@ -290,6 +290,14 @@ export function nonNegativeInt(name: string, text: string): number {
   return exact(name, n, text);
 }
 
+/**
+ * The most pool threads one process starts for its workers' tasks (`--executor
+ * threads`): each is a V8 isolate of several MB, all started at once, and
+ * `--nthreads 100000` grew the process by some 300 MB a second, saying nothing, until
+ * the machine ran out of memory. Inline workers start no thread.
+ */
+export const MAX_POOL_THREADS = 1024;
+
 /** Parse a timeout in milliseconds: a positive integer a timer can wait; throws a clear error. */
 export function timeoutMs(name: string, text: string): number {
   const n = positiveInt(name, text);

@@ -22,6 +22,7 @@ import {
   type HttpCliOptions,
   httpFrom,
   LOG_LEVELS,
+  MAX_POOL_THREADS,
   nonNegativeInt,
   parseResources,
   positiveInt,
@@ -142,6 +143,11 @@ export async function runWorker(
   let gaveUp = false;
   try {
     nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
+    if (opts.executor !== "inline" && nthreads > MAX_POOL_THREADS) {
+      throw new Error(
+        `--nthreads must be at most ${MAX_POOL_THREADS} (each thread is a V8 isolate, all started at once; --executor inline starts none), got ${opts.nthreads}`,
+      );
+    }
     const connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout);
     const deathTimeoutMs = deathTimeoutFrom(opts);
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
@@ -285,7 +291,10 @@ export function workerCommand(ctx: CliContext): Command {
       "--scheduler-file <path>",
       "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting for it to appear, and reading it again while the address there refuses connections (a scheduler gone, until one started again writes its own)",
     )
-    .option("--nthreads <n>", "tasks computed at once (default: the CPU count, as a Worker's)")
+    .option(
+      "--nthreads <n>",
+      "tasks computed at once (default: the CPU count, as a Worker's); at most 1024 threads",
+    )
     .option(
       "--name <name>",
       "a name of its own, unique in the cluster: workers= restrictions, weft retire and clients may give it in place of its address",
