@@ -120,6 +120,23 @@ it("refuses every embedded-cluster option given with --scheduler, naming them al
   );
 });
 
+it("refuses the TCP size options without --scheduler: the embedded cluster's messages go over no TCP", async () => {
+  // They were ignored: --max-message-bytes 1MiB guarded nothing.
+  const said = "with --scheduler only (the embedded cluster's messages do not go over TCP)";
+  for (const [more, flags] of [
+    [{ maxFrameBytes: "1KiB" }, "--max-frame-bytes applies"],
+    [{ maxMessageBytes: "1MiB" }, "--max-message-bytes applies"],
+    [
+      { maxFrameBytes: "1MiB", maxMessageBytes: "1GiB" },
+      "--max-frame-bytes and --max-message-bytes apply",
+    ],
+  ] as const) {
+    const { ctx } = await run(graph, more);
+    expect(ctx.exitCode, flags).toBe(2);
+    expect(ctx.stderr.text).toBe(`weft run: ${flags} ${said}\n`);
+  }
+});
+
 it("refuses counts and timeouts that are no positive integers, and more workers than one process takes", async () => {
   for (const [more, said] of [
     [{ workers: "0" }, "--workers must be a positive integer, got 0"],

@@ -191,6 +191,16 @@ export async function runGraph(
       throw new Error(`--workers must be at most ${MAX_WORKERS} (one process), got ${workers}`);
     }
     limits = frameLimitsFrom(opts);
+    // The embedded cluster's messages stay in this process, in no frame: they were ignored.
+    const tcpOnly = [
+      opts.maxFrameBytes !== undefined && "--max-frame-bytes",
+      opts.maxMessageBytes !== undefined && "--max-message-bytes",
+    ].filter((o) => o !== false);
+    if (!remote && tcpOnly.length > 0) {
+      throw new Error(
+        `${tcpOnly.join(" and ")} ${tcpOnly.length === 1 ? "applies" : "apply"} with --scheduler only (the embedded cluster's messages do not go over TCP)`,
+      );
+    }
     if (!remote && tlsFrom(opts).tls !== undefined) {
       throw new Error("--tls-ca-file, --tls-cert and --tls-key apply with --scheduler only");
     }
