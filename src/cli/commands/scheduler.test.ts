@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
 import type { ResolvedSchedulerOptions } from "../../scheduler/schedulerOptions.ts";
-import { testContext as context } from "../testContext.ts";
+import { testContext as context, runWeft } from "../testContext.ts";
 import { runScheduler } from "./scheduler.ts";
 
 vi.mock("node:os", async (importOriginal) => {
@@ -316,6 +316,27 @@ describe("weft scheduler's options", () => {
       /^weft scheduler: cannot start: .*activeMemoryManagerIntervalMs must be a number of ms > 0 and at most 2147483647, got 99999999999\n$/,
     );
     expect((await optionsWith({ workerTtl: "2000" })).workerTtlMs).toBe(2000);
+  });
+
+  it("--work-stealing-interval with --no-work-stealing: exit 2, as no round runs to be timed", async () => {
+    // It was ignored; --idle-timeout ends a scheduler that would start all the same.
+    const r = await runWeft([
+      "scheduler",
+      "--listen",
+      "tcp://127.0.0.1:0",
+      "--log-level",
+      "silent",
+      "--idle-timeout",
+      "1s",
+      "--no-work-stealing",
+      "--work-stealing-interval",
+      "50",
+    ]);
+    expect(r).toEqual({
+      code: 2,
+      out: "",
+      err: "weft scheduler: cannot start: --work-stealing-interval and --no-work-stealing contradict each other: no round of work stealing runs\n",
+    });
   });
 
   it("reach the scheduler, each of them, and their defaults otherwise", async () => {

@@ -220,6 +220,17 @@ export function schedulerCommand(ctx: CliContext): Command {
         "      weft run graph.json --scheduler <address>",
     )
     .action(async (opts: SchedulerCliOptions) => {
+      // No round of work stealing runs to be timed: the interval was ignored without a word.
+      if (
+        opts.workStealing === false &&
+        cmd.getOptionValueSource("workStealingInterval") === "cli"
+      ) {
+        ctx.stderr.write(
+          "weft scheduler: cannot start: --work-stealing-interval and --no-work-stealing contradict each other: no round of work stealing runs\n",
+        );
+        ctx.exitCode = EXIT.usage;
+        return;
+      }
       await runScheduler(opts, ctx, (s) => untilSignal(s.closed));
     });
 }
