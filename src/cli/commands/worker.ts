@@ -376,7 +376,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--connect-timeout <ms>",
-      "how long each try to connect to the scheduler (and to peers) may take",
+      "how long each try to connect to the scheduler (and to peers) may take, and how long a --name another worker holds is asked for again before giving up (exit 2)",
       "30000",
     )
     .option(
