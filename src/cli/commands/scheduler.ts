@@ -21,6 +21,7 @@ import {
   positiveInt,
   stderrLogger,
   type TlsCliOptions,
+  timeoutMs,
   tlsFrom,
   untilSignal,
 } from "./serveUntil.ts";
@@ -98,12 +99,12 @@ export async function runScheduler(
         : {}),
       checkWorkerAddress: opts.checkWorkerAddress !== false,
       workStealing: opts.workStealing !== false,
-      workStealingIntervalMs: positiveInt(
+      workStealingIntervalMs: timeoutMs(
         "--work-stealing-interval",
         opts.workStealingInterval ?? "100",
       ),
       activeMemoryManager: opts.activeMemoryManager !== false,
-      activeMemoryManagerIntervalMs: positiveInt(
+      activeMemoryManagerIntervalMs: timeoutMs(
         "--active-memory-manager-interval",
         opts.activeMemoryManagerInterval ?? "2000",
       ),
