@@ -594,6 +594,19 @@ describe("weft run, scheduler, worker", () => {
     const restarts = await weft(["worker", "tcp://127.0.0.1:1", "--nanny", "--max-restarts", "-1"]);
     expect(restarts.code).toBe(2);
     expect(restarts.err).toMatch(/--max-restarts must be an integer ≥ 0, got -1/);
+    // Without --memory-limit nothing is measured: --memory-measure was ignored.
+    const measured = await weft([
+      "worker",
+      "tcp://127.0.0.1:1",
+      "--memory-measure",
+      "managed",
+      "--death-timeout",
+      "300",
+    ]);
+    expect(measured).toMatchObject({
+      code: 2,
+      err: "weft worker: cannot start: --memory-measure applies with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
+    });
     // Without --nanny nothing restarts the worker: the option was ignored, even a bad value.
     for (const n of ["3", "x"]) {
       const alone = await weft([

@@ -411,6 +411,15 @@ export function workerCommand(ctx: CliContext): Command {
         ctx.exitCode = EXIT.usage;
         return;
       }
+      // What is held against no --memory-limit measures nothing: it was ignored (the other
+      // memory options are refused in runWorker; this one has a default there).
+      if (opts.memoryLimit === undefined && cmd.getOptionValueSource("memoryMeasure") === "cli") {
+        ctx.stderr.write(
+          "weft worker: cannot start: --memory-measure applies with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
+        );
+        ctx.exitCode = EXIT.usage;
+        return;
+      }
       // Without --nanny there is nothing to restart: a --max-restarts given, even a bad
       // one, was ignored without a word.
       if (opts.nanny !== true && cmd.getOptionValueSource("maxRestarts") === "cli") {
