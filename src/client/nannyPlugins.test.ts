@@ -19,11 +19,17 @@ function inProcessNanny(): {
   modules: (readonly string[])[];
 } {
   const nanny: Nanny = { env: {}, workerAddress: null };
-  const plugins = new NannyPlugins(nanny, (fn) => {
-    const f = BUILT_IN_NANNY_PLUGINS.get(fn);
-    if (f === undefined) throw new Error(`the nanny has no task function ${JSON.stringify(fn)}`);
-    return f;
-  });
+  const plugins = new NannyPlugins(
+    nanny,
+    (fn) => {
+      const f = BUILT_IN_NANNY_PLUGINS.get(fn);
+      if (f === undefined) throw new Error(`the nanny has no task function ${JSON.stringify(fn)}`);
+      return f;
+    },
+    (name, err) => {
+      throw new Error(`the teardown of ${name} failed unexpectedly`, { cause: err });
+    },
+  );
   const asked: NannyPluginSpec[] = [];
   const modules: (readonly string[])[] = [];
   const link: NannyLink = {

@@ -8,12 +8,17 @@ import { type Nanny, type NannyPluginHooks, NannyPlugins } from "./nannyPlugins.
 /** A nanny whose plugins are made by `factories`, by name, logging their hooks. */
 function nannyWith(factories: Record<string, (...args: readonly unknown[]) => unknown>) {
   const nanny: Nanny = { env: {}, workerAddress: "tcp://w:1" };
-  const plugins = new NannyPlugins(nanny, (fn) => {
-    const f = factories[fn] ?? BUILT_IN_NANNY_PLUGINS.get(fn);
-    if (f === undefined) throw new Error(`no task function ${fn}`);
-    return f;
-  });
-  return { nanny, plugins };
+  const teardownsFailed: string[] = [];
+  const plugins = new NannyPlugins(
+    nanny,
+    (fn) => {
+      const f = factories[fn] ?? BUILT_IN_NANNY_PLUGINS.get(fn);
+      if (f === undefined) throw new Error(`no task function ${fn}`);
+      return f;
+    },
+    (name, err) => teardownsFailed.push(`${name}: ${(err as Error).message}`),
+  );
+  return { nanny, plugins, teardownsFailed };
 }
 
 const log: string[] = [];
@@ -63,6 +68,24 @@ describe("NannyPlugins", () => {
     await plugins.removeAll(() => {});
     expect(log).toEqual(["two teardown", "three teardown"]);
     expect(plugins.names).toEqual([]);
+  });
+
+  it("replacing a plugin whose teardown throws tells of it, and sets the new one up", async () => {
+    log.length = 0;
+    const { plugins, teardownsFailed } = nannyWith({
+      stuck: () => ({
+        setup: () => void log.push("stuck setup"),
+        teardown() {
+          throw new Error("will not go");
+        },
+      }),
+      make: (label) => logging(String(label)),
+    });
+    await plugins.add(spec("p", "stuck", []));
+    expect(await plugins.add(spec("p", "make", ["two"]))).toEqual({ setUp: true, restart: false });
+    expect(log).toEqual(["stuck setup", "two setup tcp://w:1"]);
+    expect(teardownsFailed).toEqual(["p: will not go"]);
+    expect(plugins.names).toEqual(["p"]);
   });
 
   it("restarts as the registration says, else as the plugin's own restart says", async () => {

@@ -106,8 +106,10 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
     /** What `setup` and `teardown` are given. */
     private readonly nanny: Nanny,
     private readonly factories: NannyPluginFactories,
+    /** Told of the teardown that throws of a plugin being replaced (the new one is set up all the same). */
+    replacedTeardownFailed: (name: string, err: unknown) => void,
   ) {
-    super(new Map());
+    super(new Map(), replacedTeardownFailed);
   }
 
   /**

@@ -16,6 +16,12 @@ export abstract class PluginRegistry<E> {
   constructor(
     /** The plugins, in the order added. */
     protected readonly installed: Map<string, E>,
+    /**
+     * Told of the teardown that throws of a plugin being replaced: the new one
+     * is set up all the same (as Dask's `plugin_add`, which ignores the old
+     * one's error), its registration not failed by another plugin's error.
+     */
+    private readonly replacedTeardownFailed: (name: string, err: unknown) => void,
   ) {}
 
   /** Tear down the plugin kept as `entry` (it has been taken out already). */
@@ -55,13 +61,14 @@ export abstract class PluginRegistry<E> {
   }
 
   /**
-   * Within a job of {@link inTurn}: tear down the plugin `name`, keep `entry`
-   * in its place and run `setup`. When the setup throws, `entry` is not kept
-   * (unless the setup itself replaced it) and the error is rethrown.
+   * Within a job of {@link inTurn}: tear down the plugin `name` (a teardown
+   * that throws is told of, not rethrown), keep `entry` in its place and run
+   * `setup`. When the setup throws, `entry` is not kept (unless the setup
+   * itself replaced it) and the error is rethrown.
    */
   protected async install(name: string, entry: E, setup: () => unknown): Promise<void> {
     if (this.closed) throw new Error(`plugin ${name} not set up: closing, its plugins torn down`);
-    await this.removeNow(name);
+    await this.removeNow(name).catch((err: unknown) => this.replacedTeardownFailed(name, err));
     this.installed.set(name, entry);
     try {
       await setup();

@@ -104,7 +104,9 @@ export class Worker extends BaseWorker {
   /** Serves `actor_execute` and `actor_attribute`. */
   private readonly actorServer: ActorServer;
   /** The worker plugins clients registered (`plugin_add`, and the cluster's as it registers). */
-  private readonly plugins = new WorkerPlugins<Worker>(this.state.plugins, this);
+  private readonly plugins = new WorkerPlugins<Worker>(this.state.plugins, this, (name, err) =>
+    this.logger.error({ err, plugin: name }, "worker plugin teardown failed (replaced)"),
+  );
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
   /** Loads what clients load into the cluster: uploads, task modules, plugins. */

@@ -20,11 +20,16 @@ function recorder(
   };
 }
 
+/** For the plugins whose replaced teardown is not to throw. */
+function unexpected(name: string, err: unknown): never {
+  throw new Error(`the teardown of ${name} failed unexpectedly`, { cause: err });
+}
+
 describe("WorkerPlugins", () => {
   it("adds (set up, kept in the state machine's map), replaces (old torn down first) and removes", async () => {
     const installed = new Map<string, WorkerPlugin>();
     const log: string[] = [];
-    const plugins = new WorkerPlugins(installed, "w");
+    const plugins = new WorkerPlugins(installed, "w", unexpected);
     await plugins.add("p", recorder("one", log));
     await plugins.add("q", recorder("two", log));
     await plugins.add("p", recorder("three", log));
@@ -40,7 +45,7 @@ describe("WorkerPlugins", () => {
   it("a plugin whose setup throws is not kept; the error is rethrown", async () => {
     const installed = new Map<string, WorkerPlugin>();
     const log: string[] = [];
-    const plugins = new WorkerPlugins(installed, "w");
+    const plugins = new WorkerPlugins(installed, "w", unexpected);
     await expect(plugins.add("p", recorder("bad", log, { failSetup: true }))).rejects.toThrow(
       "bad cannot",
     );
@@ -48,9 +53,25 @@ describe("WorkerPlugins", () => {
     expect(log).toEqual(["bad setup w"]);
   });
 
+  it("replacing a plugin whose teardown throws tells of it, and sets the new one up", async () => {
+    // Dask's plugin_add removes the old plugin, its teardown's error returned and
+    // ignored, then sets the new one up: the error is not the new plugin's.
+    const installed = new Map<string, WorkerPlugin>();
+    const log: string[] = [];
+    const failed: string[] = [];
+    const plugins = new WorkerPlugins(installed, "w", (name, err) =>
+      failed.push(`${name}: ${(err as Error).message}`),
+    );
+    await plugins.add("p", recorder("old", log, { failTeardown: true }));
+    await plugins.add("p", recorder("new", log));
+    expect(log).toEqual(["old setup w", "old teardown w", "new setup w"]);
+    expect(failed).toEqual(["p: old will not"]);
+    expect([...installed.keys()]).toEqual(["p"]);
+  });
+
   it("adds and removes run one at a time, in the order asked", async () => {
     const log: string[] = [];
-    const plugins = new WorkerPlugins(new Map(), "w");
+    const plugins = new WorkerPlugins(new Map(), "w", unexpected);
     await Promise.all([
       plugins.add("p", recorder("a", log)),
       plugins.remove("p"),
@@ -62,7 +83,7 @@ describe("WorkerPlugins", () => {
   it("removeAll tears every plugin down, telling of those whose teardown throws", async () => {
     const log: string[] = [];
     const failed: string[] = [];
-    const plugins = new WorkerPlugins(new Map(), "w");
+    const plugins = new WorkerPlugins(new Map(), "w", unexpected);
     await plugins.add("p", recorder("a", log, { failTeardown: true }));
     await plugins.add("q", recorder("b", log));
     await plugins.removeAll((name, err) => failed.push(`${name}: ${(err as Error).message}`));
@@ -73,7 +94,7 @@ describe("WorkerPlugins", () => {
 
   it("after removeAll (closing), an add is refused, not set up never to be torn down", async () => {
     const log: string[] = [];
-    const plugins = new WorkerPlugins(new Map(), "w");
+    const plugins = new WorkerPlugins(new Map(), "w", unexpected);
     await plugins.add("p", recorder("a", log));
     const closing = plugins.removeAll(() => {});
     // An add whose plugin was made while the worker closed comes after the teardown.
@@ -86,7 +107,7 @@ describe("WorkerPlugins", () => {
   });
 
   it("refuses what is not a plugin, saying why", async () => {
-    const plugins = new WorkerPlugins(new Map(), "w");
+    const plugins = new WorkerPlugins(new Map(), "w", unexpected);
     await expect(plugins.add("p", null)).rejects.toThrow(
       'worker plugin "p": expected an object with setup, teardown or transition methods, got null',
     );

@@ -57,8 +57,10 @@ export class WorkerPlugins<W> extends PluginRegistry<WorkerPlugin> {
     installed: Map<string, WorkerPlugin>,
     /** What `setup` and `teardown` are given. */
     private readonly worker: W,
+    /** Told of the teardown that throws of a plugin being replaced (the new one is set up all the same). */
+    replacedTeardownFailed: (name: string, err: unknown) => void,
   ) {
-    super(installed);
+    super(installed, replacedTeardownFailed);
   }
 
   /**

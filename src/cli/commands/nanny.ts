@@ -182,15 +182,20 @@ export interface NannyOptions {
  */
 export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> {
   const nanny = { env: {} as Record<string, string>, workerAddress: null as string | null };
-  const plugins = new NannyPlugins(nanny, nannyPluginFactories(o.taskModules ?? []));
+  const teardownFailed = (name: string, err: unknown) => {
+    ctx.stderr.write(
+      `weft worker: nanny: the teardown of nanny plugin ${JSON.stringify(name)} failed: ${asError(err).message}\n`,
+    );
+  };
+  const plugins = new NannyPlugins(
+    nanny,
+    nannyPluginFactories(o.taskModules ?? []),
+    teardownFailed,
+  );
   try {
     await runChildren(o, ctx, plugins, nanny);
   } finally {
-    await plugins.removeAll((name, err) => {
-      ctx.stderr.write(
-        `weft worker: nanny: the teardown of nanny plugin ${JSON.stringify(name)} failed: ${asError(err).message}\n`,
-      );
-    });
+    await plugins.removeAll(teardownFailed);
   }
 }
 
