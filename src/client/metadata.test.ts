@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { MetadataKeyError } from "./errors.ts";
+import { MetadataKeyError, SchedulerReplyError } from "./errors.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
 afterEach(closeTestClusters);
@@ -45,6 +45,20 @@ describe("setMetadata and getMetadata", () => {
       /\["leaf"\] holds a value, not metadata under keys/,
     );
     expect(await client.getMetadata(["leaf", "below"], { default: null })).toBeNull();
+    // A path goes into plain objects only, when got as when set: not an array's
+    // elements or length, nor an error's message.
+    await client.setMetadata("list", [1, 2]);
+    await client.setMetadata("err", new Error("boom"));
+    for (const path of [
+      ["list", "0"],
+      ["list", "length"],
+      ["err", "message"],
+    ]) {
+      expect(await client.getMetadata(path, { default: "none" })).toBe("none");
+    }
+    const refused = await client.setMetadata(["list", "0"], 5).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SchedulerReplyError);
+    expect((refused as Error).message).toMatch(/\["list"\] holds a value, not metadata under keys/);
     await client.setMetadata("nothing", null);
     await expect(client.setMetadata(["nothing", "below"], 2)).rejects.toThrow(
       /\["nothing"\] holds a value, not metadata under keys/,

@@ -10,8 +10,15 @@ import { setOwnKey } from "../util/ownKey.ts";
 
 type Tree = Record<string, unknown>;
 
+/**
+ * True for what a key path goes into: a plain object (or one without a
+ * prototype, as the tree's own): not an array, an error, a date, a `Map`, whose
+ * own properties (`length`, `stack`) are no metadata under keys.
+ */
 function isTree(v: unknown): v is Tree {
-  return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+  if (typeof v !== "object" || v === null) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }
 
 /** The cluster's metadata tree (see the module comment). */
@@ -31,11 +38,8 @@ export class Metadata {
         const made: Tree = Object.create(null);
         setOwnKey(at, keys[i], made);
         at = made;
-      } else if (
-        isTree(next) ||
-        (typeof next === "object" && next !== null && Object.getPrototypeOf(next) === null)
-      ) {
-        at = next as Tree;
+      } else if (isTree(next)) {
+        at = next;
       } else {
         throw new TypeError(
           `set-metadata: ${JSON.stringify(keys.slice(0, i + 1))} holds a value, not metadata under keys`,
@@ -45,12 +49,15 @@ export class Metadata {
     setOwnKey(at, keys[keys.length - 1], value);
   }
 
-  /** The value at `keys` (the whole tree for none), or `found: false`. */
+  /**
+   * The value at `keys` (the whole tree for none), or `found: false`: a path
+   * goes into plain objects only, as {@link set}'s does.
+   */
   get(keys: readonly string[]): { found: true; value: unknown } | { found: false } {
     let at: unknown = this.root;
     for (const key of keys) {
-      if (typeof at !== "object" || at === null || !Object.hasOwn(at, key)) return { found: false };
-      at = (at as Tree)[key];
+      if (!isTree(at) || !Object.hasOwn(at, key)) return { found: false };
+      at = at[key];
     }
     return { found: true, value: at };
   }
