@@ -113,6 +113,7 @@ import { readUpload, type UploadFileOptions, uploadToWorkers } from "./uploads.t
 import {
   addOnEach,
   removeOnEach,
+  unregisterPlugin,
   WORKER_PLUGIN_RPCS,
   type WorkerPluginOptions,
   workerPluginSpec,
@@ -1041,9 +1042,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /**
    * Remove the worker plugin `name` from every worker, tearing it down, and
    * from the workers to come (Dask's `unregister_worker_plugin`). Resolves
-   * with `{worker address: whether it had the plugin}`; rejects if no plugin
-   * of that name was registered, or with the {@link WorkerPluginError} of the
-   * first worker, by address, whose teardown threw (the others are torn down).
+   * with `{worker address: whether it had the plugin}` (one whose
+   * registration failed is taken off the workers that set it up); rejects if
+   * no plugin of that name was registered and no worker has one, or with the
+   * {@link WorkerPluginError} of the first worker, by address, whose teardown
+   * threw (the others are torn down).
    */
   async unregisterWorkerPlugin(name: string): Promise<Record<string, boolean>> {
     this.checkOpen();
@@ -1052,10 +1055,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         `unregisterWorkerPlugin: name must be a non-empty string, got ${showValue(name)}`,
       );
     }
-    await this.conn.request("unregister-worker-plugin", { name });
-    const addresses = (await this.workers()).map((w) => w.address);
-    return sortedByKey(
-      await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, WORKER_PLUGIN_RPCS)),
+    return unregisterPlugin(
+      "unregister-worker-plugin",
+      "worker",
+      name,
+      () => this.conn.request("unregister-worker-plugin", { name }),
+      async () => {
+        const addresses = (await this.workers()).map((w) => w.address);
+        return sortedByKey(
+          await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, WORKER_PLUGIN_RPCS)),
+        );
+      },
     );
   }
 
@@ -1096,8 +1106,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * one, tearing it down, and from the workers to come (Dask's
    * `unregister_worker_plugin` with `nanny=True`); workers are not restarted.
    * Resolves with `{worker address: whether its nanny had the plugin}`;
-   * rejects if no nanny plugin of that name was registered, or with the
-   * {@link NannyPluginError} of the first worker, by address, whose teardown threw.
+   * rejects if no nanny plugin of that name was registered and no nanny has
+   * one (one whose registration failed is taken off the nannies that set it
+   * up), or with the {@link NannyPluginError} of the first worker, by address,
+   * whose teardown threw.
    */
   async unregisterNannyPlugin(name: string): Promise<Record<string, boolean>> {
     this.checkOpen();
@@ -1106,10 +1118,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         `unregisterNannyPlugin: name must be a non-empty string, got ${showValue(name)}`,
       );
     }
-    await this.conn.request("unregister-nanny-plugin", { name });
-    const addresses = (await this.nannyWorkers()).map((w) => w.address);
-    return sortedByKey(
-      await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, NANNY_PLUGIN_RPCS)),
+    return unregisterPlugin(
+      "unregister-nanny-plugin",
+      "nanny",
+      name,
+      () => this.conn.request("unregister-nanny-plugin", { name }),
+      async () => {
+        const addresses = (await this.nannyWorkers()).map((w) => w.address);
+        return sortedByKey(
+          await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, NANNY_PLUGIN_RPCS)),
+        );
+      },
     );
   }
 

@@ -16,7 +16,13 @@ import {
   pickyPlugin,
   recordingPlugin,
 } from "./testTasks.ts";
-import { addOnEach, removeOnEach, WORKER_PLUGIN_RPCS, workerPluginSpec } from "./workerPlugins.ts";
+import {
+  addOnEach,
+  removeOnEach,
+  unregisterPlugin,
+  WORKER_PLUGIN_RPCS,
+  workerPluginSpec,
+} from "./workerPlugins.ts";
 
 beforeEach(() => {
   PLUGIN_LOG.length = 0;
@@ -101,6 +107,22 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
     } finally {
       await late.close();
     }
+  });
+
+  it("a plugin refused by one worker and set up on others can still be unregistered there", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const [a, b] = cluster.workers.map((x) => x.address).sort() as [string, string];
+    const [wa] = cluster.workers.filter((x) => x.address === a);
+    const failed = await client.registerWorkerPlugin(pickyPlugin, { args: [[a]] }).catch((e) => e);
+    expect(failed).toMatchObject({ worker: b, plugin: "pickyPlugin" });
+    // Set up on a, not recorded for the workers to come: unregistering still takes it off a.
+    expect(wa?.pluginNames).toEqual(["pickyPlugin"]);
+    expect(await client.unregisterWorkerPlugin("pickyPlugin")).toEqual({ [a]: true, [b]: false });
+    expect(wa?.pluginNames).toEqual([]);
+    // Held by no worker and not recorded, it is refused as before.
+    await expect(client.unregisterWorkerPlugin("pickyPlugin")).rejects.toThrow(
+      'unregister-worker-plugin: no worker plugin named "pickyPlugin"',
+    );
   });
 
   it("a worker joining later that cannot set a recorded plugin up logs why, and runs on", async () => {
@@ -226,5 +248,38 @@ describe("worker plugins, apart from a cluster", () => {
     });
     const err = await removeOnEach(failing, ["tcp://a:1"], "p", WORKER_PLUGIN_RPCS).catch((e) => e);
     expect(err).toMatchObject({ worker: "tcp://a:1", plugin: "p", reason: "teardown: boom" });
+  });
+
+  it("unregistering asks the workers a plugin the scheduler has not recorded, refused only if none had it", async () => {
+    const op = "unregister-worker-plugin";
+    const unrecorded = () =>
+      Promise.reject(
+        new SchedulerReplyError(op, 'unregister-worker-plugin: no worker plugin named "p"'),
+      );
+    const asked: string[] = [];
+    const held = async () => {
+      asked.push("held");
+      return { "tcp://a:1": true, "tcp://b:1": false };
+    };
+    expect(await unregisterPlugin(op, "worker", "p", unrecorded, held)).toEqual({
+      "tcp://a:1": true,
+      "tcp://b:1": false,
+    });
+    const nowhere = async () => ({ "tcp://a:1": false });
+    await expect(unregisterPlugin(op, "worker", "p", unrecorded, nowhere)).rejects.toBeInstanceOf(
+      SchedulerReplyError,
+    );
+    // Workers that cannot be asked (no nanny taking plugins): the refusal, not their error.
+    const failing = () => Promise.reject(new WorkerPluginError("tcp://a:1", "p", "no nanny"));
+    await expect(unregisterPlugin(op, "worker", "p", unrecorded, failing)).rejects.toThrow(
+      'no worker plugin named "p"',
+    );
+    // Any other failure of the scheduler's is the answer: the workers are not asked.
+    asked.length = 0;
+    const closed = () => Promise.reject(new Error("the client is closed"));
+    await expect(unregisterPlugin(op, "worker", "p", closed, held)).rejects.toThrow(
+      "the client is closed",
+    );
+    expect(asked).toEqual([]);
   });
 });

@@ -5,13 +5,13 @@
  * records it, so that every worker registering from then on sets it up too.
  */
 
-import type { WorkerPluginSpec } from "../protocol/messagesSession.ts";
+import { noPluginRecorded, type WorkerPluginSpec } from "../protocol/messagesSession.ts";
 import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { optionsOf } from "./argChecks.ts";
 import { callEachWorkerOrFail } from "./askWorkers.ts";
-import { WorkerPluginError } from "./errors.ts";
+import { SchedulerReplyError, WorkerPluginError } from "./errors.ts";
 
 /** Options of `Client.registerWorkerPlugin`. */
 export interface WorkerPluginOptions {
@@ -129,4 +129,35 @@ export function removeOnEach(
     },
     (address, why, cause) => rpcs.error(address, name, `teardown: ${why}`, { cause }),
   );
+}
+
+/**
+ * Unregister plugin `name`: `forget` it at the scheduler (request `op`), then
+ * `remove` it from the workers, `{address: whether it had it}`. A plugin the
+ * scheduler has not recorded may still be on workers (its registration
+ * failed on another, after these had set it up): they are asked all the
+ * same, and the scheduler's refusal stands if none had it, or if asking
+ * failed (a `LocalCluster`'s workers have no nanny taking plugins: the
+ * refusal says more than their errors).
+ */
+export async function unregisterPlugin(
+  op: string,
+  kind: "worker" | "nanny",
+  name: string,
+  forget: () => Promise<unknown>,
+  remove: () => Promise<Record<string, boolean>>,
+): Promise<Record<string, boolean>> {
+  let refusal: SchedulerReplyError | null = null;
+  try {
+    await forget();
+  } catch (err) {
+    const unrecorded =
+      err instanceof SchedulerReplyError && err.reason === noPluginRecorded(op, kind, name);
+    if (!unrecorded) throw err;
+    refusal = err;
+  }
+  if (refusal === null) return remove();
+  const removed = await remove().catch(() => null);
+  if (removed === null || !Object.values(removed).includes(true)) throw refusal;
+  return removed;
 }

@@ -178,6 +178,16 @@ export function workerPluginSpecProblem(v: unknown, kind = "worker plugin"): str
 }
 
 /**
+ * The scheduler's refusal of `op` (`unregister-worker-plugin`,
+ * `unregister-nanny-plugin`) for a plugin `name` it has not recorded: the
+ * client still asks the workers, which may hold one whose registration failed
+ * elsewhere.
+ */
+export function noPluginRecorded(op: string, kind: "worker" | "nanny", name: unknown): string {
+  return `${op}: no ${kind} plugin named ${JSON.stringify(name)}`;
+}
+
+/**
  * A nanny plugin as the scheduler keeps it for the nannies to come: made in
  * the nanny's process (`weft worker --nanny`) by the task function `fn` on
  * `args`, under `name`, as a worker plugin is on a worker.

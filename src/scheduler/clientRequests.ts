@@ -13,6 +13,7 @@ import {
   type CoordinationOp,
   type NannyPluginSpec,
   nannyPluginSpecProblem,
+  noPluginRecorded,
   type ReplyMsg,
   type WorkerIdentity,
   type WorkerPluginSpec,
@@ -169,7 +170,7 @@ function forgetPlugin(
   kind: "worker" | "nanny",
 ): string[] {
   const at = plugins.findIndex((p) => p.name === name);
-  if (at < 0) throw new Error(`${op}: no ${kind} plugin named ${JSON.stringify(name)}`);
+  if (at < 0) throw new Error(noPluginRecorded(op, kind, name));
   plugins.splice(at, 1);
   return plugins.map((p) => p.name);
 }
