@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PeerPool } from "../worker/peerPool.ts";
+import { LocalCluster } from "./localCluster.ts";
 import { logsOfWorkers } from "./logs.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
@@ -41,6 +42,26 @@ describe("getWorkerLogs and getSchedulerLogs", () => {
     await expect(client.getSchedulerLogs({ n: 1.5 })).rejects.toThrow(
       "getSchedulerLogs: n must be an integer ≥ 0, got 1.5",
     );
+  });
+});
+
+describe("a LocalCluster's logs", () => {
+  it("keep warnings and worse by default ($WEFT_LOG_LEVEL unset), as Dask's silence_logs", async () => {
+    const level = process.env.WEFT_LOG_LEVEL;
+    delete process.env.WEFT_LOG_LEVEL;
+    let cluster: LocalCluster | null = null;
+    try {
+      cluster = await LocalCluster.start({ workers: 1 });
+      const client = await cluster.client({ logger: pino({ level: "silent" }) });
+      const [records] = Object.values(await client.getWorkerLogs());
+      // A worker logs "worker started" at info as it starts: not kept.
+      expect(records?.some((r) => r.msg === "worker started")).toBe(false);
+      const levels = [...(records ?? []), ...(await client.getSchedulerLogs())].map((r) => r.level);
+      expect(levels.filter((l) => l === "info" || l === "debug")).toEqual([]);
+    } finally {
+      if (level !== undefined) process.env.WEFT_LOG_LEVEL = level;
+      await cluster?.close();
+    }
   });
 });
 
