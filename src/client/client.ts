@@ -694,8 +694,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * dataset is unpublished. The rest of the value is structured-cloned, as
    * task values are. Rejects with a `DatasetError` if a dataset of that name
    * exists (unless `override`), or if the scheduler no longer has a future's
-   * key (released, cancelled); a released future or one of another client is
-   * refused with a TypeError.
+   * key (released, cancelled); a released future or one of another client,
+   * and a name starting with `weft:held/` (the hidden datasets of variables
+   * and queues), are refused with a TypeError.
    */
   async publishDataset(
     name: string,
@@ -704,6 +705,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<void> {
     this.checkOpen();
     checkDatasetName("publishDataset", name);
+    if (name.startsWith(HELD_DATASET_PREFIX)) {
+      // listDatasets hides them: a dataset published there would seem gone.
+      throw new TypeError(
+        `publishDataset: ${JSON.stringify(name)}: names starting with ${HELD_DATASET_PREFIX} are kept for the values of variables and queues`,
+      );
+    }
     const { override } = optionsOf("publishDataset", options);
     checkOptionalBoolean("publishDataset", "override", override);
     await this.datasets.publish("publishDataset", name, value, override === true);

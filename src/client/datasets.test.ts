@@ -147,6 +147,13 @@ describe("datasets", () => {
     const other = await cluster.client();
     const f = client.submit(inc, 1);
     await expect(client.publishDataset("", 1)).rejects.toThrow(TypeError);
+    // The names of the hidden datasets of variables and queues: one published there
+    // would be missing from listDatasets.
+    await expect(client.publishDataset("weft:held/mine", [1])).rejects.toThrow(
+      new TypeError(
+        'publishDataset: "weft:held/mine": names starting with weft:held/ are kept for the values of variables and queues',
+      ),
+    );
     await expect(client.getDataset(7 as unknown as string)).rejects.toThrow(/non-empty string/);
     await expect(client.publishDataset("m", new Map([["f", f]]))).rejects.toThrow(
       /inside a Map is not searched/,
