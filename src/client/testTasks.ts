@@ -325,6 +325,13 @@ export const pickyPlugin = defineTask("pickyPlugin", (addresses: string[]) => ({
   },
 }));
 
+/** A worker plugin whose transition hook throws on every transition to memory. */
+export const throwingTransitionPlugin = defineTask("throwingTransitionPlugin", () => ({
+  transition(key: string, _start: string, finish: string) {
+    if (finish === "memory") throw new ValueError(`no transition today (${key})`);
+  },
+}));
+
 /** Not a worker plugin: a number. */
 export const notAPlugin = defineTask("notAPlugin", () => 42);
 

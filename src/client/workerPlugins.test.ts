@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
@@ -15,6 +16,7 @@ import {
   PLUGIN_LOG,
   pickyPlugin,
   recordingPlugin,
+  throwingTransitionPlugin,
 } from "./testTasks.ts";
 import {
   addOnEach,
@@ -122,6 +124,23 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
     // Held by no worker and not recorded, it is refused as before.
     await expect(client.unregisterWorkerPlugin("pickyPlugin")).rejects.toThrow(
       'unregister-worker-plugin: no worker plugin named "pickyPlugin"',
+    );
+  });
+
+  it("what a plugin's transition hook throws is logged by its worker, not raised: the task finishes", async () => {
+    const logger = pino({ level: "error" }, { write: () => {} });
+    const { client } = await testCluster({ workers: 1, logger });
+    await client.registerWorkerPlugin(throwingTransitionPlugin);
+    const x = client.submit(inc, 1);
+    expect(await x).toBe(2);
+    const [records] = Object.values(await client.getWorkerLogs());
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        msg: "worker plugin failed",
+        err: `ValueError: no transition today (${x.key})`,
+        fields: { plugin: "throwingTransitionPlugin" },
+      }),
     );
   });
 
