@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ActiveMemoryManagerClient } from "./amm.ts";
+import { ClientClosedError } from "./errors.ts";
 import type { LocalClusterOptions } from "./localCluster.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
@@ -107,6 +108,22 @@ describe("client.amm: the active memory manager operated at run time", () => {
     expect(await waitForHolders(zHolders, (h) => h.length < 2, 500)).toHaveLength(2);
     expect(await client.amm.runOnce()).toBe(1);
     expect(await zHolders()).toHaveLength(1);
+  });
+
+  it("each method rejects with a ClientClosedError once the client is closed", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    await client.close();
+    const amm = client.amm;
+    const calls: (() => Promise<unknown>)[] = [
+      () => amm.start(),
+      () => amm.stop(),
+      () => amm.running(),
+      () => amm.status(),
+      () => amm.runOnce(),
+    ];
+    for (const call of calls) await expect(call()).rejects.toBeInstanceOf(ClientClosedError);
+    // Nothing reached the scheduler: the rounds run as they did.
+    expect(cluster.scheduler.amm.running).toBe(true);
   });
 });
 
