@@ -38,6 +38,21 @@ describe("actors: objects kept on a worker, called through handles", () => {
     }
   }
 
+  it("a method's print is a task's message, under the actor's key", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    await client.subscribeTopic("print", () => {}); // not on the test's stdout
+    const future = client.submitWith({ actor: true }, counter, 3);
+    const handle: Actor<Counter> = await future.result();
+    expect(await handle.call("say", "from the actor")).toBe(3);
+    // An actor's call does not wait for its messages: they come soon after.
+    let events: (readonly [number, unknown])[] = [];
+    for (let i = 0; i < 250 && events.length === 0; i++) {
+      events = await client.getEvents("print");
+      if (events.length === 0) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(events.map(([, msg]) => msg)).toEqual([{ text: "from the actor", key: future.key }]);
+  });
+
   it("a method gets a handle to another actor, and the worker's client", async () => {
     const { cluster, client } = await testCluster();
     const a = await client.submitWith({ actor: true }, counter, 1).result();

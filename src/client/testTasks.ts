@@ -259,6 +259,11 @@ export class Counter {
     this.n += await other.get("n");
     return this.n;
   }
+  /** Prints `text` with `print` (a task's message, of the actor's key), and returns the count. */
+  say(text: string): number {
+    print(text);
+    return this.n;
+  }
   /** The scheduler of the client a method gets with `getClient()`. */
   async clientScheduler(): Promise<string> {
     return (await getClient()).address;
