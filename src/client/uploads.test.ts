@@ -137,6 +137,23 @@ describe("Client.uploadFile", () => {
     );
   });
 
+  it("a module uploaded with load: false is imported when uploaded again with load: true, here and by workers to come", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const task = `later-${randomUUID()}`;
+    const mod = file(
+      `${task}.mjs`,
+      `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(task)}, (x) => x * 3);\n`,
+    );
+    const [w] = cluster.workers;
+    expect(Object.values(await client.uploadFile(mod, { load: false }))[0]).not.toContain(task);
+    expect(w?.taskNames).not.toContain(task);
+    expect(Object.values(await client.uploadFile(mod, { load: true }))[0]).toContain(task);
+    expect(await client.submit(task, 5)).toBe(15);
+    const late = await extraWorker(cluster, { acceptUploads: true });
+    extra.push(late);
+    expect(late.taskNames).toContain(task);
+  });
+
   it("another file under a name uploaded already is refused, and the first stays", async () => {
     const { cluster, client } = await testCluster();
     const name = `same-${randomUUID()}`;
