@@ -636,8 +636,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * close, and its unfinished tasks run elsewhere. Resolves once every worker
    * is retired or cannot be: `retired` lists the addresses retired, `failed`
    * the others with why (no other running worker could take its data, and it
-   * goes on running; it left first; it was being retired already; no
-   * connected worker matches the name).
+   * goes on running; it holds an actor, which cannot be moved; it left first;
+   * it was being retired already; no connected worker matches the name).
    */
   async retireWorkers(
     workers?: string | readonly string[] | { readonly n: number },
