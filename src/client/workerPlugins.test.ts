@@ -111,6 +111,28 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
     }
   });
 
+  it("a replacement refused by a worker leaves neither there, and the one it replaced recorded for the workers to come", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const [w] = cluster.workers;
+    await client.registerWorkerPlugin(recordingPlugin, { name: "p", args: ["v1"] });
+    const failed = await client
+      .registerWorkerPlugin(failingPlugin, { name: "p" })
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(WorkerPluginError);
+    expect(w?.pluginNames).toEqual([]);
+    const late = await extraWorker(cluster);
+    try {
+      expect(late.pluginNames).toEqual(["p"]);
+      expect(PLUGIN_LOG).toEqual([
+        `v1 setup ${w?.address}`,
+        `v1 teardown ${w?.address}`,
+        `v1 setup ${late.address}`,
+      ]);
+    } finally {
+      await late.close();
+    }
+  });
+
   it("a plugin refused by one worker and set up on others can still be unregistered there", async () => {
     const { cluster, client } = await testCluster({ workers: 2 });
     const [a, b] = cluster.workers.map((x) => x.address).sort() as [string, string];
