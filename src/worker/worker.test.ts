@@ -689,6 +689,9 @@ describe("Worker lifecycle", () => {
       );
       expect(resolveWorkerOptions({ scheduler: "x", [name]: 2 ** 31 - 1 })[name]).toBe(2 ** 31 - 1);
     }
+    // The log records kept for getWorkerLogs: the last 10,000 by default (as the scheduler's).
+    expect(resolveWorkerOptions({ scheduler: "x" }).logLength).toBe(10_000);
+    expect(resolveWorkerOptions({ scheduler: "x", logLength: 0 }).logLength).toBe(0);
     expect(() => new Worker({ scheduler: "" })).toThrow(/scheduler .* is required/);
     expect(() => new Worker({ scheduler: "x", executor: "gpu" as "inline" })).toThrow(
       /executor must be/,
