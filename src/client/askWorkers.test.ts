@@ -100,7 +100,7 @@ describe("workersNamed", () => {
 });
 
 describe("onEveryWorker", () => {
-  it("asks the workers that joined while the others were asked, and answers in address order", async () => {
+  it("asks the workers that joined while the others were asked before recording, and answers in address order", async () => {
     const lists = [
       [identity("tcp://c:3"), identity("tcp://a:1")],
       [identity("tcp://c:3"), identity("tcp://b:2"), identity("tcp://a:1")],
@@ -117,8 +117,41 @@ describe("onEveryWorker", () => {
       async () => events.push("record"),
     );
     expect(asked).toEqual([["tcp://c:3", "tcp://a:1"], ["tcp://b:2"]]);
-    expect(events).toEqual(["ask", "record", "ask"]);
+    expect(events).toEqual(["ask", "ask", "record"]);
     expect(Object.keys(got)).toEqual(["tcp://a:1", "tcp://b:2", "tcp://c:3"]);
+  });
+
+  it("records nothing when a worker that joined meanwhile fails; asks one joining as it records after", async () => {
+    let list = [identity("tcp://a:1")];
+    const events: string[] = [];
+    const failing = onEveryWorker(
+      async () => list,
+      async (addresses) => {
+        events.push(`ask ${addresses.join(" ")}`);
+        if (addresses.includes("tcp://b:2")) throw new Error("b cannot");
+        list = [identity("tcp://a:1"), identity("tcp://b:2")]; // b joins meanwhile
+        return Object.fromEntries(addresses.map((a) => [a, "OK"]));
+      },
+      async () => events.push("record"),
+    );
+    await expect(failing).rejects.toThrow("b cannot");
+    expect(events).toEqual(["ask tcp://a:1", "ask tcp://b:2"]);
+
+    list = [identity("tcp://a:1")];
+    events.length = 0;
+    const got = await onEveryWorker(
+      async () => list,
+      async (addresses) => {
+        events.push(`ask ${addresses.join(" ")}`);
+        return Object.fromEntries(addresses.map((a) => [a, "OK"]));
+      },
+      async () => {
+        events.push("record");
+        list = [identity("tcp://a:1"), identity("tcp://c:3")]; // c joins as it records
+      },
+    );
+    expect(events).toEqual(["ask tcp://a:1", "record", "ask tcp://c:3"]);
+    expect(Object.keys(got)).toEqual(["tcp://a:1", "tcp://c:3"]);
   });
 });
 

@@ -140,21 +140,32 @@ export async function workersNamed(
     .map((w) => w.address);
 }
 
+/** How many times {@link onEveryWorker} asks the workers that joined meanwhile before recording. */
+const JOINED_ROUNDS = 10;
+
 /**
- * `ask` the workers connected (as `workers()` lists them), then have the
- * scheduler `record` it for the workers to come (only once all could), then
- * `ask` those that registered meanwhile, told neither way: their answers by
- * address.
+ * `ask` the workers connected (as `workers()` lists them), and those that
+ * registered while they were asked (until none did, or {@link JOINED_ROUNDS}
+ * times), then have the scheduler `record` it for the workers to come (only
+ * once all could: a worker that joined meanwhile and fails keeps it from
+ * being recorded, as the others do), then `ask` those that registered in the
+ * last moments, told neither way: their answers by address.
  */
 export async function onEveryWorker<T>(
   workers: () => Promise<readonly WorkerIdentity[]>,
   ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
   record: () => Promise<unknown>,
 ): Promise<Record<string, T>> {
-  const first = (await workers()).map((w) => w.address);
-  const answered = await ask(first);
+  const joined = async (answered: Record<string, T>) =>
+    (await workers()).map((w) => w.address).filter((a) => !Object.hasOwn(answered, a));
+  let answered = await ask((await workers()).map((w) => w.address));
+  for (let round = 0; round < JOINED_ROUNDS; round++) {
+    const late = await joined(answered);
+    if (late.length === 0) break;
+    answered = { ...answered, ...(await ask(late)) };
+  }
   await record();
-  const late = (await workers()).map((w) => w.address).filter((a) => !(a in answered));
+  const late = await joined(answered);
   const more = late.length > 0 ? await ask(late) : {};
   return sortedByKey({ ...answered, ...more });
 }
