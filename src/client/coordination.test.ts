@@ -7,7 +7,7 @@ import {
 } from "./errors.ts";
 import { Future } from "./future.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
-import { lockedIncrement } from "./testTasks.ts";
+import { failsHoldingLock, lockedIncrement } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
 
@@ -74,6 +74,20 @@ describe("Lock and Semaphore", () => {
     );
     expect(done).toHaveLength(12);
     expect(await client.variable<number>("turns").get()).toBe(12);
+  });
+});
+
+describe("leases do not time out", () => {
+  it("a task that fails holding a lock keeps it as long as its client, the worker's, lives", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    await expect(client.submit(failsHoldingLock, "held")).rejects.toThrow("failed holding held");
+    // Dask's lease would expire unrefreshed after its lease-timeout (30 s); here it stays.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await client.lock("held").locked()).toBe(true);
+    expect(await client.lock("held").acquire({ timeoutMs: 100 })).toBe(false);
+    // A restart replaces the worker: its client leaves, and the lease goes with it.
+    await client.restart();
+    expect(await client.lock("held").acquire({ timeoutMs: 5_000 })).toBe(true);
   });
 });
 

@@ -217,6 +217,12 @@ export const clientScheduler = defineTask(
   },
 );
 
+/** Takes the lock `name` through the task's client and fails without releasing it. */
+export const failsHoldingLock = defineTask("failsHoldingLock", async (name: string) => {
+  await (await getClient()).lock(name).acquire();
+  throw new ValueError(`failed holding ${name}`);
+});
+
 /** Add one to the variable `name`, under the lock `name`: tasks that must take turns. */
 export const lockedIncrement = defineTask("lockedIncrement", async (name: string, i: number) => {
   const client = await getClient();
