@@ -24,6 +24,11 @@ describe("Lock and Semaphore", () => {
     expect(await lb.acquire({ blocking: false })).toBe(false);
     await expect(la.acquire()).rejects.toThrow(/holds "L" already \(locks are not reentrant\)/);
     const waiting = lb.acquire();
+    // A second acquire while the first waits is refused too, not queued behind it: whether
+    // it waited or was refused would hang on whether the first's answer had come.
+    await expect(lb.acquire()).rejects.toThrow(
+      /^Lock\.acquire: this Lock is acquiring "L" already \(one holder a Lock/,
+    );
     await la.release();
     expect(await waiting).toBe(true);
     await expect(la.release()).rejects.toThrow('Lock.release: this Lock does not hold "L"');
@@ -102,6 +107,7 @@ describe("MultiLock", () => {
     // y and z: waits for y, taking no z meanwhile; z alone is free to the next only once its turn passes.
     const yz = b.multiLock(["y", "z"]);
     const yzGot = yz.acquire();
+    await expect(yz.acquire()).rejects.toThrow(/this MultiLock is acquiring its locks already/);
     expect(await a.multiLock(["z"]).acquire({ blocking: false })).toBe(false);
     await ab.release();
     expect(await yzGot).toBe(true);

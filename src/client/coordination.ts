@@ -239,14 +239,18 @@ export class Semaphore {
 
 /**
  * A lock (Dask's `Lock`): held by one `Lock` object at a time across the
- * cluster. Not reentrant: acquiring it again while this object holds it is
- * refused rather than left to deadlock.
+ * cluster. Not reentrant: acquiring it again while this object holds it, or
+ * is still acquiring it, is refused rather than left to deadlock (or to wait
+ * or not depending on when the first acquire's answer came): give each
+ * concurrent user a `Lock` of its own.
  */
 export class Lock {
   /** The semaphore the scheduler keeps for it: locks are named apart from semaphores. */
   private readonly semaphoreName: string;
   /** The lease this object holds the lock by, while it holds it. */
   private lease: string | null = null;
+  /** True while an acquire of this object waits for the scheduler's answer. */
+  private acquiring = false;
 
   constructor(
     // Its own requests, not a Semaphore's: the scheduler's refusals name Lock's methods.
@@ -272,15 +276,27 @@ export class Lock {
         `Lock.acquire: this Lock holds ${JSON.stringify(this.name)} already (locks are not reentrant)`,
       );
     }
+    // Refused as well, or whether a second acquire waits or is refused would
+    // depend on whether the first one's answer came yet.
+    if (this.acquiring) {
+      throw new Error(
+        `Lock.acquire: this Lock is acquiring ${JSON.stringify(this.name)} already (one holder a Lock: give each concurrent user a Lock of its own)`,
+      );
+    }
     const lease = randomUUID();
-    const got = await this.request("Lock.acquire", "semaphore-acquire", {
-      name: this.semaphoreName,
-      maxLeases: 1,
-      lease,
-      timeoutMs: options.blocking === false ? 0 : waitFor,
-    });
-    if (got === true) this.lease = lease;
-    return got === true;
+    this.acquiring = true;
+    try {
+      const got = await this.request("Lock.acquire", "semaphore-acquire", {
+        name: this.semaphoreName,
+        maxLeases: 1,
+        lease,
+        timeoutMs: options.blocking === false ? 0 : waitFor,
+      });
+      if (got === true) this.lease = lease;
+      return got === true;
+    } finally {
+      this.acquiring = false;
+    }
   }
 
   /** Let the lock go. Rejects if this object does not hold it. */
@@ -313,6 +329,8 @@ export class MultiLock {
   readonly names: readonly string[];
   /** The request holding the locks, while this object holds them. */
   private heldBy: string | null = null;
+  /** True while an acquire of this object waits for the scheduler's answer. */
+  private acquiring = false;
 
   constructor(
     private readonly request: CoordinationRequest,
@@ -345,6 +363,11 @@ export class MultiLock {
     if (this.heldBy !== null) {
       throw new Error("MultiLock.acquire: this MultiLock holds its locks already (not reentrant)");
     }
+    if (this.acquiring) {
+      throw new Error(
+        "MultiLock.acquire: this MultiLock is acquiring its locks already (one holder a MultiLock: give each concurrent user one of its own)",
+      );
+    }
     const numLocks = options.numLocks ?? this.names.length;
     if (!Number.isSafeInteger(numLocks) || numLocks < 1 || numLocks > this.names.length) {
       throw new TypeError(
@@ -353,14 +376,19 @@ export class MultiLock {
     }
     const timeoutMs = options.blocking === false ? 0 : waitFor;
     const id = randomUUID();
-    const got = await this.request("MultiLock.acquire", "multi-lock-acquire", {
-      names: this.names,
-      numLocks,
-      id,
-      timeoutMs,
-    });
-    if (got === true) this.heldBy = id;
-    return got === true;
+    this.acquiring = true;
+    try {
+      const got = await this.request("MultiLock.acquire", "multi-lock-acquire", {
+        names: this.names,
+        numLocks,
+        id,
+        timeoutMs,
+      });
+      if (got === true) this.heldBy = id;
+      return got === true;
+    } finally {
+      this.acquiring = false;
+    }
   }
 
   /** Let the locks go. Rejects if this object does not hold them. */
