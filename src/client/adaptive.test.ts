@@ -342,6 +342,30 @@ afterEach(() => {
 });
 
 describe("Adaptive, apart from a cluster", () => {
+  it("defaults as Dask's adapt: every second, 5 s of work a worker, 0 to any number, down after 3 looks", () => {
+    const host = {
+      state: {} as SchedulerState,
+      workerCount: () => 0,
+      scaleTo: async () => {},
+      logger: memoryLogger().logger,
+    };
+    const adaptive = new Adaptive(host);
+    adaptives.push(adaptive);
+    expect({
+      minimum: adaptive.minimum,
+      maximum: adaptive.maximum,
+      intervalMs: adaptive.intervalMs,
+      waitCount: adaptive.waitCount,
+      targetDurationMs: adaptive.targetDurationMs,
+    }).toEqual({
+      minimum: 0,
+      maximum: Number.POSITIVE_INFINITY,
+      intervalMs: 1000,
+      waitCount: 3,
+      targetDurationMs: 5000,
+    });
+  });
+
   it("scales down after waitCount looks in a row asking for fewer, counting again after one that does not", async () => {
     const { adaptive, host, scaled } = standIn({ waitCount: 3 });
     adaptive.wanted = 1;
