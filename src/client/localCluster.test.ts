@@ -6,6 +6,7 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { ExecuteSuccessEvent } from "../worker/state/events.ts";
 import type { Worker } from "../worker/worker.ts";
+import { LocalCluster } from "./localCluster.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
 
@@ -24,6 +25,31 @@ function recordingLogger(): { logger: pino.Logger; records: { level: number; msg
   );
   return { logger, records };
 }
+
+describe("LocalCluster's defaults", () => {
+  it("two workers of one thread each, on thread pools, in process, not validating", async () => {
+    const cluster = await LocalCluster.start({ logger: pino({ level: "silent" }) });
+    try {
+      expect(cluster.address).toMatch(/^inproc:\/\//);
+      expect(cluster.workers.map((w) => w.address).every((a) => a.startsWith("inproc://"))).toBe(
+        true,
+      );
+      expect(
+        cluster.workers.map((w) => ({
+          nthreads: w.options.nthreads,
+          executor: w.executorKind,
+          validate: w.options.validate,
+          name: w.options.name,
+        })),
+      ).toEqual([
+        { nthreads: 1, executor: "piscina", validate: false, name: "0" },
+        { nthreads: 1, executor: "piscina", validate: false, name: "1" },
+      ]);
+    } finally {
+      await cluster.close();
+    }
+  });
+});
 
 describe("LocalCluster's replacement of a worker that stopped on a fault", () => {
   it("a replacement that cannot even be made (its task module gone) uses up the restarts, then is given up, without an unhandled rejection", async () => {
