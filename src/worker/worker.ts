@@ -285,8 +285,9 @@ export class Worker extends BaseWorker {
   /**
    * Add a worker plugin here (Dask's `Worker.plugin_add`; see `WorkerPluginHooks`),
    * as a client's `registerWorkerPlugin` does on every worker: one of that name is
-   * torn down first; `setup(worker)` is awaited, and if it throws the plugin is
-   * not kept. For preload modules (`weftSetup(worker)`) and programs embedding a worker.
+   * torn down first (a teardown that throws is logged, and this one set up all
+   * the same); `setup(worker)` is awaited, and if it throws the plugin is not
+   * kept. For preload modules (`weftSetup(worker)`) and programs embedding a worker.
    */
   addPlugin(plugin: WorkerPluginHooks<Worker>, name: string): Promise<void> {
     return this.plugins.add(name, plugin);
