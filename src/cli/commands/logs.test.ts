@@ -74,6 +74,21 @@ describe("weft logs", () => {
     expect(await count("--n", "all")).toBeGreaterThanOrEqual(150);
   });
 
+  it("--n counts the records of --level or more severe: a warning followed by 150 info lines is shown", async () => {
+    const { cluster } = await testCluster({
+      logger: pino({ level: "info" }, { write: () => {} }),
+    });
+    cluster.scheduler.logger.warn({ i: -1 }, "the warning");
+    for (let i = 0; i < 150; i++) cluster.scheduler.logger.info({ i }, "filler");
+    const scheduler = async (...more: string[]) =>
+      JSON.parse((await runWeft(["logs", cluster.address, "--json", "--no-workers", ...more])).out)
+        .scheduler as { msg: string; level: string }[];
+    expect((await scheduler("--level", "warn")).map((r) => r.msg)).toEqual(["the warning"]);
+    const infos = await scheduler("--level", "info", "--n", "3");
+    expect(infos.map((r) => r.msg)).toEqual(["filler", "filler", "filler"]);
+    expect(await scheduler("--level", "warn", "--n", "0")).toEqual([]);
+  });
+
   it("reports a --worker that matches no connected worker on stderr, exit 1", async () => {
     const { cluster } = await testCluster({ logger: pino({ level: "info" }, { write: () => {} }) });
     const one = cluster.workers[0].address;

@@ -100,10 +100,19 @@ export async function runLogs(
     ctx.exitCode = EXIT.usage;
     return;
   }
-  const count = Number.isFinite(n as number) ? { n: n as number } : {};
   const atLeast = LEVELS.indexOf(level as (typeof LEVELS)[number]);
-  const shown = (records: readonly LogRecord[]) =>
-    records.filter((r) => LEVELS.indexOf(r.level as (typeof LEVELS)[number]) >= atLeast);
+  const last = n as number;
+  // With --level, --n counts the records of that level or more severe: the processes
+  // are asked for every record they keep, else `--level warn` showed only the warnings
+  // among the last 100 records, and none of those that debug or info lines had followed.
+  const count = atLeast === 0 && Number.isFinite(last) ? { n: last } : {};
+  const shown = (records: LogRecord[]): LogRecord[] => {
+    const kept =
+      atLeast === 0
+        ? records
+        : records.filter((r) => LEVELS.indexOf(r.level as (typeof LEVELS)[number]) >= atLeast);
+    return Number.isFinite(last) ? kept.slice(Math.max(0, kept.length - last)) : kept;
+  };
   await withClient("logs", { given: address }, opts, ctx, async (client) => {
     const logs: { scheduler?: LogRecord[]; workers?: Record<string, LogRecord[]> } = {};
     if (opts.scheduler !== false) logs.scheduler = shown(await client.getSchedulerLogs(count));
@@ -138,7 +147,11 @@ export function logsCommand(ctx: CliContext): Command {
     .description(
       "Print the last records the scheduler and its workers logged, merged by time (Dask's get_worker_logs)",
     )
-    .option("--n <n>", 'the last n records of each process, or "all" it keeps', "100")
+    .option(
+      "--n <n>",
+      'the last n records of each process (of --level or more severe), or "all" it keeps',
+      "100",
+    )
     .option(
       "--worker <worker>",
       `only this worker's records: ${WORKER_SELECTOR}; repeatable`,
