@@ -136,6 +136,23 @@ describe("weft profile", () => {
     }
   });
 
+  it("takes --seconds that are not whole milliseconds (1.0001 s, 0.0005 s)", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const output = join(tmpdir(), `weft-cli-profile-fraction-${process.pid}.cpuprofile`);
+    try {
+      for (const seconds of ["1.0001", "0.0005"]) {
+        const r = await runWeft(["profile", cluster.address, "--seconds", seconds, "-o", output]);
+        expect(r.err, seconds).toBe(
+          `weft profile: profiling the workers' threads for ${seconds} s (every 1000 µs)…\n`,
+        );
+        expect(r.code, seconds).toBe(0);
+        expect(r.out, seconds).toContain(`written to ${output}`);
+      }
+    } finally {
+      await rm(output, { force: true });
+    }
+  });
+
   it("a --worker matching nobody beside one that does: said, and the other profiled (exit 1)", async () => {
     const { cluster } = await testCluster({ workers: 1 });
     const output = join(tmpdir(), `weft-cli-profile-some-${process.pid}.cpuprofile`);

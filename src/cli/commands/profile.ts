@@ -158,8 +158,9 @@ export async function runProfile(
       ...workers,
       ...(opts.withScheduler === true ? { scheduler: true } : {}),
       intervalUs: intervalUs as number,
-      // Ample: the workers drop a profile nobody fetched only after this.
-      maxMs: ms + 60_000,
+      // Ample: the workers drop a profile nobody fetched only after this. Whole
+      // milliseconds, as the client takes them: --seconds 1.0001 is 1000.1 ms.
+      maxMs: Math.ceil(ms) + 60_000,
     });
     for (const f of profile.failedWorkers) {
       ctx.stderr.write(`weft profile: no profile of ${f.worker}: ${f.reason}\n`);
