@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -61,5 +61,22 @@ describe("weft dump", () => {
     expect(r.err).toBe(
       `weft dump: -o ${missing}: no such directory: ${join(dir, "no-such-dir")}\n`,
     );
+  });
+
+  it("refuses an -o that names a directory, before connecting", async () => {
+    const yaml = join(dir, "a-directory.yaml");
+    const plain = join(dir, "plain");
+    mkdirSync(yaml);
+    mkdirSync(`${plain}.msgpack.gz`);
+    expect(await runWeft(["dump", "tcp://127.0.0.1:1", "-o", yaml])).toEqual({
+      code: 2,
+      out: "",
+      err: `weft dump: -o ${yaml}: it is a directory\n`,
+    });
+    expect(await runWeft(["dump", "tcp://127.0.0.1:1", "-o", plain])).toEqual({
+      code: 2,
+      out: "",
+      err: `weft dump: -o ${plain}: ${plain}.msgpack.gz: it is a directory\n`,
+    });
   });
 });

@@ -7,8 +7,9 @@
 import { Command } from "commander";
 import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
+import { dumpFileName } from "../../protocol/clusterDump/write.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { directoryProblem } from "./outputFile.ts";
+import { directoryProblem, outputProblem } from "./outputFile.ts";
 import {
   addConnectOptions,
   addSchedulerArgument,
@@ -55,20 +56,25 @@ export async function runDump(
     ctx.exitCode = EXIT.usage;
     return;
   }
-  // The dump can take a while to gather: a directory it cannot be written in is said before.
+  // The dump can take a while to gather: a file it cannot write (a directory, a directory
+  // it cannot be written in) is said before.
   const output = opts.output ?? "weft-cluster-dump";
-  const unwritable = await directoryProblem(output);
+  const path = dumpFileName(output, format.format);
+  const inDirectory = await directoryProblem(output);
+  const asFile = inDirectory === null ? await outputProblem(path) : null;
+  const unwritable =
+    inDirectory ?? (asFile === null || path === output ? asFile : `${path}: ${asFile}`);
   if (unwritable !== null) {
     ctx.stderr.write(`weft dump: -o ${output}: ${unwritable}\n`);
     ctx.exitCode = EXIT.usage;
     return;
   }
   await withClient("dump", { given: address }, opts, ctx, async (client) => {
-    const path = await client.dumpClusterState(output, {
+    const written = await client.dumpClusterState(output, {
       format: format.format,
     });
     ctx.stdout.write(
-      `${path}\nreplay its workers: weft replay ${path}\na task's story:     weft story KEY ${path}\n`,
+      `${written}\nreplay its workers: weft replay ${written}\na task's story:     weft story KEY ${written}\n`,
     );
   });
 }
