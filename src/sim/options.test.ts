@@ -2,7 +2,7 @@
 
 import { expect, test } from "vitest";
 import { DEFAULT_FAULT_RATES } from "./faults.ts";
-import { MAX_SIM_TASKS, resolveSimOptions, SIM_DEFAULTS } from "./options.ts";
+import { MAX_SIM_TASKS, MAX_SIM_WORKERS, resolveSimOptions, SIM_DEFAULTS } from "./options.ts";
 
 test("the most tasks a workload may build is allowed, one more is not", () => {
   // A map of n builds about 2n tasks.
@@ -12,6 +12,13 @@ test("the most tasks a workload may build is allowed, one more is not", () => {
   expect(() =>
     resolveSimOptions({ seed: 1, workload: "map", tasks: MAX_SIM_TASKS / 2 + 1 }),
   ).toThrow(/^tasks: a map workload of 2000001 builds about 4000002 tasks; at most 4000000 /);
+});
+
+test("the most workers a cluster may start with is allowed, one more is not", () => {
+  expect(resolveSimOptions({ seed: 1, workers: MAX_SIM_WORKERS }).workers).toBe(MAX_SIM_WORKERS);
+  expect(() => resolveSimOptions({ seed: 1, workers: MAX_SIM_WORKERS + 1 })).toThrow(
+    /^workers must be at most 10000, got 10001 /,
+  );
 });
 
 test("a heartbeat timeout no longer than the interval is refused", () => {

@@ -222,6 +222,14 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
 /** The most tasks a simulated workload may build (a million-task run takes a few GB). */
 export const MAX_SIM_TASKS = 4_000_000;
 
+/**
+ * The most workers a simulated cluster may start with: the run's cost grows as the
+ * square of its workers (each registration looks at every worker, and so does each
+ * validation), so that 10,000 take minutes validated, 100,000 hours, and 5,000,000
+ * filled gigabytes before they had all registered.
+ */
+export const MAX_SIM_WORKERS = 10_000;
+
 /** About how many tasks the workload `kind` of size `n` builds (`shuffle`: n², the others ≤ 2n). */
 function builtTasks(kind: string, n: number): number {
   return kind === "shuffle" ? n * n + 2 * n : 2 * n;
@@ -243,6 +251,11 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     if (!Number.isInteger(r[name]) || r[name] < 1) {
       throw new RangeError(`${name} must be an integer ≥ 1, got ${r[name]}`);
     }
+  }
+  if (r.workers > MAX_SIM_WORKERS) {
+    throw new RangeError(
+      `workers must be at most ${MAX_SIM_WORKERS}, got ${r.workers} (a run's cost grows as the square of its workers: ${MAX_SIM_WORKERS} take minutes)`,
+    );
   }
   const built = builtTasks(r.workload, r.tasks);
   if (built > MAX_SIM_TASKS) {

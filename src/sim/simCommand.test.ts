@@ -120,6 +120,12 @@ test("a failing run prints the replay command and the smallest case, and exits 1
 test("bad usage exits 2; --help documents the faults, variants and workloads", async () => {
   expect((await weft("sim", "--faults", "meteor")).code).toBe(2);
   expect((await weft("sim", "--workers", "0")).code).toBe(2);
+  // Refused at once: 5,000,000 filled gigabytes before they had all registered.
+  const many = await weft("sim", "--workers", "5000000");
+  expect(many.code).toBe(2);
+  expect(many.err.split("\n")[0]).toBe(
+    "error: workers must be at most 10000, got 5000000 (a run's cost grows as the square of its workers: 10000 take minutes)",
+  );
   expect((await weft("sim", "--workload", "nope")).code).toBe(2);
   const help = await weft("sim", "--help");
   expect(help.out).toMatch(/partition/);

@@ -14,6 +14,7 @@ import { dumpFileName, writeClusterDump } from "../../protocol/clusterDump/write
 import { simDump } from "../../sim/dump.ts";
 import { FAULT_DESCRIPTIONS, FAULT_KINDS, parseFaults } from "../../sim/faults.ts";
 import {
+  MAX_SIM_WORKERS,
   resolveSimOptions,
   SIM_WORKLOAD_KINDS,
   type SimOptions,
@@ -164,7 +165,11 @@ export function simCommand(ctx: CliContext): Command {
       "workload size: tasks (random, pinned, scatter, map), leaves (tree), partitions (shuffle), length (chain), loads (configured); default 40",
       integer(1),
     )
-    .option("--workers <n>", "workers at the start (default 4)", integer(1))
+    .option(
+      "--workers <n>",
+      `workers at the start (default 4; at most ${MAX_SIM_WORKERS.toLocaleString("en-US")})`,
+      integer(1),
+    )
     .option("--max-threads <n>", "each worker gets 1..n threads (default 2)", integer(1))
     .option(
       "--outgoing-limit <n>",
