@@ -11,7 +11,12 @@
 import { Command } from "commander";
 import { positiveInteger } from "../src/bench/benchOptions.ts";
 import { NO_FAULTS } from "../src/sim/faults.ts";
-import { WORKLOAD_KINDS, type WorkloadKind } from "../src/sim/options.ts";
+import {
+  resolveSimOptions,
+  type SimOptions,
+  WORKLOAD_KINDS,
+  type WorkloadKind,
+} from "../src/sim/options.ts";
 import { simulate } from "../src/sim/simulation.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { runScript } from "./benchCli.ts";
@@ -32,32 +37,43 @@ export function simScaleOptions(opts: Readonly<Record<string, string>>): SimScal
   if (!(WORKLOAD_KINDS as readonly string[]).includes(workload)) {
     throw new Error(`--workload must be one of ${WORKLOAD_KINDS.join(", ")}, got '${workload}'`);
   }
+  // Every size is checked before the first runs: a size the simulator refuses (too many
+  // tasks or workers) ended the benchmark after the sizes before it had run for minutes.
+  for (const w of workers) {
+    try {
+      resolveSimOptions(scaleRun(w, perWorker, workload as WorkloadKind));
+    } catch (err) {
+      throw new Error(`--workers ${w} --per-worker ${perWorker}: ${(err as Error).message}`);
+    }
+  }
   return { workers, perWorker, workload: workload as WorkloadKind };
+}
+
+/** The simulation of the cluster of `workers` workers, `perWorker` tasks each. */
+function scaleRun(workers: number, perWorker: number, workload: WorkloadKind): SimOptions {
+  const tasks = workers * perWorker;
+  // The tree's size is its leaf count: about half the tasks.
+  const size = workload === "tree" ? Math.ceil(tasks / 2) : tasks;
+  return {
+    seed: 1,
+    workers,
+    maxThreads: 2,
+    workload,
+    tasks: size,
+    faults: NO_FAULTS,
+    validate: false,
+    releasePhase: false,
+    maxEvents: 1e9,
+  };
 }
 
 /** Simulate one cluster per size and emit one result a size. */
 export function benchSimScale(o: SimScaleOptions, emit: (line: string) => void): void {
   const { perWorker, workload } = o;
   for (const workers of o.workers) {
-    const tasks = workers * perWorker;
-    // The tree's size is its leaf count: about half the tasks.
-    const size = workload === "tree" ? Math.ceil(tasks / 2) : tasks;
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
-    const r = simulate(
-      {
-        seed: 1,
-        workers,
-        maxThreads: 2,
-        workload,
-        tasks: size,
-        faults: NO_FAULTS,
-        validate: false,
-        releasePhase: false,
-        maxEvents: 1e9,
-      },
-      { timing: true },
-    );
+    const r = simulate(scaleRun(workers, perWorker, workload), { timing: true });
     const wall = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;

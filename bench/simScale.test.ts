@@ -33,6 +33,17 @@ describe("bench:sim", () => {
     );
   });
 
+  it("checks every size before running the first: one the simulator refuses is said at once", () => {
+    const ok = { workers: "10,1000", perWorker: "1000", workload: "tree" };
+    expect(simScaleOptions(ok).workers).toEqual([10, 1000]);
+    expect(() => simScaleOptions({ ...ok, perWorker: "10000" })).toThrow(
+      /^--workers 1000 --per-worker 10000: tasks: a tree workload of 5000000 builds about 10000000 tasks; at most 4000000 /,
+    );
+    expect(() => simScaleOptions({ ...ok, workers: "10,20000" })).toThrow(
+      /^--workers 20000 --per-worker 1000: workers must be at most 10000, got 20000 /,
+    );
+  });
+
   it("rejects an unknown option through commander", async () => {
     await expect(main(["--nope"])).rejects.toThrow("unknown option '--nope'");
   });
