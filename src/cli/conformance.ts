@@ -38,7 +38,7 @@ export function conformanceMain(
     .exitOverride()
     .addHelpText(
       "after",
-      "\nA path that cannot be read, or a file named here that is not a vector, is reported as\nFAIL and the run goes on; files in a directory that are not vectors are ignored.\nExit codes: 0 every vector passed, 1 a vector failed (or there was none), 2 a path\ncould not be run (unreadable, or not a valid vector file) or bad usage (a missing\npath, an unknown option).",
+      "\nA path that cannot be read, or a file named here that is not a vector, is reported as\nFAIL and the run goes on; in a directory, files not named .json or .json.gz are\nignored (a broken one is FAIL).\nExit codes: 0 every vector passed, 1 a vector failed (or there was none), 2 a path\ncould not be run (unreadable, or not a valid vector file) or bad usage (a missing\npath, an unknown option).",
     )
     .action((paths: string[], opts: { verbose?: boolean }) => {
       code = runConformance(paths, {
