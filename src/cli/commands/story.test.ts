@@ -88,6 +88,22 @@ describe("weft story", () => {
     }
   });
 
+  it("refuses the options of a connection with a dump, which is read, not connected to", async () => {
+    const dump = fileURLToPath(
+      new URL("../../../test/fixtures/dumps/cancelled-and-resumed.yaml", import.meta.url),
+    );
+    for (const [args, said] of [
+      [["--connect-timeout", "abc"], "--connect-timeout is"],
+      [["--tls-cert", "c.pem", "--tls-key", "k.pem"], "--tls-cert, --tls-key are"],
+    ] as const) {
+      const r = await runWeft(["story", "k", dump, ...args]);
+      expect(r, args.join(" ")).toMatchObject({ code: 2, out: "" });
+      expect(r.err.split("\n")[0], args.join(" ")).toBe(
+        `error: ${said} for a running cluster, and ${dump} is read as a cluster dump`,
+      );
+    }
+  });
+
   it("with --scheduler-file, refuses no key, a dump given too, and the replay options, before connecting", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-story-cli-"));
     try {

@@ -37,6 +37,14 @@ function failureNote(address: string, f: ReplayFailure, opts: StoryOptions): str
   );
 }
 
+/** The options of a running cluster's connection, and their flags. */
+const CONNECT_FLAGS = [
+  ["connectTimeout", "--connect-timeout"],
+  ["tlsCaFile", "--tls-ca-file"],
+  ["tlsCert", "--tls-cert"],
+  ["tlsKey", "--tls-key"],
+] as const satisfies readonly (readonly [keyof StoryOptions, string])[];
+
 /**
  * A scheduler's address rather than a file: the story is asked of the running
  * cluster. A bare host:port is one, as every other command takes it, unless a
@@ -115,7 +123,7 @@ export function storyCommand(ctx: CliContext): Command {
       .option("--json", "print the records as JSON")
       .addHelpText(
         "after",
-        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Of a running cluster, the records its scheduler and\nworkers keep now (client.story); --replay and --follow-log are for dumps. With\n--scheduler-file FILE every argument is a key, asked of the scheduler FILE names.\nExit codes: 0 found, 1 no record mentions them (or a worker's could not be read), 2 unreadable\ninput or a scheduler that cannot be reached.",
+        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Of a running cluster, the records its scheduler and\nworkers keep now (client.story); --replay and --follow-log are for dumps (--connect-timeout\nand --tls-* for a running cluster). With --scheduler-file FILE every argument is a key,\nasked of the scheduler FILE names.\nExit codes: 0 found, 1 no record mentions them (or a worker's could not be read), 2 unreadable\ninput or a scheduler that cannot be reached.",
       )
       .action(async (args: string[], opts: StoryOptions, cmd: Command) => {
         if (opts.schedulerFile !== undefined) {
@@ -137,6 +145,15 @@ export function storyCommand(ctx: CliContext): Command {
             printStory(ctx, liveStory(await client.story(...keys)), keys, file, opts);
           });
           return;
+        }
+        // A dump is read, not connected to: a connection option given with one (a bad
+        // --connect-timeout, TLS files meant for a cluster) was ignored unsaid.
+        const connecting = CONNECT_FLAGS.filter(([name]) => opts[name] !== undefined);
+        if (connecting.length > 0) {
+          cmd.error(
+            `error: ${connecting.map(([, flag]) => flag).join(", ")} ${connecting.length === 1 ? "is" : "are"} for a running cluster, and ${file} is read as a cluster dump`,
+            { exitCode: EXIT.usage },
+          );
         }
         await withInputErrors(ctx, "story", async () => {
           checkInputExists(file);
