@@ -21,6 +21,16 @@ test("the most workers a cluster may start with is allowed, one more is not", ()
   );
 });
 
+test("rounds of work stealing and of the memory manager are at least a millisecond apart", () => {
+  for (const name of ["workStealingInterval", "activeMemoryManagerInterval"] as const) {
+    expect(resolveSimOptions({ seed: 1, [name]: 0.001 })[name]).toBe(0.001);
+    // A round every nanosecond filled the run's 5,000,000 events: a "livelock".
+    expect(() => resolveSimOptions({ seed: 1, [name]: 1e-9 })).toThrow(
+      `${name} must be at least 0.001 (a millisecond, a real scheduler's least), got 1e-9`,
+    );
+  }
+});
+
 test("a heartbeat timeout no longer than the interval is refused", () => {
   expect(() => resolveSimOptions({ seed: 1, heartbeatInterval: 1, heartbeatTimeout: 1 })).toThrow(
     "heartbeatTimeout must exceed heartbeatInterval",

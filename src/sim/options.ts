@@ -63,8 +63,8 @@ export interface SimOptions {
   workStealing?: boolean;
   /**
    * Virtual seconds between rounds of work stealing (Dask's
-   * `work-stealing-interval`). Default 0.1, a real scheduler's default; a
-   * shorter one steals while more is in flight.
+   * `work-stealing-interval`), at least 0.001. Default 0.1, a real scheduler's
+   * default; a shorter one steals while more is in flight.
    */
   workStealingInterval?: number;
   /**
@@ -74,9 +74,9 @@ export interface SimOptions {
    */
   activeMemoryManager?: boolean;
   /**
-   * Virtual seconds between rounds of the Active Memory Manager. Default 2, a
-   * real scheduler's default; a shorter one drops replicas while more is in
-   * flight.
+   * Virtual seconds between rounds of the Active Memory Manager, at least
+   * 0.001. Default 2, a real scheduler's default; a shorter one drops replicas
+   * while more is in flight.
    */
   activeMemoryManagerInterval?: number;
   /**
@@ -287,6 +287,15 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
   ] as const) {
     if (!(r[name] > 0) || !Number.isFinite(r[name])) {
       throw new RangeError(`${name} must be a finite number > 0, got ${r[name]}`);
+    }
+  }
+  // A real scheduler's rounds are at least a millisecond apart (its intervals are whole
+  // ms): shorter ones filled the run's events with rounds, reported as a livelock.
+  for (const name of ["workStealingInterval", "activeMemoryManagerInterval"] as const) {
+    if (r[name] < 0.001) {
+      throw new RangeError(
+        `${name} must be at least 0.001 (a millisecond, a real scheduler's least), got ${r[name]}`,
+      );
     }
   }
   for (const name of [

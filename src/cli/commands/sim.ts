@@ -235,7 +235,7 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option(
       "--work-stealing-interval <seconds>",
-      "virtual seconds between rounds of work stealing (default 0.1, a real scheduler's)",
+      "virtual seconds between rounds of work stealing, at least 0.001 (default 0.1, a real scheduler's)",
       positive,
     )
     .option(
@@ -244,7 +244,7 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option(
       "--active-memory-manager-interval <seconds>",
-      "virtual seconds between rounds of the active memory manager (default 2, a real scheduler's)",
+      "virtual seconds between rounds of the active memory manager, at least 0.001 (default 2, a real scheduler's)",
       positive,
     )
     .option(
