@@ -8,7 +8,7 @@ import {
   positiveInteger,
 } from "./benchOptions.ts";
 import { clusterBenchOptions } from "./clusterBenchCommand.ts";
-import { stateBenchOptions } from "./stateBenchCommand.ts";
+import { MAX_MEMORY_TASKS, stateBenchOptions } from "./stateBenchCommand.ts";
 
 const run = { warmup: "3", saturation: "1.1", scale: "1" };
 
@@ -81,6 +81,16 @@ describe("the benchmarks' shared options", () => {
     expect(stateBenchOptions(opts)).not.toHaveProperty("streams");
     expect(() => stateBenchOptions({ ...opts, streams: " , " })).toThrow(
       "--streams names no stream",
+    );
+  });
+
+  it("bench state's --tasks: at most MAX_MEMORY_TASKS, which fit node's default heap", () => {
+    const opts = { dir: "d", runs: "1", warmup: "0", python: "python3" };
+    expect(stateBenchOptions({ ...opts, tasks: String(MAX_MEMORY_TASKS) }).tasks).toBe(
+      MAX_MEMORY_TASKS,
+    );
+    expect(() => stateBenchOptions({ ...opts, tasks: "20000000" })).toThrow(
+      "--tasks must be at most 4000000 (about 580 heap bytes a task), got 20000000",
     );
   });
 

@@ -67,7 +67,11 @@ export function stateBenchCommand(name: string): Command {
     .option("--runs <n>", "timed runs per stream (median reported)", "5")
     .option("--warmup <n>", "untimed runs per stream before the timed ones", "1")
     .option("--streams <names>", "comma-separated stream names (default: all)")
-    .option("--tasks <n>", "tasks held for the memory measurement (0 to skip)", "1000000")
+    .option(
+      "--tasks <n>",
+      "tasks held for the memory measurement (0 to skip; at most 4,000,000)",
+      "1000000",
+    )
     .option(
       "--reference-here",
       "also time the reference (python3, tools/oracle/bench_reference.py, in a checkout of weft) on each stream, " +
@@ -86,11 +90,23 @@ also bad options, a stream it cannot name or read, or a Python it cannot run).`,
     );
 }
 
+/**
+ * The most tasks `--tasks` may hold: about 580 heap bytes each, 4,000,000 take 2.3 GB
+ * of node's default heap limit (4 GB on a 64-bit machine with memory to spare);
+ * 20,000,000 ended the benchmark, after its streams, in V8's out-of-memory abort.
+ */
+export const MAX_MEMORY_TASKS = 4_000_000;
+
 /** The options commander parsed, checked; throws an error naming the flag. */
 export function stateBenchOptions(opts: StateBenchCliOptions): StateBenchOptions {
   const runs = positiveInteger(opts.runs, "--runs");
   const warmup = nonNegativeInteger(opts.warmup, "--warmup");
   const tasks = nonNegativeInteger(opts.tasks, "--tasks");
+  if (tasks > MAX_MEMORY_TASKS) {
+    throw new Error(
+      `--tasks must be at most ${MAX_MEMORY_TASKS} (about 580 heap bytes a task), got ${tasks}`,
+    );
+  }
   const streams = opts.streams
     ?.split(",")
     .map((s) => s.trim())
