@@ -21,6 +21,7 @@ import { len, zeros } from "../src/bench/clusterTasks.ts";
 import { freshPageMicros } from "../src/bench/memoryCost.ts";
 import { median, round } from "../src/bench/stats.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../src/comm/comm.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { runScript } from "./benchCli.ts";
 
@@ -97,23 +98,40 @@ export async function benchLargeArgs(
   }
 }
 
+/**
+ * The largest `--mib`: the argument travels to the scheduler, and on to a worker, in
+ * one message, of at most {@link DEFAULT_MAX_MESSAGE_BYTES} (4 GiB - 1) bytes.
+ */
+export const MAX_MIB = Math.floor(DEFAULT_MAX_MESSAGE_BYTES / (1024 * 1024));
+
+/** `--mib`, `--runs` and `--warmup` as given to commander, checked. */
+export function largeArgsOptions(opts: Readonly<Record<string, string>>): LargeArgsOptions {
+  const mib = positiveInteger(opts.mib, "--mib");
+  // 1e9 started the cluster, then failed making the array (an "Invalid typed array length").
+  if (mib > MAX_MIB) {
+    throw new Error(
+      `--mib must be at most ${MAX_MIB} (the argument travels in one message of at most 4 GiB), got ${mib}`,
+    );
+  }
+  return {
+    mib,
+    runs: positiveInteger(opts.runs, "--runs"),
+    warmup: nonNegativeInteger(opts.warmup, "--warmup"),
+  };
+}
+
 /** `npm run bench:large-args`; returns the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command("bench:large-args")
     .description("A large task argument (submit) and a large result (fetch) over TCP")
-    .option("--mib <n>", "size of the array in MiB", "200")
+    .option("--mib <n>", `size of the array in MiB (at most ${MAX_MIB})`, "200")
     .option("--runs <n>", "timed runs of each (the median is reported)", "7")
     .option("--warmup <n>", "untimed runs of each first", "1")
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
-  await benchLargeArgs(
-    {
-      mib: positiveInteger(opts.mib, "--mib"),
-      runs: positiveInteger(opts.runs, "--runs"),
-      warmup: nonNegativeInteger(opts.warmup, "--warmup"),
-    },
-    (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
+  await benchLargeArgs(largeArgsOptions(opts), (record) =>
+    process.stdout.write(`${JSON.stringify(record)}\n`),
   );
   return 0;
 }
