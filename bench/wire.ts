@@ -75,7 +75,8 @@ export const MESSAGE_KINDS: Record<string, (i: number) => unknown> = {
   }),
 };
 
-interface WireBenchOptions {
+/** Options of a run. */
+export interface WireBenchOptions {
   readonly runs: number;
   readonly batch: number;
 }
@@ -121,6 +122,19 @@ export function benchWire(
   }
 }
 
+/**
+ * The largest `--batch`: 100,000 messages a batch take seconds a kind; a million
+ * minutes, and 100,000,000 ended in V8's out-of-memory abort.
+ */
+export const MAX_BATCH = 100_000;
+
+/** `--runs` and `--batch` as given to commander, checked. */
+export function wireOptions(opts: Readonly<Record<string, string>>): WireBenchOptions {
+  const batch = positiveInteger(opts.batch, "--batch");
+  if (batch > MAX_BATCH) throw new Error(`--batch must be at most ${MAX_BATCH}, got ${batch}`);
+  return { runs: positiveInteger(opts.runs, "--runs"), batch };
+}
+
 /** The command line: `--runs`, `--batch`. */
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command("bench:wire")
@@ -128,14 +142,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       "The TCP wire codec alone: encode and decode batches of typical scheduler and worker messages; median µs per message",
     )
     .option("--runs <n>", "timed runs per message kind", "9")
-    .option("--batch <n>", "messages per batch (one frame)", "1000")
+    .option("--batch <n>", `messages per batch (one frame; at most ${MAX_BATCH})`, "1000")
     .exitOverride();
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
-  benchWire(
-    { runs: positiveInteger(opts.runs, "--runs"), batch: positiveInteger(opts.batch, "--batch") },
-    (r) => console.log(JSON.stringify(r)),
-  );
+  benchWire(wireOptions(opts), (r) => console.log(JSON.stringify(r)));
   return 0;
 }
 
