@@ -94,6 +94,17 @@ describe("the benchmarks' shared options", () => {
     );
   });
 
+  it("bench state's --python is run (--version) before anything, with --reference-here", () => {
+    const opts = { dir: "d", runs: "1", warmup: "0", tasks: "0", referenceHere: true };
+    expect(() => stateBenchOptions({ ...opts, python: "/no/such/python" })).toThrow(
+      "--python /no/such/python: cannot run it: spawnSync /no/such/python ENOENT",
+    );
+    // Not run without --reference-here.
+    expect(
+      stateBenchOptions({ ...opts, referenceHere: false, python: "/no/such/python" }),
+    ).not.toHaveProperty("referenceWith");
+  });
+
   it("bench cluster takes TLS credentials for --protocol tls only", () => {
     const tls = { ca: "ca" } as unknown as TlsCredentials;
     const cli = { ...run, runs: "1", graphs: "map", executor: "inline", workStealing: true };

@@ -5,6 +5,7 @@
  * when it runs it.
  */
 
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
@@ -118,6 +119,15 @@ export function stateBenchOptions(opts: StateBenchCliOptions): StateBenchOptions
     throw new Error(
       `--reference-here needs a checkout of weft, with ${REFERENCE_SCRIPT} (and ../shared/reference beside it)`,
     );
+  }
+  if (opts.referenceHere === true) {
+    // Found out only once weft had replayed the first stream, timed runs and all.
+    const child = spawnSync(opts.python, ["--version"], { encoding: "utf8" });
+    if (child.error !== undefined || child.status !== 0) {
+      throw new Error(
+        `--python ${opts.python}: cannot run it${child.error === undefined ? ` (exit ${child.status})` : `: ${child.error.message}`}`,
+      );
+    }
   }
   return {
     dir: opts.dir,
