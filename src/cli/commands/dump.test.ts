@@ -5,6 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { runWeft } from "../testContext.ts";
+import { DUMP_NOTICE_MS } from "./dump.ts";
 
 afterEach(closeTestClusters);
 
@@ -30,6 +31,30 @@ describe("weft dump", () => {
     expect(asYaml.err).toBe("");
     expect(asYaml.out.split("\n")[0]).toBe(`${plain}.yaml`);
   });
+
+  it("says it still waits when the workers' states take a while", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const worker = cluster.workers[0] as unknown as {
+      introspection: { dumpState: (...a: unknown[]) => unknown };
+    };
+    const real = worker.introspection.dumpState;
+    worker.introspection.dumpState = async (...a: unknown[]) => {
+      await new Promise((r) => setTimeout(r, DUMP_NOTICE_MS + 500));
+      return real(...a);
+    };
+    const yaml = join(dir, "slow.yaml");
+    const r = await runWeft(["dump", cluster.address, "-o", yaml]);
+    expect(r.code).toBe(0);
+    expect(r.err).toBe(
+      "weft dump: still waiting for workers' states (one that does not answer is waited for until the scheduler removes it)…\n",
+    );
+    // Quick: nothing said.
+    worker.introspection.dumpState = real;
+    expect(await runWeft(["dump", cluster.address, "-o", yaml])).toMatchObject({
+      code: 0,
+      err: "",
+    });
+  }, 15_000);
 
   it("refuses a --format that is neither msgpack nor yaml, before connecting", async () => {
     const r = await runWeft(["dump", "tcp://127.0.0.1:1", "--format", "json"]);
