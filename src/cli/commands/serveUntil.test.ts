@@ -24,6 +24,18 @@ describe("parseResources (weft worker --resources)", () => {
       expect(() => parseResources(bad), bad).toThrow(/expected NAME=AMOUNT/);
     }
   });
+
+  it("refuses a name given twice, which kept its last amount without a word", () => {
+    expect(() => parseResources("GPU=1,GPU=2")).toThrow('resource "GPU" is given twice');
+    expect(() => parseResources("GPU=1, GPU =1")).toThrow('resource "GPU" is given twice');
+  });
+
+  it("declares a resource named like an Object member, as any other", () => {
+    const got = parseResources("__proto__=2,toString=1");
+    expect(Object.keys(got)).toEqual(["__proto__", "toString"]);
+    expect(Object.getOwnPropertyDescriptor(got, "__proto__")?.value).toBe(2);
+    expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
+  });
 });
 
 describe("byteSize (--max-frame-bytes, --max-message-bytes)", () => {

@@ -62,7 +62,17 @@ export function parseResources(text: string): Record<string, number> {
     if (name === "" || !Number.isFinite(amount) || amount < 0) {
       throw new Error(`bad resource ${JSON.stringify(part)}: expected NAME=AMOUNT, e.g. GPU=1`);
     }
-    out[name] = amount;
+    // A name given twice kept its last amount without a word.
+    if (Object.hasOwn(out, name)) {
+      throw new Error(`resource ${JSON.stringify(name)} is given twice`);
+    }
+    // Defined, not assigned: `__proto__=1` would set the prototype and declare nothing.
+    Object.defineProperty(out, name, {
+      value: amount,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
