@@ -170,6 +170,12 @@ test("--json --runs: runs, first failure, shrink result and tally are JSON lines
   expect(lines[4].summary).toMatchObject({ runs: 2, passed: 0, failed: 2, failingSeeds: [1, 2] });
 });
 
+test("--verbose without --runs is refused, not ignored", async () => {
+  const r = await weft("sim", "--verbose");
+  expect(r).toMatchObject({ code: 2, out: "" });
+  expect(r.err).toContain("--verbose needs --runs (one run prints its result whole)");
+});
+
 test("--from without --runs is refused, not ignored", async () => {
   const r = await weft("sim", "--from", "5");
   expect(r.code).toBe(2);

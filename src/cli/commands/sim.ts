@@ -271,6 +271,13 @@ export function simCommand(ctx: CliContext): Command {
         cmd.error("error: --from needs --runs (one run takes --seed)", { exitCode: EXIT.usage });
         return;
       }
+      // One run prints its result whole; --verbose would change nothing, unsaid.
+      if (opts.verbose === true && opts.runs === undefined) {
+        cmd.error("error: --verbose needs --runs (one run prints its result whole)", {
+          exitCode: EXIT.usage,
+        });
+        return;
+      }
       // With --runs, --seed is the first seed unless --from names it: both would drop one.
       if (opts.from !== undefined && cmd.getOptionValueSource("seed") === "cli") {
         cmd.error("error: --seed and --from both name the first seed of --runs: give one", {
