@@ -3,32 +3,17 @@
  * open, nothing answers) and is removed by the scheduler for going silent:
  * calls to it, from the client and from tasks, end instead of waiting for good.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { ActorError } from "./actor.ts";
 import { RemoteTaskError } from "./errors.ts";
-import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { counter, inc, incrementSlowly } from "./testTasks.ts";
-
-const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
-const children: ChildProcess[] = [];
+import { killWorkerProcesses, within, workerProcessJoining } from "./testWorkerProcess.ts";
 
 afterEach(async () => {
-  for (const c of children.splice(0)) c.kill("SIGKILL");
+  killWorkerProcesses();
   await closeTestClusters();
 });
-
-/** Settles with what `p` gave, or "still waiting" after `ms`. */
-function within(p: PromiseLike<unknown>, ms: number): Promise<unknown> {
-  return Promise.race([
-    Promise.resolve(p).then(
-      (v) => ({ resolved: v }),
-      (e: unknown) => e,
-    ),
-    new Promise((r) => setTimeout(() => r("still waiting"), ms)),
-  ]);
-}
 
 describe("an actor on a worker that froze", () => {
   for (const executor of ["inline", "threads"] as const) {
@@ -41,21 +26,7 @@ describe("an actor on a worker that froze", () => {
         scheduler: { workerTtlMs: 1_000 },
       });
       const local = cluster.workers[0].address;
-      const child = spawn(
-        process.execPath,
-        [WEFT_BIN, "worker", cluster.address, "--tasks", fileURLToPath(CLIENT_TEST_TASKS)].concat([
-          "--nthreads",
-          "1",
-          "--executor",
-          "inline",
-          "--listen",
-          "tcp://127.0.0.1:0",
-        ]),
-        { stdio: "ignore" },
-      );
-      children.push(child);
-      await client.waitForWorkers(2, { timeoutMs: 60_000 });
-      const remote = (await client.workers()).map((w) => w.address).find((a) => a !== local);
+      const { child, address: remote } = await workerProcessJoining(cluster, client);
       const handle = await client.submitWith({ actor: true, workers: remote }, counter);
       expect(handle.address).toBe(remote);
       // In flight as it freezes: from the client, and from a task on the other worker.

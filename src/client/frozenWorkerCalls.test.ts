@@ -4,33 +4,18 @@
  * process stopped: its connections open, nothing answering) and was removed
  * for going silent: they end, saying why, instead of waiting for good.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { inc, recordingPlugin } from "./testTasks.ts";
-
-const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
-const children: ChildProcess[] = [];
+import { killWorkerProcesses, within, workerProcessJoining } from "./testWorkerProcess.ts";
 
 afterEach(async () => {
-  for (const c of children.splice(0)) c.kill("SIGKILL");
+  killWorkerProcesses();
   await closeTestClusters();
 });
-
-/** The error `p` rejects with, or "still waiting" after `ms`. */
-function within(p: PromiseLike<unknown>, ms: number): Promise<unknown> {
-  return Promise.race([
-    Promise.resolve(p).then(
-      (v) => ({ resolved: v }),
-      (e: unknown) => e,
-    ),
-    new Promise((r) => setTimeout(() => r("still waiting"), ms)),
-  ]);
-}
 
 /** A test cluster (TCP, one worker) and a second worker, a process of its own, about to freeze. */
 async function clusterWithAWorkerProcess() {
@@ -40,22 +25,8 @@ async function clusterWithAWorkerProcess() {
     scheduler: { workerTtlMs: 1_000 },
   });
   const local = cluster.workers[0].address;
-  const child = spawn(
-    process.execPath,
-    [WEFT_BIN, "worker", cluster.address, "--tasks", fileURLToPath(CLIENT_TEST_TASKS)].concat([
-      "--nthreads",
-      "1",
-      "--executor",
-      "inline",
-      "--listen",
-      "tcp://127.0.0.1:0",
-    ]),
-    { stdio: "ignore" },
-  );
-  children.push(child);
-  await client.waitForWorkers(2, { timeoutMs: 60_000 });
-  const frozen = (await client.workers()).map((w) => w.address).find((a) => a !== local);
-  return { cluster, client, local, child, frozen: frozen as string };
+  const { child, address: frozen } = await workerProcessJoining(cluster, client);
+  return { cluster, client, local, child, frozen };
 }
 
 describe("calls asking every worker, one of which froze", () => {

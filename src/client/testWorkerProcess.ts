@@ -1,0 +1,58 @@
+/**
+ * Test helpers for a worker in a process of its own, joining a test cluster,
+ * which a test can freeze (SIGSTOP: its connections stay open, nothing
+ * answers, as in a paused VM) and thaw.
+ */
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { Client } from "./client.ts";
+import type { LocalCluster } from "./localCluster.ts";
+import { CLIENT_TEST_TASKS } from "./testCluster.ts";
+
+const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
+const children: ChildProcess[] = [];
+
+/**
+ * Start `weft worker` (one inline thread, the client test tasks) for `cluster`,
+ * whose only worker is in this process, and wait until it has joined: its
+ * process and its address.
+ */
+export async function workerProcessJoining(
+  cluster: LocalCluster,
+  client: Client,
+): Promise<{ child: ChildProcess; address: string }> {
+  const local = cluster.workers[0].address;
+  const child = spawn(
+    process.execPath,
+    [WEFT_BIN, "worker", cluster.address, "--tasks", fileURLToPath(CLIENT_TEST_TASKS)].concat([
+      "--nthreads",
+      "1",
+      "--executor",
+      "inline",
+      "--listen",
+      "tcp://127.0.0.1:0",
+    ]),
+    { stdio: "ignore" },
+  );
+  children.push(child);
+  await client.waitForWorkers(2, { timeoutMs: 60_000 });
+  const address = (await client.workers()).map((w) => w.address).find((a) => a !== local);
+  return { child, address: address as string };
+}
+
+/** For `afterEach`: kill the worker processes started (a frozen one too). */
+export function killWorkerProcesses(): void {
+  for (const c of children.splice(0)) c.kill("SIGKILL");
+}
+
+/** Settles with `{ resolved: value }`, the error `p` rejects with, or "still waiting" after `ms`. */
+export function within(p: PromiseLike<unknown>, ms: number): Promise<unknown> {
+  return Promise.race([
+    Promise.resolve(p).then(
+      (v) => ({ resolved: v }),
+      (e: unknown) => e,
+    ),
+    new Promise((r) => setTimeout(() => r("still waiting"), ms)),
+  ]);
+}
