@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { runWeft } from "../testContext.ts";
-import { DUMP_NOTICE_MS } from "./dump.ts";
+import { WAIT_NOTICE_MS } from "./waitNotice.ts";
 
 afterEach(closeTestClusters);
 
@@ -39,7 +39,7 @@ describe("weft dump", () => {
     };
     const real = worker.introspection.dumpState;
     worker.introspection.dumpState = async (...a: unknown[]) => {
-      await new Promise((r) => setTimeout(r, DUMP_NOTICE_MS + 500));
+      await new Promise((r) => setTimeout(r, WAIT_NOTICE_MS + 500));
       return real(...a);
     };
     const yaml = join(dir, "slow.yaml");

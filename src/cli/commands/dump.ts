@@ -16,6 +16,7 @@ import {
   type ConnectCliOptions,
   withClient,
 } from "./status.ts";
+import { sayingItWaits } from "./waitNotice.ts";
 
 /** Options of `weft dump`. */
 export interface DumpCliOptions extends ConnectCliOptions {
@@ -44,9 +45,6 @@ function dumpFormat(opts: DumpCliOptions): { format: ClusterDumpFormat } | { pro
   return { format: opts.format };
 }
 
-/** After how long a dump still gathering says it waits. */
-export const DUMP_NOTICE_MS = 2_000;
-
 /** `weft dump [ADDRESS]` (the address, or `--scheduler-file`). */
 export async function runDump(
   address: string | undefined,
@@ -73,19 +71,9 @@ export async function runDump(
     return;
   }
   await withClient("dump", { given: address }, opts, ctx, async (client) => {
-    // A worker that does not answer is waited for until the scheduler removes it
-    // (its --worker-ttl, 30 s by default): said, rather than a silence that long.
-    const notice = setTimeout(() => {
-      ctx.stderr.write(
-        "weft dump: still waiting for workers' states (one that does not answer is waited for until the scheduler removes it)…\n",
-      );
-    }, DUMP_NOTICE_MS);
-    let written: string;
-    try {
-      written = await client.dumpClusterState(output, { format: format.format });
-    } finally {
-      clearTimeout(notice);
-    }
+    const written = await sayingItWaits(ctx, "dump", "workers' states", () =>
+      client.dumpClusterState(output, { format: format.format }),
+    );
     ctx.stdout.write(
       `${written}\nreplay its workers: weft replay ${written}\na task's story:     weft story KEY ${written}\n`,
     );

@@ -14,6 +14,7 @@ import {
   type ConnectCliOptions,
   withClient,
 } from "./status.ts";
+import { sayingItWaits } from "./waitNotice.ts";
 import {
   noWorkerMatches,
   unmatchedWorkers,
@@ -124,10 +125,9 @@ export async function runLogs(
         ctx.stderr.write(`${noWorkerMatches("logs", selector, client.address)}\n`);
         ctx.exitCode = EXIT.differences;
       }
-      const byWorker = await client.getWorkerLogs({
-        ...count,
-        ...(given.length > 0 ? { workers: given } : {}),
-      });
+      const byWorker = await sayingItWaits(ctx, "logs", "the workers' logs", () =>
+        client.getWorkerLogs({ ...count, ...(given.length > 0 ? { workers: given } : {}) }),
+      );
       logs.workers = {};
       for (const [worker, records] of Object.entries(byWorker)) {
         logs.workers[worker] = shown(records);

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { Command } from "commander";
+import type { Client } from "../../client/client.ts";
 import { ReplayInputError } from "../../replay/errors.ts";
 import { unavailableWorkerNote } from "../../replay/formatReport.ts";
 import { formatStory, storyJson } from "../../replay/formatStory.ts";
@@ -13,6 +14,7 @@ import { checkInputExists, withInputErrors } from "./inputErrors.ts";
 import { progressBar } from "./progress.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import { sayingItWaits } from "./waitNotice.ts";
 
 /** Options of `weft story`. */
 interface StoryOptions extends ConnectCliOptions {
@@ -100,7 +102,7 @@ export function storyCommand(ctx: CliContext): Command {
       });
     }
     await withClient("story", { given: undefined, others: keys }, opts, ctx, async (client) => {
-      printStory(ctx, liveStory(await client.story(...keys)), keys, client.address, opts);
+      printStory(ctx, liveStory(await workersStory(ctx, client, keys)), keys, client.address, opts);
     });
   };
   return addConnectOptions(
@@ -142,7 +144,7 @@ export function storyCommand(ctx: CliContext): Command {
             });
           }
           await withClient("story", { given: file }, opts, ctx, async (client) => {
-            printStory(ctx, liveStory(await client.story(...keys)), keys, file, opts);
+            printStory(ctx, liveStory(await workersStory(ctx, client, keys)), keys, file, opts);
           });
           return;
         }
@@ -193,4 +195,9 @@ export function storyCommand(ctx: CliContext): Command {
         });
       }),
   );
+}
+
+/** The story of `keys` of a running cluster, saying so when its workers are slow to answer. */
+function workersStory(ctx: CliContext, client: Client, keys: readonly string[]) {
+  return sayingItWaits(ctx, "story", "the workers' stories", () => client.story(...keys));
 }
