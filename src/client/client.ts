@@ -1055,25 +1055,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * {@link WorkerPluginError} of the first worker, by address, whose teardown
    * threw (the others are torn down).
    */
-  async unregisterWorkerPlugin(name: string): Promise<Record<string, boolean>> {
-    this.checkOpen();
-    if (typeof name !== "string" || name === "") {
-      throw new TypeError(
-        `unregisterWorkerPlugin: name must be a non-empty string, got ${showValue(name)}`,
-      );
-    }
-    return unregisterPlugin(
-      "unregister-worker-plugin",
-      "worker",
-      name,
-      () => this.conn.request("unregister-worker-plugin", { name }),
-      async () => {
-        const addresses = (await this.workers()).map((w) => w.address);
-        return sortedByKey(
-          await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, WORKER_PLUGIN_RPCS)),
-        );
-      },
-    );
+  unregisterWorkerPlugin(name: string): Promise<Record<string, boolean>> {
+    return this.unregisterOnEach("unregisterWorkerPlugin", "worker", name);
   }
 
   /**
@@ -1118,22 +1101,37 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * up), or with the {@link NannyPluginError} of the first worker, by address,
    * whose teardown threw.
    */
-  async unregisterNannyPlugin(name: string): Promise<Record<string, boolean>> {
+  unregisterNannyPlugin(name: string): Promise<Record<string, boolean>> {
+    return this.unregisterOnEach("unregisterNannyPlugin", "nanny", name);
+  }
+
+  /**
+   * {@link unregisterWorkerPlugin} (`kind` "worker") and
+   * {@link unregisterNannyPlugin} ("nanny"), `what` naming the call.
+   */
+  private async unregisterOnEach(
+    what: string,
+    kind: "worker" | "nanny",
+    name: string,
+  ): Promise<Record<string, boolean>> {
     this.checkOpen();
     if (typeof name !== "string" || name === "") {
-      throw new TypeError(
-        `unregisterNannyPlugin: name must be a non-empty string, got ${showValue(name)}`,
-      );
+      throw new TypeError(`${what}: name must be a non-empty string, got ${showValue(name)}`);
     }
+    const op = kind === "worker" ? "unregister-worker-plugin" : "unregister-nanny-plugin";
+    const [holders, rpcs] =
+      kind === "worker"
+        ? [() => this.workers(), WORKER_PLUGIN_RPCS]
+        : [() => this.nannyWorkers(), NANNY_PLUGIN_RPCS];
     return unregisterPlugin(
-      "unregister-nanny-plugin",
-      "nanny",
+      op,
+      kind,
       name,
-      () => this.conn.request("unregister-nanny-plugin", { name }),
+      () => this.conn.request(op, { name }),
       async () => {
-        const addresses = (await this.nannyWorkers()).map((w) => w.address);
+        const addresses = (await holders()).map((w) => w.address);
         return sortedByKey(
-          await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, NANNY_PLUGIN_RPCS)),
+          await this.cuttingLeavers(removeOnEach(this.peers, addresses, name, rpcs)),
         );
       },
     );
