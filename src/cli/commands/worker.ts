@@ -108,23 +108,23 @@ function thresholdOption(name: string, text: string): number | false {
 }
 
 /**
- * Throws when a memory option is given without `--memory-limit`: without a budget the
- * worker neither spills, pauses nor terminates, and the option was ignored without a word
- * (`--memory-terminate 0.9` protected nothing).
+ * Why the memory options given cannot be, or null: without `--memory-limit` the worker
+ * neither spills, pauses nor terminates, and they were ignored without a word
+ * (`--memory-terminate 0.9` protected nothing). `measureGiven`: `--memory-measure` was
+ * given (it has a default, so only the command knows).
  */
-function memoryOptionsNeedLimit(opts: WorkerCliOptions): void {
-  if (opts.memoryLimit !== undefined) return;
+function memoryOptionsProblem(opts: WorkerCliOptions, measureGiven: boolean): string | null {
+  if (opts.memoryLimit !== undefined) return null;
   const given = [
     ["--memory-target", opts.memoryTarget],
     ["--spill-directory", opts.spillDirectory],
     ["--memory-spill", opts.memorySpill],
     ["--memory-pause", opts.memoryPause],
     ["--memory-terminate", opts.memoryTerminate],
+    ["--memory-measure", measureGiven ? opts.memoryMeasure : undefined],
   ].flatMap(([flag, value]) => (value === undefined ? [] : [flag]));
-  if (given.length === 0) return;
-  throw new Error(
-    `${given.join(", ")} ${given.length === 1 ? "applies" : "apply"} with --memory-limit only: without a memory budget nothing is spilled, paused or terminated`,
-  );
+  if (given.length === 0) return null;
+  return `${given.join(", ")} ${given.length === 1 ? "applies" : "apply"} with --memory-limit only: without a memory budget nothing is spilled, paused or terminated`;
 }
 
 /**
@@ -172,7 +172,8 @@ export async function runWorker(
         );
       }
     }
-    memoryOptionsNeedLimit(opts);
+    const memoryProblem = memoryOptionsProblem(opts, false);
+    if (memoryProblem !== null) throw new Error(memoryProblem);
     const { listen, contact } = await workerAddresses(listenAt, scheduler);
     worker = new Worker({
       scheduler,
@@ -411,12 +412,13 @@ export function workerCommand(ctx: CliContext): Command {
         ctx.exitCode = EXIT.usage;
         return;
       }
-      // What is held against no --memory-limit measures nothing: it was ignored (the other
-      // memory options are refused in runWorker; this one has a default there).
-      if (opts.memoryLimit === undefined && cmd.getOptionValueSource("memoryMeasure") === "cli") {
-        ctx.stderr.write(
-          "weft worker: cannot start: --memory-measure applies with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
-        );
+      // --memory-measure has a default: whether it was given is known here, not in runWorker.
+      const memoryProblem = memoryOptionsProblem(
+        opts,
+        cmd.getOptionValueSource("memoryMeasure") === "cli",
+      );
+      if (memoryProblem !== null) {
+        ctx.stderr.write(`weft worker: cannot start: ${memoryProblem}\n`);
         ctx.exitCode = EXIT.usage;
         return;
       }
