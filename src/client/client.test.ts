@@ -466,6 +466,20 @@ describe("Client", () => {
     );
   });
 
+  it("an await under way when its future is released still gets the result while another future holds the key, as in Dask", async () => {
+    const { client } = await testCluster();
+    const f = client.submit(slowInc, 1, 200);
+    const other = client.submit(slowInc, 1, 200);
+    expect(other.key).toBe(f.key);
+    const awaited = f.result();
+    f.release();
+    expect(await awaited).toBe(2);
+    await expect(f.result()).rejects.toThrow(
+      new ClientClosedError(`the future of ${f.key} was released`),
+    );
+    other.release();
+  });
+
   it("recomputes a key submitted again after it was released", async () => {
     const { client } = await testCluster();
     const a = client.submit(inc, 41);

@@ -143,7 +143,8 @@ export class Future<T = unknown> implements PromiseLike<T> {
    * The result, fetched from a worker. Rejects with a `RemoteTaskError` if the
    * task failed, a `CancelledError` if it was cancelled, a `NoWorkerError` if no
    * worker can run it, a `ClientClosedError` if the client closed or the
-   * future was released.
+   * future was released (a call made before the release still resolves while
+   * another future of the key holds it, as Dask's futures share their key's state).
    */
   result(): Promise<T> {
     if (this.held.released) {
