@@ -43,6 +43,14 @@ describe("Lock and Semaphore", () => {
     expect(await a.semaphore("L").acquire({ timeoutMs: 0 })).toBe(true);
     // One lease by default: a second is not to be had.
     expect(await a.semaphore("L").acquire({ timeoutMs: 0 })).toBe(false);
+    // Whatever the semaphore's name: "lock:L" once named the lock L's own semaphore.
+    const taken = a.lock("L");
+    expect(await taken.acquire({ blocking: false })).toBe(true);
+    expect(await a.semaphore("lock:L").getValue()).toBe(0);
+    expect(await a.semaphore("lock:L", { maxLeases: 2 }).acquire({ timeoutMs: 0 })).toBe(true);
+    expect(await a.lock("M").acquire({ blocking: false })).toBe(true);
+    expect(await a.semaphore("lock:M").acquire({ timeoutMs: 0 })).toBe(true);
+    await taken.release();
   });
 
   it("a semaphore lets maxLeases in at once, first come first served", async () => {
@@ -392,20 +400,15 @@ describe("the scheduler's refusals", () => {
       reason: 'queue "Q" has maxsize 2, not 0',
       message: 'Queue.get: queue "Q" has maxsize 2, not 0',
     });
-    // A Lock's requests are a semaphore's, but its refusals name the Lock's methods.
-    expect(await client.semaphore("lock:L", { maxLeases: 2 }).acquire()).toBe(true);
-    await expect(client.lock("L").acquire()).rejects.toThrow(
-      /^Lock\.acquire: semaphore "lock:L" has maxLeases 2, not 1$/,
-    );
     const lock = client.lock("M");
     expect(await lock.acquire()).toBe(true);
     // The scheduler forgets the lease (as a scheduler that lost its state would).
     cluster.scheduler.coordination.dropAll();
     const refused = await lock.release().catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(SchedulerReplyError);
-    expect(refused).toMatchObject({ op: "semaphore-release", method: "Lock.release" });
+    expect(refused).toMatchObject({ op: "lock-release", method: "Lock.release" });
     expect((refused as Error).message).toMatch(
-      /^Lock\.release: lease [-0-9a-f]+ of "lock:M" is not held \(released already, or its client left\)$/,
+      /^Lock\.release: lease [-0-9a-f]+ of "M" is not held \(released already, or its client left\)$/,
     );
   });
 

@@ -245,8 +245,6 @@ export class Semaphore {
  * concurrent user a `Lock` of its own.
  */
 export class Lock {
-  /** The semaphore the scheduler keeps for it: locks are named apart from semaphores. */
-  private readonly semaphoreName: string;
   /** The lease this object holds the lock by, while it holds it. */
   private lease: string | null = null;
   /** True while an acquire of this object waits for the scheduler's answer. */
@@ -259,7 +257,6 @@ export class Lock {
     readonly name: string,
   ) {
     checkName("lock", name);
-    this.semaphoreName = `lock:${name}`;
   }
 
   /**
@@ -286,9 +283,8 @@ export class Lock {
     const lease = randomUUID();
     this.acquiring = true;
     try {
-      const got = await this.request("Lock.acquire", "semaphore-acquire", {
-        name: this.semaphoreName,
-        maxLeases: 1,
+      const got = await this.request("Lock.acquire", "lock-acquire", {
+        name: this.name,
         lease,
         timeoutMs: options.blocking === false ? 0 : waitFor,
       });
@@ -306,14 +302,12 @@ export class Lock {
       throw new Error(`Lock.release: this Lock does not hold ${JSON.stringify(this.name)}`);
     }
     this.lease = null;
-    await this.request("Lock.release", "semaphore-release", { name: this.semaphoreName, lease });
+    await this.request("Lock.release", "lock-release", { name: this.name, lease });
   }
 
   /** Whether some `Lock` of this name holds it now. */
   async locked(): Promise<boolean> {
-    const leases = await this.request("Lock.locked", "semaphore-leases", {
-      name: this.semaphoreName,
-    });
+    const leases = await this.request("Lock.locked", "lock-leases", { name: this.name });
     return (leases as number) > 0;
   }
 }

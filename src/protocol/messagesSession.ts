@@ -503,6 +503,9 @@ export type CoordinationOp =
   | "semaphore-acquire"
   | "semaphore-release"
   | "semaphore-leases"
+  | "lock-acquire"
+  | "lock-release"
+  | "lock-leases"
   | "event-set"
   | "event-clear"
   | "event-is-set"
@@ -521,7 +524,8 @@ export type MultiLockOp = "multi-lock-acquire" | "multi-lock-release";
 
 /**
  * A request to one of the scheduler's coordination primitives, by `name`
- * (`Client.semaphore`, `lock`, `event`, `variable`, `queue`): the fields each
+ * (`Client.semaphore`, `lock`, `event`, `variable`, `queue`; locks named
+ * apart from semaphores, as Dask's `LockExtension` keeps them): the fields each
  * op takes are checked by `scheduler/coordination/coordination.ts`. One that
  * must wait (an acquire, a wait, a get, a put into a full queue) is answered
  * once it can be, or once its `timeoutMs` has passed.
@@ -530,7 +534,7 @@ export interface CoordinationRequestMsg {
   readonly op: Exclude<CoordinationOp, MultiLockOp>;
   /** The request's ID, which its reply carries back. */
   readonly requestId: number;
-  /** The name of the semaphore, event, variable or queue. */
+  /** The name of the semaphore, lock, event, variable or queue. */
   readonly name: string;
   readonly [field: string]: unknown;
 }

@@ -22,6 +22,9 @@ export const COORDINATION_OPS: readonly CoordinationOp[] = [
   "semaphore-acquire",
   "semaphore-release",
   "semaphore-leases",
+  "lock-acquire",
+  "lock-release",
+  "lock-leases",
   "event-set",
   "event-clear",
   "event-is-set",
@@ -101,8 +104,14 @@ function namesOf(msg: Record<string, unknown>): string[] {
 
 /** The scheduler server's coordination primitives. */
 export class Coordination {
-  /** The semaphores (and locks: a lock is a semaphore of one lease), by name. */
+  /** The semaphores, by name. */
   readonly semaphores: Semaphores;
+  /**
+   * The locks, by name: semaphores of one lease, named apart from the
+   * semaphores (as Dask's `LockExtension` keeps its locks), so that
+   * `semaphore("x")` and `lock("x")` are two things.
+   */
+  readonly locks: Semaphores;
   /** The events, by name. */
   readonly events: Events;
   /** The variables, by name. */
@@ -114,6 +123,7 @@ export class Coordination {
 
   constructor(reply: Reply) {
     this.semaphores = new Semaphores(reply);
+    this.locks = new Semaphores(reply);
     this.events = new Events(reply);
     this.variables = new Variables(reply);
     this.queues = new Queues(reply);
@@ -137,6 +147,12 @@ export class Coordination {
         return this.semaphores.release(nameOf(msg), leaseOf(msg));
       case "semaphore-leases":
         return this.semaphores.leases(nameOf(msg));
+      case "lock-acquire":
+        return this.locks.acquire(client, requestId, nameOf(msg), 1, leaseOf(msg), timeoutOf(msg));
+      case "lock-release":
+        return this.locks.release(nameOf(msg), leaseOf(msg));
+      case "lock-leases":
+        return this.locks.leases(nameOf(msg));
       case "event-set":
         return this.events.set(nameOf(msg));
       case "event-clear":
@@ -205,6 +221,7 @@ export class Coordination {
    */
   clientLeft(client: string): string[] {
     this.semaphores.clientLeft(client);
+    this.locks.clientLeft(client);
     this.events.clientLeft(client);
     this.variables.clientLeft(client);
     const orphaned = this.queues.clientLeft(client);
@@ -215,6 +232,7 @@ export class Coordination {
   /** The server closes: everything goes, no waiting request is answered. */
   dropAll(): void {
     this.semaphores.dropAll();
+    this.locks.dropAll();
     this.events.dropAll();
     this.variables.dropAll();
     this.queues.dropAll();

@@ -1,6 +1,7 @@
 /**
  * Semaphores the scheduler server keeps for clients (Dask's
- * `SemaphoreExtension`; a `Lock` is one of one lease): by name, created on
+ * `SemaphoreExtension`; the locks are semaphores of one lease, kept in
+ * `Semaphores` of their own, apart from these): by name, created on
  * first use, dropped once no lease is held and nobody waits. A client's
  * leases are released when it leaves.
  */
