@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ClonedValue } from "../comm/clonedValue.ts";
+import { replyTo } from "../scheduler/clientRequests.ts";
 import {
   ClientClosedError,
   CoordinationTimeoutError,
@@ -334,6 +336,29 @@ describe("held futures after their client or the cluster goes", () => {
     await expect(putting).rejects.toBeInstanceOf(ClientClosedError);
     await eventually(() => cluster.scheduler.state.datasets.size === 0, 5000, "unpublished");
     await eventually(() => !tasks.has(f.key), 5000, "f let go");
+  });
+
+  it("a variable's value replaced by a client that leaves before its answer comes lets its futures go", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const tasks = cluster.scheduler.state.tasks;
+    const f = client.submit("inc", 1) as Future<number>;
+    await client.variable("V").set([f]);
+    f.release();
+    expect(cluster.scheduler.state.datasets.size).toBe(1);
+    // Set again by another client, whose answer never reaches it (it left meanwhile):
+    // the old value's dataset must not wait for that client to let it go.
+    const other = await cluster.client();
+    const answer = replyTo(cluster.scheduler, other.id, {
+      op: "variable-set",
+      requestId: 1,
+      name: "V",
+      value: new ClonedValue({ data: 2 }),
+      held: null,
+    });
+    expect(answer).toEqual({ op: "reply", requestId: 1, result: null });
+    await eventually(() => cluster.scheduler.state.datasets.size === 0, 5000, "unpublished");
+    await eventually(() => !tasks.has(f.key), 5000, "f let go");
+    expect(await client.variable("V").get()).toBe(2);
   });
 
   it("a variable whose futures a restart dropped: get rejects, saying so, instead of asking for ever", async () => {

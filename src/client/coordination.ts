@@ -86,8 +86,8 @@ export interface HeldDatasets {
    */
   disown(name: string): void;
   /**
-   * This client is to let go of `name`, a value a variable or queue handed back
-   * (replaced, deleted, taken): if it closes first, it lets it go as it closes.
+   * This client is to let go of `name`, the dataset of a queue's item it took:
+   * if it closes first, it lets it go as it closes.
    */
   owe(name: string): void;
 }
@@ -157,16 +157,6 @@ async function unhold(
 
 /** Why a value's futures are gone while it is still kept: its dataset went without it. */
 const LOST_FUTURES = "the cluster restarted since it was set, or its dataset was removed";
-
-/** Let go of the dataset of a value the scheduler no longer keeps (`{old}`: what it answered). */
-async function letGo(answer: unknown, datasets: HeldDatasets): Promise<void> {
-  if (typeof answer !== "object" || answer === null || !("old" in answer)) return;
-  if (answer.old === null) return;
-  const held = heldOf(answer.old);
-  if (held === "malformed" || !("dataset" in held)) return;
-  datasets.owe(held.dataset);
-  await datasets.unpublish(held.dataset);
-}
 
 /** The error of a wait on `name` that timed out. */
 export function timedOut(
@@ -459,15 +449,18 @@ export class Variable<T = unknown> {
       value,
       this.datasets,
     );
-    let answer: unknown;
     try {
       if (dataset !== null) this.datasets.disown(dataset);
-      answer = await this.request("Variable.set", "variable-set", { name: this.name, value: wire });
+      // The scheduler lets the replaced value's dataset go: this client may not be there to.
+      await this.request("Variable.set", "variable-set", {
+        name: this.name,
+        value: wire,
+        held: dataset,
+      });
     } catch (err) {
       if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
       throw err;
     }
-    await letGo(answer, this.datasets);
   }
 
   /**
@@ -496,8 +489,7 @@ export class Variable<T = unknown> {
 
   /** Remove the value, letting its futures go: a later `get` waits for another. */
   async delete(): Promise<void> {
-    const answer = await this.request("Variable.delete", "variable-delete", { name: this.name });
-    await letGo(answer, this.datasets);
+    await this.request("Variable.delete", "variable-delete", { name: this.name });
   }
 }
 

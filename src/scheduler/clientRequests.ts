@@ -443,6 +443,7 @@ export function replyTo(
   }
   try {
     const result = answer(host, client, msg);
+    unpublishReplacedValues(host, client);
     if (result === DEFERRED) return null;
     return { op: "reply", requestId: requestId as number, result };
   } catch (err) {
@@ -456,4 +457,21 @@ export function replyTo(
     }
     return { op: "reply", requestId: requestId as number, error: why };
   }
+}
+
+/**
+ * Unpublish the datasets that held the futures of the variables' values the
+ * request just replaced or deleted: under `client`'s id, whose requests match
+ * their answers by stimulus id, so that it ignores these answers.
+ */
+function unpublishReplacedValues(host: SessionHost, client: string): void {
+  const names = host.coordination.takeDatasetsToLetGo();
+  if (names.length === 0) return;
+  const stimulusId = newStimulusId("variable-replaced");
+  host.dispatch(
+    names.map((name) => ({
+      kind: "client-message" as const,
+      msg: { op: "unpublish-dataset" as const, name, clientId: client, stimulusId },
+    })),
+  );
 }

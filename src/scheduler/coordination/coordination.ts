@@ -120,6 +120,8 @@ export class Coordination {
   readonly queues: Queues;
   /** The multi-locks' locks, by name. */
   readonly multiLocks: MultiLocks;
+  /** The datasets of values replaced or deleted since {@link takeDatasetsToLetGo}. */
+  private datasetsToLetGo: string[] = [];
 
   constructor(reply: Reply) {
     this.semaphores = new Semaphores(reply);
@@ -162,11 +164,13 @@ export class Coordination {
       case "event-wait":
         return this.events.wait(client, requestId, nameOf(msg), timeoutOf(msg));
       case "variable-set":
-        return this.variables.set(nameOf(msg), msg.value);
+        this.letGo(this.variables.set(nameOf(msg), msg.value, heldOf(msg)));
+        return null;
       case "variable-get":
         return this.variables.get(client, requestId, nameOf(msg), timeoutOf(msg));
       case "variable-delete":
-        return this.variables.delete(nameOf(msg));
+        this.letGo(this.variables.delete(nameOf(msg)));
+        return null;
       case "queue-put":
         return this.queues.put(
           client,
@@ -216,6 +220,22 @@ export class Coordination {
   }
 
   /**
+   * The datasets of the variables' values replaced or deleted by the requests
+   * answered since the last call, for the server to unpublish: the scheduler
+   * lets them go, not the client that asked, which may leave before its answer
+   * comes (and then nobody would).
+   */
+  takeDatasetsToLetGo(): string[] {
+    const names = this.datasetsToLetGo;
+    if (names.length > 0) this.datasetsToLetGo = [];
+    return names;
+  }
+
+  private letGo(dataset: string | null): void {
+    if (dataset !== null) this.datasetsToLetGo.push(dataset);
+  }
+
+  /**
    * A client left: its leases are released, its waiting requests dropped. The
    * datasets that held the futures of its dropped queue puts, to unpublish.
    */
@@ -237,5 +257,6 @@ export class Coordination {
     this.variables.dropAll();
     this.queues.dropAll();
     this.multiLocks.dropAll();
+    this.datasetsToLetGo = [];
   }
 }

@@ -37,7 +37,7 @@ describe("a waiting request answered before its timeout", () => {
     const { sent, reply } = replies();
     const v = new Variables(reply);
     expect(v.get("a", 1, "V", 100)).toBe(DEFERRED);
-    v.set("V", 7);
+    v.set("V", 7, null);
     vi.advanceTimersByTime(200);
     expect(sent).toEqual(['a#1={"value":7}']);
   });
@@ -83,7 +83,7 @@ describe("a variable set while gets wait", () => {
     const { sent, reply } = replies();
     const v = new Variables(reply);
     expect(v.get("a", 1, "V", null)).toBe(DEFERRED);
-    v.set("V", 1);
+    v.set("V", 1, null);
     expect(sent).toEqual(['a#1={"value":1}']);
     // A name set once and never waited for again would otherwise keep its empty waiters.
     expect((v as unknown as { waiting: Map<string, unknown> }).waiting.size).toBe(0);
@@ -109,5 +109,31 @@ describe("a multi-lock request still waiting", () => {
     expect(() => m.release("r2")).toThrow(/multi-lock r2 is not held/);
     m.release("r1");
     expect(sent).toEqual(["b#2=true"]);
+  });
+});
+
+describe("a variable's value replaced or deleted", () => {
+  it("hands its dataset to the server to let go, whoever asked, once", () => {
+    const c = new Coordination(() => true);
+    const set = (held: string | null) =>
+      c.answer("a", "variable-set", {
+        op: "variable-set",
+        requestId: 1,
+        name: "V",
+        value: 1,
+        held,
+      });
+    expect(set("held-1")).toBe(null);
+    expect(c.takeDatasetsToLetGo()).toEqual([]);
+    set(null);
+    expect(c.takeDatasetsToLetGo()).toEqual(["held-1"]);
+    set("held-2");
+    expect(c.takeDatasetsToLetGo()).toEqual([]);
+    expect(
+      c.answer("b", "variable-delete", { op: "variable-delete", requestId: 2, name: "V" }),
+    ).toBe(null);
+    expect(c.takeDatasetsToLetGo()).toEqual(["held-2"]);
+    expect(c.takeDatasetsToLetGo()).toEqual([]);
+    expect(() => set("")).toThrow("variable-set: held must be a non-empty string");
   });
 });

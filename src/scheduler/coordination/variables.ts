@@ -2,8 +2,9 @@
  * Variables the scheduler server keeps for clients (Dask's
  * `VariableExtension`): by name, a value or none, with clients waiting for
  * one to be set. Values are opaque here: a client keeps the futures of its
- * value in a dataset and lets it go when `set` or `delete` answers with the
- * value replaced (`{old}`).
+ * value in a dataset, named in the set (`held`), which the scheduler lets go
+ * once the value is replaced or deleted: not the client, which may have left
+ * by the time the answer comes.
  */
 
 import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
@@ -13,21 +14,22 @@ export type ValueOrTimeout = { readonly value: unknown } | { readonly timedOut: 
 
 /** The variables, by name (see the module comment). */
 export class Variables {
-  private readonly values = new Map<string, unknown>();
+  private readonly values = new Map<string, { value: unknown; held: string | null }>();
   private readonly waiting = new Map<string, Waiters<null>>();
 
   constructor(private readonly reply: Reply) {}
 
   /**
-   * Set `name` to `value`, answering the waiting gets; returns the value replaced (null if none).
+   * Set `name` to `value`, whose futures the dataset `held` keeps (null: none), answering the
+   * waiting gets; returns the dataset of the value replaced, to let go (null if none).
    */
-  set(name: string, value: unknown): { old: unknown } {
-    const old = this.values.get(name) ?? null;
-    this.values.set(name, value);
+  set(name: string, value: unknown, held: string | null): string | null {
+    const old = this.values.get(name)?.held ?? null;
+    this.values.set(name, { value, held });
     const w = this.waiting.get(name);
     this.waiting.delete(name);
     w?.answerAll({ value });
-    return { old };
+    return old;
   }
 
   /**
@@ -40,7 +42,8 @@ export class Variables {
     name: string,
     timeoutMs: number | null,
   ): ValueOrTimeout | typeof DEFERRED {
-    if (this.values.has(name)) return { value: this.values.get(name) };
+    const kept = this.values.get(name);
+    if (kept !== undefined) return { value: kept.value };
     if (timeoutMs === 0) return { timedOut: true };
     let w = this.waiting.get(name);
     if (w === undefined) this.waiting.set(name, (w = new Waiters(this.reply)));
@@ -52,11 +55,11 @@ export class Variables {
     return DEFERRED;
   }
 
-  /** Unset `name`; returns the value it had (null if none). */
-  delete(name: string): { old: unknown } {
-    const old = this.values.get(name) ?? null;
+  /** Unset `name`; returns the dataset of the value it had, to let go (null if none). */
+  delete(name: string): string | null {
+    const old = this.values.get(name)?.held ?? null;
     this.values.delete(name);
-    return { old };
+    return old;
   }
 
   /** A client left: its waiting gets are dropped. */
