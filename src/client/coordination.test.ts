@@ -361,6 +361,38 @@ describe("held futures after their client or the cluster goes", () => {
     expect(await client.variable("V").get()).toBe(2);
   });
 
+  it("a queue item taken by a client that leaves before it lets the item's dataset go lets its futures go", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const tasks = cluster.scheduler.state.tasks;
+    const f = client.submit("inc", 1) as Future<number>;
+    await client.queue("Q").put([f]);
+    f.release();
+    expect(cluster.scheduler.state.datasets.size).toBe(1);
+    // Taken by another client, which never reads the answer (it dies meanwhile).
+    const taker = await cluster.client();
+    const answer = replyTo(cluster.scheduler, taker.id, {
+      op: "queue-get",
+      requestId: 1,
+      name: "Q",
+      maxsize: 0,
+      timeoutMs: null,
+    });
+    expect(answer).toMatchObject({ op: "reply", requestId: 1, result: { value: {} } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(cluster.scheduler.state.datasets.size).toBe(1);
+    await taker.close();
+    await eventually(() => cluster.scheduler.state.datasets.size === 0, 5000, "unpublished");
+    await eventually(() => !tasks.has(f.key), 5000, "f let go");
+    // A taker that lets the dataset go itself leaves nothing for the scheduler to remember.
+    const g = client.submit("inc", 2) as Future<number>;
+    await client.queue("Q").put([g]);
+    expect(await client.queue<Future<number>[]>("Q").get()).toHaveLength(1);
+    const takers = (
+      cluster.scheduler.coordination.queues as unknown as { takers: Map<string, string> }
+    ).takers;
+    await eventually(() => takers.size === 0, 5000, "forgotten");
+  });
+
   it("a variable whose futures a restart dropped: get rejects, saying so, instead of asking for ever", async () => {
     const { client } = await testCluster({ workers: 1 });
     const v = client.variable<Future<number>[]>("V");

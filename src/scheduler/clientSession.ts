@@ -140,6 +140,10 @@ export async function serveClient(
           );
         } else {
           if (isRecord(msg) && msg.op === "close-client") saidGoodbye = true;
+          // A queue item's taker lets its dataset go so: the scheduler need not at its leaving.
+          if (isRecord(msg) && msg.op === "unpublish-dataset" && typeof msg.name === "string") {
+            host.coordination.datasetGone(msg.name);
+          }
           events.push({ kind: "client-message", msg: msg as ClientToSchedulerMessage });
         }
       }
@@ -165,7 +169,8 @@ export async function serveClient(
   host.logger.debug({ client: id }, "client left");
   const stimulusId = newStimulusId("client-left");
   host.dispatch([
-    // The futures of queue puts dropped with the client: nobody else lets them go.
+    // The futures of queue puts dropped with the client, and of the items it took and did
+    // not let go: nobody else lets them go.
     ...orphaned.map((name) => ({
       kind: "client-message" as const,
       msg: { op: "unpublish-dataset" as const, name, clientId: id, stimulusId },

@@ -158,7 +158,7 @@ describe("Queues against a model", () => {
                 getters.push({ client: op.client, id });
               }
             } else if (op.kind === "batch") {
-              const got = q.getBatch("Q", max, op.n);
+              const got = q.getBatch("c", "Q", max, op.n);
               expect(got).toEqual(items.splice(0, op.n ?? items.length));
               admit();
             } else {

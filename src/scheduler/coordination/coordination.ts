@@ -191,6 +191,7 @@ export class Coordination {
         );
       case "queue-get-batch":
         return this.queues.getBatch(
+          client,
           nameOf(msg),
           countOf(msg, "maxsize", 0),
           msg.n === null || msg.n === undefined ? null : countOf(msg, "n", 0),
@@ -236,8 +237,17 @@ export class Coordination {
   }
 
   /**
+   * The dataset `name` was unpublished: if it held the futures of a queue's
+   * item taken, its taker has let it go.
+   */
+  datasetGone(name: string): void {
+    this.queues.datasetGone(name);
+  }
+
+  /**
    * A client left: its leases are released, its waiting requests dropped. The
-   * datasets that held the futures of its dropped queue puts, to unpublish.
+   * datasets that held the futures of its dropped queue puts and of the queue
+   * items it took and had not let go yet, to unpublish.
    */
   clientLeft(client: string): string[] {
     this.semaphores.clientLeft(client);

@@ -95,8 +95,8 @@ describe("a queue's get-batch", () => {
     const { reply } = replies();
     const q = new Queues(reply);
     expect(q.put("a", 1, "Q", 2, "x", null, null)).toEqual({ ok: true });
-    expect(() => q.getBatch("Q", 3, null)).toThrow('queue "Q" has maxsize 2, not 3');
-    expect(q.getBatch("Q", 2, null)).toEqual(["x"]);
+    expect(() => q.getBatch("a", "Q", 3, null)).toThrow('queue "Q" has maxsize 2, not 3');
+    expect(q.getBatch("a", "Q", 2, null)).toEqual(["x"]);
   });
 });
 
@@ -135,5 +135,27 @@ describe("a variable's value replaced or deleted", () => {
     expect(c.takeDatasetsToLetGo()).toEqual(["held-2"]);
     expect(c.takeDatasetsToLetGo()).toEqual([]);
     expect(() => set("")).toThrow("variable-set: held must be a non-empty string");
+  });
+});
+
+describe("a queue's items taken", () => {
+  it("are handed back at their taker's leaving until it says it let their datasets go", () => {
+    const { reply } = replies();
+    const q = new Queues(reply);
+    q.put("a", 1, "Q", 0, "x", "held-1", null);
+    q.put("a", 2, "Q", 0, "y", null, null);
+    q.put("a", 3, "Q", 0, "z", "held-2", null);
+    q.put("a", 4, "Q", 0, "w", "held-3", null);
+    expect(q.get("b", 5, "Q", 0, null)).toEqual({ value: "x" });
+    expect(q.getBatch("b", "Q", 0, 2)).toEqual(["y", "z"]);
+    // A get waiting when the put comes takes the item straight away.
+    expect(q.get("c", 6, "Q", 0, null)).toEqual({ value: "w" });
+    expect(q.get("c", 7, "Q", 0, null)).toBe(DEFERRED);
+    q.put("a", 8, "Q", 0, "v", "held-4", null);
+    q.datasetGone("held-2");
+    expect(q.clientLeft("a")).toEqual([]);
+    expect(q.clientLeft("b")).toEqual(["held-1"]);
+    expect(q.clientLeft("c")).toEqual(["held-3", "held-4"]);
+    expect(q.clientLeft("b")).toEqual([]);
   });
 });

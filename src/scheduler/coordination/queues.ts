@@ -3,6 +3,12 @@
  * for data): by name, first in first out, at most `maxsize` items (0: no
  * bound), with getters waiting while it is empty and putters while it is
  * full; dropped once empty with nobody waiting.
+ *
+ * The dataset holding an item's futures is the queue's while the item is in
+ * it, then the taker's to let go once its own futures hold the keys. Until
+ * the taker says it has (by unpublishing it), the scheduler remembers whose
+ * it is: a taker that leaves first, its answer perhaps never read, would
+ * otherwise leave the keys held for good.
  */
 
 import { CoordinationRefusal } from "./refusal.ts";
@@ -12,22 +18,24 @@ import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
 /** What `queue-put` answers. */
 export type PutOrTimeout = { readonly ok: true } | { readonly timedOut: true };
 
-/** A put waiting for room: its value, and the dataset holding the value's futures (or null). */
-interface WaitingPut {
+/** An item, or a put waiting for room: its value, and the dataset holding the value's futures (or null). */
+interface Item {
   readonly value: unknown;
   readonly held: string | null;
 }
 
 interface Queue {
   readonly maxsize: number;
-  readonly items: unknown[];
+  readonly items: Item[];
   readonly getters: Waiters<null>;
-  readonly putters: Waiters<WaitingPut>;
+  readonly putters: Waiters<Item>;
 }
 
 /** The queues, by name (see the module comment). */
 export class Queues {
   private readonly byName = new Map<string, Queue>();
+  /** The datasets of items taken and not yet let go by their takers: the taker of each. */
+  private readonly takers = new Map<string, string>();
 
   constructor(private readonly reply: Reply) {}
 
@@ -50,14 +58,15 @@ export class Queues {
     // Waiting getters mean an empty queue: straight to the first whose client can still
     // be answered. One whose connection is gone (its leaving not handled yet) would lose
     // the item.
-    while (q.getters.size > 0) {
+    for (let first = q.getters.peek(); first !== undefined; first = q.getters.peek()) {
       if (q.getters.answerFirst({ value })) {
+        this.taken(first.client, held);
         this.dropIfIdle(name);
         return { ok: true };
       }
     }
     if (q.maxsize === 0 || q.items.length < q.maxsize) {
-      q.items.push(value);
+      q.items.push({ value, held });
       return { ok: true };
     }
     if (timeoutMs === 0) return { timedOut: true };
@@ -77,10 +86,11 @@ export class Queues {
     timeoutMs: number | null,
   ): ValueOrTimeout | typeof DEFERRED {
     const q = this.queue(name, maxsize);
-    if (q.items.length > 0) {
-      const value = q.items.shift();
+    const item = q.items.shift();
+    if (item !== undefined) {
+      this.taken(client, item.held);
       this.admitPutters(name, q);
-      return { value };
+      return { value: item.value };
     }
     if (timeoutMs === 0) {
       this.dropIfIdle(name);
@@ -94,13 +104,22 @@ export class Queues {
   }
 
   /** Up to `n` items (all with null) at once, without waiting. */
-  getBatch(name: string, maxsize: number, n: number | null): unknown[] {
+  getBatch(client: string, name: string, maxsize: number, n: number | null): unknown[] {
     const q = this.byName.get(name);
     if (q === undefined) return [];
     this.checkMaxsize(name, q, maxsize);
     const out = q.items.splice(0, n ?? q.items.length);
+    for (const item of out) this.taken(client, item.held);
     this.admitPutters(name, q);
-    return out;
+    return out.map((item) => item.value);
+  }
+
+  /**
+   * The dataset `name` was unpublished (by its taker, once its futures hold
+   * the keys; or by anyone): nobody has to let it go any more.
+   */
+  datasetGone(name: string): void {
+    this.takers.delete(name);
   }
 
   /** How many items `name` holds. */
@@ -110,11 +129,17 @@ export class Queues {
 
   /**
    * A client left: its waiting gets and puts are dropped (a dropped put's value
-   * with it). The datasets holding the dropped values' futures, which nobody
-   * else would let go: the scheduler unpublishes them.
+   * with it). The datasets holding the futures of the dropped values and of
+   * the items it took and had not let go yet, which nobody else would let go:
+   * the scheduler unpublishes them.
    */
   clientLeft(client: string): string[] {
     const orphaned: string[] = [];
+    for (const [held, taker] of [...this.takers]) {
+      if (taker !== client) continue;
+      this.takers.delete(held);
+      orphaned.push(held);
+    }
     for (const [name, q] of [...this.byName]) {
       q.getters.dropClient(client);
       for (const put of q.putters.dropClient(client)) {
@@ -135,6 +160,7 @@ export class Queues {
       q.putters.clear();
     }
     this.byName.clear();
+    this.takers.clear();
   }
 
   private queue(name: string, maxsize: number): Queue {
@@ -167,10 +193,14 @@ export class Queues {
       w !== undefined && (q.maxsize === 0 || q.items.length < q.maxsize);
       w = q.putters.peek()
     ) {
-      q.items.push(w.ask.value);
+      q.items.push(w.ask);
       q.putters.answerFirst({ ok: true });
     }
     this.dropIfIdle(name);
+  }
+
+  private taken(client: string, held: string | null): void {
+    if (held !== null) this.takers.set(held, client);
   }
 
   private dropIfIdle(name: string): void {
