@@ -34,6 +34,9 @@ const IMPURE: readonly [RegExp, string][] = [
   [/\b(?:fetch|require)\s*\(/, "fetch/require"],
 ];
 
+/** `any` as a type: annotated, asserted, or a type argument. */
+const ANY = /(?::\s*any\b|\bas\s+any\b|<any\b)/;
+
 /** `src` with its comments blanked (line count kept), so that prose may name these things. */
 function withoutComments(src: string): string {
   return src
@@ -93,6 +96,27 @@ describe("the pure cores", () => {
       });
     }
     expect(found).toEqual([]);
+  });
+
+  it("have no `any` in their own code (types carry the design)", () => {
+    const found: string[] = [];
+    for (const { file, code } of modules) {
+      if (!CORES.some((dir) => file.startsWith(`${dir}/`))) continue;
+      code.split("\n").forEach((line, i) => {
+        if (ANY.test(line)) found.push(`${file}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
+    for (const line of [
+      "let x: any;",
+      "f(y as any)",
+      "const z = <any>w;",
+      "g<any>()",
+      "a: any[]",
+    ]) {
+      expect(ANY.test(line), line).toBe(true);
+    }
+    expect(ANY.test('const s = "any key"; // any')).toBe(false);
   });
 
   it("would see each of those things", () => {
