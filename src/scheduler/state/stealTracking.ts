@@ -6,6 +6,7 @@
  * steal from it; `stealing.ts` carries the steals out.
  */
 
+import { roundHalfEven } from "../../util/roundHalfEven.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -56,8 +57,9 @@ export function commCost(s: SchedulerState, ts: TaskState, ws: WorkerInfo): numb
  * then filed at level 0, whatever its expected duration (nothing to move; as
  * in Dask, this comes before the duration is looked at). One with inputs is
  * never stolen if it is expected to take no time, or if moving its inputs
- * (plus {@link STEAL_LATENCY}) takes about `2^8.5` (≈362) times its compute
- * time or more: level 15 or more, past {@link COST_MULTIPLIERS}. Restricted
+ * (plus {@link STEAL_LATENCY}) takes more than about `2^8.5` (≈362) times its
+ * compute time: level 15 or more, past {@link COST_MULTIPLIERS}. The level
+ * rounds as Python's `round` does, an exact half to the even level. Restricted
  * tasks are kept too: the thief is chosen among the workers that may run them.
  */
 export function stealTimeRatio(s: SchedulerState, ts: TaskState): StealTimeRatio | null {
@@ -68,7 +70,8 @@ export function stealTimeRatio(s: SchedulerState, ts: TaskState): StealTimeRatio
   let bytes = 0;
   for (const dts of itemsOf(ts.dependencies)) bytes += s.getNbytes(dts);
   const costMultiplier = (bytes / s.options.bandwidth + STEAL_LATENCY) / compute;
-  const level = Math.max(1, Math.round(Math.log2(costMultiplier) + 6));
+  // Python's round: a level exactly halfway (log2 = k + 0.5) goes to the even one.
+  const level = Math.max(1, roundHalfEven(Math.log2(costMultiplier) + 6));
   if (level >= COST_MULTIPLIERS.length) return null;
   return { costMultiplier, level };
 }

@@ -86,6 +86,27 @@ describe("balance: what is stolen", () => {
     expect(stolenKeys(small.handleStimulus(balance())).length).toBeGreaterThan(0);
   });
 
+  test("a level exactly halfway between two rounds to the even one, as Python's round does", () => {
+    // An input of 0 bytes: the multiplier is 10 ms (latency) over the duration,
+    // here 2^0.5 and 2^8.5 exactly as floats, so log2(multiplier) + 6 is 6.5 and 14.5.
+    const levelOf = (duration: number) => {
+      const s = backlog(
+        tasks(3, () => t.task(["empty"])),
+        {},
+        { unknownTaskDuration: duration },
+        (s) => {
+          s.handleStimulus(t.updateGraph("c", { empty: t.task() }, ["empty"]));
+          s.handleStimulus(t.taskFinished("w1", "empty", 1, 0));
+        },
+      );
+      expect(Math.log2(0.01 / duration) + 6).toBe(Math.floor(Math.log2(0.01 / duration) + 6) + 0.5);
+      return s.workStealing.keyStealable.get(s.tasks.get("t0") as never);
+    };
+    // Dask: int(round(6.5)) is 6, int(round(14.5)) is 14 (Math.round: 7, and 15, past the last level).
+    expect(levelOf(0.0070710678118654745)).toBe(6);
+    expect(levelOf(0.000027621358640099516)).toBe(14);
+  });
+
   test("a thief that may not run the task does not get it; a loose restriction lets it", () => {
     const pinned = backlog(tasks(10, () => t.task([], { resources: { PIN: 1 } })));
     expect(pinned.handleStimulus(balance())).toEqual([]);
