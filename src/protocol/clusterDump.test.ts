@@ -644,7 +644,7 @@ describe("normalization", () => {
     expect(dump.workers.size).toBe(1);
   });
 
-  it("refuses values nested more than 1,000 levels deep, naming a shallow path", () => {
+  it("refuses values nested more than 500 levels deep, naming a shallow path", () => {
     const d = msgpackStyleDump();
     const scheduler = d.get("scheduler") as Map<string, unknown>;
     /** `n` lists, one inside the other. */
@@ -653,13 +653,47 @@ describe("normalization", () => {
       for (let i = 1; i < n; i++) v = [v];
       return v;
     };
-    // The scheduler mapping is level 1: the innermost of 1,000 lists is at level 1,001.
-    scheduler.set("extensions", nested(1000));
+    // The scheduler mapping is level 1: the innermost of 500 lists is at level 501.
+    scheduler.set("extensions", nested(500));
     expect(() => parseClusterDump(packr.pack(d), "x.msgpack")).toThrow(
-      "x.msgpack: scheduler.extensions[0][0][0][0][0][0][0][0]: holds values nested more than 1000 levels deep",
+      "x.msgpack: scheduler.extensions[0][0][0][0][0][0][0][0]: holds values nested more than 500 levels deep",
     );
-    scheduler.set("extensions", nested(999));
+    scheduler.set("extensions", nested(499));
     expect(() => parseClusterDump(packr.pack(d), "x.msgpack")).not.toThrow();
+  });
+
+  it("refuses YAML nested more than 500 levels deep, flow or block style, saying so", () => {
+    /** `YAML_DUMP` with `scheduler.extensions` set to `value` (YAML text after the colon). */
+    const withExtensions = (value: string) =>
+      Buffer.from(YAML_DUMP.replace("\nscheduler:\n", `\nscheduler:\n  extensions:${value}\n`));
+    /** `n` collections, one inside the other, in each style (JSON is YAML too). */
+    const styles: Record<string, (n: number) => string> = {
+      "flow lists": (n) => ` ${"[".repeat(n)}${"]".repeat(n)}`,
+      "flow mappings": (n) => ` ${"{a: ".repeat(n - 1)}{}${"}".repeat(n - 1)}`,
+      JSON: (n) => ` ${'{"a": '.repeat(n - 1)}{}${"}".repeat(n - 1)}`,
+      "block lists": (n) => `\n  ${"- ".repeat(n - 1)}[]`,
+      "block mappings": (n) =>
+        `${Array.from({ length: n - 1 }, (_, i) => `\n${" ".repeat(4 + i)}a:`).join("")} {}`,
+    };
+    for (const [style, nest] of Object.entries(styles)) {
+      // The scheduler mapping is level 1: the innermost of 500 is at level 501. Without the
+      // bound, the yaml package overflows the stack from 790 flow, 2,000 block levels.
+      for (const n of [500, 790, 2500]) {
+        expect(() => parseClusterDump(withExtensions(nest(n)), "x.yaml"), `${style} ${n}`).toThrow(
+          /^x\.yaml: holds values nested more than 500 levels deep at line \d+, column \d+$/,
+        );
+      }
+      const dump = parseClusterDump(withExtensions(nest(499)), "x.yaml");
+      let depth = 0;
+      for (
+        let v: unknown = dump.scheduler.raw.extensions;
+        typeof v === "object" && v !== null;
+        depth++
+      ) {
+        v = Array.isArray(v) ? v[0] : (v as Record<string, unknown>).a;
+      }
+      expect(depth, style).toBe(499);
+    }
   });
 
   it("renders Python reprs", () => {

@@ -6,11 +6,13 @@
 import { getHeapStatistics } from "node:v8";
 import { gunzipSync } from "node:zlib";
 import { Unpackr } from "msgpackr";
-import { parseDocument } from "yaml";
+import { Composer, type Document, LineCounter } from "yaml";
 import { formatBytes } from "../../util/parseBytes.ts";
 import type { DumpEncoding } from "./encoding.ts";
 import { type Ctx, DumpFormatError } from "./errors.ts";
+import { MAX_NESTING, TOO_DEEP } from "./normalize.ts";
 import { PYYAML_SCALARS } from "./pyyamlScalars.ts";
+import { parseYamlNested } from "./yamlNesting.ts";
 
 /** A hint at what non-dump content looks like, for error messages. */
 function sniff(data: Uint8Array): string {
@@ -70,7 +72,9 @@ export const YAML_HEAP_PER_BYTE = 60;
 /**
  * `data` as YAML, typed as PyYAML types it. A dump too large to parse within
  * `heapLimit` (this process's) is refused saying so, rather than V8 running out
- * of memory mid-way.
+ * of memory mid-way; one nesting collections deeper than normalization accepts
+ * is refused before they are composed, rather than the `yaml` package
+ * overflowing the stack.
  */
 export function decodeYaml(
   data: Uint8Array,
@@ -90,18 +94,33 @@ export function decodeYaml(
   } catch (e) {
     return ctx.fail(null, `not YAML: the file is not UTF-8 text (${sniff(data)})`, e);
   }
+  const lines = new LineCounter();
+  const at = (offset: number) => {
+    const { line, col } = lines.linePos(offset);
+    return ` at line ${line}, column ${col}`;
+  };
   try {
     // Plain scalars are typed as PyYAML types them; integers may exceed 2**53.
-    const doc = parseDocument(text, {
+    // parseDocument's steps, the parser's bounding the nesting.
+    const composer = new Composer({
       schema: "failsafe",
       customTags: [...PYYAML_SCALARS, "binary"],
-      prettyErrors: true,
     });
+    const tooDeep = (offset: number) => ctx.fail(null, `${TOO_DEEP}${at(offset)}`);
+    const tree = parseYamlNested(text, MAX_NESTING, tooDeep, lines.addNewLine);
+    let doc: Document.Parsed | undefined;
+    for (const next of composer.compose(tree, true, text.length)) {
+      if (doc !== undefined) {
+        return ctx.fail(null, `invalid YAML: a second document starts${at(next.range[0])}`);
+      }
+      doc = next;
+    }
+    if (doc === undefined) return ctx.fail(null, "invalid YAML: no document");
     if (doc.errors.length > 0) {
-      // The first line ends with a colon introducing the code frame, which is left out.
-      const first = doc.errors[0].message.split("\n")[0].replace(/:\s*$/, "");
+      const first = doc.errors[0];
+      const where = first.pos[0] === -1 ? "" : at(first.pos[0]);
       const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more errors)` : "";
-      return ctx.fail(null, `invalid YAML: ${first}${more}`, doc.errors[0]);
+      return ctx.fail(null, `invalid YAML: ${first.message}${where}${more}`, first);
     }
     return doc.toJS({ mapAsMap: true, maxAliasCount: -1 });
   } catch (e) {

@@ -25,16 +25,20 @@ function normalizeMapKey(k: unknown, path: PathNode | null, ctx: Ctx): string {
 /**
  * The deepest nesting of lists and mappings accepted. Dask's dumps nest about a dozen
  * levels; a corrupt or hand-made one can nest thousands, and then the recursive code
- * downstream (record formatting, story JSON) overflows the stack with a raw trace.
+ * downstream (record formatting, story JSON) overflows the stack with a raw trace. The
+ * `yaml` package's composer overflows from about 790 levels, hence 500.
  */
-const MAX_NESTING = 1000;
+export const MAX_NESTING = 500;
+
+/** The reason given for a value nested deeper than {@link MAX_NESTING}. */
+export const TOO_DEEP = `holds values nested more than ${MAX_NESTING} levels deep`;
 
 /** Fails for a value nested deeper than {@link MAX_NESTING}, at `depth` below the root. */
 function tooDeep(path: PathNode | null, depth: number, ctx: Ctx): never {
   // The full path would be a thousand `[0]`s: name a shallow ancestor instead.
   let p = path;
   for (let i = 0; i < depth - 10 && p !== null; i++) p = p.parent;
-  return ctx.fail(p, `holds values nested more than ${MAX_NESTING} levels deep`);
+  return ctx.fail(p, TOO_DEEP);
 }
 
 function normalizeEntries(
