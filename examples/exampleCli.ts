@@ -6,6 +6,7 @@
  */
 
 import { Command, CommanderError } from "commander";
+import { parseDecimal } from "../src/util/decimal.ts";
 
 /** A mistake in an example's arguments or environment: printed in one line, exit 2. */
 export class UsageError extends Error {
@@ -25,7 +26,7 @@ export function intArg(
   min: number,
   max = Number.MAX_SAFE_INTEGER,
 ): number {
-  const n = text.trim() === "" ? Number.NaN : Number(text);
+  const n = parseDecimal(text);
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new UsageError(`${what} must be ${intRange(min, max)}, got ${JSON.stringify(text)}`);
   }

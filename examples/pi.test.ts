@@ -54,6 +54,13 @@ describe("the π actor example", () => {
       err: 'pi: CHUNKS must be an integer from 1 to 1,000,000, got "abc" (see --help)\n',
     });
     expect(await run("4", "")).toMatchObject({ code: 2, err: /SAMPLES must be .*, got ""/ });
+    // Read with Number, 0x10 was 16 chunks and " 4 " 4.
+    for (const bad of ["0x10", "0b11", "0o7", " 4 ", "1_000"]) {
+      expect(await run(bad), bad).toMatchObject({
+        code: 2,
+        err: `pi: CHUNKS must be an integer from 1 to 1,000,000, got ${JSON.stringify(bad)} (see --help)\n`,
+      });
+    }
     expect(await run("--chunks", "4")).toMatchObject({
       code: 2,
       err: "pi: unknown option --chunks (see --help)\n",

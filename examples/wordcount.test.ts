@@ -85,6 +85,15 @@ describe("the word-count example", () => {
       expect(err2.text()).toBe(
         'wordcount: WORDCOUNT_CHUNKS must be a positive integer, got "lots" (see --help)\n',
       );
+      // Read with Number, 0x10 was 16 chunks and " 4 " 4.
+      for (const bad of ["0x10", "0b11", "0o7", " 4 ", "1_000"]) {
+        process.env.WORDCOUNT_CHUNKS = bad;
+        const e = outputSink();
+        expect(await main({ stdout: outputSink().stream, stderr: e.stream }), bad).toBe(2);
+        expect(e.text()).toBe(
+          `wordcount: WORDCOUNT_CHUNKS must be a positive integer, got ${JSON.stringify(bad)} (see --help)\n`,
+        );
+      }
       // Too large to run: refused before anything starts, not built until the heap is gone.
       const refused = async (vars: Record<string, string>) => {
         Object.assign(process.env, vars);

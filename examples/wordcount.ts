@@ -18,6 +18,7 @@
 import type { Client } from "../src/client/client.ts";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
 import { watchProgress } from "../src/client/progress.ts";
+import { parseDecimal } from "../src/util/decimal.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { reportError, runExample, UsageError } from "./exampleCli.ts";
 import { count, merge, pick, split, summary, text } from "./wordcountTasks.ts";
@@ -210,7 +211,7 @@ Exits 0 when the answer is right, 1 otherwise, 2 for a usage error.`;
 function envInt(name: string, dflt: number, max = Number.MAX_SAFE_INTEGER): number {
   const v = process.env[name];
   if (v === undefined || v === "") return dflt;
-  const n = Number(v);
+  const n = parseDecimal(v);
   if (!Number.isInteger(n) || n < 1)
     throw new UsageError(`${name} must be a positive integer, got ${JSON.stringify(v)}`);
   if (n > max) throw new UsageError(`${name} must be at most ${fmt(max)}, got ${v}`);

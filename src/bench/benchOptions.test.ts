@@ -58,6 +58,20 @@ describe("the benchmarks' shared options", () => {
     expect(() => positiveInteger("0", "--runs")).toThrow("--runs must be a positive integer");
   });
 
+  it("numbers in another base, padded or with underscores are refused, not read as Number reads them", () => {
+    for (const value of ["0x10", "0b11", "0o7", " 5 ", "1_000"]) {
+      expect(() => nonNegativeInteger(value, "--warmup"), value).toThrow(
+        "--warmup must be an integer >= 0",
+      );
+      expect(() => positiveInteger(value, "--runs"), value).toThrow(
+        "--runs must be a positive integer",
+      );
+      expect(() => clusterRunOptions({ ...run, saturation: value }), value).toThrow("--saturation");
+      expect(() => clusterRunOptions({ ...run, scale: value }), value).toThrow("--scale");
+    }
+    expect(positiveInteger("1e3", "--runs")).toBe(1000);
+  });
+
   it("--saturation is a number > 0, or inf", () => {
     expect(clusterRunOptions({ ...run, saturation: "inf" }).saturation).toBe(
       Number.POSITIVE_INFINITY,

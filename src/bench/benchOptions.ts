@@ -3,6 +3,7 @@
  * and `weft bench`), checked: each throws an error naming the flag.
  */
 
+import { parseDecimal } from "../util/decimal.ts";
 import { checkGraphName, checkGraphScale } from "./graphNames.ts";
 
 /**
@@ -36,9 +37,9 @@ export function graphNames(list: string, scale = 1): string[] {
   return list.split(",").map((g) => checkGraphScale(checkGraphName(g.trim()), scale));
 }
 
-/** `value` as a number; NaN for an empty or blank value, which `Number` reads as 0. */
+/** `value` as a decimal number; NaN for anything else (`Number` reads `""` as 0, `0x10` as 16). */
 function number(value: string | undefined): number {
-  return value === undefined || value.trim() === "" ? Number.NaN : Number(value);
+  return value === undefined ? Number.NaN : parseDecimal(value);
 }
 
 /** The value of option `flag` as an integer >= 0; throws otherwise (an empty value too). */

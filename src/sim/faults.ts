@@ -21,6 +21,8 @@ export const FAULT_KINDS = [
   "partition",
 ] as const;
 
+import { parseDecimal } from "../util/decimal.ts";
+
 /** One kind of fault. */
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -111,8 +113,7 @@ export function faultRateProblem(kind: FaultKind, rate: number): string | null {
 function parseRate(kind: FaultKind, text: string): number {
   // Number("") is 0: an empty rate must not turn the fault off unnoticed; nor may a
   // rate too small for a double (1e-400 reads as 0), nor a hexadecimal one.
-  const decimal = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text);
-  const r = decimal ? Number(text) : Number.NaN;
+  const r = parseDecimal(text);
   if (r === 0 && /[1-9]/.test(text.split(/e/i)[0] as string)) {
     throw new Error(
       `bad rate for fault ${kind}: '${text}' (too small to tell from 0, which turns the fault off)`,

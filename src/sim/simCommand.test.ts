@@ -200,6 +200,10 @@ test("npm run sim:soak: a bad or unknown flag is a one-line error with the usage
   expect(bad.stderr).toBe(
     'sim:soak: --runs must be an integer ≥ 1, got "abc"\nusage: npm run sim:soak -- [--runs N (100000)] [--from SEED (1)] [--threads T (cores)]\n',
   );
+  // Trimmed before its check, " 2 " ran 2 seeds.
+  const padded = run("--runs", " 2 ", "--threads", "1");
+  expect(padded.status).toBe(2);
+  expect(padded.stderr).toMatch(/^sim:soak: --runs must be an integer ≥ 1, got " 2 "\n/);
   const typo = run("--run", "3");
   expect(typo.status).toBe(2);
   expect(typo.stderr).toMatch(/^sim:soak: Unknown option '--run'/);
@@ -234,6 +238,21 @@ test("an empty --seed or --from is refused, not read as seed 0", async () => {
   const from = await weft("sim", "--runs", "1", "--from", " ", "--faults", "none");
   expect(from.code).toBe(2);
   expect(from.out).toBe("");
+});
+
+test("numbers in another base or padded are refused, not read as Number reads them", async () => {
+  for (const [args, message] of [
+    [["--seed", "0x10"], "expected an integer ≥ 0, got '0x10'"],
+    [["--workers", " 2 "], "expected an integer ≥ 1, got ' 2 '"],
+    [["--latency", "0b1"], "expected a number > 0, got '0b1'"],
+    [["--latency", ""], "expected a number > 0, got ''"],
+    [["--replicate", "0o1"], "expected a number from 0 to 1, got '0o1'"],
+  ] as const) {
+    const r = await weft("sim", ...args, "--faults", "none");
+    expect(r.code, args.join(" ")).toBe(2);
+    expect(r.err, args.join(" ")).toContain(message);
+    expect(r.out).toBe("");
+  }
 });
 
 test("--dump writes the run's cluster as a dump that weft replay and weft story read", async () => {

@@ -88,7 +88,7 @@ function parseSoakArgs(argv: string[]): { runs: number; from: number; threads: n
   const int = (name: string, text: string | undefined, fallback: number, min: number): number => {
     if (text === undefined) return fallback;
     const v = Number(text);
-    if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(v) || v < min) {
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(v) || v < min) {
       throw new Error(`--${name} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
     }
     return v;

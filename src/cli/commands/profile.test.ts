@@ -125,6 +125,9 @@ describe("weft profile", () => {
         '--seconds must be a number above 0 and at most 3600, got "3600.5"',
       ],
       [["--seconds", ""], '--seconds must be a number above 0 and at most 3600, got ""'],
+      // Read with Number, 0x10 profiled for 16 s.
+      [["--seconds", "0x10"], '--seconds must be a number above 0 and at most 3600, got "0x10"'],
+      [["--seconds", " 5 "], '--seconds must be a number above 0 and at most 3600, got " 5 "'],
       [["--interval-us", "99"], '--interval-us must be an integer from 100 to 1000000, got "99"'],
       [["--top", "1.5"], '--top must be an integer from 0 to 50, got "1.5"'],
     ] as const) {

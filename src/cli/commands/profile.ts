@@ -10,6 +10,7 @@ import { Command } from "commander";
 import type { Client } from "../../client/client.ts";
 import { busyMs, type ClusterProfile, type FunctionTime } from "../../client/profile.ts";
 import { asError } from "../../util/asError.ts";
+import { parseDecimal } from "../../util/decimal.ts";
 import { plural } from "../../util/plural.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { outputProblem } from "./outputFile.ts";
@@ -39,8 +40,8 @@ export interface ProfileCliOptions extends ConnectCliOptions {
 }
 
 function positiveNumber(flag: string, given: string, max: number): number | string {
-  const n = Number(given);
-  return given.trim() !== "" && Number.isFinite(n) && n > 0 && n <= max
+  const n = parseDecimal(given);
+  return Number.isFinite(n) && n > 0 && n <= max
     ? n
     : `${flag} must be a number above 0 and at most ${max}, got ${JSON.stringify(given)}`;
 }

@@ -96,6 +96,27 @@ describe("the integer and duration options", () => {
     }
   });
 
+  it("read decimal only: not 0x10, 0b11 or 0o7, padding, or 1_000", () => {
+    // Read with Number, 0x10 was 16 and " 5 " 5.
+    for (const bad of ["0x10", "0b11", "0o7", " 5 ", "1_000"]) {
+      expect(() => positiveInt("--n", bad), bad).toThrow(
+        `--n must be a positive integer, got ${bad}`,
+      );
+      expect(() => nonNegativeInt("--max-restarts", bad), bad).toThrow(
+        `--max-restarts must be an integer ≥ 0, got ${bad}`,
+      );
+      expect(() => timeoutMs("--timeout", bad), bad).toThrow(
+        "--timeout must be a positive integer",
+      );
+      // Blanks around a list's items are the list's: "GPU = 1, MEM=2" is fine.
+      if (bad.trim() === bad) {
+        expect(() => parseResources(`GPU=${bad}`), bad).toThrow(/expected NAME=AMOUNT/);
+      }
+    }
+    expect(parseResources("GPU = 1, MEM=2")).toEqual({ GPU: 1, MEM: 2 });
+    expect(positiveInt("--n", "1e3")).toBe(1000);
+  });
+
   it("timeoutMs takes what a timer can wait, and no more", () => {
     expect(timeoutMs("--timeout", String(MAX_TIMER_MS))).toBe(MAX_TIMER_MS);
     expect(() => timeoutMs("--timeout", String(MAX_TIMER_MS + 1))).toThrow(

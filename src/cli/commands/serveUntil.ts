@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { type FrameLimits, frameLimitsProblem } from "../../comm/comm.ts";
 import { loadTlsCredentials, type TlsCredentials } from "../../comm/tls.ts";
 import { splitScheme } from "../../util/address.ts";
+import { parseDecimal } from "../../util/decimal.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
@@ -57,8 +58,8 @@ export function parseResources(text: string): Record<string, number> {
     const eq = part.indexOf("=");
     const name = eq > 0 ? part.slice(0, eq).trim() : "";
     const text = part.slice(eq + 1).trim();
-    // Number("") is 0: "GPU=" (the amount forgotten) must not declare 0 of it.
-    const amount = text === "" ? Number.NaN : Number(text);
+    // Not Number: "GPU=" (the amount forgotten) must not declare 0 of it, nor GPU=0x10 16.
+    const amount = parseDecimal(text);
     if (name === "" || !Number.isFinite(amount) || amount < 0) {
       throw new Error(`bad resource ${JSON.stringify(part)}: expected NAME=AMOUNT, e.g. GPU=1`);
     }
@@ -285,7 +286,7 @@ function exact(name: string, n: number, text: string): number {
 
 /** Parse a positive integer option; throws a clear error. */
 export function positiveInt(name: string, text: string): number {
-  const n = Number(text);
+  const n = parseDecimal(text);
   if (!Number.isInteger(n) || n < 1)
     throw new Error(`${name} must be a positive integer, got ${text}`);
   return exact(name, n, text);
@@ -293,8 +294,8 @@ export function positiveInt(name: string, text: string): number {
 
 /** Parse an integer option ≥ 0; throws a clear error. */
 export function nonNegativeInt(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || text.trim() === "") {
+  const n = parseDecimal(text);
+  if (!Number.isInteger(n) || n < 0) {
     throw new Error(`${name} must be an integer ≥ 0, got ${text}`);
   }
   return exact(name, n, text);

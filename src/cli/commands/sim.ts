@@ -31,6 +31,7 @@ import { addResult, emptySummary, type SimSummary, seedsPassSafeRange } from "..
 import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
 import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
 import { VARIANTS } from "../../sim/variants.ts";
+import { parseDecimal } from "../../util/decimal.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { outputProblem } from "./outputFile.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
@@ -74,8 +75,8 @@ interface SimCliOptions {
 
 function integer(min: number): (v: string) => number {
   return (v) => {
-    // Number("") and Number("  ") are 0: an empty --seed must not run seed 0 unnoticed.
-    const n = v.trim() === "" ? Number.NaN : Number(v);
+    // Not Number: an empty --seed must not run seed 0 unnoticed, nor 0x10 seed 16.
+    const n = parseDecimal(v);
     if (!Number.isSafeInteger(n) || n < min) {
       throw new InvalidArgumentError(`expected an integer ≥ ${min}, got '${v}'`);
     }
@@ -84,14 +85,14 @@ function integer(min: number): (v: string) => number {
 }
 
 function positive(v: string): number {
-  const n = Number(v);
+  const n = parseDecimal(v);
   if (!(n > 0) || !Number.isFinite(n))
     throw new InvalidArgumentError(`expected a number > 0, got '${v}'`);
   return n;
 }
 
 function share(v: string): number {
-  const n = v.trim() === "" ? Number.NaN : Number(v);
+  const n = parseDecimal(v);
   if (!(n >= 0 && n <= 1))
     throw new InvalidArgumentError(`expected a number from 0 to 1, got '${v}'`);
   return n;

@@ -102,6 +102,31 @@ describe("weft worker's options", () => {
     ).toMatchObject({ memorySpill: 0.75, spillDirectory: "/tmp" });
   });
 
+  it("refuse numbers in another base or padded, which Number read (exit 2)", async () => {
+    for (const [more, message] of [
+      [{ nthreads: "0x2" }, "--nthreads must be a positive integer, got 0x2"],
+      [
+        { memoryLimit: "1GiB", memoryTarget: "0x1" },
+        "--memory-target must be a number in (0, 1], got 0x1",
+      ],
+      [
+        { memoryLimit: "1GiB", memorySpill: " 0.5 " },
+        "--memory-spill must be a number in (0, 1] or off, got  0.5 ",
+      ],
+      [{ resources: "GPU=0b1" }, 'bad resource "GPU=0b1": expected NAME=AMOUNT, e.g. GPU=1'],
+    ] as const) {
+      const ctx = testContext();
+      let started = false;
+      await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, ...more }, ctx, (w) => {
+        started = true;
+        return w.close();
+      });
+      expect(started, message).toBe(false);
+      expect(ctx.exitCode, message).toBe(2);
+      expect(ctx.stderr.text).toContain(message);
+    }
+  });
+
   it("leave the worker's defaults alone when not given", async () => {
     expect(await optionsWith({})).toMatchObject({
       resources: {},

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { Command, Option } from "commander";
 import { splitScheme } from "../../util/address.ts";
+import { parseDecimal } from "../../util/decimal.ts";
 import { ipcNannyLink } from "../../worker/nannyLink.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
@@ -94,7 +95,7 @@ function deathTimeoutFrom(opts: WorkerCliOptions): number | null {
 
 /** A number in (0, 1] given as text; throws a clear error. */
 function fractionOption(name: string, text: string): number {
-  const n = Number(text);
+  const n = parseDecimal(text);
   if (!(n > 0 && n <= 1)) throw new Error(`${name} must be a number in (0, 1], got ${text}`);
   return n;
 }
@@ -102,7 +103,7 @@ function fractionOption(name: string, text: string): number {
 /** A number in (0, 1], or `off` (false), given as text; throws a clear error. */
 function thresholdOption(name: string, text: string): number | false {
   if (text === "off") return false;
-  const n = Number(text);
+  const n = parseDecimal(text);
   if (!(n > 0 && n <= 1)) throw new Error(`${name} must be a number in (0, 1] or off, got ${text}`);
   return n;
 }
