@@ -1,23 +1,27 @@
 /** What the benchmark scripts share: running `main` as the entry point. */
 
 import { CommanderError } from "commander";
+import { exitCodeOf } from "../src/util/usageError.ts";
 
 /**
- * Run a script's `main` with the command line: its exit code, commander's for a
- * usage error (commander has printed it), 1 with `name: message` for any other error.
+ * Run a script's `main` with `argv` (the command line's arguments) and give its
+ * exit code: `main`'s own, or for an error it throws {@link exitCodeOf}'s, as
+ * `weft bench` gives them: 2 for a usage error (a bad option, one commander
+ * refuses; commander has printed those), 1 for a run that failed, each said in
+ * one line, `name: message`, on `stderr`.
  */
 export async function runScript(
   name: string,
   main: (argv: readonly string[]) => Promise<number>,
-): Promise<void> {
+  argv: readonly string[] = process.argv.slice(2),
+  stderr: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   try {
-    process.exitCode = await main(process.argv.slice(2));
+    return await main(argv);
   } catch (err) {
-    if (err instanceof CommanderError) {
-      process.exitCode = err.exitCode;
-    } else {
-      process.stderr.write(`${name}: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
+    if (!(err instanceof CommanderError)) {
+      stderr.write(`${name}: ${err instanceof Error ? err.message : String(err)}\n`);
     }
+    return exitCodeOf(err);
   }
 }

@@ -30,4 +30,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("bench:cluster", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:cluster", main);

@@ -26,6 +26,7 @@ import { clusterRunOptions, graphNames, positiveInteger } from "../src/bench/ben
 import { scaledGraph } from "../src/bench/clusterGraphs.ts";
 import { median, round } from "../src/bench/stats.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 import { checkoutProblem } from "./clusterAbSide.ts";
 import {
@@ -64,7 +65,7 @@ export async function benchClusterAb(
   const here = resolve(fileURLToPath(new URL("..", import.meta.url)));
   const base = resolve(o.base);
   const problem = checkoutProblem(base);
-  if (problem !== null) throw new Error(problem);
+  if (problem !== null) throw new UsageError(problem);
   emit({
     bench: "cluster-ab",
     base,
@@ -130,4 +131,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("bench:cluster-ab", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:cluster-ab", main);

@@ -23,6 +23,7 @@ import { median, round } from "../src/bench/stats.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../src/comm/comm.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 
 const TASKS = new URL("../src/bench/clusterTasks.ts", import.meta.url).href;
@@ -109,7 +110,7 @@ export function largeArgsOptions(opts: Readonly<Record<string, string>>): LargeA
   const mib = positiveInteger(opts.mib, "--mib");
   // 1e9 started the cluster, then failed making the array (an "Invalid typed array length").
   if (mib > MAX_MIB) {
-    throw new Error(
+    throw new UsageError(
       `--mib must be at most ${MAX_MIB} (the argument travels in one message of at most 4 GiB), got ${mib}`,
     );
   }
@@ -136,4 +137,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("bench:large-args", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:large-args", main);

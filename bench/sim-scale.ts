@@ -19,6 +19,7 @@ import {
 } from "../src/sim/options.ts";
 import { simulate } from "../src/sim/simulation.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 
 /** What one invocation measures. */
@@ -35,7 +36,9 @@ export function simScaleOptions(opts: Readonly<Record<string, string>>): SimScal
   const perWorker = positiveInteger(opts.perWorker, "--per-worker");
   const workload = opts.workload;
   if (!(WORKLOAD_KINDS as readonly string[]).includes(workload)) {
-    throw new Error(`--workload must be one of ${WORKLOAD_KINDS.join(", ")}, got '${workload}'`);
+    throw new UsageError(
+      `--workload must be one of ${WORKLOAD_KINDS.join(", ")}, got '${workload}'`,
+    );
   }
   // Every size is checked before the first runs: a size the simulator refuses (too many
   // tasks or workers) ended the benchmark after the sizes before it had run for minutes.
@@ -43,7 +46,7 @@ export function simScaleOptions(opts: Readonly<Record<string, string>>): SimScal
     try {
       resolveSimOptions(scaleRun(w, perWorker, workload as WorkloadKind));
     } catch (err) {
-      throw new Error(`--workers ${w} --per-worker ${perWorker}: ${(err as Error).message}`);
+      throw new UsageError(`--workers ${w} --per-worker ${perWorker}: ${(err as Error).message}`);
     }
   }
   return { workers, perWorker, workload: workload as WorkloadKind };
@@ -126,4 +129,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("bench:sim", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:sim", main);

@@ -26,6 +26,7 @@ import { type BenchGraph, mapGraph, shuffleGraph, treeGraph } from "../src/bench
 import { round } from "../src/bench/stats.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 
 const TASKS = new URL("../src/bench/clusterTasks.ts", import.meta.url).href;
@@ -163,10 +164,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string>>();
   if (opts.protocol !== "inproc" && opts.protocol !== "tcp") {
-    throw new Error(`--protocol must be inproc or tcp, got ${opts.protocol}`);
+    throw new UsageError(`--protocol must be inproc or tcp, got ${opts.protocol}`);
   }
   if (opts.prefixes !== "stable" && opts.prefixes !== "varying") {
-    throw new Error(`--prefixes must be stable or varying, got ${opts.prefixes}`);
+    throw new UsageError(`--prefixes must be stable or varying, got ${opts.prefixes}`);
   }
   await benchSoak(
     {
@@ -181,4 +182,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("bench:soak", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:soak", main);

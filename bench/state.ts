@@ -23,4 +23,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return runStateBench(options, { stdout: process.stdout, stderr: process.stderr }, "bench:state");
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("bench:state", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:state", main);

@@ -22,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { nonNegativeInteger, positiveInteger } from "../src/bench/benchOptions.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 import {
   heapFlags,
@@ -56,7 +57,7 @@ export function streamNames(dir: string): string[] {
   try {
     files = readdirSync(dir);
   } catch (err) {
-    throw new Error(
+    throw new UsageError(
       `cannot read ${dir} (${(err as Error).message}): give --dir the directory of the recorded streams (../shared/bench)`,
     );
   }
@@ -75,15 +76,17 @@ export async function benchStateAb(
   const base = resolve(o.base);
   const dir = resolve(o.dir);
   const problem = checkoutProblem(base);
-  if (problem !== null) throw new Error(problem);
+  if (problem !== null) throw new UsageError(problem);
   const available = streamNames(dir);
-  if (o.streams.length === 0) throw new Error(`no streams to compare (${dir} has none)`);
+  if (o.streams.length === 0) throw new UsageError(`no streams to compare (${dir} has none)`);
   if (new Set(o.streams).size !== o.streams.length) {
-    throw new Error(`a stream is named twice: ${o.streams.join(", ")}`);
+    throw new UsageError(`a stream is named twice: ${o.streams.join(", ")}`);
   }
   for (const s of o.streams) {
     if (!available.includes(s)) {
-      throw new Error(`no stream ${JSON.stringify(s)} in ${dir} (there: ${available.join(", ")})`);
+      throw new UsageError(
+        `no stream ${JSON.stringify(s)} in ${dir} (there: ${available.join(", ")})`,
+      );
     }
   }
   const flags = [...heapFlags(), "--expose-gc"];
@@ -140,4 +143,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("bench:state-ab", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:state-ab", main);

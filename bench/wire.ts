@@ -13,6 +13,7 @@ import { positiveInteger } from "../src/bench/benchOptions.ts";
 import { median, round } from "../src/bench/stats.ts";
 import { decodeMessage, encodeMessage } from "../src/comm/wireCodec.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 
 const KEY = (i: number): string => `('inc-5b1f0c7e9a2d4c3b8e6f1a0d9c8b7a6e', ${i})`;
@@ -131,7 +132,7 @@ export const MAX_BATCH = 100_000;
 /** `--runs` and `--batch` as given to commander, checked. */
 export function wireOptions(opts: Readonly<Record<string, string>>): WireBenchOptions {
   const batch = positiveInteger(opts.batch, "--batch");
-  if (batch > MAX_BATCH) throw new Error(`--batch must be at most ${MAX_BATCH}, got ${batch}`);
+  if (batch > MAX_BATCH) throw new UsageError(`--batch must be at most ${MAX_BATCH}, got ${batch}`);
   return { runs: positiveInteger(opts.runs, "--runs"), batch };
 }
 
@@ -150,4 +151,4 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("bench:wire", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:wire", main);

@@ -4,6 +4,7 @@
  */
 
 import { parseDecimal } from "../util/decimal.ts";
+import { UsageError } from "../util/usageError.ts";
 import { checkGraphName, checkGraphScale } from "./graphNames.ts";
 
 /**
@@ -22,9 +23,9 @@ export function clusterRunOptions(opts: Readonly<Record<string, string>>): {
   const warmup = nonNegativeInteger(opts.warmup, "--warmup");
   const saturation = opts.saturation === "inf" ? Number.POSITIVE_INFINITY : number(opts.saturation);
   const scale = number(opts.scale);
-  if (!(saturation > 0)) throw new Error("--saturation must be > 0 or inf");
+  if (!(saturation > 0)) throw new UsageError("--saturation must be > 0 or inf");
   if (!(scale > 0 && scale <= MAX_SCALE)) {
-    throw new Error(`--scale must be a number > 0 and at most ${MAX_SCALE}`);
+    throw new UsageError(`--scale must be a number > 0 and at most ${MAX_SCALE}`);
   }
   return { warmup, saturation, scale };
 }
@@ -45,13 +46,13 @@ function number(value: string | undefined): number {
 /** The value of option `flag` as an integer >= 0; throws otherwise (an empty value too). */
 export function nonNegativeInteger(value: string, flag: string): number {
   const n = number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be an integer >= 0`);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} must be an integer >= 0`);
   return n;
 }
 
 /** The value of option `flag` as a positive integer; throws otherwise (an empty value too). */
 export function positiveInteger(value: string, flag: string): number {
   const n = number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer`);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer`);
   return n;
 }

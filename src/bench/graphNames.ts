@@ -4,6 +4,8 @@
  * (`clusterTasks.ts` defines `inc`, `add`, … in the process's task registry).
  */
 
+import { UsageError } from "../util/usageError.ts";
+
 /** The benchmark's graphs by name: the function of `clusterGraphs.ts` that builds it, and its sizes. */
 export const BENCH_GRAPH_SIZES = {
   map: { fn: "mapGraph", sizes: [10_000] },
@@ -22,7 +24,7 @@ export type BenchGraphName = keyof typeof BENCH_GRAPH_SIZES;
 /** `name` if it names one of the benchmark's graphs; throws otherwise. */
 export function checkGraphName(name: string): BenchGraphName {
   if (!Object.hasOwn(BENCH_GRAPH_SIZES, name)) {
-    throw new Error(
+    throw new UsageError(
       `unknown graph ${JSON.stringify(name)}: expected map, tree, shuffle, chain, spawn or skew`,
     );
   }
@@ -36,7 +38,7 @@ export function checkGraphName(name: string): BenchGraphName {
 export function checkGraphScale(name: BenchGraphName, scale: number): BenchGraphName {
   const spec: { fn: string; maxScale?: number } = BENCH_GRAPH_SIZES[name];
   if (spec.maxScale !== undefined && scale > spec.maxScale) {
-    throw new Error(
+    throw new UsageError(
       `--scale ${scale} is too large for ${name}: at most ${spec.maxScale} (its tasks double with each level of depth)`,
     );
   }

@@ -23,6 +23,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { readMaybeGzip, workerStateFromConfig } from "../protocol/conformance.ts";
 import { eventFromDict } from "../protocol/daskJson/events.ts";
+import { UsageError } from "../util/usageError.ts";
 import {
   ComputeTaskEvent,
   ExecuteSuccessEvent,
@@ -158,7 +159,7 @@ export class ReferenceReplayError extends Error {
 function referenceHere(path: string, python: string): { transitionsPerS: number } {
   const child = spawnSync(python, [REFERENCE_SCRIPT, "--runs", "3", path], { encoding: "utf8" });
   if (child.error)
-    throw new Error(`--reference-here: cannot run ${python}: ${child.error.message}`);
+    throw new UsageError(`--reference-here: cannot run ${python}: ${child.error.message}`);
   if (child.status !== 0) {
     throw new ReferenceReplayError(
       `--reference-here: the reference's replay of ${path} failed:\n${child.stdout}${child.stderr}`,
@@ -203,7 +204,9 @@ export function runStateBench(o: StateBenchOptions, out: BenchOutput, name: stri
   const names = files.map((f) => f.replace(/\.jsonl\.gz$/, ""));
   for (const w of o.streams ?? []) {
     if (!names.includes(w)) {
-      throw new Error(`no stream ${JSON.stringify(w)} in ${o.dir} (there: ${names.join(", ")})`);
+      throw new UsageError(
+        `no stream ${JSON.stringify(w)} in ${o.dir} (there: ${names.join(", ")})`,
+      );
     }
   }
   let failed = false;

@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
+import { UsageError } from "../util/usageError.ts";
 import { nonNegativeInteger, positiveInteger } from "./benchOptions.ts";
 
 /**
@@ -86,8 +87,8 @@ its final check against the stream's last line) and one for the heap bytes a tas
 Runs node with ${STATE_BENCH_NODE_FLAGS.join(" ")}.
 
 Exit codes: 0 every replay ended as its stream says; 1 one did not (the reference's
-with --reference-here included); 2 no *.jsonl.gz stream in --dir (for weft bench,
-also bad options, a stream it cannot name or read, or a Python it cannot run).`,
+with --reference-here included), or the run failed; 2 bad options, no *.jsonl.gz
+stream in --dir, a stream it cannot name or read, or a Python it cannot run.`,
     );
 }
 
@@ -104,7 +105,7 @@ export function stateBenchOptions(opts: StateBenchCliOptions): StateBenchOptions
   const warmup = nonNegativeInteger(opts.warmup, "--warmup");
   const tasks = nonNegativeInteger(opts.tasks, "--tasks");
   if (tasks > MAX_MEMORY_TASKS) {
-    throw new Error(
+    throw new UsageError(
       `--tasks must be at most ${MAX_MEMORY_TASKS} (about 580 heap bytes a task), got ${tasks}`,
     );
   }
@@ -113,10 +114,10 @@ export function stateBenchOptions(opts: StateBenchCliOptions): StateBenchOptions
     .map((s) => s.trim())
     .filter((s) => s !== "");
   if (streams !== undefined && streams.length === 0) {
-    throw new Error("--streams names no stream");
+    throw new UsageError("--streams names no stream");
   }
   if (opts.referenceHere === true && !existsSync(REFERENCE_SCRIPT)) {
-    throw new Error(
+    throw new UsageError(
       `--reference-here needs a checkout of weft, with ${REFERENCE_SCRIPT} (and ../shared/reference beside it)`,
     );
   }
@@ -124,7 +125,7 @@ export function stateBenchOptions(opts: StateBenchCliOptions): StateBenchOptions
     // Found out only once weft had replayed the first stream, timed runs and all.
     const child = spawnSync(opts.python, ["--version"], { encoding: "utf8" });
     if (child.error !== undefined || child.status !== 0) {
-      throw new Error(
+      throw new UsageError(
         `--python ${opts.python}: cannot run it${child.error === undefined ? ` (exit ${child.status})` : `: ${child.error.message}`}`,
       );
     }

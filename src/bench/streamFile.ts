@@ -5,6 +5,8 @@
  * machine, since a side decodes events with the code of the checkout it runs.
  */
 
+import { UsageError } from "../util/usageError.ts";
+
 /**
  * The clock a timed replay gives the state machine, in `bench:state` and both sides
  * of `bench:state-ab`: seconds since the epoch, as Python's `time.time()`, since the
@@ -39,38 +41,44 @@ export function parseStream<E>(
     .split("\n")
     .map((line, i) => ({ line, number: i + 1 }))
     .filter((l) => l.line.length > 0);
-  if (lines.length < 2) throw new Error(`${path}: no header and final line`);
+  if (lines.length < 2) throw new UsageError(`${path}: no header and final line`);
   const json = (l: { line: string; number: number }): unknown => {
     try {
       return JSON.parse(l.line);
     } catch (err) {
-      throw new Error(`${path}: line ${l.number}: ${(err as Error).message}`);
+      throw new UsageError(`${path}: line ${l.number}: ${(err as Error).message}`);
     }
   };
   const header = json(lines[0]) as { name?: string; config?: Record<string, unknown> } | null;
   if (typeof header?.config !== "object" || header.config === null) {
-    throw new Error(`${path}: line ${lines[0].number}: the header has no config`);
+    throw new UsageError(`${path}: line ${lines[0].number}: the header has no config`);
   }
   const last = json(lines[lines.length - 1]) as { final?: StreamFinal } | null;
   const final = last?.final;
-  if (final === undefined) throw new Error(`${path}: the last line has no "final" record`);
+  if (final === undefined) throw new UsageError(`${path}: the last line has no "final" record`);
   const events = lines.slice(1, -1).map((l) => {
     const d = json(l);
     if (typeof d !== "object" || d === null || Array.isArray(d)) {
-      throw new Error(`${path}: line ${l.number} is not an object`);
+      throw new UsageError(`${path}: line ${l.number} is not an object`);
     }
-    return decode(d as Record<string, unknown>);
+    try {
+      return decode(d as Record<string, unknown>);
+    } catch (err) {
+      throw new UsageError(`${path}: line ${l.number}: ${(err as Error).message}`, { cause: err });
+    }
   });
   if (events.length !== final.events) {
-    throw new Error(`${path}: ${events.length} events, but the final line says ${final.events}`);
+    throw new UsageError(
+      `${path}: ${events.length} events, but the final line says ${final.events}`,
+    );
   }
   return { name: header.name ?? path, config: header.config, events, final };
 }
 
 /**
  * Read the stream file `path` with `read` (a checkout's `readMaybeGzip`) and parse it.
- * Every error names the file: one `read` throws too (a gzip stream cut short says only
- * "unexpected end of file").
+ * Every error is a UsageError (an input the benchmark cannot read: exit 2) naming the
+ * file: one `read` throws too (a gzip stream cut short says only "unexpected end of file").
  */
 export function readStream<E>(
   path: string,
@@ -82,7 +90,7 @@ export function readStream<E>(
     text = read(path);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    throw new Error(message.includes(path) ? message : `${path}: ${message}`);
+    throw new UsageError(message.includes(path) ? message : `${path}: ${message}`);
   }
   return parseStream(text, path, decode);
 }

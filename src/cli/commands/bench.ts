@@ -28,6 +28,7 @@ import {
   stateBenchCommand,
   stateBenchOptions,
 } from "../../bench/stateBenchCommand.ts";
+import { exitCodeOf, UsageError } from "../../util/usageError.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addTlsOptions, type TlsCliOptions, tlsFrom } from "./serveUntil.ts";
 
@@ -135,14 +136,15 @@ const stateBenchmark = (): Benchmark<StateBenchCliOptions, StateBenchOptions> =>
   nodeFlags: STATE_BENCH_NODE_FLAGS,
   check: stateBenchOptions,
   run: async (options, ctx) => {
-    const { ReferenceReplayError, runStateBench } = await import("../../bench/stateBench.ts");
+    const { runStateBench } = await import("../../bench/stateBench.ts");
     try {
       return runStateBench(options, ctx, "weft bench state");
     } catch (err) {
       say(ctx, "state", err);
-      // The reference's replay ending elsewhere is a difference; a stream it cannot
-      // find or read, or a Python it cannot run, an input error.
-      return err instanceof ReferenceReplayError ? EXIT.differences : EXIT.usage;
+      // As npm run bench:state ends: a stream it cannot find or read, or a Python it
+      // cannot run, is a usage error (2); the reference's replay ending elsewhere, or
+      // anything else, a failure (1).
+      return exitCodeOf(err);
     }
   },
 });
@@ -161,11 +163,11 @@ const clusterBenchmark = (): Benchmark<
   check: (opts) => {
     const { tls } = tlsFrom(opts);
     if (opts.protocol === "tls" && tls === undefined) {
-      throw new Error("--protocol tls needs --tls-ca-file, --tls-cert and --tls-key");
+      throw new UsageError("--protocol tls needs --tls-ca-file, --tls-cert and --tls-key");
     }
     // Never silently unused: given, they meant the cluster to speak TLS.
     if (opts.protocol !== "tls" && tls !== undefined) {
-      throw new Error("--tls-ca-file, --tls-cert and --tls-key are for --protocol tls");
+      throw new UsageError("--tls-ca-file, --tls-cert and --tls-key are for --protocol tls");
     }
     return clusterBenchOptions(opts, tls);
   },
@@ -179,9 +181,9 @@ const clusterBenchmark = (): Benchmark<
       );
       return EXIT.ok;
     } catch (err) {
-      // A wrong answer, or a cluster that would not start.
+      // A wrong answer, or a cluster that would not start: 1, as npm run bench:cluster ends.
       say(ctx, "cluster", err);
-      return EXIT.differences;
+      return exitCodeOf(err);
     }
   },
 });
