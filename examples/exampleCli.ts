@@ -7,11 +7,10 @@
 
 import { Command, CommanderError } from "commander";
 import { parseDecimal } from "../src/util/decimal.ts";
+import { UsageError } from "../src/util/usageError.ts";
 
 /** A mistake in an example's arguments or environment: printed in one line, exit 2. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
+export { UsageError };
 
 /** Where an example writes. */
 export interface ExampleOutput {

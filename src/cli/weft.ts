@@ -6,7 +6,8 @@
 import { Command, CommanderError } from "commander";
 import { weftVersion } from "../protocol/version.ts";
 import { isEntryPoint } from "../util/entryPoint.ts";
-import { type CliContext, EXIT, processContext } from "./commands/context.ts";
+import { exitCodeOf } from "../util/usageError.ts";
+import { type CliContext, processContext } from "./commands/context.ts";
 import { daskOptionHint } from "./commands/daskOptions.ts";
 import { COMMANDS } from "./commands/index.ts";
 
@@ -110,7 +111,7 @@ export async function main(
     if (err.code === "commander.unknownOption") hintDaskOption(argv.slice(2), err.message, ctx);
     // --help, `weft help [command]` and --version end with exit code 0; `weft` alone
     // shows the help too, as an error (commander's exit code 1 there): a usage error.
-    return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    return exitCodeOf(err);
   }
   return ctx.exitCode;
 }
