@@ -1,4 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { PyRandom } from "../../util/mt19937.ts";
+import { sizeof, typeName } from "../../util/sizeof.ts";
+import { errorMessage } from "./errorMessage.ts";
+import { ComputeTaskEvent, ExecuteSuccessEvent } from "./events.ts";
 import { WorkerState } from "./workerState.ts";
 
 describe("WorkerState options", () => {
@@ -22,6 +26,42 @@ describe("WorkerState options", () => {
     const defaults = new WorkerState({ nthreads: null, transferMessageBytesLimit: null } as never);
     expect(defaults.nthreads).toBe(1);
     expect(defaults.transferMessageBytesLimit).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("defaults as docs/worker-state.md's table says (the seed's, and a pure core's services)", () => {
+    const ws = new WorkerState();
+    expect(() => ws.address).toThrow("address has not been set");
+    expect(ws.nthreads).toBe(1);
+    expect(ws.totalResources).toEqual(new Map());
+    expect([ws.data, ws.threads, ws.plugins]).toEqual([new Map(), new Map(), new Map()]);
+    expect(ws.validate).toBe(true);
+    expect(ws.transferIncomingCountLimit).toBe(9999);
+    expect(ws.transferIncomingBytesLimit).toBe(Number.POSITIVE_INFINITY);
+    expect(ws.transferMessageBytesLimit).toBe(Number.POSITIVE_INFINITY);
+    expect(ws.transitionCounterMax).toBe(false);
+    expect(ws.clock()).toBe(0);
+    const seeded = new PyRandom(0);
+    expect([ws.rng.random(), ws.rng.random()]).toEqual([seeded.random(), seeded.random()]);
+    expect([ws.sizeof, ws.typeName, ws.errorMessage]).toEqual([sizeof, typeName, errorMessage]);
+    // A plugin's failing hook is ignored when no onPluginError is given.
+    const plugged = new WorkerState({
+      address: "127.0.0.1:1",
+      plugins: new Map([
+        [
+          "bad",
+          {
+            transition: () => {
+              throw new Error("plugin bug");
+            },
+          },
+        ],
+      ]),
+    });
+    plugged.handleStimulus(ComputeTaskEvent.dummy("x", { stimulusId: "s1" }));
+    plugged.handleStimulus(ExecuteSuccessEvent.dummy("x", { value: 1, stimulusId: "s2" }));
+    expect(plugged.tasks.get("x")?.state).toBe("memory");
+    // The clock reads 0: every log record is stamped 0.
+    expect(plugged.story("x").map((r) => r[r.length - 1])).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
   it.each([
