@@ -3,7 +3,7 @@
  * src/bench/clusterBench.ts, which `weft bench cluster` runs too). Here
  * `--protocol tls` takes the test credentials.
  *
- *   npm run bench:cluster [-- --runs 7] [-- --graphs map,chain] [-- --executor threads]
+ *   npm run bench:cluster [-- [--runs 7] [--graphs map,chain] [--executor threads]]
  */
 
 import { benchCluster } from "../src/bench/clusterBench.ts";

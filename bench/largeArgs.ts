@@ -6,7 +6,7 @@
  * Each is timed `--runs` times after `--warmup` untimed runs; the medians are
  * printed, one JSON line each, after one for the configuration.
  *
- *   npm run bench:large-args [-- --mib 200] [-- --runs 7] [-- --warmup 1]
+ *   npm run bench:large-args [-- [--mib 200] [--runs 7] [--warmup 1]]
  *
  * The submit makes the client's copy of the argument (taken at the call) and
  * sends it to the scheduler, which passes it on to a worker; the fetch is one

@@ -8,7 +8,7 @@
  * after the bounded logs (transition and stimulus logs, task stream, events)
  * have filled: a leak shows as a steady slope there.
  *
- *   npm run bench:soak [-- --rounds 1000] [-- --protocol tcp] [-- --prefixes varying]
+ *   npm run bench:soak [-- [--rounds 1000] [--protocol tcp] [--prefixes varying]]
  *
  * `--prefixes stable` (default) keys every round's tasks under the same key
  * prefixes (`key_split` drops the round's word); `varying` gives each round

@@ -3,7 +3,7 @@
  * stimulus streams of ../shared/bench/ (see src/bench/stateBench.ts, which
  * `weft bench state` runs too).
  *
- *   npm run bench:state [-- --runs 5] [-- --warmup 1] [-- --streams tree,churn] [-- --tasks 1000000]
+ *   npm run bench:state [-- [--runs 5] [--warmup 1] [--streams tree,churn] [--tasks 1000000]]
  */
 
 import { runStateBench } from "../src/bench/stateBench.ts";

@@ -4,7 +4,7 @@
  * `BatchedSend` frames them (one array of 1,000 messages), and prints per kind
  * the median µs per message of each direction and the bytes per message.
  *
- *   npm run bench:wire [-- --runs 9] [-- --batch 1000]
+ *   npm run bench:wire [-- [--runs 9] [--batch 1000]]
  *
  * Prints one JSON line per message kind.
  */

@@ -9,7 +9,7 @@
  * a cluster serves many graphs. The very first run of each graph, cold, is
  * reported too (`firstRunTasksPerS`).
  *
- *   npm run bench:cluster [-- --runs 7] [-- --graphs map,chain] [-- --executor threads]
+ *   npm run bench:cluster [-- [--runs 7] [--graphs map,chain] [--executor threads]]
  *   weft bench cluster [--runs 7] …
  *
  * Both run this with the V8 flags of `CLUSTER_BENCH_NODE_FLAGS`

@@ -3,7 +3,7 @@
  * ../shared/bench/ with validation off, timing only handleStimulus, and measures heap
  * bytes per task for a state machine holding 1,000,000 tasks.
  *
- *   npm run bench:state [-- --runs 5] [-- --warmup 1] [-- --streams tree,churn] [-- --tasks 1000000]
+ *   npm run bench:state [-- [--runs 5] [--warmup 1] [--streams tree,churn] [--tasks 1000000]]
  *   weft bench state [--runs 5] …
  *
  * Both run this with the V8 flags of `STATE_BENCH_NODE_FLAGS` and the options
