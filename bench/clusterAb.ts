@@ -115,7 +115,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--pairs <n>", "timed pairs per graph and round", "25")
     .option("--warmup <n>", "untimed runs per graph, side and round first", "3")
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "inf")
-    .option("--scale <x>", "multiply the graph sizes (quick checks; > 0, at most 10)", "1")
+    .option(
+      "--scale <x>",
+      "multiply the graph sizes (quick checks; > 0, at most 10, spawn at most 2)",
+      "1",
+    )
     .addHelpText("after", pairedHelp("bench:cluster"))
     .exitOverride();
   program.parse([...argv], { from: "user" });

@@ -73,7 +73,11 @@ export function clusterBenchCommand(name: string, tlsCredentials: string): Comma
         .default("inline"),
     )
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "1.1")
-    .option("--scale <x>", "multiply the graph sizes (quick checks; > 0, at most 10)", "1")
+    .option(
+      "--scale <x>",
+      "multiply the graph sizes (quick checks; > 0, at most 10, spawn at most 2)",
+      "1",
+    )
     .option("--no-work-stealing", "turn the scheduler's work stealing off (it is on by default)")
     .addOption(
       new Option(
