@@ -2,8 +2,8 @@
  * Tasks that submit tasks, and coordinate: the number below N with the
  * longest Collatz sequence, on an embedded local cluster. One task is
  * submitted; it splits its range in two tasks it submits itself
- * (`workerClient`), and so on down to ranges of a few thousand numbers (see
- * `collatzTasks.ts`). Each leaf records its best in a variable of the
+ * (`workerClient`), and so on down to ranges of N/32 numbers, at least 1,000
+ * (see `collatzTasks.ts`). Each leaf records its best in a variable of the
  * cluster, under a lock. The answer is checked against a direct loop, and the
  * task stream says where the tasks ran.
  *
@@ -25,7 +25,7 @@ import type { Client } from "../src/client/client.ts";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
 import { isEntryPoint } from "../src/util/entryPoint.ts";
 import { type Best, bestIn, search } from "./collatzTasks.ts";
-import { type ExampleOutput, intArg, runExample } from "./exampleCli.ts";
+import { type ExampleOutput, intArg, intRange, runExample } from "./exampleCli.ts";
 
 /** The task module every worker loads. */
 export const COLLATZ_TASKS = new URL("./collatzTasks.ts", import.meta.url).href;
@@ -57,12 +57,20 @@ export const COLLATZ_USAGE = `usage: npx tsx examples/collatz.ts [N]
 
 The number below N with the longest Collatz sequence, on an embedded local cluster
 (2 workers × 2 threads): one task splits its range into tasks it submits itself, down
-to ranges of a few thousand numbers; the leaves record their best in a variable under
-a lock. The answer is checked against a direct loop.
+to ranges of N/32 numbers (at least 1,000); the leaves record their best in a variable
+under a lock. The answer is checked against a direct loop.
 
-  N  an integer ≥ 2 (default 300000)
+  N  an integer from 2 to 300,000,000 (default 300000): beyond, a sequence can
+     pass 2**53, where numbers are no longer exact
 
 Exits 0 when the answer is right, 1 otherwise, 2 for a usage error.`;
+
+/**
+ * The largest N: every number below it has a sequence that stays below 2**53, so
+ * the double arithmetic of `collatzSteps` is exact (319,804,831 is the first whose
+ * sequence passes it).
+ */
+export const MAX_N = 300_000_000;
 
 /** Run the example: print the answer and where the tasks ran; 0 if right, 1 otherwise, 2 for an N it cannot search. */
 export async function main(
@@ -70,8 +78,8 @@ export async function main(
   options: LocalClusterOptions = {},
   out: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
-  if (!Number.isSafeInteger(n) || n < 2) {
-    out.write(`collatz: N must be an integer ≥ 2, got ${n}\n`);
+  if (!Number.isSafeInteger(n) || n < 2 || n > MAX_N) {
+    out.write(`collatz: N must be ${intRange(2, MAX_N)}, got ${n}\n`);
     return 2;
   }
   const leaf = Math.max(1_000, Math.ceil(n / 32));
@@ -109,7 +117,7 @@ export function cli(argv: readonly string[], out: ExampleOutput = process): Prom
     COLLATZ_USAGE,
     argv,
     1,
-    ([n]) => main(n === undefined ? undefined : intArg("N", n, 2)),
+    ([n]) => main(n === undefined ? undefined : intArg("N", n, 2, MAX_N)),
     out,
   );
 }

@@ -16,10 +16,25 @@ export interface Best {
   readonly steps: number;
 }
 
-/** The steps of `n`'s Collatz sequence to 1. */
+/** The largest odd number whose next step, 3x + 1, is still below 2**53 (exact in a double). */
+const LARGEST_EXACT_ODD = (Number.MAX_SAFE_INTEGER - 1) / 3;
+
+/**
+ * The steps of `n`'s Collatz sequence to 1. A RangeError if the sequence passes
+ * 2**53, where a double rounds 3x + 1 and the count would be silently wrong (the
+ * first n to do so is 319,804,831).
+ */
 export function collatzSteps(n: number): number {
   let steps = 0;
-  for (let x = n; x !== 1; steps++) x = x % 2 === 0 ? x / 2 : 3 * x + 1;
+  for (let x = n; x !== 1; steps++) {
+    if (x % 2 === 0) x = x / 2;
+    else if (x <= LARGEST_EXACT_ODD) x = 3 * x + 1;
+    else {
+      throw new RangeError(
+        `the Collatz sequence of ${n} passes 2**53: its steps cannot be counted exactly`,
+      );
+    }
+  }
   return steps;
 }
 
