@@ -166,6 +166,12 @@ describe("event constructors", () => {
     expect(err.message).toMatch(new RegExp(`^[A-Za-z]+Event: ${field}(\\[| must be)`));
   });
 
+  it("say what they expected and what they got, as docs/worker-state.md shows", () => {
+    expect(refused(() => new FreeKeysEvent({ keys: "xyz", stimulusId: "s" } as never))).toEqual(
+      new TypeError('FreeKeysEvent: keys must be a list of keys (strings), got string "xyz"'),
+    );
+  });
+
   it("take what the seed takes and decides on by handling it", () => {
     const ws = new WorkerState({ address: ADDR, resources: { GPU: 1 } });
     // Negative restrictions, infinite priorities, NaN sizes: the state machine's business.
