@@ -784,6 +784,21 @@ describe("diagnostics", () => {
     ws.validateState();
   });
 
+  it("reads the clock once per handleStimulus call, for all its records, and around a store write", () => {
+    let reads = 0;
+    // The task counter has a clock of its own (monotonic), which defaults to this one.
+    const ws = newWs({ clock: () => ++reads, monotonic: () => 0 });
+    // y waits for x, fetched from a peer: several records, one stimulus, one read.
+    ws.handleStimulus(compute("y", "s1", { whoHas: { x: [W2] } }));
+    expect(reads).toBe(1);
+    expect(new Set(ws.log.toArray().map((r) => r[r.length - 1]))).toEqual(new Set([1]));
+    expect(ws.stimulusLog.toArray().map((ev) => ev.handled)).toEqual([1]);
+    // A batch is one call; x's store write is timed with reads of its own.
+    ws.handleStimulus(gathered(W2, { x: 1 }, "s2"), success("y", "s3"));
+    expect(reads).toBe(2 + 2 * 2);
+    expect(ws.stimulusLog.toArray().map((ev) => ev.handled)).toEqual([1, 2, 2]);
+  });
+
   it("a compute-task given both a function and a run spec is refused, as the seed asserts", () => {
     const fields = {
       key: "x",
