@@ -80,6 +80,8 @@ describe("npm run bench:cluster", () => {
       expect(r.tasksPerS).toBeGreaterThan(0);
       expect(r.minorFaultsPerRun).toBeGreaterThanOrEqual(0);
       expect(r.runsMinorFaults).toHaveLength(1); // one per timed run, beside runsSeconds
+      // The first run, cold: here (no warm-up) the one timed run.
+      expect(r.firstRunTasksPerS).toBe(r.tasksPerS);
       expect(r.systemCpuSecondsPerTask).toBeGreaterThanOrEqual(0);
     }
     expect(records[4].msPerStep).toBeGreaterThan(0);

@@ -38,6 +38,11 @@ describe("bench:state", () => {
     expect(code).toBe(0);
     const line = lines.find((l) => l.bench === "state");
     expect(line).toMatchObject({ stream: "one", runs: 3, warmup_runs: 2, final_check: "ok" });
+    // The timed runs' minor page faults, and the machine's cost of a fresh page, first.
+    expect(line?.minor_faults_per_run).toBeGreaterThanOrEqual(0);
+    const machine = lines[0];
+    expect(machine.bench).toBe("machine");
+    expect(machine.fresh_page_us === null || Number(machine.fresh_page_us) > 0).toBe(true);
   });
 
   it("reports a replay that ends elsewhere than the stream's final line, and fails", async () => {
