@@ -45,6 +45,18 @@ describe("bench:state", () => {
     expect(machine.fresh_page_us === null || Number(machine.fresh_page_us) > 0).toBe(true);
   });
 
+  it("measures the heap bytes a task with --tasks finished tasks held, logs empty and full", async () => {
+    const { code, lines } = await bench("--streams", "one", "--runs", "1", "--tasks", "2000");
+    expect(code).toBe(0);
+    expect(lines.at(-1)).toMatchObject({
+      bench: "state-memory",
+      tasks: 2000,
+      heap_bytes_per_task: expect.any(Number),
+      heap_bytes_per_task_with_full_logs: expect.any(Number),
+      reference_bytes_per_task: 2400,
+    });
+  });
+
   it("reports a replay that ends elsewhere than the stream's final line, and fails", async () => {
     const { code, lines } = await bench("--streams", "wrong");
     expect(code).toBe(1);
