@@ -5,7 +5,8 @@
  * `per-worker × workers` tasks (a tree reduction by default, so that results
  * move between workers); the time spent inside the scheduler state machine
  * and inside all worker state machines is measured around their
- * `handleStimulus` calls. One JSON line per size.
+ * `handleStimulus` calls. One JSON line per size; exit 1 if a run did not end
+ * right (its line has `ok: false` and the failure).
  */
 
 import { Command } from "commander";
@@ -53,7 +54,12 @@ export function simScaleOptions(opts: Readonly<Record<string, string>>): SimScal
 }
 
 /** The simulation of the cluster of `workers` workers, `perWorker` tasks each. */
-function scaleRun(workers: number, perWorker: number, workload: WorkloadKind): SimOptions {
+function scaleRun(
+  workers: number,
+  perWorker: number,
+  workload: WorkloadKind,
+  overrides: Partial<SimOptions> = {},
+): SimOptions {
   const tasks = workers * perWorker;
   // The tree's size is its leaf count: about half the tasks.
   const size = workload === "tree" ? Math.ceil(tasks / 2) : tasks;
@@ -67,16 +73,27 @@ function scaleRun(workers: number, perWorker: number, workload: WorkloadKind): S
     validate: false,
     releasePhase: false,
     maxEvents: 1e9,
+    ...overrides,
   };
 }
 
-/** Simulate one cluster per size and emit one result a size. */
-export function benchSimScale(o: SimScaleOptions, emit: (line: string) => void): void {
+/**
+ * Simulate one cluster per size and emit one result a size; returns how many runs
+ * failed (a wrong answer, a deadlock: `ok: false`, the `failure` saying why).
+ * `overrides` are simulator options for tests (a broken `variant`).
+ */
+export function benchSimScale(
+  o: SimScaleOptions,
+  emit: (line: string) => void,
+  overrides: Partial<SimOptions> = {},
+): number {
   const { perWorker, workload } = o;
+  let failed = 0;
   for (const workers of o.workers) {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
-    const r = simulate(scaleRun(workers, perWorker, workload), { timing: true });
+    const r = simulate(scaleRun(workers, perWorker, workload, overrides), { timing: true });
+    if (!r.ok) failed++;
     const wall = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const cpuSeconds = (cpu.user + cpu.system) / 1e6;
@@ -110,6 +127,7 @@ export function benchSimScale(o: SimScaleOptions, emit: (line: string) => void):
       }),
     );
   }
+  return failed;
 }
 
 /** The command line: `--workers`, `--per-worker`, `--workload`. */
@@ -121,12 +139,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--workers <list>", "comma-separated cluster sizes", "10,30,100,300,1000")
     .option("--per-worker <n>", "tasks per worker", "1000")
     .option("--workload <kind>", `the graph (${WORKLOAD_KINDS.join(", ")})`, "tree")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 every run ended right; 1 one did not (its line has ok: false and the failure).",
+    )
     .exitOverride();
   program.parse([...argv], { from: "user" });
-  benchSimScale(simScaleOptions(program.opts<Record<string, string>>()), (line) =>
+  const failed = benchSimScale(simScaleOptions(program.opts<Record<string, string>>()), (line) =>
     console.log(line),
   );
-  return 0;
+  return failed > 0 ? 1 : 0;
 }
 
 if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:sim", main);

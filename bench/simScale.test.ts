@@ -19,6 +19,20 @@ describe("bench:sim", () => {
     }
   });
 
+  it("counts the runs that failed, for main to exit 1: a wrong answer is no figure", () => {
+    const lines: string[] = [];
+    const failed = benchSimScale(
+      { workers: [2], perWorker: 10, workload: "map" },
+      (l) => lines.push(l),
+      { variant: "wrong-value" },
+    );
+    const row = JSON.parse(lines[0]) as Record<string, unknown>;
+    expect(row.ok).toBe(false);
+    expect(row.failure).toEqual(expect.any(String));
+    expect(failed).toBe(1);
+    expect(benchSimScale({ workers: [2], perWorker: 10, workload: "map" }, () => {})).toBe(0);
+  });
+
   it("checks its options", () => {
     const ok = { workers: "1, 4", perWorker: "5", workload: "map" };
     expect(simScaleOptions(ok)).toEqual({ workers: [1, 4], perWorker: 5, workload: "map" });
