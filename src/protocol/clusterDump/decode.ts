@@ -12,6 +12,7 @@ import type { DumpEncoding } from "./encoding.ts";
 import { type Ctx, DumpFormatError } from "./errors.ts";
 import { MAX_NESTING, TOO_DEEP } from "./normalize.ts";
 import { PYYAML_SCALARS } from "./pyyamlScalars.ts";
+import { expandedValueCount } from "./yamlAliases.ts";
 import { parseYamlNested } from "./yamlNesting.ts";
 
 /** A hint at what non-dump content looks like, for error messages. */
@@ -70,11 +71,21 @@ export function decodeMsgpack(data: Uint8Array, ctx: Ctx): unknown {
 export const YAML_HEAP_PER_BYTE = 60;
 
 /**
+ * The most values a YAML dump of `chars` characters may stand for once its
+ * aliases are expanded: a document without aliases holds fewer values than
+ * characters; aliases may add a million more (about 16 MB of values).
+ */
+export function aliasedValueLimit(chars: number): number {
+  return 2 * chars + 1_000_000;
+}
+
+/**
  * `data` as YAML, typed as PyYAML types it. A dump too large to parse within
  * `heapLimit` (this process's) is refused saying so, rather than V8 running out
  * of memory mid-way; one nesting collections deeper than normalization accepts
  * is refused before they are composed, rather than the `yaml` package
- * overflowing the stack.
+ * overflowing the stack; one whose aliases stand for far more values than its
+ * size ({@link aliasedValueLimit}) is refused before they are expanded.
  */
 export function decodeYaml(
   data: Uint8Array,
@@ -121,6 +132,15 @@ export function decodeYaml(
       const where = first.pos[0] === -1 ? "" : at(first.pos[0]);
       const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more errors)` : "";
       return ctx.fail(null, `invalid YAML: ${first.message}${where}${more}`, first);
+    }
+    // PyYAML writes an alias for an object met again: allowed, but not beyond what
+    // a document of this size could hold written out (an alias bomb).
+    const limit = aliasedValueLimit(text.length);
+    if (expandedValueCount(doc, limit) > limit) {
+      return ctx.fail(
+        null,
+        `invalid YAML: its aliases stand for more than ${limit.toLocaleString("en-US")} values, far more than ${formatBytes(data.length)} of YAML holds written out (an alias bomb?)`,
+      );
     }
     return doc.toJS({ mapAsMap: true, maxAliasCount: -1 });
   } catch (e) {
