@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -116,5 +116,25 @@ describe("the bench:* scripts' exit codes", () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toBe("bench:wire: --batch must be a positive integer\n");
     expect(r.stdout).toBe("");
+  });
+
+  it("a script whose stdout's reader has gone ends quietly, as `cat` does (npm run bench:wire | head -1)", async () => {
+    const script = fileURLToPath(new URL("./wire.ts", import.meta.url));
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", script, "--runs", "1", "--batch", "10"],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    // Closed before the script writes its first line: that write fails with EPIPE.
+    child.stdout.destroy();
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    const code = await new Promise<number | null>((done) => child.on("close", (c) => done(c)));
+    expect(err).toBe("");
+    expect(code).toBe(0);
   });
 });

@@ -13,7 +13,7 @@ import {
   clusterBenchOptions,
 } from "../src/bench/clusterBenchCommand.ts";
 import { testTls } from "../src/comm/testTls.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { runScript } from "./benchCli.ts";
 
 /** `npm run bench:cluster` with `argv`; returns the exit code (throws for bad options). */
@@ -30,4 +30,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:cluster", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:cluster", main);
+}

@@ -25,7 +25,7 @@ import { Command } from "commander";
 import { clusterRunOptions, graphNames, positiveInteger } from "../src/bench/benchOptions.ts";
 import { scaledGraph } from "../src/bench/clusterGraphs.ts";
 import { median, round } from "../src/bench/stats.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 import { checkoutProblem } from "./clusterAbSide.ts";
@@ -135,4 +135,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:cluster-ab", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:cluster-ab", main);
+}

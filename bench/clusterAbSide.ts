@@ -21,7 +21,7 @@ import { pino } from "pino";
 // graphs would define its task functions too, in the process-wide task registry where
 // the other checkout's task module defines the same names.
 import type { BenchGraph, scaledGraph } from "../src/bench/clusterGraphs.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import type { SideReply, SideRequest } from "./pairedSides.ts";
 
 interface Cluster {
@@ -114,6 +114,7 @@ async function serve(root: string, saturation: number, scale: number): Promise<v
 }
 
 if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
   const [root, saturation, scale] = process.argv.slice(2);
   serve(root, Number(saturation), Number(scale)).catch((err: unknown) => {
     send({ op: "failed", error: err instanceof Error ? err.message : String(err) });

@@ -22,7 +22,7 @@ import { freshPageMicros } from "../src/bench/memoryCost.ts";
 import { median, round } from "../src/bench/stats.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../src/comm/comm.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 
@@ -137,4 +137,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:large-args", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:large-args", main);
+}

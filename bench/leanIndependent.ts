@@ -22,7 +22,7 @@ import { median } from "../src/bench/stats.ts";
 import { finalMismatch, type ParsedStream, readStream } from "../src/bench/streamFile.ts";
 import { readMaybeGzip, workerStateFromConfig } from "../src/protocol/conformance.ts";
 import { eventFromDict } from "../src/protocol/daskJson/events.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { keySplit } from "../src/util/keySplit.ts";
 import type { StateMachineEvent } from "../src/worker/state/events.ts";
 import { runScript } from "./benchCli.ts";
@@ -347,4 +347,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:lean", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:lean", main);
+}

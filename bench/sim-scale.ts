@@ -19,7 +19,7 @@ import {
   type WorkloadKind,
 } from "../src/sim/options.ts";
 import { simulate } from "../src/sim/simulation.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 
@@ -151,4 +151,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:sim", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:sim", main);
+}

@@ -25,7 +25,7 @@ import { positiveInteger } from "../src/bench/benchOptions.ts";
 import { type BenchGraph, mapGraph, shuffleGraph, treeGraph } from "../src/bench/clusterGraphs.ts";
 import { round } from "../src/bench/stats.ts";
 import { LocalCluster } from "../src/client/localCluster.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 
@@ -182,4 +182,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:soak", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:soak", main);
+}

@@ -12,7 +12,7 @@ import {
   stateBenchCommand,
   stateBenchOptions,
 } from "../src/bench/stateBenchCommand.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { runScript } from "./benchCli.ts";
 
 /** `npm run bench:state` with `argv`; returns the exit code (throws for bad options). */
@@ -23,4 +23,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return runStateBench(options, { stdout: process.stdout, stderr: process.stderr }, "bench:state");
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:state", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:state", main);
+}

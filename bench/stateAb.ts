@@ -21,7 +21,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
 import { nonNegativeInteger, positiveInteger } from "../src/bench/benchOptions.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 import {
@@ -143,4 +143,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:state-ab", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:state-ab", main);
+}

@@ -21,7 +21,7 @@ import {
   readStream,
   wallClock,
 } from "../src/bench/streamFile.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import type { SideReply, SideRequest } from "./pairedSides.ts";
 
 /** The files a checkout must have to take part. */
@@ -119,6 +119,7 @@ async function serve(root: string, dir: string): Promise<void> {
 }
 
 if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
   const [root, dir] = process.argv.slice(2);
   serve(root, dir).catch((err: unknown) => {
     send({ op: "failed", error: err instanceof Error ? err.message : String(err) });

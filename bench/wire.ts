@@ -12,7 +12,7 @@ import { Command } from "commander";
 import { positiveInteger } from "../src/bench/benchOptions.ts";
 import { median, round } from "../src/bench/stats.ts";
 import { decodeMessage, encodeMessage } from "../src/comm/wireCodec.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { UsageError } from "../src/util/usageError.ts";
 import { runScript } from "./benchCli.ts";
 
@@ -151,4 +151,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("bench:wire", main);
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await runScript("bench:wire", main);
+}

@@ -23,7 +23,7 @@
 
 import type { Client } from "../src/client/client.ts";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { type Best, bestIn, search } from "./collatzTasks.ts";
 import { type ExampleOutput, intArg, intRange, runExample } from "./exampleCli.ts";
 
@@ -122,4 +122,7 @@ export function cli(argv: readonly string[], out: ExampleOutput = process): Prom
   );
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await cli(process.argv.slice(2));
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await cli(process.argv.slice(2));
+}

@@ -16,7 +16,7 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { type ExampleOutput, intArg, intRange, runExample } from "./exampleCli.ts";
 import { hitsOfChunk, piChunk, piTally } from "./piTasks.ts";
 
@@ -113,4 +113,7 @@ export function cli(argv: readonly string[], out: ExampleOutput = process): Prom
   );
 }
 
-if (isEntryPoint(import.meta.url)) process.exitCode = await cli(process.argv.slice(2));
+if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
+  process.exitCode = await cli(process.argv.slice(2));
+}

@@ -19,7 +19,7 @@ import type { Client } from "../src/client/client.ts";
 import { LocalCluster, type LocalClusterOptions } from "../src/client/localCluster.ts";
 import { watchProgress } from "../src/client/progress.ts";
 import { parseDecimal } from "../src/util/decimal.ts";
-import { isEntryPoint } from "../src/util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../src/util/entryPoint.ts";
 import { reportError, runExample, UsageError } from "./exampleCli.ts";
 import { count, merge, pick, split, summary, text } from "./wordcountTasks.ts";
 import {
@@ -279,6 +279,7 @@ export function cli(argv: readonly string[], out: WordcountOutput = process): Pr
 }
 
 if (isEntryPoint(import.meta.url)) {
+  exitQuietlyWhenStdoutCloses();
   const code = await cli(process.argv.slice(2));
   process.exitCode = code;
   // Should anything keep the event loop alive, do not hang.

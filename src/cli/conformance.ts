@@ -4,7 +4,7 @@
  * 2 a path could not be run or the command line is wrong.
  */
 import { Command, CommanderError } from "commander";
-import { isEntryPoint } from "../util/entryPoint.ts";
+import { exitQuietlyWhenStdoutCloses, isEntryPoint } from "../util/entryPoint.ts";
 import { runConformance } from "./conformanceRunner.ts";
 
 /** Where the runner writes: the process's streams, or buffers in tests. */
@@ -58,9 +58,6 @@ export function conformanceMain(
 
 if (isEntryPoint(import.meta.url)) {
   // A closed stdout (`npm run conformance | head`) ends the run quietly, not with a stack trace.
-  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code !== "EPIPE") throw err;
-    process.exit(process.exitCode ?? 1);
-  });
+  exitQuietlyWhenStdoutCloses(1);
   process.exitCode = conformanceMain(process.argv);
 }

@@ -17,3 +17,16 @@ export function isEntryPoint(moduleUrl: string): boolean {
     return false;
   }
 }
+
+/**
+ * End the script quietly, with its `process.exitCode` so far (`fallback` if
+ * none), once the reader of its stdout has gone (`npm run bench:wire | head
+ * -1`): the next write fails with EPIPE, which unhandled is a stack trace on
+ * stderr and exit code 1, as `cat` ends on SIGPIPE without a word.
+ */
+export function exitQuietlyWhenStdoutCloses(fallback = 0): void {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(process.exitCode ?? fallback);
+  });
+}
