@@ -49,7 +49,7 @@ describe("the word-count example", () => {
       stderr: err.stream,
     });
     expect(report.mismatch).toBeNull();
-    expect(report.answer).toEqual(directWordcount(SMALL));
+    expect(report.answer).toEqual(await directWordcount(SMALL));
     expect(report.answer.total).toBe(6 * 3_000);
     expect(report.tasks).toBe(6 * 3 + 6 * 4 + 4 + 1);
     expect(report.transfers).toBeGreaterThan(0);
@@ -60,6 +60,20 @@ describe("the word-count example", () => {
       /total: 18,000 words, [\d,]+ distinct \(checked against a direct count: equal\)/,
     );
     expect(text).toMatch(/summary: 47 tasks, \d+ transfers between workers, [\d.]+ s/);
+  });
+
+  it("counts directly a chunk at a time, letting the event loop turn between chunks (the cluster is up)", async () => {
+    let turns = 0;
+    let on = true;
+    const spin = () => {
+      turns++;
+      if (on) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const counted = await directWordcount(SMALL);
+    on = false;
+    expect(counted.total).toBe(6 * 3_000);
+    expect(turns).toBeGreaterThanOrEqual(SMALL.chunks);
   });
 
   it("main() prints the answer and exits 0, or 2 with a line for a variable it cannot use", async () => {
