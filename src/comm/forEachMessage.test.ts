@@ -43,6 +43,23 @@ describe("forEachMessage", () => {
     await expect(failing).rejects.toThrow(/bad message/);
   });
 
+  it("waits for a promise the handler returns; its rejection ends the loop and rejects", async () => {
+    pair = await commPair("inproc://");
+    const order: string[] = [];
+    const done = forEachMessage(pair.server, async (m) => {
+      order.push(`start ${m}`);
+      await tick();
+      order.push(`end ${m}`);
+      if (m === "bad") throw new RangeError("async handler failed");
+    });
+    await pair.client.send("a");
+    await pair.client.send("bad");
+    await pair.client.send("never");
+    // Before, the rejection went unhandled (the process's unhandledRejection) and the loop went on.
+    await expect(done).rejects.toThrow(/async handler failed/);
+    expect(order).toEqual(["start a", "end a", "start bad", "end bad"]);
+  }, 5_000);
+
   it("keeps no reference to a handled message while it waits for the next", async () => {
     const gc = exposeGc();
     pair = await commPair("inproc://");

@@ -12,14 +12,23 @@ import type { Comm } from "./comm.ts";
  * (a graph with its arguments, a peer's answer carrying a task's value) stayed
  * in memory for as long as its stream was quiet. Here no reference to a
  * message outlives its handling. An exception from `onMessage` ends the loop
- * and rejects.
+ * and rejects. A promise (a thenable) it returns is awaited before the next
+ * message, as in the body of a `for await` loop; its rejection ends the loop
+ * and rejects alike (dropped, it reached the process as an unhandled
+ * rejection, and the loop went on).
  */
-export async function forEachMessage(comm: Comm, onMessage: (msg: unknown) => void): Promise<void> {
+export async function forEachMessage(
+  comm: Comm,
+  onMessage: (msg: unknown) => unknown,
+): Promise<void> {
   const messages = comm[Symbol.asyncIterator]();
   for (;;) {
     let next: IteratorResult<unknown> | null = await messages.next();
     if (next.done === true) return;
-    onMessage(next.value);
+    const handled = onMessage(next.value);
     next = null;
+    if (typeof (handled as PromiseLike<void> | undefined)?.then === "function") {
+      await (handled as PromiseLike<void>);
+    }
   }
 }
