@@ -151,6 +151,68 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     expect(events).toEqual(["handled", "sent:true"]);
   });
 
+  it("an afterReply callback that throws or rejects is logged; the others run, and the server goes on", async () => {
+    const logged: { msg: string; err: unknown }[] = [];
+    const logger = {
+      warn: () => {},
+      error: (o: object, msg?: string) =>
+        logged.push({ msg: msg ?? "", err: (o as { err?: unknown }).err }),
+    };
+    const p = await commPair(address);
+    pairs.push(p);
+    const told: boolean[] = [];
+    void serveRpc(
+      p.server,
+      {
+        get: (_a, ctx) => {
+          ctx.afterReply(() => {
+            throw new RangeError("sync callback failed");
+          });
+          ctx.afterReply(() => Promise.reject(new RangeError("async callback failed")));
+          ctx.afterReply((ok) => told.push(ok));
+          return "v";
+        },
+      },
+      logger,
+    );
+    const client = rpc(p.client);
+    // Before, the throw rejected the answering (an unhandled rejection: the process ended).
+    expect(await client.call("get")).toBe("v");
+    expect(await client.call("get")).toBe("v");
+    await new Promise((r) => setTimeout(r, 5));
+    expect(told).toEqual([true, true]);
+    expect(logged.map((l) => `${l.msg}: ${(l.err as Error).message}`).sort()).toEqual([
+      "rpc: an afterReply callback failed: async callback failed",
+      "rpc: an afterReply callback failed: async callback failed",
+      "rpc: an afterReply callback failed: sync callback failed",
+      "rpc: an afterReply callback failed: sync callback failed",
+    ]);
+  });
+
+  it("an afterReply callback that throws, served without a logger, is a process warning", async () => {
+    const warned: string[] = [];
+    const spy = vi.spyOn(process, "emitWarning").mockImplementation((w) => {
+      warned.push(String(w));
+    });
+    try {
+      const { client } = await served({
+        get: (_a, ctx) => {
+          ctx.afterReply(() => {
+            throw new RangeError("sync callback failed");
+          });
+          return "v";
+        },
+      });
+      expect(await client.call("get")).toBe("v");
+      await new Promise((r) => setTimeout(r, 5));
+      expect(warned).toEqual([
+        "rpc: an afterReply callback failed: RangeError: sync callback failed",
+      ]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("limitReplyTo: an answer over the requester's limit is refused with an error answer naming it (TCP); the comm stays open", async () => {
     const { client } = await served({
       get: (args, ctx) => {

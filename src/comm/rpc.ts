@@ -7,6 +7,7 @@
  */
 
 import { asError } from "../util/asError.ts";
+import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
@@ -186,7 +187,11 @@ export function rpc(comm: Comm, logger?: CommLogger): RpcClient {
 export interface RpcContext {
   /** The comm the request came on. */
   readonly comm: Comm;
-  /** Call `cb` once the answer was handed to the transport (`ok`) or could not be sent. */
+  /**
+   * Call `cb` once the answer was handed to the transport (`ok`) or could not
+   * be sent. What it throws (or the promise it returns rejects with) is logged
+   * at error level by `serveRpc`'s logger, or without one is a process warning.
+   */
   afterReply(cb: (ok: boolean) => void): void;
   /**
    * The requester takes an answer of at most `maxMessageBytes` (it said so in
@@ -273,7 +278,13 @@ async function answer(
         }
       }
     }
-    for (const cb of callbacks) cb(ok);
+    // A throw here rejected the answering, which nothing awaits: the process ended.
+    for (const cb of callbacks) callGuarded(cb, [ok], callbackFailed);
+  };
+  const callbackFailed = (err: unknown) => {
+    const what = "rpc: an afterReply callback failed";
+    if (logger === undefined) warnCallbackFailed(what, err);
+    else logger.error({ peer: comm.peerAddress, err }, what);
   };
   if (id === null && isRecord(msg) && typeof msg.op === "string") {
     // A message of another protocol, with no id to answer: the peer took this address

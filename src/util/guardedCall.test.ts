@@ -1,0 +1,51 @@
+import { describe, expect, it, vi } from "vitest";
+import { callGuarded, warnCallbackFailed } from "./guardedCall.ts";
+
+describe("callGuarded", () => {
+  it("hands a throw, and the rejection of a returned thenable, to failed; a result is ignored", async () => {
+    const failed: unknown[] = [];
+    const args: number[] = [];
+    callGuarded(
+      (n: number) => args.push(n),
+      [1],
+      (e) => failed.push(e),
+    );
+    callGuarded(
+      () => {
+        throw new Error("sync");
+      },
+      [],
+      (e) => failed.push(e),
+    );
+    const thenable = {
+      // biome-ignore lint/suspicious/noThenProperty: the test is of a thenable that is not a Promise
+      then: (_ok: unknown, no: (e: unknown) => void) => no(new Error("thenable")),
+    };
+    callGuarded(
+      () => thenable,
+      [],
+      (e) => failed.push(e),
+    );
+    callGuarded(
+      () => Promise.reject(new Error("async")),
+      [],
+      (e) => failed.push(e),
+    );
+    await new Promise((r) => setImmediate(r));
+    expect(args).toEqual([1]);
+    expect(failed.map((e) => (e as Error).message)).toEqual(["sync", "thenable", "async"]);
+  });
+
+  it("warnCallbackFailed emits a process warning naming the callback and the error", () => {
+    const spy = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    try {
+      warnCallbackFailed("onX failed", "a string");
+      expect(spy).toHaveBeenCalledWith("onX failed: Error: a string", {
+        type: "WeftCallbackWarning",
+        detail: expect.any(String),
+      });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
