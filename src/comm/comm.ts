@@ -196,7 +196,9 @@ export interface ListenOptions extends CommOptions, TcpTimeouts {
    * becomes a comm (a certificate the CA did not sign, or expired; none; a peer
    * that does not speak TLS), with its address and why, so that the process
    * can log it: the peer is told only that the connection closed. A peer that
-   * hangs up before its handshake (a port check) is not told of.
+   * hangs up before its handshake (a port check) is not told of. What it
+   * throws, or a rejection of the promise it returns, is a process warning
+   * (`process.emitWarning`), the listener going on.
    */
   onRefusedPeer?: (peer: string, reason: string) => void;
 }

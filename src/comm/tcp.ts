@@ -9,6 +9,7 @@
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect } from "node:tls";
 import { parseHostPort, splitScheme } from "../util/address.ts";
+import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS, timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
@@ -512,7 +513,12 @@ export async function listenTcp(
     // socket has no reset of its own: the TCP socket beneath it has.
     if (raw !== undefined) raw.resetAndDestroy();
     else socket.destroy();
-    options.onRefusedPeer?.(peer, reason);
+    // Called from the socket's event: a throw was the process's uncaught exception.
+    const told = options.onRefusedPeer;
+    if (told !== undefined)
+      callGuarded(told, [peer, reason], (err) =>
+        warnCallbackFailed("listen onRefusedPeer failed", err),
+      );
   };
   /** The TCP sockets beneath TLS ones, by {@link connectionKey}. */
   const rawSockets = new Map<string, Socket>();

@@ -3,7 +3,7 @@ import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { parseHostPort } from "../util/address.ts";
 import type { Comm } from "./comm.ts";
 import { connect, listen } from "./connect.ts";
@@ -144,6 +144,51 @@ describe("tls transport", () => {
     await untilLength(accepted, 1);
     expect(await accepted[0].recv()).toBe("hi");
     expect(refused).toHaveLength(4);
+  });
+
+  it("an onRefusedPeer that throws or rejects is a process warning; the listener goes on", async () => {
+    const warned: string[] = [];
+    const spy = vi.spyOn(process, "emitWarning").mockImplementation((w) => {
+      warned.push(String(w));
+    });
+    cleanup.push(() => spy.mockRestore());
+    let calls = 0;
+    const accepted: Comm[] = [];
+    const listener = await listen("tls://127.0.0.1:0", (c) => accepted.push(c), {
+      tls: testTls(),
+      onRefusedPeer: (_peer, reason) => {
+        // Before, the throw (from the socket's event) was the process's uncaught exception.
+        if (++calls === 1) throw new RangeError(`cannot log: ${reason}`);
+        return Promise.reject(new RangeError("cannot log later"));
+      },
+    });
+    cleanup.push(async () => {
+      for (const c of accepted) c.abort();
+      await listener.close();
+    });
+    // A certificate another CA signed (refused once the handshake is done) ...
+    const intruder = await connect(listener.address, {
+      tls: { ...strangerTls(), ca: testTls().ca },
+      timeoutMs: 5000,
+    });
+    await intruder.closed;
+    await untilLength(warned, 1);
+    // ... and a peer not speaking TLS (refused in the handshake).
+    const plain = await connect(listener.address.replace("tls://", "tcp://"), { timeoutMs: 5000 });
+    await plain.send({ hello: "in clear" }).catch(() => {});
+    await plain.closed;
+    await untilLength(warned, 2);
+    expect(warned).toEqual([
+      expect.stringMatching(
+        /^listen onRefusedPeer failed: RangeError: cannot log: its TLS certificate is not signed/,
+      ),
+      "listen onRefusedPeer failed: RangeError: cannot log later",
+    ]);
+    const member = await connect(listener.address, { tls: testTls(), timeoutMs: 5000 });
+    cleanup.push(() => member.abort());
+    await member.send("hi");
+    await untilLength(accepted, 1);
+    expect(await accepted[0].recv()).toBe("hi");
   });
 
   it("names the certificate problems an operator meets", () => {
