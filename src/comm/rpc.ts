@@ -279,7 +279,7 @@ async function answer(
       }
     }
     // A throw here rejected the answering, which nothing awaits: the process ended.
-    for (const cb of callbacks) callGuarded(cb, [ok], callbackFailed);
+    for (const cb of callbacks) callGuarded(() => cb(ok), callbackFailed);
   };
   const callbackFailed = (err: unknown) => {
     const what = "rpc: an afterReply callback failed";

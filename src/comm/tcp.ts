@@ -514,11 +514,10 @@ export async function listenTcp(
     if (raw !== undefined) raw.resetAndDestroy();
     else socket.destroy();
     // Called from the socket's event: a throw was the process's uncaught exception.
-    const told = options.onRefusedPeer;
-    if (told !== undefined)
-      callGuarded(told, [peer, reason], (err) =>
-        warnCallbackFailed("listen onRefusedPeer failed", err),
-      );
+    callGuarded(
+      () => options.onRefusedPeer?.(peer, reason),
+      (err) => warnCallbackFailed("listen onRefusedPeer failed", err),
+    );
   };
   /** The TCP sockets beneath TLS ones, by {@link connectionKey}. */
   const rawSockets = new Map<string, Socket>();

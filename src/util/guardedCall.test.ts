@@ -6,15 +6,13 @@ describe("callGuarded", () => {
     const failed: unknown[] = [];
     const args: number[] = [];
     callGuarded(
-      (n: number) => args.push(n),
-      [1],
+      () => args.push(1),
       (e) => failed.push(e),
     );
     callGuarded(
       () => {
         throw new Error("sync");
       },
-      [],
       (e) => failed.push(e),
     );
     const thenable = {
@@ -23,12 +21,10 @@ describe("callGuarded", () => {
     };
     callGuarded(
       () => thenable,
-      [],
       (e) => failed.push(e),
     );
     callGuarded(
       () => Promise.reject(new Error("async")),
-      [],
       (e) => failed.push(e),
     );
     await new Promise((r) => setImmediate(r));

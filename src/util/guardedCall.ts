@@ -8,17 +8,14 @@
 import { asError } from "./asError.ts";
 
 /**
- * Call `fn(...args)`; what it throws, and the rejection of a promise (any
- * thenable) it returns, is handed to `failed` instead.
+ * Run `call` (which calls the caller's function, with its `this`); what it
+ * throws, and the rejection of a promise (any thenable) it returns, is handed
+ * to `failed` instead.
  */
-export function callGuarded<A extends unknown[]>(
-  fn: (...args: A) => unknown,
-  args: A,
-  failed: (err: unknown) => void,
-): void {
+export function callGuarded(call: () => unknown, failed: (err: unknown) => void): void {
   let result: unknown;
   try {
-    result = fn(...args);
+    result = call();
   } catch (err) {
     failed(err);
     return;
