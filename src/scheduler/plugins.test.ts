@@ -99,6 +99,34 @@ describe("scheduler plugins", () => {
     }
   });
 
+  it("async hooks that reject are logged as a throw is, the scheduler going on", async () => {
+    const { logger, records } = memoryLogger();
+    const failing = () => Promise.reject(new RangeError("async hook failed"));
+    const plugin: SchedulerPlugin = {
+      name: "async",
+      transition: failing,
+      addWorker: failing,
+      addClient: failing,
+      removeClient: failing,
+      logEvent: failing,
+    };
+    // Before, each rejection was unhandled: the process ended.
+    const { client } = await testCluster({ workers: 1, logger, scheduler: { plugins: [plugin] } });
+    expect(await client.submit(inc, 1)).toBe(2);
+    await client.logEvent("mine", 1);
+    const failed = (hook: string) =>
+      records.some(
+        (r) =>
+          r.plugin === "async" &&
+          (r.hook ?? "transition") === hook &&
+          (r.err as { message?: string } | undefined)?.message === "async hook failed",
+      );
+    for (let i = 0; i < 100 && !failed("logEvent"); i++) await new Promise((r) => setTimeout(r, 5));
+    for (const hook of ["transition", "addWorker", "addClient", "logEvent"]) {
+      expect(failed(hook), hook).toBe(true);
+    }
+  });
+
   it("an add arriving once the scheduler closes (its factory was awaited) is refused, not started", async () => {
     const s = await Scheduler.start({ logger: silent() });
     const log: string[] = [];

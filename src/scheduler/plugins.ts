@@ -19,13 +19,15 @@
  * ```
  *
  * Every hook is optional. Those of the state machine and the sessions are called
- * synchronously, and an error they throw is logged (the scheduler goes on);
- * `start` and `close` may return promises, which are awaited.
+ * synchronously, and an error they throw, or the rejection of a promise they
+ * return (not awaited), is logged (the scheduler goes on); `start` and `close`
+ * may return promises, which are awaited.
  */
 
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { asError } from "../util/asError.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
 import { Serial } from "../util/serial.ts";
 import type { Scheduler } from "./scheduler.ts";
@@ -157,11 +159,12 @@ export class SchedulerPlugins {
     for (const [name, plugin] of this.installed) {
       const fn = plugin[hook];
       if (typeof fn !== "function") continue;
-      try {
-        fn.call(plugin, this.scheduler, subject);
-      } catch (err) {
-        this.logger.error({ err: asError(err), plugin: name, hook }, "scheduler plugin failed");
-      }
+      // A rejection of an async hook's promise, dropped, was an unhandled rejection.
+      callGuarded(
+        () => fn.call(plugin, this.scheduler, subject),
+        (err) =>
+          this.logger.error({ err: asError(err), plugin: name, hook }, "scheduler plugin failed"),
+      );
     }
   }
 
@@ -172,14 +175,14 @@ export class SchedulerPlugins {
     for (const [name, plugin] of this.installed) {
       if (typeof plugin.logEvent !== "function") continue;
       for (const topic of topics) {
-        try {
-          plugin.logEvent(topic, msg);
-        } catch (err) {
-          this.logger.error(
-            { err: asError(err), plugin: name, hook: "logEvent" },
-            "scheduler plugin failed",
-          );
-        }
+        callGuarded(
+          () => plugin.logEvent?.(topic, msg),
+          (err) =>
+            this.logger.error(
+              { err: asError(err), plugin: name, hook: "logEvent" },
+              "scheduler plugin failed",
+            ),
+        );
       }
     }
   }

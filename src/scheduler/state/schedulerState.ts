@@ -3,6 +3,7 @@ import type {
   SchedulerToClientMessage,
   SchedulerToWorkerMessage,
 } from "../../protocol/messages.ts";
+import { callGuarded } from "../../util/guardedCall.ts";
 import { HeapSet } from "../../util/heapSet.ts";
 import { keySplit } from "../../util/keySplit.ts";
 import { AssertionError } from "../../util/pyErrors.ts";
@@ -101,11 +102,12 @@ export class SchedulerState {
   /**
    * Plugins whose `transition(key, start, finish, stimulusId)` is called after
    * every transition, one call per record of the transition log (Dask's
-   * `SchedulerPlugin.transition`). An error it throws goes to
-   * {@link onPluginError}, and the state machine goes on.
+   * `SchedulerPlugin.transition`). An error it throws, or the rejection of a
+   * promise it returns (not awaited), goes to {@link onPluginError}, and the
+   * state machine goes on.
    */
   readonly plugins: Map<string, SchedulerTransitionPlugin> = new Map();
-  /** Told of an error a plugin's `transition` threw. Default: nothing. */
+  /** Told of an error a plugin's `transition` threw (or rejected with). Default: nothing. */
   onPluginError: (name: string, err: unknown) => void = () => {};
 
   /** `{key: task}`: every task not forgotten. */
@@ -473,11 +475,11 @@ export class SchedulerState {
   ): void {
     for (const [name, plugin] of this.plugins) {
       if (typeof plugin.transition !== "function") continue;
-      try {
-        plugin.transition(key, start, finish, this.stimulusId);
-      } catch (err) {
-        this.onPluginError(name, err);
-      }
+      // An async hook's rejection, dropped, was the process's unhandled rejection.
+      callGuarded(
+        () => plugin.transition?.(key, start, finish, this.stimulusId),
+        (err) => this.onPluginError(name, err),
+      );
     }
   }
 
