@@ -166,6 +166,29 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
     );
   });
 
+  it("the rejection of an async transition hook is logged by its worker as a throw is: the task finishes", async () => {
+    const logger = pino({ level: "error" }, { write: () => {} });
+    const { cluster, client } = await testCluster({ workers: 1, logger });
+    const worker = cluster.workers[0] as Worker;
+    await worker.addPlugin(
+      { transition: async (key: string) => Promise.reject(new RangeError(`not today (${key})`)) },
+      "asyncTransition",
+    );
+    // Before, each rejection was unhandled: the worker's process ended.
+    const x = client.submit(inc, 1);
+    expect(await x).toBe(2);
+    await new Promise((r) => setTimeout(r, 10));
+    const [records] = Object.values(await client.getWorkerLogs());
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        msg: "worker plugin failed",
+        err: `RangeError: not today (${x.key})`,
+        fields: { plugin: "asyncTransition" },
+      }),
+    );
+  });
+
   it("a worker joining later that cannot set a recorded plugin up logs why, and runs on", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const [w] = cluster.workers.map((x) => x.address) as [string];

@@ -29,7 +29,10 @@ export interface WorkerPluginHooks<W = unknown> extends WorkerPlugin {
   setup?(worker: W): unknown;
   /** Called when the plugin is removed or replaced, and when the worker closes. */
   teardown?(worker: W): unknown;
-  /** After every transition of the worker's state machine (errors are logged, not raised). */
+  /**
+   * After every transition of the worker's state machine (errors, and the
+   * rejection of a promise it returns, which is not awaited, are logged, not raised).
+   */
   transition?(key: string, start: string, finish: string): void;
 }
 

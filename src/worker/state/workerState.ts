@@ -1,5 +1,6 @@
 import { getAddressHost } from "../../util/address.ts";
 import { BoundedDeque } from "../../util/boundedDeque.ts";
+import { callGuarded } from "../../util/guardedCall.ts";
 import { HeapSet } from "../../util/heapSet.ts";
 import { PyRandom } from "../../util/mt19937.ts";
 import { comparePriority, type Priority } from "../../util/priority.ts";
@@ -82,7 +83,10 @@ export interface WorkerStateOptions {
   typeName?: (value: unknown) => string;
   /** Conversion of an error thrown by the data store into texts. */
   errorMessage?: (err: unknown) => ErrorMessage;
-  /** Told about an error thrown by a plugin's hook (which is otherwise ignored). */
+  /**
+   * Told about an error thrown by a plugin's hook, or the rejection of a
+   * promise it returned (either is otherwise ignored).
+   */
   onPluginError?: (name: string, err: unknown) => void;
   /**
    * Steers the choices that Dask leaves to Python's set order (see
@@ -847,11 +851,11 @@ export class WorkerState {
   private notifyPlugins(key: string, start: TaskStateState, finish: TaskStateState): void {
     for (const [name, plugin] of this.plugins) {
       if (typeof plugin.transition !== "function") continue;
-      try {
-        plugin.transition(key, start, finish);
-      } catch (err) {
-        this.onPluginError?.(name, err);
-      }
+      // An async hook's rejection, dropped, was the process's unhandled rejection.
+      callGuarded(
+        () => plugin.transition?.(key, start, finish),
+        (err) => this.onPluginError?.(name, err),
+      );
     }
   }
 
