@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { BatchedSend } from "./batchedSend.ts";
 import { CommClosedError, SerializationError } from "./errors.ts";
 import { type CommPair, commPair } from "./testPair.ts";
@@ -171,6 +171,53 @@ describe("BatchedSend failures", () => {
     expect(b.isClosed).toBe(true);
     await b.close();
   });
+
+  it("an onError that throws or rejects is a process warning; flush() and close() still resolve", async () => {
+    const warned: string[] = [];
+    const spy = vi.spyOn(process, "emitWarning").mockImplementation((w) => {
+      warned.push(String(w));
+    });
+    try {
+      for (const onError of [
+        () => {
+          throw new RangeError("cannot tell");
+        },
+        () => Promise.reject(new RangeError("cannot tell later")),
+      ]) {
+        const { client } = await pair();
+        const b = new BatchedSend(client, { intervalMs: 0, onError });
+        client.send = () => Promise.reject(new Error("the transport broke"));
+        b.send({ op: "x" });
+        // Before, the throw rejected the batch's send, unhandled: the process ended.
+        await b.flush();
+        await b.close();
+        await turns(2);
+        expect(b.isClosed).toBe(true);
+      }
+      expect(warned).toEqual([
+        "BatchedSend onError failed: RangeError: cannot tell",
+        "BatchedSend onError failed: RangeError: cannot tell later",
+      ]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("an onMessageError whose promise rejects ends the stream as one that throws does", async () => {
+    const { client, server } = await pair("tcp://127.0.0.1:0");
+    const errors: unknown[] = [];
+    const b = new BatchedSend(client, {
+      intervalMs: 0,
+      onMessageError: () => Promise.reject(new Error("the handler broke later")),
+      onError: (e) => errors.push(e),
+    });
+    b.send({ op: "a" }, { op: "bad", f: () => 1 }, { op: "b" });
+    expect(await server.recv()).toEqual([{ op: "a" }]);
+    await client.closed;
+    expect(errors).toEqual([new Error("the handler broke later")]);
+    expect(b.isClosed).toBe(true);
+    await b.close();
+  }, 5_000);
 
   it("rejects a bad interval", async () => {
     const { client } = await pair();

@@ -6,6 +6,7 @@
  * transport (backpressure).
  */
 
+import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
@@ -15,13 +16,18 @@ import { CommClosedError, isDataError } from "./errors.ts";
 export interface BatchedSendOptions {
   /** Minimum milliseconds between two batches; 0 sends at the next turn of the event loop. Default 2. */
   intervalMs?: number;
-  /** Told when sending failed; the BatchedSend is closed, its buffer dropped and its comm aborted. */
+  /**
+   * Told when sending failed; the BatchedSend is closed, its buffer dropped and
+   * its comm aborted. What it throws, or a rejection of the promise it returns,
+   * is a process warning (`process.emitWarning`).
+   */
   onError?: (err: unknown) => void;
   /**
    * Told when one message cannot be sent (it cannot be encoded, or is larger
    * than `maxMessageBytes`) while the comm stays open: the other messages of its
    * batch are sent, and the stream goes on. Without it, such a failure closes
-   * the stream as any other (`onError`), as does an error it throws. A batch
+   * the stream as any other (`onError`), as does an error it throws or a
+   * rejection of the promise it returns (once it rejects). A batch
    * too large only as a whole is sent in parts either way.
    */
   onMessageError?: (err: unknown, msg: unknown) => void;
@@ -125,7 +131,11 @@ export class BatchedSend {
     if (!this.comm.isClosed) {
       this.comm.abort(err instanceof Error ? err : new Error(String(err)));
     }
-    this.onError?.(err);
+    // Thrown from a batch's send, it was an unhandled rejection (the process ended).
+    callGuarded(
+      () => this.onError?.(err),
+      (thrown) => warnCallbackFailed("BatchedSend onError failed", thrown),
+    );
   }
 
   /**
@@ -142,13 +152,14 @@ export class BatchedSend {
         this.fail(err);
         return;
       }
-      try {
-        this.onMessageError(err, batch[0]);
-      } catch (thrown) {
-        // Left to reject `sending`, it was an unhandled rejection, and every later
-        // flush() or close() rethrew it while the messages after it waited for good.
-        this.fail(thrown);
-      }
+      const told = this.onMessageError;
+      // Left to reject `sending`, a throw was an unhandled rejection, and every later
+      // flush() or close() rethrew it while the messages after it waited for good.
+      // A rejected promise it returns fails the stream alike, once it rejects.
+      callGuarded(
+        () => told(err, batch[0]),
+        (thrown) => this.fail(thrown),
+      );
       return;
     }
     const mid = Math.ceil(batch.length / 2);
