@@ -28,6 +28,7 @@ import type {
   TaskStreamRecord,
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import { weftLogger } from "../util/logger.ts";
 import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
 import { showValue } from "../util/showValue.ts";
@@ -312,11 +313,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       onFirstFailure: (failure) => {
         const { reason } = failure;
         logger.info({ scheduler: address, reason, waitMs: timeoutMs }, schedulerWaitLine(failure));
-        try {
-          options.onWaiting?.({ address, reason, waitMs: timeoutMs });
-        } catch (err) {
-          logger.warn({ err }, "Client option onWaiting threw");
-        }
+        // Its promise's rejection too: dropped, it was an unhandled rejection.
+        callGuarded(
+          () => options.onWaiting?.({ address, reason, waitMs: timeoutMs }),
+          (err) => logger.warn({ err }, "Client option onWaiting threw"),
+        );
       },
     });
     const client = new Client(conn, id, address, timeoutMs, limits, logger);

@@ -28,7 +28,8 @@ export interface ClientOptions {
    * try and the client waits for it (see `timeoutMs`): with its `address`,
    * why (`reason`: `refused`, `getaddrinfo ENOTFOUND host`, `timed out after
    * 30000 ms`, …) and how long the client waits in all (`waitMs`), so that a
-   * program can say that it waits. What it throws is logged. Default none;
+   * program can say that it waits. What it throws, or a rejection of the
+   * promise it returns, is logged (at warn). Default none;
    * the client logs the wait at info either way.
    */
   onWaiting?: (notice: {

@@ -81,6 +81,24 @@ describe("Client.connect to a scheduler not listening yet", () => {
     ]);
   });
 
+  it("the rejection of an async onWaiting is logged as a throw is", async () => {
+    const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
+    const lines: string[] = [];
+    const logger = pino(
+      { level: "info" },
+      { write: (line: string) => void lines.push(JSON.parse(line).msg) },
+    );
+    // Before, the rejection was unhandled: the process ended.
+    await expect(
+      Client.connect(address, {
+        timeoutMs: 300,
+        logger,
+        onWaiting: async () => Promise.reject(new Error("a broken async callback")),
+      }),
+    ).rejects.toThrow(/still refused after 300 ms/);
+    expect(lines).toContain("Client option onWaiting threw");
+  });
+
   it("refuses an onWaiting that is not a function", async () => {
     await expect(
       Client.connect("tcp://127.0.0.1:1", { onWaiting: "yes" as unknown as () => void }),
