@@ -71,6 +71,25 @@ describe("scheduler files", () => {
     expect(await found).toBe("tcp://h:3");
   });
 
+  it("an onWaiting that throws or rejects rejects the call with its error", async () => {
+    const missing = join(dir, "waited.json");
+    await expect(
+      readSchedulerFile(missing, {
+        pollMs: 10,
+        onWaiting: () => {
+          throw new RangeError("cannot say it waits");
+        },
+      }),
+    ).rejects.toThrow("cannot say it waits");
+    // Before, the rejection was unhandled (the process ended), and the call waited on.
+    await expect(
+      readSchedulerFile(missing, {
+        pollMs: 10,
+        onWaiting: () => Promise.reject(new RangeError("cannot say it waits later")),
+      }),
+    ).rejects.toThrow("cannot say it waits later");
+  }, 5_000);
+
   it("refuses a file without a non-empty address, or not JSON, saying which", async () => {
     const file = join(dir, "bad.json");
     for (const [text, why] of [

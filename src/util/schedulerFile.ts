@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { callGuarded, warnCallbackFailed } from "./guardedCall.ts";
 
 /** What a scheduler file holds (Dask's `Scheduler.identity()`, with the fields weft has). */
 export interface SchedulerFileContent {
@@ -75,7 +76,9 @@ export interface ReadSchedulerFileOptions {
   readonly pollMs?: number;
   /**
    * Called once, at once, when the file is not there at the first look and
-   * will be waited for: the caller says that it waits.
+   * will be waited for: the caller says that it waits. What it throws, or a
+   * rejection of the promise it returns (seen at the next look), rejects the
+   * call.
    */
   readonly onWaiting?: () => void;
   /**
@@ -116,32 +119,52 @@ export async function readSchedulerFile(
   const { signal } = options;
   const deadline = Date.now() + timeoutMs;
   let told = false;
-  for (;;) {
-    signal?.throwIfAborted();
-    let text: string | null = null;
-    try {
-      text = await readFile(path, "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
-        throw new Error(`cannot read the scheduler file ${path}: ${(err as Error).message}`);
+  /** What `onWaiting` threw, or its promise rejected with: the call rejects with it. */
+  let waitingFailed: { readonly err: unknown } | null = null;
+  const throwIfWaitingFailed = () => {
+    if (waitingFailed !== null) throw waitingFailed.err;
+  };
+  let over = false;
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      throwIfWaitingFailed();
+      let text: string | null = null;
+      try {
+        text = await readFile(path, "utf8");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
+          throw new Error(`cannot read the scheduler file ${path}: ${(err as Error).message}`);
+        }
+      }
+      if (text !== null) return addressIn(path, text);
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `no scheduler file at ${path} after ${timeoutMs} ms (is the scheduler started with --scheduler-file?)`,
+        );
+      }
+      if (!told) {
+        told = true;
+        // Its promise's rejection too: dropped, it was an unhandled rejection.
+        callGuarded(
+          () => options.onWaiting?.(),
+          (err) => {
+            // Once the call is over (the file came), only a warning can tell of it.
+            if (over) warnCallbackFailed("readSchedulerFile onWaiting failed", err);
+            else waitingFailed = { err };
+          },
+        );
+        throwIfWaitingFailed();
+      }
+      try {
+        await sleep(pollMs, undefined, { signal });
+      } catch (err) {
+        signal?.throwIfAborted(); // its own reason, not the timer's AbortError
+        throw err;
       }
     }
-    if (text !== null) return addressIn(path, text);
-    if (Date.now() >= deadline) {
-      throw new Error(
-        `no scheduler file at ${path} after ${timeoutMs} ms (is the scheduler started with --scheduler-file?)`,
-      );
-    }
-    if (!told) {
-      told = true;
-      options.onWaiting?.();
-    }
-    try {
-      await sleep(pollMs, undefined, { signal });
-    } catch (err) {
-      signal?.throwIfAborted(); // its own reason, not the timer's AbortError
-      throw err;
-    }
+  } finally {
+    over = true;
   }
 }
 
