@@ -153,11 +153,19 @@ describe("the client's side of events, apart from a cluster", () => {
     });
     subs.deliver("t", [1, "c"]);
     await handled;
+    // A thenable that is not a Promise (another library's): before, its rejection was unhandled.
+    const thenable = {
+      // biome-ignore lint/suspicious/noThenProperty: the test is of a thenable that is not a Promise
+      then: (_ok: unknown, no: (e: unknown) => void) => no(new Error("thenable")),
+    };
+    subs.set("t", () => thenable as unknown as Promise<void>);
+    subs.deliver("t", [1, "d"]);
     // Its rejection is caught in the microtasks that follow: all run before the next macrotask.
     await new Promise((resolve) => setImmediate(resolve));
     expect(records.map((r) => [r.msg, r.topic, (r.err as { message: string }).message])).toEqual([
       ["an event handler failed (subscribeTopic)", "t", "thrown"],
       ["an event handler failed (subscribeTopic)", "t", "rejected"],
+      ["an event handler failed (subscribeTopic)", "t", "thenable"],
     ]);
   });
 });

@@ -8,6 +8,7 @@
 
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import { showValue } from "../util/showValue.ts";
 import { receivedCopy, wireCopy } from "./wireCopy.ts";
 
@@ -64,11 +65,7 @@ export class Subscriptions {
     if (handler === undefined) return;
     const failed = (err: unknown) =>
       this.logger.error({ err, topic }, "an event handler failed (subscribeTopic)");
-    try {
-      const out = handler(decodeEvent(event));
-      if (out instanceof Promise) out.catch(failed);
-    } catch (err) {
-      failed(err);
-    }
+    // Any thenable's rejection, not only a Promise's: another's was lost.
+    callGuarded(() => handler(decodeEvent(event)), failed);
   }
 }
