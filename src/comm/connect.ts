@@ -2,6 +2,7 @@
 
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { asError } from "../util/asError.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import { showValue } from "../util/showValue.ts";
 import type { Comm, ConnectionHandler, ConnectOptions, Listener, ListenOptions } from "./comm.ts";
 import { connectInproc, listenInproc } from "./inproc.ts";
@@ -84,18 +85,9 @@ export async function listen(
  * sent to its port.
  */
 function guardHandler(handler: ConnectionHandler): (comm: Comm) => void {
-  return (comm) => {
-    const abort = (err: unknown) => comm.abort(asError(err));
-    // Typed void, so that any function may be a handler; an async one returns a promise.
-    let result: unknown;
-    try {
-      result = handler(comm) as unknown;
-    } catch (err) {
-      abort(err);
-      return;
-    }
-    if (typeof (result as PromiseLike<void> | undefined)?.then === "function") {
-      (result as PromiseLike<void>).then(undefined, abort);
-    }
-  };
+  return (comm) =>
+    callGuarded(
+      () => handler(comm),
+      (err) => comm.abort(asError(err)),
+    );
 }
