@@ -200,6 +200,40 @@ describe("PiscinaExecutor, a new thread that cannot load the task modules", () =
   }, 20_000);
 });
 
+describe("PiscinaExecutor onThreadError", () => {
+  it("one that throws is a process warning: the runs waiting for a thread still fail", async () => {
+    const warned: string[] = [];
+    const spy = vi.spyOn(process, "emitWarning").mockImplementation((w) => {
+      warned.push(String(w));
+    });
+    const flag = join(tmpdir(), `weft-import-fails-${randomUUID()}`);
+    const url = new URL("./testTasksImportFails.ts", import.meta.url);
+    url.searchParams.set("flag", flag);
+    const executor = await PiscinaExecutor.start({
+      nthreads: 1,
+      taskModules: [url.href],
+      onThreadError: () => {
+        throw new RangeError("cannot log it");
+      },
+    });
+    const go = (key: string, fn: string, args: unknown[]) =>
+      executor.run({ key, fn, args }, noControl, new AbortController().signal);
+    try {
+      writeFileSync(flag, "");
+      await expect(go("a", "exitThread", [])).rejects.toThrow(/PoolThreadDied|stopped/);
+      // Before, the throw (from the pool's error event) was an uncaught exception, and
+      // the runs waiting for a thread were not failed.
+      const err = (await go("b", "inc", [1]).catch((e: unknown) => e)) as Error;
+      expect(err.name).toBe("PoolThreadStartFailed");
+      expect(warned).toContain("PiscinaExecutor onThreadError failed: RangeError: cannot log it");
+    } finally {
+      rmSync(flag, { force: true });
+      spy.mockRestore();
+      await executor.close();
+    }
+  }, 20_000);
+});
+
 describe("pool threads load TypeScript however the main thread started", () => {
   const script = fileURLToPath(new URL("./testPoolScript.ts", import.meta.url));
   const tsx = fileURLToPath(new URL("../../node_modules/.bin/tsx", import.meta.url));

@@ -15,6 +15,7 @@ import { type Comm, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { asError } from "../util/asError.ts";
+import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
 import {
   type ExecuteJob,
   type ExecuteOutcome,
@@ -50,7 +51,10 @@ export interface PiscinaExecutorOptions {
   idleTimeoutMs?: number;
   /** How long to wait for the first thread to start, in ms. Default 60,000. */
   startTimeoutMs?: number;
-  /** Told when a pool thread dies of an error. */
+  /**
+   * Told when a pool thread dies of an error. What it throws, or a rejection
+   * of the promise it returns, is a process warning (`process.emitWarning`).
+   */
   onThreadError?: (err: Error) => void;
   /** The scheduler a task's client (`getClient()`) connects to. Default: none (it fails). */
   scheduler?: string;
@@ -142,8 +146,13 @@ export class PiscinaExecutor implements Executor {
     // here; without a listener the pool would rethrow it on the main thread.
     pool.on("error", (err: unknown) => {
       executor.lastThreadError = asError(err);
-      o.onThreadError?.(executor.lastThreadError);
-      executor.onThreadFailed(executor.lastThreadError);
+      const failed = executor.lastThreadError;
+      // A throw here was an uncaught exception, and the runs waiting for a thread waited on.
+      callGuarded(
+        () => o.onThreadError?.(failed),
+        (thrown) => warnCallbackFailed("PiscinaExecutor onThreadError failed", thrown),
+      );
+      executor.onThreadFailed(failed);
     });
     // A thread that ends cannot say so: its connections are ended here.
     pool.on("workerDestroy", (thread: { id?: unknown }) => {
