@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { threadInspector } from "./threadInspector.ts";
 
 const threads: Worker[] = [];
@@ -41,6 +41,36 @@ describe("threadInspector", () => {
       expect(fired).toBe(true);
     } finally {
       stop();
+    }
+  });
+
+  it("a listener that throws is a process warning; the others still hear", async () => {
+    const warned: string[] = [];
+    const spy = vi.spyOn(process, "emitWarning").mockImplementation((w) => {
+      warned.push(String(w));
+    });
+    const inspector = threadInspector();
+    await inspector.enable();
+    const seen: number[] = [];
+    // Before, the throw (in a microtask of the inspector's event) was an uncaught exception.
+    const stopThrowing = inspector.onAttach(() => {
+      throw new RangeError("cannot attach");
+    });
+    const stop = inspector.onAttach((threadId) => seen.push(threadId));
+    try {
+      const t = new Worker("setInterval(() => {}, 1000);", { eval: true });
+      threads.push(t);
+      for (let i = 0; i < 200 && !seen.includes(t.threadId); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(seen).toEqual([t.threadId]);
+      expect(warned).toEqual([
+        "ThreadInspector onAttach listener failed: RangeError: cannot attach",
+      ]);
+    } finally {
+      stopThrowing();
+      stop();
+      spy.mockRestore();
     }
   });
 });

@@ -9,6 +9,7 @@
 
 import type { NodeWorker } from "node:inspector";
 import { Session } from "node:inspector/promises";
+import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
 
 /** An inspector message's answer. */
 interface Answer {
@@ -56,7 +57,13 @@ export class ThreadInspector {
         if (match === null) return;
         const threadId = Number(match[1]);
         this.byThread.set(threadId, { sessionId: m.params.sessionId, threadId });
-        for (const listener of this.attachListeners) listener(threadId);
+        // A listener's throw here was an uncaught exception, and the others went unheard.
+        for (const listener of this.attachListeners) {
+          callGuarded(
+            () => listener(threadId),
+            (err) => warnCallbackFailed("ThreadInspector onAttach listener failed", err),
+          );
+        }
       }),
     );
     s.on(
@@ -91,7 +98,11 @@ export class ThreadInspector {
     return this.byThread.has(threadId);
   }
 
-  /** Call `listener` with each thread attached from now on; returns what removes it. */
+  /**
+   * Call `listener` with each thread attached from now on; returns what
+   * removes it. What it throws, or a rejection of the promise it returns, is a
+   * process warning (`process.emitWarning`).
+   */
   onAttach(listener: (threadId: number) => void): () => void {
     this.attachListeners.add(listener);
     return () => this.attachListeners.delete(listener);
