@@ -4,6 +4,7 @@
  * main thread) and piscina (a pool of worker threads).
  */
 
+import { readSafely } from "../util/readSafely.ts";
 import {
   type ErrorMessage,
   errorMessage,
@@ -128,21 +129,6 @@ export interface Executor {
 /** Wall-clock time in seconds, sub-millisecond, comparable across threads. */
 export function wallSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
-}
-
-/** `read()`, or `fallback(why)` when reading throws (a getter of a thrown object, a Proxy). */
-function readSafely<T>(read: () => T, fallback: (why: string) => T): T {
-  try {
-    return read();
-  } catch (e) {
-    let why: string;
-    try {
-      why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    } catch {
-      why = "an unreadable error";
-    }
-    return fallback(why);
-  }
 }
 
 /**
