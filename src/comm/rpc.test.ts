@@ -213,6 +213,38 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     }
   });
 
+  it("a handler throwing an error whose fields cannot be read gets an error answer saying so", async () => {
+    const hostile = new Error("hidden");
+    Object.defineProperty(hostile, "stack", {
+      get() {
+        throw new Error("stack getter");
+      },
+    });
+    const { client } = await served({
+      stack: () => {
+        throw hostile;
+      },
+      proxy: () => {
+        throw new Proxy(
+          {},
+          {
+            get() {
+              throw new Error("proxy trap");
+            },
+          },
+        );
+      },
+    });
+    // Before, reading the fields threw in the answering, which nothing awaits: an
+    // unhandled rejection, and the caller waited for good.
+    await expect(client.call("stack", {}, { timeoutMs: 2000 })).rejects.toThrow(
+      /stack on .* failed: Error: hidden/,
+    );
+    await expect(client.call("proxy", {}, { timeoutMs: 2000 })).rejects.toThrow(
+      /proxy on .* failed: Error: an error whose fields cannot be read \(Error: proxy trap\)/,
+    );
+  });
+
   it("limitReplyTo: an answer over the requester's limit is refused with an error answer naming it (TCP); the comm stays open", async () => {
     const { client } = await served({
       get: (args, ctx) => {

@@ -8,6 +8,7 @@
 
 import { asError } from "../util/asError.ts";
 import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
+import { readSafely } from "../util/readSafely.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
@@ -208,22 +209,39 @@ export interface RpcContext {
 export type RpcHandler = (args: Record<string, unknown>, ctx: RpcContext) => unknown;
 
 function errorFields(err: unknown): { name: string; message: string; stack: string } {
-  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack ?? "" };
+  // Each read guarded: a field whose getter throws (a Proxy, a hostile error) threw in
+  // the answering, which nothing awaits, and the caller waited for good.
+  const text = (read: () => unknown): string | null =>
+    readSafely(
+      () => {
+        const v = read();
+        return typeof v === "string" ? v : null;
+      },
+      () => null,
+    );
+  const isError = readSafely(
+    () => err instanceof Error,
+    () => false,
+  );
   // An error-like object (one that lost its prototype crossing threads, say) says more
   // by its fields than String() would ("[object Object]").
-  const { name, message, stack } = (err ?? {}) as {
-    name?: unknown;
-    message?: unknown;
-    stack?: unknown;
-  };
-  if (typeof message === "string") {
+  const fields = (err ?? {}) as { name?: unknown; message?: unknown; stack?: unknown };
+  const message = text(() => fields.message);
+  if (isError || message !== null) {
     return {
-      name: typeof name === "string" ? name : "Error",
-      message,
-      stack: typeof stack === "string" ? stack : "",
+      name: text(() => fields.name) ?? "Error",
+      message: message ?? "",
+      stack: text(() => fields.stack) ?? "",
     };
   }
-  return { name: "Error", message: String(err), stack: "" };
+  return {
+    name: "Error",
+    message: readSafely(
+      () => String(err),
+      (why) => `an error whose fields cannot be read (${why})`,
+    ),
+    stack: "",
+  };
 }
 
 /**
