@@ -8,7 +8,7 @@
 
 import { asError } from "../util/asError.ts";
 import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
-import { readSafely } from "../util/readSafely.ts";
+import { readableErrorFields } from "../util/readSafely.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
@@ -208,42 +208,6 @@ export interface RpcContext {
 /** Handles one op: returns (or resolves to) the result; a throw becomes an error answer. */
 export type RpcHandler = (args: Record<string, unknown>, ctx: RpcContext) => unknown;
 
-function errorFields(err: unknown): { name: string; message: string; stack: string } {
-  // Each read guarded: a field whose getter throws (a Proxy, a hostile error) threw in
-  // the answering, which nothing awaits, and the caller waited for good.
-  const text = (read: () => unknown): string | null =>
-    readSafely(
-      () => {
-        const v = read();
-        return typeof v === "string" ? v : null;
-      },
-      () => null,
-    );
-  const isError = readSafely(
-    () => err instanceof Error,
-    () => false,
-  );
-  // An error-like object (one that lost its prototype crossing threads, say) says more
-  // by its fields than String() would ("[object Object]").
-  const fields = (err ?? {}) as { name?: unknown; message?: unknown; stack?: unknown };
-  const message = text(() => fields.message);
-  if (isError || message !== null) {
-    return {
-      name: text(() => fields.name) ?? "Error",
-      message: message ?? "",
-      stack: text(() => fields.stack) ?? "",
-    };
-  }
-  return {
-    name: "Error",
-    message: readSafely(
-      () => String(err),
-      (why) => `an error whose fields cannot be read (${why})`,
-    ),
-    stack: "",
-  };
-}
-
 /**
  * Answer the requests arriving on `comm` with `handlers`, concurrently, until
  * the comm closes. Malformed requests and unknown ops are answered with an
@@ -290,7 +254,7 @@ async function answer(
       if (!comm.isClosed && !("error" in body)) {
         logger?.warn({ peer: comm.peerAddress, err }, "rpc: cannot send the answer");
         try {
-          await comm.send({ id, error: errorFields(err) });
+          await comm.send({ id, error: readableErrorFields(err) });
         } catch {
           // nothing more to do
         }
@@ -350,7 +314,7 @@ async function answer(
     limitReplyToRequester(msg.op, args, ctx);
     result = await handler(args, ctx);
   } catch (err) {
-    await reply({ error: errorFields(err) });
+    await reply({ error: readableErrorFields(err) });
     return;
   }
   await reply({ result });
