@@ -127,6 +127,43 @@ describe("scheduler plugins", () => {
     }
   });
 
+  it("hooks throwing or rejecting with a value that cannot be read are logged, the scheduler going on", async () => {
+    const { logger, records } = memoryLogger();
+    const hostile = () =>
+      new Proxy(
+        {},
+        {
+          get() {
+            throw new Error("proxy trap");
+          },
+        },
+      );
+    const plugin: SchedulerPlugin = {
+      name: "hostile",
+      addClient: () => {
+        throw hostile();
+      },
+      logEvent: () => Promise.reject(hostile()),
+    };
+    // Before, logging it threw: from the client's session (an unhandled rejection), or
+    // from the rejection's handler (another).
+    const { client } = await testCluster({ workers: 1, logger, scheduler: { plugins: [plugin] } });
+    expect(await client.submit(inc, 1)).toBe(2);
+    await client.logEvent("mine", 1);
+    const failed = (hook: string) =>
+      records.some(
+        (r) =>
+          r.plugin === "hostile" &&
+          r.hook === hook &&
+          /cannot be read \(Error: proxy trap\)/.test(
+            (r.err as { message?: string } | undefined)?.message ?? "",
+          ),
+      );
+    for (let i = 0; i < 100 && !failed("logEvent"); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(failed("addClient")).toBe(true);
+    expect(failed("logEvent")).toBe(true);
+  }, 10_000);
+
   it("an add arriving once the scheduler closes (its factory was awaited) is refused, not started", async () => {
     const s = await Scheduler.start({ logger: silent() });
     const log: string[] = [];

@@ -32,6 +32,42 @@ describe("callGuarded", () => {
     expect(failed.map((e) => (e as Error).message)).toEqual(["sync", "thenable", "async"]);
   });
 
+  it("a failed that throws on the value (a logger reading a Proxy) is given a plain error of what can be read", async () => {
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("proxy trap");
+        },
+      },
+    );
+    const told: string[] = [];
+    const failed = (e: unknown) => {
+      told.push((e as Error).message); // reading the Proxy's message throws
+    };
+    callGuarded(() => {
+      throw hostile;
+    }, failed);
+    callGuarded(() => Promise.reject(hostile), failed);
+    // A `then` getter that throws: the callback's failure, not the caller's.
+    callGuarded(
+      () =>
+        // biome-ignore lint/suspicious/noThenProperty: the test is of a then that cannot be read
+        Object.defineProperty({}, "then", {
+          get() {
+            throw new Error("then getter");
+          },
+        }),
+      failed,
+    );
+    await new Promise((r) => setImmediate(r));
+    expect(told).toEqual([
+      "an error whose fields cannot be read (Error: proxy trap)",
+      "then getter",
+      "an error whose fields cannot be read (Error: proxy trap)",
+    ]);
+  });
+
   it("warnCallbackFailed emits a process warning naming the callback and the error", () => {
     const spy = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
     try {

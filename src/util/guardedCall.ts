@@ -5,7 +5,7 @@
  * exception or an unhandled rejection, and end it.
  */
 
-import { asError } from "./asError.ts";
+import { readableError, readableErrorFields } from "./readSafely.ts";
 
 /**
  * Run `call` (which calls the caller's function, with its `this`); what it
@@ -17,11 +17,29 @@ export function callGuarded(call: () => unknown, failed: (err: unknown) => void)
   try {
     result = call();
   } catch (err) {
-    failed(err);
+    tell(failed, err);
     return;
   }
-  if (typeof (result as PromiseLike<unknown> | undefined)?.then === "function") {
-    (result as PromiseLike<unknown>).then(undefined, failed);
+  // A `then` getter that throws, or a `then` that does, is the callback's failure too.
+  try {
+    const then = (result as PromiseLike<unknown> | undefined)?.then;
+    if (typeof then === "function") {
+      then.call(result, undefined, (err: unknown) => tell(failed, err));
+    }
+  } catch (err) {
+    tell(failed, err);
+  }
+}
+
+/**
+ * `failed(err)`; if that throws (a logger reading the fields of a Proxy, of an
+ * error whose getters throw), `failed` of the plain error of what can be read.
+ */
+function tell(failed: (err: unknown) => void, err: unknown): void {
+  try {
+    failed(err);
+  } catch {
+    failed(readableError(err));
   }
 }
 
@@ -31,9 +49,9 @@ export function callGuarded(call: () => unknown, failed: (err: unknown) => void)
  * no logger to tell, which would otherwise go unsaid.
  */
 export function warnCallbackFailed(what: string, err: unknown): void {
-  const e = asError(err);
-  process.emitWarning(`${what}: ${e.name}: ${e.message}`, {
+  const { name, message, stack } = readableErrorFields(err);
+  process.emitWarning(`${what}: ${name}: ${message}`, {
     type: "WeftCallbackWarning",
-    detail: e.stack,
+    detail: stack,
   });
 }
