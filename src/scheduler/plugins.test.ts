@@ -164,6 +164,37 @@ describe("scheduler plugins", () => {
     expect(failed("logEvent")).toBe(true);
   }, 10_000);
 
+  it("a close rejecting with a value that cannot be read is logged; the scheduler still closes", async () => {
+    const { logger, records } = memoryLogger();
+    const s = await Scheduler.start({ logger });
+    await s.addPlugin({
+      name: "hostile",
+      close: () =>
+        Promise.reject(
+          new Proxy(
+            {},
+            {
+              get() {
+                throw new Error("proxy trap");
+              },
+            },
+          ),
+        ),
+    });
+    // Before, making it an Error to log (String() of it) threw: close() rejected, half done.
+    await expect(s.close()).resolves.toBeUndefined();
+    expect(s.status).toBe("closed");
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        msg: "scheduler plugin failed to close",
+        plugin: "hostile",
+        err: expect.objectContaining({
+          message: "an error whose fields cannot be read (Error: proxy trap)",
+        }),
+      }),
+    );
+  });
+
   it("an add arriving once the scheduler closes (its factory was awaited) is refused, not started", async () => {
     const s = await Scheduler.start({ logger: silent() });
     const log: string[] = [];
