@@ -17,17 +17,17 @@ export function callGuarded(call: () => unknown, failed: (err: unknown) => void)
   try {
     result = call();
   } catch (err) {
-    tell(failed, err);
+    tellFailure(failed, err);
     return;
   }
   // A `then` getter that throws, or a `then` that does, is the callback's failure too.
   try {
     const then = (result as PromiseLike<unknown> | undefined)?.then;
     if (typeof then === "function") {
-      then.call(result, undefined, (err: unknown) => tell(failed, err));
+      then.call(result, undefined, (err: unknown) => tellFailure(failed, err));
     }
   } catch (err) {
-    tell(failed, err);
+    tellFailure(failed, err);
   }
 }
 
@@ -35,7 +35,7 @@ export function callGuarded(call: () => unknown, failed: (err: unknown) => void)
  * `failed(err)`; if that throws (a logger reading the fields of a Proxy, of an
  * error whose getters throw), `failed` of the plain error of what can be read.
  */
-function tell(failed: (err: unknown) => void, err: unknown): void {
+export function tellFailure(failed: (err: unknown) => void, err: unknown): void {
   try {
     failed(err);
   } catch {

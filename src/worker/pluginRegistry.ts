@@ -6,6 +6,7 @@
  * set up replaces it only once that setup is over.
  */
 
+import { tellFailure } from "../util/guardedCall.ts";
 import { Serial } from "../util/serial.ts";
 
 /** Plugins by name; `E` is what is kept of each. */
@@ -50,7 +51,10 @@ export abstract class PluginRegistry<E> {
     return this.serial.run(async () => {
       this.closed = true;
       for (const name of [...this.installed.keys()]) {
-        await this.removeNow(name).catch((err: unknown) => failed(name, err));
+        // Told safely: a logger throwing on the error ended the loop, the rest left up.
+        await this.removeNow(name).catch((err: unknown) =>
+          tellFailure((e) => failed(name, e), err),
+        );
       }
     });
   }
@@ -68,7 +72,9 @@ export abstract class PluginRegistry<E> {
    */
   protected async install(name: string, entry: E, setup: () => unknown): Promise<void> {
     if (this.closed) throw new Error(`plugin ${name} not set up: closing, its plugins torn down`);
-    await this.removeNow(name).catch((err: unknown) => this.replacedTeardownFailed(name, err));
+    await this.removeNow(name).catch((err: unknown) =>
+      tellFailure((e) => this.replacedTeardownFailed(name, e), err),
+    );
     this.installed.set(name, entry);
     try {
       await setup();

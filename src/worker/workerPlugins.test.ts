@@ -92,6 +92,30 @@ describe("WorkerPlugins", () => {
     expect(plugins.names).toEqual([]);
   });
 
+  it("removeAll tears the others down when telling of a teardown's error throws on it (a logger reading a hostile error)", async () => {
+    const log: string[] = [];
+    const told: string[] = [];
+    const plugins = new WorkerPlugins(new Map(), "w", unexpected);
+    const hostile = new Error("hidden");
+    Object.defineProperty(hostile, "stack", {
+      get() {
+        throw new Error("stack getter");
+      },
+    });
+    await plugins.add("p", {
+      teardown: () => {
+        log.push("p teardown");
+        throw hostile;
+      },
+    });
+    await plugins.add("q", recorder("b", log));
+    // As pino does, reading the error's stack. Before, the throw ended removeAll: q stayed up.
+    await plugins.removeAll((name, err) => told.push(`${name}: ${(err as Error).stack}`));
+    expect(log).toEqual(["b setup w", "p teardown", "b teardown w"]);
+    expect(told).toEqual(["p: "]);
+    expect(plugins.names).toEqual([]);
+  });
+
   it("after removeAll (closing), an add is refused, not set up never to be torn down", async () => {
     const log: string[] = [];
     const plugins = new WorkerPlugins(new Map(), "w", unexpected);
