@@ -181,8 +181,26 @@ describe("scheduler plugins", () => {
           ),
         ),
     });
-    // Before, making it an Error to log (String() of it) threw: close() rejected, half done.
+    const hidden = new Error("hidden");
+    Object.defineProperty(hidden, "stack", {
+      get() {
+        throw new Error("stack getter");
+      },
+    });
+    const closed: string[] = [];
+    await s.addPlugin({ name: "hiddenStack", close: () => Promise.reject(hidden) });
+    await s.addPlugin({ name: "last", close: () => void closed.push("last") });
+    // Before, making it an Error to log (String() of it) threw, and pino reading the stack
+    // getter threw: close() rejected, half done, the plugins after them not closed.
     await expect(s.close()).resolves.toBeUndefined();
+    expect(closed).toEqual(["last"]);
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        msg: "scheduler plugin failed to close",
+        plugin: "hiddenStack",
+        err: expect.objectContaining({ message: "hidden" }),
+      }),
+    );
     expect(s.status).toBe("closed");
     expect(records).toContainEqual(
       expect.objectContaining({

@@ -27,7 +27,7 @@
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { asError } from "../util/asError.ts";
-import { callGuarded } from "../util/guardedCall.ts";
+import { callGuarded, tellFailure } from "../util/guardedCall.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
 import { Serial } from "../util/serial.ts";
 import type { Scheduler } from "./scheduler.ts";
@@ -144,10 +144,15 @@ export class SchedulerPlugins {
     return this.serial.run(async () => {
       this.closed = true;
       for (const name of [...this.installed.keys()]) {
+        // Told safely: a logger throwing on the error ended the loop, the rest left open.
         await this.removeNow(name).catch((err: unknown) =>
-          this.logger.error(
-            { err: asError(err), plugin: name },
-            "scheduler plugin failed to close",
+          tellFailure(
+            (e) =>
+              this.logger.error(
+                { err: asError(e), plugin: name },
+                "scheduler plugin failed to close",
+              ),
+            err,
           ),
         );
       }
