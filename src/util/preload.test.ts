@@ -52,4 +52,25 @@ describe("runPreloads", () => {
     expect(errors).toEqual([[throwing, "stuck"]]);
     expect(server.log).toEqual(["down d"]);
   });
+
+  it("goes on with the others when telling of a teardown's error throws on it (a logger reading a hostile error)", async () => {
+    const server = { log: [] as string[] };
+    const hostile = moduleAt(
+      "hostile.mjs",
+      `export function weftTeardown() {
+  const e = new Error("hidden");
+  Object.defineProperty(e, "stack", { get() { throw new Error("stack getter"); } });
+  throw e;
+}
+`,
+    );
+    const told: string[] = [];
+    // As pino does, reading the stack. Before, the throw ended the teardown: e stayed up.
+    const teardown = await runPreloads([tearsDown("e"), hostile], server, (_url, err) =>
+      told.push(`${err.message}: ${err.stack}`),
+    );
+    await teardown();
+    expect(told).toEqual(["hidden: "]);
+    expect(server.log).toEqual(["down e"]);
+  });
 });

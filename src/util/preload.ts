@@ -6,6 +6,7 @@
  */
 
 import { asError } from "./asError.ts";
+import { tellFailure } from "./guardedCall.ts";
 import { importModule } from "./importModule.ts";
 import { existingModuleUrl, fileModuleUrl } from "./moduleUrl.ts";
 
@@ -33,7 +34,8 @@ export async function runPreloads<S>(
       try {
         await fn(server);
       } catch (err) {
-        onTeardownError(url, asError(err));
+        // Told safely: a logger throwing on the error ended the teardown, the rest left up.
+        tellFailure((e) => onTeardownError(url, asError(e)), err);
       }
     }
   };
