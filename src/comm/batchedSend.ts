@@ -6,7 +6,8 @@
  * transport (backpressure).
  */
 
-import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
+import { warnCallbackFailed } from "../util/callbackWarning.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";

@@ -7,7 +7,8 @@
  */
 
 import { asError } from "../util/asError.ts";
-import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
+import { warnCallbackFailed } from "../util/callbackWarning.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import { readableErrorFields } from "../util/readSafely.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";

@@ -9,7 +9,8 @@
 import { type AddressInfo, createServer, connect as netConnect, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket, connect as tlsConnect } from "node:tls";
 import { parseHostPort, splitScheme } from "../util/address.ts";
-import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
+import { warnCallbackFailed } from "../util/callbackWarning.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS, timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";

@@ -1,5 +1,5 @@
-import { describe, expect, it, vi } from "vitest";
-import { callGuarded, warnCallbackFailed } from "./guardedCall.ts";
+import { describe, expect, it } from "vitest";
+import { callGuarded } from "./guardedCall.ts";
 
 describe("callGuarded", () => {
   it("hands a throw, and the rejection of a returned thenable, to failed; a result is ignored", async () => {
@@ -66,18 +66,5 @@ describe("callGuarded", () => {
       "then getter",
       "an error whose fields cannot be read (Error: proxy trap)",
     ]);
-  });
-
-  it("warnCallbackFailed emits a process warning naming the callback and the error", () => {
-    const spy = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
-    try {
-      warnCallbackFailed("onX failed", "a string");
-      expect(spy).toHaveBeenCalledWith("onX failed: Error: a string", {
-        type: "WeftCallbackWarning",
-        detail: expect.any(String),
-      });
-    } finally {
-      spy.mockRestore();
-    }
   });
 });

@@ -5,7 +5,7 @@
  * exception or an unhandled rejection, and end it.
  */
 
-import { readableError, readableErrorFields } from "./readSafely.ts";
+import { readableError } from "./readSafely.ts";
 
 /**
  * Run `call` (which calls the caller's function, with its `this`); what it
@@ -41,17 +41,4 @@ export function tellFailure(failed: (err: unknown) => void, err: unknown): void 
   } catch {
     failed(readableError(err));
   }
-}
-
-/**
- * Say on the process's warning channel (stderr, unless a `warning` listener
- * takes it) that the callback `what` failed with `err`: for a failure with
- * no logger to tell, which would otherwise go unsaid.
- */
-export function warnCallbackFailed(what: string, err: unknown): void {
-  const { name, message, stack } = readableErrorFields(err);
-  process.emitWarning(`${what}: ${name}: ${message}`, {
-    type: "WeftCallbackWarning",
-    detail: stack,
-  });
 }

@@ -11,7 +11,8 @@ import { randomUUID } from "node:crypto";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { callGuarded, warnCallbackFailed } from "./guardedCall.ts";
+import { warnCallbackFailed } from "./callbackWarning.ts";
+import { callGuarded } from "./guardedCall.ts";
 
 /** What a scheduler file holds (Dask's `Scheduler.identity()`, with the fields weft has). */
 export interface SchedulerFileContent {

@@ -15,7 +15,8 @@ import { type Comm, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { asError } from "../util/asError.ts";
-import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
+import { warnCallbackFailed } from "../util/callbackWarning.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import {
   type ExecuteJob,
   type ExecuteOutcome,

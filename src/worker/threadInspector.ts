@@ -9,7 +9,8 @@
 
 import type { NodeWorker } from "node:inspector";
 import { Session } from "node:inspector/promises";
-import { callGuarded, warnCallbackFailed } from "../util/guardedCall.ts";
+import { warnCallbackFailed } from "../util/callbackWarning.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 
 /** An inspector message's answer. */
 interface Answer {
