@@ -56,4 +56,21 @@ describe("StallWatchdog", () => {
     vi.advanceTimersByTime(10_000);
     expect(seen).toEqual([[{ file: "a.test.ts", quietMs: 10_000, lastTest: "suite > second" }]]);
   });
+
+  it("a test's event for a file already ended does not put the file under way again", () => {
+    const seen: Stall[][] = [];
+    const w = new StallWatchdog(10_000, { checkEveryMs: 1_000, onStall: (s) => seen.push([...s]) });
+    w.onTestModuleStart(mod("done.test.ts"));
+    w.onTestCaseReady(testOf("done.test.ts"));
+    w.onTestModuleEnd(mod("done.test.ts"));
+    // Reported after the file's end.
+    w.onTestCaseResult(testOf("done.test.ts"));
+    w.onTestCaseReady(testOf("done.test.ts", "late"));
+    w.onTestModuleStart(mod("other.test.ts"));
+    for (let s = 0; s < 30; s++) {
+      vi.advanceTimersByTime(1_000);
+      w.onTestCaseResult(testOf("other.test.ts"));
+    }
+    expect(seen).toEqual([]);
+  });
 });

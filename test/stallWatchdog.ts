@@ -59,7 +59,7 @@ export class StallWatchdog implements Reporter {
   }
 
   onTestModuleStart(m: TestModule): void {
-    this.moved(m.moduleId, null);
+    this.underWay.set(m.moduleId, { at: Date.now(), lastTest: null });
     if (this.timer === null) {
       this.timer = setInterval(() => this.check(), this.checkEveryMs);
       this.timer.unref();
@@ -83,13 +83,17 @@ export class StallWatchdog implements Reporter {
     this.timer = null;
   }
 
-  /** `moduleId` moved now; `lastTest` is the test it started, if it started one. */
-  private moved(moduleId: string, lastTest?: string | null): void {
+  /**
+   * `moduleId`, under way, moved now; `lastTest` is the test it started, if it
+   * started one. A test's event for a file already ended (vitest may report a
+   * result after the file's end) is not a file under way again: it would be
+   * named as stalled once the run went on long enough (a CI run of 11 minutes
+   * on a loaded host was stopped for a file that had ended 6 minutes before).
+   */
+  private moved(moduleId: string, lastTest?: string): void {
     const known = this.underWay.get(moduleId);
-    this.underWay.set(moduleId, {
-      at: Date.now(),
-      lastTest: lastTest === undefined ? (known?.lastTest ?? null) : lastTest,
-    });
+    if (known === undefined) return;
+    this.underWay.set(moduleId, { at: Date.now(), lastTest: lastTest ?? known.lastTest });
   }
 
   private check(): void {
