@@ -6,6 +6,7 @@
  */
 
 import { asError } from "./asError.ts";
+import { CloseBudget } from "./closeBudget.ts";
 import { tellFailure } from "./guardedCall.ts";
 import { importModule } from "./importModule.ts";
 import { existingModuleUrl, fileModuleUrl } from "./moduleUrl.ts";
@@ -15,27 +16,37 @@ export function preloadUrl(given: string | URL, what: string): string {
   return existingModuleUrl(fileModuleUrl(given, what), what);
 }
 
-/** What closing undoes: the `weftTeardown` of each module that has one, last first. */
-export type PreloadTeardown = () => Promise<void>;
+/**
+ * What closing undoes: the `weftTeardown` of each module that has one, last
+ * first, each awaited until `budget`'s deadline at most (default: no deadline).
+ */
+export type PreloadTeardown = (budget?: CloseBudget) => Promise<void>;
 
 /**
  * Import each of `urls` in order and await its `weftSetup(server)`. Rejects,
  * naming the module, if one does not import, `weftSetup` throws, or an export
- * of that name is not a function. Resolves with the teardown of those imported.
+ * of that name is not a function. Resolves with the teardown of those imported:
+ * a `weftTeardown` still running at the budget's deadline is told to
+ * `onTeardownUnfinished` and no longer waited on (the others are still called,
+ * in order; an error it throws later still goes to `onTeardownError`).
  */
 export async function runPreloads<S>(
   urls: readonly string[],
   server: S,
   onTeardownError: (url: string, err: Error) => void,
+  onTeardownUnfinished: (url: string) => void = () => {},
 ): Promise<PreloadTeardown> {
   const teardowns: [string, (server: S) => unknown][] = [];
-  const teardown: PreloadTeardown = async () => {
+  const teardown: PreloadTeardown = async (budget = new CloseBudget(Number.POSITIVE_INFINITY)) => {
     for (const [url, fn] of teardowns.splice(0).reverse()) {
-      try {
-        await fn(server);
-      } catch (err) {
+      const done = (async () => fn(server))().catch((err: unknown) =>
         // Told safely: a logger throwing on the error ended the teardown, the rest left up.
-        tellFailure((e) => onTeardownError(url, asError(e)), err);
+        tellFailure((e) => onTeardownError(url, asError(e)), err),
+      );
+      if (!(await budget.settles(done))) {
+        try {
+          onTeardownUnfinished(url);
+        } catch {}
       }
     }
   };

@@ -6,8 +6,12 @@
  * set up replaces it only once that setup is over.
  */
 
+import { CloseBudget } from "../util/closeBudget.ts";
 import { tellFailure } from "../util/guardedCall.ts";
 import { Serial } from "../util/serial.ts";
+
+/** What a close did not wait for: a plugin's `setup` or `teardown` still running at its deadline. */
+export type UnfinishedStep = "setup" | "teardown";
 
 /** Plugins by name; `E` is what is kept of each. */
 export abstract class PluginRegistry<E> {
@@ -41,22 +45,44 @@ export abstract class PluginRegistry<E> {
   /** Set by {@link removeAll}: adds are refused from then on. */
   private closed = false;
 
+  /** The plugin whose setup or teardown runs now, if any (what a close may be waiting on). */
+  private busy: { name: string; step: UnfinishedStep } | null = null;
+
   /**
    * Remove and tear down every plugin, for good (its worker or nanny closes):
    * an add still on its way (its factory awaited) is refused rather than set
    * up after the teardown, never to be torn down. `failed` hears of each
-   * teardown that throws.
+   * teardown that throws. The add or removal in progress and then the
+   * teardowns, one at a time in the order added, are waited on until
+   * `budget`'s deadline at most: `unfinished` hears of the plugin whose setup
+   * or teardown is still running then, and of each later teardown that does
+   * not end at once (they are still called, in order), and the close goes on.
    */
-  removeAll(failed: (name: string, err: unknown) => void): Promise<void> {
-    return this.serial.run(async () => {
-      this.closed = true;
-      for (const name of [...this.installed.keys()]) {
-        // Told safely: a logger throwing on the error ended the loop, the rest left up.
-        await this.removeNow(name).catch((err: unknown) =>
-          tellFailure((e) => failed(name, e), err),
-        );
-      }
-    });
+  async removeAll(
+    failed: (name: string, err: unknown) => void,
+    budget: CloseBudget = new CloseBudget(Number.POSITIVE_INFINITY),
+    unfinished: (name: string, step: UnfinishedStep) => void = () => {},
+  ): Promise<void> {
+    this.closed = true;
+    // A throw of `unfinished` (its logger's) must not end the close with plugins left up.
+    const tellUnfinished = (name: string, step: UnfinishedStep) => {
+      try {
+        unfinished(name, step);
+      } catch {}
+    };
+    // Not a job of the queue: one whose setup or teardown never ends would hold it for good.
+    if (!(await budget.settles(this.serial.run(async () => {})))) {
+      const stuck = this.busy;
+      // A plugin in its setup is torn down all the same, as Dask's close does.
+      if (stuck !== null) tellUnfinished(stuck.name, stuck.step);
+    }
+    for (const name of [...this.installed.keys()]) {
+      // Told safely: a logger throwing on the error ended the loop, the rest left up.
+      const removed = this.removeNow(name).catch((err: unknown) =>
+        tellFailure((e) => failed(name, e), err),
+      );
+      if (!(await budget.settles(removed))) tellUnfinished(name, "teardown");
+    }
   }
 
   /** Run `job` once the adds and removals asked before are over (an add's own steps). */
@@ -76,11 +102,14 @@ export abstract class PluginRegistry<E> {
       tellFailure((e) => this.replacedTeardownFailed(name, e), err),
     );
     this.installed.set(name, entry);
+    this.busy = { name, step: "setup" };
     try {
       await setup();
     } catch (err) {
       if (this.installed.get(name) === entry) this.installed.delete(name);
       throw err;
+    } finally {
+      this.busy = null;
     }
   }
 
@@ -88,7 +117,12 @@ export abstract class PluginRegistry<E> {
     const entry = this.installed.get(name);
     if (entry === undefined) return false;
     this.installed.delete(name);
-    await this.teardown(entry);
+    this.busy = { name, step: "teardown" };
+    try {
+      await this.teardown(entry);
+    } finally {
+      this.busy = null;
+    }
     return true;
   }
 }

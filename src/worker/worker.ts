@@ -30,6 +30,7 @@ import { serveRpc } from "../comm/rpc.ts";
 import { limitSendsToScheduler } from "../protocol/messagesSession.ts";
 import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
+import { CloseBudget } from "../util/closeBudget.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -348,8 +349,16 @@ export class Worker extends BaseWorker {
         this.http = await startWorkerHttp(this, o.httpAddress, o.metricsNamespace);
         this.throwIfClosedWhileStarting();
       }
-      this.preloadTeardown = await runPreloads(o.preload, this, (url, err) =>
-        this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
+      this.preloadTeardown = await runPreloads(
+        o.preload,
+        this,
+        (url, err) =>
+          this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
+        (url) =>
+          this.logger.warn(
+            { preload: url },
+            "a preload module's weftTeardown did not finish within the close's timeout: no longer waited on",
+          ),
       );
       this.throwIfClosedWhileStarting();
       await this.register();
@@ -826,12 +835,23 @@ export class Worker extends BaseWorker {
         this.logger.error({ err }, `closing: ${what} failed; closing the rest`);
       }
     };
+    // A plugin's or preload's teardown that never ends must not keep the worker from closing.
+    const plugins = new CloseBudget(timeout);
     await step("the worker plugins' teardown", () =>
-      this.plugins.removeAll((name, err) =>
-        this.logger.error({ err, plugin: name }, "worker plugin teardown failed"),
+      this.plugins.removeAll(
+        (name, err) => this.logger.error({ err, plugin: name }, "worker plugin teardown failed"),
+        plugins,
+        (name, hook) =>
+          this.logger.warn(
+            { plugin: name },
+            `worker plugin ${hook} did not finish within the close's timeout (${timeout} s): no longer waited on`,
+          ),
       ),
     );
-    await step("the preload modules' teardown", () => this.preloadTeardown?.());
+    plugins.clear();
+    const preloads = new CloseBudget(timeout);
+    await step("the preload modules' teardown", () => this.preloadTeardown?.(preloads));
+    preloads.clear();
     await step("the listener", () => this.listener?.close());
     await step("the HTTP endpoints", () => this.http?.close());
     let stuck: string[] = [];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { CloseBudget } from "../util/closeBudget.ts";
 import type { WorkerPlugin } from "./state/dataStore.ts";
 import { WorkerPlugins, workerPluginProblem } from "./workerPlugins.ts";
 
@@ -127,6 +128,42 @@ describe("WorkerPlugins", () => {
     );
     await closing;
     expect(log).toEqual(["a setup w", "a teardown w"]);
+    expect(plugins.names).toEqual([]);
+  });
+
+  it("removeAll waits on a teardown that never ends only until its budget's deadline, naming it, and still tears the rest down in order", async () => {
+    const log: string[] = [];
+    const late: string[] = [];
+    const plugins = new WorkerPlugins(new Map(), "w", unexpected);
+    await plugins.add("p", recorder("a", log));
+    await plugins.add("stuck", { teardown: () => new Promise(() => {}) });
+    await plugins.add("q", recorder("b", log));
+    await plugins.add("r", { teardown: async () => new Promise(() => {}) });
+    const budget = new CloseBudget(0.05);
+    // Before, removeAll waited for the stuck teardown for good: the worker never closed.
+    await plugins.removeAll(unexpected, budget, (name, step) => late.push(`${name} ${step}`));
+    budget.clear();
+    expect(log.slice(2)).toEqual(["a teardown w", "b teardown w"]);
+    expect(late).toEqual(["stuck teardown", "r teardown"]);
+    expect(plugins.names).toEqual([]);
+  });
+
+  it("removeAll does not wait for good on a setup that never ends: it names it and tears it down too", async () => {
+    const log: string[] = [];
+    const late: string[] = [];
+    const plugins = new WorkerPlugins(new Map(), "w", unexpected);
+    await plugins.add("p", recorder("a", log));
+    const adding = plugins.add("stuck", {
+      setup: () => new Promise(() => {}),
+      teardown: () => log.push("stuck teardown"),
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    const budget = new CloseBudget(0.05);
+    await plugins.removeAll(unexpected, budget, (name, step) => late.push(`${name} ${step}`));
+    budget.clear();
+    void adding;
+    expect(late).toEqual(["stuck setup"]);
+    expect(log).toEqual(["a setup w", "a teardown w", "stuck teardown"]);
     expect(plugins.names).toEqual([]);
   });
 

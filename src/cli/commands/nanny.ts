@@ -21,6 +21,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { asError } from "../../util/asError.ts";
+import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../../util/closeBudget.ts";
 import { importModule } from "../../util/importModule.ts";
 import { BUILT_IN_NANNY_PLUGINS } from "../../worker/environ.ts";
 import { serveNannyLink } from "../../worker/nannyLink.ts";
@@ -195,7 +196,14 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
   try {
     await runChildren(o, ctx, plugins, nanny);
   } finally {
-    await plugins.removeAll(teardownFailed);
+    // A teardown that never ends must not keep the nanny from stopping.
+    const budget = new CloseBudget(DEFAULT_CLOSE_TIMEOUT_S);
+    await plugins.removeAll(teardownFailed, budget, (name, hook) =>
+      ctx.stderr.write(
+        `weft worker: nanny: the ${hook} of nanny plugin ${JSON.stringify(name)} did not finish within ${DEFAULT_CLOSE_TIMEOUT_S} s: no longer waited on\n`,
+      ),
+    );
+    budget.clear();
   }
 }
 
