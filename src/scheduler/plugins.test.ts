@@ -213,6 +213,36 @@ describe("scheduler plugins", () => {
     );
   });
 
+  it("close(timeout) waits on a plugin's close, a start in progress and a preload's weftTeardown that never end up to the timeout, naming each at warn", async () => {
+    const preload = join(dir, "stuckTeardown.mjs");
+    writeFileSync(preload, "export function weftTeardown() { return new Promise(() => {}); }\n");
+    const { logger, records } = memoryLogger();
+    const s = await Scheduler.start({ logger, preload: [preload] });
+    const closed: string[] = [];
+    await s.addPlugin({ name: "stuck", close: () => new Promise(() => {}) });
+    await s.addPlugin({ name: "after", close: () => void closed.push("after") });
+    void s.addPlugin({
+      name: "starting",
+      start: () => new Promise(() => {}),
+      close: () => void closed.push("starting"),
+    });
+    await new Promise((r) => setTimeout(r, 20)); // its start begun
+    const t0 = Date.now();
+    // Before, close() never resolved: LocalCluster.close and weft scheduler's SIGTERM hung too.
+    await s.close(0.2);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(s.status).toBe("closed");
+    expect(closed).toEqual(["after", "starting"]);
+    const warned = records
+      .filter((r) => r.level === 40)
+      .map((r) => `${String(r.plugin ?? r.preload)}: ${String(r.msg)}`);
+    expect(warned).toEqual([
+      "starting: scheduler plugin start did not finish within the close's timeout (0.2 s): no longer waited on",
+      "stuck: scheduler plugin close did not finish within the close's timeout (0.2 s): no longer waited on",
+      `${pathToFileURL(preload).href}: a preload module's weftTeardown did not finish within the close's timeout: no longer waited on`,
+    ]);
+  });
+
   it("an add arriving once the scheduler closes (its factory was awaited) is refused, not started", async () => {
     const s = await Scheduler.start({ logger: silent() });
     const log: string[] = [];

@@ -27,6 +27,7 @@
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { asError } from "../util/asError.ts";
+import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { callGuarded, tellFailure } from "../util/guardedCall.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
 import { Serial } from "../util/serial.ts";
@@ -91,6 +92,8 @@ export class SchedulerPlugins {
   private readonly stateMap: Map<string, SchedulerTransitionPlugin>;
   /** Set by {@link closeAll}: adds are refused from then on. */
   private closed = false;
+  /** The plugin whose `start` or `close` runs now, if any (what a close may be waiting on). */
+  private busy: { name: string; hook: "start" | "close" } | null = null;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -121,6 +124,7 @@ export class SchedulerPlugins {
       await this.removeNow(key);
       this.installed.set(key, plugin);
       this.stateMap.set(key, plugin);
+      this.busy = { name: key, hook: "start" };
       try {
         await plugin.start?.(this.scheduler);
       } catch (err) {
@@ -129,6 +133,8 @@ export class SchedulerPlugins {
           this.stateMap.delete(key);
         }
         throw err;
+      } finally {
+        this.busy = null;
       }
       return key;
     });
@@ -139,24 +145,46 @@ export class SchedulerPlugins {
     return this.serial.run(() => this.removeNow(name));
   }
 
-  /** Close every plugin, for good (the scheduler closes; later adds are refused): errors are logged. */
-  closeAll(): Promise<void> {
-    return this.serial.run(async () => {
-      this.closed = true;
-      for (const name of [...this.installed.keys()]) {
-        // Told safely: a logger throwing on the error ended the loop, the rest left open.
-        await this.removeNow(name).catch((err: unknown) =>
-          tellFailure(
-            (e) =>
-              this.logger.error(
-                { err: asError(e), plugin: name },
-                "scheduler plugin failed to close",
-              ),
-            err,
-          ),
+  /**
+   * Close every plugin, for good (the scheduler closes; later adds are refused):
+   * errors are logged. The add or removal in progress, then the closes, one at a
+   * time in the order added, are waited on until `budget`'s deadline at most
+   * (default {@link DEFAULT_CLOSE_TIMEOUT_S}): the plugin whose `start` or
+   * `close` still runs then, and each later `close` that does not end at once
+   * (they are still called, in order), is logged at warn, and no longer waited on.
+   */
+  async closeAll(budget = new CloseBudget(DEFAULT_CLOSE_TIMEOUT_S)): Promise<void> {
+    this.closed = true;
+    const unfinished = (name: string, hook: "start" | "close") => {
+      // A logger throwing must not end the close with plugins left open.
+      try {
+        this.logger.warn(
+          { plugin: name },
+          `scheduler plugin ${hook} did not finish within the close's timeout (${budget.seconds} s): no longer waited on`,
         );
-      }
-    });
+      } catch {}
+    };
+    // Not a job of the queue: a start or close that never ends would hold it for good.
+    if (!(await budget.settles(this.serial.run(async () => {})))) {
+      const stuck = this.busy;
+      // A plugin still starting is closed all the same.
+      if (stuck !== null) unfinished(stuck.name, stuck.hook);
+    }
+    for (const name of [...this.installed.keys()]) {
+      // Told safely: a logger throwing on the error ended the loop, the rest left open.
+      const removed = this.removeNow(name).catch((err: unknown) =>
+        tellFailure(
+          (e) =>
+            this.logger.error(
+              { err: asError(e), plugin: name },
+              "scheduler plugin failed to close",
+            ),
+          err,
+        ),
+      );
+      if (!(await budget.settles(removed))) unfinished(name, "close");
+    }
+    budget.clear();
   }
 
   /** Call `hook` of every plugin that has it. */
@@ -197,7 +225,12 @@ export class SchedulerPlugins {
     if (plugin === undefined) return false;
     this.installed.delete(name);
     this.stateMap.delete(name);
-    await plugin.close?.();
+    this.busy = { name, hook: "close" };
+    try {
+      await plugin.close?.();
+    } finally {
+      this.busy = null;
+    }
     return true;
   }
 }

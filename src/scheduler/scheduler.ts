@@ -26,6 +26,7 @@ import type {
   WorkerPluginSpec,
 } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
+import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -233,8 +234,16 @@ export class Scheduler implements SessionHost {
       }
       for (const plugin of this.options.plugins) await this.plugins.add(plugin);
       this.throwIfClosedWhileStarting();
-      this.preloadTeardown = await runPreloads(this.options.preload, this, (url, err) =>
-        this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
+      this.preloadTeardown = await runPreloads(
+        this.options.preload,
+        this,
+        (url, err) =>
+          this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
+        (url) =>
+          this.logger.warn(
+            { preload: url },
+            "a preload module's weftTeardown did not finish within the close's timeout: no longer waited on",
+          ),
       );
       this.throwIfClosedWhileStarting();
     } catch (err) {
@@ -432,11 +441,14 @@ export class Scheduler implements SessionHost {
   /**
    * Stop: accept no more connections, flush and close every stream. Workers
    * see the connection close and shut down; clients' pending futures fail.
+   * The plugins' `close`s, then the preload modules' `weftTeardown`s, are
+   * waited on up to `timeout` seconds each group (`Infinity`: until they end);
+   * one still running then is logged at warn and no longer waited on.
    * Idempotent.
    */
-  close(): Promise<void> {
+  close(timeout = DEFAULT_CLOSE_TIMEOUT_S): Promise<void> {
     if (this.statusValue === "init") this.statusValue = "closed";
-    this.closePromise ??= this.shutdown("closed");
+    this.closePromise ??= this.shutdown("closed", timeout);
     return this.closePromise;
   }
 
@@ -446,13 +458,19 @@ export class Scheduler implements SessionHost {
   }
 
   /** The preloads' `weftTeardown`s, once: a close during `listen` may reach it from both. */
-  private async runPreloadTeardown(): Promise<void> {
+  private async runPreloadTeardown(timeout = DEFAULT_CLOSE_TIMEOUT_S): Promise<void> {
     const teardown = this.preloadTeardown;
     this.preloadTeardown = null;
-    await teardown?.();
+    // One that never ends must not keep the scheduler from closing.
+    const budget = new CloseBudget(timeout);
+    await teardown?.(budget);
+    budget.clear();
   }
 
-  private async shutdown(final: "closed" | "failed"): Promise<void> {
+  private async shutdown(
+    final: "closed" | "failed",
+    timeout = DEFAULT_CLOSE_TIMEOUT_S,
+  ): Promise<void> {
     if (this.statusValue === "running") this.statusValue = "closing";
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
     this.ttlTimer = null;
@@ -475,9 +493,9 @@ export class Scheduler implements SessionHost {
     await Promise.allSettled(streams.map((s) => s.close()));
     for (const comm of this.comms) comm.abort();
     await Promise.allSettled([...this.sessions]);
-    await this.plugins.closeAll();
+    await this.plugins.closeAll(new CloseBudget(timeout));
     this.profiler.close();
-    await this.runPreloadTeardown();
+    await this.runPreloadTeardown(timeout);
     if (this.statusValue !== "failed") this.statusValue = final;
     this.logger.info({ status: this.statusValue }, "scheduler closed");
     this.resolveClosed();
