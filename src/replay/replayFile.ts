@@ -12,7 +12,7 @@ export interface ReplayFileOptions {
   readonly followLog?: boolean;
   /** Dumps only: replay only these workers. */
   readonly workers?: readonly string[];
-  /** Progress in events (dumps and streams). */
+  /** Progress in events (dumps and streams); what it throws ends the replay and is rethrown. */
   readonly onProgress?: (done: number, total: number) => void;
 }
 

@@ -171,7 +171,9 @@ export function seedsPassSafeRange(from: number, count: number): boolean {
 
 /**
  * Run seeds `from`, `from + 1`, … (`count` of them) with the same options,
- * calling `onResult` after each.
+ * calling `onResult` after each. A run's failure is in its result and the
+ * summary; what `onResult` throws ends the runs (the seeds after it are not
+ * run) and is rethrown.
  */
 export function runSeeds(
   base: Omit<SimOptions, "seed">,

@@ -22,6 +22,7 @@ import { storiesOf, stuckKeys } from "./diagnose.ts";
 import { EventQueue } from "./eventQueue.ts";
 import { type FailureKind, SimFailure } from "./failure.ts";
 import { startFaults } from "./faultInjector.ts";
+import { guardedHooks } from "./guardedHooks.ts";
 import type { HookContext, SimHooks } from "./hooks.ts";
 import { Network } from "./network.ts";
 import { type ResolvedSimOptions, resolveSimOptions, type SimOptions } from "./options.ts";
@@ -111,7 +112,8 @@ export class Simulation implements SimCluster {
   constructor(options: SimOptions, o: { timing?: boolean } = {}) {
     const resolved = resolveSimOptions(options);
     const hooks: SimHooks | null = resolved.hooks ?? variantHooks(resolved.variant);
-    this.options = { ...resolved, hooks };
+    // A hook's throw is the run's failure, in its result: run() does not throw it.
+    this.options = { ...resolved, hooks: hooks === null ? null : guardedHooks(hooks) };
     this.customHooks = resolved.hooks !== null;
     this.timing = o.timing ?? false;
     const root = SimRng.forSeed(this.options.seed);
@@ -395,12 +397,32 @@ export class Simulation implements SimCluster {
     return standIn === undefined ? [] : [...standIn.wantsWhat];
   }
 
-  /** Run to the end and report. Never throws for a failure of the cluster: it is in the result. */
   /**
-   * Run to the end. `onProgress(done, total)` (wanted keys the client holds the
-   * outcome of, of all) is called every few thousand events, for long runs.
+   * Run to the end and report. A failure of the cluster, a hook's throw among
+   * them (`raised`, naming the hook), is in the result, not thrown. `onProgress(done,
+   * total)` (wanted keys the client holds the outcome of, of all) is called every
+   * few thousand events, for long runs; what it throws ends the run and is
+   * rethrown, as the simulator's own bugs are. A simulation runs once: a later
+   * call returns the same result, or, after a run ended by a throw, throws saying so.
    */
   run(onProgress?: (done: number, total: number) => void): SimResult {
+    if (this.result !== null) return this.result;
+    if (this.started) {
+      throw new Error(
+        "Simulation.run: this simulation's run was ended by a throw (of its onProgress, or the simulator's own): make a new Simulation to run again",
+      );
+    }
+    this.started = true;
+    this.result = this.runOnce(onProgress);
+    return this.result;
+  }
+
+  /** What {@link run} reports once it ran; null before. */
+  private result: SimResult | null = null;
+  /** Set as {@link run} begins. */
+  private started = false;
+
+  private runOnce(onProgress?: (done: number, total: number) => void): SimResult {
     let failure: SimResult["failure"] = null;
     try {
       this.loop(onProgress);
@@ -493,7 +515,10 @@ function causeChain(e: Error, shown: string): string {
   return lines.join("\n");
 }
 
-/** Run one simulated cluster. */
+/**
+ * Run one simulated cluster: its result, a failure of the cluster (a hook's throw
+ * among them) in it; see {@link Simulation.run}.
+ */
 export function simulate(options: SimOptions, o: { timing?: boolean } = {}): SimResult {
   return new Simulation(options, o).run();
 }
