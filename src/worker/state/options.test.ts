@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { PyRandom } from "../../util/mt19937.ts";
 import { sizeof, typeName } from "../../util/sizeof.ts";
 import { errorMessage } from "./errorMessage.ts";
-import { ComputeTaskEvent, ExecuteSuccessEvent } from "./events.ts";
+import { ComputeTaskEvent, ExecuteSuccessEvent, UpdateDataEvent } from "./events.ts";
+import { TaskFinishedMsg } from "./instructions.ts";
+import { SAFE_SIZEOF_DEFAULT } from "./safeServices.ts";
 import { WorkerState } from "./workerState.ts";
 
 describe("WorkerState options", () => {
@@ -88,5 +90,25 @@ describe("WorkerState options", () => {
   ])("refuses %o", (options, message) => {
     expect(() => new WorkerState(options as never)).toThrow(TypeError);
     expect(() => new WorkerState(options as never)).toThrow(message);
+  });
+
+  it("a given sizeof or typeName that throws is Dask's safe_sizeof (1e6 bytes) and the default type name: the task enters memory whole", () => {
+    const throws = () => {
+      throw new Error("cannot size");
+    };
+    const ws = new WorkerState({ sizeof: throws, typeName: throws, validate: true });
+    // Before, the throw left x in memory without a size, and the stimulus half handled.
+    ws.handleStimulus(new UpdateDataEvent({ data: { x: [1, 2] }, stimulusId: "s1" }));
+    expect(ws.tasks.get("x")?.state).toBe("memory");
+    expect(ws.tasks.get("x")?.nbytes).toBe(SAFE_SIZEOF_DEFAULT);
+    expect(ws.tasks.get("x")?.type).toBe("Array");
+    expect(ws.nbytes).toBe(SAFE_SIZEOF_DEFAULT);
+    ws.validateState();
+    ws.address = "127.0.0.1:1";
+    ws.handleStimulus(ComputeTaskEvent.dummy("y", { stimulusId: "s2" }));
+    const out = ws.handleStimulus(ExecuteSuccessEvent.dummy("y", { value: "v", stimulusId: "s3" }));
+    const finished = out.find((i) => i instanceof TaskFinishedMsg) as TaskFinishedMsg | undefined;
+    expect(finished?.typename).toBe("string");
+    ws.validateState();
   });
 });

@@ -24,6 +24,7 @@ import { keepWorkerStateShapes } from "./keptShapes.ts";
 import { type LogEntry, LoggedRecs, NO_RECS, TransitionLog, workerStory } from "./log.ts";
 import { checkWorkerStateOptions } from "./options.ts";
 import { type Finish, finishState, Recs, sameFinish } from "./recs.ts";
+import { safeSizeof, safeTypeName } from "./safeServices.ts";
 import { TaskCounter } from "./taskCounter.ts";
 import {
   NO_TASKS,
@@ -77,9 +78,12 @@ export interface WorkerStateOptions {
   monotonic?: () => number;
   /** Source of `random()` for tie-breaks. Default: Python's `random.Random(0)`. */
   rng?: { random(): number };
-  /** Size in bytes of a value whose size the scheduler did not say. */
+  /**
+   * Size in bytes of a value whose size the scheduler did not say. Where it
+   * throws, the size is 1e6 (Dask's `safe_sizeof`).
+   */
   sizeof?: (value: unknown) => number;
-  /** Type name of a value, for `TaskFinishedMsg.typename`. */
+  /** Type name of a value, for `TaskFinishedMsg.typename`. Where it throws, the default's. */
   typeName?: (value: unknown) => string;
   /** Conversion of an error thrown by the data store into texts. */
   errorMessage?: (err: unknown) => ErrorMessage;
@@ -255,8 +259,9 @@ export class WorkerState {
     this.clock = o.clock ?? zeroClock;
     this.taskCounter = new TaskCounter(o.monotonic ?? this.clock);
     this.rng = o.rng ?? new PyRandom(0);
-    this.sizeof = o.sizeof ?? defaultSizeof;
-    this.typeName = o.typeName ?? defaultTypeName;
+    // Given ones are called so as not to throw (the defaults never do): see safeServices.ts.
+    this.sizeof = o.sizeof == null ? defaultSizeof : safeSizeof(o.sizeof);
+    this.typeName = o.typeName == null ? defaultTypeName : safeTypeName(o.typeName);
     this.errorMessage = o.errorMessage ?? defaultErrorMessage;
     this.onPluginError = o.onPluginError;
     this.chooser = o.chooser;
