@@ -169,7 +169,7 @@ export function addHttpOptions(cmd: Command): Command {
 export function addPreloadOption(cmd: Command, server: "scheduler" | "worker"): Command {
   return cmd.option(
     "--preload <module>",
-    `import this module as the ${server} starts and call its weftSetup(${server}) export (e.g. to add ${server === "worker" ? "worker " : ""}plugins), its weftTeardown(${server}) as it closes; repeat for more`,
+    `import this module as the ${server} starts and call its weftSetup(${server}) export (e.g. to add ${server === "worker" ? "worker " : ""}plugins), its weftTeardown(${server}) as it closes (waited on 30 s at most, as the plugins are); repeat for more`,
     (v: string, prev: string[]) => [...prev, v],
     [] as string[],
   );
