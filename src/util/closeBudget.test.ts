@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CloseBudget } from "./closeBudget.ts";
+import { runGcScript } from "./testGcScript.ts";
 
 describe("CloseBudget", () => {
   it("waits on work until it settles, a rejection counting as settled", async () => {
@@ -22,5 +23,15 @@ describe("CloseBudget", () => {
     const budget = new CloseBudget(Number.POSITIVE_INFINITY);
     expect(await budget.settles(new Promise((r) => setTimeout(r, 20)))).toBe(true);
     budget.clear();
+  });
+
+  it("keeps a process alive until its deadline: a close waiting only on a teardown that never settles goes on rather than the process exiting half closed", () => {
+    const url = new URL("./closeBudget.ts", import.meta.url).href;
+    const script = `
+      const { CloseBudget } = await import(${JSON.stringify(url)});
+      const settled = await new CloseBudget(0.1).settles(new Promise(() => {}));
+      console.log(JSON.stringify({ settled, closeWentOn: true }));
+    `;
+    expect(runGcScript(script, [], 30_000)).toEqual({ settled: false, closeWentOn: true });
   });
 });

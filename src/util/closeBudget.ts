@@ -27,9 +27,9 @@ export class CloseBudget {
     const ms = seconds > 0 ? seconds * 1000 : 0;
     this.reached = new Promise<false>((resolve) => {
       if (ms <= MAX_TIMER_MS) {
+        // Not unref'd: a process whose close waits only on a teardown that never
+        // settles would otherwise exit half closed, not go on with the close.
         this.timer = setTimeout(() => resolve(false), ms);
-        // Waiting on it does not keep a process alive that has nothing else to do.
-        this.timer.unref?.();
       }
     });
   }
@@ -52,7 +52,7 @@ export class CloseBudget {
     return Promise.race([settled, late]);
   }
 
-  /** Stop the timer (the close is over). */
+  /** Stop the timer (the close is over): it would keep the process alive until the deadline. */
   clear(): void {
     clearTimeout(this.timer);
   }
