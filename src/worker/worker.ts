@@ -812,7 +812,9 @@ export class Worker extends BaseWorker {
   }
 
   /**
-   * Stop: no more connections or periodic callbacks, cancel the running
+   * Stop: no more connections or periodic callbacks; tear down the plugins, then
+   * the preload modules (waiting up to `timeout` seconds on each group: one
+   * still running then is logged at warn and no longer waited on); cancel the running
    * instructions (waiting up to `timeout` seconds; `Infinity`: until they end), flush and close the stream
    * to the scheduler, close peer connections and the executor. Returns the
    * names of the instructions still running after the timeout. Idempotent.
