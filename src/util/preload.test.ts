@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { runPreloads } from "./preload.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-preload-unit-"));
@@ -72,5 +72,42 @@ describe("runPreloads", () => {
     await teardown();
     expect(told).toEqual(["hidden: "]);
     expect(server.log).toEqual(["down e"]);
+  });
+
+  it("a start that fails does not wait for good on the teardown of a module set up before: 30 s, then it is named and the start fails", async () => {
+    const stuck = moduleAt(
+      "stuckTeardown.mjs",
+      "export function weftTeardown() { return new Promise(() => {}); }\n",
+    );
+    const failing = moduleAt(
+      "failingLater.mjs",
+      'export function weftSetup() { throw new Error("no"); }\n',
+    );
+    const unfinished: string[] = [];
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      let outcome: unknown = null;
+      const starting = runPreloads(
+        [stuck, failing],
+        {},
+        () => {},
+        (url) => unfinished.push(url),
+      ).then(
+        () => "started",
+        (err: Error) => err.message,
+      );
+      void starting.then((o) => {
+        outcome = o;
+      });
+      // Before, the start waited on the teardown for good.
+      for (let s = 0; s < 20_000 && outcome === null; s++) {
+        await new Promise((r) => setImmediate(r));
+        await vi.advanceTimersByTimeAsync(1000);
+      }
+      expect(outcome).toBe(`preload ${failing}: no`);
+      expect(unfinished).toEqual([stuck]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

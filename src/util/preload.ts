@@ -6,7 +6,7 @@
  */
 
 import { asError } from "./asError.ts";
-import { CloseBudget } from "./closeBudget.ts";
+import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "./closeBudget.ts";
 import { tellFailure } from "./guardedCall.ts";
 import { importModule } from "./importModule.ts";
 import { existingModuleUrl, fileModuleUrl } from "./moduleUrl.ts";
@@ -25,7 +25,8 @@ export type PreloadTeardown = (budget?: CloseBudget) => Promise<void>;
 /**
  * Import each of `urls` in order and await its `weftSetup(server)`. Rejects,
  * naming the module, if one does not import, `weftSetup` throws, or an export
- * of that name is not a function. Resolves with the teardown of those imported:
+ * of that name is not a function, after tearing down those set up (waiting on
+ * them {@link DEFAULT_CLOSE_TIMEOUT_S} at most). Resolves with the teardown of those imported:
  * a `weftTeardown` still running at the budget's deadline is told to
  * `onTeardownUnfinished` and no longer waited on (the others are still called,
  * in order; an error it throws later still goes to `onTeardownError`).
@@ -64,7 +65,10 @@ export async function runPreloads<S>(
       if (typeof mod.weftSetup === "function")
         await (mod.weftSetup as (server: S) => unknown)(server);
     } catch (err) {
-      await teardown();
+      // Bounded as a close's: one that never settles must not keep the start from failing.
+      const budget = new CloseBudget(DEFAULT_CLOSE_TIMEOUT_S);
+      await teardown(budget);
+      budget.clear();
       throw new Error(`preload ${url}: ${asError(err).message}`, { cause: err });
     }
   }
