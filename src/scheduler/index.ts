@@ -29,6 +29,7 @@ export type {
   WorkerPluginSpec,
 } from "../protocol/messagesSession.ts";
 export type { UploadedFile } from "../protocol/uploads.ts";
+export { CloseBudget } from "../util/closeBudget.ts";
 export { LogRecords } from "../util/logRecords.ts";
 export { AmmControl } from "./ammControl.ts";
 export { COORDINATION_OPS, Coordination } from "./coordination/coordination.ts";

@@ -23,7 +23,10 @@ export class CloseBudget {
    * `seconds` from now: 0, negative or NaN is now; beyond what a Node.js timer
    * waits (about 24.8 days), or `Infinity`, is never.
    */
-  constructor(readonly seconds: number) {
+  constructor(
+    /** The seconds from its making to its deadline, as given. */
+    readonly seconds: number,
+  ) {
     const ms = seconds > 0 ? seconds * 1000 : 0;
     this.reached = new Promise<false>((resolve) => {
       if (ms <= MAX_TIMER_MS) {

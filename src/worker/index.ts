@@ -48,7 +48,7 @@ export {
 export { type PauseChange, PauseReasons } from "./pauseReasons.ts";
 export { PeerPool, type PeerPoolOptions } from "./peerPool.ts";
 export { PiscinaExecutor, type PiscinaExecutorOptions } from "./piscinaExecutor.ts";
-export { PluginRegistry } from "./pluginRegistry.ts";
+export { PluginRegistry, type UnfinishedStep } from "./pluginRegistry.ts";
 export {
   type CpuProfile,
   CpuProfiler,
