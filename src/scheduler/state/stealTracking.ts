@@ -12,8 +12,12 @@ import { itemsOf } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerInfo } from "./workerInfo.ts";
 
-/** Seconds added to every transfer's time (Dask's `LATENCY`, 10 ms). */
-export const STEAL_LATENCY = 0.01;
+/**
+ * Seconds added to every transfer's time (Dask's `LATENCY`, 100 ms since
+ * dask/distributed#5390: a steal takes several network round trips, so small
+ * tasks are kept from being stolen too eagerly).
+ */
+export const STEAL_LATENCY = 0.1;
 
 /**
  * The cost multiplier of each level (Dask's `cost_multipliers`): level 0

@@ -82,12 +82,28 @@ describe("balance: what is stolen", () => {
     expect(big.handleStimulus(balance())).toEqual([]);
     // The same tasks with a small input are stolen.
     const small = setupBig(1000);
-    expect(small.workStealing.keyStealable.get(small.tasks.get("t0") as never)).toBe(6);
+    // (1000 B / 100 MB/s + 100 ms) / 10 ms ≈ 10: level round(3.32 + 6) = 9.
+    expect(small.workStealing.keyStealable.get(small.tasks.get("t0") as never)).toBe(9);
     expect(stolenKeys(small.handleStimulus(balance())).length).toBeGreaterThan(0);
   });
 
+  test("the transfer time counts Dask's latency of 100 ms, not 10 ms", () => {
+    // One input of 0 bytes and 0.1 s of compute: Dask's multiplier is
+    // (0 + 0.1) / 0.1 = 1, level log2(1) + 6 = 6 (with 10 ms: 0.1, level 3).
+    const s = backlog(
+      tasks(3, () => t.task(["empty"])),
+      {},
+      { unknownTaskDuration: 0.1 },
+      (s) => {
+        s.handleStimulus(t.updateGraph("c", { empty: t.task() }, ["empty"]));
+        s.handleStimulus(t.taskFinished("w1", "empty", 1, 0));
+      },
+    );
+    expect(s.workStealing.keyStealable.get(s.tasks.get("t0") as never)).toBe(6);
+  });
+
   test("a level exactly halfway between two rounds to the even one, as Python's round does", () => {
-    // An input of 0 bytes: the multiplier is 10 ms (latency) over the duration,
+    // An input of 0 bytes: the multiplier is 100 ms (latency) over the duration,
     // here 2^0.5 and 2^8.5 exactly as floats, so log2(multiplier) + 6 is 6.5 and 14.5.
     const levelOf = (duration: number) => {
       const s = backlog(
@@ -99,12 +115,12 @@ describe("balance: what is stolen", () => {
           s.handleStimulus(t.taskFinished("w1", "empty", 1, 0));
         },
       );
-      expect(Math.log2(0.01 / duration) + 6).toBe(Math.floor(Math.log2(0.01 / duration) + 6) + 0.5);
+      expect(Math.log2(0.1 / duration) + 6).toBe(Math.floor(Math.log2(0.1 / duration) + 6) + 0.5);
       return s.workStealing.keyStealable.get(s.tasks.get("t0") as never);
     };
     // Dask: int(round(6.5)) is 6, int(round(14.5)) is 14 (Math.round: 7, and 15, past the last level).
-    expect(levelOf(0.0070710678118654745)).toBe(6);
-    expect(levelOf(0.000027621358640099516)).toBe(14);
+    expect(levelOf(0.07071067811865475)).toBe(6);
+    expect(levelOf(0.0002762135864009952)).toBe(14);
   });
 
   test("a thief that may not run the task does not get it; a loose restriction lets it", () => {
