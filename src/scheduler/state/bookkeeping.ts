@@ -238,7 +238,7 @@ function inputsTooLarge(ts: TaskState, ws: WorkerInfo): string | null {
 export function exitProcessing(s: SchedulerState, ts: TaskState): WorkerInfo | null {
   const ws = ts.processingOn;
   assert(ws !== null, () => `${ts.key} is not processing on any worker`);
-  s.workStealing.removeKeyFromStealable(ts);
+  s.workStealing.leftProcessing(ts);
   s.workStealing.removeInFlight(s, ts);
   ts.processingOn = null;
   const duration = ws.processing.get(ts) ?? 0;

@@ -99,6 +99,16 @@ export class WorkStealing {
   readonly inFlightOccupancy: Map<WorkerInfo, number> = new Map();
   /** `{worker: tasks}` the steals in flight will add or take away (Dask's `in_flight_tasks`). */
   readonly inFlightTasks: Map<WorkerInfo, number> = new Map();
+  /**
+   * `{function: its processing tasks filed on a guessed duration}` (Dask's
+   * `unknown_durations`, there by task prefix: weft measures durations by
+   * function, see `SchedulerState.taskDuration`). Once a task of the function
+   * reaches memory, they are filed again on its measured duration
+   * ({@link durationMeasured}). A task leaving processing leaves its set (Dask
+   * keeps it until then and skips it: the same filing, without holding
+   * released tasks).
+   */
+  readonly unknownDurations: Map<string, Set<TaskState>> = new Map();
   /** Steals requested of victims so far (by balancing or a `steal-request` stimulus). */
   requested = 0;
   /** Steals the victims confirmed, which moved the task to the thief. */
@@ -131,6 +141,45 @@ export class WorkStealing {
     }
     levels[ratio.level].add(ts);
     this.keyStealable.set(ts, ratio.level);
+    // As Dask: only a task that was filed (the ratio may have ruled it out on
+    // its guessed duration, and then it stays out) is kept to be filed again.
+    const fn = ts.runSpec?.fn;
+    if (fn === undefined || s.durations.has(fn)) return;
+    let guessed = this.unknownDurations.get(fn);
+    if (guessed === undefined) {
+      guessed = new Set();
+      this.unknownDurations.set(fn, guessed);
+    }
+    guessed.add(ts);
+  }
+
+  /**
+   * A task of `fn` reached memory (Dask's `transition` hook, `processing →
+   * memory`): the tasks of `fn` filed on a guessed duration are filed again,
+   * on the duration now measured (Dask's `recalculate_cost`), unless a steal
+   * of them is in flight (then they stay out, as in Dask) or they have
+   * seceded (weft never keeps those stealable; Dask would file them again,
+   * to be refused by their worker).
+   */
+  durationMeasured(s: SchedulerState, fn: string): void {
+    const guessed = this.unknownDurations.get(fn);
+    if (guessed === undefined) return;
+    this.unknownDurations.delete(fn);
+    for (const ts of guessed) {
+      const ws = ts.processingOn;
+      if (ws === null || s.steals.has(ts) || ws.longRunning.has(ts)) continue;
+      this.removeKeyFromStealable(ts);
+      this.putKeyInStealable(s, ts);
+    }
+  }
+
+  /** `ts` left processing: it is no longer to be filed again (see {@link unknownDurations}). */
+  leftProcessing(ts: TaskState): void {
+    this.removeKeyFromStealable(ts);
+    const fn = ts.runSpec?.fn;
+    if (fn === undefined) return;
+    const guessed = this.unknownDurations.get(fn);
+    if (guessed?.delete(ts) === true && guessed.size === 0) this.unknownDurations.delete(fn);
   }
 
   /** `ts` may no longer be stolen from its worker (Dask's `remove_key_from_stealable`). */

@@ -238,6 +238,9 @@ function processingMemory(
   // workers fetch later (as inputs, reported by `add-keys`) are replicas only.
   if (ts.actor) ws.actors.add(ts);
   addToMemory(s, ts, ws, args.typename);
+  // The tasks of `fn` filed on a guessed duration are filed again (Dask's
+  // stealing `transition` hook on `processing → memory`).
+  if (fn !== undefined) s.workStealing.durationMeasured(s, fn);
 }
 
 function processingErred(s: SchedulerState, ts: TaskState, args: TransitionArgs | undefined): void {

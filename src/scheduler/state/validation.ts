@@ -401,6 +401,13 @@ function validateWorkStealing(s: SchedulerState): void {
       fail(() => `stealable ${str(ts)} not kept under ${ws.address} at level ${level}`);
     if (s.steals.has(ts)) fail(() => `${str(ts)} stealable while being stolen`);
   }
+  for (const [fn, guessed] of tracking.unknownDurations) {
+    if (guessed.size === 0) fail(() => `no tasks kept to be filed again for ${fn}`);
+    for (const ts of guessed) {
+      if (ts.state !== "processing" || ts.runSpec?.fn !== fn)
+        fail(() => `${str(ts)} kept to be filed again on the duration of ${fn}`);
+    }
+  }
   for (const [ws, levels] of tracking.stealable) {
     if (s.workers.get(ws.address) !== ws)
       fail(() => `stealable tasks kept for removed ${ws.address}`);
