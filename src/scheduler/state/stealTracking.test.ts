@@ -84,3 +84,21 @@ describe("stealing levels", () => {
     s.validateState();
   });
 });
+
+describe("fast tasks", () => {
+  // Dask never steals the prefixes whose configured default duration
+  // (`distributed.scheduler.default-task-durations`) is 1 ms or less. weft
+  // configures none, so none is spared: a `split-shuffle` task, which weft
+  // expects to take `unknownTaskDuration` like any other, is filed.
+  test("a split-shuffle task is filed like any other", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(t.updateGraph("c", { empty: t.task() }, ["empty"]));
+    s.handleStimulus(t.taskFinished("w1", "empty", task(s, "empty").runId, 0));
+    const graph = { "split-shuffle-1": t.task(["empty"]), "split-shuffle-2": t.task(["empty"]) };
+    s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    const ts = task(s, "split-shuffle-2");
+    expect(ts.group.name).toBe("split-shuffle");
+    expect(s.workStealing.keyStealable.get(ts)).toBe(4);
+  });
+});

@@ -29,13 +29,6 @@ export const COST_MULTIPLIERS: readonly number[] = Array.from({ length: 15 }, (_
   level === 0 ? 1 : 1 + 2 ** (level - 6),
 );
 
-/**
- * Task groups (key prefixes) never stolen: steps too quick to be worth moving
- * (Dask's `fast_tasks`). weft has no shuffle, so this only keeps Dask's
- * name for the day it does.
- */
-const FAST_TASKS: ReadonlySet<string> = new Set(["split-shuffle"]);
-
 /** How much moving a task costs relative to computing it, and the level it is kept at. */
 export interface StealTimeRatio {
   /** Transfer time of its inputs (plus latency) over its compute time; 0 without inputs. */
@@ -57,7 +50,9 @@ export function commCost(s: SchedulerState, ts: TaskState, ws: WorkerInfo): numb
 /**
  * Whether `ts` may be stolen and at which level (Dask's `steal_time_ratio`);
  * null if never. Never: an actor (weft keeps actors where placement spread
- * them, see `handleStealRequest`) or a fast task. A task without inputs is
+ * them, see `handleStealRequest`). (Dask also spares its `fast_tasks`: the
+ * prefixes whose configured `default-task-durations` is 1 ms or less. weft
+ * configures no default durations, so by Dask's rule none.) A task without inputs is
  * then filed at level 0, whatever its expected duration (nothing to move; as
  * in Dask, this comes before the duration is looked at). One with inputs is
  * never stolen if it is expected to take no time, or if moving its inputs
@@ -67,7 +62,7 @@ export function commCost(s: SchedulerState, ts: TaskState, ws: WorkerInfo): numb
  * tasks are kept too: the thief is chosen among the workers that may run them.
  */
 export function stealTimeRatio(s: SchedulerState, ts: TaskState): StealTimeRatio | null {
-  if (ts.actor || FAST_TASKS.has(ts.group.name)) return null;
+  if (ts.actor) return null;
   if (ts.dependencies.size === 0) return NO_INPUTS;
   const compute = s.taskDuration(ts);
   if (!(compute > 0)) return null;
