@@ -232,12 +232,21 @@ class Best {
     this.ws = null;
   }
 
-  /** Weigh `ws` for a task whose inputs total `totalBytes`; `actor`: the task is an actor. */
-  consider(s: SchedulerState, ws: WorkerInfo, totalBytes: number, actor: boolean): void {
+  /**
+   * Weigh `ws` for a task whose inputs total `totalBytes`; `actor`: the task
+   * is an actor; `occupancy`: the seconds of work `ws` counts as having.
+   */
+  consider(
+    s: SchedulerState,
+    ws: WorkerInfo,
+    totalBytes: number,
+    actor: boolean,
+    occupancy = ws.occupancy,
+  ): void {
     // 0 for every worker when the task is no actor: the count then decides nothing.
     const actors = actor ? ws.actors.size : 0;
     const held = ws.scratchEpoch === s.placementEpoch ? ws.scratchBytes : 0;
-    const cost = ws.occupancy / ws.nthreads + (totalBytes - held) / s.options.bandwidth;
+    const cost = occupancy / ws.nthreads + (totalBytes - held) / s.options.bandwidth;
     const load = ws.processing.size / ws.nthreads;
     const best = this.ws;
     if (
@@ -319,15 +328,21 @@ export function decideWorkerNonRootish(
 /**
  * The worker among `candidates` that the objective prefers for `ts` (Dask's
  * `min(candidates, key=worker_objective)`), or null if there are none.
+ * `occupancyOf` gives the seconds of work each counts as having (work
+ * stealing counts the steals in flight, as Dask's `stealing_objective`);
+ * by default its `occupancy`.
  */
 export function bestByObjective(
   s: SchedulerState,
   ts: TaskState,
   candidates: Iterable<WorkerInfo>,
+  occupancyOf?: (ws: WorkerInfo) => number,
 ): WorkerInfo | null {
   const total = markHeldBytes(s, ts);
   best.reset();
-  for (const ws of candidates) best.consider(s, ws, total, ts.actor);
+  for (const ws of candidates) {
+    best.consider(s, ws, total, ts.actor, occupancyOf?.(ws) ?? ws.occupancy);
+  }
   const chosen = best.ws;
   best.reset();
   return chosen;

@@ -371,3 +371,23 @@ describe("balance: victims", () => {
     s.validateState();
   });
 });
+
+describe("balance: thieves", () => {
+  // Dask's `stealing_objective` weighs a thief by its occupancy counting the
+  // steals in flight ("it must be kept in sync for work-stealing to work
+  // correctly"): a round spreads its steals over equally idle thieves.
+  test("the thief is chosen by its occupancy counting the steals in flight", () => {
+    const s = stealingState();
+    s.handleStimulus(t.registerWorker("w1"));
+    const graph = tasksNamed(10, () => t.task());
+    s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    s.handleStimulus(t.registerWorker("w2", 2), t.registerWorker("w3", 2));
+    const out = s.handleStimulus(balance());
+    expect(t.summarize(out).slice(0, 2)).toEqual(["w1 steal-request t9", "w1 steal-request t8"]);
+    const thiefOf = (key: string) => s.steals.get(s.tasks.get(key) as never)?.thief.address;
+    // t9 to w2 (the first registered of two empty thieves); t8 then to w3,
+    // whose combined occupancy (0) is below w2's (0.5 s in flight).
+    expect([thiefOf("t9"), thiefOf("t8")]).toEqual(["w2", "w3"]);
+    s.validateState();
+  });
+});

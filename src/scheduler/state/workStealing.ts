@@ -13,8 +13,9 @@
  *   (`stealTracking.ts`), cheapest level first; on each level a victim's
  *   newest first (the ones it would run last).
  * - For each, the thief is the one the placement objective prefers among the
- *   thieves that may run it and whose memory limit takes its inputs
- *   (`getThief`); the steal is requested if the thief
+ *   thieves that may run it and whose memory limit takes its inputs, their
+ *   occupancy counting the steals in flight (`getThief`, Dask's
+ *   `stealing_objective`); the steal is requested if the thief
  *   would start it sooner than the victim would — `occ(thief) + comm(thief) +
  *   compute ≤ occ(victim) − (comm(victim) + compute) / 2`.
  * - A thief leaves the round once it is no longer unoccupied; a victim once
@@ -54,7 +55,7 @@ export function balance(s: SchedulerState): number {
   const idle = s.idle;
   const tracking = s.workStealing;
   const average = averageOccupancy(s);
-  const thieves = new Thieves();
+  const thieves = new Thieves(tracking);
   for (const ws of idle) if (isUnoccupied(tracking, ws, average)) thieves.add(ws);
   if (thieves.size === 0) return 0;
   const victims = potentialVictims(s, thieves, average);
@@ -154,7 +155,9 @@ function potentialVictims(s: SchedulerState, thieves: Thieves, average: number):
  * The thief for `ts` (Dask's `_get_thief`): among the thieves that may run it
  * (those it names that supply its resources; for loose worker restrictions,
  * if none of them is a thief, any thief supplying its resources), the one the
- * placement objective prefers; null if none may run it. A thief whose
+ * placement objective prefers, on their occupancy counting the steals in
+ * flight (Dask's `stealing_objective`: a round spreads its steals over equally
+ * idle thieves); null if none may run it. A thief whose
  * `memoryLimit` the task's inputs exceed may not: `addToProcessing` would fail
  * the task there (`fitsMemoryLimit`, the predicate of that check).
  *
@@ -169,13 +172,13 @@ export function getThief(s: SchedulerState, ts: TaskState, thieves: Thieves): Wo
   const named = ts.workerRestrictions;
   const resources = ts.resourceRestrictions;
   if (named === null && resources === null && thieves.allFit(bytes)) {
-    return bestByObjective(s, ts, thieves.workers);
+    return bestByObjective(s, ts, thieves.workers, thieves.occupancyOf);
   }
   const out = candidates;
   out.length = 0;
   if (named !== null) thieves.named(s, named.names, resources, bytes, out);
   if (out.length === 0 && (named === null || named.loose)) thieves.supplying(resources, bytes, out);
-  const thief = out.length === 0 ? null : bestByObjective(s, ts, out);
+  const thief = out.length === 0 ? null : bestByObjective(s, ts, out, thieves.occupancyOf);
   out.length = 0;
   return thief;
 }
@@ -202,12 +205,18 @@ function mayTake(
  */
 export class Thieves {
   private readonly members = new Set<WorkerInfo>();
+  /**
+   * The seconds of work of a thief counting the steals in flight (Dask's
+   * `_combined_occupancy`), as the thief is chosen on.
+   */
+  readonly occupancyOf: (ws: WorkerInfo) => number;
   private byIdentifier: Map<string, WorkerInfo[]> | null = null;
   private byResource: Map<string, WorkerInfo[]> | null = null;
   /** The smallest `memoryLimit` of the thieves added (leaving ones included). */
   private smallestLimit = Number.POSITIVE_INFINITY;
 
-  constructor(workers: Iterable<WorkerInfo> = []) {
+  constructor(tracking: WorkStealing, workers: Iterable<WorkerInfo> = []) {
+    this.occupancyOf = (ws) => tracking.combinedOccupancy(ws);
     for (const ws of workers) this.add(ws);
   }
 
