@@ -349,6 +349,37 @@ describe("balance: victims", () => {
     s.validateState();
   });
 
+  test("with none saturated, the victims are those of the ten busiest with a backlog", () => {
+    // Dask takes `topk(10, workers, key=combined_occupancy)` and only then
+    // drops those with no backlog, 0.2 s of work or less, or idle.
+    const s = stealingState();
+    const busy = Array.from({ length: 10 }, (_, i) => `b${i}`);
+    for (const name of busy) {
+      s.handleStimulus(t.registerWorker(name, 3));
+      // Three tasks on three threads: 1.5 s of work, none queued.
+      const graph = tasksNamed(3, () => t.task([], { workers: [name] }), `${name}-`);
+      s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    }
+    // v: two tasks on one thread (1 s of work, 0.5 s queued: not saturated
+    // beside an average of 0.5 s per thread), the eleventh busiest.
+    s.handleStimulus(t.registerWorker("v"));
+    const queued = tasksNamed(
+      2,
+      () => t.task([], { workers: ["v"], allowOtherWorkers: true }),
+      "v-",
+    );
+    s.handleStimulus(t.updateGraph("c", queued, Object.keys(queued)));
+    s.handleStimulus(t.registerWorker("w"));
+    expect(s.workers.get("v")?.processing.size).toBe(2);
+    expect(s.idle.size).toBe(1);
+    // The ten busiest have no backlog, and v is not among them: no victim.
+    expect(s.handleStimulus(balance())).toEqual([]);
+    // With one busy worker fewer, v is among the ten busiest: its newest is stolen.
+    s.handleStimulus(t.removeWorker("b9"));
+    expect(t.summarize(s.handleStimulus(balance()))).toEqual(["v steal-request v-1"]);
+    s.validateState();
+  });
+
   // Mutant S02 (workStealing.ts, isSaturated): 1.9 × the average made 0.9 ×.
   test("while a worker is saturated, a busy one under 1.9 times the average is no victim", () => {
     const s = stealingState();

@@ -7,8 +7,9 @@
  *   threads) that are still unoccupied counting the steals in flight. No
  *   round when none is idle or all are.
  * - Victims: the saturated workers (Dask's `check_idle_saturated` test, on the
- *   occupancy and tasks counting the steals in flight), else the ten busiest
- *   with more than 0.2 s of work and more tasks than threads; busiest first.
+ *   occupancy and tasks counting the steals in flight), else those of the ten
+ *   busiest with more than 0.2 s of work and more tasks than threads; busiest
+ *   first.
  * - Tasks: those kept stealable as they entered processing
  *   (`stealTracking.ts`), cheapest level first; on each level a victim's
  *   newest first (the ones it would run last).
@@ -124,10 +125,10 @@ function isSaturated(tracking: WorkStealing, ws: WorkerInfo, average: number): b
 }
 
 /**
- * The workers to steal from, busiest first: the saturated ones, else the
- * {@link BUSIEST_VICTIMS} busiest with a backlog and over
- * {@link MIN_VICTIM_OCCUPANCY} seconds of work that are not thieves. Paused
- * workers too: their queued tasks are better run elsewhere.
+ * The workers to steal from, busiest first: the saturated ones, else those
+ * of the {@link BUSIEST_VICTIMS} busiest (Dask's `topk`) with a backlog and
+ * over {@link MIN_VICTIM_OCCUPANCY} seconds of work that are not thieves.
+ * Paused workers too: their queued tasks are better run elsewhere.
  */
 function potentialVictims(s: SchedulerState, thieves: Thieves, average: number): WorkerInfo[] {
   const tracking = s.workStealing;
@@ -138,17 +139,24 @@ function potentialVictims(s: SchedulerState, thieves: Thieves, average: number):
     if (!thieves.has(ws) && isSaturated(tracking, ws, average)) saturated.push(ws);
   }
   if (saturated.length > 0) return saturated.sort(byOccupancy);
+  // As Dask: the ten busiest first, and only then those of them that qualify.
+  // (A walk keeping the ten in order, not a sort of every worker.)
   const busiest: WorkerInfo[] = [];
   for (const ws of s.workers.values()) {
-    if (
-      !thieves.has(ws) &&
-      hasBacklog(tracking, ws) &&
-      tracking.combinedOccupancy(ws) > MIN_VICTIM_OCCUPANCY
-    ) {
-      busiest.push(ws);
+    if (busiest.length === BUSIEST_VICTIMS && byOccupancy(ws, busiest[BUSIEST_VICTIMS - 1]) >= 0) {
+      continue;
     }
+    let at = busiest.length;
+    while (at > 0 && byOccupancy(ws, busiest[at - 1]) < 0) at--;
+    busiest.splice(at, 0, ws);
+    if (busiest.length > BUSIEST_VICTIMS) busiest.pop();
   }
-  return busiest.sort(byOccupancy).slice(0, BUSIEST_VICTIMS);
+  return busiest.filter(
+    (ws) =>
+      tracking.combinedOccupancy(ws) > MIN_VICTIM_OCCUPANCY &&
+      hasBacklog(tracking, ws) &&
+      !thieves.has(ws),
+  );
 }
 
 /**
