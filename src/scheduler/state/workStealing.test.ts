@@ -56,9 +56,11 @@ describe("balance: what is stolen", () => {
     }
     expect(s.workStealing.requested).toBe(3);
     expect(s.stimulusLog.toArray().at(-1)?.kind).toBe("balance");
-    // Asked-for tasks are no longer stealable; a second round asks for no more (w2 is full).
+    // Asked-for tasks are no longer stealable.
     expect(s.workStealing.keyStealable.has(s.tasks.get("t9") as never)).toBe(false);
-    // A round that asks for nothing leaves no record in the stimulus log.
+    // Two more rounds ask for t6 and t5 (see "balance: thieves"), then no
+    // move pays. A round that asks for nothing leaves no record in the stimulus log.
+    s.handleStimulus(balance(), balance());
     const records = s.stimulusLog.toArray().length;
     expect(s.handleStimulus(balance())).toEqual([]);
     expect(s.stimulusLog.toArray().length).toBe(records);
@@ -404,6 +406,24 @@ describe("balance: victims", () => {
 });
 
 describe("balance: thieves", () => {
+  // Dask's thieves are `set(s.idle.values())`: an idle worker whose steals in
+  // flight already make it occupied is still one at the start of a round
+  // (it leaves the round once it is asked a steal for and is not unoccupied).
+  test("an idle worker is a thief whatever its steals in flight: each round asks one more while it pays", () => {
+    const s = backlog(tasks(10, () => t.task()));
+    expect(t.summarize(s.handleStimulus(balance("b1")))).toEqual([
+      "w1 steal-request t9",
+      "w1 steal-request t8",
+      "w1 steal-request t7",
+    ]);
+    // w2: 1.5 s in flight, w1: 3.5 s. 1.5 + 0.5 ≤ 3.5 − 0.25: t6 is asked for.
+    expect(t.summarize(s.handleStimulus(balance("b2")))).toEqual(["w1 steal-request t6"]);
+    // 2.0 + 0.5 ≤ 3.0 − 0.25: t5; then 2.5 + 0.5 > 2.5 − 0.25: no more.
+    expect(t.summarize(s.handleStimulus(balance("b3")))).toEqual(["w1 steal-request t5"]);
+    expect(s.handleStimulus(balance("b4"))).toEqual([]);
+    s.validateState();
+  });
+
   // Dask's `stealing_objective` weighs a thief by its occupancy counting the
   // steals in flight ("it must be kept in sync for work-stealing to work
   // correctly"): a round spreads its steals over equally idle thieves.

@@ -4,8 +4,8 @@
  * `workStealingIntervalMs` (100 ms by default, as Dask).
  *
  * - Thieves: the idle workers (`s.idle`: running, fewer tasks executing than
- *   threads) that are still unoccupied counting the steals in flight. No
- *   round when none is idle or all are.
+ *   threads), whatever their steals in flight (as Dask). No round when none
+ *   is idle or all are.
  * - Victims: the saturated workers (Dask's `check_idle_saturated` test, on the
  *   occupancy and tasks counting the steals in flight), else those of the ten
  *   busiest with more than 0.2 s of work and more tasks than threads; busiest
@@ -56,9 +56,9 @@ export function balance(s: SchedulerState): number {
   const idle = s.idle;
   const tracking = s.workStealing;
   const average = averageOccupancy(s);
-  const thieves = new Thieves(tracking);
-  for (const ws of idle) if (isUnoccupied(tracking, ws, average)) thieves.add(ws);
-  if (thieves.size === 0) return 0;
+  // Every idle worker, as Dask's `set(s.idle.values())`, even one its steals
+  // in flight already make occupied: it leaves the round once asked a steal for.
+  const thieves = new Thieves(tracking, idle);
   const victims = potentialVictims(s, thieves, average);
   let requested = 0;
   for (let level = 0; level < COST_MULTIPLIERS.length && thieves.size > 0; level++) {
