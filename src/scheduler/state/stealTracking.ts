@@ -101,7 +101,10 @@ export class WorkStealing {
    * reaches memory, they are filed again on its measured duration
    * ({@link durationMeasured}). A task leaving processing leaves its set (Dask
    * keeps it until then and skips it: the same filing, without holding
-   * released tasks).
+   * released tasks). Dask has kept them on its `WorkStealing` since
+   * dask/distributed#7075 (2022-09) and changed this filing in #9000
+   * (2025-02); the 2023 `stealing.py` followed here is taken to be
+   * 2023.7.0's, which could not be pinned down line by line.
    */
   readonly unknownDurations: Map<string, Set<TaskState>> = new Map();
   /** Steals requested of victims so far (by balancing or a `steal-request` stimulus). */
