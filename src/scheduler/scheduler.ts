@@ -28,7 +28,7 @@ import type {
 import type { UploadedFile } from "../protocol/uploads.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { LogRecords } from "../util/logRecords.ts";
-import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
+import { type PreloadTeardown, preloadLogging, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds as now } from "../util/wallClock.ts";
 import { CpuProfiler } from "../worker/profiler.ts";
@@ -237,13 +237,7 @@ export class Scheduler implements SessionHost {
       this.preloadTeardown = await runPreloads(
         this.options.preload,
         this,
-        (url, err) =>
-          this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
-        (url) =>
-          this.logger.warn(
-            { preload: url },
-            "a preload module's weftTeardown did not finish within the close's timeout: no longer waited on",
-          ),
+        ...preloadLogging(this.logger),
       );
       this.throwIfClosedWhileStarting();
     } catch (err) {

@@ -22,6 +22,29 @@ export function preloadUrl(given: string | URL, what: string): string {
  */
 export type PreloadTeardown = (budget?: CloseBudget) => Promise<void>;
 
+/** What {@link preloadLogging} logs to (a pino logger, say). */
+export interface PreloadLogger {
+  error(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * The `onTeardownError` and `onTeardownUnfinished` of {@link runPreloads}
+ * that a scheduler or worker gives: each logged to `logger`, naming the module.
+ */
+export function preloadLogging(
+  logger: PreloadLogger,
+): [(url: string, err: Error) => void, (url: string) => void] {
+  return [
+    (url, err) => logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
+    (url) =>
+      logger.warn(
+        { preload: url },
+        "a preload module's weftTeardown did not finish within the close's timeout: no longer waited on",
+      ),
+  ];
+}
+
 /**
  * Import each of `urls` in order and await its `weftSetup(server)`. Rejects,
  * naming the module, if one does not import, `weftSetup` throws, or an export

@@ -32,7 +32,7 @@ import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { CloseBudget } from "../util/closeBudget.ts";
 import { LogRecords } from "../util/logRecords.ts";
-import { type PreloadTeardown, runPreloads } from "../util/preload.ts";
+import { type PreloadTeardown, preloadLogging, runPreloads } from "../util/preload.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { wallSeconds } from "../util/wallClock.ts";
@@ -349,17 +349,7 @@ export class Worker extends BaseWorker {
         this.http = await startWorkerHttp(this, o.httpAddress, o.metricsNamespace);
         this.throwIfClosedWhileStarting();
       }
-      this.preloadTeardown = await runPreloads(
-        o.preload,
-        this,
-        (url, err) =>
-          this.logger.error({ err, preload: url }, "a preload module's weftTeardown failed"),
-        (url) =>
-          this.logger.warn(
-            { preload: url },
-            "a preload module's weftTeardown did not finish within the close's timeout: no longer waited on",
-          ),
-      );
+      this.preloadTeardown = await runPreloads(o.preload, this, ...preloadLogging(this.logger));
       this.throwIfClosedWhileStarting();
       await this.register();
       this.throwIfClosedWhileStarting();
