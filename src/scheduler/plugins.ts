@@ -27,8 +27,13 @@
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { asError } from "../util/asError.ts";
-import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
-import { callGuarded, tellFailure } from "../util/guardedCall.ts";
+import {
+  CloseBudget,
+  closeEachWithin,
+  DEFAULT_CLOSE_TIMEOUT_S,
+  type Unfinished,
+} from "../util/closeBudget.ts";
+import { callGuarded } from "../util/guardedCall.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
 import { Serial } from "../util/serial.ts";
 import type { Scheduler } from "./scheduler.ts";
@@ -93,7 +98,7 @@ export class SchedulerPlugins {
   /** Set by {@link closeAll}: adds are refused from then on. */
   private closed = false;
   /** The plugin whose `start` or `close` runs now, if any (what a close may be waiting on). */
-  private busy: { name: string; hook: "start" | "close" } | null = null;
+  private busy: Unfinished<"start" | "close"> | null = null;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -124,7 +129,7 @@ export class SchedulerPlugins {
       await this.removeNow(key);
       this.installed.set(key, plugin);
       this.stateMap.set(key, plugin);
-      this.busy = { name: key, hook: "start" };
+      this.busy = { name: key, step: "start" };
       try {
         await plugin.start?.(this.scheduler);
       } catch (err) {
@@ -155,35 +160,23 @@ export class SchedulerPlugins {
    */
   async closeAll(budget = new CloseBudget(DEFAULT_CLOSE_TIMEOUT_S)): Promise<void> {
     this.closed = true;
-    const unfinished = (name: string, hook: "start" | "close") => {
-      // A logger throwing must not end the close with plugins left open.
-      try {
+    await closeEachWithin<string, "start" | "close">({
+      budget,
+      // Not a job of the queue: a start or close that never ends would hold it for
+      // good. A plugin still starting is closed all the same.
+      inProgress: { settled: this.serial.run(async () => {}), busy: () => this.busy },
+      items: () => [...this.installed.keys()],
+      nameOf: (name) => name,
+      close: (name) => this.removeNow(name),
+      closeStep: "close",
+      failed: (name, err) =>
+        this.logger.error({ err: asError(err), plugin: name }, "scheduler plugin failed to close"),
+      unfinished: (name, hook) =>
         this.logger.warn(
           { plugin: name },
           `scheduler plugin ${hook} did not finish within the close's timeout (${budget.seconds} s): no longer waited on`,
-        );
-      } catch {}
-    };
-    // Not a job of the queue: a start or close that never ends would hold it for good.
-    if (!(await budget.settles(this.serial.run(async () => {})))) {
-      const stuck = this.busy;
-      // A plugin still starting is closed all the same.
-      if (stuck !== null) unfinished(stuck.name, stuck.hook);
-    }
-    for (const name of [...this.installed.keys()]) {
-      // Told safely: a logger throwing on the error ended the loop, the rest left open.
-      const removed = this.removeNow(name).catch((err: unknown) =>
-        tellFailure(
-          (e) =>
-            this.logger.error(
-              { err: asError(e), plugin: name },
-              "scheduler plugin failed to close",
-            ),
-          err,
         ),
-      );
-      if (!(await budget.settles(removed))) unfinished(name, "close");
-    }
+    });
     budget.clear();
   }
 
@@ -225,7 +218,7 @@ export class SchedulerPlugins {
     if (plugin === undefined) return false;
     this.installed.delete(name);
     this.stateMap.delete(name);
-    this.busy = { name, hook: "close" };
+    this.busy = { name, step: "close" };
     try {
       await plugin.close?.();
     } finally {

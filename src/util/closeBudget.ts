@@ -4,6 +4,7 @@
  * must not stop a worker, nanny or scheduler from closing.
  */
 
+import { tellFailure } from "./guardedCall.ts";
 import { MAX_TIMER_MS } from "./timers.ts";
 
 /**
@@ -58,5 +59,65 @@ export class CloseBudget {
   /** Stop the timer (the close is over): it would keep the process alive until the deadline. */
   clear(): void {
     clearTimeout(this.timer);
+  }
+}
+
+/** What {@link closeEachWithin} closes, and whom it tells. */
+export interface CloseEach<T, Step extends string> {
+  /** The deadline. */
+  readonly budget: CloseBudget;
+  /**
+   * The step in progress that the closes come after (an add or removal of
+   * the plugins' queue), waited on first: `busy()` names what still runs at the
+   * deadline, if anything.
+   */
+  readonly inProgress?: {
+    readonly settled: Promise<unknown>;
+    readonly busy: () => Unfinished<Step> | null;
+  };
+  /** What to close, in order: asked once `inProgress` is over. */
+  readonly items: () => readonly T[];
+  /** The name `failed` and `unfinished` are told. */
+  readonly nameOf: (item: T) => string;
+  /** Close `item` (may throw, or return a promise that rejects). */
+  readonly close: (item: T) => unknown;
+  /** The step a close that is still running at the deadline is told as. */
+  readonly closeStep: Step;
+  /** Told of a close that failed (told safely: see `tellFailure`). */
+  readonly failed: (name: string, err: unknown) => void;
+  /** Told of what still runs at the deadline (a throw of its own is ignored). */
+  readonly unfinished: (name: string, step: Step) => void;
+}
+
+/** A step still running at a close's deadline: whose, and which. */
+export interface Unfinished<Step extends string> {
+  readonly name: string;
+  readonly step: Step;
+}
+
+/**
+ * Close each item in order, each waited on until the budget's deadline at
+ * most: past it, the rest are still called in order, no longer awaited, and
+ * each that does not end at once is told to `unfinished`. A failure, or a
+ * logger throwing on one, never ends the loop with items left open.
+ */
+export async function closeEachWithin<T, Step extends string>(
+  o: CloseEach<T, Step>,
+): Promise<void> {
+  const tellUnfinished = (name: string, step: Step) => {
+    try {
+      o.unfinished(name, step);
+    } catch {}
+  };
+  if (o.inProgress !== undefined && !(await o.budget.settles(o.inProgress.settled))) {
+    const stuck = o.inProgress.busy();
+    if (stuck !== null) tellUnfinished(stuck.name, stuck.step);
+  }
+  for (const item of o.items()) {
+    const name = o.nameOf(item);
+    const closed = (async () => o.close(item))().catch((err: unknown) =>
+      tellFailure((e) => o.failed(name, e), err),
+    );
+    if (!(await o.budget.settles(closed))) tellUnfinished(name, o.closeStep);
   }
 }

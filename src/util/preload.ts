@@ -6,8 +6,7 @@
  */
 
 import { asError } from "./asError.ts";
-import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "./closeBudget.ts";
-import { tellFailure } from "./guardedCall.ts";
+import { CloseBudget, closeEachWithin, DEFAULT_CLOSE_TIMEOUT_S } from "./closeBudget.ts";
 import { importModule } from "./importModule.ts";
 import { existingModuleUrl, fileModuleUrl } from "./moduleUrl.ts";
 
@@ -62,17 +61,15 @@ export async function runPreloads<S>(
 ): Promise<PreloadTeardown> {
   const teardowns: [string, (server: S) => unknown][] = [];
   const teardown: PreloadTeardown = async (budget = new CloseBudget(Number.POSITIVE_INFINITY)) => {
-    for (const [url, fn] of teardowns.splice(0).reverse()) {
-      const done = (async () => fn(server))().catch((err: unknown) =>
-        // Told safely: a logger throwing on the error ended the teardown, the rest left up.
-        tellFailure((e) => onTeardownError(url, asError(e)), err),
-      );
-      if (!(await budget.settles(done))) {
-        try {
-          onTeardownUnfinished(url);
-        } catch {}
-      }
-    }
+    await closeEachWithin({
+      budget,
+      items: () => teardowns.splice(0).reverse(),
+      nameOf: ([url]) => url,
+      close: ([, fn]) => fn(server),
+      closeStep: "weftTeardown",
+      failed: (url, err) => onTeardownError(url, asError(err)),
+      unfinished: (url) => onTeardownUnfinished(url),
+    });
   };
   for (const url of urls) {
     try {

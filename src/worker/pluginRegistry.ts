@@ -6,7 +6,7 @@
  * set up replaces it only once that setup is over.
  */
 
-import { CloseBudget } from "../util/closeBudget.ts";
+import { CloseBudget, closeEachWithin, type Unfinished } from "../util/closeBudget.ts";
 import { tellFailure } from "../util/guardedCall.ts";
 import { Serial } from "../util/serial.ts";
 
@@ -46,7 +46,7 @@ export abstract class PluginRegistry<E> {
   private closed = false;
 
   /** The plugin whose setup or teardown runs now, if any (what a close may be waiting on). */
-  private busy: { name: string; step: UnfinishedStep } | null = null;
+  private busy: Unfinished<UnfinishedStep> | null = null;
 
   /**
    * Remove and tear down every plugin, for good (its worker or nanny closes):
@@ -64,25 +64,18 @@ export abstract class PluginRegistry<E> {
     unfinished: (name: string, step: UnfinishedStep) => void = () => {},
   ): Promise<void> {
     this.closed = true;
-    // A throw of `unfinished` (its logger's) must not end the close with plugins left up.
-    const tellUnfinished = (name: string, step: UnfinishedStep) => {
-      try {
-        unfinished(name, step);
-      } catch {}
-    };
-    // Not a job of the queue: one whose setup or teardown never ends would hold it for good.
-    if (!(await budget.settles(this.serial.run(async () => {})))) {
-      const stuck = this.busy;
-      // A plugin in its setup is torn down all the same, as Dask's close does.
-      if (stuck !== null) tellUnfinished(stuck.name, stuck.step);
-    }
-    for (const name of [...this.installed.keys()]) {
-      // Told safely: a logger throwing on the error ended the loop, the rest left up.
-      const removed = this.removeNow(name).catch((err: unknown) =>
-        tellFailure((e) => failed(name, e), err),
-      );
-      if (!(await budget.settles(removed))) tellUnfinished(name, "teardown");
-    }
+    await closeEachWithin<string, UnfinishedStep>({
+      budget,
+      // Not a job of the queue: one whose setup or teardown never ends would hold it
+      // for good. A plugin in its setup is torn down all the same, as Dask's close does.
+      inProgress: { settled: this.serial.run(async () => {}), busy: () => this.busy },
+      items: () => [...this.installed.keys()],
+      nameOf: (name) => name,
+      close: (name) => this.removeNow(name),
+      closeStep: "teardown",
+      failed,
+      unfinished,
+    });
   }
 
   /** Run `job` once the adds and removals asked before are over (an add's own steps). */
