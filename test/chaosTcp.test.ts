@@ -296,8 +296,33 @@ describe("npm run chaos:tcp", () => {
     expect(exitReason([])).toBe("nothing on stderr");
   });
 
+  it("npm run chaos:tcp exits with main's code: 2 for a bad option, said in one line", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        fileURLToPath(new URL("../tools/chaos/tcp.ts", import.meta.url)),
+        "--seed",
+        "x",
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let err = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    expect(err).toBe("chaos:tcp: --seed must be an integer >= 0\n");
+    expect(code).toBe(2);
+  });
+
   it("refuses bad options", async () => {
     await expect(main(["--kill-rate", "2"])).rejects.toThrow("--kill-rate must be");
+    // Number() would read these as 16 and 1, and "" as 0.
+    await expect(main(["--seed", "0x10"])).rejects.toThrow("--seed must be an integer >= 0");
+    await expect(main(["--seed", ""])).rejects.toThrow("--seed must be an integer >= 0");
+    await expect(main(["--kill-rate", "0b1"])).rejects.toThrow("--kill-rate must be");
     await expect(main(["--workers", "0"])).rejects.toThrow("--workers must be");
     await expect(main(["--nanny", "--freeze"])).rejects.toThrow(
       "--nanny (or --restart, --lifetime) and --freeze",

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "commander";
 import { runScript } from "../../bench/benchCli.ts";
-import { positiveInteger } from "../../src/bench/benchOptions.ts";
+import { nonNegativeInteger, positiveInteger } from "../../src/bench/benchOptions.ts";
 import { RESTARTING_LINE } from "../../src/cli/commands/nanny.ts";
 import { Client } from "../../src/client/client.ts";
 import { RebalanceError, ReplicateError } from "../../src/client/errors.ts";
@@ -30,6 +30,7 @@ import { TEST_TLS_FILES, TEST_TLS_FLAGS } from "../../src/comm/testTls.ts";
 import { loadTlsCredentials } from "../../src/comm/tls.ts";
 import type { SchedulerCounters } from "../../src/protocol/messagesSession.ts";
 import { SimRng } from "../../src/sim/rng.ts";
+import { parseDecimal } from "../../src/util/decimal.ts";
 import { isEntryPoint } from "../../src/util/entryPoint.ts";
 import { weftLogger } from "../../src/util/logger.ts";
 import { makeBlock, tally as makeTally, rangeSum, tallyBlock } from "./tasks.ts";
@@ -978,7 +979,7 @@ function isUp(procs: Processes, address: string | null): boolean {
 
 /** The value of option `flag` as a number in [0, 1]; throws otherwise. */
 function rate(value: string, flag: string): number {
-  const x = Number(value);
+  const x = parseDecimal(value);
   if (!(x >= 0 && x <= 1)) throw new Error(`${flag} must be a number from 0 to 1`);
   return x;
 }
@@ -1060,10 +1061,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   program.parse([...argv], { from: "user" });
   const opts = program.opts<Record<string, string | boolean | undefined>>();
   const str = (k: string) => String(opts[k]);
-  const seed = Number(str("seed"));
-  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error("--seed must be an integer >= 0");
   const o: ChaosOptions = {
-    seed,
+    seed: nonNegativeInteger(str("seed"), "--seed"),
     rounds: positiveInteger(str("rounds"), "--rounds"),
     workers: positiveInteger(str("workers"), "--workers"),
     nthreads: positiveInteger(str("nthreads"), "--nthreads"),
@@ -1106,8 +1105,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     });
   }
   const summary = await runChaos(o, (line) => process.stdout.write(`${line}\n`), say, procs);
-  process.stdout.write(`${summaryLine(seed, summary)}\n`);
+  process.stdout.write(`${summaryLine(o.seed, summary)}\n`);
   return passedAll(summary) ? 0 : 1;
 }
 
-if (isEntryPoint(import.meta.url)) await runScript("chaos:tcp", main);
+if (isEntryPoint(import.meta.url)) process.exitCode = await runScript("chaos:tcp", main);

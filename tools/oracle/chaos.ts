@@ -11,6 +11,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
+import { runScript } from "../../bench/benchCli.ts";
+import { nonNegativeInteger } from "../../src/bench/benchOptions.ts";
 import { applyConfig, FailingDataStore } from "../../src/protocol/conformance.ts";
 import { eventToDict } from "../../src/protocol/daskJson/events.ts";
 import { stateSnapshot } from "../../src/protocol/daskJson/snapshot.ts";
@@ -433,15 +435,22 @@ function main(argv: readonly string[]): void {
     .option("--steps <n>", "stimuli per stream (cut at the port's first error)", "60")
     .action((o: { out: string; from: string; count: string; steps: string }) => {
       mkdirSync(o.out, { recursive: true });
-      const from = Number(o.from);
-      for (let seed = from; seed < from + Number(o.count); seed++) {
+      const from = nonNegativeInteger(o.from, "--from");
+      const count = nonNegativeInteger(o.count, "--count");
+      const steps = nonNegativeInteger(o.steps, "--steps");
+      for (let seed = from; seed < from + count; seed++) {
         writeFileSync(
           join(o.out, `chaos-${seed}.trace.json`),
-          JSON.stringify(chaosTrace(seed, Number(o.steps))),
+          JSON.stringify(chaosTrace(seed, steps)),
         );
       }
     })
     .parse(argv as string[]);
 }
 
-if (isEntryPoint(import.meta.url)) main(process.argv);
+if (isEntryPoint(import.meta.url)) {
+  process.exitCode = await runScript("oracle-chaos", async (argv) => {
+    main(["node", "chaos.ts", ...argv]);
+    return 0;
+  });
+}

@@ -7,6 +7,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
+import { runScript } from "../../bench/benchCli.ts";
+import { nonNegativeInteger, positiveInteger } from "../../src/bench/benchOptions.ts";
 import { eventToDict } from "../../src/protocol/daskJson/events.ts";
 import type { StateMachineEvent } from "../../src/worker/state/events.ts";
 import { FuzzDriver, type FuzzOptions } from "../../src/worker/state/fuzz/index.ts";
@@ -124,12 +126,18 @@ const program = new Command()
       mixed?: boolean;
     }) => {
       mkdirSync(o.out, { recursive: true });
-      const from = Number(o.from);
-      for (let seed = from; seed < from + Number(o.count); seed++) {
-        const maxKeys = o.maxKeys ? Number(o.maxKeys) : undefined;
-        const trace = traceOf(seed, Number(o.steps), maxKeys, o.mixed === true);
+      const from = nonNegativeInteger(o.from, "--from");
+      const count = nonNegativeInteger(o.count, "--count");
+      const steps = nonNegativeInteger(o.steps, "--steps");
+      const maxKeys =
+        o.maxKeys === undefined ? undefined : positiveInteger(o.maxKeys, "--max-keys");
+      for (let seed = from; seed < from + count; seed++) {
+        const trace = traceOf(seed, steps, maxKeys, o.mixed === true);
         writeFileSync(join(o.out, `seed-${seed}.trace.json`), JSON.stringify(trace));
       }
     },
   );
-program.parse();
+process.exitCode = await runScript("oracle-traces", async (argv) => {
+  program.parse(argv, { from: "user" });
+  return 0;
+});
