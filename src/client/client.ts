@@ -28,6 +28,7 @@ import type {
   TaskStreamRecord,
   WorkerIdentity,
 } from "../protocol/messagesSession.ts";
+import { containLogger } from "../util/containedLogger.ts";
 import { callGuarded } from "../util/guardedCall.ts";
 import { weftLogger } from "../util/logger.ts";
 import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
@@ -303,8 +304,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const timeoutMs = connectTimeoutMs(options);
     const id = newClientId(options.name);
     const limits = commOptionsOf(options);
-    const logger =
-      options.logger ?? weftLogger("weft.client", process.env.WEFT_LOG_LEVEL ?? "info");
+    const logger = containLogger(
+      options.logger ?? weftLogger("weft.client", process.env.WEFT_LOG_LEVEL ?? "info"),
+    );
     const conn = await SchedulerConnection.open(address, id, {
       timeoutMs,
       batchedSendIntervalMs:

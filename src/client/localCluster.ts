@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
+import { containLogger } from "../util/containedLogger.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
@@ -298,7 +299,9 @@ export class LocalCluster {
     const listenAt = protocol === "inproc" ? null : `${protocol}://127.0.0.1:0`;
     const secure = tls !== undefined ? { tls } : {};
     // Nameless: each part's child logger names it (a name here would appear twice a line).
-    const logger = options.logger ?? weftLogger(undefined, process.env.WEFT_LOG_LEVEL ?? "warn");
+    const logger = containLogger(
+      options.logger ?? weftLogger(undefined, process.env.WEFT_LOG_LEVEL ?? "warn"),
+    );
     const validate = options.validate ?? false;
     const maxWorkerRestarts = nonNegativeInt("maxWorkerRestarts", options.maxWorkerRestarts ?? 5);
     const scheduler = await Scheduler.start({

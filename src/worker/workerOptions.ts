@@ -12,6 +12,7 @@ import {
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
+import { containLogger } from "../util/containedLogger.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
@@ -501,7 +502,9 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     lifetimeStaggerMs,
     lifetimeRestart: booleanOption("lifetimeRestart", o.lifetimeRestart ?? false),
     acceptUploads: booleanOption("acceptUploads", o.acceptUploads ?? false),
-    logger: o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
+    logger: containLogger(
+      o.logger ?? weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
+    ),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     httpAddress,
     metricsNamespace,

@@ -1,0 +1,125 @@
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { containLogger } from "./containedLogger.ts";
+
+/** A pino logger at `level` whose destination fails every write, as a full disk would. */
+function diskFull(level = "info"): pino.Logger {
+  return pino(
+    { level },
+    {
+      write() {
+        throw new Error("disk full");
+      },
+    },
+  );
+}
+
+/** The reports made, and a reporter adding to them. */
+function reports(): { texts: string[]; report: (text: string) => void } {
+  const texts: string[] = [];
+  return { texts, report: (text) => void texts.push(text) };
+}
+
+describe("containLogger", () => {
+  it("keeps a destination's failure from the caller, and says so once, as Python's '--- Logging error ---'", () => {
+    const { texts, report } = reports();
+    const logger = containLogger(diskFull(), report);
+    expect(() => logger.info({ key: "x" }, "task done")).not.toThrow();
+    expect(() => logger.error(new Error("a bug"), "failed")).not.toThrow();
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toMatch(
+      /^--- Logging error ---\nlogger\.info\(\) threw: Error: disk full\n {4}at /,
+    );
+    expect(texts[0]).toContain("further failures of this logger are not reported");
+  });
+
+  it("contains its children, which share the one report", () => {
+    const { texts, report } = reports();
+    const logger = containLogger(diskFull(), report);
+    const child = logger.child({ name: "weft.worker" });
+    const grandchild = child.child({ peer: "tcp://a:1" });
+    expect(() => grandchild.warn("a peer went away")).not.toThrow();
+    expect(() => child.info("worker started")).not.toThrow();
+    expect(() => logger.info("scheduler started")).not.toThrow();
+    expect(texts).toHaveLength(1);
+  });
+
+  it("contains a hand-made logger whose methods throw, a child that cannot be made included", () => {
+    const { texts, report } = reports();
+    const broken = () => {
+      throw new TypeError("no logging here");
+    };
+    const handMade = {
+      info: broken,
+      warn: broken,
+      error: broken,
+      debug: broken,
+      child: broken,
+      isLevelEnabled: broken,
+    } as unknown as pino.Logger;
+    const logger = containLogger(handMade, report);
+    expect(logger.info("a line")).toBeUndefined();
+    expect(logger.isLevelEnabled("info")).toBeUndefined();
+    // Its lines go where the parent's go.
+    expect(logger.child({ name: "weft.worker" })).toBe(logger);
+    expect(texts).toEqual([
+      expect.stringMatching(
+        /^--- Logging error ---\nlogger\.info\(\) threw: TypeError: no logging here\n/,
+      ),
+    ]);
+  });
+
+  it("contains a frozen logger's methods and a getter that throws", () => {
+    const { texts, report } = reports();
+    const frozen = Object.freeze({
+      info() {
+        throw new Error("frozen and broken");
+      },
+      get warn(): never {
+        throw new Error("no warn");
+      },
+    }) as unknown as pino.Logger;
+    const logger = containLogger(frozen, report);
+    expect(() => logger.info("x")).not.toThrow();
+    expect(() => logger.warn("y")).not.toThrow();
+    expect(texts).toHaveLength(1);
+  });
+
+  it("reports once for a logger given twice, and passes a contained one through", () => {
+    const { texts, report } = reports();
+    const broken = diskFull();
+    const a = containLogger(broken, report);
+    expect(containLogger(broken, report)).toBe(a);
+    expect(containLogger(a, report)).toBe(a);
+    expect(containLogger(a.child({ name: "c" }), report)).not.toBe(a);
+    a.info("one");
+    containLogger(a.child({ name: "c" })).info("two");
+    expect(texts).toHaveLength(1);
+  });
+
+  it("goes on when even the report fails", () => {
+    const logger = containLogger(diskFull(), () => {
+      throw new Error("stderr closed");
+    });
+    expect(() => logger.info("x")).not.toThrow();
+  });
+
+  it("leaves a working logger as it is: its lines, its level, a level changed later", () => {
+    const lines: Record<string, unknown>[] = [];
+    const raw = pino({ level: "info" }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+    const { texts, report } = reports();
+    const logger = containLogger(raw, report);
+    logger.debug("hidden");
+    logger.child({ name: "weft.scheduler" }).info({ key: "x" }, "shown");
+    expect(logger.isLevelEnabled("debug")).toBe(false);
+    logger.level = "debug";
+    expect(raw.level).toBe("debug");
+    logger.debug("now shown");
+    expect(lines.map((l) => [l.msg, l.name, l.key])).toEqual([
+      ["shown", "weft.scheduler", "x"],
+      ["now shown", undefined, undefined],
+    ]);
+    expect(logger.bindings()).toEqual({});
+    expect(texts).toEqual([]);
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * A logger whose failures stay its own. Python's `logging` never lets a
+ * handler's failure reach the caller (`Handler.handleError` prints "--- Logging
+ * error ---" and goes on), and Dask's state handling relies on it. A pino
+ * logger throws whatever its destination throws (a full disk, a closed file), a
+ * hand-made one whatever its methods do: thrown from a log line in the middle
+ * of a stimulus, a message being routed or a close, that left state half
+ * changed and promises never settled.
+ */
+
+import { writeSync } from "node:fs";
+import type { Logger } from "pino";
+import { readableErrorFields } from "./readSafely.ts";
+
+/** Says that a logger failed, once; how is the caller's (stderr by default). */
+export type LoggingErrorReport = (text: string) => void;
+
+/** The failures of one logger given to weft and of its children. */
+interface Failures {
+  reported: boolean;
+  readonly report: LoggingErrorReport;
+}
+
+const LEVELS: ReadonlySet<PropertyKey> = new Set([
+  "trace",
+  "debug",
+  "info",
+  "warn",
+  "error",
+  "fatal",
+  "silent",
+]);
+
+/** Loggers made here: contained already, so not wrapped again (a cluster's parts get its children). */
+const contained = new WeakSet<object>();
+
+/** The containment of each logger given, so that one given twice reports once. */
+const containedOf = new WeakMap<object, object>();
+
+/**
+ * `logger` (a pino logger, a `CommLogger`, any object of log methods), except that a call of any of its methods (a level's, `child`,
+ * `isLevelEnabled`, …) that throws returns undefined instead; a child it
+ * makes is contained alike (one whose making throws is the parent itself, so
+ * that its lines still go somewhere). The first failure of a logger and its
+ * children is reported with `report` (by default on stderr, as Python's
+ * "--- Logging error ---"), later ones are not: a full disk would flood
+ * stderr with one report per line. A logger contained already is returned as
+ * it is.
+ */
+export function containLogger<L extends object = Logger>(
+  logger: L,
+  report: LoggingErrorReport = toStderr,
+): L {
+  if (contained.has(logger)) return logger;
+  const known = containedOf.get(logger);
+  if (known !== undefined) return known as L;
+  const safe = wrap(logger, { reported: false, report });
+  containedOf.set(logger, safe);
+  return safe;
+}
+
+function wrap<L extends object>(target: L, failures: Failures): L {
+  // The methods handed out, each with the function it calls: pino replaces its level
+  // methods when its level changes, and a stale one would keep the old level's.
+  const methods = new Map<PropertyKey, { readonly of: unknown; readonly method: unknown }>();
+  // A stand-in is proxied, not the logger: a frozen logger's methods could only be
+  // handed out as they are (a Proxy's invariant), uncontained.
+  const safe = new Proxy(Object.create(null) as L, {
+    has: (_, prop) => Reflect.has(target, prop),
+    set: (_, prop, value) => Reflect.set(target, prop, value),
+    getPrototypeOf: () => Reflect.getPrototypeOf(target),
+    get: (_, prop) => {
+      let value: unknown;
+      try {
+        value = Reflect.get(target, prop);
+      } catch (err) {
+        failed(failures, `reading logger.${String(prop)}`, err);
+        // A level or `child` is called next: a stand-in keeps that from throwing too.
+        if (prop === "child") return () => safe;
+        return LEVELS.has(prop) ? () => undefined : undefined;
+      }
+      if (typeof value !== "function") return value;
+      const known = methods.get(prop);
+      if (known?.of === value) return known.method;
+      const f = value as (...args: unknown[]) => unknown;
+      const method =
+        prop === "child"
+          ? (...args: unknown[]) => {
+              try {
+                return wrap(f.apply(target, args) as object, failures);
+              } catch (err) {
+                failed(failures, "logger.child()", err);
+                return safe;
+              }
+            }
+          : (...args: unknown[]) => {
+              try {
+                return f.apply(target, args);
+              } catch (err) {
+                failed(failures, `logger.${String(prop)}()`, err);
+                return undefined;
+              }
+            };
+      methods.set(prop, { of: value, method });
+      return method;
+    },
+  });
+  contained.add(safe);
+  return safe;
+}
+
+function failed(failures: Failures, what: string, err: unknown): void {
+  if (failures.reported) return;
+  failures.reported = true;
+  const { name, message, stack } = readableErrorFields(err);
+  const trace = stack.includes(message) ? stack : `${name}: ${message}\n${stack}`;
+  try {
+    failures.report(
+      `--- Logging error ---\n${what} threw: ${trace.trimEnd()}\n` +
+        "weft goes on without this line; further failures of this logger are not reported.\n",
+    );
+  } catch {
+    // Nowhere is left to say so; the program goes on, as Python's handleError does.
+  }
+}
+
+/**
+ * Written straight to file descriptor 2, synchronously: `process.stderr` would
+ * answer a closed pipe with an 'error' event, uncaught unless someone listens.
+ */
+function toStderr(text: string): void {
+  writeSync(2, text);
+}
