@@ -425,3 +425,35 @@ describe("rpc, what a caller and a server get in the corners", () => {
     expect(logged).toEqual(["rpc: ignoring a malformed answer"]);
   });
 });
+
+describe("rpc with a logger that throws", () => {
+  /** A logger every method of which throws, as a full disk makes a pino logger's. */
+  const broken = () => {
+    const fail = () => {
+      throw new Error("disk full");
+    };
+    return { warn: fail, error: fail, debug: fail };
+  };
+
+  it("a client reads on past a line it could not log", async () => {
+    const p = await commPair("inproc://");
+    pairs.push(p);
+    const client = rpc(p.client, broken());
+    const answered = client.call("get");
+    const request = (await p.server.recv()) as { id: number };
+    await p.server.send({ result: "stray" });
+    await p.server.send({ id: request.id, result: "ok" });
+    expect(await answered).toBe("ok");
+  });
+
+  it("a server answers a request it could not log, and ends when its comm does", async () => {
+    const p = await commPair("inproc://");
+    pairs.push(p);
+    const served = serveRpc(p.server, {}, broken());
+    await expect(rpc(p.client).call("nope", {}, { timeoutMs: 5000 })).rejects.toThrow(
+      /unknown op "nope"/,
+    );
+    p.server.abort();
+    await expect(served).resolves.toBeUndefined();
+  });
+});

@@ -8,6 +8,7 @@
 
 import { asError } from "../util/asError.ts";
 import { warnCallbackFailed } from "../util/callbackWarning.ts";
+import { containLogger } from "../util/containedLogger.ts";
 import { callGuarded } from "../util/guardedCall.ts";
 import { readableErrorFields } from "../util/readSafely.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
@@ -71,12 +72,15 @@ export class RpcClient {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private closeError: Error | null = null;
+  private readonly logger: CommLogger | undefined;
 
   constructor(
     /** The connection requests go over. */
     readonly comm: Comm,
-    private readonly logger?: CommLogger,
+    logger?: CommLogger,
   ) {
+    // A throw from a log line ended the read loop: no call on the comm was answered again.
+    this.logger = logger === undefined ? undefined : containLogger(logger);
     void this.readLoop();
   }
 
@@ -218,8 +222,11 @@ export type RpcHandler = (args: Record<string, unknown>, ctx: RpcContext) => unk
 export async function serveRpc(
   comm: Comm,
   handlers: Readonly<Record<string, RpcHandler>>,
-  logger?: CommLogger,
+  given?: CommLogger,
 ): Promise<void> {
+  // A throw from a log line rejected the answering, which nothing awaits: no answer, and
+  // an unhandled rejection.
+  const logger = given === undefined ? undefined : containLogger(given);
   try {
     await forEachMessage(comm, (msg) => void answer(comm, msg, handlers, logger));
   } catch (err) {
