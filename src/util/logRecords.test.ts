@@ -1,5 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { containLogger } from "./containedLogger.ts";
 import { LogRecords, logCountProblem, MAX_FIELD_CHARS, MAX_MESSAGE_CHARS } from "./logRecords.ts";
 
 /** A pino logger writing into `lines`. */
@@ -133,5 +134,54 @@ describe("LogRecords", () => {
     };
     records.wrap(nameless).info("anonymous");
     expect(records.recent(1)[0]).not.toHaveProperty("name");
+  });
+
+  it("records an error whose fields cannot be read, without throwing into the caller", () => {
+    const records = new LogRecords(10);
+    // A contained logger, as a scheduler's or a worker's is: pino's own reading of the error
+    // fails there, and is reported (here: kept) instead of thrown.
+    const reports: string[] = [];
+    const log = records.wrap(containLogger(logger("info", []), (r) => void reports.push(r)));
+    const hostile = new Proxy(new Error("hidden"), {
+      get() {
+        throw new Error("no reading me");
+      },
+    });
+    expect(() => log.error({ err: hostile, key: "x" }, "task failed")).not.toThrow();
+    expect(records.recent()).toEqual([
+      expect.objectContaining({
+        level: "error",
+        msg: "task failed",
+        // Neither its name nor its message could be read.
+        err: "Error: ",
+        fields: { key: "x" },
+      }),
+    ]);
+    // Context whose keys cannot be listed: the record says so.
+    const unlisted = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error("no listing me");
+        },
+      },
+    );
+    expect(() => log.warn(unlisted, "odd context")).not.toThrow();
+    expect(records.recent(1)).toEqual([
+      expect.objectContaining({
+        level: "warn",
+        msg: "a record that could not be read: Error: no listing me",
+      }),
+    ]);
+    expect(reports).toHaveLength(1);
+  });
+
+  it("writes at a level enabled after its method was first handed out", () => {
+    const lines: string[] = [];
+    const log = new LogRecords(10).wrap(logger("info", lines));
+    log.debug("not enabled");
+    log.level = "debug";
+    log.debug("now enabled");
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(["now enabled"]);
   });
 });

@@ -12,6 +12,7 @@ import { format } from "node:util";
 import type { Logger } from "pino";
 import { BoundedDeque } from "./boundedDeque.ts";
 import { cutText } from "./cutText.ts";
+import { readableErrorFields, readSafely } from "./readSafely.ts";
 
 /** One record of a process's log. */
 export interface LogRecord {
@@ -77,17 +78,19 @@ export class LogRecords {
   }
 
   private wrapWithName(logger: Logger, name: string | undefined): Logger {
-    const methods = new Map<PropertyKey, unknown>();
+    // Each method handed out, with the function it calls: pino replaces its level methods
+    // as its level changes, and one kept from before wrote nothing at a level enabled since.
+    const methods = new Map<PropertyKey, { readonly of: unknown; readonly method: unknown }>();
     return new Proxy(logger, {
       get: (target, prop) => {
         const value = Reflect.get(target, prop, target);
         if (typeof value !== "function") return value;
         const cached = methods.get(prop);
-        if (cached !== undefined) return cached;
+        if (cached !== undefined && cached.of === value) return cached.method;
         let method: unknown;
         if (typeof prop === "string" && LEVELS.has(prop)) {
           method = (...args: unknown[]) => {
-            if (target.isLevelEnabled(prop)) this.record(prop, name, args);
+            if (target.isLevelEnabled(prop)) this.recordSafely(prop, name, args);
             return (value as (...a: unknown[]) => unknown).apply(target, args);
           };
         } else if (prop === "child") {
@@ -99,10 +102,29 @@ export class LogRecords {
         } else {
           method = (value as (...a: unknown[]) => unknown).bind(target);
         }
-        methods.set(prop, method);
+        methods.set(prop, { of: value, method });
         return method;
       },
     });
+  }
+
+  /**
+   * {@link record}, or a record saying why what was logged could not be read (a
+   * Proxy whose getters throw): thrown, it reached the caller, whose log line
+   * then never got written either.
+   */
+  private recordSafely(level: string, name: string | undefined, args: readonly unknown[]): void {
+    try {
+      this.record(level, name, args);
+    } catch (err) {
+      const why = readableErrorFields(err);
+      this.records.push({
+        time: Date.now(),
+        level,
+        msg: cut(`a record that could not be read: ${why.name}: ${why.message}`, MAX_MESSAGE_CHARS),
+        ...(name !== undefined ? { name } : {}),
+      });
+    }
   }
 
   private record(level: string, name: string | undefined, args: readonly unknown[]): void {
@@ -114,12 +136,15 @@ export class LogRecords {
       // pino's (object, message, ...interpolation) form; an Error alone is its own message.
       const rest = args.slice(1);
       msg = rest.length > 0 ? format(...rest) : "";
-      const e = first instanceof Error ? first : (first as { err?: unknown }).err;
-      if (e instanceof Error) {
-        err = `${e.name}: ${e.message}`;
-        if (msg === "") msg = e.message;
+      const alone = isError(first);
+      const e = alone ? first : (first as { err?: unknown }).err;
+      if (isError(e)) {
+        // Read safely: a task's thrown value may be a Proxy whose getters throw.
+        const { name: errName, message } = readableErrorFields(e);
+        err = `${errName}: ${message}`;
+        if (msg === "") msg = message;
       }
-      if (!(first instanceof Error)) fields = plainFields(first as Record<string, unknown>);
+      if (!alone) fields = plainFields(first as Record<string, unknown>);
     } else {
       msg = format(...args);
     }
@@ -151,6 +176,14 @@ function plainFields(
     fields[k] = kept;
   }
   return fields;
+}
+
+/** Whether `v` is an Error; false when even that cannot be told (a Proxy's trap throws). */
+function isError(v: unknown): boolean {
+  return readSafely(
+    () => v instanceof Error,
+    () => false,
+  );
 }
 
 /** The `name` a pino logger was made with, if any. */
