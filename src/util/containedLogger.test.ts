@@ -1,5 +1,5 @@
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { containLogger } from "./containedLogger.ts";
 
 /** A pino logger at `level` whose destination fails every write, as a full disk would. */
@@ -121,5 +121,20 @@ describe("containLogger", () => {
     ]);
     expect(logger.bindings()).toEqual({});
     expect(texts).toEqual([]);
+  });
+
+  it("stands for the logger to what inspects or changes it: a spy, its keys, a frozen one's", () => {
+    const raw = pino({ level: "info" }, { write() {} });
+    const logger = containLogger(raw, () => {});
+    const spy = vi.spyOn(logger, "warn");
+    logger.warn("watched");
+    expect(spy).toHaveBeenCalledWith("watched");
+    spy.mockRestore();
+    expect(Object.keys(logger)).toEqual(Object.keys(raw));
+    expect("info" in logger).toBe(true);
+    expect(Object.getPrototypeOf(logger)).toBe(Object.getPrototypeOf(raw));
+    const frozen = containLogger(Object.freeze({ info() {} }), () => {});
+    expect(Object.keys(frozen)).toEqual(["info"]);
+    expect(Object.getOwnPropertyDescriptor(frozen, "info")?.configurable).toBe(true);
   });
 });

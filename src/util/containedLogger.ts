@@ -21,6 +21,7 @@ interface Failures {
   readonly report: LoggingErrorReport;
 }
 
+/** pino's level methods, which a caller calls without checking that they exist. */
 const LEVELS: ReadonlySet<PropertyKey> = new Set([
   "trace",
   "debug",
@@ -38,14 +39,15 @@ const contained = new WeakSet<object>();
 const containedOf = new WeakMap<object, object>();
 
 /**
- * `logger` (a pino logger, a `CommLogger`, any object of log methods), except that a call of any of its methods (a level's, `child`,
- * `isLevelEnabled`, …) that throws returns undefined instead; a child it
- * makes is contained alike (one whose making throws is the parent itself, so
- * that its lines still go somewhere). The first failure of a logger and its
- * children is reported with `report` (by default on stderr, as Python's
- * "--- Logging error ---"), later ones are not: a full disk would flood
- * stderr with one report per line. A logger contained already is returned as
- * it is.
+ * `logger` (a pino logger, a `CommLogger`: any object of log methods), except
+ * that a call of any of its methods (a level's, `child`, `isLevelEnabled`, …)
+ * that throws returns undefined instead; a child it makes is contained alike
+ * (one whose making throws is the parent itself, so that its lines still go
+ * somewhere). The first failure of a logger and its children is reported with
+ * `report` (by default on stderr, as Python's "--- Logging error ---"), later
+ * ones are not: a full disk would flood stderr with one report per line. A
+ * logger contained already, or given before (whatever its `report` then), is
+ * returned as it was: a logger passed to a scheduler and its workers reports once.
  */
 export function containLogger<L extends object = Logger>(
   logger: L,
@@ -64,10 +66,19 @@ function wrap<L extends object>(target: L, failures: Failures): L {
   // methods when its level changes, and a stale one would keep the old level's.
   const methods = new Map<PropertyKey, { readonly of: unknown; readonly method: unknown }>();
   // A stand-in is proxied, not the logger: a frozen logger's methods could only be
-  // handed out as they are (a Proxy's invariant), uncontained.
+  // handed out as they are (a Proxy's invariant), uncontained. What else is done to it
+  // is done to the logger (a level set, a method replaced by a test's spy), whose
+  // properties are told as configurable, as the stand-in has none of its own.
   const safe = new Proxy(Object.create(null) as L, {
     has: (_, prop) => Reflect.has(target, prop),
     set: (_, prop, value) => Reflect.set(target, prop, value),
+    defineProperty: (_, prop, descriptor) => Reflect.defineProperty(target, prop, descriptor),
+    deleteProperty: (_, prop) => Reflect.deleteProperty(target, prop),
+    ownKeys: () => Reflect.ownKeys(target),
+    getOwnPropertyDescriptor: (_, prop) => {
+      const descriptor = Reflect.getOwnPropertyDescriptor(target, prop);
+      return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
+    },
     getPrototypeOf: () => Reflect.getPrototypeOf(target),
     get: (_, prop) => {
       let value: unknown;
