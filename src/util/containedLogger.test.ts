@@ -97,6 +97,33 @@ describe("containLogger", () => {
     expect(texts).toHaveLength(1);
   });
 
+  it("writes a line whose error cannot be read with what of it can, without a report: the value failed, not the logger", () => {
+    const lines: Record<string, { message?: string; stack?: string }>[] = [];
+    const raw = pino(
+      { serializers: { err: pino.stdSerializers.errWithCause } },
+      { write: (s: string) => void lines.push(JSON.parse(s)) },
+    );
+    const { texts, report } = reports();
+    const logger = containLogger(raw, report);
+    const hidden = new Error("hidden");
+    Object.defineProperty(hidden, "stack", {
+      get() {
+        throw new Error("stack getter");
+      },
+    });
+    logger.error({ err: hidden, plugin: "p" }, "plugin failed");
+    logger.error(hidden);
+    expect(lines.map((l) => [l.msg, l.plugin, l.err?.message])).toEqual([
+      ["plugin failed", "p", "hidden"],
+      ["hidden", undefined, "hidden"],
+    ]);
+    expect(texts).toEqual([]);
+    // A logger that fails all the same is reported, with its own failure.
+    const broken = containLogger(diskFull(), report);
+    broken.error({ err: hidden }, "plugin failed");
+    expect(texts).toEqual([expect.stringContaining("logger.error() threw: Error: disk full")]);
+  });
+
   it("goes on when even the report fails", () => {
     const logger = containLogger(diskFull(), () => {
       throw new Error("stderr closed");

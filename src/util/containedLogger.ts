@@ -10,7 +10,7 @@
 
 import { writeSync } from "node:fs";
 import type { Logger } from "pino";
-import { readableErrorFields } from "./readSafely.ts";
+import { readableError, readableErrorFields, readSafely } from "./readSafely.ts";
 
 /** Says that a logger failed, once; how is the caller's (stderr by default). */
 export type LoggingErrorReport = (text: string) => void;
@@ -108,8 +108,7 @@ function wrap<L extends object>(target: L, failures: Failures): L {
               try {
                 return f.apply(target, args);
               } catch (err) {
-                failed(failures, `logger.${String(prop)}()`, err);
-                return undefined;
+                return retried(f, target, prop, args, failures, err);
               }
             };
       methods.set(prop, { of: value, method });
@@ -118,6 +117,47 @@ function wrap<L extends object>(target: L, failures: Failures): L {
   });
   contained.add(safe);
   return safe;
+}
+
+/**
+ * A log call that threw (`err`) made again with the error it logs made plain
+ * (what of it can be read), as weft's callers did before the logger was
+ * contained: pino reading an error whose getters throw (a task's, a plugin's
+ * hostile value) is the value's failure, not the logger's, and the line still
+ * goes out. Reported only if that fails too, or there is no error to blame.
+ */
+function retried(
+  f: (...args: unknown[]) => unknown,
+  target: object,
+  prop: PropertyKey,
+  args: readonly unknown[],
+  failures: Failures,
+  err: unknown,
+): unknown {
+  let last = err;
+  const plain = LEVELS.has(prop) ? withPlainError(args) : null;
+  if (plain !== null) {
+    try {
+      return f.apply(target, plain);
+    } catch (again) {
+      last = again;
+    }
+  }
+  failed(failures, `logger.${String(prop)}()`, last);
+  return undefined;
+}
+
+/** `args` of a log call with the error they log (alone, or as `err`) made plain; null if none. */
+function withPlainError(args: readonly unknown[]): unknown[] | null {
+  return readSafely(
+    () => {
+      const [first, ...rest] = args;
+      if (first instanceof Error) return [readableError(first), ...rest];
+      if (typeof first !== "object" || first === null || !("err" in first)) return null;
+      return [{ ...first, err: readableError((first as { err: unknown }).err) }, ...rest];
+    },
+    () => null,
+  );
 }
 
 function failed(failures: Failures, what: string, err: unknown): void {
