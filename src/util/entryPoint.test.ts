@@ -1,9 +1,12 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { isEntryPoint } from "./entryPoint.ts";
+
+const ENTRY_POINT = fileURLToPath(new URL("./entryPoint.ts", import.meta.url));
 
 const savedArgv = [...process.argv];
 afterEach(() => {
@@ -34,4 +37,32 @@ describe("isEntryPoint", () => {
     process.argv.splice(1);
     expect(isEntryPoint(import.meta.url)).toBe(false);
   });
+});
+
+describe("exitQuietlyWhenStdoutCloses", () => {
+  it("lets a script whose stderr reader is gone go on with its results (`2>&1 >out | head -1`)", async () => {
+    // Notes on stderr once nobody reads them: an unhandled 'error' event ended the script.
+    const script =
+      `const { exitQuietlyWhenStdoutCloses } = await import(${JSON.stringify(ENTRY_POINT)});\n` +
+      "exitQuietlyWhenStdoutCloses();\n" +
+      "for (let i = 0; i < 5; i++) {\n" +
+      '  process.stderr.write("note " + i + "\\n");\n' +
+      "  await new Promise((r) => setTimeout(r, 50));\n" +
+      "}\n" +
+      'process.stdout.write("result\\n");\n';
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    child.stderr?.destroy();
+    let stdout = "";
+    child.stdout?.on("data", (b: Buffer) => {
+      stdout += b.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect({ code, stdout }).toEqual({ code: 0, stdout: "result\n" });
+  }, 30_000);
 });
