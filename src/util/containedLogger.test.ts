@@ -124,6 +124,20 @@ describe("containLogger", () => {
     expect(texts).toEqual([expect.stringContaining("logger.error() threw: Error: disk full")]);
   });
 
+  it("stands in for the methods weft calls that a hand-made logger lacks, without a report", () => {
+    const lines: string[] = [];
+    const { texts, report } = reports();
+    const minimal = { warn: (msg: string) => void lines.push(msg) } as unknown as pino.Logger;
+    const logger = containLogger(minimal, report);
+    expect(logger.debug("unheard")).toBeUndefined();
+    expect(logger.child({ name: "c" })).toBe(logger);
+    expect(logger.isLevelEnabled("debug")).toBe(true);
+    logger.child({ name: "c" }).warn("heard");
+    expect(lines).toEqual(["heard"]);
+    expect((logger as unknown as Record<string, unknown>).level).toBeUndefined();
+    expect(texts).toEqual([]);
+  });
+
   it("goes on when even the report fails", () => {
     const logger = containLogger(diskFull(), () => {
       throw new Error("stderr closed");

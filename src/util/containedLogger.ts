@@ -87,10 +87,9 @@ function wrap<L extends object>(target: L, failures: Failures): L {
       } catch (err) {
         failed(failures, `reading logger.${String(prop)}`, err);
         // A level or `child` is called next: a stand-in keeps that from throwing too.
-        if (prop === "child") return () => safe;
-        return LEVELS.has(prop) ? () => undefined : undefined;
+        return missing(prop, safe);
       }
-      if (typeof value !== "function") return value;
+      if (typeof value !== "function") return missing(prop, safe) ?? value;
       const known = methods.get(prop);
       if (known?.of === value) return known.method;
       const f = value as (...args: unknown[]) => unknown;
@@ -117,6 +116,19 @@ function wrap<L extends object>(target: L, failures: Failures): L {
   });
   contained.add(safe);
   return safe;
+}
+
+/**
+ * What stands for a method weft calls that the logger lacks or cannot give: a
+ * level's writes nothing (a hand-made logger, a `CommLogger`, may have no
+ * `debug`), `child` is the logger itself, and a logger that cannot tell its
+ * level is taken to write them all; undefined for another property.
+ */
+function missing(prop: PropertyKey, safe: object): (() => unknown) | undefined {
+  if (LEVELS.has(prop)) return () => undefined;
+  if (prop === "child") return () => safe;
+  if (prop === "isLevelEnabled") return () => true;
+  return undefined;
 }
 
 /**
