@@ -42,6 +42,12 @@ describe("resolveSchedulerOptions", () => {
     );
   });
 
+  it("refuses a logger that is none", () => {
+    expect(() => resolveSchedulerOptions({ logger: 5 as never })).toThrow(
+      new TypeError("Scheduler option logger must be a pino logger, got 5"),
+    );
+  });
+
   it("refuses a count that is not an integer", () => {
     expect(() => resolveSchedulerOptions({ logger, logLength: 1.5 })).toThrow(
       "Scheduler option logLength must be an integer >= 0, got 1.5",

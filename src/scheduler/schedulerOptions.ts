@@ -8,9 +8,9 @@ import {
 } from "../comm/comm.ts";
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
-import { containLogger } from "../util/containedLogger.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
+import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { preloadUrl } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
@@ -263,8 +263,8 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
       o.activeMemoryManagerIntervalMs,
       2000,
     ),
-    logger: containLogger(
-      o.logger ?? weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
+    logger: loggerOption("Scheduler", o.logger, () =>
+      weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
     ),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     eventsLogLength: nonNegativeInt("eventsLogLength", o.eventsLogLength ?? 100_000),

@@ -692,6 +692,9 @@ describe("Worker lifecycle", () => {
     // The log records kept for getWorkerLogs: the last 10,000 by default (as the scheduler's).
     expect(resolveWorkerOptions({ scheduler: "x" }).logLength).toBe(10_000);
     expect(resolveWorkerOptions({ scheduler: "x", logLength: 0 }).logLength).toBe(0);
+    expect(() => resolveWorkerOptions({ scheduler: "x", logger: {} as never })).toThrow(
+      new TypeError("Worker option logger must be a pino logger, got {}"),
+    );
     expect(() => new Worker({ scheduler: "" })).toThrow(/scheduler .* is required/);
     expect(() => new Worker({ scheduler: "x", executor: "gpu" as "inline" })).toThrow(
       /executor must be/,
