@@ -27,6 +27,19 @@ describe("weftLogger", () => {
     expect(entry.err.cause.message).toBe("socket ended by the other party");
   });
 
+  it("does not throw when its destination fails, as on a full disk", () => {
+    const full = new Writable({
+      write(_chunk, _enc, done) {
+        done();
+      },
+    });
+    full.write = () => {
+      throw new Error("ENOSPC: no space left on device");
+    };
+    const log = weftLogger("test", "info", full);
+    expect(() => log.warn({ key: "x" }, "spilling")).not.toThrow();
+  });
+
   it("a process whose stderr reader is gone still exits after logging", async () => {
     // Lines logged just before exiting, to a pipe nobody reads any more (a nanny
     // killed): pino's asynchronous destination retried them forever at exit.

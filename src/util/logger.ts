@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from "pino";
+import { containLogger } from "./containedLogger.ts";
 
 /**
  * A pino logger of weft's: JSON lines to `destination` (stderr by default).
@@ -12,18 +13,24 @@ import { type DestinationStream, type Logger, pino } from "pino";
  * what it still holds when the process exits, and its flush retries a broken
  * pipe forever: a worker whose nanny was killed (the reader of its stderr)
  * never exited, writing its last lines again and again.
+ *
+ * Contained (see `containedLogger.ts`): a write that fails otherwise than on a
+ * broken pipe (a full disk, stderr redirected to one) is said once, not thrown
+ * into the command or server logging.
  */
 export function weftLogger(
   name: string | undefined,
   level: string,
   destination: DestinationStream = pino.destination({ dest: 2, sync: true }),
 ): Logger {
-  return pino(
-    {
-      ...(name === undefined ? {} : { name }),
-      level,
-      serializers: { err: pino.stdSerializers.errWithCause },
-    },
-    destination,
+  return containLogger(
+    pino(
+      {
+        ...(name === undefined ? {} : { name }),
+        level,
+        serializers: { err: pino.stdSerializers.errWithCause },
+      },
+      destination,
+    ),
   );
 }
