@@ -138,6 +138,23 @@ describe("containLogger", () => {
     expect(texts).toEqual([]);
   });
 
+  it("reports an async method's rejection rather than leave it unhandled", async () => {
+    const { texts, report } = reports();
+    const asyncLogger = {
+      info: async () => {
+        throw new Error("remote log sink down");
+      },
+    } as unknown as pino.Logger;
+    const logger = containLogger(asyncLogger, report);
+    logger.info("sent away");
+    await new Promise((r) => setTimeout(r, 10));
+    expect(texts).toEqual([
+      expect.stringMatching(
+        /^--- Logging error ---\nlogger\.info\(\) threw: Error: remote log sink down\n/,
+      ),
+    ]);
+  });
+
   it("goes on when even the report fails", () => {
     const logger = containLogger(diskFull(), () => {
       throw new Error("stderr closed");

@@ -104,11 +104,15 @@ function wrap<L extends object>(target: L, failures: Failures): L {
               }
             }
           : (...args: unknown[]) => {
+              let result: unknown;
               try {
-                return f.apply(target, args);
+                result = f.apply(target, args);
               } catch (err) {
                 return retried(f, target, prop, args, failures, err);
               }
+              // An async method (the type allows one) rejecting was an unhandled rejection.
+              if (result !== undefined) whenRejected(result, prop, failures);
+              return result;
             };
       methods.set(prop, { of: value, method });
       return method;
@@ -157,6 +161,21 @@ function retried(
   }
   failed(failures, `logger.${String(prop)}()`, last);
   return undefined;
+}
+
+/** If `result` is a promise (a thenable), its rejection is a failure of the logger's. */
+function whenRejected(result: unknown, prop: PropertyKey, failures: Failures): void {
+  readSafely(
+    () => {
+      const then = (result as { then?: unknown } | null)?.then;
+      if (typeof then === "function") {
+        then.call(result, undefined, (err: unknown) =>
+          failed(failures, `logger.${String(prop)}()`, err),
+        );
+      }
+    },
+    (why) => failed(failures, `logger.${String(prop)}()`, why),
+  );
 }
 
 /** `args` of a log call with the error they log (alone, or as `err`) made plain; null if none. */
