@@ -356,6 +356,11 @@ describe("misuse is answered with an error naming the method and the argument", 
       [() => start({ threadsPerWorker: "2" }), /^LocalCluster option threadsPerWorker must/],
       [() => start({ workers: 0, validate: 1 }), /^LocalCluster option validate must be true/],
       [() => start({ workers: 0, logger: 5 }), /^LocalCluster option logger must be a pino/],
+      [
+        // Its children, the scheduler's and the workers' loggers, would write nothing.
+        () => start({ workers: 0, logger: { child: () => ({}) } }),
+        /^LocalCluster option logger must be a pino/,
+      ],
       [() => start({ workers: 0, scheduler: 5 }), /^LocalCluster option scheduler must be an/],
       [() => start({ workers: 0, worker: [] }), /^LocalCluster option worker must be an object/],
       [() => start({ protocol: "tls", tls: 5 }), /^LocalCluster option tls must be an object/],

@@ -15,9 +15,9 @@ import type { Logger } from "pino";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
-import { containLogger } from "../util/containedLogger.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
+import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
 import { Worker } from "../worker/worker.ts";
@@ -149,8 +149,8 @@ function nonNegativeInt(name: string, v: number): number {
 /**
  * A TypeError for options of {@link LocalCluster.start} that are not what they
  * should be, before anything starts: spread, a number or an array given for
- * `scheduler` or `worker` vanished without a word; a `logger` that is no
- * logger failed deep inside, as "logger.child is not a function".
+ * `scheduler` or `worker` vanished without a word. (The `logger` is checked
+ * as it is read, still before anything starts.)
  */
 function checkStartOptions(options: LocalClusterOptions): void {
   optionsOf("LocalCluster.start", options);
@@ -170,12 +170,6 @@ function checkStartOptions(options: LocalClusterOptions): void {
   if (options.validate !== undefined && typeof options.validate !== "boolean") {
     throw new TypeError(
       `LocalCluster option validate must be true or false, got ${showValue(options.validate)}`,
-    );
-  }
-  const logger: unknown = options.logger;
-  if (logger !== undefined && typeof (logger as { child?: unknown } | null)?.child !== "function") {
-    throw new TypeError(
-      `LocalCluster option logger must be a pino logger, got ${showValue(logger)}`,
     );
   }
 }
@@ -299,8 +293,9 @@ export class LocalCluster {
     const listenAt = protocol === "inproc" ? null : `${protocol}://127.0.0.1:0`;
     const secure = tls !== undefined ? { tls } : {};
     // Nameless: each part's child logger names it (a name here would appear twice a line).
-    const logger = containLogger(
-      options.logger ?? weftLogger(undefined, process.env.WEFT_LOG_LEVEL ?? "warn"),
+    // Checked as the scheduler's and the workers' are, whose loggers are its children.
+    const logger = loggerOption("LocalCluster", options.logger, () =>
+      weftLogger(undefined, process.env.WEFT_LOG_LEVEL ?? "warn"),
     );
     const validate = options.validate ?? false;
     const maxWorkerRestarts = nonNegativeInt("maxWorkerRestarts", options.maxWorkerRestarts ?? 5);
