@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { runPreloads } from "./preload.ts";
+import { runPreloads, startPreloads } from "./preload.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-preload-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -109,5 +109,49 @@ describe("runPreloads", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("startPreloads", () => {
+  it("hands the teardown over at once: one whose weftSetup never settles is torn down with those before it, and no later module is set up", async () => {
+    const server = { log: [] as string[] };
+    const stuck = moduleAt(
+      "stuckSetup.mjs",
+      `export function weftSetup(s) { s.log.push("up stuck"); return new Promise(() => {}); }
+export function weftTeardown(s) { s.log.push("down stuck"); }
+`,
+    );
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const slow = moduleAt(
+      "slowSetup.mjs",
+      `export async function weftSetup(s) { s.log.push("up slow"); await s.held; }
+export function weftTeardown(s) { s.log.push("down slow"); }
+`,
+    );
+    const later = moduleAt(
+      "later.mjs",
+      `export function weftSetup(s) { s.log.push("up later"); }
+`,
+    );
+    const starting = startPreloads([tearsDown("f"), stuck, later], server, () => {});
+    const setUp = starting.setUp.then(
+      () => "set up",
+      () => "rejected",
+    );
+    while (!server.log.includes("up stuck")) await new Promise((r) => setTimeout(r, 5));
+    await starting.teardown();
+    expect(server.log).toEqual(["up stuck", "down stuck", "down f"]);
+    // The setup that ends after the teardown sets up no more modules.
+    const second = startPreloads([slow, later], { ...server, held, log: server.log }, () => {});
+    const secondSetUp = second.setUp.catch((err: Error) => err.message);
+    while (!server.log.includes("up slow")) await new Promise((r) => setTimeout(r, 5));
+    await second.teardown();
+    release();
+    expect(await secondSetUp).toBe("the preload modules were torn down while they were set up");
+    expect(server.log).toEqual(["up stuck", "down stuck", "down f", "up slow", "down slow"]);
+    expect(
+      await Promise.race([setUp, new Promise((r) => setTimeout(() => r("pending"), 50))]),
+    ).toBe("pending");
   });
 });

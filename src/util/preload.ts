@@ -44,6 +44,73 @@ export function preloadLogging(
   ];
 }
 
+/** Preload modules being set up ({@link startPreloads}). */
+export interface PreloadsStarting {
+  /**
+   * Undoes the modules imported so far, one whose `weftSetup` still runs
+   * included (as a plugin still starting is closed); once called, no further
+   * module is imported or set up, and {@link setUp} rejects.
+   */
+  readonly teardown: PreloadTeardown;
+  /** Resolves once every module is set up; rejects as {@link runPreloads} does. */
+  readonly setUp: Promise<void>;
+}
+
+/**
+ * {@link runPreloads}, with the teardown handed over at once: a server closed
+ * while a `weftSetup` never settles still tears down the modules imported,
+ * rather than waiting for a teardown that would never come.
+ */
+export function startPreloads<S>(
+  urls: readonly string[],
+  server: S,
+  onTeardownError: (url: string, err: Error) => void,
+  onTeardownUnfinished: (url: string) => void = () => {},
+): PreloadsStarting {
+  const teardowns: [string, (server: S) => unknown][] = [];
+  let tornDown = false;
+  const teardown: PreloadTeardown = async (budget = new CloseBudget(Number.POSITIVE_INFINITY)) => {
+    tornDown = true;
+    await closeEachWithin({
+      budget,
+      items: () => teardowns.splice(0).reverse(),
+      nameOf: ([url]) => url,
+      close: ([, fn]) => fn(server),
+      closeStep: "weftTeardown",
+      failed: (url, err) => onTeardownError(url, asError(err)),
+      unfinished: (url) => onTeardownUnfinished(url),
+    });
+  };
+  const setUp = (async () => {
+    for (const url of urls) {
+      if (tornDown) break;
+      try {
+        const mod = await importModule(url);
+        // Torn down meanwhile (the server closed): its weftSetup would have no weftTeardown.
+        if (tornDown) throw new Error("not set up: the preload modules were torn down meanwhile");
+        for (const name of ["weftSetup", "weftTeardown"]) {
+          if (mod[name] !== undefined && typeof mod[name] !== "function") {
+            throw new TypeError(`its ${name} export is not a function`);
+          }
+        }
+        if (typeof mod.weftTeardown === "function") {
+          teardowns.push([url, mod.weftTeardown as (server: S) => unknown]);
+        }
+        if (typeof mod.weftSetup === "function")
+          await (mod.weftSetup as (server: S) => unknown)(server);
+      } catch (err) {
+        // Bounded as a close's: one that never settles must not keep the start from failing.
+        const budget = new CloseBudget(DEFAULT_CLOSE_TIMEOUT_S);
+        await teardown(budget);
+        budget.clear();
+        throw new Error(`preload ${url}: ${asError(err).message}`, { cause: err });
+      }
+    }
+    if (tornDown) throw new Error("the preload modules were torn down while they were set up");
+  })();
+  return { teardown, setUp };
+}
+
 /**
  * Import each of `urls` in order and await its `weftSetup(server)`. Rejects,
  * naming the module, if one does not import, `weftSetup` throws, or an export
@@ -59,38 +126,7 @@ export async function runPreloads<S>(
   onTeardownError: (url: string, err: Error) => void,
   onTeardownUnfinished: (url: string) => void = () => {},
 ): Promise<PreloadTeardown> {
-  const teardowns: [string, (server: S) => unknown][] = [];
-  const teardown: PreloadTeardown = async (budget = new CloseBudget(Number.POSITIVE_INFINITY)) => {
-    await closeEachWithin({
-      budget,
-      items: () => teardowns.splice(0).reverse(),
-      nameOf: ([url]) => url,
-      close: ([, fn]) => fn(server),
-      closeStep: "weftTeardown",
-      failed: (url, err) => onTeardownError(url, asError(err)),
-      unfinished: (url) => onTeardownUnfinished(url),
-    });
-  };
-  for (const url of urls) {
-    try {
-      const mod = await importModule(url);
-      for (const name of ["weftSetup", "weftTeardown"]) {
-        if (mod[name] !== undefined && typeof mod[name] !== "function") {
-          throw new TypeError(`its ${name} export is not a function`);
-        }
-      }
-      if (typeof mod.weftTeardown === "function") {
-        teardowns.push([url, mod.weftTeardown as (server: S) => unknown]);
-      }
-      if (typeof mod.weftSetup === "function")
-        await (mod.weftSetup as (server: S) => unknown)(server);
-    } catch (err) {
-      // Bounded as a close's: one that never settles must not keep the start from failing.
-      const budget = new CloseBudget(DEFAULT_CLOSE_TIMEOUT_S);
-      await teardown(budget);
-      budget.clear();
-      throw new Error(`preload ${url}: ${asError(err).message}`, { cause: err });
-    }
-  }
-  return teardown;
+  const starting = startPreloads(urls, server, onTeardownError, onTeardownUnfinished);
+  await starting.setUp;
+  return starting.teardown;
 }
