@@ -26,9 +26,11 @@ import type {
   WorkerPluginSpec,
 } from "../protocol/messagesSession.ts";
 import type { UploadedFile } from "../protocol/uploads.ts";
+import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { LogRecords } from "../util/logRecords.ts";
-import { type PreloadTeardown, preloadLogging, runPreloads } from "../util/preload.ts";
+import { type PreloadTeardown, preloadLogging, startPreloads } from "../util/preload.ts";
+import { StartSteps } from "../util/startSteps.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds as now } from "../util/wallClock.ts";
 import { CpuProfiler } from "../worker/profiler.ts";
@@ -101,6 +103,10 @@ export class Scheduler implements SessionHost {
    * stopped or run once; stopped on closing.
    */
   readonly amm: AmmControl;
+  /** The steps of {@link listen}, which a {@link close} meanwhile ends. */
+  private readonly starting = new StartSteps("the scheduler was closed while starting", (err) =>
+    this.logger.error({ err: asError(err) }, "closing what the start made after close() failed"),
+  );
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
   private statusValue: SchedulerStatus = "init";
@@ -211,36 +217,48 @@ export class Scheduler implements SessionHost {
 
   /**
    * Listen at `options.listen` and start checking heartbeats. A {@link close}
-   * before it is done makes it stop what it started and reject with "the
-   * scheduler was closed while starting", as a worker's `start()` does.
+   * before it is done makes it reject at once with "the scheduler was closed
+   * while starting", as a worker's `start()` does, even while a plugin's
+   * `start` or a preload's `weftSetup` never ends: the close stops what it
+   * started (such a plugin is closed, the preloads torn down, each waited on
+   * up to the close's timeout), and what a step makes after it is closed too.
+   * Not closed, it waits on each step as long as it takes.
    */
   async listen(): Promise<this> {
     if (this.statusValue !== "init")
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
     // Task arguments are passed on to workers unread: not joined into one buffer.
-    this.listener = await listen(this.options.listen, (comm) => this.accept(comm), {
-      ...commOptionsOf(this.options),
-      forwardOutOfBandBuffers: true,
-      onRefusedPeer: (peer, reason) =>
-        this.logger.warn({ peer, reason }, "refused a TLS connection"),
-    });
+    this.listener = await this.starting.step(
+      () =>
+        listen(this.options.listen, (comm) => this.accept(comm), {
+          ...commOptionsOf(this.options),
+          forwardOutOfBandBuffers: true,
+          onRefusedPeer: (peer, reason) =>
+            this.logger.warn({ peer, reason }, "refused a TLS connection"),
+        }),
+      (late) => late.close(),
+    );
     try {
-      // close() while starting: what started is stopped here, not left running.
-      this.throwIfClosedWhileStarting();
       const httpAddress = this.options.httpAddress;
       if (httpAddress !== null) {
-        this.http = await startSchedulerHttp(this, httpAddress, this.options.metricsNamespace);
-        this.throwIfClosedWhileStarting();
+        this.http = await this.starting.step(
+          () => startSchedulerHttp(this, httpAddress, this.options.metricsNamespace),
+          (late) => late.close(),
+        );
       }
-      for (const plugin of this.options.plugins) await this.plugins.add(plugin);
-      this.throwIfClosedWhileStarting();
-      this.preloadTeardown = await runPreloads(
-        this.options.preload,
-        this,
-        ...preloadLogging(this.logger),
-      );
-      this.throwIfClosedWhileStarting();
+      // A plugin's start or a weftSetup may never end: close() must end the start all the
+      // same. The plugin still starting is closed by the close, the preloads torn down.
+      for (const plugin of this.options.plugins) {
+        await this.starting.step(() => this.plugins.add(plugin));
+      }
+      await this.starting.step(() => {
+        const preloads = startPreloads(this.options.preload, this, ...preloadLogging(this.logger));
+        this.preloadTeardown = preloads.teardown;
+        return preloads.setUp;
+      });
     } catch (err) {
+      // close() meanwhile stops what was started, within its timeout.
+      if (this.starting.isStopped) throw err;
       await this.plugins.closeAll();
       await this.http?.close();
       this.http = null;
@@ -441,14 +459,12 @@ export class Scheduler implements SessionHost {
    * Idempotent.
    */
   close(timeout = DEFAULT_CLOSE_TIMEOUT_S): Promise<void> {
-    if (this.statusValue === "init") this.statusValue = "closed";
+    if (this.statusValue === "init") {
+      this.statusValue = "closed";
+      this.starting.stop();
+    }
     this.closePromise ??= this.shutdown("closed", timeout);
     return this.closePromise;
-  }
-
-  /** Refuse to go on starting once {@link close} was called (`listen` is then undone). */
-  private throwIfClosedWhileStarting(): void {
-    if (this.statusValue !== "init") throw new Error("the scheduler was closed while starting");
   }
 
   /** The preloads' `weftTeardown`s, once: a close during `listen` may reach it from both. */
@@ -475,6 +491,11 @@ export class Scheduler implements SessionHost {
     this.idleTimer = null;
     await this.listener?.close();
     await this.http?.close();
+    if (this.starting.isStopped) {
+      // Closed while starting: it never served there, and `address` says so.
+      this.listener = null;
+      this.http = null;
+    }
     this.coordination.dropAll();
     // Each session the plugins saw begin, they see end, and before their close. Dask
     // calls remove_worker/remove_client for these too, but from the sessions' ends, after
