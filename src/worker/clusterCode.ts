@@ -99,6 +99,16 @@ export class ClusterCode {
   }
 
   /**
+   * The worker closed while it took the register reply (its start was cut
+   * short, a step never ending): the rest is not set up, nor handed to the
+   * nanny, for a worker that is gone.
+   */
+  private closing(): boolean {
+    const status = this.host.status();
+    return status === "closing" || status === "closed" || status === "failed";
+  }
+
+  /**
    * The files clients uploaded into the cluster before this worker came (the
    * scheduler's register reply): saved, and its modules imported in the order
    * uploaded, or the start fails saying why.
@@ -162,6 +172,7 @@ export class ClusterCode {
     for (const spec of plugins) {
       const problem = workerPluginSpecProblem(spec);
       if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
+      if (this.closing()) return;
       const { name, fn, args } = spec as WorkerPluginSpec;
       try {
         await this.makeAndAddPlugin(name, fn, args);
@@ -200,6 +211,7 @@ export class ClusterCode {
       return;
     }
     for (const spec of plugins as NannyPluginSpec[]) {
+      if (this.closing()) return;
       try {
         const { restart } = await link.addPlugin(spec, this.host.address(), this.loadedModules);
         if (restart) this.nannyRestart ??= spec.name;

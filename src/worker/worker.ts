@@ -32,7 +32,8 @@ import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { CloseBudget } from "../util/closeBudget.ts";
 import { LogRecords } from "../util/logRecords.ts";
-import { type PreloadTeardown, preloadLogging, runPreloads } from "../util/preload.ts";
+import { type PreloadTeardown, preloadLogging, startPreloads } from "../util/preload.ts";
+import { StartSteps } from "../util/startSteps.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { wallSeconds } from "../util/wallClock.ts";
@@ -107,6 +108,10 @@ export class Worker extends BaseWorker {
   /** The worker plugins clients registered (`plugin_add`, and the cluster's as it registers). */
   private readonly plugins = new WorkerPlugins<Worker>(this.state.plugins, this, (name, err) =>
     this.logger.error({ err, plugin: name }, "worker plugin teardown failed (replaced)"),
+  );
+  /** The steps of {@link start}, which a {@link close} meanwhile ends. */
+  private readonly starting = new StartSteps(CLOSED_WHILE_STARTING, (err) =>
+    this.logger.error({ err: asError(err) }, "closing what the start made after close() failed"),
   );
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
@@ -327,7 +332,11 @@ export class Worker extends BaseWorker {
   /**
    * Start the executor, listen for peers, register with the scheduler and
    * start the periodic callbacks. On failure everything started is closed and
-   * the error is thrown.
+   * the error is thrown. A {@link close} before it is done makes it reject at
+   * once with "the worker was closed while starting", even while a step never
+   * ends (a preload's `weftSetup`, a plugin's `setup`, a scheduler or nanny
+   * that does not answer): the close stops what it started (waiting on such a
+   * step up to its timeout), and what a step makes after it is closed too.
    */
   async start(): Promise<this> {
     if (this.statusValue !== "init")
@@ -335,40 +344,42 @@ export class Worker extends BaseWorker {
     this.statusValue = "starting";
     const o = this.options;
     try {
-      await this.executors.start();
-      this.throwIfClosedWhileStarting();
+      // Each step may wait on code or a peer that never answers (a task module's import, a
+      // weftSetup, a plugin's setup, the scheduler, the nanny): close() ends it at once.
+      await this.starting.step(
+        () => this.executors.start(),
+        () => this.executors.close(),
+      );
       refuseMemoryLimitTooSmall(this.memory, o);
-      this.listener = await listen(o.listen, (comm) => this.servePeer(comm), {
-        ...commOptionsOf(o),
-        onRefusedPeer: (peer, reason) =>
-          this.logger.warn({ peer, reason }, "refused a TLS connection"),
-      });
-      this.throwIfClosedWhileStarting();
+      this.listener = await this.starting.step(
+        () =>
+          listen(o.listen, (comm) => this.servePeer(comm), {
+            ...commOptionsOf(o),
+            onRefusedPeer: (peer, reason) =>
+              this.logger.warn({ peer, reason }, "refused a TLS connection"),
+          }),
+        (late) => late.close(),
+      );
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
-      if (o.httpAddress !== null) {
-        this.http = await startWorkerHttp(this, o.httpAddress, o.metricsNamespace);
-        this.throwIfClosedWhileStarting();
+      const httpAddress = o.httpAddress;
+      if (httpAddress !== null) {
+        this.http = await this.starting.step(
+          () => startWorkerHttp(this, httpAddress, o.metricsNamespace),
+          (late) => late.close(),
+        );
       }
-      this.preloadTeardown = await runPreloads(o.preload, this, ...preloadLogging(this.logger));
-      this.throwIfClosedWhileStarting();
+      await this.starting.step(() => {
+        const preloads = startPreloads(o.preload, this, ...preloadLogging(this.logger));
+        this.preloadTeardown = preloads.teardown;
+        return preloads.setUp;
+      });
       await this.register();
-      this.throwIfClosedWhileStarting();
     } catch (err) {
-      const closedMeanwhile = this.closePromise !== null;
+      // close() meanwhile stops what was started, within its timeout; the step it cut
+      // short may never end, so the start does not wait for it.
+      if (this.starting.isStopped) throw err;
       await this.close();
-      if (closedMeanwhile) {
-        // close() ran while a step was in progress: what that step made is closed here.
-        await this.listener?.close().catch(() => {});
-        await this.http?.close();
-        await this.schedulerComm?.close().catch(() => {});
-        await this.executors.main?.close().catch(() => {});
-      }
       this.statusValue = "failed";
-      // Whatever the interrupted step reports (a refused connection, a closed stream)
-      // is a consequence of close(), not the cause to show.
-      if (closedMeanwhile && !isClosedWhileStarting(err)) {
-        throw new Error(CLOSED_WHILE_STARTING, { cause: err });
-      }
       throw err;
     }
     this.statusValue = "running";
@@ -477,16 +488,22 @@ export class Worker extends BaseWorker {
 
   /** Register with the scheduler (see registration.ts), and take what its answer gives. */
   private async register(): Promise<void> {
-    const { comm, reply } = await registerWithScheduler({
-      options: this.options,
-      logger: this.logger,
-      address: this.address,
-      connected: (c) => {
-        this.schedulerComm = c;
-      },
-      closing: () => this.closePromise !== null,
-      throwIfClosed: () => this.throwIfClosedWhileStarting(),
-    });
+    const { comm, reply } = await this.starting.step(
+      () =>
+        registerWithScheduler({
+          options: this.options,
+          logger: this.logger,
+          address: this.address,
+          connected: (c) => {
+            this.schedulerComm = c;
+            // Connected after the close closed the one it knew: nobody else would.
+            if (this.starting.isStopped) c.abort();
+          },
+          closing: () => this.closePromise !== null,
+          throwIfClosed: () => this.throwIfClosedWhileStarting(),
+        }),
+      (late) => late.comm.abort(),
+    );
     await this.registered(comm, reply);
   }
 
@@ -500,7 +517,7 @@ export class Worker extends BaseWorker {
     // the scheduler closing the connection on it.
     limitSendsToScheduler(comm, reply);
     // Before the first message is read: tasks may need them.
-    await this.code.takeRegisterReply(reply);
+    await this.starting.step(() => this.code.takeRegisterReply(reply));
     const stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
       onError: (err) => this.cannotSendToScheduler(err),
@@ -810,11 +827,14 @@ export class Worker extends BaseWorker {
    * names of the instructions still running after the timeout. Idempotent.
    */
   override close(timeout = 30): Promise<string[]> {
+    this.starting.stop();
     this.closePromise ??= this.shutdown(timeout);
     return this.closePromise;
   }
 
   private async shutdown(timeout: number): Promise<string[]> {
+    // Closed before it ran (its start failed, or was cut short): it ends failed.
+    const neverRan = this.statusValue === "starting";
     this.statusValue = "closing";
     for (const t of this.timers.splice(0)) clearInterval(t);
     // A close must finish, and most callers do not wait for it (`void this.close()`):
@@ -853,7 +873,9 @@ export class Worker extends BaseWorker {
     this.runner.close();
     try {
       if (this.stream !== null) await this.stream.close();
-      else await this.schedulerComm?.close();
+      // A registration cut short has nothing to flush, and a scheduler that never
+      // answered may never close its side: an orderly close would wait for it.
+      else this.schedulerComm?.abort();
     } catch (err) {
       this.logger.debug({ err }, "error closing the scheduler stream");
     }
@@ -865,7 +887,7 @@ export class Worker extends BaseWorker {
     await step("the executors", () => this.executors.close());
     await step("the spill store", () => this.spill?.close());
     // Set before `closed` resolves: whoever waits on it reads the final status.
-    this.statusValue = this.stateMachineFailed ? "failed" : "closed";
+    this.statusValue = this.stateMachineFailed || neverRan ? "failed" : "closed";
     this.logger.info({ address: this.safeAddress() }, "worker closed");
     this.markClosed();
     return stuck;
@@ -886,10 +908,6 @@ export class Worker extends BaseWorker {
 }
 
 const CLOSED_WHILE_STARTING = "the worker was closed while starting";
-
-function isClosedWhileStarting(err: unknown): boolean {
-  return err instanceof Error && err.message === CLOSED_WHILE_STARTING;
-}
 
 /** True for the scheduler's `close-worker` (not an event of the state machine). */
 function isCloseWorker(

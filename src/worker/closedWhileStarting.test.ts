@@ -1,0 +1,157 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { AddressInfo, Socket } from "node:net";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { pino } from "pino";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import type { NannyLink } from "./nannyLink.ts";
+import { stuckStartLog } from "./stuckStartTasks.ts";
+import { TEST_TASKS } from "./testWorker.ts";
+import { Worker } from "./worker.ts";
+import type { WorkerOptions } from "./workerOptions.ts";
+
+const STUCK_TASKS = new URL("./stuckStartTasks.ts", import.meta.url).href;
+const CLOSED = /^the worker was closed while starting$/;
+const dir = mkdtempSync(join(tmpdir(), "weft-worker-closed-starting-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function worker(scheduler: string, o: Partial<WorkerOptions> = {}): Worker {
+  const w = new Worker({
+    scheduler,
+    listen: "inproc://",
+    nthreads: 1,
+    executor: "inline",
+    taskModules: [TEST_TASKS, STUCK_TASKS],
+    connectTimeoutMs: 60_000,
+    logger: pino({ level: "silent" }),
+    ...o,
+  });
+  cleanups.push(() => w.close(0));
+  return w;
+}
+
+async function scheduler(): Promise<Scheduler> {
+  const s = await Scheduler.start({ logger: pino({ level: "silent" }), listen: "inproc://" });
+  cleanups.push(() => s.close());
+  return s;
+}
+
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setTimeout(r, 5));
+}
+
+/** Close `w` once `ready`, and how long its start then took to reject with CLOSED (ms). */
+async function closeWhileStarting(
+  w: Worker,
+  starting: Promise<unknown>,
+  ready: () => boolean,
+  timeout: number,
+): Promise<{ rejectedMs: number; closedMs: number }> {
+  await until(ready);
+  const t0 = performance.now();
+  const closing = w.close(timeout);
+  await expect(starting).rejects.toThrow(CLOSED);
+  const rejectedMs = performance.now() - t0;
+  await closing;
+  return { rejectedMs, closedMs: performance.now() - t0 };
+}
+
+// Short: without the fix these hang until the timeout.
+describe("a worker closed while a start step never ends", { timeout: 10_000 }, () => {
+  it("a preload whose weftSetup never resolves: start() rejects at once, the preloads are torn down", async () => {
+    const mod = join(dir, "stuck.mjs");
+    writeFileSync(
+      mod,
+      `export const log = [];
+export function weftSetup() { log.push("up"); return new Promise(() => {}); }
+export function weftTeardown() { log.push("down"); }
+`,
+    );
+    const s = await scheduler();
+    const w = worker(s.address, { preload: [mod] });
+    const starting = w.start();
+    const { log } = (await import(pathToFileURL(mod).href)) as { log: string[] };
+    const { rejectedMs, closedMs } = await closeWhileStarting(
+      w,
+      starting,
+      () => log.length > 0,
+      30,
+    );
+    expect(rejectedMs).toBeLessThan(500);
+    expect(closedMs).toBeLessThan(5_000);
+    expect(log).toEqual(["up", "down"]);
+    expect(w.status).toBe("failed");
+    expect(s.state.workers.size).toBe(0);
+  });
+
+  it("a worker plugin of the register reply whose setup never resolves: start() rejects at once, the plugin is torn down, no later one is set up", async () => {
+    const s = await scheduler();
+    s.workerPlugins.push(
+      { name: "stuck", fn: "stuckSetupPlugin", args: ["stuck"] },
+      { name: "after", fn: "quickPlugin", args: ["after"] },
+    );
+    stuckStartLog().length = 0;
+    const w = worker(s.address);
+    const starting = w.start();
+    const { rejectedMs, closedMs } = await closeWhileStarting(
+      w,
+      starting,
+      () => stuckStartLog().includes("stuck setup"),
+      0.2,
+    );
+    expect(rejectedMs).toBeLessThan(500);
+    expect(closedMs).toBeLessThan(5_000);
+    expect(stuckStartLog()).toEqual(["stuck setup", "stuck teardown"]);
+    expect(w.status).toBe("failed");
+    expect(w.pluginNames).toEqual([]);
+  });
+
+  it("a nanny that never answers for a nanny plugin of the register reply: start() rejects at once", async () => {
+    const s = await scheduler();
+    s.nannyPlugins.push({ name: "env", fn: "nannyEnv", args: [] });
+    let asked = 0;
+    const silentNanny: NannyLink = {
+      addPlugin: () => {
+        asked++;
+        return new Promise(() => {});
+      },
+      removePlugin: () => Promise.resolve(false),
+    };
+    const w = worker(s.address, { nanny: true, nannyLink: silentNanny });
+    const starting = w.start();
+    const { rejectedMs } = await closeWhileStarting(w, starting, () => asked > 0, 30);
+    expect(rejectedMs).toBeLessThan(500);
+    expect(w.status).toBe("failed");
+  });
+
+  it("a scheduler that accepts the connection and never answers register-worker: start() rejects at once", async () => {
+    const held: Socket[] = [];
+    const silent = createServer({ allowHalfOpen: true }, (socket) => {
+      held.push(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      for (const socket of held) socket.destroy();
+      silent.close();
+    });
+    const address = `tcp://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const w = worker(address, { listen: "tcp://127.0.0.1:0" });
+    const starting = w.start();
+    const { rejectedMs, closedMs } = await closeWhileStarting(
+      w,
+      starting,
+      () => held.length > 0,
+      30,
+    );
+    expect(rejectedMs).toBeLessThan(500);
+    expect(closedMs).toBeLessThan(5_000);
+    expect(w.status).toBe("failed");
+  });
+});
