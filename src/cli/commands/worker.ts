@@ -142,6 +142,8 @@ export async function runWorker(
   let worker: Worker;
   let nthreads: number;
   let gaveUp = false;
+  /** The worker's close when told to give up while it starts: awaited before returning. */
+  let givingUp: Promise<unknown> | null = null;
   try {
     nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
     if (opts.executor !== "inline" && nthreads > MAX_POOL_THREADS) {
@@ -225,11 +227,16 @@ export async function runWorker(
     const starting = worker;
     void giveUp?.then(() => {
       gaveUp = true;
-      return starting.close();
+      givingUp = starting.close();
+      return givingUp;
     });
     await worker.start();
   } catch (err) {
-    if (gaveUp) return; // said why already
+    if (gaveUp) {
+      // The start ends at once, the close it cut short may still be tearing down.
+      await givingUp;
+      return; // said why already
+    }
     ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
     ctx.exitCode = EXIT.usage;
     return;

@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
+import { Scheduler } from "../../scheduler/scheduler.ts";
 import { refusingAddress, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
 
@@ -42,5 +44,28 @@ describe("weft worker and signals", () => {
     const file = join(dir, "stale.json");
     writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
     await signalledWhileWaiting(["--scheduler-file", file], "SIGINT");
+  }, 30_000);
+
+  it("SIGTERM while a preload's weftSetup never resolves: exit 0 at once, the preload torn down", async () => {
+    const log = join(dir, "preload.log");
+    const preload = join(dir, "stuck.mjs");
+    writeFileSync(
+      preload,
+      `import { appendFileSync } from "node:fs";
+export function weftSetup() { appendFileSync(${JSON.stringify(log)}, "up\\n"); return new Promise(() => {}); }
+export function weftTeardown() { appendFileSync(${JSON.stringify(log)}, "down\\n"); }
+`,
+    );
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      // Before, the start waited on the weftSetup for good: the signal closed nothing.
+      await signalledWhileWaiting([scheduler.address, "--preload", preload], "SIGTERM");
+      expect(readFileSync(log, "utf8")).toBe("up\ndown\n");
+    } finally {
+      await scheduler.close();
+    }
   }, 30_000);
 });
