@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
+import { DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
@@ -26,6 +27,7 @@ import { Adaptive, type AdaptOptions } from "./adaptive.ts";
 import { optionsOf } from "./argChecks.ts";
 import { Client } from "./client.ts";
 import type { ClientOptions } from "./clientOptions.ts";
+import { StartTogether, WORKER_CLOSE_TIMEOUT_S } from "./startTogether.ts";
 
 /** The scheduler's options that a {@link LocalCluster} sets itself. */
 export type SchedulerSetByCluster = "listen" | "tls" | "validate" | "logger";
@@ -327,19 +329,25 @@ export class LocalCluster {
         acceptUploads: options.worker?.acceptUploads ?? true,
         logger: logger.child({ name: "weft.worker" }),
       });
+    const together = new StartTogether();
     const started = await Promise.allSettled(
-      // async: a bad option throws in the constructor, and must reject like a failed start.
-      Array.from({ length: nWorkers }, async (_, i) => newWorker(String(i)).start()),
+      Array.from({ length: nWorkers }, async (_, i) => {
+        let worker: Worker;
+        try {
+          worker = newWorker(String(i));
+        } catch (err) {
+          // A bad option throws in the constructor: a failed start like any other.
+          together.fail(err);
+          throw err;
+        }
+        return together.start(worker);
+      }),
     );
-    const workers: Worker[] = [];
-    let failure: unknown = null;
-    for (const r of started) {
-      if (r.status === "fulfilled") workers.push(r.value);
-      else failure ??= r.reason;
-    }
-    if (failure !== null) {
-      await Promise.allSettled(workers.map((w) => w.close()));
+    const workers = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    if (together.failed) {
+      await together.closeAll();
       await scheduler.close();
+      const failure = together.failure;
       const why = failure instanceof Error ? failure.message : String(failure);
       throw new Error(`LocalCluster: a worker failed to start: ${why}`, { cause: failure });
     }
@@ -545,24 +553,28 @@ export class LocalCluster {
   }
 
   private async startWorkers(count: number): Promise<void> {
+    const together = new StartTogether();
     const started = await Promise.allSettled(
       Array.from({ length: count }, async () => {
-        const w = this.newWorker(String(this.workersMade++));
+        let w: Worker;
+        try {
+          w = this.newWorker(String(this.workersMade++));
+        } catch (err) {
+          together.fail(err);
+          throw err;
+        }
         this.starting.add(w); // until it has a slot: counted, and closed by close()
         try {
-          return await w.start();
+          return await together.start(w);
         } catch (err) {
           this.starting.delete(w);
           throw err;
         }
       }),
     );
-    let failure: unknown = null;
+    let failure: unknown = together.failure;
     for (const r of started) {
-      if (r.status === "rejected") {
-        failure ??= r.reason;
-        continue;
-      }
+      if (r.status === "rejected") continue;
       const w = r.value;
       this.starting.delete(w);
       if (this.closePromise !== null) {
@@ -656,20 +668,36 @@ export class LocalCluster {
     for (const w of this.workers) w.state.validateState();
   }
 
-  /** Close the clients, the workers and the scheduler. Idempotent. */
-  close(): Promise<void> {
-    return this.shutDown();
+  /**
+   * Close the clients, the workers and the scheduler. The plugins' and
+   * preloads' teardowns (and a start step in progress) are waited on up to
+   * `timeout` seconds (default 30; `Infinity`: until they end) by the
+   * scheduler, and up to 5 s, or `timeout` if less, by each worker, which
+   * waits as long on its running tasks: one still running then is logged at
+   * warn and no longer waited on. Idempotent: a later call's `timeout` is
+   * not used. Throws a RangeError for a `timeout` that is not a number ≥ 0.
+   */
+  close(timeout: number = DEFAULT_CLOSE_TIMEOUT_S): Promise<void> {
+    if (typeof timeout !== "number" || !(timeout >= 0)) {
+      return Promise.reject(
+        new RangeError(
+          `LocalCluster.close: timeout must be a number of seconds ≥ 0, got ${showValue(timeout)}`,
+        ),
+      );
+    }
+    return this.shutDown(undefined, timeout);
   }
 
   /** {@link close}, telling the clients' waiting futures `why` when it is not the user's call. */
-  private shutDown(why?: string): Promise<void> {
+  private shutDown(why?: string, timeout = DEFAULT_CLOSE_TIMEOUT_S): Promise<void> {
     this.closePromise ??= (async () => {
       this.adaptive?.stop();
       await Promise.allSettled([...this.clients].map((c) => c.close(why)));
       // Replacements still starting are stopped too (they would wait for the scheduler).
       const starting = [...this.starting, ...this.replacing.values()];
-      await Promise.allSettled([...this.workers, ...starting].map((w) => w.close(5)));
-      await this.scheduler.close();
+      const workerTimeout = Math.min(timeout, WORKER_CLOSE_TIMEOUT_S);
+      await Promise.allSettled([...this.workers, ...starting].map((w) => w.close(workerTimeout)));
+      await this.scheduler.close(timeout);
     })();
     return this.closePromise;
   }

@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { LocalCluster } from "./localCluster.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-cluster-stuck-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const clusters: LocalCluster[] = [];
+afterEach(async () => {
+  for (const c of clusters.splice(0)) await c.close(0);
+});
+
+const silent = () => pino({ level: "silent" });
+const never = () => new Promise(() => {});
+
+/**
+ * A preload whose weftSetup fails on the worker named "0" and never ends on
+ * the others: its file.
+ */
+function failingThenStuck(name: string): string {
+  const path = join(dir, name);
+  writeFileSync(
+    path,
+    `export function weftSetup(w) {
+  if (w.options.name === "0") throw new Error("worker 0 cannot start");
+  return new Promise(() => {});
+}
+`,
+  );
+  return path;
+}
+
+// Short: without the fix these hang until the timeout.
+describe("a LocalCluster whose parts never finish starting or closing", { timeout: 15_000 }, () => {
+  it("start(): a worker that fails has those still starting closed, and the start fails with its error", async () => {
+    const preload = failingThenStuck("start.mjs");
+    const t0 = performance.now();
+    await expect(
+      LocalCluster.start({
+        workers: 3,
+        executor: "inline",
+        logger: silent(),
+        worker: { preload: [preload] },
+      }),
+    ).rejects.toThrow(
+      /^LocalCluster: a worker failed to start: preload .*start\.mjs: worker 0 cannot start$/,
+    );
+    expect(performance.now() - t0).toBeLessThan(8_000);
+  });
+
+  it("scale(n): likewise, the scale failing with the first error", async () => {
+    const preload = failingThenStuck("scale.mjs");
+    const cluster = await LocalCluster.start({
+      workers: 0,
+      executor: "inline",
+      logger: silent(),
+      worker: { preload: [preload] },
+    });
+    clusters.push(cluster);
+    const t0 = performance.now();
+    await expect(cluster.scale(3)).rejects.toThrow(
+      /^scale: a worker failed to start: preload .*scale\.mjs: worker 0 cannot start$/,
+    );
+    expect(performance.now() - t0).toBeLessThan(8_000);
+    expect(cluster.workerCount).toBe(0);
+  });
+
+  it("close(timeout): a scheduler plugin's and a worker plugin's close that never end are waited on up to the timeout", async () => {
+    const cluster = await LocalCluster.start({
+      workers: 1,
+      executor: "inline",
+      logger: silent(),
+      scheduler: { plugins: [{ name: "stuck", close: never }] },
+    });
+    await cluster.workers[0].addPlugin({ teardown: never }, "stuck");
+    const t0 = performance.now();
+    await cluster.close(0.2);
+    // Before, 5 s for the worker and 30 s for the scheduler.
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect(cluster.scheduler.status).toBe("closed");
+    expect(cluster.workers[0].status).toBe("closed");
+  });
+
+  it("close(timeout) refuses a timeout that is not a number of seconds ≥ 0, closing nothing", async () => {
+    const cluster = await LocalCluster.start({ workers: 0, executor: "inline", logger: silent() });
+    clusters.push(cluster);
+    for (const bad of [-1, Number.NaN, "5", null]) {
+      await expect(cluster.close(bad as number)).rejects.toThrow(
+        /^LocalCluster.close: timeout must be a number of seconds ≥ 0, got /,
+      );
+    }
+    expect(cluster.scheduler.status).toBe("running");
+    await cluster.close(Number.POSITIVE_INFINITY);
+    expect(cluster.scheduler.status).toBe("closed");
+  });
+});
