@@ -383,6 +383,38 @@ describe("weft worker --nanny", () => {
     }
   }, 120_000);
 
+  it("stopped while its worker's start never ends (a weftSetup that never resolves): the worker closes, its preload torn down, and the nanny ends", async () => {
+    const scheduler = await quietScheduler();
+    const marks = join(dir, "marks-stuck-setup.txt");
+    const preload = join(dir, "stuck-setup.mjs");
+    writeFileSync(
+      preload,
+      `import { appendFileSync } from "node:fs";
+export function weftSetup() { appendFileSync(${JSON.stringify(marks)}, "up\\n"); return new Promise(() => {}); }
+export function weftTeardown() { appendFileSync(${JSON.stringify(marks)}, "down\\n"); }
+`,
+    );
+    const ctx = testContext();
+    const { nanny, stop } = startNanny(
+      [scheduler.address, "--nthreads", "1", "--executor", "inline", "--preload", preload],
+      0,
+      ctx,
+    );
+    try {
+      for (let i = 0; i < 600 && !existsSync(marks); i++) await sleep(100);
+      stop();
+      // Before, the worker's start waited on the weftSetup for good, and the nanny on it.
+      const ended = await Promise.race([nanny.then(() => "ended"), sleep(30_000, "still running")]);
+      expect(ended).toBe("ended");
+      expect(ctx.exitCode).toBe(0);
+      expect(readFileSync(marks, "utf8")).toBe("up\ndown\n");
+      expect(scheduler.state.workers.size).toBe(0);
+    } finally {
+      stop();
+      await scheduler.close();
+    }
+  }, 120_000);
+
   it("a worker whose nanny died while it was starting closes once started", async () => {
     const scheduler = await quietScheduler();
     // As a nanny's child, whose channel closes before the child listens for it.
