@@ -348,7 +348,7 @@ export class Worker extends BaseWorker {
       // weftSetup, a plugin's setup, the scheduler, the nanny): close() ends it at once.
       await this.starting.step(
         () => this.executors.start(),
-        () => this.executors.close(),
+        (late) => late.close(),
       );
       refuseMemoryLimitTooSmall(this.memory, o);
       this.listener = await this.starting.step(
