@@ -3,7 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { runPreloads, startPreloads } from "./preload.ts";
+import { type PreloadTeardown, startPreloads } from "./preload.ts";
+
+/** The preloads set up, and their teardown. */
+async function setUpPreloads(
+  ...args: Parameters<typeof startPreloads<object>>
+): Promise<PreloadTeardown> {
+  const starting = startPreloads(...args);
+  await starting.setUp;
+  return starting.teardown;
+}
 
 const dir = mkdtempSync(join(tmpdir(), "weft-preload-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,10 +27,10 @@ function moduleAt(name: string, body: string): string {
 const tearsDown = (name: string) =>
   moduleAt(`${name}.mjs`, `export function weftTeardown(s) { s.log.push("down ${name}"); }\n`);
 
-describe("runPreloads", () => {
+describe("startPreloads, set up", () => {
   it("tears down last first", async () => {
     const server = { log: [] as string[] };
-    const teardown = await runPreloads([tearsDown("a"), tearsDown("b")], server, () => {});
+    const teardown = await setUpPreloads([tearsDown("a"), tearsDown("b")], server, () => {});
     await teardown();
     expect(server.log).toEqual(["down b", "down a"]);
   });
@@ -32,7 +41,7 @@ describe("runPreloads", () => {
       "failing.mjs",
       'export function weftSetup() { throw new Error("boom"); }\n',
     );
-    await expect(runPreloads([tearsDown("c"), failing], server, () => {})).rejects.toThrow(
+    await expect(setUpPreloads([tearsDown("c"), failing], server, () => {})).rejects.toThrow(
       `preload ${failing}: boom`,
     );
     expect(server.log).toEqual(["down c"]);
@@ -45,7 +54,7 @@ describe("runPreloads", () => {
       'export function weftTeardown() { throw new Error("stuck"); }\n',
     );
     const errors: [string, string][] = [];
-    const teardown = await runPreloads([tearsDown("d"), throwing], server, (url, err) =>
+    const teardown = await setUpPreloads([tearsDown("d"), throwing], server, (url, err) =>
       errors.push([url, err.message]),
     );
     await teardown();
@@ -66,7 +75,7 @@ describe("runPreloads", () => {
     );
     const told: string[] = [];
     // As pino does, reading the stack. Before, the throw ended the teardown: e stayed up.
-    const teardown = await runPreloads([tearsDown("e"), hostile], server, (_url, err) =>
+    const teardown = await setUpPreloads([tearsDown("e"), hostile], server, (_url, err) =>
       told.push(`${err.message}: ${err.stack}`),
     );
     await teardown();
@@ -87,7 +96,7 @@ describe("runPreloads", () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
       let outcome: unknown = null;
-      const starting = runPreloads(
+      const starting = setUpPreloads(
         [stuck, failing],
         {},
         () => {},

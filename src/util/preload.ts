@@ -28,7 +28,7 @@ export interface PreloadLogger {
 }
 
 /**
- * The `onTeardownError` and `onTeardownUnfinished` of {@link runPreloads}
+ * The `onTeardownError` and `onTeardownUnfinished` of {@link startPreloads}
  * that a scheduler or worker gives: each logged to `logger`, naming the module.
  */
 export function preloadLogging(
@@ -52,14 +52,21 @@ export interface PreloadsStarting {
    * module is imported or set up, and {@link setUp} rejects.
    */
   readonly teardown: PreloadTeardown;
-  /** Resolves once every module is set up; rejects as {@link runPreloads} does. */
+  /** Resolves once every module is set up. */
   readonly setUp: Promise<void>;
 }
 
 /**
- * {@link runPreloads}, with the teardown handed over at once: a server closed
- * while a `weftSetup` never settles still tears down the modules imported,
- * rather than waiting for a teardown that would never come.
+ * Import each of `urls` in order and await its `weftSetup(server)`. The
+ * teardown is handed over at once, with the setup: a server closed while a
+ * `weftSetup` never settles still tears down the modules imported, rather
+ * than waiting for a teardown that would never come. The setup rejects,
+ * naming the module, if one does not import, `weftSetup` throws, or an export
+ * of that name is not a function, after tearing down those set up (waiting on
+ * them {@link DEFAULT_CLOSE_TIMEOUT_S} at most). The teardown undoes those
+ * imported: a `weftTeardown` still running at the budget's deadline is told
+ * to `onTeardownUnfinished` and no longer waited on (the others are still
+ * called, in order; an error it throws later still goes to `onTeardownError`).
  */
 export function startPreloads<S>(
   urls: readonly string[],
@@ -109,24 +116,4 @@ export function startPreloads<S>(
     if (tornDown) throw new Error("the preload modules were torn down while they were set up");
   })();
   return { teardown, setUp };
-}
-
-/**
- * Import each of `urls` in order and await its `weftSetup(server)`. Rejects,
- * naming the module, if one does not import, `weftSetup` throws, or an export
- * of that name is not a function, after tearing down those set up (waiting on
- * them {@link DEFAULT_CLOSE_TIMEOUT_S} at most). Resolves with the teardown of those imported:
- * a `weftTeardown` still running at the budget's deadline is told to
- * `onTeardownUnfinished` and no longer waited on (the others are still called,
- * in order; an error it throws later still goes to `onTeardownError`).
- */
-export async function runPreloads<S>(
-  urls: readonly string[],
-  server: S,
-  onTeardownError: (url: string, err: Error) => void,
-  onTeardownUnfinished: (url: string) => void = () => {},
-): Promise<PreloadTeardown> {
-  const starting = startPreloads(urls, server, onTeardownError, onTeardownUnfinished);
-  await starting.setUp;
-  return starting.teardown;
 }
