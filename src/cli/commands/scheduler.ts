@@ -71,14 +71,20 @@ function workerTtlMs(text: string): number {
  * Run a scheduler until `stop` resolves (SIGINT/SIGTERM in production).
  * Prints its address on stdout once listening: on a wildcard host
  * (`0.0.0.0`, `[::]`), one of this machine's that workers elsewhere can use
- * (Dask prints its `get_ip()`), then the listening one.
+ * (Dask prints its `get_ip()`), then the listening one. `giveUp` resolving
+ * while it starts (a signal) closes it, however long a step of the start
+ * takes, and returns once closed, saying nothing.
  */
 export async function runScheduler(
   opts: SchedulerCliOptions,
   ctx: CliContext,
   stop: (scheduler: Scheduler) => Promise<unknown>,
+  giveUp?: Promise<unknown>,
 ): Promise<void> {
   let scheduler: Scheduler;
+  let gaveUp = false;
+  /** The close giving up began, once it did: awaited before returning. */
+  let givingUp: Promise<void> | null = null;
   try {
     const secure = tlsFrom(opts);
     const listen =
@@ -90,7 +96,7 @@ export async function runScheduler(
         `--listen ${listen}: workers and clients in other processes need tcp:// (or tls://)`,
       );
     }
-    scheduler = await Scheduler.start({
+    scheduler = new Scheduler({
       listen,
       validate: opts.validate === true,
       workerTtlMs: workerTtlMs(opts.workerTtl),
@@ -115,7 +121,19 @@ export async function runScheduler(
       taskModules: opts.tasks ?? [],
       logger: stderrLogger("weft.scheduler", opts.logLevel),
     });
+    // Told to stop (a signal) while starting, a plugin's start or a weftSetup never
+    // ending: closed as a running one is, its preloads torn down.
+    const starting = scheduler;
+    void giveUp?.then(() => {
+      gaveUp = true;
+      givingUp = starting.close();
+    });
+    await scheduler.listen();
   } catch (err) {
+    if (gaveUp) {
+      await givingUp;
+      return;
+    }
     ctx.stderr.write(`weft scheduler: cannot start: ${(err as Error).message}\n`);
     ctx.exitCode = EXIT.usage;
     return;
@@ -232,6 +250,18 @@ export function schedulerCommand(ctx: CliContext): Command {
         ctx.exitCode = EXIT.usage;
         return;
       }
-      await runScheduler(opts, ctx, (s) => untilSignal(s.closed));
+      // Listened for from the start: a scheduler still starting closes on SIGINT or
+      // SIGTERM as a running one does (exit 0), its preloads torn down.
+      let finished!: () => void;
+      const signalled = untilSignal(
+        new Promise<void>((resolve) => {
+          finished = resolve;
+        }),
+      );
+      try {
+        await runScheduler(opts, ctx, (s) => Promise.race([signalled, s.closed]), signalled);
+      } finally {
+        finished();
+      }
     });
 }

@@ -1,0 +1,40 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import { testContext } from "../testContext.ts";
+import { main } from "../weft.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-signals-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("weft scheduler and signals", () => {
+  it("SIGTERM while a preload's weftSetup never resolves: exit 0 at once, nothing said, the preload torn down", async () => {
+    const log = join(dir, "preload.log");
+    const preload = join(dir, "stuck.mjs");
+    writeFileSync(
+      preload,
+      `import { appendFileSync } from "node:fs";
+export function weftSetup() { appendFileSync(${JSON.stringify(log)}, "up\\n"); return new Promise(() => {}); }
+export function weftTeardown() { appendFileSync(${JSON.stringify(log)}, "down\\n"); }
+`,
+    );
+    const ctx = testContext();
+    const args = ["--listen", "tcp://127.0.0.1:0", "--preload", preload, "--log-level", "silent"];
+    const scheduler = main(["node", "weft", "scheduler", ...args], ctx);
+    for (let i = 0; i < 200 && !existsSync(log); i++) await sleep(50);
+    const signalled = Date.now();
+    // Before, no handler was there while it started: the signal went unheard (here) or
+    // killed the process with the preload never torn down.
+    process.emit("SIGTERM", "SIGTERM");
+    const code = await Promise.race([scheduler, sleep(5_000, "still starting")]);
+    expect(code).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(3_000);
+    expect(ctx.stdout.text).toBe("");
+    expect(ctx.stderr.text).toBe("");
+    expect(readFileSync(log, "utf8")).toBe("up\ndown\n");
+    expect(process.listenerCount("SIGTERM")).toBe(0);
+    expect(process.listenerCount("SIGINT")).toBe(0);
+  }, 30_000);
+});
