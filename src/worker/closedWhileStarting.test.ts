@@ -65,6 +65,26 @@ async function closeWhileStarting(
 
 // Short: without the fix these hang until the timeout.
 describe("a worker closed while a start step never ends", { timeout: 10_000 }, () => {
+  it("a task module whose import never ends (inline): start() rejects at once", async () => {
+    const mod = join(dir, "stuckImport.mjs");
+    writeFileSync(
+      mod,
+      `globalThis[Symbol.for("weft.test.stuckImport")] = true;
+await new Promise(() => {});
+`,
+    );
+    const s = await scheduler();
+    const w = worker(s.address, { taskModules: [pathToFileURL(mod).href] });
+    const starting = w.start();
+    const imported = () =>
+      (globalThis as Record<symbol, unknown>)[Symbol.for("weft.test.stuckImport")] === true;
+    const { rejectedMs, closedMs } = await closeWhileStarting(w, starting, imported, 30);
+    expect(rejectedMs).toBeLessThan(500);
+    expect(closedMs).toBeLessThan(5_000);
+    expect(w.status).toBe("failed");
+    expect(s.state.workers.size).toBe(0);
+  });
+
   it("a preload whose weftSetup never resolves: start() rejects at once, the preloads are torn down", async () => {
     const mod = join(dir, "stuck.mjs");
     writeFileSync(
