@@ -9,9 +9,10 @@
 import type { Logger } from "pino";
 import { adaptiveTarget } from "../scheduler/state/adaptive.ts";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
+import type { OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
-import { optionsOf } from "./argChecks.ts";
+import { knownOptionsOf } from "./argChecks.ts";
 
 /** Options of `LocalCluster.adapt`. */
 export interface AdaptOptions {
@@ -26,6 +27,15 @@ export interface AdaptOptions {
   /** Workers enough to run the work there is in about this long, in ms. Default 5,000 (Dask's `target_duration`). */
   targetDurationMs?: number;
 }
+
+/** Every option of {@link AdaptOptions}: others are refused. */
+const ADAPT_OPTIONS: OptionNames<AdaptOptions> = {
+  minimum: true,
+  maximum: true,
+  intervalMs: true,
+  waitCount: true,
+  targetDurationMs: true,
+};
 
 /** What adaptive scaling needs of its cluster. */
 export interface AdaptiveHost {
@@ -79,7 +89,7 @@ export class Adaptive {
     private readonly host: AdaptiveHost,
     options: AdaptOptions = {},
   ) {
-    optionsOf("adapt", options);
+    knownOptionsOf("adapt", options, ADAPT_OPTIONS);
     this.minimum = checkCount("minimum", options.minimum ?? 0, 0);
     if (this.minimum === Number.POSITIVE_INFINITY) {
       throw new RangeError("adapt: minimum must be finite");

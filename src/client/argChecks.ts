@@ -5,6 +5,7 @@
  * inside, a wait that never ends, or a meaningless value taken silently.
  */
 
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 
@@ -24,6 +25,21 @@ export function optionsOf<T extends object>(
     throw new TypeError(`${what}: options must be an object, got ${showValue(options)}`);
   }
   return options;
+}
+
+/**
+ * {@link optionsOf}, also refusing a key that is none of `known`: a misspelt
+ * option (Dask's `timeout` for `timeoutMs`) was dropped without a word, and the
+ * default ran instead, which for a wait is waiting forever.
+ */
+export function knownOptionsOf<T extends object>(
+  what: string,
+  options: T | undefined,
+  known: OptionNames<T>,
+): T {
+  const o = optionsOf(what, options);
+  checkKnownOptions(what, o, known);
+  return o;
 }
 
 /** A TypeError naming `what` and `name` unless `v` is undefined or a boolean. */

@@ -30,6 +30,7 @@ import type {
 } from "../protocol/messagesSession.ts";
 import { containLogger } from "../util/containedLogger.ts";
 import { callGuarded } from "../util/guardedCall.ts";
+import { checkKnownOptions } from "../util/knownOptions.ts";
 import { weftLogger } from "../util/logger.ts";
 import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
 import { showValue } from "../util/showValue.ts";
@@ -38,7 +39,13 @@ import { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor, type ActorHost } from "./actor.ts";
 import { ActiveMemoryManagerClient } from "./amm.ts";
-import { checkOptionalBoolean, itemsOf, optionsOf, workerAddressesField } from "./argChecks.ts";
+import {
+  checkOptionalBoolean,
+  itemsOf,
+  knownOptionsOf,
+  optionsOf,
+  workerAddressesField,
+} from "./argChecks.ts";
 import { cuttingLeavers, onEveryWorker, sortedByKey, workersNamed } from "./askWorkers.ts";
 import { Cancels } from "./cancels.ts";
 import { ClientDatasets } from "./clientDatasets.ts";
@@ -84,6 +91,21 @@ import { KeyRecords } from "./keyRecords.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { NANNY_PLUGIN_RPCS, type NannyPluginOptions, nannyPluginSpec } from "./nannyPlugins.ts";
+import {
+  CANCEL_OPTIONS,
+  DEFAULT_OPTIONS,
+  DUMP_OPTIONS,
+  LOGS_OPTIONS,
+  NBYTES_OPTIONS,
+  PUBLISH_OPTIONS,
+  QUEUE_OPTIONS,
+  RUN_OPTIONS,
+  SCATTER_OPTIONS,
+  SEMAPHORE_OPTIONS,
+  SUB_OPTIONS,
+  TASK_STREAM_OPTIONS,
+  WORKER_LOGS_OPTIONS,
+} from "./optionNames.ts";
 import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
 import { type ClusterProfile, type ProfileOptions, profileWhile } from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
@@ -557,7 +579,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<{ [K in keyof T]: Future<T[K]> }>;
   async scatter(values: unknown, options: ScatterOptions = {}): Promise<unknown> {
     this.checkOpen();
-    optionsOf("scatter", options);
+    knownOptionsOf("scatter", options, SCATTER_OPTIONS);
     const problem = scatterOptionsProblem(options);
     if (problem !== null) throw new TypeError(`scatter: ${problem}`);
     let names: string[] | null = null;
@@ -714,7 +736,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         `publishDataset: ${JSON.stringify(name)}: names starting with ${HELD_DATASET_PREFIX} are kept for the values of variables and queues`,
       );
     }
-    const { override } = optionsOf("publishDataset", options);
+    const { override } = knownOptionsOf("publishDataset", options, PUBLISH_OPTIONS);
     checkOptionalBoolean("publishDataset", "override", override);
     await this.datasets.publish("publishDataset", name, value, override === true);
   }
@@ -729,7 +751,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   async getDataset<T = unknown>(name: string, options: { default?: T } = {}): Promise<T> {
     this.checkOpen();
     checkDatasetName("getDataset", name);
-    optionsOf("getDataset", options);
+    knownOptionsOf("getDataset", options, DEFAULT_OPTIONS);
     const answer = await this.datasets.get(name);
     if (answer.found) return answer.value as T;
     if ("default" in options) return options.default as T;
@@ -830,7 +852,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       if (!(f instanceof Future))
         throw new TypeError(`cancel: expected futures, got ${showValue(f)}`);
     }
-    const { force } = optionsOf("cancel", options);
+    const { force } = knownOptionsOf("cancel", options, CANCEL_OPTIONS);
     checkOptionalBoolean("cancel", "force", force);
     await this.cancelKeys(
       (list as readonly Future[]).map((f) => f.key),
@@ -933,7 +955,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     args: unknown[],
   ): Promise<Record<string, unknown>> {
     this.checkOpen();
-    optionsOf(op, options, true);
+    checkKnownOptions(op, optionsOf(op, options, true), RUN_OPTIONS);
     const name = taskName(fn, op);
     const onError = options.onError ?? "raise";
     if (onError !== "raise" && onError !== "return") {
@@ -1217,7 +1239,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * user of the name must give the same `maxLeases`. See `coordination.ts`.
    */
   semaphore(name: string, options: { readonly maxLeases?: number } = {}): Semaphore {
-    const { maxLeases } = optionsOf("semaphore", options);
+    const { maxLeases } = knownOptionsOf("semaphore", options, SEMAPHORE_OPTIONS);
     return new Semaphore(this.coordinationRequest, name, maxLeases ?? 1);
   }
 
@@ -1250,7 +1272,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * the same `maxsize`.
    */
   queue<T = unknown>(name: string, options: { readonly maxsize?: number } = {}): Queue<T> {
-    const { maxsize } = optionsOf("queue", options);
+    const { maxsize } = knownOptionsOf("queue", options, QUEUE_OPTIONS);
     return new Queue<T>(this.coordinationRequest, this.datasets.held, name, maxsize ?? 0);
   }
 
@@ -1271,7 +1293,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async sub<T = unknown>(name: string, options: SubOptions = {}): Promise<Sub<T>> {
     this.checkOpen();
-    return this.pubsub.add<T>(name, optionsOf("sub", options));
+    return this.pubsub.add<T>(name, knownOptionsOf("sub", options, SUB_OPTIONS));
   }
 
   /** The requests of the coordination primitives: the scheduler's refusals name the method that asked. */
@@ -1297,7 +1319,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: { readonly since?: number; readonly count?: number } = {},
   ): Promise<TaskStreamRecord[]> {
     this.checkOpen();
-    const { since, count } = optionsOf("getTaskStream", options);
+    const { since, count } = knownOptionsOf("getTaskStream", options, TASK_STREAM_OPTIONS);
     if (since !== undefined && !Number.isFinite(since)) {
       throw new TypeError(
         `getTaskStream: since must be a number of seconds, got ${showValue(since)}`,
@@ -1321,7 +1343,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async getWorkerLogs(options: WorkerLogsOptions = {}): Promise<Record<string, LogRecord[]>> {
     this.checkOpen();
-    const problem = logCountProblem(optionsOf("getWorkerLogs", options).n);
+    const problem = logCountProblem(
+      knownOptionsOf("getWorkerLogs", options, WORKER_LOGS_OPTIONS).n,
+    );
     if (problem !== null)
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
     const addresses = await workersNamed("getWorkerLogs", options, () => this.workers());
@@ -1351,7 +1375,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<T> {
     this.checkOpen();
     const path = metadataKeys("getMetadata", keys, true);
-    optionsOf("getMetadata", options);
+    knownOptionsOf("getMetadata", options, DEFAULT_OPTIONS);
     const answer = (await this.conn.request("get-metadata", { keys: path })) as {
       found: boolean;
       value?: unknown;
@@ -1458,6 +1482,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: DumpClusterStateOptions = {},
   ): Promise<string> {
     this.checkOpen();
+    knownOptionsOf("dumpClusterState", options, DUMP_OPTIONS);
     const problem = dumpOptionsProblem(filename, options);
     if (problem !== null) throw new TypeError(`dumpClusterState: ${problem}`);
     const format = options.format ?? "msgpack";
@@ -1472,7 +1497,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /** The last records the scheduler logged (Dask's `get_scheduler_logs`), oldest first; `n`: the last `n`. */
   async getSchedulerLogs(options: LogsOptions = {}): Promise<LogRecord[]> {
     this.checkOpen();
-    const problem = logCountProblem(optionsOf("getSchedulerLogs", options).n);
+    const problem = logCountProblem(knownOptionsOf("getSchedulerLogs", options, LOGS_OPTIONS).n);
     if (problem !== null) {
       throw new TypeError(`getSchedulerLogs: ${problem}, got ${showValue(options.n)}`);
     }
@@ -1633,7 +1658,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<Record<string, number>> {
     this.checkOpen();
     const keys = this.keysOf("nbytes", futures);
-    checkOptionalBoolean("nbytes", "summary", optionsOf("nbytes", options).summary);
+    checkOptionalBoolean(
+      "nbytes",
+      "summary",
+      knownOptionsOf("nbytes", options, NBYTES_OPTIONS).summary,
+    );
     const fields = {
       ...(keys === undefined ? {} : { keys }),
       ...(options.summary === true ? { summary: true } : {}),

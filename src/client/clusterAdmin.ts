@@ -10,10 +10,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
+import { checkKnownOptions } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { raceSignal } from "../worker/raceSignal.ts";
-import { checkOptionalMs, optionsOf } from "./argChecks.ts";
+import { checkOptionalMs, knownOptionsOf } from "./argChecks.ts";
 import {
   RebalanceError,
   ReplicateError,
@@ -22,6 +23,12 @@ import {
 } from "./errors.ts";
 import type { Future } from "./future.ts";
 import { workersOption } from "./graph.ts";
+import {
+  REBALANCE_OPTIONS,
+  REPLICATE_OPTIONS,
+  RESTART_OPTIONS,
+  WAIT_FOR_WORKERS_OPTIONS,
+} from "./optionNames.ts";
 import type { Requests } from "./requests.ts";
 import type { Results } from "./results.ts";
 
@@ -46,7 +53,11 @@ function restartOptions(
   op: string,
   options: { timeoutMs?: number; waitForWorkers?: boolean } | undefined,
 ): { timeoutMs: number; waitForWorkers: boolean } {
-  const { timeoutMs = 30_000, waitForWorkers = true } = optionsOf(op, options);
+  const { timeoutMs = 30_000, waitForWorkers = true } = knownOptionsOf(
+    op,
+    options,
+    RESTART_OPTIONS,
+  );
   // Not 0: the restart would be asked for, then said unanswered whatever the scheduler did.
   checkOptionalMs(op, "timeoutMs", timeoutMs, true);
   if (typeof waitForWorkers !== "boolean") {
@@ -68,7 +79,7 @@ export class ClusterAdmin {
     futures: Future | readonly Future[],
     options: { n?: number; workers?: string | readonly string[] } = {},
   ): Promise<void> {
-    const { n, workers } = optionsOf("replicate", options);
+    const { n, workers } = knownOptionsOf("replicate", options, REPLICATE_OPTIONS);
     if (n !== undefined && !(Number.isSafeInteger(n) && n >= 1)) {
       throw new TypeError(`replicate: n must be an integer ≥ 1, got ${showValue(n)}`);
     }
@@ -99,7 +110,7 @@ export class ClusterAdmin {
     futures?: Future | readonly Future[],
     options: { workers?: string | readonly string[] } = {},
   ): Promise<number> {
-    const names = workersOption(optionsOf("rebalance", options));
+    const names = workersOption(knownOptionsOf("rebalance", options, REBALANCE_OPTIONS));
     const problem = options.workers === undefined ? null : workersProblem(names);
     if (problem !== null) throw new TypeError(`rebalance: workers ${problem}`);
     const list = futures === undefined ? null : this.host.ownFutures("rebalance", futures);
@@ -131,6 +142,8 @@ export class ClusterAdmin {
     if (workers === undefined) {
       which = {};
     } else if (typeof workers === "object" && workers !== null && !Array.isArray(workers)) {
+      // Not { workers: [...] }, which would retire whichever n the scheduler picked.
+      checkKnownOptions("retireWorkers", workers, { n: true });
       const n: unknown = (workers as { n?: unknown }).n;
       if (!(Number.isSafeInteger(n) && (n as number) >= 1)) {
         throw new TypeError(`retireWorkers: n must be an integer ≥ 1, got ${showValue(n)}`);
@@ -224,7 +237,11 @@ export class ClusterAdmin {
     n: number,
     options: { timeoutMs?: number; pollMs?: number } = {},
   ): Promise<WorkerIdentity[]> {
-    const { timeoutMs, pollMs = 100 } = optionsOf("waitForWorkers", options);
+    const { timeoutMs, pollMs = 100 } = knownOptionsOf(
+      "waitForWorkers",
+      options,
+      WAIT_FOR_WORKERS_OPTIONS,
+    );
     if (!Number.isSafeInteger(n) || n < 0) {
       throw new TypeError(`waitForWorkers: n must be an integer ≥ 0, got ${showValue(n)}`);
     }

@@ -7,8 +7,9 @@
 
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
-import { optionsOf } from "./argChecks.ts";
+import { knownOptionsOf } from "./argChecks.ts";
 import { Future } from "./future.ts";
+import { WAIT_OPTIONS } from "./optionNames.ts";
 
 /** What {@link wait} waits for. */
 export interface WaitOptions {
@@ -90,7 +91,7 @@ export function wait<T>(
   let timeout: number | undefined;
   try {
     list = futuresOf(futures, "wait", true);
-    ({ returnWhen = "all", timeout } = optionsOf("wait", options));
+    ({ returnWhen = "all", timeout } = knownOptionsOf("wait", options, WAIT_OPTIONS));
     if (returnWhen !== "all" && returnWhen !== "first") {
       throw new TypeError(`wait: returnWhen must be "all" or "first", got ${String(returnWhen)}`);
     }

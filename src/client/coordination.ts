@@ -17,8 +17,9 @@
 import { randomUUID } from "node:crypto";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { CoordinationOp } from "../protocol/messagesSession.ts";
+import type { OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
-import { checkOptionalBoolean, checkOptionalMs, optionsOf } from "./argChecks.ts";
+import { checkOptionalBoolean, checkOptionalMs, knownOptionsOf } from "./argChecks.ts";
 import { CoordinationTimeoutError, QueueItemsLostError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { holdsFuture } from "./futureSearch.ts";
@@ -49,12 +50,31 @@ export function checkName(what: string, name: unknown): string {
   return name;
 }
 
+/** The options of a call that only waits: others are refused. */
+const WAIT_OPTIONS: OptionNames<CoordinationWaitOptions> = { timeoutMs: true };
+
+/** The options of `Lock.acquire`. */
+const LOCK_OPTIONS: OptionNames<CoordinationWaitOptions & { blocking?: boolean }> = {
+  timeoutMs: true,
+  blocking: true,
+};
+
+/** The options of `MultiLock.acquire`. */
+const MULTI_LOCK_OPTIONS: OptionNames<
+  CoordinationWaitOptions & { blocking?: boolean; numLocks?: number }
+> = { timeoutMs: true, blocking: true, numLocks: true };
+
 /**
  * The wait `o` asks for: null for none given; a TypeError naming `what` for a
- * bad one, or for options that are not an object (`wait(5)` waited forever).
+ * bad one, for options that are not an object (`wait(5)` waited forever), or
+ * for a key not in `known` (`{ timeout: 5 }` waited forever too).
  */
-export function timeoutOf(what: string, o: CoordinationWaitOptions | undefined): number | null {
-  const t = optionsOf(what, o).timeoutMs;
+export function timeoutOf(
+  what: string,
+  o: CoordinationWaitOptions | undefined,
+  known: OptionNames<CoordinationWaitOptions> = WAIT_OPTIONS,
+): number | null {
+  const t = knownOptionsOf(what, o, known).timeoutMs;
   if (t === undefined) return null;
   checkOptionalMs(what, "timeoutMs", t);
   return t as number;
@@ -256,7 +276,7 @@ export class Lock {
   async acquire(
     options: CoordinationWaitOptions & { readonly blocking?: boolean } = {},
   ): Promise<boolean> {
-    const waitFor = timeoutOf("Lock.acquire", options);
+    const waitFor = timeoutOf("Lock.acquire", options, LOCK_OPTIONS);
     checkOptionalBoolean("Lock.acquire", "blocking", options.blocking);
     if (this.lease !== null) {
       throw new Error(
@@ -342,7 +362,7 @@ export class MultiLock {
       readonly numLocks?: number;
     } = {},
   ): Promise<boolean> {
-    const waitFor = timeoutOf("MultiLock.acquire", options);
+    const waitFor = timeoutOf("MultiLock.acquire", options, MULTI_LOCK_OPTIONS);
     checkOptionalBoolean("MultiLock.acquire", "blocking", options.blocking);
     if (this.heldBy !== null) {
       throw new Error("MultiLock.acquire: this MultiLock holds its locks already (not reentrant)");

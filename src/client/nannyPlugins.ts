@@ -12,6 +12,7 @@ import { builtInArgsProblem } from "../worker/environ.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { checkOptionalBoolean } from "./argChecks.ts";
 import { NannyPluginError } from "./errors.ts";
+import { NANNY_PLUGIN_OPTIONS } from "./optionNames.ts";
 import { type PluginRpcs, type WorkerPluginOptions, workerPluginSpec } from "./workerPlugins.ts";
 
 /** Options of `Client.registerNannyPlugin`. */
@@ -32,7 +33,7 @@ export function nannyPluginSpec(
   factory: TaskDefinition<TaskFunction> | string,
   options: NannyPluginOptions,
 ): NannyPluginSpec {
-  const spec = workerPluginSpec(factory, options, OP);
+  const spec = workerPluginSpec(factory, options, OP, NANNY_PLUGIN_OPTIONS);
   checkOptionalBoolean(OP, "restart", options.restart);
   const problem = builtInArgsProblem(spec.fn, spec.args);
   if (problem !== null) throw new TypeError(`${OP}: ${problem}`);

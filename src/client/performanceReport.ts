@@ -11,9 +11,11 @@ import type { SchedulerCounters, TaskStreamRecord } from "../protocol/messagesSe
 import { prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
 import { escapeHtml, Html, htmlPage, htmlTable as table } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
+import { checkKnownOptions } from "../util/knownOptions.ts";
 import { plural } from "../util/plural.ts";
 import { showValue } from "../util/showValue.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
+import { PERFORMANCE_REPORT_OPTIONS, PROFILE_SETTINGS_OPTIONS } from "./optionNames.ts";
 import { busyMs, type ClusterProfile, type ProfileOptions } from "./profile.ts";
 
 /** What the report is made of. */
@@ -245,6 +247,7 @@ export async function performanceReport<T>(
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new TypeError(`performanceReport: options must be an object, got ${showValue(options)}`);
   }
+  checkKnownOptions("performanceReport", options, PERFORMANCE_REPORT_OPTIONS);
   const profiling = options.profile ?? false;
   if (typeof profiling !== "boolean") {
     if (profiling === null || typeof profiling !== "object" || Array.isArray(profiling)) {
@@ -252,6 +255,7 @@ export async function performanceReport<T>(
         `performanceReport: profile must be a boolean or {intervalUs, maxMs}, got ${showValue(profiling)}`,
       );
     }
+    checkKnownOptions("performanceReport: profile", profiling, PROFILE_SETTINGS_OPTIONS);
     checkProfileSettings("performanceReport: profile", profiling.intervalUs, profiling.maxMs);
   }
   const before = await source.counters();

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { withReplyLimit } from "../comm/replyLimit.ts";
 import { asError } from "../util/asError.ts";
+import { checkKnownOptions } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import {
@@ -19,6 +20,7 @@ import {
   type WorkerProfile,
 } from "../worker/profiler.ts";
 import { callEachWorker } from "./askWorkers.ts";
+import { PROFILE_OPTIONS } from "./optionNames.ts";
 
 /** Options of `Client.profile`. */
 export interface ProfileOptions {
@@ -100,6 +102,7 @@ export function profileSettings(options: unknown): ProfileSettings {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     throw new TypeError(`profile: options must be an object, got ${showValue(options)}`);
   }
+  checkKnownOptions("profile", options, PROFILE_OPTIONS);
   const o = options as ProfileOptions;
   if (o.scheduler !== undefined && typeof o.scheduler !== "boolean") {
     throw new TypeError(`profile: scheduler must be a boolean, got ${showValue(o.scheduler)}`);

@@ -13,8 +13,9 @@
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { PubSubRequestMsg } from "../protocol/messagesSession.ts";
 import { showValue } from "../util/showValue.ts";
-import { optionsOf } from "./argChecks.ts";
+import { knownOptionsOf } from "./argChecks.ts";
 import { type CoordinationWaitOptions, checkName, timedOut, timeoutOf } from "./coordination.ts";
+import { SUB_OPTIONS } from "./optionNames.ts";
 import { receivedCopy, wireCopy } from "./wireCopy.ts";
 
 /** What the client does for its publishers and subscribers. */
@@ -73,7 +74,7 @@ export interface SubOptions {
 
 /** `options.maxBuffered` checked: an integer ≥ 1, or Infinity. */
 function maxBufferedOf(options: SubOptions | undefined): number {
-  const n = optionsOf("sub", options).maxBuffered ?? Number.POSITIVE_INFINITY;
+  const n = knownOptionsOf("sub", options, SUB_OPTIONS).maxBuffered ?? Number.POSITIVE_INFINITY;
   if (!(n === Number.POSITIVE_INFINITY || (Number.isSafeInteger(n) && n >= 1))) {
     throw new TypeError(`sub: maxBuffered must be an integer ≥ 1, got ${showValue(n)}`);
   }

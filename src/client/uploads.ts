@@ -13,8 +13,9 @@ import { fileURLToPath } from "node:url";
 import { isModuleFileName, type UploadedFile, uploadedFileProblem } from "../protocol/uploads.ts";
 import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
-import { checkOptionalBoolean, optionsOf } from "./argChecks.ts";
+import { checkOptionalBoolean, knownOptionsOf } from "./argChecks.ts";
 import { UploadError } from "./errors.ts";
+import { UPLOAD_OPTIONS } from "./optionNames.ts";
 import { askForTasks } from "./taskModules.ts";
 
 /** The largest file that can be uploaded: the scheduler holds every upload for the workers to come. */
@@ -36,7 +37,7 @@ export async function readUpload(
   path: string | URL,
   options: UploadFileOptions = {},
 ): Promise<UploadedFile> {
-  optionsOf("uploadFile", options);
+  knownOptionsOf("uploadFile", options, UPLOAD_OPTIONS);
   checkOptionalBoolean("uploadFile", "load", options.load);
   const p = uploadPath(path);
   const info = await stat(p).catch((err: NodeJS.ErrnoException) => {

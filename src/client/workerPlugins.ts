@@ -6,12 +6,14 @@
  */
 
 import { noPluginRecorded, type WorkerPluginSpec } from "../protocol/messagesSession.ts";
+import type { OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
-import { optionsOf } from "./argChecks.ts";
+import { knownOptionsOf } from "./argChecks.ts";
 import { callEachWorkerOrFail } from "./askWorkers.ts";
 import { SchedulerReplyError, WorkerPluginError } from "./errors.ts";
+import { WORKER_PLUGIN_OPTIONS } from "./optionNames.ts";
 
 /** Options of `Client.registerWorkerPlugin`. */
 export interface WorkerPluginOptions {
@@ -26,6 +28,7 @@ export function workerPluginSpec(
   factory: TaskDefinition<TaskFunction> | string,
   options: WorkerPluginOptions,
   op = "registerWorkerPlugin",
+  known: OptionNames<WorkerPluginOptions> = WORKER_PLUGIN_OPTIONS,
 ): WorkerPluginSpec {
   const fn = typeof factory === "string" ? factory : factory?.name;
   if (typeof fn !== "string" || fn === "") {
@@ -33,7 +36,7 @@ export function workerPluginSpec(
       `${op}: expected a task function (defineTask) or its name, whose result is the plugin, got ${showValue(factory)}`,
     );
   }
-  optionsOf(op, options);
+  knownOptionsOf(op, options, known);
   const name = options.name ?? fn;
   if (typeof name !== "string" || name === "") {
     throw new TypeError(`${op}: name must be a non-empty string, got ${showValue(name)}`);
