@@ -33,6 +33,7 @@ import { checkProfileSettings } from "../worker/profiler.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import { CoordinationRefusal } from "./coordination/refusal.ts";
 import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
+import { RequestRefusal } from "./requestRefusal.ts";
 import type { SessionHost } from "./sessionHost.ts";
 import { schedulerStory } from "./state/story.ts";
 
@@ -170,7 +171,7 @@ function forgetPlugin(
   kind: "worker" | "nanny",
 ): string[] {
   const at = plugins.findIndex((p) => p.name === name);
-  if (at < 0) throw new Error(noPluginRecorded(op, kind, name));
+  if (at < 0) throw new RequestRefusal(noPluginRecorded(op, kind, name));
   plugins.splice(at, 1);
   return plugins.map((p) => p.name);
 }
@@ -229,7 +230,7 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       if (before === undefined) {
         host.uploads.push(file);
       } else if (!sameBytes(before.data, file.data)) {
-        throw new Error(`upload-file: ${uploadConflict(file.name)}`);
+        throw new RequestRefusal(`upload-file: ${uploadConflict(file.name)}`);
       } else if (file.load && !before.load) {
         // Saved only until now: from now on imported too, where it was.
         host.uploads[host.uploads.indexOf(before)] = { ...before, load: true };
@@ -448,9 +449,11 @@ export function replyTo(
     return { op: "reply", requestId: requestId as number, result };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    if (err instanceof CoordinationRefusal) {
+    if (err instanceof RequestRefusal) {
       // The user's mistake, told to their client: nothing wrong with the scheduler or the message.
-      host.logger.debug({ client, op: msg.op, reason: why }, "refused a coordination request");
+      const what =
+        err instanceof CoordinationRefusal ? "refused a coordination request" : "refused a request";
+      host.logger.debug({ client, op: msg.op, reason: why }, what);
     } else {
       host.counters.rejectedMessages++;
       host.logger.error({ op: msg.op, reason: why }, "rejected a malformed request");

@@ -7,6 +7,7 @@
  */
 
 import { setOwnKey } from "../util/ownKey.ts";
+import { RequestRefusal } from "./requestRefusal.ts";
 
 type Tree = Record<string, unknown>;
 
@@ -41,7 +42,7 @@ export class Metadata {
       } else if (isTree(next)) {
         at = next;
       } else {
-        throw new TypeError(
+        throw new RequestRefusal(
           `set-metadata: ${JSON.stringify(keys.slice(0, i + 1))} holds a value, not metadata under keys`,
         );
       }

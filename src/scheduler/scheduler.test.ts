@@ -755,6 +755,25 @@ describe("Scheduler server", () => {
     expect(s.counters.rejectedMessages).toBe(0);
   });
 
+  it("answers a request refused for what it asks as the user's mistake, not a malformed message", async () => {
+    const { s, records } = await start();
+    const c = await peer(s, registerClient("c1"));
+    await c.comm.send([
+      { op: "set-metadata", requestId: 1, keys: ["a"], value: 1 },
+      { op: "set-metadata", requestId: 2, keys: ["a", "b"], value: 2 },
+      { op: "unregister-worker-plugin", requestId: 3, name: "never" },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 2)).error).toBe(
+      'set-metadata: ["a"] holds a value, not metadata under keys',
+    );
+    expect((await c.waitFor((m) => m.requestId === 3)).error).toBe(
+      'unregister-worker-plugin: no worker plugin named "never"',
+    );
+    expect(records.filter((r) => (r.level as number) >= 40)).toEqual([]);
+    expect(records.filter((r) => r.msg === "refused a request")).toHaveLength(2);
+    expect(s.counters.rejectedMessages).toBe(0);
+  });
+
   it("logs a client's connection breaking at debug once it said close-client, at warn otherwise", async () => {
     const { s, records } = await start({ listen: "tcp://127.0.0.1:0" });
     const breakingAt = async (clientId: string, goodbye: boolean) => {

@@ -1,3 +1,5 @@
+import { RequestRefusal } from "../requestRefusal.ts";
+
 /**
  * A well-formed coordination request the primitive's state refuses: a
  * queue asked for with another `maxsize` than it has, a semaphore with
@@ -5,6 +7,6 @@
  * or acquired while held. The user's mistake, answered to the client who made
  * it, not a malformed message for the scheduler's log.
  */
-export class CoordinationRefusal extends Error {
+export class CoordinationRefusal extends RequestRefusal {
   override name = "CoordinationRefusal";
 }
