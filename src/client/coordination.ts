@@ -80,6 +80,20 @@ export function timeoutOf(
   return t as number;
 }
 
+/**
+ * A TypeError naming `what` unless `blocking` is undefined or a boolean, or if
+ * it is false beside a wait (`timeoutMs` above 0): one of the two would be
+ * dropped without a word, as Dask's `Lock.acquire` refuses with a ValueError.
+ */
+function checkBlocking(what: string, blocking: unknown, waitFor: number | null): void {
+  checkOptionalBoolean(what, "blocking", blocking);
+  if (blocking === false && waitFor !== null && waitFor > 0) {
+    throw new TypeError(
+      `${what}: blocking: false does not wait, so timeoutMs (${waitFor}) cannot be given with it`,
+    );
+  }
+}
+
 /** The names of the datasets that hold values of variables and queues (hidden from `listDatasets`). */
 export const HELD_DATASET_PREFIX = "weft:held/";
 
@@ -277,7 +291,7 @@ export class Lock {
     options: CoordinationWaitOptions & { readonly blocking?: boolean } = {},
   ): Promise<boolean> {
     const waitFor = timeoutOf("Lock.acquire", options, LOCK_OPTIONS);
-    checkOptionalBoolean("Lock.acquire", "blocking", options.blocking);
+    checkBlocking("Lock.acquire", options.blocking, waitFor);
     if (this.lease !== null) {
       throw new Error(
         `Lock.acquire: this Lock holds ${JSON.stringify(this.name)} already (locks are not reentrant)`,
@@ -363,7 +377,7 @@ export class MultiLock {
     } = {},
   ): Promise<boolean> {
     const waitFor = timeoutOf("MultiLock.acquire", options, MULTI_LOCK_OPTIONS);
-    checkOptionalBoolean("MultiLock.acquire", "blocking", options.blocking);
+    checkBlocking("MultiLock.acquire", options.blocking, waitFor);
     if (this.heldBy !== null) {
       throw new Error("MultiLock.acquire: this MultiLock holds its locks already (not reentrant)");
     }

@@ -34,6 +34,22 @@ describe("options no method has are refused, rather than dropped", () => {
     await both.release();
   });
 
+  it("refuses blocking: false beside a timeoutMs, one of which was dropped, as Dask's Lock does", async () => {
+    const { cluster, client } = await testCluster();
+    const other = await cluster.client();
+    await other.lock("L").acquire();
+    await expect(client.lock("L").acquire({ blocking: false, timeoutMs: 100 })).rejects.toThrow(
+      "Lock.acquire: blocking: false does not wait, so timeoutMs (100) cannot be given with it",
+    );
+    await expect(
+      client.multiLock(["M"]).acquire({ blocking: false, timeoutMs: 100 }),
+    ).rejects.toThrow(
+      "MultiLock.acquire: blocking: false does not wait, so timeoutMs (100) cannot be given with it",
+    );
+    expect(await client.lock("L").acquire({ blocking: false, timeoutMs: 0 })).toBe(false);
+    expect(await client.lock("L").acquire({ blocking: false })).toBe(false);
+  });
+
   it("refuses a misspelt option of wait and waitForWorkers, which waited forever", async () => {
     const { client } = await testCluster();
     const slow = client.submit(slowInc, 1, 60_000);
