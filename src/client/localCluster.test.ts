@@ -83,3 +83,16 @@ describe("LocalCluster's replacement of a worker that stopped on a fault", () =>
     }
   });
 });
+
+describe("LocalCluster whose scheduler closes under it", () => {
+  it("closes itself after client.shutdown(), so that client() and scale fail at once rather than wait for a scheduler that is gone", async () => {
+    const { cluster, client } = await testCluster();
+    await client.shutdown();
+    await cluster.scheduler.closed; // shutdown() resolves once the scheduler was told
+    const started = Date.now();
+    await expect(cluster.client()).rejects.toThrow("the LocalCluster is closed");
+    await expect(cluster.scale(3)).rejects.toThrow("the LocalCluster is closed");
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await cluster.close(); // still fine: idempotent
+  });
+});

@@ -241,6 +241,16 @@ export class LocalCluster {
     this.restarts = workers.map(() => 0);
     this.workersMade = workers.length;
     for (const [slot, w] of this.slots.entries()) this.supervise(slot, w);
+    // Closed under the cluster (`client.shutdown()`, an idle timeout, its state machine
+    // failing): the cluster is over, or `client()` and `scale` would wait for a scheduler
+    // that is gone until their timeouts, then fail naming a missing listener.
+    void scheduler.closed.then(() => {
+      if (this.closePromise !== null) return;
+      const fault = scheduler.fault;
+      const why = `its scheduler closed${fault === null ? "" : ` (${fault})`}`;
+      this.clusterLogger.info(`${why}; closing the cluster`);
+      void this.shutDown(why);
+    });
   }
 
   /**
