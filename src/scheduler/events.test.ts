@@ -54,5 +54,15 @@ it("drops a topic only subscribed to, never logged to, with its last subscriber"
   b.subscribe("logged", "c3");
   b.unsubscribe("logged", "c3");
   // Before, every topic ever subscribed to stayed; one with events stays, as in Dask.
-  expect(Object.keys(b.all())).toEqual(["kept", "logged"]);
+  expect(b.topicCount).toBe(2); // "kept" and "logged"
+  expect(Object.keys(b.all())).toEqual(["logged"]);
+});
+
+it("lists in all() only the topics logged to, not those only subscribed to, as Dask's get_events does", () => {
+  const { b } = broker(2);
+  b.subscribe("print", "c1");
+  b.log(["a"], "x", 1);
+  expect(b.all()).toEqual({ a: [[1, "x"]] });
+  b.log(["print"], "y", 2);
+  expect(Object.keys(b.all())).toEqual(["print", "a"]);
 });

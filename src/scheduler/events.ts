@@ -72,11 +72,20 @@ export class EventBroker {
     return this.topics.get(topic)?.events.toArray() ?? [];
   }
 
-  /** The events kept of every topic, by topic (in the order topics were first used). */
+  /**
+   * The events kept of every topic logged to, by topic (in the order topics
+   * were first used). Not a topic only subscribed to, as in Dask: every client
+   * subscribes to `print` and `warn`, which would be listed, empty, everywhere.
+   */
   all(): Record<string, LoggedEvent[]> {
     const out: Record<string, LoggedEvent[]> = {};
-    for (const [name, t] of this.topics) out[name] = t.events.toArray();
+    for (const [name, t] of this.topics) if (t.count > 0) out[name] = t.events.toArray();
     return out;
+  }
+
+  /** How many topics are held, logged to or subscribed to: what subscriptions cost. */
+  get topicCount(): number {
+    return this.topics.size;
   }
 
   /** Send `client` each event logged under `topic` from now on. */
