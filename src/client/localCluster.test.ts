@@ -96,3 +96,16 @@ describe("LocalCluster whose scheduler closes under it", () => {
     await cluster.close(); // still fine: idempotent
   });
 });
+
+describe("LocalCluster's worker options", () => {
+  it("are checked before anything starts, even with no worker to make yet (workers: 0, for scale or adapt)", async () => {
+    await expect(
+      LocalCluster.start({ workers: 0, worker: { heartbeatIntervalMS: 100 } as never }),
+    ).rejects.toThrow(
+      'Worker options: unknown option "heartbeatIntervalMS" (did you mean heartbeatIntervalMs?)',
+    );
+    await expect(
+      LocalCluster.start({ workers: 0, worker: { memoryLimit: "lots" } }),
+    ).rejects.toThrow(/memoryLimit/);
+  });
+});

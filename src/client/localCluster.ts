@@ -22,7 +22,7 @@ import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
 import { Worker } from "../worker/worker.ts";
-import type { WorkerOptions } from "../worker/workerOptions.ts";
+import { resolveWorkerOptions, type WorkerOptions } from "../worker/workerOptions.ts";
 import { Adaptive, type AdaptOptions } from "./adaptive.ts";
 import { optionsOf } from "./argChecks.ts";
 import { Client } from "./client.ts";
@@ -311,6 +311,26 @@ export class LocalCluster {
     );
     const validate = options.validate ?? false;
     const maxWorkerRestarts = nonNegativeInt("maxWorkerRestarts", options.maxWorkerRestarts ?? 5);
+    const workerOptions = (name: string, schedulerAddress: string): WorkerOptions => ({
+      batchedSendIntervalMs: 0,
+      ...options.worker,
+      name,
+      scheduler: schedulerAddress,
+      listen: listenAt ?? "inproc://worker",
+      ...secure,
+      nthreads,
+      executor: executor === "threads" ? "piscina" : "inline",
+      taskModules,
+      validate,
+      // The cluster is its workers' nanny: it starts another when one closes for a restart.
+      nanny: true,
+      // Its clients are of this process, which could run any code anyway: true unless refused.
+      acceptUploads: options.worker?.acceptUploads ?? true,
+      logger: logger.child({ name: "weft.worker" }),
+    });
+    // Checked before anything starts: with workers: 0, a bad worker option (a typo) was
+    // found only by each worker scale or adapt tried to start, adapt retrying for good.
+    resolveWorkerOptions(workerOptions("0", "inproc://scheduler"));
     const scheduler = await Scheduler.start({
       batchedSendIntervalMs: 0,
       ...options.scheduler,
@@ -321,24 +341,7 @@ export class LocalCluster {
       validate,
       logger: logger.child({ name: "weft.scheduler" }),
     });
-    const newWorker = (name: string) =>
-      new Worker({
-        batchedSendIntervalMs: 0,
-        ...options.worker,
-        name,
-        scheduler: scheduler.address,
-        listen: listenAt ?? "inproc://worker",
-        ...secure,
-        nthreads,
-        executor: executor === "threads" ? "piscina" : "inline",
-        taskModules,
-        validate,
-        // The cluster is its workers' nanny: it starts another when one closes for a restart.
-        nanny: true,
-        // Its clients are of this process, which could run any code anyway: true unless refused.
-        acceptUploads: options.worker?.acceptUploads ?? true,
-        logger: logger.child({ name: "weft.worker" }),
-      });
+    const newWorker = (name: string) => new Worker(workerOptions(name, scheduler.address));
     const together = new StartTogether();
     const started = await Promise.allSettled(
       Array.from({ length: nWorkers }, async (_, i) => {
