@@ -137,3 +137,16 @@ describe("scheduler files", () => {
     expect(readdirSync(sub)).toEqual(["s.json"]);
   });
 });
+
+describe("readSchedulerFile's options", () => {
+  it("refuses options that are not an object, or name no option, rather than wait the default 30 s", async () => {
+    const missing = join(tmpdir(), `weft-no-such-scheduler-file-${process.pid}.json`);
+    await expect(readSchedulerFile(missing, null as never)).rejects.toThrow(
+      "readSchedulerFile: options must be an object, got null",
+    );
+    await expect(readSchedulerFile(missing, { timeout: 10 } as never)).rejects.toThrow(
+      'readSchedulerFile: unknown option "timeout" (did you mean timeoutMs?)',
+    );
+    await expect(readSchedulerFile(missing, { timeoutMs: 10 })).rejects.toThrow(missing);
+  });
+});

@@ -13,6 +13,8 @@ import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { warnCallbackFailed } from "./callbackWarning.ts";
 import { callGuarded } from "./guardedCall.ts";
+import { checkKnownOptions, type OptionNames } from "./knownOptions.ts";
+import { showValue } from "./showValue.ts";
 
 /** What a scheduler file holds (Dask's `Scheduler.identity()`, with the fields weft has). */
 export interface SchedulerFileContent {
@@ -90,6 +92,14 @@ export interface ReadSchedulerFileOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Every option of {@link ReadSchedulerFileOptions}: others are refused. */
+const READ_OPTIONS: OptionNames<ReadSchedulerFileOptions> = {
+  timeoutMs: true,
+  pollMs: true,
+  onWaiting: true,
+  signal: true,
+};
+
 /**
  * The scheduler's address in the scheduler file at `path`, once the file is
  * there: waits up to `timeoutMs` (default 30,000) for it to appear, or until
@@ -105,6 +115,11 @@ export async function readSchedulerFile(
       `readSchedulerFile: the path must be a non-empty string, got ${String(path)}`,
     );
   }
+  // Or null read as "Cannot read properties of null", and a misspelt `timeout` waited 30 s.
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError(`readSchedulerFile: options must be an object, got ${showValue(options)}`);
+  }
+  checkKnownOptions("readSchedulerFile", options, READ_OPTIONS);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const pollMs = options.pollMs ?? 100;
   if (!(typeof timeoutMs === "number" && timeoutMs >= 0)) {
