@@ -140,6 +140,25 @@ export async function workersNamed(
     .map((w) => w.address);
 }
 
+/**
+ * The entries of `options.workers` (addresses, hosts or names) that name none
+ * of `workers`: a typo, or a worker gone, which a call must report rather
+ * than skip, leaving an answer that looks like every worker's.
+ */
+export function unmatchedSelectors(
+  options: { readonly workers?: string | readonly string[] },
+  workers: readonly WorkerIdentity[],
+): string[] {
+  const names = workersOption(options);
+  if (names === undefined) return [];
+  return names.filter((name) => {
+    const one = new Set([name]);
+    return !workers.some((w) =>
+      namesWorker(one, w.address, addressHostOrNull(w.address), w.name ?? null),
+    );
+  });
+}
+
 /** How many times {@link onEveryWorker} asks the workers that joined meanwhile before recording. */
 const JOINED_ROUNDS = 10;
 

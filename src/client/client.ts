@@ -46,7 +46,13 @@ import {
   optionsOf,
   workerAddressesField,
 } from "./argChecks.ts";
-import { cuttingLeavers, onEveryWorker, sortedByKey, workersNamed } from "./askWorkers.ts";
+import {
+  cuttingLeavers,
+  onEveryWorker,
+  sortedByKey,
+  unmatchedSelectors,
+  workersNamed,
+} from "./askWorkers.ts";
 import { Cancels } from "./cancels.ts";
 import { ClientDatasets } from "./clientDatasets.ts";
 import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
@@ -938,7 +944,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return this.runOn("run", {}, fn, args);
   }
 
-  /** {@link run} with options: `workers` (addresses or hosts) to run on, `onError`. */
+  /**
+   * {@link run} with options: `workers` (addresses, hosts or names) to run on, each
+   * entry no connected worker matches failing as a worker that cannot be reached;
+   * `onError`.
+   */
   async runWith(
     options: RunOptions,
     fn: TaskDefinition<TaskFunction> | string,
@@ -961,8 +971,19 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (onError !== "raise" && onError !== "return") {
       throw new TypeError(`${op}: onError must be "raise" or "return", got ${showValue(onError)}`);
     }
-    const addresses = await workersNamed(op, options, () => this.workers());
-    return this.cuttingLeavers(runOnWorkers(this.peers, addresses, this.id, name, args, onError));
+    const connected = await this.workers();
+    const addresses = await workersNamed(op, options, async () => connected);
+    // As Dask's run fails for an address it cannot reach: a typo must not look like a worker
+    // that ran it, nor an empty answer like one from every worker named.
+    const unmatched = unmatchedSelectors(options, connected).map(
+      (selector) => new RunError(selector, "no connected worker matches it"),
+    );
+    if (unmatched.length > 0 && onError === "raise") throw unmatched[0];
+    const out = await this.cuttingLeavers(
+      runOnWorkers(this.peers, addresses, this.id, name, args, onError),
+    );
+    for (const err of unmatched) out[err.worker] = err;
+    return out;
   }
 
   /**

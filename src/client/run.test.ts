@@ -53,6 +53,22 @@ describe("client.run", () => {
     );
   });
 
+  it("a worker named that no connected worker is fails as one that cannot be reached, as in Dask, rather than vanish from the answer", async () => {
+    const { client } = await testCluster();
+    await expect(client.runWith({ workers: ["0", "nosuch"] }, add, 1, 2)).rejects.toThrow(
+      new RunError("nosuch", "no connected worker matches it"),
+    );
+    const returned = await client.runWith(
+      { workers: ["0", "nosuch"], onError: "return" },
+      add,
+      1,
+      2,
+    );
+    expect(Object.values(returned)).toContain(3);
+    expect(returned.nosuch).toBeInstanceOf(RunError);
+    expect(Object.keys(returned)).toHaveLength(2);
+  });
+
   for (const executor of ["inline", "threads"] as const) {
     it(`an error names the run, not a made-up task key (${executor})`, async () => {
       const { client } = await testCluster({ executor, workers: 1 });
@@ -107,6 +123,9 @@ describe("client.run", () => {
     await expect(client.runWith({ workers: [] }, add, 1, 2)).rejects.toThrow(
       /runWith: workers must be/,
     );
-    expect(await client.runWith({ workers: "tcp://10.9.9.9:1" }, add, 1, 2)).toEqual({});
+    // A worker that is not there is a failure of its own (below), not an empty answer.
+    await expect(client.runWith({ workers: "tcp://10.9.9.9:1" }, add, 1, 2)).rejects.toThrow(
+      "run on tcp://10.9.9.9:1 failed: no connected worker matches it",
+    );
   });
 });

@@ -12,7 +12,11 @@ import { RunError } from "./errors.ts";
 
 /** Options of `Client.runWith`. */
 export interface RunOptions {
-  /** Only these workers (addresses, or hosts for every worker there). Default: every worker. */
+  /**
+   * Only these workers (addresses, hosts for every worker there, or names); an
+   * entry no connected worker matches fails as a worker that cannot be reached.
+   * Default: every worker.
+   */
   readonly workers?: string | readonly string[];
   /**
    * `"raise"` (default): reject with the `RunError` of the first worker (by address)
