@@ -246,6 +246,19 @@ describe("tls transport", () => {
     );
   });
 
+  it("loading credentials refuses what is not the three paths, rather than read a file named undefined", () => {
+    expect(() => loadTlsCredentials(null as never)).toThrow(
+      new TypeError("loadTlsCredentials: expected { caFile, certFile, keyFile }, got null"),
+    );
+    expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, ca: "ca.pem" } as never)).toThrow(
+      'loadTlsCredentials: unknown option "ca" (the options are caFile, certFile, keyFile)',
+    );
+    const { caFile: _, ...noCa } = TEST_TLS_FILES;
+    expect(() => loadTlsCredentials(noCa as never)).toThrow(
+      new TypeError("loadTlsCredentials: caFile must be the path of a PEM file, got undefined"),
+    );
+  });
+
   it("loading credentials names the file that cannot be read or holds no PEM", () => {
     expect(loadTlsCredentials(TEST_TLS_FILES).ca.toString()).toContain("BEGIN CERTIFICATE");
     expect(() =>

@@ -9,6 +9,8 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createSecureContext, type SecureContext } from "node:tls";
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
+import { showValue } from "../util/showValue.ts";
 
 /** A process's TLS credentials, PEM-encoded. */
 export interface TlsCredentials {
@@ -74,11 +76,30 @@ function holdsCertificate(pem: string | Buffer): boolean {
   }
 }
 
+/** Every field of {@link TlsFiles}: others are refused. */
+const TLS_FILES: OptionNames<TlsFiles> = { caFile: true, certFile: true, keyFile: true };
+
 /**
  * Read TLS credentials from PEM files. Throws an Error naming the file that
- * cannot be read, or that holds no PEM block.
+ * cannot be read, or that holds no PEM block, and a TypeError for `files`
+ * that are not the three paths (`{ ca }` for `{ caFile }` was read as the
+ * file "undefined").
  */
 export function loadTlsCredentials(files: TlsFiles): TlsCredentials {
+  if (typeof files !== "object" || files === null || Array.isArray(files)) {
+    throw new TypeError(
+      `loadTlsCredentials: expected { caFile, certFile, keyFile }, got ${showValue(files)}`,
+    );
+  }
+  checkKnownOptions("loadTlsCredentials", files, TLS_FILES);
+  for (const name of Object.keys(TLS_FILES) as (keyof TlsFiles)[]) {
+    const path: unknown = files[name];
+    if (typeof path !== "string" || path === "") {
+      throw new TypeError(
+        `loadTlsCredentials: ${name} must be the path of a PEM file, got ${showValue(path)}`,
+      );
+    }
+  }
   const read = (what: string, path: string): Buffer => {
     let data: Buffer;
     try {
