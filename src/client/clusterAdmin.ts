@@ -142,7 +142,7 @@ export class ClusterAdmin {
     if (workers === undefined) {
       which = {};
     } else if (typeof workers === "object" && workers !== null && !Array.isArray(workers)) {
-      // Not { workers: [...] }, which would retire whichever n the scheduler picked.
+      // { workers: [...] } or a misspelt n is named as such, not called a missing n.
       checkKnownOptions("retireWorkers", workers, { n: true });
       const n: unknown = (workers as { n?: unknown }).n;
       if (!(Number.isSafeInteger(n) && (n as number) >= 1)) {
