@@ -1359,8 +1359,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * The last records each worker logged (Dask's `get_worker_logs`), oldest
    * first, by worker address: each keeps its last 10,000 (its `logLength`),
    * at the levels its logger lets through. `n`: the last `n` of each;
-   * `workers`: only these (addresses, or hosts). Rejects naming the first
-   * worker (by address) that could not be read.
+   * `workers`: only these (addresses, hosts or names). Rejects naming the first
+   * worker (by address) that could not be read, or an entry of `workers` that no
+   * connected worker matches.
    */
   async getWorkerLogs(options: WorkerLogsOptions = {}): Promise<Record<string, LogRecord[]>> {
     this.checkOpen();
@@ -1369,7 +1370,16 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     );
     if (problem !== null)
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
-    const addresses = await workersNamed("getWorkerLogs", options, () => this.workers());
+    const connected = await this.workers();
+    const addresses = await workersNamed("getWorkerLogs", options, async () => connected);
+    // As Dask's fails for an address it cannot reach: a typo must not look like a worker
+    // that logged nothing.
+    const [unmatched] = unmatchedSelectors(options, connected);
+    if (unmatched !== undefined) {
+      throw new Error(
+        `getWorkerLogs: cannot read the logs of ${unmatched}: no connected worker matches it`,
+      );
+    }
     return this.cuttingLeavers(logsOfWorkers(this.peers, addresses, options.n, this.id));
   }
 

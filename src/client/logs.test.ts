@@ -45,6 +45,16 @@ describe("getWorkerLogs and getSchedulerLogs", () => {
   });
 });
 
+describe("getWorkerLogs of workers named", () => {
+  it("rejects for an entry no connected worker matches, rather than answer as for a worker that logged nothing", async () => {
+    const { client } = await testCluster();
+    expect(Object.keys(await client.getWorkerLogs({ workers: ["0"] }))).toHaveLength(1);
+    await expect(client.getWorkerLogs({ workers: ["0", "nosuch"] })).rejects.toThrow(
+      "getWorkerLogs: cannot read the logs of nosuch: no connected worker matches it",
+    );
+  });
+});
+
 describe("a LocalCluster's logs", () => {
   it("keep warnings and worse by default ($WEFT_LOG_LEVEL unset), as Dask's silence_logs", async () => {
     const level = process.env.WEFT_LOG_LEVEL;

@@ -107,6 +107,11 @@ describe("weft logs", () => {
     );
     // The worker that matched still has its records printed.
     expect(r.out).toContain(` ${one} `);
+    // With none matching, the same, and no records.
+    const none = await runWeft(["logs", cluster.address, "--no-scheduler", "--worker", "nosuch"]);
+    expect(none.code).toBe(1);
+    expect(none.err).toContain("weft logs: --worker nosuch: no connected worker matches it");
+    expect(none.out).not.toContain(` ${one} `);
     // A worker's name matches as its address does (a LocalCluster names them "0", "1").
     const byName = await runWeft(["logs", cluster.address, "--no-scheduler", "--worker", "0"]);
     expect(byName.code).toBe(0);

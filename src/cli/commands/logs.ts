@@ -121,13 +121,19 @@ export async function runLogs(
       const given = await withSchemes(client, opts.worker ?? []);
       // As retire and restart do: a --worker naming no worker (a typo, one gone) must
       // not look like a worker that logged nothing.
-      for (const selector of await unmatchedWorkers(client, given)) {
+      const unmatched = await unmatchedWorkers(client, given);
+      for (const selector of unmatched) {
         ctx.stderr.write(`${noWorkerMatches("logs", selector, client.address)}\n`);
         ctx.exitCode = EXIT.differences;
       }
-      const byWorker = await sayingItWaits(ctx, "logs", "the workers' logs", () =>
-        client.getWorkerLogs({ ...count, ...(given.length > 0 ? { workers: given } : {}) }),
-      );
+      // Said above; the others' records are printed all the same.
+      const matched = given.filter((selector) => !unmatched.includes(selector));
+      const byWorker =
+        given.length > 0 && matched.length === 0
+          ? {}
+          : await sayingItWaits(ctx, "logs", "the workers' logs", () =>
+              client.getWorkerLogs({ ...count, ...(given.length > 0 ? { workers: matched } : {}) }),
+            );
       logs.workers = {};
       for (const [worker, records] of Object.entries(byWorker)) {
         logs.workers[worker] = shown(records);
