@@ -1633,7 +1633,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       profileWhile(
         this.peers,
         this.id,
-        () => workersNamed("profile", options, () => this.workers()),
+        async () => {
+          const connected = await this.workers();
+          return {
+            addresses: await workersNamed("profile", options, async () => connected),
+            unmatched: unmatchedSelectors(options, connected),
+          };
+        },
         body,
         options,
         (op, args) => this.conn.request(op, args),

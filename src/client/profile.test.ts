@@ -37,7 +37,7 @@ function profiledWithScheduler(
   return profileWhile(
     client.peers,
     client.id,
-    async () => cluster.workers.map((w) => w.address),
+    async () => ({ addresses: cluster.workers.map((w) => w.address), unmatched: [] }),
     () => 5,
     { scheduler: true },
     schedulerRequest,
@@ -243,6 +243,16 @@ describe("client.profile", () => {
     } finally {
       await scheduler.close();
     }
+  });
+
+  it("a worker named that no connected worker is, beside one that is, is said in failedWorkers", async () => {
+    const { client } = await testCluster();
+    const got = await client.profile(() => 5, { workers: ["0", "nosuch"] });
+    expect(got.value).toBe(5);
+    expect(got.failedWorkers).toEqual([
+      { worker: "nosuch", reason: "no connected worker matches it" },
+    ]);
+    expect(got.threads.length).toBeGreaterThan(0);
   });
 
   it("a worker lost meanwhile costs its own profile only, said in failedWorkers", async () => {

@@ -323,7 +323,7 @@ type Outcome<T> =
 export async function profileWhile<T>(
   peers: PeerPool,
   who: string,
-  workersOf: () => Promise<readonly string[]>,
+  workersOf: () => Promise<{ addresses: readonly string[]; unmatched: readonly string[] }>,
   body: () => T | Promise<T>,
   options: ProfileOptions,
   scheduler: SchedulerRequest,
@@ -335,7 +335,8 @@ export async function profileWhile<T>(
   }
   const { intervalUs, maxMs } = profileSettings(options);
   // In address order, as the other requests to every worker report.
-  const addresses = [...(await workersOf())].sort();
+  const chosen = await workersOf();
+  const addresses = [...chosen.addresses].sort();
   const withScheduler = options.scheduler === true;
   if (addresses.length === 0 && !withScheduler) {
     throw new Error(
@@ -379,7 +380,11 @@ export async function profileWhile<T>(
   }
   // A worker lost meanwhile costs its own profile only; so does the scheduler,
   // whose failure must not leave the workers profiling nor hide the code's outcome.
-  const failed: FailedWorker[] = [];
+  // A typo among the workers named is said, not passed over as if it had been profiled.
+  const failed: FailedWorker[] = chosen.unmatched.map((worker) => ({
+    worker,
+    reason: "no connected worker matches it",
+  }));
   let own: WorkerProfile | null = null;
   if (withScheduler) {
     try {

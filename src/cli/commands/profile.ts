@@ -163,7 +163,8 @@ export async function runProfile(
       // milliseconds, as the client takes them: --seconds 1.0001 is 1000.1 ms.
       maxMs: Math.ceil(ms) + 60_000,
     });
-    for (const f of profile.failedWorkers) {
+    // Those matching no worker were said above.
+    for (const f of profile.failedWorkers.filter((f) => !unmatched.includes(f.worker))) {
       ctx.stderr.write(`weft profile: no profile of ${f.worker}: ${f.reason}\n`);
       ctx.exitCode = EXIT.differences;
     }
