@@ -53,4 +53,23 @@ describe("resolveSchedulerOptions", () => {
       "Scheduler option logLength must be an integer >= 0, got 1.5",
     );
   });
+
+  it("refuses state options the machine does not have, or that the server sets", () => {
+    expect(() =>
+      resolveSchedulerOptions({ logger, state: { workerSaturaton: 2 } as never }),
+    ).toThrow(
+      new TypeError(
+        'Scheduler option state: unknown option "workerSaturaton" (did you mean workerSaturation?)',
+      ),
+    );
+    expect(() => resolveSchedulerOptions({ logger, state: { clock: () => 1 } as never })).toThrow(
+      /^Scheduler option state: unknown option "clock" \(the options are workerSaturation, .*; the server sets clock, and validate is a Scheduler option\)$/,
+    );
+    expect(() => resolveSchedulerOptions({ logger, state: 5 as never })).toThrow(
+      new TypeError("Scheduler option state must be an object, got 5"),
+    );
+    expect(resolveSchedulerOptions({ logger, state: { workerSaturation: 2 } }).state).toEqual({
+      workerSaturation: 2,
+    });
+  });
 });

@@ -16,7 +16,7 @@ import { preloadUrl } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { SchedulerPlugin } from "./plugins.ts";
-import type { SchedulerStateOptions } from "./state/options.ts";
+import { SCHEDULER_STATE_OPTIONS, type SchedulerStateOptions } from "./state/options.ts";
 
 /** Options of the scheduler server. */
 export interface SchedulerOptions {
@@ -246,7 +246,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     listen,
     ...(o.tls !== undefined ? { tls: o.tls } : {}),
     validate: o.validate ?? false,
-    state: o.state ?? {},
+    state: stateOptions(o.state),
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     workerTtlMs: ttl,
     idleTimeoutMs: idleTimeout(o.idleTimeoutMs),
@@ -274,6 +274,27 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     preload: (o.preload ?? []).map((m) => preloadUrl(m, "Scheduler option preload")),
     taskModules: moduleList(o.taskModules),
   };
+}
+
+/** The server sets the machine's `clock` and `validate` itself. */
+const { clock: _clock, validate: _validate, ...SERVER_STATE_OPTIONS } = SCHEDULER_STATE_OPTIONS;
+
+/**
+ * The state machine's options, their names checked here so that the error names
+ * the server's option (the machine checks the values as it starts).
+ */
+function stateOptions(v: SchedulerOptions["state"]): NonNullable<SchedulerOptions["state"]> {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== "object" || Array.isArray(v)) {
+    throw new TypeError(`Scheduler option state must be an object, got ${showValue(v)}`);
+  }
+  checkKnownOptions(
+    "Scheduler option state",
+    v,
+    SERVER_STATE_OPTIONS,
+    "the server sets clock, and validate is a Scheduler option",
+  );
+  return v;
 }
 
 function moduleList(modules: readonly (string | URL)[] | undefined): readonly string[] {

@@ -1,3 +1,4 @@
+import { checkKnownOptions, type OptionNames } from "../../util/knownOptions.ts";
 import { showValue } from "../../util/showValue.ts";
 
 /** Configuration of a `SchedulerState`; every field has a default. */
@@ -39,11 +40,33 @@ export interface SchedulerStateOptions {
   stimulusLogLength?: number;
 }
 
+/**
+ * Every option of {@link SchedulerStateOptions}: others are refused, as the
+ * worker's are, rather than leave the default running where a misspelt
+ * `workerSaturaton` meant something else.
+ */
+export const SCHEDULER_STATE_OPTIONS: OptionNames<SchedulerStateOptions> = {
+  clock: true,
+  validate: true,
+  workerSaturation: true,
+  allowedFailures: true,
+  unknownTaskDuration: true,
+  bandwidth: true,
+  defaultDataSize: true,
+  transitionCounterMax: true,
+  logLength: true,
+  stimulusLogLength: true,
+};
+
 /** {@link SchedulerStateOptions} with every default filled in. */
 export type ResolvedSchedulerStateOptions = Required<SchedulerStateOptions>;
 
 /** Fill in the defaults of `options`, rejecting values that make no sense. */
 export function resolveOptions(options: SchedulerStateOptions = {}): ResolvedSchedulerStateOptions {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError(`SchedulerState options must be an object, got ${showValue(options)}`);
+  }
+  checkKnownOptions("SchedulerState options", options, SCHEDULER_STATE_OPTIONS);
   const resolved: ResolvedSchedulerStateOptions = {
     clock: options.clock ?? (() => 0),
     validate: options.validate ?? false,
@@ -76,7 +99,9 @@ export function resolveOptions(options: SchedulerStateOptions = {}): ResolvedSch
   }
   const unknown = resolved.unknownTaskDuration;
   if (typeof unknown !== "number" || !Number.isFinite(unknown) || unknown < 0) {
-    throw new RangeError(`unknownTaskDuration must be ≥ 0, got ${showValue(unknown)}`);
+    throw new RangeError(
+      `unknownTaskDuration must be a finite number of seconds ≥ 0, got ${showValue(unknown)}`,
+    );
   }
   // A size in bytes, added to and taken from the workers' totals, as reported sizes are.
   if (!Number.isSafeInteger(resolved.defaultDataSize) || resolved.defaultDataSize < 0) {

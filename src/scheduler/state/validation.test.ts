@@ -525,5 +525,23 @@ describe("story and logs", () => {
     expect(() => new SchedulerState({ clock: Object.create(null) })).toThrow(
       "clock must be a function, got {}",
     );
+    // Infinity is ≥ 0: the message says why it is refused all the same.
+    expect(() => new SchedulerState({ unknownTaskDuration: Infinity })).toThrow(
+      "unknownTaskDuration must be a finite number of seconds ≥ 0, got Infinity",
+    );
+  });
+
+  test("options the machine does not have are refused, not left to their default", () => {
+    expect(() => new SchedulerState({ workerSaturaton: 2 } as never)).toThrow(
+      new TypeError(
+        'SchedulerState options: unknown option "workerSaturaton" (did you mean workerSaturation?)',
+      ),
+    );
+    expect(() => new SchedulerState(null as never)).toThrow(
+      new TypeError("SchedulerState options must be an object, got null"),
+    );
+    expect(() => new SchedulerState(5 as never)).toThrow(
+      new TypeError("SchedulerState options must be an object, got 5"),
+    );
   });
 });
