@@ -58,6 +58,9 @@ describe("weft amm", () => {
       expect(help.out, action).toMatch(new RegExp(`^Usage: weft amm ${action} \\[options\\]`));
       expect(help.out, action).toContain("--scheduler-file <path>");
     }
+    // The interval is the scheduler's: `weft amm start` has no such option, and refuses it.
+    const start = await runWeft(["amm", "start", "--help"]);
+    expect(start.out).toContain("the scheduler's --active-memory-manager-interval");
     const top = await runWeft(["amm", "--help"]);
     expect(top.code).toBe(0);
     expect(top.out).toMatch(/^Usage: weft amm /);

@@ -89,7 +89,7 @@ export function ammCommand(ctx: CliContext): Command {
       ammSubcommand(
         ctx,
         "start",
-        "Run a round every --active-memory-manager-interval ms from now on",
+        "Run a round every interval (the scheduler's --active-memory-manager-interval) from now on",
         "Also where the scheduler was started with --no-active-memory-manager; nothing if the\n" +
           "rounds run already. Prints the status: active memory manager: running (every 2000 ms).",
       ),
