@@ -56,7 +56,7 @@ export async function runAmm(
 }
 
 const EXIT_CODES =
-  "\nExit code: 0 once the scheduler has answered, 2 for bad usage or a scheduler that cannot be reached.";
+  "\nExit code: 0 once the scheduler has answered, 1 if it is lost before it answers, 2 for bad usage or a scheduler that cannot be reached.";
 
 /** One subcommand of `weft amm`. */
 function ammSubcommand(

@@ -57,6 +57,30 @@ describe("weft restart", () => {
     }
   });
 
+  it("exit 1, as its --help says, for a scheduler lost while it waits for the workers", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      const ctx = testContext();
+      const { done } = await cliWorker(scheduler.address, ctx);
+      const restarting = runWeft(["restart", scheduler.address, "--timeout", "60000"]);
+      // The worker, without a nanny, leaves for good: the command waits for it.
+      await done;
+      await scheduler.close();
+      const r = await restarting;
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/^weft restart: lost the scheduler: /);
+    } finally {
+      await scheduler.close();
+    }
+    const help = await runWeft(["restart", "--help"]);
+    expect(help.out).toMatch(
+      /1 if they are not\s+back within --timeout, the scheduler is lost meanwhile/,
+    );
+  });
+
   it("with workers named, restarts those only; exit 1 if one could not be", async () => {
     const { cluster, client } = await testCluster({ workers: 2 });
     const [first, second] = cluster.workers;

@@ -115,8 +115,8 @@ export function restartCommand(ctx: CliContext): Command {
         "have a nanny): their unfinished tasks run elsewhere, and the results only they held\n" +
         "are computed again; it prints `restarted ADDRESS` or `not restarted ADDRESS: why`.\n" +
         "Exit code: 0 once the workers are back (or at once with --no-wait), 1 if they are not\n" +
-        "back within --timeout or a worker named could not be restarted, 2 for bad usage or a\n" +
-        "scheduler that cannot be reached.",
+        "back within --timeout, the scheduler is lost meanwhile or a worker named could not be\n" +
+        "restarted, 2 for bad usage or a scheduler that cannot be reached.",
     )
     .action(async (address: string | undefined, workers: string[], opts: RestartCliOptions) => {
       await runRestart(address === undefined ? workers : [address, ...workers], opts, ctx);

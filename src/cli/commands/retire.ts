@@ -82,7 +82,7 @@ export function retireCommand(ctx: CliContext): Command {
     .option("--json", "print JSON ({retired, failed}) instead of lines")
     .addHelpText(
       "after",
-      "\nExit code: 0 if every worker was retired, 1 if one could not be (its reason is printed), 2 for bad usage or a scheduler that cannot be reached.",
+      "\nExit code: 0 if every worker was retired, 1 if one could not be (its reason is printed) or the scheduler is lost before it answers, 2 for bad usage or a scheduler that cannot be reached.",
     )
     .action(async (address: string | undefined, workers: string[], opts: RetireCliOptions) => {
       await runRetire(address === undefined ? workers : [address, ...workers], opts, ctx);

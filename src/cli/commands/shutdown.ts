@@ -37,8 +37,8 @@ export function shutdownCommand(ctx: CliContext): Command {
       "after",
       "\nEvery worker closes as when retired (exit 0; a --nanny does not start it again), then\n" +
         "the scheduler (exit 0). Other clients lose the cluster: their futures fail.\n" +
-        "Exit code: 0 once the scheduler has answered, 2 for bad usage or a scheduler that\n" +
-        "cannot be reached.",
+        "Exit code: 0 once the scheduler has answered, 1 if it is lost before it answers, 2 for\n" +
+        "bad usage or a scheduler that cannot be reached.",
     )
     .action(async (address: string | undefined, opts: ConnectCliOptions) => {
       await runShutdown(address, opts, ctx);
