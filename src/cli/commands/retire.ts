@@ -74,7 +74,10 @@ export function retireCommand(ctx: CliContext): Command {
     )
     .argument("[scheduler]", SCHEDULER_ARGUMENT)
     .argument("[workers...]", `the workers to retire, each ${WORKER_SELECTOR}`)
-    .option("--n <n>", "retire this many workers, picked by the scheduler (idle, holding least)")
+    .option(
+      "--n <n>",
+      "retire this many workers, picked by the scheduler: those running fewest tasks (none first), then holding fewest bytes; never one running a long-running task",
+    )
     .option(
       "--idle",
       "retire the idle workers the cluster can spare: running no task, fewest bytes first, while the memory limits of those left add up to twice the bytes held (without limits: all of them if nothing is held, else none)",

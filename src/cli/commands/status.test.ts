@@ -6,7 +6,7 @@ import {
   extraWorker,
   testCluster,
 } from "../../client/testCluster.ts";
-import { bytes, counter, inc } from "../../client/testTasks.ts";
+import { bytes, counter, inc, slowInc } from "../../client/testTasks.ts";
 import { refusingAddress, runWeft, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
 import { clusterStatus, formatStatus } from "./status.ts";
@@ -192,6 +192,27 @@ describe("weft retire", () => {
       out: "no worker retired: the scheduler found none it could spare\n",
       err: "",
     });
+  });
+
+  it("--n picks busy workers too, those running fewest tasks first, as its --help says", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const busy = [1, 2, 3].map((x) => client.submit(slowInc, x, 60_000));
+    await eventually(
+      () => [...cluster.scheduler.state.workers.values()].every((ws) => ws.processing.size > 0),
+      5000,
+      "both workers run a task",
+    );
+    // Ties go to fewer bytes (none held here), then the lower address.
+    const [fewer] = [...cluster.scheduler.state.workers.values()].sort(
+      (a, b) => a.processing.size - b.processing.size || (a.address < b.address ? -1 : 1),
+    );
+    const n = await runWeft(["retire", cluster.address, "--n", "1"]);
+    expect(n).toEqual({ code: 0, out: `retired ${fewer.address}\n`, err: "" });
+    for (const f of busy) f.release();
+    const help = await runWeft(["retire", "--help"]);
+    expect(help.out.replace(/\s+/g, " ")).toContain(
+      "--n <n> retire this many workers, picked by the scheduler: those running fewest tasks",
+    );
   });
 
   it("refuses bad usage (exit 2)", async () => {
