@@ -50,7 +50,7 @@ describe("worker names (weft worker --name)", () => {
     } finally {
       await special.close();
     }
-    expect(() => resolveWorkerOptions({ scheduler: "x", name: "" })).toThrow(
+    expect(() => resolveWorkerOptions({ scheduler: "tcp://127.0.0.1:1", name: "" })).toThrow(
       'Worker option name must be a non-empty string, got ""',
     );
   });

@@ -687,66 +687,128 @@ describe("Worker lifecycle", () => {
       expect(() => new Worker({ scheduler: sched.address, [name]: Infinity }), name).toThrow(
         `Worker option ${name} must be`,
       );
-      expect(resolveWorkerOptions({ scheduler: "x", [name]: 2 ** 31 - 1 })[name]).toBe(2 ** 31 - 1);
+      expect(
+        resolveWorkerOptions({ scheduler: "tcp://127.0.0.1:1", [name]: 2 ** 31 - 1 })[name],
+      ).toBe(2 ** 31 - 1);
     }
     // The log records kept for getWorkerLogs: the last 10,000 by default (as the scheduler's).
-    expect(resolveWorkerOptions({ scheduler: "x" }).logLength).toBe(10_000);
-    expect(resolveWorkerOptions({ scheduler: "x", logLength: 0 }).logLength).toBe(0);
-    expect(() => resolveWorkerOptions({ scheduler: "x", logger: {} as never })).toThrow(
-      new TypeError("Worker option logger must be a pino logger, got {}"),
+    expect(resolveWorkerOptions({ scheduler: "tcp://127.0.0.1:1" }).logLength).toBe(10_000);
+    expect(resolveWorkerOptions({ scheduler: "tcp://127.0.0.1:1", logLength: 0 }).logLength).toBe(
+      0,
     );
+    expect(() =>
+      resolveWorkerOptions({ scheduler: "tcp://127.0.0.1:1", logger: {} as never }),
+    ).toThrow(new TypeError("Worker option logger must be a pino logger, got {}"));
     expect(() => new Worker({ scheduler: "" })).toThrow(/scheduler .* is required/);
-    expect(() => new Worker({ scheduler: "x", executor: "gpu" as "inline" })).toThrow(
-      /executor must be/,
-    );
-    expect(() => new Worker({ scheduler: "x", taskModules: ["https://example.com/t.js"] })).toThrow(
-      /only file URLs and paths/,
-    );
-    expect(() => new Worker({ scheduler: "x", maxFrameBytes: 3 * 2 ** 30 })).toThrow(
+    expect(
+      () => new Worker({ scheduler: "tcp://127.0.0.1:1", executor: "gpu" as "inline" }),
+    ).toThrow(/executor must be/);
+    expect(
+      () =>
+        new Worker({ scheduler: "tcp://127.0.0.1:1", taskModules: ["https://example.com/t.js"] }),
+    ).toThrow(/only file URLs and paths/);
+    expect(
+      () => new Worker({ scheduler: "tcp://127.0.0.1:1", maxFrameBytes: 3 * 2 ** 30 }),
+    ).toThrow(
       /^Worker option maxFrameBytes must be an integer from 1 to 2147483647, got 3221225472$/,
     );
-    expect(() => new Worker({ scheduler: "x", maxMessageBytes: 5 * 2 ** 30 })).toThrow(
-      /^Worker option maxMessageBytes must be an integer from 1 to/,
-    );
+    expect(
+      () => new Worker({ scheduler: "tcp://127.0.0.1:1", maxMessageBytes: 5 * 2 ** 30 }),
+    ).toThrow(/^Worker option maxMessageBytes must be an integer from 1 to/);
     // The scheduler would refuse the registration; the worker says so at once.
     expect(
-      () => new Worker({ scheduler: "x", resources: { GPU: Number.POSITIVE_INFINITY } }),
+      () =>
+        new Worker({
+          scheduler: "tcp://127.0.0.1:1",
+          resources: { GPU: Number.POSITIVE_INFINITY },
+        }),
     ).toThrow("Worker option resources.GPU must be finite, got Infinity");
     // A count of pool threads: 2.5 or Infinity went to piscina's maxThreads as given.
     for (const bad of [2.5, Infinity, -1]) {
-      expect(() => new Worker({ scheduler: "x", maxSecededThreads: bad })).toThrow(
+      expect(() => new Worker({ scheduler: "tcp://127.0.0.1:1", maxSecededThreads: bad })).toThrow(
         `Worker option maxSecededThreads must be an integer >= 0, got ${bad}`,
       );
     }
-    expect(() => new Worker({ scheduler: "x", lifetimeMs: 0 })).toThrow(
+    expect(() => new Worker({ scheduler: "tcp://127.0.0.1:1", lifetimeMs: 0 })).toThrow(
       "Worker option lifetimeMs must be a positive integer, got 0",
     );
-    expect(() => new Worker({ scheduler: "x", lifetimeMs: 1000, lifetimeStaggerMs: 2000 })).toThrow(
-      "Worker option lifetimeStaggerMs (2000) must be at most lifetimeMs (1000)",
-    );
-    expect(() => new Worker({ scheduler: "x", lifetimeStaggerMs: 5 })).toThrow(
+    expect(
+      () =>
+        new Worker({ scheduler: "tcp://127.0.0.1:1", lifetimeMs: 1000, lifetimeStaggerMs: 2000 }),
+    ).toThrow("Worker option lifetimeStaggerMs (2000) must be at most lifetimeMs (1000)");
+    expect(() => new Worker({ scheduler: "tcp://127.0.0.1:1", lifetimeStaggerMs: 5 })).toThrow(
       "Worker option lifetimeStaggerMs (5) must be at most lifetimeMs (none)",
     );
     expect(
       () =>
-        new Worker({ scheduler: "x", lifetimeMs: 10, lifetimeRestart: 1 as unknown as boolean }),
+        new Worker({
+          scheduler: "tcp://127.0.0.1:1",
+          lifetimeMs: 10,
+          lifetimeRestart: 1 as unknown as boolean,
+        }),
     ).toThrow("Worker option lifetimeRestart must be true or false, got 1");
-    expect(() => new Worker({ scheduler: "x", validate: "false" as unknown as boolean })).toThrow(
-      'Worker option validate must be true or false, got "false"',
+    expect(
+      () => new Worker({ scheduler: "tcp://127.0.0.1:1", validate: "false" as unknown as boolean }),
+    ).toThrow('Worker option validate must be true or false, got "false"');
+  });
+
+  it("names the option of a malformed list, resources or address at construction", () => {
+    const at = "tcp://127.0.0.1:1";
+    const bad = (o: Partial<ConstructorParameters<typeof Worker>[0]>) => () =>
+      new Worker({ scheduler: at, ...o });
+    // A lone path failed as "(o.taskModules ?? []).map is not a function".
+    expect(bad({ taskModules: "./tasks.ts" as never })).toThrow(
+      'Worker option taskModules must be an array of file URLs or paths, got "./tasks.ts"',
     );
+    expect(bad({ preload: "./setup.mjs" as never })).toThrow(
+      'Worker option preload must be an array of file URLs or paths, got "./setup.mjs"',
+    );
+    // A string or an array failed in the state machine, naming no Worker option.
+    for (const resources of ["GPU=2", [1], 5, new Map([["GPU", 1]])]) {
+      expect(bad({ resources: resources as never }), String(resources)).toThrow(
+        /^Worker option resources must be \{name: amount\}, e.g. \{GPU: 2\}, got /,
+      );
+    }
+    expect(resolveWorkerOptions({ scheduler: at, resources: null as never }).resources).toEqual({});
+    // Malformed addresses failed only in start(), their errors naming no option.
+    expect(bad({ listen: "foo://x" })).toThrow(
+      'Worker option listen must be an address such as tcp://10.0.0.1:8786, got "foo://x": unknown scheme "foo" (inproc, tcp, tls)',
+    );
+    expect(bad({ listen: 5 as never })).toThrow(/^Worker option listen must be an address/);
+    expect(bad({ listen: "tcp://127.0.0.1:99999" })).toThrow(
+      /^Worker option listen must be an address .*: port 99999 out of range/,
+    );
+    expect(() => new Worker({ scheduler: "localhost" })).toThrow(
+      'Worker option scheduler must be an address such as tcp://10.0.0.1:8786, got "localhost": missing port number in address "localhost"',
+    );
+    expect(() => new Worker({ scheduler: "foo://x:1" })).toThrow(
+      /^Worker option scheduler must be an address .*: unknown address scheme "foo"/,
+    );
+    // What they accept: a listener's port may be left out (any), as listen takes it.
+    expect(resolveWorkerOptions({ scheduler: at, listen: "tcp://127.0.0.1" }).listen).toBe(
+      "tcp://127.0.0.1",
+    );
+    expect(resolveWorkerOptions({ scheduler: "inproc://s/1", listen: "inproc://" }).listen).toBe(
+      "inproc://",
+    );
+    expect(resolveWorkerOptions({ scheduler: "[::1]:8786" }).scheduler).toBe("[::1]:8786");
   });
 
   it("takes task modules as URL objects, and the executor named as LocalCluster names it", () => {
     const tasks = new URL("./testTasks.ts", import.meta.url);
-    const o = resolveWorkerOptions({ scheduler: "x", executor: "threads", taskModules: [tasks] });
+    const o = resolveWorkerOptions({
+      scheduler: "tcp://127.0.0.1:1",
+      executor: "threads",
+      taskModules: [tasks],
+    });
     expect(o.taskModules).toEqual([tasks.href]);
     expect(o.executor).toBe("piscina");
-    expect(resolveWorkerOptions({ scheduler: "x" }).executor).toBe("piscina");
+    expect(resolveWorkerOptions({ scheduler: "tcp://127.0.0.1:1" }).executor).toBe("piscina");
   });
 
   it("gives the state machine a transferMessageBytesLimit of at most its maxMessageBytes", () => {
     const limit = (o: Partial<ConstructorParameters<typeof Worker>[0]>) =>
-      new Worker({ scheduler: "x", ...o }).state.transferMessageBytesLimit;
+      new Worker({ scheduler: "tcp://127.0.0.1:1", ...o }).state.transferMessageBytesLimit;
     expect(limit({})).toBe(50e6);
     // A fetch sized for 50 MB would ask for an answer this worker refuses to read.
     expect(limit({ maxMessageBytes: 1_000_000 })).toBe(1_000_000);
@@ -754,14 +816,15 @@ describe("Worker lifecycle", () => {
   });
 
   it("refuses an option it does not know, naming the one meant", () => {
-    const given = { scheduler: "x", memoryLimt: "4GB" };
+    const given = { scheduler: "tcp://127.0.0.1:1", memoryLimt: "4GB" };
     expect(() => resolveWorkerOptions(given as never)).toThrow(
       'Worker options: unknown option "memoryLimt" (did you mean memoryLimit?)',
     );
   });
 
   it("refuses a contact address peers cannot connect to, and writes out a bare one's scheme", () => {
-    const contact = (a: string) => resolveWorkerOptions({ scheduler: "x", contactAddress: a });
+    const contact = (a: string) =>
+      resolveWorkerOptions({ scheduler: "tcp://127.0.0.1:1", contactAddress: a });
     for (const bad of ["garbage", "foo://10.0.0.1:4000", "tcp://10.0.0.1", "tcp://:4000", ""]) {
       expect(() => contact(bad), bad).toThrow(/contactAddress must be an address peers can/);
     }

@@ -9,6 +9,7 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   frameLimitsProblem,
 } from "../comm/comm.ts";
+import { checkDialAddress, SCHEMES } from "../comm/connect.ts";
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
@@ -356,7 +357,67 @@ function nannyLink(link: NannyLink | null | undefined, nanny: boolean): NannyLin
   return link;
 }
 
-/** Check `o` and fill in the defaults; throws a clear error for a bad option. */
+/**
+ * A list option (`taskModules`, `preload`), checked to be an array: a lone path
+ * failed as `(o.taskModules ?? []).map is not a function`, naming no option.
+ */
+function listOption<T>(name: string, v: readonly T[] | undefined): readonly T[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v)) {
+    throw new TypeError(
+      `Worker option ${name} must be an array of file URLs or paths, got ${showValue(v)}`,
+    );
+  }
+  return v;
+}
+
+/**
+ * `resources`, checked to be `{name: amount}`: a string or an array reached the
+ * state machine, whose error named no Worker option, and a `Map` passed the
+ * amounts' checks unread.
+ */
+function resourcesOption(
+  v: Readonly<Record<string, number>> | undefined | null,
+): Readonly<Record<string, number>> {
+  if (v === undefined || v === null) return {};
+  const proto = typeof v === "object" ? Object.getPrototypeOf(v) : undefined;
+  if (proto !== Object.prototype && proto !== null) {
+    throw new TypeError(
+      `Worker option resources must be {name: amount}, e.g. {GPU: 2}, got ${showValue(v)}`,
+    );
+  }
+  for (const [k, amount] of Object.entries(v)) {
+    // Finite: the scheduler refuses a worker registering an infinite amount.
+    if (!Number.isFinite(nonNegative(`resources.${k}`, amount))) {
+      throw new RangeError(`Worker option resources.${k} must be finite, got ${showValue(amount)}`);
+    }
+  }
+  return v;
+}
+
+/**
+ * `address` (the option `name`), checked as `connect` and `listen` will check it:
+ * otherwise a malformed one failed only as the worker started, its error naming no
+ * option. `listen` may leave out the port (any).
+ */
+function addressOption(name: "scheduler" | "listen", address: string): string {
+  try {
+    if (name === "scheduler") checkDialAddress(address);
+    else {
+      const { scheme, location } = splitScheme(address);
+      if (!(SCHEMES as readonly string[]).includes(scheme)) {
+        throw new Error(`unknown scheme ${JSON.stringify(scheme)} (${SCHEMES.join(", ")})`);
+      }
+      if (scheme !== "inproc") parseHostPort(location, 0);
+    }
+  } catch (err) {
+    throw new TypeError(
+      `Worker option ${name} must be an address such as tcp://10.0.0.1:8786, got ${showValue(address)}: ${(err as Error).message}`,
+    );
+  }
+  return address;
+}
+
 /** Every option of {@link WorkerOptions}: others are refused. */
 const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
   scheduler: true,
@@ -413,29 +474,26 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (typeof o.scheduler !== "string" || o.scheduler === "") {
     throw new TypeError("Worker option scheduler (the scheduler's address) is required");
   }
+  addressOption("scheduler", o.scheduler);
   const executor = o.executor === "threads" ? "piscina" : (o.executor ?? "piscina");
   if (executor !== "piscina" && executor !== "inline") {
     throw new TypeError(
       `Worker option executor must be "threads" or "inline", got ${JSON.stringify(executor)}`,
     );
   }
-  const resources = o.resources ?? {};
-  for (const [k, v] of Object.entries(resources)) {
-    // Finite: the scheduler refuses a worker registering an infinite amount.
-    if (!Number.isFinite(nonNegative(`resources.${k}`, v))) {
-      throw new RangeError(`Worker option resources.${k} must be finite, got ${showValue(v)}`);
-    }
-  }
+  const resources = resourcesOption(o.resources);
   const limitsProblem = frameLimitsProblem(o);
   if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
   const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
   if (tlsProblem !== null) throw new TypeError(`Worker option ${tlsProblem}`);
   // With credentials for a tls:// scheduler, peers talk TLS too.
-  const listen =
+  const listen = addressOption(
+    "listen",
     o.listen ??
-    (o.tls !== undefined && o.scheduler.startsWith("tls://")
-      ? "tls://127.0.0.1:0"
-      : "tcp://127.0.0.1:0");
+      (o.tls !== undefined && o.scheduler.startsWith("tls://")
+        ? "tls://127.0.0.1:0"
+        : "tcp://127.0.0.1:0"),
+  );
   const plain = o.tls === undefined ? null : plainListenProblem(listen, "Worker option");
   if (plain !== null) throw new TypeError(plain);
   const { httpAddress, metricsNamespace } = resolveHttpOptions(o, "Worker");
@@ -459,7 +517,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     ...(o.tls !== undefined ? { tls: o.tls } : {}),
     nthreads,
     executor,
-    taskModules: (o.taskModules ?? []).map((m) => existingModule(moduleUrl(m))),
+    taskModules: listOption("taskModules", o.taskModules).map((m) => existingModule(moduleUrl(m))),
     maxSecededThreads: nonNegativeInt("maxSecededThreads", o.maxSecededThreads ?? 32),
     resources,
     // A string ("false") would turn validation on: a check after every stimulus.
@@ -508,7 +566,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     httpAddress,
     metricsNamespace,
-    preload: (o.preload ?? []).map((m) => preloadUrl(m, "Worker option preload")),
+    preload: listOption("preload", o.preload).map((m) => preloadUrl(m, "Worker option preload")),
   };
 }
 
