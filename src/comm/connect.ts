@@ -25,6 +25,23 @@ function scheme(address: string): string {
 }
 
 /**
+ * `options` if it is an options object (undefined: none), else a TypeError
+ * naming `what`: `null` crashed as a destructuring deep inside the transport,
+ * and a `signal` that is no `AbortSignal` as `throwIfAborted is not a function`.
+ */
+function checkedOptions<T extends object>(what: string, options: T | undefined): T {
+  if (options === undefined) return {} as T;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError(`${what}: options must be an object, got ${showValue(options)}`);
+  }
+  const { signal } = options as { signal?: unknown };
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(`${what}: signal must be an AbortSignal, got ${showValue(signal)}`);
+  }
+  return options;
+}
+
+/**
  * Throws for an address {@link connect} could not dial, saying why: an unknown
  * scheme, a `tcp://` or `tls://` one without a valid port. For callers that
  * check their arguments before anything else (`Client.connect`).
@@ -53,8 +70,9 @@ export function setDialer(dial: Dialer | null): void {
  * or `tls://host:port` (with `options.tls`). Never throws: a bad address or
  * option rejects, as a failure to connect does.
  */
-export async function connect(address: string, options: ConnectOptions = {}): Promise<Comm> {
+export async function connect(address: string, given?: ConnectOptions): Promise<Comm> {
   const s = scheme(address);
+  const options = checkedOptions("connect", given);
   if (dialer !== null) return dialer(address, options);
   return s === "inproc" ? connectInproc(address, options) : connectTcp(address, options);
 }
@@ -69,8 +87,15 @@ export async function connect(address: string, options: ConnectOptions = {}): Pr
 export async function listen(
   address: string,
   handler: ConnectionHandler,
-  options: ListenOptions = {},
+  given?: ListenOptions,
 ): Promise<Listener> {
+  const options = checkedOptions("listen", given);
+  // Else every connection it accepted was aborted, calling a number, without a word.
+  if (typeof handler !== "function") {
+    throw new TypeError(
+      `listen: the handler must be a function of each accepted comm, got ${showValue(handler)}`,
+    );
+  }
   const guarded = guardHandler(handler);
   return scheme(address) === "inproc"
     ? listenInproc(address, guarded)

@@ -624,6 +624,27 @@ describe("tcp transport", () => {
       listen("tcp://127.0.0.1:0", () => {}, { maxMessageBytes: 2 ** 40 }),
     ).rejects.toThrow(/maxMessageBytes must be an integer from 1 to/);
   });
+
+  it("rejects options that are not an object, a signal that is not one, a handler that is not a function", async () => {
+    for (const address of ["tcp://127.0.0.1:1", "inproc://nobody/1"]) {
+      // null crashed as a destructuring deep in the transport.
+      await expect(connect(address, null as never)).rejects.toThrow(
+        new TypeError("connect: options must be an object, got null"),
+      );
+      await expect(connect(address, { signal: 5 as never })).rejects.toThrow(
+        new TypeError("connect: signal must be an AbortSignal, got 5"),
+      );
+    }
+    await expect(listen("tcp://127.0.0.1:0", () => {}, 5 as never)).rejects.toThrow(
+      new TypeError("listen: options must be an object, got 5"),
+    );
+    // Accepted, it aborted every connection without a word.
+    for (const address of ["tcp://127.0.0.1:0", "inproc://"]) {
+      await expect(listen(address, 5 as never)).rejects.toThrow(
+        new TypeError("listen: the handler must be a function of each accepted comm, got 5"),
+      );
+    }
+  });
 });
 
 describe("a closed TCP comm", () => {
