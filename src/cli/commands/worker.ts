@@ -298,7 +298,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--scheduler-file <path>",
-      "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting for it to appear, and reading it again while the address there refuses connections (a scheduler gone, until one started again writes its own)",
+      "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting for it to appear, and reading it again while the address there cannot be reached (a scheduler gone, until one started again writes its own)",
     )
     .option(
       "--nthreads <n>",
@@ -390,7 +390,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--death-timeout <ms>",
-      "how long to wait for a scheduler that refuses connections (and for its --scheduler-file), then give up, exit 2 (default: until stopped, as Dask's)",
+      "how long to wait for a scheduler that refuses connections or cannot be reached yet (and for its --scheduler-file), then give up, exit 2 (default: until stopped, as Dask's)",
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "worker"))))
     .addOption(
