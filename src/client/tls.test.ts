@@ -67,6 +67,13 @@ describe("a cluster over tls://", () => {
     // A worker of a tls:// scheduler serves its peers over TLS by default.
     const w = new Worker({ scheduler: "tls://127.0.0.1:1", tls, logger: silent });
     expect(w.options.listen).toBe("tls://127.0.0.1:0");
+    // So does one given credentials for another scheduler: its default was refused as
+    // "Worker option listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls://".
+    for (const scheduler of ["tcp://127.0.0.1:1", "inproc://elsewhere/1"]) {
+      expect(new Worker({ scheduler, tls, logger: silent }).options.listen, scheduler).toBe(
+        "tls://127.0.0.1:0",
+      );
+    }
     // On tcp://, anyone could fetch results or run code without a certificate: refused.
     expect(
       () =>

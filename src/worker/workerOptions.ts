@@ -35,7 +35,10 @@ export interface WorkerOptions {
    * same name. Default none.
    */
   name?: string | null;
-  /** Where to listen for peers and clients. Default `tcp://127.0.0.1:0`; `inproc://` in one process. */
+  /**
+   * Where to listen for peers and clients. Default `tcp://127.0.0.1:0`, or
+   * `tls://127.0.0.1:0` with `tls`; `inproc://` in one process.
+   */
   listen?: string;
   /** The address to advertise, if not the listener's (e.g. behind NAT). */
   contactAddress?: string;
@@ -486,13 +489,11 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   if (limitsProblem !== null) throw new RangeError(`Worker option ${limitsProblem}`);
   const tlsProblem = o.tls === undefined ? null : tlsCredentialsProblem(o.tls);
   if (tlsProblem !== null) throw new TypeError(`Worker option ${tlsProblem}`);
-  // With credentials for a tls:// scheduler, peers talk TLS too.
+  // With credentials, peers talk TLS too, whatever the scheduler's scheme: a default of
+  // tcp:// for a tcp:// or inproc:// scheduler was refused below, as an option not given.
   const listen = addressOption(
     "listen",
-    o.listen ??
-      (o.tls !== undefined && o.scheduler.startsWith("tls://")
-        ? "tls://127.0.0.1:0"
-        : "tcp://127.0.0.1:0"),
+    o.listen ?? (o.tls !== undefined ? "tls://127.0.0.1:0" : "tcp://127.0.0.1:0"),
   );
   const plain = o.tls === undefined ? null : plainListenProblem(listen, "Worker option");
   if (plain !== null) throw new TypeError(plain);
