@@ -69,6 +69,17 @@ describe("a cluster over tls://", () => {
     expect(w.options.listen).toBe("tls://127.0.0.1:0");
     // So does one given credentials for another scheduler: its default was refused as
     // "Worker option listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls://".
+    expect(
+      () =>
+        new Worker({
+          scheduler: "tls://127.0.0.1:1",
+          contactAddress: "tcp://10.0.0.1:4000",
+          tls,
+          logger: silent,
+        }),
+    ).toThrow(
+      /this worker listens on tls:\/\/ \(listen tls:\/\/127.0.0.1:0\), which peers dialling tcp:\/\/ would not reach/,
+    );
     for (const scheduler of ["tcp://127.0.0.1:1", "inproc://elsewhere/1"]) {
       expect(new Worker({ scheduler, tls, logger: silent }).options.listen, scheduler).toBe(
         "tls://127.0.0.1:0",

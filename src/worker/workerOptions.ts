@@ -306,7 +306,7 @@ export function moduleUrl(given: string | URL): string {
  * TCP, a host and a port. A malformed one was advertised as given: the worker
  * registered, and every fetch from it failed.
  */
-function contactAddress(address: string): string {
+function contactAddress(address: string, listen: string): string {
   const fail = (why: string): never => {
     throw new TypeError(
       `Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got ${JSON.stringify(address)}: ${why}`,
@@ -326,6 +326,14 @@ function contactAddress(address: string): string {
     fail((err as Error).message);
   }
   if (host === "" || port === 0) fail("a TCP address needs a host and a port");
+  // Peers dial the scheme advertised: tcp:// to a tls:// listener (or the reverse)
+  // registered, and every fetch from the worker failed in the handshake.
+  const listening = splitScheme(listen).scheme;
+  if (listening !== scheme) {
+    fail(
+      `this worker listens on ${listening}:// (listen ${listen}), which peers dialling ${scheme}:// would not reach`,
+    );
+  }
   return `${scheme}://${location}`;
 }
 
@@ -514,7 +522,8 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     scheduler: o.scheduler,
     name: workerName(o.name),
     listen,
-    contactAddress: o.contactAddress === undefined ? null : contactAddress(o.contactAddress),
+    contactAddress:
+      o.contactAddress === undefined ? null : contactAddress(o.contactAddress, listen),
     ...(o.tls !== undefined ? { tls: o.tls } : {}),
     nthreads,
     executor,
