@@ -399,6 +399,15 @@ describe("rpc, what a caller and a server get in the corners", () => {
     }
   });
 
+  it("handlers that are not an object are refused at once, not at the first request", async () => {
+    const p = await commPair("inproc://");
+    pairs.push(p);
+    // Read per request, null threw in the answering, which nothing awaits: the process ended.
+    await expect(serveRpc(p.server, null as never)).rejects.toThrow(
+      new TypeError("serveRpc: handlers must be an object {op: handler}, got null"),
+    );
+  });
+
   it("a request without args is served with none", async () => {
     const comm = await rawServed({ ping: (args) => ({ pong: args }) });
     await comm.send({ op: "ping", id: 7 });

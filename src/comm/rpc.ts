@@ -11,6 +11,7 @@ import { warnCallbackFailed } from "../util/callbackWarning.ts";
 import { containLogger } from "../util/containedLogger.ts";
 import { callGuarded } from "../util/guardedCall.ts";
 import { readableErrorFields } from "../util/readSafely.ts";
+import { showValue } from "../util/showValue.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
@@ -224,6 +225,13 @@ export async function serveRpc(
   handlers: Readonly<Record<string, RpcHandler>>,
   given?: CommLogger,
 ): Promise<void> {
+  // Checked before any request: read per request, a null crashed the process (the
+  // answering is not awaited) at the first message.
+  if (typeof handlers !== "object" || handlers === null) {
+    throw new TypeError(
+      `serveRpc: handlers must be an object {op: handler}, got ${showValue(handlers)}`,
+    );
+  }
   // A throw from a log line rejected the answering, which nothing awaits: no answer, and
   // an unhandled rejection.
   const logger = given === undefined ? undefined : containLogger(given);
