@@ -31,7 +31,7 @@ import type {
 import { containLogger } from "../util/containedLogger.ts";
 import { callGuarded } from "../util/guardedCall.ts";
 import { checkKnownOptions } from "../util/knownOptions.ts";
-import { weftLogger } from "../util/logger.ts";
+import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -332,9 +332,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const timeoutMs = connectTimeoutMs(options);
     const id = newClientId(options.name);
     const limits = commOptionsOf(options);
-    const logger = containLogger(
-      options.logger ?? weftLogger("weft.client", process.env.WEFT_LOG_LEVEL ?? "info"),
-    );
+    const logger = containLogger(options.logger ?? weftLogger("weft.client", envLogLevel("info")));
     const conn = await SchedulerConnection.open(address, id, {
       timeoutMs,
       batchedSendIntervalMs:

@@ -17,7 +17,7 @@ import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
 import { DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
-import { weftLogger } from "../util/logger.ts";
+import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
@@ -307,7 +307,7 @@ export class LocalCluster {
     // Nameless: each part's child logger names it (a name here would appear twice a line).
     // Checked as the scheduler's and the workers' are, whose loggers are its children.
     const logger = loggerOption("LocalCluster", options.logger, () =>
-      weftLogger(undefined, process.env.WEFT_LOG_LEVEL ?? "warn"),
+      weftLogger(undefined, envLogLevel("warn")),
     );
     const validate = options.validate ?? false;
     const maxWorkerRestarts = nonNegativeInt("maxWorkerRestarts", options.maxWorkerRestarts ?? 5);

@@ -9,7 +9,7 @@ import {
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
-import { weftLogger } from "../util/logger.ts";
+import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { preloadUrl } from "../util/preload.ts";
@@ -264,7 +264,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
       2000,
     ),
     logger: loggerOption("Scheduler", o.logger, () =>
-      weftLogger("weft.scheduler", process.env.WEFT_LOG_LEVEL ?? "info"),
+      weftLogger("weft.scheduler", envLogLevel("info")),
     ),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     eventsLogLength: nonNegativeInt("eventsLogLength", o.eventsLogLength ?? 100_000),

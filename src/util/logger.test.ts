@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
-import { weftLogger } from "./logger.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { envLogLevel, weftLogger } from "./logger.ts";
 
 const LOGGER = fileURLToPath(new URL("./logger.ts", import.meta.url));
 
@@ -67,4 +67,24 @@ describe("weftLogger", () => {
     });
     expect(exit).toBe(3);
   }, 30_000);
+});
+
+describe("envLogLevel", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it("is $WEFT_LOG_LEVEL, the fallback when unset or empty, and a clear error for an unknown level", () => {
+    vi.stubEnv("WEFT_LOG_LEVEL", "debug");
+    expect(envLogLevel("info")).toBe("debug");
+    vi.stubEnv("WEFT_LOG_LEVEL", "");
+    expect(envLogLevel("warn")).toBe("warn");
+    vi.stubEnv("WEFT_LOG_LEVEL", undefined);
+    expect(envLogLevel("warn")).toBe("warn");
+    // pino said "default level:verbose must be included in custom levels".
+    vi.stubEnv("WEFT_LOG_LEVEL", "verbose");
+    expect(() => envLogLevel("info")).toThrow(
+      '$WEFT_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
+    );
+  });
 });

@@ -34,3 +34,23 @@ export function weftLogger(
     ),
   );
 }
+
+/** The levels a weft logger takes, as `--log-level` and `$WEFT_LOG_LEVEL` name them. */
+const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/**
+ * The level `$WEFT_LOG_LEVEL` names (unset or empty: `fallback`), checked: pino's
+ * own error for an unknown one (`default level:verbose must be included in custom
+ * levels`) named neither the variable nor the levels, and came from a `new Worker`
+ * (or scheduler, client) that was given no logger at all.
+ */
+export function envLogLevel(fallback: string): string {
+  const level = process.env.WEFT_LOG_LEVEL;
+  if (level === undefined || level === "") return fallback;
+  if (!LEVELS.includes(level)) {
+    throw new Error(
+      `$WEFT_LOG_LEVEL must be one of ${LEVELS.join(", ")}, got ${JSON.stringify(level)}`,
+    );
+  }
+  return level;
+}

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { ExecuteSuccessEvent } from "./state/events.ts";
@@ -813,6 +813,17 @@ describe("Worker lifecycle", () => {
     // A fetch sized for 50 MB would ask for an answer this worker refuses to read.
     expect(limit({ maxMessageBytes: 1_000_000 })).toBe(1_000_000);
     expect(limit({ maxMessageBytes: 1_000_000, transferMessageBytesLimit: 2_000 })).toBe(2_000);
+  });
+
+  it("says which variable names an unknown log level, when it makes its own logger", () => {
+    vi.stubEnv("WEFT_LOG_LEVEL", "verbose");
+    try {
+      expect(() => new Worker({ scheduler: "tcp://127.0.0.1:1" })).toThrow(
+        /^\$WEFT_LOG_LEVEL must be one of fatal, .*, got "verbose"$/,
+      );
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it("refuses an option it does not know, naming the one meant", () => {

@@ -14,7 +14,7 @@ import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
-import { weftLogger } from "../util/logger.ts";
+import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { parseBytes } from "../util/parseBytes.ts";
@@ -570,9 +570,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     lifetimeStaggerMs,
     lifetimeRestart: booleanOption("lifetimeRestart", o.lifetimeRestart ?? false),
     acceptUploads: booleanOption("acceptUploads", o.acceptUploads ?? false),
-    logger: loggerOption("Worker", o.logger, () =>
-      weftLogger("weft.worker", process.env.WEFT_LOG_LEVEL ?? "info"),
-    ),
+    logger: loggerOption("Worker", o.logger, () => weftLogger("weft.worker", envLogLevel("info"))),
     logLength: nonNegativeInt("logLength", o.logLength ?? 10_000),
     httpAddress,
     metricsNamespace,
