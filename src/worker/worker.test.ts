@@ -841,7 +841,16 @@ describe("Worker lifecycle", () => {
     }
     expect(contact("tcp://10.0.0.1:4000").contactAddress).toBe("tcp://10.0.0.1:4000");
     expect(contact("[::1]:4000").contactAddress).toBe("tcp://[::1]:4000");
-    expect(contact("inproc://local/3").contactAddress).toBe("inproc://local/3");
+    const inproc = {
+      scheduler: "inproc://s/1",
+      listen: "inproc://",
+      contactAddress: "inproc://local/3",
+    };
+    expect(resolveWorkerOptions(inproc).contactAddress).toBe("inproc://local/3");
+    // An inproc:// address for a TCP listener names no listener of this worker.
+    expect(() => contact("inproc://local/3")).toThrow(
+      /got "inproc:\/\/local\/3": this worker listens on tcp:\/\/ \(listen tcp:\/\/127.0.0.1:0\), which peers dialling inproc:\/\/ would not reach/,
+    );
     // Another scheme than the listener's registered, and every fetch from it failed.
     expect(() => contact("tls://10.0.0.1:4000")).toThrow(
       'Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got "tls://10.0.0.1:4000": this worker listens on tcp:// (listen tcp://127.0.0.1:0), which peers dialling tls:// would not reach',

@@ -314,10 +314,19 @@ function contactAddress(address: string, listen: string): string {
   };
   if (typeof address !== "string" || address === "") fail("not an address");
   const { scheme, location } = splitScheme(address);
-  if (scheme === "inproc") return address;
-  if (scheme !== "tcp" && scheme !== "tls") {
+  if (scheme !== "inproc" && scheme !== "tcp" && scheme !== "tls") {
     fail(`unknown scheme ${JSON.stringify(scheme)} (inproc, tcp or tls)`);
   }
+  // Peers dial the scheme advertised: tcp:// to a tls:// listener (or the reverse)
+  // registered, and every fetch from the worker failed in the handshake; an inproc://
+  // address for a TCP listener named no listener of this worker (another's, or none).
+  const listening = splitScheme(listen).scheme;
+  if (listening !== scheme) {
+    fail(
+      `this worker listens on ${listening}:// (listen ${listen}), which peers dialling ${scheme}:// would not reach`,
+    );
+  }
+  if (scheme === "inproc") return address;
   let host = "";
   let port = 0;
   try {
@@ -326,14 +335,6 @@ function contactAddress(address: string, listen: string): string {
     fail((err as Error).message);
   }
   if (host === "" || port === 0) fail("a TCP address needs a host and a port");
-  // Peers dial the scheme advertised: tcp:// to a tls:// listener (or the reverse)
-  // registered, and every fetch from the worker failed in the handshake.
-  const listening = splitScheme(listen).scheme;
-  if (listening !== scheme) {
-    fail(
-      `this worker listens on ${listening}:// (listen ${listen}), which peers dialling ${scheme}:// would not reach`,
-    );
-  }
   return `${scheme}://${location}`;
 }
 
