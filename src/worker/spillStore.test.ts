@@ -204,6 +204,34 @@ describe("SpillStore", () => {
     expect(s.stats).toMatchObject({ memoryKeys: 0, spilledKeys: 2, spillFailures: 1 });
   });
 
+  it("a failed write keeps values in memory, is told once a run, and is tried again", () => {
+    const failed: string[] = [];
+    const missing = join(base, "not-yet"); // the disk failing: no directory to write in
+    const s = new SpillStore({
+      targetBytes: 20,
+      directory: missing,
+      sizeof: (v) => (v instanceof Uint8Array ? v.byteLength : 10),
+      onSpillFailed: (key) => failed.push(key),
+    });
+    s.set("a", bytes(15, 1));
+    s.set("b", bytes(15, 2)); // a cannot go: both stay
+    s.set("c", bytes(30, 3)); // over the target on its own: kept in memory, not thrown
+    expect(failed).toEqual(["a"]);
+    expect(s.stats).toMatchObject({ memoryKeys: 3, spilledKeys: 0, spillFailures: 2 });
+    expect(s.evictOne()).toBe(-1);
+    expect(failed).toEqual(["a"]);
+    mkdirSync(missing);
+    // The disk takes them again: a, then b, are spilled as any other value.
+    expect(s.evictOne()).toBe(15);
+    s.set("d", bytes(5, 4));
+    expect(s.stats).toMatchObject({ memoryKeys: 1, spilledKeys: 3, spillFailures: 3 });
+    expect([s.get("a"), s.get("c")]).toEqual([bytes(15, 1), bytes(30, 3)]);
+    rmSync(missing, { recursive: true });
+    s.set("e", bytes(15, 5)); // failing again: told again, the first of a new run
+    expect(failed).toEqual(["a", "d"]);
+    expect(s.stats).toMatchObject({ memoryKeys: 3, spillFailures: 4 });
+  });
+
   it("evicts nothing once closed, and counts no failure for it", () => {
     const failed: string[] = [];
     const s = store(100, failed);

@@ -7,9 +7,13 @@
  *
  * - A value larger than the target on its own goes straight to disk, and
  *   stays there when read (each read reads the file).
- * - A value that cannot be serialised stays in memory; a value set straight
- *   to disk that cannot be makes `set` throw (the seed's `data[key] = value`
- *   failing: the task errs with that error).
+ * - A value that cannot be serialised stays in memory, not tried again; a
+ *   value set straight to disk that cannot be makes `set` throw (the seed's
+ *   `data[key] = value` failing: the task errs with that error).
+ * - A write that fails (a full disk, the directory gone) keeps the value in
+ *   memory, a value set straight to disk included, and ends that eviction;
+ *   the next one tries again (Dask's `SpillBuffer` on an `OSError`). Only the
+ *   first failure of a run of them is told: a full disk would tell one a store.
  * - The files live in a directory of their own, made on the first spill in
  *   `directory` and named after the process (`weft-spill-<pid>-<host>-…`), and removed
  *   by {@link close}. A process killed before it could remove its directories
@@ -31,7 +35,11 @@ export interface SpillStoreOptions {
   readonly directory: string;
   /** A value's size in bytes (the worker's `sizeof`). */
   readonly sizeof: (value: unknown) => number;
-  /** Told of a value that could not be spilled: it stays in memory. */
+  /**
+   * Told of a value that could not be spilled (it stays in memory): each that
+   * cannot be serialised, and the first write failure since a spill last
+   * succeeded.
+   */
   readonly onSpillFailed?: (key: string, err: unknown) => void;
 }
 
@@ -49,7 +57,7 @@ export interface SpillStats {
   readonly spillCount: number;
   /** Values read back from disk so far. */
   readonly unspillCount: number;
-  /** Values that could not be written (kept in memory). */
+  /** Spills that failed (their values kept in memory): unserialisable values and failed writes. */
   readonly spillFailures: number;
 }
 
@@ -77,6 +85,8 @@ export class SpillStore implements DataStore {
   private spillCount = 0;
   private unspillCount = 0;
   private spillFailures = 0;
+  /** A write failed and none has succeeded since: later failures are not told. */
+  private writesFailing = false;
   private closed = false;
 
   constructor(private readonly options: SpillStoreOptions) {
@@ -121,7 +131,14 @@ export class SpillStore implements DataStore {
     this.delete(key);
     const bytes = this.options.sizeof(value);
     if (bytes > this.options.targetBytes) {
-      this.write(key, value, bytes); // throws if it cannot be: nothing is stored
+      // Throws if it cannot be serialised: nothing is stored, and the task errs.
+      const payload = this.serialized(value);
+      if (this.writeFailed(key, () => this.write(key, payload, bytes))) {
+        // As Dask's buffer does on an OSError: kept in memory, and spilled again
+        // (least recently used) once the disk takes it.
+        this.fast.set(key, { value, bytes });
+        this.memoryBytes += bytes;
+      }
       return this;
     }
     this.fast.set(key, { value, bytes });
@@ -181,7 +198,10 @@ export class SpillStore implements DataStore {
   evictOne(): number {
     if (this.closed) return -1;
     for (const [key, held] of this.fast) {
-      if (!this.unspillable.has(key) && this.spill(key, held)) return held.bytes;
+      if (this.unspillable.has(key)) continue;
+      const outcome = this.spill(key, held);
+      if (outcome === "spilled") return held.bytes;
+      if (outcome === "write failed") return -1;
     }
     return -1;
   }
@@ -191,31 +211,64 @@ export class SpillStore implements DataStore {
     if (this.memoryBytes <= this.options.targetBytes) return;
     for (const [key, held] of this.fast) {
       if (this.memoryBytes <= this.options.targetBytes) return;
-      if (key !== keep && !this.unspillable.has(key)) this.spill(key, held);
+      if (key === keep || this.unspillable.has(key)) continue;
+      // The disk failing now would fail for the next value too: tried at the next eviction.
+      if (this.spill(key, held) === "write failed") return;
     }
   }
 
-  /** Move `key` from memory to disk; false (and never tried again) if it cannot be serialised. */
-  private spill(key: string, held: InMemory): boolean {
+  /**
+   * Move `key` from memory to disk. A value that cannot be serialised is never
+   * tried again (until set anew); a failed write is, at a later eviction.
+   */
+  private spill(key: string, held: InMemory): "spilled" | "unserialisable" | "write failed" {
+    let payload: Buffer;
     try {
-      this.write(key, held.value, held.bytes);
+      payload = this.serialized(held.value);
     } catch (err) {
       this.unspillable.add(key);
       this.spillFailures++;
       this.options.onSpillFailed?.(key, err);
-      return false;
+      return "unserialisable";
     }
+    if (this.writeFailed(key, () => this.write(key, payload, held.bytes))) return "write failed";
     this.fast.delete(key);
     this.memoryBytes -= held.bytes;
-    return true;
+    return "spilled";
   }
 
-  private write(key: string, value: unknown, bytes: number): void {
+  private serialized(value: unknown): Buffer {
     if (this.closed) throw new Error("SpillStore: closed");
-    const payload = serialize(value);
+    return serialize(value);
+  }
+
+  /** Run `write`: true if it threw, which is counted and, first of a run, told. */
+  private writeFailed(key: string, write: () => void): boolean {
+    try {
+      write();
+    } catch (err) {
+      this.spillFailures++;
+      if (!this.writesFailing) this.options.onSpillFailed?.(key, err);
+      this.writesFailing = true;
+      return true;
+    }
+    this.writesFailing = false;
+    return false;
+  }
+
+  private write(key: string, payload: Buffer, bytes: number): void {
     this.dir ??= scratchDirectoryIn(this.options.directory, "weft-spill");
     const file = join(this.dir, String(++this.files));
-    writeFileSync(file, payload);
+    try {
+      writeFileSync(file, payload);
+    } catch (err) {
+      try {
+        rmSync(file, { force: true }); // a partial file: a disk that filled up midway
+      } catch {
+        // The write's failure is the one to tell.
+      }
+      throw err;
+    }
     this.slow.set(key, { file, bytes });
     this.spilledBytes += bytes;
     this.spillCount++;
