@@ -96,7 +96,11 @@ describe("wire codec", () => {
     const args = nest(1000, (v, i) => (i % 2 === 0 ? [v] : { v }));
     const msg = { op: "compute-task", key: "k", runSpec: { fn: "f", args: [args] } };
     expect(roundTrip(msg)).toEqual(msg);
+    // 1,100 levels, the message's own included, and no more.
+    const deepest = { op: "x", deep: nest(1099, (v) => [v]) };
+    expect(roundTrip(deepest)).toEqual(deepest);
     for (const deep of [
+      nest(1100, (v) => [v]),
       nest(1200, (v) => [v]),
       nest(2100, (v, i) => (i % 2 === 0 ? new Map([["k", v]]) : new Set([v]))),
       nest(100_000, (v) => ({ v })),

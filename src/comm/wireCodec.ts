@@ -306,7 +306,8 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
         : v;
     }
   }
-  if (depth > MAX_DEPTH)
+  // The message itself is level 1: depth 0.
+  if (depth >= MAX_DEPTH)
     throw new SerializationError(`cannot encode: nested deeper than ${MAX_DEPTH}`);
   const checkCycle = depth >= CYCLE_CHECK_DEPTH;
   if (checkCycle) {
