@@ -90,3 +90,33 @@ test("the defaults are docs/sim.md's, and a bad option is a RangeError naming it
   expect(() => resolveSimOptions({ seed: 1, workers: 0 })).toThrow(RangeError);
   expect(() => resolveSimOptions({ seed: 1, replicate: 2 })).toThrow(/replicate/);
 });
+
+test("an unknown option is refused, naming the one it likely misspells", () => {
+  // Kept in a variable, or from JavaScript, `workers` misspelt ran 4 workers unsaid.
+  const options = { seed: 1, worker: 8 };
+  expect(() => resolveSimOptions(options)).toThrow(
+    new TypeError('simulate: unknown option "worker" (did you mean workers?)'),
+  );
+});
+
+test("a switch that is not a boolean is refused, not taken for on", () => {
+  for (const name of ["validate", "workStealing", "activeMemoryManager", "releasePhase"]) {
+    expect(() => resolveSimOptions({ seed: 1, [name]: "false" })).toThrow(
+      new TypeError(`${name} must be a boolean, got "false"`),
+    );
+  }
+});
+
+test("faults must be an object of known faults; hooks an object", () => {
+  expect(() => resolveSimOptions({ seed: 1, faults: null as never })).toThrow(
+    /^faults must be an object of rates by fault \(parseFaults\(spec\) makes one\), got null$/,
+  );
+  expect(() =>
+    resolveSimOptions({ seed: 1, faults: { ...DEFAULT_FAULT_RATES, deaht: 1 } as never }),
+  ).toThrow(new TypeError('faults: unknown option "deaht" (did you mean death?)'));
+  expect(() => resolveSimOptions({ seed: 1, hooks: 5 as never })).toThrow(
+    new TypeError("hooks must be an object of hook functions, got 5"),
+  );
+  // A result's options hold hooks: null, and may be passed back.
+  expect(resolveSimOptions({ seed: 1, hooks: null as never }).hooks).toBe(null);
+});

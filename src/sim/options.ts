@@ -3,6 +3,8 @@
  * {@link resolveSimOptions} fills them in and rejects nonsense.
  */
 
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
+import { showValue } from "../util/showValue.ts";
 import { DEFAULT_FAULT_RATES, FAULT_KINDS, type FaultRates, faultRateProblem } from "./faults.ts";
 import type { SimHooks } from "./hooks.ts";
 
@@ -230,13 +232,94 @@ export const MAX_SIM_TASKS = 4_000_000;
  */
 export const MAX_SIM_WORKERS = 10_000;
 
+/** Every option name, so that a misspelt one is refused rather than its default run unsaid. */
+const OPTION_NAMES: OptionNames<SimOptions> = {
+  seed: true,
+  workers: true,
+  maxThreads: true,
+  workload: true,
+  tasks: true,
+  faults: true,
+  validate: true,
+  workStealing: true,
+  workStealingInterval: true,
+  activeMemoryManager: true,
+  activeMemoryManagerInterval: true,
+  releasePhase: true,
+  variant: true,
+  hooks: true,
+  outgoingLimit: true,
+  incomingLimit: true,
+  latency: true,
+  bandwidth: true,
+  heartbeatInterval: true,
+  heartbeatTimeout: true,
+  findMissingInterval: true,
+  retryBusyDelay: true,
+  replaceDelay: true,
+  allowedFailures: true,
+  replicate: true,
+  replicateOne: true,
+  rebalance: true,
+  retire: true,
+  fireAndForget: true,
+  restart: true,
+  restartWorker: true,
+  actors: true,
+  stallTimeout: true,
+  maxEvents: true,
+  maxTime: true,
+};
+
+/**
+ * Throws a TypeError for an option of the wrong type that the range checks would
+ * not catch: a truthy string for a switch ran it on (`workStealing: "false"`), and
+ * `faults: null` or hooks that are no object failed later as a TypeError of the
+ * simulator's own.
+ */
+function checkOptionTypes(o: SimOptions): void {
+  for (const name of ["validate", "workStealing", "activeMemoryManager", "releasePhase"] as const) {
+    const v = o[name];
+    if (v !== undefined && typeof v !== "boolean") {
+      throw new TypeError(`${name} must be a boolean, got ${showValue(v)}`);
+    }
+  }
+  const { faults, hooks } = o;
+  if (faults !== undefined) {
+    if (typeof faults !== "object" || faults === null || Array.isArray(faults)) {
+      throw new TypeError(
+        `faults must be an object of rates by fault (parseFaults(spec) makes one), got ${showValue(faults)}`,
+      );
+    }
+    // A misspelt fault was dropped, and the rate meant for it not applied.
+    checkKnownOptions(
+      "faults",
+      faults,
+      Object.fromEntries(FAULT_KINDS.map((k) => [k, true])) as Record<string, true>,
+    );
+  }
+  // null is what a result's options hold: passed back, it means none.
+  if (
+    hooks !== undefined &&
+    hooks !== null &&
+    (typeof hooks !== "object" || Array.isArray(hooks))
+  ) {
+    throw new TypeError(`hooks must be an object of hook functions, got ${showValue(hooks)}`);
+  }
+}
+
 /** About how many tasks the workload `kind` of size `n` builds (`shuffle`: n², the others ≤ 2n). */
 function builtTasks(kind: string, n: number): number {
   return kind === "shuffle" ? n * n + 2 * n : 2 * n;
 }
 
-/** Fill in defaults; throws RangeError naming a bad option. */
+/**
+ * Fill in defaults; throws RangeError naming a bad option, or TypeError for an
+ * unknown option or one of the wrong type.
+ */
 export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
+  checkKnownOptions("simulate", o, OPTION_NAMES);
+  checkOptionTypes(o);
   const r: ResolvedSimOptions = { ...SIM_DEFAULTS, ...stripUndefined(o), hooks: o.hooks ?? null };
   if (!Number.isSafeInteger(r.seed) || r.seed < 0) {
     throw new RangeError(`seed must be an integer ≥ 0, got ${r.seed}`);

@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { NO_FAULTS } from "./faults.ts";
 import { formatSummaryTable } from "./report.ts";
-import { addResult, emptySummary, mergeSummary } from "./runMany.ts";
+import { addResult, emptySummary, mergeSummary, runSeeds } from "./runMany.ts";
 import { simulate } from "./simulation.ts";
 
 test("mergeSummary keeps the lowest 100 failing seeds of both batches", () => {
@@ -74,4 +74,18 @@ test("mergeSummary keeps the failure of the lowest seed as the first", () => {
     for (const seed of order) mergeSummary(total, batch(seed));
     expect(total.firstFailure?.seed, String(order)).toBe(3);
   }
+});
+
+test("runSeeds refuses a count or first seed that is not an integer ≥ 0", () => {
+  // NaN and -1 ran no seed and "passed"; 1.5 ran two.
+  const base = { tasks: 4, faults: NO_FAULTS };
+  expect(() => runSeeds(base, 1, Number.NaN)).toThrow(
+    new RangeError("count must be an integer ≥ 0, got NaN"),
+  );
+  expect(() => runSeeds(base, 1, -1)).toThrow("count must be an integer ≥ 0, got -1");
+  expect(() => runSeeds(base, 1, 1.5)).toThrow("count must be an integer ≥ 0, got 1.5");
+  expect(() => runSeeds(base, 0.5, 1)).toThrow("from must be an integer ≥ 0, got 0.5");
+  expect(() => runSeeds(base, Number.MAX_SAFE_INTEGER, 2)).toThrow(/pass 9007199254740991/);
+  expect(runSeeds(base, 1, 0).runs).toBe(0);
+  expect(runSeeds(base, Number.MAX_SAFE_INTEGER, 1).runs).toBe(1);
 });

@@ -173,7 +173,8 @@ export function seedsPassSafeRange(from: number, count: number): boolean {
  * Run seeds `from`, `from + 1`, … (`count` of them) with the same options,
  * calling `onResult` after each. A run's failure is in its result and the
  * summary; what `onResult` throws ends the runs (the seeds after it are not
- * run) and is rethrown.
+ * run) and is rethrown. A `from` or `count` that is not an integer ≥ 0, or seeds
+ * beyond `Number.MAX_SAFE_INTEGER`, throw a RangeError before any run.
  */
 export function runSeeds(
   base: Omit<SimOptions, "seed">,
@@ -181,6 +182,18 @@ export function runSeeds(
   count: number,
   onResult?: (r: SimResult) => void,
 ): SimSummary {
+  // A count of NaN, -1 or 1.5 ran no seed, or one more than asked, and passed.
+  if (!Number.isSafeInteger(count) || count < 0) {
+    throw new RangeError(`count must be an integer ≥ 0, got ${count}`);
+  }
+  if (!Number.isSafeInteger(from) || from < 0) {
+    throw new RangeError(`from must be an integer ≥ 0, got ${from}`);
+  }
+  if (seedsPassSafeRange(from, count)) {
+    throw new RangeError(
+      `seeds ${from} to ${from} + ${count} - 1 pass ${Number.MAX_SAFE_INTEGER} (seeds are safe integers)`,
+    );
+  }
   const t0 = performance.now();
   const s = emptySummary();
   for (let seed = from; seed < from + count; seed++) {
