@@ -34,12 +34,21 @@ export async function loadDump(file: string): Promise<ClusterDump> {
 
 /**
  * Replays every worker of a loaded dump (see {@link replayWorker}). Throws
- * ReplayInputError for an unknown worker in `options.workers` or an undecodable event.
+ * ReplayInputError for an unknown worker in `options.workers`, an empty
+ * `options.workers`, or an undecodable event.
  */
 export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions = {}): DumpReplay {
   // A worker named twice is replayed once: `states` has one entry per address, and
   // the report would otherwise list it (and count it) twice.
   const addresses = [...new Set(options.workers ?? dump.workers.keys())];
+  // As for a dump without workers: a replay of none would pass having checked nothing.
+  if (options.workers !== undefined && addresses.length === 0) {
+    const known = [...dump.workers.keys()].join(", ") || "none";
+    throw toInputError(
+      dump.file,
+      new Error(`no worker to replay: the list of workers is empty (workers: ${known})`),
+    );
+  }
   for (const a of addresses) {
     if (!dump.workers.has(a)) {
       const known = [...dump.workers.keys()].join(", ") || "none";

@@ -101,13 +101,16 @@ export function replayWorker(
 /**
  * Every record of a worker log ends with its stimulus id and time (Dask's
  * `(…, stimulus_id, time())`); the log check reads both there. A record without
- * them is refused here, or `undefined` would stand in for its stimulus in the report.
+ * them is refused here, or `undefined` would stand in for its stimulus in the report;
+ * so is a NaN or infinite time, which the search for the log's start by time misreads.
  */
 function checkLogRecords(file: string, address: string, log: WorkerDump["log"]): void {
   for (let i = 0; i < log.length; i++) {
     const e = log[i];
     const n = e.length;
-    if (n >= 3 && typeof e[n - 2] === "string" && typeof e[n - 1] === "number") continue;
+    const time = e[n - 1];
+    if (n >= 3 && typeof e[n - 2] === "string" && typeof time === "number" && Number.isFinite(time))
+      continue;
     throw new ReplayInputError(
       file,
       `workers[${JSON.stringify(address)}].log[${i}]: expected a record ending with its stimulus id and time, got ${formatLogEntry(e)}`,

@@ -113,6 +113,10 @@ describe("a malformed log record", () => {
       ["x"],
       ["inc-1", "compute-task", 7, 1.5],
       ["inc-1", "released", "sid", "late"],
+      // No time either: taken for one, NaN made the record look older than the
+      // stimulus log, and the report said the log had lost its beginning.
+      ["inc-1", "released", "sid", Number.NaN],
+      ["inc-1", "released", "sid", Number.POSITIVE_INFINITY],
     ]) {
       const log = [...w0.log];
       log[3] = bad;
@@ -121,5 +125,13 @@ describe("a malformed log record", () => {
         `workers["${WORKER}"].log[3]: expected a record ending with its stimulus id and time, got (`,
       );
     }
+  });
+});
+
+describe("an empty list of workers", () => {
+  it("is refused, not passed having replayed none", () => {
+    expect(() => replayLoadedDump(tree, { workers: [] })).toThrow(
+      /: no worker to replay: the list of workers is empty \(workers: tcp:/,
+    );
   });
 });
