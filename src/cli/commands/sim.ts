@@ -256,7 +256,7 @@ export function simCommand(ctx: CliContext): Command {
     .option("--verbose", "with --runs: one line per run")
     .option(
       "--dump <file>",
-      "one run: write the cluster as it ended (or failed) as a cluster dump, for weft story and weft replay (.yaml, .yml, .yaml.gz for YAML, else msgpack; .msgpack.gz added unless it ends in .msgpack[.gz])",
+      "one run: write the cluster as it ended (or failed) as a cluster dump, for weft story and weft replay (.yaml, .yml, .yaml.gz, .yml.gz for YAML, else msgpack; .msgpack.gz added unless it ends in .msgpack[.gz])",
     )
     .option("--json", "print results as JSON lines")
     .addHelpText("after", HELP_AFTER)
