@@ -40,6 +40,8 @@ beforeAll(() => {
     ),
   );
   write("truncated.json.gz", vector.subarray(0, Math.floor(vector.length / 2)));
+  // A vector under a stream's name: its one line has a name and a config, as a header.
+  write("vector.jsonl", gunzipSync(vector));
   write("broken.json", '{"name": "x", "steps": [');
   write("graph.json", '{"graph": {"x": ["inc", 1]}}');
   write("list.json", "[1, 2]");
@@ -109,6 +111,11 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     ["bad-step.json", /^steps\[0\]\.event: /],
     ["truncated.jsonl.gz", /truncated gzip|ends/],
     ["bad-line.jsonl", /line 2: .*NoSuchEvent/],
+    // It replayed no event and passed.
+    [
+      "vector.jsonl",
+      /^line 1: a conformance vector \(it has "steps"\), not a stimulus stream header: name it \.json$/,
+    ],
     [
       "bad-nthreads.msgpack.gz",
       /^workers\["tcp:\/\/[\d.:]+"\]: its settings cannot make a worker state machine: WorkerState: nthreads must be an integer ≥ 0, got 1\.5$/,

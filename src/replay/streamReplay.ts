@@ -66,6 +66,13 @@ export function readStream(file: string): Stream {
       'line 1: not a stimulus stream header (expected {"name", "config", …})',
     );
   }
+  // A vector has a name and a config too: read as a header, it replayed nothing and passed.
+  if (Object.hasOwn(header, "steps")) {
+    throw new ReplayInputError(
+      file,
+      'line 1: a conformance vector (it has "steps"), not a stimulus stream header: name it .json',
+    );
+  }
   const events: StateMachineEvent[] = [];
   let final: Stream["final"] = null;
   for (let i = 1; i < lines.length; i++) {
