@@ -128,3 +128,22 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     expect(e.reason).toMatch(reason);
   });
 });
+
+describe("options a program got wrong", () => {
+  it("are refused with a TypeError, before the file is read", async () => {
+    const dump = sharedPath("dumps", "tree.msgpack.gz");
+    // Dropped, the log was not followed; "false", truthy, followed it.
+    await expect(replayFile(dump, { follow_log: true } as never)).rejects.toThrow(
+      new TypeError('replayFile: unknown option "follow_log" (did you mean followLog?)'),
+    );
+    await expect(replayFile(dump, { followLog: "false" as never })).rejects.toThrow(
+      new TypeError('followLog must be a boolean, got "false"'),
+    );
+    await expect(replayFile(dump, { workers: "tcp://x:1" as never })).rejects.toThrow(
+      new TypeError('workers must be a list of addresses (strings), got "tcp://x:1"'),
+    );
+    await expect(replayFile(dump, { onProgress: 1 as never })).rejects.toThrow(
+      new TypeError("onProgress must be a function, got 1"),
+    );
+  });
+});

@@ -1,3 +1,5 @@
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
+import { showValue } from "../util/showValue.ts";
 import type { WorkerState } from "../worker/state/workerState.ts";
 import { ReplayInputError } from "./errors.ts";
 import { INPUT_EXTENSIONS, inputKindOf } from "./inputKind.ts";
@@ -24,15 +26,44 @@ export interface FileReplay {
   readonly states: ReadonlyMap<string, WorkerState>;
 }
 
+const OPTION_NAMES: OptionNames<ReplayFileOptions> = {
+  followLog: true,
+  workers: true,
+  onProgress: true,
+};
+
+/**
+ * Throws a TypeError for options a program got wrong: a misspelt name was dropped
+ * and `followLog: "false"`, truthy, followed the log of a dump.
+ */
+function checkOptions(options: ReplayFileOptions): void {
+  checkKnownOptions("replayFile", options, OPTION_NAMES);
+  const { followLog, workers, onProgress } = options;
+  if (followLog !== undefined && typeof followLog !== "boolean") {
+    throw new TypeError(`followLog must be a boolean, got ${showValue(followLog)}`);
+  }
+  if (
+    workers !== undefined &&
+    !(Array.isArray(workers) && workers.every((w) => typeof w === "string"))
+  ) {
+    throw new TypeError(`workers must be a list of addresses (strings), got ${showValue(workers)}`);
+  }
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw new TypeError(`onProgress must be a function, got ${showValue(onProgress)}`);
+  }
+}
+
 /**
  * Replays a cluster dump, a conformance vector or a stimulus stream, as its extension
  * says (see {@link inputKindOf}). Throws ReplayInputError, with a one-line message
- * naming the file, for an unknown kind or an unreadable, truncated or corrupt file.
+ * naming the file, for an unknown kind or an unreadable, truncated or corrupt file,
+ * and TypeError for an unknown option or one of the wrong type.
  */
 export async function replayFile(
   file: string,
   options: ReplayFileOptions = {},
 ): Promise<FileReplay> {
+  checkOptions(options);
   const kind = inputKindOf(file);
   if (kind === "vector" || kind === "stream") {
     const dumpOnly = [
