@@ -115,3 +115,16 @@ test("the default rates are docs/sim.md's Faults table", () => {
     pause: 0.5,
   });
 });
+
+test("parseFaults refuses a spec that is not a string, saying what it takes", () => {
+  for (const [spec, shown] of [
+    [null, "null"],
+    [5, "5"],
+  ] as const) {
+    expect(() => parseFaults(spec as never)).toThrow(
+      new TypeError(
+        `parseFaults: the spec must be a string (all, none or kind[=rate],…), got ${shown}`,
+      ),
+    );
+  }
+});

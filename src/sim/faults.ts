@@ -22,6 +22,7 @@ export const FAULT_KINDS = [
 ] as const;
 
 import { parseDecimal } from "../util/decimal.ts";
+import { showValue } from "../util/showValue.ts";
 
 /** One kind of fault. */
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -145,6 +146,12 @@ function parsePart(part: string): [FaultKind, number] {
  * default rate unless given one; unlisted ones are off.
  */
 export function parseFaults(spec: string): FaultRates {
+  // From JavaScript or a config file: said so, rather than "spec.trim is not a function".
+  if (typeof spec !== "string") {
+    throw new TypeError(
+      `parseFaults: the spec must be a string (all, none or kind[=rate],…), got ${showValue(spec)}`,
+    );
+  }
   const s = spec.trim();
   if (s === "all") return { ...DEFAULT_FAULT_RATES };
   if (s === "none") return { ...NO_FAULTS };

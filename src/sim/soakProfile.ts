@@ -1,6 +1,6 @@
 /**
  * The options of soak run `seed`: the seed also varies the cluster (2 to 6
- * workers, 12 to 60 tasks, every workload) so that a long soak covers many
+ * workers, 12 to 60 tasks, the `mix` workload's graphs) so that a long soak covers many
  * shapes. The replay command of a failing run names them all.
  */
 
