@@ -60,3 +60,22 @@ test("a run that passed is refused: there is nothing to shrink", () => {
   expect(passed.ok).toBe(true);
   expect(() => shrink(passed)).toThrow("shrink needs a failing run");
 });
+
+test("bad options are refused before any run", () => {
+  const failing = simulate({ seed: 1, tasks: 4, faults: NO_FAULTS, hooks: alwaysWrong() });
+  expect(failing.ok).toBe(false);
+  // A NaN budget tried nothing and said no smaller case failed.
+  expect(() => shrink(failing, { budget: Number.NaN, hooks: alwaysWrong })).toThrow(
+    new RangeError("budget must be an integer ≥ 0, got NaN"),
+  );
+  expect(() => shrink(failing, { seedsPerCandidate: 0, hooks: alwaysWrong })).toThrow(
+    new RangeError("seedsPerCandidate must be an integer ≥ 1, got 0"),
+  );
+  // The hooks themselves, not a factory: "o.hooks is not a function" mid-search.
+  expect(() => shrink(failing, { hooks: alwaysWrong() as never })).toThrow(
+    /^hooks must be a function that makes the run's hooks afresh \(hooks: \(\) => makeHooks\(\)\), got /,
+  );
+  expect(() => shrink(failing, { budgte: 3, hooks: alwaysWrong } as never)).toThrow(
+    new TypeError('shrink: unknown option "budgte" (did you mean budget?)'),
+  );
+});

@@ -7,6 +7,8 @@
  * runs is spent.
  */
 
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
+import { showValue } from "../util/showValue.ts";
 import { FAULT_KINDS } from "./faults.ts";
 import type { SimHooks } from "./hooks.ts";
 import type { ResolvedSimOptions, SimOptions } from "./options.ts";
@@ -64,8 +66,39 @@ function size(o: ResolvedSimOptions): number {
   return o.workers * 1_000_000 + o.tasks * 100 + faultsOn * 10 + o.maxThreads;
 }
 
-/** Shrink the failing run `failing` (whose options name any broken variant by `variant`). */
+const OPTION_NAMES: OptionNames<ShrinkOptions> = {
+  budget: true,
+  seedsPerCandidate: true,
+  hooks: true,
+};
+
+/**
+ * Throws a TypeError or RangeError for options a program got wrong: a NaN budget
+ * tried nothing and reported no smaller case, and hooks given as an object rather
+ * than a factory failed mid-search as "o.hooks is not a function".
+ */
+function checkShrinkOptions(o: ShrinkOptions): void {
+  checkKnownOptions("shrink", o, OPTION_NAMES);
+  if (o.budget !== undefined && !(Number.isSafeInteger(o.budget) && o.budget >= 0)) {
+    throw new RangeError(`budget must be an integer ≥ 0, got ${showValue(o.budget)}`);
+  }
+  const per = o.seedsPerCandidate;
+  if (per !== undefined && !(Number.isSafeInteger(per) && per >= 1)) {
+    throw new RangeError(`seedsPerCandidate must be an integer ≥ 1, got ${showValue(per)}`);
+  }
+  if (o.hooks !== undefined && typeof o.hooks !== "function") {
+    throw new TypeError(
+      `hooks must be a function that makes the run's hooks afresh (hooks: () => makeHooks()), got ${showValue(o.hooks)}`,
+    );
+  }
+}
+
+/**
+ * Shrink the failing run `failing` (whose options name any broken variant by
+ * `variant`). Throws for a run that passed and for bad options.
+ */
 export function shrink(failing: SimResult, o: ShrinkOptions = {}): ShrinkResult {
+  checkShrinkOptions(o);
   if (failing.ok) throw new Error("shrink needs a failing run");
   if (failing.command.includes("custom hooks") && o.hooks === undefined) {
     throw new Error(
