@@ -636,6 +636,25 @@ describe("normalization", () => {
     );
   });
 
+  it("refuses the scheduler's record of a worker with resources that are not a mapping", () => {
+    const W = "tcp://127.0.0.1:1234";
+    const withResources = (resources: unknown) => {
+      const d = msgpackStyleDump();
+      (d.get("scheduler") as Map<string, unknown>).set(
+        "workers",
+        new Map([[W, new Map([["resources", resources]])]]),
+      );
+      return parseClusterDump(packr.pack(d), "x.msgpack");
+    };
+    expect(withResources({ GPU: 1 }).workers.get(W)!.resources).toEqual({ GPU: 1 });
+    // Without resources there, the config's: as in Worker.__init__.
+    expect(withResources(null).workers.get(W)!.resourcesSource).toBe("config");
+    // A string there was replaced by the config's resources unsaid.
+    expect(() => withResources("GPU=1")).toThrow(
+      'x.msgpack: scheduler.workers["tcp://127.0.0.1:1234"].resources: expected an object, got a string ("GPU=1")',
+    );
+  });
+
   it("reports a worker that did not answer instead of failing", () => {
     const d = msgpackStyleDump();
     (d.get("workers") as Map<string, unknown>).set("tcp://127.0.0.1:5", "OSError('gone')");

@@ -184,7 +184,10 @@ export function buildWorker(
 
   let resources: Record<string, number>;
   let resourcesSource: "scheduler" | "config";
-  if (schedulerWorker && isDumpObject(schedulerWorker.resources)) {
+  // Only a record without resources falls back to the config: any other non-object
+  // there is corrupt, and was replaced by the config's resources unsaid.
+  const recorded = schedulerWorker?.resources;
+  if (schedulerWorker && recorded !== undefined && recorded !== null) {
     const p = child(child(child(null, "scheduler"), "workers"), address);
     resources = numberRecord(schedulerWorker.resources, child(p, "resources"), ctx);
     resourcesSource = "scheduler";
