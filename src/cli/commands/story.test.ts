@@ -22,6 +22,12 @@ describe("weft story", () => {
     expect(r.out).toContain("memory");
   });
 
+  it("refuses an empty key as bad usage, not as a key no record mentions", async () => {
+    const r = await runWeft(["story", "", "no-such-dump.yaml"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^error: a key or stimulus id cannot be empty\n/);
+  });
+
   it("still reads other names as files", async () => {
     const r = await runWeft(["story", "x", "no-such-dump.yaml"]);
     expect(r.code).toBe(2);

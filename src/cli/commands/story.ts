@@ -137,6 +137,11 @@ export function storyCommand(ctx: CliContext): Command {
           cmd.error("error: give at least one key and the dump file", { exitCode: EXIT.usage });
         const keys = args.slice(0, -1);
         const file = args[args.length - 1];
+        // As the running cluster's story refuses one: no record matches "", and the
+        // dump's said "no record of  in FILE" (exit 1) for what is bad usage.
+        if (keys.some((k) => k === "")) {
+          cmd.error("error: a key or stimulus id cannot be empty", { exitCode: EXIT.usage });
+        }
         if (isSchedulerAddress(file)) {
           if (opts.replay || opts.followLog) {
             cmd.error("error: --replay and --follow-log replay a dump, not a running cluster", {
