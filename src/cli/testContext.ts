@@ -1,5 +1,6 @@
 /** A `weft` command's context for tests: string buffers for its streams, and the program run in-process. */
 
+import { writeFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import type { Scheduler } from "../scheduler/scheduler.ts";
 import type { Worker } from "../worker/worker.ts";
@@ -90,4 +91,19 @@ export async function cliScheduler(
 /** A tcp:// address nothing listens at (a port just let go of): connections are refused. */
 export async function refusingAddress(): Promise<string> {
   return `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
+}
+
+/**
+ * Write at `path` a preload module whose `weftSetup` appends "up" to the file
+ * `marks` and never resolves, and whose `weftTeardown` appends "down": a start
+ * that never ends, and a sign of whether its teardown ran.
+ */
+export function writeStuckSetupPreload(path: string, marks: string): void {
+  writeFileSync(
+    path,
+    `import { appendFileSync } from "node:fs";
+export function weftSetup() { appendFileSync(${JSON.stringify(marks)}, "up\\n"); return new Promise(() => {}); }
+export function weftTeardown() { appendFileSync(${JSON.stringify(marks)}, "down\\n"); }
+`,
+  );
 }

@@ -12,7 +12,7 @@ import { NannyPluginError } from "../../client/errors.ts";
 import { eventually } from "../../client/testCluster.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { environ } from "../../worker/environ.ts";
-import { testContext } from "../testContext.ts";
+import { testContext, writeStuckSetupPreload } from "../testContext.ts";
 import { freePort } from "./contactAddress.ts";
 import type { CliContext } from "./context.ts";
 import { givenArgs, nannyPluginFactories, RESTARTING_LINE, runNanny } from "./nanny.ts";
@@ -387,13 +387,7 @@ describe("weft worker --nanny", () => {
     const scheduler = await quietScheduler();
     const marks = join(dir, "marks-stuck-setup.txt");
     const preload = join(dir, "stuck-setup.mjs");
-    writeFileSync(
-      preload,
-      `import { appendFileSync } from "node:fs";
-export function weftSetup() { appendFileSync(${JSON.stringify(marks)}, "up\\n"); return new Promise(() => {}); }
-export function weftTeardown() { appendFileSync(${JSON.stringify(marks)}, "down\\n"); }
-`,
-    );
+    writeStuckSetupPreload(preload, marks);
     const ctx = testContext();
     const { nanny, stop } = startNanny(
       [scheduler.address, "--nthreads", "1", "--executor", "inline", "--preload", preload],

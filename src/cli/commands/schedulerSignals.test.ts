@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { testContext } from "../testContext.ts";
+import { testContext, writeStuckSetupPreload } from "../testContext.ts";
 import { main } from "../weft.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-signals-"));
@@ -13,13 +13,7 @@ describe("weft scheduler and signals", () => {
   it("SIGTERM while a preload's weftSetup never resolves: exit 0 at once, nothing said, the preload torn down", async () => {
     const log = join(dir, "preload.log");
     const preload = join(dir, "stuck.mjs");
-    writeFileSync(
-      preload,
-      `import { appendFileSync } from "node:fs";
-export function weftSetup() { appendFileSync(${JSON.stringify(log)}, "up\\n"); return new Promise(() => {}); }
-export function weftTeardown() { appendFileSync(${JSON.stringify(log)}, "down\\n"); }
-`,
-    );
+    writeStuckSetupPreload(preload, log);
     const ctx = testContext();
     const args = ["--listen", "tcp://127.0.0.1:0", "--preload", preload, "--log-level", "silent"];
     const scheduler = main(["node", "weft", "scheduler", ...args], ctx);

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
-import { refusingAddress, testContext } from "../testContext.ts";
+import { refusingAddress, testContext, writeStuckSetupPreload } from "../testContext.ts";
 import { main } from "../weft.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-worker-signals-"));
@@ -49,13 +49,7 @@ describe("weft worker and signals", () => {
   it("SIGTERM while a preload's weftSetup never resolves: exit 0 at once, the preload torn down", async () => {
     const log = join(dir, "preload.log");
     const preload = join(dir, "stuck.mjs");
-    writeFileSync(
-      preload,
-      `import { appendFileSync } from "node:fs";
-export function weftSetup() { appendFileSync(${JSON.stringify(log)}, "up\\n"); return new Promise(() => {}); }
-export function weftTeardown() { appendFileSync(${JSON.stringify(log)}, "down\\n"); }
-`,
-    );
+    writeStuckSetupPreload(preload, log);
     const scheduler = await Scheduler.start({
       listen: "tcp://127.0.0.1:0",
       logger: pino({ level: "silent" }),
