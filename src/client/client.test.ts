@@ -738,6 +738,14 @@ describe("Client", () => {
     expect((await client.closed).message).toBe("the client was closed");
   });
 
+  it("shutdown resolves once the scheduler has closed: a client connecting next is refused, not dropped", async () => {
+    const { cluster, client } = await testCluster();
+    await client.shutdown();
+    expect(cluster.scheduler.status).not.toBe("running");
+    // Refused (nothing listens there any more), rather than connected to a closing scheduler.
+    await expect(Client.connect(client.address, { timeoutMs: 300 })).rejects.toThrow(/refused/);
+  });
+
   it("fails pending futures when the scheduler goes away", async () => {
     const { cluster, client } = await testCluster();
     const slow = client.submit("slowInc", 1, 5_000);

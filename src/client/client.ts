@@ -210,13 +210,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private resolveClosed: ((why: Error) => void) | null = null;
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
+  /** True once the scheduler answered this client's `shutdown`: its closing is then no loss. */
+  private shutdownAnswered = false;
   private keyCounter = 0;
 
   private constructor(
     private readonly conn: SchedulerConnection,
     id: string,
     address: string,
-    timeoutMs: number,
+    private readonly timeoutMs: number,
     limits: CommOptions,
     logger: Logger,
   ) {
@@ -300,7 +302,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     });
     conn.onMessage = (msg) => messages.onMessage(msg);
     conn.onClose = (err) => {
-      if (err !== null) this.shutDown(new ClientClosedError(`lost the scheduler: ${err.message}`));
+      if (err === null) return;
+      this.shutDown(
+        this.shutdownAnswered
+          ? closedError(undefined)
+          : new ClientClosedError(`lost the scheduler: ${err.message}`),
+      );
     };
     conn.onSendFailed = (msg, err) => this.sendFailed(msg, err);
   }
@@ -1053,12 +1060,22 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * is told to close, as when retired (a `weft worker` exits 0, and its nanny
    * does not start it again), then the scheduler closes. Other clients of the
    * cluster lose it too: their futures fail. Resolves with the addresses of the
-   * workers told, once the scheduler has answered; the scheduler and workers
-   * close right after.
+   * workers told once the scheduler has closed its connections (it no longer
+   * accepts any then: a client connecting next is refused, and a
+   * `LocalCluster`'s `client()` rejects), or after the client's `timeoutMs` if
+   * it has not by then; the workers close on their own time.
    */
   async shutdown(): Promise<string[]> {
     this.checkOpen();
     const workers = (await this.conn.request("shutdown", {})) as string[];
+    this.shutdownAnswered = true;
+    // As Dask's, which awaits the scheduler's terminate: returning sooner, a client made next
+    // would connect to the closing scheduler and be dropped by it.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.timeoutMs);
+    });
+    await Promise.race([this.conn.ended, waited]).finally(() => clearTimeout(timer));
     await this.close();
     return workers;
   }

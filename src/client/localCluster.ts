@@ -551,8 +551,17 @@ export class LocalCluster {
     return run;
   }
 
+  /**
+   * Closed, or its scheduler closing under it: that tells the cluster only once closed, and
+   * until then refuses connections, which a new client or worker would wait past until its
+   * timeout.
+   */
+  private get over(): boolean {
+    return this.closePromise !== null || this.scheduler.status !== "running";
+  }
+
   private async scaleNow(n: number): Promise<void> {
-    if (this.closePromise !== null) throw new Error("the LocalCluster is closed");
+    if (this.over) throw new Error("the LocalCluster is closed");
     const have = this.workerCount;
     try {
       if (n > have) await this.startWorkers(n - have);
@@ -654,7 +663,7 @@ export class LocalCluster {
   async client(options: ClientOptions = {}): Promise<Client> {
     // Spread below, a number or a string would vanish without a word.
     optionsOf("LocalCluster.client", options);
-    if (this.closePromise !== null) throw new Error("the LocalCluster is closed");
+    if (this.over) throw new Error("the LocalCluster is closed");
     const client = await Client.connect(this.address, {
       logger: this.logger.child({ name: "weft.client" }),
       ...(this.tls !== undefined ? { tls: this.tls } : {}),

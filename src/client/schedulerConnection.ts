@@ -66,6 +66,11 @@ export class SchedulerConnection {
   private readonly pending = new Map<number, PendingRequest>();
   private nextRequestId = 1;
   private closing = false;
+  private markEnded: () => void = () => {};
+  /** Resolves once the connection has ended, closed by either side. */
+  readonly ended: Promise<void> = new Promise((resolve) => {
+    this.markEnded = resolve;
+  });
 
   private constructor(
     readonly comm: Comm,
@@ -201,6 +206,7 @@ export class SchedulerConnection {
     for (const p of this.pending.values()) p.reject(why);
     this.pending.clear();
     this.onClose(error);
+    this.markEnded();
   }
 
   private settle(msg: ReplyMsg): void {
