@@ -8,7 +8,7 @@
  */
 
 import type { CancelKeysMsg, CancelledKeysMsg } from "../protocol/messagesClient.ts";
-import { CancelledError } from "./errors.ts";
+import { CancelledError, SchedulerReplyError } from "./errors.ts";
 import type { KeyRecord } from "./keyRecord.ts";
 import type { Requests } from "./requests.ts";
 import type { Submissions } from "./submissions.ts";
@@ -32,7 +32,12 @@ export class Cancels {
   /** This client's `cancel-keys` requests not answered yet, by stimulus id. */
   private readonly pending = new Map<
     string,
-    { readonly keys: readonly string[]; readonly submission: number; readonly resolve: () => void }
+    {
+      readonly keys: readonly string[];
+      readonly submission: number;
+      readonly resolve: () => void;
+      readonly reject: (err: Error) => void;
+    }
   >();
 
   constructor(private readonly host: CancelHost) {}
@@ -42,11 +47,12 @@ export class Cancels {
     // The answer is matched by stimulus id, which must be this cancel's alone
     // (plain stimulus ids repeat within a millisecond).
     const stimulusId = this.host.requests.stimulusId("cancel");
-    const answered = new Promise<void>((resolve) => {
+    const answered = new Promise<void>((resolve, reject) => {
       this.pending.set(stimulusId, {
         keys: [...keys],
         submission: this.host.submissions.last,
         resolve,
+        reject,
       });
     });
     this.host.send({
@@ -80,6 +86,17 @@ export class Cancels {
       for (const key of own.keys) cancel(key);
       own.resolve();
     }
+  }
+
+  /**
+   * The scheduler refused the cancel `stimulusId` as malformed, cancelling
+   * nothing: it fails with the scheduler's reason (it would wait forever).
+   */
+  refused(stimulusId: string, why: string): void {
+    const own = this.pending.get(stimulusId);
+    if (own === undefined) return;
+    this.pending.delete(stimulusId);
+    own.reject(new SchedulerReplyError("cancel-keys", why, "cancel"));
   }
 
   /** The client closed: the cancels not answered resolve (their futures are lost now). */

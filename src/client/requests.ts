@@ -27,7 +27,13 @@ import type {
   WorkersRetiredMsg,
 } from "../protocol/messagesClient.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
-import { DatasetError, RebalanceError, ReplicateError, ScatterError } from "./errors.ts";
+import {
+  DatasetError,
+  RebalanceError,
+  ReplicateError,
+  ScatterError,
+  SchedulerReplyError,
+} from "./errors.ts";
 import { PendingAnswers } from "./pendingAnswers.ts";
 
 /** The requests answered under their stimulus id (see {@link Requests.ask}). */
@@ -155,6 +161,14 @@ export class Requests {
       stimulusId,
       request === undefined ? new Error(why) : UNSENT_REQUEST[request](why),
     );
+  }
+
+  /**
+   * The scheduler refused the request `stimulusId` (of op `op`) as malformed
+   * (`message-refused`): it fails with the scheduler's reason.
+   */
+  refused(op: string, stimulusId: string, why: string): void {
+    this.answers.fail(stimulusId, new SchedulerReplyError(op, why));
   }
 
   /**

@@ -21,8 +21,12 @@ function setup(keys: string[] = ["x"]) {
   const host: MessageHost = {
     record: (key) => records.get(key),
     peers: { remove: record("peers.remove") },
-    cancels: { cancelled: record("cancels.cancelled") },
-    requests: { answer: record("requests.answer"), answerUnsent: record("requests.answerUnsent") },
+    cancels: { cancelled: record("cancels.cancelled"), refused: record("cancels.refused") },
+    requests: {
+      answer: record("requests.answer"),
+      answerUnsent: record("requests.answerUnsent"),
+      refused: record("requests.refused"),
+    },
     datasets: { receive: record("datasets.receive"), letGo: record("datasets.letGo") },
     subscriptions: { deliver: record("subscriptions.deliver") },
     pubsub: { deliver: record("pubsub.deliver") },

@@ -24,8 +24,8 @@ export interface MessageHost {
   record(key: string): KeyRecord | undefined;
   /** The client's connections to workers: closed to those no longer holding a result. */
   readonly peers: Pick<PeerPool, "remove">;
-  readonly cancels: Pick<Cancels, "cancelled">;
-  readonly requests: Pick<Requests, "answer" | "answerUnsent">;
+  readonly cancels: Pick<Cancels, "cancelled" | "refused">;
+  readonly requests: Pick<Requests, "answer" | "answerUnsent" | "refused">;
   readonly datasets: Pick<ClientDatasets, "receive" | "letGo">;
   /** The handlers of the topics subscribed to. */
   readonly subscriptions: Pick<Subscriptions, "deliver">;
@@ -117,6 +117,11 @@ export class SchedulerMessages {
         // The scheduler could not send the answer (too large for this client, say): fail the wait.
         this.host.requests.answerUnsent(msg.answer, msg.stimulusId, msg.error);
         if (Array.isArray(msg.keys)) this.host.datasets.letGo(msg.keys);
+        return;
+      case "message-refused":
+        // Refused as malformed, so never answered: fail the wait for it.
+        if (msg.refused === "cancel-keys") this.host.cancels.refused(msg.stimulusId, msg.error);
+        else this.host.requests.refused(msg.refused, msg.stimulusId, msg.error);
         return;
       case "scheduler-failed":
         this.host.schedulerFailed(msg.message);

@@ -785,6 +785,23 @@ export interface AnswerUnsentMsg {
   readonly stimulusId: string;
 }
 
+/**
+ * The scheduler refused the client's message `refused` (its op) of
+ * `stimulusId` as malformed, changing nothing: a request waiting for an answer
+ * under that stimulus id (`cancel-keys`, `publish-dataset`, …) fails with
+ * `error`, instead of waiting forever. (An older client ignores it, and waits,
+ * as it did when nothing was said.)
+ */
+export interface MessageRefusedMsg {
+  readonly op: "message-refused";
+  /** The op of the message refused (`"cancel-keys"`). */
+  readonly refused: string;
+  /** Why, as the scheduler's log says it. */
+  readonly error: string;
+  /** The stimulus id of the message refused. */
+  readonly stimulusId: string;
+}
+
 /** Every message the server sends a client after the handshake. */
 export type ServerToClientMessage =
   | SchedulerToClientMessage
@@ -793,4 +810,5 @@ export type ServerToClientMessage =
   | EventMsg
   | PubSubMsg
   | SchedulerFailedMsg
-  | AnswerUnsentMsg;
+  | AnswerUnsentMsg
+  | MessageRefusedMsg;

@@ -38,7 +38,9 @@ import type { WireVersion } from "./messagesSession.ts";
  * before; a scheduler with it applies nothing to a peer that does not send
  * it); and the scheduler sends `answer-unsent` for an answer by stimulus id it
  * cannot send (a client without the change ignores it as an unknown op, and
- * waits, as it did when that answer was dropped). Within 3: a client's
+ * waits, as it did when that answer was dropped). Within 3: the scheduler sends
+ * `message-refused` for a client's message it rejects as malformed (a client
+ * without the change ignores it as an unknown op, and waits, as before); and a client's
  * `dump_state`, `get_story`, `get_logs` and `profile_stop` carry its
  * `maxMessageBytes` (a worker without the change ignores the fields and
  * answers as before).

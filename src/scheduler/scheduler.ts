@@ -30,6 +30,7 @@ import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, preloadLogging, startPreloads } from "../util/preload.ts";
+import { showValue } from "../util/showValue.ts";
 import { StartSteps } from "../util/startSteps.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds as now } from "../util/wallClock.ts";
@@ -157,7 +158,30 @@ export class Scheduler implements SessionHost {
       this.counters,
       (err) => this.onFailure(err),
       (events) => this.taskStream.observeHandled(events),
+      (ev, err) => this.tellRefused(ev, err.message),
     );
+  }
+
+  /**
+   * A client's message was rejected as malformed: tell the client, whose
+   * request of it (a cancel, a dataset published, …) would otherwise wait
+   * forever for its answer.
+   */
+  private tellRefused(ev: SchedulerEvent, why: string): void {
+    if (ev.kind !== "client-message") return;
+    const { op, clientId, stimulusId } = ev.msg as {
+      op?: unknown;
+      clientId?: unknown;
+      stimulusId?: unknown;
+    };
+    if (typeof clientId !== "string" || typeof stimulusId !== "string") return;
+    if (!this.router.clients.has(clientId)) return; // gone, or the scheduler's own stand-in
+    this.router.toClient(clientId, {
+      op: "message-refused",
+      refused: typeof op === "string" ? op : showValue(op),
+      error: why,
+      stimulusId,
+    });
   }
 
   /** Create a scheduler and start listening. */

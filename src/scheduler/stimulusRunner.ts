@@ -50,6 +50,11 @@ export class StimulusRunner {
      * the state machine checked it.
      */
     private readonly onHandled: (events: readonly SchedulerEvent[]) => void = () => {},
+    /**
+     * Told of each stimulus rejected as malformed, and why: for telling the
+     * client that sent it, whose request would otherwise wait forever.
+     */
+    private readonly onRejected: (ev: SchedulerEvent, err: InvalidStimulus) => void = () => {},
   ) {}
 
   /** The bug that stopped the runner, if any. */
@@ -113,6 +118,7 @@ export class StimulusRunner {
   private reject(ev: SchedulerEvent, err: InvalidStimulus): void {
     this.counters.rejectedMessages++;
     this.logger.error({ ...describe(ev), reason: err.message }, "rejected a malformed message");
+    this.onRejected(ev, err);
   }
 
   private fail(err: unknown): SchedulerMessage[] {

@@ -1,0 +1,43 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { PublishDatasetMsg } from "../protocol/messagesClient.ts";
+import { SchedulerReplyError } from "./errors.ts";
+import type { Requests } from "./requests.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+
+afterEach(closeTestClusters);
+
+/** Fails if `p` has not settled within `ms`: the bug is a wait forever. */
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+describe("a request the scheduler refuses as malformed", () => {
+  it("a cancel of a key that is not a string fails with the scheduler's reason, not waits forever", async () => {
+    const { client, cluster } = await testCluster();
+    const cancelled = within(client.cancelKeys([5 as unknown as string]), 3_000);
+    await expect(cancelled).rejects.toThrow(SchedulerReplyError);
+    await expect(cancelled).rejects.toThrow(/keys must be an array of keys/);
+    expect(cluster.scheduler.counters.rejectedMessages).toBe(1);
+    // The client goes on.
+    expect(await client.submit("inc", 1).result()).toBe(2);
+  });
+
+  it("a request answered by stimulus id fails with the scheduler's reason, not waits forever", async () => {
+    const { client } = await testCluster();
+    const requests = (client as unknown as { requests: Requests }).requests;
+    const msg: PublishDatasetMsg = {
+      op: "publish-dataset",
+      name: "",
+      keys: [],
+      data: null,
+      clientId: client.id,
+      stimulusId: requests.stimulusId("publish"),
+    };
+    const published = within(requests.ask(msg), 3_000);
+    await expect(published).rejects.toThrow(/name must be a non-empty string/);
+  });
+});
