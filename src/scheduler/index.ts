@@ -11,6 +11,7 @@ export type {
   CoordinationRequestMsg,
   EventMsg,
   KeyInMemoryWithHoldersMsg,
+  MessageRefusedMsg,
   MetadataRequestMsg,
   NannyPluginSpec,
   PubSubMsg,
