@@ -1520,7 +1520,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * `filename` gets the extension of `format` (`.msgpack.gz`, the default,
    * or `.yaml`) unless it has one of that format's that `weft replay` reads
    * (`.msgpack`, `.yml`, `.yaml.gz`, …): then it is written so, gzipped or
-   * not. A worker that cannot be asked has the text
+   * not. The other format's extension is no exception, as in Dask's: `"x.yaml"`
+   * with `format: "msgpack"` writes `x.yaml.msgpack.gz`. A worker that cannot be asked has the text
    * of the error in its place. Resolves with the path written.
    */
   async dumpClusterState(

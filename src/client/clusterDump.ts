@@ -16,7 +16,10 @@ export type { ClusterDumpFormat } from "../protocol/clusterDump/write.ts";
 
 /** Options of `Client.dumpClusterState`. */
 export interface DumpClusterStateOptions {
-  /** The encoding (default `"msgpack"`); the file name's extension is added unless it has it. */
+  /**
+   * The encoding (default `"msgpack"`); its extension is added to the file name unless
+   * the name has one of this format's (another format's does not count, as in Dask's).
+   */
   readonly format?: ClusterDumpFormat;
 }
 

@@ -76,6 +76,10 @@ describe("weft dump", () => {
     ]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^weft dump: --format msgpack but -o \S+x\.yaml names a yaml file/);
+    // Which extension goes with which format, so that the fix needs no look at the docs.
+    expect(r.err).toContain(
+      "msgpack is written to .msgpack.gz or .msgpack, yaml to .yaml, .yml, .yaml.gz or .yml.gz",
+    );
     expect(r.err.trimEnd().split("\n")).toHaveLength(1);
   });
 

@@ -39,7 +39,7 @@ function dumpFormat(opts: DumpCliOptions): { format: ClusterDumpFormat } | { pro
   }
   if (implied !== null && implied !== opts.format) {
     return {
-      problem: `--format ${opts.format} but -o ${opts.output} names a ${implied} file: drop --format, or change the extension`,
+      problem: `--format ${opts.format} but -o ${opts.output} names a ${implied} file (msgpack is written to .msgpack.gz or .msgpack, yaml to .yaml, .yml, .yaml.gz or .yml.gz): drop --format, or change the extension`,
     };
   }
   return { format: opts.format };
