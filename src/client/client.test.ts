@@ -738,6 +738,31 @@ describe("Client", () => {
     expect((await client.closed).message).toBe("the client was closed");
   });
 
+  it("shutdown waits for a scheduler that answers but does not close no longer than timeoutMs", async () => {
+    const listener = await listen("inproc://never-closing-scheduler", (comm) => {
+      void (async () => {
+        await comm.recv();
+        await comm.send({ op: "register-client-reply", status: "OK", ...wireVersion() });
+        for (;;) {
+          const frame = await comm.recv().catch(() => null);
+          if (frame === null) return;
+          for (const msg of (Array.isArray(frame) ? frame : [frame]) as Record<string, unknown>[]) {
+            if (msg.op === "shutdown") {
+              await comm.send([{ op: "reply", requestId: msg.requestId, result: ["tcp://w"] }]);
+            }
+          }
+        }
+      })();
+    });
+    const client = await Client.connect(listener.address, { timeoutMs: 300 });
+    const started = Date.now();
+    expect(await client.shutdown()).toEqual(["tcp://w"]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(client.isClosed).toBe(true);
+    expect((await client.closed).message).toBe("the client was closed");
+    await listener.close();
+  });
+
   it("shutdown resolves once the scheduler has closed: a client connecting next is refused, not dropped", async () => {
     const { cluster, client } = await testCluster();
     await client.shutdown();
