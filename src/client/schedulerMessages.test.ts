@@ -65,6 +65,22 @@ describe("SchedulerMessages", () => {
     expect(calls).toEqual([]);
   });
 
+  it("fails the cancel or request the scheduler refused as malformed, and logs every refusal", () => {
+    const { calls, on } = setup([]);
+    on({ op: "message-refused", refused: "cancel-keys", error: "bad keys", stimulusId: "s1" });
+    on({ op: "message-refused", refused: "publish-dataset", error: "bad name", stimulusId: "s2" });
+    // Nothing waits for a refused graph: the log is all that says so.
+    on({ op: "message-refused", refused: "update-graph", error: "bad tasks", stimulusId: "s3" });
+    expect(calls.filter((c) => c[0] !== "logger.warn")).toEqual([
+      ["cancels.refused", "s1", "bad keys"],
+      ["requests.refused", "publish-dataset", "s2", "bad name"],
+      ["requests.refused", "update-graph", "s3", "bad tasks"],
+    ]);
+    expect(
+      calls.filter((c) => c[0] === "logger.warn").map((c) => (c[2] as { op: string }).op),
+    ).toEqual(["cancel-keys", "publish-dataset", "update-graph"]);
+  });
+
   it("ignores news of a key the client holds no future of", () => {
     const { calls, on } = setup([]);
     on({ op: "key-in-memory", key: "y", typename: "number", whoHas: ["tcp://a:1"] });

@@ -119,6 +119,11 @@ export class SchedulerMessages {
         if (Array.isArray(msg.keys)) this.host.datasets.letGo(msg.keys);
         return;
       case "message-refused":
+        // A client bug, and the only word of it for a message nothing waits for (a graph).
+        this.host.logger.warn(
+          { op: msg.refused, reason: msg.error, stimulusId: msg.stimulusId },
+          "the scheduler refused a message of this client as malformed",
+        );
         // Refused as malformed, so never answered: fail the wait for it.
         if (msg.refused === "cancel-keys") this.host.cancels.refused(msg.stimulusId, msg.error);
         else this.host.requests.refused(msg.refused, msg.stimulusId, msg.error);
