@@ -124,7 +124,7 @@ test("bad usage exits 2; --help documents the faults, variants and workloads", a
   const many = await weft("sim", "--workers", "5000000");
   expect(many.code).toBe(2);
   expect(many.err.split("\n")[0]).toBe(
-    "error: workers must be at most 10000, got 5000000 (a run's cost grows as the square of its workers: 10000 take minutes)",
+    "error: --workers must be at most 10000, got 5000000 (a run's cost grows as the square of its workers: 10000 take minutes)",
   );
   expect((await weft("sim", "--workload", "nope")).code).toBe(2);
   const help = await weft("sim", "--help");
@@ -218,7 +218,29 @@ test("weft sim: a worker removed for late heartbeats exits and is replaced (no f
   expect(slow.out).toMatch(/^seed 1: ok /);
   const hopeless = await weft("sim", "--latency", "5");
   expect(hopeless.code).toBe(2);
-  expect(hopeless.err).toMatch(/latency must be at most half of heartbeatTimeout \(2 s\), got 5/);
+  expect(hopeless.err).toMatch(/--latency must be at most half of heartbeatTimeout \(2 s\), got 5/);
+});
+
+test("options refused together are named by the flags typed, not the API's option names", async () => {
+  const steal = await weft("sim", "--work-stealing-interval", "0.0001");
+  expect(steal.code).toBe(2);
+  expect(steal.err.split("\n")[0]).toBe(
+    "error: --work-stealing-interval must be at least 0.001 (a millisecond, a real scheduler's least), got 0.0001",
+  );
+  const amm = await weft("sim", "--active-memory-manager-interval", "0.0005");
+  expect(amm.err.split("\n")[0]).toMatch(
+    /^error: --active-memory-manager-interval must be at least 0\.001/,
+  );
+  const big = await weft("sim", "--workload", "shuffle", "--tasks", "5000");
+  expect(big.code).toBe(2);
+  expect(big.err.split("\n")[0]).toMatch(
+    /^error: --tasks: a shuffle workload of 5000 builds about/,
+  );
+  const empty = await weft("sim", "--faults", " ");
+  expect(empty.code).toBe(2);
+  expect(empty.err.split("\n")[0]).toBe(
+    "error: --faults: empty fault list: give all, none or kind[=rate],…",
+  );
 });
 
 test("--runs whose last seeds pass the largest safe integer is refused before running, exit 2", async () => {

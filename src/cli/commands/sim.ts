@@ -36,6 +36,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import { outputProblem } from "./outputFile.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
 import { untilSignal } from "./serveUntil.ts";
+import { withSimFlags } from "./simFlags.ts";
 
 /** Options of `weft sim` as commander parses them. */
 interface SimCliOptions {
@@ -103,7 +104,8 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
   try {
     faults = parseFaults(o.faults);
   } catch (e) {
-    throw new InvalidArgumentError((e as Error).message);
+    // parseFaults' messages name no flag ("empty fault list: …").
+    throw new InvalidArgumentError(`--faults: ${(e as Error).message}`);
   }
   return {
     workload: o.workload,
@@ -300,7 +302,7 @@ export function simCommand(ctx: CliContext): Command {
         base = simOptionsOf(opts);
         resolveSimOptions({ ...base, seed: opts.seed }); // checks them together, before running
       } catch (e) {
-        cmd.error(`error: ${(e as Error).message}`, { exitCode: EXIT.usage });
+        cmd.error(`error: ${withSimFlags((e as Error).message)}`, { exitCode: EXIT.usage });
         return;
       }
       if (opts.runs === undefined) await runOne(ctx, opts, base);
