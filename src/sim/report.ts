@@ -1,5 +1,6 @@
 /** Text reports of runs: one line per run, a failure in full, and the summary table of many runs. */
 
+import { plural } from "../util/plural.ts";
 import { FAULT_KINDS } from "./faults.ts";
 import type { SimSummary } from "./runMany.ts";
 import type { ShrinkResult } from "./shrink.ts";
@@ -13,9 +14,9 @@ export function formatRunLine(r: SimResult): string {
     .join(", ");
   const head = `seed ${r.seed}: ${r.ok ? "ok" : `FAILED (${r.failure?.kind})`}`;
   return (
-    `${head} ${r.workload}, ${r.workers} workers, ${r.stats.events} events, ` +
+    `${head} ${r.workload}, ${plural(r.workers, "worker")}, ${plural(r.stats.events, "event")}, ` +
     `t=${r.stats.virtualTime.toFixed(2)}s${r.stats.restarts > 0 ? ", restarted" : ""}` +
-    `${r.stats.workerRestarts > 0 ? `, ${r.stats.workerRestarts} worker restarted` : ""}` +
+    `${r.stats.workerRestarts > 0 ? `, ${plural(r.stats.workerRestarts, "worker")} restarted` : ""}` +
     `${faults === "" ? "" : `, faults: ${faults}`}`
   );
 }
@@ -35,10 +36,10 @@ export function formatFailure(r: SimResult): string {
 /** The shrinker's outcome: the smallest failing case and how to replay it. */
 export function formatShrink(s: ShrinkResult): string {
   if (s.smallest === s.original) {
-    return `shrinking: no smaller failing case found (${s.tried} runs tried)`;
+    return `shrinking: no smaller failing case found (${plural(s.tried, "run")} tried)`;
   }
   return (
-    `smallest failing case (${s.tried} runs tried): ${formatRunLine(s.smallest)}\n` +
+    `smallest failing case (${plural(s.tried, "run")} tried): ${formatRunLine(s.smallest)}\n` +
     `  ${s.smallest.failure?.message ?? ""}\n  replay: ${s.smallest.command}`
   );
 }
@@ -74,17 +75,17 @@ export function formatSummaryTable(s: SimSummary): string {
   rows.push(["replicas dropped (AMM)", String(s.replicasDropped)]);
   if (s.scatter.values > 0) {
     for (const k of SCATTER_COUNTS) {
-      rows.push([`scatter: ${k}`, `${s.scatter[k]} in ${s.scatterRuns[k]} runs`]);
+      rows.push([`scatter: ${k}`, `${s.scatter[k]} in ${plural(s.scatterRuns[k], "run")}`]);
     }
   }
   if (s.replicate.requests > 0 || s.replicate.rebalances > 0 || s.replicate.retirements > 0) {
     for (const k of REPLICATE_COUNTS) {
-      rows.push([`replicate: ${k}`, `${s.replicate[k]} in ${s.replicateRuns[k]} runs`]);
+      rows.push([`replicate: ${k}`, `${s.replicate[k]} in ${plural(s.replicateRuns[k], "run")}`]);
     }
   }
   if (s.actors.actors > 0) {
     for (const k of ACTOR_COUNTS) {
-      rows.push([`actors: ${k}`, `${s.actors[k]} in ${s.actorRuns[k]} runs`]);
+      rows.push([`actors: ${k}`, `${s.actors[k]} in ${plural(s.actorRuns[k], "run")}`]);
     }
   }
   for (const [k, v] of Object.entries(s.failures)) rows.push([`failure: ${k}`, String(v)]);

@@ -25,8 +25,8 @@ test("the summary table shows the retirements of runs that only retired", () => 
   s.replicateRuns.retirements = 1;
   s.replicateRuns.retired = 1;
   const table = formatSummaryTable(s);
-  expect(table).toMatch(/replicate: retirements +3 in 1 runs/);
-  expect(table).toMatch(/replicate: retired +2 in 1 runs/);
+  expect(table).toMatch(/replicate: retirements +3 in 1 run$/m);
+  expect(table).toMatch(/replicate: retired +2 in 1 run$/m);
 });
 
 test("addResult counts a run under a counter only when the counter is not zero in it", () => {

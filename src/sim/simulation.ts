@@ -10,6 +10,7 @@
 import type { WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
 import { FIRE_AND_FORGET_CLIENT } from "../scheduler/state/clientInfo.ts";
 import type { TaskState } from "../scheduler/state/taskState.ts";
+import { plural } from "../util/plural.ts";
 import {
   type CheckInput,
   checkEmpty,
@@ -369,7 +370,7 @@ export class Simulation implements SimCluster {
       this.phase === "release"
         ? "the cluster did not settle after the client released everything"
         : pending.length > 0
-          ? `${pending.length} wanted keys still pending (${pending.slice(0, 5).join(", ")})`
+          ? `${plural(pending.length, "wanted key")} still pending (${pending.slice(0, 5).join(", ")})`
           : unanswered.length > 0
             ? `the client awaits the answer to replicate: ${unanswered.join("; ")}`
             : firedDone.length > 0
