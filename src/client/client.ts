@@ -1881,8 +1881,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         stimulusId: newStimulusId("close-client"),
       });
     }
-    this.shutDown(closedError(why));
-    await this.conn.close();
+    const closed = closedError(why);
+    this.shutDown(closed);
+    await this.conn.close(closed);
     await this.peers.closeAll();
   }
 }

@@ -322,6 +322,26 @@ describe("held futures after their client or the cluster goes", () => {
     expect(await client.queue<number>("Q", { maxsize: 1 }).getBatch()).toEqual([1]);
   });
 
+  it("a wait cut short by its own client's close says the client was closed", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    expect(await client.lock("L").acquire()).toBe(true);
+    const leaving = await cluster.client();
+    const waits = [
+      leaving.lock("L").acquire(),
+      leaving.event("E").wait(),
+      leaving.queue("Q").get(),
+      leaving.variable("V").get(),
+    ].map((p) => p.catch((e: unknown) => e));
+    // A round trip after them: each wait is with the scheduler when the close comes,
+    // cut short there rather than refused at once.
+    await leaving.event("E").isSet();
+    await leaving.close("done here");
+    for (const err of await Promise.all(waits)) {
+      expect(err).toBeInstanceOf(ClientClosedError);
+      expect((err as Error).message).toBe("the client was closed: done here");
+    }
+  });
+
   it("a set or put cut short by its client's close lets its futures go, not held for good", async () => {
     const { cluster } = await testCluster({ workers: 1 });
     const tasks = cluster.scheduler.state.tasks;

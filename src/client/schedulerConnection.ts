@@ -71,6 +71,8 @@ export class SchedulerConnection {
   readonly ended: Promise<void> = new Promise((resolve) => {
     this.markEnded = resolve;
   });
+  /** What requests in flight fail with when `close` ended the connection, not the scheduler. */
+  private closedBy: ClientClosedError | null = null;
 
   private constructor(
     readonly comm: Comm,
@@ -200,9 +202,12 @@ export class SchedulerConnection {
     if (!this.closing && error === null) error = new Error("the scheduler closed the connection");
     this.closing = true;
     this.stream.abort();
-    const why = new ClientClosedError(
-      `the connection to the scheduler ended${error === null ? "" : `: ${error.message}`}`,
-    );
+    // A wait the user's own close cut short says so, not that the scheduler went away.
+    const why =
+      this.closedBy ??
+      new ClientClosedError(
+        `the connection to the scheduler ended${error === null ? "" : `: ${error.message}`}`,
+      );
     for (const p of this.pending.values()) p.reject(why);
     this.pending.clear();
     this.onClose(error);
@@ -217,10 +222,14 @@ export class SchedulerConnection {
     else p.resolve(msg.result);
   }
 
-  /** Send what is queued, then close. */
-  async close(): Promise<void> {
+  /**
+   * Send what is queued, then close; requests still unanswered reject with `why`
+   * when given (the client's own close), else as a connection that ended.
+   */
+  async close(why?: ClientClosedError): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    this.closedBy = why ?? null;
     await this.stream.close();
   }
 }
