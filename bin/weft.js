@@ -8,7 +8,17 @@ import { existsSync } from "node:fs";
 // SIGTERM. A Ctrl-C reaches the whole process group, the worker too: ignored
 // here, from the start (its sources still loading), it neither kills the worker
 // nor starts a close that the nanny's SIGTERM would then cut short.
-if (process.env.WEFT_NANNY_CHILD === "1") process.on("SIGINT", () => {});
+const nannyChild = process.env.WEFT_NANNY_CHILD === "1";
+if (nannyChild) process.on("SIGINT", () => {});
+
+// `weft worker` and `weft scheduler` close on SIGINT or SIGTERM with exit 0, but
+// listen only once their modules are loaded (about 1.5 s through tsx): one that
+// comes before is recorded here, for the command to honour as it starts listening
+// (src/cli/commands/earlySignal.ts). A second one ends the process at once, and
+// one left unclaimed (the command never listened) is raised again at the end, as
+// if nothing had caught it: other commands, and these ones' other paths, keep
+// their usual behaviour.
+const early = ["worker", "scheduler"].includes(process.argv[2]) ? recordEarlySignals() : null;
 
 const sources = new URL("../src/cli/weft.ts", import.meta.url);
 let main;
@@ -20,3 +30,38 @@ if (existsSync(sources)) {
   ({ main } = await import("../dist/cli/weft.js"));
 }
 process.exitCode = await main(process.argv);
+early?.unclaimed();
+
+function recordEarlySignals() {
+  const signals = nannyChild ? ["SIGTERM"] : ["SIGINT", "SIGTERM"];
+  let received = null;
+  let claimed = false;
+  const stopRecording = () => {
+    for (const s of signals) process.removeListener(s, record);
+  };
+  function record(signal) {
+    if (received === null) {
+      received = signal;
+      return;
+    }
+    stopRecording();
+    process.kill(process.pid, signal);
+  }
+  for (const s of signals) process.on(s, record);
+  globalThis[Symbol.for("weft.earlySignals")] = {
+    claim() {
+      claimed = true;
+      stopRecording();
+      return received;
+    },
+  };
+  return {
+    unclaimed() {
+      if (claimed) return;
+      claimed = true;
+      delete globalThis[Symbol.for("weft.earlySignals")];
+      stopRecording();
+      if (received !== null) process.kill(process.pid, received);
+    },
+  };
+}

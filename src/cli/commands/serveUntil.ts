@@ -10,6 +10,7 @@ import { weftLogger } from "../../util/logger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
+import { claimEarlySignal } from "./earlySignal.ts";
 
 /** The log levels `--log-level` accepts. */
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -25,6 +26,8 @@ export function stderrLogger(name: string, level: string): Logger {
  * are removed afterwards, so that a second signal ends the process at once (as
  * Dask's commands do), unless `ignoreRepeats`: then later ones are ignored
  * while the process closes (a worker under a nanny, which its nanny stops).
+ * A signal of `signals` that bin/weft.js recorded before anything listened
+ * (see {@link claimEarlySignal}) counts as one that comes now.
  */
 export function untilSignal(
   stopped: Promise<void> = new Promise(() => {}),
@@ -41,6 +44,9 @@ export function untilSignal(
       for (const s of signals) process.removeListener(s, onSignal);
     };
     for (const s of signals) process.once(s, onSignal);
+    // One that came while the command's modules loaded, before anything listened.
+    const early = claimEarlySignal(signals);
+    if (early !== null) onSignal(early);
     void stopped.then(() => {
       cleanup();
       resolve(null);
