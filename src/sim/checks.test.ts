@@ -192,7 +192,7 @@ describe("checkEmpty", () => {
     const w = sim.liveWorkers()[0];
     caught(
       () => checkEmpty(x),
-      /still has 0 tasks and 1 values/,
+      /still has 0 tasks and 1 value: /,
       () => {
         w.state.data.set("inc-0", new SimValue("inc-0", 1, 8));
         return () => w.state.data.delete("inc-0");
@@ -205,7 +205,7 @@ describe("checkEmpty", () => {
     if (ts === undefined) throw new Error("unknown to the scheduler");
     caught(
       () => checkEmpty(x),
-      /the scheduler still has 1 tasks: /,
+      /the scheduler still has 1 task: /,
       () => {
         tasks.set(inMemory, ts);
         return () => tasks.delete(inMemory);

@@ -11,6 +11,7 @@
  */
 
 import { ACTOR_LOST, SCATTERED_DATA_LOST } from "../scheduler/state/transitions.ts";
+import { plural } from "../util/plural.ts";
 import { SimFailure } from "./failure.ts";
 import type { ScatterLedger } from "./scatterLedger.ts";
 import { type ClientError, type SimClient, WITHHELD } from "./simClient.ts";
@@ -347,7 +348,7 @@ export function checkEmpty(x: CheckInput): void {
     const some = [...s.tasks.values()].slice(0, 5).map((ts) => `${ts.key} (${ts.state})`);
     throw new SimFailure(
       "leak",
-      `after the client released everything the scheduler still has ${s.tasks.size} tasks: ${some.join(", ")}`,
+      `after the client released everything the scheduler still has ${plural(s.tasks.size, "task")}: ${some.join(", ")}`,
     );
   }
   for (const w of x.workers.values()) {
@@ -356,8 +357,8 @@ export function checkEmpty(x: CheckInput): void {
       const some = [...w.state.tasks.values()].slice(0, 5).map((ts) => `${ts.key} (${ts.state})`);
       throw new SimFailure(
         "leak",
-        `after the client released everything ${w.address} still has ${w.state.tasks.size} tasks ` +
-          `and ${w.state.data.size} values: ${some.join(", ")}`,
+        `after the client released everything ${w.address} still has ${plural(w.state.tasks.size, "task")} ` +
+          `and ${plural(w.state.data.size, "value")}: ${some.join(", ")}`,
       );
     }
   }
