@@ -1,10 +1,11 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { ONE_TASK_FINAL, writeOneTaskStream } from "../src/bench/testStreams.ts";
+import { runWithReaderGone } from "../src/util/testReaderGone.ts";
 import { runScript } from "./benchCli.ts";
 import { main as cluster } from "./cluster.ts";
 import { main as clusterAb } from "./clusterAb.ts";
@@ -120,20 +121,11 @@ describe("the bench:* scripts' exit codes", () => {
 
   it("a script whose stdout's reader has gone ends quietly, as `cat` does (npm run bench:wire | head -1)", async () => {
     const script = fileURLToPath(new URL("./wire.ts", import.meta.url));
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", script, "--runs", "1", "--batch", "10"],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
     // Closed before the script writes its first line: that write fails with EPIPE.
-    child.stdout.destroy();
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    const code = await new Promise<number | null>((done) => child.on("close", (c) => done(c)));
+    const { code, other: err } = await runWithReaderGone(
+      [script, "--runs", "1", "--batch", "10"],
+      "stdout",
+    );
     expect(err).toBe("");
     expect(code).toBe(0);
   });

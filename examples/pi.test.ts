@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { runWithReaderGone } from "../src/util/testReaderGone.ts";
 import { outputSink, runCli } from "./outputSink.ts";
 import { cli, main, PI_USAGE } from "./pi.ts";
 import { hitsOfChunk, PiTally } from "./piTasks.ts";
@@ -75,16 +75,8 @@ describe("the π actor example", () => {
 
   it("ends quietly when the reader of its output has gone (npx tsx examples/pi.ts | head -1)", async () => {
     const script = fileURLToPath(new URL("./pi.ts", import.meta.url));
-    const child = spawn(process.execPath, ["--import", "tsx", script, "4", "1000"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
     // Closed before its first line: that write fails with EPIPE.
-    child.stdout.destroy();
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    const code = await new Promise<number | null>((done) => child.on("close", (c) => done(c)));
+    const { code, other: err } = await runWithReaderGone([script, "4", "1000"], "stdout");
     expect(err).not.toMatch(/EPIPE|Unhandled/);
     expect(code).toBe(0);
   });

@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { isEntryPoint } from "./entryPoint.ts";
+import { runWithReaderGone } from "./testReaderGone.ts";
 
 const ENTRY_POINT = fileURLToPath(new URL("./entryPoint.ts", import.meta.url));
 
@@ -50,19 +50,9 @@ describe("exitQuietlyWhenStdoutCloses", () => {
       "  await new Promise((r) => setTimeout(r, 50));\n" +
       "}\n" +
       'process.stdout.write("result\\n");\n';
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "--input-type=module", "-e", script],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    child.stderr?.destroy();
-    let stdout = "";
-    child.stdout?.on("data", (b: Buffer) => {
-      stdout += b.toString();
+    expect(await runWithReaderGone(["--input-type=module", "-e", script], "stderr")).toEqual({
+      code: 0,
+      other: "result\n",
     });
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    expect({ code, stdout }).toEqual({ code: 0, stdout: "result\n" });
   }, 30_000);
 });
