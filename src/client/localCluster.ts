@@ -344,17 +344,9 @@ export class LocalCluster {
     const newWorker = (name: string) => new Worker(workerOptions(name, scheduler.address));
     const together = new StartTogether();
     const started = await Promise.allSettled(
-      Array.from({ length: nWorkers }, async (_, i) => {
-        let worker: Worker;
-        try {
-          worker = newWorker(String(i));
-        } catch (err) {
-          // A bad option throws in the constructor: a failed start like any other.
-          together.fail(err);
-          throw err;
-        }
-        return together.start(worker);
-      }),
+      Array.from({ length: nWorkers }, async (_, i) =>
+        together.start(together.make(() => newWorker(String(i)))),
+      ),
     );
     const workers = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     if (together.failed) {
@@ -578,13 +570,7 @@ export class LocalCluster {
     const together = new StartTogether();
     const started = await Promise.allSettled(
       Array.from({ length: count }, async () => {
-        let w: Worker;
-        try {
-          w = this.newWorker(String(this.workersMade++));
-        } catch (err) {
-          together.fail(err);
-          throw err;
-        }
+        const w = together.make(() => this.newWorker(String(this.workersMade++)));
         this.starting.add(w); // until it has a slot: counted, and closed by close()
         try {
           return await together.start(w);

@@ -33,6 +33,19 @@ export class StartTogether {
     return this.firstFailure !== null;
   }
 
+  /**
+   * The worker `create` makes; one that throws (a bad option, in the
+   * constructor) is a failed start like any other, and throws on.
+   */
+  make(create: () => Worker): Worker {
+    try {
+      return create();
+    } catch (err) {
+      this.fail(err);
+      throw err;
+    }
+  }
+
   /** Start `worker` (closed at once if one failed already); rejects as its start does. */
   async start(worker: Worker): Promise<Worker> {
     this.workers.add(worker);
