@@ -302,12 +302,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     });
     conn.onMessage = (msg) => messages.onMessage(msg);
     conn.onClose = (err) => {
-      if (err === null) return;
+      if (err === null) return undefined;
       this.shutDown(
         this.shutdownAnswered
           ? closedError(undefined)
           : new ClientClosedError(`lost the scheduler: ${err.message}`),
       );
+      return this.closedError ?? undefined;
     };
     conn.onSendFailed = (msg, err) => this.sendFailed(msg, err);
   }

@@ -158,7 +158,10 @@ describe("SchedulerConnection", () => {
     const s = await fakeScheduler();
     const conn = await open(s.address);
     const closed = new Promise<Error | null>((resolve) => {
-      conn.onClose = resolve;
+      conn.onClose = (err) => {
+        resolve(err);
+        return undefined;
+      };
     });
     const waiting = conn.request("counters");
     const server = await s.comm;
@@ -178,7 +181,10 @@ describe("SchedulerConnection", () => {
     const s = await fakeScheduler();
     const conn = await open(s.address);
     const ended = new Promise<Error | null>((resolve) => {
-      conn.onClose = resolve;
+      conn.onClose = (err) => {
+        resolve(err);
+        return undefined;
+      };
     });
     conn.send({ op: "heartbeat-client" });
     const closing = conn.close();

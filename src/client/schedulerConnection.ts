@@ -54,8 +54,12 @@ function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 export class SchedulerConnection {
   /** Called with every scheduler message but replies. */
   onMessage: (msg: ServerToClientMessage) => void = () => {};
-  /** Called once when the connection ends (`error` null for an orderly close by this side). */
-  onClose: (error: Error | null) => void = () => {};
+  /**
+   * Called once when the connection ends (`error` null for an orderly close by
+   * this side); the error it returns, if any, is what requests still
+   * unanswered fail with, so that they say what the owner closed with.
+   */
+  onClose: (error: Error | null) => Error | undefined = () => undefined;
   /**
    * Called with a message that could not be sent (it cannot be encoded, or is
    * larger than `maxMessageBytes`) and why; the connection goes on. Requests
@@ -202,15 +206,18 @@ export class SchedulerConnection {
     if (!this.closing && error === null) error = new Error("the scheduler closed the connection");
     this.closing = true;
     this.stream.abort();
-    // A wait the user's own close cut short says so, not that the scheduler went away.
+    const told = this.onClose(error);
+    // A wait the user's own close cut short says so, not that the scheduler went away;
+    // one the scheduler's going cut short says what the owner closed with (a request in
+    // flight then, and one made just after, fail alike).
     const why =
       this.closedBy ??
+      told ??
       new ClientClosedError(
         `the connection to the scheduler ended${error === null ? "" : `: ${error.message}`}`,
       );
     for (const p of this.pending.values()) p.reject(why);
     this.pending.clear();
-    this.onClose(error);
     this.markEnded();
   }
 
