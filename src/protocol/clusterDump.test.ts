@@ -1057,6 +1057,26 @@ describe("errors", () => {
     );
   });
 
+  it("refuses a NaN or infinite size, time, priority or id in a stimulus", async () => {
+    const W = 'workers["tcp://127.0.0.1:37641"]';
+    const cases: [string, (ev: Map<string, unknown>) => void, string][] = [
+      ["nbytes", (ev) => ev.set("nbytes", new Map([["x", Number.NaN]])), "nbytes.x"],
+      ["priority", (ev) => ev.set("priority", [0, Number.NaN]), "priority[1]"],
+      ["duration", (ev) => ev.set("duration", Number.POSITIVE_INFINITY), "duration"],
+      ["handled", (ev) => ev.set("handled", Number.NaN), "handled"],
+      ["run_id", (ev) => ev.set("run_id", Number.NEGATIVE_INFINITY), "run_id"],
+    ];
+    for (const [name, edit, field] of cases) {
+      const e = await failure(
+        edited(`nan-${name}.msgpack.gz`, (w) => {
+          edit((w.get("stimulus_log") as unknown[])[0] as Map<string, unknown>);
+        }),
+      );
+      expect(e.path).toBe(`${W}.stimulus_log[0].${field}`);
+      expect(e.reason).toMatch(/^expected a finite number, got the number (NaN|-?Infinity)$/);
+    }
+  });
+
   it("parses bytes with a label and reports unsupported values", () => {
     expect(() => parseClusterDump(new Uint8Array([0xc1]), "weird.msgpack")).toThrow(
       /^weird\.msgpack: unsupported value/,

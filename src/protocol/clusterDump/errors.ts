@@ -124,6 +124,17 @@ export class Ctx {
     );
   }
 
+  /**
+   * A number that is neither NaN nor infinite: a size, a time, a priority or an id,
+   * which a Dask worker never records as either (a NaN size would fail the replay's
+   * memory checks far from the field that caused it).
+   */
+  finiteNumber(v: DumpValue | undefined, path: PathNode | null): number {
+    const n = this.number(v, path);
+    if (Number.isFinite(n)) return n;
+    return this.fail(path, `expected a finite number, got ${describe(n)}`);
+  }
+
   optionalNumber(v: DumpValue | undefined, path: PathNode | null): number | null {
     if (v === undefined || v === null) return null;
     return this.number(v, path);

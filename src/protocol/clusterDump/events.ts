@@ -58,7 +58,10 @@ export function normalizeEvent(v: DumpValue, path: PathNode, ctx: Ctx): DumpEven
   const ev = ctx.object(v, path);
   const cls = ctx.string(ev.cls, child(path, "cls"));
   ctx.string(ev.stimulus_id, child(path, "stimulus_id"));
-  ev.handled = ctx.optionalNumber(ev.handled, child(path, "handled"));
+  ev.handled =
+    ev.handled === undefined || ev.handled === null
+      ? null
+      : ctx.finiteNumber(ev.handled, child(path, "handled"));
   for (const field of EVENT_REQUIRED_FIELDS[cls] ?? []) {
     if (!Object.hasOwn(ev, field)) ctx.fail(child(path, field), `missing (a ${cls} has it)`);
   }
@@ -76,23 +79,28 @@ export function normalizeEvent(v: DumpValue, path: PathNode, ctx: Ctx): DumpEven
   if (Object.hasOwn(ev, "nbytes")) {
     const p = child(path, "nbytes");
     if (isDumpObject(ev.nbytes)) {
-      for (const [k, n] of Object.entries(ev.nbytes)) ctx.number(n, child(p, k));
+      for (const [k, n] of Object.entries(ev.nbytes)) ctx.finiteNumber(n, child(p, k));
     } else if (ev.nbytes !== null) {
-      ctx.number(ev.nbytes, p);
+      ctx.finiteNumber(ev.nbytes, p);
     }
   }
   if (Object.hasOwn(ev, "data")) ctx.object(ev.data, child(path, "data"));
   if (Object.hasOwn(ev, "priority") && ev.priority !== null) {
     const p = child(path, "priority");
     ctx.list(ev.priority, p).forEach((n, i) => {
-      ctx.number(n, child(p, i));
+      ctx.finiteNumber(n, child(p, i));
     });
   }
   for (const field of ["worker"] as const) {
     if (Object.hasOwn(ev, field)) ctx.string(ev[field], child(path, field));
   }
-  for (const field of ["run_id", "total_nbytes"] as const) {
-    if (Object.hasOwn(ev, field)) ctx.number(ev[field], child(path, field));
+  for (const field of ["run_id", "total_nbytes", "compute_duration"] as const) {
+    if (Object.hasOwn(ev, field)) ctx.finiteNumber(ev[field], child(path, field));
+  }
+  // Null where Dask has no time or estimate (a failure before the task ran).
+  for (const field of ["start", "stop", "duration"] as const) {
+    const v = ev[field];
+    if (v !== undefined && v !== null) ctx.finiteNumber(v, child(path, field));
   }
   return ev as DumpEvent;
 }

@@ -74,7 +74,7 @@ export function normalizeTask(key: string, v: DumpValue, path: PathNode, ctx: Ct
   let priority: number[] | null = null;
   if (t.priority !== undefined && t.priority !== null) {
     const p = child(path, "priority");
-    priority = ctx.list(t.priority, p).map((n, i) => ctx.number(n, child(p, i)));
+    priority = ctx.list(t.priority, p).map((n, i) => ctx.finiteNumber(n, child(p, i)));
   }
   const whoHasPath = child(path, "who_has");
   const whoHas =
