@@ -3,7 +3,9 @@
 import { expect, test } from "vitest";
 import { parseFaults } from "../../sim/faults.ts";
 import { resolveSimOptions } from "../../sim/options.ts";
-import { withSimFlags } from "./simFlags.ts";
+import { testContext } from "../testContext.ts";
+import { simCommand } from "./sim.ts";
+import { SIM_OPTION_FLAGS, withSimFlags } from "./simFlags.ts";
 
 function refusal(run: () => unknown): string {
   try {
@@ -34,4 +36,14 @@ test("only the opening name is rewritten, and names with no flag are left alone"
   );
   expect(withSimFlags("toString must be x")).toBe("toString must be x");
   expect(withSimFlags("latencyX must be")).toBe("latencyX must be");
+});
+
+test("every flag of weft sim that sets a simulator option is in the table, and no other", () => {
+  const cmd = simCommand(testContext());
+  /** Flags that steer the command itself, not a run's options. */
+  const commandOnly = ["--runs", "--from", "--no-shrink", "--verbose", "--dump", "--json"];
+  const flags = cmd.options.map((o) => o.long).filter((f) => f !== undefined);
+  const inTable = Object.values(SIM_OPTION_FLAGS);
+  expect(new Set(inTable).size).toBe(inTable.length);
+  expect([...inTable].sort()).toEqual(flags.filter((f) => !commandOnly.includes(f)).sort());
 });
