@@ -35,6 +35,7 @@ describe("a worker's metrics", () => {
       spillCount: 5,
       unspillCount: 3,
       spillFailures: 0,
+      lostKeys: 0,
     };
     const text = await workerMetrics(spillingWorker(stats), "dask").registry().metrics();
     expect(text).toContain('dask_worker_spill_count_total{activity="disk_write"} 5\n');

@@ -65,6 +65,7 @@ export {
   resolveArgs,
 } from "./resolveArgs.ts";
 export { MalformedMessageError, schedulerMessageToEvent } from "./schedulerEvents.ts";
+export { SpilledValueLostError } from "./spilledValueLost.ts";
 export { type SpillStats, SpillStore, type SpillStoreOptions } from "./spillStore.ts";
 export { TaskError } from "./state/errorMessage.ts";
 export { currentTaskKey, Reschedule, rejoin, secede } from "./taskContext.ts";

@@ -1,9 +1,18 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hostTag } from "../util/scratchDirectory.ts";
+import { SpilledValueLostError } from "./spilledValueLost.ts";
 import { SpillStore } from "./spillStore.ts";
 
 let base = "";
@@ -29,6 +38,21 @@ const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
 /** The files spilled now. */
 function spilledFiles(): string[] {
   return readdirSync(base).flatMap((d) => readdirSync(join(base, d)));
+}
+
+/** The paths of the files spilled now. */
+function spilledPaths(): string[] {
+  return readdirSync(base).flatMap((d) => readdirSync(join(base, d)).map((f) => join(base, d, f)));
+}
+
+/** The error `f` throws (failing the test if it throws none). */
+function thrown(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected a throw");
 }
 
 describe("SpillStore", () => {
@@ -240,5 +264,77 @@ describe("SpillStore", () => {
     expect(s.evictOne()).toBe(-1);
     expect(failed).toEqual([]);
     expect(s.stats).toMatchObject({ memoryKeys: 1, spillFailures: 0 });
+  });
+
+  describe("a value whose file is gone or damaged", () => {
+    const damages = {
+      removed: (f: string) => rmSync(f),
+      "cut short": (f: string) => truncateSync(f, 5),
+      "added to": (f: string) => writeFileSync(f, "x", { flag: "a" }),
+      "not decodable": (f: string) => writeFileSync(f, Buffer.alloc(4000, 0xff)),
+    };
+    for (const [how, damage] of Object.entries(damages)) {
+      it(`is lost, naming the key and the file, until deleted or set anew (${how})`, () => {
+        const s = store(100);
+        s.set("big", bytes(4000, 7)).set("small", bytes(10, 1));
+        const [file] = spilledPaths();
+        damage(file);
+        const err = thrown(() => s.get("big"));
+        expect(err).toBeInstanceOf(SpilledValueLostError);
+        const lost = err as SpilledValueLostError;
+        expect(lost.key).toBe("big");
+        expect(lost.file).toBe(file);
+        expect(lost.message).toContain(`the spilled value of "big" is gone from disk: ${file} `);
+        if (how === "removed") expect(lost.message).toMatch(/ was removed$/);
+        else expect(lost.message).toMatch(/ is damaged \(/);
+        // Still listed, as the worker's state machine holds it until it drops it; each
+        // get throws the same, without touching the disk, and the damaged file is gone.
+        expect(s.has("big")).toBe(true);
+        expect([...s.keys()].sort()).toEqual(["big", "small"]);
+        expect(s.size).toBe(2);
+        expect(s.isLost("big")).toBe(true);
+        expect(thrown(() => s.get("big"))).toBe(err);
+        expect(s.stats).toMatchObject({ spilledKeys: 0, spilledBytes: 0, lostKeys: 1 });
+        expect(s.stats.unspillCount).toBe(0);
+        expect(spilledPaths()).toEqual([]);
+        expect(s.get("small")).toEqual(bytes(10, 1));
+        // Set anew, it is an ordinary value again; deleted, it is gone.
+        s.set("big", bytes(4000, 8));
+        expect(s.isLost("big")).toBe(false);
+        expect(s.get("big")).toEqual(bytes(4000, 8));
+        rmSync(spilledPaths()[0]);
+        expect(() => s.get("big")).toThrow(SpilledValueLostError);
+        expect(s.delete("big")).toBe(true);
+        expect(s.has("big")).toBe(false);
+        expect(s.get("big")).toBeUndefined();
+        expect(s.delete("big")).toBe(false);
+        expect(s.stats.lostKeys).toBe(0);
+      });
+    }
+
+    it("a file the disk cannot read is lost with the file system's code", () => {
+      const s = store(100);
+      s.set("big", bytes(4000, 7));
+      const [file] = spilledPaths();
+      // A directory where the file was: reading it fails with EISDIR, as a failing disk's EIO would.
+      rmSync(file);
+      mkdirSync(file);
+      const err = thrown(() => s.get("big")) as SpilledValueLostError;
+      expect(err).toBeInstanceOf(SpilledValueLostError);
+      expect(err.message).toMatch(/ could not be read \(EISDIR: /);
+      expect((err.cause as { code?: string }).code).toBe("EISDIR");
+    });
+
+    it("a value read back into memory before its file went is not lost", () => {
+      const s = store(100);
+      s.set("a", bytes(40, 1)).set("b", bytes(40, 2)).set("c", bytes(40, 3));
+      expect(s.get("a")).toEqual(bytes(40, 1)); // back in memory, b spilled
+      for (const f of spilledPaths()) rmSync(f);
+      expect(s.get("a")).toEqual(bytes(40, 1));
+      expect(s.get("c")).toEqual(bytes(40, 3));
+      expect(() => s.get("b")).toThrow(
+        /the spilled value of "b" is gone from disk: .* was removed$/,
+      );
+    });
   });
 });

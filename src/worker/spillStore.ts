@@ -14,6 +14,12 @@
  *   memory, a value set straight to disk included, and ends that eviction;
  *   the next one tries again (Dask's `SpillBuffer` on an `OSError`). Only the
  *   first failure of a run of them is told: a full disk would tell one a store.
+ * - A value whose file is gone, shorter or longer than written, or cannot be
+ *   decoded (a temporary-files cleaner, a disk that filled up, a failing disk)
+ *   is lost: `get` throws a {@link SpilledValueLostError} naming the key and
+ *   the file, now and at each later `get`, until the key is deleted or set
+ *   anew. The key stays listed (`has`) so that the worker's state machine,
+ *   which holds it in memory, finds it where it left it until it drops it.
  * - The files live in a directory of their own, made on the first spill in
  *   `directory` and named after the process (`weft-spill-<pid>-<host>-…`), and removed
  *   by {@link close}. A process killed before it could remove its directories
@@ -25,6 +31,7 @@ import { readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { scratchDirectoryIn } from "../util/scratchDirectory.ts";
+import { SpilledValueLostError } from "./spilledValueLost.ts";
 import type { DataStore } from "./state/dataStore.ts";
 
 /** Options of a {@link SpillStore}. */
@@ -59,6 +66,8 @@ export interface SpillStats {
   readonly unspillCount: number;
   /** Spills that failed (their values kept in memory): unserialisable values and failed writes. */
   readonly spillFailures: number;
+  /** Values lost from disk (their files gone or damaged) that the store still lists. */
+  readonly lostKeys: number;
 }
 
 interface InMemory {
@@ -69,6 +78,8 @@ interface InMemory {
 interface OnDisk {
   readonly file: string;
   readonly bytes: number;
+  /** The file's size as written: a file cut short or added to is damaged. */
+  readonly fileBytes: number;
 }
 
 /** A {@link DataStore} keeping at most `targetBytes` in memory, the rest on disk. */
@@ -78,6 +89,8 @@ export class SpillStore implements DataStore {
   private readonly slow = new Map<string, OnDisk>();
   /** Values that could not be serialised: not tried again until set anew. */
   private readonly unspillable = new Set<string>();
+  /** Values whose file was found gone or damaged, with the error each `get` throws. */
+  private readonly lost = new Map<string, SpilledValueLostError>();
   private dir: string | null = null;
   private files = 0;
   private memoryBytes = 0;
@@ -96,11 +109,16 @@ export class SpillStore implements DataStore {
   }
 
   get size(): number {
-    return this.fast.size + this.slow.size;
+    return this.fast.size + this.slow.size + this.lost.size;
   }
 
   has(key: string): boolean {
-    return this.fast.has(key) || this.slow.has(key);
+    return this.fast.has(key) || this.slow.has(key) || this.lost.has(key);
+  }
+
+  /** Whether `key`'s value was lost from disk (and the key not deleted or set since). */
+  isLost(key: string): boolean {
+    return this.lost.has(key);
   }
 
   get(key: string): unknown {
@@ -111,9 +129,13 @@ export class SpillStore implements DataStore {
       return held.value;
     }
     const spilled = this.slow.get(key);
-    if (spilled === undefined) return undefined;
+    if (spilled === undefined) {
+      const lost = this.lost.get(key);
+      if (lost !== undefined) throw lost;
+      return undefined;
+    }
     if (this.closed) throw new Error(`SpillStore: closed; ${key} was on disk`);
-    const value = deserialize(readFileSync(spilled.file));
+    const value = this.readBack(key, spilled);
     this.unspillCount++;
     // A value larger than the target stays on disk, as zict's Buffer leaves it
     // ("avoid useless movement for heavy values"): back in memory, it would be
@@ -149,6 +171,7 @@ export class SpillStore implements DataStore {
 
   delete(key: string): boolean {
     this.unspillable.delete(key);
+    if (this.lost.delete(key)) return true;
     const held = this.fast.get(key);
     if (held !== undefined) {
       this.fast.delete(key);
@@ -163,7 +186,7 @@ export class SpillStore implements DataStore {
 
   *keys(): IterableIterator<string> {
     // Copies: a caller may delete keys as it goes.
-    yield* [...this.fast.keys(), ...this.slow.keys()];
+    yield* [...this.fast.keys(), ...this.slow.keys(), ...this.lost.keys()];
   }
 
   /** Where values are now, and the spills so far. */
@@ -176,6 +199,7 @@ export class SpillStore implements DataStore {
       spillCount: this.spillCount,
       unspillCount: this.unspillCount,
       spillFailures: this.spillFailures,
+      lostKeys: this.lost.size,
     };
   }
 
@@ -269,9 +293,30 @@ export class SpillStore implements DataStore {
       }
       throw err;
     }
-    this.slow.set(key, { file, bytes });
+    this.slow.set(key, { file, bytes, fileBytes: payload.length });
     this.spilledBytes += bytes;
     this.spillCount++;
+  }
+
+  /**
+   * `key`'s value, read from its file; a file that is gone, of another size
+   * than written (a disk that filled up cut it short) or that does not decode
+   * makes the value lost. A damaged file is removed with the rest: its value
+   * will not be read from it again.
+   */
+  private readBack(key: string, spilled: OnDisk): unknown {
+    try {
+      const payload = readFileSync(spilled.file);
+      if (payload.length !== spilled.fileBytes) {
+        throw new Error(`${payload.length} bytes where ${spilled.fileBytes} were written`);
+      }
+      return deserialize(payload);
+    } catch (cause) {
+      const err = new SpilledValueLostError(key, spilled.file, cause);
+      this.forgetFile(key, spilled);
+      this.lost.set(key, err);
+      throw err;
+    }
   }
 
   private forgetFile(key: string, spilled: OnDisk): void {
