@@ -88,6 +88,11 @@ export const bytes = defineTask("bytes", (n: number) =>
 
 /** The sum of the bytes. */
 export const byteSum = defineTask("byteSum", (b: Uint8Array) => b.reduce((a, x) => a + x, 0));
+/** The sum of the bytes, after `ms` milliseconds. */
+export const slowByteSum = defineTask("slowByteSum", async (b: Uint8Array, ms: number) => {
+  await sleep(ms);
+  return b.reduce((a, x) => a + x, 0);
+});
 /** What a task sees of a byte argument: its class, its size, whether it lies aligned, and a checksum. */
 export const describeBytes = defineTask(
   "describeBytes",

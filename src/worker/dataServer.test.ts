@@ -1,8 +1,13 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { Comm } from "../comm/comm.ts";
 import type { RpcContext } from "../comm/rpc.ts";
 import { DataServer, getDataArgs, parseGetDataResponse } from "./dataServer.ts";
+import { SpilledValueLostError } from "./spilledValueLost.ts";
+import { SpillStore } from "./spillStore.ts";
 import { UpdateDataEvent } from "./state/events.ts";
 import { WorkerState } from "./state/workerState.ts";
 
@@ -83,6 +88,44 @@ describe("DataServer", () => {
     const paused = new DataServer(host("tcp://10.0.0.1:1", true), 4);
     expect(paused.getData({ keys: ["a"] }, ctxFrom(same).ctx).status).toBe("OK");
     expect(paused.getData({ keys: ["a"] }, ctxFrom(same).ctx).status).toBe("busy");
+  });
+
+  it("leaves out a key whose spilled value is gone from disk, and tells the worker", () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-data-server-"));
+    try {
+      const sizeof = (v: unknown) => (typeof v === "number" ? 1 : 100);
+      const data = new SpillStore({ targetBytes: 10, directory: dir, sizeof });
+      const state = new WorkerState({ address: "tcp://10.0.0.1:1", validate: true, data });
+      const value = { big: "x".repeat(100) };
+      state.handleStimulus(new UpdateDataEvent({ data: { a: 1, big: value }, stimulusId: "s" }));
+      const [own] = readdirSync(dir);
+      const [file] = readdirSync(join(dir, own));
+      rmSync(join(dir, own, file));
+      state.handleStimulus(new UpdateDataEvent({ data: { big2: value }, stimulusId: "s2" }));
+      const told: SpilledValueLostError[] = [];
+      const server = new DataServer(
+        { state, isPausedForMemory: false, valueLost: (err) => told.push(err) },
+        4,
+      );
+      const { ctx, send } = ctxFrom("tcp://10.0.0.2:5");
+      // As a worker that no longer holds it answers: the requester asks elsewhere.
+      const answer = server.getData({ keys: ["a", "big"] }, ctx);
+      expect(answer.status === "OK" && [...answer.data.keys()]).toEqual(["a"]);
+      expect(told).toHaveLength(1);
+      expect(told[0]).toBeInstanceOf(SpilledValueLostError);
+      expect(told[0].key).toBe("big");
+      // Only the bytes sent are counted.
+      expect(server.outgoingBytes).toBe(state.tasks.get("a")?.nbytes);
+      send();
+      // Another error of the store is not taken for a loss: the request fails with it.
+      data.close();
+      expect(() => server.getData({ keys: ["big2"] }, ctxFrom("tcp://10.0.0.2:5").ctx)).toThrow(
+        /SpillStore: closed; big2 was on disk/,
+      );
+      expect(told).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("rejects malformed requests", () => {

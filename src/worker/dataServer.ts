@@ -3,7 +3,8 @@
  * answers with the values it holds. At most `transferOutgoingCountLimit`
  * answers are in flight at once (twice that for peers on the same host, one
  * while paused for memory, as in Dask); beyond that it answers `{status: "busy"}` and the
- * peer retries later.
+ * peer retries later. A key whose spilled value is gone from disk is left out
+ * of the answer, as a key the worker no longer holds, and the worker told.
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
@@ -13,6 +14,7 @@ import type { RpcContext } from "../comm/rpc.ts";
 import { actorRef } from "../protocol/actors.ts";
 import { addressHostOrNull } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
+import { SpilledValueLostError } from "./spilledValueLost.ts";
 import type { WorkerState } from "./state/workerState.ts";
 
 /** The answer to `get_data` (on the wire, values other than scalars are {@link ClonedValue}s). */
@@ -30,6 +32,12 @@ export interface DataServerHost {
    * (`closing_gracefully`) does: its data is on its way out.
    */
   readonly isPausedForMemory: boolean;
+  /**
+   * Told of a value found lost from disk (a worker whose store spills drops
+   * it: see lostSpills.ts). The requester gets the other keys: it asks the
+   * scheduler where this one is now, as it does for any key a worker no longer holds.
+   */
+  valueLost?(err: SpilledValueLostError): void;
 }
 
 /**
@@ -86,7 +94,15 @@ export class DataServer {
     let bytes = 0;
     for (const key of keys as string[]) {
       if (state.data.has(key)) {
-        data.set(key, asWireValue(state.data.get(key)));
+        let value: unknown;
+        try {
+          value = state.data.get(key);
+        } catch (err) {
+          if (!(err instanceof SpilledValueLostError)) throw err;
+          this.worker.valueLost?.(err);
+          continue;
+        }
+        data.set(key, asWireValue(value));
         bytes += state.tasks.get(key)?.nbytes ?? 0;
       } else if (state.actors.has(key) && state.tasks.get(key)?.state === "memory") {
         // An actor stays here: what travels is the handle naming it and this worker.

@@ -5,12 +5,14 @@
  * outside any graph, run as a task is). Turns how a run ended into the state
  * machine's event: `ExecuteSuccessEvent`, `ExecuteFailureEvent` (the task's
  * error, or the worker's around it) or `RescheduleEvent`, and a secession into
- * a `SecedeEvent`.
+ * a `SecedeEvent`. A task whose input was spilled and is gone from disk is
+ * rescheduled (see lostSpills.ts): its code did nothing wrong.
  *
  * Apart from the worker because it is the one part that deals with slots,
  * executors and outcomes; the worker only hands it instructions.
  */
 
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
@@ -29,6 +31,7 @@ import {
 } from "./executor.ts";
 import { MissingDependencyError, resolveArgs } from "./resolveArgs.ts";
 import { SlotGate } from "./slotGate.ts";
+import { SpilledValueLostError } from "./spilledValueLost.ts";
 import {
   ExecuteFailureEvent,
   ExecuteSuccessEvent,
@@ -51,6 +54,11 @@ export interface TaskRunnerHost {
   readonly taskClient: () => Promise<unknown>;
   /** Where the worker is in its life: `run` is refused once it is closing. */
   status(): WorkerStatus;
+  /**
+   * The task `key` found its input lost from disk (`err`): the milliseconds to
+   * wait before rescheduling it (see `LostSpills.inputLost`).
+   */
+  spilledInputLost(err: SpilledValueLostError, key: string): number;
 }
 
 /** Runs the worker's tasks and `run` calls, at most one per slot of the worker's threads. */
@@ -121,8 +129,28 @@ export class TaskRunner {
       const later = this.runWhenSlotFree(job, runId, ctx, executor);
       return this.withFailureEvent(later, key, runId, stimId, ctx);
     } catch (err) {
+      if (err instanceof SpilledValueLostError) return this.inputLost(err, key, ctx);
       return this.unknownError(err, key, runId, stimId, ctx);
     }
+  }
+
+  /**
+   * `key` cannot run here: its input `err.key` was spilled and is gone. It is
+   * rescheduled (Dask's `Reschedule`), for the scheduler to run it again once
+   * the input is computed again or fetched from another holder; erring it would
+   * blame its code for the disk. After a wait while another task here still
+   * needs the input (see `LOST_INPUT_RETRY_MS`).
+   */
+  private inputLost(
+    err: SpilledValueLostError,
+    key: string,
+    ctx: AsyncInstructionContext,
+  ): StateMachineEvent | Promise<StateMachineEvent> {
+    const wait = this.host.spilledInputLost(err, key);
+    const event = () => new RescheduleEvent({ key, stimulusId: stimulusId("spilled-input-lost") });
+    if (wait === 0) return event();
+    // Aborted by the worker's close: the rejection ends the instruction quietly.
+    return sleep(wait, undefined, { signal: ctx.signal }).then(event);
   }
 
   private async runWhenSlotFree(

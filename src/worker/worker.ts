@@ -48,6 +48,7 @@ import { type GatherHost, gatherFromPeer, transferCause } from "./gatherDep.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { Introspection } from "./introspection.ts";
+import { LostSpills } from "./lostSpills.ts";
 import type { MemoryMonitor } from "./memoryMonitor.ts";
 import { MetricTotals } from "./metricTotals.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
@@ -56,6 +57,7 @@ import { CpuProfiler } from "./profiler.ts";
 import { type RegisterWorkerReply, registerWithScheduler } from "./registration.ts";
 import { askToBeRetired } from "./retirement.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
+import type { SpilledValueLostError } from "./spilledValueLost.ts";
 import type { SpillStats, SpillStore } from "./spillStore.ts";
 import { FindMissingEvent, RetryBusyWorkerEvent, type StateMachineEvent } from "./state/events.ts";
 import { DEFAULT_DATA_SIZE } from "./state/taskState.ts";
@@ -141,6 +143,8 @@ export class Worker extends BaseWorker {
   private readonly spill: SpillStore | null;
   /** Acts on the worker's memory (`memoryLimit` and a threshold set), else null. */
   private readonly memory: MemoryMonitor | null;
+  /** The spilled values found gone from disk, until the state machine drops them. */
+  private readonly lostSpills: LostSpills;
   /** Why the worker is paused: the scheduler (retiring it), its memory, or both. */
   private readonly pauses = new PauseReasons();
   private closePromise: Promise<string[]> | null = null;
@@ -181,6 +185,12 @@ export class Worker extends BaseWorker {
     this.options = o;
     this.logger = logger;
     this.spill = spill;
+    this.lostSpills = new LostSpills({
+      state: this.state,
+      logger,
+      isLost: (key) => spill?.isLost(key) ?? false,
+      handleStimulus: (...stims) => this.handleStimuli(stims),
+    });
     this.executors = new TaskExecutors(o, logger);
     this.memory =
       spill === null
@@ -216,6 +226,7 @@ export class Worker extends BaseWorker {
         handleStimulus: (...stims) => this.handleStimulus(...stims),
         taskClient: this.taskClient,
         status: () => this.statusValue,
+        spilledInputLost: (err, key) => this.lostSpills.inputLost(err, key),
       },
       o.nthreads,
     );
@@ -281,6 +292,11 @@ export class Worker extends BaseWorker {
   /** True while the memory monitor holds the worker paused (see `memoryPause`). */
   get isPausedForMemory(): boolean {
     return this.pauses.pausedForMemory;
+  }
+
+  /** A `get_data` found a spilled value gone from disk: the worker drops the key (see lostSpills.ts). */
+  valueLost(err: SpilledValueLostError): void {
+    this.lostSpills.lost(err);
   }
 
   /** Where the HTTP endpoints are (`http://host:port`), null without `httpAddress`. */
@@ -639,6 +655,8 @@ export class Worker extends BaseWorker {
     try {
       // Through the guard: see actorHandleGuard.ts (a handle taken for its actor).
       feedGuarded(this.actorGuard, stims, (batch) => super.handleStimuli(batch));
+      // A key lost from disk is dropped once the last task here that needs it is done.
+      this.lostSpills.release();
     } catch (err) {
       this.logger.fatal(
         { err, stimuli: stims.slice(0, 20).map((s) => s.cls), count: stims.length },

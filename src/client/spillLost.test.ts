@@ -1,0 +1,189 @@
+import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Future } from "./future.ts";
+import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
+import { byteSum, bytes, describeBytes, slowByteSum } from "./testTasks.ts";
+
+let dir = "";
+let other = "";
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "weft-spill-lost-"));
+  other = mkdtempSync(join(tmpdir(), "weft-spill-lost-other-"));
+});
+afterEach(async () => {
+  await closeTestClusters();
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(other, { recursive: true, force: true });
+});
+
+/** The sum of the bytes `bytes(n)` makes. */
+function expectedSum(n: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += i % 251;
+  return s;
+}
+
+/** The spill files under `dir` (each worker's directory holds its own). */
+function spillFiles(): string[] {
+  return readdirSync(dir).flatMap((d) => readdirSync(join(dir, d)).map((f) => join(dir, d, f)));
+}
+
+type Damage = "deleted" | "truncated" | "garbage";
+
+/** Damage every spill file under `dir`. */
+function damage(how: Damage): void {
+  const files = spillFiles();
+  expect(files.length).toBeGreaterThan(0);
+  for (const f of files) {
+    if (how === "deleted") rmSync(f);
+    else if (how === "truncated") truncateSync(f, 3);
+    else writeFileSync(f, "not a serialised value");
+  }
+}
+
+/** A logger keeping its records, to read what the workers said. */
+function recordingLogger(): { logger: pino.Logger; records: Record<string, unknown>[] } {
+  const records: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: "warn" },
+    { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  return { logger, records };
+}
+
+// 12 kB values on workers keeping 10 kB in memory: each goes straight to disk, and stays
+// there when read (so that its file is read again at each use).
+const SPILLING = { memoryLimit: "20kB", memoryTarget: 0.5 } as const;
+const N = 12_000;
+
+describe("a spilled value gone from disk", () => {
+  for (const how of ["deleted", "truncated", "garbage"] as const) {
+    it(`is computed again for a task on its worker (${how}), which says what was lost`, async () => {
+      const { logger, records } = recordingLogger();
+      const { cluster, client } = await testCluster({
+        workers: 1,
+        logger,
+        worker: { ...SPILLING, spillDirectory: dir },
+      });
+      const x = client.submit(bytes, N);
+      await x;
+      const [file] = spillFiles();
+      damage(how);
+      expect(await client.submit(byteSum, x)).toBe(expectedSum(N));
+      const [w] = cluster.workers;
+      expect(w.status).toBe("running");
+      // The worker said which value was lost, and where it was.
+      const told = records.filter((r) => r.key === x.key && r.file === file);
+      expect(told).toHaveLength(1);
+      expect(told[0].msg).toMatch(/^a spilled value is gone from disk/);
+      const err = told[0].err as { type: string; message: string };
+      expect(err.type).toBe("SpilledValueLostError");
+      expect(err.message).toContain(`the spilled value of "${x.key}" is gone from disk: ${file} `);
+      // Dropped, then computed again: the worker holds it once more, and nothing lost.
+      expect(w.spillStats?.lostKeys).toBe(0);
+      expect(await x).toHaveLength(N);
+    });
+  }
+
+  it("is computed again for all the tasks on its worker that need it", async () => {
+    const { client } = await testCluster({
+      workers: 1,
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const x = client.submit(bytes, N);
+    await x;
+    damage("deleted");
+    const sums = Array.from({ length: 4 }, () => client.submitWith({ pure: false }, byteSum, x));
+    const described = client.submit(describeBytes, x);
+    expect(await client.gather(sums)).toEqual(sums.map(() => expectedSum(N)));
+    expect(await described).toMatchObject({ type: "Uint8Array", byteLength: N });
+  });
+
+  it("waits for a task that read it before it went, then is computed again for the others", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      threadsPerWorker: 2,
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const x = client.submit(bytes, N);
+    await x;
+    // The slow task reads it from disk, then holds the worker's copy while it runs.
+    const slow = client.submit(slowByteSum, x, 400);
+    await eventually(() => cluster.workers[0].state.executing.size === 1);
+    damage("deleted");
+    const fast = client.submit(byteSum, x);
+    expect(await client.gather([slow, fast])).toEqual([expectedSum(N), expectedSum(N)]);
+    // Rescheduled at once, `fast` would have come straight back and failed again, as fast
+    // as messages go (thousands of times while `slow` ran): it waited between tries.
+    const tries = cluster.workers[0].state
+      .story(fast.key)
+      .filter((e) => JSON.stringify(e).includes("spilled-input-lost"));
+    expect(tries.length).toBeGreaterThan(0);
+    expect(tries.length).toBeLessThan(100);
+  });
+
+  it("is computed again for a peer fetching it", async () => {
+    const { cluster, client } = await testCluster({ worker: { ...SPILLING, spillDirectory: dir } });
+    const [a, b] = cluster.workers.map((w) => w.address);
+    const x = client.submitWith({ workers: [a] }, bytes, N);
+    await x;
+    damage("deleted");
+    expect(await client.submitWith({ workers: [b] }, byteSum, x)).toBe(expectedSum(N));
+    expect(cluster.workers.map((w) => w.status)).toEqual(["running", "running"]);
+  });
+
+  it("is fetched from another holder when there is one", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const b = await extraWorker(cluster, { ...SPILLING, spillDirectory: other });
+    try {
+      const a = cluster.workers[0].address;
+      const x = client.submitWith({ workers: [a] }, bytes, N);
+      await x;
+      await client.replicate([x], { n: 2 });
+      expect(Object.values(await client.whoHas([x]))[0]).toHaveLength(2);
+      damage("deleted"); // a's copy only: b spills to another directory
+      expect(await client.submitWith({ workers: [a] }, byteSum, x)).toBe(expectedSum(N));
+      // b's copy stayed, and served a: the key was not lost to the cluster.
+      expect(b.spillStats?.lostKeys).toBe(0);
+      expect(b.state.tasks.get(x.key)?.state).toBe("memory");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it("is computed again for a client gathering it", async () => {
+    const { client } = await testCluster({
+      workers: 1,
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const x = client.submit(bytes, N);
+    await x;
+    damage("garbage");
+    const [got] = (await client.gather([x])) as Uint8Array[];
+    expect(got).toHaveLength(N);
+    expect(got[N - 1]).toBe((N - 1) % 251);
+  });
+
+  it("lost when scattered, fails what needs it, saying so, rather than hanging", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const [x] = (await client.scatter([bytes.fn(N)])) as [Future<Uint8Array>];
+    await sleep(10);
+    damage("deleted");
+    const total = client.submit(byteSum, x);
+    await expect(total).rejects.toThrow(
+      /was cancelled: lost dependencies: a task it needs was lost/,
+    );
+    await expect(x.result()).rejects.toThrow(/scattered data lost/);
+    expect(cluster.workers[0].status).toBe("running");
+  });
+});

@@ -1,0 +1,154 @@
+/**
+ * What the worker does with a spilled value found gone from disk (see
+ * spilledValueLost.ts): it stops claiming the key, so that the cluster
+ * computes it again, or fetches it from another holder, rather than failing
+ * every task that needs it.
+ *
+ * The state machine (a faithful port of Dask's, which has no event for a
+ * value lost locally: Dask's worker raises the FileNotFoundError to every
+ * reader, dask/distributed#7182) drops the key on a `RemoveReplicasEvent`:
+ * memory → released, which tells the scheduler `release-worker-data`. The
+ * scheduler then forgets this replica and, if it was the only one, releases
+ * the key: its waiting dependents, here and elsewhere, are freed and wait for
+ * it again, and it is computed again (a scattered value, which cannot be, is
+ * lost to its clients with an error saying so).
+ *
+ * That event may only come once no task here still needs the value: the
+ * handler refuses a key a running task depends on (the seed raises), and a
+ * waiting or ready dependent would be left with an input in neither memory nor
+ * flight. Until then the key is kept as lost: a task that needs it is
+ * rescheduled ({@link LostSpills.inputLost}), a peer's or client's `get_data`
+ * is answered without it (as a worker that no longer holds it answers), and
+ * each batch of stimuli is followed by another try ({@link LostSpills.release}).
+ */
+
+import type { Logger } from "pino";
+import { newStimulusId as stimulusId } from "../util/stimulusId.ts";
+import type { SpilledValueLostError } from "./spilledValueLost.ts";
+import { RemoveReplicasEvent, type StateMachineEvent } from "./state/events.ts";
+import type { TaskState, TaskStateState } from "./state/taskState.ts";
+import type { WorkerState } from "./state/workerState.ts";
+
+/** What dropping lost values needs of the worker. */
+export interface LostSpillsHost {
+  readonly state: WorkerState;
+  readonly logger: Logger;
+  /** Whether the data store still holds `key` as lost (not deleted or set anew since). */
+  isLost(key: string): boolean;
+  /** Feed the state machine (the `RemoveReplicasEvent`). */
+  handleStimulus(...stims: StateMachineEvent[]): void;
+}
+
+/**
+ * How long a task whose input was lost waits before it is rescheduled while
+ * another task here still holds that input (a running one, or one waiting for
+ * other inputs): rescheduled at once, it would come straight back to this
+ * worker, which the scheduler still believes holds the input, and fail again,
+ * as fast as messages go. Short, as the wait holds one of the worker's threads.
+ */
+export const LOST_INPUT_RETRY_MS = 100;
+
+/** The states of a dependent that still needs its inputs here (and keeps them from being dropped). */
+const NEEDS_INPUTS: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
+  "waiting",
+  "ready",
+  "constrained",
+  "executing",
+  "long-running",
+]);
+
+/**
+ * Of those, the states a dependent may stay in for a while: all but `ready`,
+ * which runs as soon as a thread is free (the one the rescheduled task frees,
+ * at the latest), finds the input lost in turn and is rescheduled too.
+ */
+const HOLDS_INPUTS: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
+  "waiting",
+  "constrained",
+  "executing",
+  "long-running",
+]);
+
+/** The keys of this worker lost from disk, until the state machine drops them. */
+export class LostSpills {
+  private readonly pending = new Set<string>();
+  private releasing = false;
+  private releaseQueued = false;
+
+  constructor(private readonly host: LostSpillsHost) {}
+
+  /** The keys found lost and not dropped yet. */
+  get keys(): ReadonlySet<string> {
+    return this.pending;
+  }
+
+  /**
+   * A read found the spilled value of `err.key` lost: logged (once a loss) and
+   * dropped as soon as no task here needs it. A microtask tries at once, as a
+   * `get_data` that found it is followed by no stimulus.
+   */
+  lost(err: SpilledValueLostError): void {
+    if (this.pending.has(err.key)) return;
+    this.pending.add(err.key);
+    this.host.logger.error(
+      { err, key: err.key, file: err.file },
+      "a spilled value is gone from disk: this worker drops the key, for the cluster to compute it again or fetch it from another holder",
+    );
+    if (this.releaseQueued) return;
+    this.releaseQueued = true;
+    queueMicrotask(() => {
+      this.releaseQueued = false;
+      this.release();
+    });
+  }
+
+  /**
+   * The task `dependent`, about to run, found its input lost (`err`): the
+   * milliseconds to wait before rescheduling it: {@link LOST_INPUT_RETRY_MS}
+   * while another task here may hold the input for a while, else 0 (the input is
+   * dropped once the last task here that needs it is rescheduled).
+   */
+  inputLost(err: SpilledValueLostError, dependent: string): number {
+    this.lost(err);
+    const ts = this.host.state.tasks.get(err.key);
+    return ts !== undefined && neededHere(ts, HOLDS_INPUTS, dependent) ? LOST_INPUT_RETRY_MS : 0;
+  }
+
+  /** Drop the lost keys no task here needs any more: after each batch of stimuli. */
+  release(): void {
+    if (this.pending.size === 0 || this.releasing) return;
+    const keys: string[] = [];
+    for (const key of this.pending) {
+      const ts = this.host.state.tasks.get(key);
+      if (ts === undefined || ts.state !== "memory" || !this.host.isLost(key)) {
+        // Released meanwhile (freed by the scheduler), or set anew: nothing to drop.
+        this.pending.delete(key);
+        continue;
+      }
+      if (neededHere(ts, NEEDS_INPUTS, null)) continue;
+      keys.push(key);
+      this.pending.delete(key);
+    }
+    if (keys.length === 0) return;
+    this.releasing = true;
+    try {
+      this.host.handleStimulus(
+        new RemoveReplicasEvent({ keys, stimulusId: stimulusId("spilled-value-lost") }),
+      );
+    } finally {
+      this.releasing = false;
+    }
+  }
+}
+
+/** Whether a dependent of `ts` here, other than the task `except`, is in one of `states`. */
+function neededHere(
+  ts: TaskState,
+  states: ReadonlySet<TaskStateState>,
+  except: string | null,
+): boolean {
+  for (const dep of ts.dependents) {
+    if (dep.key !== except && states.has(dep.state)) return true;
+  }
+  return false;
+}
