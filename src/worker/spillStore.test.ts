@@ -325,6 +325,24 @@ describe("SpillStore", () => {
       expect((err.cause as { code?: string }).code).toBe("EISDIR");
     });
 
+    it("its directory removed whole (rm -rf /tmp/*), the next spill makes another", () => {
+      const failed: string[] = [];
+      const s = store(100, failed);
+      s.set("a", bytes(4000, 1));
+      const [first] = readdirSync(base);
+      rmSync(join(base, first), { recursive: true });
+      expect(() => s.get("a")).toThrow(SpilledValueLostError);
+      // Spilling goes on, in a directory of its own again, rather than failing for good.
+      s.set("b", bytes(4000, 2));
+      expect(failed).toEqual([]);
+      expect(s.stats).toMatchObject({ spilledKeys: 1, spillFailures: 0, lostKeys: 1 });
+      const [second] = readdirSync(base);
+      expect(second).not.toBe(first);
+      expect(s.get("b")).toEqual(bytes(4000, 2));
+      s.close();
+      expect(readdirSync(base)).toEqual([]);
+    });
+
     it("a value read back into memory before its file went is not lost", () => {
       const s = store(100);
       s.set("a", bytes(40, 1)).set("b", bytes(40, 2)).set("c", bytes(40, 3));

@@ -21,9 +21,9 @@
  *   anew. The key stays listed (`has`) so that the worker's state machine,
  *   which holds it in memory, finds it where it left it until it drops it.
  * - The files live in a directory of their own, made on the first spill in
- *   `directory` and named after the process (`weft-spill-<pid>-<host>-…`), and removed
- *   by {@link close}. A process killed before it could remove its directories
- *   leaves them behind: the first spill of a later process removes those of
+ *   `directory` and named after the process (`weft-spill-<pid>-<host>-…`), made
+ *   anew if removed meanwhile, and removed by {@link close}. A process killed
+ *   before it could remove its directories leaves them behind: the first spill of a later process removes those of
  *   processes no longer running.
  */
 
@@ -280,12 +280,19 @@ export class SpillStore implements DataStore {
     return false;
   }
 
-  private write(key: string, payload: Buffer, bytes: number): void {
+  private write(key: string, payload: Buffer, bytes: number, dirMadeAnew = false): void {
     this.dir ??= scratchDirectoryIn(this.options.directory, "weft-spill");
     const file = join(this.dir, String(++this.files));
     try {
       writeFileSync(file, payload);
     } catch (err) {
+      if (!dirMadeAnew && (err as { code?: unknown }).code === "ENOENT") {
+        // The directory was removed under the worker (a temporary-files cleaner, a
+        // user's rm -rf /tmp/*): without another, every later spill would fail.
+        this.dir = null;
+        this.write(key, payload, bytes, true);
+        return;
+      }
       try {
         rmSync(file, { force: true }); // a partial file: a disk that filled up midway
       } catch {
