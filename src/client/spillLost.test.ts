@@ -32,12 +32,16 @@ function spillFiles(): string[] {
   return readdirSync(dir).flatMap((d) => readdirSync(join(dir, d)).map((f) => join(dir, d, f)));
 }
 
-type Damage = "deleted" | "truncated" | "garbage";
+type Damage = "deleted" | "truncated" | "garbage" | "directory removed";
 
-/** Damage every spill file under `dir`. */
+/** Damage every spill file under `dir` (or remove the directories holding them). */
 function damage(how: Damage): void {
   const files = spillFiles();
   expect(files.length).toBeGreaterThan(0);
+  if (how === "directory removed") {
+    for (const d of readdirSync(dir)) rmSync(join(dir, d), { recursive: true });
+    return;
+  }
   for (const f of files) {
     if (how === "deleted") rmSync(f);
     else if (how === "truncated") truncateSync(f, 3);
@@ -61,7 +65,7 @@ const SPILLING = { memoryLimit: "20kB", memoryTarget: 0.5 } as const;
 const N = 12_000;
 
 describe("a spilled value gone from disk", () => {
-  for (const how of ["deleted", "truncated", "garbage"] as const) {
+  for (const how of ["deleted", "truncated", "garbage", "directory removed"] as const) {
     it(`is computed again for a task on its worker (${how}), which says what was lost`, async () => {
       const { logger, records } = recordingLogger();
       const { cluster, client } = await testCluster({
@@ -86,6 +90,11 @@ describe("a spilled value gone from disk", () => {
       // Dropped, then computed again: the worker holds it once more, and nothing lost.
       expect(w.spillStats?.lostKeys).toBe(0);
       expect(await x).toHaveLength(N);
+      // And the worker still spills.
+      const spills = w.spillStats?.spillCount ?? 0;
+      expect(await client.submit(byteSum, client.submit(bytes, N + 1))).toBe(expectedSum(N + 1));
+      expect(w.spillStats?.spillCount).toBeGreaterThan(spills);
+      expect(w.spillStats?.spillFailures).toBe(0);
     });
   }
 

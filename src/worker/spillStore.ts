@@ -23,8 +23,8 @@
  * - The files live in a directory of their own, made on the first spill in
  *   `directory` and named after the process (`weft-spill-<pid>-<host>-…`), made
  *   anew if removed meanwhile, and removed by {@link close}. A process killed
- *   before it could remove its directories leaves them behind: the first spill of a later process removes those of
- *   processes no longer running.
+ *   before it could remove its directories leaves them behind: the first spill
+ *   of a later process removes those of processes no longer running.
  */
 
 import { readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
