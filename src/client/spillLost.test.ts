@@ -135,14 +135,31 @@ describe("a spilled value gone from disk", () => {
     expect(tries.length).toBeLessThan(100);
   });
 
-  it("is computed again for a peer fetching it", async () => {
-    const { cluster, client } = await testCluster({ worker: { ...SPILLING, spillDirectory: dir } });
-    const [a, b] = cluster.workers.map((w) => w.address);
-    const x = client.submitWith({ workers: [a] }, bytes, N);
+  for (const protocol of ["inproc", "tcp"] as const) {
+    it(`is computed again for a peer fetching it (${protocol})`, async () => {
+      const { cluster, client } = await testCluster({
+        protocol,
+        worker: { ...SPILLING, spillDirectory: dir },
+      });
+      const [a, b] = cluster.workers.map((w) => w.address);
+      const x = client.submitWith({ workers: [a] }, bytes, N);
+      await x;
+      damage("deleted");
+      expect(await client.submitWith({ workers: [b] }, byteSum, x)).toBe(expectedSum(N));
+      expect(cluster.workers.map((w) => w.status)).toEqual(["running", "running"]);
+    });
+  }
+
+  it("is computed again for a task run on a worker thread", async () => {
+    const { client } = await testCluster({
+      workers: 1,
+      executor: "threads",
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const x = client.submit(bytes, N);
     await x;
-    damage("deleted");
-    expect(await client.submitWith({ workers: [b] }, byteSum, x)).toBe(expectedSum(N));
-    expect(cluster.workers.map((w) => w.status)).toEqual(["running", "running"]);
+    damage("truncated");
+    expect(await client.submit(byteSum, x)).toBe(expectedSum(N));
   });
 
   it("is fetched from another holder when there is one", async () => {
@@ -170,6 +187,7 @@ describe("a spilled value gone from disk", () => {
   it("is computed again for a client gathering it", async () => {
     const { client } = await testCluster({
       workers: 1,
+      protocol: "tcp",
       worker: { ...SPILLING, spillDirectory: dir },
     });
     const x = client.submit(bytes, N);
