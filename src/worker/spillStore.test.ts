@@ -4,6 +4,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   truncateSync,
   writeFileSync,
@@ -271,6 +272,12 @@ describe("SpillStore", () => {
       removed: (f: string) => rmSync(f),
       "cut short": (f: string) => truncateSync(f, 5),
       "added to": (f: string) => writeFileSync(f, "x", { flag: "a" }),
+      // Still decodes, to another value: only the checksum tells.
+      "a byte changed": (f: string) => {
+        const b = readFileSync(f);
+        b[b.length - 1] ^= 1;
+        writeFileSync(f, b);
+      },
       "not decodable": (f: string) => writeFileSync(f, Buffer.alloc(4000, 0xff)),
     };
     for (const [how, damage] of Object.entries(damages)) {
