@@ -1,0 +1,111 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LOST_INPUT_RETRY_MS, LostSpills } from "./lostSpills.ts";
+import { SpilledValueLostError } from "./spilledValueLost.ts";
+import { SpillStore } from "./spillStore.ts";
+import { RescheduleEvent, type StateMachineEvent } from "./state/events.ts";
+import type { Instruction } from "./state/instructions.ts";
+import { compute, newWs, success, W2 } from "./state/testing.ts";
+
+let dir = "";
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "weft-lost-spills-"));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A state machine over a spilling store holding `x` (on disk, its file removed)
+ * and running the tasks `running`, which need it; the LostSpills under test, and
+ * the messages the state machine sent.
+ */
+function lostWith(running: string[]) {
+  const data = new SpillStore({
+    targetBytes: 10,
+    directory: dir,
+    sizeof: (v) => (v instanceof Uint8Array ? v.byteLength : 1),
+  });
+  const ws = newWs({ nthreads: running.length + 1, data });
+  ws.handleStimulus(compute("x", "c-x"));
+  ws.handleStimulus(success("x", "s-x", new Uint8Array(100)));
+  for (const key of running) ws.handleStimulus(compute(key, `c-${key}`, { whoHas: { x: [W2] } }));
+  for (const key of running) expect(ws.task(key).state).toBe("executing");
+  for (const d of readdirSync(dir)) rmSync(join(dir, d), { recursive: true });
+  let err: unknown;
+  try {
+    data.get("x");
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(SpilledValueLostError);
+  const sent: Instruction[] = [];
+  const lost = new LostSpills({
+    state: ws,
+    logger: pino({ level: "silent" }),
+    isLost: (key) => data.isLost(key),
+    handleStimulus: (...stims: StateMachineEvent[]) => {
+      sent.push(...ws.handleStimuli(stims));
+    },
+  });
+  const feed = (ev: StateMachineEvent) => {
+    sent.push(...ws.handleStimuli([ev]));
+    lost.release();
+  };
+  return { ws, data, lost, err: err as SpilledValueLostError, sent, feed };
+}
+
+const released = (sent: Instruction[]) =>
+  sent.filter((i) => (i as { op?: string }).op === "release-worker-data");
+
+describe("LostSpills", () => {
+  it("drops a lost key once the task that found it is rescheduled", async () => {
+    const { ws, lost, err, sent, feed } = lostWith(["y"]);
+    // Nothing else needs it: y is rescheduled at once.
+    expect(lost.inputLost(err, "y")).toBe(0);
+    await Promise.resolve();
+    // Not while y runs: the state machine refuses to drop an input of a running task.
+    expect(ws.task("x").state).toBe("memory");
+    expect(lost.keys).toEqual(new Set(["x"]));
+    feed(RescheduleEvent.dummy("y", { stimulusId: "spilled-input-lost" }));
+    expect(ws.tasks.get("x")?.state ?? "forgotten").not.toBe("memory");
+    expect(released(sent)).toMatchObject([{ key: "x" }]);
+    expect(lost.keys.size).toBe(0);
+    // The story says why.
+    expect(JSON.stringify(ws.story("x"))).toContain("spilled-value-lost");
+  });
+
+  it("makes a task wait while another running one holds the input, and drops it after both", () => {
+    const { ws, data, lost, err, sent, feed } = lostWith(["y", "z"]);
+    expect(lost.inputLost(err, "y")).toBe(LOST_INPUT_RETRY_MS);
+    feed(RescheduleEvent.dummy("y", { stimulusId: "spilled-input-lost" }));
+    expect(ws.task("x").state).toBe("memory");
+    expect(released(sent)).toEqual([]);
+    feed(success("z", "s-z", 1));
+    expect(released(sent)).toMatchObject([{ key: "x" }]);
+    expect(data.isLost("x")).toBe(false);
+    expect(data.has("x")).toBe(false);
+  });
+
+  it("drops a key nothing here needs right away, once, however often it is found lost", async () => {
+    const { ws, lost, err, sent } = lostWith([]);
+    lost.lost(err);
+    lost.lost(err);
+    await Promise.resolve();
+    expect(ws.tasks.get("x")?.state ?? "forgotten").not.toBe("memory");
+    expect(released(sent)).toHaveLength(1);
+  });
+
+  it("forgets a lost key set anew or freed meanwhile, without dropping it", async () => {
+    const { ws, data, lost, err, sent, feed } = lostWith(["y"]);
+    lost.inputLost(err, "y");
+    data.set("x", new Uint8Array(5)); // taken anew (a scatter, say)
+    feed(RescheduleEvent.dummy("y", { stimulusId: "r" }));
+    expect(ws.task("x").state).toBe("memory");
+    expect(released(sent)).toEqual([]);
+    expect(lost.keys.size).toBe(0);
+  });
+});
