@@ -15,8 +15,9 @@
  *   the next one tries again (Dask's `SpillBuffer` on an `OSError`). Only the
  *   first failure of a run of them is told: a full disk would tell one a store.
  * - A value whose file is gone, shorter or longer than written, changed (its
- *   CRC-32 checked where Node.js has `zlib.crc32`), or cannot be decoded (a temporary-files cleaner, a disk that filled up, a failing disk)
- *   is lost: `get` throws a {@link SpilledValueLostError} naming the key and
+ *   CRC-32 checked where Node.js has `zlib.crc32`), or cannot be decoded (a
+ *   temporary-files cleaner, a disk that filled up, a failing disk) is lost:
+ *   `get` throws a {@link SpilledValueLostError} naming the key and
  *   the file, now and at each later `get`, until the key is deleted or set
  *   anew. The key stays listed (`has`) so that the worker's state machine,
  *   which holds it in memory, finds it where it left it until it drops it.
@@ -320,8 +321,8 @@ export class SpillStore implements DataStore {
   /**
    * `key`'s value, read from its file; a file that is gone, of another size
    * or checksum than written (a disk that filled up cut it short, a failing
-   * one changed it) or that does not decode makes the value lost. A damaged file is removed with the rest: its value
-   * will not be read from it again.
+   * one changed it) or that does not decode makes the value lost. A damaged
+   * file is removed with the rest: its value will not be read from it again.
    */
   private readBack(key: string, spilled: OnDisk): unknown {
     try {
