@@ -294,6 +294,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       peers: this.peers,
       cancels: this.cancels,
       requests: this.requests,
+      submissions: this.submissions,
       datasets: this.datasets,
       subscriptions: this.subscriptions,
       pubsub: this.pubsub,
@@ -1819,6 +1820,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (this.closedError !== null) return;
     this.closedError = error;
     for (const rec of this.records.values()) rec.fail("lost", error);
+    this.submissions.closed();
     // Unanswered cancels: their futures are lost now.
     this.cancels.closed();
     this.requests.failAll(error);

@@ -176,7 +176,8 @@ export class QueueItemsLostError extends Error {
 /**
  * The scheduler answered a request of this client with an error: it refused
  * it (a queue asked for with another `maxsize` than it has, a worker plugin
- * unregistered that was never registered, …) or could not carry it out.
+ * unregistered that was never registered, a graph submitted that it refused
+ * as malformed, …) or could not carry it out.
  * `reason` is the scheduler's message; the message starts with `method`, the
  * client's call that asked, when known (every call of a coordination
  * primitive: `Queue.get: queue "Q" has maxsize 2, not 0`). A request that got

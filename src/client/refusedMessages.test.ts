@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { PublishDatasetMsg } from "../protocol/messagesClient.ts";
 import { SchedulerReplyError } from "./errors.ts";
 import type { Requests } from "./requests.ts";
+import type { Submissions } from "./submissions.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
 afterEach(closeTestClusters);
@@ -39,5 +40,22 @@ describe("a request the scheduler refuses as malformed", () => {
     };
     const published = within(requests.ask(msg), 3_000);
     await expect(published).rejects.toThrow(/name must be a non-empty string/);
+  });
+
+  it("a graph refused fails its futures with the scheduler's reason, not waits forever", async () => {
+    const { client, cluster } = await testCluster();
+    const submissions = (client as unknown as { submissions: Submissions }).submissions;
+    // A client bug: tasks sent as a plain object, not a Map.
+    const [refused] = submissions.submit({} as unknown as Map<string, never>, ["refused-k"]);
+    const err = await within(refused.result(), 3_000).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchedulerReplyError);
+    expect((err as SchedulerReplyError).op).toBe("update-graph");
+    expect((err as SchedulerReplyError).message).toMatch(
+      /refused the graph submitted as malformed: invalid client-message update-graph: tasks must be a Map/,
+    );
+    expect(cluster.scheduler.counters.rejectedMessages).toBe(1);
+    // The client goes on.
+    expect(await client.submit("inc", 1).result()).toBe(2);
+    expect(await client.gather(client.map("inc", [1, 2, 3]))).toEqual([2, 3, 4]);
   });
 });

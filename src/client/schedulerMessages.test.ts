@@ -27,6 +27,7 @@ function setup(keys: string[] = ["x"]) {
       answerUnsent: record("requests.answerUnsent"),
       refused: record("requests.refused"),
     },
+    submissions: { refused: record("submissions.refused") },
     datasets: { receive: record("datasets.receive"), letGo: record("datasets.letGo") },
     subscriptions: { deliver: record("subscriptions.deliver") },
     pubsub: { deliver: record("pubsub.deliver") },
@@ -65,16 +66,16 @@ describe("SchedulerMessages", () => {
     expect(calls).toEqual([]);
   });
 
-  it("fails the cancel or request the scheduler refused as malformed, and logs every refusal", () => {
+  it("fails the cancel, request or graph the scheduler refused as malformed, and logs every refusal", () => {
     const { calls, on } = setup([]);
     on({ op: "message-refused", refused: "cancel-keys", error: "bad keys", stimulusId: "s1" });
     on({ op: "message-refused", refused: "publish-dataset", error: "bad name", stimulusId: "s2" });
-    // Nothing waits for a refused graph: the log is all that says so.
+    // The futures of a refused graph wait for no answer, but would for their keys forever.
     on({ op: "message-refused", refused: "update-graph", error: "bad tasks", stimulusId: "s3" });
     expect(calls.filter((c) => c[0] !== "logger.warn")).toEqual([
       ["cancels.refused", "s1", "bad keys"],
       ["requests.refused", "publish-dataset", "s2", "bad name"],
-      ["requests.refused", "update-graph", "s3", "bad tasks"],
+      ["submissions.refused", "s3", "bad tasks"],
     ]);
     expect(
       calls.filter((c) => c[0] === "logger.warn").map((c) => (c[2] as { op: string }).op),

@@ -17,6 +17,7 @@ import type { Subscriptions } from "./events.ts";
 import type { KeyRecord } from "./keyRecord.ts";
 import type { PubSubSubscriptions } from "./pubsub.ts";
 import type { Requests } from "./requests.ts";
+import type { Submissions } from "./submissions.ts";
 
 /** What {@link SchedulerMessages} needs of its client. */
 export interface MessageHost {
@@ -26,6 +27,8 @@ export interface MessageHost {
   readonly peers: Pick<PeerPool, "remove">;
   readonly cancels: Pick<Cancels, "cancelled" | "refused">;
   readonly requests: Pick<Requests, "answer" | "answerUnsent" | "refused">;
+  /** The client's graphs submitted: those refused fail their futures. */
+  readonly submissions: Pick<Submissions, "refused">;
   readonly datasets: Pick<ClientDatasets, "receive" | "letGo">;
   /** The handlers of the topics subscribed to. */
   readonly subscriptions: Pick<Subscriptions, "deliver">;
@@ -119,14 +122,17 @@ export class SchedulerMessages {
         if (Array.isArray(msg.keys)) this.host.datasets.letGo(msg.keys);
         return;
       case "message-refused":
-        // A client bug, and the only word of it for a message nothing waits for (a graph).
+        // A client bug: logged, as the wait it fails may be nobody's (a release, say).
         this.host.logger.warn(
           { op: msg.refused, reason: msg.error, stimulusId: msg.stimulusId },
           "the scheduler refused a message of this client as malformed",
         );
         // Refused as malformed, so never answered: fail the wait for it.
         if (msg.refused === "cancel-keys") this.host.cancels.refused(msg.stimulusId, msg.error);
-        else this.host.requests.refused(msg.refused, msg.stimulusId, msg.error);
+        else if (msg.refused === "update-graph") {
+          // Nothing else will be said of its keys: their futures would wait forever.
+          this.host.submissions.refused(msg.stimulusId, msg.error);
+        } else this.host.requests.refused(msg.refused, msg.stimulusId, msg.error);
         return;
       case "scheduler-failed":
         this.host.schedulerFailed(msg.message);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GraphTask, UpdateGraphMsg } from "../protocol/messagesClient.ts";
+import { SchedulerReplyError } from "./errors.ts";
 import type { KeyRecord } from "./keyRecord.ts";
 import { Submissions } from "./submissions.ts";
 import { standInFutureHost } from "./testFutureHost.ts";
@@ -130,5 +131,83 @@ describe("Submissions", () => {
     expect(a.status).toBe("error");
     expect(b.status).toBe("error");
     expect(record("k").submission).toBe(0);
+  });
+
+  it("fails the keys of one the scheduler refused as malformed, unless an earlier ask of them was taken", () => {
+    const { submissions, sent, record } = submissionsOfStandIn();
+    const [k] = submissions.submit(TASKS, ["k"]);
+    const [, j] = submissions.submit(TASKS, ["k", "j"]);
+    expect(sent[0].stimulusId).not.toBe(sent[1].stimulusId);
+    expect(
+      submissions.refused(sent[1].stimulusId, "invalid update-graph: tasks must be a Map"),
+    ).toBe(true);
+    expect(j.status).toBe("error");
+    const err = record("j").error as SchedulerReplyError;
+    expect(err).toBeInstanceOf(SchedulerReplyError);
+    expect(err.op).toBe("update-graph");
+    expect(err.message).toBe(
+      "the scheduler refused the graph submitted as malformed: invalid update-graph: tasks must be a Map",
+    );
+    // Asking for j again starts afresh: the scheduler never took it from this client.
+    expect(record("j").unsent).toBe(true);
+    // k was asked for before, in a submission the scheduler took: it is computed.
+    expect(k.status).toBe("pending");
+    expect(record("k").submission).toBe(1);
+    // Each is refused once, and an id that is no submission's is not one to fail.
+    expect(submissions.refused(sent[1].stimulusId, "again")).toBe(false);
+    expect(submissions.refused("update-graph-unknown", "no")).toBe(false);
+  });
+
+  it("forgets the submissions the scheduler took once one after them is refused", () => {
+    const { submissions, sent } = submissionsOfStandIn();
+    const [a] = submissions.submit(TASKS, ["a"]);
+    submissions.submit(TASKS, ["b"]);
+    const [c] = submissions.submit(TASKS, ["c"]);
+    expect(submissions.refusable).toBe(3);
+    submissions.refused(sent[1].stimulusId, "bad");
+    // The scheduler takes them in order: the first was taken, it can no longer be refused.
+    expect(submissions.refusable).toBe(1);
+    expect(submissions.refused(sent[0].stimulusId, "late")).toBe(false);
+    expect(a.status).toBe("pending");
+    expect(submissions.refused(sent[2].stimulusId, "bad too")).toBe(true);
+    expect(c.status).toBe("error");
+    expect(submissions.refusable).toBe(0);
+  });
+
+  it("forgets, once many are remembered, the submissions whose refusal would fail no future held", () => {
+    const { submissions, sent, record } = submissionsOfStandIn();
+    const [held] = submissions.submit(TASKS, ["held"]);
+    // Many more: each heard of (finished) or released before the next.
+    for (let i = 0; i < 1000; i++) {
+      const [f] = submissions.submit(TASKS, [`k${i}`]);
+      if (i % 2 === 0) record(`k${i}`).finish(["w1"], null);
+      else f.release();
+    }
+    // Not a thousand: a few since the last look, and the one whose key is still awaited.
+    expect(submissions.refusable).toBeLessThan(64);
+    expect(submissions.refused(sent[0].stimulusId, "bad")).toBe(true);
+    expect(held.status).toBe("error");
+    // One not looked at yet is still refusable, and fails its future.
+    const [late] = submissions.submit(TASKS, ["late"]);
+    expect(submissions.refused(sent[sent.length - 1].stimulusId, "bad")).toBe(true);
+    expect(late.status).toBe("error");
+  });
+
+  it("forgets every submission when the client closes", () => {
+    const { submissions, sent } = submissionsOfStandIn();
+    submissions.submit(TASKS, ["k"]);
+    submissions.closed();
+    expect(submissions.refusable).toBe(0);
+    expect(submissions.refused(sent[0].stimulusId, "bad")).toBe(false);
+  });
+
+  it("no longer fails on refusal the keys of one that could not be sent (already failed)", () => {
+    const { submissions, sent, record } = submissionsOfStandIn();
+    const [k] = submissions.submit(TASKS, ["k"]);
+    const first = new Error("not sent");
+    submissions.unsent(sent[0], first);
+    expect(submissions.refused(sent[0].stimulusId, "bad")).toBe(false);
+    expect(k.status).toBe("error");
+    expect(record("k").error).toBe(first);
   });
 });

@@ -2,19 +2,53 @@
  * The client's submissions (its `update-graph` messages): their numbers, which
  * the scheduler's cancel notices carry so that a notice predating a new ask of
  * a key is told apart, the futures each makes, and what becomes of its keys
- * when one could not be sent: they go back to the number the scheduler saw,
- * and fail once every ask of them failed. Apart from the client: this
- * bookkeeping is one intricate concern, needing of the client only its records
- * and its connection (see {@link SubmissionHost}).
+ * when one could not be sent or the scheduler refused it as malformed: they go
+ * back to the number the scheduler saw, and fail once every ask of them
+ * failed. Apart from the client: this bookkeeping is one intricate concern,
+ * needing of the client only its records and its connection (see
+ * {@link SubmissionHost}).
  */
 
 import type { GraphTask, UpdateGraphMsg } from "../protocol/messagesClient.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { SchedulerReplyError } from "./errors.ts";
 import { Future, type FutureHost } from "./future.ts";
 import type { KeyRecord } from "./keyRecord.ts";
 
 /** How many failed submissions {@link Submissions} remembers (see `failedSubmissions`). */
 const MAX_FAILED_SUBMISSIONS = 1000;
+
+/**
+ * Submissions the scheduler may still refuse that are remembered before the
+ * first look for those it can no longer fail anything of (see `mayBeRefused`).
+ */
+const MIN_PRUNE_AT = 64;
+
+/**
+ * What a submission sent asked for: the records of the keys it asks for anew,
+ * those of keys it asks for again while an earlier ask is not known to have
+ * arrived, with the ask's place among them (see `KeyRecord.asks`: a key fails
+ * if every ask of it failed), and the submission number each of its keys had
+ * before (given back if it fails: the scheduler never took this one, and
+ * compares cancels with what it took).
+ */
+interface SentGraph {
+  readonly submission: number;
+  readonly fresh: readonly KeyRecord[];
+  readonly reasked: ReadonlyMap<KeyRecord, number> | null;
+  readonly before: ReadonlyMap<KeyRecord, number>;
+}
+
+/**
+ * True if failing `sent` would still fail a future someone holds: some key of
+ * it is still asked for, unheard of from the scheduler, and referenced.
+ */
+function stillFailable(sent: SentGraph): boolean {
+  const open = (rec: KeyRecord) => rec.asks > 0 && rec.refs > 0;
+  if (sent.fresh.some(open)) return true;
+  if (sent.reasked !== null) for (const rec of sent.reasked.keys()) if (open(rec)) return true;
+  return false;
+}
 
 /** What {@link Submissions} needs of its client. */
 export interface SubmissionHost {
@@ -34,22 +68,19 @@ export interface SubmissionHost {
 export class Submissions {
   /** Submissions so far (`update-graph` messages sent, and datasets asked for). */
   private count = 0;
+  /** Of each `update-graph` sent, by message: what it asked for, for when it cannot be sent. */
+  private readonly sentGraphs = new WeakMap<object, SentGraph>();
   /**
-   * Of each `update-graph` sent: the records of the keys it asks for anew, those of
-   * keys it asks for again while an earlier ask is not known to have arrived, with
-   * the ask's place among them (see `KeyRecord.asks`: a key fails if every ask of it
-   * could not be sent), and the submission number each of its keys had before
-   * (given back then: the scheduler never sees this one, and compares cancels with
-   * what it saw).
+   * The same, by stimulus id, in the order sent, of the submissions the
+   * scheduler may still refuse as malformed (`message-refused`, after which
+   * nothing else would ever be said of their keys). An entry goes once it is
+   * refused, once a later one is (the scheduler takes them in order), and,
+   * looked for when there are twice as many as after the last look, once
+   * failing it would fail no future held: every key of it heard of or released.
    */
-  private readonly sentGraphs = new WeakMap<
-    object,
-    {
-      readonly fresh: readonly KeyRecord[];
-      readonly reasked: ReadonlyMap<KeyRecord, number> | null;
-      readonly before: ReadonlyMap<KeyRecord, number>;
-    }
-  >();
+  private readonly mayBeRefused = new Map<string, SentGraph>();
+  /** The size of {@link mayBeRefused} at which to drop those that can fail nothing. */
+  private pruneAt = MIN_PRUNE_AT;
   /**
    * The `before` numbers of the submissions that could not be sent, by submission
    * (the last {@link MAX_FAILED_SUBMISSIONS}): a later one that fails too gives its
@@ -109,12 +140,56 @@ export class Submissions {
       tasks,
       keys: [...keys],
       clientId: this.host.id,
-      stimulusId: newStimulusId("update-graph"),
+      // Unique, unlike a plain stimulus id (the same within a millisecond): a refusal names it.
+      stimulusId: `${newStimulusId("update-graph")}-${this.host.id}-${submission}`,
       submission,
     };
-    this.sentGraphs.set(msg, { fresh, reasked, before });
+    const sent: SentGraph = { submission, fresh, reasked, before };
+    this.sentGraphs.set(msg, sent);
+    this.remember(msg.stimulusId, sent);
     this.host.send(msg);
     return futures;
+  }
+
+  /** How many submissions are remembered as ones the scheduler may still refuse. */
+  get refusable(): number {
+    return this.mayBeRefused.size;
+  }
+
+  private remember(stimulusId: string, sent: SentGraph): void {
+    const remembered = this.mayBeRefused;
+    remembered.set(stimulusId, sent);
+    if (remembered.size < this.pruneAt) return;
+    for (const [id, old] of remembered) if (!stillFailable(old)) remembered.delete(id);
+    // Twice the survivors: a look costs what the submissions since the last one did.
+    this.pruneAt = Math.max(MIN_PRUNE_AT, 2 * remembered.size);
+  }
+
+  /**
+   * The scheduler refused the submission `stimulusId` as malformed
+   * (`message-refused`), for `why`: its futures fail with a
+   * `SchedulerReplyError` saying so (nothing else will ever be said of their
+   * keys), and this is true; false if no submission remembered has that id.
+   */
+  refused(stimulusId: string, why: string): boolean {
+    const sent = this.mayBeRefused.get(stimulusId);
+    if (sent === undefined) return false;
+    // The scheduler takes a client's messages in order: the earlier ones were taken or refused.
+    for (const [id, earlier] of this.mayBeRefused) {
+      this.mayBeRefused.delete(id);
+      if (earlier === sent) break;
+    }
+    const err = new SchedulerReplyError(
+      "update-graph",
+      `the scheduler refused the graph submitted as malformed: ${why}`,
+    );
+    this.fail(sent, err);
+    return true;
+  }
+
+  /** The client closed: its futures failed, no submission is to be failed any more. */
+  closed(): void {
+    this.mayBeRefused.clear();
   }
 
   /**
@@ -124,7 +199,18 @@ export class Submissions {
   unsent(msg: unknown, err: Error): boolean {
     const sent = typeof msg === "object" && msg !== null ? this.sentGraphs.get(msg) : undefined;
     if (sent === undefined) return false;
-    const submission = (msg as UpdateGraphMsg).submission as number;
+    this.mayBeRefused.delete((msg as UpdateGraphMsg).stimulusId);
+    this.fail(sent, err);
+    return true;
+  }
+
+  /**
+   * The submission `sent` never reached the scheduler's state, for `err`: its
+   * keys go back to the numbers the scheduler saw, and each fails with `err`
+   * once every ask of it failed.
+   */
+  private fail(sent: SentGraph, err: Error): void {
+    const { submission } = sent;
     const failed = this.failedSubmissions;
     failed.set(submission, sent.before);
     if (failed.size > MAX_FAILED_SUBMISSIONS) failed.delete(failed.keys().next().value as number);
@@ -154,6 +240,5 @@ export class Submissions {
     };
     for (const rec of sent.fresh) failAsk(rec, 0);
     if (sent.reasked !== null) for (const [rec, index] of sent.reasked) failAsk(rec, index);
-    return true;
   }
 }
