@@ -5,6 +5,7 @@ import {
   callEachWorker,
   callEachWorkerOrFail,
   onEveryWorker,
+  onEveryWorkerChecked,
   sortedByKey,
   workersNamed,
 } from "./askWorkers.ts";
@@ -152,6 +153,87 @@ describe("onEveryWorker", () => {
     );
     expect(events).toEqual(["ask tcp://a:1", "record", "ask tcp://c:3"]);
     expect(Object.keys(got)).toEqual(["tcp://a:1", "tcp://c:3"]);
+  });
+});
+
+describe("onEveryWorkerChecked", () => {
+  const ok = (addresses: readonly string[]) => Object.fromEntries(addresses.map((a) => [a, "OK"]));
+
+  it("asks the workers the scheduler names as not asked, and records once it names none; none asked after", async () => {
+    let list = [identity("tcp://a:1")];
+    const events: string[] = [];
+    const got = await onEveryWorkerChecked(
+      async () => list,
+      async (addresses) => {
+        events.push(`ask ${addresses.join(" ")}`);
+        return ok(addresses);
+      },
+      async (asked) => {
+        events.push(`record ${asked?.join(" ")}`);
+        if (asked?.includes("tcp://b:2")) {
+          // Recorded: c, registering now, takes it as it registers.
+          list = [...list, identity("tcp://c:3")];
+          return [];
+        }
+        list = [identity("tcp://a:1"), identity("tcp://b:2")]; // b joined as it recorded
+        return ["tcp://b:2"];
+      },
+    );
+    expect(events).toEqual([
+      "ask tcp://a:1",
+      "record tcp://a:1",
+      "ask tcp://b:2",
+      "record tcp://a:1 tcp://b:2",
+    ]);
+    expect(Object.keys(got)).toEqual(["tcp://a:1", "tcp://b:2"]);
+  });
+
+  it("records nothing when a worker named as not asked fails", async () => {
+    const events: string[] = [];
+    const failing = onEveryWorkerChecked(
+      async () => [identity("tcp://a:1")],
+      async (addresses) => {
+        events.push(`ask ${addresses.join(" ")}`);
+        if (addresses.includes("tcp://b:2")) throw new Error("b cannot");
+        return ok(addresses);
+      },
+      async (asked) => {
+        events.push(`record ${asked?.join(" ")}`);
+        return ["tcp://b:2"];
+      },
+    );
+    await expect(failing).rejects.toThrow("b cannot");
+    expect(events).toEqual(["ask tcp://a:1", "record tcp://a:1", "ask tcp://b:2"]);
+  });
+
+  it("records unchecked, then asks those joined, when workers keep joining, or one named was asked", async () => {
+    let n = 1;
+    const records: (readonly string[] | null)[] = [];
+    const got = await onEveryWorkerChecked(
+      async () => Array.from({ length: n }, (_, i) => identity(`tcp://w:${i}`)),
+      async (addresses) => ok(addresses),
+      async (asked) => {
+        records.push(asked);
+        // One more every time: never all asked.
+        n++;
+        return asked === null ? [] : [`tcp://w:${n - 1}`];
+      },
+    );
+    expect(records).toHaveLength(11);
+    expect(records.at(-1)).toBeNull();
+    // Each named was asked, and the one joining as it recorded unchecked after.
+    expect(Object.keys(got)).toHaveLength(12);
+
+    const again: (readonly string[] | null)[] = [];
+    await onEveryWorkerChecked(
+      async () => [identity("tcp://a:1")],
+      async (addresses) => ok(addresses),
+      async (asked) => {
+        again.push(asked);
+        return asked === null ? [] : ["tcp://a:1"];
+      },
+    );
+    expect(again).toEqual([["tcp://a:1"], null]);
   });
 });
 

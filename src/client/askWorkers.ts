@@ -165,6 +165,32 @@ const JOINED_ROUNDS = 10;
 /**
  * `ask` the workers connected (as `workers()` lists them), and those that
  * registered while they were asked (until none did, or {@link JOINED_ROUNDS}
+ * times): their answers by address.
+ */
+async function askJoined<T>(
+  workers: () => Promise<readonly WorkerIdentity[]>,
+  ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
+): Promise<Record<string, T>> {
+  let answered = await ask((await workers()).map((w) => w.address));
+  for (let round = 0; round < JOINED_ROUNDS; round++) {
+    const late = await unanswered(workers, answered);
+    if (late.length === 0) break;
+    answered = { ...answered, ...(await ask(late)) };
+  }
+  return answered;
+}
+
+/** The workers connected (as `workers()` lists them) not in `answered`. */
+async function unanswered(
+  workers: () => Promise<readonly WorkerIdentity[]>,
+  answered: Record<string, unknown>,
+): Promise<string[]> {
+  return (await workers()).map((w) => w.address).filter((a) => !Object.hasOwn(answered, a));
+}
+
+/**
+ * `ask` the workers connected (as `workers()` lists them), and those that
+ * registered while they were asked (until none did, or {@link JOINED_ROUNDS}
  * times), then have the scheduler `record` it for the workers to come (only
  * once all could: a worker that joined meanwhile and fails keeps it from
  * being recorded, as the others do), then `ask` those that registered in the
@@ -175,16 +201,39 @@ export async function onEveryWorker<T>(
   ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
   record: () => Promise<unknown>,
 ): Promise<Record<string, T>> {
-  const joined = async (answered: Record<string, T>) =>
-    (await workers()).map((w) => w.address).filter((a) => !Object.hasOwn(answered, a));
-  let answered = await ask((await workers()).map((w) => w.address));
-  for (let round = 0; round < JOINED_ROUNDS; round++) {
-    const late = await joined(answered);
-    if (late.length === 0) break;
-    answered = { ...answered, ...(await ask(late)) };
-  }
+  const answered = await askJoined(workers, ask);
   await record();
-  const late = await joined(answered);
+  const late = await unanswered(workers, answered);
+  const more = late.length > 0 ? await ask(late) : {};
+  return sortedByKey({ ...answered, ...more });
+}
+
+/**
+ * {@link onEveryWorker} for a scheduler that checks the record: `record(asked)`
+ * records only if the scheduler has no worker but those `asked`, else records
+ * nothing and resolves with the others, which are asked in turn before it is
+ * tried again. So a worker that registered as it recorded and cannot take the
+ * file was asked before, and keeps it from being recorded; one registering
+ * after takes it as it registers. After {@link JOINED_ROUNDS} tries, with
+ * workers still joining, `record(null)` records whatever workers the scheduler
+ * has, and those joined meanwhile are asked after, as by `onEveryWorker`.
+ */
+export async function onEveryWorkerChecked<T>(
+  workers: () => Promise<readonly WorkerIdentity[]>,
+  ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
+  record: (asked: readonly string[] | null) => Promise<readonly string[]>,
+): Promise<Record<string, T>> {
+  let answered = await askJoined(workers, ask);
+  for (let round = 0; round < JOINED_ROUNDS; round++) {
+    const unasked = await record(Object.keys(answered));
+    // Recorded: a worker registering from now on takes it as it registers.
+    if (unasked.length === 0) return sortedByKey(answered);
+    const fresh = unasked.filter((a) => !Object.hasOwn(answered, a));
+    if (fresh.length === 0) break; // named, yet not taken as asked: record as onEveryWorker does
+    answered = { ...answered, ...(await ask(fresh)) };
+  }
+  await record(null);
+  const late = await unanswered(workers, answered);
   const more = late.length > 0 ? await ask(late) : {};
   return sortedByKey({ ...answered, ...more });
 }

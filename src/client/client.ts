@@ -49,6 +49,7 @@ import {
 import {
   cuttingLeavers,
   onEveryWorker,
+  onEveryWorkerChecked,
   sortedByKey,
   unmatchedSelectors,
   workersNamed,
@@ -139,7 +140,7 @@ import { argsWithRefs, taskName } from "./taskArgs.ts";
 import { loadOnWorkers, taskModuleUrl } from "./taskModules.ts";
 import { TASK_OUTPUT_TOPICS } from "./taskPrint.ts";
 import { tokenize } from "./tokenize.ts";
-import { readUpload, type UploadFileOptions, uploadToWorkers } from "./uploads.ts";
+import { readUpload, type UploadFileOptions, unaskedWorkers, uploadToWorkers } from "./uploads.ts";
 import {
   addOnEach,
   removeOnEach,
@@ -1050,10 +1051,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<Record<string, readonly string[]>> {
     this.checkOpen();
     const file = await readUpload(path, options);
-    return onEveryWorker(
+    return onEveryWorkerChecked(
       () => this.workers(),
       (addresses) => this.cuttingLeavers(uploadToWorkers(this.peers, addresses, file)),
-      () => this.conn.request("upload-file", { ...file }),
+      async (asked) =>
+        unaskedWorkers(
+          await this.conn.request("upload-file", asked === null ? { ...file } : { ...file, asked }),
+        ),
     );
   }
 

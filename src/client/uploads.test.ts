@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { processUploadDirectory } from "../worker/uploadDirectory.ts";
+import type { Client } from "./client.ts";
 import { UploadError } from "./errors.ts";
 import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
-import { MAX_UPLOAD_BYTES, readUpload } from "./uploads.ts";
+import { MAX_UPLOAD_BYTES, readUpload, unaskedWorkers } from "./uploads.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
@@ -42,6 +43,21 @@ function moduleSet(): { helper: string; table: string; main: string; task: strin
       `defineTask(${JSON.stringify(task)}, (x: number): string => YAML.stringify({ v: twice(x) + offset }).trim());\n`,
   );
   return { helper, table, main, task };
+}
+
+/** Run `before` once, as `client` asks the scheduler to record an upload (the workers there asked). */
+function beforeRecord(client: Client, before: () => Promise<void>): void {
+  type Request = (op: string, fields?: Record<string, unknown>) => Promise<unknown>;
+  const conn = (client as unknown as { conn: { request: Request } }).conn;
+  const request = conn.request.bind(conn);
+  let done = false;
+  conn.request = async (op, fields) => {
+    if (op === "upload-file" && !done) {
+      done = true;
+      await before();
+    }
+    return request(op, fields);
+  };
 }
 
 describe("Client.uploadFile", () => {
@@ -219,5 +235,45 @@ describe("Client.uploadFile", () => {
     const late = await extraWorker(cluster, { acceptUploads: true });
     extra.push(late);
     expect(late.status).toBe("running");
+  });
+
+  it("a worker that joins as the scheduler records a file is asked first: one refusing it keeps the file from being recorded", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const { helper } = moduleSet();
+    // The worker registers after the others were asked, before the scheduler takes the record.
+    beforeRecord(client, async () => {
+      extra.push(await extraWorker(cluster));
+    });
+    const err = await client.uploadFile(helper).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UploadError);
+    expect((err as UploadError).worker).toBe(extra[0].address);
+    expect((err as Error).message).toContain("this worker does not accept uploaded files");
+    // Nothing kept: a worker that does not accept uploads still joins.
+    expect(cluster.scheduler.uploads).toEqual([]);
+    const later = await extraWorker(cluster);
+    extra.push(later);
+    expect(later.status).toBe("running");
+    for (const w of extra.splice(0)) await w.close();
+  });
+
+  it("a worker that joins as the scheduler records a file and takes it is asked, and the file recorded", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const { helper } = moduleSet();
+    beforeRecord(client, async () => {
+      extra.push(await extraWorker(cluster, { acceptUploads: true }));
+    });
+    const answers = await client.uploadFile(helper);
+    const addresses = [cluster.workers[0].address, extra[0].address].sort();
+    expect(Object.keys(answers)).toEqual(addresses);
+    expect(cluster.scheduler.uploads.map((f) => f.name)).toEqual([basename(helper)]);
+    for (const w of extra.splice(0)) await w.close();
+  });
+
+  it("reads the scheduler's answer to a record: recorded, the workers not asked, or an error", () => {
+    expect(unaskedWorkers(["a.mjs"])).toEqual([]);
+    expect(unaskedWorkers({ unasked: ["tcp://w:1"] })).toEqual(["tcp://w:1"]);
+    for (const bad of [null, {}, { unasked: [] }, { unasked: [1] }]) {
+      expect(() => unaskedWorkers(bad)).toThrow(/^uploadFile: the scheduler's answer is not one/);
+    }
   });
 });

@@ -3,7 +3,8 @@
  * sends its bytes to every worker, which saves it with the cluster's other
  * uploads and imports it if it is a task module; once all could, the
  * scheduler keeps it, so that every worker registering from then on does the
- * same first. Workers accept uploads only when started to (`acceptUploads`,
+ * same first (asked to keep it, the scheduler names the workers that
+ * registered meanwhile, which are asked in turn: see `scheduler/uploadRecord.ts`). Workers accept uploads only when started to (`acceptUploads`,
  * `weft worker --allow-uploads`).
  */
 
@@ -82,4 +83,18 @@ export function uploadToWorkers(
     { name: file.name, data: file.data, load: file.load },
     (address, why, cause) => new UploadError(address, file.name, why, { cause }),
   );
+}
+
+/**
+ * The workers the scheduler named in its answer to an `upload-file` naming
+ * those asked, which it recorded nothing for (`{unasked}`); none once it
+ * recorded the file (its answer: the names of the files recorded).
+ */
+export function unaskedWorkers(answer: unknown): readonly string[] {
+  if (Array.isArray(answer)) return [];
+  const unasked = (answer as { unasked?: unknown } | null)?.unasked;
+  if (Array.isArray(unasked) && unasked.length > 0 && unasked.every((a) => typeof a === "string")) {
+    return unasked as string[];
+  }
+  throw new Error(`uploadFile: the scheduler's answer is not one: ${showValue(answer)}`);
 }

@@ -342,10 +342,14 @@ export interface ShutdownRequestMsg {
  * imports (`Client.uploadFile`: the client has the workers already there save
  * it). Answered with the names of the cluster's uploaded files, in the order
  * uploaded; refused if a different file of that name was uploaded already.
+ * With `asked`, recorded only if the scheduler has no worker it does not
+ * name: else answered `{unasked: [addresses]}`, nothing recorded.
  */
 export interface UploadFileRequestMsg extends UploadedFile {
   readonly op: "upload-file";
   readonly requestId: number;
+  /** The workers that saved (and imported) the file. */
+  readonly asked?: readonly string[];
 }
 
 /** One task run, as its worker reported it. */

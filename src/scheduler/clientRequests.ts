@@ -6,7 +6,6 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { ForwardedBytes } from "../comm/forwardedBytes.ts";
 import {
   type AmmMethod,
   type ClientRequestOp,
@@ -19,12 +18,6 @@ import {
   type WorkerPluginSpec,
   workerPluginSpecProblem,
 } from "../protocol/messagesSession.ts";
-import {
-  sameBytes,
-  type UploadedFile,
-  uploadConflict,
-  uploadedFileProblem,
-} from "../protocol/uploads.ts";
 import { logCountProblem } from "../util/logRecords.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -36,6 +29,7 @@ import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
 import { RequestRefusal } from "./requestRefusal.ts";
 import type { SessionHost } from "./sessionHost.ts";
 import { schedulerStory } from "./state/story.ts";
+import { recordUpload } from "./uploadRecord.ts";
 
 const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
   "who-has",
@@ -220,23 +214,8 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       for (const m of modules) if (!host.taskModules.includes(m)) host.taskModules.push(m);
       return [...host.taskModules];
     }
-    case "upload-file": {
-      // Over TCP the scheduler's comms leave large buffers unread: this one it compares.
-      const data = msg.data instanceof ForwardedBytes ? Buffer.concat(msg.data.pieces) : msg.data;
-      const file = { name: msg.name, data, load: msg.load } as UploadedFile;
-      const problem = uploadedFileProblem(file);
-      if (problem !== null) throw new TypeError(`upload-file: ${problem}`);
-      const before = host.uploads.find((f) => f.name === file.name);
-      if (before === undefined) {
-        host.uploads.push(file);
-      } else if (!sameBytes(before.data, file.data)) {
-        throw new RequestRefusal(`upload-file: ${uploadConflict(file.name)}`);
-      } else if (file.load && !before.load) {
-        // Saved only until now: from now on imported too, where it was.
-        host.uploads[host.uploads.indexOf(before)] = { ...before, load: true };
-      }
-      return host.uploads.map((f) => f.name);
-    }
+    case "upload-file":
+      return recordUpload(host.uploads, host.state.workers.keys(), msg);
     case "register-worker-plugin": {
       const problem = workerPluginSpecProblem(msg);
       if (problem !== null) throw new TypeError(`register-worker-plugin: ${problem}`);
