@@ -7,6 +7,7 @@ import {
   onEveryWorker,
   onEveryWorkerChecked,
   sortedByKey,
+  unaskedIn,
   workersNamed,
 } from "./askWorkers.ts";
 
@@ -234,6 +235,18 @@ describe("onEveryWorkerChecked", () => {
       },
     );
     expect(again).toEqual([["tcp://a:1"], null]);
+  });
+});
+
+describe("unaskedIn", () => {
+  it("reads the scheduler's answer to a checked record: recorded, the workers not asked, or an error", () => {
+    expect(unaskedIn("uploadFile", ["a.mjs"])).toEqual([]);
+    expect(unaskedIn("uploadFile", { unasked: ["tcp://w:1"] })).toEqual(["tcp://w:1"]);
+    for (const bad of [null, {}, { unasked: [] }, { unasked: [1] }]) {
+      expect(() => unaskedIn("loadTaskModules", bad)).toThrow(
+        /^loadTaskModules: the scheduler's answer is not one/,
+      );
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import { withReplyLimit } from "../comm/replyLimit.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
+import { showValue } from "../util/showValue.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { workersOption } from "./graph.ts";
 
@@ -236,6 +237,20 @@ export async function onEveryWorkerChecked<T>(
   const late = await unanswered(workers, answered);
   const more = late.length > 0 ? await ask(late) : {};
   return sortedByKey({ ...answered, ...more });
+}
+
+/**
+ * The workers the scheduler named in its answer to a record of `op` naming
+ * those asked (`{unasked}`: it recorded nothing); none once it recorded (any
+ * other answer that is an array: the list of what it keeps).
+ */
+export function unaskedIn(op: string, answer: unknown): readonly string[] {
+  if (Array.isArray(answer)) return [];
+  const unasked = (answer as { unasked?: unknown } | null)?.unasked;
+  if (Array.isArray(unasked) && unasked.length > 0 && unasked.every((a) => typeof a === "string")) {
+    return unasked as string[];
+  }
+  throw new Error(`${op}: the scheduler's answer is not one: ${showValue(answer)}`);
 }
 
 /** `record` with its keys in order. */

@@ -51,6 +51,7 @@ import {
   onEveryWorker,
   onEveryWorkerChecked,
   sortedByKey,
+  unaskedIn,
   unmatchedSelectors,
   workersNamed,
 } from "./askWorkers.ts";
@@ -140,7 +141,7 @@ import { argsWithRefs, taskName } from "./taskArgs.ts";
 import { loadOnWorkers, taskModuleUrl } from "./taskModules.ts";
 import { TASK_OUTPUT_TOPICS } from "./taskPrint.ts";
 import { tokenize } from "./tokenize.ts";
-import { readUpload, type UploadFileOptions, unaskedWorkers, uploadToWorkers } from "./uploads.ts";
+import { readUpload, type UploadFileOptions, uploadToWorkers } from "./uploads.ts";
 import {
   addOnEach,
   removeOnEach,
@@ -1011,10 +1012,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const list = (Array.isArray(modules) ? modules : [modules]) as (string | URL)[];
     if (list.length === 0) throw new TypeError("loadTaskModules: no module given");
     const urls = list.map(taskModuleUrl);
-    return onEveryWorker(
+    return onEveryWorkerChecked(
       () => this.workers(),
       (addresses) => this.cuttingLeavers(loadOnWorkers(this.peers, addresses, urls)),
-      () => this.conn.request("load-task-modules", { modules: urls }),
+      async (asked) =>
+        unaskedIn(
+          "loadTaskModules",
+          await this.conn.request(
+            "load-task-modules",
+            asked === null ? { modules: urls } : { modules: urls, asked },
+          ),
+        ),
     );
   }
 
@@ -1055,7 +1063,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       () => this.workers(),
       (addresses) => this.cuttingLeavers(uploadToWorkers(this.peers, addresses, file)),
       async (asked) =>
-        unaskedWorkers(
+        unaskedIn(
+          "uploadFile",
           await this.conn.request("upload-file", asked === null ? { ...file } : { ...file, asked }),
         ),
     );

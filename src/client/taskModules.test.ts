@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { TaskModuleError } from "./errors.ts";
 import { loadOnWorkers, taskModuleUrl } from "./taskModules.ts";
-import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
+import { beforeRequest, clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
@@ -74,6 +74,27 @@ describe("Client.loadTaskModules", () => {
     await expect(client.loadTaskModules("https://example.com/t.mjs")).rejects.toThrow(
       "loadTaskModules: not a file URL or path: https://example.com/t.mjs",
     );
+  });
+
+  it("a worker that joins as the scheduler records the modules is asked first: one failing keeps them from being recorded", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    // Imported on a worker's main thread only (inline), it fails on one running pool threads.
+    const { path } = moduleDefining(
+      'import { isMainThread } from "node:worker_threads";\n' +
+        'if (!isMainThread) throw new Error("not on a pool thread");',
+    );
+    beforeRequest(client, "load-task-modules", async () => {
+      extra.push(await extraWorker(cluster, { executor: "piscina" }));
+    });
+    const err = await client.loadTaskModules(path).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskModuleError);
+    expect((err as TaskModuleError).worker).toBe(extra[0].address);
+    expect((err as Error).message).toContain("not on a pool thread");
+    // Nothing kept: a worker running pool threads still joins.
+    expect(cluster.scheduler.taskModules).toEqual([]);
+    const later = await extraWorker(cluster, { executor: "piscina" });
+    extra.push(later);
+    expect(later.status).toBe("running");
   });
 
   it("taskModuleUrl: paths resolve against the current directory, file URLs stay", () => {

@@ -53,6 +53,25 @@ export function extraWorker(
   });
 }
 
+/**
+ * Run `before` once, as `client` next makes the request `op` of the scheduler
+ * (for a worker to join as the scheduler is asked to record what the workers
+ * there were given), then make it.
+ */
+export function beforeRequest(client: Client, op: string, before: () => Promise<void>): void {
+  type Request = (op: string, fields?: Record<string, unknown>) => Promise<unknown>;
+  const conn = (client as unknown as { conn: { request: Request } }).conn;
+  const request = conn.request.bind(conn);
+  let done = false;
+  conn.request = async (asked, fields) => {
+    if (asked === op && !done) {
+      done = true;
+      await before();
+    }
+    return request(asked, fields);
+  };
+}
+
 /** For `afterEach`: check every state machine of the clusters started, then close them. */
 export async function closeTestClusters(): Promise<void> {
   const clusters = started.splice(0);

@@ -4,10 +4,9 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { processUploadDirectory } from "../worker/uploadDirectory.ts";
-import type { Client } from "./client.ts";
 import { UploadError } from "./errors.ts";
-import { clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
-import { MAX_UPLOAD_BYTES, readUpload, unaskedWorkers } from "./uploads.ts";
+import { beforeRequest, clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
+import { MAX_UPLOAD_BYTES, readUpload } from "./uploads.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
@@ -43,21 +42,6 @@ function moduleSet(): { helper: string; table: string; main: string; task: strin
       `defineTask(${JSON.stringify(task)}, (x: number): string => YAML.stringify({ v: twice(x) + offset }).trim());\n`,
   );
   return { helper, table, main, task };
-}
-
-/** Run `before` once, as `client` asks the scheduler to record an upload (the workers there asked). */
-function beforeRecord(client: Client, before: () => Promise<void>): void {
-  type Request = (op: string, fields?: Record<string, unknown>) => Promise<unknown>;
-  const conn = (client as unknown as { conn: { request: Request } }).conn;
-  const request = conn.request.bind(conn);
-  let done = false;
-  conn.request = async (op, fields) => {
-    if (op === "upload-file" && !done) {
-      done = true;
-      await before();
-    }
-    return request(op, fields);
-  };
 }
 
 describe("Client.uploadFile", () => {
@@ -241,7 +225,7 @@ describe("Client.uploadFile", () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const { helper } = moduleSet();
     // The worker registers after the others were asked, before the scheduler takes the record.
-    beforeRecord(client, async () => {
+    beforeRequest(client, "upload-file", async () => {
       extra.push(await extraWorker(cluster));
     });
     const err = await client.uploadFile(helper).catch((e: unknown) => e);
@@ -259,7 +243,7 @@ describe("Client.uploadFile", () => {
   it("a worker that joins as the scheduler records a file and takes it is asked, and the file recorded", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const { helper } = moduleSet();
-    beforeRecord(client, async () => {
+    beforeRequest(client, "upload-file", async () => {
       extra.push(await extraWorker(cluster, { acceptUploads: true }));
     });
     const answers = await client.uploadFile(helper);
@@ -267,13 +251,5 @@ describe("Client.uploadFile", () => {
     expect(Object.keys(answers)).toEqual(addresses);
     expect(cluster.scheduler.uploads.map((f) => f.name)).toEqual([basename(helper)]);
     for (const w of extra.splice(0)) await w.close();
-  });
-
-  it("reads the scheduler's answer to a record: recorded, the workers not asked, or an error", () => {
-    expect(unaskedWorkers(["a.mjs"])).toEqual([]);
-    expect(unaskedWorkers({ unasked: ["tcp://w:1"] })).toEqual(["tcp://w:1"]);
-    for (const bad of [null, {}, { unasked: [] }, { unasked: [1] }]) {
-      expect(() => unaskedWorkers(bad)).toThrow(/^uploadFile: the scheduler's answer is not one/);
-    }
   });
 });

@@ -4,7 +4,7 @@
  * uploads and imports it if it is a task module; once all could, the
  * scheduler keeps it, so that every worker registering from then on does the
  * same first (asked to keep it, the scheduler names the workers that
- * registered meanwhile, which are asked in turn: see `scheduler/uploadRecord.ts`). Workers accept uploads only when started to (`acceptUploads`,
+ * registered meanwhile, which are asked in turn: see `scheduler/askedWorkers.ts`). Workers accept uploads only when started to (`acceptUploads`,
  * `weft worker --allow-uploads`).
  */
 
@@ -83,18 +83,4 @@ export function uploadToWorkers(
     { name: file.name, data: file.data, load: file.load },
     (address, why, cause) => new UploadError(address, file.name, why, { cause }),
   );
-}
-
-/**
- * The workers the scheduler named in its answer to an `upload-file` naming
- * those asked, which it recorded nothing for (`{unasked}`); none once it
- * recorded the file (its answer: the names of the files recorded).
- */
-export function unaskedWorkers(answer: unknown): readonly string[] {
-  if (Array.isArray(answer)) return [];
-  const unasked = (answer as { unasked?: unknown } | null)?.unasked;
-  if (Array.isArray(unasked) && unasked.length > 0 && unasked.every((a) => typeof a === "string")) {
-    return unasked as string[];
-  }
-  throw new Error(`uploadFile: the scheduler's answer is not one: ${showValue(answer)}`);
 }

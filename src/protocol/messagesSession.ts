@@ -276,12 +276,16 @@ export interface ListDatasetsRequestMsg {
 /**
  * Task modules (file URLs) every worker that registers from now on imports
  * (`Client.loadTaskModules`: the client has the workers already there import
- * them). Answered with the cluster's list, in the order loaded.
+ * them). Answered with the cluster's list, in the order loaded. With `asked`,
+ * recorded only if the scheduler has no worker it does not name: else
+ * answered `{unasked: [addresses]}`, nothing recorded.
  */
 export interface LoadTaskModulesRequestMsg {
   readonly op: "load-task-modules";
   readonly requestId: number;
   readonly modules: readonly string[];
+  /** The workers that imported them. */
+  readonly asked?: readonly string[];
 }
 
 /**

@@ -23,6 +23,7 @@ import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
+import { unaskedOf } from "./askedWorkers.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import { CoordinationRefusal } from "./coordination/refusal.ts";
 import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
@@ -211,6 +212,8 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       if (!isKeyList(modules) || !modules.every((m) => URL.canParse(m))) {
         throw new TypeError("load-task-modules: modules must be an array of URLs");
       }
+      const unasked = unaskedOf("load-task-modules", host.state.workers.keys(), msg.asked);
+      if (unasked !== null) return unasked;
       for (const m of modules) if (!host.taskModules.includes(m)) host.taskModules.push(m);
       return [...host.taskModules];
     }
