@@ -160,7 +160,7 @@ export function unmatchedSelectors(
   });
 }
 
-/** How many times {@link onEveryWorker} asks the workers that joined meanwhile before recording. */
+/** How many times {@link onEveryWorker} asks the workers that joined meanwhile, and tries the record. */
 const JOINED_ROUNDS = 10;
 
 /**
@@ -192,34 +192,17 @@ async function unanswered(
 /**
  * `ask` the workers connected (as `workers()` lists them), and those that
  * registered while they were asked (until none did, or {@link JOINED_ROUNDS}
- * times), then have the scheduler `record` it for the workers to come (only
- * once all could: a worker that joined meanwhile and fails keeps it from
- * being recorded, as the others do), then `ask` those that registered in the
- * last moments, told neither way: their answers by address.
+ * times), then have the scheduler `record(asked)` it for the workers to come:
+ * it records only if it has no worker but those `asked`, else records nothing
+ * and resolves with the others, which are asked in turn before it is tried
+ * again. So a worker that registered as it recorded, and cannot take what was
+ * asked, keeps it from being recorded, as the others do; one registering after
+ * takes it as it registers. After {@link JOINED_ROUNDS} tries, with workers
+ * still joining, `record(null)` records whatever workers the scheduler has,
+ * and those joined meanwhile are asked after, told neither way. Resolves with
+ * the answers by address.
  */
 export async function onEveryWorker<T>(
-  workers: () => Promise<readonly WorkerIdentity[]>,
-  ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
-  record: () => Promise<unknown>,
-): Promise<Record<string, T>> {
-  const answered = await askJoined(workers, ask);
-  await record();
-  const late = await unanswered(workers, answered);
-  const more = late.length > 0 ? await ask(late) : {};
-  return sortedByKey({ ...answered, ...more });
-}
-
-/**
- * {@link onEveryWorker} for a scheduler that checks the record: `record(asked)`
- * records only if the scheduler has no worker but those `asked`, else records
- * nothing and resolves with the others, which are asked in turn before it is
- * tried again. So a worker that registered as it recorded and cannot take the
- * file was asked before, and keeps it from being recorded; one registering
- * after takes it as it registers. After {@link JOINED_ROUNDS} tries, with
- * workers still joining, `record(null)` records whatever workers the scheduler
- * has, and those joined meanwhile are asked after, as by `onEveryWorker`.
- */
-export async function onEveryWorkerChecked<T>(
   workers: () => Promise<readonly WorkerIdentity[]>,
   ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
   record: (asked: readonly string[] | null) => Promise<readonly string[]>,
@@ -230,7 +213,7 @@ export async function onEveryWorkerChecked<T>(
     // Recorded: a worker registering from now on takes it as it registers.
     if (unasked.length === 0) return sortedByKey(answered);
     const fresh = unasked.filter((a) => !Object.hasOwn(answered, a));
-    if (fresh.length === 0) break; // named, yet not taken as asked: record as onEveryWorker does
+    if (fresh.length === 0) break; // named, yet asked already: record unchecked rather than loop
     answered = { ...answered, ...(await ask(fresh)) };
   }
   await record(null);

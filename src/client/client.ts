@@ -49,7 +49,6 @@ import {
 import {
   cuttingLeavers,
   onEveryWorker,
-  onEveryWorkerChecked,
   sortedByKey,
   unaskedIn,
   unmatchedSelectors,
@@ -1012,7 +1011,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const list = (Array.isArray(modules) ? modules : [modules]) as (string | URL)[];
     if (list.length === 0) throw new TypeError("loadTaskModules: no module given");
     const urls = list.map(taskModuleUrl);
-    return onEveryWorkerChecked(
+    return onEveryWorker(
       () => this.workers(),
       (addresses) => this.cuttingLeavers(loadOnWorkers(this.peers, addresses, urls)),
       async (asked) =>
@@ -1059,7 +1058,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<Record<string, readonly string[]>> {
     this.checkOpen();
     const file = await readUpload(path, options);
-    return onEveryWorkerChecked(
+    return onEveryWorker(
       () => this.workers(),
       (addresses) => this.cuttingLeavers(uploadToWorkers(this.peers, addresses, file)),
       async (asked) =>
@@ -1118,7 +1117,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       () => this.workers(),
       (addresses) =>
         this.cuttingLeavers(addOnEach(this.peers, addresses, spec, WORKER_PLUGIN_RPCS)),
-      () => this.conn.request("register-worker-plugin", { ...spec }),
+      async (asked) =>
+        unaskedIn(
+          "registerWorkerPlugin",
+          await this.conn.request(
+            "register-worker-plugin",
+            asked === null ? { ...spec } : { ...spec, asked },
+          ),
+        ),
     );
   }
 
@@ -1163,7 +1169,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return onEveryWorker(
       () => this.nannyWorkers(),
       (addresses) => this.cuttingLeavers(addOnEach(this.peers, addresses, spec, NANNY_PLUGIN_RPCS)),
-      () => this.conn.request("register-nanny-plugin", { ...spec }),
+      async (asked) =>
+        unaskedIn(
+          "registerNannyPlugin",
+          await this.conn.request(
+            "register-nanny-plugin",
+            asked === null ? { ...spec } : { ...spec, asked },
+          ),
+        ),
     );
   }
 

@@ -8,7 +8,7 @@ import type { PeerPool } from "../worker/peerPool.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Worker } from "../worker/worker.ts";
 import { SchedulerReplyError, WorkerPluginError } from "./errors.ts";
-import { closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
+import { beforeRequest, closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
 import {
   failingPlugin,
   inc,
@@ -210,6 +210,28 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
       expect(PLUGIN_LOG).toEqual([`picky setup ${w}`]);
     } finally {
       await late.close();
+    }
+  });
+
+  it("a worker that joins as the scheduler records a plugin is asked first: one refusing it keeps it from being recorded", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const [w] = cluster.workers.map((x) => x.address) as [string];
+    let late: Worker | null = null;
+    beforeRequest(client, "register-worker-plugin", async () => {
+      late = await extraWorker(cluster);
+    });
+    try {
+      const err = await client
+        .registerWorkerPlugin(pickyPlugin, { args: [[w]] })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkerPluginError);
+      expect(err).toMatchObject({
+        worker: (late as Worker | null)?.address,
+        plugin: "pickyPlugin",
+      });
+      expect(cluster.scheduler.workerPlugins).toEqual([]);
+    } finally {
+      await (late as Worker | null)?.close();
     }
   });
 

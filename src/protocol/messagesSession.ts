@@ -292,11 +292,15 @@ export interface LoadTaskModulesRequestMsg {
  * A worker plugin every worker that registers from now on sets up
  * (`Client.registerWorkerPlugin`: the client has the workers already there set
  * it up). One of the same name is replaced. Answered with the names of the
- * cluster's worker plugins, in the order registered.
+ * cluster's worker plugins, in the order registered. With `asked`, recorded
+ * only if the scheduler has no worker it does not name: else answered
+ * `{unasked: [addresses]}`, nothing recorded.
  */
 export interface RegisterWorkerPluginRequestMsg extends WorkerPluginSpec {
   readonly op: "register-worker-plugin";
   readonly requestId: number;
+  /** The workers that set it up. */
+  readonly asked?: readonly string[];
 }
 
 /**
@@ -313,11 +317,15 @@ export interface UnregisterWorkerPluginRequestMsg {
  * A nanny plugin every worker with a nanny that registers from now on hands
  * its nanny (`Client.registerNannyPlugin`: the client has the workers already
  * there hand it theirs). One of the same name is replaced. Answered with the
- * names of the cluster's nanny plugins, in the order registered.
+ * names of the cluster's nanny plugins, in the order registered. With
+ * `asked`, recorded only if the scheduler has no worker with a nanny it does
+ * not name: else answered `{unasked: [addresses]}`, nothing recorded.
  */
 export interface RegisterNannyPluginRequestMsg extends NannyPluginSpec {
   readonly op: "register-nanny-plugin";
   readonly requestId: number;
+  /** The workers whose nannies set it up. */
+  readonly asked?: readonly string[];
 }
 
 /**

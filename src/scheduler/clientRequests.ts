@@ -227,7 +227,8 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         fn: msg.fn as string,
         args: [...(msg.args as unknown[])],
       };
-      return recordPlugin(host.workerPlugins, spec);
+      const unasked = unaskedOf("register-worker-plugin", host.state.workers.keys(), msg.asked);
+      return unasked ?? recordPlugin(host.workerPlugins, spec);
     }
     case "unregister-worker-plugin":
       return forgetPlugin(host.workerPlugins, msg.name, "unregister-worker-plugin", "worker");
@@ -240,7 +241,14 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         args: [...(msg.args as unknown[])],
         ...(typeof msg.restart === "boolean" ? { restart: msg.restart } : {}),
       };
-      return recordPlugin(host.nannyPlugins, spec);
+      // Only the workers with a nanny take nanny plugins: the client asks those.
+      const nannied = [...host.state.workers.values()].filter((ws) => ws.nanny);
+      const unasked = unaskedOf(
+        "register-nanny-plugin",
+        nannied.map((ws) => ws.address),
+        msg.asked,
+      );
+      return unasked ?? recordPlugin(host.nannyPlugins, spec);
     }
     case "unregister-nanny-plugin":
       return forgetPlugin(host.nannyPlugins, msg.name, "unregister-nanny-plugin", "nanny");

@@ -639,6 +639,46 @@ describe("Scheduler server", () => {
     expect(without.reply.nannyPlugins).toBeUndefined();
   });
 
+  it("records a plugin named with the workers asked only once it has no other: for nanny plugins, none other with a nanny", async () => {
+    const { s } = await start();
+    await peer(s, { ...registerWorker("inproc://w/1"), nanny: true });
+    await peer(s, registerWorker("inproc://w/2"));
+    const c = await peer(s, registerClient("c1"));
+    const plugin = { name: "p", fn: "makeP", args: [] };
+    await c.comm.send([
+      { op: "register-worker-plugin", requestId: 1, ...plugin, asked: ["inproc://w/1"] },
+      { op: "register-nanny-plugin", requestId: 2, ...plugin, asked: [] },
+      { op: "register-worker-plugin", requestId: 3, ...plugin, asked: "inproc://w/1" },
+      { op: "load-task-modules", requestId: 4, modules: ["file:///m.mjs"], asked: [] },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 1)).result).toEqual({
+      unasked: ["inproc://w/2"],
+    });
+    expect((await c.waitFor((m) => m.requestId === 2)).result).toEqual({
+      unasked: ["inproc://w/1"],
+    });
+    expect((await c.waitFor((m) => m.requestId === 3)).error).toBe(
+      "register-worker-plugin: asked must be an array of worker addresses",
+    );
+    expect((await c.waitFor((m) => m.requestId === 4)).result).toEqual({
+      unasked: ["inproc://w/1", "inproc://w/2"],
+    });
+    expect(s.workerPlugins).toEqual([]);
+    expect(s.nannyPlugins).toEqual([]);
+    expect(s.taskModules).toEqual([]);
+    await c.comm.send([
+      {
+        op: "register-worker-plugin",
+        requestId: 5,
+        ...plugin,
+        asked: ["inproc://w/2", "inproc://w/1"],
+      },
+      { op: "register-nanny-plugin", requestId: 6, ...plugin, asked: ["inproc://w/1"] },
+    ]);
+    expect((await c.waitFor((m) => m.requestId === 5)).result).toEqual(["p"]);
+    expect((await c.waitFor((m) => m.requestId === 6)).result).toEqual(["p"]);
+  });
+
   it("keeps the files clients upload, and gives them to each worker registering later", async () => {
     const { s } = await start();
     const early = await peer(s, registerWorker("inproc://w/1"));
