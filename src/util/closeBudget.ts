@@ -14,6 +14,13 @@ import { MAX_TIMER_MS } from "./timers.ts";
  */
 export const DEFAULT_CLOSE_TIMEOUT_S = 30;
 
+/**
+ * How many waits of its timeout a worker's close makes one after another
+ * (its plugins' teardowns, its preloads' `weftTeardown`s, its running
+ * instructions): what bounds how long it may take.
+ */
+export const WORKER_CLOSE_WAITS = 3;
+
 /** A moment after which a close waits on no more teardowns. */
 export class CloseBudget {
   /** Resolves at the deadline; never for one of `Infinity`. */

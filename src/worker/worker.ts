@@ -30,7 +30,7 @@ import { serveRpc } from "../comm/rpc.ts";
 import { limitSendsToScheduler } from "../protocol/messagesSession.ts";
 import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
-import { CloseBudget } from "../util/closeBudget.ts";
+import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, preloadLogging, startPreloads } from "../util/preload.ts";
 import { StartSteps } from "../util/startSteps.ts";
@@ -844,7 +844,7 @@ export class Worker extends BaseWorker {
    * to the scheduler, close peer connections and the executor. Returns the
    * names of the instructions still running after the timeout. Idempotent.
    */
-  override close(timeout = 30): Promise<string[]> {
+  override close(timeout = DEFAULT_CLOSE_TIMEOUT_S): Promise<string[]> {
     this.starting.stop();
     this.closePromise ??= this.shutdown(timeout);
     return this.closePromise;

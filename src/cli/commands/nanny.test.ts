@@ -39,6 +39,16 @@ function startNanny(
   return { nanny: runNanny({ args, maxRestarts, stop: stopped, taskModules }, ctx), stop };
 }
 
+/** Whether the process `pid` still runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The nanny started its worker again, asked to (no fault): stopped, it exits 0. */
 async function restartedThenStopped(
   ctx: ReturnType<typeof testContext>,
@@ -408,6 +418,77 @@ describe("weft worker --nanny", () => {
       await scheduler.close();
     }
   }, 120_000);
+
+  /** Appends this process's id to `marks`, then blocks its event loop for good. */
+  const blocking = (marks: string) =>
+    `appendFileSync(${JSON.stringify(marks)}, \`\${process.pid}\\n\`); for (;;) {}`;
+  const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+  const stuck = [
+    {
+      how: "still loading (its task module blocks as it is imported)",
+      module: (marks: string) => `import { appendFileSync } from "node:fs";\n${blocking(marks)}\n`,
+      args: (file: string) => ["--tasks", file],
+      task: false,
+    },
+    {
+      how: "running a task that blocks its event loop",
+      module: (marks: string) =>
+        `import { appendFileSync } from "node:fs";\nimport { defineTask } from ${JSON.stringify(registry)};\ndefineTask("nanny.block", () => { ${blocking(marks)} });\n`,
+      args: (file: string) => ["--tasks", file],
+      task: true,
+    },
+    {
+      how: "closing to be restarted (its preload's weftTeardown blocks at the end of its --lifetime)",
+      module: (marks: string) =>
+        `import { appendFileSync } from "node:fs";\nexport function weftTeardown() { ${blocking(marks)} }\n`,
+      args: (file: string) => ["--preload", file, "--lifetime", "1s", "--lifetime-restart"],
+      task: false,
+    },
+  ];
+  for (const [i, c] of stuck.entries()) {
+    it(`stopped while its worker process is ${c.how}: the nanny SIGKILLs it past the grace, says so, and ends (exit 0)`, async () => {
+      const scheduler = await quietScheduler();
+      const marks = join(dir, `marks-stuck-${i}.txt`);
+      const file = join(dir, `stuck-${i}.mjs`);
+      writeFileSync(file, c.module(marks));
+      const ctx = testContext();
+      let stop!: () => void;
+      const stopped = new Promise<void>((r) => {
+        stop = r;
+      });
+      const args = [scheduler.address, "--nthreads", "1", "--executor", "inline", ...c.args(file)];
+      const nanny = runNanny({ args, maxRestarts: 0, stop: stopped, stopGraceMs: 1_000 }, ctx);
+      const client = await Client.connect(scheduler.address);
+      let pid = 0;
+      try {
+        if (c.task) {
+          await client.waitForWorkers(1, { timeoutMs: 60_000 });
+          void client.runWith({ onError: "return" }, "nanny.block");
+        }
+        for (let t = 0; t < 600 && !existsSync(marks); t++) await sleep(100);
+        pid = Number(readFileSync(marks, "utf8").trim());
+        expect(alive(pid)).toBe(true);
+        stop();
+        // Before, the nanny sent one SIGTERM, which a blocked event loop never acts on, and waited for good.
+        const ended = await Promise.race([
+          nanny.then(() => "ended"),
+          sleep(20_000, "still running"),
+        ]);
+        expect(ended).toBe("ended");
+        expect(ctx.exitCode).toBe(0);
+        expect(ctx.stderr.text).toContain(
+          "weft worker: nanny: the worker did not exit within 1 s of the nanny's SIGTERM (its event loop blocked, or its close stuck): killed it (SIGKILL)\n",
+        );
+        expect(ctx.stderr.text).not.toContain("starting another");
+        expect(alive(pid)).toBe(false);
+      } finally {
+        stop();
+        if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
+        await client.close();
+        await scheduler.close();
+      }
+    }, 120_000);
+  }
 
   it("a worker whose nanny died while it was starting closes once started", async () => {
     const scheduler = await quietScheduler();

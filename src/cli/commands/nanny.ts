@@ -28,6 +28,7 @@ import { serveNannyLink } from "../../worker/nannyLink.ts";
 import { type NannyPluginFactories, NannyPlugins } from "../../worker/nannyPlugins.ts";
 import { getTaskFunction } from "../../worker/taskRegistry.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
+import { CHILD_STOP_GRACE_MS, terminateWithin } from "./childStop.ts";
 import type { CliContext } from "./context.ts";
 
 /** The `weft` command of this package (sources through tsx in a checkout, else the build). */
@@ -171,8 +172,13 @@ export interface NannyOptions {
   /** The arguments of `weft worker` for each child. */
   readonly args: readonly string[];
   readonly maxRestarts: number;
-  /** Resolves when the nanny is to stop (a signal): the child is sent SIGTERM. */
+  /**
+   * Resolves when the nanny is to stop (a signal): the child is sent SIGTERM,
+   * and SIGKILL if it has not exited `stopGraceMs` later.
+   */
   readonly stop: Promise<unknown>;
+  /** Default {@link CHILD_STOP_GRACE_MS}: what a worker's close may take. */
+  readonly stopGraceMs?: number;
   /** The worker's `--tasks` modules: the nanny makes nanny plugins with them. Default none. */
   readonly taskModules?: readonly string[];
 }
@@ -236,9 +242,16 @@ async function runChildren(
 ): Promise<void> {
   let stopping = false;
   let child: ChildProcess | null = null;
+  let callOffKill = () => {};
+  const graceMs = o.stopGraceMs ?? CHILD_STOP_GRACE_MS;
   void o.stop.then(() => {
     stopping = true;
-    child?.kill("SIGTERM");
+    if (child === null) return;
+    callOffKill = terminateWithin(child, graceMs, () =>
+      ctx.stderr.write(
+        `weft worker: nanny: the worker did not exit within ${graceMs / 1000} s of the nanny's SIGTERM (its event loop blocked, or its close stuck): killed it (SIGKILL)\n`,
+      ),
+    );
   });
   let restarts = 0;
   for (;;) {
@@ -265,6 +278,7 @@ async function runChildren(
       });
     });
     child = null;
+    callOffKill();
     unlink();
     nanny.workerAddress = null;
     if (stopping) {

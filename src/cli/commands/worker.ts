@@ -5,6 +5,7 @@ import { parseDecimal } from "../../util/decimal.ts";
 import { ipcNannyLink } from "../../worker/nannyLink.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
+import { CHILD_STOP_GRACE_MS } from "./childStop.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
@@ -403,7 +404,9 @@ export function workerCommand(ctx: CliContext): Command {
       "\nRuns until SIGINT or SIGTERM (exit 0), until it is retired, its --lifetime is over or the\n" +
         "cluster restarts (exit 0; under --nanny a restart, or --lifetime-restart, starts a new\n" +
         "worker), or until it loses the scheduler, its state machine fails or its memory passes\n" +
-        "--memory-terminate (exit 1, saying why). Exit 2:\n" +
+        "--memory-terminate (exit 1, saying why). Under --nanny, SIGINT or SIGTERM is passed on\n" +
+        `to the worker process as a SIGTERM, and one that has not exited ${CHILD_STOP_GRACE_MS / 1000} s later (its event\n` +
+        "loop blocked, its close stuck) is SIGKILLed, saying so; the nanny exits 0. Exit 2:\n" +
         "it cannot start (a bad option, a task module that does not load, a scheduler that\n" +
         "refuses it or is not reached within --death-timeout, a --memory-limit the process\n" +
         "is beyond already).\n" +

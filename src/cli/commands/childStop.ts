@@ -1,0 +1,47 @@
+/**
+ * How a nanny stops its worker process: a SIGTERM, then, if the process has
+ * not exited within a grace, a SIGKILL, as Dask's `WorkerProcess.kill` asks
+ * its process to close, joins it for a while, then kills it. A worker whose
+ * event loop is blocked (a preload or task module in a synchronous loop)
+ * never hears the SIGTERM, and one whose close never ends never exits: without
+ * the SIGKILL its nanny, and whoever stopped it (systemd, a Ctrl-C), would
+ * wait for good.
+ */
+
+import type { ChildProcess } from "node:child_process";
+import { DEFAULT_CLOSE_TIMEOUT_S, WORKER_CLOSE_WAITS } from "../../util/closeBudget.ts";
+
+/**
+ * What a worker's close may take beyond its bounded waits: flushing its
+ * stream to the scheduler, closing its peers, thread pool and spill store,
+ * and the process's own exit.
+ */
+const CLOSE_SLACK_S = 10;
+
+/**
+ * How long a nanny waits for its worker process to exit once it sent it
+ * SIGTERM (100 s): what a `weft worker`'s close may take at most, each of
+ * its waits on code it does not control (plugins' and preloads' teardowns,
+ * the running tasks) up to `worker.close()`'s default timeout, and some slack.
+ */
+export const CHILD_STOP_GRACE_MS =
+  (WORKER_CLOSE_WAITS * DEFAULT_CLOSE_TIMEOUT_S + CLOSE_SLACK_S) * 1000;
+
+/**
+ * Send `child` SIGTERM, and SIGKILL if it has not exited `graceMs` later,
+ * telling `killed` then. Returns a function that calls the SIGKILL off (the
+ * child exited): the timer would keep the nanny alive until the grace is over.
+ */
+export function terminateWithin(
+  child: ChildProcess,
+  graceMs: number,
+  killed: (graceMs: number) => void,
+): () => void {
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGKILL");
+    killed(graceMs);
+  }, graceMs);
+  return () => clearTimeout(timer);
+}
