@@ -48,7 +48,7 @@ export interface WaitedFailure {
   readonly reason: string;
   /** True when it was refused: nothing listens there (yet). */
   readonly refused: boolean;
-  /** How long it has been tried, from the first try (ms). */
+  /** How long it has been tried, from the first try (or `startedAt`) (ms). */
   readonly waitedMs: number;
 }
 
@@ -61,9 +61,15 @@ export interface ConnectWaitingOptions extends ConnectOptions {
   readonly timeoutMs: number;
   /**
    * How long to keep trying after failures that may mend, from the first try
-   * (ms); `Infinity` until `stopped` says so. Default `timeoutMs`.
+   * (or `startedAt`) (ms); `Infinity` until `stopped` says so. Default `timeoutMs`.
    */
   readonly waitMs?: number;
+  /**
+   * When the wait began, if before the first try (`Date.now()`: a worker's
+   * start, which `deathTimeoutMs` bounds as a whole): `waitMs`, and the times
+   * told, count from it. Default: the first try.
+   */
+  readonly startedAt?: number;
   /** Called once, at the first failure waited past: the caller says that it waits, and why. */
   readonly onFirstFailure?: (failure: WaitedFailure) => void;
   /**
@@ -120,11 +126,12 @@ export async function connectWaiting(
     stopped,
     waitMs: _,
     stillFailingEveryMs: __,
+    startedAt: ___,
     ...connectOptions
   } = options;
   const waitMs = options.waitMs ?? options.timeoutMs;
   const reportEveryMs = options.stillFailingEveryMs ?? STILL_FAILING_EVERY_MS;
-  const started = Date.now();
+  const started = Math.min(options.startedAt ?? Date.now(), Date.now());
   const deadline = started + waitMs;
   let nextReport = started + reportEveryMs;
   let pause = 50;

@@ -89,13 +89,19 @@ export class ClusterCode {
    * scheduler's register reply: the uploads, then the task modules, then the
    * plugins, then the nanny plugins, handed to the nanny (one that restarts
    * the worker sets {@link restartDue}). Throws if an upload or a module
-   * cannot be taken.
+   * cannot be taken. `doing` hears what it does, step by step (what a start
+   * that times out says it was still doing).
    */
-  async takeRegisterReply(reply: Partial<RegisterWorkerReply>): Promise<void> {
+  async takeRegisterReply(
+    reply: Partial<RegisterWorkerReply>,
+    doing: (what: string) => void = () => {},
+  ): Promise<void> {
+    doing("saving and importing the files uploaded into the cluster");
     await this.saveClusterUploads(reply.uploads);
+    doing("importing the task modules loaded into the cluster");
     await this.importClusterModules(reply.taskModules);
-    await this.addClusterPlugins(reply.plugins);
-    await this.handClusterNannyPlugins(reply.nannyPlugins);
+    await this.addClusterPlugins(reply.plugins, doing);
+    await this.handClusterNannyPlugins(reply.nannyPlugins, doing);
   }
 
   /**
@@ -164,7 +170,7 @@ export class ClusterCode {
    * order registered: one that cannot be made or set up is logged, not fatal
    * (as Dask's worker does).
    */
-  private async addClusterPlugins(plugins: unknown): Promise<void> {
+  private async addClusterPlugins(plugins: unknown, doing: (what: string) => void): Promise<void> {
     if (plugins === undefined) return;
     if (!Array.isArray(plugins)) {
       throw new Error("the scheduler's register reply: plugins must be an array");
@@ -174,6 +180,7 @@ export class ClusterCode {
       if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
       if (this.closing()) return;
       const { name, fn, args } = spec as WorkerPluginSpec;
+      doing(`setting up the cluster's worker plugin ${JSON.stringify(name)}`);
       try {
         await this.makeAndAddPlugin(name, fn, args);
         this.host.logger.info({ plugin: name }, "worker plugin set up");
@@ -192,7 +199,10 @@ export class ClusterCode {
    * not fatal, as a worker plugin is. Its nanny has them already when this
    * worker is one it started again: it does nothing then.
    */
-  private async handClusterNannyPlugins(plugins: unknown): Promise<void> {
+  private async handClusterNannyPlugins(
+    plugins: unknown,
+    doing: (what: string) => void,
+  ): Promise<void> {
     if (plugins === undefined) return;
     if (!Array.isArray(plugins)) {
       throw new Error("the scheduler's register reply: nannyPlugins must be an array");
@@ -212,6 +222,7 @@ export class ClusterCode {
     }
     for (const spec of plugins as NannyPluginSpec[]) {
       if (this.closing()) return;
+      doing(`handing the cluster's nanny plugin ${JSON.stringify(spec.name)} to its nanny`);
       try {
         const { restart } = await link.addPlugin(spec, this.host.address(), this.loadedModules);
         if (restart) this.nannyRestart ??= spec.name;

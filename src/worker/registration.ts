@@ -47,6 +47,12 @@ export interface RegistrationHost {
   closing(): boolean;
   /** Throw if the worker was closed while it waited (before asking again). */
   throwIfClosed(): void;
+  /**
+   * When the worker's start began (`Date.now()`), which `deathTimeoutMs`
+   * bounds as a whole: the wait for the scheduler ends that long after it.
+   * Default: the wait's first try.
+   */
+  readonly startedAt?: number;
 }
 
 /** A worker the scheduler accepted: the connection, and the answer. */
@@ -103,7 +109,8 @@ export async function registerWithScheduler(host: RegistrationHost): Promise<Reg
  * connection: not listening yet, started together with its workers; its name
  * not resolving yet; its network not reachable; a try timed out) is tried
  * again, more slowly each time, until `deathTimeoutMs` has passed since the
- * first try (or until the worker is closed, when it is null), as Dask's
+ * worker's start began (`startedAt`; else the first try), or until the worker
+ * is closed, when it is null, as Dask's
  * workers wait for their scheduler on any OSError; each try within
  * `connectTimeoutMs`. The wait is logged, with why, at its start and every
  * 10 s. TLS failures end it at once.
@@ -115,6 +122,7 @@ async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
     ...commOptionsOf(o),
     timeoutMs: o.connectTimeoutMs,
     waitMs,
+    ...(host.startedAt !== undefined ? { startedAt: host.startedAt } : {}),
     stopped: () => host.closing(),
     onFirstFailure: (failure) =>
       host.logger.info(

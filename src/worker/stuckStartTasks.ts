@@ -34,3 +34,14 @@ defineTask("quickPlugin", (label: string) => ({
     stuckStartLog().push(`${label} setup`);
   },
 }));
+
+/** A worker plugin whose setup takes `ms`: one a start's deadline cuts short. Its teardown is logged. */
+defineTask("slowSetupPlugin", (label: string, ms: number) => ({
+  async setup() {
+    stuckStartLog().push(`${label} setup`);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  },
+  teardown() {
+    stuckStartLog().push(`${label} teardown`);
+  },
+}));

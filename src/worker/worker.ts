@@ -59,6 +59,7 @@ import { askToBeRetired } from "./retirement.ts";
 import { schedulerMessageToEvent } from "./schedulerEvents.ts";
 import type { SpilledValueLostError } from "./spilledValueLost.ts";
 import type { SpillStats, SpillStore } from "./spillStore.ts";
+import { StartDeadline } from "./startDeadline.ts";
 import { FindMissingEvent, RetryBusyWorkerEvent, type StateMachineEvent } from "./state/events.ts";
 import { DEFAULT_DATA_SIZE } from "./state/taskState.ts";
 import { WorkerState } from "./state/workerState.ts";
@@ -359,14 +360,17 @@ export class Worker extends BaseWorker {
       throw new Error(`cannot start a worker that is ${this.statusValue}`);
     this.statusValue = "starting";
     const o = this.options;
+    const deadline = new StartDeadline(o.deathTimeoutMs, () => void this.close());
     try {
       // Each step may wait on code or a peer that never answers (a task module's import, a
       // weftSetup, a plugin's setup, the scheduler, the nanny): close() ends it at once.
+      deadline.doing = `starting its executor, which imports its task modules (${o.taskModules.join(", ") || "none"})`;
       await this.starting.step(
         () => this.executors.start(),
         (late) => late.close(),
       );
       refuseMemoryLimitTooSmall(this.memory, o);
+      deadline.doing = `listening at ${o.listen}`;
       this.listener = await this.starting.step(
         () =>
           listen(o.listen, (comm) => this.servePeer(comm), {
@@ -379,18 +383,24 @@ export class Worker extends BaseWorker {
       this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
       const httpAddress = o.httpAddress;
       if (httpAddress !== null) {
+        deadline.doing = `starting its HTTP endpoints at ${httpAddress}`;
         this.http = await this.starting.step(
           () => startWorkerHttp(this, httpAddress, o.metricsNamespace),
           (late) => late.close(),
         );
       }
+      deadline.doing = `running its preload modules' weftSetup (${o.preload.join(", ")})`;
       await this.starting.step(() => {
         const preloads = startPreloads(o.preload, this, ...preloadLogging(this.logger));
         this.preloadTeardown = preloads.teardown;
         return preloads.setUp;
       });
-      await this.register();
+      await this.register(deadline);
     } catch (err) {
+      const timedOut = deadline.timedOut;
+      deadline.clear();
+      // Closed by the deadline: as a close meanwhile, the start does not wait for what it cut short.
+      if (timedOut !== null) throw new Error(timedOut, { cause: err });
       // close() meanwhile stops what was started, within its timeout; the step it cut
       // short may never end, so the start does not wait for it.
       if (this.starting.isStopped) throw err;
@@ -398,6 +408,7 @@ export class Worker extends BaseWorker {
       this.statusValue = "failed";
       throw err;
     }
+    deadline.clear();
     this.statusValue = "running";
     if (this.schedulerComm !== null) void this.readSchedulerStream(this.schedulerComm);
     // Its nanny set up a plugin of the register reply that restarts the worker (a
@@ -503,28 +514,37 @@ export class Worker extends BaseWorker {
   }
 
   /** Register with the scheduler (see registration.ts), and take what its answer gives. */
-  private async register(): Promise<void> {
+  private async register(deadline: StartDeadline): Promise<void> {
+    deadline.doing = `registering with the scheduler at ${this.options.scheduler}`;
     const { comm, reply } = await this.starting.step(
       () =>
-        registerWithScheduler({
-          options: this.options,
-          logger: this.logger,
-          address: this.address,
-          connected: (c) => {
-            this.schedulerComm = c;
-            // Connected after the close closed the one it knew: nobody else would.
-            if (this.starting.isStopped) c.abort();
-          },
-          closing: () => this.closePromise !== null,
-          throwIfClosed: () => this.throwIfClosedWhileStarting(),
-        }),
+        // Its waits end themselves, each with its own error: see StartDeadline.
+        deadline.exemptWhile(() =>
+          registerWithScheduler({
+            options: this.options,
+            logger: this.logger,
+            address: this.address,
+            startedAt: deadline.startedAt,
+            connected: (c) => {
+              this.schedulerComm = c;
+              // Connected after the close closed the one it knew: nobody else would.
+              if (this.starting.isStopped) c.abort();
+            },
+            closing: () => this.closePromise !== null,
+            throwIfClosed: () => this.throwIfClosedWhileStarting(),
+          }),
+        ),
       (late) => late.comm.abort(),
     );
-    await this.registered(comm, reply);
+    await this.registered(comm, reply, deadline);
   }
 
   /** Registered: take what the scheduler's answer gives, and start the stream. */
-  private async registered(comm: Comm, reply: Partial<RegisterWorkerReply>): Promise<void> {
+  private async registered(
+    comm: Comm,
+    reply: Partial<RegisterWorkerReply>,
+    deadline: StartDeadline,
+  ): Promise<void> {
     const o = this.options;
     // A scheduler older than the version check registers any worker: leave it here.
     const mismatch = protocolMismatch(`the scheduler at ${o.scheduler}`, "this worker", reply);
@@ -533,7 +553,11 @@ export class Worker extends BaseWorker {
     // the scheduler closing the connection on it.
     limitSendsToScheduler(comm, reply);
     // Before the first message is read: tasks may need them.
-    await this.starting.step(() => this.code.takeRegisterReply(reply));
+    await this.starting.step(() =>
+      this.code.takeRegisterReply(reply, (doing) => {
+        deadline.doing = doing;
+      }),
+    );
     const stream = new BatchedSend(comm, {
       intervalMs: o.batchedSendIntervalMs,
       onError: (err) => this.cannotSendToScheduler(err),

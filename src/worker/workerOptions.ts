@@ -94,9 +94,11 @@ export interface WorkerOptions {
   /** Timeout to connect to the scheduler or a peer, in ms: each try's, when the scheduler refuses. Default 30,000. */
   connectTimeoutMs?: number;
   /**
-   * How long to wait for a scheduler that refuses connections (not started
-   * yet, or started again) before giving up, from the first try, in ms (Dask's
-   * `death_timeout`); `null` waits until the worker is closed, as Dask's
+   * How long the whole start may take, in ms (Dask's `death_timeout`, which
+   * bounds `Server.start`): a step still running then (a preload's `weftSetup`,
+   * a plugin's `setup`) closes the worker and fails `start()`, saying what it
+   * was doing; a scheduler that refuses connections (not started yet, or
+   * started again) is waited for until then. `null`: no bound, as Dask's
    * default and `weft worker`'s. Default `connectTimeoutMs`.
    */
   deathTimeoutMs?: number | null;

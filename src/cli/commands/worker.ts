@@ -391,7 +391,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--death-timeout <ms>",
-      "how long to wait for a scheduler that refuses connections or cannot be reached yet (and for its --scheduler-file), then give up, exit 2 (default: until stopped, as Dask's)",
+      "how long the worker's start may take, the wait for a scheduler that refuses connections or cannot be reached yet included (and, before it, the wait for its --scheduler-file), then give up, exit 2, saying what it was doing (default: no bound, until stopped, as Dask's)",
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "worker"))))
     .addOption(
@@ -408,7 +408,8 @@ export function workerCommand(ctx: CliContext): Command {
         `to the worker process as a SIGTERM, and one that has not exited ${CHILD_STOP_GRACE_MS / 1000} s later (its event\n` +
         "loop blocked, its close stuck) is SIGKILLed, saying so; the nanny exits 0. Exit 2:\n" +
         "it cannot start (a bad option, a task module that does not load, a scheduler that\n" +
-        "refuses it or is not reached within --death-timeout, a --memory-limit the process\n" +
+        "refuses it or is not reached within --death-timeout, a start that does not end within\n" +
+        "--death-timeout (a preload's weftSetup, a plugin's setup), a --memory-limit the process\n" +
         "is beyond already).\n" +
         "A scheduler not started yet is waited for (each try within --connect-timeout) until\n" +
         "--death-timeout, if given, else until SIGINT or SIGTERM (exit 0), logging every 10 s.\n" +

@@ -43,6 +43,37 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     await scheduler;
   }, 30_000);
 
+  it("--death-timeout bounds the whole start, as Dask's: a preload's weftSetup that never ends fails it, exit 2, saying what it was doing", async () => {
+    const preload = join(dir, "never-set-up.mjs");
+    writeFileSync(preload, "export function weftSetup() { return new Promise(() => {}); }\n");
+    const scheduler = runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent" },
+      testContext(),
+      async (s) => {
+        const started = Date.now();
+        // Before, the start waited on the weftSetup for good: --death-timeout bounded the scheduler's wait only.
+        const r = await runWeft(
+          [
+            "worker",
+            s.address,
+            ...ARGS,
+            "--listen",
+            "tcp://127.0.0.1:0",
+            "--death-timeout",
+            "500",
+          ].concat(["--preload", preload]),
+        );
+        expect(r.code).toBe(2);
+        expect(r.err).toMatch(
+          /^weft worker: cannot start: the worker did not start within its death timeout \(deathTimeoutMs, 500 ms\): it was still running its preload modules' weftSetup \(file:\/\/.*never-set-up\.mjs\); it closed\n$/,
+        );
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect(s.state.workers.size).toBe(0);
+      },
+    );
+    await scheduler;
+  }, 30_000);
+
   it("--death-timeout gives up: exit 2, saying how long it tried; a bad one is refused", async () => {
     const started = Date.now();
     const r = await runWeft([

@@ -1,0 +1,172 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { pino } from "pino";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { refusingAddress } from "../cli/testContext.ts";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import type { NannyLink } from "./nannyLink.ts";
+import { StartDeadline } from "./startDeadline.ts";
+import { stuckStartLog } from "./stuckStartTasks.ts";
+import { TEST_TASKS } from "./testWorker.ts";
+import { Worker } from "./worker.ts";
+import type { WorkerOptions } from "./workerOptions.ts";
+
+const STUCK_TASKS = new URL("./stuckStartTasks.ts", import.meta.url).href;
+const dir = mkdtempSync(join(tmpdir(), "weft-worker-start-deadline-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function worker(scheduler: string, o: Partial<WorkerOptions> = {}): Worker {
+  const w = new Worker({
+    scheduler,
+    listen: "inproc://",
+    nthreads: 1,
+    executor: "inline",
+    taskModules: [TEST_TASKS, STUCK_TASKS],
+    connectTimeoutMs: 60_000,
+    logger: pino({ level: "silent" }),
+    ...o,
+  });
+  cleanups.push(() => w.close(0));
+  return w;
+}
+
+async function scheduler(): Promise<Scheduler> {
+  const s = await Scheduler.start({ logger: pino({ level: "silent" }), listen: "inproc://" });
+  cleanups.push(() => s.close());
+  return s;
+}
+
+/** How `start()` ended: its error (or "started"), and after how long (ms). */
+async function startOutcome(w: Worker): Promise<{ error: string; ms: number }> {
+  const t0 = performance.now();
+  const error = await w.start().then(
+    () => "started",
+    (err: unknown) => (err as Error).message,
+  );
+  return { error, ms: performance.now() - t0 };
+}
+
+const PREFIX =
+  "the worker did not start within its death timeout (deathTimeoutMs, 400 ms): it was still";
+
+// Short: without the bound these hang until the timeout.
+describe("deathTimeoutMs bounds the whole start, as Dask's Server.start", {
+  timeout: 15_000,
+}, () => {
+  it("a preload whose weftSetup never resolves: start() rejects at the deadline, saying so, the preload torn down", async () => {
+    const mod = join(dir, "stuck.mjs");
+    writeFileSync(
+      mod,
+      `export const log = [];
+export function weftSetup() { log.push("up"); return new Promise(() => {}); }
+export function weftTeardown() { log.push("down"); }
+`,
+    );
+    const s = await scheduler();
+    const w = worker(s.address, { preload: [mod], deathTimeoutMs: 400 });
+    const { error, ms } = await startOutcome(w);
+    expect(error).toBe(
+      `${PREFIX} running its preload modules' weftSetup (${pathToFileURL(mod).href}); it closed`,
+    );
+    expect(ms).toBeGreaterThanOrEqual(390);
+    expect(ms).toBeLessThan(5_000);
+    await w.closed;
+    const { log } = (await import(pathToFileURL(mod).href)) as { log: string[] };
+    expect(log).toEqual(["up", "down"]);
+    expect(w.status).toBe("failed");
+    expect(s.state.workers.size).toBe(0);
+  });
+
+  it("a worker plugin of the register reply whose setup outlasts it: named, torn down once its setup is over", async () => {
+    const s = await scheduler();
+    s.workerPlugins.push({ name: "stuck", fn: "slowSetupPlugin", args: ["deadline", 1_500] });
+    stuckStartLog().length = 0;
+    const w = worker(s.address, { deathTimeoutMs: 400 });
+    const { error, ms } = await startOutcome(w);
+    expect(error).toBe(`${PREFIX} setting up the cluster's worker plugin "stuck"; it closed`);
+    expect(ms).toBeLessThan(5_000);
+    // The close waits on the plugin still in its setup (up to its timeout), then tears it down.
+    await w.closed;
+    expect(stuckStartLog()).toEqual(["deadline setup", "deadline teardown"]);
+    expect(w.status).toBe("failed");
+  });
+
+  it("a nanny that never answers for a nanny plugin of the register reply: named", async () => {
+    const s = await scheduler();
+    s.nannyPlugins.push({ name: "env", fn: "nannyEnv", args: [] });
+    const silentNanny: NannyLink = {
+      addPlugin: () => new Promise(() => {}),
+      removePlugin: () => Promise.resolve(false),
+    };
+    const w = worker(s.address, { nanny: true, nannyLink: silentNanny, deathTimeoutMs: 400 });
+    const { error } = await startOutcome(w);
+    expect(error).toBe(
+      `${PREFIX} handing the cluster's nanny plugin "env" to its nanny; it closed`,
+    );
+    await w.closed;
+    expect(w.status).toBe("failed");
+  });
+
+  it("a scheduler that refuses connections: the wait's own error, at the same deadline", async () => {
+    const w = worker(await refusingAddress(), { listen: "tcp://127.0.0.1:0", deathTimeoutMs: 400 });
+    const { error, ms } = await startOutcome(w);
+    expect(error).toMatch(/ refused .*: still refused after 400 ms$/);
+    expect(ms).toBeLessThan(5_000);
+    await w.closed;
+    expect(w.status).toBe("failed");
+  });
+
+  it("null: no bound (a close still ends the start)", async () => {
+    const mod = join(dir, "stuck-null.mjs");
+    writeFileSync(mod, "export function weftSetup() { return new Promise(() => {}); }\n");
+    const s = await scheduler();
+    const w = worker(s.address, { preload: [mod], deathTimeoutMs: null });
+    const outcome = startOutcome(w);
+    const early = await Promise.race([
+      outcome.then(() => "ended"),
+      new Promise((r) => setTimeout(() => r("pending"), 1_000)),
+    ]);
+    expect(early).toBe("pending");
+    await w.close(0);
+    expect((await outcome).error).toBe("the worker was closed while starting");
+  });
+});
+
+describe("StartDeadline", () => {
+  const after = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("leaves a registration be past it: one that succeeds late times the start out then, one that fails keeps its error", async () => {
+    const expired: string[] = [];
+    const late = new StartDeadline(50, () => expired.push("late"));
+    late.doing = "registering";
+    await late.exemptWhile(() => after(150).then(() => "registered"));
+    expect(expired).toEqual(["late"]);
+    expect(late.timedOut).toBe(
+      "the worker did not start within its death timeout (deathTimeoutMs, 50 ms): it was still registering; it closed",
+    );
+    const failing = new StartDeadline(50, () => expired.push("failing"));
+    await expect(
+      failing.exemptWhile(() => after(150).then(() => Promise.reject(new Error("refused")))),
+    ).rejects.toThrow("refused");
+    await after(20);
+    expect(expired).toEqual(["late"]);
+    expect(failing.timedOut).toBeNull();
+    failing.clear();
+  });
+
+  it("clear() calls it off; null is no deadline", async () => {
+    const expired: string[] = [];
+    const cleared = new StartDeadline(30, () => expired.push("cleared"));
+    cleared.clear();
+    const none = new StartDeadline(null, () => expired.push("none"));
+    await after(100);
+    expect(expired).toEqual([]);
+    expect(none.timedOut).toBeNull();
+  });
+});
