@@ -35,9 +35,15 @@ export {
   type MemoryVerdict,
   memoryVerdict,
 } from "./memoryMonitor.ts";
-export { type IpcEnd, ipcNannyLink, type NannyLink } from "./nannyLink.ts";
+export {
+  type IpcEnd,
+  ipcNannyLink,
+  NANNY_ANSWER_TIMEOUT_MS,
+  type NannyLink,
+} from "./nannyLink.ts";
 export {
   type InstalledNannyPlugin,
+  NANNY_PLUGIN_SETUP_TIMEOUT_MS,
   type Nanny,
   type NannyPluginAdded,
   type NannyPluginFactories,

@@ -8,7 +8,21 @@
 
 import { type NannyPluginSpec, nannyPluginSpecProblem } from "../protocol/messagesSession.ts";
 import { asError } from "../util/asError.ts";
-import type { NannyPluginAdded, NannyPlugins } from "./nannyPlugins.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
+import {
+  NANNY_PLUGIN_SETUP_TIMEOUT_MS,
+  type NannyPluginAdded,
+  type NannyPlugins,
+} from "./nannyPlugins.ts";
+
+/**
+ * How long the worker waits for its nanny's answer (5½ minutes): past the
+ * nanny's own bound on a plugin's setup, whose error says more, for a nanny
+ * that cannot answer at all (its event loop blocked by a plugin's hook, a
+ * teardown that never ends). A request never answered would keep whoever waits
+ * on it (a client's `registerNannyPlugin`, the worker's start) waiting for good.
+ */
+export const NANNY_ANSWER_TIMEOUT_MS = NANNY_PLUGIN_SETUP_TIMEOUT_MS + 30_000;
 
 /** A worker's way to its nanny (the Worker option `nannyLink`). */
 export interface NannyLink {
@@ -74,12 +88,24 @@ function isAnswer(m: unknown): m is NannyAnswer {
 
 const GONE = "the nanny is gone (its IPC channel closed)";
 
+/** What a request is, in the error of one not answered in time. */
+function requestWhat(request: NannyRequest): string {
+  return request.weftNanny === "plugin-add"
+    ? `the add of nanny plugin ${JSON.stringify(request.spec.name)}`
+    : `the removal of nanny plugin ${JSON.stringify(request.name)}`;
+}
+
 /**
  * The worker's end of the link, over `end` (a nanny's child's `process`). Its
  * `message` listener is there only while an answer is awaited: a listener
- * would otherwise hold the channel open, and the process alive.
+ * would otherwise hold the channel open, and the process alive. A request
+ * not answered within `answerTimeoutMs` fails, saying so; its late answer is
+ * dropped.
  */
-export function ipcNannyLink(end: IpcEnd = process): NannyLink {
+export function ipcNannyLink(
+  end: IpcEnd = process,
+  answerTimeoutMs: number = NANNY_ANSWER_TIMEOUT_MS,
+): NannyLink {
   let nextId = 1;
   const pending = new Map<number, { resolve(a: NannyAnswer): void; reject(e: Error): void }>();
   const onMessage = (m: unknown): void => {
@@ -104,10 +130,35 @@ export function ipcNannyLink(end: IpcEnd = process): NannyLink {
         return;
       }
       if (pending.size === 0) end.on("message", onMessage);
-      pending.set(request.id, { resolve, reject });
+      // Unref'd: a process otherwise done need not stay for an answer.
+      const timer = setTimeout(
+        () => {
+          if (!pending.has(request.id)) return;
+          pending.delete(request.id);
+          if (pending.size === 0) end.off("message", onMessage);
+          reject(
+            new Error(
+              `the nanny did not answer ${requestWhat(request)} within ${answerTimeoutMs / 1000} s (its event loop blocked, or a plugin's hook that never ends?)`,
+            ),
+          );
+        },
+        Math.min(answerTimeoutMs, MAX_TIMER_MS),
+      );
+      timer.unref();
+      pending.set(request.id, {
+        resolve: (a) => {
+          clearTimeout(timer);
+          resolve(a);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
       const failed = (err: Error): void => {
         if (!pending.has(request.id)) return;
         pending.delete(request.id);
+        clearTimeout(timer);
         if (pending.size === 0) end.off("message", onMessage);
         reject(new Error(`cannot reach the nanny: ${err.message}`));
       };

@@ -5,8 +5,14 @@ import { BUILT_IN_NANNY_PLUGINS, environ } from "./environ.ts";
 import { type IpcEnd, ipcNannyLink, serveNannyLink } from "./nannyLink.ts";
 import { type Nanny, type NannyPluginHooks, NannyPlugins } from "./nannyPlugins.ts";
 
-/** A nanny whose plugins are made by `factories`, by name, logging their hooks. */
-function nannyWith(factories: Record<string, (...args: readonly unknown[]) => unknown>) {
+/**
+ * A nanny whose plugins are made by `factories`, by name, logging their hooks;
+ * `setupTimeoutMs` as the nanny's, if given.
+ */
+function nannyWith(
+  factories: Record<string, (...args: readonly unknown[]) => unknown>,
+  setupTimeoutMs?: number,
+) {
   const nanny: Nanny = { env: {}, workerAddress: "tcp://w:1" };
   const teardownsFailed: string[] = [];
   const plugins = new NannyPlugins(
@@ -17,6 +23,7 @@ function nannyWith(factories: Record<string, (...args: readonly unknown[]) => un
       return f;
     },
     (name, err) => teardownsFailed.push(`${name}: ${(err as Error).message}`),
+    setupTimeoutMs,
   );
   return { nanny, plugins, teardownsFailed };
 }
@@ -128,6 +135,39 @@ describe("NannyPlugins", () => {
     await expect(plugins.add(spec("p", "failing", []))).rejects.toThrow("no setup today");
   });
 
+  it("a plugin not made or set up within the setup timeout fails, named, is not kept, and holds up no later add; a late setup is undone", async () => {
+    log.length = 0;
+    const after = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const { plugins } = nannyWith(
+      {
+        make: (label) => logging(String(label)),
+        never: () => ({ setup: () => new Promise(() => {}) }),
+        slow: () => ({
+          setup: () => after(300).then(() => void log.push("slow setup")),
+          teardown: () => void log.push("slow teardown"),
+        }),
+        neverMade: () => new Promise(() => {}),
+      },
+      100,
+    );
+    // Before, the add waited on the setup for good, and every add and removal after it too.
+    await expect(plugins.add(spec("n", "never", []))).rejects.toThrow(
+      'nanny plugin "n": its setup did not finish within 0.1 s: not kept',
+    );
+    await expect(plugins.add(spec("m", "neverMade", []))).rejects.toThrow(
+      'nanny plugin "m": making it did not finish within 0.1 s: not kept',
+    );
+    await expect(plugins.add(spec("s", "slow", []))).rejects.toThrow(
+      'nanny plugin "s": its setup did not finish within 0.1 s: not kept',
+    );
+    await plugins.add(spec("p", "make", ["one"]));
+    expect(plugins.names).toEqual(["p"]);
+    await after(400);
+    expect(log).toEqual(["one setup tcp://w:1", "slow setup", "slow teardown"]);
+    // Given again, it is tried again (it was not kept).
+    await expect(plugins.add(spec("n", "never", []))).rejects.toThrow("did not finish");
+  });
+
   it("environ sets the variables for the workers to come, restarts, and takes them back when removed", async () => {
     const { nanny, plugins } = nannyWith({});
     const env = spec("env", environ.name, [{ FOO: "1", BAR: "x" }]);
@@ -218,6 +258,25 @@ describe("the link between a worker and its nanny", () => {
       "cannot reach the nanny: Do not know how to serialize a BigInt",
     );
     expect(worker.listenerCount("message")).toBe(0);
+  });
+
+  it("a request a live nanny never answers fails at the answer timeout, saying so, leaving nothing waiting", async () => {
+    // The nanny's end hears the requests, and answers none (its event loop blocked, say).
+    const { worker, nanny } = channelPair();
+    const heard: unknown[] = [];
+    nanny.on("message", (m) => heard.push(m));
+    const link = ipcNannyLink(worker, 100);
+    // Before, the request waited for good, and whoever waited on it (registerNannyPlugin) too.
+    await expect(link.addPlugin(spec("p", "make", []), "tcp://w:2")).rejects.toThrow(
+      `the nanny did not answer the add of nanny plugin "p" within 0.1 s (its event loop blocked, or a plugin's hook that never ends?)`,
+    );
+    await expect(link.removePlugin("p")).rejects.toThrow(
+      'the nanny did not answer the removal of nanny plugin "p" within 0.1 s',
+    );
+    expect(heard).toHaveLength(2);
+    expect(worker.listenerCount("message")).toBe(0);
+    // Its late answer is dropped.
+    worker.emit("message", { weftNanny: "answer", id: 1, restart: false });
   });
 
   it("a request to a nanny that is gone fails at once, saying so", async () => {

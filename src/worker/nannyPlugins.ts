@@ -25,7 +25,16 @@
 import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
 import { showValue } from "../util/showValue.ts";
+import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PluginRegistry } from "./pluginRegistry.ts";
+
+/**
+ * How long a nanny plugin's making and `setup` may take (5 minutes): long
+ * enough for one that installs packages, but a setup that never ends must not
+ * keep a client's `registerNannyPlugin`, and the nanny's later adds and
+ * removals, waiting for good (Dask's nanny waits on it with no bound).
+ */
+export const NANNY_PLUGIN_SETUP_TIMEOUT_MS = 300_000;
 
 /** What a nanny plugin's `setup` and `teardown` are given: the nanny (Dask's `Nanny`). */
 export interface Nanny {
@@ -108,6 +117,8 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
     private readonly factories: NannyPluginFactories,
     /** Told of the teardown that throws of a plugin being replaced (the new one is set up all the same). */
     replacedTeardownFailed: (name: string, err: unknown) => void,
+    /** How long making a plugin and its `setup` may take (ms); see {@link NANNY_PLUGIN_SETUP_TIMEOUT_MS}. */
+    private readonly setupTimeoutMs = NANNY_PLUGIN_SETUP_TIMEOUT_MS,
   ) {
     super(new Map(), replacedTeardownFailed);
   }
@@ -116,25 +127,80 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
    * Make the plugin `spec` describes and set it up, after tearing down one of
    * its name; nothing if the same one is there already. Its factory is looked
    * for also in `modules`, the task modules loaded into the cluster. A plugin
-   * whose factory or setup throws is not kept, and the error is rethrown.
+   * whose factory or setup throws is not kept, and the error is rethrown; so
+   * is one not made and set up within the setup timeout, the error naming it
+   * (a setup still running then is torn down once it ends, if it succeeds).
    */
   add(spec: NannyPluginSpec, modules: readonly string[] = []): Promise<NannyPluginAdded> {
     return this.inTurn(async () => {
       const given = sameness(spec);
       if (this.installed.get(spec.name)?.given === given) return { setUp: false, restart: false };
-      const make = await this.factories(spec.fn, modules);
-      const plugin: unknown = await make(...spec.args);
-      const problem = nannyPluginProblem(plugin);
-      if (problem !== null) {
-        throw new TypeError(`nanny plugin ${JSON.stringify(spec.name)}: ${problem}`);
+      const deadline = new SetupDeadline(spec.name, this.setupTimeoutMs);
+      try {
+        const plugin: unknown = await deadline.race(
+          (async () => (await this.factories(spec.fn, modules))(...spec.args))(),
+          "making it",
+        );
+        const problem = nannyPluginProblem(plugin);
+        if (problem !== null) {
+          throw new TypeError(`nanny plugin ${JSON.stringify(spec.name)}: ${problem}`);
+        }
+        const hooks = plugin as NannyPluginHooks;
+        const entry: InstalledNannyPlugin = { given, hooks };
+        await this.install(spec.name, entry, () => {
+          const setUp = (async () => hooks.setup?.(this.nanny))();
+          // Past the deadline it is no longer kept: what a late setup did is undone.
+          return deadline.race(setUp, "its setup", () => this.teardown(entry));
+        });
+        return { setUp: true, restart: spec.restart ?? hooks.restart === true };
+      } finally {
+        deadline.clear();
       }
-      const hooks = plugin as NannyPluginHooks;
-      await this.install(spec.name, { given, hooks }, () => hooks.setup?.(this.nanny));
-      return { setUp: true, restart: spec.restart ?? hooks.restart === true };
     });
   }
 
   protected teardown(plugin: InstalledNannyPlugin): unknown {
     return plugin.hooks.teardown?.(this.nanny);
+  }
+}
+
+/** The time a plugin's making and setup may take, shared by both. */
+class SetupDeadline {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly reached: Promise<void>;
+
+  constructor(
+    private readonly name: string,
+    private readonly ms: number,
+  ) {
+    this.reached = new Promise((resolve) => {
+      if (ms <= MAX_TIMER_MS) this.timer = setTimeout(resolve, ms);
+    });
+  }
+
+  /**
+   * `work`, unless the deadline comes first: then a rejection naming the plugin
+   * and `step`, and `late` is called if `work` succeeds after all.
+   */
+  race<T>(work: Promise<T>, step: string, late?: () => unknown): Promise<T> {
+    let settled = false;
+    const done = work.finally(() => {
+      settled = true;
+    });
+    const expired = this.reached.then((): never => {
+      if (late !== undefined) void done.then(late).catch(() => {});
+      else void done.catch(() => {});
+      throw new Error(
+        `nanny plugin ${JSON.stringify(this.name)}: ${step} did not finish within ${this.ms / 1000} s: not kept`,
+      );
+    });
+    return Promise.race([done, expired]).finally(() => {
+      // The losing side's rejection is handled: nobody awaits it.
+      if (settled) void expired.catch(() => {});
+    });
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
   }
 }

@@ -247,6 +247,47 @@ describe("weft worker --nanny", () => {
     }
   }, 120_000);
 
+  it("a nanny plugin whose setup never ends fails its registerNannyPlugin at the setup timeout, named, and holds up no later one", async () => {
+    const scheduler = await quietScheduler();
+    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
+    const tasks = join(dir, "neverSetUp.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(registry)};\n` +
+        'defineTask("nanny.never", () => ({ setup() { return new Promise(() => {}); } }));\n' +
+        'defineTask("nanny.quick", () => ({ setup() {} }));\n',
+    );
+    const ctx = testContext();
+    let stop!: () => void;
+    const stopped = new Promise<void>((r) => {
+      stop = r;
+    });
+    const args = [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks];
+    const nanny = runNanny(
+      { args, maxRestarts: 0, stop: stopped, taskModules: [tasks], pluginSetupTimeoutMs: 1_000 },
+      ctx,
+    );
+    const client = await Client.connect(scheduler.address);
+    try {
+      const [w] = await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      // Before, the client, its worker and the nanny's later adds all waited for good.
+      const failed = await client.registerNannyPlugin("nanny.never").catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(NannyPluginError);
+      expect(failed).toMatchObject({ worker: w.address, plugin: "nanny.never" });
+      expect((failed as Error).message).toContain(
+        'its nanny: nanny plugin "nanny.never": its setup did not finish within 1 s: not kept',
+      );
+      expect(await client.registerNannyPlugin("nanny.quick")).toEqual({ [w.address]: "OK" });
+      stop();
+      await nanny;
+      expect(ctx.exitCode).toBe(0);
+    } finally {
+      stop();
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
   it("starts another worker process when one stops on a fault, and stops with it", async () => {
     const definitions =
       'defineTask("nanny.exit", () => process.exit(1));\n' +

@@ -25,7 +25,11 @@ import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../../util/closeBudget.ts"
 import { importModule } from "../../util/importModule.ts";
 import { BUILT_IN_NANNY_PLUGINS } from "../../worker/environ.ts";
 import { serveNannyLink } from "../../worker/nannyLink.ts";
-import { type NannyPluginFactories, NannyPlugins } from "../../worker/nannyPlugins.ts";
+import {
+  NANNY_PLUGIN_SETUP_TIMEOUT_MS,
+  type NannyPluginFactories,
+  NannyPlugins,
+} from "../../worker/nannyPlugins.ts";
 import { getTaskFunction } from "../../worker/taskRegistry.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 import { CHILD_STOP_GRACE_MS, terminateWithin } from "./childStop.ts";
@@ -181,6 +185,8 @@ export interface NannyOptions {
   readonly stopGraceMs?: number;
   /** The worker's `--tasks` modules: the nanny makes nanny plugins with them. Default none. */
   readonly taskModules?: readonly string[];
+  /** How long making a nanny plugin and its setup may take (ms). Default {@link NANNY_PLUGIN_SETUP_TIMEOUT_MS}. */
+  readonly pluginSetupTimeoutMs?: number;
 }
 
 /**
@@ -198,6 +204,7 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     nanny,
     nannyPluginFactories(o.taskModules ?? []),
     teardownFailed,
+    o.pluginSetupTimeoutMs,
   );
   try {
     await runChildren(o, ctx, plugins, nanny);
