@@ -36,6 +36,7 @@ export {
   memoryVerdict,
 } from "./memoryMonitor.ts";
 export {
+  type CloseNotice,
   type IpcEnd,
   ipcNannyLink,
   NANNY_ANSWER_TIMEOUT_MS,

@@ -40,6 +40,21 @@ export interface NannyLink {
   ): Promise<{ readonly restart: boolean }>;
   /** Have the nanny remove and tear down the plugin `name`: whether it had it. */
   removePlugin(name: string): Promise<boolean>;
+  /**
+   * Tell the nanny that the worker begins to close on its own, and how it is
+   * to take the exit: a worker process whose close then never ends (its event
+   * loop blocked) is SIGKILLed past a grace, and the nanny goes on as if it
+   * had exited so. Optional: a link may not carry it.
+   */
+  closing?(how: CloseNotice): void;
+}
+
+/** How a worker that begins to close is to be taken (see {@link NannyLink.closing}). */
+export interface CloseNotice {
+  /** It closes to be restarted: the nanny starts another at once. */
+  readonly restart: boolean;
+  /** It closes on a fault: the nanny starts another, the fault counted. Neither: the nanny ends. */
+  readonly fault: boolean;
 }
 
 /** What the worker sends its nanny. */
@@ -53,6 +68,11 @@ type NannyRequest =
       readonly modules?: readonly string[];
     }
   | { readonly weftNanny: "plugin-remove"; readonly id: number; readonly name: string };
+
+/** What the worker tells its nanny as it begins to close: no answer. */
+interface ClosingNotice extends CloseNotice {
+  readonly weftNanny: "closing";
+}
 
 /** The nanny's answer to a {@link NannyRequest}: its result, or an `error` text. */
 interface NannyAnswer {
@@ -185,6 +205,18 @@ export function ipcNannyLink(
       const a = await ask({ weftNanny: "plugin-remove", id: nextId++, name });
       return a.removed === true;
     },
+    closing(how) {
+      if (gone || end.connected === false || end.send === undefined) return;
+      const notice: ClosingNotice = {
+        weftNanny: "closing",
+        restart: how.restart,
+        fault: how.fault,
+      };
+      try {
+        // A nanny gone meanwhile has nothing to take: the failure is no news.
+        end.send(notice, () => {});
+      } catch {}
+    },
   };
 }
 
@@ -198,6 +230,8 @@ export interface NannyLinkEvents {
   removed(name: string, had: boolean): void;
   /** A request failed: the worker is told `why` too. */
   failed(name: string, why: string): void;
+  /** The worker begins to close on its own, to be taken as `how` says. */
+  closing?(how: CloseNotice): void;
 }
 
 /**
@@ -214,6 +248,11 @@ export function serveNannyLink(
     child.send?.(a, () => {}); // a send failing means the same
   };
   const onMessage = (m: unknown): void => {
+    const notice = m as Partial<ClosingNotice> | null;
+    if (typeof notice === "object" && notice !== null && notice.weftNanny === "closing") {
+      events.closing?.({ restart: notice.restart === true, fault: notice.fault === true });
+      return;
+    }
     const request = m as Partial<NannyRequest> | null;
     if (typeof request !== "object" || request === null || typeof request.id !== "number") return;
     const id = request.id;

@@ -260,6 +260,30 @@ describe("the link between a worker and its nanny", () => {
     expect(worker.listenerCount("message")).toBe(0);
   });
 
+  it("carries the worker's notice that it begins to close, as said; none once the nanny is gone", async () => {
+    const { worker, nanny: nannyEnd } = channelPair();
+    const { plugins } = nannyWith({});
+    const told: string[] = [];
+    const stop = serveNannyLink(nannyEnd, plugins, {
+      worker: () => {},
+      added: () => {},
+      removed: () => {},
+      failed: () => {},
+      closing: (how) => told.push(`restart ${how.restart} fault ${how.fault}`),
+    });
+    const link = ipcNannyLink(worker);
+    link.closing?.({ restart: true, fault: false });
+    link.closing?.({ restart: false, fault: true });
+    await new Promise((r) => setImmediate(r));
+    expect(told).toEqual(["restart true fault false", "restart false fault true"]);
+    (worker as { connected: boolean }).connected = false;
+    worker.emit("disconnect");
+    link.closing?.({ restart: false, fault: false });
+    await new Promise((r) => setImmediate(r));
+    expect(told).toHaveLength(2);
+    stop();
+  });
+
   it("a request a live nanny never answers fails at the answer timeout, saying so, leaving nothing waiting", async () => {
     // The nanny's end hears the requests, and answers none (its event loop blocked, say).
     const { worker, nanny } = channelPair();

@@ -878,6 +878,11 @@ export class Worker extends BaseWorker {
     // Closed before it ran (its start failed, or was cut short): it ends failed.
     const neverRan = this.statusValue === "starting";
     this.statusValue = "closing";
+    // Its nanny SIGKILLs a process whose close never ends, and must know what it meant.
+    this.options.nannyLink?.closing?.({
+      restart: this.restartRequestedValue,
+      fault: this.faultValue !== null,
+    });
     for (const t of this.timers.splice(0)) clearInterval(t);
     // A close must finish, and most callers do not wait for it (`void this.close()`):
     // a step that fails is logged and the others still run, rather than the

@@ -38,6 +38,19 @@ export function terminateWithin(
   killed: (graceMs: number) => void,
 ): () => void {
   child.kill("SIGTERM");
+  return killAfter(child, graceMs, killed);
+}
+
+/**
+ * SIGKILL `child` if it has not exited `graceMs` from now (it said it is
+ * closing, on its own), telling `killed` then. Returns a function that calls
+ * it off.
+ */
+export function killAfter(
+  child: ChildProcess,
+  graceMs: number,
+  killed: (graceMs: number) => void,
+): () => void {
   const timer = setTimeout(() => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill("SIGKILL");

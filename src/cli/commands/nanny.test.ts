@@ -531,6 +531,88 @@ describe("weft worker --nanny", () => {
     }, 120_000);
   }
 
+  it("a worker process stuck closing to be restarted, unstopped, is SIGKILLed past the grace and another started, as a restart", async () => {
+    const scheduler = await quietScheduler();
+    const marks = join(dir, "marks-stuck-restart.txt");
+    const file = join(dir, "stuck-restart.mjs");
+    writeFileSync(
+      file,
+      `import { appendFileSync } from "node:fs";\nexport function weftTeardown() { ${blocking(marks)} }\n`,
+    );
+    const ctx = testContext();
+    let stop!: () => void;
+    const stopped = new Promise<void>((r) => {
+      stop = r;
+    });
+    const args = [scheduler.address, "--nthreads", "1", "--executor", "inline", "--preload", file];
+    args.push("--lifetime", "1s", "--lifetime-restart");
+    const nanny = runNanny({ args, maxRestarts: 0, stop: stopped, stopGraceMs: 1_000 }, ctx);
+    try {
+      // Before, the nanny waited for good on a worker that never exited to be restarted.
+      await eventually(() => workerLines(ctx) >= 2, 30_000, "a second worker");
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the worker did not exit within 1 s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n",
+      );
+      expect(ctx.stderr.text).toContain(RESTARTING_LINE);
+      expect(ctx.stderr.text).not.toContain("on a fault");
+      stop();
+      await nanny;
+      expect(ctx.exitCode).toBe(0);
+    } finally {
+      stop();
+      if (existsSync(marks)) {
+        for (const pid of readFileSync(marks, "utf8").trim().split("\n").map(Number)) {
+          if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
+        }
+      }
+      await scheduler.close();
+    }
+  }, 120_000);
+
+  it("a worker process stuck closing on another's SIGTERM, unstopped, is SIGKILLed past the grace and another started, as on a fault", async () => {
+    const scheduler = await quietScheduler();
+    const marks = join(dir, "marks-stuck-term.txt");
+    const file = join(dir, "stuck-term.mjs");
+    writeFileSync(
+      file,
+      `import { appendFileSync } from "node:fs";\nimport { defineTask } from ${JSON.stringify(registry)};\n` +
+        'defineTask("nanny.termSelf", () => { process.kill(process.pid, "SIGTERM"); return 1; });\n' +
+        `export function weftTeardown() { ${blocking(marks)} }\n`,
+    );
+    const ctx = testContext();
+    let stop!: () => void;
+    const stopped = new Promise<void>((r) => {
+      stop = r;
+    });
+    const args = [scheduler.address, "--nthreads", "1", "--executor", "inline"];
+    args.push("--tasks", file, "--preload", file);
+    const nanny = runNanny({ args, maxRestarts: 1, stop: stopped, stopGraceMs: 1_000 }, ctx);
+    const client = await Client.connect(scheduler.address);
+    try {
+      await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      void client.runWith({ onError: "return" }, "nanny.termSelf");
+      await eventually(() => workerLines(ctx) >= 2, 30_000, "a second worker");
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the worker did not exit within 1 s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n",
+      );
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the worker stopped on a fault; starting another (1 of at most 1 in a row)",
+      );
+      stop();
+      await nanny;
+      expect(ctx.exitCode).toBe(0);
+    } finally {
+      stop();
+      if (existsSync(marks)) {
+        for (const pid of readFileSync(marks, "utf8").trim().split("\n").map(Number)) {
+          if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
+        }
+      }
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
   it("a worker whose nanny died while it was starting closes once started", async () => {
     const scheduler = await quietScheduler();
     // As a nanny's child, whose channel closes before the child listens for it.

@@ -24,7 +24,7 @@ import { asError } from "../../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../../util/closeBudget.ts";
 import { importModule } from "../../util/importModule.ts";
 import { BUILT_IN_NANNY_PLUGINS } from "../../worker/environ.ts";
-import { serveNannyLink } from "../../worker/nannyLink.ts";
+import { type CloseNotice, serveNannyLink } from "../../worker/nannyLink.ts";
 import {
   NANNY_PLUGIN_SETUP_TIMEOUT_MS,
   type NannyPluginFactories,
@@ -32,7 +32,7 @@ import {
 } from "../../worker/nannyPlugins.ts";
 import { getTaskFunction } from "../../worker/taskRegistry.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
-import { CHILD_STOP_GRACE_MS, terminateWithin } from "./childStop.ts";
+import { CHILD_STOP_GRACE_MS, killAfter, terminateWithin } from "./childStop.ts";
 import type { CliContext } from "./context.ts";
 
 /** The `weft` command of this package (sources through tsx in a checkout, else the build). */
@@ -270,11 +270,28 @@ async function runChildren(
       env: { ...process.env, ...nanny.env, [NANNY_CHILD]: "1" },
     });
     child = running;
-    const unlink = serveNannyLink(running, plugins, linkEvents(ctx, nanny));
+    // The worker says when it begins to close on its own, and how to take its exit: a
+    // close that never ends is SIGKILLed past the grace, as on a stop.
+    let notice: CloseNotice | null = null;
+    let killedClosing = false;
+    let callOffClosingKill = () => {};
+    const unlink = serveNannyLink(running, plugins, {
+      ...linkEvents(ctx, nanny),
+      closing(how) {
+        if (notice !== null) return;
+        notice = how;
+        callOffClosingKill = killAfter(running, graceMs, () => {
+          killedClosing = true;
+          ctx.stderr.write(
+            `weft worker: nanny: the worker did not exit within ${graceMs / 1000} s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n`,
+          );
+        });
+      },
+    });
     running.stdout?.on("data", (d: Buffer) => ctx.stdout.write(d.toString()));
     running.stderr?.on("data", (d: Buffer) => ctx.stderr.write(d.toString()));
     let killedBy: NodeJS.Signals | null = null;
-    const code = await new Promise<number>((resolve) => {
+    let code = await new Promise<number>((resolve) => {
       running.once("error", (err) => {
         ctx.stderr.write(`weft worker: nanny: cannot start a worker process: ${err.message}\n`);
         resolve(2);
@@ -286,12 +303,19 @@ async function runChildren(
     });
     child = null;
     callOffKill();
+    callOffClosingKill();
     unlink();
     nanny.workerAddress = null;
     if (stopping) {
       // Killed by the stop's signal (while it was still loading, say) is a stop too.
       ctx.exitCode = code === 1 && killedBy === null ? 1 : 0;
       return;
+    }
+    const said = notice as CloseNotice | null;
+    if (killedClosing && said !== null) {
+      // Taken as the exit the worker was closing towards.
+      killedBy = null;
+      code = said.restart ? EXIT_RESTART : said.fault ? 1 : 0;
     }
     if (code === EXIT_RESTART) {
       restarts = 0;

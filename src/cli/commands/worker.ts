@@ -228,6 +228,13 @@ export async function runWorker(
     const starting = worker;
     void giveUp?.then(() => {
       gaveUp = true;
+      // Stopped by a signal (or its nanny gone), not closing on its own: under a nanny
+      // only another's SIGTERM gets here unasked for, an exit the nanny starts another
+      // worker on (EXIT_SIGTERM), also when it must SIGKILL a close that never ends.
+      // Told before the close tells its own, it is what the nanny goes by.
+      if (!["closing", "closed", "failed"].includes(starting.status)) {
+        starting.options.nannyLink?.closing?.({ restart: false, fault: true });
+      }
       givingUp = starting.close();
       return givingUp;
     });
