@@ -16,13 +16,14 @@ import {
 } from "./nannyPlugins.ts";
 
 /**
- * How long the worker waits for its nanny's answer (5½ minutes): past the
- * nanny's own bound on a plugin's setup, whose error says more, for a nanny
- * that cannot answer at all (its event loop blocked by a plugin's hook, a
- * teardown that never ends). A request never answered would keep whoever waits
- * on it (a client's `registerNannyPlugin`, the worker's start) waiting for good.
+ * How long the worker waits for its nanny's answer (15½ minutes): past the
+ * nanny's own bounds on what an add may wait for (making the plugin, tearing
+ * down the one it replaces, setting it up), whose errors say more, for a nanny
+ * that cannot answer at all (its event loop blocked by a plugin's hook). A
+ * request never answered would keep whoever waits on it (a client's
+ * `registerNannyPlugin`, the worker's start) waiting for good.
  */
-export const NANNY_ANSWER_TIMEOUT_MS = NANNY_PLUGIN_SETUP_TIMEOUT_MS + 30_000;
+export const NANNY_ANSWER_TIMEOUT_MS = 3 * NANNY_PLUGIN_SETUP_TIMEOUT_MS + 30_000;
 
 /** A worker's way to its nanny (the Worker option `nannyLink`). */
 export interface NannyLink {

@@ -168,6 +168,31 @@ describe("NannyPlugins", () => {
     await expect(plugins.add(spec("n", "never", []))).rejects.toThrow("did not finish");
   });
 
+  it("a teardown that does not finish within the timeout, as the plugin is removed or replaced, fails that removal, named, and holds up no later one", async () => {
+    log.length = 0;
+    const { plugins, teardownsFailed } = nannyWith(
+      {
+        make: (label) => logging(String(label)),
+        stuck: () => ({ setup() {}, teardown: () => new Promise(() => {}) }),
+      },
+      100,
+    );
+    await plugins.add(spec("s", "stuck", []));
+    // Before, the removal waited for good, and every add and removal after it too.
+    await expect(plugins.remove("s")).rejects.toThrow(
+      'nanny plugin "s": its teardown did not finish within 0.1 s: no longer waited on',
+    );
+    expect(plugins.names).toEqual([]);
+    await plugins.add(spec("s", "stuck", []));
+    // Replaced: the new one is set up all the same, the old one's teardown told of.
+    await plugins.add(spec("s", "make", ["one"]));
+    expect(teardownsFailed).toEqual([
+      's: nanny plugin "s": its teardown did not finish within 0.1 s: no longer waited on',
+    ]);
+    expect(plugins.names).toEqual(["s"]);
+    expect(log).toEqual(["one setup tcp://w:1"]);
+  });
+
   it("environ sets the variables for the workers to come, restarts, and takes them back when removed", async () => {
     const { nanny, plugins } = nannyWith({});
     const env = spec("env", environ.name, [{ FOO: "1", BAR: "x" }]);

@@ -29,7 +29,8 @@ import { MAX_TIMER_MS } from "../util/timers.ts";
 import { PluginRegistry } from "./pluginRegistry.ts";
 
 /**
- * How long a nanny plugin's making and `setup` may take (5 minutes): long
+ * How long a nanny plugin's making may take, and then its `setup`, and its
+ * `teardown` as it is removed or replaced (5 minutes each): long
  * enough for one that installs packages, but a setup that never ends must not
  * keep a client's `registerNannyPlugin`, and the nanny's later adds and
  * removals, waiting for good (Dask's nanny waits on it with no bound).
@@ -98,6 +99,8 @@ export type NannyPluginFactories = (
 
 /** A plugin as a nanny keeps it. */
 export interface InstalledNannyPlugin {
+  /** Its name, as registered: said in the error of a hook that does not finish in time. */
+  readonly name: string;
   /** The spec it was made from, as JSON: a plugin given again is compared with it. */
   readonly given: string;
   /** The plugin its factory made. */
@@ -117,7 +120,10 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
     private readonly factories: NannyPluginFactories,
     /** Told of the teardown that throws of a plugin being replaced (the new one is set up all the same). */
     replacedTeardownFailed: (name: string, err: unknown) => void,
-    /** How long making a plugin and its `setup` may take (ms); see {@link NANNY_PLUGIN_SETUP_TIMEOUT_MS}. */
+    /**
+     * How long making a plugin may take (ms), and then its `setup`, and its
+     * `teardown` as it is removed or replaced; see {@link NANNY_PLUGIN_SETUP_TIMEOUT_MS}.
+     */
     private readonly setupTimeoutMs = NANNY_PLUGIN_SETUP_TIMEOUT_MS,
   ) {
     super(new Map(), replacedTeardownFailed);
@@ -128,44 +134,71 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
    * its name; nothing if the same one is there already. Its factory is looked
    * for also in `modules`, the task modules loaded into the cluster. A plugin
    * whose factory or setup throws is not kept, and the error is rethrown; so
-   * is one not made and set up within the setup timeout, the error naming it
-   * (a setup still running then is torn down once it ends, if it succeeds).
+   * is one not made, or not set up, within the setup timeout, the error naming
+   * it (a setup still running then is torn down once it ends, if it succeeds).
    */
   add(spec: NannyPluginSpec, modules: readonly string[] = []): Promise<NannyPluginAdded> {
     return this.inTurn(async () => {
       const given = sameness(spec);
       if (this.installed.get(spec.name)?.given === given) return { setUp: false, restart: false };
-      const deadline = new SetupDeadline(spec.name, this.setupTimeoutMs);
-      try {
-        const plugin: unknown = await deadline.race(
-          (async () => (await this.factories(spec.fn, modules))(...spec.args))(),
-          "making it",
-        );
-        const problem = nannyPluginProblem(plugin);
-        if (problem !== null) {
-          throw new TypeError(`nanny plugin ${JSON.stringify(spec.name)}: ${problem}`);
-        }
-        const hooks = plugin as NannyPluginHooks;
-        const entry: InstalledNannyPlugin = { given, hooks };
-        await this.install(spec.name, entry, () => {
-          const setUp = (async () => hooks.setup?.(this.nanny))();
-          // Past the deadline it is no longer kept: what a late setup did is undone.
-          return deadline.race(setUp, "its setup", () => this.teardown(entry));
-        });
-        return { setUp: true, restart: spec.restart ?? hooks.restart === true };
-      } finally {
-        deadline.clear();
+      const plugin: unknown = await this.within(
+        spec.name,
+        (async () => (await this.factories(spec.fn, modules))(...spec.args))(),
+        "making it",
+        "not kept",
+      );
+      const problem = nannyPluginProblem(plugin);
+      if (problem !== null) {
+        throw new TypeError(`nanny plugin ${JSON.stringify(spec.name)}: ${problem}`);
       }
+      const hooks = plugin as NannyPluginHooks;
+      const entry: InstalledNannyPlugin = { name: spec.name, given, hooks };
+      await this.install(spec.name, entry, () =>
+        // Past the deadline it is no longer kept: what a late setup did is undone.
+        this.within(
+          spec.name,
+          (async () => hooks.setup?.(this.nanny))(),
+          "its setup",
+          "not kept",
+          () => this.teardown(entry),
+        ),
+      );
+      return { setUp: true, restart: spec.restart ?? hooks.restart === true };
     });
   }
 
-  protected teardown(plugin: InstalledNannyPlugin): unknown {
-    return plugin.hooks.teardown?.(this.nanny);
+  /** `work` of the plugin `name`, within the timeout (see {@link HookDeadline.race}). */
+  private async within<T>(
+    name: string,
+    work: Promise<T>,
+    step: string,
+    then: string,
+    late?: () => unknown,
+  ): Promise<T> {
+    const deadline = new HookDeadline(name, this.setupTimeoutMs);
+    try {
+      return await deadline.race(work, step, then, late);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /**
+   * Bounded as a setup is: one that never ends would hold every later add and
+   * removal of the nanny (a removal's or replacement's; a close has its own bound).
+   */
+  protected teardown(plugin: InstalledNannyPlugin): Promise<unknown> {
+    return this.within(
+      plugin.name,
+      (async () => plugin.hooks.teardown?.(this.nanny))(),
+      "its teardown",
+      "no longer waited on",
+    );
   }
 }
 
-/** The time a plugin's making and setup may take, shared by both. */
-class SetupDeadline {
+/** The time one of a plugin's hooks (or its making) may take. */
+class HookDeadline {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly reached: Promise<void>;
 
@@ -179,10 +212,11 @@ class SetupDeadline {
   }
 
   /**
-   * `work`, unless the deadline comes first: then a rejection naming the plugin
-   * and `step`, and `late` is called if `work` succeeds after all.
+   * `work`, unless the deadline comes first: then a rejection naming the plugin,
+   * `step` and what `then` became of it, and `late` is called if `work`
+   * succeeds after all.
    */
-  race<T>(work: Promise<T>, step: string, late?: () => unknown): Promise<T> {
+  race<T>(work: Promise<T>, step: string, then: string, late?: () => unknown): Promise<T> {
     let settled = false;
     const done = work.finally(() => {
       settled = true;
@@ -191,7 +225,7 @@ class SetupDeadline {
       if (late !== undefined) void done.then(late).catch(() => {});
       else void done.catch(() => {});
       throw new Error(
-        `nanny plugin ${JSON.stringify(this.name)}: ${step} did not finish within ${this.ms / 1000} s: not kept`,
+        `nanny plugin ${JSON.stringify(this.name)}: ${step} did not finish within ${this.ms / 1000} s: ${then}`,
       );
     });
     return Promise.race([done, expired]).finally(() => {
