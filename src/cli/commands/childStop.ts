@@ -27,6 +27,9 @@ const CLOSE_SLACK_S = 10;
 export const CHILD_STOP_GRACE_MS =
   (WORKER_CLOSE_WAITS * DEFAULT_CLOSE_TIMEOUT_S + CLOSE_SLACK_S) * 1000;
 
+/** The children SIGKILLed already. */
+const sigkilled = new WeakSet<ChildProcess>();
+
 /**
  * Send `child` SIGTERM, and SIGKILL if it has not exited `graceMs` later,
  * telling `killed` then. Returns a function that calls the SIGKILL off (the
@@ -52,7 +55,9 @@ export function killAfter(
   killed: (graceMs: number) => void,
 ): () => void {
   const timer = setTimeout(() => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (child.exitCode !== null || child.signalCode !== null || sigkilled.has(child)) return;
+    // A stop's grace and a close's may both run out: one SIGKILL, said once.
+    sigkilled.add(child);
     child.kill("SIGKILL");
     killed(graceMs);
   }, graceMs);

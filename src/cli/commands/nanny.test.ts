@@ -517,9 +517,12 @@ describe("weft worker --nanny", () => {
         ]);
         expect(ended).toBe("ended");
         expect(ctx.exitCode).toBe(0);
-        expect(ctx.stderr.text).toContain(
-          "weft worker: nanny: the worker did not exit within 1 s of the nanny's SIGTERM (its event loop blocked, or its close stuck): killed it (SIGKILL)\n",
-        );
+        // One closing to be restarted began to close before the stop: the earlier grace runs out first.
+        const killedLine =
+          /weft worker: nanny: the worker did not exit within 1 s of (the nanny's SIGTERM|beginning to close) \(its event loop blocked, or its close stuck\): killed it \(SIGKILL\)\n/g;
+        expect(ctx.stderr.text.match(killedLine)).toHaveLength(1);
+        if (!c.how.startsWith("closing"))
+          expect(ctx.stderr.text).toContain("of the nanny's SIGTERM");
         expect(ctx.stderr.text).not.toContain("starting another");
         expect(alive(pid)).toBe(false);
       } finally {
