@@ -8,7 +8,7 @@
 
 import { type NannyPluginSpec, nannyPluginSpecProblem } from "../protocol/messagesSession.ts";
 import { asError } from "../util/asError.ts";
-import { MAX_TIMER_MS } from "../util/timers.ts";
+import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import {
   NANNY_PLUGIN_SETUP_TIMEOUT_MS,
   type NannyPluginAdded,
@@ -127,6 +127,8 @@ export function ipcNannyLink(
   end: IpcEnd = process,
   answerTimeoutMs: number = NANNY_ANSWER_TIMEOUT_MS,
 ): NannyLink {
+  const problem = timeoutProblem(answerTimeoutMs);
+  if (problem !== null) throw new RangeError(`ipcNannyLink: answerT${problem.slice(1)}`);
   let nextId = 1;
   const pending = new Map<number, { resolve(a: NannyAnswer): void; reject(e: Error): void }>();
   const onMessage = (m: unknown): void => {
@@ -152,20 +154,17 @@ export function ipcNannyLink(
       }
       if (pending.size === 0) end.on("message", onMessage);
       // Unref'd: a process otherwise done need not stay for an answer.
-      const timer = setTimeout(
-        () => {
-          if (!pending.has(request.id)) return;
-          pending.delete(request.id);
-          if (pending.size === 0) end.off("message", onMessage);
-          reject(
-            new Error(
-              `the nanny did not answer ${requestWhat(request)} within ${answerTimeoutMs / 1000} s (its event loop blocked, or a plugin's hook that never ends?)`,
-            ),
-          );
-        },
-        Math.min(answerTimeoutMs, MAX_TIMER_MS),
-      );
-      timer.unref();
+      const timer = timeoutUnlessInfinite(() => {
+        if (!pending.has(request.id)) return;
+        pending.delete(request.id);
+        if (pending.size === 0) end.off("message", onMessage);
+        reject(
+          new Error(
+            `the nanny did not answer ${requestWhat(request)} within ${answerTimeoutMs / 1000} s (its event loop blocked, or a plugin's hook that never ends?)`,
+          ),
+        );
+      }, answerTimeoutMs);
+      timer?.unref();
       pending.set(request.id, {
         resolve: (a) => {
           clearTimeout(timer);

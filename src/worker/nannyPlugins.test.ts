@@ -168,6 +168,15 @@ describe("NannyPlugins", () => {
     await expect(plugins.add(spec("n", "never", []))).rejects.toThrow("did not finish");
   });
 
+  it("refuses a setup timeout, or an answer timeout, that is not one", () => {
+    expect(() => nannyWith({}, 0)).toThrow(
+      "NannyPlugins: setupTimeoutMs must be a positive number of ms, at most 2147483647 (about 24.8 days), or Infinity (no limit), got 0",
+    );
+    expect(() => ipcNannyLink(channelPair().worker, Number.NaN)).toThrow(
+      "ipcNannyLink: answerTimeoutMs must be a positive number of ms",
+    );
+  });
+
   it("a teardown that does not finish within the timeout, as the plugin is removed or replaced, fails that removal, named, and holds up no later one", async () => {
     log.length = 0;
     const { plugins, teardownsFailed } = nannyWith(

@@ -25,7 +25,7 @@
 import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
 import { showValue } from "../util/showValue.ts";
-import { MAX_TIMER_MS } from "../util/timers.ts";
+import { MAX_TIMER_MS, timeoutProblem } from "../util/timers.ts";
 import { PluginRegistry } from "./pluginRegistry.ts";
 
 /**
@@ -127,6 +127,8 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
     private readonly setupTimeoutMs = NANNY_PLUGIN_SETUP_TIMEOUT_MS,
   ) {
     super(new Map(), replacedTeardownFailed);
+    const problem = timeoutProblem(setupTimeoutMs);
+    if (problem !== null) throw new RangeError(`NannyPlugins: setupT${problem.slice(1)}`);
   }
 
   /**
