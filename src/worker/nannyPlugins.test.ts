@@ -137,13 +137,13 @@ describe("NannyPlugins", () => {
 
   it("a plugin not made or set up within the setup timeout fails, named, is not kept, and holds up no later add; a late setup is undone", async () => {
     log.length = 0;
-    const after = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const waitMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const { plugins } = nannyWith(
       {
         make: (label) => logging(String(label)),
         never: () => ({ setup: () => new Promise(() => {}) }),
         slow: () => ({
-          setup: () => after(300).then(() => void log.push("slow setup")),
+          setup: () => waitMs(300).then(() => void log.push("slow setup")),
           teardown: () => void log.push("slow teardown"),
         }),
         neverMade: () => new Promise(() => {}),
@@ -162,7 +162,7 @@ describe("NannyPlugins", () => {
     );
     await plugins.add(spec("p", "make", ["one"]));
     expect(plugins.names).toEqual(["p"]);
-    await after(400);
+    await waitMs(400);
     expect(log).toEqual(["one setup tcp://w:1", "slow setup", "slow teardown"]);
     // Given again, it is tried again (it was not kept).
     await expect(plugins.add(spec("n", "never", []))).rejects.toThrow("did not finish");

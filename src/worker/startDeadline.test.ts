@@ -138,23 +138,48 @@ export function weftTeardown() { log.push("down"); }
   });
 });
 
+describe("without deathTimeoutMs", { timeout: 15_000 }, () => {
+  it("a weftSetup slower than connectTimeoutMs is waited for (only the scheduler wait has the default bound, as before)", async () => {
+    const mod = join(dir, "slow.mjs");
+    writeFileSync(
+      mod,
+      "export function weftSetup() { return new Promise((r) => setTimeout(r, 800)); }\n",
+    );
+    const s = await scheduler();
+    const w = worker(s.address, { preload: [mod], connectTimeoutMs: 300 });
+    const { error, ms } = await startOutcome(w);
+    expect(error).toBe("started");
+    expect(ms).toBeGreaterThanOrEqual(790);
+  });
+
+  it("the scheduler wait still ends connectTimeoutMs after its first try", async () => {
+    const w = worker(await refusingAddress(), {
+      listen: "tcp://127.0.0.1:0",
+      connectTimeoutMs: 400,
+    });
+    const { error, ms } = await startOutcome(w);
+    expect(error).toMatch(/ refused .*: still refused after 400 ms$/);
+    expect(ms).toBeLessThan(5_000);
+  });
+});
+
 describe("StartDeadline", () => {
-  const after = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const waitMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it("leaves a registration be past it: one that succeeds late times the start out then, one that fails keeps its error", async () => {
     const expired: string[] = [];
     const late = new StartDeadline(50, () => expired.push("late"));
     late.doing = "registering";
-    await late.exemptWhile(() => after(150).then(() => "registered"));
+    await late.exemptWhile(() => waitMs(150).then(() => "registered"));
     expect(expired).toEqual(["late"]);
     expect(late.timedOut).toBe(
       "the worker did not start within its death timeout (deathTimeoutMs, 50 ms): it was still registering; it closed",
     );
     const failing = new StartDeadline(50, () => expired.push("failing"));
     await expect(
-      failing.exemptWhile(() => after(150).then(() => Promise.reject(new Error("refused")))),
+      failing.exemptWhile(() => waitMs(150).then(() => Promise.reject(new Error("refused")))),
     ).rejects.toThrow("refused");
-    await after(20);
+    await waitMs(20);
     expect(expired).toEqual(["late"]);
     expect(failing.timedOut).toBeNull();
     failing.clear();
@@ -165,7 +190,7 @@ describe("StartDeadline", () => {
     const cleared = new StartDeadline(30, () => expired.push("cleared"));
     cleared.clear();
     const none = new StartDeadline(null, () => expired.push("none"));
-    await after(100);
+    await waitMs(100);
     expect(expired).toEqual([]);
     expect(none.timedOut).toBeNull();
   });

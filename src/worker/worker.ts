@@ -360,7 +360,7 @@ export class Worker extends BaseWorker {
       throw new Error(`cannot start a worker that is ${this.statusValue}`);
     this.statusValue = "starting";
     const o = this.options;
-    const deadline = new StartDeadline(o.deathTimeoutMs, () => void this.close());
+    const deadline = new StartDeadline(o.startTimeoutMs, () => void this.close());
     try {
       // Each step may wait on code or a peer that never answers (a task module's import, a
       // weftSetup, a plugin's setup, the scheduler, the nanny): close() ends it at once.
@@ -524,7 +524,8 @@ export class Worker extends BaseWorker {
             options: this.options,
             logger: this.logger,
             address: this.address,
-            startedAt: deadline.startedAt,
+            // Bounding the whole start, deathTimeoutMs counts from its call; else from the first try.
+            ...(this.options.startTimeoutMs !== null ? { startedAt: deadline.startedAt } : {}),
             connected: (c) => {
               this.schedulerComm = c;
               // Connected after the close closed the one it knew: nobody else would.

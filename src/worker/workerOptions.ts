@@ -99,7 +99,9 @@ export interface WorkerOptions {
    * a plugin's `setup`) closes the worker and fails `start()`, saying what it
    * was doing; a scheduler that refuses connections (not started yet, or
    * started again) is waited for until then. `null`: no bound, as Dask's
-   * default and `weft worker`'s. Default `connectTimeoutMs`.
+   * default and `weft worker`'s. Not given: the scheduler is waited for
+   * `connectTimeoutMs` from the first try, and the rest of the start as long
+   * as it takes.
    */
   deathTimeoutMs?: number | null;
   /** TCP: messages go in frames of at most this many bytes. Default 64 MiB (see `FrameLimits`). */
@@ -247,6 +249,11 @@ export type ResolvedWorkerOptions = Required<
   executor: "piscina" | "inline";
   /** As file URLs. */
   taskModules: readonly string[];
+  /**
+   * The bound of the whole start: `deathTimeoutMs` when given; null (none) when
+   * not, the scheduler wait alone then bounded by its default (`connectTimeoutMs`).
+   */
+  startTimeoutMs: number | null;
 };
 
 function booleanOption(name: string, v: boolean): boolean {
@@ -560,6 +567,12 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
       o.deathTimeoutMs === null
         ? null
         : timerMs("deathTimeoutMs", o.deathTimeoutMs ?? connectTimeoutMs),
+    // Only as given: by default a slow weftSetup or task module import (a model
+    // loaded in a LocalCluster) is waited for, as by Dask's default death_timeout.
+    startTimeoutMs:
+      o.deathTimeoutMs === null || o.deathTimeoutMs === undefined
+        ? null
+        : timerMs("deathTimeoutMs", o.deathTimeoutMs),
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     memoryLimit: memoryLimit(o.memoryLimit, nthreads),
