@@ -317,6 +317,40 @@ describe("weft worker --nanny", () => {
     });
   }, 120_000);
 
+  it("starts another worker process when one exits on a fault while a process it started holds its output open", async () => {
+    const pids = join(dir, "orphan-pids");
+    // A task that starts a detached process sharing the worker's stdout and stderr, then dies.
+    const definitions =
+      'import { spawn } from "node:child_process";\n' +
+      'import { appendFileSync } from "node:fs";\n' +
+      'defineTask("nanny.orphan", () => {\n' +
+      '  const c = spawn("sleep", ["60"], { stdio: ["ignore", "inherit", "inherit"], detached: true });\n' +
+      `  appendFileSync(${JSON.stringify(pids)}, c.pid + "\\n");\n` +
+      "  c.unref();\n" +
+      "  process.exit(1);\n" +
+      "});\n";
+    try {
+      await withNanny("orphan", definitions, 1, async (client, ctx) => {
+        await client.waitForWorkers(1, { timeoutMs: 60_000 });
+        void client.runWith({ onError: "return" }, "nanny.orphan");
+        // Before, the nanny waited for the pipes to close: for as long as the orphan lived.
+        await eventually(() => workerLines(ctx) === 2, 20_000, "the second worker's line");
+        expect(ctx.stderr.text).toContain(
+          "weft worker: nanny: the worker process exited, but a process it started still holds its output open: that output is no longer forwarded",
+        );
+        expect(ctx.stderr.text).toContain(
+          "weft worker: nanny: the worker stopped on a fault; starting another (1 of at most 1 in a row)",
+        );
+      });
+    } finally {
+      if (existsSync(pids)) {
+        for (const pid of readFileSync(pids, "utf8").trim().split("\n").map(Number)) {
+          if (alive(pid)) process.kill(pid, "SIGKILL");
+        }
+      }
+    }
+  }, 120_000);
+
   it("starts another worker process when someone else SIGTERMs it, as Dask's nanny does", async () => {
     const definitions =
       'defineTask("nanny.term", () => { process.kill(process.pid, "SIGTERM"); return 1; });\n';

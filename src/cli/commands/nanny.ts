@@ -75,6 +75,12 @@ export function nannyGone(): Promise<void> {
   return new Promise((resolve) => process.once("disconnect", () => resolve()));
 }
 
+/**
+ * How long a nanny waits, once its worker process exited, for the rest of its
+ * output to come through the pipes before it goes on without it.
+ */
+const OUTPUT_DRAIN_MS = 3_000;
+
 /** A child that ran this long was healthy: its restarts are forgotten. */
 const HEALTHY_MS = 60_000;
 
@@ -296,9 +302,23 @@ async function runChildren(
         ctx.stderr.write(`weft worker: nanny: cannot start a worker process: ${err.message}\n`);
         resolve(2);
       });
-      running.once("close", (c, signal) => {
+      running.once("exit", (c, signal) => {
         killedBy = signal;
-        resolve(c ?? 1);
+        // "close" comes once its output is forwarded, unless a process it started (a
+        // task's child, detached) holds the pipes open: not waited on for good.
+        const forwarded = () => {
+          clearTimeout(cutOff);
+          resolve(c ?? 1);
+        };
+        const cutOff = setTimeout(() => {
+          ctx.stderr.write(
+            "weft worker: nanny: the worker process exited, but a process it started still holds its output open: that output is no longer forwarded\n",
+          );
+          running.stdout?.destroy();
+          running.stderr?.destroy();
+          forwarded();
+        }, OUTPUT_DRAIN_MS);
+        running.once("close", forwarded);
       });
     });
     child = null;
