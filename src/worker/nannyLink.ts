@@ -128,7 +128,8 @@ export function ipcNannyLink(
   answerTimeoutMs: number = NANNY_ANSWER_TIMEOUT_MS,
 ): NannyLink {
   const problem = timeoutProblem(answerTimeoutMs);
-  if (problem !== null) throw new RangeError(`ipcNannyLink: answerT${problem.slice(1)}`);
+  if (problem !== null)
+    throw new RangeError(`ipcNannyLink: ${problem.replace(/^timeoutMs/, "answerTimeoutMs")}`);
   let nextId = 1;
   const pending = new Map<number, { resolve(a: NannyAnswer): void; reject(e: Error): void }>();
   const onMessage = (m: unknown): void => {

@@ -128,7 +128,8 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
   ) {
     super(new Map(), replacedTeardownFailed);
     const problem = timeoutProblem(setupTimeoutMs);
-    if (problem !== null) throw new RangeError(`NannyPlugins: setupT${problem.slice(1)}`);
+    if (problem !== null)
+      throw new RangeError(`NannyPlugins: ${problem.replace(/^timeoutMs/, "setupTimeoutMs")}`);
   }
 
   /**
