@@ -494,9 +494,13 @@ describe("weft worker --nanny", () => {
     }
   }, 120_000);
 
-  /** Appends this process's id to `marks`, then blocks its event loop for good. */
+  /**
+   * Appends this process's id to `marks`, then blocks its event loop for good: in
+   * `Atomics.wait`, which holds the thread as a busy loop would without using a core
+   * (a core each would slow the test files running beside these).
+   */
   const blocking = (marks: string) =>
-    `appendFileSync(${JSON.stringify(marks)}, \`\${process.pid}\\n\`); for (;;) {}`;
+    `appendFileSync(${JSON.stringify(marks)}, \`\${process.pid}\\n\`); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);`;
   const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
   const stuck = [
     {
