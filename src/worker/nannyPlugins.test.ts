@@ -1,9 +1,13 @@
+import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
 import { BUILT_IN_NANNY_PLUGINS, environ } from "./environ.ts";
 import { type IpcEnd, ipcNannyLink, serveNannyLink } from "./nannyLink.ts";
 import { type Nanny, type NannyPluginHooks, NannyPlugins } from "./nannyPlugins.ts";
+
+const NANNY_PLUGINS = new URL("./nannyPlugins.ts", import.meta.url).href;
+const CLOSE_BUDGET = new URL("../util/closeBudget.ts", import.meta.url).href;
 
 /**
  * A nanny whose plugins are made by `factories`, by name, logging their hooks;
@@ -201,6 +205,44 @@ describe("NannyPlugins", () => {
     expect(plugins.names).toEqual(["s"]);
     expect(log).toEqual(["one setup tcp://w:1"]);
   });
+
+  it("a nanny whose plugins' hooks never end, closed within its budget, lets its process exit then, not at the 5-minute hook timeout", async () => {
+    // A nanny stopped with a teardown, and a setup, that never end: its close gives up on
+    // them at its budget, but the hooks' own timers held the process for 5 minutes more.
+    const script =
+      `const { NannyPlugins } = await import(${JSON.stringify(NANNY_PLUGINS)});\n` +
+      `const { CloseBudget } = await import(${JSON.stringify(CLOSE_BUDGET)});\n` +
+      "const never = () => new Promise(() => {});\n" +
+      "const hooks = { stuckDown: () => ({ setup() {}, teardown: never }), stuckUp: () => ({ setup: never }) };\n" +
+      "const plugins = new NannyPlugins({ env: {}, workerAddress: null }, (fn) => hooks[fn], () => {});\n" +
+      'await plugins.add({ name: "down", fn: "stuckDown", args: [] });\n' +
+      'void plugins.add({ name: "up", fn: "stuckUp", args: [] }).catch(() => {});\n' +
+      "const budget = new CloseBudget(0.2);\n" +
+      "await plugins.removeAll(() => {}, budget);\n" +
+      "budget.clear();\n" +
+      'process.stdout.write("closed\\n");\n';
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let out = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const exit = await new Promise<number | string>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        resolve("still running");
+      }, 20_000);
+      child.on("exit", (code, signal) => {
+        clearTimeout(timer);
+        resolve(code ?? signal ?? "?");
+      });
+    });
+    expect(out).toBe("closed\n");
+    expect(exit).toBe(0);
+  }, 30_000);
 
   it("environ sets the variables for the workers to come, restarts, and takes them back when removed", async () => {
     const { nanny, plugins } = nannyWith({});

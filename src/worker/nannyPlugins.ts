@@ -210,7 +210,13 @@ class HookDeadline {
     private readonly ms: number,
   ) {
     this.reached = new Promise((resolve) => {
-      if (ms <= MAX_TIMER_MS) this.timer = setTimeout(resolve, ms);
+      if (ms <= MAX_TIMER_MS) {
+        // Unref'd: whoever awaits the hook (a worker's request, over the child process a
+        // nanny holds) keeps the process alive; a nanny whose close gave up on a hook at
+        // its budget must not stay up for the rest of these minutes.
+        this.timer = setTimeout(resolve, ms);
+        this.timer.unref();
+      }
     });
   }
 
