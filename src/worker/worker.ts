@@ -880,10 +880,15 @@ export class Worker extends BaseWorker {
     const neverRan = this.statusValue === "starting";
     this.statusValue = "closing";
     // Its nanny SIGKILLs a process whose close never ends, and must know what it meant.
-    this.options.nannyLink?.closing?.({
-      restart: this.restartRequestedValue,
-      fault: this.faultValue !== null,
-    });
+    // A link that throws must not end the close before it began: nothing would be closed.
+    try {
+      this.options.nannyLink?.closing?.({
+        restart: this.restartRequestedValue,
+        fault: this.faultValue !== null,
+      });
+    } catch (err) {
+      this.logger.error({ err }, "closing: telling the nanny link failed; closing all the same");
+    }
     for (const t of this.timers.splice(0)) clearInterval(t);
     // A close must finish, and most callers do not wait for it (`void this.close()`):
     // a step that fails is logged and the others still run, rather than the

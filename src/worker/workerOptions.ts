@@ -374,6 +374,12 @@ function nannyLink(link: NannyLink | null | undefined, nanny: boolean): NannyLin
       `Worker option nannyLink must have addPlugin and removePlugin methods, got ${showValue(link)}`,
     );
   }
+  // Called as the worker begins to close: not a function then, the close would fail half done.
+  if (link.closing !== undefined && typeof link.closing !== "function") {
+    throw new TypeError(
+      `Worker option nannyLink's closing must be a function when given, got ${showValue(link.closing)}`,
+    );
+  }
   if (!nanny) throw new TypeError("Worker option nannyLink needs nanny: true");
   return link;
 }
