@@ -56,6 +56,12 @@ export interface CloseNotice {
   readonly restart: boolean;
   /** It closes on a fault: the nanny starts another, the fault counted. Neither: the nanny ends. */
   readonly fault: boolean;
+  /**
+   * It closes because its start failed (`weft worker` then exits 2, cannot
+   * start): the nanny ends with that code, not as after a retirement (0).
+   * Default false.
+   */
+  readonly startFailed?: boolean;
 }
 
 /** What the worker sends its nanny. */
@@ -212,6 +218,7 @@ export function ipcNannyLink(
         weftNanny: "closing",
         restart: how.restart,
         fault: how.fault,
+        startFailed: how.startFailed === true,
       };
       try {
         // A nanny gone meanwhile has nothing to take: the failure is no news.
@@ -251,7 +258,11 @@ export function serveNannyLink(
   const onMessage = (m: unknown): void => {
     const notice = m as Partial<ClosingNotice> | null;
     if (typeof notice === "object" && notice !== null && notice.weftNanny === "closing") {
-      events.closing?.({ restart: notice.restart === true, fault: notice.fault === true });
+      events.closing?.({
+        restart: notice.restart === true,
+        fault: notice.fault === true,
+        startFailed: notice.startFailed === true,
+      });
       return;
     }
     const request = m as Partial<NannyRequest> | null;

@@ -345,18 +345,24 @@ describe("the link between a worker and its nanny", () => {
       added: () => {},
       removed: () => {},
       failed: () => {},
-      closing: (how) => told.push(`restart ${how.restart} fault ${how.fault}`),
+      closing: (how) =>
+        told.push(`restart ${how.restart} fault ${how.fault} startFailed ${how.startFailed}`),
     });
     const link = ipcNannyLink(worker);
     link.closing?.({ restart: true, fault: false });
     link.closing?.({ restart: false, fault: true });
+    link.closing?.({ restart: false, fault: false, startFailed: true });
     await new Promise((r) => setImmediate(r));
-    expect(told).toEqual(["restart true fault false", "restart false fault true"]);
+    expect(told).toEqual([
+      "restart true fault false startFailed false",
+      "restart false fault true startFailed false",
+      "restart false fault false startFailed true",
+    ]);
     (worker as { connected: boolean }).connected = false;
     worker.emit("disconnect");
     link.closing?.({ restart: false, fault: false });
     await new Promise((r) => setImmediate(r));
-    expect(told).toHaveLength(2);
+    expect(told).toHaveLength(3);
     stop();
   });
 

@@ -885,6 +885,7 @@ export class Worker extends BaseWorker {
       this.options.nannyLink?.closing?.({
         restart: this.restartRequestedValue,
         fault: this.faultValue !== null,
+        startFailed: neverRan,
       });
     } catch (err) {
       this.logger.error({ err }, "closing: telling the nanny link failed; closing all the same");

@@ -654,6 +654,42 @@ describe("weft worker --nanny", () => {
     }
   }, 120_000);
 
+  it("a worker process stuck closing after its start failed (--death-timeout), unstopped, is SIGKILLed past the grace and the nanny ends with exit 2, as the worker would have", async () => {
+    const scheduler = await quietScheduler();
+    const marks = join(dir, "marks-stuck-start.txt");
+    const file = join(dir, "stuck-start.mjs");
+    writeFileSync(
+      file,
+      `import { appendFileSync } from "node:fs";\nexport function weftSetup() { return new Promise(() => {}); }\nexport function weftTeardown() { ${blocking(marks)} }\n`,
+    );
+    const ctx = testContext();
+    let stop!: () => void;
+    const stopped = new Promise<void>((r) => {
+      stop = r;
+    });
+    const args = [scheduler.address, "--nthreads", "1", "--executor", "inline", "--preload", file];
+    args.push("--death-timeout", "1000");
+    const nanny = runNanny({ args, maxRestarts: 1, stop: stopped, stopGraceMs: 1_000 }, ctx);
+    try {
+      const ended = await Promise.race([nanny.then(() => "ended"), sleep(60_000, "still running")]);
+      expect(ended).toBe("ended");
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: the worker did not exit within 1 s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n",
+      );
+      // Before, taken as a retirement: the nanny ended with 0, a start that failed said to have succeeded.
+      expect(ctx.exitCode).toBe(2);
+      expect(ctx.stderr.text).not.toContain("starting another");
+    } finally {
+      stop();
+      if (existsSync(marks)) {
+        for (const pid of readFileSync(marks, "utf8").trim().split("\n").map(Number)) {
+          if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
+        }
+      }
+      await scheduler.close();
+    }
+  }, 120_000);
+
   it("a worker whose nanny died while it was starting closes once started", async () => {
     const scheduler = await quietScheduler();
     // As a nanny's child, whose channel closes before the child listens for it.

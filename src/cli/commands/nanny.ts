@@ -335,7 +335,7 @@ async function runChildren(
     if (killedClosing && said !== null) {
       // Taken as the exit the worker was closing towards.
       killedBy = null;
-      code = said.restart ? EXIT_RESTART : said.fault ? 1 : 0;
+      code = said.restart ? EXIT_RESTART : said.fault ? 1 : said.startFailed === true ? 2 : 0;
     }
     if (code === EXIT_RESTART) {
       restarts = 0;
