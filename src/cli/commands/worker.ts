@@ -398,7 +398,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--death-timeout <ms>",
-      "how long the worker's start may take, the wait for a scheduler that refuses connections or cannot be reached yet included (and, before it, the wait for its --scheduler-file), then give up, exit 2, saying what it was doing (default: no bound, until stopped, as Dask's)",
+      "how long the worker's start may take, the wait for a scheduler that refuses connections or cannot be reached yet included, then give up, exit 2, saying what it was doing; with --scheduler-file, the wait for the file has a bound of its own as long, before the start's (default: no bound, until stopped, as Dask's)",
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "worker"))))
     .addOption(
