@@ -1,47 +1,16 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import type { AddressInfo, Socket } from "node:net";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { pino } from "pino";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { Scheduler } from "../scheduler/scheduler.ts";
+import { describe, expect, it } from "vitest";
 import type { NannyLink } from "./nannyLink.ts";
 import { stuckStartLog } from "./stuckStartTasks.ts";
-import { TEST_TASKS } from "./testWorker.ts";
-import { Worker } from "./worker.ts";
-import type { WorkerOptions } from "./workerOptions.ts";
+import { startingWorkers } from "./testStartingWorkers.ts";
+import type { Worker } from "./worker.ts";
 
-const STUCK_TASKS = new URL("./stuckStartTasks.ts", import.meta.url).href;
 const CLOSED = /^the worker was closed while starting$/;
-const dir = mkdtempSync(join(tmpdir(), "weft-worker-closed-starting-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function worker(scheduler: string, o: Partial<WorkerOptions> = {}): Worker {
-  const w = new Worker({
-    scheduler,
-    listen: "inproc://",
-    nthreads: 1,
-    executor: "inline",
-    taskModules: [TEST_TASKS, STUCK_TASKS],
-    connectTimeoutMs: 60_000,
-    logger: pino({ level: "silent" }),
-    ...o,
-  });
-  cleanups.push(() => w.close(0));
-  return w;
-}
-
-async function scheduler(): Promise<Scheduler> {
-  const s = await Scheduler.start({ logger: pino({ level: "silent" }), listen: "inproc://" });
-  cleanups.push(() => s.close());
-  return s;
-}
+const { dir, worker, scheduler, cleanup } = startingWorkers("weft-worker-closed-starting-");
 
 async function until(done: () => boolean): Promise<void> {
   while (!done()) await new Promise((r) => setTimeout(r, 5));
@@ -157,7 +126,7 @@ export function weftTeardown() { log.push("down"); }
       held.push(socket);
     });
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-    cleanups.push(() => {
+    cleanup(() => {
       for (const socket of held) socket.destroy();
       silent.close();
     });

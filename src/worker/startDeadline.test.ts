@@ -1,46 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { pino } from "pino";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { refusingAddress } from "../cli/testContext.ts";
-import { Scheduler } from "../scheduler/scheduler.ts";
 import type { NannyLink } from "./nannyLink.ts";
 import { StartDeadline } from "./startDeadline.ts";
 import { stuckStartLog } from "./stuckStartTasks.ts";
-import { TEST_TASKS } from "./testWorker.ts";
-import { Worker } from "./worker.ts";
-import type { WorkerOptions } from "./workerOptions.ts";
+import { startingWorkers } from "./testStartingWorkers.ts";
+import type { Worker } from "./worker.ts";
 
-const STUCK_TASKS = new URL("./stuckStartTasks.ts", import.meta.url).href;
-const dir = mkdtempSync(join(tmpdir(), "weft-worker-start-deadline-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function worker(scheduler: string, o: Partial<WorkerOptions> = {}): Worker {
-  const w = new Worker({
-    scheduler,
-    listen: "inproc://",
-    nthreads: 1,
-    executor: "inline",
-    taskModules: [TEST_TASKS, STUCK_TASKS],
-    connectTimeoutMs: 60_000,
-    logger: pino({ level: "silent" }),
-    ...o,
-  });
-  cleanups.push(() => w.close(0));
-  return w;
-}
-
-async function scheduler(): Promise<Scheduler> {
-  const s = await Scheduler.start({ logger: pino({ level: "silent" }), listen: "inproc://" });
-  cleanups.push(() => s.close());
-  return s;
-}
+const { dir, worker, scheduler } = startingWorkers("weft-worker-start-deadline-");
 
 /** How `start()` ended: its error (or "started"), and after how long (ms). */
 async function startOutcome(w: Worker): Promise<{ error: string; ms: number }> {
