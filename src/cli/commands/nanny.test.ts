@@ -524,170 +524,155 @@ describe("weft worker --nanny", () => {
       task: false,
     },
   ];
-  for (const [i, c] of stuck.entries()) {
-    it(`stopped while its worker process is ${c.how}: the nanny SIGKILLs it past the grace, says so, and ends (exit 0)`, async () => {
-      const scheduler = await quietScheduler();
-      const marks = join(dir, `marks-stuck-${i}.txt`);
-      const file = join(dir, `stuck-${i}.mjs`);
-      writeFileSync(file, c.module(marks));
-      const ctx = testContext();
-      let stop!: () => void;
-      const stopped = new Promise<void>((r) => {
-        stop = r;
-      });
-      const args = [scheduler.address, "--nthreads", "1", "--executor", "inline", ...c.args(file)];
-      const nanny = runNanny({ args, maxRestarts: 0, stop: stopped, stopGraceMs: 1_000 }, ctx);
-      const client = await Client.connect(scheduler.address);
-      let pid = 0;
-      try {
-        if (c.task) {
-          await client.waitForWorkers(1, { timeoutMs: 60_000 });
-          void client.runWith({ onError: "return" }, "nanny.block");
-        }
-        for (let t = 0; t < 600 && !existsSync(marks); t++) await sleep(100);
-        pid = Number(readFileSync(marks, "utf8").trim());
-        expect(alive(pid)).toBe(true);
-        stop();
-        // Before, the nanny sent one SIGTERM, which a blocked event loop never acts on, and waited for good.
-        const ended = await Promise.race([
-          nanny.then(() => "ended"),
-          sleep(20_000, "still running"),
-        ]);
-        expect(ended).toBe("ended");
-        expect(ctx.exitCode).toBe(0);
-        // One closing to be restarted began to close before the stop: the earlier grace runs out first.
-        const killedLine =
-          /weft worker: nanny: the worker did not exit within 1 s of (the nanny's SIGTERM|beginning to close) \(its event loop blocked, or its close stuck\): killed it \(SIGKILL\)\n/g;
-        expect(ctx.stderr.text.match(killedLine)).toHaveLength(1);
-        if (!c.how.startsWith("closing"))
-          expect(ctx.stderr.text).toContain("of the nanny's SIGTERM");
-        expect(ctx.stderr.text).not.toContain("starting another");
-        expect(alive(pid)).toBe(false);
-      } finally {
-        stop();
-        if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
-        await client.close();
-        await scheduler.close();
-      }
-    }, 120_000);
-  }
-
-  it("a worker process stuck closing to be restarted, unstopped, is SIGKILLed past the grace and another started, as a restart", async () => {
+  /**
+   * A nanny, its stop grace 1 s, whose worker runs `module` (written to a file that
+   * `args` gives the worker), on a quiet scheduler: `body` gets them; then the nanny
+   * is stopped, and each process that wrote its id to `marks` (a stuck one) SIGKILLed.
+   */
+  async function withStuckNanny(
+    name: string,
+    module: (marks: string) => string,
+    args: (file: string) => string[],
+    maxRestarts: number,
+    body: (run: {
+      scheduler: Scheduler;
+      ctx: ReturnType<typeof testContext>;
+      nanny: Promise<void>;
+      stop: () => void;
+      marks: string;
+    }) => Promise<void>,
+  ): Promise<void> {
     const scheduler = await quietScheduler();
-    const marks = join(dir, "marks-stuck-restart.txt");
-    const file = join(dir, "stuck-restart.mjs");
-    writeFileSync(
-      file,
-      `import { appendFileSync } from "node:fs";\nexport function weftTeardown() { ${blocking(marks)} }\n`,
-    );
+    const marks = join(dir, `marks-${name}.txt`);
+    const file = join(dir, `${name}.mjs`);
+    writeFileSync(file, module(marks));
     const ctx = testContext();
     let stop!: () => void;
     const stopped = new Promise<void>((r) => {
       stop = r;
     });
-    const args = [scheduler.address, "--nthreads", "1", "--executor", "inline", "--preload", file];
-    args.push("--lifetime", "1s", "--lifetime-restart");
-    const nanny = runNanny({ args, maxRestarts: 0, stop: stopped, stopGraceMs: 1_000 }, ctx);
+    const workerArgs = [
+      scheduler.address,
+      "--nthreads",
+      "1",
+      "--executor",
+      "inline",
+      ...args(file),
+    ];
+    const nanny = runNanny(
+      { args: workerArgs, maxRestarts, stop: stopped, stopGraceMs: 1_000 },
+      ctx,
+    );
     try {
+      await body({ scheduler, ctx, nanny, stop, marks });
+    } finally {
+      stop();
+      if (existsSync(marks)) {
+        for (const pid of readFileSync(marks, "utf8").trim().split("\n").map(Number)) {
+          if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
+        }
+      }
+      await scheduler.close();
+    }
+  }
+
+  const killedClosing =
+    "weft worker: nanny: the worker did not exit within 1 s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n";
+
+  for (const [i, c] of stuck.entries()) {
+    it(`stopped while its worker process is ${c.how}: the nanny SIGKILLs it past the grace, says so, and ends (exit 0)`, async () => {
+      await withStuckNanny(
+        `stuck-${i}`,
+        c.module,
+        c.args,
+        0,
+        async ({ scheduler, ctx, nanny, stop, marks }) => {
+          const client = await Client.connect(scheduler.address);
+          try {
+            if (c.task) {
+              await client.waitForWorkers(1, { timeoutMs: 60_000 });
+              void client.runWith({ onError: "return" }, "nanny.block");
+            }
+            for (let t = 0; t < 600 && !existsSync(marks); t++) await sleep(100);
+            const pid = Number(readFileSync(marks, "utf8").trim());
+            expect(alive(pid)).toBe(true);
+            stop();
+            // Before, the nanny sent one SIGTERM, which a blocked event loop never acts on, and waited for good.
+            const ended = await Promise.race([
+              nanny.then(() => "ended"),
+              sleep(20_000, "still running"),
+            ]);
+            expect(ended).toBe("ended");
+            expect(ctx.exitCode).toBe(0);
+            // One closing to be restarted began to close before the stop: the earlier grace runs out first.
+            const killedLine =
+              /weft worker: nanny: the worker did not exit within 1 s of (the nanny's SIGTERM|beginning to close) \(its event loop blocked, or its close stuck\): killed it \(SIGKILL\)\n/g;
+            expect(ctx.stderr.text.match(killedLine)).toHaveLength(1);
+            if (!c.how.startsWith("closing"))
+              expect(ctx.stderr.text).toContain("of the nanny's SIGTERM");
+            expect(ctx.stderr.text).not.toContain("starting another");
+            expect(alive(pid)).toBe(false);
+          } finally {
+            await client.close();
+          }
+        },
+      );
+    }, 120_000);
+  }
+
+  it("a worker process stuck closing to be restarted, unstopped, is SIGKILLed past the grace and another started, as a restart", async () => {
+    const module = (marks: string) =>
+      `import { appendFileSync } from "node:fs";\nexport function weftTeardown() { ${blocking(marks)} }\n`;
+    const args = (file: string) => ["--preload", file, "--lifetime", "1s", "--lifetime-restart"];
+    await withStuckNanny("stuck-restart", module, args, 0, async ({ ctx, nanny, stop }) => {
       // Before, the nanny waited for good on a worker that never exited to be restarted.
       await eventually(() => workerLines(ctx) >= 2, 30_000, "a second worker");
-      expect(ctx.stderr.text).toContain(
-        "weft worker: nanny: the worker did not exit within 1 s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n",
-      );
+      expect(ctx.stderr.text).toContain(killedClosing);
       expect(ctx.stderr.text).toContain(RESTARTING_LINE);
       expect(ctx.stderr.text).not.toContain("on a fault");
       stop();
       await nanny;
       expect(ctx.exitCode).toBe(0);
-    } finally {
-      stop();
-      if (existsSync(marks)) {
-        for (const pid of readFileSync(marks, "utf8").trim().split("\n").map(Number)) {
-          if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
-        }
-      }
-      await scheduler.close();
-    }
+    });
   }, 120_000);
 
   it("a worker process stuck closing on another's SIGTERM, unstopped, is SIGKILLed past the grace and another started, as on a fault", async () => {
-    const scheduler = await quietScheduler();
-    const marks = join(dir, "marks-stuck-term.txt");
-    const file = join(dir, "stuck-term.mjs");
-    writeFileSync(
-      file,
+    const module = (marks: string) =>
       `import { appendFileSync } from "node:fs";\nimport { defineTask } from ${JSON.stringify(registry)};\n` +
-        'defineTask("nanny.termSelf", () => { process.kill(process.pid, "SIGTERM"); return 1; });\n' +
-        `export function weftTeardown() { ${blocking(marks)} }\n`,
-    );
-    const ctx = testContext();
-    let stop!: () => void;
-    const stopped = new Promise<void>((r) => {
-      stop = r;
-    });
-    const args = [scheduler.address, "--nthreads", "1", "--executor", "inline"];
-    args.push("--tasks", file, "--preload", file);
-    const nanny = runNanny({ args, maxRestarts: 1, stop: stopped, stopGraceMs: 1_000 }, ctx);
-    const client = await Client.connect(scheduler.address);
-    try {
-      await client.waitForWorkers(1, { timeoutMs: 60_000 });
-      void client.runWith({ onError: "return" }, "nanny.termSelf");
-      await eventually(() => workerLines(ctx) >= 2, 30_000, "a second worker");
-      expect(ctx.stderr.text).toContain(
-        "weft worker: nanny: the worker did not exit within 1 s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n",
-      );
-      expect(ctx.stderr.text).toContain(
-        "weft worker: nanny: the worker stopped on a fault; starting another (1 of at most 1 in a row)",
-      );
-      stop();
-      await nanny;
-      expect(ctx.exitCode).toBe(0);
-    } finally {
-      stop();
-      if (existsSync(marks)) {
-        for (const pid of readFileSync(marks, "utf8").trim().split("\n").map(Number)) {
-          if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
-        }
+      'defineTask("nanny.termSelf", () => { process.kill(process.pid, "SIGTERM"); return 1; });\n' +
+      `export function weftTeardown() { ${blocking(marks)} }\n`;
+    const args = (file: string) => ["--tasks", file, "--preload", file];
+    await withStuckNanny("stuck-term", module, args, 1, async ({ scheduler, ctx, nanny, stop }) => {
+      const client = await Client.connect(scheduler.address);
+      try {
+        await client.waitForWorkers(1, { timeoutMs: 60_000 });
+        void client.runWith({ onError: "return" }, "nanny.termSelf");
+        await eventually(() => workerLines(ctx) >= 2, 30_000, "a second worker");
+        expect(ctx.stderr.text).toContain(killedClosing);
+        expect(ctx.stderr.text).toContain(
+          "weft worker: nanny: the worker stopped on a fault; starting another (1 of at most 1 in a row)",
+        );
+        stop();
+        await nanny;
+        expect(ctx.exitCode).toBe(0);
+      } finally {
+        await client.close();
       }
-      await client.close();
-      await scheduler.close();
-    }
+    });
   }, 120_000);
 
   it("a worker process stuck closing after its start failed (--death-timeout), unstopped, is SIGKILLed past the grace and the nanny ends with exit 2, as the worker would have", async () => {
-    const scheduler = await quietScheduler();
-    const marks = join(dir, "marks-stuck-start.txt");
-    const file = join(dir, "stuck-start.mjs");
-    writeFileSync(
-      file,
-      `import { appendFileSync } from "node:fs";\nexport function weftSetup() { return new Promise(() => {}); }\nexport function weftTeardown() { ${blocking(marks)} }\n`,
-    );
-    const ctx = testContext();
-    let stop!: () => void;
-    const stopped = new Promise<void>((r) => {
-      stop = r;
-    });
-    const args = [scheduler.address, "--nthreads", "1", "--executor", "inline", "--preload", file];
-    args.push("--death-timeout", "1000");
-    const nanny = runNanny({ args, maxRestarts: 1, stop: stopped, stopGraceMs: 1_000 }, ctx);
-    try {
+    const module = (marks: string) =>
+      `import { appendFileSync } from "node:fs";\nexport function weftSetup() { return new Promise(() => {}); }\nexport function weftTeardown() { ${blocking(marks)} }\n`;
+    const args = (file: string) => ["--preload", file, "--death-timeout", "1000"];
+    await withStuckNanny("stuck-start", module, args, 1, async ({ ctx, nanny }) => {
       const ended = await Promise.race([nanny.then(() => "ended"), sleep(60_000, "still running")]);
       expect(ended).toBe("ended");
-      expect(ctx.stderr.text).toContain(
-        "weft worker: nanny: the worker did not exit within 1 s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n",
-      );
+      expect(ctx.stderr.text).toContain(killedClosing);
       // Before, taken as a retirement: the nanny ended with 0, a start that failed said to have succeeded.
       expect(ctx.exitCode).toBe(2);
       expect(ctx.stderr.text).not.toContain("starting another");
-    } finally {
-      stop();
-      if (existsSync(marks)) {
-        for (const pid of readFileSync(marks, "utf8").trim().split("\n").map(Number)) {
-          if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
-        }
-      }
-      await scheduler.close();
-    }
+    });
   }, 120_000);
 
   it("a worker whose nanny died while it was starting closes once started", async () => {
