@@ -135,6 +135,28 @@ describe("a spilled value gone from disk", () => {
     expect(tries.length).toBeLessThan(100);
   });
 
+  it("is computed again for tasks taking turns at one resource, rather than livelocking", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      threadsPerWorker: 2,
+      worker: { ...SPILLING, spillDirectory: dir, resources: { R: 1 } },
+    });
+    const x = client.submit(bytes, N);
+    await x;
+    damage("deleted");
+    // One runs while the others wait for R (constrained): each, finding the input lost,
+    // once waited for those behind it, which the scheduler sent straight back.
+    const sums = Array.from({ length: 6 }, () =>
+      client.submitWith({ pure: false, resources: { R: 1 } }, byteSum, x),
+    );
+    const outcome = await Promise.race([
+      client.gather(sums),
+      sleep(5000).then(() => "still rescheduling after 5 s"),
+    ]);
+    expect(outcome).toEqual(sums.map(() => expectedSum(N)));
+    expect(cluster.workers[0].spillStats?.lostKeys).toBe(0);
+  });
+
   for (const protocol of ["inproc", "tcp"] as const) {
     it(`is computed again for a peer fetching it (${protocol})`, async () => {
       const { cluster, client } = await testCluster({

@@ -58,13 +58,16 @@ const NEEDS_INPUTS: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
 ]);
 
 /**
- * Of those, the states a dependent may stay in for a while: all but `ready`,
- * which runs as soon as a thread is free (the one the rescheduled task frees,
- * at the latest), finds the input lost in turn and is rescheduled too.
+ * Of those, the states a dependent may stay in for a while: all but `ready`
+ * and `constrained`, which run as soon as a thread (and their resources) are
+ * free, those the rescheduled task frees at the latest, find the input lost in
+ * turn and are rescheduled too. Counting `constrained` livelocked dependents
+ * sharing one resource: each, run alone, waited for the others queued behind
+ * it, which came back from the scheduler as it was rescheduled, so that the
+ * input was never dropped.
  */
 const HOLDS_INPUTS: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
   "waiting",
-  "constrained",
   "executing",
   "long-running",
 ]);
