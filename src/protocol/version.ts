@@ -43,7 +43,12 @@ import type { WireVersion } from "./messagesSession.ts";
  * without the change ignores it as an unknown op, and waits, as before); and a client's
  * `dump_state`, `get_story`, `get_logs` and `profile_stop` carry its
  * `maxMessageBytes` (a worker without the change ignores the fields and
- * answers as before).
+ * answers as before); and `upload-file`, `load-task-modules`,
+ * `register-worker-plugin` and `register-nanny-plugin` carry the workers the
+ * client asked (`asked`), which a scheduler with the change may answer with
+ * `{unasked}` instead of recording (a scheduler without it ignores the field
+ * and records, as before; a client without it sends none, and is answered as
+ * before).
  */
 export const WIRE_PROTOCOL_VERSION = 3;
 
