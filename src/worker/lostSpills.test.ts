@@ -20,20 +20,26 @@ afterEach(() => {
 
 /**
  * A state machine over a spilling store holding `x` (on disk, its file removed)
- * and running the tasks `running`, which need it; the LostSpills under test, and
- * the messages the state machine sent.
+ * and running the tasks `running`, which need it, and with `queued` (also
+ * needing it) waiting for the one resource `R` that each of them holds; the
+ * LostSpills under test, and the messages the state machine sent.
  */
-function lostWith(running: string[]) {
+function lostWith(running: string[], queued: string[] = []) {
   const data = new SpillStore({
     targetBytes: 10,
     directory: dir,
     sizeof: (v) => (v instanceof Uint8Array ? v.byteLength : 1),
   });
-  const ws = newWs({ nthreads: running.length + 1, data });
+  const nthreads = running.length + queued.length + 1;
+  const ws = newWs({ nthreads, data, ...(queued.length > 0 ? { resources: { R: 1 } } : {}) });
   ws.handleStimulus(compute("x", "c-x"));
   ws.handleStimulus(success("x", "s-x", new Uint8Array(100)));
-  for (const key of running) ws.handleStimulus(compute(key, `c-${key}`, { whoHas: { x: [W2] } }));
+  const needsR = queued.length > 0 ? { resourceRestrictions: { R: 1 } } : {};
+  for (const key of [...running, ...queued]) {
+    ws.handleStimulus(compute(key, `c-${key}`, { whoHas: { x: [W2] }, ...needsR }));
+  }
   for (const key of running) expect(ws.task(key).state).toBe("executing");
+  for (const key of queued) expect(ws.task(key).state).toBe("constrained");
   for (const d of readdirSync(dir)) rmSync(join(dir, d), { recursive: true });
   let err: unknown;
   try {
@@ -88,6 +94,19 @@ describe("LostSpills", () => {
     expect(released(sent)).toMatchObject([{ key: "x" }]);
     expect(data.isLost("x")).toBe(false);
     expect(data.has("x")).toBe(false);
+  });
+
+  it("reschedules at once a task whose input another waits for a resource to read, which then runs", () => {
+    // Waiting for the others queued for R, each sent straight back by the scheduler,
+    // the tasks taking turns at R never let the input drop.
+    const { ws, lost, err, sent, feed } = lostWith(["y"], ["z"]);
+    expect(lost.inputLost(err, "y")).toBe(0);
+    feed(RescheduleEvent.dummy("y", { stimulusId: "spilled-input-lost" }));
+    expect(ws.task("z").state).toBe("executing");
+    expect(released(sent)).toEqual([]);
+    expect(lost.inputLost(err, "z")).toBe(0);
+    feed(RescheduleEvent.dummy("z", { stimulusId: "spilled-input-lost" }));
+    expect(released(sent)).toMatchObject([{ key: "x" }]);
   });
 
   it("drops a key nothing here needs right away, once, however often it is found lost", async () => {
