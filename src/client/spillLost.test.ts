@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Future } from "./future.ts";
 import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
-import { byteSum, bytes, describeBytes, slowByteSum } from "./testTasks.ts";
+import { byteSum, bytes, describeBytes, inc, slowByteSum } from "./testTasks.ts";
 
 let dir = "";
 let other = "";
@@ -149,6 +149,30 @@ describe("a spilled value gone from disk", () => {
     const sums = Array.from({ length: 6 }, () =>
       client.submitWith({ pure: false, resources: { R: 1 } }, byteSum, x),
     );
+    const outcome = await Promise.race([
+      client.gather(sums),
+      sleep(5000).then(() => "still rescheduling after 5 s"),
+    ]);
+    expect(outcome).toEqual(sums.map(() => expectedSum(N)));
+    expect(cluster.workers[0].spillStats?.lostKeys).toBe(0);
+  });
+
+  it("is computed again for many tasks that also fetch an input, rather than livelocking", async () => {
+    const { cluster, client } = await testCluster({
+      threadsPerWorker: 2,
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const [a, b] = cluster.workers.map((w) => w.address);
+    const x = client.submitWith({ workers: [a] }, bytes, N);
+    await x;
+    const ms = Array.from({ length: 20 }, (_, i) =>
+      client.submitWith({ workers: [b], pure: false }, inc, i),
+    );
+    await client.gather(ms);
+    damage("deleted");
+    // Waiting for another input, then waiting out the loss, each held up the next to find
+    // it lost on the other thread, while those rescheduled came straight back.
+    const sums = ms.map((m) => client.submitWith({ pure: false }, slowByteSum, x, m));
     const outcome = await Promise.race([
       client.gather(sums),
       sleep(5000).then(() => "still rescheduling after 5 s"),

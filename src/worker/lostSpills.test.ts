@@ -109,6 +109,26 @@ describe("LostSpills", () => {
     expect(released(sent)).toMatchObject([{ key: "x" }]);
   });
 
+  it("holds no task up for one only waiting out the loss, and ends that wait once none holds it", async () => {
+    const { lost, err, sent, feed } = lostWith(["y", "z"]);
+    // z finds it lost while y may hold it: z waits.
+    const zWaits = lost.waitOut(err, "z");
+    expect(zWaits).not.toBeNull();
+    let zDone = false;
+    void zWaits?.then(() => {
+      zDone = true;
+    });
+    // y then finds it lost too: z holds nothing, so y is rescheduled at once (waiting for
+    // each other, the two kept the input from being dropped for good).
+    expect(lost.waitOut(err, "y")).toBeNull();
+    feed(RescheduleEvent.dummy("y", { stimulusId: "spilled-input-lost" }));
+    await Promise.resolve();
+    // No task here holds it now: z's wait ends at once, not LOST_INPUT_RETRY_MS later.
+    expect(zDone).toBe(true);
+    feed(RescheduleEvent.dummy("z", { stimulusId: "spilled-input-lost" }));
+    expect(released(sent)).toMatchObject([{ key: "x" }]);
+  });
+
   it("drops a key nothing here needs right away, once, however often it is found lost", async () => {
     const { ws, lost, err, sent } = lostWith([]);
     lost.lost(err);

@@ -44,7 +44,8 @@ export interface LostSpillsHost {
  * another task here still holds that input (a running one, or one waiting for
  * other inputs): rescheduled at once, it would come straight back to this
  * worker, which the scheduler still believes holds the input, and fail again,
- * as fast as messages go. Short, as the wait holds one of the worker's threads.
+ * as fast as messages go. Short, as the wait holds one of the worker's threads;
+ * at most: it ends once no task here holds the input (see `LostSpills.waitOut`).
  */
 export const LOST_INPUT_RETRY_MS = 100;
 
@@ -72,9 +73,27 @@ const HOLDS_INPUTS: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
   "long-running",
 ]);
 
+/** The states of a task whose run has not ended (cancelled or resumed: while it runs on). */
+const STILL_RUNNING: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
+  "executing",
+  "long-running",
+  "cancelled",
+  "resumed",
+]);
+
 /** The keys of this worker lost from disk, until the state machine drops them. */
 export class LostSpills {
   private readonly pending = new Set<string>();
+  /**
+   * The tasks waiting {@link LOST_INPUT_RETRY_MS} to be rescheduled: running,
+   * yet holding nothing (they found the input lost), so no reason for another
+   * to wait. Counted as holders, two such tasks on two threads kept each other
+   * waiting, and the dependents queued behind them, each sent straight back by
+   * the scheduler, took their places in turn: the input was never dropped.
+   */
+  private readonly waitingOut = new Set<string>();
+  /** Each of those's early end: once no task here holds the input, they wait for nothing. */
+  private readonly wakers = new Map<string, () => void>();
   private releasing = false;
   private releaseQueued = false;
 
@@ -114,11 +133,40 @@ export class LostSpills {
   inputLost(err: SpilledValueLostError, dependent: string): number {
     this.lost(err);
     const ts = this.host.state.tasks.get(err.key);
-    return ts !== undefined && neededHere(ts, HOLDS_INPUTS, dependent) ? LOST_INPUT_RETRY_MS : 0;
+    if (ts === undefined || !neededHere(ts, HOLDS_INPUTS, dependent, this.waitingOut)) return 0;
+    this.waitingOut.add(dependent);
+    return LOST_INPUT_RETRY_MS;
+  }
+
+  /**
+   * {@link inputLost}, as a wait: null to reschedule `dependent` at once, else
+   * a promise that resolves after {@link LOST_INPUT_RETRY_MS}, or sooner, once
+   * no task here holds the input any more (found by {@link release}): waiting on,
+   * it would only keep the input from being dropped.
+   */
+  waitOut(err: SpilledValueLostError, dependent: string): Promise<void> | null {
+    const ms = this.inputLost(err, dependent);
+    if (ms === 0) return null;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        if (this.wakers.get(dependent) === done) this.wakers.delete(dependent);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      this.wakers.set(dependent, done);
+    });
   }
 
   /** Drop the lost keys no task here needs any more: after each batch of stimuli. */
   release(): void {
+    for (const key of this.waitingOut) {
+      // Rescheduled (or freed) since: it waits no more.
+      if (!STILL_RUNNING.has(this.host.state.tasks.get(key)?.state ?? "released")) {
+        this.waitingOut.delete(key);
+      }
+    }
     if (this.pending.size === 0 || this.releasing) return;
     const keys: string[] = [];
     for (const key of this.pending) {
@@ -128,7 +176,10 @@ export class LostSpills {
         this.pending.delete(key);
         continue;
       }
-      if (neededHere(ts, NEEDS_INPUTS, null)) continue;
+      if (!neededHere(ts, HOLDS_INPUTS, null, this.waitingOut)) {
+        for (const dep of ts.dependents) this.wakers.get(dep.key)?.();
+      }
+      if (neededHere(ts, NEEDS_INPUTS, null, null)) continue;
       keys.push(key);
       this.pending.delete(key);
     }
@@ -144,14 +195,19 @@ export class LostSpills {
   }
 }
 
-/** Whether a dependent of `ts` here, other than the task `except`, is in one of `states`. */
+/**
+ * Whether a dependent of `ts` here, other than the task `except` and those of
+ * `alsoExcept`, is in one of `states`.
+ */
 function neededHere(
   ts: TaskState,
   states: ReadonlySet<TaskStateState>,
   except: string | null,
+  alsoExcept: ReadonlySet<string> | null,
 ): boolean {
   for (const dep of ts.dependents) {
-    if (dep.key !== except && states.has(dep.state)) return true;
+    if (dep.key === except || alsoExcept?.has(dep.key)) continue;
+    if (states.has(dep.state)) return true;
   }
   return false;
 }

@@ -12,7 +12,6 @@
  * executors and outcomes; the worker only hands it instructions.
  */
 
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { type TaskSpec, taskSpecProblem } from "../protocol/messagesTaskSpec.ts";
@@ -55,10 +54,10 @@ export interface TaskRunnerHost {
   /** Where the worker is in its life: `run` is refused once it is closing. */
   status(): WorkerStatus;
   /**
-   * The task `key` found its input lost from disk (`err`): the milliseconds to
-   * wait before rescheduling it (see `LostSpills.inputLost`).
+   * The task `key` found its input lost from disk (`err`): null to reschedule
+   * it at once, else what to wait for first (see `LostSpills.waitOut`).
    */
-  spilledInputLost(err: SpilledValueLostError, key: string): number;
+  spilledInputLost(err: SpilledValueLostError, key: string): Promise<void> | null;
 }
 
 /** Runs the worker's tasks and `run` calls, at most one per slot of the worker's threads. */
@@ -146,11 +145,20 @@ export class TaskRunner {
     key: string,
     ctx: AsyncInstructionContext,
   ): StateMachineEvent | Promise<StateMachineEvent> {
-    const wait = this.host.spilledInputLost(err, key);
+    const waited = this.host.spilledInputLost(err, key);
     const event = () => new RescheduleEvent({ key, stimulusId: stimulusId("spilled-input-lost") });
-    if (wait === 0) return event();
+    if (waited === null) return event();
     // Aborted by the worker's close: the rejection ends the instruction quietly.
-    return sleep(wait, undefined, { signal: ctx.signal }).then(event);
+    const { signal } = ctx;
+    return new Promise<StateMachineEvent>((resolve, reject) => {
+      const aborted = () => reject(signal.reason);
+      if (signal.aborted) return aborted();
+      signal.addEventListener("abort", aborted, { once: true });
+      void waited.then(() => {
+        signal.removeEventListener("abort", aborted);
+        resolve(event());
+      });
+    });
   }
 
   private async runWhenSlotFree(

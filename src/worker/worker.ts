@@ -227,7 +227,7 @@ export class Worker extends BaseWorker {
         handleStimulus: (...stims) => this.handleStimulus(...stims),
         taskClient: this.taskClient,
         status: () => this.statusValue,
-        spilledInputLost: (err, key) => this.lostSpills.inputLost(err, key),
+        spilledInputLost: (err, key) => this.lostSpills.waitOut(err, key),
       },
       o.nthreads,
     );
