@@ -522,12 +522,16 @@ describe("weft worker --nanny", () => {
         `import { appendFileSync } from "node:fs";\nexport function weftTeardown() { ${blocking(marks)} }\n`,
       args: (file: string) => ["--preload", file, "--lifetime", "1s", "--lifetime-restart"],
       task: false,
+      // Its grace runs from the close's start, not the stop: 1 s could end before the test
+      // saw the teardown block (a loaded host), and the stop find another worker.
+      graceMs: 5_000,
     },
   ];
   /**
-   * A nanny, its stop grace 1 s, whose worker runs `module` (written to a file that
-   * `args` gives the worker), on a quiet scheduler: `body` gets them; then the nanny
-   * is stopped, and each process that wrote its id to `marks` (a stuck one) SIGKILLed.
+   * A nanny, its stop grace `graceMs` (1 s unless given), whose worker runs `module`
+   * (written to a file that `args` gives the worker), on a quiet scheduler: `body`
+   * gets them; then the nanny is stopped, and each process that wrote its id to
+   * `marks` (a stuck one) SIGKILLed.
    */
   async function withStuckNanny(
     name: string,
@@ -541,6 +545,7 @@ describe("weft worker --nanny", () => {
       stop: () => void;
       marks: string;
     }) => Promise<void>,
+    graceMs = 1_000,
   ): Promise<void> {
     const scheduler = await quietScheduler();
     const marks = join(dir, `marks-${name}.txt`);
@@ -560,7 +565,7 @@ describe("weft worker --nanny", () => {
       ...args(file),
     ];
     const nanny = runNanny(
-      { args: workerArgs, maxRestarts, stop: stopped, stopGraceMs: 1_000 },
+      { args: workerArgs, maxRestarts, stop: stopped, stopGraceMs: graceMs },
       ctx,
     );
     try {
@@ -606,7 +611,7 @@ describe("weft worker --nanny", () => {
             expect(ctx.exitCode).toBe(0);
             // One closing to be restarted began to close before the stop: the earlier grace runs out first.
             const killedLine =
-              /weft worker: nanny: the worker did not exit within 1 s of (the nanny's SIGTERM|beginning to close) \(its event loop blocked, or its close stuck\): killed it \(SIGKILL\)\n/g;
+              /weft worker: nanny: the worker did not exit within \d+ s of (the nanny's SIGTERM|beginning to close) \(its event loop blocked, or its close stuck\): killed it \(SIGKILL\)\n/g;
             expect(ctx.stderr.text.match(killedLine)).toHaveLength(1);
             if (!c.how.startsWith("closing"))
               expect(ctx.stderr.text).toContain("of the nanny's SIGTERM");
@@ -616,6 +621,7 @@ describe("weft worker --nanny", () => {
             await client.close();
           }
         },
+        c.graceMs,
       );
     }, 120_000);
   }
