@@ -585,7 +585,7 @@ describe("weft worker --nanny", () => {
     "weft worker: nanny: the worker did not exit within 1 s of beginning to close (its event loop blocked, or its close stuck): killed it (SIGKILL)\n";
 
   for (const [i, c] of stuck.entries()) {
-    it(`stopped while its worker process is ${c.how}: the nanny SIGKILLs it past the grace, says so, and ends (exit 0)`, async () => {
+    it.concurrent(`stopped while its worker process is ${c.how}: the nanny SIGKILLs it past the grace, says so, and ends (exit 0)`, async () => {
       await withStuckNanny(
         `stuck-${i}`,
         c.module,
@@ -626,7 +626,7 @@ describe("weft worker --nanny", () => {
     }, 120_000);
   }
 
-  it("a worker process stuck closing to be restarted, unstopped, is SIGKILLed past the grace and another started, as a restart", async () => {
+  it.concurrent("a worker process stuck closing to be restarted, unstopped, is SIGKILLed past the grace and another started, as a restart", async () => {
     const module = (marks: string) =>
       `import { appendFileSync } from "node:fs";\nexport function weftTeardown() { ${blocking(marks)} }\n`;
     const args = (file: string) => ["--preload", file, "--lifetime", "1s", "--lifetime-restart"];
@@ -642,7 +642,7 @@ describe("weft worker --nanny", () => {
     });
   }, 120_000);
 
-  it("a worker process stuck closing on another's SIGTERM, unstopped, is SIGKILLed past the grace and another started, as on a fault", async () => {
+  it.concurrent("a worker process stuck closing on another's SIGTERM, unstopped, is SIGKILLed past the grace and another started, as on a fault", async () => {
     const module = (marks: string) =>
       `import { appendFileSync } from "node:fs";\nimport { defineTask } from ${JSON.stringify(registry)};\n` +
       'defineTask("nanny.termSelf", () => { process.kill(process.pid, "SIGTERM"); return 1; });\n' +
@@ -667,7 +667,7 @@ describe("weft worker --nanny", () => {
     });
   }, 120_000);
 
-  it("a worker process stuck closing after its start failed (--death-timeout), unstopped, is SIGKILLed past the grace and the nanny ends with exit 2, as the worker would have", async () => {
+  it.concurrent("a worker process stuck closing after its start failed (--death-timeout), unstopped, is SIGKILLed past the grace and the nanny ends with exit 2, as the worker would have", async () => {
     const module = (marks: string) =>
       `import { appendFileSync } from "node:fs";\nexport function weftSetup() { return new Promise(() => {}); }\nexport function weftTeardown() { ${blocking(marks)} }\n`;
     const args = (file: string) => ["--preload", file, "--death-timeout", "1000"];
