@@ -245,7 +245,9 @@ export async function runWorker(
       await givingUp;
       return; // said why already
     }
-    ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
+    // The start deadline's error names the API option; a command-line user gave the flag.
+    const why = (err as Error).message.replace("(deathTimeoutMs, ", "(--death-timeout, ");
+    ctx.stderr.write(`weft worker: cannot start: ${why}\n`);
     ctx.exitCode = EXIT.usage;
     return;
   }

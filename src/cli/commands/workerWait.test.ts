@@ -65,7 +65,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
         );
         expect(r.code).toBe(2);
         expect(r.err).toMatch(
-          /^weft worker: cannot start: the worker did not start within its death timeout \(deathTimeoutMs, 500 ms\): it was still running its preload modules' weftSetup \(file:\/\/.*never-set-up\.mjs\); it closed\n$/,
+          /^weft worker: cannot start: the worker did not start within its death timeout \(--death-timeout, 500 ms\): it was still running its preload modules' weftSetup \(file:\/\/.*never-set-up\.mjs\); it closed\n$/,
         );
         expect(Date.now() - started).toBeLessThan(10_000);
         expect(s.state.workers.size).toBe(0);
