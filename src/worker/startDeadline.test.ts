@@ -1,8 +1,8 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { refusingAddress } from "../cli/testContext.ts";
+import { refusingAddress, writeStuckSetupPreload } from "../cli/testContext.ts";
 import type { NannyLink } from "./nannyLink.ts";
 import { StartDeadline } from "./startDeadline.ts";
 import { stuckStartLog } from "./stuckStartTasks.ts";
@@ -30,13 +30,8 @@ describe("deathTimeoutMs bounds the whole start, as Dask's Server.start", {
 }, () => {
   it("a preload whose weftSetup never resolves: start() rejects at the deadline, saying so, the preload torn down", async () => {
     const mod = join(dir, "stuck.mjs");
-    writeFileSync(
-      mod,
-      `export const log = [];
-export function weftSetup() { log.push("up"); return new Promise(() => {}); }
-export function weftTeardown() { log.push("down"); }
-`,
-    );
+    const marks = join(dir, "stuck-marks.txt");
+    writeStuckSetupPreload(mod, marks);
     const s = await scheduler();
     const w = worker(s.address, { preload: [mod], deathTimeoutMs: 400 });
     const { error, ms } = await startOutcome(w);
@@ -46,8 +41,7 @@ export function weftTeardown() { log.push("down"); }
     expect(ms).toBeGreaterThanOrEqual(390);
     expect(ms).toBeLessThan(5_000);
     await w.closed;
-    const { log } = (await import(pathToFileURL(mod).href)) as { log: string[] };
-    expect(log).toEqual(["up", "down"]);
+    expect(readFileSync(marks, "utf8")).toBe("up\ndown\n");
     expect(w.status).toBe("failed");
     expect(s.state.workers.size).toBe(0);
   });
