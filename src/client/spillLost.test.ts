@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Worker } from "../worker/worker.ts";
 import type { Future } from "./future.ts";
 import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
-import { byteSum, bytes, describeBytes, inc, slowByteSum } from "./testTasks.ts";
+import { byteSum, bytes, describeBytes, inc, slowByteSum, slowInc } from "./testTasks.ts";
 
 let dir = "";
 let other = "";
@@ -14,7 +15,9 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "weft-spill-lost-"));
   other = mkdtempSync(join(tmpdir(), "weft-spill-lost-other-"));
 });
+const extra: Worker[] = [];
 afterEach(async () => {
+  for (const w of extra.splice(0)) await w.close();
   await closeTestClusters();
   rmSync(dir, { recursive: true, force: true });
   rmSync(other, { recursive: true, force: true });
@@ -63,6 +66,40 @@ function recordingLogger(): { logger: pino.Logger; records: Record<string, unkno
 // there when read (so that its file is read again at each use).
 const SPILLING = { memoryLimit: "20kB", memoryTarget: 0.5 } as const;
 const N = 12_000;
+
+/**
+ * A cluster of a spilling worker `a` holding `x` (12 kB, spilled), then its file
+ * deleted, and `b`: on `a`, `y` (which needs `x`; restricted to `a`, loosely or
+ * not) ready behind `hold` on its one thread, when `a` pauses for its memory
+ * (`memory.bytes`, which the test may lower).
+ */
+async function pausedWithReadyDependent(loose: boolean) {
+  const memory = { bytes: 0 };
+  const { cluster, client } = await testCluster({
+    workers: 1,
+    worker: {
+      ...SPILLING,
+      spillDirectory: dir,
+      memoryMeasure: () => memory.bytes,
+      memoryMonitorIntervalMs: 5,
+    },
+  });
+  const [a] = cluster.workers;
+  const x = client.submit(bytes, N);
+  await x;
+  const b = await extraWorker(cluster);
+  extra.push(b);
+  await client.waitForWorkers(2);
+  const hold = client.submitWith({ workers: [a.address] }, slowInc, 0, 200);
+  await eventually(() => a.state.executing.size === 1);
+  const y = client.submitWith({ workers: [a.address], allowOtherWorkers: loose }, byteSum, x);
+  await eventually(() => a.state.tasks.get(y.key)?.state === "ready");
+  memory.bytes = 17_000; // beyond memoryPause (80%), within memoryTerminate (95%)
+  const seen = () => cluster.scheduler.state.workers.get(a.address)?.status;
+  await eventually(() => seen() === "paused", 5000, "the pause");
+  damage("deleted");
+  return { a, b, x, y, hold, client, memory };
+}
 
 describe("a spilled value gone from disk", () => {
   for (const how of ["deleted", "truncated", "garbage", "directory removed"] as const) {
@@ -179,6 +216,32 @@ describe("a spilled value gone from disk", () => {
     ]);
     expect(outcome).toEqual(sums.map(() => expectedSum(N)));
     expect(cluster.workers[0].spillStats?.lostKeys).toBe(0);
+  });
+
+  it("is computed again for a peer while its worker is paused with tasks waiting for it", async () => {
+    const { a, b, x, y, hold, client } = await pausedWithReadyDependent(true);
+    // y, never started while a is paused, kept the key there: b, sent to a for it,
+    // asked again and again until a resumed.
+    const z = client.submitWith({ workers: [b.address], pure: false }, byteSum, x);
+    const outcome = await Promise.race([
+      client.gather([z, y]),
+      sleep(5000).then(() => "still waiting after 5 s"),
+    ]);
+    expect(outcome).toEqual([expectedSum(N), expectedSum(N)]);
+    expect(await hold).toBe(1);
+    expect(a.isPaused).toBe(true);
+    expect(a.spillStats?.lostKeys).toBe(0);
+  });
+
+  it("paused, tells a task only it may run that no worker can, which runs once it resumes", async () => {
+    const { b, x, y, client, memory } = await pausedWithReadyDependent(false);
+    const z = client.submitWith({ workers: [b.address], pure: false }, byteSum, x);
+    expect(await z).toBe(expectedSum(N));
+    // As any task restricted to a paused worker (see docs/worker.md).
+    await expect(y).rejects.toThrow(/none of the workers it is restricted to is running/);
+    memory.bytes = 0;
+    await eventually(() => y.status === "pending" || y.status === "finished", 5000);
+    expect(await y).toBe(expectedSum(N));
   });
 
   for (const protocol of ["inproc", "tcp"] as const) {

@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LOST_INPUT_RETRY_MS, LostSpills } from "./lostSpills.ts";
 import { SpilledValueLostError } from "./spilledValueLost.ts";
 import { SpillStore } from "./spillStore.ts";
-import { RescheduleEvent, type StateMachineEvent } from "./state/events.ts";
+import { PauseEvent, RescheduleEvent, type StateMachineEvent } from "./state/events.ts";
 import type { Instruction } from "./state/instructions.ts";
-import { compute, newWs, success, W2 } from "./state/testing.ts";
+import { compute, free, newWs, success, W2, W3 } from "./state/testing.ts";
 
 let dir = "";
 beforeEach(() => {
@@ -49,6 +49,7 @@ function lostWith(running: string[], queued: string[] = []) {
   }
   expect(err).toBeInstanceOf(SpilledValueLostError);
   const sent: Instruction[] = [];
+  const rescheduled: string[] = [];
   const lost = new LostSpills({
     state: ws,
     logger: pino({ level: "silent" }),
@@ -56,12 +57,15 @@ function lostWith(running: string[], queued: string[] = []) {
     handleStimulus: (...stims: StateMachineEvent[]) => {
       sent.push(...ws.handleStimuli(stims));
     },
+    reschedule: (keys) => {
+      rescheduled.push(...keys);
+    },
   });
   const feed = (ev: StateMachineEvent) => {
     sent.push(...ws.handleStimuli([ev]));
     lost.release();
   };
-  return { ws, data, lost, err: err as SpilledValueLostError, sent, feed };
+  return { ws, data, lost, err: err as SpilledValueLostError, sent, rescheduled, feed };
 }
 
 const released = (sent: Instruction[]) =>
@@ -127,6 +131,41 @@ describe("LostSpills", () => {
     expect(zDone).toBe(true);
     feed(RescheduleEvent.dummy("z", { stimulusId: "spilled-input-lost" }));
     expect(released(sent)).toMatchObject([{ key: "x" }]);
+  });
+
+  it("has a paused worker ask for the tasks waiting here for the input to run elsewhere, once", async () => {
+    // Paused, the worker starts none of them, nor fetches w's other input: without the
+    // scheduler taking them back, they kept the key until it resumed, peers meanwhile
+    // sent here to fetch it in vain.
+    const { ws, lost, err, sent, rescheduled, feed } = lostWith(["r"]);
+    feed(new PauseEvent({ stimulusId: "pause" }));
+    feed(success("r", "s-r", 1)); // r, running before the pause, ends
+    feed(compute("y", "c-y", { whoHas: { x: [W2] } }));
+    feed(compute("w", "c-w", { whoHas: { x: [W2], o: [W3] } }));
+    expect([ws.task("y").state, ws.task("w").state]).toEqual(["ready", "waiting"]);
+    lost.lost(err);
+    await Promise.resolve();
+    expect(rescheduled.sort()).toEqual(["w", "y"]);
+    expect(ws.task("x").state).toBe("memory");
+    // Asked once, however many batches of stimuli follow.
+    feed(new PauseEvent({ stimulusId: "pause-again" }));
+    lost.lost(err);
+    await Promise.resolve();
+    expect(rescheduled).toHaveLength(2);
+    // The scheduler frees them here: the key drops.
+    feed(free(["y", "w"], "free"));
+    expect(released(sent)).toMatchObject([{ key: "x" }]);
+    expect(lost.keys.size).toBe(0);
+  });
+
+  it("has a running worker ask the scheduler for nothing: its tasks find the input lost themselves", async () => {
+    const { ws, lost, err, rescheduled, feed } = lostWith(["r"]);
+    feed(compute("w", "c-w", { whoHas: { x: [W2], o: [W3] } }));
+    expect(ws.task("w").state).toBe("waiting");
+    lost.lost(err);
+    await Promise.resolve();
+    expect(rescheduled).toEqual([]);
+    expect(ws.task("x").state).toBe("memory");
   });
 
   it("drops a key nothing here needs right away, once, however often it is found lost", async () => {

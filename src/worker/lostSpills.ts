@@ -20,6 +20,15 @@
  * rescheduled ({@link LostSpills.inputLost}), a peer's or client's `get_data`
  * is answered without it (as a worker that no longer holds it answers), and
  * each batch of stimuli is followed by another try ({@link LostSpills.release}).
+ *
+ * A paused worker starts no task and fetches no input, and no event of the
+ * state machine takes a waiting or ready task back: its dependents would keep
+ * the key until it resumes, the scheduler meanwhile sending peers (and
+ * clients) to fetch it here, again and again, in vain. So a paused worker asks
+ * the scheduler to run them elsewhere (`reschedule`, as a task that finds its
+ * input lost does): the scheduler frees them here (`free-keys`), and the key
+ * drops. The scheduler assigns a paused worker nothing new, so they do not come
+ * straight back.
  */
 
 import type { Logger } from "pino";
@@ -37,6 +46,8 @@ export interface LostSpillsHost {
   isLost(key: string): boolean;
   /** Feed the state machine (the `RemoveReplicasEvent`). */
   handleStimulus(...stims: StateMachineEvent[]): void;
+  /** Ask the scheduler to run these tasks, not started here, elsewhere (`reschedule` messages). */
+  reschedule(keys: readonly string[], stimulusId: string): void;
 }
 
 /**
@@ -73,6 +84,13 @@ const HOLDS_INPUTS: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
   "long-running",
 ]);
 
+/** Of those, the states of a dependent a paused worker keeps as they are (it starts and fetches nothing). */
+const NOT_STARTED: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
+  "waiting",
+  "ready",
+  "constrained",
+]);
+
 /** The states of a task whose run has not ended (cancelled or resumed: while it runs on). */
 const STILL_RUNNING: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
   "executing",
@@ -94,6 +112,8 @@ export class LostSpills {
   private readonly waitingOut = new Set<string>();
   /** Each of those's early end: once no task here holds the input, they wait for nothing. */
   private readonly wakers = new Map<string, () => void>();
+  /** The dependents a paused worker asked the scheduler to reschedule, until they leave {@link NOT_STARTED}. */
+  private readonly rescheduled = new Set<string>();
   private releasing = false;
   private releaseQueued = false;
 
@@ -167,8 +187,15 @@ export class LostSpills {
         this.waitingOut.delete(key);
       }
     }
+    for (const key of this.rescheduled) {
+      // Freed by the scheduler (or started, the worker resumed): asked for no more.
+      if (!NOT_STARTED.has(this.host.state.tasks.get(key)?.state ?? "released")) {
+        this.rescheduled.delete(key);
+      }
+    }
     if (this.pending.size === 0 || this.releasing) return;
     const keys: string[] = [];
+    const elsewhere: string[] = [];
     for (const key of this.pending) {
       const ts = this.host.state.tasks.get(key);
       if (ts === undefined || ts.state !== "memory" || !this.host.isLost(key)) {
@@ -179,9 +206,19 @@ export class LostSpills {
       if (!neededHere(ts, HOLDS_INPUTS, null, this.waitingOut)) {
         for (const dep of ts.dependents) this.wakers.get(dep.key)?.();
       }
-      if (neededHere(ts, NEEDS_INPUTS, null, null)) continue;
+      if (neededHere(ts, NEEDS_INPUTS, null, null)) {
+        if (!this.host.state.running) this.notStarted(ts, elsewhere);
+        continue;
+      }
       keys.push(key);
       this.pending.delete(key);
+    }
+    if (elsewhere.length > 0) {
+      this.host.logger.warn(
+        { keys: elsewhere },
+        "this worker is paused: the tasks waiting here for a spilled value gone from disk are to run elsewhere",
+      );
+      this.host.reschedule(elsewhere, stimulusId("spilled-input-lost"));
     }
     if (keys.length === 0) return;
     this.releasing = true;
@@ -191,6 +228,15 @@ export class LostSpills {
       );
     } finally {
       this.releasing = false;
+    }
+  }
+
+  /** Add to `out` the dependents of `ts` a paused worker keeps as they are, once each. */
+  private notStarted(ts: TaskState, out: string[]): void {
+    for (const dep of ts.dependents) {
+      if (!NOT_STARTED.has(dep.state) || this.rescheduled.has(dep.key)) continue;
+      this.rescheduled.add(dep.key);
+      out.push(dep.key);
     }
   }
 }

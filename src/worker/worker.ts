@@ -61,6 +61,7 @@ import type { SpilledValueLostError } from "./spilledValueLost.ts";
 import type { SpillStats, SpillStore } from "./spillStore.ts";
 import { StartDeadline } from "./startDeadline.ts";
 import { FindMissingEvent, RetryBusyWorkerEvent, type StateMachineEvent } from "./state/events.ts";
+import { RescheduleMsg, toMessage } from "./state/instructions.ts";
 import { DEFAULT_DATA_SIZE } from "./state/taskState.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
@@ -191,6 +192,9 @@ export class Worker extends BaseWorker {
       logger,
       isLost: (key) => spill?.isLost(key) ?? false,
       handleStimulus: (...stims) => this.handleStimuli(stims),
+      reschedule: (keys, sid) => {
+        for (const key of keys) this.batchedSend(toMessage(new RescheduleMsg(key, sid)));
+      },
     });
     this.executors = new TaskExecutors(o, logger);
     this.memory =
