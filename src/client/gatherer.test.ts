@@ -4,7 +4,7 @@ import { actorRef } from "../protocol/actors.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { Actor } from "./actor.ts";
 import { LostKeyError, ResultFetchError } from "./errors.ts";
-import { Gatherer, type GatherHost } from "./gatherer.ts";
+import { Gatherer, type GatherHost, LostFromDiskError } from "./gatherer.ts";
 
 /** A host whose one worker answers `busy` `busyTimes` times, then with the value. */
 function busyHost(busyTimes: number) {
@@ -165,6 +165,44 @@ describe("Gatherer", () => {
     });
     await expect(new Gatherer(host).fetch("x")).rejects.toThrow(
       "cannot fetch the result of x: tcp://w:1 no longer holds it",
+    );
+  });
+
+  it("gives up at once a key its holder lost from disk, saying so, for the client to await its recomputation", async () => {
+    const { host, asked } = workersHost({
+      holders: { x: ["tcp://w:1"] },
+      getData: () => ({ status: "OK", data: new Map(), lost: ["x"] }),
+    });
+    const err = await new Gatherer(host).fetch("x").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LostFromDiskError);
+    expect(err).toBeInstanceOf(LostKeyError);
+    expect((err as Error).message).toBe(
+      "cannot fetch the result of x: its spilled value is gone from disk on tcp://w:1, which " +
+        "drop it once the tasks there reading it end, for the scheduler to compute it again",
+    );
+    // Asking again would not find it (nor would 19 more rounds): its holder drops it
+    // once the tasks there reading it end, however long they take.
+    expect(asked).toHaveLength(1);
+  });
+
+  it("fetches a key one holder lost from disk from another", async () => {
+    // Its holders taken in turn from one picked by the key's length: a first.
+    const { host, asked } = workersHost({
+      holders: { xx: ["tcp://a:1", "tcp://b:1"] },
+      getData: (w, keys) =>
+        w === "tcp://b:1" ? ok(keys) : { status: "OK", data: new Map(), lost: keys },
+    });
+    await expect(new Gatherer(host).fetch("xx")).resolves.toBe("value of xx");
+    expect(asked.map(([w]) => w)).toEqual(["tcp://a:1", "tcp://b:1"]);
+  });
+
+  it("fails a key at once when its worker names the lost keys otherwise than as a list of keys", async () => {
+    const { host } = workersHost({
+      holders: { x: ["tcp://w:1"] },
+      getData: () => ({ status: "OK", data: new Map(), lost: "x" }),
+    });
+    await expect(new Gatherer(host).fetch("x")).rejects.toThrow(
+      "cannot fetch the result of x: unexpected get_data answer from tcp://w:1: lost is not an array of keys",
     );
   });
 

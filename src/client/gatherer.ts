@@ -4,7 +4,10 @@
  * all the keys it holds. Holders come from the `key-in-memory` reports; when
  * a holder turns out not to have a key (or is unreachable), the gatherer asks
  * the scheduler where the key is now and tries again. A busy worker is asked
- * again after a short wait.
+ * again after a short wait. A key every holder says it lost from disk is
+ * given up at once, as a {@link LostFromDiskError}: the holders drop it once
+ * the tasks there reading it end, and the scheduler computes it again, which
+ * the client waits for (see results.ts).
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
@@ -27,6 +30,22 @@ export interface GatherHost {
   holdersOf(key: string): readonly string[];
   /** Ask the scheduler where these keys are held now. */
   whoHas(keys: readonly string[]): Promise<Record<string, readonly string[]>>;
+}
+
+/**
+ * Every holder of the key found its spilled value gone from disk (`lost` in
+ * its `get_data` answer): no round more finds it, yet it is not lost to the
+ * cluster, which computes it again once they drop it.
+ */
+export class LostFromDiskError extends LostKeyError {
+  override name = "LostFromDiskError";
+  constructor(key: string, holders: readonly string[]) {
+    super(
+      key,
+      `its spilled value is gone from disk on ${holders.join(", ")}, which drop it once the ` +
+        "tasks there reading it end, for the scheduler to compute it again",
+    );
+  }
 }
 
 /** Where a fetched value (or the reason it could not be fetched) goes. */
@@ -107,6 +126,16 @@ const MAX_ROUNDS = 20;
 /** Wait before asking a busy worker again, in ms (grows with each round). */
 const BUSY_DELAY_MS = 10;
 
+/** What a run of the gatherer learns of its keys' fetches so far. */
+interface RoundRecord {
+  /** Why each key was not fetched, last. */
+  readonly lastError: Map<string, string>;
+  /** The keys a holder answered `busy` for, this round. */
+  readonly busy: Set<string>;
+  /** The holders of each key that said they lost it from disk. */
+  readonly lostBy: Map<string, Set<string>>;
+}
+
 /** Fetches results, coalescing the requests of one turn. */
 export class Gatherer {
   private batch: Map<string, Sink> | null = null;
@@ -166,6 +195,9 @@ export class Gatherer {
     const lastError = new Map<string, string>();
     const busy = new Set<string>();
     const failedRounds = new Map<string, number>();
+    const lostBy = new Map<string, Set<string>>();
+    // The holders of each key asked in the last round.
+    const tried = new Map<string, readonly string[]>();
     for (let round = 0; remaining.length > 0; round++) {
       if (round > 0) {
         try {
@@ -180,6 +212,7 @@ export class Gatherer {
       const next: string[] = [];
       for (const key of remaining) {
         const holders = override.get(key) ?? this.host.holdersOf(key);
+        tried.set(key, holders);
         if (holders.length === 0) {
           lastError.set(key, "no worker holds it");
           next.push(key);
@@ -192,12 +225,18 @@ export class Gatherer {
       }
       const results = await Promise.all(
         [...byWorker].map(([worker, keys]) =>
-          this.fromWorker(worker, keys, batch, lastError, busy),
+          this.fromWorker(worker, keys, batch, { lastError, busy, lostBy }),
         ),
       );
       for (const missed of results) for (const key of missed) next.push(key);
       remaining = [];
       for (const key of next) {
+        const lost = lostBy.get(key);
+        const holders = tried.get(key) ?? [];
+        if (lost !== undefined && holders.length > 0 && holders.every((w) => lost.has(w))) {
+          batch.get(key)?.reject(new LostFromDiskError(key, holders));
+          continue;
+        }
         if (!busy.has(key)) {
           const failed = (failedRounds.get(key) ?? 0) + 1;
           if (failed >= MAX_ROUNDS) {
@@ -215,15 +254,16 @@ export class Gatherer {
 
   /**
    * Fetch `keys` from `worker`; resolves the found ones and returns the others
-   * (those the worker answered `busy` for are also added to `busy`).
+   * (those the worker answered `busy` for are also added to `busy`, those it
+   * said it lost from disk to `lostBy`).
    */
   private async fromWorker(
     worker: string,
     keys: string[],
     batch: Map<string, Sink>,
-    lastError: Map<string, string>,
-    busy: Set<string>,
+    round: RoundRecord,
   ): Promise<string[]> {
+    const { lastError, busy, lostBy } = round;
     let response: unknown;
     try {
       const rpc = await this.host.peers.get(worker);
@@ -237,8 +277,8 @@ export class Gatherer {
         // would be answered busy). For one key, final.
         if (keys.length > 1) {
           const half = keys.length >> 1;
-          const missed = await this.fromWorker(worker, keys.slice(0, half), batch, lastError, busy);
-          const more = await this.fromWorker(worker, keys.slice(half), batch, lastError, busy);
+          const missed = await this.fromWorker(worker, keys.slice(0, half), batch, round);
+          const more = await this.fromWorker(worker, keys.slice(half), batch, round);
           return missed.length === 0 ? more : [...missed, ...more];
         }
         for (const key of keys) {
@@ -261,12 +301,20 @@ export class Gatherer {
       return keys;
     }
     const missed: string[] = [];
+    const lost = new Set(parsed.lost);
     for (const key of keys) {
       if (parsed.data.has(key)) {
         const value = parsed.data.get(key);
         batch.get(key)?.resolve(isActorRef(value) ? this.host.actorHandle(value) : value);
       } else {
-        lastError.set(key, `${worker} no longer holds it`);
+        if (lost.has(key)) {
+          lastError.set(key, `${worker} lost its spilled value from disk`);
+          let by = lostBy.get(key);
+          if (by === undefined) lostBy.set(key, (by = new Set()));
+          by.add(worker);
+        } else {
+          lastError.set(key, `${worker} no longer holds it`);
+        }
         missed.push(key);
       }
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ClientClosedError, LostKeyError } from "./errors.ts";
 import { Future, type FutureHost } from "./future.ts";
-import type { Gatherer } from "./gatherer.ts";
+import { type Gatherer, LostFromDiskError } from "./gatherer.ts";
 import { KeyRecord } from "./keyRecord.ts";
 import { Results } from "./results.ts";
 
@@ -137,6 +137,29 @@ describe("Results", () => {
     // About half a second between fetches, waiting for news of the key.
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
     expect(fetched).toEqual(["a", "a", "a", "a"]);
+  });
+
+  it("a key lost from disk by its holders is awaited past 4 fetches, until computed again", async () => {
+    // Its holders claim it while tasks there read it, which may take long: the scheduler
+    // computes it again once they drop it.
+    class Always extends Map<string, Error> {
+      override delete(): boolean {
+        return false;
+      }
+    }
+    const failing = new Always([["a", new LostFromDiskError("a", ["w"])]]);
+    const { future, rec, fetched } = setup(failing);
+    const a = future("a");
+    rec("a").finish(["w"], null);
+    const got = a.result();
+    await new Promise((r) => setTimeout(r, 2_200));
+    expect(await settledYet(got)).toBe(false);
+    expect(fetched.length).toBeGreaterThan(4);
+    // Dropped by its holder: the scheduler reports it lost (lost-data), then in memory.
+    rec("a").reset();
+    Map.prototype.delete.call(failing, "a");
+    rec("a").finish(["w2"], null);
+    expect(await got).toBe("value of a");
   });
 
   it("a key lost, then computed again meanwhile, comes to the same await", async () => {

@@ -1,7 +1,8 @@
 /**
  * Getting the results of a client's futures: waiting until they are done,
  * fetching them from the workers (through the gatherer, together when several
- * are wanted at once), trying again a key lost with its worker, and keeping
+ * are wanted at once), trying again a key lost with its worker (or from its
+ * worker's disk, until it is computed again), and keeping
  * what is awaited reachable meanwhile. Apart from the client: it reads the
  * client's records of keys and never writes them, and its waits and retries
  * are one concern that `gather`, `await future`, `replicate` and `rebalance`
@@ -12,7 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ClientClosedError, LostKeyError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { replaceFutures, searchFutures } from "./futureSearch.ts";
-import type { Gatherer } from "./gatherer.ts";
+import { type Gatherer, LostFromDiskError } from "./gatherer.ts";
 import type { KeyRecord } from "./keyRecord.ts";
 
 /** What {@link Results} needs of its client. */
@@ -203,7 +204,11 @@ export class Results {
         }
       }
       // Lost with its worker: the scheduler recomputes it (lost-data) and reports again.
-      if (!(error instanceof LostKeyError) || ++lostTries > 3) throw error;
+      if (!(error instanceof LostKeyError)) throw error;
+      // Lost from disk by its holders, which still claim it while tasks there read it
+      // (which may take long): not counted, as the scheduler recomputes it once they
+      // drop it. Unbounded as awaiting those tasks is; a holder leaving ends it too.
+      if (!(error instanceof LostFromDiskError) && ++lostTries > 3) throw error;
       await Promise.race([rec.changed(), sleep(500)]);
     }
   }

@@ -307,6 +307,25 @@ describe("a spilled value gone from disk", () => {
     expect(got[N - 1]).toBe((N - 1) % 251);
   });
 
+  it("is computed again for a client gathering it while a task there reads it for long", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 1,
+      threadsPerWorker: 2,
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const x = client.submit(bytes, N);
+    await x;
+    // Longer than the client tries a key lost with its worker (four fetches, about 5 s).
+    const slow = client.submit(slowByteSum, x, 6000);
+    await eventually(() => cluster.workers[0].state.executing.size === 1);
+    damage("deleted");
+    const [got] = (await client.gather([x])) as Uint8Array[];
+    // Not before the slow task let its worker drop the key: then computed again.
+    expect(slow.status).toBe("finished");
+    expect(got).toHaveLength(N);
+    expect(await slow).toBe(expectedSum(N));
+  }, 30_000);
+
   it("lost when scattered, fails what needs it, saying so, rather than hanging", async () => {
     const { cluster, client } = await testCluster({
       workers: 1,

@@ -48,7 +48,10 @@ import type { WireVersion } from "./messagesSession.ts";
  * client asked (`asked`), which a scheduler with the change may answer with
  * `{unasked}` instead of recording (a scheduler without it ignores the field
  * and records, as before; a client without it sends none, and is answered as
- * before).
+ * before); and a worker's `get_data` answer names in `lost` the keys asked
+ * whose spilled value it found gone from disk (a requester without the change
+ * ignores the field and takes them as not held, as before; a worker without it
+ * sends none, and its requesters give such keys up as before).
  */
 export const WIRE_PROTOCOL_VERSION = 3;
 

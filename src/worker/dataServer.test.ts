@@ -108,9 +108,13 @@ describe("DataServer", () => {
         4,
       );
       const { ctx, send } = ctxFrom("tcp://10.0.0.2:5");
-      // As a worker that no longer holds it answers: the requester asks elsewhere.
+      // As a worker that no longer holds it answers: the requester asks elsewhere. Named
+      // lost: a client waits for it to be computed again rather than give it up.
       const answer = server.getData({ keys: ["a", "big"] }, ctx);
       expect(answer.status === "OK" && [...answer.data.keys()]).toEqual(["a"]);
+      expect(answer.status === "OK" && answer.lost).toEqual(["big"]);
+      const parsed = parseGetDataResponse(answer, new Set(["a", "big"]), "tcp://10.0.0.1:1");
+      expect(parsed.status === "OK" && parsed.lost).toEqual(["big"]);
       expect(told).toHaveLength(1);
       expect(told[0]).toBeInstanceOf(SpilledValueLostError);
       expect(told[0].key).toBe("big");

@@ -4,7 +4,8 @@
  * answers are in flight at once (twice that for peers on the same host, one
  * while paused for memory, as in Dask); beyond that it answers `{status: "busy"}` and the
  * peer retries later. A key whose spilled value is gone from disk is left out
- * of the answer, as a key the worker no longer holds, and the worker told.
+ * of the answer, as a key the worker no longer holds, named as `lost`, and the
+ * worker told.
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
@@ -17,9 +18,20 @@ import { showValue } from "../util/showValue.ts";
 import { SpilledValueLostError } from "./spilledValueLost.ts";
 import type { WorkerState } from "./state/workerState.ts";
 
-/** The answer to `get_data` (on the wire, values other than scalars are {@link ClonedValue}s). */
+/**
+ * The answer to `get_data` (on the wire, values other than scalars are
+ * {@link ClonedValue}s). `lost`, when there are any, names the keys asked whose
+ * spilled value this worker found gone from disk: left out of `data`, as keys
+ * it does not hold, yet claimed until it drops them (see lostSpills.ts), after
+ * which the scheduler computes them again. A client waits for that rather than
+ * giving such a key up as lost.
+ */
 export type GetDataResponse =
-  | { readonly status: "OK"; readonly data: Map<string, unknown> }
+  | {
+      readonly status: "OK";
+      readonly data: Map<string, unknown>;
+      readonly lost?: readonly string[];
+    }
   | { readonly status: "busy" };
 
 /** What the data server needs to know of its worker. */
@@ -91,6 +103,7 @@ export class DataServer {
       return { status: "busy" };
     }
     const data = new Map<string, unknown>();
+    const lost: string[] = [];
     let bytes = 0;
     for (const key of keys as string[]) {
       if (state.data.has(key)) {
@@ -100,6 +113,7 @@ export class DataServer {
         } catch (err) {
           if (!(err instanceof SpilledValueLostError)) throw err;
           this.worker.valueLost?.(err);
+          lost.push(key);
           continue;
         }
         data.set(key, asWireValue(value));
@@ -117,7 +131,7 @@ export class DataServer {
       this.outgoingCount--;
       this.outgoingBytes -= bytes;
     });
-    return { status: "OK", data };
+    return lost.length > 0 ? { status: "OK", data, lost } : { status: "OK", data };
   };
 }
 
@@ -150,7 +164,8 @@ export function mapEntries(data: unknown): Iterable<[unknown, unknown]> | null {
 
 /**
  * Check a `get_data` answer: busy, or the values of the requested keys (other
- * keys are dropped), unwrapped. Throws for anything else.
+ * keys are dropped), unwrapped, and those of them it says `lost`. Throws for
+ * anything else.
  */
 export function parseGetDataResponse(
   response: unknown,
@@ -160,7 +175,7 @@ export function parseGetDataResponse(
   if (typeof response !== "object" || response === null) {
     throw new TypeError(`unexpected get_data answer from ${peer}: not an object`);
   }
-  const { status, data } = response as { status?: unknown; data?: unknown };
+  const { status, data, lost } = response as { status?: unknown; data?: unknown; lost?: unknown };
   if (status === "busy") return { status: "busy" };
   if (status !== "OK")
     throw new TypeError(`unexpected get_data answer from ${peer}: status ${showValue(status)}`);
@@ -171,5 +186,10 @@ export function parseGetDataResponse(
   for (const [k, v] of entries) {
     if (typeof k === "string" && requested.has(k)) out.set(k, ClonedValue.unwrap(v));
   }
-  return { status: "OK", data: out };
+  if (lost === undefined) return { status: "OK", data: out };
+  if (!Array.isArray(lost) || !lost.every((k) => typeof k === "string")) {
+    throw new TypeError(`unexpected get_data answer from ${peer}: lost is not an array of keys`);
+  }
+  const lostAsked = (lost as string[]).filter((k) => requested.has(k) && !out.has(k));
+  return { status: "OK", data: out, lost: lostAsked };
 }
