@@ -246,6 +246,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       record: (key) => this.records.get(key),
       flushReleases: () => this.flushReleases(),
       send: (msg) => this.conn.send(msg),
+      // Any request would do: this one is cheap, and changes nothing.
+      askHandled: () => {
+        this.conn.request("who-has", { keys: [] }).catch(() => {});
+      },
     });
     this.results = new Results(
       { record: (key) => this.records.get(key), closedError: () => this.closedError },
@@ -313,6 +317,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       return this.closedError ?? undefined;
     };
     conn.onSendFailed = (msg, err) => this.sendFailed(msg, err);
+    conn.onAnswered = (sent) => this.submissions.handledBefore(sent);
   }
 
   /**

@@ -58,4 +58,26 @@ describe("a request the scheduler refuses as malformed", () => {
     expect(await client.submit("inc", 1).result()).toBe(2);
     expect(await client.gather(client.map("inc", [1, 2, 3]))).toEqual([2, 3, 4]);
   });
+
+  it("a graph refused among many asks of a pending key fails its futures, the others bounded", async () => {
+    const { client } = await testCluster();
+    const submissions = (client as unknown as { submissions: Submissions }).submissions;
+    // A key pending for a while, asked for again and again: the client asks the
+    // scheduler to answer a request, which tells it which asks were taken.
+    const slow = client.submit("slowInc", 1, 1500);
+    let most = 0;
+    for (let i = 0; i < 2000; i++) {
+      client.submit("slowInc", 1, 1500);
+      most = Math.max(most, submissions.refusable);
+      if (i % 100 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await client.whoHas([]);
+    expect(submissions.refusable).toBeLessThan(10);
+    expect(most).toBeLessThan(1000);
+    // Refused just before a request is answered: its futures fail all the same.
+    const [refused] = submissions.submit({} as unknown as Map<string, never>, ["refused-j"]);
+    await client.whoHas([]);
+    await expect(within(refused.result(), 3_000)).rejects.toThrow(/refused the graph submitted/);
+    expect(await slow).toBe(2);
+  });
 });

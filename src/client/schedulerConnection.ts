@@ -38,6 +38,8 @@ export interface SchedulerConnectionOptions extends CommOptions {
 
 interface PendingRequest {
   readonly op: ClientRequestOp;
+  /** The request's number among the messages sent (see `SchedulerConnection.onAnswered`). */
+  readonly sent: number;
   resolve(v: unknown): void;
   reject(e: Error): void;
 }
@@ -66,7 +68,17 @@ export class SchedulerConnection {
    * that fail so are rejected instead.
    */
   onSendFailed: (msg: unknown, error: Error) => void = () => {};
+  /**
+   * Called with the number {@link send} gave a request (it numbers requests
+   * alike) once the scheduler answered it: the scheduler takes a client's
+   * messages in order and answers a request once it handled those before it,
+   * so every message numbered lower was handled (taken, or refused with a
+   * `message-refused` that came first).
+   */
+  onAnswered: (sent: number) => void = () => {};
   private readonly stream: BatchedSend;
+  /** Messages sent so far, requests included. */
+  private sentCount = 0;
   private readonly pending = new Map<number, PendingRequest>();
   private nextRequestId = 1;
   private closing = false;
@@ -162,10 +174,14 @@ export class SchedulerConnection {
     return this.closing || this.stream.isClosed;
   }
 
-  /** Queue a message for the scheduler. Throws a `ClientClosedError` once closed. */
-  send(msg: unknown): void {
+  /**
+   * Queue a message for the scheduler: its number among the messages sent
+   * (see {@link onAnswered}). Throws a `ClientClosedError` once closed.
+   */
+  send(msg: unknown): number {
     if (this.isClosed) throw new ClientClosedError("the connection to the scheduler is closed");
     this.stream.send(msg);
+    return ++this.sentCount;
   }
 
   /** Send the queued messages now; resolves once they are handed to the comm. */
@@ -185,8 +201,8 @@ export class SchedulerConnection {
     }
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(requestId, { op, resolve, reject });
       this.stream.send({ op, requestId, ...fields });
+      this.pending.set(requestId, { op, sent: ++this.sentCount, resolve, reject });
     });
   }
 
@@ -225,6 +241,7 @@ export class SchedulerConnection {
     const p = this.pending.get(msg.requestId);
     if (p === undefined) return;
     this.pending.delete(msg.requestId);
+    this.onAnswered(p.sent);
     if (typeof msg.error === "string") p.reject(new SchedulerReplyError(p.op, msg.error));
     else p.resolve(msg.result);
   }

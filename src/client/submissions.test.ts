@@ -7,12 +7,16 @@ import { standInFutureHost } from "./testFutureHost.ts";
 
 /**
  * Submissions over a client stand-in: what they send, in order with the
- * releases flushed, and what becomes of the keys of those that could not be sent.
+ * releases flushed, and what becomes of the keys of those that could not be sent;
+ * the numbers of the requests they asked to be answered (`askHandled`), numbered
+ * among the messages sent as the connection numbers them.
  */
 function submissionsOfStandIn() {
   const futureHost = standInFutureHost();
   const sent: UpdateGraphMsg[] = [];
   const log: string[] = [];
+  const asked: number[] = [];
+  let messages = 0;
   const submissions = new Submissions({
     id: "client-1",
     futureHost,
@@ -21,10 +25,16 @@ function submissionsOfStandIn() {
     send: (msg) => {
       log.push(`send ${msg.submission}`);
       sent.push(msg);
+      return ++messages;
+    },
+    askHandled: () => {
+      asked.push(++messages);
     },
   });
   const record = (key: string) => futureHost.records.get(key) as KeyRecord;
-  return { submissions, sent, log, record };
+  /** Another request sent (its number). */
+  const request = () => ++messages;
+  return { submissions, sent, log, record, asked, request };
 }
 
 const TASKS: ReadonlyMap<string, GraphTask> = new Map([
@@ -191,6 +201,40 @@ describe("Submissions", () => {
     const [late] = submissions.submit(TASKS, ["late"]);
     expect(submissions.refused(sent[sent.length - 1].stimulusId, "bad")).toBe(true);
     expect(late.status).toBe("error");
+  });
+
+  it("forgets the submissions sent before a request the scheduler answered: it handled them", () => {
+    const { submissions, sent, request } = submissionsOfStandIn();
+    submissions.submit(TASKS, ["a"]);
+    submissions.submit(TASKS, ["b"]);
+    const between = request();
+    const [c] = submissions.submit(TASKS, ["c"]);
+    submissions.handledBefore(between);
+    // Taken (a refusal would have come before the answer): no longer refusable.
+    expect(submissions.refusable).toBe(1);
+    expect(submissions.refused(sent[1].stimulusId, "late")).toBe(false);
+    // One sent after the request still is, and fails its future.
+    expect(submissions.refused(sent[2].stimulusId, "bad")).toBe(true);
+    expect(c.status).toBe("error");
+  });
+
+  it("stays bounded while a key pending is asked for again and again, asking the scheduler to answer", () => {
+    // Each ask might be the one that fails the key: without an answer of the scheduler,
+    // every submission of it was remembered until the key was heard of.
+    const { submissions, sent, asked } = submissionsOfStandIn();
+    const [first] = submissions.submit(TASKS, ["k"]);
+    let most = 0;
+    for (let i = 0; i < 10_000; i++) {
+      submissions.submit(TASKS, ["k"]);
+      most = Math.max(most, submissions.refusable);
+      // The scheduler answers a request a while after it was sent (here 20 submissions).
+      if (asked.length > 0 && i % 20 === 0) submissions.handledBefore(asked.shift() as number);
+    }
+    expect(most).toBeLessThanOrEqual(128);
+    expect(asked.length).toBeLessThanOrEqual(1);
+    // Refusing the last now fails nothing: an earlier ask of k was taken.
+    expect(submissions.refused(sent[sent.length - 1].stimulusId, "bad")).toBe(true);
+    expect(first.status).toBe("pending");
   });
 
   it("forgets every submission when the client closes", () => {

@@ -34,6 +34,8 @@ const MIN_PRUNE_AT = 64;
  */
 interface SentGraph {
   readonly submission: number;
+  /** Its number among the messages sent to the scheduler (see `SubmissionHost.send`). */
+  readonly sent: number;
   readonly fresh: readonly KeyRecord[];
   readonly reasked: ReadonlyMap<KeyRecord, number> | null;
   readonly before: ReadonlyMap<KeyRecord, number>;
@@ -60,8 +62,18 @@ export interface SubmissionHost {
   record(key: string): KeyRecord | undefined;
   /** Tell the scheduler of the keys released meanwhile, before a submission asks again. */
   flushReleases(): void;
-  /** Send `msg` to the scheduler. */
-  send(msg: UpdateGraphMsg): void;
+  /**
+   * Send `msg` to the scheduler: its number among the messages sent, as
+   * {@link Submissions.handledBefore} is told them.
+   */
+  send(msg: UpdateGraphMsg): number;
+  /**
+   * Make a request the scheduler answers at once, for its answer to tell
+   * {@link Submissions.handledBefore} that every submission sent before it was
+   * handled: asked when many submissions it might still refuse could fail a
+   * future held.
+   */
+  askHandled(): void;
 }
 
 /** A client's submissions, and what becomes of their keys when one cannot be sent. */
@@ -74,13 +86,19 @@ export class Submissions {
    * The same, by stimulus id, in the order sent, of the submissions the
    * scheduler may still refuse as malformed (`message-refused`, after which
    * nothing else would ever be said of their keys). An entry goes once it is
-   * refused, once a later one is (the scheduler takes them in order), and,
+   * refused, once a later one is (the scheduler takes them in order), once the
+   * scheduler answered a request sent after it (see {@link handledBefore}), and,
    * looked for when there are twice as many as after the last look, once
    * failing it would fail no future held: every key of it heard of or released.
+   * The look alone bounds nothing while a key stays pending and is asked for
+   * again and again (each ask may be the one that fails it): then the scheduler
+   * is asked for an answer ({@link SubmissionHost.askHandled}).
    */
   private readonly mayBeRefused = new Map<string, SentGraph>();
   /** The size of {@link mayBeRefused} at which to drop those that can fail nothing. */
   private pruneAt = MIN_PRUNE_AT;
+  /** An answer was asked for (`askHandled`) and none came since. */
+  private askedHandled = false;
   /**
    * The `before` numbers of the submissions that could not be sent, by submission
    * (the last {@link MAX_FAILED_SUBMISSIONS}): a later one that fails too gives its
@@ -144,10 +162,10 @@ export class Submissions {
       stimulusId: `${newStimulusId("update-graph")}-${this.host.id}-${submission}`,
       submission,
     };
-    const sent: SentGraph = { submission, fresh, reasked, before };
+    // Sent first: a message that cannot be sent is told of later (`unsent`), never here.
+    const sent: SentGraph = { submission, sent: this.host.send(msg), fresh, reasked, before };
     this.sentGraphs.set(msg, sent);
     this.remember(msg.stimulusId, sent);
-    this.host.send(msg);
     return futures;
   }
 
@@ -162,6 +180,25 @@ export class Submissions {
     if (remembered.size < this.pruneAt) return;
     for (const [id, old] of remembered) if (!stillFailable(old)) remembered.delete(id);
     // Twice the survivors: a look costs what the submissions since the last one did.
+    this.pruneAt = Math.max(MIN_PRUNE_AT, 2 * remembered.size);
+    if (remembered.size >= MIN_PRUNE_AT && !this.askedHandled) {
+      this.askedHandled = true;
+      this.host.askHandled();
+    }
+  }
+
+  /**
+   * The scheduler answered a request numbered `sent` among the messages sent
+   * (see `SchedulerConnection.onAnswered`): it handled every submission sent
+   * before, which it would have refused by now, so none of them can be.
+   */
+  handledBefore(sent: number): void {
+    this.askedHandled = false;
+    const remembered = this.mayBeRefused;
+    for (const [id, graph] of remembered) {
+      if (graph.sent >= sent) break;
+      remembered.delete(id);
+    }
     this.pruneAt = Math.max(MIN_PRUNE_AT, 2 * remembered.size);
   }
 
