@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import {
+  type AskedWorkers,
+  askedFields,
   callEachWorker,
   callEachWorkerOrFail,
   onEveryWorker,
@@ -23,8 +25,8 @@ function poolAnswering(
 }
 
 /** A connected worker of `address`, named `name`. */
-function identity(address: string, name: string | null = null): WorkerIdentity {
-  return { address, name } as WorkerIdentity;
+function identity(address: string, name: string | null = null, id?: string): WorkerIdentity {
+  return { address, name, ...(id !== undefined ? { id } : {}) } as WorkerIdentity;
 }
 
 const noun = { noun: "logs", expected: "no list of records" };
@@ -177,8 +179,8 @@ describe("onEveryWorker, the scheduler checking the record", () => {
         return ok(addresses);
       },
       async (asked) => {
-        events.push(`record ${asked?.join(" ")}`);
-        if (asked?.includes("tcp://b:2")) {
+        events.push(`record ${asked?.addresses.join(" ")}`);
+        if (asked?.addresses.includes("tcp://b:2")) {
           // Recorded: c, registering now, takes it as it registers.
           list = [...list, identity("tcp://c:3")];
           return [];
@@ -206,7 +208,7 @@ describe("onEveryWorker, the scheduler checking the record", () => {
         return ok(addresses);
       },
       async (asked) => {
-        events.push(`record ${asked?.join(" ")}`);
+        events.push(`record ${asked?.addresses.join(" ")}`);
         return ["tcp://b:2"];
       },
     );
@@ -216,7 +218,7 @@ describe("onEveryWorker, the scheduler checking the record", () => {
 
   it("records unchecked, then asks those joined, when workers keep joining, or one named was asked", async () => {
     let n = 1;
-    const records: (readonly string[] | null)[] = [];
+    const records: (AskedWorkers | null)[] = [];
     const got = await onEveryWorker(
       async () => Array.from({ length: n }, (_, i) => identity(`tcp://w:${i}`)),
       async (addresses) => ok(addresses),
@@ -232,7 +234,7 @@ describe("onEveryWorker, the scheduler checking the record", () => {
     // Each named was asked, and the one joining as it recorded unchecked after.
     expect(Object.keys(got)).toHaveLength(12);
 
-    const again: (readonly string[] | null)[] = [];
+    const again: (AskedWorkers | null)[] = [];
     await onEveryWorker(
       async () => [identity("tcp://a:1")],
       async (addresses) => ok(addresses),
@@ -241,7 +243,46 @@ describe("onEveryWorker, the scheduler checking the record", () => {
         return asked === null ? [] : ["tcp://a:1"];
       },
     );
-    expect(again).toEqual([["tcp://a:1"], null]);
+    expect(again).toEqual([{ addresses: ["tcp://a:1"], ids: [] }, null]);
+  });
+
+  it("asks again a worker restarted at an address asked, told apart by its registration", async () => {
+    // The process asked at a left; another registered at its address before the record.
+    let list = [identity("tcp://a:1", null, "1")];
+    const events: string[] = [];
+    const records: (AskedWorkers | null)[] = [];
+    const got = await onEveryWorker(
+      async () => list,
+      async (addresses) => {
+        events.push(`ask ${addresses.join(" ")}`);
+        return Object.fromEntries(addresses.map((a) => [a, `answer ${events.length}`]));
+      },
+      async (asked) => {
+        records.push(asked);
+        events.push("record");
+        if (asked?.ids.includes("2")) return [];
+        list = [identity("tcp://a:1", null, "2")];
+        return ["tcp://a:1"];
+      },
+    );
+    expect(events).toEqual(["ask tcp://a:1", "record", "ask tcp://a:1", "record"]);
+    expect(records).toEqual([
+      { addresses: ["tcp://a:1"], ids: ["1"] },
+      { addresses: ["tcp://a:1"], ids: ["1", "2"] },
+    ]);
+    // The answer of the process there now.
+    expect(got).toEqual({ "tcp://a:1": "answer 3" });
+  });
+});
+
+describe("askedFields", () => {
+  it("names the workers asked, and their registrations when the scheduler lists them", () => {
+    expect(askedFields(null)).toEqual({});
+    expect(askedFields({ addresses: ["tcp://a:1"], ids: [] })).toEqual({ asked: ["tcp://a:1"] });
+    expect(askedFields({ addresses: ["tcp://a:1"], ids: ["7"] })).toEqual({
+      asked: ["tcp://a:1"],
+      askedIds: ["7"],
+    });
   });
 });
 

@@ -164,62 +164,118 @@ export function unmatchedSelectors(
 const JOINED_ROUNDS = 10;
 
 /**
+ * The workers a call asked so far: their answers by address, and their
+ * registrations (each worker's `id` as `workers()` listed it before it was
+ * asked), which tell a worker restarted at an address asked from the one asked.
+ */
+interface AskedSoFar<T> {
+  readonly answers: Record<string, T>;
+  readonly ids: Set<string>;
+}
+
+/** What the scheduler is asked to record for: the workers asked, by address and by registration. */
+export interface AskedWorkers {
+  readonly addresses: readonly string[];
+  /** Empty from a scheduler that lists no `id`s: it records by address alone. */
+  readonly ids: readonly string[];
+}
+
+/** `ask` the workers `listed`, adding their answers and registrations to `asked`. */
+async function askListed<T>(
+  listed: readonly Pick<WorkerIdentity, "address" | "id">[],
+  ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
+  asked: AskedSoFar<T>,
+): Promise<void> {
+  Object.assign(asked.answers, await ask(listed.map((w) => w.address)));
+  for (const w of listed) if (w.id !== undefined) asked.ids.add(w.id);
+}
+
+/**
+ * The workers connected (as `workers()` lists them) not asked yet: by their
+ * registration, where the scheduler lists one, else by address.
+ */
+async function notAsked<T>(
+  workers: () => Promise<readonly WorkerIdentity[]>,
+  asked: AskedSoFar<T>,
+): Promise<WorkerIdentity[]> {
+  return (await workers()).filter((w) =>
+    w.id !== undefined ? !asked.ids.has(w.id) : !Object.hasOwn(asked.answers, w.address),
+  );
+}
+
+/**
  * `ask` the workers connected (as `workers()` lists them), and those that
  * registered while they were asked (until none did, or {@link JOINED_ROUNDS}
- * times): their answers by address.
+ * times).
  */
 async function askJoined<T>(
   workers: () => Promise<readonly WorkerIdentity[]>,
   ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
-): Promise<Record<string, T>> {
-  let answered = await ask((await workers()).map((w) => w.address));
+  asked: AskedSoFar<T>,
+): Promise<void> {
+  await askListed(await workers(), ask, asked);
   for (let round = 0; round < JOINED_ROUNDS; round++) {
-    const late = await unanswered(workers, answered);
+    const late = await notAsked(workers, asked);
     if (late.length === 0) break;
-    answered = { ...answered, ...(await ask(late)) };
+    await askListed(late, ask, asked);
   }
-  return answered;
 }
 
-/** The workers connected (as `workers()` lists them) not in `answered`. */
-async function unanswered(
-  workers: () => Promise<readonly WorkerIdentity[]>,
-  answered: Record<string, unknown>,
-): Promise<string[]> {
-  return (await workers()).map((w) => w.address).filter((a) => !Object.hasOwn(answered, a));
+/**
+ * The fields of a record request naming `asked` (`asked`, and `askedIds` when
+ * the scheduler lists registrations); none for `record(null)`, which records
+ * unchecked.
+ */
+export function askedFields(asked: AskedWorkers | null): {
+  asked?: readonly string[];
+  askedIds?: readonly string[];
+} {
+  if (asked === null) return {};
+  return asked.ids.length > 0
+    ? { asked: asked.addresses, askedIds: asked.ids }
+    : { asked: asked.addresses };
 }
 
 /**
  * `ask` the workers connected (as `workers()` lists them), and those that
  * registered while they were asked (until none did, or {@link JOINED_ROUNDS}
  * times), then have the scheduler `record(asked)` it for the workers to come:
- * it records only if it has no worker but those `asked`, else records nothing
- * and resolves with the others, which are asked in turn before it is tried
- * again. So a worker that registered as it recorded, and cannot take what was
- * asked, keeps it from being recorded, as the others do; one registering after
- * takes it as it registers. After {@link JOINED_ROUNDS} tries, with workers
- * still joining, `record(null)` records whatever workers the scheduler has,
- * and those joined meanwhile are asked after, told neither way. Resolves with
- * the answers by address.
+ * it records only if it has no worker but those `asked` (by registration
+ * where it names them: a worker restarted at an address asked is not), else
+ * records nothing and answers with the others, which are asked in turn before
+ * it is tried again. So a worker that registered as it recorded, and cannot
+ * take what was asked, keeps it from being recorded, as the others do; one
+ * registering after takes it as it registers. After {@link JOINED_ROUNDS}
+ * tries, with workers still joining, `record(null)` records whatever workers
+ * the scheduler has, and those joined meanwhile are asked after, told neither
+ * way. Resolves with the answers by address (a restarted worker's, the last).
  */
 export async function onEveryWorker<T>(
   workers: () => Promise<readonly WorkerIdentity[]>,
   ask: (addresses: readonly string[]) => Promise<Record<string, T>>,
-  record: (asked: readonly string[] | null) => Promise<readonly string[]>,
+  record: (asked: AskedWorkers | null) => Promise<readonly string[]>,
 ): Promise<Record<string, T>> {
-  let answered = await askJoined(workers, ask);
+  const asked: AskedSoFar<T> = { answers: {}, ids: new Set() };
+  await askJoined(workers, ask, asked);
   for (let round = 0; round < JOINED_ROUNDS; round++) {
-    const unasked = await record(Object.keys(answered));
+    const unasked = await record({ addresses: Object.keys(asked.answers), ids: [...asked.ids] });
     // Recorded: a worker registering from now on takes it as it registers.
-    if (unasked.length === 0) return sortedByKey(answered);
-    const fresh = unasked.filter((a) => !Object.hasOwn(answered, a));
-    if (fresh.length === 0) break; // named, yet asked already: record unchecked rather than loop
-    answered = { ...answered, ...(await ask(fresh)) };
+    if (unasked.length === 0) return sortedByKey(asked.answers);
+    // Those listed not asked (a worker restarted at an address asked among them), and
+    // those named that the list missed.
+    const late: Pick<WorkerIdentity, "address" | "id">[] = await notAsked(workers, asked);
+    for (const address of unasked) {
+      if (!Object.hasOwn(asked.answers, address) && !late.some((w) => w.address === address)) {
+        late.push({ address });
+      }
+    }
+    if (late.length === 0) break; // named, yet asked already: record unchecked rather than loop
+    await askListed(late, ask, asked);
   }
   await record(null);
-  const late = await unanswered(workers, answered);
-  const more = late.length > 0 ? await ask(late) : {};
-  return sortedByKey({ ...answered, ...more });
+  const late = await notAsked(workers, asked);
+  if (late.length > 0) await askListed(late, ask, asked);
+  return sortedByKey(asked.answers);
 }
 
 /**

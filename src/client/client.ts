@@ -47,6 +47,7 @@ import {
   workerAddressesField,
 } from "./argChecks.ts";
 import {
+  askedFields,
   cuttingLeavers,
   onEveryWorker,
   sortedByKey,
@@ -1022,10 +1023,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       async (asked) =>
         unaskedIn(
           "loadTaskModules",
-          await this.conn.request(
-            "load-task-modules",
-            asked === null ? { modules: urls } : { modules: urls, asked },
-          ),
+          await this.conn.request("load-task-modules", { modules: urls, ...askedFields(asked) }),
         ),
     );
   }
@@ -1069,7 +1067,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       async (asked) =>
         unaskedIn(
           "uploadFile",
-          await this.conn.request("upload-file", asked === null ? { ...file } : { ...file, asked }),
+          await this.conn.request("upload-file", { ...file, ...askedFields(asked) }),
         ),
     );
   }
@@ -1125,10 +1123,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       async (asked) =>
         unaskedIn(
           "registerWorkerPlugin",
-          await this.conn.request(
-            "register-worker-plugin",
-            asked === null ? { ...spec } : { ...spec, asked },
-          ),
+          await this.conn.request("register-worker-plugin", { ...spec, ...askedFields(asked) }),
         ),
     );
   }
@@ -1177,10 +1172,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       async (asked) =>
         unaskedIn(
           "registerNannyPlugin",
-          await this.conn.request(
-            "register-nanny-plugin",
-            asked === null ? { ...spec } : { ...spec, asked },
-          ),
+          await this.conn.request("register-nanny-plugin", { ...spec, ...askedFields(asked) }),
         ),
     );
   }

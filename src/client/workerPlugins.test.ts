@@ -8,7 +8,13 @@ import type { PeerPool } from "../worker/peerPool.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Worker } from "../worker/worker.ts";
 import { SchedulerReplyError, WorkerPluginError } from "./errors.ts";
-import { beforeRequest, closeTestClusters, extraWorker, testCluster } from "./testCluster.ts";
+import {
+  beforeRequest,
+  closeTestClusters,
+  eventually,
+  extraWorker,
+  testCluster,
+} from "./testCluster.ts";
 import {
   failingPlugin,
   inc,
@@ -232,6 +238,31 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
       expect(cluster.scheduler.workerPlugins).toEqual([]);
     } finally {
       await (late as Worker | null)?.close();
+    }
+  });
+
+  it("a worker restarted at the same address as the scheduler records a plugin is asked again, and has it", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const first = await extraWorker(cluster);
+    const { address } = first;
+    let again: Worker | null = null;
+    // After the workers were asked, before the record: another process at the address,
+    // registered too late to be given the plugin, and never asked (its address was).
+    beforeRequest(client, "register-worker-plugin", async () => {
+      await first.close();
+      await eventually(() => !cluster.scheduler.state.workers.has(address), 5000);
+      again = await extraWorker(cluster, { listen: address });
+    });
+    try {
+      const answers = await client.registerWorkerPlugin(recordingPlugin, { args: ["rec"] });
+      const restarted = again as Worker | null;
+      expect(restarted?.address).toBe(address);
+      expect(answers[address]).toBe("OK");
+      expect(cluster.workers[0].pluginNames).toHaveLength(1);
+      expect(restarted?.pluginNames).toEqual(cluster.workers[0].pluginNames);
+    } finally {
+      await first.close();
+      await (again as Worker | null)?.close();
     }
   });
 

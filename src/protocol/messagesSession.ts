@@ -762,6 +762,12 @@ export interface WorkerIdentity {
   readonly nanny: boolean;
   /** The actors living on it, or being made there (Dask's `WorkerState.actors`). */
   readonly actors: number;
+  /**
+   * Its registration with the scheduler, as Dask's worker `id` names its
+   * process: another for a worker restarted at the same address. Absent from
+   * a scheduler of a weft without it.
+   */
+  readonly id?: string;
 }
 
 /**

@@ -51,7 +51,12 @@ import type { WireVersion } from "./messagesSession.ts";
  * before); and a worker's `get_data` answer names in `lost` the keys asked
  * whose spilled value it found gone from disk (a requester without the change
  * ignores the field and takes them as not held, as before; a worker without it
- * sends none, and its requesters give such keys up as before).
+ * sends none, and its requesters give such keys up as before); and the
+ * `workers` answer gives each worker's registration (`id`), which those
+ * records may name (`askedIds`) so that a worker restarted at an address asked
+ * counts as unasked (a client without the change ignores the `id`s and names
+ * none; a scheduler without it lists none, ignores `askedIds`, and is asked by
+ * address, as before).
  */
 export const WIRE_PROTOCOL_VERSION = 3;
 

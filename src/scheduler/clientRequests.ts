@@ -23,7 +23,7 @@ import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds } from "../util/wallClock.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
-import { unaskedOf } from "./askedWorkers.ts";
+import { type RegisteredWorkers, unaskedOf } from "./askedWorkers.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import { CoordinationRefusal } from "./coordination/refusal.ts";
 import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
@@ -212,13 +212,20 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       if (!isKeyList(modules) || !modules.every((m) => URL.canParse(m))) {
         throw new TypeError("load-task-modules: modules must be an array of URLs");
       }
-      const unasked = unaskedOf("load-task-modules", host.state.workers.keys(), msg.asked);
+      const unasked = unaskedOf(
+        "load-task-modules",
+        host.state.workers.keys(),
+        msg.asked,
+        registered(host, msg),
+      );
       if (unasked !== null) return unasked;
       for (const m of modules) if (!host.taskModules.includes(m)) host.taskModules.push(m);
       return [...host.taskModules];
     }
     case "upload-file":
-      return recordUpload(host.uploads, host.state.workers.keys(), msg);
+      return recordUpload(host.uploads, host.state.workers.keys(), msg, (a) =>
+        host.router.registrationOf(a),
+      );
     case "register-worker-plugin": {
       const problem = workerPluginSpecProblem(msg);
       if (problem !== null) throw new TypeError(`register-worker-plugin: ${problem}`);
@@ -227,7 +234,12 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         fn: msg.fn as string,
         args: [...(msg.args as unknown[])],
       };
-      const unasked = unaskedOf("register-worker-plugin", host.state.workers.keys(), msg.asked);
+      const unasked = unaskedOf(
+        "register-worker-plugin",
+        host.state.workers.keys(),
+        msg.asked,
+        registered(host, msg),
+      );
       return unasked ?? recordPlugin(host.workerPlugins, spec);
     }
     case "unregister-worker-plugin":
@@ -247,6 +259,7 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         "register-nanny-plugin",
         nannied.map((ws) => ws.address),
         msg.asked,
+        registered(host, msg),
       );
       return unasked ?? recordPlugin(host.nannyPlugins, spec);
     }
@@ -336,6 +349,7 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
     case "workers": {
       const out: WorkerIdentity[] = [];
       for (const ws of host.state.workers.values()) {
+        const id = host.router.registrationOf(ws.address);
         out.push({
           address: ws.address,
           name: ws.name,
@@ -350,11 +364,17 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
           memory: ws.memory,
           nanny: ws.nanny,
           actors: ws.actors.size,
+          ...(id !== undefined ? { id } : {}),
         });
       }
       return out;
     }
   }
+}
+
+/** The registrations a record `msg` names as asked, and those of the workers there. */
+function registered(host: SessionHost, msg: Record<string, unknown>): RegisteredWorkers {
+  return { askedIds: msg.askedIds, idOf: (address) => host.router.registrationOf(address) };
 }
 
 /** The answer to a request of {@link CODE_OPS}, once the code it runs has run; throws if `msg` is malformed. */

@@ -23,12 +23,23 @@ export class Router {
   readonly workers = new Map<string, BatchedSend>();
   /** `{client id: stream}`. */
   readonly clients = new Map<string, BatchedSend>();
+  /**
+   * The registration of each worker's stream (its `id`): another for a worker
+   * registering anew at an address, which names no process (see askedWorkers.ts).
+   */
+  readonly registrations = new WeakMap<BatchedSend, string>();
 
   constructor(
     private readonly state: SchedulerState,
     private readonly counters: Counters,
     private readonly logger: Logger,
   ) {}
+
+  /** The registration of the worker connected at `address`, if one is. */
+  registrationOf(address: string): string | undefined {
+    const stream = this.workers.get(address);
+    return stream === undefined ? undefined : this.registrations.get(stream);
+  }
 
   /** Send each message to its recipient. */
   route(msgs: readonly SchedulerMessage[]): void {

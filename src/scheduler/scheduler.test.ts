@@ -524,6 +524,7 @@ describe("Scheduler server", () => {
         memory: null,
         nanny: false,
         actors: 0,
+        id: expect.stringMatching(/^\d+$/),
       },
     ]);
     const r4 = await c.waitFor((m) => m.requestId === 4);

@@ -17,7 +17,8 @@ import { RequestRefusal } from "./requestRefusal.ts";
 /**
  * Record the file of `msg` (an `upload-file` request) in `uploads`, unless one
  * of `workers` (those the scheduler has) is not in its `asked` list, when it
- * gives one: then nothing is recorded, and the answer names them. Answers the
+ * gives one, or its registration (`idOf`) not in its `askedIds`, when it gives
+ * those: then nothing is recorded, and the answer names them. Answers the
  * names of the files recorded, in the order uploaded. Throws a TypeError for a
  * malformed request, a `RequestRefusal` for another file under a name taken.
  */
@@ -25,6 +26,7 @@ export function recordUpload(
   uploads: UploadedFile[],
   workers: Iterable<string>,
   msg: Record<string, unknown>,
+  idOf: (address: string) => string | undefined = () => undefined,
 ): string[] | Unasked {
   // Over TCP the scheduler's comms leave large buffers unread: this one it compares.
   const data = msg.data instanceof ForwardedBytes ? Buffer.concat(msg.data.pieces) : msg.data;
@@ -35,7 +37,7 @@ export function recordUpload(
   if (before !== undefined && !sameBytes(before.data, file.data)) {
     throw new RequestRefusal(`upload-file: ${uploadConflict(file.name)}`);
   }
-  const unasked = unaskedOf("upload-file", workers, msg.asked);
+  const unasked = unaskedOf("upload-file", workers, msg.asked, { askedIds: msg.askedIds, idOf });
   if (unasked !== null) return unasked;
   if (before === undefined) {
     uploads.push(file);

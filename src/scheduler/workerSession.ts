@@ -137,6 +137,9 @@ function computeTaskUnsent(host: SessionHost, address: string, m: unknown, err: 
   ]);
 }
 
+/** Worker registrations so far, in this process: each one's `id` (see `Router.registrations`). */
+let registrations = 0;
+
 /**
  * Serve the worker whose first message, `first`, is a `register-worker`.
  * Resolves once its connection has ended.
@@ -209,6 +212,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     },
   );
   host.router.workers.set(address, stream);
+  host.router.registrations.set(stream, `${++registrations}`);
   // Sent before the stream's first batch, which leaves at the next turn at the earliest.
   const ok: RegisterReplyMsg = {
     op: "register-worker-reply",
