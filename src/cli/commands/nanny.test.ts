@@ -681,6 +681,26 @@ describe("weft worker --nanny", () => {
     });
   }, 120_000);
 
+  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    it.concurrent(`a worker retired at the end of its --lifetime and cut short by another's ${signal} as it closes is not started again: the nanny ends (exit 0), as when the close ends`, async () => {
+      const module = () =>
+        `export function weftTeardown() { process.kill(process.pid, ${JSON.stringify(signal)}); }\n`;
+      const args = (file: string) => ["--preload", file, "--lifetime", "1s"];
+      await withStuckNanny(`retired-${signal}`, module, args, 0, async ({ ctx, nanny }) => {
+        const ended = await Promise.race([
+          nanny.then(() => "ended"),
+          sleep(60_000, "still running"),
+        ]);
+        expect(ended).toBe("ended");
+        // Before, taken as a fault: started again (here given up on, exit 1), while the
+        // same close SIGKILLed past its grace ended the nanny.
+        expect(ctx.stderr.text).not.toContain("starting another");
+        expect(ctx.stderr.text).not.toContain("giving up");
+        expect(ctx.exitCode).toBe(0);
+      });
+    }, 120_000);
+  }
+
   it("a worker whose nanny died while it was starting closes once started", async () => {
     const scheduler = await quietScheduler();
     // As a nanny's child, whose channel closes before the child listens for it.

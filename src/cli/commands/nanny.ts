@@ -5,7 +5,8 @@
  * memory passed `--memory-terminate`): a fresh process, so memory a task
  * leaked is gone. At most `--max-restarts` times in a row without a minute of
  * running between; a child that cannot start (exit 2) or stops by itself (exit
- * 0: retired) is not started again, and its exit code is the nanny's. A child
+ * 0: retired, even if its close is then cut short) is not started again, and
+ * its exit code is the nanny's. A child
  * the scheduler restarts (exit 3: `client.restart()`, `client.restartWorkers()`)
  * is started again at once, which counts as no fault.
  *
@@ -332,8 +333,13 @@ async function runChildren(
       return;
     }
     const said = notice as CloseNotice | null;
-    if (killedClosing && said !== null) {
-      // Taken as the exit the worker was closing towards.
+    // A close the worker began on its own and that was then cut short (SIGKILLed past
+    // its grace, another's SIGTERM, a kill) is taken as the exit it was closing towards,
+    // however it was cut: Dask's nanny, once its worker closes gracefully (retired), does
+    // not start another whatever becomes of the process.
+    const cutShort = killedClosing || killedBy !== null || code === EXIT_SIGTERM;
+    if (said !== null && cutShort && (killedClosing || !said.fault)) {
+      // One closing on a fault is started again all the same: its signal says more.
       killedBy = null;
       code = said.restart ? EXIT_RESTART : said.fault ? 1 : said.startFailed === true ? 2 : 0;
     }
