@@ -65,6 +65,8 @@ async function restartedThenStopped(
 }
 
 const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
+/** The task registry, for the task modules the tests write. */
+const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The `worker at …` lines the nanny's children printed so far. */
@@ -80,7 +82,6 @@ async function withNanny(
   body: (client: Client, ctx: ReturnType<typeof testContext>) => Promise<void>,
 ): Promise<void> {
   const scheduler = await quietScheduler();
-  const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
   const tasks = join(dir, `${name}.mjs`);
   writeFileSync(tasks, `import { defineTask } from ${JSON.stringify(registry)};\n${definitions}`);
   const ctx = testContext();
@@ -131,7 +132,6 @@ describe("givenArgs", () => {
 
 describe("nannyPluginFactories", () => {
   it("finds the built-in ones, then the task functions of the worker's task modules, else says where it looked", async () => {
-    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
     const tasks = join(dir, "factories.mjs");
     writeFileSync(
       tasks,
@@ -168,7 +168,6 @@ describe("nannyPluginFactories", () => {
 describe("weft worker --nanny", () => {
   it("runs nanny plugins: environ sets a variable and restarts the worker, once; a plugin of the task modules; an unknown one is an error", async () => {
     const scheduler = await quietScheduler();
-    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
     const tasks = join(dir, "nannyPlugins.mjs");
     writeFileSync(
       tasks,
@@ -249,7 +248,6 @@ describe("weft worker --nanny", () => {
 
   it("a nanny plugin whose setup never ends fails its registerNannyPlugin at the setup timeout, named, and holds up no later one", async () => {
     const scheduler = await quietScheduler();
-    const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
     const tasks = join(dir, "neverSetUp.mjs");
     writeFileSync(
       tasks,
@@ -281,6 +279,38 @@ describe("weft worker --nanny", () => {
       stop();
       await nanny;
       expect(ctx.exitCode).toBe(0);
+    } finally {
+      stop();
+      await client.close();
+      await scheduler.close();
+    }
+  }, 120_000);
+
+  it.concurrent("a nanny plugin that sets an environment no process can have ends the nanny as a start that failed (exit 2), said, not as a crash", async () => {
+    const scheduler = await quietScheduler();
+    const tasks = join(dir, "badEnv.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(registry)};\n` +
+        'defineTask("nanny.badEnv", () => ({ restart: true, setup(nanny) { nanny.env.BAD = "a\\0b"; } }));\n',
+    );
+    const ctx = testContext();
+    const { nanny, stop } = startNanny(
+      [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
+      0,
+      ctx,
+      [tasks],
+    );
+    const client = await Client.connect(scheduler.address);
+    try {
+      await client.waitForWorkers(1, { timeoutMs: 60_000 });
+      await client.registerNannyPlugin("nanny.badEnv");
+      // Before, spawn's throw rejected runNanny: the command crashed.
+      await nanny;
+      expect(ctx.exitCode).toBe(2);
+      expect(ctx.stderr.text).toContain(
+        "weft worker: nanny: cannot start a worker process: The property 'options.env['BAD']' must be a string without null bytes",
+      );
     } finally {
       stop();
       await client.close();
@@ -501,7 +531,6 @@ describe("weft worker --nanny", () => {
    */
   const blocking = (marks: string) =>
     `appendFileSync(${JSON.stringify(marks)}, \`\${process.pid}\\n\`); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);`;
-  const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
   const stuck = [
     {
       how: "still loading (its task module blocks as it is imported)",

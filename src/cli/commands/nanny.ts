@@ -33,6 +33,7 @@ import {
 } from "../../worker/nannyPlugins.ts";
 import { getTaskFunction } from "../../worker/taskRegistry.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
+import { childExit } from "./childExit.ts";
 import { CHILD_STOP_GRACE_MS, killAfter, terminateWithin } from "./childStop.ts";
 import type { CliContext } from "./context.ts";
 
@@ -75,12 +76,6 @@ export function nannyGone(): Promise<void> {
   channel.unref();
   return new Promise((resolve) => process.once("disconnect", () => resolve()));
 }
-
-/**
- * How long a nanny waits, once its worker process exited, for the rest of its
- * output to come through the pipes before it goes on without it.
- */
-const OUTPUT_DRAIN_MS = 3_000;
 
 /** A child that ran this long was healthy: its restarts are forgotten. */
 const HEALTHY_MS = 60_000;
@@ -271,11 +266,22 @@ async function runChildren(
   for (;;) {
     const started = Date.now();
     // The IPC channel tells the child when the nanny is gone, killed or not (see nannyGone).
-    const running = spawn(process.execPath, [WEFT_BIN, "worker", ...o.args], {
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
-      // What the nanny plugins set (environ) comes on top of the nanny's own.
-      env: { ...process.env, ...nanny.env, [NANNY_CHILD]: "1" },
-    });
+    let running: ChildProcess;
+    try {
+      running = spawn(process.execPath, [WEFT_BIN, "worker", ...o.args], {
+        stdio: ["ignore", "pipe", "pipe", "ipc"],
+        // What the nanny plugins set (environ) comes on top of the nanny's own.
+        env: { ...process.env, ...nanny.env, [NANNY_CHILD]: "1" },
+      });
+    } catch (err) {
+      // Thrown, not emitted: an environment a plugin's setup made that no process
+      // can have (a NUL in a value, say). Not a crash of the nanny: a failed start.
+      ctx.stderr.write(
+        `weft worker: nanny: cannot start a worker process: ${asError(err).message}\n`,
+      );
+      ctx.exitCode = 2;
+      return;
+    }
     child = running;
     // The worker says when it begins to close on its own, and how to take its exit: a
     // close that never ends is SIGKILLed past the grace, as on a stop.
@@ -297,31 +303,11 @@ async function runChildren(
     });
     running.stdout?.on("data", (d: Buffer) => ctx.stdout.write(d.toString()));
     running.stderr?.on("data", (d: Buffer) => ctx.stderr.write(d.toString()));
-    let killedBy: NodeJS.Signals | null = null;
-    let code = await new Promise<number>((resolve) => {
-      running.once("error", (err) => {
-        ctx.stderr.write(`weft worker: nanny: cannot start a worker process: ${err.message}\n`);
-        resolve(2);
-      });
-      running.once("exit", (c, signal) => {
-        killedBy = signal;
-        // "close" comes once its output is forwarded, unless a process it started (a
-        // task's child, detached) holds the pipes open: not waited on for good.
-        const forwarded = () => {
-          clearTimeout(cutOff);
-          resolve(c ?? 1);
-        };
-        const cutOff = setTimeout(() => {
-          ctx.stderr.write(
-            "weft worker: nanny: the worker process exited, but a process it started still holds its output open: that output is no longer forwarded\n",
-          );
-          running.stdout?.destroy();
-          running.stderr?.destroy();
-          forwarded();
-        }, OUTPUT_DRAIN_MS);
-        running.once("close", forwarded);
-      });
-    });
+    const end = await childExit(running, (line) =>
+      ctx.stderr.write(`weft worker: nanny: ${line}\n`),
+    );
+    let { code } = end;
+    let killedBy = end.signal;
     child = null;
     callOffKill();
     callOffClosingKill();
