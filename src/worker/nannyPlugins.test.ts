@@ -172,6 +172,46 @@ describe("NannyPlugins", () => {
     await expect(plugins.add(spec("n", "never", []))).rejects.toThrow("did not finish");
   });
 
+  it("a setup that ends past its timeout is torn down in turn: not beside a later add of its name", async () => {
+    const order: string[] = [];
+    let finishOld = () => {};
+    let finishNew = () => {};
+    const { plugins } = nannyWith(
+      {
+        old: () => ({
+          setup: () =>
+            new Promise<void>((resolve) => {
+              finishOld = resolve;
+            }),
+          teardown: () => void order.push("old teardown"),
+        }),
+        new: () => ({
+          setup: () => {
+            order.push("new setup begins");
+            return new Promise<void>((resolve) => {
+              finishNew = () => {
+                order.push("new setup ends");
+                resolve();
+              };
+            });
+          },
+        }),
+      },
+      300,
+    );
+    await expect(plugins.add(spec("p", "old", []))).rejects.toThrow("did not finish within 0.3 s");
+    const second = plugins.add(spec("p", "new", []));
+    while (!order.includes("new setup begins")) await new Promise((r) => setTimeout(r, 5));
+    finishOld();
+    await new Promise((r) => setTimeout(r, 20));
+    finishNew();
+    await second;
+    while (!order.includes("old teardown")) await new Promise((r) => setTimeout(r, 5));
+    // Before, the late teardown ran at once, in the middle of the new one's setup.
+    expect(order).toEqual(["new setup begins", "new setup ends", "old teardown"]);
+    expect(plugins.names).toEqual(["p"]);
+  });
+
   it("refuses a setup timeout, or an answer timeout, that is not one", () => {
     expect(() => nannyWith({}, 0)).toThrow(
       "NannyPlugins: setupTimeoutMs must be a positive number of ms, at most 2147483647 (about 24.8 days), or Infinity (no limit), got 0",

@@ -138,7 +138,7 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
    * for also in `modules`, the task modules loaded into the cluster. A plugin
    * whose factory or setup throws is not kept, and the error is rethrown; so
    * is one not made, or not set up, within the setup timeout, the error naming
-   * it (a setup still running then is torn down once it ends, if it succeeds).
+   * it (a setup still running then is torn down once it ends, if it succeeds, in turn).
    */
   add(spec: NannyPluginSpec, modules: readonly string[] = []): Promise<NannyPluginAdded> {
     return this.inTurn(async () => {
@@ -163,7 +163,8 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
           (async () => hooks.setup?.(this.nanny))(),
           "its setup",
           "not kept",
-          () => this.teardown(entry),
+          // In turn, as a removal: it must not run beside a later add or removal of its name.
+          () => this.inTurn(() => this.teardown(entry)),
         ),
       );
       return { setUp: true, restart: spec.restart ?? hooks.restart === true };
