@@ -45,6 +45,7 @@ export {
 export {
   type InstalledNannyPlugin,
   NANNY_PLUGIN_SETUP_TIMEOUT_MS,
+  NANNY_REQUEST_TIMEOUT_MS,
   type Nanny,
   type NannyPluginAdded,
   type NannyPluginFactories,

@@ -10,20 +10,22 @@ import { type NannyPluginSpec, nannyPluginSpecProblem } from "../protocol/messag
 import { asError } from "../util/asError.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import {
-  NANNY_PLUGIN_SETUP_TIMEOUT_MS,
+  NANNY_REQUEST_TIMEOUT_MS,
   type NannyPluginAdded,
   type NannyPlugins,
 } from "./nannyPlugins.ts";
 
 /**
  * How long the worker waits for its nanny's answer (15½ minutes): past the
- * nanny's own bounds on what an add may wait for (making the plugin, tearing
- * down the one it replaces, setting it up), whose errors say more, for a nanny
- * that cannot answer at all (its event loop blocked by a plugin's hook). A
- * request never answered would keep whoever waits on it (a client's
- * `registerNannyPlugin`, the worker's start) waiting for good.
+ * nanny's own bound on a request, its wait behind the others included
+ * ({@link NANNY_REQUEST_TIMEOUT_MS}, whose errors say more), by a margin for
+ * the channel, so that the nanny has answered, or given up itself, before the
+ * worker gives up; for a nanny that cannot answer at all (its event loop
+ * blocked by a plugin's hook). A request never answered would keep whoever
+ * waits on it (a client's `registerNannyPlugin`, the worker's start) waiting
+ * for good.
  */
-export const NANNY_ANSWER_TIMEOUT_MS = 3 * NANNY_PLUGIN_SETUP_TIMEOUT_MS + 30_000;
+export const NANNY_ANSWER_TIMEOUT_MS = NANNY_REQUEST_TIMEOUT_MS + 30_000;
 
 /** A worker's way to its nanny (the Worker option `nannyLink`). */
 export interface NannyLink {

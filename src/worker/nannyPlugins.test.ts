@@ -212,6 +212,47 @@ describe("NannyPlugins", () => {
     expect(plugins.names).toEqual(["p"]);
   });
 
+  it("an add or removal is bound from being asked, its wait behind the others included: not begun by then, it is not carried out; a step is given only what is left", async () => {
+    const made: string[] = [];
+    const waitMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const factories = {
+      neverMade: () => new Promise(() => {}),
+      quick: () => ({ setup() {} }),
+      // Made, then set up, each well within the timeout: 600 ms or more of the queue.
+      slow: () => waitMs(300).then(() => ({ setup: () => waitMs(300) })),
+      never: (label: unknown) => {
+        made.push(String(label));
+        return { setup: () => new Promise(() => {}) };
+      },
+    };
+    // Each request may take 3 × 500 ms from being asked: "c" comes after 1.1 s or more.
+    const { plugins } = nannyWith(factories, 500);
+    const ahead = [plugins.add(spec("s", "slow", [])), plugins.add(spec("a", "neverMade", []))];
+    // Before, it was given its whole 0.5 s once its turn came, 1.1 s after it was asked:
+    // past what the worker waits for it.
+    await expect(plugins.add(spec("c", "never", ["c"]))).rejects.toThrow(
+      /^nanny plugin "c": its setup did not finish within 0\.\d s, what was left of the 1\.5 s an add or removal may take from being asked: not kept$/,
+    );
+    await Promise.allSettled(ahead);
+    expect(made).toEqual(["c"]);
+
+    const { plugins: busy } = nannyWith(factories, 100);
+    await busy.add(spec("s", "quick", []));
+    const late = [1, 2, 3].map((i) => busy.add(spec(`n${i}`, "neverMade", [])));
+    const notBegun = busy.add(spec("d", "never", ["d"]));
+    const notRemoved = busy.remove("s");
+    // Before, carried out once its turn came, though the worker had given up on it.
+    await expect(notBegun).rejects.toThrow(
+      'nanny plugin "d": not begun within 0.3 s of being asked, behind the adds and removals asked before it: not added',
+    );
+    await expect(notRemoved).rejects.toThrow(
+      'nanny plugin "s": not begun within 0.3 s of being asked, behind the adds and removals asked before it: not removed',
+    );
+    await Promise.allSettled(late);
+    expect(made).toEqual(["c"]);
+    expect(busy.names).toEqual(["s"]);
+  });
+
   it("refuses a setup timeout, or an answer timeout, that is not one", () => {
     expect(() => nannyWith({}, 0)).toThrow(
       "NannyPlugins: setupTimeoutMs must be a positive number of ms, at most 2147483647 (about 24.8 days), or Infinity (no limit), got 0",

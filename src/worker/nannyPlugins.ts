@@ -37,6 +37,20 @@ import { PluginRegistry } from "./pluginRegistry.ts";
  */
 export const NANNY_PLUGIN_SETUP_TIMEOUT_MS = 300_000;
 
+/** The steps of an add, each within the setup timeout: making the plugin, tearing down the one it replaces, setting it up. */
+const REQUEST_STEPS = 3;
+
+/**
+ * How long one add or removal may take at the nanny from the moment it is
+ * asked (15 minutes, an add's three steps): its wait behind the adds and
+ * removals asked before it, then its own steps. One not begun by then is not
+ * carried out, and a step still running then is given up on as at the setup
+ * timeout: the worker waits a little longer for the answer
+ * (`NANNY_ANSWER_TIMEOUT_MS`), so that the nanny never carries out a request
+ * the worker (and the client) took as failed.
+ */
+export const NANNY_REQUEST_TIMEOUT_MS = REQUEST_STEPS * NANNY_PLUGIN_SETUP_TIMEOUT_MS;
+
 /** What a nanny plugin's `setup` and `teardown` are given: the nanny (Dask's `Nanny`). */
 export interface Nanny {
   /**
@@ -138,37 +152,84 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
    * for also in `modules`, the task modules loaded into the cluster. A plugin
    * whose factory or setup throws is not kept, and the error is rethrown; so
    * is one not made, or not set up, within the setup timeout, the error naming
-   * it (a setup still running then is torn down once it ends, if it succeeds, in turn).
+   * it (a setup still running then is torn down once it ends, if it succeeds, in turn),
+   * and one not begun, or not done, within the request timeout
+   * ({@link NANNY_REQUEST_TIMEOUT_MS}, from this call).
    */
   add(spec: NannyPluginSpec, modules: readonly string[] = []): Promise<NannyPluginAdded> {
-    return this.inTurn(async () => {
-      const given = sameness(spec);
-      if (this.installed.get(spec.name)?.given === given) return { setUp: false, restart: false };
-      const plugin: unknown = await this.within(
+    const request = this.asked(spec.name, "added");
+    return this.inTurn(() => this.asRequest(request, () => this.addNow(spec, modules)));
+  }
+
+  /**
+   * Remove the plugin `name` and tear it down: false if there is none. Its
+   * teardown's error is rethrown; so is the error of a removal not begun, or
+   * not done, within the request timeout (see {@link NANNY_REQUEST_TIMEOUT_MS}).
+   */
+  override remove(name: string): Promise<boolean> {
+    const request = this.asked(name, "removed");
+    return this.inTurn(() => this.asRequest(request, () => this.removeNow(name)));
+  }
+
+  /** The request running, its own bound (see {@link NANNY_REQUEST_TIMEOUT_MS}); null between requests. */
+  private request: RequestDeadline | null = null;
+
+  /** What a request may take here: {@link NANNY_REQUEST_TIMEOUT_MS}, of this nanny's setup timeout. */
+  private get requestTimeoutMs(): number {
+    return REQUEST_STEPS * this.setupTimeoutMs;
+  }
+
+  /** A request about the plugin `name`, asked now: what it may take in all. */
+  private asked(name: string, then: string): RequestDeadline {
+    return { name, then, by: Date.now() + this.requestTimeoutMs };
+  }
+
+  /** Within its turn: `job`, unless `request` waited past its bound, each step bound by it too. */
+  private async asRequest<T>(request: RequestDeadline, job: () => Promise<T>): Promise<T> {
+    if (Date.now() >= request.by) {
+      throw new Error(
+        `nanny plugin ${JSON.stringify(request.name)}: not begun within ${this.requestTimeoutMs / 1000} s of being asked, behind the adds and removals asked before it: not ${request.then}`,
+      );
+    }
+    this.request = request;
+    try {
+      return await job();
+    } finally {
+      this.request = null;
+    }
+  }
+
+  /** Within its turn: the add itself (see {@link add}). */
+  private async addNow(
+    spec: NannyPluginSpec,
+    modules: readonly string[],
+  ): Promise<NannyPluginAdded> {
+    const given = sameness(spec);
+    if (this.installed.get(spec.name)?.given === given) return { setUp: false, restart: false };
+    const plugin: unknown = await this.within(
+      spec.name,
+      (async () => (await this.factories(spec.fn, modules))(...spec.args))(),
+      "making it",
+      "not kept",
+    );
+    const problem = nannyPluginProblem(plugin);
+    if (problem !== null) {
+      throw new TypeError(`nanny plugin ${JSON.stringify(spec.name)}: ${problem}`);
+    }
+    const hooks = plugin as NannyPluginHooks;
+    const entry: InstalledNannyPlugin = { name: spec.name, given, hooks };
+    await this.install(spec.name, entry, () =>
+      // Past the deadline it is no longer kept: what a late setup did is undone.
+      this.within(
         spec.name,
-        (async () => (await this.factories(spec.fn, modules))(...spec.args))(),
-        "making it",
+        (async () => hooks.setup?.(this.nanny))(),
+        "its setup",
         "not kept",
-      );
-      const problem = nannyPluginProblem(plugin);
-      if (problem !== null) {
-        throw new TypeError(`nanny plugin ${JSON.stringify(spec.name)}: ${problem}`);
-      }
-      const hooks = plugin as NannyPluginHooks;
-      const entry: InstalledNannyPlugin = { name: spec.name, given, hooks };
-      await this.install(spec.name, entry, () =>
-        // Past the deadline it is no longer kept: what a late setup did is undone.
-        this.within(
-          spec.name,
-          (async () => hooks.setup?.(this.nanny))(),
-          "its setup",
-          "not kept",
-          // In turn, as a removal: it must not run beside a later add or removal of its name.
-          () => this.inTurn(() => this.teardown(entry)),
-        ),
-      );
-      return { setUp: true, restart: spec.restart ?? hooks.restart === true };
-    });
+        // In turn, as a removal: it must not run beside a later add or removal of its name.
+        () => this.inTurn(() => this.teardown(entry)),
+      ),
+    );
+    return { setUp: true, restart: spec.restart ?? hooks.restart === true };
   }
 
   /** `work` of the plugin `name`, within the timeout (see {@link HookDeadline.race}). */
@@ -179,7 +240,16 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
     then: string,
     late?: () => unknown,
   ): Promise<T> {
-    const deadline = new HookDeadline(name, this.setupTimeoutMs);
+    // What is left of the request's own bound, if that comes first.
+    const left = this.request === null ? Number.POSITIVE_INFINITY : this.request.by - Date.now();
+    const deadline =
+      left < this.setupTimeoutMs
+        ? new HookDeadline(
+            name,
+            Math.max(0, left),
+            `, what was left of the ${this.requestTimeoutMs / 1000} s an add or removal may take from being asked`,
+          )
+        : new HookDeadline(name, this.setupTimeoutMs);
     try {
       return await deadline.race(work, step, then, late);
     } finally {
@@ -201,6 +271,13 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
   }
 }
 
+/** An add or removal asked of the nanny: the plugin's name, what it is not if it fails, and its bound (a time of `Date.now()`). */
+interface RequestDeadline {
+  readonly name: string;
+  readonly then: string;
+  readonly by: number;
+}
+
 /** The time one of a plugin's hooks (or its making) may take. */
 class HookDeadline {
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -209,6 +286,8 @@ class HookDeadline {
   constructor(
     private readonly name: string,
     private readonly ms: number,
+    /** Said after the time, in the error: where a bound shorter than the timeout comes from. */
+    private readonly why = "",
   ) {
     this.reached = new Promise((resolve) => {
       if (ms <= MAX_TIMER_MS) {
@@ -235,7 +314,7 @@ class HookDeadline {
       if (late !== undefined) void done.then(late).catch(() => {});
       else void done.catch(() => {});
       throw new Error(
-        `nanny plugin ${JSON.stringify(this.name)}: ${step} did not finish within ${this.ms / 1000} s: ${then}`,
+        `nanny plugin ${JSON.stringify(this.name)}: ${step} did not finish within ${Math.round(this.ms / 100) / 10} s${this.why}: ${then}`,
       );
     });
     return Promise.race([done, expired]).finally(() => {

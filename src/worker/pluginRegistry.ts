@@ -106,7 +106,8 @@ export abstract class PluginRegistry<E> {
     }
   }
 
-  private async removeNow(name: string): Promise<boolean> {
+  /** Within a job of {@link inTurn} (or a close): remove the plugin `name` and tear it down. */
+  protected async removeNow(name: string): Promise<boolean> {
     const entry = this.installed.get(name);
     if (entry === undefined) return false;
     this.installed.delete(name);
