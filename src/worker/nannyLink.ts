@@ -66,17 +66,28 @@ export interface CloseNotice {
   readonly startFailed?: boolean;
 }
 
-/** What the worker sends its nanny. */
+/**
+ * What the worker sends its nanny. `sentAt` (`Date.now()` of the worker, on the
+ * same host as the nanny): the nanny's bound on the request runs from then, so
+ * that a request it heard late (its event loop busy) is not carried out past
+ * the worker's own wait.
+ */
 type NannyRequest =
   | {
       readonly weftNanny: "plugin-add";
       readonly id: number;
+      readonly sentAt: number;
       readonly spec: NannyPluginSpec;
       readonly worker: string;
       /** The task modules loaded into the cluster, as the worker imported them. */
       readonly modules?: readonly string[];
     }
-  | { readonly weftNanny: "plugin-remove"; readonly id: number; readonly name: string };
+  | {
+      readonly weftNanny: "plugin-remove";
+      readonly id: number;
+      readonly sentAt: number;
+      readonly name: string;
+    };
 
 /** What the worker tells its nanny as it begins to close: no answer. */
 interface ClosingNotice extends CloseNotice {
@@ -207,11 +218,18 @@ export function ipcNannyLink(
     });
   return {
     async addPlugin(spec, worker, modules = []) {
-      const a = await ask({ weftNanny: "plugin-add", id: nextId++, spec, worker, modules });
+      const a = await ask({
+        weftNanny: "plugin-add",
+        id: nextId++,
+        sentAt: Date.now(),
+        spec,
+        worker,
+        modules,
+      });
       return { restart: a.restart === true };
     },
     async removePlugin(name) {
-      const a = await ask({ weftNanny: "plugin-remove", id: nextId++, name });
+      const a = await ask({ weftNanny: "plugin-remove", id: nextId++, sentAt: Date.now(), name });
       return a.removed === true;
     },
     closing(how) {
@@ -270,6 +288,13 @@ export function serveNannyLink(
     const request = m as Partial<NannyRequest> | null;
     if (typeof request !== "object" || request === null || typeof request.id !== "number") return;
     const id = request.id;
+    // Not later than now: a worker's clock is the nanny's (the same host), but a
+    // request without a time, or with one to come, is taken as asked now.
+    const now = Date.now();
+    const askedAt =
+      typeof request.sentAt === "number" && Number.isFinite(request.sentAt)
+        ? Math.min(request.sentAt, now)
+        : now;
     if (request.weftNanny === "plugin-add") {
       const problem = nannyPluginSpecProblem(request.spec);
       if (problem !== null) {
@@ -281,7 +306,7 @@ export function serveNannyLink(
       const modules = Array.isArray(request.modules)
         ? request.modules.filter((m): m is string => typeof m === "string")
         : [];
-      void plugins.add(spec, modules).then(
+      void plugins.add(spec, modules, askedAt).then(
         (done: NannyPluginAdded) => {
           if (done.setUp) events.added(spec.name, done.restart);
           answer({ weftNanny: "answer", id, restart: done.restart });
@@ -294,7 +319,7 @@ export function serveNannyLink(
       );
     } else if (request.weftNanny === "plugin-remove" && typeof request.name === "string") {
       const { name } = request;
-      void plugins.remove(name).then(
+      void plugins.remove(name, askedAt).then(
         (had) => {
           events.removed(name, had);
           answer({ weftNanny: "answer", id, removed: had });

@@ -243,10 +243,10 @@ describe("NannyPlugins", () => {
     const notRemoved = busy.remove("s");
     // Before, carried out once its turn came, though the worker had given up on it.
     await expect(notBegun).rejects.toThrow(
-      'nanny plugin "d": not begun within 0.3 s of being asked, behind the adds and removals asked before it: not added',
+      'nanny plugin "d": not begun within 0.3 s of being asked (the nanny busy meanwhile, with those asked before it): not added',
     );
     await expect(notRemoved).rejects.toThrow(
-      'nanny plugin "s": not begun within 0.3 s of being asked, behind the adds and removals asked before it: not removed',
+      'nanny plugin "s": not begun within 0.3 s of being asked (the nanny busy meanwhile, with those asked before it): not removed',
     );
     await Promise.allSettled(late);
     expect(made).toEqual(["c"]);
@@ -402,6 +402,33 @@ describe("the link between a worker and its nanny", () => {
     expect(worker.listenerCount("message")).toBe(0);
     stop();
     expect(nannyEnd.listenerCount("message")).toBe(0);
+  });
+
+  it("a request the nanny hears late is bound from when the worker sent it: past its bound, it is not carried out", async () => {
+    log.length = 0;
+    const { worker, nanny: nannyEnd } = channelPair();
+    // A nanny whose event loop was busy: it hears the request 0.4 s after it was sent.
+    const send = worker.send?.bind(worker);
+    worker.send = (message, callback) => {
+      setTimeout(() => send?.(message, callback), 400);
+      return true;
+    };
+    const { plugins } = nannyWith({ make: (label) => logging(String(label)) }, 100);
+    const said: string[] = [];
+    serveNannyLink(nannyEnd, plugins, {
+      worker: () => {},
+      added: (name) => said.push(`added ${name}`),
+      removed: () => {},
+      failed: (name, why) => said.push(`failed ${name}: ${why}`),
+    });
+    // Before, bound from when the nanny heard it: set up after the worker's wait could be over.
+    await expect(
+      ipcNannyLink(worker).addPlugin(spec("p", "make", ["one"]), "tcp://w:2"),
+    ).rejects.toThrow(
+      'nanny plugin "p": not begun within 0.3 s of being asked (the nanny busy meanwhile, with those asked before it): not added',
+    );
+    expect(log).toEqual([]);
+    expect(plugins.names).toEqual([]);
   });
 
   it("a request the channel cannot carry fails, leaving nothing waiting", async () => {

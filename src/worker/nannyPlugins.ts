@@ -41,8 +41,8 @@ export const NANNY_PLUGIN_SETUP_TIMEOUT_MS = 300_000;
 const REQUEST_STEPS = 3;
 
 /**
- * How long one add or removal may take at the nanny from the moment it is
- * asked (15 minutes, an add's three steps): its wait behind the adds and
+ * How long one add or removal may take at the nanny from the moment the
+ * worker asked (15 minutes, an add's three steps): its wait behind the adds and
  * removals asked before it, then its own steps. One not begun by then is not
  * carried out, and a step still running then is given up on as at the setup
  * timeout: the worker waits a little longer for the answer
@@ -154,20 +154,25 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
    * is one not made, or not set up, within the setup timeout, the error naming
    * it (a setup still running then is torn down once it ends, if it succeeds, in turn),
    * and one not begun, or not done, within the request timeout
-   * ({@link NANNY_REQUEST_TIMEOUT_MS}, from this call).
+   * ({@link NANNY_REQUEST_TIMEOUT_MS}, from `askedAt`, a `Date.now()`: when
+   * the worker asked; default now).
    */
-  add(spec: NannyPluginSpec, modules: readonly string[] = []): Promise<NannyPluginAdded> {
-    const request = this.asked(spec.name, "added");
+  add(
+    spec: NannyPluginSpec,
+    modules: readonly string[] = [],
+    askedAt: number = Date.now(),
+  ): Promise<NannyPluginAdded> {
+    const request = this.asked(spec.name, "added", askedAt);
     return this.inTurn(() => this.asRequest(request, () => this.addNow(spec, modules)));
   }
 
   /**
    * Remove the plugin `name` and tear it down: false if there is none. Its
    * teardown's error is rethrown; so is the error of a removal not begun, or
-   * not done, within the request timeout (see {@link NANNY_REQUEST_TIMEOUT_MS}).
+   * not done, within the request timeout from `askedAt` (see {@link add}).
    */
-  override remove(name: string): Promise<boolean> {
-    const request = this.asked(name, "removed");
+  override remove(name: string, askedAt: number = Date.now()): Promise<boolean> {
+    const request = this.asked(name, "removed", askedAt);
     return this.inTurn(() => this.asRequest(request, () => this.removeNow(name)));
   }
 
@@ -179,16 +184,16 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
     return REQUEST_STEPS * this.setupTimeoutMs;
   }
 
-  /** A request about the plugin `name`, asked now: what it may take in all. */
-  private asked(name: string, then: string): RequestDeadline {
-    return { name, then, by: Date.now() + this.requestTimeoutMs };
+  /** A request about the plugin `name`, asked at `askedAt` (a `Date.now()`): what it may take in all. */
+  private asked(name: string, then: string, askedAt: number): RequestDeadline {
+    return { name, then, by: askedAt + this.requestTimeoutMs };
   }
 
   /** Within its turn: `job`, unless `request` waited past its bound, each step bound by it too. */
   private async asRequest<T>(request: RequestDeadline, job: () => Promise<T>): Promise<T> {
     if (Date.now() >= request.by) {
       throw new Error(
-        `nanny plugin ${JSON.stringify(request.name)}: not begun within ${this.requestTimeoutMs / 1000} s of being asked, behind the adds and removals asked before it: not ${request.then}`,
+        `nanny plugin ${JSON.stringify(request.name)}: not begun within ${this.requestTimeoutMs / 1000} s of being asked (the nanny busy meanwhile, with those asked before it): not ${request.then}`,
       );
     }
     this.request = request;
