@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { freePort } from "../cli/commands/contactAddress.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { memoryLogger, testWorker } from "./testWorker.ts";
@@ -29,23 +29,33 @@ describe("registering with the scheduler", () => {
   });
 
   it("with deathTimeoutMs null, waits past connectTimeoutMs for a scheduler not there yet, saying so every 10 s", async () => {
+    // Only the clock the wait reads is faked, and moved on by hand: its 10 s
+    // pass in about 3 s of tries (once waited out in real time, 11.5 s).
+    vi.useFakeTimers({ toFake: ["Date"] });
     const { logger, records } = memoryLogger();
+    const said = (start: string) => records.filter((r) => String(r.msg).startsWith(start));
     const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
-    const starting = testWorker(address, { connectTimeoutMs: 200, deathTimeoutMs: null, logger });
-    await sleep(11_500); // tried about once a second: at least one refusal 10 s in
+    let starting: ReturnType<typeof testWorker> | undefined;
+    try {
+      starting = testWorker(address, { connectTimeoutMs: 200, deathTimeoutMs: null, logger });
+      await until(() => said("the scheduler refuses connections").length > 0);
+      vi.setSystemTime(Date.now() + 9_500);
+      await sleep(1_700); // five more tries (50 ms apart, then twice as long each time)
+      expect(said("still waiting for the scheduler")).toEqual([]);
+      vi.setSystemTime(Date.now() + 1_000);
+      await until(() => said("still waiting for the scheduler").length > 0);
+    } finally {
+      vi.useRealTimers();
+    }
     const scheduler = await Scheduler.start({ listen: address });
     open.push(scheduler);
     const worker = await starting;
     open.push(worker);
     expect(worker.status).toBe("running");
-    const first = records.filter((r) =>
-      String(r.msg).startsWith("the scheduler refuses connections"),
-    );
+    const first = said("the scheduler refuses connections");
     expect(first).toHaveLength(1);
     expect(first[0]).toMatchObject({ level: 30, scheduler: address, waitMs: null });
-    const still = records.filter((r) =>
-      String(r.msg).startsWith("still waiting for the scheduler"),
-    );
+    const still = said("still waiting for the scheduler");
     expect(still.map((r) => r.msg)).toEqual([
       expect.stringMatching(
         /^still waiting for the scheduler at tcp:.*, which refuses connections \(for 1\d s\)$/,
@@ -84,3 +94,12 @@ describe("registering with the scheduler", () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 });
+
+/** Resolves once `done()` holds, polled every 20 ms; rejects after 5 s of real time. */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = performance.now() + 5_000;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error("timed out waiting for a log line");
+    await sleep(20);
+  }
+}
