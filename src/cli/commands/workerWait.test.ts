@@ -4,10 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
+import { memoryLogger } from "../../worker/testWorker.ts";
 import { refusingAddress, runWeft, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
+import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
 import { runScheduler } from "./scheduler.ts";
 
 /** The `weft` command of this checkout. */
@@ -152,7 +154,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     expect(r.err).toMatch(/cannot start: .*still refused after 300 ms\n$/);
   }, 30_000);
 
-  it("says every 10 s that it still waits for the scheduler its file names, and SIGTERM ends the wait with exit 0", async () => {
+  it("says that it waits for the scheduler its file names, and SIGTERM ends the wait with exit 0", async () => {
     const file = join(dir, "stale.json");
     writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
     const child = spawn(
@@ -168,7 +170,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     try {
       await Promise.race([
         (async () => {
-          while (!stderr.includes("still waiting")) await sleep(100);
+          while (!stderr.includes("refuses connections")) await sleep(100);
         })(),
         exited,
         sleep(25_000),
@@ -179,15 +181,60 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
         .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(lines.map((l) => l.msg)).toEqual([
         expect.stringMatching(/^the scheduler the scheduler file names refuses connections/),
-        expect.stringMatching(
-          /^still waiting for a scheduler at the address the scheduler file names \(tcp:.* refuses connections, for 1\d s\)$/,
-        ),
       ]);
-      expect(lines[1]).toMatchObject({ schedulerFile: file, waitMs: null });
+      expect(lines[0]).toMatchObject({ schedulerFile: file, waitMs: null });
       child.kill("SIGTERM");
       expect(await exited).toBe(0);
     } finally {
       child.kill("SIGKILL");
     }
   }, 40_000);
+
+  it("says every 10 s that it still waits for the scheduler its file names", async () => {
+    const file = join(dir, "stale-every-10-s.json");
+    writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
+    const { logger, records } = memoryLogger();
+    const said = (start: string) => records.filter((r) => String(r.msg).startsWith(start));
+    const stop = new AbortController();
+    // Only the clock the wait reads is faked, and moved on by hand: its 10 s
+    // pass in about 3 s of tries (once waited out in real time, in a child).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      // As `weft worker --scheduler-file` waits, with no --death-timeout.
+      const waiting = liveSchedulerFromFile(file, {
+        connectTimeoutMs: 10_000,
+        deathTimeoutMs: null,
+        signal: stop.signal,
+        logger,
+      });
+      // Stopped as a SIGTERM stops it (its end is the child test's above).
+      const ended = expect(waiting).rejects.toThrow();
+      await until(() => said("the scheduler the scheduler file names refuses").length > 0);
+      vi.setSystemTime(Date.now() + 9_500);
+      await sleep(1_700); // five more tries (50 ms apart, then twice as long each time)
+      expect(said("still waiting")).toEqual([]);
+      vi.setSystemTime(Date.now() + 1_000);
+      await until(() => said("still waiting").length > 0);
+      stop.abort();
+      await ended;
+    } finally {
+      stop.abort();
+      vi.useRealTimers();
+    }
+    expect(said("still waiting").map((r) => r.msg)).toEqual([
+      expect.stringMatching(
+        /^still waiting for a scheduler at the address the scheduler file names \(tcp:.* refuses connections, for 1\d s\)$/,
+      ),
+    ]);
+    expect(said("still waiting")[0]).toMatchObject({ schedulerFile: file, waitMs: null });
+  });
 });
+
+/** Resolves once `done()` holds, polled every 20 ms; rejects after 5 s of real time. */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = performance.now() + 5_000;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error("timed out waiting for a log line");
+    await sleep(20);
+  }
+}
