@@ -33,6 +33,10 @@ const SHARED_FORK_TESTS = [
   "src/protocol/**/*.test.ts",
   "src/util/**/*.test.ts",
   "src/sim/**/*.test.ts",
+  // The replay modules read files and run the worker state machine, nothing
+  // more (14 files: import 9-11 s isolated, 5 s shared). Not cli.test.ts: it
+  // runs `weft replay`, whose modules are the CLI's.
+  "src/replay/!(cli).test.ts",
 ];
 
 /**
