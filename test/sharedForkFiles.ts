@@ -4,9 +4,10 @@
  * import (transitively) holds a process-wide registry (task functions,
  * in-process listeners, the task context, the dialer, the wire codec's
  * buffers, the upload directory, signal handlers), and the files themselves
- * mock nothing, fake no timers, set no environment variables and start no
- * child processes. A file not listed keeps its own fork: the safe default for
- * a new one.
+ * mock nothing, fake no timers and set no environment variables (a child
+ * process some start, as bench/pairedSides.test.ts does, shares nothing with
+ * the fork). A file not listed keeps its own fork: the safe default for a new
+ * one.
  */
 export const SHARED_FORK_FILES: readonly string[] = [
   "bench/pairedSides.test.ts",
