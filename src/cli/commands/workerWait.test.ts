@@ -230,7 +230,10 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
   });
 });
 
-/** Resolves once `done()` holds, polled every 20 ms; rejects after 5 s of real time. */
+/**
+ * Resolves once `done()` holds, polled every 20 ms; rejects after 5 s of real
+ * time. Not testCluster's `eventually`: it reads Date, which the test fakes.
+ */
 async function until(done: () => boolean): Promise<void> {
   const deadline = performance.now() + 5_000;
   while (!done()) {
