@@ -168,8 +168,8 @@ describe("Gatherer", () => {
     );
   });
 
-  it("gives up at once a key its holder lost from disk, saying so, for the client to await its recomputation", async () => {
-    const { host, asked } = workersHost({
+  it("gives up a key every holder lost from disk, saying so, for the client to await its recomputation", async () => {
+    const { host, asked, whoHasAsked } = workersHost({
       holders: { x: ["tcp://w:1"] },
       getData: () => ({ status: "OK", data: new Map(), lost: ["x"] }),
     });
@@ -180,9 +180,26 @@ describe("Gatherer", () => {
       "cannot fetch the result of x: its spilled value is gone from disk on tcp://w:1, which " +
         "drop it once the tasks there reading it end, for the scheduler to compute it again",
     );
-    // Asking again would not find it (nor would 19 more rounds): its holder drops it
-    // once the tasks there reading it end, however long they take.
+    // Asking it again would not find it (nor would 19 more rounds): its holder drops it
+    // once the tasks there reading it end, however long they take. The scheduler is
+    // asked once, for holders the client was not told of.
     expect(asked).toHaveLength(1);
+    expect(whoHasAsked).toEqual([["x"]]);
+  });
+
+  it("asks the scheduler for other holders of a key its last reported holder lost from disk", async () => {
+    // The holders the client knows are those of the key's report: a replica made
+    // since (a peer fetched it for a task) is known to the scheduler alone. Given up
+    // at once, the key was awaited until a dropped it, however long a task there ran.
+    const { host, asked, whoHasAsked } = workersHost({
+      holders: { x: ["tcp://a:1"] },
+      whoHas: { x: ["tcp://a:1", "tcp://b:1"] },
+      getData: (w, keys) =>
+        w === "tcp://b:1" ? ok(keys) : { status: "OK", data: new Map(), lost: keys },
+    });
+    await expect(new Gatherer(host).fetch("x")).resolves.toBe("value of x");
+    expect(asked.map(([w]) => w)).toEqual(["tcp://a:1", "tcp://b:1"]);
+    expect(whoHasAsked).toEqual([["x"]]);
   });
 
   it("fetches a key one holder lost from disk from another", async () => {

@@ -4,10 +4,12 @@
  * all the keys it holds. Holders come from the `key-in-memory` reports; when
  * a holder turns out not to have a key (or is unreachable), the gatherer asks
  * the scheduler where the key is now and tries again. A busy worker is asked
- * again after a short wait. A key every holder says it lost from disk is
- * given up at once, as a {@link LostFromDiskError}: the holders drop it once
- * the tasks there reading it end, and the scheduler computes it again, which
- * the client waits for (see results.ts).
+ * again after a short wait. A key every holder the scheduler names says it
+ * lost from disk is given up, as a {@link LostFromDiskError}, without asking
+ * them again: the holders drop it once the tasks there reading it end, and the
+ * scheduler computes it again, which the client waits for (see results.ts).
+ * The holders reported are not enough: a replica made since (a peer fetched
+ * it) is known to the scheduler alone.
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
@@ -196,8 +198,6 @@ export class Gatherer {
     const busy = new Set<string>();
     const failedRounds = new Map<string, number>();
     const lostBy = new Map<string, Set<string>>();
-    // The holders of each key asked in the last round.
-    const tried = new Map<string, readonly string[]>();
     for (let round = 0; remaining.length > 0; round++) {
       if (round > 0) {
         try {
@@ -212,13 +212,19 @@ export class Gatherer {
       const next: string[] = [];
       for (const key of remaining) {
         const holders = override.get(key) ?? this.host.holdersOf(key);
-        tried.set(key, holders);
         if (holders.length === 0) {
           lastError.set(key, "no worker holds it");
           next.push(key);
           continue;
         }
-        const worker = holders[(round + key.length) % holders.length];
+        // Those that said they lost it are not asked again: they would say the same.
+        const lost = lostBy.get(key);
+        const left = lost === undefined ? holders : holders.filter((w) => !lost.has(w));
+        if (left.length === 0) {
+          batch.get(key)?.reject(new LostFromDiskError(key, holders));
+          continue;
+        }
+        const worker = left[(round + key.length) % left.length];
         let keys = byWorker.get(worker);
         if (keys === undefined) byWorker.set(worker, (keys = []));
         keys.push(key);
@@ -231,12 +237,6 @@ export class Gatherer {
       for (const missed of results) for (const key of missed) next.push(key);
       remaining = [];
       for (const key of next) {
-        const lost = lostBy.get(key);
-        const holders = tried.get(key) ?? [];
-        if (lost !== undefined && holders.length > 0 && holders.every((w) => lost.has(w))) {
-          batch.get(key)?.reject(new LostFromDiskError(key, holders));
-          continue;
-        }
         if (!busy.has(key)) {
           const failed = (failedRounds.get(key) ?? 0) + 1;
           if (failed >= MAX_ROUNDS) {
