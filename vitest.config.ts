@@ -38,7 +38,7 @@ const SHARED_FORK_TESTS = [
   // more (14 files: import 9-11 s isolated, 5 s shared). Not cli.test.ts: it
   // runs `weft replay`, whose modules are the CLI's.
   "src/replay/!(cli).test.ts",
-  // And single files of the other directories (65: 59-78 s run alone
+  // And single files of the other directories (64: 59-78 s run alone
   // isolated, 33-35 s shared, on a loaded host).
   ...SHARED_FORK_FILES,
 ];
