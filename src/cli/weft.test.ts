@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "./commands/index.ts";
 import { runWeft, testContext } from "./testContext.ts";
+import { commandsFor } from "./weft.ts";
 
 describe("weft", () => {
   it("says a command is unknown also with --help or after help, exit 2", async () => {
@@ -71,14 +72,30 @@ describe("weft", () => {
 
   it("every command has its --help, and the top-level help lists it", async () => {
     const top = (await runWeft(["--help"])).out;
-    for (const factory of COMMANDS) {
-      const cmd = factory(testContext());
+    for (const entry of COMMANDS) {
+      const cmd = (await entry.load())(testContext());
       const name = cmd.name();
+      expect(name).toBe(entry.name);
       const r = await runWeft([name, "--help"]);
       expect(r.code, name).toBe(0);
       expect(r.out, name).toMatch(new RegExp(`^Usage: weft ${name} `));
       // Listed with its usage, so that the list says what each command takes.
       expect(top, name).toContain(`\n  ${name} ${cmd.usage()} `);
+    }
+  });
+
+  it("loads the module of the command named alone, none for --version, every one for the help", async () => {
+    const names = async (args: string[]) =>
+      (await commandsFor(args)).map((make) => make(testContext()).name());
+    expect(await names(["worker", "tcp://127.0.0.1:1", "--nthreads", "2"])).toEqual(["worker"]);
+    expect(await names(["scheduler", "--log-level", "debug"])).toEqual(["scheduler"]);
+    expect(await names(["help", "status"])).toEqual(["status"]);
+    expect(await names(["amm", "start", "--help"])).toEqual(["amm"]);
+    expect(await names(["--version"])).toEqual([]);
+    expect(await names(["-V"])).toEqual([]);
+    const every = COMMANDS.map((c) => c.name);
+    for (const args of [[], ["--help"], ["--help", "status"], ["help"], ["nanny"], ["-V", "-h"]]) {
+      expect(await names(args), args.join(" ")).toEqual(every);
     }
   });
 });

@@ -9,7 +9,7 @@ import { isEntryPoint } from "../util/entryPoint.ts";
 import { exitCodeOf } from "../util/usageError.ts";
 import { type CliContext, processContext } from "./commands/context.ts";
 import { daskOptionHint } from "./commands/daskOptions.ts";
-import { COMMANDS } from "./commands/index.ts";
+import { COMMANDS, type CommandFactory } from "./commands/index.ts";
 
 /**
  * Applies what every command shares: output through `ctx`, errors as
@@ -30,8 +30,24 @@ function configure(cmd: Command, ctx: CliContext): Command {
   );
 }
 
-/** The `weft` program with every subcommand, writing through `ctx`. */
-export function buildProgram(ctx: CliContext): Command {
+/**
+ * The factories of the subcommands `args` (`process.argv` after the script) need:
+ * the one they name (`weft worker ...`, `weft help worker`) alone, so that a
+ * command loads none of the others' modules; none for `weft --version`; every
+ * one otherwise, for the help that lists them and the error that suggests one.
+ */
+export async function commandsFor(args: readonly string[]): Promise<CommandFactory[]> {
+  if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) return [];
+  // Only a name that comes first (after `help`) is enough: the program's own options
+  // come before it (`weft --help status` is the program's help).
+  const name = args[0] === "help" ? args[1] : args[0];
+  const named = COMMANDS.find((c) => c.name === name);
+  if (named !== undefined) return [await named.load()];
+  return Promise.all(COMMANDS.map((c) => c.load()));
+}
+
+/** The `weft` program with the subcommands `commands` makes, writing through `ctx`. */
+export function buildProgram(ctx: CliContext, commands: readonly CommandFactory[]): Command {
   const program = configure(
     new Command("weft")
       .description(
@@ -40,7 +56,7 @@ export function buildProgram(ctx: CliContext): Command {
       .version(weftVersion(), "-V, --version", "print weft's version"),
     ctx,
   );
-  for (const make of COMMANDS) program.addCommand(configure(make(ctx), ctx));
+  for (const make of commands) program.addCommand(configure(make(ctx), ctx));
   return program;
 }
 
@@ -98,7 +114,7 @@ export async function main(
   argv: readonly string[],
   ctx: CliContext = processContext(),
 ): Promise<number> {
-  const program = buildProgram(ctx);
+  const program = buildProgram(ctx, await commandsFor(argv.slice(2)));
   // What to parse instead of the arguments given, if anything (help of help first).
   const instead = helpOfHelp(program, argv.slice(2)) ?? unknownCommandOf(program, argv.slice(2));
   try {
