@@ -12,7 +12,7 @@ const nannyChild = process.env.WEFT_NANNY_CHILD === "1";
 if (nannyChild) process.on("SIGINT", () => {});
 
 // `weft worker` and `weft scheduler` close on SIGINT or SIGTERM with exit 0, but
-// listen only once their modules are loaded (about 1.5 s through tsx): one that
+// listen only once their modules are loaded (about 1 s through tsx): one that
 // comes before is recorded here, for the command to honour as it starts listening
 // (src/cli/commands/earlySignal.ts). A second one ends the process at once, and
 // one left unclaimed (the command never listened) is raised again at the end, as

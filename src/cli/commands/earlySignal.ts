@@ -1,6 +1,6 @@
 /**
  * A SIGINT or SIGTERM that reached `weft worker` or `weft scheduler` while its modules
- * were still loading (about 1.5 s through tsx), before the command could listen for it.
+ * were still loading (about 1 s through tsx), before the command could listen for it.
  * bin/weft.js records it (see {@link EarlySignals}); the command's {@link untilSignal}
  * claims the record as it starts listening and honours a signal recorded, so that such
  * a signal closes the command with exit 0 as one a moment later does, not kill it (143).
