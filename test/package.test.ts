@@ -144,9 +144,18 @@ describe("the package", () => {
 
   it("the built command runs without the sources", async () => {
     built();
-    const script = `const { main } = await import(${JSON.stringify(`${root}dist/cli/weft.js`)}); process.exitCode = await main(["node", "weft", "--version"]);`;
-    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script]);
+    const weft = (arg: string) =>
+      `const { main } = await import(${JSON.stringify(`${root}dist/cli/weft.js`)}); process.exitCode = await main(["node", "weft", ${JSON.stringify(arg)}]);`;
+    const { stdout } = await run(process.execPath, [
+      "--input-type=module",
+      "-e",
+      weft("--version"),
+    ]);
     expect(stdout.trim()).toBe(JSON.parse(readFileSync(`${root}package.json`, "utf8")).version);
+    // --version loads no command's module; the help that lists them loads every one.
+    const help = await run(process.execPath, ["--input-type=module", "-e", weft("--help")]);
+    expect(help.stdout).toMatch(/^Usage: weft \[options\] \[command\]\n/);
+    expect(help.stdout).toContain("\n  bench [options] [command] ");
   });
 
   it("the built weft bench cluster runs the benchmark's graphs and tasks from the build", async () => {
