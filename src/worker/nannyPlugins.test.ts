@@ -172,6 +172,25 @@ describe("NannyPlugins", () => {
     await expect(plugins.add(spec("n", "never", []))).rejects.toThrow("did not finish");
   });
 
+  it("the teardown that throws of a plugin whose setup ended past its timeout is told, as a replaced one's", async () => {
+    const { plugins, teardownsFailed } = nannyWith(
+      {
+        slow: () => ({
+          setup: () => new Promise((r) => setTimeout(r, 150)),
+          teardown: () => {
+            throw new Error("cannot undo");
+          },
+        }),
+      },
+      50,
+    );
+    await expect(plugins.add(spec("s", "slow", []))).rejects.toThrow("did not finish");
+    await new Promise((r) => setTimeout(r, 300));
+    // Before, swallowed: the late teardown's error went nowhere.
+    expect(teardownsFailed).toEqual(["s: cannot undo"]);
+    expect(plugins.names).toEqual([]);
+  });
+
   it("a setup that ends past its timeout is torn down in turn: not beside a later add of its name", async () => {
     const order: string[] = [];
     let finishOld = () => {};

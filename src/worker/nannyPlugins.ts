@@ -132,7 +132,10 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
     /** What `setup` and `teardown` are given. */
     private readonly nanny: Nanny,
     private readonly factories: NannyPluginFactories,
-    /** Told of the teardown that throws of a plugin being replaced (the new one is set up all the same). */
+    /**
+     * Told of the teardown that throws of a plugin being replaced (the new one
+     * is set up all the same), or of one whose setup ended past its timeout.
+     */
     replacedTeardownFailed: (name: string, err: unknown) => void,
     /**
      * How long making a plugin may take (ms), and then its `setup`, and its
@@ -231,7 +234,11 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
         "its setup",
         "not kept",
         // In turn, as a removal: it must not run beside a later add or removal of its name.
-        () => this.inTurn(() => this.teardown(entry)),
+        // No one waits for it: its error is told, as a replaced plugin's is.
+        () =>
+          this.inTurn(() => this.teardown(entry)).catch((err: unknown) =>
+            this.replacedTeardownFailed(spec.name, err),
+          ),
       ),
     );
     return { setUp: true, restart: spec.restart ?? hooks.restart === true };

@@ -25,8 +25,9 @@ export abstract class PluginRegistry<E> {
      * Told of the teardown that throws of a plugin being replaced: the new one
      * is set up all the same (as Dask's `plugin_add`, which ignores the old
      * one's error), its registration not failed by another plugin's error.
+     * Also of a teardown no caller waits for (a subclass's, see NannyPlugins).
      */
-    private readonly replacedTeardownFailed: (name: string, err: unknown) => void,
+    protected readonly replacedTeardownFailed: (name: string, err: unknown) => void,
   ) {}
 
   /** Tear down the plugin kept as `entry` (it has been taken out already). */
