@@ -24,9 +24,11 @@ export function systemCpuSeconds(): number {
 
 /**
  * Microseconds per first touch of a fresh 4 KiB page: touches a newly
- * allocated buffer outside the V8 heap (large allocations are fresh
- * mappings) one byte per page. Returns null if the kernel reported no faults
- * (the buffer was already backed).
+ * allocated buffer outside the V8 heap one byte per page. A large allocation
+ * is a fresh mapping early in a process (the benchmarks call this at their
+ * start); later the allocator may hand back memory the process freed, already
+ * backed. Returns null if the kernel reported no faults (the buffer was
+ * already backed).
  */
 export function freshPageMicros(bytes = 16 * 1024 * 1024): number | null {
   const page = 4096;
