@@ -60,10 +60,10 @@ export interface TaskRunnerHost {
   spilledInputLost(err: SpilledValueLostError, key: string): Promise<void> | null;
 }
 
-/** Runs the worker's tasks and `run` calls, at most one per slot of the worker's threads. */
 /** Dask's threshold for recording the time a task's inputs took to read (`disk-read`). */
 const DISK_READ_RECORDED_S = 0.005;
 
+/** Runs the worker's tasks and `run` calls, at most one per slot of the worker's threads. */
 export class TaskRunner {
   /** The worker's threads: a task (or a `run`) holds one while it computes. */
   private readonly gate: SlotGate;

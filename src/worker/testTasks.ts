@@ -88,7 +88,6 @@ defineTask("signal", (name: string, message: unknown, ms: number) => {
   return Date.now();
 });
 
-/** Stay busy `ms`; returns when it started and ended (ms) and on which thread. */
 /**
  * Meets another task on `channel`: resolves `met: true` once a task on another thread
  * has answered, or `met: false` after `timeoutMs` (the two never ran at the same time).
@@ -111,6 +110,7 @@ defineTask("meet", (channel: string, timeoutMs: number) => {
   });
 });
 
+/** Stay busy `ms`; returns when it started and ended (ms) and on which thread. */
 defineTask("busySpan", (ms: number) => {
   const start = Date.now();
   while (Date.now() < start + ms) {

@@ -288,7 +288,6 @@ export class Processes {
   }
 }
 
-/** An error or fatal pino line (level 50, 60), or a line that is not a log record (a crash). */
 /**
  * The line of a process's last stderr lines that best says why it exited: the
  * error of Node's report of an uncaught error (which ends with its version
@@ -306,6 +305,7 @@ export function exitReason(tail: readonly string[]): string {
   return error ?? lines.at(-1) ?? "nothing on stderr";
 }
 
+/** An error or fatal pino line (level 50, 60), or a line that is not a log record (a crash). */
 function worthShowing(line: string): boolean {
   let record: unknown;
   try {

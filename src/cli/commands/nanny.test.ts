@@ -69,7 +69,6 @@ const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
 const registry = new URL("../../worker/taskRegistry.ts", import.meta.url).href;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The `worker at …` lines the nanny's children printed so far. */
 /**
  * A nanny whose worker runs the tasks `definitions` (`defineTask(...)` lines) define,
  * on a quiet scheduler at most `maxRestarts` restarts in a row, with a client:
@@ -102,6 +101,7 @@ async function withNanny(
   }
 }
 
+/** The `worker at …` lines the nanny's children printed so far. */
 function workerLines(ctx: { stdout: { text: string } }): number {
   return ctx.stdout.text.match(/^worker at /gm)?.length ?? 0;
 }

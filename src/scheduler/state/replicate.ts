@@ -192,7 +192,6 @@ export function noWorkerReason(workers: readonly string[] | undefined): string {
     : `none of the workers ${workers.join(", ")} is running`;
 }
 
-/** Answer request `r`, now settled (or at once, when it asked for nothing). */
 /** `r` waits for its copies: kept, and found by the tasks it waits for. */
 export function track(s: SchedulerState, r: Replication): void {
   s.replications.add(r);
@@ -213,6 +212,7 @@ function untrack(s: SchedulerState, r: Replication): void {
   }
 }
 
+/** Answer request `r`, now settled (or at once, when it asked for nothing). */
 export function answer(s: SchedulerState, r: Replication): void {
   untrack(s, r);
   if (s.clients.get(r.client.id) !== r.client) return; // the client left

@@ -40,7 +40,6 @@ import { TouchedTasks } from "./touchedTasks.ts";
 import { lookupTransition } from "./transitions.ts";
 import { type ValidateStateOptions, validateState, validateTask } from "./validation.ts";
 
-/** Options of {@link WorkerState}, as the seed's constructor takes them plus the injected services. */
 /** The bits of `TaskState.heapMarks` that say a task is in `ready` / `constrained`. */
 const READY_MARK = 1;
 const CONSTRAINED_MARK = 2;
