@@ -187,6 +187,24 @@ test("--from without --runs is refused, not ignored", async () => {
   expect(both.out).toBe("");
 });
 
+test("an interval for rounds turned off is refused, not ignored", async () => {
+  const steal = await weft("sim", "--no-work-stealing", "--work-stealing-interval", "1");
+  expect(steal).toMatchObject({ code: 2, out: "" });
+  expect(steal.err.split("\n")[0]).toBe(
+    "error: --work-stealing-interval sets the rounds that --no-work-stealing turns off: give one",
+  );
+  const amm = await weft(
+    "sim",
+    "--active-memory-manager-interval",
+    "5",
+    "--no-active-memory-manager",
+  );
+  expect(amm).toMatchObject({ code: 2, out: "" });
+  expect(amm.err.split("\n")[0]).toBe(
+    "error: --active-memory-manager-interval sets the rounds that --no-active-memory-manager turns off: give one",
+  );
+});
+
 test("npm run sim:soak: a bad or unknown flag is a one-line error with the usage, exit 2", () => {
   const soak = fileURLToPath(new URL("./soak.ts", import.meta.url));
   const run = (...args: string[]) =>

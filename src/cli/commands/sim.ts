@@ -281,6 +281,19 @@ export function simCommand(ctx: CliContext): Command {
         });
         return;
       }
+      // An interval for rounds the other flag turns off would be ignored, unsaid.
+      for (const [off, interval, name] of [
+        ["workStealing", "workStealingInterval", "work-stealing"],
+        ["activeMemoryManager", "activeMemoryManagerInterval", "active-memory-manager"],
+      ] as const) {
+        if (opts[off] === false && opts[interval] !== undefined) {
+          cmd.error(
+            `error: --${name}-interval sets the rounds that --no-${name} turns off: give one`,
+            { exitCode: EXIT.usage },
+          );
+          return;
+        }
+      }
       // With --runs, --seed is the first seed unless --from names it: both would drop one.
       if (opts.from !== undefined && cmd.getOptionValueSource("seed") === "cli") {
         cmd.error("error: --seed and --from both name the first seed of --runs: give one", {
