@@ -681,6 +681,14 @@ describe("normalization", () => {
     expect(() => parseClusterDump(packr.pack(d), "x.msgpack")).not.toThrow();
   });
 
+  it("refuses msgpack nested deeper than the decoder's stack goes as too deep, not as a stack overflow", () => {
+    // 100,000 one-element arrays, one inside the other: msgpackr recurses per level.
+    const bytes = Buffer.concat([Buffer.alloc(100_000, 0x91), Buffer.from([0xc0])]);
+    expect(() => parseClusterDump(bytes, "x.msgpack")).toThrow(
+      /^x\.msgpack: holds values nested more than 500 levels deep$/,
+    );
+  });
+
   it("refuses YAML nested more than 500 levels deep, flow or block style, saying so", () => {
     /** `YAML_DUMP` with `scheduler.extensions` set to `value` (YAML text after the colon). */
     const withExtensions = (value: string) =>

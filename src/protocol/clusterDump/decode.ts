@@ -52,6 +52,9 @@ export function decodeMsgpack(data: Uint8Array, ctx: Ctx): unknown {
     if (/unexpected end/i.test(msg)) {
       return ctx.fail(null, "truncated msgpack data (the data ends inside a value)", e);
     }
+    // msgpackr recurses per level: nesting far past MAX_NESTING overflows the stack
+    // before normalization can refuse it with the same words.
+    if (e instanceof RangeError && /call stack/i.test(msg)) return ctx.fail(null, TOO_DEEP, e);
     if (/end of buffer not reached/i.test(msg)) {
       return ctx.fail(
         null,
