@@ -1,7 +1,7 @@
 /** `weft sim`, run through the real `weft` program with string buffers for its streams. */
 
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -185,6 +185,24 @@ test("--from without --runs is refused, not ignored", async () => {
   expect(both.code).toBe(2);
   expect(both.err).toContain("--seed and --from both name the first seed of --runs");
   expect(both.out).toBe("");
+});
+
+test("--dump naming a directory is refused before the run, rather than write DIR.msgpack.gz or DIR/.msgpack.gz", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "weft-sim-dump-dir-"));
+  try {
+    for (const name of [dir, `${dir}/`, `${join(dir, "new")}/`]) {
+      const r = await weft("sim", "--tasks", "4", "--faults", "none", "--dump", name);
+      expect(r).toEqual({
+        code: 2,
+        out: "",
+        err: `weft sim: --dump ${name}: ${name.endsWith("/") ? "it names a directory (it ends with /)" : "it is a directory"}\n`,
+      });
+    }
+    expect(existsSync(`${dir}.msgpack.gz`)).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("an interval for rounds turned off is refused, not ignored", async () => {

@@ -108,4 +108,16 @@ describe("weft dump", () => {
       err: `weft dump: -o ${plain}: ${plain}.msgpack.gz: it is a directory\n`,
     });
   });
+
+  it("refuses an -o that is a directory, rather than write DIR.msgpack.gz beside it or DIR/.msgpack.gz", async () => {
+    const sub = join(dir, "sub");
+    mkdirSync(sub);
+    for (const o of [sub, `${sub}/`, `${join(dir, "new-dir")}/`]) {
+      expect(await runWeft(["dump", "tcp://127.0.0.1:1", "-o", o])).toEqual({
+        code: 2,
+        out: "",
+        err: `weft dump: -o ${o}: ${o.endsWith("/") ? "it names a directory (it ends with /)" : "it is a directory"}\n`,
+      });
+    }
+  });
 });

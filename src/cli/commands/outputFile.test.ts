@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { directoryProblem, outputProblem } from "./outputFile.ts";
+import { directoryProblem, namedDirectoryProblem, outputProblem } from "./outputFile.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-output-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,5 +37,16 @@ describe("directoryProblem", () => {
     );
     expect(await directoryProblem(join(file, "out"))).toBe(`${file} is not a directory`);
     expect(await directoryProblem(join(file, "sub", "out"))).toMatch(/ is not a directory$/);
+  });
+});
+
+describe("namedDirectoryProblem", () => {
+  it("refuses a directory, or a name ending as one, and lets any other name through", async () => {
+    expect(await namedDirectoryProblem(dir)).toBe("it is a directory");
+    expect(await namedDirectoryProblem(`${join(dir, "none")}/`)).toBe(
+      "it names a directory (it ends with /)",
+    );
+    expect(await namedDirectoryProblem(file)).toBeNull();
+    expect(await namedDirectoryProblem(join(dir, "none", "out"))).toBeNull();
   });
 });

@@ -6,7 +6,7 @@
 
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { dirname, resolve, sep } from "node:path";
 
 function codeOf(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? String(err);
@@ -38,5 +38,20 @@ export async function outputProblem(path: string): Promise<string | null> {
     if (code === "ENOENT") return directoryProblem(path);
     if (code === "ENOTDIR") return `${dirname(resolve(path))} is not a directory`;
     return `cannot write it (${code})`;
+  }
+}
+
+/**
+ * Why `name`, a file name to which a format's extension may still be added (a
+ * cluster dump's), cannot be one: it is a directory, or ends as one does. Adding
+ * the extension would write `DIR.msgpack.gz` beside the directory, or the hidden
+ * `DIR/.msgpack.gz` in it, neither where the user pointed.
+ */
+export async function namedDirectoryProblem(name: string): Promise<string | null> {
+  if (name.endsWith("/") || name.endsWith(sep)) return "it names a directory (it ends with /)";
+  try {
+    return (await stat(name)).isDirectory() ? "it is a directory" : null;
+  } catch {
+    return null; // a name that does not exist yet: the other checks say what else is wrong
   }
 }
