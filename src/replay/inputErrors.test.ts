@@ -62,6 +62,19 @@ beforeAll(() => {
   };
   for (const w of Object.values(dump.workers)) w.nthreads = 1.5;
   write("bad-nthreads.msgpack.gz", gzipSync(new Packr({ useRecords: false }).pack(dump)));
+  // Events or records out of time order: the replay placed the log's start by time, and
+  // took a dump with its first two events swapped for "EXACT as far as comparable".
+  const ordered = () =>
+    new Unpackr({ mapsAsObjects: true, useRecords: false, int64AsType: "bigint" }).unpack(
+      gunzipSync(readFileSync(sharedPath("dumps", "errors-and-cancel.msgpack.gz"))),
+    ) as { workers: Record<string, { stimulus_log: unknown[]; log: unknown[][] }> };
+  const swapped = ordered();
+  const events = Object.values(swapped.workers)[0].stimulus_log;
+  [events[0], events[1]] = [events[1], events[0]];
+  write("events-out-of-order.msgpack.gz", gzipSync(new Packr({ useRecords: false }).pack(swapped)));
+  const reversed = ordered();
+  Object.values(reversed.workers)[0].log.reverse();
+  write("log-out-of-order.msgpack.gz", gzipSync(new Packr({ useRecords: false }).pack(reversed)));
   files.missing = join(dir, "missing.msgpack.gz");
   files.directory = dir;
   // A directory with a stream's name: read as one, refused by the file system.
@@ -119,6 +132,14 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     [
       "bad-nthreads.msgpack.gz",
       /^workers\["tcp:\/\/[\d.:]+"\]: its settings cannot make a worker state machine: WorkerState: nthreads must be an integer ≥ 0, got 1\.5$/,
+    ],
+    [
+      "events-out-of-order.msgpack.gz",
+      /^workers\["tcp:\/\/[\d.:]+"\]\.stimulus_log\[1\]\.handled: 1795992536\.55979 is earlier than the event before it \(1795992536\.559909\): the stimulus log is out of time order$/,
+    ],
+    [
+      "log-out-of-order.msgpack.gz",
+      /^workers\["tcp:\/\/[\d.:]+"\]\.log\[1\]: its time [\d.]+ is earlier than the record before it \([\d.]+\): the log is out of time order$/,
     ],
     ["missing", /does not exist/],
     ["directory", /directory|unknown kind/],

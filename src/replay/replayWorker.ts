@@ -71,7 +71,8 @@ interface Step {
  *   came before are skipped, and the tasks they touch (and the tasks linked to those)
  *   are neither checked in the log nor compared; the counter is then not comparable.
  *
- * Throws ReplayInputError when an event of the stimulus log cannot be decoded.
+ * Throws ReplayInputError when an event of the stimulus log cannot be decoded, or
+ * when the stimulus log or the log goes back in time.
  */
 export function replayWorker(
   dump: ClusterDump,
@@ -82,6 +83,7 @@ export function replayWorker(
   if (w === undefined) throw new Error(`${dump.file}: no worker ${address} in the dump`);
   const events = decodeStimulusLog(dump.file, address, w.stimulusLog, dump.scheduler, w.tasks);
   checkLogRecords(dump.file, address, w.log);
+  checkTimeOrder(dump.file, address, events, w.log);
   let replayer: WorkerReplayer;
   try {
     replayer = new WorkerReplayer(w, events, options);
@@ -115,6 +117,46 @@ function checkLogRecords(file: string, address: string, log: WorkerDump["log"]):
       file,
       `workers[${JSON.stringify(address)}].log[${i}]: expected a record ending with its stimulus id and time, got ${formatLogEntry(e)}`,
     );
+  }
+}
+
+/**
+ * Both logs are appended as the worker goes, each entry stamped with the same clock,
+ * so their times never go back. The replay relies on it: it finds where the log
+ * starts relative to the stimulus log by time, and ends a reused stimulus id's
+ * records at the next handling time. Out of order (a corrupt or edited dump), those
+ * guesses skip events and taint tasks, and a replay that compared nothing came out
+ * "exact as far as comparable": refused here instead.
+ */
+function checkTimeOrder(
+  file: string,
+  address: string,
+  events: readonly StateMachineEvent[],
+  log: WorkerDump["log"],
+): void {
+  const at = `workers[${JSON.stringify(address)}]`;
+  let last: number | null = null;
+  for (let i = 0; i < events.length; i++) {
+    const t = events[i].handled;
+    if (t === null) continue;
+    if (last !== null && t < last) {
+      throw new ReplayInputError(
+        file,
+        `${at}.stimulus_log[${i}].handled: ${t} is earlier than the event before it (${last}): the stimulus log is out of time order`,
+      );
+    }
+    last = t;
+  }
+  for (let i = 1; i < log.length; i++) {
+    // checkLogRecords made sure that each record ends with a finite time.
+    const t = log[i][log[i].length - 1] as number;
+    const before = log[i - 1][log[i - 1].length - 1] as number;
+    if (t < before) {
+      throw new ReplayInputError(
+        file,
+        `${at}.log[${i}]: its time ${t} is earlier than the record before it (${before}): the log is out of time order`,
+      );
+    }
   }
 }
 
