@@ -46,6 +46,10 @@ beforeAll(() => {
   write("graph.json", '{"graph": {"x": ["inc", 1]}}');
   write("list.json", "[1, 2]");
   write("bad-step.json", '{"name": "x", "steps": [{"event": 1}]}');
+  // A vector of no step replayed nothing and PASSED.
+  const noSteps = JSON.parse(gunzipSync(vector).toString("utf8")) as { steps: unknown[] };
+  noSteps.steps = [];
+  write("no-steps.json", JSON.stringify(noSteps));
   const stream = readFileSync(sharedPath("bench", "tree.jsonl.gz"));
   write("truncated.jsonl.gz", stream.subarray(0, 4000));
   write(
@@ -122,6 +126,7 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     ],
     // A vector, with a broken field: the field is named.
     ["bad-step.json", /^steps\[0\]\.event: /],
+    ["no-steps.json", /^the vector has no steps: nothing to replay or check$/],
     ["truncated.jsonl.gz", /truncated gzip|ends/],
     ["bad-line.jsonl", /line 2: .*NoSuchEvent/],
     // It replayed no event and passed.

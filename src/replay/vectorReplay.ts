@@ -7,7 +7,7 @@ import type { VectorReplayReport } from "./report.ts";
  * Replays a conformance vector (`../shared/conformance/FORMAT.md`) as the conformance
  * runner does: every step's instructions and state must match the recording. An
  * order-sensitive vector is reported as skipped. Throws ReplayInputError when the
- * file cannot be read or is not a vector.
+ * file cannot be read, is not a vector, or has no step.
  */
 export function replayVectorFile(file: string): VectorReplayReport {
   let vector: ReturnType<typeof parseVector>;
@@ -18,6 +18,10 @@ export function replayVectorFile(file: string): VectorReplayReport {
   } catch (err) {
     const notVector = text === null ? null : notAVector(text);
     throw notVector === null ? toInputError(file, err) : new ReplayInputError(file, notVector);
+  }
+  // As an empty stream or a dump without workers: it would pass having checked nothing.
+  if (vector.steps.length === 0) {
+    throw new ReplayInputError(file, "the vector has no steps: nothing to replay or check");
   }
   let transitionCounter: number | null = null;
   for (const step of vector.steps) {
