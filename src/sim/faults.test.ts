@@ -35,8 +35,20 @@ describe("parseFaults refuses what it cannot read", () => {
     );
     expect(parseFaults("death=100").death).toBe(100);
     expect(() => parseFaults("error=1.5")).toThrow(/probability/);
-    expect(parseFaults("network=1").network).toBe(1);
+    expect(parseFaults("network=0.999").network).toBe(0.999);
+    expect(parseFaults("error=1").error).toBe(1);
     expect(parseFaults("death=5,steal=10")).toEqual({ ...NO_FAULTS, death: 5, steal: 10 });
+  });
+  test("a certainty of a fault that leaves no way to finish is refused: the run would fail with no bug", () => {
+    // network=1 and busy=1 deadlocked `weft sim --tasks 20`, reschedule=1 livelocked it.
+    for (const kind of ["network", "busy", "reschedule"]) {
+      expect(() => parseFaults(`${kind}=1`)).toThrow(
+        new RegExp(`^bad rate for fault ${kind}: '1' \\(a certainty: .*; give less than 1\\)$`),
+      );
+    }
+    expect(() => resolveSimOptions({ seed: 1, faults: { ...NO_FAULTS, busy: 1 } })).toThrow(
+      /^faults\.busy: .*a certainty/,
+    );
   });
   test("all and none stand alone", () => {
     expect(() => parseFaults("none,death")).toThrow(

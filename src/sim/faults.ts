@@ -100,9 +100,24 @@ export const PROBABILITY_FAULTS: ReadonlySet<FaultKind> = new Set<FaultKind>([
 /** The highest rate (per virtual second) of a fault that comes as a Poisson process. */
 export const MAX_FAULT_RATE = 100;
 
+/**
+ * What a certainty (probability 1) of these faults does: it leaves no way for a run to
+ * finish, so the run fails (deadlock, livelock) without any bug to find.
+ */
+const HOPELESS_CERTAINTY: Partial<Record<FaultKind, string>> = {
+  network:
+    "every gather fails on the network: a run whose tasks need another worker's data cannot finish",
+  busy: "every peer answers busy: a run whose tasks need another worker's data cannot finish",
+  reschedule: "every execution raises Reschedule: no task ever finishes",
+};
+
 /** Why `rate` is no rate for fault `kind`, or null when it is one. */
 export function faultRateProblem(kind: FaultKind, rate: number): string | null {
   if (!Number.isFinite(rate) || rate < 0) return "expected a number ≥ 0";
+  const hopeless = HOPELESS_CERTAINTY[kind];
+  if (rate === 1 && hopeless !== undefined) {
+    return `a certainty: ${hopeless}; give less than 1`;
+  }
   if (PROBABILITY_FAULTS.has(kind))
     return rate > 1 ? "expected a probability between 0 and 1" : null;
   // Faster than this, a run is all faults and ends at maxEvents, telling nothing.
