@@ -1085,6 +1085,22 @@ describe("errors", () => {
     }
   });
 
+  it("refuses a worker's transition counter that is no count (infinite, negative, fractional)", async () => {
+    // Infinity was taken as a log that lost its start, and the worker called DIVERGED.
+    const W = 'workers["tcp://127.0.0.1:37641"]';
+    for (const [name, value, got] of [
+      ["inf", Number.POSITIVE_INFINITY, "the number Infinity"],
+      ["negative", -1, "the number -1"],
+      ["fraction", 2.5, "the number 2.5"],
+    ] as const) {
+      const e = await failure(
+        edited(`counter-${name}.msgpack.gz`, (w) => w.set("transition_counter", value)),
+      );
+      expect(e.path).toBe(`${W}.transition_counter`);
+      expect(e.reason).toBe(`expected an integer ≥ 0, got ${got}`);
+    }
+  });
+
   it("parses bytes with a label and reports unsupported values", () => {
     expect(() => parseClusterDump(new Uint8Array([0xc1]), "weird.msgpack")).toThrow(
       /^weird\.msgpack: unsupported value/,

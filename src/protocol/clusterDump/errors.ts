@@ -135,6 +135,16 @@ export class Ctx {
     return this.fail(path, `expected a finite number, got ${describe(n)}`);
   }
 
+  /**
+   * A count (a transition counter): an integer ≥ 0. Infinite, it read as a log
+   * that lost its start; negative or fractional, as a counter that diverged.
+   */
+  count(v: DumpValue | undefined, path: PathNode | null): number {
+    const n = this.number(v, path);
+    if (Number.isSafeInteger(n) && n >= 0) return n;
+    return this.fail(path, `expected an integer ≥ 0, got ${describe(n)}`);
+  }
+
   optionalNumber(v: DumpValue | undefined, path: PathNode | null): number | null {
     if (v === undefined || v === null) return null;
     return this.number(v, path);

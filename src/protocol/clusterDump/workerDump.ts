@@ -180,7 +180,7 @@ export function buildWorker(
   for (const [key, t] of Object.entries(ctx.object(w.tasks, tasksPath))) {
     tasks.set(key, normalizeTask(key, t, child(tasksPath, key), ctx));
   }
-  const transitionCounter = ctx.number(w.transition_counter, child(path, "transition_counter"));
+  const transitionCounter = ctx.count(w.transition_counter, child(path, "transition_counter"));
 
   let resources: Record<string, number>;
   let resourcesSource: "scheduler" | "config";
