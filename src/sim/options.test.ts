@@ -120,3 +120,22 @@ test("faults must be an object of known faults; hooks an object", () => {
   // A result's options hold hooks: null, and may be passed back.
   expect(resolveSimOptions({ seed: 1, hooks: null as never }).hooks).toBe(null);
 });
+
+test("a number given as text, or options that are no object, are a TypeError naming them", () => {
+  // "5" was refused as "tasks must be an integer ≥ 1, got 5": out of range, it seemed.
+  expect(() => resolveSimOptions({ seed: 1, tasks: "5" } as never)).toThrow(
+    new TypeError('tasks must be a number, got "5"'),
+  );
+  expect(() => resolveSimOptions({ seed: "1" } as never)).toThrow(
+    new TypeError('seed must be a number, got "1"'),
+  );
+  expect(() => resolveSimOptions({ seed: 1, latency: "0.01" } as never)).toThrow(
+    new TypeError('latency must be a number, got "0.01"'),
+  );
+  expect(() =>
+    resolveSimOptions({ seed: 1, faults: { ...DEFAULT_FAULT_RATES, death: "2" } } as never),
+  ).toThrow(new TypeError('faults.death must be a number, got "2"'));
+  expect(() => resolveSimOptions(null as never)).toThrow(
+    new TypeError("simulate: the options must be an object with a seed, got null"),
+  );
+});

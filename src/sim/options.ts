@@ -278,6 +278,16 @@ const OPTION_NAMES: OptionNames<SimOptions> = {
  * simulator's own.
  */
 function checkOptionTypes(o: SimOptions): void {
+  // A number as text (from JSON or the environment) was refused as out of range:
+  // "tasks must be an integer ≥ 1, got 5".
+  for (const name of ["seed", ...Object.keys(SIM_DEFAULTS)] as (keyof SimOptions)[]) {
+    const v = o[name];
+    const numeric =
+      name === "seed" || typeof SIM_DEFAULTS[name as keyof typeof SIM_DEFAULTS] === "number";
+    if (numeric && v !== undefined && typeof v !== "number") {
+      throw new TypeError(`${name} must be a number, got ${showValue(v)}`);
+    }
+  }
   for (const name of ["validate", "workStealing", "activeMemoryManager", "releasePhase"] as const) {
     const v = o[name];
     if (v !== undefined && typeof v !== "boolean") {
@@ -297,6 +307,12 @@ function checkOptionTypes(o: SimOptions): void {
       faults,
       Object.fromEntries(FAULT_KINDS.map((k) => [k, true])) as Record<string, true>,
     );
+    for (const kind of FAULT_KINDS) {
+      const rate: unknown = faults[kind];
+      if (rate !== undefined && typeof rate !== "number") {
+        throw new TypeError(`faults.${kind} must be a number, got ${showValue(rate)}`);
+      }
+    }
   }
   // null is what a result's options hold: passed back, it means none.
   if (
@@ -318,6 +334,10 @@ function builtTasks(kind: string, n: number): number {
  * unknown option or one of the wrong type.
  */
 export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
+  // Else "Cannot convert undefined or null to object", naming nothing.
+  if (typeof o !== "object" || o === null || Array.isArray(o)) {
+    throw new TypeError(`simulate: the options must be an object with a seed, got ${showValue(o)}`);
+  }
   checkKnownOptions("simulate", o, OPTION_NAMES);
   checkOptionTypes(o);
   const r: ResolvedSimOptions = { ...SIM_DEFAULTS, ...stripUndefined(o), hooks: o.hooks ?? null };
