@@ -1,4 +1,5 @@
 import { DumpFormatError } from "../protocol/clusterDump.ts";
+import { showValue } from "../util/showValue.ts";
 
 /**
  * An input that `weft replay` or `weft story` cannot use: a file that cannot be read,
@@ -54,4 +55,14 @@ export function toInputError(file: string, err: unknown): ReplayInputError {
     reason = message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message;
   }
   return new ReplayInputError(file, reason, { cause: err });
+}
+
+/**
+ * Refuses a `file` argument that is no path, from a program that passed a wrong
+ * value: else it failed deep inside with "Cannot read properties of null".
+ */
+export function checkFileArgument(fn: string, file: unknown): asserts file is string {
+  if (typeof file !== "string") {
+    throw new TypeError(`${fn}: the file must be a path (a string), got ${showValue(file)}`);
+  }
 }

@@ -4,7 +4,9 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReplayInputError } from "./errors.ts";
+import { loadDump } from "./replayDump.ts";
 import { replayFile } from "./replayFile.ts";
+import { clusterStory } from "./story.ts";
 import { sharedPath, tempDir } from "./testPaths.ts";
 
 /** Damaged copies of the sample inputs, written to os.tmpdir(). */
@@ -170,6 +172,29 @@ describe("options a program got wrong", () => {
     );
     await expect(replayFile(dump, { onProgress: 1 as never })).rejects.toThrow(
       new TypeError("onProgress must be a function, got 1"),
+    );
+  });
+
+  it("a file that is no path, options that are no object, keys that are no list of strings: a TypeError saying so", async () => {
+    const dump = sharedPath("dumps", "errors-and-cancel.msgpack.gz");
+    // These were "Cannot read properties of null (reading 'toLowerCase')" and the like.
+    await expect(replayFile(null as never)).rejects.toThrow(
+      new TypeError("replayFile: the file must be a path (a string), got null"),
+    );
+    await expect(replayFile(dump, null as never)).rejects.toThrow(
+      new TypeError("replayFile: the options must be an object, got null"),
+    );
+    await expect(loadDump(5 as never)).rejects.toThrow(
+      new TypeError("loadDump: the file must be a path (a string), got 5"),
+    );
+    // A lone key as a string was read as its characters: no record, silently.
+    const loaded = await loadDump(dump);
+    expect(clusterStory(loaded, ["slow-1"]).length).toBeGreaterThan(0);
+    expect(() => clusterStory(loaded, "slow-1" as never)).toThrow(
+      new TypeError('clusterStory: the keys must be a list of strings, got "slow-1"'),
+    );
+    expect(() => clusterStory(loaded, [5] as never)).toThrow(
+      new TypeError("clusterStory: the keys must be a list of strings, got [5]"),
     );
   });
 });

@@ -1,7 +1,7 @@
 import type { ClusterDump } from "../protocol/clusterDump.ts";
 import { loadClusterDump } from "../protocol/clusterDump.ts";
 import type { WorkerState } from "../worker/state/workerState.ts";
-import { toInputError } from "./errors.ts";
+import { checkFileArgument, toInputError } from "./errors.ts";
 import { replayWorker } from "./replayWorker.ts";
 import type { DumpReplayReport } from "./report.ts";
 
@@ -25,6 +25,7 @@ export interface DumpReplay {
 
 /** Loads a cluster dump; every failure is a ReplayInputError naming the file. */
 export async function loadDump(file: string): Promise<ClusterDump> {
+  checkFileArgument("loadDump", file);
   try {
     return await loadClusterDump(file);
   } catch (err) {

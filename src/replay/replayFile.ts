@@ -1,7 +1,7 @@
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import type { WorkerState } from "../worker/state/workerState.ts";
-import { ReplayInputError } from "./errors.ts";
+import { checkFileArgument, ReplayInputError } from "./errors.ts";
 import { INPUT_EXTENSIONS, inputKindOf } from "./inputKind.ts";
 import { replayDump } from "./replayDump.ts";
 import type { ReplayReport } from "./report.ts";
@@ -37,6 +37,9 @@ const OPTION_NAMES: OptionNames<ReplayFileOptions> = {
  * and `followLog: "false"`, truthy, followed the log of a dump.
  */
 function checkOptions(options: ReplayFileOptions): void {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new TypeError(`replayFile: the options must be an object, got ${showValue(options)}`);
+  }
   checkKnownOptions("replayFile", options, OPTION_NAMES);
   const { followLog, workers, onProgress } = options;
   if (followLog !== undefined && typeof followLog !== "boolean") {
@@ -63,6 +66,7 @@ export async function replayFile(
   file: string,
   options: ReplayFileOptions = {},
 ): Promise<FileReplay> {
+  checkFileArgument("replayFile", file);
   checkOptions(options);
   const kind = inputKindOf(file);
   if (kind === "vector" || kind === "stream") {

@@ -1,5 +1,6 @@
 import type { ClusterDump, DumpValue } from "../protocol/clusterDump.ts";
 import { isDumpObject } from "../protocol/clusterDump.ts";
+import { showValue } from "../util/showValue.ts";
 import { inTimeOrder } from "../util/timeOrder.ts";
 import { formatLogEntry } from "../worker/state/errors.ts";
 import { type LogEntry, workerStory } from "../worker/state/log.ts";
@@ -72,6 +73,12 @@ export function clusterStory(
   keysOrStimuli: readonly string[],
   options: ClusterStoryOptions = {},
 ): StoryLine[] {
+  // A lone string was a set of its characters: a story of nothing, unsaid.
+  if (!Array.isArray(keysOrStimuli) || !keysOrStimuli.every((k) => typeof k === "string")) {
+    throw new TypeError(
+      `clusterStory: the keys must be a list of strings, got ${showValue(keysOrStimuli)}`,
+    );
+  }
   const wanted = new Set(keysOrStimuli);
   const lines: StoryLine[] = [];
   for (const t of schedulerStory(wanted, dump.scheduler.transitionLog)) {
