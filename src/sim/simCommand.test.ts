@@ -198,6 +198,8 @@ test("--dump naming a directory is refused before the run, rather than write DIR
         err: `weft sim: --dump ${name}: ${name.endsWith("/") ? "it names a directory (it ends with /)" : "it is a directory"}\n`,
       });
     }
+    const empty = await weft("sim", "--tasks", "4", "--faults", "none", "--dump", "");
+    expect(empty).toEqual({ code: 2, out: "", err: "weft sim: --dump : the name is empty\n" });
     expect(existsSync(`${dir}.msgpack.gz`)).toBe(false);
     expect(readdirSync(dir)).toEqual([]);
   } finally {

@@ -119,5 +119,10 @@ describe("weft dump", () => {
         err: `weft dump: -o ${o}: ${o.endsWith("/") ? "it names a directory (it ends with /)" : "it is a directory"}\n`,
       });
     }
+    expect(await runWeft(["dump", "tcp://127.0.0.1:1", "-o", ""])).toEqual({
+      code: 2,
+      out: "",
+      err: "weft dump: -o : the name is empty\n",
+    });
   });
 });

@@ -9,7 +9,7 @@ import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
 import { dumpFileName } from "../../protocol/clusterDump/write.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { directoryProblem, namedDirectoryProblem, outputProblem } from "./outputFile.ts";
+import { directoryProblem, fileNameProblem, outputProblem } from "./outputFile.ts";
 import {
   addConnectOptions,
   addSchedulerArgument,
@@ -61,7 +61,7 @@ export async function runDump(
   // it cannot be written in) is said before.
   const output = opts.output ?? "weft-cluster-dump";
   const path = dumpFileName(output, format.format);
-  const inDirectory = (await namedDirectoryProblem(output)) ?? (await directoryProblem(output));
+  const inDirectory = (await fileNameProblem(output)) ?? (await directoryProblem(output));
   const asFile = inDirectory === null ? await outputProblem(path) : null;
   const unwritable =
     inDirectory ?? (asFile === null || path === output ? asFile : `${path}: ${asFile}`);

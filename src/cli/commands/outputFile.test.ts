@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { directoryProblem, namedDirectoryProblem, outputProblem } from "./outputFile.ts";
+import { directoryProblem, fileNameProblem, outputProblem } from "./outputFile.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-output-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,13 +40,14 @@ describe("directoryProblem", () => {
   });
 });
 
-describe("namedDirectoryProblem", () => {
-  it("refuses a directory, or a name ending as one, and lets any other name through", async () => {
-    expect(await namedDirectoryProblem(dir)).toBe("it is a directory");
-    expect(await namedDirectoryProblem(`${join(dir, "none")}/`)).toBe(
+describe("fileNameProblem", () => {
+  it("refuses an empty name, a directory, or a name ending as one, and lets any other name through", async () => {
+    expect(await fileNameProblem(dir)).toBe("it is a directory");
+    expect(await fileNameProblem(`${join(dir, "none")}/`)).toBe(
       "it names a directory (it ends with /)",
     );
-    expect(await namedDirectoryProblem(file)).toBeNull();
-    expect(await namedDirectoryProblem(join(dir, "none", "out"))).toBeNull();
+    expect(await fileNameProblem("")).toBe("the name is empty");
+    expect(await fileNameProblem(file)).toBeNull();
+    expect(await fileNameProblem(join(dir, "none", "out"))).toBeNull();
   });
 });

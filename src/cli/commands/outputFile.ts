@@ -43,11 +43,13 @@ export async function outputProblem(path: string): Promise<string | null> {
 
 /**
  * Why `name`, a file name to which a format's extension may still be added (a
- * cluster dump's), cannot be one: it is a directory, or ends as one does. Adding
- * the extension would write `DIR.msgpack.gz` beside the directory, or the hidden
- * `DIR/.msgpack.gz` in it, neither where the user pointed.
+ * cluster dump's), cannot be one: it is empty, a directory, or ends as one does.
+ * Adding the extension would write the hidden `.msgpack.gz` here, `DIR.msgpack.gz`
+ * beside the directory, or the hidden `DIR/.msgpack.gz` in it, none where the user
+ * pointed.
  */
-export async function namedDirectoryProblem(name: string): Promise<string | null> {
+export async function fileNameProblem(name: string): Promise<string | null> {
+  if (name === "") return "the name is empty";
   if (name.endsWith("/") || name.endsWith(sep)) return "it names a directory (it ends with /)";
   try {
     return (await stat(name)).isDirectory() ? "it is a directory" : null;

@@ -33,7 +33,7 @@ import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { parseDecimal } from "../../util/decimal.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { namedDirectoryProblem, outputProblem } from "./outputFile.ts";
+import { fileNameProblem, outputProblem } from "./outputFile.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
 import { untilSignal } from "./serveUntil.ts";
 import { withSimFlags } from "./simFlags.ts";
@@ -356,7 +356,7 @@ async function runOne(
     dumpPath = dumpFileName(opts.dump, dumpFormat);
     // Checked before the run, which may take minutes, as weft run checks its files:
     // found out only at the end, it also hid the run's failure behind exit 2.
-    const named = await namedDirectoryProblem(opts.dump);
+    const named = await fileNameProblem(opts.dump);
     if (named !== null) {
       ctx.stderr.write(`weft sim: --dump ${opts.dump}: ${named}\n`);
       ctx.exitCode = EXIT.usage;
