@@ -64,7 +64,12 @@ function mismatchLine(m: TaskMismatch): string {
 /** The text block of one replayed worker. */
 export function formatWorker(w: WorkerReplayReport, options: FormatReportOptions = {}): string {
   const maxTasks = options.maxTasks ?? 20;
-  const partial = w.coverage.stimulusLogFromStart ? "" : " as far as comparable";
+  const partial =
+    w.verdict === "uncompared"
+      ? ": nothing could be compared (no record checked, no task comparable)"
+      : w.coverage.stimulusLogFromStart
+        ? ""
+        : " as far as comparable";
   const out = [
     `${w.address}: ${w.verdict.toUpperCase()}${partial}${w.followLog ? " (--follow-log)" : ""}`,
   ];

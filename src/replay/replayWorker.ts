@@ -271,6 +271,10 @@ class WorkerReplayer {
         : { compared: 0, notComparable: 0, generationOffset: 0, mismatches: [] };
     const counterEqual = ws.transitionCounter === w.transitionCounter;
     const checker = this.#checker;
+    // Without the worker's start the counter says nothing; with no record checked and
+    // no task compared either, "exact" would be claimed of nothing at all.
+    const comparedNothing =
+      !stimulusLogFromStart && checker.checkedRecords === 0 && tasks.compared === 0;
     const verdict: WorkerVerdict =
       this.#failure !== null
         ? "failed"
@@ -278,7 +282,9 @@ class WorkerReplayer {
           ? "diverged"
           : checker.firstDivergence !== null
             ? "converged"
-            : "exact";
+            : comparedNothing
+              ? "uncompared"
+              : "exact";
     const report: WorkerReplayReport = {
       address: w.address,
       followLog: this.#follower !== undefined,

@@ -119,7 +119,11 @@ export interface WorkerReplayReport {
    * - `converged`: the same end, but the log diverged on the way (a choice that
    *   Python's set order made differently; `--follow-log` follows the dumped one);
    * - `diverged`: the counter or some tasks differ from the dump;
-   * - `failed`: the state machine raised.
+   * - `failed`: the state machine raised;
+   * - `uncompared`: replayed to the end without raising, but nothing could be
+   *   compared: the logs do not reach back to the worker's start (so the counter
+   *   is not comparable), no record was checked and no task compared. Not `ok`:
+   *   the dump was not shown to agree.
    */
   readonly verdict: WorkerVerdict;
   /** `exact` or `converged`. */
@@ -127,7 +131,7 @@ export interface WorkerReplayReport {
 }
 
 /** See {@link WorkerReplayReport.verdict}. */
-export type WorkerVerdict = "exact" | "converged" | "diverged" | "failed";
+export type WorkerVerdict = "exact" | "converged" | "diverged" | "failed" | "uncompared";
 
 /** The replay of a cluster dump. */
 export interface DumpReplayReport {

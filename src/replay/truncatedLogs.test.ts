@@ -106,6 +106,39 @@ describe("logs that hold nothing to check against", () => {
   });
 });
 
+describe("logs of which nothing can be compared", () => {
+  it("is called uncompared, not exact, and not ok", () => {
+    const w0 = tree.workers.get(WORKER) as WorkerDump;
+    // The last 10 events and 100 records: the counter is not comparable, the stimuli
+    // checked have no record left to check and every task is tainted.
+    const dump = capped({ events: w0.stimulusLog.length - 10, records: w0.log.length - 100 });
+    const w = replay(dump, false);
+    expect(w.failure).toBeNull();
+    expect(w.transitionCounter.comparable).toBe(false);
+    expect(w.log.checkedRecords).toBe(0);
+    expect(w.tasks.compared).toBe(0);
+    expect(w.verdict).toBe("uncompared");
+    expect(w.ok).toBe(false);
+    const report = replayLoadedDump(dump).report;
+    expect(report.ok).toBe(false);
+    const text = formatReport(report);
+    expect(text).toContain(`${WORKER}: UNCOMPARED: nothing could be compared`);
+    expect(text).not.toContain("EXACT");
+    expect(text).toContain("1 worker: 1 uncompared");
+  });
+
+  it("with a record checked, the same cut is exact as far as comparable", () => {
+    const w0 = tree.workers.get(WORKER) as WorkerDump;
+    const w = replay(
+      capped({ events: w0.stimulusLog.length - 50, records: w0.log.length - 300 }),
+      false,
+    );
+    expect(w.log.checkedRecords).toBeGreaterThan(0);
+    expect(w.verdict).toBe("exact");
+    expect(w.ok).toBe(true);
+  });
+});
+
 describe("a malformed log record", () => {
   it("is refused with its worker and index, not replayed with an undefined stimulus", () => {
     const w0 = tree.workers.get(WORKER) as WorkerDump;
