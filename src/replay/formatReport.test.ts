@@ -103,3 +103,39 @@ describe("docs/replay.md's text output", () => {
     expect(text.replaceAll(file, "../shared/dumps/tree.msgpack.gz")).toBe(shown);
   });
 });
+
+describe("strings a dump carries", () => {
+  it("are quoted when they hold control characters, so they cannot break a line or drive the terminal", () => {
+    const hostile = {
+      ...report,
+      distributed: "2023.7.0\nFORGED: EXACT",
+      workers: [
+        worker({
+          address: "tcp://\u001b[2Jx:1",
+          verdict: "diverged",
+          tasks: {
+            ...report.workers[0].tasks,
+            mismatches: [{ key: "k\r\u009b1", dumped: "memory", replayed: null, fields: [] }],
+          },
+          log: { firstDivergence: divergence("s\u2028id") },
+        }),
+      ],
+      unavailableWorkers: [{ address: "tcp://y:2\n", reason: "gone\u0007" }],
+    };
+    const text = formatReport(hostile);
+    expect(text).toContain('distributed "2023.7.0\\nFORGED: EXACT"');
+    expect(text).toContain('"tcp://\\u001b[2Jx:1": DIVERGED');
+    expect(text).toContain('    "k\\r\\u009b1": dumped memory');
+    expect(text).toContain('(ComputeTaskEvent "s\\u2028id")');
+    expect(text).toContain(
+      'note: worker "tcp://y:2\\n" is not in the dump (it did not answer: "gone\\u0007")',
+    );
+    const controls = [...text].filter((ch) => {
+      const c = ch.charCodeAt(0);
+      return (c < 0x20 && ch !== "\n") || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029;
+    });
+    expect(controls).toEqual([]);
+    // Plain strings stay as they are.
+    expect(formatReport(report)).toContain("tcp://127.0.0.1:45213: ");
+  });
+});

@@ -24,13 +24,37 @@ function row(label: string, text: string): string {
   return `  ${label.padEnd(LABEL)}${text}`;
 }
 
+/**
+ * `s` as it is, or quoted as JSON when it holds a control character: the strings a
+ * dump carries (addresses, keys, stimulus ids, its version) could otherwise break the
+ * report's lines or send escape sequences to the terminal.
+ */
+function shown(s: string): string {
+  if (!hasControl(s)) return s;
+  // JSON.stringify escapes C0 controls only: the C1 ones (U+0080–U+009F, CSI among
+  // them) and the line separators are escaped here.
+  let out = "";
+  for (const ch of JSON.stringify(s)) {
+    out += hasControl(ch) ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}` : ch;
+  }
+  return out;
+}
+
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029) return true;
+  }
+  return false;
+}
+
 function json(v: unknown): string {
   return JSON.stringify(v) ?? "null";
 }
 
 function divergenceLines(title: string, d: LogDivergence): string[] {
   return [
-    `  ${title} at event ${d.eventIndex} (${d.eventClass} ${d.stimulusId}), record ${d.recordIndex}:`,
+    `  ${title} at event ${d.eventIndex} (${d.eventClass} ${shown(d.stimulusId)}), record ${d.recordIndex}:`,
     `    expected  ${d.expected ?? "(no more records)"}`,
     `    replayed  ${d.replayed ?? "(no more records)"}`,
   ];
@@ -58,7 +82,7 @@ function mismatchLine(m: TaskMismatch): string {
     .filter((f) => f.field !== "state")
     .map((f) => `${f.field} ${json(f.dumped)} → ${json(f.replayed)}`);
   const states = `dumped ${m.dumped ?? "(forgotten)"}, replayed ${m.replayed ?? "(forgotten)"}`;
-  return `    ${m.key}: ${states}${fields.length > 0 ? `; ${fields.join("; ")}` : ""}`;
+  return `    ${shown(m.key)}: ${states}${fields.length > 0 ? `; ${fields.join("; ")}` : ""}`;
 }
 
 /** The text block of one replayed worker. */
@@ -71,7 +95,7 @@ export function formatWorker(w: WorkerReplayReport, options: FormatReportOptions
         ? ""
         : " as far as comparable";
   const out = [
-    `${w.address}: ${w.verdict.toUpperCase()}${partial}${w.followLog ? " (--follow-log)" : ""}`,
+    `${shown(w.address)}: ${w.verdict.toUpperCase()}${partial}${w.followLog ? " (--follow-log)" : ""}`,
   ];
   for (const note of w.coverage.notes) out.push(`  note: ${note}`);
   const ev = w.events;
@@ -158,13 +182,13 @@ export function formatWorker(w: WorkerReplayReport, options: FormatReportOptions
 
 /** The note for a worker whose dump entry is the error the dump got from it. */
 export function unavailableWorkerNote(address: string, reason: string): string {
-  return `note: worker ${address} is not in the dump (it did not answer: ${reason})`;
+  return `note: worker ${shown(address)} is not in the dump (it did not answer: ${shown(reason)})`;
 }
 
 function formatDump(r: DumpReplayReport, options: FormatReportOptions): string {
-  const version = r.distributed === null ? "" : `, distributed ${r.distributed}`;
+  const version = r.distributed === null ? "" : `, distributed ${shown(r.distributed)}`;
   const out = [
-    `${r.file}: cluster dump (${r.encoding}${version}), ${plural(r.workers.length, "worker")} replayed`,
+    `${shown(r.file)}: cluster dump (${r.encoding}${version}), ${plural(r.workers.length, "worker")} replayed`,
   ];
   for (const u of r.unavailableWorkers) {
     out.push(unavailableWorkerNote(u.address, u.reason));
@@ -181,7 +205,7 @@ function formatDump(r: DumpReplayReport, options: FormatReportOptions): string {
 }
 
 function formatVector(r: VectorReplayReport): string {
-  const head = `${r.file}: conformance vector ${r.name} (${plural(r.steps, "step")})`;
+  const head = `${shown(r.file)}: conformance vector ${shown(r.name)} (${plural(r.steps, "step")})`;
   if (r.skipped) return `${head}\nSKIPPED: the vector is order-sensitive`;
   if (r.mismatch === null) {
     const counter =
@@ -198,7 +222,7 @@ function formatVector(r: VectorReplayReport): string {
 }
 
 function formatStream(r: StreamReplayReport, options: FormatReportOptions): string {
-  const out = [`${r.file}: stimulus stream ${r.name}`];
+  const out = [`${shown(r.file)}: stimulus stream ${shown(r.name)}`];
   out.push(
     row(
       "replayed",
