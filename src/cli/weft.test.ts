@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "./commands/index.ts";
 import { runWeft, testContext } from "./testContext.ts";
-import { commandsFor } from "./weft.ts";
+import { buildProgram, commandsFor } from "./weft.ts";
 
 describe("weft", () => {
   it("says a command is unknown also with --help or after help, exit 2", async () => {
@@ -84,18 +84,51 @@ describe("weft", () => {
     }
   });
 
-  it("loads the module of the command named alone, none for --version, every one for the help", async () => {
-    const names = async (args: string[]) =>
-      (await commandsFor(args)).map((make) => make(testContext()).name());
-    expect(await names(["worker", "tcp://127.0.0.1:1", "--nthreads", "2"])).toEqual(["worker"]);
-    expect(await names(["scheduler", "--log-level", "debug"])).toEqual(["scheduler"]);
-    expect(await names(["help", "status"])).toEqual(["status"]);
-    expect(await names(["amm", "start", "--help"])).toEqual(["amm"]);
-    expect(await names(["--version"])).toEqual([]);
-    expect(await names(["-V"])).toEqual([]);
+  it("lists each command as its definition does, so that the help needs none of their modules", async () => {
+    const real = await Promise.all(COMMANDS.map((c) => c.load()));
+    for (const [i, entry] of COMMANDS.entries()) {
+      const cmd = real[i](testContext());
+      expect(entry.usage, entry.name).toBe(cmd.usage());
+      expect(entry.description, entry.name).toBe(cmd.description());
+    }
+    // The help listed from the entries is the one listed from the commands themselves.
+    const ctx = testContext();
+    expect((await runWeft(["--help"])).out).toBe(buildProgram(ctx, real).helpInformation());
+  });
+
+  it("loads the module of the command named alone, none for --version or the help", async () => {
+    const loads = (args: string[]) => {
+      const loaded: string[] = [];
+      const entries = COMMANDS.map((c) => ({
+        ...c,
+        load: () => {
+          loaded.push(c.name);
+          return c.load();
+        },
+      }));
+      return commandsFor(args, entries).then((made) => ({
+        loaded,
+        names: made.map((make) => make(testContext()).name()),
+      }));
+    };
     const every = COMMANDS.map((c) => c.name);
-    for (const args of [[], ["--help"], ["--help", "status"], ["help"], ["nanny"], ["-V", "-h"]]) {
-      expect(await names(args), args.join(" ")).toEqual(every);
+    for (const [args, name] of [
+      [["worker", "tcp://127.0.0.1:1", "--nthreads", "2"], "worker"],
+      [["scheduler", "--log-level", "debug"], "scheduler"],
+      [["help", "status"], "status"],
+      [["amm", "start", "--help"], "amm"],
+      [["--", "replay", "x.json"], "replay"],
+      [["--help", "story"], "story"],
+    ] as const) {
+      const r = await loads([...args]);
+      expect(r.loaded, args.join(" ")).toEqual([name]);
+      expect(r.names, args.join(" ")).toEqual(every);
+    }
+    for (const args of [["--version"], ["-V"]]) {
+      expect(await loads(args), args.join(" ")).toEqual({ loaded: [], names: [] });
+    }
+    for (const args of [[], ["--help"], ["help"], ["help", "help"], ["nanny"], ["-V", "-h"]]) {
+      expect(await loads(args), args.join(" ")).toEqual({ loaded: [], names: every });
     }
   });
 });

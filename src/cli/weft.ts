@@ -9,7 +9,7 @@ import { isEntryPoint } from "../util/entryPoint.ts";
 import { exitCodeOf } from "../util/usageError.ts";
 import { type CliContext, processContext } from "./commands/context.ts";
 import { daskOptionHint } from "./commands/daskOptions.ts";
-import { COMMANDS, type CommandFactory } from "./commands/index.ts";
+import { COMMANDS, type CommandEntry, type CommandFactory } from "./commands/index.ts";
 
 /**
  * Applies what every command shares: output through `ctx`, errors as
@@ -32,18 +32,27 @@ function configure(cmd: Command, ctx: CliContext): Command {
 
 /**
  * The factories of the subcommands `args` (`process.argv` after the script) need:
- * the one they name (`weft worker ...`, `weft help worker`) alone, so that a
- * command loads none of the others' modules; none for `weft --version`; every
- * one otherwise, for the help that lists them and the error that suggests one.
+ * the one they name (`weft worker ...`, `weft help worker`) from its module, and the
+ * others as `weft --help` lists them (name, usage, description), from `entries`
+ * alone, so that a command loads none of the others' modules and the help that
+ * lists them, or the error that suggests one, loads none at all; none for
+ * `weft --version`.
  */
-export async function commandsFor(args: readonly string[]): Promise<CommandFactory[]> {
+export async function commandsFor(
+  args: readonly string[],
+  entries: readonly CommandEntry[] = COMMANDS,
+): Promise<CommandFactory[]> {
   if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) return [];
-  // Only a name that comes first (after `help`) is enough: the program's own options
-  // come before it (`weft --help status` is the program's help).
-  const name = args[0] === "help" ? args[1] : args[0];
-  const named = COMMANDS.find((c) => c.name === name);
-  if (named !== undefined) return [await named.load()];
-  return Promise.all(COMMANDS.map((c) => c.load()));
+  // The program's own options take no value: its first operand is the command commander
+  // runs (`weft -- worker` too), or shows the help of after `help`.
+  const operands = args.filter((a) => !a.startsWith("-"));
+  const name = operands[0] === "help" ? operands[1] : operands[0];
+  return Promise.all(entries.map((c) => (c.name === name ? c.load() : listedOnly(c))));
+}
+
+/** A command as `weft --help` lists it, without its options, arguments or action. */
+function listedOnly(entry: CommandEntry): CommandFactory {
+  return () => new Command(entry.name).usage(entry.usage).description(entry.description);
 }
 
 /** The `weft` program with the subcommands `commands` makes, writing through `ctx`. */
