@@ -8,13 +8,13 @@
 
 import { Command } from "commander";
 import type { AmmStatus } from "../../protocol/messagesSession.ts";
-import type { CliContext } from "./context.ts";
 import {
   addConnectOptions,
   addSchedulerArgument,
   type ConnectCliOptions,
-  withClient,
-} from "./status.ts";
+} from "./connectOptions.ts";
+import type { CliContext } from "./context.ts";
+import { withClient } from "./withClient.ts";
 
 /** What `weft amm` can do, each a subcommand. */
 export type AmmAction = "start" | "stop" | "status" | "run-once";

@@ -30,7 +30,8 @@ import {
 } from "../../bench/stateBenchCommand.ts";
 import { exitCodeOf, UsageError } from "../../util/usageError.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { addTlsOptions, type TlsCliOptions, tlsFrom } from "./serveUntil.ts";
+import { addTlsOptions, type TlsCliOptions } from "./serverOptions.ts";
+import { tlsFrom } from "./serveUntil.ts";
 
 /** The `weft` command of this package (sources through tsx in a checkout, else the build). */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));

@@ -8,15 +8,15 @@ import { Command } from "commander";
 import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
 import { dumpFileName } from "../../protocol/clusterDump/write.ts";
-import { type CliContext, EXIT } from "./context.ts";
-import { directoryProblem, fileNameProblem, outputProblem } from "./outputFile.ts";
 import {
   addConnectOptions,
   addSchedulerArgument,
   type ConnectCliOptions,
-  withClient,
-} from "./status.ts";
+} from "./connectOptions.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { directoryProblem, fileNameProblem, outputProblem } from "./outputFile.ts";
 import { sayingItWaits } from "./waitNotice.ts";
+import { withClient } from "./withClient.ts";
 
 /** Options of `weft dump`. */
 export interface DumpCliOptions extends ConnectCliOptions {

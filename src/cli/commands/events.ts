@@ -10,14 +10,14 @@ import type { Client } from "../../client/client.ts";
 import type { ClusterEvent } from "../../client/events.ts";
 import { formatEpochSeconds } from "../../replay/formatTime.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
-import { type CliContext, EXIT } from "./context.ts";
-import { untilSignal } from "./serveUntil.ts";
 import {
   addConnectOptions,
   addSchedulerArgument,
   type ConnectCliOptions,
-  withClient,
-} from "./status.ts";
+} from "./connectOptions.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { untilSignal } from "./serveUntil.ts";
+import { withClient } from "./withClient.ts";
 
 /** Options of `weft events`. */
 export interface EventsCliOptions extends ConnectCliOptions {

@@ -7,14 +7,14 @@
 import { Command } from "commander";
 import type { LogRecord } from "../../util/logRecords.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
-import { type CliContext, EXIT } from "./context.ts";
 import {
   addConnectOptions,
   addSchedulerArgument,
   type ConnectCliOptions,
-  withClient,
-} from "./status.ts";
+} from "./connectOptions.ts";
+import { type CliContext, EXIT } from "./context.ts";
 import { sayingItWaits } from "./waitNotice.ts";
+import { withClient } from "./withClient.ts";
 import {
   noWorkerMatches,
   unmatchedWorkers,

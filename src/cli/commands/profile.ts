@@ -12,15 +12,15 @@ import { busyMs, type ClusterProfile, type FunctionTime } from "../../client/pro
 import { asError } from "../../util/asError.ts";
 import { parseDecimal } from "../../util/decimal.ts";
 import { plural } from "../../util/plural.ts";
-import { type CliContext, EXIT } from "./context.ts";
-import { outputProblem } from "./outputFile.ts";
-import { untilSignal } from "./serveUntil.ts";
 import {
   addConnectOptions,
   addSchedulerArgument,
   type ConnectCliOptions,
-  withClient,
-} from "./status.ts";
+} from "./connectOptions.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { outputProblem } from "./outputFile.ts";
+import { untilSignal } from "./serveUntil.ts";
+import { withClient } from "./withClient.ts";
 import {
   noWorkerMatches,
   unmatchedWorkers,

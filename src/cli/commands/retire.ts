@@ -7,10 +7,11 @@
  */
 
 import { Command } from "commander";
+import { addConnectOptions, type ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { leadingScheduler, SCHEDULER_ARGUMENT, schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { positiveInt } from "./serveUntil.ts";
-import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import { withClient } from "./withClient.ts";
 import { selectorsProblem, WORKER_SELECTOR, withSchemes } from "./workerSelectors.ts";
 
 /** Options of `weft retire`. */

@@ -21,14 +21,16 @@ import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.t
 import {
   addFrameLimitOptions,
   addTlsOptions,
-  byteSize,
   type FrameLimitCliOptions,
-  frameLimitsFrom,
   LOG_LEVELS,
+  type TlsCliOptions,
+} from "./serverOptions.ts";
+import {
+  byteSize,
+  frameLimitsFrom,
   MAX_POOL_THREADS,
   positiveInt,
   requireTlsScheme,
-  type TlsCliOptions,
   timeoutMs,
   tlsFrom,
   untilSignal,

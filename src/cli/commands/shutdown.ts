@@ -6,13 +6,13 @@
  */
 
 import { Command } from "commander";
-import type { CliContext } from "./context.ts";
 import {
   addConnectOptions,
   addSchedulerArgument,
   type ConnectCliOptions,
-  withClient,
-} from "./status.ts";
+} from "./connectOptions.ts";
+import type { CliContext } from "./context.ts";
+import { withClient } from "./withClient.ts";
 
 /** `weft shutdown [ADDRESS]` (the address, or `--scheduler-file`). */
 export async function runShutdown(

@@ -9,7 +9,7 @@ import {
 import { bytes, counter, inc, slowInc } from "../../client/testTasks.ts";
 import { refusingAddress, runWeft, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
-import { clusterStatus, formatStatus } from "./status.ts";
+import { clusterStatus, formatStatus } from "./statusAction.ts";
 
 afterEach(closeTestClusters);
 

@@ -9,12 +9,13 @@ import { loadDump, replayLoadedDump } from "../../replay/replayDump.ts";
 import type { DumpReplayReport, ReplayFailure } from "../../replay/report.ts";
 import { clusterStory, liveStory, type StoryLine } from "../../replay/story.ts";
 import type { WorkerState } from "../../worker/state/workerState.ts";
+import { addConnectOptions, type ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { checkInputExists, withInputErrors } from "./inputErrors.ts";
 import { progressBar } from "./progress.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
-import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
 import { sayingItWaits } from "./waitNotice.ts";
+import { withClient } from "./withClient.ts";
 
 /** Options of `weft story`. */
 interface StoryOptions extends ConnectCliOptions {

@@ -9,9 +9,10 @@ import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { Command } from "commander";
 import { UploadError } from "../../client/errors.ts";
+import { addConnectOptions, type ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { leadingScheduler, SCHEDULER_ARGUMENT, schedulerChoiceProblem } from "./schedulerChoice.ts";
-import { addConnectOptions, type ConnectCliOptions, withClient } from "./status.ts";
+import { withClient } from "./withClient.ts";
 
 /** Options of `weft upload`. */
 export interface UploadCliOptions extends ConnectCliOptions {

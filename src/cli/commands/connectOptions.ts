@@ -1,0 +1,38 @@
+/**
+ * The options and argument of the commands that connect to a running scheduler
+ * as a client (`weft status`, `weft retire`...), as their definitions add them;
+ * withClient.ts connects with them.
+ */
+
+import type { Command } from "commander";
+import {
+  SCHEDULER_ARGUMENT,
+  SCHEDULER_FILE_OPTION,
+  type SchedulerFileCliOptions,
+} from "./schedulerChoice.ts";
+import { addTlsOptions, type TlsCliOptions } from "./serverOptions.ts";
+
+/** Options of the commands that connect to a scheduler as a client. */
+export interface ConnectCliOptions extends TlsCliOptions, SchedulerFileCliOptions {
+  readonly connectTimeout?: string;
+}
+
+/**
+ * Add the options of {@link ConnectCliOptions} (`--scheduler-file`,
+ * `--connect-timeout`, TLS) to `cmd`.
+ */
+export function addConnectOptions(cmd: Command): Command {
+  return addTlsOptions(
+    cmd
+      .option("--scheduler-file <path>", SCHEDULER_FILE_OPTION)
+      .option(
+        "--connect-timeout <ms>",
+        "how long to wait for the scheduler to accept the connection (default: 10000)",
+      ),
+  );
+}
+
+/** The scheduler argument of a command that connects to a running scheduler. */
+export function addSchedulerArgument(cmd: Command): Command {
+  return cmd.argument("[scheduler]", SCHEDULER_ARGUMENT);
+}
