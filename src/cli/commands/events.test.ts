@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { closeTestClusters, eventually, testCluster } from "../../client/testCluster.ts";
 import { runWeft, testContext } from "../testContext.ts";
-import { runEvents } from "./events.ts";
+import { runEvents } from "./eventsAction.ts";
 
 afterEach(closeTestClusters);
 

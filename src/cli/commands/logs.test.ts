@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { boom } from "../../client/testTasks.ts";
 import { runWeft } from "../testContext.ts";
-import { formatLogLine, mergedLines } from "./logs.ts";
+import { formatLogLine, mergedLines } from "./logsAction.ts";
 
 afterEach(closeTestClusters);
 

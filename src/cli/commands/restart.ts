@@ -9,89 +9,11 @@
  */
 
 import { Command } from "commander";
-import { RestartTimeoutError } from "../../client/errors.ts";
-import { addConnectOptions, type ConnectCliOptions } from "./connectOptions.ts";
-import { type CliContext, EXIT } from "./context.ts";
-import { leadingScheduler, SCHEDULER_ARGUMENT, schedulerChoiceProblem } from "./schedulerChoice.ts";
-import { timeoutMs } from "./serveUntil.ts";
-import { withClient } from "./withClient.ts";
-import { selectorsProblem, WORKER_SELECTOR, withSchemes } from "./workerSelectors.ts";
-
-/** Options of `weft restart`. */
-export interface RestartCliOptions extends ConnectCliOptions {
-  readonly timeout?: string;
-  readonly wait?: boolean;
-}
-
-/**
- * The timeout in the CLI's words: the error's own message advises the API's
- * options (timeoutMs, waitForWorkers), which weft restart takes as --timeout
- * and --no-wait.
- */
-function restartTimeoutMessage(err: RestartTimeoutError): string {
-  const { wanted, running, timeoutMs, nannies } = err;
-  let message =
-    `waited ${timeoutMs} ms for ${wanted} worker(s) to come back after the restart, but only ` +
-    `${running} did (the restart itself is done): give a longer --timeout to wait longer, or --no-wait not to wait`;
-  if (nannies < wanted) {
-    message +=
-      `; ${wanted - nannies} of them had no nanny, so they were closed rather than restarted: ` +
-      "unless something starts them again (weft worker --nanny does), they never come back";
-  }
-  return message;
-}
-
-/** `weft restart [ADDRESS] [WORKER...]`: `args`, the address first unless `--scheduler-file`. */
-export async function runRestart(
-  args: readonly string[],
-  opts: RestartCliOptions,
-  ctx: CliContext,
-): Promise<void> {
-  const scheduler = leadingScheduler(args, opts.schedulerFile);
-  const workers = scheduler.others;
-  let timeout: number;
-  try {
-    const unnamed = schedulerChoiceProblem(scheduler.given, opts.schedulerFile);
-    if (unnamed !== null) throw new Error(unnamed);
-    timeout = timeoutMs("--timeout", opts.timeout ?? "30000");
-    const badSelector = selectorsProblem(workers);
-    if (badSelector !== null) throw new Error(badSelector);
-  } catch (err) {
-    ctx.stderr.write(`weft restart: ${(err as Error).message}\n`);
-    ctx.exitCode = EXIT.usage;
-    return;
-  }
-  const wait = opts.wait !== false;
-  await withClient("restart", scheduler, opts, ctx, async (client) => {
-    try {
-      if (workers.length > 0) {
-        const { restarted, failed } = await client.restartWorkers(
-          await withSchemes(client, workers),
-          {
-            timeoutMs: timeout,
-            waitForWorkers: wait,
-          },
-        );
-        for (const w of restarted) ctx.stdout.write(`restarted ${w}\n`);
-        for (const f of failed) ctx.stdout.write(`not restarted ${f.worker}: ${f.reason}\n`);
-        if (failed.length > 0) ctx.exitCode = EXIT.differences;
-        return;
-      }
-      await client.restart({ timeoutMs: timeout, waitForWorkers: wait });
-    } catch (err) {
-      if (!(err instanceof RestartTimeoutError)) throw err;
-      ctx.stderr.write(`weft restart: ${restartTimeoutMessage(err)}\n`);
-      ctx.exitCode = EXIT.differences;
-      return;
-    }
-    if (!wait) {
-      ctx.stdout.write("restarted; the workers are starting again\n");
-      return;
-    }
-    const n = (await client.workers()).length;
-    ctx.stdout.write(`restarted; ${n} worker${n === 1 ? "" : "s"} running\n`);
-  });
-}
+import { addConnectOptions } from "./connectOptions.ts";
+import type { CliContext } from "./context.ts";
+import type { RestartCliOptions } from "./restartAction.ts";
+import { SCHEDULER_ARGUMENT } from "./schedulerChoice.ts";
+import { WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** `weft restart`: see docs/client.md. */
 export function restartCommand(ctx: CliContext): Command {
@@ -120,6 +42,10 @@ export function restartCommand(ctx: CliContext): Command {
         "restarted, 2 for bad usage or a scheduler that cannot be reached.",
     )
     .action(async (address: string | undefined, workers: string[], opts: RestartCliOptions) => {
-      await runRestart(address === undefined ? workers : [address, ...workers], opts, ctx);
+      await (await import("./restartAction.ts")).runRestart(
+        address === undefined ? workers : [address, ...workers],
+        opts,
+        ctx,
+      );
     });
 }

@@ -36,7 +36,7 @@ import {
   untilSignal,
 } from "./serveUntil.ts";
 import { checkGraphTaskModules, taskModuleOption } from "./taskModuleOption.ts";
-import { uploadProblem } from "./upload.ts";
+import { uploadProblem } from "./uploadAction.ts";
 
 /** Options of `weft run`. */
 interface RunOptions extends FrameLimitCliOptions, TlsCliOptions {

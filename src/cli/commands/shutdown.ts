@@ -12,22 +12,6 @@ import {
   type ConnectCliOptions,
 } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
-import { withClient } from "./withClient.ts";
-
-/** `weft shutdown [ADDRESS]` (the address, or `--scheduler-file`). */
-export async function runShutdown(
-  address: string | undefined,
-  opts: ConnectCliOptions,
-  ctx: CliContext,
-): Promise<void> {
-  await withClient("shutdown", { given: address }, opts, ctx, async (client) => {
-    const workers = await client.shutdown();
-    for (const w of workers) ctx.stdout.write(`closing ${w}\n`);
-    ctx.stdout.write(
-      `shut down: the scheduler and ${workers.length} worker${workers.length === 1 ? "" : "s"}\n`,
-    );
-  });
-}
 
 /** `weft shutdown`: see docs/client.md. */
 export function shutdownCommand(ctx: CliContext): Command {
@@ -41,6 +25,6 @@ export function shutdownCommand(ctx: CliContext): Command {
         "bad usage or a scheduler that cannot be reached.",
     )
     .action(async (address: string | undefined, opts: ConnectCliOptions) => {
-      await runShutdown(address, opts, ctx);
+      await (await import("./shutdownAction.ts")).runShutdown(address, opts, ctx);
     });
 }

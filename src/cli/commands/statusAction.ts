@@ -1,6 +1,6 @@
 /**
- * What `weft status` does once its command line is parsed: ask the scheduler for
- * its workers, counters and datasets, and print them.
+ * What `weft status` does once its command line is parsed: status.ts, its definition,
+ * imports this module only then, so that `weft status --help` loads none of it.
  */
 
 import type { Client } from "../../client/client.ts";
