@@ -1,4 +1,4 @@
-import { dumpEncodingOf } from "../protocol/clusterDump.ts";
+import { dumpEncodingOf } from "../protocol/clusterDump/encoding.ts";
 
 /**
  * What `weft replay` can read:

@@ -1,17 +1,7 @@
 import { Command } from "commander";
-import { formatReport } from "../../replay/formatReport.ts";
 import { INPUT_EXTENSIONS } from "../../replay/inputKind.ts";
-import { replayFile } from "../../replay/replayFile.ts";
-import { type CliContext, EXIT } from "./context.ts";
-import { checkInputExists, withInputErrors } from "./inputErrors.ts";
-import { progressBar } from "./progress.ts";
-
-/** Options of `weft replay`. */
-interface ReplayOptions {
-  readonly followLog?: boolean;
-  readonly json?: boolean;
-  readonly worker?: string[];
-}
+import type { CliContext } from "./context.ts";
+import type { ReplayOptions } from "./replayAction.ts";
 
 /** `weft replay FILE`: see docs/replay.md. */
 export function replayCommand(ctx: CliContext): Command {
@@ -35,24 +25,6 @@ export function replayCommand(ctx: CliContext): Command {
       "\nExit codes: 0 replayed as recorded, 1 differences found, 2 unreadable or unknown input.\nSee docs/replay.md.",
     )
     .action(async (file: string, opts: ReplayOptions) => {
-      await withInputErrors(ctx, "replay", async () => {
-        checkInputExists(file);
-        const progress = progressBar(ctx, "replay");
-        let result: Awaited<ReturnType<typeof replayFile>>;
-        try {
-          result = await replayFile(file, {
-            followLog: opts.followLog,
-            workers: opts.worker,
-            onProgress: progress.update,
-          });
-        } finally {
-          progress.stop();
-        }
-        const { report } = result;
-        ctx.stdout.write(
-          opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\n`,
-        );
-        ctx.exitCode = report.ok ? EXIT.ok : EXIT.differences;
-      });
+      await (await import("./replayAction.ts")).runReplay(file, opts, ctx);
     });
 }
