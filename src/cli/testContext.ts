@@ -6,8 +6,8 @@ import type { Scheduler } from "../scheduler/scheduler.ts";
 import type { Worker } from "../worker/worker.ts";
 import { freePort } from "./commands/contactAddress.ts";
 import type { CliContext } from "./commands/context.ts";
-import { runScheduler } from "./commands/scheduler.ts";
-import { runWorker } from "./commands/worker.ts";
+import { runScheduler } from "./commands/schedulerAction.ts";
+import { runWorker } from "./commands/workerAction.ts";
 import { main } from "./weft.ts";
 
 /** A stream that keeps what is written to it; `isTTY` as a terminal's. */

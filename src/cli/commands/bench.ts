@@ -31,7 +31,6 @@ import {
 import { exitCodeOf, UsageError } from "../../util/usageError.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { addTlsOptions, type TlsCliOptions } from "./serverOptions.ts";
-import { tlsFrom } from "./serveUntil.ts";
 
 /** The `weft` command of this package (sources through tsx in a checkout, else the build). */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
@@ -104,8 +103,8 @@ interface Benchmark<C, O> {
   readonly description: string;
   /** The V8 flags its child runs with. */
   readonly nodeFlags: readonly string[];
-  /** The options commander parsed, checked; throws an error naming the flag. */
-  readonly check: (opts: C) => O;
+  /** The options commander parsed, checked; throws (rejects) with an error naming the flag. */
+  readonly check: (opts: C) => O | Promise<O>;
   /** Run it (in the child) and give the exit code. */
   readonly run: (options: O, ctx: CliContext) => Promise<number>;
 }
@@ -117,7 +116,7 @@ function benchSubcommand<C, O>(ctx: CliContext, benchmark: Benchmark<C, O>): Com
     .action(async (opts: C, cmd: Command) => {
       let options: O;
       try {
-        options = benchmark.check(opts);
+        options = await benchmark.check(opts);
       } catch (err) {
         say(ctx, benchmark.name, err);
         ctx.exitCode = EXIT.usage;
@@ -161,7 +160,9 @@ const clusterBenchmark = (): Benchmark<
   description:
     "Whole local clusters (2 workers × 1 thread) on Dask's benchmark graphs: tasks/s, each answer checked",
   nodeFlags: CLUSTER_BENCH_NODE_FLAGS,
-  check: (opts) => {
+  // Imported here, not with the definition: TLS and the comm layer are not for the help.
+  check: async (opts) => {
+    const { tlsFrom } = await import("./serveUntil.ts");
     const { tls } = tlsFrom(opts);
     if (opts.protocol === "tls" && tls === undefined) {
       throw new UsageError("--protocol tls needs --tls-ca-file, --tls-cert and --tls-key");

@@ -18,8 +18,8 @@ import {
   runWeft as weft,
 } from "../testContext.ts";
 import { main } from "../weft.ts";
-import { runScheduler } from "./scheduler.ts";
-import { runWorker } from "./worker.ts";
+import { runScheduler } from "./schedulerAction.ts";
+import { runWorker } from "./workerAction.ts";
 
 const BENCH_TASKS = fileURLToPath(new URL("../../bench/clusterTasks.ts", import.meta.url));
 const GRAPH_MODULE = fileURLToPath(new URL("./testGraph.ts", import.meta.url));

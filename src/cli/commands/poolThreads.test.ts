@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it, vi } from "vitest";
 import { TEST_WORKER_ARGS, testContext } from "../testContext.ts";
-import { runGraph } from "./run.ts";
-import { runWorker } from "./worker.ts";
+import { runGraph } from "./runAction.ts";
+import { runWorker } from "./workerAction.ts";
 
 vi.mock("../../client/localCluster.ts", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../client/localCluster.ts")>();

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
 import { Sink, testContext } from "../testContext.ts";
-import { runGraph } from "./run.ts";
+import { runGraph } from "./runAction.ts";
 
 const BENCH_TASKS = fileURLToPath(new URL("../../bench/clusterTasks.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-run-log-"));

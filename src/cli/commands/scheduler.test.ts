@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
 import type { ResolvedSchedulerOptions } from "../../scheduler/schedulerOptions.ts";
 import { testContext as context, runWeft } from "../testContext.ts";
-import { runScheduler } from "./scheduler.ts";
+import { runScheduler } from "./schedulerAction.ts";
 
 vi.mock("node:os", async (importOriginal) => {
   const os = await importOriginal<typeof import("node:os")>();

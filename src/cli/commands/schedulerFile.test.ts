@@ -7,7 +7,7 @@ import { Client } from "../../client/client.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { testContext as context, refusingAddress } from "../testContext.ts";
 import { main } from "../weft.ts";
-import { runScheduler } from "./scheduler.ts";
+import { runScheduler } from "./schedulerAction.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

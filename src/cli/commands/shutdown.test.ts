@@ -5,7 +5,7 @@ import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { inc, slowInc } from "../../client/testTasks.ts";
 import type { Scheduler } from "../../scheduler/scheduler.ts";
 import { cliWorker, runWeft, testContext } from "../testContext.ts";
-import { runScheduler } from "./scheduler.ts";
+import { runScheduler } from "./schedulerAction.ts";
 
 afterEach(closeTestClusters);
 

@@ -5,8 +5,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_TLS_FILES, TEST_TLS_FLAGS } from "../../comm/testTls.ts";
 import { cliScheduler, cliWorker, runWeft, testContext } from "../testContext.ts";
-import { runScheduler } from "./scheduler.ts";
-import { runWorker } from "./worker.ts";
+import { runScheduler } from "./schedulerAction.ts";
+import { runWorker } from "./workerAction.ts";
 
 const BENCH_TASKS = fileURLToPath(new URL("../../bench/clusterTasks.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-cli-tls-"));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import type { ResolvedWorkerOptions } from "../../worker/workerOptions.ts";
 import { TEST_WORKER_ARGS, testContext } from "../testContext.ts";
-import { runWorker } from "./worker.ts";
+import { runWorker } from "./workerAction.ts";
 
 let scheduler: Scheduler;
 beforeAll(async () => {

@@ -10,7 +10,7 @@ import { memoryLogger } from "../../worker/testWorker.ts";
 import { refusingAddress, runWeft, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
-import { runScheduler } from "./scheduler.ts";
+import { runScheduler } from "./schedulerAction.ts";
 
 /** The `weft` command of this checkout. */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));

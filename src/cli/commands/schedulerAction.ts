@@ -1,0 +1,205 @@
+/**
+ * What `weft scheduler` does once its command line is parsed: scheduler.ts, its definition,
+ * imports this module only then, so that `weft scheduler --help` loads none of it.
+ */
+
+import { randomUUID } from "node:crypto";
+import type { Command } from "commander";
+import { Scheduler } from "../../scheduler/scheduler.ts";
+import { splitScheme } from "../../util/address.ts";
+import { removeSchedulerFile, writeSchedulerFile } from "../../util/schedulerFile.ts";
+import { wallSeconds } from "../../util/wallClock.ts";
+import { reachableAddressFor } from "../../worker/contactAddress.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { checkListenAddress } from "./listenAddress.ts";
+import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
+import {
+  durationMs,
+  frameLimitsFrom,
+  httpFrom,
+  positiveInt,
+  stderrLogger,
+  timeoutMs,
+  tlsFrom,
+  untilSignal,
+} from "./serveUntil.ts";
+
+/** Options of `weft scheduler`. */
+export interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliOptions {
+  /** Default: tcp://0.0.0.0:8786, tls://0.0.0.0:8786 with TLS files. */
+  readonly listen?: string;
+  readonly workerTtl: string;
+  readonly validate?: boolean;
+  readonly logLevel: string;
+  /** false with --no-check-worker-address. */
+  readonly checkWorkerAddress?: boolean;
+  readonly preload?: readonly string[];
+  readonly tasks?: readonly string[];
+  readonly schedulerFile?: string;
+  readonly idleTimeout?: string;
+  /** false with --no-work-stealing. */
+  readonly workStealing?: boolean;
+  /** Default (commander's) 100. */
+  readonly workStealingInterval?: string;
+  /** false with --no-active-memory-manager. */
+  readonly activeMemoryManager?: boolean;
+  /** Default (commander's) 2000. */
+  readonly activeMemoryManagerInterval?: string;
+}
+
+/**
+ * The smallest `--worker-ttl`, in ms: a `weft worker` heartbeats every second, so a
+ * shorter TTL removes healthy workers between two heartbeats (300, seconds meant,
+ * closed every worker of the cluster within a second).
+ */
+const MIN_WORKER_TTL_MS = 2_000;
+
+/** `--worker-ttl` in ms; throws a clear error. */
+function workerTtlMs(text: string): number {
+  const ms = positiveInt("--worker-ttl", text);
+  if (ms < MIN_WORKER_TTL_MS) {
+    throw new Error(
+      `--worker-ttl must be at least ${MIN_WORKER_TTL_MS} ms (workers heartbeat every second: a shorter TTL removes healthy ones), got ${text}`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Run a scheduler until `stop` resolves (SIGINT/SIGTERM in production).
+ * Prints its address on stdout once listening: on a wildcard host
+ * (`0.0.0.0`, `[::]`), one of this machine's that workers elsewhere can use
+ * (Dask prints its `get_ip()`), then the listening one. `giveUp` resolving
+ * while it starts (a signal) closes it, however long a step of the start
+ * takes, and returns once closed, saying nothing.
+ */
+export async function runScheduler(
+  opts: SchedulerCliOptions,
+  ctx: CliContext,
+  stop: (scheduler: Scheduler) => Promise<unknown>,
+  giveUp?: Promise<unknown>,
+): Promise<void> {
+  let scheduler: Scheduler;
+  let gaveUp = false;
+  /** The close giving up began, once it did: awaited before returning. */
+  let givingUp: Promise<void> | null = null;
+  try {
+    const secure = tlsFrom(opts);
+    const listen =
+      opts.listen ?? (secure.tls !== undefined ? "tls://0.0.0.0:8786" : "tcp://0.0.0.0:8786");
+    checkListenAddress("--listen", listen);
+    // In-process addresses reach nothing outside this process: no worker could join.
+    if (splitScheme(listen).scheme === "inproc") {
+      throw new Error(
+        `--listen ${listen}: workers and clients in other processes need tcp:// (or tls://)`,
+      );
+    }
+    scheduler = new Scheduler({
+      listen,
+      validate: opts.validate === true,
+      workerTtlMs: workerTtlMs(opts.workerTtl),
+      ...(opts.idleTimeout !== undefined
+        ? { idleTimeoutMs: durationMs("--idle-timeout", opts.idleTimeout) }
+        : {}),
+      checkWorkerAddress: opts.checkWorkerAddress !== false,
+      workStealing: opts.workStealing !== false,
+      workStealingIntervalMs: timeoutMs(
+        "--work-stealing-interval",
+        opts.workStealingInterval ?? "100",
+      ),
+      activeMemoryManager: opts.activeMemoryManager !== false,
+      activeMemoryManagerIntervalMs: timeoutMs(
+        "--active-memory-manager-interval",
+        opts.activeMemoryManagerInterval ?? "2000",
+      ),
+      ...frameLimitsFrom(opts),
+      ...secure,
+      ...httpFrom(opts),
+      preload: opts.preload ?? [],
+      taskModules: opts.tasks ?? [],
+      logger: stderrLogger("weft.scheduler", opts.logLevel),
+    });
+    // Told to stop (a signal) while starting, a plugin's start or a weftSetup never
+    // ending: closed as a running one is, its preloads torn down.
+    const starting = scheduler;
+    void giveUp?.then(() => {
+      gaveUp = true;
+      givingUp = starting.close();
+    });
+    await scheduler.listen();
+  } catch (err) {
+    if (gaveUp) {
+      await givingUp;
+      return;
+    }
+    ctx.stderr.write(`weft scheduler: cannot start: ${(err as Error).message}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  const reachable = reachableAddressFor(scheduler.address);
+  const id = `Scheduler-${randomUUID()}`;
+  if (opts.schedulerFile !== undefined) {
+    try {
+      await writeSchedulerFile(opts.schedulerFile, {
+        type: "Scheduler",
+        id,
+        address: reachable ?? scheduler.address,
+        services:
+          scheduler.httpUrl === null ? {} : { http: Number(new URL(scheduler.httpUrl).port) },
+        started: wallSeconds(),
+        workers: {},
+      });
+    } catch (err) {
+      await scheduler.close();
+      ctx.stderr.write(`weft scheduler: cannot start: ${(err as Error).message}\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
+  }
+  ctx.stdout.write(
+    reachable === null
+      ? `scheduler at ${scheduler.address}\n`
+      : `scheduler at ${reachable} (listening on ${scheduler.address})\n`,
+  );
+  if (scheduler.httpUrl !== null) ctx.stdout.write(`http at ${scheduler.httpUrl}\n`);
+  await stop(scheduler);
+  await scheduler.close();
+  if (opts.schedulerFile !== undefined) await removeSchedulerFile(opts.schedulerFile, id);
+  if (scheduler.status === "failed") {
+    const why = scheduler.fault ?? "its state machine failed";
+    ctx.stderr.write(`weft scheduler: stopped: ${why.split("\n")[0]}\n`);
+    ctx.exitCode = EXIT.differences;
+  }
+}
+
+/**
+ * `weft scheduler` as `cmd` parsed it into `opts`: the scheduler, until SIGINT
+ * or SIGTERM, or until it closes.
+ */
+export async function runSchedulerCommand(
+  opts: SchedulerCliOptions,
+  cmd: Command,
+  ctx: CliContext,
+): Promise<void> {
+  // No round of work stealing runs to be timed: the interval was ignored without a word.
+  if (opts.workStealing === false && cmd.getOptionValueSource("workStealingInterval") === "cli") {
+    ctx.stderr.write(
+      "weft scheduler: cannot start: --work-stealing-interval and --no-work-stealing contradict each other: no round of work stealing runs\n",
+    );
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  // Listened for from the start: a scheduler still starting closes on SIGINT or
+  // SIGTERM as a running one does (exit 0), its preloads torn down.
+  let finished!: () => void;
+  const signalled = untilSignal(
+    new Promise<void>((resolve) => {
+      finished = resolve;
+    }),
+  );
+  try {
+    await runScheduler(opts, ctx, (s) => Promise.race([signalled, s.closed]), signalled);
+  } finally {
+    finished();
+  }
+}

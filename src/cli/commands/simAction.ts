@@ -1,0 +1,330 @@
+/**
+ * What `weft sim` does once its command line is parsed: sim.ts, its definition,
+ * imports this module only then, so that `weft sim --help` loads none of it.
+ */
+
+import { constants } from "node:os";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { SingleBar } from "cli-progress";
+import { type Command, InvalidArgumentError } from "commander";
+import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
+import { dumpFileName, writeClusterDump } from "../../protocol/clusterDump/write.ts";
+import { simDump } from "../../sim/dump.ts";
+import { parseFaults } from "../../sim/faults.ts";
+import { resolveSimOptions, type SimOptions, type WorkloadKind } from "../../sim/options.ts";
+import {
+  formatFailure,
+  formatRunLine,
+  formatShrink,
+  formatSummaryTable,
+  formatTally,
+} from "../../sim/report.ts";
+import { addResult, emptySummary, type SimSummary, seedsPassSafeRange } from "../../sim/runMany.ts";
+import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
+import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { fileNameProblem, outputProblem } from "./outputFile.ts";
+import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
+import { untilSignal } from "./serveUntil.ts";
+import { withSimFlags } from "./simFlags.ts";
+
+/** Options of `weft sim` as commander parses them. */
+export interface SimCliOptions {
+  readonly seed: number;
+  readonly runs?: number;
+  readonly from?: number;
+  readonly workload: WorkloadKind;
+  readonly tasks?: number;
+  readonly workers?: number;
+  readonly maxThreads?: number;
+  readonly outgoingLimit?: number;
+  readonly incomingLimit?: number;
+  readonly latency?: number;
+  readonly replicate?: number;
+  readonly replicateOne?: number;
+  readonly rebalance?: number;
+  readonly retire?: number;
+  readonly fireAndForget?: number;
+  readonly restart?: number;
+  readonly restartWorker?: number;
+  readonly actors?: number;
+  readonly faults: string;
+  readonly variant?: string;
+  readonly validate: boolean;
+  /** false with --no-work-stealing. */
+  readonly workStealing: boolean;
+  readonly workStealingInterval?: number;
+  /** false with --no-active-memory-manager. */
+  readonly activeMemoryManager: boolean;
+  readonly activeMemoryManagerInterval?: number;
+  readonly release: boolean;
+  readonly shrink: boolean;
+  readonly verbose?: boolean;
+  readonly json?: boolean;
+  readonly dump?: string;
+}
+
+function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
+  let faults: SimOptions["faults"];
+  try {
+    faults = parseFaults(o.faults);
+  } catch (e) {
+    // parseFaults' messages name no flag ("empty fault list: …").
+    throw new InvalidArgumentError(`--faults: ${(e as Error).message}`);
+  }
+  return {
+    workload: o.workload,
+    tasks: o.tasks,
+    workers: o.workers,
+    maxThreads: o.maxThreads,
+    outgoingLimit: o.outgoingLimit,
+    incomingLimit: o.incomingLimit,
+    latency: o.latency,
+    replicate: o.replicate,
+    replicateOne: o.replicateOne,
+    rebalance: o.rebalance,
+    retire: o.retire,
+    fireAndForget: o.fireAndForget,
+    restart: o.restart,
+    restartWorker: o.restartWorker,
+    actors: o.actors,
+    faults,
+    variant: o.variant ?? "",
+    validate: o.validate,
+    workStealing: o.workStealing,
+    workStealingInterval: o.workStealingInterval,
+    activeMemoryManager: o.activeMemoryManager,
+    activeMemoryManagerInterval: o.activeMemoryManagerInterval,
+    releasePhase: o.release,
+  };
+}
+
+/** A run as one JSON value: the whole result, without the (unserialisable) hooks. */
+function resultJson(r: SimResult): object {
+  return { ...r, options: { ...r.options, hooks: undefined } };
+}
+
+/** The shrinker's outcome as one JSON value; `smaller` is false when nothing smaller failed. */
+function shrinkJson(s: ShrinkResult): object {
+  return { tried: s.tried, smaller: s.smallest !== s.original, smallest: resultJson(s.smallest) };
+}
+
+/** The totals of many runs as one JSON value (the first failure has its own line). */
+function summaryJson(s: SimSummary): object {
+  const { firstFailure: _first, ...totals } = s;
+  return totals;
+}
+
+/** Write one JSON line: with --json every stdout line must parse on its own. */
+function writeJson(ctx: CliContext, value: object): void {
+  ctx.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+async function runOne(
+  ctx: CliContext,
+  opts: SimCliOptions,
+  base: Omit<SimOptions, "seed">,
+): Promise<void> {
+  let dumpPath: string | undefined;
+  let dumpFormat: "yaml" | "msgpack" = "msgpack";
+  if (opts.dump !== undefined) {
+    dumpFormat = dumpEncodingOf(opts.dump)?.startsWith("yaml") ? "yaml" : "msgpack";
+    dumpPath = dumpFileName(opts.dump, dumpFormat);
+    // Checked before the run, which may take minutes, as weft run checks its files:
+    // found out only at the end, it also hid the run's failure behind exit 2.
+    const named = await fileNameProblem(opts.dump);
+    if (named !== null) {
+      ctx.stderr.write(`weft sim: --dump ${opts.dump}: ${named}\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
+    const problem = await outputProblem(dumpPath);
+    if (problem !== null) {
+      ctx.stderr.write(`weft sim: --dump ${dumpPath}: ${problem}\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
+  }
+  // A big workload with validation takes minutes: a bar once it has run for a second.
+  const progress = progressBar(ctx, `weft sim: seed ${opts.seed}`, {
+    unit: "wanted keys",
+    minTotal: 0,
+    afterMs: 1_000,
+  });
+  let r: SimResult;
+  const sim = new Simulation({ ...base, seed: opts.seed });
+  try {
+    r = sim.run(progress.update);
+  } finally {
+    progress.stop();
+  }
+  if (opts.json) writeJson(ctx, resultJson(r));
+  else ctx.stdout.write(`${r.ok ? formatRunLine(r) : formatFailure(r)}\n`);
+  if (dumpPath !== undefined) {
+    const path = dumpPath;
+    try {
+      await writeClusterDump(simDump(sim), path, dumpFormat);
+      ctx.stderr.write(`weft sim: wrote ${path} (weft story KEY ${path}; weft replay ${path})\n`);
+    } catch (err) {
+      ctx.stderr.write(`weft sim: cannot write ${path}: ${(err as Error).message}\n`);
+      ctx.exitCode = EXIT.usage; // a failed run still says so below, exit 1
+    }
+  }
+  if (!r.ok) {
+    ctx.exitCode = EXIT.differences;
+    if (opts.shrink) reportShrink(ctx, opts, shrink(r));
+  }
+}
+
+function reportShrink(ctx: CliContext, opts: SimCliOptions, s: ShrinkResult): void {
+  if (opts.json) writeJson(ctx, { shrink: shrinkJson(s) });
+  else ctx.stdout.write(`${formatShrink(s)}\n`);
+}
+
+/**
+ * How long the seeds of `--runs` run between two turns of the event loop: a
+ * SIGINT or SIGTERM is only seen on a turn, and a turn per seed would cost the
+ * small seeds (a few ms each) noticeably.
+ */
+const SEEDS_SLICE_MS = 50;
+
+async function runMany(
+  ctx: CliContext,
+  opts: SimCliOptions,
+  base: Omit<SimOptions, "seed">,
+  count: number,
+  from: number,
+): Promise<void> {
+  const bar =
+    ctx.stderr.isTTY === true && !opts.verbose
+      ? new SingleBar({
+          stream: ctx.stderr,
+          format: "sim [{bar}] {value}/{total} seeds | {failed} failed | {eta_formatted}",
+          ...BAR_KEEPS_TERMINAL,
+          clearOnComplete: true,
+        })
+      : null;
+  bar?.start(count, 0, { failed: 0 });
+  // Ctrl-C or SIGTERM ends the batch after the seed running: what the seeds before it
+  // found (the tally, the first failing seed) is reported, not thrown away.
+  const stop: { signal: string | null } = { signal: null };
+  let finished = (): void => {};
+  void untilSignal(new Promise<void>((r) => (finished = r))).then((sig) => {
+    stop.signal = sig;
+  });
+  const t0 = performance.now();
+  const summary = emptySummary();
+  try {
+    let sliceStart = performance.now();
+    for (let seed = from; seed < from + count && stop.signal === null; seed++) {
+      const r = simulate({ ...base, seed });
+      addResult(summary, r);
+      bar?.update(summary.runs, { failed: summary.failed });
+      if (opts.json)
+        writeJson(ctx, {
+          seed: r.seed,
+          ok: r.ok,
+          failure: r.failure?.kind ?? null,
+          events: r.stats.events,
+        });
+      else if (opts.verbose) ctx.stdout.write(`${formatRunLine(r)}\n`);
+      if (performance.now() - sliceStart >= SEEDS_SLICE_MS) {
+        await yieldToLoop();
+        sliceStart = performance.now();
+      }
+    }
+  } finally {
+    finished();
+    bar?.stop();
+  }
+  summary.wallSeconds = (performance.now() - t0) / 1000;
+  const interrupted = stop.signal;
+  if (interrupted !== null) {
+    ctx.stderr.write(
+      `weft sim: interrupted (${interrupted}) after ${summary.runs} of ${count} seeds from ${from}; the summary counts those (rerun the rest with --from ${from + summary.runs} --runs ${count - summary.runs})\n`,
+    );
+  }
+  if (!opts.json) ctx.stdout.write(`${formatSummaryTable(summary)}\n`);
+  const first = summary.firstFailure;
+  if (first !== null) {
+    ctx.exitCode = EXIT.differences;
+    if (opts.json) writeJson(ctx, { firstFailure: resultJson(first) });
+    else ctx.stdout.write(`first failure:\n${formatFailure(first)}\n`);
+    // Shrinking runs many more seeds: not after the user asked to stop.
+    if (opts.shrink && interrupted === null) reportShrink(ctx, opts, shrink(first));
+  }
+  if (opts.json) {
+    writeJson(ctx, {
+      summary: summaryJson(summary),
+      ...(interrupted !== null ? { interrupted } : {}),
+    });
+  } else ctx.stdout.write(`${formatTally(summary)}\n`);
+  if (interrupted !== null) {
+    // As a shell reports a command a signal ended: 130 for SIGINT, 143 for SIGTERM.
+    ctx.exitCode = 128 + (constants.signals[interrupted as NodeJS.Signals] ?? 0);
+  }
+}
+
+/**
+ * `weft sim` as `cmd` parsed it into `opts`: one seed, or `--runs` of them,
+ * after checking that the options go together.
+ */
+export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext): Promise<void> {
+  if (opts.dump !== undefined && opts.runs !== undefined) {
+    cmd.error("error: --dump writes one run: give --seed, not --runs", {
+      exitCode: EXIT.usage,
+    });
+    return;
+  }
+  // A lone --from would run --seed and look as if it had run the seed asked for.
+  if (opts.from !== undefined && opts.runs === undefined) {
+    cmd.error("error: --from needs --runs (one run takes --seed)", { exitCode: EXIT.usage });
+    return;
+  }
+  // One run prints its result whole; --verbose would change nothing, unsaid.
+  if (opts.verbose === true && opts.runs === undefined) {
+    cmd.error("error: --verbose needs --runs (one run prints its result whole)", {
+      exitCode: EXIT.usage,
+    });
+    return;
+  }
+  // An interval for rounds the other flag turns off would be ignored, unsaid.
+  for (const [off, interval, name] of [
+    ["workStealing", "workStealingInterval", "work-stealing"],
+    ["activeMemoryManager", "activeMemoryManagerInterval", "active-memory-manager"],
+  ] as const) {
+    if (opts[off] === false && opts[interval] !== undefined) {
+      cmd.error(
+        `error: --${name}-interval sets the rounds that --no-${name} turns off: give one`,
+        { exitCode: EXIT.usage },
+      );
+      return;
+    }
+  }
+  // With --runs, --seed is the first seed unless --from names it: both would drop one.
+  if (opts.from !== undefined && cmd.getOptionValueSource("seed") === "cli") {
+    cmd.error("error: --seed and --from both name the first seed of --runs: give one", {
+      exitCode: EXIT.usage,
+    });
+    return;
+  }
+  // Every seed of --runs must be a valid seed: checked before running any, so the
+  // last ones do not end the batch with a RangeError's stack.
+  if (opts.runs !== undefined && seedsPassSafeRange(opts.from ?? opts.seed, opts.runs)) {
+    cmd.error(
+      `error: the seeds of --runs must stay within ${Number.MAX_SAFE_INTEGER} (seeds are safe integers)`,
+      { exitCode: EXIT.usage },
+    );
+    return;
+  }
+  let base: Omit<SimOptions, "seed">;
+  try {
+    base = simOptionsOf(opts);
+    resolveSimOptions({ ...base, seed: opts.seed }); // checks them together, before running
+  } catch (e) {
+    cmd.error(`error: ${withSimFlags((e as Error).message)}`, { exitCode: EXIT.usage });
+    return;
+  }
+  if (opts.runs === undefined) await runOne(ctx, opts, base);
+  else await runMany(ctx, opts, base, opts.runs, opts.from ?? opts.seed);
+}

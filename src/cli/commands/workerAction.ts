@@ -1,0 +1,384 @@
+/**
+ * What `weft worker` does once its command line is parsed: worker.ts, its definition,
+ * imports this module only then, so that `weft worker --help` loads none of it.
+ */
+
+import { availableParallelism } from "node:os";
+import type { Command } from "commander";
+import { splitScheme } from "../../util/address.ts";
+import { parseDecimal } from "../../util/decimal.ts";
+import { ipcNannyLink } from "../../worker/nannyLink.ts";
+import { Worker } from "../../worker/worker.ts";
+import type { WorkerOptions } from "../../worker/workerOptions.ts";
+import { workerAddresses } from "./contactAddress.ts";
+import { type CliContext, EXIT } from "./context.ts";
+import { checkListenAddress } from "./listenAddress.ts";
+import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
+import { EXIT_RESTART, EXIT_SIGTERM, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
+import { schedulerChoiceProblem } from "./schedulerChoice.ts";
+import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
+import {
+  byteSize,
+  durationMs,
+  frameLimitsFrom,
+  httpFrom,
+  MAX_POOL_THREADS,
+  nonNegativeInt,
+  parseResources,
+  positiveInt,
+  requireTlsScheme,
+  stderrLogger,
+  timeoutMs,
+  tlsFrom,
+  untilSignal,
+} from "./serveUntil.ts";
+
+/** Options of `weft worker`. */
+export interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, HttpCliOptions {
+  readonly nthreads?: string;
+  readonly tasks: readonly string[];
+  /** Default: every interface, any port, on the scheduler's scheme (tcp or tls). */
+  readonly listen?: string;
+  readonly contactAddress?: string;
+  readonly executor: "threads" | "inline";
+  readonly resources?: string;
+  readonly memoryLimit?: string;
+  readonly memoryTarget?: string;
+  readonly spillDirectory?: string;
+  /** Default `process`: a `weft worker` has its process to itself. */
+  readonly memoryMeasure?: "process" | "managed";
+  readonly memorySpill?: string;
+  readonly memoryPause?: string;
+  readonly memoryTerminate?: string;
+  readonly validate?: boolean;
+  readonly nanny?: boolean;
+  readonly allowUploads?: boolean;
+  readonly maxRestarts?: string;
+  readonly logLevel: string;
+  readonly connectTimeout: string;
+  /** Default: none, wait for the scheduler until stopped. */
+  readonly deathTimeout?: string;
+  readonly preload?: readonly string[];
+  readonly schedulerFile?: string;
+  readonly name?: string;
+  readonly lifetime?: string;
+  readonly lifetimeStagger?: string;
+  readonly lifetimeRestart?: boolean;
+}
+
+/** The lifetime options: Worker options, checked. */
+function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
+  if (opts.lifetime === undefined) {
+    if (opts.lifetimeStagger !== undefined || opts.lifetimeRestart === true) {
+      throw new Error("--lifetime-stagger and --lifetime-restart need --lifetime");
+    }
+    return {};
+  }
+  if (opts.lifetimeRestart === true && !underNanny()) {
+    throw new Error("--lifetime-restart needs --nanny: nothing would start the worker again");
+  }
+  return {
+    lifetimeMs: durationMs("--lifetime", opts.lifetime),
+    ...(opts.lifetimeStagger !== undefined
+      ? { lifetimeStaggerMs: durationMs("--lifetime-stagger", opts.lifetimeStagger) }
+      : {}),
+    lifetimeRestart: opts.lifetimeRestart === true,
+  };
+}
+
+/** `--death-timeout` in ms, or null (wait until stopped) when not given; throws a clear error. */
+function deathTimeoutFrom(opts: WorkerCliOptions): number | null {
+  return opts.deathTimeout === undefined ? null : timeoutMs("--death-timeout", opts.deathTimeout);
+}
+
+/** A number in (0, 1] given as text; throws a clear error. */
+function fractionOption(name: string, text: string): number {
+  const n = parseDecimal(text);
+  if (!(n > 0 && n <= 1)) throw new Error(`${name} must be a number in (0, 1], got ${text}`);
+  return n;
+}
+
+/** A number in (0, 1], or `off` (false), given as text; throws a clear error. */
+function thresholdOption(name: string, text: string): number | false {
+  if (text === "off") return false;
+  const n = parseDecimal(text);
+  if (!(n > 0 && n <= 1)) throw new Error(`${name} must be a number in (0, 1] or off, got ${text}`);
+  return n;
+}
+
+/**
+ * Why the memory options given cannot be, or null: without `--memory-limit` the worker
+ * neither spills, pauses nor terminates, and they were ignored without a word
+ * (`--memory-terminate 0.9` protected nothing). `measureGiven`: `--memory-measure` was
+ * given (it has a default, so only the command knows).
+ */
+function memoryOptionsProblem(opts: WorkerCliOptions, measureGiven: boolean): string | null {
+  if (opts.memoryLimit !== undefined) return null;
+  const given = [
+    ["--memory-target", opts.memoryTarget],
+    ["--spill-directory", opts.spillDirectory],
+    ["--memory-spill", opts.memorySpill],
+    ["--memory-pause", opts.memoryPause],
+    ["--memory-terminate", opts.memoryTerminate],
+    ["--memory-measure", measureGiven ? opts.memoryMeasure : undefined],
+  ].flatMap(([flag, value]) => (value === undefined ? [] : [flag]));
+  if (given.length === 0) return null;
+  return `${given.join(", ")} ${given.length === 1 ? "applies" : "apply"} with --memory-limit only: without a memory budget nothing is spilled, paused or terminated`;
+}
+
+/**
+ * Run a worker for the scheduler at `scheduler` until `stop` resolves
+ * (SIGINT/SIGTERM, or the worker closing, in production).
+ */
+export async function runWorker(
+  scheduler: string,
+  opts: WorkerCliOptions,
+  ctx: CliContext,
+  stop: (worker: Worker) => Promise<unknown>,
+  giveUp?: Promise<unknown>,
+): Promise<void> {
+  let worker: Worker;
+  let nthreads: number;
+  let gaveUp = false;
+  /** The worker's close when told to give up while it starts: awaited before returning. */
+  let givingUp: Promise<unknown> | null = null;
+  try {
+    nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
+    if (opts.executor !== "inline" && nthreads > MAX_POOL_THREADS) {
+      throw new Error(
+        `--nthreads must be at most ${MAX_POOL_THREADS} (each thread is a V8 isolate, all started at once; --executor inline starts none), got ${opts.nthreads}`,
+      );
+    }
+    const connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout);
+    const deathTimeoutMs = deathTimeoutFrom(opts);
+    const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
+    const secure = tlsFrom(opts);
+    requireTlsScheme(scheduler, secure);
+    // A worker of a tls:// cluster serves its peers over TLS too: on tcp:// anyone could
+    // fetch its results or run code there without a certificate.
+    const listenAt =
+      opts.listen ??
+      (splitScheme(scheduler).scheme === "tls" ? "tls://0.0.0.0:0" : "tcp://0.0.0.0:0");
+    checkListenAddress("--listen", listenAt);
+    // In-process addresses reach nothing outside this process, and the scheduler, its
+    // clients and the other workers are all outside it: registered, the worker would be
+    // listed as running while every fetch from it failed.
+    for (const [flag, address] of [
+      ["--listen", listenAt],
+      ["--contact-address", opts.contactAddress],
+    ] as const) {
+      if (address !== undefined && splitScheme(address).scheme === "inproc") {
+        throw new Error(
+          `${flag} ${address}: the scheduler, clients and other workers are in other processes: give tcp:// (or tls://)`,
+        );
+      }
+    }
+    const memoryProblem = memoryOptionsProblem(opts, false);
+    if (memoryProblem !== null) throw new Error(memoryProblem);
+    const { listen, contact } = await workerAddresses(listenAt, scheduler);
+    worker = new Worker({
+      scheduler,
+      listen,
+      ...(opts.contactAddress !== undefined || contact !== null
+        ? { contactAddress: opts.contactAddress ?? contact ?? undefined }
+        : {}),
+      nthreads,
+      ...(opts.name !== undefined ? { name: opts.name } : {}),
+      executor: opts.executor === "inline" ? "inline" : "piscina",
+      taskModules: opts.tasks,
+      resources,
+      ...(opts.memoryLimit !== undefined
+        ? {
+            memoryLimit:
+              opts.memoryLimit === "auto" ? "auto" : byteSize("--memory-limit", opts.memoryLimit),
+          }
+        : {}),
+      ...(opts.memoryTarget !== undefined
+        ? { memoryTarget: fractionOption("--memory-target", opts.memoryTarget) }
+        : {}),
+      ...(opts.spillDirectory !== undefined ? { spillDirectory: opts.spillDirectory } : {}),
+      memoryMeasure: opts.memoryMeasure ?? "process",
+      ...(opts.memorySpill !== undefined
+        ? { memorySpill: thresholdOption("--memory-spill", opts.memorySpill) }
+        : {}),
+      ...(opts.memoryPause !== undefined
+        ? { memoryPause: thresholdOption("--memory-pause", opts.memoryPause) }
+        : {}),
+      ...(opts.memoryTerminate !== undefined
+        ? { memoryTerminate: thresholdOption("--memory-terminate", opts.memoryTerminate) }
+        : {}),
+      ...frameLimitsFrom(opts),
+      ...secure,
+      ...httpFrom(opts),
+      ...lifetimeFrom(opts),
+      preload: opts.preload ?? [],
+      validate: opts.validate === true,
+      nanny: underNanny(),
+      nannyLink: underNanny() ? ipcNannyLink() : null,
+      acceptUploads: opts.allowUploads === true,
+      connectTimeoutMs,
+      deathTimeoutMs,
+      logger: stderrLogger("weft.worker", opts.logLevel),
+    });
+    // Told to give up (a signal, its nanny gone) while starting, as while waiting for a
+    // scheduler that is not there: stop now rather than at --death-timeout.
+    const starting = worker;
+    void giveUp?.then(() => {
+      gaveUp = true;
+      // Stopped by a signal (or its nanny gone), not closing on its own: under a nanny
+      // only another's SIGTERM gets here unasked for, an exit the nanny starts another
+      // worker on (EXIT_SIGTERM), also when it must SIGKILL a close that never ends.
+      // Told before the close tells its own, it is what the nanny goes by.
+      if (!["closing", "closed", "failed"].includes(starting.status)) {
+        starting.options.nannyLink?.closing?.({ restart: false, fault: true });
+      }
+      givingUp = starting.close();
+      return givingUp;
+    });
+    await worker.start();
+  } catch (err) {
+    if (gaveUp) {
+      // The start ends at once, the close it cut short may still be tearing down.
+      await givingUp;
+      return; // said why already
+    }
+    // The start deadline's error names the API option; a command-line user gave the flag.
+    const why = (err as Error).message.replace("(deathTimeoutMs, ", "(--death-timeout, ");
+    ctx.stderr.write(`weft worker: cannot start: ${why}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  ctx.stdout.write(
+    `worker at ${worker.address} (${nthreads} thread${nthreads === 1 ? "" : "s"}) for ${scheduler}\n`,
+  );
+  if (worker.httpUrl !== null) ctx.stdout.write(`http at ${worker.httpUrl}\n`);
+  await stop(worker);
+  await worker.close();
+  if (worker.fault !== null) {
+    ctx.stderr.write(`weft worker: stopped: ${worker.fault.split("\n")[0]}\n`);
+    ctx.exitCode = EXIT.differences;
+  } else if (worker.restartRequested) {
+    if (worker.options.nanny) {
+      ctx.exitCode = EXIT_RESTART;
+    } else {
+      ctx.stderr.write(
+        "weft worker: closed: the cluster restarted, and this worker has no nanny to start it again (run it with --nanny)\n",
+      );
+    }
+  }
+}
+
+/**
+ * The address of the scheduler `--scheduler-file` names, once one accepts
+ * connections there (see liveSchedulerFile.ts); null when it cannot be found,
+ * said on `ctx` (exit 2), or when the worker was told to stop (`signal`)
+ * meanwhile (exit 0).
+ */
+async function schedulerFromFile(
+  opts: WorkerCliOptions,
+  ctx: CliContext,
+  signal: AbortSignal,
+): Promise<string | null> {
+  try {
+    return await liveSchedulerFromFile(opts.schedulerFile as string, {
+      connectTimeoutMs: timeoutMs("--connect-timeout", opts.connectTimeout),
+      deathTimeoutMs: deathTimeoutFrom(opts),
+      signal,
+      logger: stderrLogger("weft.worker", opts.logLevel),
+      comm: tlsFrom(opts),
+    });
+  } catch (err) {
+    if (signal.aborted) return null;
+    ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
+    ctx.exitCode = EXIT.usage;
+    return null;
+  }
+}
+
+/**
+ * `weft worker [SCHEDULER]` as `cmd` parsed it into `given` and `opts`: under a
+ * nanny (`--nanny`), or the worker itself until it is stopped or closes.
+ */
+export async function runWorkerCommand(
+  given: string | undefined,
+  opts: WorkerCliOptions,
+  cmd: Command,
+  ctx: CliContext,
+): Promise<void> {
+  const unnamed = schedulerChoiceProblem(given, opts.schedulerFile);
+  if (unnamed !== null) {
+    ctx.stderr.write(`weft worker: cannot start: ${unnamed}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  // --memory-measure has a default: whether it was given is known here, not in runWorker.
+  const memoryProblem = memoryOptionsProblem(
+    opts,
+    cmd.getOptionValueSource("memoryMeasure") === "cli",
+  );
+  if (memoryProblem !== null) {
+    ctx.stderr.write(`weft worker: cannot start: ${memoryProblem}\n`);
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  // Without --nanny there is nothing to restart: a --max-restarts given, even a bad
+  // one, was ignored without a word.
+  if (opts.nanny !== true && cmd.getOptionValueSource("maxRestarts") === "cli") {
+    ctx.stderr.write(
+      "weft worker: cannot start: --max-restarts applies with --nanny only (without a nanny nothing starts the worker again)\n",
+    );
+    ctx.exitCode = EXIT.usage;
+    return;
+  }
+  if (opts.nanny === true) {
+    let maxRestarts: number;
+    try {
+      maxRestarts = nonNegativeInt("--max-restarts", opts.maxRestarts ?? "5");
+    } catch (err) {
+      ctx.stderr.write(`weft worker: cannot start: ${(err as Error).message}\n`);
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
+    // The child reads the scheduler file itself, each time: a scheduler started
+    // again elsewhere is found.
+    const args = givenArgs(cmd, given === undefined ? [] : [given], ["--nanny", "--max-restarts"]);
+    await runNanny({ args, maxRestarts, stop: untilSignal(), taskModules: opts.tasks }, ctx);
+    return;
+  }
+  const orphaned = nannyGone().then(() => {
+    ctx.stderr.write("weft worker: its nanny is gone; closing\n");
+  });
+  // Listened for from the start: a worker still waiting for its scheduler (or its
+  // scheduler file) closes on SIGINT or SIGTERM as a running one does (exit 0),
+  // instead of dying of it (130, 143).
+  let finished!: () => void;
+  // Under a nanny, the nanny's SIGTERM alone stops the worker: a Ctrl-C reaches
+  // both (the whole process group), and the nanny's SIGTERM coming after it
+  // would kill the worker mid-close (bin/weft.js ignores SIGINT there, from
+  // the start); a second SIGTERM (systemd's to the whole group, then the
+  // nanny's) is ignored while it closes.
+  const nannied = underNanny();
+  const signalled = untilSignal(
+    new Promise<void>((resolve) => {
+      finished = resolve;
+    }),
+    nannied ? ["SIGTERM"] : undefined,
+    nannied,
+  );
+  let signal: string | null = null;
+  void signalled.then((s) => {
+    signal = s;
+  });
+  const giveUp = Promise.race([orphaned, signalled]);
+  const givenUp = new AbortController();
+  void giveUp.then(() => givenUp.abort());
+  try {
+    const scheduler = given ?? (await schedulerFromFile(opts, ctx, givenUp.signal));
+    if (scheduler === null) return;
+    await runWorker(scheduler, opts, ctx, (w) => Promise.race([giveUp, w.closed]), giveUp);
+  } finally {
+    finished();
+  }
+  // The nanny tells its own SIGTERM from another's by whether it sent one.
+  if (nannied && signal !== null && (ctx.exitCode ?? 0) === 0) ctx.exitCode = EXIT_SIGTERM;
+}
