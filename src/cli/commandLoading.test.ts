@@ -16,6 +16,8 @@ const MODULES = [
   "../sim/simulation.ts",
   "../replay/replayFile.ts",
   "../bench/clusterBench.ts",
+  "../bench/stateBench.ts",
+  "../comm/comm.ts",
 ].filter((path) => existsSync(new URL(path, import.meta.url)));
 
 /**
@@ -52,6 +54,17 @@ describe("weft's help", () => {
       [["help", "bogus"], 2],
     ] as const) {
       expect(await imported(args), args.join(" ")).toEqual({ code, modules: [] });
+    }
+  });
+
+  it("gives a command's options without importing what runs it", async () => {
+    for (const { name } of COMMANDS) {
+      for (const args of [
+        [name, "--help"],
+        ["help", name],
+      ]) {
+        expect(await imported(args), args.join(" ")).toEqual({ code: 0, modules: [name] });
+      }
     }
   });
 });
