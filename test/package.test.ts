@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { COMMANDS } from "../src/cli/commands/index.ts";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -152,10 +153,24 @@ describe("the package", () => {
       weft("--version"),
     ]);
     expect(stdout.trim()).toBe(JSON.parse(readFileSync(`${root}package.json`, "utf8")).version);
-    // --version loads no command's module; the help that lists them loads every one.
+    // Neither --version nor the help that lists the commands loads any command's module.
     const help = await run(process.execPath, ["--input-type=module", "-e", weft("--help")]);
     expect(help.stdout).toMatch(/^Usage: weft \[options\] \[command\]\n/);
     expect(help.stdout).toContain("\n  bench [options] [command] ");
+    // Each command's definition, and what it runs (imported only then), load from the build.
+    const commands = `${root}dist/cli/commands/`;
+    const loadAll = `const { COMMANDS } = await import(${JSON.stringify(`${commands}index.js`)});
+      const { existsSync } = await import("node:fs");
+      let n = 0;
+      for (const c of COMMANDS) {
+        await c.load();
+        const action = ${JSON.stringify(commands)} + c.name + "Action.js";
+        if (existsSync(action)) { await import(action); n++; }
+      }
+      console.log(COMMANDS.length, n);`;
+    const loaded = await run(process.execPath, ["--input-type=module", "-e", loadAll]);
+    const actions = readdirSync(`${root}src/cli/commands`).filter((f) => f.endsWith("Action.ts"));
+    expect(loaded.stdout.trim()).toBe(`${COMMANDS.length} ${actions.length}`);
   });
 
   it("the built weft bench cluster runs the benchmark's graphs and tasks from the build", async () => {
