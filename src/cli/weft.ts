@@ -1,7 +1,9 @@
 /**
- * The `weft` command: `weft <subcommand> [options]`, one file per subcommand in
- * `src/cli/commands/` (listed in `commands/index.ts`). Run it with `npm run weft --`,
- * `npx tsx src/cli/weft.ts` or `bin/weft.js`.
+ * The `weft` command: `weft <subcommand> [options]`, each subcommand's definition
+ * (options, arguments, help) in `src/cli/commands/<name>.ts`, listed in
+ * `commands/index.ts`, and what it does in `<name>Action.ts`, which the definition
+ * imports only when the command runs: its help loads none of it. Run it with
+ * `npm run weft --`, `npx tsx src/cli/weft.ts` or `bin/weft.js`.
  */
 import { Command, CommanderError } from "commander";
 import { weftVersion } from "../protocol/version.ts";

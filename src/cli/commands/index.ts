@@ -24,8 +24,10 @@ export interface CommandEntry {
 
 /**
  * The subcommands of `weft`, in the order `weft --help` lists them. To add one, write
- * `src/cli/commands/<name>.ts` exporting a {@link CommandFactory} and list it here, with
- * the usage and description its factory gives (src/cli/weft.test.ts checks them).
+ * `src/cli/commands/<name>.ts` exporting a {@link CommandFactory} whose action imports
+ * what it runs (`<name>Action.ts`; src/cli/commandLoading.test.ts checks that its help
+ * does not), and list it here with the usage and description its factory gives
+ * (src/cli/weft.test.ts checks them).
  */
 export const COMMANDS: readonly CommandEntry[] = [
   {
