@@ -18,15 +18,16 @@ const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url))
 /**
  * When to signal: long after node started and bin/weft.js ran its first lines (some
  * tens of ms on an idle machine), long before the command's modules loaded (about a
- * second through tsx). A quarter of what `weft worker --help` takes, node's start and the
- * worker's modules loading, measured now: a fixed delay fell before bin/weft.js ran on a
- * machine loaded by other tests (and `weft --version` loads no command's modules).
+ * second through tsx). A quarter of what `weft worker` without a scheduler takes, node's
+ * start and the worker's modules loading (its action, which refuses to start, imports
+ * them), measured now: a fixed delay fell before bin/weft.js ran on a machine loaded by
+ * other tests (and neither `weft --version` nor `weft worker --help` loads them).
  */
 let earlyMs = 250;
 
 beforeAll(async () => {
   const started = Date.now();
-  const child = spawn(process.execPath, [WEFT_BIN, "worker", "--help"], {
+  const child = spawn(process.execPath, [WEFT_BIN, "worker"], {
     stdio: "ignore",
   });
   await new Promise((resolve) => child.once("exit", resolve));
