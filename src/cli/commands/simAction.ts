@@ -294,10 +294,9 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
     ["activeMemoryManager", "activeMemoryManagerInterval", "active-memory-manager"],
   ] as const) {
     if (opts[off] === false && opts[interval] !== undefined) {
-      cmd.error(
-        `error: --${name}-interval sets the rounds that --no-${name} turns off: give one`,
-        { exitCode: EXIT.usage },
-      );
+      cmd.error(`error: --${name}-interval sets the rounds that --no-${name} turns off: give one`, {
+        exitCode: EXIT.usage,
+      });
       return;
     }
   }
