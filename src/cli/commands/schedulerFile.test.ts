@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { testContext as context, refusingAddress } from "../testContext.ts";
@@ -148,7 +148,8 @@ describe("--scheduler-file", () => {
       ["node", "weft", "status", "--scheduler-file", file, "--json", "--connect-timeout", "20000"],
       ctx,
     );
-    await sleep(300);
+    // Said once the command's modules are loaded: not a fixed time on a loaded host.
+    await vi.waitFor(() => expect(ctx.stderr.text).not.toBe(""), { timeout: 10_000, interval: 20 });
     const waiting = `weft status: waiting for the scheduler file ${file} (not there yet); giving up after 20 s\n`;
     expect(ctx.stderr.text).toBe(waiting);
     const schedCtx = context();

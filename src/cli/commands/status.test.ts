@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   closeTestClusters,
   eventually,
@@ -131,7 +130,8 @@ describe("weft status", () => {
       ["node", "weft", "status", address, "--json", "--connect-timeout", "2500"],
       ctx,
     );
-    await sleep(500);
+    // Said once the command's modules are loaded: not a fixed time on a loaded host.
+    await vi.waitFor(() => expect(ctx.stderr.text).not.toBe(""), { timeout: 10_000, interval: 20 });
     expect(ctx.stderr.text).toBe(
       `weft status: waiting for the scheduler at ${address} (refused); giving up after 2.5 s\n`,
     );
