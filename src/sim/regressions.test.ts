@@ -111,26 +111,11 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   // a stimulus's free-keys per worker. A scan of seeds with the soak profile's
   // options (without work stealing and the Active Memory Manager, as the soak's
   // were found) finds it only with 13373 of seeds 1..150,000 (D is inc-12 and R
-  // inc-18 there).
-  test.each([
-    // the soak profile's options (as its replay command gives them), the dependency D left released
-    { seed: 13373, tasks: 33, workers: 5, dep: "inc-12" },
-  ])(
-    "seed $seed (soak profile): a cancelled, done dependency ends released under its waiting dependent",
-    ({ dep, ...options }) => {
-      const r = simulate({
-        workload: "mix",
-        faults: SOAK_FAULTS,
-        actors: 0,
-        workStealing: false,
-        activeMemoryManager: false,
-        ...options,
-      });
-      expect(r.failure?.kind).toBe("invalid-state");
-      expect(r.failure?.message).toMatch(/validateState failed after GatherDepNetworkFailureEvent/);
-      expect(r.failure?.message).toContain(`"${dep}","cancelled","released","released"`);
-    },
-  );
+  // inc-18 there). It found it until occupancy began to count each task at its
+  // function's current average (Dask's occupancy, re-costed as durations are
+  // learnt), which places tasks otherwise; none of seeds 1..1,500 with that
+  // profile has found it since, so it stays pinned in the worker's tests only
+  // (cancelled.test.ts and the oracle vector above).
   // Worker: x, cancelled while executing, is asked to compute again; its
   // compute-task gives its missing input k a holder, but x only resumes
   // (cancelled → executing) and nothing moves k out of missing (validateState
@@ -152,17 +137,11 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   // network); load-14's own compute-task gives config a holder, but load-14 only
   // resumes (cancelled → resumed(flight→waiting)). Pinned in the worker's tests too
   // (cancelled.test.ts, test/vectors/oracle/scenario-missing-dep-of-resumed-flight).
-  // The only failure of the first scan of the workload (20,000 runs).
-  test("seed 878 (configured, 200 loads): a missing input given a holder by its dependent resumed from flight stays missing", () => {
-    const message = failsValidationOnly({
-      seed: 878,
-      workload: "configured",
-      tasks: 200,
-      workStealing: true,
-    });
-    expect(message).toMatch(/validateState failed after ComputeTaskEvent/);
-    expect(message).toMatch(/InvalidTaskState: config :: missing/);
-  });
+  // Seed 878 (200 loads, work stealing on) was the only failure of the first scan
+  // of the workload (20,000 runs), until occupancy began to count each task at its
+  // function's current average, which places tasks otherwise; no seed was found
+  // since (a run of 200 loads takes seconds: no scan of that size was made), so it
+  // stays pinned in the worker's tests only.
   // Worker: the scheduler asks for actor m on a worker that holds m as another
   // task's input (in flight, or released with the input's nbytes): m goes into
   // `actors` at once, and validateState fails (the reference the same:

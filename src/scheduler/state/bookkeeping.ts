@@ -7,6 +7,7 @@
 import type { ComputeTaskMsg } from "../../protocol/messagesWorker.ts";
 import { formatBytes } from "../../util/parseBytes.ts";
 import { assert } from "../../util/pyErrors.ts";
+import { occupancyAdd, occupancyRemove } from "./occupancy.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { EMPTY, itemsOf, sharedAdd, sharedRemove } from "./sets.ts";
 import type { TaskState } from "./taskState.ts";
@@ -165,9 +166,8 @@ export function addToProcessing(s: SchedulerState, ts: TaskState, ws: WorkerInfo
       assert(dts.whoHas.size > 0, () => `dependency ${dts.key} is not in memory`);
     }
   }
-  const duration = s.taskDuration(ts);
+  const duration = occupancyAdd(s, ts, ws);
   ws.processing.set(ts, duration);
-  ws.occupancy += duration;
   ts.processingOn = ws;
   ts.state = "processing";
   // Dask counts an actor on its worker from the moment it is assigned there:
@@ -241,10 +241,8 @@ export function exitProcessing(s: SchedulerState, ts: TaskState): WorkerInfo | n
   s.workStealing.leftProcessing(ts);
   s.workStealing.removeInFlight(s, ts);
   ts.processingOn = null;
-  const duration = ws.processing.get(ts) ?? 0;
+  if (!ws.longRunning.delete(ts)) occupancyRemove(s, ts, ws);
   ws.processing.delete(ts);
-  ws.longRunning.delete(ts);
-  ws.occupancy = ws.processing.size === 0 ? 0 : ws.occupancy - duration;
   // An actor that finishes here is counted here again as it reaches memory
   // (processing → memory); any other way out of processing takes it off.
   if (ts.actor) ws.actors.delete(ts);

@@ -22,6 +22,7 @@ import {
 import type { SchedulerEvent } from "./events.ts";
 import { stimulusIdOf, unreachable } from "./events.ts";
 import { validateEventShape } from "./eventValidation.ts";
+import { occupancyRecost } from "./occupancy.ts";
 import {
   type ResolvedSchedulerStateOptions,
   resolveOptions,
@@ -152,6 +153,12 @@ export class SchedulerState {
   readonly taskGroups: Map<string, TaskGroup> = new Map();
   /** `{function name: average compute seconds}`, learnt from finished tasks. */
   readonly durations: Map<string, number> = new Map();
+  /**
+   * `{function name: {worker: its processing tasks of the function that have not
+   * seceded}}` (Dask's `WorkerState.task_prefix_count`, by function): the workers
+   * whose occupancy a change of the function's expected duration changes.
+   */
+  readonly processingByFn: Map<string, Map<WorkerInfo, number>> = new Map();
 
   /** Sum of the running and paused workers' threads. */
   totalNthreads = 0;
@@ -541,11 +548,16 @@ export class SchedulerState {
     return known ?? this.options.unknownTaskDuration;
   }
 
-  /** Fold a measured compute time of `fn` into its average (as Dask's task prefixes do). */
+  /**
+   * Fold a measured compute time of `fn` into its average (as Dask's task
+   * prefixes do); the workers running tasks of `fn` count them at the new one.
+   */
   observeDuration(fn: string, seconds: number): void {
     if (!(seconds >= 0) || !Number.isFinite(seconds)) return;
     const old = this.durations.get(fn);
-    this.durations.set(fn, old === undefined ? seconds : (old + seconds) / 2);
+    const average = old === undefined ? seconds : (old + seconds) / 2;
+    this.durations.set(fn, average);
+    occupancyRecost(this, fn, old ?? this.options.unknownTaskDuration, average);
   }
 
   /**

@@ -76,7 +76,8 @@ export function requestSteal(
 ): void {
   const tracking = s.workStealing;
   tracking.removeKeyFromStealable(ts);
-  const victimDuration = victim.processing.get(ts) ?? 0;
+  // The share of the victim's occupancy the task holds (see occupancy.ts).
+  const victimDuration = s.taskDuration(ts);
   const thiefDuration = s.taskDuration(ts) + commCost(s, ts, thief);
   s.steals.set(ts, { victim, thief, stimulusId: s.stimulusId, victimDuration, thiefDuration });
   tracking.addInFlight(victim, thief, victimDuration, thiefDuration);

@@ -230,10 +230,11 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
     fail(() => `${ws.address}: running-set membership vs status ${ws.status}`);
   let occupancy = 0;
   const used: Record<string, number> = Object.create(null);
-  for (const [ts, duration] of ws.processing) {
+  for (const ts of ws.processing.keys()) {
     if (ts.state !== "processing") fail(() => `${ws.address} processing ${str(ts)}`);
     if (ts.processingOn !== ws) fail(() => `${ws.address} processing ${str(ts)} of another`);
-    occupancy += duration;
+    // Each task at its function's current expected duration (see occupancy.ts).
+    if (!ws.longRunning.has(ts)) occupancy += s.taskDuration(ts);
     if (!mayRunOn(ws, ts)) fail(() => `${ws.address} may not run ${str(ts)} (its restrictions)`);
     const r = ts.resourceRestrictions;
     if (r !== null) for (const name in r) used[name] = (used[name] ?? 0) + r[name];
@@ -322,6 +323,7 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
       if (s.workers.get(ws.address) !== ws) fail(() => `removed worker ${ws.address} in a set`);
     }
   }
+  validateProcessingByFn(s);
   for (const r of s.replications) validateReplication(s, r);
   // The index of pending copies by task holds exactly what the requests wait for.
   let indexed = 0;
@@ -384,6 +386,37 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
   const queuing = Number.isFinite(s.options.workerSaturation);
   if (queuing && s.queued.size > 0) {
     if (s.idleTaskCount.size !== 0) fail(() => "tasks are queued while a worker has free slots");
+  }
+}
+
+/**
+ * The count of each function's processing tasks not seceded, by worker, that
+ * re-costs occupancy (see occupancy.ts): exactly those of the connected
+ * workers, no entry at zero.
+ */
+function validateProcessingByFn(s: SchedulerState): void {
+  const actual = new Map<string, Map<WorkerInfo, number>>();
+  for (const ws of s.workers.values()) {
+    for (const ts of ws.processing.keys()) {
+      const fn = ts.runSpec?.fn;
+      if (fn === undefined || ws.longRunning.has(ts)) continue;
+      let counts = actual.get(fn);
+      if (counts === undefined) actual.set(fn, (counts = new Map()));
+      counts.set(ws, (counts.get(ws) ?? 0) + 1);
+    }
+  }
+  for (const [fn, counts] of s.processingByFn) {
+    if (counts.size === 0) fail(() => `processingByFn keeps no worker for ${fn}`);
+    for (const [ws, n] of counts) {
+      const m = actual.get(fn)?.get(ws) ?? 0;
+      if (n !== m) fail(() => `${ws.address}: processingByFn counts ${n} tasks of ${fn}, not ${m}`);
+    }
+  }
+  for (const [fn, counts] of actual) {
+    for (const [ws, m] of counts) {
+      if (s.processingByFn.get(fn)?.get(ws) !== m)
+        fail(() => `${ws.address}: processingByFn misses its ${m} tasks of ${fn}`);
+    }
   }
 }
 

@@ -342,8 +342,9 @@ describe("reschedule and long-running", () => {
     expect(t.summarize(out)).toEqual(["w1 compute-task x-3"]);
     expect(w1?.longRunning.size).toBe(1);
     expect(s.durations.get("f")).toBe(2);
-    // a no longer counts; b (estimated before a seceded) 0.5 + c (estimated after) 2.
-    expect(w1?.occupancy).toBe(2.5);
+    // x-1 no longer counts; x-2 and x-3 each at f's duration learnt from it, 2 s (as
+    // Dask's occupancy, from the current averages: x-2 was assigned on the 0.5 s guess).
+    expect(w1?.occupancy).toBe(4);
     s.validateState();
   });
 

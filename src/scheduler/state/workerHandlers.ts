@@ -24,6 +24,7 @@ import {
   removeReplica,
 } from "./bookkeeping.ts";
 import { unreachable } from "./events.ts";
+import { occupancyRemove } from "./occupancy.ts";
 import { replicaArrived, replicaFailed } from "./replicate.ts";
 import { retirementCopyFailed, retirementReplicaAdded, retiringWorkerReported } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -282,10 +283,8 @@ function longRunning(s: SchedulerState, ws: WorkerInfo, msg: LongRunningMsg): vo
   if (ws.longRunning.has(ts)) return;
   const fn = ts.runSpec?.fn;
   if (fn !== undefined && msg.computeDuration !== null) s.observeDuration(fn, msg.computeDuration);
-  const duration = ws.processing.get(ts) ?? 0;
+  occupancyRemove(s, ts, ws);
   ws.processing.set(ts, 0);
-  ws.occupancy -= duration;
-  if (ws.occupancy < 0) ws.occupancy = 0;
   ws.longRunning.add(ts);
   s.workStealing.removeKeyFromStealable(ts);
   s.workStealing.removeInFlight(s, ts);

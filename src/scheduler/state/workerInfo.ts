@@ -30,7 +30,11 @@ export class WorkerInfo {
   /** Running, paused, or closed (removed). */
   status: WorkerStatus = "running";
 
-  /** Tasks assigned to it, with the duration estimate each adds to `occupancy`. */
+  /**
+   * Tasks assigned to it, each with the duration expected when it was assigned
+   * (sent in its `compute-task`; 0 once it seceded). `occupancy` counts each at
+   * its function's current expected duration instead.
+   */
   readonly processing: Map<TaskState, number> = new Map();
   /** Processing tasks that seceded from the thread pool; a subset of `processing`. */
   readonly longRunning: Set<TaskState> = new Set();
@@ -47,7 +51,10 @@ export class WorkerInfo {
   readonly actors: Set<TaskState> = new Set();
   /** Total size of the results it holds. */
   nbytes = 0;
-  /** Expected seconds of work assigned to it: the sum of the durations in `processing`. */
+  /**
+   * Expected seconds of work assigned to it: its processing tasks that have not
+   * seceded, each at its function's current expected duration (see `occupancy.ts`).
+   */
   occupancy = 0;
   /** `clock()` at its last message. */
   lastSeen: number;

@@ -1,0 +1,79 @@
+import { describe, expect, test } from "vitest";
+import { adaptiveTarget } from "./adaptive.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { SchedulerState } from "./schedulerState.ts";
+import * as t from "./testing.ts";
+
+/** `n` independent tasks running `fn`, wanted by client c: their compute-tasks, by key. */
+function submit(s: SchedulerState, n: number, fn: string, prefix = fn): Map<string, number> {
+  const graph: Record<string, ReturnType<typeof t.task>> = {};
+  for (let i = 0; i < n; i++) graph[`${prefix}-${i}`] = t.task([], { fn });
+  const out = s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+  return new Map(t.computeTasks(out).map(({ msg }) => [msg.key, msg.runId]));
+}
+
+/** `task-finished` of `key` from `worker`, whose compute took `seconds`. */
+function finished(worker: string, key: string, runId: number, seconds: number): SchedulerEvent {
+  const ev = t.taskFinished(worker, key, runId);
+  if (ev.kind !== "worker-message") throw new Error("unreachable");
+  return {
+    ...ev,
+    msg: { ...ev.msg, startstops: [{ action: "compute", start: 10, stop: 10 + seconds }] },
+  } as SchedulerEvent;
+}
+
+describe("occupancy follows what is learnt of durations (Dask's occupancy, computed from current averages)", () => {
+  test("tasks assigned on the guessed duration count the measured one once a task of their function finishes", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    const runs = submit(s, 10, "f");
+    const w1 = s.workers.get("w1");
+    if (w1 === undefined) throw new Error("no w1");
+    expect(w1.occupancy).toBeCloseTo(10 * 0.5); // unknownTaskDuration each
+    s.handleStimulus(finished("w1", "f-0", runs.get("f-0") ?? -1, 0.001));
+    // Nine tasks left, each now expected to take 1 ms, not 0.5 s.
+    expect(w1.occupancy).toBeCloseTo(9 * 0.001, 9);
+    // Adaptive scaling reads it: 9 ms of work needs no second worker (it asked for one).
+    expect(adaptiveTarget(s, 1)).toBe(1);
+    s.validateState();
+  });
+
+  test("only the tasks of the function measured change, on every worker running them", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    const f = submit(s, 4, "f");
+    submit(s, 2, "g");
+    const occ = (w: string): number => s.workers.get(w)?.occupancy ?? -1;
+    const total = occ("w1") + occ("w2");
+    expect(total).toBeCloseTo(6 * 0.5);
+    const [key, runId] = [...f][0];
+    const holder = s.tasks.get(key)?.processingOn?.address ?? "";
+    s.handleStimulus(finished(holder, key, runId, 2));
+    // f now takes 2 s: the three f left count 2 s each, the two g still 0.5 s.
+    expect(occ("w1") + occ("w2")).toBeCloseTo(3 * 2 + 2 * 0.5);
+    s.validateState();
+  });
+
+  test("a seceded task counts for nothing, whatever is learnt of its function", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    const runs = submit(s, 3, "f");
+    s.handleStimulus(
+      t.fromWorker("w1", {
+        op: "long-running",
+        key: "f-1",
+        computeDuration: 0.2,
+        runId: runs.get("f-1"),
+      }),
+    );
+    const w1 = s.workers.get("w1");
+    // f-0 and f-2, at the average learnt from the seceded task's 0.2 s.
+    expect(w1?.occupancy).toBeCloseTo(2 * 0.2);
+    s.handleStimulus(finished("w1", "f-0", runs.get("f-0") ?? -1, 0.4));
+    // (0.2 + 0.4) / 2 = 0.3 for f-2 alone.
+    expect(w1?.occupancy).toBeCloseTo(0.3);
+    s.handleStimulus(finished("w1", "f-2", runs.get("f-2") ?? -1, 0.4));
+    expect(w1?.occupancy).toBe(0);
+    s.validateState();
+  });
+});
