@@ -38,6 +38,18 @@ describe("occupancy follows what is learnt of durations (Dask's occupancy, compu
     s.validateState();
   });
 
+  test("work stealing weighs the backlog at the measured duration: 9 ms of work is not worth a steal", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"));
+    const runs = submit(s, 10, "f");
+    s.handleStimulus(finished("w1", "f-0", runs.get("f-0") ?? -1, 0.001));
+    s.handleStimulus(t.registerWorker("w2")); // idle: a thief
+    const out = s.handleStimulus({ kind: "balance", stimulusId: "balance-1" });
+    // At the guessed 0.5 s a task, w1 looked 4.5 s behind and was robbed of its backlog.
+    expect(t.summarize(out)).toEqual([]);
+    expect(s.workStealing.requested).toBe(0);
+  });
+
   test("only the tasks of the function measured change, on every worker running them", () => {
     const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
     s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
