@@ -123,6 +123,35 @@ describe("Scheduler server", () => {
     s.state.validateState();
   });
 
+  it("tells the plugins the worker it removed left when a new one takes its address before its connection ends", async () => {
+    const log: string[] = [];
+    const { s } = await start({
+      plugins: [
+        {
+          name: "rec",
+          addWorker: (_s, w) => log.push(`+worker ${w}`),
+          removeWorker: (_s, w) => log.push(`-worker ${w}`),
+        },
+      ],
+    });
+    const old = await peer(s, registerWorker("inproc://w/1"));
+    const c = await peer(s, registerClient("c1"));
+    await c.comm.send([
+      { op: "retire-workers", workers: ["inproc://w/1"], clientId: "c1", stimulusId: "rt" },
+    ]);
+    expect(await c.waitFor((m) => m.op === "workers-retired")).toMatchObject({
+      retired: ["inproc://w/1"],
+    });
+    await old.waitFor((m) => m.op === "close-worker");
+    // A worker started in its place (a nanny's, at a fixed port) registers before the
+    // retired one's connection has ended: that session ends without a word.
+    const again = await peer(s, { ...registerWorker("inproc://w/1"), nanny: true });
+    expect(again.reply).toMatchObject({ status: "OK" });
+    await until(() => old.comm.isClosed);
+    await sleep(20);
+    expect(log).toEqual(["+worker inproc://w/1", "-worker inproc://w/1", "+worker inproc://w/1"]);
+  });
+
   it("refuses a worker at a tcp:// address it cannot reach, unless told not to check", async () => {
     const { s } = await start({ listen: "tcp://127.0.0.1:0" });
     const unreachable = await peer(s, registerWorker("tcp://127.0.0.1:1"));

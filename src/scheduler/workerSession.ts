@@ -96,7 +96,9 @@ async function reachProblem(host: SessionHost, address: string): Promise<string 
  * True if a registered worker has `address`. The connection of a worker the
  * scheduler removed (retired, or the cluster restarted) may outlive it for a
  * while: it is dropped, and the address given to the new worker (a nanny's,
- * listening where the old one did).
+ * listening where the old one did). Its session then ends without a word (its
+ * stream is no longer the address's): the plugins, told it joined, are told it
+ * left here, as the end of its connection would have told them.
  */
 function addressTaken(host: SessionHost, address: string): boolean {
   const old = host.router.workers.get(address);
@@ -104,6 +106,9 @@ function addressTaken(host: SessionHost, address: string): boolean {
   if (host.state.workers.has(address)) return true;
   host.router.workers.delete(address);
   old.comm.abort();
+  host.logger.info({ worker: address }, "worker left");
+  logWorkerEvent(host, "remove-worker", address);
+  host.plugins.notify("removeWorker", address);
   return false;
 }
 
