@@ -111,11 +111,29 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   // a stimulus's free-keys per worker. A scan of seeds with the soak profile's
   // options (without work stealing and the Active Memory Manager, as the soak's
   // were found) finds it only with 13373 of seeds 1..150,000 (D is inc-12 and R
-  // inc-18 there). It found it until occupancy began to count each task at its
-  // function's current average (Dask's occupancy, re-costed as durations are
-  // learnt), which places tasks otherwise; none of seeds 1..1,500 with that
-  // profile has found it since, so it stays pinned in the worker's tests only
-  // (cancelled.test.ts and the oracle vector above).
+  // inc-18 there), until occupancy began to count each task at its function's
+  // current average (Dask's occupancy, re-costed as durations are learnt), which
+  // places tasks otherwise: since then 24861 is the only one of seeds 1..31,500
+  // with that profile to find it (D is inc-5 there).
+  test.each([
+    // the soak profile's options (as its replay command gives them), the dependency D left released
+    { seed: 24861, tasks: 33, workers: 5, dep: "inc-5" },
+  ])(
+    "seed $seed (soak profile): a cancelled, done dependency ends released under its waiting dependent",
+    ({ dep, ...options }) => {
+      const r = simulate({
+        workload: "mix",
+        faults: SOAK_FAULTS,
+        actors: 0,
+        workStealing: false,
+        activeMemoryManager: false,
+        ...options,
+      });
+      expect(r.failure?.kind).toBe("invalid-state");
+      expect(r.failure?.message).toMatch(/validateState failed after GatherDepNetworkFailureEvent/);
+      expect(r.failure?.message).toContain(`"${dep}","cancelled","released","released"`);
+    },
+  );
   // Worker: x, cancelled while executing, is asked to compute again; its
   // compute-task gives its missing input k a holder, but x only resumes
   // (cancelled → executing) and nothing moves k out of missing (validateState
