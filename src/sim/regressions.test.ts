@@ -206,6 +206,15 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
     });
     expect(r.failure).toBeNull();
   });
+  // Scheduler: a replicate's copy of sum-8 was on its way to a worker when sum-8's
+  // only holder left; the request failed, but the worker went on fetching it, and
+  // the compute-task of sum-8, computed again there, found it fetching (the
+  // worker's state machine raised: RecommendationsConflict). Fixed: the workers
+  // still fetching a key that leaves memory are sent free-keys.
+  test("seed 12325 (configured, work stealing): a copy of a lost key is no longer fetched", () => {
+    const r = simulate({ seed: 12325, workload: "configured", workStealing: true });
+    expect(r.failure, r.ok ? "" : formatFailure(r)).toBeNull();
+  });
   // Three scheduler bugs the scatter workload found (the first two also have a
   // unit test in src/scheduler/state; the third needs an order of recommendations
   // within one remove-worker that no small graph gave). Their seeds run without

@@ -3,6 +3,7 @@ import type { SchedulerMessage } from "../../protocol/messages.ts";
 import { InvalidStimulus } from "./errors.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { ACTOR_STAYS } from "./replicate.ts";
+import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
 
 /** Three workers; x on w1 alone, y on w1 and w2, big (500 bytes) on w2. */
@@ -197,4 +198,27 @@ describe("replicate", () => {
       expect(s.replications.size).toBe(0);
     });
   }
+});
+
+describe("a copy whose key is lost while on its way", () => {
+  test("its worker is told to stop fetching it (free-keys), before the key may be computed there", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    const out = s.handleStimulus(t.updateGraph("c", { x: t.task() }, ["x"]));
+    const [{ worker, msg }] = t.computeTasks(out);
+    s.handleStimulus(t.taskFinished(worker, "x", msg.runId));
+    const other = worker === "w1" ? "w2" : "w1";
+    expect(t.summarize(s.handleStimulus(t.replicate("c", ["x"])))).toEqual([
+      `${other} acquire-replicas`,
+    ]);
+    // The only holder dies before the copy arrives: x is computed again, here on the
+    // worker still fetching it, which must drop that fetch first.
+    const lost = s.handleStimulus(t.removeWorker(worker));
+    const said = t.summarize(lost);
+    expect(said).toContain(`${other} free-keys x`);
+    expect(said).toContain(`${other} compute-task x`);
+    expect(said.indexOf(`${other} free-keys x`)).toBeLessThan(
+      said.indexOf(`${other} compute-task x`),
+    );
+  });
 });

@@ -13,7 +13,7 @@
  */
 
 import type { ReplicateMsg } from "../../protocol/messagesClient.ts";
-import { holderAddresses, removeReplica, runsDependentOf } from "./bookkeeping.ts";
+import { holderAddresses, isInvolved, removeReplica, runsDependentOf } from "./bookkeeping.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { isNamedWorker } from "./placement.ts";
 import type { SchedulerState } from "./schedulerState.ts";
@@ -280,14 +280,23 @@ export function replicatorLeft(s: SchedulerState, ws: WorkerInfo): void {
   }
 }
 
-/** `ts` lost every replica (released, forgotten or lost): no copy of it will come. */
+/**
+ * `ts` lost every replica (released, forgotten or lost): no copy of it will
+ * come. Each worker asked to fetch it is told to stop (`free-keys`): its
+ * fetch would otherwise wait for holders for good, and a `compute-task` of the
+ * key there (it is often computed again at once) would find it still fetching,
+ * which the worker's state machine cannot take (Dask leaves the fetch too).
+ */
 export function replicatedKeyLost(s: SchedulerState, ts: TaskState): void {
   const waiting = s.replicationsByTask.get(ts);
   if (waiting === undefined) return;
   for (const r of [...waiting]) {
     const targets = r.pending.get(ts);
     if (targets === undefined) continue;
-    for (const ws of [...targets]) r.fail(s, ts, ws, "its result was released or lost meanwhile");
+    for (const ws of [...targets]) {
+      r.fail(s, ts, ws, "its result was released or lost meanwhile");
+      if (s.workers.get(ws.address) === ws && !isInvolved(ts, ws)) s.freeKeys(ws, ts.key);
+    }
     if (r.pending.size === 0) answer(s, r);
   }
 }
