@@ -400,3 +400,22 @@ describe("retire-workers", () => {
     expect(s.retirements.size).toBe(0);
   });
 });
+
+describe("a retirement's copy whose key leaves memory while on its way", () => {
+  test("its recipient is told to stop fetching it (free-keys), and the worker retires", () => {
+    const s = state();
+    expect(t.summarize(s.handleStimulus(retire(["w1"])))).toEqual([
+      "w1 pause",
+      "w3 acquire-replicas",
+    ]);
+    // Client c lets x go before w3 has it: w3 must not go on fetching it for good
+    // (a new x, computed there, would find it still fetching).
+    const out = s.handleStimulus(t.releaseKeys("c", ["x"]));
+    const said = t.summarize(out);
+    expect(said).toContain("w3 free-keys x");
+    // Nothing is left to copy: w1 is retired.
+    expect(said).toContain("w1 close-worker");
+    expect(answer(out)?.retired).toEqual(["w1"]);
+    s.validateState();
+  });
+});

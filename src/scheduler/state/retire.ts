@@ -28,6 +28,7 @@
  */
 
 import type { RetireWorkersMsg } from "../../protocol/messagesClient.ts";
+import { isInvolved } from "./bookkeeping.ts";
 import type { ClientInfo } from "./clientInfo.ts";
 import { namedWorkers } from "./placement.ts";
 import { askForCopies } from "./replicate.ts";
@@ -237,6 +238,23 @@ export function retirementCopyFailed(s: SchedulerState, ts: TaskState, ws: Worke
       r.copies.delete(ts);
       r.dirty = true;
     }
+  }
+}
+
+/**
+ * `ts` lost every replica (released, forgotten or lost): no retirement copy of
+ * it will come, and none is needed. Each worker asked to fetch one is told to
+ * stop (`free-keys`), as for `replicate` (see `replicatedKeyLost`): it would
+ * otherwise fetch it for good, and find it still fetching when asked to compute
+ * it.
+ */
+export function retirementKeyLost(s: SchedulerState, ts: TaskState): void {
+  for (const r of s.retirements) {
+    const to = r.copies.get(ts);
+    if (to === undefined) continue;
+    r.copies.delete(ts);
+    r.dirty = true;
+    if (s.workers.get(to.address) === to && !isInvolved(ts, to)) s.freeKeys(to, ts.key);
   }
 }
 

@@ -28,6 +28,7 @@ import {
   reportErred,
 } from "./propagation.ts";
 import { replicatedKeyLost } from "./replicate.ts";
+import { retirementKeyLost } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import { EMPTY, itemsOf, setAdd, setDelete } from "./sets.ts";
 import { IN_PLAY, type SchedulerTaskStateName, type TaskState } from "./taskState.ts";
@@ -293,6 +294,7 @@ function releasedForgotten(s: SchedulerState, ts: TaskState): void {
 
 function memoryForgotten(s: SchedulerState, ts: TaskState): void {
   replicatedKeyLost(s, ts);
+  if (s.retirements.size > 0) retirementKeyLost(s, ts);
   if (s.validate) {
     assert(ts.processingOn === null, "task in memory is processing");
     assert(ts.waitingOn.size === 0, "task in memory is waiting on dependencies");
@@ -355,6 +357,7 @@ function actorLost(s: SchedulerState, ts: TaskState): void {
 
 function memoryReleased(s: SchedulerState, ts: TaskState): void {
   replicatedKeyLost(s, ts);
+  if (s.retirements.size > 0) retirementKeyLost(s, ts);
   if (s.validate) {
     assert(ts.waitingOn.size === 0, "task in memory is waiting on dependencies");
     assert(ts.processingOn === null, "task in memory is processing");
