@@ -176,6 +176,12 @@ test("--verbose without --runs is refused, not ignored", async () => {
   expect(r.err).toContain("--verbose needs --runs (one run prints its result whole)");
 });
 
+test("--verbose with --json is refused, not ignored", async () => {
+  const r = await weft("sim", "--runs", "2", "--verbose", "--json");
+  expect(r).toMatchObject({ code: 2, out: "" });
+  expect(r.err).toContain("--verbose and --json both print a line per run: give one");
+});
+
 test("--from without --runs is refused, not ignored", async () => {
   const r = await weft("sim", "--from", "5");
   expect(r.code).toBe(2);

@@ -300,6 +300,13 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
       return;
     }
   }
+  // --json already prints a line a run: --verbose would change nothing, unsaid.
+  if (opts.verbose === true && opts.json === true) {
+    cmd.error("error: --verbose and --json both print a line per run: give one", {
+      exitCode: EXIT.usage,
+    });
+    return;
+  }
   // With --runs, --seed is the first seed unless --from names it: both would drop one.
   if (opts.from !== undefined && cmd.getOptionValueSource("seed") === "cli") {
     cmd.error("error: --seed and --from both name the first seed of --runs: give one", {
