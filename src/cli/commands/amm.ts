@@ -14,6 +14,7 @@ import {
   type ConnectCliOptions,
 } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 
 const EXIT_CODES =
   "\nExit code: 0 once the scheduler has answered, 1 if it is lost before it answers, 2 for bad usage or a scheduler that cannot be reached.";
@@ -36,9 +37,7 @@ function ammSubcommand(
 /** `weft amm`: see docs/client.md. */
 export function ammCommand(ctx: CliContext): Command {
   return new Command("amm")
-    .description(
-      "Operate a running scheduler's active memory manager (ReduceReplicas): start, stop, status, run-once",
-    )
+    .description(commandDescription("amm"))
     .addHelpText(
       "after",
       "\nThe active memory manager drops the replicas of results that no task needs. A scheduler\n" +

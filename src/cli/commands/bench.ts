@@ -30,6 +30,7 @@ import {
 } from "../../bench/stateBenchCommand.ts";
 import { exitCodeOf, UsageError } from "../../util/usageError.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import { addTlsOptions, type TlsCliOptions } from "./serverOptions.ts";
 
 /** The `weft` command of this package (sources through tsx in a checkout, else the build). */
@@ -193,9 +194,7 @@ const clusterBenchmark = (): Benchmark<
 /** `weft bench`: see docs/benchmarks.md. */
 export function benchCommand(ctx: CliContext): Command {
   return new Command("bench")
-    .description(
-      "Benchmark this machine: the worker state machine on recorded streams (state), whole local clusters (cluster); JSON lines",
-    )
+    .description(commandDescription("bench"))
     .addHelpText(
       "after",
       "\nThe same benchmarks as npm run bench:state and npm run bench:cluster, in a child node\nprocess with their V8 flags. See docs/benchmarks.md for how to read the figures.",

@@ -8,13 +8,12 @@ import { Command } from "commander";
 import { addConnectOptions, addSchedulerArgument } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
 import type { DumpCliOptions } from "./dumpAction.ts";
+import { commandDescription } from "./index.ts";
 
 /** `weft dump`: see docs/replay.md. */
 export function dumpCommand(ctx: CliContext): Command {
   return addConnectOptions(addSchedulerArgument(new Command("dump")))
-    .description(
-      "Write the cluster's state to a file, as Dask's dump_cluster_state: for weft replay and weft story",
-    )
+    .description(commandDescription("dump"))
     .option(
       "-o, --output <file>",
       "the file (default: weft-cluster-dump); .msgpack.gz or .yaml is added unless it ends in one of the format's (.msgpack[.gz], .yaml[.gz], .yml[.gz]): then written so, gzipped or not",

@@ -8,13 +8,12 @@ import { Command } from "commander";
 import { addConnectOptions, addSchedulerArgument } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
 import type { EventsCliOptions } from "./eventsAction.ts";
+import { commandDescription } from "./index.ts";
 
 /** `weft events`: see docs/client.md. */
 export function eventsCommand(ctx: CliContext): Command {
   return addConnectOptions(addSchedulerArgument(new Command("events")))
-    .description(
-      "Print the structured events a running scheduler keeps, by time (Dask's get_events); --follow prints them as they come",
-    )
+    .description(commandDescription("events"))
     .option(
       "--topic <topic>",
       "only this topic (repeatable); the scheduler's own are under all and each worker's address",

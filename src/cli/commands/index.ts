@@ -16,7 +16,7 @@ export interface CommandEntry {
   readonly name: string;
   /** Its usage after the name (`[options] <file>`), as its factory's `usage()` gives it. */
   readonly usage: string;
-  /** Its description, as its factory gives it. */
+  /** Its description, which its factory takes from here ({@link commandDescription}). */
   readonly description: string;
   /** Imports the command's module. */
   readonly load: () => Promise<CommandFactory>;
@@ -26,8 +26,9 @@ export interface CommandEntry {
  * The subcommands of `weft`, in the order `weft --help` lists them. To add one, write
  * `src/cli/commands/<name>.ts` exporting a {@link CommandFactory} whose action imports
  * what it runs (`<name>Action.ts`; src/cli/commandLoading.test.ts checks that its help
- * does not), and list it here with the usage and description its factory gives
- * (src/cli/weft.test.ts checks them).
+ * does not), and list it here with its description (which the factory takes through
+ * {@link commandDescription}) and the usage its factory gives (src/cli/weft.test.ts
+ * checks both).
  */
 export const COMMANDS: readonly CommandEntry[] = [
   {
@@ -145,3 +146,14 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./bench.ts")).benchCommand,
   },
 ];
+
+/**
+ * The description of the command `name`, as its entry gives it: its definition takes
+ * it from here, so that `weft --help`, which lists the entries, and `weft name --help`
+ * say the same.
+ */
+export function commandDescription(name: string): string {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (entry === undefined) throw new Error(`no weft command ${name} in COMMANDS`);
+  return entry.description;
+}

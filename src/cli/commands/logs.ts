@@ -7,15 +7,14 @@
 import { Command } from "commander";
 import { addConnectOptions, addSchedulerArgument } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { LogsCliOptions } from "./logsAction.ts";
 import { WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** `weft logs`: see docs/client.md. */
 export function logsCommand(ctx: CliContext): Command {
   return addConnectOptions(addSchedulerArgument(new Command("logs")))
-    .description(
-      "Print the last records the scheduler and its workers logged, merged by time (Dask's get_worker_logs)",
-    )
+    .description(commandDescription("logs"))
     .option(
       "--n <n>",
       'the last n records of each process (of --level or more severe), or "all" it keeps',

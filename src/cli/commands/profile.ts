@@ -7,15 +7,14 @@
 import { Command } from "commander";
 import { addConnectOptions, addSchedulerArgument } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { ProfileCliOptions } from "./profileAction.ts";
 import { WORKER_SELECTOR } from "./workerSelectors.ts";
 
 /** `weft profile`: see docs/client.md. */
 export function profileCommand(ctx: CliContext): Command {
   return addConnectOptions(addSchedulerArgument(new Command("profile")))
-    .description(
-      "Profile the CPU of a running cluster's workers for some seconds: a .cpuprofile, and where the time went",
-    )
+    .description(commandDescription("profile"))
     .option("--seconds <s>", "how long to profile", "10")
     .option("-o, --output <file>", "where to write the merged profile", "profile.cpuprofile")
     .option(

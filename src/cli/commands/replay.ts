@@ -1,14 +1,13 @@
 import { Command } from "commander";
 import { INPUT_EXTENSIONS } from "../../replay/inputKind.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { ReplayOptions } from "./replayAction.ts";
 
 /** `weft replay FILE`: see docs/replay.md. */
 export function replayCommand(ctx: CliContext): Command {
   return new Command("replay")
-    .description(
-      "Replay a Dask cluster dump, a conformance vector or a stimulus stream on the worker state machine and report where it differs",
-    )
+    .description(commandDescription("replay"))
     .argument("<file>", INPUT_EXTENSIONS)
     .option(
       "--follow-log",

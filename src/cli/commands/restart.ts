@@ -11,6 +11,7 @@
 import { Command } from "commander";
 import { addConnectOptions } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { RestartCliOptions } from "./restartAction.ts";
 import { SCHEDULER_ARGUMENT } from "./schedulerChoice.ts";
 import { WORKER_SELECTOR } from "./workerSelectors.ts";
@@ -18,9 +19,7 @@ import { WORKER_SELECTOR } from "./workerSelectors.ts";
 /** `weft restart`: see docs/client.md. */
 export function restartCommand(ctx: CliContext): Command {
   return addConnectOptions(new Command("restart"))
-    .description(
-      "Restart a running cluster: forget every task, cancel every client's futures, start the workers afresh",
-    )
+    .description(commandDescription("restart"))
     .argument("[scheduler]", SCHEDULER_ARGUMENT)
     .argument(
       "[workers...]",

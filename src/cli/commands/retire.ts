@@ -9,6 +9,7 @@
 import { Command } from "commander";
 import { addConnectOptions } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { RetireCliOptions } from "./retireAction.ts";
 import { SCHEDULER_ARGUMENT } from "./schedulerChoice.ts";
 import { WORKER_SELECTOR } from "./workerSelectors.ts";
@@ -16,9 +17,7 @@ import { WORKER_SELECTOR } from "./workerSelectors.ts";
 /** `weft retire`: see docs/client.md. */
 export function retireCommand(ctx: CliContext): Command {
   return addConnectOptions(new Command("retire"))
-    .description(
-      "Take workers out of a running cluster without losing their results; each retired worker closes",
-    )
+    .description(commandDescription("retire"))
     .argument("[scheduler]", SCHEDULER_ARGUMENT)
     .argument("[workers...]", `the workers to retire, each ${WORKER_SELECTOR}`)
     .option(

@@ -1,12 +1,13 @@
 import { Command, Option } from "commander";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { RunOptions } from "./runAction.ts";
 import { addFrameLimitOptions, addTlsOptions, LOG_LEVELS } from "./serverOptions.ts";
 
 /** `weft run`: see docs/client.md. */
 export function runCommand(ctx: CliContext): Command {
   const cmd = new Command("run")
-    .description("Compute a task graph on an embedded local cluster, or on a running scheduler")
+    .description(commandDescription("run"))
     .argument(
       "<file>",
       'a JSON graph ({"graph": {"x": ["inc", 1], "y": ["add", "x", 2]}, "tasks": ["./tasks.ts"]}, or just the graph with --tasks ./tasks.ts) or a module exporting `graph`',

@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { SchedulerCliOptions } from "./schedulerAction.ts";
 import {
   addFrameLimitOptions,
@@ -12,7 +13,7 @@ import {
 /** `weft scheduler`: see docs/client.md. */
 export function schedulerCommand(ctx: CliContext): Command {
   const cmd = new Command("scheduler")
-    .description("Run a scheduler that workers and clients connect to (TCP mode, many machines)")
+    .description(commandDescription("scheduler"))
     .option(
       "--listen <address>",
       "where to listen (default: tcp://0.0.0.0:8786, or tls://0.0.0.0:8786 with the --tls-* files)",

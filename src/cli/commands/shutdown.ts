@@ -12,11 +12,12 @@ import {
   type ConnectCliOptions,
 } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 
 /** `weft shutdown`: see docs/client.md. */
 export function shutdownCommand(ctx: CliContext): Command {
   return addConnectOptions(addSchedulerArgument(new Command("shutdown")))
-    .description("Close a running cluster: every worker, then the scheduler")
+    .description(commandDescription("shutdown"))
     .addHelpText(
       "after",
       "\nEvery worker closes as when retired (exit 0; a --nanny does not start it again), then\n" +

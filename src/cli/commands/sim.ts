@@ -11,6 +11,7 @@ import { MAX_SIM_WORKERS, SIM_WORKLOAD_KINDS } from "../../sim/options.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { parseDecimal } from "../../util/decimal.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { SimCliOptions } from "./simAction.ts";
 
 function integer(min: number): (v: string) => number {
@@ -56,9 +57,7 @@ const HELP_AFTER = [
 /** `weft sim`: see the module comment. */
 export function simCommand(ctx: CliContext): Command {
   return new Command("sim")
-    .description(
-      "Run deterministic simulated clusters (scheduler, workers, client on virtual time) with faults, and check that nothing deadlocks, nothing is lost and every answer is right",
-    )
+    .description(commandDescription("sim"))
     .option("--seed <n>", "the seed of a single run", integer(0), 1)
     .option("--runs <count>", "run COUNT consecutive seeds", integer(1))
     .option("--from <seed>", "with --runs: the first seed (default: --seed)", integer(0))

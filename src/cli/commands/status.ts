@@ -12,15 +12,12 @@ import {
   type ConnectCliOptions,
 } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 
 /** `weft status`: see docs/client.md. */
 export function statusCommand(ctx: CliContext): Command {
   return addConnectOptions(
-    addSchedulerArgument(
-      new Command("status").description(
-        "What a running scheduler has: its workers, counters and datasets",
-      ),
-    ),
+    addSchedulerArgument(new Command("status").description(commandDescription("status"))),
   )
     .option("--json", "print JSON instead of a table")
     .action(async (address: string | undefined, opts: ConnectCliOptions & { json?: boolean }) => {

@@ -1,15 +1,14 @@
 import { Command } from "commander";
 import { addConnectOptions } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import type { StoryOptions } from "./storyAction.ts";
 
 /** `weft story KEY... FILE|SCHEDULER`: see docs/replay.md. */
 export function storyCommand(ctx: CliContext): Command {
   return addConnectOptions(
     new Command("story")
-      .description(
-        "The story of tasks (or stimulus ids) across the scheduler and every worker, in time order: of a cluster dump, or of a running cluster",
-      )
+      .description(commandDescription("story"))
       .usage("[options] <key...> <file|scheduler>")
       // Commander takes a variadic argument only last, so KEY... FILE is one argument,
       // split (and checked) in the action; it is named for what the user types first.

@@ -8,15 +8,14 @@
 import { Command } from "commander";
 import { addConnectOptions } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import { SCHEDULER_ARGUMENT } from "./schedulerChoice.ts";
 import type { UploadCliOptions } from "./uploadAction.ts";
 
 /** `weft upload`: see docs/client.md. */
 export function uploadCommand(ctx: CliContext): Command {
   return addConnectOptions(new Command("upload"))
-    .description(
-      "Send files to every worker of a running cluster, which saves them and imports the task modules among them",
-    )
+    .description(commandDescription("upload"))
     .argument("[scheduler]", SCHEDULER_ARGUMENT)
     .argument("[files...]", "the files, in order (what a module imports before the module)")
     .option("--no-load", "only save the files: import none of them")

@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { CHILD_STOP_GRACE_MS } from "./childStop.ts";
 import type { CliContext } from "./context.ts";
+import { commandDescription } from "./index.ts";
 import {
   addFrameLimitOptions,
   addHttpOptions,
@@ -13,7 +14,7 @@ import type { WorkerCliOptions } from "./workerAction.ts";
 /** `weft worker`: see docs/client.md. */
 export function workerCommand(ctx: CliContext): Command {
   const cmd = new Command("worker")
-    .description("Run a worker for a scheduler (TCP mode, many machines)")
+    .description(commandDescription("worker"))
     .argument(
       "[scheduler]",
       "the scheduler's address, e.g. tcp://10.0.0.1:8786 (or give --scheduler-file)",
