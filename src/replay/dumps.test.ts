@@ -162,6 +162,17 @@ describe("replay details", () => {
     );
   });
 
+  it("quotes an asked worker that would not read as an address", async () => {
+    const dump = await loadDump(sharedPath("dumps", "errors-and-cancel.msgpack.gz"));
+    expect(() => replayLoadedDump(dump, { workers: [""] })).toThrow('no worker "" in the dump');
+    expect(() => replayLoadedDump(dump, { workers: [" tcp://a:1\n"] })).toThrow(
+      'no worker " tcp://a:1\\n" in the dump',
+    );
+    expect(() => replayLoadedDump(dump, { workers: ["tcp://a:1"] })).toThrow(
+      "no worker tcp://a:1 in the dump",
+    );
+  });
+
   it("reports progress from 0 to every event, a worker that failed included", async () => {
     const tree = await loadDump(sharedPath("dumps", "tree.msgpack.gz"));
     const calls: [number, number][] = [];

@@ -66,3 +66,12 @@ export function checkFileArgument(fn: string, file: unknown): asserts file is st
     throw new TypeError(`${fn}: the file must be a path (a string), got ${showValue(file)}`);
   }
 }
+
+/**
+ * A worker's address as the user asked for it, for a message: quoted when it would not
+ * read as one (empty, spaces, control characters), so that `--worker ''` reads
+ * `no worker "" in the dump`.
+ */
+export function askedAddress(address: string): string {
+  return /^[\x21-\x7e]+$/.test(address) ? address : showValue(address, 200);
+}

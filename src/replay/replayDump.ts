@@ -1,7 +1,7 @@
 import type { ClusterDump } from "../protocol/clusterDump.ts";
 import { loadClusterDump } from "../protocol/clusterDump.ts";
 import type { WorkerState } from "../worker/state/workerState.ts";
-import { checkFileArgument, toInputError } from "./errors.ts";
+import { askedAddress, checkFileArgument, toInputError } from "./errors.ts";
 import { replayWorker } from "./replayWorker.ts";
 import type { DumpReplayReport } from "./report.ts";
 
@@ -58,8 +58,8 @@ export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions =
       const reason = dump.unavailableWorkers.get(a);
       const why =
         reason === undefined
-          ? `no worker ${a} in the dump`
-          : `worker ${a} cannot be replayed: it did not answer the dump (${reason})`;
+          ? `no worker ${askedAddress(a)} in the dump`
+          : `worker ${askedAddress(a)} cannot be replayed: it did not answer the dump (${reason})`;
       throw toInputError(dump.file, new Error(`${why} (workers: ${known})`));
     }
   }

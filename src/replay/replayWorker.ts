@@ -6,7 +6,7 @@ import { WorkerState } from "../worker/state/workerState.ts";
 import { ReplayClock } from "./clock.ts";
 import { type LogCoverage, logCoverage } from "./coverage.ts";
 import { decodeStimulusLog } from "./dumpEvents.ts";
-import { ReplayInputError } from "./errors.ts";
+import { askedAddress, ReplayInputError } from "./errors.ts";
 import { type EventGroup, eventGroups } from "./eventGroups.ts";
 import { ExpectedLog } from "./expectedLog.ts";
 import { replayFailure } from "./failure.ts";
@@ -80,7 +80,8 @@ export function replayWorker(
   options: ReplayWorkerOptions = {},
 ): WorkerReplay {
   const w = dump.workers.get(address);
-  if (w === undefined) throw new Error(`${dump.file}: no worker ${address} in the dump`);
+  if (w === undefined)
+    throw new Error(`${dump.file}: no worker ${askedAddress(address)} in the dump`);
   const events = decodeStimulusLog(dump.file, address, w.stimulusLog, dump.scheduler, w.tasks);
   checkLogRecords(dump.file, address, w.log);
   checkTimeOrder(dump.file, address, events, w.log);
