@@ -116,8 +116,9 @@ export interface WorkerReplayReport {
   /**
    * - `exact`: replayed to the end, reaching the dumped counter and tasks (where
    *   comparable), every record as dumped (up to order);
-   * - `converged`: the same end, but the log diverged on the way (a choice that
-   *   Python's set order made differently; `--follow-log` follows the dumped one);
+   * - `converged`: the same end, but the log diverged on the way (usually at a choice
+   *   that Python's set order made differently, which is not proven here: an `exact`
+   *   verdict with `--follow-log`, which follows the dumped choices, shows it);
    * - `diverged`: the counter or some tasks differ from the dump;
    * - `failed`: the state machine raised;
    * - `uncompared`: replayed to the end without raising, but nothing could be
