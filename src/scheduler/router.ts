@@ -4,6 +4,13 @@
  * has gone is dropped (the state machine learns of the departure separately).
  * `key-in-memory` leaves with the key's current holders, so that the client
  * can fetch the result without asking where it is.
+ *
+ * A worker the state machine removed and told to close (retired, or restarted)
+ * leaves the cluster at once, as Dask's `retire_workers` calls `remove_worker`
+ * (plugins, events log) before the worker has gone: its stream is taken out
+ * of `workers` once the `close-worker` is on it, into `leaving` until its
+ * connection ends, and `onWorkerRemoved` is told. Whether the worker then
+ * closes its connection, and when, changes nothing but when the socket goes.
  */
 
 import type { Logger } from "pino";
@@ -28,11 +35,18 @@ export class Router {
    * registering anew at an address, which names no process (see askedWorkers.ts).
    */
   readonly registrations = new WeakMap<BatchedSend, string>();
+  /**
+   * `{worker address: stream}` of the workers removed and told to close whose
+   * connections have not ended: what they send is no longer theirs to say.
+   */
+  readonly leaving = new Map<string, BatchedSend>();
 
   constructor(
     private readonly state: SchedulerState,
     private readonly counters: Counters,
     private readonly logger: Logger,
+    /** Told of each worker that `route` took out of `workers` (see the module comment). */
+    private readonly onWorkerRemoved: (address: string) => void = () => {},
   ) {}
 
   /** The registration of the worker connected at `address`, if one is. */
@@ -43,15 +57,31 @@ export class Router {
 
   /** Send each message to its recipient. */
   route(msgs: readonly SchedulerMessage[]): void {
+    let removed: string[] | null = null;
     for (let i = 0; i < msgs.length; i++) {
       const m = msgs[i];
       if (m.to.kind === "worker") {
-        this.deliver(this.workers.get(m.to.address), m.msg, m.to.address);
+        const address = m.to.address;
+        const stream = this.workers.get(address);
+        this.deliver(stream, m.msg, address);
+        // The state machine sends close-worker to a worker it removed (retired,
+        // restarted) or, from the shell, to one it keeps (shutting the cluster down).
+        if (
+          m.msg.op === "close-worker" &&
+          stream !== undefined &&
+          !this.state.workers.has(address)
+        ) {
+          this.workers.delete(address);
+          this.leaving.set(address, stream);
+          (removed ??= []).push(address);
+        }
       } else {
         const msg = m.msg.op === "key-in-memory" ? this.withHolders(m.msg) : m.msg;
         this.deliver(this.clients.get(m.to.id), msg, m.to.id);
       }
     }
+    // After every message is on its way: what the listener does cannot reorder them.
+    if (removed !== null) for (const address of removed) this.onWorkerRemoved(address);
   }
 
   /** Send `msg` to client `id`, if connected. */

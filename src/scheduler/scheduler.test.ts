@@ -152,6 +152,42 @@ describe("Scheduler server", () => {
     expect(log).toEqual(["+worker inproc://w/1", "-worker inproc://w/1", "+worker inproc://w/1"]);
   });
 
+  it("removes a retired worker at once, as Dask's retire_workers: the plugins and the events log hear though it never closes its connection", async () => {
+    const log: string[] = [];
+    const { s } = await start({
+      plugins: [
+        {
+          name: "rec",
+          addWorker: (_s, w) => log.push(`+worker ${w}`),
+          removeWorker: (_s, w) => log.push(`-worker ${w}`),
+        },
+      ],
+    });
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    await peer(s, registerWorker("inproc://w/2"));
+    const c = await peer(s, registerClient("c1"));
+    await c.comm.send([
+      { op: "retire-workers", workers: ["inproc://w/1"], clientId: "c1", stimulusId: "rt" },
+    ]);
+    expect(await c.waitFor((m) => m.op === "workers-retired")).toMatchObject({
+      retired: ["inproc://w/1"],
+    });
+    await w.waitFor((m) => m.op === "close-worker");
+    // The worker hangs: its connection stays open, and it has left all the same.
+    await sleep(20);
+    expect(w.comm.isClosed).toBe(false);
+    expect(log).toEqual(["+worker inproc://w/1", "+worker inproc://w/2", "-worker inproc://w/1"]);
+    expect(s.events.get("inproc://w/1").map(([, m]) => m)).toEqual([
+      { action: "add-worker", worker: "inproc://w/1" },
+      { action: "remove-worker", worker: "inproc://w/1" },
+    ]);
+    expect([...s.state.workers.keys()]).toEqual(["inproc://w/2"]);
+    // Its connection ending later tells nobody again.
+    await w.comm.close();
+    await sleep(20);
+    expect(log).toHaveLength(3);
+  });
+
   it("refuses a worker at a tcp:// address it cannot reach, unless told not to check", async () => {
     const { s } = await start({ listen: "tcp://127.0.0.1:0" });
     const unreachable = await peer(s, registerWorker("tcp://127.0.0.1:1"));

@@ -95,20 +95,17 @@ async function reachProblem(host: SessionHost, address: string): Promise<string 
 /**
  * True if a registered worker has `address`. The connection of a worker the
  * scheduler removed (retired, or the cluster restarted) may outlive it for a
- * while: it is dropped, and the address given to the new worker (a nanny's,
- * listening where the old one did). Its session then ends without a word (its
- * stream is no longer the address's): the plugins, told it joined, are told it
- * left here, as the end of its connection would have told them.
+ * while (`Router.leaving`: the plugins were told it left when it was removed):
+ * it is dropped, and the address given to the new worker (a nanny's,
+ * listening where the old one did). Its session then ends without a word.
  */
 function addressTaken(host: SessionHost, address: string): boolean {
-  const old = host.router.workers.get(address);
-  if (old === undefined) return false;
-  if (host.state.workers.has(address)) return true;
-  host.router.workers.delete(address);
-  old.comm.abort();
-  host.logger.info({ worker: address }, "worker left");
-  logWorkerEvent(host, "remove-worker", address);
-  host.plugins.notify("removeWorker", address);
+  if (host.router.workers.has(address)) return true;
+  const old = host.router.leaving.get(address);
+  if (old !== undefined) {
+    host.router.leaving.delete(address);
+    old.comm.abort();
+  }
   return false;
 }
 
@@ -241,6 +238,8 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
 
   try {
     await forEachMessage(comm, (frame) => {
+      // Removed (retired, restarted, silent too long): another worker may hold the address now.
+      if (host.router.workers.get(address) !== stream) return;
       const msgs: unknown[] = Array.isArray(frame) ? frame : [frame];
       const events: SchedulerEvent[] = new Array(msgs.length);
       for (let i = 0; i < msgs.length; i++) {
@@ -262,7 +261,8 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     } else host.logger.warn({ err, worker: address }, "the connection to a worker broke");
   }
   stream.abort();
-  // Still ours unless the worker was removed already (missed heartbeats).
+  if (host.router.leaving.get(address) === stream) host.router.leaving.delete(address);
+  // Still ours unless the worker was removed already (retired, restarted, missed heartbeats).
   if (host.router.workers.get(address) !== stream) return;
   host.router.workers.delete(address);
   if (!host.isRunning) return;
