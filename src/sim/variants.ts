@@ -110,14 +110,15 @@ export const VARIANTS: readonly Variant[] = [
   },
   {
     name: "corrupt-occupancy",
-    description: "after its 20th stimulus the scheduler's occupancy of one worker drifts by 1 s",
+    description:
+      "after its 20th stimulus the scheduler counts a task more on one worker than it has, its occupancy half a second more",
     hooks: () => {
       let n = 0;
       return {
         afterScheduler(ctx) {
           if (++n !== 20) return;
           const ws = ctx.scheduler.workers.values().next().value;
-          if (ws !== undefined) ws.occupancy += 1;
+          if (ws !== undefined) ws.countsByFn.set("phantom", 1);
         },
       };
     },

@@ -90,6 +90,7 @@ export {
   isStandInClientId,
 } from "./clientInfo.ts";
 export type { Dataset } from "./datasets.ts";
+export { Durations } from "./durations.ts";
 export {
   InvalidStimulus,
   InvalidTaskState,

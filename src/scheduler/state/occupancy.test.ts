@@ -88,4 +88,49 @@ describe("occupancy follows what is learnt of durations (Dask's occupancy, compu
     expect(w1?.occupancy).toBe(0);
     s.validateState();
   });
+
+  test("tasks assigned and finished while a worker's kept sum is stale count at the durations of the read", () => {
+    // Queuing on: a finish hands its slot to a queued task without reading occupancy.
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    const runs = submit(s, 8, "f");
+    const w1 = s.workers.get("w1");
+    const w2 = s.workers.get("w2");
+    if (w1 === undefined || w2 === undefined) throw new Error("no workers");
+    const keysOn = (ws: typeof w1): string[] => [...ws.processing.keys()].map((ts) => ts.key);
+    const expected = (ws: typeof w1): number =>
+      [...ws.processing.keys()].reduce((sum, ts) => sum + s.taskDuration(ts), 0);
+    const finish = (key: string, seconds: number): void => {
+      const runId = runs.get(key) ?? s.tasks.get(key)?.runId ?? -1;
+      const out = s.handleStimulus(finished("w1", key, runId, seconds));
+      for (const { msg } of t.computeTasks(out)) runs.set(msg.key, msg.runId);
+    };
+    const [k0, k1] = keysOn(w1);
+    finish(k0, 1);
+    // w1 took a queued task on its freed slot, and neither worker was re-costed.
+    expect(keysOn(w1)).toHaveLength(2);
+    expect(w1.occupancyEpoch).not.toBe(s.durations.epoch);
+    expect(w2.occupancyEpoch).not.toBe(s.durations.epoch);
+    finish(k1, 3);
+    s.validateState();
+    // f now averages 2 s: each worker counts its two tasks at it, read once.
+    expect(s.durations.get("f")).toBe(2);
+    expect(w1.occupancy).toBe(expected(w1));
+    expect(w2.occupancy).toBe(expected(w2));
+    expect(w1.occupancy + w2.occupancy).toBe(4 * 2);
+    s.validateState();
+  });
+
+  test("validation reads no stale sum: a validated run rounds as one that is not", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    const f = submit(s, 4, "f");
+    const w2 = s.workers.get("w2");
+    const [key, runId] = [...f].find(([k]) => s.tasks.get(k)?.processingOn?.address === "w1") ?? [];
+    s.handleStimulus(finished("w1", key ?? "", runId ?? -1, 0.25));
+    const stale = w2?.occupancyEpoch;
+    s.validateState();
+    expect(w2?.occupancyEpoch).toBe(stale);
+    expect(stale).not.toBe(s.durations.epoch);
+  });
 });

@@ -1,12 +1,13 @@
 import { describe, expect, test } from "vitest";
 import { ClientInfo } from "./clientInfo.ts";
+import { Durations } from "./durations.ts";
 import { Outbox } from "./outbox.ts";
 import { SchedulerState } from "./schedulerState.ts";
 import * as t from "./testing.ts";
 import { WorkerInfo } from "./workerInfo.ts";
 
-const w1 = () => new WorkerInfo("w1", 1, {}, 0, 0);
-const w2 = () => new WorkerInfo("w2", 1, {}, 1, 0);
+const w1 = () => new WorkerInfo("w1", 1, {}, 0, 0, new Durations(0.5));
+const w2 = () => new WorkerInfo("w2", 1, {}, 1, 0, new Durations(0.5));
 
 describe("Outbox", () => {
   test("hands out the messages in order, once", () => {

@@ -13,6 +13,7 @@ import { holderAddresses, isLostActor } from "./bookkeeping.ts";
 import { handleClientMessage } from "./clientHandlers.ts";
 import { ClientInfo } from "./clientInfo.ts";
 import type { Dataset } from "./datasets.ts";
+import { Durations } from "./durations.ts";
 import {
   InvalidStimulus,
   InvalidTaskState,
@@ -22,7 +23,6 @@ import {
 import type { SchedulerEvent } from "./events.ts";
 import { stimulusIdOf, unreachable } from "./events.ts";
 import { validateEventShape } from "./eventValidation.ts";
-import { occupancyRecost } from "./occupancy.ts";
 import {
   type ResolvedSchedulerStateOptions,
   resolveOptions,
@@ -151,14 +151,8 @@ export class SchedulerState {
   readonly datasets: Map<string, Dataset> = new Map();
   /** `{key prefix: group}`: groups with at least one task not forgotten. */
   readonly taskGroups: Map<string, TaskGroup> = new Map();
-  /** `{function name: average compute seconds}`, learnt from finished tasks. */
-  readonly durations: Map<string, number> = new Map();
-  /**
-   * `{function name: {worker: its processing tasks of the function that have not
-   * seceded}}` (Dask's `WorkerState.task_prefix_count`, by function): the workers
-   * whose occupancy a change of the function's expected duration changes.
-   */
-  readonly processingByFn: Map<string, Map<WorkerInfo, number>> = new Map();
+  /** The expected duration of each function's tasks, learnt from finished tasks. */
+  readonly durations: Durations;
 
   /** Sum of the running and paused workers' threads. */
   totalNthreads = 0;
@@ -206,6 +200,7 @@ export class SchedulerState {
   /** An empty scheduler: no workers, clients or tasks. */
   constructor(options: SchedulerStateOptions = {}) {
     this.options = resolveOptions(options);
+    this.durations = new Durations(this.options.unknownTaskDuration);
     this.clock = this.options.clock;
     this.validate = this.options.validate;
     this.log = new TransitionLog(this.options.logLength);
@@ -543,21 +538,16 @@ export class SchedulerState {
 
   /** Expected compute seconds of `ts`: the average of its function so far, or `unknownTaskDuration`. */
   taskDuration(ts: TaskState): number {
-    const fn = ts.runSpec?.fn;
-    const known = fn === undefined ? undefined : this.durations.get(fn);
-    return known ?? this.options.unknownTaskDuration;
+    return this.durations.expected(ts.runSpec?.fn);
   }
 
   /**
    * Fold a measured compute time of `fn` into its average (as Dask's task
-   * prefixes do); the workers running tasks of `fn` count them at the new one.
+   * prefixes do); the workers running tasks of `fn` count them at the new one
+   * when next read (see occupancy.ts).
    */
   observeDuration(fn: string, seconds: number): void {
-    if (!(seconds >= 0) || !Number.isFinite(seconds)) return;
-    const old = this.durations.get(fn);
-    const average = old === undefined ? seconds : (old + seconds) / 2;
-    this.durations.set(fn, average);
-    occupancyRecost(this, fn, old ?? this.options.unknownTaskDuration, average);
+    this.durations.observe(fn, seconds);
   }
 
   /**

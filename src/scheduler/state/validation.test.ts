@@ -267,9 +267,21 @@ describe("validation", () => {
     const s = running();
     const w1 = s.workers.get("w1");
     if (w1 === undefined) throw new Error("no w1");
-    w1.occupancy += 3;
+    expect(w1.occupancy).toBe(0.5);
+    w1.occupancySum += 3;
     expect(() => s.validateState()).toThrow(AssertionError);
     expect(() => s.validateState()).toThrow(/occupancy/);
+  });
+
+  test("validateState catches a worker counting a task of a function it does not run", () => {
+    const s = running();
+    const w1 = s.workers.get("w1");
+    if (w1 === undefined) throw new Error("no w1");
+    w1.countsByFn.set("g", 1);
+    expect(() => s.validateState()).toThrow("w1: countsByFn counts 1 tasks of g, not 0");
+    w1.countsByFn.delete("g");
+    w1.countsByFn.set("f", 2);
+    expect(() => s.validateState()).toThrow("w1: countsByFn counts 2 tasks of f, not 1");
   });
 
   test("validateState catches two workers of one name", () => {

@@ -239,8 +239,11 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
     const r = ts.resourceRestrictions;
     if (r !== null) for (const name in r) used[name] = (used[name] ?? 0) + r[name];
   }
-  if (!near(occupancy, ws.occupancy))
-    fail(() => `${ws.address}: occupancy ${ws.occupancy} ≠ ${occupancy}`);
+  // The kept sum, while it is valid: a stale one is summed afresh from the counts
+  // (checked by validateCountsByFn) at the next read, which validation must not
+  // be, lest a validated run round differently from one that is not.
+  if (ws.occupancyEpoch === s.durations.epoch && !near(occupancy, ws.occupancySum))
+    fail(() => `${ws.address}: occupancy ${ws.occupancySum} ≠ ${occupancy}`);
   for (const name of new Set([...Object.keys(used), ...Object.keys(ws.usedResources)])) {
     if (!near(used[name] ?? 0, ws.usedResources[name] ?? 0))
       fail(() => `${ws.address}: used ${name} ${ws.usedResources[name]} ≠ ${used[name] ?? 0}`);
@@ -323,7 +326,7 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
       if (s.workers.get(ws.address) !== ws) fail(() => `removed worker ${ws.address} in a set`);
     }
   }
-  validateProcessingByFn(s);
+  validateCountsByFn(s);
   for (const r of s.replications) validateReplication(s, r);
   // The index of pending copies by task holds exactly what the requests wait for.
   let indexed = 0;
@@ -390,32 +393,31 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
 }
 
 /**
- * The count of each function's processing tasks not seceded, by worker, that
- * re-costs occupancy (see occupancy.ts): exactly those of the connected
- * workers, no entry at zero.
+ * The counts by function that a worker's occupancy sums over (see
+ * occupancy.ts): exactly its processing tasks that have not seceded, no entry
+ * at zero.
  */
-function validateProcessingByFn(s: SchedulerState): void {
-  const actual = new Map<string, Map<WorkerInfo, number>>();
+function validateCountsByFn(s: SchedulerState): void {
   for (const ws of s.workers.values()) {
+    const actual = new Map<string, number>();
+    let unnamed = 0;
     for (const ts of ws.processing.keys()) {
+      if (ws.longRunning.has(ts)) continue;
       const fn = ts.runSpec?.fn;
-      if (fn === undefined || ws.longRunning.has(ts)) continue;
-      let counts = actual.get(fn);
-      if (counts === undefined) actual.set(fn, (counts = new Map()));
-      counts.set(ws, (counts.get(ws) ?? 0) + 1);
+      if (fn === undefined) unnamed++;
+      else actual.set(fn, (actual.get(fn) ?? 0) + 1);
     }
-  }
-  for (const [fn, counts] of s.processingByFn) {
-    if (counts.size === 0) fail(() => `processingByFn keeps no worker for ${fn}`);
-    for (const [ws, n] of counts) {
-      const m = actual.get(fn)?.get(ws) ?? 0;
-      if (n !== m) fail(() => `${ws.address}: processingByFn counts ${n} tasks of ${fn}, not ${m}`);
+    if (ws.unnamedCount !== unnamed)
+      fail(
+        () => `${ws.address}: counts ${ws.unnamedCount} tasks without a function, not ${unnamed}`,
+      );
+    for (const [fn, n] of ws.countsByFn) {
+      const m = actual.get(fn) ?? 0;
+      if (n !== m) fail(() => `${ws.address}: countsByFn counts ${n} tasks of ${fn}, not ${m}`);
     }
-  }
-  for (const [fn, counts] of actual) {
-    for (const [ws, m] of counts) {
-      if (s.processingByFn.get(fn)?.get(ws) !== m)
-        fail(() => `${ws.address}: processingByFn misses its ${m} tasks of ${fn}`);
+    for (const [fn, m] of actual) {
+      if (ws.countsByFn.get(fn) !== m)
+        fail(() => `${ws.address}: countsByFn misses its ${m} tasks of ${fn}`);
     }
   }
 }

@@ -1,6 +1,8 @@
 import type { WorkerRecipient } from "../../protocol/messages.ts";
 import type { SpilledValues } from "../../protocol/messagesWorker.ts";
 import { addressHostOrNull } from "../../util/address.ts";
+import type { Durations } from "./durations.ts";
+import { currentOccupancy } from "./occupancy.ts";
 import type { OpenFreeKeys } from "./outbox.ts";
 import type { TaskState } from "./taskState.ts";
 
@@ -52,10 +54,26 @@ export class WorkerInfo {
   /** Total size of the results it holds. */
   nbytes = 0;
   /**
+   * Its processing tasks that have not seceded, by function (Dask's
+   * `WorkerState.task_prefix_count`): what its occupancy sums over.
+   */
+  readonly countsByFn: Map<string, number> = new Map();
+  /** Its processing tasks not seceded whose spec names no function. */
+  unnamedCount = 0;
+  /** Its occupancy as last summed, valid while `occupancyEpoch` is `durations.epoch`. */
+  occupancySum = 0;
+  /** The `durations.epoch` `occupancySum` was summed at. */
+  occupancyEpoch = 0;
+  /** The scheduler's expected durations, which its occupancy counts its tasks at. */
+  readonly durations: Durations;
+
+  /**
    * Expected seconds of work assigned to it: its processing tasks that have not
    * seceded, each at its function's current expected duration (see `occupancy.ts`).
    */
-  occupancy = 0;
+  get occupancy(): number {
+    return currentOccupancy(this);
+  }
   /** `clock()` at its last message. */
   lastSeen: number;
   /** Its `memoryLimit` in bytes, as it registered, or null for none. */
@@ -93,8 +111,10 @@ export class WorkerInfo {
     resources: Readonly<Record<string, number>>,
     index: number,
     now: number,
+    durations: Durations,
   ) {
     this.address = address;
+    this.durations = durations;
     this.nthreads = nthreads;
     this.resources = resources;
     this.index = index;

@@ -125,6 +125,7 @@ export function registerWorker(s: SchedulerState, msg: RegisterWorkerMsg): void 
     Object.assign(Object.create(null) as Record<string, number>, msg.resources),
     s.workerCounter++,
     s.clock(),
+    s.durations,
   );
   if (msg.memoryLimit !== undefined) ws.memoryLimit = msg.memoryLimit;
   ws.nanny = msg.nanny === true;
