@@ -1,10 +1,12 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { BroadcastChannel, type Worker as Thread } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ExecuteOutcome, RunControl } from "./executor.ts";
 import { MOVE_MIN_BYTES, ownBuffer } from "./ownBuffer.ts";
@@ -136,6 +138,45 @@ describe("PiscinaExecutor", () => {
     await expect(PiscinaExecutor.start({ nthreads: 1, taskModules: [missing] })).rejects.toThrow(
       /worker thread pool failed to start: .*noSuchTasks/,
     );
+  });
+});
+
+describe("PiscinaExecutor.close after runs it aborted", () => {
+  it("leaves no thread running: the aborted runs' threads are not replaced once it is done", async () => {
+    const executor = await PiscinaExecutor.start({ nthreads: 2, taskModules: [TEST_TASKS] });
+    const pool = (executor as unknown as { pool: { threads: Thread[] } }).pool;
+    const name = `weft-close-test-${randomUUID()}`;
+    const channel = new BroadcastChannel(name);
+    let started = 0;
+    const bothStarted = new Promise<void>((resolve) => {
+      channel.onmessage = () => {
+        if (++started === 2) resolve();
+      };
+    });
+    const aborts = [new AbortController(), new AbortController()];
+    const runs = aborts.map((ac, i) =>
+      executor.run(
+        { key: `busy-${i}`, fn: "signal", args: [name, i, 60_000] },
+        noControl,
+        ac.signal,
+      ),
+    );
+    try {
+      await bothStarted;
+      const busy = [...pool.threads];
+      const exited = busy.map((t) => once(t, "exit"));
+      // As a closing worker does: its running tasks aborted, then its executor closed.
+      for (const ac of aborts) ac.abort(new Error("closing"));
+      await executor.close();
+      await Promise.allSettled(runs);
+      await Promise.all(exited);
+      // Piscina started a thread for each aborted one whose exit came after close():
+      // each imported the task modules, keeping a closed worker's process alive.
+      expect(pool.threads).toHaveLength(0);
+    } finally {
+      channel.close();
+      await executor.close();
+    }
   });
 });
 

@@ -7,8 +7,9 @@
  */
 
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import { deserialize, serialize } from "node:v8";
-import { BroadcastChannel } from "node:worker_threads";
+import { BroadcastChannel, type Worker as Thread } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { type DialMessage, isDialMessage, serveBridge } from "../comm/bridge.ts";
 import { type Comm, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
@@ -98,6 +99,14 @@ export class PiscinaExecutor implements Executor {
   private readonly bridges = new Map<number, Set<ThreadBridge>>();
   /** The last error a pool thread died of, if any. */
   lastThreadError: Error | null = null;
+  /**
+   * Pool threads piscina terminated (an aborted run's, one idle too long) whose
+   * exit has not come, by `threadId`. Piscina starts a thread in place of each
+   * one whose exit it sees outside its `destroy()`: {@link close} waits for
+   * them, or threads started after it would import the task modules and keep
+   * the process alive that long.
+   */
+  private readonly ending = new Map<number, Promise<void>>();
 
   private constructor(
     private readonly pool: Piscina,
@@ -157,7 +166,9 @@ export class PiscinaExecutor implements Executor {
     });
     // A thread that ends cannot say so: its connections are ended here.
     pool.on("workerDestroy", (thread: { id?: unknown }) => {
-      if (typeof thread?.id === "number") void executor.onThreadEnded(thread.id);
+      if (typeof thread?.id !== "number") return;
+      executor.watchExit(thread.id);
+      void executor.onThreadEnded(thread.id);
     });
     try {
       const reply: unknown = await Promise.race([
@@ -389,6 +400,27 @@ export class PiscinaExecutor implements Executor {
     );
   }
 
+  /**
+   * Keep the exit of the thread `id` piscina is terminating in {@link ending}:
+   * it is still among the pool's threads while piscina says it is destroyed.
+   */
+  private watchExit(id: number): void {
+    // -1: the thread has exited (piscina destroys it as its exit is emitted).
+    if (id < 0) return;
+    const thread: Thread | undefined = this.pool.threads.find((t) => t.threadId === id);
+    if (thread === undefined || this.ending.has(id)) return;
+    const exited = once(thread, "exit").then(
+      () => {},
+      () => {}, // an error event: the thread is gone all the same
+    );
+    this.ending.set(
+      id,
+      exited.then(() => {
+        this.ending.delete(id);
+      }),
+    );
+  }
+
   peerLeft(address: string, reason: string): void {
     for (const mine of this.bridges.values()) {
       for (const b of mine) {
@@ -403,7 +435,12 @@ export class PiscinaExecutor implements Executor {
     // Before the threads go: their clients leave the scheduler in order, not cut under it.
     await Promise.all([...this.bridges.keys()].map((thread) => this.onThreadEnded(thread)));
     this.channel.close();
-    await this.pool.destroy();
+    // The exit of a thread terminated before (an aborted run's) that comes after
+    // destroy() has piscina start another: wait for them with it, and destroy again
+    // what they started (during destroy() none is started).
+    do {
+      await Promise.all([this.pool.destroy(), ...this.ending.values()]);
+    } while (this.pool.threads.length > 0);
   }
 }
 
