@@ -17,6 +17,7 @@ import {
   durationMs,
   frameLimitsFrom,
   httpFrom,
+  logStopSignal,
   positiveInt,
   stderrLogger,
   timeoutMs,
@@ -162,7 +163,7 @@ export async function runScheduler(
       : `scheduler at ${reachable} (listening on ${scheduler.address})\n`,
   );
   if (scheduler.httpUrl !== null) ctx.stdout.write(`http at ${scheduler.httpUrl}\n`);
-  await stop(scheduler);
+  logStopSignal(scheduler.logger, await stop(scheduler));
   await scheduler.close();
   if (opts.schedulerFile !== undefined) await removeSchedulerFile(opts.schedulerFile, id);
   if (scheduler.status === "failed") {

@@ -2,9 +2,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { testContext, writeStuckSetupPreload } from "../testContext.ts";
 import { main } from "../weft.ts";
+import { runScheduler } from "./schedulerAction.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-signals-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,5 +31,23 @@ describe("weft scheduler and signals", () => {
     expect(readFileSync(log, "utf8")).toBe("up\ndown\n");
     expect(process.listenerCount("SIGTERM")).toBe(0);
     expect(process.listenerCount("SIGINT")).toBe(0);
+  }, 30_000);
+
+  it("a signal that stops a running scheduler is logged before it closes", async () => {
+    const ctx = testContext();
+    const said: unknown[][] = [];
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent" },
+      ctx,
+      (s) => {
+        vi.spyOn(s.logger, "info").mockImplementation((...args: unknown[]) => {
+          said.push(args);
+        });
+        return Promise.resolve("SIGTERM");
+      },
+    );
+    expect(ctx.exitCode).toBe(0);
+    // Before, its log said only "scheduler closed": stopped, failed or idle alike.
+    expect(said[0]).toEqual([{ signal: "SIGTERM" }, "received SIGTERM; closing"]);
   }, 30_000);
 });

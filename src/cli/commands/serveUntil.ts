@@ -53,6 +53,17 @@ export function untilSignal(
 
 function ignoreSignal(): void {}
 
+/**
+ * Log at info that the signal `stoppedBy` (what {@link untilSignal} resolved
+ * with, when it was one) stops the server: its log said only that it closed,
+ * leaving a reader to guess whether it was stopped, failed or idle (Dask's
+ * commands log `Exiting on signal`).
+ */
+export function logStopSignal(logger: Logger, stoppedBy: unknown): void {
+  if (typeof stoppedBy !== "string" || !stoppedBy.startsWith("SIG")) return;
+  logger.info({ signal: stoppedBy }, `received ${stoppedBy}; closing`);
+}
+
 /** Parse `GPU=1,MEM=4e9` into `{GPU: 1, MEM: 4e9}`; throws a clear error. */
 export function parseResources(text: string): Record<string, number> {
   const out: Record<string, number> = {};

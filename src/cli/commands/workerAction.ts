@@ -22,6 +22,7 @@ import {
   durationMs,
   frameLimitsFrom,
   httpFrom,
+  logStopSignal,
   MAX_POOL_THREADS,
   nonNegativeInt,
   parseResources,
@@ -252,7 +253,7 @@ export async function runWorker(
     `worker at ${worker.address} (${nthreads} thread${nthreads === 1 ? "" : "s"}) for ${scheduler}\n`,
   );
   if (worker.httpUrl !== null) ctx.stdout.write(`http at ${worker.httpUrl}\n`);
-  await stop(worker);
+  logStopSignal(worker.logger, await stop(worker));
   await worker.close();
   if (worker.fault !== null) {
     ctx.stderr.write(`weft worker: stopped: ${worker.fault.split("\n")[0]}\n`);

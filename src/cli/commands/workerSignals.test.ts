@@ -3,10 +3,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
-import { refusingAddress, testContext, writeStuckSetupPreload } from "../testContext.ts";
+import {
+  refusingAddress,
+  TEST_WORKER_ARGS,
+  testContext,
+  writeStuckSetupPreload,
+} from "../testContext.ts";
 import { main } from "../weft.ts";
+import { runWorker } from "./workerAction.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-worker-signals-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,6 +64,28 @@ describe("weft worker and signals", () => {
       // Before, the start waited on the weftSetup for good: the signal closed nothing.
       await signalledWhileWaiting([scheduler.address, "--preload", preload], "SIGTERM");
       expect(readFileSync(log, "utf8")).toBe("up\ndown\n");
+    } finally {
+      await scheduler.close();
+    }
+  }, 30_000);
+
+  it("a signal that stops a running worker is logged before it closes", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      const ctx = testContext();
+      const said: unknown[][] = [];
+      await runWorker(scheduler.address, TEST_WORKER_ARGS, ctx, (w) => {
+        vi.spyOn(w.logger, "info").mockImplementation((...args: unknown[]) => {
+          said.push(args);
+        });
+        return Promise.resolve("SIGINT");
+      });
+      expect(ctx.exitCode).toBe(0);
+      // Before, its log said only "worker closed": stopped or retired alike.
+      expect(said[0]).toEqual([{ signal: "SIGINT" }, "received SIGINT; closing"]);
     } finally {
       await scheduler.close();
     }
