@@ -10,7 +10,7 @@ import { splitScheme } from "../../util/address.ts";
 import { removeSchedulerFile, writeSchedulerFile } from "../../util/schedulerFile.ts";
 import { wallSeconds } from "../../util/wallClock.ts";
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
-import { type CliContext, EXIT } from "./context.ts";
+import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
@@ -182,6 +182,7 @@ export async function runSchedulerCommand(
   cmd: Command,
   ctx: CliContext,
 ): Promise<void> {
+  serveDespiteOutputErrors("weft scheduler");
   // No round of work stealing runs to be timed: the interval was ignored without a word.
   if (opts.workStealing === false && cmd.getOptionValueSource("workStealingInterval") === "cli") {
     ctx.stderr.write(

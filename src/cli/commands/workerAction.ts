@@ -11,7 +11,7 @@ import { ipcNannyLink } from "../../worker/nannyLink.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
 import { workerAddresses } from "./contactAddress.ts";
-import { type CliContext, EXIT } from "./context.ts";
+import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
 import { EXIT_RESTART, EXIT_SIGTERM, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
@@ -306,6 +306,7 @@ export async function runWorkerCommand(
   cmd: Command,
   ctx: CliContext,
 ): Promise<void> {
+  serveDespiteOutputErrors("weft worker");
   const unnamed = schedulerChoiceProblem(given, opts.schedulerFile);
   if (unnamed !== null) {
     ctx.stderr.write(`weft worker: cannot start: ${unnamed}\n`);
