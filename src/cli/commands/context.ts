@@ -51,6 +51,16 @@ function outputLost(
   );
 }
 
+/**
+ * A write to stdout that failed with `err` in a command that only computes: its
+ * output is what it is run for, so it ends, exit 2 as for a file it cannot write
+ * (`--task-stream`), saying why (thrown, it was an uncaught exception and its stack).
+ */
+function outputFailed(err: NodeJS.ErrnoException): never {
+  process.stderr.write(`weft: cannot write to stdout (${err.message}): its output is lost\n`);
+  process.exit(EXIT.usage);
+}
+
 /** The context of the running process (a closed stdout, as in `weft … | head`, ends it quietly). */
 export function processContext(): CliContext {
   // A worker a nanny started writes to pipes the nanny reads: a nanny gone
@@ -59,8 +69,8 @@ export function processContext(): CliContext {
   const nannied = process.env.WEFT_NANNY_CHILD === "1";
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
     if (err.code !== "EPIPE") {
-      if (serving === null) throw err;
-      outputLost("stdout", err, serving);
+      if (serving !== null) outputLost("stdout", err, serving);
+      else outputFailed(err);
       return;
     }
     if (!nannied) process.exit(process.exitCode ?? EXIT.ok);

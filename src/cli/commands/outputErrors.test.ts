@@ -98,3 +98,17 @@ describe.runIf(existsSync("/dev/full"))("a server whose stdout is on a full disk
     }
   }, 60_000);
 });
+
+describe.runIf(existsSync("/dev/full"))("a command whose stdout is on a full disk", () => {
+  it("ends with exit 2, saying why, rather than with an uncaught exception", async () => {
+    const w = spawnOnFullDisk(["--version"]);
+    try {
+      expect(await w.exited).toBe(2);
+      expect(w.stderr).toBe(
+        "weft: cannot write to stdout (ENOSPC: no space left on device, write): its output is lost\n",
+      );
+    } finally {
+      w.child.kill("SIGKILL");
+    }
+  }, 60_000);
+});
