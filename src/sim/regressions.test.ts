@@ -188,8 +188,24 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   // is_rootish), then seed 139 until work stealing chose its thieves on their
   // occupancy counting the steals in flight (Dask's stealing_objective). No seed
   // of 1..40,000 finds it since (the defaults; nor 1..6,000 with a stealing
-  // interval of 0.05 s or 0.2 s, 30% actors, or restarts): it stays pinned in
-  // the worker's tests only (cancelled.test.ts and the oracle vectors above).
+  // interval of 0.05 s or 0.2 s, 30% actors, or restarts). The fifty-seventh
+  // session's scatter runs with one-copy replicates found it again: in one
+  // check-worker-ttl the scheduler placed the actor inc-5 on W, released it as
+  // inc-10's release cascaded, and placed it on another worker; inc-14's
+  // compute-task came to W once it finished there.
+  test("seed 7220386 (scatter, one-copy replicates): a dependent of an actor resumed for fetch fails validation only", () => {
+    const message = failsValidationOnly({
+      seed: 7220386,
+      workload: "scatter",
+      tasks: 30,
+      workers: 3,
+      replicate: 1,
+      replicateOne: 1,
+      workStealing: true,
+    });
+    expect(message).toMatch(/raised handling ComputeTaskEvent/);
+    expect(message).toMatch(/InvalidTaskState: inc-14 :: waiting/);
+  });
   // Scheduler: a worker's removal lost the only copy of a key nobody wanted any
   // more (its client had released it; a waiting dependent kept it), and in the
   // same stimulus an input of it went released → erred, which errs the
