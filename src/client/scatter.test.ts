@@ -529,6 +529,55 @@ describe("Scatterer", () => {
     await expect(twice.place([1], {})).rejects.toBe(first);
   });
 
+  it("gives up after timeoutMs when every worker fails, though new ones keep coming", async () => {
+    // Found by chaos:tcp --scatter --freeze: each worker frozen as it came, the scatter
+    // always had one more to try and never looked at its deadline (60 s and more).
+    let next = 0;
+    const scatterer = new Scatterer({
+      id: "c",
+      peers: {
+        get: async (address: string) => {
+          throw new ConnectError(`cannot reach ${address}`, address);
+        },
+      } as unknown as PeerPool,
+      workers: async () => {
+        await sleep(1); // a round trip to the scheduler
+        next++;
+        return [
+          {
+            address: `tcp://10.0.1.${next}:1`,
+            name: null,
+            nthreads: 1,
+            resources: {},
+            status: "running",
+            processing: 0,
+            keys: 0,
+            nbytes: 0,
+            spilled: null,
+            memoryLimit: null,
+            memory: null,
+            nanny: false,
+            actors: 0,
+          },
+        ];
+      },
+      dropStored: () => {},
+      inProcess: false,
+      timeoutMs: 60,
+    });
+    const started = Date.now();
+    const outcome = await Promise.race([
+      scatterer.place([1], {}).catch((e: unknown) => e),
+      sleep(3_000).then(() => "still scattering after 3 s"),
+    ]);
+    expect(outcome).toBeInstanceOf(ScatterError);
+    expect((outcome as Error).message).toMatch(
+      /^scatter: no worker could take the values within 60 ms: tcp:\/\/10\.0\.1\.1:1: cannot reach tcp:\/\/10\.0\.1\.1:1; /,
+    );
+    expect(Date.now() - started).toBeLessThan(3_000);
+    scatterer.abort(new Error("test over")); // stops the run the race left, if any
+  });
+
   it("fails when no worker can be reached, or one refuses a value, letting go of what was stored", async () => {
     const none = fakeScatterer(2, { unreachable: ["w1", "w2"] }).scatterer;
     await expect(none.place([1], {})).rejects.toThrow(

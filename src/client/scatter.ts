@@ -188,6 +188,14 @@ export class Scatterer {
       while (todo.length > 0) {
         if (this.aborted !== null) throw this.aborted;
         if (candidates.length === 0) {
+          // Every worker tried failed. New ones may keep joining and failing (each
+          // frozen, or killed, as it comes): with one more to try each time, only the
+          // deadline ends the retries.
+          if (Date.now() >= end) {
+            throw new ScatterError(
+              `scatter: no worker could take the values within ${timeoutMs} ms: ${unreachable.join("; ")}`,
+            );
+          }
           candidates = await this.candidates(names, gone, end, timeoutMs, unreachable);
         }
         const plan =
