@@ -158,8 +158,22 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
   // Seed 878 (200 loads, work stealing on) was the only failure of the first scan
   // of the workload (20,000 runs), until occupancy began to count each task at its
   // function's current average, which places tasks otherwise; no seed was found
-  // since (a run of 200 loads takes seconds: no scan of that size was made), so it
-  // stays pinned in the worker's tests only.
+  // since (nor in the fifty-seventh session's 3,000 runs of 200 loads, from seeds
+  // 7,500,000 and 7,510,000). Slow links found it again: seed 7620041 (40 loads,
+  // latency 0.25 s), the same way: load-34, in flight as an input, is cancelled;
+  // config, fetched for load-30, goes missing (the transfer from its one holder
+  // failed on the network); load-34's own compute-task, late, gives config a
+  // holder, and load-34 only resumes. --no-validate passes.
+  test("seed 7620041 (configured, slow links): a missing input given a holder by its resumed dependent stays missing", () => {
+    const message = failsValidationOnly({
+      seed: 7620041,
+      workload: "configured",
+      latency: 0.25,
+      workStealing: true,
+    });
+    expect(message).toMatch(/validateState failed after ComputeTaskEvent/);
+    expect(message).toMatch(/InvalidTaskState: config :: missing/);
+  });
   // Worker: the scheduler asks for actor m on a worker that holds m as another
   // task's input (in flight, or released with the input's nbytes): m goes into
   // `actors` at once, and validateState fails (the reference the same:

@@ -535,7 +535,8 @@ describe("known reference bugs (the port behaves as Dask's worker: not changed)"
   });
 
   // The same with x resumed from flight. Found by the cluster simulator (docs/sim.md,
-  // the `configured` workload, seed 878 with --tasks 200): x is in flight as s's input
+  // the `configured` workload, seed 878 with --tasks 200, and since seed 7620041 with
+  // --latency 0.25, pinned in src/sim/regressions.test.ts): x is in flight as s's input
   // and k in flight for y; k's only holder fails on the network (k missing), s is freed
   // (x cancelled), and x's own compute-task gives k a holder, but x only resumes
   // (cancelled → resumed(flight→waiting), no recommendation) and k stays missing with
