@@ -245,6 +245,16 @@ describe("known reference bugs (the worker port behaves as Dask's worker: not ch
     const r = simulate({ seed: 12325, workload: "configured", workStealing: true });
     expect(r.failure, r.ok ? "" : formatFailure(r)).toBeNull();
   });
+  // Simulator: the client gave up scattered-20 while its only holder was being
+  // removed; its message, 0.3 s on the way, came after the removal, in which the
+  // scheduler lost the key and told the client so (SCATTERED_DATA_LOST). The scatter
+  // ledger had marked the key given up, not lost, and the check of the client's
+  // cancelled keys took the scheduler's reason for a wrong one ("lost"). A key
+  // forgotten with its last holder is lost, whatever the client sent meanwhile.
+  test("seed 7810067 (scatter, slow links): a scattered key the client gave up is lost with its last holder all the same", () => {
+    const r = simulate({ seed: 7810067, workload: "scatter", latency: 0.3, replicate: 1 });
+    expect(r.failure, r.ok ? "" : formatFailure(r)).toBeNull();
+  });
   // Three scheduler bugs the scatter workload found (the first two also have a
   // unit test in src/scheduler/state; the third needs an order of recommendations
   // within one remove-worker that no small graph gave). Their seeds run without

@@ -194,13 +194,16 @@ export class ScatterLedger {
         );
       }
       this.live.delete(rec);
-      if (this.disowned.has(rec.key)) {
+      const connected = [...rec.told].filter((a) => s.workers.has(a));
+      const lostWithHolder = ev.kind === "remove-worker" && connected.length === 0;
+      // Lost with its last holder while the client's release or cancel was on its way: the
+      // scheduler tells the client it is lost (SCATTERED_DATA_LOST), and it is.
+      if (this.disowned.has(rec.key) && !lostWithHolder) {
         rec.fate = "disowned";
         rec.why = `the client gave it up; forgotten after ${describeStimulus(ev)}`;
         continue;
       }
-      const connected = [...rec.told].filter((a) => s.workers.has(a));
-      if (ev.kind !== "remove-worker" || connected.length > 0) {
+      if (!lostWithHolder) {
         throw new SimFailure(
           "lost",
           `the scheduler forgot scattered key ${rec.key} after ${describeStimulus(ev)}, ` +
