@@ -329,9 +329,26 @@ export class ReplicateLedger {
     // In the scheduler's order: the stimulus itself (a worker removed, keys lost),
     // then the retirements it advanced (workers closed, their data held elsewhere).
     if (this.open.size > 0) this.followStimulus(ev);
+    if (ev.kind === "reduce-replicas") this.followReduceReplicas(out);
     this.followRetirements(out);
     if (this.open.size === 0) return;
     this.followMoves(out);
+  }
+
+  /**
+   * The Active Memory Manager dropped copies (`remove-replicas` of a round): an
+   * allowed worker it dropped a key from no longer counts as a holder the
+   * request's answer must show, as one that said it dropped the key.
+   */
+  private followReduceReplicas(out: readonly SchedulerMessage[]): void {
+    for (const m of out) {
+      if (m.to.kind !== "worker" || m.msg.op !== "remove-replicas") continue;
+      const address = m.to.address;
+      for (const r of this.open) {
+        if (!r.allowed.has(address)) continue;
+        for (const key of m.msg.keys) r.copies.get(key)?.excused.add(address);
+      }
+    }
   }
 
   /** Follow the copies through what stimulus `ev` did (its own effects, before any retirement it advanced). */
