@@ -161,6 +161,8 @@ describe("PiscinaExecutor.close after runs it aborted", () => {
         ac.signal,
       ),
     );
+    // Handled from the start: they reject as they are aborted, long before close() ends.
+    const settled = Promise.allSettled(runs);
     try {
       await bothStarted;
       const busy = [...pool.threads];
@@ -168,7 +170,7 @@ describe("PiscinaExecutor.close after runs it aborted", () => {
       // As a closing worker does: its running tasks aborted, then its executor closed.
       for (const ac of aborts) ac.abort(new Error("closing"));
       await executor.close();
-      await Promise.allSettled(runs);
+      expect((await settled).map((r) => r.status)).toEqual(["rejected", "rejected"]);
       await Promise.all(exited);
       // Piscina started a thread for each aborted one whose exit came after close():
       // each imported the task modules, keeping a closed worker's process alive.
