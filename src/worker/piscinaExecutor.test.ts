@@ -201,9 +201,10 @@ describe("PiscinaExecutor.collectGarbage", () => {
       };
       expect(await go("makeGarbage")).toBe(1_000_000);
       const before = (await go("heapUsed")) as number;
-      // An idle thread allocates nothing, so V8 collects nothing.
+      // Left idle, the thread does not shed the garbage by itself: V8 may collect a
+      // little meanwhile (1.7 MB once, on a loaded host), not the 20 MB checked below.
       await new Promise((r) => setTimeout(r, 50));
-      expect(await go("heapUsed")).toBeGreaterThan(before - 1_000_000);
+      expect(await go("heapUsed")).toBeGreaterThan(before - 20_000_000);
       executor.collectGarbage();
       // Some 30 MB of objects gone.
       await vi.waitFor(async () => expect(await go("heapUsed")).toBeLessThan(before - 20_000_000), {
