@@ -300,6 +300,29 @@ describe("scatter", () => {
   });
 });
 
+/** A worker as the scheduler lists it, holding and running nothing. */
+function idleWorker(
+  address: string,
+  nthreads = 1,
+  status: WorkerIdentity["status"] = "running",
+): WorkerIdentity {
+  return {
+    address,
+    name: null,
+    nthreads,
+    resources: {},
+    status,
+    processing: 0,
+    keys: 0,
+    nbytes: 0,
+    spilled: null,
+    memoryLimit: null,
+    memory: null,
+    nanny: false,
+    actors: 0,
+  };
+}
+
 /**
  * A scatterer on fake workers `w1…wn` (one thread each): `unreachable` ones
  * fail to connect, `breaking` ones store what they get but the connection
@@ -331,21 +354,9 @@ function fakeScatterer(
   } = {},
 ) {
   const calls: [string, unknown[]][] = [];
-  const workers: WorkerIdentity[] = Array.from({ length: n }, (_, i) => ({
-    address: `tcp://10.0.0.${i + 1}:1`,
-    name: null,
-    nthreads: o.nthreads?.[i] ?? 1,
-    resources: {},
-    status: o.statuses?.[`w${i + 1}`] ?? "running",
-    processing: 0,
-    keys: 0,
-    nbytes: 0,
-    spilled: null,
-    memoryLimit: null,
-    memory: null,
-    nanny: false,
-    actors: 0,
-  }));
+  const workers: WorkerIdentity[] = Array.from({ length: n }, (_, i) =>
+    idleWorker(`tcp://10.0.0.${i + 1}:1`, o.nthreads?.[i] ?? 1, o.statuses?.[`w${i + 1}`]),
+  );
   const name = (address: string) => `w${address.split(".")[3].split(":")[0]}`;
   /** The calls to hanging workers, failed when their connection is removed. */
   const hung = new Map<string, (err: Error) => void>();
@@ -543,23 +554,7 @@ describe("Scatterer", () => {
       workers: async () => {
         await sleep(1); // a round trip to the scheduler
         next++;
-        return [
-          {
-            address: `tcp://10.0.1.${next}:1`,
-            name: null,
-            nthreads: 1,
-            resources: {},
-            status: "running",
-            processing: 0,
-            keys: 0,
-            nbytes: 0,
-            spilled: null,
-            memoryLimit: null,
-            memory: null,
-            nanny: false,
-            actors: 0,
-          },
-        ];
+        return [idleWorker(`tcp://10.0.1.${next}:1`)];
       },
       dropStored: () => {},
       inProcess: false,
