@@ -42,6 +42,37 @@ function registerClient(clientId: string) {
   return { op: "register-client", clientId, ...wireVersion() };
 }
 
+/** A scheduler whose plugin records each worker joining (`+worker A`) and leaving (`-worker A`). */
+async function startRecordingWorkers() {
+  const log: string[] = [];
+  const { s } = await start({
+    plugins: [
+      {
+        name: "rec",
+        addWorker: (_s, w) => log.push(`+worker ${w}`),
+        removeWorker: (_s, w) => log.push(`-worker ${w}`),
+      },
+    ],
+  });
+  return { s, log };
+}
+
+/** A client retires `address` (the peer `w`): once retired, and `w` told to close. */
+async function retireOne(
+  s: Scheduler,
+  w: Awaited<ReturnType<typeof peer>>,
+  address: string,
+): Promise<void> {
+  const c = await peer(s, registerClient("c1"));
+  await c.comm.send([
+    { op: "retire-workers", workers: [address], clientId: "c1", stimulusId: "rt" },
+  ]);
+  expect(await c.waitFor((m) => m.op === "workers-retired")).toMatchObject({
+    retired: [address],
+  });
+  await w.waitFor((m) => m.op === "close-worker");
+}
+
 async function until(cond: () => boolean, ms = 5_000): Promise<void> {
   const t0 = Date.now();
   while (!cond()) {
@@ -124,25 +155,9 @@ describe("Scheduler server", () => {
   });
 
   it("tells the plugins the worker it removed left when a new one takes its address before its connection ends", async () => {
-    const log: string[] = [];
-    const { s } = await start({
-      plugins: [
-        {
-          name: "rec",
-          addWorker: (_s, w) => log.push(`+worker ${w}`),
-          removeWorker: (_s, w) => log.push(`-worker ${w}`),
-        },
-      ],
-    });
+    const { s, log } = await startRecordingWorkers();
     const old = await peer(s, registerWorker("inproc://w/1"));
-    const c = await peer(s, registerClient("c1"));
-    await c.comm.send([
-      { op: "retire-workers", workers: ["inproc://w/1"], clientId: "c1", stimulusId: "rt" },
-    ]);
-    expect(await c.waitFor((m) => m.op === "workers-retired")).toMatchObject({
-      retired: ["inproc://w/1"],
-    });
-    await old.waitFor((m) => m.op === "close-worker");
+    await retireOne(s, old, "inproc://w/1");
     // A worker started in its place (a nanny's, at a fixed port) registers before the
     // retired one's connection has ended: that session ends without a word.
     const again = await peer(s, { ...registerWorker("inproc://w/1"), nanny: true });
@@ -153,26 +168,10 @@ describe("Scheduler server", () => {
   });
 
   it("removes a retired worker at once, as Dask's retire_workers: the plugins and the events log hear though it never closes its connection", async () => {
-    const log: string[] = [];
-    const { s } = await start({
-      plugins: [
-        {
-          name: "rec",
-          addWorker: (_s, w) => log.push(`+worker ${w}`),
-          removeWorker: (_s, w) => log.push(`-worker ${w}`),
-        },
-      ],
-    });
+    const { s, log } = await startRecordingWorkers();
     const w = await peer(s, registerWorker("inproc://w/1"));
     await peer(s, registerWorker("inproc://w/2"));
-    const c = await peer(s, registerClient("c1"));
-    await c.comm.send([
-      { op: "retire-workers", workers: ["inproc://w/1"], clientId: "c1", stimulusId: "rt" },
-    ]);
-    expect(await c.waitFor((m) => m.op === "workers-retired")).toMatchObject({
-      retired: ["inproc://w/1"],
-    });
-    await w.waitFor((m) => m.op === "close-worker");
+    await retireOne(s, w, "inproc://w/1");
     // The worker hangs: its connection stays open, and it has left all the same.
     await sleep(20);
     expect(w.comm.isClosed).toBe(false);
