@@ -168,6 +168,10 @@ describe("replay details", () => {
     expect(() => replayLoadedDump(dump, { workers: [" tcp://a:1\n"] })).toThrow(
       'no worker " tcp://a:1\\n" in the dump',
     );
+    // A C1 control (CSI), which JSON leaves raw, is escaped too.
+    expect(() => replayLoadedDump(dump, { workers: ["\u009b31m"] })).toThrow(
+      'no worker "\\u009b31m" in the dump',
+    );
     expect(() => replayLoadedDump(dump, { workers: ["tcp://a:1"] })).toThrow(
       "no worker tcp://a:1 in the dump",
     );

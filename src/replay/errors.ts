@@ -1,5 +1,6 @@
 import { DumpFormatError } from "../protocol/clusterDump.ts";
 import { showValue } from "../util/showValue.ts";
+import { quoted } from "./shownText.ts";
 
 /**
  * An input that `weft replay` or `weft story` cannot use: a file that cannot be read,
@@ -73,5 +74,5 @@ export function checkFileArgument(fn: string, file: unknown): asserts file is st
  * `no worker "" in the dump`.
  */
 export function askedAddress(address: string): string {
-  return /^[\x21-\x7e]+$/.test(address) ? address : showValue(address, 200);
+  return /^[\x21-\x7e]+$/.test(address) ? address : quoted(address);
 }

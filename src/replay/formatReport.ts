@@ -8,6 +8,7 @@ import type {
   VectorReplayReport,
   WorkerReplayReport,
 } from "./report.ts";
+import { shown } from "./shownText.ts";
 import type { TaskMismatch } from "./taskComparison.ts";
 
 /** Options of {@link formatReport}. */
@@ -22,30 +23,6 @@ const LABEL = 10;
 
 function row(label: string, text: string): string {
   return `  ${label.padEnd(LABEL)}${text}`;
-}
-
-/**
- * `s` as it is, or quoted as JSON when it holds a control character: the strings a
- * dump carries (addresses, keys, stimulus ids, its version) could otherwise break the
- * report's lines or send escape sequences to the terminal.
- */
-function shown(s: string): string {
-  if (!hasControl(s)) return s;
-  // JSON.stringify escapes C0 controls only: the C1 ones (U+0080–U+009F, CSI among
-  // them) and the line separators are escaped here.
-  let out = "";
-  for (const ch of JSON.stringify(s)) {
-    out += hasControl(ch) ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}` : ch;
-  }
-  return out;
-}
-
-function hasControl(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029) return true;
-  }
-  return false;
 }
 
 function json(v: unknown): string {
