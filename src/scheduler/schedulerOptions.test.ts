@@ -25,7 +25,10 @@ describe("resolveSchedulerOptions", () => {
 
   it("refuses options that are not an object", () => {
     expect(() => resolveSchedulerOptions(null as never)).toThrow(
-      new TypeError("Scheduler options must be an object"),
+      new TypeError("Scheduler options must be an object, got null"),
+    );
+    expect(() => resolveSchedulerOptions("tcp://x:1" as never)).toThrow(
+      new TypeError('Scheduler options must be an object, got "tcp://x:1"'),
     );
   });
 

@@ -224,8 +224,9 @@ const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
  * the first bad option (an unknown one included).
  */
 export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSchedulerOptions {
-  if (typeof o !== "object" || o === null)
-    throw new TypeError("Scheduler options must be an object");
+  if (typeof o !== "object" || o === null) {
+    throw new TypeError(`Scheduler options must be an object, got ${showValue(o)}`);
+  }
   checkKnownOptions("Scheduler options", o, SCHEDULER_OPTIONS);
   const listen = o.listen ?? "tcp://127.0.0.1:0";
   if (typeof listen !== "string" || listen === "") {

@@ -826,6 +826,15 @@ describe("Worker lifecycle", () => {
     }
   });
 
+  it("refuses options that are not an object, naming what it got", () => {
+    expect(() => resolveWorkerOptions(null as never)).toThrow(
+      new TypeError("Worker options must be an object, got null"),
+    );
+    expect(() => resolveWorkerOptions("tcp://127.0.0.1:1" as never)).toThrow(
+      new TypeError('Worker options must be an object, got "tcp://127.0.0.1:1"'),
+    );
+  });
+
   it("refuses an option it does not know, naming the one meant", () => {
     const given = { scheduler: "tcp://127.0.0.1:1", memoryLimt: "4GB" };
     expect(() => resolveWorkerOptions(given as never)).toThrow(

@@ -496,7 +496,9 @@ const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
  * the first bad option (an unknown one included; `scheduler` is required).
  */
 export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
-  if (typeof o !== "object" || o === null) throw new TypeError("Worker options must be an object");
+  if (typeof o !== "object" || o === null) {
+    throw new TypeError(`Worker options must be an object, got ${showValue(o)}`);
+  }
   checkKnownOptions("Worker options", o, WORKER_OPTIONS);
   if (typeof o.scheduler !== "string" || o.scheduler === "") {
     throw new TypeError("Worker option scheduler (the scheduler's address) is required");
