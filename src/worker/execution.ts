@@ -17,6 +17,7 @@ export class Execution implements RunControl {
   private holdsSlot = true;
   private secedeReported = false;
   private finished = false;
+  private clientAsked = false;
 
   /** Call only once `gate` granted this run a slot. */
   constructor(
@@ -28,7 +29,20 @@ export class Execution implements RunControl {
   ) {}
 
   client(): Promise<unknown> {
+    this.clientAsked = true;
     return this.taskClient();
+  }
+
+  usesClient(): void {
+    this.clientAsked = true;
+  }
+
+  /**
+   * Whether the run, not over yet, asked for a client: it may be waiting for
+   * other tasks (see `LostSpills`, which must not wait for it for good).
+   */
+  get holdsClient(): boolean {
+    return this.clientAsked && !this.finished;
   }
 
   secede(computeDuration: number): void {

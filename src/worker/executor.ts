@@ -50,6 +50,12 @@ export interface RunControl {
   rejoin(): Promise<void>;
   /** The client of the task's code (`getClient()`), on the thread the task runs on. */
   client(): Promise<unknown>;
+  /**
+   * The task's code got a client of its own thread's instead (a pool thread's):
+   * like a call of {@link client}, it tells the worker the task may be waiting
+   * for other tasks, which it weighs when a value they share is lost from disk.
+   */
+  usesClient?(): void;
 }
 
 /** An error as it crosses threads and the wire: plain strings only. */

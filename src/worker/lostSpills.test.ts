@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LOST_INPUT_RETRY_MS, LostSpills } from "./lostSpills.ts";
+import { LOST_INPUT_HELD_MS, LOST_INPUT_RETRY_MS, LostSpills } from "./lostSpills.ts";
 import { SpilledValueLostError } from "./spilledValueLost.ts";
 import { SpillStore } from "./spillStore.ts";
 import { PauseEvent, RescheduleEvent, type StateMachineEvent } from "./state/events.ts";
 import type { Instruction } from "./state/instructions.ts";
-import { compute, free, newWs, success, W2, W3 } from "./state/testing.ts";
+import { compute, free, newWs, secede, success, W2, W3 } from "./state/testing.ts";
 
 let dir = "";
 beforeEach(() => {
@@ -185,5 +185,63 @@ describe("LostSpills", () => {
     expect(ws.task("x").state).toBe("memory");
     expect(released(sent)).toEqual([]);
     expect(lost.keys.size).toBe(0);
+  });
+});
+
+describe("LostSpills, the input held by tasks that may wait for the one finding it lost", () => {
+  /**
+   * {@link lostWith}'s, with `holders` running too, and a LostSpills whose clock the
+   * test moves (`clock.ms`) and whose tasks holding a client are `clients`.
+   */
+  function heldBy(holders: string[]) {
+    const made = lostWith(["d", ...holders]);
+    const clock = { ms: 1_000 };
+    const clients = new Set<string>();
+    const lost = new LostSpills({
+      state: made.ws,
+      logger: pino({ level: "silent" }),
+      isLost: (key) => made.data.isLost(key),
+      handleStimulus: (...stims: StateMachineEvent[]) => void made.ws.handleStimuli(stims),
+      reschedule: () => {},
+      holdsClient: (key) => clients.has(key),
+      now: () => clock.ms,
+    });
+    return { ...made, lost, clock, clients };
+  }
+
+  it("errs the task once a seceded holder has held the input for LOST_INPUT_HELD_MS", () => {
+    // h may await d's future: rescheduled for good, d kept h, and so the input, from ending.
+    const { ws, lost, err, clock } = heldBy(["h"]);
+    ws.handleStimulus(secede("h", "secede-h"));
+    expect(ws.task("h").state).toBe("long-running");
+    expect(lost.fails(err, "d")).toBe(false);
+    clock.ms += LOST_INPUT_HELD_MS - 1;
+    expect(lost.fails(err, "d")).toBe(false);
+    expect(lost.verdict(err, "d")).not.toBe("fail");
+    clock.ms += 1;
+    expect(lost.fails(err, "d")).toBe(true);
+    expect(lost.verdict(err, "d")).toBe("fail");
+  });
+
+  it("errs it only while every holder may wait: one holding a client, not one merely running", () => {
+    const { lost, err, clock, clients } = heldBy(["h", "r"]);
+    clients.add("h");
+    // r, running without a client, ends on its own: d is only delayed, however long.
+    expect(lost.fails(err, "d")).toBe(false);
+    clock.ms += 10 * LOST_INPUT_HELD_MS;
+    expect(lost.fails(err, "d")).toBe(false);
+    // Counted from when r, too, may wait (it asked for a client).
+    clients.add("r");
+    expect(lost.fails(err, "d")).toBe(false);
+    clock.ms += LOST_INPUT_HELD_MS;
+    expect(lost.fails(err, "d")).toBe(true);
+  });
+
+  it("never errs a task whose input no other task here holds", () => {
+    const { lost, err, clock } = heldBy([]);
+    expect(lost.fails(err, "d")).toBe(false);
+    clock.ms += 10 * LOST_INPUT_HELD_MS;
+    expect(lost.fails(err, "d")).toBe(false);
+    expect(lost.verdict(err, "d")).toBeNull();
   });
 });

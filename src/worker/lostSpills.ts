@@ -21,6 +21,12 @@
  * is answered without it (as a worker that no longer holds it answers), and
  * each batch of stimuli is followed by another try ({@link LostSpills.release}).
  *
+ * A running task holding the key may be waiting for one of those it holds up
+ * (it seceded, or has a client, and awaits a future of it): then neither would
+ * ever end. Once only such tasks have held the key for a while, a task finding
+ * it lost errs with the loss instead, as Dask errs every reader
+ * ({@link LostSpills.fails}).
+ *
  * A paused worker starts no task and fetches no input, and no event of the
  * state machine takes a waiting or ready task back: its dependents would keep
  * the key until it resumes, the scheduler meanwhile sending peers (and
@@ -48,6 +54,10 @@ export interface LostSpillsHost {
   handleStimulus(...stims: StateMachineEvent[]): void;
   /** Ask the scheduler to run these tasks, not started here, elsewhere (`reschedule` messages). */
   reschedule(keys: readonly string[], stimulusId: string): void;
+  /** Whether the running task `key` asked for a client in this run (none: no task has). */
+  holdsClient?(key: string): boolean;
+  /** A monotonic clock, in milliseconds (default `performance.now`). */
+  now?(): number;
 }
 
 /**
@@ -59,6 +69,16 @@ export interface LostSpillsHost {
  * at most: it ends once no task here holds the input (see `LostSpills.waitOut`).
  */
 export const LOST_INPUT_RETRY_MS = 100;
+
+/**
+ * How long the tasks here holding a lost input may all be ones that could be
+ * waiting for the task that found it lost (seceded, or holding a client: see
+ * {@link LostSpills.fails}) before that task errs with the loss rather than
+ * being rescheduled again. Such a holder that awaits the task never ends, so
+ * it would never let the input go; one that merely holds the value may end
+ * meanwhile, and then the task is computed again as usual.
+ */
+export const LOST_INPUT_HELD_MS = 2000;
 
 /** The states of a dependent that still needs its inputs here (and keeps them from being dropped). */
 const NEEDS_INPUTS: ReadonlySet<TaskStateState> = new Set<TaskStateState>([
@@ -114,6 +134,11 @@ export class LostSpills {
   private readonly wakers = new Map<string, () => void>();
   /** The dependents a paused worker asked the scheduler to reschedule, until they leave {@link NOT_STARTED}. */
   private readonly rescheduled = new Set<string>();
+  /**
+   * Since when (`now()`) each lost key has been held only by tasks that may be
+   * waiting for the ones that found it lost (see {@link fails}).
+   */
+  private readonly heldByWaitersSince = new Map<string, number>();
   private releasing = false;
   private releaseQueued = false;
 
@@ -179,6 +204,62 @@ export class LostSpills {
     });
   }
 
+  /**
+   * Whether the task `dependent`, about to run, is to err with `err` (its input
+   * lost) rather than be rescheduled: when every task here holding the input
+   * may be waiting for it, and has been so for {@link LOST_INPUT_HELD_MS}. A
+   * task that seceded, or asked for a client, may await a future of one that
+   * needs the same value: the input can be dropped only once it ends, and it
+   * ends only once that one ends, rescheduled back here again and again
+   * meanwhile. Dask errs every reader of the lost value at once; a task here
+   * that merely holds the value, or that runs for long without a client,
+   * still only delays the others (see {@link inputLost}).
+   */
+  fails(err: SpilledValueLostError, dependent: string): boolean {
+    this.lost(err);
+    const ts = this.host.state.tasks.get(err.key);
+    if (ts === undefined || !this.heldByWaitersOnly(ts, dependent)) {
+      this.heldByWaitersSince.delete(err.key);
+      return false;
+    }
+    const now = this.host.now?.() ?? performance.now();
+    const since = this.heldByWaitersSince.get(err.key) ?? now;
+    this.heldByWaitersSince.set(err.key, since);
+    if (now - since < LOST_INPUT_HELD_MS) return false;
+    this.host.logger.warn(
+      { key: dependent, input: err.key },
+      "a task needs a spilled value gone from disk that only tasks which may be waiting for it hold: it errs",
+    );
+    return true;
+  }
+
+  /**
+   * What the task `dependent`, about to run, does with its input lost (`err`):
+   * `"fail"` (see {@link fails}), else as {@link waitOut}.
+   */
+  verdict(err: SpilledValueLostError, dependent: string): Promise<void> | null | "fail" {
+    return this.fails(err, dependent) ? "fail" : this.waitOut(err, dependent);
+  }
+
+  /**
+   * Whether some task here other than `dependent` (and those waiting out the loss)
+   * holds `ts`, and every one of them is running and may be waiting for others:
+   * seceded, or holding a client.
+   */
+  private heldByWaitersOnly(ts: TaskState, dependent: string): boolean {
+    let held = false;
+    for (const dep of ts.dependents) {
+      if (dep.key === dependent || this.waitingOut.has(dep.key)) continue;
+      if (!HOLDS_INPUTS.has(dep.state)) continue;
+      const mayWait =
+        dep.state === "long-running" ||
+        (dep.state === "executing" && this.host.holdsClient?.(dep.key) === true);
+      if (!mayWait) return false;
+      held = true;
+    }
+    return held;
+  }
+
   /** Drop the lost keys no task here needs any more: after each batch of stimuli. */
   release(): void {
     for (const key of this.waitingOut) {
@@ -201,6 +282,7 @@ export class LostSpills {
       if (ts === undefined || ts.state !== "memory" || !this.host.isLost(key)) {
         // Released meanwhile (freed by the scheduler), or set anew: nothing to drop.
         this.pending.delete(key);
+        this.heldByWaitersSince.delete(key);
         continue;
       }
       if (!neededHere(ts, HOLDS_INPUTS, null, this.waitingOut)) {
@@ -212,6 +294,7 @@ export class LostSpills {
       }
       keys.push(key);
       this.pending.delete(key);
+      this.heldByWaitersSince.delete(key);
     }
     if (elsewhere.length > 0) {
       this.host.logger.warn(

@@ -345,6 +345,8 @@ export class PiscinaExecutor implements Executor {
     if (msg.t === "secede") {
       this.placement.seceded(msg.token);
       control.secede(msg.after);
+    } else if (msg.t === "client") {
+      control.usesClient?.();
     } else if (msg.t === "rejoin") {
       const token = msg.token;
       control.rejoin().then(

@@ -55,9 +55,10 @@ export interface TaskRunnerHost {
   status(): WorkerStatus;
   /**
    * The task `key` found its input lost from disk (`err`): null to reschedule
-   * it at once, else what to wait for first (see `LostSpills.waitOut`).
+   * it at once, what to wait for first, or `"fail"` to err it with `err` (see
+   * `LostSpills.verdict`).
    */
-  spilledInputLost(err: SpilledValueLostError, key: string): Promise<void> | null;
+  spilledInputLost(err: SpilledValueLostError, key: string): Promise<void> | null | "fail";
 }
 
 /** Dask's threshold for recording the time a task's inputs took to read (`disk-read`). */
@@ -71,6 +72,8 @@ export class TaskRunner {
   private runCount = 0;
   /** Aborted by {@link close}: a `run` waiting for a thread, or running, stops. */
   private readonly closing = new AbortController();
+  /** The runs of tasks not over yet, by key (for {@link holdsClient}). */
+  private readonly runs = new Map<string, Execution>();
 
   constructor(
     private readonly host: TaskRunnerHost,
@@ -128,7 +131,7 @@ export class TaskRunner {
       const later = this.runWhenSlotFree(job, runId, ctx, executor);
       return this.withFailureEvent(later, key, runId, stimId, ctx);
     } catch (err) {
-      if (err instanceof SpilledValueLostError) return this.inputLost(err, key, ctx);
+      if (err instanceof SpilledValueLostError) return this.inputLost(err, key, runId, ctx);
       return this.unknownError(err, key, runId, stimId, ctx);
     }
   }
@@ -138,14 +141,24 @@ export class TaskRunner {
    * rescheduled (Dask's `Reschedule`), for the scheduler to run it again once
    * the input is computed again or fetched from another holder; erring it would
    * blame its code for the disk. After a wait while another task here still
-   * needs the input (see `LOST_INPUT_RETRY_MS`).
+   * needs the input (see `LOST_INPUT_RETRY_MS`); erred with `err` instead, as
+   * Dask errs every reader, once the tasks holding it may be waiting for this
+   * one (see `LOST_INPUT_HELD_MS`).
    */
   private inputLost(
     err: SpilledValueLostError,
     key: string,
+    runId: number,
     ctx: AsyncInstructionContext,
   ): StateMachineEvent | Promise<StateMachineEvent> {
     const waited = this.host.spilledInputLost(err, key);
+    if (waited === "fail") {
+      return ExecuteFailureEvent.fromException(
+        err,
+        { key, runId, stimulusId: stimulusId("spilled-input-lost") },
+        wireErrorMessage,
+      );
+    }
     const event = () => new RescheduleEvent({ key, stimulusId: stimulusId("spilled-input-lost") });
     if (waited === null) return event();
     // Aborted by the worker's close: the rejection ends the instruction quietly.
@@ -159,6 +172,14 @@ export class TaskRunner {
         resolve(event());
       });
     });
+  }
+
+  /**
+   * Whether the task `key` runs here and asked for a client in this run: it may
+   * be waiting for other tasks (see `LostSpills`).
+   */
+  holdsClient(key: string): boolean {
+    return this.runs.get(key)?.holdsClient === true;
   }
 
   private async runWhenSlotFree(
@@ -202,11 +223,12 @@ export class TaskRunner {
       ctx.signal,
       this.host.taskClient,
     );
+    this.runs.set(key, execution);
     let outcome: ExecuteOutcome | Promise<ExecuteOutcome>;
     try {
       outcome = executor.run(job, execution, ctx.signal);
     } catch (err) {
-      execution.finish(null);
+      this.finish(key, execution, null);
       throw err;
     }
     if (outcome instanceof Promise) return this.awaitOutcome(outcome, execution, key, runId, ctx);
@@ -224,10 +246,16 @@ export class TaskRunner {
     try {
       outcome = await pending;
     } catch (err) {
-      execution.finish(null);
+      this.finish(key, execution, null);
       throw err;
     }
     return this.ended(outcome, execution, key, runId, ctx);
+  }
+
+  /** The run of `key` is over: as `Execution.finish`, and no longer listed. */
+  private finish(key: string, execution: Execution, secededAfter: number | null): void {
+    execution.finish(secededAfter);
+    if (this.runs.get(key) === execution) this.runs.delete(key);
   }
 
   private ended(
@@ -237,7 +265,7 @@ export class TaskRunner {
     runId: number,
     ctx: AsyncInstructionContext,
   ): StateMachineEvent {
-    execution.finish(outcome.secededAfter);
+    this.finish(key, execution, outcome.secededAfter);
     ctx.ledger.record("thread", outcome.stop - outcome.start);
     return this.outcomeEvent(key, runId, outcome);
   }

@@ -59,7 +59,10 @@ function hooksFor(token: number): SecedeHooks {
         });
         post({ t: "rejoin", token });
       }),
-    client: threadClient,
+    client: () => {
+      post({ t: "client", token });
+      return threadClient();
+    },
   };
 }
 

@@ -50,10 +50,14 @@ export type ThreadReply =
   | { readonly kind: "collected"; readonly collected: boolean; readonly threadId: number }
   | { readonly kind: "done"; readonly outcome: ExecuteOutcome };
 
-/** Channel messages: thread → main `secede`/`rejoin`, main → thread `rejoined`. */
+/**
+ * Channel messages: thread → main `secede`/`rejoin`, and `client` (the task asked
+ * for the thread's client: it may wait for other tasks), main → thread `rejoined`.
+ */
 export type ChannelMessage =
   | { readonly t: "secede"; readonly token: number; readonly after: number }
   | { readonly t: "rejoin"; readonly token: number }
+  | { readonly t: "client"; readonly token: number }
   | { readonly t: "rejoined"; readonly token: number };
 
 /** True if `m` is a well-formed {@link ChannelMessage}. */
@@ -62,5 +66,5 @@ export function isChannelMessage(m: unknown): m is ChannelMessage {
   const { t, token } = m as { t?: unknown; token?: unknown };
   if (typeof token !== "number") return false;
   if (t === "secede") return typeof (m as { after?: unknown }).after === "number";
-  return t === "rejoin" || t === "rejoined";
+  return t === "rejoin" || t === "rejoined" || t === "client";
 }

@@ -195,6 +195,7 @@ export class Worker extends BaseWorker {
       reschedule: (keys, sid) => {
         for (const key of keys) this.batchedSend(toMessage(new RescheduleMsg(key, sid)));
       },
+      holdsClient: (key) => this.runner.holdsClient(key),
     });
     this.executors = new TaskExecutors(o, logger);
     this.memory =
@@ -231,7 +232,7 @@ export class Worker extends BaseWorker {
         handleStimulus: (...stims) => this.handleStimulus(...stims),
         taskClient: this.taskClient,
         status: () => this.statusValue,
-        spilledInputLost: (err, key) => this.lostSpills.waitOut(err, key),
+        spilledInputLost: (err, key) => this.lostSpills.verdict(err, key),
       },
       o.nthreads,
     );

@@ -1,0 +1,98 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LOST_INPUT_HELD_MS } from "../worker/lostSpills.ts";
+import { awaitsAnotherReader, holdsWithClient } from "./spillLostTasks.ts";
+import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { byteSum, bytes } from "./testTasks.ts";
+
+const SPILL_LOST_TASKS = new URL("./spillLostTasks.ts", import.meta.url).href;
+
+let dir = "";
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "weft-spill-lost-waits-"));
+});
+afterEach(async () => {
+  await closeTestClusters();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Delete every spill file under `dir` (each worker's directory holds its own). */
+function deleteSpillFiles(): void {
+  const files = readdirSync(dir).flatMap((d) =>
+    readdirSync(join(dir, d)).map((f) => join(dir, d, f)),
+  );
+  expect(files.length).toBeGreaterThan(0);
+  for (const f of files) rmSync(f);
+}
+
+// As spillLost.test.ts: 12 kB values on workers keeping 10 kB in memory go straight to
+// disk, and stay there when read.
+const SPILLING = { memoryLimit: "20kB", memoryTarget: 0.5 } as const;
+const N = 12_000;
+const SUM = Array.from({ length: N }, (_, i) => i % 251).reduce((a, b) => a + b, 0);
+
+/**
+ * A cluster of one spilling worker (two threads, `executor`) running the tasks of
+ * spillLostTasks.ts, holding `x` (12 kB, on disk), published as `{ future: x }`
+ * under "x".
+ */
+async function spilledX(executor: "inline" | "threads") {
+  const { cluster, client } = await testCluster({
+    workers: 1,
+    threadsPerWorker: 2,
+    executor,
+    taskModules: [CLIENT_TEST_TASKS, SPILL_LOST_TASKS],
+    worker: { ...SPILLING, spillDirectory: dir },
+  });
+  const [w] = cluster.workers;
+  const x = client.submit(bytes, N);
+  await x;
+  await client.publishDataset("x", { future: x });
+  /** Until `key` runs on `w` (having read its inputs). */
+  const started = (key: string) =>
+    eventually(() => ["executing", "long-running"].includes(w.state.tasks.get(key)?.state ?? ""));
+  return { w, client, x, started };
+}
+
+describe("a spilled value gone from disk, held by a task waiting for another reader", () => {
+  const cases = [
+    { executor: "inline", seceding: true },
+    { executor: "inline", seceding: false },
+    { executor: "threads", seceding: false },
+  ] as const;
+  for (const { executor, seceding } of cases) {
+    const how = `${seceding ? "seceded" : "holding a client"}, ${executor}`;
+    it(`fails that reader with the loss, rather than hanging (${how})`, async () => {
+      const { w, client, x, started } = await spilledX(executor);
+      // It reads x from disk as it starts, then awaits byteSum(x), which finds the file
+      // gone: rescheduled back here again and again, while x, held, could not be dropped.
+      const h = client.submit(awaitsAnotherReader, x, "x", 200, seceding);
+      await started(h.key);
+      deleteSpillFiles();
+      const outcome = await Promise.race([
+        h.result(),
+        sleep(LOST_INPUT_HELD_MS + 6000).then(() => "still waiting"),
+      ]);
+      expect(outcome).toMatch(new RegExp(`the spilled value of "${x.key}" is gone from disk`));
+      // Then dropped, and computed again for what needs it.
+      await client.unpublishDataset("x");
+      expect(await client.submit(byteSum, x)).toBe(SUM);
+      expect(w.spillStats?.lostKeys).toBe(0);
+    }, 20_000);
+  }
+
+  for (const seceding of [true, false]) {
+    it(`is computed again for the others once a task merely holding it ends (${seceding ? "seceded" : "holding a client"})`, async () => {
+      const { w, client, x, started } = await spilledX("inline");
+      const h = client.submit(holdsWithClient, x, LOST_INPUT_HELD_MS / 2, seceding);
+      await started(h.key);
+      deleteSpillFiles();
+      const sums = Array.from({ length: 3 }, () => client.submitWith({ pure: false }, byteSum, x));
+      expect(await client.gather([h, ...sums])).toEqual([SUM, SUM, SUM, SUM]);
+      expect(w.spillStats?.lostKeys).toBe(0);
+    });
+  }
+});
