@@ -13,18 +13,26 @@ import { byteSum } from "./testTasks.ts";
 /**
  * Reads `b`, then, through the task's client (seceded, or holding its thread), waits
  * `ms` and awaits `byteSum` of the future published as `{ future }` under `name` (of `b`'s key): `b`'s
- * byte sum plus that task's, or that task's error's message.
+ * byte sum plus that task's (run on one of `workers`, if given), or that task's error's
+ * message.
  */
 export const awaitsAnotherReader = defineTask(
   "awaitsAnotherReader",
-  async (b: Uint8Array, name: string, ms: number, seceding: boolean): Promise<number | string> => {
+  async (
+    b: Uint8Array,
+    name: string,
+    ms: number,
+    seceding: boolean,
+    workers?: string[],
+  ): Promise<number | string> => {
     const own = b.reduce((a, x) => a + x, 0);
     const client = await getClient();
     if (seceding) secede();
     await sleep(ms);
     const { future } = await client.getDataset<{ future: Future<Uint8Array> }>(name);
     try {
-      return own + (await client.submitWith({ pure: false }, byteSum, future));
+      const where = workers === undefined ? {} : { workers };
+      return own + (await client.submitWith({ pure: false, ...where }, byteSum, future));
     } catch (err) {
       return (err as Error).message;
     }

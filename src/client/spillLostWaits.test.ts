@@ -95,4 +95,41 @@ describe("a spilled value gone from disk, held by a task waiting for another rea
       expect(w.spillStats?.lostKeys).toBe(0);
     });
   }
+
+  it("fails a reader on another worker, fetching it, with the loss, rather than hanging", async () => {
+    const { cluster, client } = await testCluster({
+      workers: 2,
+      threadsPerWorker: 2,
+      taskModules: [CLIENT_TEST_TASKS, SPILL_LOST_TASKS],
+      worker: { ...SPILLING, spillDirectory: dir },
+    });
+    const [a, b] = cluster.workers;
+    const x = client.submitWith({ workers: [a.address] }, bytes, N);
+    await x;
+    await client.publishDataset("x", { future: x });
+    // byteSum(x) runs on b, which fetches x from a: answered without it, b asked the
+    // scheduler where x is, was sent back to a, and asked again, for good.
+    const only = [b.address];
+    const h = client.submitWith(
+      { workers: [a.address] },
+      awaitsAnotherReader,
+      x,
+      "x",
+      200,
+      true,
+      only,
+    );
+    await eventually(() => a.state.tasks.get(h.key)?.state === "long-running");
+    deleteSpillFiles();
+    const outcome = await Promise.race([
+      h.result(),
+      sleep(LOST_INPUT_HELD_MS + 6000).then(() => "still waiting"),
+    ]);
+    expect(outcome).toMatch(new RegExp(`the spilled value of "${x.key}" is gone from disk`));
+    expect(outcome).toContain(`(while fetching its input ${x.key})`);
+    await client.unpublishDataset("x");
+    expect(await client.submitWith({ workers: only }, byteSum, x)).toBe(SUM);
+    expect(a.spillStats?.lostKeys).toBe(0);
+    expect(cluster.workers.map((w) => w.status)).toEqual(["running", "running"]);
+  }, 20_000);
 });

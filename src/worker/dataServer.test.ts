@@ -193,3 +193,45 @@ describe("parseGetDataResponse", () => {
     );
   });
 });
+
+describe("DataServer, a lost value its worker holds for tasks that may wait for the peer's", () => {
+  it("fails a peer's fetch of only such values with the loss, and answers anyone else without them", () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-data-server-"));
+    try {
+      const sizeof = (v: unknown) => (typeof v === "number" ? 1 : 100);
+      const data = new SpillStore({ targetBytes: 10, directory: dir, sizeof });
+      const state = new WorkerState({ address: "tcp://10.0.0.1:1", validate: true, data });
+      const value = { big: "x".repeat(100) };
+      state.handleStimulus(new UpdateDataEvent({ data: { a: 1, big: value }, stimulusId: "s" }));
+      for (const d of readdirSync(dir)) rmSync(join(dir, d), { recursive: true });
+      const asked: string[] = [];
+      const server = new DataServer(
+        {
+          state,
+          isPausedForMemory: false,
+          failsPeer: (err) => {
+            asked.push(err.key);
+            return true;
+          },
+        },
+        4,
+      );
+      const ctx = () => ctxFrom("tcp://10.0.0.2:5").ctx;
+      // A worker asking for it alone: its fetch fails, so the tasks there needing it err.
+      expect(() => server.getData({ keys: ["big"], who: "tcp://10.0.0.2:5" }, ctx())).toThrow(
+        /the spilled value of "big" is gone from disk/,
+      );
+      expect(asked).toEqual(["big"]);
+      expect(server.outgoingCount).toBe(0);
+      // With another key, which it gets (an error answer would fail its fetch too): without it.
+      const mixed = server.getData({ keys: ["a", "big"], who: "inproc://10.0.0.2/7/1" }, ctx());
+      expect(mixed).toMatchObject({ status: "OK", lost: ["big"] });
+      // A client (its id, not an address) waits for the value to be computed again.
+      const client = server.getData({ keys: ["big"], who: "client-1234abcd" }, ctx());
+      expect(client).toMatchObject({ status: "OK", lost: ["big"] });
+      expect(asked).toEqual(["big", "big"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -50,6 +50,12 @@ export interface DataServerHost {
    * scheduler where this one is now, as it does for any key a worker no longer holds.
    */
   valueLost?(err: SpilledValueLostError): void;
+  /**
+   * Whether a peer (another worker) fetching a value found lost is to get the
+   * error rather than an answer without it: the tasks there needing it then err
+   * (see `LostSpills.failsPeer`). Asked only once {@link valueLost} was told.
+   */
+  failsPeer?(err: SpilledValueLostError): boolean;
 }
 
 /**
@@ -104,6 +110,8 @@ export class DataServer {
     }
     const data = new Map<string, unknown>();
     const lost: string[] = [];
+    const failing: SpilledValueLostError[] = [];
+    const peer = isWorkerAddress(args.who);
     let bytes = 0;
     for (const key of keys as string[]) {
       if (state.data.has(key)) {
@@ -113,6 +121,7 @@ export class DataServer {
         } catch (err) {
           if (!(err instanceof SpilledValueLostError)) throw err;
           this.worker.valueLost?.(err);
+          if (peer && this.worker.failsPeer?.(err) === true) failing.push(err);
           lost.push(key);
           continue;
         }
@@ -123,6 +132,9 @@ export class DataServer {
         data.set(key, asWireValue(actorRef(key, state.address)));
       }
     }
+    // An error answer fails the peer's whole fetch, each key of it: only when
+    // every key asked is one to fail (the others, answered, come with no error).
+    if (failing.length > 0 && failing.length === keys.length) throw failing[0];
     this.outgoingCount++;
     this.outgoingCountTotal++;
     this.outgoingBytes += bytes;
@@ -133,6 +145,14 @@ export class DataServer {
     });
     return lost.length > 0 ? { status: "OK", data, lost } : { status: "OK", data };
   };
+}
+
+/**
+ * Whether the `who` of a `get_data` request names a worker: its address, with
+ * its scheme (`tcp://…`, `inproc://…`), where a client gives its id.
+ */
+function isWorkerAddress(who: unknown): boolean {
+  return typeof who === "string" && /^[a-z][a-z0-9+.-]*:\/\//i.test(who);
 }
 
 /**

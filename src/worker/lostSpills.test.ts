@@ -244,4 +244,17 @@ describe("LostSpills, the input held by tasks that may wait for the one finding 
     expect(lost.fails(err, "d")).toBe(false);
     expect(lost.verdict(err, "d")).toBeNull();
   });
+
+  it("fails a peer's fetch once only such tasks have held the input for LOST_INPUT_HELD_MS", () => {
+    // A task on the peer needs it: answered without it, the peer came back for good.
+    const { ws, lost, err, clock, feed } = heldBy(["h"]);
+    feed(RescheduleEvent.dummy("d", { stimulusId: "spilled-input-lost" }));
+    ws.handleStimulus(secede("h", "secede-h"));
+    expect(lost.failsPeer(err)).toBe(false);
+    clock.ms += LOST_INPUT_HELD_MS;
+    expect(lost.failsPeer(err)).toBe(true);
+    // Once h ended, nothing holds it: it drops, and the peer is answered without it.
+    feed(success("h", "s-h", 1));
+    expect(lost.failsPeer(err)).toBe(false);
+  });
 });

@@ -216,6 +216,34 @@ export class LostSpills {
    * still only delays the others (see {@link inputLost}).
    */
   fails(err: SpilledValueLostError, dependent: string): boolean {
+    if (!this.heldByWaitersLong(err, dependent)) return false;
+    this.host.logger.warn(
+      { key: dependent, input: err.key },
+      "a task needs a spilled value gone from disk that only tasks which may be waiting for it hold: it errs",
+    );
+    return true;
+  }
+
+  /**
+   * Whether a peer's fetch of the lost `err.key` is to fail with `err` rather
+   * than be answered without it: as {@link fails}, for a task on the peer (it
+   * errs with the failed fetch). Answered without it, the peer asks the
+   * scheduler where the key is, is sent back here, and asks again, for good.
+   */
+  failsPeer(err: SpilledValueLostError): boolean {
+    if (!this.heldByWaitersLong(err, null)) return false;
+    this.host.logger.warn(
+      { key: err.key },
+      "a peer fetches a spilled value gone from disk that only tasks which may be waiting for it hold: the fetch fails",
+    );
+    return true;
+  }
+
+  /**
+   * Whether `err.key` (found lost) has been held here for {@link LOST_INPUT_HELD_MS}
+   * only by tasks, other than `dependent`, that may be waiting for others.
+   */
+  private heldByWaitersLong(err: SpilledValueLostError, dependent: string | null): boolean {
     this.lost(err);
     const ts = this.host.state.tasks.get(err.key);
     if (ts === undefined || !this.heldByWaitersOnly(ts, dependent)) {
@@ -225,12 +253,7 @@ export class LostSpills {
     const now = this.host.now?.() ?? performance.now();
     const since = this.heldByWaitersSince.get(err.key) ?? now;
     this.heldByWaitersSince.set(err.key, since);
-    if (now - since < LOST_INPUT_HELD_MS) return false;
-    this.host.logger.warn(
-      { key: dependent, input: err.key },
-      "a task needs a spilled value gone from disk that only tasks which may be waiting for it hold: it errs",
-    );
-    return true;
+    return now - since >= LOST_INPUT_HELD_MS;
   }
 
   /**
@@ -246,7 +269,7 @@ export class LostSpills {
    * holds `ts`, and every one of them is running and may be waiting for others:
    * seceded, or holding a client.
    */
-  private heldByWaitersOnly(ts: TaskState, dependent: string): boolean {
+  private heldByWaitersOnly(ts: TaskState, dependent: string | null): boolean {
     let held = false;
     for (const dep of ts.dependents) {
       if (dep.key === dependent || this.waitingOut.has(dep.key)) continue;

@@ -305,6 +305,14 @@ export class Worker extends BaseWorker {
     this.lostSpills.lost(err);
   }
 
+  /**
+   * Whether a peer's `get_data` of a value found lost is to fail with the loss:
+   * once only tasks here that may be waiting for the peer's hold it (see lostSpills.ts).
+   */
+  failsPeer(err: SpilledValueLostError): boolean {
+    return this.lostSpills.failsPeer(err);
+  }
+
   /** Where the HTTP endpoints are (`http://host:port`), null without `httpAddress`. */
   get httpUrl(): string | null {
     return this.http?.url ?? null;
