@@ -87,7 +87,7 @@ describe("a spilled value gone from disk, held by a task waiting for another rea
   for (const seceding of [true, false]) {
     it(`is computed again for the others once a task merely holding it ends (${seceding ? "seceded" : "holding a client"})`, async () => {
       const { w, client, x, started } = await spilledX("inline");
-      const h = client.submit(holdsWithClient, x, LOST_INPUT_HELD_MS / 2, seceding);
+      const h = client.submit(holdsWithClient, x, LOST_INPUT_HELD_MS / 4, seceding);
       await started(h.key);
       deleteSpillFiles();
       const sums = Array.from({ length: 3 }, () => client.submitWith({ pure: false }, byteSum, x));
