@@ -80,3 +80,18 @@ describe("Execution", () => {
     expect(gate.available).toBe(0);
   });
 });
+
+describe("Execution, a run asking for a client", () => {
+  it("holds one from its first ask, on its thread or the main thread, until it finishes", async () => {
+    for (const ask of ["main", "thread"] as const) {
+      const { ex } = await setup();
+      expect(ex.holdsClient).toBe(false);
+      if (ask === "main") await expect(ex.client()).rejects.toThrow(/this run has no client/);
+      else ex.usesClient();
+      // Even one it could not get: the task may ask again, and then wait for others.
+      expect(ex.holdsClient).toBe(true);
+      ex.finish(null);
+      expect(ex.holdsClient).toBe(false);
+    }
+  });
+});
