@@ -117,7 +117,9 @@ export interface SimOptions {
    * The share of runs with scattered data (the `scatter` workload, and `configured`
    * runs whose client scatters `config`) whose client also replicates (see `replicate.ts`;
    * decided per run from a random stream of its own, so that the runs that do not
-   * replicate are those they were before). 0 to 1; default 0.5.
+   * replicate are those they were before). 0 to 1; default 0.5. Other workloads
+   * ignore it, as they do the three shares below (`weft sim` refuses their flags
+   * there; see `workloadOptions.ts`).
    */
   replicate?: number;
   /**
@@ -151,7 +153,8 @@ export interface SimOptions {
    * `replaceDelay`, and the client must still get every answer (decided from
    * a random stream of its own). Not in runs with scattered data (the `scatter`
    * workload, `configured` with its config scattered), whose values a restart
-   * loses for good. 0 to 1; default 0.05.
+   * loses for good (the `scatter` workload ignores it, and `restartWorker`: `weft sim`
+   * refuses their flags with it). 0 to 1; default 0.05.
    */
   restart?: number;
   /**

@@ -2,6 +2,7 @@
 
 import { formatFaults } from "./faults.ts";
 import { type ResolvedSimOptions, SIM_DEFAULTS } from "./options.ts";
+import { withoutEffect } from "./workloadOptions.ts";
 
 /** Flags of the options that have one, in the order they are printed. */
 const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
@@ -43,13 +44,18 @@ const NO_FLAG: readonly Exclude<keyof ResolvedSimOptions, "seed" | "hooks">[] = 
 ];
 
 /**
- * `weft sim --seed N …`: the command that reruns exactly this run. `customHooks`:
+ * `weft sim --seed N …`: the command that reruns exactly this run (without the options
+ * its workload leaves without effect, see workloadOptions.ts). `customHooks`:
  * the run had hooks of its own (not a variant's), which no command line can give.
  */
 export function replayCommand(o: ResolvedSimOptions, customHooks = false): string {
   const parts = ["weft sim", `--seed ${o.seed}`];
   for (const [name, flag] of FLAGS) {
-    if (o[name] !== SIM_DEFAULTS[name]) parts.push(`${flag} ${String(o[name])}`);
+    // An option the workload leaves without effect replays the same run left out, and
+    // `weft sim` refuses its flag.
+    if (o[name] !== SIM_DEFAULTS[name] && !withoutEffect(o.workload, name)) {
+      parts.push(`${flag} ${String(o[name])}`);
+    }
   }
   const faults = formatFaults(o.faults);
   if (faults !== formatFaults(SIM_DEFAULTS.faults)) parts.push(`--faults ${faults}`);

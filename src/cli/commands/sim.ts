@@ -90,22 +90,22 @@ export function simCommand(ctx: CliContext): Command {
     .option("--latency <seconds>", "mean message latency (default 0.002)", positive)
     .option(
       "--replicate <share>",
-      "runs with scattered data (scatter, and configured with its config scattered): the share of runs whose client also replicates (default 0.5)",
+      "runs with scattered data (scatter, and configured with its config scattered; refused with the other workloads): the share of runs whose client also replicates (default 0.5)",
       share,
     )
     .option(
       "--replicate-one <share>",
-      "runs with scattered data: the share of replicate requests asking for one copy, which drops the others (default 0.333…)",
+      "runs with scattered data (refused as --replicate is): the share of replicate requests asking for one copy, which drops the others (default 0.333…)",
       share,
     )
     .option(
       "--rebalance <share>",
-      "runs with scattered data: the share of the client's requests that are rebalances (default 0.25)",
+      "runs with scattered data (refused as --replicate is): the share of the client's requests that are rebalances (default 0.25)",
       share,
     )
     .option(
       "--retire <share>",
-      "runs with scattered data: the share of the other requests that retire a worker instead (default 0.1)",
+      "runs with scattered data (refused as --replicate is): the share of the other requests that retire a worker instead (default 0.1)",
       share,
     )
     .option(
@@ -115,12 +115,12 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option(
       "--restart <share>",
-      "the share of runs whose client restarts the cluster once, then submits its graph again (not with scattered data; default 0.05)",
+      "the share of runs whose client restarts the cluster once, then submits its graph again (not with scattered data: refused with --workload scatter; default 0.05)",
       share,
     )
     .option(
       "--restart-worker <share>",
-      "the share of runs whose client restarts one worker while the work goes on (not with scattered data; default 0.05)",
+      "the share of runs whose client restarts one worker while the work goes on (not with scattered data: refused with --workload scatter; default 0.05)",
       share,
     )
     .option(

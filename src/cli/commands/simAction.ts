@@ -22,11 +22,12 @@ import {
 import { addResult, emptySummary, type SimSummary, seedsPassSafeRange } from "../../sim/runMany.ts";
 import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
 import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
+import { optionsWithoutEffect } from "../../sim/workloadOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { fileNameProblem, outputProblem } from "./outputFile.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
 import { untilSignal } from "./serveUntil.ts";
-import { withSimFlags } from "./simFlags.ts";
+import { SIM_OPTION_FLAGS, withSimFlags } from "./simFlags.ts";
 
 /** Options of `weft sim` as commander parses them. */
 export interface SimCliOptions {
@@ -306,6 +307,15 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
       exitCode: EXIT.usage,
     });
     return;
+  }
+  // A share of requests the workload never makes (or of restarts it never makes) would
+  // be ignored, unsaid: the run would look as if it had tried them.
+  const idle = optionsWithoutEffect(opts.workload);
+  for (const name of idle.options) {
+    if (opts[name] !== undefined) {
+      cmd.error(`error: ${SIM_OPTION_FLAGS[name]} ${idle.why}`, { exitCode: EXIT.usage });
+      return;
+    }
   }
   // With --runs, --seed is the first seed unless --from names it: both would drop one.
   if (opts.from !== undefined && cmd.getOptionValueSource("seed") === "cli") {
