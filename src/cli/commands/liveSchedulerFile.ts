@@ -1,7 +1,8 @@
 /**
- * `weft worker --scheduler-file`: the scheduler's address, from a file that
- * may not be there yet, or may name a scheduler that is gone. A file a
- * scheduler left behind (SIGKILLed, its machine lost) names an address that
+ * `--scheduler-file` (`weft worker`, and the commands that connect as a client:
+ * `weft run`, `weft status`, `weft retire`, …): the scheduler's address, from a
+ * file that may not be there yet, or may name a scheduler that is gone. A file
+ * a scheduler left behind (SIGKILLed, its machine lost) names an address that
  * refuses connections, until the scheduler started again (perhaps on another
  * host or port) writes its own: so the file is read again before each try
  * while the address it names refuses (or cannot be reached otherwise: a host
@@ -11,32 +12,43 @@
 import { existsSync } from "node:fs";
 import type { Logger } from "pino";
 import type { CommOptions } from "../../comm/comm.ts";
-import { connectFailureReason, connectWaiting } from "../../comm/connectWaiting.ts";
+import {
+  connectFailureReason,
+  connectWaiting,
+  type WaitedFailure,
+} from "../../comm/connectWaiting.ts";
 import { ConnectError, isTransientConnectError } from "../../comm/errors.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 
 /**
  * The addresses the scheduler file at `path` gives, one at each call, for
- * `connectWaiting`. The first call waits for the file to appear, up to
- * `waitMs` (Infinity: until `signal` aborts); later calls read it again,
- * keeping the address last read while the file is missing (removed by a
- * scheduler that closed, until another writes its own). Rejects, saying so,
- * when the file never appears or is not a scheduler file, and with
- * `signal.reason` once `signal` aborts.
+ * `connectWaiting`. The first call gives `known` if given (the file was read
+ * already), else waits for the file to appear, up to `waitMs` (Infinity:
+ * until `signal` aborts); later calls read it again, keeping the address last
+ * read while the file is missing (removed by a scheduler that closed, until
+ * another writes its own). Rejects, saying so, when the file never appears or
+ * is not a scheduler file, and with `signal.reason` once `signal` aborts.
  */
 export function schedulerFileAddresses(
   path: string,
   o: {
     readonly waitMs: number;
-    readonly signal: AbortSignal;
+    readonly signal?: AbortSignal;
     /** Told while the file is not there yet: at once, then every `waitingEveryMs` (how long so far). */
     readonly waiting?: (waitedMs: number) => void;
     /** Default 10 s. */
     readonly waitingEveryMs?: number;
+    /** The address the file gave when read just before. */
+    readonly known?: string;
   },
 ): () => Promise<string> {
-  let last: string | null = null;
+  let last: string | null = o.known ?? null;
+  let first = o.known !== undefined;
   return async () => {
+    if (first) {
+      first = false;
+      return last as string;
+    }
     if (last === null) {
       const started = performance.now();
       let timer: ReturnType<typeof setInterval> | null = null;
@@ -56,7 +68,7 @@ export function schedulerFileAddresses(
       }
       return last;
     }
-    o.signal.throwIfAborted();
+    o.signal?.throwIfAborted();
     try {
       last = await readSchedulerFile(path, { timeoutMs: 0 });
     } catch (err) {
@@ -121,6 +133,47 @@ export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait):
             `still waiting for the scheduler file ${path} (for ${Math.round(waitedMs / 1000)} s)`,
           ),
   });
+  return await dialFromFile(path, addresses, {
+    connectTimeoutMs: o.connectTimeoutMs,
+    waitMs,
+    comm: o.comm,
+    stopped: () => o.signal.aborted,
+    onFirstFailure: ({ address, reason, refused }) =>
+      o.logger?.info(
+        { scheduler: address, schedulerFile: path, reason, waitMs: o.deathTimeoutMs },
+        refused
+          ? "the scheduler the scheduler file names refuses connections (gone, or not started yet?): reading the file again until one accepts"
+          : `the scheduler the scheduler file names cannot be reached (${reason}): reading the file again until one can`,
+      ),
+    onStillFailing: ({ address, reason, refused, waitedMs }) =>
+      o.logger?.info(
+        { scheduler: address, schedulerFile: path, reason, waitedMs, waitMs: o.deathTimeoutMs },
+        `still waiting for a scheduler at the address the scheduler file names (${address} ${refused ? "refuses connections" : `cannot be reached: ${reason}`}, for ${Math.round(waitedMs / 1000)} s)`,
+      ),
+  });
+}
+
+/**
+ * The address, of those `addresses` gives (the scheduler file at `path` read
+ * again before each try), at which something accepts connections within
+ * `waitMs`; that connection is closed. Rejects, saying which address the file
+ * named last and for how long it was tried, when none did; with the file's own
+ * error when it went wrong. A TLS failure is left to the caller's own
+ * connection to report: the address is returned.
+ */
+async function dialFromFile(
+  path: string,
+  addresses: () => Promise<string>,
+  o: {
+    readonly connectTimeoutMs: number;
+    readonly waitMs: number;
+    readonly comm?: CommOptions;
+    readonly stopped?: () => boolean;
+    readonly onFirstFailure?: (failure: WaitedFailure) => void;
+    readonly onStillFailing?: (failure: WaitedFailure) => void;
+  },
+): Promise<string> {
+  const { waitMs } = o;
   let dialled = "";
   let fileError: unknown = null;
   const next = async (): Promise<string> => {
@@ -137,25 +190,15 @@ export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait):
       ...o.comm,
       timeoutMs: o.connectTimeoutMs,
       waitMs,
-      stopped: () => o.signal.aborted,
-      onFirstFailure: ({ address, reason, refused }) =>
-        o.logger?.info(
-          { scheduler: address, schedulerFile: path, reason, waitMs: o.deathTimeoutMs },
-          refused
-            ? "the scheduler the scheduler file names refuses connections (gone, or not started yet?): reading the file again until one accepts"
-            : `the scheduler the scheduler file names cannot be reached (${reason}): reading the file again until one can`,
-        ),
-      onStillFailing: ({ address, reason, refused, waitedMs }) =>
-        o.logger?.info(
-          { scheduler: address, schedulerFile: path, reason, waitedMs, waitMs: o.deathTimeoutMs },
-          `still waiting for a scheduler at the address the scheduler file names (${address} ${refused ? "refuses connections" : `cannot be reached: ${reason}`}, for ${Math.round(waitedMs / 1000)} s)`,
-        ),
+      stopped: o.stopped,
+      onFirstFailure: o.onFirstFailure,
+      onStillFailing: o.onStillFailing,
     });
     comm.abort();
     return dialled;
   } catch (err) {
     if (fileError !== null) throw fileError;
-    // TLS failures are left to the worker's own connection, which says why as well.
+    // TLS failures are left to the caller's own connection, which says why as well.
     if (!isTransientConnectError(err)) return dialled;
     if (err.code === "ECONNREFUSED") {
       throw new Error(
@@ -169,4 +212,38 @@ export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait):
       { cause: err },
     );
   }
+}
+
+/** Options of {@link clientSchedulerFromFile}. */
+export interface ClientSchedulerFileWait {
+  /** How long to try to connect, in ms (`--connect-timeout`), each try and in all. */
+  readonly timeoutMs: number;
+  /** The TLS credentials of a `tls://` scheduler. */
+  readonly comm?: CommOptions;
+  /** Told once, at the first failure: the command says that it waits, for which address, and why. */
+  readonly onWaiting?: (address: string, reason: string) => void;
+}
+
+/**
+ * For a command that connects as a client: the address, `read` from the
+ * scheduler file at `path` just before, or the one the file names later, once
+ * something accepts connections there within `timeoutMs` (the wait a client
+ * gives an address it was given). The file is read again before each try, as
+ * {@link liveSchedulerFromFile} does for a worker: a client started while the
+ * file still names a scheduler gone would otherwise wait out its timeout
+ * although a new scheduler had written its own address there. Rejects as that
+ * function does.
+ */
+export async function clientSchedulerFromFile(
+  path: string,
+  read: string,
+  o: ClientSchedulerFileWait,
+): Promise<string> {
+  const addresses = schedulerFileAddresses(path, { waitMs: 0, known: read });
+  return await dialFromFile(path, addresses, {
+    connectTimeoutMs: o.timeoutMs,
+    waitMs: o.timeoutMs,
+    comm: o.comm,
+    onFirstFailure: ({ address, reason }) => o.onWaiting?.(address, reason),
+  });
 }

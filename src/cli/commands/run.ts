@@ -15,7 +15,7 @@ export function runCommand(ctx: CliContext): Command {
     .option("--scheduler <address>", "use this scheduler instead of an embedded cluster")
     .option(
       "--scheduler-file <path>",
-      "use the scheduler whose address this file holds (weft scheduler --scheduler-file), waiting up to --connect-timeout for it",
+      "use the scheduler whose address this file holds (weft scheduler --scheduler-file), waiting up to --connect-timeout for it, then reading it again while the scheduler it names refuses connections, up to --connect-timeout",
     )
     .option(
       "--connect-timeout <ms>",

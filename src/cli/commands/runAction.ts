@@ -20,6 +20,7 @@ import { plural } from "../../util/plural.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
+import { clientSchedulerFromFile } from "./liveSchedulerFile.ts";
 import { outputProblem } from "./outputFile.ts";
 import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, TlsCliOptions } from "./serverOptions.ts";
@@ -235,10 +236,18 @@ export async function runGraph(
     if (!remote) checkGraphTaskModules(file, input.taskModules);
     if (opts.schedulerFile !== undefined) {
       const path = opts.schedulerFile;
-      address = await readSchedulerFile(path, {
+      const read = await readSchedulerFile(path, {
         timeoutMs: connectTimeoutMs,
         // Said at once, as `weft status` says it: the wait may last --connect-timeout.
         onWaiting: () => ctx.stderr.write(waitingForFileLine("run", path, connectTimeoutMs)),
+      });
+      requireTlsScheme(read, secure);
+      // A file naming a scheduler gone is read again until one accepts, as a worker does.
+      address = await clientSchedulerFromFile(path, read, {
+        timeoutMs: connectTimeoutMs,
+        comm: secure,
+        onWaiting: (at, reason) =>
+          ctx.stderr.write(waitingForSchedulerLine("run", at, reason, connectTimeoutMs)),
       });
       requireTlsScheme(address, secure);
     }

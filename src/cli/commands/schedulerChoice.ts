@@ -18,7 +18,7 @@ export const SCHEDULER_ARGUMENT =
 
 /** The help of `--scheduler-file`. */
 export const SCHEDULER_FILE_OPTION =
-  "read the scheduler's address from this file (weft scheduler --scheduler-file writes it), waiting up to --connect-timeout for it to appear; in place of the address";
+  "read the scheduler's address from this file (weft scheduler --scheduler-file writes it), waiting up to --connect-timeout for it to appear, then reading it again while the scheduler it names refuses connections, up to --connect-timeout; in place of the address";
 
 /**
  * What the command `command` says on stderr, at once, when its
@@ -84,25 +84,30 @@ const withoutTcp = (address: string): string => address.replace(/^tcp:\/\//, "")
 /**
  * The address of the scheduler `scheduler` names: the one given, or the one in
  * the file `schedulerFile`, waited for up to `timeoutMs` (`onWaitingForFile`
- * is called at once if it is not there yet: the command says that it waits).
- * Throws an Error whose message is for the user when neither or both are given
- * (an argument that is the file's address counts as given), or the file is
- * missing or not a scheduler file.
+ * is called at once if it is not there yet: the command says that it waits),
+ * then given to `live` if given (which may wait for a scheduler there, reading
+ * the file again: see liveSchedulerFile.ts, which this module does not load, so
+ * that a command's help loads no connection code). Throws an Error whose
+ * message is for the user when neither or both are given (an argument that is
+ * the file's address counts as given), or the file is missing or not a
+ * scheduler file, or what `live` throws.
  */
 export async function schedulerAddress(
   scheduler: SchedulerArgument,
   schedulerFile: string | undefined,
   timeoutMs: number,
   onWaitingForFile?: (path: string) => void,
+  live?: (path: string, read: string) => Promise<string>,
 ): Promise<string> {
   const problem = schedulerChoiceProblem(scheduler.given, schedulerFile);
   if (problem !== null) throw new Error(problem);
   if (scheduler.given !== undefined) return scheduler.given;
   const path = schedulerFile as string;
-  const address = await readSchedulerFile(path, {
+  const read = await readSchedulerFile(path, {
     timeoutMs,
     onWaiting: () => onWaitingForFile?.(path),
   });
+  const address = live === undefined ? read : await live(path, read);
   if ((scheduler.others ?? []).some((arg) => withoutTcp(arg) === withoutTcp(address))) {
     throw new Error(schedulerChoiceProblem(address, schedulerFile) as string);
   }

@@ -6,6 +6,7 @@
 import { Client } from "../../client/client.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { clientSchedulerFromFile } from "./liveSchedulerFile.ts";
 import {
   type SchedulerArgument,
   schedulerAddress,
@@ -33,10 +34,21 @@ export async function withClient(
   try {
     const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
     // Waits are said at once on stderr (stdout stays clean for --json): they may last --connect-timeout.
-    const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs, (path) =>
-      ctx.stderr.write(waitingForFileLine(name, path, connectMs)),
-    );
     const secure = tlsFrom(opts);
+    const address = await schedulerAddress(
+      scheduler,
+      opts.schedulerFile,
+      connectMs,
+      (path) => ctx.stderr.write(waitingForFileLine(name, path, connectMs)),
+      // A file naming a scheduler gone is read again until one accepts, as a worker does.
+      (path, read) =>
+        clientSchedulerFromFile(path, read, {
+          timeoutMs: connectMs,
+          comm: secure,
+          onWaiting: (at, reason) =>
+            ctx.stderr.write(waitingForSchedulerLine(name, at, reason, connectMs)),
+        }),
+    );
     requireTlsScheme(address, secure);
     client = await Client.connect(address, {
       name,
