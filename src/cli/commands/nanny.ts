@@ -314,8 +314,11 @@ async function runChildren(
     unlink();
     nanny.workerAddress = null;
     if (stopping) {
-      // Killed by the stop's signal (while it was still loading, say) is a stop too.
-      ctx.exitCode = code === 1 && killedBy === null ? 1 : 0;
+      // Stopped is the nanny's exit however its worker ended: killed by the stop's signal
+      // (while it was still loading, say), or on a fault of its own met just before the stop
+      // reached it (its scheduler gone with it, as at the end of a batch job), which would
+      // only have had another started. The worker's own line says what it met.
+      ctx.exitCode = 0;
       return;
     }
     const said = notice as CloseNotice | null;
