@@ -47,10 +47,13 @@ import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 const CLOSE_GRACE_MS = 5_000;
 
 /**
- * A message at least this large, sent since the last one received, is named
- * when the peer resets the connection: a peer that did not tell its
- * `maxMessageBytes` (or whose limit was not applied) resets it on one larger.
- * Smaller ones are not: the peer more likely went away.
+ * A message at least this large, sent since the last one received to a peer
+ * whose limit is not known, is named when the peer resets the connection: a
+ * peer that did not tell its `maxMessageBytes` (or whose limit was not applied)
+ * resets it on one larger. Smaller ones are not: the peer more likely went away.
+ * Nor is one sent within a limit the peer told (`limitSendsTo`, or a send's own:
+ * the answer to a request that said it), which cannot have been over it: the peer
+ * went away (a client killed while it gathered), and the hint misled.
  */
 const SUSPECT_MESSAGE_BYTES = 64 * 1024;
 
@@ -143,10 +146,15 @@ export class TcpComm extends CommBase {
   /** `performance.now()` when a send last completed, or when the first unsent one started. */
   private sendProgressAt = 0;
   private stallTimer: ReturnType<typeof setTimeout> | null = null;
-  /** The largest message sent since one was last received (see {@link SUSPECT_MESSAGE_BYTES}). */
+  /**
+   * The largest message sent, to a peer whose limit is not known, since one was last
+   * received (see {@link SUSPECT_MESSAGE_BYTES}).
+   */
   private largestUnanswered = 0;
   /** The peer's receive limit when lower than this end's own (see {@link limitSendsTo}). */
   private peerLimit: PeerLimit | null = null;
+  /** True once the peer told its receive limit, lower than this end's or not. */
+  private peerLimitKnown = false;
 
   constructor(
     private readonly socket: Socket,
@@ -237,8 +245,8 @@ export class TcpComm extends CommBase {
 
   /**
    * What to add to the error of a connection the peer reset (`err`) after a
-   * large message was sent to it: the peer's limit may be why, which only its
-   * log can tell (the reset says nothing). Empty otherwise.
+   * large message was sent to it, its limit not known: that limit may be why,
+   * which only its log can tell (the reset says nothing). Empty otherwise.
    */
   private resetHint(err: NodeJS.ErrnoException): string {
     if (!isReset(err) || this.largestUnanswered < SUSPECT_MESSAGE_BYTES) return "";
@@ -277,7 +285,9 @@ export class TcpComm extends CommBase {
       lowerPeerLimit(this.peerLimit, limit, maxMessageBytes),
     );
     if (tooLarge !== null) return Promise.reject(tooLarge);
-    this.largestUnanswered = Math.max(this.largestUnanswered, length);
+    if (limit === undefined && !this.peerLimitKnown) {
+      this.largestUnanswered = Math.max(this.largestUnanswered, length);
+    }
     return new Promise<void>((resolve, reject) => {
       const socket = this.socket;
       const frames = framesOf(segments, maxFrameBytes);
@@ -305,6 +315,7 @@ export class TcpComm extends CommBase {
 
   limitSendsTo(maxMessageBytes: number, whose: string): void {
     this.peerLimit = peerLimitBelow(maxMessageBytes, whose, this.limits.maxMessageBytes);
+    this.peerLimitKnown = true;
   }
 
   private sendStarted(bytes: number): void {
