@@ -10,7 +10,10 @@
  * (plugins, events log) before the worker has gone: its stream is taken out
  * of `workers` once the `close-worker` is on it, into `leaving` until its
  * connection ends, and `onWorkerRemoved` is told. Whether the worker then
- * closes its connection, and when, changes nothing but when the socket goes.
+ * closes its connection, and when, changes nothing but when the socket goes:
+ * one it has not closed `leavingGraceMs` later (what a worker's orderly close
+ * may take) is closed here, so that a worker that hung holds no socket for as
+ * long as the scheduler runs (Dask's `remove_worker` leaves it open: dask/distributed#6390).
  */
 
 import type { Logger } from "pino";
@@ -40,6 +43,8 @@ export class Router {
    * connections have not ended: what they send is no longer theirs to say.
    */
   readonly leaving = new Map<string, BatchedSend>();
+  /** The timer that closes each leaving worker's connection once its grace is over. */
+  private readonly leavingTimers = new Map<BatchedSend, ReturnType<typeof setTimeout>>();
 
   constructor(
     private readonly state: SchedulerState,
@@ -47,7 +52,40 @@ export class Router {
     private readonly logger: Logger,
     /** Told of each worker that `route` took out of `workers` (see the module comment). */
     private readonly onWorkerRemoved: (address: string) => void = () => {},
+    /** How long a leaving worker may keep its connection, in ms; `Infinity`: as long as it likes. */
+    private readonly leavingGraceMs = Number.POSITIVE_INFINITY,
   ) {}
+
+  /**
+   * The connection `stream` of the worker that was at `address` ended, or is being
+   * ended: no longer leaving, nor to be closed.
+   */
+  leavingEnded(address: string, stream: BatchedSend): void {
+    if (this.leaving.get(address) === stream) this.leaving.delete(address);
+    const timer = this.leavingTimers.get(stream);
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      this.leavingTimers.delete(stream);
+    }
+  }
+
+  /** Close `stream`, of the worker that left `address`, if still open once its grace is over. */
+  private closeAfterGrace(address: string, stream: BatchedSend): void {
+    if (!Number.isFinite(this.leavingGraceMs)) return;
+    const timer = setTimeout(() => {
+      this.leavingTimers.delete(stream);
+      if (this.leaving.get(address) !== stream) return;
+      this.leaving.delete(address);
+      this.logger.info(
+        { worker: address, graceMs: this.leavingGraceMs },
+        "a worker told to close still had its connection open after the grace: closed it",
+      );
+      stream.comm.abort();
+    }, this.leavingGraceMs);
+    // The scheduler's own close aborts every connection: this must not keep it up.
+    timer.unref();
+    this.leavingTimers.set(stream, timer);
+  }
 
   /** The registration of the worker connected at `address`, if one is. */
   registrationOf(address: string): string | undefined {
@@ -73,6 +111,7 @@ export class Router {
         ) {
           this.workers.delete(address);
           this.leaving.set(address, stream);
+          this.closeAfterGrace(address, stream);
           (removed ??= []).push(address);
         }
       } else {

@@ -1247,3 +1247,52 @@ describe("the active memory manager operated by clients (amm requests)", () => {
     expect(s.amm.running).toBe(false);
   });
 });
+
+describe("the connection of a worker told to close", () => {
+  const closedAfterGrace =
+    "a worker told to close still had its connection open after the grace: closed it";
+
+  it("is closed by the scheduler once the grace is over if the worker has not closed it", async () => {
+    const { s, records } = await start({ closeWorkerGraceMs: 150 });
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    await peer(s, registerWorker("inproc://w/2"));
+    await retireOne(s, w, "inproc://w/1");
+    // Within the grace it stays open: the worker's orderly close may still flush over it.
+    await sleep(20);
+    expect(w.comm.isClosed).toBe(false);
+    // The worker hangs: before, its socket stayed open as long as the scheduler ran.
+    await until(() => w.comm.isClosed, 5_000);
+    expect(s.router.leaving.size).toBe(0);
+    expect(records.filter((r) => r.msg === closedAfterGrace)).toMatchObject([
+      { worker: "inproc://w/1", graceMs: 150 },
+    ]);
+    expect([...s.state.workers.keys()]).toEqual(["inproc://w/2"]);
+  });
+
+  it("closed by the worker within the grace, is left to it, and nothing said", async () => {
+    const { s, records } = await start({ closeWorkerGraceMs: 300 });
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    await retireOne(s, w, "inproc://w/1");
+    await w.comm.close();
+    await until(() => s.router.leaving.size === 0);
+    await sleep(400);
+    expect(records.some((r) => r.msg === closedAfterGrace)).toBe(false);
+  });
+
+  it("has a grace of what a worker's close may take by default, Infinity for none, and refuses a bad one", async () => {
+    const { s } = await start();
+    expect(s.options.closeWorkerGraceMs).toBe(100_000);
+    const { s: never } = await start({
+      listen: "inproc://sched-never",
+      closeWorkerGraceMs: Infinity,
+    });
+    expect(never.options.closeWorkerGraceMs).toBe(Infinity);
+    for (const bad of [-1, Number.NaN, 2 ** 31, "5" as unknown as number]) {
+      await expect(
+        Scheduler.start({ listen: "inproc://bad", closeWorkerGraceMs: bad }),
+      ).rejects.toThrow(
+        /^Scheduler option closeWorkerGraceMs must be a number of ms >= 0 and at most \d+ \(Infinity: never\), got /,
+      );
+    }
+  });
+});

@@ -143,12 +143,18 @@ export class Scheduler implements SessionHost {
       clock: now,
       validate: this.options.validate,
     });
-    this.router = new Router(this.state, this.counters, this.logger, (address) => {
-      // Retired or restarted: gone from the cluster now, whenever its connection ends.
-      this.logger.info({ worker: address }, "worker removed");
-      logWorkerEvent(this, "remove-worker", address);
-      this.plugins.notify("removeWorker", address);
-    });
+    this.router = new Router(
+      this.state,
+      this.counters,
+      this.logger,
+      (address) => {
+        // Retired or restarted: gone from the cluster now, whenever its connection ends.
+        this.logger.info({ worker: address }, "worker removed");
+        logWorkerEvent(this, "remove-worker", address);
+        this.plugins.notify("removeWorker", address);
+      },
+      this.options.closeWorkerGraceMs,
+    );
     this.plugins = new SchedulerPlugins(this, this.logger);
     this.amm = new AmmControl(
       this.options.activeMemoryManagerIntervalMs,

@@ -8,6 +8,7 @@ import {
 } from "../comm/comm.ts";
 import { resolveHttpOptions } from "../comm/httpEndpoints.ts";
 import { plainListenProblem, type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
+import { WORKER_CLOSE_MAX_MS } from "../util/closeBudget.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
@@ -51,6 +52,14 @@ export interface SchedulerOptions {
   idleTimeoutMs?: number | null;
   /** A connection must say who it is (its first message) within this many ms. Default 10,000. */
   handshakeTimeoutMs?: number;
+  /**
+   * How long a worker the scheduler removed and told to close (retired, or
+   * restarted) may keep its connection open, in ms: then the scheduler closes
+   * it, saying so in its log. Default 100,000, what a worker's close may take
+   * at most (its teardowns and running tasks waited on up to 30 s each), so that
+   * an orderly close is not cut short; `Infinity`: until the worker closes it.
+   */
+  closeWorkerGraceMs?: number;
   /**
    * Before accepting a worker at a `tcp://` address, connect to that address
    * once (within `handshakeTimeoutMs`, at most 5 s): a worker advertising an
@@ -191,6 +200,17 @@ function timerInterval(name: string, v: number | undefined, fallback: number): n
   return v;
 }
 
+/** `closeWorkerGraceMs`: a timer's delay, or `Infinity` (no timer). */
+function closeWorkerGrace(v: number | undefined): number {
+  if (v === undefined) return WORKER_CLOSE_MAX_MS;
+  if (typeof v !== "number" || !((v >= 0 && v <= MAX_TIMER_MS) || v === Infinity)) {
+    throw new RangeError(
+      `Scheduler option closeWorkerGraceMs must be a number of ms >= 0 and at most ${MAX_TIMER_MS} (Infinity: never), got ${showValue(v)}`,
+    );
+  }
+  return v;
+}
+
 /** Every option of {@link SchedulerOptions}: others are refused. */
 const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
   listen: true,
@@ -201,6 +221,7 @@ const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
   workerTtlMs: true,
   idleTimeoutMs: true,
   handshakeTimeoutMs: true,
+  closeWorkerGraceMs: true,
   checkWorkerAddress: true,
   maxFrameBytes: true,
   maxMessageBytes: true,
@@ -252,6 +273,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     workerTtlMs: ttl,
     idleTimeoutMs: idleTimeout(o.idleTimeoutMs),
     handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
+    closeWorkerGraceMs: closeWorkerGrace(o.closeWorkerGraceMs),
     checkWorkerAddress: o.checkWorkerAddress ?? true,
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,

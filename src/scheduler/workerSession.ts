@@ -103,7 +103,7 @@ function addressTaken(host: SessionHost, address: string): boolean {
   if (host.router.workers.has(address)) return true;
   const old = host.router.leaving.get(address);
   if (old !== undefined) {
-    host.router.leaving.delete(address);
+    host.router.leavingEnded(address, old);
     old.comm.abort();
   }
   return false;
@@ -261,7 +261,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     } else host.logger.warn({ err, worker: address }, "the connection to a worker broke");
   }
   stream.abort();
-  if (host.router.leaving.get(address) === stream) host.router.leaving.delete(address);
+  host.router.leavingEnded(address, stream);
   // Still ours unless the worker was removed already (retired, restarted, missed heartbeats).
   if (host.router.workers.get(address) !== stream) return;
   host.router.workers.delete(address);

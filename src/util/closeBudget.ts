@@ -21,6 +21,22 @@ export const DEFAULT_CLOSE_TIMEOUT_S = 30;
  */
 export const WORKER_CLOSE_WAITS = 3;
 
+/**
+ * What a worker's close may take beyond its bounded waits: flushing its
+ * stream to the scheduler, closing its peers, thread pool and spill store,
+ * and the process's own exit.
+ */
+const WORKER_CLOSE_SLACK_S = 10;
+
+/**
+ * How long a worker's close may take at most, in ms (100 s): its waits of up to
+ * {@link DEFAULT_CLOSE_TIMEOUT_S} each, and some slack. A nanny SIGKILLs a worker
+ * process that has not exited this long after its SIGTERM; the scheduler closes the
+ * connection of a worker it told to close that has not closed it this long after.
+ */
+export const WORKER_CLOSE_MAX_MS =
+  (WORKER_CLOSE_WAITS * DEFAULT_CLOSE_TIMEOUT_S + WORKER_CLOSE_SLACK_S) * 1000;
+
 /** A moment after which a close waits on no more teardowns. */
 export class CloseBudget {
   /** Resolves at the deadline; never for one of `Infinity`. */

@@ -9,14 +9,7 @@
  */
 
 import type { ChildProcess } from "node:child_process";
-import { DEFAULT_CLOSE_TIMEOUT_S, WORKER_CLOSE_WAITS } from "../../util/closeBudget.ts";
-
-/**
- * What a worker's close may take beyond its bounded waits: flushing its
- * stream to the scheduler, closing its peers, thread pool and spill store,
- * and the process's own exit.
- */
-const CLOSE_SLACK_S = 10;
+import { WORKER_CLOSE_MAX_MS } from "../../util/closeBudget.ts";
 
 /**
  * How long a nanny waits for its worker process to exit once it sent it
@@ -24,8 +17,7 @@ const CLOSE_SLACK_S = 10;
  * its waits on code it does not control (plugins' and preloads' teardowns,
  * the running tasks) up to `worker.close()`'s default timeout, and some slack.
  */
-export const CHILD_STOP_GRACE_MS =
-  (WORKER_CLOSE_WAITS * DEFAULT_CLOSE_TIMEOUT_S + CLOSE_SLACK_S) * 1000;
+export const CHILD_STOP_GRACE_MS = WORKER_CLOSE_MAX_MS;
 
 /** The children SIGKILLed already. */
 const sigkilled = new WeakSet<ChildProcess>();
