@@ -24,6 +24,7 @@ export const SHARED_FORK_FILES: readonly string[] = [
   "src/cli/commands/outputFile.test.ts",
   "src/cli/conformance.test.ts",
   "src/cli/conformanceRunner.test.ts",
+  "src/cli/testBuiltCommand.test.ts",
   "src/client/argChecks.test.ts",
   "src/client/cancels.test.ts",
   "src/client/clientDatasets.test.ts",

@@ -1,0 +1,98 @@
+import { execFile } from "node:child_process";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { buildIsCurrent, RUN_BUILD_VARIABLE } from "./testBuiltCommand.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const run = promisify(execFile);
+
+let dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs = [];
+});
+
+/** A checkout's shape in a temporary directory: `files` (path → text), each at mtime `at[path]` s. */
+function checkout(files: Record<string, string>, at: Record<string, number> = {}): string {
+  const root = mkdtempSync(join(tmpdir(), "weft-built-"));
+  dirs.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+    const t = at[path] ?? 1_000;
+    utimesSync(join(root, path), t, t);
+  }
+  return root;
+}
+
+describe("buildIsCurrent", () => {
+  const sources = { "src/cli/weft.ts": "", "src/util/a.ts": "", "src/util/a.test.ts": "" };
+  const build = { "dist/cli/weft.js": "", "dist/util/a.js": "" };
+
+  it("is true for a build newer than every source", () => {
+    expect(buildIsCurrent(checkout({ ...sources, ...build }, { "dist/util/a.js": 1_001 }))).toBe(
+      true,
+    );
+  });
+
+  it("is false once a source is newer than the oldest file of the build", () => {
+    const root = checkout(
+      { ...sources, ...build },
+      { "dist/cli/weft.js": 1_002, "src/util/a.ts": 1_001 },
+    );
+    expect(buildIsCurrent(root)).toBe(false);
+    // A file new to src/ too: the build has nothing of it.
+    const added = checkout(
+      { ...sources, ...build, "src/util/b.ts": "" },
+      { "src/util/b.ts": 1_001 },
+    );
+    expect(buildIsCurrent(added)).toBe(false);
+  });
+
+  it("leaves test files out, which the build leaves out", () => {
+    const root = checkout({ ...sources, ...build }, { "src/util/a.test.ts": 5_000 });
+    expect(buildIsCurrent(root)).toBe(true);
+  });
+
+  it("is false without a build", () => {
+    expect(buildIsCurrent(checkout(sources))).toBe(false);
+    expect(
+      buildIsCurrent(checkout({ ...sources, "dist/util/a.js": "" }, { "dist/util/a.js": 2_000 })),
+    ).toBe(false);
+  });
+});
+
+describe("bin/weft.js", () => {
+  it(`runs the sources in a checkout, the build with ${RUN_BUILD_VARIABLE}=1`, async () => {
+    const say = (what: string) =>
+      `export async function main() { console.log("${what}"); return 0; }\n`;
+    const root = checkout({ "src/cli/weft.ts": say("sources"), "dist/cli/weft.js": say("build") });
+    mkdirSync(join(root, "bin"));
+    copyFileSync(join(ROOT, "bin", "weft.js"), join(root, "bin", "weft.js"));
+    writeFileSync(join(root, "package.json"), '{ "type": "module" }\n');
+    // tsx, which the sources are run through, from this checkout.
+    symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"));
+    const weft = async (env: Record<string, string>) => {
+      const { [RUN_BUILD_VARIABLE]: _, ...rest } = process.env;
+      const { stdout } = await run(process.execPath, [join(root, "bin", "weft.js"), "status"], {
+        env: { ...rest, ...env },
+      });
+      return stdout.trim();
+    };
+    expect(await weft({})).toBe("sources");
+    expect(await weft({ [RUN_BUILD_VARIABLE]: "0" })).toBe("sources");
+    expect(await weft({ [RUN_BUILD_VARIABLE]: "1" })).toBe("build");
+  });
+});
