@@ -5,31 +5,55 @@ import { spawn } from "node:child_process";
  * the graph still needs, and the cluster must recompute it and answer right.
  */
 
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import {
+  buildIsCurrent,
+  builtTaskModule,
+  RUN_BUILD_VARIABLE,
+} from "../src/cli/testBuiltCommand.ts";
 import type { Client } from "../src/client/client.ts";
 import {
+  CHAOS_TASKS,
   chaosClient,
   chaosGraph,
   exitReason,
   killLeftBehind,
   main,
+  type ProcessCommand,
   Processes,
   passedAll,
   runChaos,
   summaryLine,
 } from "../tools/chaos/tcp.ts";
 
+/**
+ * The processes run the build when it is current, with the chaos tasks compiled
+ * against it: through tsx, the scores of processes this file starts took some 20 s
+ * of CPU more.
+ */
+const scratch = mkdtempSync(join(tmpdir(), "weft-chaos-test-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const command: ProcessCommand = buildIsCurrent()
+  ? {
+      env: { [RUN_BUILD_VARIABLE]: "1" },
+      tasks: await builtTaskModule(CHAOS_TASKS, join(scratch, "tasks.mjs")),
+    }
+  : {};
+
 const shown: string[] = [];
-let procs = new Processes((line) => shown.push(line));
+let procs = new Processes((line) => shown.push(line), command);
 let client: Client | undefined;
 
 afterEach(async () => {
   await client?.close();
   client = undefined;
   await procs.close();
-  procs = new Processes((line) => shown.push(line));
+  procs = new Processes((line) => shown.push(line), command);
   shown.length = 0;
 });
 

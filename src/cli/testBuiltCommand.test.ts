@@ -3,6 +3,7 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -10,10 +11,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildIsCurrent, RUN_BUILD_VARIABLE } from "./testBuiltCommand.ts";
+import { buildIsCurrent, builtTaskModule, RUN_BUILD_VARIABLE } from "./testBuiltCommand.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const run = promisify(execFile);
@@ -94,5 +95,39 @@ describe("bin/weft.js", () => {
     expect(await weft({})).toBe("sources");
     expect(await weft({ [RUN_BUILD_VARIABLE]: "0" })).toBe("sources");
     expect(await weft({ [RUN_BUILD_VARIABLE]: "1" })).toBe("build");
+  });
+});
+
+describe("builtTaskModule", () => {
+  it("compiles a task module, its imports of weft's sources made imports of the build", async () => {
+    const root = checkout({
+      "tools/t/tasks.ts": [
+        'import type { Actor } from "../../src/client/actor.ts";',
+        'import { defineTask } from "../../src/worker/taskRegistry.ts";',
+        'import { sleep } from "node:timers/promises";',
+        'export const f = defineTask("t.f", async (a: Actor | number): Promise<number> => {',
+        '  const { x } = await import("../../src/util/x.ts");',
+        "  await sleep(0);",
+        "  return x(a as number);",
+        "});",
+      ].join("\n"),
+    });
+    const out = await builtTaskModule(join(root, "tools/t/tasks.ts"), join(root, "t.mjs"), root);
+    const code = readFileSync(out, "utf8");
+    const dist = (path: string) => JSON.stringify(pathToFileURL(join(root, "dist", path)).href);
+    expect(code).toContain(`import { defineTask } from ${dist("worker/taskRegistry.js")};`);
+    expect(code).toContain(`await import(${dist("util/x.js")})`);
+    expect(code).toContain('from "node:timers/promises"');
+    expect(code).not.toContain("Actor");
+    expect(code).not.toContain(".ts");
+  });
+
+  it("refuses a relative import of anything else, which would not be compiled", async () => {
+    const root = checkout({
+      "tools/t/tasks.ts": 'import { g } from "./helpers.ts";\nexport const h = g;\n',
+    });
+    await expect(
+      builtTaskModule(join(root, "tools/t/tasks.ts"), join(root, "t.mjs"), root),
+    ).rejects.toThrow(/tasks\.ts: imports \.\/helpers\.ts, which is not one of weft's sources/);
   });
 });

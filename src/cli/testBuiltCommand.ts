@@ -9,9 +9,9 @@
  * without `npm run build` after an edit still runs the sources.
  */
 
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** Read by `bin/weft.js`: `1` runs `dist/` though the sources are there. */
 export const RUN_BUILD_VARIABLE = "WEFT_RUN_BUILD";
@@ -48,4 +48,36 @@ export function runBuiltCommand(root: string = ROOT): boolean {
   if (!buildIsCurrent(root)) return false;
   process.env[RUN_BUILD_VARIABLE] = "1";
   return true;
+}
+
+/**
+ * A task module written in TypeScript, compiled into `out` (a `.mjs` file) for
+ * processes that run the build: its imports of weft's sources (`../../src/….ts`)
+ * made imports of the build, the same modules, so that its task functions reach
+ * the worker's own task context (a task's `workerClient`), which a second copy of
+ * the sources, loaded through tsx beside the build, would not know. Any other
+ * relative import is refused: it would not be compiled.
+ */
+export async function builtTaskModule(
+  source: string,
+  out: string,
+  root: string = ROOT,
+): Promise<string> {
+  const { default: ts } = await import("typescript");
+  const { outputText } = ts.transpileModule(readFileSync(source, "utf8"), {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    fileName: source,
+  });
+  const sources = join(root, "src");
+  const code = outputText.replace(/(from |import\()"(\.{1,2}\/[^"]*)"/g, (_, how, spec) => {
+    const target = fileURLToPath(new URL(spec, pathToFileURL(source)));
+    const inSources = relative(sources, target);
+    if (inSources.startsWith("..") || !target.endsWith(".ts")) {
+      throw new Error(`${source}: imports ${spec}, which is not one of weft's sources`);
+    }
+    const built = join(root, "dist", inSources.replace(/\.ts$/, ".js"));
+    return `${how}${JSON.stringify(pathToFileURL(built).href)}`;
+  });
+  writeFileSync(out, code);
+  return out;
 }

@@ -70,6 +70,18 @@ const TAIL_LINES = 20;
 const START_TIMEOUT_MS = 60_000;
 
 /**
+ * How {@link Processes} starts its processes, beyond `bin/weft.js` with the
+ * chaos tasks: what a test that has them run the build gives
+ * (test/chaosTcp.test.ts), as through tsx each start costs about 0.8 s more CPU.
+ */
+export interface ProcessCommand {
+  /** Added to every process's environment (`WEFT_RUN_BUILD=1`). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The task module workers load in place of {@link CHAOS_TASKS}: the same tasks. */
+  readonly tasks?: string;
+}
+
+/**
  * Every process of a run: started, frozen and killed through it, and all
  * SIGKILLed by {@link Processes.killAll}, so that no exit path of the harness
  * leaves one behind (a SIGSTOPped process dies of SIGKILL too, no SIGCONT needed).
@@ -87,13 +99,17 @@ export class Processes {
   private stopping = false;
 
   /** `say` gets the lines worth showing: errors of the processes, unexpected exits. */
-  constructor(private readonly say: (line: string) => void) {}
+  constructor(
+    private readonly say: (line: string) => void,
+    private readonly command: ProcessCommand = {},
+  ) {}
 
   /** Start `weft <args>` as `name`. */
   start(name: string, args: readonly string[]): WeftProcess {
     const child = spawn(process.execPath, [WEFT, ...args], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...this.command.env },
     });
     const tail: string[] = [];
     let resolveStarted!: (address: string) => void;
@@ -211,7 +227,7 @@ export class Processes {
       "--executor",
       o.executor,
       "--tasks",
-      CHAOS_TASKS,
+      this.command.tasks ?? CHAOS_TASKS,
       "--log-level",
       "warn",
       ...(o.validate ? ["--validate"] : []),
