@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
 import { memoryLogger } from "../../worker/testWorker.ts";
+import { runBuiltCommand } from "../testBuiltCommand.ts";
 import { refusingAddress, runWeft, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
@@ -20,8 +21,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ARGS = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
 
+// The worker processes it starts (one a nanny's) run the build when it is current.
+runBuiltCommand();
+
+// The tests but the last, which fakes the clock, wait out real timeouts of their own
+// (1.5 s, 0.3-0.5 s, a child's start): they do so side by side.
 describe("weft worker waits for its scheduler, as Dask's", () => {
-  it("past --connect-timeout, which bounds each try only, when no --death-timeout is given", async () => {
+  it.concurrent("past --connect-timeout, which bounds each try only, when no --death-timeout is given", async () => {
     const address = await refusingAddress();
     const ctx = testContext();
     const worker = main(
@@ -45,7 +51,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     await scheduler;
   }, 30_000);
 
-  it("--death-timeout bounds the whole start, as Dask's: a preload's weftSetup that never ends fails it, exit 2, saying what it was doing", async () => {
+  it.concurrent("--death-timeout bounds the whole start, as Dask's: a preload's weftSetup that never ends fails it, exit 2, saying what it was doing", async () => {
     const preload = join(dir, "never-set-up.mjs");
     writeFileSync(preload, "export function weftSetup() { return new Promise(() => {}); }\n");
     const scheduler = runScheduler(
@@ -76,7 +82,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     await scheduler;
   }, 30_000);
 
-  it("--death-timeout gives up: exit 2, saying how long it tried; a bad one is refused", async () => {
+  it.concurrent("--death-timeout gives up: exit 2, saying how long it tried; a bad one is refused", async () => {
     const started = Date.now();
     const r = await runWeft([
       "worker",
@@ -107,7 +113,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     }
   });
 
-  it("waits for a scheduler whose host name does not resolve yet (a service, a batch job's host), naming why at the end", async () => {
+  it.concurrent("waits for a scheduler whose host name does not resolve yet (a service, a batch job's host), naming why at the end", async () => {
     const started = Date.now();
     const r = await runWeft([
       "worker",
@@ -141,7 +147,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     );
   });
 
-  it("under --nanny, a worker that gives up at --death-timeout ends the nanny (exit 2)", async () => {
+  it.concurrent("under --nanny, a worker that gives up at --death-timeout ends the nanny (exit 2)", async () => {
     const r = await runWeft([
       "worker",
       await refusingAddress(),
@@ -154,7 +160,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     expect(r.err).toMatch(/cannot start: .*still refused after 300 ms\n$/);
   }, 30_000);
 
-  it("says that it waits for the scheduler its file names, and SIGTERM ends the wait with exit 0", async () => {
+  it.concurrent("says that it waits for the scheduler its file names, and SIGTERM ends the wait with exit 0", async () => {
     const file = join(dir, "stale.json");
     writeFileSync(file, JSON.stringify({ type: "Scheduler", address: await refusingAddress() }));
     const child = spawn(
