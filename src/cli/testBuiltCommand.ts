@@ -18,11 +18,17 @@ export const RUN_BUILD_VARIABLE = "WEFT_RUN_BUILD";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** The mtimes (ms) of every file under `dir`, but those `skip` rules out. */
+/**
+ * The mtimes (ms) of every file under `dir`, but those `skip` rules out. Walked by
+ * hand: `readdirSync`'s `recursive` entries name their directory (`parentPath`)
+ * only from Node.js 20.12, and weft runs on every Node.js 20.
+ */
 function mtimes(dir: string, skip: (name: string) => boolean): number[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && !skip(e.name))
-    .map((e) => statSync(join(e.parentPath, e.name)).mtimeMs);
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return mtimes(path, skip);
+    return e.isFile() && !skip(e.name) ? [statSync(path).mtimeMs] : [];
+  });
 }
 
 /**
