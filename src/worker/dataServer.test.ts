@@ -18,6 +18,19 @@ function host(address: string, paused = false) {
 }
 
 /** A context whose answer is never sent (until `send()`): the transfer stays open. */
+/**
+ * A worker's state machine holding `a` (1 byte) in memory and `big` (100 bytes)
+ * spilled to `dir`, over a store keeping 10 bytes in memory.
+ */
+function spilledBig(dir: string) {
+  const sizeof = (v: unknown) => (typeof v === "number" ? 1 : 100);
+  const data = new SpillStore({ targetBytes: 10, directory: dir, sizeof });
+  const state = new WorkerState({ address: "tcp://10.0.0.1:1", validate: true, data });
+  const value = { big: "x".repeat(100) };
+  state.handleStimulus(new UpdateDataEvent({ data: { a: 1, big: value }, stimulusId: "s" }));
+  return { data, state, value };
+}
+
 function ctxFrom(peerAddress: string) {
   const callbacks: ((ok: boolean) => void)[] = [];
   const ctx: RpcContext = {
@@ -93,11 +106,7 @@ describe("DataServer", () => {
   it("leaves out a key whose spilled value is gone from disk, and tells the worker", () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-data-server-"));
     try {
-      const sizeof = (v: unknown) => (typeof v === "number" ? 1 : 100);
-      const data = new SpillStore({ targetBytes: 10, directory: dir, sizeof });
-      const state = new WorkerState({ address: "tcp://10.0.0.1:1", validate: true, data });
-      const value = { big: "x".repeat(100) };
-      state.handleStimulus(new UpdateDataEvent({ data: { a: 1, big: value }, stimulusId: "s" }));
+      const { data, state, value } = spilledBig(dir);
       const [own] = readdirSync(dir);
       const [file] = readdirSync(join(dir, own));
       rmSync(join(dir, own, file));
@@ -198,11 +207,7 @@ describe("DataServer, a lost value its worker holds for tasks that may wait for 
   it("fails a peer's fetch of only such values with the loss, and answers anyone else without them", () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-data-server-"));
     try {
-      const sizeof = (v: unknown) => (typeof v === "number" ? 1 : 100);
-      const data = new SpillStore({ targetBytes: 10, directory: dir, sizeof });
-      const state = new WorkerState({ address: "tcp://10.0.0.1:1", validate: true, data });
-      const value = { big: "x".repeat(100) };
-      state.handleStimulus(new UpdateDataEvent({ data: { a: 1, big: value }, stimulusId: "s" }));
+      const { state } = spilledBig(dir);
       for (const d of readdirSync(dir)) rmSync(join(dir, d), { recursive: true });
       const asked: string[] = [];
       const server = new DataServer(
