@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LOST_INPUT_HELD_MS } from "../worker/lostSpills.ts";
-import { awaitsAnotherReader, holdsWithClient } from "./spillLostTasks.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { awaitsAnotherReader, holdsWithClient } from "./testSpillLostTasks.ts";
 import { byteSum, bytes } from "./testTasks.ts";
 
-const SPILL_LOST_TASKS = new URL("./spillLostTasks.ts", import.meta.url).href;
+const SPILL_LOST_TASKS = new URL("./testSpillLostTasks.ts", import.meta.url).href;
 
 let dir = "";
 beforeEach(() => {
@@ -36,7 +36,7 @@ const SUM = Array.from({ length: N }, (_, i) => i % 251).reduce((a, b) => a + b,
 
 /**
  * A cluster of one spilling worker (two threads, `executor`) running the tasks of
- * spillLostTasks.ts, holding `x` (12 kB, on disk), published as `{ future: x }`
+ * testSpillLostTasks.ts, holding `x` (12 kB, on disk), published as `{ future: x }`
  * under "x".
  */
 async function spilledX(executor: "inline" | "threads") {
