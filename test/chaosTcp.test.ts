@@ -357,6 +357,11 @@ describe("npm run chaos:tcp", () => {
     await expect(main(["--lifetime", "1000", "--freeze"])).rejects.toThrow(
       "--nanny (or --restart, --lifetime) and --freeze",
     );
+    // Every round of a --scatter run computes the scattered graph: no dynamic or actor round.
+    await expect(main(["--scatter", "--dynamic"])).rejects.toThrow(
+      "--scatter and --dynamic: every round of a --scatter run computes the scattered graph",
+    );
+    await expect(main(["--scatter", "--actors"])).rejects.toThrow("--scatter and --actors");
     await expect(main(["--lifetime", "soon"])).rejects.toThrow("--lifetime must be");
     await expect(main(["--memory-pressure", "--memory-limit", "1MB"])).rejects.toThrow(
       "--memory-pressure sets the workers' memory limit",

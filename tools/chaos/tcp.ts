@@ -979,7 +979,8 @@ export function passedAll(s: ChaosSummary): boolean {
  * in every fourth round).
  */
 function roundKind(o: ChaosOptions, r: number): "graph" | "dynamic" | "actors" {
-  if (r % 2 === 0) return "graph";
+  // A --scatter run's every round computes the scattered graph (main refuses the mix).
+  if (r % 2 === 0 || o.scatter === true) return "graph";
   if (o.dynamic === true && o.actors === true) return r % 4 === 1 ? "dynamic" : "actors";
   if (o.dynamic === true) return "dynamic";
   return o.actors === true ? "actors" : "graph";
@@ -1054,11 +1055,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     )
     .option(
       "--dynamic",
-      "every other round sums the same integers with tasks that split their range in tasks of their own (getClient, workerClient), down to blocks",
+      "every other round sums the same integers with tasks that split their range in tasks of their own (getClient, workerClient), down to blocks; not with --scatter, whose rounds all compute the scattered graph",
     )
     .option(
       "--actors",
-      "every other round (with --dynamic, every fourth) sums the blocks with tasks that report them to an actor through its handle; a round whose actor's worker was killed or frozen gives up (Worker holding Actor was lost)",
+      "every other round (with --dynamic, every fourth) sums the blocks with tasks that report them to an actor through its handle; a round whose actor's worker was killed or frozen gives up (Worker holding Actor was lost); not with --scatter",
     )
     .addHelpText(
       "after",
@@ -1105,6 +1106,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (o.nanny === true && o.freeze) {
     throw new Error(
       "--nanny (or --restart, --lifetime) and --freeze: the harness would freeze the nanny, not its worker",
+    );
+  }
+  if (o.scatter === true && (o.dynamic === true || o.actors === true)) {
+    throw new Error(
+      `--scatter and ${o.dynamic === true ? "--dynamic" : "--actors"}: every round of a --scatter run computes the scattered graph, so no dynamic or actor round would run`,
     );
   }
   if (o.memoryPressure === true && o.memoryLimit !== undefined) {
