@@ -320,6 +320,16 @@ describe("weft scheduler's options", () => {
       "weft scheduler: cannot start: --work-stealing-interval must be at most 2147483647 ms (about 24.8 days), got 3e9\n",
     );
     expect((await optionsWith({ workerTtl: "2000" })).workerTtlMs).toBe(2000);
+    // Milliseconds, as the other durations of this command: "100s" is refused, not 100 ms.
+    expect(await refusal({ closeWorkerGrace: "100s" })).toBe(
+      "weft scheduler: cannot start: --close-worker-grace must be a positive integer, got 100s\n",
+    );
+    expect(await refusal({ closeWorkerGrace: "0" })).toBe(
+      "weft scheduler: cannot start: --close-worker-grace must be a positive integer, got 0\n",
+    );
+    expect(await refusal({ closeWorkerGrace: "3e9" })).toBe(
+      "weft scheduler: cannot start: --close-worker-grace must be at most 2147483647 ms (about 24.8 days), got 3e9\n",
+    );
   });
 
   it("--work-stealing-interval with --no-work-stealing: exit 2, as no round runs to be timed", async () => {
@@ -343,6 +353,23 @@ describe("weft scheduler's options", () => {
     });
   });
 
+  it("--close-worker-grace is parsed from the command line as the other durations are", async () => {
+    const r = await runWeft([
+      "scheduler",
+      "--listen",
+      "tcp://127.0.0.1:0",
+      "--log-level",
+      "silent",
+      "--close-worker-grace",
+      "1.5",
+    ]);
+    expect(r).toEqual({
+      code: 2,
+      out: "",
+      err: "weft scheduler: cannot start: --close-worker-grace must be a positive integer, got 1.5\n",
+    });
+  });
+
   it("reach the scheduler, each of them, and their defaults otherwise", async () => {
     expect(
       await optionsWith({
@@ -353,6 +380,7 @@ describe("weft scheduler's options", () => {
         workStealingInterval: "250",
         activeMemoryManager: false,
         activeMemoryManagerInterval: "3000",
+        closeWorkerGrace: "5000",
       }),
     ).toMatchObject({
       workerTtlMs: 45_000,
@@ -362,6 +390,7 @@ describe("weft scheduler's options", () => {
       workStealingIntervalMs: 250,
       activeMemoryManager: false,
       activeMemoryManagerIntervalMs: 3000,
+      closeWorkerGraceMs: 5000,
     });
     expect(await optionsWith({})).toMatchObject({
       workerTtlMs: 30_000,
@@ -371,6 +400,7 @@ describe("weft scheduler's options", () => {
       workStealingIntervalMs: 100,
       activeMemoryManager: true,
       activeMemoryManagerIntervalMs: 2000,
+      closeWorkerGraceMs: 100_000,
     });
   });
 });

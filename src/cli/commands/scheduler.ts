@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { WORKER_CLOSE_MAX_MS } from "../../util/closeBudget.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
 import type { SchedulerCliOptions } from "./schedulerAction.ts";
@@ -41,6 +42,11 @@ export function schedulerCommand(ctx: CliContext): Command {
       "--active-memory-manager-interval <ms>",
       "how often a round of the active memory manager runs",
       "2000",
+    )
+    .option(
+      "--close-worker-grace <ms>",
+      "how long a worker told to close (retired, restarted, the cluster closing) may keep its connection open before the scheduler closes it (the default is what a worker's orderly close may take at most)",
+      String(WORKER_CLOSE_MAX_MS),
     )
     .option(
       "--idle-timeout <duration>",

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { splitScheme } from "../../util/address.ts";
+import { WORKER_CLOSE_MAX_MS } from "../../util/closeBudget.ts";
 import { removeSchedulerFile, writeSchedulerFile } from "../../util/schedulerFile.ts";
 import { wallSeconds } from "../../util/wallClock.ts";
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
@@ -46,6 +47,8 @@ export interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions
   readonly activeMemoryManager?: boolean;
   /** Default (commander's) 2000. */
   readonly activeMemoryManagerInterval?: string;
+  /** Default (commander's) {@link WORKER_CLOSE_MAX_MS}. */
+  readonly closeWorkerGrace?: string;
 }
 
 /**
@@ -112,6 +115,10 @@ export async function runScheduler(
       activeMemoryManagerIntervalMs: timeoutMs(
         "--active-memory-manager-interval",
         opts.activeMemoryManagerInterval ?? "2000",
+      ),
+      closeWorkerGraceMs: timeoutMs(
+        "--close-worker-grace",
+        opts.closeWorkerGrace ?? String(WORKER_CLOSE_MAX_MS),
       ),
       ...frameLimitsFrom(opts),
       ...secure,
