@@ -154,6 +154,11 @@ export class Worker extends BaseWorker {
   /** Its state machine threw (Dask's `fail_hard`): the close ends in status `failed`. */
   private stateMachineFailed = false;
   private restartRequestedValue = false;
+  /**
+   * The scheduler sent `close-worker`: it then closes the connection itself once its
+   * `closeWorkerGraceMs` is over (or as it shuts down), which is no fault here.
+   */
+  private toldToClose = false;
   /** {@link closeGracefully} under way. */
   private gracefulClose: Promise<void> | null = null;
   private markClosed: () => void = () => {};
@@ -607,12 +612,21 @@ export class Worker extends BaseWorker {
         this.onSchedulerMessages(Array.isArray(frame) ? frame : [frame]),
       );
     } catch (err) {
-      this.logger.error({ err }, "the stream from the scheduler broke");
       // Its own limits, not the scheduler, ended it: the one line a weft worker prints says so.
       const cause = isDataError(err) ? err : (err as Error).cause;
-      if (isDataError(cause)) {
+      const refused = isDataError(cause);
+      if (refused) {
         why = `: ${(cause as Error).message} (give every process of the cluster the same --max-message-bytes and --max-frame-bytes)`;
       }
+      // Told to close, this worker outlived the scheduler's grace (a slow or hung close)
+      // or its shutdown: the scheduler closing the connection then is expected, and
+      // over TLS, or with bytes in flight, it arrives as a reset rather than an end.
+      if (this.toldToClose && !refused) {
+        this.logger.info(
+          { err },
+          "the scheduler closed the connection while this worker, told to close, was still closing",
+        );
+      } else this.logger.error({ err }, "the stream from the scheduler broke");
     }
     if (this.statusValue === "running" || this.statusValue === "paused") {
       this.logger.warn(
@@ -629,6 +643,7 @@ export class Worker extends BaseWorker {
     const events: StateMachineEvent[] = [];
     for (const msg of msgs) {
       if (isCloseWorker(msg)) {
+        this.toldToClose = true;
         // Retired (its data is held elsewhere) or restarted: the scheduler has removed this worker.
         if (msg.restart === true) {
           this.restartRequestedValue = true;
@@ -723,6 +738,16 @@ export class Worker extends BaseWorker {
   }
 
   private cannotSendToScheduler(err: unknown): void {
+    // Told to close, this worker is no longer one the scheduler hears (it removed it):
+    // a send failing as the scheduler closes the connection loses nothing, and is
+    // no fault to end the close with (a weft worker would exit 1, retired).
+    if (this.toldToClose && !isDataError(err)) {
+      this.logger.info(
+        { err },
+        "cannot send to the scheduler, which closed the connection while this worker, told to close, was still closing",
+      );
+      return;
+    }
     this.logger.error({ err }, "cannot send to the scheduler; closing");
     this.closeOnFault(`cannot send to the scheduler: ${asError(err).message}`);
   }
