@@ -333,8 +333,26 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.logger.error({ err, op }, "a message to the scheduler could not be sent");
   }
 
-  /** Connect to the scheduler at `address` (`tcp://host:port`, `tls://host:port` with `tls`, or `inproc://…`). */
-  static async connect(address: string, options: ClientOptions = {}): Promise<Client> {
+  /**
+   * Connect to the scheduler at `address` (`tcp://host:port`, `tls://host:port` with
+   * `tls`, or `inproc://…`), or at the address a function gives before each try
+   * while the scheduler cannot be reached (a scheduler file read again: one started
+   * again elsewhere has rewritten it); the function's rejection ends the wait with it.
+   */
+  static async connect(
+    address: string | (() => Promise<string>),
+    options: ClientOptions = {},
+  ): Promise<Client> {
+    if (typeof address === "function") {
+      const given = address;
+      // Each address checked as a given one is: a bad one is the caller's mistake.
+      return await Client.open(async () => Client.checkedAddress(await given()), options);
+    }
+    return await Client.open(Client.checkedAddress(address), options);
+  }
+
+  /** `address` if a client can dial it; throws a TypeError saying why not. */
+  private static checkedAddress(address: unknown): string {
     if (typeof address !== "string" || address === "") {
       throw new TypeError(
         `Client.connect: the address must be a string (tcp://host:port, …), got ${showValue(address)}`,
@@ -345,17 +363,25 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     } catch (err) {
       throw new TypeError(`Client.connect: ${(err as Error).message}`);
     }
+    return address;
+  }
+
+  private static async open(
+    where: string | (() => Promise<string>),
+    options: ClientOptions,
+  ): Promise<Client> {
     const timeoutMs = connectTimeoutMs(options);
     const id = newClientId(options.name);
     const limits = commOptionsOf(options);
     const logger = containLogger(options.logger ?? weftLogger("weft.client", envLogLevel("info")));
-    const conn = await SchedulerConnection.open(address, id, {
+    const conn = await SchedulerConnection.open(where, id, {
       timeoutMs,
-      batchedSendIntervalMs:
-        options.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
+      ...(options.batchedSendIntervalMs !== undefined
+        ? { batchedSendIntervalMs: options.batchedSendIntervalMs }
+        : {}),
       ...limits,
       onFirstFailure: (failure) => {
-        const { reason } = failure;
+        const { address, reason } = failure;
         logger.info({ scheduler: address, reason, waitMs: timeoutMs }, schedulerWaitLine(failure));
         // Its promise's rejection too: dropped, it was an unhandled rejection.
         callGuarded(
@@ -364,6 +390,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         );
       },
     });
+    const address = conn.address;
     const client = new Client(conn, id, address, timeoutMs, limits, logger);
     if (options.printTaskOutput ?? true) {
       // Not waited for: the subscriptions go first on the stream, before

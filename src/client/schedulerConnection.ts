@@ -6,7 +6,7 @@
 
 import { BatchedSend } from "../comm/batchedSend.ts";
 import { type Comm, type CommOptions, commOptionsOf } from "../comm/comm.ts";
-import { connectWaiting, type WaitedFailure } from "../comm/connectWaiting.ts";
+import { connectWaiting, type WaitedAddress, type WaitedFailure } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import {
@@ -32,8 +32,11 @@ export interface SchedulerConnectionOptions extends CommOptions {
   timeoutMs: number;
   /** Called once if the first try fails in a way that may mend, with why: the caller says it waits. */
   onFirstFailure?: (failure: WaitedFailure) => void;
-  /** Batching interval of the stream to the scheduler, in ms. */
-  batchedSendIntervalMs: number;
+  /**
+   * Batching interval of the stream to the scheduler, in ms. Default: 0 to an
+   * `inproc://` scheduler (in this process), 2 otherwise.
+   */
+  batchedSendIntervalMs?: number;
 }
 
 interface PendingRequest {
@@ -93,6 +96,8 @@ export class SchedulerConnection {
   private constructor(
     readonly comm: Comm,
     intervalMs: number,
+    /** The scheduler's address: the one that accepted, of those dialled. */
+    readonly address: string,
   ) {
     this.stream = new BatchedSend(comm, {
       intervalMs,
@@ -115,17 +120,26 @@ export class SchedulerConnection {
   }
 
   /**
-   * Connect to `address` as client `clientId`. A connection refused (or
+   * Connect to `where` as client `clientId`: an address, or a function giving
+   * the one to dial before each try (see `WaitedAddress`). A connection refused (or
    * failing otherwise in a way that may mend) is tried again until
    * `timeoutMs`; rejects if it still fails then, or fails otherwise (TLS).
    */
   static async open(
-    address: string,
+    where: WaitedAddress,
     clientId: string,
     o: SchedulerConnectionOptions,
   ): Promise<SchedulerConnection> {
+    let address = typeof where === "string" ? where : "";
+    const dial =
+      typeof where === "string"
+        ? where
+        : async () => {
+            address = await where();
+            return address;
+          };
     // A scheduler started together with its clients may not listen yet: wait for it, as Dask's.
-    const comm = await connectWaiting(address, {
+    const comm = await connectWaiting(dial, {
       ...commOptionsOf(o),
       timeoutMs: o.timeoutMs,
       onFirstFailure: o.onFirstFailure,
@@ -164,7 +178,11 @@ export class SchedulerConnection {
       comm.abort();
       throw err;
     }
-    const conn = new SchedulerConnection(comm, o.batchedSendIntervalMs);
+    const conn = new SchedulerConnection(
+      comm,
+      o.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
+      address,
+    );
     void conn.readLoop();
     return conn;
   }

@@ -4,6 +4,7 @@
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, connect as dial, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it, vi } from "vitest";
@@ -77,4 +78,63 @@ it("none comes: the command says which address the file named, and for how long 
     `weft retire: waiting for the scheduler at ${stale} (refused); giving up after 0.3 s\n` +
       `weft retire: the scheduler at ${stale} (named by ${file}) still refuses connections after 300 ms: is it running, and its file up to date?\n`,
   );
+}, 30_000);
+
+/**
+ * A TCP relay to `target` (tcp://host:port) that counts the connections made to it:
+ * a scheduler file naming the relay shows how many a command opens to its scheduler.
+ */
+async function countingRelay(
+  target: string,
+): Promise<{ address: string; connections: () => number; close: () => void }> {
+  const { hostname, port } = new URL(target.replace(/^tcp:/, "http:"));
+  let connections = 0;
+  const server: Server = createServer((socket) => {
+    connections++;
+    const upstream = dial(Number(port), hostname);
+    socket.pipe(upstream).pipe(socket);
+    socket.on("error", () => upstream.destroy());
+    upstream.on("error", () => socket.destroy());
+    socket.on("close", () => upstream.destroy());
+    upstream.on("close", () => socket.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port: at } = server.address() as { port: number };
+  return {
+    address: `tcp://127.0.0.1:${at}`,
+    connections: () => connections,
+    close: () => server.close(),
+  };
+}
+
+it("the command opens one connection to the scheduler the file names: its client's", async () => {
+  let stop = (): void => {};
+  let address = "";
+  const scheduler = runScheduler(
+    { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent" },
+    context(),
+    (s) => {
+      address = s.address;
+      stop = () => void s.close();
+      return s.closed;
+    },
+  );
+  await vi.waitFor(() => expect(address).not.toBe(""));
+  const relay = await countingRelay(address);
+  const file = join(dir, "relayed.json");
+  writeFileSync(file, JSON.stringify({ type: "Scheduler", address: relay.address }));
+  const graph = join(dir, "one.json");
+  writeFileSync(graph, JSON.stringify({ graph: { a: 1 } }));
+  try {
+    const ctx = context();
+    expect(await main(["node", "weft", "status", "--scheduler-file", file, "--json"], ctx)).toBe(0);
+    // A probe of the address before the client's own connection made it two.
+    expect(relay.connections()).toBe(1);
+    expect(await main(["node", "weft", "run", graph, "--scheduler-file", file], context())).toBe(0);
+    expect(relay.connections()).toBe(2);
+  } finally {
+    relay.close();
+    stop();
+    await scheduler;
+  }
 }, 30_000);

@@ -200,50 +200,69 @@ async function dialFromFile(
     if (fileError !== null) throw fileError;
     // TLS failures are left to the caller's own connection, which says why as well.
     if (!isTransientConnectError(err)) return dialled;
-    if (err.code === "ECONNREFUSED") {
-      throw new Error(
-        `the scheduler at ${dialled} (named by ${path}) still refuses connections after ${waitMs} ms: is it running, and its file up to date?`,
-        { cause: err },
-      );
-    }
-    const last = err.cause instanceof ConnectError ? err.cause : err;
-    throw new Error(
-      `the scheduler at ${dialled} (named by ${path}) still cannot be reached after ${waitMs} ms (${connectFailureReason(last, o.connectTimeoutMs)}): is it running, and its file up to date?`,
-      { cause: err },
-    );
+    throw neverReached(path, dialled, err, waitMs, o.connectTimeoutMs);
   }
 }
 
-/** Options of {@link clientSchedulerFromFile}. */
-export interface ClientSchedulerFileWait {
-  /** How long to try to connect, in ms (`--connect-timeout`), each try and in all. */
-  readonly timeoutMs: number;
-  /** The TLS credentials of a `tls://` scheduler. */
-  readonly comm?: CommOptions;
-  /** Told once, at the first failure: the command says that it waits, for which address, and why. */
-  readonly onWaiting?: (address: string, reason: string) => void;
+/**
+ * The error of a wait for the scheduler the file at `path` names that ended with
+ * `err` (transient: refused, not reached), `dialled` the address it named last.
+ */
+function neverReached(
+  path: string,
+  dialled: string,
+  err: ConnectError,
+  waitMs: number,
+  connectTimeoutMs: number,
+): Error {
+  if (err.code === "ECONNREFUSED") {
+    return new Error(
+      `the scheduler at ${dialled} (named by ${path}) still refuses connections after ${waitMs} ms: is it running, and its file up to date?`,
+      { cause: err },
+    );
+  }
+  const last = err.cause instanceof ConnectError ? err.cause : err;
+  return new Error(
+    `the scheduler at ${dialled} (named by ${path}) still cannot be reached after ${waitMs} ms (${connectFailureReason(last, connectTimeoutMs)}): is it running, and its file up to date?`,
+    { cause: err },
+  );
 }
 
 /**
- * For a command that connects as a client: the address, `read` from the
- * scheduler file at `path` just before, or the one the file names later, once
- * something accepts connections there within `timeoutMs` (the wait a client
- * gives an address it was given). The file is read again before each try, as
- * {@link liveSchedulerFromFile} does for a worker: a client started while the
- * file still names a scheduler gone would otherwise wait out its timeout
- * although a new scheduler had written its own address there. Rejects as that
- * function does.
+ * For a command that connects as a client: `connect`, given the addresses to dial
+ * (`read` from the scheduler file at `path` just before, then the file read again
+ * before each later try), connects within `timeoutMs` (the wait a client gives an
+ * address it was given). The file is read again while the address it names cannot
+ * be reached, as {@link liveSchedulerFromFile} does for a worker: a client started
+ * while the file still names a scheduler gone would otherwise wait out its timeout
+ * although a new scheduler had written its own address there. The client's own
+ * connection is the only one made (a probe before it was a connection more to the
+ * scheduler for every command). A wait that ends unreached rejects naming the
+ * address the file gave last and the file; a file gone wrong, with its error;
+ * anything else (TLS), with the connection's own.
  */
-export async function clientSchedulerFromFile(
+export async function connectThroughSchedulerFile<T>(
   path: string,
   read: string,
-  o: ClientSchedulerFileWait,
-): Promise<string> {
+  timeoutMs: number,
+  connect: (addresses: () => Promise<string>) => Promise<T>,
+): Promise<T> {
   const addresses = schedulerFileAddresses(path, { waitMs: 0, known: read });
-  return await dialFromFile(path, addresses, {
-    connectTimeoutMs: o.timeoutMs,
-    waitMs: o.timeoutMs,
-    comm: o.comm,
-    onFirstFailure: ({ address, reason }) => o.onWaiting?.(address, reason),
-  });
+  let dialled = read;
+  let fileError: unknown = null;
+  try {
+    return await connect(async () => {
+      try {
+        dialled = await addresses();
+        return dialled;
+      } catch (err) {
+        fileError = err;
+        throw err;
+      }
+    });
+  } catch (err) {
+    if (fileError !== null) throw fileError;
+    if (!isTransientConnectError(err)) throw err;
+    throw neverReached(path, dialled, err, timeoutMs, timeoutMs);
+  }
 }

@@ -20,7 +20,7 @@ import { plural } from "../../util/plural.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
-import { clientSchedulerFromFile } from "./liveSchedulerFile.ts";
+import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
 import { outputProblem } from "./outputFile.ts";
 import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, TlsCliOptions } from "./serverOptions.ts";
@@ -242,14 +242,7 @@ export async function runGraph(
         onWaiting: () => ctx.stderr.write(waitingForFileLine("run", path, connectTimeoutMs)),
       });
       requireTlsScheme(read, secure);
-      // A file naming a scheduler gone is read again until one accepts, as a worker does.
-      address = await clientSchedulerFromFile(path, read, {
-        timeoutMs: connectTimeoutMs,
-        comm: secure,
-        onWaiting: (at, reason) =>
-          ctx.stderr.write(waitingForSchedulerLine("run", at, reason, connectTimeoutMs)),
-      });
-      requireTlsScheme(address, secure);
+      address = read;
     }
   } catch (err) {
     ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
@@ -283,16 +276,28 @@ export async function runGraph(
   try {
     try {
       if (address !== undefined) {
-        const scheduler = address;
-        client = await Client.connect(scheduler, {
-          logger,
-          timeoutMs: connectTimeoutMs,
-          onWaiting: ({ reason }) =>
-            ctx.stderr.write(waitingForSchedulerLine("run", scheduler, reason, connectTimeoutMs)),
-          printTaskOutput: false,
-          ...limits,
-          ...secure,
-        });
+        const connect = (where: string | (() => Promise<string>)): Promise<Client> =>
+          Client.connect(where, {
+            logger,
+            timeoutMs: connectTimeoutMs,
+            onWaiting: ({ address: at, reason }) =>
+              ctx.stderr.write(waitingForSchedulerLine("run", at, reason, connectTimeoutMs)),
+            printTaskOutput: false,
+            ...limits,
+            ...secure,
+          });
+        const path = opts.schedulerFile;
+        client =
+          path === undefined
+            ? await connect(address)
+            : // A file naming a scheduler gone is read again until one accepts, as a worker does.
+              await connectThroughSchedulerFile(path, address, connectTimeoutMs, (addresses) =>
+                connect(async () => {
+                  const next = await addresses();
+                  requireTlsScheme(next, secure);
+                  return next;
+                }),
+              );
         // --upload, then --tasks: the running workers take them, and so will those joining later.
         for (const path of opts.upload) await client.uploadFile(path);
         if (extraModules.length > 0) await client.loadTaskModules(extraModules);

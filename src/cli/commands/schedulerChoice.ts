@@ -82,34 +82,41 @@ export function leadingScheduler(
 const withoutTcp = (address: string): string => address.replace(/^tcp:\/\//, "");
 
 /**
+ * Throws the choice's problem (given twice) when `address`, the one a scheduler file
+ * gave, is also among the command's other arguments.
+ */
+export function checkNotGivenTwice(
+  scheduler: SchedulerArgument,
+  schedulerFile: string | undefined,
+  address: string,
+): void {
+  if ((scheduler.others ?? []).some((arg) => withoutTcp(arg) === withoutTcp(address))) {
+    throw new Error(schedulerChoiceProblem(address, schedulerFile) as string);
+  }
+}
+
+/**
  * The address of the scheduler `scheduler` names: the one given, or the one in
  * the file `schedulerFile`, waited for up to `timeoutMs` (`onWaitingForFile`
- * is called at once if it is not there yet: the command says that it waits),
- * then given to `live` if given (which may wait for a scheduler there, reading
- * the file again: see liveSchedulerFile.ts, which this module does not load, so
- * that a command's help loads no connection code). Throws an Error whose
- * message is for the user when neither or both are given (an argument that is
- * the file's address counts as given), or the file is missing or not a
- * scheduler file, or what `live` throws.
+ * is called at once if it is not there yet: the command says that it waits).
+ * Throws an Error whose message is for the user when neither or both are given
+ * (an argument that is the file's address counts as given), or the file is
+ * missing or not a scheduler file.
  */
 export async function schedulerAddress(
   scheduler: SchedulerArgument,
   schedulerFile: string | undefined,
   timeoutMs: number,
   onWaitingForFile?: (path: string) => void,
-  live?: (path: string, read: string) => Promise<string>,
 ): Promise<string> {
   const problem = schedulerChoiceProblem(scheduler.given, schedulerFile);
   if (problem !== null) throw new Error(problem);
   if (scheduler.given !== undefined) return scheduler.given;
   const path = schedulerFile as string;
-  const read = await readSchedulerFile(path, {
+  const address = await readSchedulerFile(path, {
     timeoutMs,
     onWaiting: () => onWaitingForFile?.(path),
   });
-  const address = live === undefined ? read : await live(path, read);
-  if ((scheduler.others ?? []).some((arg) => withoutTcp(arg) === withoutTcp(address))) {
-    throw new Error(schedulerChoiceProblem(address, schedulerFile) as string);
-  }
+  checkNotGivenTwice(scheduler, schedulerFile, address);
   return address;
 }

@@ -6,8 +6,9 @@
 import { Client } from "../../client/client.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { clientSchedulerFromFile } from "./liveSchedulerFile.ts";
+import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
 import {
+  checkNotGivenTwice,
   type SchedulerArgument,
   schedulerAddress,
   waitingForFileLine,
@@ -35,32 +36,35 @@ export async function withClient(
     const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
     // Waits are said at once on stderr (stdout stays clean for --json): they may last --connect-timeout.
     const secure = tlsFrom(opts);
-    const address = await schedulerAddress(
-      scheduler,
-      opts.schedulerFile,
-      connectMs,
-      (path) => ctx.stderr.write(waitingForFileLine(name, path, connectMs)),
-      // A file naming a scheduler gone is read again until one accepts, as a worker does.
-      (path, read) =>
-        clientSchedulerFromFile(path, read, {
-          timeoutMs: connectMs,
-          comm: secure,
-          onWaiting: (at, reason) =>
-            ctx.stderr.write(waitingForSchedulerLine(name, at, reason, connectMs)),
-        }),
+    const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs, (path) =>
+      ctx.stderr.write(waitingForFileLine(name, path, connectMs)),
     );
     requireTlsScheme(address, secure);
-    client = await Client.connect(address, {
-      name,
-      timeoutMs: connectMs,
-      ...secure,
-      // A command's output is its own: the client says nothing but that it waits.
-      logger: stderrLogger(`weft.${name}`, "silent"),
-      onWaiting: ({ reason }) =>
-        ctx.stderr.write(waitingForSchedulerLine(name, address, reason, connectMs)),
-      // A command that looks at the cluster does not print what its tasks print.
-      printTaskOutput: false,
-    });
+    const connect = (where: string | (() => Promise<string>)): Promise<Client> =>
+      Client.connect(where, {
+        name,
+        timeoutMs: connectMs,
+        ...secure,
+        // A command's output is its own: the client says nothing but that it waits.
+        logger: stderrLogger(`weft.${name}`, "silent"),
+        onWaiting: ({ address: at, reason }) =>
+          ctx.stderr.write(waitingForSchedulerLine(name, at, reason, connectMs)),
+        // A command that looks at the cluster does not print what its tasks print.
+        printTaskOutput: false,
+      });
+    const path = opts.schedulerFile;
+    client =
+      path === undefined
+        ? await connect(address)
+        : // A file naming a scheduler gone is read again until one accepts, as a worker does.
+          await connectThroughSchedulerFile(path, address, connectMs, (addresses) =>
+            connect(async () => {
+              const next = await addresses();
+              requireTlsScheme(next, secure);
+              checkNotGivenTwice(scheduler, path, next);
+              return next;
+            }),
+          );
   } catch (err) {
     ctx.stderr.write(`weft ${name}: ${(err as Error).message}
 `);
