@@ -267,7 +267,7 @@ export class Gatherer {
     let response: unknown;
     try {
       const rpc = await this.host.peers.get(worker);
-      response = await rpc.call("get_data", getDataArgs(keys, this.host.id, rpc.comm));
+      response = await rpc.call("get_data", getDataArgs(keys, this.host.id, rpc.comm, false));
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       if (!isNetworkError(err)) {

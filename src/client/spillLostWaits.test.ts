@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LOST_INPUT_HELD_MS } from "../worker/lostSpills.ts";
+import type { Future } from "./future.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { awaitsAnotherReader, holdsWithClient } from "./testSpillLostTasks.ts";
 import { byteSum, bytes } from "./testTasks.ts";
@@ -54,7 +55,7 @@ async function spilledX(executor: "inline" | "threads") {
   /** Until `key` runs on `w` (having read its inputs). */
   const started = (key: string) =>
     eventually(() => ["executing", "long-running"].includes(w.state.tasks.get(key)?.state ?? ""));
-  return { w, client, x, started };
+  return { cluster, w, client, x, started };
 }
 
 describe("a spilled value gone from disk, held by a task waiting for another reader", () => {
@@ -95,6 +96,25 @@ describe("a spilled value gone from disk, held by a task waiting for another rea
       expect(w.spillStats?.lostKeys).toBe(0);
     });
   }
+
+  it("a client whose id looks like a worker's address, gathering it, waits as any client does", async () => {
+    const { cluster, client, x, started } = await spilledX("inline");
+    // Held past LOST_INPUT_HELD_MS: a peer's fetch of x would then fail with the loss.
+    const h = client.submit(holdsWithClient, x, LOST_INPUT_HELD_MS * 2, true);
+    await started(h.key);
+    deleteSpillFiles();
+    // Its id, "tcp://10.0.0.9:4000-…", was taken for a peer's `who`: its gather failed.
+    const odd = await cluster.client({ name: "tcp://10.0.0.9:4000" });
+    try {
+      expect(odd.id).toMatch(/^tcp:\/\/10\.0\.0\.9:4000-/);
+      const { future } = await odd.getDataset<{ future: Future<Uint8Array> }>("x");
+      const value = await future.result();
+      expect(value.reduce((a, b) => a + b, 0)).toBe(SUM);
+      expect(await h).toBe(SUM);
+    } finally {
+      await odd.close();
+    }
+  }, 20_000);
 
   it("fails a reader on another worker, fetching it, with the loss, rather than hanging", async () => {
     const { cluster, client } = await testCluster({

@@ -56,7 +56,11 @@ import type { WireVersion } from "./messagesSession.ts";
  * records may name (`askedIds`) so that a worker restarted at an address asked
  * counts as unasked (a client without the change ignores the `id`s and names
  * none; a scheduler without it lists none, ignores `askedIds`, and is asked by
- * address, as before).
+ * address, as before); and a `get_data` carries `peer` (true from a worker fetching
+ * a task's input, false from a client), which the serving worker tells a peer from
+ * a client by (a worker without the change ignores it and goes by whether `who`
+ * looks like an address, as before; a request without it is taken so by a worker
+ * with the change).
  */
 export const WIRE_PROTOCOL_VERSION = 3;
 

@@ -146,16 +146,24 @@ describe("DataServer", () => {
     expect(() => server.getData({ keys: [1] }, ctxFrom("x").ctx)).toThrow(
       /keys must be an array of strings/,
     );
+    expect(() => server.getData({ keys: ["a"], peer: "yes" }, ctxFrom("x").ctx)).toThrow(
+      'get_data: peer must be a boolean, got "yes"',
+    );
     expect(server.outgoingCount).toBe(0);
   });
 
   it("getDataArgs says the requesting comm's own limit, where it has one", () => {
-    expect(getDataArgs(["a"], "w", { maxMessageBytes: 1000 } as Comm)).toEqual({
+    expect(getDataArgs(["a"], "w", { maxMessageBytes: 1000 } as Comm, true)).toEqual({
       keys: ["a"],
+      peer: true,
       who: "w",
       maxMessageBytes: 1000,
     });
-    expect(getDataArgs(["a"], "w", {} as Comm)).toEqual({ keys: ["a"], who: "w" });
+    expect(getDataArgs(["a"], "c", {} as Comm, false)).toEqual({
+      keys: ["a"],
+      peer: false,
+      who: "c",
+    });
   });
 });
 
@@ -235,6 +243,17 @@ describe("DataServer, a lost value its worker holds for tasks that may wait for 
       const client = server.getData({ keys: ["big"], who: "client-1234abcd" }, ctx());
       expect(client).toMatchObject({ status: "OK", lost: ["big"] });
       expect(asked).toEqual(["big", "big"]);
+      // Told apart by `peer` where the requester says it: a client named like an
+      // address waits, and a worker is a peer whatever its `who`.
+      const named = server.getData(
+        { keys: ["big"], who: "tcp://10.0.0.9:4000-1", peer: false },
+        ctx(),
+      );
+      expect(named).toMatchObject({ status: "OK", lost: ["big"] });
+      expect(() => server.getData({ keys: ["big"], who: "w", peer: true }, ctx())).toThrow(
+        /the spilled value of "big" is gone from disk/,
+      );
+      expect(asked).toEqual(["big", "big", "big"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

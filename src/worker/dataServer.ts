@@ -89,7 +89,7 @@ export class DataServer {
   ) {}
 
   /**
-   * The `get_data` rpc handler: `{keys: string[], who?, maxMessageBytes?}` →
+   * The `get_data` rpc handler: `{keys: string[], who?, peer?, maxMessageBytes?}` →
    * {@link GetDataResponse}. An answer larger than the requester's
    * `maxMessageBytes` is not sent: the requester gets an error answer with
    * the `MessageTooLargeError` (see {@link getDataArgs}).
@@ -98,6 +98,9 @@ export class DataServer {
     const keys = args.keys;
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === "string")) {
       throw new TypeError("get_data: keys must be an array of strings");
+    }
+    if (args.peer !== undefined && typeof args.peer !== "boolean") {
+      throw new TypeError(`get_data: peer must be a boolean, got ${showValue(args.peer)}`);
     }
     const state = this.worker.state;
     let max = this.outgoingCountLimit;
@@ -111,7 +114,7 @@ export class DataServer {
     const data = new Map<string, unknown>();
     const lost: string[] = [];
     const failing: SpilledValueLostError[] = [];
-    const peer = isWorkerAddress(args.who);
+    const peer = args.peer ?? looksLikeWorkerAddress(args.who);
     let bytes = 0;
     for (const key of keys as string[]) {
       if (state.data.has(key)) {
@@ -148,10 +151,12 @@ export class DataServer {
 }
 
 /**
- * Whether the `who` of a `get_data` request names a worker: its address, with
- * its scheme (`tcp://…`, `inproc://…`), where a client gives its id.
+ * Whether the `who` of a `get_data` request without `peer` (from a weft before the
+ * field) names a worker: its address, with its scheme (`tcp://…`, `inproc://…`),
+ * where a client gives its id. Requesters that send `peer` are told apart by it
+ * alone: a client named like an address is no peer.
  */
-function isWorkerAddress(who: unknown): boolean {
+function looksLikeWorkerAddress(who: unknown): boolean {
   return typeof who === "string" && /^[a-z][a-z0-9+.-]*:\/\//i.test(who);
 }
 
@@ -160,14 +165,17 @@ function isWorkerAddress(who: unknown): boolean {
  * worker's address, or client's id), over `comm`: with the requester's limit
  * (see `comm/replyLimit.ts`), so that the serving worker refuses an answer
  * larger than this end accepts with an error answer naming the sizes and the
- * limit.
+ * limit; and `peer`, true from a worker fetching a task's input, false from a
+ * client, which the serving worker tells them apart by (a peer's fetch of a value
+ * lost from disk may fail, where a client's waits).
  */
 export function getDataArgs(
   keys: Iterable<string>,
   who: string,
   comm: Comm,
-): { keys: string[] } & ReplyLimitFields {
-  return withReplyLimit({ keys: [...keys] }, who, comm);
+  peer: boolean,
+): { keys: string[]; peer: boolean } & ReplyLimitFields {
+  return withReplyLimit({ keys: [...keys], peer }, who, comm);
 }
 
 /**

@@ -66,7 +66,7 @@ export async function gatherFromPeer(
     const limit = lowest(client.comm.maxMessageBytes, host.peers.limitOf(worker));
     for (const part of getDataParts(toGather, host.nbytesOf, limit)) {
       const response = await raceSignal(
-        client.call("get_data", getDataArgs(part, host.address(), client.comm), {
+        client.call("get_data", getDataArgs(part, host.address(), client.comm, true), {
           signal: ctx.signal,
         }),
         ctx.signal,
