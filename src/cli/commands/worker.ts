@@ -126,7 +126,8 @@ export function workerCommand(ctx: CliContext): Command {
       "\nRuns until SIGINT or SIGTERM (exit 0), until it is retired, its --lifetime is over or the\n" +
         "cluster restarts (exit 0; under --nanny a restart, or --lifetime-restart, starts a new\n" +
         "worker), or until it loses the scheduler, its state machine fails or its memory passes\n" +
-        "--memory-terminate (exit 1, saying why). Under --nanny, SIGINT or SIGTERM is passed on\n" +
+        "--memory-terminate (exit 1, saying why; a SIGINT or SIGTERM that comes while it closes\n" +
+        "so is still a stop: exit 0, saying both). Under --nanny, SIGINT or SIGTERM is passed on\n" +
         `to the worker process as a SIGTERM, and one that has not exited ${CHILD_STOP_GRACE_MS / 1000} s later (its event\n` +
         "loop blocked, its close stuck) is SIGKILLed, saying so; the nanny exits 0. Exit 2:\n" +
         "it cannot start (a bad option, a task module that does not load, a scheduler that\n" +

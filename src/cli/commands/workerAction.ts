@@ -253,9 +253,19 @@ export async function runWorker(
     `worker at ${worker.address} (${nthreads} thread${nthreads === 1 ? "" : "s"}) for ${scheduler}\n`,
   );
   if (worker.httpUrl !== null) ctx.stdout.write(`http at ${worker.httpUrl}\n`);
-  logStopSignal(worker.logger, await stop(worker));
+  const stoppedBy = await stop(worker);
+  logStopSignal(worker.logger, stoppedBy);
   await worker.close();
-  if (worker.fault !== null) {
+  const signalled = typeof stoppedBy === "string" && stoppedBy.startsWith("SIG");
+  if (worker.fault !== null && signalled && !worker.options.nanny) {
+    // Stopped while it closed on a fault it met just before (its scheduler gone with it,
+    // as at the end of a batch job): a stopped process exits 0, as a nanny does, not 0
+    // or 1 as the signal or the fault came first; a supervisor that stopped it (systemd)
+    // would take 1 for a failure. Under a nanny the fault is the nanny's to judge.
+    ctx.stderr.write(
+      `weft worker: stopped by ${stoppedBy} while closing on a fault: ${worker.fault.split("\n")[0]}\n`,
+    );
+  } else if (worker.fault !== null) {
     ctx.stderr.write(`weft worker: stopped: ${worker.fault.split("\n")[0]}\n`);
     ctx.exitCode = EXIT.differences;
   } else if (worker.restartRequested) {
