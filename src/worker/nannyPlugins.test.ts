@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import type { NannyPluginSpec } from "../protocol/messagesSession.ts";
+import { CloseBudget } from "../util/closeBudget.ts";
 import { BUILT_IN_NANNY_PLUGINS, environ } from "./environ.ts";
 import { type IpcEnd, ipcNannyLink, serveNannyLink } from "./nannyLink.ts";
 import { type Nanny, type NannyPluginHooks, NannyPlugins } from "./nannyPlugins.ts";
@@ -229,6 +230,53 @@ describe("NannyPlugins", () => {
     // Before, the late teardown ran at once, in the middle of the new one's setup.
     expect(order).toEqual(["new setup begins", "new setup ends", "old teardown"]);
     expect(plugins.names).toEqual(["p"]);
+  });
+
+  it("a close waits, within its budget, for a setup that ended past its timeout and for the teardown it then queues", async () => {
+    const order: string[] = [];
+    let finishSetup = () => {};
+    const { plugins } = nannyWith(
+      {
+        late: () => ({
+          setup: () =>
+            new Promise<void>((resolve) => {
+              finishSetup = resolve;
+            }),
+          teardown: () =>
+            new Promise<void>((resolve) =>
+              setTimeout(() => {
+                order.push("late teardown");
+                resolve();
+              }, 50),
+            ),
+        }),
+      },
+      100,
+    );
+    await expect(plugins.add(spec("p", "late", []))).rejects.toThrow("did not finish within 0.1 s");
+    const budget = new CloseBudget(10);
+    const closed = plugins.removeAll(() => {}, budget).then(() => void order.push("closed"));
+    // The setup ends once the close has begun: its teardown is queued after it.
+    await new Promise((r) => setTimeout(r, 20));
+    finishSetup();
+    await closed;
+    budget.clear();
+    // Before, the close ended at once, its process free to exit mid-teardown.
+    expect(order).toEqual(["late teardown", "closed"]);
+  });
+
+  it("a close whose budget runs out on a late setup names it and goes on", async () => {
+    const { plugins } = nannyWith({ never: () => ({ setup: () => new Promise(() => {}) }) }, 20);
+    await expect(plugins.add(spec("n", "never", []))).rejects.toThrow("did not finish");
+    const unfinished: string[] = [];
+    const budget = new CloseBudget(0.1);
+    await plugins.removeAll(
+      () => {},
+      budget,
+      (name, step) => void unfinished.push(`${name} ${step}`),
+    );
+    budget.clear();
+    expect(unfinished).toEqual(["n setup"]);
   });
 
   it("an add or removal is bound from being asked, its wait behind the others included: not begun by then, it is not carried out; a step is given only what is left", async () => {

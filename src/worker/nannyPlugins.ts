@@ -234,10 +234,16 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
         "its setup",
         "not kept",
         // In turn, as a removal: it must not run beside a later add or removal of its name.
-        // No one waits for it: its error is told, as a replaced plugin's is.
-        () =>
-          this.inTurn(() => this.teardown(entry)).catch((err: unknown) =>
-            this.replacedTeardownFailed(spec.name, err),
+        // No add or removal waits for it (its error is told, as a replaced plugin's is),
+        // but the nanny's close does: it lingers from the deadline on.
+        (late) =>
+          this.linger(spec.name, (what) =>
+            late.then(() => {
+              what.step = "teardown";
+              return this.inTurn(() => this.teardown(entry)).catch((err: unknown) =>
+                this.replacedTeardownFailed(spec.name, err),
+              );
+            }),
           ),
       ),
     );
@@ -250,7 +256,7 @@ export class NannyPlugins extends PluginRegistry<InstalledNannyPlugin> {
     work: Promise<T>,
     step: string,
     then: string,
-    late?: () => unknown,
+    late?: (work: Promise<T>) => void,
   ): Promise<T> {
     // What is left of the request's own bound, if that comes first.
     const left = this.request === null ? Number.POSITIVE_INFINITY : this.request.by - Date.now();
@@ -314,17 +320,22 @@ class HookDeadline {
 
   /**
    * `work`, unless the deadline comes first: then a rejection naming the plugin,
-   * `step` and what `then` became of it, and `late` is called if `work`
-   * succeeds after all.
+   * `step` and what `then` became of it, and `late` is given `work`, still
+   * running, to see to (its rejection included).
    */
-  race<T>(work: Promise<T>, step: string, then: string, late?: () => unknown): Promise<T> {
+  race<T>(
+    work: Promise<T>,
+    step: string,
+    then: string,
+    late?: (work: Promise<T>) => void,
+  ): Promise<T> {
     let settled = false;
     const done = work.finally(() => {
       settled = true;
     });
     const expired = this.reached.then((): never => {
-      if (late !== undefined) void done.then(late).catch(() => {});
-      else void done.catch(() => {});
+      if (late !== undefined) late(done);
+      void done.catch(() => {});
       throw new Error(
         `nanny plugin ${JSON.stringify(this.name)}: ${step} did not finish within ${Math.round(this.ms / 100) / 10} s${this.why}: ${then}`,
       );

@@ -50,6 +50,13 @@ export abstract class PluginRegistry<E> {
   private busy: Unfinished<UnfinishedStep> | null = null;
 
   /**
+   * Work of a plugin that no add or removal waits on, but a close must: a nanny
+   * plugin's setup that ended past its timeout, and the teardown that undoes it
+   * (see {@link linger}). Each entry says which plugin, and its step now.
+   */
+  private readonly lingering = new Map<Promise<void>, { name: string; step: UnfinishedStep }>();
+
+  /**
    * Remove and tear down every plugin, for good (its worker or nanny closes):
    * an add still on its way (its factory awaited) is refused rather than set
    * up after the teardown, never to be torn down. `failed` hears of each
@@ -58,6 +65,9 @@ export abstract class PluginRegistry<E> {
    * `budget`'s deadline at most: `unfinished` hears of the plugin whose setup
    * or teardown is still running then, and of each later teardown that does
    * not end at once (they are still called, in order), and the close goes on.
+   * Then, within the same budget, what lingers (see {@link linger}): a setup
+   * that ended past its timeout queues its teardown after the close began, and
+   * a close that did not wait for it would let the process exit mid-teardown.
    */
   async removeAll(
     failed: (name: string, err: unknown) => void,
@@ -77,6 +87,31 @@ export abstract class PluginRegistry<E> {
       failed,
       unfinished,
     });
+    // Iterating a Map visits what is added meanwhile, and skips what has settled since.
+    for (const work of this.lingering.keys()) {
+      if (await budget.settles(work)) continue;
+      for (const what of this.lingering.values()) {
+        try {
+          unfinished(what.name, what.step);
+        } catch {}
+      }
+      return;
+    }
+  }
+
+  /**
+   * Have a close wait for `work` of the plugin `name`, which no add or removal
+   * waits on: `step` says what it runs, and `work` may move it on (a late setup,
+   * then its teardown). A rejection of `work` is for its own handler.
+   */
+  protected linger(name: string, work: (what: { step: UnfinishedStep }) => Promise<unknown>): void {
+    const what = { name, step: "setup" as UnfinishedStep };
+    const settled = work(what).then(
+      () => {},
+      () => {},
+    );
+    this.lingering.set(settled, what);
+    void settled.then(() => this.lingering.delete(settled));
   }
 
   /** Run `job` once the adds and removals asked before are over (an add's own steps). */
