@@ -362,6 +362,82 @@ describe.concurrent("weft worker --nanny", () => {
     });
   }, 120_000);
 
+  /**
+   * A nanny (at most one restart in a row, `healthyMs` the run that resets the count)
+   * whose workers are made to exit 1 `faults` times, each once it has run `runMs`:
+   * its stderr, and its exit code.
+   */
+  async function faultedNanny(
+    name: string,
+    healthyMs: number | undefined,
+    faults: number,
+    runMs: number,
+  ): Promise<{ stderr: string; exitCode: number | undefined }> {
+    const scheduler = await quietScheduler();
+    const tasks = join(dir, `${name}.mjs`);
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(registry)};
+defineTask("nanny.exit", () => process.exit(1));
+`,
+    );
+    const ctx = testContext();
+    let stop!: () => void;
+    const stopped = new Promise<void>((r) => {
+      stop = r;
+    });
+    const nanny = runNanny(
+      {
+        args: [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks],
+        maxRestarts: 1,
+        stop: stopped,
+        ...(healthyMs !== undefined ? { healthyMs } : {}),
+      },
+      ctx,
+    );
+    const client = await Client.connect(scheduler.address);
+    let ended = false;
+    void nanny.then(() => {
+      ended = true;
+    });
+    try {
+      for (let fault = 1; fault <= faults; fault++) {
+        await eventually(() => workerLines(ctx) === fault, 60_000, `worker ${fault}'s line`);
+        await client.waitForWorkers(1, { timeoutMs: 60_000 });
+        await sleep(runMs);
+        void client.runWith({ onError: "return" }, "nanny.exit");
+        await eventually(
+          () => ended || ctx.stderr.text.split("stopped on a fault").length > fault,
+          60_000,
+          `fault ${fault} told`,
+        );
+      }
+      stop();
+      await nanny;
+      return { stderr: ctx.stderr.text, exitCode: ctx.exitCode };
+    } finally {
+      stop();
+      await client.close();
+      await scheduler.close();
+    }
+  }
+
+  it.concurrent("gives up after --max-restarts faults in a row, saying it guards against a crash loop and how to allow more", async () => {
+    const { stderr, exitCode } = await faultedNanny("crash-loop", undefined, 2, 0);
+    expect(stderr).toContain(
+      "weft worker: nanny: the worker stopped on a fault 2 times in a row, none of them running 60 s; giving up, as a worker that cannot run would only be started again and again (--max-restarts, now 1, sets how many restarts in a row are allowed; a worker that runs 60 s resets the count)\n",
+    );
+    expect(exitCode).toBe(1);
+  }, 180_000);
+
+  it.concurrent("counts faults in a row, not in its lifetime: a worker that ran healthyMs resets the count", async () => {
+    // Three faults with one restart allowed in a row: each worker ran past healthyMs.
+    const { stderr, exitCode } = await faultedNanny("healthy-between", 500, 3, 600);
+    expect(stderr.match(/starting another \(1 of at most 1 in a row\)/g)).toHaveLength(3);
+    expect(stderr).not.toContain("giving up");
+    expect(exitCode).toBe(0);
+  }, 180_000);
+
   it("starts another worker process when one exits on a fault while a process it started holds its output open", async () => {
     const pids = join(dir, "orphan-pids");
     // A task that starts a detached process sharing the worker's stdout and stderr, then dies.

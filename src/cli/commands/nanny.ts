@@ -77,8 +77,11 @@ export function nannyGone(): Promise<void> {
   return new Promise((resolve) => process.once("disconnect", () => resolve()));
 }
 
-/** A child that ran this long was healthy: its restarts are forgotten. */
-const HEALTHY_MS = 60_000;
+/**
+ * A child that ran this long was healthy: the restarts before it are forgotten, so
+ * that the count is of faults in a row (a crash loop), never of a nanny's lifetime.
+ */
+export const HEALTHY_MS = 60_000;
 
 /**
  * The command line of `cmd` as the user gave it, but the options in `drop`:
@@ -189,6 +192,8 @@ export interface NannyOptions {
   readonly taskModules?: readonly string[];
   /** How long making a nanny plugin and its setup may take (ms). Default {@link NANNY_PLUGIN_SETUP_TIMEOUT_MS}. */
   readonly pluginSetupTimeoutMs?: number;
+  /** Default {@link HEALTHY_MS}: a child that ran this long resets the count of restarts in a row. */
+  readonly healthyMs?: number;
 }
 
 /**
@@ -342,10 +347,12 @@ async function runChildren(
       ctx.exitCode = code;
       return;
     }
-    if (Date.now() - started >= HEALTHY_MS) restarts = 0;
+    const healthyMs = o.healthyMs ?? HEALTHY_MS;
+    if (Date.now() - started >= healthyMs) restarts = 0;
     if (restarts >= o.maxRestarts) {
+      // A guard against a crash loop, not a lifetime count: the user must see which.
       ctx.stderr.write(
-        `weft worker: nanny: the worker stopped on a fault ${restarts + 1} times in a row; giving up\n`,
+        `weft worker: nanny: the worker stopped on a fault ${restarts + 1} times in a row, none of them running ${healthyMs / 1000} s; giving up, as a worker that cannot run would only be started again and again (--max-restarts, now ${o.maxRestarts}, sets how many restarts in a row are allowed; a worker that runs ${healthyMs / 1000} s resets the count)\n`,
       );
       ctx.exitCode = 1;
       return;
