@@ -50,6 +50,19 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Whether the process `pid` still runs, not a zombie: a worker whose nanny died is
+ * reaped by whichever process adopted it, maybe never (a container's first process).
+ */
+function running(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true; // no /proc (not Linux): as alive says
+  }
+}
+
 /** The nanny started its worker again, asked to (no fault): stopped, it exits 0. */
 async function restartedThenStopped(
   ctx: ReturnType<typeof testContext>,
@@ -516,6 +529,29 @@ defineTask("nanny.exit", () => process.exit(1));
     }
   }, 120_000);
 
+  it("restarts a worker whose inline task left a timer at once: the closed process exits, though the timer would keep it", async () => {
+    const started = join(dir, "lingering-started");
+    await withNanny(
+      "lingering",
+      `import { writeFileSync } from "node:fs";\n` +
+        `defineTask("nanny.linger", () => { writeFileSync(${JSON.stringify(started)}, ""); return new Promise((r) => setTimeout(r, 60_000)); });\n`,
+      0,
+      async (client, ctx) => {
+        await client.waitForWorkers(1, { timeoutMs: 60_000 });
+        void client
+          .submit("nanny.linger")
+          .result()
+          .catch(() => {});
+        await eventually(() => existsSync(started), 30_000, "the task's start");
+        const asked = Date.now();
+        // Before, the nanny waited for the old process, kept up by the timer, for 60 s.
+        await client.restart({ timeoutMs: 20_000 });
+        expect(Date.now() - asked).toBeLessThan(20_000);
+        await eventually(() => workerLines(ctx) === 2, 30_000, "the new worker's line");
+      },
+    );
+  }, 120_000);
+
   it("--lifetime-restart: the worker retires when its lifetime is over, and its nanny starts another", async () => {
     const scheduler = await quietScheduler();
     const ctx = testContext();
@@ -907,6 +943,59 @@ export async function weftTeardown() {
         } catch {
           // gone already
         }
+        await scheduler.close();
+      }
+    }, 120_000);
+  }
+
+  for (const c of [
+    {
+      how: "an abandoned task's timer keeps its process alive",
+      task: "new Promise((resolve) => setTimeout(resolve, 60_000))",
+      withinMs: 5_000,
+    },
+  ]) {
+    it.concurrent(`a worker whose nanny is killed while ${c.how} is gone within ${c.withinMs / 1000} s`, async () => {
+      const name = c.how.includes("timer") ? "orphan-timer" : "orphan-spin";
+      const pidFile = join(dir, `${name}.pid`);
+      const tasks = join(dir, `${name}.mjs`);
+      writeFileSync(
+        tasks,
+        `import { writeFileSync } from "node:fs";\nimport { defineTask } from ${JSON.stringify(registry)};\n` +
+          `defineTask("orphan.hold", () => { writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); return ${c.task}; });\n`,
+      );
+      const scheduler = await quietScheduler();
+      const nanny = spawn(
+        process.execPath,
+        [WEFT_BIN, "worker", scheduler.address, "--nanny", "--nthreads", "1"].concat([
+          "--executor",
+          "inline",
+          "--tasks",
+          tasks,
+        ]),
+        { stdio: "ignore" },
+      );
+      const client = await Client.connect(scheduler.address);
+      let pid = 0;
+      try {
+        await client.waitForWorkers(1, { timeoutMs: 60_000 });
+        void client
+          .submit("orphan.hold")
+          .result()
+          .catch(() => {});
+        await eventually(() => existsSync(pidFile), 30_000, "the task's start");
+        pid = Number(readFileSync(pidFile, "utf8"));
+        await sleep(200);
+        nanny.kill("SIGKILL");
+        const killedAt = Date.now();
+        while (running(pid) && Date.now() - killedAt < 40_000) await sleep(50);
+        // Before, it lived until its task ended, 60 s after it began.
+        expect(running(pid)).toBe(false);
+        expect(Date.now() - killedAt).toBeLessThan(c.withinMs);
+      } finally {
+        nanny.kill("SIGKILL");
+        if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
+        await client.close();
         await scheduler.close();
       }
     }, 120_000);

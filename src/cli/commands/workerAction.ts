@@ -15,6 +15,7 @@ import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
 import { EXIT_RESTART, EXIT_SIGTERM, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
+import { exitOnceClosed } from "./nannyChildExit.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
@@ -390,6 +391,9 @@ export async function runWorkerCommand(
     await runWorker(scheduler, opts, ctx, (w) => Promise.race([giveUp, w.closed]), giveUp);
   } finally {
     finished();
+    // A worker process that closed exits, whatever its tasks left running: its nanny waits
+    // for the exit to start the next one, or is gone.
+    if (nannied) exitOnceClosed();
   }
   // The nanny tells its own SIGTERM from another's by whether it sent one.
   if (nannied && signal !== null && (ctx.exitCode ?? 0) === 0) ctx.exitCode = EXIT_SIGTERM;
