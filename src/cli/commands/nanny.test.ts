@@ -17,6 +17,7 @@ import { testContext, writeStuckSetupPreload } from "../testContext.ts";
 import { freePort } from "./contactAddress.ts";
 import type { CliContext } from "./context.ts";
 import { givenArgs, nannyPluginFactories, RESTARTING_LINE, runNanny } from "./nanny.ts";
+import { NANNY_GONE_EXIT_MS } from "./nannyChildExit.ts";
 
 /** The `weft` command of this checkout. */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
@@ -953,6 +954,11 @@ export async function weftTeardown() {
       how: "an abandoned task's timer keeps its process alive",
       task: "new Promise((resolve) => setTimeout(resolve, 60_000))",
       withinMs: 5_000,
+    },
+    {
+      how: "a synchronous task blocks its event loop",
+      task: "(() => { const until = Date.now() + 60_000; while (Date.now() < until); })()",
+      withinMs: NANNY_GONE_EXIT_MS + 5_000,
     },
   ]) {
     it.concurrent(`a worker whose nanny is killed while ${c.how} is gone within ${c.withinMs / 1000} s`, async () => {

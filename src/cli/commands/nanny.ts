@@ -43,6 +43,9 @@ const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url))
 /** Set in a child's environment: it was started by a nanny, over an IPC channel. */
 const NANNY_CHILD = "WEFT_NANNY_CHILD";
 
+/** Set in a child's environment: its nanny's process id, which it watches (see nannyChildExit.ts). */
+const NANNY_PID = "WEFT_NANNY_PID";
+
 /** The exit code of a nanny's child the scheduler restarts: start another. */
 export const EXIT_RESTART = 3;
 
@@ -61,6 +64,13 @@ export const RESTARTING_LINE =
 /** True in a worker process a nanny started (and still watches). */
 export function underNanny(): boolean {
   return process.env[NANNY_CHILD] === "1" && process.channel !== undefined;
+}
+
+/** In a worker a nanny started: its nanny's process id; else null. */
+export function nannyPid(): number | null {
+  if (process.env[NANNY_CHILD] !== "1") return null;
+  const pid = Number(process.env[NANNY_PID]);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
 }
 
 /**
@@ -276,7 +286,7 @@ async function runChildren(
       running = spawn(process.execPath, [WEFT_BIN, "worker", ...o.args], {
         stdio: ["ignore", "pipe", "pipe", "ipc"],
         // What the nanny plugins set (environ) comes on top of the nanny's own.
-        env: { ...process.env, ...nanny.env, [NANNY_CHILD]: "1" },
+        env: { ...process.env, ...nanny.env, [NANNY_CHILD]: "1", [NANNY_PID]: String(process.pid) },
       });
     } catch (err) {
       // Thrown, not emitted: an environment a plugin's setup made that no process

@@ -14,8 +14,21 @@ import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
-import { EXIT_RESTART, EXIT_SIGTERM, givenArgs, nannyGone, runNanny, underNanny } from "./nanny.ts";
-import { exitOnceClosed } from "./nannyChildExit.ts";
+import {
+  EXIT_RESTART,
+  EXIT_SIGTERM,
+  givenArgs,
+  nannyGone,
+  nannyPid,
+  runNanny,
+  underNanny,
+} from "./nanny.ts";
+import {
+  exitOnceClosed,
+  NANNY_GONE_CLOSE_TIMEOUT_S,
+  NANNY_GONE_EXIT_MS,
+  watchNanny,
+} from "./nannyChildExit.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
@@ -138,6 +151,7 @@ export async function runWorker(
   ctx: CliContext,
   stop: (worker: Worker) => Promise<unknown>,
   giveUp?: Promise<unknown>,
+  closeTimeout: () => number | undefined = () => undefined,
 ): Promise<void> {
   let worker: Worker;
   let nthreads: number;
@@ -234,7 +248,7 @@ export async function runWorker(
       if (!["closing", "closed", "failed"].includes(starting.status)) {
         starting.options.nannyLink?.closing?.({ restart: false, fault: true });
       }
-      givingUp = starting.close();
+      givingUp = starting.close(closeTimeout());
       return givingUp;
     });
     await worker.start();
@@ -256,7 +270,7 @@ export async function runWorker(
   if (worker.httpUrl !== null) ctx.stdout.write(`http at ${worker.httpUrl}\n`);
   const stoppedBy = await stop(worker);
   logStopSignal(worker.logger, stoppedBy);
-  await worker.close();
+  await worker.close(closeTimeout());
   const signalled = typeof stoppedBy === "string" && stoppedBy.startsWith("SIG");
   if (worker.fault !== null && signalled && !worker.options.nanny) {
     // Stopped while it closed on a fault it met just before (its scheduler gone with it,
@@ -358,8 +372,23 @@ export async function runWorkerCommand(
     await runNanny({ args, maxRestarts, stop: untilSignal(), taskModules: opts.tasks }, ctx);
     return;
   }
+  // Nobody waits for a worker whose nanny is gone: its close is brief, and its process
+  // killed past a bound even while a task blocks the event loop (see nannyChildExit.ts).
+  const nanny = nannyPid();
+  const unwatch =
+    nanny !== null
+      ? watchNanny(nanny, (err) =>
+          ctx.stderr.write(
+            `weft worker: cannot watch its nanny from a thread (${err.message}): a task that blocks the event loop would keep it alive past its nanny\n`,
+          ),
+        )
+      : () => {};
+  let closeTimeout: number | undefined;
   const orphaned = nannyGone().then(() => {
-    ctx.stderr.write("weft worker: its nanny is gone; closing\n");
+    closeTimeout = NANNY_GONE_CLOSE_TIMEOUT_S;
+    ctx.stderr.write(
+      `weft worker: its nanny is gone; closing (its process ends within ${NANNY_GONE_EXIT_MS / 1000} s)\n`,
+    );
   });
   // Listened for from the start: a worker still waiting for its scheduler (or its
   // scheduler file) closes on SIGINT or SIGTERM as a running one does (exit 0),
@@ -388,12 +417,22 @@ export async function runWorkerCommand(
   try {
     const scheduler = given ?? (await schedulerFromFile(opts, ctx, givenUp.signal));
     if (scheduler === null) return;
-    await runWorker(scheduler, opts, ctx, (w) => Promise.race([giveUp, w.closed]), giveUp);
+    await runWorker(
+      scheduler,
+      opts,
+      ctx,
+      (w) => Promise.race([giveUp, w.closed]),
+      giveUp,
+      () => closeTimeout,
+    );
   } finally {
     finished();
     // A worker process that closed exits, whatever its tasks left running: its nanny waits
-    // for the exit to start the next one, or is gone.
-    if (nannied) exitOnceClosed();
+    // for the exit to start the next one, or is gone. The watch then has nothing to do.
+    if (nannied) {
+      unwatch();
+      exitOnceClosed();
+    }
   }
   // The nanny tells its own SIGTERM from another's by whether it sent one.
   if (nannied && signal !== null && (ctx.exitCode ?? 0) === 0) ctx.exitCode = EXIT_SIGTERM;
