@@ -39,23 +39,31 @@ const NANNY_WATCH_POLL_MS = 250;
 /**
  * The watching thread (CommonJS, evaluated): once the process's parent is no
  * longer the nanny (it died: the process went to another parent), SIGKILL the
- * process `exitMs` later. `process.ppid` is asked anew each time; a signal to
- * its own process is what a thread may send while the main thread is blocked.
+ * process `exitMs` after the nanny was last seen its parent, or after the
+ * process began (`bornAt`) if never: a nanny that died while its worker still
+ * loaded, before the watch began, died after that. `process.ppid` is asked
+ * anew each time; a signal to its own process is what a thread may send while
+ * the main thread is blocked.
  */
 const WATCH_SOURCE = `
 const { workerData } = require("node:worker_threads");
-const { nanny, exitMs, pollMs } = workerData;
+const { nanny, exitMs, pollMs, bornAt } = workerData;
+let seen = bornAt;
 const poll = setInterval(() => {
-  if (process.ppid === nanny) return;
+  if (process.ppid === nanny) {
+    seen = Date.now();
+    return;
+  }
   clearInterval(poll);
-  setTimeout(() => process.kill(process.pid, "SIGKILL"), exitMs);
+  setTimeout(() => process.kill(process.pid, "SIGKILL"), Math.max(0, seen + exitMs - Date.now()));
 }, pollMs);
 `;
 
 /**
  * Watch, from a thread of its own, that the nanny (process `nannyPid`) is still
  * this process's parent: once it is not, this process is SIGKILLed `exitMs`
- * later (default {@link NANNY_GONE_EXIT_MS}), whatever its main thread does.
+ * (default {@link NANNY_GONE_EXIT_MS}) after the nanny was last seen, or after
+ * the process began, whatever its main thread does.
  * The thread does not keep the process alive; `failed` hears if it cannot run
  * (the worker then still closes when its main thread hears the nanny go).
  * Returns a function that stops it.
@@ -67,7 +75,15 @@ export function watchNanny(
 ): () => void {
   const thread = new Thread(WATCH_SOURCE, {
     eval: true,
-    workerData: { nanny: nannyPid, exitMs, pollMs: NANNY_WATCH_POLL_MS },
+    // None of the process's flags (`--input-type=module` would make the source ESM; a
+    // loader's `--import` would load it into the thread too).
+    execArgv: [],
+    workerData: {
+      nanny: nannyPid,
+      exitMs,
+      pollMs: NANNY_WATCH_POLL_MS,
+      bornAt: Date.now() - process.uptime() * 1000,
+    },
   });
   // Unhandled, a thread's error would end the worker it is there to end in order.
   thread.on("error", failed);
