@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeYaml } from "./clusterDump/decode.ts";
+import { decodeMsgpack, decodeYaml } from "./clusterDump/decode.ts";
 import { Ctx } from "./clusterDump/errors.ts";
 import { taskStateReprProblem } from "./clusterDump/pyRepr.ts";
 import { stringifyForPyYaml } from "./clusterDump/pyyamlWrite.ts";
@@ -624,6 +624,14 @@ describe("normalization", () => {
       /^big\.yaml: too large to read as YAML here: parsing .* of YAML takes about .*, beyond this process's heap limit \(.*\); dump as msgpack/,
     );
     expect(decodeYaml(yaml, new Ctx("small.yaml"), yaml.length * 100)).toBeInstanceOf(Map);
+  });
+
+  it("refuses a msgpack dump too large to read within the heap left, saying so", () => {
+    const bytes = packr.pack(msgpackStyleDump());
+    expect(() => decodeMsgpack(bytes, new Ctx("big.msgpack"), bytes.length * 5)).toThrow(
+      /^big\.msgpack: too large to read here: reading .* of msgpack takes about .* of heap, beyond the .* this process has left; give node more \(NODE_OPTIONS=--max-old-space-size=MB\)$/,
+    );
+    expect(decodeMsgpack(bytes, new Ctx("small.msgpack"), bytes.length * 20)).toBeInstanceOf(Map);
   });
 
   it("reads plain msgpack and gzipped yaml too", () => {

@@ -268,4 +268,28 @@ describe("weft", () => {
       `weft replay: ${truncated}: truncated gzip data (the compressed stream ends early)`,
     ]);
   });
+
+  it("refuses a msgpack dump too large for the heap with one line, not V8's out-of-memory crash", () => {
+    // About 6.5 MB of msgpack: reading it takes about 60 MB of heap, more than a
+    // process limited to 60 MB of old space has left once its modules are loaded.
+    const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
+    const d = unpackr.unpack(gunzipSync(readFileSync(TREE))) as Map<string, unknown>;
+    d.set(
+      "padding",
+      [1, 2, 3, 4, 5].map(() => d.get("workers")),
+    );
+    const big = join(dir, "big.msgpack.gz");
+    writeFileSync(big, gzipSync(new Packr({ useRecords: false }).pack(d)));
+    const r = spawnSync(
+      process.execPath,
+      ["--max-old-space-size=60", "bin/weft.js", "replay", big],
+      { cwd: ROOT, encoding: "utf8", timeout: 50_000 },
+    );
+    expect(r.stderr).not.toContain("FATAL ERROR");
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /^weft replay: .*big\.msgpack\.gz: too large to read here: reading .* of msgpack takes about .* of heap, beyond the .* this process has left; give node more \(NODE_OPTIONS=--max-old-space-size=MB\)\n$/,
+    );
+  });
 });

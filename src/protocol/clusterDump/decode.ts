@@ -43,7 +43,41 @@ export function gunzip(data: Uint8Array, ctx: Ctx, encoding: DumpEncoding): Uint
   return out;
 }
 
-export function decodeMsgpack(data: Uint8Array, ctx: Ctx): unknown {
+/**
+ * The heap a msgpack dump takes to read and replay, per byte of it (after gunzip):
+ * the decoded tree, its normalized copy and the typed dump are alive together.
+ * Measured on dumps grown from `tree.msgpack.gz`: 10.8 MB needed a heap of 104 MB,
+ * 31.8 MB one of 291 MB (for `weft replay`, with `--follow-log --json` and for
+ * `weft story` alike), about 9 per byte; 10 leaves a margin.
+ */
+export const MSGPACK_HEAP_PER_BYTE = 10;
+
+/**
+ * V8's young generation (three 16 MiB semi-spaces by default), which
+ * `heap_size_limit` counts but a dump's long-lived tree cannot stay in: the old
+ * generation's limit (`--max-old-space-size`) is what running out of memory hits.
+ */
+const YOUNG_GENERATION = 48 * 2 ** 20;
+
+/** The old-generation heap left for a dump to be read into. */
+function heapAvailable(): number {
+  const { heap_size_limit, used_heap_size } = getHeapStatistics();
+  return Math.max(0, heap_size_limit - YOUNG_GENERATION - used_heap_size);
+}
+
+/**
+ * `data` as msgpack. A dump too large to read within `heapAvailable` bytes of heap
+ * is refused saying so: V8 running out of memory ends the process with its own
+ * stack trace, which no handler can catch.
+ */
+export function decodeMsgpack(data: Uint8Array, ctx: Ctx, available = heapAvailable()): unknown {
+  const needed = data.length * MSGPACK_HEAP_PER_BYTE;
+  if (needed > available) {
+    return ctx.fail(
+      null,
+      `too large to read here: reading ${formatBytes(data.length)} of msgpack takes about ${formatBytes(needed)} of heap, beyond the ${formatBytes(available)} this process has left; give node more (NODE_OPTIONS=--max-old-space-size=MB)`,
+    );
+  }
   const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
   try {
     return unpackr.unpack(data);
