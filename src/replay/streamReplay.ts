@@ -90,6 +90,13 @@ export function readStream(file: string): Stream {
       throw new ReplayInputError(file, `line ${i + 1}: ${(err as Error).message}`);
     }
   }
+  // As a vector with no steps: a replay of nothing would pass having checked nothing.
+  if (events.length === 0 && final === null) {
+    throw new ReplayInputError(
+      file,
+      "the stream has no event and no final line after its header: nothing to replay or check (is it cut after line 1?)",
+    );
+  }
   const name = typeof header.name === "string" ? header.name : file;
   return { name, config: header.config, events, final };
 }

@@ -77,6 +77,18 @@ describe("stimulus streams", () => {
     expect(report.failure).toBeNull();
     expect(report.ok).toBe(true);
     expect(report.transitionCounter).toBeGreaterThan(2000);
+    expect(formatReport(report).split("\n").slice(-2)).toEqual([
+      "  final     the stream has no final line (cut short?): nothing to check",
+      "OK as far as checked: the machine took every event, nothing compared",
+    ]);
+  });
+
+  it("refuses a stream holding only its header, which would pass having checked nothing", async () => {
+    const file = join(dir, "tree-header.jsonl.gz");
+    writeFileSync(file, gzipSync(`${treeLines[0]}\n`));
+    await expect(replayFile(file)).rejects.toThrow(
+      /tree-header\.jsonl\.gz: the stream has no event and no final line after its header: nothing to replay or check \(is it cut after line 1\?\)$/,
+    );
   });
 
   it("replays a whole stream and matches its final line", async () => {
