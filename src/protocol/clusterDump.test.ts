@@ -1093,6 +1093,45 @@ describe("errors", () => {
     }
   });
 
+  it("refuses a NaN or infinite size, id or amount in a task, or a resource amount in a stimulus", async () => {
+    // Each was compared with the replay's and shown as a difference (DIVERGED), not refused.
+    const W = 'workers["tcp://127.0.0.1:37641"]';
+    const task = (w: Map<string, unknown>) =>
+      [...(w.get("tasks") as Map<string, Map<string, unknown>>).values()][0];
+    const cases: [string, (w: Map<string, unknown>) => void, string][] = [
+      ["task-nbytes", (w) => task(w).set("nbytes", Number.NaN), 'tasks["slow-1"].nbytes'],
+      ["task-run-id", (w) => task(w).set("run_id", Number.NaN), 'tasks["slow-1"].run_id'],
+      [
+        "task-resources",
+        (w) => task(w).set("resource_restrictions", new Map([["GPU", Number.NaN]])),
+        'tasks["slow-1"].resource_restrictions.GPU',
+      ],
+      [
+        "event-resources",
+        (w) => {
+          const ev = (w.get("stimulus_log") as Map<string, unknown>[])[0];
+          ev.set("resource_restrictions", new Map([["GPU", Number.POSITIVE_INFINITY]]));
+        },
+        "stimulus_log[0].resource_restrictions.GPU",
+      ],
+    ];
+    for (const [name, edit, field] of cases) {
+      const e = await failure(edited(`nan-${name}.msgpack.gz`, edit));
+      expect(e.path).toBe(`${W}.${field}`);
+      expect(e.reason).toMatch(/^expected a finite number, got the number (NaN|-?Infinity)$/);
+    }
+    // The scheduler's size of a task is what a transferred or scattered value's stand-in takes.
+    const decoded = new Unpackr({ mapsAsObjects: false, useRecords: false }).unpack(
+      gunzipSync(original()),
+    ) as Map<string, Map<string, unknown>>;
+    const tasks = decoded.get("scheduler")!.get("tasks") as Map<string, Map<string, unknown>>;
+    const [key, t] = [...tasks][0];
+    t.set("nbytes", Number.NaN);
+    const e = await failure(tmp("nan-scheduler-nbytes.msgpack.gz", gzipSync(packr.pack(decoded))));
+    expect(e.path).toBe(`scheduler.tasks[${JSON.stringify(key)}].nbytes`);
+    expect(e.reason).toBe("expected a finite number, got the number NaN");
+  });
+
   it("refuses a worker's transition counter that is no count (infinite, negative, fractional)", async () => {
     // Infinity was taken as a log that lost its start, and the worker called DIVERGED.
     const W = 'workers["tcp://127.0.0.1:37641"]';

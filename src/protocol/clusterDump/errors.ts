@@ -150,6 +150,12 @@ export class Ctx {
     return this.number(v, path);
   }
 
+  /** {@link finiteNumber}, or null for a field that is absent or null. */
+  optionalFiniteNumber(v: DumpValue | undefined, path: PathNode | null): number | null {
+    if (v === undefined || v === null) return null;
+    return this.finiteNumber(v, path);
+  }
+
   optionalString(v: DumpValue | undefined, path: PathNode | null): string | null {
     if (v === undefined || v === null) return null;
     return this.string(v, path);

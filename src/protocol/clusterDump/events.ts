@@ -85,6 +85,12 @@ export function normalizeEvent(v: DumpValue, path: PathNode, ctx: Ctx): DumpEven
     }
   }
   if (Object.hasOwn(ev, "data")) ctx.object(ev.data, child(path, "data"));
+  if (ev.resource_restrictions !== undefined && ev.resource_restrictions !== null) {
+    const p = child(path, "resource_restrictions");
+    for (const [r, n] of Object.entries(ctx.object(ev.resource_restrictions, p))) {
+      ctx.finiteNumber(n, child(p, r));
+    }
+  }
   if (Object.hasOwn(ev, "priority") && ev.priority !== null) {
     const p = child(path, "priority");
     ctx.list(ev.priority, p).forEach((n, i) => {

@@ -43,6 +43,10 @@ export function buildScheduler(s: DumpObject, ctx: Ctx): SchedulerDump {
       const task = ctx.object(t, child(p, key));
       if (Object.hasOwn(task, "key"))
         task.key = keyString(task.key, child(child(p, key), "key"), ctx);
+      // The size a transferred or scattered value's stand-in takes: a NaN one would
+      // show as a difference in the worker's task, far from its cause.
+      if (typeof task.nbytes === "number")
+        ctx.finiteNumber(task.nbytes, child(child(p, key), "nbytes"));
       tasks.set(key, task);
     }
   }

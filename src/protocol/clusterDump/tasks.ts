@@ -85,7 +85,7 @@ export function normalizeTask(key: string, v: DumpValue, path: PathNode, ctx: Ct
   const resourceRestrictions: Record<string, number> = {};
   if (t.resource_restrictions !== undefined && t.resource_restrictions !== null) {
     for (const [r, n] of Object.entries(ctx.object(t.resource_restrictions, rrPath))) {
-      resourceRestrictions[r] = ctx.number(n, child(rrPath, r));
+      resourceRestrictions[r] = ctx.finiteNumber(n, child(rrPath, r));
     }
   }
   return {
@@ -95,8 +95,9 @@ export function normalizeTask(key: string, v: DumpValue, path: PathNode, ctx: Ct
     next: ctx.optionalString(t.next, child(path, "next")),
     done: ctx.optionalBoolean(t.done, child(path, "done")) ?? false,
     priority,
-    nbytes: ctx.optionalNumber(t.nbytes, child(path, "nbytes")),
-    runId: ctx.optionalNumber(t.run_id, child(path, "run_id")) ?? 0,
+    // Compared with the replay's: a NaN would show as a difference, not as the input error it is.
+    nbytes: ctx.optionalFiniteNumber(t.nbytes, child(path, "nbytes")),
+    runId: ctx.optionalFiniteNumber(t.run_id, child(path, "run_id")) ?? 0,
     dependencies: taskRefs(t, "dependencies", path, ctx),
     dependents: taskRefs(t, "dependents", path, ctx),
     waitingForData: taskRefs(t, "waiting_for_data", path, ctx),
