@@ -196,6 +196,30 @@ describe("weft", () => {
     expect(r.out).not.toContain(gone);
   });
 
+  it("replay and story say which workers the scheduler lists and a YAML dump cut short lacks", async () => {
+    // PyYAML sorts the addresses: cut before the last one's entry, the dump still
+    // reads, and the replay passed on the others as if they were all.
+    const yaml = readFileSync(sharedPath("dumps", "shuffle.yaml"), "utf8");
+    const last = "tcp://127.0.0.1:44017";
+    const cut = join(dir, "shuffle-cut.yaml");
+    writeFileSync(cut, yaml.slice(0, yaml.indexOf(`\n  ${last}:\n`) + 1));
+    const note = `note: the scheduler lists worker ${last}, which the dump holds no entry for (is the file cut short?)`;
+    const one = ["--worker", "tcp://127.0.0.1:41927"];
+    const r = await weft(["replay", ...one, cut]);
+    expect(r.code).toBe(0);
+    expect(r.out.split("\n").slice(0, 2)).toEqual([
+      `${cut}: cluster dump (yaml, distributed 2023.7.0), 1 worker replayed`,
+      note,
+    ]);
+    const json = await weft(["replay", "--json", ...one, cut]);
+    expect(JSON.parse(json.out).workersWithoutEntry).toEqual([last]);
+    const whole = await weft(["replay", "--json", "--worker", "tcp://127.0.0.1:42687", TREE]);
+    expect(JSON.parse(whole.out).workersWithoutEntry).toEqual([]);
+    const story = await weft(["story", "split-1-3", cut]);
+    expect(story.code).toBe(0);
+    expect(story.err).toBe(`${note}: its records are missing from the story\n`);
+  });
+
   it("replay refuses a dump with no worker to replay (exit 2) rather than pass it", async () => {
     const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
     const d = unpackr.unpack(gunzipSync(readFileSync(TREE))) as Map<string, Map<string, unknown>>;

@@ -162,6 +162,11 @@ export function unavailableWorkerNote(address: string, reason: string): string {
   return `note: worker ${shown(address)} is not in the dump (it did not answer: ${shown(reason)})`;
 }
 
+/** The note for a worker the scheduler lists and the dump holds no entry for. */
+export function workerWithoutEntryNote(address: string): string {
+  return `note: the scheduler lists worker ${shown(address)}, which the dump holds no entry for (is the file cut short?)`;
+}
+
 function formatDump(r: DumpReplayReport, options: FormatReportOptions): string {
   const version = r.distributed === null ? "" : `, distributed ${shown(r.distributed)}`;
   const out = [
@@ -170,6 +175,7 @@ function formatDump(r: DumpReplayReport, options: FormatReportOptions): string {
   for (const u of r.unavailableWorkers) {
     out.push(unavailableWorkerNote(u.address, u.reason));
   }
+  for (const a of r.workersWithoutEntry) out.push(workerWithoutEntryNote(a));
   for (const w of r.workers) out.push("", formatWorker(w, options));
   const tally = new Map<string, number>();
   for (const w of r.workers) tally.set(w.verdict, (tally.get(w.verdict) ?? 0) + 1);

@@ -2,6 +2,7 @@ import type { ClusterDump } from "../protocol/clusterDump.ts";
 import { loadClusterDump } from "../protocol/clusterDump.ts";
 import type { WorkerState } from "../worker/state/workerState.ts";
 import { askedAddress, checkFileArgument, toInputError } from "./errors.ts";
+import { workersWithoutEntry } from "./missingWorkers.ts";
 import { replayWorker } from "./replayWorker.ts";
 import type { DumpReplayReport } from "./report.ts";
 
@@ -92,6 +93,7 @@ export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions =
       address,
       reason,
     })),
+    workersWithoutEntry: workersWithoutEntry(dump),
     ok: workers.every((w) => w.ok),
   };
   return { report, states };

@@ -148,6 +148,12 @@ export interface DumpReplayReport {
   readonly workers: readonly WorkerReplayReport[];
   /** Workers that did not answer the dump: `{address, reason}`. */
   readonly unavailableWorkers: readonly { readonly address: string; readonly reason: string }[];
+  /**
+   * Workers the scheduler's record lists that the dump holds no entry for: the file
+   * may be cut short (a YAML dump cut before a worker's entry still reads), or a
+   * worker left while weft's own dump was taken. They are not replayed.
+   */
+  readonly workersWithoutEntry: readonly string[];
   /** Every worker replayed `exact` or `converged`. */
   readonly ok: boolean;
 }

@@ -7,9 +7,10 @@ import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import type { Client } from "../../client/client.ts";
 import { ReplayInputError } from "../../replay/errors.ts";
-import { unavailableWorkerNote } from "../../replay/formatReport.ts";
+import { unavailableWorkerNote, workerWithoutEntryNote } from "../../replay/formatReport.ts";
 import { formatStory, storyJson } from "../../replay/formatStory.ts";
 import { inputKindOf } from "../../replay/inputKind.ts";
+import { workersWithoutEntry } from "../../replay/missingWorkers.ts";
 import { loadDump, replayLoadedDump } from "../../replay/replayDump.ts";
 import type { DumpReplayReport, ReplayFailure } from "../../replay/report.ts";
 import { clusterStory, liveStory, type StoryLine } from "../../replay/story.ts";
@@ -196,6 +197,11 @@ export async function runStory(
     for (const [address, reason] of dump.unavailableWorkers) {
       ctx.stderr.write(
         `${unavailableWorkerNote(address, reason)}: its records are missing from the story\n`,
+      );
+    }
+    for (const address of workersWithoutEntry(dump)) {
+      ctx.stderr.write(
+        `${workerWithoutEntryNote(address)}: its records are missing from the story\n`,
       );
     }
     printStory(ctx, clusterStory(dump, keys, { replayed }), keys, file, opts);
