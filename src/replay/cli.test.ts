@@ -180,6 +180,30 @@ describe("weft", () => {
     expect(notDump.code).toBe(2);
   });
 
+  it("story finds a tuple key however it is typed, as Python would read it", async () => {
+    // inc-41 made the tuple ('inc', 41), written as Dask writes one: a list in values,
+    // "['inc', 41]" as a mapping key, ('inc', 41) inside reprs.
+    const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
+    const asTuple = (v: unknown): unknown => {
+      if (v === "inc-41") return ["inc", 41];
+      if (typeof v === "string") return v.split("'inc-41'").join("('inc', 41)");
+      if (Array.isArray(v)) return v.map(asTuple);
+      if (!(v instanceof Map)) return v;
+      const out = new Map();
+      for (const [k, x] of v) out.set(k === "inc-41" ? "['inc', 41]" : k, asTuple(x));
+      return out;
+    };
+    const file = join(dir, "tuple-key.msgpack.gz");
+    const d = asTuple(unpackr.unpack(gunzipSync(readFileSync(TREE))));
+    writeFileSync(file, gzipSync(new Packr({ useRecords: false }).pack(d)));
+    const exact = await weft(["story", "('inc', 41)", file]);
+    expect(exact.code).toBe(0);
+    expect(exact.out).toContain("(('inc', 41), 'compute-task', 'released'");
+    for (const typed of ["('inc',41)", '("inc", 41)', "['inc', 41]"]) {
+      expect(await weft(["story", typed, file])).toEqual(exact);
+    }
+  });
+
   it("story says which workers did not answer the dump (their records are missing)", async () => {
     const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
     const d = unpackr.unpack(gunzipSync(readFileSync(TREE))) as Map<string, Map<string, unknown>>;

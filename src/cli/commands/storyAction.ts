@@ -10,6 +10,7 @@ import { ReplayInputError } from "../../replay/errors.ts";
 import { unavailableWorkerNote, workerWithoutEntryNote } from "../../replay/formatReport.ts";
 import { formatStory, storyJson } from "../../replay/formatStory.ts";
 import { inputKindOf } from "../../replay/inputKind.ts";
+import { tupleKeyForm } from "../../replay/keyArgument.ts";
 import { workersWithoutEntry } from "../../replay/missingWorkers.ts";
 import { loadDump, replayLoadedDump } from "../../replay/replayDump.ts";
 import type { DumpReplayReport, ReplayFailure } from "../../replay/report.ts";
@@ -204,6 +205,9 @@ export async function runStory(
         `${workerWithoutEntryNote(address)}: its records are missing from the story\n`,
       );
     }
-    printStory(ctx, clusterStory(dump, keys, { replayed }), keys, file, opts);
+    // A tuple key typed otherwise than as str() writes it is looked for in that form too.
+    const forms = keys.map(tupleKeyForm).filter((k): k is string => k !== null);
+    const lines = clusterStory(dump, [...new Set([...keys, ...forms])], { replayed });
+    printStory(ctx, lines, keys, file, opts);
   });
 }
