@@ -989,6 +989,16 @@ describe("errors", () => {
     );
   });
 
+  it("says a dump named without its .gz is gzip data", async () => {
+    const gz = original();
+    expect((await failure(tmp("gz.yaml", gz))).reason).toBe(
+      "not YAML: the file is not UTF-8 text (it is gzip data: a gzipped dump's name ends in .gz)",
+    );
+    expect((await failure(tmp("gz.msgpack", gz))).reason).toBe(
+      "not a msgpack cluster dump: bytes are left after the first msgpack value (it is gzip data: a gzipped dump's name ends in .gz)",
+    );
+  });
+
   it("rejects a missing file or a directory", async () => {
     expect((await failure(join(dir, "missing.msgpack.gz"))).reason).toMatch(/does not exist/);
     const sub = join(dir, "dir.yaml");

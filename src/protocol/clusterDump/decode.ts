@@ -17,6 +17,10 @@ import { parseYamlNested } from "./yamlNesting.ts";
 
 /** A hint at what non-dump content looks like, for error messages. */
 function sniff(data: Uint8Array): string {
+  // A gzipped dump named without its .gz (or gunzipped and not renamed): say what it is.
+  if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
+    return "it is gzip data: a gzipped dump's name ends in .gz";
+  }
   const head = data.subarray(0, 16);
   const text = Buffer.from(head).toString("latin1");
   if (/^\s*[[{]/.test(text)) return "it looks like JSON text";
