@@ -204,6 +204,39 @@ describe("weft", () => {
     }
   });
 
+  it("replay --follow-log exits 1 for a converged worker: set order cannot explain its log", async () => {
+    const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
+    const d = unpackr.unpack(
+      gunzipSync(readFileSync(sharedPath("dumps", "errors-and-cancel.msgpack.gz"))),
+    );
+    const worker = (d.get("workers") as Map<string, Map<string, unknown>>).get(
+      "tcp://127.0.0.1:37641",
+    );
+    const log = worker?.get("log") as unknown[][];
+    // The dumped worker went executing → error, the replay goes executing → memory.
+    const r = log.find((x) => x.length === 7 && x[2] === "memory") as unknown[];
+    r[2] = "error";
+    r[3] = "error";
+    const file = join(dir, "log-differs.msgpack.gz");
+    writeFileSync(file, gzipSync(new Packr({ useRecords: false }).pack(d)));
+    const plain = await weft(["replay", "--worker", "tcp://127.0.0.1:37641", file]);
+    expect(plain.code).toBe(0);
+    expect(plain.out).toContain("tcp://127.0.0.1:37641: CONVERGED\n");
+    const followed = await weft([
+      "replay",
+      "--follow-log",
+      "--worker",
+      "tcp://127.0.0.1:37641",
+      file,
+    ]);
+    expect(followed.code).toBe(1);
+    expect(followed.out).toContain("tcp://127.0.0.1:37641: CONVERGED (--follow-log)\n");
+    expect(followed.out.trimEnd().split("\n").slice(-2)).toEqual([
+      "1 worker: 1 converged",
+      "with --follow-log, a converged log diverged where Python's set order cannot explain it: a real difference",
+    ]);
+  });
+
   it("story says which workers did not answer the dump (their records are missing)", async () => {
     const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
     const d = unpackr.unpack(gunzipSync(readFileSync(TREE))) as Map<string, Map<string, unknown>>;

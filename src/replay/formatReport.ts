@@ -181,6 +181,11 @@ function formatDump(r: DumpReplayReport, options: FormatReportOptions): string {
   for (const w of r.workers) tally.set(w.verdict, (tally.get(w.verdict) ?? 0) + 1);
   const summary = [...tally].map(([v, n]) => `${n} ${v}`).join(", ");
   out.push("", `${plural(r.workers.length, "worker")}: ${summary || "none"}`);
+  if (r.workers.some((w) => w.followLog && w.verdict === "converged")) {
+    out.push(
+      "with --follow-log, a converged log diverged where Python's set order cannot explain it: a real difference",
+    );
+  }
   if (!r.ok && r.workers.some((w) => !w.followLog && w.log.firstDivergence !== null)) {
     out.push("hint: rerun with --follow-log to follow the choices of the dumped log");
   }

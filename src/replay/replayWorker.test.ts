@@ -91,6 +91,11 @@ describe("the verdict", () => {
     expect(report.tasks.compared).toBe(w.tasks.size);
     expect(report.verdict).toBe("converged");
     expect(report.ok).toBe(true);
+    // Following the dumped choices rules set order out: the difference is a real one.
+    const followed = replayWorker(edited(errors, ERRORS, { log }), ERRORS, { followLog: true });
+    expect(followed.report.verdict).toBe("converged");
+    expect(followed.report.log.divergent).toBe(1);
+    expect(followed.report.ok).toBe(false);
   });
 });
 

@@ -127,7 +127,10 @@ export interface WorkerReplayReport {
    *   the dump was not shown to agree.
    */
   readonly verdict: WorkerVerdict;
-  /** `exact` or `converged`. */
+  /**
+   * `exact`, or `converged` without `--follow-log` (with it, the dumped choices were
+   * followed, so set order cannot explain the log's divergence).
+   */
   readonly ok: boolean;
 }
 
