@@ -1083,6 +1083,25 @@ describe("errors", () => {
     );
   });
 
+  it("says which release of distributed wrote a dump it refuses, when not 2023.7.0", async () => {
+    const decoded = new Unpackr({ mapsAsObjects: false, useRecords: false }).unpack(
+      gunzipSync(original()),
+    ) as Map<string, Map<string, unknown>>;
+    const at = (m: unknown, ...keys: string[]): Map<string, unknown> =>
+      keys.reduce((x, k) => x.get(k) as Map<string, unknown>, m as Map<string, unknown>);
+    const log = at(decoded, "workers", "tcp://127.0.0.1:37641").get("stimulus_log");
+    (log as Map<string, unknown>[])[0].delete("run_id");
+    const packages = at(decoded, "versions", "scheduler", "packages");
+    const same = await failure(tmp("v-same.msgpack.gz", gzipSync(packr.pack(decoded))));
+    expect(same.reason).toBe("missing (a ComputeTaskEvent has it)");
+    packages.set("distributed", "2022.1.0");
+    const other = await failure(tmp("v-other.msgpack.gz", gzipSync(packr.pack(decoded))));
+    expect(other.path).toBe(same.path);
+    expect(other.reason).toBe(
+      "missing (a ComputeTaskEvent has it) (the dump was written by distributed 2022.1.0; weft reads the dumps of 2023.7.0, whose worker it ports)",
+    );
+  });
+
   it("refuses a NaN or infinite size, time, priority or id in a stimulus", async () => {
     const W = 'workers["tcp://127.0.0.1:37641"]';
     const cases: [string, (ev: Map<string, unknown>) => void, string][] = [

@@ -45,5 +45,11 @@ describe("stand-ins for the values a dump strips", () => {
     expect(() => decodeStimulusLog("f.msgpack.gz", "tcp://w:1", events, scheduler({}))).toThrow(
       /^f\.msgpack\.gz: workers\["tcp:\/\/w:1"\]\.stimulus_log\[1\]: /,
     );
+    // Of another release, the error says which wrote the dump.
+    expect(() =>
+      decodeStimulusLog("f.msgpack.gz", "tcp://w:1", events, scheduler({}), undefined, "2022.1.0"),
+    ).toThrow(
+      / \(the dump was written by distributed 2022\.1\.0; weft reads the dumps of 2023\.7\.0, whose worker it ports\)$/,
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { otherVersionNote } from "../protocol/clusterDump/versions.ts";
 import type { DumpEvent, DumpObject, DumpTask, SchedulerDump } from "../protocol/clusterDump.ts";
 import { isDumpObject, typeNameFromRepr } from "../protocol/clusterDump.ts";
 import { eventFromDict } from "../protocol/daskJson/events.ts";
@@ -78,7 +79,9 @@ export function decodeStimulusLog(
   events: readonly DumpEvent[],
   scheduler: SchedulerDump,
   workerTasks?: ReadonlyMap<string, DumpTask>,
+  distributed: string | null = null,
 ): StateMachineEvent[] {
+  const note = otherVersionNote(distributed);
   return events.map((ev, i) => {
     try {
       return eventFromDict(dumpEventDict(ev, scheduler, workerTasks));
@@ -86,7 +89,7 @@ export function decodeStimulusLog(
       const message = err instanceof Error ? err.message : String(err);
       throw new ReplayInputError(
         file,
-        `workers[${JSON.stringify(address)}].stimulus_log[${i}]: ${message}`,
+        `workers[${JSON.stringify(address)}].stimulus_log[${i}]: ${message}${note === null ? "" : ` (${note})`}`,
         { cause: err },
       );
     }

@@ -104,6 +104,17 @@ describe("docs/replay.md's text output", () => {
   });
 });
 
+describe("a dump of another release of distributed", () => {
+  it("says so: a difference may come from the versions", () => {
+    const lines = formatReport({ ...report, distributed: "2024.1.0" }).split("\n");
+    expect(lines[1]).toBe(
+      "note: the dump was written by distributed 2024.1.0; weft reads the dumps of 2023.7.0, whose worker it ports: a difference may come from the versions",
+    );
+    expect(formatReport(report)).not.toContain("weft reads the dumps");
+    expect(formatReport({ ...report, distributed: null })).not.toContain("weft reads the dumps");
+  });
+});
+
 describe("strings a dump carries", () => {
   it("are quoted when they hold control characters, so they cannot break a line or drive the terminal", () => {
     const hostile = {
@@ -135,6 +146,9 @@ describe("strings a dump carries", () => {
       return (c < 0x20 && ch !== "\n") || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029;
     });
     expect(controls).toEqual([]);
+    expect(text).toContain(
+      'note: the dump was written by distributed "2023.7.0\\nFORGED: EXACT"; weft reads',
+    );
     // Plain strings stay as they are.
     expect(formatReport(report)).toContain("tcp://127.0.0.1:45213: ");
   });

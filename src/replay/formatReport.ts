@@ -1,3 +1,4 @@
+import { otherVersionNote } from "../protocol/clusterDump/versions.ts";
 import { plural } from "../util/plural.ts";
 import type {
   DumpReplayReport,
@@ -172,6 +173,9 @@ function formatDump(r: DumpReplayReport, options: FormatReportOptions): string {
   const out = [
     `${shown(r.file)}: cluster dump (${r.encoding}${version}), ${plural(r.workers.length, "worker")} replayed`,
   ];
+  const versionNote = otherVersionNote(r.distributed);
+  if (versionNote !== null)
+    out.push(`note: ${versionNote}: a difference may come from the versions`);
   for (const u of r.unavailableWorkers) {
     out.push(unavailableWorkerNote(u.address, u.reason));
   }

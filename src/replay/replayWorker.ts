@@ -82,7 +82,14 @@ export function replayWorker(
   const w = dump.workers.get(address);
   if (w === undefined)
     throw new Error(`${dump.file}: no worker ${askedAddress(address)} in the dump`);
-  const events = decodeStimulusLog(dump.file, address, w.stimulusLog, dump.scheduler, w.tasks);
+  const events = decodeStimulusLog(
+    dump.file,
+    address,
+    w.stimulusLog,
+    dump.scheduler,
+    w.tasks,
+    dump.versions.distributed,
+  );
   checkLogRecords(dump.file, address, w.log);
   checkTimeOrder(dump.file, address, events, w.log);
   let replayer: WorkerReplayer;

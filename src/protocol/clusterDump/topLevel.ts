@@ -1,12 +1,12 @@
 /** The whole dump, `{scheduler, workers, versions}`: {@link ClusterDump} and its building. */
 
 import type { DumpEncoding } from "./encoding.ts";
-import { type Ctx, child, describe } from "./errors.ts";
+import { type Ctx, child, DumpFormatError, describe } from "./errors.ts";
 import { normalizeTree } from "./normalize.ts";
 import { buildScheduler, type SchedulerDump } from "./schedulerDump.ts";
 import type { DumpObject } from "./values.ts";
 import { isDumpObject } from "./values.ts";
-import { buildVersions, type DumpVersions } from "./versions.ts";
+import { buildVersions, type DumpVersions, otherVersionNote } from "./versions.ts";
 import { buildWorker, type WorkerDump } from "./workerDump.ts";
 
 /** A loaded cluster dump. */
@@ -46,6 +46,24 @@ export function buildDump(decoded: unknown, ctx: Ctx, encoding: DumpEncoding): C
       `not a cluster dump: no ${missing.map((k) => JSON.stringify(k)).join(", ")} at the top level (found ${found || "nothing"})`,
     );
   }
+  // Read first: a field another release of Dask lays out otherwise is refused
+  // below, and the error then says which release wrote the dump.
+  const versions = buildVersions(ctx.object(root.versions, child(null, "versions")), ctx);
+  try {
+    return buildParts(root, versions, ctx, encoding);
+  } catch (e) {
+    const note = otherVersionNote(versions.distributed);
+    if (!(e instanceof DumpFormatError) || note === null) throw e;
+    throw new DumpFormatError(e.file, e.path, `${e.reason} (${note})`, { cause: e.cause });
+  }
+}
+
+function buildParts(
+  root: DumpObject,
+  versions: DumpVersions,
+  ctx: Ctx,
+  encoding: DumpEncoding,
+): ClusterDump {
   const scheduler = buildScheduler(ctx.object(root.scheduler, child(null, "scheduler")), ctx);
   const workersPath = child(null, "workers");
   const workers = new Map<string, WorkerDump>();
@@ -61,6 +79,5 @@ export function buildDump(decoded: unknown, ctx: Ctx, encoding: DumpEncoding): C
       buildWorker(address, ctx.object(w, p), p, scheduler.workers.get(address), ctx),
     );
   }
-  const versions = buildVersions(ctx.object(root.versions, child(null, "versions")), ctx);
   return { file: ctx.file, encoding, scheduler, workers, unavailableWorkers, versions, raw: root };
 }

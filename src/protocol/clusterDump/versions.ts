@@ -4,6 +4,20 @@ import { type Ctx, child } from "./errors.ts";
 import type { DumpObject } from "./values.ts";
 import { isDumpObject } from "./values.ts";
 
+/** The dask/distributed release whose dumps the loader reads and whose worker weft ports. */
+export const DISTRIBUTED_VERSION = "2023.7.0";
+
+/**
+ * Why a dump may not read or replay as one of {@link DISTRIBUTED_VERSION}'s: null for
+ * that release or for a dump that names none (weft's own).
+ */
+export function otherVersionNote(distributed: string | null): string | null {
+  if (distributed === null || distributed === DISTRIBUTED_VERSION) return null;
+  // Quoted unless a plain version: the text goes to a terminal.
+  const v = /^[\w.+-]+$/.test(distributed) ? distributed : JSON.stringify(distributed);
+  return `the dump was written by distributed ${v}; weft reads the dumps of ${DISTRIBUTED_VERSION}, whose worker it ports`;
+}
+
 /** The `versions` part of the dump. */
 export interface DumpVersions {
   /** `packages.distributed` of the scheduler, or null. */
