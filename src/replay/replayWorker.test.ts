@@ -56,12 +56,22 @@ describe("records of stimuli the stimulus log does not hold", () => {
 
 describe("a stimulus log at its capacity", () => {
   it("calls differing records unverifiable and skips events about what it may have lost", () => {
-    const { report } = replayWorker(edited(tree, TREE, { stimulusLogFull: true }), TREE);
+    // The log at its capacity too: nothing shows the worker's start.
+    const full = { stimulusLogFull: true, logFull: true };
+    const { report } = replayWorker(edited(tree, TREE, full), TREE);
     expect(report.coverage.notes[0]).toMatch(/^the stimulus log is full/);
     expect(report.log.divergent).toBe(0);
     expect(report.log.unverifiable).toBeGreaterThan(0);
     expect(report.failure).toBeNull();
     expect(report.events.skipped).toBeGreaterThan(0);
+  });
+
+  it("is replayed as from the worker's start when the log shows it (every transition, none earlier)", () => {
+    const plain = replayWorker(tree, TREE).report;
+    const { report } = replayWorker(edited(tree, TREE, { stimulusLogFull: true }), TREE);
+    expect(report.events.skipped).toBe(0);
+    expect(report.failure).toEqual(plain.failure);
+    expect(report.verdict).toBe("failed");
   });
 });
 
@@ -101,7 +111,7 @@ describe("the verdict", () => {
 
 describe("an event about a task the replay never heard of", () => {
   /** The worker with its last task-finished event about an unknown task, and maybe a divergence before. */
-  function unknownTaskFinished(diverge: boolean): ClusterDump {
+  function unknownTaskFinished(diverge: boolean, startShown = false): ClusterDump {
     const w = errors.workers.get(ERRORS) as WorkerDump;
     const j = w.stimulusLog.findLastIndex((e) => e.cls === "ExecuteSuccessEvent");
     const stimulusLog = [...w.stimulusLog];
@@ -111,7 +121,9 @@ describe("an event about a task the replay never heard of", () => {
       const i = log.findIndex((r) => r.length === 7 && r[2] === "memory");
       log[i] = [log[i][0], log[i][1], "error", ...log[i].slice(3)];
     }
-    return edited(errors, ERRORS, { stimulusLog, log });
+    // A log at its capacity may have lost the worker's start; below it, holding every
+    // transition and none before the first event, it shows the start.
+    return edited(errors, ERRORS, { stimulusLog, log, logFull: !startShown });
   }
 
   it("while the replay matches the log: the event came from before the stimulus log", () => {
@@ -119,6 +131,16 @@ describe("an event about a task the replay never heard of", () => {
     expect(report.failure).toBeNull();
     expect(report.events.skipped).toBe(1);
     expect(report.coverage.stimulusLogFromStart).toBe(false);
+  });
+
+  it("when the log shows the worker's start: no lost past explains it, and the machine raises", () => {
+    // It was skipped as history, and the worker called exact having compared almost nothing.
+    const { report } = replayWorker(unknownTaskFinished(false, true), ERRORS);
+    expect(report.events.skipped).toBe(0);
+    expect(report.coverage.stimulusLogFromStart).toBe(true);
+    expect(report.failure?.eventClass).toBe("ExecuteSuccessEvent");
+    expect(report.failure?.message).toContain('"never-computed"');
+    expect(report.verdict).toBe("failed");
   });
 
   it("after a divergence: the replay's own path, where the state machine raises", () => {

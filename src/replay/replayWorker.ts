@@ -378,6 +378,18 @@ class WorkerReplayer {
     }
   }
 
+  /**
+   * The logs are shown to reach back to the worker's start: the log holds every
+   * transition the counter counts, none of them before the stimulus log's first
+   * event. An event about something the machine never heard of then cannot come
+   * from a lost past: it is replayed as it is (the machine raises, as the seed
+   * would), not skipped, which left a worker "exact" having compared almost nothing.
+   */
+  #startShown(): boolean {
+    const c = this.#coverage;
+    return c !== null && !c.logCapped && c.recordsBefore === 0;
+  }
+
   /** The stimulus log may not reach back to the worker's start. */
   #headless(): boolean {
     const c = this.#coverage;
@@ -418,7 +430,7 @@ class WorkerReplayer {
     const starts: { time: number; step: Step }[] = [];
     let skippedHere = false;
     for (const step of steps) {
-      if (this.#checker.firstDivergence === null) {
+      if (this.#checker.firstDivergence === null && !this.#startShown()) {
         const unknown = unknownReference(
           ws,
           step.ev,
