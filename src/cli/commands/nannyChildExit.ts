@@ -43,10 +43,13 @@ const NANNY_WATCH_POLL_MS = 250;
  * process began (`bornAt`) if never: a nanny that died while its worker still
  * loaded, before the watch began, died after that. `process.ppid` is asked
  * anew each time; a signal to its own process is what a thread may send while
- * the main thread is blocked.
+ * the main thread is blocked. The line saying why goes straight to file
+ * descriptor 2: a thread's `process.stderr` is written by the main thread, the
+ * one blocked, and the kill would leave the worker's end unexplained.
  */
 const WATCH_SOURCE = `
 const { workerData } = require("node:worker_threads");
+const { writeSync } = require("node:fs");
 const { nanny, exitMs, pollMs, bornAt } = workerData;
 let seen = bornAt;
 const poll = setInterval(() => {
@@ -55,7 +58,14 @@ const poll = setInterval(() => {
     return;
   }
   clearInterval(poll);
-  setTimeout(() => process.kill(process.pid, "SIGKILL"), Math.max(0, seen + exitMs - Date.now()));
+  setTimeout(() => {
+    try {
+      writeSync(2, "weft worker: its nanny has been gone " + exitMs / 1000 + " s and its close has not ended (a task may block its event loop): killing its process\\n");
+    } catch {
+      // A closed stderr (EPIPE) must not spare the process the kill.
+    }
+    process.kill(process.pid, "SIGKILL");
+  }, Math.max(0, seen + exitMs - Date.now()));
 }, pollMs);
 `;
 
