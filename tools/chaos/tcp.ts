@@ -784,8 +784,9 @@ export async function runChaos(
         if (/KilledWorker|scattered data lost|lost dependencies/.test(text)) {
           killedWorker++;
           log(`${head} gave up (${text.split("\n")[0]}), ${ms} ms, ${tally}`);
-        } else if (kind === "actors" && ACTOR_GONE.test(text) && !isUp(procs, actorAt)) {
-          // The actor's worker was killed or frozen: the actor is gone by design.
+        } else if (kind === "actors" && ACTOR_GONE.test(text) && !(await stillUp(procs, actorAt))) {
+          // The actor's worker was killed or frozen, or left by itself (its lifetime over,
+          // or closed beyond its memory limit): the actor is gone by design.
           killedWorker++;
           log(
             `${head} gave up (its actor's worker went: ${text.split("\n")[0]}), ${ms} ms, ${tally}`,
@@ -992,6 +993,27 @@ const ACTOR_GONE = /Worker holding Actor was lost|ActorLostError|cannot reach th
 /** True while the worker at `address` is up (not killed, frozen or exited). */
 function isUp(procs: Processes, address: string | null): boolean {
   return address !== null && procs.workers("up").some((w) => w.address === address);
+}
+
+/**
+ * How long a worker that left by itself may take to show it: its nanny's next worker
+ * printing its address, the harness's only sign of it (1–2 s under tsx, more on a
+ * loaded host).
+ */
+const LEFT_BY_ITSELF_MS = 10_000;
+
+/**
+ * Whether the worker at `address` is still up {@link LEFT_BY_ITSELF_MS} from now.
+ * A worker that retired at its `--lifetime`, or closed beyond its memory limit,
+ * is gone before its nanny starts the next: until that one prints its address,
+ * `isUp` still says the old one is up (an actor lost with it failed the round).
+ */
+async function stillUp(procs: Processes, address: string | null): Promise<boolean> {
+  const until = performance.now() + LEFT_BY_ITSELF_MS;
+  while (isUp(procs, address) && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return isUp(procs, address);
 }
 
 /** The value of option `flag` as a number in [0, 1]; throws otherwise. */
