@@ -174,19 +174,9 @@ async function dialFromFile(
   },
 ): Promise<string> {
   const { waitMs } = o;
-  let dialled = "";
-  let fileError: unknown = null;
-  const next = async (): Promise<string> => {
-    try {
-      dialled = await addresses();
-      return dialled;
-    } catch (err) {
-      fileError = err;
-      throw err;
-    }
-  };
+  const given = recordedAddresses(addresses, "");
   try {
-    const comm = await connectWaiting(next, {
+    const comm = await connectWaiting(given.next, {
       ...o.comm,
       timeoutMs: o.connectTimeoutMs,
       waitMs,
@@ -195,13 +185,38 @@ async function dialFromFile(
       onStillFailing: o.onStillFailing,
     });
     comm.abort();
-    return dialled;
+    return given.dialled;
   } catch (err) {
-    if (fileError !== null) throw fileError;
+    if (given.fileError !== null) throw given.fileError;
     // TLS failures are left to the caller's own connection, which says why as well.
-    if (!isTransientConnectError(err)) return dialled;
-    throw neverReached(path, dialled, err, waitMs, o.connectTimeoutMs);
+    if (!isTransientConnectError(err)) return given.dialled;
+    throw neverReached(path, given.dialled, err, waitMs, o.connectTimeoutMs);
   }
+}
+
+/**
+ * `addresses` (the scheduler file read again), remembering the address it gave
+ * last (`dialled`, `first` before any) and the file's error if reading it threw:
+ * a wait that ends unreached names the one, a file gone wrong is reported as itself.
+ */
+function recordedAddresses(
+  addresses: () => Promise<string>,
+  first: string,
+): { next: () => Promise<string>; dialled: string; fileError: unknown } {
+  const given = {
+    dialled: first,
+    fileError: null as unknown,
+    next: async (): Promise<string> => {
+      try {
+        given.dialled = await addresses();
+        return given.dialled;
+      } catch (err) {
+        given.fileError = err;
+        throw err;
+      }
+    },
+  };
+  return given;
 }
 
 /**
@@ -247,22 +262,12 @@ export async function connectThroughSchedulerFile<T>(
   timeoutMs: number,
   connect: (addresses: () => Promise<string>) => Promise<T>,
 ): Promise<T> {
-  const addresses = schedulerFileAddresses(path, { waitMs: 0, known: read });
-  let dialled = read;
-  let fileError: unknown = null;
+  const given = recordedAddresses(schedulerFileAddresses(path, { waitMs: 0, known: read }), read);
   try {
-    return await connect(async () => {
-      try {
-        dialled = await addresses();
-        return dialled;
-      } catch (err) {
-        fileError = err;
-        throw err;
-      }
-    });
+    return await connect(given.next);
   } catch (err) {
-    if (fileError !== null) throw fileError;
+    if (given.fileError !== null) throw given.fileError;
     if (!isTransientConnectError(err)) throw err;
-    throw neverReached(path, dialled, err, timeoutMs, timeoutMs);
+    throw neverReached(path, given.dialled, err, timeoutMs, timeoutMs);
   }
 }
