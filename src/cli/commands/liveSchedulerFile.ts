@@ -244,27 +244,38 @@ function neverReached(
 }
 
 /**
- * For a command that connects as a client: `connect`, given the addresses to dial
- * (`read` from the scheduler file at `path` just before, then the file read again
- * before each later try), connects within `timeoutMs` (the wait a client gives an
- * address it was given). The file is read again while the address it names cannot
- * be reached, as {@link liveSchedulerFromFile} does for a worker: a client started
- * while the file still names a scheduler gone would otherwise wait out its timeout
- * although a new scheduler had written its own address there. The client's own
- * connection is the only one made (a probe before it was a connection more to the
- * scheduler for every command). A wait that ends unreached rejects naming the
- * address the file gave last and the file; a file gone wrong, with its error;
- * anything else (TLS), with the connection's own.
+ * For a command that connects as a client: `connect` to the scheduler at `address`,
+ * or, given the scheduler file `path` it was `read` from just before, to the
+ * addresses the file names (read again before each later try), each passed to
+ * `check` first (a scheme refused, an address given twice: thrown), within
+ * `timeoutMs` (the wait a client gives an address it was given). The file is read
+ * again while the address it names cannot be reached, as
+ * {@link liveSchedulerFromFile} does for a worker: a client started while the file
+ * still names a scheduler gone would otherwise wait out its timeout although a new
+ * scheduler had written its own address there. The client's own connection is the
+ * only one made (a probe before it was a connection more to the scheduler for every
+ * command). A wait that ends unreached rejects naming the address the file gave
+ * last and the file; a file gone wrong, with its error; anything else (TLS), with
+ * the connection's own.
  */
 export async function connectThroughSchedulerFile<T>(
-  path: string,
-  read: string,
+  path: string | undefined,
+  address: string,
   timeoutMs: number,
-  connect: (addresses: () => Promise<string>) => Promise<T>,
+  check: (address: string) => void,
+  connect: (where: string | (() => Promise<string>)) => Promise<T>,
 ): Promise<T> {
-  const given = recordedAddresses(schedulerFileAddresses(path, { waitMs: 0, known: read }), read);
+  if (path === undefined) return await connect(address);
+  const given = recordedAddresses(
+    schedulerFileAddresses(path, { waitMs: 0, known: address }),
+    address,
+  );
   try {
-    return await connect(given.next);
+    return await connect(async () => {
+      const next = await given.next();
+      check(next);
+      return next;
+    });
   } catch (err) {
     if (given.fileError !== null) throw given.fileError;
     if (!isTransientConnectError(err)) throw err;

@@ -286,18 +286,14 @@ export async function runGraph(
             ...limits,
             ...secure,
           });
-        const path = opts.schedulerFile;
-        client =
-          path === undefined
-            ? await connect(address)
-            : // A file naming a scheduler gone is read again until one accepts, as a worker does.
-              await connectThroughSchedulerFile(path, address, connectTimeoutMs, (addresses) =>
-                connect(async () => {
-                  const next = await addresses();
-                  requireTlsScheme(next, secure);
-                  return next;
-                }),
-              );
+        // A file naming a scheduler gone is read again until one accepts, as a worker does.
+        client = await connectThroughSchedulerFile(
+          opts.schedulerFile,
+          address,
+          connectTimeoutMs,
+          (next) => requireTlsScheme(next, secure),
+          connect,
+        );
         // --upload, then --tasks: the running workers take them, and so will those joining later.
         for (const path of opts.upload) await client.uploadFile(path);
         if (extraModules.length > 0) await client.loadTaskModules(extraModules);

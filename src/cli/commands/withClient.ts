@@ -52,19 +52,17 @@ export async function withClient(
         // A command that looks at the cluster does not print what its tasks print.
         printTaskOutput: false,
       });
-    const path = opts.schedulerFile;
-    client =
-      path === undefined
-        ? await connect(address)
-        : // A file naming a scheduler gone is read again until one accepts, as a worker does.
-          await connectThroughSchedulerFile(path, address, connectMs, (addresses) =>
-            connect(async () => {
-              const next = await addresses();
-              requireTlsScheme(next, secure);
-              checkNotGivenTwice(scheduler, path, next);
-              return next;
-            }),
-          );
+    // A file naming a scheduler gone is read again until one accepts, as a worker does.
+    client = await connectThroughSchedulerFile(
+      opts.schedulerFile,
+      address,
+      connectMs,
+      (next) => {
+        requireTlsScheme(next, secure);
+        checkNotGivenTwice(scheduler, opts.schedulerFile, next);
+      },
+      connect,
+    );
   } catch (err) {
     ctx.stderr.write(`weft ${name}: ${(err as Error).message}
 `);
