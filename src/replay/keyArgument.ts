@@ -1,6 +1,6 @@
 /** A task key typed on the command line as a Python tuple, in the form the dumps hold. */
 
-import { parsePyStrLiteral, pyStr } from "../protocol/clusterDump/pyRepr.ts";
+import { parsePyStrLiteral, pyStr, scanPyStringLiteral } from "../protocol/clusterDump/pyRepr.ts";
 
 type Literal = string | number | Literal[];
 
@@ -25,12 +25,11 @@ function parseSequence(s: string, start: number): { value: Literal; end: number 
       items.push(inner.value);
       i = inner.end;
     } else if (c === "'" || c === '"') {
-      let j = i + 1;
-      while (j < s.length && s[j] !== c) j += s[j] === "\\" ? 2 : 1;
-      const text = parsePyStrLiteral(s.slice(i, j + 1));
+      const end = scanPyStringLiteral(s, i);
+      const text = end < 0 ? null : parsePyStrLiteral(s.slice(i, end));
       if (text === null) return null;
       items.push(text);
-      i = j + 1;
+      i = end;
     } else {
       const m = NUMBER.exec(s.slice(i));
       if (m === null) return null;

@@ -157,7 +157,7 @@ export interface DumpReplayReport {
    * worker left while weft's own dump was taken. They are not replayed.
    */
   readonly workersWithoutEntry: readonly string[];
-  /** Every worker replayed `exact` or `converged`. */
+  /** Every worker's `ok`: `exact`, or `converged` without `--follow-log`. */
   readonly ok: boolean;
 }
 

@@ -84,7 +84,7 @@ export function pyStr(v: unknown): string | null {
 }
 
 /** End index (exclusive) of the Python string literal starting at `i`, or -1. */
-function scanPyStringLiteral(s: string, i: number): number {
+export function scanPyStringLiteral(s: string, i: number): number {
   const quote = s[i];
   for (let j = i + 1; j < s.length; j++) {
     if (s[j] === "\\") j++;
