@@ -18,6 +18,7 @@ import { freePort } from "./contactAddress.ts";
 import type { CliContext } from "./context.ts";
 import { givenArgs, nannyPluginFactories, RESTARTING_LINE, runNanny } from "./nanny.ts";
 import { NANNY_GONE_EXIT_MS } from "./nannyChildExit.ts";
+import { alive, running, writtenPid } from "./testProcesses.ts";
 
 /** The `weft` command of this checkout. */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
@@ -39,29 +40,6 @@ function startNanny(
     stop = r;
   });
   return { nanny: runNanny({ args, maxRestarts, stop: stopped, taskModules }, ctx), stop };
-}
-
-/** Whether the process `pid` still runs. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Whether the process `pid` still runs, not a zombie: a worker whose nanny died is
- * reaped by whichever process adopted it, maybe never (a container's first process).
- */
-function running(pid: number): boolean {
-  if (!alive(pid)) return false;
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return true; // no /proc (not Linux): as alive says
-  }
 }
 
 /** The nanny started its worker again, asked to (no fault): stopped, it exits 0. */
@@ -756,8 +734,7 @@ defineTask("nanny.exit", () => process.exit(1));
               await client.waitForWorkers(1, { timeoutMs: 60_000 });
               void client.runWith({ onError: "return" }, "nanny.block");
             }
-            for (let t = 0; t < 600 && !existsSync(marks); t++) await sleep(100);
-            const pid = Number(readFileSync(marks, "utf8").trim());
+            const pid = await writtenPid(marks, 60_000, "the stuck worker's process id");
             expect(alive(pid)).toBe(true);
             stop();
             // Before, the nanny sent one SIGTERM, which a blocked event loop never acts on, and waited for good.
@@ -968,7 +945,7 @@ export async function weftTeardown() {
       writeFileSync(
         tasks,
         `import { writeFileSync } from "node:fs";\nimport { defineTask } from ${JSON.stringify(registry)};\n` +
-          `defineTask("orphan.hold", () => { writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); return ${c.task}; });\n`,
+          `defineTask("orphan.hold", () => { writeFileSync(${JSON.stringify(pidFile)}, \`\${process.pid}\\n\`); return ${c.task}; });\n`,
       );
       const scheduler = await quietScheduler();
       const nanny = spawn(
@@ -994,8 +971,10 @@ export async function weftTeardown() {
           .submit("orphan.hold")
           .result()
           .catch(() => {});
-        await eventually(() => existsSync(pidFile), 30_000, "the task's start");
-        pid = Number(readFileSync(pidFile, "utf8"));
+        // Before, the file was read as soon as it existed: empty now and then on a loaded
+        // host (its writer preempted between its open and its write), pid 0, which names
+        // the test's own process group, "running" for the whole 40 s.
+        pid = await writtenPid(pidFile, 30_000, "the task's start");
         await sleep(200);
         nanny.kill("SIGKILL");
         const killedAt = Date.now();
