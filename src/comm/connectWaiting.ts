@@ -19,7 +19,7 @@ import { ConnectError, isTransientConnectError } from "./errors.ts";
 export type WaitedAddress = string | (() => Promise<string>);
 
 /** How often a long wait is told of by default (`onStillFailing`), in ms: Dask's worker logs each try. */
-const STILL_FAILING_EVERY_MS = 10_000;
+export const STILL_FAILING_EVERY_MS = 10_000;
 
 /**
  * The least time a try is given when the wait is (nearly) over, in ms: enough

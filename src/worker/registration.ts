@@ -12,7 +12,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { type Comm, commOptionsOf } from "../comm/comm.ts";
-import { connectWaiting, schedulerWaitLine } from "../comm/connectWaiting.ts";
+import {
+  connectWaiting,
+  STILL_FAILING_EVERY_MS,
+  schedulerWaitLine,
+} from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import {
   type RegisterReplyMsg,
@@ -157,11 +161,31 @@ async function askToRegister(
     ...wireVersion(),
   };
   await comm.send(msg);
-  const timeout = sleep(o.connectTimeoutMs, null, { ref: false }).then(() => {
-    throw new Error(
-      `the scheduler at ${o.scheduler} did not answer register-worker within ${o.connectTimeoutMs} ms`,
-    );
-  });
+  // Waited for as a scheduler not reachable yet is: until deathTimeoutMs (by default
+  // connectTimeoutMs), or as long as it takes when that is null (`weft worker`'s default),
+  // as Dask's worker reads its registration's answer without a timeout. A scheduler that
+  // accepted the connection but does not answer is frozen or stalled (SIGSTOP, a paused
+  // VM, a long GC), or is not a weft scheduler: before, a `weft worker` started during a
+  // pause of 30 s or more ended with exit 2 however long it had been told to wait.
+  const waitMs = o.deathTimeoutMs ?? Number.POSITIVE_INFINITY;
+  const timeout = Number.isFinite(waitMs)
+    ? sleep(waitMs, null, { ref: false }).then(() => {
+        throw new Error(
+          `the scheduler at ${o.scheduler} did not answer register-worker within ${waitMs} ms`,
+        );
+      })
+    : new Promise<never>(() => {});
+  const sentAt = Date.now();
+  const unanswered = setInterval(
+    () => {
+      host.logger.info(
+        { scheduler: o.scheduler, waitedMs: Date.now() - sentAt, waitMs: o.deathTimeoutMs },
+        `still waiting for the scheduler at ${o.scheduler} to answer register-worker (for ${Math.round((Date.now() - sentAt) / 1000)} s): it accepted the connection but says nothing (frozen or stalled, or not a weft scheduler)`,
+      );
+    },
+    Math.min(o.connectTimeoutMs, STILL_FAILING_EVERY_MS),
+  );
+  unanswered.unref();
   const answer = comm.recv().catch((err: unknown) => {
     if (!(err instanceof CommClosedError)) throw err;
     throw new Error(
@@ -169,6 +193,10 @@ async function askToRegister(
       { cause: err },
     );
   });
-  const reply = (await Promise.race([answer, timeout])) as Partial<RegisterWorkerReply> | null;
-  return typeof reply === "object" ? reply : null;
+  try {
+    const reply = (await Promise.race([answer, timeout])) as Partial<RegisterWorkerReply> | null;
+    return typeof reply === "object" ? reply : null;
+  } finally {
+    clearInterval(unanswered);
+  }
 }

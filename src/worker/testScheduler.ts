@@ -28,6 +28,8 @@ export interface FakeSchedulerOptions {
   replyVersion?: Record<string, unknown>;
   /** The task modules the reply tells workers to import (`taskModules`). */
   taskModules?: readonly string[];
+  /** Answer each registration this many ms late, as a scheduler frozen meanwhile (SIGSTOP). */
+  answerAfterMs?: number;
 }
 
 /** Stands in for the scheduler. */
@@ -75,6 +77,9 @@ export class FakeScheduler {
     }
     const worker = first.address;
     this.record(worker, first);
+    if (this.options.answerAfterMs !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, this.options.answerAfterMs));
+    }
     const version = this.options.replyVersion ?? wireVersion();
     if (this.options.refuse !== undefined) {
       await comm.send({

@@ -595,6 +595,48 @@ describe("Worker lifecycle", () => {
     }
   });
 
+  it("waits, saying so, for a scheduler that answers register-worker late (frozen meanwhile) when its start has no bound", async () => {
+    const sched = await FakeScheduler.start({
+      address: "inproc://late-answer",
+      answerAfterMs: 700,
+    });
+    const { logger, records } = memoryLogger();
+    try {
+      // Before, the start failed at connectTimeoutMs ("did not answer register-worker within
+      // 200 ms"): `weft worker` (deathTimeoutMs null) ended, exit 2, during a scheduler's pause.
+      const w = await testWorker(sched.address, {
+        connectTimeoutMs: 200,
+        deathTimeoutMs: null,
+        logger,
+      });
+      expect(w.status).toBe("running");
+      const waits = records.filter((r) =>
+        String(r.msg).startsWith("still waiting for the scheduler"),
+      );
+      expect(waits.length).toBeGreaterThan(0);
+      expect(waits[0].msg).toContain(
+        `still waiting for the scheduler at ${sched.address} to answer register-worker (for 0 s): it accepted the connection but says nothing (frozen or stalled, or not a weft scheduler)`,
+      );
+      await w.close();
+    } finally {
+      await sched.close();
+    }
+  });
+
+  it("gives up on a late answer to register-worker at deathTimeoutMs when given", async () => {
+    const sched = await FakeScheduler.start({
+      address: "inproc://later-answer",
+      answerAfterMs: 5_000,
+    });
+    try {
+      await expect(
+        testWorker(sched.address, { connectTimeoutMs: 200, deathTimeoutMs: 400 }),
+      ).rejects.toThrow(/deathTimeoutMs|did not answer register-worker/);
+    } finally {
+      await sched.close();
+    }
+  });
+
   it("says it was closed when close() interrupts the wait for the scheduler", async () => {
     const w = new Worker({
       scheduler: "inproc://never/3",
