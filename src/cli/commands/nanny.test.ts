@@ -458,7 +458,8 @@ defineTask("nanny.exit", () => process.exit(1));
     } finally {
       if (existsSync(pids)) {
         for (const pid of readFileSync(pids, "utf8").trim().split("\n").map(Number)) {
-          if (alive(pid)) process.kill(pid, "SIGKILL");
+          // Not 0, an empty line: process.kill(0) signals the test's own process group.
+          if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
         }
       }
     }
