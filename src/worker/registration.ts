@@ -176,16 +176,18 @@ async function askToRegister(
       })
     : new Promise<never>(() => {});
   const sentAt = Date.now();
-  const unanswered = setInterval(
-    () => {
-      host.logger.info(
-        { scheduler: o.scheduler, waitedMs: Date.now() - sentAt, waitMs: o.deathTimeoutMs },
-        `still waiting for the scheduler at ${o.scheduler} to answer register-worker (for ${Math.round((Date.now() - sentAt) / 1000)} s): it accepted the connection but says nothing (frozen or stalled, or not a weft scheduler)`,
-      );
-    },
-    Math.min(o.connectTimeoutMs, STILL_FAILING_EVERY_MS),
-  );
-  unanswered.unref();
+  const everyMs = Math.min(o.connectTimeoutMs, STILL_FAILING_EVERY_MS);
+  // Not for a wait no longer than one interval: its error would follow the line at once.
+  const unanswered =
+    waitMs > everyMs
+      ? setInterval(() => {
+          host.logger.info(
+            { scheduler: o.scheduler, waitedMs: Date.now() - sentAt, waitMs: o.deathTimeoutMs },
+            `still waiting for the scheduler at ${o.scheduler} to answer register-worker (for ${Math.round((Date.now() - sentAt) / 1000)} s): it accepted the connection but says nothing (frozen or stalled, or not a weft scheduler)`,
+          );
+        }, everyMs)
+      : undefined;
+  unanswered?.unref();
   const answer = comm.recv().catch((err: unknown) => {
     if (!(err instanceof CommClosedError)) throw err;
     throw new Error(
