@@ -957,7 +957,8 @@ export async function weftTeardown() {
           "--tasks",
           tasks,
         ]),
-        // Its stderr (the worker's too, which inherits it) is shown if the bound is missed.
+        // Its stderr (with the worker's lines it forwarded while alive; the worker's after the kill
+        // reach nobody) is shown if the bound is missed.
         { stdio: ["ignore", "ignore", "pipe"] },
       );
       let stderr = "";
