@@ -34,7 +34,10 @@ export class Metadata {
     if (keys.length === 0) throw new TypeError("set-metadata: give at least one key");
     let at: Tree = this.root;
     for (let i = 0; i < keys.length - 1; i++) {
-      const next = at[keys[i]];
+      // Own keys only, as get's: a plain object a client set inherits `__proto__`
+      // (Object.prototype, itself a plain object: the path would go on into it and
+      // set a key of every object in the scheduler) and `toString`, no values under keys.
+      const next = Object.hasOwn(at, keys[i]) ? at[keys[i]] : undefined;
       if (next === undefined) {
         const made: Tree = Object.create(null);
         setOwnKey(at, keys[i], made);
