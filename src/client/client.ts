@@ -351,6 +351,21 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     return await Client.open(Client.checkedAddress(address), options);
   }
 
+  /**
+   * The client of the tasks of the worker at `worker` (their `getClient()`):
+   * `connect`, telling the scheduler which worker it serves, so that the
+   * scheduler lets it go, with its locks and leases, if it removes that worker
+   * unasked (`src/scheduler/workerClients.ts`).
+   * @internal
+   */
+  static async connectForWorker(
+    address: string,
+    options: ClientOptions,
+    worker: string,
+  ): Promise<Client> {
+    return await Client.open(Client.checkedAddress(address), options, worker);
+  }
+
   /** `address` if a client can dial it; throws a TypeError saying why not. */
   private static checkedAddress(address: unknown): string {
     if (typeof address !== "string" || address === "") {
@@ -369,6 +384,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private static async open(
     where: string | (() => Promise<string>),
     options: ClientOptions,
+    worker?: string,
   ): Promise<Client> {
     const timeoutMs = connectTimeoutMs(options);
     const id = newClientId(options.name);
@@ -376,6 +392,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const logger = containLogger(options.logger ?? weftLogger("weft.client", envLogLevel("info")));
     const conn = await SchedulerConnection.open(where, id, {
       timeoutMs,
+      ...(worker !== undefined ? { worker } : {}),
       ...(options.batchedSendIntervalMs !== undefined
         ? { batchedSendIntervalMs: options.batchedSendIntervalMs }
         : {}),

@@ -37,6 +37,11 @@ export interface SchedulerConnectionOptions extends CommOptions {
    * `inproc://` scheduler (in this process), 2 otherwise.
    */
   batchedSendIntervalMs?: number;
+  /**
+   * The address of the worker whose tasks use this client, told the scheduler
+   * as it registers (see `RegisterClientMsg.worker`). Default: none.
+   */
+  worker?: string;
 }
 
 interface PendingRequest {
@@ -148,6 +153,7 @@ export class SchedulerConnection {
       const hello: RegisterClientMsg = {
         op: "register-client",
         clientId,
+        ...(o.worker !== undefined ? { worker: o.worker } : {}),
         // So that the scheduler sends no more than this connection takes (see ReceiveLimit).
         ...receiveLimitOf(comm),
         ...wireVersion(),

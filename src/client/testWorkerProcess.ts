@@ -14,13 +14,14 @@ const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
 const children: ChildProcess[] = [];
 
 /**
- * Start `weft worker` (one inline thread, the client test tasks) for `cluster`,
- * whose only worker is in this process, and wait until it has joined: its
- * process and its address.
+ * Start `weft worker` (one thread, inline by default, the client test tasks) for
+ * `cluster`, whose only worker is in this process, and wait until it has joined:
+ * its process and its address.
  */
 export async function workerProcessJoining(
   cluster: LocalCluster,
   client: Client,
+  executor: "inline" | "threads" = "inline",
 ): Promise<{ child: ChildProcess; address: string }> {
   const local = cluster.workers[0].address;
   const child = spawn(
@@ -29,7 +30,7 @@ export async function workerProcessJoining(
       "--nthreads",
       "1",
       "--executor",
-      "inline",
+      executor,
       "--listen",
       "tcp://127.0.0.1:0",
     ]),

@@ -57,6 +57,12 @@ export interface RegisterClientMsg extends WireVersion, ReceiveLimit {
   readonly op: "register-client";
   /** Unique among the connected clients. */
   readonly clientId: string;
+  /**
+   * The address of the worker whose tasks use this client (their `getClient()`):
+   * the scheduler lets the client go when it removes that worker unasked
+   * (`src/scheduler/workerClients.ts`). Absent for any other client.
+   */
+  readonly worker?: string;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { wireVersion } from "../protocol/version.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { INC_X_GRAPH, rawPeer, startTestScheduler } from "./testPeer.ts";
@@ -59,5 +59,27 @@ describe("a client's session", () => {
     const other = await rawClient(s, "other");
     await other.comm.send([{ op: "get-events", requestId: 2 }]);
     expect((await other.waitFor((m) => m.requestId === 2)).result).toEqual({});
+  });
+
+  it("records the worker a task's client serves, refusing one that names none, and forgets it as the client leaves", async () => {
+    const s = await start();
+    const bad = await rawPeer(
+      s.address,
+      { op: "register-client", clientId: "w0", worker: 5, ...wireVersion() },
+      (x) => open.push(x),
+    );
+    expect(bad.reply).toMatchObject({
+      status: "error",
+      message: "register-client: worker must be a non-empty worker address",
+    });
+    const c = await rawPeer(
+      s.address,
+      { op: "register-client", clientId: "w1", worker: "inproc://w", ...wireVersion() },
+      (x) => open.push(x),
+    );
+    expect(c.reply).toMatchObject({ status: "OK" });
+    expect(s.workerClients.count("inproc://w")).toBe(1);
+    await c.comm.close();
+    await vi.waitFor(() => expect(s.workerClients.count("inproc://w")).toBe(0));
   });
 });

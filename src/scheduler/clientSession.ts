@@ -10,6 +10,7 @@
 
 import type { BatchedSend } from "../comm/batchedSend.ts";
 import type { Comm } from "../comm/comm.ts";
+import { CommAbortedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
 import { type RegisterReplyMsg, receiveLimitProblem } from "../protocol/messagesSession.ts";
@@ -88,6 +89,10 @@ export async function serveClient(
   if (typeof ownLimit === "number") {
     comm.limitSendsTo?.(ownLimit, `the maxMessageBytes of client ${id}`);
   }
+  const worker = first.worker;
+  if (worker !== undefined && (typeof worker !== "string" || worker === "")) {
+    return refuse(host, comm, "register-client: worker must be a non-empty worker address");
+  }
   // Once the client said close-client, its connection may end under a send or a read: expected.
   let saidGoodbye = false;
   const ops = new RequestOps();
@@ -107,6 +112,7 @@ export async function serveClient(
     },
   );
   host.router.clients.set(id, stream);
+  if (worker !== undefined) host.workerClients.add(worker, id, (err) => comm.abort(err));
   const ok: RegisterReplyMsg = {
     op: "register-client-reply",
     status: "OK",
@@ -153,12 +159,16 @@ export async function serveClient(
     const oversized = oversizedMessageRecord(err, `client ${id}`, comm.peerAddress);
     if (oversized !== null) {
       host.logger.warn({ client: id, ...oversized.fields }, oversized.message);
+    } else if (err instanceof CommAbortedError && worker !== undefined) {
+      // Cut here, its worker removed (workerClients.ts): expected.
+      host.logger.info({ client: id, worker }, "let go of the client of a removed worker");
     } else {
       const level = saidGoodbye ? "debug" : "warn";
       host.logger[level]({ err, client: id }, "the connection to a client broke");
     }
   }
   stream.abort();
+  if (worker !== undefined) host.workerClients.delete(worker, id);
   if (host.router.clients.get(id) !== stream) return;
   host.router.clients.delete(id);
   const orphaned = host.coordination.clientLeft(id);

@@ -61,3 +61,4 @@ export {
 export type { SessionHost } from "./sessionHost.ts";
 export { type RunOutcome, StimulusRunner } from "./stimulusRunner.ts";
 export { TaskStream, type TaskStreamQuery } from "./taskStream.ts";
+export { type CutConnection, WorkerClients } from "./workerClients.ts";

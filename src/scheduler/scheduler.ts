@@ -58,6 +58,7 @@ import { SchedulerState } from "./state/schedulerState.ts";
 import { mayBalance } from "./state/workStealing.ts";
 import { StimulusRunner } from "./stimulusRunner.ts";
 import { TaskStream } from "./taskStream.ts";
+import { WorkerClients } from "./workerClients.ts";
 import { serveWorker } from "./workerSession.ts";
 import { blockedGapMs, silentWorkers, ttlCheckIntervalMs } from "./workerTtl.ts";
 
@@ -89,6 +90,8 @@ export class Scheduler implements SessionHost {
     this.router.toClient(client, { op: "pubsub-msg", name, msg }),
   );
   readonly metadata = new Metadata();
+  /** The clients of the workers' tasks, by worker (see `workerClients.ts`). */
+  readonly workerClients = new WorkerClients();
   /** The scheduler plugins (see `plugins.ts`): {@link addPlugin}, {@link removePlugin}. */
   readonly plugins: SchedulerPlugins;
   /** The task functions clients run here (`runOnScheduler`, `registerSchedulerPlugin`). */
@@ -418,6 +421,8 @@ export class Scheduler implements SessionHost {
       const stream = this.router.workers.get(address);
       this.router.workers.delete(address);
       stream?.comm.abort();
+      // Frozen or cut off, it may hold its tasks' clients open, and their locks with them.
+      this.workerClients.letGo(address);
       this.dispatch([
         {
           kind: "remove-worker",

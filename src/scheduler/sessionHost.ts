@@ -22,6 +22,7 @@ import type { SchedulerEvent } from "./state/events.ts";
 import type { SchedulerState } from "./state/schedulerState.ts";
 import type { StimulusRunner } from "./stimulusRunner.ts";
 import type { TaskStream } from "./taskStream.ts";
+import type { WorkerClients } from "./workerClients.ts";
 
 /** The scheduler server as its sessions see it. */
 export interface SessionHost {
@@ -61,6 +62,8 @@ export interface SessionHost {
   readonly pubsub: PubSubBroker;
   /** The coordination primitives clients use (semaphores, events, variables, queues). */
   readonly coordination: Coordination;
+  /** The clients of the workers' tasks, by worker: let go with a worker removed unasked. */
+  readonly workerClients: WorkerClients;
   /** The scheduler plugins, told of workers and clients coming and going. */
   readonly plugins: SchedulerPlugins;
   /** The task functions clients run on the scheduler, and the plugins they make with them. */

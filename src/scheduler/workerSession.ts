@@ -236,6 +236,8 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   logWorkerEvent(host, "add-worker", address);
   host.plugins.notify("addWorker", address);
 
+  // The connection broke (not ended in order, nor cut here): the worker may live on.
+  let broke = false;
   try {
     await forEachMessage(comm, (frame) => {
       // Removed (retired, restarted, silent too long): another worker may hold the address now.
@@ -253,6 +255,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
     });
   } catch (err) {
     const oversized = oversizedMessageRecord(err, `the worker at ${address}`, comm.peerAddress);
+    broke = !(err instanceof CommAbortedError);
     // Aborted by the scheduler itself (a worker that missed its heartbeats): expected.
     if (err instanceof CommAbortedError) {
       host.logger.debug({ worker: address }, "closed the connection of a removed worker");
@@ -269,6 +272,10 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   host.logger.info({ worker: address }, "worker left");
   logWorkerEvent(host, "remove-worker", address);
   host.plugins.notify("removeWorker", address);
+  // Its connection broke (a frozen worker that stopped reading, one cut off): it may
+  // live on, holding its tasks' clients open. Not one that closed it in order: it
+  // closes its clients itself, and their last messages may still be on their way.
+  if (broke) host.workerClients.letGo(address);
   host.dispatch([
     {
       kind: "remove-worker",

@@ -71,6 +71,11 @@ export interface PiscinaExecutorOptions {
   maxMessageBytes?: number;
   /** How long a task's client waits for a connection, in ms. Default 30,000. */
   connectTimeoutMs?: number;
+  /**
+   * The address of the worker, which a task's client tells the scheduler it
+   * serves (see `scheduler/workerClients.ts`). Default: none.
+   */
+  worker?: () => string;
 }
 
 const BOOTSTRAP = new URL("./threadBootstrap.mjs", import.meta.url).href;
@@ -119,6 +124,8 @@ export class PiscinaExecutor implements Executor {
     private readonly dial: (address: string) => Promise<Comm>,
     /** The `maxMessageBytes` of the connections {@link dial} makes. */
     private readonly maxMessageBytes: number,
+    /** The worker's address, for its tasks' clients (see {@link PiscinaExecutorOptions.worker}). */
+    private readonly worker: (() => string) | undefined,
   ) {
     channel.onmessage = (ev: unknown) => this.onChannelMessage((ev as { data?: unknown }).data);
   }
@@ -151,6 +158,7 @@ export class PiscinaExecutor implements Executor {
       [...o.taskModules],
       o.dial ?? connect,
       o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      o.worker,
     );
     // A thread that fails (e.g. a task module that does not load) is reported
     // here; without a listener the pool would rethrow it on the main thread.
@@ -373,7 +381,7 @@ export class PiscinaExecutor implements Executor {
     if (mine === undefined) this.bridges.set(msg.thread, (mine = new Set()));
     mine.add(b);
     const dial = async (address: string) => {
-      b.connection = new ThreadConnection(await this.dial(address));
+      b.connection = new ThreadConnection(await this.dial(address), this.worker?.() ?? null);
       return b.connection;
     };
     void serveBridge(this.channel.name, msg, dial, b.ended.signal, this.maxMessageBytes).finally(

@@ -30,6 +30,8 @@ export class TaskExecutors {
   constructor(
     private readonly options: ResolvedWorkerOptions,
     private readonly logger: Logger,
+    /** The worker's address, which its tasks' clients tell the scheduler. */
+    private readonly address: () => string,
   ) {}
 
   /** The main executor, once {@link start}ed. */
@@ -49,6 +51,7 @@ export class TaskExecutors {
             maxSecededThreads: o.maxSecededThreads,
             onThreadError: (err) => this.logger.error({ err }, "a pool thread failed"),
             scheduler: o.scheduler,
+            worker: this.address,
             dial: (address) =>
               connect(address, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) }),
             maxMessageBytes: o.maxMessageBytes,

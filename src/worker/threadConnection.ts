@@ -27,7 +27,15 @@ export class ThreadConnection implements Comm {
   /** The wrapped comm's own limit, where it has one. */
   readonly maxMessageBytes?: number;
 
-  constructor(private readonly comm: Comm) {
+  constructor(
+    private readonly comm: Comm,
+    /**
+     * The worker's address, which a client's `register-client` is given on its
+     * way, so that the scheduler lets the client go with the worker (see
+     * `scheduler/workerClients.ts`); null: none (the worker has none yet).
+     */
+    private readonly worker: string | null = null,
+  ) {
     if (comm.maxMessageBytes !== undefined) this.maxMessageBytes = comm.maxMessageBytes;
     if (comm.limitSendsTo !== undefined) {
       this.limitSendsTo = (maxMessageBytes, whose) => comm.limitSendsTo?.(maxMessageBytes, whose);
@@ -54,6 +62,9 @@ export class ThreadConnection implements Comm {
     if (!this.sentAny) {
       this.sentAny = true;
       this.clientId = registeringClient(msg);
+      if (this.clientId !== null && this.worker !== null) {
+        return this.comm.send({ ...(msg as object), worker: this.worker }, limit);
+      }
     }
     return this.comm.send(msg, limit);
   }

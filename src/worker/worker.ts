@@ -202,7 +202,7 @@ export class Worker extends BaseWorker {
       },
       holdsClient: (key) => this.runner.holdsClient(key),
     });
-    this.executors = new TaskExecutors(o, logger);
+    this.executors = new TaskExecutors(o, logger, () => this.address);
     this.memory =
       spill === null
         ? null
@@ -843,14 +843,18 @@ export class Worker extends BaseWorker {
       // Loaded on first use, and not at the top: the client's modules import the worker's.
       const { Client } = await import("../client/client.ts");
       const o = this.options;
-      const client = await Client.connect(o.scheduler, {
-        name: "worker-client",
-        // What tasks print is for the user's clients, not for the worker's.
-        printTaskOutput: false,
-        timeoutMs: o.connectTimeoutMs,
-        ...commOptionsOf(o),
-        logger: this.logger.child({ name: "weft.worker-client" }),
-      });
+      const client = await Client.connectForWorker(
+        o.scheduler,
+        {
+          name: "worker-client",
+          // What tasks print is for the user's clients, not for the worker's.
+          printTaskOutput: false,
+          timeoutMs: o.connectTimeoutMs,
+          ...commOptionsOf(o),
+          logger: this.logger.child({ name: "weft.worker-client" }),
+        },
+        this.address,
+      );
       this.taskClientValue = client;
       return client;
     })().catch((err: unknown) => {
