@@ -159,3 +159,21 @@ describe("a queue's items taken", () => {
     expect(q.clientLeft("b")).toEqual([]);
   });
 });
+
+describe("a queue put that finds no room in time", () => {
+  it("hands its dataset back at its client's leaving until the client says it let it go", () => {
+    vi.useFakeTimers();
+    const { sent, reply } = replies();
+    const q = new Queues(reply);
+    expect(q.put("a", 1, "Q", 1, "x", null, null)).toEqual({ ok: true });
+    expect(q.put("b", 2, "Q", 1, "y", "held-1", 100)).toBe(DEFERRED);
+    expect(q.put("b", 3, "Q", 1, "z", "held-2", 0)).toEqual({ timedOut: true });
+    vi.advanceTimersByTime(200);
+    expect(sent).toEqual(['b#2={"timedOut":true}']);
+    // Told it timed out, the client lets the dataset go; one that leaves first (its
+    // answer on its way, its process killed) left it, and its keys, held for good.
+    q.datasetGone("held-2");
+    expect(q.clientLeft("b")).toEqual(["held-1"]);
+    expect(q.clientLeft("b")).toEqual([]);
+  });
+});

@@ -5,10 +5,11 @@
  * full; dropped once empty with nobody waiting.
  *
  * The dataset holding an item's futures is the queue's while the item is in
- * it, then the taker's to let go once its own futures hold the keys. Until
- * the taker says it has (by unpublishing it), the scheduler remembers whose
- * it is: a taker that leaves first, its answer perhaps never read, would
- * otherwise leave the keys held for good.
+ * it, then the taker's to let go once its own futures hold the keys (or the
+ * putter's, if its put found no room in time). Until that client says it has
+ * (by unpublishing it), the scheduler remembers whose it is: a client that
+ * leaves first, its answer perhaps never read, would otherwise leave the keys
+ * held for good.
  */
 
 import { CoordinationRefusal } from "./refusal.ts";
@@ -34,7 +35,10 @@ interface Queue {
 /** The queues, by name (see the module comment). */
 export class Queues {
   private readonly byName = new Map<string, Queue>();
-  /** The datasets of items taken and not yet let go by their takers: the taker of each. */
+  /**
+   * The datasets of items taken, and of puts that found no room in time, not yet let
+   * go by their clients: the client of each.
+   */
   private readonly takers = new Map<string, string>();
 
   constructor(private readonly reply: Reply) {}
@@ -69,8 +73,8 @@ export class Queues {
       q.items.push({ value, held });
       return { ok: true };
     }
-    if (timeoutMs === 0) return { timedOut: true };
-    q.putters.add(client, requestId, { value, held }, timeoutMs, () => ({ timedOut: true }));
+    if (timeoutMs === 0) return this.refused(client, held);
+    q.putters.add(client, requestId, { value, held }, timeoutMs, () => this.refused(client, held));
     return DEFERRED;
   }
 
@@ -129,9 +133,9 @@ export class Queues {
 
   /**
    * A client left: its waiting gets and puts are dropped (a dropped put's value
-   * with it). The datasets holding the futures of the dropped values and of
-   * the items it took and had not let go yet, which nobody else would let go:
-   * the scheduler unpublishes them.
+   * with it). The datasets holding the futures of the dropped values, of the
+   * items it took and of its puts that found no room, which it had not let go
+   * yet and nobody else would: the scheduler unpublishes them.
    */
   clientLeft(client: string): string[] {
     const orphaned: string[] = [];
@@ -201,6 +205,16 @@ export class Queues {
 
   private taken(client: string, held: string | null): void {
     if (held !== null) this.takers.set(held, client);
+  }
+
+  /**
+   * A put that found no room in time: its client lets its value's dataset go once
+   * told, and until it says it has, it is the client's as a taken item's is (one
+   * that leaves first, the answer on its way, would leave it held for good).
+   */
+  private refused(client: string, held: string | null): PutOrTimeout {
+    this.taken(client, held);
+    return { timedOut: true };
   }
 
   private dropIfIdle(name: string): void {
