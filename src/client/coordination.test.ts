@@ -8,7 +8,7 @@ import {
   SchedulerReplyError,
 } from "./errors.ts";
 import { Future } from "./future.ts";
-import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { beforeRequest, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { failsHoldingLock, lockedIncrement } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
@@ -358,6 +358,30 @@ describe("held futures after their client or the cluster goes", () => {
     await eventually(() => !tasks.has(f.key), 5000, "f let go");
   });
 
+  for (const op of ["variable-set", "queue-put"] as const) {
+    it(`a ${op} whose client's connection is lost after the value's dataset is published lets its futures go`, async () => {
+      const { cluster, client } = await testCluster({ workers: 1 });
+      const tasks = cluster.scheduler.state.tasks;
+      const owners = cluster.scheduler.coordination.heldOwners;
+      // Set or put, a dataset is the variable's or queue's: no client's to let go.
+      const g = client.submit("inc", 2) as Future<number>;
+      await (op === "variable-set" ? client.variable("W").set([g]) : client.queue("R").put([g]));
+      expect(owners.size).toBe(0);
+      const dying = await cluster.client();
+      const f = dying.submit("inc", 1) as Future<number>;
+      await f;
+      // The process dies between the two: the dataset published, the set or put never sent.
+      const conn = (dying as unknown as { conn: { comm: { abort(): void } } }).conn;
+      beforeRequest(dying, op, async () => conn.comm.abort());
+      const sent = op === "variable-set" ? dying.variable("V").set([f]) : dying.queue("Q").put([f]);
+      await expect(sent).rejects.toBeInstanceOf(ClientClosedError);
+      // Nobody else knows of the dataset: before, it held f's key for good.
+      await eventually(() => cluster.scheduler.state.datasets.size === 1, 5000, "unpublished");
+      await eventually(() => !tasks.has(f.key), 5000, "f let go");
+      expect(owners.size).toBe(0);
+    });
+  }
+
   it("a variable's value replaced by a client that leaves before its answer comes lets its futures go", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const tasks = cluster.scheduler.state.tasks;
@@ -407,10 +431,8 @@ describe("held futures after their client or the cluster goes", () => {
     const g = client.submit("inc", 2) as Future<number>;
     await client.queue("Q").put([g]);
     expect(await client.queue<Future<number>[]>("Q").get()).toHaveLength(1);
-    const takers = (
-      cluster.scheduler.coordination.queues as unknown as { takers: Map<string, string> }
-    ).takers;
-    await eventually(() => takers.size === 0, 5000, "forgotten");
+    const owners = cluster.scheduler.coordination.heldOwners;
+    await eventually(() => owners.size === 0, 5000, "forgotten");
   });
 
   it("a variable whose futures a restart dropped: get rejects, saying so, instead of asking for ever", async () => {

@@ -94,8 +94,11 @@ function checkBlocking(what: string, blocking: unknown, waitFor: number | null):
   }
 }
 
+// The scheduler's too: it lets such a dataset go for a client that left before it could.
+import { HELD_DATASET_PREFIX } from "../scheduler/coordination/heldDatasets.ts";
+
 /** The names of the datasets that hold values of variables and queues (hidden from `listDatasets`). */
-export const HELD_DATASET_PREFIX = "weft:held/";
+export { HELD_DATASET_PREFIX };
 
 /**
  * Where the values of variables and queues that hold futures are kept: in

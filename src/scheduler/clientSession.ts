@@ -150,6 +150,10 @@ export async function serveClient(
           if (isRecord(msg) && msg.op === "unpublish-dataset" && typeof msg.name === "string") {
             host.coordination.datasetGone(msg.name);
           }
+          // The dataset of a value about to be set or put: its client's to let go until then.
+          if (isRecord(msg) && msg.op === "publish-dataset" && typeof msg.name === "string") {
+            host.coordination.datasetPublished(msg.name, id);
+          }
           events.push({ kind: "client-message", msg: msg as ClientToSchedulerMessage });
         }
       }

@@ -35,6 +35,11 @@ export { LogRecords } from "../util/logRecords.ts";
 export { AmmControl } from "./ammControl.ts";
 export { COORDINATION_OPS, Coordination } from "./coordination/coordination.ts";
 export { Events } from "./coordination/events.ts";
+export {
+  HELD_DATASET_PREFIX,
+  HeldDatasetOwners,
+  isHeldDataset,
+} from "./coordination/heldDatasets.ts";
 export { MultiLocks } from "./coordination/multiLocks.ts";
 export { type PutOrTimeout, Queues } from "./coordination/queues.ts";
 export { Semaphores } from "./coordination/semaphores.ts";

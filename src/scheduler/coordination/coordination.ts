@@ -9,6 +9,7 @@
 import type { CoordinationOp } from "../../protocol/messagesSession.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
 import { Events } from "./events.ts";
+import { HeldDatasetOwners, isHeldDataset } from "./heldDatasets.ts";
 import { MultiLocks } from "./multiLocks.ts";
 import { Queues } from "./queues.ts";
 import { Semaphores } from "./semaphores.ts";
@@ -122,13 +123,16 @@ export class Coordination {
   readonly multiLocks: MultiLocks;
   /** The datasets of values replaced or deleted since {@link takeDatasetsToLetGo}. */
   private datasetsToLetGo: string[] = [];
+  /** Who is to let go of each held dataset no variable or queue holds (see `heldDatasets.ts`). */
+  readonly heldOwners = new HeldDatasetOwners();
 
   constructor(reply: Reply) {
     this.semaphores = new Semaphores(reply);
     this.locks = new Semaphores(reply);
     this.events = new Events(reply);
     this.variables = new Variables(reply);
-    this.queues = new Queues(reply);
+    // Its clientLeft hands back the datasets of heldOwners too.
+    this.queues = new Queues(reply, this.heldOwners);
     this.multiLocks = new MultiLocks(reply);
   }
 
@@ -163,9 +167,13 @@ export class Coordination {
         return this.events.isSet(nameOf(msg));
       case "event-wait":
         return this.events.wait(client, requestId, nameOf(msg), timeoutOf(msg));
-      case "variable-set":
-        this.letGo(this.variables.set(nameOf(msg), msg.value, heldOf(msg)));
+      case "variable-set": {
+        const held = heldOf(msg);
+        this.letGo(this.variables.set(nameOf(msg), msg.value, held));
+        // The variable's now, no longer its client's to let go.
+        this.heldOwners.settled(held);
         return null;
+      }
       case "variable-get":
         return this.variables.get(client, requestId, nameOf(msg), timeoutOf(msg));
       case "variable-delete":
@@ -237,17 +245,27 @@ export class Coordination {
   }
 
   /**
-   * The dataset `name` was unpublished: if it held the futures of a queue's
-   * item taken, its taker has let it go.
+   * `client` published the dataset `name`: one holding the futures of a value it
+   * is about to set or put is its to let go until a variable or queue takes it
+   * (it may die first).
+   */
+  datasetPublished(name: string, client: string): void {
+    if (isHeldDataset(name)) this.heldOwners.owe(name, client);
+  }
+
+  /**
+   * The dataset `name` was unpublished: if it held the futures of a value
+   * set or put, or of a queue's item taken, its client has let it go.
    */
   datasetGone(name: string): void {
-    this.queues.datasetGone(name);
+    this.heldOwners.settled(name);
   }
 
   /**
    * A client left: its leases are released, its waiting requests dropped. The
-   * datasets that held the futures of its dropped queue puts and of the queue
-   * items it took and had not let go yet, to unpublish.
+   * datasets that held the futures of its dropped queue puts, of the values it
+   * published for a set or put that never came, and of the queue items it took,
+   * that it had not let go yet, to unpublish.
    */
   clientLeft(client: string): string[] {
     this.semaphores.clientLeft(client);

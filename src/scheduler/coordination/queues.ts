@@ -12,6 +12,7 @@
  * held for good.
  */
 
+import { HeldDatasetOwners } from "./heldDatasets.ts";
 import { CoordinationRefusal } from "./refusal.ts";
 import type { ValueOrTimeout } from "./variables.ts";
 import { DEFERRED, type Reply, Waiters } from "./waiters.ts";
@@ -35,13 +36,15 @@ interface Queue {
 /** The queues, by name (see the module comment). */
 export class Queues {
   private readonly byName = new Map<string, Queue>();
-  /**
-   * The datasets of items taken, and of puts that found no room in time, not yet let
-   * go by their clients: the client of each.
-   */
-  private readonly takers = new Map<string, string>();
 
-  constructor(private readonly reply: Reply) {}
+  constructor(
+    private readonly reply: Reply,
+    /**
+     * Who is to let go of the datasets of items taken, and of puts that found no
+     * room in time (shared with the variables: see `heldDatasets.ts`).
+     */
+    private readonly owners: HeldDatasetOwners = new HeldDatasetOwners(),
+  ) {}
 
   /**
    * Put `value` into `name` (made with `maxsize` on first use; a refusal if it has another):
@@ -59,6 +62,8 @@ export class Queues {
     timeoutMs: number | null,
   ): PutOrTimeout | typeof DEFERRED {
     const q = this.queue(name, maxsize);
+    // The queue's now, no longer its client's to let go.
+    this.owners.settled(held);
     // Waiting getters mean an empty queue: straight to the first whose client can still
     // be answered. One whose connection is gone (its leaving not handled yet) would lose
     // the item.
@@ -123,7 +128,7 @@ export class Queues {
    * the keys; or by anyone): nobody has to let it go any more.
    */
   datasetGone(name: string): void {
-    this.takers.delete(name);
+    this.owners.settled(name);
   }
 
   /** How many items `name` holds. */
@@ -138,12 +143,7 @@ export class Queues {
    * yet and nobody else would: the scheduler unpublishes them.
    */
   clientLeft(client: string): string[] {
-    const orphaned: string[] = [];
-    for (const [held, taker] of [...this.takers]) {
-      if (taker !== client) continue;
-      this.takers.delete(held);
-      orphaned.push(held);
-    }
+    const orphaned = this.owners.clientLeft(client);
     for (const [name, q] of [...this.byName]) {
       q.getters.dropClient(client);
       for (const put of q.putters.dropClient(client)) {
@@ -164,7 +164,7 @@ export class Queues {
       q.putters.clear();
     }
     this.byName.clear();
-    this.takers.clear();
+    this.owners.clear();
   }
 
   private queue(name: string, maxsize: number): Queue {
@@ -204,7 +204,7 @@ export class Queues {
   }
 
   private taken(client: string, held: string | null): void {
-    if (held !== null) this.takers.set(held, client);
+    this.owners.owe(held, client);
   }
 
   /**
