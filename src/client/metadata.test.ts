@@ -29,6 +29,15 @@ describe("setMetadata and getMetadata", () => {
       expect(Object.keys(all).sort()).toEqual(["model", "runs"]);
       await client.setMetadata("__proto__", 1);
       expect(await other.getMetadata("__proto__")).toBe(1);
+      // A typed array alone travels as its raw bytes (over TCP, which the scheduler
+      // forwarded unread): kept as itself, not as what the scheduler held of it.
+      await client.setMetadata(["model", "weights"], new Float32Array([0.5, 2]));
+      await client.setMetadata("raw", new Uint8Array([1, 2, 3]));
+      expect(await other.getMetadata(["model", "weights"])).toEqual(new Float32Array([0.5, 2]));
+      expect(await other.getMetadata("raw")).toEqual(new Uint8Array([1, 2, 3]));
+      expect(await other.getMetadata(["model"])).toMatchObject({
+        weights: new Float32Array([0.5, 2]),
+      });
     });
   }
 

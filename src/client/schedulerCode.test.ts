@@ -141,6 +141,11 @@ describe("Client.runOnScheduler", () => {
     };
     expect(view.address).toBe(cluster.address);
     expect(view.tasks).toBeInstanceOf(Map);
+    // A typed array alone travels as its raw bytes, which the scheduler forwards unread
+    // where it only passes values on: the function it runs gets the array, not {}.
+    expect(
+      await client.runOnScheduler("describeBytes", new Float64Array([1.5, 2.5, 3.5])),
+    ).toMatchObject({ type: "Float64Array", byteLength: 24, aligned: true });
   });
 
   it("a result the scheduler cannot send back is a RunError too, saying why", async () => {

@@ -6,6 +6,7 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
+import { openedValue } from "../comm/openedValue.ts";
 import {
   type AmmMethod,
   type ClientRequestOp,
@@ -325,7 +326,8 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
         // Wrapped, so that it travels with the structured-clone algorithm, as it came.
         return got.found ? { found: true, value: new ClonedValue(got.value) } : got;
       }
-      host.metadata.set(keys, ClonedValue.unwrap(msg.value));
+      // Read, not only held: a typed array forwarded unread would be kept as `{}`.
+      host.metadata.set(keys, openedValue(msg.value));
       return null;
     }
     case "story":
@@ -387,7 +389,8 @@ async function answerLater(host: SessionHost, msg: Record<string, unknown>): Pro
           "run-on-scheduler: expected {fn: a task function's name, args: an array}",
         );
       }
-      const outcome = await host.code.run(fn, args.map(ClonedValue.unwrap));
+      // The function reads them: a typed array forwarded unread would be an empty object.
+      const outcome = await host.code.run(fn, args.map(openedValue));
       // Wrapped, so that the value travels as the function gave it.
       return outcome.status === "OK"
         ? { status: "OK", value: new ClonedValue(outcome.value) }

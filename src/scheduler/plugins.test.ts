@@ -56,6 +56,23 @@ describe("scheduler plugins", () => {
     expect(log.at(-1)).toBe("close");
   });
 
+  it("are given an event's typed array as itself over TCP, not what the scheduler forwards unread", async () => {
+    const got: unknown[] = [];
+    const { client } = await testCluster({
+      workers: 1,
+      protocol: "tcp",
+      scheduler: {
+        plugins: [{ name: "events", logEvent: (topic, msg) => topic === "bytes" && got.push(msg) }],
+      },
+    });
+    await client.logEvent("bytes", new Uint16Array([1, 2, 3]));
+    expect(got).toEqual([new Uint16Array([1, 2, 3])]);
+    // Kept as it came for getEvents, which sends it on.
+    expect((await client.getEvents("bytes")).map((e) => e[1])).toEqual([
+      new Uint16Array([1, 2, 3]),
+    ]);
+  });
+
   it("are told of the workers and clients still connected as the scheduler closes, before their close", async () => {
     const log: string[] = [];
     const { cluster, client } = await testCluster({

@@ -25,7 +25,7 @@
  */
 
 import type { Logger } from "pino";
-import { ClonedValue } from "../comm/clonedValue.ts";
+import { openedValue } from "../comm/openedValue.ts";
 import { asError } from "../util/asError.ts";
 import {
   CloseBudget,
@@ -197,7 +197,8 @@ export class SchedulerPlugins {
   /** Call `logEvent` of every plugin that has it, once per topic, with a client's message as the client gave it. */
   logEvent(topics: readonly string[], logged: unknown): void {
     if (this.installed.size === 0) return;
-    const msg = ClonedValue.unwrap(logged);
+    // Read by the plugins: a typed array forwarded unread would be an empty object.
+    const msg = openedValue(logged);
     for (const [name, plugin] of this.installed) {
       if (typeof plugin.logEvent !== "function") continue;
       for (const topic of topics) {
