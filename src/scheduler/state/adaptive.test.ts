@@ -24,6 +24,30 @@ describe("adaptiveTarget", () => {
     expect(adaptiveTarget(s, 0.5)).toBe(3); // never more than the tasks
   });
 
+  test("tasks no running worker may run ask for no more workers: one like them would not either", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"));
+    const graph: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 100; i++) graph[`gpu${i}`] = t.task([], { resources: { GPU: 1 } });
+    for (let i = 0; i < 100; i++) graph[`gone${i}`] = t.task([], { workers: ["gone"] });
+    s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    expect(s.unrunnable.size).toBe(200);
+    // 100 s of work (0.5 s each, unknown): 20 workers, were they counted.
+    expect(adaptiveTarget(s, 5)).toBe(1);
+    // With no worker, one is asked for (as Dask does), to see if it may run them.
+    s.handleStimulus(t.removeWorker("w1"));
+    expect(adaptiveTarget(s, 5)).toBe(1);
+    // Tasks any worker may run are counted then (loosely restricted to one gone too).
+    const more: Record<string, ReturnType<typeof t.task>> = {};
+    for (let i = 0; i < 20; i++) more[`any${i}`] = t.task([], { fn: "g" });
+    for (let i = 0; i < 20; i++) {
+      more[`loose${i}`] = t.task([], { fn: "g", workers: ["gone"], allowOtherWorkers: true });
+    }
+    s.handleStimulus(t.updateGraph("c", more, Object.keys(more)));
+    // 40 tasks of 0.5 s: 20 s of work, 4 workers in 5 s.
+    expect(adaptiveTarget(s, 5)).toBe(4);
+  });
+
   test("threads for the work within the target duration, as workers of the mean size", () => {
     const s = new SchedulerState({ validate: true });
     s.handleStimulus(t.registerWorker("w1", 2), t.registerWorker("w2", 2));

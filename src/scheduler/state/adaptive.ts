@@ -8,6 +8,7 @@
 
 import { isRetiring } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
+import type { TaskState } from "./taskState.ts";
 
 /** Tasks waiting for a worker whose expected durations are summed (Dask samples 100). */
 const SAMPLED = 100;
@@ -18,12 +19,14 @@ const SAMPLED = 100;
  * are not counted.
  *
  * - The seconds of work assigned to the workers (their occupancy) and of the
- *   tasks waiting for one (queued or unrunnable: the expected durations of up
- *   to 100 of them, scaled to all), divided by `targetDuration`, give the
- *   threads wanted; never more than the tasks there are to run, so that a few
- *   long tasks do not ask for many workers.
- * - Threads become workers at the cluster's mean threads per worker; with no
- *   worker, waiting tasks ask for one.
+ *   tasks waiting for one (queued, or unrunnable for want of a running worker:
+ *   the expected durations of up to 100 of them, scaled to all), divided by
+ *   `targetDuration`, give the threads wanted; never more than the tasks
+ *   there are to run, so that a few long tasks do not ask for many workers.
+ *   Tasks no running worker may run (restricted to others, or to resources
+ *   none supplies) are not counted: a worker like those would not run them.
+ * - Threads become workers at the cluster's mean threads per worker; while
+ *   any task waits, at least one.
  * - Results held beyond 60% of the workers' memory limits (those that
  *   registered one) ask for twice the workers there are, as Dask's do.
  * - Below the workers there are, the target is those there are less those
@@ -39,11 +42,12 @@ export function adaptiveTarget(s: SchedulerState, targetDuration: number): numbe
     if (sampled++ >= SAMPLED) break;
     waitingSeconds += s.taskDuration(ts);
   }
-  for (const ts of s.unrunnable.keys()) {
+  const unrunnable = unrunnableForWantOfWorkers(s);
+  for (const ts of unrunnable) {
     if (sampled++ >= SAMPLED) break;
     waitingSeconds += s.taskDuration(ts);
   }
-  const waiting = s.queued.size + s.unrunnable.size;
+  const waiting = s.queued.size + unrunnable.length;
   if (waiting > SAMPLED) waitingSeconds *= waiting / SAMPLED;
 
   let occupancy = 0;
@@ -62,11 +66,34 @@ export function adaptiveTarget(s: SchedulerState, targetDuration: number): numbe
   }
   let cpu = Math.ceil((occupancy + waitingSeconds) / targetDuration);
   cpu = Math.min(cpu, waiting + running);
+  // A task waiting keeps a worker (or asks for one, as Dask's does when there
+  // are none): one that none may run would otherwise have the cluster give up
+  // its last idle worker, and start it again, for as long as the task waits.
+  const atLeast = s.queued.size + s.unrunnable.size > 0 ? 1 : 0;
   if (workers.length > 0) cpu = Math.ceil((cpu / threads) * workers.length);
-  else if (waiting > 0) cpu = Math.max(1, cpu);
   // Dask's memory term: results beyond 60% of the workers' limits ask for twice the workers.
   const memory = limit > 0 && held > 0.6 * limit ? 2 * workers.length : 0;
-  const target = Math.max(cpu, memory);
+  const target = Math.max(cpu, memory, atLeast);
   if (target >= workers.length) return target;
-  return workers.length - idle;
+  return Math.max(workers.length - idle, atLeast);
+}
+
+/**
+ * The unrunnable tasks that more workers would run: those waiting for any
+ * running worker (none runs, or all are paused), not those restricted to
+ * workers (strictly) or to resources. While a worker runs, only those are
+ * unrunnable, because none of the workers there may run them, and a worker
+ * started like them would not either: counted, 1,000 tasks needing a `GPU`
+ * no worker declares asked for 100 idle workers, kept for as long as the
+ * tasks waited. (Dask counts no unrunnable task, but asks for one worker
+ * when there are none.)
+ */
+function unrunnableForWantOfWorkers(s: SchedulerState): TaskState[] {
+  if (s.running.size > 0) return [];
+  const out: TaskState[] = [];
+  for (const ts of s.unrunnable.keys()) {
+    const named = ts.workerRestrictions;
+    if (ts.resourceRestrictions === null && (named === null || named.loose)) out.push(ts);
+  }
+  return out;
 }
