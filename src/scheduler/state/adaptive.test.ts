@@ -101,7 +101,8 @@ describe("adaptiveTarget", () => {
     expect(s.workers.get("w1")?.memoryLimit).toBe(1000);
     // 1,100 bytes held: under 60% of 2,000. Idle, with nothing to run: none wanted.
     s.handleStimulus(t.updateData("c", { x: ["w1"] }, "x", 1100));
-    expect(adaptiveTarget(s, 5)).toBe(0);
+    // Idle, with nothing to run, but the limits left would not hold twice the results.
+    expect(adaptiveTarget(s, 5)).toBe(2);
     s.handleStimulus(t.updateData("c", { y: ["w2"] }, "y", 200));
     // 1,300 bytes: over 1,200.
     expect(adaptiveTarget(s, 5)).toBe(4);
@@ -111,5 +112,51 @@ describe("adaptiveTarget", () => {
     expect(() => s.handleStimulus(register("w4", -5))).toThrow(
       /memoryLimit must be a positive integer/,
     );
+  });
+
+  test("below the workers there are: idle ones given up while those left have twice the memory held (Dask's memory_ratio)", () => {
+    const s = new SchedulerState({ validate: true });
+    const register = (address: string) =>
+      t.fromWorker(address, {
+        op: "register-worker",
+        address,
+        nthreads: 1,
+        resources: {},
+        memoryLimit: 1000,
+      });
+    s.handleStimulus(register("w1"), register("w2"), register("w3"), register("w4"));
+    // 700 bytes in 4,000 of limits: two workers (2,000) hold twice that, one would not.
+    // (Below 60% of one worker's limit, retired down to one, they would ask for two
+    // again at the next look, and so on for as long as they are held.)
+    s.handleStimulus(t.updateData("c", { x: ["w1"] }, "x", 700));
+    expect(adaptiveTarget(s, 5)).toBe(2);
+    s.handleStimulus(t.releaseKeys("c", ["x"]));
+    expect(adaptiveTarget(s, 5)).toBe(0);
+  });
+
+  test("below the workers there are: without memory limits, one is kept while results are held", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    // Retiring both, the last one's retirement would fail (its results could go
+    // nowhere), logged and tried again every few looks, for as long as they are held.
+    s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w2"] }, "x", 10));
+    expect(adaptiveTarget(s, 5)).toBe(1);
+    s.handleStimulus(t.releaseKeys("c", ["x", "y"]));
+    expect(adaptiveTarget(s, 5)).toBe(0);
+  });
+
+  test("below the workers there are: a worker an actor lives on is not given up (its retirement fails)", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));
+    s.handleStimulus(t.updateGraph("c", { a: t.task([], { actor: true }) }, ["a"]));
+    const actorOn = s.tasks.get("a")?.processingOn?.address ?? "";
+    s.handleStimulus(t.taskFinished(actorOn, "a", s.tasks.get("a")?.runId ?? 0));
+    expect(s.tasks.get("a")?.state).toBe("memory");
+    const other = actorOn === "w1" ? "w2" : "w1";
+    s.handleStimulus(t.updateGraph("c", { b: t.task([], { workers: [other] }) }, ["b"]));
+    expect(s.tasks.get("b")?.processingOn?.address).toBe(other);
+    // Counted as idle, the actor's worker asked for a retirement of one worker, which
+    // took the busy one (an actor's worker goes last), its task computed again.
+    expect(adaptiveTarget(s, 5)).toBe(2);
   });
 });

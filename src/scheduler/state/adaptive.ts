@@ -3,12 +3,13 @@
  * for adaptive scaling: enough to finish the work assigned and waiting within a
  * target duration, given the tasks' expected durations, and more when the
  * results outgrow the workers' memory limits; fewer only by the workers that
- * run nothing.
+ * run nothing and whose memory the results held do not need.
  */
 
 import { isRetiring } from "./retire.ts";
 import type { SchedulerState } from "./schedulerState.ts";
 import type { TaskState } from "./taskState.ts";
+import type { WorkerInfo } from "./workerInfo.ts";
 
 /** Tasks waiting for a worker whose expected durations are summed (Dask samples 100). */
 const SAMPLED = 100;
@@ -30,7 +31,9 @@ const SAMPLED = 100;
  * - Results held beyond 60% of the workers' memory limits (those that
  *   registered one) ask for twice the workers there are, as Dask's do.
  * - Below the workers there are, the target is those there are less those
- *   running nothing: a busy worker is not given up.
+ *   that may be spared ({@link spareable}): a busy worker, or one an actor
+ *   lives on, is not given up, nor one whose going would leave the limits of
+ *   those left short of twice the results held.
  */
 export function adaptiveTarget(s: SchedulerState, targetDuration: number): number {
   if (!(targetDuration > 0))
@@ -53,14 +56,12 @@ export function adaptiveTarget(s: SchedulerState, targetDuration: number): numbe
   let occupancy = 0;
   let running = 0;
   let threads = 0;
-  let idle = 0;
   let limit = 0;
   let held = 0;
   for (const ws of workers) {
     occupancy += ws.occupancy;
     running += ws.processing.size;
     threads += ws.nthreads;
-    if (ws.processing.size === 0) idle++;
     limit += ws.memoryLimit ?? 0;
     held += ws.nbytes;
   }
@@ -75,7 +76,37 @@ export function adaptiveTarget(s: SchedulerState, targetDuration: number): numbe
   const memory = limit > 0 && held > 0.6 * limit ? 2 * workers.length : 0;
   const target = Math.max(cpu, memory, atLeast);
   if (target >= workers.length) return target;
-  return Math.max(workers.length - idle, atLeast);
+  return Math.max(workers.length - spareable(workers, limit, held), atLeast);
+}
+
+/**
+ * How many of `workers` (those not being retired, with `limit` bytes of
+ * memory limits and holding `held` bytes) may be given up (Dask's
+ * `workers_to_close()`, as its `adaptive_target` calls it): those running no
+ * task and holding no actor (its retirement fails: an actor cannot move),
+ * fewest bytes held first, as `retire-workers` given `n` picks them, each as
+ * long as the limits of the workers left add up to twice the bytes held
+ * (Dask's `memory_ratio`: down to one worker, results over 60% of its limit
+ * would ask for two again at the next look, and so on). Without any limit,
+ * every one of them, but one while results are held and none is busy: its
+ * retirement would fail, its results having nowhere to go (Dask then gives
+ * up none while anything is held).
+ */
+function spareable(workers: readonly WorkerInfo[], limit: number, held: number): number {
+  const idle = workers.filter((ws) => ws.processing.size === 0 && ws.actors.size === 0);
+  if (limit === 0)
+    return held > 0 && idle.length === workers.length ? idle.length - 1 : idle.length;
+  idle.sort(
+    (a, b) => a.nbytes - b.nbytes || (a.address < b.address ? -1 : a.address > b.address ? 1 : 0),
+  );
+  let left = limit;
+  let spared = 0;
+  for (const ws of idle) {
+    left -= ws.memoryLimit ?? 0;
+    if (left < 2 * held) break;
+    spared++;
+  }
+  return spared;
 }
 
 /**
