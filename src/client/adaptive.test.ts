@@ -5,7 +5,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
-import { ExecuteSuccessEvent } from "../worker/state/events.ts";
+import {
+  AcquireReplicasEvent,
+  ExecuteSuccessEvent,
+  type StateMachineEvent,
+} from "../worker/state/events.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import type { Worker } from "../worker/worker.ts";
 import { Adaptive, type AdaptOptions } from "./adaptive.ts";
@@ -64,6 +68,34 @@ describe("LocalCluster.scale", () => {
     expect(registered(cluster)).toBe(0);
     await expect(cluster.scale(-1)).rejects.toThrow("scale: n must be an integer ≥ 0, got -1");
     await expect(cluster.scale(1.5)).rejects.toThrow(RangeError);
+  });
+});
+
+describe("LocalCluster.scale during a retirement", () => {
+  it("counts out the workers being retired: they are leaving", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const [leaving, staying] = cluster.workers;
+    const f = client.submitWith({ workers: ["0"] }, inc, 1);
+    expect(await f).toBe(2);
+    // Hold the copy the retirement asks for, so that it stays under way.
+    const held: StateMachineEvent[] = [];
+    const handle = staying.handleStimuli.bind(staying);
+    staying.handleStimuli = (stims) => {
+      held.push(...stims.filter((stim) => stim instanceof AcquireReplicasEvent));
+      handle(stims.filter((stim) => !(stim instanceof AcquireReplicasEvent)));
+    };
+    const retired = client.retireWorkers([leaving.address]);
+    await eventually(() => held.length > 0, 5000, "the copy asked for");
+    // Counted, the worker leaving made the cluster look scaled already: it ended with one.
+    await cluster.scale(2);
+    expect(registered(cluster)).toBe(3);
+    staying.handleStimuli = handle;
+    handle(held);
+    expect((await retired).retired).toEqual([leaving.address]);
+    await leaving.closed;
+    expect(registered(cluster)).toBe(2);
+    expect(cluster.workerCount).toBe(2);
+    expect(await f).toBe(2);
   });
 });
 

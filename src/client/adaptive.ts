@@ -41,7 +41,7 @@ const ADAPT_OPTIONS: OptionNames<AdaptOptions> = {
 export interface AdaptiveHost {
   /** The scheduler's state machine, read each interval. */
   readonly state: SchedulerState;
-  /** The workers running or starting, not being closed. */
+  /** The workers running or starting, not being closed or retired. */
   workerCount(): number;
   /** Start or retire workers until there are `n`. */
   scaleTo(n: number): Promise<void>;

@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
+import { isRetiring } from "../scheduler/state/retire.ts";
 import { DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { envLogLevel, weftLogger } from "../util/logger.ts";
@@ -474,6 +475,24 @@ export class LocalCluster {
   }
 
   /**
+   * {@link workerCount} less the workers the scheduler is retiring (a
+   * `client.retireWorkers` under way): they are leaving, so scaling counts
+   * them out. Counted, a `scale(2)` while one of two workers was being
+   * retired started none, and left one; and adaptive scaling, finding more
+   * workers than it wanted, retired others on top of them.
+   */
+  private get stayingCount(): number {
+    const s = this.scheduler.state;
+    let n = this.workerCount;
+    for (const w of this.slots) {
+      if (!isLive(w)) continue;
+      const ws = s.workers.get(w.address);
+      if (ws !== undefined && isRetiring(s, ws)) n--;
+    }
+    return n;
+  }
+
+  /**
    * Whether the worker in `slot`, closing or closed, is being replaced or will
    * be. Counted from the moment it closes, not once {@link replace} starts the
    * new one: that waits until it has closed, and a {@link scale} meanwhile
@@ -490,7 +509,8 @@ export class LocalCluster {
   /**
    * Scale to `n` workers (Dask's `cluster.scale(n)`), and stop any adaptive
    * scaling ({@link adapt}). Workers closing for a restart count: their
-   * replacements are coming ({@link workerCount}). More workers are started,
+   * replacements are coming ({@link workerCount}); those being retired (a
+   * `client.retireWorkers` under way) do not: they are leaving. More workers are started,
    * each in a free slot (one whose worker was retired or closed by a `close()`
    * call and is not being replaced; a worker that stopped on a fault keeps its
    * slot), else a new one. Fewer are retired through the scheduler, as
@@ -526,7 +546,7 @@ export class LocalCluster {
     const adaptive = new Adaptive(
       {
         state: this.scheduler.state,
-        workerCount: () => this.workerCount,
+        workerCount: () => this.stayingCount,
         scaleTo: (n) => this.scaleTo(n),
         logger: this.clusterLogger,
       },
@@ -554,7 +574,7 @@ export class LocalCluster {
 
   private async scaleNow(n: number): Promise<void> {
     if (this.over) throw new Error("the LocalCluster is closed");
-    const have = this.workerCount;
+    const have = this.stayingCount;
     try {
       if (n > have) await this.startWorkers(n - have);
       else if (n < have) await this.retire(have - n);
