@@ -386,7 +386,9 @@ function handleSecede(ws: WorkerState, ev: SecedeEvent): Recs | null {
 
 /**
  * The scheduler wants to run this task elsewhere. A task may be released between the
- * steal request and its arrival; the scheduler reads a null state as already computing.
+ * steal request and its arrival; the scheduler reads a null state as a task this
+ * worker does not know, and places it again (Dask's `_WORKER_STATE_UNDEFINED`: its
+ * comment here says "already-computing", which its scheduler no longer does).
  */
 function handleStealRequest(
   ws: WorkerState,
