@@ -14,7 +14,7 @@ import { memoryLogger } from "../worker/testWorker.ts";
 import type { Worker } from "../worker/worker.ts";
 import { Adaptive, type AdaptOptions } from "./adaptive.ts";
 import type { LocalCluster } from "./localCluster.ts";
-import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { inc, slowInc } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
@@ -68,6 +68,25 @@ describe("LocalCluster.scale", () => {
     expect(registered(cluster)).toBe(0);
     await expect(cluster.scale(-1)).rejects.toThrow("scale: n must be an integer ≥ 0, got -1");
     await expect(cluster.scale(1.5)).rejects.toThrow(RangeError);
+  });
+});
+
+describe("LocalCluster.scale with a worker of its scheduler it did not start", () => {
+  it("retires only its own workers", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const external = await extraWorker(cluster);
+    try {
+      // Its own workers hold results; the other, holding none, was retired first.
+      const held = ["0", "1"].map((name, i) => client.submitWith({ workers: name }, inc, i));
+      expect(await client.gather(held)).toEqual([1, 2]);
+      await cluster.scale(1);
+      expect(cluster.workerCount).toBe(1);
+      expect(external.status).toBe("running");
+      expect(registered(cluster)).toBe(2);
+      expect(await client.gather(held)).toEqual([1, 2]);
+    } finally {
+      await external.close();
+    }
   });
 });
 

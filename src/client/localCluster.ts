@@ -15,7 +15,7 @@ import type { Logger } from "pino";
 import { type TlsCredentials, tlsCredentialsProblem } from "../comm/tls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
-import { isRetiring } from "../scheduler/state/retire.ts";
+import { isRetiring, workersToClose } from "../scheduler/state/retire.ts";
 import { DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { envLogLevel, weftLogger } from "../util/logger.ts";
@@ -514,8 +514,9 @@ export class LocalCluster {
    * each in a free slot (one whose worker was retired or closed by a `close()`
    * call and is not being replaced; a worker that stopped on a fault keeps its
    * slot), else a new one. Fewer are retired through the scheduler, as
-   * `client.retireWorkers({ n })` does: those running no task and holding
-   * least go first, their results moved to the others. Resolves once the new
+   * `client.retireWorkers({ n })` does, among the cluster's own workers
+   * only: those running no task and holding least go first, their results
+   * moved to the others. Resolves once the new
    * workers have registered, or the retired ones have closed. A worker whose
    * results no other can take is not retired (logged), so a cluster holding
    * results keeps one worker. Calls run one after another. Rejects with "the
@@ -648,13 +649,32 @@ export class LocalCluster {
       this.ownClient = null; // lost its scheduler: the next call connects again
       throw new Error("scale: the cluster's client is closed");
     }
-    const { retired, failed } = await client.retireWorkers({ n: count });
+    const chosen = this.ownWorkersToClose(count);
+    if (chosen.length === 0) return; // all being retired already, or running long-running tasks
+    const { retired, failed } = await client.retireWorkers(chosen);
     if (failed.length > 0) {
       this.clusterLogger.warn({ failed }, "scale: some workers could not be retired");
     }
     // Retired, a worker is told to close: wait until it has.
     const gone = new Set(retired);
     await Promise.all(this.slots.filter((w) => gone.has(w.address)).map((w) => w.closed));
+  }
+
+  /**
+   * The addresses of `count` of this cluster's workers to retire, picked as
+   * `retireWorkers({ n })` picks (`workersToClose`: those running no task and
+   * holding least first), among its own only: a worker of another's that
+   * joined its scheduler is not its to close (Dask's `scale` retires only the
+   * workers of its spec), and given `n`, the scheduler closed such a worker
+   * holding nothing first, leaving the cluster's own running.
+   */
+  private ownWorkersToClose(count: number): string[] {
+    const s = this.scheduler.state;
+    const own = new Set(this.slots.filter(isLive).map((w) => w.address));
+    return workersToClose(s, s.workers.size)
+      .filter((ws) => own.has(ws.address))
+      .slice(0, count)
+      .map((ws) => ws.address);
   }
 
   /** The scheduler's address. */
