@@ -147,6 +147,9 @@ describe("MultiLock", () => {
     );
     await expect(m.acquire({ numLocks: 0 })).rejects.toThrow(/numLocks must be an integer/);
     await expect(m.acquire({ timeoutMs: Number.NaN })).rejects.toThrow(/timeoutMs must be/);
+    await expect(
+      m.acquire({ blocking: false, timeoutMs: Number.POSITIVE_INFINITY }),
+    ).rejects.toThrow(/blocking: false does not wait, so timeoutMs \(Infinity\) cannot be given/);
     expect(m.locked()).toBe(false);
   });
 });
@@ -160,8 +163,11 @@ describe("Event", () => {
     expect(await e.wait({ timeoutMs: 20 })).toBe(false);
     expect(await e.wait({ timeoutMs: 0 })).toBe(false);
     const waiting = e.wait();
+    // Infinity waits as long as it takes, as wait() and the futures' timeouts take it.
+    const forever = e.wait({ timeoutMs: Number.POSITIVE_INFINITY });
     await other.event("E").set();
     expect(await waiting).toBe(true);
+    expect(await forever).toBe(true);
     expect(await e.isSet()).toBe(true);
     expect(await e.wait({ timeoutMs: 0 })).toBe(true);
     await e.clear();

@@ -38,7 +38,7 @@ export type CoordinationRequest = (
 
 /** How long to wait: milliseconds; none (the default) waits as long as it takes. */
 export interface CoordinationWaitOptions {
-  /** Give up after this many milliseconds. Default: wait as long as it takes. */
+  /** Give up after this many milliseconds. Default (or `Infinity`): wait as long as it takes. */
   readonly timeoutMs?: number;
 }
 
@@ -65,9 +65,10 @@ const MULTI_LOCK_OPTIONS: OptionNames<
 > = { timeoutMs: true, blocking: true, numLocks: true };
 
 /**
- * The wait `o` asks for: null for none given; a TypeError naming `what` for a
- * bad one, for options that are not an object (`wait(5)` waited forever), or
- * for a key not in `known` (`{ timeout: 5 }` waited forever too).
+ * The wait `o` asks for: null for none given, or `Infinity` (as `wait()` and the
+ * futures' timeouts take it); a TypeError naming `what` for a bad one, for
+ * options that are not an object (`wait(5)` waited forever), or for a key not in
+ * `known` (`{ timeout: 5 }` waited forever too).
  */
 export function timeoutOf(
   what: string,
@@ -75,7 +76,7 @@ export function timeoutOf(
   known: OptionNames<CoordinationWaitOptions> = WAIT_OPTIONS,
 ): number | null {
   const t = knownOptionsOf(what, o, known).timeoutMs;
-  if (t === undefined) return null;
+  if (t === undefined || t === Number.POSITIVE_INFINITY) return null;
   checkOptionalMs(what, "timeoutMs", t);
   return t as number;
 }
@@ -85,9 +86,9 @@ export function timeoutOf(
  * it is false beside a wait (`timeoutMs` above 0): one of the two would be
  * dropped without a word, as Dask's `Lock.acquire` refuses with a ValueError.
  */
-function checkBlocking(what: string, blocking: unknown, waitFor: number | null): void {
+function checkBlocking(what: string, blocking: unknown, waitFor: number | undefined): void {
   checkOptionalBoolean(what, "blocking", blocking);
-  if (blocking === false && waitFor !== null && waitFor > 0) {
+  if (blocking === false && waitFor !== undefined && waitFor > 0) {
     throw new TypeError(
       `${what}: blocking: false does not wait, so timeoutMs (${waitFor}) cannot be given with it`,
     );
@@ -294,7 +295,7 @@ export class Lock {
     options: CoordinationWaitOptions & { readonly blocking?: boolean } = {},
   ): Promise<boolean> {
     const waitFor = timeoutOf("Lock.acquire", options, LOCK_OPTIONS);
-    checkBlocking("Lock.acquire", options.blocking, waitFor);
+    checkBlocking("Lock.acquire", options.blocking, options.timeoutMs);
     if (this.lease !== null) {
       throw new Error(
         `Lock.acquire: this Lock holds ${JSON.stringify(this.name)} already (locks are not reentrant)`,
@@ -380,7 +381,7 @@ export class MultiLock {
     } = {},
   ): Promise<boolean> {
     const waitFor = timeoutOf("MultiLock.acquire", options, MULTI_LOCK_OPTIONS);
-    checkBlocking("MultiLock.acquire", options.blocking, waitFor);
+    checkBlocking("MultiLock.acquire", options.blocking, options.timeoutMs);
     if (this.heldBy !== null) {
       throw new Error("MultiLock.acquire: this MultiLock holds its locks already (not reentrant)");
     }
