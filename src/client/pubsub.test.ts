@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { ClientClosedError, CoordinationTimeoutError } from "./errors.ts";
 import { Sub } from "./pubsub.ts";
@@ -176,6 +178,36 @@ describe("publish–subscribe: pub, sub", () => {
       await sleep(10);
     }
     expect((await client.counters()).rejectedMessages).toBe(before + 1);
+  });
+
+  it("a Sub dropped without a close is collected and unsubscribed, as Dask's WeakSet of subscribers lets it go; one a get waits on is not", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const other = await cluster.client();
+    // Made and dropped, as a task that never closes its Sub: before, it stayed
+    // subscribed and buffered every message for the life of its client.
+    await (async () => {
+      const dropped = await other.sub("dropped");
+      expect(await dropped.get({ timeoutMs: 0 }).catch(() => "none")).toBe("none");
+    })();
+    await subscribed(client, "dropped", 1);
+    // Only its pending get reaches this one.
+    const waiting = (async () => await (await other.sub<number>("waited")).get())();
+    await subscribed(client, "waited", 1);
+    for (let i = 0; i < 5; i++) {
+      gc();
+      await sleep(20);
+    }
+    await subscribed(client, "dropped", 0);
+    expect(await client.pub("waited").subscribers()).toBe(1);
+    client.pub<number>("waited").put(7);
+    expect(await waiting).toBe(7);
+    for (let i = 0; i < 5; i++) {
+      gc();
+      await sleep(20);
+    }
+    await subscribed(client, "waited", 0);
   });
 
   it("a client that closes is no longer subscribed; its waiting gets reject, after what came", async () => {

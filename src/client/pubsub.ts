@@ -104,6 +104,12 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
     private readonly onClose: (sub: Sub<T>) => Promise<void>,
     /** At most this many messages are kept (see {@link SubOptions}). */
     readonly maxBuffered = Number.POSITIVE_INFINITY,
+    /**
+     * Told true when a `get` (or `for await`) starts waiting on this `Sub`, false
+     * when none waits any more: the client holds it strongly meanwhile, its
+     * subscriptions holding it only weakly otherwise (see {@link PubSubSubscriptions}).
+     */
+    private readonly onWaiting: (sub: Sub<T>, waiting: boolean) => void = () => {},
   ) {}
 
   /** The messages come and not taken yet. */
@@ -151,10 +157,7 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
     this.closedValue = true;
     this.buffer = [];
     this.head = 0;
-    for (const w of this.waiters.splice(0)) {
-      if (w.timer !== null) clearTimeout(w.timer);
-      w.resolve({ done: true, value: undefined });
-    }
+    this.settleWaiters((w) => w.resolve({ done: true, value: undefined }));
     await this.onClose(this);
   }
 
@@ -181,6 +184,7 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
       return;
     }
     if (w.timer !== null) clearTimeout(w.timer);
+    if (this.waiters.length === 0) this.onWaiting(this, false);
     w.resolve({ done: false, value });
   }
 
@@ -191,10 +195,17 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
   fail(err: Error): void {
     if (this.failure !== null) return;
     this.failure = err;
+    this.settleWaiters((w) => w.reject(err));
+  }
+
+  /** End every wait with `settle`, no longer held for them. */
+  private settleWaiters(settle: (w: Waiter<T>) => void): void {
+    if (this.waiters.length === 0) return;
     for (const w of this.waiters.splice(0)) {
       if (w.timer !== null) clearTimeout(w.timer);
-      w.reject(err);
+      settle(w);
     }
+    this.onWaiting(this, false);
   }
 
   private next(timeoutMs: number | null): Promise<IteratorResult<T, undefined>> {
@@ -214,9 +225,11 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
       if (timeoutMs !== null) {
         w.timer = setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(w), 1);
+          if (this.waiters.length === 0) this.onWaiting(this, false);
           reject(timedOut("Sub.get", this.name, timeoutMs));
         }, timeoutMs);
       }
+      if (this.waiters.length === 0) this.onWaiting(this, true);
       this.waiters.push(w);
     });
   }
@@ -229,31 +242,58 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
 /**
  * A client's subscribers, by name: the scheduler is asked to subscribe the
  * client when its first `Sub` of a name is made, and to unsubscribe it when
- * the last is closed.
+ * the last is closed or collected.
+ *
+ * A `Sub` is held weakly, as Dask's client keeps its subscribers in a
+ * `WeakSet`: one its code dropped without closing it (a task's, on a
+ * long-lived worker's client) is collected and stops taking messages, instead
+ * of buffering every message put under its name for the life of the client.
+ * While a `get` or `for await` waits on it, it is held strongly: only that wait
+ * may reach it then, and collected, the wait would never end.
  */
 export class PubSubSubscriptions {
   private readonly byName = new Map<
     string,
-    { readonly subs: Set<Sub<unknown>>; readonly ready: Promise<unknown> }
+    { readonly subs: Set<WeakRef<Sub<unknown>>>; readonly ready: Promise<unknown> }
   >();
+  /** Each live `Sub`'s entry in its name's `subs`. */
+  private readonly refs = new WeakMap<Sub<unknown>, WeakRef<Sub<unknown>>>();
+  /** The `Sub`s a `get` or `for await` waits on. */
+  private readonly waitedOn = new Set<Sub<unknown>>();
+  private readonly collected = new FinalizationRegistry<{
+    readonly name: string;
+    readonly ref: WeakRef<Sub<unknown>>;
+  }>(({ name, ref }) => this.forget(name, ref));
 
   constructor(readonly link: PubSubLink) {}
 
   /** A new `Sub` of `name`, once the scheduler sends the client the messages put under it. */
   async add<T>(name: string, options: SubOptions = {}): Promise<Sub<T>> {
     checkName("sub", name);
-    const sub = new Sub<T>(name, (s) => this.remove(s as Sub<unknown>), maxBufferedOf(options));
+    const sub = new Sub<T>(
+      name,
+      (s) => this.remove(s as Sub<unknown>),
+      maxBufferedOf(options),
+      (s, waiting) => {
+        if (waiting) this.waitedOn.add(s as Sub<unknown>);
+        else this.waitedOn.delete(s as Sub<unknown>);
+      },
+    );
     let entry = this.byName.get(name);
     if (entry === undefined) {
       entry = { subs: new Set(), ready: this.link.request("pubsub-subscribe", name) };
       this.byName.set(name, entry);
     }
-    entry.subs.add(sub as Sub<unknown>);
+    const ref = new WeakRef(sub as Sub<unknown>);
+    this.refs.set(sub as Sub<unknown>, ref);
+    entry.subs.add(ref);
+    this.collected.register(sub, { name, ref }, ref);
     try {
       // A Sub made while the client's subscription is on its way waits for it too.
       await entry.ready;
     } catch (err) {
-      entry.subs.delete(sub as Sub<unknown>);
+      this.collected.unregister(ref);
+      entry.subs.delete(ref);
       if (entry.subs.size === 0 && this.byName.get(name) === entry) this.byName.delete(name);
       throw err;
     }
@@ -264,20 +304,29 @@ export class PubSubSubscriptions {
   deliver(name: string, msg: unknown): void {
     const entry = this.byName.get(name);
     if (entry === undefined) return;
-    for (const sub of entry.subs) sub.deliver(msg);
+    for (const ref of entry.subs) ref.deref()?.deliver(msg);
   }
 
   /** The client closed: every `Sub` gets `err` once its messages are taken. */
   failAll(err: Error): void {
-    for (const { subs } of this.byName.values()) for (const sub of subs) sub.fail(err);
+    for (const { subs } of this.byName.values()) for (const ref of subs) ref.deref()?.fail(err);
     this.byName.clear();
   }
 
   private async remove(sub: Sub<unknown>): Promise<void> {
-    const entry = this.byName.get(sub.name);
-    if (entry === undefined || !entry.subs.delete(sub) || entry.subs.size > 0) return;
-    this.byName.delete(sub.name);
+    const ref = this.refs.get(sub);
+    if (ref === undefined) return;
+    this.refs.delete(sub);
+    this.collected.unregister(ref);
+    await this.forget(sub.name, ref);
+  }
+
+  /** A `Sub` of `name` was closed or collected: unsubscribe once it was the last. */
+  private async forget(name: string, ref: WeakRef<Sub<unknown>>): Promise<void> {
+    const entry = this.byName.get(name);
+    if (entry === undefined || !entry.subs.delete(ref) || entry.subs.size > 0) return;
+    this.byName.delete(name);
     // Closed with its client: nothing left to tell.
-    await this.link.request("pubsub-unsubscribe", sub.name).catch(() => undefined);
+    await this.link.request("pubsub-unsubscribe", name).catch(() => undefined);
   }
 }
