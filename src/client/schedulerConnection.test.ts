@@ -92,7 +92,9 @@ describe("SchedulerConnection", () => {
   it("gives up on a scheduler that does not answer register-client in time, saying so", async () => {
     const s = await fakeScheduler(null);
     await expect(open(s.address, { timeoutMs: 50 })).rejects.toThrow(
-      new Error(`registering with ${s.address} timed out after 50 ms`),
+      new Error(
+        `registering with ${s.address} timed out after 50 ms: it accepted the connection but did not answer register-client (a scheduler frozen or stalled: stopped, a paused VM, a long GC; or not a weft scheduler)`,
+      ),
     );
   });
 

@@ -52,10 +52,10 @@ interface PendingRequest {
   reject(e: Error): void;
 }
 
-function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+function timeout<T>(p: Promise<T>, ms: number, what: string, why = ""): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms${why}`)), ms);
   });
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
@@ -170,6 +170,9 @@ export class SchedulerConnection {
         answer,
         o.timeoutMs,
         `registering with ${address}`,
+        // The connection was accepted: what is there says nothing, and a user
+        // looking at a timeout would first suspect the network.
+        ": it accepted the connection but did not answer register-client (a scheduler frozen or stalled: stopped, a paused VM, a long GC; or not a weft scheduler)",
       )) as Partial<RegisterReplyMsg> | null;
       if (reply?.status !== "OK") {
         const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
