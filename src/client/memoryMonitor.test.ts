@@ -1,3 +1,5 @@
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sizeof } from "../util/sizeof.ts";
 import { resolveWorkerOptions } from "../worker/workerOptions.ts";
@@ -94,6 +96,30 @@ describe("the memory monitor", () => {
     expect(measured.spillStats?.spilledBytes).toBe(firstFive);
     expect(measured.isPaused).toBe(false);
     expect(((await parts[0]) as Uint8Array).length).toBe(3000);
+  });
+
+  it("a worker its failed spills paused resumes once the disk takes them again", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const spillDirectory = join(scratch.dir, "disk");
+    mkdirSync(spillDirectory);
+    const w = await extraWorker(cluster, {
+      memoryLimit: 100_000,
+      memoryMonitorIntervalMs: 5,
+      spillDirectory,
+    });
+    extra.push(w);
+    await client.waitForWorkers(2);
+    rmSync(spillDirectory, { recursive: true }); // the disk failing: every write fails
+    // 9 values of 10 kB: 90% of the limit kept in memory, beyond the pause share.
+    for (let i = 0; i < 9; i++) {
+      await client.submitWith({ workers: [w.address] }, bytes, 10_000 + i);
+    }
+    await eventually(() => w.isPausedForMemory, 5_000, "the pause");
+    expect(w.spillStats).toMatchObject({ memoryKeys: 9, spilledKeys: 0 });
+    mkdirSync(spillDirectory); // the disk takes them again; the paused worker stores nothing new
+    await eventually(() => !w.isPaused, 5_000, "the resumption");
+    expect(w.spillStats?.memoryBytes).toBeLessThanOrEqual(60_000);
+    expect(await client.submitWith({ workers: [w.address] }, inc, 1)).toBe(2);
   });
 
   it("refuses to start a worker beyond a threshold already, saying what to change", async () => {

@@ -103,6 +103,31 @@ describe("MemoryMonitor", () => {
     expect(t.log.filter((l) => l.startsWith("Unmanaged memory use is high"))).toHaveLength(2);
   });
 
+  it("stops at a failed write without a warning of unmanaged memory, and tries again", () => {
+    let failing = true;
+    const evicted: number[] = [];
+    const log: string[] = [];
+    const m = new MemoryMonitor(1000, DASK, {
+      measure: () => 780,
+      evictOne: () => {
+        if (failing) return -2;
+        evicted.push(100);
+        return 100;
+      },
+      collectGarbage: null,
+      setPaused: () => {},
+      terminate: () => {},
+      measureName: "managed memory",
+      logger: pino({}, { write: (line: string) => log.push(JSON.parse(line).msg as string) }),
+    });
+    m.check();
+    expect(log).toEqual([]);
+    expect(evicted).toEqual([]);
+    failing = false; // the disk takes them again
+    m.check();
+    expect(evicted).toEqual([100, 100]);
+  });
+
   it("leaves spilling to the store when it has no evictOne", () => {
     const t = monitor(null);
     expect(t.at(790)?.spillBytes).toBe(190);

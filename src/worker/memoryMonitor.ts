@@ -4,8 +4,9 @@
  * with a `memoryLimit` measures its memory and, as a share of the limit:
  *
  * - beyond `spill` (0.7), spills values, least recently used first, until it
- *   expects to be back at `target` (0.6): only when it measures the process,
- *   as the spilling store keeps the values it measures itself within the target;
+ *   expects to be back at `target` (0.6). Measuring the values held
+ *   (`"managed"`), only those the store failed to write (a full disk) take it
+ *   there: the store keeps the others within the target itself;
  * - beyond `pause` (0.8), pauses: starts no task and fetches no input (the state
  *   machine's `PauseEvent`), and the scheduler assigns it nothing, until it is
  *   back at or below the threshold;
@@ -65,8 +66,10 @@ export interface MemoryMonitorHooks {
   /** The memory now, in bytes. */
   measure(): number;
   /**
-   * Spill the least recently used value that can be: its bytes, or -1 when none
-   * can (`SpillStore.evictOne`). Null when spilling is not the monitor's to do.
+   * Spill the least recently used value that can be: its bytes, -1 when none
+   * can, or -2 when writing it failed (`SpillStore.evictOne`; a full disk, which
+   * the store logs: tried again at the next check). Null when spilling is not
+   * the monitor's to do.
    */
   readonly evictOne: (() => number) | null;
   /**
@@ -181,6 +184,9 @@ export class MemoryMonitor {
     let count = 0;
     while (spilled < need) {
       const bytes = evictOne();
+      // A failed write (-2) is no sign of memory the store does not hold: as
+      // Dask's monitor, stop, and try again at the next check.
+      if (bytes === -2) break;
       if (bytes < 0) {
         if (!this.warnedNothingToSpill) {
           this.warnedNothingToSpill = true;

@@ -230,7 +230,9 @@ export class SpillStore implements DataStore {
   /**
    * Spill the least recently used value that can be (Dask's `SpillBuffer.evict`,
    * which its memory monitor calls when the process uses too much): the bytes
-   * it held in memory, or -1 when no value in memory can be spilled.
+   * it held in memory, -1 when no value in memory can be spilled, or -2 when
+   * the write failed (a full disk: told as {@link SpillStoreOptions.onSpillFailed}
+   * says, and worth trying again later).
    */
   evictOne(): number {
     if (this.closed) return -1;
@@ -238,7 +240,7 @@ export class SpillStore implements DataStore {
       if (this.unspillable.has(key)) continue;
       const outcome = this.spill(key, held);
       if (outcome === "spilled") return held.bytes;
-      if (outcome === "write failed") return -1;
+      if (outcome === "write failed") return -2;
     }
     return -1;
   }

@@ -67,8 +67,11 @@ export function memoryMonitorFor(
         : measure === "process"
           ? () => process.memoryUsage.rss()
           : measure,
-      // The store keeps the values it measures within the target itself.
-      evictOne: managed ? null : () => spill.evictOne(),
+      // The store keeps the values it measures within the target itself as they
+      // come, except those its writes failed to spill (a full disk): the monitor
+      // tries those again, or a worker they paused would stay paused once the
+      // disk took them, as a paused worker stores no value that would evict them.
+      evictOne: () => spill.evictOne(),
       collectGarbage: managed
         ? null
         : collectGarbageOnDemand(
