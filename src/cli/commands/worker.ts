@@ -70,7 +70,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--memory-spill <fraction>",
-      "process measure: beyond this share of --memory-limit, spill values until back at --memory-target (default: 0.7; off: never)",
+      "beyond this share of --memory-limit, spill values until back at --memory-target (default: 0.7; off: never); measuring the task values held, those whose writes failed (a full disk) alone",
     )
     .option(
       "--memory-pause <fraction>",
