@@ -64,10 +64,14 @@ describe("sizeof", () => {
     expect(sizeof([shared, shared])).toBeLessThan(2 * 10_000);
   });
 
-  it("caps depth", () => {
-    let deep: unknown = "x".repeat(10_000);
-    for (let i = 0; i < 100; i++) deep = [deep];
-    expect(sizeof(deep)).toBeLessThan(10_000);
+  it("counts what lies deep inside containers, as deep as a task result may be", () => {
+    // A value nine levels down was once counted by its parent's slots alone: 10 MB as 496 B.
+    let deep: unknown = new Uint8Array(10_000);
+    for (let i = 0; i < 50; i++) deep = i % 2 === 0 ? { child: deep } : [deep];
+    expect(sizeof(deep)).toBeGreaterThan(10_000);
+    let strings: unknown = "x".repeat(10_000);
+    for (let i = 0; i < 999; i++) strings = [strings];
+    expect(sizeof(strings)).toBeGreaterThan(20_000);
   });
 
   it("never throws; opaque values get the default", () => {
@@ -197,7 +201,7 @@ describe("sizeof, exactly", () => {
     expect(sizeof(new WeakRef({}))).toBe(DEFAULT_SIZEOF);
   });
 
-  it("walks 8 levels of containers; the 9th counts only its own slots", () => {
+  it("walks 1000 levels of containers; the 1001st counts only its own slots", () => {
     const big = "x".repeat(1000);
     const nest = (levels: number): unknown => {
       let v: unknown = big;
@@ -205,7 +209,8 @@ describe("sizeof, exactly", () => {
       return v;
     };
     expect(sizeof(nest(8))).toBe(8 * 24 + 2016);
-    expect(sizeof(nest(9))).toBe(9 * 24);
+    expect(sizeof(nest(1000))).toBe(1000 * 24 + 2016);
+    expect(sizeof(nest(1001))).toBe(1001 * 24);
   });
 
   it("samples large objects' keys evenly spaced, not the first ten", () => {

@@ -21,8 +21,14 @@ const STRING_OVERHEAD = 16;
 export const DEFAULT_SIZEOF = 64;
 /** How many items of a large container are measured (dask's `num_samples`). */
 const SAMPLE_SIZE = 10;
-/** How deep containers are walked; deeper containers count only their own slots. */
-const MAX_DEPTH = 8;
+/**
+ * How deep containers are walked; deeper containers count only their own slots.
+ * As deep as a task result may be (`MAX_ARG_DEPTH`): Dask's sizeof has no limit
+ * but Python's recursion's, and the budget below bounds the work anyway. A
+ * shallower cap measured a 10 MB array nine levels down as 496 bytes, which the
+ * spilling store and the memory monitor then never saw.
+ */
+const MAX_DEPTH = 1000;
 /** How many objects one call inspects at most; after that, containers count only their own slots. */
 const MAX_OBJECTS = 10_000;
 
