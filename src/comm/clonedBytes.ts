@@ -77,14 +77,40 @@ export function rawBytesProblem(kind: number, byteLength: number): string | null
   return byteLength % ctor.BYTES_PER_ELEMENT === 0 ? null : `${ctor.name} of ${byteLength} bytes`;
 }
 
+/**
+ * Bytes beyond a view's own that may stay allocated behind it: more, and the
+ * view is copied out of its buffer (see {@link ownedEnough}).
+ */
+const MAX_KEPT_BEHIND_BYTES = 4096;
+
+/**
+ * `bytes`, or a copy of them when they are a small part of their buffer: a
+ * value read in place from a received message keeps the whole message
+ * allocated for as long as it lives. A peer's `get_data` answer carries many
+ * values in one message; kept as views, the memory of all stayed allocated
+ * until the last was let go of, whatever the worker spilled or released
+ * meanwhile (ten fetched results of 1 MB each held a 9 MB message), while the
+ * worker counted the views' bytes alone. Dask fixed the same in 2023.11
+ * (dask/distributed#8308). A value that fills most of its buffer, as a
+ * message's one large array does, is still read in place: it keeps at most
+ * as much again behind it.
+ */
+function ownedEnough(bytes: Uint8Array): Uint8Array {
+  const behind = bytes.buffer.byteLength - bytes.byteLength;
+  return behind > MAX_KEPT_BEHIND_BYTES && behind > bytes.byteLength
+    ? new Uint8Array(bytes)
+    : bytes;
+}
+
 /** The value that {@link clonedBytes} gave `bytes` and `kind` for. */
-export function valueOfClonedBytes(bytes: Uint8Array, kind: number | null): unknown {
-  if (kind === null) return deserialize(bytes);
-  const problem = rawBytesProblem(kind, bytes.byteLength);
+export function valueOfClonedBytes(received: Uint8Array, kind: number | null): unknown {
+  if (kind === null) return deserialize(received);
+  const problem = rawBytesProblem(kind, received.byteLength);
   if (problem !== null) throw new Error(problem);
   // Copies are made with `new Uint8Array(bytes)`: `bytes` is usually a Buffer (a
   // view on the received frame), whose slice() is another view, not a copy.
-  if (kind === ARRAY_BUFFER_KIND) return new Uint8Array(bytes).buffer;
+  if (kind === ARRAY_BUFFER_KIND) return new Uint8Array(received).buffer;
+  const bytes = ownedEnough(received);
   if (kind === BUFFER_KIND) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const ctor = TYPED_ARRAYS[kind - FIRST_TYPED_ARRAY_KIND];
   const width = ctor.BYTES_PER_ELEMENT;

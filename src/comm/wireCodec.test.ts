@@ -245,14 +245,47 @@ describe("wire codec", () => {
     const out = decodeMessage(payload, buffers) as typeof msg;
     expect(out).toStrictEqual(msg);
     expect(out.args[0]).toBeInstanceOf(Float64Array);
-    expect((out.args[0] as Float64Array).buffer).toBe(wire.buffer);
+    // One of several: copied out (see the next test).
+    expect((out.args[0] as Float64Array).buffer.byteLength).toBe(floats.byteLength);
     expect(Buffer.isBuffer((out.args[1] as { buf: unknown }).buf)).toBe(true);
+    // A message's one large array is read where it lies.
+    const alone = Buffer.concat(messageSegments(encodeMessage({ op: "x", floats })));
+    const one = splitMessage(alone);
+    const read = (decodeMessage(one.payload, one.buffers) as { floats: Float64Array }).floats;
+    expect(read.buffer === alone.buffer).toBe(true);
     // Below the threshold: in the payload, as before.
     expect(encodeMessage([small, new Uint8Array(n - 1)]).buffers).toEqual([]);
     // A reference to a buffer the message does not have is a malformed frame.
     expect(() => decodeMessage(encoded.payload, encoded.buffers.slice(0, 2))).toThrow(
       /malformed frame: no out-of-band buffer 2/,
     );
+  });
+
+  it("values read from a message holding several are copied out of it: none keeps the others' memory", () => {
+    // A peer's get_data answer: ten results of 100 kB in one message. Read in place,
+    // each kept the whole message allocated until the last was let go of.
+    const values = Array.from({ length: 10 }, (_, i) => new Uint8Array(100_000).fill(i));
+    const msg = { status: "OK", data: values.map((v) => new ClonedValue(v)) };
+    const wire = Buffer.concat(messageSegments(encodeMessage(msg)));
+    const { payload, buffers } = splitMessage(wire);
+    const out = decodeMessage(payload, buffers) as { data: ClonedValue[] };
+    for (const [i, c] of out.data.entries()) {
+      const v = c.value as Uint8Array;
+      expect(v).toBeInstanceOf(Uint8Array);
+      expect(v.buffer.byteLength).toBe(100_000);
+      expect(v.every((b) => b === i)).toBe(true);
+    }
+    // A small value in a large buffer (a socket's chunk) is copied too; one that fills
+    // most of its buffer, as a message's one large value, is not.
+    const chunk = Buffer.alloc(65_536);
+    const lone = encodeMessage({ data: [new ClonedValue(new Uint8Array(100).fill(7))] });
+    const at = messageSegments(lone).reduce((n, seg) => {
+      chunk.set(seg, n);
+      return n + seg.length;
+    }, 0);
+    const small = splitMessage(chunk.subarray(0, at));
+    const got = (decodeMessage(small.payload, small.buffers) as { data: ClonedValue[] }).data[0];
+    expect((got.value as Uint8Array).buffer.byteLength).toBe(100);
   });
 
   it("forwarding, large byte arrays and raw cloned values are passed on unread, as the same bytes", () => {
