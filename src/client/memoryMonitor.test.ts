@@ -110,12 +110,13 @@ describe("the memory monitor", () => {
     extra.push(w);
     await client.waitForWorkers(2);
     rmSync(spillDirectory, { recursive: true }); // the disk failing: every write fails
-    // 9 values of 10 kB: 90% of the limit kept in memory, beyond the pause share.
-    for (let i = 0; i < 9; i++) {
-      await client.submitWith({ workers: [w.address] }, bytes, 10_000 + i);
+    // 4 values of 21 kB: 84% of the limit kept in memory, beyond the pause share
+    // with the last alone (a task restricted to a paused worker would be refused).
+    for (let i = 0; i < 4; i++) {
+      await client.submitWith({ workers: [w.address] }, bytes, 21_000 + i);
     }
     await eventually(() => w.isPausedForMemory, 5_000, "the pause");
-    expect(w.spillStats).toMatchObject({ memoryKeys: 9, spilledKeys: 0 });
+    expect(w.spillStats).toMatchObject({ memoryKeys: 4, spilledKeys: 0 });
     mkdirSync(spillDirectory); // the disk takes them again; the paused worker stores nothing new
     await eventually(() => !w.isPaused, 5_000, "the resumption");
     expect(w.spillStats?.memoryBytes).toBeLessThanOrEqual(60_000);
