@@ -116,6 +116,33 @@ describe("scheduler plugins", () => {
     }
   });
 
+  it("a plugin's start or close that adds or removes a plugin and awaits it has it done at once, not waiting for itself", async () => {
+    // Dask's add_plugin takes no lock: a start adding another plugin just adds it.
+    const s = await Scheduler.start({ logger: silent() });
+    try {
+      const part: string[] = [];
+      const log: string[] = [];
+      await s.addPlugin({
+        name: "bundle",
+        start: async (scheduler) => {
+          log.push(`added ${await scheduler.addPlugin(recorder(part, "part"))}`);
+        },
+        close: async () => {
+          log.push(`removed part: ${await s.removePlugin("part")}`);
+        },
+      });
+      expect(log).toEqual(["added part"]);
+      expect(part).toEqual(["start running"]);
+      expect(s.plugins.names).toEqual(["bundle", "part"]);
+      expect(await s.removePlugin("bundle")).toBe(true);
+      expect(log).toEqual(["added part", "removed part: true"]);
+      expect(part).toEqual(["start running", "close"]);
+      expect(s.plugins.names).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("async hooks that reject are logged as a throw is, the scheduler going on", async () => {
     const { logger, records } = memoryLogger();
     const failing = () => Promise.reject(new RangeError("async hook failed"));

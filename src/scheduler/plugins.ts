@@ -35,7 +35,7 @@ import {
 } from "../util/closeBudget.ts";
 import { callGuarded } from "../util/guardedCall.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
-import { Serial } from "../util/serial.ts";
+import { ReentrantSerial } from "../util/reentrantSerial.ts";
 import type { Scheduler } from "./scheduler.ts";
 import type { SchedulerTransitionPlugin } from "./state/schedulerState.ts";
 
@@ -90,8 +90,11 @@ function pluginName(plugin: SchedulerPlugin, given: string | undefined): string 
 /** The plugins of one scheduler, kept in its state machine's `plugins` map too (for `transition`). */
 export class SchedulerPlugins {
   private readonly installed = new Map<string, SchedulerPlugin>();
-  /** Adds and removals, one at a time. */
-  private readonly serial = new Serial();
+  /**
+   * Adds and removals, one at a time; a plugin's `start` or `close` adding or
+   * removing one (and awaiting it) has it done at once, not queued behind itself.
+   */
+  private readonly serial = new ReentrantSerial();
 
   /** The state machine's map, which calls the `transition` hooks. */
   private readonly stateMap: Map<string, SchedulerTransitionPlugin>;
@@ -129,6 +132,8 @@ export class SchedulerPlugins {
       await this.removeNow(key);
       this.installed.set(key, plugin);
       this.stateMap.set(key, plugin);
+      // Within a hook's own add or removal, the one in progress is busy again after.
+      const outer = this.busy;
       this.busy = { name: key, step: "start" };
       try {
         await plugin.start?.(this.scheduler);
@@ -139,7 +144,7 @@ export class SchedulerPlugins {
         }
         throw err;
       } finally {
-        this.busy = null;
+        this.busy = outer;
       }
       return key;
     });
@@ -219,11 +224,12 @@ export class SchedulerPlugins {
     if (plugin === undefined) return false;
     this.installed.delete(name);
     this.stateMap.delete(name);
+    const outer = this.busy;
     this.busy = { name, step: "close" };
     try {
       await plugin.close?.();
     } finally {
-      this.busy = null;
+      this.busy = outer;
     }
     return true;
   }

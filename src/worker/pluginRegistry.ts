@@ -8,15 +8,15 @@
 
 import { CloseBudget, closeEachWithin, type Unfinished } from "../util/closeBudget.ts";
 import { tellFailure } from "../util/guardedCall.ts";
-import { Serial } from "../util/serial.ts";
+import { ReentrantSerial } from "../util/reentrantSerial.ts";
 
 /** What a close did not wait for: a plugin's `setup` or `teardown` still running at its deadline. */
 export type UnfinishedStep = "setup" | "teardown";
 
 /** Plugins by name; `E` is what is kept of each. */
 export abstract class PluginRegistry<E> {
-  /** Adds and removals, one at a time. */
-  private readonly serial = new Serial();
+  /** Adds and removals, one at a time (those a plugin's hook asks for within one, at once). */
+  private readonly serial = new ReentrantSerial();
 
   constructor(
     /** The plugins, in the order added. */
@@ -40,7 +40,7 @@ export abstract class PluginRegistry<E> {
 
   /** Remove the plugin `name` and tear it down: false if there is none. Its teardown's error is rethrown. */
   remove(name: string): Promise<boolean> {
-    return this.serial.run(() => this.removeNow(name));
+    return this.inTurn(() => this.removeNow(name));
   }
 
   /** Set by {@link removeAll}: adds are refused from then on. */
@@ -131,6 +131,8 @@ export abstract class PluginRegistry<E> {
       tellFailure((e) => this.replacedTeardownFailed(name, e), err),
     );
     this.installed.set(name, entry);
+    // A hook's own add or removal runs within the one in progress: that one is busy again after.
+    const outer = this.busy;
     this.busy = { name, step: "setup" };
     try {
       await setup();
@@ -138,7 +140,7 @@ export abstract class PluginRegistry<E> {
       if (this.installed.get(name) === entry) this.installed.delete(name);
       throw err;
     } finally {
-      this.busy = null;
+      this.busy = outer;
     }
   }
 
@@ -147,11 +149,12 @@ export abstract class PluginRegistry<E> {
     const entry = this.installed.get(name);
     if (entry === undefined) return false;
     this.installed.delete(name);
+    const outer = this.busy;
     this.busy = { name, step: "teardown" };
     try {
       await this.teardown(entry);
     } finally {
-      this.busy = null;
+      this.busy = outer;
     }
     return true;
   }

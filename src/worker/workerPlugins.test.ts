@@ -81,6 +81,55 @@ describe("WorkerPlugins", () => {
     expect(log).toEqual(["a setup w", "a teardown w", "b setup w"]);
   });
 
+  it("a plugin's setup or teardown that adds or removes a plugin and awaits it has it done at once, not waiting for itself", async () => {
+    // Dask's plugin_add takes no lock: a setup adding another plugin just runs it.
+    const log: string[] = [];
+    const plugins = new WorkerPlugins<string>(new Map(), "w", unexpected);
+    await plugins.add("old", recorder("old", log));
+    await plugins.add("bundle", {
+      async setup() {
+        await plugins.add("part", recorder("part", log));
+        log.push(`removed old: ${await plugins.remove("old")}`);
+      },
+      async teardown() {
+        log.push(`removed part: ${await plugins.remove("part")}`);
+      },
+    });
+    expect(log).toEqual(["old setup w", "part setup w", "old teardown w", "removed old: true"]);
+    expect(plugins.names).toEqual(["bundle", "part"]);
+    expect(await plugins.remove("bundle")).toBe(true);
+    expect(log.slice(4)).toEqual(["part teardown w", "removed part: true"]);
+    expect(plugins.names).toEqual([]);
+  });
+
+  it("an add a plugin's hook leaves for later (a timer) waits its turn behind the adds and removals asked before it", async () => {
+    const log: string[] = [];
+    const plugins = new WorkerPlugins<string>(new Map(), "w", unexpected);
+    let later: Promise<void> | undefined;
+    let release = () => {};
+    const blocking = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await plugins.add("starter", {
+      setup() {
+        setTimeout(() => {
+          later = plugins.add("late", recorder("late", log));
+        }, 0);
+      },
+    });
+    const slow = plugins.add("slow", {
+      async setup() {
+        await blocking;
+        log.push("slow setup done");
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(later).toBeDefined();
+    release();
+    await Promise.all([slow, later]);
+    expect(log).toEqual(["slow setup done", "late setup w"]);
+  });
+
   it("removeAll tears every plugin down, telling of those whose teardown throws", async () => {
     const log: string[] = [];
     const failed: string[] = [];
