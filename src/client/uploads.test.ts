@@ -221,6 +221,43 @@ describe("Client.uploadFile", () => {
     expect(late.status).toBe("running");
   });
 
+  for (const executor of ["inline", "threads"] as const) {
+    it(`a module uploaded before one it imports is imported once that one is; one level deeper, the error says the file is there now (${executor})`, async () => {
+      const { client } = await testCluster({ executor, threadsPerWorker: 2 });
+      const id = randomUUID();
+      const task = `late-import-${id}`;
+      const main = file(
+        `main-${id}.mjs`,
+        `import { defineTask } from ${JSON.stringify(REGISTRY)};\n` +
+          `import { twice } from "./helper-${id}.mjs";\n` +
+          `defineTask(${JSON.stringify(task)}, (x) => twice(x));\n`,
+      );
+      const helper = file(`helper-${id}.mjs`, "export const twice = (x) => 2 * x;\n");
+      await expect(client.uploadFile(main)).rejects.toThrow(/Cannot find module .*helper-.*\.mjs/);
+      await client.uploadFile(helper, { load: false });
+      // Node.js keeps the first failure for main's URL: asked again, under another.
+      for (const names of Object.values(await client.uploadFile(main)))
+        expect(names).toContain(task);
+      expect(await client.submitWith({ pure: false }, task, 4)).toBe(8);
+
+      // main2 -> mid -> leaf: mid's failure is kept too, which no new URL of main2 undoes.
+      const leaf = file(`leaf-${id}.mjs`, "export const one = 1;\n");
+      const mid = file(`mid-${id}.mjs`, `export { one } from "./leaf-${id}.mjs";\n`);
+      const main2 = file(
+        `main2-${id}.mjs`,
+        `import { one } from "./mid-${id}.mjs";\nexport const x = one;\n`,
+      );
+      await client.uploadFile(mid, { load: false });
+      await expect(client.uploadFile(main2)).rejects.toThrow(/Cannot find module .*leaf-/);
+      await client.uploadFile(leaf, { load: false });
+      const err = await client.uploadFile(main2).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UploadError);
+      expect((err as Error).message).toMatch(
+        /Cannot find module .*leaf-.* imported from .*mid-.*: it is there now, but was not when that module was first imported, and Node\.js keeps that failure/,
+      );
+    });
+  }
+
   it("a worker that joins as the scheduler records a file is asked first: one refusing it keeps the file from being recorded", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     const { helper } = moduleSet();

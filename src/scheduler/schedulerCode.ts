@@ -77,8 +77,9 @@ export class SchedulerCode {
   /**
    * The task function `name`: registered already in this process, else once
    * the modules not imported yet are (a module that fails to import is tried
-   * again next time, which imports one whose file was missing; Node.js keeps
-   * any other failure, a module that threw or did not parse). Throws an {@link UnknownTaskFunctionError} naming the
+   * again next time, which imports one whose file was missing, or that imports
+   * one that was (`importModule` asks under another URL); Node.js keeps any
+   * other failure, a module that threw or did not parse). Throws an {@link UnknownTaskFunctionError} naming the
    * modules that failed, and why.
    */
   async lookup(name: string): Promise<TaskFunction> {

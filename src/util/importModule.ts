@@ -1,9 +1,13 @@
 /**
  * Import a user's module (a task module, a graph module) by file URL, also
  * when it is TypeScript and nothing taught Node.js to load that: tsx's loader
- * is then registered for this thread and the import tried again.
+ * is then registered for this thread and the import tried again; and again
+ * once a module it imports, missing at first, is there.
  */
 
+import { existsSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { isUploadedModule, resolveUploadedImports } from "./uploadImports.ts";
 
 const TYPESCRIPT = /\.(?:[mc]?ts|tsx)$/;
@@ -42,8 +46,90 @@ function explained(err: unknown, url: string): unknown {
   return err;
 }
 
-/** `import(url)`, registering tsx first when Node.js cannot load the TypeScript module by itself. */
+/**
+ * Modules whose import failed for want of a module they import (a file not
+ * there yet: an uploaded module's sibling uploaded after it; a package not
+ * installed yet), by URL: how many times. Node.js keeps that failure for the
+ * module's URL, and gives it again at every import, the file since saved or the
+ * package installed; nothing of the module ran (a graph is linked before it is
+ * evaluated), so the next import asks under another URL (`weft-retry=<n>`),
+ * which resolves its imports again. One count per thread, as each thread has
+ * its module cache: the workers of one process import the same URL, one module.
+ */
+const missingImportRetries = new Map<string, number>();
+
+/**
+ * `import(url)`, registering tsx first when Node.js cannot load the TypeScript
+ * module by itself; once an import of it failed for want of a module it
+ * imports, under another URL (see {@link missingImportRetries}).
+ */
 export async function importModule(url: string): Promise<Record<string, unknown>> {
+  const retry = missingImportRetries.get(url) ?? 0;
+  const asked = retry === 0 ? url : withParam(url, "weft-retry", String(retry));
+  try {
+    return await importOnce(asked);
+  } catch (err) {
+    if (isMissingImport(err)) {
+      // Once for the imports of one URL that failed together (two workers of a process).
+      if ((missingImportRetries.get(url) ?? 0) === retry) missingImportRetries.set(url, retry + 1);
+      throw stillMissing(err);
+    }
+    throw err;
+  }
+}
+
+/** `url` with the query parameter `name` set to `value`. */
+function withParam(url: string, name: string, value: string): string {
+  const u = new URL(url);
+  u.searchParams.set(name, value);
+  return u.href;
+}
+
+/** True for Node.js's error for a module or package an import names that is not there. */
+function isMissingImport(err: unknown): boolean {
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  return [err, cause].some(
+    (e) => (e as { code?: unknown } | null)?.code === "ERR_MODULE_NOT_FOUND",
+  );
+}
+
+/**
+ * The missing file of `err` may be there now, and the import still fail: it
+ * was missing as a module importing it (not the one asked for) was first
+ * imported, and Node.js keeps that module's failure as long as the thread runs.
+ * Says so, rather than that a file there is not.
+ */
+function stillMissing(err: unknown): unknown {
+  const missing = missingFile(err);
+  if (missing === null || !existsSync(missing)) return err;
+  return Object.assign(
+    new Error(
+      `${(err as Error).message}: it is there now, but was not when that module was first imported, and Node.js ` +
+        "keeps that failure for as long as this process runs (upload or write what a module imports before it; " +
+        "give the module that failed another name, or restart the process)",
+      { cause: err },
+    ),
+    { code: "ERR_MODULE_NOT_FOUND", url: pathToFileURL(missing).href },
+  );
+}
+
+/** The path of the file a module-not-found error names: its `url`, else its message's (a loader's own error). */
+function missingFile(err: unknown): string | null {
+  const url = (err as { url?: unknown } | null)?.url;
+  if (typeof url === "string" && URL.canParse(url)) {
+    const u = new URL(url);
+    return u.protocol === "file:" ? fileURLToPath(u) : null;
+  }
+  const message = err instanceof Error ? err.message : "";
+  const m = /Cannot find module '([^']+)' imported from (\/.+)$/.exec(message);
+  if (m === null) return null;
+  const [, specifier, importer] = m as unknown as [string, string, string];
+  if (isAbsolute(specifier)) return specifier;
+  return specifier.startsWith(".") ? resolve(dirname(importer), specifier) : null;
+}
+
+/** `import(url)`, registering tsx first when Node.js cannot load the TypeScript module by itself. */
+async function importOnce(url: string): Promise<Record<string, unknown>> {
   if (isUploadedModule(url)) resolveUploadedImports();
   try {
     return (await import(url)) as Record<string, unknown>;
