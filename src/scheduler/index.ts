@@ -49,6 +49,7 @@ export { Counters } from "./counters.ts";
 export { EventBroker, type EventSink, type LoggedEvent, logWorkerEvent } from "./events.ts";
 export { Metadata } from "./metadata.ts";
 export {
+  type GraphUpdate,
   type SchedulerPlugin,
   SchedulerPlugins,
   type SessionHook,

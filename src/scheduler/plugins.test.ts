@@ -56,6 +56,40 @@ describe("scheduler plugins", () => {
     expect(log.at(-1)).toBe("close");
   });
 
+  it("are told of each graph a client submits (updateGraph) and of each restart (restart), as Dask's update_graph and restart", async () => {
+    const log: string[] = [];
+    let given: unknown;
+    const plugin: SchedulerPlugin = {
+      name: "graphs",
+      updateGraph: (s, update) => {
+        given = update;
+        // Before the new tasks' transitions: still released.
+        log.push(`graph ${update.tasks.map((k) => s.state.tasks.get(k)?.state).join()}`);
+      },
+      restart: (s) => log.push(`restart ${s.status}`),
+    };
+    const broken: SchedulerPlugin = {
+      name: "broken",
+      updateGraph: () => {
+        throw new Error("no graphs please");
+      },
+      restart: () => Promise.reject(new Error("no restarts please")),
+    };
+    // What the hooks of one throw or reject with is logged: the others are told, the scheduler goes on.
+    const { client } = await testCluster({ workers: 1, scheduler: { plugins: [broken, plugin] } });
+    const x = client.submit(inc, 1);
+    expect(await x).toBe(2);
+    expect(log).toEqual(["graph released"]);
+    expect(given).toEqual({
+      client: client.id,
+      keys: [x.key],
+      tasks: [x.key],
+      stimulusId: expect.any(String),
+    });
+    await client.restart();
+    expect(log).toEqual(["graph released", "restart running"]);
+  });
+
   it("are given an event's typed array as itself over TCP, not what the scheduler forwards unread", async () => {
     const got: unknown[] = [];
     const { client } = await testCluster({

@@ -37,7 +37,9 @@ import { callGuarded } from "../util/guardedCall.ts";
 import { hooksProblem } from "../util/hooksProblem.ts";
 import { ReentrantSerial } from "../util/reentrantSerial.ts";
 import type { Scheduler } from "./scheduler.ts";
-import type { SchedulerTransitionPlugin } from "./state/schedulerState.ts";
+import type { GraphUpdate, SchedulerTransitionPlugin } from "./state/schedulerState.ts";
+
+export type { GraphUpdate } from "./state/schedulerState.ts";
 
 /** A scheduler plugin: each hook optional. */
 export interface SchedulerPlugin extends SchedulerTransitionPlugin {
@@ -57,6 +59,13 @@ export interface SchedulerPlugin extends SchedulerTransitionPlugin {
   removeClient?(scheduler: Scheduler, client: string): void;
   /** An event was logged under `topic` (`Client.logEvent`, and the scheduler's own). */
   logEvent?(topic: string, msg: unknown): void;
+  /**
+   * A client submitted tasks (Dask's `update_graph`): told once the scheduler
+   * has made the new ones, before their transitions (not of a graph it refused).
+   */
+  updateGraph?(scheduler: Scheduler, update: GraphUpdate): void;
+  /** A client restarted the cluster (Dask's `restart`): its tasks and results are dropped, its workers told to close. */
+  restart?(scheduler: Scheduler): void;
 }
 
 /** The session hooks, called with the scheduler and an address or client id. */
@@ -71,6 +80,8 @@ const HOOKS = [
   "addClient",
   "removeClient",
   "logEvent",
+  "updateGraph",
+  "restart",
 ] as const;
 
 /** Why `v` is not a scheduler plugin, or null. */
@@ -110,6 +121,9 @@ export class SchedulerPlugins {
     this.stateMap = scheduler.state.plugins;
     scheduler.state.onPluginError = (name, err) =>
       logger.error({ err, plugin: name }, "scheduler plugin failed in transition");
+    scheduler.state.onGraphUpdate = (update) =>
+      this.call("updateGraph", (plugin) => plugin.updateGraph?.(scheduler, update));
+    scheduler.state.onRestart = () => this.call("restart", (plugin) => plugin.restart?.(scheduler));
   }
 
   /** The plugins' names, in the order added. */
@@ -193,6 +207,18 @@ export class SchedulerPlugins {
       // A rejection of an async hook's promise, dropped, was an unhandled rejection.
       callGuarded(
         () => fn.call(plugin, this.scheduler, subject),
+        (err) =>
+          this.logger.error({ err: asError(err), plugin: name, hook }, "scheduler plugin failed"),
+      );
+    }
+  }
+
+  /** Call `hook` of every plugin that has it, through `call`: what it throws or rejects with is logged. */
+  private call(hook: keyof SchedulerPlugin, call: (plugin: SchedulerPlugin) => unknown): void {
+    for (const [name, plugin] of this.installed) {
+      if (typeof plugin[hook] !== "function") continue;
+      callGuarded(
+        () => call(plugin),
         (err) =>
           this.logger.error({ err: asError(err), plugin: name, hook }, "scheduler plugin failed"),
       );

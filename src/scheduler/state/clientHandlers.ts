@@ -67,6 +67,8 @@ export function handleClientMessage(s: SchedulerState, msg: ClientToSchedulerMes
       retireWorkers(s, msg);
       return;
     case "restart":
+      // As Dask's Scheduler.restart tells its plugins first.
+      s.onRestart();
       restart(s, msg);
       return;
     case "restart-workers":

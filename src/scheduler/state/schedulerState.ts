@@ -62,6 +62,18 @@ export interface InFlightSteal {
   readonly thiefDuration: number;
 }
 
+/** A graph a client submitted, as scheduler plugins are told of it (`updateGraph`). */
+export interface GraphUpdate {
+  /** The client's id. */
+  readonly client: string;
+  /** The keys the client wants results of. */
+  readonly keys: readonly string[];
+  /** The keys of the tasks made for it (those known already are not). */
+  readonly tasks: readonly string[];
+  /** The stimulus of the submission (as `transition` is given). */
+  readonly stimulusId: string;
+}
+
 /** What the state machine calls of a scheduler plugin (see {@link SchedulerState.plugins}). */
 export interface SchedulerTransitionPlugin {
   /**
@@ -110,6 +122,14 @@ export class SchedulerState {
   readonly plugins: Map<string, SchedulerTransitionPlugin> = new Map();
   /** Told of an error a plugin's `transition` threw (or rejected with). Default: nothing. */
   onPluginError: (name: string, err: unknown) => void = () => {};
+  /**
+   * Told of each graph a client submitted, once its new tasks are made and
+   * before their transitions (Dask's `SchedulerPlugin.update_graph`); must not
+   * throw. Default: nothing.
+   */
+  onGraphUpdate: (update: GraphUpdate) => void = () => {};
+  /** Told of each restart a client asks for, before it is carried out (Dask's `SchedulerPlugin.restart`); must not throw. */
+  onRestart: () => void = () => {};
 
   /** `{key: task}`: every task not forgotten. */
   readonly tasks: Map<string, TaskState> = new Map();

@@ -338,6 +338,13 @@ export function updateGraph(s: SchedulerState, msg: UpdateGraphMsg): void {
     created.push(ts);
   }
 
+  s.onGraphUpdate({
+    client: msg.clientId,
+    keys: wanted,
+    tasks: created.map((ts) => ts.key),
+    stimulusId: s.stimulusId,
+  });
+
   const toRun = newTasksToRun(created, wanted);
   // Worst priority first: the work list is last in, first out.
   // (Priorities are distinct: with one user priority, the reverse of the creation order.)
