@@ -348,6 +348,21 @@ export const throwingTransitionPlugin = defineTask("throwingTransitionPlugin", (
   },
 }));
 
+/**
+ * What the setup of {@link gatedPlugin} waits on (process-wide, as {@link PLUGIN_LOG}):
+ * a test replaces `wait` to hold it.
+ */
+export const PLUGIN_GATE: { wait: Promise<void> } = ((globalThis as Record<symbol, unknown>)[
+  Symbol.for("weft.test.pluginGate")
+] ??= { wait: Promise.resolve() }) as { wait: Promise<void> };
+
+/** A worker plugin whose setup waits on {@link PLUGIN_GATE}. */
+export const gatedPlugin = defineTask("gatedPlugin", () => ({
+  async setup() {
+    await PLUGIN_GATE.wait;
+  },
+}));
+
 /** Not a worker plugin: a number. */
 export const notAPlugin = defineTask("notAPlugin", () => 42);
 

@@ -17,8 +17,10 @@ import {
 } from "./testCluster.ts";
 import {
   failingPlugin,
+  gatedPlugin,
   inc,
   notAPlugin,
+  PLUGIN_GATE,
   PLUGIN_LOG,
   pickyPlugin,
   recordingPlugin,
@@ -263,6 +265,38 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
     } finally {
       await first.close();
       await (again as Worker | null)?.close();
+    }
+  });
+
+  it("a worker joining as a plugin is replaced or removed, the record's setups not over, ends with what the client asked last", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    await client.registerWorkerPlugin(gatedPlugin);
+    await client.registerWorkerPlugin(recordingPlugin, { name: "x", args: ["v1"] });
+    await client.registerWorkerPlugin(recordingPlugin, { name: "y", args: ["y1"] });
+    let release = () => {};
+    PLUGIN_GATE.wait = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const known = new Set(cluster.scheduler.state.workers.keys());
+    // It registers, and sets the recorded plugins up in turn: the gated one holds it.
+    const joining = extraWorker(cluster);
+    try {
+      await eventually(() => cluster.scheduler.state.workers.size > known.size, 5000);
+      const late = [...cluster.scheduler.state.workers.keys()].find((a) => !known.has(a)) as string;
+      const replaced = client.registerWorkerPlugin(recordingPlugin, { name: "x", args: ["v2"] });
+      const removed = client.unregisterWorkerPlugin("y");
+      await eventually(() => PLUGIN_LOG.includes(`v2 setup ${cluster.workers[0].address}`), 5000);
+      release();
+      expect((await replaced)[late]).toBe("OK");
+      expect(await removed).toMatchObject({ [cluster.workers[0].address]: true });
+      const worker = await joining;
+      expect(worker.pluginNames.sort()).toEqual(["gatedPlugin", "x"]);
+      // v2 last set up there, not the recorded v1 of its register reply.
+      const there = PLUGIN_LOG.filter((l) => l.endsWith(` ${late}`));
+      expect(there.at(-1)).toBe(`v2 setup ${late}`);
+    } finally {
+      release();
+      await (await joining.catch(() => null))?.close();
     }
   });
 

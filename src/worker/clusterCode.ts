@@ -73,7 +73,30 @@ export class ClusterCode {
    */
   private readonly loadedModules: string[] = [];
 
-  constructor(private readonly host: ClusterCodeHost) {}
+  /**
+   * Settles once the register reply is taken, or the worker closes first:
+   * the clients' requests wait on it. The reply gives what was loaded into the
+   * cluster when the worker registered, and the worker is asked for what
+   * clients load from then on as soon as the scheduler lists it: a request
+   * carried out first would then be undone by the reply, a plugin replaced
+   * since set up again in its recorded version, one removed since set up
+   * again (never to be removed: the scheduler records neither), a module
+   * imported before the uploads it imports are saved.
+   */
+  private readonly replyTaken: Promise<void>;
+  /** Settles {@link replyTaken}. */
+  private replyDone: () => void = () => {};
+
+  constructor(private readonly host: ClusterCodeHost) {
+    this.replyTaken = new Promise<void>((resolve) => {
+      this.replyDone = resolve;
+    });
+  }
+
+  /** The worker closes: a request waiting for the register reply goes on now (and is refused). */
+  workerClosing(): void {
+    this.replyDone();
+  }
 
   private loaded(modules: readonly string[]): void {
     for (const m of modules) if (!this.loadedModules.includes(m)) this.loadedModules.push(m);
@@ -96,12 +119,16 @@ export class ClusterCode {
     reply: Partial<RegisterWorkerReply>,
     doing: (what: string) => void = () => {},
   ): Promise<void> {
-    doing("saving and importing the files uploaded into the cluster");
-    await this.saveClusterUploads(reply.uploads);
-    doing("importing the task modules loaded into the cluster");
-    await this.importClusterModules(reply.taskModules);
-    await this.addClusterPlugins(reply.plugins, doing);
-    await this.handClusterNannyPlugins(reply.nannyPlugins, doing);
+    try {
+      doing("saving and importing the files uploaded into the cluster");
+      await this.saveClusterUploads(reply.uploads);
+      doing("importing the task modules loaded into the cluster");
+      await this.importClusterModules(reply.taskModules);
+      await this.addClusterPlugins(reply.plugins, doing);
+      await this.handClusterNannyPlugins(reply.nannyPlugins, doing);
+    } finally {
+      this.replyDone();
+    }
   }
 
   /**
@@ -257,6 +284,7 @@ export class ClusterCode {
   readonly loadTaskModules = async (args: Record<string, unknown>): Promise<unknown> => {
     const problem = taskModulesProblem(args.modules);
     if (problem !== null) throw new TypeError(`load_task_modules: ${problem}`);
+    await this.replyTaken;
     const executor = this.host.executors.main;
     const status = this.host.status();
     if (executor === null || status === "closing" || status === "closed") {
@@ -283,6 +311,7 @@ export class ClusterCode {
     const file = args as unknown as UploadedFile;
     const problem = uploadedFileProblem(file);
     if (problem !== null) throw new TypeError(`upload_file: ${problem}`);
+    await this.replyTaken;
     const executor = this.host.executors.main;
     const status = this.host.status();
     if (executor === null || status === "closing" || status === "closed") {
@@ -304,6 +333,7 @@ export class ClusterCode {
   readonly pluginAdd = async (args: Record<string, unknown>): Promise<unknown> => {
     const problem = workerPluginSpecProblem(args);
     if (problem !== null) throw new TypeError(`plugin_add: ${problem}`);
+    await this.replyTaken;
     const status = this.host.status();
     if (status === "closing" || status === "closed") {
       throw new Error(`plugin_add: the worker is ${status}`);
@@ -319,6 +349,7 @@ export class ClusterCode {
     if (typeof args.name !== "string" || args.name === "") {
       throw new TypeError("plugin_remove: name must be a non-empty string");
     }
+    await this.replyTaken;
     const removed = await this.host.plugins.remove(args.name);
     return { status: "OK", removed };
   };
@@ -336,6 +367,7 @@ export class ClusterCode {
   ): Promise<unknown> => {
     const problem = nannyPluginSpecProblem(args);
     if (problem !== null) throw new TypeError(`nanny_plugin_add: ${problem}`);
+    await this.replyTaken;
     const link = this.linkFor("nanny_plugin_add");
     const { name, fn, args: given, restart } = args as unknown as NannyPluginSpec;
     const spec: NannyPluginSpec = {
@@ -360,6 +392,7 @@ export class ClusterCode {
     if (typeof args.name !== "string" || args.name === "") {
       throw new TypeError("nanny_plugin_remove: name must be a non-empty string");
     }
+    await this.replyTaken;
     const link = this.linkFor("nanny_plugin_remove");
     try {
       return { status: "OK", removed: await link.removePlugin(args.name) };

@@ -921,6 +921,7 @@ export class Worker extends BaseWorker {
     // Closed before it ran (its start failed, or was cut short): it ends failed.
     const neverRan = this.statusValue === "starting";
     this.statusValue = "closing";
+    this.code.workerClosing();
     // Its nanny SIGKILLs a process whose close never ends, and must know what it meant.
     // A link that throws must not end the close before it began: nothing would be closed.
     try {
