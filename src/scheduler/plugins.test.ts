@@ -90,6 +90,29 @@ describe("scheduler plugins", () => {
     expect(log).toEqual(["graph released", "restart running"]);
   });
 
+  it("are told of nothing until their start is over, as Dask's register_scheduler_plugin adds a plugin once started", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    const log: string[] = [];
+    let started = false;
+    await cluster.scheduler.addPlugin({
+      name: "slow-start",
+      start: async () => {
+        // What the scheduler does meanwhile: a client's task run, an event.
+        expect(await client.submit(inc, 10)).toBe(11);
+        await client.logEvent("meanwhile", 1);
+        started = true;
+      },
+      transition: (key, _start, finish) => log.push(`${started} ${key} ${finish}`),
+      updateGraph: () => log.push(`${started} graph`),
+      logEvent: (topic) => log.push(`${started} event ${topic}`),
+    });
+    expect(log).toEqual([]);
+    const y = client.submit(inc, 20);
+    expect(await y).toBe(21);
+    expect(log).toContain(`true ${y.key} memory`);
+    expect(log.every((l) => l.startsWith("true "))).toBe(true);
+  });
+
   it("are given an event's typed array as itself over TCP, not what the scheduler forwards unread", async () => {
     const got: unknown[] = [];
     const { client } = await testCluster({

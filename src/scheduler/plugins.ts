@@ -109,6 +109,12 @@ export class SchedulerPlugins {
 
   /** The state machine's map, which calls the `transition` hooks. */
   private readonly stateMap: Map<string, SchedulerTransitionPlugin>;
+  /**
+   * Plugins whose `start` runs: kept (a close closes them), but told of
+   * nothing yet, as Dask's `register_scheduler_plugin` adds a plugin once its
+   * `start` is over; the state machine's map has them only then.
+   */
+  private readonly starting = new Set<SchedulerPlugin>();
   /** Set by {@link closeAll}: adds are refused from then on. */
   private closed = false;
   /** The plugin whose `start` or `close` runs now, if any (what a close may be waiting on). */
@@ -144,22 +150,23 @@ export class SchedulerPlugins {
       // started on the closed scheduler and never closed.
       if (this.closed) throw new Error(`addPlugin: ${key} not started: the scheduler is closing`);
       await this.removeNow(key);
+      // Kept now, for a close meanwhile to close it; told of nothing until started.
       this.installed.set(key, plugin);
-      this.stateMap.set(key, plugin);
+      this.starting.add(plugin);
       // Within a hook's own add or removal, the one in progress is busy again after.
       const outer = this.busy;
       this.busy = { name: key, step: "start" };
       try {
         await plugin.start?.(this.scheduler);
       } catch (err) {
-        if (this.installed.get(key) === plugin) {
-          this.installed.delete(key);
-          this.stateMap.delete(key);
-        }
+        if (this.installed.get(key) === plugin) this.installed.delete(key);
         throw err;
       } finally {
+        this.starting.delete(plugin);
         this.busy = outer;
       }
+      // Not if a close or its own start removed it meanwhile.
+      if (this.installed.get(key) === plugin) this.stateMap.set(key, plugin);
       return key;
     });
   }
@@ -203,7 +210,7 @@ export class SchedulerPlugins {
   notify(hook: SessionHook, subject: string): void {
     for (const [name, plugin] of this.installed) {
       const fn = plugin[hook];
-      if (typeof fn !== "function") continue;
+      if (typeof fn !== "function" || this.starting.has(plugin)) continue;
       // A rejection of an async hook's promise, dropped, was an unhandled rejection.
       callGuarded(
         () => fn.call(plugin, this.scheduler, subject),
@@ -216,7 +223,7 @@ export class SchedulerPlugins {
   /** Call `hook` of every plugin that has it, through `call`: what it throws or rejects with is logged. */
   private call(hook: keyof SchedulerPlugin, call: (plugin: SchedulerPlugin) => unknown): void {
     for (const [name, plugin] of this.installed) {
-      if (typeof plugin[hook] !== "function") continue;
+      if (typeof plugin[hook] !== "function" || this.starting.has(plugin)) continue;
       callGuarded(
         () => call(plugin),
         (err) =>
@@ -231,7 +238,7 @@ export class SchedulerPlugins {
     // Read by the plugins: a typed array forwarded unread would be an empty object.
     const msg = openedValue(logged);
     for (const [name, plugin] of this.installed) {
-      if (typeof plugin.logEvent !== "function") continue;
+      if (typeof plugin.logEvent !== "function" || this.starting.has(plugin)) continue;
       for (const topic of topics) {
         callGuarded(
           () => plugin.logEvent?.(topic, msg),
