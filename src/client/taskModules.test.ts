@@ -76,6 +76,19 @@ describe("Client.loadTaskModules", () => {
     );
   });
 
+  for (const executor of ["inline", "threads"] as const) {
+    it(`a module that does not parse rejects saying where (${executor})`, async () => {
+      const { client } = await testCluster({ executor, threadsPerWorker: 1 });
+      const broken = moduleDefining("const y = [1, 2;");
+      const err = await client.loadTaskModules(broken.path).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TaskModuleError);
+      // Node.js says what, not where; tsx's loader says line 1, column 1.
+      expect((err as Error).message).toContain(
+        `SyntaxError: Unexpected token ';' (${broken.path}:2: const y = [1, 2;)`,
+      );
+    });
+  }
+
   it("a worker that joins as the scheduler records the modules is asked first: one failing keeps them from being recorded", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     // Imported on a worker's main thread only (inline), it fails on one running pool threads.

@@ -8,6 +8,7 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { locatedSyntaxError } from "./syntaxErrorLocation.ts";
 import { isUploadedModule, resolveUploadedImports } from "./uploadImports.ts";
 
 const TYPESCRIPT = /\.(?:[mc]?ts|tsx)$/;
@@ -74,8 +75,25 @@ export async function importModule(url: string): Promise<Record<string, unknown>
       if ((missingImportRetries.get(url) ?? 0) === retry) missingImportRetries.set(url, retry + 1);
       throw stillMissing(err);
     }
-    throw err;
+    throw await located(err, asked);
   }
+}
+
+/**
+ * Syntax errors said where, by the URL that failed: Node.js keeps a module's
+ * failure to parse, and a scheduler tries a module that failed again at every
+ * request of a function it does not know, which is not to run `node --check`
+ * each time.
+ */
+const locatedErrors = new Map<string, { from: unknown; located: Promise<unknown> }>();
+
+/** {@link locatedSyntaxError} of `err`, the failure of importing `url`, once for the same failure. */
+function located(err: unknown, url: string): Promise<unknown> {
+  const known = locatedErrors.get(url);
+  if (known !== undefined && known.from === err) return known.located;
+  const fresh = locatedSyntaxError(err, url);
+  locatedErrors.set(url, { from: err, located: fresh });
+  return fresh;
 }
 
 /** `url` with the query parameter `name` set to `value`. */

@@ -13,6 +13,20 @@ import { raceSignal } from "./raceSignal.ts";
 import { startTask } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
 
+/**
+ * Import the task module `url`; its failure names it, as a pool thread's does
+ * (`threadMain.ts`): what Node.js throws (a SyntaxError, an error thrown as the
+ * module was evaluated) may not, and a worker imports several.
+ */
+async function importNamed(url: string): Promise<void> {
+  try {
+    await importModule(url);
+  } catch (err) {
+    const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    throw new Error(`cannot import the task module ${url}: ${why}`, { cause: err });
+  }
+}
+
 /** Runs tasks on the calling thread. */
 export class InlineExecutor implements Executor {
   readonly kind = "inline";
@@ -23,14 +37,14 @@ export class InlineExecutor implements Executor {
   /** Import more task modules on this thread (a module imported already is not again). */
   async loadModules(urls: readonly string[]): Promise<readonly string[]> {
     if (this.closed) throw new Error("executor is closed");
-    for (const url of urls) await importModule(url);
+    for (const url of urls) await importNamed(url);
     this.taskNames = taskFunctionNames();
     return this.taskNames;
   }
 
   /** Import the task modules (file URLs) on this thread. */
   static async start(taskModules: readonly string[]): Promise<InlineExecutor> {
-    for (const url of taskModules) await importModule(url);
+    for (const url of taskModules) await importNamed(url);
     return new InlineExecutor(taskFunctionNames());
   }
 
