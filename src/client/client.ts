@@ -114,6 +114,7 @@ import {
   TASK_STREAM_OPTIONS,
   WORKER_LOGS_OPTIONS,
 } from "./optionNames.ts";
+import { PendingRegistrations } from "./pendingRegistrations.ts";
 import { type PerformanceReportOptions, performanceReport } from "./performanceReport.ts";
 import { type ClusterProfile, type ProfileOptions, profileWhile } from "./profile.ts";
 import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts";
@@ -202,6 +203,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private readonly admin: ClusterAdmin;
   /** This client's scatters, and those in progress. */
   private readonly scatters: Scatters;
+  /** The plugin registrations on their way, which an unregistration of their name waits for. */
+  private readonly registrations = new PendingRegistrations();
   private closedError: Error | null = null;
   /**
    * {@link closed}: one promise however often it is read (a new one each time would
@@ -1160,15 +1163,19 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<Record<string, "OK">> {
     this.checkOpen();
     const spec = workerPluginSpec(factory, options);
-    return onEveryWorker(
-      () => this.workers(),
-      (addresses) =>
-        this.cuttingLeavers(addOnEach(this.peers, addresses, spec, WORKER_PLUGIN_RPCS)),
-      async (asked) =>
-        unaskedIn(
-          "registerWorkerPlugin",
-          await this.conn.request("register-worker-plugin", { ...spec, ...askedFields(asked) }),
-        ),
+    return this.registrations.track(
+      "worker",
+      spec.name,
+      onEveryWorker(
+        () => this.workers(),
+        (addresses) =>
+          this.cuttingLeavers(addOnEach(this.peers, addresses, spec, WORKER_PLUGIN_RPCS)),
+        async (asked) =>
+          unaskedIn(
+            "registerWorkerPlugin",
+            await this.conn.request("register-worker-plugin", { ...spec, ...askedFields(asked) }),
+          ),
+      ),
     );
   }
 
@@ -1179,7 +1186,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * registration failed is taken off the workers that set it up); rejects if
    * no plugin of that name was registered and no worker has one, or with the
    * {@link WorkerPluginError} of the first worker, by address, whose teardown
-   * threw (the others are torn down).
+   * threw (the others are torn down). Begins once this client's registrations
+   * of `name` under way are over, which would record it after.
    */
   unregisterWorkerPlugin(name: string): Promise<Record<string, boolean>> {
     return this.unregisterOnEach("unregisterWorkerPlugin", "worker", name);
@@ -1210,14 +1218,19 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<Record<string, "OK">> {
     this.checkOpen();
     const spec = nannyPluginSpec(factory, options);
-    return onEveryWorker(
-      () => this.nannyWorkers(),
-      (addresses) => this.cuttingLeavers(addOnEach(this.peers, addresses, spec, NANNY_PLUGIN_RPCS)),
-      async (asked) =>
-        unaskedIn(
-          "registerNannyPlugin",
-          await this.conn.request("register-nanny-plugin", { ...spec, ...askedFields(asked) }),
-        ),
+    return this.registrations.track(
+      "nanny",
+      spec.name,
+      onEveryWorker(
+        () => this.nannyWorkers(),
+        (addresses) =>
+          this.cuttingLeavers(addOnEach(this.peers, addresses, spec, NANNY_PLUGIN_RPCS)),
+        async (asked) =>
+          unaskedIn(
+            "registerNannyPlugin",
+            await this.conn.request("register-nanny-plugin", { ...spec, ...askedFields(asked) }),
+          ),
+      ),
     );
   }
 
@@ -1248,6 +1261,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (typeof name !== "string" || name === "") {
       throw new TypeError(`${what}: name must be a non-empty string, got ${showValue(name)}`);
     }
+    // A registration of it on its way records it once over: after, not before, this.
+    await this.registrations.settled(kind, name);
     const op = kind === "worker" ? "unregister-worker-plugin" : "unregister-nanny-plugin";
     const [holders, rpcs] =
       kind === "worker"

@@ -300,6 +300,32 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
     }
   });
 
+  it("a plugin unregistered while its registration still waits on a setup is not recorded for the workers to come", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    let release = () => {};
+    PLUGIN_GATE.wait = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      // A registration given up on (a timeout), then undone.
+      const registering = client.registerWorkerPlugin(gatedPlugin);
+      await eventually(() => cluster.workers[0].pluginNames.includes("gatedPlugin"), 5000);
+      const unregistering = client.unregisterWorkerPlugin("gatedPlugin");
+      release();
+      await Promise.allSettled([registering, unregistering]);
+      expect(cluster.workers[0].pluginNames).toEqual([]);
+      expect(cluster.scheduler.workerPlugins).toEqual([]);
+      const late = await extraWorker(cluster);
+      try {
+        expect(late.pluginNames).toEqual([]);
+      } finally {
+        await late.close();
+      }
+    } finally {
+      release();
+    }
+  });
+
   it("bad arguments are refused before anything is sent", async () => {
     const { client } = await testCluster({ workers: 1 });
     await expect(client.registerWorkerPlugin(recordingPlugin, { args: [() => 1] })).rejects.toThrow(
