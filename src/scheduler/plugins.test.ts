@@ -113,6 +113,30 @@ describe("scheduler plugins", () => {
     expect(log.every((l) => l.startsWith("true "))).toBe(true);
   });
 
+  it("are told the scheduler is about to close (beforeClose) while it still serves, as Dask's before_close", async () => {
+    const log: string[] = [];
+    const { logger, records } = memoryLogger();
+    const s = await Scheduler.start({
+      logger,
+      plugins: [
+        {
+          name: "broken",
+          beforeClose: () => {
+            throw new Error("no closing please");
+          },
+        },
+        {
+          name: "watcher",
+          beforeClose: () => log.push(`before ${s.status} ${s.address !== ""}`),
+          close: () => log.push("close"),
+        },
+      ],
+    });
+    await s.close();
+    expect(log).toEqual(["before closing true", "close"]);
+    expect(records.some((r) => r.plugin === "broken" && r.hook === "beforeClose")).toBe(true);
+  });
+
   it("are given an event's typed array as itself over TCP, not what the scheduler forwards unread", async () => {
     const got: unknown[] = [];
     const { client } = await testCluster({

@@ -64,6 +64,11 @@ export interface SchedulerPlugin extends SchedulerTransitionPlugin {
    * has made the new ones, before their transitions (not of a graph it refused).
    */
   updateGraph?(scheduler: Scheduler, update: GraphUpdate): void;
+  /**
+   * The scheduler begins to close (Dask's `before_close`): still listening,
+   * its workers and clients still connected. Not awaited.
+   */
+  beforeClose?(): void;
   /** A client restarted the cluster (Dask's `restart`): its tasks and results are dropped, its workers told to close. */
   restart?(scheduler: Scheduler): void;
 }
@@ -82,6 +87,7 @@ const HOOKS = [
   "logEvent",
   "updateGraph",
   "restart",
+  "beforeClose",
 ] as const;
 
 /** Why `v` is not a scheduler plugin, or null. */
@@ -218,6 +224,11 @@ export class SchedulerPlugins {
           this.logger.error({ err: asError(err), plugin: name, hook }, "scheduler plugin failed"),
       );
     }
+  }
+
+  /** The scheduler begins to close: `beforeClose` of every plugin that has it. */
+  beforeClose(): void {
+    this.call("beforeClose", (plugin) => plugin.beforeClose?.());
   }
 
   /** Call `hook` of every plugin that has it, through `call`: what it throws or rejects with is logged. */

@@ -522,6 +522,8 @@ export class Scheduler implements SessionHost {
     timeout = DEFAULT_CLOSE_TIMEOUT_S,
   ): Promise<void> {
     if (this.statusValue === "running") this.statusValue = "closing";
+    // As Dask's close, before anything is stopped.
+    this.plugins.beforeClose();
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
     this.ttlTimer = null;
     if (this.stealingTimer !== null) clearInterval(this.stealingTimer);
