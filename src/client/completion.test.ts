@@ -3,8 +3,9 @@ import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { AsCompleted, asCompleted, WaitTimeoutError, wait } from "./completion.ts";
 import { RemoteTaskError } from "./errors.ts";
-import type { Future } from "./future.ts";
+import { Future } from "./future.ts";
 import { closeTestClusters, eventually, knownKeys, testCluster } from "./testCluster.ts";
+import { standInFutureHost } from "./testFutureHost.ts";
 import { boom, inc, slowInc } from "./testTasks.ts";
 
 afterEach(closeTestClusters);
@@ -87,6 +88,29 @@ describe("asCompleted", () => {
       "asCompleted: item 0 is not a Future (number)",
     );
   });
+
+  // Done futures queue up before the first `next()`: with an array's `shift`,
+  // each yield moved every one left (V8 trims large arrays from the front only
+  // by copying), 300,000 futures taking 36 s; a head index takes well under
+  // a second.
+  it("yields 300,000 futures already done in linear time", async () => {
+    const host = standInFutureHost();
+    const n = 300_000;
+    const futures: Future[] = [];
+    for (let i = 0; i < n; i++) {
+      const f = new Future(host, `k-${i}`);
+      host.records.get(f.key)?.finish([], null);
+      futures.push(f);
+    }
+    let yielded = 0;
+    let last = "";
+    for await (const { future } of asCompleted(futures)) {
+      yielded++;
+      last = future.key;
+    }
+    expect(yielded).toBe(n);
+    expect(last).toBe(`k-${n - 1}`);
+  }, 3_000);
 });
 
 describe("wait", () => {

@@ -5,6 +5,7 @@
  * is released: what {@link Future.done} says.
  */
 
+import { Fifo } from "../util/fifo.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { knownOptionsOf } from "./argChecks.ts";
@@ -174,8 +175,9 @@ export interface Completed<T = unknown> {
  */
 export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed<T>> {
   /** Done futures not yielded yet, in the order they were done. */
-  private readonly ready: Completed<T>[] = [];
-  private readonly readers: ((r: IteratorResult<Completed<T>>) => void)[] = [];
+  private readonly ready = new Fifo<Completed<T>>();
+  /** `next()` calls waiting for a future to be done, oldest first. */
+  private readonly readers = new Fifo<(r: IteratorResult<Completed<T>>) => void>();
   private notDone = 0;
   /** What stops waiting for each future not done yet (see {@link return}). */
   private readonly waiting = new Set<() => void>();
@@ -200,7 +202,7 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
       else this.ready.push(item);
       // Readers beyond the last future (several `next()` calls at once) end.
       if (this.notDone === 0) {
-        for (const r of this.readers.splice(0)) r({ value: undefined, done: true });
+        for (const r of this.readers.drain()) r({ value: undefined, done: true });
       }
     });
     if (!fired) this.waiting.add(stop);
@@ -214,8 +216,8 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
     for (const stop of this.waiting) stop();
     this.waiting.clear();
     this.notDone = 0;
-    this.ready.length = 0;
-    for (const r of this.readers.splice(0)) r({ value: undefined, done: true });
+    this.ready.drain();
+    for (const r of this.readers.drain()) r({ value: undefined, done: true });
     return Promise.resolve({ value: undefined, done: true });
   }
 
