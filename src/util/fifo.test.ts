@@ -24,7 +24,22 @@ describe("Fifo", () => {
     expect(q.drain()).toEqual([]);
   });
 
-  it("behaves as an array's push and shift, across the cuts of its storage", () => {
+  it("peeks, takes the oldest n as splice(0, n) would, keeps what a test is true of, iterates", () => {
+    const q = new Fifo<number>();
+    expect(q.peek()).toBeUndefined();
+    for (let i = 0; i < 10; i++) q.push(i);
+    q.shift();
+    expect(q.peek()).toBe(1);
+    expect(q.take(2.7)).toEqual([1, 2]);
+    expect(q.take(-1)).toEqual([]);
+    expect(q.take(Number.NaN)).toEqual([]);
+    q.retain((v) => v % 2 === 1);
+    expect([...q]).toEqual([3, 5, 7, 9]);
+    expect(q.take(Number.POSITIVE_INFINITY)).toEqual([3, 5, 7, 9]);
+    expect(q.length).toBe(0);
+  });
+
+  it("behaves as an array's push, shift and splice(0, n), across the cuts of its storage", () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 3000 }), { maxLength: 40 }), (runs) => {
         const q = new Fifo<number>();
@@ -35,8 +50,10 @@ describe("Fifo", () => {
             if (i % 2 === 0) {
               q.push(next);
               model.push(next++);
-            } else {
+            } else if (i % 4 === 1) {
               expect(q.shift()).toBe(model.shift());
+            } else {
+              expect(q.take(2)).toEqual(model.splice(0, 2));
             }
           }
           expect(q.length).toBe(model.length);

@@ -12,6 +12,7 @@
  * held for good.
  */
 
+import { Fifo } from "../../util/fifo.ts";
 import { HeldDatasetOwners } from "./heldDatasets.ts";
 import { CoordinationRefusal } from "./refusal.ts";
 import type { ValueOrTimeout } from "./variables.ts";
@@ -28,7 +29,8 @@ interface Item {
 
 interface Queue {
   readonly maxsize: number;
-  readonly items: Item[];
+  /** A {@link Fifo}: an array's `shift` would move every item left at each get. */
+  readonly items: Fifo<Item>;
   readonly getters: Waiters<null>;
   readonly putters: Waiters<Item>;
 }
@@ -117,7 +119,7 @@ export class Queues {
     const q = this.byName.get(name);
     if (q === undefined) return [];
     this.checkMaxsize(name, q, maxsize);
-    const out = q.items.splice(0, n ?? q.items.length);
+    const out = q.items.take(n ?? q.items.length);
     for (const item of out) this.taken(client, item.held);
     this.admitPutters(name, q);
     return out.map((item) => item.value);
@@ -172,7 +174,7 @@ export class Queues {
     if (q === undefined) {
       q = {
         maxsize,
-        items: [],
+        items: new Fifo(),
         getters: new Waiters(this.reply),
         putters: new Waiters(this.reply),
       };

@@ -4,6 +4,8 @@
  * primitive answers it or its timeout passes, or until its client leaves.
  */
 
+import { Fifo } from "../../util/fifo.ts";
+
 /** What a request handler returns when it will answer later. */
 export const DEFERRED: unique symbol = Symbol("deferred");
 
@@ -25,20 +27,38 @@ export interface Waiter<T> {
   timer: ReturnType<typeof setTimeout> | null;
 }
 
-/** The requests waiting on one primitive, first come first served. */
+/** A waiter in the queue, marked once it left it ahead of its turn. */
+interface Entry<T> extends Waiter<T> {
+  gone: boolean;
+}
+
+/** Waiters gone ahead of their turn tolerated in the queue, whatever its length. */
+const COMPACT_AFTER = 1024;
+
+/**
+ * The requests waiting on one primitive, first come first served.
+ *
+ * A {@link Fifo}, as a primitive may have many waiting (100,000 gets of a queue):
+ * an array's `shift` moves every element left once it is long, and handing over
+ * n items to n getters cost O(n²). A waiter that times out is marked gone rather
+ * than searched for and spliced out, and skipped when it reaches the front; the
+ * queue is rebuilt once most of it is gone.
+ */
 export class Waiters<T> {
-  private readonly queue: Waiter<T>[] = [];
+  private queue = new Fifo<Entry<T>>();
+  /** How many of `queue` are gone (timed out) but not yet dropped from it. */
+  private gone = 0;
 
   constructor(private readonly reply: Reply) {}
 
   /** How many requests are waiting. */
   get size(): number {
-    return this.queue.length;
+    return this.queue.length - this.gone;
   }
 
   /** The first waiter, if any. */
   peek(): Waiter<T> | undefined {
-    return this.queue[0];
+    return this.first();
   }
 
   /**
@@ -53,7 +73,7 @@ export class Waiters<T> {
     timeoutMs: number | null,
     timedOut: () => unknown,
   ): void {
-    const w: Waiter<T> = { client, requestId, ask, timer: null };
+    const w: Entry<T> = { client, requestId, ask, timer: null, gone: false };
     if (timeoutMs !== null) {
       w.timer = setTimeout(() => {
         w.timer = null;
@@ -70,38 +90,64 @@ export class Waiters<T> {
    * the answer could not be sent.
    */
   answerFirst(result: unknown): boolean {
-    const w = this.queue.shift();
+    const w = this.first();
     if (w === undefined) return false;
+    this.queue.shift();
     if (w.timer !== null) clearTimeout(w.timer);
     return this.reply(w.client, w.requestId, result);
   }
 
   /** Answer every waiter with `result`. */
   answerAll(result: unknown): void {
-    while (this.queue.length > 0) this.answerFirst(result);
+    while (this.size > 0) this.answerFirst(result);
   }
 
   /** Drop the waiters of a client that left (nobody is left to answer): what they asked. */
   dropClient(client: string): T[] {
     const dropped: T[] = [];
-    for (let i = this.queue.length - 1; i >= 0; i--) {
-      const w = this.queue[i];
-      if (w.client !== client) continue;
+    for (const w of this.queue) {
+      if (w.gone || w.client !== client) continue;
       if (w.timer !== null) clearTimeout(w.timer);
-      this.queue.splice(i, 1);
+      w.timer = null;
       dropped.push(w.ask);
     }
-    return dropped.reverse();
+    if (dropped.length > 0) {
+      this.queue.retain((w) => !w.gone && w.client !== client);
+      this.gone = 0;
+    }
+    return dropped;
   }
 
   /** Drop every waiter, unanswered (the scheduler closing). */
   clear(): void {
     for (const w of this.queue) if (w.timer !== null) clearTimeout(w.timer);
-    this.queue.length = 0;
+    this.queue = new Fifo();
+    this.gone = 0;
   }
 
-  private remove(w: Waiter<T>): void {
-    const i = this.queue.indexOf(w);
-    if (i >= 0) this.queue.splice(i, 1);
+  /** The first waiter not gone, dropping those gone before it. */
+  private first(): Entry<T> | undefined {
+    let w = this.queue.peek();
+    while (w?.gone === true) {
+      this.queue.shift();
+      this.gone--;
+      w = this.queue.peek();
+    }
+    return w;
+  }
+
+  private remove(w: Entry<T>): void {
+    if (w.gone) return;
+    w.gone = true;
+    this.gone++;
+    this.compact();
+  }
+
+  /** Rebuild the queue without the waiters gone once they are most of it. */
+  private compact(): void {
+    if (this.gone > COMPACT_AFTER && this.gone * 2 > this.queue.length) {
+      this.queue.retain((w) => !w.gone);
+      this.gone = 0;
+    }
   }
 }
