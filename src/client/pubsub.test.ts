@@ -242,4 +242,27 @@ describe("Sub", () => {
     expect(sub.buffered).toBe(0);
     await expect(sub.get()).rejects.toBe(first);
   });
+
+  // Read through a head index and cut only once emptied, the buffer kept every
+  // message taken while the reader stayed one behind: 160,000 messages of 1 kB
+  // held 75 MB, with one buffered.
+  it("lets go of each message taken, also while others stay buffered", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const sub = new Sub<{ i: number }>("t", () => Promise.resolve());
+    sub.deliver({ i: -1 });
+    const taken: WeakRef<object>[] = [];
+    for (let i = 0; i < 100; i++) {
+      sub.deliver({ i });
+      taken.push(new WeakRef(await sub.get()));
+    }
+    expect(sub.buffered).toBe(1);
+    const held = () => taken.map((r) => r.deref()).filter((v) => v !== undefined);
+    for (let round = 0; round < 10 && held().length > 0; round++) {
+      await sleep(10);
+      gc();
+    }
+    expect(held()).toEqual([]);
+    expect(await sub.get()).toEqual({ i: 99 });
+  });
 });

@@ -12,6 +12,7 @@
 
 import { ClonedValue } from "../comm/clonedValue.ts";
 import type { PubSubRequestMsg } from "../protocol/messagesSession.ts";
+import { Fifo } from "../util/fifo.ts";
 import { showValue } from "../util/showValue.ts";
 import { knownOptionsOf } from "./argChecks.ts";
 import { type CoordinationWaitOptions, checkName, timedOut, timeoutOf } from "./coordination.ts";
@@ -87,8 +88,12 @@ function maxBufferedOf(options: SubOptions | undefined): number {
  * `for await (const msg of sub)`, which ends once the `Sub` is closed.
  */
 export class Sub<T = unknown> implements AsyncIterable<T> {
-  private buffer: T[] = [];
-  private head = 0;
+  /**
+   * The messages come and not taken, oldest first. A {@link Fifo}: it lets go of each
+   * message as it is taken, where an array read through a head index, cut only once
+   * emptied, kept every message taken by a reader that stayed behind.
+   */
+  private buffer = new Fifo<T>();
   private droppedCount = 0;
   private readonly waiters: Waiter<T>[] = [];
   private closedValue = false;
@@ -114,7 +119,7 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
 
   /** The messages come and not taken yet. */
   get buffered(): number {
-    return this.buffer.length - this.head;
+    return this.buffer.length;
   }
 
   /** The messages dropped, the oldest first, because `maxBuffered` were waiting. */
@@ -155,8 +160,7 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
   async close(): Promise<void> {
     if (this.closedValue) return;
     this.closedValue = true;
-    this.buffer = [];
-    this.head = 0;
+    this.buffer = new Fifo();
     this.settleWaiters((w) => w.resolve({ done: true, value: undefined }));
     await this.onClose(this);
   }
@@ -171,14 +175,8 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
     const w = this.waiters.shift();
     if (w === undefined) {
       if (this.buffered >= this.maxBuffered) {
-        this.buffer[this.head] = undefined as T; // let it go now
-        this.head++;
+        this.buffer.shift(); // let it go now
         this.droppedCount++;
-        // Keep the array from growing behind the dropped ones.
-        if (this.head >= 1024 && this.head * 2 >= this.buffer.length) {
-          this.buffer = this.buffer.slice(this.head);
-          this.head = 0;
-        }
       }
       this.buffer.push(value);
       return;
@@ -209,13 +207,8 @@ export class Sub<T = unknown> implements AsyncIterable<T> {
   }
 
   private next(timeoutMs: number | null): Promise<IteratorResult<T, undefined>> {
-    if (this.head < this.buffer.length) {
-      const value = this.buffer[this.head++] as T;
-      if (this.head === this.buffer.length) {
-        this.buffer = [];
-        this.head = 0;
-      }
-      return Promise.resolve({ done: false, value });
+    if (this.buffer.length > 0) {
+      return Promise.resolve({ done: false, value: this.buffer.shift() as T });
     }
     if (this.closedValue) return Promise.resolve({ done: true, value: undefined });
     if (this.failure !== null) return Promise.reject(this.failure);
