@@ -33,4 +33,38 @@ describe("KeyRecord", () => {
     expect(rec.unsent).toBe(false);
     expect(rec.asks).toBe(0);
   });
+
+  test("calls a callback once for each time it waits, also past the waiters it lists", () => {
+    for (const times of [3, 40]) {
+      const rec = new KeyRecord("x");
+      let calls = 0;
+      const cb = () => calls++;
+      const other: string[] = [];
+      for (let i = 0; i < times; i++) rec.onChange(cb);
+      rec.onChange(() => other.push("other"));
+      rec.offChange(cb);
+      rec.offChange(() => {}); // never added: nothing
+      rec.finish([], null);
+      expect(calls).toBe(times - 1);
+      expect(other).toEqual(["other"]);
+      rec.reset();
+      expect(calls).toBe(times - 1);
+    }
+  });
+
+  // A pure call submitted many times gives many futures of one key: each waiting,
+  // with an array of waiters searched to drop each, a wait timing out (or an
+  // asCompleted left) cost O(n²), 160,000 futures taking 38 s; counted, 0.5 s.
+  test("drops 200,000 waiters of one key in linear time", () => {
+    const rec = new KeyRecord("x");
+    const callbacks = Array.from({ length: 200_000 }, () => () => {});
+    for (const cb of callbacks) rec.onChange(cb);
+    for (const cb of callbacks) rec.offChange(cb);
+    let called = false;
+    rec.onChange(() => {
+      called = true;
+    });
+    rec.finish([], null);
+    expect(called).toBe(true);
+  }, 2_000);
 });

@@ -15,6 +15,12 @@
  */
 export type FutureStatus = "pending" | "finished" | "error" | "no-worker" | "cancelled" | "lost";
 
+/**
+ * Waiters a record lists in an array, as most have one or two; beyond, they are
+ * counted in a Map, where dropping one is O(1) (see `KeyRecord.waiters`).
+ */
+const MAX_LISTED_WAITERS = 16;
+
 /** The client's state of one key. */
 export class KeyRecord {
   /** What the client last heard of the key (see {@link FutureStatus}). */
@@ -42,8 +48,16 @@ export class KeyRecord {
   asks = 0;
   /** How many of those `asks` could not be sent. */
   failedAsks = 0;
-  /** An array, not a Set: one callback may wait for several futures of the key. */
-  private waiters: ((rec: KeyRecord) => void)[] | null = null;
+  /**
+   * The callbacks waiting for the next change: an array of them (one callback may
+   * wait for several futures of the key, gather's, and is called once for each),
+   * or, past {@link MAX_LISTED_WAITERS}, each with how many times it waits. Many
+   * futures of one key (a pure call submitted many times) each waiting, an array
+   * searched to drop each waiter that gave up cost O(n²): 160,000 of them, a
+   * `wait` timing out took 38 s.
+   */
+  private waiters: ((rec: KeyRecord) => void)[] | Map<(rec: KeyRecord) => void, number> | null =
+    null;
 
   constructor(
     /** The key. */
@@ -58,9 +72,7 @@ export class KeyRecord {
 
   /** Resolves at the next change of status. */
   changed(): Promise<void> {
-    return new Promise((resolve) => {
-      (this.waiters ??= []).push(() => resolve());
-    });
+    return new Promise((resolve) => this.onChange(() => resolve()));
   }
 
   /**
@@ -68,13 +80,36 @@ export class KeyRecord {
    * {@link changed} for waiting on many records with one callback.
    */
   onChange(cb: (rec: KeyRecord) => void): void {
-    (this.waiters ??= []).push(cb);
+    let waiters = this.waiters;
+    if (waiters === null) {
+      this.waiters = [cb];
+      return;
+    }
+    if (Array.isArray(waiters)) {
+      if (waiters.length < MAX_LISTED_WAITERS) {
+        waiters.push(cb);
+        return;
+      }
+      const counted = new Map<(rec: KeyRecord) => void, number>();
+      for (const w of waiters) counted.set(w, (counted.get(w) ?? 0) + 1);
+      this.waiters = waiters = counted;
+    }
+    waiters.set(cb, (waiters.get(cb) ?? 0) + 1);
   }
 
   /** Forget `cb` of {@link onChange} (once) before the change (its waiter gave up). */
   offChange(cb: (rec: KeyRecord) => void): void {
-    const i = this.waiters?.lastIndexOf(cb) ?? -1;
-    if (i >= 0) this.waiters?.splice(i, 1);
+    const waiters = this.waiters;
+    if (waiters === null) return;
+    if (Array.isArray(waiters)) {
+      const i = waiters.lastIndexOf(cb);
+      if (i >= 0) waiters.splice(i, 1);
+      return;
+    }
+    const count = waiters.get(cb);
+    if (count === undefined) return;
+    if (count > 1) waiters.set(cb, count - 1);
+    else waiters.delete(cb);
   }
 
   /** The result is in memory on `holders`. */
@@ -104,6 +139,10 @@ export class KeyRecord {
     const waiters = this.waiters;
     if (waiters === null) return;
     this.waiters = null;
-    for (const w of waiters) w(this);
+    if (Array.isArray(waiters)) {
+      for (const w of waiters) w(this);
+      return;
+    }
+    for (const [w, count] of waiters) for (let i = 0; i < count; i++) w(this);
   }
 }
