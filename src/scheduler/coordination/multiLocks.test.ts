@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { IdQueue } from "../../util/idQueue.ts";
 import { Coordination } from "./coordination.ts";
 import { MultiLocks } from "./multiLocks.ts";
 import { replies } from "./testReplies.ts";
@@ -7,7 +8,8 @@ import { DEFERRED } from "./waiters.ts";
 
 /** The queues, head first (the head holds the lock). */
 function queuesOf(m: MultiLocks): Map<string, string[]> {
-  return (m as unknown as { queues: Map<string, string[]> }).queues;
+  const queues = (m as unknown as { queues: Map<string, IdQueue> }).queues;
+  return new Map([...queues].map(([name, q]) => [name, q.toArray()]));
 }
 
 afterEach(() => {
@@ -228,4 +230,24 @@ describe("multi-lock requests", () => {
     ).toThrow(/id must be/);
     expect(c.answer("a", "multi-lock-release", { requestId: 2, id: "r" })).toBeNull();
   });
+});
+
+// Each lock's queue was an array searched and spliced for each request leaving it,
+// mostly its head: 160,000 requests for one lock, released in turn, took 15 s of
+// the scheduler's time (200,000 here: 26 s); 0.2 s (0.8 s) with an IdQueue.
+describe("a multi-lock at scale", () => {
+  it("hands one lock through 200,000 waiting requests in linear time, in order", () => {
+    const granted: number[] = [];
+    const m = new MultiLocks((_c, requestId) => {
+      granted.push(requestId);
+      return true;
+    });
+    const n = 200_000;
+    expect(m.acquire("c", 0, ["a"], 1, "r0", null)).toBe(true);
+    for (let i = 1; i < n; i++) m.acquire("c", i, ["a"], 1, `r${i}`, null);
+    for (let i = 0; i < n; i++) m.release(`r${i}`);
+    expect(granted.length).toBe(n - 1);
+    expect(granted.every((id, i) => id === i + 1)).toBe(true);
+    expect(queuesOf(m).size).toBe(0);
+  }, 5_000);
 });

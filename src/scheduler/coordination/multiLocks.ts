@@ -9,6 +9,7 @@
  * to its turn, keeping it from others until it releases.
  */
 
+import { IdQueue } from "../../util/idQueue.ts";
 import { CoordinationRefusal } from "./refusal.ts";
 import { DEFERRED, type Reply } from "./waiters.ts";
 
@@ -25,7 +26,7 @@ interface Request {
 
 /** The scheduler server's multi-locks: a queue of request ids a lock name. */
 export class MultiLocks {
-  private readonly queues = new Map<string, string[]>();
+  private readonly queues = new Map<string, IdQueue>();
   private readonly requests = new Map<string, Request>();
 
   constructor(private readonly reply: Reply) {}
@@ -60,7 +61,7 @@ export class MultiLocks {
     );
     for (const name of byQueue) {
       let queue = this.queues.get(name);
-      if (queue === undefined) this.queues.set(name, (queue = []));
+      if (queue === undefined) this.queues.set(name, (queue = new IdQueue()));
       queue.push(id);
       r.names.add(name);
       if (queue.length === 1 && --r.left === 0) {
@@ -124,9 +125,9 @@ export class MultiLocks {
       if (r.timer !== null) clearTimeout(r.timer);
       this.requests.delete(id);
       for (const name of r.names) {
-        const queue = this.queues.get(name) as string[];
-        if (!heldBy.has(name)) heldBy.set(name, queue[0]);
-        queue.splice(queue.indexOf(id), 1);
+        const queue = this.queues.get(name) as IdQueue;
+        if (!heldBy.has(name)) heldBy.set(name, queue.first() as string);
+        queue.remove(id);
       }
     }
     const granted: Request[] = [];
@@ -138,7 +139,7 @@ export class MultiLocks {
         this.queues.delete(name);
         continue;
       }
-      const head = queue[0];
+      const head = queue.first() as string;
       if (heldBy.get(name) === head) continue;
       heldBy.set(name, head);
       const r = this.requests.get(head) as Request;
@@ -147,10 +148,10 @@ export class MultiLocks {
       // Out of the queues of the other locks, those it came to the head of but does not need included.
       r.granted = true;
       for (const other of [...r.names]) {
-        const q = this.queues.get(other) as string[];
-        if (q[0] === head && (heldBy.get(other) ?? head) === head) continue;
-        if (!heldBy.has(other)) heldBy.set(other, q[0]);
-        q.splice(q.indexOf(head), 1);
+        const q = this.queues.get(other) as IdQueue;
+        if (q.first() === head && (heldBy.get(other) ?? head) === head) continue;
+        if (!heldBy.has(other)) heldBy.set(other, q.first() as string);
+        q.remove(head);
         r.names.delete(other);
         work.push(other);
       }
@@ -166,9 +167,9 @@ export class MultiLocks {
   private grant(id: string, r: Request): void {
     r.granted = true;
     for (const name of [...r.names]) {
-      const queue = this.queues.get(name) as string[];
-      if (queue[0] === id) continue;
-      queue.splice(queue.indexOf(id), 1);
+      const queue = this.queues.get(name) as IdQueue;
+      if (queue.first() === id) continue;
+      queue.remove(id);
       r.names.delete(name);
     }
   }
