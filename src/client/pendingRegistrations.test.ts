@@ -25,3 +25,28 @@ describe("PendingRegistrations", () => {
     await pending.settled("worker", "p");
   });
 });
+
+describe("PendingRegistrations with several registrations of one name", () => {
+  it("settled waits for each under way, not only the last: one given up on may end after a retry", async () => {
+    const pending = new PendingRegistrations();
+    let endFirst = () => {};
+    void pending.track(
+      "worker",
+      "p",
+      new Promise<void>((resolve) => {
+        endFirst = resolve;
+      }),
+    );
+    // Registered again (a retry after giving up on the first), which ends at once.
+    await pending.track("worker", "p", Promise.resolve("OK"));
+    let unregistered = false;
+    const waited = pending.settled("worker", "p").then(() => {
+      unregistered = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(unregistered).toBe(false);
+    endFirst();
+    await waited;
+    expect(unregistered).toBe(true);
+  });
+});

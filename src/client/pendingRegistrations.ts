@@ -10,15 +10,21 @@
  * undoes it. Another client's registration is not waited on.
  */
 export class PendingRegistrations {
+  /** By kind and name: settles once every registration of it under way has. */
   private readonly pending = new Map<string, Promise<unknown>>();
 
   /** Note `registration` of the plugin `name` of `kind` until it settles; returns it. */
   track<T>(kind: "worker" | "nanny", name: string, registration: Promise<T>): Promise<T> {
     const key = `${kind}:${name}`;
-    const settled = registration.then(
-      () => {},
-      () => {},
-    );
+    // After those of the name still under way too: one given up on and registered
+    // again (a retry, a new version) may end after the new one, and record then.
+    const settled = Promise.all([
+      this.pending.get(key),
+      registration.then(
+        () => {},
+        () => {},
+      ),
+    ]);
     this.pending.set(key, settled);
     void settled.then(() => {
       if (this.pending.get(key) === settled) this.pending.delete(key);
