@@ -84,6 +84,13 @@ export interface MemoryMonitorHooks {
   terminate(why: string): void;
   /** What the measure is, in lower case, for the log: `"process memory"`, `"managed memory"`. */
   readonly measureName: string;
+  /**
+   * True when the measure is the bytes of the values `evictOne` spills (the
+   * `"managed"` measure): nothing left to spill beyond `spill` then means values
+   * that cannot be serialised, not memory the store does not manage, and the
+   * warning says so. Default false.
+   */
+  readonly measuresSpillable?: boolean;
   /** Where the monitor logs what it does (spilling, pausing, terminating). */
   readonly logger: Logger;
 }
@@ -190,9 +197,12 @@ export class MemoryMonitor {
       if (bytes < 0) {
         if (!this.warnedNothingToSpill) {
           this.warnedNothingToSpill = true;
+          const usage = `${capitalized(this.hooks.measureName)}: ${formatBytes(memory)} -- Worker memory limit: ${formatBytes(this.limit)}`;
           this.hooks.logger.warn(
             { memory, limit: this.limit },
-            `Unmanaged memory use is high: no value left to spill. -- ${capitalized(this.hooks.measureName)}: ${formatBytes(memory)} -- Worker memory limit: ${formatBytes(this.limit)}`,
+            this.hooks.measuresSpillable === true
+              ? `Memory use is high: the values left in memory cannot be serialised to be spilled. -- ${usage}`
+              : `Unmanaged memory use is high: no value left to spill. -- ${usage}`,
           );
         }
         break;

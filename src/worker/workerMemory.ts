@@ -81,6 +81,8 @@ export function memoryMonitorFor(
       setPaused: (paused) => host.setPaused(paused),
       terminate: (why) => host.terminate(why),
       measureName: typeof measure === "function" ? "memory" : `${measure} memory`,
+      // Values it cannot spill are then values it cannot serialise, not unmanaged memory.
+      measuresSpillable: managed,
       logger: host.logger,
     },
   );
