@@ -14,6 +14,7 @@ import type { Logger } from "pino";
 import { type Comm, commOptionsOf } from "../comm/comm.ts";
 import {
   connectWaiting,
+  LAST_TRY_FLOOR_MS,
   STILL_FAILING_EVERY_MS,
   schedulerWaitLine,
 } from "../comm/connectWaiting.ts";
@@ -167,11 +168,11 @@ async function askToRegister(
   // accepted the connection but does not answer is frozen or stalled (SIGSTOP, a paused
   // VM, a long GC), or is not a weft scheduler: before, a `weft worker` started during a
   // pause of 30 s or more ended with exit 2 however long it had been told to wait.
-  const waitMs = o.deathTimeoutMs ?? Number.POSITIVE_INFINITY;
+  const waitMs = answerWaitMs(o.deathTimeoutMs, host.startedAt);
   const timeout = Number.isFinite(waitMs)
     ? sleep(waitMs, null, { ref: false }).then(() => {
         throw new Error(
-          `the scheduler at ${o.scheduler} did not answer register-worker within ${waitMs} ms`,
+          `the scheduler at ${o.scheduler} did not answer register-worker within ${waitMs} ms${waitMs < (o.deathTimeoutMs ?? 0) ? ` (what was left of deathTimeoutMs, ${o.deathTimeoutMs} ms, from the start)` : ""}`,
         );
       })
     : new Promise<never>(() => {});
@@ -201,4 +202,19 @@ async function askToRegister(
   } finally {
     clearInterval(unanswered);
   }
+}
+
+/**
+ * How long to wait for the answer to `register-worker`: `deathTimeoutMs` (null:
+ * as long as it takes), but, when it bounds the whole start (`startedAt`
+ * given), only what is left of it, as the wait for a scheduler not reachable
+ * yet, and at least {@link LAST_TRY_FLOOR_MS}. From the send instead, a
+ * scheduler refusing connections most of that time and then frozen had the
+ * worker wait up to twice its death timeout before it failed.
+ */
+function answerWaitMs(deathTimeoutMs: number | null, startedAt: number | undefined): number {
+  if (deathTimeoutMs === null) return Number.POSITIVE_INFINITY;
+  if (startedAt === undefined) return deathTimeoutMs;
+  const left = startedAt + deathTimeoutMs - Date.now();
+  return Math.min(deathTimeoutMs, Math.max(LAST_TRY_FLOOR_MS, left));
 }

@@ -637,6 +637,28 @@ describe("Worker lifecycle", () => {
     }
   });
 
+  it("waits for the answer to register-worker only for what is left of deathTimeoutMs, when given", async () => {
+    const address = "inproc://late-listener-silent/1";
+    const starting = testWorker(address, { connectTimeoutMs: 200, deathTimeoutMs: 2_500 });
+    const failed = starting.then(
+      () => null,
+      (err: Error) => err.message,
+    );
+    // Refused for 0.8 s, then accepted by a scheduler that does not answer (frozen).
+    await new Promise((r) => setTimeout(r, 800));
+    const sched = await FakeScheduler.start({ address, answerAfterMs: 10_000 });
+    try {
+      const message = await failed;
+      const waited = /did not answer register-worker within (\d+) ms/.exec(message ?? "");
+      expect(waited, String(message)).not.toBeNull();
+      // Before, a whole deathTimeoutMs from the send: the start took 3.3 s or more.
+      expect(Number(waited?.[1])).toBeLessThan(2_500);
+      expect(message).toContain("(what was left of deathTimeoutMs, 2500 ms, from the start)");
+    } finally {
+      await sched.close();
+    }
+  });
+
   it("says it was closed when close() interrupts the wait for the scheduler", async () => {
     const w = new Worker({
       scheduler: "inproc://never/3",
