@@ -50,29 +50,38 @@ function explained(err: unknown, url: string): unknown {
 /**
  * Modules whose import failed for want of a module they import (a file not
  * there yet: an uploaded module's sibling uploaded after it; a package not
- * installed yet), by URL: how many times. Node.js keeps that failure for the
- * module's URL, and gives it again at every import, the file since saved or the
- * package installed; nothing of the module ran (a graph is linked before it is
- * evaluated), so the next import asks under another URL (`weft-retry=<n>`),
- * which resolves its imports again. One count per thread, as each thread has
- * its module cache: the workers of one process import the same URL, one module.
+ * installed yet), by URL: the URL to ask next (`next`: 0 the module's own,
+ * `n` with `weft-retry=n`) and the file found missing (null for a package).
+ * Node.js keeps that failure for the module's URL, and gives it again at every
+ * import, the file since saved or the package installed; nothing of the module
+ * ran (a graph is linked before it is evaluated), so the next import asks under
+ * another URL, which resolves its imports again. While the missing file is
+ * still not there, the URL that failed is asked again instead: each URL keeps
+ * a failed module in the thread for good, and a scheduler asks again at every
+ * request of a function it does not know. One record per thread, as each
+ * thread has its module cache: the workers of one process import the same URL,
+ * one module.
  */
-const missingImportRetries = new Map<string, number>();
+const missingImports = new Map<string, { next: number; missing: string | null }>();
 
 /**
  * `import(url)`, registering tsx first when Node.js cannot load the TypeScript
  * module by itself; once an import of it failed for want of a module it
- * imports, under another URL (see {@link missingImportRetries}).
+ * imports, under another URL (see {@link missingImports}).
  */
 export async function importModule(url: string): Promise<Record<string, unknown>> {
-  const retry = missingImportRetries.get(url) ?? 0;
+  const known = missingImports.get(url);
+  const stillAbsent = known?.missing != null && !existsSync(known.missing);
+  const retry = known === undefined ? 0 : stillAbsent ? known.next - 1 : known.next;
   const asked = retry === 0 ? url : withParam(url, "weft-retry", String(retry));
   try {
     return await importOnce(asked);
   } catch (err) {
     if (isMissingImport(err)) {
       // Once for the imports of one URL that failed together (two workers of a process).
-      if ((missingImportRetries.get(url) ?? 0) === retry) missingImportRetries.set(url, retry + 1);
+      if ((missingImports.get(url)?.next ?? 0) === retry) {
+        missingImports.set(url, { next: retry + 1, missing: missingFile(err) });
+      }
       throw stillMissing(err);
     }
     throw await located(err, asked);

@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { importModule } from "./importModule.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh directory holding `files` (name → source); its path. */
+function moduleDir(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "weft-import-"));
+  dirs.push(dir);
+  for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
+  return dir;
+}
+
+const failure = (url: string) =>
+  importModule(url).then(
+    () => null,
+    (err: unknown) => err,
+  );
+
+describe("importModule", () => {
+  it("imports a module whose missing import came since under another URL, and while it is still missing asks the same URL again (one failed module kept, not one a try)", async () => {
+    const dir = moduleDir({ "main.mjs": 'export { two } from "./helper.mjs";\n' });
+    const url = pathToFileURL(join(dir, "main.mjs")).href;
+    const first = await failure(url);
+    expect(String(first)).toMatch(/Cannot find module .*helper\.mjs/);
+    // Node.js gives a URL's kept failure again, the same error: no new URL was asked.
+    const second = await failure(url);
+    const third = await failure(url);
+    expect(third).toBe(second);
+    writeFileSync(join(dir, "helper.mjs"), "export const two = 2;\n");
+    const ns = await importModule(url);
+    expect(ns.two).toBe(2);
+    expect(await importModule(url)).toBe(ns);
+  });
+});
