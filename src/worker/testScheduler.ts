@@ -79,6 +79,9 @@ export class FakeScheduler {
     this.record(worker, first);
     if (this.options.answerAfterMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, this.options.answerAfterMs));
+      // The worker gave up waiting (its deathTimeoutMs) and closed the connection:
+      // an answer now would be an unhandled rejection, after its test.
+      if (comm.isClosed) return;
     }
     const version = this.options.replyVersion ?? wireVersion();
     if (this.options.refuse !== undefined) {
