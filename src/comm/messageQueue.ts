@@ -3,6 +3,7 @@
  * by every {@link Comm} implementation.
  */
 
+import { Fifo } from "../util/fifo.ts";
 import { CommClosedError } from "./errors.ts";
 
 interface Waiter {
@@ -12,15 +13,14 @@ interface Waiter {
 
 /** Messages not yet read, and readers waiting for one. O(1) push and shift. */
 export class MessageQueue {
-  private items: unknown[] = [];
-  private head = 0;
+  private items = new Fifo<unknown>();
   private readonly waiters: Waiter[] = [];
   private endError: Error | null = null;
   private ended = false;
 
   /** Number of messages waiting to be read. */
   get size(): number {
-    return this.items.length - this.head;
+    return this.items.length;
   }
 
   /** Hand a message to the oldest waiting reader, or keep it. Ignored once ended. */
@@ -43,26 +43,14 @@ export class MessageQueue {
     if (this.ended) return;
     this.ended = true;
     this.endError = error;
-    if (drop) {
-      this.items = [];
-      this.head = 0;
-    }
+    if (drop) this.items = new Fifo();
     const waiters = this.waiters.splice(0);
     for (const w of waiters) w.reject(this.closedError());
   }
 
   /** The next message, in order. */
   shift(): Promise<unknown> {
-    if (this.head < this.items.length) {
-      const msg = this.items[this.head];
-      this.items[this.head] = undefined;
-      this.head++;
-      if (this.head > 1024 && this.head * 2 > this.items.length) {
-        this.items = this.items.slice(this.head);
-        this.head = 0;
-      }
-      return Promise.resolve(msg);
-    }
+    if (this.items.length > 0) return Promise.resolve(this.items.shift());
     if (this.ended) return Promise.reject(this.closedError());
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
