@@ -2,24 +2,15 @@
  * A first-in first-out queue of distinct ids where any id may leave, each
  * operation O(1) amortized: the queue of requests waiting for a lock, whose
  * head holds it and any of which may withdraw (a timeout, its client leaving).
- *
- * An array searched and spliced for each leaving id, mostly its head, cost
- * O(n) an id: 160,000 requests for one multi-lock, released in turn, took 15 s.
- * Here an id leaves its membership only; its slot in the order is skipped when
- * it reaches the front, and the order is rebuilt once it is mostly such slots.
+ * A {@link RemovableFifo} with the slot of each id by id.
  */
 
-import { Fifo } from "./fifo.ts";
-
-/** Slots of ids gone tolerated in the order, whatever its length. */
-const COMPACT_AFTER = 1024;
+import { RemovableFifo, type Slot } from "./removableFifo.ts";
 
 export class IdQueue {
-  /** The ids in order, each with the turn it was pushed in; stale once it left. */
-  private order = new Fifo<{ readonly id: string; readonly turn: number }>();
-  /** The ids in the queue, by the turn they were pushed in. */
-  private readonly members = new Map<string, number>();
-  private turns = 0;
+  private readonly order = new RemovableFifo<string>();
+  /** The slot of each id in the queue. */
+  private readonly members = new Map<string, Slot<string>>();
 
   /** How many ids are in the queue. */
   get length(): number {
@@ -28,32 +19,24 @@ export class IdQueue {
 
   /** Append `id` (not in the queue). */
   push(id: string): void {
-    const turn = this.turns++;
-    this.members.set(id, turn);
-    this.order.push({ id, turn });
+    this.members.set(id, this.order.push(id));
   }
 
   /** The oldest id, or undefined when empty. */
   first(): string | undefined {
-    for (let slot = this.order.peek(); slot !== undefined; slot = this.order.peek()) {
-      if (this.members.get(slot.id) === slot.turn) return slot.id;
-      this.order.shift();
-    }
-    return undefined;
+    return this.order.peek();
   }
 
   /** The ids, oldest first. */
   toArray(): string[] {
-    const out: string[] = [];
-    for (const slot of this.order) if (this.members.get(slot.id) === slot.turn) out.push(slot.id);
-    return out;
+    return [...this.order];
   }
 
   /** Take `id` out of the queue, wherever it is (nothing if it is not there). */
   remove(id: string): void {
-    if (!this.members.delete(id)) return;
-    if (this.order.length > COMPACT_AFTER && this.order.length > 2 * this.members.size) {
-      this.order.retain((slot) => this.members.get(slot.id) === slot.turn);
-    }
+    const slot = this.members.get(id);
+    if (slot === undefined) return;
+    this.members.delete(id);
+    this.order.remove(slot);
   }
 }

@@ -4,7 +4,7 @@
  * primitive answers it or its timeout passes, or until its client leaves.
  */
 
-import { Fifo } from "../../util/fifo.ts";
+import { RemovableFifo } from "../../util/removableFifo.ts";
 
 /** What a request handler returns when it will answer later. */
 export const DEFERRED: unique symbol = Symbol("deferred");
@@ -27,38 +27,27 @@ export interface Waiter<T> {
   timer: ReturnType<typeof setTimeout> | null;
 }
 
-/** A waiter in the queue, marked once it left it ahead of its turn. */
-interface Entry<T> extends Waiter<T> {
-  gone: boolean;
-}
-
-/** Waiters gone ahead of their turn tolerated in the queue, whatever its length. */
-const COMPACT_AFTER = 1024;
-
 /**
  * The requests waiting on one primitive, first come first served.
  *
- * A {@link Fifo}, as a primitive may have many waiting (100,000 gets of a queue):
- * an array's `shift` moves every element left once it is long, and handing over
- * n items to n getters cost O(n²). A waiter that times out is marked gone rather
- * than searched for and spliced out, and skipped when it reaches the front; the
- * queue is rebuilt once most of it is gone.
+ * A {@link RemovableFifo}, as a primitive may have many waiting (100,000 gets of
+ * a queue): an array's `shift` moves every element left once it is long, and
+ * handing over n items to n getters cost O(n²); a waiter that times out leaves
+ * without a search.
  */
 export class Waiters<T> {
-  private queue = new Fifo<Entry<T>>();
-  /** How many of `queue` are gone (timed out) but not yet dropped from it. */
-  private gone = 0;
+  private readonly queue = new RemovableFifo<Waiter<T>>();
 
   constructor(private readonly reply: Reply) {}
 
   /** How many requests are waiting. */
   get size(): number {
-    return this.queue.length - this.gone;
+    return this.queue.length;
   }
 
   /** The first waiter, if any. */
   peek(): Waiter<T> | undefined {
-    return this.first();
+    return this.queue.peek();
   }
 
   /**
@@ -73,16 +62,16 @@ export class Waiters<T> {
     timeoutMs: number | null,
     timedOut: () => unknown,
   ): void {
-    const w: Entry<T> = { client, requestId, ask, timer: null, gone: false };
+    const w: Waiter<T> = { client, requestId, ask, timer: null };
+    const slot = this.queue.push(w);
     if (timeoutMs !== null) {
       w.timer = setTimeout(() => {
         w.timer = null;
-        this.remove(w);
+        this.queue.remove(slot);
         this.reply(client, requestId, timedOut());
       }, timeoutMs);
       w.timer.unref();
     }
-    this.queue.push(w);
   }
 
   /**
@@ -90,9 +79,8 @@ export class Waiters<T> {
    * the answer could not be sent.
    */
   answerFirst(result: unknown): boolean {
-    const w = this.first();
+    const w = this.queue.shift();
     if (w === undefined) return false;
-    this.queue.shift();
     if (w.timer !== null) clearTimeout(w.timer);
     return this.reply(w.client, w.requestId, result);
   }
@@ -106,48 +94,18 @@ export class Waiters<T> {
   dropClient(client: string): T[] {
     const dropped: T[] = [];
     for (const w of this.queue) {
-      if (w.gone || w.client !== client) continue;
+      if (w.client !== client) continue;
       if (w.timer !== null) clearTimeout(w.timer);
       w.timer = null;
       dropped.push(w.ask);
     }
-    if (dropped.length > 0) {
-      this.queue.retain((w) => !w.gone && w.client !== client);
-      this.gone = 0;
-    }
+    if (dropped.length > 0) this.queue.retain((w) => w.client !== client);
     return dropped;
   }
 
   /** Drop every waiter, unanswered (the scheduler closing). */
   clear(): void {
     for (const w of this.queue) if (w.timer !== null) clearTimeout(w.timer);
-    this.queue = new Fifo();
-    this.gone = 0;
-  }
-
-  /** The first waiter not gone, dropping those gone before it. */
-  private first(): Entry<T> | undefined {
-    let w = this.queue.peek();
-    while (w?.gone === true) {
-      this.queue.shift();
-      this.gone--;
-      w = this.queue.peek();
-    }
-    return w;
-  }
-
-  private remove(w: Entry<T>): void {
-    if (w.gone) return;
-    w.gone = true;
-    this.gone++;
-    this.compact();
-  }
-
-  /** Rebuild the queue without the waiters gone once they are most of it. */
-  private compact(): void {
-    if (this.gone > COMPACT_AFTER && this.gone * 2 > this.queue.length) {
-      this.queue.retain((w) => !w.gone);
-      this.gone = 0;
-    }
+    this.queue.clear();
   }
 }
