@@ -214,16 +214,7 @@ export class SchedulerPlugins {
 
   /** Call `hook` of every plugin that has it. */
   notify(hook: SessionHook, subject: string): void {
-    for (const [name, plugin] of this.installed) {
-      const fn = plugin[hook];
-      if (typeof fn !== "function" || this.starting.has(plugin)) continue;
-      // A rejection of an async hook's promise, dropped, was an unhandled rejection.
-      callGuarded(
-        () => fn.call(plugin, this.scheduler, subject),
-        (err) =>
-          this.logger.error({ err: asError(err), plugin: name, hook }, "scheduler plugin failed"),
-      );
-    }
+    this.call(hook, (plugin) => plugin[hook]?.(this.scheduler, subject));
   }
 
   /** The scheduler begins to close: `beforeClose` of every plugin that has it. */
@@ -231,7 +222,10 @@ export class SchedulerPlugins {
     this.call("beforeClose", (plugin) => plugin.beforeClose?.());
   }
 
-  /** Call `hook` of every plugin that has it, through `call`: what it throws or rejects with is logged. */
+  /**
+   * Call `hook` of every plugin that has it, through `call`: what it throws or
+   * rejects with is logged (a rejection dropped was an unhandled rejection).
+   */
   private call(hook: keyof SchedulerPlugin, call: (plugin: SchedulerPlugin) => unknown): void {
     for (const [name, plugin] of this.installed) {
       if (typeof plugin[hook] !== "function" || this.starting.has(plugin)) continue;
