@@ -15,6 +15,7 @@ import {
   dataResult,
   makeVec,
   nestedVec,
+  oddError,
   urlResult,
   VALUE_TEST_TASKS,
   vecsInMap,
@@ -56,5 +57,21 @@ describe("task results that are not data", () => {
         expect(await client.submit(inc, 1)).toBe(2);
       });
     }
+  }
+});
+
+describe("an error result whose message is not a string", () => {
+  for (const protocol of ["inproc", "tcp"] as const) {
+    it(`comes back from the inline executor (${protocol})`, async () => {
+      // Its size was NaN, which the scheduler refused in the worker's report of
+      // the task's end: the task stayed processing, and the client waited forever.
+      const { client } = await testCluster({
+        executor: "inline",
+        protocol,
+        workers: 1,
+        taskModules: [CLIENT_TEST_TASKS, VALUE_TEST_TASKS],
+      });
+      expect(await client.submit(oddError)).toBeInstanceOf(Error);
+    });
   }
 });

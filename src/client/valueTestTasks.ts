@@ -93,6 +93,10 @@ export const dataResult = defineTask("dataResult", () => ({
   f: new Float64Array([1.5]),
   e: new TypeError("t"),
 }));
+/** An error whose `message` code set to an object (as some libraries do): still data. */
+export const oddError = defineTask("oddError", () =>
+  Object.assign(new Error("odd"), { message: { code: 42 } }),
+);
 /** What a value given as an argument is, as it arrived. */
 export const describeValue = defineTask("describeValue", (v: unknown) => ({
   kind: Object.prototype.toString.call(v),

@@ -196,6 +196,11 @@ describe("sizeof, exactly", () => {
     const err = new Error("m");
     err.stack = "at x";
     expect(sizeof(err)).toBe(16 + (16 + 2) + (16 + 2 * 4));
+    // A message or stack that code set to something else counts as that value
+    // (a NaN size made the scheduler refuse the task's report: the task never ended).
+    const odd = new Error("m");
+    Object.assign(odd, { message: { code: 42 }, stack: 7 });
+    expect(sizeof(odd)).toBe(16 + (16 + 2 * 8 + (16 + 2 * 4 + 8)) + 8);
     expect(sizeof(new SharedArrayBuffer(100))).toBe(116);
     expect(sizeof(new WeakSet())).toBe(DEFAULT_SIZEOF);
     expect(sizeof(new WeakRef({}))).toBe(DEFAULT_SIZEOF);

@@ -159,7 +159,11 @@ function walk(value: unknown, depth: number, seen: Seen): number {
     return DEFAULT_SIZEOF;
   }
   if (obj instanceof Error) {
-    return OBJECT_OVERHEAD + sizeofString(obj.message) + sizeofString(obj.stack ?? "");
+    // Code may set `message` or `stack` to anything (an object, a number): walked
+    // as values, not read as strings, whose `length` would make the size NaN.
+    return (
+      OBJECT_OVERHEAD + walk(obj.message, depth + 1, seen) + walk(obj.stack ?? "", depth + 1, seen)
+    );
   }
   return sizeofObject(obj, depth, seen);
 }
