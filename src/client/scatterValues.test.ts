@@ -71,5 +71,18 @@ describe("scattered values", () => {
         /^scatter: value 1 \(function\) cannot be sent to a worker: value 1 is a function; scattered values must be data/,
       );
     });
+
+    it(`an error whose cause refers back to it is refused, not sent (${protocol})`, async () => {
+      // V8 writes it but cannot read it back: over TCP the worker closed each
+      // connection it came on, and the scatter, taking the workers for
+      // unreachable, waited for others until its timeout.
+      const { client } = await start();
+      const self = new Error("self");
+      self.cause = { back: self };
+      await expect(client.scatter([1, self])).rejects.toThrow(
+        /^scatter: value 1 \(Error\) cannot be sent to a worker: value 1\.cause\.back is an error its own cause refers back to, which the structured clone writes but cannot read back; scattered values must be data/,
+      );
+      expect(await client.gather(await client.scatter([2]))).toEqual([2]);
+    });
   }
 });

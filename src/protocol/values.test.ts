@@ -99,6 +99,47 @@ describe("valueProblem", () => {
     expect(valueProblem(ring, "result")).toBe("result[1].more[1] is a function");
   });
 
+  it("checks an error's cause, which the clone carries, and refuses one that refers back to its error", () => {
+    // Data in a cause, an error shared, a cycle the error is not in: V8 reads them back.
+    const inner = new RangeError("r");
+    const ring: Record<string, unknown> = {};
+    ring.e = new Error("x", { cause: ring });
+    const fine: unknown[] = [
+      new Error("e", { cause: { code: 1, when: new Date(0) } }),
+      new TypeError("t", { cause: inner }),
+      [inner, new Error("e", { cause: inner }), inner],
+      ring,
+    ];
+    for (const [i, v] of fine.entries()) {
+      expect(valueProblem(v, "result"), `fine[${i}]`).toBeNull();
+      expect(() => deserialize(serialize(v)), `fine[${i}]`).not.toThrow();
+    }
+    expect(valueProblem(new Error("e", { cause: () => 1 }), "result")).toBe(
+      "result.cause is a function",
+    );
+    expect(valueProblem([new Error("e", { cause: { p: new Point(1, 2) } })], "result")).toMatch(
+      /^result\[0\]\.cause\.p is a Point \(an instance of a class/,
+    );
+    // V8 writes these but cannot read them back: they failed where they arrived.
+    const self = new Error("self");
+    self.cause = self;
+    const viaObject = new Error("via");
+    viaObject.cause = { back: [viaObject] };
+    const a = new Error("a");
+    a.cause = new Error("b", { cause: a });
+    const unreadable: [unknown, string][] = [
+      [self, "result.cause"],
+      [viaObject, "result.cause.back[0]"],
+      [{ a }, "result.a.cause.cause"],
+    ];
+    for (const [v, where] of unreadable) {
+      expect(() => deserialize(serialize(v)), where).toThrow(/Unable to deserialize/);
+      expect(valueProblem(v, "result")).toBe(
+        `${where} is an error its own cause refers back to, which the structured clone writes but cannot read back`,
+      );
+    }
+  });
+
   it("a getter that throws is reported, not thrown", () => {
     const v = {
       get x(): number {

@@ -11,12 +11,14 @@
  *
  * Data: primitives; arrays and plain objects (of any realm); `Map`s and `Set`s
  * (their keys and members are data too); `Date`, `RegExp`, errors, typed
- * arrays, `DataView`, `Buffer`, `ArrayBuffer`, boxed primitives; actor handles
+ * arrays, `DataView`, `Buffer`, `ArrayBuffer`, boxed primitives (an error's
+ * `cause`, which the clone carries, must be data too); actor handles
  * and refs (they travel as their {@link ActorRef}). Cycles and shared references
  * are data (the structured clone keeps them). Not data: functions, symbols,
  * instances of other classes (subclasses of `Map`, `Date`, … too), proxies,
  * `SharedArrayBuffer`s (their memory cannot be shared with another process),
- * and nesting deeper than {@link MAX_ARG_DEPTH} levels.
+ * an error its own cause refers back to, and nesting deeper than
+ * {@link MAX_ARG_DEPTH} levels.
  */
 
 import { types } from "node:util";
@@ -106,6 +108,8 @@ interface Walk {
   readonly seen: Set<object>;
   /** See {@link ValueCheck.holdsBuffers}. */
   holdsBuffers: boolean;
+  /** The errors whose cause is being checked (see {@link checkErrorCause}). */
+  readonly errorsOpen: Set<object>;
 }
 
 /** Why the object `v` is not data, or null. */
@@ -132,7 +136,7 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
     kind = types.isMap(v) ? "map" : "set";
   } else if (types.isNativeError(v)) {
     // An error of any class is data: its message and stack travel (not a subclass's name).
-    return null;
+    return checkErrorCause(v as Error, depth, walk);
   } else if (types.isSharedArrayBuffer(v)) {
     return {
       path: [],
@@ -230,6 +234,37 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
   }
 }
 
+/**
+ * Why the `cause` of error `e` is not data, or null. The structured clone
+ * carries an error's `cause` (not its other fields), so it is held to the same
+ * rules. And V8 writes an error whose cause refers back to it (`e.cause = e`,
+ * `e.cause = { e }`) but cannot read it back ("Unable to deserialize cloned
+ * data": it knows the error only once its cause is read), so such a value failed
+ * where it arrived, closing the connection it came on.
+ */
+function checkErrorCause(e: Error, depth: number, walk: Walk): Found | null {
+  if (walk.errorsOpen.has(e)) {
+    return {
+      path: [],
+      what: "is an error its own cause refers back to, which the structured clone writes but cannot read back",
+    };
+  }
+  if (walk.seen.has(e)) return null;
+  walk.seen.add(e);
+  const cause = Object.getOwnPropertyDescriptor(e, "cause");
+  if (cause === undefined || !("value" in cause)) return null;
+  if (depth >= MAX_ARG_DEPTH) {
+    return {
+      path: [],
+      what: `is nested deeper than ${MAX_ARG_DEPTH} arrays, objects, Maps or Sets`,
+    };
+  }
+  walk.errorsOpen.add(e);
+  const found = check(cause.value, depth + 1, walk);
+  walk.errorsOpen.delete(e);
+  return found === null ? null : within(found, "cause");
+}
+
 function check(v: unknown, depth: number, walk: Walk): Found | null {
   switch (typeof v) {
     case "object":
@@ -278,7 +313,7 @@ export function checkValue(value: unknown, root: string): ValueCheck {
   if (typeof value !== "object" && typeof value !== "function" && typeof value !== "symbol") {
     return DATA;
   }
-  const walk: Walk = { seen: new Set(), holdsBuffers: false };
+  const walk: Walk = { seen: new Set(), holdsBuffers: false, errorsOpen: new Set() };
   let found: Found | null;
   try {
     found = check(value, 0, walk);
