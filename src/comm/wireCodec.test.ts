@@ -86,6 +86,28 @@ describe("wire codec", () => {
     expect(() => encodeMessage(cyc)).toThrow(/cycle/);
   });
 
+  it("walks an error's cause as any value: Maps and -0 kept, functions and cycles refused", () => {
+    // msgpackr packs [name, message, cause] itself: the cause went out as found.
+    const e = new TypeError("t", { cause: { m: new Map([[1, -0]]), z: -0 } });
+    const out = roundTrip({ args: [e] }) as { args: [TypeError] };
+    expect(out.args[0]).toBeInstanceOf(TypeError);
+    expect(out.args[0].message).toBe("t");
+    const cause = out.args[0].cause as { m: Map<number, number>; z: number };
+    expect(cause.m).toBeInstanceOf(Map);
+    expect(Object.is(cause.m.get(1), -0)).toBe(true);
+    expect(Object.is(cause.z, -0)).toBe(true);
+    // The caller's error is not changed (copy on write).
+    expect((e.cause as { m: unknown }).m).toBeInstanceOf(Map);
+    expect(() => encodeMessage([new Error("e", { cause: { f: () => 1 } })])).toThrow(
+      /cannot encode a function/,
+    );
+    const self = new Error("self");
+    self.cause = { back: self };
+    expect(() => encodeMessage([self])).toThrow(/reference cycle/);
+    // An error without a cause, or whose cause needs nothing, goes out itself.
+    expect((roundTrip([new RangeError("r", { cause: "why" })]) as [Error])[0].cause).toBe("why");
+  });
+
   it("encodes task arguments as deep as they may be; deeper is a SerializationError, never a stack overflow", () => {
     const nest = (n: number, wrap: (v: unknown, i: number) => unknown): unknown => {
       let v: unknown = 1;

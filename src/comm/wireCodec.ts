@@ -11,7 +11,8 @@
  *   entries, so it comes back a `Map` with its keys of any type.
  * - No structured clone: no cycles, no shared references (a shared object is
  *   written twice). A cycle, a function or a symbol makes encoding fail with a
- *   `SerializationError` (msgpackr would silently drop functions).
+ *   `SerializationError` (msgpackr would silently drop functions), in an
+ *   error's `cause` too (msgpackr writes an error as `[name, message, cause]`).
  * - Class instances travel as plain objects of their own enumerable fields, or
  *   as what their `toJSON` returns when they have one (msgpackr calls it).
  * - `-0` (which msgpackr would write as the integer 0) is written as extension
@@ -298,7 +299,7 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
   let proto: unknown = null;
   if (!isArray) {
     proto = Object.getPrototypeOf(obj);
-    if (proto !== Object.prototype && proto !== null && isLeafObject(obj)) {
+    if (proto !== Object.prototype && proto !== null && isLeafObject(obj) && !isError(obj)) {
       // Not copied into the payload: a view of its bytes goes out as it is.
       const bytes = ArrayBuffer.isView(obj) || obj instanceof ArrayBuffer ? obj.byteLength : 0;
       return bytes >= OUT_OF_BAND_MIN_BYTES && rawKind(obj) >= 0
@@ -327,6 +328,7 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
       return out ?? obj;
     }
     if (proto !== Object.prototype && proto !== null) {
+      if (isError(obj)) return prepareError(obj, depth, seen);
       if (obj instanceof Map) {
         const flat: unknown[] = [];
         for (const [k, val] of obj)
@@ -356,6 +358,27 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
   } finally {
     if (checkCycle) seen.delete(obj);
   }
+}
+
+function isError(v: object): v is Error {
+  return v instanceof Error;
+}
+
+/**
+ * Error `e` with its `cause` prepared as any value is: msgpackr writes an error
+ * as `[name, message, cause]`, packing the cause itself, which without this
+ * walk went out as it was found (a Map as an object, -0 as 0, a function
+ * dropped, a cycle through the cause a stack overflow). A copy when the cause
+ * changed; `e` itself otherwise.
+ */
+function prepareError(e: Error, depth: number, seen: Set<object>): Error {
+  const cause = Object.getOwnPropertyDescriptor(e, "cause");
+  if (cause === undefined || !("value" in cause)) return e;
+  const p = prepare(cause.value, depth + 1, seen);
+  if (p === cause.value) return e;
+  const copy = Object.create(Object.getPrototypeOf(e), Object.getOwnPropertyDescriptors(e));
+  Object.defineProperty(copy, "cause", { ...cause, value: p });
+  return copy as Error;
 }
 
 /**
