@@ -140,6 +140,23 @@ describe("valueProblem", () => {
     }
   });
 
+  it("refuses an ArrayBuffer whose memory was transferred away, and views of one", () => {
+    const gone = new ArrayBuffer(8);
+    const view = new Float64Array(gone);
+    structuredClone(gone, { transfer: [gone] });
+    expect(() => serialize(gone)).toThrow(/detached/);
+    expect(valueProblem({ b: gone }, "result")).toBe(
+      "result.b is an ArrayBuffer whose memory was transferred away (detached), which cannot be cloned",
+    );
+    expect(valueProblem([view], "result")).toBe(
+      "result[0] is a view of an ArrayBuffer whose memory was transferred away (detached), which cannot be cloned",
+    );
+    // Empty is not detached.
+    expect(
+      valueProblem([new ArrayBuffer(0), new Uint8Array(0), Buffer.alloc(0)], "result"),
+    ).toBeNull();
+  });
+
   it("a getter that throws is reported, not thrown", () => {
     const v = {
       get x(): number {

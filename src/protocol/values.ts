@@ -17,7 +17,7 @@
  * are data (the structured clone keeps them). Not data: functions, symbols,
  * instances of other classes (subclasses of `Map`, `Date`, … too), proxies,
  * `SharedArrayBuffer`s (their memory cannot be shared with another process),
- * an error its own cause refers back to, and nesting deeper than
+ * detached `ArrayBuffer`s and views of them, an error its own cause refers back to, and nesting deeper than
  * {@link MAX_ARG_DEPTH} levels.
  */
 
@@ -112,6 +112,23 @@ interface Walk {
   readonly errorsOpen: Set<object>;
 }
 
+/**
+ * Whether `b` is detached (its memory transferred to another thread): the
+ * clone refuses it, while the inline executor kept it, so that a task returning
+ * one succeeded and every fetch of its result failed. Node 20 has no
+ * `ArrayBuffer.prototype.detached`; only an empty buffer may be one, and
+ * `slice` throws on a detached one.
+ */
+function isDetached(b: ArrayBufferLike): boolean {
+  if (b.byteLength !== 0 || types.isSharedArrayBuffer(b)) return false;
+  try {
+    b.slice(0, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** Why the object `v` is not data, or null. */
 function checkObject(v: object, depth: number, walk: Walk): Found | null {
   // Before anything reads it: a Proxy's traps may answer anything, and a clone refuses it.
@@ -152,6 +169,13 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
     types.isBoxedPrimitive(v)
   ) {
     if (proto !== null && (isNativeProto(proto) || Buffer.isBuffer(v))) {
+      const memory = types.isArrayBuffer(v) ? v : types.isArrayBufferView(v) ? v.buffer : null;
+      if (memory !== null && isDetached(memory)) {
+        return {
+          path: [],
+          what: `is ${types.isArrayBuffer(v) ? "an ArrayBuffer" : "a view of an ArrayBuffer"} whose memory was transferred away (detached), which cannot be cloned`,
+        };
+      }
       if (
         types.isArrayBufferView(v) &&
         (Buffer.isBuffer(v) || types.isSharedArrayBuffer(v.buffer))
