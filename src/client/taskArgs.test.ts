@@ -64,6 +64,18 @@ describe("mapArgs", () => {
     expect(whenCopy).toEqual(new Date(0));
   });
 
+  it("names an argument it cannot copy: an ArrayBuffer whose memory was transferred away", () => {
+    const gone = new ArrayBuffer(8);
+    const view = new Uint8Array(gone);
+    structuredClone(gone, { transfer: [gone] });
+    expect(() => mapArgs([1, { b: gone }], keep, "submit")).toThrow(
+      /^submit: args\[1\]\.b cannot be copied: .*detached/,
+    );
+    expect(() => mapArgs([[view]], keep, "submit")).toThrow(
+      /^submit: args\[0\]\[0\] cannot be copied: .*detached/,
+    );
+  });
+
   it("takes an object without a prototype as a plain object", () => {
     const bare = Object.assign(Object.create(null) as object, { a: [1], s: "x" });
     expect(mapArgs([bare], keep, "submit")).toEqual([{ a: [1], s: "x" }]);

@@ -289,7 +289,16 @@ export class ArgMapper {
     if (value instanceof Map || value instanceof Set)
       return this.walkCollection(value, parent, seg);
     if (!isArray && !isPlainObject(value)) {
-      if (isWireDataObject(value)) return copyOfData(value);
+      if (isWireDataObject(value)) {
+        try {
+          return copyOfData(value);
+        } catch (err) {
+          // A detached ArrayBuffer (its memory transferred away), or a view of one.
+          throw new TypeError(
+            `${this.what()}: ${this.pathText(pathOf(parent, seg))} cannot be copied: ${(err as Error).message}`,
+          );
+        }
+      }
       // Another class's instance (a URL, a class of the caller's) would arrive as a
       // different thing by each path (its own fields, `{}`, or a failed clone).
       const name = value.constructor?.name || "object with a prototype";
