@@ -335,6 +335,14 @@ describe("LocalCluster.adapt", () => {
     expect(registered(cluster)).toBe(2);
   });
 
+  it("with a maximum of 0 (as Dask's adapt(maximum=0)), scales the cluster to nothing", async () => {
+    const { cluster } = await testCluster({ workers: 2 });
+    const adaptive = cluster.adapt({ maximum: 0, intervalMs: 10, waitCount: 1 });
+    expect(adaptive.maximum).toBe(0);
+    await eventually(() => registered(cluster) === 0, 5000, "no worker");
+    expect(cluster.workerCount).toBe(0);
+  });
+
   it("starts the minimum, stops when the cluster closes, and refuses bad options", async () => {
     const { cluster } = await testCluster({ workers: 0 });
     expect(() => cluster.adapt({ minimum: 3, maximum: 2 })).toThrow(
@@ -491,11 +499,21 @@ describe("Adaptive, apart from a cluster", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("refuses a minimum of Infinity, a maximum of 0, and an interval past a timer's reach", () => {
+  it("refuses a minimum of Infinity, counts that are negative, NaN or fractional, and an interval past a timer's reach", () => {
     expect(() => standIn({ minimum: Number.POSITIVE_INFINITY })).toThrow(
       "adapt: minimum must be finite",
     );
-    expect(() => standIn({ maximum: 0 })).toThrow("adapt: maximum must be an integer ≥ 1, got 0");
+    expect(() => standIn({ minimum: -1 })).toThrow("adapt: minimum must be an integer ≥ 0, got -1");
+    expect(() => standIn({ maximum: -1 })).toThrow("adapt: maximum must be an integer ≥ 0, got -1");
+    expect(() => standIn({ maximum: Number.NaN })).toThrow(
+      "adapt: maximum must be an integer ≥ 0, got NaN",
+    );
+    expect(() => standIn({ minimum: 1.5 })).toThrow(
+      "adapt: minimum must be an integer ≥ 0, got 1.5",
+    );
+    expect(() => standIn({ minimum: 1, maximum: 0 })).toThrow(
+      "adapt: maximum (0) must be at least minimum (1)",
+    );
     expect(() => standIn({ intervalMs: MAX_TIMER_MS + 1 })).toThrow(
       `adapt: intervalMs must be a number > 0 and at most ${MAX_TIMER_MS}`,
     );

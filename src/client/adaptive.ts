@@ -18,7 +18,7 @@ import { knownOptionsOf } from "./argChecks.ts";
 export interface AdaptOptions {
   /** Never fewer workers. Default 0. */
   minimum?: number;
-  /** Never more workers. Default: no limit. */
+  /** Never more workers (0 scales the cluster to nothing). Default: no limit. */
   maximum?: number;
   /** How often to look, in ms. Default 1,000 (Dask's `interval`). */
   intervalMs?: number;
@@ -94,7 +94,8 @@ export class Adaptive {
     if (this.minimum === Number.POSITIVE_INFINITY) {
       throw new RangeError("adapt: minimum must be finite");
     }
-    this.maximum = checkCount("maximum", options.maximum ?? Number.POSITIVE_INFINITY, 1);
+    // 0 is allowed, as Dask's `adapt(maximum=0)` is: it scales the cluster to nothing.
+    this.maximum = checkCount("maximum", options.maximum ?? Number.POSITIVE_INFINITY, 0);
     if (this.maximum < this.minimum) {
       throw new RangeError(
         `adapt: maximum (${this.maximum}) must be at least minimum (${this.minimum})`,
